@@ -1,0 +1,276 @@
+package op2
+
+import (
+	"fmt"
+	"reflect"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+)
+
+// Scalar is the set of element types a Dat, Global or Const can hold.
+type Scalar interface {
+	~float64 | ~float32 | ~int32 | ~int64 | ~uint32
+}
+
+func scalarType[T Scalar]() core.ScalarType {
+	var z T
+	switch reflect.TypeOf(z).Kind() {
+	case reflect.Float64:
+		return core.Float64
+	case reflect.Float32:
+		return core.Float32
+	case reflect.Int32:
+		return core.Int32
+	case reflect.Int64:
+		return core.Int64
+	}
+	return core.Uint32
+}
+
+// pinned allocates n values of T whose address may be handed to C code for
+// as long as owner is reachable. The memory is ordinary Go memory: slices
+// of it stay valid after owner is gone.
+func pinned[T any, O any](owner *O, n int) []T {
+	if n == 0 {
+		return []T{}
+	}
+	buf := make([]T, n)
+	p := new(runtime.Pinner)
+	p.Pin(&buf[0])
+	runtime.AddCleanup(owner, func(p *runtime.Pinner) { p.Unpin() }, p)
+	return buf
+}
+
+func hostPtr[T any](buf []T) unsafe.Pointer {
+	if len(buf) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&buf[0])
+}
+
+// Dat holds dim values of type T for every element of a set, stored element
+// after element (array of structs).
+type Dat[T Scalar] struct {
+	s    core.Storage
+	data []T
+}
+
+// NewDat declares data on set with dim values per element. data supplies
+// the initial values (len = set size × dim) and is copied; nil means zeros.
+func NewDat[T Scalar](set *Set, dim int, data []T, name string) (*Dat[T], error) {
+	if set == nil {
+		return nil, fmt.Errorf("op2: dat %q: set is nil", name)
+	}
+	if dim < 1 {
+		return nil, fmt.Errorf("op2: dat %q on set %q: dim %d must be at least 1", name, set.c.Name, dim)
+	}
+	n := set.c.Total * dim
+	if data != nil && len(data) != set.c.Owned*dim && len(data) != n {
+		return nil, fmt.Errorf("op2: dat %q on set %q: %d values given, want %d (set size %d × dim %d)",
+			name, set.c.Name, len(data), set.c.Owned*dim, set.c.Owned, dim)
+	}
+	d := &Dat[T]{}
+	d.data = pinned[T](d, n)
+	copy(d.data, data)
+	d.s = core.Storage{Name: name, Type: scalarType[T](), Dim: dim, Set: &set.c, Host: hostPtr(d.data), Len: n, ID: core.NewID()}
+	return d, nil
+}
+
+// Name is the dat's name.
+func (d *Dat[T]) Name() string { return d.s.Name }
+
+// Dim is the number of values per element.
+func (d *Dat[T]) Dim() int { return d.s.Dim }
+
+// Set is the set the dat lives on.
+func (d *Dat[T]) Set() *Set { return setOf(d.s.Set) }
+
+// Data returns the values of the owned elements for reading and writing
+// (element e's values are Data()[e*dim : (e+1)*dim]). On a device backend
+// it first brings the host copy up to date and marks the device copy stale,
+// so call it again after later loops rather than keeping the slice.
+func (d *Dat[T]) Data() []T {
+	mustHost(d.s.HostAccess(true))
+	return d.data[:d.s.Set.Owned*d.s.Dim]
+}
+
+// DataRO returns the values of the owned elements for reading only. The
+// caller must not modify them; on device backends both copies stay valid.
+func (d *Dat[T]) DataRO() []T {
+	mustHost(d.s.HostAccess(false))
+	return d.data[:d.s.Set.Owned*d.s.Dim]
+}
+
+func mustHost(err error) {
+	if err != nil {
+		panic(fmt.Errorf("op2: copying data from the device failed: %w", err))
+	}
+}
+
+// Arg passes the dat directly: the kernel gets a T* to the loop element's values.
+func (d *Dat[T]) Arg(acc Access) Arg {
+	return Arg{core.Arg{Data: &d.s, Access: acc, Kind: core.ArgDirect}}
+}
+
+// ArgMap passes the dat through column idx of m: the kernel gets a T* to
+// the values of element m[e][idx].
+func (d *Dat[T]) ArgMap(acc Access, m *Map, idx int) Arg {
+	return Arg{core.Arg{Data: &d.s, Map: mapCore(m), Idx: idx, Access: acc, Kind: core.ArgIndirect}}
+}
+
+// ArgVec passes the dat through every column of m: the kernel gets a T**
+// holding one pointer per column.
+func (d *Dat[T]) ArgVec(acc Access, m *Map) Arg {
+	return Arg{core.Arg{Data: &d.s, Map: mapCore(m), Idx: -1, Access: acc, Kind: core.ArgVector}}
+}
+
+// Global is a small array of dim values shared by all elements: read by
+// kernels, or the target of a reduction (Inc, Min, Max).
+type Global[T Scalar] struct {
+	s    core.Storage
+	data []T
+}
+
+// NewGlobal declares a Global of dim values; data (len dim) gives the
+// initial values and is copied; nil means zeros.
+func NewGlobal[T Scalar](dim int, data []T, name string) (*Global[T], error) {
+	if dim < 1 {
+		return nil, fmt.Errorf("op2: global %q: dim %d must be at least 1", name, dim)
+	}
+	if data != nil && len(data) != dim {
+		return nil, fmt.Errorf("op2: global %q: %d values given, want dim = %d", name, len(data), dim)
+	}
+	g := &Global[T]{}
+	g.data = pinned[T](g, dim)
+	copy(g.data, data)
+	g.s = core.Storage{Name: name, Type: scalarType[T](), Dim: dim, Host: hostPtr(g.data), Len: dim, ID: core.NewID()}
+	return g, nil
+}
+
+// Name is the global's name.
+func (g *Global[T]) Name() string { return g.s.Name }
+
+// Dim is the number of values.
+func (g *Global[T]) Dim() int { return g.s.Dim }
+
+// Data returns the values for reading and writing; after a reduction loop
+// they hold the initial values combined with every contribution.
+func (g *Global[T]) Data() []T {
+	mustHost(g.s.HostAccess(true))
+	return g.data
+}
+
+// DataRO returns the values for reading only.
+func (g *Global[T]) DataRO() []T {
+	mustHost(g.s.HostAccess(false))
+	return g.data
+}
+
+// Arg passes the Global with the given access (Read, Inc, Min or Max).
+func (g *Global[T]) Arg(acc Access) Arg {
+	return Arg{core.Arg{Data: &g.s, Access: acc, Kind: core.ArgGlobal}}
+}
+
+// Const is a named value that every kernel can read by that name, as a
+// scalar (dim 1) or an array. Changing it with Set takes effect in the next
+// loop without recompiling anything.
+type Const[T Scalar] struct {
+	c    core.Const
+	data []T
+}
+
+// consts is the registry of constants by name; kernels refer to them by name.
+var consts = struct {
+	sync.Mutex
+	byName map[string]*core.Const
+	gen    atomic.Uint64 // bumped when a constant is declared or removed
+}{byName: map[string]*core.Const{}}
+
+// NewConst declares a constant with dim values (len(data) must equal dim).
+// The name must be a C identifier not used by another constant.
+func NewConst[T Scalar](dim int, data []T, name string) (*Const[T], error) {
+	if !isCIdent(name) {
+		return nil, fmt.Errorf("op2: const %q: name must be a C identifier", name)
+	}
+	if dim < 1 || len(data) != dim {
+		return nil, fmt.Errorf("op2: const %q: dim %d with %d values; need dim ≥ 1 and one value per component", name, dim, len(data))
+	}
+	c := &Const[T]{}
+	c.data = pinned[T](c, dim)
+	copy(c.data, data)
+	c.c = core.Const{Name: name, Type: scalarType[T](), Dim: dim, Host: hostPtr(c.data), ID: core.NewID()}
+	c.c.Version.Store(1)
+	consts.Lock()
+	defer consts.Unlock()
+	if _, dup := consts.byName[name]; dup {
+		return nil, fmt.Errorf("op2: const %q is already declared", name)
+	}
+	consts.byName[name] = &c.c
+	consts.gen.Add(1)
+	return c, nil
+}
+
+// Name is the constant's name.
+func (c *Const[T]) Name() string { return c.c.Name }
+
+// Value returns a copy of the current value.
+func (c *Const[T]) Value() []T { return append([]T(nil), c.data...) }
+
+// Set changes the value (same number of values as dim). Loops issued after
+// it see the new value.
+func (c *Const[T]) Set(values ...T) error {
+	if len(values) != c.c.Dim {
+		return fmt.Errorf("op2: const %q: %d values given, want dim = %d", c.c.Name, len(values), c.c.Dim)
+	}
+	rt.mu.Lock() // not while a loop runs
+	defer rt.mu.Unlock()
+	copy(c.data, values)
+	c.c.Version.Add(1)
+	return nil
+}
+
+// Remove withdraws the constant: later kernels can no longer refer to it,
+// and its name may be declared again.
+func (c *Const[T]) Remove() {
+	consts.Lock()
+	defer consts.Unlock()
+	if consts.byName[c.c.Name] == &c.c {
+		delete(consts.byName, c.c.Name)
+		consts.gen.Add(1)
+	}
+}
+
+// constsUsed lists, sorted by name, the constants whose names occur as
+// identifiers in the kernel source.
+func constsUsed(idents map[string]bool) ([]*core.Const, uint64) {
+	consts.Lock()
+	defer consts.Unlock()
+	var used []*core.Const
+	for name, c := range consts.byName {
+		if idents[name] {
+			used = append(used, c)
+		}
+	}
+	sort.Slice(used, func(i, j int) bool { return used[i].Name < used[j].Name })
+	return used, consts.gen.Load()
+}
+
+func constGen() uint64 { return consts.gen.Load() }
+
+func isCIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9')) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,3 @@
+module github.com/goop2/op2
+
+go 1.24

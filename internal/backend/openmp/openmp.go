@@ -1,0 +1,287 @@
+// Package openmp is the "openmp" backend: the generated wrapper runs the
+// loop on all cores through OpenMP.
+//
+// Loops that modify nothing through a map are split evenly between threads.
+// Loops that do (an INC, RW or WRITE through a map) follow an execution plan:
+// the set is cut into blocks, the blocks are coloured so that no two blocks
+// of one colour touch the same target element, and the colours run one after
+// another with the blocks of each colour shared among the threads. Global
+// reductions accumulate per thread and are combined in thread order after
+// the loop, so a run is repeatable for a given thread count.
+package openmp
+
+import (
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/host"
+	"github.com/goop2/op2/internal/jit"
+	"github.com/goop2/op2/internal/plan"
+)
+
+// Name is the name the backend is registered under.
+const Name = "openmp"
+
+func init() {
+	core.Register(Name, func(cfg *core.Config) (core.Backend, error) {
+		threads := cfg.Threads
+		if threads < 1 {
+			threads = runtime.NumCPU()
+		}
+		return &backend{
+			cc:        &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, CacheDir: cfg.CacheDir},
+			threads:   threads,
+			blockSize: cfg.BlockSize,
+			plans:     map[string]*pinnedPlan{},
+		}, nil
+	})
+}
+
+type backend struct {
+	cc        *jit.Compiler
+	threads   int
+	blockSize int
+
+	mu    sync.Mutex
+	plans map[string]*pinnedPlan
+}
+
+// pinnedPlan is a plan whose arrays are pinned so that their addresses can
+// sit in the wrapper's C argument array. Plans stay cached for the life of
+// the process, so the pins are never released.
+type pinnedPlan struct {
+	p   *plan.Plan
+	pin runtime.Pinner
+}
+
+// Plan pointers appended to the wrapper's pv array.
+const (
+	pvBlkMap = iota
+	pvOffset
+	pvNElems
+	pvColOffset
+	pvCount
+)
+
+func (b *backend) Name() string { return Name }
+
+// Generate writes the OpenMP wrapper for the loop.
+func (b *backend) Generate(l *core.Loop) (string, error) {
+	var g host.Gen
+	g.Prelude(l)
+	g.Printf("#include <omp.h>\n\n")
+	g.Printf("__attribute__((visibility(\"default\")))\nvoid %s(const long long *iv, void *const *pv)\n{\n", host.EntryPoint)
+	g.Printf("  const long long start = iv[%d], end = iv[%d];\n", host.IvStart, host.IvEnd)
+	g.Printf("  const int nthreads = (int)iv[%d];\n", host.IvThreads)
+	g.Decls(l)
+	coloured := l.NeedsColouring()
+	nargs := len(l.Args)
+	if coloured {
+		g.Printf("  const int ncolors = (int)iv[%d];\n", host.IvNColors)
+		g.Printf("  const int *const blkmap = (const int *)pv[%d];\n", 2*nargs+pvBlkMap)
+		g.Printf("  const int *const offset = (const int *)pv[%d];\n", 2*nargs+pvOffset)
+		g.Printf("  const int *const nelems = (const int *)pv[%d];\n", 2*nargs+pvNElems)
+		g.Printf("  const int *const coloff = (const int *)pv[%d];\n", 2*nargs+pvColOffset)
+		g.Printf("  (void)start;\n")
+	}
+	// Per-thread partial results, one cache line apart.
+	stride := func(a *core.Arg) int {
+		per := 64 / a.Data.Type.Size()
+		return (a.Data.Dim + per - 1) / per * per
+	}
+	var reductions []int
+	for i := range l.Args {
+		a := &l.Args[i]
+		if !host.IsReduction(a) {
+			continue
+		}
+		reductions = append(reductions, i)
+		t := a.Data.Type.CName()
+		init := fmt.Sprintf("a%d[k]", i)
+		if a.Access == core.Inc {
+			init = "0"
+		}
+		g.Printf("  %s part%d[nthreads * %d] __attribute__((aligned(64)));\n", t, i, stride(a))
+		g.Printf("  for (int t = 0; t < nthreads; t++)\n    for (int k = 0; k < %d; k++) part%d[t * %d + k] = %s;\n",
+			a.Data.Dim, i, stride(a), init)
+	}
+	g.Printf("  #pragma omp parallel num_threads(nthreads)\n  {\n")
+	g.Printf("    const int tid = omp_get_thread_num();\n    (void)tid;\n")
+	for _, i := range reductions {
+		a := &l.Args[i]
+		g.Printf("    %s r%d[%d];\n    for (int k = 0; k < %d; k++) r%d[k] = part%d[tid * %d + k];\n",
+			a.Data.Type.CName(), i, a.Data.Dim, a.Data.Dim, i, i, stride(a))
+	}
+	reduce := func(i int) string { return "r" + strconv.Itoa(i) }
+	if coloured {
+		g.Printf("    for (int c = 0; c < ncolors; c++) {\n")
+		g.Printf("      #pragma omp for schedule(static)\n")
+		g.Printf("      for (int b = coloff[c]; b < coloff[c + 1]; b++) {\n")
+		g.Printf("        const int blk = blkmap[b];\n")
+		g.Printf("        const long long first = offset[blk], last = first + nelems[blk];\n")
+		g.Printf("        for (long long n = first; n < last; n++) {\n")
+		g.ElementBody(l, "n", "          ", reduce)
+		g.Printf("        }\n      }\n    }\n")
+	} else {
+		g.Printf("    #pragma omp for schedule(static)\n")
+		g.Printf("    for (long long n = start; n < end; n++) {\n")
+		g.ElementBody(l, "n", "      ", reduce)
+		g.Printf("    }\n")
+	}
+	for _, i := range reductions {
+		a := &l.Args[i]
+		g.Printf("    for (int k = 0; k < %d; k++) part%d[tid * %d + k] = r%d[k];\n", a.Data.Dim, i, stride(a), i)
+	}
+	g.Printf("  }\n")
+	for _, i := range reductions {
+		a := &l.Args[i]
+		g.Printf("  for (int t = 0; t < nthreads; t++)\n    for (int k = 0; k < %d; k++) { %s }\n",
+			a.Data.Dim, host.Combine(a.Access, fmt.Sprintf("a%d[k]", i), fmt.Sprintf("part%d[t * %d + k]", i, stride(a))))
+	}
+	g.Printf("}\n")
+	return g.String(), nil
+}
+
+func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
+	src, err := b.Generate(l)
+	if err != nil {
+		return nil, err
+	}
+	p, err := host.NewProgram(b.cc, l, src, pvCount, "-fopenmp")
+	if err != nil {
+		return nil, err
+	}
+	return &program{Program: p, b: b, coloured: l.NeedsColouring(), inds: make([]int, len(l.Args))}, nil
+}
+
+type program struct {
+	*host.Program
+	b        *backend
+	coloured bool
+
+	inds    []int  // indirect dataset of each argument, recomputed per call
+	key     []byte // plan key of the last call
+	lastKey []byte
+	last    *pinnedPlan
+	in      plan.Input
+}
+
+func (p *program) Run(l *core.Loop) error {
+	p.Bind(l)
+	p.SetInt(host.IvStart, 0)
+	p.SetInt(host.IvEnd, l.IterEnd())
+	p.SetInt(host.IvThreads, p.b.threads)
+	if !p.coloured {
+		p.Call()
+		return nil
+	}
+	pp, err := p.plan(l)
+	if err != nil {
+		return err
+	}
+	pl := pp.p
+	p.SetInt(host.IvNColors, pl.NColors)
+	p.SetPtr(pvBlkMap, slicePtr(pl.BlkMap))
+	p.SetPtr(pvOffset, slicePtr(pl.Offset))
+	p.SetPtr(pvNElems, slicePtr(pl.NElems))
+	p.SetPtr(pvColOffset, slicePtr(pl.ColOffset))
+	p.Call()
+	return nil
+}
+
+func slicePtr(s []int32) unsafe.Pointer {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&s[0])
+}
+
+// plan returns the execution plan for the loop's set and maps, reusing the
+// last one when nothing it depends on changed.
+func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
+	// Number the indirect datasets: arguments with the same dat and map share one.
+	nind := 0
+	for i := range l.Args {
+		a := &l.Args[i]
+		p.inds[i] = -1
+		if a.Map == nil {
+			continue
+		}
+		for j := 0; j < i; j++ {
+			if b := &l.Args[j]; b.Map == a.Map && b.Data == a.Data {
+				p.inds[i] = p.inds[j]
+				break
+			}
+		}
+		if p.inds[i] < 0 {
+			p.inds[i] = nind
+			nind++
+		}
+	}
+	k := p.key[:0]
+	k = binary.LittleEndian.AppendUint64(k, l.Set.ID)
+	k = binary.LittleEndian.AppendUint64(k, uint64(p.b.blockSize))
+	for i := range l.Args {
+		a := &l.Args[i]
+		if a.Map == nil {
+			continue
+		}
+		mod := byte(0)
+		if a.IndirectModify() {
+			mod = 1
+		}
+		k = binary.LittleEndian.AppendUint64(k, a.Map.ID)
+		k = binary.LittleEndian.AppendUint32(k, uint32(p.inds[i]))
+		k = binary.LittleEndian.AppendUint32(k, uint32(a.Idx))
+		k = append(k, mod)
+	}
+	p.key = k
+	if p.last != nil && string(p.lastKey) == string(k) {
+		return p.last, nil
+	}
+
+	p.b.mu.Lock()
+	defer p.b.mu.Unlock()
+	pp, ok := p.b.plans[string(k)]
+	if !ok {
+		in := plan.Input{Core: l.Set.Core, Owned: l.Set.Owned, Exec: l.Set.Exec, NInds: nind,
+			IndSetSize: make([]int, nind), BlockSize: p.b.blockSize}
+		for i := range l.Args {
+			a := &l.Args[i]
+			arg := plan.Arg{Ind: p.inds[i], Idx: a.Idx, ElemBytes: a.Data.Dim * a.Data.Type.Size()}
+			if a.Map != nil {
+				arg.Map = a.Map.Table
+				arg.Arity = a.Map.Arity
+				arg.Modifies = a.IndirectModify()
+				in.IndSetSize[p.inds[i]] = a.Map.To.Total
+			} else {
+				arg.Idx = 0
+			}
+			in.Args = append(in.Args, arg)
+		}
+		built, err := plan.Build(in)
+		if err != nil {
+			return nil, fmt.Errorf("op2: %s: building the execution plan: %w", l.Name(), err)
+		}
+		if plan.CheckingEnabled() {
+			if err := built.Check(in); err != nil {
+				return nil, fmt.Errorf("op2: %s: execution plan check failed: %w", l.Name(), err)
+			}
+		}
+		pp = &pinnedPlan{p: built}
+		for _, s := range [][]int32{built.BlkMap, built.Offset, built.NElems, built.ColOffset} {
+			if len(s) > 0 {
+				pp.pin.Pin(&s[0])
+			}
+		}
+		p.b.plans[string(k)] = pp
+	}
+	p.last = pp
+	p.lastKey = append(p.lastKey[:0], k...)
+	return pp, nil
+}

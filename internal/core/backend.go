@@ -1,0 +1,139 @@
+package core
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Backend turns loops into runnable programs for one target.
+type Backend interface {
+	// Name is the name the backend is registered under.
+	Name() string
+	// Generate returns the complete source the backend would compile for
+	// the loop's signature, without compiling it.
+	Generate(l *Loop) (string, error)
+	// Prepare generates and compiles (or fetches from the disk cache) the
+	// program for the loop's signature. The result serves every later loop
+	// with the same signature, whatever data or set it is called with.
+	Prepare(l *Loop) (Program, error)
+}
+
+// Program is compiled code for one loop signature.
+type Program interface {
+	// Source is the generated source the program was built from.
+	Source() string
+	// Run executes the loop. It must not keep l or its slices.
+	Run(l *Loop) error
+}
+
+// Opener creates a backend for a configuration. It returns an error when
+// something the backend needs (a compiler, a driver) is missing.
+type Opener func(cfg *Config) (Backend, error)
+
+var (
+	registryMu sync.Mutex
+	registry   = map[string]Opener{}
+)
+
+// Register makes a backend available under name. Backends call it from an
+// init function; registering a name twice panics.
+func Register(name string, open Opener) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[name]; dup {
+		panic("op2: backend " + strconv.Quote(name) + " registered twice")
+	}
+	registry[name] = open
+}
+
+// Backends lists the registered backend names in sorted order.
+func Backends() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Open creates the named backend.
+func Open(name string, cfg *Config) (Backend, error) {
+	registryMu.Lock()
+	open, ok := registry[name]
+	registryMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("op2: unknown backend %q (available: %s)", name, strings.Join(Backends(), ", "))
+	}
+	return open(cfg)
+}
+
+// Config is the run-time configuration shared by all backends.
+type Config struct {
+	Backend   string   // backend name; default "sequential"
+	CC        string   // C compiler command; default $CC or "cc"
+	CFlags    []string // optimisation flags; default -O3 -march=native -fno-math-errno
+	CacheDir  string   // compiled-code cache; default <user cache dir>/goop2
+	Threads   int      // OpenMP threads; default $OMP_NUM_THREADS or the number of CPUs
+	BlockSize int      // plan block size; 0 = adaptive
+	PlanCheck bool     // verify every new plan's invariants
+}
+
+// DefaultCFlags are the optimisation flags used when none are configured.
+var DefaultCFlags = []string{"-O3", "-march=native", "-fno-math-errno"}
+
+// ConfigFromEnv returns the default configuration with the environment's
+// overrides applied: OP2_BACKEND, CC, OP2_CFLAGS (space separated),
+// OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE and OP2_PLAN_CHECK.
+func ConfigFromEnv() (Config, error) {
+	cfg := Config{Backend: "sequential", CC: "cc"}
+	if v := os.Getenv("OP2_BACKEND"); v != "" {
+		cfg.Backend = v
+	}
+	if v := os.Getenv("CC"); v != "" {
+		cfg.CC = v
+	}
+	cfg.CFlags = append([]string(nil), DefaultCFlags...)
+	if v, ok := os.LookupEnv("OP2_CFLAGS"); ok {
+		cfg.CFlags = strings.Fields(v)
+	}
+	if v := os.Getenv("OP2_CACHE_DIR"); v != "" {
+		cfg.CacheDir = v
+	} else {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			dir = os.TempDir()
+		}
+		cfg.CacheDir = filepath.Join(dir, "goop2")
+	}
+	cfg.Threads = runtime.NumCPU()
+	if v := os.Getenv("OMP_NUM_THREADS"); v != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(strings.Split(v, ",")[0]))
+		if err != nil || n < 1 {
+			return cfg, fmt.Errorf("op2: OMP_NUM_THREADS=%q is not a positive integer", v)
+		}
+		cfg.Threads = n
+	}
+	if v := os.Getenv("OP2_BLOCK_SIZE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return cfg, fmt.Errorf("op2: OP2_BLOCK_SIZE=%q is not a non-negative integer", v)
+		}
+		cfg.BlockSize = n
+	}
+	if v := os.Getenv("OP2_PLAN_CHECK"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return cfg, fmt.Errorf("op2: OP2_PLAN_CHECK=%q is not a boolean", v)
+		}
+		cfg.PlanCheck = b
+	}
+	return cfg, nil
+}

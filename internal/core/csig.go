@@ -1,0 +1,228 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Param is one parameter of a kernel's C signature as far as GoOP2 can read it.
+type Param struct {
+	Text  string     // the declaration as written
+	Name  string     // parameter name, "" if unnamed
+	Type  ScalarType // 0 when the base type is not one GoOP2 knows (a typedef, a struct)
+	Depth int        // pointer depth: '*' and '[]' counted together
+}
+
+// KernelInfo is what GoOP2 reads from a kernel's source once.
+type KernelInfo struct {
+	Params []Param
+	Idents map[string]bool // every identifier in the source, to find the constants it uses
+}
+
+// ParseKernel finds the definition of function name in src and reads its
+// parameters. It returns an error when no definition is found.
+func ParseKernel(src, name string) (*KernelInfo, error) {
+	clean := stripComments(src)
+	info := &KernelInfo{Idents: map[string]bool{}}
+	for _, id := range identifiers(clean) {
+		info.Idents[id] = true
+	}
+	pos := 0
+	for {
+		i := indexIdent(clean[pos:], name)
+		if i < 0 {
+			return nil, fmt.Errorf("kernel source has no definition of function %q", name)
+		}
+		i += pos
+		pos = i + len(name)
+		j := skipSpace(clean, pos)
+		if j >= len(clean) || clean[j] != '(' {
+			continue
+		}
+		end := matchParen(clean, j)
+		if end < 0 {
+			return nil, fmt.Errorf("kernel %q: unbalanced parentheses in its parameter list", name)
+		}
+		k := skipSpace(clean, end+1)
+		if k >= len(clean) || clean[k] != '{' {
+			continue // a call or a prototype
+		}
+		info.Params = parseParams(clean[j+1 : end])
+		return info, nil
+	}
+}
+
+func stripComments(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case strings.HasPrefix(s[i:], "//"):
+			for i < len(s) && s[i] != '\n' {
+				i++
+			}
+			b.WriteByte('\n')
+		case strings.HasPrefix(s[i:], "/*"):
+			e := strings.Index(s[i+2:], "*/")
+			if e < 0 {
+				return b.String()
+			}
+			i += e + 3
+			b.WriteByte(' ')
+		case s[i] == '#' && (i == 0 || s[i-1] == '\n'):
+			for i < len(s) && s[i] != '\n' {
+				if s[i] == '\\' && i+1 < len(s) && s[i+1] == '\n' {
+					i++
+				}
+				i++
+			}
+			b.WriteByte('\n')
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
+func isIdentStart(c byte) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}
+
+func isIdentChar(c byte) bool { return isIdentStart(c) || (c >= '0' && c <= '9') }
+
+func identifiers(s string) []string {
+	var out []string
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case isIdentStart(c):
+			j := i
+			for j < len(s) && isIdentChar(s[j]) {
+				j++
+			}
+			out = append(out, s[i:j])
+			i = j
+		case c >= '0' && c <= '9':
+			for i < len(s) && (isIdentChar(s[i]) || s[i] == '.') {
+				i++
+			}
+		default:
+			i++
+		}
+	}
+	return out
+}
+
+// indexIdent finds name in s as a whole identifier.
+func indexIdent(s, name string) int {
+	for off := 0; ; {
+		i := strings.Index(s[off:], name)
+		if i < 0 {
+			return -1
+		}
+		i += off
+		before := i == 0 || !isIdentChar(s[i-1])
+		after := i+len(name) >= len(s) || !isIdentChar(s[i+len(name)])
+		if before && after {
+			return i
+		}
+		off = i + 1
+	}
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func matchParen(s string, open int) int {
+	depth := 0
+	for i := open; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func parseParams(list string) []Param {
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(list); i++ {
+		switch list[i] {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				parts = append(parts, list[start:i])
+				start = i + 1
+			}
+		}
+	}
+	parts = append(parts, list[start:])
+	if len(parts) == 1 && (strings.TrimSpace(parts[0]) == "" || strings.TrimSpace(parts[0]) == "void") {
+		return nil
+	}
+	params := make([]Param, len(parts))
+	for i, p := range parts {
+		params[i] = parseParam(strings.TrimSpace(p))
+	}
+	return params
+}
+
+var qualifiers = map[string]bool{
+	"const": true, "volatile": true, "restrict": true, "__restrict": true,
+	"__restrict__": true, "register": true, "static": true,
+}
+
+func parseParam(text string) Param {
+	p := Param{Text: text}
+	p.Depth = strings.Count(text, "*") + strings.Count(text, "[")
+	// Identifiers before any '[' form the type and the name.
+	head := text
+	if i := strings.IndexByte(head, '['); i >= 0 {
+		head = head[:i]
+	}
+	var words []string
+	for _, w := range identifiers(head) {
+		if !qualifiers[w] {
+			words = append(words, w)
+		}
+	}
+	if len(words) >= 2 {
+		if _, known := baseTypes[strings.Join(words, " ")]; !known {
+			p.Name = words[len(words)-1]
+			words = words[:len(words)-1]
+		}
+	}
+	p.Type = baseTypes[strings.Join(words, " ")]
+	return p
+}
+
+var baseTypes = map[string]ScalarType{
+	"double":           Float64,
+	"float":            Float32,
+	"int":              Int32,
+	"signed":           Int32,
+	"signed int":       Int32,
+	"int32_t":          Int32,
+	"long":             Int64,
+	"long int":         Int64,
+	"signed long":      Int64,
+	"long long":        Int64,
+	"long long int":    Int64,
+	"signed long long": Int64,
+	"int64_t":          Int64,
+	"unsigned":         Uint32,
+	"unsigned int":     Uint32,
+	"uint32_t":         Uint32,
+}

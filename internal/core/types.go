@@ -1,0 +1,289 @@
+// Package core holds the type-erased runtime objects shared by the public op2
+// package and the backends: sets, maps, data storage, constants, kernels, loop
+// arguments, the backend interface and its registry, and the run-time
+// configuration. Users never import it; they use package op2.
+package core
+
+import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+)
+
+// ScalarType is the element type of a Dat, Global or Const.
+type ScalarType uint8
+
+// The supported element types.
+const (
+	Float64 ScalarType = iota + 1
+	Float32
+	Int32
+	Int64
+	Uint32
+)
+
+// CName is the C spelling of the type used in generated code.
+func (t ScalarType) CName() string {
+	switch t {
+	case Float64:
+		return "double"
+	case Float32:
+		return "float"
+	case Int32:
+		return "int"
+	case Int64:
+		return "long long"
+	case Uint32:
+		return "unsigned int"
+	}
+	return "?"
+}
+
+// String is the Go spelling of the type, used in error messages.
+func (t ScalarType) String() string {
+	switch t {
+	case Float64:
+		return "float64"
+	case Float32:
+		return "float32"
+	case Int32:
+		return "int32"
+	case Int64:
+		return "int64"
+	case Uint32:
+		return "uint32"
+	}
+	return fmt.Sprintf("ScalarType(%d)", uint8(t))
+}
+
+// Size is the size of one value in bytes.
+func (t ScalarType) Size() int {
+	switch t {
+	case Float64, Int64:
+		return 8
+	case Float32, Int32, Uint32:
+		return 4
+	}
+	return 0
+}
+
+// IsFloat reports whether t is a floating-point type.
+func (t ScalarType) IsFloat() bool { return t == Float64 || t == Float32 }
+
+// Access is how a loop argument uses its data.
+type Access uint8
+
+// Access modes, as in OP2.
+const (
+	Read Access = iota + 1
+	Write
+	RW
+	Inc
+	Min
+	Max
+)
+
+func (a Access) String() string {
+	switch a {
+	case Read:
+		return "READ"
+	case Write:
+		return "WRITE"
+	case RW:
+		return "RW"
+	case Inc:
+		return "INC"
+	case Min:
+		return "MIN"
+	case Max:
+		return "MAX"
+	}
+	return fmt.Sprintf("Access(%d)", uint8(a))
+}
+
+// Modifies reports whether the access changes the data.
+func (a Access) Modifies() bool { return a != Read }
+
+// IsReduction reports whether a is a Global reduction mode.
+func (a Access) IsReduction() bool { return a == Inc || a == Min || a == Max }
+
+var lastID atomic.Uint64
+
+// NewID returns a process-unique identity for a runtime object.
+func NewID() uint64 { return lastID.Add(1) }
+
+// Set is an iteration set. Its elements are numbered in sections: core
+// elements [0,Core), the rest of the owned elements [Core,Owned), the exec
+// halo [Owned,Exec) and the non-exec halo [Exec,Total). Without MPI all four
+// ends equal the set size.
+type Set struct {
+	Name                     string
+	Core, Owned, Exec, Total int
+	ID                       uint64
+}
+
+// Map is a table of Arity indices into To for each element of From.
+type Map struct {
+	Name     string
+	From, To *Set
+	Arity    int
+	Table    []int32 // len = From.Total*Arity; pinned for the map's lifetime
+	ID       uint64
+}
+
+// Ptr is the address of the first entry (nil for an empty map).
+func (m *Map) Ptr() unsafe.Pointer {
+	if len(m.Table) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&m.Table[0])
+}
+
+// Storage is the host memory of a Dat or a Global, type-erased, plus the hook
+// a device backend uses to keep host and device copies coherent.
+type Storage struct {
+	Name   string
+	Type   ScalarType
+	Dim    int
+	Set    *Set // nil for a Global
+	Host   unsafe.Pointer
+	Len    int // number of scalar values
+	ID     uint64
+	Device DeviceCopy // nil until a device backend uses the data
+}
+
+// IsGlobal reports whether the storage belongs to a Global.
+func (s *Storage) IsGlobal() bool { return s.Set == nil }
+
+// Bytes is the size of the host data in bytes.
+func (s *Storage) Bytes() int { return s.Len * s.Type.Size() }
+
+// Describe names the storage for error messages, e.g. `dat "q" (float64, dim 4) on set "cells"`.
+func (s *Storage) Describe() string {
+	if s.Set == nil {
+		return fmt.Sprintf("global %q (%s, dim %d)", s.Name, s.Type, s.Dim)
+	}
+	return fmt.Sprintf("dat %q (%s, dim %d) on set %q", s.Name, s.Type, s.Dim, s.Set.Name)
+}
+
+// DeviceCopy is implemented by device backends that keep a second copy of a
+// Dat's or Global's data. The host accessors call HostAccess before handing
+// out the host slice so that stale host data is refreshed first.
+type DeviceCopy interface {
+	// HostAccess makes the host copy current. write says whether the caller
+	// may modify it, in which case the device copy becomes stale.
+	HostAccess(write bool) error
+}
+
+// HostAccess prepares the host copy for reading (write=false) or for
+// reading and writing (write=true).
+func (s *Storage) HostAccess(write bool) error {
+	if s.Device == nil {
+		return nil
+	}
+	return s.Device.HostAccess(write)
+}
+
+// Const is a named read-only value visible to every kernel.
+type Const struct {
+	Name    string
+	Type    ScalarType
+	Dim     int
+	Host    unsafe.Pointer // Dim values, pinned
+	Version atomic.Uint64  // bumped on every change of value
+	ID      uint64
+}
+
+// Bytes is the size of the value in bytes.
+func (c *Const) Bytes() int { return c.Dim * c.Type.Size() }
+
+// Kernel is the user's C source and the name of the function to call.
+type Kernel struct {
+	Name   string
+	Source string
+	ID     uint64
+}
+
+// ArgKind tells how an argument reaches the kernel.
+type ArgKind uint8
+
+// Kinds of loop arguments.
+const (
+	ArgDirect   ArgKind = iota + 1 // dat on the loop set: T* to the element
+	ArgIndirect                    // dat through one map column: T* to the target element
+	ArgVector                      // dat through every map column: T** with Arity entries
+	ArgGlobal                      // Global: T* to its values
+)
+
+// Arg is one argument of a parallel loop.
+type Arg struct {
+	Data   *Storage
+	Map    *Map // nil unless Kind is ArgIndirect or ArgVector
+	Idx    int  // map column for ArgIndirect
+	Access Access
+	Kind   ArgKind
+}
+
+// Describe names the argument for error messages.
+func (a *Arg) Describe() string {
+	if a.Data == nil {
+		return "invalid argument (no data)"
+	}
+	switch a.Kind {
+	case ArgIndirect:
+		return fmt.Sprintf("%s, %s through map %q[%d]", a.Data.Describe(), a.Access, a.Map.Name, a.Idx)
+	case ArgVector:
+		return fmt.Sprintf("%s, %s through all %d entries of map %q", a.Data.Describe(), a.Access, a.Map.Arity, a.Map.Name)
+	}
+	return fmt.Sprintf("%s, %s", a.Data.Describe(), a.Access)
+}
+
+// IndirectModify reports whether the argument changes data through a map,
+// which is what makes a loop need colouring.
+func (a *Arg) IndirectModify() bool {
+	return (a.Kind == ArgIndirect || a.Kind == ArgVector) && a.Access.Modifies()
+}
+
+// Loop is one invocation of a parallel loop: the kernel, the iteration set
+// and the arguments. Backends must not keep it after Run returns.
+type Loop struct {
+	Kernel *Kernel
+	Set    *Set
+	Args   []Arg
+	Consts []*Const // the constants the kernel refers to, sorted by name
+}
+
+// Name identifies the loop in messages: the kernel name and the set.
+func (l *Loop) Name() string {
+	return fmt.Sprintf("loop %q over set %q", l.Kernel.Name, l.Set.Name)
+}
+
+// IsIndirect reports whether any argument goes through a map.
+func (l *Loop) IsIndirect() bool {
+	for i := range l.Args {
+		if l.Args[i].Map != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// NeedsColouring reports whether any argument modifies data through a map.
+func (l *Loop) NeedsColouring() bool {
+	for i := range l.Args {
+		if l.Args[i].IndirectModify() {
+			return true
+		}
+	}
+	return false
+}
+
+// IterEnd is one past the last element the loop runs over: the owned
+// elements, plus the exec halo when the loop modifies data through a map
+// (owner compute under MPI). Without MPI both are the set size.
+func (l *Loop) IterEnd() int {
+	if l.NeedsColouring() {
+		return l.Set.Exec
+	}
+	return l.Set.Owned
+}

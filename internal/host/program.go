@@ -1,0 +1,97 @@
+package host
+
+/*
+#include <stdlib.h>
+#include <string.h>
+typedef void (*op2_loop_fn)(const long long *, void *const *);
+static void op2_call(void *fn, const long long *iv, void *const *pv) { ((op2_loop_fn)fn)(iv, pv); }
+static void op2_copy(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/jit"
+)
+
+// Program is a compiled host wrapper together with the C-allocated argument
+// arrays it is called with. Filling them and calling the wrapper allocates
+// nothing.
+type Program struct {
+	src    string
+	lib    *jit.Library
+	fn     unsafe.Pointer
+	iv     []C.longlong     // C memory
+	pv     []unsafe.Pointer // C memory
+	consts []constSlot
+	nargs  int
+}
+
+type constSlot struct {
+	c    *core.Const
+	addr unsafe.Pointer
+	seen uint64
+}
+
+// NewProgram compiles src (or takes it from the cache) and prepares argument
+// arrays with room for extraPtrs pointers after the per-argument ones.
+func NewProgram(cc *jit.Compiler, l *core.Loop, src string, extraPtrs int, extraFlags ...string) (*Program, error) {
+	lib, err := cc.Build(src, extraFlags...)
+	if err != nil {
+		return nil, fmt.Errorf("op2: %s: %w", l.Name(), err)
+	}
+	fn, err := lib.Symbol(EntryPoint)
+	if err != nil {
+		return nil, fmt.Errorf("op2: %s: %w", l.Name(), err)
+	}
+	p := &Program{src: src, lib: lib, fn: fn, nargs: len(l.Args)}
+	for _, c := range l.Consts {
+		addr, err := lib.Symbol(c.Name)
+		if err != nil {
+			return nil, fmt.Errorf("op2: %s: constant %q: %w", l.Name(), c.Name, err)
+		}
+		p.consts = append(p.consts, constSlot{c: c, addr: addr})
+	}
+	np := 2*len(l.Args) + extraPtrs
+	p.pv = unsafe.Slice((*unsafe.Pointer)(C.calloc(C.size_t(np+1), C.size_t(unsafe.Sizeof(unsafe.Pointer(nil))))), np+1)[:np]
+	p.iv = unsafe.Slice((*C.longlong)(C.calloc(C.size_t(IvCount+8), 8)), IvCount+8)
+	return p, nil
+}
+
+// Source is the generated C source.
+func (p *Program) Source() string { return p.src }
+
+// SetInt stores integer slot of the wrapper's iv array.
+func (p *Program) SetInt(slot int, v int) { p.iv[slot] = C.longlong(v) }
+
+// SetPtr stores extra pointer i (after the per-argument pointers).
+func (p *Program) SetPtr(i int, ptr unsafe.Pointer) { p.pv[2*p.nargs+i] = ptr }
+
+// Bind stores the loop's data and map pointers and refreshes the values of
+// the constants that changed since the last call.
+func (p *Program) Bind(l *core.Loop) {
+	for i := range l.Args {
+		a := &l.Args[i]
+		p.pv[i] = a.Data.Host
+		if a.Map != nil {
+			p.pv[p.nargs+i] = a.Map.Ptr()
+		} else {
+			p.pv[p.nargs+i] = nil
+		}
+	}
+	for i := range p.consts {
+		s := &p.consts[i]
+		if v := s.c.Version.Load(); v != s.seen {
+			C.op2_copy(s.addr, s.c.Host, C.size_t(s.c.Bytes()))
+			s.seen = v
+		}
+	}
+}
+
+// Call runs the wrapper with the current argument arrays.
+func (p *Program) Call() {
+	C.op2_call(p.fn, unsafe.SliceData(p.iv), unsafe.SliceData(p.pv))
+}

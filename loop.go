@@ -1,0 +1,284 @@
+package op2
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+
+	"github.com/goop2/op2/internal/core"
+)
+
+// Kernel is the C source of the work done for one element, and the name of
+// the function in it to call. The function takes one pointer parameter per
+// loop argument, in order (see the package documentation for the types).
+// It may use math.h and refer to any declared Const by name.
+type Kernel struct {
+	c core.Kernel
+
+	once sync.Once
+	info *core.KernelInfo
+	err  error
+
+	constGen uint64 // registry generation consts was computed at
+	consts   []*core.Const
+}
+
+// NewKernel declares a kernel: C source defining function name. The source
+// is read when a loop first uses the kernel; errors are reported then.
+func NewKernel(source, name string) *Kernel {
+	return &Kernel{c: core.Kernel{Name: name, Source: source, ID: core.NewID()}}
+}
+
+// Name is the kernel function's name.
+func (k *Kernel) Name() string { return k.c.Name }
+
+func (k *Kernel) parse() (*core.KernelInfo, error) {
+	k.once.Do(func() {
+		if !isCIdent(k.c.Name) {
+			k.err = fmt.Errorf("op2: kernel name %q is not a C identifier", k.c.Name)
+			return
+		}
+		k.info, k.err = core.ParseKernel(k.c.Source, k.c.Name)
+		if k.err != nil {
+			k.err = fmt.Errorf("op2: kernel %q: %w", k.c.Name, k.err)
+		}
+	})
+	return k.info, k.err
+}
+
+// usedConsts returns the constants the kernel refers to, recomputed only
+// when constants have been declared or removed since the last call.
+func (k *Kernel) usedConsts() []*core.Const {
+	if g := constGen(); g != k.constGen || k.consts == nil {
+		k.consts, k.constGen = constsUsed(k.info.Idents)
+		if k.consts == nil {
+			k.consts = []*core.Const{}
+		}
+	}
+	return k.consts
+}
+
+// Arg is one argument of a parallel loop. Make one with Dat.Arg, Dat.ArgMap,
+// Dat.ArgVec or Global.Arg.
+type Arg struct {
+	a core.Arg
+}
+
+// LoopError reports misuse of the API found before a loop runs.
+type LoopError struct {
+	Kernel string // kernel name
+	Set    string // iteration set name
+	Arg    int    // argument position (0-based), or -1 when not about one argument
+	Msg    string
+}
+
+func (e *LoopError) Error() string {
+	if e.Arg < 0 {
+		return fmt.Sprintf("op2: loop %q over set %q: %s", e.Kernel, e.Set, e.Msg)
+	}
+	return fmt.Sprintf("op2: loop %q over set %q: argument %d: %s", e.Kernel, e.Set, e.Arg, e.Msg)
+}
+
+// bind validates a loop's pieces and fills l with them. Nothing is changed
+// anywhere else, so a rejected loop leaves every object as it was.
+func bind(l *core.Loop, k *Kernel, set *Set, args []Arg) error {
+	if k == nil {
+		return &LoopError{Kernel: "<nil>", Set: "?", Arg: -1, Msg: "kernel is nil"}
+	}
+	if set == nil {
+		return &LoopError{Kernel: k.c.Name, Set: "<nil>", Arg: -1, Msg: "iteration set is nil"}
+	}
+	info, err := k.parse()
+	if err != nil {
+		return err
+	}
+	fail := func(i int, format string, a ...any) error {
+		return &LoopError{Kernel: k.c.Name, Set: set.c.Name, Arg: i, Msg: fmt.Sprintf(format, a...)}
+	}
+	if len(info.Params) != len(args) {
+		return fail(-1, "kernel %q takes %d parameters but the loop passes %d arguments", k.c.Name, len(info.Params), len(args))
+	}
+	for i := range args {
+		a := &args[i].a
+		if a.Data == nil {
+			return fail(i, "empty argument; build arguments with Dat.Arg, Dat.ArgMap, Dat.ArgVec or Global.Arg")
+		}
+		switch a.Kind {
+		case core.ArgGlobal:
+			switch a.Access {
+			case core.Read, core.Inc, core.Min, core.Max:
+			default:
+				return fail(i, "%s: access %s is not allowed for a Global (use READ, INC, MIN or MAX)", a.Data.Describe(), a.Access)
+			}
+		case core.ArgDirect, core.ArgIndirect, core.ArgVector:
+			switch a.Access {
+			case core.Read, core.Write, core.RW, core.Inc:
+			default:
+				return fail(i, "%s: access %s is not allowed for a Dat (use READ, WRITE, RW or INC)", a.Data.Describe(), a.Access)
+			}
+			if a.Kind == core.ArgDirect {
+				if a.Data.Set != &set.c {
+					return fail(i, "%s is passed directly but lives on set %q, not on the loop's set %q", a.Data.Describe(), a.Data.Set.Name, set.c.Name)
+				}
+				break
+			}
+			m := a.Map
+			if m == nil {
+				return fail(i, "%s: map is nil", a.Data.Describe())
+			}
+			if m.From != &set.c {
+				return fail(i, "%s: map %q goes from set %q, not from the loop's set %q", a.Data.Describe(), m.Name, m.From.Name, set.c.Name)
+			}
+			if m.To != a.Data.Set {
+				return fail(i, "%s: map %q goes to set %q, but the dat lives on set %q", a.Data.Describe(), m.Name, m.To.Name, a.Data.Set.Name)
+			}
+			if a.Kind == core.ArgIndirect && (a.Idx < 0 || a.Idx >= m.Arity) {
+				return fail(i, "%s: index %d is out of range for map %q of arity %d", a.Data.Describe(), a.Idx, m.Name, m.Arity)
+			}
+		default:
+			return fail(i, "empty argument; build arguments with Dat.Arg, Dat.ArgMap, Dat.ArgVec or Global.Arg")
+		}
+		p := &info.Params[i]
+		if p.Type != 0 && p.Type != a.Data.Type {
+			return fail(i, "%s: kernel parameter %q has element type %s (C %s) but the data is %s", a.Describe(), p.Text, p.Type, p.Type.CName(), a.Data.Type)
+		}
+		want := 1
+		if a.Kind == core.ArgVector {
+			want = 2
+		}
+		if p.Depth != want {
+			shape := "a pointer (T* or T[])"
+			if want == 2 {
+				shape = "a pointer to pointers (T** or T*[])"
+			}
+			return fail(i, "%s: kernel parameter %q should be %s", a.Describe(), p.Text, shape)
+		}
+	}
+	l.Kernel = &k.c
+	l.Set = &set.c
+	l.Args = l.Args[:0]
+	for i := range args {
+		l.Args = append(l.Args, args[i].a)
+	}
+	l.Consts = k.usedConsts()
+	return nil
+}
+
+// appendKey appends the loop's signature: everything the generated code
+// depends on (kernel, argument kinds, types, shapes, access modes and the
+// constants it uses), but not which data or set it runs on.
+func appendKey(buf []byte, backend string, l *core.Loop) []byte {
+	buf = append(buf, backend...)
+	buf = append(buf, 0)
+	buf = binary.LittleEndian.AppendUint64(buf, l.Kernel.ID)
+	for i := range l.Args {
+		a := &l.Args[i]
+		arity := 0
+		if a.Map != nil {
+			arity = a.Map.Arity
+		}
+		buf = append(buf, byte(a.Kind), byte(a.Data.Type), byte(a.Access))
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Data.Dim))
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(arity))
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Idx))
+	}
+	buf = append(buf, 0xff)
+	for _, c := range l.Consts {
+		buf = binary.LittleEndian.AppendUint64(buf, c.ID)
+	}
+	return buf
+}
+
+// program returns the compiled program for l on b, generating and
+// compiling only for a signature not seen before. Caller holds rt.mu.
+func (s *state) program(b core.Backend, l *core.Loop) (core.Program, error) {
+	s.key = appendKey(s.key[:0], b.Name(), l)
+	if p, ok := s.programs[string(s.key)]; ok {
+		return p, nil
+	}
+	generations++
+	p, err := b.Prepare(l)
+	if err != nil {
+		return nil, err
+	}
+	s.programs[string(s.key)] = p
+	return p, nil
+}
+
+// ParLoop runs kernel k once for every element of set, with the given
+// arguments, on the configured backend. The arguments are checked first;
+// on any error nothing runs and no data changes.
+//
+// The first loop of each signature generates and compiles code; later ones
+// with the same kernel and argument shapes reuse it, whatever data they pass.
+func ParLoop(k *Kernel, set *Set, args ...Arg) error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	l := &rt.loop
+	if err := bind(l, k, set, args); err != nil {
+		return err
+	}
+	b, err := rt.currentBackend()
+	if err != nil {
+		return err
+	}
+	p, err := rt.program(b, l)
+	if err != nil {
+		return err
+	}
+	return p.Run(l)
+}
+
+// Loop is a parallel loop as an object (PyOP2's backend API): Generate
+// returns the code the backend produces for it, without running anything,
+// and Compute runs it. The backend is the one configured when the loop was
+// made.
+type Loop struct {
+	l       core.Loop
+	kernel  *Kernel
+	backend core.Backend
+}
+
+// NewLoop checks the arguments and records the loop without running it.
+func NewLoop(k *Kernel, set *Set, args ...Arg) (*Loop, error) {
+	lp := &Loop{kernel: k}
+	if err := bind(&lp.l, k, set, args); err != nil {
+		return nil, err
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	b, err := rt.currentBackend()
+	if err != nil {
+		return nil, err
+	}
+	lp.backend = b
+	return lp, nil
+}
+
+// Backend is the name of the backend the loop runs on.
+func (lp *Loop) Backend() string { return lp.backend.Name() }
+
+// Generate returns the complete source the backend compiles for this loop.
+// A loop whose program is already built returns that program's source.
+func (lp *Loop) Generate() (string, error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	lp.l.Consts = lp.kernel.usedConsts()
+	rt.key = appendKey(rt.key[:0], lp.backend.Name(), &lp.l)
+	if p, ok := rt.programs[string(rt.key)]; ok {
+		return p.Source(), nil
+	}
+	return lp.backend.Generate(&lp.l)
+}
+
+// Compute runs the loop, compiling it first if needed.
+func (lp *Loop) Compute() error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	lp.l.Consts = lp.kernel.usedConsts()
+	p, err := rt.program(lp.backend, &lp.l)
+	if err != nil {
+		return err
+	}
+	return p.Run(&lp.l)
+}

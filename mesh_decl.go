@@ -1,0 +1,109 @@
+package op2
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+)
+
+// Set is a collection of mesh elements (nodes, edges, cells) that loops run
+// over and data lives on.
+//
+// A set's elements come in sections, ready for distributed runs: core
+// elements, the other owned elements, the exec halo and the non-exec halo.
+// Without MPI every element is a core element and all sections end at Size.
+type Set struct {
+	c core.Set
+}
+
+// NewSet declares a set of size elements.
+func NewSet(size int, name string) (*Set, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("op2: set %q: negative size %d", name, size)
+	}
+	if size > 1<<31-1 {
+		return nil, fmt.Errorf("op2: set %q: size %d exceeds the int32 index range", name, size)
+	}
+	return &Set{core.Set{Name: name, Core: size, Owned: size, Exec: size, Total: size, ID: core.NewID()}}, nil
+}
+
+func setOf(c *core.Set) *Set {
+	// core.Set is the only field of Set, so the addresses coincide.
+	return (*Set)(unsafe.Pointer(c))
+}
+
+// Name is the set's name.
+func (s *Set) Name() string { return s.c.Name }
+
+// Size is the number of owned elements.
+func (s *Set) Size() int { return s.c.Owned }
+
+// CoreSize is the number of core elements: owned elements whose loops need
+// no halo data.
+func (s *Set) CoreSize() int { return s.c.Core }
+
+// ExecSize is the number of owned plus exec-halo elements.
+func (s *Set) ExecSize() int { return s.c.Exec }
+
+// TotalSize is the number of elements including both halos.
+func (s *Set) TotalSize() int { return s.c.Total }
+
+func (s *Set) String() string { return fmt.Sprintf("set %q (%d elements)", s.c.Name, s.c.Owned) }
+
+// Map connects each element of one set to arity elements of another, e.g.
+// each edge to its two nodes.
+type Map struct {
+	c core.Map
+}
+
+// NewMap declares a map from one set to another with arity entries per
+// element. values holds from.Size()×arity indices, element after element;
+// it is copied, and every entry is checked against the target set.
+func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error) {
+	if from == nil || to == nil {
+		return nil, fmt.Errorf("op2: map %q: source and target sets must not be nil", name)
+	}
+	if arity < 1 {
+		return nil, fmt.Errorf("op2: map %q from %q to %q: arity %d must be at least 1", name, from.c.Name, to.c.Name, arity)
+	}
+	want := from.c.Total * arity
+	if len(values) != want {
+		return nil, fmt.Errorf("op2: map %q from %q to %q: %d values given, want %d (%d elements × arity %d)",
+			name, from.c.Name, to.c.Name, len(values), want, from.c.Total, arity)
+	}
+	limit := int32(to.c.Total)
+	for i, v := range values {
+		if v < 0 || v >= limit {
+			return nil, fmt.Errorf("op2: map %q from %q to %q: entry %d (element %d, column %d) is %d, outside the target set [0,%d)",
+				name, from.c.Name, to.c.Name, i, i/arity, i%arity, v, limit)
+		}
+	}
+	m := &Map{}
+	table := pinned[int32](m, len(values))
+	copy(table, values)
+	m.c = core.Map{Name: name, From: &from.c, To: &to.c, Arity: arity, Table: table, ID: core.NewID()}
+	return m, nil
+}
+
+func mapCore(m *Map) *core.Map {
+	if m == nil {
+		return nil
+	}
+	return &m.c
+}
+
+// Name is the map's name.
+func (m *Map) Name() string { return m.c.Name }
+
+// Arity is the number of target elements per source element.
+func (m *Map) Arity() int { return m.c.Arity }
+
+// From is the source set.
+func (m *Map) From() *Set { return setOf(m.c.From) }
+
+// To is the target set.
+func (m *Map) To() *Set { return setOf(m.c.To) }
+
+// Values returns a copy of the table.
+func (m *Map) Values() []int32 { return append([]int32(nil), m.c.Table...) }

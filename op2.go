@@ -1,0 +1,212 @@
+// Package op2 runs parallel loops over unstructured meshes, in the manner of
+// OP2 and PyOP2.
+//
+// A program declares its mesh as Sets (nodes, edges, cells), Maps between
+// them (edges to their two nodes, cells to their four nodes) and data on the
+// sets (Dats), plus Globals (small arrays for reductions) and Consts (named
+// values every kernel can read). It then describes the work on one element
+// as a C function, a Kernel, and hands it to ParLoop together with the set
+// to loop over and the arguments. GoOP2 generates a C wrapper around the
+// kernel for the selected backend, compiles it once (results are cached in
+// memory and on disk), and runs it over the whole set.
+//
+// The same program runs unchanged on every backend; pick one with Configure
+// (Config.Backend) or the OP2_BACKEND environment variable:
+//
+//   - "sequential": one core.
+//   - "openmp": all cores, through OpenMP, with a colouring execution plan
+//     so that increments through maps never race.
+//
+// Arguments reach the kernel as in OP2: a Dat accessed directly or through
+// one column of a map arrives as a pointer to the element's values (T*); a
+// Dat through every column of a map arrives as an array of pointers (T**),
+// one per column; a Global arrives as a pointer to its values. Access modes
+// say how the kernel uses each argument (Read, Write, RW, Inc, Min, Max).
+//
+// Errors a program could have avoided (a map from the wrong set, an index
+// past the map's arity, a Global with Write access, a kernel parameter of
+// the wrong type) are reported by ParLoop before anything runs; the message
+// names the loop, the argument and the objects involved. Errors from the
+// environment (no C compiler, a kernel that does not compile) are returned
+// as errors too, with the compiler's messages.
+package op2
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/jit"
+	"github.com/goop2/op2/internal/plan"
+
+	// The host backends register themselves.
+	_ "github.com/goop2/op2/internal/backend/openmp"
+	_ "github.com/goop2/op2/internal/backend/sequential"
+)
+
+// Access is how a loop argument uses its data.
+type Access = core.Access
+
+// Access modes. Dats accept Read, Write, RW and Inc; Globals accept Read,
+// Inc, Min and Max.
+const (
+	Read  = core.Read  // the kernel only reads
+	Write = core.Write // the kernel writes every value and reads none
+	RW    = core.RW    // the kernel reads and writes
+	Inc   = core.Inc   // the kernel only adds to the values
+	Min   = core.Min   // Global: keep the minimum of the contributions
+	Max   = core.Max   // Global: keep the maximum of the contributions
+)
+
+// Config is the run-time configuration. Zero fields take their defaults.
+type Config struct {
+	// Backend is the backend name: "sequential" (default) or "openmp".
+	Backend string
+	// CC is the C compiler (default $CC, else "cc").
+	CC string
+	// CFlags replaces the optimisation flags (default
+	// "-O3 -march=native -fno-math-errno", or $OP2_CFLAGS).
+	CFlags []string
+	// CacheDir is where compiled loops are kept (default $OP2_CACHE_DIR,
+	// else a "goop2" folder in the user's cache directory).
+	CacheDir string
+	// Threads is the OpenMP thread count (default $OMP_NUM_THREADS, else
+	// the number of CPUs).
+	Threads int
+	// BlockSize fixes the execution plan's block size; 0 chooses it
+	// adaptively (default $OP2_BLOCK_SIZE, else 0).
+	BlockSize int
+	// PlanCheck verifies every invariant of each new execution plan (also
+	// enabled by OP2_PLAN_CHECK=1).
+	PlanCheck bool
+}
+
+// state is the process-wide run time: the configuration, the open backend
+// and the caches. ParLoop holds mu for the whole call, so loops issued from
+// several goroutines run one after another.
+type state struct {
+	mu       sync.Mutex
+	cfg      core.Config
+	backend  core.Backend
+	backends map[string]core.Backend
+	programs map[string]core.Program // by backend name + loop signature
+	loop     core.Loop               // reused by ParLoop
+	key      []byte
+	err      error // configuration error from the environment
+}
+
+var rt = newState()
+
+func newState() *state {
+	s := &state{backends: map[string]core.Backend{}, programs: map[string]core.Program{}}
+	s.cfg, s.err = core.ConfigFromEnv()
+	if s.cfg.PlanCheck {
+		plan.SetChecking(true)
+	}
+	return s
+}
+
+// Configure replaces the run-time configuration; zero fields of c keep the
+// defaults (which include the environment's overrides). It opens the chosen
+// backend and returns an error if that fails.
+func Configure(c Config) error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	def, err := core.ConfigFromEnv()
+	if err != nil {
+		return err
+	}
+	if c.Backend != "" {
+		def.Backend = c.Backend
+	}
+	if c.CC != "" {
+		def.CC = c.CC
+	}
+	if c.CFlags != nil {
+		def.CFlags = append([]string(nil), c.CFlags...)
+	}
+	if c.CacheDir != "" {
+		def.CacheDir = c.CacheDir
+	}
+	if c.Threads < 0 || c.BlockSize < 0 {
+		return fmt.Errorf("op2: Config.Threads and Config.BlockSize must not be negative")
+	}
+	if c.Threads > 0 {
+		def.Threads = c.Threads
+	}
+	if c.BlockSize > 0 {
+		def.BlockSize = c.BlockSize
+	}
+	def.PlanCheck = def.PlanCheck || c.PlanCheck
+	plan.SetChecking(def.PlanCheck)
+	rt.cfg = def
+	rt.err = nil
+	rt.backend = nil
+	rt.backends = map[string]core.Backend{}
+	rt.programs = map[string]core.Program{}
+	_, err = rt.currentBackend()
+	return err
+}
+
+// Use selects the backend for the loops that follow, keeping the rest of
+// the configuration.
+func Use(backend string) error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.cfg.Backend = backend
+	rt.backend = nil
+	_, err := rt.currentBackend()
+	return err
+}
+
+// Backend returns the name of the backend the next loop will run on.
+func Backend() string {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.cfg.Backend
+}
+
+// Backends lists the names of every registered backend.
+func Backends() []string { return core.Backends() }
+
+// currentBackend opens the configured backend on first use. Caller holds mu.
+func (s *state) currentBackend() (core.Backend, error) {
+	if s.backend != nil {
+		return s.backend, nil
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	b, ok := s.backends[s.cfg.Backend]
+	if !ok {
+		cfg := s.cfg
+		var err error
+		b, err = core.Open(cfg.Backend, &cfg)
+		if err != nil {
+			return nil, err
+		}
+		s.backends[cfg.Backend] = b
+	}
+	s.backend = b
+	return b, nil
+}
+
+// Stats reports what the code cache did in this process.
+type Stats struct {
+	Compiles     uint64 // C compilations
+	DiskHits     uint64 // loops loaded from the disk cache without compiling
+	Rebuilds     uint64 // damaged disk cache entries that were rebuilt
+	Generations  uint64 // code generations (one per new loop signature and backend)
+	ProgramCache int    // loop programs held in memory
+}
+
+var generations uint64
+
+// ReadStats returns the current counters.
+func ReadStats() Stats {
+	js := jit.ReadStats()
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return Stats{Compiles: js.Compiles, DiskHits: js.DiskHits, Rebuilds: js.Rebuilds,
+		Generations: generations, ProgramCache: len(rt.programs)}
+}
