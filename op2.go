@@ -149,14 +149,18 @@ func Configure(c Config) error {
 }
 
 // Use selects the backend for the loops that follow, keeping the rest of
-// the configuration.
+// the configuration. On error the previous backend stays selected.
 func Use(backend string) error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
+	prevName, prev := rt.cfg.Backend, rt.backend
 	rt.cfg.Backend = backend
 	rt.backend = nil
-	_, err := rt.currentBackend()
-	return err
+	if _, err := rt.currentBackend(); err != nil {
+		rt.cfg.Backend, rt.backend = prevName, prev
+		return err
+	}
+	return nil
 }
 
 // Backend returns the name of the backend the next loop will run on.

@@ -65,7 +65,6 @@ type Compiler struct {
 	idOnce sync.Once
 	id     string
 	idErr  error
-
 }
 
 // loaded holds every library this process has loaded, by cache key. It is

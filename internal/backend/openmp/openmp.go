@@ -110,34 +110,37 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 		g.Printf("  for (int t = 0; t < nthreads; t++)\n    for (int k = 0; k < %d; k++) part%d[t * %d + k] = %s;\n",
 			a.Data.Dim, i, stride(a), init)
 	}
-	g.Printf("  #pragma omp parallel num_threads(nthreads)\n  {\n")
-	g.Printf("    const int tid = omp_get_thread_num();\n    (void)tid;\n")
+	// The work of one thread. With one thread it runs without a parallel
+	// region: the orphaned worksharing loops then bind to a team of one,
+	// which costs far less than starting a region.
+	var r host.Gen
+	r.Printf("    const int tid = omp_get_thread_num();\n    (void)tid;\n")
 	for _, i := range reductions {
 		a := &l.Args[i]
-		g.Printf("    %s r%d[%d];\n    for (int k = 0; k < %d; k++) r%d[k] = part%d[tid * %d + k];\n",
+		r.Printf("    %s r%d[%d];\n    for (int k = 0; k < %d; k++) r%d[k] = part%d[tid * %d + k];\n",
 			a.Data.Type.CName(), i, a.Data.Dim, a.Data.Dim, i, i, stride(a))
 	}
 	reduce := func(i int) string { return "r" + strconv.Itoa(i) }
 	if coloured {
-		g.Printf("    for (int c = 0; c < ncolors; c++) {\n")
-		g.Printf("      #pragma omp for schedule(static)\n")
-		g.Printf("      for (int b = coloff[c]; b < coloff[c + 1]; b++) {\n")
-		g.Printf("        const int blk = blkmap[b];\n")
-		g.Printf("        const long long first = offset[blk], last = first + nelems[blk];\n")
-		g.Printf("        for (long long n = first; n < last; n++) {\n")
-		g.ElementBody(l, "n", "          ", reduce)
-		g.Printf("        }\n      }\n    }\n")
+		r.Printf("    for (int c = 0; c < ncolors; c++) {\n")
+		r.Printf("      #pragma omp for schedule(static)\n")
+		r.Printf("      for (int b = coloff[c]; b < coloff[c + 1]; b++) {\n")
+		r.Printf("        const int blk = blkmap[b];\n")
+		r.Printf("        const long long first = offset[blk], last = first + nelems[blk];\n")
+		r.Printf("        for (long long n = first; n < last; n++) {\n")
+		r.ElementBody(l, "n", "          ", reduce)
+		r.Printf("        }\n      }\n    }\n")
 	} else {
-		g.Printf("    #pragma omp for schedule(static)\n")
-		g.Printf("    for (long long n = start; n < end; n++) {\n")
-		g.ElementBody(l, "n", "      ", reduce)
-		g.Printf("    }\n")
+		r.Printf("    #pragma omp for schedule(static)\n")
+		r.Printf("    for (long long n = start; n < end; n++) {\n")
+		r.ElementBody(l, "n", "      ", reduce)
+		r.Printf("    }\n")
 	}
 	for _, i := range reductions {
 		a := &l.Args[i]
-		g.Printf("    for (int k = 0; k < %d; k++) part%d[tid * %d + k] = r%d[k];\n", a.Data.Dim, i, stride(a), i)
+		r.Printf("    for (int k = 0; k < %d; k++) part%d[tid * %d + k] = r%d[k];\n", a.Data.Dim, i, stride(a), i)
 	}
-	g.Printf("  }\n")
+	g.Printf("  if (nthreads > 1) {\n    #pragma omp parallel num_threads(nthreads)\n    {\n%s    }\n  } else {\n%s  }\n", r.String(), r.String())
 	for _, i := range reductions {
 		a := &l.Args[i]
 		g.Printf("  for (int t = 0; t < nthreads; t++)\n    for (int k = 0; k < %d; k++) { %s }\n",
@@ -159,6 +162,9 @@ func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 	return &program{Program: p, b: b, coloured: l.NeedsColouring(), inds: make([]int, len(l.Args))}, nil
 }
 
+// serialBelow is the set size under which a loop runs on one thread.
+const serialBelow = 512
+
 type program struct {
 	*host.Program
 	b        *backend
@@ -175,7 +181,11 @@ func (p *program) Run(l *core.Loop) error {
 	p.Bind(l)
 	p.SetInt(host.IvStart, 0)
 	p.SetInt(host.IvEnd, l.IterEnd())
-	p.SetInt(host.IvThreads, p.b.threads)
+	threads := p.b.threads
+	if l.IterEnd() < serialBelow {
+		threads = 1 // waking a thread team costs more than the work
+	}
+	p.SetInt(host.IvThreads, threads)
 	if !p.coloured {
 		p.Call()
 		return nil

@@ -1,0 +1,87 @@
+package op2_test
+
+import (
+	"fmt"
+
+	"github.com/goop2/op2"
+)
+
+// A small mesh of two triangles sharing an edge: compute each cell's
+// centroid (an indirect read through a vector map), then sum, for each node,
+// the number of cells it belongs to (an indirect increment).
+func Example() {
+	nodes, _ := op2.NewSet(4, "nodes")
+	cells, _ := op2.NewSet(2, "cells")
+	cellNodes, _ := op2.NewMap(cells, nodes, 3, []int32{0, 1, 2, 2, 1, 3}, "cellNodes")
+	coords, _ := op2.NewDat(nodes, 2, []float64{0, 0, 1, 0, 0, 1, 1, 1}, "coords")
+	centre, _ := op2.NewDat[float64](cells, 2, nil, "centre")
+	degree, _ := op2.NewDat[int32](nodes, 1, nil, "degree")
+
+	centroid := op2.NewKernel(`
+void centroid(double *c, double *x[3]) {
+  c[0] = (x[0][0] + x[1][0] + x[2][0]) / 3.0;
+  c[1] = (x[0][1] + x[1][1] + x[2][1]) / 3.0;
+}`, "centroid")
+	if err := op2.ParLoop(centroid, cells, centre.Arg(op2.Write), coords.ArgVec(op2.Read, cellNodes)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	count := op2.NewKernel(`void count(int *a, int *b, int *c) { *a += 1; *b += 1; *c += 1; }`, "count")
+	if err := op2.ParLoop(count, cells,
+		degree.ArgMap(op2.Inc, cellNodes, 0), degree.ArgMap(op2.Inc, cellNodes, 1), degree.ArgMap(op2.Inc, cellNodes, 2)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("centres %.3f\n", centre.Data())
+	fmt.Println("degree", degree.Data())
+	// Output:
+	// centres [0.333 0.333 0.667 0.667]
+	// degree [1 2 2 1]
+}
+
+// Reductions into a Global: the sum and the maximum of a Dat.
+func ExampleGlobal() {
+	set, _ := op2.NewSet(5, "values")
+	v, _ := op2.NewDat(set, 1, []float64{3, 1, 4, 1, 5}, "v")
+	total, _ := op2.NewGlobal[float64](1, nil, "total")
+	biggest, _ := op2.NewGlobal(1, []float64{-1e300}, "biggest")
+	k := op2.NewKernel(`void stats(const double *v, double *s, double *m) {
+  *s += *v;
+  if (*v > *m) *m = *v;
+}`, "stats")
+	if err := op2.ParLoop(k, set, v.Arg(op2.Read), total.Arg(op2.Inc), biggest.Arg(op2.Max)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(total.Data()[0], biggest.Data()[0])
+	// Output: 14 5
+}
+
+// A Const is read by name inside kernels; a new value applies to the next
+// loop without recompiling.
+func ExampleConst() {
+	gain, _ := op2.NewConst(1, []float64{2}, "gain")
+	defer gain.Remove()
+	set, _ := op2.NewSet(3, "s")
+	x, _ := op2.NewDat(set, 1, []float64{1, 2, 3}, "x")
+	scale := op2.NewKernel("void scale(double *x) { *x *= gain; }", "scale")
+	_ = op2.ParLoop(scale, set, x.Arg(op2.RW))
+	_ = gain.Set(10)
+	_ = op2.ParLoop(scale, set, x.Arg(op2.RW))
+	fmt.Println(x.Data())
+	// Output: [20 40 60]
+}
+
+// The loop object separates code generation from execution.
+func ExampleLoop_Generate() {
+	set, _ := op2.NewSet(3, "s")
+	x, _ := op2.NewDat[float64](set, 1, nil, "x")
+	l, _ := op2.NewLoop(op2.NewKernel("void one(double *x) { *x = 1; }", "one"), set, x.Arg(op2.Write))
+	src, _ := l.Generate()
+	fmt.Println(len(src) > 0)
+	_ = l.Compute()
+	fmt.Println(x.Data())
+	// Output:
+	// true
+	// [1 1 1]
+}
