@@ -1,0 +1,373 @@
+package mesh
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+)
+
+// MaxLineLength is the longest line, in bytes and including the newline,
+// that Read accepts. Lines written by Write are far shorter (a node line
+// holding two of the largest float64 values is about 640 bytes).
+const MaxLineLength = 64 << 10
+
+// initialCap bounds the number of elements reserved for a set before any of
+// its lines have been read; beyond it slices grow as lines arrive, so a
+// header announcing absurd counts cannot make Read allocate memory that the
+// input does not back.
+const initialCap = 4096
+
+// Read reads a mesh in OP2's ASCII format (see Write for the layout). If
+// the input starts with the gzip magic bytes 0x1f 0x8b it is decompressed
+// transparently.
+//
+// The header must hold exactly four non-negative counts no larger than
+// 2^31−1, and then exactly that many node, cell, edge and boundary edge
+// lines must follow, each with exactly the expected number of fields
+// (2, 4, 4 and 4). Fields are separated by spaces or tabs; a carriage
+// return before the newline is tolerated, and the last line may lack its
+// newline. Blank lines are not allowed inside the data; after the last
+// boundary edge only blank or whitespace-only lines may follow.
+//
+// Coordinates are parsed with strconv.ParseFloat, so any syntax it accepts
+// is allowed (including "inf" and "nan"); additionally "-nan", as C prints
+// it, is read as a NaN with the sign bit set. Values that overflow float64
+// are rejected. Indices are decimal integers with an optional sign; node
+// indices must lie in [0, nnode) and cell indices in [0, ncell). The
+// boundary kind may be any value that fits in an int32; it is not
+// restricted to 1 and 2.
+//
+// Errors name the 1-based line number and what was expected there, for
+// example "mesh: line 17: cell 15: node index 900 out of range [0,721801)".
+// Elements are numbered from 0 in messages, as in the file.
+func Read(r io.Reader) (*Mesh, error) {
+	br := bufio.NewReaderSize(r, MaxLineLength)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("mesh: gzip: %w", err)
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(zr, MaxLineLength)
+	}
+	p := &parser{r: br}
+	return p.parse()
+}
+
+// ReadFile reads a mesh from the named file with Read; gzip-compressed
+// files are detected by their content, not by their name.
+func ReadFile(path string) (*Mesh, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("mesh: %w", err)
+	}
+	defer f.Close()
+	m, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%w (file %s)", err, path)
+	}
+	return m, nil
+}
+
+// parser reads the mesh line by line, keeping the current line number.
+type parser struct {
+	r    *bufio.Reader
+	line int // 1-based number of the line last returned by next
+	eof  bool
+}
+
+// errEOF is returned by next when the input has no more lines.
+var errEOF = errors.New("end of input")
+
+// next returns the next line without its line terminator. The slice is
+// valid until the following call.
+func (p *parser) next() ([]byte, error) {
+	if p.eof {
+		return nil, errEOF
+	}
+	s, err := p.r.ReadSlice('\n')
+	switch {
+	case err == nil:
+		s = s[:len(s)-1]
+	case err == io.EOF:
+		p.eof = true
+		if len(s) == 0 {
+			return nil, errEOF
+		}
+	case err == bufio.ErrBufferFull:
+		p.line++
+		return nil, p.errorf("line longer than %d bytes", MaxLineLength)
+	default:
+		p.line++
+		return nil, p.errorf("read error: %w", err)
+	}
+	p.line++
+	if n := len(s); n > 0 && s[n-1] == '\r' {
+		s = s[:n-1]
+	}
+	return s, nil
+}
+
+// errorf returns an error prefixed with the current line number.
+func (p *parser) errorf(format string, args ...any) error {
+	return fmt.Errorf("mesh: line %d: "+format, append([]any{p.line}, args...)...)
+}
+
+// isSpace reports whether c separates fields.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// splitFields stores the whitespace-separated fields of line in out and
+// returns how many fields the line has in total (which may exceed len(out);
+// the extra fields are counted but not stored).
+func splitFields(line []byte, out [][]byte) int {
+	n := 0
+	i := 0
+	for {
+		for i < len(line) && isSpace(line[i]) {
+			i++
+		}
+		if i == len(line) {
+			return n
+		}
+		j := i
+		for j < len(line) && !isSpace(line[j]) {
+			j++
+		}
+		if n < len(out) {
+			out[n] = line[i:j]
+		}
+		n++
+		i = j
+	}
+}
+
+// parseInt parses a decimal integer with an optional sign. ok is false for
+// anything else, including values outside the int64 range.
+func parseInt(b []byte) (v int64, ok bool) {
+	neg := false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg = b[0] == '-'
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return 0, false
+	}
+	var u uint64
+	for _, c := range b {
+		d := c - '0'
+		if d > 9 {
+			return 0, false
+		}
+		if u > (math.MaxInt64+1)/10 {
+			return 0, false
+		}
+		u = u*10 + uint64(d)
+	}
+	if neg {
+		if u > math.MaxInt64+1 {
+			return 0, false
+		}
+		return -int64(u), true
+	}
+	if u > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(u), true
+}
+
+// negNaN is a NaN with the sign bit set, the value Read gives to "-nan".
+var negNaN = math.Float64frombits(math.Float64bits(math.NaN()) | 1<<63)
+
+// parseFloat parses a coordinate: whatever strconv.ParseFloat accepts, plus
+// C's "-nan". Overflow is an error.
+func parseFloat(b []byte) (float64, error) {
+	if len(b) == 4 && b[0] == '-' && (b[1]|0x20) == 'n' && (b[2]|0x20) == 'a' && (b[3]|0x20) == 'n' {
+		return negNaN, nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) {
+			return 0, fmt.Errorf("value %q out of float64 range", b)
+		}
+		return 0, fmt.Errorf("invalid number %q", b)
+	}
+	return v, nil
+}
+
+// grow returns s with room for at least k more elements, never reserving
+// beyond total elements in all.
+func grow[T any](s []T, k, total int) []T {
+	if len(s)+k <= cap(s) {
+		return s
+	}
+	c := max(2*cap(s), len(s)+k, initialCap)
+	c = min(c, total)
+	t := make([]T, len(s), c)
+	copy(t, s)
+	return t
+}
+
+// headerNames are the names of the four header counts, in file order.
+var headerNames = [4]string{"nnode", "ncell", "nedge", "nbedge"}
+
+// parse reads the whole mesh.
+func (p *parser) parse() (*Mesh, error) {
+	var f [5][]byte
+	line, err := p.next()
+	if err == errEOF {
+		p.line++
+		return nil, p.errorf("missing header (empty input): expected 4 counts (nnode ncell nedge nbedge)")
+	} else if err != nil {
+		return nil, err
+	}
+	if n := splitFields(line, f[:]); n != 4 {
+		return nil, p.errorf("header: expected 4 counts (nnode ncell nedge nbedge), got %d fields", n)
+	}
+	var counts [4]int
+	for k := range counts {
+		v, ok := parseInt(f[k])
+		switch {
+		case !ok:
+			return nil, p.errorf("header: %s: invalid count %q", headerNames[k], f[k])
+		case v < 0:
+			return nil, p.errorf("header: %s: count %d is negative", headerNames[k], v)
+		case v > maxCount:
+			return nil, p.errorf("header: %s: count %d exceeds %d", headerNames[k], v, maxCount)
+		}
+		counts[k] = int(v)
+	}
+	m := &Mesh{NNode: counts[0], NCell: counts[1], NEdge: counts[2], NBedge: counts[3]}
+
+	// Fetches the next data line of a section and splits it into want
+	// fields.
+	fetch := func(what string, i, total, want int) error {
+		line, err := p.next()
+		if err == errEOF {
+			p.line++
+			return p.errorf("unexpected end of input: expected %s %d of %d", what, i, total)
+		} else if err != nil {
+			return err
+		}
+		if n := splitFields(line, f[:]); n != want {
+			return p.errorf("%s %d: expected %d fields, got %d", what, i, want, n)
+		}
+		return nil
+	}
+	// Parses field k of the current line as an index in [0, limit).
+	index := func(what string, i, k int, kind string, limit int) (int32, error) {
+		v, ok := parseInt(f[k])
+		if !ok {
+			return 0, p.errorf("%s %d: invalid %s index %q", what, i, kind, f[k])
+		}
+		if v < 0 || v >= int64(limit) {
+			return 0, p.errorf("%s %d: %s index %d out of range [0,%d)", what, i, kind, v, limit)
+		}
+		return int32(v), nil
+	}
+
+	m.X = make([]float64, 0, min(2*m.NNode, initialCap))
+	for i := 0; i < m.NNode; i++ {
+		if err := fetch("node", i, m.NNode, 2); err != nil {
+			return nil, err
+		}
+		x, err := parseFloat(f[0])
+		if err != nil {
+			return nil, p.errorf("node %d: x: %v", i, err)
+		}
+		y, err := parseFloat(f[1])
+		if err != nil {
+			return nil, p.errorf("node %d: y: %v", i, err)
+		}
+		m.X = grow(m.X, 2, 2*m.NNode)
+		m.X = append(m.X, x, y)
+	}
+
+	m.Cell = make([]int32, 0, min(4*m.NCell, initialCap))
+	for i := 0; i < m.NCell; i++ {
+		if err := fetch("cell", i, m.NCell, 4); err != nil {
+			return nil, err
+		}
+		var c [4]int32
+		for k := range c {
+			if c[k], err = index("cell", i, k, "node", m.NNode); err != nil {
+				return nil, err
+			}
+		}
+		m.Cell = grow(m.Cell, 4, 4*m.NCell)
+		m.Cell = append(m.Cell, c[:]...)
+	}
+
+	m.Edge = make([]int32, 0, min(2*m.NEdge, initialCap))
+	m.Ecell = make([]int32, 0, min(2*m.NEdge, initialCap))
+	for i := 0; i < m.NEdge; i++ {
+		if err := fetch("edge", i, m.NEdge, 4); err != nil {
+			return nil, err
+		}
+		var e [4]int32
+		for k := range e {
+			kind, limit := "node", m.NNode
+			if k >= 2 {
+				kind, limit = "cell", m.NCell
+			}
+			if e[k], err = index("edge", i, k, kind, limit); err != nil {
+				return nil, err
+			}
+		}
+		m.Edge = grow(m.Edge, 2, 2*m.NEdge)
+		m.Edge = append(m.Edge, e[0], e[1])
+		m.Ecell = grow(m.Ecell, 2, 2*m.NEdge)
+		m.Ecell = append(m.Ecell, e[2], e[3])
+	}
+
+	m.Bedge = make([]int32, 0, min(2*m.NBedge, initialCap))
+	m.Becell = make([]int32, 0, min(m.NBedge, initialCap))
+	m.Bound = make([]int32, 0, min(m.NBedge, initialCap))
+	for i := 0; i < m.NBedge; i++ {
+		if err := fetch("bedge", i, m.NBedge, 4); err != nil {
+			return nil, err
+		}
+		var e [3]int32
+		for k := range e {
+			kind, limit := "node", m.NNode
+			if k == 2 {
+				kind, limit = "cell", m.NCell
+			}
+			if e[k], err = index("bedge", i, k, kind, limit); err != nil {
+				return nil, err
+			}
+		}
+		b, ok := parseInt(f[3])
+		if !ok || b < math.MinInt32 || b > math.MaxInt32 {
+			return nil, p.errorf("bedge %d: invalid boundary kind %q (want an int32)", i, f[3])
+		}
+		m.Bedge = grow(m.Bedge, 2, 2*m.NBedge)
+		m.Bedge = append(m.Bedge, e[0], e[1])
+		m.Becell = grow(m.Becell, 1, m.NBedge)
+		m.Becell = append(m.Becell, e[2])
+		m.Bound = grow(m.Bound, 1, m.NBedge)
+		m.Bound = append(m.Bound, int32(b))
+	}
+
+	// Only whitespace may follow.
+	for {
+		line, err := p.next()
+		if err == errEOF {
+			break
+		} else if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimLeft(line, " \t\r\v\f")) != 0 {
+			return nil, p.errorf("unexpected data after the last boundary edge (expected %d nodes, %d cells, %d edges, %d bedges)",
+				m.NNode, m.NCell, m.NEdge, m.NBedge)
+		}
+	}
+	return m, nil
+}
