@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/cmplx"
 	"sort"
+	"strconv"
 )
 
 // Arithmetic note for this file: the generated coordinates must match the
@@ -22,7 +23,8 @@ const surfacePoints = 100
 // Generate builds the NACA0012 C-grid used by OP2's Airfoil benchmark, with
 // I cells along each of the three thirds of the inner (j=1) grid line and J
 // cells from the inner line to the far field. Generate(400, 600) reproduces
-// OP2's new_grid.dat exactly.
+// OP2's new_grid.dat exactly: its coordinates are rounded to the file's six
+// decimals, so the mesh equals what reading the file gives.
 //
 // The grid is built in a conformally transformed plane: a column of nodes
 // is placed at each of 3I+1 equally spaced abscissae in [-3, 3] and spread
@@ -138,6 +140,14 @@ func Generate(I, J int) (*Mesh, error) {
 	}
 	for j := J - 1; j >= 0; j-- { // first grid column, downwards
 		bedge(node(0, j), node(0, j+1), cell(0, j), BoundFarField)
+	}
+	// The mesh is defined by its file: keep exactly the coordinates a
+	// reader of the written file gets, so that the built-in mesh and
+	// new_grid.dat give the same results.
+	var buf []byte
+	for i, v := range m.X {
+		buf = appendFixed6(buf[:0], v)
+		m.X[i], _ = strconv.ParseFloat(string(buf), 64)
 	}
 	return m, nil
 }

@@ -1,0 +1,152 @@
+// Command airfoil runs OP2's Airfoil benchmark on GoOP2: a 2-D inviscid
+// flow around a NACA0012 aerofoil, solved by a finite-volume scheme with
+// predictor/corrector time stepping, on the backend of your choice.
+//
+// Usage:
+//
+//	airfoil [-backend sequential|openmp] [-threads N] [-iters N] [-mesh FILE]
+//	        [-I 400 -J 600] [-write-mesh FILE] [-dump-q FILE] [-timing]
+//
+// Without -mesh it generates OP2's reference mesh (720 000 cells) in memory.
+// Every 100 iterations it prints the iteration and the rms change of the
+// solution, in the format of OP2's reference; after 1000 iterations on the
+// reference mesh it also says whether OP2's pass criterion holds.
+package main
+
+import (
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"time"
+
+	"github.com/goop2/op2"
+	"github.com/goop2/op2/mesh"
+)
+
+type options struct {
+	backend   string
+	threads   int
+	blockSize int
+	iters     int
+	meshPath  string
+	ni, nj    int
+	writeMesh string
+	dumpQ     string
+	timing    bool
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.backend, "backend", "", "backend: "+fmt.Sprint(op2.Backends())+" (default $OP2_BACKEND, else sequential)")
+	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs)")
+	flag.IntVar(&o.blockSize, "block-size", 0, "execution plan block size (default adaptive)")
+	flag.IntVar(&o.iters, "iters", 1000, "iterations")
+	flag.StringVar(&o.meshPath, "mesh", "", "OP2 ASCII mesh file, optionally gzipped (default: generate the reference mesh)")
+	flag.IntVar(&o.ni, "I", 400, "generated mesh: cells around the aerofoil section (the grid has 3I columns)")
+	flag.IntVar(&o.nj, "J", 600, "generated mesh: cells from the surface to the far field")
+	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the mesh in OP2's ASCII format (.gz compresses); with -iters 0 do nothing else")
+	flag.StringVar(&o.dumpQ, "dump-q", "", "write the final q in OP2's binary dat format")
+	flag.BoolVar(&o.timing, "timing", false, "print a per-loop timing table")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "airfoil: unexpected arguments %q\n", flag.Args())
+		os.Exit(2)
+	}
+	if _, err := run(o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "airfoil:", err)
+		os.Exit(1)
+	}
+}
+
+// result is what a run computed, for tests.
+type result struct {
+	rms     []float64 // every 100 iterations
+	q       []float64 // final solution
+	elapsed time.Duration
+}
+
+// Reference values: OP2's pass criterion at iteration 1000 on the reference mesh.
+const (
+	referenceCells = 720000
+	referenceRMS   = 0.0001060114637578
+)
+
+func run(o options, out io.Writer) (*result, error) {
+	cfg := op2.Config{Backend: o.backend, Threads: o.threads, BlockSize: o.blockSize}
+	if err := op2.Configure(cfg); err != nil {
+		return nil, err
+	}
+	var m *mesh.Mesh
+	var err error
+	if o.meshPath != "" {
+		m, err = mesh.ReadFile(o.meshPath)
+	} else {
+		m, err = mesh.Generate(o.ni, o.nj)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.writeMesh != "" {
+		if err := m.WriteFile(o.writeMesh); err != nil {
+			return nil, err
+		}
+	}
+	if o.iters == 0 {
+		return &result{}, nil
+	}
+	s, err := newSolver(m)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	res, err := s.iterate(o.iters, out)
+	if err != nil {
+		return nil, err
+	}
+	res.q = s.q.Data()
+	if o.iters == 1000 && m.NCell == referenceCells {
+		final := res.rms[len(res.rms)-1]
+		diff := 100*final/referenceRMS - 100
+		if diff < 0 {
+			diff = -diff
+		}
+		if diff < 1e-5 {
+			fmt.Fprintln(out, "This test is considered PASSED")
+		} else {
+			fmt.Fprintf(out, "This test is considered FAILED (rms differs from %.16g by %.3g%%)\n", referenceRMS, diff)
+		}
+	}
+	if o.timing {
+		fmt.Fprintf(out, "\nbackend %s, %d iterations, %.3f s\n", op2.Backend(), o.iters, res.elapsed.Seconds())
+		s.printTiming(out)
+	}
+	if o.dumpQ != "" {
+		if err := writeDat(o.dumpQ, res.q, 4); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// writeDat writes values in OP2's binary dat format: int32 element count,
+// int32 dim, then the raw little-endian values.
+func writeDat(path string, v []float64, dim int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 8, 8+8*len(v))
+	binary.LittleEndian.PutUint32(buf[0:], uint32(len(v)/dim))
+	binary.LittleEndian.PutUint32(buf[4:], uint32(dim))
+	for _, x := range v {
+		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(x))
+	}
+	if _, err := f.Write(buf); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"os"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/goop2/op2"
+	"github.com/goop2/op2/mesh"
+)
+
+// The flow constants. OP2's reference computes them in single precision;
+// these are those single-precision values as doubles.
+var (
+	gamValue  = 1.3999999761581421
+	gm1Value  = 0.39999997615814209
+	cflValue  = 0.89999997615814209
+	epsValue  = 0.05000000074505806
+	qinfValue = []float64{1, 0.47328638567047632, 0, 2.6120001504421322}
+)
+
+// solver holds the Airfoil problem declared to GoOP2.
+type solver struct {
+	nodes, edges, bedges, cells    *op2.Set
+	pedge, pecell, pbedge, pbecell *op2.Map
+	pcell                          *op2.Map
+	bound                          *op2.Dat[int32]
+	x                              *op2.Dat[float64]
+	q, qold, res, adt              *op2.Dat[float64]
+	rms                            *op2.Global[float64]
+
+	gam, gm1, cfl, eps, qinf *op2.Const[float64]
+
+	saveSoln, adtCalc, resCalc, bresCalc, update *op2.Kernel
+
+	timers [5]loopTimer
+}
+
+// loopTimer accumulates the time spent in one kernel's loops.
+type loopTimer struct {
+	name  string
+	calls int
+	total time.Duration
+	bytes float64 // data moved by one call, at least once each
+}
+
+func newSolver(m *mesh.Mesh) (*solver, error) {
+	s := &solver{}
+	var err error
+	set := func(n int, name string) *op2.Set {
+		if err != nil {
+			return nil
+		}
+		var st *op2.Set
+		st, err = op2.NewSet(n, name)
+		return st
+	}
+	s.nodes = set(m.NNode, "nodes")
+	s.edges = set(m.NEdge, "edges")
+	s.bedges = set(m.NBedge, "bedges")
+	s.cells = set(m.NCell, "cells")
+	mp := func(from, to *op2.Set, arity int, v []int32, name string) *op2.Map {
+		if err != nil {
+			return nil
+		}
+		var mm *op2.Map
+		mm, err = op2.NewMap(from, to, arity, v, name)
+		return mm
+	}
+	s.pedge = mp(s.edges, s.nodes, 2, m.Edge, "pedge")
+	s.pecell = mp(s.edges, s.cells, 2, m.Ecell, "pecell")
+	s.pbedge = mp(s.bedges, s.nodes, 2, m.Bedge, "pbedge")
+	s.pbecell = mp(s.bedges, s.cells, 1, m.Becell, "pbecell")
+	s.pcell = mp(s.cells, s.nodes, 4, m.Cell, "pcell")
+	dat := func(set *op2.Set, dim int, v []float64, name string) *op2.Dat[float64] {
+		if err != nil {
+			return nil
+		}
+		var d *op2.Dat[float64]
+		d, err = op2.NewDat(set, dim, v, name)
+		return d
+	}
+	s.x = dat(s.nodes, 2, m.X, "p_x")
+	q0 := make([]float64, 4*m.NCell)
+	for i := range q0 {
+		q0[i] = qinfValue[i%4]
+	}
+	s.q = dat(s.cells, 4, q0, "p_q")
+	s.qold = dat(s.cells, 4, nil, "p_qold")
+	s.res = dat(s.cells, 4, nil, "p_res")
+	s.adt = dat(s.cells, 1, nil, "p_adt")
+	if err != nil {
+		return nil, err
+	}
+	if s.bound, err = op2.NewDat(s.bedges, 1, m.Bound, "p_bound"); err != nil {
+		return nil, err
+	}
+	if s.rms, err = op2.NewGlobal[float64](1, nil, "rms"); err != nil {
+		return nil, err
+	}
+	cst := func(v []float64, name string) *op2.Const[float64] {
+		if err != nil {
+			return nil
+		}
+		var c *op2.Const[float64]
+		c, err = op2.NewConst(len(v), v, name)
+		return c
+	}
+	s.gam = cst([]float64{gamValue}, "gam")
+	s.gm1 = cst([]float64{gm1Value}, "gm1")
+	s.cfl = cst([]float64{cflValue}, "cfl")
+	s.eps = cst([]float64{epsValue}, "eps")
+	s.qinf = cst(qinfValue, "qinf")
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	s.saveSoln = op2.NewKernel(saveSolnSrc, "save_soln")
+	s.adtCalc = op2.NewKernel(adtCalcSrc, "adt_calc")
+	s.resCalc = op2.NewKernel(resCalcSrc, "res_calc")
+	s.bresCalc = op2.NewKernel(bresCalcSrc, "bres_calc")
+	s.update = op2.NewKernel(updateSrc, "update")
+
+	// Bytes each loop must move at least: every array it touches once
+	// (twice when read and written), plus the maps it uses.
+	nc, nn, ne, nb := float64(m.NCell), float64(m.NNode), float64(m.NEdge), float64(m.NBedge)
+	s.timers = [5]loopTimer{
+		{name: "save_soln", bytes: nc * (32 + 32)},
+		{name: "adt_calc", bytes: nn*16 + nc*16 + nc*32 + nc*8},
+		{name: "res_calc", bytes: nn*16 + ne*8 + ne*8 + nc*32 + nc*8 + nc*64},
+		{name: "bres_calc", bytes: nb * (8 + 4 + 4 + 4 + 2*16 + 32 + 8 + 64)},
+		{name: "update", bytes: nc * (32 + 32 + 64 + 8)},
+	}
+	return s, nil
+}
+
+// close withdraws the constants so another solver can declare them.
+func (s *solver) close() {
+	for _, c := range []*op2.Const[float64]{s.gam, s.gm1, s.cfl, s.eps, s.qinf} {
+		if c != nil {
+			c.Remove()
+		}
+	}
+}
+
+// loop runs one par_loop and charges its time to timer t.
+func (s *solver) loop(t int, k *op2.Kernel, set *op2.Set, args ...op2.Arg) error {
+	start := time.Now()
+	err := op2.ParLoop(k, set, args...)
+	s.timers[t].total += time.Since(start)
+	s.timers[t].calls++
+	return err
+}
+
+// iterate runs the time-marching loop, printing the rms every 100 iterations.
+func (s *solver) iterate(niter int, out io.Writer) (*result, error) {
+	res := &result{}
+	rmsv := s.rms.Data()
+	start := time.Now()
+	for iter := 1; iter <= niter; iter++ {
+		if err := s.loop(0, s.saveSoln, s.cells, s.q.Arg(op2.Read), s.qold.Arg(op2.Write)); err != nil {
+			return nil, err
+		}
+		for k := 0; k < 2; k++ {
+			if err := s.loop(1, s.adtCalc, s.cells,
+				s.x.ArgMap(op2.Read, s.pcell, 0), s.x.ArgMap(op2.Read, s.pcell, 1),
+				s.x.ArgMap(op2.Read, s.pcell, 2), s.x.ArgMap(op2.Read, s.pcell, 3),
+				s.q.Arg(op2.Read), s.adt.Arg(op2.Write)); err != nil {
+				return nil, err
+			}
+			if err := s.loop(2, s.resCalc, s.edges,
+				s.x.ArgMap(op2.Read, s.pedge, 0), s.x.ArgMap(op2.Read, s.pedge, 1),
+				s.q.ArgMap(op2.Read, s.pecell, 0), s.q.ArgMap(op2.Read, s.pecell, 1),
+				s.adt.ArgMap(op2.Read, s.pecell, 0), s.adt.ArgMap(op2.Read, s.pecell, 1),
+				s.res.ArgMap(op2.Inc, s.pecell, 0), s.res.ArgMap(op2.Inc, s.pecell, 1)); err != nil {
+				return nil, err
+			}
+			if err := s.loop(3, s.bresCalc, s.bedges,
+				s.x.ArgMap(op2.Read, s.pbedge, 0), s.x.ArgMap(op2.Read, s.pbedge, 1),
+				s.q.ArgMap(op2.Read, s.pbecell, 0), s.adt.ArgMap(op2.Read, s.pbecell, 0),
+				s.res.ArgMap(op2.Inc, s.pbecell, 0), s.bound.Arg(op2.Read)); err != nil {
+				return nil, err
+			}
+			rmsv = s.rms.Data()
+			rmsv[0] = 0
+			if err := s.loop(4, s.update, s.cells,
+				s.qold.Arg(op2.Read), s.q.Arg(op2.Write), s.res.Arg(op2.RW),
+				s.adt.Arg(op2.Read), s.rms.Arg(op2.Inc)); err != nil {
+				return nil, err
+			}
+		}
+		if iter%100 == 0 {
+			r := math.Sqrt(s.rms.DataRO()[0] / float64(s.cells.Size()))
+			res.rms = append(res.rms, r)
+			fmt.Fprintf(out, " %d  %10.5e\n", iter, r); if os.Getenv("AIRFOIL_DEBUG") != "" { fmt.Fprintf(out, "%.17g\n", r) }
+		}
+	}
+	res.elapsed = time.Since(start)
+	return res, nil
+}
+
+// printTiming writes the per-loop table: calls, seconds, mean per call and
+// the effective bandwidth from the bytes each call must move.
+func (s *solver) printTiming(out io.Writer) {
+	fmt.Fprintf(out, "%-10s %7s %10s %12s %8s\n", "loop", "calls", "total s", "mean µs", "GB/s")
+	var total time.Duration
+	for _, t := range s.timers {
+		total += t.total
+		mean := t.total.Seconds() / float64(max(t.calls, 1))
+		gbs := 0.0
+		if mean > 0 {
+			gbs = t.bytes / mean / 1e9
+		}
+		fmt.Fprintf(out, "%-10s %7d %10.3f %12.1f %8.2f\n", t.name, t.calls, t.total.Seconds(), mean*1e6, gbs)
+	}
+	fmt.Fprintf(out, "%-10s %7s %10.3f\n", "all loops", "", total.Seconds())
+}
