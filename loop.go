@@ -41,7 +41,9 @@ func (k *Kernel) parse() (*core.KernelInfo, error) {
 		k.info, k.err = core.ParseKernel(k.c.Source, k.c.Name)
 		if k.err != nil {
 			k.err = fmt.Errorf("op2: kernel %q: %w", k.c.Name, k.err)
+			return
 		}
+		k.c.Params = k.info.Params
 	})
 	return k.info, k.err
 }
@@ -165,8 +167,9 @@ func bind(l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 }
 
 // appendKey appends the loop's signature: everything the generated code
-// depends on (kernel, argument kinds, types, shapes, access modes and the
-// constants it uses), but not which data or set it runs on.
+// depends on (kernel, argument kinds, types, shapes, access modes, which
+// arguments pass the same data, and the constants it uses), but not which
+// data or set it runs on.
 func appendKey(buf []byte, backend string, l *core.Loop) []byte {
 	buf = append(buf, backend...)
 	buf = append(buf, 0)
@@ -177,7 +180,14 @@ func appendKey(buf []byte, backend string, l *core.Loop) []byte {
 		if a.Map != nil {
 			arity = a.Map.Arity
 		}
-		buf = append(buf, byte(a.Kind), byte(a.Data.Type), byte(a.Access))
+		same := i // the first argument passing the same data
+		for j := 0; j < i; j++ {
+			if l.Args[j].Data == a.Data {
+				same = j
+				break
+			}
+		}
+		buf = append(buf, byte(a.Kind), byte(a.Data.Type), byte(a.Access), byte(same))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Data.Dim))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(arity))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Idx))

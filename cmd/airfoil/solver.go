@@ -1,10 +1,10 @@
 package main
 
 import (
-	"os"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"time"
 
 	"github.com/goop2/op2"
@@ -194,7 +194,10 @@ func (s *solver) iterate(niter int, out io.Writer) (*result, error) {
 		if iter%100 == 0 {
 			r := math.Sqrt(s.rms.DataRO()[0] / float64(s.cells.Size()))
 			res.rms = append(res.rms, r)
-			fmt.Fprintf(out, " %d  %10.5e\n", iter, r); if os.Getenv("AIRFOIL_DEBUG") != "" { fmt.Fprintf(out, "%.17g\n", r) }
+			fmt.Fprintf(out, " %d  %10.5e\n", iter, r)
+			if os.Getenv("AIRFOIL_DEBUG") != "" {
+				fmt.Fprintf(out, "%.17g\n", r)
+			}
 		}
 	}
 	res.elapsed = time.Since(start)

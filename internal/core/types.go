@@ -202,6 +202,7 @@ type Kernel struct {
 	Name   string
 	Source string
 	ID     uint64
+	Params []Param // the parameters as read from Source
 }
 
 // ArgKind tells how an argument reaches the kernel.

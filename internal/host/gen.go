@@ -54,22 +54,113 @@ func (g *Gen) Prelude(l *core.Loop) {
 			g.Printf("__attribute__((visibility(\"default\"))) %s %s[%d];\n", c.Type.CName(), c.Name, c.Dim)
 		}
 	}
+	// Declaring the kernel static and always_inline first lets the compiler
+	// fold it into the wrapper's loop (a plain external function in a
+	// shared library would be called, not inlined).
+	g.Printf("\nstatic inline __attribute__((always_inline)) void %s(", l.Kernel.Name)
+	for i, p := range l.Kernel.Params {
+		if i > 0 {
+			g.Printf(", ")
+		}
+		g.Printf("%s", p.Text)
+	}
+	if len(l.Kernel.Params) == 0 {
+		g.Printf("void")
+	}
+	g.Printf(");\n")
 	g.Printf("\n/* user kernel %s */\n%s\n", l.Kernel.Name, l.Kernel.Source)
 	g.Printf("/* end of user kernel */\n\n")
 }
 
-// Decls declares one typed pointer per argument (a<i>) and one map pointer
-// per map argument (m<i>) from the wrapper's pv array.
-func (g *Gen) Decls(l *core.Loop) {
+// Base returns the index of the first argument that passes the same data
+// as argument i. Arguments sharing data share one base pointer in the
+// generated code, which is what lets every base pointer be restrict.
+func Base(l *core.Loop, i int) int {
+	for j := 0; j < i; j++ {
+		if l.Args[j].Data == l.Args[i].Data {
+			return j
+		}
+	}
+	return i
+}
+
+// Range writes the static function that runs the kernel over a range of
+// elements,
+//
+//	static void op2_range(long long first, long long last, <pointers>)
+//
+// whose parameters are one restrict pointer per distinct Dat or Global
+// (d<j>), one per map argument (m<i>) and one per Global reduction (r<i>,
+// the caller's accumulator). Compilers honour restrict on parameters, and
+// it is what lets them vectorise loops that gather through maps; it is
+// valid because arguments passing the same data share one parameter. The
+// function is kept out of line so that the restrict parameters keep their
+// meaning inside OpenMP regions, which outline their bodies.
+func (g *Gen) Range(l *core.Loop) {
+	g.Printf("static __attribute__((noinline)) void op2_range(long long first, long long last")
+	for i := range l.Args {
+		a := &l.Args[i]
+		if Base(l, i) == i {
+			g.Printf(",\n    %s *restrict d%d", a.Data.Type.CName(), i)
+		}
+		if a.Map != nil {
+			g.Printf(",\n    const int *restrict m%d", i)
+		}
+		if IsReduction(a) {
+			g.Printf(",\n    %s *restrict r%d", a.Data.Type.CName(), i)
+		}
+	}
+	g.Printf(")\n{\n")
+	for i := range l.Args {
+		t := l.Args[i].Data.Type.CName()
+		g.Printf("  %s *const a%d = d%d;\n  (void)a%d;\n", t, i, Base(l, i), i)
+	}
+	g.Printf("  for (long long n = first; n < last; n++) {\n")
+	g.ElementBody(l, "n", "    ", func(i int) string { return fmt.Sprintf("r%d", i) })
+	g.Printf("  }\n}\n\n")
+}
+
+// Unpack declares, inside the exported wrapper, the data pointers (d<j>)
+// and map pointers (m<i>) from its pv array.
+func (g *Gen) Unpack(l *core.Loop) {
 	n := len(l.Args)
 	for i := range l.Args {
 		a := &l.Args[i]
-		t := a.Data.Type.CName()
-		g.Printf("  %s *const a%d = (%s *)pv[%d];\n", t, i, t, i)
+		if Base(l, i) == i {
+			t := a.Data.Type.CName()
+			g.Printf("  %s *const d%d = (%s *)pv[%d];\n", t, i, t, i)
+		}
 		if a.Map != nil {
 			g.Printf("  const int *const m%d = (const int *)pv[%d];\n", i, n+i)
 		}
 	}
+}
+
+// RangeCall returns a call of op2_range over [first, last) passing, for
+// each reduction argument i, the accumulator reduce(i).
+func RangeCall(l *core.Loop, first, last string, reduce func(i int) string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "op2_range(%s, %s", first, last)
+	for i := range l.Args {
+		a := &l.Args[i]
+		if Base(l, i) == i {
+			fmt.Fprintf(&b, ", d%d", i)
+		}
+		if a.Map != nil {
+			fmt.Fprintf(&b, ", m%d", i)
+		}
+		if IsReduction(a) {
+			fmt.Fprintf(&b, ", %s", reduce(i))
+		}
+	}
+	b.WriteString(");")
+	return b.String()
+}
+
+// EntryOpen starts the exported wrapper and unpacks its arguments.
+func (g *Gen) EntryOpen(l *core.Loop) {
+	g.Printf("__attribute__((visibility(\"default\")))\nvoid %s(const long long *iv, void *const *pv)\n{\n", EntryPoint)
+	g.Unpack(l)
 }
 
 // IsReduction reports whether argument a is a Global reduction.
@@ -78,15 +169,53 @@ func IsReduction(a *core.Arg) bool { return a.Kind == core.ArgGlobal && a.Access
 // ElementBody writes the statements that run the kernel for element idx
 // (a C expression). reduce(i) names the local accumulator of reduction
 // argument i.
+//
+// Data read through a map is copied into a local array first and data
+// incremented through a map is accumulated in a zeroed local array that is
+// added back after the call, as OP2 does. With the kernel inlined, the
+// locals become registers and the reads become plain indexed loads, which
+// the compiler can vectorise as gathers; RW and WRITE through a map get a
+// pointer into the dat.
 func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) string) {
 	for i := range l.Args {
 		a := &l.Args[i]
-		if a.Kind == core.ArgVector {
-			g.Printf("%s%s *v%d[%d];\n", indent, a.Data.Type.CName(), i, a.Map.Arity)
-			for k := 0; k < a.Map.Arity; k++ {
-				g.Printf("%sv%d[%d] = a%d + (ptrdiff_t)m%d[(ptrdiff_t)(%s) * %d + %d] * %d;\n",
-					indent, i, k, i, i, idx, a.Map.Arity, k, a.Data.Dim)
+		t, dim := a.Data.Type.CName(), a.Data.Dim
+		switch a.Kind {
+		case core.ArgIndirect:
+			g.Printf("%sconst ptrdiff_t j%d = (ptrdiff_t)m%d[(ptrdiff_t)(%s) * %d + %d] * %d;\n", indent, i, i, idx, a.Map.Arity, a.Idx, dim)
+			switch a.Access {
+			case core.Read:
+				g.Printf("%s%s l%d[%d];\n", indent, t, i, dim)
+				g.copyIn(indent, fmt.Sprintf("l%d", i), fmt.Sprintf("a%d", i), fmt.Sprintf("j%d", i), dim)
+			case core.Inc:
+				g.Printf("%s%s l%d[%d] = {0};\n", indent, t, i, dim)
 			}
+		case core.ArgVector:
+			ar := a.Map.Arity
+			for c := 0; c < ar; c++ {
+				g.Printf("%sconst ptrdiff_t j%d_%d = (ptrdiff_t)m%d[(ptrdiff_t)(%s) * %d + %d] * %d;\n", indent, i, c, i, idx, ar, c, dim)
+			}
+			switch a.Access {
+			case core.Read:
+				g.Printf("%s%s l%d[%d][%d];\n", indent, t, i, ar, dim)
+				for c := 0; c < ar; c++ {
+					g.copyIn(indent, fmt.Sprintf("l%d[%d]", i, c), fmt.Sprintf("a%d", i), fmt.Sprintf("j%d_%d", i, c), dim)
+				}
+			case core.Inc:
+				g.Printf("%s%s l%d[%d][%d] = {{0}};\n", indent, t, i, ar, dim)
+			}
+			g.Printf("%s%s *v%d[%d] = {", indent, t, i, ar)
+			for c := 0; c < ar; c++ {
+				if c > 0 {
+					g.Printf(", ")
+				}
+				if a.Access == core.Read || a.Access == core.Inc {
+					g.Printf("l%d[%d]", i, c)
+				} else {
+					g.Printf("a%d + j%d_%d", i, i, c)
+				}
+			}
+			g.Printf("};\n")
 		}
 	}
 	g.Printf("%s%s(", indent, l.Kernel.Name)
@@ -100,7 +229,11 @@ func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 		case core.ArgDirect:
 			g.Printf("a%d + (ptrdiff_t)(%s) * %d", i, idx, a.Data.Dim)
 		case core.ArgIndirect:
-			g.Printf("a%d + (ptrdiff_t)m%d[(ptrdiff_t)(%s) * %d + %d] * %d", i, i, idx, a.Map.Arity, a.Idx, a.Data.Dim)
+			if a.Access == core.Read || a.Access == core.Inc {
+				g.Printf("l%d", i)
+			} else {
+				g.Printf("a%d + j%d", i, i)
+			}
 		case core.ArgVector:
 			g.Printf("v%d", i)
 		case core.ArgGlobal:
@@ -113,6 +246,35 @@ func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 		g.Printf(")")
 	}
 	g.Printf(");\n")
+	for i := range l.Args {
+		a := &l.Args[i]
+		if a.Access != core.Inc {
+			continue
+		}
+		switch a.Kind {
+		case core.ArgIndirect:
+			for k := 0; k < a.Data.Dim; k++ {
+				g.Printf("%sa%d[j%d + %d] += l%d[%d];\n", indent, i, i, k, i, k)
+			}
+		case core.ArgVector:
+			for c := 0; c < a.Map.Arity; c++ {
+				for k := 0; k < a.Data.Dim; k++ {
+					g.Printf("%sa%d[j%d_%d + %d] += l%d[%d][%d];\n", indent, i, i, c, k, i, c, k)
+				}
+			}
+		}
+	}
+}
+
+// copyIn writes the statements copying dim values from src[off...] to dst.
+func (g *Gen) copyIn(indent, dst, src, off string, dim int) {
+	if dim <= 16 {
+		for k := 0; k < dim; k++ {
+			g.Printf("%s%s[%d] = %s[%s + %d];\n", indent, dst, k, src, off, k)
+		}
+		return
+	}
+	g.Printf("%sfor (int k = 0; k < %d; k++) %s[k] = %s[%s + k];\n", indent, dim, dst, src, off)
 }
 
 // Combine writes the statement folding value src into accumulator dst for a

@@ -13,8 +13,8 @@ package openmp
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
 	"runtime"
-	"strconv"
 	"sync"
 	"unsafe"
 
@@ -75,10 +75,10 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 	var g host.Gen
 	g.Prelude(l)
 	g.Printf("#include <omp.h>\n\n")
-	g.Printf("__attribute__((visibility(\"default\")))\nvoid %s(const long long *iv, void *const *pv)\n{\n", host.EntryPoint)
+	g.Range(l)
+	g.EntryOpen(l)
 	g.Printf("  const long long start = iv[%d], end = iv[%d];\n", host.IvStart, host.IvEnd)
 	g.Printf("  const int nthreads = (int)iv[%d];\n", host.IvThreads)
-	g.Decls(l)
 	coloured := l.NeedsColouring()
 	nargs := len(l.Args)
 	if coloured {
@@ -87,7 +87,7 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 		g.Printf("  const int *const offset = (const int *)pv[%d];\n", 2*nargs+pvOffset)
 		g.Printf("  const int *const nelems = (const int *)pv[%d];\n", 2*nargs+pvNElems)
 		g.Printf("  const int *const coloff = (const int *)pv[%d];\n", 2*nargs+pvColOffset)
-		g.Printf("  (void)start;\n")
+		g.Printf("  (void)start; (void)end;\n")
 	}
 	// Per-thread partial results, one cache line apart.
 	stride := func(a *core.Arg) int {
@@ -101,50 +101,38 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 			continue
 		}
 		reductions = append(reductions, i)
-		t := a.Data.Type.CName()
-		init := fmt.Sprintf("a%d[k]", i)
+		init := fmt.Sprintf("d%d[k]", host.Base(l, i))
 		if a.Access == core.Inc {
 			init = "0"
 		}
-		g.Printf("  %s part%d[nthreads * %d] __attribute__((aligned(64)));\n", t, i, stride(a))
+		g.Printf("  %s part%d[nthreads * %d] __attribute__((aligned(64)));\n", a.Data.Type.CName(), i, stride(a))
 		g.Printf("  for (int t = 0; t < nthreads; t++)\n    for (int k = 0; k < %d; k++) part%d[t * %d + k] = %s;\n",
 			a.Data.Dim, i, stride(a), init)
 	}
+	reduce := func(i int) string { return fmt.Sprintf("part%d + tid * %d", i, stride(&l.Args[i])) }
+
 	// The work of one thread. With one thread it runs without a parallel
-	// region: the orphaned worksharing loops then bind to a team of one,
+	// region: the orphaned worksharing loop then binds to a team of one,
 	// which costs far less than starting a region.
 	var r host.Gen
 	r.Printf("    const int tid = omp_get_thread_num();\n    (void)tid;\n")
-	for _, i := range reductions {
-		a := &l.Args[i]
-		r.Printf("    %s r%d[%d];\n    for (int k = 0; k < %d; k++) r%d[k] = part%d[tid * %d + k];\n",
-			a.Data.Type.CName(), i, a.Data.Dim, a.Data.Dim, i, i, stride(a))
-	}
-	reduce := func(i int) string { return "r" + strconv.Itoa(i) }
 	if coloured {
 		r.Printf("    for (int c = 0; c < ncolors; c++) {\n")
 		r.Printf("      #pragma omp for schedule(static)\n")
 		r.Printf("      for (int b = coloff[c]; b < coloff[c + 1]; b++) {\n")
 		r.Printf("        const int blk = blkmap[b];\n")
-		r.Printf("        const long long first = offset[blk], last = first + nelems[blk];\n")
-		r.Printf("        for (long long n = first; n < last; n++) {\n")
-		r.ElementBody(l, "n", "          ", reduce)
-		r.Printf("        }\n      }\n    }\n")
+		r.Printf("        %s\n", host.RangeCall(l, "offset[blk]", "(long long)offset[blk] + nelems[blk]", reduce))
+		r.Printf("      }\n    }\n")
 	} else {
-		r.Printf("    #pragma omp for schedule(static)\n")
-		r.Printf("    for (long long n = start; n < end; n++) {\n")
-		r.ElementBody(l, "n", "      ", reduce)
-		r.Printf("    }\n")
-	}
-	for _, i := range reductions {
-		a := &l.Args[i]
-		r.Printf("    for (int k = 0; k < %d; k++) part%d[tid * %d + k] = r%d[k];\n", a.Data.Dim, i, stride(a), i)
+		r.Printf("    const int nt = omp_get_num_threads();\n")
+		r.Printf("    const long long len = end - start;\n")
+		r.Printf("    %s\n", host.RangeCall(l, "start + len * tid / nt", "start + len * (tid + 1) / nt", reduce))
 	}
 	g.Printf("  if (nthreads > 1) {\n    #pragma omp parallel num_threads(nthreads)\n    {\n%s    }\n  } else {\n%s  }\n", r.String(), r.String())
 	for _, i := range reductions {
 		a := &l.Args[i]
 		g.Printf("  for (int t = 0; t < nthreads; t++)\n    for (int k = 0; k < %d; k++) { %s }\n",
-			a.Data.Dim, host.Combine(a.Access, fmt.Sprintf("a%d[k]", i), fmt.Sprintf("part%d[t * %d + k]", i, stride(a))))
+			a.Data.Dim, host.Combine(a.Access, fmt.Sprintf("d%d[k]", host.Base(l, i)), fmt.Sprintf("part%d[t * %d + k]", i, stride(a))))
 	}
 	g.Printf("}\n")
 	return g.String(), nil
@@ -160,6 +148,16 @@ func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 		return nil, err
 	}
 	return &program{Program: p, b: b, coloured: l.NeedsColouring(), inds: make([]int, len(l.Args))}, nil
+}
+
+// hostBlockSize is the block size used when none is configured. On a CPU a
+// block needs no staging memory, so blocks are made large: large blocks need
+// fewer colours and keep each colour's data together in cache (measured on
+// Airfoil's res_calc: 7.5 ms per call with 8192-element blocks, 13.9 ms with
+// OP2's 256). Each thread still gets several blocks per colour.
+func hostBlockSize(n, threads int) int {
+	bs := n / (16 * threads)
+	return min(max(bs, 256), 8192)
 }
 
 // serialBelow is the set size under which a loop runs on one thread.
@@ -233,9 +231,13 @@ func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
 			nind++
 		}
 	}
+	bs := p.b.blockSize
+	if bs == 0 {
+		bs = hostBlockSize(l.IterEnd(), p.b.threads)
+	}
 	k := p.key[:0]
 	k = binary.LittleEndian.AppendUint64(k, l.Set.ID)
-	k = binary.LittleEndian.AppendUint64(k, uint64(p.b.blockSize))
+	k = binary.LittleEndian.AppendUint64(k, uint64(bs))
 	for i := range l.Args {
 		a := &l.Args[i]
 		if a.Map == nil {
@@ -260,7 +262,15 @@ func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
 	pp, ok := p.b.plans[string(k)]
 	if !ok {
 		in := plan.Input{Core: l.Set.Core, Owned: l.Set.Owned, Exec: l.Set.Exec, NInds: nind,
-			IndSetSize: make([]int, nind), BlockSize: p.b.blockSize}
+			IndSetSize: make([]int, nind), BlockSize: bs}
+		// One dat modified through two different maps is two datasets
+		// for staging but one array for colouring.
+		in.Conflict = make([]int, nind)
+		for i := range l.Args {
+			if d := p.inds[i]; d >= 0 {
+				in.Conflict[d] = p.inds[host.Base(l, i)]
+			}
+		}
 		for i := range l.Args {
 			a := &l.Args[i]
 			arg := plan.Arg{Ind: p.inds[i], Idx: a.Idx, ElemBytes: a.Data.Dim * a.Data.Type.Size()}
@@ -282,6 +292,9 @@ func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
 			if err := built.Check(in); err != nil {
 				return nil, fmt.Errorf("op2: %s: execution plan check failed: %w", l.Name(), err)
 			}
+		}
+		if os.Getenv("OP2_DEBUG_PLAN") != "" {
+			fmt.Fprintf(os.Stderr, "plan %s: blocks %d size %d colours %d\n", l.Name(), built.NBlocks, built.BlockSize, built.NColors)
 		}
 		pp = &pinnedPlan{p: built}
 		for _, s := range [][]int32{built.BlkMap, built.Offset, built.NElems, built.ColOffset} {

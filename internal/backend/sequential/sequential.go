@@ -4,6 +4,7 @@
 package sequential
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/goop2/op2/internal/core"
@@ -32,23 +33,21 @@ func (b *backend) Name() string { return Name }
 func (b *backend) Generate(l *core.Loop) (string, error) {
 	var g host.Gen
 	g.Prelude(l)
-	g.Printf("__attribute__((visibility(\"default\")))\nvoid %s(const long long *iv, void *const *pv)\n{\n", host.EntryPoint)
-	g.Printf("  const long long start = iv[%d], end = iv[%d];\n", host.IvStart, host.IvEnd)
-	g.Decls(l)
+	g.Range(l)
+	g.EntryOpen(l)
 	for i := range l.Args {
 		a := &l.Args[i]
 		if host.IsReduction(a) {
 			t := a.Data.Type.CName()
-			g.Printf("  %s r%d[%d];\n  for (int k = 0; k < %d; k++) r%d[k] = a%d[k];\n", t, i, a.Data.Dim, a.Data.Dim, i, i)
+			g.Printf("  %s r%d[%d];\n  for (int k = 0; k < %d; k++) r%d[k] = d%d[k];\n", t, i, a.Data.Dim, a.Data.Dim, i, host.Base(l, i))
 		}
 	}
-	g.Printf("  for (long long n = start; n < end; n++) {\n")
-	g.ElementBody(l, "n", "    ", func(i int) string { return "r" + strconv.Itoa(i) })
-	g.Printf("  }\n")
+	g.Printf("  %s\n", host.RangeCall(l, fmt.Sprintf("iv[%d]", host.IvStart), fmt.Sprintf("iv[%d]", host.IvEnd),
+		func(i int) string { return "r" + strconv.Itoa(i) }))
 	for i := range l.Args {
 		a := &l.Args[i]
 		if host.IsReduction(a) {
-			g.Printf("  for (int k = 0; k < %d; k++) a%d[k] = r%d[k];\n", a.Data.Dim, i, i)
+			g.Printf("  for (int k = 0; k < %d; k++) d%d[k] = r%d[k];\n", a.Data.Dim, host.Base(l, i), i)
 		}
 	}
 	g.Printf("}\n")
