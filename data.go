@@ -3,7 +3,6 @@ package op2
 import (
 	"fmt"
 	"reflect"
-	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -40,9 +39,7 @@ func pinned[T any, O any](owner *O, n int) []T {
 		return []T{}
 	}
 	buf := make([]T, n)
-	p := new(runtime.Pinner)
-	p.Pin(&buf[0])
-	runtime.AddCleanup(owner, func(p *runtime.Pinner) { p.Unpin() }, p)
+	core.KeepPinned(owner, &buf[0])
 	return buf
 }
 

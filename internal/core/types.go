@@ -6,6 +6,7 @@ package core
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 )
@@ -287,4 +288,16 @@ func (l *Loop) IterEnd() int {
 		return l.Set.Exec
 	}
 	return l.Set.Owned
+}
+
+// KeepPinned pins the objects that ptrs point to, so that their addresses
+// may be stored in C memory, for as long as owner is reachable; when owner
+// is collected they are unpinned. The pinned objects stay ordinary Go
+// memory: slices of them remain valid after owner is gone.
+func KeepPinned[O any](owner *O, ptrs ...any) {
+	p := new(runtime.Pinner)
+	for _, x := range ptrs {
+		p.Pin(x)
+	}
+	runtime.AddCleanup(owner, func(p *runtime.Pinner) { p.Unpin() }, p)
 }

@@ -11,6 +11,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
@@ -58,6 +59,10 @@ func NewProgram(cc *jit.Compiler, l *core.Loop, src string, extraPtrs int, extra
 	np := 2*len(l.Args) + extraPtrs
 	p.pv = unsafe.Slice((*unsafe.Pointer)(C.calloc(C.size_t(np+1), C.size_t(unsafe.Sizeof(unsafe.Pointer(nil))))), np+1)[:np]
 	p.iv = unsafe.Slice((*C.longlong)(C.calloc(C.size_t(IvCount+8), 8)), IvCount+8)
+	runtime.AddCleanup(p, func(mem [2]unsafe.Pointer) {
+		C.free(mem[0])
+		C.free(mem[1])
+	}, [2]unsafe.Pointer{unsafe.Pointer(unsafe.SliceData(p.pv)), unsafe.Pointer(unsafe.SliceData(p.iv))})
 	return p, nil
 }
 

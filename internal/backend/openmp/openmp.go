@@ -52,11 +52,10 @@ type backend struct {
 }
 
 // pinnedPlan is a plan whose arrays are pinned so that their addresses can
-// sit in the wrapper's C argument array. Plans stay cached for the life of
-// the process, so the pins are never released.
+// sit in the wrapper's C argument array, for as long as the pinnedPlan is
+// reachable (it is cached by its backend).
 type pinnedPlan struct {
-	p   *plan.Plan
-	pin runtime.Pinner
+	p *plan.Plan
 }
 
 // Plan pointers appended to the wrapper's pv array.
@@ -268,7 +267,11 @@ func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
 		in.Conflict = make([]int, nind)
 		for i := range l.Args {
 			if d := p.inds[i]; d >= 0 {
-				in.Conflict[d] = p.inds[host.Base(l, i)]
+				j := 0 // the first argument with the same dat through a map
+				for l.Args[j].Data != l.Args[i].Data || p.inds[j] < 0 {
+					j++
+				}
+				in.Conflict[d] = p.inds[j]
 			}
 		}
 		for i := range l.Args {
@@ -297,11 +300,13 @@ func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
 			fmt.Fprintf(os.Stderr, "plan %s: blocks %d size %d colours %d\n", l.Name(), built.NBlocks, built.BlockSize, built.NColors)
 		}
 		pp = &pinnedPlan{p: built}
+		var ptrs []any
 		for _, s := range [][]int32{built.BlkMap, built.Offset, built.NElems, built.ColOffset} {
 			if len(s) > 0 {
-				pp.pin.Pin(&s[0])
+				ptrs = append(ptrs, &s[0])
 			}
 		}
+		core.KeepPinned(pp, ptrs...)
 		p.b.plans[string(k)] = pp
 	}
 	p.last = pp
