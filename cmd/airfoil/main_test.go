@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// reference is OP2's exact output for 1000 iterations on the reference mesh.
+var reference = []string{
+	" 100  5.02186e-04",
+	" 200  3.41746e-04",
+	" 300  2.63430e-04",
+	" 400  2.16288e-04",
+	" 500  1.84659e-04",
+	" 600  1.60866e-04",
+	" 700  1.42253e-04",
+	" 800  1.27627e-04",
+	" 900  1.15810e-04",
+	" 1000  1.06011e-04",
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "goop2-airfoil-cache-")
+	if err != nil {
+		panic(err)
+	}
+	if os.Getenv("OP2_CACHE_DIR") == "" {
+		os.Setenv("OP2_CACHE_DIR", dir)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func TestReferenceOutputOpenMP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1000 iterations on the 720 000-cell mesh: skipped in -short mode")
+	}
+	var out bytes.Buffer
+	if _, err := run(options{backend: "openmp", iters: 1000, ni: 400, nj: 600}, &out); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join(reference, "\n") + "\nThis test is considered PASSED\n"
+	if out.String() != want {
+		t.Errorf("output differs from OP2's reference:\n got:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
+func TestReferenceFirstLinesSequential(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100 iterations on the 720 000-cell mesh: skipped in -short mode")
+	}
+	var out bytes.Buffer
+	if _, err := run(options{backend: "sequential", iters: 100, ni: 400, nj: 600}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != reference[0]+"\n" {
+		t.Errorf("output %q, want %q", got, reference[0]+"\n")
+	}
+}
+
+// TestSmallMeshEveryBackend runs a small generated mesh on every backend
+// and thread count and compares the rms history and the final solution
+// with the sequential run.
+func TestSmallMeshEveryBackend(t *testing.T) {
+	base := options{iters: 300, ni: 40, nj: 60}
+	seq := base
+	seq.backend = "sequential"
+	var sink bytes.Buffer
+	want, err := run(seq, &sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.rms) != 3 || !(want.rms[0] > 0) {
+		t.Fatalf("sequential rms history %v", want.rms)
+	}
+	for _, threads := range []int{1, 2, 3} {
+		o := base
+		o.backend, o.threads = "openmp", threads
+		got, err := run(o, &sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want.rms {
+			if math.Abs(got.rms[i]-want.rms[i]) > 1e-10*want.rms[i] {
+				t.Errorf("openmp %d threads: rms[%d] = %.17g, sequential %.17g", threads, i, got.rms[i], want.rms[i])
+			}
+		}
+		for i := range want.q {
+			if !close(got.q[i], want.q[i], 1e-9) {
+				t.Fatalf("openmp %d threads: q[%d] = %.17g, sequential %.17g", threads, i, got.q[i], want.q[i])
+			}
+		}
+	}
+}
+
+// close compares with a tolerance relative to the larger magnitude, or to
+// 1 for values near zero (q's components are of order 1).
+func close(a, b, tol float64) bool {
+	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
+
+// TestMeshFileRoundTrip writes the built-in mesh with -write-mesh (and
+// -iters 0, which does nothing else), reads it back with -mesh, and checks
+// the results match the built-in mesh exactly; -dump-q writes OP2's format.
+func TestMeshFileRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	meshFile := filepath.Join(dir, "grid.dat.gz")
+	var out bytes.Buffer
+	if _, err := run(options{iters: 0, ni: 20, nj: 30, writeMesh: meshFile}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("-iters 0 printed %q", out.String())
+	}
+	builtin, err := run(options{backend: "sequential", iters: 100, ni: 20, nj: 30}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump := filepath.Join(dir, "q.dat")
+	fromFile, err := run(options{backend: "sequential", iters: 100, meshPath: meshFile, dumpQ: dump}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if builtin.rms[0] != fromFile.rms[0] {
+		t.Errorf("rms from the file %.17g, built-in %.17g", fromFile.rms[0], builtin.rms[0])
+	}
+	b, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ncell := 3 * 20 * 30
+	if len(b) != 8+ncell*4*8 || binary.LittleEndian.Uint32(b) != uint32(ncell) || binary.LittleEndian.Uint32(b[4:]) != 4 {
+		t.Fatalf("dump: %d bytes, header %d %d", len(b), binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]))
+	}
+	for i, want := range fromFile.q {
+		if got := math.Float64frombits(binary.LittleEndian.Uint64(b[8+8*i:])); got != want {
+			t.Fatalf("dump value %d = %v, want %v", i, got, want)
+		}
+	}
+}
+
+func TestBadMeshFile(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.dat")
+	if err := os.WriteFile(bad, []byte(" 4 1 0 0 \n 0.0 0.0 \n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := run(options{iters: 1, meshPath: bad}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Errorf("error %v, want one naming line 3", err)
+	}
+}
