@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/airfoil"
 	"github.com/goop2/op2/mesh"
 )
 
@@ -97,16 +98,16 @@ func run(o options, out io.Writer) (*result, error) {
 	if o.iters == 0 {
 		return &result{}, nil
 	}
-	s, err := newSolver(m)
+	s, err := airfoil.New(m)
 	if err != nil {
 		return nil, err
 	}
-	defer s.close()
-	res, err := s.iterate(o.iters, out)
+	defer s.Close()
+	rms, elapsed, err := s.Iterate(o.iters, out)
 	if err != nil {
 		return nil, err
 	}
-	res.q = s.q.Data()
+	res := &result{rms: rms, q: s.Q(), elapsed: elapsed}
 	if o.iters == 1000 && m.NCell == referenceCells {
 		final := res.rms[len(res.rms)-1]
 		diff := 100*final/referenceRMS - 100
@@ -121,7 +122,7 @@ func run(o options, out io.Writer) (*result, error) {
 	}
 	if o.timing {
 		fmt.Fprintf(out, "\nbackend %s, %d iterations, %.3f s\n", op2.Backend(), o.iters, res.elapsed.Seconds())
-		s.printTiming(out)
+		s.PrintTiming(out)
 	}
 	if o.dumpQ != "" {
 		if err := writeDat(o.dumpQ, res.q, 4); err != nil {

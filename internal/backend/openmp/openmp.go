@@ -149,14 +149,26 @@ func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 	return &program{Program: p, b: b, coloured: l.NeedsColouring(), inds: make([]int, len(l.Args))}, nil
 }
 
-// hostBlockSize is the block size used when none is configured. On a CPU a
-// block needs no staging memory, so blocks are made large: large blocks need
-// fewer colours and keep each colour's data together in cache (measured on
-// Airfoil's res_calc: 7.5 ms per call with 8192-element blocks, 13.9 ms with
-// OP2's 256). Each thread still gets several blocks per colour.
-func hostBlockSize(n, threads int) int {
-	bs := n / (16 * threads)
-	return min(max(bs, 256), 8192)
+// build builds the plan. With a configured block size it uses that; else it
+// chooses one for a CPU. A host thread needs no staging memory, so blocks
+// start large: large blocks need fewer colours and keep each colour's data
+// together in cache (measured on Airfoil's res_calc: 7.5 ms per call with
+// 8192-element blocks, 13.9 ms with OP2's 256). But when the mesh has little
+// locality large blocks all conflict and the colours serialise the loop, so
+// the size is quartered until every colour has, on average, work for all
+// threads (four blocks per thread), down to 256.
+func (b *backend) build(in plan.Input, n int) (*plan.Plan, error) {
+	if in.BlockSize > 0 {
+		return plan.Build(in)
+	}
+	in.BlockSize = min(max(n/(16*b.threads), 256), 8192)
+	for {
+		pl, err := plan.Build(in)
+		if err != nil || in.BlockSize <= 256 || pl.NBlocks >= 4*b.threads*pl.NColors {
+			return pl, err
+		}
+		in.BlockSize = max(in.BlockSize/4, 256)
+	}
 }
 
 // serialBelow is the set size under which a loop runs on one thread.
@@ -230,13 +242,9 @@ func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
 			nind++
 		}
 	}
-	bs := p.b.blockSize
-	if bs == 0 {
-		bs = hostBlockSize(l.IterEnd(), p.b.threads)
-	}
 	k := p.key[:0]
 	k = binary.LittleEndian.AppendUint64(k, l.Set.ID)
-	k = binary.LittleEndian.AppendUint64(k, uint64(bs))
+	k = binary.LittleEndian.AppendUint64(k, uint64(p.b.blockSize))
 	for i := range l.Args {
 		a := &l.Args[i]
 		if a.Map == nil {
@@ -261,7 +269,7 @@ func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
 	pp, ok := p.b.plans[string(k)]
 	if !ok {
 		in := plan.Input{Core: l.Set.Core, Owned: l.Set.Owned, Exec: l.Set.Exec, NInds: nind,
-			IndSetSize: make([]int, nind), BlockSize: bs}
+			IndSetSize: make([]int, nind), BlockSize: p.b.blockSize}
 		// One dat modified through two different maps is two datasets
 		// for staging but one array for colouring.
 		in.Conflict = make([]int, nind)
@@ -287,7 +295,7 @@ func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
 			}
 			in.Args = append(in.Args, arg)
 		}
-		built, err := plan.Build(in)
+		built, err := p.b.build(in, l.IterEnd())
 		if err != nil {
 			return nil, fmt.Errorf("op2: %s: building the execution plan: %w", l.Name(), err)
 		}

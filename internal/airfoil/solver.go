@@ -1,10 +1,12 @@
-package main
+// Package airfoil is OP2's Airfoil benchmark written against GoOP2: the
+// problem's sets, maps, data and constants, its five C kernels and the
+// time-marching driver. cmd/airfoil and cmd/op2bench run it.
+package airfoil
 
 import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"time"
 
 	"github.com/goop2/op2"
@@ -21,8 +23,8 @@ var (
 	qinfValue = []float64{1, 0.47328638567047632, 0, 2.6120001504421322}
 )
 
-// solver holds the Airfoil problem declared to GoOP2.
-type solver struct {
+// Solver holds the Airfoil problem declared to GoOP2.
+type Solver struct {
 	nodes, edges, bedges, cells    *op2.Set
 	pedge, pecell, pbedge, pbecell *op2.Map
 	pcell                          *op2.Map
@@ -35,19 +37,21 @@ type solver struct {
 
 	saveSoln, adtCalc, resCalc, bresCalc, update *op2.Kernel
 
-	timers [5]loopTimer
+	timers [5]LoopTimer
 }
 
-// loopTimer accumulates the time spent in one kernel's loops.
-type loopTimer struct {
-	name  string
-	calls int
-	total time.Duration
-	bytes float64 // data moved by one call, at least once each
+// LoopTimer accumulates the time spent in one kernel's loops.
+type LoopTimer struct {
+	Name  string
+	Calls int
+	Total time.Duration
+	Bytes float64 // data one call must move: each array it touches once (twice if read and written), and its maps
 }
 
-func newSolver(m *mesh.Mesh) (*solver, error) {
-	s := &solver{}
+// New declares the problem on mesh m: every set, map, dat and constant,
+// with q initialised to the free stream. Close withdraws the constants.
+func New(m *mesh.Mesh) (*Solver, error) {
+	s := &Solver{}
 	var err error
 	set := func(n int, name string) *op2.Set {
 		if err != nil {
@@ -114,7 +118,7 @@ func newSolver(m *mesh.Mesh) (*solver, error) {
 	s.eps = cst([]float64{epsValue}, "eps")
 	s.qinf = cst(qinfValue, "qinf")
 	if err != nil {
-		s.close()
+		s.Close()
 		return nil, err
 	}
 	s.saveSoln = op2.NewKernel(saveSolnSrc, "save_soln")
@@ -126,18 +130,18 @@ func newSolver(m *mesh.Mesh) (*solver, error) {
 	// Bytes each loop must move at least: every array it touches once
 	// (twice when read and written), plus the maps it uses.
 	nc, nn, ne, nb := float64(m.NCell), float64(m.NNode), float64(m.NEdge), float64(m.NBedge)
-	s.timers = [5]loopTimer{
-		{name: "save_soln", bytes: nc * (32 + 32)},
-		{name: "adt_calc", bytes: nn*16 + nc*16 + nc*32 + nc*8},
-		{name: "res_calc", bytes: nn*16 + ne*8 + ne*8 + nc*32 + nc*8 + nc*64},
-		{name: "bres_calc", bytes: nb * (8 + 4 + 4 + 4 + 2*16 + 32 + 8 + 64)},
-		{name: "update", bytes: nc * (32 + 32 + 64 + 8)},
+	s.timers = [5]LoopTimer{
+		{Name: "save_soln", Bytes: nc * (32 + 32)},
+		{Name: "adt_calc", Bytes: nn*16 + nc*16 + nc*32 + nc*8},
+		{Name: "res_calc", Bytes: nn*16 + ne*8 + ne*8 + nc*32 + nc*8 + nc*64},
+		{Name: "bres_calc", Bytes: nb * (8 + 4 + 4 + 4 + 2*16 + 32 + 8 + 64)},
+		{Name: "update", Bytes: nc * (32 + 32 + 64 + 8)},
 	}
 	return s, nil
 }
 
-// close withdraws the constants so another solver can declare them.
-func (s *solver) close() {
+// Close withdraws the constants so that another Solver can declare them.
+func (s *Solver) Close() {
 	for _, c := range []*op2.Const[float64]{s.gam, s.gm1, s.cfl, s.eps, s.qinf} {
 		if c != nil {
 			c.Remove()
@@ -146,77 +150,83 @@ func (s *solver) close() {
 }
 
 // loop runs one par_loop and charges its time to timer t.
-func (s *solver) loop(t int, k *op2.Kernel, set *op2.Set, args ...op2.Arg) error {
+func (s *Solver) loop(t int, k *op2.Kernel, set *op2.Set, args ...op2.Arg) error {
 	start := time.Now()
 	err := op2.ParLoop(k, set, args...)
-	s.timers[t].total += time.Since(start)
-	s.timers[t].calls++
+	s.timers[t].Total += time.Since(start)
+	s.timers[t].Calls++
 	return err
 }
 
-// iterate runs the time-marching loop, printing the rms every 100 iterations.
-func (s *solver) iterate(niter int, out io.Writer) (*result, error) {
-	res := &result{}
+// Iterate runs niter iterations of the time-marching loop, printing the
+// rms change of the solution every 100 iterations in OP2's format. It
+// returns the printed rms values and the wall time of the loop.
+func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.Duration, err error) {
 	rmsv := s.rms.Data()
 	start := time.Now()
 	for iter := 1; iter <= niter; iter++ {
 		if err := s.loop(0, s.saveSoln, s.cells, s.q.Arg(op2.Read), s.qold.Arg(op2.Write)); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		for k := 0; k < 2; k++ {
 			if err := s.loop(1, s.adtCalc, s.cells,
 				s.x.ArgMap(op2.Read, s.pcell, 0), s.x.ArgMap(op2.Read, s.pcell, 1),
 				s.x.ArgMap(op2.Read, s.pcell, 2), s.x.ArgMap(op2.Read, s.pcell, 3),
 				s.q.Arg(op2.Read), s.adt.Arg(op2.Write)); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			if err := s.loop(2, s.resCalc, s.edges,
 				s.x.ArgMap(op2.Read, s.pedge, 0), s.x.ArgMap(op2.Read, s.pedge, 1),
 				s.q.ArgMap(op2.Read, s.pecell, 0), s.q.ArgMap(op2.Read, s.pecell, 1),
 				s.adt.ArgMap(op2.Read, s.pecell, 0), s.adt.ArgMap(op2.Read, s.pecell, 1),
 				s.res.ArgMap(op2.Inc, s.pecell, 0), s.res.ArgMap(op2.Inc, s.pecell, 1)); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			if err := s.loop(3, s.bresCalc, s.bedges,
 				s.x.ArgMap(op2.Read, s.pbedge, 0), s.x.ArgMap(op2.Read, s.pbedge, 1),
 				s.q.ArgMap(op2.Read, s.pbecell, 0), s.adt.ArgMap(op2.Read, s.pbecell, 0),
 				s.res.ArgMap(op2.Inc, s.pbecell, 0), s.bound.Arg(op2.Read)); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			rmsv = s.rms.Data()
 			rmsv[0] = 0
 			if err := s.loop(4, s.update, s.cells,
 				s.qold.Arg(op2.Read), s.q.Arg(op2.Write), s.res.Arg(op2.RW),
 				s.adt.Arg(op2.Read), s.rms.Arg(op2.Inc)); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		}
 		if iter%100 == 0 {
 			r := math.Sqrt(s.rms.DataRO()[0] / float64(s.cells.Size()))
-			res.rms = append(res.rms, r)
+			rms = append(rms, r)
 			fmt.Fprintf(out, " %d  %10.5e\n", iter, r)
-			if os.Getenv("AIRFOIL_DEBUG") != "" {
-				fmt.Fprintf(out, "%.17g\n", r)
-			}
 		}
 	}
-	res.elapsed = time.Since(start)
-	return res, nil
+	return rms, time.Since(start), nil
 }
 
-// printTiming writes the per-loop table: calls, seconds, mean per call and
+// Q returns the solution (4 values per cell).
+func (s *Solver) Q() []float64 { return s.q.DataRO() }
+
+// Cells is the number of cells.
+func (s *Solver) Cells() int { return s.cells.Size() }
+
+// Timers returns the per-loop times accumulated so far.
+func (s *Solver) Timers() []LoopTimer { return append([]LoopTimer(nil), s.timers[:]...) }
+
+// PrintTiming writes the per-loop table: calls, seconds, mean per call and
 // the effective bandwidth from the bytes each call must move.
-func (s *solver) printTiming(out io.Writer) {
+func (s *Solver) PrintTiming(out io.Writer) {
 	fmt.Fprintf(out, "%-10s %7s %10s %12s %8s\n", "loop", "calls", "total s", "mean µs", "GB/s")
 	var total time.Duration
 	for _, t := range s.timers {
-		total += t.total
-		mean := t.total.Seconds() / float64(max(t.calls, 1))
+		total += t.Total
+		mean := t.Total.Seconds() / float64(max(t.Calls, 1))
 		gbs := 0.0
 		if mean > 0 {
-			gbs = t.bytes / mean / 1e9
+			gbs = t.Bytes / mean / 1e9
 		}
-		fmt.Fprintf(out, "%-10s %7d %10.3f %12.1f %8.2f\n", t.name, t.calls, t.total.Seconds(), mean*1e6, gbs)
+		fmt.Fprintf(out, "%-10s %7d %10.3f %12.1f %8.2f\n", t.Name, t.Calls, t.Total.Seconds(), mean*1e6, gbs)
 	}
 	fmt.Fprintf(out, "%-10s %7s %10.3f\n", "all loops", "", total.Seconds())
 }

@@ -1,4 +1,4 @@
-package main
+package airfoil
 
 // The five Airfoil kernels, in C, as GoOP2 compiles them. They use the
 // constants gam, gm1, cfl, eps and qinf declared by the driver.

@@ -1,0 +1,345 @@
+// Command op2bench measures GoOP2 and prints the figures side by side in one
+// run, so that ratios compare runs made on the same machine at the same
+// time: memory bandwidth (a STREAM triad), per-loop host overhead, plan
+// construction, an indirect increment loop on a random mesh, and Airfoil on
+// sequential and openmp with 1 and 2 threads, with OP2's own times for
+// reference.
+//
+// Usage:
+//
+//	op2bench [-airfoil-iters 1000] [-threads 2] [-skip-airfoil]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/airfoil"
+	"github.com/goop2/op2/internal/plan"
+	"github.com/goop2/op2/mesh"
+)
+
+func main() {
+	iters := flag.Int("airfoil-iters", 1000, "Airfoil iterations per run (0 skips Airfoil)")
+	threads := flag.Int("threads", 2, "OpenMP threads for the parallel runs")
+	flag.Parse()
+	if err := run(os.Stdout, *iters, *threads); err != nil {
+		fmt.Fprintln(os.Stderr, "op2bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(out io.Writer, airfoilIters, threads int) error {
+	fmt.Fprintf(out, "op2bench: %d CPUs, openmp runs with %d threads\n\n", numCPU(), threads)
+	triad1, triadN, err := stream(out, threads)
+	if err != nil {
+		return err
+	}
+	if err := overhead(out); err != nil {
+		return err
+	}
+	m, err := mesh.Generate(400, 600)
+	if err != nil {
+		return err
+	}
+	if err := planBuild(out, m); err != nil {
+		return err
+	}
+	if err := randomInc(out, threads); err != nil {
+		return err
+	}
+	if airfoilIters > 0 {
+		return airfoilRuns(out, m, airfoilIters, threads, triad1, triadN)
+	}
+	return nil
+}
+
+// best runs f reps times and returns the shortest duration.
+func best(reps int, f func() error) (time.Duration, error) {
+	min := time.Duration(math.MaxInt64)
+	for i := 0; i < reps; i++ {
+		start := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		if d := time.Since(start); d < min {
+			min = d
+		}
+	}
+	return min, nil
+}
+
+// stream measures a STREAM triad (a = b + s*c over 3 arrays of 20M doubles,
+// 24 bytes per element as STREAM counts them) through a GoOP2 direct loop,
+// which is a plain C loop compiled with the same flags as every kernel.
+func stream(out io.Writer, threads int) (one, many float64, err error) {
+	const n = 20_000_000
+	set, err := op2.NewSet(n, "stream")
+	if err != nil {
+		return 0, 0, err
+	}
+	a, _ := op2.NewDat[float64](set, 1, nil, "a")
+	b, _ := op2.NewDat[float64](set, 1, nil, "b")
+	c, _ := op2.NewDat[float64](set, 1, nil, "c")
+	init := op2.NewKernel("void init(double *b, double *c) { *b = 1.0; *c = 2.0; }", "init")
+	triad := op2.NewKernel("void triad(double *a, const double *b, const double *c) { *a = *b + 3.0 * *c; }", "triad")
+	fmt.Fprintf(out, "STREAM triad (GoOP2 direct loop, %d doubles per array; best of 10, runs interleaved)\n", n)
+	if err := op2.Configure(op2.Config{Threads: threads}); err != nil {
+		return 0, 0, err
+	}
+	if err := op2.ParLoop(init, set, b.Arg(op2.Write), c.Arg(op2.Write)); err != nil {
+		return 0, 0, err
+	}
+	times, err := interleaved([]string{"sequential", "openmp"}, 10, func() error {
+		return op2.ParLoop(triad, set, a.Arg(op2.Write), b.Arg(op2.Read), c.Arg(op2.Read))
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	one, many = 24*n/times[0].Seconds()/1e9, 24*n/times[1].Seconds()/1e9
+	fmt.Fprintf(out, "  %-12s %6.1f GB/s\n", "1 core", one)
+	fmt.Fprintf(out, "  %-12s %6.1f GB/s\n", fmt.Sprintf("%d threads", threads), many)
+	fmt.Fprintf(out, "  ratio        %6.2fx\n\n", many/one)
+	return one, many, nil
+}
+
+// overhead measures the host cost of a cached loop on a one-element set.
+func overhead(out io.Writer) error {
+	fmt.Fprintln(out, "Host overhead of a cached par_loop (1-element set, 2 args incl. a Global INC)")
+	set, _ := op2.NewSet(1, "one")
+	x, _ := op2.NewDat[float64](set, 1, nil, "x")
+	g, _ := op2.NewGlobal[float64](1, nil, "g")
+	k := op2.NewKernel("void k(double *x, double *g) { *x += 1; *g += *x; }", "k")
+	for _, backend := range []string{"sequential", "openmp"} {
+		if err := op2.Configure(op2.Config{Backend: backend}); err != nil {
+			return err
+		}
+		if err := op2.ParLoop(k, set, x.Arg(op2.RW), g.Arg(op2.Inc)); err != nil {
+			return err
+		}
+		const calls = 200_000
+		d, err := best(3, func() error {
+			for i := 0; i < calls; i++ {
+				if err := op2.ParLoop(k, set, x.Arg(op2.RW), g.Arg(op2.Inc)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "  %-12s %7.0f ns per loop\n", backend, float64(d.Nanoseconds())/calls)
+	}
+	fmt.Fprintln(out)
+	return nil
+}
+
+// planBuild times building the plan of Airfoil's res_calc loop: 1 438 600
+// edges, two arity-2 maps, increments through one of them.
+func planBuild(out io.Writer, m *mesh.Mesh) error {
+	in := plan.Input{Core: m.NEdge, Owned: m.NEdge, Exec: m.NEdge, NInds: 4,
+		IndSetSize: []int{m.NNode, m.NCell, m.NCell, m.NCell}}
+	for idx := 0; idx < 2; idx++ {
+		in.Args = append(in.Args, plan.Arg{Ind: 0, Map: m.Edge, Arity: 2, Idx: idx, ElemBytes: 16})
+	}
+	for idx := 0; idx < 2; idx++ {
+		in.Args = append(in.Args, plan.Arg{Ind: 1, Map: m.Ecell, Arity: 2, Idx: idx, ElemBytes: 32})
+	}
+	for idx := 0; idx < 2; idx++ {
+		in.Args = append(in.Args, plan.Arg{Ind: 2, Map: m.Ecell, Arity: 2, Idx: idx, ElemBytes: 8})
+	}
+	for idx := 0; idx < 2; idx++ {
+		in.Args = append(in.Args, plan.Arg{Ind: 3, Map: m.Ecell, Arity: 2, Idx: idx, ElemBytes: 32, Modifies: true})
+	}
+	fmt.Fprintln(out, "Plan construction, Airfoil res_calc (1 438 600 edges, maps pedge and pecell)")
+	for _, bs := range []int{0, 8192} {
+		in.BlockSize = bs
+		var p *plan.Plan
+		d, err := best(5, func() (err error) { p, err = plan.Build(in); return err })
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "  block size %-5d %7.1f ms  (%d blocks, %d colours)\n", p.BlockSize, d.Seconds()*1e3, p.NBlocks, p.NColors)
+	}
+	fmt.Fprintln(out)
+	return nil
+}
+
+// randomInc times an indirect increment loop on a large random mesh: 4M
+// edges scattering into 1M nodes chosen at random, sequential against openmp.
+func randomInc(out io.Writer, threads int) error {
+	const nEdges, nNodes = 4_000_000, 1_000_000
+	r := rand.New(rand.NewPCG(7, 7))
+	table := make([]int32, 2*nEdges)
+	for i := range table {
+		table[i] = int32(r.IntN(nNodes))
+	}
+	nodes, _ := op2.NewSet(nNodes, "nodes")
+	edges, _ := op2.NewSet(nEdges, "edges")
+	emap, err := op2.NewMap(edges, nodes, 2, table, "emap")
+	if err != nil {
+		return err
+	}
+	w, _ := op2.NewDat(edges, 1, make([]float64, nEdges), "w")
+	acc, _ := op2.NewDat[float64](nodes, 2, nil, "acc")
+	k := op2.NewKernel(`void scatter(const double *w, double *a, double *b) {
+  a[0] += *w; a[1] += 1.0; b[0] -= *w; b[1] += 1.0;
+}`, "scatter")
+	fmt.Fprintf(out, "Indirect INC on a random mesh (%d edges into %d nodes, dim 2; best of 10, runs interleaved)\n", nEdges, nNodes)
+	if err := op2.Configure(op2.Config{Threads: threads}); err != nil {
+		return err
+	}
+	backends := []string{"sequential", "openmp"}
+	loop := func() error {
+		return op2.ParLoop(k, edges, w.Arg(op2.Read), acc.ArgMap(op2.Inc, emap, 0), acc.ArgMap(op2.Inc, emap, 1))
+	}
+	times, err := interleaved(backends, 10, loop)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  %-20s %7.1f ms\n", "sequential", times[0].Seconds()*1e3)
+	fmt.Fprintf(out, "  %-20s %7.1f ms\n", fmt.Sprintf("openmp %d threads", threads), times[1].Seconds()*1e3)
+	fmt.Fprintf(out, "  speed-up             %7.2fx\n\n", times[0].Seconds()/times[1].Seconds())
+	return nil
+}
+
+// interleaved times f on each backend in turn, rounds times, and returns
+// each backend's best time. Interleaving spreads any disturbance from the
+// rest of the machine over all backends alike.
+func interleaved(backends []string, rounds int, f func() error) ([]time.Duration, error) {
+	best := make([]time.Duration, len(backends))
+	for i := range best {
+		best[i] = time.Duration(math.MaxInt64)
+	}
+	for _, b := range backends { // compile and plan first
+		if err := op2.Use(b); err != nil {
+			return nil, err
+		}
+		if err := f(); err != nil {
+			return nil, err
+		}
+	}
+	for r := 0; r < rounds; r++ {
+		for i, b := range backends {
+			if err := op2.Use(b); err != nil {
+				return nil, err
+			}
+			start := time.Now()
+			if err := f(); err != nil {
+				return nil, err
+			}
+			best[i] = min(best[i], time.Since(start))
+		}
+	}
+	return best, nil
+}
+
+func numCPU() int {
+	n := 0
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range splitLines(string(b)) {
+			if len(line) >= 9 && line[:9] == "processor" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func splitLines(s string) []string {
+	var lines []string
+	for len(s) > 0 {
+		i := 0
+		for i < len(s) && s[i] != '\n' {
+			i++
+		}
+		lines = append(lines, s[:i])
+		if i < len(s) {
+			i++
+		}
+		s = s[i:]
+	}
+	return lines
+}
+
+// OP2's own times on this machine type for 1000 iterations (REFERENCE.md).
+var op2Seconds = map[string]string{"sequential": "75-79", "openmp 1": "81-83", "openmp 2": "43"}
+
+// airfoilRuns runs Airfoil on sequential and on openmp with 1 and threads
+// threads, then prints the totals against OP2's and the memory bound, and
+// the per-loop times side by side.
+func airfoilRuns(out io.Writer, m *mesh.Mesh, iters, threads int, triad1, triadN float64) error {
+	type runCfg struct {
+		name    string
+		backend string
+		threads int
+		triad   float64
+	}
+	runs := []runCfg{{"sequential", "sequential", 1, triad1}, {"openmp 1", "openmp", 1, triad1}}
+	if threads > 1 {
+		runs = append(runs, runCfg{fmt.Sprintf("openmp %d", threads), "openmp", threads, triadN})
+	}
+	fmt.Fprintf(out, "Airfoil, %d iterations on the built-in 720 000-cell mesh\n", iters)
+	timers := make([][]airfoil.LoopTimer, len(runs))
+	elapsed := make([]time.Duration, len(runs))
+	var bytesPerIter float64
+	for i, r := range runs {
+		if err := op2.Configure(op2.Config{Backend: r.backend, Threads: r.threads}); err != nil {
+			return err
+		}
+		s, err := airfoil.New(m)
+		if err != nil {
+			return err
+		}
+		rms, d, err := s.Iterate(iters, io.Discard)
+		s.Close()
+		if err != nil {
+			return err
+		}
+		timers[i], elapsed[i] = s.Timers(), d
+		bytesPerIter = 0
+		for _, t := range timers[i] {
+			bytesPerIter += t.Bytes * float64(t.Calls) / float64(iters)
+		}
+		last := 0.0
+		if len(rms) > 0 {
+			last = rms[len(rms)-1]
+		}
+		fmt.Fprintf(out, "  %-12s %8.2f s   (final rms %.5e)\n", r.name, d.Seconds(), last)
+	}
+	fmt.Fprintf(out, "\n  %-12s %10s %12s %14s %14s\n", "run", "time s", "OP2 s", "bound s", "time/bound")
+	for i, r := range runs {
+		bound := bytesPerIter * float64(iters) / (r.triad * 1e9)
+		op2s := op2Seconds[r.name]
+		if op2s == "" {
+			op2s = "-"
+		}
+		scaled := elapsed[i].Seconds()
+		fmt.Fprintf(out, "  %-12s %10.2f %12s %14.2f %13.2fx\n", r.name, scaled, op2s, bound, scaled/bound)
+	}
+	fmt.Fprintf(out, "  (bound: %.3f GB moved per iteration at the STREAM triad rate measured above)\n", bytesPerIter/1e9)
+	fmt.Fprintf(out, "  speed-up openmp %d threads vs sequential: %.2fx\n\n", runs[len(runs)-1].threads, elapsed[0].Seconds()/elapsed[len(runs)-1].Seconds())
+
+	fmt.Fprintf(out, "  per loop, seconds (GB/s)\n  %-10s", "loop")
+	for _, r := range runs {
+		fmt.Fprintf(out, " %20s", r.name)
+	}
+	fmt.Fprintln(out)
+	for l := range timers[0] {
+		fmt.Fprintf(out, "  %-10s", timers[0][l].Name)
+		for i := range runs {
+			t := timers[i][l]
+			gbs := t.Bytes * float64(t.Calls) / t.Total.Seconds() / 1e9
+			fmt.Fprintf(out, " %11.2f (%5.1f)", t.Total.Seconds(), gbs)
+		}
+		fmt.Fprintln(out)
+	}
+	return nil
+}
