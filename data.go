@@ -11,6 +11,20 @@ import (
 	"github.com/goop2/op2/internal/core"
 )
 
+// DataState says where the current values of a Dat or Global are when a
+// device backend (opencl) is in use, following PyOP2's five states. Data
+// moves only when it is stale where it is needed.
+type DataState = core.DataState
+
+// The data states.
+const (
+	DeviceUnallocated = core.StateDeviceUnallocated // no device copy; the host copy is current
+	HostUnallocated   = core.StateHostUnallocated   // declared without values and not used yet: nothing allocated
+	Device            = core.StateDevice            // only the device copy is current
+	Host              = core.StateHost              // only the host copy is current
+	Both              = core.StateBoth              // both copies are current
+)
+
 // Scalar is the set of element types a Dat, Global or Const can hold.
 type Scalar interface {
 	~float64 | ~float32 | ~int32 | ~int64 | ~uint32
@@ -72,9 +86,20 @@ func NewDat[T Scalar](set *Set, dim int, data []T, name string) (*Dat[T], error)
 			name, set.c.Name, len(data), set.c.Owned*dim, set.c.Owned, dim)
 	}
 	d := &Dat[T]{}
+	d.s = core.Storage{Name: name, Type: scalarType[T](), Dim: dim, Set: &set.c, Len: n, ID: core.NewID()}
+	if data == nil && n > 0 {
+		// Zeros, allocated where they are first needed: on the host at
+		// the first host access or host loop, on the device otherwise.
+		d.s.State = core.StateHostUnallocated
+		d.s.AllocHost = func() {
+			d.data = pinned[T](d, n)
+			d.s.Host = hostPtr(d.data)
+		}
+		return d, nil
+	}
 	d.data = pinned[T](d, n)
 	copy(d.data, data)
-	d.s = core.Storage{Name: name, Type: scalarType[T](), Dim: dim, Set: &set.c, Host: hostPtr(d.data), Len: n, ID: core.NewID()}
+	d.s.Host = hostPtr(d.data)
 	return d, nil
 }
 
@@ -92,6 +117,8 @@ func (d *Dat[T]) Set() *Set { return setOf(d.s.Set) }
 // it first brings the host copy up to date and marks the device copy stale,
 // so call it again after later loops rather than keeping the slice.
 func (d *Dat[T]) Data() []T {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
 	mustHost(d.s.HostAccess(true))
 	return d.data[:d.s.Set.Owned*d.s.Dim]
 }
@@ -99,9 +126,16 @@ func (d *Dat[T]) Data() []T {
 // DataRO returns the values of the owned elements for reading only. The
 // caller must not modify them; on device backends both copies stay valid.
 func (d *Dat[T]) DataRO() []T {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
 	mustHost(d.s.HostAccess(false))
 	return d.data[:d.s.Set.Owned*d.s.Dim]
 }
+
+// State says where the dat's current values are: on the host, on a
+// device, or both (see DataState). Host backends leave it at
+// DeviceUnallocated.
+func (d *Dat[T]) State() DataState { return d.s.State }
 
 func mustHost(err error) {
 	if err != nil {
@@ -158,15 +192,22 @@ func (g *Global[T]) Dim() int { return g.s.Dim }
 // Data returns the values for reading and writing; after a reduction loop
 // they hold the initial values combined with every contribution.
 func (g *Global[T]) Data() []T {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
 	mustHost(g.s.HostAccess(true))
 	return g.data
 }
 
 // DataRO returns the values for reading only.
 func (g *Global[T]) DataRO() []T {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
 	mustHost(g.s.HostAccess(false))
 	return g.data
 }
+
+// State says where the global's current values are (see DataState).
+func (g *Global[T]) State() DataState { return g.s.State }
 
 // Arg passes the Global with the given access (Read, Inc, Min or Max).
 func (g *Global[T]) Arg(acc Access) Arg {

@@ -140,23 +140,29 @@ func (m *Map) Ptr() unsafe.Pointer {
 	return unsafe.Pointer(&m.Table[0])
 }
 
-// Storage is the host memory of a Dat or a Global, type-erased, plus the hook
-// a device backend uses to keep host and device copies coherent.
+// Storage is the memory of a Dat or a Global, type-erased: the host copy,
+// and, once a device backend has used it, a device copy, with the state
+// saying which of the two is current (seed 000's five states).
 type Storage struct {
-	Name   string
-	Type   ScalarType
-	Dim    int
-	Set    *Set // nil for a Global
-	Host   unsafe.Pointer
-	Len    int // number of scalar values
-	ID     uint64
-	Device DeviceCopy // nil until a device backend uses the data
+	Name  string
+	Type  ScalarType
+	Dim   int
+	Set   *Set           // nil for a Global
+	Host  unsafe.Pointer // nil while State is StateHostUnallocated or Len is 0
+	Len   int            // number of scalar values
+	ID    uint64
+	State DataState
+	Dev   DeviceBuffer // nil while State is StateDeviceUnallocated or StateHostUnallocated
+
+	// AllocHost allocates the zeroed host copy of storage declared without
+	// values; it sets Host. Nil once the host copy exists.
+	AllocHost func()
 }
 
 // IsGlobal reports whether the storage belongs to a Global.
 func (s *Storage) IsGlobal() bool { return s.Set == nil }
 
-// Bytes is the size of the host data in bytes.
+// Bytes is the size of the data in bytes.
 func (s *Storage) Bytes() int { return s.Len * s.Type.Size() }
 
 // Describe names the storage for error messages, e.g. `dat "q" (float64, dim 4) on set "cells"`.
@@ -165,24 +171,6 @@ func (s *Storage) Describe() string {
 		return fmt.Sprintf("global %q (%s, dim %d)", s.Name, s.Type, s.Dim)
 	}
 	return fmt.Sprintf("dat %q (%s, dim %d) on set %q", s.Name, s.Type, s.Dim, s.Set.Name)
-}
-
-// DeviceCopy is implemented by device backends that keep a second copy of a
-// Dat's or Global's data. The host accessors call HostAccess before handing
-// out the host slice so that stale host data is refreshed first.
-type DeviceCopy interface {
-	// HostAccess makes the host copy current. write says whether the caller
-	// may modify it, in which case the device copy becomes stale.
-	HostAccess(write bool) error
-}
-
-// HostAccess prepares the host copy for reading (write=false) or for
-// reading and writing (write=true).
-func (s *Storage) HostAccess(write bool) error {
-	if s.Device == nil {
-		return nil
-	}
-	return s.Device.HostAccess(write)
 }
 
 // Const is a named read-only value visible to every kernel.

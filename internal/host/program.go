@@ -75,11 +75,18 @@ func (p *Program) SetInt(slot int, v int) { p.iv[slot] = C.longlong(v) }
 // SetPtr stores extra pointer i (after the per-argument pointers).
 func (p *Program) SetPtr(i int, ptr unsafe.Pointer) { p.pv[2*p.nargs+i] = ptr }
 
-// Bind stores the loop's data and map pointers and refreshes the values of
-// the constants that changed since the last call.
-func (p *Program) Bind(l *core.Loop) {
+// Bind makes the host copy of every argument current (allocating data
+// declared without values, copying back data a device backend left on the
+// device), stores the data and map pointers and refreshes the values of the
+// constants that changed since the last call.
+func (p *Program) Bind(l *core.Loop) error {
 	for i := range l.Args {
 		a := &l.Args[i]
+		if a.Data.State != core.StateDeviceUnallocated {
+			if err := a.Data.HostAccess(a.Access.Modifies()); err != nil {
+				return fmt.Errorf("op2: %s: argument %d: %w", l.Name(), i, err)
+			}
+		}
 		p.pv[i] = a.Data.Host
 		if a.Map != nil {
 			p.pv[p.nargs+i] = a.Map.Ptr()
@@ -94,6 +101,7 @@ func (p *Program) Bind(l *core.Loop) {
 			s.seen = v
 		}
 	}
+	return nil
 }
 
 // Call runs the wrapper with the current argument arrays.

@@ -157,15 +157,18 @@ func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 // locality large blocks all conflict and the colours serialise the loop, so
 // the size is quartered until every colour has, on average, work for all
 // threads (four blocks per thread), down to 256.
-func (b *backend) build(in plan.Input, n int) (*plan.Plan, error) {
+//
+// It returns the plan and the input it was built from.
+func (b *backend) build(in plan.Input, n int) (*plan.Plan, plan.Input, error) {
 	if in.BlockSize > 0 {
-		return plan.Build(in)
+		pl, err := plan.Build(in)
+		return pl, in, err
 	}
 	in.BlockSize = min(max(n/(16*b.threads), 256), 8192)
 	for {
 		pl, err := plan.Build(in)
 		if err != nil || in.BlockSize <= 256 || pl.NBlocks >= 4*b.threads*pl.NColors {
-			return pl, err
+			return pl, in, err
 		}
 		in.BlockSize = max(in.BlockSize/4, 256)
 	}
@@ -187,7 +190,9 @@ type program struct {
 }
 
 func (p *program) Run(l *core.Loop) error {
-	p.Bind(l)
+	if err := p.Bind(l); err != nil {
+		return err
+	}
 	p.SetInt(host.IvStart, 0)
 	p.SetInt(host.IvEnd, l.IterEnd())
 	threads := p.b.threads
@@ -295,7 +300,7 @@ func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
 			}
 			in.Args = append(in.Args, arg)
 		}
-		built, err := p.b.build(in, l.IterEnd())
+		built, in, err := p.b.build(in, l.IterEnd())
 		if err != nil {
 			return nil, fmt.Errorf("op2: %s: building the execution plan: %w", l.Name(), err)
 		}

@@ -69,7 +69,9 @@ func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 type program struct{ *host.Program }
 
 func (p *program) Run(l *core.Loop) error {
-	p.Bind(l)
+	if err := p.Bind(l); err != nil {
+		return err
+	}
 	p.SetInt(host.IvStart, 0)
 	p.SetInt(host.IvEnd, l.IterEnd())
 	p.Call()
