@@ -44,6 +44,7 @@ func (k *Kernel) parse() (*core.KernelInfo, error) {
 			return
 		}
 		k.c.Params = k.info.Params
+		k.c.ListStart, k.c.ListEnd = k.info.ListStart, k.info.ListEnd
 	})
 	return k.info, k.err
 }
@@ -168,8 +169,8 @@ func bind(l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 
 // appendKey appends the loop's signature: everything the generated code
 // depends on (kernel, argument kinds, types, shapes, access modes, which
-// arguments pass the same data, and the constants it uses), but not which
-// data or set it runs on.
+// arguments pass the same data or the same map, and the constants it uses),
+// but not which data, maps or set it runs on.
 func appendKey(buf []byte, backend string, l *core.Loop) []byte {
 	buf = append(buf, backend...)
 	buf = append(buf, 0)
@@ -180,14 +181,18 @@ func appendKey(buf []byte, backend string, l *core.Loop) []byte {
 		if a.Map != nil {
 			arity = a.Map.Arity
 		}
-		same := i // the first argument passing the same data
-		for j := 0; j < i; j++ {
+		same, sameMap := i, i // the first arguments passing the same data, the same map
+		for j := i - 1; j >= 0; j-- {
 			if l.Args[j].Data == a.Data {
 				same = j
-				break
+			}
+			if a.Map != nil && l.Args[j].Map == a.Map {
+				sameMap = j
 			}
 		}
-		buf = append(buf, byte(a.Kind), byte(a.Data.Type), byte(a.Access), byte(same))
+		buf = append(buf, byte(a.Kind), byte(a.Data.Type), byte(a.Access))
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(same))
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(sameMap))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Data.Dim))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(arity))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Idx))

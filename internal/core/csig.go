@@ -17,6 +17,10 @@ type Param struct {
 type KernelInfo struct {
 	Params []Param
 	Idents map[string]bool // every identifier in the source, to find the constants it uses
+	// ListStart and ListEnd delimit the parameter list of the definition
+	// in the source: Source[ListStart:ListEnd] is the text between the
+	// parentheses. Device backends rewrite it.
+	ListStart, ListEnd int
 }
 
 // ParseKernel finds the definition of function name in src and reads its
@@ -48,39 +52,63 @@ func ParseKernel(src, name string) (*KernelInfo, error) {
 			continue // a call or a prototype
 		}
 		info.Params = parseParams(clean[j+1 : end])
+		info.ListStart, info.ListEnd = j+1, end
 		return info, nil
 	}
 }
 
+// stripComments blanks out comments and preprocessor lines, keeping every
+// other byte (and every newline) where it was, so offsets into the result
+// are offsets into s.
 func stripComments(s string) string {
-	var b strings.Builder
+	b := []byte(s)
+	blank := func(from, to int) {
+		for k := from; k < to && k < len(b); k++ {
+			if b[k] != '\n' {
+				b[k] = ' '
+			}
+		}
+	}
 	for i := 0; i < len(s); i++ {
 		switch {
 		case strings.HasPrefix(s[i:], "//"):
-			for i < len(s) && s[i] != '\n' {
-				i++
+			e := strings.IndexByte(s[i:], '\n')
+			if e < 0 {
+				e = len(s) - i
 			}
-			b.WriteByte('\n')
+			blank(i, i+e)
+			i += e
 		case strings.HasPrefix(s[i:], "/*"):
 			e := strings.Index(s[i+2:], "*/")
 			if e < 0 {
-				return b.String()
+				blank(i, len(s))
+				return string(b)
 			}
+			blank(i, i+e+4)
 			i += e + 3
-			b.WriteByte(' ')
-		case s[i] == '#' && (i == 0 || s[i-1] == '\n'):
-			for i < len(s) && s[i] != '\n' {
-				if s[i] == '\\' && i+1 < len(s) && s[i+1] == '\n' {
-					i++
+		case s[i] == '#' && lineStart(s, i):
+			j := i
+			for j < len(s) && s[j] != '\n' {
+				if s[j] == '\\' && j+1 < len(s) && s[j+1] == '\n' {
+					j++
 				}
-				i++
+				j++
 			}
-			b.WriteByte('\n')
-		default:
-			b.WriteByte(s[i])
+			blank(i, j)
+			i = j
 		}
 	}
-	return b.String()
+	return string(b)
+}
+
+// lineStart reports whether only blanks precede position i on its line.
+func lineStart(s string, i int) bool {
+	for k := i - 1; k >= 0 && s[k] != '\n'; k-- {
+		if s[k] != ' ' && s[k] != '\t' {
+			return false
+		}
+	}
+	return true
 }
 
 func isIdentStart(c byte) bool {

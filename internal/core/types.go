@@ -192,6 +192,9 @@ type Kernel struct {
 	Source string
 	ID     uint64
 	Params []Param // the parameters as read from Source
+	// ListStart and ListEnd delimit the definition's parameter list in
+	// Source (see KernelInfo).
+	ListStart, ListEnd int
 }
 
 // ArgKind tells how an argument reaches the kernel.

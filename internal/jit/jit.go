@@ -214,21 +214,52 @@ func (c *Compiler) Build(src string, extra ...string) (*Library, error) {
 
 // verify checks a cache entry's trailer against its contents.
 func verify(path string) error {
+	_, err := ReadBlob(path)
+	return err
+}
+
+// ReadBlob reads a cache entry written by WriteBlob and returns its body. A
+// missing entry gives an error satisfying errors.Is(err, os.ErrNotExist); a
+// truncated or damaged one any other error.
+func ReadBlob(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(b) < trailerSize || string(b[len(b)-len(trailerMagic):]) != trailerMagic {
-		return fmt.Errorf("cache entry %s has no valid trailer", path)
+		return nil, fmt.Errorf("cache entry %s has no valid trailer", path)
 	}
 	body := b[:len(b)-trailerSize]
 	want := b[len(body) : len(body)+sha256.Size]
 	got := sha256.Sum256(body)
 	if !bytes.Equal(got[:], want) {
-		return fmt.Errorf("cache entry %s is damaged (checksum mismatch)", path)
+		return nil, fmt.Errorf("cache entry %s is damaged (checksum mismatch)", path)
 	}
-	return nil
+	return body, nil
 }
+
+// WriteBlob stores body at path with a checksum trailer, atomically.
+func WriteBlob(path string, body []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	sum := sha256.Sum256(body)
+	out := make([]byte, 0, len(body)+trailerSize)
+	out = append(out, body...)
+	out = append(out, sum[:]...)
+	out = append(out, trailerMagic...)
+	return writeAtomic(path, out)
+}
+
+// Note* count work done by other code generators sharing the cache (device
+// backends that compile through their driver), in the same statistics.
+func NoteCompile() { stats.compiles.Add(1) }
+
+// NoteDiskHit counts a program loaded from the disk cache.
+func NoteDiskHit() { stats.diskHits.Add(1) }
+
+// NoteRebuild counts a damaged cache entry that was rebuilt.
+func NoteRebuild() { stats.rebuilds.Add(1) }
 
 func tempName(dir, base string) string {
 	var r [6]byte
@@ -280,10 +311,7 @@ func (c *Compiler) compile(src string, extra []string, srcPath, libPath string) 
 	if err != nil {
 		return fmt.Errorf("reading compiled library: %w", err)
 	}
-	sum := sha256.Sum256(body)
-	body = append(body, sum[:]...)
-	body = append(body, trailerMagic...)
-	if err := writeAtomic(libPath, body); err != nil {
+	if err := WriteBlob(libPath, body); err != nil {
 		return fmt.Errorf("storing compiled library in the cache: %w", err)
 	}
 	return nil
