@@ -1,14 +1,19 @@
 package op2_test
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
 	"github.com/goop2/op2"
 )
 
-// hostBackends are the backends every conformance test runs on.
+// hostBackends are the backends that need nothing but a C compiler.
 var hostBackends = []string{"sequential", "openmp"}
+
+// allBackends are the backends every conformance test runs on: the host
+// backends and, where an OpenCL runtime and device exist, opencl.
+var allBackends = hostBackends
 
 func TestMain(m *testing.M) {
 	// A private cache keeps the compile counters meaningful; plan checking
@@ -25,6 +30,12 @@ func TestMain(m *testing.M) {
 	if err := op2.Configure(op2.Config{CacheDir: dir, PlanCheck: true}); err != nil {
 		panic(err)
 	}
+	if err := op2.Use("opencl"); err != nil {
+		fmt.Printf("opencl backend tests skipped: %v\n", err)
+	} else {
+		allBackends = append(allBackends, "opencl")
+	}
+	op2.Use("sequential")
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -45,9 +56,9 @@ func check(t testing.TB, err error) {
 	}
 }
 
-// onEachBackend runs f as a subtest on every host backend.
+// onEachBackend runs f as a subtest on every backend.
 func onEachBackend(t *testing.T, f func(t *testing.T)) {
-	for _, b := range hostBackends {
+	for _, b := range allBackends {
 		t.Run(b, func(t *testing.T) {
 			check(t, op2.Use(b))
 			defer op2.Use("sequential")

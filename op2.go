@@ -40,6 +40,7 @@ import (
 	"github.com/goop2/op2/internal/plan"
 
 	// The host backends register themselves.
+	_ "github.com/goop2/op2/internal/backend/opencl"
 	_ "github.com/goop2/op2/internal/backend/openmp"
 	_ "github.com/goop2/op2/internal/backend/sequential"
 )
@@ -79,6 +80,12 @@ type Config struct {
 	// PlanCheck verifies every invariant of each new execution plan (also
 	// enabled by OP2_PLAN_CHECK=1).
 	PlanCheck bool
+	// OpenCLPlatform selects the OpenCL platform whose name contains it
+	// (default $OP2_OPENCL_PLATFORM, else the first with a device).
+	OpenCLPlatform string
+	// OpenCLDevice selects the OpenCL device type: "cpu", "gpu",
+	// "accelerator" (default $OP2_OPENCL_DEVICE, else any).
+	OpenCLDevice string
 }
 
 // state is the process-wide run time: the configuration, the open backend
@@ -136,6 +143,12 @@ func Configure(c Config) error {
 	}
 	if c.BlockSize > 0 {
 		def.BlockSize = c.BlockSize
+	}
+	if c.OpenCLPlatform != "" {
+		def.OpenCLPlatform = c.OpenCLPlatform
+	}
+	if c.OpenCLDevice != "" {
+		def.OpenCLDevice = c.OpenCLDevice
 	}
 	def.PlanCheck = def.PlanCheck || c.PlanCheck
 	plan.SetChecking(def.PlanCheck)

@@ -127,7 +127,8 @@ func TestLoopObjectGenerateAndCompute(t *testing.T) {
 		if op2.ReadStats().Compiles != before.Compiles {
 			t.Error("Generate compiled code")
 		}
-		for _, want := range []string{"void dbl(double *x)", "op2_loop", "dbl("} {
+		entry := map[string]string{"sequential": "op2_loop", "openmp": "op2_loop", "opencl": "__kernel"}[op2.Backend()]
+		for _, want := range []string{"void dbl(", "double *x)", entry, "dbl("} {
 			if !strings.Contains(src, want) {
 				t.Errorf("generated source lacks %q:\n%s", want, src)
 			}

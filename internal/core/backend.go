@@ -84,6 +84,9 @@ type Config struct {
 	Threads   int      // OpenMP threads; default $OMP_NUM_THREADS or the number of CPUs
 	BlockSize int      // plan block size; 0 = adaptive
 	PlanCheck bool     // verify every new plan's invariants
+
+	OpenCLPlatform string // substring of the OpenCL platform name to use; "" = any
+	OpenCLDevice   string // OpenCL device type: "cpu", "gpu", "accelerator" or "" (any)
 }
 
 // DefaultCFlags are the optimisation flags used when none are configured.
@@ -91,7 +94,8 @@ var DefaultCFlags = []string{"-O3", "-march=native", "-fno-math-errno"}
 
 // ConfigFromEnv returns the default configuration with the environment's
 // overrides applied: OP2_BACKEND, CC, OP2_CFLAGS (space separated),
-// OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE and OP2_PLAN_CHECK.
+// OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE, OP2_PLAN_CHECK,
+// OP2_OPENCL_PLATFORM and OP2_OPENCL_DEVICE.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Backend: "sequential", CC: "cc"}
 	if v := os.Getenv("OP2_BACKEND"); v != "" {
@@ -128,6 +132,8 @@ func ConfigFromEnv() (Config, error) {
 		}
 		cfg.BlockSize = n
 	}
+	cfg.OpenCLPlatform = os.Getenv("OP2_OPENCL_PLATFORM")
+	cfg.OpenCLDevice = os.Getenv("OP2_OPENCL_DEVICE")
 	if v := os.Getenv("OP2_PLAN_CHECK"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {

@@ -90,7 +90,7 @@ type CompileError struct {
 }
 
 func (e *CompileError) Error() string {
-	return fmt.Sprintf("C compilation failed (%s, source %s):\n%s", e.Compiler, e.SourcePath, strings.TrimSpace(e.Output))
+	return fmt.Sprintf("C compilation failed (%s; generated source %s):\n%s", e.Compiler, e.SourcePath, strings.TrimSpace(e.Output))
 }
 
 const trailerMagic = "GOOP2LIB"

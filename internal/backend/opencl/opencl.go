@@ -1,0 +1,570 @@
+// Package opencl is the "opencl" backend: each loop becomes an OpenCL
+// kernel, built by the OpenCL driver and run on the selected device (a GPU,
+// or the CPU through PoCL). It follows OP2's GPU scheme: the iteration set is
+// cut into blocks by the execution plan; a work group stages a block's
+// indirect data in local memory, runs the kernel for the block's elements
+// and applies increments colour by colour between barriers, then writes
+// back; the blocks themselves run colour by colour. Global reductions are
+// reduced per work group and combined on the host. Dats and Globals move
+// between host and device only when stale (seed 000's data states).
+package opencl
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/jit"
+	cl "github.com/goop2/op2/internal/opencl"
+	"github.com/goop2/op2/internal/plan"
+)
+
+// Name is the name the backend is registered under.
+const Name = "opencl"
+
+func init() { core.Register(Name, open) }
+
+type backend struct {
+	ctx       *cl.Context
+	cacheDir  string
+	blockSize int
+	consts    map[*core.Const]*constBuf
+	programs  map[string]*cl.Program // by source hash, within this context
+}
+
+type constBuf struct {
+	buf  *cl.Buffer
+	seen uint64
+}
+
+func deviceType(name string) (uint64, error) {
+	switch strings.ToLower(name) {
+	case "", "all", "any":
+		return cl.TypeAll, nil
+	case "cpu":
+		return cl.TypeCPU, nil
+	case "gpu":
+		return cl.TypeGPU, nil
+	case "accelerator":
+		return cl.TypeAccelerator, nil
+	case "default":
+		return cl.TypeDefault, nil
+	}
+	return 0, fmt.Errorf("opencl: unknown device type %q (use cpu, gpu, accelerator or all)", name)
+}
+
+func open(cfg *core.Config) (core.Backend, error) {
+	typ, err := deviceType(cfg.OpenCLDevice)
+	if err != nil {
+		return nil, err
+	}
+	devs, err := cl.Devices(typ)
+	if err != nil {
+		return nil, err
+	}
+	var chosen *cl.Device
+	var seen []string
+	for i := range devs {
+		d := &devs[i]
+		seen = append(seen, fmt.Sprintf("%q on %q", d.Name, d.Platform))
+		if cfg.OpenCLPlatform == "" || strings.Contains(strings.ToLower(d.Platform), strings.ToLower(cfg.OpenCLPlatform)) {
+			chosen = d
+			break
+		}
+	}
+	if chosen == nil {
+		if len(devs) == 0 {
+			return nil, fmt.Errorf("opencl: no OpenCL device of type %q found; %s", cfg.OpenCLDevice, cl.InstallHint)
+		}
+		return nil, fmt.Errorf("opencl: no device on a platform matching %q (found %s)", cfg.OpenCLPlatform, strings.Join(seen, ", "))
+	}
+	ctx, err := cl.NewContext(*chosen)
+	if err != nil {
+		return nil, err
+	}
+	return &backend{ctx: ctx, cacheDir: cfg.CacheDir, blockSize: cfg.BlockSize,
+		consts: map[*core.Const]*constBuf{}, programs: map[string]*cl.Program{}}, nil
+}
+
+func (b *backend) Name() string { return Name }
+
+// Device describes the device in use.
+func (b *backend) Device() string {
+	d := b.ctx.Device
+	return fmt.Sprintf("%s (%s, %s)", d.Name, d.Platform, d.Version)
+}
+
+func (b *backend) Generate(l *core.Loop) (string, error) {
+	return generate(l, analyse(l)), nil
+}
+
+const buildOptions = "-cl-std=CL1.2"
+
+// build returns the program for src, from this process, from the disk
+// cache (a device binary keyed by source, device and driver), or built by
+// the driver.
+func (b *backend) build(l *core.Loop, src string) (*cl.Program, error) {
+	d := b.ctx.Device
+	h := sha256.Sum256([]byte(strings.Join([]string{"goop2-opencl-v1", d.Platform, d.Name, d.Version, d.Driver, buildOptions, src}, "\x00")))
+	key := hex.EncodeToString(h[:])
+	if p, ok := b.programs[key]; ok {
+		return p, nil
+	}
+	path := filepath.Join(b.cacheDir, key+".clbin")
+	bin, err := jit.ReadBlob(path)
+	if err == nil {
+		if p, err := b.ctx.BuildBinary(bin, buildOptions); err == nil {
+			jit.NoteDiskHit()
+			b.programs[key] = p
+			return p, nil
+		}
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		jit.NoteRebuild()
+	}
+	p, err := b.ctx.BuildSource(src, buildOptions)
+	if err != nil {
+		srcPath := filepath.Join(b.cacheDir, key+".cl")
+		if os.MkdirAll(b.cacheDir, 0o755) == nil && os.WriteFile(srcPath, []byte(src), 0o644) == nil {
+			return nil, fmt.Errorf("op2: %s: %w\n(generated source: %s)", l.Name(), err, srcPath)
+		}
+		return nil, fmt.Errorf("op2: %s: %w", l.Name(), err)
+	}
+	jit.NoteCompile()
+	if bin, err := p.Binary(); err == nil {
+		_ = jit.WriteBlob(path, bin) // a cache that cannot be written only costs a rebuild
+	}
+	b.programs[key] = p
+	return p, nil
+}
+
+func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
+	if !b.ctx.Device.HasDouble {
+		for i := range l.Args {
+			if l.Args[i].Data.Type == core.Float64 {
+				return nil, fmt.Errorf("op2: %s: argument %d is float64 but OpenCL device %q has no double precision", l.Name(), i, b.ctx.Device.Name)
+			}
+		}
+	}
+	lay := analyse(l)
+	src := generate(l, lay)
+	prog, err := b.build(l, src)
+	if err != nil {
+		return nil, err
+	}
+	k, err := prog.Kernel("op2_stub")
+	if err != nil {
+		return nil, err
+	}
+	return &program{b: b, src: src, lay: lay, k: k, red: make([]*cl.Buffer, len(l.Args)), plans: map[string]*devicePlan{}}, nil
+}
+
+// program is one compiled loop signature.
+type program struct {
+	b   *backend
+	src string
+	lay *layout
+	k   *cl.Kernel
+	red []*cl.Buffer // partial results of reduction arguments, by argument
+
+	plans   map[string]*devicePlan // by set and maps
+	key     []byte
+	lastKey []byte
+	last    *devicePlan
+}
+
+func (p *program) Source() string { return p.src }
+
+// devBuf is a Dat's or Global's device copy.
+type devBuf struct {
+	b   *backend
+	buf *cl.Buffer
+}
+
+func (d *devBuf) Upload(s *core.Storage) error   { return d.b.ctx.Write(d.buf, s.Host, s.Bytes()) }
+func (d *devBuf) Download(s *core.Storage) error { return d.b.ctx.Read(d.buf, s.Host, s.Bytes()) }
+func (d *devBuf) Owner() any                     { return d.b }
+func (d *devBuf) Free()                          { d.b.ctx.Free(d.buf) }
+
+func (b *backend) alloc(s *core.Storage) func(zeroed bool) (core.DeviceBuffer, error) {
+	return func(zeroed bool) (core.DeviceBuffer, error) {
+		buf, err := b.ctx.Alloc(s.Bytes())
+		if err != nil {
+			return nil, err
+		}
+		if zeroed {
+			if err := b.ctx.Zero(buf, s.Bytes()); err != nil {
+				b.ctx.Free(buf)
+				return nil, err
+			}
+		}
+		return &devBuf{b: b, buf: buf}, nil
+	}
+}
+
+// prepareData brings every argument's device copy up to date.
+func (p *program) prepareData(l *core.Loop) error {
+	for i := range l.Args {
+		if p.lay.base[i] != i {
+			continue
+		}
+		s := l.Args[i].Data
+		read, modifies := false, false
+		for j := i; j < len(l.Args); j++ {
+			a := &l.Args[j]
+			if a.Data != s {
+				continue
+			}
+			if a.Kind == core.ArgGlobal {
+				read = true // a Global's device copy is only read; reductions combine on the host
+				continue
+			}
+			if !(a.Kind == core.ArgDirect && a.Access == core.Write) {
+				read = true
+			}
+			if a.Access.Modifies() {
+				modifies = true
+			}
+		}
+		if err := s.DeviceAccess(p.b, read, modifies, p.b.alloc(s)); err != nil {
+			return fmt.Errorf("op2: %s: argument %d: %w", l.Name(), i, err)
+		}
+	}
+	return nil
+}
+
+// constBuffer returns the device copy of a constant, refreshed if its value changed.
+func (b *backend) constBuffer(c *core.Const) (*cl.Buffer, error) {
+	cb, ok := b.consts[c]
+	if !ok {
+		buf, err := b.ctx.Alloc(c.Bytes())
+		if err != nil {
+			return nil, err
+		}
+		cb = &constBuf{buf: buf}
+		b.consts[c] = cb
+	}
+	if v := c.Version.Load(); v != cb.seen {
+		if err := b.ctx.Write(cb.buf, c.Host, c.Bytes()); err != nil {
+			return nil, err
+		}
+		cb.seen = v
+	}
+	return cb.buf, nil
+}
+
+// setTail sets the constant and reduction arguments starting at index next.
+func (p *program) setTail(l *core.Loop, next, slots int) error {
+	for _, c := range l.Consts {
+		buf, err := p.b.constBuffer(c)
+		if err != nil {
+			return err
+		}
+		if err := p.k.SetBuffer(next, buf); err != nil {
+			return err
+		}
+		next++
+	}
+	for _, i := range p.lay.reductions {
+		a := &l.Args[i]
+		need := max(slots, 1) * a.Data.Dim * a.Data.Type.Size()
+		if p.red[i] == nil || p.red[i].Size < need {
+			p.b.ctx.Free(p.red[i])
+			buf, err := p.b.ctx.Alloc(need)
+			if err != nil {
+				return err
+			}
+			p.red[i] = buf
+		}
+		if err := p.k.SetBuffer(next, p.red[i]); err != nil {
+			return err
+		}
+		if err := p.k.SetLocal(next+1, WorkGroupSize*a.Data.Type.Size()); err != nil {
+			return err
+		}
+		next += 2
+	}
+	if len(l.Consts) == 0 && len(p.lay.reductions) == 0 {
+		return p.k.SetInt(next, 0)
+	}
+	return nil
+}
+
+func (p *program) setData(l *core.Loop, next int) (int, error) {
+	for i := range l.Args {
+		if p.lay.base[i] != i {
+			continue
+		}
+		if err := p.k.SetBuffer(next, l.Args[i].Data.Dev.(*devBuf).buf); err != nil {
+			return 0, err
+		}
+		next++
+	}
+	return next, nil
+}
+
+func (p *program) Run(l *core.Loop) error {
+	if err := p.prepareData(l); err != nil {
+		return err
+	}
+	n := l.IterEnd()
+	var slots int
+	var err error
+	if p.lay.indirect {
+		slots, err = p.runIndirect(l)
+	} else {
+		slots, err = p.runDirect(l, n)
+	}
+	if err != nil {
+		return fmt.Errorf("op2: %s: %w", l.Name(), err)
+	}
+	return p.finishReductions(l, slots)
+}
+
+func (p *program) runDirect(l *core.Loop, n int) (int, error) {
+	groups := min((n+WorkGroupSize-1)/WorkGroupSize, maxDirectGroups)
+	if err := p.k.SetInt(0, n); err != nil {
+		return 0, err
+	}
+	next, err := p.setData(l, 1)
+	if err != nil {
+		return 0, err
+	}
+	if err := p.setTail(l, next, groups); err != nil {
+		return 0, err
+	}
+	return groups, p.b.ctx.Launch(p.k, groups, WorkGroupSize)
+}
+
+func (p *program) runIndirect(l *core.Loop) (int, error) {
+	dp, err := p.plan(l)
+	if err != nil {
+		return 0, err
+	}
+	next, err := p.setData(l, 0)
+	if err != nil {
+		return 0, err
+	}
+	for d := 0; d < p.lay.nind; d++ {
+		for _, buf := range []*cl.Buffer{dp.indMap[d], dp.indOffs[d], dp.indSizes[d]} {
+			if err := p.k.SetBuffer(next, buf); err != nil {
+				return 0, err
+			}
+			next++
+		}
+	}
+	for i := range l.Args {
+		if l.Args[i].Map == nil {
+			continue
+		}
+		if err := p.k.SetBuffer(next, dp.locMap[i]); err != nil {
+			return 0, err
+		}
+		next++
+	}
+	for _, buf := range []*cl.Buffer{dp.blkMap, dp.offset, dp.nelems, dp.nthrcol, dp.thrcol} {
+		if err := p.k.SetBuffer(next, buf); err != nil {
+			return 0, err
+		}
+		next++
+	}
+	blockOffsetArg := next
+	if err := p.k.SetLocal(next+1, dp.p.NShared); err != nil {
+		return 0, err
+	}
+	if err := p.setTail(l, next+2, dp.p.NBlocks); err != nil {
+		return 0, err
+	}
+	for c := 0; c < dp.p.NColors; c++ {
+		if err := p.k.SetInt(blockOffsetArg, int(dp.p.ColOffset[c])); err != nil {
+			return 0, err
+		}
+		if err := p.b.ctx.Launch(p.k, int(dp.p.NColBlk[c]), WorkGroupSize); err != nil {
+			return 0, err
+		}
+	}
+	return dp.p.NBlocks, nil
+}
+
+// finishReductions reads each reduction's per-group results and combines
+// them into the Global's host copy, in group order.
+func (p *program) finishReductions(l *core.Loop, slots int) error {
+	for _, i := range p.lay.reductions {
+		a := &l.Args[i]
+		s := a.Data
+		if err := s.HostAccess(true); err != nil {
+			return err
+		}
+		if slots == 0 {
+			continue
+		}
+		part := make([]byte, slots*s.Dim*s.Type.Size())
+		if err := p.b.ctx.Read(p.red[i], unsafe.Pointer(&part[0]), len(part)); err != nil {
+			return fmt.Errorf("op2: %s: reading the partial results of %s: %w", l.Name(), s.Describe(), err)
+		}
+		combine(a.Access, s, part, slots)
+	}
+	return nil
+}
+
+// combine folds slots partial results (dim values each) into s's host values.
+func combine(acc core.Access, s *core.Storage, part []byte, slots int) {
+	switch s.Type {
+	case core.Float64:
+		fold(acc, unsafe.Slice((*float64)(s.Host), s.Dim), unsafe.Slice((*float64)(unsafe.Pointer(&part[0])), slots*s.Dim))
+	case core.Float32:
+		fold(acc, unsafe.Slice((*float32)(s.Host), s.Dim), unsafe.Slice((*float32)(unsafe.Pointer(&part[0])), slots*s.Dim))
+	case core.Int32:
+		fold(acc, unsafe.Slice((*int32)(s.Host), s.Dim), unsafe.Slice((*int32)(unsafe.Pointer(&part[0])), slots*s.Dim))
+	case core.Int64:
+		fold(acc, unsafe.Slice((*int64)(s.Host), s.Dim), unsafe.Slice((*int64)(unsafe.Pointer(&part[0])), slots*s.Dim))
+	case core.Uint32:
+		fold(acc, unsafe.Slice((*uint32)(s.Host), s.Dim), unsafe.Slice((*uint32)(unsafe.Pointer(&part[0])), slots*s.Dim))
+	}
+}
+
+func fold[T int32 | int64 | uint32 | float32 | float64](acc core.Access, dst, part []T) {
+	dim := len(dst)
+	for g := 0; g < len(part)/dim; g++ {
+		for k := 0; k < dim; k++ {
+			v := part[g*dim+k]
+			switch acc {
+			case core.Inc:
+				dst[k] += v
+			case core.Min:
+				dst[k] = min(dst[k], v)
+			case core.Max:
+				dst[k] = max(dst[k], v)
+			}
+		}
+	}
+}
+
+// devicePlan is an execution plan with its arrays on the device.
+type devicePlan struct {
+	p                         *plan.Plan
+	indMap, indOffs, indSizes []*cl.Buffer
+	locMap                    []*cl.Buffer // by argument
+	blkMap, offset, nelems    *cl.Buffer
+	nthrcol, thrcol           *cl.Buffer
+}
+
+func (b *backend) upload(s []int32) (*cl.Buffer, error) {
+	buf, err := b.ctx.Alloc(4 * len(s))
+	if err != nil {
+		return nil, err
+	}
+	if len(s) > 0 {
+		if err := b.ctx.Write(buf, unsafe.Pointer(&s[0]), 4*len(s)); err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
+}
+
+// plan returns the device plan for the loop's set and maps, building and
+// uploading it on first use.
+func (p *program) plan(l *core.Loop) (*devicePlan, error) {
+	k := p.key[:0]
+	k = binary.LittleEndian.AppendUint64(k, l.Set.ID)
+	for i := range l.Args {
+		if m := l.Args[i].Map; m != nil {
+			k = binary.LittleEndian.AppendUint64(k, m.ID)
+		}
+	}
+	p.key = k
+	if p.last != nil && string(p.lastKey) == string(k) {
+		return p.last, nil
+	}
+	dp, ok := p.plans[string(k)]
+	if !ok {
+		var err error
+		if dp, err = p.b.buildPlan(l, p.lay); err != nil {
+			return nil, err
+		}
+		p.plans[string(k)] = dp
+	}
+	p.last = dp
+	p.lastKey = append(p.lastKey[:0], k...)
+	return dp, nil
+}
+
+func (b *backend) buildPlan(l *core.Loop, lay *layout) (*devicePlan, error) {
+	in := plan.Input{Core: l.Set.Core, Owned: l.Set.Owned, Exec: l.IterEnd(), NInds: lay.nind,
+		IndSetSize: make([]int, lay.nind), BlockSize: b.blockSize}
+	if in.Exec < in.Owned {
+		in.Owned, in.Core = in.Exec, min(in.Core, in.Exec)
+	}
+	for i := range l.Args {
+		a := &l.Args[i]
+		arg := plan.Arg{Ind: lay.inds[i], Idx: a.Idx, ElemBytes: a.Data.Dim * a.Data.Type.Size()}
+		if a.Map != nil {
+			arg.Map = a.Map.Table
+			arg.Arity = a.Map.Arity
+			// Every element of a written-back dataset is stored back, so
+			// all its arguments constrain the colouring.
+			arg.Modifies = lay.dsModified[lay.inds[i]]
+			in.IndSetSize[lay.inds[i]] = a.Map.To.Total
+		} else {
+			arg.Idx = 0
+		}
+		in.Args = append(in.Args, arg)
+	}
+	scratch := 0
+	for _, i := range lay.reductions {
+		scratch += WorkGroupSize * l.Args[i].Data.Type.Size()
+	}
+	budget := b.ctx.Device.LocalMem - scratch - 1024
+	var pl *plan.Plan
+	for {
+		var err error
+		if pl, err = plan.Build(in); err != nil {
+			return nil, fmt.Errorf("building the execution plan: %w", err)
+		}
+		if pl.NShared <= budget || pl.BlockSize <= 1 {
+			break
+		}
+		in.BlockSize = pl.BlockSize / 2
+	}
+	if pl.NShared > budget {
+		return nil, fmt.Errorf("one element's indirect data (%d bytes) does not fit the device's %d bytes of local memory", pl.NShared, b.ctx.Device.LocalMem)
+	}
+	if plan.CheckingEnabled() {
+		if err := pl.Check(in); err != nil {
+			return nil, fmt.Errorf("execution plan check failed: %w", err)
+		}
+	}
+	dp := &devicePlan{p: pl, locMap: make([]*cl.Buffer, len(l.Args))}
+	var err error
+	up := func(s []int32) *cl.Buffer {
+		if err != nil {
+			return nil
+		}
+		var buf *cl.Buffer
+		buf, err = b.upload(s)
+		return buf
+	}
+	for d := 0; d < lay.nind; d++ {
+		dp.indMap = append(dp.indMap, up(pl.IndMap[d]))
+		dp.indOffs = append(dp.indOffs, up(pl.IndOffs[d]))
+		dp.indSizes = append(dp.indSizes, up(pl.IndSizes[d]))
+	}
+	for i := range l.Args {
+		if l.Args[i].Map != nil {
+			dp.locMap[i] = up(pl.LocMap[i])
+		}
+	}
+	dp.blkMap, dp.offset, dp.nelems = up(pl.BlkMap), up(pl.Offset), up(pl.NElems)
+	dp.nthrcol, dp.thrcol = up(pl.NThrCol), up(pl.ThrCol)
+	if err != nil {
+		return nil, fmt.Errorf("copying the execution plan to the device: %w", err)
+	}
+	return dp, nil
+}
