@@ -215,6 +215,10 @@ type Stats struct {
 	Rebuilds     uint64 // damaged disk cache entries that were rebuilt
 	Generations  uint64 // code generations (one per new loop signature and backend)
 	ProgramCache int    // loop programs held in memory
+
+	// Copies of Dats and Globals between host and device (device backends).
+	Uploads, Downloads         uint64
+	UploadBytes, DownloadBytes uint64
 }
 
 var generations uint64
@@ -224,6 +228,8 @@ func ReadStats() Stats {
 	js := jit.ReadStats()
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
+	up, down, upB, downB := core.TransferStats()
 	return Stats{Compiles: js.Compiles, DiskHits: js.DiskHits, Rebuilds: js.Rebuilds,
-		Generations: generations, ProgramCache: len(rt.programs)}
+		Generations: generations, ProgramCache: len(rt.programs),
+		Uploads: up, Downloads: down, UploadBytes: upB, DownloadBytes: downB}
 }
