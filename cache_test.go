@@ -40,6 +40,10 @@ func cacheLoop(k *op2.Kernel) error {
 // helperProcess is what the test binary does when started by the cache
 // tests as a separate process: run cacheLoop and report the counters.
 func helperProcess() int {
+	if os.Getenv("OP2_TEST_HELPER") == "opencl-error" {
+		fmt.Println(op2.Use("opencl"))
+		return 0
+	}
 	if err := op2.Configure(op2.Config{CacheDir: os.Getenv("OP2_TEST_CACHE")}); err != nil {
 		fmt.Println("error:", err)
 		return 1

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/goop2/op2"
@@ -174,10 +175,11 @@ func compareOutcomes(t *testing.T, what string, want, got outcome) {
 	}
 }
 
-// TestOpenMPMatchesSequentialOnRandomMeshes runs every access mode and
-// reduction on random meshes with the sequential backend and with openmp at
-// 1, 2 and 3 threads and several block sizes, and compares the results.
-func TestOpenMPMatchesSequentialOnRandomMeshes(t *testing.T) {
+// TestBackendsMatchSequentialOnRandomMeshes runs every access mode and
+// reduction on random meshes with the sequential backend, with openmp at 1,
+// 2 and 3 threads, and with opencl, at several block sizes, and compares
+// the results.
+func TestBackendsMatchSequentialOnRandomMeshes(t *testing.T) {
 	cache := os.Getenv("OP2_CACHE_DIR")
 	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache, PlanCheck: true})) }()
 	r := rand.New(rand.NewPCG(1, 2))
@@ -197,6 +199,14 @@ func TestOpenMPMatchesSequentialOnRandomMeshes(t *testing.T) {
 				check(t, op2.Configure(op2.Config{Backend: "openmp", Threads: threads, BlockSize: bs, CacheDir: cache, PlanCheck: true}))
 				compareOutcomes(t, what, want, runRandomLoops(t, m))
 			}
+		}
+		if !slices.Contains(allBackends, "opencl") {
+			continue
+		}
+		for _, bs := range []int{0, 64} {
+			what := fmt.Sprintf("opencl: %d edges, %d nodes, arity %d, block size %d", mc.edges, mc.nodes, mc.arity, bs)
+			check(t, op2.Configure(op2.Config{Backend: "opencl", BlockSize: bs, CacheDir: cache, PlanCheck: true}))
+			compareOutcomes(t, what, want, runRandomLoops(t, m))
 		}
 	}
 }

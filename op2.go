@@ -183,6 +183,19 @@ func Backend() string {
 	return rt.cfg.Backend
 }
 
+// Wait returns when every loop issued so far has finished. Loops on device
+// backends are queued and run asynchronously (host access to their data
+// waits as needed); Wait is for timing them. On host backends it returns at
+// once.
+func Wait() error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if w, ok := rt.backend.(core.Waiter); ok {
+		return w.Wait()
+	}
+	return nil
+}
+
 // Backends lists the names of every registered backend.
 func Backends() []string { return core.Backends() }
 

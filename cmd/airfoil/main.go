@@ -103,6 +103,7 @@ func run(o options, out io.Writer) (*result, error) {
 		return nil, err
 	}
 	defer s.Close()
+	s.Timed = o.timing
 	rms, elapsed, err := s.Iterate(o.iters, out)
 	if err != nil {
 		return nil, err

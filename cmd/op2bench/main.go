@@ -298,6 +298,7 @@ func airfoilRuns(out io.Writer, m *mesh.Mesh, iters, threads int, triad1, triadN
 		if err != nil {
 			return err
 		}
+		s.Timed = true
 		rms, d, err := s.Iterate(iters, io.Discard)
 		s.Close()
 		if err != nil {

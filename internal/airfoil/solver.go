@@ -38,6 +38,10 @@ type Solver struct {
 	saveSoln, adtCalc, resCalc, bresCalc, update *op2.Kernel
 
 	timers [5]LoopTimer
+
+	// Timed makes every loop wait for its completion (op2.Wait), so that
+	// the per-loop times of asynchronous backends are each loop's own.
+	Timed bool
 }
 
 // LoopTimer accumulates the time spent in one kernel's loops.
@@ -153,6 +157,9 @@ func (s *Solver) Close() {
 func (s *Solver) loop(t int, k *op2.Kernel, set *op2.Set, args ...op2.Arg) error {
 	start := time.Now()
 	err := op2.ParLoop(k, set, args...)
+	if err == nil && s.Timed {
+		err = op2.Wait()
+	}
 	s.timers[t].Total += time.Since(start)
 	s.timers[t].Calls++
 	return err
@@ -201,6 +208,9 @@ func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.
 			rms = append(rms, r)
 			fmt.Fprintf(out, " %d  %10.5e\n", iter, r)
 		}
+	}
+	if err := op2.Wait(); err != nil {
+		return nil, 0, err
 	}
 	return rms, time.Since(start), nil
 }

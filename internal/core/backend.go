@@ -24,6 +24,12 @@ type Backend interface {
 	Prepare(l *Loop) (Program, error)
 }
 
+// Waiter is implemented by backends that run loops asynchronously.
+type Waiter interface {
+	// Wait returns when every loop issued so far has finished.
+	Wait() error
+}
+
 // Program is compiled code for one loop signature.
 type Program interface {
 	// Source is the generated source the program was built from.

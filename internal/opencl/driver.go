@@ -99,6 +99,7 @@ import "C"
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"unsafe"
@@ -112,12 +113,16 @@ var (
 	loadErr  error
 )
 
-// Load opens the OpenCL ICD loader (libOpenCL.so.1). It is safe to call
-// more than once.
+// Load opens the OpenCL ICD loader: $OP2_OPENCL_LIBRARY if set, else
+// libOpenCL.so.1. It is safe to call more than once.
 func Load() error {
 	loadOnce.Do(func() {
 		var msgs []string
-		for _, name := range []string{"libOpenCL.so.1", "libOpenCL.so"} {
+		names := []string{"libOpenCL.so.1", "libOpenCL.so"}
+		if lib := os.Getenv("OP2_OPENCL_LIBRARY"); lib != "" {
+			names = []string{lib}
+		}
+		for _, name := range names {
 			cname := C.CString(name)
 			msg := C.op2cl_load(cname)
 			C.free(unsafe.Pointer(cname))

@@ -95,6 +95,9 @@ func open(cfg *core.Config) (core.Backend, error) {
 
 func (b *backend) Name() string { return Name }
 
+// Wait blocks until the device has finished every queued loop.
+func (b *backend) Wait() error { return b.ctx.Finish() }
+
 // Device describes the device in use.
 func (b *backend) Device() string {
 	d := b.ctx.Device
