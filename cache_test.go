@@ -44,7 +44,7 @@ func helperProcess() int {
 		fmt.Println(op2.Use("opencl"))
 		return 0
 	}
-	if err := op2.Configure(op2.Config{CacheDir: os.Getenv("OP2_TEST_CACHE")}); err != nil {
+	if err := op2.Configure(op2.Config{CacheDir: os.Getenv("OP2_TEST_CACHE"), Backend: os.Getenv("OP2_TEST_BACKEND")}); err != nil {
 		fmt.Println("error:", err)
 		return 1
 	}
@@ -57,9 +57,9 @@ func helperProcess() int {
 	return 0
 }
 
-func runHelper(t *testing.T, dir, tag string) (string, error) {
+func runHelper(t *testing.T, dir, tag string, env ...string) (string, error) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "OP2_TEST_HELPER="+tag, "OP2_TEST_CACHE="+dir)
+	cmd.Env = append(append(os.Environ(), "OP2_TEST_HELPER="+tag, "OP2_TEST_CACHE="+dir), env...)
 	out, err := cmd.CombinedOutput()
 	return strings.TrimSpace(string(out)), err
 }
@@ -125,6 +125,19 @@ func TestCacheAcrossProcesses(t *testing.T) {
 		out, err := runHelper(t, dir, "across-processes")
 		if err != nil || out != s.want {
 			t.Fatalf("%s: got %q (%v), want %q", s.what, out, err, s.want)
+		}
+	}
+}
+
+// TestOpenCLProgramCache: an OpenCL program built by one process is loaded
+// from the disk cache (as a device binary) by the next.
+func TestOpenCLProgramCache(t *testing.T) {
+	requireDevice(t)
+	dir := t.TempDir()
+	for _, want := range []string{"compiles=1 diskhits=0 rebuilds=0", "compiles=0 diskhits=1 rebuilds=0"} {
+		out, err := runHelper(t, dir, "opencl-cache", "OP2_TEST_BACKEND=opencl")
+		if err != nil || out != want {
+			t.Fatalf("got %q (%v), want %q", out, err, want)
 		}
 	}
 }

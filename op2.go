@@ -16,6 +16,8 @@
 //   - "sequential": one core.
 //   - "openmp": all cores, through OpenMP, with a colouring execution plan
 //     so that increments through maps never race.
+//   - "opencl": an OpenCL device (a GPU, or CPUs through PoCL), loaded at
+//     run time; data moves between host and device only when stale.
 //
 // Arguments reach the kernel as in OP2: a Dat accessed directly or through
 // one column of a map arrives as a pointer to the element's values (T*); a
@@ -61,7 +63,7 @@ const (
 
 // Config is the run-time configuration. Zero fields take their defaults.
 type Config struct {
-	// Backend is the backend name: "sequential" (default) or "openmp".
+	// Backend is the backend name: "sequential" (default), "openmp" or "opencl".
 	Backend string
 	// CC is the C compiler (default $CC, else "cc").
 	CC string
