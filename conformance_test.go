@@ -291,3 +291,32 @@ func TestMathInKernel(t *testing.T) {
 		}
 	})
 }
+
+// TestIncThroughTwoMaps increments one dat through two different maps in
+// one loop: the two paths must be coloured as one array.
+func TestIncThroughTwoMaps(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		const n = 3000
+		edges := must(op2.NewSet(n, "edges"))
+		nodes := must(op2.NewSet(100, "nodes"))
+		a, b := make([]int32, n), make([]int32, n)
+		for i := range a {
+			a[i], b[i] = int32(i%100), int32((7*i+3)%100)
+		}
+		ma := must(op2.NewMap(edges, nodes, 1, a, "ma"))
+		mb := must(op2.NewMap(edges, nodes, 1, b, "mb"))
+		acc := must(op2.NewDat[int32](nodes, 1, nil, "acc"))
+		k := op2.NewKernel("void two(int *x, int *y) { *x += 1; *y += 10; }", "two")
+		check(t, op2.ParLoop(k, edges, acc.ArgMap(op2.Inc, ma, 0), acc.ArgMap(op2.Inc, mb, 0)))
+		want := make([]int32, 100)
+		for i := 0; i < n; i++ {
+			want[a[i]]++
+			want[b[i]] += 10
+		}
+		for i, v := range acc.Data() {
+			if v != want[i] {
+				t.Fatalf("acc[%d] = %d, want %d", i, v, want[i])
+			}
+		}
+	})
+}

@@ -54,3 +54,27 @@ func TestOpenCLDeviceSelection(t *testing.T) {
 	err = op2.Configure(op2.Config{Backend: "opencl", OpenCLDevice: "toaster", CacheDir: cache})
 	wantErr(t, err, `unknown device type "toaster"`)
 }
+
+// TestOpenCLRejectsConflictingWrites: a dat written through one map and
+// also modified through another cannot be staged; the loop is refused
+// before anything changes.
+func TestOpenCLRejectsConflictingWrites(t *testing.T) {
+	requireDevice(t)
+	edges := must(op2.NewSet(10, "edges"))
+	nodes := must(op2.NewSet(10, "nodes"))
+	id := make([]int32, 10)
+	for i := range id {
+		id[i] = int32(i)
+	}
+	m1 := must(op2.NewMap(edges, nodes, 1, id, "m1"))
+	m2 := must(op2.NewMap(edges, nodes, 1, id, "m2"))
+	x := must(op2.NewDat(nodes, 1, iota32[float64](10), "x"))
+	k := op2.NewKernel("void k(double *a, double *b) { *a = 1; *b += 2; }", "k")
+	err := op2.ParLoop(k, edges, x.ArgMap(op2.RW, m1, 0), x.ArgMap(op2.Inc, m2, 0))
+	wantErr(t, err, "opencl backend stages", `dat "x"`, "argument 1", "host backend")
+	for i, v := range x.DataRO() {
+		if v != float64(i) {
+			t.Fatalf("x[%d] = %v after a refused loop", i, v)
+		}
+	}
+}

@@ -30,45 +30,56 @@ type layout struct {
 	reductions []int  // Global reduction arguments
 }
 
-func analyse(l *core.Loop) *layout {
+func analyse(l *core.Loop) (*layout, error) {
 	n := len(l.Args)
 	lay := &layout{base: make([]int, n), inds: make([]int, n)}
-	for i := range l.Args {
+	lay.nind = core.Datasets(l, lay.inds)
+	lay.dsArg = make([]int, lay.nind)
+	lay.dsStage = make([]bool, lay.nind)
+	lay.dsModified = make([]bool, lay.nind)
+	for i := n - 1; i >= 0; i-- {
 		a := &l.Args[i]
 		lay.base[i] = host.Base(l, i)
-		lay.inds[i] = -1
-		if host.IsReduction(a) {
-			lay.reductions = append(lay.reductions, i)
-		}
-		if a.Map == nil {
-			continue
-		}
-		lay.indirect = true
-		if a.Access == core.RW || a.Access == core.Write {
-			lay.colourExec = true
-		}
-		for j := 0; j < i; j++ {
-			if b := &l.Args[j]; b.Map == a.Map && b.Data == a.Data {
-				lay.inds[i] = lay.inds[j]
-				break
+		if d := lay.inds[i]; d >= 0 {
+			lay.indirect = true
+			lay.dsArg[d] = i
+			if a.Access == core.RW || a.Access == core.Write {
+				lay.colourExec = true
+			}
+			if a.Access != core.Inc {
+				lay.dsStage[d] = true
+			}
+			if a.Access.Modifies() {
+				lay.dsModified[d] = true
 			}
 		}
-		if lay.inds[i] < 0 {
-			lay.inds[i] = lay.nind
-			lay.nind++
-			lay.dsArg = append(lay.dsArg, i)
-			lay.dsStage = append(lay.dsStage, false)
-			lay.dsModified = append(lay.dsModified, false)
-		}
-		d := lay.inds[i]
-		if a.Access != core.Inc {
-			lay.dsStage[d] = true
-		}
-		if a.Access.Modifies() {
-			lay.dsModified[d] = true
+	}
+	for i := range l.Args {
+		if host.IsReduction(&l.Args[i]) {
+			lay.reductions = append(lay.reductions, i)
 		}
 	}
-	return lay
+	// A dat modified through a map is written back from its staged copy,
+	// so no other argument may modify it, except that several datasets
+	// that only increment it may (each copy is added back).
+	for i := range l.Args {
+		a := &l.Args[i]
+		d := lay.inds[i]
+		if d < 0 || !lay.dsModified[d] || lay.dsArg[d] != i {
+			continue
+		}
+		for j := range l.Args {
+			b := &l.Args[j]
+			if b.Data != a.Data || lay.inds[j] == d || !b.Access.Modifies() {
+				continue
+			}
+			if e := lay.inds[j]; e < 0 || lay.dsStage[d] || lay.dsStage[e] {
+				return nil, fmt.Errorf("op2: %s: the opencl backend stages %s in local memory and writes it back, so the loop may not also pass it as argument %d (%s); pass it through one map, or use a host backend",
+					l.Name(), a.Data.Describe(), j, b.Describe())
+			}
+		}
+	}
+	return lay, nil
 }
 
 // qualifier is the OpenCL address space of the memory kernel parameter i
@@ -348,6 +359,8 @@ func indirectStub(w *writer, l *core.Loop, lay *layout) {
 		}
 		w.p("  for (int i = lid; i < size%d * %d; i += %d) d%d[i %% %d + (size_t)map%d[i / %d] * %d] %s s%d[i];\n",
 			d, dim, WorkGroupSize, lay.base[lay.dsArg[d]], dim, d, dim, dim, op, d)
+		// Another dataset of the same dat may add to the same elements.
+		w.p("  barrier(CLK_GLOBAL_MEM_FENCE);\n")
 	}
 	reductionFinish(w, l, lay, "bid")
 	w.p("}\n")

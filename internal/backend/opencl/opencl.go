@@ -105,7 +105,11 @@ func (b *backend) Device() string {
 }
 
 func (b *backend) Generate(l *core.Loop) (string, error) {
-	return generate(l, analyse(l)), nil
+	lay, err := analyse(l)
+	if err != nil {
+		return "", err
+	}
+	return generate(l, lay), nil
 }
 
 const buildOptions = "-cl-std=CL1.2"
@@ -156,7 +160,10 @@ func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 			}
 		}
 	}
-	lay := analyse(l)
+	lay, err := analyse(l)
+	if err != nil {
+		return nil, err
+	}
 	src := generate(l, lay)
 	prog, err := b.build(l, src)
 	if err != nil {
@@ -500,26 +507,9 @@ func (p *program) plan(l *core.Loop) (*devicePlan, error) {
 }
 
 func (b *backend) buildPlan(l *core.Loop, lay *layout) (*devicePlan, error) {
-	in := plan.Input{Core: l.Set.Core, Owned: l.Set.Owned, Exec: l.IterEnd(), NInds: lay.nind,
-		IndSetSize: make([]int, lay.nind), BlockSize: b.blockSize}
-	if in.Exec < in.Owned {
-		in.Owned, in.Core = in.Exec, min(in.Core, in.Exec)
-	}
-	for i := range l.Args {
-		a := &l.Args[i]
-		arg := plan.Arg{Ind: lay.inds[i], Idx: a.Idx, ElemBytes: a.Data.Dim * a.Data.Type.Size()}
-		if a.Map != nil {
-			arg.Map = a.Map.Table
-			arg.Arity = a.Map.Arity
-			// Every element of a written-back dataset is stored back, so
-			// all its arguments constrain the colouring.
-			arg.Modifies = lay.dsModified[lay.inds[i]]
-			in.IndSetSize[lay.inds[i]] = a.Map.To.Total
-		} else {
-			arg.Idx = 0
-		}
-		in.Args = append(in.Args, arg)
-	}
+	// Every element of a written-back dataset is stored back, so all its
+	// arguments constrain the colouring.
+	in := core.PlanInput(l, lay.inds, lay.nind, func(i int) bool { return lay.dsModified[lay.inds[i]] }, b.blockSize)
 	scratch := 0
 	for _, i := range lay.reductions {
 		scratch += WorkGroupSize * l.Args[i].Data.Type.Size()

@@ -228,25 +228,7 @@ func slicePtr(s []int32) unsafe.Pointer {
 // plan returns the execution plan for the loop's set and maps, reusing the
 // last one when nothing it depends on changed.
 func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
-	// Number the indirect datasets: arguments with the same dat and map share one.
-	nind := 0
-	for i := range l.Args {
-		a := &l.Args[i]
-		p.inds[i] = -1
-		if a.Map == nil {
-			continue
-		}
-		for j := 0; j < i; j++ {
-			if b := &l.Args[j]; b.Map == a.Map && b.Data == a.Data {
-				p.inds[i] = p.inds[j]
-				break
-			}
-		}
-		if p.inds[i] < 0 {
-			p.inds[i] = nind
-			nind++
-		}
-	}
+	nind := core.Datasets(l, p.inds)
 	k := p.key[:0]
 	k = binary.LittleEndian.AppendUint64(k, l.Set.ID)
 	k = binary.LittleEndian.AppendUint64(k, uint64(p.b.blockSize))
@@ -273,33 +255,7 @@ func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
 	defer p.b.mu.Unlock()
 	pp, ok := p.b.plans[string(k)]
 	if !ok {
-		in := plan.Input{Core: l.Set.Core, Owned: l.Set.Owned, Exec: l.Set.Exec, NInds: nind,
-			IndSetSize: make([]int, nind), BlockSize: p.b.blockSize}
-		// One dat modified through two different maps is two datasets
-		// for staging but one array for colouring.
-		in.Conflict = make([]int, nind)
-		for i := range l.Args {
-			if d := p.inds[i]; d >= 0 {
-				j := 0 // the first argument with the same dat through a map
-				for l.Args[j].Data != l.Args[i].Data || p.inds[j] < 0 {
-					j++
-				}
-				in.Conflict[d] = p.inds[j]
-			}
-		}
-		for i := range l.Args {
-			a := &l.Args[i]
-			arg := plan.Arg{Ind: p.inds[i], Idx: a.Idx, ElemBytes: a.Data.Dim * a.Data.Type.Size()}
-			if a.Map != nil {
-				arg.Map = a.Map.Table
-				arg.Arity = a.Map.Arity
-				arg.Modifies = a.IndirectModify()
-				in.IndSetSize[p.inds[i]] = a.Map.To.Total
-			} else {
-				arg.Idx = 0
-			}
-			in.Args = append(in.Args, arg)
-		}
+		in := core.PlanInput(l, p.inds, nind, func(i int) bool { return l.Args[i].IndirectModify() }, p.b.blockSize)
 		built, in, err := p.b.build(in, l.IterEnd())
 		if err != nil {
 			return nil, fmt.Errorf("op2: %s: building the execution plan: %w", l.Name(), err)
