@@ -67,7 +67,7 @@ func hostPtr[T any](buf []T) unsafe.Pointer {
 // Dat holds dim values of type T for every element of a set, stored element
 // after element (array of structs).
 type Dat[T Scalar] struct {
-	s    core.Storage
+	s    core.Storage // first field: device backends tie cleanups to &s
 	data []T
 }
 
@@ -163,7 +163,7 @@ func (d *Dat[T]) ArgVec(acc Access, m *Map) Arg {
 // Global is a small array of dim values shared by all elements: read by
 // kernels, or the target of a reduction (Inc, Min, Max).
 type Global[T Scalar] struct {
-	s    core.Storage
+	s    core.Storage // first field: device backends tie cleanups to &s
 	data []T
 }
 

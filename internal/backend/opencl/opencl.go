@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"unsafe"
 
@@ -215,7 +216,11 @@ func (b *backend) alloc(s *core.Storage) func(zeroed bool) (core.DeviceBuffer, e
 				return nil, err
 			}
 		}
-		return &devBuf{b: b, buf: buf}, nil
+		d := &devBuf{b: b, buf: buf}
+		// Storage is the first field of its Dat or Global, so this frees
+		// the device memory when the Dat or Global is collected.
+		runtime.AddCleanup(s, func(d *devBuf) { d.Free() }, d)
+		return d, nil
 	}
 }
 
