@@ -320,3 +320,56 @@ func TestIncThroughTwoMaps(t *testing.T) {
 		}
 	})
 }
+
+// TestGlobalTwiceAsReduction passes one Global as two reduction arguments:
+// both contributions count.
+func TestGlobalTwiceAsReduction(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		set := must(op2.NewSet(1000, "s"))
+		x := must(op2.NewDat(set, 1, iota32[int32](1000), "x"))
+		g := must(op2.NewGlobal(1, []int32{5}, "g"))
+		lo := must(op2.NewGlobal(1, []int32{100}, "lo"))
+		k := op2.NewKernel(`void k(const int *x, int *a, int *b, int *l1, int *l2) {
+  *a += 1; *b += 2;
+  if (*x < *l1) *l1 = *x;
+  if (*x + 50 < *l2) *l2 = *x + 50;
+}`, "k")
+		check(t, op2.ParLoop(k, set, x.Arg(op2.Read), g.Arg(op2.Inc), g.Arg(op2.Inc), lo.Arg(op2.Min), lo.Arg(op2.Min)))
+		if got := g.Data()[0]; got != 3005 {
+			t.Errorf("g = %d, want 3005", got)
+		}
+		if got := lo.Data()[0]; got != 0 {
+			t.Errorf("lo = %d, want 0", got)
+		}
+	})
+}
+
+// TestPlanNotSharedAcrossConflictPatterns: two loops over the same set and
+// maps, one incrementing two dats and one incrementing one dat through both
+// maps, need different colourings.
+func TestPlanNotSharedAcrossConflictPatterns(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		const n = 50000
+		set := must(op2.NewSet(n, "edges"))
+		nodes := must(op2.NewSet(n, "nodes"))
+		id, perm := make([]int32, n), make([]int32, n)
+		for i := range id {
+			id[i] = int32(i)
+			perm[i] = int32((i*7919 + 13) % n)
+		}
+		m1 := must(op2.NewMap(set, nodes, 1, id, "m1"))
+		m2 := must(op2.NewMap(set, nodes, 1, perm, "m2"))
+		x := must(op2.NewDat[int32](nodes, 1, nil, "x"))
+		y := must(op2.NewDat[int32](nodes, 1, nil, "y"))
+		k := op2.NewKernel("void k(int *a, int *b) { *a += 1; *b += 1; }", "k")
+		check(t, op2.ParLoop(k, set, x.ArgMap(op2.Inc, m1, 0), y.ArgMap(op2.Inc, m2, 0)))
+		for rep := 0; rep < 20; rep++ {
+			check(t, op2.ParLoop(k, set, x.ArgMap(op2.Inc, m1, 0), x.ArgMap(op2.Inc, m2, 0)))
+		}
+		for i, v := range x.Data() {
+			if v != 41 {
+				t.Fatalf("x[%d] = %d, want 41", i, v)
+			}
+		}
+	})
+}

@@ -67,6 +67,10 @@ type Arg struct {
 	a core.Arg
 }
 
+// MaxReductionDim is the largest dim of a Global used for a reduction
+// (Inc, Min, Max): every thread or work item keeps a private copy.
+const MaxReductionDim = 1024
+
 // LoopError reports misuse of the API found before a loop runs.
 type LoopError struct {
 	Kernel string // kernel name
@@ -112,6 +116,9 @@ func bind(l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 			case core.Read, core.Inc, core.Min, core.Max:
 			default:
 				return fail(i, "%s: access %s is not allowed for a Global (use READ, INC, MIN or MAX)", a.Data.Describe(), a.Access)
+			}
+			if a.Access != core.Read && a.Data.Dim > MaxReductionDim {
+				return fail(i, "%s: a reduction Global may have at most %d values (each thread keeps a private copy)", a.Data.Describe(), MaxReductionDim)
 			}
 		case core.ArgDirect, core.ArgIndirect, core.ArgVector:
 			switch a.Access {
@@ -171,9 +178,8 @@ func bind(l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 // depends on (kernel, argument kinds, types, shapes, access modes, which
 // arguments pass the same data or the same map, and the constants it uses),
 // but not which data, maps or set it runs on.
-func appendKey(buf []byte, backend string, l *core.Loop) []byte {
-	buf = append(buf, backend...)
-	buf = append(buf, 0)
+func appendKey(buf []byte, backend uint64, l *core.Loop) []byte {
+	buf = binary.LittleEndian.AppendUint64(buf, backend)
 	buf = binary.LittleEndian.AppendUint64(buf, l.Kernel.ID)
 	for i := range l.Args {
 		a := &l.Args[i]
@@ -206,8 +212,8 @@ func appendKey(buf []byte, backend string, l *core.Loop) []byte {
 
 // program returns the compiled program for l on b, generating and
 // compiling only for a signature not seen before. Caller holds rt.mu.
-func (s *state) program(b core.Backend, l *core.Loop) (core.Program, error) {
-	s.key = appendKey(s.key[:0], b.Name(), l)
+func (s *state) program(b *openBackend, l *core.Loop) (core.Program, error) {
+	s.key = appendKey(s.key[:0], b.id, l)
 	if p, ok := s.programs[string(s.key)]; ok {
 		return p, nil
 	}
@@ -251,17 +257,17 @@ func ParLoop(k *Kernel, set *Set, args ...Arg) error {
 type Loop struct {
 	l       core.Loop
 	kernel  *Kernel
-	backend core.Backend
+	backend *openBackend
 }
 
 // NewLoop checks the arguments and records the loop without running it.
 func NewLoop(k *Kernel, set *Set, args ...Arg) (*Loop, error) {
 	lp := &Loop{kernel: k}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
 	if err := bind(&lp.l, k, set, args); err != nil {
 		return nil, err
 	}
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
 	b, err := rt.currentBackend()
 	if err != nil {
 		return nil, err
@@ -279,7 +285,7 @@ func (lp *Loop) Generate() (string, error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	lp.l.Consts = lp.kernel.usedConsts()
-	rt.key = appendKey(rt.key[:0], lp.backend.Name(), &lp.l)
+	rt.key = appendKey(rt.key[:0], lp.backend.id, &lp.l)
 	if p, ok := rt.programs[string(rt.key)]; ok {
 		return p.Source(), nil
 	}

@@ -96,9 +96,9 @@ type Config struct {
 type state struct {
 	mu       sync.Mutex
 	cfg      core.Config
-	backend  core.Backend
-	backends map[string]core.Backend
-	programs map[string]core.Program // by backend name + loop signature
+	backend  *openBackend
+	backends map[string]*openBackend
+	programs map[string]core.Program // by backend instance + loop signature
 	loop     core.Loop               // reused by ParLoop
 	key      []byte
 	err      error // configuration error from the environment
@@ -107,7 +107,7 @@ type state struct {
 var rt = newState()
 
 func newState() *state {
-	s := &state{backends: map[string]core.Backend{}, programs: map[string]core.Program{}}
+	s := &state{backends: map[string]*openBackend{}, programs: map[string]core.Program{}}
 	s.cfg, s.err = core.ConfigFromEnv()
 	if s.cfg.PlanCheck {
 		plan.SetChecking(true)
@@ -157,7 +157,7 @@ func Configure(c Config) error {
 	rt.cfg = def
 	rt.err = nil
 	rt.backend = nil
-	rt.backends = map[string]core.Backend{}
+	rt.backends = map[string]*openBackend{}
 	rt.programs = map[string]core.Program{}
 	_, err = rt.currentBackend()
 	return err
@@ -192,7 +192,10 @@ func Backend() string {
 func Wait() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if w, ok := rt.backend.(core.Waiter); ok {
+	if rt.backend == nil {
+		return nil
+	}
+	if w, ok := rt.backend.Backend.(core.Waiter); ok {
 		return w.Wait()
 	}
 	return nil
@@ -201,8 +204,15 @@ func Wait() error {
 // Backends lists the names of every registered backend.
 func Backends() []string { return core.Backends() }
 
+// openBackend is an opened backend with a number of its own, which keys
+// its programs: a backend reopened by Configure compiles afresh.
+type openBackend struct {
+	core.Backend
+	id uint64
+}
+
 // currentBackend opens the configured backend on first use. Caller holds mu.
-func (s *state) currentBackend() (core.Backend, error) {
+func (s *state) currentBackend() (*openBackend, error) {
 	if s.backend != nil {
 		return s.backend, nil
 	}
@@ -213,10 +223,11 @@ func (s *state) currentBackend() (core.Backend, error) {
 	if !ok {
 		cfg := s.cfg
 		var err error
-		b, err = core.Open(cfg.Backend, &cfg)
+		opened, err := core.Open(cfg.Backend, &cfg)
 		if err != nil {
 			return nil, err
 		}
+		b = &openBackend{Backend: opened, id: core.NewID()}
 		s.backends[cfg.Backend] = b
 	}
 	s.backend = b

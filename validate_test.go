@@ -64,6 +64,7 @@ func TestLoopValidationErrors(t *testing.T) {
 	w := must(op2.NewDat[float64](edges, 1, nil, "w"))
 	q := must(op2.NewDat[float64](cells, 1, nil, "q"))
 	g := must(op2.NewGlobal[float64](1, nil, "g"))
+	big := must(op2.NewGlobal[float64](op2.MaxReductionDim+1, nil, "big"))
 	one := op2.NewKernel("void one(double *a) { }", "one")
 	two := op2.NewKernel("void two(double *a, double *b) { }", "two")
 	vec := op2.NewKernel("void vec(double **a) { }", "vec")
@@ -91,6 +92,7 @@ func TestLoopValidationErrors(t *testing.T) {
 		{"nil map", one, edges, []op2.Arg{x.ArgMap(op2.Read, nil, 0)}, []string{"map is nil"}},
 		{"global write", one, edges, []op2.Arg{g.Arg(op2.Write)}, []string{`global "g"`, "access WRITE is not allowed for a Global"}},
 		{"global rw", one, edges, []op2.Arg{g.Arg(op2.RW)}, []string{"access RW is not allowed for a Global"}},
+		{"huge reduction global", one, edges, []op2.Arg{big.Arg(op2.Inc)}, []string{`global "big"`, "at most 1024 values"}},
 		{"dat min", one, edges, []op2.Arg{w.Arg(op2.Min)}, []string{"access MIN is not allowed for a Dat"}},
 		{"type mismatch", one, edges, []op2.Arg{xf.ArgMap(op2.Read, pedge, 0)},
 			[]string{"argument 0", `dat "xf" (float32`, "element type float64", "data is float32"}},

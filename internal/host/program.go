@@ -3,8 +3,8 @@ package host
 /*
 #include <stdlib.h>
 #include <string.h>
-typedef void (*op2_loop_fn)(const long long *, void *const *);
-static void op2_call(void *fn, const long long *iv, void *const *pv) { ((op2_loop_fn)fn)(iv, pv); }
+typedef int (*op2_loop_fn)(const long long *, void *const *);
+static int op2_call(void *fn, const long long *iv, void *const *pv) { return ((op2_loop_fn)fn)(iv, pv); }
 static void op2_copy(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
 */
 import "C"
@@ -105,6 +105,9 @@ func (p *Program) Bind(l *core.Loop) error {
 }
 
 // Call runs the wrapper with the current argument arrays.
-func (p *Program) Call() {
-	C.op2_call(p.fn, unsafe.SliceData(p.iv), unsafe.SliceData(p.pv))
+func (p *Program) Call(l *core.Loop) error {
+	if C.op2_call(p.fn, unsafe.SliceData(p.iv), unsafe.SliceData(p.pv)) != 0 {
+		return fmt.Errorf("op2: %s: out of memory for the per-thread reduction results", l.Name())
+	}
+	return nil
 }

@@ -186,6 +186,7 @@ type program struct {
 	red []*cl.Buffer // partial results of reduction arguments, by argument
 
 	plans   map[string]*devicePlan // by set and maps
+	saved   []savedState           // argument data states before the running loop
 	key     []byte
 	lastKey []byte
 	last    *devicePlan
@@ -325,22 +326,64 @@ func (p *program) setData(l *core.Loop, next int) (int, error) {
 	return next, nil
 }
 
+// Run runs the loop. Everything that can fail before the launch (the plan,
+// device memory) is done before any data changes state, and if the data
+// preparation or the launch fails the states are put back as they were,
+// so a failed loop leaves every Dat's values where they were.
 func (p *program) Run(l *core.Loop) error {
-	if err := p.prepareData(l); err != nil {
-		return err
-	}
-	n := l.IterEnd()
-	var slots int
-	var err error
+	var dp *devicePlan
 	if p.lay.indirect {
-		slots, err = p.runIndirect(l)
-	} else {
-		slots, err = p.runDirect(l, n)
+		var err error
+		if dp, err = p.plan(l); err != nil {
+			return fmt.Errorf("op2: %s: %w", l.Name(), err)
+		}
+	}
+	p.saved = p.saved[:0]
+	for i := range l.Args {
+		if p.lay.base[i] == i {
+			s := l.Args[i].Data
+			p.saved = append(p.saved, savedState{s: s, state: s.State, dev: s.Dev})
+		}
+	}
+	err := p.prepareData(l)
+	var slots int
+	if err == nil {
+		if dp != nil {
+			slots, err = p.runIndirect(l, dp)
+		} else {
+			slots, err = p.runDirect(l, l.IterEnd())
+		}
+		if err != nil {
+			err = fmt.Errorf("op2: %s: %w", l.Name(), err)
+		}
 	}
 	if err != nil {
-		return fmt.Errorf("op2: %s: %w", l.Name(), err)
+		p.restore()
+		return err
 	}
 	return p.finishReductions(l, slots)
+}
+
+// savedState is a Storage's state before a loop, for putting it back.
+type savedState struct {
+	s     *core.Storage
+	state core.DataState
+	dev   core.DeviceBuffer
+}
+
+func (p *program) restore() {
+	for _, sv := range p.saved {
+		s := sv.s
+		if s.Dev != nil && s.Dev != sv.dev {
+			s.Dev.Free() // allocated by the failed loop
+		}
+		if sv.dev != nil && sv.dev.Owner() != p.b {
+			// The values were brought home from another backend's buffer.
+			s.Dev, s.State = nil, core.StateDeviceUnallocated
+			continue
+		}
+		s.Dev, s.State = sv.dev, sv.state
+	}
 }
 
 func (p *program) runDirect(l *core.Loop, n int) (int, error) {
@@ -358,11 +401,7 @@ func (p *program) runDirect(l *core.Loop, n int) (int, error) {
 	return groups, p.b.ctx.Launch(p.k, groups, WorkGroupSize)
 }
 
-func (p *program) runIndirect(l *core.Loop) (int, error) {
-	dp, err := p.plan(l)
-	if err != nil {
-		return 0, err
-	}
+func (p *program) runIndirect(l *core.Loop, dp *devicePlan) (int, error) {
 	next, err := p.setData(l, 0)
 	if err != nil {
 		return 0, err

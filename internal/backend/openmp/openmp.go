@@ -104,7 +104,8 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 		if a.Access == core.Inc {
 			init = "0"
 		}
-		g.Printf("  %s part%d[nthreads * %d] __attribute__((aligned(64)));\n", a.Data.Type.CName(), i, stride(a))
+		g.Printf("  %s *const part%d = aligned_alloc(64, sizeof(%s) * nthreads * %d);\n", a.Data.Type.CName(), i, a.Data.Type.CName(), stride(a))
+		g.Printf("  if (!part%d) return 1;\n", i)
 		g.Printf("  for (int t = 0; t < nthreads; t++)\n    for (int k = 0; k < %d; k++) part%d[t * %d + k] = %s;\n",
 			a.Data.Dim, i, stride(a), init)
 	}
@@ -132,8 +133,9 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 		a := &l.Args[i]
 		g.Printf("  for (int t = 0; t < nthreads; t++)\n    for (int k = 0; k < %d; k++) { %s }\n",
 			a.Data.Dim, host.Combine(a.Access, fmt.Sprintf("d%d[k]", host.Base(l, i)), fmt.Sprintf("part%d[t * %d + k]", i, stride(a))))
+		g.Printf("  free(part%d);\n", i)
 	}
-	g.Printf("}\n")
+	g.Printf("  return 0;\n}\n")
 	return g.String(), nil
 }
 
@@ -201,8 +203,7 @@ func (p *program) Run(l *core.Loop) error {
 	}
 	p.SetInt(host.IvThreads, threads)
 	if !p.coloured {
-		p.Call()
-		return nil
+		return p.Call(l)
 	}
 	pp, err := p.plan(l)
 	if err != nil {
@@ -214,8 +215,7 @@ func (p *program) Run(l *core.Loop) error {
 	p.SetPtr(pvOffset, slicePtr(pl.Offset))
 	p.SetPtr(pvNElems, slicePtr(pl.NElems))
 	p.SetPtr(pvColOffset, slicePtr(pl.ColOffset))
-	p.Call()
-	return nil
+	return p.Call(l)
 }
 
 func slicePtr(s []int32) unsafe.Pointer {
@@ -243,6 +243,7 @@ func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
 		}
 		k = binary.LittleEndian.AppendUint64(k, a.Map.ID)
 		k = binary.LittleEndian.AppendUint32(k, uint32(p.inds[i]))
+		k = binary.LittleEndian.AppendUint32(k, uint32(host.Base(l, i))) // conflict groups
 		k = binary.LittleEndian.AppendUint32(k, uint32(a.Idx))
 		k = append(k, mod)
 	}

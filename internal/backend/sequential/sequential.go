@@ -28,8 +28,8 @@ type backend struct {
 func (b *backend) Name() string { return Name }
 
 // Generate writes the translation unit: prelude, kernel and a wrapper that
-// loops over [iv[0], iv[1]). Global reductions accumulate into local copies,
-// which start from the Global's value and are stored back after the loop.
+// loops over [iv[0], iv[1]). Global reductions accumulate into local
+// copies, combined into the Global after the loop.
 func (b *backend) Generate(l *core.Loop) (string, error) {
 	var g host.Gen
 	g.Prelude(l)
@@ -39,18 +39,25 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 		a := &l.Args[i]
 		if host.IsReduction(a) {
 			t := a.Data.Type.CName()
-			g.Printf("  %s r%d[%d];\n  for (int k = 0; k < %d; k++) r%d[k] = d%d[k];\n", t, i, a.Data.Dim, a.Data.Dim, i, host.Base(l, i))
+			init := fmt.Sprintf("d%d[k]", host.Base(l, i))
+			if a.Access == core.Inc {
+				init = "0"
+			}
+			g.Printf("  %s r%d[%d];\n  for (int k = 0; k < %d; k++) r%d[k] = %s;\n", t, i, a.Data.Dim, a.Data.Dim, i, init)
 		}
 	}
 	g.Printf("  %s\n", host.RangeCall(l, fmt.Sprintf("iv[%d]", host.IvStart), fmt.Sprintf("iv[%d]", host.IvEnd),
 		func(i int) string { return "r" + strconv.Itoa(i) }))
+	// Each accumulator started from the identity (or the Global's value for
+	// MIN and MAX), so a Global passed twice gets both contributions.
 	for i := range l.Args {
 		a := &l.Args[i]
 		if host.IsReduction(a) {
-			g.Printf("  for (int k = 0; k < %d; k++) d%d[k] = r%d[k];\n", a.Data.Dim, host.Base(l, i), i)
+			g.Printf("  for (int k = 0; k < %d; k++) { %s }\n", a.Data.Dim,
+				host.Combine(a.Access, fmt.Sprintf("d%d[k]", host.Base(l, i)), fmt.Sprintf("r%d[k]", i)))
 		}
 	}
-	g.Printf("}\n")
+	g.Printf("  return 0;\n}\n")
 	return g.String(), nil
 }
 
@@ -74,6 +81,5 @@ func (p *program) Run(l *core.Loop) error {
 	}
 	p.SetInt(host.IvStart, 0)
 	p.SetInt(host.IvEnd, l.IterEnd())
-	p.Call()
-	return nil
+	return p.Call(l)
 }
