@@ -373,3 +373,47 @@ func TestPlanNotSharedAcrossConflictPatterns(t *testing.T) {
 		}
 	})
 }
+
+// TestKernelSourceVariety: kernels as users write them, with macros and
+// typedefs in the signature, stdint types, a constant named like a math.h
+// function, and a local variable named like a constant, run the same on
+// every backend.
+func TestKernelSourceVariety(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		gamma := must(op2.NewConst(1, []float64{1.5}, "gamma"))
+		defer gamma.Remove()
+		eps := must(op2.NewConst(2, []float64{0.25, 4}, "eps"))
+		defer eps.Remove()
+		set := must(op2.NewSet(8, "s"))
+		x := must(op2.NewDat(set, 3, iota32[float64](24), "x"))
+		n := must(op2.NewDat(set, 1, iota32[int32](8), "n"))
+		cases := []struct {
+			name, src string
+			want      func(e int, old []float64) []float64
+		}{
+			{"macro dimension", "#define DIM 3\nvoid f(double x[DIM], const int32_t *n) { for (int k = 0; k < DIM; k++) x[k] += *n; }",
+				func(e int, old []float64) []float64 { return []float64{old[0] + float64(e), old[1] + float64(e), old[2] + float64(e)} }},
+			{"typedef", "typedef double real;\nstatic void f(real *x, const int *n) { x[0] = *n * 2.0; }",
+				func(e int, old []float64) []float64 { return []float64{float64(2 * e), old[1], old[2]} }},
+			{"constant named gamma", "void f(double *x, const int *n) { x[1] = gamma * *n + eps[1]; }",
+				func(e int, old []float64) []float64 { return []float64{old[0], 1.5*float64(e) + 4, old[2]} }},
+			{"local shadows a constant", "inline void f(double *x, const int *n) { double eps = 2.0; x[2] = eps * *n + gamma; }",
+				func(e int, old []float64) []float64 { return []float64{old[0], old[1], 2*float64(e) + 1.5} }},
+		}
+		for _, c := range cases {
+			old := append([]float64(nil), x.DataRO()...)
+			if err := op2.ParLoop(op2.NewKernel(c.src, "f"), set, x.Arg(op2.RW), n.Arg(op2.Read)); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			got := x.DataRO()
+			for e := 0; e < 8; e++ {
+				want := c.want(e, old[3*e:3*e+3])
+				for k := range want {
+					if got[3*e+k] != want[k] {
+						t.Fatalf("%s: element %d = %v, want %v", c.name, e, got[3*e:3*e+3], want)
+					}
+				}
+			}
+		}
+	})
+}

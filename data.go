@@ -133,8 +133,9 @@ func (d *Dat[T]) DataRO() []T {
 }
 
 // State says where the dat's current values are: on the host, on a
-// device, or both (see DataState). Host backends leave it at
-// DeviceUnallocated.
+// device, or both (see DataState). A dat declared without values is
+// HostUnallocated until first used; host backends and host access then make
+// it DeviceUnallocated (host copy only).
 func (d *Dat[T]) State() DataState { return d.s.State }
 
 func mustHost(err error) {

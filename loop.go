@@ -43,8 +43,7 @@ func (k *Kernel) parse() (*core.KernelInfo, error) {
 			k.err = fmt.Errorf("op2: kernel %q: %w", k.c.Name, k.err)
 			return
 		}
-		k.c.Params = k.info.Params
-		k.c.ListStart, k.c.ListEnd = k.info.ListStart, k.info.ListEnd
+		k.c.Info = k.info
 	})
 	return k.info, k.err
 }

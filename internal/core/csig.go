@@ -17,10 +17,14 @@ type Param struct {
 type KernelInfo struct {
 	Params []Param
 	Idents map[string]bool // every identifier in the source, to find the constants it uses
-	// ListStart and ListEnd delimit the parameter list of the definition
-	// in the source: Source[ListStart:ListEnd] is the text between the
-	// parentheses. Device backends rewrite it.
-	ListStart, ListEnd int
+	// Positions in the source of the definition's name, of its parameter
+	// list (Source[ListStart:ListEnd] is the text between the parentheses)
+	// and of its body's braces (Source[BodyOpen] is '{', Source[BodyClose]
+	// '}'). Backends adapt the definition with them.
+	NameStart, ListStart, ListEnd, BodyOpen, BodyClose int
+	// Static and Inline report whether the definition is already declared
+	// static or inline.
+	Static, Inline bool
 }
 
 // ParseKernel finds the definition of function name in src and reads its
@@ -51,8 +55,18 @@ func ParseKernel(src, name string) (*KernelInfo, error) {
 		if k >= len(clean) || clean[k] != '{' {
 			continue // a call or a prototype
 		}
+		close := matchBrace(clean, k)
+		if close < 0 {
+			return nil, fmt.Errorf("kernel %q: unbalanced braces in its body", name)
+		}
 		info.Params = parseParams(clean[j+1 : end])
-		info.ListStart, info.ListEnd = j+1, end
+		info.NameStart, info.ListStart, info.ListEnd, info.BodyOpen, info.BodyClose = i, j+1, end, k, close
+		// The declaration's specifiers run back to the previous ';', '}' or '{'.
+		from := strings.LastIndexAny(clean[:i], ";{}") + 1
+		for _, w := range identifiers(clean[from:i]) {
+			info.Static = info.Static || w == "static"
+			info.Inline = info.Inline || w == "inline" || w == "__inline" || w == "__inline__"
+		}
 		return info, nil
 	}
 }
@@ -171,6 +185,22 @@ func matchParen(s string, open int) int {
 		case '(':
 			depth++
 		case ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func matchBrace(s string, open int) int {
+	depth := 0
+	for i := open; i < len(s); i++ {
+		switch s[i] {
+		case '{':
+			depth++
+		case '}':
 			depth--
 			if depth == 0 {
 				return i

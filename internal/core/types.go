@@ -191,10 +191,7 @@ type Kernel struct {
 	Name   string
 	Source string
 	ID     uint64
-	Params []Param // the parameters as read from Source
-	// ListStart and ListEnd delimit the definition's parameter list in
-	// Source (see KernelInfo).
-	ListStart, ListEnd int
+	Info   *KernelInfo // what was read from Source: parameters, positions
 }
 
 // ArgKind tells how an argument reaches the kernel.

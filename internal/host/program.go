@@ -50,7 +50,7 @@ func NewProgram(cc *jit.Compiler, l *core.Loop, src string, extraPtrs int, extra
 	}
 	p := &Program{src: src, lib: lib, fn: fn, nargs: len(l.Args)}
 	for _, c := range l.Consts {
-		addr, err := lib.Symbol(c.Name)
+		addr, err := lib.Symbol(ConstSymbol(c))
 		if err != nil {
 			return nil, fmt.Errorf("op2: %s: constant %q: %w", l.Name(), c.Name, err)
 		}
