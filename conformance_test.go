@@ -392,7 +392,9 @@ func TestKernelSourceVariety(t *testing.T) {
 			want      func(e int, old []float64) []float64
 		}{
 			{"macro dimension", "#define DIM 3\nvoid f(double x[DIM], const int32_t *n) { for (int k = 0; k < DIM; k++) x[k] += *n; }",
-				func(e int, old []float64) []float64 { return []float64{old[0] + float64(e), old[1] + float64(e), old[2] + float64(e)} }},
+				func(e int, old []float64) []float64 {
+					return []float64{old[0] + float64(e), old[1] + float64(e), old[2] + float64(e)}
+				}},
 			{"typedef", "typedef double real;\nstatic void f(real *x, const int *n) { x[0] = *n * 2.0; }",
 				func(e int, old []float64) []float64 { return []float64{float64(2 * e), old[1], old[2]} }},
 			{"constant named gamma", "void f(double *x, const int *n) { x[1] = gamma * *n + eps[1]; }",
