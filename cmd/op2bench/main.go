@@ -17,6 +17,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/goop2/op2"
@@ -226,6 +227,9 @@ func interleaved(backends []string, rounds int, f func() error) ([]time.Duration
 			return nil, err
 		}
 	}
+	// Collect now, so that the Go collector does not take a core from the
+	// threads while they are timed.
+	runtime.GC()
 	for r := 0; r < rounds; r++ {
 		for i, b := range backends {
 			if err := op2.Use(b); err != nil {
