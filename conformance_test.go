@@ -401,6 +401,11 @@ func TestKernelSourceVariety(t *testing.T) {
 				func(e int, old []float64) []float64 { return []float64{old[0], 1.5*float64(e) + 4, old[2]} }},
 			{"local shadows a constant", "inline void f(double *x, const int *n) { double eps = 2.0; x[2] = eps * *n + gamma; }",
 				func(e int, old []float64) []float64 { return []float64{old[0], old[1], 2*float64(e) + 1.5} }},
+			{"prototype first, braces in literals, constant in a macro", "void f(double *x, const int *n);\n#define SCALE (gamma * 2)\n" +
+				"void f(double *x, const int *n) { char d = '}'; /* } */ char c = '{'; x[0] = SCALE + (d == '}') + (c == '{') + *n; }",
+				func(e int, old []float64) []float64 { return []float64{3 + 2 + float64(e), old[1], old[2]} }},
+			{"parameter named like a constant", "void f(double *gamma, const int *n) { gamma[1] = -*n; }",
+				func(e int, old []float64) []float64 { return []float64{old[0], -float64(e), old[2]} }},
 		}
 		for _, c := range cases {
 			old := append([]float64(nil), x.DataRO()...)

@@ -136,7 +136,11 @@ func (d *Dat[T]) DataRO() []T {
 // device, or both (see DataState). A dat declared without values is
 // HostUnallocated until first used; host backends and host access then make
 // it DeviceUnallocated (host copy only).
-func (d *Dat[T]) State() DataState { return d.s.State }
+func (d *Dat[T]) State() DataState {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return d.s.State
+}
 
 func mustHost(err error) {
 	if err != nil {
@@ -208,7 +212,11 @@ func (g *Global[T]) DataRO() []T {
 }
 
 // State says where the global's current values are (see DataState).
-func (g *Global[T]) State() DataState { return g.s.State }
+func (g *Global[T]) State() DataState {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return g.s.State
+}
 
 // Arg passes the Global with the given access (Read, Inc, Min or Max).
 func (g *Global[T]) Arg(acc Access) Arg {

@@ -130,7 +130,7 @@ func TestLoopObjectGenerateAndCompute(t *testing.T) {
 			t.Error("Generate compiled code")
 		}
 		entry := map[string]string{"sequential": "op2_loop", "openmp": "op2_loop", "opencl": "__kernel"}[op2.Backend()]
-		for _, want := range []string{"dbl(", "double *x)", entry, "*x *= 2"} {
+		for _, want := range []string{"kernel dbl", "double *x)", entry, "*x *= 2"} {
 			if !strings.Contains(src, want) {
 				t.Errorf("generated source lacks %q:\n%s", want, src)
 			}

@@ -22,17 +22,15 @@ type KernelInfo struct {
 	// and of its body's braces (Source[BodyOpen] is '{', Source[BodyClose]
 	// '}'). Backends adapt the definition with them.
 	NameStart, ListStart, ListEnd, BodyOpen, BodyClose int
-	// Static and Inline report whether the definition is already declared
-	// static or inline.
-	Static, Inline bool
 }
 
 // ParseKernel finds the definition of function name in src and reads its
 // parameters. It returns an error when no definition is found.
 func ParseKernel(src, name string) (*KernelInfo, error) {
-	clean := stripComments(src)
+	clean := blank(src, true)
 	info := &KernelInfo{Idents: map[string]bool{}}
-	for _, id := range identifiers(clean) {
+	// Identifiers in macro bodies count: a macro may use a constant.
+	for _, id := range identifiers(blank(src, false)) {
 		info.Idents[id] = true
 	}
 	pos := 0
@@ -61,54 +59,60 @@ func ParseKernel(src, name string) (*KernelInfo, error) {
 		}
 		info.Params = parseParams(clean[j+1 : end])
 		info.NameStart, info.ListStart, info.ListEnd, info.BodyOpen, info.BodyClose = i, j+1, end, k, close
-		// The declaration's specifiers run back to the previous ';', '}' or '{'.
-		from := strings.LastIndexAny(clean[:i], ";{}") + 1
-		for _, w := range identifiers(clean[from:i]) {
-			info.Static = info.Static || w == "static"
-			info.Inline = info.Inline || w == "inline" || w == "__inline" || w == "__inline__"
-		}
 		return info, nil
 	}
 }
 
-// stripComments blanks out comments and preprocessor lines, keeping every
-// other byte (and every newline) where it was, so offsets into the result
-// are offsets into s.
-func stripComments(s string) string {
-	b := []byte(s)
-	blank := func(from, to int) {
+// blank returns src with comments and the contents of string and character
+// literals replaced by spaces, and also preprocessor lines when directives
+// is set. Every other byte, and every newline, stays where it was, so
+// offsets into the result are offsets into src.
+func blank(src string, directives bool) string {
+	b := []byte(src)
+	clear := func(from, to int) {
 		for k := from; k < to && k < len(b); k++ {
 			if b[k] != '\n' {
 				b[k] = ' '
 			}
 		}
 	}
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(src); i++ {
+		c := src[i]
 		switch {
-		case strings.HasPrefix(s[i:], "//"):
-			e := strings.IndexByte(s[i:], '\n')
+		case strings.HasPrefix(src[i:], "//"):
+			e := strings.IndexByte(src[i:], '\n')
 			if e < 0 {
-				e = len(s) - i
+				e = len(src) - i
 			}
-			blank(i, i+e)
+			clear(i, i+e)
 			i += e
-		case strings.HasPrefix(s[i:], "/*"):
-			e := strings.Index(s[i+2:], "*/")
+		case strings.HasPrefix(src[i:], "/*"):
+			e := strings.Index(src[i+2:], "*/")
 			if e < 0 {
-				blank(i, len(s))
+				clear(i, len(src))
 				return string(b)
 			}
-			blank(i, i+e+4)
+			clear(i, i+e+4)
 			i += e + 3
-		case s[i] == '#' && lineStart(s, i):
-			j := i
-			for j < len(s) && s[j] != '\n' {
-				if s[j] == '\\' && j+1 < len(s) && s[j+1] == '\n' {
+		case c == '"' || c == '\'':
+			j := i + 1
+			for j < len(src) && src[j] != c && src[j] != '\n' {
+				if src[j] == '\\' {
 					j++
 				}
 				j++
 			}
-			blank(i, j)
+			clear(i+1, j) // keep the quotes
+			i = j
+		case directives && c == '#' && lineStart(src, i):
+			j := i
+			for j < len(src) && src[j] != '\n' {
+				if src[j] == '\\' && j+1 < len(src) && src[j+1] == '\n' {
+					j++
+				}
+				j++
+			}
+			clear(i, j)
 			i = j
 		}
 	}

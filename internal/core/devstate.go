@@ -89,6 +89,7 @@ func (s *Storage) upload() error {
 // makes the device copy stale. Host backends call it for every argument;
 // Data and DataRO call it too.
 func (s *Storage) HostAccess(write bool) error {
+	s.EnsureHost()
 	switch s.State {
 	case StateDeviceUnallocated, StateHost:
 		return nil

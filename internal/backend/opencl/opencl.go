@@ -278,7 +278,7 @@ func (b *backend) constBuffer(c *core.Const) (*cl.Buffer, error) {
 
 // setTail sets the constant and reduction arguments starting at index next.
 func (p *program) setTail(l *core.Loop, next, slots int) error {
-	for _, c := range l.Consts {
+	for _, c := range p.lay.consts {
 		buf, err := p.b.constBuffer(c)
 		if err != nil {
 			return err
@@ -307,7 +307,7 @@ func (p *program) setTail(l *core.Loop, next, slots int) error {
 		}
 		next += 2
 	}
-	if len(l.Consts) == 0 && len(p.lay.reductions) == 0 {
+	if len(p.lay.consts) == 0 && len(p.lay.reductions) == 0 {
 		return p.k.SetInt(next, 0)
 	}
 	return nil
@@ -327,9 +327,10 @@ func (p *program) setData(l *core.Loop, next int) (int, error) {
 }
 
 // Run runs the loop. Everything that can fail before the launch (the plan,
-// device memory) is done before any data changes state, and if the data
-// preparation or the launch fails the states are put back as they were,
-// so a failed loop leaves every Dat's values where they were.
+// device memory, copies) happens before the first launch, and if any of it
+// fails the data states are put back as they were, so the loop leaves
+// every Dat's values where they were. A launch that fails after another
+// launch of the same loop was queued cannot be undone; its error says so.
 func (p *program) Run(l *core.Loop) error {
 	var dp *devicePlan
 	if p.lay.indirect {
@@ -338,28 +339,30 @@ func (p *program) Run(l *core.Loop) error {
 			return fmt.Errorf("op2: %s: %w", l.Name(), err)
 		}
 	}
-	p.saved = p.saved[:0]
+	defer func() { clear(p.saved); p.saved = p.saved[:0] }() // keep no Dat alive
 	for i := range l.Args {
 		if p.lay.base[i] == i {
 			s := l.Args[i].Data
 			p.saved = append(p.saved, savedState{s: s, state: s.State, dev: s.Dev})
 		}
 	}
-	err := p.prepareData(l)
-	var slots int
-	if err == nil {
-		if dp != nil {
-			slots, err = p.runIndirect(l, dp)
-		} else {
-			slots, err = p.runDirect(l, l.IterEnd())
-		}
-		if err != nil {
-			err = fmt.Errorf("op2: %s: %w", l.Name(), err)
-		}
-	}
-	if err != nil {
+	if err := p.prepareData(l); err != nil {
 		p.restore()
 		return err
+	}
+	var slots, launched int
+	var err error
+	if dp != nil {
+		slots, launched, err = p.runIndirect(l, dp)
+	} else {
+		slots, launched, err = p.runDirect(l, l.IterEnd())
+	}
+	switch {
+	case err != nil && launched == 0:
+		p.restore()
+		return fmt.Errorf("op2: %s: %w", l.Name(), err)
+	case err != nil:
+		return fmt.Errorf("op2: %s: %w (after %d of its kernel launches had been queued: the data this loop modifies may be partly updated)", l.Name(), err, launched)
 	}
 	return p.finishReductions(l, slots)
 }
@@ -374,11 +377,16 @@ type savedState struct {
 func (p *program) restore() {
 	for _, sv := range p.saved {
 		s := sv.s
-		if s.Dev != nil && s.Dev != sv.dev {
+		if s.Dev == sv.dev {
+			s.State = sv.state
+			continue
+		}
+		if s.Dev != nil {
 			s.Dev.Free() // allocated by the failed loop
 		}
 		if sv.dev != nil && sv.dev.Owner() != p.b {
-			// The values were brought home from another backend's buffer.
+			// Another backend's buffer was freed after its values were
+			// copied home: the host copy is the current one.
 			s.Dev, s.State = nil, core.StateDeviceUnallocated
 			continue
 		}
@@ -386,30 +394,37 @@ func (p *program) restore() {
 	}
 }
 
-func (p *program) runDirect(l *core.Loop, n int) (int, error) {
+// runDirect launches a direct loop; it returns the number of partial
+// reduction results and of launches queued.
+func (p *program) runDirect(l *core.Loop, n int) (int, int, error) {
 	groups := min((n+WorkGroupSize-1)/WorkGroupSize, maxDirectGroups)
 	if err := p.k.SetInt(0, n); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	next, err := p.setData(l, 1)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := p.setTail(l, next, groups); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return groups, p.b.ctx.Launch(p.k, groups, WorkGroupSize)
+	if err := p.b.ctx.Launch(p.k, groups, WorkGroupSize); err != nil {
+		return 0, 0, err
+	}
+	return groups, 1, nil
 }
 
-func (p *program) runIndirect(l *core.Loop, dp *devicePlan) (int, error) {
+// runIndirect launches an indirect loop, one launch per block colour; it
+// returns the number of partial reduction results and of launches queued.
+func (p *program) runIndirect(l *core.Loop, dp *devicePlan) (int, int, error) {
 	next, err := p.setData(l, 0)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	for d := 0; d < p.lay.nind; d++ {
 		for _, buf := range []*cl.Buffer{dp.indMap[d], dp.indOffs[d], dp.indSizes[d]} {
 			if err := p.k.SetBuffer(next, buf); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			next++
 		}
@@ -419,32 +434,32 @@ func (p *program) runIndirect(l *core.Loop, dp *devicePlan) (int, error) {
 			continue
 		}
 		if err := p.k.SetBuffer(next, dp.locMap[i]); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		next++
 	}
 	for _, buf := range []*cl.Buffer{dp.blkMap, dp.offset, dp.nelems, dp.nthrcol, dp.thrcol} {
 		if err := p.k.SetBuffer(next, buf); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		next++
 	}
 	blockOffsetArg := next
 	if err := p.k.SetLocal(next+1, dp.p.NShared); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := p.setTail(l, next+2, dp.p.NBlocks); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	for c := 0; c < dp.p.NColors; c++ {
 		if err := p.k.SetInt(blockOffsetArg, int(dp.p.ColOffset[c])); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if err := p.b.ctx.Launch(p.k, int(dp.p.NColBlk[c]), WorkGroupSize); err != nil {
-			return 0, err
+			return 0, c, err
 		}
 	}
-	return dp.p.NBlocks, nil
+	return dp.p.NBlocks, dp.p.NColors, nil
 }
 
 // finishReductions reads each reduction's per-group results and combines
