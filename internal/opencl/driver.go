@@ -450,5 +450,8 @@ func (c *Context) Launch(k *Kernel, groups, local int) error {
 	if groups == 0 {
 		return nil
 	}
-	return check("clEnqueueNDRangeKernel("+k.Name+")", C.op2cl_launch(c.queue, k.k, C.size_t(groups*local), C.size_t(local)))
+	if code := C.op2cl_launch(c.queue, k.k, C.size_t(groups*local), C.size_t(local)); code != 0 {
+		return check("clEnqueueNDRangeKernel("+k.Name+")", code)
+	}
+	return nil
 }

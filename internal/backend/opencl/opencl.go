@@ -187,6 +187,7 @@ type program struct {
 
 	plans   map[string]*devicePlan // by set and maps
 	saved   []savedState           // argument data states before the running loop
+	part    []byte                 // reused buffer for reading partial reduction results
 	key     []byte
 	lastKey []byte
 	last    *devicePlan
@@ -474,7 +475,11 @@ func (p *program) finishReductions(l *core.Loop, slots int) error {
 		if slots == 0 {
 			continue
 		}
-		part := make([]byte, slots*s.Dim*s.Type.Size())
+		n := slots * s.Dim * s.Type.Size()
+		if cap(p.part) < n {
+			p.part = make([]byte, n)
+		}
+		part := p.part[:n]
 		if err := p.b.ctx.Read(p.red[i], unsafe.Pointer(&part[0]), len(part)); err != nil {
 			return fmt.Errorf("op2: %s: reading the partial results of %s: %w", l.Name(), s.Describe(), err)
 		}
