@@ -1,6 +1,7 @@
 package op2_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -153,4 +154,16 @@ func TestUnknownBackend(t *testing.T) {
 	err := op2.Use("no-such-backend")
 	wantErr(t, err, `unknown backend "no-such-backend"`, "sequential", "openmp")
 	check(t, op2.Use("sequential"))
+}
+
+// TestMissingCompilerSaysWhatToInstall: with no C compiler, a loop fails
+// with an error naming the compiler and the package to install.
+func TestMissingCompilerSaysWhatToInstall(t *testing.T) {
+	cache := os.Getenv("OP2_CACHE_DIR")
+	check(t, op2.Configure(op2.Config{CC: "no-such-cc", CacheDir: t.TempDir()}))
+	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache, PlanCheck: true})) }()
+	set := must(op2.NewSet(3, "s"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	err := op2.ParLoop(op2.NewKernel("void one(double *x) { *x = 1; }", "one"), set, x.Arg(op2.Write))
+	wantErr(t, err, `"no-such-cc"`, "apt-get install gcc", "CC")
 }

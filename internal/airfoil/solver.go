@@ -169,7 +169,6 @@ func (s *Solver) loop(t int, k *op2.Kernel, set *op2.Set, args ...op2.Arg) error
 // rms change of the solution every 100 iterations in OP2's format. It
 // returns the printed rms values and the wall time of the loop.
 func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.Duration, err error) {
-	rmsv := s.rms.Data()
 	start := time.Now()
 	for iter := 1; iter <= niter; iter++ {
 		if err := s.loop(0, s.saveSoln, s.cells, s.q.Arg(op2.Read), s.qold.Arg(op2.Write)); err != nil {
@@ -195,8 +194,7 @@ func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.
 				s.res.ArgMap(op2.Inc, s.pbecell, 0), s.bound.Arg(op2.Read)); err != nil {
 				return nil, 0, err
 			}
-			rmsv = s.rms.Data()
-			rmsv[0] = 0
+			s.rms.Data()[0] = 0
 			if err := s.loop(4, s.update, s.cells,
 				s.qold.Arg(op2.Read), s.q.Arg(op2.Write), s.res.Arg(op2.RW),
 				s.adt.Arg(op2.Read), s.rms.Arg(op2.Inc)); err != nil {

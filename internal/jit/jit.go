@@ -101,12 +101,12 @@ func (c *Compiler) identity() (string, error) {
 	c.idOnce.Do(func() {
 		path, err := exec.LookPath(c.CC)
 		if err != nil {
-			c.idErr = fmt.Errorf("C compiler %q not found (install gcc, e.g. `apt-get install gcc`, or set CC): %w", c.CC, err)
+			c.idErr = fmt.Errorf("the C compiler %q was not found (install gcc, e.g. `apt-get install gcc`, or set CC): %w", c.CC, err)
 			return
 		}
 		out, err := exec.Command(path, "--version").CombinedOutput()
 		if err != nil {
-			c.idErr = fmt.Errorf("C compiler %q does not run: %v: %s", path, err, out)
+			c.idErr = fmt.Errorf("the C compiler %q does not run: %v: %s", path, err, out)
 			return
 		}
 		line, _, _ := strings.Cut(string(out), "\n")

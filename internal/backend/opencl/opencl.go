@@ -99,12 +99,6 @@ func (b *backend) Name() string { return Name }
 // Wait blocks until the device has finished every queued loop.
 func (b *backend) Wait() error { return b.ctx.Finish() }
 
-// Device describes the device in use.
-func (b *backend) Device() string {
-	d := b.ctx.Device
-	return fmt.Sprintf("%s (%s, %s)", d.Name, d.Platform, d.Version)
-}
-
 func (b *backend) Generate(l *core.Loop) (string, error) {
 	lay, err := analyse(l)
 	if err != nil {

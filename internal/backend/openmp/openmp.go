@@ -189,7 +189,6 @@ type program struct {
 	key     []byte // plan key of the last call
 	lastKey []byte
 	last    *pinnedPlan
-	in      plan.Input
 }
 
 func (p *program) Run(l *core.Loop) error {
