@@ -424,3 +424,44 @@ func TestKernelSourceVariety(t *testing.T) {
 		}
 	})
 }
+
+// TestIncrementAndReduceInOneLoop: a loop that increments through a map
+// (coloured on openmp and opencl) and reduces into Globals at once.
+func TestIncrementAndReduceInOneLoop(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		const n = 20000
+		edges := must(op2.NewSet(n, "edges"))
+		nodes := must(op2.NewSet(n/4, "nodes"))
+		emap := make([]int32, 2*n)
+		for i := range emap {
+			emap[i] = int32((i * 7) % (n / 4))
+		}
+		m := must(op2.NewMap(edges, nodes, 2, emap, "m"))
+		w := must(op2.NewDat(edges, 1, iota32[float64](n), "w"))
+		acc := must(op2.NewDat[float64](nodes, 1, nil, "acc"))
+		sum := must(op2.NewGlobal(2, []float64{1, 0}, "sum"))
+		hi := must(op2.NewGlobal(1, []float64{-1}, "hi"))
+		k := op2.NewKernel(`void k(const double *w, double **a, double *s, double *h) {
+  a[0][0] += *w; a[1][0] -= 0.5 * *w;
+  s[0] += *w; s[1] += 1;
+  if (*w > *h) *h = *w;
+}`, "k")
+		check(t, op2.ParLoop(k, edges, w.Arg(op2.Read), acc.ArgVec(op2.Inc, m), sum.Arg(op2.Inc), hi.Arg(op2.Max)))
+		want := make([]float64, n/4)
+		for e := 0; e < n; e++ {
+			want[emap[2*e]] += float64(e)
+			want[emap[2*e+1]] -= 0.5 * float64(e)
+		}
+		for i, v := range acc.Data() {
+			if v != want[i] {
+				t.Fatalf("acc[%d] = %v, want %v", i, v, want[i])
+			}
+		}
+		if s := sum.Data(); s[0] != 1+float64(n)*(n-1)/2 || s[1] != n {
+			t.Errorf("sum = %v, want [%v %v]", s, 1+float64(n)*(n-1)/2, n)
+		}
+		if h := hi.Data()[0]; h != n-1 {
+			t.Errorf("max = %v, want %v", h, n-1)
+		}
+	})
+}
