@@ -41,52 +41,20 @@ func (p *Plan) colourThreads(an *analysis, sc *scratch) {
 		})
 		return
 	}
-	cols := resolve(an.thr, sc.groupMasks(an.groupSize))
+	// Global target indices: each group's masks sit at an offset of one
+	// array as long as the sum of the groups' target sets.
+	sc.groupMasks(an.groupSize)
+	goff := make([]int, len(an.groupSize))
+	for g := 1; g < len(goff); g++ {
+		goff[g] = goff[g-1] + an.groupSize[g-1]
+	}
+	cols := make([]slotCol, len(an.thr))
+	for i, c := range an.thr {
+		cols[i] = slotCol{table: c.m, stride: c.arity, k: c.col, off: goff[c.group]}
+	}
 	for b := 0; b < p.NBlocks; b++ {
 		s, e := int(p.Offset[b]), int(p.Offset[b]+p.NElems[b])
-		tc := p.ThrCol[s:e]
-		base, ncol := int32(0), int32(0)
-		for pass := 0; ; pass++ {
-			// Clear the masks of every target still in play.
-			for ci := range cols {
-				c := &cols[ci]
-				mask, m, ar := c.mask, c.m, c.arity
-				for i := s; i < e; i++ {
-					if pass == 0 || tc[i-s] < 0 {
-						mask[m[i*ar+c.col]] = 0
-					}
-				}
-			}
-			left := false
-			for i := s; i < e; i++ {
-				if pass > 0 && tc[i-s] >= 0 {
-					continue
-				}
-				var mk uint32
-				for ci := range cols {
-					c := &cols[ci]
-					mk |= c.mask[c.m[i*c.arity+c.col]]
-				}
-				if mk == full {
-					tc[i-s] = -1
-					left = true
-					continue
-				}
-				bit := int32(bits.TrailingZeros32(^mk))
-				tc[i-s] = base + bit
-				ncol = max(ncol, base+bit+1)
-				set := uint32(1) << bit
-				for ci := range cols {
-					c := &cols[ci]
-					c.mask[c.m[i*c.arity+c.col]] |= set
-				}
-			}
-			if !left {
-				break
-			}
-			base += 32
-		}
-		p.NThrCol[b] = ncol
+		p.NThrCol[b] = colourBlock(p.ThrCol[s:e], s, cols, sc.masks)
 	}
 }
 
@@ -94,16 +62,9 @@ func (p *Plan) colourThreads(an *analysis, sc *scratch) {
 // indices, so the masks of one block occupy a small array: each conflict
 // group gets a region as long as its representative's list for the block.
 func (p *Plan) colourThreadsLocal(an *analysis, lo, hi int) {
-	type col struct {
-		lm     []int32
-		stride int
-		k      int
-		group  int
-		base   int
-	}
-	cols := make([]col, len(an.thrLoc))
+	cols := make([]slotCol, len(an.thrLoc))
 	for i, c := range an.thrLoc {
-		cols[i] = col{lm: p.LocMap[c.arg], stride: c.stride, k: c.k, group: c.group}
+		cols[i] = slotCol{table: p.LocMap[c.arg], stride: c.stride, k: c.k}
 	}
 	goff := make([]int, len(an.groupRep))
 	sc := getScratch()
@@ -120,44 +81,66 @@ func (p *Plan) colourThreadsLocal(an *analysis, lo, hi int) {
 		if cap(sc.local) < total {
 			sc.local = make([]uint32, total)
 		}
-		local := sc.local[:total]
 		for ci := range cols {
-			cols[ci].base = goff[cols[ci].group]
+			cols[ci].off = goff[an.thrLoc[ci].group]
 		}
-		tc := p.ThrCol[s:e]
-		base, ncol := int32(0), int32(0)
-		for pass := 0; ; pass++ {
-			clear(local)
-			left := false
+		p.NThrCol[b] = colourBlock(p.ThrCol[s:e], s, cols, sc.local[:total])
+	}
+}
+
+// slotCol addresses the mask word that an element touches through one
+// modifying map column: element i uses mask[off + table[i*stride+k]].
+type slotCol struct {
+	table     []int32
+	stride, k int
+	off       int
+}
+
+// colourBlock colours the elements s, s+1, ... of one block (tc[i-s] gets
+// element i's colour) greedily: each takes the lowest colour that no element
+// touching one of its mask words has, 32 colours a pass, the elements left
+// over going to later passes with the next 32. It returns the number of
+// colours. The mask words it uses need not be cleared beforehand.
+func colourBlock(tc []int32, s int, cols []slotCol, mask []uint32) int32 {
+	e := s + len(tc)
+	base, ncol := int32(0), int32(0)
+	for pass := 0; ; pass++ {
+		for ci := range cols {
+			c := &cols[ci]
 			for i := s; i < e; i++ {
-				if pass > 0 && tc[i-s] >= 0 {
-					continue
-				}
-				var mk uint32
-				for ci := range cols {
-					c := &cols[ci]
-					mk |= local[c.base+int(c.lm[i*c.stride+c.k])]
-				}
-				if mk == full {
-					tc[i-s] = -1
-					left = true
-					continue
-				}
-				bit := int32(bits.TrailingZeros32(^mk))
-				tc[i-s] = base + bit
-				ncol = max(ncol, base+bit+1)
-				set := uint32(1) << bit
-				for ci := range cols {
-					c := &cols[ci]
-					local[c.base+int(c.lm[i*c.stride+c.k])] |= set
+				if pass == 0 || tc[i-s] < 0 {
+					mask[c.off+int(c.table[i*c.stride+c.k])] = 0
 				}
 			}
-			if !left {
-				break
-			}
-			base += 32
 		}
-		p.NThrCol[b] = ncol
+		left := false
+		for i := s; i < e; i++ {
+			if pass > 0 && tc[i-s] >= 0 {
+				continue
+			}
+			var mk uint32
+			for ci := range cols {
+				c := &cols[ci]
+				mk |= mask[c.off+int(c.table[i*c.stride+c.k])]
+			}
+			if mk == full {
+				tc[i-s] = -1
+				left = true
+				continue
+			}
+			bit := int32(bits.TrailingZeros32(^mk))
+			tc[i-s] = base + bit
+			ncol = max(ncol, base+bit+1)
+			set := uint32(1) << bit
+			for ci := range cols {
+				c := &cols[ci]
+				mask[c.off+int(c.table[i*c.stride+c.k])] |= set
+			}
+		}
+		if !left {
+			return ncol
+		}
+		base += 32
 	}
 }
 
