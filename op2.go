@@ -109,9 +109,7 @@ var rt = newState()
 func newState() *state {
 	s := &state{backends: map[string]*openBackend{}, programs: map[string]core.Program{}}
 	s.cfg, s.err = core.ConfigFromEnv()
-	if s.cfg.PlanCheck {
-		plan.SetChecking(true)
-	}
+	plan.SetChecking(s.cfg.PlanCheck)
 	return s
 }
 
