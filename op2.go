@@ -65,13 +65,17 @@ const (
 type Config struct {
 	// Backend is the backend name: "sequential" (default), "openmp" or "opencl".
 	Backend string
-	// CC is the C compiler (default $CC, else "cc").
+	// CC is the C compiler command, which may include arguments such as
+	// "gcc -std=gnu11" (default $CC, else "cc").
 	CC string
 	// CFlags replaces the optimisation flags (default
 	// "-O3 -march=native -fno-math-errno", or $OP2_CFLAGS).
 	CFlags []string
 	// CacheDir is where compiled loops are kept (default $OP2_CACHE_DIR,
-	// else a "goop2" folder in the user's cache directory).
+	// else a "goop2" folder in the user's cache directory, else goop2-<uid>
+	// in the temporary directory). A relative path is taken relative to the
+	// working directory. It is created with mode 0700; a directory owned by
+	// another user or writable by group or others is refused.
 	CacheDir string
 	// Threads is the OpenMP thread count (default $OMP_NUM_THREADS, else
 	// the number of CPUs).

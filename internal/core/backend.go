@@ -86,7 +86,7 @@ type Config struct {
 	Backend   string   // backend name; default "sequential"
 	CC        string   // C compiler command; default $CC or "cc"
 	CFlags    []string // optimisation flags; default -O3 -march=native -fno-math-errno
-	CacheDir  string   // compiled-code cache; default <user cache dir>/goop2
+	CacheDir  string   // compiled-code cache; default DefaultCacheDir()
 	Threads   int      // OpenMP threads; default $OMP_NUM_THREADS or the number of CPUs
 	BlockSize int      // plan block size; 0 = adaptive
 	PlanCheck bool     // verify every new plan's invariants
@@ -97,6 +97,18 @@ type Config struct {
 
 // DefaultCFlags are the optimisation flags used when none are configured.
 var DefaultCFlags = []string{"-O3", "-march=native", "-fno-math-errno"}
+
+// DefaultCacheDir is the cache directory used when none is configured: a
+// "goop2" folder in the user's cache directory ($XDG_CACHE_HOME or
+// $HOME/.cache), or, when there is none (HOME unset, as for services), the
+// per-user folder goop2-<uid> in the temporary directory. The cache package
+// creates it with mode 0700 and refuses it if another user owns it.
+func DefaultCacheDir() string {
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "goop2")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("goop2-%d", os.Geteuid()))
+}
 
 // ConfigFromEnv returns the default configuration with the environment's
 // overrides applied: OP2_BACKEND, CC, OP2_CFLAGS (space separated),
@@ -117,11 +129,7 @@ func ConfigFromEnv() (Config, error) {
 	if v := os.Getenv("OP2_CACHE_DIR"); v != "" {
 		cfg.CacheDir = v
 	} else {
-		dir, err := os.UserCacheDir()
-		if err != nil {
-			dir = os.TempDir()
-		}
-		cfg.CacheDir = filepath.Join(dir, "goop2")
+		cfg.CacheDir = DefaultCacheDir()
 	}
 	cfg.Threads = runtime.NumCPU()
 	if v := os.Getenv("OMP_NUM_THREADS"); v != "" {

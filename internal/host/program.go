@@ -40,7 +40,11 @@ type constSlot struct {
 // NewProgram compiles src (or takes it from the cache) and prepares argument
 // arrays with room for extraPtrs pointers after the per-argument ones.
 func NewProgram(cc *jit.Compiler, l *core.Loop, src string, extraPtrs int, extraFlags ...string) (*Program, error) {
-	lib, err := cc.Build(src, extraFlags...)
+	symbols := []string{EntryPoint}
+	for _, c := range l.Consts {
+		symbols = append(symbols, ConstSymbol(c))
+	}
+	lib, err := cc.Build(src, symbols, extraFlags...)
 	if err != nil {
 		return nil, fmt.Errorf("op2: %s: %w", l.Name(), err)
 	}

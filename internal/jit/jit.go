@@ -1,12 +1,21 @@
 // Package jit compiles generated C source into shared libraries, caches them
 // on disk and in memory, and loads them into the process.
 //
-// The disk cache is keyed by a SHA-256 of the source, the compiler's identity
-// (its path and version line), the flags and the host CPU. Every entry is
-// written to a temporary file and renamed into place, so processes that build
-// the same loop at the same time never see a partial file. Each entry ends with
-// a trailer holding a checksum of the library; an entry whose checksum does not
-// match (a truncated or damaged file) is rebuilt.
+// The disk cache (package internal/cache) is keyed by a SHA-256 of the
+// source, the compiler's identity (its command, resolved path and version
+// line), the flags and the host CPU. Each library is stored bound to that key
+// and to the hash of its source, checked for ownership and integrity before
+// it is loaded, and rebuilt when it is missing, truncated, damaged, written
+// for another key, or loadable but lacking a symbol the caller needs (see
+// Build). A fresh build is loaded from its private temporary file and checked
+// before it is renamed into the cache, so a build that cannot be loaded never
+// reaches the cache.
+//
+// The compiler is CC, a command that may carry arguments ("gcc -std=gnu11",
+// with simple shell quoting). Libraries are linked with -lm, so kernels may
+// call any math.h function. The compiler's warnings are kept with the
+// library and shown when it fails to load (an undefined symbol, typically
+// from a call to an undeclared function).
 package jit
 
 /*
@@ -17,23 +26,23 @@ package jit
 static void *op2_dlopen(const char *path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
 static const char *op2_dlerror(void) { const char *e = dlerror(); return e ? e : "unknown dlopen error"; }
 static void *op2_dlsym(void *h, const char *name) { dlerror(); return dlsym(h, name); }
+static void op2_dlclose(void *h) { dlclose(h); }
 */
 import "C"
 
 import (
-	"bytes"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/goop2/op2/internal/cache"
 )
 
 // Stats counts what the JIT did in this process.
@@ -58,11 +67,12 @@ func ReadStats() Stats {
 
 // Compiler builds shared libraries with one C compiler and one set of flags.
 type Compiler struct {
-	CC       string   // command, e.g. "cc" or "gcc-12"
-	Flags    []string // flags added to every build (optimisation, -fopenmp)
-	CacheDir string
+	CC    string     // command, e.g. "cc", "gcc-12" or "gcc -std=gnu11"
+	Flags []string   // flags added to every build (optimisation, -fopenmp)
+	Cache *cache.Dir // where libraries are kept
 
 	idOnce sync.Once
+	argv   []string // CC split into words, the first resolved to a path
 	id     string
 	idErr  error
 }
@@ -77,14 +87,16 @@ var loaded = struct {
 
 // Library is a loaded shared library.
 type Library struct {
-	Path       string // the cache entry that was loaded
+	Path       string // the cache entry
 	SourcePath string // the generated C file kept next to it
+	Warnings   string // the compiler's messages when this process built it
 	handle     unsafe.Pointer
 }
 
-// CompileError is returned when the C compiler rejects generated code.
+// CompileError is returned when the C compiler rejects generated code or
+// does not produce a library.
 type CompileError struct {
-	Compiler   string
+	Compiler   string // the command line, without input and output files
 	SourcePath string // where the generated source was written
 	Output     string // the compiler's messages
 }
@@ -93,24 +105,104 @@ func (e *CompileError) Error() string {
 	return fmt.Sprintf("C compilation failed (%s; generated source %s):\n%s", e.Compiler, e.SourcePath, strings.TrimSpace(e.Output))
 }
 
-const trailerMagic = "GOOP2LIB"
-const trailerSize = sha256.Size + len(trailerMagic)
+// LoadError is returned when a library the compiler built cannot be loaded
+// or lacks a symbol.
+type LoadError struct {
+	Path       string // the library
+	SourcePath string // the generated source it was built from
+	Compiler   string // the command line that built it
+	Reason     string // the dynamic loader's message, or the missing symbol
+	Warnings   string // the compiler's messages for this build
+}
 
-// identity returns the compiler's resolved path and version line.
+func (e *LoadError) Error() string {
+	msg := fmt.Sprintf("loading the library built by `%s` from %s failed: %s", e.Compiler, e.SourcePath, e.Reason)
+	if w := strings.TrimSpace(e.Warnings); w != "" {
+		msg += "\ncompiler warnings:\n" + w
+	} else {
+		msg += "\n(the compiler printed no warnings)"
+	}
+	return msg
+}
+
+// SplitCommand splits a command such as CC into words at blanks, honouring
+// single quotes, double quotes and backslash escapes as a shell does.
+func SplitCommand(s string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == ' ' || ch == '\t' || ch == '\n':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		case ch == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated ' in %q", s)
+			}
+			w.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case ch == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+					i++
+				}
+				w.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, fmt.Errorf("unterminated \" in %q", s)
+			}
+			inWord = true
+		case ch == '\\':
+			if i+1 < len(s) {
+				i++
+				w.WriteByte(s[i])
+			}
+			inWord = true
+		default:
+			w.WriteByte(ch)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words, nil
+}
+
+// identity resolves the compiler command and returns its identity: the
+// command, the resolved path, the version line and the CPU.
 func (c *Compiler) identity() (string, error) {
 	c.idOnce.Do(func() {
-		path, err := exec.LookPath(c.CC)
+		argv, err := SplitCommand(c.CC)
+		if err == nil && len(argv) == 0 {
+			err = errors.New("it is empty")
+		}
 		if err != nil {
-			c.idErr = fmt.Errorf("the C compiler %q was not found (install gcc, e.g. `apt-get install gcc`, or set CC): %w", c.CC, err)
+			c.idErr = fmt.Errorf("the C compiler command CC=%q cannot be used: %v", c.CC, err)
 			return
 		}
-		out, err := exec.Command(path, "--version").CombinedOutput()
+		path, err := exec.LookPath(argv[0])
 		if err != nil {
-			c.idErr = fmt.Errorf("the C compiler %q does not run: %v: %s", path, err, out)
+			c.idErr = fmt.Errorf("the C compiler %q (from CC=%q) was not found (install gcc, e.g. `apt-get install gcc`, or set CC): %w", argv[0], c.CC, err)
+			return
+		}
+		argv[0] = path
+		out, err := exec.Command(path, append(argv[1:len(argv):len(argv)], "--version")...).CombinedOutput()
+		if err != nil {
+			c.idErr = fmt.Errorf("the C compiler %q does not run (`%s --version`): %v: %s", c.CC, strings.Join(argv, " "), err, out)
 			return
 		}
 		line, _, _ := strings.Cut(string(out), "\n")
-		c.id = path + "\n" + line + "\n" + cpuIdentity()
+		c.argv = argv
+		c.id = strings.Join(argv, "\x00") + "\n" + line + "\n" + cpuIdentity()
 	})
 	return c.id, c.idErr
 }
@@ -149,7 +241,7 @@ func (c *Compiler) Key(src string, extra []string) (string, error) {
 		return "", err
 	}
 	h := sha256.New()
-	h.Write([]byte("goop2-jit-v1\x00"))
+	h.Write([]byte("goop2-jit-v2\x00"))
 	h.Write([]byte(id))
 	h.Write([]byte{0})
 	for _, f := range c.Flags {
@@ -167,8 +259,14 @@ func (c *Compiler) Key(src string, extra []string) (string, error) {
 }
 
 // Build returns the loaded library for src, compiling it only when neither
-// this process nor the disk cache has it.
-func (c *Compiler) Build(src string, extra ...string) (*Library, error) {
+// this process nor the disk cache has it. symbols are the names the caller
+// will look up (the entry point, constants): a cached library that lacks one
+// is treated as damaged and rebuilt, and a fresh build that lacks one is an
+// error. extra flags are added to this build only.
+func (c *Compiler) Build(src string, symbols []string, extra ...string) (*Library, error) {
+	if c.Cache == nil {
+		return nil, errors.New("jit: no cache directory")
+	}
 	key, err := c.Key(src, extra)
 	if err != nil {
 		return nil, err
@@ -179,76 +277,33 @@ func (c *Compiler) Build(src string, extra ...string) (*Library, error) {
 		stats.memHits.Add(1)
 		return lib, nil
 	}
-	if err := os.MkdirAll(c.CacheDir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating JIT cache directory: %w", err)
-	}
-	libPath := filepath.Join(c.CacheDir, key+".so")
-	srcPath := filepath.Join(c.CacheDir, key+".c")
+	name := key + ".so"
+	srcPath := c.Cache.File(key + ".c")
+	srcSum := sha256.Sum256([]byte(src))
+	bind := "goop2-jit-lib\x00" + key + "\x00" + hex.EncodeToString(srcSum[:])
 
-	switch err := verify(libPath); {
+	switch e, err := c.Cache.Get(name, bind); {
 	case err == nil:
-		lib, lerr := load(libPath)
-		if lerr == nil {
-			lib.SourcePath = srcPath
-			stats.diskHits.Add(1)
-			loaded.m[key] = lib
-			return lib, nil
+		if e.Unchanged() == nil {
+			if lib, lerr := load(e.Path, symbols); lerr == nil {
+				lib.SourcePath = srcPath
+				stats.diskHits.Add(1)
+				loaded.m[key] = lib
+				return lib, nil
+			}
 		}
-		stats.rebuilds.Add(1) // valid checksum yet unloadable: rebuild
+		stats.rebuilds.Add(1) // valid entry, yet unloadable or incomplete
 	case errors.Is(err, os.ErrNotExist):
 	default:
-		stats.rebuilds.Add(1)
+		stats.rebuilds.Add(1) // damaged, foreign or unsafe
 	}
 
-	if err := c.compile(src, extra, srcPath, libPath); err != nil {
-		return nil, err
-	}
-	lib, err := load(libPath)
+	lib, err := c.compile(src, symbols, extra, name, srcPath, bind)
 	if err != nil {
 		return nil, err
 	}
-	lib.SourcePath = srcPath
 	loaded.m[key] = lib
 	return lib, nil
-}
-
-// verify checks a cache entry's trailer against its contents.
-func verify(path string) error {
-	_, err := ReadBlob(path)
-	return err
-}
-
-// ReadBlob reads a cache entry written by WriteBlob and returns its body. A
-// missing entry gives an error satisfying errors.Is(err, os.ErrNotExist); a
-// truncated or damaged one any other error.
-func ReadBlob(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) < trailerSize || string(b[len(b)-len(trailerMagic):]) != trailerMagic {
-		return nil, fmt.Errorf("cache entry %s has no valid trailer", path)
-	}
-	body := b[:len(b)-trailerSize]
-	want := b[len(body) : len(body)+sha256.Size]
-	got := sha256.Sum256(body)
-	if !bytes.Equal(got[:], want) {
-		return nil, fmt.Errorf("cache entry %s is damaged (checksum mismatch)", path)
-	}
-	return body, nil
-}
-
-// WriteBlob stores body at path with a checksum trailer, atomically.
-func WriteBlob(path string, body []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	sum := sha256.Sum256(body)
-	out := make([]byte, 0, len(body)+trailerSize)
-	out = append(out, body...)
-	out = append(out, sum[:]...)
-	out = append(out, trailerMagic...)
-	return writeAtomic(path, out)
 }
 
 // Note* count work done by other code generators sharing the cache (device
@@ -261,70 +316,95 @@ func NoteDiskHit() { stats.diskHits.Add(1) }
 // NoteRebuild counts a damaged cache entry that was rebuilt.
 func NoteRebuild() { stats.rebuilds.Add(1) }
 
-func tempName(dir, base string) string {
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	return filepath.Join(dir, fmt.Sprintf(".%s.%d.%s.tmp", base, os.Getpid(), hex.EncodeToString(r[:])))
-}
-
-// writeAtomic writes data to path through a temporary file and a rename.
-func writeAtomic(path string, data []byte) error {
-	tmp := tempName(filepath.Dir(path), filepath.Base(path))
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
-}
-
-func (c *Compiler) compile(src string, extra []string, srcPath, libPath string) error {
-	if err := writeAtomic(srcPath, []byte(src)); err != nil {
-		return fmt.Errorf("writing generated source: %w", err)
+// compile builds src into a temporary file, loads it from there, checks
+// its symbols and only then renames it into the cache as name. Every
+// temporary file is removed on every error path.
+func (c *Compiler) compile(src string, symbols, extra []string, name, srcPath, bind string) (*Library, error) {
+	d := c.Cache
+	if err := d.WriteFile(name[:len(name)-len(".so")]+".c", []byte(src)); err != nil {
+		return nil, fmt.Errorf("writing generated source: %w", err)
 	}
 	// Compile a private copy of the source so that a concurrent writer of
 	// srcPath cannot change what this compiler reads.
-	tmpSrc := tempName(c.CacheDir, "src") + ".c"
-	if err := os.WriteFile(tmpSrc, []byte(src), 0o644); err != nil {
-		return fmt.Errorf("writing generated source: %w", err)
-	}
-	defer os.Remove(tmpSrc)
-	tmpLib := tempName(c.CacheDir, "lib") + ".so"
-	defer os.Remove(tmpLib)
-
-	args := append([]string{}, c.Flags...)
-	args = append(args, extra...)
-	args = append(args, "-fPIC", "-shared", "-fvisibility=hidden", "-o", tmpLib, tmpSrc)
-	cmd := exec.Command(c.CC, args...)
-	out, err := cmd.CombinedOutput()
+	f, err := d.CreateTemp("src", ".c")
 	if err != nil {
-		msg := strings.ReplaceAll(string(out), tmpSrc, srcPath)
+		return nil, err
+	}
+	tmpSrc := f.Name()
+	defer os.Remove(tmpSrc)
+	_, err = f.WriteString(src)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("writing generated source: %w", err)
+	}
+	tmpLib := d.TempPath("lib", ".so")
+	defer os.Remove(tmpLib) // gone after a successful rename
+
+	args := append([]string{}, c.argv[1:]...)
+	args = append(args, c.Flags...)
+	args = append(args, extra...)
+	args = append(args, "-fPIC", "-shared", "-fvisibility=hidden")
+	command := strings.Join(append([]string{c.argv[0]}, args...), " ")
+	args = append(args, "-o", tmpLib, tmpSrc, "-lm")
+	out, err := exec.Command(c.argv[0], args...).CombinedOutput()
+	msg := strings.ReplaceAll(strings.ReplaceAll(string(out), tmpSrc, srcPath), tmpLib, "<library>")
+	if err != nil {
 		if len(strings.TrimSpace(msg)) == 0 {
 			msg = err.Error()
 		}
-		return &CompileError{Compiler: c.CC + " " + strings.Join(args[:len(args)-3], " "), SourcePath: srcPath, Output: msg}
+		return nil, &CompileError{Compiler: command, SourcePath: srcPath, Output: msg}
+	}
+	if fi, err := os.Stat(tmpLib); err != nil || fi.Size() == 0 {
+		if len(strings.TrimSpace(msg)) == 0 {
+			msg = "(no output)"
+		}
+		return nil, &CompileError{Compiler: command, SourcePath: srcPath,
+			Output: "the compiler exited successfully but wrote no library; its output:\n" + msg}
 	}
 	stats.compiles.Add(1)
-	body, err := os.ReadFile(tmpLib)
+	if err := d.AppendTrailer(tmpLib, bind); err != nil {
+		return nil, err
+	}
+	lib, err := load(tmpLib, symbols)
 	if err != nil {
-		return fmt.Errorf("reading compiled library: %w", err)
+		var le *LoadError
+		if errors.As(err, &le) {
+			le.Path = d.File(name)
+			le.SourcePath = srcPath
+			le.Compiler = command
+			le.Reason = strings.ReplaceAll(le.Reason, tmpLib, le.Path)
+			le.Warnings = msg
+		}
+		return nil, err
 	}
-	if err := WriteBlob(libPath, body); err != nil {
-		return fmt.Errorf("storing compiled library in the cache: %w", err)
-	}
-	return nil
+	// The library stays loaded under its temporary name; a failed rename
+	// only costs a rebuild in the next process.
+	_ = d.Commit(tmpLib, name)
+	lib.Path = d.File(name)
+	lib.SourcePath = srcPath
+	lib.Warnings = msg
+	return lib, nil
 }
 
-func load(path string) (*Library, error) {
+// load opens the library at path and checks that it defines symbols. On
+// failure the library is closed again and the error is a *LoadError.
+func load(path string, symbols []string) (*Library, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	h := C.op2_dlopen(cpath)
 	if h == nil {
-		return nil, fmt.Errorf("loading %s: %s", path, C.GoString(C.op2_dlerror()))
+		return nil, &LoadError{Path: path, Reason: C.GoString(C.op2_dlerror())}
 	}
-	return &Library{Path: path, handle: h}, nil
+	lib := &Library{Path: path, handle: h}
+	for _, s := range symbols {
+		if _, err := lib.Symbol(s); err != nil {
+			C.op2_dlclose(h)
+			return nil, &LoadError{Path: path, Reason: fmt.Sprintf("the library does not define the symbol %q", s)}
+		}
+	}
+	return lib, nil
 }
 
 // Symbol returns the address of a symbol in the library.

@@ -16,11 +16,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/cache"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/jit"
 	cl "github.com/goop2/op2/internal/opencl"
@@ -34,7 +34,7 @@ func init() { core.Register(Name, open) }
 
 type backend struct {
 	ctx       *cl.Context
-	cacheDir  string
+	cache     *cache.Dir
 	blockSize int
 	consts    map[*core.Const]*constBuf
 	programs  map[string]*cl.Program // by source hash, within this context
@@ -66,6 +66,10 @@ func open(cfg *core.Config) (core.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	dir, err := cache.Open(cfg.CacheDir)
+	if err != nil {
+		return nil, fmt.Errorf("op2: %w", err)
+	}
 	devs, err := cl.Devices(typ)
 	if err != nil {
 		return nil, err
@@ -90,7 +94,7 @@ func open(cfg *core.Config) (core.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &backend{ctx: ctx, cacheDir: cfg.CacheDir, blockSize: cfg.BlockSize,
+	return &backend{ctx: ctx, cache: dir, blockSize: cfg.BlockSize,
 		consts: map[*core.Const]*constBuf{}, programs: map[string]*cl.Program{}}, nil
 }
 
@@ -110,42 +114,55 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 const buildOptions = "-cl-std=CL1.2"
 
 // build returns the program for src, from this process, from the disk
-// cache (a device binary keyed by source, device and driver), or built by
-// the driver.
-func (b *backend) build(l *core.Loop, src string) (*cl.Program, error) {
+// cache (a device binary keyed by source, device and driver, and bound to
+// that key and the source's hash), or built by the driver, together with a
+// new instance of its stub kernel. A cached binary that is damaged, foreign,
+// rejected by the driver or lacking the stub is rebuilt.
+func (b *backend) build(l *core.Loop, src string) (*cl.Program, *cl.Kernel, error) {
 	d := b.ctx.Device
-	h := sha256.Sum256([]byte(strings.Join([]string{"goop2-opencl-v1", d.Platform, d.Name, d.Version, d.Driver, buildOptions, src}, "\x00")))
+	h := sha256.Sum256([]byte(strings.Join([]string{"goop2-opencl-v2", d.Platform, d.Name, d.Version, d.Driver, buildOptions, src}, "\x00")))
 	key := hex.EncodeToString(h[:])
 	if p, ok := b.programs[key]; ok {
-		return p, nil
+		k, err := p.Kernel(stubName)
+		return p, k, err
 	}
-	path := filepath.Join(b.cacheDir, key+".clbin")
-	bin, err := jit.ReadBlob(path)
+	srcSum := sha256.Sum256([]byte(src))
+	bind := "goop2-opencl-bin\x00" + key + "\x00" + hex.EncodeToString(srcSum[:])
+	name := key + ".clbin"
+	e, err := b.cache.Get(name, bind)
 	if err == nil {
-		if p, err := b.ctx.BuildBinary(bin, buildOptions); err == nil {
-			jit.NoteDiskHit()
-			b.programs[key] = p
-			return p, nil
+		if p, err := b.ctx.BuildBinary(e.Body, buildOptions); err == nil {
+			if k, err := p.Kernel(stubName); err == nil {
+				jit.NoteDiskHit()
+				b.programs[key] = p
+				return p, k, nil
+			}
 		}
-	}
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		jit.NoteRebuild() // a valid entry the driver cannot use
+	} else if !errors.Is(err, os.ErrNotExist) {
 		jit.NoteRebuild()
 	}
 	p, err := b.ctx.BuildSource(src, buildOptions)
 	if err != nil {
-		srcPath := filepath.Join(b.cacheDir, key+".cl")
-		if os.MkdirAll(b.cacheDir, 0o755) == nil && os.WriteFile(srcPath, []byte(src), 0o644) == nil {
-			return nil, fmt.Errorf("op2: %s: %w\n(generated source: %s)", l.Name(), err, srcPath)
+		if b.cache.WriteFile(key+".cl", []byte(src)) == nil {
+			return nil, nil, fmt.Errorf("op2: %s: %w\n(generated source: %s)", l.Name(), err, b.cache.File(key+".cl"))
 		}
-		return nil, fmt.Errorf("op2: %s: %w", l.Name(), err)
+		return nil, nil, fmt.Errorf("op2: %s: %w", l.Name(), err)
 	}
 	jit.NoteCompile()
+	k, err := p.Kernel(stubName)
+	if err != nil {
+		return nil, nil, fmt.Errorf("op2: %s: %w", l.Name(), err)
+	}
 	if bin, err := p.Binary(); err == nil {
-		_ = jit.WriteBlob(path, bin) // a cache that cannot be written only costs a rebuild
+		_ = b.cache.Put(name, bind, bin) // a cache that cannot be written only costs a rebuild
 	}
 	b.programs[key] = p
-	return p, nil
+	return p, k, nil
 }
+
+// stubName is the OpenCL kernel every generated program defines.
+const stubName = "op2_stub"
 
 func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 	if !b.ctx.Device.HasDouble {
@@ -160,11 +177,7 @@ func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 		return nil, err
 	}
 	src := generate(l, lay)
-	prog, err := b.build(l, src)
-	if err != nil {
-		return nil, err
-	}
-	k, err := prog.Kernel("op2_stub")
+	_, k, err := b.build(l, src)
 	if err != nil {
 		return nil, err
 	}

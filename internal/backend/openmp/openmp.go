@@ -18,6 +18,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/cache"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/host"
 	"github.com/goop2/op2/internal/jit"
@@ -33,8 +34,12 @@ func init() {
 		if threads < 1 {
 			threads = runtime.NumCPU()
 		}
+		dir, err := cache.Open(cfg.CacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("op2: %w", err)
+		}
 		return &backend{
-			cc:        &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, CacheDir: cfg.CacheDir},
+			cc:        &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, Cache: dir},
 			threads:   threads,
 			blockSize: cfg.BlockSize,
 			plans:     map[string]*pinnedPlan{},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/goop2/op2/internal/cache"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/host"
 	"github.com/goop2/op2/internal/jit"
@@ -17,7 +18,11 @@ const Name = "sequential"
 
 func init() {
 	core.Register(Name, func(cfg *core.Config) (core.Backend, error) {
-		return &backend{cc: &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, CacheDir: cfg.CacheDir}}, nil
+		dir, err := cache.Open(cfg.CacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("op2: %w", err)
+		}
+		return &backend{cc: &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, Cache: dir}}, nil
 	})
 }
 

@@ -1,0 +1,394 @@
+// Package cache is GoOP2's on-disk cache of compiled code: host shared
+// libraries, OpenCL device binaries and whatever else is expensive to
+// rebuild. It is pure Go and knows nothing about compilers; callers decide
+// what an entry holds and what it is bound to.
+//
+// # Trust
+//
+// The cache directory is private to the user running the process. Open
+// creates it with mode 0700 and refuses a directory owned by another user or
+// writable by group or others, and a directory below a parent that another
+// user could rename or replace (a parent must be owned by root or by the
+// user, and be writable by nobody else unless it has the sticky bit, as /tmp
+// does). Every entry is opened, checked with fstat on the open descriptor
+// (owned by the user, a regular file, writable by nobody else) and read from
+// that same descriptor, so an entry another user could have written is never
+// used.
+//
+// # Entries
+//
+// An entry is a body followed by a trailer:
+//
+//	body | SHA-256(key) | SHA-256(version, key, body) | "GOOP2CE2"
+//
+// The key is whatever identifies the entry's contents for its writer (for
+// compiled code: the cache key and the hash of the generated source). Get
+// returns an entry's body only if the trailer is intact, the checksum
+// matches and the entry was written for the key asked for, so a truncated,
+// damaged, stale or swapped entry (another loop's valid entry copied over
+// this one) is reported as [ErrInvalid] and can be rebuilt. A trailer does
+// not stop the dynamic loader from loading a shared library, so a library
+// entry can be loaded by path once verified.
+//
+// # Writing
+//
+// Entries and other files are written to a temporary file in the cache
+// directory and renamed into place, so concurrent processes never see a
+// partial file. Temporary files are removed on every error path; ones left
+// by killed processes are removed by Open once they are an hour old.
+package cache
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrInvalid is matched (with errors.Is) by the error Get returns for an
+// entry that exists but must not be used: truncated, damaged, written for
+// another key, or writable by someone else.
+var ErrInvalid = errors.New("invalid cache entry")
+
+// StaleAge is how old a temporary file must be before Open removes it as
+// left behind by a process that was killed.
+const StaleAge = time.Hour
+
+const (
+	magic       = "GOOP2CE2"
+	version     = "goop2-cache-v2\x00"
+	trailerSize = 2*sha256.Size + len(magic)
+	tempMark    = ".tmp"
+)
+
+// Dir is an open cache directory.
+type Dir struct {
+	path string
+}
+
+// swept records the directories whose stale temporary files this process
+// has already removed.
+var swept sync.Map
+
+// Open opens the cache directory dir, creating it (mode 0700) if needed. A
+// relative dir is taken relative to the working directory. Open refuses a
+// directory another user could write to (see the package comment) with an
+// error that names the directory, its owner and mode, and what to do. The
+// first Open of a directory in a process removes stale temporary files.
+func Open(dir string) (*Dir, error) {
+	if dir == "" {
+		return nil, errors.New("cache: no cache directory configured (set OP2_CACHE_DIR)")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cache: cache directory %q: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("cache: creating the cache directory: %w (set OP2_CACHE_DIR to a directory you can write)", err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("cache: cache directory %s: %w", abs, err)
+	}
+	if err := checkDir(real, true); err != nil {
+		return nil, err
+	}
+	for p := filepath.Dir(real); ; p = filepath.Dir(p) {
+		if err := checkDir(p, false); err != nil {
+			return nil, fmt.Errorf("%w (cache directory %s)", err, abs)
+		}
+		if p == filepath.Dir(p) {
+			break
+		}
+	}
+	d := &Dir{path: real}
+	if _, done := swept.LoadOrStore(real, true); !done {
+		d.sweep(time.Now().Add(-StaleAge))
+	}
+	return d, nil
+}
+
+// checkDir verifies that path is a directory nobody but the current user
+// (and root) can change: for the cache directory itself, owned by the user
+// and writable by nobody else; for a parent, owned by the user or root and
+// writable by nobody else unless sticky.
+func checkDir(path string, leaf bool) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("cache: %s is not a directory (set OP2_CACHE_DIR to a directory)", path)
+	}
+	uid, ok := owner(fi)
+	if !ok {
+		return nil // no ownership information on this system
+	}
+	me := os.Geteuid()
+	perm := fi.Mode().Perm()
+	what := "parent directory"
+	if leaf {
+		what = "cache directory"
+	}
+	switch {
+	case leaf && uid != me:
+		return fmt.Errorf("cache: refusing %s %s: it is owned by uid %d, not by you (uid %d), so its entries could run another user's code; set OP2_CACHE_DIR to a directory of your own (it is created with mode 0700)", what, path, uid, me)
+	case !leaf && uid != me && uid != 0:
+		return fmt.Errorf("cache: refusing parent directory %s: it is owned by uid %d (neither you, uid %d, nor root), who could replace the cache; set OP2_CACHE_DIR to a directory of your own", path, uid, me)
+	case perm&0o022 != 0 && (leaf || fi.Mode()&fs.ModeSticky == 0):
+		return fmt.Errorf("cache: refusing %s %s (owner uid %d, mode %04o): other users can write to it; run `chmod go-w %s` or set OP2_CACHE_DIR to a private directory", what, path, uid, perm, path)
+	}
+	return nil
+}
+
+// owner returns the uid owning a file.
+func owner(fi fs.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}
+
+// Path is the directory's absolute path.
+func (d *Dir) Path() string { return d.path }
+
+// File is the path of the file called name in the directory.
+func (d *Dir) File(name string) string { return filepath.Join(d.path, name) }
+
+// Entry is a verified cache entry.
+type Entry struct {
+	Path string // where the entry lives
+	Body []byte // its contents without the trailer
+	info fs.FileInfo
+}
+
+// Unchanged reports an error unless e.Path still names the file that was
+// verified (same device and inode), for callers that must hand the path to
+// another loader (dlopen). Only the user could have replaced it, since Open
+// checked the directory.
+func (e *Entry) Unchanged() error {
+	fi, err := os.Lstat(e.Path)
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(fi, e.info) {
+		return fmt.Errorf("cache entry %s was replaced while it was being loaded: %w", e.Path, ErrInvalid)
+	}
+	return nil
+}
+
+// Get reads and verifies the entry called name, which must have been written
+// by Put with the same key. A missing entry gives an error matching
+// os.ErrNotExist; one that must not be used an error matching ErrInvalid.
+func (d *Dir) Get(name, key string) (*Entry, error) {
+	path := d.File(name)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("cache entry %s cannot be opened (%v): %w", path, err, ErrInvalid)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("cache entry %s: %v: %w", path, err, ErrInvalid)
+	}
+	if err := checkFile(fi); err != nil {
+		return nil, fmt.Errorf("cache entry %s %s: %w", path, err, ErrInvalid)
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("cache entry %s: %v: %w", path, err, ErrInvalid)
+	}
+	body, err := unseal(b, key)
+	if err != nil {
+		return nil, fmt.Errorf("cache entry %s %s: %w", path, err, ErrInvalid)
+	}
+	return &Entry{Path: path, Body: body, info: fi}, nil
+}
+
+// checkFile accepts a regular file owned by the current user that nobody
+// else can write.
+func checkFile(fi fs.FileInfo) error {
+	if !fi.Mode().IsRegular() {
+		return errors.New("is not a regular file")
+	}
+	if uid, ok := owner(fi); ok && uid != os.Geteuid() {
+		return fmt.Errorf("is owned by uid %d, not by you", uid)
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("is writable by other users (mode %04o)", fi.Mode().Perm())
+	}
+	return nil
+}
+
+// trailer returns the trailer binding body to key.
+func trailer(key string, body []byte) []byte {
+	kh := sha256.Sum256([]byte(key))
+	h := sha256.New()
+	h.Write([]byte(version))
+	h.Write([]byte(key))
+	h.Write([]byte{0})
+	h.Write(body)
+	t := make([]byte, 0, trailerSize)
+	t = append(t, kh[:]...)
+	t = h.Sum(t)
+	return append(t, magic...)
+}
+
+// unseal checks b's trailer against key and returns the body.
+func unseal(b []byte, key string) ([]byte, error) {
+	if len(b) < trailerSize || string(b[len(b)-len(magic):]) != magic {
+		return nil, errors.New("has no valid trailer (truncated, damaged or from another version)")
+	}
+	body := b[:len(b)-trailerSize]
+	t := b[len(body):]
+	kh := sha256.Sum256([]byte(key))
+	if !bytes.Equal(t[:sha256.Size], kh[:]) {
+		return nil, errors.New("was written for another key (a stale or swapped entry)")
+	}
+	if !bytes.Equal(trailer(key, body), t) {
+		return nil, errors.New("is damaged (checksum mismatch)")
+	}
+	return body, nil
+}
+
+// Put stores body under name, bound to key, atomically.
+func (d *Dir) Put(name, key string, body []byte) error {
+	return d.WriteFile(name, body, trailer(key, body))
+}
+
+// WriteFile stores the concatenation of parts as the file called name,
+// atomically (mode 0600), for files that are not entries (such as generated
+// source kept for error messages).
+func (d *Dir) WriteFile(name string, parts ...[]byte) error {
+	tmp, err := d.CreateTemp(name, "")
+	if err != nil {
+		return err
+	}
+	tmpPath := tmp.Name()
+	for _, p := range parts {
+		if _, err = writeHook(tmp, p); err != nil {
+			break
+		}
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmpPath, d.File(name))
+	}
+	if err != nil {
+		os.Remove(tmpPath)
+		return fmt.Errorf("writing %s: %w", d.File(name), err)
+	}
+	return nil
+}
+
+// writeHook writes to a temporary file; tests replace it to simulate a full
+// disk.
+var writeHook = func(f *os.File, b []byte) (int, error) { return f.Write(b) }
+
+// AppendTrailer appends the trailer binding the contents of the file at
+// tmpPath to key, leaving the file where it is (to be renamed by Commit).
+// On error the file is removed.
+func (d *Dir) AppendTrailer(tmpPath, key string) error {
+	if err := d.seal(tmpPath, key); err != nil {
+		os.Remove(tmpPath)
+		return fmt.Errorf("storing %s in the cache: %w", tmpPath, err)
+	}
+	return nil
+}
+
+// Commit renames a file from TempPath (already holding a trailer, see
+// AppendTrailer) to name. On error the temporary file is removed.
+func (d *Dir) Commit(tmpPath, name string) error {
+	if err := os.Rename(tmpPath, d.File(name)); err != nil {
+		os.Remove(tmpPath)
+		return fmt.Errorf("storing %s in the cache: %w", name, err)
+	}
+	return nil
+}
+
+func (d *Dir) seal(tmpPath, key string) error {
+	f, err := os.OpenFile(tmpPath, os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if err := checkFile(fi); err != nil {
+		return fmt.Errorf("%s %v", tmpPath, err)
+	}
+	body, err := io.ReadAll(f)
+	if err != nil {
+		return err
+	}
+	if _, err := writeHook(f, trailer(key, body)); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// CreateTemp creates a new temporary file (mode 0600) in the directory whose
+// name starts with base and ends with suffix. The caller must remove or
+// rename it.
+func (d *Dir) CreateTemp(base, suffix string) (*os.File, error) {
+	for {
+		f, err := os.OpenFile(d.TempPath(base, suffix), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("creating a temporary file in the cache directory: %w", err)
+		}
+		return f, nil
+	}
+}
+
+// TempPath returns a fresh temporary file name in the directory, for a
+// program (a compiler) that writes its output to a path. The name starts
+// with base and ends with suffix; the caller must remove the file on every
+// path that does not rename it. Open sweeps such names once they are stale.
+func (d *Dir) TempPath(base, suffix string) string {
+	var r [8]byte
+	_, _ = rand.Read(r[:])
+	return filepath.Join(d.path, fmt.Sprintf(".%s.%d.%s%s%s", base, os.Getpid(), hex.EncodeToString(r[:]), tempMark, suffix))
+}
+
+// IsTemp reports whether a file name is one that TempPath or CreateTemp
+// produces.
+func IsTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, tempMark)
+}
+
+// sweep removes temporary files last modified before cutoff.
+func (d *Dir) sweep(cutoff time.Time) {
+	ents, err := os.ReadDir(d.path)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() || !IsTemp(e.Name()) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
+			os.Remove(filepath.Join(d.path, e.Name()))
+		}
+	}
+}
