@@ -19,6 +19,10 @@ func TestOpenCLMissingSaysWhatToInstall(t *testing.T) {
 	}{
 		{"no ICD loader", "OP2_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1", []string{"cannot load the OpenCL library", "apt-get install", "pocl-opencl-icd"}},
 		{"no driver", "OCL_ICD_VENDORS=/nonexistent-vendors-dir", []string{"apt-get install", "pocl-opencl-icd"}},
+		// A library that loads but is not OpenCL: the error names it and
+		// the first entry point it lacks.
+		{"not OpenCL (libm)", "OP2_OPENCL_LIBRARY=libm.so.6", []string{"libm.so.6", "not an OpenCL library", "clGetPlatformIDs", "apt-get install"}},
+		{"not OpenCL (libc)", "OP2_OPENCL_LIBRARY=libc.so.6", []string{"libc.so.6", "not an OpenCL library", "clGetPlatformIDs"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

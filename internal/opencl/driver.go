@@ -40,21 +40,24 @@ static cl_int (*pEnqueueNDRangeKernel)(cl_handle, cl_handle, cl_uint, const size
 static cl_int (*pFinish)(cl_handle);
 static cl_int (*pReleaseProgram)(cl_handle);
 
-#define LOAD(name) if (!(p##name = dlsym(lib, "cl" #name))) return "cl" #name;
+#define LOAD(name) if (!(p##name = dlsym(h, "cl" #name))) { *missing = "cl" #name; dlclose(h); return NULL; }
 
 // op2cl_load opens the ICD loader and resolves every entry point. It
-// returns NULL on success, else what is missing.
-static const char *op2cl_load(const char *path) {
+// returns NULL on success; else the loader's message, or NULL with *missing
+// set to the first entry point the library lacks (the library is closed
+// again).
+static const char *op2cl_load(const char *path, const char **missing) {
+	*missing = NULL;
 	if (lib) return NULL;
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h) return dlerror();
-	lib = h;
 	LOAD(GetPlatformIDs) LOAD(GetPlatformInfo) LOAD(GetDeviceIDs) LOAD(GetDeviceInfo)
 	LOAD(CreateContext) LOAD(CreateCommandQueue) LOAD(CreateBuffer) LOAD(ReleaseMemObject)
 	LOAD(EnqueueWriteBuffer) LOAD(EnqueueReadBuffer) LOAD(EnqueueFillBuffer)
 	LOAD(CreateProgramWithSource) LOAD(CreateProgramWithBinary) LOAD(BuildProgram)
 	LOAD(GetProgramBuildInfo) LOAD(GetProgramInfo) LOAD(CreateKernel) LOAD(SetKernelArg)
 	LOAD(EnqueueNDRangeKernel) LOAD(Finish) LOAD(ReleaseProgram)
+	lib = h;
 	return NULL;
 }
 
@@ -124,12 +127,17 @@ func Load() error {
 		}
 		for _, name := range names {
 			cname := C.CString(name)
-			msg := C.op2cl_load(cname)
+			var missing *C.char
+			msg := C.op2cl_load(cname, &missing)
 			C.free(unsafe.Pointer(cname))
-			if msg == nil {
+			switch {
+			case missing != nil:
+				msgs = append(msgs, fmt.Sprintf("%s is not an OpenCL library: it does not define %s", name, C.GoString(missing)))
+			case msg != nil:
+				msgs = append(msgs, C.GoString(msg))
+			default:
 				return
 			}
-			msgs = append(msgs, C.GoString(msg))
 		}
 		loadErr = fmt.Errorf("opencl: cannot load the OpenCL library (%s); %s", strings.Join(msgs, "; "), InstallHint)
 	})
