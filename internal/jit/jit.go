@@ -118,9 +118,9 @@ type LoadError struct {
 func (e *LoadError) Error() string {
 	msg := fmt.Sprintf("loading the library built by `%s` from %s failed: %s", e.Compiler, e.SourcePath, e.Reason)
 	if w := strings.TrimSpace(e.Warnings); w != "" {
-		msg += "\ncompiler warnings:\n" + w
+		msg += "\ncompiler messages (warnings) for this build:\n" + w
 	} else {
-		msg += "\n(the compiler printed no warnings)"
+		msg += "\n(the compiler printed no warnings for this build)"
 	}
 	return msg
 }
@@ -258,6 +258,17 @@ func (c *Compiler) Key(src string, extra []string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// entry returns the cache key of a build, the name of its cache entry and
+// what the entry is bound to: the key and the hash of the source.
+func (c *Compiler) entry(src string, extra []string) (key, name, bind string, err error) {
+	key, err = c.Key(src, extra)
+	if err != nil {
+		return "", "", "", err
+	}
+	srcSum := sha256.Sum256([]byte(src))
+	return key, key + ".so", "goop2-jit-lib\x00" + key + "\x00" + hex.EncodeToString(srcSum[:]), nil
+}
+
 // Build returns the loaded library for src, compiling it only when neither
 // this process nor the disk cache has it. symbols are the names the caller
 // will look up (the entry point, constants): a cached library that lacks one
@@ -267,7 +278,7 @@ func (c *Compiler) Build(src string, symbols []string, extra ...string) (*Librar
 	if c.Cache == nil {
 		return nil, errors.New("jit: no cache directory")
 	}
-	key, err := c.Key(src, extra)
+	key, name, bind, err := c.entry(src, extra)
 	if err != nil {
 		return nil, err
 	}
@@ -277,10 +288,7 @@ func (c *Compiler) Build(src string, symbols []string, extra ...string) (*Librar
 		stats.memHits.Add(1)
 		return lib, nil
 	}
-	name := key + ".so"
 	srcPath := c.Cache.File(key + ".c")
-	srcSum := sha256.Sum256([]byte(src))
-	bind := "goop2-jit-lib\x00" + key + "\x00" + hex.EncodeToString(srcSum[:])
 
 	switch e, err := c.Cache.Get(name, bind); {
 	case err == nil:
@@ -374,7 +382,7 @@ func (c *Compiler) compile(src string, symbols, extra []string, name, srcPath, b
 			le.Path = d.File(name)
 			le.SourcePath = srcPath
 			le.Compiler = command
-			le.Reason = strings.ReplaceAll(le.Reason, tmpLib, le.Path)
+			le.Reason = strings.ReplaceAll(le.Reason, tmpLib, "the compiled library")
 			le.Warnings = msg
 		}
 		return nil, err

@@ -1,0 +1,281 @@
+package jit
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goop2/op2/internal/cache"
+)
+
+func newCompiler(t *testing.T, cc string) *Compiler {
+	t.Helper()
+	d, err := cache.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Compiler{CC: cc, Flags: []string{"-O1"}, Cache: d}
+}
+
+// forget drops a key from the process's table of loaded libraries, as if
+// a new process were building it.
+func forget(t *testing.T, c *Compiler, src string) {
+	t.Helper()
+	key, err := c.Key(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded.Lock()
+	delete(loaded.m, key)
+	loaded.Unlock()
+}
+
+func noTemps(t *testing.T, c *Compiler) {
+	t.Helper()
+	ents, err := os.ReadDir(c.Cache.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if cache.IsTemp(e.Name()) {
+			t.Errorf("temporary file left in the cache: %s", e.Name())
+		}
+	}
+}
+
+// script writes an executable shell script standing in for a compiler.
+func script(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "fake-cc")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestSplitCommand(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []string
+	}{
+		{"cc", []string{"cc"}},
+		{"  gcc   -std=gnu11 ", []string{"gcc", "-std=gnu11"}},
+		{`gcc '-DMSG="a b"'`, []string{"gcc", `-DMSG="a b"`}},
+		{`gcc "-DMSG=\"a b\""`, []string{"gcc", `-DMSG="a b"`}},
+		{`/opt/my\ cc/gcc -O2`, []string{"/opt/my cc/gcc", "-O2"}},
+		{`gcc ''`, []string{"gcc", ""}},
+		{"", nil},
+	}
+	for _, c := range cases {
+		got, err := SplitCommand(c.in)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("SplitCommand(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{`gcc 'x`, `gcc "x`} {
+		if _, err := SplitCommand(bad); err == nil {
+			t.Errorf("SplitCommand(%q) accepted an unterminated quote", bad)
+		}
+	}
+}
+
+// TestCCWithArguments: CC may carry arguments, quoted as in a shell.
+func TestCCWithArguments(t *testing.T) {
+	c := newCompiler(t, `cc -std=gnu11 '-DOP2_TEST_MSG="two words"'`)
+	lib, err := c.Build(`const char *op2_msg(void) { return OP2_TEST_MSG; }
+__attribute__((visibility("default"))) int op2_loop(void) { return op2_msg()[0]; }`, []string{"op2_loop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lib.Symbol("op2_loop"); err != nil {
+		t.Fatal(err)
+	}
+	for _, cc := range []string{"", "   ", "cc 'unterminated"} {
+		_, err := newCompiler(t, cc).Build("int x;", nil)
+		if err == nil || !strings.Contains(err.Error(), "CC=") {
+			t.Errorf("CC=%q: error %v, want one naming CC", cc, err)
+		}
+	}
+}
+
+// TestBadCompilerOutput: a compiler that succeeds without writing a
+// library, or writes garbage, gives an error naming the compiler and its
+// output, and leaves nothing in the cache.
+func TestBadCompilerOutput(t *testing.T) {
+	// Each fake compiler answers --version, prints a message and then
+	// misbehaves with the file after -o.
+	const version = `for a; do [ "$a" = --version ] && { echo "fake cc 1.0"; exit 0; }; done`
+	const findOut = version + `
+for a; do if [ "$prev" = -o ]; then out=$a; fi; prev=$a; done
+echo "fake compiler was here"`
+	cases := []struct {
+		name string
+		body string
+		want []string
+	}{
+		{"writes nothing", findOut + "\nexit 0", []string{"wrote no library", "fake compiler was here"}},
+		{"writes an empty file", findOut + "\n: > \"$out\"\nexit 0", []string{"wrote no library", "fake compiler was here"}},
+		{"writes garbage", findOut + "\necho garbage > \"$out\"\nexit 0", []string{"fake compiler was here", "loading the library"}},
+		{"fails without output", version + "\nexit 3", []string{"exit status 3"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cc := script(t, tc.body)
+			c := newCompiler(t, cc+" -std=gnu11")
+			_, err := c.Build("int op2_loop(void) { return 0; }", []string{"op2_loop"})
+			if err == nil {
+				t.Fatal("built")
+			}
+			msg := err.Error()
+			t.Log(msg)
+			for _, w := range append(tc.want, cc+" -std=gnu11") {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error does not mention %q:\n%s", w, msg)
+				}
+			}
+			if strings.Contains(msg, ".tmp") {
+				t.Errorf("error names a temporary file:\n%s", msg)
+			}
+			noTemps(t, c)
+			libs, _ := filepath.Glob(filepath.Join(c.Cache.Path(), "*.so"))
+			if len(libs) != 0 {
+				t.Errorf("a bad build was stored: %v", libs)
+			}
+		})
+	}
+}
+
+func TestCompileErrorLeavesNoTemporaryFiles(t *testing.T) {
+	c := newCompiler(t, "cc")
+	_, err := c.Build("int op2_loop(void) { return 1 +; }", []string{"op2_loop"})
+	var ce *CompileError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Output, "expected expression") {
+		t.Fatalf("error %v, want a compile error", err)
+	}
+	if _, err := os.Stat(ce.SourcePath); err != nil {
+		t.Errorf("generated source not kept: %v", err)
+	}
+	noTemps(t, c)
+}
+
+// TestEntryLackingSymbolIsRebuilt: a valid, loadable entry without a
+// symbol the caller needs is damaged: rebuilt, not an error forever.
+func TestEntryLackingSymbolIsRebuilt(t *testing.T) {
+	c := newCompiler(t, "cc")
+	const good = `__attribute__((visibility("default"))) int op2_loop(void) { return 1; }`
+	const other = `__attribute__((visibility("default"))) int op2_other(void) { return 2; }`
+	for _, src := range []string{good, other} {
+		if _, err := c.Build(src, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Store other's library as good's entry, bound to good's key: a
+	// checksum-valid entry that lacks op2_loop.
+	_, otherName, otherBind, _ := c.entry(other, nil)
+	_, goodName, goodBind, _ := c.entry(good, nil)
+	e, err := c.Cache.Get(otherName, otherBind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Cache.Put(goodName, goodBind, e.Body); err != nil {
+		t.Fatal(err)
+	}
+	forget(t, c, good)
+	before := ReadStats()
+	lib, err := c.Build(good, []string{"op2_loop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lib.Symbol("op2_loop"); err != nil {
+		t.Fatal(err)
+	}
+	after := ReadStats()
+	if after.Rebuilds-before.Rebuilds != 1 || after.Compiles-before.Compiles != 1 {
+		t.Errorf("rebuilds %d, compiles %d; want 1 and 1", after.Rebuilds-before.Rebuilds, after.Compiles-before.Compiles)
+	}
+	// The rebuilt entry is good for the next process.
+	forget(t, c, good)
+	before = ReadStats()
+	if _, err := c.Build(good, []string{"op2_loop"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := ReadStats().DiskHits - before.DiskHits; d != 1 {
+		t.Errorf("rebuilt entry not reused (%d disk hits)", d)
+	}
+}
+
+// TestSwappedEntryIsRebuilt: another build's valid entry copied over this
+// build's is detected and rebuilt.
+func TestSwappedEntryIsRebuilt(t *testing.T) {
+	c := newCompiler(t, "cc")
+	src := func(v int) string {
+		return fmt.Sprintf(`__attribute__((visibility("default"))) int op2_v%d(void) { return %d; }`, v, v)
+	}
+	for v := 1; v <= 2; v++ {
+		if _, err := c.Build(src(v), []string{fmt.Sprintf("op2_v%d", v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, name1, _, _ := c.entry(src(1), nil)
+	_, name2, _, _ := c.entry(src(2), nil)
+	b, err := os.ReadFile(c.Cache.File(name1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(c.Cache.File(name2), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	forget(t, c, src(2))
+	before := ReadStats()
+	lib, err := c.Build(src(2), nil) // even without symbols to check
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lib.Symbol("op2_v2"); err != nil {
+		t.Errorf("the swapped entry was loaded: %v", err)
+	}
+	if n := ReadStats().Rebuilds - before.Rebuilds; n != 1 {
+		t.Errorf("%d rebuilds, want 1", n)
+	}
+}
+
+// TestMathLibraryLinked: generated code may call any libm function.
+func TestMathLibraryLinked(t *testing.T) {
+	c := newCompiler(t, "cc")
+	c.Flags = []string{"-O0"} // no constant folding: real calls
+	_, err := c.Build(`#include <math.h>
+__attribute__((visibility("default"))) double op2_f(double x) { return pow(x, 1.5) + tgamma(x) + atan2(x, 2) + erf(x) + cbrt(x); }`, []string{"op2_f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUndefinedSymbolShowsWarnings: a library that cannot be loaded
+// because it calls an undeclared function names the function and shows the
+// compiler's warning.
+func TestUndefinedSymbolShowsWarnings(t *testing.T) {
+	c := newCompiler(t, "cc")
+	_, err := c.Build(`__attribute__((visibility("default"))) int op2_loop(void) { return no_such_function(3); }`, []string{"op2_loop"})
+	var le *LoadError
+	if !errors.As(err, &le) {
+		var ce *CompileError
+		if errors.As(err, &ce) && strings.Contains(ce.Output, "implicit declaration") {
+			t.Skip("this compiler rejects implicit declarations")
+		}
+		t.Fatalf("error %v, want a *LoadError", err)
+	}
+	t.Log(err)
+	for _, w := range []string{"no_such_function", "undefined symbol", "implicit declaration", "warnings", c.Cache.Path()} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error does not mention %q:\n%v", w, err)
+		}
+	}
+	if strings.Contains(err.Error(), ".tmp") {
+		t.Errorf("error names a temporary file:\n%v", err)
+	}
+	noTemps(t, c)
+}
