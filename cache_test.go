@@ -18,8 +18,23 @@ func cacheKernel(tag string) *op2.Kernel {
 	return op2.NewKernel(fmt.Sprintf("/* %s */\nvoid k(double *x) { *x += 1.5; }", tag), "k")
 }
 
+// incKernel returns a kernel, different for each tag, that adds inc.
+func incKernel(tag, inc string) *op2.Kernel {
+	return op2.NewKernel(fmt.Sprintf("/* %s */\nvoid k(double *x) { *x += %s; }", tag, inc), "k")
+}
+
 // cacheLoop runs kernel k (from cacheKernel) on new data and checks the result.
-func cacheLoop(k *op2.Kernel) error {
+func cacheLoop(k *op2.Kernel) error { return cacheLoopWant(k, "") }
+
+// cacheLoopWant runs kernel k on new data and checks that it added inc
+// (a number; "" for cacheKernel's 1.5).
+func cacheLoopWant(k *op2.Kernel, inc string) error {
+	want := 1.5
+	if inc != "" {
+		if _, err := fmt.Sscan(inc, &want); err != nil {
+			return err
+		}
+	}
 	set, err := op2.NewSet(100, "s")
 	if err != nil {
 		return err
@@ -31,8 +46,8 @@ func cacheLoop(k *op2.Kernel) error {
 	if err := op2.ParLoop(k, set, x.Arg(op2.RW)); err != nil {
 		return err
 	}
-	if x.Data()[99] != 1.5 {
-		return fmt.Errorf("x = %v, want 1.5", x.Data()[99])
+	if x.Data()[99] != want {
+		return fmt.Errorf("x = %v, want %v", x.Data()[99], want)
 	}
 	return nil
 }
@@ -48,7 +63,11 @@ func helperProcess() int {
 		fmt.Println("error:", err)
 		return 1
 	}
-	if err := cacheLoop(cacheKernel(os.Getenv("OP2_TEST_HELPER"))); err != nil {
+	k := cacheKernel(os.Getenv("OP2_TEST_HELPER"))
+	if inc := os.Getenv("OP2_TEST_INC"); inc != "" {
+		k = incKernel(os.Getenv("OP2_TEST_HELPER"), inc)
+	}
+	if err := cacheLoopWant(k, os.Getenv("OP2_TEST_INC")); err != nil {
 		fmt.Println("error:", err)
 		return 1
 	}

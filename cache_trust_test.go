@@ -1,0 +1,292 @@
+package op2_test
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goop2/op2"
+)
+
+// cacheEntries lists the cache entries matching pattern in dir.
+func cacheEntries(t *testing.T, dir, pattern string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// newCacheEntry runs a helper process that builds the loop for tag (adding
+// inc) and returns the one cache entry it added.
+func newCacheEntry(t *testing.T, dir, backend, pattern, tag, inc string) string {
+	t.Helper()
+	before := cacheEntries(t, dir, pattern)
+	out, err := runHelper(t, dir, tag, "OP2_TEST_INC="+inc, "OP2_TEST_BACKEND="+backend)
+	if want := "compiles=1 diskhits=0 rebuilds=0"; err != nil || out != want {
+		t.Fatalf("building %s: got %q (%v), want %q", tag, out, err, want)
+	}
+	var added []string
+	for _, e := range cacheEntries(t, dir, pattern) {
+		if !slices.Contains(before, e) {
+			added = append(added, e)
+		}
+	}
+	if len(added) != 1 {
+		t.Fatalf("building %s added entries %v, want one", tag, added)
+	}
+	return added[0]
+}
+
+// cacheBackends are the backends with a disk cache entry per loop, and the
+// pattern of their entries.
+func cacheBackends(t *testing.T) map[string]string {
+	m := map[string]string{"sequential": "*.so", "openmp": "*.so"}
+	if slices.Contains(allBackends, "opencl") {
+		m["opencl"] = "*.clbin"
+	} else {
+		t.Log("opencl: skipped, no OpenCL runtime")
+	}
+	return m
+}
+
+// TestCacheEntryBoundToKey: loop A's valid entry copied over loop B's is
+// detected and rebuilt (B must not run A's code), for host libraries and
+// OpenCL binaries alike.
+func TestCacheEntryBoundToKey(t *testing.T) {
+	for backend, pattern := range cacheBackends(t) {
+		t.Run(backend, func(t *testing.T) {
+			dir := t.TempDir()
+			a := newCacheEntry(t, dir, backend, pattern, "swap-a", "1.5")
+			b := newCacheEntry(t, dir, backend, pattern, "swap-b", "2.5")
+			check(t, os.WriteFile(b, must(os.ReadFile(a)), 0o600))
+			for _, want := range []string{"compiles=1 diskhits=0 rebuilds=1", "compiles=0 diskhits=1 rebuilds=0"} {
+				out, err := runHelper(t, dir, "swap-b", "OP2_TEST_INC=2.5", "OP2_TEST_BACKEND="+backend)
+				if err != nil || out != want {
+					t.Fatalf("after the swap: got %q (%v), want %q", out, err, want)
+				}
+			}
+		})
+	}
+}
+
+// TestCacheEntryOthersCouldWriteIsRebuilt: an entry that another user
+// could have written is never loaded, but rebuilt privately.
+func TestCacheEntryOthersCouldWriteIsRebuilt(t *testing.T) {
+	cases := []struct {
+		name  string
+		root  bool
+		setup func(path string) error
+	}{
+		{"world writable", false, func(p string) error { return os.Chmod(p, 0o666) }},
+		{"group writable", false, func(p string) error { return os.Chmod(p, 0o620) }},
+		{"owned by another user", true, func(p string) error { return os.Chown(p, 54321, 54321) }},
+	}
+	for backend, pattern := range cacheBackends(t) {
+		for _, c := range cases {
+			t.Run(backend+"/"+c.name, func(t *testing.T) {
+				if c.root && os.Geteuid() != 0 {
+					t.Skip("needs root to give a file to another user")
+				}
+				dir := t.TempDir()
+				e := newCacheEntry(t, dir, backend, pattern, "foreign", "3")
+				check(t, c.setup(e))
+				out, err := runHelper(t, dir, "foreign", "OP2_TEST_INC=3", "OP2_TEST_BACKEND="+backend)
+				if want := "compiles=1 diskhits=0 rebuilds=1"; err != nil || out != want {
+					t.Fatalf("got %q (%v), want %q", out, err, want)
+				}
+				fi := must(os.Stat(e))
+				if fi.Mode().Perm()&0o022 != 0 {
+					t.Errorf("rebuilt entry has mode %04o", fi.Mode().Perm())
+				}
+			})
+		}
+	}
+}
+
+// TestCacheDirectoryRefused: a cache directory other users could write to
+// is refused when the backend is opened, with an error naming it and what
+// to do.
+func TestCacheDirectoryRefused(t *testing.T) {
+	cases := []struct {
+		name  string
+		root  bool
+		setup func(dir string) error
+		want  string
+	}{
+		{"world writable", false, func(d string) error { return os.Chmod(d, 0o777) }, "chmod go-w"},
+		{"group writable", false, func(d string) error { return os.Chmod(d, 0o770) }, "chmod go-w"},
+		{"owned by another user", true, func(d string) error { return os.Chown(d, 54321, 54321) }, "owned by uid 54321"},
+	}
+	for _, backend := range allBackends {
+		for _, c := range cases {
+			t.Run(backend+"/"+c.name, func(t *testing.T) {
+				if c.root && os.Geteuid() != 0 {
+					t.Skip("needs root to give a directory to another user")
+				}
+				dir := filepath.Join(t.TempDir(), "cache")
+				check(t, os.Mkdir(dir, 0o700))
+				check(t, c.setup(dir))
+				t.Cleanup(func() {
+					check(t, op2.Configure(op2.Config{CacheDir: os.Getenv("OP2_CACHE_DIR"), PlanCheck: true}))
+				})
+				err := op2.Configure(op2.Config{Backend: backend, CacheDir: dir})
+				if err == nil {
+					t.Fatal("accepted")
+				}
+				for _, w := range []string{dir, c.want, "OP2_CACHE_DIR"} {
+					if !strings.Contains(err.Error(), w) && !(w == "OP2_CACHE_DIR" && c.want == "chmod go-w") {
+						t.Errorf("error does not mention %q: %v", w, err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestCacheRelativeDirectory: OP2_CACHE_DIR=. (any relative path) works.
+func TestCacheRelativeDirectory(t *testing.T) {
+	for _, rel := range []string{".", "sub/cache"} {
+		t.Run(rel, func(t *testing.T) {
+			orig := os.Getenv("OP2_CACHE_DIR")
+			wd := t.TempDir()
+			t.Chdir(wd)
+			t.Setenv("OP2_CACHE_DIR", rel)
+			t.Cleanup(func() { check(t, op2.Configure(op2.Config{CacheDir: orig, PlanCheck: true})) })
+			for _, backend := range hostBackends {
+				check(t, op2.Configure(op2.Config{Backend: backend, PlanCheck: true}))
+				check(t, cacheLoop(cacheKernel("relative-"+rel+"-"+backend)))
+			}
+			if libs := cacheEntries(t, filepath.Join(wd, rel), "*.so"); len(libs) != 2 {
+				t.Errorf("cache %s holds %d libraries, want 2", rel, len(libs))
+			}
+		})
+	}
+}
+
+// TestCCWithArguments: CC may carry arguments, as make and cgo accept.
+func TestCCWithArguments(t *testing.T) {
+	for _, cc := range []string{"cc -std=gnu11", `cc -std=gnu11 '-DOP2_TEST_UNUSED="a b"'`} {
+		for _, backend := range hostBackends {
+			t.Run(cc+"/"+backend, func(t *testing.T) {
+				check(t, op2.Configure(op2.Config{Backend: backend, CC: cc, CacheDir: t.TempDir(), PlanCheck: true}))
+				t.Cleanup(func() {
+					check(t, op2.Configure(op2.Config{CacheDir: os.Getenv("OP2_CACHE_DIR"), PlanCheck: true}))
+				})
+				check(t, cacheLoop(cacheKernel("cc-args")))
+			})
+		}
+	}
+}
+
+// mathFuncs are math.h functions a kernel may call, with Go's equivalent,
+// applied to a in (0, 1) and b in (1, 2).
+var mathFuncs = []struct {
+	c  string
+	go_ func(a, b float64) float64
+}{
+	{"sin(a)", func(a, b float64) float64 { return math.Sin(a) }},
+	{"cos(a)", func(a, b float64) float64 { return math.Cos(a) }},
+	{"tan(a)", func(a, b float64) float64 { return math.Tan(a) }},
+	{"asin(a)", func(a, b float64) float64 { return math.Asin(a) }},
+	{"acos(a)", func(a, b float64) float64 { return math.Acos(a) }},
+	{"atan(a)", func(a, b float64) float64 { return math.Atan(a) }},
+	{"atan2(a, b)", func(a, b float64) float64 { return math.Atan2(a, b) }},
+	{"sinh(a)", func(a, b float64) float64 { return math.Sinh(a) }},
+	{"cosh(a)", func(a, b float64) float64 { return math.Cosh(a) }},
+	{"tanh(a)", func(a, b float64) float64 { return math.Tanh(a) }},
+	{"asinh(a)", func(a, b float64) float64 { return math.Asinh(a) }},
+	{"acosh(b)", func(a, b float64) float64 { return math.Acosh(b) }},
+	{"atanh(a)", func(a, b float64) float64 { return math.Atanh(a) }},
+	{"exp(a)", func(a, b float64) float64 { return math.Exp(a) }},
+	{"exp2(a)", func(a, b float64) float64 { return math.Exp2(a) }},
+	{"expm1(a)", func(a, b float64) float64 { return math.Expm1(a) }},
+	{"log(b)", func(a, b float64) float64 { return math.Log(b) }},
+	{"log10(b)", func(a, b float64) float64 { return math.Log10(b) }},
+	{"log2(b)", func(a, b float64) float64 { return math.Log2(b) }},
+	{"log1p(a)", func(a, b float64) float64 { return math.Log1p(a) }},
+	{"pow(b, a)", func(a, b float64) float64 { return math.Pow(b, a) }},
+	{"sqrt(b)", func(a, b float64) float64 { return math.Sqrt(b) }},
+	{"cbrt(b)", func(a, b float64) float64 { return math.Cbrt(b) }},
+	{"hypot(a, b)", func(a, b float64) float64 { return math.Hypot(a, b) }},
+	{"fabs(-a)", func(a, b float64) float64 { return math.Abs(-a) }},
+	{"floor(5 * b)", func(a, b float64) float64 { return math.Floor(5 * b) }},
+	{"ceil(5 * b)", func(a, b float64) float64 { return math.Ceil(5 * b) }},
+	{"round(5 * b)", func(a, b float64) float64 { return math.Round(5 * b) }},
+	{"trunc(-5 * b)", func(a, b float64) float64 { return math.Trunc(-5 * b) }},
+	{"fmod(b, a)", func(a, b float64) float64 { return math.Mod(b, a) }},
+	{"fmin(a, b)", func(a, b float64) float64 { return math.Min(a, b) }},
+	{"fmax(a, b)", func(a, b float64) float64 { return math.Max(a, b) }},
+	{"fdim(b, a)", func(a, b float64) float64 { return math.Dim(b, a) }},
+	{"copysign(a, -b)", func(a, b float64) float64 { return math.Copysign(a, -b) }},
+	{"ldexp(a, 3)", func(a, b float64) float64 { return math.Ldexp(a, 3) }},
+	{"erf(a)", func(a, b float64) float64 { return math.Erf(a) }},
+	{"erfc(a)", func(a, b float64) float64 { return math.Erfc(a) }},
+	{"tgamma(b)", func(a, b float64) float64 { return math.Gamma(b) }},
+	{"lgamma(b)", func(a, b float64) float64 { v, _ := math.Lgamma(b); return v }},
+}
+
+// TestKernelMathFunctions: a kernel may call any common math.h function on
+// the host backends (the library is linked with libm), and gets what Go's
+// math package computes.
+func TestKernelMathFunctions(t *testing.T) {
+	var body strings.Builder
+	for i, f := range mathFuncs {
+		fmt.Fprintf(&body, "  y[%d] = %s;\n", i, f.c)
+	}
+	src := "void mathk(const double *x, double *y) {\n  const double a = x[0], b = x[1];\n" + body.String() + "}"
+	const n = 10
+	for _, backend := range hostBackends {
+		t.Run(backend, func(t *testing.T) {
+			check(t, op2.Use(backend))
+			defer op2.Use("sequential")
+			set := must(op2.NewSet(n, "points"))
+			in := make([]float64, 2*n)
+			for i := 0; i < n; i++ {
+				in[2*i], in[2*i+1] = 0.05+0.09*float64(i), 1.05+0.09*float64(i)
+			}
+			x := must(op2.NewDat(set, 2, in, "x"))
+			y := must(op2.NewDat[float64](set, len(mathFuncs), nil, "y"))
+			check(t, op2.ParLoop(op2.NewKernel(src, "mathk"), set, x.Arg(op2.Read), y.Arg(op2.Write)))
+			out := y.Data()
+			for i := 0; i < n; i++ {
+				a, b := in[2*i], in[2*i+1]
+				for j, f := range mathFuncs {
+					got, want := out[i*len(mathFuncs)+j], f.go_(a, b)
+					if math.Abs(got-want) > 1e-13*math.Max(1, math.Abs(want)) {
+						t.Errorf("%s with a=%g b=%g: got %v, want %v", f.c, a, b, got, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestKernelUndeclaredFunction: a kernel calling a function that exists
+// nowhere fails with an error naming the function and showing the
+// compiler's warning about it.
+func TestKernelUndeclaredFunction(t *testing.T) {
+	for _, backend := range hostBackends {
+		t.Run(backend, func(t *testing.T) {
+			check(t, op2.Use(backend))
+			defer op2.Use("sequential")
+			set := must(op2.NewSet(4, "s"))
+			x := must(op2.NewDat[float64](set, 1, nil, "x"))
+			k := op2.NewKernel("void callsmystery(double *x) { *x = mystery_function(*x); }", "callsmystery")
+			err := op2.ParLoop(k, set, x.Arg(op2.RW))
+			if err == nil {
+				t.Fatal("a kernel calling an undefined function ran")
+			}
+			for _, w := range []string{"callsmystery", "mystery_function", "undefined symbol", "implicit declaration"} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not mention %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
