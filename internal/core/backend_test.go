@@ -1,0 +1,35 @@
+package core
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestDefaultCacheDir: the default cache is per user, also when HOME is
+// unset (services, cron, containers): never a directory shared by all
+// users.
+func TestDefaultCacheDir(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("OP2_CACHE_DIR", "")
+
+	t.Setenv("HOME", "/home/someone")
+	if got, want := DefaultCacheDir(), "/home/someone/.cache/goop2"; got != want {
+		t.Errorf("with HOME set: %q, want %q", got, want)
+	}
+	t.Setenv("HOME", "")
+	want := filepath.Join(tmp, fmt.Sprintf("goop2-%d", os.Geteuid()))
+	if got := DefaultCacheDir(); got != want {
+		t.Errorf("without HOME: %q, want %q", got, want)
+	}
+	cfg, err := ConfigFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.CacheDir != want {
+		t.Errorf("ConfigFromEnv without HOME: CacheDir %q, want %q", cfg.CacheDir, want)
+	}
+}
