@@ -187,7 +187,7 @@ func TestCCWithArguments(t *testing.T) {
 // mathFuncs are math.h functions a kernel may call, with Go's equivalent,
 // applied to a in (0, 1) and b in (1, 2).
 var mathFuncs = []struct {
-	c  string
+	c   string
 	go_ func(a, b float64) float64
 }{
 	{"sin(a)", func(a, b float64) float64 { return math.Sin(a) }},

@@ -113,18 +113,17 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 
 const buildOptions = "-cl-std=CL1.2"
 
-// build returns the program for src, from this process, from the disk
-// cache (a device binary keyed by source, device and driver, and bound to
-// that key and the source's hash), or built by the driver, together with a
-// new instance of its stub kernel. A cached binary that is damaged, foreign,
+// build returns a new instance of the stub kernel of the program for src,
+// taken from this process, from the disk cache (a device binary keyed by
+// source, device and driver, and bound to that key and the source's hash),
+// or built by the driver. A cached binary that is damaged, foreign,
 // rejected by the driver or lacking the stub is rebuilt.
-func (b *backend) build(l *core.Loop, src string) (*cl.Program, *cl.Kernel, error) {
+func (b *backend) build(l *core.Loop, src string) (*cl.Kernel, error) {
 	d := b.ctx.Device
 	h := sha256.Sum256([]byte(strings.Join([]string{"goop2-opencl-v2", d.Platform, d.Name, d.Version, d.Driver, buildOptions, src}, "\x00")))
 	key := hex.EncodeToString(h[:])
 	if p, ok := b.programs[key]; ok {
-		k, err := p.Kernel(stubName)
-		return p, k, err
+		return p.Kernel(stubName)
 	}
 	srcSum := sha256.Sum256([]byte(src))
 	bind := "goop2-opencl-bin\x00" + key + "\x00" + hex.EncodeToString(srcSum[:])
@@ -135,7 +134,7 @@ func (b *backend) build(l *core.Loop, src string) (*cl.Program, *cl.Kernel, erro
 			if k, err := p.Kernel(stubName); err == nil {
 				jit.NoteDiskHit()
 				b.programs[key] = p
-				return p, k, nil
+				return k, nil
 			}
 		}
 		jit.NoteRebuild() // a valid entry the driver cannot use
@@ -145,20 +144,20 @@ func (b *backend) build(l *core.Loop, src string) (*cl.Program, *cl.Kernel, erro
 	p, err := b.ctx.BuildSource(src, buildOptions)
 	if err != nil {
 		if b.cache.WriteFile(key+".cl", []byte(src)) == nil {
-			return nil, nil, fmt.Errorf("op2: %s: %w\n(generated source: %s)", l.Name(), err, b.cache.File(key+".cl"))
+			return nil, fmt.Errorf("op2: %s: %w\n(generated source: %s)", l.Name(), err, b.cache.File(key+".cl"))
 		}
-		return nil, nil, fmt.Errorf("op2: %s: %w", l.Name(), err)
+		return nil, fmt.Errorf("op2: %s: %w", l.Name(), err)
 	}
 	jit.NoteCompile()
 	k, err := p.Kernel(stubName)
 	if err != nil {
-		return nil, nil, fmt.Errorf("op2: %s: %w", l.Name(), err)
+		return nil, fmt.Errorf("op2: %s: %w", l.Name(), err)
 	}
 	if bin, err := p.Binary(); err == nil {
 		_ = b.cache.Put(name, bind, bin) // a cache that cannot be written only costs a rebuild
 	}
 	b.programs[key] = p
-	return p, k, nil
+	return k, nil
 }
 
 // stubName is the OpenCL kernel every generated program defines.
@@ -177,7 +176,7 @@ func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 		return nil, err
 	}
 	src := generate(l, lay)
-	_, k, err := b.build(l, src)
+	k, err := b.build(l, src)
 	if err != nil {
 		return nil, err
 	}
