@@ -239,10 +239,13 @@ var consts = struct {
 }{byName: map[string]*core.Const{}}
 
 // NewConst declares a constant with dim values (len(data) must equal dim).
-// The name must be a C identifier not used by another constant.
+// The name must be a C identifier not used by another constant, and not a
+// C keyword (such as for, double or return), a stdint.h or stddef.h type
+// name (int32_t, size_t...), nor start with op2_ or OP2_ (reserved for
+// GoOP2's generated code), __, or _ and a capital letter.
 func NewConst[T Scalar](dim int, data []T, name string) (*Const[T], error) {
-	if !isCIdent(name) {
-		return nil, fmt.Errorf("op2: const %q: name must be a C identifier", name)
+	if why := core.ConstNameProblem(name); why != "" {
+		return nil, fmt.Errorf("op2: const %q: %s", name, why)
 	}
 	if dim < 1 || len(data) != dim {
 		return nil, fmt.Errorf("op2: const %q: dim %d with %d values; need dim ≥ 1 and one value per component", name, dim, len(data))

@@ -148,12 +148,19 @@ func bind(l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 			return fail(i, "empty argument; build arguments with Dat.Arg, Dat.ArgMap, Dat.ArgVec or Global.Arg")
 		}
 		p := &info.Params[i]
-		if p.Type != 0 && p.Type != a.Data.Type {
-			return fail(i, "%s: kernel parameter %q has element type %s (C %s) but the data is %s", a.Describe(), p.Text, p.Type, p.Type.CName(), a.Data.Type)
-		}
 		want := 1
+		expect := a.Data.Type.CName() + " *"
 		if a.Kind == core.ArgVector {
 			want = 2
+			expect += "*"
+		}
+		if p.Type == 0 {
+			return fail(i, "%s: kernel parameter %q has type %s, which GoOP2 does not support; the data is %s, so the parameter must be %s (C %s)",
+				a.Describe(), p.Text, p.CType, a.Data.Type, expect, a.Data.Type.CName())
+		}
+		if p.Type != a.Data.Type {
+			return fail(i, "%s: kernel parameter %q has element type %s (C %s) but the data is %s, so the parameter must be %s (C %s)",
+				a.Describe(), p.Text, p.Type, p.CType, a.Data.Type, expect, a.Data.Type.CName())
 		}
 		if p.Depth != want {
 			shape := "a pointer (T* or T[])"
@@ -169,7 +176,13 @@ func bind(l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 	for i := range args {
 		l.Args = append(l.Args, args[i].a)
 	}
-	l.Consts = k.usedConsts()
+	consts := k.usedConsts()
+	for _, c := range consts {
+		if c.Name == k.c.Name {
+			return fail(-1, "const %q has the same name as kernel function %q; rename one of them", c.Name, k.c.Name)
+		}
+	}
+	l.Consts = consts
 	return nil
 }
 

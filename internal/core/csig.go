@@ -2,21 +2,48 @@ package core
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
+
+// ReservedPrefix starts every identifier that GoOP2's generated code
+// introduces. Kernel sources may not use identifiers starting with it or
+// with its upper-case form OP2_.
+const ReservedPrefix = "op2_"
 
 // Param is one parameter of a kernel's C signature as far as GoOP2 can read it.
 type Param struct {
 	Text  string     // the declaration as written
 	Name  string     // parameter name, "" if unnamed
-	Type  ScalarType // 0 when the base type is not one GoOP2 knows (a typedef, a struct)
+	Type  ScalarType // 0 when the base type is not one GoOP2 supports
 	Depth int        // pointer depth: '*' and '[]' counted together
+	// CType describes the base type as GoOP2 resolved it, for messages:
+	// "double", "real (typedef of double)", "long double", "uint64_t".
+	CType string
 }
 
 // KernelInfo is what GoOP2 reads from a kernel's source once.
+//
+// The source is read as the compiler sees it: comments and literals are
+// skipped, and preprocessor conditionals (#if, #ifdef, #ifndef, #elif,
+// #else) are evaluated where they depend only on literals and on macros
+// the source itself defines or undefines; code in a branch that is not
+// taken is ignored. A definition of the kernel inside a branch GoOP2
+// cannot evaluate (one that depends on macros from headers or compiler
+// flags) is refused, as are two definitions, K&R-style definitions and
+// identifiers with GoOP2's reserved prefix (op2_, OP2_).
 type KernelInfo struct {
 	Params []Param
 	Idents map[string]bool // every identifier in the source, to find the constants it uses
+	// Macros are the names of the macros the source #defines (in any
+	// branch), in order of first definition: generated code #undefs them
+	// after the kernel so that they cannot change it.
+	Macros []string
+	// TopLevel holds the identifiers that occur at file scope in the code
+	// the compiler sees (outside function bodies and directives): the
+	// names the source declares (functions, variables, typedefs) and the
+	// types it uses in those declarations.
+	TopLevel map[string]bool
 	// Positions in the source of the definition's name, of its parameter
 	// list (Source[ListStart:ListEnd] is the text between the parentheses)
 	// and of its body's braces (Source[BodyOpen] is '{', Source[BodyClose]
@@ -24,43 +51,185 @@ type KernelInfo struct {
 	NameStart, ListStart, ListEnd, BodyOpen, BodyClose int
 }
 
+// DefinesMacro reports whether the source #defines macro name.
+func (k *KernelInfo) DefinesMacro(name string) bool {
+	for _, m := range k.Macros {
+		if m == name {
+			return true
+		}
+	}
+	return false
+}
+
 // ParseKernel finds the definition of function name in src and reads its
-// parameters. It returns an error when no definition is found.
+// parameters. It returns an error when no usable definition is found.
 func ParseKernel(src, name string) (*KernelInfo, error) {
-	clean := blank(src, true)
-	info := &KernelInfo{Idents: map[string]bool{}}
+	noComments := blank(src, false)
+	info := &KernelInfo{Idents: map[string]bool{}, TopLevel: map[string]bool{}}
 	// Identifiers in macro bodies count: a macro may use a constant.
-	for _, id := range identifiers(blank(src, false)) {
+	for _, id := range identifiers(noComments) {
+		if hasReservedPrefix(id) {
+			return nil, fmt.Errorf("kernel source uses the identifier %q at line %d: names starting with %s or %s are reserved for GoOP2's generated code",
+				id, lineOf(src, indexIdent(noComments, id)), ReservedPrefix, strings.ToUpper(ReservedPrefix))
+		}
 		info.Idents[id] = true
 	}
-	pos := 0
-	for {
-		i := indexIdent(clean[pos:], name)
-		if i < 0 {
-			return nil, fmt.Errorf("kernel source has no definition of function %q", name)
-		}
-		i += pos
-		pos = i + len(name)
-		j := skipSpace(clean, pos)
-		if j >= len(clean) || clean[j] != '(' {
-			continue
-		}
-		end := matchParen(clean, j)
-		if end < 0 {
-			return nil, fmt.Errorf("kernel %q: unbalanced parentheses in its parameter list", name)
-		}
-		k := skipSpace(clean, end+1)
-		if k >= len(clean) || clean[k] != '{' {
-			continue // a call or a prototype
-		}
-		close := matchBrace(clean, k)
-		if close < 0 {
-			return nil, fmt.Errorf("kernel %q: unbalanced braces in its body", name)
-		}
-		info.Params = parseParams(clean[j+1 : end])
-		info.NameStart, info.ListStart, info.ListEnd, info.BodyOpen, info.BodyClose = i, j+1, end, k, close
-		return info, nil
+	pp := preprocess(noComments)
+	info.Macros = pp.names
+	code := pp.code
+
+	defs, knr, err := findDefinitions(code, name)
+	if err != nil {
+		return nil, err
 	}
+	switch {
+	case len(defs) == 0 && knr >= 0:
+		return nil, fmt.Errorf("function %q at line %d has a K&R-style definition; write a prototype (e.g. void %s(double *x, ...))", name, lineOf(src, knr), name)
+	case len(defs) == 0:
+		return nil, fmt.Errorf("kernel source has no definition of function %q", name)
+	}
+	for _, d := range defs {
+		if why := pp.uncertainAt(d.name); why != "" {
+			return nil, fmt.Errorf("the definition of function %q at line %d depends on %s, which GoOP2 cannot evaluate (it uses macros the kernel source does not define); keep the definition outside such conditionals",
+				name, lineOf(src, d.name), why)
+		}
+	}
+	if len(defs) > 1 {
+		return nil, fmt.Errorf("function %q is defined %d times (lines %d and %d) in the code the compiler sees", name, len(defs), lineOf(src, defs[0].name), lineOf(src, defs[1].name))
+	}
+	d := defs[0]
+	macros := pp.macrosAt(d.name)
+	if m, ok := macros[name]; ok && m.state != undefined {
+		return nil, fmt.Errorf("kernel name %q is also a macro defined in the kernel source", name)
+	}
+	for _, id := range topLevelIdents(code) {
+		info.TopLevel[id] = true
+	}
+	r := &typeResolver{macros: macros, typedefs: typedefs(code[:d.name], pp)}
+	info.Params = parseParams(code[d.open+1:d.close], r)
+	info.NameStart, info.ListStart, info.ListEnd, info.BodyOpen, info.BodyClose = d.name, d.open+1, d.close, d.body, d.bodyEnd
+	return info, nil
+}
+
+func hasReservedPrefix(id string) bool {
+	return strings.HasPrefix(id, ReservedPrefix) || strings.HasPrefix(id, strings.ToUpper(ReservedPrefix))
+}
+
+// lineOf is the 1-based line of offset i in s.
+func lineOf(s string, i int) int {
+	if i < 0 {
+		i = 0
+	}
+	if i > len(s) {
+		i = len(s)
+	}
+	return strings.Count(s[:i], "\n") + 1
+}
+
+// definition is one function definition found in the code: offsets of its
+// name, of the parentheses of its parameter list and of its body's braces.
+type definition struct{ name, open, close, body, bodyEnd int }
+
+// findDefinitions returns the definitions of function name at file scope
+// in code (comments, literals, directives and dead branches blanked), and
+// the offset of a K&R-style definition of it (-1 if none).
+func findDefinitions(code, name string) ([]definition, int, error) {
+	var defs []definition
+	knr := -1
+	depth := 0
+	for i := 0; i < len(code); {
+		c := code[i]
+		switch {
+		case c == '{':
+			depth++
+			i++
+		case c == '}':
+			depth--
+			i++
+		case isIdentStart(c):
+			j := i
+			for j < len(code) && isIdentChar(code[j]) {
+				j++
+			}
+			if depth != 0 || code[i:j] != name {
+				i = j
+				continue
+			}
+			open := skipSpace(code, j)
+			i = j
+			if open >= len(code) || code[open] != '(' {
+				continue
+			}
+			end := matchParen(code, open)
+			if end < 0 {
+				return nil, -1, fmt.Errorf("function %q: unbalanced parentheses in its parameter list", name)
+			}
+			k := skipSpace(code, end+1)
+			if k < len(code) && code[k] == '{' {
+				close := matchBrace(code, k)
+				if close < 0 {
+					return nil, -1, fmt.Errorf("function %q: unbalanced braces in its body", name)
+				}
+				defs = append(defs, definition{name: i - len(name), open: open, close: end, body: k, bodyEnd: close})
+				i = close + 1
+				continue
+			}
+			if k < len(code) && isIdentStart(code[k]) && knr < 0 && isKnRList(code[open+1:end]) {
+				w := k
+				for w < len(code) && isIdentChar(code[w]) {
+					w++
+				}
+				switch code[k:w] {
+				case "__attribute__", "__attribute", "__asm__", "__asm", "asm":
+				default:
+					knr = i - len(name)
+				}
+			}
+		case c >= '0' && c <= '9':
+			for i < len(code) && (isIdentChar(code[i]) || code[i] == '.') {
+				i++
+			}
+		default:
+			i++
+		}
+	}
+	return defs, knr, nil
+}
+
+// isKnRList reports whether a parameter list holds only bare names, as in
+// a K&R-style definition `void k(a, b) double *a; double *b; { ... }`.
+func isKnRList(list string) bool {
+	if strings.TrimSpace(list) == "" {
+		return false
+	}
+	for _, p := range strings.Split(list, ",") {
+		ids := identifiers(p)
+		if len(ids) != 1 || strings.TrimSpace(p) != ids[0] || specifierWords[ids[0]] {
+			return false
+		}
+	}
+	return true
+}
+
+// topLevelIdents lists the identifiers at brace depth 0 of code.
+func topLevelIdents(code string) []string {
+	var b strings.Builder
+	depth := 0
+	for i := 0; i < len(code); i++ {
+		c := code[i]
+		switch c {
+		case '{':
+			depth++
+		case '}':
+			depth--
+		}
+		if depth == 0 && c != '}' {
+			b.WriteByte(c)
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	return identifiers(b.String())
 }
 
 // blank returns src with comments and the contents of string and character
@@ -105,18 +274,25 @@ func blank(src string, directives bool) string {
 			clear(i+1, j) // keep the quotes
 			i = j
 		case directives && c == '#' && lineStart(src, i):
-			j := i
-			for j < len(src) && src[j] != '\n' {
-				if src[j] == '\\' && j+1 < len(src) && src[j+1] == '\n' {
-					j++
-				}
-				j++
-			}
+			j := directiveEnd(src, i)
 			clear(i, j)
 			i = j
 		}
 	}
 	return string(b)
+}
+
+// directiveEnd returns the end of the logical line starting at i (the
+// offset of its final newline, or len(s)), following continuations.
+func directiveEnd(s string, i int) int {
+	j := i
+	for j < len(s) && s[j] != '\n' {
+		if s[j] == '\\' && j+1 < len(s) && s[j+1] == '\n' {
+			j++
+		}
+		j++
+	}
+	return j
 }
 
 // lineStart reports whether only blanks precede position i on its line.
@@ -214,7 +390,7 @@ func matchBrace(s string, open int) int {
 	return -1
 }
 
-func parseParams(list string) []Param {
+func parseParams(list string, r *typeResolver) []Param {
 	var parts []string
 	depth, start := 0, 0
 	for i := 0; i < len(list); i++ {
@@ -236,19 +412,35 @@ func parseParams(list string) []Param {
 	}
 	params := make([]Param, len(parts))
 	for i, p := range parts {
-		params[i] = parseParam(strings.TrimSpace(p))
+		params[i] = parseParam(strings.TrimSpace(p), r)
 	}
 	return params
 }
 
 var qualifiers = map[string]bool{
 	"const": true, "volatile": true, "restrict": true, "__restrict": true,
-	"__restrict__": true, "register": true, "static": true,
+	"__restrict__": true, "register": true, "static": true, "_Atomic": true,
 }
 
-func parseParam(text string) Param {
+// specifierWords are the keywords that make up C's arithmetic and void
+// type specifiers.
+var specifierWords = map[string]bool{
+	"void": true, "char": true, "short": true, "int": true, "long": true, "float": true,
+	"double": true, "signed": true, "unsigned": true, "_Bool": true, "_Complex": true,
+	"__int128": true, "struct": true, "union": true, "enum": true,
+}
+
+func parseParam(text string, r *typeResolver) Param {
 	p := Param{Text: text}
 	p.Depth = strings.Count(text, "*") + strings.Count(text, "[")
+	if strings.Contains(text, "...") {
+		p.CType = "... (variadic)"
+		return p
+	}
+	if strings.ContainsAny(text, "()") {
+		p.CType = "a function pointer or parenthesised declarator"
+		return p
+	}
 	// Identifiers before any '[' form the type and the name.
 	head := text
 	if i := strings.IndexByte(head, '['); i >= 0 {
@@ -260,31 +452,797 @@ func parseParam(text string) Param {
 			words = append(words, w)
 		}
 	}
-	if len(words) >= 2 {
-		if _, known := baseTypes[strings.Join(words, " ")]; !known {
-			p.Name = words[len(words)-1]
-			words = words[:len(words)-1]
-		}
+	// The last word names the parameter unless it is part of the type:
+	// the only word, a type keyword, or the tag of struct/union/enum.
+	if n := len(words); n >= 2 && !specifierWords[words[n-1]] && !(n == 2 && (words[0] == "struct" || words[0] == "union" || words[0] == "enum")) {
+		p.Name = words[n-1]
+		words = words[:n-1]
 	}
-	p.Type = baseTypes[strings.Join(words, " ")]
+	p.Type, p.CType = r.resolve(words, 0)
 	return p
 }
 
-var baseTypes = map[string]ScalarType{
-	"double":           Float64,
-	"float":            Float32,
-	"int":              Int32,
-	"signed":           Int32,
-	"signed int":       Int32,
-	"int32_t":          Int32,
-	"long":             Int64,
-	"long int":         Int64,
-	"signed long":      Int64,
-	"long long":        Int64,
-	"long long int":    Int64,
-	"signed long long": Int64,
-	"int64_t":          Int64,
-	"unsigned":         Uint32,
-	"unsigned int":     Uint32,
-	"uint32_t":         Uint32,
+// typeResolver resolves the base type of a parameter through the simple
+// typedefs and object-like macros the kernel source declares before the
+// kernel's definition.
+type typeResolver struct {
+	macros   map[string]macro
+	typedefs map[string]typedef
+}
+
+// typedef is a file-scope typedef: its base type words, or why GoOP2
+// cannot use it.
+type typedef struct {
+	words   []string
+	problem string
+}
+
+// resolve returns the scalar type the type words denote (0 if none GoOP2
+// supports) and a description for messages.
+func (r *typeResolver) resolve(words []string, depth int) (ScalarType, string) {
+	spelled := strings.Join(words, " ")
+	if len(words) == 0 {
+		return 0, "no type"
+	}
+	if depth > 16 {
+		return 0, spelled + " (nested too deeply)"
+	}
+	for i, w := range words {
+		m, ok := r.macros[w]
+		if !ok || m.state == undefined {
+			continue
+		}
+		if m.state == maybeDefined {
+			return 0, fmt.Sprintf("%s (macro %s is defined under a condition GoOP2 cannot evaluate)", spelled, w)
+		}
+		body := strings.TrimSpace(m.body)
+		ids := identifiers(body)
+		if m.funcLike || strings.Join(ids, " ") != strings.Join(strings.Fields(body), " ") {
+			return 0, fmt.Sprintf("%s (macro %s expands to %q, not a plain type name)", spelled, w, body)
+		}
+		var kept []string
+		for _, id := range ids {
+			if !qualifiers[id] {
+				kept = append(kept, id)
+			}
+		}
+		next := append(append(append([]string(nil), words[:i]...), kept...), words[i+1:]...)
+		t, d := r.resolve(next, depth+1)
+		return t, fmt.Sprintf("%s (macro for %s)", spelled, d)
+	}
+	if len(words) == 1 {
+		if td, ok := r.typedefs[words[0]]; ok {
+			if td.problem != "" {
+				return 0, fmt.Sprintf("%s (typedef of %s)", spelled, td.problem)
+			}
+			t, d := r.resolve(td.words, depth+1)
+			return t, fmt.Sprintf("%s (typedef of %s)", spelled, d)
+		}
+	}
+	return canonicalType(words), spelled
+}
+
+// canonicalType maps the words of an arithmetic type specifier (in any
+// order, as C allows) or a stdint name to the scalar type GoOP2 stores
+// that way, or 0. `long` is 64 bits, as on the LP64 systems GoOP2 runs on.
+func canonicalType(words []string) ScalarType {
+	if len(words) == 1 {
+		switch words[0] {
+		case "double":
+			return Float64
+		case "float":
+			return Float32
+		case "int32_t":
+			return Int32
+		case "int64_t":
+			return Int64
+		case "uint32_t":
+			return Uint32
+		}
+	}
+	var signed, unsigned, ints, longs int
+	for _, w := range words {
+		switch w {
+		case "signed":
+			signed++
+		case "unsigned":
+			unsigned++
+		case "int":
+			ints++
+		case "long":
+			longs++
+		default:
+			return 0 // char, short, double, a typedef, a struct...
+		}
+	}
+	if signed+unsigned > 1 || ints > 1 || longs > 2 {
+		return 0
+	}
+	switch {
+	case longs == 0 && unsigned == 1:
+		return Uint32
+	case longs == 0:
+		return Int32
+	case unsigned == 0:
+		return Int64
+	}
+	return 0 // unsigned long: GoOP2 has no unsigned 64-bit data
+}
+
+// typedefs collects the file-scope typedefs of code (the part of the
+// source before the kernel's definition).
+func typedefs(code string, pp *preprocessed) map[string]typedef {
+	out := map[string]typedef{}
+	depth := 0
+	for i := 0; i < len(code); i++ {
+		switch c := code[i]; {
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+		case depth == 0 && isIdentStart(c) && (i == 0 || !isIdentChar(code[i-1])):
+			j := i
+			for j < len(code) && isIdentChar(code[j]) {
+				j++
+			}
+			if code[i:j] != "typedef" {
+				i = j - 1
+				continue
+			}
+			end := statementEnd(code, j)
+			if end < 0 {
+				return out
+			}
+			stmt := code[j:end]
+			uncertain := pp.uncertainAt(i)
+			// Declarators after the first share its base type.
+			parts := strings.Split(stmt, ",")
+			if strings.ContainsAny(stmt, "{}") {
+				parts = []string{stmt}
+			}
+			var base []string
+			for k, part := range parts {
+				ids := identifiers(part)
+				if len(ids) == 0 {
+					continue
+				}
+				name := ids[len(ids)-1]
+				if k == 0 {
+					for _, w := range ids[:len(ids)-1] {
+						if !qualifiers[w] {
+							base = append(base, w)
+						}
+					}
+				}
+				td := typedef{words: base}
+				switch {
+				case uncertain != "":
+					td.problem = "a type declared under " + uncertain + ", which GoOP2 cannot evaluate"
+				case strings.ContainsAny(stmt, "{}"):
+					td.problem = "a struct, union or enum"
+				case strings.ContainsAny(part, "*[("):
+					td.problem = "a pointer, array or function type"
+				}
+				out[name] = td
+			}
+			i = end
+		}
+	}
+	return out
+}
+
+// statementEnd returns the offset of the ';' ending the declaration that
+// continues at i (outside braces), or -1.
+func statementEnd(code string, i int) int {
+	depth := 0
+	for ; i < len(code); i++ {
+		switch code[i] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+		case ';':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// Tri-state truth of a preprocessor condition or macro definition.
+type tri uint8
+
+const (
+	no tri = iota
+	yes
+	maybe
+)
+
+func and3(a, b tri) tri {
+	if a == no || b == no {
+		return no
+	}
+	if a == maybe || b == maybe {
+		return maybe
+	}
+	return yes
+}
+
+func not3(a tri) tri {
+	switch a {
+	case yes:
+		return no
+	case no:
+		return yes
+	}
+	return maybe
+}
+
+func or3(a, b tri) tri { return not3(and3(not3(a), not3(b))) }
+
+// macro is the state of a macro the source defines or undefines.
+type macroState uint8
+
+const (
+	undefined    macroState = iota // #undef'd by the source
+	defined                        // #define'd in code that is certainly compiled
+	maybeDefined                   // #define'd or #undef'd in a branch GoOP2 cannot evaluate
+)
+
+type macro struct {
+	state    macroState
+	funcLike bool
+	body     string
+}
+
+type macroEvent struct {
+	pos  int
+	name string
+	m    macro
+}
+
+type region struct {
+	from, to int
+	why      string
+}
+
+// preprocessed is the result of reading a source's directives.
+type preprocessed struct {
+	code      string // directives and code in branches not taken blanked
+	events    []macroEvent
+	names     []string // macros #defined anywhere, in order of first definition
+	uncertain []region // code in branches GoOP2 cannot evaluate
+}
+
+func (p *preprocessed) uncertainAt(pos int) string {
+	for _, r := range p.uncertain {
+		if pos >= r.from && pos < r.to {
+			return r.why
+		}
+	}
+	return ""
+}
+
+// macrosAt is the state of the source's macros at offset pos.
+func (p *preprocessed) macrosAt(pos int) map[string]macro {
+	out := map[string]macro{}
+	for _, e := range p.events {
+		if e.pos >= pos {
+			break
+		}
+		out[e.name] = e.m
+	}
+	return out
+}
+
+type condFrame struct {
+	branch tri    // whether the current branch is taken
+	taken  tri    // whether an earlier branch was taken
+	why    string // the directive that made the current branch uncertain
+	first  string // the #if, #ifdef or #ifndef that opened the conditional
+}
+
+// preprocess reads the directives of src (comments and literals already
+// blanked), tracking the macros it defines and which code is compiled.
+func preprocess(src string) *preprocessed {
+	p := &preprocessed{}
+	b := []byte(src)
+	clear := func(from, to int) {
+		for k := from; k < to && k < len(b); k++ {
+			if b[k] != '\n' {
+				b[k] = ' '
+			}
+		}
+	}
+	macros := map[string]macro{}
+	seen := map[string]bool{}
+	var stack []condFrame
+	state := func() (tri, string) {
+		t := yes
+		why := ""
+		for _, f := range stack {
+			t = and3(t, f.branch)
+			if f.branch == maybe && why == "" {
+				why = f.why
+			}
+		}
+		return t, why
+	}
+	for i := 0; i < len(src); {
+		lineEnd := strings.IndexByte(src[i:], '\n')
+		if lineEnd < 0 {
+			lineEnd = len(src)
+		} else {
+			lineEnd += i
+		}
+		k := skipBlanks(src, i)
+		if k >= len(src) || src[k] != '#' {
+			if st, why := state(); st == no {
+				clear(i, lineEnd)
+			} else if st == maybe {
+				p.addUncertain(i, lineEnd+1, why)
+			}
+			i = lineEnd + 1
+			continue
+		}
+		end := directiveEnd(src, k)
+		text := strings.ReplaceAll(src[k+1:end], "\\\n", " ")
+		clear(k, end)
+		line := lineOf(src, k)
+		directive, rest := splitWord(strings.TrimSpace(text))
+		cur, _ := state()
+		switch directive {
+		case "if", "ifdef", "ifndef":
+			c := evalDirective(directive, rest, macros)
+			f := condFrame{branch: c, taken: c, first: fmt.Sprintf("#%s %s (line %d)", directive, rest, line)}
+			if c == maybe {
+				f.why = f.first
+			}
+			stack = append(stack, f)
+		case "elif", "elifdef", "elifndef", "else":
+			if len(stack) == 0 {
+				break
+			}
+			f := &stack[len(stack)-1]
+			c := yes
+			if directive != "else" {
+				c = evalDirective(strings.TrimPrefix(directive, "el"), rest, macros)
+			}
+			f.branch = and3(not3(f.taken), c)
+			f.taken = or3(f.taken, c)
+			if f.branch == maybe {
+				f.why = fmt.Sprintf("the #%s (line %d) of %s", directive, line, f.first)
+				if directive != "else" {
+					f.why = fmt.Sprintf("#%s %s (line %d) after %s", directive, rest, line, f.first)
+				}
+			}
+		case "endif":
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		case "define", "undef":
+			if cur == no {
+				break
+			}
+			name, body := splitWord(rest)
+			if !isIdentifier(name) {
+				break
+			}
+			m := macro{state: undefined}
+			if directive == "define" {
+				m.state = defined
+				if strings.HasPrefix(rest[len(name):], "(") {
+					m.funcLike = true
+				}
+				m.body = body
+				if !seen[name] {
+					seen[name] = true
+					p.names = append(p.names, name)
+				}
+			}
+			if cur == maybe {
+				m.state = maybeDefined
+			}
+			macros[name] = m
+			p.events = append(p.events, macroEvent{pos: k, name: name, m: m})
+		}
+		i = end + 1
+	}
+	p.code = string(b)
+	return p
+}
+
+func (p *preprocessed) addUncertain(from, to int, why string) {
+	if n := len(p.uncertain); n > 0 && p.uncertain[n-1].to == from && p.uncertain[n-1].why == why {
+		p.uncertain[n-1].to = to
+		return
+	}
+	p.uncertain = append(p.uncertain, region{from, to, why})
+}
+
+func skipBlanks(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// splitWord splits s into its leading identifier-like word and the rest.
+func splitWord(s string) (string, string) {
+	s = strings.TrimLeft(s, " \t")
+	j := 0
+	for j < len(s) && isIdentChar(s[j]) {
+		j++
+	}
+	return s[:j], strings.TrimSpace(s[j:])
+}
+
+func isIdentifier(s string) bool {
+	if s == "" || !isIdentStart(s[0]) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isIdentChar(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// evalDirective evaluates the condition of #if, #ifdef or #ifndef.
+func evalDirective(directive, rest string, macros map[string]macro) tri {
+	switch directive {
+	case "ifdef", "ifndef":
+		name, _ := splitWord(rest)
+		d := definedness(name, macros)
+		if directive == "ifndef" {
+			d = not3(d)
+		}
+		return d
+	}
+	v := (&condParser{toks: tokenize(rest), macros: macros}).parse()
+	if !v.known {
+		return maybe
+	}
+	if v.v != 0 {
+		return yes
+	}
+	return no
+}
+
+// definedness says whether name is defined: known only for macros the
+// source itself defines or undefines (others may come from headers or
+// from compiler flags).
+func definedness(name string, macros map[string]macro) tri {
+	m, ok := macros[name]
+	switch {
+	case !ok:
+		return maybe
+	case m.state == undefined:
+		return no
+	case m.state == defined:
+		return yes
+	}
+	return maybe
+}
+
+// val is the value of a preprocessor expression, when it is known.
+type val struct {
+	v     int64
+	known bool
+}
+
+func tokenize(s string) []string {
+	var out []string
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			i++
+		case isIdentChar(c):
+			j := i
+			for j < len(s) && isIdentChar(s[j]) {
+				j++
+			}
+			out = append(out, s[i:j])
+			i = j
+		default:
+			op := string(c)
+			if i+1 < len(s) {
+				switch two := s[i : i+2]; two {
+				case "&&", "||", "==", "!=", "<=", ">=", "<<", ">>":
+					op = two
+				}
+			}
+			out = append(out, op)
+			i += len(op)
+		}
+	}
+	return out
+}
+
+// condParser evaluates #if expressions: integer literals, defined,
+// macros the source defines, and C's operators except the comma.
+type condParser struct {
+	toks   []string
+	pos    int
+	macros map[string]macro
+	depth  int
+	bad    bool
+}
+
+func (p *condParser) peek() string {
+	if p.pos < len(p.toks) {
+		return p.toks[p.pos]
+	}
+	return ""
+}
+
+func (p *condParser) next() string {
+	t := p.peek()
+	if p.pos < len(p.toks) {
+		p.pos++
+	}
+	return t
+}
+
+func (p *condParser) parse() val {
+	v := p.ternary()
+	if p.bad || p.pos != len(p.toks) {
+		return val{}
+	}
+	return v
+}
+
+func (p *condParser) ternary() val {
+	c := p.binary(0)
+	if p.peek() != "?" {
+		return c
+	}
+	p.next()
+	a := p.ternary()
+	if p.next() != ":" {
+		p.bad = true
+		return val{}
+	}
+	b := p.ternary()
+	switch {
+	case !c.known:
+		if a.known && b.known && a.v == b.v {
+			return a
+		}
+		return val{}
+	case c.v != 0:
+		return a
+	}
+	return b
+}
+
+var precedence = map[string]int{
+	"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6,
+	"<": 7, ">": 7, "<=": 7, ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10,
+}
+
+func (p *condParser) binary(min int) val {
+	l := p.unary()
+	for {
+		op := p.peek()
+		prec, ok := precedence[op]
+		if !ok || prec <= min {
+			return l
+		}
+		p.next()
+		r := p.binary(prec)
+		l = apply(op, l, r)
+	}
+}
+
+func apply(op string, l, r val) val {
+	switch op {
+	case "||":
+		if (l.known && l.v != 0) || (r.known && r.v != 0) {
+			return val{1, true}
+		}
+	case "&&":
+		if (l.known && l.v == 0) || (r.known && r.v == 0) {
+			return val{0, true}
+		}
+	}
+	if !l.known || !r.known {
+		return val{}
+	}
+	b := func(c bool) val {
+		if c {
+			return val{1, true}
+		}
+		return val{0, true}
+	}
+	switch op {
+	case "||":
+		return b(l.v != 0 || r.v != 0)
+	case "&&":
+		return b(l.v != 0 && r.v != 0)
+	case "|":
+		return val{l.v | r.v, true}
+	case "^":
+		return val{l.v ^ r.v, true}
+	case "&":
+		return val{l.v & r.v, true}
+	case "==":
+		return b(l.v == r.v)
+	case "!=":
+		return b(l.v != r.v)
+	case "<":
+		return b(l.v < r.v)
+	case ">":
+		return b(l.v > r.v)
+	case "<=":
+		return b(l.v <= r.v)
+	case ">=":
+		return b(l.v >= r.v)
+	case "<<":
+		return val{l.v << uint(r.v&63), true}
+	case ">>":
+		return val{l.v >> uint(r.v&63), true}
+	case "+":
+		return val{l.v + r.v, true}
+	case "-":
+		return val{l.v - r.v, true}
+	case "*":
+		return val{l.v * r.v, true}
+	case "/", "%":
+		if r.v == 0 {
+			return val{}
+		}
+		if op == "/" {
+			return val{l.v / r.v, true}
+		}
+		return val{l.v % r.v, true}
+	}
+	return val{}
+}
+
+func (p *condParser) unary() val {
+	switch t := p.peek(); t {
+	case "!":
+		p.next()
+		v := p.unary()
+		if !v.known {
+			return v
+		}
+		if v.v == 0 {
+			return val{1, true}
+		}
+		return val{0, true}
+	case "-", "+", "~":
+		p.next()
+		v := p.unary()
+		if !v.known {
+			return v
+		}
+		switch t {
+		case "-":
+			v.v = -v.v
+		case "~":
+			v.v = ^v.v
+		}
+		return v
+	case "(":
+		p.next()
+		v := p.ternary()
+		if p.next() != ")" {
+			p.bad = true
+		}
+		return v
+	}
+	return p.primary()
+}
+
+func (p *condParser) primary() val {
+	t := p.next()
+	switch {
+	case t == "":
+		p.bad = true
+		return val{}
+	case t[0] >= '0' && t[0] <= '9':
+		n, err := strconv.ParseInt(strings.TrimRight(strings.ToLower(t), "ul"), 0, 64)
+		if err != nil {
+			return val{}
+		}
+		return val{n, true}
+	case t == "defined":
+		paren := p.peek() == "("
+		if paren {
+			p.next()
+		}
+		name := p.next()
+		if paren && p.next() != ")" {
+			p.bad = true
+		}
+		switch definedness(name, p.macros) {
+		case yes:
+			return val{1, true}
+		case no:
+			return val{0, true}
+		}
+		return val{}
+	case isIdentStart(t[0]):
+		if p.peek() == "(" { // a function-like macro or __has_include: not evaluated
+			p.skipCall()
+			return val{}
+		}
+		m, ok := p.macros[t]
+		switch {
+		case !ok || m.state == maybeDefined || m.funcLike:
+			return val{}
+		case m.state == undefined:
+			return val{0, true} // an identifier that is no macro is 0
+		}
+		if p.depth > 16 {
+			return val{}
+		}
+		sub := &condParser{toks: tokenize(m.body), macros: p.macros, depth: p.depth + 1}
+		return sub.parse()
+	}
+	p.bad = true
+	return val{}
+}
+
+func (p *condParser) skipCall() {
+	depth := 0
+	for p.pos < len(p.toks) {
+		switch p.next() {
+		case "(":
+			depth++
+		case ")":
+			depth--
+			if depth == 0 {
+				return
+			}
+		}
+	}
+}
+
+// reservedConstWords are the names a Const may not take: C keywords (C11,
+// C23 and common extensions), OpenCL C address-space keywords, the
+// stdint.h and stddef.h type names and macros the generated code relies on.
+var reservedConstWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`
+		auto break case char const continue default do double else enum extern float for goto
+		if inline int long register restrict return short signed sizeof static struct switch
+		typedef union unsigned void volatile while
+		_Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn _Static_assert _Thread_local
+		alignas alignof bool true false nullptr constexpr static_assert thread_local typeof typeof_unqual
+		_BitInt _Decimal32 _Decimal64 _Decimal128 asm complex imaginary noreturn
+		kernel global local constant private half
+		size_t ptrdiff_t wchar_t max_align_t nullptr_t intptr_t uintptr_t intmax_t uintmax_t NULL offsetof`) {
+		reservedConstWords[w] = true
+	}
+	for _, n := range []string{"8", "16", "32", "64"} {
+		for _, f := range []string{"int%s_t", "uint%s_t", "int_least%s_t", "uint_least%s_t", "int_fast%s_t", "uint_fast%s_t"} {
+			reservedConstWords[fmt.Sprintf(f, n)] = true
+		}
+	}
+}
+
+// ConstNameProblem says why name cannot be the name of a Const, or returns
+// "" when it can: a Const is visible to kernels by its name, so it must be
+// a C identifier that is not a keyword, a standard type name or a name
+// reserved for the implementation (starting with __ or _ and a capital)
+// or for GoOP2's generated code (op2_, OP2_).
+func ConstNameProblem(name string) string {
+	switch {
+	case !isIdentifier(name):
+		return "name must be a C identifier"
+	case reservedConstWords[name]:
+		return "name is a C keyword or a standard C type or macro name"
+	case hasReservedPrefix(name):
+		return fmt.Sprintf("names starting with %s or %s are reserved for GoOP2's generated code", ReservedPrefix, strings.ToUpper(ReservedPrefix))
+	case strings.HasPrefix(name, "__") || (len(name) > 1 && name[0] == '_' && name[1] >= 'A' && name[1] <= 'Z'):
+		return "names starting with __ or with _ and a capital letter are reserved for the C implementation"
+	}
+	return ""
 }

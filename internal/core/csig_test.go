@@ -1,35 +1,152 @@
 package core
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseKernel(t *testing.T) {
 	cases := []struct {
 		name, src, fn string
-		want          []Param // Text is not compared
-		err           bool
+		want          []Param // Text is not compared; CType only when set
+		err           []string
 	}{
 		{"plain", "void k(double *a, const float *b, int c[4]) { }", "k",
-			[]Param{{Name: "a", Type: Float64, Depth: 1}, {Name: "b", Type: Float32, Depth: 1}, {Name: "c", Type: Int32, Depth: 1}}, false},
+			[]Param{{Name: "a", Type: Float64, Depth: 1}, {Name: "b", Type: Float32, Depth: 1}, {Name: "c", Type: Int32, Depth: 1}}, nil},
 		{"vector and qualifiers", "static inline void k(const double *restrict *x, double *y[3], unsigned int *__restrict__ u)\n{}", "k",
-			[]Param{{Name: "x", Type: Float64, Depth: 2}, {Name: "y", Type: Float64, Depth: 2}, {Name: "u", Type: Uint32, Depth: 1}}, false},
-		{"integer spellings", "void k(long long *a, long *b, unsigned *c, int64_t *d, uint32_t *e) {}", "k",
+			[]Param{{Name: "x", Type: Float64, Depth: 2}, {Name: "y", Type: Float64, Depth: 2}, {Name: "u", Type: Uint32, Depth: 1}}, nil},
+		{"integer spellings", "void k(long long *a, long *b, unsigned *c, int64_t *d, uint32_t *e, long int *f, int long long *g, signed *h) {}", "k",
 			[]Param{{Name: "a", Type: Int64, Depth: 1}, {Name: "b", Type: Int64, Depth: 1}, {Name: "c", Type: Uint32, Depth: 1},
-				{Name: "d", Type: Int64, Depth: 1}, {Name: "e", Type: Uint32, Depth: 1}}, false},
-		{"unknown type", "typedef double real;\nvoid k(real *a) {}", "k", []Param{{Name: "a", Type: 0, Depth: 1}}, false},
+				{Name: "d", Type: Int64, Depth: 1}, {Name: "e", Type: Uint32, Depth: 1}, {Name: "f", Type: Int64, Depth: 1},
+				{Name: "g", Type: Int64, Depth: 1}, {Name: "h", Type: Int32, Depth: 1}}, nil},
+		{"unnamed parameters", "void k(double *, unsigned long *, const int32_t *) {}", "k",
+			[]Param{{Type: Float64, Depth: 1}, {Type: 0, Depth: 1, CType: "unsigned long"}, {Type: Int32, Depth: 1}}, nil},
 		{"prototype and call before the definition", "void k(double *a);\nvoid g(double *b) { k(b); }\nvoid k(double *a) { *a = 1; }", "k",
-			[]Param{{Name: "a", Type: Float64, Depth: 1}}, false},
+			[]Param{{Name: "a", Type: Float64, Depth: 1}}, nil},
 		{"comments and preprocessor", "#define N 3\n/* void k(float *z) {} */\n// void k(int *q) {}\nvoid k(double *a) {}", "k",
-			[]Param{{Name: "a", Type: Float64, Depth: 1}}, false},
-		{"no parameters", "void k(void) {}", "k", nil, false},
-		{"longer name is not a match", "void kk(double *a) {}", "k", nil, true},
-		{"missing", "void other(double *a) {}", "k", nil, true},
+			[]Param{{Name: "a", Type: Float64, Depth: 1}}, nil},
+		{"no parameters", "void k(void) {}", "k", nil, nil},
+		{"longer name is not a match", "void kk(double *a) {}", "k", nil, []string{"no definition"}},
+		{"missing", "void other(double *a) {}", "k", nil, []string{"no definition"}},
 	}
+	runParseCases(t, cases)
+}
+
+// TestParseKernelTypes: every parameter's base type is resolved (through
+// the source's typedefs and macros) to a type GoOP2 supports, or marked
+// unknown with a description; nothing unknown passes as known.
+func TestParseKernelTypes(t *testing.T) {
+	cases := []struct {
+		decl  string // declarations before the kernel
+		param string
+		typ   ScalarType
+		ctype string // substring of CType
+	}{
+		{"", "long double *a", 0, "long double"},
+		{"", "uint64_t *a", 0, "uint64_t"},
+		{"", "unsigned long *a", 0, "unsigned long"},
+		{"", "long unsigned int *a", 0, "long unsigned int"},
+		{"", "unsigned long long *a", 0, "unsigned long long"},
+		{"", "size_t *a", 0, "size_t"},
+		{"", "void *a", 0, "void"},
+		{"", "char *a", 0, "char"},
+		{"", "short *a", 0, "short"},
+		{"", "struct pt *a", 0, "struct pt"},
+		{"", "mytype *a", 0, "mytype"},
+		{"", "_Bool *a", 0, "_Bool"},
+		{"", "double (*a)[3]", 0, "function pointer or parenthesised"},
+		{"", "double *a, ...", Float64, "double"},
+		{"typedef double real;", "real *a", Float64, "real (typedef of double)"},
+		{"typedef double real;", "const real *restrict a", Float64, "typedef of double"},
+		{"typedef double real; typedef real real2;", "real2 *a", Float64, "real2 (typedef of real (typedef of double))"},
+		{"typedef unsigned long ulong;", "ulong *a", 0, "typedef of unsigned long"},
+		{"typedef double *dptr;", "dptr a", 0, "pointer"},
+		{"typedef struct { double x; } pt;", "pt *a", 0, "struct"},
+		{"typedef float flt, *fltp;", "flt *a", Float32, "typedef of float"},
+		{"typedef float flt, *fltp;", "fltp a", 0, "pointer"},
+		{"#define real double", "real *a", Float64, "macro for double"},
+		{"#define real long double", "real *a", 0, "long double"},
+		{"#define INT unsigned", "INT *a", Uint32, "macro"},
+		{"#define PTR double *", "PTR a", 0, "not a plain type name"},
+		{"#define T(x) x", "T(double) *a", 0, "function pointer or parenthesised"},
+		{"#define real double\n#undef real\n#define real float", "real *a", Float32, "macro for float"},
+		{"#if 0\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", Float64, "typedef of double"},
+		{"#ifdef USE_FLOAT\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", 0, "#ifdef USE_FLOAT"},
+		{"#ifdef USE_FLOAT\n#define real float\n#endif", "real *a", 0, "cannot evaluate"},
+		{"void g(void) { typedef float real; }\ntypedef double real;", "real *a", Float64, "typedef of double"},
+	}
+	for _, c := range cases {
+		t.Run(c.decl+"|"+c.param, func(t *testing.T) {
+			info, err := ParseKernel(c.decl+"\nvoid k("+c.param+") {}", "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := info.Params[0]
+			if p.Type != c.typ || !strings.Contains(p.CType, c.ctype) {
+				t.Errorf("param %+v: type %v, CType %q; want %v and a CType containing %q", p, p.Type, p.CType, c.typ, c.ctype)
+			}
+		})
+	}
+}
+
+// TestParseKernelPreprocessor: the reader sees the code the compiler
+// sees, and refuses what it cannot evaluate.
+func TestParseKernelPreprocessor(t *testing.T) {
+	dbl := []Param{{Name: "a", Type: Float64, Depth: 1}}
+	cases := []struct {
+		name, src, fn string
+		want          []Param
+		err           []string
+	}{
+		{"#if 0 around a second definition", "#if 0\nvoid k(float *a) {}\n#endif\nvoid k(double *a) {}", "k", dbl, nil},
+		{"#if 0 around the first definition", "#if 0\nvoid k(long double *a) {}\n#else\nvoid k(double *a) {}\n#endif", "k", dbl, nil},
+		{"#if 1 / #else", "#if 1\nvoid k(double *a) {}\n#else\nvoid k(float *a) {}\n#endif", "k", dbl, nil},
+		{"#if 0 spanning a continuation", "#if 0 \\\n || 0\nvoid k(float *a) {}\n#endif\nvoid k(double *a) {}", "k", dbl, nil},
+		{"#ifdef a source macro", "#define USE_D\n#ifdef USE_D\nvoid k(double *a) {}\n#else\nvoid k(float *a) {}\n#endif", "k", dbl, nil},
+		{"#ifndef a source macro", "#define USE_F 1\n#ifndef USE_F\nvoid k(float *a) {}\n#else\nvoid k(double *a) {}\n#endif", "k", dbl, nil},
+		{"#undef then #ifdef", "#define X\n#undef X\n#ifdef X\nvoid k(float *a) {}\n#else\nvoid k(double *a) {}\n#endif", "k", dbl, nil},
+		{"#if with defined() and values", "#define V 3\n#if defined(V) && V > 2 && !defined W_NOT\n#endif\n#if V * 2 == 6\nvoid k(double *a) {}\n#elif 1\nvoid k(float *a) {}\n#endif", "k", dbl, nil},
+		{"#elif chain", "#define MODE 2\n#if MODE == 1\nvoid k(float *a) {}\n#elif MODE == 2\nvoid k(double *a) {}\n#else\nvoid k(int *a) {}\n#endif", "k", dbl, nil},
+		{"nested conditionals", "#if 1\n#if 0\nvoid k(float *a) {}\n#endif\nvoid k(double *a) {}\n#endif", "k", dbl, nil},
+		{"dead branch inside an unknown one", "#ifdef EXT\n#if 0\nvoid k(float *a) {}\n#endif\n#endif\nvoid k(double *a) {}", "k", dbl, nil},
+		{"known short-circuit around an unknown macro", "#if 0 && EXT\nvoid k(float *a) {}\n#endif\nvoid k(double *a) {}", "k", dbl, nil},
+		{"unknown conditional elsewhere", "#ifndef M_PI\n#define M_PI 3.14159\n#endif\nvoid k(double *a) { *a = M_PI; }", "k", dbl, nil},
+		{"definition under an unknown macro", "#ifdef __OPENCL_VERSION__\nvoid k(float *a) {}\n#else\nvoid k(double *a) {}\n#endif", "k", nil,
+			[]string{"line 2", "#ifdef __OPENCL_VERSION__ (line 1)", "cannot evaluate"}},
+		{"definition under an unknown #if", "#if HAVE_X > 1\nvoid k(double *a) {}\n#endif", "k", nil, []string{"#if HAVE_X > 1", "cannot evaluate"}},
+		{"definition under a function-like macro test", "#define F(x) x\n#if F(1)\nvoid k(double *a) {}\n#endif", "k", nil, []string{"cannot evaluate"}},
+		{"two active definitions", "void k(double *a) {}\nvoid k(float *a) {}", "k", nil, []string{"defined 2 times", "lines 1 and 2"}},
+		{"two definitions through #if 1", "#if 1\nvoid k(float *a) {}\n#endif\nvoid k(double *a) {}", "k", nil, []string{"defined 2 times"}},
+		{"K&R definition", "void k(a, b)\n  double *a; float *b;\n{ *a = *b; }", "k", nil, []string{"K&R-style definition; write a prototype", "line 1"}},
+		{"K&R definition, one parameter", "void k(a) double *a; { *a = 1; }", "k", nil, []string{"K&R-style definition"}},
+		{"prototype with attribute is not K&R", "void k(double *a) __attribute__((noinline));\nvoid k(double *a) {}", "k", dbl, nil},
+		{"call in a body is not a definition", "void g(double *a) { if (a) k(a); }\nvoid k(double *a) {}", "k", dbl, nil},
+		{"kernel name is a macro", "#define k kernel_impl\nvoid k(double *a) {}", "k", nil, []string{"also a macro"}},
+		{"reserved identifier", "void k(double *a) { double op2_n = 1; *a = op2_n; }", "k", nil, []string{`"op2_n"`, "line 1", "reserved"}},
+		{"reserved macro", "#define OP2_X 1\nvoid k(double *a) { *a = OP2_X; }", "k", nil, []string{`"OP2_X"`, "reserved"}},
+		{"reserved function", "static void op2_range(void) {}\nvoid k(double *a) {}", "k", nil, []string{`"op2_range"`}},
+		{"reserved name in a comment is fine", "/* op2_range */\nvoid k(double *a) { /* OP2_X */ char *s = \"op2_n\"; }", "k", dbl, nil},
+	}
+	runParseCases(t, cases)
+}
+
+func runParseCases(t *testing.T, cases []struct {
+	name, src, fn string
+	want          []Param
+	err           []string
+}) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			info, err := ParseKernel(c.src, c.fn)
-			if c.err {
+			if c.err != nil {
 				if err == nil {
 					t.Fatalf("no error; params %+v", info.Params)
+				}
+				for _, e := range c.err {
+					if !strings.Contains(err.Error(), e) {
+						t.Errorf("error %q does not mention %q", err, e)
+					}
 				}
 				return
 			}
@@ -41,11 +158,35 @@ func TestParseKernel(t *testing.T) {
 			}
 			for i, w := range c.want {
 				g := info.Params[i]
-				if g.Name != w.Name || g.Type != w.Type || g.Depth != w.Depth {
-					t.Errorf("param %d = %+v, want name %q type %v depth %d", i, g, w.Name, w.Type, w.Depth)
+				if g.Name != w.Name || g.Type != w.Type || g.Depth != w.Depth || (w.CType != "" && g.CType != w.CType) {
+					t.Errorf("param %d = %+v, want name %q type %v depth %d ctype %q", i, g, w.Name, w.Type, w.Depth, w.CType)
 				}
 			}
+			if got := c.src[info.NameStart : info.NameStart+len(c.fn)]; got != c.fn {
+				t.Errorf("NameStart points at %q", got)
+			}
+			if c.src[info.BodyOpen] != '{' || c.src[info.BodyClose] != '}' || c.src[info.ListStart-1] != '(' || c.src[info.ListEnd] != ')' {
+				t.Errorf("positions %d %d %d %d do not point at the definition", info.ListStart, info.ListEnd, info.BodyOpen, info.BodyClose)
+			}
 		})
+	}
+}
+
+func TestKernelMacrosAndTopLevel(t *testing.T) {
+	src := "#define k 3\n#define n(x) x\n#if 0\n#define dead 1\n#endif\n#ifdef EXT\n#define maybe 2\n#endif\n#undef k\n#define k 4\n" +
+		"static double MIN(double a, double b) { return a < b ? a : b; }\nvoid f(double *x) { *x = MAX(k, n(1)); }"
+	info, err := ParseKernel(src, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(info.Macros, " "); got != "k n maybe" {
+		t.Errorf("Macros = %q, want %q", got, "k n maybe")
+	}
+	if !info.TopLevel["MIN"] || info.TopLevel["MAX"] || !info.Idents["MAX"] {
+		t.Errorf("TopLevel MIN %v MAX %v, Idents MAX %v; want true false true", info.TopLevel["MIN"], info.TopLevel["MAX"], info.Idents["MAX"])
+	}
+	if !info.DefinesMacro("n") || info.DefinesMacro("dead") {
+		t.Error("DefinesMacro wrong")
 	}
 }
 
@@ -62,6 +203,28 @@ func TestKernelIdentifiers(t *testing.T) {
 	for _, id := range []string{"eps", "e", "3"} {
 		if info.Idents[id] {
 			t.Errorf("%q reported as an identifier", id)
+		}
+	}
+}
+
+func TestConstNameProblem(t *testing.T) {
+	cases := []struct {
+		name string
+		want string // substring of the problem, "" if the name is fine
+	}{
+		{"gam", ""}, {"qinf", ""}, {"gamma", ""}, {"eps_2", ""}, {"_lower", ""}, {"Nmax", ""}, {"k", ""},
+		{"", "C identifier"}, {"2x", "C identifier"}, {"a-b", "C identifier"}, {"not a name", "C identifier"},
+		{"return", "keyword"}, {"for", "keyword"}, {"double", "keyword"}, {"inline", "keyword"}, {"restrict", "keyword"},
+		{"_Bool", "keyword"}, {"bool", "keyword"}, {"true", "keyword"}, {"false", "keyword"}, {"sizeof", "keyword"},
+		{"_Static_assert", "keyword"}, {"typeof", "keyword"}, {"local", "keyword"}, {"NULL", "keyword"},
+		{"int32_t", "type"}, {"uint64_t", "type"}, {"size_t", "type"}, {"ptrdiff_t", "type"}, {"int_fast8_t", "type"}, {"uintptr_t", "type"},
+		{"op2_x", "reserved for GoOP2"}, {"OP2_X", "reserved for GoOP2"}, {"op2_", "reserved for GoOP2"},
+		{"__x", "C implementation"}, {"_X", "C implementation"},
+	}
+	for _, c := range cases {
+		got := ConstNameProblem(c.name)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("ConstNameProblem(%q) = %q, want %q", c.name, got, c.want)
 		}
 	}
 }

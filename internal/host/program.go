@@ -111,7 +111,7 @@ func (p *Program) Bind(l *core.Loop) error {
 // Call runs the wrapper with the current argument arrays.
 func (p *Program) Call(l *core.Loop) error {
 	if C.op2_call(p.fn, unsafe.SliceData(p.iv), unsafe.SliceData(p.pv)) != 0 {
-		return fmt.Errorf("op2: %s: out of memory for the per-thread reduction results", l.Name())
+		return fmt.Errorf("op2: %s: the generated code could not allocate its working memory (per-thread reduction results or map pointer arrays)", l.Name())
 	}
 	return nil
 }

@@ -81,17 +81,17 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 	g.Printf("#include <omp.h>\n\n")
 	g.Range(l)
 	g.EntryOpen(l)
-	g.Printf("  const long long start = iv[%d], end = iv[%d];\n", host.IvStart, host.IvEnd)
-	g.Printf("  const int nthreads = (int)iv[%d];\n", host.IvThreads)
+	g.Printf("  const long long op2_start = op2_iv[%d], op2_end = op2_iv[%d];\n", host.IvStart, host.IvEnd)
+	g.Printf("  const int op2_nthreads = (int)op2_iv[%d];\n", host.IvThreads)
 	coloured := l.NeedsColouring()
 	nargs := len(l.Args)
 	if coloured {
-		g.Printf("  const int ncolors = (int)iv[%d];\n", host.IvNColors)
-		g.Printf("  const int *const blkmap = (const int *)pv[%d];\n", 2*nargs+pvBlkMap)
-		g.Printf("  const int *const offset = (const int *)pv[%d];\n", 2*nargs+pvOffset)
-		g.Printf("  const int *const nelems = (const int *)pv[%d];\n", 2*nargs+pvNElems)
-		g.Printf("  const int *const coloff = (const int *)pv[%d];\n", 2*nargs+pvColOffset)
-		g.Printf("  (void)start; (void)end;\n")
+		g.Printf("  const int op2_ncolors = (int)op2_iv[%d];\n", host.IvNColors)
+		g.Printf("  const int *const op2_blkmap = (const int *)op2_pv[%d];\n", 2*nargs+pvBlkMap)
+		g.Printf("  const int *const op2_offset = (const int *)op2_pv[%d];\n", 2*nargs+pvOffset)
+		g.Printf("  const int *const op2_nelems = (const int *)op2_pv[%d];\n", 2*nargs+pvNElems)
+		g.Printf("  const int *const op2_coloff = (const int *)op2_pv[%d];\n", 2*nargs+pvColOffset)
+		g.Printf("  (void)op2_start; (void)op2_end;\n")
 	}
 	// Per-thread partial results, one cache line apart.
 	stride := func(a *core.Arg) int {
@@ -105,42 +105,66 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 			continue
 		}
 		reductions = append(reductions, i)
-		init := fmt.Sprintf("d%d[k]", host.Base(l, i))
+		init := fmt.Sprintf("op2_d%d[op2_k]", host.Base(l, i))
 		if a.Access == core.Inc {
 			init = "0"
 		}
-		g.Printf("  %s *const part%d = aligned_alloc(64, sizeof(%s) * nthreads * %d);\n", a.Data.Type.CName(), i, a.Data.Type.CName(), stride(a))
-		g.Printf("  if (!part%d) return 1;\n", i)
-		g.Printf("  for (int t = 0; t < nthreads; t++)\n    for (int k = 0; k < %d; k++) part%d[t * %d + k] = %s;\n",
+		g.Printf("  %s *const op2_part%d = aligned_alloc(64, sizeof(%s) * op2_nthreads * %d);\n", a.Data.Type.CName(), i, a.Data.Type.CName(), stride(a))
+		g.Printf("  if (!op2_part%d) {", i)
+		for _, j := range reductions[:len(reductions)-1] {
+			g.Printf(" free(op2_part%d);", j)
+		}
+		g.Printf(" return 1; }\n")
+		g.Printf("  for (int op2_t = 0; op2_t < op2_nthreads; op2_t++)\n    for (int op2_k = 0; op2_k < %d; op2_k++) op2_part%d[op2_t * %d + op2_k] = %s;\n",
 			a.Data.Dim, i, stride(a), init)
 	}
-	reduce := func(i int) string { return fmt.Sprintf("part%d + tid * %d", i, stride(&l.Args[i])) }
+	reduce := func(i int) string { return fmt.Sprintf("op2_part%d + op2_tid * %d", i, stride(&l.Args[i])) }
+	// op2_range fails only when it cannot allocate its pointer arrays;
+	// a failure anywhere fails the loop.
+	fails := host.RangeFails(l)
+	call := func(first, last string) string {
+		c := host.RangeCall(l, first, last, reduce)
+		if !fails {
+			return "(void)" + c + ";"
+		}
+		return "if (" + c + ") {\n        #pragma omp atomic write\n        op2_failed = 1;\n      }"
+	}
+	if fails {
+		g.Printf("  int op2_failed = 0;\n")
+	}
 
 	// The work of one thread. With one thread it runs without a parallel
 	// region: the orphaned worksharing loop then binds to a team of one,
 	// which costs far less than starting a region.
 	var r host.Gen
-	r.Printf("    const int tid = omp_get_thread_num();\n    (void)tid;\n")
+	r.Printf("    const int op2_tid = omp_get_thread_num();\n    (void)op2_tid;\n")
 	if coloured {
-		r.Printf("    for (int c = 0; c < ncolors; c++) {\n")
+		r.Printf("    for (int op2_c = 0; op2_c < op2_ncolors; op2_c++) {\n")
 		r.Printf("      #pragma omp for schedule(static)\n")
-		r.Printf("      for (int b = coloff[c]; b < coloff[c + 1]; b++) {\n")
-		r.Printf("        const int blk = blkmap[b];\n")
-		r.Printf("        %s\n", host.RangeCall(l, "offset[blk]", "(long long)offset[blk] + nelems[blk]", reduce))
+		r.Printf("      for (int op2_b = op2_coloff[op2_c]; op2_b < op2_coloff[op2_c + 1]; op2_b++) {\n")
+		r.Printf("        const int op2_blk = op2_blkmap[op2_b];\n")
+		r.Printf("        %s\n", call("op2_offset[op2_blk]", "(long long)op2_offset[op2_blk] + op2_nelems[op2_blk]"))
 		r.Printf("      }\n    }\n")
 	} else {
-		r.Printf("    const int nt = omp_get_num_threads();\n")
-		r.Printf("    const long long len = end - start;\n")
-		r.Printf("    %s\n", host.RangeCall(l, "start + len * tid / nt", "start + len * (tid + 1) / nt", reduce))
+		r.Printf("    const int op2_nt = omp_get_num_threads();\n")
+		r.Printf("    const long long op2_len = op2_end - op2_start;\n")
+		r.Printf("    %s\n", call("op2_start + op2_len * op2_tid / op2_nt", "op2_start + op2_len * (op2_tid + 1) / op2_nt"))
 	}
-	g.Printf("  if (nthreads > 1) {\n    #pragma omp parallel num_threads(nthreads)\n    {\n%s    }\n  } else {\n%s  }\n", r.String(), r.String())
+	g.Printf("  if (op2_nthreads > 1) {\n    #pragma omp parallel num_threads(op2_nthreads)\n    {\n%s    }\n  } else {\n%s  }\n", r.String(), r.String())
+	if fails {
+		g.Printf("  if (op2_failed) {")
+		for _, i := range reductions {
+			g.Printf(" free(op2_part%d);", i)
+		}
+		g.Printf(" return 1; }\n")
+	}
 	for _, i := range reductions {
 		a := &l.Args[i]
-		g.Printf("  for (int t = 0; t < nthreads; t++)\n    for (int k = 0; k < %d; k++) { %s }\n",
-			a.Data.Dim, host.Combine(a.Access, fmt.Sprintf("d%d[k]", host.Base(l, i)), fmt.Sprintf("part%d[t * %d + k]", i, stride(a))))
-		g.Printf("  free(part%d);\n", i)
+		g.Printf("  for (int op2_t = 0; op2_t < op2_nthreads; op2_t++)\n    for (int op2_k = 0; op2_k < %d; op2_k++) { %s }\n",
+			a.Data.Dim, host.Combine(a.Access, fmt.Sprintf("op2_d%d[op2_k]", host.Base(l, i)), fmt.Sprintf("op2_part%d[op2_t * %d + op2_k]", i, stride(a))))
+		g.Printf("  free(op2_part%d);\n", i)
 	}
-	g.Printf("  return 0;\n}\n")
+	g.EntryClose(l)
 	return g.String(), nil
 }
 

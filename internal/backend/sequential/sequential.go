@@ -33,8 +33,8 @@ type backend struct {
 func (b *backend) Name() string { return Name }
 
 // Generate writes the translation unit: prelude, kernel and a wrapper that
-// loops over [iv[0], iv[1]). Global reductions accumulate into local
-// copies, combined into the Global after the loop.
+// loops over [op2_iv[0], op2_iv[1]). Global reductions accumulate into
+// local copies, combined into the Global after the loop.
 func (b *backend) Generate(l *core.Loop) (string, error) {
 	var g host.Gen
 	g.Prelude(l)
@@ -44,25 +44,25 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 		a := &l.Args[i]
 		if host.IsReduction(a) {
 			t := a.Data.Type.CName()
-			init := fmt.Sprintf("d%d[k]", host.Base(l, i))
+			init := fmt.Sprintf("op2_d%d[op2_k]", host.Base(l, i))
 			if a.Access == core.Inc {
 				init = "0"
 			}
-			g.Printf("  %s r%d[%d];\n  for (int k = 0; k < %d; k++) r%d[k] = %s;\n", t, i, a.Data.Dim, a.Data.Dim, i, init)
+			g.Printf("  %s op2_r%d[%d];\n  for (int op2_k = 0; op2_k < %d; op2_k++) op2_r%d[op2_k] = %s;\n", t, i, a.Data.Dim, a.Data.Dim, i, init)
 		}
 	}
-	g.Printf("  %s\n", host.RangeCall(l, fmt.Sprintf("iv[%d]", host.IvStart), fmt.Sprintf("iv[%d]", host.IvEnd),
-		func(i int) string { return "r" + strconv.Itoa(i) }))
+	g.Printf("  if (%s) return 1;\n", host.RangeCall(l, fmt.Sprintf("op2_iv[%d]", host.IvStart), fmt.Sprintf("op2_iv[%d]", host.IvEnd),
+		func(i int) string { return "op2_r" + strconv.Itoa(i) }))
 	// Each accumulator started from the identity (or the Global's value for
 	// MIN and MAX), so a Global passed twice gets both contributions.
 	for i := range l.Args {
 		a := &l.Args[i]
 		if host.IsReduction(a) {
-			g.Printf("  for (int k = 0; k < %d; k++) { %s }\n", a.Data.Dim,
-				host.Combine(a.Access, fmt.Sprintf("d%d[k]", host.Base(l, i)), fmt.Sprintf("r%d[k]", i)))
+			g.Printf("  for (int op2_k = 0; op2_k < %d; op2_k++) { %s }\n", a.Data.Dim,
+				host.Combine(a.Access, fmt.Sprintf("op2_d%d[op2_k]", host.Base(l, i)), fmt.Sprintf("op2_r%d[op2_k]", i)))
 		}
 	}
-	g.Printf("  return 0;\n}\n")
+	g.EntryClose(l)
 	return g.String(), nil
 }
 

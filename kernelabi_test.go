@@ -1,0 +1,408 @@
+package op2_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goop2/op2"
+)
+
+// onHostBackends runs f as a subtest on the host backends.
+func onHostBackends(t *testing.T, f func(t *testing.T)) {
+	for _, b := range hostBackends {
+		t.Run(b, func(t *testing.T) {
+			check(t, op2.Use(b))
+			defer op2.Use("sequential")
+			f(t)
+		})
+	}
+}
+
+// TestKernelABIRefused: a kernel parameter whose C type GoOP2 does not
+// know or that does not match its argument refuses the loop, whatever way
+// the source spells, hides or conditionally compiles the type, with a
+// LoopError naming the loop, the argument, the parameter and the C type it
+// must have.
+func TestKernelABIRefused(t *testing.T) {
+	set := must(op2.NewSet(4, "cells"))
+	x := must(op2.NewDat[float64](set, 2, nil, "x"))
+	cases := []struct {
+		name, src string
+		want      []string
+	}{
+		{"long double", "void k(long double *p) { *p = 1; }", []string{`"long double *p"`, "long double", "does not support"}},
+		{"uint64_t", "#include <stdint.h>\nvoid k(uint64_t *p) { *p = 1; }", []string{`"uint64_t *p"`, "uint64_t"}},
+		{"unsigned long", "void k(unsigned long *p) { *p = 1; }", []string{`"unsigned long *p"`}},
+		{"size_t", "#include <stddef.h>\nvoid k(size_t *p) { *p = 1; }", []string{`"size_t *p"`}},
+		{"void pointer", "void k(void *p) { }", []string{`"void *p"`}},
+		{"char", "void k(char *p) { *p = 1; }", []string{`"char *p"`}},
+		{"struct", "struct v { double a, b; };\nvoid k(struct v *p) { p->a = 1; }", []string{`"struct v *p"`, "struct v"}},
+		{"unknown typedef", "#include <stddef.h>\ntypedef ptrdiff_t idx;\nvoid k(idx *p) { *p = 1; }", []string{`"idx *p"`, "idx (typedef of ptrdiff_t)"}},
+		{"typedef of unsigned long", "typedef unsigned long ul;\nvoid k(ul *p) { *p = 1; }", []string{"typedef of unsigned long"}},
+		{"macro for long double", "#define real long double\nvoid k(real *p) { *p = 1; }", []string{"macro for long double"}},
+		{"typedef float where the data is float64", "typedef float real;\nvoid k(real *p) { *p = 1; }", []string{"element type float32", "real (typedef of float)"}},
+		{"#if 0 hides the real definition's type", "#if 0\nvoid k(double *p) { *p = 1; }\n#else\nvoid k(float *p) { *p = 1; }\n#endif",
+			[]string{`"float *p"`, "element type float32"}},
+		{"typedef chosen by #ifdef of a source macro", "#define SINGLE\n#ifdef SINGLE\ntypedef float real;\n#else\ntypedef double real;\n#endif\nvoid k(real *p) { *p = 1; }",
+			[]string{"typedef of float"}},
+		{"typedef under an unknown condition", "#ifdef USE_FLOAT\ntypedef float real;\n#else\ntypedef double real;\n#endif\nvoid k(real *p) { *p = 1; }",
+			[]string{"#ifdef USE_FLOAT", "cannot evaluate"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			k := op2.NewKernel(c.src, "k")
+			for _, err := range []error{op2.ParLoop(k, set, x.Arg(op2.RW)), second(op2.NewLoop(k, set, x.Arg(op2.RW)))} {
+				var le *op2.LoopError
+				if !errors.As(err, &le) {
+					t.Fatalf("error %v is not a *LoopError", err)
+				}
+				wantErr(t, err, append([]string{`loop "k" over set "cells"`, "argument 0", `dat "x"`, "must be double * (C double)"}, c.want...)...)
+			}
+		})
+	}
+
+	// Sources the reader must refuse as a whole, whatever the arguments.
+	refused := []struct {
+		name, src string
+		want      []string
+	}{
+		{"definition depends on an unknown macro", "#ifdef __OPENCL_VERSION__\nvoid k(float *p) {}\n#else\nvoid k(double *p) {}\n#endif",
+			[]string{`function "k"`, "#ifdef __OPENCL_VERSION__", "cannot evaluate"}},
+		{"two active definitions", "void k(double *p) { }\n#if 1\nvoid k(double *p) { }\n#endif", []string{"defined 2 times"}},
+		{"K&R definition", "void k(p) double *p; { *p = 1; }", []string{"K&R-style definition; write a prototype"}},
+	}
+	for _, c := range refused {
+		t.Run(c.name, func(t *testing.T) {
+			wantErr(t, op2.ParLoop(op2.NewKernel(c.src, "k"), set, x.Arg(op2.RW)), append([]string{`kernel "k"`}, c.want...)...)
+		})
+	}
+}
+
+// TestKernelABIAccepted: typedefs, macros and conditionals the reader can
+// evaluate give the loop the right types, and it runs as written.
+func TestKernelABIAccepted(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		set := must(op2.NewSet(4, "cells"))
+		cases := []struct{ name, src string }{
+			{"typedef", "typedef double real;\nvoid k(real *p) { p[0] = 7; }"},
+			{"macro type", "#define real double\nvoid k(const int *q, real *p) { p[0] = 7; }"},
+			{"#if 0 around a wrong definition", "#if 0\nvoid k(float *p) { *p = 1; }\n#endif\nvoid k(double *p) { p[0] = 7; }"},
+			{"#ifdef of a source macro", "#define DBL 1\n#if defined(DBL) && DBL\nvoid k(double *p) { p[0] = 7; }\n#else\nvoid k(float *p) { p[0] = 1; }\n#endif"},
+		}
+		for _, c := range cases {
+			x := must(op2.NewDat[float64](set, 1, nil, "x"))
+			q := must(op2.NewDat[int32](set, 1, nil, "q"))
+			args := []op2.Arg{x.Arg(op2.Write)}
+			if strings.Contains(c.src, "const int *q") {
+				args = []op2.Arg{q.Arg(op2.Read), x.Arg(op2.Write)}
+			}
+			if err := op2.ParLoop(op2.NewKernel(c.src, "k"), set, args...); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if d := x.Data(); d[0] != 7 || d[3] != 7 {
+				t.Errorf("%s: x = %v, want all 7", c.name, d)
+			}
+		}
+	})
+}
+
+// TestReservedIdentifiersRefused: kernel sources may not use GoOP2's
+// reserved prefix.
+func TestReservedIdentifiersRefused(t *testing.T) {
+	set := must(op2.NewSet(4, "cells"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	for _, src := range []string{
+		"void k(double *p) { double op2_n = 1; *p = op2_n; }",
+		"static void op2_range(void) {}\nvoid k(double *p) { }",
+		"#define OP2_SCALE 2\nvoid k(double *p) { *p = OP2_SCALE; }",
+	} {
+		wantErr(t, op2.ParLoop(op2.NewKernel(src, "k"), set, x.Arg(op2.RW)), `kernel "k"`, "reserved for GoOP2's generated code", "op2_")
+	}
+}
+
+// TestUserNamesCannotBreakGeneratedCode: kernel macros and functions named
+// like the identifiers generated wrappers used to have change nothing.
+func TestUserNamesCannotBreakGeneratedCode(t *testing.T) {
+	names := []string{"k", "n", "end", "start", "first", "last", "d0", "d1", "d2", "m1", "m2", "a0", "a1", "j1", "l1",
+		"v2", "r3", "t", "iv", "pv", "nthreads", "tid", "blkmap", "offset", "nelems", "coloff", "ncolors",
+		"part3", "b", "blk", "c", "len", "nt", "i", "x", "op2c_g"}
+	var macros strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&macros, "#define %s oops!\n", n)
+	}
+	// Host backends: the opencl generator's own names are another part of
+	// the work on generated-code hygiene.
+	onHostBackends(t, func(t *testing.T) {
+		const ne, nn = 300, 100
+		edges := must(op2.NewSet(ne, "edges"))
+		nodes := must(op2.NewSet(nn, "nodes"))
+		emap := make([]int32, 2*ne)
+		for i := range emap {
+			emap[i] = int32((i*37 + i/2) % nn)
+		}
+		m := must(op2.NewMap(edges, nodes, 2, emap, "m"))
+		w := must(op2.NewDat(edges, 1, iota32[float64](ne), "w"))
+		// Kernel functions named like wrapper identifiers, calling
+		// helpers named like others; macros named like all of them,
+		// #undef'd before the code that needs the names.
+		src := macros.String() + `
+#undef first
+#undef d0
+#undef n
+#undef i
+#undef x
+static double d0(double v) { return 2 * v; }
+static void n(double *v, double s) { *v += s; }
+void first(const double *w, const double *y, double **acc, double *sum) {
+  double s = d0(w[0]) + y[0];
+  n(acc[0], s);
+  n(acc[1], 1);
+  *sum += s;
+}
+`
+		y := must(op2.NewDat(nodes, 1, iota32[float64](nn), "y"))
+		acc := must(op2.NewDat[float64](nodes, 1, nil, "acc"))
+		sum := must(op2.NewGlobal[float64](1, nil, "sum"))
+		check(t, op2.ParLoop(op2.NewKernel(src, "first"), edges, w.Arg(op2.Read), y.ArgMap(op2.Read, m, 1), acc.ArgVec(op2.Inc, m), sum.Arg(op2.Inc)))
+		want := make([]float64, nn)
+		total := 0.0
+		for e := 0; e < ne; e++ {
+			s := 2*float64(e) + float64(emap[2*e+1])
+			want[emap[2*e]] += s
+			want[emap[2*e+1]]++
+			total += s
+		}
+		for i, v := range acc.Data() {
+			if v != want[i] {
+				t.Fatalf("acc[%d] = %v, want %v", i, v, want[i])
+			}
+		}
+		if s := sum.Data()[0]; s != total {
+			t.Errorf("sum = %v, want %v", s, total)
+		}
+		// Kernel functions named d0 and n themselves.
+		for _, name := range []string{"d0", "n"} {
+			src := macros.String() + "#undef " + name + "\n#undef x\nvoid " + name + "(double *x) { x[0] += 1; }"
+			before := w.Data()[5]
+			check(t, op2.ParLoop(op2.NewKernel(src, name), edges, w.Arg(op2.RW)))
+			if got := w.Data()[5]; got != before+1 {
+				t.Errorf("kernel %s: w[5] = %v, want %v", name, got, before+1)
+			}
+		}
+	})
+}
+
+// TestConstNamesRefused: a Const may not be named like a C keyword, a
+// standard type or a reserved name, nor like the kernel that uses it.
+func TestConstNamesRefused(t *testing.T) {
+	for _, name := range []string{"return", "for", "double", "int", "restrict", "_Bool", "bool", "true", "int32_t", "size_t", "op2_x", "OP2_X", "__x", "_X"} {
+		wantErr(t, second(op2.NewConst(1, []float64{1}, name)), fmt.Sprintf("const %q", name))
+	}
+	wantErr(t, second(op2.NewConst(1, []float64{1}, "return")), "C keyword")
+	onEachBackend(t, func(t *testing.T) {
+		c := must(op2.NewConst(1, []float64{2}, "scale"))
+		defer c.Remove()
+		set := must(op2.NewSet(4, "cells"))
+		x := must(op2.NewDat[float64](set, 1, nil, "x"))
+		err := op2.ParLoop(op2.NewKernel("void scale(double *p) { *p = 1; }", "scale"), set, x.Arg(op2.Write))
+		var le *op2.LoopError
+		if !errors.As(err, &le) {
+			t.Fatalf("error %v is not a *LoopError", err)
+		}
+		wantErr(t, err, `const "scale"`, `kernel function "scale"`)
+	})
+}
+
+// TestConstsReadOnlyInKernels: a kernel assigning to a Const does not
+// compile, and the Const keeps its value; reads, indexing, & and sizeof
+// work on the host backends.
+func TestConstsReadOnlyInKernels(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		sc := must(op2.NewConst(1, []float64{2}, "ro_scalar"))
+		defer sc.Remove()
+		arr := must(op2.NewConst(3, []float64{1, 2, 3}, "ro_array"))
+		defer arr.Remove()
+		set := must(op2.NewSet(4, "cells"))
+		x := must(op2.NewDat[float64](set, 1, nil, "x"))
+		for _, src := range []string{
+			"void k(double *p) { ro_scalar = 5; *p = ro_scalar; }",
+			"void k(double *p) { ro_array[1] = 5; *p = ro_array[1]; }",
+			"void k(double *p) { double *q = (double *)0; *p = 0; ro_scalar += *q; }",
+		} {
+			err := op2.ParLoop(op2.NewKernel(src, "k"), set, x.Arg(op2.Write))
+			if err == nil {
+				t.Fatalf("kernel %q assigning to a Const compiled", src)
+			}
+			if op2.Backend() != "opencl" {
+				wantErr(t, err, "read-only")
+			}
+		}
+		if v := sc.Value(); v[0] != 2 {
+			t.Errorf("ro_scalar = %v, want 2", v)
+		}
+		if v := arr.Value(); v[1] != 2 {
+			t.Errorf("ro_array = %v, want [1 2 3]", v)
+		}
+		src := "void k(double *p) { *p = ro_scalar * ro_array[2] + *(&ro_array[0] + 1); }"
+		want := 2*3 + 2.0
+		if op2.Backend() != "opencl" { // OpenCL passes array constants as pointers
+			src = "void k(double *p) { const double *q = &ro_scalar; *p = *q * ro_array[2] + *(&ro_array[0] + 1) + sizeof(ro_array) / sizeof(ro_array[0]); }"
+			want += 3
+		}
+		check(t, op2.ParLoop(op2.NewKernel(src, "k"), set, x.Arg(op2.Write)))
+		if got := x.Data()[3]; got != want {
+			t.Errorf("x[3] = %v, want %v", got, want)
+		}
+	})
+}
+
+// TestMinMaxMacros: kernels may use MIN and MAX without defining them, and
+// their own definitions (macros or functions) win.
+func TestMinMaxMacros(t *testing.T) {
+	onHostBackends(t, func(t *testing.T) {
+		set := must(op2.NewSet(4, "cells"))
+		cases := []struct {
+			name, src string
+			want      []float64
+		}{
+			{"provided", "void k(double *p) { *p = MIN(MAX(*p, -1.5), 1.5); }", []float64{-1.5, -1, 1, 1.5}},
+			{"own macros", "#define MAX(a, b) ((a) + (b))\n#define MIN(a, b) ((a) - (b))\nvoid k(double *p) { *p = MAX(*p, 10) + MIN(*p, 1); }", []float64{5, 7, 11, 13}},
+			{"own functions", "static double MAX(double a, double b) { return a + b; }\nvoid k(double *p) { *p = MAX(*p, 10); }", []float64{8, 9, 11, 12}},
+		}
+		for _, c := range cases {
+			x := must(op2.NewDat(set, 1, []float64{-2, -1, 1, 2}, "x"))
+			if err := op2.ParLoop(op2.NewKernel(c.src, "k"), set, x.Arg(op2.RW)); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			for i, v := range x.Data() {
+				if v != c.want[i] {
+					t.Errorf("%s: x = %v, want %v", c.name, x.Data(), c.want)
+					break
+				}
+			}
+		}
+	})
+}
+
+// stdioHelper runs when the test binary is started by TestKernelPrintf:
+// a loop whose kernel prints, then an exit that flushes nothing.
+func init() {
+	b := os.Getenv("OP2_TEST_STDIO_BACKEND")
+	if b == "" {
+		return
+	}
+	if err := op2.Configure(op2.Config{CacheDir: os.Getenv("OP2_CACHE_DIR"), Backend: b}); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(2)
+	}
+	set := must(op2.NewSet(3, "cells"))
+	x := must(op2.NewDat(set, 1, []int32{10, 11, 12}, "x"))
+	k := op2.NewKernel("#include <stdio.h>\nvoid k(const int *x) { printf(\"kernel says %d\\n\", *x); }", "k")
+	if err := op2.ParLoop(k, set, x.Arg(op2.Read)); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(2)
+	}
+	os.Exit(0)
+}
+
+// TestKernelPrintf: what a kernel prints reaches stdout when stdout is a
+// file and the program exits right after the loop.
+func TestKernelPrintf(t *testing.T) {
+	onHostBackends(t, func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "stdout")
+		f := must(os.Create(out))
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "OP2_TEST_STDIO_BACKEND="+op2.Backend())
+		cmd.Stdout = f
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		f.Close()
+		if err != nil {
+			t.Fatalf("helper: %v: %s", err, stderr.String())
+		}
+		got := string(must(os.ReadFile(out)))
+		for _, v := range []string{"10", "11", "12"} {
+			if !strings.Contains(got, "kernel says "+v+"\n") {
+				t.Errorf("stdout %q lacks the kernel's line for %s", got, v)
+			}
+		}
+	})
+}
+
+// TestLargeDimThroughMaps: a Dat whose element is far larger than a thread
+// stack, read and incremented through a map and a vector map, and a vector
+// map of very large arity.
+func TestLargeDimThroughMaps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates 64 MiB")
+	}
+	onHostBackends(t, func(t *testing.T) {
+		const dim = 1 << 20 // 8 MiB of float64 per element
+		cells := must(op2.NewSet(2, "cells"))
+		nodes := must(op2.NewSet(2, "nodes"))
+		m := must(op2.NewMap(cells, nodes, 2, []int32{0, 1, 1, 0}, "m"))
+		src := make([]float64, 2*dim)
+		for i := range src {
+			src[i] = float64(i % 1000)
+		}
+		a := must(op2.NewDat(nodes, dim, src, "a"))
+		b := must(op2.NewDat[float64](nodes, dim, nil, "b"))
+		c := must(op2.NewDat[float64](nodes, dim, nil, "c"))
+		k := op2.NewKernel(`void big(const double *a0, const double **a, double *b0, double **c) {
+  for (int i = 0; i < 1048576; i += 4096) {
+    b0[i] += a0[i] + 1;
+    c[0][i] += a[1][i];
+    c[1][i] += 2 * a[0][i];
+  }
+}`, "big")
+		check(t, op2.ParLoop(k, cells, a.ArgMap(op2.Read, m, 1), a.ArgVec(op2.Read, m), b.ArgMap(op2.Inc, m, 0), c.ArgVec(op2.Inc, m)))
+		bd, cd := b.Data(), c.Data()
+		for i := 0; i < dim; i += 4096 {
+			v0, v1 := float64(i%1000), float64((dim+i)%1000)
+			// cell 0: nodes (0, 1); cell 1: nodes (1, 0).
+			if bd[i] != v1+1 || bd[dim+i] != v0+1 {
+				t.Fatalf("b at component %d = %v, %v; want %v, %v", i, bd[i], bd[dim+i], v1+1, v0+1)
+			}
+			if cd[i] != 3*v1 || cd[dim+i] != 3*v0 {
+				t.Fatalf("c at component %d = %v, %v; want %v, %v", i, cd[i], cd[dim+i], 3*v1, 3*v0)
+			}
+		}
+		if bd[1] != 0 || cd[dim+1] != 0 {
+			t.Errorf("components the kernel did not touch changed")
+		}
+
+		// Vector maps of arity 20 (local copies, made in loops) and 1000
+		// (pointers into the dat, the pointer array allocated).
+		for _, arity := range []int{20, 1000} {
+			many := must(op2.NewSet(arity, "many"))
+			mm := make([]int32, 2*arity)
+			for i := range mm {
+				mm[i] = int32((i * 7) % arity)
+			}
+			wide := must(op2.NewMap(cells, many, arity, mm, "wide"))
+			y := must(op2.NewDat(many, 1, iota32[float64](arity), "y"))
+			z := must(op2.NewDat[float64](many, 1, nil, "z"))
+			kw := op2.NewKernel(fmt.Sprintf(`void wide(const double **y, double **z) {
+  for (int i = 0; i < %d; i++) z[i][0] += y[(i + 1) %% %d][0];
+}`, arity, arity), "wide")
+			check(t, op2.ParLoop(kw, cells, y.ArgVec(op2.Read, wide), z.ArgVec(op2.Inc, wide)))
+			want := make([]float64, arity)
+			for e := 0; e < 2; e++ {
+				for i := 0; i < arity; i++ {
+					want[mm[e*arity+i]] += float64(mm[e*arity+(i+1)%arity])
+				}
+			}
+			for i, v := range z.Data() {
+				if v != want[i] {
+					t.Fatalf("arity %d: z[%d] = %v, want %v", arity, i, v, want[i])
+				}
+			}
+		}
+	})
+}
