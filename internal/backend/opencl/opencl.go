@@ -605,7 +605,15 @@ func (b *backend) buildPlan(l *core.Loop, lay *layout) (*devicePlan, error) {
 		in.BlockSize = pl.BlockSize / 2
 	}
 	if pl.NShared > budget {
-		return nil, fmt.Errorf("one element's indirect data (%d bytes) does not fit the device's %d bytes of local memory", pl.NShared, b.ctx.Device.LocalMem)
+		var staged []string
+		for d := 0; d < lay.nind; d++ {
+			if !lay.dsGlobal[d] {
+				a := &l.Args[lay.dsArg[d]]
+				staged = append(staged, fmt.Sprintf("%s through map %q", a.Data.Describe(), a.Map.Name))
+			}
+		}
+		return nil, fmt.Errorf("one element's indirect data (%d bytes: %s) does not fit the %d bytes of local memory of OpenCL device %q; use fewer or smaller indirect arguments, or a host backend",
+			pl.NShared, strings.Join(staged, ", "), b.ctx.Device.LocalMem, b.ctx.Device.Name)
 	}
 	if plan.CheckingEnabled() {
 		if err := pl.Check(in); err != nil {
