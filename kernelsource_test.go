@@ -115,6 +115,7 @@ void k(const double *x, double *inc, double **v, double **vinc, double *d, const
 
 // TestConstantsInHelperFunctions: constants are visible in helper
 // functions, also in helpers called from helpers and through macros;
+// a constant array may be passed to a helper taking a pointer;
 // parameters and locals of a helper may shadow a constant; changing a
 // constant's value takes effect in the next loop without a new build.
 func TestConstantsInHelperFunctions(t *testing.T) {
@@ -127,7 +128,8 @@ func TestConstantsInHelperFunctions(t *testing.T) {
 		src := `
 #define SHIFT (harr_B[2])
 static double inner(double v) { return v * hscale_B + harr_B[1]; }
-static double outer(double v) { return inner(v) + harr_B[0]; }
+static double at(const double *a, int i) { return a[i]; }
+static double outer(double v) { return inner(v) + at(harr_B, 0); }
 static double shadow(double hscale_B) { double harr_B = 5; return hscale_B + harr_B; }
 void k(double *x, double *y) { *x = outer(*x); *y = shadow(*y) + SHIFT; }`
 		src = strings.ReplaceAll(src, "_B", "_"+b)
@@ -336,6 +338,23 @@ void k(const double *x, double **v, double *inc, double **vinc, double *rw, doub
 			wantSlice(t, "d", d.Data(), wd)
 			wantSlice(t, "g", g.Data(), wg)
 			wantSlice(t, "gmax", gmax.Data(), wgmax)
+
+			// A direct loop reading a large Global and reducing into one.
+			gr := must(op2.NewGlobal(gdim, seq(gdim, func(i int) float64 { return float64(i) / 2 }), "gr"))
+			gmin := must(op2.NewGlobal(gdim, seq(gdim, func(i int) float64 { return 1e9 }), "gmin"))
+			src = fmt.Sprintf(`void k2(double *d, const double *gr, double *gmin) {
+  for (int i = 0; i < %d; i++) { d[i] += gr[i %% %d]; if (d[i] < gmin[i %% %d]) gmin[i %% %d] = d[i]; }
+}`, dim, gdim, gdim, gdim)
+			check(t, op2.ParLoop(op2.NewKernel(src, "k2"), edges, d.Arg(op2.RW), gr.Arg(op2.Read), gmin.Arg(op2.Min)))
+			wgmin := seq(gdim, func(i int) float64 { return 1e9 })
+			for e := 0; e < n; e++ {
+				for i := 0; i < dim; i++ {
+					wd[e*dim+i] += float64(i%gdim) / 2
+					wgmin[i%gdim] = min(wgmin[i%gdim], wd[e*dim+i])
+				}
+			}
+			wantSlice(t, "d after k2", d.Data(), wd)
+			wantSlice(t, "gmin", gmin.Data(), wgmin)
 		})
 	}
 }

@@ -269,8 +269,10 @@ func kernelSource(l *core.Loop, lay *layout, u *userSource) (string, error) {
 
 // constLocals declares, for the body of definition i, a read-only local
 // per constant the body or a macro may use, read from the constant
-// buffer: a scalar's value, or a pointer to an array's values. Assigning
-// to either is a compile error, so kernels cannot change a constant.
+// buffer: a scalar's value, or a const pointer to an array's values (a
+// private copy of them up to privateLimit bytes, else in the __constant
+// buffer itself). Assigning to either is a compile error, so kernels
+// cannot change a constant.
 // Constants named like a parameter of the function, or like a typedef of
 // the source, are left out: the parameter (or the type) is what the name
 // means there.
@@ -283,9 +285,15 @@ func constLocals(lay *layout, u *userSource, i int) string {
 			continue
 		}
 		t := clType(c.Type)
-		if c.Dim == 1 {
+		switch {
+		case c.Dim == 1:
 			fmt.Fprintf(&b, " const %s %s = *(__constant %s *)(op2_consts + %d);", t, c.Name, t, s.off)
-		} else {
+		case c.Bytes() <= privateLimit:
+			// A private copy, so that the array may be passed on to
+			// helper functions taking plain C pointers.
+			fmt.Fprintf(&b, " %s op2_cv_%s[%d]; for (int op2_k = 0; op2_k < %d; op2_k++) op2_cv_%s[op2_k] = ((__constant %s *)(op2_consts + %d))[op2_k]; const %s *const %s = op2_cv_%s;",
+				t, c.Name, c.Dim, c.Dim, c.Name, t, s.off, t, c.Name, c.Name)
+		default:
 			fmt.Fprintf(&b, " __constant %s *const %s = (__constant %s *)(op2_consts + %d);", t, c.Name, t, s.off)
 		}
 	}
