@@ -358,3 +358,18 @@ void k(const double *x, double **v, double *inc, double **vinc, double *rw, doub
 		})
 	}
 }
+
+// TestFileScopeConstTables: const lookup tables at file scope, as C
+// kernels declare them, work on every backend.
+func TestFileScopeConstTables(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		src := `static const double w[3] = {0.5, 0.25, 0.125};
+const int idx[2] = {2, 0}, one = 1;
+struct pair { const double a; double b; };
+void k(double *x) { struct pair p = {1, 2}; *x = w[idx[0]] + w[idx[one]] + p.a; }`
+		set := must(op2.NewSet(4, "s"))
+		x := must(op2.NewDat[float64](set, 1, nil, "x"))
+		check(t, op2.ParLoop(op2.NewKernel(src, "k"), set, x.Arg(op2.Write)))
+		wantSlice(t, "x", x.Data(), []float64{1.625, 1.625, 1.625, 1.625})
+	})
+}

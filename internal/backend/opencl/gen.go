@@ -199,6 +199,8 @@ const hiddenParam = "__constant char *op2_consts"
 //     body starts with a read-only local per constant it may use, in a
 //     block around the original body so that the function's own variables
 //     may shadow a constant; a parameter named like a constant shadows it;
+//   - file-scope const variables with initialisers (lookup tables) are
+//     put in the __constant address space, as OpenCL C 1.2 requires;
 //   - parameters of the kernel that are not private copies get their
 //     address-space qualifiers (and the kernel's prototypes the same list);
 //   - `long long` becomes OpenCL's 64-bit `long`.
@@ -239,6 +241,9 @@ func kernelSource(l *core.Loop, lay *layout, u *userSource) (string, error) {
 	var edits []edit
 	for _, s := range u.includes {
 		edits = append(edits, edit{s[0], s[1], ""})
+	}
+	for _, at := range u.constTables {
+		edits = append(edits, edit{at, at, "__constant "})
 	}
 	for i := range u.defs {
 		f := &u.defs[i]

@@ -298,3 +298,23 @@ func TestPlanThatCannotFitIsRefused(t *testing.T) {
 }
 
 var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+func TestIsConstTable(t *testing.T) {
+	for decl, want := range map[string]bool{
+		"static const double w[3] = {1, 2, 3}":  true,
+		"const int n = 4, m = 5":                true,
+		"double const v = 1":                    true,
+		"__constant double w[2] = {1, 2}":       false,
+		"extern const int n":                    false,
+		"struct s { const double a; }":          false,
+		"struct s { const double a; } v = {1}":  false,
+		"double v = 1":                          false,
+		"const double w[2]":                     false,
+		"typedef const double cd":               false,
+		"struct pair { const double a; } const": false,
+	} {
+		if got := isConstTable(decl); got != want {
+			t.Errorf("isConstTable(%q) = %v, want %v", decl, got, want)
+		}
+	}
+}

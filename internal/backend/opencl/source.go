@@ -49,6 +49,10 @@ type userSource struct {
 	bodyIdents  []map[string]bool
 	macroIdents map[string]bool
 	includes    [][2]int // spans of #include directives of headers OpenCL C provides
+	// constTables are the positions of file-scope declarations of const
+	// variables with initialisers (lookup tables): OpenCL C 1.2 wants
+	// them in the __constant address space.
+	constTables []int
 }
 
 // builtinHeaders are the C headers whose content OpenCL C has built in (or
@@ -102,9 +106,16 @@ func scanSource(src string) (*userSource, error) {
 	}
 
 	// Top-level declarations.
+	stmt := 0 // where the current top-level declaration starts
 	for i := 0; i < len(code); {
 		c := code[i]
 		switch {
+		case c == ';':
+			if isConstTable(code[stmt:i]) {
+				u.constTables = append(u.constTables, skipSpace(code, stmt))
+			}
+			i++
+			stmt = i
 		case isIdentStart(c):
 			j := i
 			for j < len(code) && isIdentChar(code[j]) {
@@ -116,7 +127,7 @@ func scanSource(src string) (*userSource, error) {
 				if last != "" {
 					u.typedefs[last] = true
 				}
-				i = end
+				i, stmt = end, end
 				continue
 			}
 			k := skipSpace(code, j)
@@ -142,10 +153,13 @@ func scanSource(src string) (*userSource, error) {
 				f.bodyOpen, f.bodyClose, f.isDefined = m, close, true
 				u.defs = append(u.defs, f)
 				u.defined[name] = true
-				i = close + 1
+				i, stmt = close+1, close+1
 			case m < len(code) && (code[m] == ';' || code[m] == ','):
 				u.protos = append(u.protos, f)
 				i = m + 1
+				if code[m] == ';' {
+					stmt = i
+				}
 			default:
 				i = end + 1 // e.g. __attribute__((...)) before a declaration
 			}
@@ -186,6 +200,42 @@ func scanSource(src string) (*userSource, error) {
 		u.calls = append(u.calls, findCalls(withDirectives, d[0]+body, d[1], u.defined)...)
 	}
 	return u, nil
+}
+
+// isConstTable reports whether the top-level declaration decl (without
+// its ';') declares const variables with initialisers, outside any
+// address space.
+func isConstTable(decl string) bool {
+	head, _, ok := strings.Cut(decl, "=")
+	if !ok {
+		return false
+	}
+	isConst := false
+	depth := 0
+	for i := 0; i < len(head); {
+		switch c := head[i]; {
+		case c == '{' || c == '(':
+			depth++
+		case c == '}' || c == ')':
+			depth--
+		case isIdentStart(c):
+			j := i
+			for j < len(head) && isIdentChar(head[j]) {
+				j++
+			}
+			switch w := head[i:j]; {
+			case depth > 0:
+			case w == "const":
+				isConst = true
+			case w == "typedef" || w == "extern" || strings.Contains(w, "constant") || strings.Contains(w, "global") || strings.Contains(w, "local") || strings.Contains(w, "private"):
+				return false
+			}
+			i = j
+			continue
+		}
+		i++
+	}
+	return isConst
 }
 
 // findCalls finds, in s[from:to], the identifiers in names followed by '('.
