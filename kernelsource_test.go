@@ -107,7 +107,7 @@ void k(const double *x, double *inc, double **v, double **vinc, double *d, const
 		// updates does not matter) and WRITE through a vector map.
 		id := must(op2.NewMap(edges, edges, 1, iota32[int32](n), "id"))
 		y := must(op2.NewDat(edges, 2, seq(2*n, func(i int) float64 { return float64(i) }), "y"))
-		rw := op2.NewKernel(helpers+"void rw(double *y, const double *g) { add2(y, g); add2(y, y); }", "rw")
+		rw := op2.NewKernel(helpers+"void rw(double *y, const double *g) { double *t = y; add2(t, g); add2(y, y); }", "rw")
 		check(t, op2.ParLoop(rw, edges, y.ArgMap(op2.RW, id, 0), g.Arg(op2.Read)))
 		wantSlice(t, "y", y.Data(), seq(2*n, func(i int) float64 { return 2 * (float64(i) + gv[i%2]) }))
 	})

@@ -37,6 +37,12 @@ const maxDirectGroups = 4096
 // optional in OpenCL 3.0 and missing on many devices, so it is not relied
 // on.
 //
+// Copies cost time on some devices (PoCL keeps private arrays in memory),
+// so only arguments the kernel passes on get them: to a function or macro,
+// into a pointer variable, through pointer arithmetic (see
+// userSource.passedOn); an argument the kernel only indexes or
+// dereferences gets a qualified pointer, which is just as valid there.
+//
 // Copies of large arguments would exhaust registers and private memory,
 // so an argument above this size is passed as a __global or __local
 // pointer instead (the kernel's parameter gets the qualifier); the kernel
@@ -66,6 +72,8 @@ type layout struct {
 	// __constant buffer (see constLocals).
 	consts     []constSlot
 	constBytes int
+	src        *userSource // the kernel source, read
+	kdef       int         // the kernel's definition in src.defs
 }
 
 // constSlot is a constant's place in the constant buffer.
@@ -88,7 +96,23 @@ func stagingBudget(l *core.Loop, reductions []int, localMem int) int {
 // localMem bytes of local memory per work group.
 func analyse(l *core.Loop, localMem int) (*layout, error) {
 	n := len(l.Args)
-	lay := &layout{base: make([]int, n), inds: make([]int, n), priv: make([]bool, n)}
+	u, err := scanSource(l.Kernel.Source)
+	if err != nil {
+		return nil, fmt.Errorf("op2: %s: reading the kernel source: %w", l.Name(), err)
+	}
+	lay := &layout{base: make([]int, n), inds: make([]int, n), priv: make([]bool, n), src: u}
+	info := l.Kernel.Info
+	lay.kdef = slices.IndexFunc(u.defs, func(f funcDecl) bool { return f.nameAt == info.NameStart })
+	if lay.kdef < 0 {
+		return nil, fmt.Errorf("op2: %s: the opencl generator cannot find the definition of %q that the kernel reader found", l.Name(), l.Kernel.Name)
+	}
+	var names []string
+	var depth []int
+	for _, p := range info.Params {
+		names = append(names, p.Name)
+		depth = append(depth, max(p.Depth, 1))
+	}
+	passed := u.passedOn(&u.defs[lay.kdef], names, depth)
 	lay.nind = core.Datasets(l, lay.inds)
 	lay.dsArg = make([]int, lay.nind)
 	lay.dsStage = make([]bool, lay.nind)
@@ -110,7 +134,12 @@ func analyse(l *core.Loop, localMem int) (*layout, error) {
 		if a.Kind == core.ArgVector {
 			bytes *= a.Map.Arity
 		}
-		lay.priv[i] = bytes <= privateLimit || host.IsReduction(a)
+		// Private copies cost time on some devices, so only arguments
+		// the kernel passes on (to helper functions, pointer variables)
+		// get them; increments through a map and reductions are always
+		// accumulated privately, as OP2 does.
+		inc := a.Map != nil && a.Access == core.Inc
+		lay.priv[i] = host.IsReduction(a) || bytes <= privateLimit && (inc || i < len(passed) && passed[i])
 		if d := lay.inds[i]; d >= 0 {
 			lay.indirect = true
 			lay.dsArg[d] = i
@@ -207,10 +236,6 @@ const hiddenParam = "__constant char *op2_consts"
 func kernelSource(l *core.Loop, lay *layout, u *userSource) (string, error) {
 	k := l.Kernel
 	info := k.Info
-	kdef := slices.IndexFunc(u.defs, func(f funcDecl) bool { return f.nameAt == info.NameStart })
-	if kdef < 0 {
-		return "", fmt.Errorf("op2: %s: the opencl generator cannot find the definition of %q that the kernel reader found", l.Name(), k.Name)
-	}
 	hasConsts := len(lay.consts) > 0
 	var params []string
 	if hasConsts {
@@ -345,10 +370,7 @@ func (w *writer) p(format string, a ...any) { fmt.Fprintf(&w.Builder, format, a.
 // the prefix), and every macro the user source defines is undefined
 // before the stub, so no user name can change the stub's meaning.
 func generate(l *core.Loop, lay *layout) (string, error) {
-	u, err := scanSource(l.Kernel.Source)
-	if err != nil {
-		return "", fmt.Errorf("op2: %s: reading the kernel source: %w", l.Name(), err)
-	}
+	u := lay.src
 	user, err := kernelSource(l, lay, u)
 	if err != nil {
 		return "", err

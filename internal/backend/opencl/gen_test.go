@@ -105,7 +105,9 @@ func shapes(t *testing.T, src, name string, consts []*core.Const) map[string]*co
 	return out
 }
 
-const shapeSrc = "void k(double *a, double *b, double *c, double *d, double *e, double *f) { }"
+// shapeSrc's kernel passes every argument on to a helper.
+const shapeSrc = "static void h(double *p) { }\n" +
+	"void k(double *a, double *b, double *c, double *d, double *e, double *f) { h(a); h(b); h(c); h(d); h(e); h(f); }"
 
 // openCLWords are the identifiers of OpenCL C the stub may use.
 var openCLWords = map[string]bool{
@@ -250,10 +252,22 @@ func TestArgumentPassing(t *testing.T) {
 		{"indirect dim 65536", 1 << 20, "void op2_f_k(__global double *a, __global double *b, __global double *c, __global double *d, __global double *e, double *f)", true, true},
 		{"indirect RW dim 65536", 1 << 20, "void op2_f_k(__global double *a, __global double *b, __global double *c, double *d, double *e, double *f)", true, true},
 		{"direct dim 200", 48 << 10, "void op2_f_k(__global double *a, __global double *b, __global double *c, double *d, double *e, double *f)", false, true},
+		// Arguments the kernel does not pass on need no private copy.
+		{"indirect dim 2", 48 << 10, "void op2_f_k(__local double *a, double *b, __local double *c, double *d, __global double *e, double *f) { a[0] = *b + c[0][1] * **d; e[1] = (*f) * 2; }", false, false},
+		{"direct dim 2", 48 << 10, "void op2_f_k(__global double *a, __global double *b, __global double *c, double *d, double *e, double *f) { a[0] = *b + c[0] * *d; }", false, true},
 	}
 	all := shapes(t, shapeSrc, "k", nil)
-	for _, c := range cases {
-		s, lay := gen(t, all[c.shape], c.localMem)
+	local := shapes(t, "void k(double *a, double *b, double *c, double *d, double *e, double *f) { a[0] = *b + c[0][1] * **d; e[1] = (*f) * 2; }", "k", nil)
+	direct := shapes(t, "void k(double *a, double *b, double *c, double *d, double *e, double *f) { a[0] = *b + c[0] * *d; }", "k", nil)
+	for n, c := range cases {
+		l := all[c.shape]
+		switch {
+		case n == len(cases)-2:
+			l = local[c.shape]
+		case n == len(cases)-1:
+			l = direct[c.shape]
+		}
+		s, lay := gen(t, l, c.localMem)
 		if !strings.Contains(s, c.params) {
 			t.Errorf("%s: no %q in\n%s", c.shape, c.params, s)
 		}
@@ -315,6 +329,43 @@ func TestIsConstTable(t *testing.T) {
 	} {
 		if got := isConstTable(decl); got != want {
 			t.Errorf("isConstTable(%q) = %v, want %v", decl, got, want)
+		}
+	}
+}
+
+func TestPassedOn(t *testing.T) {
+	cases := []struct {
+		body  string
+		depth int
+		want  bool
+	}{
+		{"x[0] = 1;", 1, false},
+		{"*x = 2 * x[1];", 1, false},
+		{"y = a * x[0] + a**x;", 1, false},
+		{"y = (*x) + (double)x[2];", 1, false},
+		{"h(x);", 1, true},
+		{"h(x + 1);", 1, true},
+		{"double *t = x;", 1, true},
+		{"h(&x[1]);", 1, true},
+		{"y = x[0][1] + *x[1] + **x;", 2, false},
+		{"h(x[0]);", 2, true},
+		{"double *r = *x;", 2, true},
+		{"y = sizeof(x);", 1, true},
+		{"y = ADDX;", 1, true}, // named in a macro
+	}
+	for _, c := range cases {
+		src := "#define ADDX (x[0] + 1)\nvoid k(double *x) { double y, a = 1; " + c.body + " }"
+		u, err := scanSource(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := u.passedOn(&u.defs[0], []string{"x"}, []int{c.depth})[0]
+		if c.body != "y = ADDX;" {
+			u.macroIdents = map[string]bool{}
+			got = u.passedOn(&u.defs[0], []string{"x"}, []int{c.depth})[0]
+		}
+		if got != c.want {
+			t.Errorf("%q (depth %d): passed on = %v, want %v", c.body, c.depth, got, c.want)
 		}
 	}
 }

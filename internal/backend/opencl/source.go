@@ -38,6 +38,7 @@ type call struct {
 // userSource is what the generator knows about a kernel's source.
 type userSource struct {
 	src      string
+	code     string // src with comments, literals and directives blanked
 	defs     []funcDecl
 	protos   []funcDecl
 	calls    []call
@@ -72,7 +73,7 @@ var (
 func scanSource(src string) (*userSource, error) {
 	withDirectives := blankComments(src)
 	code := blankDirectives(withDirectives)
-	u := &userSource{src: src, defined: map[string]bool{}, typedefs: map[string]bool{}, macroIdents: map[string]bool{}}
+	u := &userSource{src: src, code: code, defined: map[string]bool{}, typedefs: map[string]bool{}, macroIdents: map[string]bool{}}
 
 	// Directives: macros defined, standard headers included, and the
 	// identifiers of macro replacement texts.
@@ -236,6 +237,97 @@ func isConstTable(decl string) bool {
 		i++
 	}
 	return isConst
+}
+
+// passedOn reports, for each parameter name of definition f, whether its
+// body uses the parameter other than by reading or writing the values it
+// points to: passing it (or a row of it) to a function or macro, taking
+// an address, copying it into a pointer variable, pointer arithmetic. A
+// parameter named in a macro's replacement text counts as passed on.
+// depth is each parameter's pointer depth (2 for a vector argument).
+func (u *userSource) passedOn(f *funcDecl, names []string, depth []int) []bool {
+	out := make([]bool, len(names))
+	body := u.code[f.bodyOpen+1 : f.bodyClose]
+	for i, name := range names {
+		if name == "" {
+			continue
+		}
+		if u.macroIdents[name] {
+			out[i] = true
+			continue
+		}
+		for off := 0; !out[i]; {
+			j := indexIdent(body[off:], name)
+			if j < 0 {
+				break
+			}
+			j += off
+			off = j + len(name)
+			// Dereferences before the name, subscripts after it.
+			derefs := 0
+			k := j - 1
+			for k >= 0 && (body[k] == ' ' || body[k] == '\t' || body[k] == '\n' || body[k] == '\r' || body[k] == '*' || body[k] == '(') {
+				if body[k] == '*' {
+					derefs++
+				}
+				k--
+			}
+			if k >= 0 && body[k] == '&' {
+				out[i] = true // an address (or a logical and: be safe)
+				break
+			}
+			if derefs > 0 && k >= 0 && (isIdentChar(body[k]) || body[k] == ')' || body[k] == ']') {
+				derefs-- // the first '*' multiplies
+			}
+			subs := 0
+			e := skipSpace(body, off)
+			for e < len(body) && body[e] == '[' {
+				c := matchBracket(body, e)
+				if c < 0 {
+					break
+				}
+				subs++
+				e = skipSpace(body, c+1)
+			}
+			if derefs+subs < depth[i] {
+				out[i] = true
+			}
+		}
+	}
+	return out
+}
+
+func matchBracket(s string, open int) int {
+	depth := 0
+	for i := open; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// indexIdent finds name in s as a whole identifier.
+func indexIdent(s, name string) int {
+	for off := 0; ; {
+		i := strings.Index(s[off:], name)
+		if i < 0 {
+			return -1
+		}
+		i += off
+		before := i == 0 || !isIdentChar(s[i-1])
+		after := i+len(name) >= len(s) || !isIdentChar(s[i+len(name)])
+		if before && after {
+			return i
+		}
+		off = i + 1
+	}
 }
 
 // findCalls finds, in s[from:to], the identifiers in names followed by '('.
