@@ -278,6 +278,16 @@ void kern(const double *x, double *y, double *acc, double *sum) {
 	wantSlice(t, "y", y.Data(), seq(nn, func(i int) float64 { return float64(i + 1) }))
 	wantSlice(t, "acc", acc.Data(), wantAcc)
 	wantSlice(t, "sum", sum.Data(), []float64{float64(nn * (nn - 1) / 2)})
+
+	// Functions named like the old generated locals.
+	src = `static double first(double v) { return v + 1; }
+static double d0(double v) { return first(v) * 2; }
+static double lid(const double *v) { return d0(*v); }
+void kern(const double *x, double *y, double *acc, double *sum) { *y = lid(x); *acc += first(0); *sum += d0(0); }`
+	sum.Data()[0] = 0
+	check(t, op2.ParLoop(op2.NewKernel(src, "kern"), edges, x.Arg(op2.Read), y.Arg(op2.Write), acc.ArgMap(op2.Inc, e2n, 1), sum.Arg(op2.Inc)))
+	wantSlice(t, "y", y.Data(), seq(nn, func(i int) float64 { return float64(2 * (i + 1)) }))
+	wantSlice(t, "sum", sum.Data(), []float64{float64(2 * nn)})
 }
 
 // TestLargeDimsOnOpenCL: dats whose elements are too large to stage in
@@ -372,4 +382,15 @@ void k(double *x) { struct pair p = {1, 2}; *x = w[idx[0]] + w[idx[one]] + p.a; 
 		check(t, op2.ParLoop(op2.NewKernel(src, "k"), set, x.Arg(op2.Write)))
 		wantSlice(t, "x", x.Data(), []float64{1.625, 1.625, 1.625, 1.625})
 	})
+}
+
+// TestLargeArgumentToHelperExplained: an argument too large for a private
+// copy cannot be passed to a helper on opencl; the build error says why.
+func TestLargeArgumentToHelperExplained(t *testing.T) {
+	requireDevice(t)
+	set := must(op2.NewSet(4, "s"))
+	x := must(op2.NewDat[float64](set, 512, nil, "wide"))
+	src := "static void zero(double *v) { v[0] = 0; }\nvoid k(double *x) { zero(x); }"
+	err := op2.ParLoop(op2.NewKernel(src, "k"), set, x.Arg(op2.RW))
+	wantErr(t, err, `loop "k"`, "argument 0", `dat "wide"`, "1024 bytes", "__global pointer", "helper functions")
 }

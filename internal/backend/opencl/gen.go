@@ -74,6 +74,7 @@ type layout struct {
 	constBytes int
 	src        *userSource // the kernel source, read
 	kdef       int         // the kernel's definition in src.defs
+	passed     []bool      // per kernel parameter: the kernel passes it on (userSource.passedOn)
 }
 
 // constSlot is a constant's place in the constant buffer.
@@ -113,6 +114,7 @@ func analyse(l *core.Loop, localMem int) (*layout, error) {
 		depth = append(depth, max(p.Depth, 1))
 	}
 	passed := u.passedOn(&u.defs[lay.kdef], names, depth)
+	lay.passed = passed
 	lay.nind = core.Datasets(l, lay.inds)
 	lay.dsArg = make([]int, lay.nind)
 	lay.dsStage = make([]bool, lay.nind)
@@ -186,6 +188,29 @@ func analyse(l *core.Loop, localMem int) (*layout, error) {
 		}
 	}
 	return lay, nil
+}
+
+// buildHint explains, for a failed build, which arguments and constants
+// the kernel receives as qualified pointers although it passes them on:
+// a helper function with plain pointer parameters cannot take those.
+func (lay *layout) buildHint(l *core.Loop) string {
+	var notes []string
+	for i := range l.Args {
+		if i < len(lay.passed) && lay.passed[i] && !lay.priv[i] {
+			notes = append(notes, fmt.Sprintf("argument %d (%s) is larger than %d bytes per element, so the kernel gets it as a %s pointer, which helper functions with plain pointer parameters cannot take",
+				i, l.Args[i].Describe(), privateLimit, lay.qualifier(l, i)))
+		}
+	}
+	for _, s := range lay.consts {
+		if s.c.Dim > 1 && s.c.Bytes() > privateLimit {
+			notes = append(notes, fmt.Sprintf("constant %q is larger than %d bytes, so kernels see it as a __constant pointer, which helper functions with plain pointer parameters cannot take",
+				s.c.Name, privateLimit))
+		}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "note (opencl): " + strings.Join(notes, "; ")
 }
 
 // qualifier is the OpenCL address space of the memory that kernel

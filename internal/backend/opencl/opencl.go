@@ -163,6 +163,9 @@ func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 	}
 	prog, err := b.build(l, src)
 	if err != nil {
+		if hint := lay.buildHint(l); hint != "" {
+			err = fmt.Errorf("%w\n%s", err, hint)
+		}
 		return nil, err
 	}
 	k, err := prog.Kernel("op2_stub")
