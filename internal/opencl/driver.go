@@ -195,6 +195,7 @@ type Device struct {
 	Driver         string // driver version
 	Type           uint64
 	LocalMem       int // bytes of local memory per work group
+	ConstMem       int // bytes of a __constant buffer at most (CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE)
 	MaxWorkGroup   int
 	HasDouble      bool
 	platform, id   C.cl_handle
@@ -258,6 +259,7 @@ func Devices(typ uint64) ([]Device, error) {
 				Version:        deviceString(id, 0x102F),
 				Type:           deviceUint(id, 0x1000),
 				LocalMem:       int(deviceUint(id, 0x1023)),
+				ConstMem:       int(deviceUint(id, 0x1020)),
 				MaxWorkGroup:   int(deviceUint(id, 0x1004)),
 				HasDouble:      deviceUint(id, 0x1032) != 0 || strings.Contains(deviceString(id, 0x1030), "cl_khr_fp64"),
 				platform:       p,

@@ -18,6 +18,39 @@ const WorkGroupSize = 64
 // then handles several elements.
 const maxDirectGroups = 4096
 
+// privateLimit is the largest argument, in bytes per element (all map
+// entries of a vector argument together), that reaches the kernel as a
+// pointer to a private copy.
+//
+// Why private copies: OpenCL C 1.2 has no generic address space. A pointer
+// parameter without a qualifier points to __private memory, so if the
+// kernel received pointers into __global or __local memory its parameters
+// would need those qualifiers, and the kernel could not pass them on to
+// helper functions written as plain C (`void add(double *a, const double
+// *b)`): every helper would need a variant per address space. Instead
+// the generated stub copies each argument's values into a private array,
+// calls the kernel with pointers to the copies, and copies modified values
+// back (increments are accumulated in zeroed private arrays, as OP2 does).
+// The user's kernel and its helpers are then unmodified C whose pointers
+// are all private, on every OpenCL 1.2 device; on GPUs the copies live in
+// registers. Generic addressing (OpenCL 2.0+) would avoid the copies but is
+// optional in OpenCL 3.0 and missing on many devices, so it is not relied
+// on.
+//
+// Copies cost time on some devices (PoCL keeps private arrays in memory),
+// so only arguments the kernel passes on get them: to a function or macro,
+// into a pointer variable, through pointer arithmetic (see
+// userSource.passedOn); an argument the kernel only indexes or
+// dereferences gets a qualified pointer, which is just as valid there.
+//
+// Copies of large arguments would exhaust registers and private memory,
+// so an argument above this size is passed as a __global or __local
+// pointer instead (the kernel's parameter gets the qualifier); the kernel
+// may index it but cannot pass it to a helper function with an unqualified
+// pointer parameter. Global reductions are always private accumulators
+// (their dim is limited by op2.MaxReductionDim).
+const privateLimit = 1024
+
 // layout is what a loop's signature says about how its code is organised.
 type layout struct {
 	base       []int  // first argument with the same data, per argument
@@ -25,48 +58,114 @@ type layout struct {
 	nind       int    // number of indirect datasets (unique dat and map)
 	dsArg      []int  // first argument of each dataset
 	dsStage    []bool // dataset values are staged into local memory (else zeroed: increments only)
-	dsModified []bool // dataset is written back
+	dsGlobal   []bool // dataset elements are too large to stage: accessed in global memory
+	dsModified []bool // dataset is modified
 	indirect   bool   // some argument goes through a map
-	colourExec bool   // some argument is RW or WRITE through a map: kernel calls run colour by colour
-	reductions []int  // Global reduction arguments
-	// consts are the constants the kernel uses, less those a parameter of
-	// the kernel shadows: they reach the kernel as extra parameters.
-	consts []*core.Const
+	// callInColour: the kernel calls run thread colour by thread colour
+	// (some argument modifies data through a map other than by a private
+	// increment).
+	callInColour bool
+	globalFence  bool  // a dataset in global memory is modified: colour barriers fence global memory
+	reductions   []int // Global reduction arguments
+	priv         []bool
+	// consts are the constants the kernel source uses, packed into one
+	// __constant buffer (see constLocals).
+	consts     []constSlot
+	constBytes int
+	src        *userSource // the kernel source, read
+	kdef       int         // the kernel's definition in src.defs
+	passed     []bool      // per kernel parameter: the kernel passes it on (userSource.passedOn)
 }
 
-func analyse(l *core.Loop) (*layout, error) {
+// constSlot is a constant's place in the constant buffer.
+type constSlot struct {
+	c   *core.Const
+	off int
+}
+
+// stagingBudget is the local memory a work group may use for staged
+// indirect data on a device with localMem bytes of local memory.
+func stagingBudget(l *core.Loop, reductions []int, localMem int) int {
+	scratch := 0
+	for _, i := range reductions {
+		scratch += WorkGroupSize * l.Args[i].Data.Type.Size()
+	}
+	return localMem - scratch - 1024
+}
+
+// analyse works out the layout of the loop's code for a device with
+// localMem bytes of local memory per work group.
+func analyse(l *core.Loop, localMem int) (*layout, error) {
 	n := len(l.Args)
-	lay := &layout{base: make([]int, n), inds: make([]int, n)}
+	u, err := scanSource(l.Kernel.Source)
+	if err != nil {
+		return nil, fmt.Errorf("op2: %s: reading the kernel source: %w", l.Name(), err)
+	}
+	lay := &layout{base: make([]int, n), inds: make([]int, n), priv: make([]bool, n), src: u}
+	info := l.Kernel.Info
+	lay.kdef = slices.IndexFunc(u.defs, func(f funcDecl) bool { return f.nameAt == info.NameStart })
+	if lay.kdef < 0 {
+		return nil, fmt.Errorf("op2: %s: the opencl generator cannot find the definition of %q that the kernel reader found", l.Name(), l.Kernel.Name)
+	}
+	var names []string
+	var depth []int
+	for _, p := range info.Params {
+		names = append(names, p.Name)
+		depth = append(depth, max(p.Depth, 1))
+	}
+	passed := u.passedOn(&u.defs[lay.kdef], names, depth)
+	lay.passed = passed
 	lay.nind = core.Datasets(l, lay.inds)
 	lay.dsArg = make([]int, lay.nind)
 	lay.dsStage = make([]bool, lay.nind)
+	lay.dsGlobal = make([]bool, lay.nind)
 	lay.dsModified = make([]bool, lay.nind)
-	for i := n - 1; i >= 0; i-- {
-		a := &l.Args[i]
-		lay.base[i] = host.Base(l, i)
-		if d := lay.inds[i]; d >= 0 {
-			lay.indirect = true
-			lay.dsArg[d] = i
-			if a.Access == core.RW || a.Access == core.Write {
-				lay.colourExec = true
-			}
-			if a.Access != core.Inc {
-				lay.dsStage[d] = true
-			}
-			if a.Access.Modifies() {
-				lay.dsModified[d] = true
-			}
-		}
-	}
 	for i := range l.Args {
 		if host.IsReduction(&l.Args[i]) {
 			lay.reductions = append(lay.reductions, i)
 		}
 	}
-	for _, c := range l.Consts {
-		if !slices.ContainsFunc(l.Kernel.Info.Params, func(p core.Param) bool { return p.Name == c.Name }) {
-			lay.consts = append(lay.consts, c)
+	// A dataset is staged only if a work group's worth of its elements
+	// fits the staging budget; larger elements are read and written in
+	// global memory, where the plan's colouring keeps them race free.
+	stageMax := stagingBudget(l, lay.reductions, localMem) / WorkGroupSize
+	for i := n - 1; i >= 0; i-- {
+		a := &l.Args[i]
+		lay.base[i] = host.Base(l, i)
+		bytes := a.Data.Dim * a.Data.Type.Size()
+		if a.Kind == core.ArgVector {
+			bytes *= a.Map.Arity
 		}
+		// Private copies cost time on some devices, so only arguments
+		// the kernel passes on (to helper functions, pointer variables)
+		// get them; increments through a map and reductions are always
+		// accumulated privately, as OP2 does.
+		inc := a.Map != nil && a.Access == core.Inc
+		lay.priv[i] = host.IsReduction(a) || bytes <= privateLimit && (inc || i < len(passed) && passed[i])
+		if d := lay.inds[i]; d >= 0 {
+			lay.indirect = true
+			lay.dsArg[d] = i
+			lay.dsGlobal[d] = a.Data.Dim*a.Data.Type.Size() > stageMax
+			if a.Access != core.Inc {
+				lay.dsStage[d] = true
+			}
+			if a.Access.Modifies() {
+				lay.dsModified[d] = true
+				if a.Access != core.Inc || !lay.priv[i] {
+					lay.callInColour = true
+				}
+			}
+		}
+	}
+	for d := 0; d < lay.nind; d++ {
+		if lay.dsGlobal[d] && lay.dsModified[d] {
+			lay.globalFence = true
+		}
+	}
+	for _, c := range l.Consts {
+		off := (lay.constBytes + 7) &^ 7
+		lay.consts = append(lay.consts, constSlot{c: c, off: off})
+		lay.constBytes = off + c.Bytes()
 	}
 	// A dat modified through a map is written back from its staged copy,
 	// so no other argument may modify it, except that several datasets
@@ -91,16 +190,39 @@ func analyse(l *core.Loop) (*layout, error) {
 	return lay, nil
 }
 
-// qualifier is the OpenCL address space of the memory kernel parameter i
-// points to.
+// buildHint explains, for a failed build, which arguments and constants
+// the kernel receives as qualified pointers although it passes them on:
+// a helper function with plain pointer parameters cannot take those.
+func (lay *layout) buildHint(l *core.Loop) string {
+	var notes []string
+	for i := range l.Args {
+		if i < len(lay.passed) && lay.passed[i] && !lay.priv[i] {
+			notes = append(notes, fmt.Sprintf("argument %d (%s) is larger than %d bytes per element, so the kernel gets it as a %s pointer, which helper functions with plain pointer parameters cannot take",
+				i, l.Args[i].Describe(), privateLimit, lay.qualifier(l, i)))
+		}
+	}
+	for _, s := range lay.consts {
+		if s.c.Dim > 1 && s.c.Bytes() > privateLimit {
+			notes = append(notes, fmt.Sprintf("constant %q is larger than %d bytes, so kernels see it as a __constant pointer, which helper functions with plain pointer parameters cannot take",
+				s.c.Name, privateLimit))
+		}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "note (opencl): " + strings.Join(notes, "; ")
+}
+
+// qualifier is the OpenCL address space of the memory that kernel
+// parameter i points to when the argument is not passed as a private
+// copy.
 func (lay *layout) qualifier(l *core.Loop, i int) string {
 	a := &l.Args[i]
 	switch a.Kind {
 	case core.ArgIndirect, core.ArgVector:
-		if a.Access == core.Inc {
-			return "__private"
+		if !lay.dsGlobal[lay.inds[i]] {
+			return "__local"
 		}
-		return "__local"
 	case core.ArgGlobal:
 		if host.IsReduction(a) {
 			return "__private"
@@ -109,45 +231,126 @@ func (lay *layout) qualifier(l *core.Loop, i int) string {
 	return "__global"
 }
 
-// kernelName is the name the user's kernel definition gets in OpenCL code.
-const kernelName = "op2_user_kernel"
+// funcName is the name a function the kernel source defines gets in the
+// generated code: the prefix keeps user functions apart from OpenCL's
+// built-in functions (dot, length, clamp...) and from generated names.
+func funcName(name string) string { return "op2_f_" + name }
 
 var longLong = regexp.MustCompile(`\blong\s+long\b`)
 
-// kernelSource returns the user's kernel made into OpenCL C: every pointer
-// parameter gets its address-space qualifier, the constants it uses arrive
-// as __constant parameters (scalars are read into locals in a block around
-// the body, so that the kernel's own variables may shadow them), and
-// `long long` becomes OpenCL's 64-bit `long`.
-func kernelSource(l *core.Loop, lay *layout) string {
+// hiddenParam is the parameter through which every function of the kernel
+// source receives the constants.
+const hiddenParam = "__constant char *op2_consts"
+
+// kernelSource returns the user's kernel source made into OpenCL C:
+//
+//   - #include directives of standard headers whose content OpenCL C has
+//     built in are dropped (the line stays, empty);
+//   - every function the source defines is renamed with funcName, in its
+//     definition, its prototypes and every call (in bodies and in macros);
+//   - when the kernel uses constants, every such function gets the hidden
+//     first parameter op2_consts (and every call passes it on), and its
+//     body starts with a read-only local per constant it may use, in a
+//     block around the original body so that the function's own variables
+//     may shadow a constant; a parameter named like a constant shadows it;
+//   - file-scope const variables with initialisers (lookup tables) are
+//     put in the __constant address space, as OpenCL C 1.2 requires;
+//   - parameters of the kernel that are not private copies get their
+//     address-space qualifiers (and the kernel's prototypes the same list);
+//   - `long long` becomes OpenCL's 64-bit `long`.
+func kernelSource(l *core.Loop, lay *layout, u *userSource) (string, error) {
 	k := l.Kernel
 	info := k.Info
+	hasConsts := len(lay.consts) > 0
 	var params []string
-	for i, p := range info.Params {
-		params = append(params, lay.qualifier(l, i)+" "+p.Text)
+	if hasConsts {
+		params = append(params, hiddenParam)
 	}
-	var locals strings.Builder
-	var b strings.Builder
-	for _, c := range lay.consts {
-		sym := "op2c_" + c.Name
-		params = append(params, fmt.Sprintf("__constant %s *%s", clType(c.Type), sym))
-		if c.Dim == 1 {
-			fmt.Fprintf(&locals, " const %s %s_v = %s[0];", clType(c.Type), sym, sym)
-			fmt.Fprintf(&b, "#define %s %s_v\n", c.Name, sym)
+	for i, p := range info.Params {
+		if i < len(l.Args) && !lay.priv[i] {
+			params = append(params, lay.qualifier(l, i)+" "+p.Text)
 		} else {
-			fmt.Fprintf(&b, "#define %s %s\n", c.Name, sym)
+			params = append(params, p.Text)
 		}
 	}
-	// The definition is renamed, so that prototypes of the kernel in the
-	// source (which keep the parameters unqualified) declare a function
-	// nobody calls rather than conflict with it.
-	src := k.Source
-	def := src[:info.NameStart] + kernelName + src[info.NameStart+len(k.Name):info.ListStart] +
-		strings.Join(params, ", ") + src[info.ListEnd:info.BodyOpen+1] +
-		locals.String() + " {" + src[info.BodyOpen+1:info.BodyClose] + "}" + src[info.BodyClose:]
-	fmt.Fprintf(&b, "/* user kernel %s */\n%s\n/* end of user kernel */\n", k.Name, longLong.ReplaceAllString(def, "long"))
-	for _, c := range lay.consts {
-		fmt.Fprintf(&b, "#undef %s\n", c.Name)
+	kernelList := strings.Join(params, ", ")
+	if len(params) == 0 {
+		kernelList = "void"
+	}
+	list := func(f *funcDecl) edit {
+		switch {
+		case f.name == k.Name:
+			return edit{f.listStart, f.listEnd, kernelList}
+		case !hasConsts:
+			return edit{f.listStart, f.listStart, ""}
+		case f.emptyList:
+			return edit{f.listStart, f.listEnd, hiddenParam}
+		}
+		return edit{f.listStart, f.listStart, hiddenParam + ", "}
+	}
+	var edits []edit
+	for _, s := range u.includes {
+		edits = append(edits, edit{s[0], s[1], ""})
+	}
+	for _, at := range u.constTables {
+		edits = append(edits, edit{at, at, "__constant "})
+	}
+	for i := range u.defs {
+		f := &u.defs[i]
+		edits = append(edits, edit{f.nameAt, f.nameAt + len(f.name), funcName(f.name)}, list(f))
+		if hasConsts {
+			edits = append(edits, edit{f.bodyOpen + 1, f.bodyOpen + 1, constLocals(lay, u, i) + " {"},
+				edit{f.bodyClose, f.bodyClose, "}"})
+		}
+	}
+	for i := range u.protos {
+		f := &u.protos[i]
+		if u.defined[f.name] {
+			edits = append(edits, edit{f.nameAt, f.nameAt + len(f.name), funcName(f.name)}, list(f))
+		}
+	}
+	for _, c := range u.calls {
+		edits = append(edits, edit{c.nameAt, c.nameAt + len(c.name), funcName(c.name)})
+		if hasConsts {
+			arg := "op2_consts, "
+			if c.empty {
+				arg = "op2_consts"
+			}
+			edits = append(edits, edit{c.open + 1, c.open + 1, arg})
+		}
+	}
+	return longLong.ReplaceAllString(applyEdits(k.Source, edits), "long"), nil
+}
+
+// constLocals declares, for the body of definition i, a read-only local
+// per constant the body or a macro may use, read from the constant
+// buffer: a scalar's value, or a const pointer to an array's values (a
+// private copy of them up to privateLimit bytes, else in the __constant
+// buffer itself). Assigning to either is a compile error, so kernels
+// cannot change a constant.
+// Constants named like a parameter of the function, or like a typedef of
+// the source, are left out: the parameter (or the type) is what the name
+// means there.
+func constLocals(lay *layout, u *userSource, i int) string {
+	f := &u.defs[i]
+	var b strings.Builder
+	for _, s := range lay.consts {
+		c := s.c
+		if slices.Contains(f.params, c.Name) || u.typedefs[c.Name] || !(u.bodyIdents[i][c.Name] || u.macroIdents[c.Name]) {
+			continue
+		}
+		t := clType(c.Type)
+		switch {
+		case c.Dim == 1:
+			fmt.Fprintf(&b, " const %s %s = *(__constant %s *)(op2_consts + %d);", t, c.Name, t, s.off)
+		case c.Bytes() <= privateLimit:
+			// A private copy, so that the array may be passed on to
+			// helper functions taking plain C pointers.
+			fmt.Fprintf(&b, " %s op2_cv_%s[%d]; for (int op2_k = 0; op2_k < %d; op2_k++) op2_cv_%s[op2_k] = ((__constant %s *)(op2_consts + %d))[op2_k]; const %s *const %s = op2_cv_%s;",
+				t, c.Name, c.Dim, c.Dim, c.Name, t, s.off, t, c.Name, c.Name)
+		default:
+			fmt.Fprintf(&b, " __constant %s *const %s = (__constant %s *)(op2_consts + %d);", t, c.Name, t, s.off)
+		}
 	}
 	return b.String()
 }
@@ -160,33 +363,73 @@ func clType(t core.ScalarType) string {
 	return t.CName()
 }
 
+// provided are macros the prelude defines when the kernel source uses the
+// name without defining it: what C headers give that OpenCL C lacks.
+var provided = []struct{ name, def string }{
+	{"MIN", "#define MIN(a, b) ((a) < (b) ? (a) : (b))"},
+	{"MAX", "#define MAX(a, b) ((a) > (b) ? (a) : (b))"},
+	{"INT8_MIN", "#define INT8_MIN (-128)"},
+	{"INT8_MAX", "#define INT8_MAX 127"},
+	{"UINT8_MAX", "#define UINT8_MAX 255"},
+	{"INT16_MIN", "#define INT16_MIN (-32768)"},
+	{"INT16_MAX", "#define INT16_MAX 32767"},
+	{"UINT16_MAX", "#define UINT16_MAX 65535"},
+	{"INT32_MIN", "#define INT32_MIN (-2147483647 - 1)"},
+	{"INT32_MAX", "#define INT32_MAX 2147483647"},
+	{"UINT32_MAX", "#define UINT32_MAX 4294967295U"},
+	{"INT64_MIN", "#define INT64_MIN (-9223372036854775807L - 1)"},
+	{"INT64_MAX", "#define INT64_MAX 9223372036854775807L"},
+	{"UINT64_MAX", "#define UINT64_MAX 18446744073709551615UL"},
+	{"SIZE_MAX", "#define SIZE_MAX ((size_t)-1)"},
+	{"memcpy", "static void *op2_memcpy(void *op2_d, const void *op2_s, size_t op2_n) { char *op2_a = (char *)op2_d; const char *op2_b = (const char *)op2_s; for (size_t op2_i = 0; op2_i < op2_n; op2_i++) op2_a[op2_i] = op2_b[op2_i]; return op2_d; }\n#define memcpy(d, s, n) op2_memcpy(d, s, n)"},
+	{"memset", "static void *op2_memset(void *op2_d, int op2_v, size_t op2_n) { char *op2_a = (char *)op2_d; for (size_t op2_i = 0; op2_i < op2_n; op2_i++) op2_a[op2_i] = (char)op2_v; return op2_d; }\n#define memset(d, v, n) op2_memset(d, v, n)"},
+}
+
 type writer struct{ strings.Builder }
 
 func (w *writer) p(format string, a ...any) { fmt.Fprintf(&w.Builder, format, a...) }
 
-// generate writes the whole OpenCL program for the loop: the kernel and a
-// __kernel stub named op2_stub.
-func generate(l *core.Loop, lay *layout) string {
+// generate writes the whole OpenCL program for the loop: the prelude, the
+// user's source, and a __kernel stub named op2_stub. Every name the
+// generated code introduces starts with op2_ (user sources may not use
+// the prefix), and every macro the user source defines is undefined
+// before the stub, so no user name can change the stub's meaning.
+func generate(l *core.Loop, lay *layout) (string, error) {
+	u := lay.src
+	user, err := kernelSource(l, lay, u)
+	if err != nil {
+		return "", err
+	}
 	var w writer
 	w.p("/* Generated by GoOP2 (opencl) for kernel %s. Do not edit. */\n", l.Kernel.Name)
 	w.p("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n")
 	w.p("typedef char int8_t; typedef uchar uint8_t; typedef short int16_t; typedef ushort uint16_t;\n")
 	w.p("typedef int int32_t; typedef uint uint32_t; typedef long int64_t; typedef ulong uint64_t;\n")
-	w.p("#define ROUND_UP(bytes) (((bytes) + 15) & ~15)\n\n")
-	w.p("%s\n", kernelSource(l, lay))
+	var undef []string
+	for _, m := range provided {
+		if u.uses(m.name) && !u.declares(m.name) {
+			w.p("%s\n", m.def)
+			undef = append(undef, m.name)
+		}
+	}
+	w.p("\n/* user kernel %s */\n%s\n/* end of user kernel */\n", l.Kernel.Name, user)
+	for _, m := range append(undef, u.macros...) {
+		w.p("#undef %s\n", m)
+	}
+	w.p("\n")
 	if lay.indirect {
 		indirectStub(&w, l, lay)
 	} else {
 		directStub(&w, l, lay)
 	}
-	return w.String()
+	return w.String(), nil
 }
 
 // dataParams declares one __global pointer per distinct Dat or Global.
 func dataParams(w *writer, l *core.Loop, lay *layout) {
 	for i := range l.Args {
 		if lay.base[i] == i {
-			w.p("    __global %s *restrict d%d,\n", clType(l.Args[i].Data.Type), i)
+			w.p("    __global %s *restrict op2_d%d,\n", clType(l.Args[i].Data.Type), i)
 		}
 	}
 }
@@ -195,12 +438,12 @@ func dataParams(w *writer, l *core.Loop, lay *layout) {
 // parameter list.
 func tailParams(w *writer, l *core.Loop, lay *layout) {
 	var ps []string
-	for _, c := range lay.consts {
-		ps = append(ps, fmt.Sprintf("    __constant %s *op2c_%s", clType(c.Type), c.Name))
+	if len(lay.consts) > 0 {
+		ps = append(ps, "    "+hiddenParam)
 	}
 	for _, i := range lay.reductions {
 		t := clType(l.Args[i].Data.Type)
-		ps = append(ps, fmt.Sprintf("    __global %s *red%d", t, i), fmt.Sprintf("    __local %s *rs%d", t, i))
+		ps = append(ps, fmt.Sprintf("    __global %s *op2_red%d", t, i), fmt.Sprintf("    __local %s *op2_rs%d", t, i))
 	}
 	if len(ps) == 0 {
 		ps = append(ps, "    int op2_unused")
@@ -208,16 +451,20 @@ func tailParams(w *writer, l *core.Loop, lay *layout) {
 	w.p("%s)\n{\n", strings.Join(ps, ",\n"))
 }
 
-// reductionInit declares each reduction's private accumulator.
-func reductionInit(w *writer, l *core.Loop, lay *layout) {
-	for _, i := range lay.reductions {
+// argInit declares each reduction's private accumulator and the private
+// copies of Globals that are read.
+func argInit(w *writer, l *core.Loop, lay *layout) {
+	for i := range l.Args {
 		a := &l.Args[i]
+		if a.Kind != core.ArgGlobal || !lay.priv[i] {
+			continue
+		}
 		t, dim := clType(a.Data.Type), a.Data.Dim
-		init := fmt.Sprintf("d%d[k]", lay.base[i])
+		init := fmt.Sprintf("op2_d%d[op2_k]", lay.base[i])
 		if a.Access == core.Inc {
 			init = "0"
 		}
-		w.p("  %s r%d[%d];\n  for (int k = 0; k < %d; k++) r%d[k] = %s;\n", t, i, dim, dim, i, init)
+		w.p("  %s op2_p%d[%d];\n  for (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_k] = %s;\n", t, i, dim, dim, i, init)
 	}
 }
 
@@ -227,55 +474,131 @@ func reductionFinish(w *writer, l *core.Loop, lay *layout, slot string) {
 	for _, i := range lay.reductions {
 		a := &l.Args[i]
 		dim := a.Data.Dim
-		w.p("  for (int k = 0; k < %d; k++) {\n", dim)
-		w.p("    rs%d[lid] = r%d[k];\n    barrier(CLK_LOCAL_MEM_FENCE);\n", i, i)
-		w.p("    for (int s = %d; s > 0; s >>= 1) {\n", WorkGroupSize/2)
-		w.p("      if (lid < s) { %s }\n", host.Combine(a.Access, fmt.Sprintf("rs%d[lid]", i), fmt.Sprintf("rs%d[lid + s]", i)))
+		w.p("  for (int op2_k = 0; op2_k < %d; op2_k++) {\n", dim)
+		w.p("    op2_rs%d[op2_lid] = op2_p%d[op2_k];\n    barrier(CLK_LOCAL_MEM_FENCE);\n", i, i)
+		w.p("    for (int op2_step = %d; op2_step > 0; op2_step >>= 1) {\n", WorkGroupSize/2)
+		w.p("      if (op2_lid < op2_step) { %s }\n", host.Combine(a.Access, fmt.Sprintf("op2_rs%d[op2_lid]", i), fmt.Sprintf("op2_rs%d[op2_lid + op2_step]", i)))
 		w.p("      barrier(CLK_LOCAL_MEM_FENCE);\n    }\n")
-		w.p("    if (lid == 0) red%d[(%s) * %d + k] = rs%d[0];\n", i, slot, dim, i)
+		w.p("    if (op2_lid == 0) op2_red%d[(%s) * %d + op2_k] = op2_rs%d[0];\n", i, slot, dim, i)
 		w.p("    barrier(CLK_LOCAL_MEM_FENCE);\n  }\n")
 	}
 }
 
-// callArgs returns the kernel call's argument expressions for element e.
-func callArgs(l *core.Loop, lay *layout, e string) []string {
-	var out []string
+// target is the address of the first value of argument i's target for
+// element e (map column col for a vector argument): in the dat for direct
+// arguments and datasets in global memory, else in the staged copy.
+func target(l *core.Loop, lay *layout, i int, e, col string) string {
+	a := &l.Args[i]
+	dim := a.Data.Dim
+	switch a.Kind {
+	case core.ArgDirect:
+		return fmt.Sprintf("op2_d%d + (size_t)(%s) * %d", lay.base[i], e, dim)
+	case core.ArgGlobal:
+		return fmt.Sprintf("op2_d%d", lay.base[i])
+	}
+	loc := fmt.Sprintf("op2_loc%d[%s]", i, e)
+	if a.Kind == core.ArgVector {
+		loc = fmt.Sprintf("op2_loc%d[(size_t)(%s) * %d + %s]", i, e, a.Map.Arity, col)
+	}
+	d := lay.inds[i]
+	if lay.dsGlobal[d] {
+		return fmt.Sprintf("op2_d%d + (size_t)op2_map%d[%s] * %d", lay.base[i], d, loc, dim)
+	}
+	return fmt.Sprintf("op2_s%d + %s * %d", d, loc, dim)
+}
+
+// incDecls declares, at the top of an element's pass, the zeroed private
+// accumulators of increments through a map (and the pointer arrays of
+// vector ones), which the colour loop adds to their targets.
+func incDecls(w *writer, l *core.Loop, lay *layout, indent string) {
 	for i := range l.Args {
 		a := &l.Args[i]
-		dim := a.Data.Dim
-		switch a.Kind {
-		case core.ArgDirect:
-			out = append(out, fmt.Sprintf("d%d + (size_t)(%s) * %d", lay.base[i], e, dim))
-		case core.ArgIndirect:
-			if a.Access == core.Inc {
-				out = append(out, fmt.Sprintf("l%d", i))
+		if a.Map == nil || a.Access != core.Inc || !lay.priv[i] {
+			continue
+		}
+		t, dim := clType(a.Data.Type), a.Data.Dim
+		if a.Kind == core.ArgIndirect {
+			w.p("%s%s op2_p%d[%d];\n%sfor (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_k] = 0;\n", indent, t, i, dim, indent, dim, i)
+			continue
+		}
+		ar := a.Map.Arity
+		w.p("%s%s op2_p%d[%d][%d];\n%sfor (int op2_j = 0; op2_j < %d; op2_j++) for (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_j][op2_k] = 0;\n",
+			indent, t, i, ar, dim, indent, ar, dim, i)
+		w.p("%s%s *op2_v%d[%d];\n%sfor (int op2_j = 0; op2_j < %d; op2_j++) op2_v%d[op2_j] = op2_p%d[op2_j];\n", indent, t, i, ar, indent, ar, i, i)
+	}
+}
+
+// callKernel writes the call of the kernel for element e: the private
+// copies of the arguments it reads or writes (accumulators of increments
+// through a map are declared by incDecls, Globals' by argInit), the call,
+// and the copying back of what it modified.
+func callKernel(w *writer, l *core.Loop, lay *layout, e, indent string) {
+	var args []string
+	if len(lay.consts) > 0 {
+		args = append(args, "op2_consts")
+	}
+	for i := range l.Args {
+		a := &l.Args[i]
+		t, dim := clType(a.Data.Type), a.Data.Dim
+		switch {
+		case a.Kind == core.ArgGlobal:
+			if lay.priv[i] {
+				args = append(args, fmt.Sprintf("op2_p%d", i))
 			} else {
-				out = append(out, fmt.Sprintf("s%d + loc%d[%s] * %d", lay.inds[i], i, e, dim))
+				args = append(args, target(l, lay, i, e, ""))
 			}
-		case core.ArgVector:
-			out = append(out, fmt.Sprintf("v%d", i))
-		case core.ArgGlobal:
-			if host.IsReduction(a) {
-				out = append(out, fmt.Sprintf("r%d", i))
-			} else {
-				out = append(out, fmt.Sprintf("d%d", lay.base[i]))
+		case a.Kind == core.ArgVector:
+			ar := a.Map.Arity
+			if lay.priv[i] && a.Access != core.Inc {
+				w.p("%s%s op2_p%d[%d][%d];\n%s%s *op2_v%d[%d];\n", indent, t, i, ar, dim, indent, t, i, ar)
+				w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) {\n", indent, ar)
+				w.p("%s  op2_v%d[op2_j] = op2_p%d[op2_j];\n", indent, i, i)
+				w.p("%s  for (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_j][op2_k] = (%s)[op2_k];\n", indent, dim, i, target(l, lay, i, e, "op2_j"))
+				w.p("%s}\n", indent)
+			} else if !lay.priv[i] {
+				q := lay.qualifier(l, i)
+				w.p("%s%s %s *op2_v%d[%d];\n", indent, q, t, i, ar)
+				w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) op2_v%d[op2_j] = %s;\n", indent, ar, i, target(l, lay, i, e, "op2_j"))
 			}
+			args = append(args, fmt.Sprintf("op2_v%d", i))
+		case !lay.priv[i]:
+			args = append(args, target(l, lay, i, e, ""))
+		case a.Kind == core.ArgIndirect && a.Access == core.Inc:
+			args = append(args, fmt.Sprintf("op2_p%d", i)) // declared by incDecls
+		default:
+			// Direct, or through one map entry: copied in whatever the
+			// access, so that values a WRITE kernel leaves alone keep
+			// their values when copied back.
+			w.p("%s%s op2_p%d[%d];\n%sfor (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_k] = (%s)[op2_k];\n",
+				indent, t, i, dim, indent, dim, i, target(l, lay, i, e, ""))
+			args = append(args, fmt.Sprintf("op2_p%d", i))
 		}
 	}
-	for _, c := range lay.consts {
-		out = append(out, "op2c_"+c.Name)
+	w.p("%s%s(%s);\n", indent, funcName(l.Kernel.Name), strings.Join(args, ", "))
+	for i := range l.Args {
+		a := &l.Args[i]
+		if !lay.priv[i] || a.Kind == core.ArgGlobal || a.Access == core.Read || a.Access == core.Inc && a.Map != nil {
+			continue
+		}
+		dim := a.Data.Dim
+		if a.Kind == core.ArgVector {
+			w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) for (int op2_k = 0; op2_k < %d; op2_k++) (%s)[op2_k] = op2_p%d[op2_j][op2_k];\n",
+				indent, a.Map.Arity, dim, target(l, lay, i, e, "op2_j"), i)
+			continue
+		}
+		w.p("%sfor (int op2_k = 0; op2_k < %d; op2_k++) (%s)[op2_k] = op2_p%d[op2_k];\n", indent, dim, target(l, lay, i, e, ""), i)
 	}
-	return out
 }
 
 func directStub(w *writer, l *core.Loop, lay *layout) {
-	w.p("__kernel __attribute__((reqd_work_group_size(%d, 1, 1)))\nvoid op2_stub(\n    int set_size,\n", WorkGroupSize)
+	w.p("__kernel __attribute__((reqd_work_group_size(%d, 1, 1)))\nvoid op2_stub(\n    int op2_set_size,\n", WorkGroupSize)
 	dataParams(w, l, lay)
 	tailParams(w, l, lay)
-	w.p("  const int lid = get_local_id(0);\n  (void)lid;\n")
-	reductionInit(w, l, lay)
-	w.p("  for (int n = get_global_id(0); n < set_size; n += get_global_size(0)) {\n")
-	w.p("    %s(\n        %s);\n  }\n", kernelName, strings.Join(callArgs(l, lay, "n"), ",\n        "))
+	w.p("  const int op2_lid = get_local_id(0);\n  (void)op2_lid;\n")
+	argInit(w, l, lay)
+	w.p("  for (int op2_n = get_global_id(0); op2_n < op2_set_size; op2_n += get_global_size(0)) {\n")
+	callKernel(w, l, lay, "op2_n", "    ")
+	w.p("  }\n")
 	reductionFinish(w, l, lay, "get_group_id(0)")
 	w.p("}\n")
 }
@@ -284,94 +607,88 @@ func indirectStub(w *writer, l *core.Loop, lay *layout) {
 	w.p("__kernel __attribute__((reqd_work_group_size(%d, 1, 1)))\nvoid op2_stub(\n", WorkGroupSize)
 	dataParams(w, l, lay)
 	for d := 0; d < lay.nind; d++ {
-		w.p("    __global const int *restrict ind_map%d, __global const int *restrict ind_offs%d, __global const int *restrict ind_sizes%d,\n", d, d, d)
+		w.p("    __global const int *restrict op2_ind_map%d, __global const int *restrict op2_ind_offs%d, __global const int *restrict op2_ind_sizes%d,\n", d, d, d)
 	}
 	for i := range l.Args {
 		if l.Args[i].Map != nil {
-			w.p("    __global const int *restrict loc%d,\n", i)
+			w.p("    __global const int *restrict op2_loc%d,\n", i)
 		}
 	}
-	w.p("    __global const int *restrict blkmap, __global const int *restrict offset, __global const int *restrict nelems,\n")
-	w.p("    __global const int *restrict nthrcol, __global const int *restrict thrcol,\n")
-	w.p("    int block_offset,\n    __local char *shared,\n")
+	w.p("    __global const int *restrict op2_blkmap, __global const int *restrict op2_offset, __global const int *restrict op2_nelems,\n")
+	w.p("    __global const int *restrict op2_nthrcol, __global const int *restrict op2_thrcol,\n")
+	w.p("    int op2_block_offset,\n    __local char *op2_shared,\n")
 	tailParams(w, l, lay)
 
-	w.p("  const int lid = get_local_id(0);\n")
-	w.p("  const int bid = blkmap[get_group_id(0) + block_offset];\n")
-	w.p("  const int nelem = nelems[bid], first = offset[bid];\n")
-	w.p("  int nbytes = 0;\n")
+	w.p("  const int op2_lid = get_local_id(0);\n")
+	w.p("  const int op2_bid = op2_blkmap[get_group_id(0) + op2_block_offset];\n")
+	w.p("  const int op2_nelem = op2_nelems[op2_bid], op2_first = op2_offset[op2_bid];\n")
+	w.p("  int op2_nbytes = 0;\n")
 	for d := 0; d < lay.nind; d++ {
 		a := &l.Args[lay.dsArg[d]]
 		t, dim := clType(a.Data.Type), a.Data.Dim
-		w.p("  const int size%d = ind_sizes%d[bid];\n", d, d)
-		w.p("  __global const int *const map%d = ind_map%d + ind_offs%d[bid];\n", d, d, d)
-		w.p("  __local %s *const s%d = (__local %s *)(shared + nbytes);\n", t, d, t)
-		w.p("  nbytes += ROUND_UP(size%d * %d * (int)sizeof(%s));\n", d, dim, t)
+		w.p("  __global const int *const op2_map%d = op2_ind_map%d + op2_ind_offs%d[op2_bid];\n", d, d, d)
+		if lay.dsGlobal[d] {
+			continue
+		}
+		w.p("  const int op2_size%d = op2_ind_sizes%d[op2_bid];\n", d, d)
+		w.p("  __local %s *const op2_s%d = (__local %s *)(op2_shared + op2_nbytes);\n", t, d, t)
+		// Each dataset's area is rounded up to 16 bytes, as in plan.NShared.
+		w.p("  op2_nbytes += (op2_size%d * %d * (int)sizeof(%s) + 15) & ~15;\n", d, dim, t)
 	}
-	w.p("  (void)nbytes;\n")
-	// Stage in (or zero) every indirect dataset.
+	w.p("  (void)op2_nbytes;\n")
+	// Stage in (or zero) every indirect dataset kept in local memory.
 	for d := 0; d < lay.nind; d++ {
+		if lay.dsGlobal[d] {
+			continue
+		}
 		a := &l.Args[lay.dsArg[d]]
 		dim := a.Data.Dim
-		src := fmt.Sprintf("d%d[i %% %d + (size_t)map%d[i / %d] * %d]", lay.base[lay.dsArg[d]], dim, d, dim, dim)
+		src := fmt.Sprintf("op2_d%d[op2_i %% %d + (size_t)op2_map%d[op2_i / %d] * %d]", lay.base[lay.dsArg[d]], dim, d, dim, dim)
 		if !lay.dsStage[d] {
 			src = "0"
 		}
-		w.p("  for (int i = lid; i < size%d * %d; i += %d) s%d[i] = %s;\n", d, dim, WorkGroupSize, d, src)
+		w.p("  for (int op2_i = op2_lid; op2_i < op2_size%d * %d; op2_i += %d) op2_s%d[op2_i] = %s;\n", d, dim, WorkGroupSize, d, src)
 	}
 	w.p("  barrier(CLK_LOCAL_MEM_FENCE);\n")
-	reductionInit(w, l, lay)
+	argInit(w, l, lay)
 
 	// The elements: every work item makes the same number of passes so
 	// that all reach the barriers of the coloured increments.
-	w.p("  const int nelem2 = nelem > 0 ? %d * (1 + (nelem - 1) / %d) : 0;\n", WorkGroupSize, WorkGroupSize)
-	w.p("  for (int n = lid; n < nelem2; n += %d) {\n", WorkGroupSize)
-	w.p("    const int e = n + first;\n    int col = -1;\n")
-	for i := range l.Args {
-		a := &l.Args[i]
-		t, dim := clType(a.Data.Type), a.Data.Dim
-		switch {
-		case a.Kind == core.ArgIndirect && a.Access == core.Inc:
-			w.p("    %s l%d[%d];\n    for (int k = 0; k < %d; k++) l%d[k] = 0;\n", t, i, dim, dim, i)
-		case a.Kind == core.ArgVector && a.Access == core.Inc:
-			ar := a.Map.Arity
-			w.p("    %s l%d[%d][%d];\n    for (int c = 0; c < %d; c++) for (int k = 0; k < %d; k++) l%d[c][k] = 0;\n", t, i, ar, dim, ar, dim, i)
-			w.p("    __private %s *v%d[%d];\n    for (int c = 0; c < %d; c++) v%d[c] = l%d[c];\n", t, i, ar, ar, i, i)
-		case a.Kind == core.ArgVector:
-			ar := a.Map.Arity
-			w.p("    __local %s *v%d[%d];\n", t, i, ar)
-			w.p("    if (n < nelem) for (int c = 0; c < %d; c++) v%d[c] = s%d + loc%d[(size_t)e * %d + c] * %d;\n", ar, i, lay.inds[i], i, ar, dim)
-		}
+	w.p("  const int op2_nelem2 = op2_nelem > 0 ? %d * (1 + (op2_nelem - 1) / %d) : 0;\n", WorkGroupSize, WorkGroupSize)
+	w.p("  for (int op2_n = op2_lid; op2_n < op2_nelem2; op2_n += %d) {\n", WorkGroupSize)
+	w.p("    const int op2_e = op2_n + op2_first;\n    int op2_col = -1;\n")
+	incDecls(w, l, lay, "    ")
+	w.p("    if (op2_n < op2_nelem) {\n")
+	if !lay.callInColour {
+		callKernel(w, l, lay, "op2_e", "      ")
 	}
-	call := fmt.Sprintf("%s(\n          %s);", kernelName, strings.Join(callArgs(l, lay, "e"), ",\n          "))
-	w.p("    if (n < nelem) {\n")
-	if !lay.colourExec {
-		w.p("      %s\n", call)
-	}
-	w.p("      col = thrcol[e];\n    }\n")
-	w.p("    for (int c = 0; c < nthrcol[bid]; c++) {\n      if (col == c) {\n")
-	if lay.colourExec {
-		w.p("        %s\n", call)
+	w.p("      op2_col = op2_thrcol[op2_e];\n    }\n")
+	w.p("    for (int op2_c = 0; op2_c < op2_nthrcol[op2_bid]; op2_c++) {\n      if (op2_col == op2_c) {\n")
+	if lay.callInColour {
+		callKernel(w, l, lay, "op2_e", "        ")
 	}
 	for i := range l.Args {
 		a := &l.Args[i]
-		if a.Access != core.Inc || a.Map == nil {
+		if a.Access != core.Inc || a.Map == nil || !lay.priv[i] {
 			continue
 		}
-		dim, d := a.Data.Dim, lay.inds[i]
+		dim := a.Data.Dim
 		if a.Kind == core.ArgIndirect {
-			w.p("        for (int k = 0; k < %d; k++) s%d[loc%d[e] * %d + k] += l%d[k];\n", dim, d, i, dim, i)
+			w.p("        for (int op2_k = 0; op2_k < %d; op2_k++) (%s)[op2_k] += op2_p%d[op2_k];\n", dim, target(l, lay, i, "op2_e", ""), i)
 		} else {
-			ar := a.Map.Arity
-			w.p("        for (int c2 = 0; c2 < %d; c2++) for (int k = 0; k < %d; k++) s%d[loc%d[(size_t)e * %d + c2] * %d + k] += l%d[c2][k];\n",
-				ar, dim, d, i, ar, dim, i)
+			w.p("        for (int op2_j = 0; op2_j < %d; op2_j++) for (int op2_k = 0; op2_k < %d; op2_k++) (%s)[op2_k] += op2_p%d[op2_j][op2_k];\n",
+				a.Map.Arity, dim, target(l, lay, i, "op2_e", "op2_j"), i)
 		}
 	}
-	w.p("      }\n      barrier(CLK_LOCAL_MEM_FENCE);\n    }\n  }\n")
+	fence := "CLK_LOCAL_MEM_FENCE"
+	if lay.globalFence {
+		fence += " | CLK_GLOBAL_MEM_FENCE"
+	}
+	w.p("      }\n      barrier(%s);\n    }\n  }\n", fence)
 
-	// Write back what changed.
+	// Write back what changed in local memory.
 	for d := 0; d < lay.nind; d++ {
-		if !lay.dsModified[d] {
+		if !lay.dsModified[d] || lay.dsGlobal[d] {
 			continue
 		}
 		a := &l.Args[lay.dsArg[d]]
@@ -380,11 +697,11 @@ func indirectStub(w *writer, l *core.Loop, lay *layout) {
 		if !lay.dsStage[d] {
 			op = "+="
 		}
-		w.p("  for (int i = lid; i < size%d * %d; i += %d) d%d[i %% %d + (size_t)map%d[i / %d] * %d] %s s%d[i];\n",
+		w.p("  for (int op2_i = op2_lid; op2_i < op2_size%d * %d; op2_i += %d) op2_d%d[op2_i %% %d + (size_t)op2_map%d[op2_i / %d] * %d] %s op2_s%d[op2_i];\n",
 			d, dim, WorkGroupSize, lay.base[lay.dsArg[d]], dim, d, dim, dim, op, d)
 		// Another dataset of the same dat may add to the same elements.
 		w.p("  barrier(CLK_GLOBAL_MEM_FENCE);\n")
 	}
-	reductionFinish(w, l, lay, "bid")
+	reductionFinish(w, l, lay, "op2_bid")
 	w.p("}\n")
 }

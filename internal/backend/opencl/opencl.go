@@ -36,13 +36,7 @@ type backend struct {
 	ctx       *cl.Context
 	cache     *cache.Dir
 	blockSize int
-	consts    map[*core.Const]*constBuf
 	programs  map[string]*cl.Program // by source hash, within this context
-}
-
-type constBuf struct {
-	buf  *cl.Buffer
-	seen uint64
 }
 
 func deviceType(name string) (uint64, error) {
@@ -95,7 +89,7 @@ func open(cfg *core.Config) (core.Backend, error) {
 		return nil, err
 	}
 	return &backend{ctx: ctx, cache: dir, blockSize: cfg.BlockSize,
-		consts: map[*core.Const]*constBuf{}, programs: map[string]*cl.Program{}}, nil
+		programs: map[string]*cl.Program{}}, nil
 }
 
 func (b *backend) Name() string { return Name }
@@ -104,11 +98,11 @@ func (b *backend) Name() string { return Name }
 func (b *backend) Wait() error { return b.ctx.Finish() }
 
 func (b *backend) Generate(l *core.Loop) (string, error) {
-	lay, err := analyse(l)
+	lay, err := analyse(l, b.ctx.Device.LocalMem)
 	if err != nil {
 		return "", err
 	}
-	return generate(l, lay), nil
+	return generate(l, lay)
 }
 
 const buildOptions = "-cl-std=CL1.2"
@@ -171,16 +165,36 @@ func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 			}
 		}
 	}
-	lay, err := analyse(l)
+	lay, err := analyse(l, b.ctx.Device.LocalMem)
 	if err != nil {
 		return nil, err
 	}
-	src := generate(l, lay)
+	if max := b.ctx.Device.ConstMem; max > 0 && lay.constBytes > max {
+		return nil, fmt.Errorf("op2: %s: the constants the kernel uses take %d bytes, more than the %d bytes of constant memory of OpenCL device %q",
+			l.Name(), lay.constBytes, max, b.ctx.Device.Name)
+	}
+	src, err := generate(l, lay)
+	if err != nil {
+		return nil, err
+	}
 	k, err := b.build(l, src)
 	if err != nil {
+		if hint := lay.buildHint(l); hint != "" {
+			err = fmt.Errorf("%w\n%s", err, hint)
+		}
 		return nil, err
 	}
-	return &program{b: b, src: src, lay: lay, k: k, red: make([]*cl.Buffer, len(l.Args)), plans: map[string]*devicePlan{}}, nil
+	p := &program{b: b, src: src, lay: lay, k: k, red: make([]*cl.Buffer, len(l.Args)), plans: map[string]*devicePlan{}}
+	if lay.constBytes > 0 {
+		if p.consts, err = b.ctx.Alloc(lay.constBytes); err != nil {
+			return nil, fmt.Errorf("op2: %s: allocating the constant buffer: %w", l.Name(), err)
+		}
+		ctx := b.ctx
+		runtime.AddCleanup(p, func(buf *cl.Buffer) { ctx.Free(buf) }, p.consts)
+		p.constHost = make([]byte, lay.constBytes)
+		p.constSeen = make([]uint64, len(lay.consts))
+	}
+	return p, nil
 }
 
 // program is one compiled loop signature.
@@ -190,6 +204,13 @@ type program struct {
 	lay *layout
 	k   *cl.Kernel
 	red []*cl.Buffer // partial results of reduction arguments, by argument
+
+	// consts is the device copy of the constants the kernel uses, packed
+	// as lay.consts says; constHost its host image and constSeen the
+	// version of each constant it holds (0: not yet copied).
+	consts    *cl.Buffer
+	constHost []byte
+	constSeen []uint64
 
 	plans   map[string]*devicePlan // by set and maps
 	saved   []savedState           // argument data states before the running loop
@@ -263,34 +284,35 @@ func (p *program) prepareData(l *core.Loop) error {
 	return nil
 }
 
-// constBuffer returns the device copy of a constant, refreshed if its value changed.
-func (b *backend) constBuffer(c *core.Const) (*cl.Buffer, error) {
-	cb, ok := b.consts[c]
-	if !ok {
-		buf, err := b.ctx.Alloc(c.Bytes())
-		if err != nil {
-			return nil, err
+// refreshConsts copies the constants whose values changed since the
+// last loop to the device: changing a constant needs no new program.
+func (p *program) refreshConsts() error {
+	changed := false
+	for j, s := range p.lay.consts {
+		c := s.c
+		if v := c.Version.Load(); v != p.constSeen[j] || v == 0 {
+			copy(p.constHost[s.off:s.off+c.Bytes()], unsafe.Slice((*byte)(c.Host), c.Bytes()))
+			p.constSeen[j] = v
+			changed = true
 		}
-		cb = &constBuf{buf: buf}
-		b.consts[c] = cb
 	}
-	if v := c.Version.Load(); v != cb.seen {
-		if err := b.ctx.Write(cb.buf, c.Host, c.Bytes()); err != nil {
-			return nil, err
-		}
-		cb.seen = v
+	if !changed {
+		return nil
 	}
-	return cb.buf, nil
+	if err := p.b.ctx.Write(p.consts, unsafe.Pointer(&p.constHost[0]), len(p.constHost)); err != nil {
+		clear(p.constSeen) // copy them all again next time
+		return fmt.Errorf("copying the constants to the device: %w", err)
+	}
+	return nil
 }
 
 // setTail sets the constant and reduction arguments starting at index next.
 func (p *program) setTail(l *core.Loop, next, slots int) error {
-	for _, c := range p.lay.consts {
-		buf, err := p.b.constBuffer(c)
-		if err != nil {
+	if p.consts != nil {
+		if err := p.refreshConsts(); err != nil {
 			return err
 		}
-		if err := p.k.SetBuffer(next, buf); err != nil {
+		if err := p.k.SetBuffer(next, p.consts); err != nil {
 			return err
 		}
 		next++
@@ -580,11 +602,12 @@ func (b *backend) buildPlan(l *core.Loop, lay *layout) (*devicePlan, error) {
 	// Every element of a written-back dataset is stored back, so all its
 	// arguments constrain the colouring.
 	in := core.PlanInput(l, lay.inds, lay.nind, func(i int) bool { return lay.dsModified[lay.inds[i]] }, b.blockSize)
-	scratch := 0
-	for _, i := range lay.reductions {
-		scratch += WorkGroupSize * l.Args[i].Data.Type.Size()
+	for i := range in.Args {
+		if d := lay.inds[i]; d >= 0 && lay.dsGlobal[d] {
+			in.Args[i].ElemBytes = 0 // not staged
+		}
 	}
-	budget := b.ctx.Device.LocalMem - scratch - 1024
+	budget := stagingBudget(l, lay.reductions, b.ctx.Device.LocalMem)
 	var pl *plan.Plan
 	for {
 		var err error
@@ -597,7 +620,15 @@ func (b *backend) buildPlan(l *core.Loop, lay *layout) (*devicePlan, error) {
 		in.BlockSize = pl.BlockSize / 2
 	}
 	if pl.NShared > budget {
-		return nil, fmt.Errorf("one element's indirect data (%d bytes) does not fit the device's %d bytes of local memory", pl.NShared, b.ctx.Device.LocalMem)
+		var staged []string
+		for d := 0; d < lay.nind; d++ {
+			if !lay.dsGlobal[d] {
+				a := &l.Args[lay.dsArg[d]]
+				staged = append(staged, fmt.Sprintf("%s through map %q", a.Data.Describe(), a.Map.Name))
+			}
+		}
+		return nil, fmt.Errorf("one element's indirect data (%d bytes: %s) does not fit the %d bytes of local memory of OpenCL device %q; use fewer or smaller indirect arguments, or a host backend",
+			pl.NShared, strings.Join(staged, ", "), b.ctx.Device.LocalMem, b.ctx.Device.Name)
 	}
 	if plan.CheckingEnabled() {
 		if err := pl.Check(in); err != nil {

@@ -1,0 +1,371 @@
+package opencl
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+	cl "github.com/goop2/op2/internal/opencl"
+)
+
+// These tests check the generated OpenCL source without a device.
+
+// testLoop builds a loop over 8 edges with a map of arity 2 onto 4 nodes.
+type testLoop struct {
+	edges, nodes *core.Set
+	m            *core.Map
+}
+
+func newTestLoop() *testLoop {
+	edges := &core.Set{Name: "edges", Core: 8, Owned: 8, Exec: 8, Total: 8, ID: core.NewID()}
+	nodes := &core.Set{Name: "nodes", Core: 4, Owned: 4, Exec: 4, Total: 4, ID: core.NewID()}
+	tab := make([]int32, 16)
+	for i := range tab {
+		tab[i] = int32(i % 4)
+	}
+	return &testLoop{edges, nodes, &core.Map{Name: "m", From: edges, To: nodes, Arity: 2, Table: tab, ID: core.NewID()}}
+}
+
+func (tl *testLoop) dat(name string, dim int, on *core.Set) *core.Storage {
+	return &core.Storage{Name: name, Type: core.Float64, Dim: dim, Set: on, Len: dim * on.Total, ID: core.NewID()}
+}
+
+func global(name string, dim int) *core.Storage {
+	return &core.Storage{Name: name, Type: core.Float64, Dim: dim, Len: dim, ID: core.NewID()}
+}
+
+func newConst(name string, vals ...float64) *core.Const {
+	c := &core.Const{Name: name, Type: core.Float64, Dim: len(vals), Host: unsafe.Pointer(&vals[0]), ID: core.NewID()}
+	c.Version.Store(1)
+	return c
+}
+
+func loop(t *testing.T, src, name string, set *core.Set, consts []*core.Const, args ...core.Arg) *core.Loop {
+	t.Helper()
+	info, err := core.ParseKernel(src, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &core.Loop{Kernel: &core.Kernel{Name: name, Source: src, Info: info, ID: core.NewID()}, Set: set, Args: args, Consts: consts}
+}
+
+// gen generates the loop's source for a device with localMem bytes of
+// local memory.
+func gen(t *testing.T, l *core.Loop, localMem int) (string, *layout) {
+	t.Helper()
+	lay, err := analyse(l, localMem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := generate(l, lay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src, lay
+}
+
+// stub returns the generated code after the user's source and the #undefs.
+func stub(src string) string {
+	return src[strings.Index(src, "__kernel"):]
+}
+
+// shapes are loops of every kind the generator handles, for a device with
+// 48 KiB of local memory (so that dim 1<<16 is not staged and dim 200 is
+// staged but not copied into private memory).
+func shapes(t *testing.T, src, name string, consts []*core.Const) map[string]*core.Loop {
+	tl := newTestLoop()
+	out := map[string]*core.Loop{}
+	for _, dim := range []int{2, 200, 1 << 16} {
+		x := tl.dat("x", dim, tl.nodes)
+		res := tl.dat("res", dim, tl.nodes)
+		vres := tl.dat("vres", dim, tl.nodes)
+		q := tl.dat("q", dim, tl.edges)
+		g := global("g", min(dim, 1024))
+		gr := global("gr", min(dim, 1024))
+		out[fmt.Sprintf("direct dim %d", dim)] = loop(t, src, name, tl.edges, consts,
+			core.Arg{Data: q, Access: core.RW, Kind: core.ArgDirect},
+			core.Arg{Data: q, Access: core.Read, Kind: core.ArgDirect},
+			core.Arg{Data: g, Access: core.Read, Kind: core.ArgGlobal},
+			core.Arg{Data: gr, Access: core.Max, Kind: core.ArgGlobal})
+		out[fmt.Sprintf("indirect dim %d", dim)] = loop(t, src, name, tl.edges, consts,
+			core.Arg{Data: x, Map: tl.m, Idx: 0, Access: core.Read, Kind: core.ArgIndirect},
+			core.Arg{Data: res, Map: tl.m, Idx: 1, Access: core.Inc, Kind: core.ArgIndirect},
+			core.Arg{Data: x, Map: tl.m, Idx: -1, Access: core.Read, Kind: core.ArgVector},
+			core.Arg{Data: vres, Map: tl.m, Idx: -1, Access: core.Inc, Kind: core.ArgVector},
+			core.Arg{Data: q, Access: core.Write, Kind: core.ArgDirect},
+			core.Arg{Data: gr, Access: core.Inc, Kind: core.ArgGlobal})
+		out[fmt.Sprintf("indirect RW dim %d", dim)] = loop(t, src, name, tl.edges, consts,
+			core.Arg{Data: x, Map: tl.m, Idx: 0, Access: core.RW, Kind: core.ArgIndirect},
+			core.Arg{Data: vres, Map: tl.m, Idx: -1, Access: core.Write, Kind: core.ArgVector},
+			core.Arg{Data: g, Access: core.Read, Kind: core.ArgGlobal})
+	}
+	return out
+}
+
+// shapeSrc's kernel passes every argument on to a helper.
+const shapeSrc = "static void h(double *p) { }\n" +
+	"void k(double *a, double *b, double *c, double *d, double *e, double *f) { h(a); h(b); h(c); h(d); h(e); h(f); }"
+
+// openCLWords are the identifiers of OpenCL C the stub may use.
+var openCLWords = map[string]bool{
+	"__kernel": true, "__attribute__": true, "reqd_work_group_size": true, "void": true, "int": true,
+	"const": true, "__global": true, "__local": true, "__constant": true, "restrict": true, "char": true,
+	"double": true, "size_t": true, "sizeof": true, "for": true, "if": true, "barrier": true,
+	"CLK_LOCAL_MEM_FENCE": true, "CLK_GLOBAL_MEM_FENCE": true, "get_local_id": true,
+	"get_group_id": true, "get_global_id": true, "get_global_size": true,
+}
+
+// TestGeneratedNamesReserved: every identifier the generated code
+// introduces, in the stub and in the adapted user source, starts with
+// op2_ (or is OpenCL C's own).
+func TestGeneratedNamesReserved(t *testing.T) {
+	src := "#define n 3\nstatic double first(const double *v) { return v[0] * eps; }\n" +
+		"void k(double *a, double *b, double *c, double *d, double *e, double *f) { a[0] = first(b) + n; }"
+	user := map[string]bool{}
+	for _, id := range identifiers(src) {
+		user[id] = true
+	}
+	for name, l := range shapes(t, src, "k", []*core.Const{newConst("eps", 1)}) {
+		l.Args = l.Args[:min(len(l.Args), 6)]
+		s, _ := gen(t, l, 48*1024)
+		for _, id := range identRE.FindAllString(stub(s), -1) {
+			if !strings.HasPrefix(id, "op2_") && !openCLWords[id] {
+				t.Errorf("%s: the stub uses %q", name, id)
+			}
+		}
+		body := s[strings.Index(s, "/* user kernel"):strings.Index(s, "/* end of user kernel")]
+		body = blankComments(body)
+		for _, id := range identRE.FindAllString(body, -1) {
+			if !strings.HasPrefix(id, "op2_") && !openCLWords[id] && !user[id] && id != "long" {
+				t.Errorf("%s: the adapted user source introduces %q", name, id)
+			}
+		}
+	}
+}
+
+// TestUserMacrosUndefined: every macro of the user source is undefined
+// between the user source and the stub.
+func TestUserMacrosUndefined(t *testing.T) {
+	src := "#define k 1\n  #  define FOO(x) (x)\n#define BAR \\\n  2\n/* #define NOT_A_MACRO */\n#undef k\n#define k 2\n" +
+		"void kern(double *a) { a[0] = FOO(BAR) + k; }"
+	tl := newTestLoop()
+	l := loop(t, src, "kern", tl.edges, nil, core.Arg{Data: tl.dat("q", 1, tl.edges), Access: core.Write, Kind: core.ArgDirect})
+	s, _ := gen(t, l, 48*1024)
+	between := s[strings.Index(s, "/* end of user kernel */"):strings.Index(s, "__kernel")]
+	if got, want := strings.Count(between, "#undef"), 3; got != want {
+		t.Errorf("%d #undef directives, want %d:\n%s", got, want, between)
+	}
+	for _, m := range []string{"k", "FOO", "BAR"} {
+		if !strings.Contains(between, "#undef "+m+"\n") {
+			t.Errorf("no #undef %s:\n%s", m, between)
+		}
+	}
+}
+
+// TestStandardIncludesDropped: #include directives of the headers OpenCL C
+// provides are removed, keeping the source's lines; others stay.
+func TestStandardIncludesDropped(t *testing.T) {
+	tl := newTestLoop()
+	for _, h := range []string{"math.h", "stdio.h", "stdint.h", "stdlib.h", "string.h", "stdbool.h", "float.h", "limits.h"} {
+		for _, form := range []string{"#include <%s>", "#include \"%s\"", "  #  include<%s> // why"} {
+			inc := fmt.Sprintf(form, h)
+			src := inc + "\n#include \"mine.h\"\nvoid kern(double *a) {\n  a[0] = 1;\n}"
+			l := loop(t, src, "kern", tl.edges, nil, core.Arg{Data: tl.dat("q", 1, tl.edges), Access: core.Write, Kind: core.ArgDirect})
+			s, _ := gen(t, l, 48*1024)
+			user := s[strings.Index(s, "/* user kernel"):strings.Index(s, "/* end of user kernel")]
+			if strings.Contains(user, h) {
+				t.Errorf("%s: still there:\n%s", inc, user)
+			}
+			if !strings.Contains(user, `#include "mine.h"`) {
+				t.Errorf("%s: an include of the user's own header was dropped:\n%s", inc, user)
+			}
+			if strings.Contains(inc, "//") && !strings.Contains(user, "// why") {
+				t.Errorf("%s: the comment after the directive was dropped", inc)
+			}
+			if got, want := strings.Count(user, "\n"), strings.Count(src, "\n")+2; got != want {
+				t.Errorf("%s: %d lines, want %d:\n%s", inc, got, want, user)
+			}
+		}
+	}
+}
+
+// TestFunctionsRenamedAndConstantsPassed: every function of the source is
+// renamed in definitions, prototypes and calls (macros included), and with
+// constants gets the hidden parameter; constant locals skip functions
+// whose parameter shadows the constant.
+func TestFunctionsRenamedAndConstantsPassed(t *testing.T) {
+	src := `double dot(const double *a);
+static void none(void);
+#define TWICE(v) (dot(v) * 2)
+static void none(void) { }
+double dot(const double *a) { none(); return a[0] * eps; }
+static double shade(double eps) { return eps; }
+void kern(double *a) { a[0] = TWICE(a) + dot( a ) + shade(1); }`
+	tl := newTestLoop()
+	args := []core.Arg{{Data: tl.dat("q", 1, tl.edges), Access: core.Write, Kind: core.ArgDirect}}
+	for _, withConst := range []bool{false, true} {
+		var consts []*core.Const
+		if withConst {
+			consts = []*core.Const{newConst("eps", 2)}
+		}
+		s, _ := gen(t, loop(t, src, "kern", tl.edges, consts, args...), 48*1024)
+		user := s[strings.Index(s, "/* user kernel"):strings.Index(s, "/* end of user kernel")]
+		want := []string{"double op2_f_dot(const double *a);", "static void op2_f_none(void);", "(op2_f_dot(v) * 2)",
+			"static void op2_f_none(void) {", "op2_f_none();", "op2_f_dot( a )", "static double op2_f_shade(double eps) {",
+			"void op2_f_kern(double *a) {", "op2_f_kern(op2_p0);"}
+		if withConst {
+			want = []string{"double op2_f_dot(__constant char *op2_consts, const double *a);",
+				"static void op2_f_none(__constant char *op2_consts);", "(op2_f_dot(op2_consts, v) * 2)",
+				"double op2_f_dot(__constant char *op2_consts, const double *a) { const double eps = *(__constant double *)(op2_consts + 0); {",
+				"op2_f_none(op2_consts);", "op2_f_dot(op2_consts,  a )",
+				"static double op2_f_shade(__constant char *op2_consts, double eps) { {",
+				"void op2_f_kern(__constant char *op2_consts, double *a) { {",
+				"op2_f_kern(op2_consts, op2_p0);"}
+		} else if strings.Contains(s, "op2_consts") {
+			t.Errorf("op2_consts without constants:\n%s", s)
+		}
+		for _, w := range want {
+			if !strings.Contains(s, w) {
+				t.Errorf("constants %v: no %q in\n%s", withConst, w, user)
+			}
+		}
+	}
+}
+
+// TestArgumentPassing: small arguments reach the kernel as private
+// copies (unqualified parameters); larger ones as qualified pointers into
+// local or global memory; datasets too large to stage are not staged.
+func TestArgumentPassing(t *testing.T) {
+	cases := []struct {
+		shape     string
+		localMem  int
+		params    string
+		unstaged  bool
+		noStaging bool
+	}{
+		{"indirect dim 2", 48 << 10, "void op2_f_k(double *a, double *b, double *c, double *d, double *e, double *f)", false, false},
+		{"indirect dim 200", 1 << 20, "void op2_f_k(__local double *a, __local double *b, __local double *c, __local double *d, __global double *e, double *f)", false, false},
+		{"indirect dim 200", 48 << 10, "void op2_f_k(__global double *a, __global double *b, __global double *c, __global double *d, __global double *e, double *f)", true, true},
+		{"indirect dim 65536", 1 << 20, "void op2_f_k(__global double *a, __global double *b, __global double *c, __global double *d, __global double *e, double *f)", true, true},
+		{"indirect RW dim 65536", 1 << 20, "void op2_f_k(__global double *a, __global double *b, __global double *c, double *d, double *e, double *f)", true, true},
+		{"direct dim 200", 48 << 10, "void op2_f_k(__global double *a, __global double *b, __global double *c, double *d, double *e, double *f)", false, true},
+		// Arguments the kernel does not pass on need no private copy.
+		{"indirect dim 2", 48 << 10, "void op2_f_k(__local double *a, double *b, __local double *c, double *d, __global double *e, double *f) { a[0] = *b + c[0][1] * **d; e[1] = (*f) * 2; }", false, false},
+		{"direct dim 2", 48 << 10, "void op2_f_k(__global double *a, __global double *b, __global double *c, double *d, double *e, double *f) { a[0] = *b + c[0] * *d; }", false, true},
+	}
+	all := shapes(t, shapeSrc, "k", nil)
+	local := shapes(t, "void k(double *a, double *b, double *c, double *d, double *e, double *f) { a[0] = *b + c[0][1] * **d; e[1] = (*f) * 2; }", "k", nil)
+	direct := shapes(t, "void k(double *a, double *b, double *c, double *d, double *e, double *f) { a[0] = *b + c[0] * *d; }", "k", nil)
+	for n, c := range cases {
+		l := all[c.shape]
+		switch {
+		case n == len(cases)-2:
+			l = local[c.shape]
+		case n == len(cases)-1:
+			l = direct[c.shape]
+		}
+		s, lay := gen(t, l, c.localMem)
+		if !strings.Contains(s, c.params) {
+			t.Errorf("%s: no %q in\n%s", c.shape, c.params, s)
+		}
+		for d := range lay.dsGlobal {
+			if lay.dsGlobal[d] != c.unstaged {
+				t.Errorf("%s: dataset %d unstaged = %v", c.shape, d, lay.dsGlobal[d])
+			}
+		}
+		if strings.Contains(s, "op2_s0") == c.noStaging {
+			t.Errorf("%s: staging = %v, want %v", c.shape, !c.noStaging, c.noStaging)
+		}
+	}
+}
+
+// TestPlanThatCannotFitIsRefused: when one element's staged data exceeds
+// the device's local memory, the loop is refused with an error naming the
+// dats and the limit.
+func TestPlanThatCannotFitIsRefused(t *testing.T) {
+	edges := &core.Set{Name: "edges", Core: 2, Owned: 2, Exec: 2, Total: 2, ID: core.NewID()}
+	nodes := &core.Set{Name: "nodes", Core: 200, Owned: 200, Exec: 200, Total: 200, ID: core.NewID()}
+	tab := make([]int32, 200)
+	for i := range tab {
+		tab[i] = int32(i)
+	}
+	m := &core.Map{Name: "wide", From: edges, To: nodes, Arity: 100, Table: tab, ID: core.NewID()}
+	x := &core.Storage{Name: "x", Type: core.Float64, Dim: 4, Set: nodes, Len: 800, ID: core.NewID()}
+	l := loop(t, "void k(double **x) { }", "k", edges, nil, core.Arg{Data: x, Map: m, Idx: -1, Access: core.Read, Kind: core.ArgVector})
+	b := &backend{ctx: &cl.Context{Device: cl.Device{Name: "tiny", LocalMem: 4096}}}
+	lay, err := analyse(l, b.ctx.Device.LocalMem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.buildPlan(l, lay)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, w := range []string{"does not fit", `dat "x" (float64, dim 4)`, "4096 bytes", `"tiny"`} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not mention %q", err, w)
+		}
+	}
+}
+
+var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+func TestIsConstTable(t *testing.T) {
+	for decl, want := range map[string]bool{
+		"static const double w[3] = {1, 2, 3}":  true,
+		"const int n = 4, m = 5":                true,
+		"double const v = 1":                    true,
+		"__constant double w[2] = {1, 2}":       false,
+		"extern const int n":                    false,
+		"struct s { const double a; }":          false,
+		"struct s { const double a; } v = {1}":  false,
+		"double v = 1":                          false,
+		"const double w[2]":                     false,
+		"typedef const double cd":               false,
+		"struct pair { const double a; } const": false,
+	} {
+		if got := isConstTable(decl); got != want {
+			t.Errorf("isConstTable(%q) = %v, want %v", decl, got, want)
+		}
+	}
+}
+
+func TestPassedOn(t *testing.T) {
+	cases := []struct {
+		body  string
+		depth int
+		want  bool
+	}{
+		{"x[0] = 1;", 1, false},
+		{"*x = 2 * x[1];", 1, false},
+		{"y = a * x[0] + a**x;", 1, false},
+		{"y = (*x) + (double)x[2];", 1, false},
+		{"h(x);", 1, true},
+		{"h(x + 1);", 1, true},
+		{"double *t = x;", 1, true},
+		{"h(&x[1]);", 1, true},
+		{"y = x[0][1] + *x[1] + **x;", 2, false},
+		{"h(x[0]);", 2, true},
+		{"double *r = *x;", 2, true},
+		{"y = sizeof(x);", 1, true},
+		{"y = ADDX;", 1, true}, // named in a macro
+	}
+	for _, c := range cases {
+		src := "#define ADDX (x[0] + 1)\nvoid k(double *x) { double y, a = 1; " + c.body + " }"
+		u, err := scanSource(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := u.passedOn(&u.defs[0], []string{"x"}, []int{c.depth})[0]
+		if c.body != "y = ADDX;" {
+			u.macroIdents = map[string]bool{}
+			got = u.passedOn(&u.defs[0], []string{"x"}, []int{c.depth})[0]
+		}
+		if got != c.want {
+			t.Errorf("%q (depth %d): passed on = %v, want %v", c.body, c.depth, got, c.want)
+		}
+	}
+}

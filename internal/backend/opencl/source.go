@@ -1,0 +1,651 @@
+package opencl
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// This file reads the user's kernel source as far as the OpenCL generator
+// needs to adapt it: the functions it defines and declares, the calls
+// between them, its typedef names, the macros it defines and the standard
+// headers it includes. Every position is an offset into the original
+// source, so the source can be edited in place and keeps its lines.
+
+// funcDecl is a function definition or prototype at the top level of the
+// source.
+type funcDecl struct {
+	name                 string
+	nameAt               int
+	listStart, listEnd   int      // src[listStart:listEnd] is the text between the parentheses
+	bodyOpen, bodyClose  int      // src[bodyOpen] is '{', src[bodyClose] '}'; -1 for a prototype
+	params               []string // parameter names ("" when unnamed)
+	emptyList, isDefined bool
+}
+
+// call is a call of a function the source defines: src[nameAt:] starts
+// with the name, src[open] is the '(' and empty says there is nothing
+// between the parentheses.
+type call struct {
+	name   string
+	nameAt int
+	open   int
+	empty  bool
+}
+
+// userSource is what the generator knows about a kernel's source.
+type userSource struct {
+	src      string
+	code     string // src with comments, literals and directives blanked
+	defs     []funcDecl
+	protos   []funcDecl
+	calls    []call
+	defined  map[string]bool // names of the functions the source defines
+	typedefs map[string]bool
+	macros   []string // names the source #defines, in order, once each
+	// bodyIdents[i] are the identifiers of defs[i]'s body; macroIdents
+	// those of every #define's replacement text.
+	bodyIdents  []map[string]bool
+	macroIdents map[string]bool
+	includes    [][2]int // spans of #include directives of headers OpenCL C provides
+	// constTables are the positions of file-scope declarations of const
+	// variables with initialisers (lookup tables): OpenCL C 1.2 wants
+	// them in the __constant address space.
+	constTables []int
+}
+
+// builtinHeaders are the C headers whose content OpenCL C has built in (or
+// the generated prelude supplies): their #include directives are dropped.
+var builtinHeaders = map[string]bool{
+	"math.h": true, "stdio.h": true, "stdint.h": true, "stdlib.h": true,
+	"string.h": true, "stdbool.h": true, "float.h": true, "limits.h": true,
+	"stddef.h": true,
+}
+
+var (
+	defineRE  = regexp.MustCompile(`^[ \t]*#[ \t]*define[ \t]+([A-Za-z_][A-Za-z0-9_]*)(\()?`)
+	includeRE = regexp.MustCompile(`^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]*)[>"]`)
+)
+
+// scanSource reads src.
+func scanSource(src string) (*userSource, error) {
+	withDirectives := blankComments(src)
+	code := blankDirectives(withDirectives)
+	u := &userSource{src: src, code: code, defined: map[string]bool{}, typedefs: map[string]bool{}, macroIdents: map[string]bool{}}
+
+	// Directives: macros defined, standard headers included, and the
+	// identifiers of macro replacement texts.
+	seen := map[string]bool{}
+	for _, d := range directives(withDirectives) {
+		line := withDirectives[d[0]:d[1]]
+		if m := includeRE.FindStringSubmatchIndex(line); m != nil {
+			if builtinHeaders[line[m[2]:m[3]]] {
+				u.includes = append(u.includes, [2]int{d[0] + m[0] + strings.IndexByte(line[m[0]:], '#'), d[0] + m[1]})
+			}
+			continue
+		}
+		m := defineRE.FindStringSubmatchIndex(line)
+		if m == nil {
+			continue
+		}
+		name := line[m[2]:m[3]]
+		if !seen[name] {
+			seen[name] = true
+			u.macros = append(u.macros, name)
+		}
+		body := m[1]
+		if m[4] >= 0 { // function-like: skip the parameter list
+			if e := strings.IndexByte(line[body:], ')'); e >= 0 {
+				body += e + 1
+			}
+		}
+		for _, id := range identifiers(line[body:]) {
+			u.macroIdents[id] = true
+		}
+	}
+
+	// Top-level declarations.
+	stmt := 0 // where the current top-level declaration starts
+	for i := 0; i < len(code); {
+		c := code[i]
+		switch {
+		case c == ';':
+			if isConstTable(code[stmt:i]) {
+				u.constTables = append(u.constTables, skipSpace(code, stmt))
+			}
+			i++
+			stmt = i
+		case isIdentStart(c):
+			j := i
+			for j < len(code) && isIdentChar(code[j]) {
+				j++
+			}
+			name := code[i:j]
+			if name == "typedef" {
+				end, last := typedefEnd(code, j)
+				if last != "" {
+					u.typedefs[last] = true
+				}
+				i, stmt = end, end
+				continue
+			}
+			k := skipSpace(code, j)
+			if k >= len(code) || code[k] != '(' {
+				i = j
+				continue
+			}
+			end := matchParen(code, k)
+			if end < 0 {
+				return nil, fmt.Errorf("unbalanced parentheses after %q", name)
+			}
+			f := funcDecl{name: name, nameAt: i, listStart: k + 1, listEnd: end, bodyOpen: -1, bodyClose: -1}
+			list := strings.TrimSpace(code[k+1 : end])
+			f.emptyList = list == "" || list == "void"
+			f.params = paramNames(code[k+1 : end])
+			m := skipSpace(code, end+1)
+			switch {
+			case m < len(code) && code[m] == '{':
+				close := matchBrace(code, m)
+				if close < 0 {
+					return nil, fmt.Errorf("unbalanced braces in the body of %q", name)
+				}
+				f.bodyOpen, f.bodyClose, f.isDefined = m, close, true
+				u.defs = append(u.defs, f)
+				u.defined[name] = true
+				i, stmt = close+1, close+1
+			case m < len(code) && (code[m] == ';' || code[m] == ','):
+				u.protos = append(u.protos, f)
+				i = m + 1
+				if code[m] == ';' {
+					stmt = i
+				}
+			default:
+				i = end + 1 // e.g. __attribute__((...)) before a declaration
+			}
+		case c == '{':
+			close := matchBrace(code, i)
+			if close < 0 {
+				return nil, fmt.Errorf("unbalanced braces")
+			}
+			i = close + 1
+		case c >= '0' && c <= '9':
+			for i < len(code) && (isIdentChar(code[i]) || code[i] == '.') {
+				i++
+			}
+		default:
+			i++
+		}
+	}
+
+	// Calls of the defined functions, in bodies and in macro replacement
+	// texts (where a macro is expanded inside a body).
+	for _, f := range u.defs {
+		body := code[f.bodyOpen+1 : f.bodyClose]
+		u.bodyIdents = append(u.bodyIdents, setOf(identifiers(body)))
+		u.calls = append(u.calls, findCalls(code, f.bodyOpen+1, f.bodyClose, u.defined)...)
+	}
+	for _, d := range directives(withDirectives) {
+		line := withDirectives[d[0]:d[1]]
+		m := defineRE.FindStringSubmatchIndex(line)
+		if m == nil {
+			continue
+		}
+		body := m[1]
+		if m[4] >= 0 {
+			if e := strings.IndexByte(line[body:], ')'); e >= 0 {
+				body += e + 1
+			}
+		}
+		u.calls = append(u.calls, findCalls(withDirectives, d[0]+body, d[1], u.defined)...)
+	}
+	return u, nil
+}
+
+// isConstTable reports whether the top-level declaration decl (without
+// its ';') declares const variables with initialisers, outside any
+// address space.
+func isConstTable(decl string) bool {
+	head, _, ok := strings.Cut(decl, "=")
+	if !ok {
+		return false
+	}
+	isConst := false
+	depth := 0
+	for i := 0; i < len(head); {
+		switch c := head[i]; {
+		case c == '{' || c == '(':
+			depth++
+		case c == '}' || c == ')':
+			depth--
+		case isIdentStart(c):
+			j := i
+			for j < len(head) && isIdentChar(head[j]) {
+				j++
+			}
+			switch w := head[i:j]; {
+			case depth > 0:
+			case w == "const":
+				isConst = true
+			case w == "typedef" || w == "extern" || strings.Contains(w, "constant") || strings.Contains(w, "global") || strings.Contains(w, "local") || strings.Contains(w, "private"):
+				return false
+			}
+			i = j
+			continue
+		}
+		i++
+	}
+	return isConst
+}
+
+// passedOn reports, for each parameter name of definition f, whether its
+// body uses the parameter other than by reading or writing the values it
+// points to: passing it (or a row of it) to a function or macro, taking
+// an address, copying it into a pointer variable, pointer arithmetic. A
+// parameter named in a macro's replacement text counts as passed on.
+// depth is each parameter's pointer depth (2 for a vector argument).
+func (u *userSource) passedOn(f *funcDecl, names []string, depth []int) []bool {
+	out := make([]bool, len(names))
+	body := u.code[f.bodyOpen+1 : f.bodyClose]
+	for i, name := range names {
+		if name == "" {
+			continue
+		}
+		if u.macroIdents[name] {
+			out[i] = true
+			continue
+		}
+		for off := 0; !out[i]; {
+			j := indexIdent(body[off:], name)
+			if j < 0 {
+				break
+			}
+			j += off
+			off = j + len(name)
+			// Dereferences before the name, subscripts after it.
+			derefs := 0
+			k := j - 1
+			for k >= 0 && (body[k] == ' ' || body[k] == '\t' || body[k] == '\n' || body[k] == '\r' || body[k] == '*' || body[k] == '(') {
+				if body[k] == '*' {
+					derefs++
+				}
+				k--
+			}
+			if k >= 0 && body[k] == '&' {
+				out[i] = true // an address (or a logical and: be safe)
+				break
+			}
+			if derefs > 0 && k >= 0 && (isIdentChar(body[k]) || body[k] == ')' || body[k] == ']') {
+				derefs-- // the first '*' multiplies
+			}
+			subs := 0
+			e := skipSpace(body, off)
+			for e < len(body) && body[e] == '[' {
+				c := matchBracket(body, e)
+				if c < 0 {
+					break
+				}
+				subs++
+				e = skipSpace(body, c+1)
+			}
+			if derefs+subs < depth[i] {
+				out[i] = true
+			}
+		}
+	}
+	return out
+}
+
+func matchBracket(s string, open int) int {
+	depth := 0
+	for i := open; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// indexIdent finds name in s as a whole identifier.
+func indexIdent(s, name string) int {
+	for off := 0; ; {
+		i := strings.Index(s[off:], name)
+		if i < 0 {
+			return -1
+		}
+		i += off
+		before := i == 0 || !isIdentChar(s[i-1])
+		after := i+len(name) >= len(s) || !isIdentChar(s[i+len(name)])
+		if before && after {
+			return i
+		}
+		off = i + 1
+	}
+}
+
+// findCalls finds, in s[from:to], the identifiers in names followed by '('.
+func findCalls(s string, from, to int, names map[string]bool) []call {
+	var out []call
+	for i := from; i < to; {
+		c := s[i]
+		switch {
+		case isIdentStart(c):
+			j := i
+			for j < to && isIdentChar(s[j]) {
+				j++
+			}
+			if names[s[i:j]] {
+				if k := skipSpace(s, j); k < to && s[k] == '(' {
+					e := skipSpace(s, k+1)
+					out = append(out, call{name: s[i:j], nameAt: i, open: k, empty: e < len(s) && s[e] == ')'})
+				}
+			}
+			i = j
+		case c >= '0' && c <= '9':
+			for i < to && (isIdentChar(s[i]) || s[i] == '.') {
+				i++
+			}
+		default:
+			i++
+		}
+	}
+	return out
+}
+
+// typedefEnd returns the end of the typedef declaration that continues at
+// i (just after the ';') and the last identifier declared at its top
+// level: the new type's name.
+func typedefEnd(s string, i int) (int, string) {
+	depth := 0
+	last := ""
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+		case c == ';' && depth == 0:
+			return i + 1, last
+		case isIdentStart(c):
+			j := i
+			for j < len(s) && isIdentChar(s[j]) {
+				j++
+			}
+			if depth == 0 {
+				last = s[i:j]
+			}
+			i = j
+			continue
+		}
+		i++
+	}
+	return len(s), last
+}
+
+var paramQualifiers = map[string]bool{
+	"const": true, "volatile": true, "restrict": true, "__restrict": true,
+	"__restrict__": true, "register": true,
+}
+
+// paramNames returns the names of the parameters in a parameter list.
+func paramNames(list string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(list); i++ {
+		switch list[i] {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				parts = append(parts, list[start:i])
+				start = i + 1
+			}
+		}
+	}
+	parts = append(parts, list[start:])
+	var names []string
+	for _, p := range parts {
+		if i := strings.IndexByte(p, '['); i >= 0 {
+			p = p[:i]
+		}
+		var words []string
+		for _, w := range identifiers(p) {
+			if !paramQualifiers[w] {
+				words = append(words, w)
+			}
+		}
+		if len(words) >= 2 {
+			names = append(names, words[len(words)-1])
+		} else {
+			names = append(names, "")
+		}
+	}
+	return names
+}
+
+func setOf(ids []string) map[string]bool {
+	m := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}
+
+// uses reports whether the source uses identifier id in a function body
+// or a macro.
+func (u *userSource) uses(id string) bool {
+	if u.macroIdents[id] {
+		return true
+	}
+	return slices.ContainsFunc(u.bodyIdents, func(m map[string]bool) bool { return m[id] })
+}
+
+// declares reports whether the source defines id as a macro, a function
+// (defined or declared) or a typedef name.
+func (u *userSource) declares(id string) bool {
+	if slices.Contains(u.macros, id) || u.defined[id] || u.typedefs[id] {
+		return true
+	}
+	return slices.ContainsFunc(u.protos, func(f funcDecl) bool { return f.name == id })
+}
+
+// edit replaces src[at:end] with text.
+type edit struct {
+	at, end int
+	text    string
+}
+
+// applyEdits applies non-overlapping edits to s.
+func applyEdits(s string, edits []edit) string {
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at < edits[j].at })
+	var b strings.Builder
+	pos := 0
+	for _, e := range edits {
+		b.WriteString(s[pos:e.at])
+		b.WriteString(e.text)
+		pos = e.end
+	}
+	b.WriteString(s[pos:])
+	return b.String()
+}
+
+// blankComments returns src with comments and the contents of string and
+// character literals replaced by spaces; every other byte, and every
+// newline, stays where it was.
+func blankComments(src string) string {
+	b := []byte(src)
+	clear := func(from, to int) {
+		for k := from; k < to && k < len(b); k++ {
+			if b[k] != '\n' {
+				b[k] = ' '
+			}
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case strings.HasPrefix(src[i:], "//"):
+			e := strings.IndexByte(src[i:], '\n')
+			if e < 0 {
+				e = len(src) - i
+			}
+			clear(i, i+e)
+			i += e
+		case strings.HasPrefix(src[i:], "/*"):
+			e := strings.Index(src[i+2:], "*/")
+			if e < 0 {
+				clear(i, len(src))
+				return string(b)
+			}
+			clear(i, i+e+4)
+			i += e + 3
+		case c == '"' || c == '\'':
+			if c == '"' && isIncludeName(src, i) {
+				continue // #include "math.h": keep the name
+			}
+			j := i + 1
+			for j < len(src) && src[j] != c && src[j] != '\n' {
+				if src[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			clear(i+1, j) // keep the quotes
+			i = j
+		}
+	}
+	return string(b)
+}
+
+// isIncludeName reports whether the '"' at i opens the file name of an
+// #include directive.
+func isIncludeName(src string, i int) bool {
+	start := strings.LastIndexByte(src[:i], '\n') + 1
+	return includePrefixRE.MatchString(src[start:i])
+}
+
+var includePrefixRE = regexp.MustCompile(`^[ \t]*#[ \t]*include[ \t]*$`)
+
+// directives returns the spans of the preprocessor directives of s (whose
+// comments are blanked), continuation lines included.
+func directives(s string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(s); i++ {
+		if s[i] != '#' || !lineStart(s, i) {
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] != '\n' {
+			if s[j] == '\\' && j+1 < len(s) && s[j+1] == '\n' {
+				j++
+			}
+			j++
+		}
+		start := strings.LastIndexByte(s[:i], '\n') + 1
+		out = append(out, [2]int{start, j})
+		i = j
+	}
+	return out
+}
+
+// blankDirectives returns s with its preprocessor directives replaced by
+// spaces.
+func blankDirectives(s string) string {
+	b := []byte(s)
+	for _, d := range directives(s) {
+		for k := d[0]; k < d[1]; k++ {
+			if b[k] != '\n' {
+				b[k] = ' '
+			}
+		}
+	}
+	return string(b)
+}
+
+// lineStart reports whether only blanks precede position i on its line.
+func lineStart(s string, i int) bool {
+	for k := i - 1; k >= 0 && s[k] != '\n'; k-- {
+		if s[k] != ' ' && s[k] != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+func isIdentStart(c byte) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}
+
+func isIdentChar(c byte) bool { return isIdentStart(c) || (c >= '0' && c <= '9') }
+
+func identifiers(s string) []string {
+	var out []string
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case isIdentStart(c):
+			j := i
+			for j < len(s) && isIdentChar(s[j]) {
+				j++
+			}
+			out = append(out, s[i:j])
+			i = j
+		case c >= '0' && c <= '9':
+			for i < len(s) && (isIdentChar(s[i]) || s[i] == '.') {
+				i++
+			}
+		default:
+			i++
+		}
+	}
+	return out
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func matchParen(s string, open int) int {
+	depth := 0
+	for i := open; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func matchBrace(s string, open int) int {
+	depth := 0
+	for i := open; i < len(s); i++ {
+		switch s[i] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
