@@ -73,14 +73,16 @@ type Dat[T Scalar] struct {
 
 // NewDat declares data on set with dim values per element. data supplies
 // the initial values (len = set size × dim) and is copied; nil means zeros.
+// dim may be at most MaxDim and the values at most MaxDataBytes in all;
+// larger shapes are refused with an error naming the numbers.
 func NewDat[T Scalar](set *Set, dim int, data []T, name string) (*Dat[T], error) {
 	if set == nil {
 		return nil, fmt.Errorf("op2: dat %q: set is nil", name)
 	}
-	if dim < 1 {
-		return nil, fmt.Errorf("op2: dat %q on set %q: dim %d must be at least 1", name, set.c.Name, dim)
+	n, err := checkShape(fmt.Sprintf("dat %q on set %q", name, set.c.Name), "dim", set.c.Total, dim, scalarType[T]().Size())
+	if err != nil {
+		return nil, err
 	}
-	n := set.c.Total * dim
 	if data != nil && len(data) != set.c.Owned*dim && len(data) != n {
 		return nil, fmt.Errorf("op2: dat %q on set %q: %d values given, want %d (set size %d × dim %d)",
 			name, set.c.Name, len(data), set.c.Owned*dim, set.c.Owned, dim)
@@ -173,10 +175,11 @@ type Global[T Scalar] struct {
 }
 
 // NewGlobal declares a Global of dim values; data (len dim) gives the
-// initial values and is copied; nil means zeros.
+// initial values and is copied; nil means zeros. dim may be at most
+// MaxDim (and at most MaxReductionDim for a Global used in a reduction).
 func NewGlobal[T Scalar](dim int, data []T, name string) (*Global[T], error) {
-	if dim < 1 {
-		return nil, fmt.Errorf("op2: global %q: dim %d must be at least 1", name, dim)
+	if _, err := checkShape(fmt.Sprintf("global %q", name), "dim", 1, dim, scalarType[T]().Size()); err != nil {
+		return nil, err
 	}
 	if data != nil && len(data) != dim {
 		return nil, fmt.Errorf("op2: global %q: %d values given, want dim = %d", name, len(data), dim)
@@ -239,13 +242,17 @@ var consts = struct {
 }{byName: map[string]*core.Const{}}
 
 // NewConst declares a constant with dim values (len(data) must equal dim).
-// The name must be a C identifier not used by another constant.
+// The name must be a C identifier not used by another constant. dim may be
+// at most MaxDim.
 func NewConst[T Scalar](dim int, data []T, name string) (*Const[T], error) {
 	if !isCIdent(name) {
 		return nil, fmt.Errorf("op2: const %q: name must be a C identifier", name)
 	}
-	if dim < 1 || len(data) != dim {
-		return nil, fmt.Errorf("op2: const %q: dim %d with %d values; need dim ≥ 1 and one value per component", name, dim, len(data))
+	if _, err := checkShape(fmt.Sprintf("const %q", name), "dim", 1, dim, scalarType[T]().Size()); err != nil {
+		return nil, err
+	}
+	if len(data) != dim {
+		return nil, fmt.Errorf("op2: const %q: dim %d with %d values; need one value per component", name, dim, len(data))
 	}
 	c := &Const[T]{}
 	c.data = pinned[T](c, dim)

@@ -59,15 +59,16 @@ type Map struct {
 
 // NewMap declares a map from one set to another with arity entries per
 // element. values holds from.Size()×arity indices, element after element;
-// it is copied, and every entry is checked against the target set.
+// it is copied, and every entry is checked against the target set. arity
+// may be at most MaxDim and the table at most MaxDataBytes.
 func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error) {
 	if from == nil || to == nil {
 		return nil, fmt.Errorf("op2: map %q: source and target sets must not be nil", name)
 	}
-	if arity < 1 {
-		return nil, fmt.Errorf("op2: map %q from %q to %q: arity %d must be at least 1", name, from.c.Name, to.c.Name, arity)
+	want, err := checkShape(fmt.Sprintf("map %q from %q to %q", name, from.c.Name, to.c.Name), "arity", from.c.Total, arity, 4)
+	if err != nil {
+		return nil, err
 	}
-	want := from.c.Total * arity
 	if len(values) != want {
 		return nil, fmt.Errorf("op2: map %q from %q to %q: %d values given, want %d (%d elements × arity %d)",
 			name, from.c.Name, to.c.Name, len(values), want, from.c.Total, arity)
