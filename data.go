@@ -231,6 +231,7 @@ func (g *Global[T]) Arg(acc Access) Arg {
 // loop without recompiling anything.
 type Const[T Scalar] struct {
 	c    core.Const
+	mu   sync.Mutex // guards data against Value and Set running at once
 	data []T
 }
 
@@ -272,8 +273,13 @@ func NewConst[T Scalar](dim int, data []T, name string) (*Const[T], error) {
 // Name is the constant's name.
 func (c *Const[T]) Name() string { return c.c.Name }
 
-// Value returns a copy of the current value.
-func (c *Const[T]) Value() []T { return append([]T(nil), c.data...) }
+// Value returns a copy of the current value. It is safe to call while
+// other goroutines call Set or run loops.
+func (c *Const[T]) Value() []T {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]T(nil), c.data...)
+}
 
 // Set changes the value (same number of values as dim). Loops issued after
 // it see the new value.
@@ -283,6 +289,8 @@ func (c *Const[T]) Set(values ...T) error {
 	}
 	rt.mu.Lock() // not while a loop runs
 	defer rt.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	copy(c.data, values)
 	c.c.Version.Add(1)
 	return nil

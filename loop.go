@@ -1,6 +1,7 @@
 package op2
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"sync"
@@ -25,8 +26,16 @@ type Kernel struct {
 
 // NewKernel declares a kernel: C source defining function name. The source
 // is read when a loop first uses the kernel; errors are reported then.
+// Kernels with the same name and source share their compiled programs, so
+// declaring a kernel again (even on every loop) costs no new program.
 func NewKernel(source, name string) *Kernel {
-	return &Kernel{c: core.Kernel{Name: name, Source: source, ID: core.NewID()}}
+	k := &Kernel{c: core.Kernel{Name: name, Source: source, ID: core.NewID()}}
+	h := sha256.New()
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	h.Write([]byte(source))
+	copy(k.c.Sum[:], h.Sum(nil))
+	return k
 }
 
 // Name is the kernel function's name.
@@ -179,7 +188,7 @@ func bind(l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 // but not which data, maps or set it runs on.
 func appendKey(buf []byte, backend uint64, l *core.Loop) []byte {
 	buf = binary.LittleEndian.AppendUint64(buf, backend)
-	buf = binary.LittleEndian.AppendUint64(buf, l.Kernel.ID)
+	buf = append(buf, l.Kernel.Sum[:]...)
 	for i := range l.Args {
 		a := &l.Args[i]
 		arity := 0
@@ -213,7 +222,7 @@ func appendKey(buf []byte, backend uint64, l *core.Loop) []byte {
 // compiling only for a signature not seen before. Caller holds rt.mu.
 func (s *state) program(b *openBackend, l *core.Loop) (core.Program, error) {
 	s.key = appendKey(s.key[:0], b.id, l)
-	if p, ok := s.programs[string(s.key)]; ok {
+	if p, ok := s.programs.get(s.key); ok {
 		return p, nil
 	}
 	generations++
@@ -221,7 +230,7 @@ func (s *state) program(b *openBackend, l *core.Loop) (core.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.programs[string(s.key)] = p
+	s.programs.put(s.key, p)
 	return p, nil
 }
 
@@ -285,7 +294,7 @@ func (lp *Loop) Generate() (string, error) {
 	defer rt.mu.Unlock()
 	lp.l.Consts = lp.kernel.usedConsts()
 	rt.key = appendKey(rt.key[:0], lp.backend.id, &lp.l)
-	if p, ok := rt.programs[string(rt.key)]; ok {
+	if p, ok := rt.programs.get(rt.key); ok {
 		return p.Source(), nil
 	}
 	return lp.backend.Generate(&lp.l)

@@ -25,7 +25,9 @@ func NewSet(size int, name string) (*Set, error) {
 	if size > 1<<31-1 {
 		return nil, fmt.Errorf("op2: set %q: size %d exceeds the int32 index range", name, size)
 	}
-	return &Set{core.Set{Name: name, Core: size, Owned: size, Exec: size, Total: size, ID: core.NewID()}}, nil
+	s := &Set{core.Set{Name: name, Core: size, Owned: size, Exec: size, Total: size, ID: core.NewID()}}
+	core.Track(&s.c) // plans built for the set go when it does
+	return s, nil
 }
 
 func setOf(c *core.Set) *Set {
@@ -84,6 +86,7 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 	table := pinned[int32](m, len(values))
 	copy(table, values)
 	m.c = core.Map{Name: name, From: &from.c, To: &to.c, Arity: arity, Table: table, ID: core.NewID()}
+	core.Track(&m.c) // plans built with the map go when it does
 	return m, nil
 }
 

@@ -168,7 +168,8 @@ func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &program{b: b, src: src, lay: lay, k: k, red: make([]*cl.Buffer, len(l.Args)), plans: map[string]*devicePlan{}}, nil
+	return &program{b: b, src: src, lay: lay, k: k, red: make([]*cl.Buffer, len(l.Args)),
+		plans: core.NewPlanCache(func(dp *devicePlan) { dp.free(b.ctx) })}, nil
 }
 
 // program is one compiled loop signature.
@@ -179,7 +180,7 @@ type program struct {
 	k   *cl.Kernel
 	red []*cl.Buffer // partial results of reduction arguments, by argument
 
-	plans   map[string]*devicePlan // by set and maps
+	plans   *core.PlanCache[*devicePlan] // by set and maps; dropped with them
 	saved   []savedState           // argument data states before the running loop
 	part    []byte                 // reused buffer for reading partial reduction results
 	key     []byte
@@ -188,6 +189,17 @@ type program struct {
 }
 
 func (p *program) Source() string { return p.src }
+
+// Release frees the program's device memory: its plans' arrays and its
+// reduction buffers. The run time calls it when it drops the program.
+func (p *program) Release() {
+	p.plans.Clear()
+	p.last, p.lastKey = nil, p.lastKey[:0]
+	for i, buf := range p.red {
+		p.b.ctx.Free(buf)
+		p.red[i] = nil
+	}
+}
 
 // devBuf is a Dat's or Global's device copy.
 type devBuf struct {
@@ -524,6 +536,17 @@ type devicePlan struct {
 	nthrcol, thrcol           *cl.Buffer
 }
 
+// free releases the plan's device arrays (queued launches that use them
+// still complete: OpenCL frees a buffer once nothing needs it).
+func (dp *devicePlan) free(ctx *cl.Context) {
+	for _, bufs := range [][]*cl.Buffer{dp.indMap, dp.indOffs, dp.indSizes, dp.locMap,
+		{dp.blkMap, dp.offset, dp.nelems, dp.nthrcol, dp.thrcol}} {
+		for _, buf := range bufs {
+			ctx.Free(buf)
+		}
+	}
+}
+
 func (b *backend) upload(s []int32) (*cl.Buffer, error) {
 	buf, err := b.ctx.Alloc(4 * len(s))
 	if err != nil {
@@ -551,13 +574,13 @@ func (p *program) plan(l *core.Loop) (*devicePlan, error) {
 	if p.last != nil && string(p.lastKey) == string(k) {
 		return p.last, nil
 	}
-	dp, ok := p.plans[string(k)]
+	dp, ok := p.plans.Get(k)
 	if !ok {
 		var err error
 		if dp, err = p.b.buildPlan(l, p.lay); err != nil {
 			return nil, err
 		}
-		p.plans[string(k)] = dp
+		p.plans.Put(k, l, dp)
 	}
 	p.last = dp
 	p.lastKey = append(p.lastKey[:0], k...)
@@ -615,6 +638,7 @@ func (b *backend) buildPlan(l *core.Loop, lay *layout) (*devicePlan, error) {
 	dp.blkMap, dp.offset, dp.nelems = up(pl.BlkMap), up(pl.Offset), up(pl.NElems)
 	dp.nthrcol, dp.thrcol = up(pl.NThrCol), up(pl.ThrCol)
 	if err != nil {
+		dp.free(b.ctx)
 		return nil, fmt.Errorf("copying the execution plan to the device: %w", err)
 	}
 	return dp, nil
