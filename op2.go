@@ -100,7 +100,7 @@ type state struct {
 	backend  *openBackend
 	backends map[string]*openBackend
 	programs programCache // by backend instance + loop signature
-	loop     core.Loop               // reused by ParLoop
+	loop     core.Loop    // reused by ParLoop
 	key      []byte
 	err      error // configuration error from the environment
 }

@@ -181,8 +181,8 @@ type program struct {
 	red []*cl.Buffer // partial results of reduction arguments, by argument
 
 	plans   *core.PlanCache[*devicePlan] // by set and maps; dropped with them
-	saved   []savedState           // argument data states before the running loop
-	part    []byte                 // reused buffer for reading partial reduction results
+	saved   []savedState                 // argument data states before the running loop
+	part    []byte                       // reused buffer for reading partial reduction results
 	key     []byte
 	lastKey []byte
 	last    *devicePlan
