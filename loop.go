@@ -172,6 +172,9 @@ func bind(l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 			return fail(i, "%s: kernel parameter %q should be %s", a.Describe(), p.Text, shape)
 		}
 	}
+	if err := checkConflicts(k, set, args); err != nil {
+		return err
+	}
 	l.Kernel = &k.c
 	l.Set = &set.c
 	l.Args = l.Args[:0]
@@ -240,6 +243,26 @@ func (s *state) program(b *openBackend, l *core.Loop) (core.Program, error) {
 //
 // The first loop of each signature generates and compiles code; later ones
 // with the same kernel and argument shapes reuse it, whatever data they pass.
+//
+// One Dat may be passed in several arguments only where the result cannot
+// depend on the backend:
+//
+//   - any number of reads (READ), directly and through any maps;
+//   - any number of increments (INC) through maps (any maps, any columns,
+//     ArgMap and ArgVec alike), as Airfoil's res_calc increments res through
+//     both columns of pecell; or any number of direct increments;
+//   - any number of WRITE or RW arguments through one and the same map
+//     (any columns).
+//
+// Every other combination is refused with a *LoopError naming both
+// arguments: a read together with a modification (whether the read sees
+// other elements' updates differs between backends), a direct access
+// together with a modification through a map or the other way round,
+// increments mixed with WRITE or RW, WRITE or RW through two different
+// maps, and WRITE or RW passed directly twice. A Global may be passed any
+// number of times for reading and for one kind of reduction (INC, MIN or
+// MAX); its READ arguments see the value from before the loop. Mixing two
+// kinds of reduction on one Global is refused.
 func ParLoop(k *Kernel, set *Set, args ...Arg) error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
