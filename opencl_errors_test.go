@@ -107,13 +107,13 @@ func TestOpenCLFailedAllocationAfterReconfigure(t *testing.T) {
 	requireDevice(t)
 	cache := os.Getenv("OP2_CACHE_DIR")
 	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache, PlanCheck: true})) }()
-	set := must(op2.NewSet(1, "one"))
-	y := must(op2.NewDat(set, 1, []float64{1}, "y"))
+	set := must(op2.NewSet(1<<20, "many"))
+	y := must(op2.NewDat[float64](set, 1, nil, "y"))
 	seven := op2.NewKernel("void seven(double *y) { *y = 7; }", "seven")
 	check(t, op2.ParLoop(seven, set, y.Arg(op2.RW)))
 	check(t, op2.Configure(op2.Config{Backend: "opencl", CacheDir: cache}))
 	// 256 GiB, never allocated on the host: no device can hold it.
-	big := must(op2.NewDat[float64](set, 1<<35, nil, "big"))
+	big := must(op2.NewDat[float64](set, 1<<15, nil, "big"))
 	k := op2.NewKernel("void k(const double *b, double *y) { *y += b[0]; }", "k")
 	if err := op2.ParLoop(k, set, big.Arg(op2.Read), y.Arg(op2.RW)); err == nil {
 		t.Fatal("a 256 GiB device allocation succeeded")
