@@ -98,3 +98,28 @@ func TestPlansFreedWithMeshes(t *testing.T) {
 		t.Errorf("after 300 dropped meshes %d plans are held, want at most 10", plans)
 	})
 }
+
+// TestRepeatedLoopAllocatesNothing: the checks and caches in front of a
+// repeated loop (conflict rule, program cache, plan cache) allocate nothing.
+func TestRepeatedLoopAllocatesNothing(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		const n = 2000
+		edges := must(op2.NewSet(n, "edges"))
+		nodes := must(op2.NewSet(n, "nodes"))
+		v := make([]int32, 2*n)
+		for i := 0; i < n; i++ {
+			v[2*i], v[2*i+1] = int32(i), int32((i+1)%n)
+		}
+		m := must(op2.NewMap(edges, nodes, 2, v, "pedge"))
+		d := must(op2.NewDat[float64](nodes, 1, nil, "d"))
+		w := must(op2.NewDat[float64](edges, 1, nil, "w"))
+		k := op2.NewKernel("void alloc_inc(const double *w, double *a, double *b) { *a += *w; *b += *w; }", "alloc_inc")
+		run := func() {
+			check(t, op2.ParLoop(k, edges, w.Arg(op2.Read), d.ArgMap(op2.Inc, m, 0), d.ArgMap(op2.Inc, m, 1)))
+		}
+		run()
+		if a := testing.AllocsPerRun(20, run); a != 0 {
+			t.Errorf("a repeated loop allocates %v times per call, want 0", a)
+		}
+	})
+}
