@@ -68,3 +68,14 @@ func TestShapeProductsRefused(t *testing.T) {
 	check(t, second(op2.NewDat[float64](big, 1<<10, nil, "d")))
 	wantErr(t, second(op2.NewMap(big, to, 2, nil, "m")), "0 values given")
 }
+
+// TestOpenCLIndexRange: a direct loop over more elements than the opencl
+// stub's int element numbers can count past is refused with an error
+// before anything runs.
+func TestOpenCLIndexRange(t *testing.T) {
+	requireDevice(t)
+	set := must(op2.NewSet(math.MaxInt32, "huge"))
+	g := must(op2.NewGlobal(1, []int32{1}, "g"))
+	k := op2.NewKernel("void range_k(const int *g) { (void)g; }", "range_k")
+	wantErr(t, op2.ParLoop(k, set, g.Arg(op2.Read)), `set "huge"`, "at most", "opencl")
+}

@@ -346,6 +346,9 @@ func (p *program) Run(l *core.Loop) error {
 			return fmt.Errorf("op2: %s: %w", l.Name(), err)
 		}
 	}
+	if err := p.checkRange(l, dp); err != nil {
+		return fmt.Errorf("op2: %s: %w", l.Name(), err)
+	}
 	defer func() { clear(p.saved); p.saved = p.saved[:0] }() // keep no Dat alive
 	for i := range l.Args {
 		if p.lay.base[i] == i {
@@ -372,6 +375,26 @@ func (p *program) Run(l *core.Loop) error {
 		return fmt.Errorf("op2: %s: %w (after %d of its kernel launches had been queued: the data this loop modifies may be partly updated)", l.Name(), err, launched)
 	}
 	return p.finishReductions(l, slots)
+}
+
+// checkRange refuses a loop whose element numbers or partial reduction
+// results would overflow the OpenCL C int the generated stub indexes them
+// with (element offsets into Dats are computed in size_t; the staged data
+// is bounded by local memory).
+func (p *program) checkRange(l *core.Loop, dp *devicePlan) error {
+	const maxInt = 1<<31 - 1
+	if dp == nil {
+		if n := l.IterEnd(); n > maxInt-maxDirectGroups*WorkGroupSize {
+			return fmt.Errorf("the opencl backend runs direct loops over at most %d elements; set %q has %d", maxInt-maxDirectGroups*WorkGroupSize, l.Set.Name, n)
+		}
+		return nil
+	}
+	for _, i := range p.lay.reductions {
+		if s := l.Args[i].Data; dp.p.NBlocks*s.Dim > maxInt {
+			return fmt.Errorf("the opencl backend keeps one partial result per block: %d blocks × dim %d of %s exceed the int range; use a smaller Global or a larger block size", dp.p.NBlocks, s.Dim, s.Describe())
+		}
+	}
+	return nil
 }
 
 // savedState is a Storage's state before a loop, for putting it back.
