@@ -73,14 +73,16 @@ type Dat[T Scalar] struct {
 
 // NewDat declares data on set with dim values per element. data supplies
 // the initial values (len = set size × dim) and is copied; nil means zeros.
+// dim may be at most MaxDim and the values at most MaxDataBytes in all;
+// larger shapes are refused with an error naming the numbers.
 func NewDat[T Scalar](set *Set, dim int, data []T, name string) (*Dat[T], error) {
 	if set == nil {
 		return nil, fmt.Errorf("op2: dat %q: set is nil", name)
 	}
-	if dim < 1 {
-		return nil, fmt.Errorf("op2: dat %q on set %q: dim %d must be at least 1", name, set.c.Name, dim)
+	n, err := checkShape(fmt.Sprintf("dat %q on set %q", name, set.c.Name), "dim", set.c.Total, dim, scalarType[T]().Size())
+	if err != nil {
+		return nil, err
 	}
-	n := set.c.Total * dim
 	if data != nil && len(data) != set.c.Owned*dim && len(data) != n {
 		return nil, fmt.Errorf("op2: dat %q on set %q: %d values given, want %d (set size %d × dim %d)",
 			name, set.c.Name, len(data), set.c.Owned*dim, set.c.Owned, dim)
@@ -173,10 +175,11 @@ type Global[T Scalar] struct {
 }
 
 // NewGlobal declares a Global of dim values; data (len dim) gives the
-// initial values and is copied; nil means zeros.
+// initial values and is copied; nil means zeros. dim may be at most
+// MaxDim (and at most MaxReductionDim for a Global used in a reduction).
 func NewGlobal[T Scalar](dim int, data []T, name string) (*Global[T], error) {
-	if dim < 1 {
-		return nil, fmt.Errorf("op2: global %q: dim %d must be at least 1", name, dim)
+	if _, err := checkShape(fmt.Sprintf("global %q", name), "dim", 1, dim, scalarType[T]().Size()); err != nil {
+		return nil, err
 	}
 	if data != nil && len(data) != dim {
 		return nil, fmt.Errorf("op2: global %q: %d values given, want dim = %d", name, len(data), dim)
@@ -228,6 +231,7 @@ func (g *Global[T]) Arg(acc Access) Arg {
 // loop without recompiling anything.
 type Const[T Scalar] struct {
 	c    core.Const
+	mu   sync.Mutex // guards data against Value and Set running at once
 	data []T
 }
 
@@ -242,13 +246,17 @@ var consts = struct {
 // The name must be a C identifier not used by another constant, and not a
 // C keyword (such as for, double or return), a stdint.h or stddef.h type
 // name (int32_t, size_t...), nor start with op2_ or OP2_ (reserved for
-// GoOP2's generated code), __, or _ and a capital letter.
+// GoOP2's generated code), __, or _ and a capital letter. dim may be at
+// most MaxDim.
 func NewConst[T Scalar](dim int, data []T, name string) (*Const[T], error) {
 	if why := core.ConstNameProblem(name); why != "" {
 		return nil, fmt.Errorf("op2: const %q: %s", name, why)
 	}
-	if dim < 1 || len(data) != dim {
-		return nil, fmt.Errorf("op2: const %q: dim %d with %d values; need dim ≥ 1 and one value per component", name, dim, len(data))
+	if _, err := checkShape(fmt.Sprintf("const %q", name), "dim", 1, dim, scalarType[T]().Size()); err != nil {
+		return nil, err
+	}
+	if len(data) != dim {
+		return nil, fmt.Errorf("op2: const %q: dim %d with %d values; need one value per component", name, dim, len(data))
 	}
 	c := &Const[T]{}
 	c.data = pinned[T](c, dim)
@@ -268,8 +276,13 @@ func NewConst[T Scalar](dim int, data []T, name string) (*Const[T], error) {
 // Name is the constant's name.
 func (c *Const[T]) Name() string { return c.c.Name }
 
-// Value returns a copy of the current value.
-func (c *Const[T]) Value() []T { return append([]T(nil), c.data...) }
+// Value returns a copy of the current value. It is safe to call while
+// other goroutines call Set or run loops.
+func (c *Const[T]) Value() []T {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]T(nil), c.data...)
+}
 
 // Set changes the value (same number of values as dim). Loops issued after
 // it see the new value.
@@ -279,6 +292,8 @@ func (c *Const[T]) Set(values ...T) error {
 	}
 	rt.mu.Lock() // not while a loop runs
 	defer rt.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	copy(c.data, values)
 	c.c.Version.Add(1)
 	return nil

@@ -1,6 +1,7 @@
 package op2
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"sync"
@@ -25,8 +26,16 @@ type Kernel struct {
 
 // NewKernel declares a kernel: C source defining function name. The source
 // is read when a loop first uses the kernel; errors are reported then.
+// Kernels with the same name and source share their compiled programs, so
+// declaring a kernel again (even on every loop) costs no new program.
 func NewKernel(source, name string) *Kernel {
-	return &Kernel{c: core.Kernel{Name: name, Source: source, ID: core.NewID()}}
+	k := &Kernel{c: core.Kernel{Name: name, Source: source, ID: core.NewID()}}
+	h := sha256.New()
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	h.Write([]byte(source))
+	copy(k.c.Sum[:], h.Sum(nil))
+	return k
 }
 
 // Name is the kernel function's name.
@@ -170,6 +179,9 @@ func bind(l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 			return fail(i, "%s: kernel parameter %q should be %s", a.Describe(), p.Text, shape)
 		}
 	}
+	if err := checkConflicts(k, set, args); err != nil {
+		return err
+	}
 	l.Kernel = &k.c
 	l.Set = &set.c
 	l.Args = l.Args[:0]
@@ -192,7 +204,7 @@ func bind(l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 // but not which data, maps or set it runs on.
 func appendKey(buf []byte, backend uint64, l *core.Loop) []byte {
 	buf = binary.LittleEndian.AppendUint64(buf, backend)
-	buf = binary.LittleEndian.AppendUint64(buf, l.Kernel.ID)
+	buf = append(buf, l.Kernel.Sum[:]...)
 	for i := range l.Args {
 		a := &l.Args[i]
 		arity := 0
@@ -226,7 +238,7 @@ func appendKey(buf []byte, backend uint64, l *core.Loop) []byte {
 // compiling only for a signature not seen before. Caller holds rt.mu.
 func (s *state) program(b *openBackend, l *core.Loop) (core.Program, error) {
 	s.key = appendKey(s.key[:0], b.id, l)
-	if p, ok := s.programs[string(s.key)]; ok {
+	if p, ok := s.programs.get(s.key); ok {
 		return p, nil
 	}
 	generations++
@@ -234,7 +246,7 @@ func (s *state) program(b *openBackend, l *core.Loop) (core.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.programs[string(s.key)] = p
+	s.programs.put(s.key, p)
 	return p, nil
 }
 
@@ -244,6 +256,26 @@ func (s *state) program(b *openBackend, l *core.Loop) (core.Program, error) {
 //
 // The first loop of each signature generates and compiles code; later ones
 // with the same kernel and argument shapes reuse it, whatever data they pass.
+//
+// One Dat may be passed in several arguments only where the result cannot
+// depend on the backend:
+//
+//   - any number of reads (READ), directly and through any maps;
+//   - any number of increments (INC) through maps (any maps, any columns,
+//     ArgMap and ArgVec alike), as Airfoil's res_calc increments res through
+//     both columns of pecell; or any number of direct increments;
+//   - any number of WRITE or RW arguments through one and the same map
+//     (any columns).
+//
+// Every other combination is refused with a *LoopError naming both
+// arguments: a read together with a modification (whether the read sees
+// other elements' updates differs between backends), a direct access
+// together with a modification through a map or the other way round,
+// increments mixed with WRITE or RW, WRITE or RW through two different
+// maps, and WRITE or RW passed directly twice. A Global may be passed any
+// number of times for reading and for one kind of reduction (INC, MIN or
+// MAX); its READ arguments see the value from before the loop. Mixing two
+// kinds of reduction on one Global is refused.
 func ParLoop(k *Kernel, set *Set, args ...Arg) error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
@@ -298,7 +330,7 @@ func (lp *Loop) Generate() (string, error) {
 	defer rt.mu.Unlock()
 	lp.l.Consts = lp.kernel.usedConsts()
 	rt.key = appendKey(rt.key[:0], lp.backend.id, &lp.l)
-	if p, ok := rt.programs[string(rt.key)]; ok {
+	if p, ok := rt.programs.get(rt.key); ok {
 		return p.Source(), nil
 	}
 	return lp.backend.Generate(&lp.l)

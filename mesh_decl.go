@@ -25,7 +25,9 @@ func NewSet(size int, name string) (*Set, error) {
 	if size > 1<<31-1 {
 		return nil, fmt.Errorf("op2: set %q: size %d exceeds the int32 index range", name, size)
 	}
-	return &Set{core.Set{Name: name, Core: size, Owned: size, Exec: size, Total: size, ID: core.NewID()}}, nil
+	s := &Set{core.Set{Name: name, Core: size, Owned: size, Exec: size, Total: size, ID: core.NewID()}}
+	core.Track(&s.c) // plans built for the set go when it does
+	return s, nil
 }
 
 func setOf(c *core.Set) *Set {
@@ -59,15 +61,16 @@ type Map struct {
 
 // NewMap declares a map from one set to another with arity entries per
 // element. values holds from.Size()×arity indices, element after element;
-// it is copied, and every entry is checked against the target set.
+// it is copied, and every entry is checked against the target set. arity
+// may be at most MaxDim and the table at most MaxDataBytes.
 func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error) {
 	if from == nil || to == nil {
 		return nil, fmt.Errorf("op2: map %q: source and target sets must not be nil", name)
 	}
-	if arity < 1 {
-		return nil, fmt.Errorf("op2: map %q from %q to %q: arity %d must be at least 1", name, from.c.Name, to.c.Name, arity)
+	want, err := checkShape(fmt.Sprintf("map %q from %q to %q", name, from.c.Name, to.c.Name), "arity", from.c.Total, arity, 4)
+	if err != nil {
+		return nil, err
 	}
-	want := from.c.Total * arity
 	if len(values) != want {
 		return nil, fmt.Errorf("op2: map %q from %q to %q: %d values given, want %d (%d elements × arity %d)",
 			name, from.c.Name, to.c.Name, len(values), want, from.c.Total, arity)
@@ -83,6 +86,7 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 	table := pinned[int32](m, len(values))
 	copy(table, values)
 	m.c = core.Map{Name: name, From: &from.c, To: &to.c, Arity: arity, Table: table, ID: core.NewID()}
+	core.Track(&m.c) // plans built with the map go when it does
 	return m, nil
 }
 

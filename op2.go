@@ -77,8 +77,9 @@ type Config struct {
 	// working directory. It is created with mode 0700; a directory owned by
 	// another user or writable by group or others is refused.
 	CacheDir string
-	// Threads is the OpenMP thread count (default $OMP_NUM_THREADS, else
-	// the number of CPUs).
+	// Threads is the OpenMP thread count, at most MaxThreads (default
+	// $OMP_NUM_THREADS, which is refused above MaxThreads too, else the
+	// number of CPUs).
 	Threads int
 	// BlockSize fixes the execution plan's block size; 0 chooses it
 	// adaptively (default $OP2_BLOCK_SIZE, else 0).
@@ -102,8 +103,8 @@ type state struct {
 	cfg      core.Config
 	backend  *openBackend
 	backends map[string]*openBackend
-	programs map[string]core.Program // by backend instance + loop signature
-	loop     core.Loop               // reused by ParLoop
+	programs programCache // by backend instance + loop signature
+	loop     core.Loop    // reused by ParLoop
 	key      []byte
 	err      error // configuration error from the environment
 }
@@ -111,15 +112,17 @@ type state struct {
 var rt = newState()
 
 func newState() *state {
-	s := &state{backends: map[string]*openBackend{}, programs: map[string]core.Program{}}
+	s := &state{backends: map[string]*openBackend{}}
 	s.cfg, s.err = core.ConfigFromEnv()
 	plan.SetChecking(s.cfg.PlanCheck)
 	return s
 }
 
 // Configure replaces the run-time configuration; zero fields of c keep the
-// defaults (which include the environment's overrides). It opens the chosen
-// backend and returns an error if that fails.
+// defaults (which include the environment's overrides). It checks the new
+// configuration and opens the chosen backend before anything changes: on
+// error the previous configuration and backend stay in use, so later loops
+// run as before.
 func Configure(c Config) error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
@@ -143,6 +146,9 @@ func Configure(c Config) error {
 		return fmt.Errorf("op2: Config.Threads and Config.BlockSize must not be negative")
 	}
 	if c.Threads > 0 {
+		if err := core.CheckThreads(c.Threads, "Config.Threads"); err != nil {
+			return err
+		}
 		def.Threads = c.Threads
 	}
 	if c.BlockSize > 0 {
@@ -155,14 +161,19 @@ func Configure(c Config) error {
 		def.OpenCLDevice = c.OpenCLDevice
 	}
 	def.PlanCheck = def.PlanCheck || c.PlanCheck
+	cfg := def
+	opened, err := core.Open(cfg.Backend, &cfg)
+	if err != nil {
+		return err
+	}
+	b := &openBackend{Backend: opened, id: core.NewID()}
 	plan.SetChecking(def.PlanCheck)
 	rt.cfg = def
 	rt.err = nil
-	rt.backend = nil
-	rt.backends = map[string]*openBackend{}
-	rt.programs = map[string]core.Program{}
-	_, err = rt.currentBackend()
-	return err
+	rt.backend = b
+	rt.backends = map[string]*openBackend{def.Backend: b}
+	rt.programs.clear()
+	return nil
 }
 
 // Use selects the backend for the loops that follow, keeping the rest of
@@ -179,6 +190,10 @@ func Use(backend string) error {
 	}
 	return nil
 }
+
+// MaxThreads is the largest thread count Config.Threads and
+// OMP_NUM_THREADS may ask for.
+const MaxThreads = core.MaxThreads
 
 // Backend returns the name of the backend the next loop will run on.
 func Backend() string {
@@ -242,7 +257,12 @@ type Stats struct {
 	DiskHits     uint64 // loops loaded from the disk cache without compiling
 	Rebuilds     uint64 // damaged disk cache entries that were rebuilt
 	Generations  uint64 // code generations (one per new loop signature and backend)
-	ProgramCache int    // loop programs held in memory
+	ProgramCache int    // loop programs held in memory (at most MaxPrograms)
+	// Plans is the number of execution plans held in memory by the open
+	// backends (with their device copies). A plan is built for one
+	// iteration set and the maps of one loop, and is dropped once that
+	// set or one of those maps has been garbage collected.
+	Plans int
 
 	// Copies of Dats and Globals between host and device (device backends).
 	Uploads, Downloads         uint64
@@ -258,6 +278,6 @@ func ReadStats() Stats {
 	defer rt.mu.Unlock()
 	up, down, upB, downB := core.TransferStats()
 	return Stats{Compiles: js.Compiles, DiskHits: js.DiskHits, Rebuilds: js.Rebuilds,
-		Generations: generations, ProgramCache: len(rt.programs),
+		Generations: generations, ProgramCache: rt.programs.len(), Plans: core.PlansHeld(),
 		Uploads: up, Downloads: down, UploadBytes: upB, DownloadBytes: downB}
 }

@@ -76,6 +76,9 @@ const (
 )
 
 func run(o options, out io.Writer) (*result, error) {
+	if o.iters < 0 {
+		return nil, fmt.Errorf("-iters %d: the number of iterations must not be negative", o.iters)
+	}
 	cfg := op2.Config{Backend: o.backend, Threads: o.threads, BlockSize: o.blockSize}
 	if err := op2.Configure(cfg); err != nil {
 		return nil, err

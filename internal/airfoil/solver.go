@@ -54,7 +54,12 @@ type LoopTimer struct {
 
 // New declares the problem on mesh m: every set, map, dat and constant,
 // with q initialised to the free stream. Close withdraws the constants.
+// The mesh must have at least one cell: the solver's rms is a mean over
+// the cells.
 func New(m *mesh.Mesh) (*Solver, error) {
+	if m == nil || m.NCell < 1 {
+		return nil, fmt.Errorf("airfoil: the mesh has no cells; the solver needs at least one (its rms change is a mean over the cells)")
+	}
 	s := &Solver{}
 	var err error
 	set := func(n int, name string) *op2.Set {
@@ -169,6 +174,9 @@ func (s *Solver) loop(t int, k *op2.Kernel, set *op2.Set, args ...op2.Arg) error
 // rms change of the solution every 100 iterations in OP2's format. It
 // returns the printed rms values and the wall time of the loop.
 func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.Duration, err error) {
+	if niter < 0 {
+		return nil, 0, fmt.Errorf("airfoil: %d iterations: the number of iterations must not be negative", niter)
+	}
 	start := time.Now()
 	for iter := 1; iter <= niter; iter++ {
 		if err := s.loop(0, s.saveSoln, s.cells, s.q.Arg(op2.Read), s.qold.Arg(op2.Write)); err != nil {

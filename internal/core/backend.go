@@ -38,6 +38,13 @@ type Program interface {
 	Run(l *Loop) error
 }
 
+// Releaser is implemented by programs that hold memory outside Go (device
+// buffers): Release frees it when the run time drops the program. The
+// program is not used afterwards.
+type Releaser interface {
+	Release()
+}
+
 // Opener creates a backend for a configuration. It returns an error when
 // something the backend needs (a compiler, a driver) is missing.
 type Opener func(cfg *Config) (Backend, error)
@@ -87,12 +94,27 @@ type Config struct {
 	CC        string   // C compiler command; default $CC or "cc"
 	CFlags    []string // optimisation flags; default -O3 -march=native -fno-math-errno
 	CacheDir  string   // compiled-code cache; default DefaultCacheDir()
-	Threads   int      // OpenMP threads; default $OMP_NUM_THREADS or the number of CPUs
+	Threads   int      // OpenMP threads, at most MaxThreads; default $OMP_NUM_THREADS or the number of CPUs (capped at MaxThreads)
 	BlockSize int      // plan block size; 0 = adaptive
 	PlanCheck bool     // verify every new plan's invariants
 
 	OpenCLPlatform string // substring of the OpenCL platform name to use; "" = any
 	OpenCLDevice   string // OpenCL device type: "cpu", "gpu", "accelerator" or "" (any)
+}
+
+// MaxThreads is the largest OpenMP thread count accepted from the
+// configuration or OMP_NUM_THREADS. More threads than this would not make a
+// loop faster on any machine GoOP2 targets, and asking the OpenMP runtime
+// for far more threads than it can create kills the process.
+const MaxThreads = 1024
+
+// CheckThreads returns an error when n threads are not in [1, MaxThreads];
+// source says where n came from, for the message.
+func CheckThreads(n int, source string) error {
+	if n < 1 || n > MaxThreads {
+		return fmt.Errorf("op2: %s = %d threads: must be between 1 and %d", source, n, MaxThreads)
+	}
+	return nil
 }
 
 // DefaultCFlags are the optimisation flags used when none are configured.
@@ -131,11 +153,14 @@ func ConfigFromEnv() (Config, error) {
 	} else {
 		cfg.CacheDir = DefaultCacheDir()
 	}
-	cfg.Threads = runtime.NumCPU()
+	cfg.Threads = min(runtime.NumCPU(), MaxThreads)
 	if v := os.Getenv("OMP_NUM_THREADS"); v != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(strings.Split(v, ",")[0]))
 		if err != nil || n < 1 {
 			return cfg, fmt.Errorf("op2: OMP_NUM_THREADS=%q is not a positive integer", v)
+		}
+		if err := CheckThreads(n, "OMP_NUM_THREADS"); err != nil {
+			return cfg, err
 		}
 		cfg.Threads = n
 	}

@@ -191,6 +191,7 @@ type Kernel struct {
 	Name   string
 	Source string
 	ID     uint64
+	Sum    [16]byte    // hash of Name and Source: kernels with equal content share programs
 	Info   *KernelInfo // what was read from Source: parameters, positions
 }
 

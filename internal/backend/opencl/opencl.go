@@ -184,7 +184,8 @@ func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 		}
 		return nil, err
 	}
-	p := &program{b: b, src: src, lay: lay, k: k, red: make([]*cl.Buffer, len(l.Args)), plans: map[string]*devicePlan{}}
+	p := &program{b: b, src: src, lay: lay, k: k, red: make([]*cl.Buffer, len(l.Args)),
+		plans: core.NewPlanCache(func(dp *devicePlan) { dp.free(b.ctx) })}
 	if lay.constBytes > 0 {
 		if p.consts, err = b.ctx.Alloc(lay.constBytes); err != nil {
 			return nil, fmt.Errorf("op2: %s: allocating the constant buffer: %w", l.Name(), err)
@@ -212,15 +213,26 @@ type program struct {
 	constHost []byte
 	constSeen []uint64
 
-	plans   map[string]*devicePlan // by set and maps
-	saved   []savedState           // argument data states before the running loop
-	part    []byte                 // reused buffer for reading partial reduction results
+	plans   *core.PlanCache[*devicePlan] // by set and maps; dropped with them
+	saved   []savedState                 // argument data states before the running loop
+	part    []byte                       // reused buffer for reading partial reduction results
 	key     []byte
 	lastKey []byte
 	last    *devicePlan
 }
 
 func (p *program) Source() string { return p.src }
+
+// Release frees the program's device memory: its plans' arrays and its
+// reduction buffers. The run time calls it when it drops the program.
+func (p *program) Release() {
+	p.plans.Clear()
+	p.last, p.lastKey = nil, p.lastKey[:0]
+	for i, buf := range p.red {
+		p.b.ctx.Free(buf)
+		p.red[i] = nil
+	}
+}
 
 // devBuf is a Dat's or Global's device copy.
 type devBuf struct {
@@ -368,6 +380,9 @@ func (p *program) Run(l *core.Loop) error {
 			return fmt.Errorf("op2: %s: %w", l.Name(), err)
 		}
 	}
+	if err := p.checkRange(l, dp); err != nil {
+		return fmt.Errorf("op2: %s: %w", l.Name(), err)
+	}
 	defer func() { clear(p.saved); p.saved = p.saved[:0] }() // keep no Dat alive
 	for i := range l.Args {
 		if p.lay.base[i] == i {
@@ -394,6 +409,26 @@ func (p *program) Run(l *core.Loop) error {
 		return fmt.Errorf("op2: %s: %w (after %d of its kernel launches had been queued: the data this loop modifies may be partly updated)", l.Name(), err, launched)
 	}
 	return p.finishReductions(l, slots)
+}
+
+// checkRange refuses a loop whose element numbers or partial reduction
+// results would overflow the OpenCL C int the generated stub indexes them
+// with (element offsets into Dats are computed in size_t; the staged data
+// is bounded by local memory).
+func (p *program) checkRange(l *core.Loop, dp *devicePlan) error {
+	const maxInt = 1<<31 - 1
+	if dp == nil {
+		if n := l.IterEnd(); n > maxInt-maxDirectGroups*WorkGroupSize {
+			return fmt.Errorf("the opencl backend runs direct loops over at most %d elements; set %q has %d", maxInt-maxDirectGroups*WorkGroupSize, l.Set.Name, n)
+		}
+		return nil
+	}
+	for _, i := range p.lay.reductions {
+		if s := l.Args[i].Data; dp.p.NBlocks*s.Dim > maxInt {
+			return fmt.Errorf("the opencl backend keeps one partial result per block: %d blocks × dim %d of %s exceed the int range; use a smaller Global or a larger block size", dp.p.NBlocks, s.Dim, s.Describe())
+		}
+	}
+	return nil
 }
 
 // savedState is a Storage's state before a loop, for putting it back.
@@ -558,6 +593,17 @@ type devicePlan struct {
 	nthrcol, thrcol           *cl.Buffer
 }
 
+// free releases the plan's device arrays (queued launches that use them
+// still complete: OpenCL frees a buffer once nothing needs it).
+func (dp *devicePlan) free(ctx *cl.Context) {
+	for _, bufs := range [][]*cl.Buffer{dp.indMap, dp.indOffs, dp.indSizes, dp.locMap,
+		{dp.blkMap, dp.offset, dp.nelems, dp.nthrcol, dp.thrcol}} {
+		for _, buf := range bufs {
+			ctx.Free(buf)
+		}
+	}
+}
+
 func (b *backend) upload(s []int32) (*cl.Buffer, error) {
 	buf, err := b.ctx.Alloc(4 * len(s))
 	if err != nil {
@@ -585,13 +631,13 @@ func (p *program) plan(l *core.Loop) (*devicePlan, error) {
 	if p.last != nil && string(p.lastKey) == string(k) {
 		return p.last, nil
 	}
-	dp, ok := p.plans[string(k)]
+	dp, ok := p.plans.Get(k)
 	if !ok {
 		var err error
 		if dp, err = p.b.buildPlan(l, p.lay); err != nil {
 			return nil, err
 		}
-		p.plans[string(k)] = dp
+		p.plans.Put(k, l, dp)
 	}
 	p.last = dp
 	p.lastKey = append(p.lastKey[:0], k...)
@@ -658,6 +704,7 @@ func (b *backend) buildPlan(l *core.Loop, lay *layout) (*devicePlan, error) {
 	dp.blkMap, dp.offset, dp.nelems = up(pl.BlkMap), up(pl.Offset), up(pl.NElems)
 	dp.nthrcol, dp.thrcol = up(pl.NThrCol), up(pl.ThrCol)
 	if err != nil {
+		dp.free(b.ctx)
 		return nil, fmt.Errorf("copying the execution plan to the device: %w", err)
 	}
 	return dp, nil

@@ -32,7 +32,10 @@ func init() {
 	core.Register(Name, func(cfg *core.Config) (core.Backend, error) {
 		threads := cfg.Threads
 		if threads < 1 {
-			threads = runtime.NumCPU()
+			threads = min(runtime.NumCPU(), core.MaxThreads)
+		}
+		if err := core.CheckThreads(threads, "openmp: thread count"); err != nil {
+			return nil, err
 		}
 		dir, err := cache.Open(cfg.CacheDir)
 		if err != nil {
@@ -42,7 +45,7 @@ func init() {
 			cc:        &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, Cache: dir},
 			threads:   threads,
 			blockSize: cfg.BlockSize,
-			plans:     map[string]*pinnedPlan{},
+			plans:     core.NewPlanCache[*pinnedPlan](nil),
 		}, nil
 	})
 }
@@ -53,7 +56,7 @@ type backend struct {
 	blockSize int
 
 	mu    sync.Mutex
-	plans map[string]*pinnedPlan
+	plans *core.PlanCache[*pinnedPlan] // dropped with their set and maps
 }
 
 // pinnedPlan is a plan whose arrays are pinned so that their addresses can
@@ -318,7 +321,7 @@ func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
 
 	p.b.mu.Lock()
 	defer p.b.mu.Unlock()
-	pp, ok := p.b.plans[string(k)]
+	pp, ok := p.b.plans.Get(k)
 	if !ok {
 		in := core.PlanInput(l, p.inds, nind, func(i int) bool { return l.Args[i].IndirectModify() }, p.b.blockSize)
 		built, in, err := p.b.build(in, l.IterEnd())
@@ -341,7 +344,7 @@ func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
 			}
 		}
 		core.KeepPinned(pp, ptrs...)
-		p.b.plans[string(k)] = pp
+		p.b.plans.Put(k, l, pp)
 	}
 	p.last = pp
 	p.lastKey = append(p.lastKey[:0], k...)

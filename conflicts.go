@@ -1,0 +1,69 @@
+package op2
+
+import (
+	"fmt"
+
+	"github.com/goop2/op2/internal/core"
+)
+
+// checkConflicts refuses a loop that passes one Dat or Global in several
+// arguments in a combination whose result would depend on the backend (see
+// ParLoop for the rule). It returns the first conflicting pair found, as a
+// LoopError about the later argument that names the earlier one too.
+func checkConflicts(k *Kernel, set *Set, args []Arg) error {
+	for j := 1; j < len(args); j++ {
+		b := &args[j].a
+		for i := 0; i < j; i++ {
+			a := &args[i].a
+			if a.Data != b.Data {
+				continue
+			}
+			if why := conflict(a, b); why != "" {
+				return &LoopError{Kernel: k.c.Name, Set: set.c.Name, Arg: j, Msg: fmt.Sprintf(
+					"%s conflicts with argument %d (%s): %s", b.Describe(), i, a.Describe(), why)}
+			}
+		}
+	}
+	return nil
+}
+
+// conflict says why two arguments passing the same data may not appear in
+// one loop, or returns "" when they may. The rule is pairwise: a set of
+// arguments is allowed exactly when every pair of them is.
+func conflict(a, b *core.Arg) string {
+	if a.Kind == core.ArgGlobal {
+		switch {
+		case a.Access == core.Read || b.Access == core.Read:
+			// A read sees the value from before the loop on every
+			// backend: reductions combine after the loop.
+			return ""
+		case a.Access == b.Access:
+			return ""
+		}
+		return "one Global may take part in only one kind of reduction per loop (INC, MIN or MAX)"
+	}
+	if !a.Access.Modifies() && !b.Access.Modifies() {
+		return "" // reads never conflict
+	}
+	if a.Access == core.Read || b.Access == core.Read {
+		return "a loop may not read a Dat through one argument and modify it through another (whether the read would see other elements' updates depends on the backend)"
+	}
+	aMap, bMap := a.Kind != core.ArgDirect, b.Kind != core.ArgDirect
+	if aMap != bMap {
+		return "a Dat modified directly may not also be accessed through a map in the same loop, nor a Dat modified through a map directly (direct accesses are not ordered against the map's, so the result would depend on the backend)"
+	}
+	if (a.Access == core.Inc) != (b.Access == core.Inc) {
+		return "increments (INC) may not be mixed with WRITE or RW of the same Dat in one loop"
+	}
+	if a.Access == core.Inc {
+		return "" // increments commute, directly as through any maps
+	}
+	// Both are WRITE or RW.
+	if !aMap {
+		return "a Dat written directly (WRITE or RW) must be passed only once"
+	}
+	if a.Map != b.Map {
+		return fmt.Sprintf("a Dat written through a map (WRITE or RW) may be passed again only through the same map, not also through map %q", b.Map.Name)
+	}
+	return ""
+}

@@ -1,0 +1,258 @@
+package op2_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/goop2/op2"
+)
+
+// A way of passing the Dat x in the conflict tests.
+type argVariant struct {
+	kind string // "D" direct, "M0"/"M1" through column 0/1 of m, "V" all of m, "N0" through column 0 of m2
+	acc  op2.Access
+}
+
+func (v argVariant) String() string { return v.kind + "-" + v.acc.String() }
+
+// mapOf is the map a variant goes through ("" for direct).
+func (v argVariant) mapOf() string {
+	switch v.kind {
+	case "D":
+		return ""
+	case "N0":
+		return "m2"
+	}
+	return "m"
+}
+
+// conflictRule is ParLoop's documented rule for two arguments passing one Dat.
+func conflictRule(a, b argVariant) bool {
+	switch {
+	case a.acc == op2.Read && b.acc == op2.Read:
+		return true // reads never conflict
+	case a.acc == op2.Read || b.acc == op2.Read:
+		return false // a read beside a modification
+	case (a.kind == "D") != (b.kind == "D"):
+		return false // direct beside through a map
+	case (a.acc == op2.Inc) != (b.acc == op2.Inc):
+		return false // INC beside WRITE/RW
+	case a.acc == op2.Inc:
+		return true // increments, all direct or all through maps
+	case a.kind == "D":
+		return false // WRITE/RW directly twice
+	}
+	return a.mapOf() == b.mapOf() // WRITE/RW through one map
+}
+
+// values are the C lvalues of the variant's data in a kernel parameter p.
+func (v argVariant) values(p string) []string {
+	if v.kind == "V" {
+		return []string{p + "[0][0]", p + "[1][0]"}
+	}
+	return []string{"(*" + p + ")"}
+}
+
+// conflictKernel uses each argument as its access allows: READ adds the
+// values to s, WRITE stores 7, RW raises the value to at least 7, INC adds 1;
+// out gets s. Every allowed combination then gives a result independent of
+// the order of the elements.
+func conflictKernel(name string, vs ...argVariant) *op2.Kernel {
+	var params []string
+	var body strings.Builder
+	body.WriteString("  int s = 0;\n")
+	for i, v := range vs {
+		p := fmt.Sprintf("p%d", i)
+		if v.kind == "V" {
+			params = append(params, "int **"+p)
+		} else {
+			params = append(params, "int *"+p)
+		}
+		for _, e := range v.values(p) {
+			switch v.acc {
+			case op2.Read:
+				fmt.Fprintf(&body, "  s += %s;\n", e)
+			case op2.Write:
+				fmt.Fprintf(&body, "  %s = 7;\n", e)
+			case op2.RW:
+				fmt.Fprintf(&body, "  if (%s < 7) %s = 7;\n", e, e)
+			case op2.Inc:
+				fmt.Fprintf(&body, "  %s += 1;\n", e)
+			}
+		}
+	}
+	params = append(params, "int *out")
+	return op2.NewKernel(fmt.Sprintf("void %s(%s)\n{\n%s  *out = s;\n}\n", name, strings.Join(params, ", "), body.String()), name)
+}
+
+// conflictMesh is one set with a Dat x and two maps from the set to itself.
+type conflictMesh struct {
+	set    *op2.Set
+	m, m2  *op2.Map
+	x, out *op2.Dat[int32]
+}
+
+func newConflictMesh() *conflictMesh {
+	const n = 1500 // several blocks and threads
+	c := &conflictMesh{set: must(op2.NewSet(n, "s"))}
+	mv, m2v, xv := make([]int32, 2*n), make([]int32, n), make([]int32, n)
+	for e := 0; e < n; e++ {
+		mv[2*e], mv[2*e+1] = int32((7*e+1)%n), int32((13*e+5)%n)
+		m2v[e] = int32((3*e + 2) % n)
+		xv[e] = int32(e % 17)
+	}
+	c.m = must(op2.NewMap(c.set, c.set, 2, mv, "m"))
+	c.m2 = must(op2.NewMap(c.set, c.set, 1, m2v, "m2"))
+	c.x = must(op2.NewDat(c.set, 1, xv, "x"))
+	c.out = must(op2.NewDat[int32](c.set, 1, nil, "out"))
+	return c
+}
+
+func (c *conflictMesh) arg(v argVariant) op2.Arg {
+	switch v.kind {
+	case "D":
+		return c.x.Arg(v.acc)
+	case "M0":
+		return c.x.ArgMap(v.acc, c.m, 0)
+	case "M1":
+		return c.x.ArgMap(v.acc, c.m, 1)
+	case "V":
+		return c.x.ArgVec(v.acc, c.m)
+	}
+	return c.x.ArgMap(v.acc, c.m2, 0)
+}
+
+func allVariants() []argVariant {
+	var vs []argVariant
+	for _, k := range []string{"D", "M0", "M1", "V", "N0"} {
+		for _, a := range []op2.Access{op2.Read, op2.Write, op2.RW, op2.Inc} {
+			vs = append(vs, argVariant{k, a})
+		}
+	}
+	return vs
+}
+
+// TestConflictingDatAccess checks every pair of ways of passing one Dat
+// twice: the loop is accepted or refused as ParLoop's rule says (refusals
+// name both arguments), and every accepted pair gives the same result on
+// every backend as on sequential.
+func TestConflictingDatAccess(t *testing.T) {
+	vs := allVariants()
+	c := newConflictMesh()
+	type pair struct{ a, b argVariant }
+	var accepted []pair
+	for i, a := range vs {
+		for j, b := range vs {
+			k := conflictKernel(fmt.Sprintf("cf_%d_%d", i, j), a, b)
+			_, err := op2.NewLoop(k, c.set, c.arg(a), c.arg(b), c.out.Arg(op2.Write))
+			want := conflictRule(a, b)
+			switch {
+			case want && err != nil:
+				t.Errorf("%v + %v: refused, want accepted: %v", a, b, err)
+			case !want && err == nil:
+				t.Errorf("%v + %v: accepted, want refused", a, b)
+			case !want:
+				var le *op2.LoopError
+				if !errors.As(err, &le) || le.Arg != 1 {
+					t.Errorf("%v + %v: error %v, want a *LoopError about argument 1", a, b, err)
+				}
+				wantErr(t, err, "argument 0", "argument 1", `dat "x"`, a.acc.String(), b.acc.String())
+			case i <= j:
+				accepted = append(accepted, pair{a, b})
+			}
+		}
+	}
+	if testing.Short() {
+		accepted = accepted[:len(accepted)/4]
+	}
+	results := map[string][]int32{}
+	onEachBackend(t, func(t *testing.T) {
+		for n, p := range accepted {
+			c := newConflictMesh()
+			k := conflictKernel(fmt.Sprintf("cf_run_%d", n), p.a, p.b)
+			check(t, op2.ParLoop(k, c.set, c.arg(p.a), c.arg(p.b), c.out.Arg(op2.Write)))
+			got := append(append([]int32(nil), c.x.Data()...), c.out.Data()...)
+			name := p.a.String() + "+" + p.b.String()
+			want, ok := results[name]
+			if !ok {
+				results[name] = got
+				continue
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Errorf("%s: value %d is %d, %d on sequential", name, i, got[i], want[i])
+					break
+				}
+			}
+		}
+	})
+}
+
+// TestConflictingGlobalAccess: a Global may be read any number of times
+// and used for one kind of reduction any number of times, together; two
+// kinds of reduction are refused. Accepted pairs agree on every backend.
+func TestConflictingGlobalAccess(t *testing.T) {
+	accs := []op2.Access{op2.Read, op2.Inc, op2.Min, op2.Max}
+	kernel := func(name string, a, b op2.Access) *op2.Kernel {
+		var body strings.Builder
+		for i, acc := range []op2.Access{a, b} {
+			g := fmt.Sprintf("g%d[0]", i)
+			switch acc {
+			case op2.Read:
+				fmt.Fprintf(&body, "  s += %s;\n", g)
+			case op2.Inc:
+				fmt.Fprintf(&body, "  %s += *x;\n", g)
+			case op2.Min:
+				fmt.Fprintf(&body, "  if (*x < %s) %s = *x;\n", g, g)
+			case op2.Max:
+				fmt.Fprintf(&body, "  if (*x > %s) %s = *x;\n", g, g)
+			}
+		}
+		return op2.NewKernel(fmt.Sprintf("void %s(int *x, int *g0, int *g1, int *out)\n{\n  int s = 0;\n%s  *out = s + *x;\n}\n", name, body.String()), name)
+	}
+	const n = 1500
+	type pair struct{ a, b op2.Access }
+	var accepted []pair
+	set := must(op2.NewSet(n, "s"))
+	x := must(op2.NewDat(set, 1, iota32[int32](n), "x"))
+	out := must(op2.NewDat[int32](set, 1, nil, "out"))
+	for i, a := range accs {
+		for j, b := range accs {
+			g := must(op2.NewGlobal(1, []int32{5}, "g"))
+			_, err := op2.NewLoop(kernel(fmt.Sprintf("cg_%d_%d", i, j), a, b), set, x.Arg(op2.Read), g.Arg(a), g.Arg(b), out.Arg(op2.Write))
+			want := a == op2.Read || b == op2.Read || a == b
+			switch {
+			case want && err != nil:
+				t.Errorf("%v + %v: refused, want accepted: %v", a, b, err)
+			case !want && err == nil:
+				t.Errorf("%v + %v: accepted, want refused", a, b)
+			case !want:
+				wantErr(t, err, "argument 1", "argument 2", `global "g"`)
+			case i <= j:
+				accepted = append(accepted, pair{a, b})
+			}
+		}
+	}
+	results := map[string][]int32{}
+	onEachBackend(t, func(t *testing.T) {
+		for n, p := range accepted {
+			g := must(op2.NewGlobal(1, []int32{5}, "g"))
+			check(t, op2.ParLoop(kernel(fmt.Sprintf("cg_run_%d", n), p.a, p.b), set, x.Arg(op2.Read), g.Arg(p.a), g.Arg(p.b), out.Arg(op2.Write)))
+			got := append(append([]int32(nil), g.Data()...), out.Data()...)
+			name := p.a.String() + "+" + p.b.String()
+			want, ok := results[name]
+			if !ok {
+				results[name] = got
+				continue
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Errorf("%s: value %d is %d, %d on sequential", name, i, got[i], want[i])
+					break
+				}
+			}
+		}
+	})
+}

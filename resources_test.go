@@ -1,0 +1,125 @@
+package op2_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/goop2/op2"
+)
+
+// TestSameSourceKernelsShareProgram: declaring the same kernel again for
+// every loop (a new Kernel object each time) uses one program, so the
+// program cache does not grow.
+func TestSameSourceKernelsShareProgram(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		set := must(op2.NewSet(10, "s"))
+		x := must(op2.NewDat[int32](set, 1, nil, "x"))
+		src := "void share_prog(int *x) { *x += 1; }"
+		check(t, op2.ParLoop(op2.NewKernel(src, "share_prog"), set, x.Arg(op2.RW)))
+		before := op2.ReadStats()
+		for i := 0; i < 200; i++ {
+			check(t, op2.ParLoop(op2.NewKernel(src, "share_prog"), set, x.Arg(op2.RW)))
+		}
+		after := op2.ReadStats()
+		if after.ProgramCache != before.ProgramCache || after.Generations != before.Generations {
+			t.Errorf("200 same-source kernels: program cache %d -> %d, generations %d -> %d; want no change",
+				before.ProgramCache, after.ProgramCache, before.Generations, after.Generations)
+		}
+		if got := x.Data()[3]; got != 201 {
+			t.Errorf("x[3] = %d, want 201", got)
+		}
+	})
+}
+
+// TestProgramCacheBounded: kernels with ever-different sources keep at most
+// the cache's capacity of programs; a dropped program is built again when
+// its loop runs again.
+func TestProgramCacheBounded(t *testing.T) {
+	defer op2.SetMaxPrograms(4)()
+	set := must(op2.NewSet(10, "s"))
+	x := must(op2.NewDat[int32](set, 1, nil, "x"))
+	kernel := func(i int) *op2.Kernel {
+		return op2.NewKernel(fmt.Sprintf("void bounded_prog(int *x) { *x += %d; }", i), "bounded_prog")
+	}
+	want := int32(0)
+	for i := 1; i <= 10; i++ {
+		check(t, op2.ParLoop(kernel(i), set, x.Arg(op2.RW)))
+		want += int32(i)
+		if n := op2.ReadStats().ProgramCache; n > 4 {
+			t.Fatalf("after %d kernels the program cache holds %d programs, want at most 4", i, n)
+		}
+	}
+	check(t, op2.ParLoop(kernel(1), set, x.Arg(op2.RW)))
+	want++
+	if got := x.Data()[0]; got != want {
+		t.Errorf("x[0] = %d, want %d", got, want)
+	}
+}
+
+// TestPlansFreedWithMeshes: plans (and their device copies) built for sets
+// and maps that are dropped go away once those are garbage collected, so a
+// program that creates and drops meshes keeps a bounded number of plans.
+func TestPlansFreedWithMeshes(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		k := op2.NewKernel("void plans_inc(int *a, int *b) { *a += 1; *b += 1; }", "plans_inc")
+		loop := func(n int) {
+			edges := must(op2.NewSet(n, "edges"))
+			nodes := must(op2.NewSet(n+1, "nodes"))
+			v := make([]int32, 2*n)
+			for i := 0; i < n; i++ {
+				v[2*i], v[2*i+1] = int32(i), int32(i+1)
+			}
+			m := must(op2.NewMap(edges, nodes, 2, v, "pedge"))
+			d := must(op2.NewDat[int32](nodes, 1, nil, "d"))
+			check(t, op2.ParLoop(k, edges, d.ArgMap(op2.Inc, m, 0), d.ArgMap(op2.Inc, m, 1)))
+			if got := d.Data()[1]; n > 1 && got != 2 {
+				t.Fatalf("d[1] = %d, want 2", got)
+			}
+		}
+		for i := 0; i < 300; i++ {
+			loop(100 + i)
+			if i%50 == 49 {
+				runtime.GC()
+			}
+		}
+		// Cleanups run in the background after a collection; the caches
+		// drop what they find gone at their next insertion.
+		plans := 0
+		for try := 0; try < 100; try++ {
+			runtime.GC()
+			time.Sleep(10 * time.Millisecond)
+			loop(50)
+			if plans = op2.ReadStats().Plans; plans <= 10 {
+				return
+			}
+		}
+		t.Errorf("after 300 dropped meshes %d plans are held, want at most 10", plans)
+	})
+}
+
+// TestRepeatedLoopAllocatesNothing: the checks and caches in front of a
+// repeated loop (conflict rule, program cache, plan cache) allocate nothing.
+func TestRepeatedLoopAllocatesNothing(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		const n = 2000
+		edges := must(op2.NewSet(n, "edges"))
+		nodes := must(op2.NewSet(n, "nodes"))
+		v := make([]int32, 2*n)
+		for i := 0; i < n; i++ {
+			v[2*i], v[2*i+1] = int32(i), int32((i+1)%n)
+		}
+		m := must(op2.NewMap(edges, nodes, 2, v, "pedge"))
+		d := must(op2.NewDat[float64](nodes, 1, nil, "d"))
+		w := must(op2.NewDat[float64](edges, 1, nil, "w"))
+		k := op2.NewKernel("void alloc_inc(const double *w, double *a, double *b) { *a += *w; *b += *w; }", "alloc_inc")
+		run := func() {
+			check(t, op2.ParLoop(k, edges, w.Arg(op2.Read), d.ArgMap(op2.Inc, m, 0), d.ArgMap(op2.Inc, m, 1)))
+		}
+		run()
+		if a := testing.AllocsPerRun(20, run); a != 0 {
+			t.Errorf("a repeated loop allocates %v times per call, want 0", a)
+		}
+	})
+}
