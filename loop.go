@@ -291,7 +291,7 @@ func ParLoop(k *Kernel, set *Set, args ...Arg) error {
 	if err != nil {
 		return err
 	}
-	return p.Run(l)
+	return rt.run(b, p, l)
 }
 
 // Loop is a parallel loop as an object (PyOP2's backend API): Generate
@@ -345,5 +345,10 @@ func (lp *Loop) Compute() error {
 	if err != nil {
 		return err
 	}
-	return p.Run(&lp.l)
+	return rt.run(lp.backend, p, &lp.l)
+}
+
+// run executes a bound loop with its program. Caller holds rt.mu.
+func (s *state) run(b *openBackend, p core.Program, l *core.Loop) error {
+	return p.Run(l)
 }
