@@ -125,13 +125,14 @@ func (d *Dat[T]) Data() []T {
 	return d.data[:d.s.Set.Owned*d.s.Dim]
 }
 
-// DataRO returns the values of the owned elements for reading only. The
-// caller must not modify them; on device backends both copies stay valid.
+// DataRO returns a copy of the values of the owned elements, for reading.
+// Changing the copy never changes the dat, on any backend (use Data to
+// change values). On device backends the device copy stays valid.
 func (d *Dat[T]) DataRO() []T {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	mustHost(d.s.HostAccess(false))
-	return d.data[:d.s.Set.Owned*d.s.Dim]
+	return append([]T(nil), d.data[:d.s.Set.Owned*d.s.Dim]...)
 }
 
 // State says where the dat's current values are: on the host, on a
@@ -206,12 +207,13 @@ func (g *Global[T]) Data() []T {
 	return g.data
 }
 
-// DataRO returns the values for reading only.
+// DataRO returns a copy of the values, for reading. Changing the copy
+// never changes the Global, on any backend (use Data to change values).
 func (g *Global[T]) DataRO() []T {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	mustHost(g.s.HostAccess(false))
-	return g.data
+	return append([]T(nil), g.data...)
 }
 
 // State says where the global's current values are (see DataState).

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/goop2/op2/internal/core"
@@ -158,16 +159,17 @@ func bind(l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 		}
 		p := &info.Params[i]
 		want := 1
-		expect := a.Data.Type.CName() + " *"
 		if a.Kind == core.ArgVector {
 			want = 2
-			expect += "*"
 		}
-		if p.Type == 0 {
-			return fail(i, "%s: kernel parameter %q has type %s, which GoOP2 does not support; the data is %s, so the parameter must be %s (C %s)",
-				a.Describe(), p.Text, p.CType, a.Data.Type, expect, a.Data.Type.CName())
-		}
-		if p.Type != a.Data.Type {
+		if p.Type == 0 || p.Type != a.Data.Type {
+			// Only built on the way to an error: a repeated loop
+			// allocates nothing.
+			expect := a.Data.Type.CName() + " " + strings.Repeat("*", want)
+			if p.Type == 0 {
+				return fail(i, "%s: kernel parameter %q has type %s, which GoOP2 does not support; the data is %s, so the parameter must be %s (C %s)",
+					a.Describe(), p.Text, p.CType, a.Data.Type, expect, a.Data.Type.CName())
+			}
 			return fail(i, "%s: kernel parameter %q has element type %s (C %s) but the data is %s, so the parameter must be %s (C %s)",
 				a.Describe(), p.Text, p.Type, p.CType, a.Data.Type, expect, a.Data.Type.CName())
 		}
@@ -231,6 +233,9 @@ func appendKey(buf []byte, backend uint64, l *core.Loop) []byte {
 	for _, c := range l.Consts {
 		buf = binary.LittleEndian.AppendUint64(buf, c.ID)
 	}
+	if l.Check {
+		buf = append(buf, 1)
+	}
 	return buf
 }
 
@@ -283,6 +288,7 @@ func ParLoop(k *Kernel, set *Set, args ...Arg) error {
 	if err := bind(l, k, set, args); err != nil {
 		return err
 	}
+	l.Check = rt.cfg.Check
 	b, err := rt.currentBackend()
 	if err != nil {
 		return err
@@ -312,6 +318,7 @@ func NewLoop(k *Kernel, set *Set, args ...Arg) (*Loop, error) {
 	if err := bind(&lp.l, k, set, args); err != nil {
 		return nil, err
 	}
+	lp.l.Check = rt.cfg.Check
 	b, err := rt.currentBackend()
 	if err != nil {
 		return nil, err
@@ -350,5 +357,8 @@ func (lp *Loop) Compute() error {
 
 // run executes a bound loop with its program. Caller holds rt.mu.
 func (s *state) run(b *openBackend, p core.Program, l *core.Loop) error {
+	if l.Check {
+		return s.runChecked(p, l)
+	}
 	return p.Run(l)
 }

@@ -87,6 +87,15 @@ type Config struct {
 	// PlanCheck verifies every invariant of each new execution plan (also
 	// enabled by OP2_PLAN_CHECK=1).
 	PlanCheck bool
+	// Check turns on check mode (also enabled by OP2_CHECK=1), for
+	// debugging kernels: before each loop the values of its READ arguments
+	// are copied, and after it they are compared with what the kernel left
+	// in every current copy (host and device). A kernel that wrote to a READ
+	// argument makes the loop return a *LoopError naming the loop, the
+	// argument and the first changed value, and the argument's values are
+	// restored; the loop's other effects stay. Check mode costs a copy and
+	// a comparison of every READ argument per loop.
+	Check bool
 	// OpenCLPlatform selects the OpenCL platform whose name contains it
 	// (default $OP2_OPENCL_PLATFORM, else the first with a device).
 	OpenCLPlatform string
@@ -161,6 +170,7 @@ func Configure(c Config) error {
 		def.OpenCLDevice = c.OpenCLDevice
 	}
 	def.PlanCheck = def.PlanCheck || c.PlanCheck
+	def.Check = def.Check || c.Check
 	cfg := def
 	opened, err := core.Open(cfg.Backend, &cfg)
 	if err != nil {

@@ -97,6 +97,7 @@ type Config struct {
 	Threads   int      // OpenMP threads, at most MaxThreads; default $OMP_NUM_THREADS or the number of CPUs (capped at MaxThreads)
 	BlockSize int      // plan block size; 0 = adaptive
 	PlanCheck bool     // verify every new plan's invariants
+	Check     bool     // check mode: detect kernels writing to READ arguments
 
 	OpenCLPlatform string // substring of the OpenCL platform name to use; "" = any
 	OpenCLDevice   string // OpenCL device type: "cpu", "gpu", "accelerator" or "" (any)
@@ -134,7 +135,7 @@ func DefaultCacheDir() string {
 
 // ConfigFromEnv returns the default configuration with the environment's
 // overrides applied: OP2_BACKEND, CC, OP2_CFLAGS (space separated),
-// OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE, OP2_PLAN_CHECK,
+// OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE, OP2_PLAN_CHECK, OP2_CHECK,
 // OP2_OPENCL_PLATFORM and OP2_OPENCL_DEVICE.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Backend: "sequential", CC: "cc"}
@@ -179,6 +180,13 @@ func ConfigFromEnv() (Config, error) {
 			return cfg, fmt.Errorf("op2: OP2_PLAN_CHECK=%q is not a boolean", v)
 		}
 		cfg.PlanCheck = b
+	}
+	if v := os.Getenv("OP2_CHECK"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return cfg, fmt.Errorf("op2: OP2_CHECK=%q is not a boolean", v)
+		}
+		cfg.Check = b
 	}
 	return cfg, nil
 }

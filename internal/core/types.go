@@ -242,6 +242,10 @@ type Loop struct {
 	Set    *Set
 	Args   []Arg
 	Consts []*Const // the constants the kernel refers to, sorted by name
+	// Check is check mode: the generated code lets writes through READ
+	// arguments reach the data (no private or staged copies of them), so
+	// that the run time can find them.
+	Check bool
 }
 
 // Name identifies the loop in messages: the kernel name and the set.

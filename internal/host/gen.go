@@ -174,8 +174,14 @@ const stackPointers = 128
 // one statement each; larger ones get loops (keeping the source small).
 const unroll = 16
 
-// localCopy reports whether argument a is copied to a local array.
-func localCopy(a *core.Arg) bool {
+// localCopy reports whether argument a is copied to a local array. In
+// check mode READ arguments never are: the kernel gets pointers into the
+// data, so that a write through them reaches the data, where the run time
+// finds it.
+func localCopy(l *core.Loop, a *core.Arg) bool {
+	if l.Check && a.Access == core.Read {
+		return false
+	}
 	if (a.Kind != core.ArgIndirect && a.Kind != core.ArgVector) || (a.Access != core.Read && a.Access != core.Inc) {
 		return false
 	}
@@ -339,7 +345,7 @@ func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 	for i := range l.Args {
 		a := &l.Args[i]
 		t, dim := a.Data.Type.CName(), a.Data.Dim
-		local := localCopy(a)
+		local := localCopy(l, a)
 		switch a.Kind {
 		case core.ArgIndirect:
 			g.Printf("%sconst ptrdiff_t op2_j%d = (ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + %d] * %d;\n", indent, i, i, idx, a.Map.Arity, a.Idx, dim)
@@ -414,7 +420,7 @@ func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 		case core.ArgDirect:
 			g.Printf("op2_a%d + (ptrdiff_t)(%s) * %d", i, idx, a.Data.Dim)
 		case core.ArgIndirect:
-			if localCopy(a) {
+			if localCopy(l, a) {
 				g.Printf("op2_l%d", i)
 			} else {
 				g.Printf("op2_a%d + op2_j%d", i, i)
@@ -433,7 +439,7 @@ func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 	g.Printf(");\n")
 	for i := range l.Args {
 		a := &l.Args[i]
-		if a.Access != core.Inc || !localCopy(a) {
+		if a.Access != core.Inc || !localCopy(l, a) {
 			continue
 		}
 		dim := a.Data.Dim

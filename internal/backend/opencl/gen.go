@@ -65,9 +65,15 @@ type layout struct {
 	// (some argument modifies data through a map other than by a private
 	// increment).
 	callInColour bool
-	globalFence  bool  // a dataset in global memory is modified: colour barriers fence global memory
-	reductions   []int // Global reduction arguments
-	priv         []bool
+	globalFence  bool   // a dataset in global memory is modified: colour barriers fence global memory
+	reductions   []int  // Global reduction arguments
+	priv         []bool // the kernel gets a pointer to a private copy of the argument
+	// alias is, per argument, the earlier argument whose private copy it
+	// shares (it passes the same elements of the same data), or -1.
+	alias []int
+	// unshared is, per argument, why it cannot have a private copy
+	// although it would need one ("" if none).
+	unshared []string
 	// consts are the constants the kernel source uses, packed into one
 	// __constant buffer (see constLocals).
 	consts     []constSlot
@@ -129,7 +135,7 @@ func analyse(l *core.Loop, localMem int) (*layout, error) {
 	// fits the staging budget; larger elements are read and written in
 	// global memory, where the plan's colouring keeps them race free.
 	stageMax := stagingBudget(l, lay.reductions, localMem) / WorkGroupSize
-	for i := n - 1; i >= 0; i-- {
+	for i := range l.Args {
 		a := &l.Args[i]
 		lay.base[i] = host.Base(l, i)
 		bytes := a.Data.Dim * a.Data.Type.Size()
@@ -142,10 +148,14 @@ func analyse(l *core.Loop, localMem int) (*layout, error) {
 		// accumulated privately, as OP2 does.
 		inc := a.Map != nil && a.Access == core.Inc
 		lay.priv[i] = host.IsReduction(a) || bytes <= privateLimit && (inc || i < len(passed) && passed[i])
+	}
+	lay.sharePrivateCopies(l)
+	for i := n - 1; i >= 0; i-- {
+		a := &l.Args[i]
 		if d := lay.inds[i]; d >= 0 {
 			lay.indirect = true
 			lay.dsArg[d] = i
-			lay.dsGlobal[d] = a.Data.Dim*a.Data.Type.Size() > stageMax
+			lay.dsGlobal[d] = a.Data.Dim*a.Data.Type.Size() > stageMax || l.Check && !dsWritten(l, lay.inds, d)
 			if a.Access != core.Inc {
 				lay.dsStage[d] = true
 			}
@@ -190,6 +200,90 @@ func analyse(l *core.Loop, localMem int) (*layout, error) {
 	return lay, nil
 }
 
+// sharePrivateCopies keeps the kernel's view of aliasing arguments what it
+// is on the host, where two arguments passing the same element of one Dat
+// are pointers to the same values: a write through one is seen through
+// the other, and two increments both count. Arguments passing the same
+// elements (one Dat directly, or through the same map column, or as
+// vectors of the same map) therefore share one private copy: all get one if
+// any needs one. Arguments that modify a Dat through different columns of
+// a map (or a column and the whole vector) may or may not meet on an
+// element, depending on the map's values, so their copies could not be
+// kept coherent: they get no private copies, but pointers into the staged
+// (or global) data, which alias as on the host. Increments through a map
+// are exempt: each accumulates into its own zeroed copy, which is added to
+// the target afterwards, so they combine correctly wherever they meet.
+func (lay *layout) sharePrivateCopies(l *core.Loop) {
+	n := len(l.Args)
+	lay.alias = make([]int, n)
+	lay.unshared = make([]string, n)
+	same := func(a, b *core.Arg) bool {
+		return a.Data == b.Data && a.Kind == b.Kind && a.Map == b.Map && (a.Kind != core.ArgIndirect || a.Idx == b.Idx)
+	}
+	for i := range l.Args {
+		lay.alias[i] = -1
+		a := &l.Args[i]
+		if a.Kind == core.ArgGlobal {
+			continue
+		}
+		for j := 0; j < i; j++ {
+			if lay.alias[j] < 0 && same(&l.Args[j], a) {
+				lay.alias[i] = j
+				break
+			}
+		}
+	}
+	for i := range l.Args {
+		if j := lay.alias[i]; j >= 0 && lay.priv[i] {
+			lay.priv[j] = true
+		}
+	}
+	for i := range l.Args {
+		a := &l.Args[i]
+		if j := lay.alias[i]; j >= 0 {
+			lay.priv[i] = lay.priv[j]
+		}
+		if a.Map == nil || a.Access == core.Read || a.Access == core.Inc {
+			continue
+		}
+		for j := range l.Args {
+			b := &l.Args[j]
+			if j == i || b.Data != a.Data || same(a, b) {
+				continue
+			}
+			why := fmt.Sprintf("it and argument %d (%s) may pass the same element of %s, so they must see each other's writes",
+				j, b.Describe(), a.Data.Describe())
+			for _, k := range []int{i, j} {
+				if l.Args[k].Access != core.Inc {
+					lay.priv[k] = false
+					if lay.unshared[k] == "" {
+						lay.unshared[k] = why
+					}
+				}
+			}
+		}
+	}
+	// Groups whose first member lost its copy lose it together.
+	for i := range l.Args {
+		if j := lay.alias[i]; j >= 0 {
+			lay.priv[i] = lay.priv[j]
+			if lay.unshared[i] == "" {
+				lay.unshared[i] = lay.unshared[j]
+			}
+		}
+	}
+}
+
+// dsWritten reports whether some argument of indirect dataset d modifies it.
+func dsWritten(l *core.Loop, inds []int, d int) bool {
+	for i := range l.Args {
+		if inds[i] == d && l.Args[i].Access.Modifies() {
+			return true
+		}
+	}
+	return false
+}
+
 // buildHint explains, for a failed build, which arguments and constants
 // the kernel receives as qualified pointers although it passes them on:
 // a helper function with plain pointer parameters cannot take those.
@@ -197,8 +291,12 @@ func (lay *layout) buildHint(l *core.Loop) string {
 	var notes []string
 	for i := range l.Args {
 		if i < len(lay.passed) && lay.passed[i] && !lay.priv[i] {
-			notes = append(notes, fmt.Sprintf("argument %d (%s) is larger than %d bytes per element, so the kernel gets it as a %s pointer, which helper functions with plain pointer parameters cannot take",
-				i, l.Args[i].Describe(), privateLimit, lay.qualifier(l, i)))
+			why := fmt.Sprintf("is larger than %d bytes per element", privateLimit)
+			if lay.unshared[i] != "" {
+				why = "cannot have a private copy: " + lay.unshared[i]
+			}
+			notes = append(notes, fmt.Sprintf("argument %d (%s) %s, so the kernel gets it as a %s pointer, which helper functions with plain pointer parameters cannot take",
+				i, l.Args[i].Describe(), why, lay.qualifier(l, i)))
 		}
 	}
 	for _, s := range lay.consts {
@@ -513,7 +611,7 @@ func target(l *core.Loop, lay *layout, i int, e, col string) string {
 func incDecls(w *writer, l *core.Loop, lay *layout, indent string) {
 	for i := range l.Args {
 		a := &l.Args[i]
-		if a.Map == nil || a.Access != core.Inc || !lay.priv[i] {
+		if a.Map == nil || a.Access != core.Inc || !lay.priv[i] || lay.alias[i] >= 0 {
 			continue
 		}
 		t, dim := clType(a.Data.Type), a.Data.Dim
@@ -539,6 +637,15 @@ func callKernel(w *writer, l *core.Loop, lay *layout, e, indent string) {
 	}
 	for i := range l.Args {
 		a := &l.Args[i]
+		if j := lay.alias[i]; j >= 0 && lay.priv[i] {
+			// The same elements as argument j: its private copy.
+			if a.Kind == core.ArgVector {
+				args = append(args, fmt.Sprintf("op2_v%d", j))
+			} else {
+				args = append(args, fmt.Sprintf("op2_p%d", j))
+			}
+			continue
+		}
 		t, dim := clType(a.Data.Type), a.Data.Dim
 		switch {
 		case a.Kind == core.ArgGlobal:
@@ -577,7 +684,13 @@ func callKernel(w *writer, l *core.Loop, lay *layout, e, indent string) {
 	w.p("%s%s(%s);\n", indent, funcName(l.Kernel.Name), strings.Join(args, ", "))
 	for i := range l.Args {
 		a := &l.Args[i]
-		if !lay.priv[i] || a.Kind == core.ArgGlobal || a.Access == core.Read || a.Access == core.Inc && a.Map != nil {
+		if !lay.priv[i] || lay.alias[i] >= 0 || a.Access == core.Read && !l.Check || a.Access == core.Inc && a.Map != nil || host.IsReduction(a) {
+			continue
+		}
+		if a.Kind == core.ArgGlobal {
+			// Check mode: a write into the copy of a READ Global reaches
+			// the device copy, where the run time finds it.
+			w.p("%sfor (int op2_k = 0; op2_k < %d; op2_k++) op2_d%d[op2_k] = op2_p%d[op2_k];\n", indent, a.Data.Dim, lay.base[i], i)
 			continue
 		}
 		dim := a.Data.Dim
@@ -669,7 +782,7 @@ func indirectStub(w *writer, l *core.Loop, lay *layout) {
 	}
 	for i := range l.Args {
 		a := &l.Args[i]
-		if a.Access != core.Inc || a.Map == nil || !lay.priv[i] {
+		if a.Access != core.Inc || a.Map == nil || !lay.priv[i] || lay.alias[i] >= 0 {
 			continue
 		}
 		dim := a.Data.Dim

@@ -352,6 +352,12 @@ func TestPassedOn(t *testing.T) {
 		{"double *r = *x;", 2, true},
 		{"y = sizeof(x);", 1, true},
 		{"y = ADDX;", 1, true}, // named in a macro
+		{"if (*x < 7) *x = 7;", 1, false},
+		{"while (*x > 0) *x -= 1;", 1, false},
+		{"y = sizeof *x;", 1, false},
+		{"y = a *(x[0]) + (a) * x[1] + h(*x);", 1, false},
+		{"if (a) h(x);", 1, true},
+		{"for (int i = 0; i < 2; i++) *x += i;", 1, false},
 	}
 	for _, c := range cases {
 		src := "#define ADDX (x[0] + 1)\nvoid k(double *x) { double y, a = 1; " + c.body + " }"

@@ -265,10 +265,14 @@ func (u *userSource) passedOn(f *funcDecl, names []string, depth []int) []bool {
 			off = j + len(name)
 			// Dereferences before the name, subscripts after it.
 			derefs := 0
+			leftmost := byte(0) // the leftmost '*' or '(' before the name
 			k := j - 1
 			for k >= 0 && (body[k] == ' ' || body[k] == '\t' || body[k] == '\n' || body[k] == '\r' || body[k] == '*' || body[k] == '(') {
 				if body[k] == '*' {
 					derefs++
+				}
+				if body[k] == '*' || body[k] == '(' {
+					leftmost = body[k]
 				}
 				k--
 			}
@@ -276,8 +280,8 @@ func (u *userSource) passedOn(f *funcDecl, names []string, depth []int) []bool {
 				out[i] = true // an address (or a logical and: be safe)
 				break
 			}
-			if derefs > 0 && k >= 0 && (isIdentChar(body[k]) || body[k] == ')' || body[k] == ']') {
-				derefs-- // the first '*' multiplies
+			if leftmost == '*' && k >= 0 && (body[k] == ')' && !endsCondition(body, k) || body[k] == ']' || isIdentChar(body[k]) && !unaryBefore[wordBefore(body, k+1)]) {
+				derefs-- // the first '*' multiplies: x * *p, f() * p
 			}
 			subs := 0
 			e := skipSpace(body, off)
@@ -295,6 +299,44 @@ func (u *userSource) passedOn(f *funcDecl, names []string, depth []int) []bool {
 		}
 	}
 	return out
+}
+
+// unaryBefore are the keywords after which '*' is a dereference.
+var unaryBefore = map[string]bool{"return": true, "sizeof": true, "case": true, "else": true, "do": true}
+
+// endsCondition reports whether the ')' at s[close] closes the condition of
+// an if, while, for or switch, after which '*' starts a statement.
+func endsCondition(s string, close int) bool {
+	depth := 0
+	for i := close; i >= 0; i-- {
+		switch s[i] {
+		case ')':
+			depth++
+		case '(':
+			depth--
+			if depth == 0 {
+				k := i
+				for k > 0 && (s[k-1] == ' ' || s[k-1] == '\t' || s[k-1] == '\n' || s[k-1] == '\r') {
+					k--
+				}
+				switch wordBefore(s, k) {
+				case "if", "while", "for", "switch":
+					return true
+				}
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// wordBefore is the identifier or number that ends at s[end].
+func wordBefore(s string, end int) string {
+	start := end
+	for start > 0 && isIdentChar(s[start-1]) {
+		start--
+	}
+	return s[start:end]
 }
 
 func matchBracket(s string, open int) int {

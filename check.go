@@ -1,0 +1,174 @@
+package op2
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+)
+
+// Check mode (Config.Check, OP2_CHECK=1) guards READ arguments: their values
+// are copied before a loop and compared afterwards with every current copy,
+// host and device, so a kernel that writes through a READ pointer is found
+// on every backend instead of leaving the copies silently different.
+
+// readSnapshot is the values of one READ argument's data before a loop.
+type readSnapshot struct {
+	arg    int
+	st     *core.Storage
+	before []byte
+}
+
+// runChecked runs l in check mode.
+func (s *state) runChecked(p core.Program, l *core.Loop) error {
+	snaps, err := snapshotReads(l)
+	if err != nil {
+		return &LoopError{Kernel: l.Kernel.Name, Set: l.Set.Name, Arg: -1, Msg: "check mode: " + err.Error()}
+	}
+	if err := p.Run(l); err != nil {
+		return err
+	}
+	var first error
+	for _, sn := range snaps {
+		msg, err := sn.verify()
+		if err == nil && msg == "" {
+			continue
+		}
+		if err != nil {
+			msg = err.Error()
+		}
+		if first == nil {
+			first = &LoopError{Kernel: l.Kernel.Name, Set: l.Set.Name, Arg: sn.arg, Msg: "check mode: " + msg}
+		}
+	}
+	return first
+}
+
+// snapshotReads copies the current values of every distinct data that the
+// loop only reads.
+func snapshotReads(l *core.Loop) ([]readSnapshot, error) {
+	var snaps []readSnapshot
+next:
+	for i := range l.Args {
+		a := &l.Args[i]
+		if a.Access != core.Read || a.Data.Len == 0 {
+			continue
+		}
+		for _, sn := range snaps {
+			if sn.st == a.Data {
+				continue next
+			}
+		}
+		for j := range l.Args {
+			if l.Args[j].Data == a.Data && l.Args[j].Access != core.Read {
+				continue next // a Global read and reduced: it changes
+			}
+		}
+		before := make([]byte, a.Data.Bytes())
+		if err := currentValues(a.Data, before); err != nil {
+			return nil, err
+		}
+		snaps = append(snaps, readSnapshot{arg: i, st: a.Data, before: before})
+	}
+	return snaps, nil
+}
+
+// currentValues copies st's current values into dst without changing where
+// they are.
+func currentValues(st *core.Storage, dst []byte) error {
+	switch st.State {
+	case core.StateHostUnallocated:
+		clear(dst)
+		return nil
+	case core.StateDevice:
+		return readDevice(st, dst)
+	}
+	copy(dst, hostBytes(st))
+	return nil
+}
+
+// readDevice copies st's device values into dst.
+func readDevice(st *core.Storage, dst []byte) error {
+	tmp := *st
+	tmp.Host = unsafe.Pointer(&dst[0])
+	if err := st.Dev.Download(&tmp); err != nil {
+		return fmt.Errorf("copying %s from the device: %w", st.Describe(), err)
+	}
+	return nil
+}
+
+func hostBytes(st *core.Storage) []byte {
+	return unsafe.Slice((*byte)(st.Host), st.Bytes())
+}
+
+// verify compares every current copy of the data with the values from
+// before the loop. When one differs it restores the values (the host copy
+// becomes the current one) and describes the first changed value.
+func (sn *readSnapshot) verify() (string, error) {
+	st := sn.st
+	var changed []byte
+	where := ""
+	if st.Host != nil && (st.State == core.StateDeviceUnallocated || st.State == core.StateHost || st.State == core.StateBoth) {
+		if h := hostBytes(st); !bytes.Equal(h, sn.before) {
+			changed = append([]byte(nil), h...)
+			where = "host"
+		}
+	}
+	if changed == nil && st.Dev != nil && (st.State == core.StateDevice || st.State == core.StateBoth) {
+		dev := make([]byte, len(sn.before))
+		if err := readDevice(st, dev); err != nil {
+			return "", err
+		}
+		if !bytes.Equal(dev, sn.before) {
+			changed = dev
+			where = "device"
+		}
+	}
+	if changed == nil {
+		return "", nil
+	}
+	st.EnsureHost()
+	copy(hostBytes(st), sn.before)
+	if st.Dev != nil {
+		st.State = core.StateHost
+	} else {
+		st.State = core.StateDeviceUnallocated
+	}
+	size := st.Type.Size()
+	i := 0
+	for i < len(changed) && changed[i] == sn.before[i] {
+		i++
+	}
+	v := i / size
+	off := v * size
+	was := formatValue(st.Type, sn.before[off:off+size])
+	now := formatValue(st.Type, changed[off:off+size])
+	pos := fmt.Sprintf("value %d", v)
+	if !st.IsGlobal() {
+		pos = fmt.Sprintf("element %d, component %d", v/st.Dim, v%st.Dim)
+	}
+	return fmt.Sprintf("the kernel wrote to READ %s: %s changed from %s to %s in the %s copy; its values before the loop were restored",
+		st.Describe(), pos, was, now, where), nil
+}
+
+// formatValue prints one value of type t stored in b (native byte order,
+// little-endian on every platform GoOP2 supports).
+func formatValue(t core.ScalarType, b []byte) string {
+	le := binary.LittleEndian
+	switch t {
+	case core.Float64:
+		return fmt.Sprint(math.Float64frombits(le.Uint64(b)))
+	case core.Float32:
+		return fmt.Sprint(math.Float32frombits(le.Uint32(b)))
+	case core.Int32:
+		return fmt.Sprint(int32(le.Uint32(b)))
+	case core.Int64:
+		return fmt.Sprint(int64(le.Uint64(b)))
+	case core.Uint32:
+		return fmt.Sprint(le.Uint32(b))
+	}
+	return fmt.Sprintf("%x", b)
+}
