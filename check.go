@@ -67,9 +67,12 @@ next:
 				continue next // a Global read and reduced: it changes
 			}
 		}
-		before := make([]byte, a.Data.Bytes())
-		if err := currentValues(a.Data, before); err != nil {
-			return nil, err
+		var before []byte // nil: zeros, for data never allocated (no copy of a huge Dat that only the loop may allocate)
+		if a.Data.State != core.StateHostUnallocated {
+			before = make([]byte, a.Data.Bytes())
+			if err := currentValues(a.Data, before); err != nil {
+				return nil, err
+			}
 		}
 		snaps = append(snaps, readSnapshot{arg: i, st: a.Data, before: before})
 	}
@@ -79,15 +82,24 @@ next:
 // currentValues copies st's current values into dst without changing where
 // they are.
 func currentValues(st *core.Storage, dst []byte) error {
-	switch st.State {
-	case core.StateHostUnallocated:
-		clear(dst)
-		return nil
-	case core.StateDevice:
+	if st.State == core.StateDevice {
 		return readDevice(st, dst)
 	}
 	copy(dst, hostBytes(st))
 	return nil
+}
+
+// same reports whether b holds the values before the loop.
+func (sn *readSnapshot) same(b []byte) bool {
+	if sn.before == nil {
+		for _, v := range b {
+			if v != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return bytes.Equal(b, sn.before)
 }
 
 // readDevice copies st's device values into dst.
@@ -109,20 +121,23 @@ func hostBytes(st *core.Storage) []byte {
 // becomes the current one) and describes the first changed value.
 func (sn *readSnapshot) verify() (string, error) {
 	st := sn.st
+	if st.State == core.StateHostUnallocated {
+		return "", nil // still never allocated: nothing wrote it
+	}
 	var changed []byte
 	where := ""
 	if st.Host != nil && (st.State == core.StateDeviceUnallocated || st.State == core.StateHost || st.State == core.StateBoth) {
-		if h := hostBytes(st); !bytes.Equal(h, sn.before) {
+		if h := hostBytes(st); !sn.same(h) {
 			changed = append([]byte(nil), h...)
 			where = "host"
 		}
 	}
 	if changed == nil && st.Dev != nil && (st.State == core.StateDevice || st.State == core.StateBoth) {
-		dev := make([]byte, len(sn.before))
+		dev := make([]byte, st.Bytes())
 		if err := readDevice(st, dev); err != nil {
 			return "", err
 		}
-		if !bytes.Equal(dev, sn.before) {
+		if !sn.same(dev) {
 			changed = dev
 			where = "device"
 		}
@@ -130,8 +145,12 @@ func (sn *readSnapshot) verify() (string, error) {
 	if changed == nil {
 		return "", nil
 	}
+	before := sn.before
+	if before == nil {
+		before = make([]byte, len(changed))
+	}
 	st.EnsureHost()
-	copy(hostBytes(st), sn.before)
+	copy(hostBytes(st), before)
 	if st.Dev != nil {
 		st.State = core.StateHost
 	} else {
@@ -139,12 +158,12 @@ func (sn *readSnapshot) verify() (string, error) {
 	}
 	size := st.Type.Size()
 	i := 0
-	for i < len(changed) && changed[i] == sn.before[i] {
+	for i < len(changed) && changed[i] == before[i] {
 		i++
 	}
 	v := i / size
 	off := v * size
-	was := formatValue(st.Type, sn.before[off:off+size])
+	was := formatValue(st.Type, before[off:off+size])
 	now := formatValue(st.Type, changed[off:off+size])
 	pos := fmt.Sprintf("value %d", v)
 	if !st.IsGlobal() {

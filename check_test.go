@@ -16,6 +16,7 @@ type checkMesh struct {
 	x            *op2.Dat[float64]
 	y            *op2.Dat[float64] // on edges
 	yn           *op2.Dat[float64] // on nodes
+	z            *op2.Dat[float64] // on nodes, declared without values
 	g            *op2.Global[float64]
 }
 
@@ -32,6 +33,7 @@ func newCheckMesh() *checkMesh {
 	c.x = must(op2.NewDat(c.nodes, 2, iota32[float64](2*n), "x"))
 	c.y = must(op2.NewDat[float64](c.edges, 1, nil, "y"))
 	c.yn = must(op2.NewDat[float64](c.nodes, 1, nil, "yn"))
+	c.z = must(op2.NewDat[float64](c.nodes, 1, nil, "z"))
 	c.g = must(op2.NewGlobal(2, []float64{3, 4}, "g"))
 	return c
 }
@@ -68,6 +70,9 @@ func TestCheckModeFindsWritesToReadArguments(t *testing.T) {
 		{"global, helper", "static void clobber(double *p) { p[0] = -1; }\nvoid ck_globh(double *g, double *y) { *y = g[1]; clobber(g); }",
 			func(c *checkMesh) op2.Arg { return c.g.Arg(op2.Read) }, false, true,
 			[]string{`READ global "g"`, "value 0", "changed from 3 to -1"}},
+		{"never set", "void ck_zero(double *z, double *y) { *y = *z + 1; *z = 2; }",
+			func(c *checkMesh) op2.Arg { return c.z.Arg(op2.Read) }, true, true,
+			[]string{`READ dat "z"`, "element 0, component 0", "changed from 0 to 2"}},
 		{"reads only", "void ck_clean(const double **x, double *y) { *y = x[0][0] + x[1][1]; }",
 			func(c *checkMesh) op2.Arg { return c.x.ArgVec(op2.Read, c.m) }, false, false, nil},
 		{"global read and reduced", "void ck_red(const double *g, double *y, double *h) { *y = g[0]; h[1] += 1; }",
@@ -81,7 +86,7 @@ func TestCheckModeFindsWritesToReadArguments(t *testing.T) {
 			for _, tc := range cases {
 				c := newCheckMesh()
 				xBefore, gBefore := c.x.DataRO(), c.g.DataRO()
-				k := op2.NewKernel(tc.src, "ck_"+map[string]string{"direct": "direct", "map": "map", "vector": "vec", "global": "glob", "map, helper": "maph", "global, helper": "globh", "reads only": "clean", "global read and reduced": "red"}[tc.name])
+				k := op2.NewKernel(tc.src, "ck_"+map[string]string{"direct": "direct", "map": "map", "vector": "vec", "global": "glob", "map, helper": "maph", "global, helper": "globh", "never set": "zero", "reads only": "clean", "global read and reduced": "red"}[tc.name])
 				set, y := c.edges, c.y
 				if tc.direct {
 					set, y = c.nodes, c.yn
@@ -107,6 +112,7 @@ func TestCheckModeFindsWritesToReadArguments(t *testing.T) {
 				// copy the next loop reads.
 				assertEqual(t, tc.name+": x after the loop", c.x.DataRO(), xBefore)
 				assertEqual(t, tc.name+": g after the loop", c.g.DataRO(), gBefore)
+				assertEqual(t, tc.name+": z after the loop", c.z.DataRO(), make([]float64, 300))
 				copyBack := op2.NewKernel("void ck_copy(const double *x, const double *g, double *out) { out[0] = x[0] + g[0]; out[1] = x[1] + g[1]; }", "ck_copy")
 				out := must(op2.NewDat[float64](c.nodes, 2, nil, "out"))
 				check(t, op2.ParLoop(copyBack, c.nodes, c.x.Arg(op2.Read), c.g.Arg(op2.Read), out.Arg(op2.Write)))
