@@ -59,6 +59,9 @@ func helperProcess() int {
 		fmt.Println(op2.Use("opencl"))
 		return 0
 	}
+	if os.Getenv("OP2_TEST_HELPER") == "reconfigure-openmp" {
+		return reconfigureOpenMP()
+	}
 	if err := op2.Configure(op2.Config{CacheDir: os.Getenv("OP2_TEST_CACHE"), Backend: os.Getenv("OP2_TEST_BACKEND")}); err != nil {
 		fmt.Println("error:", err)
 		return 1

@@ -268,6 +268,9 @@ type Stats struct {
 	Rebuilds     uint64 // damaged disk cache entries that were rebuilt
 	Generations  uint64 // code generations (one per new loop signature and backend)
 	ProgramCache int    // loop programs held in memory (at most MaxPrograms)
+	// Libraries is the number of compiled host libraries loaded. A library
+	// is unloaded when the last program using it leaves the program cache.
+	Libraries int
 	// Plans is the number of execution plans held in memory by the open
 	// backends (with their device copies). A plan is built for one
 	// iteration set and the maps of one loop, and is dropped once that
@@ -288,6 +291,6 @@ func ReadStats() Stats {
 	defer rt.mu.Unlock()
 	up, down, upB, downB := core.TransferStats()
 	return Stats{Compiles: js.Compiles, DiskHits: js.DiskHits, Rebuilds: js.Rebuilds,
-		Generations: generations, ProgramCache: rt.programs.len(), Plans: core.PlansHeld(),
+		Generations: generations, ProgramCache: rt.programs.len(), Libraries: jit.Loaded(), Plans: core.PlansHeld(),
 		Uploads: up, Downloads: down, UploadBytes: upB, DownloadBytes: downB}
 }

@@ -60,6 +60,80 @@ func TestProgramCacheBounded(t *testing.T) {
 	}
 }
 
+// TestDroppedProgramsReleaseTheirCode: programs that leave the program
+// cache unload their host library (and free their OpenCL program and
+// kernel), so a process that runs ever new kernel sources keeps a bounded
+// amount of code loaded; a dropped program's loop runs again correctly.
+func TestDroppedProgramsReleaseTheirCode(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		defer op2.SetMaxPrograms(3)()
+		set := must(op2.NewSet(100, "s"))
+		x := must(op2.NewDat[int32](set, 1, nil, "x"))
+		kernel := func(i int) *op2.Kernel {
+			return op2.NewKernel(fmt.Sprintf("void released_prog(int *x) { *x += %d; }", i), "released_prog")
+		}
+		base := op2.ReadStats().Libraries
+		want := int32(0)
+		for round := 0; round < 2; round++ {
+			for i := 1; i <= 12; i++ {
+				check(t, op2.ParLoop(kernel(i), set, x.Arg(op2.RW)))
+				want += int32(i)
+				if n := op2.ReadStats().Libraries; n > base+3 {
+					t.Fatalf("after %d kernels %d libraries are loaded, want at most %d", i, n, base+3)
+				}
+			}
+		}
+		for i, v := range x.DataRO() {
+			if v != want {
+				t.Fatalf("x[%d] = %d, want %d", i, v, want)
+			}
+		}
+	})
+}
+
+// TestUnloadingKeepsRuntimes: when every program is dropped (Configure
+// drops them all) their libraries are unloaded, but the OpenMP runtime they
+// brought in stays, since its worker threads live on; the process goes on
+// running loops. Run in a fresh process, where no other library holds the
+// runtime.
+func TestUnloadingKeepsRuntimes(t *testing.T) {
+	out, err := runHelper(t, os.Getenv("OP2_CACHE_DIR"), "reconfigure-openmp")
+	if err != nil || out != "ok" {
+		t.Fatalf("helper process: %v\n%s", err, out)
+	}
+}
+
+// reconfigureOpenMP is TestUnloadingKeepsRuntimes' helper process.
+func reconfigureOpenMP() int {
+	cache := os.Getenv("OP2_TEST_CACHE")
+	set := must(op2.NewSet(1000, "s"))
+	x := must(op2.NewDat[int32](set, 1, nil, "x"))
+	k := op2.NewKernel("void unload_inc(int *x) { *x += 1; }", "unload_inc")
+	const rounds = 20
+	for i := 0; i < rounds; i++ {
+		// Right after a loop, while the worker threads still spin in the
+		// OpenMP runtime.
+		if err := op2.Configure(op2.Config{CacheDir: cache, Backend: "openmp", Threads: 2}); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		if err := op2.ParLoop(k, set, x.Arg(op2.RW)); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		if n := op2.ReadStats().Libraries; n != 1 {
+			fmt.Println("libraries loaded:", n)
+			return 1
+		}
+	}
+	if got := x.DataRO()[999]; got != rounds {
+		fmt.Println("x =", got)
+		return 1
+	}
+	fmt.Println("ok")
+	return 0
+}
+
 // TestPlansFreedWithMeshes: plans (and their device copies) built for sets
 // and maps that are dropped go away once those are garbage collected, so a
 // program that creates and drops meshes keeps a bounded number of plans.

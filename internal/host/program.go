@@ -50,12 +50,14 @@ func NewProgram(cc *jit.Compiler, l *core.Loop, src string, extraPtrs int, extra
 	}
 	fn, err := lib.Symbol(EntryPoint)
 	if err != nil {
+		lib.Release()
 		return nil, fmt.Errorf("op2: %s: %w", l.Name(), err)
 	}
 	p := &Program{src: src, lib: lib, fn: fn, nargs: len(l.Args)}
 	for _, c := range l.Consts {
 		addr, err := lib.Symbol(ConstSymbol(c))
 		if err != nil {
+			lib.Release()
 			return nil, fmt.Errorf("op2: %s: constant %q: %w", l.Name(), c.Name, err)
 		}
 		p.consts = append(p.consts, constSlot{c: c, addr: addr})
@@ -72,6 +74,15 @@ func NewProgram(cc *jit.Compiler, l *core.Loop, src string, extraPtrs int, extra
 
 // Source is the generated C source.
 func (p *Program) Source() string { return p.src }
+
+// Release unloads the program's library once no other program uses it.
+// The run time calls it when it drops the program; p is not used again.
+func (p *Program) Release() {
+	if p.lib != nil {
+		p.lib.Release()
+		p.lib, p.fn = nil, nil
+	}
+}
 
 // SetInt stores integer slot of the wrapper's iv array.
 func (p *Program) SetInt(slot int, v int) { p.iv[slot] = C.longlong(v) }

@@ -20,13 +20,31 @@ package jit
 
 /*
 #cgo LDFLAGS: -ldl
+#define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void *op2_dlopen(const char *path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
 static const char *op2_dlerror(void) { const char *e = dlerror(); return e ? e : "unknown dlopen error"; }
 static void *op2_dlsym(void *h, const char *name) { dlerror(); return dlsym(h, name); }
 static void op2_dlclose(void *h) { dlclose(h); }
+
+// op2_pin_deps keeps loaded for good every object that was loaded after the
+// library h (its dependencies: the OpenMP runtime, libm...) and whose path
+// does not start with skip (the cache directory, where the other generated
+// libraries are). Unloading a runtime such as libgomp when the last library
+// using it is closed would pull the code from under its idle worker threads.
+static void op2_pin_deps(void *h, const char *skip) {
+	struct link_map *lm = NULL;
+	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || lm == NULL) return;
+	size_t n = strlen(skip);
+	for (struct link_map *m = lm->l_next; m != NULL; m = m->l_next) {
+		if (m->l_name == NULL || m->l_name[0] == 0 || strncmp(m->l_name, skip, n) == 0) continue;
+		dlopen(m->l_name, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+	}
+}
 */
 import "C"
 
@@ -37,6 +55,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,6 +110,33 @@ type Library struct {
 	SourcePath string // the generated C file kept next to it
 	Warnings   string // the compiler's messages when this process built it
 	handle     unsafe.Pointer
+	key        string // in loaded
+	refs       int    // Build results not yet released; guarded by loaded
+}
+
+// Release says the caller that got l from Build no longer uses it or any
+// symbol in it. When every caller has released it, it is unloaded (and
+// loaded again by a later Build), so a process that builds ever new
+// sources keeps a bounded number of libraries loaded.
+func (l *Library) Release() {
+	loaded.Lock()
+	defer loaded.Unlock()
+	if l.refs <= 0 {
+		panic("jit: Library released more often than built")
+	}
+	l.refs--
+	if l.refs == 0 {
+		delete(loaded.m, l.key)
+		C.op2_dlclose(l.handle)
+		l.handle = nil
+	}
+}
+
+// Loaded is the number of libraries currently loaded by Build.
+func Loaded() int {
+	loaded.Lock()
+	defer loaded.Unlock()
+	return len(loaded.m)
 }
 
 // CompileError is returned when the C compiler rejects generated code or
@@ -286,6 +332,7 @@ func (c *Compiler) Build(src string, symbols []string, extra ...string) (*Librar
 	defer loaded.Unlock()
 	if lib, ok := loaded.m[key]; ok {
 		stats.memHits.Add(1)
+		lib.refs++
 		return lib, nil
 	}
 	srcPath := c.Cache.File(key + ".c")
@@ -296,6 +343,7 @@ func (c *Compiler) Build(src string, symbols []string, extra ...string) (*Librar
 			if lib, lerr := load(e.Path, symbols); lerr == nil {
 				lib.SourcePath = srcPath
 				stats.diskHits.Add(1)
+				lib.key, lib.refs = key, 1
 				loaded.m[key] = lib
 				return lib, nil
 			}
@@ -310,6 +358,7 @@ func (c *Compiler) Build(src string, symbols []string, extra ...string) (*Librar
 	if err != nil {
 		return nil, err
 	}
+	lib.key, lib.refs = key, 1
 	loaded.m[key] = lib
 	return lib, nil
 }
@@ -412,6 +461,9 @@ func load(path string, symbols []string) (*Library, error) {
 			return nil, &LoadError{Path: path, Reason: fmt.Sprintf("the library does not define the symbol %q", s)}
 		}
 	}
+	cdir := C.CString(filepath.Dir(path) + "/")
+	defer C.free(unsafe.Pointer(cdir))
+	C.op2_pin_deps(h, cdir)
 	return lib, nil
 }
 

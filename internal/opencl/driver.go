@@ -39,6 +39,7 @@ static cl_int (*pSetKernelArg)(cl_handle, cl_uint, size_t, const void *);
 static cl_int (*pEnqueueNDRangeKernel)(cl_handle, cl_handle, cl_uint, const size_t *, const size_t *, const size_t *, cl_uint, const void *, void *);
 static cl_int (*pFinish)(cl_handle);
 static cl_int (*pReleaseProgram)(cl_handle);
+static cl_int (*pReleaseKernel)(cl_handle);
 
 #define LOAD(name) if (!(p##name = dlsym(h, "cl" #name))) { *missing = "cl" #name; dlclose(h); return NULL; }
 
@@ -56,7 +57,7 @@ static const char *op2cl_load(const char *path, const char **missing) {
 	LOAD(EnqueueWriteBuffer) LOAD(EnqueueReadBuffer) LOAD(EnqueueFillBuffer)
 	LOAD(CreateProgramWithSource) LOAD(CreateProgramWithBinary) LOAD(BuildProgram)
 	LOAD(GetProgramBuildInfo) LOAD(GetProgramInfo) LOAD(CreateKernel) LOAD(SetKernelArg)
-	LOAD(EnqueueNDRangeKernel) LOAD(Finish) LOAD(ReleaseProgram)
+	LOAD(EnqueueNDRangeKernel) LOAD(Finish) LOAD(ReleaseProgram) LOAD(ReleaseKernel)
 	lib = h;
 	return NULL;
 }
@@ -89,6 +90,7 @@ static cl_int op2cl_binary(cl_handle prog, unsigned char *dst) {
 	return pGetProgramInfo(prog, 0x1166, sizeof(ptrs), ptrs, NULL);
 }
 static cl_int op2cl_release_program(cl_handle p) { return pReleaseProgram(p); }
+static cl_int op2cl_release_kernel(cl_handle k) { return pReleaseKernel(k); }
 static cl_handle op2cl_kernel(cl_handle prog, const char *name, cl_int *err) { return pCreateKernel(prog, name, err); }
 static cl_int op2cl_arg_mem(cl_handle k, cl_uint i, cl_handle m) { return pSetKernelArg(k, i, sizeof(m), &m); }
 static cl_int op2cl_arg_int(cl_handle k, cl_uint i, int v) { return pSetKernelArg(k, i, sizeof(v), &v); }
@@ -420,6 +422,23 @@ func (p *Program) Binary() ([]byte, error) {
 		return nil, err
 	}
 	return C.GoBytes(buf, C.int(n)), nil
+}
+
+// Release frees the program. Kernels made from it stay valid until they
+// are released themselves.
+func (p *Program) Release() {
+	if p.prog != nil {
+		C.op2cl_release_program(p.prog)
+		p.prog = nil
+	}
+}
+
+// Release frees the kernel. Launches already enqueued still run.
+func (k *Kernel) Release() {
+	if k.k != nil {
+		C.op2cl_release_kernel(k.k)
+		k.k = nil
+	}
 }
 
 // Kernel is a kernel of a program.

@@ -36,7 +36,7 @@ type backend struct {
 	ctx       *cl.Context
 	cache     *cache.Dir
 	blockSize int
-	programs  map[string]*cl.Program // by source hash, within this context
+	programs  map[string]*sharedProgram // by source hash, within this context
 }
 
 func deviceType(name string) (uint64, error) {
@@ -89,7 +89,7 @@ func open(cfg *core.Config) (core.Backend, error) {
 		return nil, err
 	}
 	return &backend{ctx: ctx, cache: dir, blockSize: cfg.BlockSize,
-		programs: map[string]*cl.Program{}}, nil
+		programs: map[string]*sharedProgram{}}, nil
 }
 
 func (b *backend) Name() string { return Name }
@@ -112,12 +112,21 @@ const buildOptions = "-cl-std=CL1.2"
 // source, device and driver, and bound to that key and the source's hash),
 // or built by the driver. A cached binary that is damaged, foreign,
 // rejected by the driver or lacking the stub is rebuilt.
-func (b *backend) build(l *core.Loop, src string) (*cl.Kernel, error) {
+func (b *backend) build(l *core.Loop, src string) (*cl.Kernel, string, error) {
 	d := b.ctx.Device
 	h := sha256.Sum256([]byte(strings.Join([]string{"goop2-opencl-v2", d.Platform, d.Name, d.Version, d.Driver, buildOptions, src}, "\x00")))
 	key := hex.EncodeToString(h[:])
-	if p, ok := b.programs[key]; ok {
-		return p.Kernel(stubName)
+	if sp, ok := b.programs[key]; ok {
+		k, err := sp.p.Kernel(stubName)
+		if err != nil {
+			return nil, "", fmt.Errorf("op2: %s: %w", l.Name(), err)
+		}
+		sp.refs++
+		return k, key, nil
+	}
+	keep := func(p *cl.Program, k *cl.Kernel) (*cl.Kernel, string, error) {
+		b.programs[key] = &sharedProgram{p: p, refs: 1}
+		return k, key, nil
 	}
 	srcSum := sha256.Sum256([]byte(src))
 	bind := "goop2-opencl-bin\x00" + key + "\x00" + hex.EncodeToString(srcSum[:])
@@ -127,9 +136,9 @@ func (b *backend) build(l *core.Loop, src string) (*cl.Kernel, error) {
 		if p, err := b.ctx.BuildBinary(e.Body, buildOptions); err == nil {
 			if k, err := p.Kernel(stubName); err == nil {
 				jit.NoteDiskHit()
-				b.programs[key] = p
-				return k, nil
+				return keep(p, k)
 			}
+			p.Release()
 		}
 		jit.NoteRebuild() // a valid entry the driver cannot use
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -138,20 +147,40 @@ func (b *backend) build(l *core.Loop, src string) (*cl.Kernel, error) {
 	p, err := b.ctx.BuildSource(src, buildOptions)
 	if err != nil {
 		if b.cache.WriteFile(key+".cl", []byte(src)) == nil {
-			return nil, fmt.Errorf("op2: %s: %w\n(generated source: %s)", l.Name(), err, b.cache.File(key+".cl"))
+			return nil, "", fmt.Errorf("op2: %s: %w\n(generated source: %s)", l.Name(), err, b.cache.File(key+".cl"))
 		}
-		return nil, fmt.Errorf("op2: %s: %w", l.Name(), err)
+		return nil, "", fmt.Errorf("op2: %s: %w", l.Name(), err)
 	}
 	jit.NoteCompile()
 	k, err := p.Kernel(stubName)
 	if err != nil {
-		return nil, fmt.Errorf("op2: %s: %w", l.Name(), err)
+		p.Release()
+		return nil, "", fmt.Errorf("op2: %s: %w", l.Name(), err)
 	}
 	if bin, err := p.Binary(); err == nil {
 		_ = b.cache.Put(name, bind, bin) // a cache that cannot be written only costs a rebuild
 	}
-	b.programs[key] = p
-	return k, nil
+	return keep(p, k)
+}
+
+// sharedProgram is a built OpenCL program with the number of loop programs
+// that use a kernel of it.
+type sharedProgram struct {
+	p    *cl.Program
+	refs int
+}
+
+// releaseProgram says a loop program no longer uses the OpenCL program
+// built under key; the last one frees it.
+func (b *backend) releaseProgram(key string) {
+	sp, ok := b.programs[key]
+	if !ok {
+		return
+	}
+	if sp.refs--; sp.refs == 0 {
+		sp.p.Release()
+		delete(b.programs, key)
+	}
 }
 
 // stubName is the OpenCL kernel every generated program defines.
@@ -177,17 +206,18 @@ func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := b.build(l, src)
+	k, progKey, err := b.build(l, src)
 	if err != nil {
 		if hint := lay.buildHint(l); hint != "" {
 			err = fmt.Errorf("%w\n%s", err, hint)
 		}
 		return nil, err
 	}
-	p := &program{b: b, src: src, lay: lay, k: k, red: make([]*cl.Buffer, len(l.Args)),
+	p := &program{b: b, src: src, lay: lay, k: k, progKey: progKey, red: make([]*cl.Buffer, len(l.Args)),
 		plans: core.NewPlanCache(func(dp *devicePlan) { dp.free(b.ctx) })}
 	if lay.constBytes > 0 {
 		if p.consts, err = b.ctx.Alloc(lay.constBytes); err != nil {
+			p.Release()
 			return nil, fmt.Errorf("op2: %s: allocating the constant buffer: %w", l.Name(), err)
 		}
 		ctx := b.ctx
@@ -200,11 +230,12 @@ func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 
 // program is one compiled loop signature.
 type program struct {
-	b   *backend
-	src string
-	lay *layout
-	k   *cl.Kernel
-	red []*cl.Buffer // partial results of reduction arguments, by argument
+	b       *backend
+	src     string
+	lay     *layout
+	k       *cl.Kernel
+	progKey string       // the OpenCL program k belongs to, in b.programs
+	red     []*cl.Buffer // partial results of reduction arguments, by argument
 
 	// consts is the device copy of the constants the kernel uses, packed
 	// as lay.consts says; constHost its host image and constSeen the
@@ -223,14 +254,21 @@ type program struct {
 
 func (p *program) Source() string { return p.src }
 
-// Release frees the program's device memory: its plans' arrays and its
-// reduction buffers. The run time calls it when it drops the program.
+// Release frees the program's device memory (its plans' arrays and its
+// reduction buffers) and its OpenCL kernel, and the OpenCL program when no
+// other loop program uses it. The run time calls it when it drops the
+// program.
 func (p *program) Release() {
 	p.plans.Clear()
 	p.last, p.lastKey = nil, p.lastKey[:0]
 	for i, buf := range p.red {
 		p.b.ctx.Free(buf)
 		p.red[i] = nil
+	}
+	if p.k != nil {
+		p.k.Release()
+		p.k = nil
+		p.b.releaseProgram(p.progKey)
 	}
 }
 
