@@ -200,59 +200,29 @@ func bind(l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 	return nil
 }
 
-// appendKey appends the loop's signature: everything the generated code
-// depends on (kernel, argument kinds, types, shapes, access modes, which
-// arguments pass the same data or the same map, and the constants it uses),
-// but not which data, maps or set it runs on.
-func appendKey(buf []byte, backend uint64, l *core.Loop) []byte {
-	buf = binary.LittleEndian.AppendUint64(buf, backend)
-	buf = append(buf, l.Kernel.Sum[:]...)
-	for i := range l.Args {
-		a := &l.Args[i]
-		arity := 0
-		if a.Map != nil {
-			arity = a.Map.Arity
-		}
-		same, sameMap := i, i // the first arguments passing the same data, the same map
-		for j := i - 1; j >= 0; j-- {
-			if l.Args[j].Data == a.Data {
-				same = j
-			}
-			if a.Map != nil && l.Args[j].Map == a.Map {
-				sameMap = j
-			}
-		}
-		buf = append(buf, byte(a.Kind), byte(a.Data.Type), byte(a.Access))
-		buf = binary.LittleEndian.AppendUint32(buf, uint32(same))
-		buf = binary.LittleEndian.AppendUint32(buf, uint32(sameMap))
-		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Data.Dim))
-		buf = binary.LittleEndian.AppendUint32(buf, uint32(arity))
-		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Idx))
-	}
-	buf = append(buf, 0xff)
-	for _, c := range l.Consts {
-		buf = binary.LittleEndian.AppendUint64(buf, c.ID)
-	}
-	if l.Check {
-		buf = append(buf, 1)
-	}
-	return buf
-}
-
 // program returns the compiled program for l on b, generating and
 // compiling only for a signature not seen before. Caller holds rt.mu.
 func (s *state) program(b *openBackend, l *core.Loop) (core.Program, error) {
-	s.key = appendKey(s.key[:0], b.id, l)
-	if p, ok := s.programs.get(s.key); ok {
+	s.key = programKey(s.key[:0], b.id, l)
+	if p, sig, ok := s.programs.get(s.key); ok {
+		l.Sig = sig
 		return p, nil
 	}
 	generations++
+	l.Sig = core.Analyse(l)
 	p, err := b.Prepare(l)
 	if err != nil {
 		return nil, err
 	}
-	s.programs.put(s.key, p)
+	s.programs.put(s.key, p, l.Sig)
 	return p, nil
+}
+
+// programKey is the program cache's key: the backend instance and the
+// loop's shape (core.AppendKey).
+func programKey(buf []byte, backend uint64, l *core.Loop) []byte {
+	buf = binary.LittleEndian.AppendUint64(buf, backend)
+	return core.AppendKey(buf, l)
 }
 
 // ParLoop runs kernel k once for every element of set, with the given
@@ -336,10 +306,11 @@ func (lp *Loop) Generate() (string, error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	lp.l.Consts = lp.kernel.usedConsts()
-	rt.key = appendKey(rt.key[:0], lp.backend.id, &lp.l)
-	if p, ok := rt.programs.get(rt.key); ok {
+	rt.key = programKey(rt.key[:0], lp.backend.id, &lp.l)
+	if p, _, ok := rt.programs.get(rt.key); ok {
 		return p.Source(), nil
 	}
+	lp.l.Sig = core.Analyse(&lp.l)
 	return lp.backend.Generate(&lp.l)
 }
 

@@ -29,18 +29,20 @@ type programCache struct {
 type programEntry struct {
 	key string
 	p   core.Program
+	sig *core.Signature
 }
 
-func (c *programCache) get(key []byte) (core.Program, bool) {
+func (c *programCache) get(key []byte) (core.Program, *core.Signature, bool) {
 	e, ok := c.byKey[string(key)]
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	c.lru.MoveToFront(e)
-	return e.Value.(*programEntry).p, true
+	pe := e.Value.(*programEntry)
+	return pe.p, pe.sig, true
 }
 
-func (c *programCache) put(key []byte, p core.Program) {
+func (c *programCache) put(key []byte, p core.Program, sig *core.Signature) {
 	if c.byKey == nil {
 		c.byKey = map[string]*list.Element{}
 	}
@@ -48,7 +50,7 @@ func (c *programCache) put(key []byte, p core.Program) {
 		c.remove(c.lru.Back())
 	}
 	k := string(key)
-	c.byKey[k] = c.lru.PushFront(&programEntry{key: k, p: p})
+	c.byKey[k] = c.lru.PushFront(&programEntry{key: k, p: p, sig: sig})
 }
 
 func (c *programCache) remove(e *list.Element) {

@@ -68,8 +68,6 @@ func (t ScalarType) Size() int {
 	return 0
 }
 
-// IsFloat reports whether t is a floating-point type.
-func (t ScalarType) IsFloat() bool { return t == Float64 || t == Float32 }
 
 // Access is how a loop argument uses its data.
 type Access uint8
@@ -246,21 +244,14 @@ type Loop struct {
 	// arguments reach the data (no private or staged copies of them), so
 	// that the run time can find them.
 	Check bool
+	// Sig is the signature of the loop's shape, set by the run time before
+	// the loop reaches a backend.
+	Sig *Signature
 }
 
 // Name identifies the loop in messages: the kernel name and the set.
 func (l *Loop) Name() string {
 	return fmt.Sprintf("loop %q over set %q", l.Kernel.Name, l.Set.Name)
-}
-
-// IsIndirect reports whether any argument goes through a map.
-func (l *Loop) IsIndirect() bool {
-	for i := range l.Args {
-		if l.Args[i].Map != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // NeedsColouring reports whether any argument modifies data through a map.

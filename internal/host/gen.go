@@ -139,18 +139,6 @@ func usesStdio(l *core.Loop) bool {
 // exported symbol the run time writes.
 func ConstSymbol(c *core.Const) string { return "op2_c_" + c.Name }
 
-// Base returns the index of the first argument that passes the same data
-// as argument i. Arguments sharing data share one base pointer in the
-// generated code, which is what lets every base pointer be restrict.
-func Base(l *core.Loop, i int) int {
-	for j := 0; j < i; j++ {
-		if l.Args[j].Data == l.Args[i].Data {
-			return j
-		}
-	}
-	return i
-}
-
 // StackCopyLimit is the largest size in bytes of the local copy that the
 // generated code makes of one argument read or incremented through a map
 // (all map entries together for a vector argument). Small copies let the
@@ -224,20 +212,20 @@ func (g *Gen) Range(l *core.Loop) {
 	g.Printf("static __attribute__((noinline, flatten)) int op2_range(long long op2_first, long long op2_last")
 	for i := range l.Args {
 		a := &l.Args[i]
-		if Base(l, i) == i {
+		if l.Sig.Base[i] == i {
 			g.Printf(",\n    %s *restrict op2_d%d", a.Data.Type.CName(), i)
 		}
 		if a.Map != nil {
 			g.Printf(",\n    const int *restrict op2_m%d", i)
 		}
-		if IsReduction(a) {
+		if a.IsReduction() {
 			g.Printf(",\n    %s *restrict op2_r%d", a.Data.Type.CName(), i)
 		}
 	}
 	g.Printf(")\n{\n")
 	for i := range l.Args {
 		t := l.Args[i].Data.Type.CName()
-		g.Printf("  %s *const op2_a%d = op2_d%d;\n  (void)op2_a%d;\n", t, i, Base(l, i), i)
+		g.Printf("  %s *const op2_a%d = op2_d%d;\n  (void)op2_a%d;\n", t, i, l.Sig.Base[i], i)
 	}
 	var heap []string
 	for i := range l.Args {
@@ -276,7 +264,7 @@ func (g *Gen) Unpack(l *core.Loop) {
 	n := len(l.Args)
 	for i := range l.Args {
 		a := &l.Args[i]
-		if Base(l, i) == i {
+		if l.Sig.Base[i] == i {
 			t := a.Data.Type.CName()
 			g.Printf("  %s *const op2_d%d = (%s *)op2_pv[%d];\n", t, i, t, i)
 		}
@@ -294,13 +282,13 @@ func RangeCall(l *core.Loop, first, last string, reduce func(i int) string) stri
 	fmt.Fprintf(&b, "op2_range(%s, %s", first, last)
 	for i := range l.Args {
 		a := &l.Args[i]
-		if Base(l, i) == i {
+		if l.Sig.Base[i] == i {
 			fmt.Fprintf(&b, ", op2_d%d", i)
 		}
 		if a.Map != nil {
 			fmt.Fprintf(&b, ", op2_m%d", i)
 		}
-		if IsReduction(a) {
+		if a.IsReduction() {
 			fmt.Fprintf(&b, ", %s", reduce(i))
 		}
 	}
@@ -326,9 +314,6 @@ func (g *Gen) EntryClose(l *core.Loop) {
 	}
 	g.Printf("  return 0;\n}\n")
 }
-
-// IsReduction reports whether argument a is a Global reduction.
-func IsReduction(a *core.Arg) bool { return a.Kind == core.ArgGlobal && a.Access.IsReduction() }
 
 // ElementBody writes the statements that run the kernel for element idx
 // (a C expression). reduce(i) names the local accumulator of reduction
@@ -428,7 +413,7 @@ func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 		case core.ArgVector:
 			g.Printf("op2_v%d", i)
 		case core.ArgGlobal:
-			if IsReduction(a) {
+			if a.IsReduction() {
 				g.Printf("%s", reduce(i))
 			} else {
 				g.Printf("op2_a%d", i)

@@ -107,7 +107,8 @@ func analyse(l *core.Loop, localMem int) (*layout, error) {
 	if err != nil {
 		return nil, fmt.Errorf("op2: %s: reading the kernel source: %w", l.Name(), err)
 	}
-	lay := &layout{base: make([]int, n), inds: make([]int, n), priv: make([]bool, n), src: u}
+	sig := l.Sig
+	lay := &layout{base: sig.Base, inds: sig.Ind, nind: sig.NInd, dsArg: sig.DSArg, reductions: sig.Reductions, priv: make([]bool, n), src: u}
 	info := l.Kernel.Info
 	lay.kdef = slices.IndexFunc(u.defs, func(f funcDecl) bool { return f.nameAt == info.NameStart })
 	if lay.kdef < 0 {
@@ -121,23 +122,15 @@ func analyse(l *core.Loop, localMem int) (*layout, error) {
 	}
 	passed := u.passedOn(&u.defs[lay.kdef], names, depth)
 	lay.passed = passed
-	lay.nind = core.Datasets(l, lay.inds)
-	lay.dsArg = make([]int, lay.nind)
 	lay.dsStage = make([]bool, lay.nind)
 	lay.dsGlobal = make([]bool, lay.nind)
 	lay.dsModified = make([]bool, lay.nind)
-	for i := range l.Args {
-		if host.IsReduction(&l.Args[i]) {
-			lay.reductions = append(lay.reductions, i)
-		}
-	}
 	// A dataset is staged only if a work group's worth of its elements
 	// fits the staging budget; larger elements are read and written in
 	// global memory, where the plan's colouring keeps them race free.
 	stageMax := stagingBudget(l, lay.reductions, localMem) / WorkGroupSize
 	for i := range l.Args {
 		a := &l.Args[i]
-		lay.base[i] = host.Base(l, i)
 		bytes := a.Data.Dim * a.Data.Type.Size()
 		if a.Kind == core.ArgVector {
 			bytes *= a.Map.Arity
@@ -147,14 +140,13 @@ func analyse(l *core.Loop, localMem int) (*layout, error) {
 		// get them; increments through a map and reductions are always
 		// accumulated privately, as OP2 does.
 		inc := a.Map != nil && a.Access == core.Inc
-		lay.priv[i] = host.IsReduction(a) || bytes <= privateLimit && (inc || i < len(passed) && passed[i])
+		lay.priv[i] = a.IsReduction() || bytes <= privateLimit && (inc || i < len(passed) && passed[i])
 	}
 	lay.sharePrivateCopies(l)
 	for i := n - 1; i >= 0; i-- {
 		a := &l.Args[i]
 		if d := lay.inds[i]; d >= 0 {
 			lay.indirect = true
-			lay.dsArg[d] = i
 			lay.dsGlobal[d] = a.Data.Dim*a.Data.Type.Size() > stageMax || l.Check && !dsWritten(l, lay.inds, d)
 			if a.Access != core.Inc {
 				lay.dsStage[d] = true
@@ -322,7 +314,7 @@ func (lay *layout) qualifier(l *core.Loop, i int) string {
 			return "__local"
 		}
 	case core.ArgGlobal:
-		if host.IsReduction(a) {
+		if a.IsReduction() {
 			return "__private"
 		}
 	}
@@ -684,7 +676,7 @@ func callKernel(w *writer, l *core.Loop, lay *layout, e, indent string) {
 	w.p("%s%s(%s);\n", indent, funcName(l.Kernel.Name), strings.Join(args, ", "))
 	for i := range l.Args {
 		a := &l.Args[i]
-		if !lay.priv[i] || lay.alias[i] >= 0 || a.Access == core.Read && !l.Check || a.Access == core.Inc && a.Map != nil || host.IsReduction(a) {
+		if !lay.priv[i] || lay.alias[i] >= 0 || a.Access == core.Read && !l.Check || a.Access == core.Inc && a.Map != nil || a.IsReduction() {
 			continue
 		}
 		if a.Kind == core.ArgGlobal {

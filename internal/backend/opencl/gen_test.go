@@ -49,7 +49,9 @@ func loop(t *testing.T, src, name string, set *core.Set, consts []*core.Const, a
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &core.Loop{Kernel: &core.Kernel{Name: name, Source: src, Info: info, ID: core.NewID()}, Set: set, Args: args, Consts: consts}
+	l := &core.Loop{Kernel: &core.Kernel{Name: name, Source: src, Info: info, ID: core.NewID()}, Set: set, Args: args, Consts: consts}
+	l.Sig = core.Analyse(l)
+	return l
 }
 
 // gen generates the loop's source for a device with localMem bytes of

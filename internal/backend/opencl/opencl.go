@@ -685,7 +685,7 @@ func (p *program) plan(l *core.Loop) (*devicePlan, error) {
 func (b *backend) buildPlan(l *core.Loop, lay *layout) (*devicePlan, error) {
 	// Every element of a written-back dataset is stored back, so all its
 	// arguments constrain the colouring.
-	in := core.PlanInput(l, lay.inds, lay.nind, func(i int) bool { return lay.dsModified[lay.inds[i]] }, b.blockSize)
+	in := plan.ForLoop(l, func(i int) bool { return lay.dsModified[lay.inds[i]] }, b.blockSize)
 	for i := range in.Args {
 		if d := lay.inds[i]; d >= 0 && lay.dsGlobal[d] {
 			in.Args[i].ElemBytes = 0 // not staged

@@ -104,11 +104,11 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 	var reductions []int
 	for i := range l.Args {
 		a := &l.Args[i]
-		if !host.IsReduction(a) {
+		if !a.IsReduction() {
 			continue
 		}
 		reductions = append(reductions, i)
-		init := fmt.Sprintf("op2_d%d[op2_k]", host.Base(l, i))
+		init := fmt.Sprintf("op2_d%d[op2_k]", l.Sig.Base[i])
 		if a.Access == core.Inc {
 			init = "0"
 		}
@@ -164,7 +164,7 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 	for _, i := range reductions {
 		a := &l.Args[i]
 		g.Printf("  for (int op2_t = 0; op2_t < op2_nthreads; op2_t++)\n    for (int op2_k = 0; op2_k < %d; op2_k++) { %s }\n",
-			a.Data.Dim, host.Combine(a.Access, fmt.Sprintf("op2_d%d[op2_k]", host.Base(l, i)), fmt.Sprintf("op2_part%d[op2_t * %d + op2_k]", i, stride(a))))
+			a.Data.Dim, host.Combine(a.Access, fmt.Sprintf("op2_d%d[op2_k]", l.Sig.Base[i]), fmt.Sprintf("op2_part%d[op2_t * %d + op2_k]", i, stride(a))))
 		g.Printf("  free(op2_part%d);\n", i)
 	}
 	g.EntryClose(l)
@@ -180,7 +180,7 @@ func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &program{Program: p, b: b, coloured: l.NeedsColouring(), inds: make([]int, len(l.Args))}, nil
+	return &program{Program: p, b: b, coloured: l.NeedsColouring()}, nil
 }
 
 // build builds the plan. With a configured block size it uses that; else it
@@ -217,7 +217,6 @@ type program struct {
 	b        *backend
 	coloured bool
 
-	inds    []int  // indirect dataset of each argument, recomputed per call
 	key     []byte // plan key of the last call
 	lastKey []byte
 	last    *pinnedPlan
@@ -295,7 +294,7 @@ func slicePtr(s []int32) unsafe.Pointer {
 // plan returns the execution plan for the loop's set and maps, reusing the
 // last one when nothing it depends on changed.
 func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
-	nind := core.Datasets(l, p.inds)
+	sig := l.Sig
 	k := p.key[:0]
 	k = binary.LittleEndian.AppendUint64(k, l.Set.ID)
 	k = binary.LittleEndian.AppendUint64(k, uint64(p.b.blockSize))
@@ -309,8 +308,8 @@ func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
 			mod = 1
 		}
 		k = binary.LittleEndian.AppendUint64(k, a.Map.ID)
-		k = binary.LittleEndian.AppendUint32(k, uint32(p.inds[i]))
-		k = binary.LittleEndian.AppendUint32(k, uint32(host.Base(l, i))) // conflict groups
+		k = binary.LittleEndian.AppendUint32(k, uint32(sig.Ind[i]))
+		k = binary.LittleEndian.AppendUint32(k, uint32(sig.Base[i])) // conflict groups
 		k = binary.LittleEndian.AppendUint32(k, uint32(a.Idx))
 		k = append(k, mod)
 	}
@@ -323,7 +322,7 @@ func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
 	defer p.b.mu.Unlock()
 	pp, ok := p.b.plans.Get(k)
 	if !ok {
-		in := core.PlanInput(l, p.inds, nind, func(i int) bool { return l.Args[i].IndirectModify() }, p.b.blockSize)
+		in := plan.ForLoop(l, func(i int) bool { return l.Args[i].IndirectModify() }, p.b.blockSize)
 		built, in, err := p.b.build(in, l.IterEnd())
 		if err != nil {
 			return nil, fmt.Errorf("op2: %s: building the execution plan: %w", l.Name(), err)

@@ -42,9 +42,9 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 	g.EntryOpen(l)
 	for i := range l.Args {
 		a := &l.Args[i]
-		if host.IsReduction(a) {
+		if a.IsReduction() {
 			t := a.Data.Type.CName()
-			init := fmt.Sprintf("op2_d%d[op2_k]", host.Base(l, i))
+			init := fmt.Sprintf("op2_d%d[op2_k]", l.Sig.Base[i])
 			if a.Access == core.Inc {
 				init = "0"
 			}
@@ -57,9 +57,9 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 	// MIN and MAX), so a Global passed twice gets both contributions.
 	for i := range l.Args {
 		a := &l.Args[i]
-		if host.IsReduction(a) {
+		if a.IsReduction() {
 			g.Printf("  for (int op2_k = 0; op2_k < %d; op2_k++) { %s }\n", a.Data.Dim,
-				host.Combine(a.Access, fmt.Sprintf("op2_d%d[op2_k]", host.Base(l, i)), fmt.Sprintf("op2_r%d[op2_k]", i)))
+				host.Combine(a.Access, fmt.Sprintf("op2_d%d[op2_k]", l.Sig.Base[i]), fmt.Sprintf("op2_r%d[op2_k]", i)))
 		}
 	}
 	g.EntryClose(l)

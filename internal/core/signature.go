@@ -1,0 +1,143 @@
+package core
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Signature is the one analysis of a loop's shape: everything generated
+// code, execution plans and caches depend on, and nothing about which data,
+// maps or set a particular call uses. It is computed once per distinct
+// shape (see AppendKey) and shared by the program cache, the planner input
+// and every code generator; no other code re-derives argument roles.
+type Signature struct {
+	Kernel *Kernel
+	Args   []ArgSig
+	// Base is, per argument, the first argument passing the same Dat or
+	// Global (itself if none): generated code declares one data pointer per
+	// base argument.
+	Base []int
+	// Ind is, per argument, its indirect dataset (OP2's "ind arg"): the
+	// distinct (dat, map) pairs of the arguments that go through a map,
+	// numbered in order of first use; -1 for direct arguments and Globals.
+	Ind []int
+	// NInd is the number of indirect datasets.
+	NInd int
+	// DSArg is, per indirect dataset, its first argument.
+	DSArg []int
+	// Reductions are the Global arguments with access INC, MIN or MAX.
+	Reductions []int
+	// Consts are the constants the kernel refers to, sorted by name.
+	Consts []*Const
+	// Check is check mode (see Loop.Check).
+	Check bool
+	// Colour says some argument modifies data through a map, so
+	// elements that share a target must not run at the same time.
+	Colour bool
+	// Key identifies the shape (AppendKey of the loop), for caches.
+	Key string
+}
+
+// ArgSig is the shape of one argument.
+type ArgSig struct {
+	Kind   ArgKind
+	Type   ScalarType
+	Dim    int
+	Access Access
+	Arity  int // map arity; 0 for direct arguments and Globals
+	Idx    int // map column of an ArgIndirect
+}
+
+// IsReduction reports whether the argument is a Global reduced by the loop.
+func (a *ArgSig) IsReduction() bool { return a.Kind == ArgGlobal && a.Access.IsReduction() }
+
+// IsReduction reports whether the argument is a Global reduced by the loop.
+func (a *Arg) IsReduction() bool { return a.Kind == ArgGlobal && a.Access.IsReduction() }
+
+// AppendKey appends the key of l's shape to buf: the kernel's content,
+// each argument's kind, type, dim, access, map arity and column, which
+// arguments pass the same data and the same map, the constants the kernel
+// uses and check mode. Loops with equal keys have equal signatures. It
+// allocates nothing when buf has room.
+func AppendKey(buf []byte, l *Loop) []byte {
+	buf = append(buf, l.Kernel.Sum[:]...)
+	for i := range l.Args {
+		a := &l.Args[i]
+		arity := 0
+		if a.Map != nil {
+			arity = a.Map.Arity
+		}
+		same, sameMap := i, i // the first arguments passing the same data, the same map
+		for j := i - 1; j >= 0; j-- {
+			if l.Args[j].Data == a.Data {
+				same = j
+			}
+			if a.Map != nil && l.Args[j].Map == a.Map {
+				sameMap = j
+			}
+		}
+		buf = append(buf, byte(a.Kind), byte(a.Data.Type), byte(a.Access))
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(same))
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(sameMap))
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Data.Dim))
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(arity))
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Idx))
+	}
+	buf = append(buf, 0xff)
+	for _, c := range l.Consts {
+		buf = binary.LittleEndian.AppendUint64(buf, c.ID)
+	}
+	if l.Check {
+		buf = append(buf, 1)
+	}
+	return buf
+}
+
+// Analyse computes the signature of l's shape.
+func Analyse(l *Loop) *Signature {
+	n := len(l.Args)
+	s := &Signature{Kernel: l.Kernel, Args: make([]ArgSig, n), Base: make([]int, n), Ind: make([]int, n),
+		Consts: append([]*Const(nil), l.Consts...), Check: l.Check, Key: string(AppendKey(nil, l))}
+	for i := range l.Args {
+		a := &l.Args[i]
+		as := ArgSig{Kind: a.Kind, Type: a.Data.Type, Dim: a.Data.Dim, Access: a.Access, Idx: a.Idx}
+		if a.Map != nil {
+			as.Arity = a.Map.Arity
+		}
+		s.Args[i] = as
+		s.Base[i] = i
+		for j := 0; j < i; j++ {
+			if l.Args[j].Data == a.Data {
+				s.Base[i] = j
+				break
+			}
+		}
+		if as.IsReduction() {
+			s.Reductions = append(s.Reductions, i)
+		}
+		if a.IndirectModify() {
+			s.Colour = true
+		}
+		s.Ind[i] = -1
+		if a.Map == nil {
+			continue
+		}
+		for j := 0; j < i; j++ {
+			if b := &l.Args[j]; b.Map == a.Map && b.Data == a.Data {
+				s.Ind[i] = s.Ind[j]
+				break
+			}
+		}
+		if s.Ind[i] < 0 {
+			s.Ind[i] = s.NInd
+			s.DSArg = append(s.DSArg, i)
+			s.NInd++
+		}
+	}
+	return s
+}
+
+// String describes the signature briefly, for debugging.
+func (s *Signature) String() string {
+	return fmt.Sprintf("signature of kernel %q: %d arguments, %d indirect datasets, %d reductions", s.Kernel.Name, len(s.Args), s.NInd, len(s.Reductions))
+}
