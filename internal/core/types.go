@@ -68,7 +68,6 @@ func (t ScalarType) Size() int {
 	return 0
 }
 
-
 // Access is how a loop argument uses its data.
 type Access uint8
 
