@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
 )
 
 // Check mode (Config.Check, OP2_CHECK=1) guards READ arguments: their values
@@ -23,7 +24,7 @@ type readSnapshot struct {
 }
 
 // runChecked runs l in check mode.
-func (s *state) runChecked(p core.Program, l *core.Loop) error {
+func (s *state) runChecked(p exec.Program, l *core.Loop) error {
 	snaps, err := snapshotReads(l)
 	if err != nil {
 		return &LoopError{Kernel: l.Kernel.Name, Set: l.Set.Name, Arg: -1, Msg: "check mode: " + err.Error()}

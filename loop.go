@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
 )
 
 // Kernel is the C source of the work done for one element, and the name of
@@ -202,7 +203,7 @@ func bind(l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 
 // program returns the compiled program for l on b, generating and
 // compiling only for a signature not seen before. Caller holds rt.mu.
-func (s *state) program(b *openBackend, l *core.Loop) (core.Program, error) {
+func (s *state) program(b *openBackend, l *core.Loop) (exec.Program, error) {
 	s.key = programKey(s.key[:0], b.id, l)
 	if p, sig, ok := s.programs.get(s.key); ok {
 		l.Sig = sig
@@ -327,7 +328,7 @@ func (lp *Loop) Compute() error {
 }
 
 // run executes a bound loop with its program. Caller holds rt.mu.
-func (s *state) run(b *openBackend, p core.Program, l *core.Loop) error {
+func (s *state) run(b *openBackend, p exec.Program, l *core.Loop) error {
 	if l.Check {
 		return s.runChecked(p, l)
 	}

@@ -38,6 +38,7 @@ import (
 	"sync"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/jit"
 	"github.com/goop2/op2/internal/plan"
 
@@ -109,7 +110,7 @@ type Config struct {
 // several goroutines run one after another.
 type state struct {
 	mu       sync.Mutex
-	cfg      core.Config
+	cfg      exec.Config
 	backend  *openBackend
 	backends map[string]*openBackend
 	programs programCache // by backend instance + loop signature
@@ -122,7 +123,7 @@ var rt = newState()
 
 func newState() *state {
 	s := &state{backends: map[string]*openBackend{}}
-	s.cfg, s.err = core.ConfigFromEnv()
+	s.cfg, s.err = exec.ConfigFromEnv()
 	plan.SetChecking(s.cfg.PlanCheck)
 	return s
 }
@@ -135,7 +136,7 @@ func newState() *state {
 func Configure(c Config) error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	def, err := core.ConfigFromEnv()
+	def, err := exec.ConfigFromEnv()
 	if err != nil {
 		return err
 	}
@@ -155,7 +156,7 @@ func Configure(c Config) error {
 		return fmt.Errorf("op2: Config.Threads and Config.BlockSize must not be negative")
 	}
 	if c.Threads > 0 {
-		if err := core.CheckThreads(c.Threads, "Config.Threads"); err != nil {
+		if err := exec.CheckThreads(c.Threads, "Config.Threads"); err != nil {
 			return err
 		}
 		def.Threads = c.Threads
@@ -172,7 +173,7 @@ func Configure(c Config) error {
 	def.PlanCheck = def.PlanCheck || c.PlanCheck
 	def.Check = def.Check || c.Check
 	cfg := def
-	opened, err := core.Open(cfg.Backend, &cfg)
+	opened, err := exec.Open(cfg.Backend, &cfg)
 	if err != nil {
 		return err
 	}
@@ -203,7 +204,7 @@ func Use(backend string) error {
 
 // MaxThreads is the largest thread count Config.Threads and
 // OMP_NUM_THREADS may ask for.
-const MaxThreads = core.MaxThreads
+const MaxThreads = exec.MaxThreads
 
 // Backend returns the name of the backend the next loop will run on.
 func Backend() string {
@@ -222,19 +223,19 @@ func Wait() error {
 	if rt.backend == nil {
 		return nil
 	}
-	if w, ok := rt.backend.Backend.(core.Waiter); ok {
+	if w, ok := rt.backend.Backend.(exec.Waiter); ok {
 		return w.Wait()
 	}
 	return nil
 }
 
 // Backends lists the names of every registered backend.
-func Backends() []string { return core.Backends() }
+func Backends() []string { return exec.Backends() }
 
 // openBackend is an opened backend with a number of its own, which keys
 // its programs: a backend reopened by Configure compiles afresh.
 type openBackend struct {
-	core.Backend
+	exec.Backend
 	id uint64
 }
 
@@ -250,7 +251,7 @@ func (s *state) currentBackend() (*openBackend, error) {
 	if !ok {
 		cfg := s.cfg
 		var err error
-		opened, err := core.Open(cfg.Backend, &cfg)
+		opened, err := exec.Open(cfg.Backend, &cfg)
 		if err != nil {
 			return nil, err
 		}

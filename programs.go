@@ -4,6 +4,7 @@ import (
 	"container/list"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
 )
 
 // MaxPrograms is the number of compiled loop programs kept in memory. A
@@ -28,11 +29,11 @@ type programCache struct {
 
 type programEntry struct {
 	key string
-	p   core.Program
+	p   exec.Program
 	sig *core.Signature
 }
 
-func (c *programCache) get(key []byte) (core.Program, *core.Signature, bool) {
+func (c *programCache) get(key []byte) (exec.Program, *core.Signature, bool) {
 	e, ok := c.byKey[string(key)]
 	if !ok {
 		return nil, nil, false
@@ -42,7 +43,7 @@ func (c *programCache) get(key []byte) (core.Program, *core.Signature, bool) {
 	return pe.p, pe.sig, true
 }
 
-func (c *programCache) put(key []byte, p core.Program, sig *core.Signature) {
+func (c *programCache) put(key []byte, p exec.Program, sig *core.Signature) {
 	if c.byKey == nil {
 		c.byKey = map[string]*list.Element{}
 	}
@@ -56,7 +57,7 @@ func (c *programCache) put(key []byte, p core.Program, sig *core.Signature) {
 func (c *programCache) remove(e *list.Element) {
 	pe := c.lru.Remove(e).(*programEntry)
 	delete(c.byKey, pe.key)
-	if r, ok := pe.p.(core.Releaser); ok {
+	if r, ok := pe.p.(exec.Releaser); ok {
 		r.Release()
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/goop2/op2/internal/cache"
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/jit"
 	cl "github.com/goop2/op2/internal/opencl"
 	"github.com/goop2/op2/internal/plan"
@@ -30,7 +31,7 @@ import (
 // Name is the name the backend is registered under.
 const Name = "opencl"
 
-func init() { core.Register(Name, open) }
+func init() { exec.Register(Name, open) }
 
 type backend struct {
 	ctx       *cl.Context
@@ -55,7 +56,7 @@ func deviceType(name string) (uint64, error) {
 	return 0, fmt.Errorf("opencl: unknown device type %q (use cpu, gpu, accelerator or all)", name)
 }
 
-func open(cfg *core.Config) (core.Backend, error) {
+func open(cfg *exec.Config) (exec.Backend, error) {
 	typ, err := deviceType(cfg.OpenCLDevice)
 	if err != nil {
 		return nil, err
@@ -186,7 +187,7 @@ func (b *backend) releaseProgram(key string) {
 // stubName is the OpenCL kernel every generated program defines.
 const stubName = "op2_stub"
 
-func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
+func (b *backend) Prepare(l *core.Loop) (exec.Program, error) {
 	if !b.ctx.Device.HasDouble {
 		for i := range l.Args {
 			if l.Args[i].Data.Type == core.Float64 {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/goop2/op2/internal/cache"
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/host"
 	"github.com/goop2/op2/internal/jit"
 	"github.com/goop2/op2/internal/plan"
@@ -29,12 +30,12 @@ import (
 const Name = "openmp"
 
 func init() {
-	core.Register(Name, func(cfg *core.Config) (core.Backend, error) {
+	exec.Register(Name, func(cfg *exec.Config) (exec.Backend, error) {
 		threads := cfg.Threads
 		if threads < 1 {
-			threads = min(runtime.NumCPU(), core.MaxThreads)
+			threads = min(runtime.NumCPU(), exec.MaxThreads)
 		}
-		if err := core.CheckThreads(threads, "openmp: thread count"); err != nil {
+		if err := exec.CheckThreads(threads, "openmp: thread count"); err != nil {
 			return nil, err
 		}
 		dir, err := cache.Open(cfg.CacheDir)
@@ -171,7 +172,7 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 	return g.String(), nil
 }
 
-func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
+func (b *backend) Prepare(l *core.Loop) (exec.Program, error) {
 	src, err := b.Generate(l)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/goop2/op2/internal/cache"
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/host"
 	"github.com/goop2/op2/internal/jit"
 )
@@ -17,7 +18,7 @@ import (
 const Name = "sequential"
 
 func init() {
-	core.Register(Name, func(cfg *core.Config) (core.Backend, error) {
+	exec.Register(Name, func(cfg *exec.Config) (exec.Backend, error) {
 		dir, err := cache.Open(cfg.CacheDir)
 		if err != nil {
 			return nil, fmt.Errorf("op2: %w", err)
@@ -66,7 +67,7 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 	return g.String(), nil
 }
 
-func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
+func (b *backend) Prepare(l *core.Loop) (exec.Program, error) {
 	src, err := b.Generate(l)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package core
+package exec
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/goop2/op2/internal/core"
 )
 
 // Backend turns loops into runnable programs for one target.
@@ -17,11 +19,11 @@ type Backend interface {
 	Name() string
 	// Generate returns the complete source the backend would compile for
 	// the loop's signature, without compiling it.
-	Generate(l *Loop) (string, error)
+	Generate(l *core.Loop) (string, error)
 	// Prepare generates and compiles (or fetches from the disk cache) the
 	// program for the loop's signature. The result serves every later loop
 	// with the same signature, whatever data or set it is called with.
-	Prepare(l *Loop) (Program, error)
+	Prepare(l *core.Loop) (Program, error)
 }
 
 // Waiter is implemented by backends that run loops asynchronously.
@@ -35,7 +37,7 @@ type Program interface {
 	// Source is the generated source the program was built from.
 	Source() string
 	// Run executes the loop. It must not keep l or its slices.
-	Run(l *Loop) error
+	Run(l *core.Loop) error
 }
 
 // Releaser is implemented by programs that hold memory outside Go (device
