@@ -24,12 +24,12 @@ type readSnapshot struct {
 }
 
 // runChecked runs l in check mode.
-func (s *state) runChecked(p exec.Program, l *core.Loop) error {
+func (s *state) runChecked(b *exec.Opened, l *core.Loop) error {
 	snaps, err := snapshotReads(l)
 	if err != nil {
 		return &LoopError{Kernel: l.Kernel.Name, Set: l.Set.Name, Arg: -1, Msg: "check mode: " + err.Error()}
 	}
-	if err := p.Run(l); err != nil {
+	if err := s.x.Run(b, l); err != nil {
 		return err
 	}
 	var first error

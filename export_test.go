@@ -5,11 +5,11 @@ package op2
 func SetMaxPrograms(n int) (restore func()) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	old := maxPrograms
-	maxPrograms = n
+	old := rt.x.MaxPrograms()
+	rt.x.SetMaxPrograms(n)
 	return func() {
 		rt.mu.Lock()
 		defer rt.mu.Unlock()
-		maxPrograms = old
+		rt.x.SetMaxPrograms(old)
 	}
 }

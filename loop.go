@@ -2,7 +2,6 @@ package op2
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"strings"
 	"sync"
@@ -201,31 +200,6 @@ func bind(l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 	return nil
 }
 
-// program returns the compiled program for l on b, generating and
-// compiling only for a signature not seen before. Caller holds rt.mu.
-func (s *state) program(b *openBackend, l *core.Loop) (exec.Program, error) {
-	s.key = programKey(s.key[:0], b.id, l)
-	if p, sig, ok := s.programs.get(s.key); ok {
-		l.Sig = sig
-		return p, nil
-	}
-	generations++
-	l.Sig = core.Analyse(l)
-	p, err := b.Prepare(l)
-	if err != nil {
-		return nil, err
-	}
-	s.programs.put(s.key, p, l.Sig)
-	return p, nil
-}
-
-// programKey is the program cache's key: the backend instance and the
-// loop's shape (core.AppendKey).
-func programKey(buf []byte, backend uint64, l *core.Loop) []byte {
-	buf = binary.LittleEndian.AppendUint64(buf, backend)
-	return core.AppendKey(buf, l)
-}
-
 // ParLoop runs kernel k once for every element of set, with the given
 // arguments, on the configured backend. The arguments are checked first;
 // on any error nothing runs and no data changes.
@@ -264,11 +238,7 @@ func ParLoop(k *Kernel, set *Set, args ...Arg) error {
 	if err != nil {
 		return err
 	}
-	p, err := rt.program(b, l)
-	if err != nil {
-		return err
-	}
-	return rt.run(b, p, l)
+	return rt.run(b, l)
 }
 
 // Loop is a parallel loop as an object (PyOP2's backend API): Generate
@@ -278,7 +248,7 @@ func ParLoop(k *Kernel, set *Set, args ...Arg) error {
 type Loop struct {
 	l       core.Loop
 	kernel  *Kernel
-	backend *openBackend
+	backend *exec.Opened
 }
 
 // NewLoop checks the arguments and records the loop without running it.
@@ -307,9 +277,8 @@ func (lp *Loop) Generate() (string, error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	lp.l.Consts = lp.kernel.usedConsts()
-	rt.key = programKey(rt.key[:0], lp.backend.id, &lp.l)
-	if p, _, ok := rt.programs.get(rt.key); ok {
-		return p.Source(), nil
+	if src, ok := rt.x.Source(lp.backend, &lp.l); ok {
+		return src, nil
 	}
 	lp.l.Sig = core.Analyse(&lp.l)
 	return lp.backend.Generate(&lp.l)
@@ -320,17 +289,13 @@ func (lp *Loop) Compute() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	lp.l.Consts = lp.kernel.usedConsts()
-	p, err := rt.program(lp.backend, &lp.l)
-	if err != nil {
-		return err
-	}
-	return rt.run(lp.backend, p, &lp.l)
+	return rt.run(lp.backend, &lp.l)
 }
 
 // run executes a bound loop with its program. Caller holds rt.mu.
-func (s *state) run(b *openBackend, p exec.Program, l *core.Loop) error {
+func (s *state) run(b *exec.Opened, l *core.Loop) error {
 	if l.Check {
-		return s.runChecked(p, l)
+		return s.runChecked(b, l)
 	}
-	return p.Run(l)
+	return s.x.Run(b, l)
 }

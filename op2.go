@@ -111,19 +111,19 @@ type Config struct {
 type state struct {
 	mu       sync.Mutex
 	cfg      exec.Config
-	backend  *openBackend
-	backends map[string]*openBackend
-	programs programCache // by backend instance + loop signature
-	loop     core.Loop    // reused by ParLoop
-	key      []byte
-	err      error // configuration error from the environment
+	backend  *exec.Opened
+	backends map[string]*exec.Opened
+	x        *exec.Executor // programs and plans, by backend instance
+	loop     core.Loop      // reused by ParLoop
+	err      error          // configuration error from the environment
 }
 
 var rt = newState()
 
 func newState() *state {
-	s := &state{backends: map[string]*openBackend{}}
+	s := &state{backends: map[string]*exec.Opened{}, x: exec.New()}
 	s.cfg, s.err = exec.ConfigFromEnv()
+	s.x.BlockSize = s.cfg.BlockSize
 	plan.SetChecking(s.cfg.PlanCheck)
 	return s
 }
@@ -177,13 +177,14 @@ func Configure(c Config) error {
 	if err != nil {
 		return err
 	}
-	b := &openBackend{Backend: opened, id: core.NewID()}
+	b := &exec.Opened{Backend: opened, ID: core.NewID()}
 	plan.SetChecking(def.PlanCheck)
 	rt.cfg = def
 	rt.err = nil
 	rt.backend = b
-	rt.backends = map[string]*openBackend{def.Backend: b}
-	rt.programs.clear()
+	rt.backends = map[string]*exec.Opened{def.Backend: b}
+	rt.x.Clear()
+	rt.x.BlockSize = def.BlockSize
 	return nil
 }
 
@@ -201,6 +202,16 @@ func Use(backend string) error {
 	}
 	return nil
 }
+
+// MaxPrograms is the number of compiled loop programs kept in memory. A
+// program is keyed by the backend, the kernel's content (its name and
+// source, not the Kernel object: kernels declared again with the same
+// source share one program) and the loop's shape. When a program beyond
+// this number is needed, the least recently used one is dropped, and its
+// code unloaded (it is built again, from the disk cache, if its loop runs
+// again), so programs that generate kernels with ever-different sources run
+// in bounded memory.
+const MaxPrograms = exec.MaxPrograms
 
 // MaxThreads is the largest thread count Config.Threads and
 // OMP_NUM_THREADS may ask for.
@@ -232,15 +243,8 @@ func Wait() error {
 // Backends lists the names of every registered backend.
 func Backends() []string { return exec.Backends() }
 
-// openBackend is an opened backend with a number of its own, which keys
-// its programs: a backend reopened by Configure compiles afresh.
-type openBackend struct {
-	exec.Backend
-	id uint64
-}
-
 // currentBackend opens the configured backend on first use. Caller holds mu.
-func (s *state) currentBackend() (*openBackend, error) {
+func (s *state) currentBackend() (*exec.Opened, error) {
 	if s.backend != nil {
 		return s.backend, nil
 	}
@@ -255,7 +259,7 @@ func (s *state) currentBackend() (*openBackend, error) {
 		if err != nil {
 			return nil, err
 		}
-		b = &openBackend{Backend: opened, id: core.NewID()}
+		b = &exec.Opened{Backend: opened, ID: core.NewID()}
 		s.backends[cfg.Backend] = b
 	}
 	s.backend = b
@@ -283,8 +287,6 @@ type Stats struct {
 	UploadBytes, DownloadBytes uint64
 }
 
-var generations uint64
-
 // ReadStats returns the current counters.
 func ReadStats() Stats {
 	js := jit.ReadStats()
@@ -292,6 +294,6 @@ func ReadStats() Stats {
 	defer rt.mu.Unlock()
 	up, down, upB, downB := core.TransferStats()
 	return Stats{Compiles: js.Compiles, DiskHits: js.DiskHits, Rebuilds: js.Rebuilds,
-		Generations: generations, ProgramCache: rt.programs.len(), Libraries: jit.Loaded(), Plans: core.PlansHeld(),
+		Generations: rt.x.Generations(), ProgramCache: rt.x.Programs(), Libraries: jit.Loaded(), Plans: core.PlansHeld(),
 		Uploads: up, Downloads: down, UploadBytes: upB, DownloadBytes: downB}
 }

@@ -18,12 +18,13 @@ type Backend interface {
 	// Name is the name the backend is registered under.
 	Name() string
 	// Generate returns the complete source the backend would compile for
-	// the loop's signature, without compiling it.
+	// the loop's signature (l.Sig), without compiling it.
 	Generate(l *core.Loop) (string, error)
-	// Prepare generates and compiles (or fetches from the disk cache) the
-	// program for the loop's signature. The result serves every later loop
-	// with the same signature, whatever data or set it is called with.
-	Prepare(l *core.Loop) (Program, error)
+	// Build generates and compiles (or fetches from the disk cache) the
+	// program for the loop's signature (l.Sig). The result serves every
+	// later loop with the same signature, whatever data or set it is
+	// called with.
+	Build(l *core.Loop) (Program, error)
 }
 
 // Waiter is implemented by backends that run loops asynchronously.
@@ -32,12 +33,65 @@ type Waiter interface {
 	Wait() error
 }
 
-// Program is compiled code for one loop signature.
+// Program is compiled code for one loop signature. The executor calls, for
+// each loop: PlanNeeds; Bind once; Launch for each non-empty range, in
+// order; Finish. A program must not keep the loop (or its slices, data or
+// maps) after Finish returns or after Bind or Launch fail.
+//
+// What a program must not do: cache plans (the executor's plan cache
+// serves every backend), undo data states after a failure (the executor
+// saves and restores them), or decide which elements run (the executor
+// launches the core elements, then the rest, so that MPI can exchange
+// halos in between).
 type Program interface {
 	// Source is the generated source the program was built from.
 	Source() string
-	// Run executes the loop. It must not keep l or its slices.
-	Run(l *core.Loop) error
+	// PlanNeeds says whether the program runs by the blocks of an
+	// execution plan and what the plan must respect. It is called for
+	// every loop and must not allocate.
+	PlanNeeds() PlanNeeds
+	// Bind prepares a run of l: it makes every argument's data current
+	// where the program runs (core.Storage.HostAccess or DeviceAccess),
+	// records data and map addresses, refreshes constants and takes the
+	// plan (nil when PlanNeeds().Use is false). On error the executor puts
+	// the data states back.
+	Bind(l *core.Loop, pl *Plan) error
+	// Launch runs the kernel over r (see Range). Reductions accumulate
+	// over the launches of one loop.
+	Launch(r Range) error
+	// Finish completes the loop: reduction results end up in the Globals'
+	// host values (device programs fold their partial results here, in a
+	// fixed order, so results do not depend on timing).
+	Finish(l *core.Loop) error
+}
+
+// Range is the part of a loop one launch covers: elements [First, Last)
+// of the iteration set, or, when Colours is set, block colours
+// [First, Last) of the plan.
+type Range struct {
+	First, Last int
+	Colours     bool
+}
+
+// PlanNeeds is what a program asks of the execution plan.
+type PlanNeeds struct {
+	// Use says the program runs by the blocks of a plan.
+	Use bool
+	// Modifies says, per argument, whether it constrains the colouring;
+	// nil means the arguments that modify data through a map.
+	Modifies []bool
+	// Unstaged says, per argument, that its data is not staged in shared
+	// memory (it takes no room there); nil means all are staged.
+	Unstaged []bool
+	// SharedBudget is the staging memory a block may use, in bytes (device
+	// programs); 0 means no limit (host programs).
+	SharedBudget int
+	// Threads is the number of threads that share the blocks of one colour
+	// (host programs), for the block size choice.
+	Threads int
+	// TooLarge, if not nil, explains that one element's staged data does
+	// not fit SharedBudget.
+	TooLarge func(l *core.Loop, nshared int) error
 }
 
 // Releaser is implemented by programs that hold memory outside Go (device

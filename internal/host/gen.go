@@ -28,10 +28,9 @@ const EntryPoint = "op2_loop"
 
 // Integer slots of iv shared by the host backends.
 const (
-	IvStart   = iota // first element
-	IvEnd            // one past the last element
+	IvStart   = iota // first element (first block colour for a coloured openmp loop)
+	IvEnd            // one past the last element (one past the last colour)
 	IvThreads        // OpenMP threads
-	IvNColors        // block colours of the plan (openmp, coloured loops)
 	IvCount          // number of integer slots
 )
 

@@ -696,12 +696,12 @@ func callKernel(w *writer, l *core.Loop, lay *layout, e, indent string) {
 }
 
 func directStub(w *writer, l *core.Loop, lay *layout) {
-	w.p("__kernel __attribute__((reqd_work_group_size(%d, 1, 1)))\nvoid op2_stub(\n    int op2_set_size,\n", WorkGroupSize)
+	w.p("__kernel __attribute__((reqd_work_group_size(%d, 1, 1)))\nvoid op2_stub(\n    int op2_first, int op2_last,\n", WorkGroupSize)
 	dataParams(w, l, lay)
 	tailParams(w, l, lay)
 	w.p("  const int op2_lid = get_local_id(0);\n  (void)op2_lid;\n")
 	argInit(w, l, lay)
-	w.p("  for (int op2_n = get_global_id(0); op2_n < op2_set_size; op2_n += get_global_size(0)) {\n")
+	w.p("  for (int op2_n = op2_first + get_global_id(0); op2_n < op2_last; op2_n += get_global_size(0)) {\n")
 	callKernel(w, l, lay, "op2_n", "    ")
 	w.p("  }\n")
 	reductionFinish(w, l, lay, "get_group_id(0)")

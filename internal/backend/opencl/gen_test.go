@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
 	cl "github.com/goop2/op2/internal/opencl"
 )
 
@@ -302,7 +303,8 @@ func TestPlanThatCannotFitIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.buildPlan(l, lay)
+	needs := exec.PlanNeeds{Use: true, SharedBudget: stagingBudget(l, lay.reductions, b.ctx.Device.LocalMem), TooLarge: b.tooLarge(lay)}
+	_, err = exec.ChoosePlan(l, &needs, 0)
 	if err == nil {
 		t.Fatal("no error")
 	}

@@ -11,7 +11,6 @@ package opencl
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -34,10 +33,9 @@ const Name = "opencl"
 func init() { exec.Register(Name, open) }
 
 type backend struct {
-	ctx       *cl.Context
-	cache     *cache.Dir
-	blockSize int
-	programs  map[string]*sharedProgram // by source hash, within this context
+	ctx      *cl.Context
+	cache    *cache.Dir
+	programs map[string]*sharedProgram // by source hash, within this context
 }
 
 func deviceType(name string) (uint64, error) {
@@ -89,7 +87,7 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &backend{ctx: ctx, cache: dir, blockSize: cfg.BlockSize,
+	return &backend{ctx: ctx, cache: dir,
 		programs: map[string]*sharedProgram{}}, nil
 }
 
@@ -187,7 +185,7 @@ func (b *backend) releaseProgram(key string) {
 // stubName is the OpenCL kernel every generated program defines.
 const stubName = "op2_stub"
 
-func (b *backend) Prepare(l *core.Loop) (exec.Program, error) {
+func (b *backend) Build(l *core.Loop) (exec.Program, error) {
 	if !b.ctx.Device.HasDouble {
 		for i := range l.Args {
 			if l.Args[i].Data.Type == core.Float64 {
@@ -214,8 +212,20 @@ func (b *backend) Prepare(l *core.Loop) (exec.Program, error) {
 		}
 		return nil, err
 	}
-	p := &program{b: b, src: src, lay: lay, k: k, progKey: progKey, red: make([]*cl.Buffer, len(l.Args)),
-		plans: core.NewPlanCache(func(dp *devicePlan) { dp.free(b.ctx) })}
+	p := &program{b: b, src: src, lay: lay, k: k, progKey: progKey, red: make([]*cl.Buffer, len(l.Args))}
+	if lay.indirect {
+		// Every element of a written-back dataset is stored back, so all
+		// its arguments constrain the colouring; datasets too large to
+		// stage take no local memory.
+		p.needs = exec.PlanNeeds{Use: true, Modifies: make([]bool, len(l.Args)), Unstaged: make([]bool, len(l.Args)),
+			SharedBudget: stagingBudget(l, lay.reductions, b.ctx.Device.LocalMem), TooLarge: b.tooLarge(lay)}
+		for i := range l.Args {
+			if d := lay.inds[i]; d >= 0 {
+				p.needs.Modifies[i] = lay.dsModified[d]
+				p.needs.Unstaged[i] = lay.dsGlobal[d]
+			}
+		}
+	}
 	if lay.constBytes > 0 {
 		if p.consts, err = b.ctx.Alloc(lay.constBytes); err != nil {
 			p.Release()
@@ -245,23 +255,24 @@ type program struct {
 	constHost []byte
 	constSeen []uint64
 
-	plans   *core.PlanCache[*devicePlan] // by set and maps; dropped with them
-	saved   []savedState                 // argument data states before the running loop
-	part    []byte                       // reused buffer for reading partial reduction results
-	key     []byte
-	lastKey []byte
-	last    *devicePlan
+	needs exec.PlanNeeds
+	part  []byte // reused buffer for reading partial reduction results
+
+	// The bound loop, between Bind and Finish: its device plan (nil for a
+	// direct loop), the kernel argument of the colours' block offset, and
+	// the number of partial reduction results the last launch wrote.
+	l              *core.Loop
+	dp             *devicePlan
+	blockOffsetArg int
+	slots          int
 }
 
 func (p *program) Source() string { return p.src }
 
-// Release frees the program's device memory (its plans' arrays and its
-// reduction buffers) and its OpenCL kernel, and the OpenCL program when no
+// Release frees the program's device memory (its reduction buffers) and its OpenCL kernel, and the OpenCL program when no
 // other loop program uses it. The run time calls it when it drops the
 // program.
 func (p *program) Release() {
-	p.plans.Clear()
-	p.last, p.lastKey = nil, p.lastKey[:0]
 	for i, buf := range p.red {
 		p.b.ctx.Free(buf)
 		p.red[i] = nil
@@ -406,48 +417,85 @@ func (p *program) setData(l *core.Loop, next int) (int, error) {
 	return next, nil
 }
 
-// Run runs the loop. Everything that can fail before the launch (the plan,
-// device memory, copies) happens before the first launch, and if any of it
-// fails the data states are put back as they were, so the loop leaves
-// every Dat's values where they were. A launch that fails after another
-// launch of the same loop was queued cannot be undone; its error says so.
-func (p *program) Run(l *core.Loop) error {
+// PlanNeeds: indirect loops run by the blocks of a plan whose staged data
+// fits the device's local memory.
+func (p *program) PlanNeeds() exec.PlanNeeds { return p.needs }
+
+// Bind makes every argument's device copy current, sets the kernel's data,
+// plan, constant and reduction arguments, and uploads the plan's arrays the
+// first time the plan is used.
+func (p *program) Bind(l *core.Loop, pl *exec.Plan) error {
 	var dp *devicePlan
-	if p.lay.indirect {
-		var err error
-		if dp, err = p.plan(l); err != nil {
-			return fmt.Errorf("op2: %s: %w", l.Name(), err)
+	if pl != nil {
+		if pl.Device == nil {
+			var err error
+			if pl.Device, err = p.b.uploadPlan(l, p.lay, pl); err != nil {
+				return fmt.Errorf("op2: %s: %w", l.Name(), err)
+			}
 		}
+		dp = pl.Device.(*devicePlan)
 	}
 	if err := p.checkRange(l, dp); err != nil {
 		return fmt.Errorf("op2: %s: %w", l.Name(), err)
 	}
-	defer func() { clear(p.saved); p.saved = p.saved[:0] }() // keep no Dat alive
-	for i := range l.Args {
-		if p.lay.base[i] == i {
-			s := l.Args[i].Data
-			p.saved = append(p.saved, savedState{s: s, state: s.State, dev: s.Dev})
-		}
-	}
 	if err := p.prepareData(l); err != nil {
-		p.restore()
 		return err
 	}
-	var slots, launched int
 	var err error
 	if dp != nil {
-		slots, launched, err = p.runIndirect(l, dp)
+		err = p.bindIndirect(l, dp)
 	} else {
-		slots, launched, err = p.runDirect(l, l.IterEnd())
+		err = p.bindDirect(l)
 	}
-	switch {
-	case err != nil && launched == 0:
-		p.restore()
+	if err != nil {
 		return fmt.Errorf("op2: %s: %w", l.Name(), err)
-	case err != nil:
-		return fmt.Errorf("op2: %s: %w (after %d of its kernel launches had been queued: the data this loop modifies may be partly updated)", l.Name(), err, launched)
 	}
-	return p.finishReductions(l, slots)
+	p.l, p.dp = l, dp
+	return nil
+}
+
+// Launch queues the kernel over a range of elements (direct loops) or of
+// block colours (indirect loops).
+func (p *program) Launch(r exec.Range) error {
+	if p.dp == nil {
+		n := r.Last - r.First
+		groups := min((n+WorkGroupSize-1)/WorkGroupSize, maxDirectGroups)
+		if p.slots > 0 {
+			// Partial results are per work group: fold those of the
+			// previous range before this one overwrites them.
+			if err := p.finishReductions(p.l, p.slots); err != nil {
+				return err
+			}
+		}
+		for _, err := range []error{p.k.SetInt(0, r.First), p.k.SetInt(1, r.Last)} {
+			if err != nil {
+				return fmt.Errorf("op2: %s: %w", p.l.Name(), err)
+			}
+		}
+		if err := p.b.ctx.Launch(p.k, groups, WorkGroupSize); err != nil {
+			return fmt.Errorf("op2: %s: %w", p.l.Name(), err)
+		}
+		p.slots = groups
+		return nil
+	}
+	// Each block writes its own partial result slot.
+	p.slots = p.dp.p.NBlocks
+	for c := r.First; c < r.Last; c++ {
+		if err := p.k.SetInt(p.blockOffsetArg, int(p.dp.p.ColOffset[c])); err != nil {
+			return fmt.Errorf("op2: %s: %w", p.l.Name(), err)
+		}
+		if err := p.b.ctx.Launch(p.k, int(p.dp.p.NColBlk[c]), WorkGroupSize); err != nil {
+			return fmt.Errorf("op2: %s: %w", p.l.Name(), err)
+		}
+	}
+	return nil
+}
+
+// Finish folds the reductions' partial results into the Globals.
+func (p *program) Finish(l *core.Loop) error {
+	err := p.finishReductions(l, p.slots)
+	p.l, p.dp, p.slots = nil, nil, 0
+	return err
 }
 
 // checkRange refuses a loop whose element numbers or partial reduction
@@ -470,64 +518,27 @@ func (p *program) checkRange(l *core.Loop, dp *devicePlan) error {
 	return nil
 }
 
-// savedState is a Storage's state before a loop, for putting it back.
-type savedState struct {
-	s     *core.Storage
-	state core.DataState
-	dev   core.DeviceBuffer
-}
-
-func (p *program) restore() {
-	for _, sv := range p.saved {
-		s := sv.s
-		if s.Dev == sv.dev {
-			s.State = sv.state
-			continue
-		}
-		if s.Dev != nil {
-			s.Dev.Free() // allocated by the failed loop
-		}
-		if sv.dev != nil && sv.dev.Owner() != p.b {
-			// Another backend's buffer was freed after its values were
-			// copied home: the host copy is the current one.
-			s.Dev, s.State = nil, core.StateDeviceUnallocated
-			continue
-		}
-		s.Dev, s.State = sv.dev, sv.state
-	}
-}
-
-// runDirect launches a direct loop; it returns the number of partial
-// reduction results and of launches queued.
-func (p *program) runDirect(l *core.Loop, n int) (int, int, error) {
-	groups := min((n+WorkGroupSize-1)/WorkGroupSize, maxDirectGroups)
-	if err := p.k.SetInt(0, n); err != nil {
-		return 0, 0, err
-	}
-	next, err := p.setData(l, 1)
+// bindDirect sets a direct loop's kernel arguments, but for the range.
+func (p *program) bindDirect(l *core.Loop) error {
+	next, err := p.setData(l, 2)
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
-	if err := p.setTail(l, next, groups); err != nil {
-		return 0, 0, err
-	}
-	if err := p.b.ctx.Launch(p.k, groups, WorkGroupSize); err != nil {
-		return 0, 0, err
-	}
-	return groups, 1, nil
+	groups := min((l.IterEnd()+WorkGroupSize-1)/WorkGroupSize, maxDirectGroups)
+	return p.setTail(l, next, groups)
 }
 
-// runIndirect launches an indirect loop, one launch per block colour; it
-// returns the number of partial reduction results and of launches queued.
-func (p *program) runIndirect(l *core.Loop, dp *devicePlan) (int, int, error) {
+// bindIndirect sets an indirect loop's kernel arguments, but for the
+// colour's block offset.
+func (p *program) bindIndirect(l *core.Loop, dp *devicePlan) error {
 	next, err := p.setData(l, 0)
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
 	for d := 0; d < p.lay.nind; d++ {
 		for _, buf := range []*cl.Buffer{dp.indMap[d], dp.indOffs[d], dp.indSizes[d]} {
 			if err := p.k.SetBuffer(next, buf); err != nil {
-				return 0, 0, err
+				return err
 			}
 			next++
 		}
@@ -537,32 +548,21 @@ func (p *program) runIndirect(l *core.Loop, dp *devicePlan) (int, int, error) {
 			continue
 		}
 		if err := p.k.SetBuffer(next, dp.locMap[i]); err != nil {
-			return 0, 0, err
+			return err
 		}
 		next++
 	}
 	for _, buf := range []*cl.Buffer{dp.blkMap, dp.offset, dp.nelems, dp.nthrcol, dp.thrcol} {
 		if err := p.k.SetBuffer(next, buf); err != nil {
-			return 0, 0, err
+			return err
 		}
 		next++
 	}
-	blockOffsetArg := next
+	p.blockOffsetArg = next
 	if err := p.k.SetLocal(next+1, dp.p.NShared); err != nil {
-		return 0, 0, err
+		return err
 	}
-	if err := p.setTail(l, next+2, dp.p.NBlocks); err != nil {
-		return 0, 0, err
-	}
-	for c := 0; c < dp.p.NColors; c++ {
-		if err := p.k.SetInt(blockOffsetArg, int(dp.p.ColOffset[c])); err != nil {
-			return 0, 0, err
-		}
-		if err := p.b.ctx.Launch(p.k, int(dp.p.NColBlk[c]), WorkGroupSize); err != nil {
-			return 0, c, err
-		}
-	}
-	return dp.p.NBlocks, dp.p.NColors, nil
+	return p.setTail(l, next+2, dp.p.NBlocks)
 }
 
 // finishReductions reads each reduction's per-group results and combines
@@ -626,15 +626,17 @@ func fold[T int32 | int64 | uint32 | float32 | float64](acc core.Access, dst, pa
 // devicePlan is an execution plan with its arrays on the device.
 type devicePlan struct {
 	p                         *plan.Plan
+	ctx                       *cl.Context
 	indMap, indOffs, indSizes []*cl.Buffer
 	locMap                    []*cl.Buffer // by argument
 	blkMap, offset, nelems    *cl.Buffer
 	nthrcol, thrcol           *cl.Buffer
 }
 
-// free releases the plan's device arrays (queued launches that use them
+// Release frees the plan's device arrays (queued launches that use them
 // still complete: OpenCL frees a buffer once nothing needs it).
-func (dp *devicePlan) free(ctx *cl.Context) {
+func (dp *devicePlan) Release() {
+	ctx := dp.ctx
 	for _, bufs := range [][]*cl.Buffer{dp.indMap, dp.indOffs, dp.indSizes, dp.locMap,
 		{dp.blkMap, dp.offset, dp.nelems, dp.nthrcol, dp.thrcol}} {
 		for _, buf := range bufs {
@@ -656,55 +658,9 @@ func (b *backend) upload(s []int32) (*cl.Buffer, error) {
 	return buf, nil
 }
 
-// plan returns the device plan for the loop's set and maps, building and
-// uploading it on first use.
-func (p *program) plan(l *core.Loop) (*devicePlan, error) {
-	k := p.key[:0]
-	k = binary.LittleEndian.AppendUint64(k, l.Set.ID)
-	for i := range l.Args {
-		if m := l.Args[i].Map; m != nil {
-			k = binary.LittleEndian.AppendUint64(k, m.ID)
-		}
-	}
-	p.key = k
-	if p.last != nil && string(p.lastKey) == string(k) {
-		return p.last, nil
-	}
-	dp, ok := p.plans.Get(k)
-	if !ok {
-		var err error
-		if dp, err = p.b.buildPlan(l, p.lay); err != nil {
-			return nil, err
-		}
-		p.plans.Put(k, l, dp)
-	}
-	p.last = dp
-	p.lastKey = append(p.lastKey[:0], k...)
-	return dp, nil
-}
-
-func (b *backend) buildPlan(l *core.Loop, lay *layout) (*devicePlan, error) {
-	// Every element of a written-back dataset is stored back, so all its
-	// arguments constrain the colouring.
-	in := plan.ForLoop(l, func(i int) bool { return lay.dsModified[lay.inds[i]] }, b.blockSize)
-	for i := range in.Args {
-		if d := lay.inds[i]; d >= 0 && lay.dsGlobal[d] {
-			in.Args[i].ElemBytes = 0 // not staged
-		}
-	}
-	budget := stagingBudget(l, lay.reductions, b.ctx.Device.LocalMem)
-	var pl *plan.Plan
-	for {
-		var err error
-		if pl, err = plan.Build(in); err != nil {
-			return nil, fmt.Errorf("building the execution plan: %w", err)
-		}
-		if pl.NShared <= budget || pl.BlockSize <= 1 {
-			break
-		}
-		in.BlockSize = pl.BlockSize / 2
-	}
-	if pl.NShared > budget {
+// tooLarge explains that one block's staged data cannot fit local memory.
+func (b *backend) tooLarge(lay *layout) func(l *core.Loop, nshared int) error {
+	return func(l *core.Loop, nshared int) error {
 		var staged []string
 		for d := 0; d < lay.nind; d++ {
 			if !lay.dsGlobal[d] {
@@ -712,15 +668,15 @@ func (b *backend) buildPlan(l *core.Loop, lay *layout) (*devicePlan, error) {
 				staged = append(staged, fmt.Sprintf("%s through map %q", a.Data.Describe(), a.Map.Name))
 			}
 		}
-		return nil, fmt.Errorf("one element's indirect data (%d bytes: %s) does not fit the %d bytes of local memory of OpenCL device %q; use fewer or smaller indirect arguments, or a host backend",
-			pl.NShared, strings.Join(staged, ", "), b.ctx.Device.LocalMem, b.ctx.Device.Name)
+		return fmt.Errorf("one element's indirect data (%d bytes: %s) does not fit the %d bytes of local memory of OpenCL device %q; use fewer or smaller indirect arguments, or a host backend",
+			nshared, strings.Join(staged, ", "), b.ctx.Device.LocalMem, b.ctx.Device.Name)
 	}
-	if plan.CheckingEnabled() {
-		if err := pl.Check(in); err != nil {
-			return nil, fmt.Errorf("execution plan check failed: %w", err)
-		}
-	}
-	dp := &devicePlan{p: pl, locMap: make([]*cl.Buffer, len(l.Args))}
+}
+
+// uploadPlan copies the plan's arrays to the device.
+func (b *backend) uploadPlan(l *core.Loop, lay *layout, xp *exec.Plan) (*devicePlan, error) {
+	pl := xp.Plan
+	dp := &devicePlan{p: pl, ctx: b.ctx, locMap: make([]*cl.Buffer, len(l.Args))}
 	var err error
 	up := func(s []int32) *cl.Buffer {
 		if err != nil {
@@ -743,7 +699,7 @@ func (b *backend) buildPlan(l *core.Loop, lay *layout) (*devicePlan, error) {
 	dp.blkMap, dp.offset, dp.nelems = up(pl.BlkMap), up(pl.Offset), up(pl.NElems)
 	dp.nthrcol, dp.thrcol = up(pl.NThrCol), up(pl.ThrCol)
 	if err != nil {
-		dp.free(b.ctx)
+		dp.Release()
 		return nil, fmt.Errorf("copying the execution plan to the device: %w", err)
 	}
 	return dp, nil

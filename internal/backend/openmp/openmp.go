@@ -11,9 +11,7 @@
 package openmp
 
 import (
-	"encoding/binary"
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -23,7 +21,6 @@ import (
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/host"
 	"github.com/goop2/op2/internal/jit"
-	"github.com/goop2/op2/internal/plan"
 )
 
 // Name is the name the backend is registered under.
@@ -43,28 +40,15 @@ func init() {
 			return nil, fmt.Errorf("op2: %w", err)
 		}
 		return &backend{
-			cc:        &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, Cache: dir},
-			threads:   threads,
-			blockSize: cfg.BlockSize,
-			plans:     core.NewPlanCache[*pinnedPlan](nil),
+			cc:      &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, Cache: dir},
+			threads: threads,
 		}, nil
 	})
 }
 
 type backend struct {
-	cc        *jit.Compiler
-	threads   int
-	blockSize int
-
-	mu    sync.Mutex
-	plans *core.PlanCache[*pinnedPlan] // dropped with their set and maps
-}
-
-// pinnedPlan is a plan whose arrays are pinned so that their addresses can
-// sit in the wrapper's C argument array, for as long as the pinnedPlan is
-// reachable (it is cached by its backend).
-type pinnedPlan struct {
-	p *plan.Plan
+	cc      *jit.Compiler
+	threads int
 }
 
 // Plan pointers appended to the wrapper's pv array.
@@ -90,12 +74,10 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 	coloured := l.NeedsColouring()
 	nargs := len(l.Args)
 	if coloured {
-		g.Printf("  const int op2_ncolors = (int)op2_iv[%d];\n", host.IvNColors)
 		g.Printf("  const int *const op2_blkmap = (const int *)op2_pv[%d];\n", 2*nargs+pvBlkMap)
 		g.Printf("  const int *const op2_offset = (const int *)op2_pv[%d];\n", 2*nargs+pvOffset)
 		g.Printf("  const int *const op2_nelems = (const int *)op2_pv[%d];\n", 2*nargs+pvNElems)
 		g.Printf("  const int *const op2_coloff = (const int *)op2_pv[%d];\n", 2*nargs+pvColOffset)
-		g.Printf("  (void)op2_start; (void)op2_end;\n")
 	}
 	// Per-thread partial results, one cache line apart.
 	stride := func(a *core.Arg) int {
@@ -143,7 +125,7 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 	var r host.Gen
 	r.Printf("    const int op2_tid = omp_get_thread_num();\n    (void)op2_tid;\n")
 	if coloured {
-		r.Printf("    for (int op2_c = 0; op2_c < op2_ncolors; op2_c++) {\n")
+		r.Printf("    for (long long op2_c = op2_start; op2_c < op2_end; op2_c++) {\n")
 		r.Printf("      #pragma omp for schedule(static)\n")
 		r.Printf("      for (int op2_b = op2_coloff[op2_c]; op2_b < op2_coloff[op2_c + 1]; op2_b++) {\n")
 		r.Printf("        const int op2_blk = op2_blkmap[op2_b];\n")
@@ -172,7 +154,7 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 	return g.String(), nil
 }
 
-func (b *backend) Prepare(l *core.Loop) (exec.Program, error) {
+func (b *backend) Build(l *core.Loop) (exec.Program, error) {
 	src, err := b.Generate(l)
 	if err != nil {
 		return nil, err
@@ -184,70 +166,54 @@ func (b *backend) Prepare(l *core.Loop) (exec.Program, error) {
 	return &program{Program: p, b: b, coloured: l.NeedsColouring()}, nil
 }
 
-// build builds the plan. With a configured block size it uses that; else it
-// chooses one for a CPU. A host thread needs no staging memory, so blocks
-// start large: large blocks need fewer colours and keep each colour's data
-// together in cache (measured on Airfoil's res_calc: 7.5 ms per call with
-// 8192-element blocks, 13.9 ms with OP2's 256). But when the mesh has little
-// locality large blocks all conflict and the colours serialise the loop, so
-// the size is quartered until every colour has, on average, work for all
-// threads (four blocks per thread), down to 256.
-//
-// It returns the plan and the input it was built from.
-func (b *backend) build(in plan.Input, n int) (*plan.Plan, plan.Input, error) {
-	if in.BlockSize > 0 {
-		pl, err := plan.Build(in)
-		return pl, in, err
-	}
-	in.BlockSize = min(max(n/(16*b.threads), 256), 8192)
-	for {
-		pl, err := plan.Build(in)
-		if err != nil || in.BlockSize <= 256 || pl.NBlocks >= 4*b.threads*pl.NColors {
-			return pl, in, err
-		}
-		in.BlockSize = max(in.BlockSize/4, 256)
-	}
-}
-
 // serialBelow is the set size under which a loop runs on one thread.
 const serialBelow = 512
 
+// program runs the wrapper once per launched range: elements for a loop
+// split evenly between threads, block colours of the plan for a coloured
+// one.
 type program struct {
 	*host.Program
 	pending  *core.Loop // the loop handed to the master thread
 	b        *backend
 	coloured bool
 
-	key     []byte // plan key of the last call
-	lastKey []byte
-	last    *pinnedPlan
+	l       *core.Loop // the bound loop, between Bind and Finish
+	threads int        // threads for the bound loop
 }
 
-func (p *program) Run(l *core.Loop) error {
-	if err := p.Bind(l); err != nil {
+func (p *program) PlanNeeds() exec.PlanNeeds {
+	return exec.PlanNeeds{Use: p.coloured, Threads: p.b.threads}
+}
+
+func (p *program) Bind(l *core.Loop, pl *exec.Plan) error {
+	if err := p.Program.Bind(l); err != nil {
 		return err
 	}
-	p.SetInt(host.IvStart, 0)
-	p.SetInt(host.IvEnd, l.IterEnd())
-	threads := p.b.threads
+	p.l = l
+	p.threads = p.b.threads
 	if l.IterEnd() < serialBelow {
-		threads = 1 // waking a thread team costs more than the work
+		p.threads = 1 // waking a thread team costs more than the work
 	}
-	p.SetInt(host.IvThreads, threads)
-	if !p.coloured {
-		return p.call(l, threads)
+	p.SetInt(host.IvThreads, p.threads)
+	if p.coloured {
+		p.SetPtr(pvBlkMap, slicePtr(pl.BlkMap))
+		p.SetPtr(pvOffset, slicePtr(pl.Offset))
+		p.SetPtr(pvNElems, slicePtr(pl.NElems))
+		p.SetPtr(pvColOffset, slicePtr(pl.ColOffset))
 	}
-	pp, err := p.plan(l)
-	if err != nil {
-		return err
-	}
-	pl := pp.p
-	p.SetInt(host.IvNColors, pl.NColors)
-	p.SetPtr(pvBlkMap, slicePtr(pl.BlkMap))
-	p.SetPtr(pvOffset, slicePtr(pl.Offset))
-	p.SetPtr(pvNElems, slicePtr(pl.NElems))
-	p.SetPtr(pvColOffset, slicePtr(pl.ColOffset))
-	return p.call(l, threads)
+	return nil
+}
+
+func (p *program) Launch(r exec.Range) error {
+	p.SetInt(host.IvStart, r.First)
+	p.SetInt(host.IvEnd, r.Last)
+	return p.call(p.l, p.threads)
+}
+
+func (p *program) Finish(*core.Loop) error {
+	p.l = nil
+	return nil
 }
 
 // The parallel regions all start from one OS thread, the master. OpenMP
@@ -290,63 +256,4 @@ func slicePtr(s []int32) unsafe.Pointer {
 		return nil
 	}
 	return unsafe.Pointer(&s[0])
-}
-
-// plan returns the execution plan for the loop's set and maps, reusing the
-// last one when nothing it depends on changed.
-func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
-	sig := l.Sig
-	k := p.key[:0]
-	k = binary.LittleEndian.AppendUint64(k, l.Set.ID)
-	k = binary.LittleEndian.AppendUint64(k, uint64(p.b.blockSize))
-	for i := range l.Args {
-		a := &l.Args[i]
-		if a.Map == nil {
-			continue
-		}
-		mod := byte(0)
-		if a.IndirectModify() {
-			mod = 1
-		}
-		k = binary.LittleEndian.AppendUint64(k, a.Map.ID)
-		k = binary.LittleEndian.AppendUint32(k, uint32(sig.Ind[i]))
-		k = binary.LittleEndian.AppendUint32(k, uint32(sig.Base[i])) // conflict groups
-		k = binary.LittleEndian.AppendUint32(k, uint32(a.Idx))
-		k = append(k, mod)
-	}
-	p.key = k
-	if p.last != nil && string(p.lastKey) == string(k) {
-		return p.last, nil
-	}
-
-	p.b.mu.Lock()
-	defer p.b.mu.Unlock()
-	pp, ok := p.b.plans.Get(k)
-	if !ok {
-		in := plan.ForLoop(l, func(i int) bool { return l.Args[i].IndirectModify() }, p.b.blockSize)
-		built, in, err := p.b.build(in, l.IterEnd())
-		if err != nil {
-			return nil, fmt.Errorf("op2: %s: building the execution plan: %w", l.Name(), err)
-		}
-		if plan.CheckingEnabled() {
-			if err := built.Check(in); err != nil {
-				return nil, fmt.Errorf("op2: %s: execution plan check failed: %w", l.Name(), err)
-			}
-		}
-		if os.Getenv("OP2_DEBUG_PLAN") != "" {
-			fmt.Fprintf(os.Stderr, "plan %s: blocks %d size %d colours %d\n", l.Name(), built.NBlocks, built.BlockSize, built.NColors)
-		}
-		pp = &pinnedPlan{p: built}
-		var ptrs []any
-		for _, s := range [][]int32{built.BlkMap, built.Offset, built.NElems, built.ColOffset} {
-			if len(s) > 0 {
-				ptrs = append(ptrs, &s[0])
-			}
-		}
-		core.KeepPinned(pp, ptrs...)
-		p.b.plans.Put(k, l, pp)
-	}
-	p.last = pp
-	p.lastKey = append(p.lastKey[:0], k...)
-	return pp, nil
 }

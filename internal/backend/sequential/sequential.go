@@ -67,7 +67,7 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 	return g.String(), nil
 }
 
-func (b *backend) Prepare(l *core.Loop) (exec.Program, error) {
+func (b *backend) Build(l *core.Loop) (exec.Program, error) {
 	src, err := b.Generate(l)
 	if err != nil {
 		return nil, err
@@ -76,16 +76,29 @@ func (b *backend) Prepare(l *core.Loop) (exec.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &program{p}, nil
+	return &program{Program: p}, nil
 }
 
-type program struct{ *host.Program }
+// program runs the wrapper once per launched range of elements.
+type program struct {
+	*host.Program
+	l *core.Loop // the bound loop, between Bind and Finish
+}
 
-func (p *program) Run(l *core.Loop) error {
-	if err := p.Bind(l); err != nil {
-		return err
-	}
-	p.SetInt(host.IvStart, 0)
-	p.SetInt(host.IvEnd, l.IterEnd())
-	return p.Call(l)
+func (p *program) PlanNeeds() exec.PlanNeeds { return exec.PlanNeeds{} }
+
+func (p *program) Bind(l *core.Loop, _ *exec.Plan) error {
+	p.l = l
+	return p.Program.Bind(l)
+}
+
+func (p *program) Launch(r exec.Range) error {
+	p.SetInt(host.IvStart, r.First)
+	p.SetInt(host.IvEnd, r.Last)
+	return p.Call(p.l)
+}
+
+func (p *program) Finish(*core.Loop) error {
+	p.l = nil
+	return nil
 }

@@ -1,10 +1,9 @@
-package op2
+package exec
 
 import (
 	"container/list"
 
 	"github.com/goop2/op2/internal/core"
-	"github.com/goop2/op2/internal/exec"
 )
 
 // MaxPrograms is the number of compiled loop programs kept in memory. A
@@ -17,23 +16,28 @@ import (
 // bounded memory.
 const MaxPrograms = 1024
 
-// maxPrograms is MaxPrograms, lowered by tests.
-var maxPrograms = MaxPrograms
-
 // programCache holds programs by key, most recently used first. Finding a
 // program and marking it used allocates nothing.
 type programCache struct {
 	byKey map[string]*list.Element
 	lru   list.List // of *programEntry
+	max   int       // 0: MaxPrograms
+}
+
+func (c *programCache) limit() int {
+	if c.max > 0 {
+		return c.max
+	}
+	return MaxPrograms
 }
 
 type programEntry struct {
 	key string
-	p   exec.Program
+	p   Program
 	sig *core.Signature
 }
 
-func (c *programCache) get(key []byte) (exec.Program, *core.Signature, bool) {
+func (c *programCache) get(key []byte) (Program, *core.Signature, bool) {
 	e, ok := c.byKey[string(key)]
 	if !ok {
 		return nil, nil, false
@@ -43,11 +47,11 @@ func (c *programCache) get(key []byte) (exec.Program, *core.Signature, bool) {
 	return pe.p, pe.sig, true
 }
 
-func (c *programCache) put(key []byte, p exec.Program, sig *core.Signature) {
+func (c *programCache) put(key []byte, p Program, sig *core.Signature) {
 	if c.byKey == nil {
 		c.byKey = map[string]*list.Element{}
 	}
-	for c.lru.Len() >= maxPrograms {
+	for c.lru.Len() >= c.limit() {
 		c.remove(c.lru.Back())
 	}
 	k := string(key)
@@ -57,7 +61,7 @@ func (c *programCache) put(key []byte, p exec.Program, sig *core.Signature) {
 func (c *programCache) remove(e *list.Element) {
 	pe := c.lru.Remove(e).(*programEntry)
 	delete(c.byKey, pe.key)
-	if r, ok := pe.p.(exec.Releaser); ok {
+	if r, ok := pe.p.(Releaser); ok {
 		r.Release()
 	}
 }

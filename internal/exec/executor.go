@@ -1,0 +1,310 @@
+package exec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/plan"
+)
+
+// Executor runs loops: it is the one place that owns the per-loop sequence
+// for every backend. For each loop it finds the program for the loop's
+// shape (building it, with its signature, the first time), finds or builds
+// the execution plan, saves the data states, lets the program bind the data,
+// launches the core elements and then the rest, finishes the reductions and,
+// when anything fails before a launch, puts every data state back.
+//
+// An Executor is not safe for concurrent use; the op2 run time serialises
+// loops.
+type Executor struct {
+	programs    programCache
+	plans       *core.PlanCache[*Plan]
+	key         []byte
+	saved       []savedState
+	generations uint64
+	// BlockSize fixes the plans' block size; 0 chooses it (see ChoosePlan).
+	BlockSize int
+	// OnLaunch, if not nil, is called before every launch (tests).
+	OnLaunch func(l *core.Loop, r Range)
+}
+
+// New returns an executor with empty caches.
+func New() *Executor {
+	return &Executor{plans: core.NewPlanCache(func(p *Plan) { p.release() })}
+}
+
+// Opened is a backend instance as the executor sees it: the backend and an
+// identity that keeps its programs and plans apart from other instances'.
+type Opened struct {
+	Backend
+	ID uint64
+}
+
+// savedState is a Storage's state before a loop, for putting it back.
+type savedState struct {
+	s     *core.Storage
+	state core.DataState
+	dev   core.DeviceBuffer
+}
+
+// Program returns the program for l's shape on b, generating and compiling
+// it only for a shape not seen before, and sets l.Sig.
+func (x *Executor) Program(b *Opened, l *core.Loop) (Program, error) {
+	x.key = programKey(x.key[:0], b.ID, l)
+	if p, sig, ok := x.programs.get(x.key); ok {
+		l.Sig = sig
+		return p, nil
+	}
+	x.generations++
+	l.Sig = core.Analyse(l)
+	p, err := b.Build(l)
+	if err != nil {
+		return nil, err
+	}
+	x.programs.put(x.key, p, l.Sig)
+	return p, nil
+}
+
+// Source returns the source of the program already built for l's shape on
+// b, if there is one.
+func (x *Executor) Source(b *Opened, l *core.Loop) (string, bool) {
+	x.key = programKey(x.key[:0], b.ID, l)
+	if p, _, ok := x.programs.get(x.key); ok {
+		return p.Source(), true
+	}
+	return "", false
+}
+
+// programKey is the program cache's key: the backend instance and the
+// loop's shape (core.AppendKey).
+func programKey(buf []byte, backend uint64, l *core.Loop) []byte {
+	buf = binary.LittleEndian.AppendUint64(buf, backend)
+	return core.AppendKey(buf, l)
+}
+
+// Run runs l on b.
+func (x *Executor) Run(b *Opened, l *core.Loop) error {
+	p, err := x.Program(b, l)
+	if err != nil {
+		return err
+	}
+	return x.run(b, p, l)
+}
+
+func (x *Executor) run(b *Opened, p Program, l *core.Loop) error {
+	needs := p.PlanNeeds()
+	var pl *Plan
+	if needs.Use {
+		var err error
+		if pl, err = x.plan(b, p, l, &needs); err != nil {
+			return err
+		}
+	}
+	defer func() { clear(x.saved); x.saved = x.saved[:0] }() // keep no Dat alive
+	for i := range l.Args {
+		if l.Sig.Base[i] == i {
+			s := l.Args[i].Data
+			x.saved = append(x.saved, savedState{s: s, state: s.State, dev: s.Dev})
+		}
+	}
+	if err := p.Bind(l, pl); err != nil {
+		x.restore()
+		return err
+	}
+	launched := 0
+	for _, r := range sections(l, pl) {
+		if r.First >= r.Last {
+			continue
+		}
+		if x.OnLaunch != nil {
+			x.OnLaunch(l, r)
+		}
+		if err := p.Launch(r); err != nil {
+			if launched == 0 {
+				x.restore()
+				return err
+			}
+			return fmt.Errorf("%w (after %d of its launches had run or been queued: the data this loop modifies may be partly updated)", err, launched)
+		}
+		launched++
+	}
+	return p.Finish(l)
+}
+
+// sections splits the loop into the part that needs no halo data (core
+// elements, or the colours holding only core blocks) and the rest, which
+// the executor launches one after the other. Without MPI the rest is empty.
+func sections(l *core.Loop, pl *Plan) [2]Range {
+	if pl != nil {
+		return [2]Range{{0, pl.NColorsCore, true}, {pl.NColorsCore, pl.NColors, true}}
+	}
+	end := l.IterEnd()
+	c := min(l.Set.Core, end)
+	return [2]Range{{0, c, false}, {c, end, false}}
+}
+
+// restore puts back the data states saved before a loop that failed before
+// any launch, freeing device buffers the loop allocated. A buffer of
+// another backend that the loop freed (after copying its values home)
+// cannot come back: the host copy is then the current one.
+func (x *Executor) restore() {
+	for _, sv := range x.saved {
+		s := sv.s
+		if s.Dev == sv.dev {
+			s.State = sv.state
+			continue
+		}
+		if s.Dev != nil {
+			s.Dev.Free() // allocated by the failed loop
+		}
+		if sv.dev != nil {
+			s.Dev, s.State = nil, core.StateDeviceUnallocated
+			continue
+		}
+		s.Dev, s.State = nil, sv.state
+	}
+}
+
+// Plan is an execution plan as programs receive it: the plan, with its
+// arrays pinned (their addresses may be stored in C memory while the Plan
+// lives), and room for a device program's copy of the arrays.
+type Plan struct {
+	*plan.Plan
+	// Device is a device program's copy of the plan's arrays, made by its
+	// Bind the first time it gets the plan; it is released with the plan.
+	Device Releaser
+}
+
+func (p *Plan) release() {
+	if p.Device != nil {
+		p.Device.Release()
+		p.Device = nil
+	}
+}
+
+// plan returns the execution plan for l's set and maps on b, building it the
+// first time. Plans are kept until their set or one of their maps is
+// garbage collected.
+func (x *Executor) plan(b *Opened, p Program, l *core.Loop, needs *PlanNeeds) (*Plan, error) {
+	k := binary.LittleEndian.AppendUint64(x.key[:0], b.ID)
+	k = append(k, l.Sig.Key...)
+	k = binary.LittleEndian.AppendUint64(k, l.Set.ID)
+	for i := range l.Args {
+		if m := l.Args[i].Map; m != nil {
+			k = binary.LittleEndian.AppendUint64(k, m.ID)
+		}
+	}
+	x.key = k
+	if pl, ok := x.plans.Get(k); ok {
+		return pl, nil
+	}
+	built, err := ChoosePlan(l, needs, x.BlockSize)
+	if err != nil {
+		return nil, fmt.Errorf("op2: %s: %w", l.Name(), err)
+	}
+	if os.Getenv("OP2_DEBUG_PLAN") != "" {
+		fmt.Fprintf(os.Stderr, "plan %s: blocks %d size %d colours %d\n", l.Name(), built.NBlocks, built.BlockSize, built.NColors)
+	}
+	pl := &Plan{Plan: built}
+	var ptrs []any
+	for _, s := range [][]int32{built.BlkMap, built.Offset, built.NElems, built.ColOffset, built.NColBlk, built.ThrCol, built.NThrCol, built.BlkCol} {
+		if len(s) > 0 {
+			ptrs = append(ptrs, &s[0])
+		}
+	}
+	core.KeepPinned(pl, ptrs...)
+	x.plans.Put(k, l, pl)
+	return pl, nil
+}
+
+// ChoosePlan builds the plan for l with the block size policy. A configured
+// block size (blockSize > 0) is used as it is by host programs. Device programs (needs.SharedBudget > 0) start
+// from the planner's adaptive size and halve it until a block's staged data
+// fits their shared memory. Host programs need no staging memory, so blocks
+// start large: large blocks need fewer colours and keep each colour's data
+// together in cache (measured on Airfoil's res_calc: 7.5 ms per call with
+// 8192-element blocks, 13.9 ms with OP2's 256). But when the mesh has little
+// locality large blocks all conflict and the colours serialise the loop, so
+// the size is quartered until every colour has, on average, work for all
+// threads (four blocks per thread), down to 256.
+func ChoosePlan(l *core.Loop, needs *PlanNeeds, blockSize int) (*plan.Plan, error) {
+	modifies := func(i int) bool { return l.Args[i].IndirectModify() }
+	if needs.Modifies != nil {
+		modifies = func(i int) bool { return needs.Modifies[i] }
+	}
+	in := plan.ForLoop(l, modifies, blockSize)
+	for i := range in.Args {
+		if needs.Unstaged != nil && needs.Unstaged[i] {
+			in.Args[i].ElemBytes = 0
+		}
+	}
+	build := func() (*plan.Plan, error) {
+		pl, err := plan.Build(in)
+		if err != nil {
+			return nil, fmt.Errorf("building the execution plan: %w", err)
+		}
+		return pl, nil
+	}
+	var pl *plan.Plan
+	var err error
+	switch {
+	case needs.SharedBudget > 0:
+		for {
+			if pl, err = build(); err != nil {
+				return nil, err
+			}
+			if pl.NShared <= needs.SharedBudget || pl.BlockSize <= 1 {
+				break
+			}
+			in.BlockSize = pl.BlockSize / 2
+		}
+		if pl.NShared > needs.SharedBudget {
+			if needs.TooLarge != nil {
+				return nil, needs.TooLarge(l, pl.NShared)
+			}
+			return nil, fmt.Errorf("a block's staged data (%d bytes) does not fit the %d bytes the backend has for it", pl.NShared, needs.SharedBudget)
+		}
+	case blockSize > 0:
+		if pl, err = build(); err != nil {
+			return nil, err
+		}
+	default:
+		threads := max(needs.Threads, 1)
+		in.BlockSize = min(max(l.IterEnd()/(16*threads), 256), 8192)
+		for {
+			if pl, err = build(); err != nil {
+				return nil, err
+			}
+			if in.BlockSize <= 256 || pl.NBlocks >= 4*threads*pl.NColors {
+				break
+			}
+			in.BlockSize = max(in.BlockSize/4, 256)
+		}
+	}
+	if plan.CheckingEnabled() {
+		if err := pl.Check(in); err != nil {
+			return nil, fmt.Errorf("execution plan check failed: %w", err)
+		}
+	}
+	return pl, nil
+}
+
+// Clear drops every program (releasing what they hold) and every plan.
+func (x *Executor) Clear() {
+	x.programs.clear()
+	x.plans.Clear()
+}
+
+// Programs is the number of programs held.
+func (x *Executor) Programs() int { return x.programs.len() }
+
+// Generations is the number of programs generated so far.
+func (x *Executor) Generations() uint64 { return x.generations }
+
+// SetMaxPrograms changes the number of programs kept (tests lower it).
+func (x *Executor) SetMaxPrograms(n int) { x.programs.max = n }
+
+// MaxPrograms is the number of programs kept.
+func (x *Executor) MaxPrograms() int { return x.programs.limit() }
