@@ -46,14 +46,14 @@ type Waiter interface {
 type Program interface {
 	// Source is the generated source the program was built from.
 	Source() string
-	// PlanNeeds says whether the program runs by the blocks of an
-	// execution plan and what the plan must respect. It is called for
-	// every loop and must not allocate.
-	PlanNeeds() PlanNeeds
+	// PlanNeeds returns nil when the program runs without an execution
+	// plan, else what the plan must respect. It is called for every loop
+	// and must not allocate.
+	PlanNeeds() *PlanNeeds
 	// Bind prepares a run of l: it makes every argument's data current
 	// where the program runs (core.Storage.HostAccess or DeviceAccess),
 	// records data and map addresses, refreshes constants and takes the
-	// plan (nil when PlanNeeds().Use is false). On error the executor puts
+	// plan (nil when PlanNeeds returns nil). On error the executor puts
 	// the data states back.
 	Bind(l *core.Loop, pl *Plan) error
 	// Launch runs the kernel over r (see Range). Reductions accumulate
@@ -75,8 +75,6 @@ type Range struct {
 
 // PlanNeeds is what a program asks of the execution plan.
 type PlanNeeds struct {
-	// Use says the program runs by the blocks of a plan.
-	Use bool
 	// Modifies says, per argument, whether it constrains the colouring;
 	// nil means the arguments that modify data through a map.
 	Modifies []bool

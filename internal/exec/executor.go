@@ -94,11 +94,10 @@ func (x *Executor) Run(b *Opened, l *core.Loop) error {
 }
 
 func (x *Executor) run(b *Opened, p Program, l *core.Loop) error {
-	needs := p.PlanNeeds()
 	var pl *Plan
-	if needs.Use {
+	if needs := p.PlanNeeds(); needs != nil {
 		var err error
-		if pl, err = x.plan(b, p, l, &needs); err != nil {
+		if pl, err = x.plan(b, l, needs); err != nil {
 			return err
 		}
 	}
@@ -187,7 +186,7 @@ func (p *Plan) release() {
 // plan returns the execution plan for l's set and maps on b, building it the
 // first time. Plans are kept until their set or one of their maps is
 // garbage collected.
-func (x *Executor) plan(b *Opened, p Program, l *core.Loop, needs *PlanNeeds) (*Plan, error) {
+func (x *Executor) plan(b *Opened, l *core.Loop, needs *PlanNeeds) (*Plan, error) {
 	k := binary.LittleEndian.AppendUint64(x.key[:0], b.ID)
 	k = append(k, l.Sig.Key...)
 	k = binary.LittleEndian.AppendUint64(k, l.Set.ID)

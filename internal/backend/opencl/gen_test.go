@@ -303,7 +303,7 @@ func TestPlanThatCannotFitIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	needs := exec.PlanNeeds{Use: true, SharedBudget: stagingBudget(l, lay.reductions, b.ctx.Device.LocalMem), TooLarge: b.tooLarge(lay)}
+	needs := exec.PlanNeeds{SharedBudget: stagingBudget(l, lay.reductions, b.ctx.Device.LocalMem), TooLarge: b.tooLarge(lay)}
 	_, err = exec.ChoosePlan(l, &needs, 0)
 	if err == nil {
 		t.Fatal("no error")

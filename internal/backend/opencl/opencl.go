@@ -217,7 +217,7 @@ func (b *backend) Build(l *core.Loop) (exec.Program, error) {
 		// Every element of a written-back dataset is stored back, so all
 		// its arguments constrain the colouring; datasets too large to
 		// stage take no local memory.
-		p.needs = exec.PlanNeeds{Use: true, Modifies: make([]bool, len(l.Args)), Unstaged: make([]bool, len(l.Args)),
+		p.needs = &exec.PlanNeeds{Modifies: make([]bool, len(l.Args)), Unstaged: make([]bool, len(l.Args)),
 			SharedBudget: stagingBudget(l, lay.reductions, b.ctx.Device.LocalMem), TooLarge: b.tooLarge(lay)}
 		for i := range l.Args {
 			if d := lay.inds[i]; d >= 0 {
@@ -255,8 +255,8 @@ type program struct {
 	constHost []byte
 	constSeen []uint64
 
-	needs exec.PlanNeeds
-	part  []byte // reused buffer for reading partial reduction results
+	needs *exec.PlanNeeds // nil for a direct loop
+	part  []byte          // reused buffer for reading partial reduction results
 
 	// The bound loop, between Bind and Finish: its device plan (nil for a
 	// direct loop), the kernel argument of the colours' block offset, and
@@ -419,7 +419,7 @@ func (p *program) setData(l *core.Loop, next int) (int, error) {
 
 // PlanNeeds: indirect loops run by the blocks of a plan whose staged data
 // fits the device's local memory.
-func (p *program) PlanNeeds() exec.PlanNeeds { return p.needs }
+func (p *program) PlanNeeds() *exec.PlanNeeds { return p.needs }
 
 // Bind makes every argument's device copy current, sets the kernel's data,
 // plan, constant and reduction arguments, and uploads the plan's arrays the

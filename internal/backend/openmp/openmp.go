@@ -163,7 +163,7 @@ func (b *backend) Build(l *core.Loop) (exec.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &program{Program: p, b: b, coloured: l.NeedsColouring()}, nil
+	return &program{Program: p, b: b, coloured: l.Sig.Colour, needs: exec.PlanNeeds{Threads: b.threads}}, nil
 }
 
 // serialBelow is the set size under which a loop runs on one thread.
@@ -177,13 +177,17 @@ type program struct {
 	pending  *core.Loop // the loop handed to the master thread
 	b        *backend
 	coloured bool
+	needs    exec.PlanNeeds // of a coloured loop
 
 	l       *core.Loop // the bound loop, between Bind and Finish
 	threads int        // threads for the bound loop
 }
 
-func (p *program) PlanNeeds() exec.PlanNeeds {
-	return exec.PlanNeeds{Use: p.coloured, Threads: p.b.threads}
+func (p *program) PlanNeeds() *exec.PlanNeeds {
+	if !p.coloured {
+		return nil
+	}
+	return &p.needs
 }
 
 func (p *program) Bind(l *core.Loop, pl *exec.Plan) error {

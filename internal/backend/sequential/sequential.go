@@ -85,7 +85,7 @@ type program struct {
 	l *core.Loop // the bound loop, between Bind and Finish
 }
 
-func (p *program) PlanNeeds() exec.PlanNeeds { return exec.PlanNeeds{} }
+func (p *program) PlanNeeds() *exec.PlanNeeds { return nil }
 
 func (p *program) Bind(l *core.Loop, _ *exec.Plan) error {
 	p.l = l
