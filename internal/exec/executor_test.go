@@ -1,0 +1,281 @@
+package exec_test
+
+import (
+	"crypto/md5"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
+
+	_ "github.com/goop2/op2/internal/backend/openmp"
+	_ "github.com/goop2/op2/internal/backend/sequential"
+)
+
+// fakeBackend builds fakePrograms, which record what the executor asks.
+type fakeBackend struct {
+	needs    *exec.PlanNeeds
+	bindErr  error
+	launchOK int // launches that succeed before one fails (-1: all)
+	progs    []*fakeProgram
+}
+
+func (b *fakeBackend) Name() string                          { return "fake" }
+func (b *fakeBackend) Generate(l *core.Loop) (string, error) { return "fake " + l.Kernel.Name, nil }
+func (b *fakeBackend) Build(l *core.Loop) (exec.Program, error) {
+	p := &fakeProgram{b: b, src: "fake " + l.Kernel.Name}
+	b.progs = append(b.progs, p)
+	return p, nil
+}
+
+type fakeProgram struct {
+	b      *fakeBackend
+	src    string
+	calls  []string
+	plans  []*exec.Plan
+	device *fakeBuffer
+}
+
+func (p *fakeProgram) Source() string             { return p.src }
+func (p *fakeProgram) PlanNeeds() *exec.PlanNeeds { return p.b.needs }
+
+func (p *fakeProgram) Bind(l *core.Loop, pl *exec.Plan) error {
+	p.calls = append(p.calls, "bind")
+	p.plans = append(p.plans, pl)
+	// Act as a device backend: make every argument current on the device.
+	for i := range l.Args {
+		s := l.Args[i].Data
+		if err := s.DeviceAccess(p, true, l.Args[i].Access.Modifies(), func(bool) (core.DeviceBuffer, error) {
+			p.device = &fakeBuffer{owner: p}
+			return p.device, nil
+		}); err != nil {
+			return err
+		}
+	}
+	return p.b.bindErr
+}
+
+func (p *fakeProgram) Launch(r exec.Range) error {
+	if p.b.launchOK >= 0 && len(p.launches()) >= p.b.launchOK {
+		return errors.New("launch failed")
+	}
+	unit := "elements"
+	if r.Colours {
+		unit = "colours"
+	}
+	p.calls = append(p.calls, fmt.Sprintf("launch %s [%d,%d)", unit, r.First, r.Last))
+	return nil
+}
+
+func (p *fakeProgram) launches() []string {
+	var out []string
+	for _, c := range p.calls {
+		if c != "bind" && c != "finish" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (p *fakeProgram) Finish(*core.Loop) error {
+	p.calls = append(p.calls, "finish")
+	return nil
+}
+
+type fakeBuffer struct {
+	owner any
+	freed bool
+}
+
+func (d *fakeBuffer) Upload(*core.Storage) error   { return nil }
+func (d *fakeBuffer) Download(*core.Storage) error { return nil }
+func (d *fakeBuffer) Owner() any                   { return d.owner }
+func (d *fakeBuffer) Free()                        { d.freed = true }
+
+// mesh is a set with core, owned and exec-halo elements (as a partitioned
+// MPI rank has), a map to a node set, and data.
+type mesh struct {
+	edges, nodes *core.Set
+	m            *core.Map
+	x, y         *core.Storage
+	pin          runtime.Pinner
+}
+
+func newMesh(t *testing.T, coreN, owned, exec int) *mesh {
+	ms := &mesh{}
+	ms.edges = &core.Set{Name: "edges", Core: coreN, Owned: owned, Exec: exec, Total: exec, ID: core.NewID()}
+	ms.nodes = &core.Set{Name: "nodes", Core: exec + 1, Owned: exec + 1, Exec: exec + 1, Total: exec + 1, ID: core.NewID()}
+	tab := make([]int32, 2*exec)
+	for e := 0; e < exec; e++ {
+		tab[2*e], tab[2*e+1] = int32(e), int32(e+1)
+	}
+	ms.pin.Pin(&tab[0])
+	ms.m = &core.Map{Name: "pedge", From: ms.edges, To: ms.nodes, Arity: 2, Table: tab, ID: core.NewID()}
+	xv := make([]float64, exec+1)
+	yv := make([]float64, exec)
+	ms.pin.Pin(&xv[0])
+	ms.pin.Pin(&yv[0])
+	ms.x = &core.Storage{Name: "x", Type: core.Float64, Dim: 1, Set: ms.nodes, Host: unsafe.Pointer(&xv[0]), Len: exec + 1, ID: core.NewID()}
+	ms.y = &core.Storage{Name: "y", Type: core.Float64, Dim: 1, Set: ms.edges, Host: unsafe.Pointer(&yv[0]), Len: exec, ID: core.NewID()}
+	t.Cleanup(ms.pin.Unpin)
+	return ms
+}
+
+func (ms *mesh) values(s *core.Storage) []float64 { return unsafe.Slice((*float64)(s.Host), s.Len) }
+
+func kernel(t *testing.T, src, name string) *core.Kernel {
+	info, err := core.ParseKernel(src, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &core.Kernel{Name: name, Source: src, Info: info, ID: core.NewID(), Sum: md5.Sum([]byte(name + "\x00" + src))}
+}
+
+// incLoop increments x through both columns of the map by y.
+func (ms *mesh) incLoop(t *testing.T) *core.Loop {
+	k := kernel(t, "void exec_inc(const double *y, double *a, double *b) { *a += *y; *b += *y; }", "exec_inc")
+	return &core.Loop{Kernel: k, Set: ms.edges, Args: []core.Arg{
+		{Data: ms.y, Access: core.Read, Kind: core.ArgDirect},
+		{Data: ms.x, Map: ms.m, Idx: 0, Access: core.Inc, Kind: core.ArgIndirect},
+		{Data: ms.x, Map: ms.m, Idx: 1, Access: core.Inc, Kind: core.ArgIndirect},
+	}}
+}
+
+// directLoop writes y.
+func (ms *mesh) directLoop(t *testing.T) *core.Loop {
+	k := kernel(t, "void exec_set(double *y) { *y = 2; }", "exec_set")
+	return &core.Loop{Kernel: k, Set: ms.edges, Args: []core.Arg{{Data: ms.y, Access: core.Write, Kind: core.ArgDirect}}}
+}
+
+// TestExecutorLaunchesCoreThenRest: the executor binds once, launches the
+// core part and then the rest (elements of a direct loop, plan colours of
+// a planned one), and finishes; a second loop reuses the program and the
+// plan.
+func TestExecutorLaunchesCoreThenRest(t *testing.T) {
+	ms := newMesh(t, 40, 100, 120)
+	for _, c := range []struct {
+		name  string
+		loop  *core.Loop
+		needs *exec.PlanNeeds
+		want  func(pl *exec.Plan) []string
+	}{
+		{"direct", ms.directLoop(t), nil, func(*exec.Plan) []string {
+			// Only owned elements: a direct loop does not compute the halo.
+			return []string{"bind", "launch elements [0,40)", "launch elements [40,100)", "finish"}
+		}},
+		{"planned", ms.incLoop(t), &exec.PlanNeeds{Threads: 2}, func(pl *exec.Plan) []string {
+			if pl.NColorsCore == 0 || pl.NColorsCore == pl.NColors {
+				t.Fatalf("the plan has %d core colours of %d: no core/rest split to test", pl.NColorsCore, pl.NColors)
+			}
+			return []string{"bind", fmt.Sprintf("launch colours [0,%d)", pl.NColorsCore), fmt.Sprintf("launch colours [%d,%d)", pl.NColorsCore, pl.NColors), "finish"}
+		}},
+	} {
+		fb := &fakeBackend{needs: c.needs, launchOK: -1}
+		x := exec.New()
+		b := &exec.Opened{Backend: fb, ID: core.NewID()}
+		for run := 0; run < 2; run++ {
+			if err := x.Run(b, c.loop); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+		}
+		if len(fb.progs) != 1 {
+			t.Fatalf("%s: %d programs built for one loop shape", c.name, len(fb.progs))
+		}
+		p := fb.progs[0]
+		if c.needs != nil && (p.plans[0] == nil || p.plans[1] != p.plans[0]) {
+			t.Fatalf("%s: plans %v: want one plan, reused", c.name, p.plans)
+		}
+		want := c.want(p.plans[0])
+		want = append(want, want...)
+		if !slices.Equal(p.calls, want) {
+			t.Errorf("%s: calls\n%q\nwant\n%q", c.name, p.calls, want)
+		}
+	}
+}
+
+// TestExecutorRestoresStatesOnFailure: a loop that fails in Bind, or in its
+// first launch, leaves every data state as it was and frees the device
+// buffers it allocated; one that fails after a launch says the data may be
+// partly updated.
+func TestExecutorRestoresStatesOnFailure(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		bindErr  error
+		launchOK int
+		restored bool
+	}{
+		{"bind fails", errors.New("bind failed"), -1, true},
+		{"first launch fails", nil, 0, true},
+		{"second launch fails", nil, 1, false},
+	} {
+		ms := newMesh(t, 40, 100, 120)
+		fb := &fakeBackend{bindErr: c.bindErr, launchOK: c.launchOK}
+		x := exec.New()
+		b := &exec.Opened{Backend: fb, ID: core.NewID()}
+		l := ms.directLoop(t)
+		err := x.Run(b, l)
+		if err == nil {
+			t.Fatalf("%s: no error", c.name)
+		}
+		dev := fb.progs[0].device
+		if c.restored {
+			if ms.y.State != core.StateDeviceUnallocated || ms.y.Dev != nil || !dev.freed {
+				t.Errorf("%s: y is %v with device buffer %v (freed %v); want DEVICE_UNALLOCATED, the buffer freed", c.name, ms.y.State, ms.y.Dev, dev.freed)
+			}
+			continue
+		}
+		if ms.y.State != core.StateDevice || dev.freed {
+			t.Errorf("%s: y is %v: a launched loop's data stays where it ran", c.name, ms.y.State)
+		}
+		wantSubstr := "partly updated"
+		if !strings.Contains(err.Error(), wantSubstr) {
+			t.Errorf("%s: error %q does not say %q", c.name, err, wantSubstr)
+		}
+	}
+}
+
+// TestOpenMPCoreThenRest: on the openmp backend (threads 2) the executor
+// runs the core colours and then the rest as two launches of the same
+// program, and the result is what one pass over every element gives.
+func TestOpenMPCoreThenRest(t *testing.T) {
+	for _, name := range []string{"openmp", "sequential"} {
+		cfg, err := exec.ConfigFromEnv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.CacheDir = t.TempDir()
+		cfg.Threads = 2
+		opened, err := exec.Open(name, &cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := &exec.Opened{Backend: opened, ID: core.NewID()}
+		x := exec.New()
+		var ranges []exec.Range
+		x.OnLaunch = func(_ *core.Loop, r exec.Range) { ranges = append(ranges, r) }
+		ms := newMesh(t, 700, 1500, 2000)
+		y := ms.values(ms.y)
+		for e := range y {
+			y[e] = float64(e%7 + 1)
+		}
+		if err := x.Run(b, ms.incLoop(t)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(ranges) != 2 || ranges[0].Last != ranges[1].First || ranges[0].First != 0 || ranges[0].Last == 0 {
+			t.Fatalf("%s: launches %+v: want the core part, then the rest", name, ranges)
+		}
+		want := make([]float64, ms.x.Len)
+		for e := range y { // the loop covers the exec halo too: it increments through a map
+			want[e] += y[e]
+			want[e+1] += y[e]
+		}
+		if got := ms.values(ms.x); !slices.Equal(got, want) {
+			t.Errorf("%s: x differs from one pass over every element", name)
+		}
+	}
+}
