@@ -241,6 +241,24 @@ func ParLoop(k *Kernel, set *Set, args ...Arg) error {
 	return rt.run(b, l)
 }
 
+// Generate returns the source that backend would compile for a loop of k
+// over set with args, without running anything and without opening the
+// backend: no C compiler, OpenCL library or device is needed (static
+// generation). The loop is checked as ParLoop checks it. Device backends
+// generate for a nominal device (opencl: 32 KiB of local memory), so a
+// device whose limits matter to the loop may compile different source.
+func Generate(backend string, k *Kernel, set *Set, args ...Arg) (string, error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	var l core.Loop
+	if err := bind(&l, k, set, args); err != nil {
+		return "", err
+	}
+	l.Check = rt.cfg.Check
+	l.Sig = core.Analyse(&l)
+	return exec.Generate(backend, &l)
+}
+
 // Loop is a parallel loop as an object (PyOP2's backend API): Generate
 // returns the code the backend produces for it, without running anything,
 // and Compute runs it. The backend is the one configured when the loop was

@@ -119,6 +119,36 @@ func Register(name string, open Opener) {
 	registry[name] = open
 }
 
+// Generator writes a backend's source for a loop's signature (l.Sig) with
+// nothing opened: no compiler, driver or device is needed (static
+// generation). Device backends assume a nominal device.
+type Generator func(l *core.Loop) (string, error)
+
+var generators = map[string]Generator{}
+
+// RegisterGenerator makes a backend's source available without opening the
+// backend. Backends call it from an init function, beside Register.
+func RegisterGenerator(name string, gen Generator) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := generators[name]; dup {
+		panic("op2: generator " + strconv.Quote(name) + " registered twice")
+	}
+	generators[name] = gen
+}
+
+// Generate returns the source backend name generates for l's signature,
+// without opening the backend.
+func Generate(name string, l *core.Loop) (string, error) {
+	registryMu.Lock()
+	gen, ok := generators[name]
+	registryMu.Unlock()
+	if !ok {
+		return "", fmt.Errorf("op2: unknown backend %q (available: %s)", name, strings.Join(Backends(), ", "))
+	}
+	return gen(l)
+}
+
 // Backends lists the registered backend names in sorted order.
 func Backends() []string {
 	registryMu.Lock()

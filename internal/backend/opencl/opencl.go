@@ -30,7 +30,25 @@ import (
 // Name is the name the backend is registered under.
 const Name = "opencl"
 
-func init() { exec.Register(Name, open) }
+func init() {
+	exec.Register(Name, open)
+	exec.RegisterGenerator(Name, func(l *core.Loop) (string, error) { return generateFor(l, NominalLocalMem) })
+}
+
+// NominalLocalMem is the local memory per work group assumed when source is
+// generated without a device (static generation): 32 KiB, the least an
+// OpenCL 1.2 full-profile device has.
+const NominalLocalMem = 32 << 10
+
+// generateFor generates the loop's source for a device with localMem
+// bytes of local memory.
+func generateFor(l *core.Loop, localMem int) (string, error) {
+	lay, err := analyse(l, localMem)
+	if err != nil {
+		return "", err
+	}
+	return generate(l, lay)
+}
 
 type backend struct {
 	ctx      *cl.Context
@@ -97,11 +115,7 @@ func (b *backend) Name() string { return Name }
 func (b *backend) Wait() error { return b.ctx.Finish() }
 
 func (b *backend) Generate(l *core.Loop) (string, error) {
-	lay, err := analyse(l, b.ctx.Device.LocalMem)
-	if err != nil {
-		return "", err
-	}
-	return generate(l, lay)
+	return generateFor(l, b.ctx.Device.LocalMem)
 }
 
 const buildOptions = "-cl-std=CL1.2"

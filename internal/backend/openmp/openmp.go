@@ -27,6 +27,7 @@ import (
 const Name = "openmp"
 
 func init() {
+	exec.RegisterGenerator(Name, generate)
 	exec.Register(Name, func(cfg *exec.Config) (exec.Backend, error) {
 		threads := cfg.Threads
 		if threads < 1 {
@@ -63,7 +64,9 @@ const (
 func (b *backend) Name() string { return Name }
 
 // Generate writes the OpenMP wrapper for the loop.
-func (b *backend) Generate(l *core.Loop) (string, error) {
+func (b *backend) Generate(l *core.Loop) (string, error) { return generate(l) }
+
+func generate(l *core.Loop) (string, error) {
 	var g host.Gen
 	g.Prelude(l)
 	g.Printf("#include <omp.h>\n\n")
@@ -155,7 +158,7 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 }
 
 func (b *backend) Build(l *core.Loop) (exec.Program, error) {
-	src, err := b.Generate(l)
+	src, err := generate(l)
 	if err != nil {
 		return nil, err
 	}

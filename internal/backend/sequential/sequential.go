@@ -18,6 +18,7 @@ import (
 const Name = "sequential"
 
 func init() {
+	exec.RegisterGenerator(Name, generate)
 	exec.Register(Name, func(cfg *exec.Config) (exec.Backend, error) {
 		dir, err := cache.Open(cfg.CacheDir)
 		if err != nil {
@@ -36,7 +37,9 @@ func (b *backend) Name() string { return Name }
 // Generate writes the translation unit: prelude, kernel and a wrapper that
 // loops over [op2_iv[0], op2_iv[1]). Global reductions accumulate into
 // local copies, combined into the Global after the loop.
-func (b *backend) Generate(l *core.Loop) (string, error) {
+func (b *backend) Generate(l *core.Loop) (string, error) { return generate(l) }
+
+func generate(l *core.Loop) (string, error) {
 	var g host.Gen
 	g.Prelude(l)
 	g.Range(l)
@@ -68,7 +71,7 @@ func (b *backend) Generate(l *core.Loop) (string, error) {
 }
 
 func (b *backend) Build(l *core.Loop) (exec.Program, error) {
-	src, err := b.Generate(l)
+	src, err := generate(l)
 	if err != nil {
 		return nil, err
 	}
