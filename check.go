@@ -29,7 +29,7 @@ func (s *state) runChecked(p core.Program, l *core.Loop) error {
 		return &LoopError{Kernel: l.Kernel.Name, Set: l.Set.Name, Arg: -1, Msg: "check mode: " + err.Error()}
 	}
 	if err := p.Run(l); err != nil {
-		return err
+		return apiError(err)
 	}
 	var first error
 	for _, sn := range snaps {

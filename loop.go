@@ -212,7 +212,7 @@ func (s *state) program(b *openBackend, l *core.Loop) (core.Program, error) {
 	l.Sig = core.Analyse(l)
 	p, err := b.Prepare(l)
 	if err != nil {
-		return nil, err
+		return nil, apiError(err)
 	}
 	s.programs.put(s.key, p, l.Sig)
 	return p, nil
@@ -311,7 +311,8 @@ func (lp *Loop) Generate() (string, error) {
 		return p.Source(), nil
 	}
 	lp.l.Sig = core.Analyse(&lp.l)
-	return lp.backend.Generate(&lp.l)
+	src, err := lp.backend.Generate(&lp.l)
+	return src, apiError(err)
 }
 
 // Compute runs the loop, compiling it first if needed.
@@ -331,5 +332,8 @@ func (s *state) run(b *openBackend, p core.Program, l *core.Loop) error {
 	if l.Check {
 		return s.runChecked(p, l)
 	}
-	return p.Run(l)
+	if err := p.Run(l); err != nil {
+		return apiError(err)
+	}
+	return nil
 }

@@ -27,10 +27,20 @@
 //
 // Errors a program could have avoided (a map from the wrong set, an index
 // past the map's arity, a Global with Write access, a kernel parameter of
-// the wrong type) are reported by ParLoop before anything runs; the message
-// names the loop, the argument and the objects involved. Errors from the
-// environment (no C compiler, a kernel that does not compile) are returned
-// as errors too, with the compiler's messages.
+// the wrong type) are reported by ParLoop before anything runs, as a
+// *LoopError naming the loop, the argument and the objects involved.
+// Errors from the environment are returned as errors too, with the
+// compiler's messages: a kernel that does not compile is a *CompileError
+// (or a *DeviceBuildError on a device backend, a *LoadError if the built
+// library cannot be loaded); a missing C compiler matches ErrNoCompiler and
+// a backend that cannot be opened here matches ErrBackendUnavailable
+// (errors.Is). Every error message starts with "op2: ", once.
+//
+// Failures are returned as errors, not panics, with one exception (besides
+// methods called on nil objects): Data and DataRO of a Dat or Global panic
+// when copying the values from a device fails (a device error, possibly
+// from an earlier loop that ran asynchronously). Sync does the same copy
+// and returns that failure as an error instead.
 package op2
 
 import (
@@ -122,7 +132,9 @@ var rt = newState()
 
 func newState() *state {
 	s := &state{backends: map[string]*openBackend{}}
-	s.cfg, s.err = core.ConfigFromEnv()
+	var err error
+	s.cfg, err = core.ConfigFromEnv()
+	s.err = apiError(err)
 	plan.SetChecking(s.cfg.PlanCheck)
 	return s
 }
@@ -137,7 +149,7 @@ func Configure(c Config) error {
 	defer rt.mu.Unlock()
 	def, err := core.ConfigFromEnv()
 	if err != nil {
-		return err
+		return apiError(err)
 	}
 	if c.Backend != "" {
 		def.Backend = c.Backend
@@ -156,7 +168,7 @@ func Configure(c Config) error {
 	}
 	if c.Threads > 0 {
 		if err := core.CheckThreads(c.Threads, "Config.Threads"); err != nil {
-			return err
+			return apiError(err)
 		}
 		def.Threads = c.Threads
 	}
@@ -174,7 +186,7 @@ func Configure(c Config) error {
 	cfg := def
 	opened, err := core.Open(cfg.Backend, &cfg)
 	if err != nil {
-		return err
+		return apiError(err)
 	}
 	b := &openBackend{Backend: opened, id: core.NewID()}
 	plan.SetChecking(def.PlanCheck)
@@ -223,7 +235,7 @@ func Wait() error {
 		return nil
 	}
 	if w, ok := rt.backend.Backend.(core.Waiter); ok {
-		return w.Wait()
+		return apiError(w.Wait())
 	}
 	return nil
 }
@@ -252,7 +264,7 @@ func (s *state) currentBackend() (*openBackend, error) {
 		var err error
 		opened, err := core.Open(cfg.Backend, &cfg)
 		if err != nil {
-			return nil, err
+			return nil, apiError(err)
 		}
 		b = &openBackend{Backend: opened, id: core.NewID()}
 		s.backends[cfg.Backend] = b

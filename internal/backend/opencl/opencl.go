@@ -56,13 +56,24 @@ func deviceType(name string) (uint64, error) {
 }
 
 func open(cfg *core.Config) (core.Backend, error) {
-	typ, err := deviceType(cfg.OpenCLDevice)
+	dir, err := cache.Open(cfg.CacheDir)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := cache.Open(cfg.CacheDir)
+	ctx, err := openDevice(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("op2: %w", err)
+		return nil, core.Unavailable(err)
+	}
+	return &backend{ctx: ctx, cache: dir, blockSize: cfg.BlockSize,
+		programs: map[string]*sharedProgram{}}, nil
+}
+
+// openDevice loads the OpenCL library and opens a context on the device
+// the configuration selects.
+func openDevice(cfg *core.Config) (*cl.Context, error) {
+	typ, err := deviceType(cfg.OpenCLDevice)
+	if err != nil {
+		return nil, err
 	}
 	devs, err := cl.Devices(typ)
 	if err != nil {
@@ -84,12 +95,7 @@ func open(cfg *core.Config) (core.Backend, error) {
 		}
 		return nil, fmt.Errorf("opencl: no device on a platform matching %q (found %s)", cfg.OpenCLPlatform, strings.Join(seen, ", "))
 	}
-	ctx, err := cl.NewContext(*chosen)
-	if err != nil {
-		return nil, err
-	}
-	return &backend{ctx: ctx, cache: dir, blockSize: cfg.BlockSize,
-		programs: map[string]*sharedProgram{}}, nil
+	return cl.NewContext(*chosen)
 }
 
 func (b *backend) Name() string { return Name }
@@ -119,7 +125,7 @@ func (b *backend) build(l *core.Loop, src string) (*cl.Kernel, string, error) {
 	if sp, ok := b.programs[key]; ok {
 		k, err := sp.p.Kernel(stubName)
 		if err != nil {
-			return nil, "", fmt.Errorf("op2: %s: %w", l.Name(), err)
+			return nil, "", fmt.Errorf("%s: %w", l.Name(), err)
 		}
 		sp.refs++
 		return k, key, nil
@@ -146,16 +152,21 @@ func (b *backend) build(l *core.Loop, src string) (*cl.Kernel, string, error) {
 	}
 	p, err := b.ctx.BuildSource(src, buildOptions)
 	if err != nil {
-		if b.cache.WriteFile(key+".cl", []byte(src)) == nil {
-			return nil, "", fmt.Errorf("op2: %s: %w\n(generated source: %s)", l.Name(), err, b.cache.File(key+".cl"))
+		var be *cl.BuildError
+		if errors.As(err, &be) {
+			de := &core.DeviceBuildError{API: "OpenCL", Device: d.Name, Log: be.Log, Err: err}
+			if b.cache.WriteFile(key+".cl", []byte(src)) == nil {
+				de.SourcePath = b.cache.File(key + ".cl")
+			}
+			err = de
 		}
-		return nil, "", fmt.Errorf("op2: %s: %w", l.Name(), err)
+		return nil, "", fmt.Errorf("%s: %w", l.Name(), err)
 	}
 	jit.NoteCompile()
 	k, err := p.Kernel(stubName)
 	if err != nil {
 		p.Release()
-		return nil, "", fmt.Errorf("op2: %s: %w", l.Name(), err)
+		return nil, "", fmt.Errorf("%s: %w", l.Name(), err)
 	}
 	if bin, err := p.Binary(); err == nil {
 		_ = b.cache.Put(name, bind, bin) // a cache that cannot be written only costs a rebuild
@@ -190,7 +201,7 @@ func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 	if !b.ctx.Device.HasDouble {
 		for i := range l.Args {
 			if l.Args[i].Data.Type == core.Float64 {
-				return nil, fmt.Errorf("op2: %s: argument %d is float64 but OpenCL device %q has no double precision", l.Name(), i, b.ctx.Device.Name)
+				return nil, fmt.Errorf("%s: argument %d is float64 but OpenCL device %q has no double precision", l.Name(), i, b.ctx.Device.Name)
 			}
 		}
 	}
@@ -199,7 +210,7 @@ func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 		return nil, err
 	}
 	if max := b.ctx.Device.ConstMem; max > 0 && lay.constBytes > max {
-		return nil, fmt.Errorf("op2: %s: the constants the kernel uses take %d bytes, more than the %d bytes of constant memory of OpenCL device %q",
+		return nil, fmt.Errorf("%s: the constants the kernel uses take %d bytes, more than the %d bytes of constant memory of OpenCL device %q",
 			l.Name(), lay.constBytes, max, b.ctx.Device.Name)
 	}
 	src, err := generate(l, lay)
@@ -218,7 +229,7 @@ func (b *backend) Prepare(l *core.Loop) (core.Program, error) {
 	if lay.constBytes > 0 {
 		if p.consts, err = b.ctx.Alloc(lay.constBytes); err != nil {
 			p.Release()
-			return nil, fmt.Errorf("op2: %s: allocating the constant buffer: %w", l.Name(), err)
+			return nil, fmt.Errorf("%s: allocating the constant buffer: %w", l.Name(), err)
 		}
 		ctx := b.ctx
 		runtime.AddCleanup(p, func(buf *cl.Buffer) { ctx.Free(buf) }, p.consts)
@@ -328,7 +339,7 @@ func (p *program) prepareData(l *core.Loop) error {
 			}
 		}
 		if err := s.DeviceAccess(p.b, read, modifies, p.b.alloc(s)); err != nil {
-			return fmt.Errorf("op2: %s: argument %d: %w", l.Name(), i, err)
+			return fmt.Errorf("%s: argument %d: %w", l.Name(), i, err)
 		}
 	}
 	return nil
@@ -415,11 +426,11 @@ func (p *program) Run(l *core.Loop) error {
 	if p.lay.indirect {
 		var err error
 		if dp, err = p.plan(l); err != nil {
-			return fmt.Errorf("op2: %s: %w", l.Name(), err)
+			return fmt.Errorf("%s: %w", l.Name(), err)
 		}
 	}
 	if err := p.checkRange(l, dp); err != nil {
-		return fmt.Errorf("op2: %s: %w", l.Name(), err)
+		return fmt.Errorf("%s: %w", l.Name(), err)
 	}
 	defer func() { clear(p.saved); p.saved = p.saved[:0] }() // keep no Dat alive
 	for i := range l.Args {
@@ -442,9 +453,9 @@ func (p *program) Run(l *core.Loop) error {
 	switch {
 	case err != nil && launched == 0:
 		p.restore()
-		return fmt.Errorf("op2: %s: %w", l.Name(), err)
+		return fmt.Errorf("%s: %w", l.Name(), err)
 	case err != nil:
-		return fmt.Errorf("op2: %s: %w (after %d of its kernel launches had been queued: the data this loop modifies may be partly updated)", l.Name(), err, launched)
+		return fmt.Errorf("%s: %w (after %d of its kernel launches had been queued: the data this loop modifies may be partly updated)", l.Name(), err, launched)
 	}
 	return p.finishReductions(l, slots)
 }
@@ -582,7 +593,7 @@ func (p *program) finishReductions(l *core.Loop, slots int) error {
 		}
 		part := p.part[:n]
 		if err := p.b.ctx.Read(p.red[i], unsafe.Pointer(&part[0]), len(part)); err != nil {
-			return fmt.Errorf("op2: %s: reading the partial results of %s: %w", l.Name(), s.Describe(), err)
+			return fmt.Errorf("%s: reading the partial results of %s: %w", l.Name(), s.Describe(), err)
 		}
 		combine(a.Access, s, part, slots)
 	}

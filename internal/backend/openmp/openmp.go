@@ -39,7 +39,7 @@ func init() {
 		}
 		dir, err := cache.Open(cfg.CacheDir)
 		if err != nil {
-			return nil, fmt.Errorf("op2: %w", err)
+			return nil, err
 		}
 		return &backend{
 			cc:        &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, Cache: dir},
@@ -325,11 +325,11 @@ func (p *program) plan(l *core.Loop) (*pinnedPlan, error) {
 		in := plan.ForLoop(l, func(i int) bool { return l.Args[i].IndirectModify() }, p.b.blockSize)
 		built, in, err := p.b.build(in, l.IterEnd())
 		if err != nil {
-			return nil, fmt.Errorf("op2: %s: building the execution plan: %w", l.Name(), err)
+			return nil, fmt.Errorf("%s: building the execution plan: %w", l.Name(), err)
 		}
 		if plan.CheckingEnabled() {
 			if err := built.Check(in); err != nil {
-				return nil, fmt.Errorf("op2: %s: execution plan check failed: %w", l.Name(), err)
+				return nil, fmt.Errorf("%s: execution plan check failed: %w", l.Name(), err)
 			}
 		}
 		if os.Getenv("OP2_DEBUG_PLAN") != "" {

@@ -20,7 +20,7 @@ func init() {
 	core.Register(Name, func(cfg *core.Config) (core.Backend, error) {
 		dir, err := cache.Open(cfg.CacheDir)
 		if err != nil {
-			return nil, fmt.Errorf("op2: %w", err)
+			return nil, err
 		}
 		return &backend{cc: &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, Cache: dir}}, nil
 	})
