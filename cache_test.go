@@ -59,6 +59,9 @@ func helperProcess() int {
 		fmt.Println(op2.Use("opencl"))
 		return 0
 	}
+	if os.Getenv("OP2_TEST_HELPER") == "opencl-unavailable" {
+		return openCLUnavailable()
+	}
 	if os.Getenv("OP2_TEST_HELPER") == "reconfigure-openmp" {
 		return reconfigureOpenMP()
 	}

@@ -1,9 +1,11 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -31,5 +33,21 @@ func TestDefaultCacheDir(t *testing.T) {
 	}
 	if cfg.CacheDir != want {
 		t.Errorf("ConfigFromEnv without HOME: CacheDir %q, want %q", cfg.CacheDir, want)
+	}
+}
+
+// TestOpenUnknownIsUnavailable: an unknown backend name matches
+// ErrBackendUnavailable, names the registered backends, and its message
+// does not start with "op2: " (package op2 adds that).
+func TestOpenUnknownIsUnavailable(t *testing.T) {
+	_, err := Open("no-such-backend", &Config{})
+	if !errors.Is(err, ErrBackendUnavailable) {
+		t.Fatalf("error %v does not match ErrBackendUnavailable", err)
+	}
+	if msg := err.Error(); msg != fmt.Sprintf("unknown backend %q (available: %s)", "no-such-backend", strings.Join(Backends(), ", ")) {
+		t.Errorf("message %q", msg)
+	}
+	if Unavailable(nil) != nil {
+		t.Error("Unavailable(nil) is not nil")
 	}
 }
