@@ -40,6 +40,8 @@ type CompileError struct {
 	err        error  // the internal error, with the loop's name
 }
 
+// Error returns the message: the loop, the compiler command, the source
+// path and the compiler's output.
 func (e *CompileError) Error() string {
 	if e.err == nil {
 		return prefix + (&jit.CompileError{Compiler: e.Compiler, SourcePath: e.SourcePath, Output: e.Output}).Error()
@@ -61,6 +63,8 @@ type LoadError struct {
 	err        error
 }
 
+// Error returns the message: the loop, the library, the reason and the
+// compiler's warnings.
 func (e *LoadError) Error() string {
 	if e.err == nil {
 		return prefix + (&jit.LoadError{Path: e.Path, SourcePath: e.SourcePath, Compiler: e.Compiler, Reason: e.Reason, Warnings: e.Warnings}).Error()
@@ -80,6 +84,8 @@ type DeviceBuildError struct {
 	err        error
 }
 
+// Error returns the message: the loop, the device, the source path and the
+// build log.
 func (e *DeviceBuildError) Error() string {
 	if e.err == nil {
 		return prefix + (&core.DeviceBuildError{API: "device", Device: e.Device, SourcePath: e.SourcePath, Log: e.Log}).Error()
