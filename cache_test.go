@@ -62,6 +62,9 @@ func helperProcess() int {
 	if os.Getenv("OP2_TEST_HELPER") == "generate-no-opencl" {
 		return generateWithoutOpenCL()
 	}
+	if os.Getenv("OP2_TEST_HELPER") == "opencl-unavailable" {
+		return openCLUnavailable()
+	}
 	if os.Getenv("OP2_TEST_HELPER") == "reconfigure-openmp" {
 		return reconfigureOpenMP()
 	}

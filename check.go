@@ -30,7 +30,7 @@ func (s *state) runChecked(b *exec.Opened, l *core.Loop) error {
 		return &LoopError{Kernel: l.Kernel.Name, Set: l.Set.Name, Arg: -1, Msg: "check mode: " + err.Error()}
 	}
 	if err := s.x.Run(b, l); err != nil {
-		return err
+		return apiError(err)
 	}
 	var first error
 	for _, sn := range snaps {

@@ -118,6 +118,11 @@ func (d *Dat[T]) Set() *Set { return setOf(d.s.Set) }
 // (element e's values are Data()[e*dim : (e+1)*dim]). On a device backend
 // it first brings the host copy up to date and marks the device copy stale,
 // so call it again after later loops rather than keeping the slice.
+//
+// Data panics if copying the values from the device fails (a device error,
+// which may come from an earlier, asynchronous loop). Call Sync first to
+// get that failure as an error: after a Sync that returned nil, Data and
+// DataRO do not panic until the next loop.
 func (d *Dat[T]) Data() []T {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
@@ -127,7 +132,8 @@ func (d *Dat[T]) Data() []T {
 
 // DataRO returns a copy of the values of the owned elements, for reading.
 // Changing the copy never changes the dat, on any backend (use Data to
-// change values). On device backends the device copy stays valid.
+// change values). On device backends the device copy stays valid. Like
+// Data, it panics if copying from the device fails; see Sync.
 func (d *Dat[T]) DataRO() []T {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
@@ -145,9 +151,33 @@ func (d *Dat[T]) State() DataState {
 	return d.s.State
 }
 
+// Sync brings the host copy of the dat's values up to date, copying them
+// from the device when a device backend holds the only current ones (the
+// device copy stays valid), and returns an error if that copy fails. On
+// host backends, and when the host copy is current, it does nothing and
+// returns nil. It is the error-returning way to do what Data and DataRO
+// do before they return the values.
+func (d *Dat[T]) Sync() error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return syncHost(&d.s)
+}
+
+// syncHost makes the host copy of s current without marking the device
+// copy stale. Data never allocated stays so: there is nothing to copy,
+// and Data allocates it (zeros) without a device access.
+func syncHost(s *core.Storage) error {
+	if s.State == core.StateHostUnallocated {
+		return nil
+	}
+	return apiError(s.HostAccess(false))
+}
+
+// mustHost panics with err, as the package reports it, when copying
+// values from the device failed.
 func mustHost(err error) {
 	if err != nil {
-		panic(fmt.Errorf("op2: copying data from the device failed: %w", err))
+		panic(apiError(err))
 	}
 }
 
@@ -199,7 +229,8 @@ func (g *Global[T]) Name() string { return g.s.Name }
 func (g *Global[T]) Dim() int { return g.s.Dim }
 
 // Data returns the values for reading and writing; after a reduction loop
-// they hold the initial values combined with every contribution.
+// they hold the initial values combined with every contribution. It panics
+// if copying the values from the device fails; see Sync.
 func (g *Global[T]) Data() []T {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
@@ -209,11 +240,21 @@ func (g *Global[T]) Data() []T {
 
 // DataRO returns a copy of the values, for reading. Changing the copy
 // never changes the Global, on any backend (use Data to change values).
+// It panics if copying the values from the device fails; see Sync.
 func (g *Global[T]) DataRO() []T {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	mustHost(g.s.HostAccess(false))
 	return append([]T(nil), g.data...)
+}
+
+// Sync brings the host copy of the global's values up to date and returns
+// an error if copying them from the device fails, instead of panicking as
+// Data and DataRO do; see Dat.Sync.
+func (g *Global[T]) Sync() error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return syncHost(&g.s)
 }
 
 // State says where the global's current values are (see DataState).

@@ -256,7 +256,8 @@ func Generate(backend string, k *Kernel, set *Set, args ...Arg) (string, error) 
 	}
 	l.Check = rt.cfg.Check
 	l.Sig = core.Analyse(&l)
-	return exec.Generate(backend, &l)
+	src, err := exec.Generate(backend, &l)
+	return src, apiError(err)
 }
 
 // Loop is a parallel loop as an object (PyOP2's backend API): Generate
@@ -299,7 +300,8 @@ func (lp *Loop) Generate() (string, error) {
 		return src, nil
 	}
 	lp.l.Sig = core.Analyse(&lp.l)
-	return lp.backend.Generate(&lp.l)
+	src, err := lp.backend.Generate(&lp.l)
+	return src, apiError(err)
 }
 
 // Compute runs the loop, compiling it first if needed.
@@ -315,5 +317,8 @@ func (s *state) run(b *exec.Opened, l *core.Loop) error {
 	if l.Check {
 		return s.runChecked(b, l)
 	}
-	return s.x.Run(b, l)
+	if err := s.x.Run(b, l); err != nil {
+		return apiError(err)
+	}
+	return nil
 }

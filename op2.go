@@ -27,10 +27,20 @@
 //
 // Errors a program could have avoided (a map from the wrong set, an index
 // past the map's arity, a Global with Write access, a kernel parameter of
-// the wrong type) are reported by ParLoop before anything runs; the message
-// names the loop, the argument and the objects involved. Errors from the
-// environment (no C compiler, a kernel that does not compile) are returned
-// as errors too, with the compiler's messages.
+// the wrong type) are reported by ParLoop before anything runs, as a
+// *LoopError naming the loop, the argument and the objects involved.
+// Errors from the environment are returned as errors too, with the
+// compiler's messages: a kernel that does not compile is a *CompileError
+// (or a *DeviceBuildError on a device backend, a *LoadError if the built
+// library cannot be loaded); a missing C compiler matches ErrNoCompiler and
+// a backend that cannot be opened here matches ErrBackendUnavailable
+// (errors.Is). Every error message starts with "op2: ", once.
+//
+// Failures are returned as errors, not panics, with one exception (besides
+// methods called on nil objects): Data and DataRO of a Dat or Global panic
+// when copying the values from a device fails (a device error, possibly
+// from an earlier loop that ran asynchronously). Sync does the same copy
+// and returns that failure as an error instead.
 package op2
 
 import (
@@ -122,7 +132,9 @@ var rt = newState()
 
 func newState() *state {
 	s := &state{backends: map[string]*exec.Opened{}, x: exec.New()}
-	s.cfg, s.err = exec.ConfigFromEnv()
+	var err error
+	s.cfg, err = exec.ConfigFromEnv()
+	s.err = apiError(err)
 	s.x.BlockSize = s.cfg.BlockSize
 	plan.SetChecking(s.cfg.PlanCheck)
 	return s
@@ -138,7 +150,7 @@ func Configure(c Config) error {
 	defer rt.mu.Unlock()
 	def, err := exec.ConfigFromEnv()
 	if err != nil {
-		return err
+		return apiError(err)
 	}
 	if c.Backend != "" {
 		def.Backend = c.Backend
@@ -157,7 +169,7 @@ func Configure(c Config) error {
 	}
 	if c.Threads > 0 {
 		if err := exec.CheckThreads(c.Threads, "Config.Threads"); err != nil {
-			return err
+			return apiError(err)
 		}
 		def.Threads = c.Threads
 	}
@@ -175,7 +187,7 @@ func Configure(c Config) error {
 	cfg := def
 	opened, err := exec.Open(cfg.Backend, &cfg)
 	if err != nil {
-		return err
+		return apiError(err)
 	}
 	b := &exec.Opened{Backend: opened, ID: core.NewID()}
 	plan.SetChecking(def.PlanCheck)
@@ -235,7 +247,7 @@ func Wait() error {
 		return nil
 	}
 	if w, ok := rt.backend.Backend.(exec.Waiter); ok {
-		return w.Wait()
+		return apiError(w.Wait())
 	}
 	return nil
 }
@@ -257,7 +269,7 @@ func (s *state) currentBackend() (*exec.Opened, error) {
 		var err error
 		opened, err := exec.Open(cfg.Backend, &cfg)
 		if err != nil {
-			return nil, err
+			return nil, apiError(err)
 		}
 		b = &exec.Opened{Backend: opened, ID: core.NewID()}
 		s.backends[cfg.Backend] = b

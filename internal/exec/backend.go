@@ -100,7 +100,8 @@ type Releaser interface {
 }
 
 // Opener creates a backend for a configuration. It returns an error when
-// something the backend needs (a compiler, a driver) is missing.
+// something the backend needs (a driver, a device) is missing, marked with
+// Unavailable so that callers can tell it from a configuration error.
 type Opener func(cfg *Config) (Backend, error)
 
 var (
@@ -144,7 +145,7 @@ func Generate(name string, l *core.Loop) (string, error) {
 	gen, ok := generators[name]
 	registryMu.Unlock()
 	if !ok {
-		return "", fmt.Errorf("op2: unknown backend %q (available: %s)", name, strings.Join(Backends(), ", "))
+		return "", core.Unavailable(fmt.Errorf("unknown backend %q (available: %s)", name, strings.Join(Backends(), ", ")))
 	}
 	return gen(l)
 }
@@ -167,7 +168,7 @@ func Open(name string, cfg *Config) (Backend, error) {
 	open, ok := registry[name]
 	registryMu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("op2: unknown backend %q (available: %s)", name, strings.Join(Backends(), ", "))
+		return nil, core.Unavailable(fmt.Errorf("unknown backend %q (available: %s)", name, strings.Join(Backends(), ", ")))
 	}
 	return open(cfg)
 }
@@ -197,7 +198,7 @@ const MaxThreads = 1024
 // source says where n came from, for the message.
 func CheckThreads(n int, source string) error {
 	if n < 1 || n > MaxThreads {
-		return fmt.Errorf("op2: %s = %d threads: must be between 1 and %d", source, n, MaxThreads)
+		return fmt.Errorf("%s = %d threads: must be between 1 and %d", source, n, MaxThreads)
 	}
 	return nil
 }
@@ -242,7 +243,7 @@ func ConfigFromEnv() (Config, error) {
 	if v := os.Getenv("OMP_NUM_THREADS"); v != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(strings.Split(v, ",")[0]))
 		if err != nil || n < 1 {
-			return cfg, fmt.Errorf("op2: OMP_NUM_THREADS=%q is not a positive integer", v)
+			return cfg, fmt.Errorf("OMP_NUM_THREADS=%q is not a positive integer", v)
 		}
 		if err := CheckThreads(n, "OMP_NUM_THREADS"); err != nil {
 			return cfg, err
@@ -252,7 +253,7 @@ func ConfigFromEnv() (Config, error) {
 	if v := os.Getenv("OP2_BLOCK_SIZE"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return cfg, fmt.Errorf("op2: OP2_BLOCK_SIZE=%q is not a non-negative integer", v)
+			return cfg, fmt.Errorf("OP2_BLOCK_SIZE=%q is not a non-negative integer", v)
 		}
 		cfg.BlockSize = n
 	}
@@ -261,14 +262,14 @@ func ConfigFromEnv() (Config, error) {
 	if v := os.Getenv("OP2_PLAN_CHECK"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return cfg, fmt.Errorf("op2: OP2_PLAN_CHECK=%q is not a boolean", v)
+			return cfg, fmt.Errorf("OP2_PLAN_CHECK=%q is not a boolean", v)
 		}
 		cfg.PlanCheck = b
 	}
 	if v := os.Getenv("OP2_CHECK"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return cfg, fmt.Errorf("op2: OP2_CHECK=%q is not a boolean", v)
+			return cfg, fmt.Errorf("OP2_CHECK=%q is not a boolean", v)
 		}
 		cfg.Check = b
 	}

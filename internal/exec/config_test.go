@@ -1,10 +1,14 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/goop2/op2/internal/core"
 )
 
 // TestDefaultCacheDir: the default cache is per user, also when HOME is
@@ -31,5 +35,21 @@ func TestDefaultCacheDir(t *testing.T) {
 	}
 	if cfg.CacheDir != want {
 		t.Errorf("ConfigFromEnv without HOME: CacheDir %q, want %q", cfg.CacheDir, want)
+	}
+}
+
+// TestOpenUnknownIsUnavailable: an unknown backend name matches
+// ErrBackendUnavailable, names the registered backends, and its message
+// does not start with "op2: " (package op2 adds that).
+func TestOpenUnknownIsUnavailable(t *testing.T) {
+	_, err := Open("no-such-backend", &Config{})
+	if !errors.Is(err, core.ErrBackendUnavailable) {
+		t.Fatalf("error %v does not match ErrBackendUnavailable", err)
+	}
+	if msg := err.Error(); msg != fmt.Sprintf("unknown backend %q (available: %s)", "no-such-backend", strings.Join(Backends(), ", ")) {
+		t.Errorf("message %q", msg)
+	}
+	if core.Unavailable(nil) != nil {
+		t.Error("Unavailable(nil) is not nil")
 	}
 }

@@ -201,7 +201,7 @@ func (x *Executor) plan(b *Opened, l *core.Loop, needs *PlanNeeds) (*Plan, error
 	}
 	built, err := ChoosePlan(l, needs, x.BlockSize)
 	if err != nil {
-		return nil, fmt.Errorf("op2: %s: %w", l.Name(), err)
+		return nil, fmt.Errorf("%s: %w", l.Name(), err)
 	}
 	if os.Getenv("OP2_DEBUG_PLAN") != "" {
 		fmt.Fprintf(os.Stderr, "plan %s: blocks %d size %d colours %d\n", l.Name(), built.NBlocks, built.BlockSize, built.NColors)

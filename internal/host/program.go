@@ -46,19 +46,19 @@ func NewProgram(cc *jit.Compiler, l *core.Loop, src string, extraPtrs int, extra
 	}
 	lib, err := cc.Build(src, symbols, extraFlags...)
 	if err != nil {
-		return nil, fmt.Errorf("op2: %s: %w", l.Name(), err)
+		return nil, fmt.Errorf("%s: %w", l.Name(), err)
 	}
 	fn, err := lib.Symbol(EntryPoint)
 	if err != nil {
 		lib.Release()
-		return nil, fmt.Errorf("op2: %s: %w", l.Name(), err)
+		return nil, fmt.Errorf("%s: %w", l.Name(), err)
 	}
 	p := &Program{src: src, lib: lib, fn: fn, nargs: len(l.Args)}
 	for _, c := range l.Consts {
 		addr, err := lib.Symbol(ConstSymbol(c))
 		if err != nil {
 			lib.Release()
-			return nil, fmt.Errorf("op2: %s: constant %q: %w", l.Name(), c.Name, err)
+			return nil, fmt.Errorf("%s: constant %q: %w", l.Name(), c.Name, err)
 		}
 		p.consts = append(p.consts, constSlot{c: c, addr: addr})
 	}
@@ -99,7 +99,7 @@ func (p *Program) Bind(l *core.Loop) error {
 		a := &l.Args[i]
 		if a.Data.State != core.StateDeviceUnallocated {
 			if err := a.Data.HostAccess(a.Access.Modifies()); err != nil {
-				return fmt.Errorf("op2: %s: argument %d: %w", l.Name(), i, err)
+				return fmt.Errorf("%s: argument %d: %w", l.Name(), i, err)
 			}
 		}
 		p.pv[i] = a.Data.Host
@@ -122,7 +122,7 @@ func (p *Program) Bind(l *core.Loop) error {
 // Call runs the wrapper with the current argument arrays.
 func (p *Program) Call(l *core.Loop) error {
 	if C.op2_call(p.fn, unsafe.SliceData(p.iv), unsafe.SliceData(p.pv)) != 0 {
-		return fmt.Errorf("op2: %s: the generated code could not allocate its working memory (per-thread reduction results or map pointer arrays)", l.Name())
+		return fmt.Errorf("%s: the generated code could not allocate its working memory (per-thread reduction results or map pointer arrays)", l.Name())
 	}
 	return nil
 }

@@ -151,6 +151,17 @@ func (e *CompileError) Error() string {
 	return fmt.Sprintf("C compilation failed (%s; generated source %s):\n%s", e.Compiler, e.SourcePath, strings.TrimSpace(e.Output))
 }
 
+// ErrNoCompiler marks the errors of a compiler command that cannot be
+// used: it does not parse, is not found, or does not run. Package op2
+// exports it as op2.ErrNoCompiler.
+var ErrNoCompiler = errors.New("no usable C compiler")
+
+// noCompiler is an error that matches ErrNoCompiler without printing it.
+type noCompiler struct{ err error }
+
+func (e *noCompiler) Error() string   { return e.err.Error() }
+func (e *noCompiler) Unwrap() []error { return []error{e.err, ErrNoCompiler} }
+
 // LoadError is returned when a library the compiler built cannot be loaded
 // or lacks a symbol.
 type LoadError struct {
@@ -232,18 +243,18 @@ func (c *Compiler) identity() (string, error) {
 			err = errors.New("it is empty")
 		}
 		if err != nil {
-			c.idErr = fmt.Errorf("the C compiler command CC=%q cannot be used: %v", c.CC, err)
+			c.idErr = &noCompiler{fmt.Errorf("the C compiler command CC=%q cannot be used: %v", c.CC, err)}
 			return
 		}
 		path, err := exec.LookPath(argv[0])
 		if err != nil {
-			c.idErr = fmt.Errorf("the C compiler %q (from CC=%q) was not found (install gcc, e.g. `apt-get install gcc`, or set CC): %w", argv[0], c.CC, err)
+			c.idErr = &noCompiler{fmt.Errorf("the C compiler %q (from CC=%q) was not found (install gcc, e.g. `apt-get install gcc`, or set CC): %w", argv[0], c.CC, err)}
 			return
 		}
 		argv[0] = path
 		out, err := exec.Command(path, append(argv[1:len(argv):len(argv)], "--version")...).CombinedOutput()
 		if err != nil {
-			c.idErr = fmt.Errorf("the C compiler %q does not run (`%s --version`): %v: %s", c.CC, strings.Join(argv, " "), err, out)
+			c.idErr = &noCompiler{fmt.Errorf("the C compiler %q does not run (`%s --version`): %v: %s", c.CC, strings.Join(argv, " "), err, out)}
 			return
 		}
 		line, _, _ := strings.Cut(string(out), "\n")

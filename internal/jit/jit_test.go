@@ -102,6 +102,31 @@ __attribute__((visibility("default"))) int op2_loop(void) { return op2_msg()[0];
 	}
 }
 
+// TestNoCompiler: a compiler command that is empty, does not parse, is
+// not found or does not run gives an error matching ErrNoCompiler; a
+// working compiler rejecting the source does not.
+func TestNoCompiler(t *testing.T) {
+	cases := []struct {
+		cc, src string
+		want    bool
+	}{
+		{"", "int x;", true},
+		{"cc 'unterminated", "int x;", true},
+		{"no-such-cc-anywhere", "int x;", true},
+		{"false", "int x;", true},
+		{"cc", "int x = ;", false},
+	}
+	for _, c := range cases {
+		_, err := newCompiler(t, c.cc).Build(c.src, nil)
+		if err == nil || errors.Is(err, ErrNoCompiler) != c.want {
+			t.Errorf("CC=%q: error %v, errors.Is(ErrNoCompiler) want %v", c.cc, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), ErrNoCompiler.Error()) {
+			t.Errorf("CC=%q: the sentinel's text shows in %q", c.cc, err)
+		}
+	}
+}
+
 // TestBadCompilerOutput: a compiler that succeeds without writing a
 // library, or writes garbage, gives an error naming the compiler and its
 // output, and leaves nothing in the cache.

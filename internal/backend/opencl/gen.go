@@ -105,14 +105,14 @@ func analyse(l *core.Loop, localMem int) (*layout, error) {
 	n := len(l.Args)
 	u, err := scanSource(l.Kernel.Source)
 	if err != nil {
-		return nil, fmt.Errorf("op2: %s: reading the kernel source: %w", l.Name(), err)
+		return nil, fmt.Errorf("%s: reading the kernel source: %w", l.Name(), err)
 	}
 	sig := l.Sig
 	lay := &layout{base: sig.Base, inds: sig.Ind, nind: sig.NInd, dsArg: sig.DSArg, reductions: sig.Reductions, priv: make([]bool, n), src: u}
 	info := l.Kernel.Info
 	lay.kdef = slices.IndexFunc(u.defs, func(f funcDecl) bool { return f.nameAt == info.NameStart })
 	if lay.kdef < 0 {
-		return nil, fmt.Errorf("op2: %s: the opencl generator cannot find the definition of %q that the kernel reader found", l.Name(), l.Kernel.Name)
+		return nil, fmt.Errorf("%s: the opencl generator cannot find the definition of %q that the kernel reader found", l.Name(), l.Kernel.Name)
 	}
 	var names []string
 	var depth []int
@@ -184,7 +184,7 @@ func analyse(l *core.Loop, localMem int) (*layout, error) {
 				continue
 			}
 			if e := lay.inds[j]; e < 0 || lay.dsStage[d] || lay.dsStage[e] {
-				return nil, fmt.Errorf("op2: %s: the opencl backend stages %s in local memory and writes it back, so the loop may not also pass it as argument %d (%s); pass it through one map, or use a host backend",
+				return nil, fmt.Errorf("%s: the opencl backend stages %s in local memory and writes it back, so the loop may not also pass it as argument %d (%s); pass it through one map, or use a host backend",
 					l.Name(), a.Data.Describe(), j, b.Describe())
 			}
 		}

@@ -73,13 +73,23 @@ func deviceType(name string) (uint64, error) {
 }
 
 func open(cfg *exec.Config) (exec.Backend, error) {
-	typ, err := deviceType(cfg.OpenCLDevice)
+	dir, err := cache.Open(cfg.CacheDir)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := cache.Open(cfg.CacheDir)
+	ctx, err := openDevice(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("op2: %w", err)
+		return nil, core.Unavailable(err)
+	}
+	return &backend{ctx: ctx, cache: dir, programs: map[string]*sharedProgram{}}, nil
+}
+
+// openDevice loads the OpenCL library and opens a context on the device
+// the configuration selects.
+func openDevice(cfg *exec.Config) (*cl.Context, error) {
+	typ, err := deviceType(cfg.OpenCLDevice)
+	if err != nil {
+		return nil, err
 	}
 	devs, err := cl.Devices(typ)
 	if err != nil {
@@ -101,12 +111,7 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 		}
 		return nil, fmt.Errorf("opencl: no device on a platform matching %q (found %s)", cfg.OpenCLPlatform, strings.Join(seen, ", "))
 	}
-	ctx, err := cl.NewContext(*chosen)
-	if err != nil {
-		return nil, err
-	}
-	return &backend{ctx: ctx, cache: dir,
-		programs: map[string]*sharedProgram{}}, nil
+	return cl.NewContext(*chosen)
 }
 
 func (b *backend) Name() string { return Name }
@@ -132,7 +137,7 @@ func (b *backend) build(l *core.Loop, src string) (*cl.Kernel, string, error) {
 	if sp, ok := b.programs[key]; ok {
 		k, err := sp.p.Kernel(stubName)
 		if err != nil {
-			return nil, "", fmt.Errorf("op2: %s: %w", l.Name(), err)
+			return nil, "", fmt.Errorf("%s: %w", l.Name(), err)
 		}
 		sp.refs++
 		return k, key, nil
@@ -159,16 +164,21 @@ func (b *backend) build(l *core.Loop, src string) (*cl.Kernel, string, error) {
 	}
 	p, err := b.ctx.BuildSource(src, buildOptions)
 	if err != nil {
-		if b.cache.WriteFile(key+".cl", []byte(src)) == nil {
-			return nil, "", fmt.Errorf("op2: %s: %w\n(generated source: %s)", l.Name(), err, b.cache.File(key+".cl"))
+		var be *cl.BuildError
+		if errors.As(err, &be) {
+			de := &core.DeviceBuildError{API: "OpenCL", Device: d.Name, Log: be.Log, Err: err}
+			if b.cache.WriteFile(key+".cl", []byte(src)) == nil {
+				de.SourcePath = b.cache.File(key + ".cl")
+			}
+			err = de
 		}
-		return nil, "", fmt.Errorf("op2: %s: %w", l.Name(), err)
+		return nil, "", fmt.Errorf("%s: %w", l.Name(), err)
 	}
 	jit.NoteCompile()
 	k, err := p.Kernel(stubName)
 	if err != nil {
 		p.Release()
-		return nil, "", fmt.Errorf("op2: %s: %w", l.Name(), err)
+		return nil, "", fmt.Errorf("%s: %w", l.Name(), err)
 	}
 	if bin, err := p.Binary(); err == nil {
 		_ = b.cache.Put(name, bind, bin) // a cache that cannot be written only costs a rebuild
@@ -203,7 +213,7 @@ func (b *backend) Build(l *core.Loop) (exec.Program, error) {
 	if !b.ctx.Device.HasDouble {
 		for i := range l.Args {
 			if l.Args[i].Data.Type == core.Float64 {
-				return nil, fmt.Errorf("op2: %s: argument %d is float64 but OpenCL device %q has no double precision", l.Name(), i, b.ctx.Device.Name)
+				return nil, fmt.Errorf("%s: argument %d is float64 but OpenCL device %q has no double precision", l.Name(), i, b.ctx.Device.Name)
 			}
 		}
 	}
@@ -212,7 +222,7 @@ func (b *backend) Build(l *core.Loop) (exec.Program, error) {
 		return nil, err
 	}
 	if max := b.ctx.Device.ConstMem; max > 0 && lay.constBytes > max {
-		return nil, fmt.Errorf("op2: %s: the constants the kernel uses take %d bytes, more than the %d bytes of constant memory of OpenCL device %q",
+		return nil, fmt.Errorf("%s: the constants the kernel uses take %d bytes, more than the %d bytes of constant memory of OpenCL device %q",
 			l.Name(), lay.constBytes, max, b.ctx.Device.Name)
 	}
 	src, err := generate(l, lay)
@@ -243,7 +253,7 @@ func (b *backend) Build(l *core.Loop) (exec.Program, error) {
 	if lay.constBytes > 0 {
 		if p.consts, err = b.ctx.Alloc(lay.constBytes); err != nil {
 			p.Release()
-			return nil, fmt.Errorf("op2: %s: allocating the constant buffer: %w", l.Name(), err)
+			return nil, fmt.Errorf("%s: allocating the constant buffer: %w", l.Name(), err)
 		}
 		ctx := b.ctx
 		runtime.AddCleanup(p, func(buf *cl.Buffer) { ctx.Free(buf) }, p.consts)
@@ -354,7 +364,7 @@ func (p *program) prepareData(l *core.Loop) error {
 			}
 		}
 		if err := s.DeviceAccess(p.b, read, modifies, p.b.alloc(s)); err != nil {
-			return fmt.Errorf("op2: %s: argument %d: %w", l.Name(), i, err)
+			return fmt.Errorf("%s: argument %d: %w", l.Name(), i, err)
 		}
 	}
 	return nil
@@ -444,13 +454,13 @@ func (p *program) Bind(l *core.Loop, pl *exec.Plan) error {
 		if pl.Device == nil {
 			var err error
 			if pl.Device, err = p.b.uploadPlan(l, p.lay, pl); err != nil {
-				return fmt.Errorf("op2: %s: %w", l.Name(), err)
+				return fmt.Errorf("%s: %w", l.Name(), err)
 			}
 		}
 		dp = pl.Device.(*devicePlan)
 	}
 	if err := p.checkRange(l, dp); err != nil {
-		return fmt.Errorf("op2: %s: %w", l.Name(), err)
+		return fmt.Errorf("%s: %w", l.Name(), err)
 	}
 	if err := p.prepareData(l); err != nil {
 		return err
@@ -462,7 +472,7 @@ func (p *program) Bind(l *core.Loop, pl *exec.Plan) error {
 		err = p.bindDirect(l)
 	}
 	if err != nil {
-		return fmt.Errorf("op2: %s: %w", l.Name(), err)
+		return fmt.Errorf("%s: %w", l.Name(), err)
 	}
 	p.l, p.dp = l, dp
 	return nil
@@ -483,11 +493,11 @@ func (p *program) Launch(r exec.Range) error {
 		}
 		for _, err := range []error{p.k.SetInt(0, r.First), p.k.SetInt(1, r.Last)} {
 			if err != nil {
-				return fmt.Errorf("op2: %s: %w", p.l.Name(), err)
+				return fmt.Errorf("%s: %w", p.l.Name(), err)
 			}
 		}
 		if err := p.b.ctx.Launch(p.k, groups, WorkGroupSize); err != nil {
-			return fmt.Errorf("op2: %s: %w", p.l.Name(), err)
+			return fmt.Errorf("%s: %w", p.l.Name(), err)
 		}
 		p.slots = groups
 		return nil
@@ -496,10 +506,10 @@ func (p *program) Launch(r exec.Range) error {
 	p.slots = p.dp.p.NBlocks
 	for c := r.First; c < r.Last; c++ {
 		if err := p.k.SetInt(p.blockOffsetArg, int(p.dp.p.ColOffset[c])); err != nil {
-			return fmt.Errorf("op2: %s: %w", p.l.Name(), err)
+			return fmt.Errorf("%s: %w", p.l.Name(), err)
 		}
 		if err := p.b.ctx.Launch(p.k, int(p.dp.p.NColBlk[c]), WorkGroupSize); err != nil {
-			return fmt.Errorf("op2: %s: %w", p.l.Name(), err)
+			return fmt.Errorf("%s: %w", p.l.Name(), err)
 		}
 	}
 	return nil
@@ -597,7 +607,7 @@ func (p *program) finishReductions(l *core.Loop, slots int) error {
 		}
 		part := p.part[:n]
 		if err := p.b.ctx.Read(p.red[i], unsafe.Pointer(&part[0]), len(part)); err != nil {
-			return fmt.Errorf("op2: %s: reading the partial results of %s: %w", l.Name(), s.Describe(), err)
+			return fmt.Errorf("%s: reading the partial results of %s: %w", l.Name(), s.Describe(), err)
 		}
 		combine(a.Access, s, part, slots)
 	}

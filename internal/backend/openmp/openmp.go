@@ -38,7 +38,7 @@ func init() {
 		}
 		dir, err := cache.Open(cfg.CacheDir)
 		if err != nil {
-			return nil, fmt.Errorf("op2: %w", err)
+			return nil, err
 		}
 		return &backend{
 			cc:      &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, Cache: dir},

@@ -22,7 +22,7 @@ func init() {
 	exec.Register(Name, func(cfg *exec.Config) (exec.Backend, error) {
 		dir, err := cache.Open(cfg.CacheDir)
 		if err != nil {
-			return nil, fmt.Errorf("op2: %w", err)
+			return nil, err
 		}
 		return &backend{cc: &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, Cache: dir}}, nil
 	})

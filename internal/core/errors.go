@@ -1,0 +1,61 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Error messages: internal packages never start a message with "op2: ".
+// Package op2 adds that prefix once, where an error leaves the public API,
+// and turns the typed errors below (and the C JIT's) into its exported
+// types.
+
+// ErrBackendUnavailable marks errors saying that a backend cannot be opened
+// on this machine or with this configuration: an unknown backend name, a
+// missing driver library, no device of the requested kind. Package op2
+// exports it as op2.ErrBackendUnavailable.
+var ErrBackendUnavailable = errors.New("backend unavailable")
+
+// Unavailable marks err as ErrBackendUnavailable for errors.Is, leaving its
+// message unchanged. Openers use it for every failure that means "this
+// backend cannot run here", and not for configuration errors that every
+// backend would report (a cache directory that cannot be used).
+func Unavailable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &marked{err: err, mark: ErrBackendUnavailable}
+}
+
+// marked is an error that also matches a sentinel, without printing it.
+type marked struct {
+	err  error
+	mark error
+}
+
+func (e *marked) Error() string   { return e.err.Error() }
+func (e *marked) Unwrap() []error { return []error{e.err, e.mark} }
+
+// DeviceBuildError is a device program (OpenCL C now, CUDA later) that the
+// device's compiler rejected. Device backends return it, with the loop's
+// name added by wrapping; package op2 turns it into *op2.DeviceBuildError.
+type DeviceBuildError struct {
+	API        string // the device API, e.g. "OpenCL"
+	Device     string // the device's name
+	SourcePath string // where the generated source was written, or "" if it could not be
+	Log        string // the device compiler's build log
+	Err        error  // the driver's error
+}
+
+func (e *DeviceBuildError) Error() string {
+	src := e.SourcePath
+	if src == "" {
+		src = "not saved"
+	}
+	return fmt.Sprintf("building the %s program for device %q failed (generated source %s); build log:\n%s",
+		e.API, e.Device, src, strings.TrimSpace(e.Log))
+}
+
+// Unwrap returns the driver's error.
+func (e *DeviceBuildError) Unwrap() error { return e.Err }
