@@ -350,5 +350,7 @@ func (lp *Loop) Compute() error {
 
 // run executes a bound loop with its program. Caller holds rt.mu.
 func (s *state) run(b *openBackend, p core.Program, l *core.Loop) error {
+	beginCrashReport(b, l)
+	defer endCrashReport()
 	return p.Run(l)
 }

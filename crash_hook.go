@@ -1,0 +1,32 @@
+package op2
+
+import (
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/crash"
+)
+
+// The running loop as internal/crash's fatal-signal handler sees it, so
+// that a kernel that kills the process is named on stderr. Guarded by
+// rt.mu, like every loop run.
+var (
+	crashNames crash.Tracker
+	// The backend last described: its id, name and whether it queues
+	// loops (core.Waiter) rather than running them before returning.
+	crashBackendID   uint64
+	crashBackendName string
+	crashAsync       bool
+)
+
+// beginCrashReport publishes loop l on backend b as the running loop.
+func beginCrashReport(b *openBackend, l *core.Loop) {
+	if b.id != crashBackendID || crashBackendName == "" {
+		crashBackendID, crashBackendName = b.id, b.Name()
+		_, crashAsync = b.Backend.(core.Waiter)
+	}
+	crashNames.Begin(l.Kernel.Name, l.Set.Name, crashBackendName, crashAsync)
+}
+
+// endCrashReport records that the loop beginCrashReport published has
+// returned (on an asynchronous backend it stays named as the last loop
+// started).
+func endCrashReport() { crashNames.End() }
