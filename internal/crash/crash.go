@@ -58,11 +58,11 @@ const maxNameLen = 200
 // A Tracker is not safe for concurrent use; the zero value is ready.
 // Only one Tracker may be in use: the handler reads one description.
 //
-// The description is written with plain stores. The handler reads it on
-// the thread that wrote it (the stores precede the call that runs the
-// loop) or on a thread that the loop's runtime (libgomp, the OpenCL
-// runtime) hands work to, through synchronisation that orders the stores
-// before the kernel runs.
+// The names are written with plain stores while the state is idle, and the
+// state atomically. The handler reads them on the thread that wrote them or
+// on a thread that the loop's runtime (libgomp, the OpenCL runtime) hands
+// work to, through synchronisation that orders the stores before the
+// kernel runs.
 type Tracker struct {
 	status int8 // 0: handler not installed yet; 1: installed; -1: failed
 
@@ -81,29 +81,37 @@ func (t *Tracker) Begin(kernel, set, backend string, async bool) {
 	if t.status <= 0 && !t.install() {
 		return
 	}
-	if t.ckernel == nil || kernel != t.kernel || set != t.set || backend != t.backend {
+	if t.ckernel == nil || !same(kernel, t.kernel) || !same(set, t.set) || !same(backend, t.backend) {
 		t.describe(kernel, set, backend)
 	}
+	state := int32(C.OP2_CRASH_RUNNING)
 	if async {
-		C.op2_crash_cur.state = C.OP2_CRASH_QUEUED
-	} else {
-		C.op2_crash_cur.state = C.OP2_CRASH_RUNNING
+		state = C.OP2_CRASH_QUEUED
 	}
+	atomic.StoreInt32(statePtr(), state)
+}
+
+// same is a == b, quick when both share their bytes (a loop repeated on
+// the same kernel, set and backend objects).
+func same(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // End records that the loop Begin described has returned. After a
 // synchronous loop nothing is running; an asynchronous loop stays
 // described as the last one started.
 func (t *Tracker) End() {
-	if C.op2_crash_cur.state == C.OP2_CRASH_RUNNING {
-		C.op2_crash_cur.state = C.OP2_CRASH_IDLE
+	if p := statePtr(); atomic.LoadInt32(p) == C.OP2_CRASH_RUNNING {
+		atomic.StoreInt32(p, C.OP2_CRASH_IDLE)
 	}
 }
 
 // Running reports whether a loop is described as running or queued.
-func Running() bool {
-	return atomic.LoadInt32((*int32)(unsafe.Pointer(&C.op2_crash_cur.state))) != C.OP2_CRASH_IDLE
-}
+func Running() bool { return atomic.LoadInt32(statePtr()) != C.OP2_CRASH_IDLE }
+
+// statePtr is the address of the published state, which the handler reads
+// and Running may read on any goroutine: it is accessed atomically.
+func statePtr() *int32 { return (*int32)(unsafe.Pointer(&C.op2_crash_cur.state)) }
 
 func (t *Tracker) install() bool {
 	if t.status == 0 {
@@ -119,7 +127,7 @@ func (t *Tracker) install() bool {
 func (t *Tracker) describe(kernel, set, backend string) {
 	// Idle while the names change, so the handler never pairs a state
 	// with half-written names.
-	C.op2_crash_cur.state = C.OP2_CRASH_IDLE
+	atomic.StoreInt32(statePtr(), C.OP2_CRASH_IDLE)
 	if len(t.names) >= maxNames {
 		t.reset()
 	}
@@ -148,7 +156,7 @@ func (t *Tracker) intern(s string) *C.char {
 
 // reset unpublishes the description and frees every copy.
 func (t *Tracker) reset() {
-	C.op2_crash_cur.state = C.OP2_CRASH_IDLE
+	atomic.StoreInt32(statePtr(), C.OP2_CRASH_IDLE)
 	cur := &C.op2_crash_cur
 	cur.kernel, cur.set, cur.backend = nil, nil, nil
 	for _, p := range t.names {
@@ -157,4 +165,17 @@ func (t *Tracker) reset() {
 	clear(t.names)
 	t.kernel, t.set, t.backend = "", "", ""
 	t.ckernel, t.cset, t.cbackend = nil, nil, nil
+}
+
+// described returns the published description: the names (empty when
+// unset) and the state (0 idle, 1 running, 2 queued).
+func described() (kernel, set, backend string, state int) {
+	cur := &C.op2_crash_cur
+	str := func(p *C.char) string {
+		if p == nil {
+			return ""
+		}
+		return C.GoString(p)
+	}
+	return str(cur.kernel), str(cur.set), str(cur.backend), int(atomic.LoadInt32(statePtr()))
 }
