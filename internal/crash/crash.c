@@ -3,6 +3,18 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+
+#include "crash.h"
+
+struct op2_crash_loop op2_crash_cur;
+
+#if !defined(__linux__)
+
+// Elsewhere the handler is not built: loops run without the report.
+int op2_crash_install(void) { return ENOSYS; }
+
+#else
+
 #include <link.h>
 #include <signal.h>
 #include <stddef.h>
@@ -10,10 +22,6 @@
 #include <string.h>
 #include <ucontext.h>
 #include <unistd.h>
-
-#include "crash.h"
-
-struct op2_crash_loop op2_crash_cur;
 
 static const int op2_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 #define OP2_NSIGS ((int)(sizeof op2_sigs / sizeof op2_sigs[0]))
@@ -272,3 +280,5 @@ int op2_crash_install(void) {
 	}
 	return 0;
 }
+
+#endif // __linux__

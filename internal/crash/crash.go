@@ -2,15 +2,23 @@
 //
 // A kernel that faults (a bad pointer, a division by zero) raises SIGSEGV,
 // SIGBUS, SIGFPE or SIGILL in code outside Go: in a compiled loop's shared
-// library, in libgomp's worker threads or in the OpenCL runtime. On a
+// library, on libgomp's worker threads or on the OpenCL runtime's. On a
 // thread Go did not start, Go's handler re-raises the signal with the
-// default action and the process dies without a word. This package adds
-// a C handler in front of Go's: when such a signal arrives while a loop runs
-// and the faulting instruction lies outside the executable (so not in Go
-// code), it writes one line to stderr naming the loop, then hands the
-// signal on to the handler that was there before, which crashes the
-// process as it would have. Faults in Go code, such as nil dereferences,
-// go straight to Go's handler and panic as usual.
+// default action and the process dies without a word; on a Go thread Go
+// prints a traceback that does not say which kernel ran. This package puts
+// a C handler in front of Go's: when such a signal arrives while a loop
+// runs and the faulting instruction lies outside the executable (so not in
+// Go code), it writes one line to stderr naming the loop's kernel, set and
+// backend, then hands the signal on to the handler that was there before,
+// which ends the process as it would have. Faults in Go code, such as nil
+// dereferences, go on to Go's handler and panic as usual.
+//
+// Limits: the faulting instruction is found on linux/amd64 and
+// linux/arm64 only (elsewhere nothing is reported); a kernel that
+// overflows a worker thread's stack leaves no stack to report on; a fault
+// in other non-Go code while a loop runs (another cgo library on another
+// goroutine) is blamed on the loop; and on asynchronous backends the
+// report names the last loop started, which may not be the one at fault.
 package crash
 
 /*

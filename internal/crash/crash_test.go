@@ -2,9 +2,33 @@ package crash
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
+
+//go:noinline
+func nilDeref(p *int) (recovered bool) {
+	defer func() { _, recovered = recover().(runtime.Error) }()
+	return *p == 1
+}
+
+// TestGoFaultWhileRunning: with the handler installed and a loop
+// described as running, a nil dereference in Go is still a panic that
+// recovers (the handler sees Go code and passes the signal to Go).
+func TestGoFaultWhileRunning(t *testing.T) {
+	if err := Install(); err != nil {
+		t.Fatalf("Install: %v", err)
+	}
+	var tr Tracker
+	tr.Begin("k", "s", "sequential", false)
+	defer tr.End()
+	for range 3 {
+		if !nilDeref(nil) {
+			t.Fatal("a nil dereference did not panic recoverably")
+		}
+	}
+}
 
 func TestTrackerDescribes(t *testing.T) {
 	var tr Tracker
