@@ -350,7 +350,8 @@ func (lp *Loop) Compute() error {
 
 // run executes a bound loop with its program. Caller holds rt.mu.
 func (s *state) run(b *openBackend, p core.Program, l *core.Loop) error {
-	beginCrashReport(b, l)
-	defer endCrashReport()
-	return p.Run(l)
+	beginCrashReport(b, l) // name the loop if its kernel kills the process
+	err := p.Run(l)
+	endCrashReport()
+	return err
 }
