@@ -314,11 +314,13 @@ func (lp *Loop) Compute() error {
 
 // run executes a bound loop with its program. Caller holds rt.mu.
 func (s *state) run(b *exec.Opened, l *core.Loop) error {
+	beginCrashReport(b, l) // name the loop if its kernel kills the process
+	var err error
 	if l.Check {
-		return s.runChecked(b, l)
+		err = s.runChecked(b, l)
+	} else if err = s.x.Run(b, l); err != nil {
+		err = apiError(err)
 	}
-	if err := s.x.Run(b, l); err != nil {
-		return apiError(err)
-	}
-	return nil
+	endCrashReport()
+	return err
 }
