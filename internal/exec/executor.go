@@ -101,7 +101,7 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop) error {
 			return err
 		}
 	}
-	defer func() { clear(x.saved); x.saved = x.saved[:0] }() // keep no Dat alive
+	defer x.forget()
 	for i := range l.Args {
 		if l.Sig.Base[i] == i {
 			s := l.Args[i].Data
@@ -112,8 +112,22 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop) error {
 		x.restore()
 		return err
 	}
+	// The part that needs no halo data (core elements, or the colours
+	// holding only core blocks), then the rest. Without MPI the rest is
+	// empty.
+	var core, rest Range
+	if pl != nil {
+		core, rest = Range{0, pl.NColorsCore, true}, Range{pl.NColorsCore, pl.NColors, true}
+	} else {
+		end := l.Set.Owned // a loop that modifies through a map also computes the exec halo
+		if l.Sig.Colour {
+			end = l.Set.Exec
+		}
+		c := min(l.Set.Core, end)
+		core, rest = Range{0, c, false}, Range{c, end, false}
+	}
 	launched := 0
-	for _, r := range sections(l, pl) {
+	for _, r := range [2]Range{core, rest} {
 		if r.First >= r.Last {
 			continue
 		}
@@ -132,16 +146,10 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop) error {
 	return p.Finish(l)
 }
 
-// sections splits the loop into the part that needs no halo data (core
-// elements, or the colours holding only core blocks) and the rest, which
-// the executor launches one after the other. Without MPI the rest is empty.
-func sections(l *core.Loop, pl *Plan) [2]Range {
-	if pl != nil {
-		return [2]Range{{0, pl.NColorsCore, true}, {pl.NColorsCore, pl.NColors, true}}
-	}
-	end := l.IterEnd()
-	c := min(l.Set.Core, end)
-	return [2]Range{{0, c, false}, {c, end, false}}
+// forget drops the saved states, so that the executor keeps no Dat alive.
+func (x *Executor) forget() {
+	clear(x.saved)
+	x.saved = x.saved[:0]
 }
 
 // restore puts back the data states saved before a loop that failed before
