@@ -24,7 +24,7 @@ type readSnapshot struct {
 }
 
 // runChecked runs l in check mode.
-func (s *state) runChecked(b *exec.Opened, l *core.Loop) error {
+func (s *Runtime) runChecked(b *exec.Opened, l *core.Loop) error {
 	snaps, err := snapshotReads(l)
 	if err != nil {
 		return &LoopError{Kernel: l.Kernel.Name, Set: l.Set.Name, Arg: -1, Msg: "check mode: " + err.Error()}

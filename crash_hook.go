@@ -8,7 +8,7 @@ import (
 
 // The running loop as internal/crash's fatal-signal handler sees it, so
 // that a kernel that kills the process is named on stderr. Guarded by
-// rt.mu, like every loop run.
+// mu, like every loop run.
 var (
 	crashNames crash.Tracker
 	// The backend last described: its id, name and whether it queues

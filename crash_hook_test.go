@@ -9,8 +9,8 @@ import (
 // BenchmarkCrashHook measures what publishing a repeated loop to the crash
 // handler adds to every loop run.
 func BenchmarkCrashHook(b *testing.B) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	ob, err := rt.currentBackend()
 	if err != nil {
 		b.Fatal(err)
@@ -28,8 +28,8 @@ func BenchmarkCrashHook(b *testing.B) {
 // TestCrashHookAllocatesNothing: publishing a repeated loop, or one of two
 // alternating loops, allocates nothing.
 func TestCrashHookAllocatesNothing(t *testing.T) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	ob, err := rt.currentBackend()
 	if err != nil {
 		t.Fatal(err)

@@ -124,8 +124,8 @@ func (d *Dat[T]) Set() *Set { return setOf(d.s.Set) }
 // get that failure as an error: after a Sync that returned nil, Data and
 // DataRO do not panic until the next loop.
 func (d *Dat[T]) Data() []T {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	mustHost(d.s.HostAccess(true))
 	return d.data[:d.s.Set.Owned*d.s.Dim]
 }
@@ -135,8 +135,8 @@ func (d *Dat[T]) Data() []T {
 // change values). On device backends the device copy stays valid. Like
 // Data, it panics if copying from the device fails; see Sync.
 func (d *Dat[T]) DataRO() []T {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	mustHost(d.s.HostAccess(false))
 	return append([]T(nil), d.data[:d.s.Set.Owned*d.s.Dim]...)
 }
@@ -146,8 +146,8 @@ func (d *Dat[T]) DataRO() []T {
 // HostUnallocated until first used; host backends and host access then make
 // it DeviceUnallocated (host copy only).
 func (d *Dat[T]) State() DataState {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	return d.s.State
 }
 
@@ -158,8 +158,8 @@ func (d *Dat[T]) State() DataState {
 // returns nil. It is the error-returning way to do what Data and DataRO
 // do before they return the values.
 func (d *Dat[T]) Sync() error {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	return syncHost(&d.s)
 }
 
@@ -232,8 +232,8 @@ func (g *Global[T]) Dim() int { return g.s.Dim }
 // they hold the initial values combined with every contribution. It panics
 // if copying the values from the device fails; see Sync.
 func (g *Global[T]) Data() []T {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	mustHost(g.s.HostAccess(true))
 	return g.data
 }
@@ -242,8 +242,8 @@ func (g *Global[T]) Data() []T {
 // never changes the Global, on any backend (use Data to change values).
 // It panics if copying the values from the device fails; see Sync.
 func (g *Global[T]) DataRO() []T {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	mustHost(g.s.HostAccess(false))
 	return append([]T(nil), g.data...)
 }
@@ -252,15 +252,15 @@ func (g *Global[T]) DataRO() []T {
 // an error if copying them from the device fails, instead of panicking as
 // Data and DataRO do; see Dat.Sync.
 func (g *Global[T]) Sync() error {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	return syncHost(&g.s)
 }
 
 // State says where the global's current values are (see DataState).
 func (g *Global[T]) State() DataState {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	return g.s.State
 }
 
@@ -276,22 +276,35 @@ type Const[T Scalar] struct {
 	c    core.Const
 	mu   sync.Mutex // guards data against Value and Set running at once
 	data []T
+	reg  *constRegistry
 }
 
-// consts is the registry of constants by name; kernels refer to them by name.
-var consts = struct {
+// constRegistry holds a runtime's constants by name; kernels refer to them
+// by name.
+type constRegistry struct {
 	sync.Mutex
 	byName map[string]*core.Const
 	gen    atomic.Uint64 // bumped when a constant is declared or removed
-}{byName: map[string]*core.Const{}}
+}
 
-// NewConst declares a constant with dim values (len(data) must equal dim).
+func newConstRegistry() *constRegistry {
+	return &constRegistry{byName: map[string]*core.Const{}}
+}
+
+// NewConst declares a constant with dim values (len(data) must equal dim)
+// in the default runtime (see NewConstIn).
 // The name must be a C identifier not used by another constant, and not a
 // C keyword (such as for, double or return), a stdint.h or stddef.h type
 // name (int32_t, size_t...), nor start with op2_ or OP2_ (reserved for
 // GoOP2's generated code), __, or _ and a capital letter. dim may be at
 // most MaxDim.
 func NewConst[T Scalar](dim int, data []T, name string) (*Const[T], error) {
+	return NewConstIn(Default(), dim, data, name)
+}
+
+// NewConstIn declares a constant in runtime r: kernels of loops run by r
+// see it by name. The rules are NewConst's.
+func NewConstIn[T Scalar](r *Runtime, dim int, data []T, name string) (*Const[T], error) {
 	if why := core.ConstNameProblem(name); why != "" {
 		return nil, fmt.Errorf("op2: const %q: %s", name, why)
 	}
@@ -301,18 +314,19 @@ func NewConst[T Scalar](dim int, data []T, name string) (*Const[T], error) {
 	if len(data) != dim {
 		return nil, fmt.Errorf("op2: const %q: dim %d with %d values; need one value per component", name, dim, len(data))
 	}
-	c := &Const[T]{}
+	c := &Const[T]{reg: r.consts}
 	c.data = pinned[T](c, dim)
 	copy(c.data, data)
 	c.c = core.Const{Name: name, Type: scalarType[T](), Dim: dim, Host: hostPtr(c.data), ID: core.NewID()}
 	c.c.Version.Store(1)
-	consts.Lock()
-	defer consts.Unlock()
-	if _, dup := consts.byName[name]; dup {
+	reg := r.consts
+	reg.Lock()
+	defer reg.Unlock()
+	if _, dup := reg.byName[name]; dup {
 		return nil, fmt.Errorf("op2: const %q is already declared", name)
 	}
-	consts.byName[name] = &c.c
-	consts.gen.Add(1)
+	reg.byName[name] = &c.c
+	reg.gen.Add(1)
 	return c, nil
 }
 
@@ -333,8 +347,8 @@ func (c *Const[T]) Set(values ...T) error {
 	if len(values) != c.c.Dim {
 		return fmt.Errorf("op2: const %q: %d values given, want dim = %d", c.c.Name, len(values), c.c.Dim)
 	}
-	rt.mu.Lock() // not while a loop runs
-	defer rt.mu.Unlock()
+	mu.Lock() // not while a loop runs
+	defer mu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	copy(c.data, values)
@@ -345,30 +359,29 @@ func (c *Const[T]) Set(values ...T) error {
 // Remove withdraws the constant: later kernels can no longer refer to it,
 // and its name may be declared again.
 func (c *Const[T]) Remove() {
-	consts.Lock()
-	defer consts.Unlock()
-	if consts.byName[c.c.Name] == &c.c {
-		delete(consts.byName, c.c.Name)
-		consts.gen.Add(1)
+	reg := c.reg
+	reg.Lock()
+	defer reg.Unlock()
+	if reg.byName[c.c.Name] == &c.c {
+		delete(reg.byName, c.c.Name)
+		reg.gen.Add(1)
 	}
 }
 
 // constsUsed lists, sorted by name, the constants whose names occur as
 // identifiers in the kernel source.
-func constsUsed(idents map[string]bool) ([]*core.Const, uint64) {
-	consts.Lock()
-	defer consts.Unlock()
+func (reg *constRegistry) used(idents map[string]bool) ([]*core.Const, uint64) {
+	reg.Lock()
+	defer reg.Unlock()
 	var used []*core.Const
-	for name, c := range consts.byName {
+	for name, c := range reg.byName {
 		if idents[name] {
 			used = append(used, c)
 		}
 	}
 	sort.Slice(used, func(i, j int) bool { return used[i].Name < used[j].Name })
-	return used, consts.gen.Load()
+	return used, reg.gen.Load()
 }
-
-func constGen() uint64 { return consts.gen.Load() }
 
 func isCIdent(s string) bool {
 	if s == "" {

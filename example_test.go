@@ -2,6 +2,7 @@ package op2_test
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/goop2/op2"
 )
@@ -84,4 +85,30 @@ func ExampleLoop_Generate() {
 	// Output:
 	// true
 	// [1 1 1]
+}
+
+// A runtime of its own: its configuration, programs and constants are
+// independent of the default runtime's.
+func ExampleNewRuntime() {
+	r, err := op2.NewRuntime(op2.Config{Backend: "openmp", Threads: 2})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	set, _ := op2.NewSet(4, "s")
+	x, _ := op2.NewDat(set, 1, []float64{1, 2, 3, 4}, "x")
+	sum, _ := op2.NewGlobal[float64](1, nil, "sum")
+	add := op2.NewKernel("void add(const double *x, double *s) { *s += *x; }", "add")
+	_ = r.ParLoop(add, set, x.Arg(op2.Read), sum.Arg(op2.Inc))
+	fmt.Println(r.Backend(), sum.Data())
+	// Output: openmp [10]
+}
+
+// Static generation: any backend's source, with nothing opened.
+func ExampleGenerate() {
+	set, _ := op2.NewSet(3, "s")
+	x, _ := op2.NewDat[float64](set, 1, nil, "x")
+	src, err := op2.Generate("opencl", op2.NewKernel("void one(double *x) { *x = 1; }", "one"), set, x.Arg(op2.Write))
+	fmt.Println(err == nil && strings.Contains(src, "__kernel"))
+	// Output: true
 }

@@ -21,7 +21,8 @@ type Kernel struct {
 	info *core.KernelInfo
 	err  error
 
-	constGen uint64 // registry generation consts was computed at
+	constReg *constRegistry // the registry consts was computed from
+	constGen uint64         // its generation then
 	consts   []*core.Const
 }
 
@@ -60,9 +61,10 @@ func (k *Kernel) parse() (*core.KernelInfo, error) {
 
 // usedConsts returns the constants the kernel refers to, recomputed only
 // when constants have been declared or removed since the last call.
-func (k *Kernel) usedConsts() []*core.Const {
-	if g := constGen(); g != k.constGen || k.consts == nil {
-		k.consts, k.constGen = constsUsed(k.info.Idents)
+func (k *Kernel) usedConsts(reg *constRegistry) []*core.Const {
+	if reg != k.constReg || reg.gen.Load() != k.constGen || k.consts == nil {
+		k.consts, k.constGen = reg.used(k.info.Idents)
+		k.constReg = reg
 		if k.consts == nil {
 			k.consts = []*core.Const{}
 		}
@@ -97,7 +99,7 @@ func (e *LoopError) Error() string {
 
 // bind validates a loop's pieces and fills l with them. Nothing is changed
 // anywhere else, so a rejected loop leaves every object as it was.
-func bind(l *core.Loop, k *Kernel, set *Set, args []Arg) error {
+func bind(r *Runtime, l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 	if k == nil {
 		return &LoopError{Kernel: "<nil>", Set: "?", Arg: -1, Msg: "kernel is nil"}
 	}
@@ -190,7 +192,7 @@ func bind(l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 	for i := range args {
 		l.Args = append(l.Args, args[i].a)
 	}
-	consts := k.usedConsts()
+	consts := k.usedConsts(r.consts)
 	for _, c := range consts {
 		if c.Name == k.c.Name {
 			return fail(-1, "const %q has the same name as kernel function %q; rename one of them", c.Name, k.c.Name)
@@ -226,19 +228,22 @@ func bind(l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 // number of times for reading and for one kind of reduction (INC, MIN or
 // MAX); its READ arguments see the value from before the loop. Mixing two
 // kinds of reduction on one Global is refused.
-func ParLoop(k *Kernel, set *Set, args ...Arg) error {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	l := &rt.loop
-	if err := bind(l, k, set, args); err != nil {
+func ParLoop(k *Kernel, set *Set, args ...Arg) error { return rt.ParLoop(k, set, args...) }
+
+// ParLoop runs a loop in runtime r (see the package-level ParLoop).
+func (r *Runtime) ParLoop(k *Kernel, set *Set, args ...Arg) error {
+	mu.Lock()
+	defer mu.Unlock()
+	l := &r.loop
+	if err := bind(r, l, k, set, args); err != nil {
 		return err
 	}
-	l.Check = rt.cfg.Check
-	b, err := rt.currentBackend()
+	l.Check = r.cfg.Check
+	b, err := r.currentBackend()
 	if err != nil {
 		return err
 	}
-	return rt.run(b, l)
+	return r.run(b, l)
 }
 
 // Generate returns the source that backend would compile for a loop of k
@@ -248,13 +253,19 @@ func ParLoop(k *Kernel, set *Set, args ...Arg) error {
 // generate for a nominal device (opencl: 32 KiB of local memory), so a
 // device whose limits matter to the loop may compile different source.
 func Generate(backend string, k *Kernel, set *Set, args ...Arg) (string, error) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
+	return rt.Generate(backend, k, set, args...)
+}
+
+// Generate returns backend's source for a loop in runtime r (see the
+// package-level Generate).
+func (r *Runtime) Generate(backend string, k *Kernel, set *Set, args ...Arg) (string, error) {
+	mu.Lock()
+	defer mu.Unlock()
 	var l core.Loop
-	if err := bind(&l, k, set, args); err != nil {
+	if err := bind(r, &l, k, set, args); err != nil {
 		return "", err
 	}
-	l.Check = rt.cfg.Check
+	l.Check = r.cfg.Check
 	l.Sig = core.Analyse(&l)
 	src, err := exec.Generate(backend, &l)
 	return src, apiError(err)
@@ -263,23 +274,27 @@ func Generate(backend string, k *Kernel, set *Set, args ...Arg) (string, error) 
 // Loop is a parallel loop as an object (PyOP2's backend API): Generate
 // returns the code the backend produces for it, without running anything,
 // and Compute runs it. The backend is the one configured when the loop was
-// made.
+// made, in the runtime that made it.
 type Loop struct {
 	l       core.Loop
 	kernel  *Kernel
+	rt      *Runtime
 	backend *exec.Opened
 }
 
 // NewLoop checks the arguments and records the loop without running it.
-func NewLoop(k *Kernel, set *Set, args ...Arg) (*Loop, error) {
-	lp := &Loop{kernel: k}
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if err := bind(&lp.l, k, set, args); err != nil {
+func NewLoop(k *Kernel, set *Set, args ...Arg) (*Loop, error) { return rt.NewLoop(k, set, args...) }
+
+// NewLoop records a loop of runtime r (see the package-level NewLoop).
+func (r *Runtime) NewLoop(k *Kernel, set *Set, args ...Arg) (*Loop, error) {
+	lp := &Loop{kernel: k, rt: r}
+	mu.Lock()
+	defer mu.Unlock()
+	if err := bind(r, &lp.l, k, set, args); err != nil {
 		return nil, err
 	}
-	lp.l.Check = rt.cfg.Check
-	b, err := rt.currentBackend()
+	lp.l.Check = r.cfg.Check
+	b, err := r.currentBackend()
 	if err != nil {
 		return nil, err
 	}
@@ -293,10 +308,10 @@ func (lp *Loop) Backend() string { return lp.backend.Name() }
 // Generate returns the complete source the backend compiles for this loop.
 // A loop whose program is already built returns that program's source.
 func (lp *Loop) Generate() (string, error) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	lp.l.Consts = lp.kernel.usedConsts()
-	if src, ok := rt.x.Source(lp.backend, &lp.l); ok {
+	mu.Lock()
+	defer mu.Unlock()
+	lp.l.Consts = lp.kernel.usedConsts(lp.rt.consts)
+	if src, ok := lp.rt.x.Source(lp.backend, &lp.l); ok {
 		return src, nil
 	}
 	lp.l.Sig = core.Analyse(&lp.l)
@@ -306,14 +321,14 @@ func (lp *Loop) Generate() (string, error) {
 
 // Compute runs the loop, compiling it first if needed.
 func (lp *Loop) Compute() error {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	lp.l.Consts = lp.kernel.usedConsts()
-	return rt.run(lp.backend, &lp.l)
+	mu.Lock()
+	defer mu.Unlock()
+	lp.l.Consts = lp.kernel.usedConsts(lp.rt.consts)
+	return lp.rt.run(lp.backend, &lp.l)
 }
 
-// run executes a bound loop with its program. Caller holds rt.mu.
-func (s *state) run(b *exec.Opened, l *core.Loop) error {
+// run executes a bound loop with its program. Caller holds mu.
+func (s *Runtime) run(b *exec.Opened, l *core.Loop) error {
 	beginCrashReport(b, l) // name the loop if its kernel kills the process
 	var err error
 	if l.Check {

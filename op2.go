@@ -50,7 +50,6 @@ import (
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/jit"
-	"github.com/goop2/op2/internal/plan"
 
 	// The host backends register themselves.
 	_ "github.com/goop2/op2/internal/backend/opencl"
@@ -115,29 +114,54 @@ type Config struct {
 	OpenCLDevice string
 }
 
-// state is the process-wide run time: the configuration, the open backend
-// and the caches. ParLoop holds mu for the whole call, so loops issued from
-// several goroutines run one after another.
-type state struct {
-	mu       sync.Mutex
+// Runtime is one GoOP2 run time: a configuration and its open backends,
+// the compiled programs and execution plans, the constants kernels can
+// refer to, and statistics. The package-level functions (Configure, Use,
+// ParLoop, NewLoop, Generate, NewConst, ReadStats...) use the default
+// runtime; a program (or a test) may create others with NewRuntime, each
+// configured independently. Sets, maps, Dats and Globals belong to no
+// runtime. Loops of every runtime, and host access to data, run one at a
+// time (one process-wide lock), so loops issued from several goroutines,
+// or from several runtimes, never overlap.
+type Runtime struct {
 	cfg      exec.Config
 	backend  *exec.Opened
 	backends map[string]*exec.Opened
 	x        *exec.Executor // programs and plans, by backend instance
-	loop     core.Loop      // reused by ParLoop
-	err      error          // configuration error from the environment
+	consts   *constRegistry
+	loop     core.Loop // reused by ParLoop
+	err      error     // configuration error from the environment
 }
 
-var rt = newState()
+// mu serialises loops of every runtime and host access to data.
+var mu sync.Mutex
 
-func newState() *state {
-	s := &state{backends: map[string]*exec.Opened{}, x: exec.New()}
+// rt is the default runtime.
+var rt = newRuntime()
+
+// Default returns the default runtime, the one the package-level functions
+// use.
+func Default() *Runtime { return rt }
+
+func newRuntime() *Runtime {
+	s := &Runtime{backends: map[string]*exec.Opened{}, x: exec.New(), consts: newConstRegistry()}
 	var err error
 	s.cfg, err = exec.ConfigFromEnv()
 	s.err = apiError(err)
 	s.x.BlockSize = s.cfg.BlockSize
-	plan.SetChecking(s.cfg.PlanCheck)
+	s.x.PlanCheck = s.cfg.PlanCheck
 	return s
+}
+
+// NewRuntime returns a new runtime configured with c, as Configure
+// configures the default one (zero fields keep the defaults, which
+// include the environment's overrides).
+func NewRuntime(c Config) (*Runtime, error) {
+	r := newRuntime()
+	if err := r.Configure(c); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // Configure replaces the run-time configuration; zero fields of c keep the
@@ -145,9 +169,13 @@ func newState() *state {
 // configuration and opens the chosen backend before anything changes: on
 // error the previous configuration and backend stay in use, so later loops
 // run as before.
-func Configure(c Config) error {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
+func Configure(c Config) error { return rt.Configure(c) }
+
+// Configure replaces runtime r's configuration (see the package-level
+// Configure).
+func (r *Runtime) Configure(c Config) error {
+	mu.Lock()
+	defer mu.Unlock()
 	def, err := exec.ConfigFromEnv()
 	if err != nil {
 		return apiError(err)
@@ -190,26 +218,29 @@ func Configure(c Config) error {
 		return apiError(err)
 	}
 	b := &exec.Opened{Backend: opened, ID: core.NewID()}
-	plan.SetChecking(def.PlanCheck)
-	rt.cfg = def
-	rt.err = nil
-	rt.backend = b
-	rt.backends = map[string]*exec.Opened{def.Backend: b}
-	rt.x.Clear()
-	rt.x.BlockSize = def.BlockSize
+	r.cfg = def
+	r.err = nil
+	r.backend = b
+	r.backends = map[string]*exec.Opened{def.Backend: b}
+	r.x.Clear()
+	r.x.BlockSize = def.BlockSize
+	r.x.PlanCheck = def.PlanCheck
 	return nil
 }
 
 // Use selects the backend for the loops that follow, keeping the rest of
 // the configuration. On error the previous backend stays selected.
-func Use(backend string) error {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	prevName, prev := rt.cfg.Backend, rt.backend
-	rt.cfg.Backend = backend
-	rt.backend = nil
-	if _, err := rt.currentBackend(); err != nil {
-		rt.cfg.Backend, rt.backend = prevName, prev
+func Use(backend string) error { return rt.Use(backend) }
+
+// Use selects runtime r's backend (see the package-level Use).
+func (r *Runtime) Use(backend string) error {
+	mu.Lock()
+	defer mu.Unlock()
+	prevName, prev := r.cfg.Backend, r.backend
+	r.cfg.Backend = backend
+	r.backend = nil
+	if _, err := r.currentBackend(); err != nil {
+		r.cfg.Backend, r.backend = prevName, prev
 		return err
 	}
 	return nil
@@ -230,23 +261,29 @@ const MaxPrograms = exec.MaxPrograms
 const MaxThreads = exec.MaxThreads
 
 // Backend returns the name of the backend the next loop will run on.
-func Backend() string {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	return rt.cfg.Backend
+func Backend() string { return rt.Backend() }
+
+// Backend returns the name of the backend runtime r's next loop runs on.
+func (r *Runtime) Backend() string {
+	mu.Lock()
+	defer mu.Unlock()
+	return r.cfg.Backend
 }
 
 // Wait returns when every loop issued so far has finished. Loops on device
 // backends are queued and run asynchronously (host access to their data
 // waits as needed); Wait is for timing them. On host backends it returns at
 // once.
-func Wait() error {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if rt.backend == nil {
+func Wait() error { return rt.Wait() }
+
+// Wait returns when every loop runtime r issued has finished.
+func (r *Runtime) Wait() error {
+	mu.Lock()
+	defer mu.Unlock()
+	if r.backend == nil {
 		return nil
 	}
-	if w, ok := rt.backend.Backend.(exec.Waiter); ok {
+	if w, ok := r.backend.Backend.(exec.Waiter); ok {
 		return apiError(w.Wait())
 	}
 	return nil
@@ -256,7 +293,7 @@ func Wait() error {
 func Backends() []string { return exec.Backends() }
 
 // currentBackend opens the configured backend on first use. Caller holds mu.
-func (s *state) currentBackend() (*exec.Opened, error) {
+func (s *Runtime) currentBackend() (*exec.Opened, error) {
 	if s.backend != nil {
 		return s.backend, nil
 	}
@@ -288,8 +325,8 @@ type Stats struct {
 	// Libraries is the number of compiled host libraries loaded. A library
 	// is unloaded when the last program using it leaves the program cache.
 	Libraries int
-	// Plans is the number of execution plans held in memory by the open
-	// backends (with their device copies). A plan is built for one
+	// Plans is the number of execution plans held in memory (with their
+	// device copies). A plan is built for one
 	// iteration set and the maps of one loop, and is dropped once that
 	// set or one of those maps has been garbage collected.
 	Plans int
@@ -299,13 +336,18 @@ type Stats struct {
 	UploadBytes, DownloadBytes uint64
 }
 
-// ReadStats returns the current counters.
-func ReadStats() Stats {
+// ReadStats returns the default runtime's counters.
+func ReadStats() Stats { return rt.Stats() }
+
+// Stats returns runtime r's counters. Generations, ProgramCache and Plans
+// are r's own; the compiler, disk cache, library and transfer counters are
+// the process's.
+func (r *Runtime) Stats() Stats {
 	js := jit.ReadStats()
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	up, down, upB, downB := core.TransferStats()
 	return Stats{Compiles: js.Compiles, DiskHits: js.DiskHits, Rebuilds: js.Rebuilds,
-		Generations: rt.x.Generations(), ProgramCache: rt.x.Programs(), Libraries: jit.Loaded(), Plans: core.PlansHeld(),
+		Generations: r.x.Generations(), ProgramCache: r.x.Programs(), Libraries: jit.Loaded(), Plans: r.x.Plans(),
 		Uploads: up, Downloads: down, UploadBytes: upB, DownloadBytes: downB}
 }

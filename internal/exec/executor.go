@@ -26,6 +26,8 @@ type Executor struct {
 	generations uint64
 	// BlockSize fixes the plans' block size; 0 chooses it (see ChoosePlan).
 	BlockSize int
+	// PlanCheck verifies every invariant of each new plan.
+	PlanCheck bool
 	// OnLaunch, if not nil, is called before every launch (tests).
 	OnLaunch func(l *core.Loop, r Range)
 }
@@ -207,7 +209,7 @@ func (x *Executor) plan(b *Opened, l *core.Loop, needs *PlanNeeds) (*Plan, error
 	if pl, ok := x.plans.Get(k); ok {
 		return pl, nil
 	}
-	built, err := ChoosePlan(l, needs, x.BlockSize)
+	built, err := ChoosePlan(l, needs, x.BlockSize, x.PlanCheck)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Name(), err)
 	}
@@ -226,7 +228,8 @@ func (x *Executor) plan(b *Opened, l *core.Loop, needs *PlanNeeds) (*Plan, error
 	return pl, nil
 }
 
-// ChoosePlan builds the plan for l with the block size policy. A configured
+// ChoosePlan builds the plan for l with the block size policy, and checks
+// every invariant of the plan when check is set. A configured
 // block size (blockSize > 0) is used as it is by host programs. Device programs (needs.SharedBudget > 0) start
 // from the planner's adaptive size and halve it until a block's staged data
 // fits their shared memory. Host programs need no staging memory, so blocks
@@ -236,7 +239,7 @@ func (x *Executor) plan(b *Opened, l *core.Loop, needs *PlanNeeds) (*Plan, error
 // locality large blocks all conflict and the colours serialise the loop, so
 // the size is quartered until every colour has, on average, work for all
 // threads (four blocks per thread), down to 256.
-func ChoosePlan(l *core.Loop, needs *PlanNeeds, blockSize int) (*plan.Plan, error) {
+func ChoosePlan(l *core.Loop, needs *PlanNeeds, blockSize int, check bool) (*plan.Plan, error) {
 	modifies := func(i int) bool { return l.Args[i].IndirectModify() }
 	if needs.Modifies != nil {
 		modifies = func(i int) bool { return needs.Modifies[i] }
@@ -290,7 +293,7 @@ func ChoosePlan(l *core.Loop, needs *PlanNeeds, blockSize int) (*plan.Plan, erro
 			in.BlockSize = max(in.BlockSize/4, 256)
 		}
 	}
-	if plan.CheckingEnabled() {
+	if check {
 		if err := pl.Check(in); err != nil {
 			return nil, fmt.Errorf("execution plan check failed: %w", err)
 		}
@@ -303,6 +306,9 @@ func (x *Executor) Clear() {
 	x.programs.clear()
 	x.plans.Clear()
 }
+
+// Plans is the number of plans held.
+func (x *Executor) Plans() int { return x.plans.Len() }
 
 // Programs is the number of programs held.
 func (x *Executor) Programs() int { return x.programs.len() }

@@ -80,7 +80,7 @@
 //
 // [Build] does not verify its own output. [Plan.Check] re-derives every
 // invariant from the [Input] independently and reports the first violation;
-// callers run it when [CheckingEnabled] is true (set through [SetChecking]
-// by the op2 run time from Config.PlanCheck or OP2_PLAN_CHECK=1). Callers
-// also cache plans: a plan depends only on its Input.
+// the executor (internal/exec) runs it on every new plan when its runtime's
+// Config.PlanCheck (or OP2_PLAN_CHECK=1) is set. Callers also cache plans:
+// a plan depends only on its Input.
 package plan

@@ -304,7 +304,7 @@ func TestPlanThatCannotFitIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	needs := exec.PlanNeeds{SharedBudget: stagingBudget(l, lay.reductions, b.ctx.Device.LocalMem), TooLarge: b.tooLarge(lay)}
-	_, err = exec.ChoosePlan(l, &needs, 0)
+	_, err = exec.ChoosePlan(l, &needs, 0, true)
 	if err == nil {
 		t.Fatal("no error")
 	}
