@@ -1,3 +1,6 @@
+// Package host is the run-time side of the host backends (sequential and
+// openmp): it builds a generated wrapper (package hostc) with the C JIT,
+// fills the wrapper's argument arrays and calls it.
 package host
 
 /*
@@ -14,6 +17,7 @@ import (
 	"runtime"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/jit"
 )
@@ -40,22 +44,22 @@ type constSlot struct {
 // NewProgram compiles src (or takes it from the cache) and prepares argument
 // arrays with room for extraPtrs pointers after the per-argument ones.
 func NewProgram(cc *jit.Compiler, l *core.Loop, src string, extraPtrs int, extraFlags ...string) (*Program, error) {
-	symbols := []string{EntryPoint}
+	symbols := []string{hostc.EntryPoint}
 	for _, c := range l.Consts {
-		symbols = append(symbols, ConstSymbol(c))
+		symbols = append(symbols, hostc.ConstSymbol(c))
 	}
 	lib, err := cc.Build(src, symbols, extraFlags...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Name(), err)
 	}
-	fn, err := lib.Symbol(EntryPoint)
+	fn, err := lib.Symbol(hostc.EntryPoint)
 	if err != nil {
 		lib.Release()
 		return nil, fmt.Errorf("%s: %w", l.Name(), err)
 	}
 	p := &Program{src: src, lib: lib, fn: fn, nargs: len(l.Args)}
 	for _, c := range l.Consts {
-		addr, err := lib.Symbol(ConstSymbol(c))
+		addr, err := lib.Symbol(hostc.ConstSymbol(c))
 		if err != nil {
 			lib.Release()
 			return nil, fmt.Errorf("%s: constant %q: %w", l.Name(), c.Name, err)
@@ -64,7 +68,7 @@ func NewProgram(cc *jit.Compiler, l *core.Loop, src string, extraPtrs int, extra
 	}
 	np := 2*len(l.Args) + extraPtrs
 	p.pv = unsafe.Slice((*unsafe.Pointer)(C.calloc(C.size_t(np+1), C.size_t(unsafe.Sizeof(unsafe.Pointer(nil))))), np+1)[:np]
-	p.iv = unsafe.Slice((*C.longlong)(C.calloc(C.size_t(IvCount+8), 8)), IvCount+8)
+	p.iv = unsafe.Slice((*C.longlong)(C.calloc(C.size_t(hostc.IvCount+8), 8)), hostc.IvCount+8)
 	runtime.AddCleanup(p, func(mem [2]unsafe.Pointer) {
 		C.free(mem[0])
 		C.free(mem[1])

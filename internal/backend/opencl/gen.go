@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
-	"github.com/goop2/op2/internal/host"
 )
 
 // WorkGroupSize is the number of work items per work group, fixed in each
@@ -567,7 +567,7 @@ func reductionFinish(w *writer, l *core.Loop, lay *layout, slot string) {
 		w.p("  for (int op2_k = 0; op2_k < %d; op2_k++) {\n", dim)
 		w.p("    op2_rs%d[op2_lid] = op2_p%d[op2_k];\n    barrier(CLK_LOCAL_MEM_FENCE);\n", i, i)
 		w.p("    for (int op2_step = %d; op2_step > 0; op2_step >>= 1) {\n", WorkGroupSize/2)
-		w.p("      if (op2_lid < op2_step) { %s }\n", host.Combine(a.Access, fmt.Sprintf("op2_rs%d[op2_lid]", i), fmt.Sprintf("op2_rs%d[op2_lid + op2_step]", i)))
+		w.p("      if (op2_lid < op2_step) { %s }\n", hostc.Combine(a.Access, fmt.Sprintf("op2_rs%d[op2_lid]", i), fmt.Sprintf("op2_rs%d[op2_lid + op2_step]", i)))
 		w.p("      barrier(CLK_LOCAL_MEM_FENCE);\n    }\n")
 		w.p("    if (op2_lid == 0) op2_red%d[(%s) * %d + op2_k] = op2_rs%d[0];\n", i, slot, dim, i)
 		w.p("    barrier(CLK_LOCAL_MEM_FENCE);\n  }\n")

@@ -4,10 +4,8 @@
 package sequential
 
 import (
-	"fmt"
-	"strconv"
-
 	"github.com/goop2/op2/internal/cache"
+	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/host"
@@ -18,7 +16,7 @@ import (
 const Name = "sequential"
 
 func init() {
-	exec.RegisterGenerator(Name, generate)
+	exec.RegisterGenerator(Name, hostc.Sequential)
 	exec.Register(Name, func(cfg *exec.Config) (exec.Backend, error) {
 		dir, err := cache.Open(cfg.CacheDir)
 		if err != nil {
@@ -37,41 +35,10 @@ func (b *backend) Name() string { return Name }
 // Generate writes the translation unit: prelude, kernel and a wrapper that
 // loops over [op2_iv[0], op2_iv[1]). Global reductions accumulate into
 // local copies, combined into the Global after the loop.
-func (b *backend) Generate(l *core.Loop) (string, error) { return generate(l) }
-
-func generate(l *core.Loop) (string, error) {
-	var g host.Gen
-	g.Prelude(l)
-	g.Range(l)
-	g.EntryOpen(l)
-	for i := range l.Args {
-		a := &l.Args[i]
-		if a.IsReduction() {
-			t := a.Data.Type.CName()
-			init := fmt.Sprintf("op2_d%d[op2_k]", l.Sig.Base[i])
-			if a.Access == core.Inc {
-				init = "0"
-			}
-			g.Printf("  %s op2_r%d[%d];\n  for (int op2_k = 0; op2_k < %d; op2_k++) op2_r%d[op2_k] = %s;\n", t, i, a.Data.Dim, a.Data.Dim, i, init)
-		}
-	}
-	g.Printf("  if (%s) return 1;\n", host.RangeCall(l, fmt.Sprintf("op2_iv[%d]", host.IvStart), fmt.Sprintf("op2_iv[%d]", host.IvEnd),
-		func(i int) string { return "op2_r" + strconv.Itoa(i) }))
-	// Each accumulator started from the identity (or the Global's value for
-	// MIN and MAX), so a Global passed twice gets both contributions.
-	for i := range l.Args {
-		a := &l.Args[i]
-		if a.IsReduction() {
-			g.Printf("  for (int op2_k = 0; op2_k < %d; op2_k++) { %s }\n", a.Data.Dim,
-				host.Combine(a.Access, fmt.Sprintf("op2_d%d[op2_k]", l.Sig.Base[i]), fmt.Sprintf("op2_r%d[op2_k]", i)))
-		}
-	}
-	g.EntryClose(l)
-	return g.String(), nil
-}
+func (b *backend) Generate(l *core.Loop) (string, error) { return hostc.Sequential(l) }
 
 func (b *backend) Build(l *core.Loop) (exec.Program, error) {
-	src, err := generate(l)
+	src, err := hostc.Sequential(l)
 	if err != nil {
 		return nil, err
 	}
@@ -96,8 +63,8 @@ func (p *program) Bind(l *core.Loop, _ *exec.Plan) error {
 }
 
 func (p *program) Launch(r exec.Range) error {
-	p.SetInt(host.IvStart, r.First)
-	p.SetInt(host.IvEnd, r.Last)
+	p.SetInt(hostc.IvStart, r.First)
+	p.SetInt(hostc.IvEnd, r.Last)
 	return p.Call(p.l)
 }
 

@@ -1,6 +1,8 @@
-// Package host holds what the host backends (sequential and openmp) share:
-// generation of the C wrapper around a user kernel and the run-time glue that
-// fills the wrapper's argument arrays and calls it.
+// Package hostc generates the C that the host backends (sequential and
+// openmp) compile: a wrapper around the user kernel for a loop's signature.
+// It is pure Go: no cgo, no compiler, no device (static generation uses
+// it as it is). Package host holds the run-time side that fills the
+// wrapper's argument arrays and calls it.
 //
 // Every host wrapper has the same C signature,
 //
@@ -12,7 +14,7 @@
 // map pointer per argument (NULL for direct arguments and Globals), then
 // whatever the backend appends (plan arrays). Every identifier the
 // generated code introduces starts with op2_.
-package host
+package hostc
 
 import (
 	"fmt"

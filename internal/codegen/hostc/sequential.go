@@ -1,0 +1,43 @@
+package hostc
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/goop2/op2/internal/core"
+)
+
+// Sequential writes the sequential backend's translation unit: prelude,
+// kernel and a wrapper that loops over [op2_iv[IvStart], op2_iv[IvEnd]).
+// Global reductions accumulate into local copies, combined into the Global
+// after the loop.
+func Sequential(l *core.Loop) (string, error) {
+	var g Gen
+	g.Prelude(l)
+	g.Range(l)
+	g.EntryOpen(l)
+	for i := range l.Args {
+		a := &l.Args[i]
+		if a.IsReduction() {
+			t := a.Data.Type.CName()
+			init := fmt.Sprintf("op2_d%d[op2_k]", l.Sig.Base[i])
+			if a.Access == core.Inc {
+				init = "0"
+			}
+			g.Printf("  %s op2_r%d[%d];\n  for (int op2_k = 0; op2_k < %d; op2_k++) op2_r%d[op2_k] = %s;\n", t, i, a.Data.Dim, a.Data.Dim, i, init)
+		}
+	}
+	g.Printf("  if (%s) return 1;\n", RangeCall(l, fmt.Sprintf("op2_iv[%d]", IvStart), fmt.Sprintf("op2_iv[%d]", IvEnd),
+		func(i int) string { return "op2_r" + strconv.Itoa(i) }))
+	// Each accumulator started from the identity (or the Global's value for
+	// MIN and MAX), so a Global passed twice gets both contributions.
+	for i := range l.Args {
+		a := &l.Args[i]
+		if a.IsReduction() {
+			g.Printf("  for (int op2_k = 0; op2_k < %d; op2_k++) { %s }\n", a.Data.Dim,
+				Combine(a.Access, fmt.Sprintf("op2_d%d[op2_k]", l.Sig.Base[i]), fmt.Sprintf("op2_r%d[op2_k]", i)))
+		}
+	}
+	g.EntryClose(l)
+	return g.String(), nil
+}
