@@ -20,6 +20,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/cache"
+	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/jit"
@@ -43,11 +44,11 @@ const NominalLocalMem = 32 << 10
 // generateFor generates the loop's source for a device with localMem
 // bytes of local memory.
 func generateFor(l *core.Loop, localMem int) (string, error) {
-	lay, err := analyse(l, localMem)
+	lay, err := device.Analyse(l, localMem)
 	if err != nil {
 		return "", err
 	}
-	return generate(l, lay)
+	return device.Generate(l, lay)
 }
 
 type backend struct {
@@ -217,48 +218,48 @@ func (b *backend) Build(l *core.Loop) (exec.Program, error) {
 			}
 		}
 	}
-	lay, err := analyse(l, b.ctx.Device.LocalMem)
+	lay, err := device.Analyse(l, b.ctx.Device.LocalMem)
 	if err != nil {
 		return nil, err
 	}
-	if max := b.ctx.Device.ConstMem; max > 0 && lay.constBytes > max {
+	if max := b.ctx.Device.ConstMem; max > 0 && lay.ConstBytes > max {
 		return nil, fmt.Errorf("%s: the constants the kernel uses take %d bytes, more than the %d bytes of constant memory of OpenCL device %q",
-			l.Name(), lay.constBytes, max, b.ctx.Device.Name)
+			l.Name(), lay.ConstBytes, max, b.ctx.Device.Name)
 	}
-	src, err := generate(l, lay)
+	src, err := device.Generate(l, lay)
 	if err != nil {
 		return nil, err
 	}
 	k, progKey, err := b.build(l, src)
 	if err != nil {
-		if hint := lay.buildHint(l); hint != "" {
+		if hint := lay.BuildHint(l); hint != "" {
 			err = fmt.Errorf("%w\n%s", err, hint)
 		}
 		return nil, err
 	}
 	p := &program{b: b, src: src, lay: lay, k: k, progKey: progKey, red: make([]*cl.Buffer, len(l.Args))}
-	if lay.indirect {
+	if lay.Indirect {
 		// Every element of a written-back dataset is stored back, so all
 		// its arguments constrain the colouring; datasets too large to
 		// stage take no local memory.
 		p.needs = &exec.PlanNeeds{Modifies: make([]bool, len(l.Args)), Unstaged: make([]bool, len(l.Args)),
-			SharedBudget: stagingBudget(l, lay.reductions, b.ctx.Device.LocalMem), TooLarge: b.tooLarge(lay)}
+			SharedBudget: device.StagingBudget(l, lay.Reductions, b.ctx.Device.LocalMem), TooLarge: b.tooLarge(lay)}
 		for i := range l.Args {
-			if d := lay.inds[i]; d >= 0 {
-				p.needs.Modifies[i] = lay.dsModified[d]
-				p.needs.Unstaged[i] = lay.dsGlobal[d]
+			if d := lay.Inds[i]; d >= 0 {
+				p.needs.Modifies[i] = lay.DSModified[d]
+				p.needs.Unstaged[i] = lay.DSGlobal[d]
 			}
 		}
 	}
-	if lay.constBytes > 0 {
-		if p.consts, err = b.ctx.Alloc(lay.constBytes); err != nil {
+	if lay.ConstBytes > 0 {
+		if p.consts, err = b.ctx.Alloc(lay.ConstBytes); err != nil {
 			p.Release()
 			return nil, fmt.Errorf("%s: allocating the constant buffer: %w", l.Name(), err)
 		}
 		ctx := b.ctx
 		runtime.AddCleanup(p, func(buf *cl.Buffer) { ctx.Free(buf) }, p.consts)
-		p.constHost = make([]byte, lay.constBytes)
-		p.constSeen = make([]uint64, len(lay.consts))
+		p.constHost = make([]byte, lay.ConstBytes)
+		p.constSeen = make([]uint64, len(lay.Consts))
 	}
 	return p, nil
 }
@@ -267,13 +268,13 @@ func (b *backend) Build(l *core.Loop) (exec.Program, error) {
 type program struct {
 	b       *backend
 	src     string
-	lay     *layout
+	lay     *device.Layout
 	k       *cl.Kernel
 	progKey string       // the OpenCL program k belongs to, in b.programs
 	red     []*cl.Buffer // partial results of reduction arguments, by argument
 
 	// consts is the device copy of the constants the kernel uses, packed
-	// as lay.consts says; constHost its host image and constSeen the
+	// as lay.Consts says; constHost its host image and constSeen the
 	// version of each constant it holds (0: not yet copied).
 	consts    *cl.Buffer
 	constHost []byte
@@ -342,7 +343,7 @@ func (b *backend) alloc(s *core.Storage) func(zeroed bool) (core.DeviceBuffer, e
 // prepareData brings every argument's device copy up to date.
 func (p *program) prepareData(l *core.Loop) error {
 	for i := range l.Args {
-		if p.lay.base[i] != i {
+		if p.lay.Base[i] != i {
 			continue
 		}
 		s := l.Args[i].Data
@@ -374,10 +375,10 @@ func (p *program) prepareData(l *core.Loop) error {
 // last loop to the device: changing a constant needs no new program.
 func (p *program) refreshConsts() error {
 	changed := false
-	for j, s := range p.lay.consts {
-		c := s.c
+	for j, s := range p.lay.Consts {
+		c := s.Const
 		if v := c.Version.Load(); v != p.constSeen[j] || v == 0 {
-			copy(p.constHost[s.off:s.off+c.Bytes()], unsafe.Slice((*byte)(c.Host), c.Bytes()))
+			copy(p.constHost[s.Offset:s.Offset+c.Bytes()], unsafe.Slice((*byte)(c.Host), c.Bytes()))
 			p.constSeen[j] = v
 			changed = true
 		}
@@ -403,7 +404,7 @@ func (p *program) setTail(l *core.Loop, next, slots int) error {
 		}
 		next++
 	}
-	for _, i := range p.lay.reductions {
+	for _, i := range p.lay.Reductions {
 		a := &l.Args[i]
 		need := max(slots, 1) * a.Data.Dim * a.Data.Type.Size()
 		if p.red[i] == nil || p.red[i].Size < need {
@@ -417,12 +418,12 @@ func (p *program) setTail(l *core.Loop, next, slots int) error {
 		if err := p.k.SetBuffer(next, p.red[i]); err != nil {
 			return err
 		}
-		if err := p.k.SetLocal(next+1, WorkGroupSize*a.Data.Type.Size()); err != nil {
+		if err := p.k.SetLocal(next+1, device.WorkGroupSize*a.Data.Type.Size()); err != nil {
 			return err
 		}
 		next += 2
 	}
-	if len(p.lay.consts) == 0 && len(p.lay.reductions) == 0 {
+	if len(p.lay.Consts) == 0 && len(p.lay.Reductions) == 0 {
 		return p.k.SetInt(next, 0)
 	}
 	return nil
@@ -430,7 +431,7 @@ func (p *program) setTail(l *core.Loop, next, slots int) error {
 
 func (p *program) setData(l *core.Loop, next int) (int, error) {
 	for i := range l.Args {
-		if p.lay.base[i] != i {
+		if p.lay.Base[i] != i {
 			continue
 		}
 		if err := p.k.SetBuffer(next, l.Args[i].Data.Dev.(*devBuf).buf); err != nil {
@@ -483,7 +484,7 @@ func (p *program) Bind(l *core.Loop, pl *exec.Plan) error {
 func (p *program) Launch(r exec.Range) error {
 	if p.dp == nil {
 		n := r.Last - r.First
-		groups := min((n+WorkGroupSize-1)/WorkGroupSize, maxDirectGroups)
+		groups := min((n+device.WorkGroupSize-1)/device.WorkGroupSize, device.MaxDirectGroups)
 		if p.slots > 0 {
 			// Partial results are per work group: fold those of the
 			// previous range before this one overwrites them.
@@ -496,7 +497,7 @@ func (p *program) Launch(r exec.Range) error {
 				return fmt.Errorf("%s: %w", p.l.Name(), err)
 			}
 		}
-		if err := p.b.ctx.Launch(p.k, groups, WorkGroupSize); err != nil {
+		if err := p.b.ctx.Launch(p.k, groups, device.WorkGroupSize); err != nil {
 			return fmt.Errorf("%s: %w", p.l.Name(), err)
 		}
 		p.slots = groups
@@ -508,7 +509,7 @@ func (p *program) Launch(r exec.Range) error {
 		if err := p.k.SetInt(p.blockOffsetArg, int(p.dp.p.ColOffset[c])); err != nil {
 			return fmt.Errorf("%s: %w", p.l.Name(), err)
 		}
-		if err := p.b.ctx.Launch(p.k, int(p.dp.p.NColBlk[c]), WorkGroupSize); err != nil {
+		if err := p.b.ctx.Launch(p.k, int(p.dp.p.NColBlk[c]), device.WorkGroupSize); err != nil {
 			return fmt.Errorf("%s: %w", p.l.Name(), err)
 		}
 	}
@@ -529,12 +530,12 @@ func (p *program) Finish(l *core.Loop) error {
 func (p *program) checkRange(l *core.Loop, dp *devicePlan) error {
 	const maxInt = 1<<31 - 1
 	if dp == nil {
-		if n := l.IterEnd(); n > maxInt-maxDirectGroups*WorkGroupSize {
-			return fmt.Errorf("the opencl backend runs direct loops over at most %d elements; set %q has %d", maxInt-maxDirectGroups*WorkGroupSize, l.Set.Name, n)
+		if n := l.IterEnd(); n > maxInt-device.MaxDirectGroups*device.WorkGroupSize {
+			return fmt.Errorf("the opencl backend runs direct loops over at most %d elements; set %q has %d", maxInt-device.MaxDirectGroups*device.WorkGroupSize, l.Set.Name, n)
 		}
 		return nil
 	}
-	for _, i := range p.lay.reductions {
+	for _, i := range p.lay.Reductions {
 		if s := l.Args[i].Data; dp.p.NBlocks*s.Dim > maxInt {
 			return fmt.Errorf("the opencl backend keeps one partial result per block: %d blocks × dim %d of %s exceed the int range; use a smaller Global or a larger block size", dp.p.NBlocks, s.Dim, s.Describe())
 		}
@@ -548,7 +549,7 @@ func (p *program) bindDirect(l *core.Loop) error {
 	if err != nil {
 		return err
 	}
-	groups := min((l.IterEnd()+WorkGroupSize-1)/WorkGroupSize, maxDirectGroups)
+	groups := min((l.IterEnd()+device.WorkGroupSize-1)/device.WorkGroupSize, device.MaxDirectGroups)
 	return p.setTail(l, next, groups)
 }
 
@@ -559,7 +560,7 @@ func (p *program) bindIndirect(l *core.Loop, dp *devicePlan) error {
 	if err != nil {
 		return err
 	}
-	for d := 0; d < p.lay.nind; d++ {
+	for d := 0; d < p.lay.NInd; d++ {
 		for _, buf := range []*cl.Buffer{dp.indMap[d], dp.indOffs[d], dp.indSizes[d]} {
 			if err := p.k.SetBuffer(next, buf); err != nil {
 				return err
@@ -592,7 +593,7 @@ func (p *program) bindIndirect(l *core.Loop, dp *devicePlan) error {
 // finishReductions reads each reduction's per-group results and combines
 // them into the Global's host copy, in group order.
 func (p *program) finishReductions(l *core.Loop, slots int) error {
-	for _, i := range p.lay.reductions {
+	for _, i := range p.lay.Reductions {
 		a := &l.Args[i]
 		s := a.Data
 		if err := s.HostAccess(true); err != nil {
@@ -683,12 +684,12 @@ func (b *backend) upload(s []int32) (*cl.Buffer, error) {
 }
 
 // tooLarge explains that one block's staged data cannot fit local memory.
-func (b *backend) tooLarge(lay *layout) func(l *core.Loop, nshared int) error {
+func (b *backend) tooLarge(lay *device.Layout) func(l *core.Loop, nshared int) error {
 	return func(l *core.Loop, nshared int) error {
 		var staged []string
-		for d := 0; d < lay.nind; d++ {
-			if !lay.dsGlobal[d] {
-				a := &l.Args[lay.dsArg[d]]
+		for d := 0; d < lay.NInd; d++ {
+			if !lay.DSGlobal[d] {
+				a := &l.Args[lay.DSArg[d]]
 				staged = append(staged, fmt.Sprintf("%s through map %q", a.Data.Describe(), a.Map.Name))
 			}
 		}
@@ -698,7 +699,7 @@ func (b *backend) tooLarge(lay *layout) func(l *core.Loop, nshared int) error {
 }
 
 // uploadPlan copies the plan's arrays to the device.
-func (b *backend) uploadPlan(l *core.Loop, lay *layout, xp *exec.Plan) (*devicePlan, error) {
+func (b *backend) uploadPlan(l *core.Loop, lay *device.Layout, xp *exec.Plan) (*devicePlan, error) {
 	pl := xp.Plan
 	dp := &devicePlan{p: pl, ctx: b.ctx, locMap: make([]*cl.Buffer, len(l.Args))}
 	var err error
@@ -710,7 +711,7 @@ func (b *backend) uploadPlan(l *core.Loop, lay *layout, xp *exec.Plan) (*deviceP
 		buf, err = b.upload(s)
 		return buf
 	}
-	for d := 0; d < lay.nind; d++ {
+	for d := 0; d < lay.NInd; d++ {
 		dp.indMap = append(dp.indMap, up(pl.IndMap[d]))
 		dp.indOffs = append(dp.indOffs, up(pl.IndOffs[d]))
 		dp.indSizes = append(dp.indSizes, up(pl.IndSizes[d]))

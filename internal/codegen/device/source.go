@@ -1,4 +1,4 @@
-package opencl
+package device
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package opencl
+package device
 
 import (
 	"fmt"
@@ -8,8 +8,6 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
-	"github.com/goop2/op2/internal/exec"
-	cl "github.com/goop2/op2/internal/opencl"
 )
 
 // These tests check the generated OpenCL source without a device.
@@ -57,13 +55,13 @@ func loop(t *testing.T, src, name string, set *core.Set, consts []*core.Const, a
 
 // gen generates the loop's source for a device with localMem bytes of
 // local memory.
-func gen(t *testing.T, l *core.Loop, localMem int) (string, *layout) {
+func gen(t *testing.T, l *core.Loop, localMem int) (string, *Layout) {
 	t.Helper()
-	lay, err := analyse(l, localMem)
+	lay, err := Analyse(l, localMem)
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := generate(l, lay)
+	src, err := Generate(l, lay)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,43 +272,13 @@ func TestArgumentPassing(t *testing.T) {
 		if !strings.Contains(s, c.params) {
 			t.Errorf("%s: no %q in\n%s", c.shape, c.params, s)
 		}
-		for d := range lay.dsGlobal {
-			if lay.dsGlobal[d] != c.unstaged {
-				t.Errorf("%s: dataset %d unstaged = %v", c.shape, d, lay.dsGlobal[d])
+		for d := range lay.DSGlobal {
+			if lay.DSGlobal[d] != c.unstaged {
+				t.Errorf("%s: dataset %d unstaged = %v", c.shape, d, lay.DSGlobal[d])
 			}
 		}
 		if strings.Contains(s, "op2_s0") == c.noStaging {
 			t.Errorf("%s: staging = %v, want %v", c.shape, !c.noStaging, c.noStaging)
-		}
-	}
-}
-
-// TestPlanThatCannotFitIsRefused: when one element's staged data exceeds
-// the device's local memory, the loop is refused with an error naming the
-// dats and the limit.
-func TestPlanThatCannotFitIsRefused(t *testing.T) {
-	edges := &core.Set{Name: "edges", Core: 2, Owned: 2, Exec: 2, Total: 2, ID: core.NewID()}
-	nodes := &core.Set{Name: "nodes", Core: 200, Owned: 200, Exec: 200, Total: 200, ID: core.NewID()}
-	tab := make([]int32, 200)
-	for i := range tab {
-		tab[i] = int32(i)
-	}
-	m := &core.Map{Name: "wide", From: edges, To: nodes, Arity: 100, Table: tab, ID: core.NewID()}
-	x := &core.Storage{Name: "x", Type: core.Float64, Dim: 4, Set: nodes, Len: 800, ID: core.NewID()}
-	l := loop(t, "void k(double **x) { }", "k", edges, nil, core.Arg{Data: x, Map: m, Idx: -1, Access: core.Read, Kind: core.ArgVector})
-	b := &backend{ctx: &cl.Context{Device: cl.Device{Name: "tiny", LocalMem: 4096}}}
-	lay, err := analyse(l, b.ctx.Device.LocalMem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	needs := exec.PlanNeeds{SharedBudget: stagingBudget(l, lay.reductions, b.ctx.Device.LocalMem), TooLarge: b.tooLarge(lay)}
-	_, err = exec.ChoosePlan(l, &needs, 0, true)
-	if err == nil {
-		t.Fatal("no error")
-	}
-	for _, w := range []string{"does not fit", `dat "x" (float64, dim 4)`, "4096 bytes", `"tiny"`} {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error %q does not mention %q", err, w)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package opencl
+package device
 
 import (
 	"fmt"
@@ -14,9 +14,9 @@ import (
 // kernel's reqd_work_group_size attribute (OP2's GPU default).
 const WorkGroupSize = 64
 
-// maxDirectGroups caps the work groups of a direct loop; each work item
+// MaxDirectGroups caps the work groups of a direct loop; each work item
 // then handles several elements.
-const maxDirectGroups = 4096
+const MaxDirectGroups = 4096
 
 // privateLimit is the largest argument, in bytes per element (all map
 // entries of a vector argument together), that reaches the kernel as a
@@ -51,22 +51,22 @@ const maxDirectGroups = 4096
 // (their dim is limited by op2.MaxReductionDim).
 const privateLimit = 1024
 
-// layout is what a loop's signature says about how its code is organised.
-type layout struct {
-	base       []int  // first argument with the same data, per argument
-	inds       []int  // indirect dataset of each argument, -1 if none
-	nind       int    // number of indirect datasets (unique dat and map)
-	dsArg      []int  // first argument of each dataset
+// Layout is what a loop's signature says about how its code is organised.
+type Layout struct {
+	Base       []int  // first argument with the same data, per argument
+	Inds       []int  // indirect dataset of each argument, -1 if none
+	NInd       int    // number of indirect datasets (unique dat and map)
+	DSArg      []int  // first argument of each dataset
 	dsStage    []bool // dataset values are staged into local memory (else zeroed: increments only)
-	dsGlobal   []bool // dataset elements are too large to stage: accessed in global memory
-	dsModified []bool // dataset is modified
-	indirect   bool   // some argument goes through a map
+	DSGlobal   []bool // dataset elements are too large to stage: accessed in global memory
+	DSModified []bool // dataset is modified
+	Indirect   bool   // some argument goes through a map
 	// callInColour: the kernel calls run thread colour by thread colour
 	// (some argument modifies data through a map other than by a private
 	// increment).
 	callInColour bool
 	globalFence  bool   // a dataset in global memory is modified: colour barriers fence global memory
-	reductions   []int  // Global reduction arguments
+	Reductions   []int  // Global reduction arguments
 	priv         []bool // the kernel gets a pointer to a private copy of the argument
 	// alias is, per argument, the earlier argument whose private copy it
 	// shares (it passes the same elements of the same data), or -1.
@@ -76,22 +76,22 @@ type layout struct {
 	unshared []string
 	// consts are the constants the kernel source uses, packed into one
 	// __constant buffer (see constLocals).
-	consts     []constSlot
-	constBytes int
+	Consts     []ConstSlot
+	ConstBytes int
 	src        *userSource // the kernel source, read
 	kdef       int         // the kernel's definition in src.defs
 	passed     []bool      // per kernel parameter: the kernel passes it on (userSource.passedOn)
 }
 
-// constSlot is a constant's place in the constant buffer.
-type constSlot struct {
-	c   *core.Const
-	off int
+// ConstSlot is a constant's place in the constant buffer.
+type ConstSlot struct {
+	Const  *core.Const
+	Offset int // bytes from the start of the buffer
 }
 
-// stagingBudget is the local memory a work group may use for staged
+// StagingBudget is the local memory a work group may use for staged
 // indirect data on a device with localMem bytes of local memory.
-func stagingBudget(l *core.Loop, reductions []int, localMem int) int {
+func StagingBudget(l *core.Loop, reductions []int, localMem int) int {
 	scratch := 0
 	for _, i := range reductions {
 		scratch += WorkGroupSize * l.Args[i].Data.Type.Size()
@@ -99,16 +99,16 @@ func stagingBudget(l *core.Loop, reductions []int, localMem int) int {
 	return localMem - scratch - 1024
 }
 
-// analyse works out the layout of the loop's code for a device with
+// Analyse works out the Layout of the loop's code for a device with
 // localMem bytes of local memory per work group.
-func analyse(l *core.Loop, localMem int) (*layout, error) {
+func Analyse(l *core.Loop, localMem int) (*Layout, error) {
 	n := len(l.Args)
 	u, err := scanSource(l.Kernel.Source)
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading the kernel source: %w", l.Name(), err)
 	}
 	sig := l.Sig
-	lay := &layout{base: sig.Base, inds: sig.Ind, nind: sig.NInd, dsArg: sig.DSArg, reductions: sig.Reductions, priv: make([]bool, n), src: u}
+	lay := &Layout{Base: sig.Base, Inds: sig.Ind, NInd: sig.NInd, DSArg: sig.DSArg, Reductions: sig.Reductions, priv: make([]bool, n), src: u}
 	info := l.Kernel.Info
 	lay.kdef = slices.IndexFunc(u.defs, func(f funcDecl) bool { return f.nameAt == info.NameStart })
 	if lay.kdef < 0 {
@@ -122,13 +122,13 @@ func analyse(l *core.Loop, localMem int) (*layout, error) {
 	}
 	passed := u.passedOn(&u.defs[lay.kdef], names, depth)
 	lay.passed = passed
-	lay.dsStage = make([]bool, lay.nind)
-	lay.dsGlobal = make([]bool, lay.nind)
-	lay.dsModified = make([]bool, lay.nind)
+	lay.dsStage = make([]bool, lay.NInd)
+	lay.DSGlobal = make([]bool, lay.NInd)
+	lay.DSModified = make([]bool, lay.NInd)
 	// A dataset is staged only if a work group's worth of its elements
 	// fits the staging budget; larger elements are read and written in
 	// global memory, where the plan's colouring keeps them race free.
-	stageMax := stagingBudget(l, lay.reductions, localMem) / WorkGroupSize
+	stageMax := StagingBudget(l, lay.Reductions, localMem) / WorkGroupSize
 	for i := range l.Args {
 		a := &l.Args[i]
 		bytes := a.Data.Dim * a.Data.Type.Size()
@@ -145,45 +145,45 @@ func analyse(l *core.Loop, localMem int) (*layout, error) {
 	lay.sharePrivateCopies(l)
 	for i := n - 1; i >= 0; i-- {
 		a := &l.Args[i]
-		if d := lay.inds[i]; d >= 0 {
-			lay.indirect = true
-			lay.dsGlobal[d] = a.Data.Dim*a.Data.Type.Size() > stageMax || l.Check && !dsWritten(l, lay.inds, d)
+		if d := lay.Inds[i]; d >= 0 {
+			lay.Indirect = true
+			lay.DSGlobal[d] = a.Data.Dim*a.Data.Type.Size() > stageMax || l.Check && !dsWritten(l, lay.Inds, d)
 			if a.Access != core.Inc {
 				lay.dsStage[d] = true
 			}
 			if a.Access.Modifies() {
-				lay.dsModified[d] = true
+				lay.DSModified[d] = true
 				if a.Access != core.Inc || !lay.priv[i] {
 					lay.callInColour = true
 				}
 			}
 		}
 	}
-	for d := 0; d < lay.nind; d++ {
-		if lay.dsGlobal[d] && lay.dsModified[d] {
+	for d := 0; d < lay.NInd; d++ {
+		if lay.DSGlobal[d] && lay.DSModified[d] {
 			lay.globalFence = true
 		}
 	}
 	for _, c := range l.Consts {
-		off := (lay.constBytes + 7) &^ 7
-		lay.consts = append(lay.consts, constSlot{c: c, off: off})
-		lay.constBytes = off + c.Bytes()
+		off := (lay.ConstBytes + 7) &^ 7
+		lay.Consts = append(lay.Consts, ConstSlot{Const: c, Offset: off})
+		lay.ConstBytes = off + c.Bytes()
 	}
 	// A dat modified through a map is written back from its staged copy,
 	// so no other argument may modify it, except that several datasets
 	// that only increment it may (each copy is added back).
 	for i := range l.Args {
 		a := &l.Args[i]
-		d := lay.inds[i]
-		if d < 0 || !lay.dsModified[d] || lay.dsArg[d] != i {
+		d := lay.Inds[i]
+		if d < 0 || !lay.DSModified[d] || lay.DSArg[d] != i {
 			continue
 		}
 		for j := range l.Args {
 			b := &l.Args[j]
-			if b.Data != a.Data || lay.inds[j] == d || !b.Access.Modifies() {
+			if b.Data != a.Data || lay.Inds[j] == d || !b.Access.Modifies() {
 				continue
 			}
-			if e := lay.inds[j]; e < 0 || lay.dsStage[d] || lay.dsStage[e] {
+			if e := lay.Inds[j]; e < 0 || lay.dsStage[d] || lay.dsStage[e] {
 				return nil, fmt.Errorf("%s: the opencl backend stages %s in local memory and writes it back, so the loop may not also pass it as argument %d (%s); pass it through one map, or use a host backend",
 					l.Name(), a.Data.Describe(), j, b.Describe())
 			}
@@ -205,7 +205,7 @@ func analyse(l *core.Loop, localMem int) (*layout, error) {
 // (or global) data, which alias as on the host. Increments through a map
 // are exempt: each accumulates into its own zeroed copy, which is added to
 // the target afterwards, so they combine correctly wherever they meet.
-func (lay *layout) sharePrivateCopies(l *core.Loop) {
+func (lay *Layout) sharePrivateCopies(l *core.Loop) {
 	n := len(l.Args)
 	lay.alias = make([]int, n)
 	lay.unshared = make([]string, n)
@@ -279,7 +279,7 @@ func dsWritten(l *core.Loop, inds []int, d int) bool {
 // buildHint explains, for a failed build, which arguments and constants
 // the kernel receives as qualified pointers although it passes them on:
 // a helper function with plain pointer parameters cannot take those.
-func (lay *layout) buildHint(l *core.Loop) string {
+func (lay *Layout) BuildHint(l *core.Loop) string {
 	var notes []string
 	for i := range l.Args {
 		if i < len(lay.passed) && lay.passed[i] && !lay.priv[i] {
@@ -291,10 +291,10 @@ func (lay *layout) buildHint(l *core.Loop) string {
 				i, l.Args[i].Describe(), why, lay.qualifier(l, i)))
 		}
 	}
-	for _, s := range lay.consts {
-		if s.c.Dim > 1 && s.c.Bytes() > privateLimit {
+	for _, s := range lay.Consts {
+		if s.Const.Dim > 1 && s.Const.Bytes() > privateLimit {
 			notes = append(notes, fmt.Sprintf("constant %q is larger than %d bytes, so kernels see it as a __constant pointer, which helper functions with plain pointer parameters cannot take",
-				s.c.Name, privateLimit))
+				s.Const.Name, privateLimit))
 		}
 	}
 	if len(notes) == 0 {
@@ -306,11 +306,11 @@ func (lay *layout) buildHint(l *core.Loop) string {
 // qualifier is the OpenCL address space of the memory that kernel
 // parameter i points to when the argument is not passed as a private
 // copy.
-func (lay *layout) qualifier(l *core.Loop, i int) string {
+func (lay *Layout) qualifier(l *core.Loop, i int) string {
 	a := &l.Args[i]
 	switch a.Kind {
 	case core.ArgIndirect, core.ArgVector:
-		if !lay.dsGlobal[lay.inds[i]] {
+		if !lay.DSGlobal[lay.Inds[i]] {
 			return "__local"
 		}
 	case core.ArgGlobal:
@@ -348,10 +348,10 @@ const hiddenParam = "__constant char *op2_consts"
 //   - parameters of the kernel that are not private copies get their
 //     address-space qualifiers (and the kernel's prototypes the same list);
 //   - `long long` becomes OpenCL's 64-bit `long`.
-func kernelSource(l *core.Loop, lay *layout, u *userSource) (string, error) {
+func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 	k := l.Kernel
 	info := k.Info
-	hasConsts := len(lay.consts) > 0
+	hasConsts := len(lay.Consts) > 0
 	var params []string
 	if hasConsts {
 		params = append(params, hiddenParam)
@@ -421,25 +421,25 @@ func kernelSource(l *core.Loop, lay *layout, u *userSource) (string, error) {
 // Constants named like a parameter of the function, or like a typedef of
 // the source, are left out: the parameter (or the type) is what the name
 // means there.
-func constLocals(lay *layout, u *userSource, i int) string {
+func constLocals(lay *Layout, u *userSource, i int) string {
 	f := &u.defs[i]
 	var b strings.Builder
-	for _, s := range lay.consts {
-		c := s.c
+	for _, s := range lay.Consts {
+		c := s.Const
 		if slices.Contains(f.params, c.Name) || u.typedefs[c.Name] || !(u.bodyIdents[i][c.Name] || u.macroIdents[c.Name]) {
 			continue
 		}
 		t := clType(c.Type)
 		switch {
 		case c.Dim == 1:
-			fmt.Fprintf(&b, " const %s %s = *(__constant %s *)(op2_consts + %d);", t, c.Name, t, s.off)
+			fmt.Fprintf(&b, " const %s %s = *(__constant %s *)(op2_consts + %d);", t, c.Name, t, s.Offset)
 		case c.Bytes() <= privateLimit:
 			// A private copy, so that the array may be passed on to
 			// helper functions taking plain C pointers.
 			fmt.Fprintf(&b, " %s op2_cv_%s[%d]; for (int op2_k = 0; op2_k < %d; op2_k++) op2_cv_%s[op2_k] = ((__constant %s *)(op2_consts + %d))[op2_k]; const %s *const %s = op2_cv_%s;",
-				t, c.Name, c.Dim, c.Dim, c.Name, t, s.off, t, c.Name, c.Name)
+				t, c.Name, c.Dim, c.Dim, c.Name, t, s.Offset, t, c.Name, c.Name)
 		default:
-			fmt.Fprintf(&b, " __constant %s *const %s = (__constant %s *)(op2_consts + %d);", t, c.Name, t, s.off)
+			fmt.Fprintf(&b, " __constant %s *const %s = (__constant %s *)(op2_consts + %d);", t, c.Name, t, s.Offset)
 		}
 	}
 	return b.String()
@@ -479,12 +479,12 @@ type writer struct{ strings.Builder }
 
 func (w *writer) p(format string, a ...any) { fmt.Fprintf(&w.Builder, format, a...) }
 
-// generate writes the whole OpenCL program for the loop: the prelude, the
+// Generate writes the whole OpenCL program for the loop: the prelude, the
 // user's source, and a __kernel stub named op2_stub. Every name the
 // generated code introduces starts with op2_ (user sources may not use
 // the prefix), and every macro the user source defines is undefined
 // before the stub, so no user name can change the stub's meaning.
-func generate(l *core.Loop, lay *layout) (string, error) {
+func Generate(l *core.Loop, lay *Layout) (string, error) {
 	u := lay.src
 	user, err := kernelSource(l, lay, u)
 	if err != nil {
@@ -507,7 +507,7 @@ func generate(l *core.Loop, lay *layout) (string, error) {
 		w.p("#undef %s\n", m)
 	}
 	w.p("\n")
-	if lay.indirect {
+	if lay.Indirect {
 		indirectStub(&w, l, lay)
 	} else {
 		directStub(&w, l, lay)
@@ -516,9 +516,9 @@ func generate(l *core.Loop, lay *layout) (string, error) {
 }
 
 // dataParams declares one __global pointer per distinct Dat or Global.
-func dataParams(w *writer, l *core.Loop, lay *layout) {
+func dataParams(w *writer, l *core.Loop, lay *Layout) {
 	for i := range l.Args {
-		if lay.base[i] == i {
+		if lay.Base[i] == i {
 			w.p("    __global %s *restrict op2_d%d,\n", clType(l.Args[i].Data.Type), i)
 		}
 	}
@@ -526,12 +526,12 @@ func dataParams(w *writer, l *core.Loop, lay *layout) {
 
 // tailParams declares the constants and the reduction buffers and ends the
 // parameter list.
-func tailParams(w *writer, l *core.Loop, lay *layout) {
+func tailParams(w *writer, l *core.Loop, lay *Layout) {
 	var ps []string
-	if len(lay.consts) > 0 {
+	if len(lay.Consts) > 0 {
 		ps = append(ps, "    "+hiddenParam)
 	}
-	for _, i := range lay.reductions {
+	for _, i := range lay.Reductions {
 		t := clType(l.Args[i].Data.Type)
 		ps = append(ps, fmt.Sprintf("    __global %s *op2_red%d", t, i), fmt.Sprintf("    __local %s *op2_rs%d", t, i))
 	}
@@ -543,14 +543,14 @@ func tailParams(w *writer, l *core.Loop, lay *layout) {
 
 // argInit declares each reduction's private accumulator and the private
 // copies of Globals that are read.
-func argInit(w *writer, l *core.Loop, lay *layout) {
+func argInit(w *writer, l *core.Loop, lay *Layout) {
 	for i := range l.Args {
 		a := &l.Args[i]
 		if a.Kind != core.ArgGlobal || !lay.priv[i] {
 			continue
 		}
 		t, dim := clType(a.Data.Type), a.Data.Dim
-		init := fmt.Sprintf("op2_d%d[op2_k]", lay.base[i])
+		init := fmt.Sprintf("op2_d%d[op2_k]", lay.Base[i])
 		if a.Access == core.Inc {
 			init = "0"
 		}
@@ -560,8 +560,8 @@ func argInit(w *writer, l *core.Loop, lay *layout) {
 
 // reductionFinish combines the work group's accumulators with a tree in
 // local memory and stores the group's result in slot of the partials.
-func reductionFinish(w *writer, l *core.Loop, lay *layout, slot string) {
-	for _, i := range lay.reductions {
+func reductionFinish(w *writer, l *core.Loop, lay *Layout, slot string) {
+	for _, i := range lay.Reductions {
 		a := &l.Args[i]
 		dim := a.Data.Dim
 		w.p("  for (int op2_k = 0; op2_k < %d; op2_k++) {\n", dim)
@@ -577,22 +577,22 @@ func reductionFinish(w *writer, l *core.Loop, lay *layout, slot string) {
 // target is the address of the first value of argument i's target for
 // element e (map column col for a vector argument): in the dat for direct
 // arguments and datasets in global memory, else in the staged copy.
-func target(l *core.Loop, lay *layout, i int, e, col string) string {
+func target(l *core.Loop, lay *Layout, i int, e, col string) string {
 	a := &l.Args[i]
 	dim := a.Data.Dim
 	switch a.Kind {
 	case core.ArgDirect:
-		return fmt.Sprintf("op2_d%d + (size_t)(%s) * %d", lay.base[i], e, dim)
+		return fmt.Sprintf("op2_d%d + (size_t)(%s) * %d", lay.Base[i], e, dim)
 	case core.ArgGlobal:
-		return fmt.Sprintf("op2_d%d", lay.base[i])
+		return fmt.Sprintf("op2_d%d", lay.Base[i])
 	}
 	loc := fmt.Sprintf("op2_loc%d[%s]", i, e)
 	if a.Kind == core.ArgVector {
 		loc = fmt.Sprintf("op2_loc%d[(size_t)(%s) * %d + %s]", i, e, a.Map.Arity, col)
 	}
-	d := lay.inds[i]
-	if lay.dsGlobal[d] {
-		return fmt.Sprintf("op2_d%d + (size_t)op2_map%d[%s] * %d", lay.base[i], d, loc, dim)
+	d := lay.Inds[i]
+	if lay.DSGlobal[d] {
+		return fmt.Sprintf("op2_d%d + (size_t)op2_map%d[%s] * %d", lay.Base[i], d, loc, dim)
 	}
 	return fmt.Sprintf("op2_s%d + %s * %d", d, loc, dim)
 }
@@ -600,7 +600,7 @@ func target(l *core.Loop, lay *layout, i int, e, col string) string {
 // incDecls declares, at the top of an element's pass, the zeroed private
 // accumulators of increments through a map (and the pointer arrays of
 // vector ones), which the colour loop adds to their targets.
-func incDecls(w *writer, l *core.Loop, lay *layout, indent string) {
+func incDecls(w *writer, l *core.Loop, lay *Layout, indent string) {
 	for i := range l.Args {
 		a := &l.Args[i]
 		if a.Map == nil || a.Access != core.Inc || !lay.priv[i] || lay.alias[i] >= 0 {
@@ -622,9 +622,9 @@ func incDecls(w *writer, l *core.Loop, lay *layout, indent string) {
 // copies of the arguments it reads or writes (accumulators of increments
 // through a map are declared by incDecls, Globals' by argInit), the call,
 // and the copying back of what it modified.
-func callKernel(w *writer, l *core.Loop, lay *layout, e, indent string) {
+func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 	var args []string
-	if len(lay.consts) > 0 {
+	if len(lay.Consts) > 0 {
 		args = append(args, "op2_consts")
 	}
 	for i := range l.Args {
@@ -682,7 +682,7 @@ func callKernel(w *writer, l *core.Loop, lay *layout, e, indent string) {
 		if a.Kind == core.ArgGlobal {
 			// Check mode: a write into the copy of a READ Global reaches
 			// the device copy, where the run time finds it.
-			w.p("%sfor (int op2_k = 0; op2_k < %d; op2_k++) op2_d%d[op2_k] = op2_p%d[op2_k];\n", indent, a.Data.Dim, lay.base[i], i)
+			w.p("%sfor (int op2_k = 0; op2_k < %d; op2_k++) op2_d%d[op2_k] = op2_p%d[op2_k];\n", indent, a.Data.Dim, lay.Base[i], i)
 			continue
 		}
 		dim := a.Data.Dim
@@ -695,7 +695,7 @@ func callKernel(w *writer, l *core.Loop, lay *layout, e, indent string) {
 	}
 }
 
-func directStub(w *writer, l *core.Loop, lay *layout) {
+func directStub(w *writer, l *core.Loop, lay *Layout) {
 	w.p("__kernel __attribute__((reqd_work_group_size(%d, 1, 1)))\nvoid op2_stub(\n    int op2_first, int op2_last,\n", WorkGroupSize)
 	dataParams(w, l, lay)
 	tailParams(w, l, lay)
@@ -708,10 +708,10 @@ func directStub(w *writer, l *core.Loop, lay *layout) {
 	w.p("}\n")
 }
 
-func indirectStub(w *writer, l *core.Loop, lay *layout) {
+func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 	w.p("__kernel __attribute__((reqd_work_group_size(%d, 1, 1)))\nvoid op2_stub(\n", WorkGroupSize)
 	dataParams(w, l, lay)
-	for d := 0; d < lay.nind; d++ {
+	for d := 0; d < lay.NInd; d++ {
 		w.p("    __global const int *restrict op2_ind_map%d, __global const int *restrict op2_ind_offs%d, __global const int *restrict op2_ind_sizes%d,\n", d, d, d)
 	}
 	for i := range l.Args {
@@ -728,11 +728,11 @@ func indirectStub(w *writer, l *core.Loop, lay *layout) {
 	w.p("  const int op2_bid = op2_blkmap[get_group_id(0) + op2_block_offset];\n")
 	w.p("  const int op2_nelem = op2_nelems[op2_bid], op2_first = op2_offset[op2_bid];\n")
 	w.p("  int op2_nbytes = 0;\n")
-	for d := 0; d < lay.nind; d++ {
-		a := &l.Args[lay.dsArg[d]]
+	for d := 0; d < lay.NInd; d++ {
+		a := &l.Args[lay.DSArg[d]]
 		t, dim := clType(a.Data.Type), a.Data.Dim
 		w.p("  __global const int *const op2_map%d = op2_ind_map%d + op2_ind_offs%d[op2_bid];\n", d, d, d)
-		if lay.dsGlobal[d] {
+		if lay.DSGlobal[d] {
 			continue
 		}
 		w.p("  const int op2_size%d = op2_ind_sizes%d[op2_bid];\n", d, d)
@@ -742,13 +742,13 @@ func indirectStub(w *writer, l *core.Loop, lay *layout) {
 	}
 	w.p("  (void)op2_nbytes;\n")
 	// Stage in (or zero) every indirect dataset kept in local memory.
-	for d := 0; d < lay.nind; d++ {
-		if lay.dsGlobal[d] {
+	for d := 0; d < lay.NInd; d++ {
+		if lay.DSGlobal[d] {
 			continue
 		}
-		a := &l.Args[lay.dsArg[d]]
+		a := &l.Args[lay.DSArg[d]]
 		dim := a.Data.Dim
-		src := fmt.Sprintf("op2_d%d[op2_i %% %d + (size_t)op2_map%d[op2_i / %d] * %d]", lay.base[lay.dsArg[d]], dim, d, dim, dim)
+		src := fmt.Sprintf("op2_d%d[op2_i %% %d + (size_t)op2_map%d[op2_i / %d] * %d]", lay.Base[lay.DSArg[d]], dim, d, dim, dim)
 		if !lay.dsStage[d] {
 			src = "0"
 		}
@@ -792,18 +792,18 @@ func indirectStub(w *writer, l *core.Loop, lay *layout) {
 	w.p("      }\n      barrier(%s);\n    }\n  }\n", fence)
 
 	// Write back what changed in local memory.
-	for d := 0; d < lay.nind; d++ {
-		if !lay.dsModified[d] || lay.dsGlobal[d] {
+	for d := 0; d < lay.NInd; d++ {
+		if !lay.DSModified[d] || lay.DSGlobal[d] {
 			continue
 		}
-		a := &l.Args[lay.dsArg[d]]
+		a := &l.Args[lay.DSArg[d]]
 		dim := a.Data.Dim
 		op := "="
 		if !lay.dsStage[d] {
 			op = "+="
 		}
 		w.p("  for (int op2_i = op2_lid; op2_i < op2_size%d * %d; op2_i += %d) op2_d%d[op2_i %% %d + (size_t)op2_map%d[op2_i / %d] * %d] %s op2_s%d[op2_i];\n",
-			d, dim, WorkGroupSize, lay.base[lay.dsArg[d]], dim, d, dim, dim, op, d)
+			d, dim, WorkGroupSize, lay.Base[lay.DSArg[d]], dim, d, dim, dim, op, d)
 		// Another dataset of the same dat may add to the same elements.
 		w.p("  barrier(CLK_GLOBAL_MEM_FENCE);\n")
 	}
