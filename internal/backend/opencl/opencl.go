@@ -44,7 +44,7 @@ const NominalLocalMem = 32 << 10
 // generateFor generates the loop's source for a device with localMem
 // bytes of local memory.
 func generateFor(l *core.Loop, localMem int) (string, error) {
-	lay, err := device.Analyse(l, localMem)
+	lay, err := device.Analyse(device.OpenCL, l, localMem)
 	if err != nil {
 		return "", err
 	}
@@ -218,7 +218,7 @@ func (b *backend) Build(l *core.Loop) (exec.Program, error) {
 			}
 		}
 	}
-	lay, err := device.Analyse(l, b.ctx.Device.LocalMem)
+	lay, err := device.Analyse(device.OpenCL, l, b.ctx.Device.LocalMem)
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ func TestPlanThatCannotFitIsRefused(t *testing.T) {
 	x := &core.Storage{Name: "x", Type: core.Float64, Dim: 4, Set: nodes, Len: 800, ID: core.NewID()}
 	l := loop(t, "void k(double **x) { }", "k", edges, core.Arg{Data: x, Map: m, Idx: -1, Access: core.Read, Kind: core.ArgVector})
 	b := &backend{ctx: &cl.Context{Device: cl.Device{Name: "tiny", LocalMem: 4096}}}
-	lay, err := device.Analyse(l, b.ctx.Device.LocalMem)
+	lay, err := device.Analyse(device.OpenCL, l, b.ctx.Device.LocalMem)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,6 +79,7 @@ type Layout struct {
 	Consts     []ConstSlot
 	ConstBytes int
 	src        *userSource // the kernel source, read
+	d          *Dialect    // the language written
 	kdef       int         // the kernel's definition in src.defs
 	passed     []bool      // per kernel parameter: the kernel passes it on (userSource.passedOn)
 }
@@ -101,14 +102,14 @@ func StagingBudget(l *core.Loop, reductions []int, localMem int) int {
 
 // Analyse works out the Layout of the loop's code for a device with
 // localMem bytes of local memory per work group.
-func Analyse(l *core.Loop, localMem int) (*Layout, error) {
+func Analyse(d *Dialect, l *core.Loop, localMem int) (*Layout, error) {
 	n := len(l.Args)
 	u, err := scanSource(l.Kernel.Source)
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading the kernel source: %w", l.Name(), err)
 	}
 	sig := l.Sig
-	lay := &Layout{Base: sig.Base, Inds: sig.Ind, NInd: sig.NInd, DSArg: sig.DSArg, Reductions: sig.Reductions, priv: make([]bool, n), src: u}
+	lay := &Layout{Base: sig.Base, Inds: sig.Ind, NInd: sig.NInd, DSArg: sig.DSArg, Reductions: sig.Reductions, priv: make([]bool, n), src: u, d: d}
 	info := l.Kernel.Info
 	lay.kdef = slices.IndexFunc(u.defs, func(f funcDecl) bool { return f.nameAt == info.NameStart })
 	if lay.kdef < 0 {
@@ -293,14 +294,14 @@ func (lay *Layout) BuildHint(l *core.Loop) string {
 	}
 	for _, s := range lay.Consts {
 		if s.Const.Dim > 1 && s.Const.Bytes() > privateLimit {
-			notes = append(notes, fmt.Sprintf("constant %q is larger than %d bytes, so kernels see it as a __constant pointer, which helper functions with plain pointer parameters cannot take",
-				s.Const.Name, privateLimit))
+			notes = append(notes, fmt.Sprintf("constant %q is larger than %d bytes, so kernels see it as a %s pointer, which helper functions with plain pointer parameters cannot take",
+				s.Const.Name, privateLimit, lay.d.Constant))
 		}
 	}
 	if len(notes) == 0 {
 		return ""
 	}
-	return "note (opencl): " + strings.Join(notes, "; ")
+	return "note (" + lay.d.Name + "): " + strings.Join(notes, "; ")
 }
 
 // qualifier is the OpenCL address space of the memory that kernel
@@ -311,14 +312,14 @@ func (lay *Layout) qualifier(l *core.Loop, i int) string {
 	switch a.Kind {
 	case core.ArgIndirect, core.ArgVector:
 		if !lay.DSGlobal[lay.Inds[i]] {
-			return "__local"
+			return lay.d.Local
 		}
 	case core.ArgGlobal:
 		if a.IsReduction() {
-			return "__private"
+			return lay.d.Private
 		}
 	}
-	return "__global"
+	return lay.d.Global
 }
 
 // funcName is the name a function the kernel source defines gets in the
@@ -330,7 +331,7 @@ var longLong = regexp.MustCompile(`\blong\s+long\b`)
 
 // hiddenParam is the parameter through which every function of the kernel
 // source receives the constants.
-const hiddenParam = "__constant char *op2_consts"
+func (d *Dialect) hiddenParam() string { return d.Constant + " char *op2_consts" }
 
 // kernelSource returns the user's kernel source made into OpenCL C:
 //
@@ -354,7 +355,7 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 	hasConsts := len(lay.Consts) > 0
 	var params []string
 	if hasConsts {
-		params = append(params, hiddenParam)
+		params = append(params, lay.d.hiddenParam())
 	}
 	for i, p := range info.Params {
 		if i < len(l.Args) && !lay.priv[i] {
@@ -374,16 +375,16 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 		case !hasConsts:
 			return edit{f.listStart, f.listStart, ""}
 		case f.emptyList:
-			return edit{f.listStart, f.listEnd, hiddenParam}
+			return edit{f.listStart, f.listEnd, lay.d.hiddenParam()}
 		}
-		return edit{f.listStart, f.listStart, hiddenParam + ", "}
+		return edit{f.listStart, f.listStart, lay.d.hiddenParam() + ", "}
 	}
 	var edits []edit
 	for _, s := range u.includes {
 		edits = append(edits, edit{s[0], s[1], ""})
 	}
 	for _, at := range u.constTables {
-		edits = append(edits, edit{at, at, "__constant "})
+		edits = append(edits, edit{at, at, lay.d.Constant + " "})
 	}
 	for i := range u.defs {
 		f := &u.defs[i]
@@ -409,7 +410,7 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 			edits = append(edits, edit{c.open + 1, c.open + 1, arg})
 		}
 	}
-	return longLong.ReplaceAllString(applyEdits(k.Source, edits), "long"), nil
+	return longLong.ReplaceAllString(applyEdits(k.Source, edits), lay.d.Int64), nil
 }
 
 // constLocals declares, for the body of definition i, a read-only local
@@ -429,26 +430,27 @@ func constLocals(lay *Layout, u *userSource, i int) string {
 		if slices.Contains(f.params, c.Name) || u.typedefs[c.Name] || !(u.bodyIdents[i][c.Name] || u.macroIdents[c.Name]) {
 			continue
 		}
-		t := clType(c.Type)
+		t := lay.d.typeName(c.Type)
+		cs := lay.d.Constant
 		switch {
 		case c.Dim == 1:
-			fmt.Fprintf(&b, " const %s %s = *(__constant %s *)(op2_consts + %d);", t, c.Name, t, s.Offset)
+			fmt.Fprintf(&b, " const %s %s = *(%s %s *)(op2_consts + %d);", t, c.Name, cs, t, s.Offset)
 		case c.Bytes() <= privateLimit:
 			// A private copy, so that the array may be passed on to
 			// helper functions taking plain C pointers.
-			fmt.Fprintf(&b, " %s op2_cv_%s[%d]; for (int op2_k = 0; op2_k < %d; op2_k++) op2_cv_%s[op2_k] = ((__constant %s *)(op2_consts + %d))[op2_k]; const %s *const %s = op2_cv_%s;",
-				t, c.Name, c.Dim, c.Dim, c.Name, t, s.Offset, t, c.Name, c.Name)
+			fmt.Fprintf(&b, " %s op2_cv_%s[%d]; for (int op2_k = 0; op2_k < %d; op2_k++) op2_cv_%s[op2_k] = ((%s %s *)(op2_consts + %d))[op2_k]; const %s *const %s = op2_cv_%s;",
+				t, c.Name, c.Dim, c.Dim, c.Name, cs, t, s.Offset, t, c.Name, c.Name)
 		default:
-			fmt.Fprintf(&b, " __constant %s *const %s = (__constant %s *)(op2_consts + %d);", t, c.Name, t, s.Offset)
+			fmt.Fprintf(&b, " %s %s *const %s = (%s %s *)(op2_consts + %d);", cs, t, c.Name, cs, t, s.Offset)
 		}
 	}
 	return b.String()
 }
 
-// clType is the OpenCL spelling of a scalar type.
-func clType(t core.ScalarType) string {
+// typeName is the dialect's spelling of a scalar type.
+func (d *Dialect) typeName(t core.ScalarType) string {
 	if t == core.Int64 {
-		return "long"
+		return d.Int64
 	}
 	return t.CName()
 }
@@ -475,9 +477,18 @@ var provided = []struct{ name, def string }{
 	{"memset", "static void *op2_memset(void *op2_d, int op2_v, size_t op2_n) { char *op2_a = (char *)op2_d; for (size_t op2_i = 0; op2_i < op2_n; op2_i++) op2_a[op2_i] = (char)op2_v; return op2_d; }\n#define memset(d, v, n) op2_memset(d, v, n)"},
 }
 
-type writer struct{ strings.Builder }
+type writer struct {
+	strings.Builder
+	d *Dialect
+}
 
-func (w *writer) p(format string, a ...any) { fmt.Fprintf(&w.Builder, format, a...) }
+// p writes format with the dialect's spellings in place of its $words
+// ($global, $local, $lbarrier, $gbarrier, $bbarrier, $localid, $groupid,
+// $globalid, $globalsize, $kernel), then formatted like fmt.Fprintf. The
+// arguments are not expanded, so user source passes through unchanged.
+func (w *writer) p(format string, a ...any) {
+	fmt.Fprintf(&w.Builder, w.d.spell(format), a...)
+}
 
 // Generate writes the whole OpenCL program for the loop: the prelude, the
 // user's source, and a __kernel stub named op2_stub. Every name the
@@ -490,11 +501,10 @@ func Generate(l *core.Loop, lay *Layout) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var w writer
-	w.p("/* Generated by GoOP2 (opencl) for kernel %s. Do not edit. */\n", l.Kernel.Name)
-	w.p("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n")
-	w.p("typedef char int8_t; typedef uchar uint8_t; typedef short int16_t; typedef ushort uint16_t;\n")
-	w.p("typedef int int32_t; typedef uint uint32_t; typedef long int64_t; typedef ulong uint64_t;\n")
+	d := lay.d
+	w := writer{d: d}
+	w.p("/* Generated by GoOP2 (%s) for kernel %s. Do not edit. */\n", d.Name, l.Kernel.Name)
+	w.p("%s", d.Preamble)
 	var undef []string
 	for _, m := range provided {
 		if u.uses(m.name) && !u.declares(m.name) {
@@ -515,11 +525,11 @@ func Generate(l *core.Loop, lay *Layout) (string, error) {
 	return w.String(), nil
 }
 
-// dataParams declares one __global pointer per distinct Dat or Global.
+// dataParams declares one $global pointer per distinct Dat or Global.
 func dataParams(w *writer, l *core.Loop, lay *Layout) {
 	for i := range l.Args {
 		if lay.Base[i] == i {
-			w.p("    __global %s *restrict op2_d%d,\n", clType(l.Args[i].Data.Type), i)
+			w.p("    $global %s *restrict op2_d%d,\n", w.d.typeName(l.Args[i].Data.Type), i)
 		}
 	}
 }
@@ -529,11 +539,11 @@ func dataParams(w *writer, l *core.Loop, lay *Layout) {
 func tailParams(w *writer, l *core.Loop, lay *Layout) {
 	var ps []string
 	if len(lay.Consts) > 0 {
-		ps = append(ps, "    "+hiddenParam)
+		ps = append(ps, "    "+w.d.hiddenParam())
 	}
 	for _, i := range lay.Reductions {
-		t := clType(l.Args[i].Data.Type)
-		ps = append(ps, fmt.Sprintf("    __global %s *op2_red%d", t, i), fmt.Sprintf("    __local %s *op2_rs%d", t, i))
+		t := w.d.typeName(l.Args[i].Data.Type)
+		ps = append(ps, fmt.Sprintf("    %s %s *op2_red%d", w.d.Global, t, i), fmt.Sprintf("    %s %s *op2_rs%d", w.d.Local, t, i))
 	}
 	if len(ps) == 0 {
 		ps = append(ps, "    int op2_unused")
@@ -549,7 +559,7 @@ func argInit(w *writer, l *core.Loop, lay *Layout) {
 		if a.Kind != core.ArgGlobal || !lay.priv[i] {
 			continue
 		}
-		t, dim := clType(a.Data.Type), a.Data.Dim
+		t, dim := w.d.typeName(a.Data.Type), a.Data.Dim
 		init := fmt.Sprintf("op2_d%d[op2_k]", lay.Base[i])
 		if a.Access == core.Inc {
 			init = "0"
@@ -565,12 +575,12 @@ func reductionFinish(w *writer, l *core.Loop, lay *Layout, slot string) {
 		a := &l.Args[i]
 		dim := a.Data.Dim
 		w.p("  for (int op2_k = 0; op2_k < %d; op2_k++) {\n", dim)
-		w.p("    op2_rs%d[op2_lid] = op2_p%d[op2_k];\n    barrier(CLK_LOCAL_MEM_FENCE);\n", i, i)
+		w.p("    op2_rs%d[op2_lid] = op2_p%d[op2_k];\n    $lbarrier;\n", i, i)
 		w.p("    for (int op2_step = %d; op2_step > 0; op2_step >>= 1) {\n", WorkGroupSize/2)
 		w.p("      if (op2_lid < op2_step) { %s }\n", hostc.Combine(a.Access, fmt.Sprintf("op2_rs%d[op2_lid]", i), fmt.Sprintf("op2_rs%d[op2_lid + op2_step]", i)))
-		w.p("      barrier(CLK_LOCAL_MEM_FENCE);\n    }\n")
+		w.p("      $lbarrier;\n    }\n")
 		w.p("    if (op2_lid == 0) op2_red%d[(%s) * %d + op2_k] = op2_rs%d[0];\n", i, slot, dim, i)
-		w.p("    barrier(CLK_LOCAL_MEM_FENCE);\n  }\n")
+		w.p("    $lbarrier;\n  }\n")
 	}
 }
 
@@ -606,7 +616,7 @@ func incDecls(w *writer, l *core.Loop, lay *Layout, indent string) {
 		if a.Map == nil || a.Access != core.Inc || !lay.priv[i] || lay.alias[i] >= 0 {
 			continue
 		}
-		t, dim := clType(a.Data.Type), a.Data.Dim
+		t, dim := w.d.typeName(a.Data.Type), a.Data.Dim
 		if a.Kind == core.ArgIndirect {
 			w.p("%s%s op2_p%d[%d];\n%sfor (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_k] = 0;\n", indent, t, i, dim, indent, dim, i)
 			continue
@@ -638,7 +648,7 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 			}
 			continue
 		}
-		t, dim := clType(a.Data.Type), a.Data.Dim
+		t, dim := w.d.typeName(a.Data.Type), a.Data.Dim
 		switch {
 		case a.Kind == core.ArgGlobal:
 			if lay.priv[i] {
@@ -696,47 +706,47 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 }
 
 func directStub(w *writer, l *core.Loop, lay *Layout) {
-	w.p("__kernel __attribute__((reqd_work_group_size(%d, 1, 1)))\nvoid op2_stub(\n    int op2_first, int op2_last,\n", WorkGroupSize)
+	w.p("$kernel op2_stub(\n    int op2_first, int op2_last,\n", WorkGroupSize)
 	dataParams(w, l, lay)
 	tailParams(w, l, lay)
-	w.p("  const int op2_lid = get_local_id(0);\n  (void)op2_lid;\n")
+	w.p("  const int op2_lid = $localid;\n  (void)op2_lid;\n")
 	argInit(w, l, lay)
-	w.p("  for (int op2_n = op2_first + get_global_id(0); op2_n < op2_last; op2_n += get_global_size(0)) {\n")
+	w.p("  for (int op2_n = op2_first + $globalid; op2_n < op2_last; op2_n += $globalsize) {\n")
 	callKernel(w, l, lay, "op2_n", "    ")
 	w.p("  }\n")
-	reductionFinish(w, l, lay, "get_group_id(0)")
+	reductionFinish(w, l, lay, w.d.GroupID)
 	w.p("}\n")
 }
 
 func indirectStub(w *writer, l *core.Loop, lay *Layout) {
-	w.p("__kernel __attribute__((reqd_work_group_size(%d, 1, 1)))\nvoid op2_stub(\n", WorkGroupSize)
+	w.p("$kernel op2_stub(\n", WorkGroupSize)
 	dataParams(w, l, lay)
 	for d := 0; d < lay.NInd; d++ {
-		w.p("    __global const int *restrict op2_ind_map%d, __global const int *restrict op2_ind_offs%d, __global const int *restrict op2_ind_sizes%d,\n", d, d, d)
+		w.p("    $global const int *restrict op2_ind_map%d, $global const int *restrict op2_ind_offs%d, $global const int *restrict op2_ind_sizes%d,\n", d, d, d)
 	}
 	for i := range l.Args {
 		if l.Args[i].Map != nil {
-			w.p("    __global const int *restrict op2_loc%d,\n", i)
+			w.p("    $global const int *restrict op2_loc%d,\n", i)
 		}
 	}
-	w.p("    __global const int *restrict op2_blkmap, __global const int *restrict op2_offset, __global const int *restrict op2_nelems,\n")
-	w.p("    __global const int *restrict op2_nthrcol, __global const int *restrict op2_thrcol,\n")
-	w.p("    int op2_block_offset,\n    __local char *op2_shared,\n")
+	w.p("    $global const int *restrict op2_blkmap, $global const int *restrict op2_offset, $global const int *restrict op2_nelems,\n")
+	w.p("    $global const int *restrict op2_nthrcol, $global const int *restrict op2_thrcol,\n")
+	w.p("    int op2_block_offset,\n    $local char *op2_shared,\n")
 	tailParams(w, l, lay)
 
-	w.p("  const int op2_lid = get_local_id(0);\n")
-	w.p("  const int op2_bid = op2_blkmap[get_group_id(0) + op2_block_offset];\n")
+	w.p("  const int op2_lid = $localid;\n")
+	w.p("  const int op2_bid = op2_blkmap[$groupid + op2_block_offset];\n")
 	w.p("  const int op2_nelem = op2_nelems[op2_bid], op2_first = op2_offset[op2_bid];\n")
 	w.p("  int op2_nbytes = 0;\n")
 	for d := 0; d < lay.NInd; d++ {
 		a := &l.Args[lay.DSArg[d]]
-		t, dim := clType(a.Data.Type), a.Data.Dim
-		w.p("  __global const int *const op2_map%d = op2_ind_map%d + op2_ind_offs%d[op2_bid];\n", d, d, d)
+		t, dim := w.d.typeName(a.Data.Type), a.Data.Dim
+		w.p("  $global const int *const op2_map%d = op2_ind_map%d + op2_ind_offs%d[op2_bid];\n", d, d, d)
 		if lay.DSGlobal[d] {
 			continue
 		}
 		w.p("  const int op2_size%d = op2_ind_sizes%d[op2_bid];\n", d, d)
-		w.p("  __local %s *const op2_s%d = (__local %s *)(op2_shared + op2_nbytes);\n", t, d, t)
+		w.p("  $local %s *const op2_s%d = ($local %s *)(op2_shared + op2_nbytes);\n", t, d, t)
 		// Each dataset's area is rounded up to 16 bytes, as in plan.NShared.
 		w.p("  op2_nbytes += (op2_size%d * %d * (int)sizeof(%s) + 15) & ~15;\n", d, dim, t)
 	}
@@ -754,7 +764,7 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 		}
 		w.p("  for (int op2_i = op2_lid; op2_i < op2_size%d * %d; op2_i += %d) op2_s%d[op2_i] = %s;\n", d, dim, WorkGroupSize, d, src)
 	}
-	w.p("  barrier(CLK_LOCAL_MEM_FENCE);\n")
+	w.p("  $lbarrier;\n")
 	argInit(w, l, lay)
 
 	// The elements: every work item makes the same number of passes so
@@ -785,11 +795,11 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 				a.Map.Arity, dim, target(l, lay, i, "op2_e", "op2_j"), i)
 		}
 	}
-	fence := "CLK_LOCAL_MEM_FENCE"
+	fence := "$lbarrier"
 	if lay.globalFence {
-		fence += " | CLK_GLOBAL_MEM_FENCE"
+		fence = "$bbarrier"
 	}
-	w.p("      }\n      barrier(%s);\n    }\n  }\n", fence)
+	w.p("      }\n      " + fence + ";\n    }\n  }\n")
 
 	// Write back what changed in local memory.
 	for d := 0; d < lay.NInd; d++ {
@@ -805,7 +815,7 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 		w.p("  for (int op2_i = op2_lid; op2_i < op2_size%d * %d; op2_i += %d) op2_d%d[op2_i %% %d + (size_t)op2_map%d[op2_i / %d] * %d] %s op2_s%d[op2_i];\n",
 			d, dim, WorkGroupSize, lay.Base[lay.DSArg[d]], dim, d, dim, dim, op, d)
 		// Another dataset of the same dat may add to the same elements.
-		w.p("  barrier(CLK_GLOBAL_MEM_FENCE);\n")
+		w.p("  $gbarrier;\n")
 	}
 	reductionFinish(w, l, lay, "op2_bid")
 	w.p("}\n")

@@ -57,7 +57,7 @@ func loop(t *testing.T, src, name string, set *core.Set, consts []*core.Const, a
 // local memory.
 func gen(t *testing.T, l *core.Loop, localMem int) (string, *Layout) {
 	t.Helper()
-	lay, err := Analyse(l, localMem)
+	lay, err := Analyse(OpenCL, l, localMem)
 	if err != nil {
 		t.Fatal(err)
 	}
