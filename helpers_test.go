@@ -74,11 +74,3 @@ func iota32[T ~uint32 | ~int32 | ~int64 | ~float64 | ~float32](n int) []T {
 	}
 	return s
 }
-
-func sum[T ~uint32 | ~int32 | ~int64 | ~float64 | ~float32](s []T) T {
-	var total T
-	for _, v := range s {
-		total += v
-	}
-	return total
-}

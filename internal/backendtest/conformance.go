@@ -1,4 +1,4 @@
-package op2_test
+package backendtest
 
 import (
 	"math"
@@ -8,10 +8,37 @@ import (
 	"github.com/goop2/op2"
 )
 
+// conformance lists the conformance tests: each runs on the backend
+// under test and checks its results against known values.
+var conformance = []struct {
+	name string
+	test func(t *testing.T)
+}{
+	{"DirectWriteAndRW", testDirectWriteAndRW},
+	{"DirectWriteDim2", testDirectWriteDim2},
+	{"GlobalInc", testGlobalInc},
+	{"GlobalIncDim2Float", testGlobalIncDim2Float},
+	{"GlobalMinMax", testGlobalMinMax},
+	{"GlobalRead", testGlobalRead},
+	{"IndirectRWReversedMap", testIndirectRWReversedMap},
+	{"IndirectIncIntoOneElement", testIndirectIncIntoOneElement},
+	{"VectorMapRead", testVectorMapRead},
+	{"VectorMapInc", testVectorMapInc},
+	{"OtherTypes", testOtherTypes},
+	{"EmptySetWithMap", testEmptySetWithMap},
+	{"ConstChangeNoRecompile", testConstChangeNoRecompile},
+	{"MathInKernel", testMathInKernel},
+	{"IncThroughTwoMaps", testIncThroughTwoMaps},
+	{"GlobalTwiceAsReduction", testGlobalTwiceAsReduction},
+	{"PlanNotSharedAcrossConflictPatterns", testPlanNotSharedAcrossConflictPatterns},
+	{"KernelSourceVariety", testKernelSourceVariety},
+	{"IncrementAndReduceInOneLoop", testIncrementAndReduceInOneLoop},
+}
+
 const nElems = 4096
 
-func TestDirectWriteAndRW(t *testing.T) {
-	onEachBackend(t, func(t *testing.T) {
+func testDirectWriteAndRW(t *testing.T) {
+	{
 		set := must(op2.NewSet(nElems, "elems"))
 		x := must(op2.NewDat(set, 1, iota32[uint32](nElems), "x"))
 		inc := op2.NewKernel("void inc(unsigned int *x) { *x = *x + 1; }", "inc")
@@ -24,11 +51,11 @@ func TestDirectWriteAndRW(t *testing.T) {
 		if got := sum(x.Data()); got != 7*nElems {
 			t.Errorf("after x=7: sum = %d, want %d", got, 7*nElems)
 		}
-	})
+	}
 }
 
-func TestDirectWriteDim2(t *testing.T) {
-	onEachBackend(t, func(t *testing.T) {
+func testDirectWriteDim2(t *testing.T) {
+	{
 		set := must(op2.NewSet(nElems, "elems"))
 		in := must(op2.NewDat(set, 1, iota32[uint32](nElems), "in"))
 		out := must(op2.NewDat[uint32](set, 2, nil, "out"))
@@ -40,11 +67,11 @@ func TestDirectWriteDim2(t *testing.T) {
 				t.Fatalf("element %d = (%d, %d), want (%d, %d)", i, v[2*i], v[2*i+1], i, 2*i)
 			}
 		}
-	})
+	}
 }
 
-func TestGlobalInc(t *testing.T) {
-	onEachBackend(t, func(t *testing.T) {
+func testGlobalInc(t *testing.T) {
+	{
 		set := must(op2.NewSet(nElems, "elems"))
 		g := must(op2.NewGlobal(1, []uint32{10}, "count"))
 		k := op2.NewKernel("void count(unsigned int *g) { *g += 1; }", "count")
@@ -52,11 +79,11 @@ func TestGlobalInc(t *testing.T) {
 		if got := g.Data()[0]; got != 4106 {
 			t.Errorf("count = %d, want 4106", got)
 		}
-	})
+	}
 }
 
-func TestGlobalIncDim2Float(t *testing.T) {
-	onEachBackend(t, func(t *testing.T) {
+func testGlobalIncDim2Float(t *testing.T) {
+	{
 		set := must(op2.NewSet(nElems, "elems"))
 		x := must(op2.NewDat(set, 1, iota32[float64](nElems), "x"))
 		g := must(op2.NewGlobal(2, []float64{0.5, 1}, "moments"))
@@ -69,10 +96,10 @@ func TestGlobalIncDim2Float(t *testing.T) {
 				t.Errorf("moment %d = %v, want %v", i, got, w)
 			}
 		}
-	})
+	}
 }
 
-func TestGlobalMinMax(t *testing.T) {
+func testGlobalMinMax(t *testing.T) {
 	src := `void mm(const int *x, int *lo, int *hi) {
   if (*x < *lo) *lo = *x;
   if (*x > *hi) *hi = *x;
@@ -85,7 +112,7 @@ func TestGlobalMinMax(t *testing.T) {
 		{"contributions win", 1 << 20, -1 << 20, 0, nElems - 1},
 		{"initial values win", -5, 1 << 20, -5, 1 << 20},
 	}
-	onEachBackend(t, func(t *testing.T) {
+	{
 		for _, c := range cases {
 			set := must(op2.NewSet(nElems, "elems"))
 			x := must(op2.NewDat(set, 1, iota32[int32](nElems), "x"))
@@ -96,11 +123,11 @@ func TestGlobalMinMax(t *testing.T) {
 				t.Errorf("%s: min, max = %d, %d; want %d, %d", c.name, lo.Data()[0], hi.Data()[0], c.wantLo, c.wantHi)
 			}
 		}
-	})
+	}
 }
 
-func TestGlobalRead(t *testing.T) {
-	onEachBackend(t, func(t *testing.T) {
+func testGlobalRead(t *testing.T) {
+	{
 		set := must(op2.NewSet(nElems, "elems"))
 		x := must(op2.NewDat(set, 1, iota32[uint32](nElems), "x"))
 		g := must(op2.NewGlobal(1, []uint32{3}, "step"))
@@ -112,11 +139,11 @@ func TestGlobalRead(t *testing.T) {
 		if g.Data()[0] != 3 {
 			t.Errorf("read-only global changed to %d", g.Data()[0])
 		}
-	})
+	}
 }
 
-func TestIndirectRWReversedMap(t *testing.T) {
-	onEachBackend(t, func(t *testing.T) {
+func testIndirectRWReversedMap(t *testing.T) {
+	{
 		set := must(op2.NewSet(nElems, "elems"))
 		rev := make([]int32, nElems)
 		for i := range rev {
@@ -134,11 +161,11 @@ func TestIndirectRWReversedMap(t *testing.T) {
 				t.Fatalf("x[%d] = %d, want %d", i, v[i], want)
 			}
 		}
-	})
+	}
 }
 
-func TestIndirectIncIntoOneElement(t *testing.T) {
-	onEachBackend(t, func(t *testing.T) {
+func testIndirectIncIntoOneElement(t *testing.T) {
+	{
 		set := must(op2.NewSet(nElems, "elems"))
 		one := must(op2.NewSet(1, "one"))
 		m := must(op2.NewMap(set, one, 1, make([]int32, nElems), "toOne"))
@@ -148,7 +175,7 @@ func TestIndirectIncIntoOneElement(t *testing.T) {
 		if got := acc.Data()[0]; got != nElems {
 			t.Errorf("acc = %d, want %d", got, nElems)
 		}
-	})
+	}
 }
 
 // ring returns a map of arity 3 from a set of n elements to itself:
@@ -163,8 +190,8 @@ func ring(t *testing.T, set *op2.Set, n int) *op2.Map {
 	return must(op2.NewMap(set, set, 3, vals, "ring"))
 }
 
-func TestVectorMapRead(t *testing.T) {
-	onEachBackend(t, func(t *testing.T) {
+func testVectorMapRead(t *testing.T) {
+	{
 		set := must(op2.NewSet(nElems, "elems"))
 		m := ring(t, set, nElems)
 		x := must(op2.NewDat(set, 1, iota32[uint32](nElems), "x"))
@@ -181,11 +208,11 @@ func TestVectorMapRead(t *testing.T) {
 		if got, want := sum(v), uint32(3*nElems*(nElems-1)/2); got != want {
 			t.Errorf("sum = %d, want %d", got, want)
 		}
-	})
+	}
 }
 
-func TestVectorMapInc(t *testing.T) {
-	onEachBackend(t, func(t *testing.T) {
+func testVectorMapInc(t *testing.T) {
+	{
 		set := must(op2.NewSet(nElems, "elems"))
 		m := ring(t, set, nElems)
 		x := must(op2.NewDat(set, 1, iota32[uint32](nElems), "x"))
@@ -202,11 +229,11 @@ func TestVectorMapInc(t *testing.T) {
 				t.Fatalf("y[%d] = %d, want %d", i, v[i], want)
 			}
 		}
-	})
+	}
 }
 
-func TestOtherTypes(t *testing.T) {
-	onEachBackend(t, func(t *testing.T) {
+func testOtherTypes(t *testing.T) {
+	{
 		set := must(op2.NewSet(nElems, "elems"))
 		f := must(op2.NewDat(set, 1, iota32[float32](nElems), "f"))
 		i32 := must(op2.NewDat(set, 1, iota32[int32](nElems), "i"))
@@ -228,11 +255,11 @@ func TestOtherTypes(t *testing.T) {
 		if want := int64(3000000000) * nElems * (nElems - 1) / 2; sumI.Data()[0] != want {
 			t.Errorf("int64 sum = %d, want %d", sumI.Data()[0], want)
 		}
-	})
+	}
 }
 
-func TestEmptySetWithMap(t *testing.T) {
-	onEachBackend(t, func(t *testing.T) {
+func testEmptySetWithMap(t *testing.T) {
+	{
 		empty := must(op2.NewSet(0, "empty"))
 		nodes := must(op2.NewSet(4, "nodes"))
 		m := must(op2.NewMap(empty, nodes, 2, nil, "m"))
@@ -246,11 +273,11 @@ func TestEmptySetWithMap(t *testing.T) {
 		if g.Data()[0] != 5 {
 			t.Errorf("global = %v, want 5 (untouched)", g.Data()[0])
 		}
-	})
+	}
 }
 
-func TestConstChangeNoRecompile(t *testing.T) {
-	onEachBackend(t, func(t *testing.T) {
+func testConstChangeNoRecompile(t *testing.T) {
+	{
 		set := must(op2.NewSet(nElems, "elems"))
 		scale := must(op2.NewConst(1, []float64{2}, "scale_"+op2.Backend()))
 		offs := must(op2.NewConst(2, []float64{1, 100}, "offs_"+op2.Backend()))
@@ -276,11 +303,11 @@ func TestConstChangeNoRecompile(t *testing.T) {
 			t.Errorf("changing a constant recompiled: compiles %d -> %d, generations %d -> %d",
 				before.Compiles, after.Compiles, before.Generations, after.Generations)
 		}
-	})
+	}
 }
 
-func TestMathInKernel(t *testing.T) {
-	onEachBackend(t, func(t *testing.T) {
+func testMathInKernel(t *testing.T) {
+	{
 		set := must(op2.NewSet(16, "s"))
 		x := must(op2.NewDat(set, 1, iota32[float64](16), "x"))
 		check(t, op2.ParLoop(op2.NewKernel("void r(double *x) { *x = sqrt(*x); }", "r"), set, x.Arg(op2.RW)))
@@ -289,13 +316,13 @@ func TestMathInKernel(t *testing.T) {
 				t.Fatalf("sqrt(%d) = %v", i, v)
 			}
 		}
-	})
+	}
 }
 
 // TestIncThroughTwoMaps increments one dat through two different maps in
 // one loop: the two paths must be coloured as one array.
-func TestIncThroughTwoMaps(t *testing.T) {
-	onEachBackend(t, func(t *testing.T) {
+func testIncThroughTwoMaps(t *testing.T) {
+	{
 		const n = 3000
 		edges := must(op2.NewSet(n, "edges"))
 		nodes := must(op2.NewSet(100, "nodes"))
@@ -318,13 +345,13 @@ func TestIncThroughTwoMaps(t *testing.T) {
 				t.Fatalf("acc[%d] = %d, want %d", i, v, want[i])
 			}
 		}
-	})
+	}
 }
 
 // TestGlobalTwiceAsReduction passes one Global as two reduction arguments:
 // both contributions count.
-func TestGlobalTwiceAsReduction(t *testing.T) {
-	onEachBackend(t, func(t *testing.T) {
+func testGlobalTwiceAsReduction(t *testing.T) {
+	{
 		set := must(op2.NewSet(1000, "s"))
 		x := must(op2.NewDat(set, 1, iota32[int32](1000), "x"))
 		g := must(op2.NewGlobal(1, []int32{5}, "g"))
@@ -341,14 +368,14 @@ func TestGlobalTwiceAsReduction(t *testing.T) {
 		if got := lo.Data()[0]; got != 0 {
 			t.Errorf("lo = %d, want 0", got)
 		}
-	})
+	}
 }
 
 // TestPlanNotSharedAcrossConflictPatterns: two loops over the same set and
 // maps, one incrementing two dats and one incrementing one dat through both
 // maps, need different colourings.
-func TestPlanNotSharedAcrossConflictPatterns(t *testing.T) {
-	onEachBackend(t, func(t *testing.T) {
+func testPlanNotSharedAcrossConflictPatterns(t *testing.T) {
+	{
 		const n = 50000
 		set := must(op2.NewSet(n, "edges"))
 		nodes := must(op2.NewSet(n, "nodes"))
@@ -371,15 +398,15 @@ func TestPlanNotSharedAcrossConflictPatterns(t *testing.T) {
 				t.Fatalf("x[%d] = %d, want 41", i, v)
 			}
 		}
-	})
+	}
 }
 
 // TestKernelSourceVariety: kernels as users write them, with macros and
 // typedefs in the signature, stdint types, a constant named like a math.h
 // function, and a local variable named like a constant, run the same on
 // every backend.
-func TestKernelSourceVariety(t *testing.T) {
-	onEachBackend(t, func(t *testing.T) {
+func testKernelSourceVariety(t *testing.T) {
+	{
 		gamma := must(op2.NewConst(1, []float64{1.5}, "gamma"))
 		defer gamma.Remove()
 		eps := must(op2.NewConst(2, []float64{0.25, 4}, "eps"))
@@ -422,13 +449,13 @@ func TestKernelSourceVariety(t *testing.T) {
 				}
 			}
 		}
-	})
+	}
 }
 
 // TestIncrementAndReduceInOneLoop: a loop that increments through a map
 // (coloured on openmp and opencl) and reduces into Globals at once.
-func TestIncrementAndReduceInOneLoop(t *testing.T) {
-	onEachBackend(t, func(t *testing.T) {
+func testIncrementAndReduceInOneLoop(t *testing.T) {
+	{
 		const n = 20000
 		edges := must(op2.NewSet(n, "edges"))
 		nodes := must(op2.NewSet(n/4, "nodes"))
@@ -463,5 +490,5 @@ func TestIncrementAndReduceInOneLoop(t *testing.T) {
 		if h := hi.Data()[0]; h != n-1 {
 			t.Errorf("max = %v, want %v", h, n-1)
 		}
-	})
+	}
 }

@@ -1,11 +1,9 @@
-package op2_test
+package backendtest
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"slices"
 	"testing"
 
 	"github.com/goop2/op2"
@@ -175,37 +173,43 @@ func compareOutcomes(t *testing.T, what string, want, got outcome) {
 	}
 }
 
-// TestBackendsMatchSequentialOnRandomMeshes runs every access mode and
-// reduction on random meshes with the sequential backend, with openmp at 1,
-// 2 and 3 threads, and with opencl, at several block sizes, and compares
-// the results.
-func TestBackendsMatchSequentialOnRandomMeshes(t *testing.T) {
-	cache := os.Getenv("OP2_CACHE_DIR")
-	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache, PlanCheck: true})) }()
+// testRandomMeshes runs every access mode and reduction on random meshes
+// with the sequential backend and with the backend under test, in the
+// configurations that change how it runs (openmp: 1, 2 and 3 threads; block
+// sizes 0, 1 and 64 where the backend uses plans), and compares the
+// results.
+func testRandomMeshes(t *testing.T, backend, cache string) {
+	defer func() { check(t, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true})) }()
 	r := rand.New(rand.NewPCG(1, 2))
 	meshes := []struct{ edges, nodes, arity int }{
 		{0, 5, 2}, {1, 1, 1}, {700, 700, 3}, {5000, 800, 2}, {20000, 20000, 4}, {60000, 3000, 8},
+	}
+	if backend == "sequential" {
+		t.Skip("the reference backend: nothing to compare")
+	}
+	type variant struct{ threads, blockSize int }
+	variants := []variant{{0, 0}}
+	switch backend {
+	case "openmp":
+		variants = nil
+		for _, threads := range []int{1, 2, 3} {
+			for _, bs := range []int{0, 1, 64} {
+				variants = append(variants, variant{threads, bs})
+			}
+		}
+	case "opencl":
+		variants = []variant{{0, 0}, {0, 64}}
 	}
 	for _, mc := range meshes {
 		m := newRandomMesh(r, mc.edges, mc.nodes, mc.arity)
 		check(t, op2.Configure(op2.Config{Backend: "sequential", CacheDir: cache, PlanCheck: true}))
 		want := runRandomLoops(t, m)
-		for _, threads := range []int{1, 2, 3} {
-			for _, bs := range []int{0, 1, 64} {
-				if bs == 1 && mc.edges > 5000 {
-					continue // thousands of colours: slow, and covered by smaller meshes
-				}
-				what := fmt.Sprintf("%d edges, %d nodes, arity %d, %d threads, block size %d", mc.edges, mc.nodes, mc.arity, threads, bs)
-				check(t, op2.Configure(op2.Config{Backend: "openmp", Threads: threads, BlockSize: bs, CacheDir: cache, PlanCheck: true}))
-				compareOutcomes(t, what, want, runRandomLoops(t, m))
+		for _, v := range variants {
+			if v.blockSize == 1 && mc.edges > 5000 {
+				continue // thousands of colours: slow, and covered by smaller meshes
 			}
-		}
-		if !slices.Contains(allBackends, "opencl") {
-			continue
-		}
-		for _, bs := range []int{0, 64} {
-			what := fmt.Sprintf("opencl: %d edges, %d nodes, arity %d, block size %d", mc.edges, mc.nodes, mc.arity, bs)
-			check(t, op2.Configure(op2.Config{Backend: "opencl", BlockSize: bs, CacheDir: cache, PlanCheck: true}))
+			what := fmt.Sprintf("%s: %d edges, %d nodes, arity %d, %d threads, block size %d", backend, mc.edges, mc.nodes, mc.arity, v.threads, v.blockSize)
+			check(t, op2.Configure(op2.Config{Backend: backend, Threads: v.threads, BlockSize: v.blockSize, CacheDir: cache, PlanCheck: true}))
 			compareOutcomes(t, what, want, runRandomLoops(t, m))
 		}
 	}

@@ -1,0 +1,10 @@
+package sequential_test
+
+import (
+	"testing"
+
+	"github.com/goop2/op2/internal/backendtest"
+)
+
+// TestConformance runs the conformance suite on the sequential backend.
+func TestConformance(t *testing.T) { backendtest.Run(t, "sequential") }

@@ -1,0 +1,69 @@
+// Package backendtest is the conformance suite every backend runs: loops
+// with known results (every access mode, reductions, maps, types,
+// constants) and random meshes compared with the sequential backend. Each
+// backend package's tests call Run with its name, as gonum's backends run
+// testblas:
+//
+//	func TestConformance(t *testing.T) { backendtest.Run(t, "openmp") }
+//
+// OP2_TEST_BACKENDS (a comma-separated list of names) limits which
+// backends' suites run; unset, every backend that can be opened runs it.
+package backendtest
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goop2/op2"
+)
+
+// Run runs the conformance suite on backend, in the default runtime
+// configured for it with a private cache directory and plan checking. It
+// skips, saying why, when OP2_TEST_BACKENDS leaves the backend out or the
+// backend cannot be opened on this machine.
+func Run(t *testing.T, backend string) {
+	if list := os.Getenv("OP2_TEST_BACKENDS"); list != "" && !slices.Contains(strings.Split(list, ","), backend) {
+		t.Skipf("OP2_TEST_BACKENDS=%s leaves out %s", list, backend)
+	}
+	cache := t.TempDir()
+	if err := op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true}); err != nil {
+		t.Skipf("backend %s unavailable here: %v", backend, err)
+	}
+	for _, c := range conformance {
+		t.Run(c.name, c.test)
+	}
+	t.Run("RandomMeshes", func(t *testing.T) { testRandomMeshes(t, backend, cache) })
+}
+
+// must returns v, panicking (and so failing the test) when err is not nil.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func check(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func iota32[T ~uint32 | ~int32 | ~int64 | ~float64 | ~float32](n int) []T {
+	s := make([]T, n)
+	for i := range s {
+		s[i] = T(i)
+	}
+	return s
+}
+
+func sum[T ~uint32 | ~int32 | ~int64 | ~float64 | ~float32](s []T) T {
+	var total T
+	for _, v := range s {
+		total += v
+	}
+	return total
+}
