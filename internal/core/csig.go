@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"github.com/goop2/op2/internal/clex"
 	"strconv"
 	"strings"
 )
@@ -67,10 +68,10 @@ func ParseKernel(src, name string) (*KernelInfo, error) {
 	noComments := blank(src, false)
 	info := &KernelInfo{Idents: map[string]bool{}, TopLevel: map[string]bool{}}
 	// Identifiers in macro bodies count: a macro may use a constant.
-	for _, id := range identifiers(noComments) {
+	for _, id := range clex.Identifiers(noComments) {
 		if hasReservedPrefix(id) {
 			return nil, fmt.Errorf("kernel source uses the identifier %q at line %d: names starting with %s or %s are reserved for GoOP2's generated code",
-				id, lineOf(src, indexIdent(noComments, id)), ReservedPrefix, strings.ToUpper(ReservedPrefix))
+				id, lineOf(src, clex.IndexIdent(noComments, id)), ReservedPrefix, strings.ToUpper(ReservedPrefix))
 		}
 		info.Idents[id] = true
 	}
@@ -146,27 +147,27 @@ func findDefinitions(code, name string) ([]definition, int, error) {
 		case c == '}':
 			depth--
 			i++
-		case isIdentStart(c):
+		case clex.IsIdentStart(c):
 			j := i
-			for j < len(code) && isIdentChar(code[j]) {
+			for j < len(code) && clex.IsIdentChar(code[j]) {
 				j++
 			}
 			if depth != 0 || code[i:j] != name {
 				i = j
 				continue
 			}
-			open := skipSpace(code, j)
+			open := clex.SkipSpace(code, j)
 			i = j
 			if open >= len(code) || code[open] != '(' {
 				continue
 			}
-			end := matchParen(code, open)
+			end := clex.MatchParen(code, open)
 			if end < 0 {
 				return nil, -1, fmt.Errorf("function %q: unbalanced parentheses in its parameter list", name)
 			}
-			k := skipSpace(code, end+1)
+			k := clex.SkipSpace(code, end+1)
 			if k < len(code) && code[k] == '{' {
-				close := matchBrace(code, k)
+				close := clex.MatchBrace(code, k)
 				if close < 0 {
 					return nil, -1, fmt.Errorf("function %q: unbalanced braces in its body", name)
 				}
@@ -174,9 +175,9 @@ func findDefinitions(code, name string) ([]definition, int, error) {
 				i = close + 1
 				continue
 			}
-			if k < len(code) && isIdentStart(code[k]) && knr < 0 && isKnRList(code[open+1:end]) {
+			if k < len(code) && clex.IsIdentStart(code[k]) && knr < 0 && isKnRList(code[open+1:end]) {
 				w := k
-				for w < len(code) && isIdentChar(code[w]) {
+				for w < len(code) && clex.IsIdentChar(code[w]) {
 					w++
 				}
 				switch code[k:w] {
@@ -186,7 +187,7 @@ func findDefinitions(code, name string) ([]definition, int, error) {
 				}
 			}
 		case c >= '0' && c <= '9':
-			for i < len(code) && (isIdentChar(code[i]) || code[i] == '.') {
+			for i < len(code) && (clex.IsIdentChar(code[i]) || code[i] == '.') {
 				i++
 			}
 		default:
@@ -203,7 +204,7 @@ func isKnRList(list string) bool {
 		return false
 	}
 	for _, p := range strings.Split(list, ",") {
-		ids := identifiers(p)
+		ids := clex.Identifiers(p)
 		if len(ids) != 1 || strings.TrimSpace(p) != ids[0] || specifierWords[ids[0]] {
 			return false
 		}
@@ -229,7 +230,7 @@ func topLevelIdents(code string) []string {
 			b.WriteByte(' ')
 		}
 	}
-	return identifiers(b.String())
+	return clex.Identifiers(b.String())
 }
 
 // blank returns src with comments and the contents of string and character
@@ -273,7 +274,7 @@ func blank(src string, directives bool) string {
 			}
 			clear(i+1, j) // keep the quotes
 			i = j
-		case directives && c == '#' && lineStart(src, i):
+		case directives && c == '#' && clex.LineStart(src, i):
 			j := directiveEnd(src, i)
 			clear(i, j)
 			i = j
@@ -293,101 +294,6 @@ func directiveEnd(s string, i int) int {
 		j++
 	}
 	return j
-}
-
-// lineStart reports whether only blanks precede position i on its line.
-func lineStart(s string, i int) bool {
-	for k := i - 1; k >= 0 && s[k] != '\n'; k-- {
-		if s[k] != ' ' && s[k] != '\t' {
-			return false
-		}
-	}
-	return true
-}
-
-func isIdentStart(c byte) bool {
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-}
-
-func isIdentChar(c byte) bool { return isIdentStart(c) || (c >= '0' && c <= '9') }
-
-func identifiers(s string) []string {
-	var out []string
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case isIdentStart(c):
-			j := i
-			for j < len(s) && isIdentChar(s[j]) {
-				j++
-			}
-			out = append(out, s[i:j])
-			i = j
-		case c >= '0' && c <= '9':
-			for i < len(s) && (isIdentChar(s[i]) || s[i] == '.') {
-				i++
-			}
-		default:
-			i++
-		}
-	}
-	return out
-}
-
-// indexIdent finds name in s as a whole identifier.
-func indexIdent(s, name string) int {
-	for off := 0; ; {
-		i := strings.Index(s[off:], name)
-		if i < 0 {
-			return -1
-		}
-		i += off
-		before := i == 0 || !isIdentChar(s[i-1])
-		after := i+len(name) >= len(s) || !isIdentChar(s[i+len(name)])
-		if before && after {
-			return i
-		}
-		off = i + 1
-	}
-}
-
-func skipSpace(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-func matchParen(s string, open int) int {
-	depth := 0
-	for i := open; i < len(s); i++ {
-		switch s[i] {
-		case '(':
-			depth++
-		case ')':
-			depth--
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return -1
-}
-
-func matchBrace(s string, open int) int {
-	depth := 0
-	for i := open; i < len(s); i++ {
-		switch s[i] {
-		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return -1
 }
 
 func parseParams(list string, r *typeResolver) []Param {
@@ -447,7 +353,7 @@ func parseParam(text string, r *typeResolver) Param {
 		head = head[:i]
 	}
 	var words []string
-	for _, w := range identifiers(head) {
+	for _, w := range clex.Identifiers(head) {
 		if !qualifiers[w] {
 			words = append(words, w)
 		}
@@ -496,7 +402,7 @@ func (r *typeResolver) resolve(words []string, depth int) (ScalarType, string) {
 			return 0, fmt.Sprintf("%s (macro %s is defined under a condition GoOP2 cannot evaluate)", spelled, w)
 		}
 		body := strings.TrimSpace(m.body)
-		ids := identifiers(body)
+		ids := clex.Identifiers(body)
 		if m.funcLike || strings.Join(ids, " ") != strings.Join(strings.Fields(body), " ") {
 			return 0, fmt.Sprintf("%s (macro %s expands to %q, not a plain type name)", spelled, w, body)
 		}
@@ -580,9 +486,9 @@ func typedefs(code string, pp *preprocessed) map[string]typedef {
 			depth++
 		case c == '}':
 			depth--
-		case depth == 0 && isIdentStart(c) && (i == 0 || !isIdentChar(code[i-1])):
+		case depth == 0 && clex.IsIdentStart(c) && (i == 0 || !clex.IsIdentChar(code[i-1])):
 			j := i
-			for j < len(code) && isIdentChar(code[j]) {
+			for j < len(code) && clex.IsIdentChar(code[j]) {
 				j++
 			}
 			if code[i:j] != "typedef" {
@@ -602,7 +508,7 @@ func typedefs(code string, pp *preprocessed) map[string]typedef {
 			}
 			var base []string
 			for k, part := range parts {
-				ids := identifiers(part)
+				ids := clex.Identifiers(part)
 				if len(ids) == 0 {
 					continue
 				}
@@ -872,18 +778,18 @@ func skipBlanks(s string, i int) int {
 func splitWord(s string) (string, string) {
 	s = strings.TrimLeft(s, " \t")
 	j := 0
-	for j < len(s) && isIdentChar(s[j]) {
+	for j < len(s) && clex.IsIdentChar(s[j]) {
 		j++
 	}
 	return s[:j], strings.TrimSpace(s[j:])
 }
 
 func isIdentifier(s string) bool {
-	if s == "" || !isIdentStart(s[0]) {
+	if s == "" || !clex.IsIdentStart(s[0]) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if !isIdentChar(s[i]) {
+		if !clex.IsIdentChar(s[i]) {
 			return false
 		}
 	}
@@ -940,9 +846,9 @@ func tokenize(s string) []string {
 		switch {
 		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
 			i++
-		case isIdentChar(c):
+		case clex.IsIdentChar(c):
 			j := i
-			for j < len(s) && isIdentChar(s[j]) {
+			for j < len(s) && clex.IsIdentChar(s[j]) {
 				j++
 			}
 			out = append(out, s[i:j])
@@ -1167,7 +1073,7 @@ func (p *condParser) primary() val {
 			return val{0, true}
 		}
 		return val{}
-	case isIdentStart(t[0]):
+	case clex.IsIdentStart(t[0]):
 		if p.peek() == "(" { // a function-like macro or __has_include: not evaluated
 			p.skipCall()
 			return val{}

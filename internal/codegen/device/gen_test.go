@@ -2,6 +2,7 @@ package device
 
 import (
 	"fmt"
+	"github.com/goop2/op2/internal/clex"
 	"regexp"
 	"strings"
 	"testing"
@@ -126,7 +127,7 @@ func TestGeneratedNamesReserved(t *testing.T) {
 	src := "#define n 3\nstatic double first(const double *v) { return v[0] * eps; }\n" +
 		"void k(double *a, double *b, double *c, double *d, double *e, double *f) { a[0] = first(b) + n; }"
 	user := map[string]bool{}
-	for _, id := range identifiers(src) {
+	for _, id := range clex.Identifiers(src) {
 		user[id] = true
 	}
 	for name, l := range shapes(t, src, "k", []*core.Const{newConst("eps", 1)}) {

@@ -2,6 +2,7 @@ package device
 
 import (
 	"fmt"
+	"github.com/goop2/op2/internal/clex"
 	"regexp"
 	"slices"
 	"sort"
@@ -101,7 +102,7 @@ func scanSource(src string) (*userSource, error) {
 				body += e + 1
 			}
 		}
-		for _, id := range identifiers(line[body:]) {
+		for _, id := range clex.Identifiers(line[body:]) {
 			u.macroIdents[id] = true
 		}
 	}
@@ -113,13 +114,13 @@ func scanSource(src string) (*userSource, error) {
 		switch {
 		case c == ';':
 			if isConstTable(code[stmt:i]) {
-				u.constTables = append(u.constTables, skipSpace(code, stmt))
+				u.constTables = append(u.constTables, clex.SkipSpace(code, stmt))
 			}
 			i++
 			stmt = i
-		case isIdentStart(c):
+		case clex.IsIdentStart(c):
 			j := i
-			for j < len(code) && isIdentChar(code[j]) {
+			for j < len(code) && clex.IsIdentChar(code[j]) {
 				j++
 			}
 			name := code[i:j]
@@ -131,12 +132,12 @@ func scanSource(src string) (*userSource, error) {
 				i, stmt = end, end
 				continue
 			}
-			k := skipSpace(code, j)
+			k := clex.SkipSpace(code, j)
 			if k >= len(code) || code[k] != '(' {
 				i = j
 				continue
 			}
-			end := matchParen(code, k)
+			end := clex.MatchParen(code, k)
 			if end < 0 {
 				return nil, fmt.Errorf("unbalanced parentheses after %q", name)
 			}
@@ -144,10 +145,10 @@ func scanSource(src string) (*userSource, error) {
 			list := strings.TrimSpace(code[k+1 : end])
 			f.emptyList = list == "" || list == "void"
 			f.params = paramNames(code[k+1 : end])
-			m := skipSpace(code, end+1)
+			m := clex.SkipSpace(code, end+1)
 			switch {
 			case m < len(code) && code[m] == '{':
-				close := matchBrace(code, m)
+				close := clex.MatchBrace(code, m)
 				if close < 0 {
 					return nil, fmt.Errorf("unbalanced braces in the body of %q", name)
 				}
@@ -165,13 +166,13 @@ func scanSource(src string) (*userSource, error) {
 				i = end + 1 // e.g. __attribute__((...)) before a declaration
 			}
 		case c == '{':
-			close := matchBrace(code, i)
+			close := clex.MatchBrace(code, i)
 			if close < 0 {
 				return nil, fmt.Errorf("unbalanced braces")
 			}
 			i = close + 1
 		case c >= '0' && c <= '9':
-			for i < len(code) && (isIdentChar(code[i]) || code[i] == '.') {
+			for i < len(code) && (clex.IsIdentChar(code[i]) || code[i] == '.') {
 				i++
 			}
 		default:
@@ -183,7 +184,7 @@ func scanSource(src string) (*userSource, error) {
 	// texts (where a macro is expanded inside a body).
 	for _, f := range u.defs {
 		body := code[f.bodyOpen+1 : f.bodyClose]
-		u.bodyIdents = append(u.bodyIdents, setOf(identifiers(body)))
+		u.bodyIdents = append(u.bodyIdents, setOf(clex.Identifiers(body)))
 		u.calls = append(u.calls, findCalls(code, f.bodyOpen+1, f.bodyClose, u.defined)...)
 	}
 	for _, d := range directives(withDirectives) {
@@ -219,9 +220,9 @@ func isConstTable(decl string) bool {
 			depth++
 		case c == '}' || c == ')':
 			depth--
-		case isIdentStart(c):
+		case clex.IsIdentStart(c):
 			j := i
-			for j < len(head) && isIdentChar(head[j]) {
+			for j < len(head) && clex.IsIdentChar(head[j]) {
 				j++
 			}
 			switch w := head[i:j]; {
@@ -257,7 +258,7 @@ func (u *userSource) passedOn(f *funcDecl, names []string, depth []int) []bool {
 			continue
 		}
 		for off := 0; !out[i]; {
-			j := indexIdent(body[off:], name)
+			j := clex.IndexIdent(body[off:], name)
 			if j < 0 {
 				break
 			}
@@ -280,18 +281,18 @@ func (u *userSource) passedOn(f *funcDecl, names []string, depth []int) []bool {
 				out[i] = true // an address (or a logical and: be safe)
 				break
 			}
-			if leftmost == '*' && k >= 0 && (body[k] == ')' && !endsCondition(body, k) || body[k] == ']' || isIdentChar(body[k]) && !unaryBefore[wordBefore(body, k+1)]) {
+			if leftmost == '*' && k >= 0 && (body[k] == ')' && !endsCondition(body, k) || body[k] == ']' || clex.IsIdentChar(body[k]) && !unaryBefore[wordBefore(body, k+1)]) {
 				derefs-- // the first '*' multiplies: x * *p, f() * p
 			}
 			subs := 0
-			e := skipSpace(body, off)
+			e := clex.SkipSpace(body, off)
 			for e < len(body) && body[e] == '[' {
 				c := matchBracket(body, e)
 				if c < 0 {
 					break
 				}
 				subs++
-				e = skipSpace(body, c+1)
+				e = clex.SkipSpace(body, c+1)
 			}
 			if derefs+subs < depth[i] {
 				out[i] = true
@@ -333,7 +334,7 @@ func endsCondition(s string, close int) bool {
 // wordBefore is the identifier or number that ends at s[end].
 func wordBefore(s string, end int) string {
 	start := end
-	for start > 0 && isIdentChar(s[start-1]) {
+	for start > 0 && clex.IsIdentChar(s[start-1]) {
 		start--
 	}
 	return s[start:end]
@@ -355,43 +356,26 @@ func matchBracket(s string, open int) int {
 	return -1
 }
 
-// indexIdent finds name in s as a whole identifier.
-func indexIdent(s, name string) int {
-	for off := 0; ; {
-		i := strings.Index(s[off:], name)
-		if i < 0 {
-			return -1
-		}
-		i += off
-		before := i == 0 || !isIdentChar(s[i-1])
-		after := i+len(name) >= len(s) || !isIdentChar(s[i+len(name)])
-		if before && after {
-			return i
-		}
-		off = i + 1
-	}
-}
-
 // findCalls finds, in s[from:to], the identifiers in names followed by '('.
 func findCalls(s string, from, to int, names map[string]bool) []call {
 	var out []call
 	for i := from; i < to; {
 		c := s[i]
 		switch {
-		case isIdentStart(c):
+		case clex.IsIdentStart(c):
 			j := i
-			for j < to && isIdentChar(s[j]) {
+			for j < to && clex.IsIdentChar(s[j]) {
 				j++
 			}
 			if names[s[i:j]] {
-				if k := skipSpace(s, j); k < to && s[k] == '(' {
-					e := skipSpace(s, k+1)
+				if k := clex.SkipSpace(s, j); k < to && s[k] == '(' {
+					e := clex.SkipSpace(s, k+1)
 					out = append(out, call{name: s[i:j], nameAt: i, open: k, empty: e < len(s) && s[e] == ')'})
 				}
 			}
 			i = j
 		case c >= '0' && c <= '9':
-			for i < to && (isIdentChar(s[i]) || s[i] == '.') {
+			for i < to && (clex.IsIdentChar(s[i]) || s[i] == '.') {
 				i++
 			}
 		default:
@@ -416,9 +400,9 @@ func typedefEnd(s string, i int) (int, string) {
 			depth--
 		case c == ';' && depth == 0:
 			return i + 1, last
-		case isIdentStart(c):
+		case clex.IsIdentStart(c):
 			j := i
-			for j < len(s) && isIdentChar(s[j]) {
+			for j < len(s) && clex.IsIdentChar(s[j]) {
 				j++
 			}
 			if depth == 0 {
@@ -461,7 +445,7 @@ func paramNames(list string) []string {
 			p = p[:i]
 		}
 		var words []string
-		for _, w := range identifiers(p) {
+		for _, w := range clex.Identifiers(p) {
 			if !paramQualifiers[w] {
 				words = append(words, w)
 			}
@@ -583,7 +567,7 @@ var includePrefixRE = regexp.MustCompile(`^[ \t]*#[ \t]*include[ \t]*$`)
 func directives(s string) [][2]int {
 	var out [][2]int
 	for i := 0; i < len(s); i++ {
-		if s[i] != '#' || !lineStart(s, i) {
+		if s[i] != '#' || !clex.LineStart(s, i) {
 			continue
 		}
 		j := i
@@ -612,82 +596,4 @@ func blankDirectives(s string) string {
 		}
 	}
 	return string(b)
-}
-
-// lineStart reports whether only blanks precede position i on its line.
-func lineStart(s string, i int) bool {
-	for k := i - 1; k >= 0 && s[k] != '\n'; k-- {
-		if s[k] != ' ' && s[k] != '\t' {
-			return false
-		}
-	}
-	return true
-}
-
-func isIdentStart(c byte) bool {
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-}
-
-func isIdentChar(c byte) bool { return isIdentStart(c) || (c >= '0' && c <= '9') }
-
-func identifiers(s string) []string {
-	var out []string
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case isIdentStart(c):
-			j := i
-			for j < len(s) && isIdentChar(s[j]) {
-				j++
-			}
-			out = append(out, s[i:j])
-			i = j
-		case c >= '0' && c <= '9':
-			for i < len(s) && (isIdentChar(s[i]) || s[i] == '.') {
-				i++
-			}
-		default:
-			i++
-		}
-	}
-	return out
-}
-
-func skipSpace(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-func matchParen(s string, open int) int {
-	depth := 0
-	for i := open; i < len(s); i++ {
-		switch s[i] {
-		case '(':
-			depth++
-		case ')':
-			depth--
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return -1
-}
-
-func matchBrace(s string, open int) int {
-	depth := 0
-	for i := open; i < len(s); i++ {
-		switch s[i] {
-		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return -1
 }
