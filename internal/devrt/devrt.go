@@ -1,0 +1,529 @@
+// Package devrt is the run time shared by the device backends (opencl now,
+// cuda next): device copies of Dats and Globals, the constant buffer, plan
+// arrays on the device, reduction partial results and the launch sequence
+// of direct and indirect loops. A backend supplies a Driver (memory,
+// copies, kernel launches) and a built kernel; NewProgram returns the
+// exec.Program the executor runs. The kernel's parameters are those
+// internal/codegen/device generates, in its order.
+package devrt
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/codegen/device"
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/plan"
+)
+
+// Buffer is a driver's handle to device memory.
+type Buffer any
+
+// Kernel is a driver's handle to a built kernel.
+type Kernel any
+
+// ArgKind says what a kernel argument is.
+type ArgKind uint8
+
+// Kinds of kernel arguments.
+const (
+	ArgBuffer ArgKind = iota + 1 // device memory
+	ArgInt                       // a 32-bit int
+	ArgLocal                     // Int bytes of work-group shared memory
+)
+
+// Arg is one kernel argument.
+type Arg struct {
+	Kind ArgKind
+	Buf  Buffer
+	Int  int
+}
+
+// Driver is what the device layer needs of a device API.
+type Driver interface {
+	// Backend is the name of the backend the driver serves ("opencl").
+	Backend() string
+	// Describe names the device for messages, e.g. `OpenCL device "cpu"`.
+	Describe() string
+	// LocalMem is the shared memory of a work group, in bytes.
+	LocalMem() int
+	Alloc(n int) (Buffer, error)
+	Free(b Buffer)
+	Write(b Buffer, src unsafe.Pointer, n int) error
+	Read(b Buffer, dst unsafe.Pointer, n int) error
+	Zero(b Buffer, n int) error
+	// Launch queues kernel k with args on groups work groups of local
+	// items each.
+	Launch(k Kernel, args []Arg, groups, local int) error
+}
+
+// Program is a built device kernel for one loop signature.
+type Program struct {
+	drv     Driver
+	owner   any // the backend instance, which owns the device copies
+	src     string
+	lay     *device.Layout
+	k       Kernel
+	release func() // frees the kernel
+
+	red     []Buffer // partial results of reduction arguments, by argument
+	redSize []int
+	part    []byte // reused buffer for reading partial results
+
+	// consts is the device copy of the constants the kernel uses, packed
+	// as lay.Consts says; constHost its host image and constSeen the
+	// version of each constant it holds (0: not yet copied).
+	consts    Buffer
+	constHost []byte
+	constSeen []uint64
+
+	needs *exec.PlanNeeds // nil for a direct loop
+
+	// The bound loop, between Bind and Finish: its device plan (nil for a
+	// direct loop), its kernel arguments, the one holding the colours'
+	// block offset, and the partial results the last launch wrote.
+	l              *core.Loop
+	dp             *devicePlan
+	args           []Arg
+	blockOffsetArg int
+	slots          int
+}
+
+// NewProgram makes the program for loop l (l.Sig set) from kernel k, built
+// from src generated with layout lay. owner identifies the backend
+// instance; release, if not nil, frees the kernel when the program is
+// released.
+func NewProgram(drv Driver, owner any, l *core.Loop, lay *device.Layout, src string, k Kernel, release func()) (*Program, error) {
+	p := &Program{drv: drv, owner: owner, src: src, lay: lay, k: k, release: release,
+		red: make([]Buffer, len(l.Args)), redSize: make([]int, len(l.Args))}
+	if lay.Indirect {
+		// Every element of a written-back dataset is stored back, so all
+		// its arguments constrain the colouring; datasets too large to
+		// stage take no local memory.
+		p.needs = &exec.PlanNeeds{Modifies: make([]bool, len(l.Args)), Unstaged: make([]bool, len(l.Args)),
+			SharedBudget: device.StagingBudget(l, lay.Reductions, drv.LocalMem()), TooLarge: p.tooLarge}
+		for i := range l.Args {
+			if d := lay.Inds[i]; d >= 0 {
+				p.needs.Modifies[i] = lay.DSModified[d]
+				p.needs.Unstaged[i] = lay.DSGlobal[d]
+			}
+		}
+	}
+	if lay.ConstBytes > 0 {
+		buf, err := drv.Alloc(lay.ConstBytes)
+		if err != nil {
+			p.Release()
+			return nil, fmt.Errorf("%s: allocating the constant buffer: %w", l.Name(), err)
+		}
+		p.consts = buf
+		runtime.AddCleanup(p, func(b Buffer) { drv.Free(b) }, buf)
+		p.constHost = make([]byte, lay.ConstBytes)
+		p.constSeen = make([]uint64, len(lay.Consts))
+	}
+	return p, nil
+}
+
+// Source is the generated source.
+func (p *Program) Source() string { return p.src }
+
+// Release frees the reduction buffers and the kernel. The constant buffer
+// goes when the program is collected.
+func (p *Program) Release() {
+	for i, buf := range p.red {
+		if buf != nil {
+			p.drv.Free(buf)
+		}
+		p.red[i], p.redSize[i] = nil, 0
+	}
+	if p.release != nil {
+		p.release()
+		p.release = nil
+	}
+}
+
+// PlanNeeds: indirect loops run by the blocks of a plan whose staged data
+// fits the device's shared memory.
+func (p *Program) PlanNeeds() *exec.PlanNeeds { return p.needs }
+
+func (p *Program) tooLarge(l *core.Loop, nshared int) error {
+	lay := p.lay
+	var staged []string
+	for d := 0; d < lay.NInd; d++ {
+		if !lay.DSGlobal[d] {
+			a := &l.Args[lay.DSArg[d]]
+			staged = append(staged, fmt.Sprintf("%s through map %q", a.Data.Describe(), a.Map.Name))
+		}
+	}
+	return fmt.Errorf("one element's indirect data (%d bytes: %s) does not fit the %d bytes of local memory of %s; use fewer or smaller indirect arguments, or a host backend",
+		nshared, strings.Join(staged, ", "), p.drv.LocalMem(), p.drv.Describe())
+}
+
+// devBuf is a Dat's or Global's device copy.
+type devBuf struct {
+	drv   Driver
+	owner any
+	buf   Buffer
+}
+
+func (d *devBuf) Upload(s *core.Storage) error   { return d.drv.Write(d.buf, s.Host, s.Bytes()) }
+func (d *devBuf) Download(s *core.Storage) error { return d.drv.Read(d.buf, s.Host, s.Bytes()) }
+func (d *devBuf) Owner() any                     { return d.owner }
+func (d *devBuf) Free()                          { d.drv.Free(d.buf) }
+
+func (p *Program) alloc(s *core.Storage) func(zeroed bool) (core.DeviceBuffer, error) {
+	return func(zeroed bool) (core.DeviceBuffer, error) {
+		buf, err := p.drv.Alloc(s.Bytes())
+		if err != nil {
+			return nil, err
+		}
+		if zeroed {
+			if err := p.drv.Zero(buf, s.Bytes()); err != nil {
+				p.drv.Free(buf)
+				return nil, err
+			}
+		}
+		d := &devBuf{drv: p.drv, owner: p.owner, buf: buf}
+		// Storage is the first field of its Dat or Global, so this frees
+		// the device memory when the Dat or Global is collected.
+		runtime.AddCleanup(s, func(d *devBuf) { d.Free() }, d)
+		return d, nil
+	}
+}
+
+// prepareData brings every argument's device copy up to date.
+func (p *Program) prepareData(l *core.Loop) error {
+	for i := range l.Args {
+		if l.Sig.Base[i] != i {
+			continue
+		}
+		s := l.Args[i].Data
+		read, modifies := false, false
+		for j := i; j < len(l.Args); j++ {
+			a := &l.Args[j]
+			if a.Data != s {
+				continue
+			}
+			if a.Kind == core.ArgGlobal {
+				read = true // a Global's device copy is only read; reductions combine on the host
+				continue
+			}
+			if !(a.Kind == core.ArgDirect && a.Access == core.Write) {
+				read = true
+			}
+			if a.Access.Modifies() {
+				modifies = true
+			}
+		}
+		if err := s.DeviceAccess(p.owner, read, modifies, p.alloc(s)); err != nil {
+			return fmt.Errorf("%s: argument %d: %w", l.Name(), i, err)
+		}
+	}
+	return nil
+}
+
+// refreshConsts copies the constants whose values changed since the last
+// loop to the device: changing a constant needs no new program.
+func (p *Program) refreshConsts() error {
+	changed := false
+	for j, s := range p.lay.Consts {
+		c := s.Const
+		if v := c.Version.Load(); v != p.constSeen[j] || v == 0 {
+			copy(p.constHost[s.Offset:s.Offset+c.Bytes()], unsafe.Slice((*byte)(c.Host), c.Bytes()))
+			p.constSeen[j] = v
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	if err := p.drv.Write(p.consts, unsafe.Pointer(&p.constHost[0]), len(p.constHost)); err != nil {
+		clear(p.constSeen) // copy them all again next time
+		return fmt.Errorf("copying the constants to the device: %w", err)
+	}
+	return nil
+}
+
+// tailArgs appends the constant and reduction arguments, with room for
+// slots partial results per reduction.
+func (p *Program) tailArgs(l *core.Loop, slots int) error {
+	if p.consts != nil {
+		if err := p.refreshConsts(); err != nil {
+			return err
+		}
+		p.args = append(p.args, Arg{Kind: ArgBuffer, Buf: p.consts})
+	}
+	for _, i := range p.lay.Reductions {
+		a := &l.Args[i]
+		need := max(slots, 1) * a.Data.Dim * a.Data.Type.Size()
+		if p.red[i] == nil || p.redSize[i] < need {
+			if p.red[i] != nil {
+				p.drv.Free(p.red[i])
+				p.red[i], p.redSize[i] = nil, 0
+			}
+			buf, err := p.drv.Alloc(need)
+			if err != nil {
+				return err
+			}
+			p.red[i], p.redSize[i] = buf, need
+		}
+		p.args = append(p.args, Arg{Kind: ArgBuffer, Buf: p.red[i]}, Arg{Kind: ArgLocal, Int: device.WorkGroupSize * a.Data.Type.Size()})
+	}
+	if len(p.lay.Consts) == 0 && len(p.lay.Reductions) == 0 {
+		p.args = append(p.args, Arg{Kind: ArgInt}) // op2_unused
+	}
+	return nil
+}
+
+// dataArgs appends one buffer per distinct Dat or Global.
+func (p *Program) dataArgs(l *core.Loop) {
+	for i := range l.Args {
+		if l.Sig.Base[i] == i {
+			p.args = append(p.args, Arg{Kind: ArgBuffer, Buf: l.Args[i].Data.Dev.(*devBuf).buf})
+		}
+	}
+}
+
+// Bind makes every argument's device copy current, sets the kernel's data,
+// plan, constant and reduction arguments, and uploads the plan's arrays the
+// first time the plan is used.
+func (p *Program) Bind(l *core.Loop, pl *exec.Plan) error {
+	var dp *devicePlan
+	if pl != nil {
+		if pl.Device == nil {
+			var err error
+			if pl.Device, err = p.uploadPlan(l, pl.Plan); err != nil {
+				return fmt.Errorf("%s: %w", l.Name(), err)
+			}
+		}
+		dp = pl.Device.(*devicePlan)
+	}
+	if err := p.checkRange(l, dp); err != nil {
+		return fmt.Errorf("%s: %w", l.Name(), err)
+	}
+	if err := p.prepareData(l); err != nil {
+		return err
+	}
+	p.args = p.args[:0]
+	var err error
+	if dp != nil {
+		err = p.bindIndirect(l, dp)
+	} else {
+		err = p.bindDirect(l)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", l.Name(), err)
+	}
+	p.l, p.dp = l, dp
+	return nil
+}
+
+// bindDirect sets a direct loop's arguments: the range (set per launch),
+// the data, constants and reductions.
+func (p *Program) bindDirect(l *core.Loop) error {
+	p.args = append(p.args, Arg{Kind: ArgInt}, Arg{Kind: ArgInt})
+	p.dataArgs(l)
+	groups := min((l.IterEnd()+device.WorkGroupSize-1)/device.WorkGroupSize, device.MaxDirectGroups)
+	return p.tailArgs(l, groups)
+}
+
+// bindIndirect sets an indirect loop's arguments; the colours' block
+// offset is set per launch.
+func (p *Program) bindIndirect(l *core.Loop, dp *devicePlan) error {
+	p.dataArgs(l)
+	for d := 0; d < p.lay.NInd; d++ {
+		for _, buf := range []Buffer{dp.indMap[d], dp.indOffs[d], dp.indSizes[d]} {
+			p.args = append(p.args, Arg{Kind: ArgBuffer, Buf: buf})
+		}
+	}
+	for i := range l.Args {
+		if l.Args[i].Map != nil {
+			p.args = append(p.args, Arg{Kind: ArgBuffer, Buf: dp.locMap[i]})
+		}
+	}
+	for _, buf := range []Buffer{dp.blkMap, dp.offset, dp.nelems, dp.nthrcol, dp.thrcol} {
+		p.args = append(p.args, Arg{Kind: ArgBuffer, Buf: buf})
+	}
+	p.blockOffsetArg = len(p.args)
+	p.args = append(p.args, Arg{Kind: ArgInt}, Arg{Kind: ArgLocal, Int: dp.p.NShared})
+	return p.tailArgs(l, dp.p.NBlocks)
+}
+
+// Launch queues the kernel over a range of elements (direct loops) or of
+// block colours (indirect loops).
+func (p *Program) Launch(r exec.Range) error {
+	if p.dp == nil {
+		n := r.Last - r.First
+		groups := min((n+device.WorkGroupSize-1)/device.WorkGroupSize, device.MaxDirectGroups)
+		if p.slots > 0 {
+			// Partial results are per work group: fold those of the
+			// previous range before this one overwrites them.
+			if err := p.finishReductions(p.l, p.slots); err != nil {
+				return err
+			}
+		}
+		p.args[0].Int, p.args[1].Int = r.First, r.Last
+		if err := p.drv.Launch(p.k, p.args, groups, device.WorkGroupSize); err != nil {
+			return fmt.Errorf("%s: %w", p.l.Name(), err)
+		}
+		p.slots = groups
+		return nil
+	}
+	// Each block writes its own partial result slot.
+	p.slots = p.dp.p.NBlocks
+	for c := r.First; c < r.Last; c++ {
+		p.args[p.blockOffsetArg].Int = int(p.dp.p.ColOffset[c])
+		if err := p.drv.Launch(p.k, p.args, int(p.dp.p.NColBlk[c]), device.WorkGroupSize); err != nil {
+			return fmt.Errorf("%s: %w", p.l.Name(), err)
+		}
+	}
+	return nil
+}
+
+// Finish folds the reductions' partial results into the Globals.
+func (p *Program) Finish(l *core.Loop) error {
+	err := p.finishReductions(l, p.slots)
+	p.l, p.dp, p.slots = nil, nil, 0
+	clear(p.args) // keep no buffer alive
+	p.args = p.args[:0]
+	return err
+}
+
+// checkRange refuses a loop whose element numbers or partial reduction
+// results would overflow the C int the generated stub indexes them with
+// (element offsets into Dats are computed in size_t; the staged data is
+// bounded by local memory).
+func (p *Program) checkRange(l *core.Loop, dp *devicePlan) error {
+	const maxInt = 1<<31 - 1
+	if dp == nil {
+		if n := l.IterEnd(); n > maxInt-device.MaxDirectGroups*device.WorkGroupSize {
+			return fmt.Errorf("the %s backend runs direct loops over at most %d elements; set %q has %d", p.drv.Backend(), maxInt-device.MaxDirectGroups*device.WorkGroupSize, l.Set.Name, n)
+		}
+		return nil
+	}
+	for _, i := range p.lay.Reductions {
+		if s := l.Args[i].Data; dp.p.NBlocks*s.Dim > maxInt {
+			return fmt.Errorf("the %s backend keeps one partial result per block: %d blocks × dim %d of %s exceed the int range; use a smaller Global or a larger block size", p.drv.Backend(), dp.p.NBlocks, s.Dim, s.Describe())
+		}
+	}
+	return nil
+}
+
+// finishReductions reads each reduction's per-group results and combines
+// them into the Global's host copy, in group order.
+func (p *Program) finishReductions(l *core.Loop, slots int) error {
+	for _, i := range p.lay.Reductions {
+		a := &l.Args[i]
+		s := a.Data
+		if err := s.HostAccess(true); err != nil {
+			return err
+		}
+		if slots == 0 {
+			continue
+		}
+		n := slots * s.Dim * s.Type.Size()
+		if cap(p.part) < n {
+			p.part = make([]byte, n)
+		}
+		part := p.part[:n]
+		if err := p.drv.Read(p.red[i], unsafe.Pointer(&part[0]), len(part)); err != nil {
+			return fmt.Errorf("%s: reading the partial results of %s: %w", l.Name(), s.Describe(), err)
+		}
+		combine(a.Access, s, part, slots)
+	}
+	return nil
+}
+
+// combine folds slots partial results (dim values each) into s's host values.
+func combine(acc core.Access, s *core.Storage, part []byte, slots int) {
+	switch s.Type {
+	case core.Float64:
+		fold(acc, unsafe.Slice((*float64)(s.Host), s.Dim), unsafe.Slice((*float64)(unsafe.Pointer(&part[0])), slots*s.Dim))
+	case core.Float32:
+		fold(acc, unsafe.Slice((*float32)(s.Host), s.Dim), unsafe.Slice((*float32)(unsafe.Pointer(&part[0])), slots*s.Dim))
+	case core.Int32:
+		fold(acc, unsafe.Slice((*int32)(s.Host), s.Dim), unsafe.Slice((*int32)(unsafe.Pointer(&part[0])), slots*s.Dim))
+	case core.Int64:
+		fold(acc, unsafe.Slice((*int64)(s.Host), s.Dim), unsafe.Slice((*int64)(unsafe.Pointer(&part[0])), slots*s.Dim))
+	case core.Uint32:
+		fold(acc, unsafe.Slice((*uint32)(s.Host), s.Dim), unsafe.Slice((*uint32)(unsafe.Pointer(&part[0])), slots*s.Dim))
+	}
+}
+
+func fold[T int32 | int64 | uint32 | float32 | float64](acc core.Access, dst, part []T) {
+	dim := len(dst)
+	for g := 0; g < len(part)/dim; g++ {
+		for k := 0; k < dim; k++ {
+			v := part[g*dim+k]
+			switch acc {
+			case core.Inc:
+				dst[k] += v
+			case core.Min:
+				dst[k] = min(dst[k], v)
+			case core.Max:
+				dst[k] = max(dst[k], v)
+			}
+		}
+	}
+}
+
+// devicePlan is an execution plan with its arrays on the device.
+type devicePlan struct {
+	p                         *plan.Plan
+	drv                       Driver
+	indMap, indOffs, indSizes []Buffer
+	locMap                    []Buffer // by argument
+	blkMap, offset, nelems    Buffer
+	nthrcol, thrcol           Buffer
+}
+
+// Release frees the plan's device arrays (queued launches that use them
+// still complete: device APIs free a buffer once nothing needs it).
+func (dp *devicePlan) Release() {
+	for _, bufs := range [][]Buffer{dp.indMap, dp.indOffs, dp.indSizes, dp.locMap,
+		{dp.blkMap, dp.offset, dp.nelems, dp.nthrcol, dp.thrcol}} {
+		for _, buf := range bufs {
+			if buf != nil {
+				dp.drv.Free(buf)
+			}
+		}
+	}
+}
+
+// uploadPlan copies the plan's arrays to the device.
+func (p *Program) uploadPlan(l *core.Loop, pl *plan.Plan) (*devicePlan, error) {
+	dp := &devicePlan{p: pl, drv: p.drv, locMap: make([]Buffer, len(l.Args))}
+	var err error
+	up := func(s []int32) Buffer {
+		if err != nil {
+			return nil
+		}
+		var buf Buffer
+		if buf, err = p.drv.Alloc(4 * len(s)); err != nil {
+			return nil
+		}
+		if len(s) > 0 {
+			err = p.drv.Write(buf, unsafe.Pointer(&s[0]), 4*len(s))
+		}
+		return buf
+	}
+	for d := 0; d < p.lay.NInd; d++ {
+		dp.indMap = append(dp.indMap, up(pl.IndMap[d]))
+		dp.indOffs = append(dp.indOffs, up(pl.IndOffs[d]))
+		dp.indSizes = append(dp.indSizes, up(pl.IndSizes[d]))
+	}
+	for i := range l.Args {
+		if l.Args[i].Map != nil {
+			dp.locMap[i] = up(pl.LocMap[i])
+		}
+	}
+	dp.blkMap, dp.offset, dp.nelems = up(pl.BlkMap), up(pl.Offset), up(pl.NElems)
+	dp.nthrcol, dp.thrcol = up(pl.NThrCol), up(pl.ThrCol)
+	if err != nil {
+		dp.Release()
+		return nil, fmt.Errorf("copying the execution plan to the device: %w", err)
+	}
+	return dp, nil
+}
