@@ -1,6 +1,7 @@
 package op2_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -54,22 +55,38 @@ func TestGenerateEveryBackend(t *testing.T) {
 // TestGenerateWithoutOpenCLLibrary: OpenCL source is generated in a process
 // where the OpenCL library cannot be loaded at all.
 func TestGenerateWithoutOpenCLLibrary(t *testing.T) {
-	out, err := runHelper(t, os.Getenv("OP2_CACHE_DIR"), "generate-no-opencl", "OP2_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1")
+	out, err := runHelper(t, os.Getenv("OP2_CACHE_DIR"), "generate-no-opencl", "OP2_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1", "OP2_BACKEND=opencl")
 	if err != nil || !strings.HasPrefix(out, "ok") {
 		t.Fatalf("helper process: %v\n%s", err, out)
 	}
 }
 
-// generateWithoutOpenCL is TestGenerateWithoutOpenCLLibrary's helper process.
+// generateWithoutOpenCL is TestGenerateWithoutOpenCLLibrary's helper
+// process, started with OP2_BACKEND=opencl: op2.Generate and a Loop's
+// Generate give OpenCL source; the Loop's Compute says the backend is
+// unavailable.
 func generateWithoutOpenCL() int {
-	if err := op2.Use("opencl"); err == nil {
-		fmt.Println("opencl opened although its library is missing")
-		return 1
-	}
 	k, set, args := generateLoop()
 	src, err := op2.Generate("opencl", k, set, args...)
 	if err != nil || !strings.Contains(src, "__kernel") {
 		fmt.Println("generate:", err)
+		return 1
+	}
+	lp, err := op2.NewLoop(k, set, args...)
+	if err != nil {
+		fmt.Println("NewLoop:", err)
+		return 1
+	}
+	if src2, err := lp.Generate(); err != nil || src2 != src || lp.Backend() != "opencl" {
+		fmt.Println("Loop.Generate:", err, lp.Backend())
+		return 1
+	}
+	if err := lp.Compute(); !errors.Is(err, op2.ErrBackendUnavailable) {
+		fmt.Println("Compute:", err)
+		return 1
+	}
+	if err := op2.Use("opencl"); err == nil {
+		fmt.Println("opencl opened although its library is missing")
 		return 1
 	}
 	fmt.Println("ok")

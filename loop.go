@@ -2,6 +2,7 @@ package op2
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -279,10 +280,15 @@ type Loop struct {
 	l       core.Loop
 	kernel  *Kernel
 	rt      *Runtime
-	backend *exec.Opened
+	name    string       // the backend's name
+	backend *exec.Opened // nil when the backend cannot be opened here
+	openErr error        // why, then
 }
 
 // NewLoop checks the arguments and records the loop without running it.
+// A loop can be made, and its source generated, for a backend that cannot
+// run on this machine (no OpenCL library or device); Compute then returns
+// that error (matching ErrBackendUnavailable).
 func NewLoop(k *Kernel, set *Set, args ...Arg) (*Loop, error) { return rt.NewLoop(k, set, args...) }
 
 // NewLoop records a loop of runtime r (see the package-level NewLoop).
@@ -294,8 +300,12 @@ func (r *Runtime) NewLoop(k *Kernel, set *Set, args ...Arg) (*Loop, error) {
 		return nil, err
 	}
 	lp.l.Check = r.cfg.Check
+	lp.name = r.cfg.Backend
 	b, err := r.currentBackend()
-	if err != nil {
+	switch {
+	case err != nil && errors.Is(err, ErrBackendUnavailable) && r.err == nil:
+		lp.openErr = err
+	case err != nil:
 		return nil, err
 	}
 	lp.backend = b
@@ -303,18 +313,24 @@ func (r *Runtime) NewLoop(k *Kernel, set *Set, args ...Arg) (*Loop, error) {
 }
 
 // Backend is the name of the backend the loop runs on.
-func (lp *Loop) Backend() string { return lp.backend.Name() }
+func (lp *Loop) Backend() string { return lp.name }
 
 // Generate returns the complete source the backend compiles for this loop.
-// A loop whose program is already built returns that program's source.
+// A loop whose program is already built returns that program's source; a
+// loop whose backend cannot be opened here gets the backend's static
+// generation (see the package-level Generate).
 func (lp *Loop) Generate() (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	lp.l.Consts = lp.kernel.usedConsts(lp.rt.consts)
+	lp.l.Sig = core.Analyse(&lp.l)
+	if lp.backend == nil {
+		src, err := exec.Generate(lp.name, &lp.l)
+		return src, apiError(err)
+	}
 	if src, ok := lp.rt.x.Source(lp.backend, &lp.l); ok {
 		return src, nil
 	}
-	lp.l.Sig = core.Analyse(&lp.l)
 	src, err := lp.backend.Generate(&lp.l)
 	return src, apiError(err)
 }
@@ -323,6 +339,9 @@ func (lp *Loop) Generate() (string, error) {
 func (lp *Loop) Compute() error {
 	mu.Lock()
 	defer mu.Unlock()
+	if lp.backend == nil {
+		return lp.openErr
+	}
 	lp.l.Consts = lp.kernel.usedConsts(lp.rt.consts)
 	return lp.rt.run(lp.backend, &lp.l)
 }
