@@ -17,8 +17,10 @@ import (
 	"runtime"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/cache"
 	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/jit"
 )
 
@@ -39,6 +41,16 @@ type constSlot struct {
 	c    *core.Const
 	addr unsafe.Pointer
 	seen uint64
+}
+
+// NewCompiler returns the C compiler of a configuration, with the disk
+// cache it keeps libraries in.
+func NewCompiler(cfg *exec.Config) (*jit.Compiler, error) {
+	dir, err := cache.Open(cfg.CacheDir)
+	if err != nil {
+		return nil, err
+	}
+	return &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, Cache: dir}, nil
 }
 
 // NewProgram compiles src (or takes it from the cache) and prepares argument

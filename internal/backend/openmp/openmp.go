@@ -15,7 +15,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/goop2/op2/internal/cache"
 	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
@@ -36,14 +35,11 @@ func init() {
 		if err := exec.CheckThreads(threads, "openmp: thread count"); err != nil {
 			return nil, err
 		}
-		dir, err := cache.Open(cfg.CacheDir)
+		cc, err := host.NewCompiler(cfg)
 		if err != nil {
 			return nil, err
 		}
-		return &backend{
-			cc:      &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, Cache: dir},
-			threads: threads,
-		}, nil
+		return &backend{cc: cc, threads: threads}, nil
 	})
 }
 

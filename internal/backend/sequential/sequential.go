@@ -4,7 +4,6 @@
 package sequential
 
 import (
-	"github.com/goop2/op2/internal/cache"
 	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
@@ -18,11 +17,11 @@ const Name = "sequential"
 func init() {
 	exec.RegisterGenerator(Name, hostc.Sequential)
 	exec.Register(Name, func(cfg *exec.Config) (exec.Backend, error) {
-		dir, err := cache.Open(cfg.CacheDir)
+		cc, err := host.NewCompiler(cfg)
 		if err != nil {
 			return nil, err
 		}
-		return &backend{cc: &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, Cache: dir}}, nil
+		return &backend{cc: cc}, nil
 	})
 }
 
