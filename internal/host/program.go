@@ -7,7 +7,12 @@ package host
 #include <stdlib.h>
 #include <string.h>
 typedef int (*op2_loop_fn)(const long long *, void *const *);
-static int op2_call(void *fn, const long long *iv, void *const *pv) { return ((op2_loop_fn)fn)(iv, pv); }
+#include <stdint.h>
+// The argument arrays are C memory, passed as integers so that cgo does not
+// inspect them on every call.
+static int op2_call(uintptr_t fn, uintptr_t iv, uintptr_t pv) {
+	return ((op2_loop_fn)fn)((const long long *)iv, (void *const *)pv);
+}
 static void op2_copy(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
 */
 import "C"
@@ -137,7 +142,7 @@ func (p *Program) Bind(l *core.Loop) error {
 
 // Call runs the wrapper with the current argument arrays.
 func (p *Program) Call(l *core.Loop) error {
-	if C.op2_call(p.fn, unsafe.SliceData(p.iv), unsafe.SliceData(p.pv)) != 0 {
+	if C.op2_call(C.uintptr_t(uintptr(p.fn)), C.uintptr_t(uintptr(unsafe.Pointer(unsafe.SliceData(p.iv)))), C.uintptr_t(uintptr(unsafe.Pointer(unsafe.SliceData(p.pv))))) != 0 {
 		return fmt.Errorf("%s: the generated code could not allocate its working memory (per-thread reduction results or map pointer arrays)", l.Name())
 	}
 	return nil
