@@ -214,6 +214,13 @@ var mathFuncs = []struct {
 	{"sqrt(b)", func(a, b float64) float64 { return math.Sqrt(b) }},
 	{"cbrt(b)", func(a, b float64) float64 { return math.Cbrt(b) }},
 	{"hypot(a, b)", func(a, b float64) float64 { return math.Hypot(a, b) }},
+	// int arguments are converted to double, as C does (OpenCL's float
+	// and double overloads would make these calls ambiguous).
+	{"hypot(3, 4) + a", func(a, b float64) float64 { return 5 + a }},
+	{"fmin(1, 2) * a", func(a, b float64) float64 { return a }},
+	{"fma(2, 3, 4) + b", func(a, b float64) float64 { return 10 + b }},
+	{"pow(2, 10) * a", func(a, b float64) float64 { return 1024 * a }},
+	{"sqrt(sqrt(16)) + atan2(1, 1) * a", func(a, b float64) float64 { return 2 + math.Pi/4*a }},
 	{"fabs(-a)", func(a, b float64) float64 { return math.Abs(-a) }},
 	{"floor(5 * b)", func(a, b float64) float64 { return math.Floor(5 * b) }},
 	{"ceil(5 * b)", func(a, b float64) float64 { return math.Ceil(5 * b) }},
@@ -232,8 +239,9 @@ var mathFuncs = []struct {
 }
 
 // TestKernelMathFunctions: a kernel may call any common math.h function on
-// the host backends (the library is linked with libm), and gets what Go's
-// math package computes.
+// every backend (host libraries are linked with libm; on opencl int
+// arguments are converted to double as in C), and gets what Go's math
+// package computes.
 func TestKernelMathFunctions(t *testing.T) {
 	var body strings.Builder
 	for i, f := range mathFuncs {
@@ -241,7 +249,7 @@ func TestKernelMathFunctions(t *testing.T) {
 	}
 	src := "void mathk(const double *x, double *y) {\n  const double a = x[0], b = x[1];\n" + body.String() + "}"
 	const n = 10
-	for _, backend := range hostBackends {
+	for _, backend := range allBackends {
 		t.Run(backend, func(t *testing.T) {
 			check(t, op2.Use(backend))
 			defer op2.Use("sequential")

@@ -198,9 +198,10 @@ void first(const double *w, const double *y, double **acc, double *sum) {
 }
 
 // TestConstNamesRefused: a Const may not be named like a C keyword, a
-// standard type or a reserved name, nor like the kernel that uses it.
+// standard type, a C library function or macro (exp, printf, M_PI...) or a
+// reserved name, nor like the kernel that uses it.
 func TestConstNamesRefused(t *testing.T) {
-	for _, name := range []string{"return", "for", "double", "int", "restrict", "_Bool", "bool", "true", "int32_t", "size_t", "op2_x", "OP2_X", "__x", "_X"} {
+	for _, name := range []string{"return", "for", "double", "int", "restrict", "_Bool", "bool", "true", "int32_t", "size_t", "op2_x", "OP2_X", "__x", "_X", "exp", "pow", "printf", "main", "M_PI", "NAN", "MIN"} {
 		wantErr(t, second(op2.NewConst(1, []float64{1}, name)), fmt.Sprintf("const %q", name))
 	}
 	wantErr(t, second(op2.NewConst(1, []float64{1}, "return")), "C keyword")

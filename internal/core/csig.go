@@ -1124,7 +1124,14 @@ func init() {
 		alignas alignof bool true false nullptr constexpr static_assert thread_local typeof typeof_unqual
 		_BitInt _Decimal32 _Decimal64 _Decimal128 asm complex imaginary noreturn
 		kernel global local constant private half
-		size_t ptrdiff_t wchar_t max_align_t nullptr_t intptr_t uintptr_t intmax_t uintmax_t NULL offsetof`) {
+		size_t ptrdiff_t wchar_t max_align_t nullptr_t intptr_t uintptr_t intmax_t uintmax_t NULL offsetof
+		main acos asin atan atan2 cos sin tan acosh asinh atanh cosh sinh tanh exp exp2 expm1 frexp ldexp
+		log log10 log1p log2 logb modf cbrt fabs hypot pow sqrt erf erfc lgamma tgamma ceil floor
+		nearbyint rint lrint round lround trunc fmod remainder remquo copysign nan nextafter fdim fmax
+		fmin fma abs labs llabs div printf fprintf sprintf snprintf puts putchar fflush stdout stderr
+		malloc calloc realloc free exit abort memcpy memmove memset memcmp strlen strcmp strcpy
+		M_PI M_PI_2 M_PI_4 M_1_PI M_2_PI M_E M_LN2 M_LN10 M_LOG2E M_LOG10E M_SQRT2 M_SQRT1_2
+		NAN INFINITY HUGE_VAL EOF MIN MAX isnan isinf isfinite signbit`) {
 		reservedConstWords[w] = true
 	}
 	for _, n := range []string{"8", "16", "32", "64"} {
@@ -1144,7 +1151,7 @@ func ConstNameProblem(name string) string {
 	case !isIdentifier(name):
 		return "name must be a C identifier"
 	case reservedConstWords[name]:
-		return "name is a C keyword or a standard C type or macro name"
+		return "name is a C keyword or a name of the C standard library (a type, function or macro kernels may use)"
 	case hasReservedPrefix(name):
 		return fmt.Sprintf("names starting with %s or %s are reserved for GoOP2's generated code", ReservedPrefix, strings.ToUpper(ReservedPrefix))
 	case strings.HasPrefix(name, "__") || (len(name) > 1 && name[0] == '_' && name[1] >= 'A' && name[1] <= 'Z'):

@@ -380,6 +380,12 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 		return edit{f.listStart, f.listStart, lay.d.hiddenParam() + ", "}
 	}
 	var edits []edit
+	// First, so that at equal positions they come before other edits.
+	for _, c := range u.mathCalls {
+		for _, a := range argSpans(u.code, c.open) {
+			edits = append(edits, edit{a[0], a[0], "(double)("}, edit{a[1], a[1], ")"})
+		}
+	}
 	for _, s := range u.includes {
 		edits = append(edits, edit{s[0], s[1], ""})
 	}

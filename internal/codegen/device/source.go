@@ -38,14 +38,18 @@ type call struct {
 
 // userSource is what the generator knows about a kernel's source.
 type userSource struct {
-	src      string
-	code     string // src with comments, literals and directives blanked
-	defs     []funcDecl
-	protos   []funcDecl
-	calls    []call
-	defined  map[string]bool // names of the functions the source defines
-	typedefs map[string]bool
-	macros   []string // names the source #defines, in order, once each
+	src    string
+	code   string // src with comments, literals and directives blanked
+	defs   []funcDecl
+	protos []funcDecl
+	calls  []call
+	// mathCalls are the calls, in function bodies, of math.h functions
+	// whose parameters are all double (and that the source does not
+	// define itself).
+	mathCalls []call
+	defined   map[string]bool // names of the functions the source defines
+	typedefs  map[string]bool
+	macros    []string // names the source #defines, in order, once each
 	// bodyIdents[i] are the identifiers of defs[i]'s body; macroIdents
 	// those of every #define's replacement text.
 	bodyIdents  []map[string]bool
@@ -186,6 +190,11 @@ func scanSource(src string) (*userSource, error) {
 		body := code[f.bodyOpen+1 : f.bodyClose]
 		u.bodyIdents = append(u.bodyIdents, setOf(clex.Identifiers(body)))
 		u.calls = append(u.calls, findCalls(code, f.bodyOpen+1, f.bodyClose, u.defined)...)
+		for _, c := range findCalls(code, f.bodyOpen+1, f.bodyClose, doubleMath) {
+			if !u.defined[c.name] && !u.declares(c.name) {
+				u.mathCalls = append(u.mathCalls, c)
+			}
+		}
 	}
 	for _, d := range directives(withDirectives) {
 		line := withDirectives[d[0]:d[1]]
@@ -354,6 +363,50 @@ func matchBracket(s string, open int) int {
 		}
 	}
 	return -1
+}
+
+// doubleMath are the math.h functions whose parameters are all double. In
+// C an int or float argument is converted to double; OpenCL C overloads
+// them for float and double, and a call with int arguments (hypot(3, 4))
+// is ambiguous there. The adapter converts their arguments to double, so
+// they mean what they mean in C.
+var doubleMath = setOf(strings.Fields(`acos asin atan atan2 cos sin tan acosh asinh atanh cosh sinh tanh
+	exp exp2 expm1 log log10 log1p log2 logb cbrt fabs hypot pow sqrt erf erfc lgamma tgamma
+	ceil floor nearbyint rint round trunc fmod remainder copysign nextafter fdim fmax fmin fma`))
+
+// argSpans returns the argument spans [start, end) of the call whose
+// opening parenthesis is at s[open] (trimmed of blanks).
+func argSpans(s string, open int) [][2]int {
+	close := clex.MatchParen(s, open)
+	if close < 0 {
+		return nil
+	}
+	var spans [][2]int
+	depth, start := 0, open+1
+	add := func(end int) {
+		a, b := clex.SkipSpace(s, start), end
+		for b > a && (s[b-1] == ' ' || s[b-1] == '\t' || s[b-1] == '\n' || s[b-1] == '\r') {
+			b--
+		}
+		if b > a {
+			spans = append(spans, [2]int{a, b})
+		}
+	}
+	for i := open + 1; i < close; i++ {
+		switch s[i] {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
+		case ',':
+			if depth == 0 {
+				add(i)
+				start = i + 1
+			}
+		}
+	}
+	add(close)
+	return spans
 }
 
 // findCalls finds, in s[from:to], the identifiers in names followed by '('.
