@@ -202,3 +202,53 @@ func TestRepeatedLoopAllocatesNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestDroppedMeshesWhileCollecting creates and drops meshes while the
+// garbage collector runs. The wrappers' argument arrays (C memory) keep the
+// addresses of plans and data that are gone by the next call; the collector
+// must never see them as pointers.
+func TestDroppedMeshesWhileCollecting(t *testing.T) {
+	rounds := 6
+	if testing.Short() {
+		rounds = 2
+	}
+	onEachBackend(t, func(t *testing.T) {
+		k := op2.NewKernel("void gcmesh_inc(double *a, double *b) { *a += 1; *b += 1; }", "gcmesh_inc")
+		stop := make(chan struct{})
+		collecting := make(chan struct{})
+		go func() { // keep the collector marking while loops are bound
+			defer close(collecting)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					runtime.GC()
+				}
+			}
+		}()
+		defer func() { close(stop); <-collecting }()
+		for r := 0; r < rounds; r++ {
+			for i := 0; i < 60; i++ {
+				n := 20000 + i
+				nodes := must(op2.NewSet(n, "nodes"))
+				edges := must(op2.NewSet(n-1, "edges"))
+				v := make([]int32, 2*(n-1))
+				for e := 0; e < n-1; e++ {
+					v[2*e], v[2*e+1] = int32(e), int32(e+1)
+				}
+				m := must(op2.NewMap(edges, nodes, 2, v, "chain"))
+				d := must(op2.NewDat[float64](nodes, 1, nil, "d"))
+				check(t, op2.ParLoop(k, edges, d.ArgMap(op2.Inc, m, 0), d.ArgMap(op2.Inc, m, 1)))
+				if got := d.DataRO()[1]; got != 2 {
+					t.Fatalf("round %d mesh %d: d[1] = %g, want 2", r, i, got)
+				}
+				if i%20 == 0 {
+					runtime.GC()
+				}
+			}
+			runtime.GC()
+			runtime.GC()
+		}
+	})
+}

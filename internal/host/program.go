@@ -36,8 +36,8 @@ type Program struct {
 	src    string
 	lib    *jit.Library
 	fn     unsafe.Pointer
-	iv     []C.longlong     // C memory
-	pv     []unsafe.Pointer // C memory
+	iv     []C.longlong  // C memory
+	pv     []C.uintptr_t // C memory; addresses kept as integers so that the GC never sees (possibly stale) pointers stored in C memory
 	consts []constSlot
 	nargs  int
 }
@@ -84,7 +84,7 @@ func NewProgram(cc *jit.Compiler, l *core.Loop, src string, extraPtrs int, extra
 		p.consts = append(p.consts, constSlot{c: c, addr: addr})
 	}
 	np := 2*len(l.Args) + extraPtrs
-	p.pv = unsafe.Slice((*unsafe.Pointer)(C.calloc(C.size_t(np+1), C.size_t(unsafe.Sizeof(unsafe.Pointer(nil))))), np+1)[:np]
+	p.pv = unsafe.Slice((*C.uintptr_t)(C.calloc(C.size_t(np+1), C.size_t(unsafe.Sizeof(C.uintptr_t(0))))), np+1)[:np]
 	p.iv = unsafe.Slice((*C.longlong)(C.calloc(C.size_t(hostc.IvCount+8), 8)), hostc.IvCount+8)
 	runtime.AddCleanup(p, func(mem [2]unsafe.Pointer) {
 		C.free(mem[0])
@@ -109,7 +109,12 @@ func (p *Program) Release() {
 func (p *Program) SetInt(slot int, v int) { p.iv[slot] = C.longlong(v) }
 
 // SetPtr stores extra pointer i (after the per-argument pointers).
-func (p *Program) SetPtr(i int, ptr unsafe.Pointer) { p.pv[2*p.nargs+i] = ptr }
+func (p *Program) SetPtr(i int, ptr unsafe.Pointer) { p.pv[2*p.nargs+i] = addr(ptr) }
+
+// addr is the address ptr holds. The argument arrays live in C memory and
+// outlive what they point to (a dropped plan, a freed Dat): storing them as
+// pointers would make the GC's write barrier follow stale addresses.
+func addr(ptr unsafe.Pointer) C.uintptr_t { return C.uintptr_t(uintptr(ptr)) }
 
 // Bind makes the host copy of every argument current (allocating data
 // declared without values, copying back data a device backend left on the
@@ -123,11 +128,11 @@ func (p *Program) Bind(l *core.Loop) error {
 				return fmt.Errorf("%s: argument %d: %w", l.Name(), i, err)
 			}
 		}
-		p.pv[i] = a.Data.Host
+		p.pv[i] = addr(a.Data.Host)
 		if a.Map != nil {
-			p.pv[p.nargs+i] = a.Map.Ptr()
+			p.pv[p.nargs+i] = addr(a.Map.Ptr())
 		} else {
-			p.pv[p.nargs+i] = nil
+			p.pv[p.nargs+i] = 0
 		}
 	}
 	for i := range p.consts {
