@@ -1,0 +1,366 @@
+// Package mpi is GoOP2's binding to the system's MPI library. Nothing of
+// MPI is needed to build GoOP2: when a program runs under mpirun, a small
+// C shim is compiled against the installed mpi.h with the MPI compiler
+// wrapper (mpicc), through GoOP2's own compiler cache, and loaded with
+// dlopen. Compiling against mpi.h, rather than calling libmpi's symbols
+// directly, keeps the representation of MPI's handles (pointers in Open
+// MPI, integers in MPICH) out of Go.
+//
+// MPI may be called from one thread at a time and, with goroutines moving
+// between OS threads, GoOP2 makes every call on one locked OS thread: a
+// goroutine started by Init that runs the calls it is handed.
+package mpi
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct op2mpi_table {
+	int version;
+	int (*init)(int *rank, int *size, char *lib, int liblen);
+	int (*finalize)(void);
+	int (*abort)(int code);
+	int (*barrier)(void);
+	int (*bcast)(void *buf, long long n, int root);
+	int (*allgather)(const void *send, long long n, void *recv);
+	int (*alltoallv)(const void *send, const long long *scounts, void *recv, const long long *rcounts);
+	int (*isend)(const void *buf, long long n, int dest, int tag);
+	int (*irecv)(void *buf, long long n, int src, int tag);
+	int (*waitall)(void);
+	int (*testall)(int *done);
+	double (*wtime)(void);
+};
+
+static struct op2mpi_table *T;
+typedef struct op2mpi_table *(*op2mpi_get_fn)(void);
+static int op2mpi_bind(void *get) { T = ((op2mpi_get_fn)get)(); return T->version; }
+static int op2mpi_init(int *rank, int *size, char *lib, int liblen) { return T->init(rank, size, lib, liblen); }
+static int op2mpi_finalize(void) { return T->finalize(); }
+static int op2mpi_abort(int code) { return T->abort(code); }
+static int op2mpi_barrier(void) { return T->barrier(); }
+static int op2mpi_bcast(uintptr_t buf, long long n, int root) { return T->bcast((void *)buf, n, root); }
+static int op2mpi_allgather(uintptr_t send, long long n, uintptr_t recv) { return T->allgather((const void *)send, n, (void *)recv); }
+static int op2mpi_alltoallv(uintptr_t send, uintptr_t sc, uintptr_t recv, uintptr_t rc) {
+	return T->alltoallv((const void *)send, (const long long *)sc, (void *)recv, (const long long *)rc);
+}
+static int op2mpi_isend(uintptr_t buf, long long n, int dest, int tag) { return T->isend((const void *)buf, n, dest, tag); }
+static int op2mpi_irecv(uintptr_t buf, long long n, int src, int tag) { return T->irecv((void *)buf, n, src, tag); }
+static int op2mpi_waitall(void) { return T->waitall(); }
+static double op2mpi_wtime(void) { return T->wtime(); }
+
+typedef struct { uintptr_t buf; long long bytes; int rank, tag; } op2mpi_msg;
+// op2mpi_start posts the receives, then the sends, of one exchange.
+static int op2mpi_start(uintptr_t recvs, int nr, uintptr_t sends, int ns) {
+	const op2mpi_msg *r = (const op2mpi_msg *)recvs, *s = (const op2mpi_msg *)sends;
+	for (int i = 0; i < nr; i++) { int rc = T->irecv((void *)r[i].buf, r[i].bytes, r[i].rank, r[i].tag); if (rc) return rc; }
+	for (int i = 0; i < ns; i++) { int rc = T->isend((const void *)s[i].buf, s[i].bytes, s[i].rank, s[i].tag); if (rc) return rc; }
+	return 0;
+}
+
+// op2mpi_pack copies the elements idx[0..n) of src (elem bytes each) to dst
+// one after another; op2mpi_unpack is the reverse.
+static void op2mpi_pack(uintptr_t dst, uintptr_t src, uintptr_t idx, long long n, long long elem) {
+	char *d = (char *)dst; const char *s = (const char *)src; const int *x = (const int *)idx;
+	for (long long i = 0; i < n; i++) memcpy(d + i * elem, s + (long long)x[i] * elem, (size_t)elem);
+}
+static void op2mpi_unpack(uintptr_t dst, uintptr_t src, uintptr_t idx, long long n, long long elem) {
+	char *d = (char *)dst; const char *s = (const char *)src; const int *x = (const int *)idx;
+	for (long long i = 0; i < n; i++) memcpy(d + (long long)x[i] * elem, s + i * elem, (size_t)elem);
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/cache"
+	"github.com/goop2/op2/internal/jit"
+)
+
+// Launched reports how many processes the MPI launcher started, read from
+// the environment Open MPI, MPICH (Hydra) and PMIx launchers give their
+// processes; 0 when the program was not started by a launcher.
+func Launched() int {
+	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"} {
+		if s := os.Getenv(v); s != "" {
+			if n, err := strconv.Atoi(s); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	if os.Getenv("PMIX_RANK") != "" || os.Getenv("PMI_RANK") != "" {
+		return 1
+	}
+	return 0
+}
+
+// ErrUnavailable is wrapped by the errors that say the MPI library cannot
+// be used.
+var ErrUnavailable = errors.New("MPI is not available")
+
+// World is MPI_COMM_WORLD (a duplicate of it): the processes of the job.
+type World struct {
+	rank, size int
+	library    string
+	calls      chan func()
+	lib        *jit.Library
+	finalized  bool
+}
+
+// Rank is this process's rank.
+func (w *World) Rank() int { return w.rank }
+
+// Size is the number of ranks.
+func (w *World) Size() int { return w.size }
+
+// Library is the MPI library's version string.
+func (w *World) Library() string { return w.library }
+
+var (
+	initOnce sync.Once
+	world    *World
+	initErr  error
+)
+
+// Init initialises MPI once per process, compiling the shim with mpicc
+// (the MPICC environment variable names another wrapper) into the cache
+// directory cacheDir. Later calls return the same World or error.
+func Init(cacheDir string) (*World, error) {
+	initOnce.Do(func() { world, initErr = initWorld(cacheDir) })
+	return world, initErr
+}
+
+func initWorld(cacheDir string) (*World, error) {
+	cc := os.Getenv("MPICC")
+	if cc == "" {
+		cc = "mpicc"
+	}
+	if _, err := exec.LookPath(strings.Fields(cc + " x")[0]); err != nil {
+		return nil, fmt.Errorf("%w: the MPI compiler wrapper %q was not found; install Open MPI's development files (Debian: apt-get install openmpi-bin libopenmpi-dev) or set MPICC: %v", ErrUnavailable, cc, err)
+	}
+	dir, err := cache.Open(cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	comp := &jit.Compiler{CC: cc, Flags: []string{"-O2"}, Cache: dir}
+	src := strings.Replace(shimSource, "OP2MPI_VERSION", strconv.Itoa(tableVersion), 1)
+	lib, err := comp.Build(src, []string{"op2mpi_get_table"})
+	if err != nil {
+		return nil, fmt.Errorf("%w: building GoOP2's MPI shim with %q failed (is mpi.h installed? Debian: apt-get install libopenmpi-dev): %v", ErrUnavailable, cc, err)
+	}
+	get, err := lib.Symbol("op2mpi_get_table")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if v := int(C.op2mpi_bind(get)); v != tableVersion {
+		return nil, fmt.Errorf("%w: the MPI shim has table version %d, want %d", ErrUnavailable, v, tableVersion)
+	}
+	w := &World{calls: make(chan func()), lib: lib}
+	go w.serve()
+	var rank, size C.int
+	var name [256]C.char
+	var rc C.int
+	w.do(func() { rc = C.op2mpi_init(&rank, &size, &name[0], C.int(len(name))) })
+	if rc != 0 {
+		return nil, fmt.Errorf("%w: MPI_Init_thread failed (code %d)", ErrUnavailable, int(rc))
+	}
+	w.rank, w.size = int(rank), int(size)
+	w.library = strings.TrimSpace(C.GoString(&name[0]))
+	return w, nil
+}
+
+// serve runs every MPI call on one locked OS thread.
+func (w *World) serve() {
+	runtime.LockOSThread()
+	for f := range w.calls {
+		f()
+	}
+}
+
+// do runs f on the MPI thread and returns when it has.
+func (w *World) do(f func()) {
+	done := make(chan struct{})
+	w.calls <- func() { f(); close(done) }
+	<-done
+}
+
+func check(what string, rc C.int) error {
+	switch {
+	case rc == 0:
+		return nil
+	case rc == -1:
+		return fmt.Errorf("%s: a message of more than 2 GiB (MPI counts are int)", what)
+	case rc == -2:
+		return fmt.Errorf("%s: out of memory", what)
+	}
+	return fmt.Errorf("%s failed (MPI error code %d)", what, int(rc))
+}
+
+func addr[T any](s []T) C.uintptr_t {
+	if len(s) == 0 {
+		return 0
+	}
+	return C.uintptr_t(uintptr(unsafe.Pointer(&s[0])))
+}
+
+// Finalize ends MPI. Nothing else may be called afterwards.
+func (w *World) Finalize() error {
+	if w.finalized {
+		return nil
+	}
+	var rc C.int
+	w.do(func() { rc = C.op2mpi_finalize() })
+	w.finalized = true
+	return check("MPI_Finalize", rc)
+}
+
+// Abort stops every rank of the job with code.
+func (w *World) Abort(code int) {
+	w.do(func() { C.op2mpi_abort(C.int(code)) })
+}
+
+// Barrier waits for every rank.
+func (w *World) Barrier() error {
+	var rc C.int
+	w.do(func() { rc = C.op2mpi_barrier() })
+	return check("MPI_Barrier", rc)
+}
+
+// Bcast sends root's buf to every rank's buf (all the same length).
+func (w *World) Bcast(buf []byte, root int) error {
+	var rc C.int
+	w.do(func() { rc = C.op2mpi_bcast(addr(buf), C.longlong(len(buf)), C.int(root)) })
+	runtime.KeepAlive(buf)
+	return check("MPI_Bcast", rc)
+}
+
+// Allgather gathers every rank's send (all the same length) into recv,
+// in rank order; len(recv) = Size()*len(send).
+func (w *World) Allgather(send, recv []byte) error {
+	if len(recv) != w.size*len(send) {
+		return fmt.Errorf("MPI_Allgather: receive buffer of %d bytes, want %d", len(recv), w.size*len(send))
+	}
+	var rc C.int
+	w.do(func() { rc = C.op2mpi_allgather(addr(send), C.longlong(len(send)), addr(recv)) })
+	runtime.KeepAlive(send)
+	runtime.KeepAlive(recv)
+	return check("MPI_Allgather", rc)
+}
+
+// Alltoallv sends send[r] to rank r and returns what each rank sent here.
+func (w *World) Alltoallv(send [][]byte) ([][]byte, error) {
+	if len(send) != w.size {
+		return nil, fmt.Errorf("MPI_Alltoallv: %d send buffers for %d ranks", len(send), w.size)
+	}
+	sc := make([]int64, w.size)
+	var flat []byte
+	for r, b := range send {
+		sc[r] = int64(len(b))
+		flat = append(flat, b...)
+	}
+	rc8 := make([]byte, 8*w.size)
+	sc8 := make([]byte, 8*w.size)
+	for r := range sc {
+		putInt64(sc8[8*r:], sc[r])
+	}
+	// Every rank learns how much each other rank sends it.
+	all := make([]byte, 8*w.size*w.size)
+	if err := w.Allgather(sc8, all); err != nil {
+		return nil, err
+	}
+	rcounts := make([]int64, w.size)
+	total := int64(0)
+	for r := range rcounts {
+		rcounts[r] = getInt64(all[8*(r*w.size+w.rank):])
+		putInt64(rc8[8*r:], rcounts[r])
+		total += rcounts[r]
+	}
+	recv := make([]byte, total)
+	var rc C.int
+	w.do(func() { rc = C.op2mpi_alltoallv(addr(flat), addr(sc), addr(recv), addr(rcounts)) })
+	runtime.KeepAlive(flat)
+	runtime.KeepAlive(sc)
+	runtime.KeepAlive(recv)
+	runtime.KeepAlive(rcounts)
+	if err := check("MPI_Alltoallv", rc); err != nil {
+		return nil, err
+	}
+	out := make([][]byte, w.size)
+	off := int64(0)
+	for r := range out {
+		out[r] = recv[off : off+rcounts[r] : off+rcounts[r]]
+		off += rcounts[r]
+	}
+	return out, nil
+}
+
+func putInt64(b []byte, v int64) {
+	for i := 0; i < 8; i++ {
+		b[i] = byte(v >> (8 * i))
+	}
+}
+
+func getInt64(b []byte) int64 {
+	var v int64
+	for i := 0; i < 8; i++ {
+		v |= int64(b[i]) << (8 * i)
+	}
+	return v
+}
+
+// Wtime is MPI_Wtime.
+func (w *World) Wtime() float64 {
+	var t C.double
+	w.do(func() { t = C.op2mpi_wtime() })
+	return float64(t)
+}
+
+// Msg is one non-blocking message of an exchange: Bytes bytes at Buf
+// (C memory or pinned memory that stays put until Wait returns) to or from
+// Rank, with Tag.
+type Msg struct {
+	Buf   uintptr
+	Bytes int64
+	Rank  int32
+	Tag   int32
+}
+
+// Start posts recvs, then sends, without waiting for them; Wait completes
+// them. Messages between two ranks with one tag arrive in the order they
+// were posted.
+func (w *World) Start(recvs, sends []Msg) error {
+	var rc C.int
+	w.do(func() {
+		rc = C.op2mpi_start(addr(recvs), C.int(len(recvs)), addr(sends), C.int(len(sends)))
+	})
+	runtime.KeepAlive(recvs)
+	runtime.KeepAlive(sends)
+	return check("MPI_Isend/MPI_Irecv", rc)
+}
+
+// Wait completes every message started.
+func (w *World) Wait() error {
+	var rc C.int
+	w.do(func() { rc = C.op2mpi_waitall() })
+	return check("MPI_Waitall", rc)
+}
+
+// Pack copies elements idx of src (elem bytes each) one after another
+// into dst.
+func Pack(dst, src unsafe.Pointer, idx []int32, elem int) {
+	C.op2mpi_pack(C.uintptr_t(uintptr(dst)), C.uintptr_t(uintptr(src)), addr(idx), C.longlong(len(idx)), C.longlong(elem))
+}
+
+// Unpack copies consecutive elements of src to elements idx of dst.
+func Unpack(dst, src unsafe.Pointer, idx []int32, elem int) {
+	C.op2mpi_unpack(C.uintptr_t(uintptr(dst)), C.uintptr_t(uintptr(src)), addr(idx), C.longlong(len(idx)), C.longlong(elem))
+}

@@ -1,0 +1,119 @@
+package mpi
+
+// tableDecl is the function table the shim fills; the same text is in the
+// shim's source and in this package's cgo preamble (mpi.go), so that both
+// agree on its layout.
+const tableDecl = `
+struct op2mpi_table {
+	int version;
+	int (*init)(int *rank, int *size, char *lib, int liblen);
+	int (*finalize)(void);
+	int (*abort)(int code);
+	int (*barrier)(void);
+	int (*bcast)(void *buf, long long n, int root);
+	int (*allgather)(const void *send, long long n, void *recv);
+	int (*alltoallv)(const void *send, const long long *scounts, void *recv, const long long *rcounts);
+	int (*isend)(const void *buf, long long n, int dest, int tag);
+	int (*irecv)(void *buf, long long n, int src, int tag);
+	int (*waitall)(void);
+	int (*testall)(int *done);
+	double (*wtime)(void);
+};
+`
+
+// tableVersion changes whenever tableDecl does.
+const tableVersion = 1
+
+// shimSource is compiled with the MPI compiler wrapper (mpicc) against the
+// installed mpi.h, so that the handles' representation (pointers in Open
+// MPI, integers in MPICH) is the library's own business: Go only sees
+// plain C functions. Every call happens on one OS thread (see World).
+const shimSource = `#include <mpi.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+` + tableDecl + `
+#define EXPORT __attribute__((visibility("default")))
+
+static MPI_Comm comm = MPI_COMM_NULL;
+static MPI_Request *reqs;
+static int nreqs, capreqs;
+static int *counts; /* 4 * size ints: send counts, send displs, recv counts, recv displs */
+
+static int fits(long long n) { return n >= 0 && n <= INT_MAX; }
+
+static int op2mpi_init(int *rank, int *size, char *lib, int liblen) {
+	int inited = 0, provided = 0, len = 0;
+	/* Open MPI would install handlers for SIGSEGV, SIGBUS, SIGFPE and SIGILL
+	   over the Go run time's; the Go run time needs its own. */
+	setenv("OMPI_MCA_opal_signal", "", 0);
+	MPI_Initialized(&inited);
+	if (!inited && MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) return 1;
+	if (MPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) return 2;
+	MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(comm, rank);
+	MPI_Comm_size(comm, size);
+	char v[MPI_MAX_LIBRARY_VERSION_STRING];
+	MPI_Get_library_version(v, &len);
+	if (liblen > 0) { strncpy(lib, v, liblen - 1); lib[liblen - 1] = 0; }
+	counts = calloc(4 * (size_t)*size + 4, sizeof(int));
+	return counts ? 0 : 3;
+}
+static int op2mpi_finalize(void) {
+	if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+	return MPI_Finalize();
+}
+static int op2mpi_abort(int code) { return MPI_Abort(MPI_COMM_WORLD, code); }
+static int op2mpi_barrier(void) { return MPI_Barrier(comm); }
+static int op2mpi_bcast(void *buf, long long n, int root) {
+	if (!fits(n)) return -1;
+	return MPI_Bcast(buf, (int)n, MPI_BYTE, root, comm);
+}
+static int op2mpi_allgather(const void *send, long long n, void *recv) {
+	if (!fits(n)) return -1;
+	return MPI_Allgather(send, (int)n, MPI_BYTE, recv, (int)n, MPI_BYTE, comm);
+}
+static int op2mpi_alltoallv(const void *send, const long long *sc, void *recv, const long long *rc) {
+	int size; MPI_Comm_size(comm, &size);
+	int *s = counts, *sd = counts + size, *r = counts + 2 * size, *rd = counts + 3 * size;
+	long long so = 0, ro = 0;
+	for (int i = 0; i < size; i++) {
+		if (!fits(sc[i]) || !fits(rc[i]) || !fits(so) || !fits(ro)) return -1;
+		s[i] = (int)sc[i]; sd[i] = (int)so; so += sc[i];
+		r[i] = (int)rc[i]; rd[i] = (int)ro; ro += rc[i];
+	}
+	return MPI_Alltoallv(send, s, sd, MPI_BYTE, recv, r, rd, MPI_BYTE, comm);
+}
+static int grow(void) {
+	if (nreqs < capreqs) return 0;
+	int c = capreqs ? 2 * capreqs : 16;
+	MPI_Request *p = realloc(reqs, (size_t)c * sizeof *p);
+	if (!p) return -2;
+	reqs = p; capreqs = c;
+	return 0;
+}
+static int op2mpi_isend(const void *buf, long long n, int dest, int tag) {
+	if (!fits(n)) return -1;
+	if (grow()) return -2;
+	return MPI_Isend(buf, (int)n, MPI_BYTE, dest, tag, comm, &reqs[nreqs++]);
+}
+static int op2mpi_irecv(void *buf, long long n, int src, int tag) {
+	if (!fits(n)) return -1;
+	if (grow()) return -2;
+	return MPI_Irecv(buf, (int)n, MPI_BYTE, src, tag, comm, &reqs[nreqs++]);
+}
+static int op2mpi_waitall(void) {
+	int rc = MPI_Waitall(nreqs, reqs, MPI_STATUSES_IGNORE);
+	nreqs = 0;
+	return rc;
+}
+static int op2mpi_testall(int *done) { return MPI_Testall(nreqs, reqs, done, MPI_STATUSES_IGNORE); }
+static double op2mpi_wtime(void) { return MPI_Wtime(); }
+
+static struct op2mpi_table table = {
+	` + "OP2MPI_VERSION" + `, op2mpi_init, op2mpi_finalize, op2mpi_abort, op2mpi_barrier, op2mpi_bcast,
+	op2mpi_allgather, op2mpi_alltoallv, op2mpi_isend, op2mpi_irecv, op2mpi_waitall,
+	op2mpi_testall, op2mpi_wtime,
+};
+EXPORT struct op2mpi_table *op2mpi_get_table(void) { return &table; }
+`

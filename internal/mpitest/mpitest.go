@@ -1,0 +1,59 @@
+// Package mpitest runs a test binary's tests on several MPI ranks: a test
+// calls Run, which starts the test binary again under mpirun with only
+// that test selected; on the ranks (InRanks reports true) the same test
+// function does the distributed work.
+package mpitest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/goop2/op2/internal/mpi"
+)
+
+// InRanks reports whether this process is a rank started by Run (or by any
+// MPI launcher).
+func InRanks() bool { return mpi.Launched() > 0 }
+
+// Mpirun is the launcher's path, or "" (and why) when there is none.
+func Mpirun() (string, error) {
+	return exec.LookPath("mpirun")
+}
+
+// Run runs the current test (t.Name(), a top-level test) on np ranks and
+// fails t with the job's output if any rank fails. The job is killed after
+// timeout, so a rank that hangs cannot hang the test. Without mpirun the
+// test is skipped with the command that installs it.
+func Run(t *testing.T, np int, timeout time.Duration, env ...string) {
+	t.Helper()
+	path, err := Mpirun()
+	if err != nil {
+		t.Skipf("mpirun not found (Debian: apt-get install openmpi-bin libopenmpi-dev): %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	args := []string{"-np", strconv.Itoa(np), "--oversubscribe", "--bind-to", "none",
+		os.Args[0], "-test.run=^" + t.Name() + "$", "-test.count=1"}
+	if testing.Verbose() {
+		args = append(args, "-test.v")
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+		"OMPI_MCA_rmaps_base_oversubscribe=1")
+	cmd.Env = append(cmd.Env, env...)
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("%d ranks: killed after %v:\n%s", np, timeout, out)
+	}
+	if err != nil {
+		t.Fatalf("%d ranks: %v:\n%s", np, err, out)
+	}
+	if testing.Verbose() {
+		t.Logf("%d ranks:\n%s", np, out)
+	}
+}
