@@ -1,0 +1,208 @@
+package dist
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// BlockOwners gives each rank a contiguous block of n elements, sizes
+// differing by at most one.
+func BlockOwners(n, ranks int) []int32 {
+	o := make([]int32, n)
+	for r := 0; r < ranks; r++ {
+		for g := n * r / ranks; g < n*(r+1)/ranks; g++ {
+			o[g] = int32(r)
+		}
+	}
+	return o
+}
+
+// Spread completes a partition given for some sets (owner[s] != nil) to
+// every set, through the maps, as OP2 does: an element of a map's source
+// set goes to the rank owning most of its targets; failing that, an
+// element of a map's target set goes to the rank owning most of the
+// elements that refer to it (ties go to the lower rank). A set no map
+// connects to a partitioned one is distributed in blocks.
+func Spread(m *Mesh, owner [][]int32, ranks int) {
+	count := make([]int32, ranks)
+	mode := func() int32 {
+		best := 0
+		for r := range count {
+			if count[r] > count[best] {
+				best = r
+			}
+		}
+		clear(count)
+		return int32(best)
+	}
+	for {
+		changed := false
+		for _, mp := range m.Maps {
+			if owner[mp.From] != nil || owner[mp.To] == nil {
+				continue
+			}
+			o := make([]int32, m.Sets[mp.From].Size)
+			to := owner[mp.To]
+			for e := range o {
+				for _, t := range mp.Table[e*mp.Arity : (e+1)*mp.Arity] {
+					count[to[t]]++
+				}
+				o[e] = mode()
+			}
+			owner[mp.From], changed = o, true
+		}
+		if changed {
+			continue
+		}
+		for _, mp := range m.Maps {
+			if owner[mp.From] == nil || owner[mp.To] != nil {
+				continue
+			}
+			n := m.Sets[mp.To].Size
+			votes := make([]int32, n*ranks)
+			from := owner[mp.From]
+			for e := 0; e < m.Sets[mp.From].Size; e++ {
+				for _, t := range mp.Table[e*mp.Arity : (e+1)*mp.Arity] {
+					votes[int(t)*ranks+int(from[e])]++
+				}
+			}
+			o := BlockOwners(n, ranks)
+			for t := range o {
+				v := votes[t*ranks : (t+1)*ranks]
+				if slices.Max(v) > 0 {
+					copy(count, v)
+					o[t] = mode()
+				}
+			}
+			owner[mp.To], changed = o, true
+			break
+		}
+		if !changed {
+			break
+		}
+	}
+	for s := range owner {
+		if owner[s] == nil {
+			owner[s] = BlockOwners(m.Sets[s].Size, ranks)
+		}
+	}
+}
+
+// RCBOwners partitions n points (dim coordinates each, point after point)
+// into ranks parts by recursive coordinate bisection: the points are split
+// across the axis along which they spread most, in proportion to the ranks
+// on each side, and each side again, until every part has one rank.
+func RCBOwners(coords []float64, dim, ranks int) ([]int32, error) {
+	if dim < 1 || dim > 3 {
+		return nil, fmt.Errorf("recursive coordinate bisection needs 1, 2 or 3 coordinates per element, not %d", dim)
+	}
+	n := len(coords) / dim
+	for i, c := range coords {
+		if math.IsNaN(c) || math.IsInf(c, 0) {
+			return nil, fmt.Errorf("coordinate %d of element %d is %v", i%dim, i/dim, c)
+		}
+	}
+	idx := make([]int32, n)
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	owner := make([]int32, n)
+	var split func(idx []int32, first, parts int)
+	split = func(idx []int32, first, parts int) {
+		if parts == 1 {
+			for _, e := range idx {
+				owner[e] = int32(first)
+			}
+			return
+		}
+		axis, spread := 0, -1.0
+		for d := 0; d < dim; d++ {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, e := range idx {
+				lo, hi = min(lo, coords[int(e)*dim+d]), max(hi, coords[int(e)*dim+d])
+			}
+			if hi-lo > spread {
+				axis, spread = d, hi-lo
+			}
+		}
+		slices.SortStableFunc(idx, func(a, b int32) int {
+			ca, cb := coords[int(a)*dim+axis], coords[int(b)*dim+axis]
+			switch {
+			case ca < cb:
+				return -1
+			case ca > cb:
+				return 1
+			}
+			return int(a - b)
+		})
+		left := parts / 2
+		cut := len(idx) * left / parts
+		split(idx[:cut], first, left)
+		split(idx[cut:], first+left, parts-left)
+	}
+	split(idx, 0, ranks)
+	return owner, nil
+}
+
+// Adjacency is the graph METIS partitions for a map: the elements of the
+// map's target set, two of them adjacent when one row of the map holds
+// both (for a map from edges to cells, cells sharing an edge), in
+// compressed row form.
+func Adjacency(mp *Map, n int) (xadj, adj []int32) {
+	rows := len(mp.Table) / max(mp.Arity, 1)
+	deg := make([]int32, n+1)
+	for e := 0; e < rows; e++ {
+		row := mp.Table[e*mp.Arity : (e+1)*mp.Arity]
+		for _, a := range row {
+			for _, b := range row {
+				if a != b {
+					deg[a+1]++
+				}
+			}
+		}
+	}
+	for i := 1; i <= n; i++ {
+		deg[i] += deg[i-1]
+	}
+	tmp := make([]int32, deg[n])
+	fill := slices.Clone(deg[:n])
+	for e := 0; e < rows; e++ {
+		row := mp.Table[e*mp.Arity : (e+1)*mp.Arity]
+		for _, a := range row {
+			for _, b := range row {
+				if a != b {
+					tmp[fill[a]] = b
+					fill[a]++
+				}
+			}
+		}
+	}
+	xadj = make([]int32, n+1)
+	adj = make([]int32, 0, len(tmp))
+	for v := 0; v < n; v++ {
+		nb := tmp[deg[v]:deg[v+1]]
+		slices.Sort(nb)
+		nb = slices.Compact(nb)
+		adj = append(adj, nb...)
+		xadj[v+1] = int32(len(adj))
+	}
+	return xadj, adj
+}
+
+// Cut counts the map entries whose source and target elements are owned by
+// different ranks: each is a value some rank reads from another's halo.
+func Cut(m *Mesh, owner [][]int32) int {
+	cut := 0
+	for _, mp := range m.Maps {
+		from, to := owner[mp.From], owner[mp.To]
+		for e := range from {
+			for _, t := range mp.Table[e*mp.Arity : (e+1)*mp.Arity] {
+				if from[e] != to[t] {
+					cut++
+				}
+			}
+		}
+	}
+	return cut
+}
