@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/plan"
@@ -30,6 +31,33 @@ type Executor struct {
 	PlanCheck bool
 	// OnLaunch, if not nil, is called before every launch (tests).
 	OnLaunch func(l *core.Loop, r Range)
+	// Halo, if not nil, exchanges halo data around the launches of a
+	// distributed run.
+	Halo Halo
+}
+
+// Halo is what a distributed (MPI) run adds to every loop. The executor
+// calls Begin before the program binds the data, Wait before the launch
+// that needs halo data (for programs reading host memory, after the core
+// elements, so that messages travel while they run; for device programs,
+// before Bind, so that the received values reach the device) and End after
+// Finish.
+type Halo interface {
+	// Begin starts the exchanges of the halos l reads that are out of
+	// date, and prepares its reductions.
+	Begin(l *core.Loop) error
+	// Wait completes the exchanges Begin started.
+	Wait(l *core.Loop) error
+	// End combines l's reductions across ranks and marks the halos of
+	// the data l modified out of date.
+	End(l *core.Loop) error
+}
+
+// DeviceMemory is implemented by backends whose programs work on device
+// copies of the data; the executor then completes halo exchanges before
+// binding.
+type DeviceMemory interface {
+	DeviceMemory() bool
 }
 
 // New returns an executor with empty caches.
@@ -110,42 +138,116 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop) error {
 			x.saved = append(x.saved, savedState{s: s, state: s.State, dev: s.Dev})
 		}
 	}
+	device := false
+	if d, ok := b.Backend.(DeviceMemory); ok {
+		device = d.DeviceMemory()
+	}
+	halo := x.Halo
+	if halo != nil {
+		if err := halo.Begin(l); err != nil {
+			x.restore()
+			return err
+		}
+		if device {
+			if err := halo.Wait(l); err != nil {
+				x.restore()
+				return err
+			}
+			halo = nil
+		}
+	}
+	// The core elements (or the colours holding only core blocks) need no
+	// halo data; then the other owned elements, then the exec halo.
+	// Without MPI only the first is not empty.
+	var parts [3]Range
+	if pl != nil {
+		parts = [3]Range{{0, pl.NColorsCore, true}, {pl.NColorsCore, pl.NColorsOwned, true}, {pl.NColorsOwned, pl.NColors, true}}
+	} else {
+		end := l.IterEnd()
+		c, o := min(l.Set.Core, end), min(l.Set.Owned, end)
+		parts = [3]Range{{0, c, false}, {c, o, false}, {o, end, false}}
+	}
+	// A reduction must not count the exec halo, which other ranks own:
+	// a loop with both runs the exec halo in a second pass whose
+	// reduction results are thrown away.
+	split := len(l.Sig.Reductions) > 0 && parts[2].First < parts[2].Last
+	passes := [2][]Range{parts[:], nil}
+	if split {
+		passes = [2][]Range{parts[:2], parts[2:]}
+	}
 	if err := p.Bind(l, pl); err != nil {
 		x.restore()
 		return err
 	}
-	// The part that needs no halo data (core elements, or the colours
-	// holding only core blocks), then the rest. Without MPI the rest is
-	// empty.
-	var core, rest Range
-	if pl != nil {
-		core, rest = Range{0, pl.NColorsCore, true}, Range{pl.NColorsCore, pl.NColors, true}
-	} else {
-		end := l.Set.Owned // a loop that modifies through a map also computes the exec halo
-		if l.Sig.Colour {
-			end = l.Set.Exec
-		}
-		c := min(l.Set.Core, end)
-		core, rest = Range{0, c, false}, Range{c, end, false}
-	}
 	launched := 0
-	for _, r := range [2]Range{core, rest} {
-		if r.First >= r.Last {
-			continue
-		}
-		if x.OnLaunch != nil {
-			x.OnLaunch(l, r)
-		}
-		if err := p.Launch(r); err != nil {
-			if launched == 0 {
-				x.restore()
+	var saved [][]byte
+	for pass, ranges := range passes {
+		if pass == 1 {
+			if ranges == nil {
+				break
+			}
+			saved = x.saveReductions(l)
+			if err := p.Bind(l, pl); err != nil {
 				return err
 			}
-			return fmt.Errorf("%w (after %d of its launches had run or been queued: the data this loop modifies may be partly updated)", err, launched)
 		}
-		launched++
+		for k, r := range ranges {
+			if r.First >= r.Last {
+				continue
+			}
+			if halo != nil && (k > 0 || pass == 1) {
+				if err := halo.Wait(l); err != nil {
+					return err
+				}
+				halo = nil
+			}
+			if x.OnLaunch != nil {
+				x.OnLaunch(l, r)
+			}
+			if err := p.Launch(r); err != nil {
+				if launched == 0 {
+					x.restore()
+					return err
+				}
+				return fmt.Errorf("%w (after %d of its launches had run or been queued: the data this loop modifies may be partly updated)", err, launched)
+			}
+			launched++
+		}
+		if err := p.Finish(l); err != nil {
+			return err
+		}
 	}
-	return p.Finish(l)
+	if saved != nil {
+		x.restoreReductions(l, saved)
+	}
+	if halo != nil {
+		if err := halo.Wait(l); err != nil {
+			return err
+		}
+	}
+	if x.Halo != nil {
+		return x.Halo.End(l)
+	}
+	return nil
+}
+
+// saveReductions copies the reduction Globals' values after the owned
+// elements ran.
+func (x *Executor) saveReductions(l *core.Loop) [][]byte {
+	saved := make([][]byte, len(l.Sig.Reductions))
+	for k, i := range l.Sig.Reductions {
+		s := l.Args[i].Data
+		saved[k] = append([]byte(nil), unsafe.Slice((*byte)(s.Host), s.Bytes())...)
+	}
+	return saved
+}
+
+// restoreReductions puts them back after the exec halo ran.
+func (x *Executor) restoreReductions(l *core.Loop, saved [][]byte) {
+	for k, i := range l.Sig.Reductions {
+		s := l.Args[i].Data
+		copy(unsafe.Slice((*byte)(s.Host), s.Bytes()), saved[k])
+	}
 }
 
 // forget drops the saved states, so that the executor keeps no Dat alive.

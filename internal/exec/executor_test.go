@@ -153,7 +153,7 @@ func (ms *mesh) directLoop(t *testing.T) *core.Loop {
 }
 
 // TestExecutorLaunchesCoreThenRest: the executor binds once, launches the
-// core part and then the rest (elements of a direct loop, plan colours of
+// core part, the other owned elements and the exec halo (elements of a direct loop, plan colours of
 // a planned one), and finishes; a second loop reuses the program and the
 // plan.
 func TestExecutorLaunchesCoreThenRest(t *testing.T) {
@@ -172,7 +172,8 @@ func TestExecutorLaunchesCoreThenRest(t *testing.T) {
 			if pl.NColorsCore == 0 || pl.NColorsCore == pl.NColors {
 				t.Fatalf("the plan has %d core colours of %d: no core/rest split to test", pl.NColorsCore, pl.NColors)
 			}
-			return []string{"bind", fmt.Sprintf("launch colours [0,%d)", pl.NColorsCore), fmt.Sprintf("launch colours [%d,%d)", pl.NColorsCore, pl.NColors), "finish"}
+			return []string{"bind", fmt.Sprintf("launch colours [0,%d)", pl.NColorsCore), fmt.Sprintf("launch colours [%d,%d)", pl.NColorsCore, pl.NColorsOwned),
+				fmt.Sprintf("launch colours [%d,%d)", pl.NColorsOwned, pl.NColors), "finish"}
 		}},
 	} {
 		fb := &fakeBackend{needs: c.needs, launchOK: -1}
@@ -240,7 +241,7 @@ func TestExecutorRestoresStatesOnFailure(t *testing.T) {
 }
 
 // TestOpenMPCoreThenRest: on the openmp backend (threads 2) the executor
-// runs the core colours and then the rest as two launches of the same
+// runs the core colours, the owned ones and the exec halo's as three launches of the same
 // program, and the result is what one pass over every element gives.
 func TestOpenMPCoreThenRest(t *testing.T) {
 	for _, name := range []string{"openmp", "sequential"} {
@@ -266,8 +267,8 @@ func TestOpenMPCoreThenRest(t *testing.T) {
 		if err := x.Run(b, ms.incLoop(t)); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if len(ranges) != 2 || ranges[0].Last != ranges[1].First || ranges[0].First != 0 || ranges[0].Last == 0 {
-			t.Fatalf("%s: launches %+v: want the core part, then the rest", name, ranges)
+		if len(ranges) != 3 || ranges[0].Last != ranges[1].First || ranges[1].Last != ranges[2].First || ranges[0].First != 0 || ranges[0].Last == 0 {
+			t.Fatalf("%s: launches %+v: want the core part, the other owned elements, then the exec halo", name, ranges)
 		}
 		want := make([]float64, ms.x.Len)
 		for e := range y { // the loop covers the exec halo too: it increments through a map

@@ -117,6 +117,10 @@ func openDevice(cfg *exec.Config) (*cl.Context, error) {
 
 func (b *backend) Name() string { return Name }
 
+// DeviceMemory reports that programs work on device copies of the data
+// (exec.DeviceMemory).
+func (b *backend) DeviceMemory() bool { return true }
+
 // Wait blocks until the device has finished every queued loop.
 func (b *backend) Wait() error { return b.ctx.Finish() }
 
