@@ -87,8 +87,16 @@ func NewDat[T Scalar](set *Set, dim int, data []T, name string) (*Dat[T], error)
 		return nil, fmt.Errorf("op2: dat %q on set %q: %d values given, want %d (set size %d × dim %d)",
 			name, set.c.Name, len(data), set.c.Owned*dim, set.c.Owned, dim)
 	}
+	if _, err := mpiWorld(); err != nil {
+		return nil, err
+	}
 	d := &Dat[T]{}
 	d.s = core.Storage{Name: name, Type: scalarType[T](), Dim: dim, Set: &set.c, Len: n, ID: core.NewID()}
+	if distributing, _ := distributing(); distributing {
+		distState.dats = append(distState.dats, d)
+	} else if set.c.Halo != nil && data != nil {
+		d.s.HaloStale = true // the halo gets the owners' values at the first exchange
+	}
 	if data == nil && n > 0 {
 		// Zeros, allocated where they are first needed: on the host at
 		// the first host access or host loop, on the device otherwise.

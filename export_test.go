@@ -13,3 +13,13 @@ func SetMaxPrograms(n int) (restore func()) {
 		rt.x.SetMaxPrograms(old)
 	}
 }
+
+// HaloExchanges is the number of Dat halo exchanges started so far.
+func HaloExchanges() int {
+	mu.Lock()
+	defer mu.Unlock()
+	if distState.halo == nil {
+		return 0
+	}
+	return distState.halo.exchanges
+}

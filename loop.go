@@ -348,6 +348,9 @@ func (lp *Loop) Compute() error {
 
 // run executes a bound loop with its program. Caller holds mu.
 func (s *Runtime) run(b *exec.Opened, l *core.Loop) error {
+	if err := s.checkPartitioned(l); err != nil {
+		return err
+	}
 	beginCrashReport(b, l) // name the loop if its kernel kills the process
 	var err error
 	if l.Check {

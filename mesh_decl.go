@@ -2,6 +2,7 @@ package op2
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
@@ -25,8 +26,14 @@ func NewSet(size int, name string) (*Set, error) {
 	if size > 1<<31-1 {
 		return nil, fmt.Errorf("op2: set %q: size %d exceeds the int32 index range", name, size)
 	}
+	if err := declareDistributed(fmt.Sprintf("set %q", name)); err != nil {
+		return nil, err
+	}
 	s := &Set{core.Set{Name: name, Core: size, Owned: size, Exec: size, Total: size, ID: core.NewID()}}
 	core.Track(&s.c) // plans built for the set go when it does
+	if distributing, _ := distributing(); distributing {
+		distState.sets = append(distState.sets, s)
+	}
 	return s, nil
 }
 
@@ -75,7 +82,14 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 		return nil, fmt.Errorf("op2: map %q from %q to %q: %d values given, want %d (%d elements × arity %d)",
 			name, from.c.Name, to.c.Name, len(values), want, from.c.Total, arity)
 	}
+	if err := declareDistributed(fmt.Sprintf("map %q", name)); err != nil {
+		return nil, err
+	}
 	limit := int32(to.c.Total)
+	distributing, _ := distributing()
+	if distributing {
+		limit = math.MaxInt32 // global indices: Partition checks them
+	}
 	for i, v := range values {
 		if v < 0 || v >= limit {
 			return nil, fmt.Errorf("op2: map %q from %q to %q: entry %d (element %d, column %d) is %d, outside the target set [0,%d)",
@@ -87,6 +101,9 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 	copy(table, values)
 	m.c = core.Map{Name: name, From: &from.c, To: &to.c, Arity: arity, Table: table, ID: core.NewID()}
 	core.Track(&m.c) // plans built with the map go when it does
+	if distributing {
+		distState.maps = append(distState.maps, m)
+	}
 	return m, nil
 }
 

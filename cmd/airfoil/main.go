@@ -4,8 +4,14 @@
 //
 // Usage:
 //
-//	airfoil [-backend sequential|openmp] [-threads N] [-iters N] [-mesh FILE]
+//	airfoil [-backend sequential|openmp|opencl] [-threads N] [-iters N] [-mesh FILE]
 //	        [-I 400 -J 600] [-write-mesh FILE] [-dump-q FILE] [-timing]
+//	        [-partition block|rcb|metis]
+//
+// Started by mpirun (mpirun -np 4 airfoil ...) it runs distributed: rank 0
+// reads or generates the mesh, -partition chooses how it is split (default
+// rcb, recursive coordinate bisection of the nodes), rank 0 prints, and
+// -dump-q gathers the solution in the mesh's numbering.
 //
 // Without -mesh it generates OP2's reference mesh (720 000 cells) in memory.
 // Every 100 iterations it prints the iteration and the rms change of the
@@ -37,6 +43,7 @@ type options struct {
 	writeMesh string
 	dumpQ     string
 	timing    bool
+	partition string
 }
 
 func main() {
@@ -51,12 +58,20 @@ func main() {
 	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the mesh in OP2's ASCII format (.gz compresses); with -iters 0 do nothing else")
 	flag.StringVar(&o.dumpQ, "dump-q", "", "write the final q in OP2's binary dat format")
 	flag.BoolVar(&o.timing, "timing", false, "print a per-loop timing table")
+	flag.StringVar(&o.partition, "partition", "rcb", "under MPI: how the mesh is split over the ranks (block, rcb or metis)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "airfoil: unexpected arguments %q\n", flag.Args())
 		os.Exit(2)
 	}
 	if _, err := run(o, os.Stdout); err != nil {
+		if op2.Ranks() > 1 {
+			op2.Abort(fmt.Errorf("airfoil: %w", err)) // stops every rank
+		}
+		fmt.Fprintln(os.Stderr, "airfoil:", err)
+		os.Exit(1)
+	}
+	if err := op2.Finalize(); err != nil {
 		fmt.Fprintln(os.Stderr, "airfoil:", err)
 		os.Exit(1)
 	}
@@ -85,15 +100,18 @@ func run(o options, out io.Writer) (*result, error) {
 	}
 	var m *mesh.Mesh
 	var err error
-	if o.meshPath != "" {
+	root := op2.Rank() == 0 // under MPI rank 0 reads the mesh; Partition distributes it
+	switch {
+	case !root:
+	case o.meshPath != "":
 		m, err = mesh.ReadFile(o.meshPath)
-	} else {
+	default:
 		m, err = mesh.Generate(o.ni, o.nj)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if o.writeMesh != "" {
+	if o.writeMesh != "" && root {
 		if err := m.WriteFile(o.writeMesh); err != nil {
 			return nil, err
 		}
@@ -101,8 +119,16 @@ func run(o options, out io.Writer) (*result, error) {
 	if o.iters == 0 {
 		return &result{}, nil
 	}
-	s, err := airfoil.New(m)
-	if err != nil {
+	var s *airfoil.Solver
+	if op2.Ranks() > 1 {
+		var info *op2.PartitionInfo
+		if s, info, err = airfoil.NewDistributed(m, o.partition); err != nil {
+			return nil, err
+		}
+		if root && o.timing {
+			fmt.Fprintf(out, "partition %s on %d ranks: %d map entries cross ranks (METIS edge cut %d)\n", info.Partitioner, info.Ranks, info.Cut, info.MetisCut)
+		}
+	} else if s, err = airfoil.New(m); err != nil {
 		return nil, err
 	}
 	defer s.Close()
@@ -111,8 +137,12 @@ func run(o options, out io.Writer) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &result{rms: rms, q: s.Q(), elapsed: elapsed}
-	if o.iters == 1000 && m.NCell == referenceCells {
+	q, err := s.Q()
+	if err != nil {
+		return nil, err
+	}
+	res := &result{rms: rms, q: q, elapsed: elapsed}
+	if o.iters == 1000 && s.Cells() == referenceCells && root {
 		final := res.rms[len(res.rms)-1]
 		diff := 100*final/referenceRMS - 100
 		if diff < 0 {
@@ -124,11 +154,11 @@ func run(o options, out io.Writer) (*result, error) {
 			fmt.Fprintf(out, "This test is considered FAILED (rms differs from %.16g by %.3g%%)\n", referenceRMS, diff)
 		}
 	}
-	if o.timing {
+	if o.timing && root {
 		fmt.Fprintf(out, "\nbackend %s, %d iterations, %.3f s\n", op2.Backend(), o.iters, res.elapsed.Seconds())
 		s.PrintTiming(out)
 	}
-	if o.dumpQ != "" {
+	if o.dumpQ != "" && root {
 		if err := writeDat(o.dumpQ, res.q, 4); err != nil {
 			return nil, err
 		}

@@ -60,6 +60,46 @@ func New(m *mesh.Mesh) (*Solver, error) {
 	if m == nil || m.NCell < 1 {
 		return nil, fmt.Errorf("airfoil: the mesh has no cells; the solver needs at least one (its rms change is a mean over the cells)")
 	}
+	return declare(m)
+}
+
+// NewDistributed declares the problem on the MPI ranks: rank 0 passes the
+// whole mesh, the other ranks nil; the mesh is then partitioned with the
+// named partitioner ("block", "rcb" on the node coordinates, or "metis" on
+// the cells sharing an edge) and distributed. Without MPI it is New
+// followed by a partition that changes nothing.
+func NewDistributed(m *mesh.Mesh, partitioner string) (*Solver, *op2.PartitionInfo, error) {
+	if op2.Rank() == 0 && (m == nil || m.NCell < 1) {
+		return nil, nil, fmt.Errorf("airfoil: the mesh has no cells; the solver needs at least one (its rms change is a mean over the cells)")
+	}
+	if m == nil {
+		m = &mesh.Mesh{}
+	}
+	s, err := declare(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	var p op2.Partitioner
+	switch partitioner {
+	case "block":
+		p = op2.BlockPartitioner()
+	case "rcb":
+		p = op2.RCBPartitioner(s.x)
+	case "metis":
+		p = op2.METISPartitioner(s.pecell)
+	default:
+		s.Close()
+		return nil, nil, fmt.Errorf("airfoil: unknown partitioner %q (block, rcb or metis)", partitioner)
+	}
+	info, err := op2.Partition(p)
+	if err != nil {
+		s.Close()
+		return nil, nil, err
+	}
+	return s, info, nil
+}
+
+func declare(m *mesh.Mesh) (*Solver, error) {
 	s := &Solver{}
 	var err error
 	set := func(n int, name string) *op2.Set {
@@ -210,9 +250,11 @@ func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.
 			}
 		}
 		if iter%100 == 0 {
-			r := math.Sqrt(s.rms.DataRO()[0] / float64(s.cells.Size()))
+			r := math.Sqrt(s.rms.DataRO()[0] / float64(s.cells.GlobalSize()))
 			rms = append(rms, r)
-			fmt.Fprintf(out, " %d  %10.5e\n", iter, r)
+			if op2.Rank() == 0 {
+				fmt.Fprintf(out, " %d  %10.5e\n", iter, r)
+			}
 		}
 	}
 	if err := op2.Wait(); err != nil {
@@ -221,11 +263,13 @@ func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.
 	return rms, time.Since(start), nil
 }
 
-// Q returns the solution (4 values per cell).
-func (s *Solver) Q() []float64 { return s.q.DataRO() }
+// Q returns the solution (4 values per cell). In a distributed run rank 0
+// gets every cell's values in the mesh's numbering and the other ranks nil;
+// every rank must call it.
+func (s *Solver) Q() ([]float64, error) { return s.q.Gather() }
 
 // Cells is the number of cells.
-func (s *Solver) Cells() int { return s.cells.Size() }
+func (s *Solver) Cells() int { return s.cells.GlobalSize() }
 
 // Timers returns the per-loop times accumulated so far.
 func (s *Solver) Timers() []LoopTimer { return append([]LoopTimer(nil), s.timers[:]...) }

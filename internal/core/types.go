@@ -118,6 +118,9 @@ type Set struct {
 	Name                     string
 	Core, Owned, Exec, Total int
 	ID                       uint64
+	// Halo is the run time's exchange lists for the set in a distributed
+	// run; nil otherwise.
+	Halo any
 }
 
 // Map is a table of Arity indices into To for each element of From.
@@ -150,6 +153,12 @@ type Storage struct {
 	ID    uint64
 	State DataState
 	Dev   DeviceBuffer // nil while State is StateDeviceUnallocated or StateHostUnallocated
+
+	// HaloStale says that the halo elements' values are out of date: a
+	// loop modified the data since the last exchange (distributed runs).
+	HaloStale bool
+	// HaloBuf holds the run time's exchange buffers for the data.
+	HaloBuf any
 
 	// AllocHost allocates the zeroed host copy of storage declared without
 	// values; it sets Host. Nil once the host copy exists.

@@ -9,6 +9,7 @@ package devrt
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"unsafe"
@@ -348,7 +349,78 @@ func (p *Program) bindIndirect(l *core.Loop, dp *devicePlan) error {
 	}
 	p.blockOffsetArg = len(p.args)
 	p.args = append(p.args, Arg{Kind: ArgInt}, Arg{Kind: ArgLocal, Int: dp.p.NShared})
-	return p.tailArgs(l, dp.p.NBlocks)
+	if err := p.tailArgs(l, dp.p.NBlocks); err != nil {
+		return err
+	}
+	if dp.p.NBlocksOwned < dp.p.NBlocks {
+		// A distributed run launches the exec halo's blocks in a pass
+		// of their own: the owned pass must not fold what they left in
+		// their slots last time.
+		return p.resetPartials(l, dp.p.NBlocks)
+	}
+	return nil
+}
+
+// resetPartials fills every partial result slot with the reduction's
+// identity.
+func (p *Program) resetPartials(l *core.Loop, slots int) error {
+	for _, i := range p.lay.Reductions {
+		s := l.Args[i].Data
+		one := identity(l.Args[i].Access, s.Type)
+		n := slots * s.Dim * len(one)
+		if cap(p.part) < n {
+			p.part = make([]byte, n)
+		}
+		part := p.part[:n]
+		for k := 0; k < n; k += len(one) {
+			copy(part[k:], one)
+		}
+		if err := p.drv.Write(p.red[i], unsafe.Pointer(&part[0]), n); err != nil {
+			return fmt.Errorf("%s: resetting the partial results of %s: %w", l.Name(), s.Describe(), err)
+		}
+	}
+	return nil
+}
+
+// identity is the value a reduction starts from, in t's bytes.
+func identity(acc core.Access, t core.ScalarType) []byte {
+	b := make([]byte, t.Size())
+	if acc == core.Inc {
+		return b
+	}
+	var v uint64
+	low := acc == core.Max
+	switch t {
+	case core.Float64:
+		v = math.Float64bits(math.Inf(1))
+		if low {
+			v = math.Float64bits(math.Inf(-1))
+		}
+	case core.Float32:
+		v = uint64(math.Float32bits(float32(math.Inf(1))))
+		if low {
+			v = uint64(math.Float32bits(float32(math.Inf(-1))))
+		}
+	case core.Int32:
+		v = uint64(uint32(math.MaxInt32))
+		if low {
+			v = uint64(uint32(1 << 31))
+		}
+	case core.Int64:
+		v = uint64(math.MaxInt64)
+		if low {
+			v = 1 << 63
+		}
+	case core.Uint32:
+		v = math.MaxUint32
+		if low {
+			v = 0
+		}
+	}
+	for k := range b {
+		b[k] = byte(v >> (8 * k))
+	}
+	return b
 }
 
 // Launch queues the kernel over a range of elements (direct loops) or of

@@ -186,7 +186,10 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop) error {
 			if ranges == nil {
 				break
 			}
-			saved = x.saveReductions(l)
+			var err error
+			if saved, err = x.saveReductions(l); err != nil {
+				return err
+			}
 			if err := p.Bind(l, pl); err != nil {
 				return err
 			}
@@ -218,7 +221,9 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop) error {
 		}
 	}
 	if saved != nil {
-		x.restoreReductions(l, saved)
+		if err := x.restoreReductions(l, saved); err != nil {
+			return err
+		}
 	}
 	if halo != nil {
 		if err := halo.Wait(l); err != nil {
@@ -233,21 +238,28 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop) error {
 
 // saveReductions copies the reduction Globals' values after the owned
 // elements ran.
-func (x *Executor) saveReductions(l *core.Loop) [][]byte {
+func (x *Executor) saveReductions(l *core.Loop) ([][]byte, error) {
 	saved := make([][]byte, len(l.Sig.Reductions))
 	for k, i := range l.Sig.Reductions {
 		s := l.Args[i].Data
+		if err := s.HostAccess(false); err != nil {
+			return nil, err
+		}
 		saved[k] = append([]byte(nil), unsafe.Slice((*byte)(s.Host), s.Bytes())...)
 	}
-	return saved
+	return saved, nil
 }
 
 // restoreReductions puts them back after the exec halo ran.
-func (x *Executor) restoreReductions(l *core.Loop, saved [][]byte) {
+func (x *Executor) restoreReductions(l *core.Loop, saved [][]byte) error {
 	for k, i := range l.Sig.Reductions {
 		s := l.Args[i].Data
+		if err := s.HostAccess(true); err != nil {
+			return err
+		}
 		copy(unsafe.Slice((*byte)(s.Host), s.Bytes()), saved[k])
 	}
+	return nil
 }
 
 // forget drops the saved states, so that the executor keeps no Dat alive.

@@ -1,0 +1,513 @@
+package op2
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/mpi"
+)
+
+// ErrMPIUnavailable is matched (errors.Is) by the errors returned when a
+// program started under mpirun cannot use the MPI library.
+var ErrMPIUnavailable = mpi.ErrUnavailable
+
+// ErrMETISUnavailable is matched by the error Partition returns when the
+// METIS partitioner is chosen and its library cannot be loaded.
+var ErrMETISUnavailable = dist.ErrNoMETIS
+
+// distState is the process's MPI state. A program started by an MPI
+// launcher initialises MPI at its first declaration; every declaration
+// until Partition is this rank's block of the mesh.
+var distState struct {
+	once        sync.Once
+	world       *mpi.World // nil when not started by a launcher
+	err         error
+	partitioned bool
+	sets        []*Set
+	maps        []*Map
+	dats        []distData
+	halo        *haloExchange
+}
+
+// distData is a Dat as Partition sees it.
+type distData interface {
+	storage() *core.Storage
+	replace(values []byte) // new host values for every local element
+}
+
+func (d *Dat[T]) storage() *core.Storage { return &d.s }
+
+func (d *Dat[T]) replace(values []byte) {
+	n := len(values) / d.s.Type.Size()
+	if d.s.Dev != nil {
+		d.s.Dev.Free()
+		d.s.Dev = nil
+	}
+	d.data = pinned[T](d, n)
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(d.data))), len(values)), values)
+	d.s.Host, d.s.Len, d.s.State, d.s.AllocHost = hostPtr(d.data), n, core.StateDeviceUnallocated, nil
+}
+
+// mpiWorld returns the MPI world, initialising MPI the first time when the
+// program was started by an MPI launcher; nil without one.
+func mpiWorld() (*mpi.World, error) {
+	distState.once.Do(func() {
+		if mpi.Launched() == 0 {
+			return
+		}
+		cfg, err := exec.ConfigFromEnv()
+		if err != nil {
+			distState.err = err
+			return
+		}
+		distState.world, distState.err = mpi.Init(cfg.CacheDir)
+		if distState.err != nil {
+			distState.err = fmt.Errorf("op2: this program was started by an MPI launcher (%d processes) but cannot use MPI: %w", mpi.Launched(), distState.err)
+		}
+	})
+	return distState.world, distState.err
+}
+
+// distributing reports whether declarations are a rank's block of a mesh
+// still to be partitioned.
+func distributing() (bool, error) {
+	w, err := mpiWorld()
+	if err != nil {
+		return false, err
+	}
+	return w != nil && w.Size() > 1 && !distState.partitioned, nil
+}
+
+// Rank is this process's MPI rank: 0 without MPI.
+func Rank() int {
+	if w, _ := mpiWorld(); w != nil {
+		return w.Rank()
+	}
+	return 0
+}
+
+// Ranks is the number of MPI ranks: 1 without MPI.
+func Ranks() int {
+	if w, _ := mpiWorld(); w != nil {
+		return w.Size()
+	}
+	return 1
+}
+
+// Finalize ends MPI in a program started by an MPI launcher (every rank
+// must call it before exiting; mpirun reports ranks that exit without it).
+// It does nothing otherwise. No loop may run afterwards.
+func Finalize() error {
+	mu.Lock()
+	defer mu.Unlock()
+	if w, _ := mpiWorld(); w != nil {
+		return w.Finalize()
+	}
+	return nil
+}
+
+// Abort stops every rank of an MPI job after printing err on this rank;
+// without MPI it exits the process. Use it when one rank fails, so that the
+// others do not wait for it forever.
+func Abort(err error) {
+	fmt.Fprintf(os.Stderr, "op2: rank %d: %v\n", Rank(), err)
+	if w, _ := mpiWorld(); w != nil {
+		w.Abort(1)
+	}
+	os.Exit(1)
+}
+
+// Partitioner chooses which rank owns each element; see Partition.
+type Partitioner struct {
+	kind   string
+	coords distData
+	m      *Map
+}
+
+// BlockPartitioner keeps the declared numbering and gives each rank a
+// contiguous block of every set.
+func BlockPartitioner() Partitioner { return Partitioner{kind: "block"} }
+
+// RCBPartitioner partitions coords' set by recursive coordinate bisection
+// of its coordinates (a float64 Dat of dim 1, 2 or 3, such as Airfoil's
+// node coordinates) and spreads the partition to the other sets through
+// the maps.
+func RCBPartitioner(coords *Dat[float64]) Partitioner {
+	return Partitioner{kind: "rcb", coords: coords}
+}
+
+// METISPartitioner partitions the target set of m with METIS
+// (METIS_PartGraphKway, loaded at run time from libmetis.so.5), on the
+// graph in which two elements are adjacent when a row of m holds both (for
+// Airfoil's pecell, edges to cells: cells sharing an edge), and spreads
+// the partition to the other sets through the maps.
+func METISPartitioner(m *Map) Partitioner { return Partitioner{kind: "metis", m: m} }
+
+// PartitionInfo describes the partition Partition made.
+type PartitionInfo struct {
+	Partitioner string
+	Ranks       int
+	// Cut is the number of map entries whose source and target elements
+	// are owned by different ranks, over every map: the values read
+	// across ranks.
+	Cut int
+	// MetisCut is the edge cut METIS reported for its graph (0 for other
+	// partitioners).
+	MetisCut int
+}
+
+// Partition distributes the mesh over the MPI ranks. Before it, each rank
+// has declared its block of every set (rank 0 may declare everything, the
+// others sets of size 0), with maps holding indices in the global
+// numbering: the blocks of each set concatenated in rank order. Partition
+// is collective: every rank calls it, with the same partitioner. It
+// gathers the mesh on rank 0, chooses an owner for every element, and
+// gives each rank its elements in the order core | owned | exec halo |
+// non-exec halo, with maps renumbered and Dat values moved. Afterwards
+// Set.Size and Dat.Data cover the rank's owned elements, Set.GlobalSize
+// the whole set, and Dat.Gather collects values in the declared global
+// numbering. Without MPI, or on one rank, it changes nothing.
+//
+// Every set, map and dat must be declared before Partition (dats may also
+// be declared after it); loops may run only after it.
+func Partition(p Partitioner) (*PartitionInfo, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	w, err := mpiWorld()
+	if err != nil {
+		return nil, err
+	}
+	info := &PartitionInfo{Partitioner: p.kind, Ranks: 1}
+	if w == nil || w.Size() == 1 {
+		if p.kind == "" {
+			return nil, errors.New("op2: Partition: no partitioner (use BlockPartitioner, RCBPartitioner or METISPartitioner)")
+		}
+		return info, nil
+	}
+	if distState.partitioned {
+		return nil, errors.New("op2: Partition: the mesh is already partitioned")
+	}
+	info.Ranks = w.Size()
+	if err := partition(w, p, info); err != nil {
+		return nil, fmt.Errorf("op2: Partition (rank %d of %d): %w", w.Rank(), w.Size(), err)
+	}
+	distState.partitioned = true
+	distState.halo = &haloExchange{w: w}
+	return info, nil
+}
+
+// declaration is one rank's block of the mesh, as sent to rank 0.
+type declaration struct {
+	Shape  string // names, arities and dims: must agree on every rank
+	Sizes  []int
+	Maps   [][]int32
+	Dats   [][]byte
+	Coords int // index of the coordinates dat, -1 if none
+	Metis  int // index of the METIS map, -1 if none
+	Kind   string
+}
+
+// layout is what rank 0 sends each rank back.
+type layout struct {
+	Err         string
+	Local       dist.Local
+	Dats        [][]byte
+	GlobalSizes []int
+	Cut, Metis  int
+}
+
+func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
+	var d declaration
+	d.Kind, d.Coords, d.Metis = p.kind, -1, -1
+	var shape strings.Builder
+	index := map[*core.Set]int{}
+	for i, s := range distState.sets {
+		index[&s.c] = i
+		fmt.Fprintf(&shape, "set %q\n", s.c.Name)
+		d.Sizes = append(d.Sizes, s.c.Owned)
+	}
+	for i, m := range distState.maps {
+		fmt.Fprintf(&shape, "map %q %d->%d arity %d\n", m.c.Name, index[m.c.From], index[m.c.To], m.c.Arity)
+		d.Maps = append(d.Maps, m.c.Table)
+		if m == p.m {
+			d.Metis = i
+		}
+	}
+	for i, dd := range distState.dats {
+		s := dd.storage()
+		fmt.Fprintf(&shape, "dat %q on %d %s dim %d\n", s.Name, index[s.Set], s.Type, s.Dim)
+		if err := s.HostAccess(false); err != nil {
+			return err
+		}
+		d.Dats = append(d.Dats, unsafe.Slice((*byte)(s.Host), s.Bytes()))
+		if p.coords != nil && dd.storage() == p.coords.storage() {
+			d.Coords = i
+		}
+	}
+	d.Shape = shape.String()
+	switch {
+	case p.kind == "":
+		return errors.New("no partitioner (use BlockPartitioner, RCBPartitioner or METISPartitioner)")
+	case p.kind == "rcb" && d.Coords < 0:
+		return errors.New("RCBPartitioner: the coordinates dat was not declared before Partition")
+	case p.kind == "metis" && d.Metis < 0:
+		return errors.New("METISPartitioner: the map was not declared before Partition")
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&d); err != nil {
+		return err
+	}
+	send := make([][]byte, w.Size())
+	send[0] = buf.Bytes()
+	got, err := w.Alltoallv(send)
+	if err != nil {
+		return err
+	}
+	send = make([][]byte, w.Size())
+	if w.Rank() == 0 {
+		layouts, err := lay(got, w.Size())
+		for r := range send {
+			var l layout
+			if err != nil {
+				l = layout{Err: err.Error()}
+			} else {
+				l = layouts[r]
+			}
+			var b bytes.Buffer
+			if err := gob.NewEncoder(&b).Encode(&l); err != nil {
+				return err
+			}
+			send[r] = b.Bytes()
+		}
+	}
+	got, err = w.Alltoallv(send)
+	if err != nil {
+		return err
+	}
+	var l layout
+	if err := gob.NewDecoder(bytes.NewReader(got[0])).Decode(&l); err != nil {
+		return fmt.Errorf("decoding the layout from rank 0: %w", err)
+	}
+	if l.Err != "" {
+		return errors.New(l.Err)
+	}
+	info.Cut, info.MetisCut = l.Cut, l.Metis
+	for i, s := range distState.sets {
+		ls := &l.Local.Sets[i]
+		s.c.Core, s.c.Owned, s.c.Exec, s.c.Total = ls.Core, ls.Owned, ls.Exec, ls.Total
+		s.c.Halo = &setHalo{global: ls.Global, neighbours: ls.Neighbours, globalSize: l.GlobalSizes[i]}
+	}
+	for i, m := range distState.maps {
+		tab := pinned[int32](m, len(l.Local.Maps[i]))
+		copy(tab, l.Local.Maps[i])
+		m.c.Table = tab
+	}
+	for i, dd := range distState.dats {
+		dd.replace(l.Dats[i])
+	}
+	return nil
+}
+
+// lay runs on rank 0: it builds the whole mesh from the ranks'
+// declarations, partitions it and lays it out.
+func lay(decls [][]byte, ranks int) ([]layout, error) {
+	ds := make([]declaration, ranks)
+	for r := range ds {
+		if err := gob.NewDecoder(bytes.NewReader(decls[r])).Decode(&ds[r]); err != nil {
+			return nil, fmt.Errorf("decoding rank %d's declarations: %w", r, err)
+		}
+		if ds[r].Shape != ds[0].Shape {
+			return nil, fmt.Errorf("rank %d declared a different mesh from rank 0 (every rank must declare the same sets, maps and dats in the same order):\nrank 0:\n%srank %d:\n%s", r, ds[0].Shape, r, ds[r].Shape)
+		}
+		if ds[r].Kind != ds[0].Kind {
+			return nil, fmt.Errorf("rank %d chose partitioner %q, rank 0 %q", r, ds[r].Kind, ds[0].Kind)
+		}
+	}
+	m := &dist.Mesh{}
+	offsets := make([][]int, len(distState.sets)) // per set, per rank: first global index
+	for i, s := range distState.sets {
+		offsets[i] = make([]int, ranks+1)
+		for r := range ds {
+			offsets[i][r+1] = offsets[i][r] + ds[r].Sizes[i]
+		}
+		m.Sets = append(m.Sets, dist.Set{Name: s.c.Name, Size: offsets[i][ranks]})
+	}
+	index := map[*core.Set]int{}
+	for i, s := range distState.sets {
+		index[&s.c] = i
+	}
+	for i, mp := range distState.maps {
+		var tab []int32
+		for r := range ds {
+			tab = append(tab, ds[r].Maps[i]...)
+		}
+		m.Maps = append(m.Maps, dist.Map{Name: mp.c.Name, From: index[mp.c.From], To: index[mp.c.To], Arity: mp.c.Arity, Table: tab})
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	owner := make([][]int32, len(m.Sets))
+	metisCut := 0
+	switch d := ds[0]; d.Kind {
+	case "block":
+		for s := range owner {
+			owner[s] = dist.BlockOwners(m.Sets[s].Size, ranks)
+		}
+	case "rcb":
+		dd := distState.dats[d.Coords].storage()
+		var coords []float64
+		for r := range ds {
+			b := ds[r].Dats[d.Coords]
+			for k := 0; k+8 <= len(b); k += 8 {
+				coords = append(coords, math.Float64frombits(binary.LittleEndian.Uint64(b[k:])))
+			}
+		}
+		o, err := dist.RCBOwners(coords, dd.Dim, ranks)
+		if err != nil {
+			return nil, fmt.Errorf("RCBPartitioner on dat %q: %w", dd.Name, err)
+		}
+		owner[index[dd.Set]] = o
+		dist.Spread(m, owner, ranks)
+	case "metis":
+		mp := &m.Maps[d.Metis]
+		xadj, adj := dist.Adjacency(mp, m.Sets[mp.To].Size)
+		o, cut, err := dist.METISOwners(m.Sets[mp.To].Size, xadj, adj, ranks)
+		if err != nil {
+			return nil, fmt.Errorf("METISPartitioner on map %q: %w", mp.Name, err)
+		}
+		owner[mp.To], metisCut = o, cut
+		dist.Spread(m, owner, ranks)
+	}
+	locals, err := dist.Layout(m, owner, ranks)
+	if err != nil {
+		return nil, err
+	}
+	cut := dist.Cut(m, owner)
+	sizes := make([]int, len(m.Sets))
+	for i := range sizes {
+		sizes[i] = m.Sets[i].Size
+	}
+	out := make([]layout, ranks)
+	for r := range out {
+		out[r] = layout{Local: locals[r], GlobalSizes: sizes, Cut: cut, Metis: metisCut}
+	}
+	for di, dd := range distState.dats {
+		s := dd.storage()
+		si := index[s.Set]
+		elem := s.Dim * s.Type.Size()
+		all := make([]byte, 0, m.Sets[si].Size*elem)
+		for q := range ds {
+			b := ds[q].Dats[di]
+			if len(b) < ds[q].Sizes[si]*elem {
+				b = make([]byte, ds[q].Sizes[si]*elem)
+			}
+			all = append(all, b[:ds[q].Sizes[si]*elem]...)
+		}
+		for r := range out {
+			vals := make([]byte, len(locals[r].Sets[si].Global)*elem)
+			for i, g := range locals[r].Sets[si].Global {
+				copy(vals[i*elem:(i+1)*elem], all[int(g)*elem:(int(g)+1)*elem])
+			}
+			out[r].Dats = append(out[r].Dats, vals)
+		}
+	}
+	return out, nil
+}
+
+// setHalo is a partitioned set's exchange lists and numbering.
+type setHalo struct {
+	global     []int32 // global number of each local element
+	neighbours []dist.Neighbour
+	globalSize int
+}
+
+// GlobalSize is the number of elements of the set over all ranks (Size
+// without MPI).
+func (s *Set) GlobalSize() int {
+	if h, ok := s.c.Halo.(*setHalo); ok {
+		return h.globalSize
+	}
+	return s.c.Owned
+}
+
+// declareDistributed refuses sets and maps declared after Partition.
+func declareDistributed(what string) error {
+	if _, err := mpiWorld(); err != nil {
+		return err
+	}
+	if distState.partitioned {
+		return fmt.Errorf("op2: %s declared after Partition: declare every set and map before partitioning the mesh", what)
+	}
+	return nil
+}
+
+// checkPartitioned refuses loops on a mesh still to be partitioned and
+// gives the executor the halo exchange once it is.
+func (s *Runtime) checkPartitioned(l *core.Loop) error {
+	distributing, err := distributing()
+	if err != nil {
+		return err
+	}
+	if distributing {
+		return fmt.Errorf("op2: loop %s over set %q: the mesh is declared on %d MPI ranks; call op2.Partition before the first loop", l.Kernel.Name, l.Set.Name, distState.world.Size())
+	}
+	if distState.halo != nil && s.x.Halo == nil {
+		s.x.Halo = distState.halo
+	}
+	return nil
+}
+
+// Gather collects the values of every element of the dat, over all ranks,
+// in the declared global numbering (OP2's op_fetch_data): rank 0 gets
+// them, the other ranks nil. It is collective: every rank must call it.
+// Without MPI it returns a copy of the values.
+func (d *Dat[T]) Gather() ([]T, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if err := d.s.HostAccess(false); err != nil {
+		return nil, err
+	}
+	owned := d.s.Set.Owned * d.s.Dim
+	h, ok := d.s.Set.Halo.(*setHalo)
+	if !ok || distState.world == nil {
+		return append([]T(nil), d.data[:owned]...), nil
+	}
+	w := distState.world
+	elem := d.s.Dim * d.s.Type.Size()
+	// Each rank sends rank 0 its owned values with their global numbers.
+	msg := make([]byte, 0, d.s.Set.Owned*(4+elem))
+	vals := unsafe.Slice((*byte)(d.s.Host), d.s.Bytes())
+	for i := 0; i < d.s.Set.Owned; i++ {
+		msg = binary.LittleEndian.AppendUint32(msg, uint32(h.global[i]))
+		msg = append(msg, vals[i*elem:(i+1)*elem]...)
+	}
+	send := make([][]byte, w.Size())
+	send[0] = msg
+	got, err := w.Alltoallv(send)
+	if err != nil {
+		return nil, fmt.Errorf("op2: Gather of %s: %w", d.s.Describe(), err)
+	}
+	if w.Rank() != 0 {
+		return nil, nil
+	}
+	out := make([]T, h.globalSize*d.s.Dim)
+	outb := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(out))), len(out)*d.s.Type.Size())
+	for _, b := range got {
+		for k := 0; k+4+elem <= len(b); k += 4 + elem {
+			g := int(binary.LittleEndian.Uint32(b[k:]))
+			copy(outb[g*elem:(g+1)*elem], b[k+4:k+4+elem])
+		}
+	}
+	return out, nil
+}

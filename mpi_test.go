@@ -1,0 +1,217 @@
+package op2_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/mpitest"
+)
+
+// The MPI tests run a scenario of loops (every access mode, reductions,
+// halos touching several neighbours, a set smaller than the number of
+// ranks) once in this process on one rank, then on 2 and 3 MPI ranks with
+// each partitioner and both ways of declaring a distributed mesh, and
+// compare the gathered results with the one-rank run. The values are
+// small dyadic numbers, so sums are exact in any order and the comparison
+// is exact.
+
+type scenarioResult struct {
+	Res, Q   []float64
+	Cnt      []int32
+	Sum, Min []float64
+	Max      []int32
+	// Exchanges of a loop repeated with nothing stale (must be 0).
+	Repeat int
+}
+
+const (
+	mpiNodes = 600
+	mpiEdges = 1500
+	mpiCells = 500
+)
+
+// scenarioMesh is the global mesh: node coordinates, maps and initial
+// values, the same on every rank.
+func scenarioMesh() (xy []float64, pedge, pcell, pbnd []int32, q, w []float64) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	// Nodes on a 30×20 grid, numbered in a shuffled order, so that the
+	// declared blocks are scattered and partitioners matter.
+	perm := rng.Perm(mpiNodes)
+	xy = make([]float64, 2*mpiNodes)
+	for i := 0; i < mpiNodes; i++ {
+		xy[2*perm[i]], xy[2*perm[i]+1] = float64(i%30), float64(i/30)
+	}
+	near := func(i int) int32 {
+		x, y := i%30+rng.IntN(3)-1, i/30+rng.IntN(3)-1
+		x, y = min(max(x, 0), 29), min(max(y, 0), 19)
+		return int32(perm[y*30+x])
+	}
+	for e := 0; e < mpiEdges; e++ {
+		i := rng.IntN(mpiNodes)
+		pedge = append(pedge, int32(perm[i]), near(i))
+	}
+	for c := 0; c < mpiCells; c++ {
+		i := rng.IntN(mpiNodes)
+		pcell = append(pcell, int32(perm[i]), near(i), near(i), near(i))
+	}
+	pbnd = []int32{int32(perm[0]), int32(perm[mpiNodes-1])}
+	for i := 0; i < mpiNodes; i++ {
+		q = append(q, float64(i%7+1))
+	}
+	for e := 0; e < mpiEdges; e++ {
+		w = append(w, float64(e%5)+0.5)
+	}
+	return
+}
+
+// block is rank r's part [lo,hi) of n elements when each rank declares a
+// block; with rankZero only rank 0 declares elements.
+func block(n, r, ranks int, rankZero bool) (int, int) {
+	if rankZero {
+		if r == 0 {
+			return 0, n
+		}
+		return 0, 0
+	}
+	return n * r / ranks, n * (r + 1) / ranks
+}
+
+func runScenario(t *testing.T, partitioner string, rankZero bool, backends []string) map[string]scenarioResult {
+	r, ranks := op2.Rank(), op2.Ranks()
+	xy, pedge, pcell, pbnd, q0, w0 := scenarioMesh()
+	part := func(name string, n, dim int) (int, int) {
+		lo, hi := block(n, r, ranks, rankZero)
+		return lo * dim, hi * dim
+	}
+	nlo, nhi := block(mpiNodes, r, ranks, rankZero)
+	elo, ehi := block(mpiEdges, r, ranks, rankZero)
+	clo, chi := block(mpiCells, r, ranks, rankZero)
+	blo, bhi := block(2, r, ranks, rankZero)
+	nodes := must(op2.NewSet(nhi-nlo, "nodes"))
+	edges := must(op2.NewSet(ehi-elo, "edges"))
+	cells := must(op2.NewSet(chi-clo, "cells"))
+	bnd := must(op2.NewSet(bhi-blo, "bnd"))
+	a, b := part("pedge", mpiEdges, 2)
+	mEdge := must(op2.NewMap(edges, nodes, 2, pedge[a:b], "pedge"))
+	a, b = part("pcell", mpiCells, 4)
+	mCell := must(op2.NewMap(cells, nodes, 4, pcell[a:b], "pcell"))
+	mBnd := must(op2.NewMap(bnd, nodes, 1, pbnd[blo:bhi], "pbnd"))
+	dxy := must(op2.NewDat(nodes, 2, xy[2*nlo:2*nhi], "xy"))
+	dq := must(op2.NewDat(nodes, 1, q0[nlo:nhi], "q"))
+	dw := must(op2.NewDat(edges, 1, w0[elo:ehi], "w"))
+	var p op2.Partitioner
+	switch partitioner {
+	case "block":
+		p = op2.BlockPartitioner()
+	case "rcb":
+		p = op2.RCBPartitioner(dxy)
+	case "metis":
+		p = op2.METISPartitioner(mCell)
+	}
+	if _, err := op2.Partition(p); err != nil {
+		t.Fatal(err)
+	}
+	if got := nodes.GlobalSize(); got != mpiNodes {
+		t.Fatalf("nodes.GlobalSize() = %d, want %d", got, mpiNodes)
+	}
+	flux := op2.NewKernel(`void flux(const double *q0, const double *q1, const double *w, double *r0, double *r1) {
+	double f = *w * (*q0 - 0.5 * *q1);
+	*r0 += f; *r1 -= 0.5 * f; }`, "flux")
+	relax := op2.NewKernel("void relax(double *q, const double *r) { *q = 0.5 * *q + 0.25 * *r; }", "relax")
+	count := op2.NewKernel(`void count(double **q, int *c) { double s = 0; for (int i = 0; i < 4; i++) s += *q[i]; *c = (int)(4 * s) % 101; }`, "count")
+	stats := op2.NewKernel(`void stats(const double *q0, const double *w, double *r1, double *sum, double *mn) {
+	*r1 += 0.25 * *w; *sum += *q0 * *w; if (*q0 < *mn) *mn = *q0; }`, "stats")
+	bump := op2.NewKernel("void bump(double *r) { *r += 1; }", "bump")
+	top := op2.NewKernel("void top(const int *c, int *mx) { if (*c > *mx) *mx = *c; }", "top")
+	results := map[string]scenarioResult{}
+	for _, backend := range backends {
+		check(t, op2.Use(backend))
+		res := must(op2.NewDat[float64](nodes, 1, nil, "res"))
+		cnt := must(op2.NewDat[int32](cells, 1, nil, "cnt"))
+		q := must(op2.NewDat(nodes, 1, dq.DataRO(), "q"+backend))
+		sum := must(op2.NewGlobal(1, []float64{0}, "sum"))
+		mn := must(op2.NewGlobal(1, []float64{1e9}, "mn"))
+		mx := must(op2.NewGlobal(1, []int32{-1}, "mx"))
+		var out scenarioResult
+		for it := 0; it < 3; it++ {
+			check(t, op2.ParLoop(flux, edges, q.ArgMap(op2.Read, mEdge, 0), q.ArgMap(op2.Read, mEdge, 1), dw.Arg(op2.Read),
+				res.ArgMap(op2.Inc, mEdge, 0), res.ArgMap(op2.Inc, mEdge, 1)))
+			check(t, op2.ParLoop(relax, nodes, q.Arg(op2.RW), res.Arg(op2.Read)))
+			check(t, op2.ParLoop(count, cells, q.ArgVec(op2.Read, mCell), cnt.Arg(op2.Write)))
+			before := op2.HaloExchanges()
+			check(t, op2.ParLoop(count, cells, q.ArgVec(op2.Read, mCell), cnt.Arg(op2.Write)))
+			out.Repeat += op2.HaloExchanges() - before
+			check(t, op2.ParLoop(stats, edges, q.ArgMap(op2.Read, mEdge, 0), dw.Arg(op2.Read), res.ArgMap(op2.Inc, mEdge, 1),
+				sum.Arg(op2.Inc), mn.Arg(op2.Min)))
+			check(t, op2.ParLoop(bump, bnd, res.ArgMap(op2.Inc, mBnd, 0)))
+			check(t, op2.ParLoop(top, cells, cnt.Arg(op2.Read), mx.Arg(op2.Max)))
+			out.Sum = append(out.Sum, sum.Data()[0])
+			out.Min = append(out.Min, mn.Data()[0])
+			out.Max = append(out.Max, mx.Data()[0])
+		}
+		out.Res = must(res.Gather())
+		out.Q = must(q.Gather())
+		out.Cnt = must(cnt.Gather())
+		results[backend] = out
+	}
+	return results
+}
+
+func TestMPIAgreesWithOneRank(t *testing.T) {
+	if mpitest.InRanks() {
+		var want map[string]scenarioResult
+		b, err := os.ReadFile(os.Getenv("OP2_MPI_EXPECT"))
+		check(t, err)
+		check(t, json.Unmarshal(b, &want))
+		got := runScenario(t, os.Getenv("OP2_MPI_PARTITIONER"), os.Getenv("OP2_MPI_RANK_ZERO") != "", allBackends)
+		for backend, g := range got {
+			w := want["sequential"]
+			if g.Repeat != 0 {
+				t.Errorf("%s: a repeated loop with nothing stale exchanged %d halos", backend, g.Repeat)
+			}
+			// Reductions: the same bits on every rank.
+			if !slices.Equal(g.Sum, w.Sum) || !slices.Equal(g.Min, w.Min) || !slices.Equal(g.Max, w.Max) {
+				t.Errorf("rank %d %s: reductions sum %v min %v max %v, want %v %v %v", op2.Rank(), backend, g.Sum, g.Min, g.Max, w.Sum, w.Min, w.Max)
+			}
+			if op2.Rank() != 0 {
+				continue
+			}
+			if !slices.Equal(g.Res, w.Res) || !slices.Equal(g.Q, w.Q) || !slices.Equal(g.Cnt, w.Cnt) {
+				t.Errorf("%s on %d ranks: gathered results differ from one rank", backend, op2.Ranks())
+			}
+		}
+		check(t, op2.Finalize())
+		return
+	}
+	// One rank, in this process.
+	want := runScenario(t, "block", true, []string{"sequential"})
+	path := filepath.Join(t.TempDir(), "want.json")
+	b, err := json.Marshal(want)
+	check(t, err)
+	check(t, os.WriteFile(path, b, 0o600))
+	type run struct {
+		ranks       int
+		partitioner string
+		rankZero    bool
+	}
+	runs := []run{{2, "rcb", true}, {3, "metis", false}}
+	if !testing.Short() {
+		runs = append(runs, run{2, "block", false}, run{3, "block", true}, run{3, "rcb", false}, run{2, "metis", true})
+	}
+	for _, r := range runs {
+		zero := ""
+		if r.rankZero {
+			zero = "1"
+		}
+		t.Run(fmt.Sprintf("%d-ranks-%s-rank0decl%v", r.ranks, r.partitioner, r.rankZero), func(t *testing.T) {
+			mpitest.Run(t, r.ranks, 3*time.Minute, "OP2_MPI_EXPECT="+path, "OP2_MPI_PARTITIONER="+r.partitioner, "OP2_MPI_RANK_ZERO="+zero)
+		})
+	}
+}
