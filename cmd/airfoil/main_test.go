@@ -9,6 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/mpitest"
 )
 
 // reference is OP2's exact output for 1000 iterations on the reference mesh.
@@ -187,4 +191,89 @@ func TestReferenceOutputOpenCL(t *testing.T) {
 	if out.String() != want {
 		t.Errorf("output differs from OP2's reference:\n got:\n%s\nwant:\n%s", out.String(), want)
 	}
+}
+
+// TestAirfoilOnRanks runs Airfoil on 2 to 4 MPI ranks with each
+// partitioner and compares the printed rms lines (exactly) and the
+// solution gathered by -dump-q (to 1e-12 relative) with a one-rank run.
+func TestAirfoilOnRanks(t *testing.T) {
+	if mpitest.InRanks() {
+		var out bytes.Buffer
+		o := options{backend: os.Getenv("AIRFOIL_BACKEND"), iters: 200, partition: os.Getenv("AIRFOIL_PARTITION"), dumpQ: os.Getenv("AIRFOIL_DUMP")}
+		fmt.Sscan(os.Getenv("AIRFOIL_MESH"), &o.ni, &o.nj)
+		if _, err := run(o, &out); err != nil {
+			t.Fatal(err)
+		}
+		if op2.Rank() == 0 {
+			if err := os.WriteFile(os.Getenv("AIRFOIL_OUT"), out.Bytes(), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := op2.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	type job struct {
+		ranks           int
+		partition, back string
+		ni, nj          int
+	}
+	jobs := []job{{3, "metis", "openmp", 40, 60}}
+	if !testing.Short() {
+		jobs = append(jobs, job{2, "rcb", "sequential", 40, 60}, job{4, "block", "sequential", 40, 60}, job{2, "rcb", "openmp", 400, 600}, job{3, "metis", "sequential", 400, 600})
+	}
+	serial := map[[2]int]*result{}
+	serialOut := map[[2]int]string{}
+	for _, j := range jobs {
+		t.Run(fmt.Sprintf("%d-ranks-%s-%s-%dx%d", j.ranks, j.partition, j.back, j.ni, j.nj), func(t *testing.T) {
+			key := [2]int{j.ni, j.nj}
+			if serial[key] == nil {
+				var out bytes.Buffer
+				res, err := run(options{backend: "sequential", iters: 200, ni: j.ni, nj: j.nj}, &out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				serial[key], serialOut[key] = res, out.String()
+			}
+			dir := t.TempDir()
+			dump, outPath := filepath.Join(dir, "q.dat"), filepath.Join(dir, "out.txt")
+			mpitest.Run(t, j.ranks, 4*time.Minute, "AIRFOIL_BACKEND="+j.back, "AIRFOIL_PARTITION="+j.partition,
+				"AIRFOIL_DUMP="+dump, "AIRFOIL_OUT="+outPath, fmt.Sprintf("AIRFOIL_MESH=%d %d", j.ni, j.nj))
+			out, err := os.ReadFile(outPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(out) != serialOut[key] {
+				t.Errorf("rms lines on %d ranks:\n%s\none rank:\n%s", j.ranks, out, serialOut[key])
+			}
+			if key == [2]int{400, 600} && string(out) != strings.Join(reference[:2], "\n")+"\n" {
+				t.Errorf("rms lines differ from OP2's reference:\n%s", out)
+			}
+			q := readDat(t, dump)
+			want := serial[key].q
+			if len(q) != len(want) {
+				t.Fatalf("dumped %d values, want %d", len(q), len(want))
+			}
+			for i := range q {
+				if !close(q[i], want[i], 1e-12) {
+					t.Fatalf("q[%d] = %.17g on %d ranks, %.17g on one", i, q[i], j.ranks, want[i])
+				}
+			}
+		})
+	}
+}
+
+func readDat(t *testing.T, path string) []float64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, dim := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
+	v := make([]float64, int(n)*int(dim))
+	for i := range v {
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8+8*i:]))
+	}
+	return v
 }

@@ -81,10 +81,10 @@ func NewDistributed(m *mesh.Mesh, partitioner string) (*Solver, *op2.PartitionIn
 	}
 	var p op2.Partitioner
 	switch partitioner {
+	case "rcb", "":
+		p = op2.RCBPartitioner(s.x)
 	case "block":
 		p = op2.BlockPartitioner()
-	case "rcb":
-		p = op2.RCBPartitioner(s.x)
 	case "metis":
 		p = op2.METISPartitioner(s.pecell)
 	default:
