@@ -16,11 +16,14 @@ static void *op2_metis_lib;
 static op2_metis_kway_fn op2_metis_kway;
 static op2_metis_defaults_fn op2_metis_defaults;
 
-static const char *op2_metis_load(void) {
+// op2_metis_load opens the library named path, or when path is NULL the
+// system's libmetis.so.5 (or libmetis.so).
+static const char *op2_metis_load(const char *path) {
 	if (op2_metis_lib) return NULL;
 	const char *names[] = {"libmetis.so.5", "libmetis.so"};
 	void *h = NULL;
-	for (int i = 0; i < 2 && !h; i++) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (path) h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	for (int i = 0; i < 2 && !h && !path; i++) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
 	if (!h) return dlerror();
 	op2_metis_kway = (op2_metis_kway_fn)dlsym(h, "METIS_PartGraphKway");
 	op2_metis_defaults = (op2_metis_defaults_fn)dlsym(h, "METIS_SetDefaultOptions");
@@ -52,6 +55,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"unsafe"
 )
@@ -63,10 +67,21 @@ var ErrNoMETIS = errors.New("METIS is not available")
 var metisOnce sync.Once
 var metisErr error
 
+// METISLibraryEnv names the environment variable that points GoOP2 at a
+// METIS library other than the system's libmetis.so.5 (a path or a soname).
+const METISLibraryEnv = "OP2_METIS_LIBRARY"
+
 func loadMETIS() error {
 	metisOnce.Do(func() {
-		if msg := C.op2_metis_load(); msg != nil {
-			metisErr = fmt.Errorf("%w: loading libmetis.so.5 failed (Debian: apt-get install libmetis5): %s", ErrNoMETIS, C.GoString(msg))
+		var path *C.char
+		name := "libmetis.so.5"
+		if p := os.Getenv(METISLibraryEnv); p != "" {
+			name = p
+			path = C.CString(p)
+			defer C.free(unsafe.Pointer(path))
+		}
+		if msg := C.op2_metis_load(path); msg != nil {
+			metisErr = fmt.Errorf("%w: loading %s failed (Debian: apt-get install libmetis5; or point %s at a METIS 5 library): %s", ErrNoMETIS, name, METISLibraryEnv, C.GoString(msg))
 			return
 		}
 		if w := C.op2_metis_idx_width(); w != 32 {

@@ -175,6 +175,13 @@ func initWorld(cacheDir string) (*World, error) {
 	}
 	w.rank, w.size = int(rank), int(size)
 	w.library = strings.TrimSpace(C.GoString(&name[0]))
+	if n := Launched(); n > 1 && w.size != n {
+		// A launcher of another MPI (say MPICH's mpiexec running a shim
+		// built by Open MPI's mpicc) starts processes that each see a
+		// world of one: they would all compute the whole mesh alone.
+		w.Finalize()
+		return nil, fmt.Errorf("%w: the launcher started %d processes but the MPI library GoOP2's shim was built against (%s, through %q) sees %d; the launcher and the compiler wrapper belong to different MPI installations: start the program with the mpirun of the MPI that %q wraps, or point MPICC at the wrapper of the launcher's MPI", ErrUnavailable, n, w.library, cc, w.size, cc)
+	}
 	return w, nil
 }
 

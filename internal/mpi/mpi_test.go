@@ -2,6 +2,9 @@ package mpi_test
 
 import (
 	"bytes"
+	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -101,4 +104,40 @@ func TestPackUnpack(t *testing.T) {
 	if dst[4] != 14 || dst[0] != 10 || dst[2] != 12 || dst[1] != 0 {
 		t.Fatalf("unpack %v", dst)
 	}
+}
+
+// TestLauncherOfAnotherMPI starts this test as a plain process that looks
+// launched by another MPI's launcher (MPICH's PMI_SIZE=2): the installed
+// MPI then sees a world of one, and Init must say that the launcher and
+// the compiler wrapper do not match instead of running every "rank" alone.
+func TestLauncherOfAnotherMPI(t *testing.T) {
+	if os.Getenv("OP2_TEST_FOREIGN_LAUNCHER") != "" {
+		_, err := mpi.Init(t.TempDir())
+		if !errors.Is(err, mpi.ErrUnavailable) {
+			t.Fatalf("Init: %v, want ErrUnavailable", err)
+		}
+		for _, want := range []string{"started 2 processes", "different MPI installations"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not mention %q", err, want)
+			}
+		}
+		return
+	}
+	if _, err := exec.LookPath("mpicc"); err != nil {
+		t.Skipf("mpicc not found (Debian: apt-get install openmpi-bin libopenmpi-dev): %v", err)
+	}
+	if !strings.Contains(mpiLibraryKind(), "Open MPI") {
+		t.Skip("needs Open MPI, which ignores MPICH's PMI_SIZE")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLauncherOfAnotherMPI$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "OP2_TEST_FOREIGN_LAUNCHER=1", "PMI_SIZE=2", "PMI_RANK=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+// mpiLibraryKind is what the MPI compiler wrapper says it wraps.
+func mpiLibraryKind() string {
+	out, _ := exec.Command("mpicc", "-showme:version").CombinedOutput()
+	return string(out)
 }

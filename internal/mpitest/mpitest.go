@@ -30,6 +30,20 @@ func Mpirun() (string, error) {
 // test is skipped with the command that installs it.
 func Run(t *testing.T, np int, timeout time.Duration, env ...string) {
 	t.Helper()
+	out, err := Output(t, np, timeout, env...)
+	if err != nil {
+		t.Fatalf("%d ranks: %v:\n%s", np, err, out)
+	}
+	if testing.Verbose() {
+		t.Logf("%d ranks:\n%s", np, out)
+	}
+}
+
+// Output runs the current test on np ranks like Run and returns the job's
+// combined output and its error (nil when every rank succeeded), for tests
+// of failing jobs. A job still running after timeout fails t.
+func Output(t *testing.T, np int, timeout time.Duration, env ...string) ([]byte, error) {
+	t.Helper()
 	path, err := Mpirun()
 	if err != nil {
 		t.Skipf("mpirun not found (Debian: apt-get install openmpi-bin libopenmpi-dev): %v", err)
@@ -50,10 +64,5 @@ func Run(t *testing.T, np int, timeout time.Duration, env ...string) {
 	if ctx.Err() != nil {
 		t.Fatalf("%d ranks: killed after %v:\n%s", np, timeout, out)
 	}
-	if err != nil {
-		t.Fatalf("%d ranks: %v:\n%s", np, err, out)
-	}
-	if testing.Verbose() {
-		t.Logf("%d ranks:\n%s", np, out)
-	}
+	return out, err
 }
