@@ -357,37 +357,26 @@ func lay(decls [][]byte, ranks int) ([]layout, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	owner := make([][]int32, len(m.Sets))
-	metisCut := 0
+	part := dist.Partitioning{Kind: ds[0].Kind}
+	var what string
 	switch d := ds[0]; d.Kind {
-	case "block":
-		for s := range owner {
-			owner[s] = dist.BlockOwners(m.Sets[s].Size, ranks)
-		}
 	case "rcb":
 		dd := distState.dats[d.Coords].storage()
-		var coords []float64
 		for r := range ds {
 			b := ds[r].Dats[d.Coords]
 			for k := 0; k+8 <= len(b); k += 8 {
-				coords = append(coords, math.Float64frombits(binary.LittleEndian.Uint64(b[k:])))
+				part.Coords = append(part.Coords, math.Float64frombits(binary.LittleEndian.Uint64(b[k:])))
 			}
 		}
-		o, err := dist.RCBOwners(coords, dd.Dim, ranks)
-		if err != nil {
-			return nil, fmt.Errorf("RCBPartitioner on dat %q: %w", dd.Name, err)
-		}
-		owner[index[dd.Set]] = o
-		dist.Spread(m, owner, ranks)
+		part.CoordDim, part.CoordSet = dd.Dim, index[dd.Set]
+		what = fmt.Sprintf("RCBPartitioner on dat %q", dd.Name)
 	case "metis":
-		mp := &m.Maps[d.Metis]
-		xadj, adj := dist.Adjacency(mp, m.Sets[mp.To].Size)
-		o, cut, err := dist.METISOwners(m.Sets[mp.To].Size, xadj, adj, ranks)
-		if err != nil {
-			return nil, fmt.Errorf("METISPartitioner on map %q: %w", mp.Name, err)
-		}
-		owner[mp.To], metisCut = o, cut
-		dist.Spread(m, owner, ranks)
+		part.Map = d.Metis
+		what = fmt.Sprintf("METISPartitioner on map %q", m.Maps[d.Metis].Name)
+	}
+	owner, metisCut, err := dist.Owners(m, part, ranks)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	locals, err := dist.Layout(m, owner, ranks)
 	if err != nil {

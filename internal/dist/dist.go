@@ -123,41 +123,51 @@ func Layout(m *Mesh, owner [][]int32, ranks int) ([]Local, error) {
 	for s := range m.Sets {
 		ownedAt[s] = make([]int32, m.Sets[s].Size)
 	}
-	for r := 0; r < ranks; r++ {
-		me := int32(r)
-		loc := &locals[r]
-		loc.Sets = make([]LocalSet, len(m.Sets))
-		// Exec halo: elements owned elsewhere that touch an element
-		// this rank owns, through any map. Core: owned elements all of
-		// whose targets this rank owns.
-		var coreEl, ownedEl, execEl [][]int32
-		coreEl = make([][]int32, len(m.Sets))
-		ownedEl = make([][]int32, len(m.Sets))
-		execEl = make([][]int32, len(m.Sets))
-		for s, set := range m.Sets {
-			for g := 0; g < set.Size; g++ {
-				mine := owner[s][g] == me
-				touchesMine, touchesOther := false, false
-				for _, mi := range mapsFrom[s] {
-					mp := &m.Maps[mi]
-					for _, t := range mp.Table[g*mp.Arity : (g+1)*mp.Arity] {
-						if owner[mp.To][t] == me {
-							touchesMine = true
-						} else {
-							touchesOther = true
-						}
+	// One pass over every element classifies it for every rank: core on
+	// its owner when all its targets are owned there too, else owned (not
+	// core) on its owner and in the exec halo of each other rank owning
+	// one of its targets. Elements are visited in increasing global
+	// number, so every list is sorted.
+	coreEls := make([][][]int32, ranks)
+	ownedEls := make([][][]int32, ranks)
+	execEls := make([][][]int32, ranks)
+	for r := range ranks {
+		coreEls[r] = make([][]int32, len(m.Sets))
+		ownedEls[r] = make([][]int32, len(m.Sets))
+		execEls[r] = make([][]int32, len(m.Sets))
+	}
+	stamp := make([]int, ranks) // stamp[q] == visit: q already noted for this element
+	others := make([]int32, 0, 16)
+	visit := 0
+	for s, set := range m.Sets {
+		for g := 0; g < set.Size; g++ {
+			visit++
+			o := owner[s][g]
+			others = others[:0]
+			for _, mi := range mapsFrom[s] {
+				mp := &m.Maps[mi]
+				for _, t := range mp.Table[g*mp.Arity : (g+1)*mp.Arity] {
+					if q := owner[mp.To][t]; q != o && stamp[q] != visit {
+						stamp[q] = visit
+						others = append(others, q)
 					}
 				}
-				switch {
-				case mine && !touchesOther:
-					coreEl[s] = append(coreEl[s], int32(g))
-				case mine:
-					ownedEl[s] = append(ownedEl[s], int32(g))
-				case touchesMine:
-					execEl[s] = append(execEl[s], int32(g))
-				}
+			}
+			if len(others) == 0 {
+				coreEls[o][s] = append(coreEls[o][s], int32(g))
+				continue
+			}
+			ownedEls[o][s] = append(ownedEls[o][s], int32(g))
+			for _, q := range others {
+				execEls[q][s] = append(execEls[q][s], int32(g))
 			}
 		}
+	}
+	for r := 0; r < ranks; r++ {
+		loc := &locals[r]
+		loc.Sets = make([]LocalSet, len(m.Sets))
+		coreEl, ownedEl, execEl := coreEls[r], ownedEls[r], execEls[r]
+		coreEls[r], ownedEls[r], execEls[r] = nil, nil, nil
 		for s := range m.Sets {
 			ls := &loc.Sets[s]
 			ls.Global = append(append(ls.Global, coreEl[s]...), ownedEl[s]...)

@@ -206,3 +206,50 @@ func Cut(m *Mesh, owner [][]int32) int {
 	}
 	return cut
 }
+
+// Partitioning says how Owners chooses the owners of a mesh's elements.
+type Partitioning struct {
+	// Kind is "block", "rcb" or "metis".
+	Kind string
+	// For "rcb": the coordinates (CoordDim values per element) of the
+	// elements of set CoordSet.
+	Coords   []float64
+	CoordDim int
+	CoordSet int
+	// For "metis": the index of the map whose target set's graph METIS
+	// partitions.
+	Map int
+}
+
+// Owners chooses the owner rank of every element of every set of m: block
+// partitions every set in blocks of its declared numbering; rcb and metis
+// partition one set and spread the partition to the others (Spread). It
+// also returns METIS's own edge cut (0 for the others).
+func Owners(m *Mesh, p Partitioning, ranks int) (owner [][]int32, metisCut int, err error) {
+	owner = make([][]int32, len(m.Sets))
+	switch p.Kind {
+	case "block":
+		for s := range owner {
+			owner[s] = BlockOwners(m.Sets[s].Size, ranks)
+		}
+		return owner, 0, nil
+	case "rcb":
+		o, err := RCBOwners(p.Coords, p.CoordDim, ranks)
+		if err != nil {
+			return nil, 0, err
+		}
+		owner[p.CoordSet] = o
+	case "metis":
+		mp := &m.Maps[p.Map]
+		xadj, adj := Adjacency(mp, m.Sets[mp.To].Size)
+		o, cut, err := METISOwners(m.Sets[mp.To].Size, xadj, adj, ranks)
+		if err != nil {
+			return nil, 0, err
+		}
+		owner[mp.To], metisCut = o, cut
+	default:
+		return nil, 0, fmt.Errorf("unknown partitioner %q (block, rcb or metis)", p.Kind)
+	}
+	Spread(m, owner, ranks)
+	return owner, metisCut, nil
+}
