@@ -27,6 +27,15 @@ type Dialect struct {
 	LocalID, GroupID, GlobalID, GlobalSize string
 	// Int64 spells the 64-bit signed integer.
 	Int64 string
+	// ConstTable qualifies file-scope const variables of the kernel source
+	// (lookup tables) so that device code may read them.
+	ConstTable string
+	// SharedOffsets: shared-memory buffers are not kernel parameters; the
+	// kernel gets each buffer's byte offset in the block's dynamic shared
+	// memory instead (an int parameter named after the buffer with the
+	// suffix _at), and the driver sizes that memory at launch (CUDA). Else
+	// each buffer is a Local pointer parameter (OpenCL).
+	SharedOffsets bool
 }
 
 // OpenCL is OpenCL C 1.2.
@@ -48,6 +57,30 @@ var OpenCL = &Dialect{
 	GlobalID:      "get_global_id(0)",
 	GlobalSize:    "get_global_size(0)",
 	Int64:         "long",
+	ConstTable:    "__constant",
+}
+
+// CUDA is CUDA C++ as NVRTC compiles it with --device-as-default-execution-space
+// (every function the kernel source defines is a __device__ function).
+// CUDA has one generic address space, so the qualifiers are empty; shared
+// memory is the block's dynamic shared memory, carved by offsets.
+var CUDA = &Dialect{
+	Name: "cuda",
+	Preamble: "typedef signed char int8_t; typedef unsigned char uint8_t; typedef short int16_t; typedef unsigned short uint16_t;\n" +
+		"typedef int int32_t; typedef unsigned int uint32_t; typedef long long int64_t; typedef unsigned long long uint64_t;\n" +
+		"#define restrict __restrict__\n",
+	KernelHead:    "extern \"C\" __global__ void __launch_bounds__(%d)",
+	Constant:      "const",
+	LocalBarrier:  "__syncthreads()",
+	GlobalBarrier: "__syncthreads()",
+	BothBarrier:   "__syncthreads()",
+	LocalID:       "(int)threadIdx.x",
+	GroupID:       "(int)blockIdx.x",
+	GlobalID:      "(int)(blockIdx.x * blockDim.x + threadIdx.x)",
+	GlobalSize:    "(int)(gridDim.x * blockDim.x)",
+	Int64:         "long long",
+	ConstTable:    "__device__",
+	SharedOffsets: true,
 }
 
 // spell replaces the $words of a generator format string by the dialect's

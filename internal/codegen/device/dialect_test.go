@@ -25,6 +25,7 @@ var marked = &Dialect{
 	GlobalID:      "MARK_GLOBALID",
 	GlobalSize:    "MARK_GLOBALSIZE",
 	Int64:         "MARK_INT64",
+	ConstTable:    "MARK_CONSTTABLE",
 }
 
 // TestDialectSpellings: with another dialect, no OpenCL spelling remains

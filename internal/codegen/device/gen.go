@@ -390,7 +390,7 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 		edits = append(edits, edit{s[0], s[1], ""})
 	}
 	for _, at := range u.constTables {
-		edits = append(edits, edit{at, at, lay.d.Constant + " "})
+		edits = append(edits, edit{at, at, lay.d.ConstTable + " "})
 	}
 	for i := range u.defs {
 		f := &u.defs[i]
@@ -485,7 +485,31 @@ var provided = []struct{ name, def string }{
 
 type writer struct {
 	strings.Builder
-	d *Dialect
+	d      *Dialect
+	shared [][2]string // shared-memory parameters so far: type, name
+}
+
+// sharedParam is the parameter declaring shared-memory buffer name of
+// element type t: a Local pointer, or its offset in dynamic shared memory
+// (Dialect.SharedOffsets; sharedDecls then declares the pointer).
+func (w *writer) sharedParam(t, name string) string {
+	if w.d.SharedOffsets {
+		w.shared = append(w.shared, [2]string{t, name})
+		return "int " + name + "_at"
+	}
+	return fmt.Sprintf("%s %s *%s", w.d.Local, t, name)
+}
+
+// sharedDecls declares, at the start of the stub's body, the pointers to
+// the shared buffers whose offsets are parameters.
+func (w *writer) sharedDecls() {
+	if len(w.shared) == 0 {
+		return
+	}
+	w.p("  extern __shared__ double op2_dynamic_shared[];\n")
+	for _, s := range w.shared {
+		w.p("  %s *const %s = (%s *)((char *)op2_dynamic_shared + %s_at);\n", s[0], s[1], s[0], s[1])
+	}
 }
 
 // p writes format with the dialect's spellings in place of its $words
@@ -549,12 +573,13 @@ func tailParams(w *writer, l *core.Loop, lay *Layout) {
 	}
 	for _, i := range lay.Reductions {
 		t := w.d.typeName(l.Args[i].Data.Type)
-		ps = append(ps, fmt.Sprintf("    %s %s *op2_red%d", w.d.Global, t, i), fmt.Sprintf("    %s %s *op2_rs%d", w.d.Local, t, i))
+		ps = append(ps, fmt.Sprintf("    %s %s *op2_red%d", w.d.Global, t, i), "    "+w.sharedParam(t, fmt.Sprintf("op2_rs%d", i)))
 	}
 	if len(ps) == 0 {
 		ps = append(ps, "    int op2_unused")
 	}
 	w.p("%s)\n{\n", strings.Join(ps, ",\n"))
+	w.sharedDecls()
 }
 
 // argInit declares each reduction's private accumulator and the private
@@ -737,7 +762,7 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 	}
 	w.p("    $global const int *restrict op2_blkmap, $global const int *restrict op2_offset, $global const int *restrict op2_nelems,\n")
 	w.p("    $global const int *restrict op2_nthrcol, $global const int *restrict op2_thrcol,\n")
-	w.p("    int op2_block_offset,\n    $local char *op2_shared,\n")
+	w.p("    int op2_block_offset,\n    %s,\n", w.sharedParam("char", "op2_shared"))
 	tailParams(w, l, lay)
 
 	w.p("  const int op2_lid = $localid;\n")
