@@ -27,7 +27,7 @@ func generateLoop() (*op2.Kernel, *op2.Set, []op2.Arg) {
 // (host backends), and refuses a bad loop or an unknown backend.
 func TestGenerateEveryBackend(t *testing.T) {
 	k, set, args := generateLoop()
-	marks := map[string]string{"sequential": "op2_loop", "openmp": "#pragma omp", "opencl": "__kernel"}
+	marks := map[string]string{"sequential": "op2_loop", "openmp": "#pragma omp", "opencl": "__kernel", "cuda": "__global__"}
 	for _, b := range op2.Backends() {
 		src, err := op2.Generate(b, k, set, args...)
 		check(t, err)

@@ -12,7 +12,7 @@ import (
 var hostBackends = []string{"sequential", "openmp"}
 
 // allBackends are the backends every conformance test runs on: the host
-// backends and, where an OpenCL runtime and device exist, opencl.
+// backends and, where their drivers and devices exist, opencl and cuda.
 var allBackends = hostBackends
 
 func TestMain(m *testing.M) {
@@ -30,10 +30,12 @@ func TestMain(m *testing.M) {
 	if err := op2.Configure(op2.Config{CacheDir: dir, PlanCheck: true}); err != nil {
 		panic(err)
 	}
-	if err := op2.Use("opencl"); err != nil {
-		fmt.Printf("opencl backend tests skipped: %v\n", err)
-	} else {
-		allBackends = append(allBackends, "opencl")
+	for _, device := range []string{"opencl", "cuda"} {
+		if err := op2.Use(device); err != nil {
+			fmt.Printf("%s backend tests skipped: %v\n", device, err)
+		} else {
+			allBackends = append(allBackends, device)
+		}
 	}
 	op2.Use("sequential")
 	code := m.Run()

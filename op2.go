@@ -52,6 +52,7 @@ import (
 	"github.com/goop2/op2/internal/jit"
 
 	// The host backends register themselves.
+	_ "github.com/goop2/op2/internal/backend/cuda"
 	_ "github.com/goop2/op2/internal/backend/opencl"
 	_ "github.com/goop2/op2/internal/backend/openmp"
 	_ "github.com/goop2/op2/internal/backend/sequential"

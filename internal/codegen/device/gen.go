@@ -449,6 +449,9 @@ func constLocals(lay *Layout, u *userSource, i int) string {
 		default:
 			fmt.Fprintf(&b, " %s %s *const %s = (%s %s *)(op2_consts + %d);", cs, t, c.Name, cs, t, s.Offset)
 		}
+		// The body may declare its own variable of the name, leaving
+		// this one unused: no warning.
+		fmt.Fprintf(&b, " (void)%s;", c.Name)
 	}
 	return b.String()
 }

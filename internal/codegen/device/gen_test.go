@@ -221,7 +221,7 @@ void kern(double *a) { a[0] = TWICE(a) + dot( a ) + shade(1); }`
 		if withConst {
 			want = []string{"double op2_f_dot(__constant char *op2_consts, const double *a);",
 				"static void op2_f_none(__constant char *op2_consts);", "(op2_f_dot(op2_consts, v) * 2)",
-				"double op2_f_dot(__constant char *op2_consts, const double *a) { const double eps = *(__constant double *)(op2_consts + 0); {",
+				"double op2_f_dot(__constant char *op2_consts, const double *a) { const double eps = *(__constant double *)(op2_consts + 0); (void)eps; {",
 				"op2_f_none(op2_consts);", "op2_f_dot(op2_consts,  a )",
 				"static double op2_f_shade(__constant char *op2_consts, double eps) { {",
 				"void op2_f_kern(__constant char *op2_consts, double *a) { {",

@@ -1,0 +1,131 @@
+package cuda_test
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/airfoil"
+	"github.com/goop2/op2/internal/backend/cuda"
+	"github.com/goop2/op2/internal/backendtest"
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/nvrtc"
+	"github.com/goop2/op2/mesh"
+)
+
+// compileCheck is a backend that compiles the CUDA source of every loop it
+// is asked to build with NVRTC, for each architecture in archs and each
+// shared-memory size in sharedSizes, and then runs the loop on the
+// sequential backend, so that the conformance suite, the random meshes
+// and Airfoil (which check their results) drive it through every loop
+// shape they have. No GPU is needed.
+type compileCheck struct {
+	seq exec.Backend
+}
+
+const compileCheckName = "cudacompilecheck"
+
+var (
+	archs       = []int{80, 90}
+	sharedSizes = []int{cuda.NominalSharedMem}
+
+	compiledMu sync.Mutex
+	compiled   = map[string]bool{} // sources compiled (each for every arch)
+	failures   []string
+)
+
+func init() {
+	exec.Register(compileCheckName, func(cfg *exec.Config) (exec.Backend, error) {
+		seq, err := exec.Open("sequential", cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &compileCheck{seq: seq}, nil
+	})
+}
+
+func (c *compileCheck) Name() string { return compileCheckName }
+
+func (c *compileCheck) Generate(l *core.Loop) (string, error) {
+	return cuda.Generate(l, cuda.NominalSharedMem)
+}
+
+func (c *compileCheck) Build(l *core.Loop) (exec.Program, error) {
+	nv, err := nvrtc.Load()
+	if err != nil {
+		return nil, err
+	}
+	for _, shared := range sharedSizes {
+		src, err := cuda.Generate(l, shared)
+		if err != nil {
+			return nil, err
+		}
+		compiledMu.Lock()
+		done := compiled[src]
+		compiled[src] = true
+		compiledMu.Unlock()
+		if done {
+			continue
+		}
+		for _, arch := range archs {
+			_, log, err := nv.Compile(src, l.Kernel.Name+".cu", arch)
+			if err != nil || strings.TrimSpace(log) != "" {
+				compiledMu.Lock()
+				failures = append(failures, fmt.Sprintf("%s (shared memory %d, sm_%d): %v\nlog:\n%s\nsource:\n%s", l.Name(), shared, arch, err, log, src))
+				compiledMu.Unlock()
+			}
+		}
+	}
+	return c.seq.Build(l)
+}
+
+// TestNVRTCCompilesEveryLoop compiles the CUDA source of every loop of the
+// conformance suite, the random-mesh tests and Airfoil with NVRTC for
+// sm_80 and sm_90 and fails on any error or warning. In the full run each
+// loop is also generated for a device with 2 KiB of shared memory, so the
+// code for data too large to stage is compiled as well.
+func TestNVRTCCompilesEveryLoop(t *testing.T) {
+	nv, err := nvrtc.Load()
+	if err != nil {
+		if os.Getenv("OP2_REQUIRE_NVRTC") != "" {
+			t.Fatalf("OP2_REQUIRE_NVRTC is set but: %v", err)
+		}
+		t.Skipf("NVRTC is not installed (the README's test command fetches it): %v", err)
+	}
+	t.Logf("NVRTC %s from %s", nv.Version(), nv.Path)
+	if !testing.Short() {
+		sharedSizes = []int{cuda.NominalSharedMem, 2 << 10}
+	}
+	t.Run("Conformance", func(t *testing.T) { backendtest.Run(t, compileCheckName) })
+	t.Run("Airfoil", func(t *testing.T) {
+		if err := op2.Configure(op2.Config{Backend: compileCheckName, CacheDir: t.TempDir()}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := mesh.Generate(6, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := airfoil.New(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if _, _, err := s.Iterate(2, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	})
+	compiledMu.Lock()
+	defer compiledMu.Unlock()
+	t.Logf("%d generated sources compiled for %v", len(compiled), archs)
+	if len(compiled) < 20 {
+		t.Errorf("only %d sources compiled: the suite did not reach the compile check", len(compiled))
+	}
+	for _, f := range failures {
+		t.Error(f)
+	}
+}

@@ -1,0 +1,361 @@
+// Package cuda is the part of NVIDIA's CUDA driver API that GoOP2 uses,
+// loaded from libcuda.so.1 with dlopen, so that nothing of CUDA is needed
+// to build GoOP2 or to run its other backends.
+//
+// Every call makes the device's primary context current on the OS thread
+// that issues it (the C wrapper calls cuCtxSetCurrent first): Go moves
+// goroutines between threads, and a CUDA context is current per thread.
+package cuda
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext;
+typedef void *CUmodule;
+typedef void *CUfunction;
+typedef unsigned long long CUdeviceptr;
+
+static CUresult (*p_init)(unsigned);
+static CUresult (*p_driverVersion)(int *);
+static CUresult (*p_deviceCount)(int *);
+static CUresult (*p_deviceGet)(CUdevice *, int);
+static CUresult (*p_deviceName)(char *, int, CUdevice);
+static CUresult (*p_deviceAttr)(int *, int, CUdevice);
+static CUresult (*p_totalMem)(size_t *, CUdevice);
+static CUresult (*p_retain)(CUcontext *, CUdevice);
+static CUresult (*p_release)(CUdevice);
+static CUresult (*p_setCurrent)(CUcontext);
+static CUresult (*p_sync)(void);
+static CUresult (*p_alloc)(CUdeviceptr *, size_t);
+static CUresult (*p_free)(CUdeviceptr);
+static CUresult (*p_htod)(CUdeviceptr, const void *, size_t);
+static CUresult (*p_dtoh)(void *, CUdeviceptr, size_t);
+static CUresult (*p_memset)(CUdeviceptr, unsigned char, size_t);
+static CUresult (*p_load)(CUmodule *, const void *);
+static CUresult (*p_unload)(CUmodule);
+static CUresult (*p_function)(CUfunction *, CUmodule, const char *);
+static CUresult (*p_funcAttr)(CUfunction, int, int);
+static CUresult (*p_launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **);
+static CUresult (*p_errName)(CUresult, const char **);
+static CUresult (*p_errString)(CUresult, const char **);
+
+static const char *op2_cuda_open(const char *path) {
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) return dlerror();
+#define SYM(var, name) if (!(*(void **)(&var) = dlsym(h, name))) { dlclose(h); return "the library lacks " name; }
+	SYM(p_init, "cuInit")
+	SYM(p_driverVersion, "cuDriverGetVersion")
+	SYM(p_deviceCount, "cuDeviceGetCount")
+	SYM(p_deviceGet, "cuDeviceGet")
+	SYM(p_deviceName, "cuDeviceGetName")
+	SYM(p_deviceAttr, "cuDeviceGetAttribute")
+	SYM(p_totalMem, "cuDeviceTotalMem_v2")
+	SYM(p_retain, "cuDevicePrimaryCtxRetain")
+	SYM(p_release, "cuDevicePrimaryCtxRelease_v2")
+	SYM(p_setCurrent, "cuCtxSetCurrent")
+	SYM(p_sync, "cuCtxSynchronize")
+	SYM(p_alloc, "cuMemAlloc_v2")
+	SYM(p_free, "cuMemFree_v2")
+	SYM(p_htod, "cuMemcpyHtoD_v2")
+	SYM(p_dtoh, "cuMemcpyDtoH_v2")
+	SYM(p_memset, "cuMemsetD8_v2")
+	SYM(p_load, "cuModuleLoadData")
+	SYM(p_unload, "cuModuleUnload")
+	SYM(p_function, "cuModuleGetFunction")
+	SYM(p_funcAttr, "cuFuncSetAttribute")
+	SYM(p_launch, "cuLaunchKernel")
+	SYM(p_errName, "cuGetErrorName")
+	SYM(p_errString, "cuGetErrorString")
+#undef SYM
+	return NULL;
+}
+
+static CUresult op2_cuda_init(void) { return p_init(0); }
+static CUresult op2_cuda_driver_version(int *v) { return p_driverVersion(v); }
+static CUresult op2_cuda_count(int *n) { return p_deviceCount(n); }
+static CUresult op2_cuda_device(int ordinal, CUdevice *d, char *name, int len, size_t *mem) {
+	CUresult r = p_deviceGet(d, ordinal);
+	if (!r) r = p_deviceName(name, len, *d);
+	if (!r) r = p_totalMem(mem, *d);
+	return r;
+}
+static CUresult op2_cuda_attr(CUdevice d, int attr, int *v) { return p_deviceAttr(v, attr, d); }
+static CUresult op2_cuda_retain(CUdevice d, CUcontext *ctx) { return p_retain(ctx, d); }
+static CUresult op2_cuda_release(CUdevice d) { return p_release(d); }
+
+#define CURRENT(ctx) { CUresult r0 = p_setCurrent(ctx); if (r0) return r0; }
+static CUresult op2_cuda_sync(CUcontext c) { CURRENT(c) return p_sync(); }
+static CUresult op2_cuda_alloc(CUcontext c, CUdeviceptr *p, size_t n) { CURRENT(c) return p_alloc(p, n); }
+static CUresult op2_cuda_free(CUcontext c, CUdeviceptr p) { CURRENT(c) return p_free(p); }
+static CUresult op2_cuda_htod(CUcontext c, CUdeviceptr d, const void *s, size_t n) { CURRENT(c) return p_htod(d, s, n); }
+static CUresult op2_cuda_dtoh(CUcontext c, void *d, CUdeviceptr s, size_t n) { CURRENT(c) return p_dtoh(d, s, n); }
+static CUresult op2_cuda_zero(CUcontext c, CUdeviceptr d, size_t n) { CURRENT(c) return p_memset(d, 0, n); }
+static CUresult op2_cuda_load(CUcontext c, const void *image, CUmodule *m, const char *name, CUfunction *f) {
+	CURRENT(c)
+	CUresult r = p_load(m, image);
+	if (r) return r;
+	r = p_function(f, *m, name);
+	if (r) p_unload(*m);
+	return r;
+}
+static CUresult op2_cuda_unload(CUcontext c, CUmodule m) { CURRENT(c) return p_unload(m); }
+// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+static CUresult op2_cuda_max_shared(CUcontext c, CUfunction f, int n) { CURRENT(c) return p_funcAttr(f, 8, n); }
+static CUresult op2_cuda_launch(CUcontext c, CUfunction f, unsigned groups, unsigned local, unsigned shared, void **params) {
+	CURRENT(c)
+	return p_launch(f, groups, 1, 1, local, 1, 1, shared, NULL, params, NULL);
+}
+static const char *op2_cuda_error(CUresult r) {
+	const char *name = NULL, *text = NULL;
+	if (p_errName) p_errName(r, &name);
+	if (p_errString) p_errString(r, &text);
+	static __thread char buf[256];
+	snprintf(buf, sizeof buf, "%s: %s", name ? name : "CUDA error", text ? text : "unknown");
+	return buf;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"unsafe"
+)
+
+// LibraryEnv names the environment variable that points GoOP2 at the CUDA
+// driver library (a path or a soname) instead of libcuda.so.1.
+const LibraryEnv = "OP2_CUDA_LIBRARY"
+
+// InstallHint says how to get the driver.
+const InstallHint = "the cuda backend needs an NVIDIA GPU and its driver (libcuda.so.1, installed with the NVIDIA driver: Debian's nvidia-driver package, or NVIDIA's)"
+
+// ErrUnavailable is wrapped by the errors that say CUDA cannot be used
+// here: no driver library, no device.
+var ErrUnavailable = errors.New("CUDA is not available")
+
+var (
+	loadOnce sync.Once
+	loadErr  error
+)
+
+// load loads the driver library and initialises it once per process.
+func load() error {
+	loadOnce.Do(func() {
+		path := "libcuda.so.1"
+		if p := os.Getenv(LibraryEnv); p != "" {
+			path = p
+		}
+		cp := C.CString(path)
+		defer C.free(unsafe.Pointer(cp))
+		if msg := C.op2_cuda_open(cp); msg != nil {
+			loadErr = fmt.Errorf("%w: loading %s: %s (%s)", ErrUnavailable, path, C.GoString(msg), InstallHint)
+			return
+		}
+		if r := C.op2_cuda_init(); r != 0 {
+			loadErr = fmt.Errorf("%w: cuInit: %s (is an NVIDIA GPU present and its driver loaded?)", ErrUnavailable, errString(r))
+		}
+	})
+	return loadErr
+}
+
+func errString(r C.CUresult) string { return C.GoString(C.op2_cuda_error(r)) }
+
+func check(what string, r C.CUresult) error {
+	if r == 0 {
+		return nil
+	}
+	return fmt.Errorf("cuda: %s: %s", what, errString(r))
+}
+
+// Device attributes (CUdevice_attribute).
+const (
+	attrMaxSharedPerBlock      = 8
+	attrTotalConstantMemory    = 9
+	attrMultiprocessors        = 16
+	attrComputeMajor           = 75
+	attrComputeMinor           = 76
+	attrMaxSharedPerBlockOptin = 97
+)
+
+// Device is a CUDA device with its primary context.
+type Device struct {
+	Ordinal int
+	Name    string
+	// Arch is the compute capability × 10 (90 for an H100).
+	Arch int
+	// SharedMem is the shared memory a block may use by default, and
+	// SharedMemOptin the most it may use after opting in.
+	SharedMem, SharedMemOptin int
+	ConstMem                  int
+	SMs                       int
+	Memory                    int64 // bytes
+	Driver                    int   // driver version, e.g. 13000
+	dev                       C.CUdevice
+	ctx                       C.CUcontext
+}
+
+// Open loads the driver and opens device ordinal (its primary context).
+func Open(ordinal int) (*Device, error) {
+	if err := load(); err != nil {
+		return nil, err
+	}
+	var n C.int
+	if err := check("cuDeviceGetCount", C.op2_cuda_count(&n)); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%w: the CUDA driver sees no device", ErrUnavailable)
+	}
+	if ordinal < 0 || ordinal >= int(n) {
+		return nil, fmt.Errorf("cuda: device %d does not exist (the driver sees %d, numbered from 0)", ordinal, int(n))
+	}
+	d := &Device{Ordinal: ordinal}
+	var name [256]C.char
+	var mem C.size_t
+	if err := check("cuDeviceGet", C.op2_cuda_device(C.int(ordinal), &d.dev, &name[0], C.int(len(name)), &mem)); err != nil {
+		return nil, err
+	}
+	d.Name, d.Memory = C.GoString(&name[0]), int64(mem)
+	attr := func(a int) int {
+		var v C.int
+		if C.op2_cuda_attr(d.dev, C.int(a), &v) != 0 {
+			return 0
+		}
+		return int(v)
+	}
+	d.Arch = 10*attr(attrComputeMajor) + attr(attrComputeMinor)
+	d.SharedMem, d.SharedMemOptin = attr(attrMaxSharedPerBlock), attr(attrMaxSharedPerBlockOptin)
+	d.ConstMem, d.SMs = attr(attrTotalConstantMemory), attr(attrMultiprocessors)
+	var v C.int
+	if C.op2_cuda_driver_version(&v) == 0 {
+		d.Driver = int(v)
+	}
+	if err := check("cuDevicePrimaryCtxRetain", C.op2_cuda_retain(d.dev, &d.ctx)); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Close releases the device's primary context.
+func (d *Device) Close() error {
+	return check("cuDevicePrimaryCtxRelease", C.op2_cuda_release(d.dev))
+}
+
+// Synchronize waits for every queued launch and copy.
+func (d *Device) Synchronize() error { return check("cuCtxSynchronize", C.op2_cuda_sync(d.ctx)) }
+
+// Buffer is device memory.
+type Buffer struct {
+	Ptr  uint64 // CUdeviceptr
+	Size int
+}
+
+// Alloc allocates n bytes (at least 1) of device memory.
+func (d *Device) Alloc(n int) (*Buffer, error) {
+	var p C.CUdeviceptr
+	if err := check(fmt.Sprintf("cuMemAlloc(%d bytes) on %s", n, d.Name), C.op2_cuda_alloc(d.ctx, &p, C.size_t(max(n, 1)))); err != nil {
+		return nil, err
+	}
+	return &Buffer{Ptr: uint64(p), Size: n}, nil
+}
+
+// Free frees b.
+func (d *Device) Free(b *Buffer) { C.op2_cuda_free(d.ctx, C.CUdeviceptr(b.Ptr)) }
+
+// Write copies n bytes from host memory src to b.
+func (d *Device) Write(b *Buffer, src unsafe.Pointer, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return check("cuMemcpyHtoD", C.op2_cuda_htod(d.ctx, C.CUdeviceptr(b.Ptr), src, C.size_t(n)))
+}
+
+// Read copies n bytes from b to host memory dst, after every queued
+// launch.
+func (d *Device) Read(b *Buffer, dst unsafe.Pointer, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return check("cuMemcpyDtoH", C.op2_cuda_dtoh(d.ctx, dst, C.CUdeviceptr(b.Ptr), C.size_t(n)))
+}
+
+// Zero sets n bytes of b to zero.
+func (d *Device) Zero(b *Buffer, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return check("cuMemsetD8", C.op2_cuda_zero(d.ctx, C.CUdeviceptr(b.Ptr), C.size_t(n)))
+}
+
+// Function is a loaded kernel.
+type Function struct {
+	mod C.CUmodule
+	f   C.CUfunction
+}
+
+// Load loads a module image (a CUBIN) and finds kernel name in it.
+func (d *Device) Load(image []byte, name string) (*Function, error) {
+	if len(image) == 0 {
+		return nil, errors.New("cuda: empty module image")
+	}
+	img := C.CBytes(image)
+	defer C.free(img)
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	fn := &Function{}
+	if err := check("loading the module of "+name, C.op2_cuda_load(d.ctx, img, &fn.mod, cn, &fn.f)); err != nil {
+		return nil, err
+	}
+	return fn, nil
+}
+
+// Unload unloads the function's module.
+func (d *Device) Unload(f *Function) { C.op2_cuda_unload(d.ctx, f.mod) }
+
+// AllowShared lets f use up to n bytes of dynamic shared memory (beyond
+// the default 48 KiB needs opting in).
+func (d *Device) AllowShared(f *Function, n int) error {
+	return check("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", C.op2_cuda_max_shared(d.ctx, f.f, C.int(n)))
+}
+
+// Params is C memory holding kernel parameters: one 8-byte slot per
+// parameter and the array of pointers to the slots that cuLaunchKernel
+// takes. It is reused from launch to launch.
+type Params struct {
+	slots unsafe.Pointer // n × 8 bytes
+	ptrs  unsafe.Pointer // n pointers
+	n     int
+}
+
+// Slots returns room for n parameters, valid until the next call.
+func (p *Params) Slots(n int) []uint64 {
+	if n > p.n {
+		C.free(p.slots)
+		C.free(p.ptrs)
+		p.n = max(n, 2*p.n)
+		p.slots = C.calloc(C.size_t(p.n), 8)
+		p.ptrs = C.calloc(C.size_t(p.n), C.size_t(unsafe.Sizeof(uintptr(0))))
+		ptrs := unsafe.Slice((*unsafe.Pointer)(p.ptrs), p.n)
+		for i := range ptrs {
+			ptrs[i] = unsafe.Add(p.slots, 8*i)
+		}
+	}
+	return unsafe.Slice((*uint64)(p.slots), p.n)[:n]
+}
+
+// Launch queues f on groups blocks of local threads with shared bytes of
+// dynamic shared memory, the parameters in p's slots.
+func (d *Device) Launch(f *Function, groups, local, shared int, p *Params) error {
+	if groups == 0 {
+		return nil
+	}
+	return check("cuLaunchKernel", C.op2_cuda_launch(d.ctx, f.f, C.uint(groups), C.uint(local), C.uint(shared), (*unsafe.Pointer)(p.ptrs)))
+}
