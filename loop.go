@@ -217,15 +217,20 @@ func bind(r *Runtime, l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 //   - any number of increments (INC) through maps (any maps, any columns,
 //     ArgMap and ArgVec alike), as Airfoil's res_calc increments res through
 //     both columns of pecell; or any number of direct increments;
-//   - any number of WRITE or RW arguments through one and the same map
-//     (any columns).
+//   - any number of WRITE or RW arguments through the same column of one
+//     map (ArgMap with the same map and index), or any number of WRITE or
+//     RW arguments through the whole of one map (ArgVec with the same map).
 //
 // Every other combination is refused with a *LoopError naming both
 // arguments: a read together with a modification (whether the read sees
 // other elements' updates differs between backends), a direct access
 // together with a modification through a map or the other way round,
 // increments mixed with WRITE or RW, WRITE or RW through two different
-// maps, and WRITE or RW passed directly twice. A Global may be passed any
+// maps, through two different columns of one map, or through one column
+// and the whole map (different columns of different elements may reach
+// the same element, and which write lands last would depend on the order
+// the backend runs the elements in), and WRITE or RW passed directly
+// twice. A Global may be passed any
 // number of times for reading and for one kind of reduction (INC, MIN or
 // MAX); its READ arguments see the value from before the loop. Mixing two
 // kinds of reduction on one Global is refused.
