@@ -98,9 +98,10 @@ func (e *LoopError) Error() string {
 	return fmt.Sprintf("op2: loop %q over set %q: argument %d: %s", e.Kernel, e.Set, e.Arg, e.Msg)
 }
 
-// bind validates a loop's pieces and fills l with them. Nothing is changed
-// anywhere else, so a rejected loop leaves every object as it was.
-func bind(r *Runtime, l *core.Loop, k *Kernel, set *Set, args []Arg) error {
+// bind validates a loop's pieces for the named backend and fills l with
+// them. Nothing is changed anywhere else, so a rejected loop leaves every
+// object as it was.
+func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 	if k == nil {
 		return &LoopError{Kernel: "<nil>", Set: "?", Arg: -1, Msg: "kernel is nil"}
 	}
@@ -187,6 +188,9 @@ func bind(r *Runtime, l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 	if err := checkConflicts(k, set, args); err != nil {
 		return err
 	}
+	if err := checkDeviceLimits(backend, k, set, args); err != nil {
+		return err
+	}
 	l.Kernel = &k.c
 	l.Set = &set.c
 	l.Args = l.Args[:0]
@@ -241,7 +245,7 @@ func (r *Runtime) ParLoop(k *Kernel, set *Set, args ...Arg) error {
 	mu.Lock()
 	defer mu.Unlock()
 	l := &r.loop
-	if err := bind(r, l, k, set, args); err != nil {
+	if err := bind(r, r.cfg.Backend, l, k, set, args); err != nil {
 		return err
 	}
 	l.Check = r.cfg.Check
@@ -268,7 +272,7 @@ func (r *Runtime) Generate(backend string, k *Kernel, set *Set, args ...Arg) (st
 	mu.Lock()
 	defer mu.Unlock()
 	var l core.Loop
-	if err := bind(r, &l, k, set, args); err != nil {
+	if err := bind(r, backend, &l, k, set, args); err != nil {
 		return "", err
 	}
 	l.Check = r.cfg.Check
@@ -301,7 +305,7 @@ func (r *Runtime) NewLoop(k *Kernel, set *Set, args ...Arg) (*Loop, error) {
 	lp := &Loop{kernel: k, rt: r}
 	mu.Lock()
 	defer mu.Unlock()
-	if err := bind(r, &lp.l, k, set, args); err != nil {
+	if err := bind(r, r.cfg.Backend, &lp.l, k, set, args); err != nil {
 		return nil, err
 	}
 	lp.l.Check = r.cfg.Check
