@@ -3,6 +3,7 @@ package op2
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"unsafe"
@@ -14,7 +15,10 @@ import (
 // Check mode (Config.Check, OP2_CHECK=1) guards READ arguments: their values
 // are copied before a loop and compared afterwards with every current copy,
 // host and device, so a kernel that writes through a READ pointer is found
-// on every backend instead of leaving the copies silently different.
+// on every backend instead of leaving the copies silently different. On the
+// host backends it also finds kernels that write to a Const (casting its
+// const away): each call starts from the declared values, so such a write
+// never reaches later loops, but it is reported.
 
 // readSnapshot is the values of one READ argument's data before a loop.
 type readSnapshot struct {
@@ -29,10 +33,18 @@ func (s *Runtime) runChecked(b *exec.Opened, l *core.Loop) error {
 	if err != nil {
 		return &LoopError{Kernel: l.Kernel.Name, Set: l.Set.Name, Arg: -1, Msg: "check mode: " + err.Error()}
 	}
-	if err := s.x.Run(b, l); err != nil {
-		return apiError(err)
-	}
 	var first error
+	if err := s.x.Run(b, l); err != nil {
+		var cw *core.ConstWrittenError
+		if !errors.As(err, &cw) {
+			return apiError(err)
+		}
+		// The loop ran; its READ arguments are still verified below.
+		c := cw.Const
+		first = &LoopError{Kernel: l.Kernel.Name, Set: l.Set.Name, Arg: -1, Msg: fmt.Sprintf(
+			"check mode: the kernel wrote to const %q (%s, dim %d): value %d changed from %s to %s; every loop sees the declared value, which is unchanged",
+			c.Name, c.Type, c.Dim, cw.Value, formatValue(c.Type, cw.Was), formatValue(c.Type, cw.Now))}
+	}
 	for _, sn := range snaps {
 		msg, err := sn.verify()
 		if err == nil && msg == "" {

@@ -62,8 +62,24 @@ func conflict(a, b *core.Arg) string {
 	if !aMap {
 		return "a Dat written directly (WRITE or RW) must be passed only once"
 	}
+	const rule = "a Dat written through a map (WRITE or RW) may be passed again only through the same map and the same column, or as the same whole-map (ArgVec) argument"
 	if a.Map != b.Map {
-		return fmt.Sprintf("a Dat written through a map (WRITE or RW) may be passed again only through the same map, not also through map %q", b.Map.Name)
+		return fmt.Sprintf("%s, not also through map %q", rule, b.Map.Name)
+	}
+	if a.Kind != b.Kind || (a.Kind == core.ArgIndirect && a.Idx != b.Idx) {
+		// Different columns (or a column and the whole map) of
+		// different elements may reach the same target; which write
+		// lands last then depends on the order the backend runs the
+		// elements in (element order, colour order, staged write-back).
+		return fmt.Sprintf("%s, not through both %s and %s of map %q", rule, columnsOf(a), columnsOf(b), b.Map.Name)
 	}
 	return ""
+}
+
+// columnsOf names the map column(s) an argument through a map uses.
+func columnsOf(a *core.Arg) string {
+	if a.Kind == core.ArgVector {
+		return "all columns"
+	}
+	return fmt.Sprintf("column %d", a.Idx)
 }

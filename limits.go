@@ -3,6 +3,9 @@ package op2
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
 )
 
 // MaxDim is the largest dim of a Dat, Global or Const and the largest arity
@@ -35,4 +38,33 @@ func checkShape(what, unit string, n, dim, elemBytes int) (int, error) {
 			what, n, unit, dim, elemBytes, uint64(MaxDataBytes))
 	}
 	return int(values), nil
+}
+
+// MaxDeviceVectorArity is the largest number of map entries that the vector
+// arguments (Dat.ArgVec) of one loop may pass together on a device backend
+// (opencl): the sum of their maps' arities. The generated device code gives
+// every work item private arrays holding one pointer (and, for increments,
+// one private accumulator) per entry of every vector argument; device
+// compilers keep private arrays in registers or a small per-work-item
+// stack, so larger loops would fail in the device compiler or at run time.
+// Such loops are refused with a *LoopError before any code is generated.
+// Host backends have no such limit.
+const MaxDeviceVectorArity = 8192
+
+// checkDeviceLimits refuses a loop that the named backend's generated code
+// cannot hold: on device backends, vector arguments passing more than
+// MaxDeviceVectorArity map entries in all.
+func checkDeviceLimits(backend string, k *Kernel, set *Set, args []Arg) error {
+	total := 0
+	for i := range args {
+		if a := &args[i].a; a.Kind == core.ArgVector {
+			total += a.Map.Arity
+		}
+	}
+	if total <= MaxDeviceVectorArity || !exec.IsDevice(backend) {
+		return nil
+	}
+	return &LoopError{Kernel: k.c.Name, Set: set.c.Name, Arg: -1, Msg: fmt.Sprintf(
+		"the vector (ArgVec) arguments pass %d map entries per element in all, more than the %s backend takes (op2.MaxDeviceVectorArity = %d): each work item keeps private arrays of one pointer per entry",
+		total, backend, MaxDeviceVectorArity)}
 }

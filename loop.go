@@ -98,9 +98,10 @@ func (e *LoopError) Error() string {
 	return fmt.Sprintf("op2: loop %q over set %q: argument %d: %s", e.Kernel, e.Set, e.Arg, e.Msg)
 }
 
-// bind validates a loop's pieces and fills l with them. Nothing is changed
-// anywhere else, so a rejected loop leaves every object as it was.
-func bind(r *Runtime, l *core.Loop, k *Kernel, set *Set, args []Arg) error {
+// bind validates a loop's pieces for the named backend and fills l with
+// them. Nothing is changed anywhere else, so a rejected loop leaves every
+// object as it was.
+func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 	if k == nil {
 		return &LoopError{Kernel: "<nil>", Set: "?", Arg: -1, Msg: "kernel is nil"}
 	}
@@ -187,6 +188,9 @@ func bind(r *Runtime, l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 	if err := checkConflicts(k, set, args); err != nil {
 		return err
 	}
+	if err := checkDeviceLimits(backend, k, set, args); err != nil {
+		return err
+	}
 	l.Kernel = &k.c
 	l.Set = &set.c
 	l.Args = l.Args[:0]
@@ -217,15 +221,20 @@ func bind(r *Runtime, l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 //   - any number of increments (INC) through maps (any maps, any columns,
 //     ArgMap and ArgVec alike), as Airfoil's res_calc increments res through
 //     both columns of pecell; or any number of direct increments;
-//   - any number of WRITE or RW arguments through one and the same map
-//     (any columns).
+//   - any number of WRITE or RW arguments through the same column of one
+//     map (ArgMap with the same map and index), or any number of WRITE or
+//     RW arguments through the whole of one map (ArgVec with the same map).
 //
 // Every other combination is refused with a *LoopError naming both
 // arguments: a read together with a modification (whether the read sees
 // other elements' updates differs between backends), a direct access
 // together with a modification through a map or the other way round,
 // increments mixed with WRITE or RW, WRITE or RW through two different
-// maps, and WRITE or RW passed directly twice. A Global may be passed any
+// maps, through two different columns of one map, or through one column
+// and the whole map (different columns of different elements may reach
+// the same element, and which write lands last would depend on the order
+// the backend runs the elements in), and WRITE or RW passed directly
+// twice. A Global may be passed any
 // number of times for reading and for one kind of reduction (INC, MIN or
 // MAX); its READ arguments see the value from before the loop. Mixing two
 // kinds of reduction on one Global is refused.
@@ -236,7 +245,7 @@ func (r *Runtime) ParLoop(k *Kernel, set *Set, args ...Arg) error {
 	mu.Lock()
 	defer mu.Unlock()
 	l := &r.loop
-	if err := bind(r, l, k, set, args); err != nil {
+	if err := bind(r, r.cfg.Backend, l, k, set, args); err != nil {
 		return err
 	}
 	l.Check = r.cfg.Check
@@ -263,7 +272,7 @@ func (r *Runtime) Generate(backend string, k *Kernel, set *Set, args ...Arg) (st
 	mu.Lock()
 	defer mu.Unlock()
 	var l core.Loop
-	if err := bind(r, &l, k, set, args); err != nil {
+	if err := bind(r, backend, &l, k, set, args); err != nil {
 		return "", err
 	}
 	l.Check = r.cfg.Check
@@ -296,7 +305,7 @@ func (r *Runtime) NewLoop(k *Kernel, set *Set, args ...Arg) (*Loop, error) {
 	lp := &Loop{kernel: k, rt: r}
 	mu.Lock()
 	defer mu.Unlock()
-	if err := bind(r, &lp.l, k, set, args); err != nil {
+	if err := bind(r, r.cfg.Backend, &lp.l, k, set, args); err != nil {
 		return nil, err
 	}
 	lp.l.Check = r.cfg.Check

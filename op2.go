@@ -104,8 +104,12 @@ type Config struct {
 	// in every current copy (host and device). A kernel that wrote to a READ
 	// argument makes the loop return a *LoopError naming the loop, the
 	// argument and the first changed value, and the argument's values are
-	// restored; the loop's other effects stay. Check mode costs a copy and
-	// a comparison of every READ argument per loop.
+	// restored; the loop's other effects stay. On the host backends a
+	// kernel that wrote to a Const (casting its const away) makes the loop
+	// return a *LoopError naming the loop and the constant (the write
+	// never reaches later loops, check mode or not: every loop starts from
+	// the declared values). Check mode costs a copy and a comparison of
+	// every READ argument per loop.
 	Check bool
 	// OpenCLPlatform selects the OpenCL platform whose name contains it
 	// (default $OP2_OPENCL_PLATFORM, else the first with a device).

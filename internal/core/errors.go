@@ -59,3 +59,17 @@ func (e *DeviceBuildError) Error() string {
 
 // Unwrap returns the driver's error.
 func (e *DeviceBuildError) Unwrap() error { return e.Err }
+
+// ConstWrittenError is a kernel that wrote to a constant (casting its
+// const qualifier away), found in check mode by a host backend after the
+// loop. The loop's later calls, and later loops, saw the declared value
+// anyway; package op2 reports it as a *op2.LoopError.
+type ConstWrittenError struct {
+	Const    *Const
+	Value    int    // the first value that changed
+	Was, Now []byte // its bytes before and after
+}
+
+func (e *ConstWrittenError) Error() string {
+	return fmt.Sprintf("the kernel wrote to const %q (value %d changed)", e.Const.Name, e.Value)
+}

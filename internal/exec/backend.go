@@ -150,6 +150,24 @@ func Generate(name string, l *core.Loop) (string, error) {
 	return gen(l)
 }
 
+var devices = map[string]bool{}
+
+// RegisterDevice marks the named backend as a device backend: its programs
+// run on a device with the device code generator's limits. Backends call it
+// from an init function, beside Register.
+func RegisterDevice(name string) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	devices[name] = true
+}
+
+// IsDevice reports whether the named backend was marked by RegisterDevice.
+func IsDevice(name string) bool {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	return devices[name]
+}
+
 // Backends lists the registered backend names in sorted order.
 func Backends() []string {
 	registryMu.Lock()

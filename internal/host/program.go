@@ -8,16 +8,24 @@ package host
 #include <string.h>
 typedef int (*op2_loop_fn)(const long long *, void *const *);
 #include <stdint.h>
+// A constant's copy: n bytes from the declared value (src) to the
+// library's variable (dst).
+typedef struct { uintptr_t dst, src, n; } op2_const_copy;
 // The argument arrays are C memory, passed as integers so that cgo does not
-// inspect them on every call.
-static int op2_call(uintptr_t fn, uintptr_t iv, uintptr_t pv) {
+// inspect them on every call. Every call first copies the constants'
+// declared values into the library, outside the library's own code, so
+// that its compiler (which sees the constants as const) cannot move its
+// reads of them across the copy.
+static int op2_call(uintptr_t fn, uintptr_t iv, uintptr_t pv, uintptr_t cc, int ncc) {
+	const op2_const_copy *c = (const op2_const_copy *)cc;
+	for (int i = 0; i < ncc; i++) memcpy((void *)c[i].dst, (const void *)c[i].src, c[i].n);
 	return ((op2_loop_fn)fn)((const long long *)iv, (void *const *)pv);
 }
-static void op2_copy(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
 */
 import "C"
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"unsafe"
@@ -36,16 +44,23 @@ type Program struct {
 	src    string
 	lib    *jit.Library
 	fn     unsafe.Pointer
-	iv     []C.longlong  // C memory
-	pv     []C.uintptr_t // C memory; addresses kept as integers so that the GC never sees (possibly stale) pointers stored in C memory
+	iv     []C.longlong       // C memory
+	pv     []C.uintptr_t      // C memory; addresses kept as integers so that the GC never sees (possibly stale) pointers stored in C memory
+	cc     []C.op2_const_copy // C memory, like pv: the constants' copies before every call
 	consts []constSlot
 	nargs  int
+	// constErr is the first write to a constant found in check mode
+	// since Bind, reported by Finish.
+	constErr error
 }
 
+// constSlot is a constant's global variable in the library. op2_call sets
+// it from the declared value before every call, so a kernel that casts the
+// const away and writes to it changes nothing for later calls; Go only
+// reads it, in check mode, to find such kernels.
 type constSlot struct {
 	c    *core.Const
 	addr unsafe.Pointer
-	seen uint64
 }
 
 // NewCompiler returns the C compiler of a configuration, with the disk
@@ -86,10 +101,16 @@ func NewProgram(cc *jit.Compiler, l *core.Loop, src string, extraPtrs int, extra
 	np := 2*len(l.Args) + extraPtrs
 	p.pv = unsafe.Slice((*C.uintptr_t)(C.calloc(C.size_t(np+1), C.size_t(unsafe.Sizeof(C.uintptr_t(0))))), np+1)[:np]
 	p.iv = unsafe.Slice((*C.longlong)(C.calloc(C.size_t(hostc.IvCount+8), 8)), hostc.IvCount+8)
-	runtime.AddCleanup(p, func(mem [2]unsafe.Pointer) {
+	nc := len(p.consts)
+	p.cc = unsafe.Slice((*C.op2_const_copy)(C.calloc(C.size_t(nc+1), C.size_t(unsafe.Sizeof(C.op2_const_copy{})))), nc+1)[:nc]
+	for j, s := range p.consts {
+		p.cc[j] = C.op2_const_copy{dst: addr(s.addr), n: C.uintptr_t(s.c.Bytes())}
+	}
+	runtime.AddCleanup(p, func(mem [3]unsafe.Pointer) {
 		C.free(mem[0])
 		C.free(mem[1])
-	}, [2]unsafe.Pointer{unsafe.Pointer(unsafe.SliceData(p.pv)), unsafe.Pointer(unsafe.SliceData(p.iv))})
+		C.free(mem[2])
+	}, [3]unsafe.Pointer{unsafe.Pointer(unsafe.SliceData(p.pv)), unsafe.Pointer(unsafe.SliceData(p.iv)), unsafe.Pointer(unsafe.SliceData(p.cc))})
 	return p, nil
 }
 
@@ -118,9 +139,11 @@ func addr(ptr unsafe.Pointer) C.uintptr_t { return C.uintptr_t(uintptr(ptr)) }
 
 // Bind makes the host copy of every argument current (allocating data
 // declared without values, copying back data a device backend left on the
-// device), stores the data and map pointers and refreshes the values of the
-// constants that changed since the last call.
+// device), and stores the data and map pointers and the addresses of the
+// constants' declared values, which every call copies into the library
+// first.
 func (p *Program) Bind(l *core.Loop) error {
+	p.constErr = nil
 	for i := range l.Args {
 		a := &l.Args[i]
 		if a.Data.State != core.StateDeviceUnallocated {
@@ -135,20 +158,49 @@ func (p *Program) Bind(l *core.Loop) error {
 			p.pv[p.nargs+i] = 0
 		}
 	}
-	for i := range p.consts {
-		s := &p.consts[i]
-		if v := s.c.Version.Load(); v != s.seen {
-			C.op2_copy(s.addr, s.c.Host, C.size_t(s.c.Bytes()))
-			s.seen = v
-		}
+	for j, c := range l.Consts {
+		p.cc[j].src = addr(c.Host) // pinned Go memory
 	}
 	return nil
 }
 
 // Call runs the wrapper with the current argument arrays.
 func (p *Program) Call(l *core.Loop) error {
-	if C.op2_call(C.uintptr_t(uintptr(p.fn)), C.uintptr_t(uintptr(unsafe.Pointer(unsafe.SliceData(p.iv)))), C.uintptr_t(uintptr(unsafe.Pointer(unsafe.SliceData(p.pv))))) != 0 {
+	if C.op2_call(C.uintptr_t(uintptr(p.fn)), C.uintptr_t(uintptr(unsafe.Pointer(unsafe.SliceData(p.iv)))), C.uintptr_t(uintptr(unsafe.Pointer(unsafe.SliceData(p.pv)))),
+		C.uintptr_t(uintptr(unsafe.Pointer(unsafe.SliceData(p.cc)))), C.int(len(p.cc))) != 0 {
 		return fmt.Errorf("%s: the generated code could not allocate its working memory (per-thread reduction results or map pointer arrays)", l.Name())
+	}
+	if l.Check && p.constErr == nil {
+		p.constErr = p.constWritten(l)
+	}
+	return nil
+}
+
+// constWritten compares the constants' variables in the library with
+// their declared values after a call, and returns the first that the
+// kernel changed.
+func (p *Program) constWritten(l *core.Loop) error {
+	for j, c := range l.Consts {
+		n, size := c.Bytes(), c.Type.Size()
+		lib := unsafe.Slice((*byte)(p.consts[j].addr), n)
+		decl := unsafe.Slice((*byte)(c.Host), n)
+		for off := 0; off < n; off += size {
+			if !bytes.Equal(lib[off:off+size], decl[off:off+size]) {
+				return &core.ConstWrittenError{Const: c, Value: off / size,
+					Was: bytes.Clone(decl[off : off+size]), Now: bytes.Clone(lib[off : off+size])}
+			}
+		}
+	}
+	return nil
+}
+
+// Finish reports, in check mode, a kernel that wrote to a constant during
+// the calls since Bind. Backends call it from their own Finish.
+func (p *Program) Finish(l *core.Loop) error {
+	err := p.constErr
+	p.constErr = nil
+	if err != nil {
+		return fmt.Errorf("%s: %w", l.Name(), err)
 	}
 	return nil
 }

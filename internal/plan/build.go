@@ -62,8 +62,9 @@ type dsInfo struct {
 	size   int
 	bytes  int
 	cols   []column
-	rep    int // dataset whose lists this one shares (itself when none)
-	group  int // compact conflict group
+	colSet map[colKey]struct{} // the keys of cols
+	rep    int                 // dataset whose lists this one shares (itself when none)
+	group  int                 // compact conflict group
 	anyMod bool
 	allMod bool
 }
@@ -128,13 +129,17 @@ func analyse(in *Input) *analysis {
 		ds.bytes = max(ds.bytes, arg.ElemBytes)
 		ds.anyMod = ds.anyMod || arg.Modifies
 		ds.allMod = ds.allMod && arg.Modifies
+		if ds.colSet == nil {
+			ds.colSet = make(map[colKey]struct{})
+		}
+		// Sets, not searches of the lists: a vector argument brings
+		// as many columns as its map's arity, possibly thousands.
 		argCols(arg, func(col int) {
 			k := keyOf(arg.Map, arg.Arity, col)
-			for i := range ds.cols {
-				if ds.cols[i].key == k {
-					return
-				}
+			if _, dup := ds.colSet[k]; dup {
+				return
 			}
+			ds.colSet[k] = struct{}{}
 			ds.cols = append(ds.cols, column{m: arg.Map, arity: arg.Arity, col: col, arg: a, key: k})
 		})
 	}
@@ -173,14 +178,18 @@ func analyse(in *Input) *analysis {
 			an.fill[rep] = append(an.fill[rep], locArg{arg: a, m: arg.Map, arity: arg.Arity, idx: arg.Idx})
 		}
 	}
-	// Colouring sources.
-	addCol := func(list []modCol, g int, m []int32, arity, col int) []modCol {
-		k := keyOf(m, arity, col)
-		for _, c := range list {
-			if c.group == g && keyOf(c.m, c.arity, c.col) == k {
-				return list
-			}
+	// Colouring sources: each modifying column of each group once.
+	type groupCol struct {
+		group int
+		key   colKey
+	}
+	seenThr, seenBlk := map[groupCol]struct{}{}, map[groupCol]struct{}{}
+	addCol := func(list []modCol, seen map[groupCol]struct{}, g int, m []int32, arity, col int) []modCol {
+		k := groupCol{g, keyOf(m, arity, col)}
+		if _, dup := seen[k]; dup {
+			return list
 		}
+		seen[k] = struct{}{}
 		return append(list, modCol{group: g, m: m, arity: arity, col: col})
 	}
 	for a := range in.Args {
@@ -190,9 +199,9 @@ func analyse(in *Input) *analysis {
 		}
 		ds := &an.ds[arg.Ind]
 		argCols(arg, func(col int) {
-			an.thr = addCol(an.thr, ds.group, arg.Map, arg.Arity, col)
+			an.thr = addCol(an.thr, seenThr, ds.group, arg.Map, arg.Arity, col)
 			if !ds.allMod {
-				an.blkCols = addCol(an.blkCols, ds.group, arg.Map, arg.Arity, col)
+				an.blkCols = addCol(an.blkCols, seenBlk, ds.group, arg.Map, arg.Arity, col)
 			}
 		})
 	}
@@ -201,6 +210,7 @@ func analyse(in *Input) *analysis {
 		an.groupRep[g] = -1
 	}
 	an.thrLocal = true
+	seenLoc := map[[2]int]struct{}{} // LocMap columns (arg, k) in thrLoc
 	for a := range in.Args {
 		arg := &in.Args[a]
 		if arg.Ind < 0 || !arg.Modifies {
@@ -220,11 +230,10 @@ func analyse(in *Input) *analysis {
 			if arg.Idx < 0 {
 				lc.stride, lc.k = arg.Arity, col
 			}
-			for _, o := range an.thrLoc {
-				if o.arg == lc.arg && o.k == lc.k {
-					return
-				}
+			if _, dup := seenLoc[[2]int{lc.arg, lc.k}]; dup {
+				return
 			}
+			seenLoc[[2]int{lc.arg, lc.k}] = struct{}{}
 			an.thrLoc = append(an.thrLoc, lc)
 		})
 	}
@@ -247,19 +256,14 @@ func analyse(in *Input) *analysis {
 	return an
 }
 
+// sameColumns reports whether two datasets with targets of the same size
+// are reached through the same set of columns (cols holds no duplicates).
 func sameColumns(a, b *dsInfo) bool {
 	if a.size != b.size || len(a.cols) != len(b.cols) {
 		return false
 	}
 	for i := range a.cols {
-		found := false
-		for j := range b.cols {
-			if a.cols[i].key == b.cols[j].key {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if _, ok := b.colSet[a.cols[i].key]; !ok {
 			return false
 		}
 	}

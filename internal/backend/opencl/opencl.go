@@ -32,6 +32,7 @@ const Name = "opencl"
 
 func init() {
 	exec.Register(Name, open)
+	exec.RegisterDevice(Name)
 	exec.RegisterGenerator(Name, func(l *core.Loop) (string, error) { return generateFor(l, NominalLocalMem) })
 }
 

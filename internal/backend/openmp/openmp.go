@@ -114,9 +114,9 @@ func (p *program) Launch(r exec.Range) error {
 	return p.call(p.l, p.threads)
 }
 
-func (p *program) Finish(*core.Loop) error {
+func (p *program) Finish(l *core.Loop) error {
 	p.l = nil
-	return nil
+	return p.Program.Finish(l)
 }
 
 // The parallel regions all start from one OS thread, the master. OpenMP

@@ -67,7 +67,7 @@ func (p *program) Launch(r exec.Range) error {
 	return p.Call(p.l)
 }
 
-func (p *program) Finish(*core.Loop) error {
+func (p *program) Finish(l *core.Loop) error {
 	p.l = nil
-	return nil
+	return p.Program.Finish(l)
 }

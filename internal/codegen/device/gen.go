@@ -203,7 +203,9 @@ func Analyse(d *Dialect, l *core.Loop, localMem int) (*Layout, error) {
 // a map (or a column and the whole vector) may or may not meet on an
 // element, depending on the map's values, so their copies could not be
 // kept coherent: they get no private copies, but pointers into the staged
-// (or global) data, which alias as on the host. Increments through a map
+// (or global) data, which alias as on the host (package op2 refuses such
+// loops before generation; the generator stays correct for them anyway).
+// Increments through a map
 // are exempt: each accumulates into its own zeroed copy, which is added to
 // the target afterwards, so they combine correctly wherever they meet.
 func (lay *Layout) sharePrivateCopies(l *core.Loop) {

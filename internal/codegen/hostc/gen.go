@@ -52,8 +52,10 @@ func (g *Gen) Printf(format string, a ...any) { fmt.Fprintf(&g.Builder, format, 
 // defines is #undef'd after it, so user names cannot change the wrapper.
 //
 // A constant is stored in a global variable of the shared library,
-// op2_c_<name>, which the run time writes before a call when its value
-// changed (so changing a value never needs a recompilation). The kernel
+// op2_c_<name>, which the run time sets from the declared value before
+// every call (so changing a value never needs a recompilation, and a
+// kernel that casts the const away and writes to it changes nothing for
+// later calls). The kernel
 // sees it through a const-qualified declaration of the same symbol,
 // op2_cr_<name>, and a macro giving it its own name, so that reads,
 // indexing, & and sizeof work, a kernel's own variable of that name shadows
