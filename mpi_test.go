@@ -35,6 +35,8 @@ type scenarioResult struct {
 	ResText              []byte
 	FromText, FromBinary []float64
 	LoadedCnt            []int32
+	// The cell map gathered in the declared numbering.
+	Pcell []int32
 }
 
 const (
@@ -181,6 +183,7 @@ func runScenario(t *testing.T, partitioner string, rankZero bool, backends []str
 		out.FromText = must(fromText.Gather())
 		out.FromBinary = must(fromBinary.Gather())
 		out.LoadedCnt = must(loaded.Gather())
+		out.Pcell = must(mCell.Gather())
 		results[backend] = out
 	}
 	return results
@@ -209,9 +212,9 @@ func TestMPIAgreesWithOneRank(t *testing.T) {
 				t.Errorf("%s on %d ranks: gathered results differ from one rank", backend, op2.Ranks())
 			}
 			if !slices.Equal(g.ResText, w.ResText) || !slices.Equal(g.FromText, w.FromText) ||
-				!slices.Equal(g.FromBinary, w.Res) || !slices.Equal(g.LoadedCnt, w.LoadedCnt) {
-				t.Errorf("%s on %d ranks: dumps, or dats read from them, differ from one rank (text %v, from text %v, from binary %v, loop over loaded %v)", backend, op2.Ranks(),
-					slices.Equal(g.ResText, w.ResText), slices.Equal(g.FromText, w.FromText), slices.Equal(g.FromBinary, w.Res), slices.Equal(g.LoadedCnt, w.LoadedCnt))
+				!slices.Equal(g.FromBinary, w.Res) || !slices.Equal(g.LoadedCnt, w.LoadedCnt) || !slices.Equal(g.Pcell, w.Pcell) {
+				t.Errorf("%s on %d ranks: dumps, dats read from them or the gathered map differ from one rank (text %v, from text %v, from binary %v, loop over loaded %v, map %v)", backend, op2.Ranks(),
+					slices.Equal(g.ResText, w.ResText), slices.Equal(g.FromText, w.FromText), slices.Equal(g.FromBinary, w.Res), slices.Equal(g.LoadedCnt, w.LoadedCnt), slices.Equal(g.Pcell, w.Pcell))
 			}
 		}
 		check(t, op2.Finalize())
