@@ -500,3 +500,50 @@ func (d *Dat[T]) Gather() ([]T, error) {
 	}
 	return out, nil
 }
+
+// Gather collects the map's table over all ranks in the declared global
+// numbering: element e's arity entries at [e*arity, (e+1)*arity), holding
+// global indices of the target set. Rank 0 gets them, the other ranks
+// nil. It is collective: every rank must call it. Without MPI it returns
+// a copy of the table (as Values does).
+func (m *Map) Gather() ([]int32, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	from, ok := m.c.From.Halo.(*setHalo)
+	w := distState.world
+	if !ok || w == nil {
+		return append([]int32(nil), m.c.Table[:m.c.From.Owned*m.c.Arity]...), nil
+	}
+	to, ok := m.c.To.Halo.(*setHalo)
+	if !ok {
+		return nil, fmt.Errorf("op2: Gather of map %q: its target set %q is not partitioned", m.c.Name, m.c.To.Name)
+	}
+	k := m.c.Arity
+	msg := make([]byte, 0, m.c.From.Owned*4*(1+k))
+	for i := 0; i < m.c.From.Owned; i++ {
+		msg = binary.LittleEndian.AppendUint32(msg, uint32(from.global[i]))
+		for j := 0; j < k; j++ {
+			msg = binary.LittleEndian.AppendUint32(msg, uint32(to.global[m.c.Table[i*k+j]]))
+		}
+	}
+	send := make([][]byte, w.Size())
+	send[0] = msg
+	got, err := w.Alltoallv(send)
+	if err != nil {
+		return nil, fmt.Errorf("op2: Gather of map %q: %w", m.c.Name, err)
+	}
+	if w.Rank() != 0 {
+		return nil, nil
+	}
+	out := make([]int32, from.globalSize*k)
+	rec := 4 * (1 + k)
+	for _, b := range got {
+		for p := 0; p+rec <= len(b); p += rec {
+			g := int(binary.LittleEndian.Uint32(b[p:]))
+			for j := 0; j < k; j++ {
+				out[g*k+j] = int32(binary.LittleEndian.Uint32(b[p+4+4*j:]))
+			}
+		}
+	}
+	return out, nil
+}

@@ -2,6 +2,8 @@ package op2_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/goop2/op2"
@@ -111,4 +113,52 @@ func ExampleGenerate() {
 	src, err := op2.Generate("opencl", op2.NewKernel("void one(double *x) { *x = 1; }", "one"), set, x.Arg(op2.Write))
 	fmt.Println(err == nil && strings.Contains(src, "__kernel"))
 	// Output: true
+}
+
+// Dumping a Dat in OP2's text and binary formats and loading the dumps
+// into another Dat on the same set.
+func ExampleDat_WriteText() {
+	dir, err := os.MkdirTemp("", "dump")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	cells, _ := op2.NewSet(3, "cells")
+	q, _ := op2.NewDat(cells, 2, []float64{1, 0.5, -2, 0.25, 3, 0}, "q")
+	txt, bin := filepath.Join(dir, "q.txt"), filepath.Join(dir, "q.bin")
+	if err := q.WriteText(txt); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := q.WriteBinary(bin); err != nil {
+		fmt.Println(err)
+		return
+	}
+	text, _ := os.ReadFile(txt)
+	fmt.Print(string(text))
+
+	fromText, _ := op2.NewDat[float64](cells, 2, nil, "fromText")
+	fromBinary, _ := op2.NewDat[float64](cells, 2, nil, "fromBinary")
+	if err := fromText.ReadText(txt); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := fromBinary.ReadBinary(bin); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(fromText.Data(), fromBinary.Data())
+
+	// A dump of another shape is refused, naming the file and the line.
+	other, _ := op2.NewDat[float64](cells, 3, nil, "other")
+	err = other.ReadText(txt)
+	fmt.Println(strings.ReplaceAll(err.Error(), dir, "DIR"))
+	// Output:
+	// 3 2
+	//  +1.000000000000000E+00 +5.000000000000000E-01
+	//  -2.000000000000000E+00 +2.500000000000000E-01
+	//  +3.000000000000000E+00 +0.000000000000000E+00
+	// [1 0.5 -2 0.25 3 0] [1 0.5 -2 0.25 3 0]
+	// op2: reading dat "other" (float64, dim 3) on set "cells" from DIR/q.txt: line 1: header says size 3, dim 2; the dat has size 3, dim 3
 }

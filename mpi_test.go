@@ -29,6 +29,14 @@ type scenarioResult struct {
 	Max      []int32
 	// Exchanges of a loop repeated with nothing stale (must be 0).
 	Repeat int
+	// res dumped in OP2's text format (rank 0's file), res read back
+	// from its text and binary dumps, and a loop over the loaded values
+	// through a map (halo included).
+	ResText              []byte
+	FromText, FromBinary []float64
+	LoadedCnt            []int32
+	// The cell map gathered in the declared numbering.
+	Pcell []int32
 }
 
 const (
@@ -159,6 +167,23 @@ func runScenario(t *testing.T, partitioner string, rankZero bool, backends []str
 		out.Res = must(res.Gather())
 		out.Q = must(q.Gather())
 		out.Cnt = must(cnt.Gather())
+		dir := t.TempDir()
+		txt, bin := filepath.Join(dir, "res.txt"), filepath.Join(dir, "res.bin")
+		check(t, res.WriteText(txt))
+		check(t, res.WriteBinary(bin))
+		fromText := must(op2.NewDat[float64](nodes, 1, nil, "fromText"))
+		fromBinary := must(op2.NewDat[float64](nodes, 1, nil, "fromBinary"))
+		check(t, fromText.ReadText(txt))
+		check(t, fromBinary.ReadBinary(bin))
+		loaded := must(op2.NewDat[int32](cells, 1, nil, "loaded"))
+		check(t, op2.ParLoop(count, cells, fromBinary.ArgVec(op2.Read, mCell), loaded.Arg(op2.Write)))
+		if r == 0 {
+			out.ResText = must(os.ReadFile(txt))
+		}
+		out.FromText = must(fromText.Gather())
+		out.FromBinary = must(fromBinary.Gather())
+		out.LoadedCnt = must(loaded.Gather())
+		out.Pcell = must(mCell.Gather())
 		results[backend] = out
 	}
 	return results
@@ -185,6 +210,11 @@ func TestMPIAgreesWithOneRank(t *testing.T) {
 			}
 			if !slices.Equal(g.Res, w.Res) || !slices.Equal(g.Q, w.Q) || !slices.Equal(g.Cnt, w.Cnt) {
 				t.Errorf("%s on %d ranks: gathered results differ from one rank", backend, op2.Ranks())
+			}
+			if !slices.Equal(g.ResText, w.ResText) || !slices.Equal(g.FromText, w.FromText) ||
+				!slices.Equal(g.FromBinary, w.Res) || !slices.Equal(g.LoadedCnt, w.LoadedCnt) || !slices.Equal(g.Pcell, w.Pcell) {
+				t.Errorf("%s on %d ranks: dumps, dats read from them or the gathered map differ from one rank (text %v, from text %v, from binary %v, loop over loaded %v, map %v)", backend, op2.Ranks(),
+					slices.Equal(g.ResText, w.ResText), slices.Equal(g.FromText, w.FromText), slices.Equal(g.FromBinary, w.Res), slices.Equal(g.LoadedCnt, w.LoadedCnt), slices.Equal(g.Pcell, w.Pcell))
 			}
 		}
 		check(t, op2.Finalize())

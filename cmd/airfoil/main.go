@@ -5,13 +5,17 @@
 // Usage:
 //
 //	airfoil [-backend sequential|openmp|opencl] [-threads N] [-iters N] [-mesh FILE]
-//	        [-I 400 -J 600] [-write-mesh FILE] [-dump-q FILE] [-timing]
+//	        [-I 400 -J 600] [-write-mesh FILE] [-dump-q FILE] [-vtk FILE.vtu] [-timing]
 //	        [-partition block|rcb|metis]
 //
 // Started by mpirun (mpirun -np 4 airfoil ...) it runs distributed: rank 0
 // reads or generates the mesh, -partition chooses how it is split (default
 // rcb, recursive coordinate bisection of the nodes), rank 0 prints, and
-// -dump-q gathers the solution in the mesh's numbering.
+// -dump-q and -vtk gather the solution in the mesh's numbering.
+//
+// -vtk FILE writes the mesh and the final solution (q, pressure, Mach
+// number on the cells) as a VTK XML UnstructuredGrid; ParaView opens it,
+// and op2render draws a picture of it.
 //
 // Without -mesh it generates OP2's reference mesh (720 000 cells) in memory.
 // Every 100 iterations it prints the iteration and the rms change of the
@@ -42,6 +46,7 @@ type options struct {
 	ni, nj    int
 	writeMesh string
 	dumpQ     string
+	vtkPath   string
 	timing    bool
 	partition string
 }
@@ -57,6 +62,7 @@ func main() {
 	flag.IntVar(&o.nj, "J", 600, "generated mesh: cells from the surface to the far field")
 	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the mesh in OP2's ASCII format (.gz compresses); with -iters 0 do nothing else")
 	flag.StringVar(&o.dumpQ, "dump-q", "", "write the final q in OP2's binary dat format")
+	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with q, pressure and Mach number as a VTK .vtu file after the run (for ParaView or op2render)")
 	flag.BoolVar(&o.timing, "timing", false, "print a per-loop timing table")
 	flag.StringVar(&o.partition, "partition", "rcb", "under MPI: how the mesh is split over the ranks (block, rcb or metis)")
 	flag.Parse()
@@ -160,6 +166,11 @@ func run(o options, out io.Writer) (*result, error) {
 	}
 	if o.dumpQ != "" && root {
 		if err := writeDat(o.dumpQ, res.q, 4); err != nil {
+			return nil, err
+		}
+	}
+	if o.vtkPath != "" {
+		if err := s.WriteVTK(o.vtkPath); err != nil {
 			return nil, err
 		}
 	}

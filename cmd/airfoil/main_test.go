@@ -4,15 +4,20 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/airfoil"
 	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/mesh"
+	"github.com/goop2/op2/vtk"
 )
 
 // reference is OP2's exact output for 1000 iterations on the reference mesh.
@@ -199,7 +204,7 @@ func TestReferenceOutputOpenCL(t *testing.T) {
 func TestAirfoilOnRanks(t *testing.T) {
 	if mpitest.InRanks() {
 		var out bytes.Buffer
-		o := options{backend: os.Getenv("AIRFOIL_BACKEND"), iters: 200, partition: os.Getenv("AIRFOIL_PARTITION"), dumpQ: os.Getenv("AIRFOIL_DUMP")}
+		o := options{backend: os.Getenv("AIRFOIL_BACKEND"), iters: 200, partition: os.Getenv("AIRFOIL_PARTITION"), dumpQ: os.Getenv("AIRFOIL_DUMP"), vtkPath: os.Getenv("AIRFOIL_VTK")}
 		fmt.Sscan(os.Getenv("AIRFOIL_MESH"), &o.ni, &o.nj)
 		if _, err := run(o, &out); err != nil {
 			t.Fatal(err)
@@ -237,9 +242,10 @@ func TestAirfoilOnRanks(t *testing.T) {
 				serial[key], serialOut[key] = res, out.String()
 			}
 			dir := t.TempDir()
-			dump, outPath := filepath.Join(dir, "q.dat"), filepath.Join(dir, "out.txt")
+			dump, outPath, vtu := filepath.Join(dir, "q.dat"), filepath.Join(dir, "out.txt"), filepath.Join(dir, "a.vtu")
 			mpitest.Run(t, j.ranks, 4*time.Minute, "AIRFOIL_BACKEND="+j.back, "AIRFOIL_PARTITION="+j.partition,
-				"AIRFOIL_DUMP="+dump, "AIRFOIL_OUT="+outPath, fmt.Sprintf("AIRFOIL_MESH=%d %d", j.ni, j.nj))
+				"AIRFOIL_DUMP="+dump, "AIRFOIL_OUT="+outPath, "AIRFOIL_VTK="+vtu, fmt.Sprintf("AIRFOIL_MESH=%d %d", j.ni, j.nj))
+			checkVTK(t, vtu, j.ni, j.nj, serial[key].q)
 			out, err := os.ReadFile(outPath)
 			if err != nil {
 				t.Fatal(err)
@@ -276,4 +282,57 @@ func readDat(t *testing.T, path string) []float64 {
 		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8+8*i:]))
 	}
 	return v
+}
+
+// checkVTK reads the .vtu that -vtk wrote and compares it with the
+// generated mesh and the solution q of a one-rank run.
+func checkVTK(t *testing.T, path string, ni, nj int, q []float64) {
+	t.Helper()
+	g, err := vtk.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mesh.Generate(ni, nj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Type != vtk.Quad || !slices.Equal(g.Cells, m.Cell) || g.NumPoints() != m.NNode {
+		t.Fatalf("-vtk: %d cells of type %d on %d points; want the mesh's %d quads on %d nodes", g.NumCells(), g.Type, g.NumPoints(), m.NCell, m.NNode)
+	}
+	for i := 0; i < m.NNode; i++ {
+		if g.Points[3*i] != m.X[2*i] || g.Points[3*i+1] != m.X[2*i+1] || g.Points[3*i+2] != 0 {
+			t.Fatalf("-vtk: point %d is %v, want %v", i, g.Points[3*i:3*i+3], m.X[2*i:2*i+2])
+		}
+	}
+	gq, p, mach := g.CellArray("q"), g.CellArray("pressure"), g.CellArray("mach")
+	if gq == nil || p == nil || mach == nil || gq.Components != 4 {
+		t.Fatalf("-vtk: cell arrays %v; want q (4 components), pressure, mach", g.CellData)
+	}
+	qv, pv, mv := gq.Float64s(), p.Float64s(), mach.Float64s()
+	for c := 0; c < m.NCell; c++ {
+		for k := 0; k < 4; k++ {
+			if !close(qv[4*c+k], q[4*c+k], 1e-12) {
+				t.Fatalf("-vtk: q[%d] = %.17g, want %.17g", 4*c+k, qv[4*c+k], q[4*c+k])
+			}
+		}
+		wp, wm := airfoil.Derived(q[4*c : 4*c+4])
+		if !close(pv[c], wp, 1e-12) || !close(mv[c], wm, 1e-12) {
+			t.Fatalf("-vtk: cell %d: pressure %g, Mach %g; want %g, %g", c, pv[c], mv[c], wp, wm)
+		}
+	}
+}
+
+// TestVTKOutput runs a small mesh with -vtk and checks the file.
+func TestVTKOutput(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.vtu")
+	res, err := run(options{backend: "sequential", iters: 20, ni: 8, nj: 12, vtkPath: path}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkVTK(t, path, 8, 12, res.q)
+	// Far from the aerofoil the flow is the free stream: Mach 0.4.
+	g, _ := vtk.ReadFile(path)
+	if m := g.CellArray("mach").Float64s(); math.Abs(m[len(m)-1]-0.4) > 0.05 {
+		t.Errorf("Mach number in the far field %g, want about 0.4", m[len(m)-1])
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/mesh"
+	"github.com/goop2/op2/vtk"
 )
 
 // The flow constants. OP2's reference computes them in single precision;
@@ -289,4 +290,46 @@ func (s *Solver) PrintTiming(out io.Writer) {
 		fmt.Fprintf(out, "%-10s %7d %10.3f %12.1f %8.2f\n", t.Name, t.Calls, t.Total.Seconds(), mean*1e6, gbs)
 	}
 	fmt.Fprintf(out, "%-10s %7s %10.3f\n", "all loops", "", total.Seconds())
+}
+
+// WriteVTK writes the mesh and the solution to path as a VTK XML
+// UnstructuredGrid (.vtu, base64 binary), for ParaView or cmd/op2render:
+// the cells (quads) carry q (4 components: density, x and y momentum,
+// energy) and the fields derived from it, pressure p = (γ−1)(q3 −
+// ½(q1²+q2²)/q0) and Mach number √(u²+v²)/c with c = √(γp/q0); the points
+// carry nothing. In a distributed run it is collective and rank 0 writes
+// the file.
+func (s *Solver) WriteVTK(path string) error {
+	g, err := vtk.FromOP2(s.x, s.pcell)
+	if err != nil {
+		return err
+	}
+	if err := vtk.AddCellDat(g, s.q); err != nil {
+		return err
+	}
+	if op2.Rank() != 0 {
+		return nil
+	}
+	a := g.CellArray(s.q.Name())
+	a.Name = "q"
+	q := a.Values.([]float64)
+	n := len(q) / 4
+	p, mach := make([]float64, n), make([]float64, n)
+	for i := 0; i < n; i++ {
+		p[i], mach[i] = Derived(q[4*i : 4*i+4])
+	}
+	g.CellData = append(g.CellData,
+		vtk.Array{Name: "pressure", Components: 1, Values: p},
+		vtk.Array{Name: "mach", Components: 1, Values: mach})
+	return g.WriteFile(path, vtk.Binary)
+}
+
+// Derived returns the pressure and the Mach number of one cell's state q
+// (density, x and y momentum, energy), with the solver's γ.
+func Derived(q []float64) (p, mach float64) {
+	r := q[0]
+	u, v := q[1]/r, q[2]/r
+	p = gm1Value * (q[3] - 0.5*r*(u*u+v*v))
+	c := math.Sqrt(gamValue * p / r)
+	return p, math.Sqrt(u*u+v*v) / c
 }

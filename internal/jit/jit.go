@@ -23,11 +23,21 @@ package jit
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void *op2_dlopen(const char *path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
-static const char *op2_dlerror(void) { const char *e = dlerror(); return e ? e : "unknown dlopen error"; }
+// op2_dlopen opens path; on failure it copies dlerror's message into err
+// in the same call, since dlerror is per thread and a goroutine may move
+// to another thread between two cgo calls.
+static void *op2_dlopen(const char *path, char *err, size_t n) {
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		const char *e = dlerror();
+		snprintf(err, n, "%s", e ? e : "unknown dlopen error");
+	}
+	return h;
+}
 static void *op2_dlsym(void *h, const char *name) { dlerror(); return dlsym(h, name); }
 static void op2_dlclose(void *h) { dlclose(h); }
 
@@ -461,9 +471,10 @@ func (c *Compiler) compile(src string, symbols, extra []string, name, srcPath, b
 func load(path string, symbols []string) (*Library, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
-	h := C.op2_dlopen(cpath)
+	var msg [4096]C.char
+	h := C.op2_dlopen(cpath, &msg[0], C.size_t(len(msg)))
 	if h == nil {
-		return nil, &LoadError{Path: path, Reason: C.GoString(C.op2_dlerror())}
+		return nil, &LoadError{Path: path, Reason: C.GoString(&msg[0])}
 	}
 	lib := &Library{Path: path, handle: h}
 	for _, s := range symbols {

@@ -1,0 +1,189 @@
+// Command op2render draws a picture (PNG) of a field on the cells of a 2-D
+// mesh stored in a VTK XML UnstructuredGrid file, such as the one
+// `airfoil -vtk` writes, using nothing but Go's standard library: every
+// cell is filled with the colour of its value on a viridis colour map,
+// and a colour bar on the right gives the scale.
+//
+// Usage:
+//
+//	op2render [-field mach] [-component 0] [-window x0,x1,y0,y1] [-width 900]
+//	          [-range lo,hi] [-o picture.png] FILE.vtu
+//
+// -window chooses the part of the plane to draw (default: the whole mesh;
+// the Airfoil aerofoil lies between x = 0 and x = 1 around y = 0, so
+// -window -0.4,1.4,-0.45,0.45 focuses on it); -range fixes the colour scale
+// (default: the values of the cells inside the window).
+//
+// Example, from the repository root:
+//
+//	go run ./cmd/airfoil -backend openmp -vtk airfoil.vtu
+//	go run ./cmd/op2render -field mach -window -0.4,1.4,-0.45,0.45 -o docs/airfoil-mach.png airfoil.vtu
+package main
+
+import (
+	"flag"
+	"fmt"
+	"image/png"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/goop2/op2/vtk"
+)
+
+func main() {
+	var (
+		field  = flag.String("field", "mach", "name of the cell array to draw")
+		comp   = flag.Int("component", 0, "component of the array to draw (0-based)")
+		window = flag.String("window", "", "x0,x1,y0,y1: the part of the plane to draw (default: the whole mesh)")
+		rng    = flag.String("range", "", "lo,hi: the values at the ends of the colour map (default: those of the cells in the window)")
+		width  = flag.Int("width", 900, "width of the drawing in pixels (the colour bar is added on the right)")
+		out    = flag.String("o", "picture.png", "PNG file to write")
+	)
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: op2render [flags] FILE.vtu\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	if err := render(flag.Arg(0), *out, *field, *comp, *window, *rng, *width); err != nil {
+		fmt.Fprintln(os.Stderr, "op2render:", err)
+		os.Exit(1)
+	}
+}
+
+// numbers parses n comma-separated numbers.
+func numbers(s string, n int, what string) ([]float64, error) {
+	parts := strings.Split(s, ",")
+	if len(parts) != n {
+		return nil, fmt.Errorf("%s %q: want %d comma-separated numbers", what, s, n)
+	}
+	v := make([]float64, n)
+	for i, p := range parts {
+		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("%s %q: %q is not a number", what, s, p)
+		}
+		v[i] = f
+	}
+	return v, nil
+}
+
+func render(in, out, field string, comp int, window, rng string, width int) error {
+	g, err := vtk.ReadFile(in)
+	if err != nil {
+		return err
+	}
+	m, err := meshOf(g, field, comp)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	win := bounds(m)
+	if window != "" {
+		w, err := numbers(window, 4, "-window")
+		if err != nil {
+			return err
+		}
+		win = Window{w[0], w[1], w[2], w[3]}
+	}
+	lo, hi := valueRange(m, win)
+	if rng != "" {
+		r, err := numbers(rng, 2, "-range")
+		if err != nil {
+			return err
+		}
+		lo, hi = r[0], r[1]
+	}
+	label := field
+	if a := g.CellArray(field); a.Components > 1 {
+		label = fmt.Sprintf("%s[%d]", field, comp)
+	}
+	img, err := Render(m, win, width, lo, hi, label)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	if err := enc.Encode(f, img); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// meshOf takes the 2-D mesh and one component of a cell array from g.
+func meshOf(g *vtk.Grid, field string, comp int) (*Mesh, error) {
+	a := g.CellArray(field)
+	if a == nil {
+		var names []string
+		for _, c := range g.CellData {
+			names = append(names, c.Name)
+		}
+		return nil, fmt.Errorf("no cell array %q (cell arrays: %s)", field, strings.Join(names, ", "))
+	}
+	if comp < 0 || comp >= a.Components {
+		return nil, fmt.Errorf("cell array %q has %d components; -component %d is not one of them", field, a.Components, comp)
+	}
+	if g.NodesPerCell < 3 {
+		return nil, fmt.Errorf("cells of %d nodes have no area to draw", g.NodesPerCell)
+	}
+	np := g.NumPoints()
+	m := &Mesh{XY: make([]float64, 2*np), Cells: g.Cells, Nodes: g.NodesPerCell, Values: make([]float64, g.NumCells())}
+	for i := 0; i < np; i++ {
+		m.XY[2*i] = g.Points[g.Dim*i]
+		if g.Dim > 1 {
+			m.XY[2*i+1] = g.Points[g.Dim*i+1]
+		}
+	}
+	v := a.Float64s()
+	for c := range m.Values {
+		m.Values[c] = v[c*a.Components+comp]
+	}
+	return m, nil
+}
+
+// bounds is the smallest window holding every point.
+func bounds(m *Mesh) Window {
+	w := Window{math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)}
+	for i := 0; i+1 < len(m.XY); i += 2 {
+		w.X0, w.X1 = min(w.X0, m.XY[i]), max(w.X1, m.XY[i])
+		w.Y0, w.Y1 = min(w.Y0, m.XY[i+1]), max(w.Y1, m.XY[i+1])
+	}
+	return w
+}
+
+// valueRange is the range of the values of the cells with a node inside
+// the window (all cells when none has).
+func valueRange(m *Mesh, win Window) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for c, v := range m.Values {
+		if math.IsNaN(v) {
+			continue
+		}
+		for _, p := range m.Cells[c*m.Nodes : (c+1)*m.Nodes] {
+			x, y := m.XY[2*p], m.XY[2*p+1]
+			if x >= win.X0 && x <= win.X1 && y >= win.Y0 && y <= win.Y1 {
+				lo, hi = min(lo, v), max(hi, v)
+				break
+			}
+		}
+	}
+	if lo > hi {
+		for _, v := range m.Values {
+			if !math.IsNaN(v) {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+	}
+	if lo > hi {
+		return 0, 1
+	}
+	return lo, hi
+}

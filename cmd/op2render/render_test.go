@@ -1,0 +1,135 @@
+package main
+
+import (
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goop2/op2/vtk"
+)
+
+// Two unit squares side by side, values 0 and 1, and a triangle above
+// them with value 0.5.
+func squares() *vtk.Grid {
+	return &vtk.Grid{
+		Points: []float64{0, 0, 1, 0, 2, 0, 0, 1, 1, 1, 2, 1},
+		Dim:    2, Cells: []int32{0, 1, 4, 3, 1, 2, 5, 4}, NodesPerCell: 4, Type: vtk.Quad,
+		CellData: []vtk.Array{{Name: "v", Components: 2, Values: []float64{0, 9, 1, 9}}},
+	}
+}
+
+func rgba(c color.Color) color.RGBA {
+	r, g, b, a := c.RGBA()
+	return color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), uint8(a >> 8)}
+}
+
+func TestRasterPixels(t *testing.T) {
+	m, err := meshOf(squares(), "v", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// x from 0 to 2, y from -0.5 to 1.5: 200×200 pixels, 100 per unit.
+	img, err := Render(m, Window{0, 2, -0.5, 1.5}, 200, 0, 1, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	white := color.RGBA{255, 255, 255, 255}
+	for _, p := range []struct {
+		x, y int
+		want color.RGBA
+	}{
+		{50, 100, colormap(0)},  // (0.5, 0.5): left square
+		{150, 100, colormap(1)}, // (1.5, 0.5): right square
+		{1, 149, colormap(0)},   // (0.015, 0.005): just inside the corner
+		{199, 51, colormap(1)},  // (1.995, 0.985)
+		{100, 20, white},        // (1.0, 1.3): above the mesh
+		{100, 180, white},       // below the mesh
+	} {
+		if got := rgba(img.At(p.x, p.y)); got != p.want {
+			t.Errorf("pixel (%d,%d) = %v, want %v", p.x, p.y, got, p.want)
+		}
+	}
+	// No gaps: every pixel whose centre lies inside the squares is coloured.
+	for y := 50; y < 150; y++ {
+		for x := 0; x < 200; x++ {
+			if rgba(img.At(x, y)) == white {
+				t.Fatalf("pixel (%d,%d) inside the mesh is not drawn", x, y)
+			}
+		}
+	}
+	// The colour bar: its top is the top of the map, its bottom the bottom.
+	bar := image.Rect(200+16, 8+24, 200+16+24, 200-8-12) // the bar is as high as the plot, up to 400 pixels
+	if got := rgba(img.At(bar.Min.X+5, bar.Min.Y)); got != colormap(1) {
+		t.Errorf("top of the colour bar %v, want %v", got, colormap(1))
+	}
+	if got := rgba(img.At(bar.Min.X+5, bar.Max.Y-1)); got != colormap(0) {
+		t.Errorf("bottom of the colour bar %v, want %v", got, colormap(0))
+	}
+}
+
+// A triangle mesh, a value range that clamps, and a mid value.
+func TestRasterTriangles(t *testing.T) {
+	m := &Mesh{XY: []float64{0, 0, 4, 0, 0, 4}, Cells: []int32{0, 1, 2}, Nodes: 3, Values: []float64{5}}
+	img, err := Render(m, Window{0, 4, 0, 4}, 40, 0, 10, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mid := rgba(img.Palette[level(5, 0, 10)])
+	if got := rgba(img.At(5, 35)); got != mid {
+		t.Errorf("inside the triangle %v, want %v", got, mid)
+	}
+	if got := rgba(img.At(35, 5)); got != (color.RGBA{255, 255, 255, 255}) {
+		t.Errorf("outside the triangle (above the diagonal) %v, want white", got)
+	}
+	if level(-3, 0, 10) != 0 || level(12, 0, 10) != levels-1 || level(7, 7, 7) != level(0.5, 0, 1) {
+		t.Error("level does not clamp, or a flat range is not mid-scale")
+	}
+}
+
+func TestColormapEnds(t *testing.T) {
+	if colormap(0) != (color.RGBA{68, 1, 84, 255}) || colormap(1) != (color.RGBA{253, 231, 37, 255}) || colormap(-1) != colormap(0) || colormap(2) != colormap(1) {
+		t.Error("viridis ends wrong")
+	}
+}
+
+// The command end to end: a .vtu in, a PNG out.
+func TestRenderFile(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "m.vtu"), filepath.Join(dir, "m.png")
+	if err := squares().WriteFile(in, vtk.Binary); err != nil {
+		t.Fatal(err)
+	}
+	if err := render(in, out, "v", 1, "", "", 100); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Component 1 is 9 everywhere: a flat range, drawn mid-scale.
+	if got, want := rgba(img.At(25, 25)), rgba(palette()[level(9, 9, 9)]); got != want {
+		t.Errorf("pixel %v, want %v", got, want)
+	}
+	for _, c := range []struct{ field, window, rng, want string }{
+		{"w", "", "", `no cell array "w" (cell arrays: v)`},
+		{"v", "0,1,2", "", "-window"},
+		{"v", "0,0,0,1", "", "empty window"},
+		{"v", "", "a,b", "-range"},
+	} {
+		if err := render(in, out, c.field, 0, c.window, c.rng, 100); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
+	if err := render(in, out, "v", 2, "", "", 100); err == nil || !strings.Contains(err.Error(), "2 components") {
+		t.Errorf("component out of range: %v", err)
+	}
+}

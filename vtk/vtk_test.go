@@ -1,0 +1,233 @@
+package vtk_test
+
+import (
+	"bytes"
+	"encoding/xml"
+	"flag"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/goop2/op2"
+	"github.com/goop2/op2/vtk"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// tiny is two quads side by side: points 0..5, x in {0,1,2}, y in {0,1}.
+func tiny() *vtk.Grid {
+	return &vtk.Grid{
+		Points:       []float64{0, 0, 1, 0, 2, 0, 0, 1, 1, 1, 2, 1},
+		Dim:          2,
+		Cells:        []int32{0, 1, 4, 3, 1, 2, 5, 4},
+		NodesPerCell: 4,
+		Type:         vtk.Quad,
+		CellData: []vtk.Array{
+			{Name: "q", Components: 4, Values: []float64{1, 0.5, 0, 2.5, 1, -0.25, 1e-30, 3}},
+			{Name: "id & <kind>", Components: 1, Values: []int32{7, -8}},
+		},
+		PointData: []vtk.Array{{Name: "t", Components: 1, Values: []float32{0.5, 1, 1.5, 2, 2.5, 3}}},
+	}
+}
+
+func TestGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := tiny().Write(&b, vtk.ASCII); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "two-quads.vtu")
+	if *update {
+		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b.Bytes(), want) {
+		t.Errorf("output differs from %s (go test -run TestGolden -update rewrites it):\n%s", golden, b.String())
+	}
+}
+
+// wellFormed parses the whole document with encoding/xml and returns the
+// element names in order.
+func wellFormed(t *testing.T, b []byte) []string {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(b))
+	var names []string
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed XML: %v", err)
+		}
+		if s, ok := tok.(xml.StartElement); ok {
+			names = append(names, s.Name.Local)
+		}
+	}
+	return names
+}
+
+func TestWriteReadBothEncodings(t *testing.T) {
+	for _, enc := range []vtk.Encoding{vtk.ASCII, vtk.Binary} {
+		var b bytes.Buffer
+		g := tiny()
+		if err := g.Write(&b, enc); err != nil {
+			t.Fatal(err)
+		}
+		names := strings.Join(wellFormed(t, b.Bytes()), " ")
+		want := "VTKFile UnstructuredGrid Piece PointData DataArray CellData DataArray DataArray Points DataArray Cells DataArray DataArray DataArray"
+		if names != want {
+			t.Errorf("encoding %d: elements %s, want %s", enc, names, want)
+		}
+		back, err := vtk.Read(&b)
+		if err != nil {
+			t.Fatalf("encoding %d: %v", enc, err)
+		}
+		// Points come back 3-D, padded with z = 0.
+		if back.Dim != 3 || back.NumPoints() != 6 || back.Points[3*4] != 1 || back.Points[3*4+1] != 1 || back.Points[3*4+2] != 0 {
+			t.Errorf("encoding %d: points %v (dim %d)", enc, back.Points, back.Dim)
+		}
+		if back.Type != vtk.Quad || !reflect.DeepEqual(back.Cells, g.Cells) {
+			t.Errorf("encoding %d: cells %v type %d", enc, back.Cells, back.Type)
+		}
+		if !reflect.DeepEqual(back.CellData, g.CellData) || !reflect.DeepEqual(back.PointData, g.PointData) {
+			t.Errorf("encoding %d: arrays\n%v %v\nwant\n%v %v", enc, back.CellData, back.PointData, g.CellData, g.PointData)
+		}
+	}
+}
+
+// VTK's own writer and others differ in whether the base64 header is
+// encoded apart from the data; Read takes both.
+func TestReadSeparateHeader(t *testing.T) {
+	var b bytes.Buffer
+	if err := tiny().Write(&b, vtk.ASCII); err != nil {
+		t.Fatal(err)
+	}
+	// Replace the int32 array with a binary one encoded in two parts.
+	raw := []byte{7, 0, 0, 0, 0xf8, 0xff, 0xff, 0xff}
+	hdr := []byte{8, 0, 0, 0, 0, 0, 0, 0}
+	enc := b64(hdr) + b64(raw)
+	s := b.String()
+	i := strings.Index(s, `<DataArray type="Int32" Name="id &amp; &lt;kind&gt;" format="ascii">`)
+	j := strings.Index(s[i:], "</DataArray>") + i
+	s = s[:i] + `<DataArray type="Int32" Name="id &amp; &lt;kind&gt;" format="binary">` + enc + s[j:]
+	g, err := vtk.Read(strings.NewReader(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := g.CellArray("id & <kind>").Values; !reflect.DeepEqual(v, []int32{7, -8}) {
+		t.Errorf("read %v", v)
+	}
+}
+
+func b64(b []byte) string {
+	var w strings.Builder
+	e := base64Encoder(&w)
+	e.Write(b)
+	e.Close()
+	return w.String()
+}
+
+func TestCellTypeFor(t *testing.T) {
+	for _, c := range []struct {
+		arity, dim int
+		want       vtk.CellType
+	}{{2, 2, vtk.Line}, {3, 2, vtk.Triangle}, {3, 3, vtk.Triangle}, {4, 2, vtk.Quad}, {4, 3, vtk.Tetra}, {8, 3, vtk.Hexahedron}} {
+		got, err := vtk.CellTypeFor(c.arity, c.dim)
+		if err != nil || got != c.want {
+			t.Errorf("CellTypeFor(%d, %d) = %d, %v; want %d", c.arity, c.dim, got, err, c.want)
+		}
+	}
+	if _, err := vtk.CellTypeFor(5, 2); err == nil {
+		t.Error("CellTypeFor(5, 2): no error")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	cases := map[string]func(g *vtk.Grid){
+		"dim":        func(g *vtk.Grid) { g.Dim = 4 },
+		"points":     func(g *vtk.Grid) { g.Points = g.Points[:5] },
+		"type":       func(g *vtk.Grid) { g.Type = vtk.Triangle },
+		"node":       func(g *vtk.Grid) { g.Cells[3] = 6 },
+		"components": func(g *vtk.Grid) { g.CellData[0].Components = 3 },
+		"values":     func(g *vtk.Grid) { g.CellData[1].Values = []string{"a", "b"} },
+		"name":       func(g *vtk.Grid) { g.PointData[0].Name = "q"; g.CellData = append(g.CellData, g.CellData[0]) },
+	}
+	for name, spoil := range cases {
+		g := tiny()
+		spoil(g)
+		if err := g.Write(io.Discard, vtk.ASCII); err == nil || !strings.HasPrefix(err.Error(), "vtk: ") {
+			t.Errorf("%s: Write gave %v, want an error", name, err)
+		}
+	}
+}
+
+func TestReadRejects(t *testing.T) {
+	for name, s := range map[string]string{
+		"not xml":    "hello",
+		"polydata":   `<VTKFile type="PolyData"><PolyData><Piece/></PolyData></VTKFile>`,
+		"compressed": `<VTKFile type="UnstructuredGrid" compressor="vtkZLibDataCompressor"><UnstructuredGrid><Piece/></UnstructuredGrid></VTKFile>`,
+	} {
+		if _, err := vtk.Read(strings.NewReader(s)); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// A mesh declared to GoOP2, with a loop's result as cell data.
+func TestFromOP2(t *testing.T) {
+	os.Setenv("OP2_CACHE_DIR", t.TempDir())
+	g0 := tiny()
+	nodes, _ := op2.NewSet(6, "nodes")
+	cells, _ := op2.NewSet(2, "cells")
+	pcell, err := op2.NewMap(cells, nodes, 4, g0.Cells, "pcell")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := op2.NewDat(nodes, 2, g0.Points, "x")
+	area, _ := op2.NewDat[float64](cells, 1, nil, "area")
+	tag, _ := op2.NewDat(nodes, 1, []uint32{1, 2, 3, 4, 5, 6}, "tag")
+	k := op2.NewKernel(`void area(double *x[4], double *a) {
+  *a = 0;
+  for (int i = 0; i < 4; i++) { int j = (i + 1) % 4; *a += 0.5 * (x[i][0] * x[j][1] - x[j][0] * x[i][1]); }
+}`, "area")
+	if err := op2.ParLoop(k, cells, x.ArgVec(op2.Read, pcell), area.Arg(op2.Write)); err != nil {
+		t.Fatal(err)
+	}
+	g, err := vtk.FromOP2(x, pcell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := vtk.AddCellDat(g, area); err != nil {
+		t.Fatal(err)
+	}
+	if err := vtk.AddPointDat(g, tag); err != nil {
+		t.Fatal(err)
+	}
+	if err := vtk.AddPointDat(g, area); err == nil {
+		t.Error("a cell dat added as point data: no error")
+	}
+	path := filepath.Join(t.TempDir(), "m.vtu")
+	if err := g.WriteFile(path, vtk.Binary); err != nil {
+		t.Fatal(err)
+	}
+	back, err := vtk.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Type != vtk.Quad || !reflect.DeepEqual(back.CellArray("area").Values, []float64{1, 1}) ||
+		!reflect.DeepEqual(back.PointArray("tag").Values, []uint32{1, 2, 3, 4, 5, 6}) {
+		t.Errorf("read back %+v", back)
+	}
+	if math.Abs(back.Points[3*5]-2) > 0 {
+		t.Errorf("points %v", back.Points)
+	}
+}
