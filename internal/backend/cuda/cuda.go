@@ -44,6 +44,7 @@ const DeviceEnv = "OP2_CUDA_DEVICE"
 
 func init() {
 	exec.Register(Name, open)
+	exec.RegisterDevice(Name)
 	exec.RegisterGenerator(Name, func(l *core.Loop) (string, error) { return Generate(l, NominalSharedMem) })
 }
 
