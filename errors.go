@@ -25,9 +25,11 @@ import (
 // the requested platform or type. Other backends may still work.
 var ErrBackendUnavailable = core.ErrBackendUnavailable
 
-// ErrNoCompiler is matched (errors.Is) by the error of the first loop that
-// needs compiling when the C compiler command (Config.CC, $CC, else "cc")
-// is empty, is not found or does not run.
+// ErrNoCompiler is matched (errors.Is) by the error of Configure,
+// NewRuntime or Use when a host backend (sequential, openmp) is chosen and
+// the C compiler command (Config.CC, $CC, else "cc") is empty, is not found
+// or does not run `CC --version`; the message says what to install. The
+// check runs once per command and PATH in a process.
 var ErrNoCompiler = jit.ErrNoCompiler
 
 // CompileError reports that the C compiler rejected the code generated for
