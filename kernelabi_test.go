@@ -205,6 +205,11 @@ func TestConstNamesRefused(t *testing.T) {
 		wantErr(t, second(op2.NewConst(1, []float64{1}, name)), fmt.Sprintf("const %q", name))
 	}
 	wantErr(t, second(op2.NewConst(1, []float64{1}, "return")), "C keyword")
+	// Names OpenCL C reserves break the opencl backend, so they are refused
+	// on every backend: a program must run unchanged on each.
+	for _, name := range []string{"global", "local", "constant", "kernel", "private", "image2d_t", "half", "float4", "uint", "get_global_id", "barrier"} {
+		wantErr(t, second(op2.NewConst(1, []float64{1}, name)), fmt.Sprintf("const %q", name), "OpenCL C", "opencl")
+	}
 	onEachBackend(t, func(t *testing.T) {
 		c := must(op2.NewConst(1, []float64{2}, "scale"))
 		defer c.Remove()

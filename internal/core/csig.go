@@ -1123,7 +1123,7 @@ func init() {
 		_Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn _Static_assert _Thread_local
 		alignas alignof bool true false nullptr constexpr static_assert thread_local typeof typeof_unqual
 		_BitInt _Decimal32 _Decimal64 _Decimal128 asm complex imaginary noreturn
-		kernel global local constant private half
+
 		size_t ptrdiff_t wchar_t max_align_t nullptr_t intptr_t uintptr_t intmax_t uintmax_t NULL offsetof
 		main acos asin atan atan2 cos sin tan acosh asinh atanh cosh sinh tanh exp exp2 expm1 frexp ldexp
 		log log10 log1p log2 logb modf cbrt fabs hypot pow sqrt erf erfc lgamma tgamma ceil floor
@@ -1143,8 +1143,9 @@ func init() {
 
 // ConstNameProblem says why name cannot be the name of a Const, or returns
 // "" when it can: a Const is visible to kernels by its name, so it must be
-// a C identifier that is not a keyword, a standard type name or a name
-// reserved for the implementation (starting with __ or _ and a capital)
+// a C identifier that is not a keyword, a standard type name, a name
+// OpenCL C reserves (see OpenCLNameProblem), or a name reserved for the
+// implementation (starting with __ or _ and a capital)
 // or for GoOP2's generated code (op2_, OP2_).
 func ConstNameProblem(name string) string {
 	switch {
@@ -1152,6 +1153,8 @@ func ConstNameProblem(name string) string {
 		return "name must be a C identifier"
 	case reservedConstWords[name]:
 		return "name is a C keyword or a name of the C standard library (a type, function or macro kernels may use)"
+	case OpenCLNameProblem(name) != "":
+		return fmt.Sprintf("name is %s, which would break the kernel on the opencl backend (every kernel must run on every backend)", OpenCLNameProblem(name))
 	case hasReservedPrefix(name):
 		return fmt.Sprintf("names starting with %s or %s are reserved for GoOP2's generated code", ReservedPrefix, strings.ToUpper(ReservedPrefix))
 	case strings.HasPrefix(name, "__") || (len(name) > 1 && name[0] == '_' && name[1] >= 'A' && name[1] <= 'Z'):

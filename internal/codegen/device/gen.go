@@ -166,6 +166,9 @@ func Analyse(d *Dialect, l *core.Loop, localMem int) (*Layout, error) {
 		}
 	}
 	for _, c := range l.Consts {
+		if why := core.OpenCLNameProblem(c.Name); why != "" {
+			return nil, fmt.Errorf("const %q: its name is %s; rename the constant", c.Name, why)
+		}
 		off := (lay.ConstBytes + 7) &^ 7
 		lay.Consts = append(lay.Consts, ConstSlot{Const: c, Offset: off})
 		lay.ConstBytes = off + c.Bytes()

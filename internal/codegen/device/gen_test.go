@@ -348,3 +348,18 @@ func TestPassedOn(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenCLNamedConstRefused: a constant named like an OpenCL C keyword,
+// type or built-in (made without NewConst's check) is refused when the
+// device code is generated, with an error naming it.
+func TestOpenCLNamedConstRefused(t *testing.T) {
+	tl := newTestLoop()
+	args := []core.Arg{{Data: tl.dat("q", 1, tl.edges), Access: core.Write, Kind: core.ArgDirect}}
+	for _, name := range []string{"global", "local", "constant", "kernel", "half", "float4", "image2d_t", "get_global_id"} {
+		l := loop(t, "void k(double *a) { a[0] = "+name+"; }", "k", tl.edges, []*core.Const{newConst(name, 1)}, args...)
+		_, err := Analyse(OpenCL, l, 48*1024)
+		if err == nil || !strings.Contains(err.Error(), `const "`+name+`"`) || !strings.Contains(err.Error(), "OpenCL") {
+			t.Errorf("const %q: error %v, want one naming the constant and OpenCL", name, err)
+		}
+	}
+}
