@@ -63,8 +63,13 @@ func (k *KernelInfo) DefinesMacro(name string) bool {
 }
 
 // ParseKernel finds the definition of function name in src and reads its
-// parameters. It returns an error when no usable definition is found.
+// parameters. It returns an error when no usable definition is found. It
+// reads clex.Normalize(src) (line continuations moved out of tokens,
+// digraphs spelled out), which has src's length and lines: the offsets in
+// the result are offsets into that text, which is what a Kernel's Source
+// holds.
 func ParseKernel(src, name string) (*KernelInfo, error) {
+	src = clex.Normalize(src)
 	noComments := blank(src, false)
 	info := &KernelInfo{Idents: map[string]bool{}, TopLevel: map[string]bool{}}
 	// Identifiers in macro bodies count: a macro may use a constant.
@@ -250,12 +255,9 @@ func blank(src string, directives bool) string {
 		c := src[i]
 		switch {
 		case strings.HasPrefix(src[i:], "//"):
-			e := strings.IndexByte(src[i:], '\n')
-			if e < 0 {
-				e = len(src) - i
-			}
-			clear(i, i+e)
-			i += e
+			e := clex.LineCommentEnd(src, i)
+			clear(i, e)
+			i = e
 		case strings.HasPrefix(src[i:], "/*"):
 			e := strings.Index(src[i+2:], "*/")
 			if e < 0 {

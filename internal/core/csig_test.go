@@ -2,6 +2,8 @@ package core
 
 import (
 	"strings"
+
+	"github.com/goop2/op2/internal/clex"
 	"testing"
 )
 
@@ -125,6 +127,13 @@ func TestParseKernelPreprocessor(t *testing.T) {
 		{"reserved identifier", "void k(double *a) { double op2_n = 1; *a = op2_n; }", "k", nil, []string{`"op2_n"`, "line 1", "reserved"}},
 		{"reserved macro", "#define OP2_X 1\nvoid k(double *a) { *a = OP2_X; }", "k", nil, []string{`"OP2_X"`, "reserved"}},
 		{"reserved function", "static void op2_range(void) {}\nvoid k(double *a) {}", "k", nil, []string{`"op2_range"`}},
+		{"continuation splitting a type name", "void k(dou\\\nble *a) {}", "k", dbl, nil},
+		{"continuation splitting the kernel name", "void \\\nk\\\n(double *a) {}", "k", dbl, nil},
+		{"continuation in a // comment hides a definition", "// old: \\\nvoid k(float *a) {}\nvoid k(double *a) {}", "k", dbl, nil},
+		{"continuation splitting #if", "#i\\\nf 0\nvoid k(float *a) {}\n#endif\nvoid k(double *a) {}", "k", dbl, nil},
+		{"continuation with CRLF", "void k(dou\\\r\nble *a) {}", "k", dbl, nil},
+		{"digraphs", "%:define N 3\nvoid k(double a<:N:>) <% a<:0:> = 1; %>", "k", dbl, nil},
+		{"digraph directive", "%:if 0\nvoid k(float *a) <% %>\n%:endif\nvoid k(double *a) <% %>", "k", dbl, nil},
 		{"reserved name in a comment is fine", "/* op2_range */\nvoid k(double *a) { /* OP2_X */ char *s = \"op2_n\"; }", "k", dbl, nil},
 	}
 	runParseCases(t, cases)
@@ -162,10 +171,11 @@ func runParseCases(t *testing.T, cases []struct {
 					t.Errorf("param %d = %+v, want name %q type %v depth %d ctype %q", i, g, w.Name, w.Type, w.Depth, w.CType)
 				}
 			}
-			if got := c.src[info.NameStart : info.NameStart+len(c.fn)]; got != c.fn {
+			src := clex.Normalize(c.src) // what the offsets refer to
+			if got := src[info.NameStart : info.NameStart+len(c.fn)]; got != c.fn {
 				t.Errorf("NameStart points at %q", got)
 			}
-			if c.src[info.BodyOpen] != '{' || c.src[info.BodyClose] != '}' || c.src[info.ListStart-1] != '(' || c.src[info.ListEnd] != ')' {
+			if src[info.BodyOpen] != '{' || src[info.BodyClose] != '}' || src[info.ListStart-1] != '(' || src[info.ListEnd] != ')' {
 				t.Errorf("positions %d %d %d %d do not point at the definition", info.ListStart, info.ListEnd, info.BodyOpen, info.BodyClose)
 			}
 		})

@@ -574,12 +574,9 @@ func blankComments(src string) string {
 		c := src[i]
 		switch {
 		case strings.HasPrefix(src[i:], "//"):
-			e := strings.IndexByte(src[i:], '\n')
-			if e < 0 {
-				e = len(src) - i
-			}
-			clear(i, i+e)
-			i += e
+			e := clex.LineCommentEnd(src, i)
+			clear(i, e)
+			i = e
 		case strings.HasPrefix(src[i:], "/*"):
 			e := strings.Index(src[i+2:], "*/")
 			if e < 0 {
