@@ -50,7 +50,7 @@ func TestKernelABIRefused(t *testing.T) {
 			[]string{`"float *p"`, "element type float32"}},
 		{"typedef chosen by #ifdef of a source macro", "#define SINGLE\n#ifdef SINGLE\ntypedef float real;\n#else\ntypedef double real;\n#endif\nvoid k(real *p) { *p = 1; }",
 			[]string{"typedef of float"}},
-		{"typedef under an unknown condition", "#ifdef USE_FLOAT\ntypedef float real;\n#else\ntypedef double real;\n#endif\nvoid k(real *p) { *p = 1; }",
+		{"typedef under an unknown condition", "#include <stddef.h>\n#ifdef USE_FLOAT\ntypedef float real;\n#else\ntypedef double real;\n#endif\nvoid k(real *p) { *p = 1; }",
 			[]string{"#ifdef USE_FLOAT", "cannot evaluate"}},
 	}
 	for _, c := range cases {
@@ -88,17 +88,29 @@ func TestKernelABIRefused(t *testing.T) {
 func TestKernelABIAccepted(t *testing.T) {
 	onEachBackend(t, func(t *testing.T) {
 		set := must(op2.NewSet(4, "cells"))
-		cases := []struct{ name, src string }{
-			{"typedef", "typedef double real;\nvoid k(real *p) { p[0] = 7; }"},
-			{"macro type", "#define real double\nvoid k(const int *q, real *p) { p[0] = 7; }"},
-			{"#if 0 around a wrong definition", "#if 0\nvoid k(float *p) { *p = 1; }\n#endif\nvoid k(double *p) { p[0] = 7; }"},
-			{"#ifdef of a source macro", "#define DBL 1\n#if defined(DBL) && DBL\nvoid k(double *p) { p[0] = 7; }\n#else\nvoid k(float *p) { p[0] = 1; }\n#endif"},
+		// Kernels whose parameter list is chosen by the preprocessor: the
+		// compiled branch takes (q, p).
+		const two, one = "void k(const int *q, double *p) { p[0] = 7 + 0 * q[0]; }", "void k(double *p) { p[0] = 1; }"
+		cases := []struct {
+			name, src string
+			two       bool // the kernel takes (q, p)
+		}{
+			{"typedef", "typedef double real;\nvoid k(real *p) { p[0] = 7; }", false},
+			{"macro type", "#define real double\nvoid k(const int *q, real *p) { p[0] = 7; }", true},
+			{"#if 0 around a wrong definition", "#if 0\nvoid k(float *p) { *p = 1; }\n#endif\nvoid k(double *p) { p[0] = 7; }", false},
+			{"#ifdef of a source macro", "#define DBL 1\n#if defined(DBL) && DBL\nvoid k(double *p) { p[0] = 7; }\n#else\nvoid k(float *p) { p[0] = 1; }\n#endif", false},
+			{"unsigned #if picks the list", "#if -1 > 0u\n" + two + "\n#else\n" + one + "\n#endif", true},
+			{"undefined macro is 0", "#if VARIANT\n" + one + "\n#else\n" + two + "\n#endif", true},
+			{"#elif on arithmetic", "#define N 4\n#if N % 2\n" + one + "\n#elif N << 2 == 16\n" + two + "\n#else\n" + one + "\n#endif", true},
+			{"#if inside the list", "void k(\n#if 'a' == 97\nconst int *q,\n#endif\ndouble *p) { p[0] = 7; }", true},
+			{"continuations", "void k(const in\\\nt *q, dou\\\nble *p) { p[0] = \\\n7; }", true},
+			{"digraphs", "%:define SEVEN 7\nvoid k(const int q<::>, double p<::>) <% p<:0:> = SEVEN; %>", true},
 		}
 		for _, c := range cases {
 			x := must(op2.NewDat[float64](set, 1, nil, "x"))
 			q := must(op2.NewDat[int32](set, 1, nil, "q"))
 			args := []op2.Arg{x.Arg(op2.Write)}
-			if strings.Contains(c.src, "const int *q") {
+			if c.two {
 				args = []op2.Arg{q.Arg(op2.Read), x.Arg(op2.Write)}
 			}
 			if err := op2.ParLoop(op2.NewKernel(c.src, "k"), set, args...); err != nil {

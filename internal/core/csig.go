@@ -3,7 +3,6 @@ package core
 import (
 	"fmt"
 	"github.com/goop2/op2/internal/clex"
-	"strconv"
 	"strings"
 )
 
@@ -25,14 +24,22 @@ type Param struct {
 
 // KernelInfo is what GoOP2 reads from a kernel's source once.
 //
-// The source is read as the compiler sees it: comments and literals are
-// skipped, and preprocessor conditionals (#if, #ifdef, #ifndef, #elif,
-// #else) are evaluated where they depend only on literals and on macros
-// the source itself defines or undefines; code in a branch that is not
-// taken is ignored. A definition of the kernel inside a branch GoOP2
-// cannot evaluate (one that depends on macros from headers or compiler
-// flags) is refused, as are two definitions, K&R-style definitions and
-// identifiers with GoOP2's reserved prefix (op2_, OP2_).
+// The source is read as the compiler sees it: line continuations and
+// digraphs are undone (clex.Normalize), comments and literals are skipped,
+// and preprocessor conditionals (#if, #ifdef, #ifndef, #elif, #elifdef,
+// #elifndef, #else) are evaluated as C does (see cppexpr.go: intmax_t and
+// uintmax_t arithmetic, an identifier that is no macro is 0); code in a
+// branch that is not taken is ignored. A macro the source neither defines
+// nor undefines is taken as undefined, unless a header included before or
+// the compiler may define it (names reserved for the implementation such
+// as __GNUC__ or __OPENCL_VERSION__, OpenCL's cl_* and CL_*): conditions
+// on those cannot be evaluated. A definition of the kernel inside a branch
+// GoOP2 cannot evaluate is refused, as are two definitions, K&R-style
+// definitions, identifiers with GoOP2's reserved prefix (op2_, OP2_) and
+// directives the compiler would reject (a division by zero in #if, #endif
+// without #if, an unterminated #if), with the line. Macros given to the
+// compiler with -D in Config.CFlags are not seen: define them in the
+// source.
 type KernelInfo struct {
 	Params []Param
 	Idents map[string]bool // every identifier in the source, to find the constants it uses
@@ -70,7 +77,7 @@ func (k *KernelInfo) DefinesMacro(name string) bool {
 // holds.
 func ParseKernel(src, name string) (*KernelInfo, error) {
 	src = clex.Normalize(src)
-	noComments := blank(src, false)
+	noComments := blank(src, false, true)
 	info := &KernelInfo{Idents: map[string]bool{}, TopLevel: map[string]bool{}}
 	// Identifiers in macro bodies count: a macro may use a constant.
 	for _, id := range clex.Identifiers(noComments) {
@@ -80,7 +87,10 @@ func ParseKernel(src, name string) (*KernelInfo, error) {
 		}
 		info.Idents[id] = true
 	}
-	pp := preprocess(noComments)
+	pp, err := preprocess(noComments, blank(src, false, false))
+	if err != nil {
+		return nil, err
+	}
 	info.Macros = pp.names
 	code := pp.code
 
@@ -238,11 +248,11 @@ func topLevelIdents(code string) []string {
 	return clex.Identifiers(b.String())
 }
 
-// blank returns src with comments and the contents of string and character
-// literals replaced by spaces, and also preprocessor lines when directives
-// is set. Every other byte, and every newline, stays where it was, so
+// blank returns src with comments replaced by spaces, and the contents of
+// string and character literals when literals is set, and also
+// preprocessor lines when directives is set. Every other byte, and every newline, stays where it was, so
 // offsets into the result are offsets into src.
-func blank(src string, directives bool) string {
+func blank(src string, directives, literals bool) string {
 	b := []byte(src)
 	clear := func(from, to int) {
 		for k := from; k < to && k < len(b); k++ {
@@ -274,7 +284,9 @@ func blank(src string, directives bool) string {
 				}
 				j++
 			}
-			clear(i+1, j) // keep the quotes
+			if literals {
+				clear(i+1, j) // keep the quotes
+			}
 			i = j
 		case directives && c == '#' && clex.LineStart(src, i):
 			j := directiveEnd(src, i)
@@ -649,11 +661,17 @@ type condFrame struct {
 	taken  tri    // whether an earlier branch was taken
 	why    string // the directive that made the current branch uncertain
 	first  string // the #if, #ifdef or #ifndef that opened the conditional
+	line   int    // its line
 }
 
 // preprocess reads the directives of src (comments and literals already
-// blanked), tracking the macros it defines and which code is compiled.
-func preprocess(src string) *preprocessed {
+// blanked; lit is the same text with the literals kept, for the character
+// constants of #if expressions), tracking the macros it defines and which
+// code is compiled. It returns an error for directives the compiler would
+// reject in code it compiles: a #if expression it cannot evaluate (a
+// division by zero, a syntax error), #else or #endif without #if, an
+// unterminated #if.
+func preprocess(src, lit string) (*preprocessed, error) {
 	p := &preprocessed{}
 	b := []byte(src)
 	clear := func(from, to int) {
@@ -663,7 +681,7 @@ func preprocess(src string) *preprocessed {
 			}
 		}
 	}
-	macros := map[string]macro{}
+	st := &ppState{macros: map[string]macro{}, included: no}
 	seen := map[string]bool{}
 	var stack []condFrame
 	state := func() (tri, string) {
@@ -695,27 +713,43 @@ func preprocess(src string) *preprocessed {
 			continue
 		}
 		end := directiveEnd(src, k)
-		text := strings.ReplaceAll(src[k+1:end], "\\\n", " ")
+		text := strings.ReplaceAll(lit[k+1:end], "\\\n", " ")
 		clear(k, end)
 		line := lineOf(src, k)
 		directive, rest := splitWord(strings.TrimSpace(text))
 		cur, _ := state()
+		// The state around the innermost conditional: a directive that
+		// opens, continues or closes it is read when that is compiled.
+		outer := yes
+		for _, f := range stack[:max(len(stack)-1, 0)] {
+			outer = and3(outer, f.branch)
+		}
 		switch directive {
 		case "if", "ifdef", "ifndef":
-			c := evalDirective(directive, rest, macros)
-			f := condFrame{branch: c, taken: c, first: fmt.Sprintf("#%s %s (line %d)", directive, rest, line)}
+			c, err := st.evalDirective(directive, rest, line)
+			if err != nil && cur == yes {
+				return nil, err
+			}
+			if cur == no {
+				c = no // not evaluated in a group that is skipped
+			}
+			f := condFrame{branch: c, taken: c, first: fmt.Sprintf("#%s %s (line %d)", directive, rest, line), line: line}
 			if c == maybe {
 				f.why = f.first
 			}
 			stack = append(stack, f)
 		case "elif", "elifdef", "elifndef", "else":
 			if len(stack) == 0 {
-				break
+				return nil, fmt.Errorf("#%s at line %d without #if", directive, line)
 			}
 			f := &stack[len(stack)-1]
 			c := yes
-			if directive != "else" {
-				c = evalDirective(strings.TrimPrefix(directive, "el"), rest, macros)
+			if directive != "else" && outer != no && f.taken != yes {
+				var err error
+				c, err = st.evalDirective(strings.TrimPrefix(directive, "el"), rest, line)
+				if err != nil && outer == yes && f.taken == no {
+					return nil, err
+				}
 			}
 			f.branch = and3(not3(f.taken), c)
 			f.taken = or3(f.taken, c)
@@ -726,9 +760,12 @@ func preprocess(src string) *preprocessed {
 				}
 			}
 		case "endif":
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return nil, fmt.Errorf("#endif at line %d without #if", line)
 			}
+			stack = stack[:len(stack)-1]
+		case "include", "include_next", "import":
+			st.included = or3(st.included, cur)
 		case "define", "undef":
 			if cur == no {
 				break
@@ -752,13 +789,16 @@ func preprocess(src string) *preprocessed {
 			if cur == maybe {
 				m.state = maybeDefined
 			}
-			macros[name] = m
+			st.macros[name] = m
 			p.events = append(p.events, macroEvent{pos: k, name: name, m: m})
 		}
 		i = end + 1
 	}
+	if n := len(stack); n > 0 {
+		return nil, fmt.Errorf("unterminated %s: no #endif", stack[n-1].first)
+	}
 	p.code = string(b)
-	return p
+	return p, nil
 }
 
 func (p *preprocessed) addUncertain(from, to int, why string) {
@@ -798,318 +838,81 @@ func isIdentifier(s string) bool {
 	return true
 }
 
-// evalDirective evaluates the condition of #if, #ifdef or #ifndef.
-func evalDirective(directive, rest string, macros map[string]macro) tri {
+// evalDirective evaluates the condition of #if, #ifdef or #ifndef (the
+// #elif forms without their "el") at line line.
+func (st *ppState) evalDirective(directive, rest string, line int) (tri, error) {
 	switch directive {
 	case "ifdef", "ifndef":
 		name, _ := splitWord(rest)
-		d := definedness(name, macros)
+		if !isIdentifier(name) {
+			return maybe, fmt.Errorf("#%s at line %d: no macro name", directive, line)
+		}
+		d := ppTri(st.ident(name) != ppNotMacro)
+		if st.ident(name) == ppUnknown {
+			d = maybe
+		}
 		if directive == "ifndef" {
 			d = not3(d)
 		}
-		return d
+		return d, nil
 	}
-	v := (&condParser{toks: tokenize(rest), macros: macros}).parse()
-	if !v.known {
-		return maybe
-	}
-	if v.v != 0 {
-		return yes
-	}
-	return no
+	return evalIf(rest, line, st.lookup)
 }
 
-// definedness says whether name is defined: known only for macros the
-// source itself defines or undefines (others may come from headers or
-// from compiler flags).
-func definedness(name string, macros map[string]macro) tri {
-	m, ok := macros[name]
-	switch {
-	case !ok:
-		return maybe
-	case m.state == undefined:
-		return no
-	case m.state == defined:
-		return yes
-	}
-	return maybe
+// ppState is what the reader knows while it goes through the directives:
+// the macros the source defines or undefines, and whether a header has
+// been included (which may define any macro).
+type ppState struct {
+	macros   map[string]macro
+	included tri // whether an #include before this point is compiled
 }
 
-// val is the value of a preprocessor expression, when it is known.
-type val struct {
-	v     int64
-	known bool
-}
-
-func tokenize(s string) []string {
-	var out []string
-	for i := 0; i < len(s); {
-		c := s[i]
+// ident says what name is at this point of the source. A name the source
+// neither defines nor undefines is no macro (0 in #if), as for the C
+// compiler, unless something outside the source may define it: a header
+// included before, or the compiler itself (names reserved for the
+// implementation such as __GNUC__ or __OPENCL_VERSION__, the traditional
+// unix and linux, OpenCL's cl_* and CL_* macros).
+func (st *ppState) ident(name string) ppIdent {
+	if m, ok := st.macros[name]; ok {
 		switch {
-		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
-			i++
-		case clex.IsIdentChar(c):
-			j := i
-			for j < len(s) && clex.IsIdentChar(s[j]) {
-				j++
-			}
-			out = append(out, s[i:j])
-			i = j
-		default:
-			op := string(c)
-			if i+1 < len(s) {
-				switch two := s[i : i+2]; two {
-				case "&&", "||", "==", "!=", "<=", ">=", "<<", ">>":
-					op = two
-				}
-			}
-			out = append(out, op)
-			i += len(op)
-		}
-	}
-	return out
-}
-
-// condParser evaluates #if expressions: integer literals, defined,
-// macros the source defines, and C's operators except the comma.
-type condParser struct {
-	toks   []string
-	pos    int
-	macros map[string]macro
-	depth  int
-	bad    bool
-}
-
-func (p *condParser) peek() string {
-	if p.pos < len(p.toks) {
-		return p.toks[p.pos]
-	}
-	return ""
-}
-
-func (p *condParser) next() string {
-	t := p.peek()
-	if p.pos < len(p.toks) {
-		p.pos++
-	}
-	return t
-}
-
-func (p *condParser) parse() val {
-	v := p.ternary()
-	if p.bad || p.pos != len(p.toks) {
-		return val{}
-	}
-	return v
-}
-
-func (p *condParser) ternary() val {
-	c := p.binary(0)
-	if p.peek() != "?" {
-		return c
-	}
-	p.next()
-	a := p.ternary()
-	if p.next() != ":" {
-		p.bad = true
-		return val{}
-	}
-	b := p.ternary()
-	switch {
-	case !c.known:
-		if a.known && b.known && a.v == b.v {
-			return a
-		}
-		return val{}
-	case c.v != 0:
-		return a
-	}
-	return b
-}
-
-var precedence = map[string]int{
-	"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6,
-	"<": 7, ">": 7, "<=": 7, ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10,
-}
-
-func (p *condParser) binary(min int) val {
-	l := p.unary()
-	for {
-		op := p.peek()
-		prec, ok := precedence[op]
-		if !ok || prec <= min {
-			return l
-		}
-		p.next()
-		r := p.binary(prec)
-		l = apply(op, l, r)
-	}
-}
-
-func apply(op string, l, r val) val {
-	switch op {
-	case "||":
-		if (l.known && l.v != 0) || (r.known && r.v != 0) {
-			return val{1, true}
-		}
-	case "&&":
-		if (l.known && l.v == 0) || (r.known && r.v == 0) {
-			return val{0, true}
-		}
-	}
-	if !l.known || !r.known {
-		return val{}
-	}
-	b := func(c bool) val {
-		if c {
-			return val{1, true}
-		}
-		return val{0, true}
-	}
-	switch op {
-	case "||":
-		return b(l.v != 0 || r.v != 0)
-	case "&&":
-		return b(l.v != 0 && r.v != 0)
-	case "|":
-		return val{l.v | r.v, true}
-	case "^":
-		return val{l.v ^ r.v, true}
-	case "&":
-		return val{l.v & r.v, true}
-	case "==":
-		return b(l.v == r.v)
-	case "!=":
-		return b(l.v != r.v)
-	case "<":
-		return b(l.v < r.v)
-	case ">":
-		return b(l.v > r.v)
-	case "<=":
-		return b(l.v <= r.v)
-	case ">=":
-		return b(l.v >= r.v)
-	case "<<":
-		return val{l.v << uint(r.v&63), true}
-	case ">>":
-		return val{l.v >> uint(r.v&63), true}
-	case "+":
-		return val{l.v + r.v, true}
-	case "-":
-		return val{l.v - r.v, true}
-	case "*":
-		return val{l.v * r.v, true}
-	case "/", "%":
-		if r.v == 0 {
-			return val{}
-		}
-		if op == "/" {
-			return val{l.v / r.v, true}
-		}
-		return val{l.v % r.v, true}
-	}
-	return val{}
-}
-
-func (p *condParser) unary() val {
-	switch t := p.peek(); t {
-	case "!":
-		p.next()
-		v := p.unary()
-		if !v.known {
-			return v
-		}
-		if v.v == 0 {
-			return val{1, true}
-		}
-		return val{0, true}
-	case "-", "+", "~":
-		p.next()
-		v := p.unary()
-		if !v.known {
-			return v
-		}
-		switch t {
-		case "-":
-			v.v = -v.v
-		case "~":
-			v.v = ^v.v
-		}
-		return v
-	case "(":
-		p.next()
-		v := p.ternary()
-		if p.next() != ")" {
-			p.bad = true
-		}
-		return v
-	}
-	return p.primary()
-}
-
-func (p *condParser) primary() val {
-	t := p.next()
-	switch {
-	case t == "":
-		p.bad = true
-		return val{}
-	case t[0] >= '0' && t[0] <= '9':
-		n, err := strconv.ParseInt(strings.TrimRight(strings.ToLower(t), "ul"), 0, 64)
-		if err != nil {
-			return val{}
-		}
-		return val{n, true}
-	case t == "defined":
-		paren := p.peek() == "("
-		if paren {
-			p.next()
-		}
-		name := p.next()
-		if paren && p.next() != ")" {
-			p.bad = true
-		}
-		switch definedness(name, p.macros) {
-		case yes:
-			return val{1, true}
-		case no:
-			return val{0, true}
-		}
-		return val{}
-	case clex.IsIdentStart(t[0]):
-		if p.peek() == "(" { // a function-like macro or __has_include: not evaluated
-			p.skipCall()
-			return val{}
-		}
-		m, ok := p.macros[t]
-		switch {
-		case !ok || m.state == maybeDefined || m.funcLike:
-			return val{}
 		case m.state == undefined:
-			return val{0, true} // an identifier that is no macro is 0
+			return ppNotMacro
+		case m.state == maybeDefined:
+			return ppUnknown
+		case m.funcLike:
+			return ppFunction
 		}
-		if p.depth > 16 {
-			return val{}
-		}
-		sub := &condParser{toks: tokenize(m.body), macros: p.macros, depth: p.depth + 1}
-		return sub.parse()
+		return ppObject
 	}
-	p.bad = true
-	return val{}
+	if st.included != no || mayBePredefined(name) {
+		return ppUnknown
+	}
+	return ppNotMacro
 }
 
-func (p *condParser) skipCall() {
-	depth := 0
-	for p.pos < len(p.toks) {
-		switch p.next() {
-		case "(":
-			depth++
-		case ")":
-			depth--
-			if depth == 0 {
-				return
-			}
-		}
+func (st *ppState) lookup(name string) (ppIdent, string) {
+	k := st.ident(name)
+	if k == ppObject || k == ppFunction {
+		return k, st.macros[name].body
 	}
+	return k, ""
+}
+
+// mayBePredefined reports whether a C or OpenCL C compiler may define
+// macro name without the source asking for it.
+func mayBePredefined(name string) bool {
+	switch {
+	case strings.HasPrefix(name, "__") || len(name) > 1 && name[0] == '_' && name[1] >= 'A' && name[1] <= 'Z':
+		return true
+	case strings.HasPrefix(name, "cl_") || strings.HasPrefix(name, "CL_") || strings.HasPrefix(name, "FP_FAST_FMA"):
+		return true
+	}
+	switch name {
+	case "unix", "linux", "i386", "EMBEDDED_PROFILE", "NULL", "NDEBUG":
+		return true
+	}
+	return false
 }
 
 // reservedConstWords are the names a Const may not take: C keywords (C11,

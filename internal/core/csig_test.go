@@ -73,8 +73,11 @@ func TestParseKernelTypes(t *testing.T) {
 		{"#define T(x) x", "T(double) *a", 0, "function pointer or parenthesised"},
 		{"#define real double\n#undef real\n#define real float", "real *a", Float32, "macro for float"},
 		{"#if 0\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", Float64, "typedef of double"},
-		{"#ifdef USE_FLOAT\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", 0, "#ifdef USE_FLOAT"},
-		{"#ifdef USE_FLOAT\n#define real float\n#endif", "real *a", 0, "cannot evaluate"},
+		{"#ifdef USE_FLOAT\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", Float64, "typedef of double"},
+		{"#include <x.h>\n#ifdef USE_FLOAT\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", 0, "#ifdef USE_FLOAT"},
+		{"#ifdef __FAST_MATH__\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", 0, "#ifdef __FAST_MATH__"},
+		{"#ifdef USE_FLOAT\n#define real float\n#endif", "real *a", 0, "real"},
+		{"#ifdef __FAST_MATH__\n#define real float\n#endif", "real *a", 0, "cannot evaluate"},
 		{"void g(void) { typedef float real; }\ntypedef double real;", "real *a", Float64, "typedef of double"},
 	}
 	for _, c := range cases {
@@ -115,7 +118,9 @@ func TestParseKernelPreprocessor(t *testing.T) {
 		{"unknown conditional elsewhere", "#ifndef M_PI\n#define M_PI 3.14159\n#endif\nvoid k(double *a) { *a = M_PI; }", "k", dbl, nil},
 		{"definition under an unknown macro", "#ifdef __OPENCL_VERSION__\nvoid k(float *a) {}\n#else\nvoid k(double *a) {}\n#endif", "k", nil,
 			[]string{"line 2", "#ifdef __OPENCL_VERSION__ (line 1)", "cannot evaluate"}},
-		{"definition under an unknown #if", "#if HAVE_X > 1\nvoid k(double *a) {}\n#endif", "k", nil, []string{"#if HAVE_X > 1", "cannot evaluate"}},
+		{"definition under #if of an undefined macro", "#if HAVE_X > 1\nvoid k(double *a) {}\n#endif", "k", nil, []string{"no definition"}},
+		{"definition under an unknown #if (after #include)", "#include <x.h>\n#if HAVE_X > 1\nvoid k(double *a) {}\n#endif", "k", nil, []string{"#if HAVE_X > 1", "cannot evaluate"}},
+		{"definition under an unknown #if (compiler macro)", "#if __GNUC__ > 1\nvoid k(double *a) {}\n#endif", "k", nil, []string{"#if __GNUC__ > 1", "cannot evaluate"}},
 		{"definition under a function-like macro test", "#define F(x) x\n#if F(1)\nvoid k(double *a) {}\n#endif", "k", nil, []string{"cannot evaluate"}},
 		{"two active definitions", "void k(double *a) {}\nvoid k(float *a) {}", "k", nil, []string{"defined 2 times", "lines 1 and 2"}},
 		{"two definitions through #if 1", "#if 1\nvoid k(float *a) {}\n#endif\nvoid k(double *a) {}", "k", nil, []string{"defined 2 times"}},
@@ -183,7 +188,7 @@ func runParseCases(t *testing.T, cases []struct {
 }
 
 func TestKernelMacrosAndTopLevel(t *testing.T) {
-	src := "#define k 3\n#define n(x) x\n#if 0\n#define dead 1\n#endif\n#ifdef EXT\n#define maybe 2\n#endif\n#undef k\n#define k 4\n" +
+	src := "#define k 3\n#define n(x) x\n#if 0\n#define dead 1\n#endif\n#ifdef __EXT\n#define maybe 2\n#endif\n#ifdef EXT\n#define not_defined 2\n#endif\n#undef k\n#define k 4\n" +
 		"static double MIN(double a, double b) { return a < b ? a : b; }\nvoid f(double *x) { *x = MAX(k, n(1)); }"
 	info, err := ParseKernel(src, "f")
 	if err != nil {
