@@ -166,6 +166,9 @@ func bind(r *Runtime, l *core.Loop, k *Kernel, set *Set, args []Arg) error {
 			return fail(i, "empty argument; build arguments with Dat.Arg, Dat.ArgMap, Dat.ArgVec or Global.Arg")
 		}
 		p := &info.Params[i]
+		if p.Problem != "" {
+			return fail(i, "%s: kernel parameter %q: %s", a.Describe(), p.Text, p.Problem)
+		}
 		want := 1
 		if a.Kind == core.ArgVector {
 			want = 2

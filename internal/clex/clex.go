@@ -230,3 +230,57 @@ func LineCommentEnd(s string, i int) int {
 		i = e + 1
 	}
 }
+// BlankAttributes returns code with its attributes, GNU
+// (__attribute__((...)), __attribute((...))) and standard ([[...]]),
+// replaced by blanks: they do not change how arguments are passed, and
+// left in place they would hide a definition's body or count as array
+// declarators.
+func BlankAttributes(code string) string {
+	if !strings.Contains(code, "__attribute") && !strings.Contains(code, "[[") {
+		return code
+	}
+	b := []byte(code)
+	clearSpan := func(from, to int) {
+		for k := from; k < to; k++ {
+			if b[k] != '\n' {
+				b[k] = ' '
+			}
+		}
+	}
+	for i := 0; i < len(code); i++ {
+		switch {
+		case strings.HasPrefix(code[i:], "[["):
+			depth, j := 0, i
+			for ; j < len(code); j++ {
+				if code[j] == '[' {
+					depth++
+				} else if code[j] == ']' {
+					if depth--; depth == 0 {
+						break
+					}
+				}
+			}
+			if j >= len(code) {
+				return string(b)
+			}
+			clearSpan(i, j+1)
+			i = j
+		case IsIdentStart(code[i]) && (i == 0 || !IsIdentChar(code[i-1])):
+			j := i
+			for j < len(code) && IsIdentChar(code[j]) {
+				j++
+			}
+			if w := code[i:j]; w == "__attribute__" || w == "__attribute" {
+				open := SkipSpace(code, j)
+				if open < len(code) && code[open] == '(' {
+					if close := MatchParen(code, open); close >= 0 {
+						clearSpan(i, close+1)
+						j = close + 1
+					}
+				}
+			}
+			i = j - 1
+		}
+	}
+	return string(b)
+}

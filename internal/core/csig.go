@@ -20,6 +20,13 @@ type Param struct {
 	// CType describes the base type as GoOP2 resolved it, for messages:
 	// "double", "real (typedef of double)", "long double", "uint64_t".
 	CType string
+	// Plain, set when a typedef hides pointer or array declarators
+	// (typedef double *dp; dp x), is the declaration spelled without it
+	// ("double *x"), for generators that must qualify the pointer.
+	Plain string
+	// Problem, when set, says why no argument can be passed to this
+	// parameter (an array of arrays), naming it.
+	Problem string
 }
 
 // KernelInfo is what GoOP2 reads from a kernel's source once.
@@ -92,7 +99,7 @@ func ParseKernel(src, name string) (*KernelInfo, error) {
 		return nil, err
 	}
 	info.Macros = pp.names
-	code := pp.code
+	code := clex.BlankAttributes(pp.code)
 
 	defs, knr, err := findDefinitions(code, name)
 	if err != nil {
@@ -378,7 +385,28 @@ func parseParam(text string, r *typeResolver) Param {
 		p.Name = words[n-1]
 		words = words[:n-1]
 	}
-	p.Type, p.CType = r.resolve(words, 0)
+	var ptrs, arrays int
+	p.Type, p.CType, ptrs, arrays = r.resolve(words, 0)
+	p.Depth += ptrs + arrays
+	if ptrs+arrays > 0 && p.Type != 0 && p.Name != "" {
+		// The same parameter without the typedef, for generators that
+		// qualify the pointer (OpenCL address spaces).
+		p.Plain = p.Type.CName() + " " + strings.Repeat("*", p.Depth) + p.Name
+	}
+	// An array of arrays (double x[3][2], or an array of a typedef'd
+	// array) is a pointer to rows: GoOP2 passes a pointer to the element's
+	// values, or one pointer per map column.
+	if arrays += strings.Count(text, "["); arrays > 1 && strings.Count(text, "*")+ptrs == 0 {
+		name := p.Name
+		if name == "" {
+			name = "(unnamed)"
+		}
+		t := "T"
+		if p.Type != 0 {
+			t = p.Type.CName()
+		}
+		p.Problem = fmt.Sprintf("parameter %s is an array of arrays, which is not how GoOP2 passes data: it passes a pointer to the element's values (declare it %s *%s and index it as %s[i*cols + j]) or, for ArgVec, one pointer per map column (%s **%s)", name, t, name, name, t, name)
+	}
 	return p
 }
 
@@ -394,18 +422,21 @@ type typeResolver struct {
 // cannot use it.
 type typedef struct {
 	words   []string
+	ptrs    int // pointer declarators: typedef double *dp
+	arrays  int // array declarators: typedef double v3[3]
 	problem string
 }
 
 // resolve returns the scalar type the type words denote (0 if none GoOP2
-// supports) and a description for messages.
-func (r *typeResolver) resolve(words []string, depth int) (ScalarType, string) {
+// supports), a description for messages, and the pointer and array
+// declarators that typedefs add (typedef double *dp).
+func (r *typeResolver) resolve(words []string, depth int) (ScalarType, string, int, int) {
 	spelled := strings.Join(words, " ")
 	if len(words) == 0 {
-		return 0, "no type"
+		return 0, "no type", 0, 0
 	}
 	if depth > 16 {
-		return 0, spelled + " (nested too deeply)"
+		return 0, spelled + " (nested too deeply)", 0, 0
 	}
 	for i, w := range words {
 		m, ok := r.macros[w]
@@ -413,12 +444,12 @@ func (r *typeResolver) resolve(words []string, depth int) (ScalarType, string) {
 			continue
 		}
 		if m.state == maybeDefined {
-			return 0, fmt.Sprintf("%s (macro %s is defined under a condition GoOP2 cannot evaluate)", spelled, w)
+			return 0, fmt.Sprintf("%s (macro %s is defined under a condition GoOP2 cannot evaluate)", spelled, w), 0, 0
 		}
 		body := strings.TrimSpace(m.body)
 		ids := clex.Identifiers(body)
 		if m.funcLike || strings.Join(ids, " ") != strings.Join(strings.Fields(body), " ") {
-			return 0, fmt.Sprintf("%s (macro %s expands to %q, not a plain type name)", spelled, w, body)
+			return 0, fmt.Sprintf("%s (macro %s expands to %q, not a plain type name)", spelled, w, body), 0, 0
 		}
 		var kept []string
 		for _, id := range ids {
@@ -427,19 +458,23 @@ func (r *typeResolver) resolve(words []string, depth int) (ScalarType, string) {
 			}
 		}
 		next := append(append(append([]string(nil), words[:i]...), kept...), words[i+1:]...)
-		t, d := r.resolve(next, depth+1)
-		return t, fmt.Sprintf("%s (macro for %s)", spelled, d)
+		t, d, ptrs, arrays := r.resolve(next, depth+1)
+		return t, fmt.Sprintf("%s (macro for %s)", spelled, d), ptrs, arrays
 	}
 	if len(words) == 1 {
 		if td, ok := r.typedefs[words[0]]; ok {
 			if td.problem != "" {
-				return 0, fmt.Sprintf("%s (typedef of %s)", spelled, td.problem)
+				return 0, fmt.Sprintf("%s (typedef of %s)", spelled, td.problem), 0, 0
 			}
-			t, d := r.resolve(td.words, depth+1)
-			return t, fmt.Sprintf("%s (typedef of %s)", spelled, d)
+			t, d, ptrs, arrays := r.resolve(td.words, depth+1)
+			what := d
+			if td.ptrs+td.arrays > 0 {
+				what = d + " " + strings.Repeat("*", td.ptrs) + strings.Repeat("[]", td.arrays)
+			}
+			return t, fmt.Sprintf("%s (typedef of %s)", spelled, what), ptrs + td.ptrs, arrays + td.arrays
 		}
 	}
-	return canonicalType(words), spelled
+	return canonicalType(words), spelled, 0, 0
 }
 
 // canonicalType maps the words of an arithmetic type specifier (in any
@@ -522,11 +557,24 @@ func typedefs(code string, pp *preprocessed) map[string]typedef {
 			}
 			var base []string
 			for k, part := range parts {
-				ids := clex.Identifiers(part)
+				head := part
+				if b := strings.IndexByte(head, '['); b >= 0 {
+					head = head[:b]
+				}
+				ids := clex.Identifiers(head)
 				if len(ids) == 0 {
 					continue
 				}
 				name := ids[len(ids)-1]
+				if o := strings.IndexByte(part, '('); o >= 0 {
+					// A parenthesised declarator: typedef double (*fp)(double).
+					for _, id := range clex.Identifiers(part[o:]) {
+						if !qualifiers[id] {
+							name = id
+							break
+						}
+					}
+				}
 				if k == 0 {
 					for _, w := range ids[:len(ids)-1] {
 						if !qualifiers[w] {
@@ -534,14 +582,14 @@ func typedefs(code string, pp *preprocessed) map[string]typedef {
 						}
 					}
 				}
-				td := typedef{words: base}
+				td := typedef{words: base, ptrs: strings.Count(part, "*"), arrays: strings.Count(part, "[")}
 				switch {
 				case uncertain != "":
 					td.problem = "a type declared under " + uncertain + ", which GoOP2 cannot evaluate"
 				case strings.ContainsAny(stmt, "{}"):
 					td.problem = "a struct, union or enum"
-				case strings.ContainsAny(part, "*[("):
-					td.problem = "a pointer, array or function type"
+				case strings.ContainsAny(part, "()"):
+					td.problem = "a function type or a parenthesised declarator"
 				}
 				out[name] = td
 			}
@@ -967,3 +1015,4 @@ func ConstNameProblem(name string) string {
 	}
 	return ""
 }
+

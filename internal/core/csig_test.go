@@ -62,10 +62,15 @@ func TestParseKernelTypes(t *testing.T) {
 		{"typedef double real;", "const real *restrict a", Float64, "typedef of double"},
 		{"typedef double real; typedef real real2;", "real2 *a", Float64, "real2 (typedef of real (typedef of double))"},
 		{"typedef unsigned long ulong;", "ulong *a", 0, "typedef of unsigned long"},
-		{"typedef double *dptr;", "dptr a", 0, "pointer"},
+		{"typedef double *dptr;", "dptr a", Float64, "dptr (typedef of double *)"},
+		{"typedef double *dptr;", "dptr *a", Float64, "typedef of double *"},
+		{"typedef const float *cfp;", "cfp a", Float32, "typedef of float *"},
+		{"typedef double vec3[3];", "vec3 a", Float64, "typedef of double []"},
+		{"#define N 3\ntypedef double vecN[N];", "vecN a", Float64, "vecN (typedef of double []"},
+		{"typedef double (*fp)(double);", "fp a", 0, "function type"},
 		{"typedef struct { double x; } pt;", "pt *a", 0, "struct"},
 		{"typedef float flt, *fltp;", "flt *a", Float32, "typedef of float"},
-		{"typedef float flt, *fltp;", "fltp a", 0, "pointer"},
+		{"typedef float flt, *fltp;", "fltp a", Float32, "typedef of float *"},
 		{"#define real double", "real *a", Float64, "macro for double"},
 		{"#define real long double", "real *a", 0, "long double"},
 		{"#define INT unsigned", "INT *a", Uint32, "macro"},
@@ -139,6 +144,9 @@ func TestParseKernelPreprocessor(t *testing.T) {
 		{"continuation with CRLF", "void k(dou\\\r\nble *a) {}", "k", dbl, nil},
 		{"digraphs", "%:define N 3\nvoid k(double a<:N:>) <% a<:0:> = 1; %>", "k", dbl, nil},
 		{"digraph directive", "%:if 0\nvoid k(float *a) <% %>\n%:endif\nvoid k(double *a) <% %>", "k", dbl, nil},
+		{"GNU attributes in the signature", "__attribute__((always_inline)) static inline void __attribute__((hot)) k(double *a __attribute__((unused))) __attribute__((nonnull)) {}", "k", dbl, nil},
+		{"standard attributes in the signature", "[[gnu::hot]] void k([[maybe_unused]] double *a) [[gnu::nonnull]] {}", "k", dbl, nil},
+		{"__attribute without underscores at the end", "void k(double *__attribute((aligned(8))) a) {}", "k", dbl, nil},
 		{"reserved name in a comment is fine", "/* op2_range */\nvoid k(double *a) { /* OP2_X */ char *s = \"op2_n\"; }", "k", dbl, nil},
 	}
 	runParseCases(t, cases)
@@ -240,6 +248,31 @@ func TestConstNameProblem(t *testing.T) {
 		got := ConstNameProblem(c.name)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("ConstNameProblem(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestParseKernelArraysOfArrays: a parameter declared as an array of
+// arrays cannot receive what GoOP2 passes; the reader says so, naming it.
+func TestParseKernelArraysOfArrays(t *testing.T) {
+	cases := []struct {
+		src     string
+		problem string // substring of Problem; "" for none
+	}{
+		{"void k(double x[3][2]) {}", "parameter x is an array of arrays"},
+		{"void k(const double x[][2]) {}", "parameter x is an array of arrays"},
+		{"typedef double row[2];\nvoid k(row x[3]) {}", "parameter x is an array of arrays"},
+		{"typedef double mat[3][2];\nvoid k(mat m) {}", "parameter m is an array of arrays"},
+		{"void k(double *x[3]) {}", ""},
+		{"void k(double x[6]) {}", ""},
+	}
+	for _, c := range cases {
+		info, err := ParseKernel(c.src, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Params[0].Problem; (c.problem == "") != (got == "") || !strings.Contains(got, c.problem) {
+			t.Errorf("%q: Problem %q, want %q", c.src, got, c.problem)
 		}
 	}
 }

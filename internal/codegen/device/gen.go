@@ -362,7 +362,11 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 	}
 	for i, p := range info.Params {
 		if i < len(l.Args) && !lay.priv[i] {
-			params = append(params, lay.qualifier(l, i)+" "+p.Text)
+			text := p.Text
+			if p.Plain != "" {
+				text = p.Plain // a typedef'd pointer: qualify what it points to
+			}
+			params = append(params, lay.qualifier(l, i)+" "+text)
 		} else {
 			params = append(params, p.Text)
 		}
@@ -419,7 +423,17 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 			edits = append(edits, edit{c.open + 1, c.open + 1, arg})
 		}
 	}
-	return longLong.ReplaceAllString(applyEdits(k.Source, edits), lay.d.Int64), nil
+	// [[...]] attributes are blanked in place (same offsets, so they never
+	// collide with the edits).
+	src := []byte(k.Source)
+	for _, sp := range u.stdAttrs {
+		for i := sp[0]; i < sp[1]; i++ {
+			if src[i] != '\n' {
+				src[i] = ' '
+			}
+		}
+	}
+	return longLong.ReplaceAllString(applyEdits(string(src), edits), lay.d.Int64), nil
 }
 
 // constLocals declares, for the body of definition i, a read-only local

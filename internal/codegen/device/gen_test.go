@@ -363,3 +363,23 @@ func TestOpenCLNamedConstRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestStandardAttributesDropped: [[...]] attributes, which OpenCL C does
+// not accept, are removed from the user's source, also where the
+// generator adds the hidden constants parameter; GNU attributes stay.
+func TestStandardAttributesDropped(t *testing.T) {
+	src := `[[gnu::pure]] static double g([[maybe_unused]] double v) { return v * eps; }
+[[gnu::hot]] __attribute__((noinline)) void kern([[maybe_unused]] double *a) { a[0] = g(a[0]); }`
+	tl := newTestLoop()
+	args := []core.Arg{{Data: tl.dat("q", 1, tl.edges), Access: core.Write, Kind: core.ArgDirect}}
+	s, _ := gen(t, loop(t, src, "kern", tl.edges, []*core.Const{newConst("eps", 2)}, args...), 48*1024)
+	user := s[strings.Index(s, "/* user kernel"):strings.Index(s, "/* end of user kernel")]
+	if strings.Contains(user, "[[") {
+		t.Errorf("[[ left in\n%s", user)
+	}
+	for _, w := range []string{"static double op2_f_g(__constant char *op2_consts, ", " double v) {", "__attribute__((noinline)) void op2_f_kern("} {
+		if !strings.Contains(user, w) {
+			t.Errorf("no %q in\n%s", w, user)
+		}
+	}
+}

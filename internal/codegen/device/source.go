@@ -55,6 +55,7 @@ type userSource struct {
 	bodyIdents  []map[string]bool
 	macroIdents map[string]bool
 	includes    [][2]int // spans of #include directives of headers OpenCL C provides
+	stdAttrs    [][2]int // spans of [[...]] attributes, which OpenCL C does not accept
 	// constTables are the positions of file-scope declarations of const
 	// variables with initialisers (lookup tables): OpenCL C 1.2 wants
 	// them in the __constant address space.
@@ -77,8 +78,9 @@ var (
 // scanSource reads src.
 func scanSource(src string) (*userSource, error) {
 	withDirectives := blankComments(src)
-	code := blankDirectives(withDirectives)
-	u := &userSource{src: src, code: code, defined: map[string]bool{}, typedefs: map[string]bool{}, macroIdents: map[string]bool{}}
+	plain := blankDirectives(withDirectives)
+	code := clex.BlankAttributes(plain)
+	u := &userSource{src: src, code: code, stdAttrs: stdAttributeSpans(plain, code), defined: map[string]bool{}, typedefs: map[string]bool{}, macroIdents: map[string]bool{}}
 
 	// Directives: macros defined, standard headers included, and the
 	// identifiers of macro replacement texts.
@@ -646,4 +648,31 @@ func blankDirectives(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// stdAttributeSpans returns the spans of the [[...]] attributes of plain
+// that clex.BlankAttributes blanked in code.
+func stdAttributeSpans(plain, code string) [][2]int {
+	var out [][2]int
+	for i := 0; i+1 < len(plain); i++ {
+		if plain[i] != '[' || plain[i+1] != '[' || code[i] != ' ' {
+			continue
+		}
+		depth, j := 0, i
+		for ; j < len(plain); j++ {
+			if plain[j] == '[' {
+				depth++
+			} else if plain[j] == ']' {
+				if depth--; depth == 0 {
+					break
+				}
+			}
+		}
+		if j >= len(plain) {
+			break
+		}
+		out = append(out, [2]int{i, j + 1})
+		i = j
+	}
+	return out
 }
