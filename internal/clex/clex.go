@@ -230,6 +230,7 @@ func LineCommentEnd(s string, i int) int {
 		i = e + 1
 	}
 }
+
 // BlankAttributes returns code with its attributes, GNU
 // (__attribute__((...)), __attribute((...))) and standard ([[...]]),
 // replaced by blanks: they do not change how arguments are passed, and

@@ -1015,4 +1015,3 @@ func ConstNameProblem(name string) string {
 	}
 	return ""
 }
-
