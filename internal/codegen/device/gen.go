@@ -399,6 +399,9 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 	for _, at := range u.constTables {
 		edits = append(edits, edit{at, at, lay.d.Constant + " "})
 	}
+	for _, at := range u.constPtrs {
+		edits = append(edits, edit{at, at, " " + lay.d.Constant + " "})
+	}
 	for i := range u.defs {
 		f := &u.defs[i]
 		edits = append(edits, edit{f.nameAt, f.nameAt + len(f.name), funcName(f.name)}, list(f))

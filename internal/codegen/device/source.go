@@ -60,6 +60,10 @@ type userSource struct {
 	// variables with initialisers (lookup tables): OpenCL C 1.2 wants
 	// them in the __constant address space.
 	constTables []int
+	// constPtrs are the positions just after the '*' of such declarations
+	// that declare pointers (const char *msg = "..."): the variable itself
+	// must be in __constant, not only what it points to.
+	constPtrs []int
 }
 
 // builtinHeaders are the C headers whose content OpenCL C has built in (or
@@ -121,6 +125,11 @@ func scanSource(src string) (*userSource, error) {
 		case c == ';':
 			if isConstTable(code[stmt:i]) {
 				u.constTables = append(u.constTables, clex.SkipSpace(code, stmt))
+				if star := lastTopStar(code[stmt:i]); star >= 0 {
+					// const char *msg = "...": the pointer itself must be
+					// in __constant too.
+					u.constPtrs = append(u.constPtrs, stmt+star+1)
+				}
 			}
 			i++
 			stmt = i
@@ -675,4 +684,24 @@ func stdAttributeSpans(plain, code string) [][2]int {
 		i = j
 	}
 	return out
+}
+
+// lastTopStar returns the offset of the last '*' outside parentheses and
+// braces before the '=' of declaration decl, or -1.
+func lastTopStar(decl string) int {
+	head, _, _ := strings.Cut(decl, "=")
+	depth, star := 0, -1
+	for i := 0; i < len(head); i++ {
+		switch head[i] {
+		case '(', '{', '[':
+			depth++
+		case ')', '}', ']':
+			depth--
+		case '*':
+			if depth == 0 {
+				star = i
+			}
+		}
+	}
+	return star
 }
