@@ -83,6 +83,7 @@ type DeviceBuildError struct {
 	Device     string // the device's name
 	SourcePath string // the generated device source, or "" if it could not be saved
 	Log        string // the device compiler's build log
+	Output     string // what the driver printed on standard error during the build, if anything
 	err        error
 }
 
@@ -90,7 +91,7 @@ type DeviceBuildError struct {
 // build log.
 func (e *DeviceBuildError) Error() string {
 	if e.err == nil {
-		return prefix + (&core.DeviceBuildError{API: "device", Device: e.Device, SourcePath: e.SourcePath, Log: e.Log}).Error()
+		return prefix + (&core.DeviceBuildError{API: "device", Device: e.Device, SourcePath: e.SourcePath, Log: e.Log, Output: e.Output}).Error()
 	}
 	return prefix + e.err.Error()
 }
@@ -119,7 +120,7 @@ func apiError(err error) error {
 	}
 	var de *core.DeviceBuildError
 	if errors.As(err, &de) {
-		return &DeviceBuildError{Device: de.Device, SourcePath: de.SourcePath, Log: de.Log, err: err}
+		return &DeviceBuildError{Device: de.Device, SourcePath: de.SourcePath, Log: de.Log, Output: de.Output, err: err}
 	}
 	return &prefixed{err}
 }
