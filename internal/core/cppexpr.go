@@ -65,8 +65,7 @@ func evalIf(expr string, line int, lookup ppLookup) (tri, error) {
 	if err == nil {
 		toks = ppExpand(toks, lookup, map[string]bool{}, 0)
 		p := &ppParser{toks: toks, lookup: lookup}
-		var v ppVal
-		v = p.cond(yes)
+		v := p.cond(yes)
 		switch {
 		case p.err != nil:
 			err = p.err
