@@ -303,7 +303,9 @@ func newConstRegistry() *constRegistry {
 // in the default runtime (see NewConstIn).
 // The name must be a C identifier not used by another constant, and not a
 // C keyword (such as for, double or return), a stdint.h or stddef.h type
-// name (int32_t, size_t...), nor start with op2_ or OP2_ (reserved for
+// name (int32_t, size_t...), an OpenCL C keyword, type or built-in (global,
+// local, constant, kernel, half, float4, image2d_t, get_global_id...: they
+// would break the kernel on the opencl backend), nor start with op2_ or OP2_ (reserved for
 // GoOP2's generated code), __, or _ and a capital letter. dim may be at
 // most MaxDim.
 func NewConst[T Scalar](dim int, data []T, name string) (*Const[T], error) {

@@ -25,9 +25,11 @@ import (
 // the requested platform or type. Other backends may still work.
 var ErrBackendUnavailable = core.ErrBackendUnavailable
 
-// ErrNoCompiler is matched (errors.Is) by the error of the first loop that
-// needs compiling when the C compiler command (Config.CC, $CC, else "cc")
-// is empty, is not found or does not run.
+// ErrNoCompiler is matched (errors.Is) by the error of Configure,
+// NewRuntime or Use when a host backend (sequential, openmp) is chosen and
+// the C compiler command (Config.CC, $CC, else "cc") is empty, is not found
+// or does not run `CC --version`; the message says what to install. The
+// check runs once per command and PATH in a process.
 var ErrNoCompiler = jit.ErrNoCompiler
 
 // CompileError reports that the C compiler rejected the code generated for
@@ -81,6 +83,7 @@ type DeviceBuildError struct {
 	Device     string // the device's name
 	SourcePath string // the generated device source, or "" if it could not be saved
 	Log        string // the device compiler's build log
+	Output     string // what the driver printed on standard error during the build, if anything
 	err        error
 }
 
@@ -88,7 +91,7 @@ type DeviceBuildError struct {
 // build log.
 func (e *DeviceBuildError) Error() string {
 	if e.err == nil {
-		return prefix + (&core.DeviceBuildError{API: "device", Device: e.Device, SourcePath: e.SourcePath, Log: e.Log}).Error()
+		return prefix + (&core.DeviceBuildError{API: "device", Device: e.Device, SourcePath: e.SourcePath, Log: e.Log, Output: e.Output}).Error()
 	}
 	return prefix + e.err.Error()
 }
@@ -117,7 +120,7 @@ func apiError(err error) error {
 	}
 	var de *core.DeviceBuildError
 	if errors.As(err, &de) {
-		return &DeviceBuildError{Device: de.Device, SourcePath: de.SourcePath, Log: de.Log, err: err}
+		return &DeviceBuildError{Device: de.Device, SourcePath: de.SourcePath, Log: de.Log, Output: de.Output, err: err}
 	}
 	return &prefixed{err}
 }

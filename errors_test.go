@@ -60,8 +60,17 @@ func TestErrorsCallersCanInspect(t *testing.T) {
 			return f()
 		}
 	}
+	// configuring configures cfg (which must fail) and returns its error.
+	configuring := func(cfg op2.Config) func(t *testing.T) error {
+		return func(t *testing.T) error {
+			if cfg.CacheDir == "" {
+				cfg.CacheDir = t.TempDir()
+			}
+			defer restore()
+			return op2.Configure(cfg)
+		}
+	}
 	broken := func() error { return loopOn("void broken(double *x) { *x = 1.0 +; }", "broken") }
-	good := func() error { return loopOn("void fine(double *x) { *x = 1.0; }", "fine") }
 	notADir := filepath.Join(t.TempDir(), "file")
 	check(t, os.WriteFile(notADir, nil, 0o600))
 
@@ -91,9 +100,10 @@ func TestErrorsCallersCanInspect(t *testing.T) {
 		{"opencl: unknown device type", func(*testing.T) error {
 			return op2.Configure(op2.Config{Backend: "opencl", OpenCLDevice: "toaster", CacheDir: cache})
 		}, unavailable, []string{`"toaster"`}},
-		{"CC not found", configured(op2.Config{CC: "no-such-cc"}, good), noCompiler, []string{`"no-such-cc"`, "apt-get install gcc"}},
-		{"CC does not parse", configured(op2.Config{CC: `gcc "-O2`}, good), noCompiler, []string{"CC=", "unterminated"}},
-		{"CC does not run", configured(op2.Config{CC: "false"}, good), noCompiler, []string{`"false"`, "does not run"}},
+		{"CC not found", configuring(op2.Config{CC: "no-such-cc"}), noCompiler, []string{`"no-such-cc"`, "apt-get install gcc"}},
+		{"CC does not parse", configuring(op2.Config{CC: `gcc "-O2`}), noCompiler, []string{"CC=", "unterminated"}},
+		{"CC does not run", configuring(op2.Config{CC: "false"}), noCompiler, []string{`"false"`, "does not run"}},
+		{"CC does not run (openmp)", configuring(op2.Config{Backend: "openmp", CC: "false"}), noCompiler, []string{`"false"`, "does not run"}},
 		{"compile error (sequential)", configured(op2.Config{Backend: "sequential"}, broken), compileErr,
 			[]string{`loop "broken"`, "expected expression"}},
 		{"compile error (openmp)", configured(op2.Config{Backend: "openmp"}, broken), compileErr,

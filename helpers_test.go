@@ -3,6 +3,7 @@ package op2_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/goop2/op2"
@@ -15,20 +16,30 @@ var hostBackends = []string{"sequential", "openmp"}
 // backends and, where their drivers and devices exist, opencl and cuda.
 var allBackends = hostBackends
 
-func TestMain(m *testing.M) {
+func TestMain(m *testing.M) { os.Exit(testMain(m)) }
+
+// testMain sets the test process up and runs the tests; its deferred
+// clean-up runs on every way out (tests passing or failing, a helper
+// process, a failed set-up, a panic), which os.Exit would skip. Every test
+// process runs it: the test binary, the helper processes the tests start
+// and each MPI rank (internal/mpitest), each with its own cache.
+func testMain(m *testing.M) int {
 	// A private cache keeps the compile counters meaningful; plan checking
 	// verifies every plan the tests build.
 	dir, err := os.MkdirTemp("", "goop2-test-cache-")
 	if err != nil {
-		panic(err)
+		fmt.Fprintln(os.Stderr, "test cache:", err)
+		return 2
 	}
+	defer os.RemoveAll(dir)
 	os.Setenv("OP2_CACHE_DIR", dir)
 	os.Setenv("OP2_PLAN_CHECK", "1")
 	if os.Getenv("OP2_TEST_HELPER") != "" {
-		os.Exit(helperProcess())
+		return helperProcess()
 	}
 	if err := op2.Configure(op2.Config{CacheDir: dir, PlanCheck: true}); err != nil {
-		panic(err)
+		fmt.Fprintln(os.Stderr, "configuring the tests:", err)
+		return 2
 	}
 	for _, device := range []string{"opencl", "cuda"} {
 		if err := op2.Use(device); err != nil {
@@ -38,9 +49,7 @@ func TestMain(m *testing.M) {
 		}
 	}
 	op2.Use("sequential")
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	return m.Run()
 }
 
 // must returns v, panicking (and so failing the test) when err is not nil.
@@ -75,4 +84,57 @@ func iota32[T ~uint32 | ~int32 | ~int64 | ~float64 | ~float32](n int) []T {
 		s[i] = T(i)
 	}
 	return s
+}
+
+// cleanupChildEnv makes the test binary, started by
+// TestTestProcessesCleanUp, take one of its ways out.
+const cleanupChildEnv = "OP2_TEST_CLEANUP_CHILD"
+
+// TestTestProcessesCleanUp: a test process removes the cache directory its
+// TestMain made, whether its tests pass or fail, whether it is a helper
+// process, and whether its set-up fails.
+func TestTestProcessesCleanUp(t *testing.T) {
+	switch os.Getenv(cleanupChildEnv) {
+	case "":
+	case "fail":
+		t.Fatal("failing on purpose")
+	default:
+		return
+	}
+	cases := []struct {
+		name   string
+		args   []string
+		env    []string
+		failOK bool // the process is expected to exit non-zero
+	}{
+		{"tests pass", []string{"-test.run=^TestTestProcessesCleanUp$"}, []string{cleanupChildEnv + "=pass"}, false},
+		{"a test fails", []string{"-test.run=^TestTestProcessesCleanUp$"}, []string{cleanupChildEnv + "=fail"}, true},
+		{"no tests", []string{"-test.run=^$"}, nil, false},
+		{"helper process", []string{"-test.run=^$"}, []string{"OP2_TEST_HELPER=opencl-error"}, false},
+		{"set-up fails", []string{"-test.run=^$"}, []string{"CC=/nonexistent/bin/gcc"}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			cmd := exec.Command(os.Args[0], c.args...)
+			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+			cmd.Env = append(cmd.Env, c.env...)
+			out, err := cmd.CombinedOutput()
+			if (err != nil) != c.failOK {
+				t.Fatalf("child exited with %v, want failure %v:\n%s", err, c.failOK, out)
+			}
+			ents, err := os.ReadDir(tmp)
+			check(t, err)
+			var left []string
+			for _, e := range ents {
+				left = append(left, e.Name())
+			}
+			if len(left) > 0 {
+				t.Errorf("child left %q in its temporary directory; output:\n%s", left, out)
+			}
+			if testing.Verbose() {
+				t.Logf("child output:\n%s", out)
+			}
+		})
+	}
 }

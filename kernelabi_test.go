@@ -50,7 +50,7 @@ func TestKernelABIRefused(t *testing.T) {
 			[]string{`"float *p"`, "element type float32"}},
 		{"typedef chosen by #ifdef of a source macro", "#define SINGLE\n#ifdef SINGLE\ntypedef float real;\n#else\ntypedef double real;\n#endif\nvoid k(real *p) { *p = 1; }",
 			[]string{"typedef of float"}},
-		{"typedef under an unknown condition", "#ifdef USE_FLOAT\ntypedef float real;\n#else\ntypedef double real;\n#endif\nvoid k(real *p) { *p = 1; }",
+		{"typedef under an unknown condition", "#include <stddef.h>\n#ifdef USE_FLOAT\ntypedef float real;\n#else\ntypedef double real;\n#endif\nvoid k(real *p) { *p = 1; }",
 			[]string{"#ifdef USE_FLOAT", "cannot evaluate"}},
 	}
 	for _, c := range cases {
@@ -88,17 +88,31 @@ func TestKernelABIRefused(t *testing.T) {
 func TestKernelABIAccepted(t *testing.T) {
 	onEachBackend(t, func(t *testing.T) {
 		set := must(op2.NewSet(4, "cells"))
-		cases := []struct{ name, src string }{
-			{"typedef", "typedef double real;\nvoid k(real *p) { p[0] = 7; }"},
-			{"macro type", "#define real double\nvoid k(const int *q, real *p) { p[0] = 7; }"},
-			{"#if 0 around a wrong definition", "#if 0\nvoid k(float *p) { *p = 1; }\n#endif\nvoid k(double *p) { p[0] = 7; }"},
-			{"#ifdef of a source macro", "#define DBL 1\n#if defined(DBL) && DBL\nvoid k(double *p) { p[0] = 7; }\n#else\nvoid k(float *p) { p[0] = 1; }\n#endif"},
+		// Kernels whose parameter list is chosen by the preprocessor: the
+		// compiled branch takes (q, p).
+		const two, one = "void k(const int *q, double *p) { p[0] = 7 + 0 * q[0]; }", "void k(double *p) { p[0] = 1; }"
+		cases := []struct {
+			name, src string
+			two       bool // the kernel takes (q, p)
+		}{
+			{"typedef", "typedef double real;\nvoid k(real *p) { p[0] = 7; }", false},
+			{"macro type", "#define real double\nvoid k(const int *q, real *p) { p[0] = 7; }", true},
+			{"#if 0 around a wrong definition", "#if 0\nvoid k(float *p) { *p = 1; }\n#endif\nvoid k(double *p) { p[0] = 7; }", false},
+			{"#ifdef of a source macro", "#define DBL 1\n#if defined(DBL) && DBL\nvoid k(double *p) { p[0] = 7; }\n#else\nvoid k(float *p) { p[0] = 1; }\n#endif", false},
+			{"unsigned #if picks the list", "#if -1 > 0u\n" + two + "\n#else\n" + one + "\n#endif", true},
+			{"undefined macro is 0", "#if VARIANT\n" + one + "\n#else\n" + two + "\n#endif", true},
+			{"#elif on arithmetic", "#define N 4\n#if N % 2\n" + one + "\n#elif N << 2 == 16\n" + two + "\n#else\n" + one + "\n#endif", true},
+			{"#if inside the list", "void k(\n#if 'a' == 97\nconst int *q,\n#endif\ndouble *p) { p[0] = 7; }", true},
+			{"continuations", "void k(const in\\\nt *q, dou\\\nble *p) { p[0] = \\\n7; }", true},
+			{"attributes", "[[gnu::hot]] __attribute__((noinline)) void k(const int *q __attribute__((unused)), [[maybe_unused]] double *p) { p[0] = 7; }", true},
+			{"typedef'd pointers", "typedef double *dp;\ntypedef const int *cip;\nvoid k(cip q, dp p) { p[0] = 7; }", true},
+			{"digraphs", "%:define SEVEN 7\nvoid k(const int q<::>, double p<::>) <% p<:0:> = SEVEN; %>", true},
 		}
 		for _, c := range cases {
 			x := must(op2.NewDat[float64](set, 1, nil, "x"))
 			q := must(op2.NewDat[int32](set, 1, nil, "q"))
 			args := []op2.Arg{x.Arg(op2.Write)}
-			if strings.Contains(c.src, "const int *q") {
+			if c.two {
 				args = []op2.Arg{q.Arg(op2.Read), x.Arg(op2.Write)}
 			}
 			if err := op2.ParLoop(op2.NewKernel(c.src, "k"), set, args...); err != nil {
@@ -205,6 +219,11 @@ func TestConstNamesRefused(t *testing.T) {
 		wantErr(t, second(op2.NewConst(1, []float64{1}, name)), fmt.Sprintf("const %q", name))
 	}
 	wantErr(t, second(op2.NewConst(1, []float64{1}, "return")), "C keyword")
+	// Names OpenCL C reserves break the opencl backend, so they are refused
+	// on every backend: a program must run unchanged on each.
+	for _, name := range []string{"global", "local", "constant", "kernel", "private", "image2d_t", "half", "float4", "uint", "get_global_id", "barrier"} {
+		wantErr(t, second(op2.NewConst(1, []float64{1}, name)), fmt.Sprintf("const %q", name), "OpenCL C", "opencl")
+	}
 	onEachBackend(t, func(t *testing.T) {
 		c := must(op2.NewConst(1, []float64{2}, "scale"))
 		defer c.Remove()
@@ -405,5 +424,39 @@ func TestLargeDimThroughMaps(t *testing.T) {
 				}
 			}
 		}
+	})
+}
+
+// TestKernelTypedefPointersAndArraysOfArrays: a parameter whose pointer
+// hides in a typedef receives the data on every backend, also through a
+// map and as a vector of pointers, also when it is too large for a
+// private copy on opencl; a parameter declared as an array of arrays is
+// refused with a LoopError naming it.
+func TestKernelTypedefPointersAndArraysOfArrays(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		const dim = 300 // 2400 bytes: a __global pointer on opencl, not a private copy
+		nodes := must(op2.NewSet(4, "nodes"))
+		edges := must(op2.NewSet(3, "edges"))
+		pedge := must(op2.NewMap(edges, nodes, 2, []int32{0, 1, 1, 2, 2, 3}, "pedge"))
+		x := must(op2.NewDat(nodes, dim, iota32[float64](4*dim), "x"))
+		e := must(op2.NewDat[float64](edges, dim, nil, "e"))
+		src := "typedef double *dp;\ntypedef const double *cdp;\ntypedef dp *dpp;\n" +
+			"void k(cdp a, const double **v, dp out) { for (int i = 0; i < 300; i++) out[i] = a[i] + v[1][i]; }"
+		check(t, op2.ParLoop(op2.NewKernel(src, "k"), edges, x.ArgMap(op2.Read, pedge, 0), x.ArgVec(op2.Read, pedge), e.Arg(op2.Write)))
+		d := e.Data()
+		for ed, n := range [][2]int{{0, 1}, {1, 2}, {2, 3}} {
+			for _, i := range []int{0, dim - 1} {
+				if want := float64(n[0]*dim+i) + float64(n[1]*dim+i); d[ed*dim+i] != want {
+					t.Fatalf("e[%d][%d] = %v, want %v", ed, i, d[ed*dim+i], want)
+				}
+			}
+		}
+		small := must(op2.NewDat[float64](edges, 6, nil, "small"))
+		err := op2.ParLoop(op2.NewKernel("void m(double x[3][2]) { x[0][0] = 1; }", "m"), edges, small.Arg(op2.Write))
+		var le *op2.LoopError
+		if !errors.As(err, &le) {
+			t.Fatalf("array of arrays: error %v is not a *LoopError", err)
+		}
+		wantErr(t, err, `loop "m"`, `"double x[3][2]"`, "parameter x is an array of arrays", "double *x")
 	})
 }

@@ -394,3 +394,21 @@ func TestLargeArgumentToHelperExplained(t *testing.T) {
 	err := op2.ParLoop(op2.NewKernel(src, "k"), set, x.Arg(op2.RW))
 	wantErr(t, err, `loop "k"`, "argument 0", `dat "wide"`, "1024 bytes", "__global pointer", "helper functions")
 }
+
+// TestFileScopeConstStrings: file-scope const data reached through
+// pointers (const char *msg = "...", an array of such pointers) compiles
+// and runs on every backend; on opencl the pointers themselves are put in
+// __constant.
+func TestFileScopeConstStrings(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		src := `static const char *msg = "AB";
+const char *const names[2] = {"xyz", "Q"};
+const double *const none = 0;
+void k(double *x) { *x = msg[1] + names[1][0] + (none == 0); }`
+		set := must(op2.NewSet(4, "s"))
+		x := must(op2.NewDat[float64](set, 1, nil, "x"))
+		check(t, op2.ParLoop(op2.NewKernel(src, "k"), set, x.Arg(op2.Write)))
+		want := float64('B' + 'Q' + 1)
+		wantSlice(t, "x", x.Data(), []float64{want, want, want, want})
+	})
+}

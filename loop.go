@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
 )
@@ -32,7 +33,11 @@ type Kernel struct {
 // Kernels with the same name and source share their compiled programs, so
 // declaring a kernel again (even on every loop) costs no new program.
 func NewKernel(source, name string) *Kernel {
-	k := &Kernel{c: core.Kernel{Name: name, Source: source, ID: core.NewID()}}
+	// The source is kept normalised (clex.Normalize): continuations moved
+	// out of the tokens they split and digraphs spelled out, so that every
+	// reader and generator sees plain tokens at the offsets the kernel
+	// reader reports. The compiler reads the same program.
+	k := &Kernel{c: core.Kernel{Name: name, Source: clex.Normalize(source), ID: core.NewID()}}
 	h := sha256.New()
 	h.Write([]byte(name))
 	h.Write([]byte{0})
@@ -162,6 +167,9 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 			return fail(i, "empty argument; build arguments with Dat.Arg, Dat.ArgMap, Dat.ArgVec or Global.Arg")
 		}
 		p := &info.Params[i]
+		if p.Problem != "" {
+			return fail(i, "%s: kernel parameter %q: %s", a.Describe(), p.Text, p.Problem)
+		}
 		want := 1
 		if a.Kind == core.ArgVector {
 			want = 2

@@ -1,6 +1,7 @@
 package op2_test
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -128,5 +129,44 @@ func TestOpenCLFailedAllocationAfterReconfigure(t *testing.T) {
 	}
 	if big.State() != op2.HostUnallocated {
 		t.Errorf("big is %v after the failed loop, want HOST_UNALLOCATED", big.State())
+	}
+}
+
+// TestOpenCLMissingLibraryFunctionExplained: a kernel calling C library
+// functions OpenCL C lacks fails to build on opencl with an error that
+// names them and says they are not available in OpenCL C; it runs on the
+// host backends.
+func TestOpenCLMissingLibraryFunctionExplained(t *testing.T) {
+	cases := []struct {
+		name, src string
+		want      []string
+	}{
+		{"j0", "#include <math.h>\nvoid k(double *x) { *x = j0(1.0); }", []string{"calls j0, which is not available in OpenCL C"}},
+		{"drand48", "#include <stdlib.h>\nvoid k(double *x) { *x = drand48(); }", []string{"calls drand48, which is not available in OpenCL C"}},
+		{"two", "#include <stdlib.h>\n#include <math.h>\nvoid k(double *x) { *x = drand48() + j0(2.0); }", []string{"drand48", "j0", "which are not available in OpenCL C"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			set := must(op2.NewSet(4, "s"))
+			x := must(op2.NewDat[float64](set, 1, nil, "x"))
+			k := op2.NewKernel(c.src, "k")
+			check(t, op2.ParLoop(k, set, x.Arg(op2.Write)))
+			requireDevice(t)
+			err := op2.ParLoop(k, set, x.Arg(op2.Write))
+			var de *op2.DeviceBuildError
+			if !errors.As(err, &de) {
+				t.Fatalf("error %v is not a *DeviceBuildError", err)
+			}
+			wantErr(t, err, append([]string{`loop "k"`, "host backend"}, c.want...)...)
+		})
+	}
+	// An undeclared name that is not called (a forgotten Const) gets no
+	// such hint.
+	requireDevice(t)
+	set := must(op2.NewSet(4, "s"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	err := op2.ParLoop(op2.NewKernel("void k(double *x) { *x = forgotten_const; }", "k"), set, x.Arg(op2.Write))
+	if err == nil || strings.Contains(err.Error(), "not available in OpenCL C") {
+		t.Errorf("error %v, want a build error without the library hint", err)
 	}
 }

@@ -1,7 +1,10 @@
 package op2_test
 
 import (
+	"errors"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -156,14 +159,26 @@ func TestUnknownBackend(t *testing.T) {
 	check(t, op2.Use("sequential"))
 }
 
-// TestMissingCompilerSaysWhatToInstall: with no C compiler, a loop fails
-// with an error naming the compiler and the package to install.
+// TestMissingCompilerSaysWhatToInstall: configuring a host backend with
+// a C compiler that does not exist fails at once, naming the compiler and
+// the package to install, and leaves the previous configuration working.
 func TestMissingCompilerSaysWhatToInstall(t *testing.T) {
 	cache := os.Getenv("OP2_CACHE_DIR")
-	check(t, op2.Configure(op2.Config{CC: "no-such-cc", CacheDir: t.TempDir()}))
 	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache, PlanCheck: true})) }()
-	set := must(op2.NewSet(3, "s"))
-	x := must(op2.NewDat[float64](set, 1, nil, "x"))
-	err := op2.ParLoop(op2.NewKernel("void one(double *x) { *x = 1; }", "one"), set, x.Arg(op2.Write))
-	wantErr(t, err, `"no-such-cc"`, "apt-get install gcc", "CC")
+	for _, backend := range hostBackends {
+		t.Run(backend, func(t *testing.T) {
+			cc := filepath.Join(t.TempDir(), "no-such-dir", "gcc")
+			err := op2.Configure(op2.Config{Backend: backend, CC: cc, CacheDir: t.TempDir()})
+			wantErr(t, err, strconv.Quote(cc), "install gcc", "apt-get install gcc", "CC")
+			if !errors.Is(err, op2.ErrNoCompiler) {
+				t.Errorf("error does not match ErrNoCompiler: %v", err)
+			}
+			_, err = op2.NewRuntime(op2.Config{Backend: backend, CC: cc, CacheDir: t.TempDir()})
+			wantErr(t, err, "apt-get install gcc")
+			// The previous configuration still runs loops.
+			set := must(op2.NewSet(3, "s"))
+			x := must(op2.NewDat[float64](set, 1, nil, "x"))
+			check(t, op2.ParLoop(op2.NewKernel("void one(double *x) { *x = 1; }", "one"), set, x.Arg(op2.Write)))
+		})
+	}
 }

@@ -10,7 +10,10 @@
 // writable by group or others, and a directory below a parent that another
 // user could rename or replace (a parent must be owned by root or by the
 // user, and be writable by nobody else unless it has the sticky bit, as /tmp
-// does). Every entry is opened, checked with fstat on the open descriptor
+// does). A symbolic link on the way to the directory must be owned by the
+// user or root and sit in a directory that passes the parent check, so
+// that nobody else can redirect the cache. Every entry is opened without
+// following symbolic links, checked with fstat on the open descriptor
 // (owned by the user, a regular file, writable by nobody else) and read from
 // that same descriptor, so an entry another user could have written is never
 // used.
@@ -93,12 +96,17 @@ func Open(dir string) (*Dir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: cache directory %q: %w", dir, err)
 	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
+	// Symbolic links on the way are checked before anything is created
+	// through them, and again once the directory exists.
+	real, err := resolve(abs)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(real, 0o700); err != nil {
 		return nil, fmt.Errorf("cache: creating the cache directory: %w (set OP2_CACHE_DIR to a directory you can write)", err)
 	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return nil, fmt.Errorf("cache: cache directory %s: %w", abs, err)
+	if real, err = resolve(abs); err != nil {
+		return nil, err
 	}
 	if err := checkDir(real, true); err != nil {
 		return nil, err
@@ -116,6 +124,75 @@ func Open(dir string) (*Dir, error) {
 		d.sweep(time.Now().Add(-StaleAge))
 	}
 	return d, nil
+}
+
+// maxLinks bounds the symbolic links followed while resolving a path, as
+// the kernel's own limit does.
+const maxLinks = 40
+
+// resolve returns the path abs (absolute and clean) names with every
+// symbolic link replaced by its target, like filepath.EvalSymlinks, but
+// refuses a link another user could have made or could change: a link
+// must be owned by the user or root, and the directory holding it must pass
+// the parent check (owned by the user or root, writable by nobody else
+// unless sticky). A missing tail of the path is kept as written, so that
+// Open can create it.
+func resolve(abs string) (string, error) {
+	cur := string(filepath.Separator)
+	rest := strings.Split(strings.TrimPrefix(abs, cur), cur)
+	links := 0
+	for len(rest) > 0 {
+		comp := rest[0]
+		rest = rest[1:]
+		switch comp {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, comp)
+		fi, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) {
+			return filepath.Join(append([]string{next}, rest...)...), nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("cache: cache directory %s: %w", abs, err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", fmt.Errorf("cache: cache directory %s: too many levels of symbolic links", abs)
+		}
+		if err := checkLink(next, fi, cur); err != nil {
+			return "", fmt.Errorf("%w (cache directory %s)", err, abs)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", fmt.Errorf("cache: cache directory %s: %w", abs, err)
+		}
+		if filepath.IsAbs(target) {
+			cur = string(filepath.Separator)
+		}
+		rest = append(strings.Split(target, string(filepath.Separator)), rest...)
+	}
+	return cur, nil
+}
+
+// checkLink verifies that the symbolic link at path (fi from Lstat), held
+// by directory dir (a resolved path), can only have been made and only be
+// changed by the user or root.
+func checkLink(path string, fi fs.FileInfo, dir string) error {
+	me := os.Geteuid()
+	if uid, ok := owner(fi); ok && uid != me && uid != 0 {
+		return fmt.Errorf("cache: refusing symbolic link %s: it is owned by uid %d (neither you, uid %d, nor root), who chose where it points; set OP2_CACHE_DIR to a directory of your own", path, uid, me)
+	}
+	if err := checkDir(dir, false); err != nil {
+		return fmt.Errorf("%w (it holds the symbolic link %s, which others could replace)", err, path)
+	}
+	return nil
 }
 
 // checkDir verifies that path is a directory nobody but the current user
@@ -197,6 +274,9 @@ func (d *Dir) Get(name, key string) (*Entry, error) {
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, err
+		}
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("cache entry %s is a symbolic link, which is never followed: %w", path, ErrInvalid)
 		}
 		return nil, fmt.Errorf("cache entry %s cannot be opened (%v): %w", path, err, ErrInvalid)
 	}

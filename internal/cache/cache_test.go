@@ -123,6 +123,137 @@ func TestOpenRefusesUnsafeDirectories(t *testing.T) {
 	}
 }
 
+// TestOpenRefusesUnsafeSymlinks: a cache directory reached through
+// symbolic links is used only if nobody but the user (or root) made the
+// links or could change them, and an entry that is a link is never used.
+func TestOpenRefusesUnsafeSymlinks(t *testing.T) {
+	cases := []struct {
+		name string
+		root bool // needs root (lchown)
+		// setup makes the links below base and returns the path given to
+		// Open; real is a private directory the links may point to.
+		setup func(t *testing.T, base, real string) string
+		want  []string // in the error; nil: accepted
+	}{
+		{"private link", false, func(t *testing.T, base, real string) string {
+			return link(t, real, filepath.Join(base, "l"))
+		}, nil},
+		{"relative link", false, func(t *testing.T, base, real string) string {
+			rel, err := filepath.Rel(base, real)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return link(t, rel, filepath.Join(base, "l"))
+		}, nil},
+		{"link to a directory still to be created", false, func(t *testing.T, base, real string) string {
+			return filepath.Join(link(t, real, filepath.Join(base, "l")), "new", "cache")
+		}, nil},
+		{"link in a sticky world-writable directory", false, func(t *testing.T, base, real string) string {
+			chmod(t, mkdir(t, filepath.Join(base, "tmp")), 0o1777)
+			return link(t, real, filepath.Join(base, "tmp", "l"))
+		}, nil},
+		{"link in a world-writable directory", false, func(t *testing.T, base, real string) string {
+			chmod(t, mkdir(t, filepath.Join(base, "open")), 0o777)
+			return link(t, real, filepath.Join(base, "open", "l"))
+		}, []string{"symbolic link", "open/l", "other users can write", "0777"}},
+		{"link in a group-writable directory", false, func(t *testing.T, base, real string) string {
+			chmod(t, mkdir(t, filepath.Join(base, "grp")), 0o770)
+			return link(t, real, filepath.Join(base, "grp", "l"))
+		}, []string{"symbolic link", "grp/l", "0770"}},
+		{"chain through an unsafe link", false, func(t *testing.T, base, real string) string {
+			chmod(t, mkdir(t, filepath.Join(base, "open")), 0o777)
+			mid := link(t, real, filepath.Join(base, "open", "mid"))
+			return link(t, mid, filepath.Join(base, "l"))
+		}, []string{"symbolic link", "open/mid"}},
+		{"link to a world-writable directory", false, func(t *testing.T, base, real string) string {
+			chmod(t, real, 0o777)
+			return link(t, real, filepath.Join(base, "l"))
+		}, []string{"cache directory", "other users can write"}},
+		{"link to a file", false, func(t *testing.T, base, real string) string {
+			f := filepath.Join(base, "file")
+			if err := os.WriteFile(f, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return link(t, f, filepath.Join(base, "l"))
+		}, []string{"not a directory"}},
+		{"link loop", false, func(t *testing.T, base, real string) string {
+			link(t, filepath.Join(base, "b"), filepath.Join(base, "a"))
+			return link(t, filepath.Join(base, "a"), filepath.Join(base, "b"))
+		}, []string{"too many levels of symbolic links"}},
+		{"link owned by another user", true, func(t *testing.T, base, real string) string {
+			l := link(t, real, filepath.Join(base, "l"))
+			if err := os.Lchown(l, otherUID, otherUID); err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}, []string{"symbolic link", "owned by uid 54321"}},
+		{"link in a sticky directory, owned by another user", true, func(t *testing.T, base, real string) string {
+			chmod(t, mkdir(t, filepath.Join(base, "tmp")), 0o1777)
+			l := link(t, real, filepath.Join(base, "tmp", "l"))
+			if err := os.Lchown(l, otherUID, otherUID); err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}, []string{"symbolic link", "owned by uid 54321"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.root {
+				requireRoot(t)
+			}
+			base := t.TempDir()
+			chmod(t, base, 0o700)
+			real := mkdir(t, filepath.Join(base, "real"))
+			d, err := Open(c.setup(t, base, real))
+			if c.want == nil {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if !strings.HasPrefix(d.Path(), real) {
+					t.Errorf("Path() = %s, want a path below %s", d.Path(), real)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("accepted (path %s)", d.Path())
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not mention %q: %v", w, err)
+				}
+			}
+		})
+	}
+
+	t.Run("entry is a link", func(t *testing.T) {
+		d := open(t, t.TempDir())
+		if err := d.Put("target", "k", []byte("body")); err != nil {
+			t.Fatal(err)
+		}
+		link(t, d.File("target"), d.File("entry"))
+		_, err := d.Get("entry", "k")
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("Get of a link: %v, want ErrInvalid naming the symbolic link", err)
+		}
+	})
+}
+
+func link(t *testing.T, target, path string) string {
+	t.Helper()
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func mkdir(t *testing.T, path string) string {
+	t.Helper()
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 const parentMark = "parent-dir"
 
 func chmod(t *testing.T, path string, mode os.FileMode) {

@@ -105,3 +105,183 @@ func SkipSpace(s string, i int) int {
 	}
 	return i
 }
+
+// Normalize returns C source s with its line continuations moved out of
+// the tokens they split (JoinLines) and its digraphs spelled as the
+// characters they stand for (Digraphs). The result has the same length
+// and the same number of lines, offsets of text that no continuation
+// splits are unchanged, and a C compiler reads it as the same program.
+func Normalize(s string) string { return Digraphs(JoinLines(s)) }
+
+// JoinLines returns s with every backslash-newline (line continuation)
+// moved forward to the next blank or newline, so that no token, comment
+// marker or directive name is split across lines while the text keeps its
+// length and its number of lines. C splices continued lines before
+// anything else, and a continuation just before a blank splices nothing
+// but the blank's line with the next, so the compiler reads the same
+// program. Continuations written as backslash, carriage return, newline
+// are moved as well.
+func JoinLines(s string) string {
+	if !strings.Contains(s, "\\\n") && !strings.Contains(s, "\\\r\n") {
+		return s
+	}
+	out := make([]byte, 0, len(s))
+	var pending []byte // continuations waiting for a blank
+	for i := 0; i < len(s); {
+		if s[i] == '\\' {
+			n := 0
+			switch {
+			case strings.HasPrefix(s[i+1:], "\n"):
+				n = 2
+			case strings.HasPrefix(s[i+1:], "\r\n"):
+				n = 3
+			}
+			if n > 0 {
+				pending = append(pending, s[i:i+n]...)
+				i += n
+				continue
+			}
+		}
+		c := s[i]
+		if len(pending) > 0 && (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+			out = append(out, pending...)
+			pending = pending[:0]
+		}
+		out = append(out, c)
+		i++
+	}
+	return string(append(out, pending...))
+}
+
+// Digraphs returns s with C's digraphs outside comments and literals
+// replaced by the characters they stand for, padded with blanks to keep
+// offsets: <: and :> become [ and ], <% and %> become { and }, %: becomes
+// # and %:%: becomes ##.
+func Digraphs(s string) string {
+	if !strings.Contains(s, "<:") && !strings.Contains(s, ":>") && !strings.Contains(s, "<%") &&
+		!strings.Contains(s, "%>") && !strings.Contains(s, "%:") {
+		return s
+	}
+	b := []byte(s)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case strings.HasPrefix(s[i:], "//"):
+			i = LineCommentEnd(s, i) - 1
+		case strings.HasPrefix(s[i:], "/*"):
+			e := strings.Index(s[i+2:], "*/")
+			if e < 0 {
+				return string(b)
+			}
+			i += e + 3
+		case c == '"' || c == '\'':
+			j := i + 1
+			for j < len(s) && s[j] != c && s[j] != '\n' {
+				if s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			i = j
+		case strings.HasPrefix(s[i:], "%:%:"):
+			copy(b[i:], "##  ")
+			i += 3
+		default:
+			var r string
+			if i+1 < len(s) {
+				switch s[i : i+2] {
+				case "<:":
+					r = "[ "
+				case ":>":
+					r = "] "
+				case "<%":
+					r = "{ "
+				case "%>":
+					r = "} "
+				case "%:":
+					r = "# "
+				}
+			}
+			if r != "" {
+				copy(b[i:], r)
+				i++
+			}
+		}
+	}
+	return string(b)
+}
+
+// LineCommentEnd returns the offset of the newline ending the // comment
+// that starts at s[i] (or len(s)), following line continuations: a
+// comment whose line ends with a backslash goes on on the next line.
+func LineCommentEnd(s string, i int) int {
+	for {
+		e := strings.IndexByte(s[i:], '\n')
+		if e < 0 {
+			return len(s)
+		}
+		e += i
+		k := e
+		if k > 0 && s[k-1] == '\r' {
+			k--
+		}
+		if k == 0 || s[k-1] != '\\' {
+			return e
+		}
+		i = e + 1
+	}
+}
+
+// BlankAttributes returns code with its attributes, GNU
+// (__attribute__((...)), __attribute((...))) and standard ([[...]]),
+// replaced by blanks: they do not change how arguments are passed, and
+// left in place they would hide a definition's body or count as array
+// declarators.
+func BlankAttributes(code string) string {
+	if !strings.Contains(code, "__attribute") && !strings.Contains(code, "[[") {
+		return code
+	}
+	b := []byte(code)
+	clearSpan := func(from, to int) {
+		for k := from; k < to; k++ {
+			if b[k] != '\n' {
+				b[k] = ' '
+			}
+		}
+	}
+	for i := 0; i < len(code); i++ {
+		switch {
+		case strings.HasPrefix(code[i:], "[["):
+			depth, j := 0, i
+			for ; j < len(code); j++ {
+				if code[j] == '[' {
+					depth++
+				} else if code[j] == ']' {
+					if depth--; depth == 0 {
+						break
+					}
+				}
+			}
+			if j >= len(code) {
+				return string(b)
+			}
+			clearSpan(i, j+1)
+			i = j
+		case IsIdentStart(code[i]) && (i == 0 || !IsIdentChar(code[i-1])):
+			j := i
+			for j < len(code) && IsIdentChar(code[j]) {
+				j++
+			}
+			if w := code[i:j]; w == "__attribute__" || w == "__attribute" {
+				open := SkipSpace(code, j)
+				if open < len(code) && code[open] == '(' {
+					if close := MatchParen(code, open); close >= 0 {
+						clearSpan(i, close+1)
+						j = close + 1
+					}
+				}
+			}
+			i = j - 1
+		}
+	}
+	return string(b)
+}

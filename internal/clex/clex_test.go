@@ -2,6 +2,7 @@ package clex
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -36,5 +37,60 @@ func TestHelpers(t *testing.T) {
 	}
 	if !IsIdentStart('_') || IsIdentStart('1') || !IsIdentChar('1') || IsIdentChar('-') {
 		t.Error("IsIdentStart/IsIdentChar")
+	}
+}
+
+func TestJoinLines(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"no continuation\n", "no continuation\n"},
+		{"dou\\\nble x;", "double\\\n x;"},
+		{"a-\\\n>b;\n", "a->b;\\\n\n"},
+		{"#def\\\nine X 1\n", "#define\\\n X 1\n"},
+		{"#define X 1 \\\n + 2\n", "#define X 1 \\\n + 2\n"},
+		{"// c\\\nomment\nint x;", "// comment\\\n\nint x;"},
+		{"\"ab\\\ncd\" x", "\"abcd\"\\\n x"},
+		{"do\\\r\nuble x", "double\\\r\n x"},
+		{"a\\\nb\\\nc d", "abc\\\n\\\n d"},
+		{"end\\\n", "end\\\n"},
+		{"a \\ b\n", "a \\ b\n"},
+	}
+	for _, c := range cases {
+		got := JoinLines(c.in)
+		if got != c.want {
+			t.Errorf("JoinLines(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if len(got) != len(c.in) || strings.Count(got, "\n") != strings.Count(c.in, "\n") {
+			t.Errorf("JoinLines(%q) changed the length or the number of lines: %q", c.in, got)
+		}
+	}
+}
+
+func TestDigraphs(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"void k(double x<:3:>) <% x<:0:> = 1; %>", "void k(double x[ 3] ) {  x[ 0]  = 1; } "},
+		{"%:define N 3\n", "# define N 3\n"},
+		{"%:define CAT(a, b) a %:%: b\n", "# define CAT(a, b) a ##   b\n"},
+		{"char *s = \"<% %>\"; // <:\n/* :> */ c = '%';", "char *s = \"<% %>\"; // <:\n/* :> */ c = '%';"},
+		{"a ? b :> c", "a ? b ]  c"},
+		{"x % y < z", "x % y < z"},
+	}
+	for _, c := range cases {
+		if got := Digraphs(c.in); got != c.want {
+			t.Errorf("Digraphs(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestLineCommentEnd(t *testing.T) {
+	cases := []struct {
+		in   string
+		want int
+	}{
+		{"// a\nb", 4}, {"// a\\\nb\nc", 7}, {"// a\\\r\nb\nc", 8}, {"// a", 4}, {"// a\\\n", 6},
+	}
+	for _, c := range cases {
+		if got := LineCommentEnd(c.in, 0); got != c.want {
+			t.Errorf("LineCommentEnd(%q) = %d, want %d", c.in, got, c.want)
+		}
 	}
 }

@@ -3,7 +3,6 @@ package core
 import (
 	"fmt"
 	"github.com/goop2/op2/internal/clex"
-	"strconv"
 	"strings"
 )
 
@@ -21,18 +20,33 @@ type Param struct {
 	// CType describes the base type as GoOP2 resolved it, for messages:
 	// "double", "real (typedef of double)", "long double", "uint64_t".
 	CType string
+	// Plain, set when a typedef hides pointer or array declarators
+	// (typedef double *dp; dp x), is the declaration spelled without it
+	// ("double *x"), for generators that must qualify the pointer.
+	Plain string
+	// Problem, when set, says why no argument can be passed to this
+	// parameter (an array of arrays), naming it.
+	Problem string
 }
 
 // KernelInfo is what GoOP2 reads from a kernel's source once.
 //
-// The source is read as the compiler sees it: comments and literals are
-// skipped, and preprocessor conditionals (#if, #ifdef, #ifndef, #elif,
-// #else) are evaluated where they depend only on literals and on macros
-// the source itself defines or undefines; code in a branch that is not
-// taken is ignored. A definition of the kernel inside a branch GoOP2
-// cannot evaluate (one that depends on macros from headers or compiler
-// flags) is refused, as are two definitions, K&R-style definitions and
-// identifiers with GoOP2's reserved prefix (op2_, OP2_).
+// The source is read as the compiler sees it: line continuations and
+// digraphs are undone (clex.Normalize), comments and literals are skipped,
+// and preprocessor conditionals (#if, #ifdef, #ifndef, #elif, #elifdef,
+// #elifndef, #else) are evaluated as C does (see cppexpr.go: intmax_t and
+// uintmax_t arithmetic, an identifier that is no macro is 0); code in a
+// branch that is not taken is ignored. A macro the source neither defines
+// nor undefines is taken as undefined, unless a header included before or
+// the compiler may define it (names reserved for the implementation such
+// as __GNUC__ or __OPENCL_VERSION__, OpenCL's cl_* and CL_*): conditions
+// on those cannot be evaluated. A definition of the kernel inside a branch
+// GoOP2 cannot evaluate is refused, as are two definitions, K&R-style
+// definitions, identifiers with GoOP2's reserved prefix (op2_, OP2_) and
+// directives the compiler would reject (a division by zero in #if, #endif
+// without #if, an unterminated #if), with the line. Macros given to the
+// compiler with -D in Config.CFlags are not seen: define them in the
+// source.
 type KernelInfo struct {
 	Params []Param
 	Idents map[string]bool // every identifier in the source, to find the constants it uses
@@ -63,9 +77,14 @@ func (k *KernelInfo) DefinesMacro(name string) bool {
 }
 
 // ParseKernel finds the definition of function name in src and reads its
-// parameters. It returns an error when no usable definition is found.
+// parameters. It returns an error when no usable definition is found. It
+// reads clex.Normalize(src) (line continuations moved out of tokens,
+// digraphs spelled out), which has src's length and lines: the offsets in
+// the result are offsets into that text, which is what a Kernel's Source
+// holds.
 func ParseKernel(src, name string) (*KernelInfo, error) {
-	noComments := blank(src, false)
+	src = clex.Normalize(src)
+	noComments := blank(src, false, true)
 	info := &KernelInfo{Idents: map[string]bool{}, TopLevel: map[string]bool{}}
 	// Identifiers in macro bodies count: a macro may use a constant.
 	for _, id := range clex.Identifiers(noComments) {
@@ -75,9 +94,12 @@ func ParseKernel(src, name string) (*KernelInfo, error) {
 		}
 		info.Idents[id] = true
 	}
-	pp := preprocess(noComments)
+	pp, err := preprocess(noComments, blank(src, false, false))
+	if err != nil {
+		return nil, err
+	}
 	info.Macros = pp.names
-	code := pp.code
+	code := clex.BlankAttributes(pp.code)
 
 	defs, knr, err := findDefinitions(code, name)
 	if err != nil {
@@ -233,11 +255,11 @@ func topLevelIdents(code string) []string {
 	return clex.Identifiers(b.String())
 }
 
-// blank returns src with comments and the contents of string and character
-// literals replaced by spaces, and also preprocessor lines when directives
-// is set. Every other byte, and every newline, stays where it was, so
+// blank returns src with comments replaced by spaces, and the contents of
+// string and character literals when literals is set, and also
+// preprocessor lines when directives is set. Every other byte, and every newline, stays where it was, so
 // offsets into the result are offsets into src.
-func blank(src string, directives bool) string {
+func blank(src string, directives, literals bool) string {
 	b := []byte(src)
 	clear := func(from, to int) {
 		for k := from; k < to && k < len(b); k++ {
@@ -250,12 +272,9 @@ func blank(src string, directives bool) string {
 		c := src[i]
 		switch {
 		case strings.HasPrefix(src[i:], "//"):
-			e := strings.IndexByte(src[i:], '\n')
-			if e < 0 {
-				e = len(src) - i
-			}
-			clear(i, i+e)
-			i += e
+			e := clex.LineCommentEnd(src, i)
+			clear(i, e)
+			i = e
 		case strings.HasPrefix(src[i:], "/*"):
 			e := strings.Index(src[i+2:], "*/")
 			if e < 0 {
@@ -272,7 +291,9 @@ func blank(src string, directives bool) string {
 				}
 				j++
 			}
-			clear(i+1, j) // keep the quotes
+			if literals {
+				clear(i+1, j) // keep the quotes
+			}
 			i = j
 		case directives && c == '#' && clex.LineStart(src, i):
 			j := directiveEnd(src, i)
@@ -364,7 +385,28 @@ func parseParam(text string, r *typeResolver) Param {
 		p.Name = words[n-1]
 		words = words[:n-1]
 	}
-	p.Type, p.CType = r.resolve(words, 0)
+	var ptrs, arrays int
+	p.Type, p.CType, ptrs, arrays = r.resolve(words, 0)
+	p.Depth += ptrs + arrays
+	if ptrs+arrays > 0 && p.Type != 0 && p.Name != "" {
+		// The same parameter without the typedef, for generators that
+		// qualify the pointer (OpenCL address spaces).
+		p.Plain = p.Type.CName() + " " + strings.Repeat("*", p.Depth) + p.Name
+	}
+	// An array of arrays (double x[3][2], or an array of a typedef'd
+	// array) is a pointer to rows: GoOP2 passes a pointer to the element's
+	// values, or one pointer per map column.
+	if arrays += strings.Count(text, "["); arrays > 1 && strings.Count(text, "*")+ptrs == 0 {
+		name := p.Name
+		if name == "" {
+			name = "(unnamed)"
+		}
+		t := "T"
+		if p.Type != 0 {
+			t = p.Type.CName()
+		}
+		p.Problem = fmt.Sprintf("parameter %s is an array of arrays, which is not how GoOP2 passes data: it passes a pointer to the element's values (declare it %s *%s and index it as %s[i*cols + j]) or, for ArgVec, one pointer per map column (%s **%s)", name, t, name, name, t, name)
+	}
 	return p
 }
 
@@ -380,18 +422,21 @@ type typeResolver struct {
 // cannot use it.
 type typedef struct {
 	words   []string
+	ptrs    int // pointer declarators: typedef double *dp
+	arrays  int // array declarators: typedef double v3[3]
 	problem string
 }
 
 // resolve returns the scalar type the type words denote (0 if none GoOP2
-// supports) and a description for messages.
-func (r *typeResolver) resolve(words []string, depth int) (ScalarType, string) {
+// supports), a description for messages, and the pointer and array
+// declarators that typedefs add (typedef double *dp).
+func (r *typeResolver) resolve(words []string, depth int) (ScalarType, string, int, int) {
 	spelled := strings.Join(words, " ")
 	if len(words) == 0 {
-		return 0, "no type"
+		return 0, "no type", 0, 0
 	}
 	if depth > 16 {
-		return 0, spelled + " (nested too deeply)"
+		return 0, spelled + " (nested too deeply)", 0, 0
 	}
 	for i, w := range words {
 		m, ok := r.macros[w]
@@ -399,12 +444,12 @@ func (r *typeResolver) resolve(words []string, depth int) (ScalarType, string) {
 			continue
 		}
 		if m.state == maybeDefined {
-			return 0, fmt.Sprintf("%s (macro %s is defined under a condition GoOP2 cannot evaluate)", spelled, w)
+			return 0, fmt.Sprintf("%s (macro %s is defined under a condition GoOP2 cannot evaluate)", spelled, w), 0, 0
 		}
 		body := strings.TrimSpace(m.body)
 		ids := clex.Identifiers(body)
 		if m.funcLike || strings.Join(ids, " ") != strings.Join(strings.Fields(body), " ") {
-			return 0, fmt.Sprintf("%s (macro %s expands to %q, not a plain type name)", spelled, w, body)
+			return 0, fmt.Sprintf("%s (macro %s expands to %q, not a plain type name)", spelled, w, body), 0, 0
 		}
 		var kept []string
 		for _, id := range ids {
@@ -413,19 +458,23 @@ func (r *typeResolver) resolve(words []string, depth int) (ScalarType, string) {
 			}
 		}
 		next := append(append(append([]string(nil), words[:i]...), kept...), words[i+1:]...)
-		t, d := r.resolve(next, depth+1)
-		return t, fmt.Sprintf("%s (macro for %s)", spelled, d)
+		t, d, ptrs, arrays := r.resolve(next, depth+1)
+		return t, fmt.Sprintf("%s (macro for %s)", spelled, d), ptrs, arrays
 	}
 	if len(words) == 1 {
 		if td, ok := r.typedefs[words[0]]; ok {
 			if td.problem != "" {
-				return 0, fmt.Sprintf("%s (typedef of %s)", spelled, td.problem)
+				return 0, fmt.Sprintf("%s (typedef of %s)", spelled, td.problem), 0, 0
 			}
-			t, d := r.resolve(td.words, depth+1)
-			return t, fmt.Sprintf("%s (typedef of %s)", spelled, d)
+			t, d, ptrs, arrays := r.resolve(td.words, depth+1)
+			what := d
+			if td.ptrs+td.arrays > 0 {
+				what = d + " " + strings.Repeat("*", td.ptrs) + strings.Repeat("[]", td.arrays)
+			}
+			return t, fmt.Sprintf("%s (typedef of %s)", spelled, what), ptrs + td.ptrs, arrays + td.arrays
 		}
 	}
-	return canonicalType(words), spelled
+	return canonicalType(words), spelled, 0, 0
 }
 
 // canonicalType maps the words of an arithmetic type specifier (in any
@@ -508,11 +557,24 @@ func typedefs(code string, pp *preprocessed) map[string]typedef {
 			}
 			var base []string
 			for k, part := range parts {
-				ids := clex.Identifiers(part)
+				head := part
+				if b := strings.IndexByte(head, '['); b >= 0 {
+					head = head[:b]
+				}
+				ids := clex.Identifiers(head)
 				if len(ids) == 0 {
 					continue
 				}
 				name := ids[len(ids)-1]
+				if o := strings.IndexByte(part, '('); o >= 0 {
+					// A parenthesised declarator: typedef double (*fp)(double).
+					for _, id := range clex.Identifiers(part[o:]) {
+						if !qualifiers[id] {
+							name = id
+							break
+						}
+					}
+				}
 				if k == 0 {
 					for _, w := range ids[:len(ids)-1] {
 						if !qualifiers[w] {
@@ -520,14 +582,14 @@ func typedefs(code string, pp *preprocessed) map[string]typedef {
 						}
 					}
 				}
-				td := typedef{words: base}
+				td := typedef{words: base, ptrs: strings.Count(part, "*"), arrays: strings.Count(part, "[")}
 				switch {
 				case uncertain != "":
 					td.problem = "a type declared under " + uncertain + ", which GoOP2 cannot evaluate"
 				case strings.ContainsAny(stmt, "{}"):
 					td.problem = "a struct, union or enum"
-				case strings.ContainsAny(part, "*[("):
-					td.problem = "a pointer, array or function type"
+				case strings.ContainsAny(part, "()"):
+					td.problem = "a function type or a parenthesised declarator"
 				}
 				out[name] = td
 			}
@@ -647,11 +709,17 @@ type condFrame struct {
 	taken  tri    // whether an earlier branch was taken
 	why    string // the directive that made the current branch uncertain
 	first  string // the #if, #ifdef or #ifndef that opened the conditional
+	line   int    // its line
 }
 
 // preprocess reads the directives of src (comments and literals already
-// blanked), tracking the macros it defines and which code is compiled.
-func preprocess(src string) *preprocessed {
+// blanked; lit is the same text with the literals kept, for the character
+// constants of #if expressions), tracking the macros it defines and which
+// code is compiled. It returns an error for directives the compiler would
+// reject in code it compiles: a #if expression it cannot evaluate (a
+// division by zero, a syntax error), #else or #endif without #if, an
+// unterminated #if.
+func preprocess(src, lit string) (*preprocessed, error) {
 	p := &preprocessed{}
 	b := []byte(src)
 	clear := func(from, to int) {
@@ -661,7 +729,7 @@ func preprocess(src string) *preprocessed {
 			}
 		}
 	}
-	macros := map[string]macro{}
+	st := &ppState{macros: map[string]macro{}, included: no}
 	seen := map[string]bool{}
 	var stack []condFrame
 	state := func() (tri, string) {
@@ -693,27 +761,43 @@ func preprocess(src string) *preprocessed {
 			continue
 		}
 		end := directiveEnd(src, k)
-		text := strings.ReplaceAll(src[k+1:end], "\\\n", " ")
+		text := strings.ReplaceAll(lit[k+1:end], "\\\n", " ")
 		clear(k, end)
 		line := lineOf(src, k)
 		directive, rest := splitWord(strings.TrimSpace(text))
 		cur, _ := state()
+		// The state around the innermost conditional: a directive that
+		// opens, continues or closes it is read when that is compiled.
+		outer := yes
+		for _, f := range stack[:max(len(stack)-1, 0)] {
+			outer = and3(outer, f.branch)
+		}
 		switch directive {
 		case "if", "ifdef", "ifndef":
-			c := evalDirective(directive, rest, macros)
-			f := condFrame{branch: c, taken: c, first: fmt.Sprintf("#%s %s (line %d)", directive, rest, line)}
+			c, err := st.evalDirective(directive, rest, line)
+			if err != nil && cur == yes {
+				return nil, err
+			}
+			if cur == no {
+				c = no // not evaluated in a group that is skipped
+			}
+			f := condFrame{branch: c, taken: c, first: fmt.Sprintf("#%s %s (line %d)", directive, rest, line), line: line}
 			if c == maybe {
 				f.why = f.first
 			}
 			stack = append(stack, f)
 		case "elif", "elifdef", "elifndef", "else":
 			if len(stack) == 0 {
-				break
+				return nil, fmt.Errorf("#%s at line %d without #if", directive, line)
 			}
 			f := &stack[len(stack)-1]
 			c := yes
-			if directive != "else" {
-				c = evalDirective(strings.TrimPrefix(directive, "el"), rest, macros)
+			if directive != "else" && outer != no && f.taken != yes {
+				var err error
+				c, err = st.evalDirective(strings.TrimPrefix(directive, "el"), rest, line)
+				if err != nil && outer == yes && f.taken == no {
+					return nil, err
+				}
 			}
 			f.branch = and3(not3(f.taken), c)
 			f.taken = or3(f.taken, c)
@@ -724,9 +808,12 @@ func preprocess(src string) *preprocessed {
 				}
 			}
 		case "endif":
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return nil, fmt.Errorf("#endif at line %d without #if", line)
 			}
+			stack = stack[:len(stack)-1]
+		case "include", "include_next", "import":
+			st.included = or3(st.included, cur)
 		case "define", "undef":
 			if cur == no {
 				break
@@ -750,13 +837,16 @@ func preprocess(src string) *preprocessed {
 			if cur == maybe {
 				m.state = maybeDefined
 			}
-			macros[name] = m
+			st.macros[name] = m
 			p.events = append(p.events, macroEvent{pos: k, name: name, m: m})
 		}
 		i = end + 1
 	}
+	if n := len(stack); n > 0 {
+		return nil, fmt.Errorf("unterminated %s: no #endif", stack[n-1].first)
+	}
 	p.code = string(b)
-	return p
+	return p, nil
 }
 
 func (p *preprocessed) addUncertain(from, to int, why string) {
@@ -796,318 +886,81 @@ func isIdentifier(s string) bool {
 	return true
 }
 
-// evalDirective evaluates the condition of #if, #ifdef or #ifndef.
-func evalDirective(directive, rest string, macros map[string]macro) tri {
+// evalDirective evaluates the condition of #if, #ifdef or #ifndef (the
+// #elif forms without their "el") at line line.
+func (st *ppState) evalDirective(directive, rest string, line int) (tri, error) {
 	switch directive {
 	case "ifdef", "ifndef":
 		name, _ := splitWord(rest)
-		d := definedness(name, macros)
+		if !isIdentifier(name) {
+			return maybe, fmt.Errorf("#%s at line %d: no macro name", directive, line)
+		}
+		d := ppTri(st.ident(name) != ppNotMacro)
+		if st.ident(name) == ppUnknown {
+			d = maybe
+		}
 		if directive == "ifndef" {
 			d = not3(d)
 		}
-		return d
+		return d, nil
 	}
-	v := (&condParser{toks: tokenize(rest), macros: macros}).parse()
-	if !v.known {
-		return maybe
-	}
-	if v.v != 0 {
-		return yes
-	}
-	return no
+	return evalIf(rest, line, st.lookup)
 }
 
-// definedness says whether name is defined: known only for macros the
-// source itself defines or undefines (others may come from headers or
-// from compiler flags).
-func definedness(name string, macros map[string]macro) tri {
-	m, ok := macros[name]
-	switch {
-	case !ok:
-		return maybe
-	case m.state == undefined:
-		return no
-	case m.state == defined:
-		return yes
-	}
-	return maybe
+// ppState is what the reader knows while it goes through the directives:
+// the macros the source defines or undefines, and whether a header has
+// been included (which may define any macro).
+type ppState struct {
+	macros   map[string]macro
+	included tri // whether an #include before this point is compiled
 }
 
-// val is the value of a preprocessor expression, when it is known.
-type val struct {
-	v     int64
-	known bool
-}
-
-func tokenize(s string) []string {
-	var out []string
-	for i := 0; i < len(s); {
-		c := s[i]
+// ident says what name is at this point of the source. A name the source
+// neither defines nor undefines is no macro (0 in #if), as for the C
+// compiler, unless something outside the source may define it: a header
+// included before, or the compiler itself (names reserved for the
+// implementation such as __GNUC__ or __OPENCL_VERSION__, the traditional
+// unix and linux, OpenCL's cl_* and CL_* macros).
+func (st *ppState) ident(name string) ppIdent {
+	if m, ok := st.macros[name]; ok {
 		switch {
-		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
-			i++
-		case clex.IsIdentChar(c):
-			j := i
-			for j < len(s) && clex.IsIdentChar(s[j]) {
-				j++
-			}
-			out = append(out, s[i:j])
-			i = j
-		default:
-			op := string(c)
-			if i+1 < len(s) {
-				switch two := s[i : i+2]; two {
-				case "&&", "||", "==", "!=", "<=", ">=", "<<", ">>":
-					op = two
-				}
-			}
-			out = append(out, op)
-			i += len(op)
-		}
-	}
-	return out
-}
-
-// condParser evaluates #if expressions: integer literals, defined,
-// macros the source defines, and C's operators except the comma.
-type condParser struct {
-	toks   []string
-	pos    int
-	macros map[string]macro
-	depth  int
-	bad    bool
-}
-
-func (p *condParser) peek() string {
-	if p.pos < len(p.toks) {
-		return p.toks[p.pos]
-	}
-	return ""
-}
-
-func (p *condParser) next() string {
-	t := p.peek()
-	if p.pos < len(p.toks) {
-		p.pos++
-	}
-	return t
-}
-
-func (p *condParser) parse() val {
-	v := p.ternary()
-	if p.bad || p.pos != len(p.toks) {
-		return val{}
-	}
-	return v
-}
-
-func (p *condParser) ternary() val {
-	c := p.binary(0)
-	if p.peek() != "?" {
-		return c
-	}
-	p.next()
-	a := p.ternary()
-	if p.next() != ":" {
-		p.bad = true
-		return val{}
-	}
-	b := p.ternary()
-	switch {
-	case !c.known:
-		if a.known && b.known && a.v == b.v {
-			return a
-		}
-		return val{}
-	case c.v != 0:
-		return a
-	}
-	return b
-}
-
-var precedence = map[string]int{
-	"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6,
-	"<": 7, ">": 7, "<=": 7, ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10,
-}
-
-func (p *condParser) binary(min int) val {
-	l := p.unary()
-	for {
-		op := p.peek()
-		prec, ok := precedence[op]
-		if !ok || prec <= min {
-			return l
-		}
-		p.next()
-		r := p.binary(prec)
-		l = apply(op, l, r)
-	}
-}
-
-func apply(op string, l, r val) val {
-	switch op {
-	case "||":
-		if (l.known && l.v != 0) || (r.known && r.v != 0) {
-			return val{1, true}
-		}
-	case "&&":
-		if (l.known && l.v == 0) || (r.known && r.v == 0) {
-			return val{0, true}
-		}
-	}
-	if !l.known || !r.known {
-		return val{}
-	}
-	b := func(c bool) val {
-		if c {
-			return val{1, true}
-		}
-		return val{0, true}
-	}
-	switch op {
-	case "||":
-		return b(l.v != 0 || r.v != 0)
-	case "&&":
-		return b(l.v != 0 && r.v != 0)
-	case "|":
-		return val{l.v | r.v, true}
-	case "^":
-		return val{l.v ^ r.v, true}
-	case "&":
-		return val{l.v & r.v, true}
-	case "==":
-		return b(l.v == r.v)
-	case "!=":
-		return b(l.v != r.v)
-	case "<":
-		return b(l.v < r.v)
-	case ">":
-		return b(l.v > r.v)
-	case "<=":
-		return b(l.v <= r.v)
-	case ">=":
-		return b(l.v >= r.v)
-	case "<<":
-		return val{l.v << uint(r.v&63), true}
-	case ">>":
-		return val{l.v >> uint(r.v&63), true}
-	case "+":
-		return val{l.v + r.v, true}
-	case "-":
-		return val{l.v - r.v, true}
-	case "*":
-		return val{l.v * r.v, true}
-	case "/", "%":
-		if r.v == 0 {
-			return val{}
-		}
-		if op == "/" {
-			return val{l.v / r.v, true}
-		}
-		return val{l.v % r.v, true}
-	}
-	return val{}
-}
-
-func (p *condParser) unary() val {
-	switch t := p.peek(); t {
-	case "!":
-		p.next()
-		v := p.unary()
-		if !v.known {
-			return v
-		}
-		if v.v == 0 {
-			return val{1, true}
-		}
-		return val{0, true}
-	case "-", "+", "~":
-		p.next()
-		v := p.unary()
-		if !v.known {
-			return v
-		}
-		switch t {
-		case "-":
-			v.v = -v.v
-		case "~":
-			v.v = ^v.v
-		}
-		return v
-	case "(":
-		p.next()
-		v := p.ternary()
-		if p.next() != ")" {
-			p.bad = true
-		}
-		return v
-	}
-	return p.primary()
-}
-
-func (p *condParser) primary() val {
-	t := p.next()
-	switch {
-	case t == "":
-		p.bad = true
-		return val{}
-	case t[0] >= '0' && t[0] <= '9':
-		n, err := strconv.ParseInt(strings.TrimRight(strings.ToLower(t), "ul"), 0, 64)
-		if err != nil {
-			return val{}
-		}
-		return val{n, true}
-	case t == "defined":
-		paren := p.peek() == "("
-		if paren {
-			p.next()
-		}
-		name := p.next()
-		if paren && p.next() != ")" {
-			p.bad = true
-		}
-		switch definedness(name, p.macros) {
-		case yes:
-			return val{1, true}
-		case no:
-			return val{0, true}
-		}
-		return val{}
-	case clex.IsIdentStart(t[0]):
-		if p.peek() == "(" { // a function-like macro or __has_include: not evaluated
-			p.skipCall()
-			return val{}
-		}
-		m, ok := p.macros[t]
-		switch {
-		case !ok || m.state == maybeDefined || m.funcLike:
-			return val{}
 		case m.state == undefined:
-			return val{0, true} // an identifier that is no macro is 0
+			return ppNotMacro
+		case m.state == maybeDefined:
+			return ppUnknown
+		case m.funcLike:
+			return ppFunction
 		}
-		if p.depth > 16 {
-			return val{}
-		}
-		sub := &condParser{toks: tokenize(m.body), macros: p.macros, depth: p.depth + 1}
-		return sub.parse()
+		return ppObject
 	}
-	p.bad = true
-	return val{}
+	if st.included != no || mayBePredefined(name) {
+		return ppUnknown
+	}
+	return ppNotMacro
 }
 
-func (p *condParser) skipCall() {
-	depth := 0
-	for p.pos < len(p.toks) {
-		switch p.next() {
-		case "(":
-			depth++
-		case ")":
-			depth--
-			if depth == 0 {
-				return
-			}
-		}
+func (st *ppState) lookup(name string) (ppIdent, string) {
+	k := st.ident(name)
+	if k == ppObject || k == ppFunction {
+		return k, st.macros[name].body
 	}
+	return k, ""
+}
+
+// mayBePredefined reports whether a C or OpenCL C compiler may define
+// macro name without the source asking for it.
+func mayBePredefined(name string) bool {
+	switch {
+	case strings.HasPrefix(name, "__") || len(name) > 1 && name[0] == '_' && name[1] >= 'A' && name[1] <= 'Z':
+		return true
+	case strings.HasPrefix(name, "cl_") || strings.HasPrefix(name, "CL_") || strings.HasPrefix(name, "FP_FAST_FMA"):
+		return true
+	}
+	switch name {
+	case "unix", "linux", "i386", "EMBEDDED_PROFILE", "NULL", "NDEBUG":
+		return true
+	}
+	return false
 }
 
 // reservedConstWords are the names a Const may not take: C keywords (C11,
@@ -1123,7 +976,7 @@ func init() {
 		_Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn _Static_assert _Thread_local
 		alignas alignof bool true false nullptr constexpr static_assert thread_local typeof typeof_unqual
 		_BitInt _Decimal32 _Decimal64 _Decimal128 asm complex imaginary noreturn
-		kernel global local constant private half
+
 		size_t ptrdiff_t wchar_t max_align_t nullptr_t intptr_t uintptr_t intmax_t uintmax_t NULL offsetof
 		main acos asin atan atan2 cos sin tan acosh asinh atanh cosh sinh tanh exp exp2 expm1 frexp ldexp
 		log log10 log1p log2 logb modf cbrt fabs hypot pow sqrt erf erfc lgamma tgamma ceil floor
@@ -1143,8 +996,9 @@ func init() {
 
 // ConstNameProblem says why name cannot be the name of a Const, or returns
 // "" when it can: a Const is visible to kernels by its name, so it must be
-// a C identifier that is not a keyword, a standard type name or a name
-// reserved for the implementation (starting with __ or _ and a capital)
+// a C identifier that is not a keyword, a standard type name, a name
+// OpenCL C reserves (see OpenCLNameProblem), or a name reserved for the
+// implementation (starting with __ or _ and a capital)
 // or for GoOP2's generated code (op2_, OP2_).
 func ConstNameProblem(name string) string {
 	switch {
@@ -1152,6 +1006,8 @@ func ConstNameProblem(name string) string {
 		return "name must be a C identifier"
 	case reservedConstWords[name]:
 		return "name is a C keyword or a name of the C standard library (a type, function or macro kernels may use)"
+	case OpenCLNameProblem(name) != "":
+		return fmt.Sprintf("name is %s, which would break the kernel on the opencl backend (every kernel must run on every backend)", OpenCLNameProblem(name))
 	case hasReservedPrefix(name):
 		return fmt.Sprintf("names starting with %s or %s are reserved for GoOP2's generated code", ReservedPrefix, strings.ToUpper(ReservedPrefix))
 	case strings.HasPrefix(name, "__") || (len(name) > 1 && name[0] == '_' && name[1] >= 'A' && name[1] <= 'Z'):

@@ -2,6 +2,8 @@ package core
 
 import (
 	"strings"
+
+	"github.com/goop2/op2/internal/clex"
 	"testing"
 )
 
@@ -60,10 +62,15 @@ func TestParseKernelTypes(t *testing.T) {
 		{"typedef double real;", "const real *restrict a", Float64, "typedef of double"},
 		{"typedef double real; typedef real real2;", "real2 *a", Float64, "real2 (typedef of real (typedef of double))"},
 		{"typedef unsigned long ulong;", "ulong *a", 0, "typedef of unsigned long"},
-		{"typedef double *dptr;", "dptr a", 0, "pointer"},
+		{"typedef double *dptr;", "dptr a", Float64, "dptr (typedef of double *)"},
+		{"typedef double *dptr;", "dptr *a", Float64, "typedef of double *"},
+		{"typedef const float *cfp;", "cfp a", Float32, "typedef of float *"},
+		{"typedef double vec3[3];", "vec3 a", Float64, "typedef of double []"},
+		{"#define N 3\ntypedef double vecN[N];", "vecN a", Float64, "vecN (typedef of double []"},
+		{"typedef double (*fp)(double);", "fp a", 0, "function type"},
 		{"typedef struct { double x; } pt;", "pt *a", 0, "struct"},
 		{"typedef float flt, *fltp;", "flt *a", Float32, "typedef of float"},
-		{"typedef float flt, *fltp;", "fltp a", 0, "pointer"},
+		{"typedef float flt, *fltp;", "fltp a", Float32, "typedef of float *"},
 		{"#define real double", "real *a", Float64, "macro for double"},
 		{"#define real long double", "real *a", 0, "long double"},
 		{"#define INT unsigned", "INT *a", Uint32, "macro"},
@@ -71,8 +78,11 @@ func TestParseKernelTypes(t *testing.T) {
 		{"#define T(x) x", "T(double) *a", 0, "function pointer or parenthesised"},
 		{"#define real double\n#undef real\n#define real float", "real *a", Float32, "macro for float"},
 		{"#if 0\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", Float64, "typedef of double"},
-		{"#ifdef USE_FLOAT\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", 0, "#ifdef USE_FLOAT"},
-		{"#ifdef USE_FLOAT\n#define real float\n#endif", "real *a", 0, "cannot evaluate"},
+		{"#ifdef USE_FLOAT\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", Float64, "typedef of double"},
+		{"#include <x.h>\n#ifdef USE_FLOAT\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", 0, "#ifdef USE_FLOAT"},
+		{"#ifdef __FAST_MATH__\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", 0, "#ifdef __FAST_MATH__"},
+		{"#ifdef USE_FLOAT\n#define real float\n#endif", "real *a", 0, "real"},
+		{"#ifdef __FAST_MATH__\n#define real float\n#endif", "real *a", 0, "cannot evaluate"},
 		{"void g(void) { typedef float real; }\ntypedef double real;", "real *a", Float64, "typedef of double"},
 	}
 	for _, c := range cases {
@@ -113,7 +123,9 @@ func TestParseKernelPreprocessor(t *testing.T) {
 		{"unknown conditional elsewhere", "#ifndef M_PI\n#define M_PI 3.14159\n#endif\nvoid k(double *a) { *a = M_PI; }", "k", dbl, nil},
 		{"definition under an unknown macro", "#ifdef __OPENCL_VERSION__\nvoid k(float *a) {}\n#else\nvoid k(double *a) {}\n#endif", "k", nil,
 			[]string{"line 2", "#ifdef __OPENCL_VERSION__ (line 1)", "cannot evaluate"}},
-		{"definition under an unknown #if", "#if HAVE_X > 1\nvoid k(double *a) {}\n#endif", "k", nil, []string{"#if HAVE_X > 1", "cannot evaluate"}},
+		{"definition under #if of an undefined macro", "#if HAVE_X > 1\nvoid k(double *a) {}\n#endif", "k", nil, []string{"no definition"}},
+		{"definition under an unknown #if (after #include)", "#include <x.h>\n#if HAVE_X > 1\nvoid k(double *a) {}\n#endif", "k", nil, []string{"#if HAVE_X > 1", "cannot evaluate"}},
+		{"definition under an unknown #if (compiler macro)", "#if __GNUC__ > 1\nvoid k(double *a) {}\n#endif", "k", nil, []string{"#if __GNUC__ > 1", "cannot evaluate"}},
 		{"definition under a function-like macro test", "#define F(x) x\n#if F(1)\nvoid k(double *a) {}\n#endif", "k", nil, []string{"cannot evaluate"}},
 		{"two active definitions", "void k(double *a) {}\nvoid k(float *a) {}", "k", nil, []string{"defined 2 times", "lines 1 and 2"}},
 		{"two definitions through #if 1", "#if 1\nvoid k(float *a) {}\n#endif\nvoid k(double *a) {}", "k", nil, []string{"defined 2 times"}},
@@ -125,6 +137,16 @@ func TestParseKernelPreprocessor(t *testing.T) {
 		{"reserved identifier", "void k(double *a) { double op2_n = 1; *a = op2_n; }", "k", nil, []string{`"op2_n"`, "line 1", "reserved"}},
 		{"reserved macro", "#define OP2_X 1\nvoid k(double *a) { *a = OP2_X; }", "k", nil, []string{`"OP2_X"`, "reserved"}},
 		{"reserved function", "static void op2_range(void) {}\nvoid k(double *a) {}", "k", nil, []string{`"op2_range"`}},
+		{"continuation splitting a type name", "void k(dou\\\nble *a) {}", "k", dbl, nil},
+		{"continuation splitting the kernel name", "void \\\nk\\\n(double *a) {}", "k", dbl, nil},
+		{"continuation in a // comment hides a definition", "// old: \\\nvoid k(float *a) {}\nvoid k(double *a) {}", "k", dbl, nil},
+		{"continuation splitting #if", "#i\\\nf 0\nvoid k(float *a) {}\n#endif\nvoid k(double *a) {}", "k", dbl, nil},
+		{"continuation with CRLF", "void k(dou\\\r\nble *a) {}", "k", dbl, nil},
+		{"digraphs", "%:define N 3\nvoid k(double a<:N:>) <% a<:0:> = 1; %>", "k", dbl, nil},
+		{"digraph directive", "%:if 0\nvoid k(float *a) <% %>\n%:endif\nvoid k(double *a) <% %>", "k", dbl, nil},
+		{"GNU attributes in the signature", "__attribute__((always_inline)) static inline void __attribute__((hot)) k(double *a __attribute__((unused))) __attribute__((nonnull)) {}", "k", dbl, nil},
+		{"standard attributes in the signature", "[[gnu::hot]] void k([[maybe_unused]] double *a) [[gnu::nonnull]] {}", "k", dbl, nil},
+		{"__attribute without underscores at the end", "void k(double *__attribute((aligned(8))) a) {}", "k", dbl, nil},
 		{"reserved name in a comment is fine", "/* op2_range */\nvoid k(double *a) { /* OP2_X */ char *s = \"op2_n\"; }", "k", dbl, nil},
 	}
 	runParseCases(t, cases)
@@ -162,10 +184,11 @@ func runParseCases(t *testing.T, cases []struct {
 					t.Errorf("param %d = %+v, want name %q type %v depth %d ctype %q", i, g, w.Name, w.Type, w.Depth, w.CType)
 				}
 			}
-			if got := c.src[info.NameStart : info.NameStart+len(c.fn)]; got != c.fn {
+			src := clex.Normalize(c.src) // what the offsets refer to
+			if got := src[info.NameStart : info.NameStart+len(c.fn)]; got != c.fn {
 				t.Errorf("NameStart points at %q", got)
 			}
-			if c.src[info.BodyOpen] != '{' || c.src[info.BodyClose] != '}' || c.src[info.ListStart-1] != '(' || c.src[info.ListEnd] != ')' {
+			if src[info.BodyOpen] != '{' || src[info.BodyClose] != '}' || src[info.ListStart-1] != '(' || src[info.ListEnd] != ')' {
 				t.Errorf("positions %d %d %d %d do not point at the definition", info.ListStart, info.ListEnd, info.BodyOpen, info.BodyClose)
 			}
 		})
@@ -173,7 +196,7 @@ func runParseCases(t *testing.T, cases []struct {
 }
 
 func TestKernelMacrosAndTopLevel(t *testing.T) {
-	src := "#define k 3\n#define n(x) x\n#if 0\n#define dead 1\n#endif\n#ifdef EXT\n#define maybe 2\n#endif\n#undef k\n#define k 4\n" +
+	src := "#define k 3\n#define n(x) x\n#if 0\n#define dead 1\n#endif\n#ifdef __EXT\n#define maybe 2\n#endif\n#ifdef EXT\n#define not_defined 2\n#endif\n#undef k\n#define k 4\n" +
 		"static double MIN(double a, double b) { return a < b ? a : b; }\nvoid f(double *x) { *x = MAX(k, n(1)); }"
 	info, err := ParseKernel(src, "f")
 	if err != nil {
@@ -225,6 +248,31 @@ func TestConstNameProblem(t *testing.T) {
 		got := ConstNameProblem(c.name)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("ConstNameProblem(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestParseKernelArraysOfArrays: a parameter declared as an array of
+// arrays cannot receive what GoOP2 passes; the reader says so, naming it.
+func TestParseKernelArraysOfArrays(t *testing.T) {
+	cases := []struct {
+		src     string
+		problem string // substring of Problem; "" for none
+	}{
+		{"void k(double x[3][2]) {}", "parameter x is an array of arrays"},
+		{"void k(const double x[][2]) {}", "parameter x is an array of arrays"},
+		{"typedef double row[2];\nvoid k(row x[3]) {}", "parameter x is an array of arrays"},
+		{"typedef double mat[3][2];\nvoid k(mat m) {}", "parameter m is an array of arrays"},
+		{"void k(double *x[3]) {}", ""},
+		{"void k(double x[6]) {}", ""},
+	}
+	for _, c := range cases {
+		info, err := ParseKernel(c.src, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Params[0].Problem; (c.problem == "") != (got == "") || !strings.Contains(got, c.problem) {
+			t.Errorf("%q: Problem %q, want %q", c.src, got, c.problem)
 		}
 	}
 }

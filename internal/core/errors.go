@@ -45,6 +45,8 @@ type DeviceBuildError struct {
 	Device     string // the device's name
 	SourcePath string // where the generated source was written, or "" if it could not be
 	Log        string // the device compiler's build log
+	Output     string // what the driver printed on standard error during the build
+	Hint       string // what the log means, when GoOP2 recognises it ("" otherwise)
 	Err        error  // the driver's error
 }
 
@@ -53,8 +55,16 @@ func (e *DeviceBuildError) Error() string {
 	if src == "" {
 		src = "not saved"
 	}
-	return fmt.Sprintf("building the %s program for device %q failed (generated source %s); build log:\n%s",
-		e.API, e.Device, src, strings.TrimSpace(e.Log))
+	hint := ""
+	if e.Hint != "" {
+		hint = ": " + e.Hint
+	}
+	msg := fmt.Sprintf("building the %s program for device %q failed (generated source %s)%s; build log:\n%s",
+		e.API, e.Device, src, hint, strings.TrimSpace(e.Log))
+	if o := strings.TrimSpace(e.Output); o != "" {
+		msg += "\ndriver output during the build:\n" + o
+	}
+	return msg
 }
 
 // Unwrap returns the driver's error.

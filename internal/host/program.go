@@ -64,13 +64,19 @@ type constSlot struct {
 }
 
 // NewCompiler returns the C compiler of a configuration, with the disk
-// cache it keeps libraries in.
+// cache it keeps libraries in. It checks that the compiler runs (once per
+// command, see jit.Compiler.Check), so that a missing compiler is reported
+// when the backend is opened, with what to install.
 func NewCompiler(cfg *exec.Config) (*jit.Compiler, error) {
 	dir, err := cache.Open(cfg.CacheDir)
 	if err != nil {
 		return nil, err
 	}
-	return &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, Cache: dir}, nil
+	cc := &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, Cache: dir}
+	if err := cc.Check(); err != nil {
+		return nil, err
+	}
+	return cc, nil
 }
 
 // NewProgram compiles src (or takes it from the cache) and prepares argument

@@ -244,32 +244,67 @@ func SplitCommand(s string) ([]string, error) {
 	return words, nil
 }
 
-// identity resolves the compiler command and returns its identity: the
-// command, the resolved path, the version line and the CPU.
-func (c *Compiler) identity() (string, error) {
-	c.idOnce.Do(func() {
-		argv, err := SplitCommand(c.CC)
+// Check verifies that the compiler command can be used: it parses, is
+// found, and runs (`CC --version`). The answer is cached per command and
+// PATH for the life of the process, so checking again costs a map lookup.
+// A failure matches ErrNoCompiler and says what to install.
+func (c *Compiler) Check() error {
+	_, err := c.identity()
+	return err
+}
+
+// probe is the outcome of running one compiler command's --version.
+type probe struct {
+	once sync.Once
+	argv []string // the command's words, the first resolved to a path
+	line string   // the first line of its --version output
+	err  error
+}
+
+// probes caches probe results by command and PATH: starting the compiler
+// takes milliseconds, and Configure checks it every time.
+var probes sync.Map // string -> *probe
+
+func probeCompiler(cc string) *probe {
+	v, _ := probes.LoadOrStore(cc+"\x00"+os.Getenv("PATH"), &probe{})
+	p := v.(*probe)
+	p.once.Do(func() {
+		argv, err := SplitCommand(cc)
 		if err == nil && len(argv) == 0 {
 			err = errors.New("it is empty")
 		}
 		if err != nil {
-			c.idErr = &noCompiler{fmt.Errorf("the C compiler command CC=%q cannot be used: %v", c.CC, err)}
+			p.err = &noCompiler{fmt.Errorf("the C compiler command CC=%q cannot be used: %v (install gcc, e.g. `apt-get install gcc`, and set CC to its name)", cc, err)}
 			return
 		}
 		path, err := exec.LookPath(argv[0])
 		if err != nil {
-			c.idErr = &noCompiler{fmt.Errorf("the C compiler %q (from CC=%q) was not found (install gcc, e.g. `apt-get install gcc`, or set CC): %w", argv[0], c.CC, err)}
+			p.err = &noCompiler{fmt.Errorf("the C compiler %q (from CC=%q) was not found (install gcc: `apt-get install gcc`, or set CC to an installed C compiler): %w", argv[0], cc, err)}
 			return
 		}
 		argv[0] = path
 		out, err := exec.Command(path, append(argv[1:len(argv):len(argv)], "--version")...).CombinedOutput()
 		if err != nil {
-			c.idErr = &noCompiler{fmt.Errorf("the C compiler %q does not run (`%s --version`): %v: %s", c.CC, strings.Join(argv, " "), err, out)}
+			p.err = &noCompiler{fmt.Errorf("the C compiler %q does not run (`%s --version`): %v: %s (install gcc: `apt-get install gcc`, or set CC to a working C compiler)", cc, strings.Join(argv, " "), err, strings.TrimSpace(string(out)))}
 			return
 		}
-		line, _, _ := strings.Cut(string(out), "\n")
-		c.argv = argv
-		c.id = strings.Join(argv, "\x00") + "\n" + line + "\n" + cpuIdentity()
+		p.line, _, _ = strings.Cut(string(out), "\n")
+		p.argv = argv
+	})
+	return p
+}
+
+// identity resolves the compiler command and returns its identity: the
+// command, the resolved path, the version line and the CPU.
+func (c *Compiler) identity() (string, error) {
+	c.idOnce.Do(func() {
+		p := probeCompiler(c.CC)
+		if p.err != nil {
+			c.idErr = p.err
+			return
+		}
+		c.argv = append([]string(nil), p.argv...)
+		c.id = strings.Join(c.argv, "\x00") + "\n" + p.line + "\n" + cpuIdentity()
 	})
 	return c.id, c.idErr
 }

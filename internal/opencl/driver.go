@@ -11,6 +11,8 @@ package opencl
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+static void op2cl_flush_stdio(void) { fflush(NULL); }
 
 typedef int32_t cl_int;
 typedef uint32_t cl_uint;
@@ -104,9 +106,11 @@ import "C"
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"unsafe"
 )
 
@@ -344,18 +348,68 @@ func (c *Context) Zero(b *Buffer, n int) error {
 // Finish waits for every queued command.
 func (c *Context) Finish() error { return check("clFinish", C.op2cl_finish(c.queue)) }
 
-// BuildError is a program that failed to build; Log is the compiler's log.
+// BuildError is a program that failed to build; Log is the compiler's log
+// and Output what the driver printed on standard error while building
+// (some drivers, PoCL among them, print diagnostics there rather than in
+// the log).
 type BuildError struct {
-	Log string
+	Log    string
+	Output string
 }
 
 func (e *BuildError) Error() string {
-	return "OpenCL program build failed; build log:\n" + strings.TrimSpace(e.Log)
+	msg := "OpenCL program build failed; build log:\n" + strings.TrimSpace(e.Log)
+	if o := strings.TrimSpace(e.Output); o != "" {
+		msg += "\ndriver output during the build:\n" + o
+	}
+	return msg
 }
 
 // Program is a built OpenCL program.
 type Program struct {
 	prog C.cl_handle
+	// Output is what the driver printed on standard error while building
+	// the program (warnings), captured instead of reaching the terminal.
+	Output string
+}
+
+// stderrMu serialises the builds that redirect the process's standard
+// error.
+var stderrMu sync.Mutex
+
+// captureStderr runs f with file descriptor 2 redirected to a temporary
+// file and returns what was written to it. Anything else the process
+// writes to standard error meanwhile is captured too. If the redirection
+// cannot be set up, f runs without it.
+func captureStderr(f func()) string {
+	stderrMu.Lock()
+	defer stderrMu.Unlock()
+	tmp, err := os.CreateTemp("", "goop2-opencl-build-*")
+	if err != nil {
+		f()
+		return ""
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	C.op2cl_flush_stdio()
+	saved, err := syscall.Dup(2)
+	if err != nil {
+		f()
+		return ""
+	}
+	defer syscall.Close(saved)
+	if err := syscall.Dup3(int(tmp.Fd()), 2, 0); err != nil {
+		f()
+		return ""
+	}
+	f()
+	C.op2cl_flush_stdio()
+	_ = syscall.Dup3(saved, 2, 0)
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return ""
+	}
+	out, _ := io.ReadAll(io.LimitReader(tmp, 1<<20))
+	return string(out)
 }
 
 // BuildSource compiles src for the context's device.
@@ -392,7 +446,9 @@ func (c *Context) BuildBinary(bin []byte, options string) (*Program, error) {
 func (c *Context) build(p C.cl_handle, options string) (*Program, error) {
 	copts := C.CString(options)
 	defer C.free(unsafe.Pointer(copts))
-	if code := C.op2cl_build(p, c.Device.id, copts); code != 0 {
+	var code C.cl_int
+	output := captureStderr(func() { code = C.op2cl_build(p, c.Device.id, copts) })
+	if code != 0 {
 		var n C.size_t
 		C.op2cl_build_log(p, c.Device.id, 0, nil, &n)
 		log := make([]byte, int(n)+1)
@@ -402,9 +458,9 @@ func (c *Context) build(p C.cl_handle, options string) (*Program, error) {
 		if code != -11 {
 			msg = fmt.Sprintf("clBuildProgram error %d (%s)\n%s", int(code), codeName(int(code)), msg)
 		}
-		return nil, &BuildError{Log: msg}
+		return nil, &BuildError{Log: msg, Output: output}
 	}
-	return &Program{prog: p}, nil
+	return &Program{prog: p, Output: output}, nil
 }
 
 // Binary returns the program's device binary, for the disk cache.

@@ -1,7 +1,10 @@
 package opencl
 
 import (
+	"errors"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"unsafe"
 )
@@ -76,5 +79,42 @@ func TestBuildLog(t *testing.T) {
 	_, err := ctx.BuildSource("__kernel void bad(__global int *x) { x[0] = ; }", "")
 	if err == nil || !strings.Contains(err.Error(), "build log") || !strings.Contains(err.Error(), "error") {
 		t.Fatalf("error %v, want the build log", err)
+	}
+}
+
+// TestCaptureStderr: what is written to file descriptor 2 while a build
+// runs is captured, and standard error works as before afterwards.
+func TestCaptureStderr(t *testing.T) {
+	out := captureStderr(func() {
+		syscall.Write(2, []byte("from the driver\n"))
+		os.Stderr.WriteString("from Go\n")
+	})
+	if out != "from the driver\nfrom Go\n" {
+		t.Errorf("captured %q", out)
+	}
+	if _, err := syscall.Write(2, nil); err != nil {
+		t.Errorf("standard error after the capture: %v", err)
+	}
+}
+
+// TestBuildOutput: a build's Output holds what the driver printed on
+// standard error (a kernel printf format warning, say), and a failed
+// build's error carries it.
+func TestBuildOutput(t *testing.T) {
+	ctx := device(t)
+	p, err := ctx.BuildSource("__kernel void fine(__global int *x) { x[0] = 1; }", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(p.Output, "error") {
+		t.Errorf("Output of a clean build: %q", p.Output)
+	}
+	_, err = ctx.BuildSource("__kernel void bad(__global int *x) { x[0] = undefined_fn(1); }", "")
+	var be *BuildError
+	if !errors.As(err, &be) {
+		t.Fatalf("error %v is not a *BuildError", err)
+	}
+	if !strings.Contains(be.Log+be.Output, "undefined_fn") {
+		t.Errorf("neither log %q nor output %q names the function", be.Log, be.Output)
 	}
 }

@@ -15,10 +15,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/cache"
+	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/devrt"
@@ -172,7 +174,8 @@ func (b *backend) build(l *core.Loop, src string) (*cl.Kernel, string, error) {
 	if err != nil {
 		var be *cl.BuildError
 		if errors.As(err, &be) {
-			de := &core.DeviceBuildError{API: "OpenCL", Device: d.Name, Log: be.Log, Err: err}
+			de := &core.DeviceBuildError{API: "OpenCL", Device: d.Name, Log: be.Log, Output: be.Output, Err: err}
+			de.Hint = missingFunctionsHint(l, be.Log+"\n"+be.Output)
 			if b.cache.WriteFile(key+".cl", []byte(src)) == nil {
 				de.SourcePath = b.cache.File(key + ".cl")
 			}
@@ -306,4 +309,46 @@ func (d *driver) Launch(kh devrt.Kernel, args []devrt.Arg, groups, local int) er
 	}
 	d.last = append(d.last[:0], args...)
 	return d.ctx.Launch(k, groups, local)
+}
+
+// undeclaredRE finds the functions a build log says are not declared.
+var undeclaredRE = regexp.MustCompile(`(?:implicit declaration of function|undeclared function|use of undeclared identifier) '([A-Za-z_][A-Za-z0-9_]*)'`)
+
+// missingFunctionsHint explains a build that failed because the kernel
+// calls functions OpenCL C does not have (C library functions such as j0
+// or drand48), or returns "".
+func missingFunctionsHint(l *core.Loop, log string) string {
+	info := l.Kernel.Info
+	var names []string
+	seen := map[string]bool{}
+	for _, m := range undeclaredRE.FindAllStringSubmatch(log, -1) {
+		name := m[1]
+		if seen[name] || strings.HasPrefix(name, "op2_") || info == nil || !info.Idents[name] || info.TopLevel[name] || !calls(l.Kernel.Source, name) {
+			continue
+		}
+		seen[name] = true
+		names = append(names, name)
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("the kernel calls %s, which is not available in OpenCL C (OpenCL has its own built-in functions instead of the C library); define %s in the kernel source or run the loop on a host backend (sequential, openmp)", names[0], names[0])
+	}
+	return fmt.Sprintf("the kernel calls %s, which are not available in OpenCL C (OpenCL has its own built-in functions instead of the C library); define them in the kernel source or run the loop on a host backend (sequential, openmp)", strings.Join(names, ", "))
+}
+
+// calls reports whether C source src calls function name.
+func calls(src, name string) bool {
+	for off := 0; off < len(src); {
+		i := clex.IndexIdent(src[off:], name)
+		if i < 0 {
+			return false
+		}
+		off += i + len(name)
+		if j := clex.SkipSpace(src, off); j < len(src) && src[j] == '(' {
+			return true
+		}
+	}
+	return false
 }

@@ -166,6 +166,9 @@ func Analyse(d *Dialect, l *core.Loop, localMem int) (*Layout, error) {
 		}
 	}
 	for _, c := range l.Consts {
+		if why := core.OpenCLNameProblem(c.Name); why != "" {
+			return nil, fmt.Errorf("const %q: its name is %s; rename the constant", c.Name, why)
+		}
 		off := (lay.ConstBytes + 7) &^ 7
 		lay.Consts = append(lay.Consts, ConstSlot{Const: c, Offset: off})
 		lay.ConstBytes = off + c.Bytes()
@@ -361,7 +364,11 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 	}
 	for i, p := range info.Params {
 		if i < len(l.Args) && !lay.priv[i] {
-			params = append(params, lay.qualifier(l, i)+" "+p.Text)
+			text := p.Text
+			if p.Plain != "" {
+				text = p.Plain // a typedef'd pointer: qualify what it points to
+			}
+			params = append(params, lay.qualifier(l, i)+" "+text)
 		} else {
 			params = append(params, p.Text)
 		}
@@ -394,6 +401,9 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 	for _, at := range u.constTables {
 		edits = append(edits, edit{at, at, lay.d.ConstTable + " "})
 	}
+	for _, at := range u.constPtrs {
+		edits = append(edits, edit{at, at, " " + lay.d.Constant + " "})
+	}
 	for i := range u.defs {
 		f := &u.defs[i]
 		edits = append(edits, edit{f.nameAt, f.nameAt + len(f.name), funcName(f.name)}, list(f))
@@ -418,7 +428,17 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 			edits = append(edits, edit{c.open + 1, c.open + 1, arg})
 		}
 	}
-	return longLong.ReplaceAllString(applyEdits(k.Source, edits), lay.d.Int64), nil
+	// [[...]] attributes are blanked in place (same offsets, so they never
+	// collide with the edits).
+	src := []byte(k.Source)
+	for _, sp := range u.stdAttrs {
+		for i := sp[0]; i < sp[1]; i++ {
+			if src[i] != '\n' {
+				src[i] = ' '
+			}
+		}
+	}
+	return longLong.ReplaceAllString(applyEdits(string(src), edits), lay.d.Int64), nil
 }
 
 // constLocals declares, for the body of definition i, a read-only local

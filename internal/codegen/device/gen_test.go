@@ -348,3 +348,38 @@ func TestPassedOn(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenCLNamedConstRefused: a constant named like an OpenCL C keyword,
+// type or built-in (made without NewConst's check) is refused when the
+// device code is generated, with an error naming it.
+func TestOpenCLNamedConstRefused(t *testing.T) {
+	tl := newTestLoop()
+	args := []core.Arg{{Data: tl.dat("q", 1, tl.edges), Access: core.Write, Kind: core.ArgDirect}}
+	for _, name := range []string{"global", "local", "constant", "kernel", "half", "float4", "image2d_t", "get_global_id"} {
+		l := loop(t, "void k(double *a) { a[0] = "+name+"; }", "k", tl.edges, []*core.Const{newConst(name, 1)}, args...)
+		_, err := Analyse(OpenCL, l, 48*1024)
+		if err == nil || !strings.Contains(err.Error(), `const "`+name+`"`) || !strings.Contains(err.Error(), "OpenCL") {
+			t.Errorf("const %q: error %v, want one naming the constant and OpenCL", name, err)
+		}
+	}
+}
+
+// TestStandardAttributesDropped: [[...]] attributes, which OpenCL C does
+// not accept, are removed from the user's source, also where the
+// generator adds the hidden constants parameter; GNU attributes stay.
+func TestStandardAttributesDropped(t *testing.T) {
+	src := `[[gnu::pure]] static double g([[maybe_unused]] double v) { return v * eps; }
+[[gnu::hot]] __attribute__((noinline)) void kern([[maybe_unused]] double *a) { a[0] = g(a[0]); }`
+	tl := newTestLoop()
+	args := []core.Arg{{Data: tl.dat("q", 1, tl.edges), Access: core.Write, Kind: core.ArgDirect}}
+	s, _ := gen(t, loop(t, src, "kern", tl.edges, []*core.Const{newConst("eps", 2)}, args...), 48*1024)
+	user := s[strings.Index(s, "/* user kernel"):strings.Index(s, "/* end of user kernel")]
+	if strings.Contains(user, "[[") {
+		t.Errorf("[[ left in\n%s", user)
+	}
+	for _, w := range []string{"static double op2_f_g(__constant char *op2_consts, ", " double v) {", "__attribute__((noinline)) void op2_f_kern("} {
+		if !strings.Contains(user, w) {
+			t.Errorf("no %q in\n%s", w, user)
+		}
+	}
+}

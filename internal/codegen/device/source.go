@@ -55,10 +55,15 @@ type userSource struct {
 	bodyIdents  []map[string]bool
 	macroIdents map[string]bool
 	includes    [][2]int // spans of #include directives of headers OpenCL C provides
+	stdAttrs    [][2]int // spans of [[...]] attributes, which OpenCL C does not accept
 	// constTables are the positions of file-scope declarations of const
 	// variables with initialisers (lookup tables): OpenCL C 1.2 wants
 	// them in the __constant address space.
 	constTables []int
+	// constPtrs are the positions just after the '*' of such declarations
+	// that declare pointers (const char *msg = "..."): the variable itself
+	// must be in __constant, not only what it points to.
+	constPtrs []int
 }
 
 // builtinHeaders are the C headers whose content OpenCL C has built in (or
@@ -77,8 +82,9 @@ var (
 // scanSource reads src.
 func scanSource(src string) (*userSource, error) {
 	withDirectives := blankComments(src)
-	code := blankDirectives(withDirectives)
-	u := &userSource{src: src, code: code, defined: map[string]bool{}, typedefs: map[string]bool{}, macroIdents: map[string]bool{}}
+	plain := blankDirectives(withDirectives)
+	code := clex.BlankAttributes(plain)
+	u := &userSource{src: src, code: code, stdAttrs: stdAttributeSpans(plain, code), defined: map[string]bool{}, typedefs: map[string]bool{}, macroIdents: map[string]bool{}}
 
 	// Directives: macros defined, standard headers included, and the
 	// identifiers of macro replacement texts.
@@ -119,6 +125,11 @@ func scanSource(src string) (*userSource, error) {
 		case c == ';':
 			if isConstTable(code[stmt:i]) {
 				u.constTables = append(u.constTables, clex.SkipSpace(code, stmt))
+				if star := lastTopStar(code[stmt:i]); star >= 0 {
+					// const char *msg = "...": the pointer itself must be
+					// in __constant too.
+					u.constPtrs = append(u.constPtrs, stmt+star+1)
+				}
 			}
 			i++
 			stmt = i
@@ -574,12 +585,9 @@ func blankComments(src string) string {
 		c := src[i]
 		switch {
 		case strings.HasPrefix(src[i:], "//"):
-			e := strings.IndexByte(src[i:], '\n')
-			if e < 0 {
-				e = len(src) - i
-			}
-			clear(i, i+e)
-			i += e
+			e := clex.LineCommentEnd(src, i)
+			clear(i, e)
+			i = e
 		case strings.HasPrefix(src[i:], "/*"):
 			e := strings.Index(src[i+2:], "*/")
 			if e < 0 {
@@ -649,4 +657,51 @@ func blankDirectives(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// stdAttributeSpans returns the spans of the [[...]] attributes of plain
+// that clex.BlankAttributes blanked in code.
+func stdAttributeSpans(plain, code string) [][2]int {
+	var out [][2]int
+	for i := 0; i+1 < len(plain); i++ {
+		if plain[i] != '[' || plain[i+1] != '[' || code[i] != ' ' {
+			continue
+		}
+		depth, j := 0, i
+		for ; j < len(plain); j++ {
+			if plain[j] == '[' {
+				depth++
+			} else if plain[j] == ']' {
+				if depth--; depth == 0 {
+					break
+				}
+			}
+		}
+		if j >= len(plain) {
+			break
+		}
+		out = append(out, [2]int{i, j + 1})
+		i = j
+	}
+	return out
+}
+
+// lastTopStar returns the offset of the last '*' outside parentheses and
+// braces before the '=' of declaration decl, or -1.
+func lastTopStar(decl string) int {
+	head, _, _ := strings.Cut(decl, "=")
+	depth, star := 0, -1
+	for i := 0; i < len(head); i++ {
+		switch head[i] {
+		case '(', '{', '[':
+			depth++
+		case ')', '}', ']':
+			depth--
+		case '*':
+			if depth == 0 {
+				star = i
+			}
+		}
+	}
+	return star
 }
