@@ -129,3 +129,66 @@ func TestNVRTCCompilesEveryLoop(t *testing.T) {
 		t.Error(f)
 	}
 }
+
+// TestNVRTCCompilesKernelSourceForms compiles, for sm_90, the CUDA source
+// of kernels written in the forms C kernels take: lookup tables and
+// strings at file scope, helpers and prototypes, macros and conditionals,
+// standard headers, memcpy, long long, typedef'd pointers, attributes.
+func TestNVRTCCompilesKernelSourceForms(t *testing.T) {
+	nv, err := nvrtc.Load()
+	if err != nil {
+		if os.Getenv("OP2_REQUIRE_NVRTC") != "" {
+			t.Fatalf("OP2_REQUIRE_NVRTC is set but: %v", err)
+		}
+		t.Skipf("NVRTC is not installed: %v", err)
+	}
+	if err := op2.Configure(op2.Config{Backend: "sequential", CacheDir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	set, err := op2.NewSet(10, "forms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := op2.NewDat[float64](set, 2, nil, "formsx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := op2.NewDat[int64](set, 1, nil, "formsn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernels := map[string]string{
+		"tables": `#include <math.h>
+static const double weights[3] = {0.25, 0.5, 0.25};
+const char *names = "abc";
+void tables(double *x, long long *n) { x[0] = weights[1] * sqrt(x[1]) + names[0]; *n = (long long)x[0]; }`,
+		"helpers": `#include <string.h>
+#include <stdint.h>
+static inline double sq(double v);
+#define TWICE(v) (2 * (v))
+static inline double sq(double v) { return v * v; }
+void helpers(double *x, long long *n) { double t[2]; memcpy(t, x, sizeof t); x[0] = TWICE(sq(t[1])) + MIN(t[0], t[1]); *n = INT64_MAX; }`,
+		"conditional": `#define DIM 2
+#if DIM == 2 && defined(DIM)
+void conditional(double *restrict x, long long *n) { x[0] = x[1]; *n += 1; }
+#else
+void conditional(float *x) { }
+#endif`,
+		"typedefs": `typedef double real;
+typedef real *realp;
+static __attribute__((unused)) int unused_helper(int a) { return a; }
+void typedefs(realp x, long long *n) { x[0] = fabs(x[1]) + pow(x[1], 2) + (real)*n; }`,
+	}
+	for name, src := range kernels {
+		k := op2.NewKernel(src, name)
+		cuSrc, err := op2.Generate("cuda", k, set, x.Arg(op2.RW), n.Arg(op2.RW))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		_, log, err := nv.Compile(cuSrc, name+".cu", 90)
+		if err != nil || strings.TrimSpace(log) != "" {
+			t.Errorf("%s: %v\n%s\nsource:\n%s", name, err, log, cuSrc)
+		}
+	}
+}
