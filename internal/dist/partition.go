@@ -25,30 +25,40 @@ func BlockOwners(n, ranks int) []int32 {
 // elements that refer to it (ties go to the lower rank). A set no map
 // connects to a partitioned one is distributed in blocks.
 func Spread(m *Mesh, owner [][]int32, ranks int) {
+	// count is scratch for the votes of one element; mode clears the
+	// entries it was given, so each element costs its own votes, not the
+	// number of ranks.
 	count := make([]int32, ranks)
-	mode := func() int32 {
-		best := 0
-		for r := range count {
-			if count[r] > count[best] {
+	mode := func(votes []int32) int32 {
+		best := votes[0]
+		for _, r := range votes {
+			count[r]++
+		}
+		for _, r := range votes {
+			if c, cb := count[r], count[best]; c > cb || c == cb && r < best {
 				best = r
 			}
 		}
-		clear(count)
-		return int32(best)
+		for _, r := range votes {
+			count[r] = 0
+		}
+		return best
 	}
+	var votes []int32
 	for {
 		changed := false
 		for _, mp := range m.Maps {
-			if owner[mp.From] != nil || owner[mp.To] == nil {
+			if owner[mp.From] != nil || owner[mp.To] == nil || mp.Arity == 0 {
 				continue
 			}
 			o := make([]int32, m.Sets[mp.From].Size)
 			to := owner[mp.To]
 			for e := range o {
+				votes = votes[:0]
 				for _, t := range mp.Table[e*mp.Arity : (e+1)*mp.Arity] {
-					count[to[t]]++
+					votes = append(votes, to[t])
 				}
-				o[e] = mode()
+				o[e] = mode(votes)
 			}
 			owner[mp.From], changed = o, true
 		}
@@ -59,20 +69,29 @@ func Spread(m *Mesh, owner [][]int32, ranks int) {
 			if owner[mp.From] == nil || owner[mp.To] != nil {
 				continue
 			}
+			// The owners of the elements referring to each target, grouped
+			// by target (counting sort): memory in proportion to the map.
 			n := m.Sets[mp.To].Size
-			votes := make([]int32, n*ranks)
+			start := make([]int32, n+1)
+			for _, t := range mp.Table {
+				start[t+1]++
+			}
+			for t := range n {
+				start[t+1] += start[t]
+			}
+			voters := make([]int32, len(mp.Table))
+			next := slices.Clone(start[:n])
 			from := owner[mp.From]
 			for e := 0; e < m.Sets[mp.From].Size; e++ {
 				for _, t := range mp.Table[e*mp.Arity : (e+1)*mp.Arity] {
-					votes[int(t)*ranks+int(from[e])]++
+					voters[next[t]] = from[e]
+					next[t]++
 				}
 			}
 			o := BlockOwners(n, ranks)
 			for t := range o {
-				v := votes[t*ranks : (t+1)*ranks]
-				if slices.Max(v) > 0 {
-					copy(count, v)
-					o[t] = mode()
+				if v := voters[start[t]:start[t+1]]; len(v) > 0 {
+					o[t] = mode(v)
 				}
 			}
 			owner[mp.To], changed = o, true
