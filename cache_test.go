@@ -65,6 +65,9 @@ func helperProcess() int {
 	if os.Getenv("OP2_TEST_HELPER") == "opencl-unavailable" {
 		return openCLUnavailable()
 	}
+	if os.Getenv("OP2_TEST_HELPER") == "cuda-unavailable" {
+		return cudaUnavailable()
+	}
 	if os.Getenv("OP2_TEST_HELPER") == "reconfigure-openmp" {
 		return reconfigureOpenMP()
 	}

@@ -203,6 +203,31 @@ func TestOpenCLLibraryMissingIsUnavailable(t *testing.T) {
 	}
 }
 
+// TestCUDADriverMissingIsUnavailable: with no CUDA driver (in a child
+// process) opening the cuda backend fails with ErrBackendUnavailable, one
+// "op2: " prefix, and says what to install.
+func TestCUDADriverMissingIsUnavailable(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "OP2_TEST_HELPER=cuda-unavailable", "OP2_CUDA_LIBRARY=/nonexistent/libcuda.so.1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	msg, is, _ := strings.Cut(strings.TrimSpace(string(out)), "\nunavailable=")
+	wantPrefixOnce(t, errors.New(msg))
+	if is != "true" || !strings.Contains(msg, "libcuda.so.1") || !strings.Contains(msg, "NVIDIA driver") {
+		t.Errorf("child reported %q (ErrBackendUnavailable: %s)", msg, is)
+	}
+}
+
+// cudaUnavailable is the child process of
+// TestCUDADriverMissingIsUnavailable.
+func cudaUnavailable() int {
+	err := op2.Use("cuda")
+	fmt.Printf("%v\nunavailable=%v\n", err, errors.Is(err, op2.ErrBackendUnavailable))
+	return 0
+}
+
 // openCLUnavailable is the child process of
 // TestOpenCLLibraryMissingIsUnavailable.
 func openCLUnavailable() int {

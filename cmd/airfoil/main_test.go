@@ -204,8 +204,8 @@ func TestReferenceOutputOpenCL(t *testing.T) {
 func TestAirfoilOnRanks(t *testing.T) {
 	if mpitest.InRanks() {
 		var out bytes.Buffer
-		o := options{backend: os.Getenv("AIRFOIL_BACKEND"), iters: 200, partition: os.Getenv("AIRFOIL_PARTITION"), dumpQ: os.Getenv("AIRFOIL_DUMP"), vtkPath: os.Getenv("AIRFOIL_VTK")}
-		fmt.Sscan(os.Getenv("AIRFOIL_MESH"), &o.ni, &o.nj)
+		o := options{backend: os.Getenv("AIRFOIL_BACKEND"), partition: os.Getenv("AIRFOIL_PARTITION"), dumpQ: os.Getenv("AIRFOIL_DUMP"), vtkPath: os.Getenv("AIRFOIL_VTK")}
+		fmt.Sscan(os.Getenv("AIRFOIL_MESH"), &o.ni, &o.nj, &o.iters)
 		if _, err := run(o, &out); err != nil {
 			t.Fatal(err)
 		}
@@ -222,20 +222,21 @@ func TestAirfoilOnRanks(t *testing.T) {
 	type job struct {
 		ranks           int
 		partition, back string
-		ni, nj          int
+		ni, nj, iters   int
 	}
-	jobs := []job{{3, "metis", "openmp", 40, 60}}
+	jobs := []job{{3, "metis", "openmp", 40, 60, 200}}
 	if !testing.Short() {
-		jobs = append(jobs, job{2, "rcb", "sequential", 40, 60}, job{4, "block", "sequential", 40, 60}, job{2, "rcb", "openmp", 400, 600}, job{3, "metis", "sequential", 400, 600})
+		jobs = append(jobs, job{2, "rcb", "sequential", 40, 60, 200}, job{4, "block", "sequential", 40, 60, 200}, job{2, "rcb", "openmp", 400, 600, 200}, job{3, "metis", "sequential", 400, 600, 200},
+			job{2, "metis", "sequential", 400, 600, 1000})
 	}
-	serial := map[[2]int]*result{}
-	serialOut := map[[2]int]string{}
+	serial := map[[3]int]*result{}
+	serialOut := map[[3]int]string{}
 	for _, j := range jobs {
-		t.Run(fmt.Sprintf("%d-ranks-%s-%s-%dx%d", j.ranks, j.partition, j.back, j.ni, j.nj), func(t *testing.T) {
-			key := [2]int{j.ni, j.nj}
+		t.Run(fmt.Sprintf("%d-ranks-%s-%s-%dx%d-%d-iters", j.ranks, j.partition, j.back, j.ni, j.nj, j.iters), func(t *testing.T) {
+			key := [3]int{j.ni, j.nj, j.iters}
 			if serial[key] == nil {
 				var out bytes.Buffer
-				res, err := run(options{backend: "sequential", iters: 200, ni: j.ni, nj: j.nj}, &out)
+				res, err := run(options{backend: "sequential", iters: j.iters, ni: j.ni, nj: j.nj}, &out)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -244,7 +245,7 @@ func TestAirfoilOnRanks(t *testing.T) {
 			dir := t.TempDir()
 			dump, outPath, vtu := filepath.Join(dir, "q.dat"), filepath.Join(dir, "out.txt"), filepath.Join(dir, "a.vtu")
 			mpitest.Run(t, j.ranks, 4*time.Minute, "AIRFOIL_BACKEND="+j.back, "AIRFOIL_PARTITION="+j.partition,
-				"AIRFOIL_DUMP="+dump, "AIRFOIL_OUT="+outPath, "AIRFOIL_VTK="+vtu, fmt.Sprintf("AIRFOIL_MESH=%d %d", j.ni, j.nj))
+				"AIRFOIL_DUMP="+dump, "AIRFOIL_OUT="+outPath, "AIRFOIL_VTK="+vtu, fmt.Sprintf("AIRFOIL_MESH=%d %d %d", j.ni, j.nj, j.iters))
 			checkVTK(t, vtu, j.ni, j.nj, serial[key].q)
 			out, err := os.ReadFile(outPath)
 			if err != nil {
@@ -253,7 +254,7 @@ func TestAirfoilOnRanks(t *testing.T) {
 			if string(out) != serialOut[key] {
 				t.Errorf("rms lines on %d ranks:\n%s\none rank:\n%s", j.ranks, out, serialOut[key])
 			}
-			if key == [2]int{400, 600} && string(out) != strings.Join(reference[:2], "\n")+"\n" {
+			if j.ni == 400 && j.nj == 600 && string(out) != strings.Join(reference[:j.iters/100], "\n")+"\n" {
 				t.Errorf("rms lines differ from OP2's reference:\n%s", out)
 			}
 			q := readDat(t, dump)
@@ -261,9 +262,18 @@ func TestAirfoilOnRanks(t *testing.T) {
 			if len(q) != len(want) {
 				t.Fatalf("dumped %d values, want %d", len(q), len(want))
 			}
+			// Increments reach a cell in another order on several ranks
+			// (core, owned and exec-halo edges), so values differ by
+			// rounding: each within 1e-12 of its component's largest
+			// magnitude (after 1000 iterations, components near zero
+			// differ by more than 1e-12 of themselves).
+			scale := make([]float64, 4)
+			for i, v := range want {
+				scale[i%4] = max(scale[i%4], math.Abs(v))
+			}
 			for i := range q {
-				if !close(q[i], want[i], 1e-12) {
-					t.Fatalf("q[%d] = %.17g on %d ranks, %.17g on one", i, q[i], j.ranks, want[i])
+				if math.Abs(q[i]-want[i]) > 1e-12*scale[i%4] {
+					t.Fatalf("q[%d] = %.17g on %d ranks, %.17g on one (component scale %g)", i, q[i], j.ranks, want[i], scale[i%4])
 				}
 			}
 		})

@@ -1,0 +1,33 @@
+package cuda
+
+import (
+	"testing"
+
+	cu "github.com/goop2/op2/internal/cuda"
+	"github.com/goop2/op2/internal/devrt"
+)
+
+// TestPackParams: device addresses and ints go into their slots, and the
+// shared-memory buffers become offsets into one dynamic allocation, each
+// aligned, in the order the generated kernel declares them.
+func TestPackParams(t *testing.T) {
+	args := []devrt.Arg{
+		{Kind: devrt.ArgBuffer, Buf: &cu.Buffer{Ptr: 0x7f0000001000}},
+		{Kind: devrt.ArgInt, Int: -3},
+		{Kind: devrt.ArgLocal, Int: 100}, // staging: 100 bytes, rounded up to 112
+		{Kind: devrt.ArgBuffer, Buf: &cu.Buffer{Ptr: 0x7f0000002000}},
+		{Kind: devrt.ArgLocal, Int: 512}, // a reduction's tree
+		{Kind: devrt.ArgLocal, Int: 8},
+	}
+	slots := make([]uint64, len(args))
+	shared := packParams(args, slots)
+	want := []uint64{0x7f0000001000, 0xfffffffd, 0, 0x7f0000002000, 112, 624}
+	for i := range want {
+		if slots[i] != want[i] {
+			t.Errorf("slot %d = %#x, want %#x", i, slots[i], want[i])
+		}
+	}
+	if shared != 640 {
+		t.Errorf("dynamic shared memory %d, want 640", shared)
+	}
+}
