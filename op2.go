@@ -117,6 +117,16 @@ type Config struct {
 	// OpenCLDevice selects the OpenCL device type: "cpu", "gpu",
 	// "accelerator" (default $OP2_OPENCL_DEVICE, else any).
 	OpenCLDevice string
+	// DeviceScheme is how the device backends (opencl, cuda) apply
+	// increments through maps (default $OP2_DEVICE_SCHEME, else
+	// "staged"): "staged" stages a block's indirect data in shared memory
+	// and applies increments colour by colour (OP2's original GPU
+	// scheme); "atomics" leaves the data in device memory and adds each
+	// increment atomically, with no colours (OP2's current GPU default),
+	// for loops whose only modifications through maps are increments;
+	// other loops stay staged. With atomics, floating-point increments
+	// are summed in an order that varies from run to run.
+	DeviceScheme string
 }
 
 // Runtime is one GoOP2 run time: a configuration and its open backends,
@@ -214,6 +224,9 @@ func (r *Runtime) Configure(c Config) error {
 	}
 	if c.OpenCLDevice != "" {
 		def.OpenCLDevice = c.OpenCLDevice
+	}
+	if c.DeviceScheme != "" {
+		def.DeviceScheme = c.DeviceScheme
 	}
 	def.PlanCheck = def.PlanCheck || c.PlanCheck
 	def.Check = def.Check || c.Check

@@ -254,7 +254,11 @@ func TestAirfoilOnRanks(t *testing.T) {
 			if string(out) != serialOut[key] {
 				t.Errorf("rms lines on %d ranks:\n%s\none rank:\n%s", j.ranks, out, serialOut[key])
 			}
-			if j.ni == 400 && j.nj == 600 && string(out) != strings.Join(reference[:j.iters/100], "\n")+"\n" {
+			wantOut := strings.Join(reference[:j.iters/100], "\n") + "\n"
+			if j.iters == 1000 {
+				wantOut += "This test is considered PASSED\n"
+			}
+			if j.ni == 400 && j.nj == 600 && string(out) != wantOut {
 				t.Errorf("rms lines differ from OP2's reference:\n%s", out)
 			}
 			q := readDat(t, dump)

@@ -108,7 +108,8 @@ func NewProgram(drv Driver, owner any, l *core.Loop, lay *device.Layout, src str
 			SharedBudget: device.StagingBudget(l, lay.Reductions, drv.LocalMem()), TooLarge: p.tooLarge}
 		for i := range l.Args {
 			if d := lay.Inds[i]; d >= 0 {
-				p.needs.Modifies[i] = lay.DSModified[d]
+				// Atomic increments need no colouring.
+				p.needs.Modifies[i] = lay.DSModified[d] && !lay.Atomic
 				p.needs.Unstaged[i] = lay.DSGlobal[d]
 			}
 		}

@@ -204,6 +204,9 @@ type Config struct {
 
 	OpenCLPlatform string // substring of the OpenCL platform name to use; "" = any
 	OpenCLDevice   string // OpenCL device type: "cpu", "gpu", "accelerator" or "" (any)
+	// DeviceScheme is how device backends apply increments through maps:
+	// "staged" (default: shared memory, colours) or "atomics".
+	DeviceScheme string
 }
 
 // MaxThreads is the largest OpenMP thread count accepted from the
@@ -239,7 +242,7 @@ func DefaultCacheDir() string {
 // ConfigFromEnv returns the default configuration with the environment's
 // overrides applied: OP2_BACKEND, CC, OP2_CFLAGS (space separated),
 // OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE, OP2_PLAN_CHECK, OP2_CHECK,
-// OP2_OPENCL_PLATFORM and OP2_OPENCL_DEVICE.
+// OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE and OP2_DEVICE_SCHEME.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Backend: "sequential", CC: "cc"}
 	if v := os.Getenv("OP2_BACKEND"); v != "" {
@@ -277,6 +280,7 @@ func ConfigFromEnv() (Config, error) {
 	}
 	cfg.OpenCLPlatform = os.Getenv("OP2_OPENCL_PLATFORM")
 	cfg.OpenCLDevice = os.Getenv("OP2_OPENCL_DEVICE")
+	cfg.DeviceScheme = os.Getenv("OP2_DEVICE_SCHEME")
 	if v := os.Getenv("OP2_PLAN_CHECK"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {

@@ -49,9 +49,14 @@ func init() {
 }
 
 // Generate returns the CUDA source of the loop for a device with
-// sharedMem bytes of shared memory per block.
+// sharedMem bytes of shared memory per block, in the Staged scheme.
 func Generate(l *core.Loop, sharedMem int) (string, error) {
-	lay, err := device.Analyse(device.CUDA, l, sharedMem)
+	return GenerateScheme(l, sharedMem, device.Staged)
+}
+
+// GenerateScheme is Generate in the given scheme.
+func GenerateScheme(l *core.Loop, sharedMem int, scheme device.Scheme) (string, error) {
+	lay, err := device.AnalyseScheme(device.CUDA, l, sharedMem, scheme)
 	if err != nil {
 		return "", err
 	}
@@ -62,10 +67,11 @@ func Generate(l *core.Loop, sharedMem int) (string, error) {
 const stubName = "op2_stub"
 
 type backend struct {
-	dev   *cu.Device
-	nv    *nvrtc.Library
-	drv   *driver
-	cache *cache.Dir
+	scheme device.Scheme
+	dev    *cu.Device
+	nv     *nvrtc.Library
+	drv    *driver
+	cache  *cache.Dir
 }
 
 func open(cfg *exec.Config) (exec.Backend, error) {
@@ -76,6 +82,10 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 			return nil, fmt.Errorf("%s=%q is not a device number (0, 1, ...)", DeviceEnv, v)
 		}
 		ordinal = n
+	}
+	scheme, err := device.ParseScheme(cfg.DeviceScheme)
+	if err != nil {
+		return nil, err
 	}
 	dir, err := cache.Open(cfg.CacheDir)
 	if err != nil {
@@ -93,7 +103,7 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 		dev.Close()
 		return nil, core.Unavailable(fmt.Errorf("cuda: %w", err))
 	}
-	return &backend{dev: dev, nv: nv, drv: &driver{dev: dev}, cache: dir}, nil
+	return &backend{scheme: scheme, dev: dev, nv: nv, drv: &driver{dev: dev}, cache: dir}, nil
 }
 
 func (b *backend) Name() string { return Name }
@@ -105,7 +115,7 @@ func (b *backend) DeviceMemory() bool { return true }
 func (b *backend) Wait() error { return b.dev.Synchronize() }
 
 func (b *backend) Generate(l *core.Loop) (string, error) {
-	return Generate(l, b.dev.SharedMem)
+	return GenerateScheme(l, b.dev.SharedMem, b.scheme)
 }
 
 // arch is the architecture compiled for: the device's own, or the newest
@@ -154,7 +164,7 @@ func (b *backend) compile(l *core.Loop, src string) ([]byte, error) {
 }
 
 func (b *backend) Build(l *core.Loop) (exec.Program, error) {
-	lay, err := device.Analyse(device.CUDA, l, b.dev.SharedMem)
+	lay, err := device.AnalyseScheme(device.CUDA, l, b.dev.SharedMem, b.scheme)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/goop2/op2/internal/airfoil"
 	"github.com/goop2/op2/internal/backend/cuda"
 	"github.com/goop2/op2/internal/backendtest"
+	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/nvrtc"
@@ -49,6 +50,27 @@ func init() {
 	})
 }
 
+// variants are the shared-memory sizes and schemes each loop is generated
+// for.
+func variants() []struct {
+	shared int
+	scheme device.Scheme
+} {
+	var out []struct {
+		shared int
+		scheme device.Scheme
+	}
+	for _, shared := range sharedSizes {
+		for _, scheme := range []device.Scheme{device.Staged, device.Atomics} {
+			out = append(out, struct {
+				shared int
+				scheme device.Scheme
+			}{shared, scheme})
+		}
+	}
+	return out
+}
+
 func (c *compileCheck) Name() string { return compileCheckName }
 
 func (c *compileCheck) Generate(l *core.Loop) (string, error) {
@@ -60,8 +82,9 @@ func (c *compileCheck) Build(l *core.Loop) (exec.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, shared := range sharedSizes {
-		src, err := cuda.Generate(l, shared)
+	for _, v := range variants() {
+		shared := v.shared
+		src, err := cuda.GenerateScheme(l, v.shared, v.scheme)
 		if err != nil {
 			return nil, err
 		}
@@ -85,8 +108,9 @@ func (c *compileCheck) Build(l *core.Loop) (exec.Program, error) {
 }
 
 // TestNVRTCCompilesEveryLoop compiles the CUDA source of every loop of the
-// conformance suite, the random-mesh tests and Airfoil with NVRTC for
-// sm_80 and sm_90 and fails on any error or warning. In the full run each
+// conformance suite, the random-mesh tests and Airfoil, in both schemes
+// (staged and atomics), with NVRTC for sm_80 and sm_90 and fails on any
+// error or warning. In the full run each
 // loop is also generated for a device with 2 KiB of shared memory, so the
 // code for data too large to stage is compiled as well.
 func TestNVRTCCompilesEveryLoop(t *testing.T) {

@@ -8,3 +8,11 @@ import (
 
 // TestConformance runs the conformance suite on the opencl backend.
 func TestConformance(t *testing.T) { backendtest.Run(t, "opencl") }
+
+// TestConformanceAtomics runs the conformance suite on the opencl backend
+// in the Atomics scheme (increments through maps added atomically in
+// global memory, no colours).
+func TestConformanceAtomics(t *testing.T) {
+	t.Setenv("OP2_DEVICE_SCHEME", "atomics")
+	backendtest.Run(t, "opencl")
+}

@@ -54,6 +54,7 @@ func generateFor(l *core.Loop, localMem int) (string, error) {
 }
 
 type backend struct {
+	scheme   device.Scheme
 	ctx      *cl.Context
 	drv      *driver
 	cache    *cache.Dir
@@ -81,11 +82,15 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	scheme, err := device.ParseScheme(cfg.DeviceScheme)
+	if err != nil {
+		return nil, err
+	}
 	ctx, err := openDevice(cfg)
 	if err != nil {
 		return nil, core.Unavailable(err)
 	}
-	return &backend{ctx: ctx, drv: &driver{ctx: ctx}, cache: dir, programs: map[string]*sharedProgram{}}, nil
+	return &backend{scheme: scheme, ctx: ctx, drv: &driver{ctx: ctx}, cache: dir, programs: map[string]*sharedProgram{}}, nil
 }
 
 // openDevice loads the OpenCL library and opens a context on the device
@@ -128,7 +133,11 @@ func (b *backend) DeviceMemory() bool { return true }
 func (b *backend) Wait() error { return b.ctx.Finish() }
 
 func (b *backend) Generate(l *core.Loop) (string, error) {
-	return generateFor(l, b.ctx.Device.LocalMem)
+	lay, err := device.AnalyseScheme(device.OpenCL, l, b.ctx.Device.LocalMem, b.scheme)
+	if err != nil {
+		return "", err
+	}
+	return device.Generate(l, lay)
 }
 
 const buildOptions = "-cl-std=CL1.2"
@@ -226,7 +235,7 @@ func (b *backend) Build(l *core.Loop) (exec.Program, error) {
 			}
 		}
 	}
-	lay, err := device.Analyse(device.OpenCL, l, b.ctx.Device.LocalMem)
+	lay, err := device.AnalyseScheme(device.OpenCL, l, b.ctx.Device.LocalMem, b.scheme)
 	if err != nil {
 		return nil, err
 	}

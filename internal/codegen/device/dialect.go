@@ -1,6 +1,10 @@
 package device
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/goop2/op2/internal/core"
+)
 
 // Dialect is how a device language spells what the generator writes: the
 // generator's structure (staging, colouring, reductions, private copies)
@@ -36,6 +40,10 @@ type Dialect struct {
 	// suffix _at), and the driver sizes that memory at launch (CUDA). Else
 	// each buffer is a Local pointer parameter (OpenCL).
 	SharedOffsets bool
+	// AtomicAdd defines, per element type, the function
+	// op2_atomic_add_<type>(pointer, value) that adds value to device
+	// memory atomically (the atomics scheme, Scheme).
+	AtomicAdd map[core.ScalarType]string
 }
 
 // OpenCL is OpenCL C 1.2.
@@ -58,6 +66,22 @@ var OpenCL = &Dialect{
 	GlobalSize:    "get_global_size(0)",
 	Int64:         "long",
 	ConstTable:    "__constant",
+	AtomicAdd: map[core.ScalarType]string{
+		// OpenCL 1.2 has no floating-point atomics: compare and swap.
+		core.Float64: "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n" +
+			"inline void op2_atomic_add_double(__global double *op2_a, double op2_v) {\n" +
+			"  union { ulong u; double d; } op2_old, op2_new;\n" +
+			"  do { op2_old.d = *(volatile __global double *)op2_a; op2_new.d = op2_old.d + op2_v; }\n" +
+			"  while (atom_cmpxchg((volatile __global ulong *)op2_a, op2_old.u, op2_new.u) != op2_old.u);\n}\n",
+		core.Float32: "inline void op2_atomic_add_float(__global float *op2_a, float op2_v) {\n" +
+			"  union { uint u; float f; } op2_old, op2_new;\n" +
+			"  do { op2_old.f = *(volatile __global float *)op2_a; op2_new.f = op2_old.f + op2_v; }\n" +
+			"  while (atomic_cmpxchg((volatile __global uint *)op2_a, op2_old.u, op2_new.u) != op2_old.u);\n}\n",
+		core.Int32:  "inline void op2_atomic_add_int(__global int *op2_a, int op2_v) { atomic_add(op2_a, op2_v); }\n",
+		core.Uint32: "inline void op2_atomic_add_uint(__global unsigned int *op2_a, unsigned int op2_v) { atomic_add(op2_a, op2_v); }\n",
+		core.Int64: "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n" +
+			"inline void op2_atomic_add_long(__global long *op2_a, long op2_v) { atom_add(op2_a, op2_v); }\n",
+	},
 }
 
 // CUDA is CUDA C++ as NVRTC compiles it with --device-as-default-execution-space
@@ -81,6 +105,28 @@ var CUDA = &Dialect{
 	Int64:         "long long",
 	ConstTable:    "__device__",
 	SharedOffsets: true,
+	AtomicAdd: map[core.ScalarType]string{
+		core.Float64: "static inline void op2_atomic_add_double(double *op2_a, double op2_v) { atomicAdd(op2_a, op2_v); }\n",
+		core.Float32: "static inline void op2_atomic_add_float(float *op2_a, float op2_v) { atomicAdd(op2_a, op2_v); }\n",
+		core.Int32:   "static inline void op2_atomic_add_int(int *op2_a, int op2_v) { atomicAdd(op2_a, op2_v); }\n",
+		core.Uint32:  "static inline void op2_atomic_add_uint(unsigned int *op2_a, unsigned int op2_v) { atomicAdd(op2_a, op2_v); }\n",
+		core.Int64:   "static inline void op2_atomic_add_long(long long *op2_a, long long op2_v) { atomicAdd((unsigned long long *)op2_a, (unsigned long long)op2_v); }\n",
+	},
+}
+
+// atomicSuffix names the op2_atomic_add_ function of an element type.
+func atomicSuffix(t core.ScalarType) string {
+	switch t {
+	case core.Float64:
+		return "double"
+	case core.Float32:
+		return "float"
+	case core.Int32:
+		return "int"
+	case core.Uint32:
+		return "uint"
+	}
+	return "long"
 }
 
 // spell replaces the $words of a generator format string by the dialect's

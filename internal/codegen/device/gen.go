@@ -65,9 +65,13 @@ type Layout struct {
 	// (some argument modifies data through a map other than by a private
 	// increment).
 	callInColour bool
-	globalFence  bool   // a dataset in global memory is modified: colour barriers fence global memory
-	Reductions   []int  // Global reduction arguments
-	priv         []bool // the kernel gets a pointer to a private copy of the argument
+	globalFence  bool  // a dataset in global memory is modified: colour barriers fence global memory
+	Reductions   []int // Global reduction arguments
+	// Atomic: the loop uses the atomics scheme (see Scheme): indirect
+	// data stays in global memory and increments are added atomically,
+	// so the plan need not colour anything.
+	Atomic bool
+	priv   []bool // the kernel gets a pointer to a private copy of the argument
 	// alias is, per argument, the earlier argument whose private copy it
 	// shares (it passes the same elements of the same data), or -1.
 	alias []int
@@ -100,9 +104,44 @@ func StagingBudget(l *core.Loop, reductions []int, localMem int) int {
 	return localMem - scratch - 1024
 }
 
+// Scheme is how a device loop applies increments through maps.
+type Scheme uint8
+
+const (
+	// Staged is OP2's original GPU scheme: a block's indirect data is
+	// staged in shared memory, increments are applied thread colour by
+	// thread colour, and blocks run block colour by block colour.
+	Staged Scheme = iota
+	// Atomics is OP2's current default on GPUs: indirect data is read
+	// and incremented in global memory, each increment added with an
+	// atomic operation, and every block runs at once. It applies to
+	// loops whose only modifications through maps are increments (INC)
+	// of arguments with private accumulators; other loops use Staged.
+	// Increments then reach a target in an order that varies from run to
+	// run, so floating-point sums may differ in their last bits.
+	Atomics
+)
+
+// ParseScheme reads a scheme's name: "staged" (or "") or "atomics".
+func ParseScheme(name string) (Scheme, error) {
+	switch name {
+	case "", "staged":
+		return Staged, nil
+	case "atomics":
+		return Atomics, nil
+	}
+	return Staged, fmt.Errorf("unknown device scheme %q (staged or atomics)", name)
+}
+
 // Analyse works out the Layout of the loop's code for a device with
-// localMem bytes of local memory per work group.
+// localMem bytes of local memory per work group, in the Staged scheme.
 func Analyse(d *Dialect, l *core.Loop, localMem int) (*Layout, error) {
+	return AnalyseScheme(d, l, localMem, Staged)
+}
+
+// AnalyseScheme is Analyse for a chosen scheme; a loop the Atomics scheme
+// does not apply to gets the Staged layout.
+func AnalyseScheme(d *Dialect, l *core.Loop, localMem int, scheme Scheme) (*Layout, error) {
 	n := len(l.Args)
 	u, err := scanSource(l.Kernel.Source)
 	if err != nil {
@@ -160,8 +199,14 @@ func Analyse(d *Dialect, l *core.Loop, localMem int) (*Layout, error) {
 			}
 		}
 	}
+	if scheme == Atomics && lay.Indirect && lay.atomicsApply(l) {
+		lay.Atomic, lay.callInColour = true, false
+		for d := range lay.DSGlobal {
+			lay.DSGlobal[d] = true
+		}
+	}
 	for d := 0; d < lay.NInd; d++ {
-		if lay.DSGlobal[d] && lay.DSModified[d] {
+		if lay.DSGlobal[d] && lay.DSModified[d] && !lay.Atomic {
 			lay.globalFence = true
 		}
 	}
@@ -194,6 +239,22 @@ func Analyse(d *Dialect, l *core.Loop, localMem int) (*Layout, error) {
 		}
 	}
 	return lay, nil
+}
+
+// atomicsApply reports whether the Atomics scheme can run the loop: every
+// argument that modifies data through a map increments it into a private
+// accumulator, with an element type the dialect adds atomically.
+func (lay *Layout) atomicsApply(l *core.Loop) bool {
+	for i := range l.Args {
+		a := &l.Args[i]
+		if a.Map == nil || !a.Access.Modifies() {
+			continue
+		}
+		if a.Access != core.Inc || !lay.priv[i] || lay.d.AtomicAdd[a.Data.Type] == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // sharePrivateCopies keeps the kernel's view of aliasing arguments what it
@@ -533,7 +594,7 @@ func (w *writer) sharedDecls() {
 	}
 	w.p("  extern __shared__ double op2_dynamic_shared[];\n")
 	for _, s := range w.shared {
-		w.p("  %s *const %s = (%s *)((char *)op2_dynamic_shared + %s_at);\n", s[0], s[1], s[0], s[1])
+		w.p("  %s *const %s = (%s *)((char *)op2_dynamic_shared + %s_at);\n  (void)%s;\n", s[0], s[1], s[0], s[1], s[1])
 	}
 }
 
@@ -774,7 +835,48 @@ func directStub(w *writer, l *core.Loop, lay *Layout) {
 	w.p("}\n")
 }
 
+// applyIncrements adds the private accumulators of increments through maps
+// to their targets: plainly (the colour loop orders them) or, in the
+// Atomics scheme, atomically.
+func applyIncrements(w *writer, l *core.Loop, lay *Layout, indent string) {
+	for i := range l.Args {
+		a := &l.Args[i]
+		if a.Access != core.Inc || a.Map == nil || !lay.priv[i] || lay.alias[i] >= 0 {
+			continue
+		}
+		dim := a.Data.Dim
+		add := func(tgt, val string) string { return fmt.Sprintf("(%s)[op2_k] += %s;", tgt, val) }
+		if lay.Atomic {
+			fn := "op2_atomic_add_" + atomicSuffix(a.Data.Type)
+			add = func(tgt, val string) string { return fmt.Sprintf("%s((%s) + op2_k, %s);", fn, tgt, val) }
+		}
+		if a.Kind == core.ArgIndirect {
+			w.p("%sfor (int op2_k = 0; op2_k < %d; op2_k++) %s\n", indent, dim, add(target(l, lay, i, "op2_e", ""), fmt.Sprintf("op2_p%d[op2_k]", i)))
+		} else {
+			w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) for (int op2_k = 0; op2_k < %d; op2_k++) %s\n",
+				indent, a.Map.Arity, dim, add(target(l, lay, i, "op2_e", "op2_j"), fmt.Sprintf("op2_p%d[op2_j][op2_k]", i)))
+		}
+	}
+}
+
+// atomicHelpers defines the atomic additions the Atomics scheme uses.
+func atomicHelpers(w *writer, l *core.Loop, lay *Layout) {
+	if !lay.Atomic {
+		return
+	}
+	seen := map[core.ScalarType]bool{}
+	for i := range l.Args {
+		a := &l.Args[i]
+		if a.Access == core.Inc && a.Map != nil && !seen[a.Data.Type] {
+			seen[a.Data.Type] = true
+			w.p("%s", w.d.AtomicAdd[a.Data.Type])
+		}
+	}
+	w.p("\n")
+}
+
 func indirectStub(w *writer, l *core.Loop, lay *Layout) {
+	atomicHelpers(w, l, lay)
 	w.p("$kernel op2_stub(\n", WorkGroupSize)
 	dataParams(w, l, lay)
 	for d := 0; d < lay.NInd; d++ {
@@ -793,7 +895,10 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 	w.p("  const int op2_lid = $localid;\n")
 	w.p("  const int op2_bid = op2_blkmap[$groupid + op2_block_offset];\n")
 	w.p("  const int op2_nelem = op2_nelems[op2_bid], op2_first = op2_offset[op2_bid];\n")
-	w.p("  int op2_nbytes = 0;\n")
+	staged := slices.Contains(lay.DSGlobal, false)
+	if staged {
+		w.p("  int op2_nbytes = 0;\n")
+	}
 	for d := 0; d < lay.NInd; d++ {
 		a := &l.Args[lay.DSArg[d]]
 		t, dim := w.d.typeName(a.Data.Type), a.Data.Dim
@@ -806,7 +911,9 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 		// Each dataset's area is rounded up to 16 bytes, as in plan.NShared.
 		w.p("  op2_nbytes += (op2_size%d * %d * (int)sizeof(%s) + 15) & ~15;\n", d, dim, t)
 	}
-	w.p("  (void)op2_nbytes;\n")
+	if staged {
+		w.p("  (void)op2_nbytes;\n")
+	}
 	// Stage in (or zero) every indirect dataset kept in local memory.
 	for d := 0; d < lay.NInd; d++ {
 		if lay.DSGlobal[d] {
@@ -827,35 +934,33 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 	// that all reach the barriers of the coloured increments.
 	w.p("  const int op2_nelem2 = op2_nelem > 0 ? %d * (1 + (op2_nelem - 1) / %d) : 0;\n", WorkGroupSize, WorkGroupSize)
 	w.p("  for (int op2_n = op2_lid; op2_n < op2_nelem2; op2_n += %d) {\n", WorkGroupSize)
-	w.p("    const int op2_e = op2_n + op2_first;\n    int op2_col = -1;\n")
+	w.p("    const int op2_e = op2_n + op2_first;\n")
+	if !lay.Atomic {
+		w.p("    int op2_col = -1;\n")
+	}
 	incDecls(w, l, lay, "    ")
 	w.p("    if (op2_n < op2_nelem) {\n")
-	if !lay.callInColour {
+	if lay.Atomic {
+		// Atomics: no colours; each increment is added atomically.
 		callKernel(w, l, lay, "op2_e", "      ")
-	}
-	w.p("      op2_col = op2_thrcol[op2_e];\n    }\n")
-	w.p("    for (int op2_c = 0; op2_c < op2_nthrcol[op2_bid]; op2_c++) {\n      if (op2_col == op2_c) {\n")
-	if lay.callInColour {
-		callKernel(w, l, lay, "op2_e", "        ")
-	}
-	for i := range l.Args {
-		a := &l.Args[i]
-		if a.Access != core.Inc || a.Map == nil || !lay.priv[i] || lay.alias[i] >= 0 {
-			continue
+		applyIncrements(w, l, lay, "      ")
+		w.p("    }\n  }\n")
+	} else {
+		if !lay.callInColour {
+			callKernel(w, l, lay, "op2_e", "      ")
 		}
-		dim := a.Data.Dim
-		if a.Kind == core.ArgIndirect {
-			w.p("        for (int op2_k = 0; op2_k < %d; op2_k++) (%s)[op2_k] += op2_p%d[op2_k];\n", dim, target(l, lay, i, "op2_e", ""), i)
-		} else {
-			w.p("        for (int op2_j = 0; op2_j < %d; op2_j++) for (int op2_k = 0; op2_k < %d; op2_k++) (%s)[op2_k] += op2_p%d[op2_j][op2_k];\n",
-				a.Map.Arity, dim, target(l, lay, i, "op2_e", "op2_j"), i)
+		w.p("      op2_col = op2_thrcol[op2_e];\n    }\n")
+		w.p("    for (int op2_c = 0; op2_c < op2_nthrcol[op2_bid]; op2_c++) {\n      if (op2_col == op2_c) {\n")
+		if lay.callInColour {
+			callKernel(w, l, lay, "op2_e", "        ")
 		}
+		applyIncrements(w, l, lay, "        ")
+		fence := "$lbarrier"
+		if lay.globalFence {
+			fence = "$bbarrier"
+		}
+		w.p("      }\n      " + fence + ";\n    }\n  }\n")
 	}
-	fence := "$lbarrier"
-	if lay.globalFence {
-		fence = "$bbarrier"
-	}
-	w.p("      }\n      " + fence + ";\n    }\n  }\n")
 
 	// Write back what changed in local memory.
 	for d := 0; d < lay.NInd; d++ {
