@@ -28,6 +28,12 @@ type Backend interface {
 	Build(l *core.Loop) (Program, error)
 }
 
+// Describer is implemented by backends that can say what they run on, for
+// the log: the device, its platform, the compiler, the thread count.
+type Describer interface {
+	Describe() []slog.Attr
+}
+
 // Waiter is implemented by backends that run loops asynchronously.
 type Waiter interface {
 	// Wait returns when every loop issued so far has finished.
