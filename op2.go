@@ -36,6 +36,14 @@
 // a backend that cannot be opened here matches ErrBackendUnavailable
 // (errors.Is). Every error message starts with "op2: ", once.
 //
+// The timing report (EnableTiming, Config.Timing or OP2_TIMING=1) gives,
+// per loop, the calls, their time, the plan and compile time and the
+// effective bandwidth (Timings, WriteTimingTable, WriteTimingCSV,
+// WriteTimingJSON). Events — the backend opened, programs compiled or
+// found in a cache, plans built, MPI initialised — go to a log/slog logger
+// when one is set (Config.Logger, or OP2_LOG=info|debug for text on
+// standard error); by default nothing is logged.
+//
 // Failures are returned as errors, not panics, with one exception (besides
 // methods called on nil objects): Data and DataRO of a Dat or Global panic
 // when copying the values from a device fails (a device error, possibly
