@@ -5,14 +5,17 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/mpitest"
 )
 
 // timingMesh is a small mesh and two loops on it: a direct one and one
@@ -294,5 +297,47 @@ func TestLogging(t *testing.T) {
 				t.Errorf("program built again: %v %v", levels, attrs)
 			}
 		})
+	}
+}
+
+// TestTimingAndLoggingOnRanks: under MPI each rank logs MPI's start and
+// times its own loops, and its reports name it.
+func TestTimingAndLoggingOnRanks(t *testing.T) {
+	if mpitest.InRanks() {
+		nodes, ring := declareRing(t, 50)
+		_, err := op2.Partition(op2.BlockPartitioner())
+		check(t, err)
+		x := must(op2.NewDat[float64](nodes, 1, nil, "x"))
+		k := op2.NewKernel("void ring_inc(double *a, double *b) { *a += 1; *b += 1; }", "ring_inc")
+		edges := ring.From()
+		for i := 0; i < 3; i++ {
+			check(t, op2.ParLoop(k, edges, x.ArgMap(op2.Inc, ring, 0), x.ArgMap(op2.Inc, ring, 1)))
+		}
+		ts := op2.Timings()
+		if len(ts) != 1 || ts[0].Calls != 3 || ts[0].Bytes <= 0 {
+			t.Errorf("rank %d: timings %+v", op2.Rank(), ts)
+		}
+		var buf bytes.Buffer
+		check(t, op2.WriteTimingCSV(&buf))
+		rows, err := csv.NewReader(&buf).ReadAll()
+		check(t, err)
+		if len(rows) != 2 || rows[1][0] != strconv.Itoa(op2.Rank()) {
+			t.Errorf("rank %d: CSV %q", op2.Rank(), rows)
+		}
+		buf.Reset()
+		check(t, op2.WriteTimingTable(&buf))
+		fmt.Print(buf.String())
+		check(t, op2.Finalize())
+		return
+	}
+	out, err := mpitest.Output(t, 2, 2*time.Minute, "OP2_LOG=info", "OP2_TIMING=1")
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	for _, want := range []string{`msg="op2: MPI initialised" rank=0 ranks=2`, `msg="op2: MPI initialised" rank=1 ranks=2`,
+		"rank 0 of 2", "rank 1 of 2", "ring_inc"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the job's output lacks %q:\n%s", want, out)
+		}
 	}
 }
