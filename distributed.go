@@ -2,14 +2,17 @@ package op2
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
@@ -71,9 +74,23 @@ func mpiWorld() (*mpi.World, error) {
 			distState.err = err
 			return
 		}
+		start := time.Now()
 		distState.world, distState.err = mpi.Init(cfg.CacheDir)
 		if distState.err != nil {
 			distState.err = fmt.Errorf("op2: this program was started by an MPI launcher (%d processes) but cannot use MPI: %w", mpi.Launched(), distState.err)
+			return
+		}
+		// Logged to the default runtime's logger, or to OP2_LOG's when
+		// the default runtime is not made yet (MPI starts before it when
+		// a package variable declares a mesh).
+		l := cfg.Logger
+		if rt != nil {
+			l = rt.logger.Load()
+		}
+		if l != nil {
+			w := distState.world
+			l.LogAttrs(context.Background(), slog.LevelInfo, "op2: MPI initialised", slog.Int("rank", w.Rank()),
+				slog.Int("ranks", w.Size()), slog.String("library", w.Library()), slog.Float64("seconds", time.Since(start).Seconds()))
 		}
 	})
 	return distState.world, distState.err

@@ -36,6 +36,14 @@
 // a backend that cannot be opened here matches ErrBackendUnavailable
 // (errors.Is). Every error message starts with "op2: ", once.
 //
+// The timing report (EnableTiming, Config.Timing or OP2_TIMING=1) gives,
+// per loop, the calls, their time, the plan and compile time and the
+// effective bandwidth (Timings, WriteTimingTable, WriteTimingCSV,
+// WriteTimingJSON). Events — the backend opened, programs compiled or
+// found in a cache, plans built, MPI initialised — go to a log/slog logger
+// when one is set (Config.Logger, or OP2_LOG=info|debug for text on
+// standard error); by default nothing is logged.
+//
 // Failures are returned as errors, not panics, with one exception (besides
 // methods called on nil objects): Data and DataRO of a Dat or Global panic
 // when copying the values from a device fails (a device error, possibly
@@ -44,8 +52,11 @@
 package op2
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
@@ -127,6 +138,21 @@ type Config struct {
 	// other loops stay staged. With atomics, floating-point increments
 	// are summed in an order that varies from run to run.
 	DeviceScheme string
+	// Timing records, per loop, the calls, their times and the bytes
+	// they move (also enabled by OP2_TIMING=1); see EnableTiming, which
+	// switches it until the next Configure, and Timings.
+	Timing bool
+	// Logger receives GoOP2's events through log/slog (default: a text
+	// handler on standard error when OP2_LOG names a level — debug, info,
+	// warn or error — else none). At Info: the backend opened (name,
+	// platform, device or compiler and threads), each program compiled
+	// (kernel, set, backend, seconds, cache "miss"), MPI initialised
+	// (ranks, library). At Debug also: programs found in the disk cache
+	// ("disk") or already loaded ("memory"), and execution plans built
+	// (kernel, set, blocks, block size, colours, seconds). At Warn:
+	// builds that failed. Without a logger nothing is logged and nothing
+	// is spent on logging.
+	Logger *slog.Logger
 }
 
 // Runtime is one GoOP2 run time: a configuration and its open backends,
@@ -146,6 +172,8 @@ type Runtime struct {
 	consts   *constRegistry
 	loop     core.Loop // reused by ParLoop
 	err      error     // configuration error from the environment
+	timings  *exec.Timings
+	logger   atomic.Pointer[slog.Logger] // nil: no logging
 }
 
 // mu serialises loops of every runtime and host access to data.
@@ -159,13 +187,36 @@ var rt = newRuntime()
 func Default() *Runtime { return rt }
 
 func newRuntime() *Runtime {
-	s := &Runtime{backends: map[string]*exec.Opened{}, x: exec.New(), consts: newConstRegistry()}
+	s := &Runtime{backends: map[string]*exec.Opened{}, x: exec.New(), consts: newConstRegistry(), timings: exec.NewTimings()}
 	var err error
 	s.cfg, err = exec.ConfigFromEnv()
 	s.err = apiError(err)
 	s.x.BlockSize = s.cfg.BlockSize
 	s.x.PlanCheck = s.cfg.PlanCheck
+	s.setLogger(s.cfg.Logger)
+	s.setTiming(s.cfg.Timing)
 	return s
+}
+
+// setLogger makes l the runtime's logger (nil: none).
+func (s *Runtime) setLogger(l *slog.Logger) {
+	s.cfg.Logger = l
+	s.x.Logger = l
+	s.logger.Store(l)
+}
+
+// opened logs the opening of backend b.
+func (s *Runtime) opened(b exec.Backend) {
+	l := s.logger.Load()
+	ctx := context.Background()
+	if l == nil || !l.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	attrs := []slog.Attr{slog.String("backend", b.Name())}
+	if d, ok := b.(exec.Describer); ok {
+		attrs = append(attrs, d.Describe()...)
+	}
+	l.LogAttrs(ctx, slog.LevelInfo, "op2: backend opened", attrs...)
 }
 
 // NewRuntime returns a new runtime configured with c, as Configure
@@ -230,6 +281,10 @@ func (r *Runtime) Configure(c Config) error {
 	}
 	def.PlanCheck = def.PlanCheck || c.PlanCheck
 	def.Check = def.Check || c.Check
+	def.Timing = def.Timing || c.Timing
+	if c.Logger != nil {
+		def.Logger = c.Logger
+	}
 	cfg := def
 	opened, err := exec.Open(cfg.Backend, &cfg)
 	if err != nil {
@@ -243,6 +298,9 @@ func (r *Runtime) Configure(c Config) error {
 	r.x.Clear()
 	r.x.BlockSize = def.BlockSize
 	r.x.PlanCheck = def.PlanCheck
+	r.setLogger(def.Logger)
+	r.setTiming(def.Timing)
+	r.opened(opened)
 	return nil
 }
 
@@ -328,6 +386,7 @@ func (s *Runtime) currentBackend() (*exec.Opened, error) {
 		}
 		b = &exec.Opened{Backend: opened, ID: core.NewID()}
 		s.backends[cfg.Backend] = b
+		s.opened(opened)
 	}
 	s.backend = b
 	return b, nil

@@ -350,3 +350,31 @@ func TestVTKOutput(t *testing.T) {
 		t.Errorf("Mach number in the far field %g, want about 0.4", m[len(m)-1])
 	}
 }
+
+// TestTimingTable: -timing prints op2's timing table with the five loops,
+// each called as often as Airfoil calls it.
+func TestTimingTable(t *testing.T) {
+	defer op2.EnableTiming(false)
+	defer op2.ResetTimings()
+	var out bytes.Buffer
+	if _, err := run(options{backend: "sequential", iters: 10, ni: 8, nj: 12, timing: true}, &out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	if !strings.Contains(text, "GB/s") || !strings.Contains(text, "all loops") {
+		t.Fatalf("no timing table:\n%s", text)
+	}
+	calls := map[string]int{"save_soln": 10, "adt_calc": 20, "res_calc": 20, "bres_calc": 20, "update": 20}
+	for _, lt := range op2.Timings() {
+		if want, ok := calls[lt.Kernel]; !ok || lt.Calls != want {
+			t.Errorf("%s: %d calls, want %d", lt.Kernel, lt.Calls, want)
+		}
+		delete(calls, lt.Kernel)
+		if !strings.Contains(text, lt.Kernel) {
+			t.Errorf("the table lacks %s:\n%s", lt.Kernel, text)
+		}
+	}
+	if len(calls) != 0 {
+		t.Errorf("loops not timed: %v", calls)
+	}
+}

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/goop2/op2"
+	"github.com/goop2/op2/mesh"
 )
 
 // TestBenchRuns runs every measurement except Airfoil once, so the command
@@ -20,5 +23,26 @@ func TestBenchRuns(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestAirfoilFigures runs the Airfoil part on a small mesh: the per-loop
+// figures come from op2's timing report, one row per loop.
+func TestAirfoilFigures(t *testing.T) {
+	m, err := mesh.Generate(8, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := airfoilRuns(&out, m, 3, 2, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"per loop, seconds (GB/s)", "save_soln", "adt_calc", "res_calc", "bres_calc", "update", "GB moved per iteration"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if ts := op2.Timings(); len(ts) != 0 {
+		t.Errorf("the benchmark left timing records behind: %v", ts)
 	}
 }

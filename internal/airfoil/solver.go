@@ -37,20 +37,6 @@ type Solver struct {
 	gam, gm1, cfl, eps, qinf *op2.Const[float64]
 
 	saveSoln, adtCalc, resCalc, bresCalc, update *op2.Kernel
-
-	timers [5]LoopTimer
-
-	// Timed makes every loop wait for its completion (op2.Wait), so that
-	// the per-loop times of asynchronous backends are each loop's own.
-	Timed bool
-}
-
-// LoopTimer accumulates the time spent in one kernel's loops.
-type LoopTimer struct {
-	Name  string
-	Calls int
-	Total time.Duration
-	Bytes float64 // data one call must move: each array it touches once (twice if read and written), and its maps
 }
 
 // New declares the problem on mesh m: every set, map, dat and constant,
@@ -177,16 +163,6 @@ func declare(m *mesh.Mesh) (*Solver, error) {
 	s.bresCalc = op2.NewKernel(bresCalcSrc, "bres_calc")
 	s.update = op2.NewKernel(updateSrc, "update")
 
-	// Bytes each loop must move at least: every array it touches once
-	// (twice when read and written), plus the maps it uses.
-	nc, nn, ne, nb := float64(m.NCell), float64(m.NNode), float64(m.NEdge), float64(m.NBedge)
-	s.timers = [5]LoopTimer{
-		{Name: "save_soln", Bytes: nc * (32 + 32)},
-		{Name: "adt_calc", Bytes: nn*16 + nc*16 + nc*32 + nc*8},
-		{Name: "res_calc", Bytes: nn*16 + ne*8 + ne*8 + nc*32 + nc*8 + nc*64},
-		{Name: "bres_calc", Bytes: nb * (8 + 4 + 4 + 4 + 2*16 + 32 + 8 + 64)},
-		{Name: "update", Bytes: nc * (32 + 32 + 64 + 8)},
-	}
 	return s, nil
 }
 
@@ -199,18 +175,6 @@ func (s *Solver) Close() {
 	}
 }
 
-// loop runs one par_loop and charges its time to timer t.
-func (s *Solver) loop(t int, k *op2.Kernel, set *op2.Set, args ...op2.Arg) error {
-	start := time.Now()
-	err := op2.ParLoop(k, set, args...)
-	if err == nil && s.Timed {
-		err = op2.Wait()
-	}
-	s.timers[t].Total += time.Since(start)
-	s.timers[t].Calls++
-	return err
-}
-
 // Iterate runs niter iterations of the time-marching loop, printing the
 // rms change of the solution every 100 iterations in OP2's format. It
 // returns the printed rms values and the wall time of the loop.
@@ -220,31 +184,31 @@ func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.
 	}
 	start := time.Now()
 	for iter := 1; iter <= niter; iter++ {
-		if err := s.loop(0, s.saveSoln, s.cells, s.q.Arg(op2.Read), s.qold.Arg(op2.Write)); err != nil {
+		if err := op2.ParLoop(s.saveSoln, s.cells, s.q.Arg(op2.Read), s.qold.Arg(op2.Write)); err != nil {
 			return nil, 0, err
 		}
 		for k := 0; k < 2; k++ {
-			if err := s.loop(1, s.adtCalc, s.cells,
+			if err := op2.ParLoop(s.adtCalc, s.cells,
 				s.x.ArgMap(op2.Read, s.pcell, 0), s.x.ArgMap(op2.Read, s.pcell, 1),
 				s.x.ArgMap(op2.Read, s.pcell, 2), s.x.ArgMap(op2.Read, s.pcell, 3),
 				s.q.Arg(op2.Read), s.adt.Arg(op2.Write)); err != nil {
 				return nil, 0, err
 			}
-			if err := s.loop(2, s.resCalc, s.edges,
+			if err := op2.ParLoop(s.resCalc, s.edges,
 				s.x.ArgMap(op2.Read, s.pedge, 0), s.x.ArgMap(op2.Read, s.pedge, 1),
 				s.q.ArgMap(op2.Read, s.pecell, 0), s.q.ArgMap(op2.Read, s.pecell, 1),
 				s.adt.ArgMap(op2.Read, s.pecell, 0), s.adt.ArgMap(op2.Read, s.pecell, 1),
 				s.res.ArgMap(op2.Inc, s.pecell, 0), s.res.ArgMap(op2.Inc, s.pecell, 1)); err != nil {
 				return nil, 0, err
 			}
-			if err := s.loop(3, s.bresCalc, s.bedges,
+			if err := op2.ParLoop(s.bresCalc, s.bedges,
 				s.x.ArgMap(op2.Read, s.pbedge, 0), s.x.ArgMap(op2.Read, s.pbedge, 1),
 				s.q.ArgMap(op2.Read, s.pbecell, 0), s.adt.ArgMap(op2.Read, s.pbecell, 0),
 				s.res.ArgMap(op2.Inc, s.pbecell, 0), s.bound.Arg(op2.Read)); err != nil {
 				return nil, 0, err
 			}
 			s.rms.Data()[0] = 0
-			if err := s.loop(4, s.update, s.cells,
+			if err := op2.ParLoop(s.update, s.cells,
 				s.qold.Arg(op2.Read), s.q.Arg(op2.Write), s.res.Arg(op2.RW),
 				s.adt.Arg(op2.Read), s.rms.Arg(op2.Inc)); err != nil {
 				return nil, 0, err
@@ -271,26 +235,6 @@ func (s *Solver) Q() ([]float64, error) { return s.q.Gather() }
 
 // Cells is the number of cells.
 func (s *Solver) Cells() int { return s.cells.GlobalSize() }
-
-// Timers returns the per-loop times accumulated so far.
-func (s *Solver) Timers() []LoopTimer { return append([]LoopTimer(nil), s.timers[:]...) }
-
-// PrintTiming writes the per-loop table: calls, seconds, mean per call and
-// the effective bandwidth from the bytes each call must move.
-func (s *Solver) PrintTiming(out io.Writer) {
-	fmt.Fprintf(out, "%-10s %7s %10s %12s %8s\n", "loop", "calls", "total s", "mean µs", "GB/s")
-	var total time.Duration
-	for _, t := range s.timers {
-		total += t.Total
-		mean := t.Total.Seconds() / float64(max(t.Calls, 1))
-		gbs := 0.0
-		if mean > 0 {
-			gbs = t.Bytes / mean / 1e9
-		}
-		fmt.Fprintf(out, "%-10s %7d %10.3f %12.1f %8.2f\n", t.Name, t.Calls, t.Total.Seconds(), mean*1e6, gbs)
-	}
-	fmt.Fprintf(out, "%-10s %7s %10.3f\n", "all loops", "", total.Seconds())
-}
 
 // WriteVTK writes the mesh and the solution to path as a VTK XML
 // UnstructuredGrid (.vtu, base64 binary), for ParaView or cmd/op2render:

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,6 +26,12 @@ type Backend interface {
 	// later loop with the same signature, whatever data or set it is
 	// called with.
 	Build(l *core.Loop) (Program, error)
+}
+
+// Describer is implemented by backends that can say what they run on, for
+// the log: the device, its platform, the compiler, the thread count.
+type Describer interface {
+	Describe() []slog.Attr
 }
 
 // Waiter is implemented by backends that run loops asynchronously.
@@ -201,6 +208,13 @@ type Config struct {
 	BlockSize int      // plan block size; 0 = adaptive
 	PlanCheck bool     // verify every new plan's invariants
 	Check     bool     // check mode: detect kernels writing to READ arguments
+	Timing    bool     // record per-loop times ($OP2_TIMING)
+
+	// Logger receives the run time's events; nil logs nothing. The
+	// default is a text handler on standard error at the level $OP2_LOG
+	// names (debug, info, warn, error), or nil when OP2_LOG is unset,
+	// empty or "off".
+	Logger *slog.Logger
 
 	OpenCLPlatform string // substring of the OpenCL platform name to use; "" = any
 	OpenCLDevice   string // OpenCL device type: "cpu", "gpu", "accelerator" or "" (any)
@@ -243,6 +257,7 @@ func DefaultCacheDir() string {
 // overrides applied: OP2_BACKEND, CC, OP2_CFLAGS (space separated),
 // OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE, OP2_PLAN_CHECK, OP2_CHECK,
 // OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE and OP2_DEVICE_SCHEME.
+// OP2_TIMING, OP2_LOG, OP2_OPENCL_PLATFORM and OP2_OPENCL_DEVICE.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Backend: "sequential", CC: "cc"}
 	if v := os.Getenv("OP2_BACKEND"); v != "" {
@@ -295,5 +310,31 @@ func ConfigFromEnv() (Config, error) {
 		}
 		cfg.Check = b
 	}
+	if v := os.Getenv("OP2_TIMING"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return cfg, fmt.Errorf("OP2_TIMING=%q is not a boolean", v)
+		}
+		cfg.Timing = b
+	}
+	if v := strings.TrimSpace(os.Getenv("OP2_LOG")); v != "" && !strings.EqualFold(v, "off") {
+		var level slog.Level
+		if err := level.UnmarshalText([]byte(v)); err != nil {
+			return cfg, fmt.Errorf("OP2_LOG=%q is not a log level (debug, info, warn, error or off)", v)
+		}
+		cfg.Logger = envLogger(level)
+	}
 	return cfg, nil
+}
+
+// envLoggers holds the loggers OP2_LOG made, one per level, so that every
+// configuration read from the environment shares one.
+var envLoggers sync.Map // slog.Level → *slog.Logger
+
+func envLogger(level slog.Level) *slog.Logger {
+	if l, ok := envLoggers.Load(level); ok {
+		return l.(*slog.Logger)
+	}
+	l, _ := envLoggers.LoadOrStore(level, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+	return l.(*slog.Logger)
 }

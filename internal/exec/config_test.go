@@ -3,6 +3,7 @@ package exec
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,5 +52,44 @@ func TestOpenUnknownIsUnavailable(t *testing.T) {
 	}
 	if core.Unavailable(nil) != nil {
 		t.Error("Unavailable(nil) is not nil")
+	}
+}
+
+// TestTimingAndLogFromEnv: OP2_TIMING turns timing on, OP2_LOG chooses a
+// logger's level (one logger per level), "off" or nothing means none, and
+// anything else is refused.
+func TestTimingAndLogFromEnv(t *testing.T) {
+	t.Setenv("OP2_TIMING", "1")
+	t.Setenv("OP2_LOG", "debug")
+	cfg, err := ConfigFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Timing || cfg.Logger == nil || !cfg.Logger.Enabled(t.Context(), slog.LevelDebug) {
+		t.Errorf("OP2_TIMING=1 OP2_LOG=debug: timing %v, logger %v", cfg.Timing, cfg.Logger)
+	}
+	again, _ := ConfigFromEnv()
+	if again.Logger != cfg.Logger {
+		t.Error("OP2_LOG made a new logger for every configuration")
+	}
+	t.Setenv("OP2_LOG", "INFO")
+	if cfg, err = ConfigFromEnv(); err != nil || cfg.Logger == nil || cfg.Logger.Enabled(t.Context(), slog.LevelDebug) || !cfg.Logger.Enabled(t.Context(), slog.LevelInfo) {
+		t.Errorf("OP2_LOG=INFO: %v, %v", cfg.Logger, err)
+	}
+	for _, v := range []string{"", "off"} {
+		t.Setenv("OP2_LOG", v)
+		t.Setenv("OP2_TIMING", "")
+		if cfg, err = ConfigFromEnv(); err != nil || cfg.Logger != nil || cfg.Timing {
+			t.Errorf("OP2_LOG=%q: logger %v timing %v err %v", v, cfg.Logger, cfg.Timing, err)
+		}
+	}
+	t.Setenv("OP2_LOG", "loud")
+	if _, err := ConfigFromEnv(); err == nil || !strings.Contains(err.Error(), "OP2_LOG") {
+		t.Errorf("OP2_LOG=loud: %v", err)
+	}
+	t.Setenv("OP2_LOG", "")
+	t.Setenv("OP2_TIMING", "maybe")
+	if _, err := ConfigFromEnv(); err == nil || !strings.Contains(err.Error(), "OP2_TIMING") {
+		t.Errorf("OP2_TIMING=maybe: %v", err)
 	}
 }

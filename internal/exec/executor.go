@@ -1,12 +1,16 @@
 package exec
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"os"
+	"time"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/jit"
 	"github.com/goop2/op2/internal/plan"
 )
 
@@ -34,6 +38,17 @@ type Executor struct {
 	// Halo, if not nil, exchanges halo data around the launches of a
 	// distributed run.
 	Halo Halo
+	// Timing, if not nil, receives the times and bytes of every loop
+	// that runs successfully; loops on a Waiter backend are then waited
+	// for, so that each loop's time is its own.
+	Timing *Timings
+	// Logger, if not nil, receives an event for every program built
+	// (Info when compiled, Debug when found in a cache) and every plan
+	// built (Debug).
+	Logger *slog.Logger
+
+	// The time the current loop spent building its program and its plan.
+	built, planned time.Duration
 }
 
 // Halo is what a distributed (MPI) run adds to every loop. The executor
@@ -88,13 +103,52 @@ func (x *Executor) Program(b *Opened, l *core.Loop) (Program, error) {
 		return p, nil
 	}
 	x.generations++
+	start := time.Now()
+	before := jit.ReadStats()
 	l.Sig = core.Analyse(l)
 	p, err := b.Build(l)
+	d := time.Since(start)
+	x.built += d
+	if x.Logger != nil {
+		x.logBuild(b, l, d, before, err)
+	}
 	if err != nil {
 		return nil, err
 	}
 	x.programs.put(x.key, p, l.Sig)
 	return p, nil
+}
+
+// logBuild logs the build of l's program on b, which took d: Info when
+// something was compiled, Debug when the program came from the disk cache
+// or from a program already loaded, Warn when the build failed.
+func (x *Executor) logBuild(b *Opened, l *core.Loop, d time.Duration, before jit.Stats, err error) {
+	after := jit.ReadStats()
+	level, outcome := slog.LevelDebug, "memory"
+	switch {
+	case err != nil:
+		level, outcome = slog.LevelWarn, "failed"
+	case after.Compiles > before.Compiles:
+		level, outcome = slog.LevelInfo, "miss"
+	case after.DiskHits > before.DiskHits:
+		outcome = "disk"
+	}
+	ctx := context.Background()
+	if !x.Logger.Enabled(ctx, level) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("kernel", l.Kernel.Name), slog.String("set", l.Set.Name),
+		slog.String("backend", b.Name()), slog.Float64("seconds", d.Seconds()),
+		slog.String("cache", outcome),
+	}
+	if after.Rebuilds > before.Rebuilds {
+		attrs = append(attrs, slog.Bool("rebuilt", true))
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
+	x.Logger.LogAttrs(ctx, level, "op2: program built", attrs...)
 }
 
 // Source returns the source of the program already built for l's shape on
@@ -116,11 +170,35 @@ func programKey(buf []byte, backend uint64, l *core.Loop) []byte {
 
 // Run runs l on b.
 func (x *Executor) Run(b *Opened, l *core.Loop) error {
+	if x.Timing != nil {
+		return x.runTimed(b, l)
+	}
 	p, err := x.Program(b, l)
 	if err != nil {
 		return err
 	}
 	return x.run(b, p, l)
+}
+
+// runTimed runs l on b and records its times in x.Timing: the program and
+// plan builds apart, the rest of the call (waiting for an asynchronous
+// backend to finish the loop) as its run time.
+func (x *Executor) runTimed(b *Opened, l *core.Loop) error {
+	x.built, x.planned = 0, 0
+	start := time.Now()
+	p, err := x.Program(b, l)
+	if err == nil {
+		err = x.run(b, p, l)
+	}
+	if w, ok := b.Backend.(Waiter); ok && err == nil {
+		err = w.Wait()
+	}
+	if err != nil {
+		return err
+	}
+	run := time.Since(start) - x.built - x.planned
+	x.Timing.add(l, b.Name(), run, x.planned, x.built)
+	return nil
 }
 
 func (x *Executor) run(b *Opened, p Program, l *core.Loop) error {
@@ -323,12 +401,21 @@ func (x *Executor) plan(b *Opened, l *core.Loop, needs *PlanNeeds) (*Plan, error
 	if pl, ok := x.plans.Get(k); ok {
 		return pl, nil
 	}
+	start := time.Now()
 	built, err := ChoosePlan(l, needs, x.BlockSize, x.PlanCheck)
+	d := time.Since(start)
+	x.planned += d
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Name(), err)
 	}
 	if os.Getenv("OP2_DEBUG_PLAN") != "" {
 		fmt.Fprintf(os.Stderr, "plan %s: blocks %d size %d colours %d\n", l.Name(), built.NBlocks, built.BlockSize, built.NColors)
+	}
+	if x.Logger != nil {
+		x.Logger.LogAttrs(context.Background(), slog.LevelDebug, "op2: plan built",
+			slog.String("kernel", l.Kernel.Name), slog.String("set", l.Set.Name), slog.String("backend", b.Name()),
+			slog.Int("blocks", built.NBlocks), slog.Int("block_size", built.BlockSize),
+			slog.Int("colours", built.NColors), slog.Float64("seconds", d.Seconds()))
 	}
 	pl := &Plan{Plan: built}
 	var ptrs []any

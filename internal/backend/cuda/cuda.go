@@ -17,6 +17,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"unsafe"
@@ -107,6 +108,12 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 }
 
 func (b *backend) Name() string { return Name }
+
+// Describe names the device (exec.Describer).
+func (b *backend) Describe() []slog.Attr {
+	return []slog.Attr{slog.String("platform", "CUDA"), slog.String("device", b.dev.Name), slog.Int("ordinal", b.dev.Ordinal),
+		slog.Int("compute_capability", b.dev.Arch), slog.Int("driver", b.dev.Driver)}
+}
 
 // DeviceMemory reports that programs work on device copies of the data.
 func (b *backend) DeviceMemory() bool { return true }

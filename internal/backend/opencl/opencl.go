@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"regexp"
 	"strings"
@@ -124,6 +125,13 @@ func openDevice(cfg *exec.Config) (*cl.Context, error) {
 }
 
 func (b *backend) Name() string { return Name }
+
+// Describe names the platform and the device (exec.Describer).
+func (b *backend) Describe() []slog.Attr {
+	d := b.ctx.Device
+	return []slog.Attr{slog.String("platform", d.Platform), slog.String("device", d.Name),
+		slog.String("version", d.Version), slog.String("driver", d.Driver)}
+}
 
 // DeviceMemory reports that programs work on device copies of the data
 // (exec.DeviceMemory).

@@ -11,6 +11,7 @@
 package openmp
 
 import (
+	"log/slog"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -49,6 +50,11 @@ type backend struct {
 }
 
 func (b *backend) Name() string { return Name }
+
+// Describe names the compiler and the thread count (exec.Describer).
+func (b *backend) Describe() []slog.Attr {
+	return []slog.Attr{slog.String("platform", "host"), slog.String("compiler", b.cc.CC), slog.Int("threads", b.threads)}
+}
 
 // Generate writes the OpenMP wrapper for the loop.
 func (b *backend) Generate(l *core.Loop) (string, error) { return hostc.OpenMP(l) }

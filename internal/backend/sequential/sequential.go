@@ -4,6 +4,8 @@
 package sequential
 
 import (
+	"log/slog"
+
 	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
@@ -30,6 +32,11 @@ type backend struct {
 }
 
 func (b *backend) Name() string { return Name }
+
+// Describe names the compiler (exec.Describer).
+func (b *backend) Describe() []slog.Attr {
+	return []slog.Attr{slog.String("platform", "host"), slog.String("compiler", b.cc.CC), slog.Int("threads", 1)}
+}
 
 // Generate writes the translation unit: prelude, kernel and a wrapper that
 // loops over [op2_iv[0], op2_iv[1]). Global reductions accumulate into

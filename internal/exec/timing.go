@@ -1,0 +1,235 @@
+package exec
+
+import (
+	"time"
+
+	"github.com/goop2/op2/internal/core"
+)
+
+// Timings accumulates, per loop (kernel name, iteration set name and
+// backend name), the number of calls, their times and the bytes they must
+// move. An Executor whose Timing field is not nil records every loop it
+// runs successfully into it; a nil field costs nothing.
+//
+// A Timings is not safe for concurrent use; the op2 run time serialises
+// loops.
+type Timings struct {
+	byKey   map[timingKey]*TimingRecord
+	records []*TimingRecord // in the order of their first call
+}
+
+type timingKey struct{ kernel, set, backend string }
+
+// TimingRecord is what a Timings holds for one loop.
+type TimingRecord struct {
+	Kernel, Set, Backend string
+	Calls                int
+	// Run is the time of the calls without Plan and Compile: from the
+	// executor's entry to the loop's completion (a Waiter backend is
+	// waited for), halo exchanges included.
+	Run     time.Duration
+	Plan    time.Duration // building execution plans
+	Compile time.Duration // building programs (generation, compilation or cache loads)
+	Bytes   float64       // the bytes all calls must move (LoopBytes)
+
+	// The last call's arguments and iteration count, and its bytes, so
+	// that a repeated loop does not count again.
+	shape     []argShape
+	iter      int
+	callBytes float64
+}
+
+type argShape struct {
+	data, m uint64
+	idx     int
+	access  core.Access
+	kind    core.ArgKind
+}
+
+// NewTimings returns an empty Timings.
+func NewTimings() *Timings { return &Timings{byKey: map[timingKey]*TimingRecord{}} }
+
+// Records returns copies of the records, in the order of their loops'
+// first calls.
+func (t *Timings) Records() []TimingRecord {
+	out := make([]TimingRecord, len(t.records))
+	for i, r := range t.records {
+		out[i] = *r
+		out[i].shape = nil
+	}
+	return out
+}
+
+// Reset drops every record.
+func (t *Timings) Reset() {
+	clear(t.byKey)
+	t.records = nil
+}
+
+// add records one call of l on backend: its times and its bytes.
+func (t *Timings) add(l *core.Loop, backend string, run, plan, compile time.Duration) {
+	k := timingKey{l.Kernel.Name, l.Set.Name, backend}
+	r, ok := t.byKey[k]
+	if !ok {
+		r = &TimingRecord{Kernel: k.kernel, Set: k.set, Backend: backend}
+		t.byKey[k] = r
+		t.records = append(t.records, r)
+	}
+	r.Calls++
+	r.Run += run
+	r.Plan += plan
+	r.Compile += compile
+	if !r.sameShape(l) {
+		r.shape = r.shape[:0]
+		for i := range l.Args {
+			a := &l.Args[i]
+			s := argShape{data: a.Data.ID, idx: a.Idx, access: a.Access, kind: a.Kind}
+			if a.Map != nil {
+				s.m = a.Map.ID
+			}
+			r.shape = append(r.shape, s)
+		}
+		r.iter = l.IterEnd()
+		r.callBytes = LoopBytes(l)
+	}
+	r.Bytes += r.callBytes
+}
+
+// sameShape reports whether l has the arguments and iteration count of the
+// call whose bytes r holds.
+func (r *TimingRecord) sameShape(l *core.Loop) bool {
+	if r.shape == nil || len(r.shape) != len(l.Args) || r.iter != l.IterEnd() {
+		return false
+	}
+	for i := range l.Args {
+		a := &l.Args[i]
+		s := &r.shape[i]
+		var m uint64
+		if a.Map != nil {
+			m = a.Map.ID
+		}
+		if s.data != a.Data.ID || s.m != m || s.idx != a.Idx || s.access != a.Access || s.kind != a.Kind {
+			return false
+		}
+	}
+	return true
+}
+
+// LoopBytes is the number of bytes one call of l must move between memory
+// and the processor, OP2's convention for its bandwidth figures:
+//
+//   - each Dat passed directly (however many arguments pass it): the
+//     elements the loop runs over × dim × element size, once when it is
+//     only read or only written, twice when it is both read and written
+//     (RW, INC, or READ in one argument and WRITE in another);
+//   - each Dat passed through maps: the distinct elements of its set that
+//     the loop's maps reach from the elements the loop runs over (each
+//     counted once, however many arguments, columns and elements refer to
+//     it) × dim × element size, once or twice as for direct Dats;
+//   - each Global: dim × element size, twice for a reduction;
+//   - each map used: 4 bytes × arity × the elements the loop runs over.
+//
+// The elements the loop runs over are l.IterEnd(): the set's owned
+// elements, plus the exec halo for loops that modify data through a map
+// (in a distributed run, this rank's).
+func LoopBytes(l *core.Loop) float64 {
+	n := l.IterEnd()
+	var total float64
+	for i := range l.Args {
+		a := &l.Args[i]
+		indirect := a.Kind == core.ArgIndirect || a.Kind == core.ArgVector
+		// Count each Dat once per kind of access (direct or through
+		// maps): only at its first argument of that kind.
+		first, read, written := true, false, false
+		for j := range l.Args {
+			b := &l.Args[j]
+			if b.Data != a.Data || (b.Kind == core.ArgIndirect || b.Kind == core.ArgVector) != indirect {
+				continue
+			}
+			if j < i {
+				first = false
+				break
+			}
+			switch b.Access {
+			case core.Read:
+				read = true
+			case core.Write:
+				written = true
+			default: // RW, INC, MIN, MAX read and write
+				read, written = true, true
+			}
+		}
+		if !first {
+			continue
+		}
+		times := 0
+		if read {
+			times++
+		}
+		if written {
+			times++
+		}
+		elem := float64(a.Data.Dim * a.Data.Type.Size() * times)
+		switch {
+		case a.Kind == core.ArgGlobal:
+			total += elem
+		case !indirect:
+			total += elem * float64(n)
+		default:
+			total += elem * float64(referenced(l, i, n))
+		}
+	}
+	// Maps, each once.
+	for i := range l.Args {
+		m := l.Args[i].Map
+		if m == nil {
+			continue
+		}
+		seen := false
+		for j := 0; j < i; j++ {
+			if l.Args[j].Map == m {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			total += float64(4 * m.Arity * n)
+		}
+	}
+	return total
+}
+
+// referenced counts the distinct elements of the set of argument i's Dat
+// that the loop's elements [0, n) reach through every indirect argument
+// passing that Dat.
+func referenced(l *core.Loop, i, n int) int {
+	d := l.Args[i].Data
+	size := d.Set.Total
+	marks := make([]bool, size)
+	count := 0
+	mark := func(e int32) {
+		if e >= 0 && int(e) < size && !marks[e] {
+			marks[e] = true
+			count++
+		}
+	}
+	for j := i; j < len(l.Args); j++ {
+		a := &l.Args[j]
+		if a.Data != d || a.Map == nil {
+			continue
+		}
+		m := a.Map
+		rows := min(n, len(m.Table)/max(m.Arity, 1))
+		for e := 0; e < rows; e++ {
+			row := m.Table[e*m.Arity : (e+1)*m.Arity]
+			if a.Kind == core.ArgVector {
+				for _, v := range row {
+					mark(v)
+				}
+			} else {
+				mark(row[a.Idx])
+			}
+		}
+	}
+	return count
+}

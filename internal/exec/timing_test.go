@@ -1,0 +1,161 @@
+package exec_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
+)
+
+// TestLoopBytes checks OP2's bandwidth convention on small loops whose
+// counts are worked out by hand.
+func TestLoopBytes(t *testing.T) {
+	// 120 edges (100 owned, 20 exec halo), 121 nodes; edge e joins nodes
+	// e and e+1.
+	ms := newMesh(t, 40, 100, 120)
+	g := &core.Storage{Name: "g", Type: core.Float64, Dim: 2, Len: 2, ID: core.NewID()}
+	k := kernel(t, "void k(double *a) {}", "k")
+	loop := func(args ...core.Arg) *core.Loop { return &core.Loop{Kernel: k, Set: ms.edges, Args: args} }
+	for _, c := range []struct {
+		name string
+		l    *core.Loop
+		want float64
+	}{
+		// Direct: owned elements only, 8 bytes each.
+		{"direct read", loop(core.Arg{Data: ms.y, Access: core.Read, Kind: core.ArgDirect}), 100 * 8},
+		{"direct write", loop(core.Arg{Data: ms.y, Access: core.Write, Kind: core.ArgDirect}), 100 * 8},
+		{"direct rw", loop(core.Arg{Data: ms.y, Access: core.RW, Kind: core.ArgDirect}), 2 * 100 * 8},
+		{"direct read twice", loop(core.Arg{Data: ms.y, Access: core.Read, Kind: core.ArgDirect},
+			core.Arg{Data: ms.y, Access: core.Read, Kind: core.ArgDirect}), 100 * 8},
+		// Through column 0 (read): nodes 0..99 reached, plus the map
+		// (4 bytes × arity 2 × 100 edges).
+		{"indirect read column 0", loop(core.Arg{Data: ms.x, Map: ms.m, Idx: 0, Access: core.Read, Kind: core.ArgIndirect}),
+			100*8 + 4*2*100},
+		// Both columns: nodes 0..100 reached once each; the map counted once.
+		{"indirect read both columns", loop(
+			core.Arg{Data: ms.x, Map: ms.m, Idx: 0, Access: core.Read, Kind: core.ArgIndirect},
+			core.Arg{Data: ms.x, Map: ms.m, Idx: 1, Access: core.Read, Kind: core.ArgIndirect}),
+			101*8 + 4*2*100},
+		{"vector read", loop(core.Arg{Data: ms.x, Map: ms.m, Access: core.Read, Kind: core.ArgVector}), 101*8 + 4*2*100},
+		// The increment loop runs over the exec halo too (120 edges):
+		// y read directly, nodes 0..120 read and written.
+		{"increment", ms.incLoop(t), 120*8 + 2*121*8 + 4*2*120},
+		// Globals: dim × size, twice for a reduction.
+		{"global read", loop(core.Arg{Data: g, Access: core.Read, Kind: core.ArgGlobal}), 16},
+		{"global inc", loop(core.Arg{Data: g, Access: core.Inc, Kind: core.ArgGlobal}), 32},
+	} {
+		if got := exec.LoopBytes(c.l); got != c.want {
+			t.Errorf("%s: %v bytes, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestTimingRecords: with Timing set, every successful call is counted
+// under its kernel, set and backend, with its bytes; without it nothing is
+// recorded.
+func TestTimingRecords(t *testing.T) {
+	ms := newMesh(t, 100, 100, 100)
+	x := exec.New()
+	b := &exec.Opened{Backend: &fakeBackend{needs: &exec.PlanNeeds{Threads: 1}, launchOK: -1}, ID: core.NewID()}
+	inc, direct := ms.incLoop(t), ms.directLoop(t)
+	if err := x.Run(b, inc); err != nil {
+		t.Fatal(err)
+	}
+	x.Timing = exec.NewTimings()
+	for i := 0; i < 3; i++ {
+		if err := x.Run(b, inc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := x.Run(b, direct); err != nil {
+		t.Fatal(err)
+	}
+	recs := x.Timing.Records()
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2: %+v", len(recs), recs)
+	}
+	r := recs[0]
+	if r.Kernel != "exec_inc" || r.Set != "edges" || r.Backend != "fake" || r.Calls != 3 {
+		t.Errorf("first record %+v", r)
+	}
+	if want := 3 * exec.LoopBytes(inc); r.Bytes != want {
+		t.Errorf("bytes %v, want %v", r.Bytes, want)
+	}
+	if r.Compile != 0 || r.Plan != 0 {
+		t.Errorf("program and plan were built before timing started, yet compile %v plan %v", r.Compile, r.Plan)
+	}
+	if recs[1].Kernel != "exec_set" || recs[1].Calls != 1 {
+		t.Errorf("second record %+v: want one call", recs[1])
+	}
+	x.Timing.Reset()
+	if n := len(x.Timing.Records()); n != 0 {
+		t.Errorf("%d records after Reset", n)
+	}
+}
+
+// capture is a slog handler that keeps every record.
+type capture struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (c *capture) Enabled(context.Context, slog.Level) bool { return true }
+func (c *capture) Handle(_ context.Context, r slog.Record) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.recs = append(c.recs, r.Clone())
+	return nil
+}
+func (c *capture) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c *capture) WithGroup(string) slog.Handler      { return c }
+
+func attrs(r slog.Record) map[string]string {
+	m := map[string]string{}
+	r.Attrs(func(a slog.Attr) bool {
+		m[a.Key] = a.Value.String()
+		return true
+	})
+	return m
+}
+
+// TestExecutorLogs: a program build and a plan build are logged once each,
+// at the levels documented on Executor.Logger; a repeated loop logs nothing.
+func TestExecutorLogs(t *testing.T) {
+	ms := newMesh(t, 100, 100, 100)
+	h := &capture{}
+	x := exec.New()
+	x.Logger = slog.New(h)
+	b := &exec.Opened{Backend: &fakeBackend{needs: &exec.PlanNeeds{Threads: 1}, launchOK: -1}, ID: core.NewID()}
+	for i := 0; i < 3; i++ {
+		if err := x.Run(b, ms.incLoop(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(h.recs) != 2 {
+		t.Fatalf("%d records, want 2 (program, plan): %v", len(h.recs), h.recs)
+	}
+	prog, pl := h.recs[0], h.recs[1]
+	a := attrs(prog)
+	// The fake backend compiles nothing: its program counts as found.
+	if prog.Message != "op2: program built" || prog.Level != slog.LevelDebug || a["kernel"] != "exec_inc" || a["set"] != "edges" ||
+		a["backend"] != "fake" || a["cache"] != "memory" || a["seconds"] == "" {
+		t.Errorf("program record %v %v %q %v", prog.Level, prog.Message, prog.Message, a)
+	}
+	a = attrs(pl)
+	if pl.Message != "op2: plan built" || pl.Level != slog.LevelDebug || a["blocks"] == "" || a["colours"] == "" || a["block_size"] == "" {
+		t.Errorf("plan record %v %q %v", pl.Level, pl.Message, a)
+	}
+	var buf bytes.Buffer
+	x.Logger = slog.New(slog.NewTextHandler(&buf, nil)) // Info: neither is shown
+	x.Clear()
+	if err := x.Run(b, ms.incLoop(t)); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() != 0 {
+		t.Errorf("at level Info a cache hit and a plan were logged:\n%s", buf.String())
+	}
+}

@@ -1,0 +1,239 @@
+package op2
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+// LoopTiming is what the timing report (OP2's op_timing_output, PyOP2's
+// timed regions) says about one loop: a kernel over a set on a backend.
+//
+// Time is the time of the calls without their program and plan builds,
+// which Compile and Plan give apart: from ParLoop's (or Compute's) call to
+// the executor until the loop has finished — on the asynchronous backends
+// (opencl, cuda) timing waits for each loop to complete, which it does not
+// do when timing is off — including binding the data, moving it to and
+// from a device where it is stale, and, under MPI, exchanging halos and
+// combining reductions. The wall time of all the calls is Time + Plan +
+// Compile, less the checking of the arguments before the executor.
+//
+// Under MPI every rank times its own loops: the figures are this rank's,
+// over its part of the set (owned elements, plus the exec halo for loops
+// that modify data through a map), and the report is written by each rank
+// that asks.
+type LoopTiming struct {
+	Kernel  string // kernel name
+	Set     string // iteration set name
+	Backend string // backend name
+	Calls   int    // successful calls
+	// Time is the time of the calls, without Plan and Compile.
+	Time time.Duration
+	// Plan is the time spent building execution plans for the loop (the
+	// first call on a set and maps, on backends that use plans).
+	Plan time.Duration
+	// Compile is the time spent making the loop's program: generating it
+	// and compiling it or loading it from the disk cache, the first time
+	// (and again if it had been dropped from the program cache). A loop
+	// whose program was built for another loop of the same shape has none.
+	Compile time.Duration
+	// Bytes is the data all the calls must move between memory and the
+	// processor, OP2's convention for its bandwidth figures, per call:
+	//   - a Dat passed directly: the elements the loop runs over × dim ×
+	//     element size, once when the loop only reads it or only writes
+	//     it, twice when it reads and writes it (RW, INC);
+	//   - a Dat passed through maps: the distinct elements the loop's
+	//     maps reach from the elements it runs over (each counted once,
+	//     however many arguments, columns and elements refer to it) × dim ×
+	//     element size, once or twice as for direct Dats;
+	//   - a Global: dim × element size, twice for a reduction;
+	//   - each map: 4 bytes × arity × the elements the loop runs over.
+	// A Dat passed in several arguments of one kind (direct, or through
+	// maps) is counted once. Caches, write-allocate traffic and device
+	// transfers are not counted.
+	Bytes float64
+}
+
+// Mean is the mean time of one call (Time / Calls).
+func (t LoopTiming) Mean() time.Duration {
+	if t.Calls == 0 {
+		return 0
+	}
+	return t.Time / time.Duration(t.Calls)
+}
+
+// GBPerSecond is the effective bandwidth: Bytes / Time, in 10⁹ bytes per
+// second (0 when no time was measured).
+func (t LoopTiming) GBPerSecond() float64 {
+	if t.Time <= 0 {
+		return 0
+	}
+	return t.Bytes / t.Time.Seconds() / 1e9
+}
+
+// EnableTiming switches the default runtime's timing report on or off
+// (Config.Timing, OP2_TIMING=1). While it is on, every successful loop
+// adds to its LoopTiming; switching it off keeps what was recorded.
+// Timing off costs a loop nothing; timing on costs two clock readings per
+// loop, and on asynchronous backends (opencl, cuda) waiting for the loop
+// to finish.
+func EnableTiming(on bool) { rt.EnableTiming(on) }
+
+// EnableTiming switches runtime r's timing report (see the package-level
+// EnableTiming).
+func (r *Runtime) EnableTiming(on bool) {
+	mu.Lock()
+	defer mu.Unlock()
+	r.setTiming(on)
+}
+
+// setTiming switches timing. Caller holds mu (or owns r alone).
+func (r *Runtime) setTiming(on bool) {
+	r.cfg.Timing = on
+	if on {
+		r.x.Timing = r.timings
+	} else {
+		r.x.Timing = nil
+	}
+}
+
+// Timings returns the default runtime's timing report: one LoopTiming per
+// loop (kernel, set and backend) timed since the start or the last
+// ResetTimings, in the order of their first timed call.
+func Timings() []LoopTiming { return rt.Timings() }
+
+// Timings returns runtime r's timing report (see the package-level
+// Timings).
+func (r *Runtime) Timings() []LoopTiming {
+	mu.Lock()
+	defer mu.Unlock()
+	recs := r.timings.Records()
+	out := make([]LoopTiming, len(recs))
+	for i, rec := range recs {
+		out[i] = LoopTiming{Kernel: rec.Kernel, Set: rec.Set, Backend: rec.Backend, Calls: rec.Calls,
+			Time: rec.Run, Plan: rec.Plan, Compile: rec.Compile, Bytes: rec.Bytes}
+	}
+	return out
+}
+
+// ResetTimings forgets the default runtime's timing report.
+func ResetTimings() { rt.ResetTimings() }
+
+// ResetTimings forgets runtime r's timing report.
+func (r *Runtime) ResetTimings() {
+	mu.Lock()
+	defer mu.Unlock()
+	r.timings.Reset()
+}
+
+// WriteTimingTable writes the default runtime's timing report as a table
+// for people: one row per loop with the columns loop (the kernel), set,
+// backend, calls, time s, mean µs, plan s, compile s and GB/s, then a row
+// "all loops" with the sums. Under MPI the first line says which rank's
+// figures follow.
+func WriteTimingTable(w io.Writer) error { return rt.WriteTimingTable(w) }
+
+// WriteTimingTable writes runtime r's timing report as a table (see the
+// package-level WriteTimingTable).
+func (r *Runtime) WriteTimingTable(w io.Writer) error {
+	ts := r.Timings()
+	// Names left-aligned, numbers right-aligned.
+	wk, ws, wb := len("all loops"), len("set"), len("backend")
+	for _, t := range ts {
+		wk, ws, wb = max(wk, len(t.Kernel)), max(ws, len(t.Set)), max(wb, len(t.Backend))
+	}
+	var err error
+	printf := func(format string, a ...any) {
+		if err == nil {
+			_, err = fmt.Fprintf(w, format, a...)
+		}
+	}
+	if n := Ranks(); n > 1 {
+		printf("rank %d of %d\n", Rank(), n)
+	}
+	const nums = " %8d %10.4f %11.1f %9.4f %10.4f %8.2f\n"
+	printf("%-*s  %-*s  %-*s %8s %10s %11s %9s %10s %8s\n", wk, "loop", ws, "set", wb, "backend",
+		"calls", "time s", "mean µs", "plan s", "compile s", "GB/s")
+	var sum LoopTiming
+	for _, t := range ts {
+		printf("%-*s  %-*s  %-*s"+nums, wk, t.Kernel, ws, t.Set, wb, t.Backend, t.Calls,
+			t.Time.Seconds(), float64(t.Mean().Nanoseconds())/1e3, t.Plan.Seconds(), t.Compile.Seconds(), t.GBPerSecond())
+		sum.Calls += t.Calls
+		sum.Time += t.Time
+		sum.Plan += t.Plan
+		sum.Compile += t.Compile
+		sum.Bytes += t.Bytes
+	}
+	printf("%-*s  %-*s  %-*s %8d %10.4f %11s %9.4f %10.4f %8.2f\n", wk, "all loops", ws, "", wb, "", sum.Calls,
+		sum.Time.Seconds(), "", sum.Plan.Seconds(), sum.Compile.Seconds(), sum.GBPerSecond())
+	return err
+}
+
+// WriteTimingCSV writes the default runtime's timing report as CSV (OP2's
+// op_timings_to_csv): a header row, then one row per loop with the columns
+// rank, kernel, set, backend, calls, time_s, mean_s, plan_s, compile_s,
+// bytes and gb_per_s (seconds and bytes as plain decimal or exponent
+// numbers).
+func WriteTimingCSV(w io.Writer) error { return rt.WriteTimingCSV(w) }
+
+// WriteTimingCSV writes runtime r's timing report as CSV (see the
+// package-level WriteTimingCSV).
+func (r *Runtime) WriteTimingCSV(w io.Writer) error {
+	ts := r.Timings()
+	rank := strconv.Itoa(Rank())
+	c := csv.NewWriter(w)
+	c.Write([]string{"rank", "kernel", "set", "backend", "calls", "time_s", "mean_s", "plan_s", "compile_s", "bytes", "gb_per_s"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for _, t := range ts {
+		c.Write([]string{rank, t.Kernel, t.Set, t.Backend, strconv.Itoa(t.Calls), f(t.Time.Seconds()), f(t.Mean().Seconds()),
+			f(t.Plan.Seconds()), f(t.Compile.Seconds()), f(t.Bytes), f(t.GBPerSecond())})
+	}
+	c.Flush()
+	return c.Error()
+}
+
+// TimingReport is the timing report as WriteTimingJSON writes it.
+type TimingReport struct {
+	Rank  int               `json:"rank"`  // the MPI rank whose loops these are (0 without MPI)
+	Ranks int               `json:"ranks"` // the number of ranks (1 without MPI)
+	Loops []TimingReportRow `json:"loops"`
+}
+
+// TimingReportRow is one loop of a TimingReport: a LoopTiming with times
+// in seconds.
+type TimingReportRow struct {
+	Kernel   string  `json:"kernel"`
+	Set      string  `json:"set"`
+	Backend  string  `json:"backend"`
+	Calls    int     `json:"calls"`
+	Time     float64 `json:"time_s"`
+	Mean     float64 `json:"mean_s"`
+	Plan     float64 `json:"plan_s"`
+	Compile  float64 `json:"compile_s"`
+	Bytes    float64 `json:"bytes"`
+	GBPerSec float64 `json:"gb_per_s"`
+}
+
+// WriteTimingJSON writes the default runtime's timing report as one JSON
+// object, a TimingReport: {"rank": 0, "ranks": 1, "loops": [{"kernel":
+// ..., "set": ..., "backend": ..., "calls": ..., "time_s": ..., "mean_s":
+// ..., "plan_s": ..., "compile_s": ..., "bytes": ..., "gb_per_s": ...}]}.
+func WriteTimingJSON(w io.Writer) error { return rt.WriteTimingJSON(w) }
+
+// WriteTimingJSON writes runtime r's timing report as JSON (see the
+// package-level WriteTimingJSON).
+func (r *Runtime) WriteTimingJSON(w io.Writer) error {
+	ts := r.Timings()
+	rep := TimingReport{Rank: Rank(), Ranks: Ranks(), Loops: make([]TimingReportRow, len(ts))}
+	for i, t := range ts {
+		rep.Loops[i] = TimingReportRow{Kernel: t.Kernel, Set: t.Set, Backend: t.Backend, Calls: t.Calls,
+			Time: t.Time.Seconds(), Mean: t.Mean().Seconds(), Plan: t.Plan.Seconds(), Compile: t.Compile.Seconds(),
+			Bytes: t.Bytes, GBPerSec: t.GBPerSecond()}
+	}
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(rep)
+}
