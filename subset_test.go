@@ -223,3 +223,59 @@ func TestSubsetErrors(t *testing.T) {
 		t.Errorf("nil subset: %v", err)
 	}
 }
+
+// TestSubsetPlanColoursSubsetOnly: the execution plan of an indirect loop
+// over a subset colours the subset's elements only. Every edge but the
+// subset's increments node 0, so the whole set needs a colour per edge (one
+// element per block); the subset's edges touch distinct nodes and need one.
+func TestSubsetPlanColoursSubsetOnly(t *testing.T) {
+	for _, b := range allBackends {
+		if b == "sequential" {
+			continue // no plan
+		}
+		t.Run(b, func(t *testing.T) {
+			r := must(op2.NewRuntime(op2.Config{Backend: b, BlockSize: 1, PlanCheck: true}))
+			const ne = 40
+			nodes := must(op2.NewSet(2*ne+1, "nodes"))
+			edges := must(op2.NewSet(ne, "edges"))
+			table := make([]int32, 0, 2*ne)
+			var pick []int32
+			for e := 0; e < ne; e++ {
+				if e%4 == 0 {
+					table = append(table, int32(2*e+1), int32(2*e+2))
+					pick = append(pick, int32(e))
+				} else {
+					table = append(table, 0, int32(2*e+1))
+				}
+			}
+			e2n := must(op2.NewMap(edges, nodes, 2, table, "e2n"))
+			sub := must(op2.NewSubset(edges, pick))
+			res := must(op2.NewDat[int32](nodes, 1, nil, "res"))
+			k := op2.NewKernel("void two(int *a, int *b) { *a += 1; *b += 2; }", "two")
+			colours := map[string]int{}
+			op2.OnLaunch(r, func(set string, _, last int, c bool) {
+				if c {
+					colours[set] = max(colours[set], last)
+				}
+			})
+			check(t, r.ParLoop(k, sub, res.ArgMap(op2.Inc, e2n, 0), res.ArgMap(op2.Inc, e2n, 1)))
+			check(t, r.ParLoop(k, edges, res.ArgMap(op2.Inc, e2n, 0), res.ArgMap(op2.Inc, e2n, 1)))
+			if colours[sub.Name()] != 1 || colours["edges"] < ne*3/4 {
+				t.Errorf("block colours: subset %d, whole set %d; want 1 and at least %d", colours[sub.Name()], colours["edges"], ne*3/4)
+			}
+			got := res.DataRO()
+			want := make([]int32, 2*ne+1)
+			for e := 0; e < ne; e++ {
+				n := 1
+				if e%4 == 0 {
+					n = 2
+				}
+				want[table[2*e]] += int32(n)
+				want[table[2*e+1]] += int32(2 * n)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("res = %v, want %v", got, want)
+			}
+		})
+	}
+}
