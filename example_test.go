@@ -162,3 +162,32 @@ func ExampleDat_WriteText() {
 	// [1 0.5 -2 0.25 3 0] [1 0.5 -2 0.25 3 0]
 	// op2: reading dat "other" (float64, dim 3) on set "cells" from DIR/q.txt: line 1: header says size 3, dim 2; the dat has size 3, dim 3
 }
+
+// A loop over a subset: boundary edges only. Direct arguments are the
+// parent set's Dats and maps are the parent set's maps; the kernel runs
+// for the subset's elements (given in any order, duplicates dropped).
+func ExampleSubset() {
+	nodes, _ := op2.NewSet(4, "nodes")
+	edges, _ := op2.NewSet(5, "edges")
+	edgeNodes, _ := op2.NewMap(edges, nodes, 2, []int32{0, 1, 1, 2, 2, 3, 3, 0, 0, 2}, "edgeNodes")
+	boundary, err := op2.NewSubset(edges, []int32{3, 0, 1, 2, 0})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	flux, _ := op2.NewDat(edges, 1, []float64{1, 2, 3, 4, 100}, "flux")
+	res, _ := op2.NewDat[float64](nodes, 1, nil, "res")
+	total, _ := op2.NewGlobal[float64](1, nil, "total")
+	k := op2.NewKernel(`void spread(const double *f, double *a, double *b, double *t) {
+  *a += 0.5 * *f;
+  *b += 0.5 * *f;
+  *t += *f;
+}`, "spread")
+	if err := op2.ParLoop(k, boundary, flux.Arg(op2.Read),
+		res.ArgMap(op2.Inc, edgeNodes, 0), res.ArgMap(op2.Inc, edgeNodes, 1), total.Arg(op2.Inc)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(boundary.Indices(), res.Data(), total.Value())
+	// Output: [0 1 2 3] [2.5 1.5 2.5 3.5] 10
+}

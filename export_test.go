@@ -1,5 +1,10 @@
 package op2
 
+import (
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
+)
+
 // SetMaxPrograms lowers the program cache's capacity for a test and
 // returns a function that restores it.
 func SetMaxPrograms(n int) (restore func()) {
@@ -22,4 +27,12 @@ func HaloExchanges() int {
 		return 0
 	}
 	return distState.halo.exchanges
+}
+
+// OnLaunch calls f before every launch of r's loops with the iteration
+// set's name and the launched range (block colours when colours is set).
+func OnLaunch(r *Runtime, f func(set string, first, last int, colours bool)) {
+	mu.Lock()
+	defer mu.Unlock()
+	r.x.OnLaunch = func(l *core.Loop, rg exec.Range) { f(l.Set.Name, rg.First, rg.Last, rg.Colours) }
 }

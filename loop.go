@@ -216,7 +216,8 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 }
 
 // ParLoop runs kernel k once for every element of set, with the given
-// arguments, on the configured backend. The arguments are checked first;
+// arguments, on the configured backend. set is a *Set, or a *Subset to run
+// the kernel for some of a set's elements only (see Subset). The arguments are checked first;
 // on any error nothing runs and no data changes.
 //
 // The first loop of each signature generates and compiles code; later ones
@@ -246,14 +247,14 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 // number of times for reading and for one kind of reduction (INC, MIN or
 // MAX); its READ arguments see the value from before the loop. Mixing two
 // kinds of reduction on one Global is refused.
-func ParLoop(k *Kernel, set *Set, args ...Arg) error { return rt.ParLoop(k, set, args...) }
+func ParLoop(k *Kernel, set IterationSet, args ...Arg) error { return rt.ParLoop(k, set, args...) }
 
 // ParLoop runs a loop in runtime r (see the package-level ParLoop).
-func (r *Runtime) ParLoop(k *Kernel, set *Set, args ...Arg) error {
+func (r *Runtime) ParLoop(k *Kernel, set IterationSet, args ...Arg) error {
 	mu.Lock()
 	defer mu.Unlock()
 	l := &r.loop
-	if err := bind(r, r.cfg.Backend, l, k, set, args); err != nil {
+	if err := bindOver(r, r.cfg.Backend, l, k, set, args); err != nil {
 		return err
 	}
 	l.Check = r.cfg.Check
@@ -270,17 +271,17 @@ func (r *Runtime) ParLoop(k *Kernel, set *Set, args ...Arg) error {
 // generation). The loop is checked as ParLoop checks it. Device backends
 // generate for a nominal device (opencl: 32 KiB of local memory), so a
 // device whose limits matter to the loop may compile different source.
-func Generate(backend string, k *Kernel, set *Set, args ...Arg) (string, error) {
+func Generate(backend string, k *Kernel, set IterationSet, args ...Arg) (string, error) {
 	return rt.Generate(backend, k, set, args...)
 }
 
 // Generate returns backend's source for a loop in runtime r (see the
 // package-level Generate).
-func (r *Runtime) Generate(backend string, k *Kernel, set *Set, args ...Arg) (string, error) {
+func (r *Runtime) Generate(backend string, k *Kernel, set IterationSet, args ...Arg) (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	var l core.Loop
-	if err := bind(r, backend, &l, k, set, args); err != nil {
+	if err := bindOver(r, backend, &l, k, set, args); err != nil {
 		return "", err
 	}
 	l.Check = r.cfg.Check
@@ -306,14 +307,16 @@ type Loop struct {
 // A loop can be made, and its source generated, for a backend that cannot
 // run on this machine (no OpenCL library or device); Compute then returns
 // that error (matching ErrBackendUnavailable).
-func NewLoop(k *Kernel, set *Set, args ...Arg) (*Loop, error) { return rt.NewLoop(k, set, args...) }
+func NewLoop(k *Kernel, set IterationSet, args ...Arg) (*Loop, error) {
+	return rt.NewLoop(k, set, args...)
+}
 
 // NewLoop records a loop of runtime r (see the package-level NewLoop).
-func (r *Runtime) NewLoop(k *Kernel, set *Set, args ...Arg) (*Loop, error) {
+func (r *Runtime) NewLoop(k *Kernel, set IterationSet, args ...Arg) (*Loop, error) {
 	lp := &Loop{kernel: k, rt: r}
 	mu.Lock()
 	defer mu.Unlock()
-	if err := bind(r, r.cfg.Backend, &lp.l, k, set, args); err != nil {
+	if err := bindOver(r, r.cfg.Backend, &lp.l, k, set, args); err != nil {
 		return nil, err
 	}
 	lp.l.Check = r.cfg.Check

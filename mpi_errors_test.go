@@ -55,6 +55,15 @@ func TestMPIErrors(t *testing.T) {
 			want: []string{"loop one over set \"nodes\"", "call op2.Partition before the first loop"},
 		},
 		{
+			name: "subset-distributed",
+			ranks: func(t *testing.T) error {
+				nodes, _ := declareRing(t, 8)
+				_, err := op2.NewSubset(nodes, []int32{1, 2})
+				return err
+			},
+			want: []string{`subset of set "nodes"`, "not supported in distributed runs (2 MPI ranks)"},
+		},
+		{
 			name: "declared-after-partition",
 			ranks: func(t *testing.T) error {
 				declareRing(t, 8)

@@ -37,6 +37,10 @@ type scenarioResult struct {
 	LoadedCnt            []int32
 	// The cell map gathered in the declared numbering.
 	Pcell []int32
+	// A loop reading, through a map (halos included), a copy of q
+	// (Dat.CopyTo), values set with Dat.DataWO and a zeroed dat
+	// (Dat.Zero).
+	Util []float64
 }
 
 const (
@@ -137,6 +141,8 @@ func runScenario(t *testing.T, partitioner string, rankZero bool, backends []str
 	stats := op2.NewKernel(`void stats(const double *q0, const double *w, double *r1, double *sum, double *mn) {
 	*r1 += 0.25 * *w; *sum += *q0 * *w; if (*q0 < *mn) *mn = *q0; }`, "stats")
 	bump := op2.NewKernel("void bump(double *r) { *r += 1; }", "bump")
+	util := op2.NewKernel(`void util(const double *a0, const double *a1, const double *b0, const double *b1, const double *z1, double *r0, double *r1) {
+	*r0 += floor(8 * *a1) + floor(8 * *b1) + *z1 + 1; *r1 += floor(8 * *a0) - floor(2 * *b0); }`, "util")
 	top := op2.NewKernel("void top(const int *c, int *mx) { if (*c > *mx) *mx = *c; }", "top")
 	results := map[string]scenarioResult{}
 	for _, backend := range backends {
@@ -164,6 +170,23 @@ func runScenario(t *testing.T, partitioner string, rankZero bool, backends []str
 			out.Min = append(out.Min, mn.Data()[0])
 			out.Max = append(out.Max, mx.Data()[0])
 		}
+		if got := must(q.Range(0, nodes.Size())); !slices.Equal(got, q.DataRO()) {
+			t.Errorf("rank %d %s: Range over the owned nodes differs from DataRO", r, backend)
+		}
+		qc := must(op2.NewDat[float64](nodes, 1, nil, "qc"))
+		check(t, q.CopyTo(qc))
+		wo := must(op2.NewDat[float64](nodes, 1, nil, "wo"))
+		wv := wo.DataWO()
+		for i, v := range q.DataRO() {
+			wv[i] = 3 * v
+		}
+		z := must(op2.NewDat(nodes, 1, dq.DataRO(), "z"))
+		check(t, z.Zero())
+		acc := must(op2.NewDat[float64](nodes, 1, nil, "acc"))
+		check(t, op2.ParLoop(util, edges, qc.ArgMap(op2.Read, mEdge, 0), qc.ArgMap(op2.Read, mEdge, 1),
+			wo.ArgMap(op2.Read, mEdge, 0), wo.ArgMap(op2.Read, mEdge, 1), z.ArgMap(op2.Read, mEdge, 1),
+			acc.ArgMap(op2.Inc, mEdge, 0), acc.ArgMap(op2.Inc, mEdge, 1)))
+		out.Util = must(acc.Gather())
 		out.Res = must(res.Gather())
 		out.Q = must(q.Gather())
 		out.Cnt = must(cnt.Gather())
@@ -207,6 +230,9 @@ func TestMPIAgreesWithOneRank(t *testing.T) {
 			}
 			if op2.Rank() != 0 {
 				continue
+			}
+			if !slices.Equal(g.Util, w.Util) {
+				t.Errorf("%s on %d ranks: a loop over dats made with CopyTo, DataWO and Zero differs from one rank", backend, op2.Ranks())
 			}
 			if !slices.Equal(g.Res, w.Res) || !slices.Equal(g.Q, w.Q) || !slices.Equal(g.Cnt, w.Cnt) {
 				t.Errorf("%s on %d ranks: gathered results differ from one rank", backend, op2.Ranks())

@@ -44,11 +44,19 @@
 // when one is set (Config.Logger, or OP2_LOG=info|debug for text on
 // standard error); by default nothing is logged.
 //
-// Failures are returned as errors, not panics, with one exception (besides
-// methods called on nil objects): Data and DataRO of a Dat or Global panic
-// when copying the values from a device fails (a device error, possibly
-// from an earlier loop that ran asynchronously). Sync does the same copy
-// and returns that failure as an error instead.
+// A loop may also run over a Subset, some of a set's elements, with the
+// same arguments as over the whole set. Dats have PyOP2's utilities:
+// Zero, CopyTo, a write-only accessor DataWO and Range for a few elements,
+// each moving no data between host and device beyond what it needs;
+// Globals of dim 1 have Value and SetValue.
+//
+// Failures are returned as errors, not panics, with these exceptions
+// (besides methods called on nil objects): Data and DataRO of a Dat or
+// Global, and Value and SetValue of a Global, panic when copying the values
+// from a device fails (a device error, possibly from an earlier loop that
+// ran asynchronously); Sync does the same copy and returns that failure as
+// an error instead. Value and SetValue also panic on a Global whose dim is
+// not 1.
 package op2
 
 import (

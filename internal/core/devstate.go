@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"sync/atomic"
+	"unsafe"
 )
 
 // DataState says where the current values of a Dat or Global are.
@@ -156,5 +157,152 @@ func (s *Storage) DeviceAccess(owner any, read, modifies bool, alloc func(zeroed
 	if modifies {
 		s.State = StateDevice
 	}
+	return nil
+}
+
+// DeviceOps are the operations on a device copy that need no host copy.
+// The device buffers of device backends implement them; the Storage
+// methods below fall back to the host copy for buffers that do not.
+type DeviceOps interface {
+	// Zero fills the device copy of s with zeros.
+	Zero(s *Storage) error
+	// CopyTo copies the first n bytes of this buffer to dst, a buffer of
+	// the same owner.
+	CopyTo(dst DeviceBuffer, n int) error
+	// DownloadRange copies n bytes from byte offset off of the device
+	// copy to host memory dst.
+	DownloadRange(dst unsafe.Pointer, off, n int) error
+	// AllocLike allocates a device copy for s, of the same owner, with
+	// undefined contents.
+	AllocLike(s *Storage) (DeviceBuffer, error)
+}
+
+// deviceOps returns s's device operations when its device copy is
+// current and supports them.
+func (s *Storage) deviceOps() (DeviceOps, bool) {
+	if s.State != StateDevice && s.State != StateBoth {
+		return nil, false
+	}
+	ops, ok := s.Dev.(DeviceOps)
+	return ops, ok
+}
+
+// hostBytes is the host copy as bytes (the host copy must exist).
+func (s *Storage) hostBytes() []byte {
+	if s.Host == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(s.Host), s.Bytes())
+}
+
+// WriteOnly makes the host copy current without copying anything from the
+// device, for a caller that overwrites the values: the device copy becomes
+// stale. The host keeps whatever values it held before (stale ones, if
+// the device held the current values).
+func (s *Storage) WriteOnly() {
+	s.EnsureHost()
+	switch s.State {
+	case StateHostUnallocated:
+		s.State = StateDeviceUnallocated
+	case StateDevice, StateBoth:
+		s.State = StateHost
+	}
+}
+
+// Zero sets every value (halos included) to zero: on the device when its
+// copy is current there, which leaves the device copy current and the host
+// copy stale; else on the host. Data declared without values is zero
+// already and stays unallocated.
+func (s *Storage) Zero() error {
+	switch s.State {
+	case StateHostUnallocated:
+	case StateDevice, StateBoth:
+		if ops, ok := s.deviceOps(); ok {
+			if err := ops.Zero(s); err != nil {
+				return fmt.Errorf("zeroing %s on the device: %w", s.Describe(), err)
+			}
+			s.State = StateDevice
+			break
+		}
+		fallthrough
+	default:
+		s.WriteOnly()
+		clear(s.hostBytes())
+	}
+	s.HaloStale = false
+	return nil
+}
+
+// CopyFrom copies every value of src (halos included) to s, which has the
+// same type and length. When src's current values are on the device, and
+// either only there or s has a device copy of the same backend, the copy is
+// made on the device (allocating s's device copy if needed) and s ends
+// DEVICE; otherwise it is made on the host and s's host copy becomes the
+// current one. Nothing is copied between host and device.
+func (s *Storage) CopyFrom(src *Storage) error {
+	if s == src {
+		return nil
+	}
+	if src.State == StateHostUnallocated {
+		return s.Zero()
+	}
+	if ops, ok := src.deviceOps(); ok && (src.State == StateDevice || (s.Dev != nil && s.Dev.Owner() == src.Dev.Owner())) {
+		if s.Dev != nil && s.Dev.Owner() != src.Dev.Owner() {
+			// A buffer of an earlier backend: bring its values home
+			// (s keeps them if what follows fails), drop it.
+			if err := s.HostAccess(false); err != nil {
+				return err
+			}
+			s.Dev.Free()
+			s.Dev, s.State = nil, StateDeviceUnallocated
+		}
+		fresh := false
+		if s.Dev == nil {
+			buf, err := ops.AllocLike(s)
+			if err != nil {
+				return fmt.Errorf("allocating %s on the device: %w", s.Describe(), err)
+			}
+			s.Dev, fresh = buf, true
+		}
+		if err := ops.CopyTo(s.Dev, src.Bytes()); err != nil {
+			if fresh {
+				s.Dev.Free()
+				s.Dev = nil
+			}
+			return fmt.Errorf("copying %s to %s on the device: %w", src.Describe(), s.Describe(), err)
+		}
+		s.State = StateDevice
+		s.HaloStale = src.HaloStale
+		return nil
+	}
+	if err := src.HostAccess(false); err != nil {
+		return err
+	}
+	s.WriteOnly()
+	copy(s.hostBytes(), src.hostBytes())
+	s.HaloStale = src.HaloStale
+	return nil
+}
+
+// ReadRange copies n bytes from byte offset off of the current values to
+// dst: from the device copy alone when only it is current (counted as one
+// download of n bytes), else from the host copy. No state changes. Data
+// declared without values reads as zeros: dst must hold zeros.
+func (s *Storage) ReadRange(dst unsafe.Pointer, off, n int) error {
+	if n == 0 || s.State == StateHostUnallocated {
+		return nil
+	}
+	if ops, ok := s.deviceOps(); ok && s.State == StateDevice {
+		if err := ops.DownloadRange(dst, off, n); err != nil {
+			return fmt.Errorf("copying part of %s from the device: %w", s.Describe(), err)
+		}
+		downloads.Add(1)
+		downloadBytes.Add(uint64(n))
+		return nil
+	}
+	if err := s.HostAccess(false); err != nil {
+		return err
+	}
+	copy(unsafe.Slice((*byte)(dst), n), s.hostBytes()[off:off+n])
 	return nil
 }

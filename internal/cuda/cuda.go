@@ -37,6 +37,7 @@ static CUresult (*p_free)(CUdeviceptr);
 static CUresult (*p_htod)(CUdeviceptr, const void *, size_t);
 static CUresult (*p_dtoh)(void *, CUdeviceptr, size_t);
 static CUresult (*p_memset)(CUdeviceptr, unsigned char, size_t);
+static CUresult (*p_dtod)(CUdeviceptr, CUdeviceptr, size_t);
 static CUresult (*p_load)(CUmodule *, const void *);
 static CUresult (*p_unload)(CUmodule);
 static CUresult (*p_function)(CUfunction *, CUmodule, const char *);
@@ -65,6 +66,7 @@ static const char *op2_cuda_open(const char *path) {
 	SYM(p_htod, "cuMemcpyHtoD_v2")
 	SYM(p_dtoh, "cuMemcpyDtoH_v2")
 	SYM(p_memset, "cuMemsetD8_v2")
+	SYM(p_dtod, "cuMemcpyDtoD_v2")
 	SYM(p_load, "cuModuleLoadData")
 	SYM(p_unload, "cuModuleUnload")
 	SYM(p_function, "cuModuleGetFunction")
@@ -95,6 +97,7 @@ static CUresult op2_cuda_alloc(CUcontext c, CUdeviceptr *p, size_t n) { CURRENT(
 static CUresult op2_cuda_free(CUcontext c, CUdeviceptr p) { CURRENT(c) return p_free(p); }
 static CUresult op2_cuda_htod(CUcontext c, CUdeviceptr d, const void *s, size_t n) { CURRENT(c) return p_htod(d, s, n); }
 static CUresult op2_cuda_dtoh(CUcontext c, void *d, CUdeviceptr s, size_t n) { CURRENT(c) return p_dtoh(d, s, n); }
+static CUresult op2_cuda_dtod(CUcontext c, CUdeviceptr d, CUdeviceptr s, size_t n) { CURRENT(c) return p_dtod(d, s, n); }
 static CUresult op2_cuda_zero(CUcontext c, CUdeviceptr d, size_t n) { CURRENT(c) return p_memset(d, 0, n); }
 static CUresult op2_cuda_load(CUcontext c, const void *image, CUmodule *m, const char *name, CUfunction *f) {
 	CURRENT(c)
@@ -285,6 +288,23 @@ func (d *Device) Read(b *Buffer, dst unsafe.Pointer, n int) error {
 		return nil
 	}
 	return check("cuMemcpyDtoH", C.op2_cuda_dtoh(d.ctx, dst, C.CUdeviceptr(b.Ptr), C.size_t(n)))
+}
+
+// ReadAt copies n bytes from byte offset off of b to host memory dst,
+// after every queued launch.
+func (d *Device) ReadAt(b *Buffer, off int, dst unsafe.Pointer, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return check("cuMemcpyDtoH", C.op2_cuda_dtoh(d.ctx, dst, C.CUdeviceptr(b.Ptr+uint64(off)), C.size_t(n)))
+}
+
+// Copy copies the first n bytes of src to dst on the device.
+func (d *Device) Copy(dst, src *Buffer, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return check("cuMemcpyDtoD", C.op2_cuda_dtod(d.ctx, C.CUdeviceptr(dst.Ptr), C.CUdeviceptr(src.Ptr), C.size_t(n)))
 }
 
 // Zero sets n bytes of b to zero.

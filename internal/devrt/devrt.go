@@ -56,6 +56,10 @@ type Driver interface {
 	Write(b Buffer, src unsafe.Pointer, n int) error
 	Read(b Buffer, dst unsafe.Pointer, n int) error
 	Zero(b Buffer, n int) error
+	// ReadAt copies n bytes from byte offset off of b to dst.
+	ReadAt(b Buffer, off int, dst unsafe.Pointer, n int) error
+	// Copy copies the first n bytes of src to dst, on the device.
+	Copy(dst, src Buffer, n int) error
 	// Launch queues kernel k with args on groups work groups of local
 	// items each.
 	Launch(k Kernel, args []Arg, groups, local int) error
@@ -175,22 +179,44 @@ func (d *devBuf) Download(s *core.Storage) error { return d.drv.Read(d.buf, s.Ho
 func (d *devBuf) Owner() any                     { return d.owner }
 func (d *devBuf) Free()                          { d.drv.Free(d.buf) }
 
+// The device-side operations of core.DeviceOps: none copies through the
+// host.
+func (d *devBuf) Zero(s *core.Storage) error { return d.drv.Zero(d.buf, s.Bytes()) }
+func (d *devBuf) CopyTo(dst core.DeviceBuffer, n int) error {
+	return d.drv.Copy(dst.(*devBuf).buf, d.buf, n)
+}
+func (d *devBuf) DownloadRange(dst unsafe.Pointer, off, n int) error {
+	return d.drv.ReadAt(d.buf, off, dst, n)
+}
+func (d *devBuf) AllocLike(s *core.Storage) (core.DeviceBuffer, error) {
+	return newDevBuf(d.drv, d.owner, s, false)
+}
+
+// newDevBuf allocates the device copy of s, filled with zeros if zeroed.
+func newDevBuf(drv Driver, owner any, s *core.Storage, zeroed bool) (*devBuf, error) {
+	buf, err := drv.Alloc(s.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	if zeroed {
+		if err := drv.Zero(buf, s.Bytes()); err != nil {
+			drv.Free(buf)
+			return nil, err
+		}
+	}
+	d := &devBuf{drv: drv, owner: owner, buf: buf}
+	// Storage is the first field of its Dat or Global, so this frees
+	// the device memory when the Dat or Global is collected.
+	runtime.AddCleanup(s, func(d *devBuf) { d.Free() }, d)
+	return d, nil
+}
+
 func (p *Program) alloc(s *core.Storage) func(zeroed bool) (core.DeviceBuffer, error) {
 	return func(zeroed bool) (core.DeviceBuffer, error) {
-		buf, err := p.drv.Alloc(s.Bytes())
+		d, err := newDevBuf(p.drv, p.owner, s, zeroed)
 		if err != nil {
 			return nil, err
 		}
-		if zeroed {
-			if err := p.drv.Zero(buf, s.Bytes()); err != nil {
-				p.drv.Free(buf)
-				return nil, err
-			}
-		}
-		d := &devBuf{drv: p.drv, owner: p.owner, buf: buf}
-		// Storage is the first field of its Dat or Global, so this frees
-		// the device memory when the Dat or Global is collected.
-		runtime.AddCleanup(s, func(d *devBuf) { d.Free() }, d)
 		return d, nil
 	}
 }

@@ -60,6 +60,14 @@ func (d *mockDriver) Read(b Buffer, dst unsafe.Pointer, n int) error {
 	return nil
 }
 func (d *mockDriver) Zero(b Buffer, n int) error { clear(b.(*mockBuf).data[:n]); return nil }
+func (d *mockDriver) ReadAt(b Buffer, off int, dst unsafe.Pointer, n int) error {
+	copy(unsafe.Slice((*byte)(dst), n), b.(*mockBuf).data[off:])
+	return nil
+}
+func (d *mockDriver) Copy(dst, src Buffer, n int) error {
+	copy(dst.(*mockBuf).data[:n], src.(*mockBuf).data)
+	return nil
+}
 func (d *mockDriver) Launch(_ Kernel, args []Arg, groups, _ int) error {
 	d.launches = append(d.launches, launch{args: append([]Arg(nil), args...), groups: groups})
 	if d.run != nil {

@@ -256,8 +256,8 @@ func DefaultCacheDir() string {
 // ConfigFromEnv returns the default configuration with the environment's
 // overrides applied: OP2_BACKEND, CC, OP2_CFLAGS (space separated),
 // OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE, OP2_PLAN_CHECK, OP2_CHECK,
-// OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE and OP2_DEVICE_SCHEME.
-// OP2_TIMING, OP2_LOG, OP2_OPENCL_PLATFORM and OP2_OPENCL_DEVICE.
+// OP2_TIMING, OP2_LOG, OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE and
+// OP2_DEVICE_SCHEME.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Backend: "sequential", CC: "cc"}
 	if v := os.Getenv("OP2_BACKEND"); v != "" {

@@ -31,6 +31,7 @@ static cl_int (*pReleaseMemObject)(cl_handle);
 static cl_int (*pEnqueueWriteBuffer)(cl_handle, cl_handle, cl_uint, size_t, size_t, const void *, cl_uint, const void *, void *);
 static cl_int (*pEnqueueReadBuffer)(cl_handle, cl_handle, cl_uint, size_t, size_t, void *, cl_uint, const void *, void *);
 static cl_int (*pEnqueueFillBuffer)(cl_handle, cl_handle, const void *, size_t, size_t, size_t, cl_uint, const void *, void *);
+static cl_int (*pEnqueueCopyBuffer)(cl_handle, cl_handle, cl_handle, size_t, size_t, size_t, cl_uint, const void *, void *);
 static cl_handle (*pCreateProgramWithSource)(cl_handle, cl_uint, const char **, const size_t *, cl_int *);
 static cl_handle (*pCreateProgramWithBinary)(cl_handle, cl_uint, const cl_handle *, const size_t *, const unsigned char **, cl_int *, cl_int *);
 static cl_int (*pBuildProgram)(cl_handle, cl_uint, const cl_handle *, const char *, void *, void *);
@@ -56,7 +57,7 @@ static const char *op2cl_load(const char *path, const char **missing) {
 	if (!h) return dlerror();
 	LOAD(GetPlatformIDs) LOAD(GetPlatformInfo) LOAD(GetDeviceIDs) LOAD(GetDeviceInfo)
 	LOAD(CreateContext) LOAD(CreateCommandQueue) LOAD(CreateBuffer) LOAD(ReleaseMemObject)
-	LOAD(EnqueueWriteBuffer) LOAD(EnqueueReadBuffer) LOAD(EnqueueFillBuffer)
+	LOAD(EnqueueWriteBuffer) LOAD(EnqueueReadBuffer) LOAD(EnqueueFillBuffer) LOAD(EnqueueCopyBuffer)
 	LOAD(CreateProgramWithSource) LOAD(CreateProgramWithBinary) LOAD(BuildProgram)
 	LOAD(GetProgramBuildInfo) LOAD(GetProgramInfo) LOAD(CreateKernel) LOAD(SetKernelArg)
 	LOAD(EnqueueNDRangeKernel) LOAD(Finish) LOAD(ReleaseProgram) LOAD(ReleaseKernel)
@@ -74,6 +75,7 @@ static cl_handle op2cl_buffer(cl_handle ctx, size_t n, cl_int *err) { return pCr
 static cl_int op2cl_release_buffer(cl_handle b) { return pReleaseMemObject(b); }
 static cl_int op2cl_write(cl_handle q, cl_handle b, size_t off, size_t n, const void *src) { return pEnqueueWriteBuffer(q, b, 1, off, n, src, 0, NULL, NULL); }
 static cl_int op2cl_read(cl_handle q, cl_handle b, size_t off, size_t n, void *dst) { return pEnqueueReadBuffer(q, b, 1, off, n, dst, 0, NULL, NULL); }
+static cl_int op2cl_copy(cl_handle q, cl_handle src, cl_handle dst, size_t n) { return pEnqueueCopyBuffer(q, src, dst, 0, 0, n, 0, NULL, NULL); }
 static cl_int op2cl_zero(cl_handle q, cl_handle b, size_t n) {
 	const unsigned char zero = 0;
 	return pEnqueueFillBuffer(q, b, &zero, 1, 0, n, 0, NULL, NULL);
@@ -335,6 +337,24 @@ func (c *Context) Read(b *Buffer, dst unsafe.Pointer, n int) error {
 		return nil
 	}
 	return check("clEnqueueReadBuffer", C.op2cl_read(c.queue, b.mem, 0, C.size_t(n), dst))
+}
+
+// ReadAt copies n bytes from byte offset off of b to host memory dst,
+// blocking.
+func (c *Context) ReadAt(b *Buffer, off int, dst unsafe.Pointer, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return check("clEnqueueReadBuffer", C.op2cl_read(c.queue, b.mem, C.size_t(off), C.size_t(n), dst))
+}
+
+// Copy copies the first n bytes of src to the start of dst on the device,
+// after every queued command.
+func (c *Context) Copy(dst, src *Buffer, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return check("clEnqueueCopyBuffer", C.op2cl_copy(c.queue, src.mem, dst.mem, C.size_t(n)))
 }
 
 // Zero fills the first n bytes of b with zeros on the device.

@@ -229,6 +229,14 @@ func (d *driver) Read(b devrt.Buffer, dst unsafe.Pointer, n int) error {
 
 func (d *driver) Zero(b devrt.Buffer, n int) error { return d.dev.Zero(b.(*cu.Buffer), n) }
 
+func (d *driver) ReadAt(b devrt.Buffer, off int, dst unsafe.Pointer, n int) error {
+	return d.dev.ReadAt(b.(*cu.Buffer), off, dst, n)
+}
+
+func (d *driver) Copy(dst, src devrt.Buffer, n int) error {
+	return d.dev.Copy(dst.(*cu.Buffer), src.(*cu.Buffer), n)
+}
+
 // Launch stores the arguments in the parameter slots and queues the
 // kernel; shared-memory arguments become offsets into the block's dynamic
 // shared memory (device.Dialect.SharedOffsets).

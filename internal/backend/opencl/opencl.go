@@ -299,6 +299,14 @@ func (d *driver) Read(b devrt.Buffer, dst unsafe.Pointer, n int) error {
 
 func (d *driver) Zero(b devrt.Buffer, n int) error { return d.ctx.Zero(b.(*cl.Buffer), n) }
 
+func (d *driver) ReadAt(b devrt.Buffer, off int, dst unsafe.Pointer, n int) error {
+	return d.ctx.ReadAt(b.(*cl.Buffer), off, dst, n)
+}
+
+func (d *driver) Copy(dst, src devrt.Buffer, n int) error {
+	return d.ctx.Copy(dst.(*cl.Buffer), src.(*cl.Buffer), n)
+}
+
 // Launch sets the arguments that differ from those the kernel already
 // holds (OpenCL kernel arguments are state) and queues the kernel.
 func (d *driver) Launch(kh devrt.Kernel, args []devrt.Arg, groups, local int) error {

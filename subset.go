@@ -1,0 +1,166 @@
+package op2
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/goop2/op2/internal/core"
+)
+
+// IterationSet is what a loop runs over: a *Set (all its elements) or a
+// *Subset (some of them). Only this package's types implement it.
+type IterationSet interface {
+	// Name names the iteration set in messages.
+	Name() string
+	// Size is the number of elements a loop over it runs the kernel for
+	// (without MPI).
+	Size() int
+	iteration() (*Set, *Subset)
+}
+
+func (s *Set) iteration() (*Set, *Subset) { return s, nil }
+
+// Subset is some of the elements of a set (PyOP2's op2.Subset): a loop
+// over a subset runs the kernel for those elements only. Everything else
+// is as in a loop over the whole set: Dats passed directly (Dat.Arg) live
+// on the parent set and the kernel gets the values of the parent element,
+// maps are maps from the parent set and the kernel gets the targets of the
+// parent element's row. Make one with NewSubset.
+//
+// A loop over a subset runs, on every backend, as the loop over a set of
+// the subset's elements in which each argument passed directly goes
+// through a map holding the subset's indices and each map through a map
+// holding the subset's rows of it: the kernel and the results are those of
+// the loop over the parent set restricted to the subset, and an execution
+// plan colours the subset's elements only. These derived maps are built
+// once per subset and map.
+//
+// Subsets are not supported in distributed runs (more than one MPI rank):
+// partitioning renumbers the elements and the subset would have to follow
+// them; NewSubset refuses a set in such a run. An MPI run on one rank
+// behaves as a run without MPI.
+type Subset struct {
+	parent  *Set
+	indices []int32
+	iter    *Set // the subset's elements, 0..n-1, as the loops' iteration set
+	ident   *Map // iter → parent: the subset's indices
+	derived map[*core.Map]*Map
+}
+
+// NewSubset declares the subset of set made of the elements indices. The
+// indices are copied, sorted and de-duplicated (a loop runs the kernel once
+// per element of the subset, in increasing order on the sequential
+// backend); every one must be an owned element of set, otherwise the error
+// names the index, its position in indices and the set. In distributed
+// runs (more than one MPI rank) NewSubset returns an error: subsets are not
+// supported there (see Subset).
+func NewSubset(set *Set, indices []int32) (*Subset, error) {
+	if set == nil {
+		return nil, fmt.Errorf("op2: subset: set is nil")
+	}
+	if w, err := mpiWorld(); err != nil {
+		return nil, err
+	} else if w != nil && w.Size() > 1 {
+		return nil, fmt.Errorf("op2: subset of set %q: subsets are not supported in distributed runs (%d MPI ranks); run on one rank, or loop over the whole set and skip elements in the kernel", set.c.Name, w.Size())
+	}
+	n := set.c.Owned
+	for i, v := range indices {
+		if v < 0 || int(v) >= n {
+			return nil, fmt.Errorf("op2: subset of set %q: index %d (position %d) is outside the set's elements [0,%d)", set.c.Name, v, i, n)
+		}
+	}
+	idx := slices.Clone(indices)
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	sub := &Subset{parent: set, derived: map[*core.Map]*Map{}}
+	name := set.c.Name + "[subset]"
+	sub.iter = &Set{core.Set{Name: name, Core: len(idx), Owned: len(idx), Exec: len(idx), Total: len(idx), ID: core.NewID()}}
+	core.Track(&sub.iter.c) // plans built for the subset go when it does
+	sub.ident = derivedMap(sub.iter, set, 1, idx, name)
+	sub.indices = sub.ident.c.Table
+	return sub, nil
+}
+
+// derivedMap makes a map for a subset's loops, unchecked: its values come
+// from the subset's indices and from a checked map.
+func derivedMap(from, to *Set, arity int, values []int32, name string) *Map {
+	m := &Map{}
+	table := pinned[int32](m, len(values))
+	copy(table, values)
+	m.c = core.Map{Name: name, From: &from.c, To: &to.c, Arity: arity, Table: table, ID: core.NewID()}
+	core.Track(&m.c) // plans built with the map go when it does
+	return m
+}
+
+func (sub *Subset) iteration() (*Set, *Subset) {
+	if sub == nil {
+		return nil, nil
+	}
+	return sub.parent, sub
+}
+
+// Name names the subset in messages: the parent set's name followed by
+// "[subset]".
+func (sub *Subset) Name() string { return sub.iter.c.Name }
+
+// Size is the number of elements in the subset.
+func (sub *Subset) Size() int { return len(sub.indices) }
+
+// Set is the parent set.
+func (sub *Subset) Set() *Set { return sub.parent }
+
+// Indices returns a copy of the subset's elements, sorted, without
+// duplicates.
+func (sub *Subset) Indices() []int32 { return slices.Clone(sub.indices) }
+
+func (sub *Subset) String() string {
+	return fmt.Sprintf("subset of set %q (%d of %d elements)", sub.parent.c.Name, len(sub.indices), sub.parent.c.Owned)
+}
+
+// rowsOf returns the map from the subset's elements holding the rows of
+// m (a map from the parent set) for them, building it the first time.
+func (sub *Subset) rowsOf(m *core.Map) *Map {
+	if d, ok := sub.derived[m]; ok {
+		return d
+	}
+	values := make([]int32, 0, len(sub.indices)*m.Arity)
+	for _, e := range sub.indices {
+		values = append(values, m.Table[int(e)*m.Arity:(int(e)+1)*m.Arity]...)
+	}
+	d := derivedMap(sub.iter, setOf(m.To), m.Arity, values, m.Name+"[subset]")
+	sub.derived[m] = d
+	return d
+}
+
+// restrict turns l, bound for a loop over the parent set, into the loop
+// over the subset's elements: direct arguments go through the subset's
+// indices, map arguments through the subset's rows of their maps. Caller
+// holds mu.
+func (sub *Subset) restrict(l *core.Loop) {
+	l.Set = &sub.iter.c
+	for i := range l.Args {
+		a := &l.Args[i]
+		switch a.Kind {
+		case core.ArgDirect:
+			a.Kind, a.Map, a.Idx = core.ArgIndirect, &sub.ident.c, 0
+		case core.ArgIndirect, core.ArgVector:
+			a.Map = &sub.rowsOf(a.Map).c
+		}
+	}
+}
+
+// bindOver binds a loop over a set or a subset (see bind).
+func bindOver(r *Runtime, backend string, l *core.Loop, k *Kernel, over IterationSet, args []Arg) error {
+	var set *Set
+	var sub *Subset
+	if over != nil {
+		set, sub = over.iteration()
+	}
+	if err := bind(r, backend, l, k, set, args); err != nil {
+		return err
+	}
+	if sub != nil {
+		sub.restrict(l)
+	}
+	return nil
+}
