@@ -34,7 +34,8 @@
 // are read by every rank. Writing is collective: every rank calls WriteMap
 // and WriteDat (they gather the values in the declared numbering), and
 // rank 0 alone writes the file; Create and the writers of plain slices do
-// nothing on the other ranks.
+// nothing on the other ranks. Write OP2 objects after op2.Partition (or
+// without MPI): before it each rank knows only its own declarations.
 package hdf5
 
 import (
