@@ -18,6 +18,12 @@
 // and op2render draws a picture of it.
 //
 // Without -mesh it generates OP2's reference mesh (720 000 cells) in memory.
+// -mesh reads OP2's ASCII format (optionally gzipped) or, for a file that
+// starts with HDF5's signature, OP2's HDF5 layout (new_grid.h5, as
+// op2mesh writes it; needs libhdf5 at run time). Under MPI a mesh file
+// named *.h5 or *.hdf5 is read in parallel, each rank its block of every
+// set. -write-mesh FILE.h5 writes OP2's HDF5 layout, any other name the
+// ASCII format.
 // Every 100 iterations it prints the iteration and the rms change of the
 // solution, in the format of OP2's reference; after 1000 iterations on the
 // reference mesh it also says whether OP2's pass criterion holds.
@@ -30,9 +36,11 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/hdf5"
 	"github.com/goop2/op2/internal/airfoil"
 	"github.com/goop2/op2/mesh"
 )
@@ -57,10 +65,10 @@ func main() {
 	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs)")
 	flag.IntVar(&o.blockSize, "block-size", 0, "execution plan block size (default adaptive)")
 	flag.IntVar(&o.iters, "iters", 1000, "iterations")
-	flag.StringVar(&o.meshPath, "mesh", "", "OP2 ASCII mesh file, optionally gzipped (default: generate the reference mesh)")
+	flag.StringVar(&o.meshPath, "mesh", "", "mesh file: OP2 ASCII, optionally gzipped, or OP2's HDF5 layout (default: generate the reference mesh)")
 	flag.IntVar(&o.ni, "I", 400, "generated mesh: cells around the aerofoil section (the grid has 3I columns)")
 	flag.IntVar(&o.nj, "J", 600, "generated mesh: cells from the surface to the far field")
-	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the mesh in OP2's ASCII format (.gz compresses); with -iters 0 do nothing else")
+	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the mesh in OP2's ASCII format (.gz compresses), or its HDF5 layout for *.h5; with -iters 0 do nothing else")
 	flag.StringVar(&o.dumpQ, "dump-q", "", "write the final q in OP2's binary dat format")
 	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with q, pressure and Mach number as a VTK .vtu file after the run (for ParaView or op2render)")
 	flag.BoolVar(&o.timing, "timing", false, "print op2's per-loop timing table (under MPI: rank 0's loops)")
@@ -107,10 +115,17 @@ func run(o options, out io.Writer) (*result, error) {
 	var m *mesh.Mesh
 	var err error
 	root := op2.Rank() == 0 // under MPI rank 0 reads the mesh; Partition distributes it
+	blocks := op2.Ranks() > 1 && isHDF5Name(o.meshPath)
 	switch {
+	case blocks:
+		// Every rank reads its block of each set; Partition takes it from there.
+		if o.writeMesh != "" {
+			return nil, fmt.Errorf("-write-mesh with an HDF5 mesh under MPI: each rank holds only its block; convert the file with op2mesh instead")
+		}
+		m, err = readHDF5(o.meshPath, true)
 	case !root:
 	case o.meshPath != "":
-		m, err = mesh.ReadFile(o.meshPath)
+		m, err = readMesh(o.meshPath)
 	default:
 		m, err = mesh.Generate(o.ni, o.nj)
 	}
@@ -118,7 +133,7 @@ func run(o options, out io.Writer) (*result, error) {
 		return nil, err
 	}
 	if o.writeMesh != "" && root {
-		if err := m.WriteFile(o.writeMesh); err != nil {
+		if err := writeMesh(o.writeMesh, m); err != nil {
 			return nil, err
 		}
 	}
@@ -176,6 +191,53 @@ func run(o options, out io.Writer) (*result, error) {
 		}
 	}
 	return res, nil
+}
+
+// isHDF5Name reports whether a file name says HDF5.
+func isHDF5Name(path string) bool {
+	return strings.HasSuffix(path, ".h5") || strings.HasSuffix(path, ".hdf5")
+}
+
+// readMesh reads an ASCII or, by its signature, an HDF5 mesh.
+func readMesh(path string) (*mesh.Mesh, error) {
+	isH5, err := hdf5.IsHDF5(path)
+	if err != nil {
+		return nil, err
+	}
+	if isH5 {
+		return readHDF5(path, false)
+	}
+	return mesh.ReadFile(path)
+}
+
+// readHDF5 reads an Airfoil mesh in OP2's HDF5 layout: whole, or this
+// rank's block of every set.
+func readHDF5(path string, block bool) (*mesh.Mesh, error) {
+	f, err := hdf5.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if block {
+		return hdf5.ReadMeshBlock(f, op2.Rank(), op2.Ranks())
+	}
+	return hdf5.ReadMesh(f)
+}
+
+// writeMesh writes OP2's HDF5 layout for *.h5 and *.hdf5, else ASCII.
+func writeMesh(path string, m *mesh.Mesh) error {
+	if !isHDF5Name(path) {
+		return m.WriteFile(path)
+	}
+	f, err := hdf5.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := airfoil.WriteHDF5(f, m); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // writeDat writes values in OP2's binary dat format: int32 element count,

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/hdf5"
 	"github.com/goop2/op2/internal/airfoil"
 	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/mesh"
@@ -169,6 +171,97 @@ func TestMeshFileRoundTrip(t *testing.T) {
 	}
 }
 
+// writeHDF5Mesh writes the generated mesh in OP2's HDF5 layout with
+// -write-mesh, skipping the test when libhdf5 is not installed.
+func writeHDF5Mesh(t *testing.T, dir string, ni, nj int) string {
+	t.Helper()
+	path := filepath.Join(dir, "new_grid.h5")
+	if _, err := run(options{iters: 0, ni: ni, nj: nj, writeMesh: path}, io.Discard); errors.Is(err, hdf5.ErrNoHDF5) {
+		t.Skipf("libhdf5 is not installed: %v", err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestHDF5Mesh: a mesh written in OP2's HDF5 layout and read back with
+// -mesh FILE.h5 gives the same printed output and the same -dump-q, bit
+// for bit, as the generated mesh and as its ASCII file.
+func TestHDF5Mesh(t *testing.T) {
+	dir := t.TempDir()
+	h5File := writeHDF5Mesh(t, dir, 20, 30)
+	datFile := filepath.Join(dir, "new_grid.dat")
+	if _, err := run(options{iters: 0, ni: 20, nj: 30, writeMesh: datFile}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]options{
+		"generated": {ni: 20, nj: 30},
+		"ascii":     {meshPath: datFile},
+		"hdf5":      {meshPath: h5File},
+	}
+	outs, dumps := map[string]string{}, map[string][]byte{}
+	for name, o := range runs {
+		o.backend, o.iters, o.dumpQ = "sequential", 200, filepath.Join(dir, name+".q")
+		var out bytes.Buffer
+		if _, err := run(o, &out); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		b, err := os.ReadFile(o.dumpQ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs[name], dumps[name] = out.String(), b
+	}
+	if strings.Count(outs["hdf5"], "\n") != 2 {
+		t.Errorf("output %q, want two rms lines", outs["hdf5"])
+	}
+	for _, name := range []string{"generated", "ascii"} {
+		if outs["hdf5"] != outs[name] {
+			t.Errorf("output with the HDF5 mesh:\n%s\nwith the %s mesh:\n%s", outs["hdf5"], name, outs[name])
+		}
+		if !bytes.Equal(dumps["hdf5"], dumps[name]) {
+			t.Errorf("-dump-q with the HDF5 mesh differs from the %s mesh's", name)
+		}
+	}
+
+	// A file that is HDF5 by its content, whatever its name, is read as HDF5.
+	renamed := filepath.Join(dir, "grid.bin")
+	if err := os.Rename(h5File, renamed); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := run(options{backend: "sequential", iters: 200, meshPath: renamed}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != outs["generated"] {
+		t.Errorf("output with the renamed HDF5 mesh:\n%s", out.String())
+	}
+}
+
+// TestBadHDF5Mesh: an HDF5 file without the Airfoil mesh is refused with
+// an error naming the file and the dataset.
+func TestBadHDF5Mesh(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "other.h5")
+	f, err := hdf5.Create(path)
+	if errors.Is(err, hdf5.ErrNoHDF5) {
+		t.Skipf("libhdf5 is not installed: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.WriteSetSize("nodes", 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = run(options{iters: 1, meshPath: path}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), `dataset "edges": not found`) {
+		t.Errorf("error %v, want one naming the file and dataset \"edges\"", err)
+	}
+}
+
 func TestBadMeshFile(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.dat")
 	if err := os.WriteFile(bad, []byte(" 4 1 0 0 \n 0.0 0.0 \n"), 0o644); err != nil {
@@ -206,6 +299,7 @@ func TestAirfoilOnRanks(t *testing.T) {
 		var out bytes.Buffer
 		o := options{backend: os.Getenv("AIRFOIL_BACKEND"), partition: os.Getenv("AIRFOIL_PARTITION"), dumpQ: os.Getenv("AIRFOIL_DUMP"), vtkPath: os.Getenv("AIRFOIL_VTK")}
 		fmt.Sscan(os.Getenv("AIRFOIL_MESH"), &o.ni, &o.nj, &o.iters)
+		o.meshPath = os.Getenv("AIRFOIL_MESHFILE")
 		if _, err := run(o, &out); err != nil {
 			t.Fatal(err)
 		}
@@ -223,16 +317,21 @@ func TestAirfoilOnRanks(t *testing.T) {
 		ranks           int
 		partition, back string
 		ni, nj, iters   int
+		h5              bool // read the mesh from an HDF5 file, each rank its block
 	}
-	jobs := []job{{3, "metis", "openmp", 40, 60, 200}}
+	jobs := []job{{3, "metis", "openmp", 40, 60, 200, false}, {2, "rcb", "sequential", 40, 60, 200, true}}
 	if !testing.Short() {
-		jobs = append(jobs, job{2, "rcb", "sequential", 40, 60, 200}, job{4, "block", "sequential", 40, 60, 200}, job{2, "rcb", "openmp", 400, 600, 200}, job{3, "metis", "sequential", 400, 600, 200},
-			job{2, "metis", "sequential", 400, 600, 1000})
+		jobs = append(jobs, job{2, "rcb", "sequential", 40, 60, 200, false}, job{4, "block", "sequential", 40, 60, 200, false}, job{2, "rcb", "openmp", 400, 600, 200, false}, job{3, "metis", "sequential", 400, 600, 200, false},
+			job{2, "metis", "sequential", 400, 600, 1000, false})
 	}
 	serial := map[[3]int]*result{}
 	serialOut := map[[3]int]string{}
 	for _, j := range jobs {
-		t.Run(fmt.Sprintf("%d-ranks-%s-%s-%dx%d-%d-iters", j.ranks, j.partition, j.back, j.ni, j.nj, j.iters), func(t *testing.T) {
+		name := fmt.Sprintf("%d-ranks-%s-%s-%dx%d-%d-iters", j.ranks, j.partition, j.back, j.ni, j.nj, j.iters)
+		if j.h5 {
+			name += "-hdf5"
+		}
+		t.Run(name, func(t *testing.T) {
 			key := [3]int{j.ni, j.nj, j.iters}
 			if serial[key] == nil {
 				var out bytes.Buffer
@@ -244,8 +343,13 @@ func TestAirfoilOnRanks(t *testing.T) {
 			}
 			dir := t.TempDir()
 			dump, outPath, vtu := filepath.Join(dir, "q.dat"), filepath.Join(dir, "out.txt"), filepath.Join(dir, "a.vtu")
+			meshFile := ""
+			if j.h5 {
+				meshFile = writeHDF5Mesh(t, dir, j.ni, j.nj)
+			}
 			mpitest.Run(t, j.ranks, 4*time.Minute, "AIRFOIL_BACKEND="+j.back, "AIRFOIL_PARTITION="+j.partition,
-				"AIRFOIL_DUMP="+dump, "AIRFOIL_OUT="+outPath, "AIRFOIL_VTK="+vtu, fmt.Sprintf("AIRFOIL_MESH=%d %d %d", j.ni, j.nj, j.iters))
+				"AIRFOIL_DUMP="+dump, "AIRFOIL_OUT="+outPath, "AIRFOIL_VTK="+vtu, fmt.Sprintf("AIRFOIL_MESH=%d %d %d", j.ni, j.nj, j.iters),
+				"AIRFOIL_MESHFILE="+meshFile)
 			checkVTK(t, vtu, j.ni, j.nj, serial[key].q)
 			out, err := os.ReadFile(outPath)
 			if err != nil {

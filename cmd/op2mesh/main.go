@@ -1,0 +1,89 @@
+// Command op2mesh converts Airfoil meshes between OP2's ASCII format
+// (new_grid.dat, optionally gzipped) and OP2's HDF5 layout (new_grid.h5),
+// or writes the generated NACA0012 mesh in either.
+//
+// Usage:
+//
+//	op2mesh [-in FILE | -I 400 -J 600] -o FILE
+//
+// The input is read as HDF5 when it starts with HDF5's signature, else as
+// ASCII; without -in the mesh is generated (-I, -J as cmd/airfoil). An
+// output named *.h5 or *.hdf5 is written as OP2's Airfoil HDF5 file: the
+// sets nodes, edges, bedges, cells; the maps pedge, pecell, pbedge,
+// pbecell, pcell; the dats p_bound, p_x, p_q, p_qold, p_adt, p_res; the
+// constants gam, gm1, cfl, eps, mach, alpha, qinf. Any other output is
+// written in the ASCII format (gzipped when it ends in .gz). HDF5 needs
+// libhdf5 at run time (Debian: apt-get install libhdf5-103-1; or point
+// OP2_HDF5_LIBRARY at a library).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/goop2/op2/hdf5"
+	"github.com/goop2/op2/internal/airfoil"
+	"github.com/goop2/op2/mesh"
+)
+
+func main() {
+	in := flag.String("in", "", "input mesh: OP2 ASCII (optionally gzipped) or HDF5 (default: generate)")
+	ni := flag.Int("I", 400, "generated mesh: cells around the aerofoil section (the grid has 3I columns)")
+	nj := flag.Int("J", 600, "generated mesh: cells from the surface to the far field")
+	out := flag.String("o", "", "output file: *.h5 or *.hdf5 for OP2's HDF5 layout, else ASCII (.gz compresses)")
+	flag.Parse()
+	if *out == "" || flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "usage: op2mesh [-in FILE | -I 400 -J 600] -o FILE")
+		os.Exit(2)
+	}
+	if err := convert(*in, *ni, *nj, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "op2mesh:", err)
+		os.Exit(1)
+	}
+}
+
+// isHDF5Name reports whether a file name asks for HDF5.
+func isHDF5Name(path string) bool {
+	return strings.HasSuffix(path, ".h5") || strings.HasSuffix(path, ".hdf5")
+}
+
+func convert(in string, ni, nj int, out string) error {
+	m, err := read(in, ni, nj)
+	if err != nil {
+		return err
+	}
+	if !isHDF5Name(out) {
+		return m.WriteFile(out)
+	}
+	f, err := hdf5.Create(out)
+	if err != nil {
+		return err
+	}
+	if err := airfoil.WriteHDF5(f, m); err != nil {
+		f.Close()
+		os.Remove(out)
+		return err
+	}
+	return f.Close()
+}
+
+func read(in string, ni, nj int) (*mesh.Mesh, error) {
+	if in == "" {
+		return mesh.Generate(ni, nj)
+	}
+	isH5, err := hdf5.IsHDF5(in)
+	if err != nil {
+		return nil, err
+	}
+	if !isH5 {
+		return mesh.ReadFile(in)
+	}
+	f, err := hdf5.Open(in)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return hdf5.ReadMesh(f)
+}

@@ -1,0 +1,432 @@
+// Package hdf5 reads and writes OP2 meshes and data in HDF5 files, in the
+// layout OP2's own HDF5 routines use (op_decl_set_hdf5, op_decl_map_hdf5,
+// op_decl_dat_hdf5, op_get_const_hdf5, op_dump_to_hdf5,
+// op_write_const_hdf5), so that files interoperate with OP2's, such as the
+// new_grid.h5 of OP2's Airfoil:
+//
+//   - a set is a dataset, named after the set, holding one int: its size;
+//   - a map is a two-dimensional int dataset (elements × arity) with the
+//     attributes "size" (elements), "dim" (arity) and "type" ("int");
+//   - a dat is a two-dimensional dataset (elements × dim) of its element
+//     type with the attributes "size" (bytes per element, OP2's
+//     op_dat.size), "dim" and "type" (its C type: "double", "float", "int",
+//     "long long", "unsigned int");
+//   - a constant is a one-dimensional dataset of dim values with the
+//     attributes "dim" and "type".
+//
+// Names may contain '/': the groups on the path are created on writing, as
+// OP2 does.
+//
+// The HDF5 C library (1.10 or later) is loaded at run time, the first time
+// a file is opened or created: nothing of HDF5 is needed to build GoOP2 or
+// to run programs that do not use this package's files. On Debian it is
+// the package libhdf5-103-1 (libhdf5-dev installs it too); the environment
+// variable OP2_HDF5_LIBRARY names another library (a path or a soname).
+// Without it, Open and Create return an error wrapping ErrNoHDF5 that says
+// what to install.
+//
+// # Under MPI
+//
+// Reading is parallel: every rank opens the file and DeclareSet,
+// DeclareMap and DeclareDat read the rank's own contiguous block of each
+// set (OP2's split: the first size mod ranks ranks get one element more,
+// see Block), which is the declaration op2.Partition expects; constants
+// are read by every rank. Writing is collective: every rank calls WriteMap
+// and WriteDat (they gather the values in the declared numbering), and
+// rank 0 alone writes the file; Create and the writers of plain slices do
+// nothing on the other ranks. Write OP2 objects after op2.Partition (or
+// without MPI): before it each rank knows only its own declarations.
+package hdf5
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"reflect"
+	"unsafe"
+
+	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/h5"
+)
+
+// ErrNoHDF5 is wrapped by the error Open and Create return when the HDF5
+// library cannot be loaded; the message says what to install.
+var ErrNoHDF5 = h5.ErrNoHDF5
+
+// LibraryEnv names the environment variable that points GoOP2 at an HDF5
+// library other than the system's (a path or a soname).
+const LibraryEnv = h5.LibraryEnv
+
+// signature is the HDF5 format signature, at offset 0 of a file without a
+// user block (or at 512, 1024, ... with one).
+var signature = []byte("\x89HDF\r\n\x1a\n")
+
+// IsHDF5 reports whether the file at path starts with the HDF5 signature
+// (at offset 0, or after a user block of 512, 1024, 2048... bytes). It
+// needs no HDF5 library.
+func IsHDF5(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	buf := make([]byte, len(signature))
+	for off := int64(0); off < 1<<20; {
+		if _, err := f.ReadAt(buf, off); err != nil {
+			if errors.Is(err, io.EOF) {
+				return false, nil
+			}
+			return false, err
+		}
+		if bytes.Equal(buf, signature) {
+			return true, nil
+		}
+		if off == 0 {
+			off = 512
+		} else {
+			off *= 2
+		}
+	}
+	return false, nil
+}
+
+// File is an HDF5 file open for reading (Open) or writing (Create,
+// OpenWrite). Its methods may be called from several goroutines; the
+// library is used by one at a time.
+type File struct {
+	h    *h5.File // nil on ranks > 0 of a file opened for writing
+	path string
+}
+
+// Path returns the file's path.
+func (f *File) Path() string { return f.path }
+
+func (f *File) errorf(format string, args ...any) error {
+	return fmt.Errorf("hdf5: %s: "+format, append([]any{f.path}, args...)...)
+}
+
+func (f *File) dsErr(name string, err error) error {
+	return fmt.Errorf("hdf5: %s: dataset %q: %w", f.path, name, err)
+}
+
+// Open opens an existing HDF5 file for reading. Under MPI every rank opens
+// it (the ranks read their blocks in parallel).
+func Open(path string) (*File, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("hdf5: %w", err)
+	}
+	h, err := h5.Open(path, false)
+	if err != nil {
+		return nil, wrapOpen(path, err)
+	}
+	return &File{h: h, path: path}, nil
+}
+
+func wrapOpen(path string, err error) error {
+	if errors.Is(err, ErrNoHDF5) {
+		return fmt.Errorf("hdf5: %s: %w", path, err)
+	}
+	return fmt.Errorf("hdf5: %s %w", path, err)
+}
+
+// Create creates the file (truncating one that exists) for writing. Under
+// MPI only rank 0 creates it; the other ranks get a File whose writers
+// take part in the collective gathers and write nothing.
+func Create(path string) (*File, error) {
+	if op2.Rank() != 0 {
+		return &File{path: path}, nil
+	}
+	h, err := h5.Create(path)
+	if err != nil {
+		return nil, wrapOpen(path, err)
+	}
+	return &File{h: h, path: path}, nil
+}
+
+// OpenWrite opens a file for adding datasets, creating it when it does
+// not exist (as op_write_const_hdf5 does). Under MPI only rank 0 opens it.
+func OpenWrite(path string) (*File, error) {
+	if op2.Rank() != 0 {
+		return &File{path: path}, nil
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return Create(path)
+	}
+	h, err := h5.Open(path, true)
+	if err != nil {
+		return nil, wrapOpen(path, err)
+	}
+	return &File{h: h, path: path}, nil
+}
+
+// Close closes the file. Datasets written are complete only once the file
+// is closed.
+func (f *File) Close() error {
+	if f == nil || f.h == nil {
+		return nil
+	}
+	if err := f.h.Close(); err != nil {
+		return f.errorf("%v", err)
+	}
+	return nil
+}
+
+// Info describes a dataset.
+type Info struct {
+	Rows int    // first extent: the set size of a map or dat, the dim of a constant
+	Dim  int    // second extent (1 for a one-dimensional dataset)
+	Type string // element type as OP2 names it ("double", "int", ...)
+}
+
+func (f *File) stat(name string) (h5.Shape, error) {
+	if f.h == nil {
+		return h5.Shape{}, f.errorf("dataset %q: the file is open for writing on rank 0 only", name)
+	}
+	ok, err := f.h.Exists(name)
+	if err != nil {
+		return h5.Shape{}, f.dsErr(name, err)
+	}
+	if !ok {
+		return h5.Shape{}, f.dsErr(name, errors.New("not found"))
+	}
+	s, err := f.h.Stat(name)
+	if err != nil {
+		return h5.Shape{}, f.dsErr(name, err)
+	}
+	if s.NDims > 2 {
+		return h5.Shape{}, f.dsErr(name, fmt.Errorf("has %d dimensions; OP2's layout has 1 or 2", s.NDims))
+	}
+	return s, nil
+}
+
+// Info describes the dataset name.
+func (f *File) Info(name string) (Info, error) {
+	s, err := f.stat(name)
+	if err != nil {
+		return Info{}, err
+	}
+	return Info{Rows: s.Rows, Dim: s.Dim, Type: s.TypeName}, nil
+}
+
+// Block returns the block of a set of n elements that rank (of ranks)
+// reads: OP2's split (compute_local_size), where each rank gets n/ranks
+// elements and the first n mod ranks ranks one more.
+func Block(n, rank, ranks int) (start, count int) {
+	if ranks < 1 {
+		ranks = 1
+	}
+	q, r := n/ranks, n%ranks
+	count = q
+	if rank < r {
+		count++
+	}
+	return rank*q + min(rank, r), count
+}
+
+// elemType gives the shim's type, OP2's name and the HDF5 class of T.
+func elemType[T op2.Scalar]() (h5.Type, string, int) {
+	var z T
+	switch reflect.TypeOf(z).Kind() {
+	case reflect.Float64:
+		return h5.Float64, "double", 1
+	case reflect.Float32:
+		return h5.Float32, "float", 1
+	case reflect.Int32:
+		return h5.Int32, "int", 0
+	case reflect.Int64:
+		return h5.Int64, "long long", 0
+	default:
+		return h5.Uint32, "unsigned int", 0
+	}
+}
+
+func ptr[T any](v []T) unsafe.Pointer {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(unsafe.SliceData(v))
+}
+
+// readRows reads rows [start, start+count) of a dataset of dim columns,
+// checking its shape and element class against T.
+func readRows[T op2.Scalar](f *File, name string, dim, start, count int) ([]T, error) {
+	return readChecked[T](f, name, dim, start, count, true)
+}
+
+func readChecked[T op2.Scalar](f *File, name string, dim, start, count int, dimAttr bool) ([]T, error) {
+	s, err := f.stat(name)
+	if err != nil {
+		return nil, err
+	}
+	typ, tname, class := elemType[T]()
+	if s.Class != class {
+		return nil, f.dsErr(name, fmt.Errorf("holds %s values, not %s", s.TypeName, tname))
+	}
+	if s.Dim != dim {
+		return nil, f.dsErr(name, fmt.Errorf("has dim %d (%d × %d), not %d", s.Dim, s.Rows, s.Dim, dim))
+	}
+	if start < 0 || count < 0 || start+count > s.Rows {
+		return nil, f.dsErr(name, fmt.Errorf("rows [%d,%d) requested, it has %d", start, start+count, s.Rows))
+	}
+	if d, found, err := f.h.IntAttr(name, "dim"); dimAttr && err == nil && found && int(d) != dim {
+		return nil, f.dsErr(name, fmt.Errorf("attribute dim is %d, its extent %d", d, dim))
+	}
+	var z T
+	if uint64(count)*uint64(dim)*uint64(unsafe.Sizeof(z)) > op2.MaxDataBytes {
+		return nil, f.dsErr(name, fmt.Errorf("%d × %d values exceed op2.MaxDataBytes", count, dim))
+	}
+	out := make([]T, count*dim)
+	if err := f.h.Read(name, typ, s.NDims, start, count, dim, ptr(out)); err != nil {
+		return nil, f.dsErr(name, err)
+	}
+	return out, nil
+}
+
+// ReadRows reads rows [start, start+count) of a map or dat dataset of dim
+// columns: count×dim values, row after row. The dataset's element type
+// must be of T's kind (integer or floating point); HDF5 converts between
+// widths.
+func ReadRows[T op2.Scalar](f *File, name string, dim, start, count int) ([]T, error) {
+	return readRows[T](f, name, dim, start, count)
+}
+
+// ReadAll reads every row of a map or dat dataset of dim columns.
+func ReadAll[T op2.Scalar](f *File, name string, dim int) ([]T, error) {
+	info, err := f.Info(name)
+	if err != nil {
+		return nil, err
+	}
+	return readRows[T](f, name, dim, 0, info.Rows)
+}
+
+// SetSize reads a set's size: the one int of the dataset name.
+func (f *File) SetSize(name string) (int, error) {
+	s, err := f.stat(name)
+	if err != nil {
+		return 0, err
+	}
+	if s.Class != 0 || s.ElemCount != 1 {
+		return 0, f.dsErr(name, fmt.Errorf("is not a set size (one int): it holds %d %s values", s.ElemCount, s.TypeName))
+	}
+	var v [1]int64
+	if err := f.h.Read(name, h5.Int64, 0, 0, 1, 1, unsafe.Pointer(&v[0])); err != nil {
+		return 0, f.dsErr(name, err)
+	}
+	if v[0] < 0 || v[0] > math.MaxInt32 {
+		return 0, f.dsErr(name, fmt.Errorf("set size %d out of range [0,%d]", v[0], math.MaxInt32))
+	}
+	return int(v[0]), nil
+}
+
+// ReadConst reads a constant of dim values (op_get_const_hdf5). Every rank
+// reads it.
+func ReadConst[T op2.Scalar](f *File, name string, dim int) ([]T, error) {
+	s, err := f.stat(name)
+	if err != nil {
+		return nil, err
+	}
+	if s.ElemCount != uint64(dim) {
+		return nil, f.dsErr(name, fmt.Errorf("holds %d values, not %d", s.ElemCount, dim))
+	}
+	if d, found, err := f.h.IntAttr(name, "dim"); err == nil && found && int(d) != dim {
+		return nil, f.dsErr(name, fmt.Errorf("attribute dim is %d, it holds %d values", d, dim))
+	}
+	return readChecked[T](f, name, s.Dim, 0, s.Rows, false)
+}
+
+// writable returns false on ranks that do not write.
+func (f *File) writable() bool { return f.h != nil }
+
+// WriteSetSize writes a set: a dataset holding its size as one int.
+func (f *File) WriteSetSize(name string, size int) error {
+	if !f.writable() {
+		return nil
+	}
+	if size < 0 || size > math.MaxInt32 {
+		return f.dsErr(name, fmt.Errorf("set size %d out of range", size))
+	}
+	v := []int32{int32(size)}
+	if err := f.h.Write(name, h5.Int32, 1, 1, 1, ptr(v)); err != nil {
+		return f.dsErr(name, err)
+	}
+	return nil
+}
+
+// WriteMapTable writes a map's table of len(values)/arity elements, as
+// op_dump_to_hdf5 does: an elements × arity int dataset with the
+// attributes size, dim and type.
+func (f *File) WriteMapTable(name string, arity int, values []int32) error {
+	if !f.writable() {
+		return nil
+	}
+	if arity < 1 || len(values)%arity != 0 {
+		return f.dsErr(name, fmt.Errorf("%d values are not a table of arity %d", len(values), arity))
+	}
+	rows := len(values) / arity
+	if rows > math.MaxInt32 {
+		return f.dsErr(name, fmt.Errorf("%d elements exceed an int", rows))
+	}
+	if err := f.h.Write(name, h5.Int32, 2, rows, arity, ptr(values)); err != nil {
+		return f.dsErr(name, err)
+	}
+	return f.attrs(name, int32(rows), arity, "int", 10)
+}
+
+func (f *File) attrs(name string, size int32, dim int, typ string, typeLen int) error {
+	err := f.h.WriteIntAttr(name, "size", size)
+	if err == nil {
+		err = f.h.WriteIntAttr(name, "dim", int32(dim))
+	}
+	if err == nil {
+		err = f.h.WriteStringAttr(name, "type", typ, typeLen)
+	}
+	if err != nil {
+		return f.dsErr(name, err)
+	}
+	return nil
+}
+
+// WriteArray writes the values of a dat of dim components per element as
+// op_dump_to_hdf5 does: an elements × dim dataset of T with the
+// attributes size (dim × the element's bytes, OP2's op_dat.size), dim and
+// type.
+func WriteArray[T op2.Scalar](f *File, name string, dim int, values []T) error {
+	if !f.writable() {
+		return nil
+	}
+	if dim < 1 || len(values)%dim != 0 {
+		return f.dsErr(name, fmt.Errorf("%d values are not elements of dim %d", len(values), dim))
+	}
+	typ, tname, _ := elemType[T]()
+	var z T
+	if err := f.h.Write(name, typ, 2, len(values)/dim, dim, ptr(values)); err != nil {
+		return f.dsErr(name, err)
+	}
+	return f.attrs(name, int32(dim*int(unsafe.Sizeof(z))), dim, tname, len(tname))
+}
+
+// WriteConst writes a constant as op_write_const_hdf5 does: a dataset of
+// len(values) values with the attributes dim and type.
+func WriteConst[T op2.Scalar](f *File, name string, values []T) error {
+	if !f.writable() {
+		return nil
+	}
+	if len(values) == 0 {
+		return f.dsErr(name, errors.New("a constant needs at least one value"))
+	}
+	typ, tname, _ := elemType[T]()
+	if err := f.h.Write(name, typ, 1, len(values), 1, ptr(values)); err != nil {
+		return f.dsErr(name, err)
+	}
+	err := f.h.WriteIntAttr(name, "dim", int32(len(values)))
+	if err == nil {
+		err = f.h.WriteStringAttr(name, "type", tname, len(tname))
+	}
+	if err != nil {
+		return f.dsErr(name, err)
+	}
+	return nil
+}

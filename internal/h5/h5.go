@@ -1,0 +1,565 @@
+// Package h5 is a small binding to the HDF5 C library (libhdf5 1.10 or
+// later), loaded at run time with dlopen so that nothing about HDF5 is
+// needed to build GoOP2 or to run programs that do not read or write HDF5
+// files. It covers what package hdf5 uses: files, two-dimensional datasets
+// read and written whole or by blocks of rows (hyperslabs), scalar integer
+// and fixed-length string attributes.
+//
+// HDF5's predefined types (H5T_NATIVE_DOUBLE and the others) are macros over
+// global variables (H5T_NATIVE_DOUBLE_g) that H5open initialises; the shim
+// calls H5open and then reads those globals through dlsym.
+//
+// The serial HDF5 library is not thread-safe, so every call here holds one
+// lock.
+package h5
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+// HDF5 1.10+: hid_t is 64 bits wide (checked through H5get_libversion).
+typedef int64_t hid_t;
+typedef int herr_t;
+typedef int htri_t;
+typedef unsigned long long hsize_t;
+
+static void *h5lib;
+static herr_t (*pH5open)(void);
+static herr_t (*pH5get_libversion)(unsigned *, unsigned *, unsigned *);
+static herr_t (*pH5Eset_auto2)(hid_t, void *, void *);
+static hid_t (*pH5Fcreate)(const char *, unsigned, hid_t, hid_t);
+static hid_t (*pH5Fopen)(const char *, unsigned, hid_t);
+static herr_t (*pH5Fclose)(hid_t);
+static htri_t (*pH5Lexists)(hid_t, const char *, hid_t);
+static hid_t (*pH5Dcreate2)(hid_t, const char *, hid_t, hid_t, hid_t, hid_t, hid_t);
+static hid_t (*pH5Dopen2)(hid_t, const char *, hid_t);
+static herr_t (*pH5Dclose)(hid_t);
+static hid_t (*pH5Dget_space)(hid_t);
+static hid_t (*pH5Dget_type)(hid_t);
+static herr_t (*pH5Dread)(hid_t, hid_t, hid_t, hid_t, hid_t, void *);
+static herr_t (*pH5Dwrite)(hid_t, hid_t, hid_t, hid_t, hid_t, const void *);
+static hid_t (*pH5Screate)(int);
+static hid_t (*pH5Screate_simple)(int, const hsize_t *, const hsize_t *);
+static int (*pH5Sget_simple_extent_ndims)(hid_t);
+static int (*pH5Sget_simple_extent_dims)(hid_t, hsize_t *, hsize_t *);
+static herr_t (*pH5Sselect_hyperslab)(hid_t, int, const hsize_t *, const hsize_t *, const hsize_t *, const hsize_t *);
+static herr_t (*pH5Sclose)(hid_t);
+static hid_t (*pH5Acreate2)(hid_t, const char *, hid_t, hid_t, hid_t, hid_t);
+static hid_t (*pH5Aopen)(hid_t, const char *, hid_t);
+static htri_t (*pH5Aexists)(hid_t, const char *);
+static herr_t (*pH5Aread)(hid_t, hid_t, void *);
+static herr_t (*pH5Awrite)(hid_t, hid_t, const void *);
+static hid_t (*pH5Aget_type)(hid_t);
+static herr_t (*pH5Aclose)(hid_t);
+static hid_t (*pH5Tcopy)(hid_t);
+static herr_t (*pH5Tset_size)(hid_t, size_t);
+static size_t (*pH5Tget_size)(hid_t);
+static int (*pH5Tget_class)(hid_t);
+static int (*pH5Tget_sign)(hid_t);
+static htri_t (*pH5Tis_variable_str)(hid_t);
+static herr_t (*pH5Tclose)(hid_t);
+static hid_t (*pH5Pcreate)(hid_t);
+static herr_t (*pH5Pset_create_intermediate_group)(hid_t, unsigned);
+static herr_t (*pH5Pclose)(hid_t);
+
+// The predefined types, read from the library's globals after H5open.
+// Index: 0 double, 1 float, 2 int, 3 long long, 4 unsigned int, 5 C string.
+static hid_t h5types[6];
+static hid_t h5lcpl; // link creation: create intermediate groups
+
+#define LOAD(name) if (!(p##name = dlsym(h, #name))) { *missing = #name; dlclose(h); return NULL; }
+
+// op2_h5_load opens the library and resolves every entry point and global.
+// It returns NULL on success; else dlopen's message, or NULL with *missing
+// set to the first symbol the library lacks, or with *missing "version"
+// and *maj, *min the library's version when it is older than 1.10.
+static const char *op2_h5_load(const char *path, const char **missing, unsigned *maj, unsigned *min) {
+	*missing = NULL;
+	if (h5lib) return NULL;
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) return dlerror();
+	LOAD(H5open) LOAD(H5get_libversion) LOAD(H5Eset_auto2)
+	LOAD(H5Fcreate) LOAD(H5Fopen) LOAD(H5Fclose) LOAD(H5Lexists)
+	LOAD(H5Dcreate2) LOAD(H5Dopen2) LOAD(H5Dclose) LOAD(H5Dget_space) LOAD(H5Dget_type) LOAD(H5Dread) LOAD(H5Dwrite)
+	LOAD(H5Screate) LOAD(H5Screate_simple) LOAD(H5Sget_simple_extent_ndims) LOAD(H5Sget_simple_extent_dims)
+	LOAD(H5Sselect_hyperslab) LOAD(H5Sclose)
+	LOAD(H5Acreate2) LOAD(H5Aopen) LOAD(H5Aexists) LOAD(H5Aread) LOAD(H5Awrite) LOAD(H5Aget_type) LOAD(H5Aclose)
+	LOAD(H5Tcopy) LOAD(H5Tset_size) LOAD(H5Tget_size) LOAD(H5Tget_class) LOAD(H5Tget_sign) LOAD(H5Tis_variable_str) LOAD(H5Tclose)
+	LOAD(H5Pcreate) LOAD(H5Pset_create_intermediate_group) LOAD(H5Pclose)
+	unsigned rel = 0;
+	*maj = *min = 0;
+	pH5get_libversion(maj, min, &rel);
+	if (*maj < 1 || (*maj == 1 && *min < 10)) { *missing = "version"; dlclose(h); return NULL; }
+	if (pH5open() < 0) { *missing = "H5open"; dlclose(h); return NULL; }
+	const char *globals[6] = {"H5T_NATIVE_DOUBLE_g", "H5T_NATIVE_FLOAT_g", "H5T_NATIVE_INT_g",
+		"H5T_NATIVE_LLONG_g", "H5T_NATIVE_UINT_g", "H5T_C_S1_g"};
+	for (int i = 0; i < 6; i++) {
+		hid_t *g = dlsym(h, globals[i]);
+		if (!g) { *missing = globals[i]; dlclose(h); return NULL; }
+		h5types[i] = *g;
+	}
+	hid_t *lc = dlsym(h, "H5P_CLS_LINK_CREATE_ID_g");
+	if (!lc) { *missing = "H5P_CLS_LINK_CREATE_ID_g"; dlclose(h); return NULL; }
+	h5lcpl = pH5Pcreate(*lc);
+	if (h5lcpl < 0 || pH5Pset_create_intermediate_group(h5lcpl, 1) < 0) { *missing = "H5Pcreate"; dlclose(h); return NULL; }
+	pH5Eset_auto2(0, NULL, NULL); // H5E_DEFAULT: errors come back as values, not printed
+	h5lib = h;
+	return NULL;
+}
+
+static hid_t op2_h5_create(const char *path) { return pH5Fcreate(path, 2u, 0, 0); } // H5F_ACC_TRUNC
+static hid_t op2_h5_open(const char *path, int rw) { return pH5Fopen(path, rw ? 1u : 0u, 0); } // H5F_ACC_RDWR / RDONLY
+static herr_t op2_h5_close(hid_t f) { return pH5Fclose(f); }
+
+// op2_h5_exists: 1 when name is a link in f, 0 when not, negative on error.
+// Every intermediate group is checked first, as H5Lexists requires.
+static int op2_h5_exists(hid_t f, const char *name) {
+	size_t n = strlen(name);
+	char *p = malloc(n + 1);
+	if (!p) return -1;
+	memcpy(p, name, n + 1);
+	int r = 1;
+	for (size_t i = 1; i <= n && r > 0; i++) {
+		if (i < n && p[i] != '/') continue;
+		char c = p[i];
+		p[i] = 0;
+		r = pH5Lexists(f, p, 0);
+		p[i] = c;
+	}
+	free(p);
+	return r;
+}
+
+// op2_h5_shape describes a dataset: its rank and up to two extents, and
+// its element type's class (0 integer, 1 float, 3 string...), size and
+// signedness. It returns an error message or NULL.
+static const char *op2_h5_shape(hid_t f, const char *name, int *ndims, hsize_t dims[2], int *cls, size_t *size, int *sign) {
+	hid_t d = pH5Dopen2(f, name, 0);
+	if (d < 0) return "cannot be opened as a dataset";
+	const char *err = NULL;
+	hid_t s = pH5Dget_space(d);
+	hid_t t = pH5Dget_type(d);
+	if (s < 0 || t < 0) { err = "has no readable dataspace or type"; goto out; }
+	*ndims = pH5Sget_simple_extent_ndims(s);
+	if (*ndims < 0) { err = "has no simple dataspace"; goto out; }
+	hsize_t all[32];
+	if (*ndims > 32) { err = "has more than 32 dimensions"; goto out; }
+	if (*ndims > 0 && pH5Sget_simple_extent_dims(s, all, NULL) < 0) { err = "extent cannot be read"; goto out; }
+	for (int i = 0; i < 2; i++) dims[i] = i < *ndims ? all[i] : 1;
+	*cls = pH5Tget_class(t);
+	*size = pH5Tget_size(t);
+	*sign = *cls == 0 ? pH5Tget_sign(t) : -1;
+out:
+	if (t >= 0) pH5Tclose(t);
+	if (s >= 0) pH5Sclose(s);
+	pH5Dclose(d);
+	return err;
+}
+
+// op2_h5_read reads rows [start, start+count) of a dataset of dim columns
+// (its rank is ndims, 1 or 2) as type typ into buf.
+static const char *op2_h5_read(hid_t f, const char *name, int typ, int ndims, hsize_t start, hsize_t count, hsize_t dim, void *buf) {
+	hid_t d = pH5Dopen2(f, name, 0);
+	if (d < 0) return "cannot be opened as a dataset";
+	const char *err = NULL;
+	hid_t fs = -1, ms = -1;
+	hsize_t off[2] = {start, 0}, cnt[2] = {count, dim}, n = count * dim;
+	if (count == 0) goto out;
+	fs = pH5Dget_space(d);
+	if (fs < 0) { err = "has no readable dataspace"; goto out; }
+	if (ndims > 0 && pH5Sselect_hyperslab(fs, 0, off, NULL, cnt, NULL) < 0) { err = "rows cannot be selected"; goto out; }
+	ms = pH5Screate_simple(1, &n, NULL);
+	if (ms < 0) { err = "memory dataspace cannot be created"; goto out; }
+	if (pH5Dread(d, h5types[typ], ms, fs, 0, buf) < 0) err = "cannot be read (or its values do not convert to the requested type)";
+out:
+	if (ms >= 0) pH5Sclose(ms);
+	if (fs >= 0) pH5Sclose(fs);
+	pH5Dclose(d);
+	return err;
+}
+
+// op2_h5_write creates a dataset of ndims (1 or 2) dimensions and writes
+// buf, of type typ, into it.
+static const char *op2_h5_write(hid_t f, const char *name, int typ, int ndims, hsize_t rows, hsize_t dim, const void *buf) {
+	hsize_t dims[2] = {rows, dim};
+	hid_t s = pH5Screate_simple(ndims, dims, NULL);
+	if (s < 0) return "dataspace cannot be created";
+	hid_t d = pH5Dcreate2(f, name, h5types[typ], s, h5lcpl, 0, 0);
+	const char *err = NULL;
+	if (d < 0) err = "cannot be created (does it exist already?)";
+	else if (rows * dim > 0 && pH5Dwrite(d, h5types[typ], 0, 0, 0, buf) < 0) err = "cannot be written";
+	if (d >= 0) pH5Dclose(d);
+	pH5Sclose(s);
+	return err;
+}
+
+// op2_h5_write_int_attr attaches a one-element int attribute to a dataset.
+static const char *op2_h5_write_int_attr(hid_t f, const char *name, const char *attr, int v) {
+	hid_t d = pH5Dopen2(f, name, 0);
+	if (d < 0) return "cannot be opened as a dataset";
+	hsize_t one = 1;
+	const char *err = NULL;
+	hid_t s = pH5Screate_simple(1, &one, NULL);
+	hid_t a = s < 0 ? -1 : pH5Acreate2(d, attr, h5types[2], s, 0, 0);
+	if (a < 0 || pH5Awrite(a, h5types[2], &v) < 0) err = "attribute cannot be written";
+	if (a >= 0) pH5Aclose(a);
+	if (s >= 0) pH5Sclose(s);
+	pH5Dclose(d);
+	return err;
+}
+
+// op2_h5_write_str_attr attaches a scalar fixed-length string attribute of
+// size bytes (OP2's "type" attribute) to a dataset.
+static const char *op2_h5_write_str_attr(hid_t f, const char *name, const char *attr, const char *v, size_t size) {
+	hid_t d = pH5Dopen2(f, name, 0);
+	if (d < 0) return "cannot be opened as a dataset";
+	const char *err = NULL;
+	char *buf = calloc(size + 1, 1);
+	hid_t s = pH5Screate(0); // H5S_SCALAR
+	hid_t t = pH5Tcopy(h5types[5]);
+	hid_t a = -1;
+	if (!buf || s < 0 || t < 0 || pH5Tset_size(t, size) < 0) { err = "attribute cannot be made"; goto out; }
+	strncpy(buf, v, size);
+	a = pH5Acreate2(d, attr, t, s, 0, 0);
+	if (a < 0 || pH5Awrite(a, t, buf) < 0) err = "attribute cannot be written";
+out:
+	if (a >= 0) pH5Aclose(a);
+	if (t >= 0) pH5Tclose(t);
+	if (s >= 0) pH5Sclose(s);
+	free(buf);
+	pH5Dclose(d);
+	return err;
+}
+
+// op2_h5_read_attr reads attribute attr of a dataset: an integer into *iv
+// (kind 0), or a fixed-length string of at most cap bytes into sv (kind 1).
+// *found is 0 when the attribute does not exist.
+static const char *op2_h5_read_attr(hid_t f, const char *name, const char *attr, int kind, int *iv, char *sv, size_t cap, int *found) {
+	*found = 0;
+	hid_t d = pH5Dopen2(f, name, 0);
+	if (d < 0) return "cannot be opened as a dataset";
+	const char *err = NULL;
+	hid_t a = -1, t = -1;
+	htri_t ex = pH5Aexists(d, attr);
+	if (ex < 0) { err = "attributes cannot be read"; goto out; }
+	if (ex == 0) goto out;
+	*found = 1;
+	a = pH5Aopen(d, attr, 0);
+	if (a < 0) { err = "attribute cannot be opened"; goto out; }
+	if (kind == 0) {
+		if (pH5Aread(a, h5types[2], iv) < 0) err = "attribute is not an integer";
+		goto out;
+	}
+	t = pH5Aget_type(a);
+	if (t < 0 || pH5Tget_class(t) != 3 || pH5Tis_variable_str(t) != 0 || pH5Tget_size(t) > cap) { err = "attribute is not a short fixed-length string"; goto out; }
+	memset(sv, 0, cap);
+	if (pH5Aread(a, t, sv) < 0) err = "attribute cannot be read";
+out:
+	if (t >= 0) pH5Tclose(t);
+	if (a >= 0) pH5Aclose(a);
+	pH5Dclose(d);
+	return err;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"unsafe"
+)
+
+// ErrNoHDF5 is wrapped by the errors returned when the HDF5 library cannot
+// be loaded.
+var ErrNoHDF5 = errors.New("HDF5 is not available")
+
+// LibraryEnv names the environment variable that points GoOP2 at an HDF5
+// library (a path or a soname) other than the system's.
+const LibraryEnv = "OP2_HDF5_LIBRARY"
+
+// Install says what provides the library on Debian.
+const Install = "apt-get install libhdf5-103-1, or libhdf5-dev"
+
+// sonames are tried in order: Debian's serial build, then upstream's names.
+var sonames = []string{"libhdf5_serial.so.103", "libhdf5.so.103", "libhdf5_serial.so", "libhdf5.so", "libhdf5.so.310", "libhdf5.so.200"}
+
+var (
+	mu      sync.Mutex
+	loaded  bool
+	loadErr error
+)
+
+// Load opens the HDF5 library once (the one named by $OP2_HDF5_LIBRARY,
+// else the system's) and reports why it cannot be used.
+func Load() error {
+	mu.Lock()
+	defer mu.Unlock()
+	return load()
+}
+
+func load() error {
+	if loaded || loadErr != nil {
+		return loadErr
+	}
+	names := sonames
+	if p := os.Getenv(LibraryEnv); p != "" {
+		names = []string{p}
+	}
+	var msgs []string
+	for _, name := range names {
+		cname := C.CString(name)
+		var missing *C.char
+		var maj, min C.uint
+		msg := C.op2_h5_load(cname, &missing, &maj, &min)
+		C.free(unsafe.Pointer(cname))
+		switch {
+		case msg == nil && missing == nil:
+			loaded = true
+			return nil
+		case msg != nil:
+			msgs = append(msgs, C.GoString(msg))
+			continue
+		case C.GoString(missing) == "version":
+			loadErr = fmt.Errorf("%w: %s is HDF5 %d.%d; GoOP2 needs HDF5 1.10 or later (%s, or point %s at one)", ErrNoHDF5, name, maj, min, Install, LibraryEnv)
+		default:
+			loadErr = fmt.Errorf("%w: %s lacks %s; is it HDF5's C library? (%s, or point %s at libhdf5)", ErrNoHDF5, name, C.GoString(missing), Install, LibraryEnv)
+		}
+		return loadErr
+	}
+	what := "no HDF5 library found"
+	if len(names) == 1 {
+		what = "loading " + names[0] + " failed"
+	}
+	loadErr = fmt.Errorf("%w: %s (Debian: %s; or point %s at libhdf5): %s", ErrNoHDF5, what, Install, LibraryEnv, msgs[len(msgs)-1])
+	return loadErr
+}
+
+// Type is an element type in memory.
+type Type int
+
+// The element types, in the shim's order of predefined types.
+const (
+	Float64 Type = iota // double
+	Float32             // float
+	Int32               // int
+	Int64               // long long
+	Uint32              // unsigned int
+)
+
+// File is an open HDF5 file.
+type File struct {
+	id C.hid_t
+}
+
+func cstr(s string) (*C.char, func()) {
+	c := C.CString(s)
+	return c, func() { C.free(unsafe.Pointer(c)) }
+}
+
+func errOf(msg *C.char) error {
+	if msg == nil {
+		return nil
+	}
+	return errors.New(C.GoString(msg))
+}
+
+// Create creates (or truncates) the file at path.
+func Create(path string) (*File, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if err := load(); err != nil {
+		return nil, err
+	}
+	p, free := cstr(path)
+	defer free()
+	id := C.op2_h5_create(p)
+	if id < 0 {
+		return nil, errors.New("cannot be created")
+	}
+	return &File{id: id}, nil
+}
+
+// Open opens an existing file, read-only or for reading and writing.
+func Open(path string, write bool) (*File, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if err := load(); err != nil {
+		return nil, err
+	}
+	p, free := cstr(path)
+	defer free()
+	rw := C.int(0)
+	if write {
+		rw = 1
+	}
+	id := C.op2_h5_open(p, rw)
+	if id < 0 {
+		return nil, errors.New("is not an HDF5 file or cannot be opened")
+	}
+	return &File{id: id}, nil
+}
+
+// Close closes the file; it is safe to call twice.
+func (f *File) Close() error {
+	mu.Lock()
+	defer mu.Unlock()
+	if f.id < 0 {
+		return nil
+	}
+	rc := C.op2_h5_close(f.id)
+	f.id = -1
+	if rc < 0 {
+		return errors.New("closing failed")
+	}
+	return nil
+}
+
+// Exists reports whether name (a path of groups and a dataset) exists.
+func (f *File) Exists(name string) (bool, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	n, free := cstr(name)
+	defer free()
+	r := C.op2_h5_exists(f.id, n)
+	if r < 0 {
+		return false, errors.New("cannot be looked up")
+	}
+	return r > 0, nil
+}
+
+// Shape describes a dataset.
+type Shape struct {
+	NDims     int    // rank of the dataspace (0 for a scalar)
+	Rows, Dim int    // first and second extents (1 where absent)
+	Class     int    // HDF5 type class: 0 integer, 1 float, 3 string, ...
+	Size      int    // element size in bytes
+	Signed    bool   // integers: two's complement
+	TypeName  string // the C name of the element type, as OP2 writes it, or a description
+	ElemCount uint64 // number of elements of the dataspace
+}
+
+// Stat describes the dataset name.
+func (f *File) Stat(name string) (Shape, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	n, free := cstr(name)
+	defer free()
+	var nd, cls, sign C.int
+	var dims [2]C.hsize_t
+	var size C.size_t
+	if err := errOf(C.op2_h5_shape(f.id, n, &nd, &dims[0], &cls, &size, &sign)); err != nil {
+		return Shape{}, err
+	}
+	s := Shape{NDims: int(nd), Rows: int(dims[0]), Dim: int(dims[1]), Class: int(cls), Size: int(size), Signed: sign == 1}
+	s.ElemCount = uint64(dims[0]) * uint64(dims[1])
+	if uint64(dims[0]) > 1<<62 || uint64(dims[1]) > 1<<62 {
+		return Shape{}, fmt.Errorf("has an extent too large (%d × %d)", uint64(dims[0]), uint64(dims[1]))
+	}
+	s.TypeName = typeName(s)
+	return s, nil
+}
+
+func typeName(s Shape) string {
+	switch {
+	case s.Class == 1 && s.Size == 8:
+		return "double"
+	case s.Class == 1 && s.Size == 4:
+		return "float"
+	case s.Class == 0 && s.Size == 4 && s.Signed:
+		return "int"
+	case s.Class == 0 && s.Size == 4:
+		return "unsigned int"
+	case s.Class == 0 && s.Size == 8 && s.Signed:
+		return "long long"
+	case s.Class == 0 && s.Size == 8:
+		return "unsigned long long"
+	case s.Class == 0:
+		return fmt.Sprintf("%d-byte integer", s.Size)
+	case s.Class == 1:
+		return fmt.Sprintf("%d-byte float", s.Size)
+	case s.Class == 3:
+		return "string"
+	}
+	return fmt.Sprintf("HDF5 type class %d", s.Class)
+}
+
+// Read reads rows [start, start+count) of dim values each from the dataset
+// name (of rank ndims) into buf, which must hold count*dim values of typ.
+func (f *File) Read(name string, typ Type, ndims, start, count, dim int, buf unsafe.Pointer) error {
+	mu.Lock()
+	defer mu.Unlock()
+	n, free := cstr(name)
+	defer free()
+	return errOf(C.op2_h5_read(f.id, n, C.int(typ), C.int(ndims), C.hsize_t(start), C.hsize_t(count), C.hsize_t(dim), buf))
+}
+
+// Write creates the dataset name (rank ndims, 1 or 2; groups in its path
+// are created) with rows×dim values of typ from buf.
+func (f *File) Write(name string, typ Type, ndims, rows, dim int, buf unsafe.Pointer) error {
+	mu.Lock()
+	defer mu.Unlock()
+	n, free := cstr(name)
+	defer free()
+	return errOf(C.op2_h5_write(f.id, n, C.int(typ), C.int(ndims), C.hsize_t(rows), C.hsize_t(dim), buf))
+}
+
+// WriteIntAttr attaches a one-element int attribute to dataset name.
+func (f *File) WriteIntAttr(name, attr string, v int32) error {
+	mu.Lock()
+	defer mu.Unlock()
+	n, free := cstr(name)
+	defer free()
+	a, freeA := cstr(attr)
+	defer freeA()
+	return errOf(C.op2_h5_write_int_attr(f.id, n, a, C.int(v)))
+}
+
+// WriteStringAttr attaches a fixed-length string attribute of size bytes.
+func (f *File) WriteStringAttr(name, attr, v string, size int) error {
+	mu.Lock()
+	defer mu.Unlock()
+	n, free := cstr(name)
+	defer free()
+	a, freeA := cstr(attr)
+	defer freeA()
+	s, freeS := cstr(v)
+	defer freeS()
+	return errOf(C.op2_h5_write_str_attr(f.id, n, a, s, C.size_t(size)))
+}
+
+// IntAttr reads an integer attribute; found is false when it is absent.
+func (f *File) IntAttr(name, attr string) (v int32, found bool, err error) {
+	mu.Lock()
+	defer mu.Unlock()
+	n, free := cstr(name)
+	defer free()
+	a, freeA := cstr(attr)
+	defer freeA()
+	var iv, fd C.int
+	err = errOf(C.op2_h5_read_attr(f.id, n, a, 0, &iv, nil, 0, &fd))
+	return int32(iv), fd != 0, err
+}
+
+// StringAttr reads a fixed-length string attribute (at most 255 bytes),
+// up to its first NUL; found is false when it is absent.
+func (f *File) StringAttr(name, attr string) (v string, found bool, err error) {
+	mu.Lock()
+	defer mu.Unlock()
+	n, free := cstr(name)
+	defer free()
+	a, freeA := cstr(attr)
+	defer freeA()
+	const capacity = 256
+	buf := (*C.char)(C.calloc(capacity, 1))
+	defer C.free(unsafe.Pointer(buf))
+	var fd C.int
+	if err = errOf(C.op2_h5_read_attr(f.id, n, a, 1, nil, buf, capacity-1, &fd)); err != nil {
+		return "", fd != 0, err
+	}
+	return C.GoString(buf), fd != 0, nil
+}
