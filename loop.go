@@ -81,12 +81,20 @@ func (k *Kernel) usedConsts(reg *constRegistry) []*core.Const {
 // Arg is one argument of a parallel loop. Make one with Dat.Arg, Dat.ArgMap,
 // Dat.ArgVec or Global.Arg.
 type Arg struct {
-	a core.Arg
+	a    core.Arg
+	role argRole // what supplies the data (index arguments)
+	off  bool    // a disabled optional argument (Opt)
 }
 
 // MaxReductionDim is the largest dim of a Global used for a reduction
 // (Inc, Min, Max): every thread or work item keeps a private copy.
 const MaxReductionDim = 1024
+
+// MaxMinMaxValues is the largest size in bytes, per loop element, of a
+// Dat argument with access Min or Max through a map (dim values, times the
+// map's arity for ArgVec): the kernel gets a private accumulator of that
+// size on every backend.
+const MaxMinMaxValues = 256
 
 // LoopError reports misuse of the API found before a loop runs.
 type LoopError struct {
@@ -124,7 +132,11 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 		return fail(-1, "kernel %q takes %d parameters but the loop passes %d arguments", k.c.Name, len(info.Params), len(args))
 	}
 	for i := range args {
-		a := &args[i].a
+		resolved := args[i].resolve(set)
+		a := &resolved
+		if a.Data == nil && args[i].role == roleMapIdx {
+			return fail(i, "map value argument: map is nil")
+		}
 		if a.Data == nil {
 			return fail(i, "empty argument; build arguments with Dat.Arg, Dat.ArgMap, Dat.ArgVec or Global.Arg")
 		}
@@ -141,8 +153,12 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 		case core.ArgDirect, core.ArgIndirect, core.ArgVector:
 			switch a.Access {
 			case core.Read, core.Write, core.RW, core.Inc:
+			case core.Min, core.Max:
+				if a.Kind == core.ArgDirect {
+					return fail(i, "%s: access %s applies to a Dat only through a map (ArgMap or ArgVec); an element's own values are its alone, so use RW", a.Data.Describe(), a.Access)
+				}
 			default:
-				return fail(i, "%s: access %s is not allowed for a Dat (use READ, WRITE, RW or INC)", a.Data.Describe(), a.Access)
+				return fail(i, "%s: access %s is not allowed for a Dat (use READ, WRITE, RW or INC, or MIN or MAX through a map)", a.Data.Describe(), a.Access)
 			}
 			if a.Kind == core.ArgDirect {
 				if a.Data.Set != &set.c {
@@ -162,6 +178,16 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 			}
 			if a.Kind == core.ArgIndirect && (a.Idx < 0 || a.Idx >= m.Arity) {
 				return fail(i, "%s: index %d is out of range for map %q of arity %d", a.Data.Describe(), a.Idx, m.Name, m.Arity)
+			}
+			if a.Access == core.Min || a.Access == core.Max {
+				n := a.Data.Dim
+				if a.Kind == core.ArgVector {
+					n *= m.Arity
+				}
+				if n > MaxMinMaxValues/a.Data.Type.Size() {
+					return fail(i, "%s: a %s argument through a map may pass at most %d bytes per element (op2.MaxMinMaxValues; the kernel gets a private accumulator of dim × entries values), not %d values of %d bytes",
+						a.Describe(), a.Access, MaxMinMaxValues, n, a.Data.Type.Size())
+				}
 			}
 		default:
 			return fail(i, "empty argument; build arguments with Dat.Arg, Dat.ArgMap, Dat.ArgVec or Global.Arg")
@@ -203,7 +229,15 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 	l.Set = &set.c
 	l.Args = l.Args[:0]
 	for i := range args {
-		l.Args = append(l.Args, args[i].a)
+		if args[i].off {
+			t := core.Int32 // index arguments
+			if args[i].role == roleData {
+				t = args[i].a.Data.Type
+			}
+			l.Args = append(l.Args, core.OffArg(t))
+			continue
+		}
+		l.Args = append(l.Args, args[i].resolve(set))
 	}
 	consts := k.usedConsts(r.consts)
 	for _, c := range consts {

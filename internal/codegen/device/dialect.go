@@ -1,6 +1,11 @@
 package device
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/goop2/op2/internal/codegen/hostc"
+	"github.com/goop2/op2/internal/core"
+)
 
 // Dialect is how a device language spells what the generator writes: the
 // generator's structure (staging, colouring, reductions, private copies)
@@ -25,8 +30,12 @@ type Dialect struct {
 	// in its group, the group's index, the item's index in the launch and
 	// the number of items launched.
 	LocalID, GroupID, GlobalID, GlobalSize string
-	// Int64 spells the 64-bit signed integer.
-	Int64 string
+	// Int64 spells the 64-bit signed integer, and Int64Suffix the suffix
+	// of its literals.
+	Int64, Int64Suffix string
+	// InfDouble and InfFloat spell positive infinity as a double and as a
+	// float (the identity of MIN accumulators).
+	InfDouble, InfFloat string
 	// ConstTable qualifies file-scope const variables of the kernel source
 	// (lookup tables) so that device code may read them.
 	ConstTable string
@@ -57,6 +66,9 @@ var OpenCL = &Dialect{
 	GlobalID:      "get_global_id(0)",
 	GlobalSize:    "get_global_size(0)",
 	Int64:         "long",
+	Int64Suffix:   "L",
+	InfDouble:     "as_double(0x7ff0000000000000UL)",
+	InfFloat:      "as_float(0x7f800000u)",
 	ConstTable:    "__constant",
 }
 
@@ -79,6 +91,9 @@ var CUDA = &Dialect{
 	GlobalID:      "(int)(blockIdx.x * blockDim.x + threadIdx.x)",
 	GlobalSize:    "(int)(gridDim.x * blockDim.x)",
 	Int64:         "long long",
+	Int64Suffix:   "LL",
+	InfDouble:     "__longlong_as_double(0x7ff0000000000000LL)",
+	InfFloat:      "__int_as_float(0x7f800000)",
 	ConstTable:    "__device__",
 	SharedOffsets: true,
 }
@@ -95,4 +110,10 @@ func (d *Dialect) spell(format string) string {
 		"$lbarrier", d.LocalBarrier, "$gbarrier", d.GlobalBarrier, "$bbarrier", d.BothBarrier,
 		"$kernel", d.KernelHead,
 	).Replace(format)
+}
+
+// identity spells the value a private accumulator with access acc of
+// element type t starts from (see hostc.Identity).
+func (d *Dialect) identity(acc core.Access, t core.ScalarType) string {
+	return hostc.Identity(acc, t, d.InfDouble, d.InfFloat, d.Int64Suffix)
 }
