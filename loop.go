@@ -166,18 +166,22 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 				}
 				break
 			}
+			what := a.Data.Describe()
+			if args[i].role != roleData {
+				what = a.Describe() // an index argument: say so
+			}
 			m := a.Map
 			if m == nil {
-				return fail(i, "%s: map is nil", a.Data.Describe())
+				return fail(i, "%s: map is nil", what)
 			}
 			if m.From != &set.c {
-				return fail(i, "%s: map %q goes from set %q, not from the loop's set %q", a.Data.Describe(), m.Name, m.From.Name, set.c.Name)
+				return fail(i, "%s: map %q goes from set %q, not from the loop's set %q", what, m.Name, m.From.Name, set.c.Name)
 			}
 			if m.To != a.Data.Set {
-				return fail(i, "%s: map %q goes to set %q, but the dat lives on set %q", a.Data.Describe(), m.Name, m.To.Name, a.Data.Set.Name)
+				return fail(i, "%s: map %q goes to set %q, but the dat lives on set %q", what, m.Name, m.To.Name, a.Data.Set.Name)
 			}
 			if a.Kind == core.ArgIndirect && (a.Idx < 0 || a.Idx >= m.Arity) {
-				return fail(i, "%s: index %d is out of range for map %q of arity %d", a.Data.Describe(), a.Idx, m.Name, m.Arity)
+				return fail(i, "%s: index %d is out of range for map %q of arity %d", what, a.Idx, m.Name, m.Arity)
 			}
 			if a.Access == core.Min || a.Access == core.Max {
 				n := a.Data.Dim
