@@ -194,7 +194,8 @@ func (d *Dat[T]) Arg(acc Access) Arg {
 	return Arg{a: core.Arg{Data: &d.s, Access: acc, Kind: core.ArgDirect}}
 }
 
-// ArgMap passes the dat through column idx of m: the kernel gets a T* to
+// ArgMap passes the dat through column idx of m (with access Min or Max,
+// see the Access constants): the kernel gets a T* to
 // the values of element m[e][idx].
 func (d *Dat[T]) ArgMap(acc Access, m *Map, idx int) Arg {
 	return Arg{a: core.Arg{Data: &d.s, Map: mapCore(m), Idx: idx, Access: acc, Kind: core.ArgIndirect}}

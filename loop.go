@@ -79,7 +79,8 @@ func (k *Kernel) usedConsts(reg *constRegistry) []*core.Const {
 }
 
 // Arg is one argument of a parallel loop. Make one with Dat.Arg, Dat.ArgMap,
-// Dat.ArgVec or Global.Arg.
+// Dat.ArgVec, Global.Arg, ArgIdx or Map.ArgIdx, and make it optional with
+// Opt.
 type Arg struct {
 	a    core.Arg
 	role argRole // what supplies the data (index arguments)
@@ -267,6 +268,8 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 //   - any number of increments (INC) through maps (any maps, any columns,
 //     ArgMap and ArgVec alike), as Airfoil's res_calc increments res through
 //     both columns of pecell; or any number of direct increments;
+//   - any number of MIN arguments through maps, or any number of MAX
+//     arguments through maps (never two of INC, MIN and MAX together);
 //   - any number of WRITE or RW arguments through the same column of one
 //     map (ArgMap with the same map and index), or any number of WRITE or
 //     RW arguments through the whole of one map (ArgVec with the same map).
@@ -280,7 +283,8 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 // and the whole map (different columns of different elements may reach
 // the same element, and which write lands last would depend on the order
 // the backend runs the elements in), and WRITE or RW passed directly
-// twice. A Global may be passed any
+// twice. A disabled optional argument (Opt) conflicts with nothing, and
+// index arguments (ArgIdx, Map.ArgIdx) only read. A Global may be passed any
 // number of times for reading and for one kind of reduction (INC, MIN or
 // MAX); its READ arguments see the value from before the loop. Mixing two
 // kinds of reduction on one Global is refused.
