@@ -167,22 +167,18 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 				}
 				break
 			}
-			what := a.Data.Describe()
-			if args[i].role != roleData {
-				what = a.Describe() // an index argument: say so
-			}
 			m := a.Map
 			if m == nil {
-				return fail(i, "%s: map is nil", what)
+				return fail(i, "%s: map is nil", describeData(a, args[i].role))
 			}
 			if m.From != &set.c {
-				return fail(i, "%s: map %q goes from set %q, not from the loop's set %q", what, m.Name, m.From.Name, set.c.Name)
+				return fail(i, "%s: map %q goes from set %q, not from the loop's set %q", describeData(a, args[i].role), m.Name, m.From.Name, set.c.Name)
 			}
 			if m.To != a.Data.Set {
-				return fail(i, "%s: map %q goes to set %q, but the dat lives on set %q", what, m.Name, m.To.Name, a.Data.Set.Name)
+				return fail(i, "%s: map %q goes to set %q, but the dat lives on set %q", describeData(a, args[i].role), m.Name, m.To.Name, a.Data.Set.Name)
 			}
 			if a.Kind == core.ArgIndirect && (a.Idx < 0 || a.Idx >= m.Arity) {
-				return fail(i, "%s: index %d is out of range for map %q of arity %d", what, a.Idx, m.Name, m.Arity)
+				return fail(i, "%s: index %d is out of range for map %q of arity %d", describeData(a, args[i].role), a.Idx, m.Name, m.Arity)
 			}
 			if a.Access == core.Min || a.Access == core.Max {
 				n := a.Data.Dim
@@ -419,4 +415,14 @@ func (s *Runtime) run(b *exec.Opened, l *core.Loop) error {
 	}
 	endCrashReport()
 	return err
+}
+
+// describeData names the data of argument a for an error message: the
+// Dat, or for an index argument what it stands for. Only called on the
+// way to an error, so that a repeated loop allocates nothing.
+func describeData(a *core.Arg, role argRole) string {
+	if role != roleData {
+		return a.Describe()
+	}
+	return a.Data.Describe()
 }

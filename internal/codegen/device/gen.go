@@ -892,17 +892,19 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 		dim := a.Data.Dim
 		dst := fmt.Sprintf("op2_d%d[op2_i %% %d + (size_t)op2_map%d[op2_i / %d] * %d]", lay.Base[lay.DSArg[d]], dim, d, dim, dim)
 		src := fmt.Sprintf("op2_s%d[op2_i]", d)
-		store := dst + " = " + src + ";"
+		var store string
 		switch {
 		case !lay.dsStage[d]:
-			store = hostc.Combine(core.Inc, dst, src)
+			store = dst + " += " + src + ";"
 		case lay.dsCombine[d] != 0:
 			// Minima or maxima: the staged copy started from the dat's
 			// values, but another dataset of the same dat may have
 			// lowered (raised) them since.
-			store = hostc.Combine(lay.dsCombine[d], dst, src)
+			store = "{ " + hostc.Combine(lay.dsCombine[d], dst, src) + " }"
+		default:
+			store = dst + " = " + src + ";"
 		}
-		w.p("  for (int op2_i = op2_lid; op2_i < op2_size%d * %d; op2_i += %d) { %s }\n", d, dim, WorkGroupSize, store)
+		w.p("  for (int op2_i = op2_lid; op2_i < op2_size%d * %d; op2_i += %d) %s\n", d, dim, WorkGroupSize, store)
 		// Another dataset of the same dat may add to the same elements.
 		w.p("  $gbarrier;\n")
 	}
