@@ -13,9 +13,12 @@ import (
 func checkConflicts(k *Kernel, set *Set, args []Arg) error {
 	for j := 1; j < len(args); j++ {
 		b := &args[j].a
+		if args[j].off {
+			continue // a disabled argument touches nothing
+		}
 		for i := 0; i < j; i++ {
 			a := &args[i].a
-			if a.Data != b.Data {
+			if args[i].off || a.Data != b.Data {
 				continue
 			}
 			if why := conflict(a, b); why != "" {
@@ -52,11 +55,13 @@ func conflict(a, b *core.Arg) string {
 	if aMap != bMap {
 		return "a Dat modified directly may not also be accessed through a map in the same loop, nor a Dat modified through a map directly (direct accesses are not ordered against the map's, so the result would depend on the backend)"
 	}
-	if (a.Access == core.Inc) != (b.Access == core.Inc) {
-		return "increments (INC) may not be mixed with WRITE or RW of the same Dat in one loop"
-	}
-	if a.Access == core.Inc {
-		return "" // increments commute, directly as through any maps
+	if combining(a.Access) || combining(b.Access) {
+		if a.Access == b.Access {
+			// Increments commute, directly as through any maps; so do
+			// minima, and maxima.
+			return ""
+		}
+		return fmt.Sprintf("%s may not be mixed with %s of the same Dat in one loop (each of INC, MIN and MAX combines the elements' contributions its own way)", a.Access, b.Access)
 	}
 	// Both are WRITE or RW.
 	if !aMap {
@@ -83,3 +88,8 @@ func columnsOf(a *core.Arg) string {
 	}
 	return fmt.Sprintf("column %d", a.Idx)
 }
+
+// combining reports whether a Dat argument with access acc combines its
+// contributions with the target's value (INC, MIN, MAX) rather than
+// replacing it.
+func combining(acc core.Access) bool { return acc == core.Inc || acc == core.Min || acc == core.Max }

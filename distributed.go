@@ -324,6 +324,9 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 		ls := &l.Local.Sets[i]
 		s.c.Core, s.c.Owned, s.c.Exec, s.c.Total = ls.Core, ls.Owned, ls.Exec, ls.Total
 		s.c.Halo = &setHalo{global: ls.Global, neighbours: ls.Neighbours, globalSize: l.GlobalSizes[i]}
+		if s.c.Index != nil {
+			fillIndex(&s.c) // the elements' global numbers in the new layout
+		}
 	}
 	for i, m := range distState.maps {
 		tab := pinned[int32](m, len(l.Local.Maps[i]))

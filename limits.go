@@ -57,7 +57,7 @@ const MaxDeviceVectorArity = 8192
 func checkDeviceLimits(backend string, k *Kernel, set *Set, args []Arg) error {
 	total := 0
 	for i := range args {
-		if a := &args[i].a; a.Kind == core.ArgVector {
+		if a := &args[i].a; a.Kind == core.ArgVector && !args[i].off {
 			total += a.Map.Arity
 		}
 	}

@@ -79,14 +79,23 @@ func (k *Kernel) usedConsts(reg *constRegistry) []*core.Const {
 }
 
 // Arg is one argument of a parallel loop. Make one with Dat.Arg, Dat.ArgMap,
-// Dat.ArgVec or Global.Arg.
+// Dat.ArgVec, Global.Arg, ArgIdx or Map.ArgIdx, and make it optional with
+// Opt.
 type Arg struct {
-	a core.Arg
+	a    core.Arg
+	role argRole // what supplies the data (index arguments)
+	off  bool    // a disabled optional argument (Opt)
 }
 
 // MaxReductionDim is the largest dim of a Global used for a reduction
 // (Inc, Min, Max): every thread or work item keeps a private copy.
 const MaxReductionDim = 1024
+
+// MaxMinMaxValues is the largest size in bytes, per loop element, of a
+// Dat argument with access Min or Max through a map (dim values, times the
+// map's arity for ArgVec): the kernel gets a private accumulator of that
+// size on every backend.
+const MaxMinMaxValues = 256
 
 // LoopError reports misuse of the API found before a loop runs.
 type LoopError struct {
@@ -124,7 +133,11 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 		return fail(-1, "kernel %q takes %d parameters but the loop passes %d arguments", k.c.Name, len(info.Params), len(args))
 	}
 	for i := range args {
-		a := &args[i].a
+		resolved := args[i].resolve(set)
+		a := &resolved
+		if a.Data == nil && args[i].role == roleMapIdx {
+			return fail(i, "map value argument: map is nil")
+		}
 		if a.Data == nil {
 			return fail(i, "empty argument; build arguments with Dat.Arg, Dat.ArgMap, Dat.ArgVec or Global.Arg")
 		}
@@ -141,8 +154,12 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 		case core.ArgDirect, core.ArgIndirect, core.ArgVector:
 			switch a.Access {
 			case core.Read, core.Write, core.RW, core.Inc:
+			case core.Min, core.Max:
+				if a.Kind == core.ArgDirect {
+					return fail(i, "%s: access %s applies to a Dat only through a map (ArgMap or ArgVec); an element's own values are its alone, so use RW", a.Data.Describe(), a.Access)
+				}
 			default:
-				return fail(i, "%s: access %s is not allowed for a Dat (use READ, WRITE, RW or INC)", a.Data.Describe(), a.Access)
+				return fail(i, "%s: access %s is not allowed for a Dat (use READ, WRITE, RW or INC, or MIN or MAX through a map)", a.Data.Describe(), a.Access)
 			}
 			if a.Kind == core.ArgDirect {
 				if a.Data.Set != &set.c {
@@ -152,16 +169,26 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 			}
 			m := a.Map
 			if m == nil {
-				return fail(i, "%s: map is nil", a.Data.Describe())
+				return fail(i, "%s: map is nil", describeData(a, args[i].role))
 			}
 			if m.From != &set.c {
-				return fail(i, "%s: map %q goes from set %q, not from the loop's set %q", a.Data.Describe(), m.Name, m.From.Name, set.c.Name)
+				return fail(i, "%s: map %q goes from set %q, not from the loop's set %q", describeData(a, args[i].role), m.Name, m.From.Name, set.c.Name)
 			}
 			if m.To != a.Data.Set {
-				return fail(i, "%s: map %q goes to set %q, but the dat lives on set %q", a.Data.Describe(), m.Name, m.To.Name, a.Data.Set.Name)
+				return fail(i, "%s: map %q goes to set %q, but the dat lives on set %q", describeData(a, args[i].role), m.Name, m.To.Name, a.Data.Set.Name)
 			}
 			if a.Kind == core.ArgIndirect && (a.Idx < 0 || a.Idx >= m.Arity) {
-				return fail(i, "%s: index %d is out of range for map %q of arity %d", a.Data.Describe(), a.Idx, m.Name, m.Arity)
+				return fail(i, "%s: index %d is out of range for map %q of arity %d", describeData(a, args[i].role), a.Idx, m.Name, m.Arity)
+			}
+			if a.Access == core.Min || a.Access == core.Max {
+				n := a.Data.Dim
+				if a.Kind == core.ArgVector {
+					n *= m.Arity
+				}
+				if n > MaxMinMaxValues/a.Data.Type.Size() {
+					return fail(i, "%s: a %s argument through a map may pass at most %d bytes per element (op2.MaxMinMaxValues; the kernel gets a private accumulator of dim × entries values), not %d values of %d bytes",
+						a.Describe(), a.Access, MaxMinMaxValues, n, a.Data.Type.Size())
+				}
 			}
 		default:
 			return fail(i, "empty argument; build arguments with Dat.Arg, Dat.ArgMap, Dat.ArgVec or Global.Arg")
@@ -203,7 +230,15 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 	l.Set = &set.c
 	l.Args = l.Args[:0]
 	for i := range args {
-		l.Args = append(l.Args, args[i].a)
+		if args[i].off {
+			t := core.Int32 // index arguments
+			if args[i].role == roleData {
+				t = args[i].a.Data.Type
+			}
+			l.Args = append(l.Args, core.OffArg(t))
+			continue
+		}
+		l.Args = append(l.Args, args[i].resolve(set))
 	}
 	consts := k.usedConsts(r.consts)
 	for _, c := range consts {
@@ -230,6 +265,8 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 //   - any number of increments (INC) through maps (any maps, any columns,
 //     ArgMap and ArgVec alike), as Airfoil's res_calc increments res through
 //     both columns of pecell; or any number of direct increments;
+//   - any number of MIN arguments through maps, or any number of MAX
+//     arguments through maps (never two of INC, MIN and MAX together);
 //   - any number of WRITE or RW arguments through the same column of one
 //     map (ArgMap with the same map and index), or any number of WRITE or
 //     RW arguments through the whole of one map (ArgVec with the same map).
@@ -243,7 +280,8 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 // and the whole map (different columns of different elements may reach
 // the same element, and which write lands last would depend on the order
 // the backend runs the elements in), and WRITE or RW passed directly
-// twice. A Global may be passed any
+// twice. A disabled optional argument (Opt) conflicts with nothing, and
+// index arguments (ArgIdx, Map.ArgIdx) only read. A Global may be passed any
 // number of times for reading and for one kind of reduction (INC, MIN or
 // MAX); its READ arguments see the value from before the loop. Mixing two
 // kinds of reduction on one Global is refused.
@@ -380,4 +418,14 @@ func (s *Runtime) run(b *exec.Opened, l *core.Loop) error {
 	}
 	endCrashReport()
 	return err
+}
+
+// describeData names the data of argument a for an error message: the
+// Dat, or for an index argument what it stands for. Only called on the
+// way to an error, so that a repeated loop allocates nothing.
+func describeData(a *core.Arg, role argRole) string {
+	if role != roleData {
+		return a.Describe()
+	}
+	return a.Data.Describe()
 }

@@ -41,6 +41,11 @@ type scenarioResult struct {
 	// (Dat.CopyTo), values set with Dat.DataWO and a zeroed dat
 	// (Dat.Zero).
 	Util []float64
+	// Each cell's global index and the global index of its third node
+	// (ArgIdx, Map.ArgIdx), and the nodes' minimum and maximum over
+	// their edges (MIN and MAX through a map, exec halo included).
+	Idx    []int32
+	Lo, Hi []float64
 }
 
 const (
@@ -144,6 +149,9 @@ func runScenario(t *testing.T, partitioner string, rankZero bool, backends []str
 	util := op2.NewKernel(`void util(const double *a0, const double *a1, const double *b0, const double *b1, const double *z1, double *r0, double *r1) {
 	*r0 += floor(8 * *a1) + floor(8 * *b1) + *z1 + 1; *r1 += floor(8 * *a0) - floor(2 * *b0); }`, "util")
 	top := op2.NewKernel("void top(const int *c, int *mx) { if (*c > *mx) *mx = *c; }", "top")
+	ids := op2.NewKernel("void ids(const int *c, int *o, const int *n) { o[0] = *c; o[1] = *n; }", "ids")
+	span := op2.NewKernel(`void span(const int *e, const double *w, double *lo0, double *lo1, double **hi) {
+	*lo0 = *w - 0.25 * (*e % 7); *lo1 = *w * 0.5; hi[0][0] = *w + (*e % 5); hi[1][0] = -*w; }`, "span")
 	results := map[string]scenarioResult{}
 	for _, backend := range backends {
 		check(t, op2.Use(backend))
@@ -207,6 +215,13 @@ func runScenario(t *testing.T, partitioner string, rankZero bool, backends []str
 		out.FromBinary = must(fromBinary.Gather())
 		out.LoadedCnt = must(loaded.Gather())
 		out.Pcell = must(mCell.Gather())
+		idx := must(op2.NewDat[int32](cells, 2, nil, "idx"))
+		check(t, op2.ParLoop(ids, cells, op2.ArgIdx(), idx.Arg(op2.Write), mCell.ArgIdx(2)))
+		out.Idx = must(idx.Gather())
+		lo := must(op2.NewDat(nodes, 1, dq.DataRO(), "lo"))
+		hi := must(op2.NewDat(nodes, 1, dq.DataRO(), "hi"))
+		check(t, op2.ParLoop(span, edges, op2.ArgIdx(), dw.Arg(op2.Read), lo.ArgMap(op2.Min, mEdge, 0), lo.ArgMap(op2.Min, mEdge, 1), hi.ArgVec(op2.Max, mEdge)))
+		out.Lo, out.Hi = must(lo.Gather()), must(hi.Gather())
 		results[backend] = out
 	}
 	return results
@@ -234,6 +249,9 @@ func TestMPIAgreesWithOneRank(t *testing.T) {
 			if !slices.Equal(g.Util, w.Util) {
 				t.Errorf("%s on %d ranks: a loop over dats made with CopyTo, DataWO and Zero differs from one rank", backend, op2.Ranks())
 			}
+			if !slices.Equal(g.Idx, w.Idx) || !slices.Equal(g.Lo, w.Lo) || !slices.Equal(g.Hi, w.Hi) {
+				t.Errorf("%s on %d ranks: index arguments or MIN/MAX through maps differ from one rank", backend, op2.Ranks())
+			}
 			if !slices.Equal(g.Res, w.Res) || !slices.Equal(g.Q, w.Q) || !slices.Equal(g.Cnt, w.Cnt) {
 				t.Errorf("%s on %d ranks: gathered results differ from one rank", backend, op2.Ranks())
 			}
@@ -248,6 +266,12 @@ func TestMPIAgreesWithOneRank(t *testing.T) {
 	}
 	// One rank, in this process.
 	want := runScenario(t, "block", true, []string{"sequential"})
+	_, _, pcell, _, _, _ := scenarioMesh()
+	for c, got := range want["sequential"].Idx {
+		if w := []int32{int32(c / 2), pcell[4*(c/2)+2]}[c%2]; got != w {
+			t.Fatalf("one rank: index argument %d = %d, want %d", c, got, w)
+		}
+	}
 	path := filepath.Join(t.TempDir(), "want.json")
 	b, err := json.Marshal(want)
 	check(t, err)

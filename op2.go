@@ -22,8 +22,11 @@
 // Arguments reach the kernel as in OP2: a Dat accessed directly or through
 // one column of a map arrives as a pointer to the element's values (T*); a
 // Dat through every column of a map arrives as an array of pointers (T**),
-// one per column; a Global arrives as a pointer to its values. Access modes
-// say how the kernel uses each argument (Read, Write, RW, Inc, Min, Max).
+// one per column; a Global arrives as a pointer to its values. ArgIdx and
+// Map.ArgIdx pass the element's index and a map's value (const int *);
+// Opt makes any argument optional (a null pointer when disabled). Access
+// modes say how the kernel uses each argument (Read, Write, RW, Inc, Min,
+// Max).
 //
 // Errors a program could have avoided (a map from the wrong set, an index
 // past the map's arity, a Global with Write access, a kernel parameter of
@@ -80,15 +83,25 @@ import (
 // Access is how a loop argument uses its data.
 type Access = core.Access
 
-// Access modes. Dats accept Read, Write, RW and Inc; Globals accept Read,
-// Inc, Min and Max.
+// Access modes. Dats accept Read, Write, RW and Inc, and Min and Max
+// through a map (ArgMap, ArgVec); Globals accept Read, Inc, Min and Max.
+//
+// Min and Max through a map: the kernel gets a private accumulator per
+// target that starts from the identity (the type's largest value for
+// Min, +Inf for floating point; its smallest for Max, -Inf), never from
+// the target's value, writes its candidate into it (or leaves it alone),
+// and after the kernel the target keeps the smaller (larger) of its value
+// and the accumulator's. The result is the minimum (maximum) of the
+// target's value before the loop and every element's candidates, the same
+// bits on every backend and rank (except that which of -0 and +0 stays is
+// unspecified, as they compare equal; a NaN candidate is ignored).
 const (
 	Read  = core.Read  // the kernel only reads
 	Write = core.Write // the kernel writes every value and reads none
 	RW    = core.RW    // the kernel reads and writes
 	Inc   = core.Inc   // the kernel only adds to the values
-	Min   = core.Min   // Global: keep the minimum of the contributions
-	Max   = core.Max   // Global: keep the maximum of the contributions
+	Min   = core.Min   // keep the minimum of the contributions (Globals; Dats through a map)
+	Max   = core.Max   // keep the maximum of the contributions (Globals; Dats through a map)
 )
 
 // Config is the run-time configuration. Zero fields take their defaults.

@@ -97,7 +97,7 @@ func TestLoopValidationErrors(t *testing.T) {
 		{"global write", one, edges, []op2.Arg{g.Arg(op2.Write)}, []string{`global "g"`, "access WRITE is not allowed for a Global"}},
 		{"global rw", one, edges, []op2.Arg{g.Arg(op2.RW)}, []string{"access RW is not allowed for a Global"}},
 		{"huge reduction global", one, edges, []op2.Arg{big.Arg(op2.Inc)}, []string{`global "big"`, "at most 1024 values"}},
-		{"dat min", one, edges, []op2.Arg{w.Arg(op2.Min)}, []string{"access MIN is not allowed for a Dat"}},
+		{"dat min", one, edges, []op2.Arg{w.Arg(op2.Min)}, []string{"access MIN applies to a Dat only through a map"}},
 		{"type mismatch", one, edges, []op2.Arg{xf.ArgMap(op2.Read, pedge, 0)},
 			[]string{"argument 0", `dat "xf" (float32`, "element type float64", "data is float32"}},
 		{"vector arg to a T* parameter", one, edges, []op2.Arg{x.ArgVec(op2.Read, pedge)}, []string{"pointer to pointers"}},

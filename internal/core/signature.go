@@ -46,6 +46,9 @@ type ArgSig struct {
 	Access Access
 	Arity  int // map arity; 0 for direct arguments and Globals
 	Idx    int // map column of an ArgIndirect
+	// Off: a disabled optional argument, for which generated code passes
+	// the kernel a null pointer (a READ Global of one value otherwise).
+	Off bool
 }
 
 // IsReduction reports whether the argument is a Global reduced by the loop.
@@ -55,7 +58,10 @@ func (a *ArgSig) IsReduction() bool { return a.Kind == ArgGlobal && a.Access.IsR
 func (a *Arg) IsReduction() bool { return a.Kind == ArgGlobal && a.Access.IsReduction() }
 
 // AppendKey appends the key of l's shape to buf: the kernel's content,
-// each argument's kind, type, dim, access, map arity and column, which
+// each argument's kind, type, dim, access, map arity and column, whether
+// it is a disabled optional argument (so a loop with an optional argument
+// on and the same loop with it off are two programs: the disabled one
+// passes a null pointer and moves nothing), which
 // arguments pass the same data and the same map, the constants the kernel
 // uses and check mode. Loops with equal keys have equal signatures. It
 // allocates nothing when buf has room.
@@ -76,7 +82,11 @@ func AppendKey(buf []byte, l *Loop) []byte {
 				sameMap = j
 			}
 		}
-		buf = append(buf, byte(a.Kind), byte(a.Data.Type), byte(a.Access))
+		off := byte(0)
+		if a.Off {
+			off = 1
+		}
+		buf = append(buf, byte(a.Kind), byte(a.Data.Type), byte(a.Access), off)
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(same))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(sameMap))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Data.Dim))
@@ -100,7 +110,7 @@ func Analyse(l *Loop) *Signature {
 		Consts: append([]*Const(nil), l.Consts...), Check: l.Check, Key: string(AppendKey(nil, l))}
 	for i := range l.Args {
 		a := &l.Args[i]
-		as := ArgSig{Kind: a.Kind, Type: a.Data.Type, Dim: a.Data.Dim, Access: a.Access, Idx: a.Idx}
+		as := ArgSig{Kind: a.Kind, Type: a.Data.Type, Dim: a.Data.Dim, Access: a.Access, Idx: a.Idx, Off: a.Off}
 		if a.Map != nil {
 			as.Arity = a.Map.Arity
 		}

@@ -121,6 +121,14 @@ type Set struct {
 	// Halo is the run time's exchange lists for the set in a distributed
 	// run; nil otherwise.
 	Halo any
+	// Index is the set's index data, made by package op2 the first time a
+	// loop passes an element's index (op2.ArgIdx, Map.ArgIdx): an int32
+	// Dat of dim 1 on the set holding each element's number in the
+	// declared (global) numbering; nil until then. Loops read it like
+	// any Dat, so index arguments need nothing of their own in generated
+	// code, plans or data movement. IndexOwner keeps its memory alive.
+	Index      *Storage
+	IndexOwner any
 }
 
 // Map is a table of Arity indices into To for each element of From.
@@ -219,12 +227,47 @@ type Arg struct {
 	Idx    int  // map column for ArgIndirect
 	Access Access
 	Kind   ArgKind
+	// Off marks a disabled optional argument (op2.Opt with false): the
+	// kernel gets a null pointer, and the loop moves, stages, checks and
+	// reduces nothing for it. The run time passes it as a READ Global
+	// of one value (OffData) that no generated code touches, so that no
+	// other part of the run time needs a case of its own for it.
+	Off bool
+}
+
+// offData holds the one-value stand-in storages of disabled arguments,
+// one per element type, with their values in offValues (a global
+// variable: it never moves and is never collected).
+var (
+	offData   [Uint32 + 1]*Storage
+	offValues [Uint32 + 1]uint64
+)
+
+func init() {
+	for t := Float64; t <= Uint32; t++ {
+		offData[t] = &Storage{Name: "disabled optional argument", Type: t, Dim: 1, Len: 1, Host: unsafe.Pointer(&offValues[t]), ID: NewID()}
+	}
+}
+
+// OffArg is the argument that stands for a disabled optional argument of
+// element type t: a READ Global of one value, marked Off.
+func OffArg(t ScalarType) Arg {
+	return Arg{Data: offData[t], Access: Read, Kind: ArgGlobal, Off: true}
 }
 
 // Describe names the argument for error messages.
 func (a *Arg) Describe() string {
 	if a.Data == nil {
 		return "invalid argument (no data)"
+	}
+	if a.Off {
+		return fmt.Sprintf("disabled optional argument (%s)", a.Data.Type)
+	}
+	if s := a.Data.Set; s != nil && a.Data == s.Index {
+		if a.Kind == ArgIndirect {
+			return fmt.Sprintf("index of the target of map %q[%d] in set %q (int32)", a.Map.Name, a.Idx, s.Name)
+		}
+		return fmt.Sprintf("iteration index of set %q (int32)", s.Name)
 	}
 	switch a.Kind {
 	case ArgIndirect:

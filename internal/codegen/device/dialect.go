@@ -3,6 +3,7 @@ package device
 import (
 	"strings"
 
+	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
 )
 
@@ -29,8 +30,12 @@ type Dialect struct {
 	// in its group, the group's index, the item's index in the launch and
 	// the number of items launched.
 	LocalID, GroupID, GlobalID, GlobalSize string
-	// Int64 spells the 64-bit signed integer.
-	Int64 string
+	// Int64 spells the 64-bit signed integer, and Int64Suffix the suffix
+	// of its literals.
+	Int64, Int64Suffix string
+	// InfDouble and InfFloat spell positive infinity as a double and as a
+	// float (the identity of MIN accumulators).
+	InfDouble, InfFloat string
 	// ConstTable qualifies file-scope const variables of the kernel source
 	// (lookup tables) so that device code may read them.
 	ConstTable string
@@ -65,6 +70,9 @@ var OpenCL = &Dialect{
 	GlobalID:      "get_global_id(0)",
 	GlobalSize:    "get_global_size(0)",
 	Int64:         "long",
+	Int64Suffix:   "L",
+	InfDouble:     "as_double(0x7ff0000000000000UL)",
+	InfFloat:      "as_float(0x7f800000u)",
 	ConstTable:    "__constant",
 	AtomicAdd: map[core.ScalarType]string{
 		// OpenCL 1.2 has no floating-point atomics: compare and swap.
@@ -103,6 +111,9 @@ var CUDA = &Dialect{
 	GlobalID:      "(int)(blockIdx.x * blockDim.x + threadIdx.x)",
 	GlobalSize:    "(int)(gridDim.x * blockDim.x)",
 	Int64:         "long long",
+	Int64Suffix:   "LL",
+	InfDouble:     "__longlong_as_double(0x7ff0000000000000LL)",
+	InfFloat:      "__int_as_float(0x7f800000)",
 	ConstTable:    "__device__",
 	SharedOffsets: true,
 	AtomicAdd: map[core.ScalarType]string{
@@ -141,4 +152,10 @@ func (d *Dialect) spell(format string) string {
 		"$lbarrier", d.LocalBarrier, "$gbarrier", d.GlobalBarrier, "$bbarrier", d.BothBarrier,
 		"$kernel", d.KernelHead,
 	).Replace(format)
+}
+
+// identity spells the value a private accumulator with access acc of
+// element type t starts from (see hostc.Identity).
+func (d *Dialect) identity(acc core.Access, t core.ScalarType) string {
+	return hostc.Identity(acc, t, d.InfDouble, d.InfFloat, d.Int64Suffix)
 }

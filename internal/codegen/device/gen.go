@@ -53,11 +53,15 @@ const privateLimit = 1024
 
 // Layout is what a loop's signature says about how its code is organised.
 type Layout struct {
-	Base       []int  // first argument with the same data, per argument
-	Inds       []int  // indirect dataset of each argument, -1 if none
-	NInd       int    // number of indirect datasets (unique dat and map)
-	DSArg      []int  // first argument of each dataset
-	dsStage    []bool // dataset values are staged into local memory (else zeroed: increments only)
+	Base    []int  // first argument with the same data, per argument
+	Inds    []int  // indirect dataset of each argument, -1 if none
+	NInd    int    // number of indirect datasets (unique dat and map)
+	DSArg   []int  // first argument of each dataset
+	dsStage []bool // dataset values are staged into local memory (else zeroed: increments only)
+	// dsCombine is, per dataset, the access (MIN or MAX) with which its
+	// staged copy is combined into the dat, or 0 where it is copied back
+	// (or added, for increments).
+	dsCombine  []core.Access
 	DSGlobal   []bool // dataset elements are too large to stage: accessed in global memory
 	DSModified []bool // dataset is modified
 	Indirect   bool   // some argument goes through a map
@@ -165,6 +169,7 @@ func AnalyseScheme(d *Dialect, l *core.Loop, localMem int, scheme Scheme) (*Layo
 	lay.dsStage = make([]bool, lay.NInd)
 	lay.DSGlobal = make([]bool, lay.NInd)
 	lay.DSModified = make([]bool, lay.NInd)
+	lay.dsCombine = make([]core.Access, lay.NInd)
 	// A dataset is staged only if a work group's worth of its elements
 	// fits the staging budget; larger elements are read and written in
 	// global memory, where the plan's colouring keeps them race free.
@@ -179,8 +184,10 @@ func AnalyseScheme(d *Dialect, l *core.Loop, localMem int, scheme Scheme) (*Layo
 		// the kernel passes on (to helper functions, pointer variables)
 		// get them; increments through a map and reductions are always
 		// accumulated privately, as OP2 does.
-		inc := a.Map != nil && a.Access == core.Inc
-		lay.priv[i] = a.IsReduction() || bytes <= privateLimit && (inc || i < len(passed) && passed[i])
+		inc := a.Map != nil && hostc.Combining(a.Access)
+		// A disabled optional argument is a private pointer, so that a
+		// kernel may pass it on (the kernel gets a null pointer).
+		lay.priv[i] = a.IsReduction() || a.Off || bytes <= privateLimit && (inc || i < len(passed) && passed[i])
 	}
 	lay.sharePrivateCopies(l)
 	for i := n - 1; i >= 0; i-- {
@@ -193,8 +200,11 @@ func AnalyseScheme(d *Dialect, l *core.Loop, localMem int, scheme Scheme) (*Layo
 			}
 			if a.Access.Modifies() {
 				lay.DSModified[d] = true
-				if a.Access != core.Inc || !lay.priv[i] {
+				if !hostc.Combining(a.Access) || !lay.priv[i] {
 					lay.callInColour = true
+				}
+				if a.Access == core.Min || a.Access == core.Max {
+					lay.dsCombine[d] = a.Access
 				}
 			}
 		}
@@ -220,7 +230,9 @@ func AnalyseScheme(d *Dialect, l *core.Loop, localMem int, scheme Scheme) (*Layo
 	}
 	// A dat modified through a map is written back from its staged copy,
 	// so no other argument may modify it, except that several datasets
-	// that only increment it may (each copy is added back).
+	// that only increment it may (each copy is added back), and several
+	// that only take minima (or only maxima) of it (each copy is combined
+	// back).
 	for i := range l.Args {
 		a := &l.Args[i]
 		d := lay.Inds[i]
@@ -232,7 +244,11 @@ func AnalyseScheme(d *Dialect, l *core.Loop, localMem int, scheme Scheme) (*Layo
 			if b.Data != a.Data || lay.Inds[j] == d || !b.Access.Modifies() {
 				continue
 			}
-			if e := lay.Inds[j]; e < 0 || lay.dsStage[d] || lay.dsStage[e] {
+			e := lay.Inds[j]
+			if e >= 0 && lay.dsCombine[d] != 0 && lay.dsCombine[d] == lay.dsCombine[e] {
+				continue
+			}
+			if e < 0 || lay.dsStage[d] || lay.dsStage[e] {
 				return nil, fmt.Errorf("%s: the opencl backend stages %s in local memory and writes it back, so the loop may not also pass it as argument %d (%s); pass it through one map, or use a host backend",
 					l.Name(), a.Data.Describe(), j, b.Describe())
 			}
@@ -282,7 +298,10 @@ func (lay *Layout) sharePrivateCopies(l *core.Loop) {
 	for i := range l.Args {
 		lay.alias[i] = -1
 		a := &l.Args[i]
-		if a.Kind == core.ArgGlobal {
+		if a.Kind == core.ArgGlobal || a.Access == core.Min || a.Access == core.Max {
+			// MIN and MAX arguments keep their own accumulators even
+			// when they pass the same elements, as on the host: two
+			// candidates written through two of them both count.
 			continue
 		}
 		for j := 0; j < i; j++ {
@@ -302,7 +321,7 @@ func (lay *Layout) sharePrivateCopies(l *core.Loop) {
 		if j := lay.alias[i]; j >= 0 {
 			lay.priv[i] = lay.priv[j]
 		}
-		if a.Map == nil || a.Access == core.Read || a.Access == core.Inc {
+		if a.Map == nil || a.Access == core.Read || hostc.Combining(a.Access) {
 			continue
 		}
 		for j := range l.Args {
@@ -313,7 +332,7 @@ func (lay *Layout) sharePrivateCopies(l *core.Loop) {
 			why := fmt.Sprintf("it and argument %d (%s) may pass the same element of %s, so they must see each other's writes",
 				j, b.Describe(), a.Data.Describe())
 			for _, k := range []int{i, j} {
-				if l.Args[k].Access != core.Inc {
+				if !hostc.Combining(l.Args[k].Access) {
 					lay.priv[k] = false
 					if lay.unshared[k] == "" {
 						lay.unshared[k] = why
@@ -673,7 +692,7 @@ func tailParams(w *writer, l *core.Loop, lay *Layout) {
 func argInit(w *writer, l *core.Loop, lay *Layout) {
 	for i := range l.Args {
 		a := &l.Args[i]
-		if a.Kind != core.ArgGlobal || !lay.priv[i] {
+		if a.Kind != core.ArgGlobal || !lay.priv[i] || a.Off {
 			continue
 		}
 		t, dim := w.d.typeName(a.Data.Type), a.Data.Dim
@@ -724,23 +743,25 @@ func target(l *core.Loop, lay *Layout, i int, e, col string) string {
 	return fmt.Sprintf("op2_s%d + %s * %d", d, loc, dim)
 }
 
-// incDecls declares, at the top of an element's pass, the zeroed private
-// accumulators of increments through a map (and the pointer arrays of
-// vector ones), which the colour loop adds to their targets.
+// incDecls declares, at the top of an element's pass, the private
+// accumulators of increments (zeroed), minima and maxima (holding the
+// identity, see hostc.Identity) through a map, and the pointer arrays of
+// vector ones, which the colour loop combines into their targets.
 func incDecls(w *writer, l *core.Loop, lay *Layout, indent string) {
 	for i := range l.Args {
 		a := &l.Args[i]
-		if a.Map == nil || a.Access != core.Inc || !lay.priv[i] || lay.alias[i] >= 0 {
+		if a.Map == nil || !hostc.Combining(a.Access) || !lay.priv[i] || lay.alias[i] >= 0 {
 			continue
 		}
 		t, dim := w.d.typeName(a.Data.Type), a.Data.Dim
+		id := w.d.identity(a.Access, a.Data.Type)
 		if a.Kind == core.ArgIndirect {
-			w.p("%s%s op2_p%d[%d];\n%sfor (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_k] = 0;\n", indent, t, i, dim, indent, dim, i)
+			w.p("%s%s op2_p%d[%d];\n%sfor (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_k] = %s;\n", indent, t, i, dim, indent, dim, i, id)
 			continue
 		}
 		ar := a.Map.Arity
-		w.p("%s%s op2_p%d[%d][%d];\n%sfor (int op2_j = 0; op2_j < %d; op2_j++) for (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_j][op2_k] = 0;\n",
-			indent, t, i, ar, dim, indent, ar, dim, i)
+		w.p("%s%s op2_p%d[%d][%d];\n%sfor (int op2_j = 0; op2_j < %d; op2_j++) for (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_j][op2_k] = %s;\n",
+			indent, t, i, ar, dim, indent, ar, dim, i, id)
 		w.p("%s%s *op2_v%d[%d];\n%sfor (int op2_j = 0; op2_j < %d; op2_j++) op2_v%d[op2_j] = op2_p%d[op2_j];\n", indent, t, i, ar, indent, ar, i, i)
 	}
 }
@@ -756,6 +777,10 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 	}
 	for i := range l.Args {
 		a := &l.Args[i]
+		if a.Off {
+			args = append(args, "0") // a disabled optional argument
+			continue
+		}
 		if j := lay.alias[i]; j >= 0 && lay.priv[i] {
 			// The same elements as argument j: its private copy.
 			if a.Kind == core.ArgVector {
@@ -775,7 +800,7 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 			}
 		case a.Kind == core.ArgVector:
 			ar := a.Map.Arity
-			if lay.priv[i] && a.Access != core.Inc {
+			if lay.priv[i] && !hostc.Combining(a.Access) {
 				w.p("%s%s op2_p%d[%d][%d];\n%s%s *op2_v%d[%d];\n", indent, t, i, ar, dim, indent, t, i, ar)
 				w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) {\n", indent, ar)
 				w.p("%s  op2_v%d[op2_j] = op2_p%d[op2_j];\n", indent, i, i)
@@ -789,7 +814,7 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 			args = append(args, fmt.Sprintf("op2_v%d", i))
 		case !lay.priv[i]:
 			args = append(args, target(l, lay, i, e, ""))
-		case a.Kind == core.ArgIndirect && a.Access == core.Inc:
+		case a.Kind == core.ArgIndirect && hostc.Combining(a.Access):
 			args = append(args, fmt.Sprintf("op2_p%d", i)) // declared by incDecls
 		default:
 			// Direct, or through one map entry: copied in whatever the
@@ -803,7 +828,7 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 	w.p("%s%s(%s);\n", indent, funcName(l.Kernel.Name), strings.Join(args, ", "))
 	for i := range l.Args {
 		a := &l.Args[i]
-		if !lay.priv[i] || lay.alias[i] >= 0 || a.Access == core.Read && !l.Check || a.Access == core.Inc && a.Map != nil || a.IsReduction() {
+		if !lay.priv[i] || a.Off || lay.alias[i] >= 0 || a.Access == core.Read && !l.Check || hostc.Combining(a.Access) && a.Map != nil || a.IsReduction() {
 			continue
 		}
 		if a.Kind == core.ArgGlobal {
@@ -835,20 +860,22 @@ func directStub(w *writer, l *core.Loop, lay *Layout) {
 	w.p("}\n")
 }
 
-// applyIncrements adds the private accumulators of increments through maps
-// to their targets: plainly (the colour loop orders them) or, in the
-// Atomics scheme, atomically.
+// applyIncrements combines the private accumulators of increments, minima
+// and maxima through maps with their targets: plainly (the colour loop
+// orders them) or, in the Atomics scheme (increments only), atomically.
 func applyIncrements(w *writer, l *core.Loop, lay *Layout, indent string) {
 	for i := range l.Args {
 		a := &l.Args[i]
-		if a.Access != core.Inc || a.Map == nil || !lay.priv[i] || lay.alias[i] >= 0 {
+		if !hostc.Combining(a.Access) || a.Map == nil || !lay.priv[i] || lay.alias[i] >= 0 {
 			continue
 		}
 		dim := a.Data.Dim
-		add := func(tgt, val string) string { return fmt.Sprintf("(%s)[op2_k] += %s;", tgt, val) }
+		add := func(tgt, val string) string {
+			return "{ " + hostc.Combine(a.Access, fmt.Sprintf("(%s)[op2_k]", tgt), val) + " }"
+		}
 		if lay.Atomic {
 			fn := "op2_atomic_add_" + atomicSuffix(a.Data.Type)
-			add = func(tgt, val string) string { return fmt.Sprintf("%s((%s) + op2_k, %s);", fn, tgt, val) }
+			add = func(tgt, val string) string { return fmt.Sprintf("{ %s((%s) + op2_k, %s); }", fn, tgt, val) }
 		}
 		if a.Kind == core.ArgIndirect {
 			w.p("%sfor (int op2_k = 0; op2_k < %d; op2_k++) %s\n", indent, dim, add(target(l, lay, i, "op2_e", ""), fmt.Sprintf("op2_p%d[op2_k]", i)))
@@ -969,12 +996,21 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 		}
 		a := &l.Args[lay.DSArg[d]]
 		dim := a.Data.Dim
-		op := "="
-		if !lay.dsStage[d] {
-			op = "+="
+		dst := fmt.Sprintf("op2_d%d[op2_i %% %d + (size_t)op2_map%d[op2_i / %d] * %d]", lay.Base[lay.DSArg[d]], dim, d, dim, dim)
+		src := fmt.Sprintf("op2_s%d[op2_i]", d)
+		var store string
+		switch {
+		case !lay.dsStage[d]:
+			store = dst + " += " + src + ";"
+		case lay.dsCombine[d] != 0:
+			// Minima or maxima: the staged copy started from the dat's
+			// values, but another dataset of the same dat may have
+			// lowered (raised) them since.
+			store = "{ " + hostc.Combine(lay.dsCombine[d], dst, src) + " }"
+		default:
+			store = dst + " = " + src + ";"
 		}
-		w.p("  for (int op2_i = op2_lid; op2_i < op2_size%d * %d; op2_i += %d) op2_d%d[op2_i %% %d + (size_t)op2_map%d[op2_i / %d] * %d] %s op2_s%d[op2_i];\n",
-			d, dim, WorkGroupSize, lay.Base[lay.DSArg[d]], dim, d, dim, dim, op, d)
+		w.p("  for (int op2_i = op2_lid; op2_i < op2_size%d * %d; op2_i += %d) %s\n", d, dim, WorkGroupSize, store)
 		// Another dataset of the same dat may add to the same elements.
 		w.p("  $gbarrier;\n")
 	}

@@ -173,7 +173,7 @@ func localCopy(l *core.Loop, a *core.Arg) bool {
 	if l.Check && a.Access == core.Read {
 		return false
 	}
-	if (a.Kind != core.ArgIndirect && a.Kind != core.ArgVector) || (a.Access != core.Read && a.Access != core.Inc) {
+	if (a.Kind != core.ArgIndirect && a.Kind != core.ArgVector) || (a.Access != core.Read && !Combining(a.Access)) {
 		return false
 	}
 	n := a.Data.Dim
@@ -325,7 +325,11 @@ func (g *Gen) EntryClose(l *core.Loop) {
 // Data read through a map is copied into a local array first and data
 // incremented through a map is accumulated in a zeroed local array that is
 // added back after the call, as OP2 does, when the copy is small (see
-// StackCopyLimit). With the kernel inlined, the locals become registers
+// StackCopyLimit). MIN and MAX through a map always get a local
+// accumulator (package op2 bounds their size by StackCopyLimit), which
+// starts from the identity (Identity) and whose smaller or larger values
+// are kept after the call. A disabled optional argument gets a null
+// pointer. With the kernel inlined, the locals become registers
 // and the reads become plain indexed loads, which the compiler can
 // vectorise as gathers. Larger data, and RW and WRITE through a map, get
 // pointers into the dat.
@@ -341,8 +345,11 @@ func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 			case local && a.Access == core.Read:
 				g.Printf("%s%s op2_l%d[%d];\n", indent, t, i, dim)
 				g.copyIn(indent, fmt.Sprintf("op2_l%d", i), fmt.Sprintf("op2_a%d", i), fmt.Sprintf("op2_j%d", i), dim)
-			case local:
+			case local && a.Access == core.Inc:
 				g.Printf("%s%s op2_l%d[%d] = {0};\n", indent, t, i, dim)
+			case local:
+				g.Printf("%s%s op2_l%d[%d];\n", indent, t, i, dim)
+				g.Printf("%sfor (int op2_k = 0; op2_k < %d; op2_k++) op2_l%d[op2_k] = %s;\n", indent, dim, i, HostIdentity(a.Access, a.Data.Type))
 			}
 		case core.ArgVector:
 			ar := a.Map.Arity
@@ -357,6 +364,10 @@ func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 			if local {
 				if a.Access == core.Inc {
 					g.Printf("%s%s op2_l%d[%d][%d] = {{0}};\n", indent, t, i, ar, dim)
+				} else if Combining(a.Access) {
+					g.Printf("%s%s op2_l%d[%d][%d];\n", indent, t, i, ar, dim)
+					g.Printf("%sfor (int op2_c = 0; op2_c < %d; op2_c++)\n%s  for (int op2_k = 0; op2_k < %d; op2_k++) op2_l%d[op2_c][op2_k] = %s;\n",
+						indent, ar, indent, dim, i, HostIdentity(a.Access, a.Data.Type))
 				} else {
 					g.Printf("%s%s op2_l%d[%d][%d];\n", indent, t, i, ar, dim)
 					if ar <= unroll {
@@ -404,47 +415,63 @@ func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 			g.Printf(",")
 		}
 		g.Printf("\n%s    (void *)(", indent)
-		switch a.Kind {
-		case core.ArgDirect:
-			g.Printf("op2_a%d + (ptrdiff_t)(%s) * %d", i, idx, a.Data.Dim)
-		case core.ArgIndirect:
-			if localCopy(l, a) {
-				g.Printf("op2_l%d", i)
-			} else {
-				g.Printf("op2_a%d + op2_j%d", i, i)
-			}
-		case core.ArgVector:
-			g.Printf("op2_v%d", i)
-		case core.ArgGlobal:
-			if a.IsReduction() {
-				g.Printf("%s", reduce(i))
-			} else {
-				g.Printf("op2_a%d", i)
-			}
+		switch {
+		case a.Off:
+			g.Printf("0") // a disabled optional argument
+		default:
+			g.kernelArg(l, a, i, idx, reduce)
 		}
 		g.Printf(")")
 	}
 	g.Printf(");\n")
+	g.combineBack(l, idx, indent)
+}
+
+// kernelArg writes the pointer the kernel gets for enabled argument i.
+func (g *Gen) kernelArg(l *core.Loop, a *core.Arg, i int, idx string, reduce func(i int) string) {
+	switch a.Kind {
+	case core.ArgDirect:
+		g.Printf("op2_a%d + (ptrdiff_t)(%s) * %d", i, idx, a.Data.Dim)
+	case core.ArgIndirect:
+		if localCopy(l, a) {
+			g.Printf("op2_l%d", i)
+		} else {
+			g.Printf("op2_a%d + op2_j%d", i, i)
+		}
+	case core.ArgVector:
+		g.Printf("op2_v%d", i)
+	case core.ArgGlobal:
+		if a.IsReduction() {
+			g.Printf("%s", reduce(i))
+		} else {
+			g.Printf("op2_a%d", i)
+		}
+	}
+}
+
+// combineBack writes the statements combining the private accumulators of
+// INC, MIN and MAX arguments through maps into their targets.
+func (g *Gen) combineBack(l *core.Loop, idx, indent string) {
 	for i := range l.Args {
 		a := &l.Args[i]
-		if a.Access != core.Inc || !localCopy(l, a) {
+		if !Combining(a.Access) || !localCopy(l, a) {
 			continue
 		}
-		dim := a.Data.Dim
+		dim, acc := a.Data.Dim, a.Access
 		switch a.Kind {
 		case core.ArgIndirect:
-			g.addBack(indent, fmt.Sprintf("op2_a%d", i), fmt.Sprintf("op2_j%d", i), fmt.Sprintf("op2_l%d", i), dim)
+			g.addBack(indent, acc, fmt.Sprintf("op2_a%d", i), fmt.Sprintf("op2_j%d", i), fmt.Sprintf("op2_l%d", i), dim)
 		case core.ArgVector:
 			ar := a.Map.Arity
 			if ar <= unroll {
 				for c := 0; c < ar; c++ {
-					g.addBack(indent, fmt.Sprintf("op2_a%d", i), fmt.Sprintf("op2_j%d_%d", i, c), fmt.Sprintf("op2_l%d[%d]", i, c), dim)
+					g.addBack(indent, acc, fmt.Sprintf("op2_a%d", i), fmt.Sprintf("op2_j%d_%d", i, c), fmt.Sprintf("op2_l%d[%d]", i, c), dim)
 				}
 				continue
 			}
 			g.Printf("%sfor (int op2_c = 0; op2_c < %d; op2_c++) {\n", indent, ar)
 			g.Printf("%s  const ptrdiff_t op2_j = (ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + op2_c] * %d;\n", indent, i, idx, ar, dim)
-			g.Printf("%s  for (int op2_k = 0; op2_k < %d; op2_k++) op2_a%d[op2_j + op2_k] += op2_l%d[op2_c][op2_k];\n", indent, dim, i, i)
+			g.Printf("%s  for (int op2_k = 0; op2_k < %d; op2_k++) { %s }\n", indent, dim, Combine(acc, fmt.Sprintf("op2_a%d[op2_j + op2_k]", i), fmt.Sprintf("op2_l%d[op2_c][op2_k]", i)))
 			g.Printf("%s}\n", indent)
 		}
 	}
@@ -461,16 +488,60 @@ func (g *Gen) copyIn(indent, dst, src, off string, dim int) {
 	g.Printf("%sfor (int op2_k = 0; op2_k < %d; op2_k++) %s[op2_k] = %s[%s + op2_k];\n", indent, dim, dst, src, off)
 }
 
-// addBack writes the statements adding the dim values of local array src
-// to dst[off...].
-func (g *Gen) addBack(indent, dst, off, src string, dim int) {
+// addBack writes the statements combining the dim values of local array
+// src into dst[off...]: adding them (INC), or keeping the smaller (MIN) or
+// larger (MAX) of each pair.
+func (g *Gen) addBack(indent string, acc core.Access, dst, off, src string, dim int) {
 	if dim <= unroll {
 		for k := 0; k < dim; k++ {
-			g.Printf("%s%s[%s + %d] += %s[%d];\n", indent, dst, off, k, src, k)
+			g.Printf("%s%s\n", indent, Combine(acc, fmt.Sprintf("%s[%s + %d]", dst, off, k), fmt.Sprintf("%s[%d]", src, k)))
 		}
 		return
 	}
-	g.Printf("%sfor (int op2_k = 0; op2_k < %d; op2_k++) %s[%s + op2_k] += %s[op2_k];\n", indent, dim, dst, off, src)
+	g.Printf("%sfor (int op2_k = 0; op2_k < %d; op2_k++) { %s }\n", indent, dim, Combine(acc, fmt.Sprintf("%s[%s + op2_k]", dst, off), fmt.Sprintf("%s[op2_k]", src)))
+}
+
+// Combining reports whether a Dat argument with access acc through a map
+// gets a private accumulator that is combined with its target after the
+// kernel: INC (a zeroed one, added), MIN and MAX (one holding the
+// identity, the largest or smallest value of the type, of which the
+// smaller or larger is kept).
+func Combining(acc core.Access) bool { return acc == core.Inc || acc == core.Min || acc == core.Max }
+
+// Identity spells, in C, the value a MIN or MAX accumulator of type t
+// starts from: the largest value of the type for MIN (infinity for
+// floating point), the smallest for MAX, 0 for INC. infDouble and
+// infFloat spell positive infinity, and ll is the suffix of 64-bit
+// literals, in the target language.
+func Identity(acc core.Access, t core.ScalarType, infDouble, infFloat, ll string) string {
+	if acc == core.Inc {
+		return "0"
+	}
+	hi := acc == core.Min
+	pick := func(big, small string) string {
+		if hi {
+			return big
+		}
+		return small
+	}
+	switch t {
+	case core.Float64:
+		return pick(infDouble, "(-"+infDouble+")")
+	case core.Float32:
+		return pick(infFloat, "(-"+infFloat+")")
+	case core.Int32:
+		return pick("2147483647", "(-2147483647 - 1)")
+	case core.Int64:
+		return pick("9223372036854775807"+ll, "(-9223372036854775807"+ll+" - 1)")
+	case core.Uint32:
+		return pick("4294967295u", "0u")
+	}
+	return "0"
+}
+
+// HostIdentity is Identity in host C.
+func HostIdentity(acc core.Access, t core.ScalarType) string {
+	return Identity(acc, t, "HUGE_VAL", "HUGE_VALF", "LL")
 }
 
 // Combine writes the statement folding value src into accumulator dst for a

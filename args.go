@@ -1,0 +1,117 @@
+package op2
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+)
+
+// argRole marks the arguments whose data package op2 supplies when the
+// loop is bound: the iteration index and a map's value.
+type argRole uint8
+
+const (
+	roleData    argRole = iota // a Dat or Global the caller passed
+	roleIterIdx                // ArgIdx: the loop element's index
+	roleMapIdx                 // Map.ArgIdx: the target index of a map column
+)
+
+// ArgIdx passes the index of the loop element (OP2's op_arg_idx(-1,
+// OP_ID)): the kernel gets a const int * to the element's number in the
+// iteration set. Under MPI it is the element's global number, in the
+// numbering the set was declared with (the same on every rank and for
+// every partitioning); without MPI it is the local index, 0 to
+// Size()-1.
+//
+// The index is kept as an int32 Dat of the set, made the first time a
+// loop asks for it, so the kernel parameter must be int * (const allowed)
+// and the argument costs what a READ Dat costs.
+func ArgIdx() Arg {
+	return Arg{a: core.Arg{Access: core.Read, Kind: core.ArgDirect}, role: roleIterIdx}
+}
+
+// ArgIdx passes the value of column idx of the map (OP2's op_arg_idx(idx,
+// map)): the kernel gets a const int * to the index, in the map's target
+// set, of the element's idx-th entry. Under MPI it is the target's global
+// number in the declared numbering, as the map was declared; without MPI
+// it is the local index. The map must go from the loop's set, and idx
+// must be a column of it.
+func (m *Map) ArgIdx(idx int) Arg {
+	return Arg{a: core.Arg{Map: mapCore(m), Idx: idx, Access: core.Read, Kind: core.ArgIndirect}, role: roleMapIdx}
+}
+
+// Opt makes a an optional argument (OP2's op_opt_arg_dat and
+// op_opt_arg_gbl): with on true it is a itself; with on false it is
+// disabled, and the kernel gets a null pointer for it, which it must not
+// dereference (kernels usually test a flag of their own, passed as a
+// Const or a Global, before using the argument). A disabled argument is
+// checked like an enabled one (its kernel parameter type, map and set),
+// but the loop moves, stages, colours and reduces nothing for it, and it
+// conflicts with no other argument.
+//
+// A loop with an optional argument disabled and the same loop with it
+// enabled are two shapes, so each gets its own generated program (both
+// are cached as usual); switching between them costs no recompilation
+// after the first time each runs.
+func Opt(on bool, a Arg) Arg {
+	a.off = !on
+	return a
+}
+
+// resolve returns the core argument that a stands for in a loop over
+// set: index arguments get their set's index data. It changes nothing
+// but the set's index data, made the first time.
+func (a *Arg) resolve(set *Set) core.Arg {
+	c := a.a
+	switch a.role {
+	case roleIterIdx:
+		c.Data = indexData(&set.c)
+	case roleMapIdx:
+		if c.Map != nil {
+			c.Data = indexData(c.Map.To)
+		}
+	}
+	return c
+}
+
+// indexData returns set s's index Dat (see core.Set.Index), making it the
+// first time: each element's number in the declared numbering, halo
+// elements included.
+func indexData(s *core.Set) *core.Storage {
+	if s.Index == nil || s.Index.Len != s.Total {
+		fillIndex(s)
+	}
+	return s.Index
+}
+
+// fillIndex (re)makes set s's index Dat for its current layout.
+func fillIndex(s *core.Set) {
+	d := &Dat[int32]{}
+	d.data = pinned[int32](d, s.Total)
+	h, _ := s.Halo.(*setHalo)
+	for i := range d.data {
+		if h != nil {
+			d.data[i] = h.global[i]
+		} else {
+			d.data[i] = int32(i)
+		}
+	}
+	d.s = core.Storage{Name: fmt.Sprintf("index of set %s", s.Name), Type: core.Int32, Dim: 1, Set: s, Len: s.Total,
+		Host: unsafe.Pointer(unsafe.SliceData(d.data)), ID: core.NewID()}
+	if s.Total == 0 {
+		d.s.Host = nil
+	}
+	if old := s.Index; old != nil {
+		// Loops bound earlier (NewLoop) hold the old storage: give it
+		// the new values in place.
+		if old.Dev != nil {
+			old.Dev.Free()
+			old.Dev = nil
+		}
+		old.Host, old.Len, old.State = d.s.Host, d.s.Len, core.StateDeviceUnallocated
+		s.IndexOwner = d // the new values' memory; the old Dat lives on through s.Index
+		return
+	}
+	s.Index, s.IndexOwner = &d.s, d
+}
