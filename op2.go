@@ -159,6 +159,13 @@ type Config struct {
 	// other loops stay staged. With atomics, floating-point increments
 	// are summed in an order that varies from run to run.
 	DeviceScheme string
+	// DeviceLayout is how the device backends store Dats of dim > 1 in
+	// device memory (default $OP2_DEVICE_LAYOUT, else "aos"): "aos" keeps
+	// each element's values together, as on the host; "soa" (structure
+	// of arrays) stores each component contiguously, so that neighbouring
+	// threads read neighbouring addresses. Kernels see the same pointers
+	// either way; host copies are always element by element.
+	DeviceLayout string
 	// Timing records, per loop, the calls, their times and the bytes
 	// they move (also enabled by OP2_TIMING=1); see EnableTiming, which
 	// switches it until the next Configure, and Timings.
@@ -299,6 +306,9 @@ func (r *Runtime) Configure(c Config) error {
 	}
 	if c.DeviceScheme != "" {
 		def.DeviceScheme = c.DeviceScheme
+	}
+	if c.DeviceLayout != "" {
+		def.DeviceLayout = c.DeviceLayout
 	}
 	def.PlanCheck = def.PlanCheck || c.PlanCheck
 	def.Check = def.Check || c.Check

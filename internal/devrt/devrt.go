@@ -172,12 +172,48 @@ type devBuf struct {
 	drv   Driver
 	owner any
 	buf   Buffer
+	// soa: stored structure-of-arrays, n elements of dim values of esize
+	// bytes (component k of element e at k*n + e).
+	soa           bool
+	n, dim, esize int
 }
 
-func (d *devBuf) Upload(s *core.Storage) error   { return d.drv.Write(d.buf, s.Host, s.Bytes()) }
-func (d *devBuf) Download(s *core.Storage) error { return d.drv.Read(d.buf, s.Host, s.Bytes()) }
-func (d *devBuf) Owner() any                     { return d.owner }
-func (d *devBuf) Free()                          { d.drv.Free(d.buf) }
+func (d *devBuf) Upload(s *core.Storage) error {
+	if !d.soa {
+		return d.drv.Write(d.buf, s.Host, s.Bytes())
+	}
+	t := d.transposed(s)
+	transpose(t, unsafe.Slice((*byte)(s.Host), s.Bytes()), d.n, d.dim, d.esize)
+	return d.drv.Write(d.buf, unsafe.Pointer(&t[0]), len(t))
+}
+
+func (d *devBuf) Download(s *core.Storage) error {
+	if !d.soa {
+		return d.drv.Read(d.buf, s.Host, s.Bytes())
+	}
+	t := d.transposed(s)
+	if err := d.drv.Read(d.buf, unsafe.Pointer(&t[0]), len(t)); err != nil {
+		return err
+	}
+	transpose(unsafe.Slice((*byte)(s.Host), s.Bytes()), t, d.dim, d.n, d.esize)
+	return nil
+}
+
+// transposed is a buffer for the structure-of-arrays image of s, made
+// for each copy (copies are not on the path of a repeated loop).
+func (d *devBuf) transposed(s *core.Storage) []byte { return make([]byte, s.Bytes()) }
+
+// transpose writes into dst the cols × rows transpose of src, a rows ×
+// cols matrix of size-byte values stored by rows.
+func transpose(dst, src []byte, rows, cols, size int) {
+	for r := 0; r < rows; r++ {
+		for c := 0; c < cols; c++ {
+			copy(dst[(c*rows+r)*size:(c*rows+r+1)*size], src[(r*cols+c)*size:(r*cols+c+1)*size])
+		}
+	}
+}
+func (d *devBuf) Owner() any { return d.owner }
+func (d *devBuf) Free()      { d.drv.Free(d.buf) }
 
 // The device-side operations of core.DeviceOps: none copies through the
 // host.
@@ -186,14 +222,31 @@ func (d *devBuf) CopyTo(dst core.DeviceBuffer, n int) error {
 	return d.drv.Copy(dst.(*devBuf).buf, d.buf, n)
 }
 func (d *devBuf) DownloadRange(dst unsafe.Pointer, off, n int) error {
-	return d.drv.ReadAt(d.buf, off, dst, n)
+	if !d.soa {
+		return d.drv.ReadAt(d.buf, off, dst, n)
+	}
+	row := d.dim * d.esize
+	if off%row != 0 || n%row != 0 {
+		return fmt.Errorf("a structure-of-arrays device copy is read by whole elements (offset %d, %d bytes, %d-byte elements)", off, n, row)
+	}
+	first, count := off/row, n/row
+	t := make([]byte, n)
+	for k := 0; k < d.dim; k++ {
+		if err := d.drv.ReadAt(d.buf, (k*d.n+first)*d.esize, unsafe.Pointer(&t[k*count*d.esize]), count*d.esize); err != nil {
+			return err
+		}
+	}
+	transpose(unsafe.Slice((*byte)(dst), n), t, d.dim, count, d.esize)
+	return nil
 }
 func (d *devBuf) AllocLike(s *core.Storage) (core.DeviceBuffer, error) {
-	return newDevBuf(d.drv, d.owner, s, false)
+	return newDevBuf(d.drv, d.owner, s, false, d.soa)
 }
 
 // newDevBuf allocates the device copy of s, filled with zeros if zeroed.
-func newDevBuf(drv Driver, owner any, s *core.Storage, zeroed bool) (*devBuf, error) {
+// With soa, a Dat of dim > 1 is stored structure-of-arrays
+// (device.SoAStorage).
+func newDevBuf(drv Driver, owner any, s *core.Storage, zeroed, soa bool) (*devBuf, error) {
 	buf, err := drv.Alloc(s.Bytes())
 	if err != nil {
 		return nil, err
@@ -205,6 +258,10 @@ func newDevBuf(drv Driver, owner any, s *core.Storage, zeroed bool) (*devBuf, er
 		}
 	}
 	d := &devBuf{drv: drv, owner: owner, buf: buf}
+	if soa && device.SoAStorage(s) {
+		d.soa, d.dim, d.esize = true, s.Dim, s.Type.Size()
+		d.n = s.Bytes() / (d.dim * d.esize)
+	}
 	// Storage is the first field of its Dat or Global, so this frees
 	// the device memory when the Dat or Global is collected.
 	runtime.AddCleanup(s, func(d *devBuf) { d.Free() }, d)
@@ -213,7 +270,7 @@ func newDevBuf(drv Driver, owner any, s *core.Storage, zeroed bool) (*devBuf, er
 
 func (p *Program) alloc(s *core.Storage) func(zeroed bool) (core.DeviceBuffer, error) {
 	return func(zeroed bool) (core.DeviceBuffer, error) {
-		d, err := newDevBuf(p.drv, p.owner, s, zeroed)
+		d, err := newDevBuf(p.drv, p.owner, s, zeroed, p.lay.SoA())
 		if err != nil {
 			return nil, err
 		}
@@ -309,7 +366,11 @@ func (p *Program) tailArgs(l *core.Loop, slots int) error {
 func (p *Program) dataArgs(l *core.Loop) {
 	for i := range l.Args {
 		if l.Sig.Base[i] == i {
-			p.args = append(p.args, Arg{Kind: ArgBuffer, Buf: l.Args[i].Data.Dev.(*devBuf).buf})
+			d := l.Args[i].Data.Dev.(*devBuf)
+			p.args = append(p.args, Arg{Kind: ArgBuffer, Buf: d.buf})
+			if p.lay.SoAData(l, i) {
+				p.args = append(p.args, Arg{Kind: ArgInt, Int: d.n}) // op2_stride<i>
+			}
 		}
 	}
 }

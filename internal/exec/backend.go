@@ -221,6 +221,9 @@ type Config struct {
 	// DeviceScheme is how device backends apply increments through maps:
 	// "staged" (default: shared memory, colours) or "atomics".
 	DeviceScheme string
+	// DeviceLayout is how device backends store Dats of dim > 1: "aos"
+	// (default) or "soa" (structure of arrays).
+	DeviceLayout string
 }
 
 // MaxThreads is the largest OpenMP thread count accepted from the
@@ -256,8 +259,8 @@ func DefaultCacheDir() string {
 // ConfigFromEnv returns the default configuration with the environment's
 // overrides applied: OP2_BACKEND, CC, OP2_CFLAGS (space separated),
 // OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE, OP2_PLAN_CHECK, OP2_CHECK,
-// OP2_TIMING, OP2_LOG, OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE and
-// OP2_DEVICE_SCHEME.
+// OP2_TIMING, OP2_LOG, OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE,
+// OP2_DEVICE_SCHEME and OP2_DEVICE_LAYOUT.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Backend: "sequential", CC: "cc"}
 	if v := os.Getenv("OP2_BACKEND"); v != "" {
@@ -296,6 +299,7 @@ func ConfigFromEnv() (Config, error) {
 	cfg.OpenCLPlatform = os.Getenv("OP2_OPENCL_PLATFORM")
 	cfg.OpenCLDevice = os.Getenv("OP2_OPENCL_DEVICE")
 	cfg.DeviceScheme = os.Getenv("OP2_DEVICE_SCHEME")
+	cfg.DeviceLayout = os.Getenv("OP2_DEVICE_LAYOUT")
 	if v := os.Getenv("OP2_PLAN_CHECK"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {

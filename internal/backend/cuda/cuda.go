@@ -52,12 +52,12 @@ func init() {
 // Generate returns the CUDA source of the loop for a device with
 // sharedMem bytes of shared memory per block, in the Staged scheme.
 func Generate(l *core.Loop, sharedMem int) (string, error) {
-	return GenerateScheme(l, sharedMem, device.Staged)
+	return GenerateWith(l, sharedMem, device.Options{})
 }
 
-// GenerateScheme is Generate in the given scheme.
-func GenerateScheme(l *core.Loop, sharedMem int, scheme device.Scheme) (string, error) {
-	lay, err := device.AnalyseScheme(device.CUDA, l, sharedMem, scheme)
+// GenerateWith is Generate with the backend's options (scheme, layout).
+func GenerateWith(l *core.Loop, sharedMem int, opts device.Options) (string, error) {
+	lay, err := device.AnalyseWith(device.CUDA, l, sharedMem, opts)
 	if err != nil {
 		return "", err
 	}
@@ -68,11 +68,11 @@ func GenerateScheme(l *core.Loop, sharedMem int, scheme device.Scheme) (string, 
 const stubName = "op2_stub"
 
 type backend struct {
-	scheme device.Scheme
-	dev    *cu.Device
-	nv     *nvrtc.Library
-	drv    *driver
-	cache  *cache.Dir
+	opts  device.Options
+	dev   *cu.Device
+	nv    *nvrtc.Library
+	drv   *driver
+	cache *cache.Dir
 }
 
 func open(cfg *exec.Config) (exec.Backend, error) {
@@ -85,6 +85,10 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 		ordinal = n
 	}
 	scheme, err := device.ParseScheme(cfg.DeviceScheme)
+	if err != nil {
+		return nil, err
+	}
+	soa, err := device.ParseLayout(cfg.DeviceLayout)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +108,7 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 		dev.Close()
 		return nil, core.Unavailable(fmt.Errorf("cuda: %w", err))
 	}
-	return &backend{scheme: scheme, dev: dev, nv: nv, drv: &driver{dev: dev}, cache: dir}, nil
+	return &backend{opts: device.Options{Scheme: scheme, SoA: soa}, dev: dev, nv: nv, drv: &driver{dev: dev}, cache: dir}, nil
 }
 
 func (b *backend) Name() string { return Name }
@@ -122,7 +126,7 @@ func (b *backend) DeviceMemory() bool { return true }
 func (b *backend) Wait() error { return b.dev.Synchronize() }
 
 func (b *backend) Generate(l *core.Loop) (string, error) {
-	return GenerateScheme(l, b.dev.SharedMem, b.scheme)
+	return GenerateWith(l, b.dev.SharedMem, b.opts)
 }
 
 // arch is the architecture compiled for: the device's own, or the newest
@@ -171,7 +175,7 @@ func (b *backend) compile(l *core.Loop, src string) ([]byte, error) {
 }
 
 func (b *backend) Build(l *core.Loop) (exec.Program, error) {
-	lay, err := device.AnalyseScheme(device.CUDA, l, b.dev.SharedMem, b.scheme)
+	lay, err := device.AnalyseWith(device.CUDA, l, b.dev.SharedMem, b.opts)
 	if err != nil {
 		return nil, err
 	}

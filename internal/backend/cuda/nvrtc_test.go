@@ -50,22 +50,21 @@ func init() {
 	})
 }
 
-// variants are the shared-memory sizes and schemes each loop is generated
-// for.
-func variants() []struct {
+// variant is one way a loop's CUDA source is generated.
+type variant struct {
 	shared int
-	scheme device.Scheme
-} {
-	var out []struct {
-		shared int
-		scheme device.Scheme
-	}
+	opts   device.Options
+}
+
+// variants are the shared-memory sizes, schemes and data layouts each
+// loop is generated for.
+func variants() []variant {
+	var out []variant
 	for _, shared := range sharedSizes {
 		for _, scheme := range []device.Scheme{device.Staged, device.Atomics} {
-			out = append(out, struct {
-				shared int
-				scheme device.Scheme
-			}{shared, scheme})
+			for _, soa := range []bool{false, true} {
+				out = append(out, variant{shared, device.Options{Scheme: scheme, SoA: soa}})
+			}
 		}
 	}
 	return out
@@ -84,7 +83,7 @@ func (c *compileCheck) Build(l *core.Loop) (exec.Program, error) {
 	}
 	for _, v := range variants() {
 		shared := v.shared
-		src, err := cuda.GenerateScheme(l, v.shared, v.scheme)
+		src, err := cuda.GenerateWith(l, v.shared, v.opts)
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +108,7 @@ func (c *compileCheck) Build(l *core.Loop) (exec.Program, error) {
 
 // TestNVRTCCompilesEveryLoop compiles the CUDA source of every loop of the
 // conformance suite, the random-mesh tests and Airfoil, in both schemes
-// (staged and atomics), with NVRTC for sm_80 and sm_90 and fails on any
+// (staged and atomics) and both data layouts (aos and soa), with NVRTC for sm_80 and sm_90 and fails on any
 // error or warning. In the full run each
 // loop is also generated for a device with 2 KiB of shared memory, so the
 // code for data too large to stage is compiled as well.

@@ -16,3 +16,15 @@ func TestConformanceAtomics(t *testing.T) {
 	t.Setenv("OP2_DEVICE_SCHEME", "atomics")
 	backendtest.Run(t, "opencl")
 }
+
+// TestConformanceSoA runs the conformance suite on the opencl backend with
+// Dats of dim > 1 stored structure-of-arrays on the device, in both
+// schemes.
+func TestConformanceSoA(t *testing.T) {
+	t.Setenv("OP2_DEVICE_LAYOUT", "soa")
+	t.Run("staged", func(t *testing.T) { backendtest.Run(t, "opencl") })
+	t.Run("atomics", func(t *testing.T) {
+		t.Setenv("OP2_DEVICE_SCHEME", "atomics")
+		backendtest.Run(t, "opencl")
+	})
+}

@@ -55,7 +55,7 @@ func generateFor(l *core.Loop, localMem int) (string, error) {
 }
 
 type backend struct {
-	scheme   device.Scheme
+	opts     device.Options
 	ctx      *cl.Context
 	drv      *driver
 	cache    *cache.Dir
@@ -87,11 +87,15 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	soa, err := device.ParseLayout(cfg.DeviceLayout)
+	if err != nil {
+		return nil, err
+	}
 	ctx, err := openDevice(cfg)
 	if err != nil {
 		return nil, core.Unavailable(err)
 	}
-	return &backend{scheme: scheme, ctx: ctx, drv: &driver{ctx: ctx}, cache: dir, programs: map[string]*sharedProgram{}}, nil
+	return &backend{opts: device.Options{Scheme: scheme, SoA: soa}, ctx: ctx, drv: &driver{ctx: ctx}, cache: dir, programs: map[string]*sharedProgram{}}, nil
 }
 
 // openDevice loads the OpenCL library and opens a context on the device
@@ -141,7 +145,7 @@ func (b *backend) DeviceMemory() bool { return true }
 func (b *backend) Wait() error { return b.ctx.Finish() }
 
 func (b *backend) Generate(l *core.Loop) (string, error) {
-	lay, err := device.AnalyseScheme(device.OpenCL, l, b.ctx.Device.LocalMem, b.scheme)
+	lay, err := device.AnalyseWith(device.OpenCL, l, b.ctx.Device.LocalMem, b.opts)
 	if err != nil {
 		return "", err
 	}
@@ -243,7 +247,7 @@ func (b *backend) Build(l *core.Loop) (exec.Program, error) {
 			}
 		}
 	}
-	lay, err := device.AnalyseScheme(device.OpenCL, l, b.ctx.Device.LocalMem, b.scheme)
+	lay, err := device.AnalyseWith(device.OpenCL, l, b.ctx.Device.LocalMem, b.opts)
 	if err != nil {
 		return nil, err
 	}

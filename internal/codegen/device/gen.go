@@ -75,6 +75,7 @@ type Layout struct {
 	// data stays in global memory and increments are added atomically,
 	// so the plan need not colour anything.
 	Atomic bool
+	soa    bool   // Options.SoA
 	priv   []bool // the kernel gets a pointer to a private copy of the argument
 	// alias is, per argument, the earlier argument whose private copy it
 	// shares (it passes the same elements of the same data), or -1.
@@ -137,6 +138,18 @@ func ParseScheme(name string) (Scheme, error) {
 	return Staged, fmt.Errorf("unknown device scheme %q (staged or atomics)", name)
 }
 
+// ParseLayout reads a device data layout's name: "aos" (or "") or "soa",
+// and reports whether it is structure-of-arrays.
+func ParseLayout(name string) (soa bool, err error) {
+	switch name {
+	case "", "aos":
+		return false, nil
+	case "soa":
+		return true, nil
+	}
+	return false, fmt.Errorf("unknown device layout %q (aos or soa)", name)
+}
+
 // Analyse works out the Layout of the loop's code for a device with
 // localMem bytes of local memory per work group, in the Staged scheme.
 func Analyse(d *Dialect, l *core.Loop, localMem int) (*Layout, error) {
@@ -146,13 +159,48 @@ func Analyse(d *Dialect, l *core.Loop, localMem int) (*Layout, error) {
 // AnalyseScheme is Analyse for a chosen scheme; a loop the Atomics scheme
 // does not apply to gets the Staged layout.
 func AnalyseScheme(d *Dialect, l *core.Loop, localMem int, scheme Scheme) (*Layout, error) {
+	return AnalyseWith(d, l, localMem, Options{Scheme: scheme})
+}
+
+// Options are a device backend's choices of how loops run.
+type Options struct {
+	// Scheme is how increments through maps are applied.
+	Scheme Scheme
+	// SoA stores Dats of dim > 1 structure-of-arrays in device memory
+	// (component k of element e at k*stride + e; see SoAStorage): the
+	// threads of a work group then read consecutive addresses. The
+	// kernel still sees each element's values together: arguments read
+	// from device memory get private copies, and staged data stays
+	// element by element in shared memory.
+	SoA bool
+}
+
+// SoAStorage reports whether, with Options.SoA, the device copy of s is
+// stored structure-of-arrays: Dats (not Globals) of dim > 1.
+func SoAStorage(s *core.Storage) bool { return !s.IsGlobal() && s.Dim > 1 }
+
+// SoAData reports whether argument i's data is stored structure-of-arrays
+// on the device, so that the kernel takes its stride (op2_stride<i>)
+// after its pointer.
+func (lay *Layout) SoAData(l *core.Loop, i int) bool {
+	return lay.soa && SoAStorage(l.Args[i].Data)
+}
+
+// SoA reports whether the layout stores Dats of dim > 1
+// structure-of-arrays on the device (Options.SoA).
+func (lay *Layout) SoA() bool { return lay.soa }
+
+// AnalyseWith is Analyse with a backend's options; a loop the Atomics
+// scheme does not apply to gets the Staged layout.
+func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout, error) {
+	scheme := opts.Scheme
 	n := len(l.Args)
 	u, err := scanSource(l.Kernel.Source)
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading the kernel source: %w", l.Name(), err)
 	}
 	sig := l.Sig
-	lay := &Layout{Base: sig.Base, Inds: sig.Ind, NInd: sig.NInd, DSArg: sig.DSArg, Reductions: sig.Reductions, priv: make([]bool, n), src: u, d: d}
+	lay := &Layout{Base: sig.Base, Inds: sig.Ind, NInd: sig.NInd, DSArg: sig.DSArg, Reductions: sig.Reductions, priv: make([]bool, n), src: u, d: d, soa: opts.SoA}
 	info := l.Kernel.Info
 	lay.kdef = slices.IndexFunc(u.defs, func(f funcDecl) bool { return f.nameAt == info.NameStart })
 	if lay.kdef < 0 {
@@ -215,6 +263,9 @@ func AnalyseScheme(d *Dialect, l *core.Loop, localMem int, scheme Scheme) (*Layo
 			lay.DSGlobal[d] = true
 		}
 	}
+	if err := lay.soaCopies(l); err != nil {
+		return nil, err
+	}
 	for d := 0; d < lay.NInd; d++ {
 		if lay.DSGlobal[d] && lay.DSModified[d] && !lay.Atomic {
 			lay.globalFence = true
@@ -255,6 +306,47 @@ func AnalyseScheme(d *Dialect, l *core.Loop, localMem int, scheme Scheme) (*Layo
 		}
 	}
 	return lay, nil
+}
+
+// soaCopies gives private copies to the arguments whose values the kernel
+// would otherwise reach by a pointer into structure-of-arrays device
+// memory (direct arguments and datasets not staged), since the kernel
+// expects an element's values together.
+func (lay *Layout) soaCopies(l *core.Loop) error {
+	if !lay.soa {
+		return nil
+	}
+	for i := range l.Args {
+		a := &l.Args[i]
+		if !lay.SoAData(l, i) || a.Off || lay.priv[i] {
+			continue
+		}
+		if d := lay.Inds[i]; a.Kind != core.ArgDirect && (d < 0 || !lay.DSGlobal[d]) {
+			continue // staged: element by element in shared memory
+		}
+		bytes := a.Data.Dim * a.Data.Type.Size()
+		if a.Kind == core.ArgVector {
+			bytes *= a.Map.Arity
+		}
+		why := lay.unshared[i]
+		if why == "" && bytes > privateLimit {
+			why = fmt.Sprintf("its values take %d bytes per element, more than the %d bytes of a private copy", bytes, privateLimit)
+		}
+		if why != "" {
+			return fmt.Errorf("%s: argument %d (%s) cannot be read from structure-of-arrays device memory: %s; use the aos device layout for this loop's data",
+				l.Name(), i, a.Describe(), why)
+		}
+		lay.priv[i] = true
+		if j := lay.alias[i]; j >= 0 {
+			lay.priv[j] = true
+		}
+	}
+	for i := range l.Args {
+		if j := lay.alias[i]; j >= 0 {
+			lay.priv[i] = lay.priv[j]
+		}
+	}
+	return nil
 }
 
 // atomicsApply reports whether the Atomics scheme can run the loop: every
@@ -665,6 +757,9 @@ func dataParams(w *writer, l *core.Loop, lay *Layout) {
 	for i := range l.Args {
 		if lay.Base[i] == i {
 			w.p("    $global %s *restrict op2_d%d,\n", w.d.typeName(l.Args[i].Data.Type), i)
+			if lay.SoAData(l, i) {
+				w.p("    int op2_stride%d,\n", i)
+			}
 		}
 	}
 }
@@ -743,6 +838,29 @@ func target(l *core.Loop, lay *Layout, i int, e, col string) string {
 	return fmt.Sprintf("op2_s%d + %s * %d", d, loc, dim)
 }
 
+// at is component op2_k of argument i's target for element e (map column
+// col for a vector argument), as an lvalue: target(...)[op2_k], or in
+// structure-of-arrays device memory the element's index plus op2_k strides.
+func at(l *core.Loop, lay *Layout, i int, e, col string) string {
+	a := &l.Args[i]
+	if !lay.SoAData(l, i) {
+		return fmt.Sprintf("(%s)[op2_k]", target(l, lay, i, e, col))
+	}
+	idx := e
+	if a.Kind != core.ArgDirect {
+		loc := fmt.Sprintf("op2_loc%d[%s]", i, e)
+		if a.Kind == core.ArgVector {
+			loc = fmt.Sprintf("op2_loc%d[(size_t)(%s) * %d + %s]", i, e, a.Map.Arity, col)
+		}
+		d := lay.Inds[i]
+		if !lay.DSGlobal[d] {
+			return fmt.Sprintf("(%s)[op2_k]", target(l, lay, i, e, col))
+		}
+		idx = fmt.Sprintf("op2_map%d[%s]", d, loc)
+	}
+	return fmt.Sprintf("op2_d%d[(size_t)(%s) + (size_t)op2_k * op2_stride%d]", lay.Base[i], idx, lay.Base[i])
+}
+
 // incDecls declares, at the top of an element's pass, the private
 // accumulators of increments (zeroed), minima and maxima (holding the
 // identity, see hostc.Identity) through a map, and the pointer arrays of
@@ -804,7 +922,7 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 				w.p("%s%s op2_p%d[%d][%d];\n%s%s *op2_v%d[%d];\n", indent, t, i, ar, dim, indent, t, i, ar)
 				w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) {\n", indent, ar)
 				w.p("%s  op2_v%d[op2_j] = op2_p%d[op2_j];\n", indent, i, i)
-				w.p("%s  for (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_j][op2_k] = (%s)[op2_k];\n", indent, dim, i, target(l, lay, i, e, "op2_j"))
+				w.p("%s  for (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_j][op2_k] = %s;\n", indent, dim, i, at(l, lay, i, e, "op2_j"))
 				w.p("%s}\n", indent)
 			} else if !lay.priv[i] {
 				q := lay.qualifier(l, i)
@@ -820,8 +938,8 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 			// Direct, or through one map entry: copied in whatever the
 			// access, so that values a WRITE kernel leaves alone keep
 			// their values when copied back.
-			w.p("%s%s op2_p%d[%d];\n%sfor (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_k] = (%s)[op2_k];\n",
-				indent, t, i, dim, indent, dim, i, target(l, lay, i, e, ""))
+			w.p("%s%s op2_p%d[%d];\n%sfor (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_k] = %s;\n",
+				indent, t, i, dim, indent, dim, i, at(l, lay, i, e, ""))
 			args = append(args, fmt.Sprintf("op2_p%d", i))
 		}
 	}
@@ -839,11 +957,11 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 		}
 		dim := a.Data.Dim
 		if a.Kind == core.ArgVector {
-			w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) for (int op2_k = 0; op2_k < %d; op2_k++) (%s)[op2_k] = op2_p%d[op2_j][op2_k];\n",
-				indent, a.Map.Arity, dim, target(l, lay, i, e, "op2_j"), i)
+			w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) for (int op2_k = 0; op2_k < %d; op2_k++) %s = op2_p%d[op2_j][op2_k];\n",
+				indent, a.Map.Arity, dim, at(l, lay, i, e, "op2_j"), i)
 			continue
 		}
-		w.p("%sfor (int op2_k = 0; op2_k < %d; op2_k++) (%s)[op2_k] = op2_p%d[op2_k];\n", indent, dim, target(l, lay, i, e, ""), i)
+		w.p("%sfor (int op2_k = 0; op2_k < %d; op2_k++) %s = op2_p%d[op2_k];\n", indent, dim, at(l, lay, i, e, ""), i)
 	}
 }
 
@@ -870,18 +988,16 @@ func applyIncrements(w *writer, l *core.Loop, lay *Layout, indent string) {
 			continue
 		}
 		dim := a.Data.Dim
-		add := func(tgt, val string) string {
-			return "{ " + hostc.Combine(a.Access, fmt.Sprintf("(%s)[op2_k]", tgt), val) + " }"
-		}
+		add := func(dst, val string) string { return "{ " + hostc.Combine(a.Access, dst, val) + " }" }
 		if lay.Atomic {
 			fn := "op2_atomic_add_" + atomicSuffix(a.Data.Type)
-			add = func(tgt, val string) string { return fmt.Sprintf("{ %s((%s) + op2_k, %s); }", fn, tgt, val) }
+			add = func(dst, val string) string { return fmt.Sprintf("{ %s(&%s, %s); }", fn, dst, val) }
 		}
 		if a.Kind == core.ArgIndirect {
-			w.p("%sfor (int op2_k = 0; op2_k < %d; op2_k++) %s\n", indent, dim, add(target(l, lay, i, "op2_e", ""), fmt.Sprintf("op2_p%d[op2_k]", i)))
+			w.p("%sfor (int op2_k = 0; op2_k < %d; op2_k++) %s\n", indent, dim, add(at(l, lay, i, "op2_e", ""), fmt.Sprintf("op2_p%d[op2_k]", i)))
 		} else {
 			w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) for (int op2_k = 0; op2_k < %d; op2_k++) %s\n",
-				indent, a.Map.Arity, dim, add(target(l, lay, i, "op2_e", "op2_j"), fmt.Sprintf("op2_p%d[op2_j][op2_k]", i)))
+				indent, a.Map.Arity, dim, add(at(l, lay, i, "op2_e", "op2_j"), fmt.Sprintf("op2_p%d[op2_j][op2_k]", i)))
 		}
 	}
 }
@@ -900,6 +1016,17 @@ func atomicHelpers(w *writer, l *core.Loop, lay *Layout) {
 		}
 	}
 	w.p("\n")
+}
+
+// stagedAt is the value in device memory of staged value op2_i of dataset
+// d (element op2_i / dim of the block's list, component op2_i % dim).
+func stagedAt(l *core.Loop, lay *Layout, d int) string {
+	i := lay.DSArg[d]
+	dim, base := l.Args[i].Data.Dim, lay.Base[i]
+	if lay.SoAData(l, i) {
+		return fmt.Sprintf("op2_d%d[(size_t)op2_map%d[op2_i / %d] + (size_t)(op2_i %% %d) * op2_stride%d]", base, d, dim, dim, base)
+	}
+	return fmt.Sprintf("op2_d%d[op2_i %% %d + (size_t)op2_map%d[op2_i / %d] * %d]", base, dim, d, dim, dim)
 }
 
 func indirectStub(w *writer, l *core.Loop, lay *Layout) {
@@ -948,7 +1075,7 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 		}
 		a := &l.Args[lay.DSArg[d]]
 		dim := a.Data.Dim
-		src := fmt.Sprintf("op2_d%d[op2_i %% %d + (size_t)op2_map%d[op2_i / %d] * %d]", lay.Base[lay.DSArg[d]], dim, d, dim, dim)
+		src := stagedAt(l, lay, d)
 		if !lay.dsStage[d] {
 			src = "0"
 		}
@@ -996,7 +1123,7 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 		}
 		a := &l.Args[lay.DSArg[d]]
 		dim := a.Data.Dim
-		dst := fmt.Sprintf("op2_d%d[op2_i %% %d + (size_t)op2_map%d[op2_i / %d] * %d]", lay.Base[lay.DSArg[d]], dim, d, dim, dim)
+		dst := stagedAt(l, lay, d)
 		src := fmt.Sprintf("op2_s%d[op2_i]", d)
 		var store string
 		switch {
