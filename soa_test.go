@@ -33,7 +33,7 @@ func TestDeviceLayoutSoA(t *testing.T) {
 	for (int k = 0; k < 3; k++) { ra[k] += 0.5 * (b[k] - a[k]); rb[k] -= 0.25 * (b[k] - a[k]); } }`, "soa_flux")
 	type result struct {
 		x, r, rng, cp []float64
-		src          string
+		src           string
 	}
 	run := func(backend, layout string) result {
 		check(t, op2.Configure(op2.Config{Backend: backend, DeviceLayout: layout}))
