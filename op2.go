@@ -166,6 +166,9 @@ type Config struct {
 	// threads read neighbouring addresses. Kernels see the same pointers
 	// either way; host copies are always element by element.
 	DeviceLayout string
+	// CUDADevice is the ordinal of the GPU the cuda backend uses (default
+	// $OP2_CUDA_DEVICE, else 0).
+	CUDADevice int
 	// Timing records, per loop, the calls, their times and the bytes
 	// they move (also enabled by OP2_TIMING=1); see EnableTiming, which
 	// switches it until the next Configure, and Timings.
@@ -309,6 +312,12 @@ func (r *Runtime) Configure(c Config) error {
 	}
 	if c.DeviceLayout != "" {
 		def.DeviceLayout = c.DeviceLayout
+	}
+	if c.CUDADevice < 0 {
+		return fmt.Errorf("op2: Config.CUDADevice = %d: device numbers start at 0", c.CUDADevice)
+	}
+	if c.CUDADevice > 0 {
+		def.CUDADevice = c.CUDADevice
 	}
 	def.PlanCheck = def.PlanCheck || c.PlanCheck
 	def.Check = def.Check || c.Check

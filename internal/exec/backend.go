@@ -224,6 +224,8 @@ type Config struct {
 	// DeviceLayout is how device backends store Dats of dim > 1: "aos"
 	// (default) or "soa" (structure of arrays).
 	DeviceLayout string
+	// CUDADevice is the ordinal of the CUDA device the cuda backend uses.
+	CUDADevice int
 }
 
 // MaxThreads is the largest OpenMP thread count accepted from the
@@ -260,7 +262,7 @@ func DefaultCacheDir() string {
 // overrides applied: OP2_BACKEND, CC, OP2_CFLAGS (space separated),
 // OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE, OP2_PLAN_CHECK, OP2_CHECK,
 // OP2_TIMING, OP2_LOG, OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE,
-// OP2_DEVICE_SCHEME and OP2_DEVICE_LAYOUT.
+// OP2_DEVICE_SCHEME, OP2_DEVICE_LAYOUT and OP2_CUDA_DEVICE.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Backend: "sequential", CC: "cc"}
 	if v := os.Getenv("OP2_BACKEND"); v != "" {
@@ -300,6 +302,13 @@ func ConfigFromEnv() (Config, error) {
 	cfg.OpenCLDevice = os.Getenv("OP2_OPENCL_DEVICE")
 	cfg.DeviceScheme = os.Getenv("OP2_DEVICE_SCHEME")
 	cfg.DeviceLayout = os.Getenv("OP2_DEVICE_LAYOUT")
+	if v := os.Getenv("OP2_CUDA_DEVICE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return cfg, fmt.Errorf("OP2_CUDA_DEVICE=%q is not a device number (0, 1, ...)", v)
+		}
+		cfg.CUDADevice = n
+	}
 	if v := os.Getenv("OP2_PLAN_CHECK"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {

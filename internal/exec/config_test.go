@@ -93,3 +93,24 @@ func TestTimingAndLogFromEnv(t *testing.T) {
 		t.Errorf("OP2_TIMING=maybe: %v", err)
 	}
 }
+
+// TestDeviceSettingsFromEnv: the device backends' settings come from the
+// environment, and a device number that is not one is refused.
+func TestDeviceSettingsFromEnv(t *testing.T) {
+	t.Setenv("OP2_DEVICE_SCHEME", "atomics")
+	t.Setenv("OP2_DEVICE_LAYOUT", "soa")
+	t.Setenv("OP2_CUDA_DEVICE", "1")
+	cfg, err := ConfigFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DeviceScheme != "atomics" || cfg.DeviceLayout != "soa" || cfg.CUDADevice != 1 {
+		t.Errorf("config %+v", cfg)
+	}
+	for _, bad := range []string{"-1", "gpu"} {
+		t.Setenv("OP2_CUDA_DEVICE", bad)
+		if _, err := ConfigFromEnv(); err == nil || !strings.Contains(err.Error(), "OP2_CUDA_DEVICE") {
+			t.Errorf("OP2_CUDA_DEVICE=%s: %v", bad, err)
+		}
+	}
+}

@@ -40,9 +40,6 @@ const Name = "cuda"
 // CUDA device gives a block without opting in.
 const NominalSharedMem = 48 << 10
 
-// DeviceEnv selects the device by ordinal (default 0).
-const DeviceEnv = "OP2_CUDA_DEVICE"
-
 func init() {
 	exec.Register(Name, open)
 	exec.RegisterDevice(Name)
@@ -76,14 +73,7 @@ type backend struct {
 }
 
 func open(cfg *exec.Config) (exec.Backend, error) {
-	ordinal := 0
-	if v := os.Getenv(DeviceEnv); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("%s=%q is not a device number (0, 1, ...)", DeviceEnv, v)
-		}
-		ordinal = n
-	}
+	ordinal := cfg.CUDADevice
 	scheme, err := device.ParseScheme(cfg.DeviceScheme)
 	if err != nil {
 		return nil, err
