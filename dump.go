@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"os"
 	"strconv"
 	"strings"
@@ -364,6 +365,10 @@ func parseText[T Scalar](b []byte, typ core.ScalarType, n, dim int) ([]T, error)
 	return v, nil
 }
 
+// largestWritten is the largest double as WriteText writes it (16
+// significant digits, rounded up).
+var largestWritten, _, _ = big.ParseFloat("1.797693134862316e308", 10, 64, big.ToNearestEven)
+
 // parseValue reads one value as OP2 (C printf) or Go writes it.
 func parseValue[T Scalar](s string, typ core.ScalarType) (T, error) {
 	switch typ {
@@ -377,6 +382,14 @@ func parseValue[T Scalar](s string, typ core.ScalarType) (T, error) {
 			t = lower // C writes +nan or -nan; Go's parser takes no sign on NaN
 		}
 		f, err := strconv.ParseFloat(t, bits)
+		if err != nil && bits == 64 && math.IsInf(f, 0) && errors.Is(err, strconv.ErrRange) {
+			// OP2's 16 significant digits round the largest doubles up
+			// to ±1.797693134862316E+308, just beyond the range: that
+			// (and nothing larger) is the largest double.
+			if b, _, perr := big.ParseFloat(strings.TrimPrefix(t, "+"), 10, 64, big.ToNearestEven); perr == nil && b.Abs(b).Cmp(largestWritten) <= 0 {
+				return T(math.Copysign(math.MaxFloat64, f)), nil
+			}
+		}
 		return T(f), err
 	case core.Uint32:
 		u, err := strconv.ParseUint(strings.TrimPrefix(s, "+"), 10, 32)

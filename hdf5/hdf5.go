@@ -279,16 +279,66 @@ func readChecked[T op2.Scalar](f *File, name string, dim, start, count int, dimA
 		return nil, f.dsErr(name, fmt.Errorf("%d × %d values exceed op2.MaxDataBytes", count, dim))
 	}
 	out := make([]T, count*dim)
-	if err := f.h.Read(name, typ, s.NDims, start, count, dim, ptr(out)); err != nil {
+	if !narrowing(s, typ) {
+		if err := f.h.Read(name, typ, s.NDims, start, count, dim, ptr(out)); err != nil {
+			return nil, f.dsErr(name, err)
+		}
+		return out, nil
+	}
+	// The file's values may not all fit T (HDF5 would clip them): read
+	// them wide and convert, refusing the first that does not fit.
+	if class == 1 {
+		wide := make([]float64, count*dim)
+		if err := f.h.Read(name, h5.Float64, s.NDims, start, count, dim, ptr(wide)); err != nil {
+			return nil, f.dsErr(name, err)
+		}
+		for i, v := range wide {
+			if math.Abs(v) > math.MaxFloat32 && !math.IsInf(v, 0) {
+				return nil, f.dsErr(name, fmt.Errorf("row %d, column %d: %g does not fit %s", start+i/dim, i%dim, v, tname))
+			}
+			out[i] = T(v)
+		}
+		return out, nil
+	}
+	wide := make([]int64, count*dim)
+	if err := f.h.Read(name, h5.Int64, s.NDims, start, count, dim, ptr(wide)); err != nil {
 		return nil, f.dsErr(name, err)
+	}
+	lo, hi := int64(math.MinInt32), int64(math.MaxInt32)
+	if typ == h5.Uint32 {
+		lo, hi = 0, math.MaxUint32
+	}
+	for i, v := range wide {
+		if v < lo || v > hi {
+			return nil, f.dsErr(name, fmt.Errorf("row %d, column %d: %d does not fit %s", start+i/dim, i%dim, v, tname))
+		}
+		out[i] = T(v)
 	}
 	return out, nil
 }
 
+// narrowing reports whether a dataset of shape s may hold values that the
+// memory type typ cannot represent: a wider type, or a signed one read as
+// unsigned (or an unsigned one as a signed type of its width). float64
+// and int64 take every value of their kind (unsigned 64-bit values beyond
+// the int64 range excepted, which HDF5 clips).
+func narrowing(s h5.Shape, typ h5.Type) bool {
+	switch typ {
+	case h5.Float64, h5.Int64:
+		return false
+	case h5.Float32:
+		return s.Size > 4
+	case h5.Int32:
+		return s.Size > 4 || !s.Signed && s.Size == 4
+	}
+	return s.Size > 4 || s.Signed // h5.Uint32
+}
+
 // ReadRows reads rows [start, start+count) of a map or dat dataset of dim
 // columns: count×dim values, row after row. The dataset's element type
-// must be of T's kind (integer or floating point); HDF5 converts between
-// widths.
+// must be of T's kind (integer or floating point); values of another width
+// are converted, and a value T cannot hold (beyond float32's range, beyond
+// int32's, negative for uint32) is an error naming its row and column.
 func ReadRows[T op2.Scalar](f *File, name string, dim, start, count int) ([]T, error) {
 	return readRows[T](f, name, dim, start, count)
 }

@@ -64,7 +64,8 @@ func (f *File) blockOf(name string, set *op2.Set) (int, error) {
 // DeclareDat declares the dat stored under name on set with dim
 // components per element (op_decl_dat_hdf5). The dataset must have dim
 // columns, one row per element of set over all ranks, and elements of
-// T's kind (integer or floating point; HDF5 converts between widths).
+// T's kind (integer or floating point; other widths are converted, and a
+// value T cannot hold is an error).
 // Under MPI each rank reads the rows of its block.
 func DeclareDat[T op2.Scalar](f *File, set *op2.Set, dim int, name string) (*op2.Dat[T], error) {
 	if set == nil {

@@ -131,6 +131,9 @@ func meshOf(g *vtk.Grid, field string, comp int) (*Mesh, error) {
 	if comp < 0 || comp >= a.Components {
 		return nil, fmt.Errorf("cell array %q has %d components; -component %d is not one of them", field, a.Components, comp)
 	}
+	if g.NumCells() == 0 {
+		return nil, fmt.Errorf("the mesh has no cells to draw")
+	}
 	if g.NodesPerCell < 3 {
 		return nil, fmt.Errorf("cells of %d nodes have no area to draw", g.NodesPerCell)
 	}

@@ -129,6 +129,11 @@ func (r *TimingRecord) sameShape(l *core.Loop) bool {
 //   - each Global: dim × element size, twice for a reduction;
 //   - each map used: 4 bytes × arity × the elements the loop runs over.
 //
+// Disabled optional arguments count nothing. Index arguments (op2.ArgIdx,
+// Map.ArgIdx) are read from an int32 Dat of indices, and a loop over a
+// Subset reaches its set through a map of the subset's indices: both are
+// counted as the Dats and maps they are.
+//
 // The elements the loop runs over are l.IterEnd(): the set's owned
 // elements, plus the exec halo for loops that modify data through a map
 // (in a distributed run, this rank's).
@@ -137,6 +142,9 @@ func LoopBytes(l *core.Loop) float64 {
 	var total float64
 	for i := range l.Args {
 		a := &l.Args[i]
+		if a.Off {
+			continue // a disabled optional argument moves nothing
+		}
 		indirect := a.Kind == core.ArgIndirect || a.Kind == core.ArgVector
 		// Count each Dat once per kind of access (direct or through
 		// maps): only at its first argument of that kind.

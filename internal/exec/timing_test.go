@@ -47,6 +47,9 @@ func TestLoopBytes(t *testing.T) {
 		// Globals: dim × size, twice for a reduction.
 		{"global read", loop(core.Arg{Data: g, Access: core.Read, Kind: core.ArgGlobal}), 16},
 		{"global inc", loop(core.Arg{Data: g, Access: core.Inc, Kind: core.ArgGlobal}), 32},
+		// A disabled optional argument (a placeholder Global) moves nothing.
+		{"disabled optional", loop(core.Arg{Data: ms.y, Access: core.Read, Kind: core.ArgDirect},
+			core.Arg{Data: g, Access: core.Read, Kind: core.ArgGlobal, Off: true}), 100 * 8},
 	} {
 		if got := exec.LoopBytes(c.l); got != c.want {
 			t.Errorf("%s: %v bytes, want %v", c.name, got, c.want)

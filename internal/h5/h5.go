@@ -110,13 +110,18 @@ static const char *op2_h5_load(const char *path, const char **missing, unsigned 
 	return NULL;
 }
 
-static hid_t op2_h5_create(const char *path) { return pH5Fcreate(path, 2u, 0, 0); } // H5F_ACC_TRUNC
-static hid_t op2_h5_open(const char *path, int rw) { return pH5Fopen(path, rw ? 1u : 0u, 0); } // H5F_ACC_RDWR / RDONLY
-static herr_t op2_h5_close(hid_t f) { return pH5Fclose(f); }
+// op2_h5_quiet stops HDF5 printing its error stack for calls from this
+// thread: a thread-safe HDF5 keeps that setting per thread, and Go makes
+// calls from any thread. Every entry point below calls it first.
+static void op2_h5_quiet(void) { pH5Eset_auto2(0, NULL, NULL); }
+
+static hid_t op2_h5_create(const char *path) { op2_h5_quiet(); return pH5Fcreate(path, 2u, 0, 0); } // H5F_ACC_TRUNC
+static hid_t op2_h5_open(const char *path, int rw) { op2_h5_quiet(); return pH5Fopen(path, rw ? 1u : 0u, 0); } // H5F_ACC_RDWR / RDONLY
+static herr_t op2_h5_close(hid_t f) { op2_h5_quiet(); return pH5Fclose(f); }
 
 // op2_h5_exists: 1 when name is a link in f, 0 when not, negative on error.
 // Every intermediate group is checked first, as H5Lexists requires.
-static int op2_h5_exists(hid_t f, const char *name) {
+static int op2_h5_exists(hid_t f, const char *name) { op2_h5_quiet();
 	size_t n = strlen(name);
 	char *p = malloc(n + 1);
 	if (!p) return -1;
@@ -136,7 +141,7 @@ static int op2_h5_exists(hid_t f, const char *name) {
 // op2_h5_shape describes a dataset: its rank and up to two extents, and
 // its element type's class (0 integer, 1 float, 3 string...), size and
 // signedness. It returns an error message or NULL.
-static const char *op2_h5_shape(hid_t f, const char *name, int *ndims, hsize_t dims[2], int *cls, size_t *size, int *sign) {
+static const char *op2_h5_shape(hid_t f, const char *name, int *ndims, hsize_t dims[2], int *cls, size_t *size, int *sign) { op2_h5_quiet();
 	hid_t d = pH5Dopen2(f, name, 0);
 	if (d < 0) return "cannot be opened as a dataset";
 	const char *err = NULL;
@@ -161,7 +166,7 @@ out:
 
 // op2_h5_read reads rows [start, start+count) of a dataset of dim columns
 // (its rank is ndims, 1 or 2) as type typ into buf.
-static const char *op2_h5_read(hid_t f, const char *name, int typ, int ndims, hsize_t start, hsize_t count, hsize_t dim, void *buf) {
+static const char *op2_h5_read(hid_t f, const char *name, int typ, int ndims, hsize_t start, hsize_t count, hsize_t dim, void *buf) { op2_h5_quiet();
 	hid_t d = pH5Dopen2(f, name, 0);
 	if (d < 0) return "cannot be opened as a dataset";
 	const char *err = NULL;
@@ -183,7 +188,7 @@ out:
 
 // op2_h5_write creates a dataset of ndims (1 or 2) dimensions and writes
 // buf, of type typ, into it.
-static const char *op2_h5_write(hid_t f, const char *name, int typ, int ndims, hsize_t rows, hsize_t dim, const void *buf) {
+static const char *op2_h5_write(hid_t f, const char *name, int typ, int ndims, hsize_t rows, hsize_t dim, const void *buf) { op2_h5_quiet();
 	hsize_t dims[2] = {rows, dim};
 	hid_t s = pH5Screate_simple(ndims, dims, NULL);
 	if (s < 0) return "dataspace cannot be created";
@@ -197,7 +202,7 @@ static const char *op2_h5_write(hid_t f, const char *name, int typ, int ndims, h
 }
 
 // op2_h5_write_int_attr attaches a one-element int attribute to a dataset.
-static const char *op2_h5_write_int_attr(hid_t f, const char *name, const char *attr, int v) {
+static const char *op2_h5_write_int_attr(hid_t f, const char *name, const char *attr, int v) { op2_h5_quiet();
 	hid_t d = pH5Dopen2(f, name, 0);
 	if (d < 0) return "cannot be opened as a dataset";
 	hsize_t one = 1;
@@ -213,7 +218,7 @@ static const char *op2_h5_write_int_attr(hid_t f, const char *name, const char *
 
 // op2_h5_write_str_attr attaches a scalar fixed-length string attribute of
 // size bytes (OP2's "type" attribute) to a dataset.
-static const char *op2_h5_write_str_attr(hid_t f, const char *name, const char *attr, const char *v, size_t size) {
+static const char *op2_h5_write_str_attr(hid_t f, const char *name, const char *attr, const char *v, size_t size) { op2_h5_quiet();
 	hid_t d = pH5Dopen2(f, name, 0);
 	if (d < 0) return "cannot be opened as a dataset";
 	const char *err = NULL;
@@ -237,7 +242,7 @@ out:
 // op2_h5_read_attr reads attribute attr of a dataset: an integer into *iv
 // (kind 0), or a fixed-length string of at most cap bytes into sv (kind 1).
 // *found is 0 when the attribute does not exist.
-static const char *op2_h5_read_attr(hid_t f, const char *name, const char *attr, int kind, int *iv, char *sv, size_t cap, int *found) {
+static const char *op2_h5_read_attr(hid_t f, const char *name, const char *attr, int kind, int *iv, char *sv, size_t cap, int *found) { op2_h5_quiet();
 	*found = 0;
 	hid_t d = pH5Dopen2(f, name, 0);
 	if (d < 0) return "cannot be opened as a dataset";
