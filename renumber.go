@@ -125,7 +125,8 @@ type RenumberInfo struct {
 	// Ordering is "rcm" or "rcb".
 	Ordering string
 	// Sets names the sets renumbered: the one the ordering ordered,
-	// then the others in the order they followed it through the maps.
+	// then the others that followed it through the maps, in the order
+	// they were declared.
 	Sets []string
 }
 
