@@ -114,9 +114,12 @@ func newGridMesh(t *testing.T, nx, ny int, seed int64) *gridMesh {
 }
 
 // run is a scenario of loops: increments through maps, direct updates, a
-// reduction, MIN through a map, index arguments and a subset loop.
+// reduction, MIN through a map, index arguments and a subset loop. The
+// loops run in a runtime of their own on the current backend, so that its
+// programs and plans go when the test ends.
 func (m *gridMesh) run(t *testing.T) (sum float64) {
 	t.Helper()
+	r := must(op2.NewRuntime(op2.Config{Backend: op2.Backend(), PlanCheck: true}))
 	flux := op2.NewKernel(`
 void flux(const double *xa, const double *xb, const double *wa, const double *wb,
           double *ra, double *rb, int *ca, int *cb) {
@@ -145,18 +148,18 @@ void mins(const int *c, int *na, int *nb) { *na = *c; *nb = *c; }`, "mins")
 void mark(const int *i, int *f) { *f = 3 * *i + 1; }`, "mark")
 	s := must(op2.NewGlobal[float64](1, nil, "sum"))
 	for range 3 {
-		check(t, op2.ParLoop(flux, m.edges,
+		check(t, r.ParLoop(flux, m.edges,
 			m.x.ArgMap(op2.Read, m.pedge, 0), m.x.ArgMap(op2.Read, m.pedge, 1),
 			m.w.ArgMap(op2.Read, m.pedge, 0), m.w.ArgMap(op2.Read, m.pedge, 1),
 			m.res.ArgMap(op2.Inc, m.pecell, 0), m.res.ArgMap(op2.Inc, m.pecell, 1),
 			m.count.ArgMap(op2.Inc, m.pecell, 0), m.count.ArgMap(op2.Inc, m.pecell, 1)))
-		check(t, op2.ParLoop(gather, m.cells, m.x.ArgVec(op2.Read, m.pcell), m.q.Arg(op2.RW)))
-		check(t, op2.ParLoop(update, m.cells, m.q.Arg(op2.RW), m.res.Arg(op2.Read), s.Arg(op2.Inc)))
+		check(t, r.ParLoop(gather, m.cells, m.x.ArgVec(op2.Read, m.pcell), m.q.Arg(op2.RW)))
+		check(t, r.ParLoop(update, m.cells, m.q.Arg(op2.RW), m.res.Arg(op2.Read), s.Arg(op2.Inc)))
 	}
-	check(t, op2.ParLoop(ids, m.cells, op2.ArgIdx(), m.cellID.Arg(op2.Write)))
-	check(t, op2.ParLoop(edgeIDs, m.edges, m.pecell.ArgIdx(0), m.pecell.ArgIdx(1), m.edgeCell.Arg(op2.Write)))
-	check(t, op2.ParLoop(mins, m.edges, m.edgeCell.Arg(op2.Read), m.nodeM.ArgMap(op2.Min, m.pedge, 0), m.nodeM.ArgMap(op2.Min, m.pedge, 1)))
-	check(t, op2.ParLoop(mark, m.sub, op2.ArgIdx(), m.flag.Arg(op2.Write)))
+	check(t, r.ParLoop(ids, m.cells, op2.ArgIdx(), m.cellID.Arg(op2.Write)))
+	check(t, r.ParLoop(edgeIDs, m.edges, m.pecell.ArgIdx(0), m.pecell.ArgIdx(1), m.edgeCell.Arg(op2.Write)))
+	check(t, r.ParLoop(mins, m.edges, m.edgeCell.Arg(op2.Read), m.nodeM.ArgMap(op2.Min, m.pedge, 0), m.nodeM.ArgMap(op2.Min, m.pedge, 1)))
+	check(t, r.ParLoop(mark, m.sub, op2.ArgIdx(), m.flag.Arg(op2.Write)))
 	return s.Data()[0]
 }
 

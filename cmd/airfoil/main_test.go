@@ -130,6 +130,8 @@ func TestSmallMeshEveryBackend(t *testing.T) {
 // shuffled run's q in its declared numbering, within rounding (sums run in
 // another order), on the host backends.
 func TestShuffleRenumber(t *testing.T) {
+	defer op2.EnableTiming(false) // -timing below: leave no timings to other tests
+	defer op2.ResetTimings()
 	for _, backend := range []string{"sequential", "openmp"} {
 		base := options{backend: backend, iters: 100, ni: 40, nj: 60}
 		ordered, err := run(base, io.Discard)
