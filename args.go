@@ -21,7 +21,8 @@ const (
 // OP_ID)): the kernel gets a const int * to the element's number in the
 // iteration set. Under MPI it is the element's global number, in the
 // numbering the set was declared with (the same on every rank and for
-// every partitioning); without MPI it is the local index, 0 to
+// every partitioning); after Renumber it is the element's number in
+// the declared numbering too; otherwise it is the local index, 0 to
 // Size()-1.
 //
 // The index is kept as an int32 Dat of the set, made the first time a
@@ -34,8 +35,8 @@ func ArgIdx() Arg {
 // ArgIdx passes the value of column idx of the map (OP2's op_arg_idx(idx,
 // map)): the kernel gets a const int * to the index, in the map's target
 // set, of the element's idx-th entry. Under MPI it is the target's global
-// number in the declared numbering, as the map was declared; without MPI
-// it is the local index. The map must go from the loop's set, and idx
+// number in the declared numbering, as the map was declared, and so it
+// is after Renumber; otherwise it is the local index. The map must go from the loop's set, and idx
 // must be a column of it.
 func (m *Map) ArgIdx(idx int) Arg {
 	return Arg{a: core.Arg{Map: mapCore(m), Idx: idx, Access: core.Read, Kind: core.ArgIndirect}, role: roleMapIdx}
@@ -89,10 +90,10 @@ func indexData(s *core.Set) *core.Storage {
 func fillIndex(s *core.Set) {
 	d := &Dat[int32]{}
 	d.data = pinned[int32](d, s.Total)
-	h, _ := s.Halo.(*setHalo)
+	decl := declaredNumbers(s)
 	for i := range d.data {
-		if h != nil {
-			d.data[i] = h.global[i]
+		if decl != nil {
+			d.data[i] = decl[i]
 		} else {
 			d.data[i] = int32(i)
 		}

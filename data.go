@@ -92,6 +92,7 @@ func NewDat[T Scalar](set *Set, dim int, data []T, name string) (*Dat[T], error)
 	}
 	d := &Dat[T]{}
 	d.s = core.Storage{Name: name, Type: scalarType[T](), Dim: dim, Set: &set.c, Len: n, ID: core.NewID()}
+	registerDat(d)
 	if distributing, _ := distributing(); distributing {
 		distState.dats = append(distState.dats, d)
 	} else if set.c.Halo != nil && data != nil {

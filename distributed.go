@@ -47,6 +47,7 @@ var distState struct {
 type distData interface {
 	storage() *core.Storage
 	replace(values []byte) // new host values for every local element
+	permute(order []int32) // element k's values become those of element order[k] (Renumber)
 }
 
 func (d *Dat[T]) storage() *core.Storage { return &d.s }
@@ -480,7 +481,8 @@ func (s *Runtime) checkPartitioned(l *core.Loop) error {
 // Gather collects the values of every element of the dat, over all ranks,
 // in the declared global numbering (OP2's op_fetch_data): rank 0 gets
 // them, the other ranks nil. It is collective: every rank must call it.
-// Without MPI it returns a copy of the values.
+// Without MPI it returns a copy of the values, in the declared numbering
+// also after Renumber (where Data has the new order).
 func (d *Dat[T]) Gather() ([]T, error) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -490,6 +492,9 @@ func (d *Dat[T]) Gather() ([]T, error) {
 	owned := d.s.Set.Owned * d.s.Dim
 	h, ok := d.s.Set.Halo.(*setHalo)
 	if !ok || distState.world == nil {
+		if decl := d.s.Set.Declared; decl != nil {
+			return toDeclared(d.data[:owned], d.s.Dim, decl), nil
+		}
 		return append([]T(nil), d.data[:owned]...), nil
 	}
 	w := distState.world
@@ -525,14 +530,24 @@ func (d *Dat[T]) Gather() ([]T, error) {
 // numbering: element e's arity entries at [e*arity, (e+1)*arity), holding
 // global indices of the target set. Rank 0 gets them, the other ranks
 // nil. It is collective: every rank must call it. Without MPI it returns
-// a copy of the table (as Values does).
+// a copy of the table (as Values does), except after Renumber: then rows
+// and entries are in the declared numbering, as under MPI.
 func (m *Map) Gather() ([]int32, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	from, ok := m.c.From.Halo.(*setHalo)
 	w := distState.world
 	if !ok || w == nil {
-		return append([]int32(nil), m.c.Table[:m.c.From.Owned*m.c.Arity]...), nil
+		tab := append([]int32(nil), m.c.Table[:m.c.From.Owned*m.c.Arity]...)
+		if to := m.c.To.Declared; to != nil {
+			for i, t := range tab {
+				tab[i] = to[t]
+			}
+		}
+		if from := m.c.From.Declared; from != nil {
+			tab = toDeclared(tab, m.c.Arity, from)
+		}
+		return tab, nil
 	}
 	to, ok := m.c.To.Halo.(*setHalo)
 	if !ok {

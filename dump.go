@@ -197,6 +197,13 @@ func (d *Dat[T]) load(path string, parse func(b []byte, n int) ([]T, error)) err
 		if err := apiError(d.s.HostAccess(true)); err != nil {
 			return err
 		}
+		if decl := d.s.Set.Declared; decl != nil { // renumbered: the file is in the declared numbering
+			dim := d.s.Dim
+			for i, g := range decl {
+				copy(d.data[i*dim:(i+1)*dim], vals[int(g)*dim:(int(g)+1)*dim])
+			}
+			return nil
+		}
 		copy(d.data[:d.s.Set.Owned*d.s.Dim], vals)
 		return nil
 	}

@@ -357,6 +357,7 @@ func (r *Runtime) NewLoop(k *Kernel, set IterationSet, args ...Arg) (*Loop, erro
 	if err := bindOver(r, r.cfg.Backend, &lp.l, k, set, args); err != nil {
 		return nil, err
 	}
+	markLooped(&lp.l) // the loop holds the sets' current numbering
 	lp.l.Check = r.cfg.Check
 	lp.name = r.cfg.Backend
 	b, err := r.currentBackend()
@@ -409,6 +410,7 @@ func (s *Runtime) run(b *exec.Opened, l *core.Loop) error {
 	if err := s.checkPartitioned(l); err != nil {
 		return err
 	}
+	markLooped(l)
 	beginCrashReport(b, l) // name the loop if its kernel kills the process
 	var err error
 	if l.Check {

@@ -31,6 +31,7 @@ func NewSet(size int, name string) (*Set, error) {
 	}
 	s := &Set{core.Set{Name: name, Core: size, Owned: size, Exec: size, Total: size, ID: core.NewID()}}
 	core.Track(&s.c) // plans built for the set go when it does
+	registerSet(s)
 	if distributing, _ := distributing(); distributing {
 		distState.sets = append(distState.sets, s)
 	}
@@ -101,6 +102,7 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 	copy(table, values)
 	m.c = core.Map{Name: name, From: &from.c, To: &to.c, Arity: arity, Table: table, ID: core.NewID()}
 	core.Track(&m.c) // plans built with the map go when it does
+	registerMap(m)
 	if distributing {
 		distState.maps = append(distState.maps, m)
 	}

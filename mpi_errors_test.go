@@ -64,6 +64,15 @@ func TestMPIErrors(t *testing.T) {
 			want: []string{`subset of set "nodes"`, "not supported in distributed runs (2 MPI ranks)"},
 		},
 		{
+			name: "renumber-distributed",
+			ranks: func(t *testing.T) error {
+				_, m := declareRing(t, 8)
+				_, err := op2.Renumber(op2.RCMOrdering(m))
+				return err
+			},
+			want: []string{"op2: Renumber: renumbering is not supported in distributed runs (2 MPI ranks)"},
+		},
+		{
 			name: "declared-after-partition",
 			ranks: func(t *testing.T) error {
 				declareRing(t, 8)

@@ -47,6 +47,12 @@
 // when one is set (Config.Logger, or OP2_LOG=info|debug for text on
 // standard error); by default nothing is logged.
 //
+// Renumber reorders a mesh for locality before its first loop (OP2's
+// op_renumber): RCMOrdering (reverse Cuthill–McKee on a map's graph) or
+// RCBOrdering (recursive coordinate bisection) orders one set, the others
+// follow through the maps; Gather, the dumps and index arguments keep the
+// declared numbering.
+//
 // A loop may also run over a Subset, some of a set's elements, with the
 // same arguments as over the whole set. Dats have PyOP2's utilities:
 // Zero, CopyTo, a write-only accessor DataWO and Range for a few elements,

@@ -78,6 +78,7 @@ func NewSubset(set *Set, indices []int32) (*Subset, error) {
 	core.Track(&sub.iter.c) // plans built for the subset go when it does
 	sub.ident = derivedMap(sub.iter, set, 1, idx, name)
 	sub.indices = sub.ident.c.Table
+	registerSubset(sub)
 	return sub, nil
 }
 

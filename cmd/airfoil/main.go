@@ -57,6 +57,8 @@ type options struct {
 	vtkPath   string
 	timing    bool
 	partition string
+	shuffle   uint64
+	renumber  string
 }
 
 func main() {
@@ -73,6 +75,8 @@ func main() {
 	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with q, pressure and Mach number as a VTK .vtu file after the run (for ParaView or op2render)")
 	flag.BoolVar(&o.timing, "timing", false, "print op2's per-loop timing table (under MPI: rank 0's loops)")
 	flag.StringVar(&o.partition, "partition", "rcb", "under MPI: how the mesh is split over the ranks (block, rcb or metis)")
+	flag.Uint64Var(&o.shuffle, "shuffle", 0, "number the mesh's nodes, cells and edges in a random order drawn from this seed before declaring it (locality lost; 0: keep the order)")
+	flag.StringVar(&o.renumber, "renumber", "", "renumber the mesh for locality before the first iteration: rcm (reverse Cuthill–McKee on the cells) or rcb (recursive coordinate bisection of the nodes)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "airfoil: unexpected arguments %q\n", flag.Args())
@@ -132,6 +136,12 @@ func run(o options, out io.Writer) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.shuffle != 0 && m != nil {
+		if blocks {
+			return nil, fmt.Errorf("-shuffle with an HDF5 mesh under MPI: each rank holds only its block")
+		}
+		m = m.Shuffled(o.shuffle)
+	}
 	if o.writeMesh != "" && root {
 		if err := writeMesh(o.writeMesh, m); err != nil {
 			return nil, err
@@ -153,6 +163,16 @@ func run(o options, out io.Writer) (*result, error) {
 		return nil, err
 	}
 	defer s.Close()
+	if o.renumber != "" {
+		start := time.Now()
+		info, err := s.Renumber(o.renumber)
+		if err != nil {
+			return nil, err
+		}
+		if o.timing {
+			fmt.Fprintf(out, "renumbered by %s (%v) in %.3f s\n", info.Ordering, info.Sets, time.Since(start).Seconds())
+		}
+	}
 	rms, elapsed, err := s.Iterate(o.iters, out)
 	if err != nil {
 		return nil, err

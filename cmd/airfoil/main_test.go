@@ -125,6 +125,55 @@ func TestSmallMeshEveryBackend(t *testing.T) {
 	}
 }
 
+// TestShuffleRenumber: the shuffled mesh (-shuffle) gives the ordered
+// mesh's rms history, and renumbering it (-renumber rcm, rcb) gives the
+// shuffled run's q in its declared numbering, within rounding (sums run in
+// another order), on the host backends.
+func TestShuffleRenumber(t *testing.T) {
+	defer op2.EnableTiming(false) // -timing below: leave no timings to other tests
+	defer op2.ResetTimings()
+	for _, backend := range []string{"sequential", "openmp"} {
+		base := options{backend: backend, iters: 100, ni: 40, nj: 60}
+		ordered, err := run(base, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := base
+		sh.shuffle = 7
+		shuffled, err := run(sh, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ord := range []string{"", "rcm", "rcb"} {
+			o := sh
+			o.renumber = ord
+			got := shuffled
+			if ord != "" {
+				var out bytes.Buffer
+				o.timing = true
+				if got, err = run(o, &out); err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(out.String(), "renumbered by "+ord+" ([") {
+					t.Errorf("%s -renumber %s -timing does not report the renumbering:\n%s", backend, ord, out.String())
+				}
+				for i := range shuffled.q {
+					if !close(got.q[i], shuffled.q[i], 1e-9) {
+						t.Fatalf("%s -renumber %s: q[%d] = %.17g, shuffled %.17g", backend, ord, i, got.q[i], shuffled.q[i])
+					}
+				}
+			}
+			if math.Abs(got.rms[0]-ordered.rms[0]) > 1e-10*ordered.rms[0] {
+				t.Errorf("%s -shuffle -renumber %q: rms %.17g, ordered mesh %.17g", backend, ord, got.rms[0], ordered.rms[0])
+			}
+		}
+	}
+	o := options{iters: 1, ni: 4, nj: 6, renumber: "metis"}
+	if _, err := run(o, io.Discard); err == nil || !strings.Contains(err.Error(), "rcm or rcb") {
+		t.Errorf("-renumber metis: %v", err)
+	}
+}
+
 // close compares with a tolerance relative to the larger magnitude, or to
 // 1 for values near zero (q's components are of order 1).
 func close(a, b, tol float64) bool {

@@ -129,6 +129,13 @@ type Set struct {
 	// code, plans or data movement. IndexOwner keeps its memory alive.
 	Index      *Storage
 	IndexOwner any
+	// Declared is, after op2.Renumber reordered the set, each element's
+	// number in the numbering the set was declared with; nil when the
+	// set keeps its declared order.
+	Declared []int32
+	// Looped says that a loop has used the set (as its iteration set, or
+	// through a map or a Dat): op2.Renumber refuses it from then on.
+	Looped bool
 }
 
 // Map is a table of Arity indices into To for each element of From.

@@ -1,0 +1,186 @@
+package dist
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func isPermutation(t *testing.T, what string, o []int32, n int) {
+	t.Helper()
+	if len(o) != n {
+		t.Fatalf("%s: %d elements, want %d", what, len(o), n)
+	}
+	seen := make([]bool, n)
+	for _, e := range o {
+		if e < 0 || int(e) >= n || seen[e] {
+			t.Fatalf("%s: not a permutation of 0..%d: %v", what, n-1, o)
+		}
+		seen[e] = true
+	}
+}
+
+// grid is an nx×ny grid of cells as a map from edges (pairs of cells
+// sharing a side) to cells, with the cells numbered in random order.
+func grid(nx, ny int, seed uint64) (*Map, int) {
+	n := nx * ny
+	perm := rand.New(rand.NewPCG(seed, 1)).Perm(n)
+	id := func(i, j int) int32 { return int32(perm[j*nx+i]) }
+	mp := &Map{Arity: 2, To: 0}
+	for j := range ny {
+		for i := range nx {
+			if i+1 < nx {
+				mp.Table = append(mp.Table, id(i, j), id(i+1, j))
+			}
+			if j+1 < ny {
+				mp.Table = append(mp.Table, id(i, j), id(i, j+1))
+			}
+		}
+	}
+	return mp, n
+}
+
+// bandwidth is the largest difference of new numbers over the map's rows.
+func bandwidth(mp *Map, newNum []int32) int32 {
+	var bw int32
+	for e := 0; e < len(mp.Table)/mp.Arity; e++ {
+		a, b := newNum[mp.Table[2*e]], newNum[mp.Table[2*e+1]]
+		bw = max(bw, a-b, b-a)
+	}
+	return bw
+}
+
+func TestRCMOrderBandwidth(t *testing.T) {
+	const nx, ny = 40, 30
+	mp, n := grid(nx, ny, 7)
+	identity := make([]int32, n)
+	for i := range identity {
+		identity[i] = int32(i)
+	}
+	before := bandwidth(mp, identity)
+	xadj, adj := Adjacency(mp, n)
+	o := RCMOrder(n, xadj, adj)
+	isPermutation(t, "RCM", o, n)
+	after := bandwidth(mp, Inverse(o))
+	// A grid numbered along its shorter side has bandwidth ny; RCM
+	// comes within one diagonal of it.
+	if after > ny+1 || after >= before {
+		t.Errorf("bandwidth %d after RCM (%d before), want at most %d", after, before, ny+1)
+	}
+}
+
+func TestRCMOrderComponents(t *testing.T) {
+	// Two paths 0-2-4 and 1-3, and an isolated vertex 5.
+	mp := &Map{Arity: 2, Table: []int32{0, 2, 2, 4, 1, 3}}
+	xadj, adj := Adjacency(mp, 6)
+	o := RCMOrder(6, xadj, adj)
+	isPermutation(t, "RCM", o, 6)
+	pos := Inverse(o)
+	for _, p := range [][2]int32{{0, 2}, {2, 4}, {1, 3}} {
+		if d := pos[p[0]] - pos[p[1]]; d != 1 && d != -1 {
+			t.Errorf("path neighbours %v are %d apart in %v", p, d, o)
+		}
+	}
+}
+
+func TestRCBOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n = 1000
+	coords := make([]float64, 2*n)
+	for i := range coords {
+		coords[i] = float64(rng.IntN(50)) // many equal coordinates
+	}
+	for _, leaf := range []int{1, 8, 2000} {
+		o, err := RCBOrder(coords, 2, leaf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		isPermutation(t, "RCB", o, n)
+		if leaf >= n && !slices.IsSorted(o) {
+			t.Errorf("one leaf: order %v, want the declared order", o[:10])
+		}
+		again, _ := RCBOrder(coords, 2, leaf)
+		if !slices.Equal(o, again) {
+			t.Errorf("leaf %d: RCBOrder is not deterministic", leaf)
+		}
+	}
+	// The first half of the order is one side of the first cut.
+	o, _ := RCBOrder([]float64{5, 0, 1, 0, 4, 0, 2, 0}, 2, 1)
+	if !slices.Equal(o, []int32{1, 3, 2, 0}) {
+		t.Errorf("points on a line: order %v, want [1 3 2 0]", o)
+	}
+	if _, err := RCBOrder([]float64{1, 2}, 4, 1); err == nil {
+		t.Error("dim 4 accepted")
+	}
+}
+
+func TestSelectNth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		n := 1 + rng.IntN(50)
+		x := make([]int32, n)
+		for i := range x {
+			x[i] = int32(rng.IntN(10))
+		}
+		key := slices.Clone(x)
+		idx := make([]int32, n)
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		less := func(a, b int32) bool { return key[a] < key[b] || key[a] == key[b] && a < b }
+		sorted := slices.Clone(idx)
+		slices.SortFunc(sorted, func(a, b int32) int {
+			if less(a, b) {
+				return -1
+			}
+			if less(b, a) {
+				return 1
+			}
+			return 0
+		})
+		k := rng.IntN(n)
+		selectNth(idx, k, less)
+		if idx[k] != sorted[k] {
+			t.Fatalf("trial %d: element %d is %d, want %d", trial, k, idx[k], sorted[k])
+		}
+		for i := range idx {
+			if i < k && less(idx[k], idx[i]) || i > k && less(idx[i], idx[k]) {
+				t.Fatalf("trial %d: %v not partitioned at %d", trial, idx, k)
+			}
+		}
+	}
+}
+
+func TestSpreadOrder(t *testing.T) {
+	// Sets: 0 nodes (4), 1 edges (3), 2 cells (2), 3 unconnected (2).
+	m := &Mesh{
+		Sets: []Set{{"nodes", 4}, {"edges", 3}, {"cells", 2}, {"other", 2}},
+		Maps: []Map{
+			{Name: "pedge", From: 1, To: 0, Arity: 2, Table: []int32{0, 1, 2, 3, 1, 2}},
+			{Name: "pcell", From: 2, To: 0, Arity: 2, Table: []int32{2, 3, 0, 1}},
+		},
+	}
+	order := make([][]int32, 4)
+	order[0] = []int32{3, 2, 1, 0} // nodes reversed
+	SpreadOrder(m, order)
+	// Edges by smallest new node number: edge 1 (nodes 2,3 → new 1,0),
+	// edge 2 (1,2 → 2,1), edge 0 (0,1 → 3,2).
+	if want := []int32{1, 2, 0}; !slices.Equal(order[1], want) {
+		t.Errorf("edges: %v, want %v", order[1], want)
+	}
+	if want := []int32{0, 1}; !slices.Equal(order[2], want) {
+		t.Errorf("cells: %v, want %v", order[2], want)
+	}
+	if order[3] != nil {
+		t.Errorf("unconnected set ordered: %v", order[3])
+	}
+	// From the edges to the nodes: first touch.
+	order = [][]int32{nil, {2, 0, 1}, nil, nil}
+	SpreadOrder(m, order)
+	if want := []int32{1, 2, 0, 3}; !slices.Equal(order[0], want) {
+		t.Errorf("nodes by first touch: %v, want %v", order[0], want)
+	}
+	if want := []int32{1, 0}; !slices.Equal(order[2], want) {
+		t.Errorf("cells after nodes: %v, want %v", order[2], want)
+	}
+}
