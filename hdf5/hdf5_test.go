@@ -123,6 +123,7 @@ func TestRoundTrip(t *testing.T) {
 		f.WriteSetSize("empty", 0),
 		f.WriteMapTable("pedge", 2, []int32{0, 1, 1, 2, 2, 3}),
 		WriteArray(f, "d64", 2, f64),
+		WriteArray(f, "d64small", 2, []float64{1.5, -2, 0.25, math.Pi}),
 		WriteArray(f, "d32", 3, f32),
 		WriteArray(f, "group/sub/di32", 1, i32),
 		WriteArray(f, "di64", 2, i64),
@@ -165,9 +166,14 @@ func TestRoundTrip(t *testing.T) {
 	checkConst(t, f, "ci64", []int64{1 << 50}, "long long")
 	checkConst(t, f, "cu32", []uint32{math.MaxUint32}, "unsigned int")
 
-	// HDF5 converts between widths of one kind.
-	if v, err := ReadAll[float32](f, "d64", 2); err != nil || v[0] != 1.5 || v[5] != float32(math.Pi) {
+	// Values convert between widths of one kind when they fit; d64 holds
+	// the largest double, which float32 cannot hold.
+	roundTripArray(t, f, "d64small", 2, []float64{1.5, -2, 0.25, math.Pi}, "double", 16)
+	if v, err := ReadAll[float32](f, "d64small", 2); err != nil || v[0] != 1.5 || v[3] != float32(math.Pi) {
 		t.Errorf("double read as float: %v, %v", v, err)
+	}
+	if _, err := ReadAll[float32](f, "d64", 2); err == nil || !strings.Contains(err.Error(), "does not fit float") {
+		t.Errorf("the largest double read as float: %v", err)
 	}
 	if v, err := ReadAll[int64](f, "pedge", 2); err != nil || !slices.Equal(v, []int64{0, 1, 1, 2, 2, 3}) {
 		t.Errorf("int read as long long: %v, %v", v, err)
