@@ -159,6 +159,15 @@ type Config struct {
 	// other loops stay staged. With atomics, floating-point increments
 	// are summed in an order that varies from run to run.
 	DeviceScheme string
+	// OpenMPScheme is how the openmp backend runs loops that modify data
+	// through maps (default $OP2_OPENMP_SCHEME, else "owner"): "owner"
+	// splits the set into one contiguous piece per thread, runs the
+	// elements whose modified targets no other piece touches in parallel,
+	// each thread on its own piece, and then the separating elements in
+	// block colours; "colour" colours blocks of the whole set and runs the
+	// colours one after another (OP2's OpenMP scheme). Both give the
+	// sequential results up to the order in which increments are summed.
+	OpenMPScheme string
 	// Timing records, per loop, the calls, their times and the bytes
 	// they move (also enabled by OP2_TIMING=1); see EnableTiming, which
 	// switches it until the next Configure, and Timings.
@@ -299,6 +308,9 @@ func (r *Runtime) Configure(c Config) error {
 	}
 	if c.DeviceScheme != "" {
 		def.DeviceScheme = c.DeviceScheme
+	}
+	if c.OpenMPScheme != "" {
+		def.OpenMPScheme = c.OpenMPScheme
 	}
 	def.PlanCheck = def.PlanCheck || c.PlanCheck
 	def.Check = def.Check || c.Check
