@@ -8,12 +8,12 @@ import (
 
 // Plan pointers the openmp wrapper reads after the per-argument pointers.
 const (
-	PvBlkMap    = iota // blocks grouped by colour
-	PvOffset           // first element per block
-	PvNElems           // elements per block
-	PvColOffset        // first block of each colour in PvBlkMap
-	PvOwnerOffset      // first block of each colour and owner piece in PvBlkMap (owner-compute plans)
-	PvCount            // number of plan pointers
+	PvBlkMap      = iota // blocks grouped by colour
+	PvOffset             // first element per block
+	PvNElems             // elements per block
+	PvColOffset          // first block of each colour in PvBlkMap
+	PvOwnerOffset        // first block of each colour and owner piece in PvBlkMap (owner-compute plans)
+	PvCount              // number of plan pointers
 )
 
 // OpenMP writes the openmp backend's translation unit. A loop that
