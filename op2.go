@@ -175,12 +175,12 @@ type Config struct {
 	// Logger receives GoOP2's events through log/slog (default: a text
 	// handler on standard error when OP2_LOG names a level — debug, info,
 	// warn or error — else none). At Info: the backend opened (name,
-	// platform, device or compiler and threads), each program compiled
-	// (kernel, set, backend, seconds, cache "miss"), MPI initialised
-	// (ranks, library). At Debug also: programs found in the disk cache
-	// ("disk") or already loaded ("memory"), and execution plans built
-	// (kernel, set, blocks, block size, colours, seconds). At Warn:
-	// builds that failed. Without a logger nothing is logged and nothing
+	// platform, device or compiler, threads and openmp scheme), each
+	// program compiled (kernel, set, backend, seconds, cache "miss"), MPI
+	// initialised (ranks, library). At Debug also: programs found in the
+	// disk cache ("disk") or already loaded ("memory"), and execution
+	// plans built (kernel, set, blocks, block size, colours, owner pieces,
+	// seconds). At Warn: builds that failed. Without a logger nothing is logged and nothing
 	// is spent on logging.
 	Logger *slog.Logger
 }
