@@ -175,6 +175,15 @@ type Config struct {
 	// CUDADevice is the ordinal of the GPU the cuda backend uses (default
 	// $OP2_CUDA_DEVICE, else 0).
 	CUDADevice int
+	// OpenMPScheme is how the openmp backend runs loops that modify data
+	// through maps (default $OP2_OPENMP_SCHEME, else "owner"): "owner"
+	// splits the set into one contiguous piece per thread, runs the
+	// elements whose modified targets no other piece touches in parallel,
+	// each thread on its own piece, and then the separating elements in
+	// block colours; "colour" colours blocks of the whole set and runs the
+	// colours one after another (OP2's OpenMP scheme). Both give the
+	// sequential results up to the order in which increments are summed.
+	OpenMPScheme string
 	// Timing records, per loop, the calls, their times and the bytes
 	// they move (also enabled by OP2_TIMING=1); see EnableTiming, which
 	// switches it until the next Configure, and Timings.
@@ -182,12 +191,12 @@ type Config struct {
 	// Logger receives GoOP2's events through log/slog (default: a text
 	// handler on standard error when OP2_LOG names a level — debug, info,
 	// warn or error — else none). At Info: the backend opened (name,
-	// platform, device or compiler and threads), each program compiled
-	// (kernel, set, backend, seconds, cache "miss"), MPI initialised
-	// (ranks, library). At Debug also: programs found in the disk cache
-	// ("disk") or already loaded ("memory"), and execution plans built
-	// (kernel, set, blocks, block size, colours, seconds). At Warn:
-	// builds that failed. Without a logger nothing is logged and nothing
+	// platform, device or compiler, threads and openmp scheme), each
+	// program compiled (kernel, set, backend, seconds, cache "miss"), MPI
+	// initialised (ranks, library). At Debug also: programs found in the
+	// disk cache ("disk") or already loaded ("memory"), and execution
+	// plans built (kernel, set, blocks, block size, colours, owner pieces,
+	// seconds). At Warn: builds that failed. Without a logger nothing is logged and nothing
 	// is spent on logging.
 	Logger *slog.Logger
 }
@@ -324,6 +333,9 @@ func (r *Runtime) Configure(c Config) error {
 	}
 	if c.CUDADevice > 0 {
 		def.CUDADevice = c.CUDADevice
+	}
+	if c.OpenMPScheme != "" {
+		def.OpenMPScheme = c.OpenMPScheme
 	}
 	def.PlanCheck = def.PlanCheck || c.PlanCheck
 	def.Check = def.Check || c.Check

@@ -18,6 +18,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
+	"sort"
 	"time"
 
 	"github.com/goop2/op2"
@@ -29,15 +31,33 @@ import (
 func main() {
 	iters := flag.Int("airfoil-iters", 1000, "Airfoil iterations per run (0 skips Airfoil)")
 	threads := flag.Int("threads", 2, "OpenMP threads for the parallel runs")
+	rounds := flag.Int("scheme-rounds", 5, "rounds of the openmp scheme comparison on Airfoil (0 skips it)")
+	schemeIters := flag.Int("scheme-iters", 20, "Airfoil iterations per round of the scheme comparison")
+	only := flag.Bool("schemes-only", false, "run only the openmp scheme comparison")
 	flag.Parse()
-	if err := run(os.Stdout, *iters, *threads); err != nil {
+	if *only {
+		m, err := mesh.Generate(400, 600)
+		if err == nil {
+			err = schemes(os.Stdout, m, *threads, *rounds, *schemeIters)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "op2bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(os.Stdout, *iters, *threads, *rounds, *schemeIters); err != nil {
 		fmt.Fprintln(os.Stderr, "op2bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out io.Writer, airfoilIters, threads int) error {
-	fmt.Fprintf(out, "op2bench: %d CPUs, openmp runs with %d threads\n\n", numCPU(), threads)
+func run(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters int) error {
+	scheme := os.Getenv("OP2_OPENMP_SCHEME")
+	if scheme == "" {
+		scheme = "default"
+	}
+	fmt.Fprintf(out, "op2bench: %d CPUs, openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), threads, scheme)
 	triad1, triadN, err := stream(out, threads)
 	if err != nil {
 		return err
@@ -54,6 +74,11 @@ func run(out io.Writer, airfoilIters, threads int) error {
 	}
 	if err := randomInc(out, threads); err != nil {
 		return err
+	}
+	if schemeRounds > 0 {
+		if err := schemes(out, m, threads, schemeRounds, schemeIters); err != nil {
+			return err
+		}
 	}
 	if airfoilIters > 0 {
 		return airfoilRuns(out, m, airfoilIters, threads, triad1, triadN)
@@ -349,5 +374,83 @@ func airfoilRuns(out io.Writer, m *mesh.Mesh, iters, threads int, triad1, triadN
 	}
 	op2.EnableTiming(false)
 	op2.ResetTimings()
+	return nil
+}
+
+// schemes compares the openmp backend's two schemes for loops that
+// increment through maps (owner-compute and block colouring) on Airfoil,
+// on 1 and threads threads: rounds rounds of iters iterations per
+// configuration, the configurations interleaved so that a disturbance from
+// the rest of the machine falls on all of them alike. It prints, per
+// configuration, the median and the best round: res_calc's time per call,
+// and the time of one whole iteration (all five loops).
+func schemes(out io.Writer, m *mesh.Mesh, threads, rounds, iters int) error {
+	type cfg struct {
+		scheme  string
+		threads int
+	}
+	var cfgs []cfg
+	for _, th := range []int{1, threads} {
+		for _, s := range []string{"colour", "owner"} {
+			cfgs = append(cfgs, cfg{s, th})
+		}
+		if threads == 1 {
+			break
+		}
+	}
+	res := make([][]float64, len(cfgs)) // res_calc ms per call, per round
+	all := make([][]float64, len(cfgs)) // ms per iteration, per round
+	for r := 0; r < rounds; r++ {
+		for i, c := range cfgs {
+			if err := op2.Configure(op2.Config{Backend: "openmp", Threads: c.threads, OpenMPScheme: c.scheme, Timing: true}); err != nil {
+				return err
+			}
+			s, err := airfoil.New(m)
+			if err != nil {
+				return err
+			}
+			if _, _, err := s.Iterate(1, io.Discard); err != nil { // plans and programs
+				s.Close()
+				return err
+			}
+			op2.ResetTimings()
+			runtime.GC()
+			_, _, err = s.Iterate(iters, io.Discard)
+			s.Close()
+			if err != nil {
+				return err
+			}
+			total := 0.0
+			for _, t := range op2.Timings() {
+				total += t.Time.Seconds()
+				if t.Kernel == "res_calc" {
+					res[i] = append(res[i], t.Time.Seconds()*1e3/float64(t.Calls))
+				}
+			}
+			all[i] = append(all[i], total*1e3/float64(iters))
+		}
+	}
+	op2.EnableTiming(false)
+	op2.ResetTimings()
+	median := func(v []float64) float64 {
+		v = append([]float64(nil), v...)
+		sort.Float64s(v)
+		if n := len(v); n%2 == 0 {
+			return (v[n/2-1] + v[n/2]) / 2
+		}
+		return v[len(v)/2]
+	}
+	fmt.Fprintf(out, "openmp schemes on Airfoil (%d rounds of %d iterations, interleaved; ms, median / best)\n", rounds, iters)
+	fmt.Fprintf(out, "  %-8s %7s %22s %22s\n", "scheme", "threads", "res_calc per call", "iteration")
+	for i, c := range cfgs {
+		fmt.Fprintf(out, "  %-8s %7d %12.2f / %7.2f %12.2f / %7.2f\n", c.scheme, c.threads,
+			median(res[i]), slices.Min(res[i]), median(all[i]), slices.Min(all[i]))
+	}
+	if threads > 1 {
+		for k, s := range []string{"colour", "owner"} {
+			fmt.Fprintf(out, "  %-8s res_calc speed-up 1 -> %d threads: %.2fx (medians)\n", s, threads, median(res[k])/median(res[k+2]))
+		}
+	}
+	fmt.Fprintln(out)
 	return nil
 }

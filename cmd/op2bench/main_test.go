@@ -16,7 +16,7 @@ func TestBenchRuns(t *testing.T) {
 		t.Skip("allocates about 1 GB and runs for several seconds: skipped in -short mode")
 	}
 	var out bytes.Buffer
-	if err := run(&out, 0, 2); err != nil {
+	if err := run(&out, 0, 2, 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"STREAM triad", "GB/s", "ns per loop", "Plan construction", "colours", "speed-up"} {
@@ -45,4 +45,22 @@ func TestAirfoilFigures(t *testing.T) {
 	if ts := op2.Timings(); len(ts) != 0 {
 		t.Errorf("the benchmark left timing records behind: %v", ts)
 	}
+}
+
+// TestSchemes runs the scheme comparison on a small mesh.
+func TestSchemes(t *testing.T) {
+	m, err := mesh.Generate(8, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := schemes(&out, m, 2, 2, 2); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"openmp schemes on Airfoil", "colour", "owner", "res_calc speed-up 1 -> 2 threads"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	t.Log(out.String())
 }

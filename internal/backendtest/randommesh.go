@@ -19,11 +19,17 @@ type randomMesh struct {
 	edgeF                 []float64 // dim 1 on edges
 }
 
-func newRandomMesh(r *rand.Rand, nEdges, nNodes, arity int) *randomMesh {
+func newRandomMesh(r *rand.Rand, nEdges, nNodes, arity int, local bool) *randomMesh {
 	m := &randomMesh{nNodes: nNodes, nEdges: nEdges, arity: arity}
 	m.emap = make([]int32, nEdges*arity)
 	for i := range m.emap {
 		m.emap[i] = int32(r.IntN(max(nNodes, 1)))
+		if local {
+			// Near the edge's place in the node numbering, as on a
+			// mesh numbered for locality.
+			c := i/arity*nNodes/nEdges + r.IntN(9) - 4
+			m.emap[i] = int32(min(max(c, 0), nNodes-1))
+		}
 	}
 	m.nodeF = make([]float64, 2*nNodes)
 	for i := range m.nodeF {
@@ -174,15 +180,21 @@ func compareOutcomes(t *testing.T, what string, want, got outcome) {
 }
 
 // testRandomMeshes runs every access mode and reduction on random meshes
-// with the sequential backend and with the backend under test, in the
+// (and one whose maps are local, as on a mesh numbered for locality, where
+// the openmp owner scheme has interior elements and separators) with the
+// sequential backend and with the backend under test, in the
 // configurations that change how it runs (openmp: 1, 2 and 3 threads; block
 // sizes 0, 1 and 64 where the backend uses plans), and compares the
 // results.
 func testRandomMeshes(t *testing.T, backend, cache string) {
 	defer func() { check(t, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true})) }()
 	r := rand.New(rand.NewPCG(1, 2))
-	meshes := []struct{ edges, nodes, arity int }{
-		{0, 5, 2}, {1, 1, 1}, {700, 700, 3}, {5000, 800, 2}, {20000, 20000, 4}, {60000, 3000, 8},
+	meshes := []struct {
+		edges, nodes, arity int
+		local               bool
+	}{
+		{0, 5, 2, false}, {1, 1, 1, false}, {700, 700, 3, false}, {5000, 800, 2, false}, {20000, 20000, 4, false}, {60000, 3000, 8, false},
+		{30000, 12000, 2, true},
 	}
 	if backend == "sequential" {
 		t.Skip("the reference backend: nothing to compare")
@@ -201,14 +213,14 @@ func testRandomMeshes(t *testing.T, backend, cache string) {
 		variants = []variant{{0, 0}, {0, 64}}
 	}
 	for _, mc := range meshes {
-		m := newRandomMesh(r, mc.edges, mc.nodes, mc.arity)
+		m := newRandomMesh(r, mc.edges, mc.nodes, mc.arity, mc.local)
 		check(t, op2.Configure(op2.Config{Backend: "sequential", CacheDir: cache, PlanCheck: true}))
 		want := runRandomLoops(t, m)
 		for _, v := range variants {
 			if v.blockSize == 1 && mc.edges > 5000 {
 				continue // thousands of colours: slow, and covered by smaller meshes
 			}
-			what := fmt.Sprintf("%s: %d edges, %d nodes, arity %d, %d threads, block size %d", backend, mc.edges, mc.nodes, mc.arity, v.threads, v.blockSize)
+			what := fmt.Sprintf("%s: %d edges, %d nodes, arity %d (local %v), %d threads, block size %d", backend, mc.edges, mc.nodes, mc.arity, mc.local, v.threads, v.blockSize)
 			check(t, op2.Configure(op2.Config{Backend: backend, Threads: v.threads, BlockSize: v.blockSize, CacheDir: cache, PlanCheck: true}))
 			compareOutcomes(t, what, want, runRandomLoops(t, m))
 		}

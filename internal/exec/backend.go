@@ -94,6 +94,10 @@ type PlanNeeds struct {
 	// Threads is the number of threads that share the blocks of one colour
 	// (host programs), for the block size choice.
 	Threads int
+	// Owners, when at least 1, asks for the owner-compute layout with that
+	// many pieces, one per thread (host programs; see plan.Input.Owners);
+	// 0 asks for the plain block colouring.
+	Owners int
 	// TooLarge, if not nil, explains that one element's staged data does
 	// not fit SharedBudget.
 	TooLarge func(l *core.Loop, nshared int) error
@@ -226,6 +230,11 @@ type Config struct {
 	DeviceLayout string
 	// CUDADevice is the ordinal of the CUDA device the cuda backend uses.
 	CUDADevice int
+	// OpenMPScheme is how the openmp backend runs loops that modify data
+	// through maps: "owner" (default: per-thread pieces of the set, their
+	// interior elements in parallel, then the coloured separators) or
+	// "colour" (all blocks coloured).
+	OpenMPScheme string
 }
 
 // MaxThreads is the largest OpenMP thread count accepted from the
@@ -262,7 +271,8 @@ func DefaultCacheDir() string {
 // overrides applied: OP2_BACKEND, CC, OP2_CFLAGS (space separated),
 // OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE, OP2_PLAN_CHECK, OP2_CHECK,
 // OP2_TIMING, OP2_LOG, OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE,
-// OP2_DEVICE_SCHEME, OP2_DEVICE_LAYOUT and OP2_CUDA_DEVICE.
+// OP2_DEVICE_SCHEME, OP2_DEVICE_LAYOUT, OP2_CUDA_DEVICE and
+// OP2_OPENMP_SCHEME.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Backend: "sequential", CC: "cc"}
 	if v := os.Getenv("OP2_BACKEND"); v != "" {
@@ -309,6 +319,7 @@ func ConfigFromEnv() (Config, error) {
 		}
 		cfg.CUDADevice = n
 	}
+	cfg.OpenMPScheme = os.Getenv("OP2_OPENMP_SCHEME")
 	if v := os.Getenv("OP2_PLAN_CHECK"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {

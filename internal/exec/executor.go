@@ -409,17 +409,17 @@ func (x *Executor) plan(b *Opened, l *core.Loop, needs *PlanNeeds) (*Plan, error
 		return nil, fmt.Errorf("%s: %w", l.Name(), err)
 	}
 	if os.Getenv("OP2_DEBUG_PLAN") != "" {
-		fmt.Fprintf(os.Stderr, "plan %s: blocks %d size %d colours %d\n", l.Name(), built.NBlocks, built.BlockSize, built.NColors)
+		fmt.Fprintf(os.Stderr, "plan %s: blocks %d size %d colours %d owners %d\n", l.Name(), built.NBlocks, built.BlockSize, built.NColors, built.Owners)
 	}
 	if x.Logger != nil {
 		x.Logger.LogAttrs(context.Background(), slog.LevelDebug, "op2: plan built",
 			slog.String("kernel", l.Kernel.Name), slog.String("set", l.Set.Name), slog.String("backend", b.Name()),
 			slog.Int("blocks", built.NBlocks), slog.Int("block_size", built.BlockSize),
-			slog.Int("colours", built.NColors), slog.Float64("seconds", d.Seconds()))
+			slog.Int("colours", built.NColors), slog.Int("owners", built.Owners), slog.Float64("seconds", d.Seconds()))
 	}
 	pl := &Plan{Plan: built}
 	var ptrs []any
-	for _, s := range [][]int32{built.BlkMap, built.Offset, built.NElems, built.ColOffset, built.NColBlk, built.ThrCol, built.NThrCol, built.BlkCol} {
+	for _, s := range [][]int32{built.BlkMap, built.Offset, built.NElems, built.ColOffset, built.NColBlk, built.ThrCol, built.NThrCol, built.BlkCol, built.OwnerOffset} {
 		if len(s) > 0 {
 			ptrs = append(ptrs, &s[0])
 		}
@@ -446,6 +446,7 @@ func ChoosePlan(l *core.Loop, needs *PlanNeeds, blockSize int, check bool) (*pla
 		modifies = func(i int) bool { return needs.Modifies[i] }
 	}
 	in := plan.ForLoop(l, modifies, blockSize)
+	in.Owners = needs.Owners
 	for i := range in.Args {
 		if needs.Unstaged != nil && needs.Unstaged[i] {
 			in.Args[i].ElemBytes = 0

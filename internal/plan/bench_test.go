@@ -39,3 +39,27 @@ func BenchmarkCheckAirfoilEdges(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBuildAirfoilHost plans the Airfoil-sized edge loop as the openmp
+// backend does on two threads (8192-element blocks), in the block
+// colouring and in the owner-compute layout.
+func BenchmarkBuildAirfoilHost(b *testing.B) {
+	en, ec, nn, nc := airfoilEdges()
+	for _, owners := range []int{0, 2} {
+		b.Run(map[int]string{0: "colour", 2: "owner2"}[owners], func(b *testing.B) {
+			in := airfoilInput(en, ec, nn, nc)
+			in.BlockSize, in.Owners = 8192, owners
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				p, err := Build(in)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if i == 0 {
+					b.ReportMetric(float64(p.NColors), "colours")
+					b.ReportMetric(float64(p.NBlocks), "blocks")
+				}
+			}
+		})
+	}
+}

@@ -7,7 +7,7 @@ import "fmt"
 //
 //   - the blocks partition [0,Exec) in order, no block crosses the Core or
 //     Owned boundary, and only the last block of a section is shorter than
-//     BlockSize;
+//     BlockSize (in the owner-compute layout any block may be shorter);
 //   - BlkCol, NColBlk, ColOffset and BlkMap agree, colours are dense, and
 //     core colours precede owned colours, which precede exec-halo colours;
 //   - every staging list is strictly ascending, within the target set, and
@@ -15,7 +15,11 @@ import "fmt"
 //     entry leads back to the map entry it replaces;
 //   - thread colours are in range and no two elements of one block and one
 //     thread colour modify the same target;
-//   - no two blocks of one colour modify the same target;
+//   - in the owner-compute layout, OwnerOffset divides every colour's
+//     blocks among Owners pieces in BlkMap order;
+//   - no two blocks of one colour modify the same target (in the
+//     owner-compute layout: no two blocks of one colour and different
+//     pieces);
 //   - NShared matches the lists.
 //
 // The error names the invariant and the block, element or argument where it
@@ -84,7 +88,7 @@ func (p *Plan) checkBlocks(in *Input) error {
 		if pos+n > ends[sec] {
 			return checkErr("block %d [%d,%d) crosses the section boundary at %d", b, pos, pos+n, ends[sec])
 		}
-		if n < p.BlockSize && pos+n != ends[sec] {
+		if n < p.BlockSize && pos+n != ends[sec] && in.Owners == 0 {
 			return checkErr("block %d [%d,%d) is short but is not the last block of its section", b, pos, pos+n)
 		}
 		secBlocks[sec] = b + 1
@@ -166,7 +170,54 @@ func (p *Plan) checkColours(in *Input) error {
 			prev = b
 		}
 	}
+	return p.checkOwners(in)
+}
+
+// checkOwners checks Owners and the shape of OwnerOffset.
+func (p *Plan) checkOwners(in *Input) error {
+	np := p.Owners
+	if np != in.Owners {
+		return checkErr("Owners = %d, input asked for %d", np, in.Owners)
+	}
+	if np == 0 {
+		if p.OwnerOffset != nil {
+			return checkErr("OwnerOffset set without owners")
+		}
+		return nil
+	}
+	if len(p.OwnerOffset) != p.NColors*np+1 {
+		return checkErr("OwnerOffset has %d entries, need NColors*Owners+1 = %d", len(p.OwnerOffset), p.NColors*np+1)
+	}
+	for c := 0; c < p.NColors; c++ {
+		if p.OwnerOffset[c*np] != p.ColOffset[c] {
+			return checkErr("OwnerOffset[%d] = %d, colour %d starts at %d", c*np, p.OwnerOffset[c*np], c, p.ColOffset[c])
+		}
+		for t := 0; t < np; t++ {
+			if next := p.OwnerOffset[c*np+t+1]; next < p.OwnerOffset[c*np+t] || next > p.ColOffset[c+1] {
+				return checkErr("OwnerOffset[%d] = %d out of order in colour %d, blocks [%d,%d)", c*np+t+1, next, c, p.ColOffset[c], p.ColOffset[c+1])
+			}
+		}
+	}
+	if int(p.OwnerOffset[p.NColors*np]) != p.NBlocks {
+		return checkErr("OwnerOffset ends at %d, plan has %d blocks", p.OwnerOffset[p.NColors*np], p.NBlocks)
+	}
 	return nil
+}
+
+// pieces returns, per block, the owner piece that runs it (0 in the plain
+// colouring, where every block of a colour may run on any thread).
+func (p *Plan) pieces() []int32 {
+	pc := make([]int32, p.NBlocks)
+	for i := 0; i+1 < len(p.OwnerOffset); i++ {
+		t := int32(0)
+		if p.Owners > 0 {
+			t = int32(i%p.Owners) + 1
+		}
+		for _, b := range p.BlkMap[p.OwnerOffset[i]:p.OwnerOffset[i+1]] {
+			pc[b] = t
+		}
+	}
+	return pc
 }
 
 // argsOf returns the arguments of each indirect dataset.
@@ -411,6 +462,7 @@ func (p *Plan) checkBlockConflicts(in *Input) error {
 		return nil
 	}
 	t := newToucher(size)
+	piece := p.pieces()
 	for c := 0; c < p.NColors; c++ {
 		stamp := int32(c + 1)
 		for i := p.ColOffset[c]; i < p.ColOffset[c+1]; i++ {
@@ -423,7 +475,7 @@ func (p *Plan) checkBlockConflicts(in *Input) error {
 				for el := s; el < e; el++ {
 					for k := klo; k < khi; k++ {
 						g := arg.Map[el*arg.Arity+k]
-						if t.stamp[gr][g] == stamp && t.who[gr][g] != b {
+						if w := t.who[gr][g]; t.stamp[gr][g] == stamp && w != b && (piece[w] == 0 || piece[w] != piece[b]) {
 							return checkErr("blocks %d and %d share block colour %d and both modify target %d of indirect dataset %d (arg %d, element %d)",
 								t.who[gr][g], b, c, g, arg.Ind, a, el)
 						}

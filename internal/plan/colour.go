@@ -217,8 +217,11 @@ func (bs *blockSources) apply(b int, set uint32, clear bool) {
 }
 
 // colourBlocks colours the blocks section by section (core, owned, exec
-// halo), each section's colours following the previous section's.
-func (p *Plan) colourBlocks(an *analysis, sc *scratch) {
+// halo), each section's colours following the previous section's. In the
+// owner-compute layout (piece not nil) a section's interior blocks (piece
+// >= 0) share its first colour and only its separator blocks are coloured
+// greedily, after it.
+func (p *Plan) colourBlocks(an *analysis, sc *scratch, piece []int32) {
 	nb := p.NBlocks
 	p.BlkCol = make([]int32, nb)
 	src := blockSources{p: p}
@@ -245,10 +248,16 @@ func (p *Plan) colourBlocks(an *analysis, sc *scratch) {
 			base++
 		default:
 			pend := sc.pend[:0]
+			off := base
 			for b := lo; b < hi; b++ {
+				if piece != nil && piece[b] >= 0 {
+					p.BlkCol[b] = base
+					off = base + 1
+					continue
+				}
 				pend = append(pend, int32(b))
 			}
-			off, used := base, base
+			used := off
 			for len(pend) > 0 {
 				for _, b := range pend {
 					src.apply(int(b), 0, true)

@@ -50,6 +50,28 @@
 // the targets of all their elements. The result uses dense colour numbers:
 // every colour below the maximum is used.
 //
+// # Owner-compute layout
+//
+// A CPU thread stages nothing, and colour passes cost it cache misses: each
+// pass re-reads the targets that blocks of other colours loaded. With
+// [Input.Owners] set to the number of threads, the planner lays the blocks
+// out differently, after MPI's owner-compute idea. Each section is split
+// into Owners contiguous pieces of nearly equal length, one per thread. An
+// element is interior when every target it modifies is modified by no other
+// piece of its section; the others are separators. Interior elements run
+// in parallel with no conflicts, each piece on one thread and in element
+// order, so a thread keeps its targets in its own cache; they form the
+// section's first colour. The separators (with short interior runs between
+// them, under 256 elements) form blocks that are coloured greedily after
+// it. [Plan.OwnerOffset] tells each piece which blocks of each colour it
+// runs: its own blocks in the interior colour, an even share in the others.
+// On a mesh numbered for locality the separators are a few rows around each
+// piece boundary and a section needs one or two colours beyond the
+// interior; on a mesh with no locality almost every element is a separator
+// and the layout degrades to the plain colouring. With one owner every
+// element is interior and the loop runs in order in one block per
+// [Input.BlockSize] elements.
+//
 // # Block size
 //
 // [Input.BlockSize] fixes the block size. When it is zero the size is chosen

@@ -56,6 +56,10 @@ type Input struct {
 	// group must have the same IndSetSize. Nil means every dataset is its
 	// own group; otherwise len(Conflict) must be at least NInds.
 	Conflict []int
+	// Owners, when at least 1, asks for the owner-compute layout for a
+	// host running Owners threads (see the package documentation); 0 asks
+	// for the plain block colouring.
+	Owners int
 }
 
 // Plan is the execution plan of one loop. All slices are owned by the plan
@@ -119,6 +123,17 @@ type Plan struct {
 	// colour.
 	BlkMap []int32
 
+	// Owners is Input.Owners: the number of pieces of the owner-compute
+	// layout, or 0 for the plain colouring.
+	Owners int
+	// OwnerOffset, in the owner-compute layout (length NColors*Owners+1),
+	// divides each colour's blocks among the pieces: piece t runs the
+	// blocks BlkMap[OwnerOffset[c*Owners+t]:OwnerOffset[c*Owners+t+1]] of
+	// colour c one after another. Blocks of one colour and different
+	// pieces never modify the same target; blocks of one colour and one
+	// piece may. Nil in the plain colouring.
+	OwnerOffset []int32
+
 	// NShared is the largest staging area, in bytes, needed by any block:
 	// the sum over indirect datasets of IndSizes[d][b] times the
 	// dataset's element size, each term rounded up to 16 bytes.
@@ -150,8 +165,16 @@ func Build(in Input) (*Plan, error) {
 	if bs == 0 {
 		bs = adaptiveBlockSize(an)
 	}
-	p := &Plan{BlockSize: bs}
-	p.layoutBlocks(in.Core, in.Owned, in.Exec)
+	p := &Plan{BlockSize: bs, Owners: in.Owners}
+	var piece []int32
+	if in.Owners > 0 {
+		var err error
+		if piece, err = p.layoutOwners(&in, an); err != nil {
+			return nil, err
+		}
+	} else {
+		p.layoutBlocks(in.Core, in.Owned, in.Exec)
+	}
 
 	if err := p.stage(&in, an); err != nil {
 		return nil, err
@@ -159,8 +182,11 @@ func Build(in Input) (*Plan, error) {
 	sc := getScratch()
 	defer putScratch(sc)
 	p.colourThreads(an, sc)
-	p.colourBlocks(an, sc)
+	p.colourBlocks(an, sc, piece)
 	p.groupBlocks()
+	if in.Owners > 0 {
+		p.splitOwners(piece)
+	}
 	p.account(&in, an)
 	return p, nil
 }
@@ -177,6 +203,9 @@ func validate(in *Input) error {
 	}
 	if in.BlockSize < 0 {
 		return fmt.Errorf("plan: negative block size %d", in.BlockSize)
+	}
+	if in.Owners < 0 || in.Owners > math.MaxInt32/4 {
+		return fmt.Errorf("plan: owner count %d outside [0, 2^29)", in.Owners)
 	}
 	if in.NInds < 0 {
 		return fmt.Errorf("plan: negative number of indirect datasets %d", in.NInds)

@@ -2,17 +2,30 @@
 // loop on all cores through OpenMP.
 //
 // Loops that modify nothing through a map are split evenly between threads.
-// Loops that do (an INC, RW or WRITE through a map) follow an execution plan:
-// the set is cut into blocks, the blocks are coloured so that no two blocks
-// of one colour touch the same target element, and the colours run one after
-// another with the blocks of each colour shared among the threads. Global
+// Loops that do (an INC, RW or WRITE through a map) follow an execution
+// plan, in one of two schemes (Config.OpenMPScheme, OP2_OPENMP_SCHEME):
+//
+//   - "owner" (the default): the set is split into one contiguous piece per
+//     thread; the elements whose modified targets no other piece modifies
+//     (the interior) run first, each thread on its own piece, in element
+//     order; the separators run afterwards in block colours. Each thread's
+//     targets stay in its cache, and a loop on a mesh numbered for locality
+//     needs one or two colours beyond the interior.
+//   - "colour": the set is cut into blocks, the blocks are coloured so that
+//     no two blocks of one colour touch the same target element, and the
+//     colours run one after another with the blocks of each colour shared
+//     among the threads (OP2's OpenMP scheme).
+//
+// Global
 // reductions accumulate per thread and are combined in thread order after
 // the loop, so a run is repeatable for a given thread count.
 package openmp
 
 import (
+	"fmt"
 	"log/slog"
 	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -36,24 +49,57 @@ func init() {
 		if err := exec.CheckThreads(threads, "openmp: thread count"); err != nil {
 			return nil, err
 		}
+		owner, err := ParseScheme(cfg.OpenMPScheme)
+		if err != nil {
+			return nil, err
+		}
 		cc, err := host.NewCompiler(cfg)
 		if err != nil {
 			return nil, err
 		}
-		return &backend{cc: cc, threads: threads}, nil
+		return &backend{cc: cc, threads: threads, owner: owner}, nil
 	})
 }
 
 type backend struct {
 	cc      *jit.Compiler
 	threads int
+	owner   bool // the owner-compute scheme
+}
+
+// Schemes of Config.OpenMPScheme.
+const (
+	SchemeOwner  = "owner"
+	SchemeColour = "colour"
+)
+
+// DefaultScheme is the scheme used when none is configured.
+const DefaultScheme = SchemeOwner
+
+// ParseScheme reports whether scheme (a Config.OpenMPScheme value; empty
+// means DefaultScheme; "color" is accepted for "colour") is the
+// owner-compute scheme, or returns an error for an unknown scheme.
+func ParseScheme(scheme string) (owner bool, err error) {
+	switch strings.ToLower(strings.TrimSpace(scheme)) {
+	case "":
+		return DefaultScheme == SchemeOwner, nil
+	case SchemeOwner:
+		return true, nil
+	case SchemeColour, "color":
+		return false, nil
+	}
+	return false, fmt.Errorf("openmp: unknown scheme %q (want %q or %q)", scheme, SchemeOwner, SchemeColour)
 }
 
 func (b *backend) Name() string { return Name }
 
 // Describe names the compiler and the thread count (exec.Describer).
 func (b *backend) Describe() []slog.Attr {
-	return []slog.Attr{slog.String("platform", "host"), slog.String("compiler", b.cc.CC), slog.Int("threads", b.threads)}
+	scheme := SchemeColour
+	if b.owner {
+		scheme = SchemeOwner
+	}
+	return []slog.Attr{slog.String("platform", "host"), slog.String("compiler", b.cc.CC), slog.Int("threads", b.threads), slog.String("scheme", scheme)}
 }
 
 // Generate writes the OpenMP wrapper for the loop.
@@ -68,7 +114,11 @@ func (b *backend) Build(l *core.Loop) (exec.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &program{Program: p, b: b, coloured: l.Sig.Colour, needs: exec.PlanNeeds{Threads: b.threads}}, nil
+	needs := exec.PlanNeeds{Threads: b.threads}
+	if b.owner {
+		needs.Owners = b.threads
+	}
+	return &program{Program: p, b: b, coloured: l.Sig.Colour, needs: needs}, nil
 }
 
 // serialBelow is the set size under which a loop runs on one thread.
@@ -110,6 +160,8 @@ func (p *program) Bind(l *core.Loop, pl *exec.Plan) error {
 		p.SetPtr(hostc.PvOffset, slicePtr(pl.Offset))
 		p.SetPtr(hostc.PvNElems, slicePtr(pl.NElems))
 		p.SetPtr(hostc.PvColOffset, slicePtr(pl.ColOffset))
+		p.SetPtr(hostc.PvOwnerOffset, slicePtr(pl.OwnerOffset))
+		p.SetInt(hostc.IvOwners, pl.Owners)
 	}
 	return nil
 }

@@ -33,6 +33,7 @@ const (
 	IvStart   = iota // first element (first block colour for a coloured openmp loop)
 	IvEnd            // one past the last element (one past the last colour)
 	IvThreads        // OpenMP threads
+	IvOwners         // owner pieces of a coloured openmp loop's plan (0: plain colouring)
 	IvCount          // number of integer slots
 )
 

@@ -8,19 +8,23 @@ import (
 
 // Plan pointers the openmp wrapper reads after the per-argument pointers.
 const (
-	PvBlkMap    = iota // blocks grouped by colour
-	PvOffset           // first element per block
-	PvNElems           // elements per block
-	PvColOffset        // first block of each colour in PvBlkMap
-	PvCount            // number of plan pointers
+	PvBlkMap      = iota // blocks grouped by colour
+	PvOffset             // first element per block
+	PvNElems             // elements per block
+	PvColOffset          // first block of each colour in PvBlkMap
+	PvOwnerOffset        // first block of each colour and owner piece in PvBlkMap (owner-compute plans)
+	PvCount              // number of plan pointers
 )
 
 // OpenMP writes the openmp backend's translation unit. A loop that
 // modifies nothing through a map is split evenly between threads over
 // [op2_iv[IvStart], op2_iv[IvEnd]); a coloured loop runs the block colours
 // [op2_iv[IvStart], op2_iv[IvEnd]) of the plan whose arrays follow the
-// per-argument pointers (PvBlkMap...). Global reductions accumulate per
-// thread and are combined in thread order.
+// per-argument pointers (PvBlkMap...): with op2_iv[IvOwners] = 0 the blocks
+// of each colour are shared among the threads by OpenMP; with an
+// owner-compute plan (op2_iv[IvOwners] pieces) thread t runs the blocks of
+// pieces t, t + nthreads, ... of each colour, in order. Global reductions
+// accumulate per thread and are combined in thread order.
 func OpenMP(l *core.Loop) (string, error) {
 	var g Gen
 	g.Prelude(l)
@@ -36,6 +40,8 @@ func OpenMP(l *core.Loop) (string, error) {
 		g.Printf("  const int *const op2_offset = (const int *)op2_pv[%d];\n", 2*nargs+PvOffset)
 		g.Printf("  const int *const op2_nelems = (const int *)op2_pv[%d];\n", 2*nargs+PvNElems)
 		g.Printf("  const int *const op2_coloff = (const int *)op2_pv[%d];\n", 2*nargs+PvColOffset)
+		g.Printf("  const int *const op2_ownoff = (const int *)op2_pv[%d];\n", 2*nargs+PvOwnerOffset)
+		g.Printf("  const int op2_owners = (int)op2_iv[%d];\n", IvOwners)
 	}
 	// Per-thread partial results, one cache line apart.
 	stride := func(a *core.Arg) int {
@@ -83,12 +89,24 @@ func OpenMP(l *core.Loop) (string, error) {
 	var r Gen
 	r.Printf("    const int op2_tid = omp_get_thread_num();\n    (void)op2_tid;\n")
 	if coloured {
-		r.Printf("    for (long long op2_c = op2_start; op2_c < op2_end; op2_c++) {\n")
-		r.Printf("      #pragma omp for schedule(static)\n")
-		r.Printf("      for (int op2_b = op2_coloff[op2_c]; op2_b < op2_coloff[op2_c + 1]; op2_b++) {\n")
-		r.Printf("        const int op2_blk = op2_blkmap[op2_b];\n")
-		r.Printf("        %s\n", call("op2_offset[op2_blk]", "(long long)op2_offset[op2_blk] + op2_nelems[op2_blk]"))
-		r.Printf("      }\n    }\n")
+		r.Printf("    if (op2_owners > 0) {\n")
+		r.Printf("      const int op2_nt = omp_get_num_threads();\n")
+		r.Printf("      for (long long op2_c = op2_start; op2_c < op2_end; op2_c++) {\n")
+		r.Printf("        for (int op2_p = op2_tid; op2_p < op2_owners; op2_p += op2_nt) {\n")
+		r.Printf("          const int *const op2_o = op2_ownoff + op2_c * op2_owners + op2_p;\n")
+		r.Printf("          for (int op2_b = op2_o[0]; op2_b < op2_o[1]; op2_b++) {\n")
+		r.Printf("            const int op2_blk = op2_blkmap[op2_b];\n")
+		r.Printf("            %s\n", call("op2_offset[op2_blk]", "(long long)op2_offset[op2_blk] + op2_nelems[op2_blk]"))
+		r.Printf("          }\n        }\n")
+		r.Printf("        if (op2_c + 1 < op2_end) {\n          #pragma omp barrier\n        }\n")
+		r.Printf("      }\n")
+		r.Printf("    } else {\n")
+		r.Printf("      for (long long op2_c = op2_start; op2_c < op2_end; op2_c++) {\n")
+		r.Printf("        #pragma omp for schedule(static)\n")
+		r.Printf("        for (int op2_b = op2_coloff[op2_c]; op2_b < op2_coloff[op2_c + 1]; op2_b++) {\n")
+		r.Printf("          const int op2_blk = op2_blkmap[op2_b];\n")
+		r.Printf("          %s\n", call("op2_offset[op2_blk]", "(long long)op2_offset[op2_blk] + op2_nelems[op2_blk]"))
+		r.Printf("        }\n      }\n    }\n")
 	} else {
 		r.Printf("    const int op2_nt = omp_get_num_threads();\n")
 		r.Printf("    const long long op2_len = op2_end - op2_start;\n")
