@@ -72,8 +72,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
@@ -175,6 +177,15 @@ type Config struct {
 	// CUDADevice is the ordinal of the GPU the cuda backend uses (default
 	// $OP2_CUDA_DEVICE, else 0).
 	CUDADevice int
+	// Tune turns on the auto-tuner (also OP2_TUNE=1): the first calls of
+	// each loop (per loop shape and number of elements) try execution
+	// plans of several block sizes, two calls each, and the fastest is
+	// kept for the calls that follow; the choice is saved in the cache
+	// directory, keyed by the machine and this configuration, so later
+	// runs start tuned. Results are correct with every candidate; sums of
+	// increments may differ in their last bits between block sizes. The
+	// choices are logged at Info ("op2: tuned").
+	Tune bool
 	// OpenMPScheme is how the openmp backend runs loops that modify data
 	// through maps (default $OP2_OPENMP_SCHEME, else "owner"): "owner"
 	// splits the set into one contiguous piece per thread, runs the
@@ -241,7 +252,33 @@ func newRuntime() *Runtime {
 	s.x.PlanCheck = s.cfg.PlanCheck
 	s.setLogger(s.cfg.Logger)
 	s.setTiming(s.cfg.Timing)
+	s.setTuning(s.cfg.Tune)
 	return s
+}
+
+// setTuning gives the executor a tuner when on (see Config.Tune), whose
+// choices are logged at Info.
+func (s *Runtime) setTuning(on bool) {
+	s.cfg.Tune = on
+	if !on {
+		s.x.Tuner = nil
+		return
+	}
+	c := &s.cfg
+	t := exec.NewTuner(c.CacheDir, fmt.Sprintf("threads=%d omp=%s dev=%s/%s cflags=%s", c.Threads, c.OpenMPScheme, c.DeviceScheme, c.DeviceLayout, strings.Join(c.CFlags, " ")))
+	t.Chosen = func(key string, blockSize int, times []time.Duration) {
+		l := s.logger.Load()
+		if l == nil {
+			return
+		}
+		var ms []string
+		for i, d := range times {
+			ms = append(ms, fmt.Sprintf("%d:%.3fms", t.Candidates[i], d.Seconds()*1e3))
+		}
+		l.LogAttrs(context.Background(), slog.LevelInfo, "op2: tuned", slog.Int("block_size", blockSize),
+			slog.String("candidates", strings.Join(ms, " ")), slog.String("key", key))
+	}
+	s.x.Tuner = t
 }
 
 // setLogger makes l the runtime's logger (nil: none).
@@ -340,6 +377,7 @@ func (r *Runtime) Configure(c Config) error {
 	def.PlanCheck = def.PlanCheck || c.PlanCheck
 	def.Check = def.Check || c.Check
 	def.Timing = def.Timing || c.Timing
+	def.Tune = def.Tune || c.Tune
 	if c.Logger != nil {
 		def.Logger = c.Logger
 	}
@@ -358,6 +396,7 @@ func (r *Runtime) Configure(c Config) error {
 	r.x.PlanCheck = def.PlanCheck
 	r.setLogger(def.Logger)
 	r.setTiming(def.Timing)
+	r.setTuning(def.Tune)
 	r.opened(opened)
 	return nil
 }

@@ -230,6 +230,8 @@ type Config struct {
 	DeviceLayout string
 	// CUDADevice is the ordinal of the CUDA device the cuda backend uses.
 	CUDADevice int
+	// Tune chooses each loop's plan block size by measurement ($OP2_TUNE).
+	Tune bool
 	// OpenMPScheme is how the openmp backend runs loops that modify data
 	// through maps: "owner" (default: per-thread pieces of the set, their
 	// interior elements in parallel, then the coloured separators) or
@@ -271,8 +273,8 @@ func DefaultCacheDir() string {
 // overrides applied: OP2_BACKEND, CC, OP2_CFLAGS (space separated),
 // OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE, OP2_PLAN_CHECK, OP2_CHECK,
 // OP2_TIMING, OP2_LOG, OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE,
-// OP2_DEVICE_SCHEME, OP2_DEVICE_LAYOUT, OP2_CUDA_DEVICE and
-// OP2_OPENMP_SCHEME.
+// OP2_DEVICE_SCHEME, OP2_DEVICE_LAYOUT, OP2_CUDA_DEVICE, OP2_OPENMP_SCHEME
+// and OP2_TUNE.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Backend: "sequential", CC: "cc"}
 	if v := os.Getenv("OP2_BACKEND"); v != "" {
@@ -320,6 +322,13 @@ func ConfigFromEnv() (Config, error) {
 		cfg.CUDADevice = n
 	}
 	cfg.OpenMPScheme = os.Getenv("OP2_OPENMP_SCHEME")
+	if v := os.Getenv("OP2_TUNE"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return cfg, fmt.Errorf("OP2_TUNE=%q is not a boolean", v)
+		}
+		cfg.Tune = b
+	}
 	if v := os.Getenv("OP2_PLAN_CHECK"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {

@@ -47,8 +47,19 @@ type Executor struct {
 	// built (Debug).
 	Logger *slog.Logger
 
+	// Tuner, if not nil, chooses plans' block sizes by measurement when
+	// BlockSize is 0.
+	Tuner *Tuner
+
 	// The time the current loop spent building its program and its plan.
 	built, planned time.Duration
+	// tuned holds the tuner's choices by backend, loop shape and size;
+	// measuring and tuneKey describe the current call when it is one of
+	// the tuner's measurements.
+	tuned     map[string]int
+	tunedKey  []byte
+	measuring bool
+	tuneKey   string
 }
 
 // Halo is what a distributed (MPI) run adds to every loop. The executor
@@ -170,6 +181,9 @@ func programKey(buf []byte, backend uint64, l *core.Loop) []byte {
 
 // Run runs l on b.
 func (x *Executor) Run(b *Opened, l *core.Loop) error {
+	if x.Tuner != nil {
+		return x.runTuned(b, l)
+	}
 	if x.Timing != nil {
 		return x.runTimed(b, l)
 	}
@@ -178,6 +192,34 @@ func (x *Executor) Run(b *Opened, l *core.Loop) error {
 		return err
 	}
 	return x.run(b, p, l)
+}
+
+// runTuned runs l on b and, when the call is one of the tuner's
+// measurements, reports its time (waiting for an asynchronous backend,
+// without the program and plan builds) to the tuner.
+func (x *Executor) runTuned(b *Opened, l *core.Loop) error {
+	x.measuring = false
+	timing := x.Timing
+	x.built, x.planned = 0, 0
+	start := time.Now()
+	p, err := x.Program(b, l)
+	if err == nil {
+		err = x.run(b, p, l)
+	}
+	if w, ok := b.Backend.(Waiter); ok && err == nil && (x.measuring || timing != nil) {
+		err = w.Wait()
+	}
+	if err != nil {
+		return err
+	}
+	run := time.Since(start) - x.built - x.planned
+	if x.measuring {
+		x.Tuner.Record(x.tuneKey, run)
+	}
+	if timing != nil {
+		timing.add(l, b.Name(), run, x.planned, x.built)
+	}
+	return nil
 }
 
 // runTimed runs l on b and records its times in x.Timing: the program and
@@ -397,12 +439,17 @@ func (x *Executor) plan(b *Opened, l *core.Loop, needs *PlanNeeds) (*Plan, error
 			k = binary.LittleEndian.AppendUint64(k, m.ID)
 		}
 	}
+	blockSize := x.BlockSize
+	if x.Tuner != nil && blockSize == 0 {
+		blockSize = x.tunedBlockSize(b, l)
+		k = binary.LittleEndian.AppendUint64(k, uint64(blockSize))
+	}
 	x.key = k
 	if pl, ok := x.plans.Get(k); ok {
 		return pl, nil
 	}
 	start := time.Now()
-	built, err := ChoosePlan(l, needs, x.BlockSize, x.PlanCheck)
+	built, err := ChoosePlan(l, needs, blockSize, x.PlanCheck)
 	d := time.Since(start)
 	x.planned += d
 	if err != nil {
@@ -503,10 +550,35 @@ func ChoosePlan(l *core.Loop, needs *PlanNeeds, blockSize int, check bool) (*pla
 	return pl, nil
 }
 
+// tunedBlockSize is the block size the tuner gives l's plan: its choice
+// once made (looked up without allocating), else the candidate this call
+// measures (x.measuring).
+func (x *Executor) tunedBlockSize(b *Opened, l *core.Loop) int {
+	k := binary.LittleEndian.AppendUint64(x.tunedKey[:0], b.ID)
+	k = binary.LittleEndian.AppendUint64(k, uint64(l.IterEnd()))
+	k = append(k, l.Sig.Key...)
+	x.tunedKey = k
+	if bs, ok := x.tuned[string(k)]; ok {
+		return bs
+	}
+	key := x.Tuner.key(b.Name(), l.Sig.Key, l.IterEnd())
+	bs, measuring := x.Tuner.BlockSize(key)
+	if measuring {
+		x.measuring, x.tuneKey = true, key
+	} else {
+		if x.tuned == nil {
+			x.tuned = map[string]int{}
+		}
+		x.tuned[string(k)] = bs
+	}
+	return bs
+}
+
 // Clear drops every program (releasing what they hold) and every plan.
 func (x *Executor) Clear() {
 	x.programs.clear()
 	x.plans.Clear()
+	clear(x.tuned)
 }
 
 // Plans is the number of plans held.

@@ -1,0 +1,69 @@
+package op2_test
+
+import (
+	"bytes"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+
+	op2 "github.com/goop2/op2"
+)
+
+// TestTuneSameResults: with Config.Tune, the first calls of a loop try
+// several block sizes and the fastest is kept; every call gives the
+// untuned results (integer increments: exact in any order), a repeated
+// loop then allocates nothing, and a runtime on the same cache directory
+// starts with the saved choice (no measurement, nothing logged).
+func TestTuneSameResults(t *testing.T) {
+	for _, backend := range allBackends {
+		if backend == "sequential" {
+			continue // no plans for this loop there
+		}
+		t.Run(backend, func(t *testing.T) {
+			cache := t.TempDir()
+			edges := must(op2.NewSet(3000, "edges"))
+			nodes := must(op2.NewSet(1000, "nodes"))
+			tab := make([]int32, 6000)
+			for i := range tab {
+				tab[i] = int32((i*7919 + i/2) % 1000)
+			}
+			m := must(op2.NewMap(edges, nodes, 2, tab, "pedge"))
+			k := op2.NewKernel("void tune_inc(int *a, int *b) { *a += 1; *b += 2; }", "tune_inc")
+			run := func(r *op2.Runtime, calls int) []int32 {
+				acc := must(op2.NewDat[int32](nodes, 1, nil, "acc"))
+				for i := 0; i < calls; i++ {
+					check(t, r.ParLoop(k, edges, acc.ArgMap(op2.Inc, m, 0), acc.ArgMap(op2.Inc, m, 1)))
+				}
+				return acc.Data()
+			}
+			plain := must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache}))
+			want := run(plain, 12)
+
+			var log bytes.Buffer
+			logger := slog.New(slog.NewTextHandler(&log, nil))
+			tuned := must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache, Tune: true, Logger: logger}))
+			if got := run(tuned, 12); !slices.Equal(got, want) {
+				t.Fatalf("tuned results differ from untuned")
+			}
+			if !strings.Contains(log.String(), "op2: tuned") {
+				t.Errorf("no choice logged:\n%s", log.String())
+			}
+			acc := must(op2.NewDat[int32](nodes, 1, nil, "acc2"))
+			if n := testing.AllocsPerRun(20, func() {
+				check(t, tuned.ParLoop(k, edges, acc.ArgMap(op2.Inc, m, 0), acc.ArgMap(op2.Inc, m, 1)))
+			}); n != 0 {
+				t.Errorf("a tuned repeated loop allocates %v times", n)
+			}
+
+			log.Reset()
+			again := must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache, Tune: true, Logger: logger}))
+			if got := run(again, 12); !slices.Equal(got, want) {
+				t.Fatalf("results with the saved choice differ from untuned")
+			}
+			if strings.Contains(log.String(), "op2: tuned") {
+				t.Errorf("a runtime on the same cache tuned again:\n%s", log.String())
+			}
+		})
+	}
+}
