@@ -1,10 +1,8 @@
 package op2
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -282,12 +280,8 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 	case p.kind == "metis" && d.Metis < 0:
 		return errors.New("METISPartitioner: the map was not declared before Partition")
 	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(&d); err != nil {
-		return err
-	}
 	send := make([][]byte, w.Size())
-	send[0] = buf.Bytes()
+	send[0] = encodeDeclaration(&d)
 	got, err := w.Alltoallv(send)
 	if err != nil {
 		return err
@@ -302,21 +296,18 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 			} else {
 				l = layouts[r]
 			}
-			var b bytes.Buffer
-			if err := gob.NewEncoder(&b).Encode(&l); err != nil {
-				return err
-			}
-			send[r] = b.Bytes()
+			send[r] = encodeLayout(&l)
 		}
 	}
 	got, err = w.Alltoallv(send)
 	if err != nil {
 		return err
 	}
-	var l layout
-	if err := gob.NewDecoder(bytes.NewReader(got[0])).Decode(&l); err != nil {
+	lp, err := decodeLayout(got[0])
+	if err != nil {
 		return fmt.Errorf("decoding the layout from rank 0: %w", err)
 	}
+	l := *lp
 	if l.Err != "" {
 		return errors.New(l.Err)
 	}
@@ -345,9 +336,11 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 func lay(decls [][]byte, ranks int) ([]layout, error) {
 	ds := make([]declaration, ranks)
 	for r := range ds {
-		if err := gob.NewDecoder(bytes.NewReader(decls[r])).Decode(&ds[r]); err != nil {
+		d, err := decodeDeclaration(decls[r])
+		if err != nil {
 			return nil, fmt.Errorf("decoding rank %d's declarations: %w", r, err)
 		}
+		ds[r] = *d
 		if ds[r].Shape != ds[0].Shape {
 			return nil, fmt.Errorf("rank %d declared a different mesh from rank 0 (every rank must declare the same sets, maps and dats in the same order):\nrank 0:\n%srank %d:\n%s", r, ds[0].Shape, r, ds[r].Shape)
 		}
