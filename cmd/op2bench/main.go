@@ -34,6 +34,7 @@ func main() {
 	rounds := flag.Int("scheme-rounds", 5, "rounds of the openmp scheme comparison on Airfoil (0 skips it)")
 	schemeIters := flag.Int("scheme-iters", 20, "Airfoil iterations per round of the scheme comparison")
 	only := flag.Bool("schemes-only", false, "run only the openmp scheme comparison")
+	locIters := flag.Int("locality-iters", 100, "Airfoil iterations per run of the locality and tuning comparison (0 skips it)")
 	flag.Parse()
 	if *only {
 		m, err := mesh.Generate(400, 600)
@@ -46,13 +47,17 @@ func main() {
 		}
 		return
 	}
-	if err := run(os.Stdout, *iters, *threads, *rounds, *schemeIters); err != nil {
+	if err := runAll(os.Stdout, *iters, *threads, *rounds, *schemeIters, *locIters); err != nil {
 		fmt.Fprintln(os.Stderr, "op2bench:", err)
 		os.Exit(1)
 	}
 }
 
 func run(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters int) error {
+	return runAll(out, airfoilIters, threads, schemeRounds, schemeIters, 0)
+}
+
+func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, localityIters int) error {
 	scheme := os.Getenv("OP2_OPENMP_SCHEME")
 	if scheme == "" {
 		scheme = "default"
@@ -80,9 +85,89 @@ func run(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters int) er
 			return err
 		}
 	}
+	if localityIters > 0 {
+		if err := localityAndTuning(out, m, localityIters, threads, triadN); err != nil {
+			return err
+		}
+	}
 	if airfoilIters > 0 {
 		return airfoilRuns(out, m, airfoilIters, threads, triad1, triadN)
 	}
+	return nil
+}
+
+// localityAndTuning runs Airfoil on openmp with the built-in mesh, the
+// mesh shuffled at random (locality lost), the shuffled mesh renumbered
+// (op2.Renumber, RCM and RCB), and the built-in mesh with the auto-tuner
+// (a first run tunes, in a private cache directory; the second is
+// measured), and prints each run's loop time against the STREAM bound.
+func localityAndTuning(out io.Writer, m *mesh.Mesh, iters, threads int, triad float64) error {
+	shuffled := m.Shuffled(1)
+	tuneDir, err := os.MkdirTemp("", "op2bench-tune-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tuneDir)
+	type runCfg struct {
+		name     string
+		m        *mesh.Mesh
+		renumber string
+		tune     bool
+	}
+	runs := []runCfg{{"ordered", m, "", false}, {"shuffled", shuffled, "", false},
+		{"shuffled+rcm", shuffled, "rcm", false}, {"shuffled+rcb", shuffled, "rcb", false}, {"ordered tuned", m, "", true}}
+	fmt.Fprintf(out, "Locality and tuning: Airfoil, %d iterations, openmp %d threads\n", iters, threads)
+	fmt.Fprintf(out, "  %-14s %10s %10s %12s\n", "run", "loops s", "vs ordered", "time/bound")
+	var ordered, bytesPerIter float64
+	for _, r := range runs {
+		cfg := op2.Config{Backend: "openmp", Threads: threads, Timing: true, Tune: r.tune}
+		if r.tune {
+			cfg.CacheDir = tuneDir
+		}
+		if err := op2.Configure(cfg); err != nil {
+			return err
+		}
+		measure := func() (float64, error) {
+			op2.ResetTimings()
+			s, err := airfoil.New(r.m)
+			if err != nil {
+				return 0, err
+			}
+			defer s.Close()
+			if r.renumber != "" {
+				if _, err := s.Renumber(r.renumber); err != nil {
+					return 0, err
+				}
+			}
+			if _, _, err := s.Iterate(iters, io.Discard); err != nil {
+				return 0, err
+			}
+			var t, b float64
+			for _, lt := range op2.Timings() {
+				t += lt.Time.Seconds()
+				b += lt.Bytes
+			}
+			if r.name == "ordered" {
+				bytesPerIter = b / float64(iters)
+			}
+			return t, nil
+		}
+		if r.tune {
+			if _, err := measure(); err != nil { // tunes and saves the choices
+				return err
+			}
+		}
+		t, err := measure()
+		if err != nil {
+			return err
+		}
+		if r.name == "ordered" {
+			ordered = t
+		}
+		bound := bytesPerIter * float64(iters) / (triad * 1e9)
+		fmt.Fprintf(out, "  %-14s %10.2f %9.2fx %11.2fx\n", r.name, t, t/ordered, t/bound)
+	}
+	fmt.Fprintf(out, "  (loops s: the loops' own time from op2's timing report, plans and compiles excluded; bound: the ordered run's bytes at the STREAM triad rate)\n\n")
 	return nil
 }
 

@@ -64,3 +64,22 @@ func TestSchemes(t *testing.T) {
 	}
 	t.Log(out.String())
 }
+
+// TestLocalityAndTuningRuns runs the locality and tuning comparison on a
+// small mesh and checks its rows; it asserts what was printed, never how
+// fast.
+func TestLocalityAndTuningRuns(t *testing.T) {
+	m, err := mesh.Generate(20, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := localityAndTuning(&out, m, 12, 2, 10); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ordered ", "shuffled ", "shuffled+rcm", "shuffled+rcb", "ordered tuned", "time/bound"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
