@@ -181,11 +181,8 @@ func programKey(buf []byte, backend uint64, l *core.Loop) []byte {
 
 // Run runs l on b.
 func (x *Executor) Run(b *Opened, l *core.Loop) error {
-	if x.Tuner != nil {
-		return x.runTuned(b, l)
-	}
-	if x.Timing != nil {
-		return x.runTimed(b, l)
+	if x.Tuner != nil || x.Timing != nil {
+		return x.runMeasured(b, l)
 	}
 	p, err := x.Program(b, l)
 	if err != nil {
@@ -194,19 +191,19 @@ func (x *Executor) Run(b *Opened, l *core.Loop) error {
 	return x.run(b, p, l)
 }
 
-// runTuned runs l on b and, when the call is one of the tuner's
-// measurements, reports its time (waiting for an asynchronous backend,
-// without the program and plan builds) to the tuner.
-func (x *Executor) runTuned(b *Opened, l *core.Loop) error {
+// runMeasured runs l on b and measures the call: the program and plan
+// builds apart, the rest (waiting for an asynchronous backend to finish the
+// loop) as its run time, which goes to x.Timing and, when the call is one
+// of the tuner's measurements, to the tuner.
+func (x *Executor) runMeasured(b *Opened, l *core.Loop) error {
 	x.measuring = false
-	timing := x.Timing
 	x.built, x.planned = 0, 0
 	start := time.Now()
 	p, err := x.Program(b, l)
 	if err == nil {
 		err = x.run(b, p, l)
 	}
-	if w, ok := b.Backend.(Waiter); ok && err == nil && (x.measuring || timing != nil) {
+	if w, ok := b.Backend.(Waiter); ok && err == nil && (x.measuring || x.Timing != nil) {
 		err = w.Wait()
 	}
 	if err != nil {
@@ -216,30 +213,9 @@ func (x *Executor) runTuned(b *Opened, l *core.Loop) error {
 	if x.measuring {
 		x.Tuner.Record(x.tuneKey, run)
 	}
-	if timing != nil {
-		timing.add(l, b.Name(), run, x.planned, x.built)
+	if x.Timing != nil {
+		x.Timing.add(l, b.Name(), run, x.planned, x.built)
 	}
-	return nil
-}
-
-// runTimed runs l on b and records its times in x.Timing: the program and
-// plan builds apart, the rest of the call (waiting for an asynchronous
-// backend to finish the loop) as its run time.
-func (x *Executor) runTimed(b *Opened, l *core.Loop) error {
-	x.built, x.planned = 0, 0
-	start := time.Now()
-	p, err := x.Program(b, l)
-	if err == nil {
-		err = x.run(b, p, l)
-	}
-	if w, ok := b.Backend.(Waiter); ok && err == nil {
-		err = w.Wait()
-	}
-	if err != nil {
-		return err
-	}
-	run := time.Since(start) - x.built - x.planned
-	x.Timing.add(l, b.Name(), run, x.planned, x.built)
 	return nil
 }
 
