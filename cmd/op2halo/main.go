@@ -176,7 +176,7 @@ func run(out io.Writer, scales []float64, rankCounts []int, partitioners []strin
 					return fmt.Errorf("%s on %d ranks: %w", p, ranks, err)
 				}
 				var worst rankCost
-				var step float64
+				var step, maxExposed float64
 				maxOwned, maxHaloPct := 0, 0.0
 				for r := range locals {
 					rc := cost(&locals[r], d, ranks, mm)
@@ -194,12 +194,12 @@ func run(out io.Writer, scales []float64, rankCounts []int, partitioners []strin
 					worst.bytes = math.Max(worst.bytes, rc.bytes)
 					worst.compute = math.Max(worst.compute, rc.compute)
 					worst.exchange = math.Max(worst.exchange, rc.exchange)
-					worst.core = math.Max(worst.core, exposed) // worst exposed exchange
+					maxExposed = math.Max(maxExposed, exposed)
 				}
 				ideal := mm.stepMs / float64(ranks)
 				fmt.Fprintf(out, "| %d | %s | %d | %d (%.1f%%) | %d | %.0f | %.3f | %.3f | %.3f | %.3f | %.0f%% |\n",
 					ranks, p, maxOwned, worst.halo, maxHaloPct, worst.neighbours, worst.bytes/1e3,
-					worst.compute, worst.exchange, worst.core, step, 100*ideal/step)
+					worst.compute, worst.exchange, maxExposed, step, 100*ideal/step)
 			}
 		}
 	}

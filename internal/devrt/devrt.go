@@ -182,7 +182,7 @@ func (d *devBuf) Upload(s *core.Storage) error {
 	if !d.soa {
 		return d.drv.Write(d.buf, s.Host, s.Bytes())
 	}
-	t := d.transposed(s)
+	t := make([]byte, s.Bytes()) // the device image; copies are not on a repeated loop's path
 	transpose(t, unsafe.Slice((*byte)(s.Host), s.Bytes()), d.n, d.dim, d.esize)
 	return d.drv.Write(d.buf, unsafe.Pointer(&t[0]), len(t))
 }
@@ -191,17 +191,13 @@ func (d *devBuf) Download(s *core.Storage) error {
 	if !d.soa {
 		return d.drv.Read(d.buf, s.Host, s.Bytes())
 	}
-	t := d.transposed(s)
+	t := make([]byte, s.Bytes()) // the device image; copies are not on a repeated loop's path
 	if err := d.drv.Read(d.buf, unsafe.Pointer(&t[0]), len(t)); err != nil {
 		return err
 	}
 	transpose(unsafe.Slice((*byte)(s.Host), s.Bytes()), t, d.dim, d.n, d.esize)
 	return nil
 }
-
-// transposed is a buffer for the structure-of-arrays image of s, made
-// for each copy (copies are not on the path of a repeated loop).
-func (d *devBuf) transposed(s *core.Storage) []byte { return make([]byte, s.Bytes()) }
 
 // transpose writes into dst the cols × rows transpose of src, a rows ×
 // cols matrix of size-byte values stored by rows.
