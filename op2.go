@@ -75,7 +75,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
@@ -178,13 +177,19 @@ type Config struct {
 	// $OP2_CUDA_DEVICE, else 0).
 	CUDADevice int
 	// Tune turns on the auto-tuner (also OP2_TUNE=1): the first calls of
-	// each loop (per loop shape and number of elements) try execution
-	// plans of several block sizes, two calls each, and the fastest is
-	// kept for the calls that follow; the choice is saved in the cache
-	// directory, keyed by the machine and this configuration, so later
-	// runs start tuned. Results are correct with every candidate; sums of
-	// increments may differ in their last bits between block sizes. The
-	// choices are logged at Info ("op2: tuned").
+	// each loop (per loop shape and number of elements) try the backend's
+	// ways of running it — the openmp scheme ("owner", "colour"); on the
+	// device backends the scheme ("staged", "atomics") and work-group size
+	// — with the executor's block size, then, with the fastest of those,
+	// execution plans of several block sizes (two calls each), and the
+	// fastest setting is kept for the calls that follow. The choice is
+	// saved in the cache directory, keyed by the machine and this
+	// configuration, so later runs start tuned. Results are correct with
+	// every setting; sums of increments may differ in their last bits
+	// between settings. The choices are logged at Info ("op2: tuned", with
+	// every setting tried and its fastest call) and shown in the timing
+	// report (LoopTiming.Tuned). The device layout (DeviceLayout) is not
+	// tuned: every loop touching a Dat shares its layout.
 	Tune bool
 	// OpenMPScheme is how the openmp backend runs loops that modify data
 	// through maps (default $OP2_OPENMP_SCHEME, else "owner"): "owner"
@@ -265,18 +270,19 @@ func (s *Runtime) setTuning(on bool) {
 		return
 	}
 	c := &s.cfg
-	t := exec.NewTuner(c.CacheDir, fmt.Sprintf("threads=%d omp=%s dev=%s/%s cflags=%s", c.Threads, c.OpenMPScheme, c.DeviceScheme, c.DeviceLayout, strings.Join(c.CFlags, " ")))
-	t.Chosen = func(key string, blockSize int, times []time.Duration) {
+	t := exec.NewTuner(c.CacheDir, fmt.Sprintf("threads=%d omp=%s dev=%s/%s cl=%s/%s cuda=%d cflags=%s", c.Threads, c.OpenMPScheme,
+		c.DeviceScheme, c.DeviceLayout, c.OpenCLPlatform, c.OpenCLDevice, c.CUDADevice, strings.Join(c.CFlags, " ")))
+	t.Chosen = func(key string, chosen exec.Setting, tried []exec.Trial) {
 		l := s.logger.Load()
 		if l == nil {
 			return
 		}
 		var ms []string
-		for i, d := range times {
-			ms = append(ms, fmt.Sprintf("%d:%.3fms", t.Candidates[i], d.Seconds()*1e3))
+		for _, tr := range tried {
+			ms = append(ms, fmt.Sprintf("%s: %.3fms", tr.Setting, tr.Time.Seconds()*1e3))
 		}
-		l.LogAttrs(context.Background(), slog.LevelInfo, "op2: tuned", slog.Int("block_size", blockSize),
-			slog.String("candidates", strings.Join(ms, " ")), slog.String("key", key))
+		l.LogAttrs(context.Background(), slog.LevelInfo, "op2: tuned", slog.String("chosen", chosen.String()),
+			slog.String("tried", strings.Join(ms, "; ")), slog.String("key", key))
 	}
 	s.x.Tuner = t
 }

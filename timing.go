@@ -59,6 +59,13 @@ type LoopTiming struct {
 	// are. Caches, write-allocate traffic and device transfers are not
 	// counted.
 	Bytes float64
+	// Tuned is the auto-tuner's setting for the loop's last call (see
+	// Config.Tune): the backend's variant, if it has several (the openmp
+	// scheme; the device scheme and work-group size), and the plan's
+	// block size, e.g. "owner, block 1024" or "block auto" (the
+	// executor's own choice); "measuring ..." while the tuner is still
+	// trying settings; empty when tuning is off.
+	Tuned string
 }
 
 // Mean is the mean time of one call (Time / Calls).
@@ -118,7 +125,7 @@ func (r *Runtime) Timings() []LoopTiming {
 	out := make([]LoopTiming, len(recs))
 	for i, rec := range recs {
 		out[i] = LoopTiming{Kernel: rec.Kernel, Set: rec.Set, Backend: rec.Backend, Calls: rec.Calls,
-			Time: rec.Run, Plan: rec.Plan, Compile: rec.Compile, Bytes: rec.Bytes}
+			Time: rec.Run, Plan: rec.Plan, Compile: rec.Compile, Bytes: rec.Bytes, Tuned: rec.Tuned}
 	}
 	return out
 }
@@ -135,8 +142,9 @@ func (r *Runtime) ResetTimings() {
 
 // WriteTimingTable writes the default runtime's timing report as a table
 // for people: one row per loop with the columns loop (the kernel), set,
-// backend, calls, time s, mean µs, plan s, compile s and GB/s, then a row
-// "all loops" with the sums. Under MPI the first line says which rank's
+// backend, calls, time s, mean µs, plan s, compile s and GB/s (and tuned,
+// the auto-tuner's settings, when tuning is on), then a row "all loops"
+// with the sums. Under MPI the first line says which rank's
 // figures follow.
 func WriteTimingTable(w io.Writer) error { return rt.WriteTimingTable(w) }
 
@@ -149,6 +157,12 @@ func (r *Runtime) WriteTimingTable(w io.Writer) error {
 	for _, t := range ts {
 		wk, ws, wb = max(wk, len(t.Kernel)), max(ws, len(t.Set)), max(wb, len(t.Backend))
 	}
+	tuned := ""
+	for _, t := range ts {
+		if t.Tuned != "" {
+			tuned = "  tuned"
+		}
+	}
 	var err error
 	printf := func(format string, a ...any) {
 		if err == nil {
@@ -158,13 +172,13 @@ func (r *Runtime) WriteTimingTable(w io.Writer) error {
 	if n := Ranks(); n > 1 {
 		printf("rank %d of %d\n", Rank(), n)
 	}
-	const nums = " %8d %10.4f %11.1f %9.4f %10.4f %8.2f\n"
-	printf("%-*s  %-*s  %-*s %8s %10s %11s %9s %10s %8s\n", wk, "loop", ws, "set", wb, "backend",
-		"calls", "time s", "mean µs", "plan s", "compile s", "GB/s")
+	const nums = " %8d %10.4f %11.1f %9.4f %10.4f %8.2f%s\n"
+	printf("%-*s  %-*s  %-*s %8s %10s %11s %9s %10s %8s%s\n", wk, "loop", ws, "set", wb, "backend",
+		"calls", "time s", "mean µs", "plan s", "compile s", "GB/s", tuned)
 	var sum LoopTiming
 	for _, t := range ts {
 		printf("%-*s  %-*s  %-*s"+nums, wk, t.Kernel, ws, t.Set, wb, t.Backend, t.Calls,
-			t.Time.Seconds(), float64(t.Mean().Nanoseconds())/1e3, t.Plan.Seconds(), t.Compile.Seconds(), t.GBPerSecond())
+			t.Time.Seconds(), float64(t.Mean().Nanoseconds())/1e3, t.Plan.Seconds(), t.Compile.Seconds(), t.GBPerSecond(), tunedCell(tuned, t.Tuned))
 		sum.Calls += t.Calls
 		sum.Time += t.Time
 		sum.Plan += t.Plan
@@ -176,11 +190,19 @@ func (r *Runtime) WriteTimingTable(w io.Writer) error {
 	return err
 }
 
+// tunedCell is a row's tuned column: none when no loop was tuned.
+func tunedCell(column, setting string) string {
+	if column == "" {
+		return ""
+	}
+	return "  " + setting
+}
+
 // WriteTimingCSV writes the default runtime's timing report as CSV (OP2's
 // op_timings_to_csv): a header row, then one row per loop with the columns
 // rank, kernel, set, backend, calls, time_s, mean_s, plan_s, compile_s,
-// bytes and gb_per_s (seconds and bytes as plain decimal or exponent
-// numbers).
+// bytes, gb_per_s (seconds and bytes as plain decimal or exponent
+// numbers) and tuned (LoopTiming.Tuned, empty when tuning is off).
 func WriteTimingCSV(w io.Writer) error { return rt.WriteTimingCSV(w) }
 
 // WriteTimingCSV writes runtime r's timing report as CSV (see the
@@ -189,11 +211,11 @@ func (r *Runtime) WriteTimingCSV(w io.Writer) error {
 	ts := r.Timings()
 	rank := strconv.Itoa(Rank())
 	c := csv.NewWriter(w)
-	c.Write([]string{"rank", "kernel", "set", "backend", "calls", "time_s", "mean_s", "plan_s", "compile_s", "bytes", "gb_per_s"})
+	c.Write([]string{"rank", "kernel", "set", "backend", "calls", "time_s", "mean_s", "plan_s", "compile_s", "bytes", "gb_per_s", "tuned"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, t := range ts {
 		c.Write([]string{rank, t.Kernel, t.Set, t.Backend, strconv.Itoa(t.Calls), f(t.Time.Seconds()), f(t.Mean().Seconds()),
-			f(t.Plan.Seconds()), f(t.Compile.Seconds()), f(t.Bytes), f(t.GBPerSecond())})
+			f(t.Plan.Seconds()), f(t.Compile.Seconds()), f(t.Bytes), f(t.GBPerSecond()), t.Tuned})
 	}
 	c.Flush()
 	return c.Error()
@@ -219,12 +241,14 @@ type TimingReportRow struct {
 	Compile  float64 `json:"compile_s"`
 	Bytes    float64 `json:"bytes"`
 	GBPerSec float64 `json:"gb_per_s"`
+	Tuned    string  `json:"tuned,omitempty"` // LoopTiming.Tuned
 }
 
 // WriteTimingJSON writes the default runtime's timing report as one JSON
 // object, a TimingReport: {"rank": 0, "ranks": 1, "loops": [{"kernel":
 // ..., "set": ..., "backend": ..., "calls": ..., "time_s": ..., "mean_s":
-// ..., "plan_s": ..., "compile_s": ..., "bytes": ..., "gb_per_s": ...}]}.
+// ..., "plan_s": ..., "compile_s": ..., "bytes": ..., "gb_per_s": ...,
+// "tuned": ... (only when tuning)}]}.
 func WriteTimingJSON(w io.Writer) error { return rt.WriteTimingJSON(w) }
 
 // WriteTimingJSON writes runtime r's timing report as JSON (see the
@@ -235,7 +259,7 @@ func (r *Runtime) WriteTimingJSON(w io.Writer) error {
 	for i, t := range ts {
 		rep.Loops[i] = TimingReportRow{Kernel: t.Kernel, Set: t.Set, Backend: t.Backend, Calls: t.Calls,
 			Time: t.Time.Seconds(), Mean: t.Mean().Seconds(), Plan: t.Plan.Seconds(), Compile: t.Compile.Seconds(),
-			Bytes: t.Bytes, GBPerSec: t.GBPerSecond()}
+			Bytes: t.Bytes, GBPerSec: t.GBPerSecond(), Tuned: t.Tuned}
 	}
 	e := json.NewEncoder(w)
 	e.SetIndent("", "  ")

@@ -182,7 +182,7 @@ func TestTimingCSVAndJSON(t *testing.T) {
 	check(t, r.WriteTimingCSV(&buf))
 	rows, err := csv.NewReader(&buf).ReadAll()
 	check(t, err)
-	wantHeader := "rank,kernel,set,backend,calls,time_s,mean_s,plan_s,compile_s,bytes,gb_per_s"
+	wantHeader := "rank,kernel,set,backend,calls,time_s,mean_s,plan_s,compile_s,bytes,gb_per_s,tuned"
 	if len(rows) != 3 || strings.Join(rows[0], ",") != wantHeader {
 		t.Fatalf("CSV rows %q", rows)
 	}

@@ -11,10 +11,11 @@ import (
 )
 
 // TestTuneSameResults: with Config.Tune, the first calls of a loop try
-// several block sizes and the fastest is kept; every call gives the
-// untuned results (integer increments: exact in any order), a repeated
-// loop then allocates nothing, and a runtime on the same cache directory
-// starts with the saved choice (no measurement, nothing logged).
+// the backend's variants and several block sizes and the fastest is kept;
+// every call gives the untuned results (integer increments: exact in any
+// order), the timing report shows the choice, a repeated loop then
+// allocates nothing, and a runtime on the same cache directory starts with
+// the saved choice (no measurement, nothing logged).
 func TestTuneSameResults(t *testing.T) {
 	for _, backend := range allBackends {
 		if backend == "sequential" {
@@ -38,16 +39,25 @@ func TestTuneSameResults(t *testing.T) {
 				return acc.Data()
 			}
 			plain := must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache}))
-			want := run(plain, 12)
+			const calls = 60 // more than any backend's variants and block sizes take
+			want := run(plain, calls)
 
 			var log bytes.Buffer
 			logger := slog.New(slog.NewTextHandler(&log, nil))
-			tuned := must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache, Tune: true, Logger: logger}))
-			if got := run(tuned, 12); !slices.Equal(got, want) {
+			tuned := must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache, Tune: true, Logger: logger, Threads: 2, Timing: true}))
+			if got := run(tuned, calls); !slices.Equal(got, want) {
 				t.Fatalf("tuned results differ from untuned")
 			}
 			if !strings.Contains(log.String(), "op2: tuned") {
 				t.Errorf("no choice logged:\n%s", log.String())
+			}
+			if backend == "openmp" && (!strings.Contains(log.String(), "owner, block auto") || !strings.Contains(log.String(), "colour, block auto")) {
+				t.Errorf("the openmp schemes were not both tried:\n%s", log.String())
+			}
+			if ts := tuned.Timings(); len(ts) != 1 || ts[0].Tuned == "" || strings.HasPrefix(ts[0].Tuned, "measuring") {
+				t.Errorf("timing report after tuning: %+v, want the choice in Tuned", ts)
+			} else if !strings.Contains(log.String(), "chosen=\""+ts[0].Tuned+"\"") {
+				t.Errorf("the timing report's choice %q is not the logged one:\n%s", ts[0].Tuned, log.String())
 			}
 			acc := must(op2.NewDat[int32](nodes, 1, nil, "acc2"))
 			if n := testing.AllocsPerRun(20, func() {
@@ -57,8 +67,8 @@ func TestTuneSameResults(t *testing.T) {
 			}
 
 			log.Reset()
-			again := must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache, Tune: true, Logger: logger}))
-			if got := run(again, 12); !slices.Equal(got, want) {
+			again := must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache, Tune: true, Logger: logger, Threads: 2}))
+			if got := run(again, calls); !slices.Equal(got, want) {
 				t.Fatalf("results with the saved choice differ from untuned")
 			}
 			if strings.Contains(log.String(), "op2: tuned") {

@@ -28,6 +28,18 @@ type Backend interface {
 	Build(l *core.Loop) (Program, error)
 }
 
+// VariantBuilder is implemented by backends that have more than one way
+// to run a loop (the openmp scheme; the device scheme and work-group
+// size), for the tuner to choose from by measurement.
+type VariantBuilder interface {
+	// Variants returns the names of the ways to run l (its signature
+	// set), the configured way first, or nil when l has only one.
+	Variants(l *core.Loop) []string
+	// BuildVariant builds l's program in one of its Variants, as Build
+	// does for the configured one.
+	BuildVariant(l *core.Loop, variant string) (Program, error)
+}
+
 // Describer is implemented by backends that can say what they run on, for
 // the log: the device, its platform, the compiler, the thread count.
 type Describer interface {

@@ -47,19 +47,30 @@ type Executor struct {
 	// built (Debug).
 	Logger *slog.Logger
 
-	// Tuner, if not nil, chooses plans' block sizes by measurement when
-	// BlockSize is 0.
+	// Tuner, if not nil, chooses each loop's program variant and, when
+	// BlockSize is 0, its plan's block size by measurement.
 	Tuner *Tuner
 
 	// The time the current loop spent building its program and its plan.
 	built, planned time.Duration
-	// tuned holds the tuner's choices by backend, loop shape and size;
-	// measuring and tuneKey describe the current call when it is one of
-	// the tuner's measurements.
-	tuned     map[string]int
-	tunedKey  []byte
-	measuring bool
-	tuneKey   string
+	// tuned holds the tuner's choices by backend, loop shape and size.
+	tuned    map[string]tunedChoice
+	tunedKey []byte
+	// The current call's setting when a tuner chose it (tuning), and
+	// whether the call is one of the tuner's measurements (measuring,
+	// saved under tuneKey) and used a plan (planUsed).
+	tuning, measuring, planUsed bool
+	setting                     tunedChoice
+	tuneKey                     string
+}
+
+// tunedChoice is the tuner's setting for a loop, whether it is the
+// backend's configured variant (whose program is the loop's usual one),
+// and its description for the timing report.
+type tunedChoice struct {
+	Setting
+	configured bool
+	label      string
 }
 
 // Halo is what a distributed (MPI) run adds to every loop. The executor
@@ -108,7 +119,14 @@ type savedState struct {
 // Program returns the program for l's shape on b, generating and compiling
 // it only for a shape not seen before, and sets l.Sig.
 func (x *Executor) Program(b *Opened, l *core.Loop) (Program, error) {
-	x.key = programKey(x.key[:0], b.ID, l)
+	return x.program(b, l, "")
+}
+
+// program returns the program for l's shape on b in one of the backend's
+// variants ("": the configured one, which sets l.Sig; another needs l.Sig
+// set).
+func (x *Executor) program(b *Opened, l *core.Loop, variant string) (Program, error) {
+	x.key = programKey(x.key[:0], b.ID, variant, l)
 	if p, sig, ok := x.programs.get(x.key); ok {
 		l.Sig = sig
 		return p, nil
@@ -116,12 +134,20 @@ func (x *Executor) Program(b *Opened, l *core.Loop) (Program, error) {
 	x.generations++
 	start := time.Now()
 	before := jit.ReadStats()
-	l.Sig = core.Analyse(l)
-	p, err := b.Build(l)
+	var p Program
+	var err error
+	if variant == "" {
+		l.Sig = core.Analyse(l)
+		p, err = b.Build(l)
+	} else if vb, ok := b.Backend.(VariantBuilder); ok {
+		p, err = vb.BuildVariant(l, variant)
+	} else {
+		err = fmt.Errorf("%s: the %s backend has no variant %q", l.Name(), b.Name(), variant)
+	}
 	d := time.Since(start)
 	x.built += d
 	if x.Logger != nil {
-		x.logBuild(b, l, d, before, err)
+		x.logBuild(b, l, variant, d, before, err)
 	}
 	if err != nil {
 		return nil, err
@@ -133,7 +159,7 @@ func (x *Executor) Program(b *Opened, l *core.Loop) (Program, error) {
 // logBuild logs the build of l's program on b, which took d: Info when
 // something was compiled, Debug when the program came from the disk cache
 // or from a program already loaded, Warn when the build failed.
-func (x *Executor) logBuild(b *Opened, l *core.Loop, d time.Duration, before jit.Stats, err error) {
+func (x *Executor) logBuild(b *Opened, l *core.Loop, variant string, d time.Duration, before jit.Stats, err error) {
 	after := jit.ReadStats()
 	level, outcome := slog.LevelDebug, "memory"
 	switch {
@@ -153,6 +179,9 @@ func (x *Executor) logBuild(b *Opened, l *core.Loop, d time.Duration, before jit
 		slog.String("backend", b.Name()), slog.Float64("seconds", d.Seconds()),
 		slog.String("cache", outcome),
 	}
+	if variant != "" {
+		attrs = append(attrs, slog.String("variant", variant))
+	}
 	if after.Rebuilds > before.Rebuilds {
 		attrs = append(attrs, slog.Bool("rebuilt", true))
 	}
@@ -165,17 +194,19 @@ func (x *Executor) logBuild(b *Opened, l *core.Loop, d time.Duration, before jit
 // Source returns the source of the program already built for l's shape on
 // b, if there is one.
 func (x *Executor) Source(b *Opened, l *core.Loop) (string, bool) {
-	x.key = programKey(x.key[:0], b.ID, l)
+	x.key = programKey(x.key[:0], b.ID, "", l)
 	if p, _, ok := x.programs.get(x.key); ok {
 		return p.Source(), true
 	}
 	return "", false
 }
 
-// programKey is the program cache's key: the backend instance and the
-// loop's shape (core.AppendKey).
-func programKey(buf []byte, backend uint64, l *core.Loop) []byte {
+// programKey is the program cache's key: the backend instance, the
+// variant and the loop's shape (core.AppendKey).
+func programKey(buf []byte, backend uint64, variant string, l *core.Loop) []byte {
 	buf = binary.LittleEndian.AppendUint64(buf, backend)
+	buf = binary.AppendUvarint(buf, uint64(len(variant)))
+	buf = append(buf, variant...)
 	return core.AppendKey(buf, l)
 }
 
@@ -196,10 +227,13 @@ func (x *Executor) Run(b *Opened, l *core.Loop) error {
 // loop) as its run time, which goes to x.Timing and, when the call is one
 // of the tuner's measurements, to the tuner.
 func (x *Executor) runMeasured(b *Opened, l *core.Loop) error {
-	x.measuring = false
+	x.tuning, x.measuring, x.planUsed, x.setting = false, false, false, tunedChoice{}
 	x.built, x.planned = 0, 0
 	start := time.Now()
 	p, err := x.Program(b, l)
+	if err == nil && x.Tuner != nil {
+		p, err = x.tunedProgram(b, l, p)
+	}
 	if err == nil {
 		err = x.run(b, p, l)
 	}
@@ -211,10 +245,10 @@ func (x *Executor) runMeasured(b *Opened, l *core.Loop) error {
 	}
 	run := time.Since(start) - x.built - x.planned
 	if x.measuring {
-		x.Tuner.Record(x.tuneKey, run)
+		x.Tuner.Record(x.tuneKey, run, x.planUsed && x.BlockSize == 0)
 	}
 	if x.Timing != nil {
-		x.Timing.add(l, b.Name(), run, x.planned, x.built)
+		x.Timing.add(l, b.Name(), run, x.planned, x.built, x.setting.label)
 	}
 	return nil
 }
@@ -416,10 +450,16 @@ func (x *Executor) plan(b *Opened, l *core.Loop, needs *PlanNeeds) (*Plan, error
 		}
 	}
 	blockSize := x.BlockSize
-	if x.Tuner != nil && blockSize == 0 {
-		blockSize = x.tunedBlockSize(b, l)
+	if x.tuning {
+		// The variant's program may ask for another plan (the openmp
+		// scheme's owner pieces, a device scheme's colouring).
+		if blockSize == 0 {
+			blockSize = x.setting.BlockSize
+		}
 		k = binary.LittleEndian.AppendUint64(k, uint64(blockSize))
+		k = append(k, x.setting.Variant...)
 	}
+	x.planUsed = true
 	x.key = k
 	if pl, ok := x.plans.Get(k); ok {
 		return pl, nil
@@ -526,28 +566,54 @@ func ChoosePlan(l *core.Loop, needs *PlanNeeds, blockSize int, check bool) (*pla
 	return pl, nil
 }
 
-// tunedBlockSize is the block size the tuner gives l's plan: its choice
-// once made (looked up without allocating), else the candidate this call
-// measures (x.measuring).
-func (x *Executor) tunedBlockSize(b *Opened, l *core.Loop) int {
+// tunedProgram sets x.setting to the tuner's setting for this call of l
+// on b (its choice once made, looked up without allocating; else the
+// setting this call measures, x.measuring) and returns the program of its
+// variant: configured, the loop's usual program, or another one.
+func (x *Executor) tunedProgram(b *Opened, l *core.Loop, configured Program) (Program, error) {
 	k := binary.LittleEndian.AppendUint64(x.tunedKey[:0], b.ID)
 	k = binary.LittleEndian.AppendUint64(k, uint64(l.IterEnd()))
 	k = append(k, l.Sig.Key...)
 	x.tunedKey = k
-	if bs, ok := x.tuned[string(k)]; ok {
-		return bs
-	}
-	key := x.Tuner.key(b.Name(), l.Sig.Key, l.IterEnd())
-	bs, measuring := x.Tuner.BlockSize(key)
-	if measuring {
-		x.measuring, x.tuneKey = true, key
-	} else {
-		if x.tuned == nil {
-			x.tuned = map[string]int{}
+	c, ok := x.tuned[string(k)]
+	if !ok {
+		var variants []string
+		if vb, ok := b.Backend.(VariantBuilder); ok {
+			variants = vb.Variants(l)
 		}
-		x.tuned[string(k)] = bs
+		if len(variants) == 0 && (configured.PlanNeeds() == nil || x.BlockSize > 0) {
+			// One way to run the loop, and no plan to size.
+			c = tunedChoice{configured: true, label: "nothing to choose"}
+			if x.tuned == nil {
+				x.tuned = map[string]tunedChoice{}
+			}
+			x.tuned[string(k)] = c
+			x.tuning, x.setting = true, c
+			return configured, nil
+		}
+		key := x.Tuner.Key(b.Name(), l.Sig.Key, l.IterEnd())
+		s, measuring := x.Tuner.Setting(key, variants)
+		c = tunedChoice{Setting: s, configured: len(variants) == 0 || s.Variant == variants[0]}
+		shown := s
+		if x.BlockSize > 0 {
+			shown.BlockSize = x.BlockSize
+		}
+		c.label = shown.String()
+		if measuring {
+			x.measuring, x.tuneKey = true, key
+			c.label = "measuring " + c.label
+		} else {
+			if x.tuned == nil {
+				x.tuned = map[string]tunedChoice{}
+			}
+			x.tuned[string(k)] = c
+		}
 	}
-	return bs
+	x.tuning, x.setting = true, c
+	if c.configured {
+		return configured, nil
+	}
+	return x.program(b, l, c.Variant)
 }
 
 // Clear drops every program (releasing what they hold) and every plan.

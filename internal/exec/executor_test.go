@@ -280,3 +280,101 @@ func TestOpenMPCoreThenRest(t *testing.T) {
 		}
 	}
 }
+
+// variantBackend is a fakeBackend with two ways to run a loop: "one" (the
+// configured one, Build's program) and "two", whose plans have owner
+// pieces.
+type variantBackend struct {
+	fakeBackend
+	variants []string
+	built    []string // variants built by BuildVariant
+}
+
+func (b *variantBackend) Variants(*core.Loop) []string { return b.variants }
+
+func (b *variantBackend) BuildVariant(l *core.Loop, v string) (exec.Program, error) {
+	b.built = append(b.built, v)
+	needs := *b.needs
+	if v == "two" {
+		needs.Owners = 2
+	}
+	p := &fakeProgram{b: &fakeBackend{needs: &needs, launchOK: -1}, src: v + " " + l.Kernel.Name}
+	b.progs = append(b.progs, p)
+	return p, nil
+}
+
+// TestExecutorTunesVariants: with a tuner, the executor measures the
+// backend's configured variant with its usual program and builds each
+// other variant once; each variant's plans are its own (the owner pieces
+// its program asks for); once chosen, every call runs the chosen program
+// and the timing report says which.
+func TestExecutorTunesVariants(t *testing.T) {
+	ms := newMesh(t, 120, 120, 120)
+	l := ms.incLoop(t)
+	fb := &variantBackend{fakeBackend: fakeBackend{needs: &exec.PlanNeeds{Threads: 2}, launchOK: -1}, variants: []string{"one", "two"}}
+	x := exec.New()
+	x.Tuner = exec.NewTuner("", "test")
+	x.Tuner.BlockSizes, x.Tuner.Reps = []int{0, 16}, 1
+	var chosen exec.Setting
+	x.Tuner.Chosen = func(_ string, s exec.Setting, tried []exec.Trial) {
+		chosen = s
+		if len(tried) != 3 {
+			t.Errorf("tried %v, want both variants, then the other block size", tried)
+		}
+	}
+	x.Timing = exec.NewTimings()
+	b := &exec.Opened{Backend: fb, ID: core.NewID()}
+	for range 6 {
+		if err := x.Run(b, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if chosen.Variant == "" {
+		t.Fatalf("no choice made")
+	}
+	if !slices.Equal(fb.built, []string{"two"}) {
+		t.Errorf("variants built %v, want only two (one is the configured program)", fb.built)
+	}
+	if len(fb.progs) != 2 {
+		t.Fatalf("%d programs, want 2", len(fb.progs))
+	}
+	for _, p := range fb.progs {
+		for _, pl := range p.plans {
+			if want := p.b.needs.Owners; pl.Owners != want {
+				t.Errorf("program %q ran with a plan of %d owner pieces, want %d", p.src, pl.Owners, want)
+			}
+		}
+	}
+	// The last three calls ran the chosen variant's program.
+	want := fb.progs[0]
+	if chosen.Variant == "two" {
+		want = fb.progs[1]
+	}
+	calls := len(want.plans)
+	if calls < 3 {
+		t.Errorf("the chosen program %q ran %d times, want at least the 3 calls after tuning", want.src, calls)
+	}
+	if recs := x.Timing.Records(); len(recs) != 1 || recs[0].Tuned != chosen.String() {
+		t.Errorf("timing records %+v, want one with Tuned %q", recs, chosen)
+	}
+}
+
+// TestExecutorNothingToTune: a loop with one way to run and no plan is not
+// measured; the timing report says so.
+func TestExecutorNothingToTune(t *testing.T) {
+	ms := newMesh(t, 50, 50, 50)
+	fb := &fakeBackend{launchOK: -1}
+	x := exec.New()
+	x.Tuner = exec.NewTuner("", "test")
+	x.Tuner.Chosen = func(string, exec.Setting, []exec.Trial) { t.Error("a loop with nothing to choose was tuned") }
+	x.Timing = exec.NewTimings()
+	b := &exec.Opened{Backend: fb, ID: core.NewID()}
+	for range 12 {
+		if err := x.Run(b, ms.directLoop(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if recs := x.Timing.Records(); len(recs) != 1 || recs[0].Tuned != "nothing to choose" {
+		t.Errorf("timing records %+v", recs)
+	}
+}

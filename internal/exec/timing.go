@@ -31,6 +31,10 @@ type TimingRecord struct {
 	Plan    time.Duration // building execution plans
 	Compile time.Duration // building programs (generation, compilation or cache loads)
 	Bytes   float64       // the bytes all calls must move (LoopBytes)
+	// Tuned is the tuner's setting for the last call ("owner, block
+	// 1024"), "measuring ..." while it tries settings, "" without a
+	// tuner.
+	Tuned string
 
 	// The last call's arguments and iteration count, and its bytes, so
 	// that a repeated loop does not count again.
@@ -66,8 +70,9 @@ func (t *Timings) Reset() {
 	t.records = nil
 }
 
-// add records one call of l on backend: its times and its bytes.
-func (t *Timings) add(l *core.Loop, backend string, run, plan, compile time.Duration) {
+// add records one call of l on backend: its times, its bytes and the
+// tuner's setting for it.
+func (t *Timings) add(l *core.Loop, backend string, run, plan, compile time.Duration, tuned string) {
 	k := timingKey{l.Kernel.Name, l.Set.Name, backend}
 	r, ok := t.byKey[k]
 	if !ok {
@@ -79,6 +84,7 @@ func (t *Timings) add(l *core.Loop, backend string, run, plan, compile time.Dura
 	r.Run += run
 	r.Plan += plan
 	r.Compile += compile
+	r.Tuned = tuned
 	if !r.sameShape(l) {
 		r.shape = r.shape[:0]
 		for i := range l.Args {

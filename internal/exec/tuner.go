@@ -14,52 +14,99 @@ import (
 	"time"
 )
 
-// Tuner chooses, per loop shape and set size, the execution plan's block
-// size by measurement (seed 002 §8): the first calls of a loop try each
-// candidate in turn (Reps calls each), the fastest is kept, and the choice
-// is written to a file in the cache directory keyed by the machine and the
-// backend's configuration, so that later runs start tuned. Every candidate
-// gives correct results (a plan is a plan); only the order in which
-// increments are summed, and so the last bits of floating-point sums,
-// depends on the choice.
-type Tuner struct {
-	// Candidates are the block sizes tried; 0 is the executor's own
+// Setting is one way of running a loop that the tuner can choose: the
+// backend's variant of the loop's program and the execution plan's block
+// size.
+type Setting struct {
+	// Variant names the backend's way of running the loop, one of its
+	// VariantBuilder.Variants ("" for a backend with one way): the
+	// openmp scheme, or a device scheme and work-group size.
+	Variant string `json:"variant,omitempty"`
+	// BlockSize is the plan's block size; 0 is the executor's own
 	// choice (ChoosePlan's policy).
-	Candidates []int
-	// Reps is the number of calls measured per candidate (the fastest
+	BlockSize int `json:"block_size"`
+}
+
+// String describes the setting for people: "owner, block 1024", "block
+// auto".
+func (s Setting) String() string {
+	b := "block auto"
+	if s.BlockSize > 0 {
+		b = "block " + strconv.Itoa(s.BlockSize)
+	}
+	if s.Variant == "" {
+		return b
+	}
+	return s.Variant + ", " + b
+}
+
+// Trial is a setting the tuner measured and the fastest of its calls.
+type Trial struct {
+	Setting Setting
+	Time    time.Duration
+	// Planned is whether the calls used an execution plan (when none
+	// did, the block size makes no difference and is not tried).
+	Planned bool
+}
+
+// Tuner chooses, per loop shape and set size, how a loop runs by
+// measurement (seed 002 §8). The first calls of a loop try each of the
+// backend's variants (VariantBuilder: the openmp scheme; the device
+// scheme and work-group size) with the executor's block size policy, Reps
+// calls each; then, if the fastest variant uses an execution plan, each of
+// BlockSizes with that variant. The fastest setting measured is kept, and
+// written to a file in the cache directory keyed by the machine and the
+// configuration, so that later runs start tuned. Every setting gives
+// correct results; only the order in which increments are summed, and so
+// the last bits of floating-point sums, depends on the choice.
+type Tuner struct {
+	// BlockSizes are the block sizes tried with the fastest variant; 0
+	// is the executor's own choice, which every variant is first measured
+	// with.
+	BlockSizes []int
+	// Reps is the number of calls measured per setting (the fastest
 	// counts).
 	Reps int
 	// Fingerprint names the configuration choices depend on (backend
 	// settings such as threads), part of every key.
 	Fingerprint string
+	// Chosen, if not nil, is told each choice made by measurement, with
+	// every setting tried.
+	Chosen func(key string, chosen Setting, tried []Trial)
 
 	path    string
 	machine string
 	mu      sync.Mutex
-	known   map[string]int // saved choices, by key
+	known   map[string]Setting // saved choices, by key
 	state   map[string]*tuning
-	// Chosen, if not nil, is told each choice made by measurement.
-	Chosen func(key string, blockSize int, times []time.Duration)
 }
 
 // tuning is a loop's measurement in progress.
 type tuning struct {
-	best  []time.Duration // per candidate, the fastest call so far
-	calls int
+	trials []Trial // the settings to measure, in order, and their best times
+	cur    int     // the trial being measured
+	calls  int     // calls of trials[cur] measured
+	sizes  bool    // the block sizes have been added
 }
 
-// DefaultCandidates are the block sizes the tuner tries.
-var DefaultCandidates = []int{0, 256, 1024, 4096, 16384}
+// DefaultBlockSizes are the block sizes the tuner tries.
+var DefaultBlockSizes = []int{0, 256, 1024, 4096, 16384}
+
+// tuningFile is the name of the file, in the cache directory, that holds
+// the choices.
+const tuningFile = "tuning-v2.json"
 
 // NewTuner returns a tuner that remembers its choices in dir (the cache
 // directory), loading what earlier runs on this machine chose.
 func NewTuner(dir, fingerprint string) *Tuner {
-	t := &Tuner{Candidates: DefaultCandidates, Reps: 2, Fingerprint: fingerprint,
-		machine: MachineKey(), known: map[string]int{}, state: map[string]*tuning{}}
+	t := &Tuner{BlockSizes: DefaultBlockSizes, Reps: 2, Fingerprint: fingerprint,
+		machine: MachineKey(), known: map[string]Setting{}, state: map[string]*tuning{}}
 	if dir != "" {
-		t.path = filepath.Join(dir, "tuning.json")
+		t.path = filepath.Join(dir, tuningFile)
 		if b, err := os.ReadFile(t.path); err == nil {
-			_ = json.Unmarshal(b, &t.known) // an unreadable file only costs tuning again
+			if json.Unmarshal(b, &t.known) != nil {
+				clear(t.known) // an unreadable file only costs tuning again
+			}
 		}
 	}
 	return t
@@ -83,63 +130,107 @@ func MachineKey() string {
 	return fmt.Sprintf("%s/%s/%d/%s", host, model, runtime.NumCPU(), runtime.GOARCH)
 }
 
-// key is the saved key of a loop: machine, configuration, backend, loop
-// shape and the number of elements it runs over.
-func (t *Tuner) key(backend, shape string, elements int) string {
+// Key is the saved key of a loop: machine, configuration, backend (its
+// name and the device it runs on), loop shape and the number of elements
+// it runs over.
+func (t *Tuner) Key(backend, shape string, elements int) string {
 	return t.machine + "|" + t.Fingerprint + "|" + backend + "|" + fmt.Sprintf("%x", sha256.Sum256([]byte(shape))) + "|" + strconv.Itoa(elements)
 }
 
-// BlockSize returns the block size for the next call of a loop and whether
-// that call is a measurement (whose time the caller reports with Record).
-func (t *Tuner) BlockSize(key string) (blockSize int, measuring bool) {
+// Setting returns the setting for the next call of the loop saved under
+// key and whether that call is a measurement (whose time the caller
+// reports with Record). variants are the backend's variants for the loop,
+// the configured one first (nil when it has one way); a saved choice
+// naming a variant no longer offered is measured again.
+func (t *Tuner) Setting(key string, variants []string) (s Setting, measuring bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if bs, ok := t.known[key]; ok {
-		return bs, false
+	if s, ok := t.known[key]; ok && (s.Variant == "" && len(variants) == 0 || contains(variants, s.Variant)) {
+		return s, false
 	}
 	st := t.state[key]
 	if st == nil {
-		st = &tuning{best: make([]time.Duration, len(t.Candidates))}
+		st = &tuning{}
+		if len(variants) == 0 {
+			st.trials = []Trial{{}}
+		}
+		for _, v := range variants {
+			st.trials = append(st.trials, Trial{Setting: Setting{Variant: v}})
+		}
 		t.state[key] = st
 	}
-	return t.Candidates[st.calls/t.Reps], true
+	return st.trials[st.cur].Setting, true
 }
 
-// Record reports the time of a measured call made with the block size
-// BlockSize returned; after the last candidate the fastest is chosen and
-// saved.
-func (t *Tuner) Record(key string, d time.Duration) {
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Record reports the time of a measured call made with the setting
+// Setting returned, and whether it used an execution plan. After the last
+// setting the fastest is chosen and saved.
+func (t *Tuner) Record(key string, d time.Duration, planned bool) {
 	t.mu.Lock()
 	st := t.state[key]
 	if st == nil {
 		t.mu.Unlock()
 		return
 	}
-	i := st.calls / t.Reps
-	if st.best[i] == 0 || d < st.best[i] {
-		st.best[i] = max(d, 1)
+	tr := &st.trials[st.cur]
+	if tr.Time == 0 || d < tr.Time {
+		tr.Time = max(d, 1)
 	}
-	st.calls++
-	if st.calls < len(t.Candidates)*t.Reps {
+	tr.Planned = tr.Planned || planned
+	if st.calls++; st.calls < t.Reps {
 		t.mu.Unlock()
 		return
 	}
+	st.cur, st.calls = st.cur+1, 0
+	if st.cur < len(st.trials) {
+		t.mu.Unlock()
+		return
+	}
+	best := fastest(st.trials)
+	if !st.sizes && st.trials[best].Planned {
+		// The block sizes, with the fastest variant.
+		st.sizes = true
+		for _, bs := range t.BlockSizes {
+			if bs != st.trials[best].Setting.BlockSize {
+				st.trials = append(st.trials, Trial{Setting: Setting{Variant: st.trials[best].Setting.Variant, BlockSize: bs}})
+			}
+		}
+		if st.cur < len(st.trials) {
+			t.mu.Unlock()
+			return
+		}
+	}
+	chosen := st.trials[fastest(st.trials)].Setting
+	t.known[key] = chosen
+	delete(t.state, key)
+	report, tried := t.Chosen, st.trials
+	err := t.save()
+	t.mu.Unlock()
+	if report != nil {
+		report(key, chosen, tried)
+	}
+	_ = err // a cache that cannot be written only costs tuning again
+}
+
+// fastest is the index of the trial with the least time (the first on a
+// tie).
+func fastest(trials []Trial) int {
 	best := 0
-	for j, b := range st.best {
-		if b < st.best[best] {
+	for j, tr := range trials {
+		if tr.Time < trials[best].Time {
 			best = j
 		}
 	}
-	bs := t.Candidates[best]
-	t.known[key] = bs
-	delete(t.state, key)
-	chosen, times := t.Chosen, st.best
-	err := t.save()
-	t.mu.Unlock()
-	if chosen != nil {
-		chosen(key, bs, times)
-	}
-	_ = err // a cache that cannot be written only costs tuning again
+	return best
 }
 
 // save writes the known choices (t.mu held).

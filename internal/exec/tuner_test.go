@@ -1,54 +1,147 @@
 package exec
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
 
-// TestTunerChoosesFastest: the tuner hands out each candidate Reps times,
-// keeps the fastest, saves it, and a tuner on the same directory starts
-// with that choice.
+// TestTunerChoosesFastest: the tuner measures every variant with the
+// executor's block size policy, then the block sizes with the fastest
+// variant when it used a plan, Reps calls each, keeps the fastest setting,
+// saves it, and a tuner on the same directory starts with that choice.
 func TestTunerChoosesFastest(t *testing.T) {
-	dir := t.TempDir()
-	tu := NewTuner(dir, "threads=2")
-	tu.Candidates, tu.Reps = []int{0, 256, 1024}, 2
-	var got int
-	tu.Chosen = func(key string, bs int, times []time.Duration) { got = bs }
-	key := tu.key("openmp", "shape", 1000)
-	cost := map[int]time.Duration{0: 5 * time.Millisecond, 256: 3 * time.Millisecond, 1024: 4 * time.Millisecond}
-	var seen []int
-	for i := 0; i < 6; i++ {
-		bs, measuring := tu.BlockSize(key)
-		if !measuring {
-			t.Fatalf("call %d: not measuring", i)
-		}
-		seen = append(seen, bs)
-		tu.Record(key, cost[bs])
+	type cost struct {
+		d       time.Duration
+		planned bool
 	}
-	if want := []int{0, 0, 256, 256, 1024, 1024}; !equalInts(seen, want) {
-		t.Errorf("candidates handed out %v, want %v", seen, want)
-	}
-	if bs, measuring := tu.BlockSize(key); measuring || bs != 256 || got != 256 {
-		t.Errorf("after tuning: block size %d (measuring %v, reported %d), want 256", bs, measuring, got)
-	}
-	again := NewTuner(dir, "threads=2")
-	if bs, measuring := again.BlockSize(again.key("openmp", "shape", 1000)); measuring || bs != 256 {
-		t.Errorf("a new tuner on the same directory: %d (measuring %v), want 256", bs, measuring)
-	}
-	other := NewTuner(dir, "threads=1")
-	if _, measuring := other.BlockSize(other.key("openmp", "shape", 1000)); !measuring {
-		t.Errorf("another configuration reused the choice")
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name     string
+		variants []string
+		costs    map[Setting]cost
+		want     []Setting // settings handed out, once per setting
+		chosen   Setting
+	}{
+		{
+			name: "block sizes only",
+			costs: map[Setting]cost{
+				{BlockSize: 0}: {5 * ms, true}, {BlockSize: 256}: {3 * ms, true}, {BlockSize: 1024}: {4 * ms, true},
+			},
+			want:   []Setting{{}, {BlockSize: 256}, {BlockSize: 1024}},
+			chosen: Setting{BlockSize: 256},
+		},
+		{
+			name:     "variants then block sizes of the fastest",
+			variants: []string{"owner", "colour"},
+			costs: map[Setting]cost{
+				{"owner", 0}: {5 * ms, true}, {"colour", 0}: {4 * ms, true},
+				{"colour", 256}: {6 * ms, true}, {"colour", 1024}: {2 * ms, true},
+			},
+			want:   []Setting{{"owner", 0}, {"colour", 0}, {"colour", 256}, {"colour", 1024}},
+			chosen: Setting{"colour", 1024},
+		},
+		{
+			name:     "no plan: block sizes not tried",
+			variants: []string{"staged", "atomics"},
+			costs: map[Setting]cost{
+				{"staged", 0}: {5 * ms, true}, {"atomics", 0}: {4 * ms, false},
+			},
+			want:   []Setting{{"staged", 0}, {"atomics", 0}},
+			chosen: Setting{"atomics", 0},
+		},
+		{
+			name:     "a variant measured first stays when block sizes are slower",
+			variants: []string{"staged", "atomics"},
+			costs: map[Setting]cost{
+				{"staged", 0}: {3 * ms, true}, {"atomics", 0}: {4 * ms, false},
+				{"staged", 256}: {5 * ms, true}, {"staged", 1024}: {5 * ms, true},
+			},
+			want:   []Setting{{"staged", 0}, {"atomics", 0}, {"staged", 256}, {"staged", 1024}},
+			chosen: Setting{"staged", 0},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tu := NewTuner(dir, "threads=2")
+			tu.BlockSizes, tu.Reps = []int{0, 256, 1024}, 2
+			var got Setting
+			var tried []Trial
+			tu.Chosen = func(key string, s Setting, tr []Trial) { got, tried = s, tr }
+			key := tu.Key("openmp", "shape", 1000)
+			var seen []Setting
+			for i := 0; i < 2*len(tc.want); i++ {
+				s, measuring := tu.Setting(key, tc.variants)
+				if !measuring {
+					t.Fatalf("call %d: not measuring", i)
+				}
+				if i%2 == 0 {
+					seen = append(seen, s)
+				}
+				c, ok := tc.costs[s]
+				if !ok {
+					t.Fatalf("call %d: setting %v has no cost", i, s)
+				}
+				tu.Record(key, c.d+time.Duration(i%2)*ms, c.planned)
+			}
+			if !reflect.DeepEqual(seen, tc.want) {
+				t.Errorf("settings handed out %v, want %v", seen, tc.want)
+			}
+			if s, measuring := tu.Setting(key, tc.variants); measuring || s != tc.chosen || got != tc.chosen {
+				t.Errorf("after tuning: %v (measuring %v, reported %v), want %v", s, measuring, got, tc.chosen)
+			}
+			if len(tried) != len(tc.want) {
+				t.Errorf("reported %d settings tried, want %d", len(tried), len(tc.want))
+			}
+			for _, tr := range tried {
+				if want := tc.costs[tr.Setting].d; tr.Time != want {
+					t.Errorf("%v: fastest call %v, want %v", tr.Setting, tr.Time, want)
+				}
+			}
+			again := NewTuner(dir, "threads=2")
+			if s, measuring := again.Setting(again.Key("openmp", "shape", 1000), tc.variants); measuring || s != tc.chosen {
+				t.Errorf("a new tuner on the same directory: %v (measuring %v), want %v", s, measuring, tc.chosen)
+			}
+			other := NewTuner(dir, "threads=1")
+			if _, measuring := other.Setting(other.Key("openmp", "shape", 1000), tc.variants); !measuring {
+				t.Errorf("another configuration reused the choice")
+			}
+		})
 	}
 }
 
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
+// TestTunerForgetsVanishedVariant: a saved choice naming a variant the
+// backend no longer offers is measured again.
+func TestTunerForgetsVanishedVariant(t *testing.T) {
+	dir := t.TempDir()
+	tu := NewTuner(dir, "")
+	tu.BlockSizes, tu.Reps = []int{0}, 1
+	key := tu.Key("opencl", "shape", 10)
+	for range 2 {
+		s, _ := tu.Setting(key, []string{"a", "b"})
+		tu.Record(key, map[string]time.Duration{"a": 2, "b": 1}[s.Variant], false)
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
+	if s, measuring := tu.Setting(key, []string{"a", "b"}); measuring || s.Variant != "b" {
+		t.Fatalf("chose %v (measuring %v), want b", s, measuring)
+	}
+	again := NewTuner(dir, "")
+	if s, measuring := again.Setting(key, []string{"a", "c"}); !measuring || s.Variant != "a" {
+		t.Errorf("with b gone: %v (measuring %v), want a measured", s, measuring)
+	}
+}
+
+func TestSettingString(t *testing.T) {
+	for _, tc := range []struct {
+		s    Setting
+		want string
+	}{
+		{Setting{}, "block auto"},
+		{Setting{BlockSize: 1024}, "block 1024"},
+		{Setting{Variant: "owner"}, "owner, block auto"},
+		{Setting{Variant: "staged/128", BlockSize: 256}, "staged/128, block 256"},
+	} {
+		if got := tc.s.String(); got != tc.want {
+			t.Errorf("%#v: %q, want %q", tc.s, got, tc.want)
 		}
 	}
-	return true
 }

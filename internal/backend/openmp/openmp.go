@@ -105,7 +105,33 @@ func (b *backend) Describe() []slog.Attr {
 // Generate writes the OpenMP wrapper for the loop.
 func (b *backend) Generate(l *core.Loop) (string, error) { return hostc.OpenMP(l) }
 
-func (b *backend) Build(l *core.Loop) (exec.Program, error) {
+func (b *backend) Build(l *core.Loop) (exec.Program, error) { return b.build(l, b.owner) }
+
+// Variants offers the two schemes, the configured one first, for loops
+// that follow a plan on more than one thread (exec.VariantBuilder).
+func (b *backend) Variants(l *core.Loop) []string {
+	if !l.Sig.Colour || b.threads <= 1 {
+		return nil
+	}
+	if b.owner {
+		return []string{SchemeOwner, SchemeColour}
+	}
+	return []string{SchemeColour, SchemeOwner}
+}
+
+// BuildVariant builds l's program in the scheme variant names
+// (exec.VariantBuilder).
+func (b *backend) BuildVariant(l *core.Loop, variant string) (exec.Program, error) {
+	owner, err := ParseScheme(variant)
+	if err != nil {
+		return nil, err
+	}
+	return b.build(l, owner)
+}
+
+// build builds l's program for the owner-compute scheme (owner) or the
+// block colouring.
+func (b *backend) build(l *core.Loop, owner bool) (exec.Program, error) {
 	src, err := hostc.OpenMP(l)
 	if err != nil {
 		return nil, err
@@ -115,7 +141,7 @@ func (b *backend) Build(l *core.Loop) (exec.Program, error) {
 		return nil, err
 	}
 	needs := exec.PlanNeeds{Threads: b.threads}
-	if b.owner {
+	if owner {
 		needs.Owners = b.threads
 	}
 	return &program{Program: p, b: b, coloured: l.Sig.Colour, needs: needs}, nil
