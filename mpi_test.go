@@ -280,18 +280,28 @@ func TestMPIAgreesWithOneRank(t *testing.T) {
 		ranks       int
 		partitioner string
 		rankZero    bool
+		tune        bool // each rank's auto-tuner changes settings from call to call
 	}
-	runs := []run{{2, "rcb", true}, {3, "metis", false}}
+	runs := []run{{2, "rcb", true, false}, {3, "metis", false, false}, {2, "metis", false, true}}
 	if !testing.Short() {
-		runs = append(runs, run{2, "block", false}, run{3, "block", true}, run{3, "rcb", false}, run{2, "metis", true})
+		runs = append(runs, run{2, "block", false, false}, run{3, "block", true, false}, run{3, "rcb", false, false}, run{2, "metis", true, false}, run{3, "rcb", true, true})
 	}
 	for _, r := range runs {
 		zero := ""
 		if r.rankZero {
 			zero = "1"
 		}
-		t.Run(fmt.Sprintf("%d-ranks-%s-rank0decl%v", r.ranks, r.partitioner, r.rankZero), func(t *testing.T) {
-			mpitest.Run(t, r.ranks, 3*time.Minute, "OP2_MPI_EXPECT="+path, "OP2_MPI_PARTITIONER="+r.partitioner, "OP2_MPI_RANK_ZERO="+zero)
+		name := fmt.Sprintf("%d-ranks-%s-rank0decl%v", r.ranks, r.partitioner, r.rankZero)
+		env := []string{"OP2_MPI_EXPECT=" + path, "OP2_MPI_PARTITIONER=" + r.partitioner, "OP2_MPI_RANK_ZERO=" + zero}
+		if r.tune {
+			name += "-tuned"
+			env = append(env, "OP2_TUNE=1")
+			if !testing.Short() {
+				env = append(env, "OP2_CACHE_DIR="+t.TempDir()) // no saved choices: every setting measured
+			}
+		}
+		t.Run(name, func(t *testing.T) {
+			mpitest.Run(t, r.ranks, 3*time.Minute, env...)
 		})
 	}
 }

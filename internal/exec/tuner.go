@@ -233,12 +233,20 @@ func fastest(trials []Trial) int {
 	return best
 }
 
-// save writes the known choices (t.mu held).
+// save writes the known choices (t.mu held), with those other processes
+// (other MPI ranks, other runs) saved since this tuner read the file.
 func (t *Tuner) save() error {
 	if t.path == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(t.known, "", " ")
+	all := map[string]Setting{}
+	if b, err := os.ReadFile(t.path); err == nil && json.Unmarshal(b, &all) != nil {
+		clear(all)
+	}
+	for k, s := range t.known {
+		all[k] = s
+	}
+	b, err := json.MarshalIndent(all, "", " ")
 	if err != nil {
 		return err
 	}

@@ -145,3 +145,24 @@ func TestSettingString(t *testing.T) {
 		}
 	}
 }
+
+// TestTunersShareTheFile: two tuners on one directory (two MPI ranks, two
+// runs at once) keep each other's choices.
+func TestTunersShareTheFile(t *testing.T) {
+	dir := t.TempDir()
+	a, b := NewTuner(dir, ""), NewTuner(dir, "")
+	for _, tu := range []*Tuner{a, b} {
+		tu.BlockSizes, tu.Reps = []int{0}, 1
+	}
+	ka, kb := a.Key("openmp", "loop a", 10), b.Key("openmp", "loop b", 10)
+	a.Setting(ka, nil)
+	b.Setting(kb, nil)
+	a.Record(ka, 1, false)
+	b.Record(kb, 1, false)
+	c := NewTuner(dir, "")
+	for _, k := range []string{ka, kb} {
+		if _, measuring := c.Setting(k, nil); measuring {
+			t.Errorf("choice %s lost", k)
+		}
+	}
+}
