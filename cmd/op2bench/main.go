@@ -1,13 +1,17 @@
 // Command op2bench measures GoOP2 and prints the figures side by side in one
 // run, so that ratios compare runs made on the same machine at the same
 // time: memory bandwidth (a STREAM triad), per-loop host overhead, plan
-// construction, an indirect increment loop on a random mesh, and Airfoil on
-// sequential and openmp with 1 and 2 threads, with OP2's own times for
-// reference.
+// construction, an indirect increment loop on a random mesh, the openmp
+// schemes on Airfoil, Airfoil's locality, renumbering and tuning on
+// sequential and openmp (each loop's GB/s against the STREAM bound, and the
+// targets met or not), and Airfoil on sequential and openmp with 1 and 2
+// threads, with OP2's own times for reference.
 //
 // Usage:
 //
-//	op2bench [-airfoil-iters 1000] [-threads 2] [-skip-airfoil]
+//	op2bench [-airfoil-iters 1000] [-threads 2] [-scheme-rounds 5] [-scheme-iters 20] [-locality-iters 100]
+//	op2bench -schemes-only [-threads 2] [-scheme-rounds 5] [-scheme-iters 20]
+//	op2bench -locality-only [-threads 2] [-locality-iters 100]
 package main
 
 import (
@@ -35,11 +39,15 @@ func main() {
 	schemeIters := flag.Int("scheme-iters", 20, "Airfoil iterations per round of the scheme comparison")
 	only := flag.Bool("schemes-only", false, "run only the openmp scheme comparison")
 	locIters := flag.Int("locality-iters", 100, "Airfoil iterations per run of the locality and tuning comparison (0 skips it)")
+	locOnly := flag.Bool("locality-only", false, "run only the STREAM triad and the locality and tuning comparison")
 	flag.Parse()
-	if *only {
+	if *only || *locOnly {
 		m, err := mesh.Generate(400, 600)
-		if err == nil {
+		if err == nil && *only {
 			err = schemes(os.Stdout, m, *threads, *rounds, *schemeIters)
+		}
+		if err == nil && *locOnly {
+			err = localityOnly(os.Stdout, m, *threads, *locIters)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "op2bench:", err)
@@ -53,16 +61,31 @@ func main() {
 	}
 }
 
+// localityOnly measures the STREAM triad and runs the locality and tuning
+// comparison with iters iterations.
+func localityOnly(out io.Writer, m *mesh.Mesh, threads, iters int) error {
+	fmt.Fprintf(out, "op2bench: %d CPUs, openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), threads, schemeName())
+	triad1, triadN, err := stream(out, threads)
+	if err != nil {
+		return err
+	}
+	return localityAndTuning(out, m, iters, threads, triad1, triadN)
+}
+
+// schemeName is the openmp scheme the environment chooses.
+func schemeName() string {
+	if s := os.Getenv("OP2_OPENMP_SCHEME"); s != "" {
+		return s
+	}
+	return "default"
+}
+
 func run(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters int) error {
 	return runAll(out, airfoilIters, threads, schemeRounds, schemeIters, 0)
 }
 
 func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, localityIters int) error {
-	scheme := os.Getenv("OP2_OPENMP_SCHEME")
-	if scheme == "" {
-		scheme = "default"
-	}
-	fmt.Fprintf(out, "op2bench: %d CPUs, openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), threads, scheme)
+	fmt.Fprintf(out, "op2bench: %d CPUs, openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), threads, schemeName())
 	triad1, triadN, err := stream(out, threads)
 	if err != nil {
 		return err
@@ -86,7 +109,7 @@ func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, loc
 		}
 	}
 	if localityIters > 0 {
-		if err := localityAndTuning(out, m, localityIters, threads, triadN); err != nil {
+		if err := localityAndTuning(out, m, localityIters, threads, triad1, triadN); err != nil {
 			return err
 		}
 	}
@@ -96,79 +119,287 @@ func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, loc
 	return nil
 }
 
-// localityAndTuning runs Airfoil on openmp with the built-in mesh, the
-// mesh shuffled at random (locality lost), the shuffled mesh renumbered
+// locRun is one configuration of the locality and tuning comparison:
+// Airfoil on a backend and thread count, on a mesh numbering, with or
+// without the auto-tuner, and what its run measured.
+type locRun struct {
+	backend  string
+	threads  int
+	variant  string // "ordered", "shuffled", "shuffled+rcm", "shuffled+rcb", "ordered tuned"
+	col      string // the column heading in the per-loop tables
+	m        *mesh.Mesh
+	renumber string // "", "rcm" or "rcb"
+	tune     bool
+	// short runs fewer iterations: as many as the loop time of the ordered
+	// run on the same backend and thread count allows (see shortIters).
+	short bool
+
+	iters int              // iterations measured
+	loops []op2.LoopTiming // the timing report of the measured iterations
+	secs  float64          // the loops' time, scaled to the comparison's iterations
+	bytes float64          // bytes moved per iteration (OP2's convention)
+	triad float64          // the STREAM triad rate for its thread count, GB/s
+}
+
+func (r *locRun) name() string {
+	if r.backend == "sequential" {
+		return "sequential " + r.variant
+	}
+	return fmt.Sprintf("openmp %d %s", r.threads, r.variant)
+}
+
+// loop returns the timing of the named kernel (zero if it did not run).
+func (r *locRun) loop(kernel string) op2.LoopTiming {
+	for _, lt := range r.loops {
+		if lt.Kernel == kernel {
+			return lt
+		}
+	}
+	return op2.LoopTiming{}
+}
+
+// bound is the time the run's bytes take at the STREAM triad rate.
+func (r *locRun) bound(iters int) float64 {
+	return r.bytes * float64(iters) / (r.triad * 1e9)
+}
+
+// shortIters is how many iterations a short run makes: as many as fit in
+// budget seconds at perIter seconds each, at least probe (already run) and
+// at most iters.
+func shortIters(iters, probe int, budget, perIter float64) int {
+	n := iters
+	if perIter > 0 && budget > 0 {
+		n = int(math.Ceil(budget / perIter))
+	}
+	return max(min(n, iters), min(probe, iters))
+}
+
+// verdict says whether v meets a target: at most target when atMost,
+// else at least target.
+func verdict(v, target float64, atMost bool) string {
+	if (atMost && v <= target) || (!atMost && v >= target) {
+		return "met"
+	}
+	return "not met"
+}
+
+// localityAndTuning runs Airfoil with the mesh ordered (the built-in mesh),
+// shuffled at random (locality lost), the shuffled mesh renumbered
 // (op2.Renumber, RCM and RCB), and the built-in mesh with the auto-tuner
 // (a first run tunes, in a private cache directory; the second is
-// measured), and prints each run's loop time against the STREAM bound.
-func localityAndTuning(out io.Writer, m *mesh.Mesh, iters, threads int, triad float64) error {
+// measured): on sequential, and on openmp with threads threads; openmp
+// with 1 thread runs the ordered mesh too, for res_calc's speed-up on the
+// same code. The shuffled mesh without renumbering is several times
+// slower: it runs as many iterations as the ordered run took time, and
+// its seconds are scaled. It prints each run's loop time against the
+// STREAM bound for its thread count (triad1 for one thread, triadN for
+// threads threads, GB/s), each loop's GB/s side by side, and the
+// comparison's targets, met or not.
+func localityAndTuning(out io.Writer, m *mesh.Mesh, iters, threads int, triad1, triadN float64) error {
+	if iters < 1 || threads < 1 {
+		return fmt.Errorf("locality comparison: %d iterations on %d threads: both must be at least 1", iters, threads)
+	}
 	shuffled := m.Shuffled(1)
 	tuneDir, err := os.MkdirTemp("", "op2bench-tune-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tuneDir)
-	type runCfg struct {
-		name     string
-		m        *mesh.Mesh
-		renumber string
-		tune     bool
+	defer op2.ResetTimings()
+	defer op2.EnableTiming(false)
+
+	variants := func(backend, abbrev string, threads int, triad float64, tuned bool) []*locRun {
+		rs := []*locRun{
+			{variant: "ordered", col: abbrev, m: m},
+			{variant: "shuffled", col: abbrev + " shuf", m: shuffled, short: true},
+			{variant: "shuffled+rcm", col: abbrev + " +rcm", m: shuffled, renumber: "rcm"},
+			{variant: "shuffled+rcb", col: abbrev + " +rcb", m: shuffled, renumber: "rcb"},
+		}
+		if tuned {
+			rs = append(rs, &locRun{variant: "ordered tuned", col: abbrev + " tuned", m: m, tune: true})
+		}
+		for _, r := range rs {
+			r.backend, r.threads, r.triad = backend, threads, triad
+		}
+		return rs
 	}
-	runs := []runCfg{{"ordered", m, "", false}, {"shuffled", shuffled, "", false},
-		{"shuffled+rcm", shuffled, "rcm", false}, {"shuffled+rcb", shuffled, "rcb", false}, {"ordered tuned", m, "", true}}
-	fmt.Fprintf(out, "Locality and tuning: Airfoil, %d iterations, openmp %d threads\n", iters, threads)
-	fmt.Fprintf(out, "  %-14s %10s %10s %12s\n", "run", "loops s", "vs ordered", "time/bound")
-	var ordered, bytesPerIter float64
-	for _, r := range runs {
-		cfg := op2.Config{Backend: "openmp", Threads: threads, Timing: true, Tune: r.tune}
-		if r.tune {
-			cfg.CacheDir = tuneDir
-		}
-		if err := op2.Configure(cfg); err != nil {
-			return err
-		}
-		measure := func() (float64, error) {
-			op2.ResetTimings()
-			s, err := airfoil.New(r.m)
-			if err != nil {
-				return 0, err
+	ompN := fmt.Sprintf("omp%d", threads)
+	// The tuner chooses plans' block sizes; sequential runs without plans.
+	one := variants("sequential", "seq", 1, triad1, false)
+	many := variants("openmp", ompN, threads, triadN, true)
+	var omp1 *locRun
+	groups := [][]*locRun{one, many}
+	titles := []string{"1 thread: sequential, and openmp on 1 thread", fmt.Sprintf("%d threads: openmp", threads)}
+	if threads > 1 {
+		omp1 = &locRun{backend: "openmp", threads: 1, variant: "ordered", col: "omp1", m: m, triad: triad1}
+		groups[0] = append(groups[0], omp1)
+	} else {
+		titles = []string{"sequential", "openmp, 1 thread"}
+	}
+
+	if omp1 != nil {
+		fmt.Fprintf(out, "Locality and tuning: Airfoil, %d iterations, sequential and openmp (%d threads; the ordered mesh on 1 thread too)\n", iters, threads)
+	} else {
+		fmt.Fprintf(out, "Locality and tuning: Airfoil, %d iterations, sequential and openmp (1 thread)\n", iters)
+	}
+	fmt.Fprintf(out, "  %-28s %6s %9s %11s %11s\n", "run", "iters", "loops s", "vs ordered", "time/bound")
+	anyShort := false
+	for _, g := range groups {
+		ordered := g[0] // measured first: the reference of its backend and threads
+		for _, r := range g {
+			budget := 0.0
+			if r.short {
+				budget = ordered.secs
 			}
-			defer s.Close()
+			if err := measureLocRun(r, iters, tuneDir, budget); err != nil {
+				return fmt.Errorf("%s: %w", r.name(), err)
+			}
+			ref := r
+			if r.backend == ordered.backend && r.threads == ordered.threads {
+				ref = ordered
+			}
+			mark := " "
+			if r.iters < iters {
+				mark, anyShort = "*", true
+			}
+			fmt.Fprintf(out, "  %-28s %5d%s %9.2f %10.2fx %10.2fx\n", r.name(), r.iters, mark, r.secs, r.secs/ref.secs, r.secs/r.bound(iters))
+		}
+	}
+	if anyShort {
+		fmt.Fprintf(out, "  (*: ran as many iterations as its ordered run's loop time allowed, being several times slower; its seconds are scaled to %d iterations)\n", iters)
+	}
+	fmt.Fprintf(out, "  (loops s: the loops' own time from op2's timing report, plans, compiles and renumbering excluded; vs ordered: against the ordered run on the same backend and threads;\n")
+	rates := fmt.Sprintf("1 thread %.1f GB/s, %d threads %.1f GB/s", triad1, threads, triadN)
+	if threads == 1 {
+		rates = fmt.Sprintf("sequential %.1f GB/s, openmp on 1 thread %.1f GB/s", triad1, triadN)
+	}
+	fmt.Fprintf(out, "   bound: the run's bytes, OP2's convention, at the STREAM triad rate above for its thread count: %s;\n", rates)
+	fmt.Fprintf(out, "   sequential has no tuned run: the tuner chooses plans' block sizes, and sequential runs without plans)\n\n")
+
+	for gi, g := range groups {
+		fmt.Fprintf(out, "  per loop, GB/s: %s (STREAM triad %.1f GB/s)\n", titles[gi], g[0].triad)
+		fmt.Fprintf(out, "  %-11s", "loop")
+		for _, r := range g {
+			fmt.Fprintf(out, " %10s", r.col)
+		}
+		fmt.Fprintln(out)
+		for _, lt := range g[0].loops {
+			fmt.Fprintf(out, "  %-11s", lt.Kernel)
+			for _, r := range g {
+				fmt.Fprintf(out, " %10.1f", r.loop(lt.Kernel).GBPerSecond())
+			}
+			fmt.Fprintln(out)
+		}
+		fmt.Fprintf(out, "  %-11s", "all loops")
+		for _, r := range g {
+			fmt.Fprintf(out, " %10.1f", r.bytes*float64(iters)/r.secs/1e9)
+		}
+		fmt.Fprintf(out, "\n  %-11s", "time/bound")
+		for _, r := range g {
+			fmt.Fprintf(out, " %9.2fx", r.secs/r.bound(iters))
+		}
+		fmt.Fprintln(out)
+		fmt.Fprintln(out)
+	}
+
+	fmt.Fprintln(out, "  targets")
+	target := func(what string, v, t float64, atMost bool) {
+		op := ">="
+		if atMost {
+			op = "<="
+		}
+		fmt.Fprintf(out, "    %-50s %6.2fx  (target %s %.2fx)  %s\n", what, v, op, t, verdict(v, t, atMost))
+	}
+	for _, r := range many {
+		if r.variant == "ordered" || r.variant == "ordered tuned" {
+			target(r.name()+": time/bound", r.secs/r.bound(iters), 1.3, true)
+		}
+	}
+	if omp1 != nil {
+		res1, resN := omp1.loop("res_calc").Mean(), many[0].loop("res_calc").Mean()
+		if resN > 0 {
+			target(fmt.Sprintf("res_calc speed-up, openmp 1 -> %d threads", threads), res1.Seconds()/resN.Seconds(), 1.8, false)
+			if seq := one[0].loop("res_calc").Mean(); seq > 0 {
+				fmt.Fprintf(out, "    %-50s %6.2fx  (for reference)\n", fmt.Sprintf("res_calc speed-up, sequential -> openmp %d threads", threads), seq.Seconds()/resN.Seconds())
+			}
+		}
+	} else {
+		fmt.Fprintln(out, "    res_calc speed-up from 1 thread: not measured (1 thread only)")
+	}
+	for _, g := range [][]*locRun{one, many} {
+		for _, r := range g {
 			if r.renumber != "" {
-				if _, err := s.Renumber(r.renumber); err != nil {
-					return 0, err
-				}
-			}
-			if _, _, err := s.Iterate(iters, io.Discard); err != nil {
-				return 0, err
-			}
-			var t, b float64
-			for _, lt := range op2.Timings() {
-				t += lt.Time.Seconds()
-				b += lt.Bytes
-			}
-			if r.name == "ordered" {
-				bytesPerIter = b / float64(iters)
-			}
-			return t, nil
-		}
-		if r.tune {
-			if _, err := measure(); err != nil { // tunes and saves the choices
-				return err
+				target(r.name()+" vs ordered", r.secs/g[0].secs, 1.1, true)
 			}
 		}
-		t, err := measure()
+	}
+	fmt.Fprintln(out)
+	return nil
+}
+
+// measureLocRun runs r's configuration for iters iterations (a short run
+// fewer, filling budget seconds of loop time when budget > 0) and records
+// its timing report in r. A tuned run runs twice: the first tunes and
+// saves its choices in tuneDir, the second is measured.
+func measureLocRun(r *locRun, iters int, tuneDir string, budget float64) error {
+	cfg := op2.Config{Backend: r.backend, Threads: r.threads, Timing: true, Tune: r.tune}
+	if r.tune {
+		cfg.CacheDir = tuneDir
+	}
+	if err := op2.Configure(cfg); err != nil {
+		return err
+	}
+	measure := func() error {
+		s, err := airfoil.New(r.m)
 		if err != nil {
 			return err
 		}
-		if r.name == "ordered" {
-			ordered = t
+		defer s.Close()
+		if r.renumber != "" {
+			if _, err := s.Renumber(r.renumber); err != nil {
+				return err
+			}
 		}
-		bound := bytesPerIter * float64(iters) / (triad * 1e9)
-		fmt.Fprintf(out, "  %-14s %10.2f %9.2fx %11.2fx\n", r.name, t, t/ordered, t/bound)
+		// Collect now, so that the collector does not take a core from
+		// the loops while they are timed.
+		runtime.GC()
+		op2.ResetTimings()
+		r.iters = iters
+		if r.short && budget > 0 {
+			const probe = 2
+			if _, _, err := s.Iterate(min(probe, iters), io.Discard); err != nil {
+				return err
+			}
+			r.iters = shortIters(iters, probe, budget, loopSeconds(op2.Timings())/float64(min(probe, iters)))
+			if _, _, err := s.Iterate(r.iters-min(probe, iters), io.Discard); err != nil {
+				return err
+			}
+		} else if _, _, err := s.Iterate(iters, io.Discard); err != nil {
+			return err
+		}
+		r.loops = op2.Timings()
+		r.secs = loopSeconds(r.loops) * float64(iters) / float64(r.iters)
+		r.bytes = 0
+		for _, lt := range r.loops {
+			r.bytes += lt.Bytes / float64(r.iters)
+		}
+		return nil
 	}
-	fmt.Fprintf(out, "  (loops s: the loops' own time from op2's timing report, plans and compiles excluded; bound: the ordered run's bytes at the STREAM triad rate)\n\n")
-	return nil
+	if r.tune {
+		if err := measure(); err != nil { // tunes and saves the choices
+			return err
+		}
+	}
+	return measure()
+}
+
+// loopSeconds is the loops' own time in a timing report.
+func loopSeconds(ts []op2.LoopTiming) float64 {
+	t := 0.0
+	for _, lt := range ts {
+		t += lt.Time.Seconds()
+	}
+	return t
 }
 
 // best runs f reps times and returns the shortest duration.
