@@ -9,9 +9,9 @@
 //
 // Usage:
 //
-//	op2bench [-airfoil-iters 1000] [-threads 2] [-scheme-rounds 5] [-scheme-iters 20] [-locality-iters 100]
+//	op2bench [-airfoil-iters 1000] [-threads 2] [-scheme-rounds 5] [-scheme-iters 20] [-locality-iters 100] [-locality-rounds 1]
 //	op2bench -schemes-only [-threads 2] [-scheme-rounds 5] [-scheme-iters 20]
-//	op2bench -locality-only [-threads 2] [-locality-iters 100]
+//	op2bench -locality-only [-threads 2] [-locality-iters 100] [-locality-rounds 1]
 package main
 
 import (
@@ -39,6 +39,7 @@ func main() {
 	schemeIters := flag.Int("scheme-iters", 20, "Airfoil iterations per round of the scheme comparison")
 	only := flag.Bool("schemes-only", false, "run only the openmp scheme comparison")
 	locIters := flag.Int("locality-iters", 100, "Airfoil iterations per run of the locality and tuning comparison (0 skips it)")
+	locRounds := flag.Int("locality-rounds", 1, "rounds of the locality and tuning comparison, the runs interleaved; medians are printed")
 	locOnly := flag.Bool("locality-only", false, "run only the STREAM triad and the locality and tuning comparison")
 	flag.Parse()
 	if *only || *locOnly {
@@ -47,7 +48,7 @@ func main() {
 			err = schemes(os.Stdout, m, *threads, *rounds, *schemeIters)
 		}
 		if err == nil && *locOnly {
-			err = localityOnly(os.Stdout, m, *threads, *locIters)
+			err = localityOnly(os.Stdout, m, *threads, *locIters, *locRounds)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "op2bench:", err)
@@ -55,21 +56,21 @@ func main() {
 		}
 		return
 	}
-	if err := runAll(os.Stdout, *iters, *threads, *rounds, *schemeIters, *locIters); err != nil {
+	if err := runAll(os.Stdout, *iters, *threads, *rounds, *schemeIters, *locIters, *locRounds); err != nil {
 		fmt.Fprintln(os.Stderr, "op2bench:", err)
 		os.Exit(1)
 	}
 }
 
 // localityOnly measures the STREAM triad and runs the locality and tuning
-// comparison with iters iterations.
-func localityOnly(out io.Writer, m *mesh.Mesh, threads, iters int) error {
+// comparison: rounds rounds of iters iterations per configuration.
+func localityOnly(out io.Writer, m *mesh.Mesh, threads, iters, rounds int) error {
 	fmt.Fprintf(out, "op2bench: %d CPUs, openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), threads, schemeName())
 	triad1, triadN, err := stream(out, threads)
 	if err != nil {
 		return err
 	}
-	return localityAndTuning(out, m, iters, threads, triad1, triadN)
+	return localityAndTuning(out, m, iters, threads, rounds, triad1, triadN)
 }
 
 // schemeName is the openmp scheme the environment chooses.
@@ -81,10 +82,10 @@ func schemeName() string {
 }
 
 func run(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters int) error {
-	return runAll(out, airfoilIters, threads, schemeRounds, schemeIters, 0)
+	return runAll(out, airfoilIters, threads, schemeRounds, schemeIters, 0, 0)
 }
 
-func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, localityIters int) error {
+func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, localityIters, localityRounds int) error {
 	fmt.Fprintf(out, "op2bench: %d CPUs, openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), threads, schemeName())
 	triad1, triadN, err := stream(out, threads)
 	if err != nil {
@@ -109,7 +110,7 @@ func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, loc
 		}
 	}
 	if localityIters > 0 {
-		if err := localityAndTuning(out, m, localityIters, threads, triad1, triadN); err != nil {
+		if err := localityAndTuning(out, m, localityIters, threads, localityRounds, triad1, triadN); err != nil {
 			return err
 		}
 	}
@@ -121,7 +122,7 @@ func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, loc
 
 // locRun is one configuration of the locality and tuning comparison:
 // Airfoil on a backend and thread count, on a mesh numbering, with or
-// without the auto-tuner, and what its run measured.
+// without the auto-tuner, and what its rounds measured.
 type locRun struct {
 	backend  string
 	threads  int
@@ -133,12 +134,16 @@ type locRun struct {
 	// short runs fewer iterations: as many as the loop time of the ordered
 	// run on the same backend and thread count allows (see shortIters).
 	short bool
+	triad float64   // the STREAM triad rate for its thread count, GB/s
+	meas  []locMeas // one per round
+}
 
-	iters int              // iterations measured
-	loops []op2.LoopTiming // the timing report of the measured iterations
-	secs  float64          // the loops' time, scaled to the comparison's iterations
-	bytes float64          // bytes moved per iteration (OP2's convention)
-	triad float64          // the STREAM triad rate for its thread count, GB/s
+// locMeas is what one round of a locRun measured.
+type locMeas struct {
+	iters   int              // iterations measured
+	loops   []op2.LoopTiming // the timing report of the measured iterations
+	perIter float64          // the loops' time per iteration, seconds
+	bytes   float64          // bytes moved per iteration (OP2's convention)
 }
 
 func (r *locRun) name() string {
@@ -148,9 +153,47 @@ func (r *locRun) name() string {
 	return fmt.Sprintf("openmp %d %s", r.threads, r.variant)
 }
 
+// median is the median of f over r's rounds.
+func (r *locRun) median(f func(m *locMeas) float64) float64 {
+	v := make([]float64, len(r.meas))
+	for i := range r.meas {
+		v[i] = f(&r.meas[i])
+	}
+	return median(v)
+}
+
+// secs is the median of the rounds' loop times per iteration, times
+// iters.
+func (r *locRun) secs(iters int) float64 {
+	return r.median(func(m *locMeas) float64 { return m.perIter }) * float64(iters)
+}
+
+// gbps is the median of the rounds' effective bandwidth of the named
+// kernel (0 if it did not run), or of all loops for kernel "".
+func (r *locRun) gbps(kernel string) float64 {
+	return r.median(func(m *locMeas) float64 {
+		if kernel == "" {
+			return m.bytes / m.perIter / 1e9
+		}
+		return m.loop(kernel).GBPerSecond()
+	})
+}
+
+// mean is the median of the rounds' mean time per call of the named
+// kernel, in seconds.
+func (r *locRun) mean(kernel string) float64 {
+	return r.median(func(m *locMeas) float64 { return m.loop(kernel).Mean().Seconds() })
+}
+
+// timeOverBound is the median time over the time the run's bytes take at
+// the STREAM triad rate.
+func (r *locRun) timeOverBound() float64 {
+	return r.median(func(m *locMeas) float64 { return m.perIter / (m.bytes / (r.triad * 1e9)) })
+}
+
 // loop returns the timing of the named kernel (zero if it did not run).
-func (r *locRun) loop(kernel string) op2.LoopTiming {
-	for _, lt := range r.loops {
+func (m *locMeas) loop(kernel string) op2.LoopTiming {
+	for _, lt := range m.loops {
 		if lt.Kernel == kernel {
 			return lt
 		}
@@ -158,9 +201,17 @@ func (r *locRun) loop(kernel string) op2.LoopTiming {
 	return op2.LoopTiming{}
 }
 
-// bound is the time the run's bytes take at the STREAM triad rate.
-func (r *locRun) bound(iters int) float64 {
-	return r.bytes * float64(iters) / (r.triad * 1e9)
+// median is the median of v (0 for none).
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	v = slices.Clone(v)
+	sort.Float64s(v)
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[len(v)/2]
 }
 
 // shortIters is how many iterations a short run makes: as many as fit in
@@ -186,18 +237,19 @@ func verdict(v, target float64, atMost bool) string {
 // localityAndTuning runs Airfoil with the mesh ordered (the built-in mesh),
 // shuffled at random (locality lost), the shuffled mesh renumbered
 // (op2.Renumber, RCM and RCB), and the built-in mesh with the auto-tuner
-// (a first run tunes, in a private cache directory; the second is
-// measured): on sequential, and on openmp with threads threads; openmp
-// with 1 thread runs the ordered mesh too, for res_calc's speed-up on the
-// same code. The shuffled mesh without renumbering is several times
-// slower: it runs as many iterations as the ordered run took time, and
-// its seconds are scaled. It prints each run's loop time against the
-// STREAM bound for its thread count (triad1 for one thread, triadN for
-// threads threads, GB/s), each loop's GB/s side by side, and the
-// comparison's targets, met or not.
-func localityAndTuning(out io.Writer, m *mesh.Mesh, iters, threads int, triad1, triadN float64) error {
-	if iters < 1 || threads < 1 {
-		return fmt.Errorf("locality comparison: %d iterations on %d threads: both must be at least 1", iters, threads)
+// (the first round tunes first, in a private cache directory): on
+// sequential, and on openmp with threads threads; openmp with 1 thread
+// runs the ordered mesh too, for res_calc's speed-up on the same code.
+// Each configuration runs once per round, the configurations interleaved,
+// and the figures are the rounds' medians. The shuffled mesh without
+// renumbering is several times slower: it runs as many iterations as the
+// ordered run of its round took time, and its seconds are scaled. It
+// prints each run's loop time against the STREAM bound for its thread
+// count (triad1 for one thread, triadN for threads threads, GB/s), each
+// loop's GB/s side by side, and the comparison's targets, met or not.
+func localityAndTuning(out io.Writer, m *mesh.Mesh, iters, threads, rounds int, triad1, triadN float64) error {
+	if iters < 1 || threads < 1 || rounds < 1 {
+		return fmt.Errorf("locality comparison: %d iterations on %d threads, %d rounds: each must be at least 1", iters, threads, rounds)
 	}
 	shuffled := m.Shuffled(1)
 	tuneDir, err := os.MkdirTemp("", "op2bench-tune-")
@@ -223,57 +275,77 @@ func localityAndTuning(out io.Writer, m *mesh.Mesh, iters, threads int, triad1, 
 		}
 		return rs
 	}
-	ompN := fmt.Sprintf("omp%d", threads)
 	// The tuner chooses plans' block sizes; sequential runs without plans.
 	one := variants("sequential", "seq", 1, triad1, false)
-	many := variants("openmp", ompN, threads, triadN, true)
+	many := variants("openmp", fmt.Sprintf("omp%d", threads), threads, triadN, true)
 	var omp1 *locRun
 	groups := [][]*locRun{one, many}
 	titles := []string{"1 thread: sequential, and openmp on 1 thread", fmt.Sprintf("%d threads: openmp", threads)}
 	if threads > 1 {
 		omp1 = &locRun{backend: "openmp", threads: 1, variant: "ordered", col: "omp1", m: m, triad: triad1}
-		groups[0] = append(groups[0], omp1)
+		groups[0] = append(slices.Clip(one), omp1)
 	} else {
 		titles = []string{"sequential", "openmp, 1 thread"}
 	}
 
-	if omp1 != nil {
-		fmt.Fprintf(out, "Locality and tuning: Airfoil, %d iterations, sequential and openmp (%d threads; the ordered mesh on 1 thread too)\n", iters, threads)
-	} else {
-		fmt.Fprintf(out, "Locality and tuning: Airfoil, %d iterations, sequential and openmp (1 thread)\n", iters)
+	for round := 0; round < rounds; round++ {
+		for _, g := range groups {
+			for _, r := range g {
+				budget := 0.0
+				if r.short { // g[0], the ordered run, was measured first
+					budget = g[0].meas[round].perIter * float64(iters)
+				}
+				if err := measureLocRun(r, iters, tuneDir, budget, round == 0); err != nil {
+					return fmt.Errorf("%s: %w", r.name(), err)
+				}
+			}
+		}
 	}
-	fmt.Fprintf(out, "  %-28s %6s %9s %11s %11s\n", "run", "iters", "loops s", "vs ordered", "time/bound")
+
+	if omp1 != nil {
+		fmt.Fprintf(out, "Locality and tuning: Airfoil, %d iterations, sequential and openmp (%d threads; the ordered mesh on 1 thread too)", iters, threads)
+	} else {
+		fmt.Fprintf(out, "Locality and tuning: Airfoil, %d iterations, sequential and openmp (1 thread)", iters)
+	}
+	if rounds > 1 {
+		fmt.Fprintf(out, "; medians of %d rounds, the runs interleaved\n", rounds)
+		fmt.Fprintf(out, "  %-28s %6s %9s %15s %11s %11s\n", "run", "iters", "loops s", "(min-max)", "vs ordered", "time/bound")
+	} else {
+		fmt.Fprintf(out, "\n  %-28s %6s %9s %11s %11s\n", "run", "iters", "loops s", "vs ordered", "time/bound")
+	}
 	anyShort := false
 	for _, g := range groups {
-		ordered := g[0] // measured first: the reference of its backend and threads
 		for _, r := range g {
-			budget := 0.0
-			if r.short {
-				budget = ordered.secs
-			}
-			if err := measureLocRun(r, iters, tuneDir, budget); err != nil {
-				return fmt.Errorf("%s: %w", r.name(), err)
-			}
 			ref := r
-			if r.backend == ordered.backend && r.threads == ordered.threads {
-				ref = ordered
+			if r.backend == g[0].backend && r.threads == g[0].threads {
+				ref = g[0]
 			}
+			n := int(r.median(func(m *locMeas) float64 { return float64(m.iters) }))
 			mark := " "
-			if r.iters < iters {
+			if n < iters {
 				mark, anyShort = "*", true
 			}
-			fmt.Fprintf(out, "  %-28s %5d%s %9.2f %10.2fx %10.2fx\n", r.name(), r.iters, mark, r.secs, r.secs/ref.secs, r.secs/r.bound(iters))
+			fmt.Fprintf(out, "  %-28s %5d%s %9.2f", r.name(), n, mark, r.secs(iters))
+			if rounds > 1 {
+				lo, hi := math.Inf(1), math.Inf(-1)
+				for _, m := range r.meas {
+					lo, hi = min(lo, m.perIter), max(hi, m.perIter)
+				}
+				fmt.Fprintf(out, " %15s", fmt.Sprintf("(%.2f-%.2f)", lo*float64(iters), hi*float64(iters)))
+			}
+			fmt.Fprintf(out, " %10.2fx %10.2fx\n", r.secs(iters)/ref.secs(iters), r.timeOverBound())
 		}
 	}
 	if anyShort {
 		fmt.Fprintf(out, "  (*: ran as many iterations as its ordered run's loop time allowed, being several times slower; its seconds are scaled to %d iterations)\n", iters)
 	}
-	fmt.Fprintf(out, "  (loops s: the loops' own time from op2's timing report, plans, compiles and renumbering excluded; vs ordered: against the ordered run on the same backend and threads;\n")
+	fmt.Fprintf(out, "  (loops s: the loops' own time from op2's timing report, plans, compiles, renumbering and a first warm-up iteration excluded;\n")
+	fmt.Fprintf(out, "   vs ordered: against the ordered run on the same backend and threads; time/bound: against the run's bytes, OP2's convention,\n")
 	rates := fmt.Sprintf("1 thread %.1f GB/s, %d threads %.1f GB/s", triad1, threads, triadN)
 	if threads == 1 {
 		rates = fmt.Sprintf("sequential %.1f GB/s, openmp on 1 thread %.1f GB/s", triad1, triadN)
 	}
-	fmt.Fprintf(out, "   bound: the run's bytes, OP2's convention, at the STREAM triad rate above for its thread count: %s;\n", rates)
+	fmt.Fprintf(out, "   at the STREAM triad rate above for its thread count: %s;\n", rates)
 	fmt.Fprintf(out, "   sequential has no tuned run: the tuner chooses plans' block sizes, and sequential runs without plans)\n\n")
 
 	for gi, g := range groups {
@@ -283,20 +355,20 @@ func localityAndTuning(out io.Writer, m *mesh.Mesh, iters, threads int, triad1, 
 			fmt.Fprintf(out, " %10s", r.col)
 		}
 		fmt.Fprintln(out)
-		for _, lt := range g[0].loops {
+		for _, lt := range g[0].meas[0].loops {
 			fmt.Fprintf(out, "  %-11s", lt.Kernel)
 			for _, r := range g {
-				fmt.Fprintf(out, " %10.1f", r.loop(lt.Kernel).GBPerSecond())
+				fmt.Fprintf(out, " %10.1f", r.gbps(lt.Kernel))
 			}
 			fmt.Fprintln(out)
 		}
 		fmt.Fprintf(out, "  %-11s", "all loops")
 		for _, r := range g {
-			fmt.Fprintf(out, " %10.1f", r.bytes*float64(iters)/r.secs/1e9)
+			fmt.Fprintf(out, " %10.1f", r.gbps(""))
 		}
 		fmt.Fprintf(out, "\n  %-11s", "time/bound")
 		for _, r := range g {
-			fmt.Fprintf(out, " %9.2fx", r.secs/r.bound(iters))
+			fmt.Fprintf(out, " %9.2fx", r.timeOverBound())
 		}
 		fmt.Fprintln(out)
 		fmt.Fprintln(out)
@@ -312,16 +384,13 @@ func localityAndTuning(out io.Writer, m *mesh.Mesh, iters, threads int, triad1, 
 	}
 	for _, r := range many {
 		if r.variant == "ordered" || r.variant == "ordered tuned" {
-			target(r.name()+": time/bound", r.secs/r.bound(iters), 1.3, true)
+			target(r.name()+": time/bound", r.timeOverBound(), 1.3, true)
 		}
 	}
 	if omp1 != nil {
-		res1, resN := omp1.loop("res_calc").Mean(), many[0].loop("res_calc").Mean()
-		if resN > 0 {
-			target(fmt.Sprintf("res_calc speed-up, openmp 1 -> %d threads", threads), res1.Seconds()/resN.Seconds(), 1.8, false)
-			if seq := one[0].loop("res_calc").Mean(); seq > 0 {
-				fmt.Fprintf(out, "    %-50s %6.2fx  (for reference)\n", fmt.Sprintf("res_calc speed-up, sequential -> openmp %d threads", threads), seq.Seconds()/resN.Seconds())
-			}
+		if resN := many[0].mean("res_calc"); resN > 0 {
+			target(fmt.Sprintf("res_calc speed-up, openmp 1 -> %d threads", threads), omp1.mean("res_calc")/resN, 1.8, false)
+			fmt.Fprintf(out, "    %-50s %6.2fx  (for reference)\n", fmt.Sprintf("res_calc speed-up, sequential -> openmp %d threads", threads), one[0].mean("res_calc")/resN)
 		}
 	} else {
 		fmt.Fprintln(out, "    res_calc speed-up from 1 thread: not measured (1 thread only)")
@@ -329,7 +398,7 @@ func localityAndTuning(out io.Writer, m *mesh.Mesh, iters, threads int, triad1, 
 	for _, g := range [][]*locRun{one, many} {
 		for _, r := range g {
 			if r.renumber != "" {
-				target(r.name()+" vs ordered", r.secs/g[0].secs, 1.1, true)
+				target(r.name()+" vs ordered", r.secs(iters)/g[0].secs(iters), 1.1, true)
 			}
 		}
 	}
@@ -338,10 +407,12 @@ func localityAndTuning(out io.Writer, m *mesh.Mesh, iters, threads int, triad1, 
 }
 
 // measureLocRun runs r's configuration for iters iterations (a short run
-// fewer, filling budget seconds of loop time when budget > 0) and records
-// its timing report in r. A tuned run runs twice: the first tunes and
-// saves its choices in tuneDir, the second is measured.
-func measureLocRun(r *locRun, iters int, tuneDir string, budget float64) error {
+// fewer, filling budget seconds of loop time when budget > 0), after one
+// warm-up iteration that is not timed, and appends what it measured to
+// r.meas. A tuned run runs twice when first is set: the first run tunes
+// and saves its choices in tuneDir, the second is measured; later rounds
+// start from the saved choices.
+func measureLocRun(r *locRun, iters int, tuneDir string, budget float64, first bool) error {
 	cfg := op2.Config{Backend: r.backend, Threads: r.threads, Timing: true, Tune: r.tune}
 	if r.tune {
 		cfg.CacheDir = tuneDir
@@ -349,48 +420,58 @@ func measureLocRun(r *locRun, iters int, tuneDir string, budget float64) error {
 	if err := op2.Configure(cfg); err != nil {
 		return err
 	}
-	measure := func() error {
+	measure := func() (locMeas, error) {
+		var m locMeas
 		s, err := airfoil.New(r.m)
 		if err != nil {
-			return err
+			return m, err
 		}
 		defer s.Close()
 		if r.renumber != "" {
 			if _, err := s.Renumber(r.renumber); err != nil {
-				return err
+				return m, err
 			}
+		}
+		// The warm-up iteration touches the data for the first time; a
+		// short run would count it over few iterations.
+		if _, _, err := s.Iterate(1, io.Discard); err != nil {
+			return m, err
 		}
 		// Collect now, so that the collector does not take a core from
 		// the loops while they are timed.
 		runtime.GC()
 		op2.ResetTimings()
-		r.iters = iters
+		m.iters = iters
 		if r.short && budget > 0 {
-			const probe = 2
-			if _, _, err := s.Iterate(min(probe, iters), io.Discard); err != nil {
-				return err
+			probe := min(2, iters)
+			if _, _, err := s.Iterate(probe, io.Discard); err != nil {
+				return m, err
 			}
-			r.iters = shortIters(iters, probe, budget, loopSeconds(op2.Timings())/float64(min(probe, iters)))
-			if _, _, err := s.Iterate(r.iters-min(probe, iters), io.Discard); err != nil {
-				return err
+			m.iters = shortIters(iters, probe, budget, loopSeconds(op2.Timings())/float64(probe))
+			if _, _, err := s.Iterate(m.iters-probe, io.Discard); err != nil {
+				return m, err
 			}
 		} else if _, _, err := s.Iterate(iters, io.Discard); err != nil {
+			return m, err
+		}
+		m.loops = op2.Timings()
+		m.perIter = loopSeconds(m.loops) / float64(m.iters)
+		for _, lt := range m.loops {
+			m.bytes += lt.Bytes / float64(m.iters)
+		}
+		return m, nil
+	}
+	if r.tune && first {
+		if _, err := measure(); err != nil { // tunes and saves the choices
 			return err
 		}
-		r.loops = op2.Timings()
-		r.secs = loopSeconds(r.loops) * float64(iters) / float64(r.iters)
-		r.bytes = 0
-		for _, lt := range r.loops {
-			r.bytes += lt.Bytes / float64(r.iters)
-		}
-		return nil
 	}
-	if r.tune {
-		if err := measure(); err != nil { // tunes and saves the choices
-			return err
-		}
+	m, err := measure()
+	if err != nil {
+		return err
 	}
-	return measure()
+	r.meas = append(r.meas, m)
+	return nil
 }
 
 // loopSeconds is the loops' own time in a timing report.
@@ -748,14 +829,6 @@ func schemes(out io.Writer, m *mesh.Mesh, threads, rounds, iters int) error {
 	}
 	op2.EnableTiming(false)
 	op2.ResetTimings()
-	median := func(v []float64) float64 {
-		v = append([]float64(nil), v...)
-		sort.Float64s(v)
-		if n := len(v); n%2 == 0 {
-			return (v[n/2-1] + v[n/2]) / 2
-		}
-		return v[len(v)/2]
-	}
 	fmt.Fprintf(out, "openmp schemes on Airfoil (%d rounds of %d iterations, interleaved; ms, median / best)\n", rounds, iters)
 	fmt.Fprintf(out, "  %-8s %7s %22s %22s\n", "scheme", "threads", "res_calc per call", "iteration")
 	for i, c := range cfgs {

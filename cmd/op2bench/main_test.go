@@ -67,8 +67,9 @@ func TestSchemes(t *testing.T) {
 }
 
 // TestLocalityAndTuningRuns runs the locality and tuning comparison on a
-// small mesh, with several threads and with one, and checks its rows,
-// tables and targets; it asserts what was printed, never how fast.
+// small mesh, with several threads in two rounds and with one thread in
+// one, and checks its rows, tables and targets; it asserts what was
+// printed, never how fast.
 func TestLocalityAndTuningRuns(t *testing.T) {
 	m, err := mesh.Generate(20, 30)
 	if err != nil {
@@ -79,18 +80,19 @@ func TestLocalityAndTuningRuns(t *testing.T) {
 		"targets", "(target <= 1.30x)", "(target <= 1.10x)", "sequential has no tuned run"}
 	for _, tc := range []struct {
 		threads int
+		rounds  int
 		want    []string
 		not     []string
 	}{
-		{2, []string{"openmp 1 ordered", "openmp 2 ordered", "openmp 2 shuffled ", "openmp 2 shuffled+rcm", "openmp 2 shuffled+rcb",
+		{2, 2, []string{"medians of 2 rounds", "(min-max)", "openmp 1 ordered", "openmp 2 ordered", "openmp 2 shuffled ", "openmp 2 shuffled+rcm", "openmp 2 shuffled+rcb",
 			"openmp 2 ordered tuned: time/bound", "res_calc speed-up, openmp 1 -> 2 threads", "(target >= 1.80x)",
 			"res_calc speed-up, sequential -> openmp 2 threads", "omp2 tuned", "STREAM triad 10.0 GB/s", "STREAM triad 20.0 GB/s"},
 			[]string{"openmp 1 shuffled"}},
-		{1, []string{"openmp 1 ordered", "openmp 1 shuffled+rcm", "openmp 1 ordered tuned", "not measured (1 thread only)"},
-			[]string{"openmp 2", "(target >= 1.80x)"}},
+		{1, 1, []string{"openmp 1 ordered", "openmp 1 shuffled+rcm", "openmp 1 ordered tuned", "not measured (1 thread only)"},
+			[]string{"openmp 2", "(target >= 1.80x)", "rounds", "(min-max)"}},
 	} {
 		var out bytes.Buffer
-		if err := localityAndTuning(&out, m, 12, tc.threads, 10, 20); err != nil {
+		if err := localityAndTuning(&out, m, 12, tc.threads, tc.rounds, 10, 20); err != nil {
 			t.Fatal(err)
 		}
 		for _, want := range append(common, tc.want...) {
@@ -108,8 +110,10 @@ func TestLocalityAndTuningRuns(t *testing.T) {
 		}
 		t.Log(out.String())
 	}
-	if err := localityAndTuning(io.Discard, m, 0, 2, 10, 20); err == nil {
-		t.Error("0 iterations: no error")
+	for _, bad := range [][3]int{{0, 2, 1}, {12, 0, 1}, {12, 2, 0}} {
+		if err := localityAndTuning(io.Discard, m, bad[0], bad[1], bad[2], 10, 20); err == nil {
+			t.Errorf("%d iterations, %d threads, %d rounds: no error", bad[0], bad[1], bad[2])
+		}
 	}
 }
 
