@@ -10,8 +10,9 @@ import (
 	"github.com/goop2/op2/mesh"
 )
 
-// TestBenchRuns runs every measurement except Airfoil once, so the command
-// keeps working; it asserts what was printed, never how fast.
+// TestBenchRuns runs every measurement except Airfoil once, and the
+// -locality-only run on a small mesh, so the command keeps working; it
+// asserts what was printed, never how fast.
 func TestBenchRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocates about 1 GB and runs for several seconds: skipped in -short mode")
@@ -23,6 +24,20 @@ func TestBenchRuns(t *testing.T) {
 	for _, want := range []string{"STREAM triad", "GB/s", "ns per loop", "Plan construction", "colours", "speed-up"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	// -locality-only: the triad, then the comparison against it.
+	m, err := mesh.Generate(20, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := localityOnly(&out, m, 2, 3, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"STREAM triad", "Locality and tuning", "per loop, GB/s", "targets"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("-locality-only output lacks %q:\n%s", want, out.String())
 		}
 	}
 }
