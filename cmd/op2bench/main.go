@@ -1,13 +1,17 @@
 // Command op2bench measures GoOP2 and prints the figures side by side in one
 // run, so that ratios compare runs made on the same machine at the same
 // time: memory bandwidth (a STREAM triad), per-loop host overhead, plan
-// construction, an indirect increment loop on a random mesh, and Airfoil on
-// sequential and openmp with 1 and 2 threads, with OP2's own times for
-// reference.
+// construction, an indirect increment loop on a random mesh, the openmp
+// schemes on Airfoil, Airfoil's locality, renumbering and tuning on
+// sequential and openmp (each loop's GB/s against the STREAM bound, and the
+// targets met or not), and Airfoil on sequential and openmp with 1 and 2
+// threads, with OP2's own times for reference.
 //
 // Usage:
 //
-//	op2bench [-airfoil-iters 1000] [-threads 2] [-skip-airfoil]
+//	op2bench [-airfoil-iters 1000] [-threads 2] [-scheme-rounds 5] [-scheme-iters 20] [-locality-iters 100] [-locality-rounds 1]
+//	op2bench -schemes-only [-threads 2] [-scheme-rounds 5] [-scheme-iters 20]
+//	op2bench -locality-only [-threads 2] [-locality-iters 100] [-locality-rounds 1]
 package main
 
 import (
@@ -35,11 +39,16 @@ func main() {
 	schemeIters := flag.Int("scheme-iters", 20, "Airfoil iterations per round of the scheme comparison")
 	only := flag.Bool("schemes-only", false, "run only the openmp scheme comparison")
 	locIters := flag.Int("locality-iters", 100, "Airfoil iterations per run of the locality and tuning comparison (0 skips it)")
+	locRounds := flag.Int("locality-rounds", 1, "rounds of the locality and tuning comparison, the runs interleaved; medians are printed")
+	locOnly := flag.Bool("locality-only", false, "run only the STREAM triad and the locality and tuning comparison")
 	flag.Parse()
-	if *only {
+	if *only || *locOnly {
 		m, err := mesh.Generate(400, 600)
-		if err == nil {
+		if err == nil && *only {
 			err = schemes(os.Stdout, m, *threads, *rounds, *schemeIters)
+		}
+		if err == nil && *locOnly {
+			err = localityOnly(os.Stdout, m, *threads, *locIters, *locRounds)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "op2bench:", err)
@@ -47,22 +56,37 @@ func main() {
 		}
 		return
 	}
-	if err := runAll(os.Stdout, *iters, *threads, *rounds, *schemeIters, *locIters); err != nil {
+	if err := runAll(os.Stdout, *iters, *threads, *rounds, *schemeIters, *locIters, *locRounds); err != nil {
 		fmt.Fprintln(os.Stderr, "op2bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters int) error {
-	return runAll(out, airfoilIters, threads, schemeRounds, schemeIters, 0)
+// localityOnly measures the STREAM triad and runs the locality and tuning
+// comparison: rounds rounds of iters iterations per configuration.
+func localityOnly(out io.Writer, m *mesh.Mesh, threads, iters, rounds int) error {
+	fmt.Fprintf(out, "op2bench: %d CPUs, openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), threads, schemeName())
+	triad1, triadN, err := stream(out, threads)
+	if err != nil {
+		return err
+	}
+	return localityAndTuning(out, m, iters, threads, rounds, triad1, triadN)
 }
 
-func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, localityIters int) error {
-	scheme := os.Getenv("OP2_OPENMP_SCHEME")
-	if scheme == "" {
-		scheme = "default"
+// schemeName is the openmp scheme the environment chooses.
+func schemeName() string {
+	if s := os.Getenv("OP2_OPENMP_SCHEME"); s != "" {
+		return s
 	}
-	fmt.Fprintf(out, "op2bench: %d CPUs, openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), threads, scheme)
+	return "default"
+}
+
+func run(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters int) error {
+	return runAll(out, airfoilIters, threads, schemeRounds, schemeIters, 0, 0)
+}
+
+func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, localityIters, localityRounds int) error {
+	fmt.Fprintf(out, "op2bench: %d CPUs, openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), threads, schemeName())
 	triad1, triadN, err := stream(out, threads)
 	if err != nil {
 		return err
@@ -86,7 +110,7 @@ func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, loc
 		}
 	}
 	if localityIters > 0 {
-		if err := localityAndTuning(out, m, localityIters, threads, triadN); err != nil {
+		if err := localityAndTuning(out, m, localityIters, threads, localityRounds, triad1, triadN); err != nil {
 			return err
 		}
 	}
@@ -96,79 +120,367 @@ func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, loc
 	return nil
 }
 
-// localityAndTuning runs Airfoil on openmp with the built-in mesh, the
-// mesh shuffled at random (locality lost), the shuffled mesh renumbered
+// locRun is one configuration of the locality and tuning comparison:
+// Airfoil on a backend and thread count, on a mesh numbering, with or
+// without the auto-tuner, and what its rounds measured.
+type locRun struct {
+	backend  string
+	threads  int
+	variant  string // "ordered", "shuffled", "shuffled+rcm", "shuffled+rcb", "ordered tuned"
+	col      string // the column heading in the per-loop tables
+	m        *mesh.Mesh
+	renumber string // "", "rcm" or "rcb"
+	tune     bool
+	// short runs fewer iterations: as many as the loop time of the ordered
+	// run on the same backend and thread count allows (see shortIters).
+	short bool
+	triad float64   // the STREAM triad rate for its thread count, GB/s
+	meas  []locMeas // one per round
+}
+
+// locMeas is what one round of a locRun measured.
+type locMeas struct {
+	iters   int              // iterations measured
+	loops   []op2.LoopTiming // the timing report of the measured iterations
+	perIter float64          // the loops' time per iteration, seconds
+	bytes   float64          // bytes moved per iteration (OP2's convention)
+}
+
+func (r *locRun) name() string {
+	if r.backend == "sequential" {
+		return "sequential " + r.variant
+	}
+	return fmt.Sprintf("openmp %d %s", r.threads, r.variant)
+}
+
+// median is the median of f over r's rounds.
+func (r *locRun) median(f func(m *locMeas) float64) float64 {
+	v := make([]float64, len(r.meas))
+	for i := range r.meas {
+		v[i] = f(&r.meas[i])
+	}
+	return median(v)
+}
+
+// secs is the median of the rounds' loop times per iteration, times
+// iters.
+func (r *locRun) secs(iters int) float64 {
+	return r.median(func(m *locMeas) float64 { return m.perIter }) * float64(iters)
+}
+
+// gbps is the median of the rounds' effective bandwidth of the named
+// kernel (0 if it did not run), or of all loops for kernel "".
+func (r *locRun) gbps(kernel string) float64 {
+	return r.median(func(m *locMeas) float64 {
+		if kernel == "" {
+			return m.bytes / m.perIter / 1e9
+		}
+		return m.loop(kernel).GBPerSecond()
+	})
+}
+
+// mean is the median of the rounds' mean time per call of the named
+// kernel, in seconds.
+func (r *locRun) mean(kernel string) float64 {
+	return r.median(func(m *locMeas) float64 { return m.loop(kernel).Mean().Seconds() })
+}
+
+// timeOverBound is the median time over the time the run's bytes take at
+// the STREAM triad rate.
+func (r *locRun) timeOverBound() float64 {
+	return r.median(func(m *locMeas) float64 { return m.perIter / (m.bytes / (r.triad * 1e9)) })
+}
+
+// loop returns the timing of the named kernel (zero if it did not run).
+func (m *locMeas) loop(kernel string) op2.LoopTiming {
+	for _, lt := range m.loops {
+		if lt.Kernel == kernel {
+			return lt
+		}
+	}
+	return op2.LoopTiming{}
+}
+
+// median is the median of v (0 for none).
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	v = slices.Clone(v)
+	sort.Float64s(v)
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[len(v)/2]
+}
+
+// shortIters is how many iterations a short run makes: as many as fit in
+// budget seconds at perIter seconds each, at least probe (already run) and
+// at most iters.
+func shortIters(iters, probe int, budget, perIter float64) int {
+	n := iters
+	if perIter > 0 && budget > 0 {
+		n = int(math.Ceil(budget / perIter))
+	}
+	return max(min(n, iters), min(probe, iters))
+}
+
+// verdict says whether v meets a target: at most target when atMost,
+// else at least target.
+func verdict(v, target float64, atMost bool) string {
+	if (atMost && v <= target) || (!atMost && v >= target) {
+		return "met"
+	}
+	return "not met"
+}
+
+// localityAndTuning runs Airfoil with the mesh ordered (the built-in mesh),
+// shuffled at random (locality lost), the shuffled mesh renumbered
 // (op2.Renumber, RCM and RCB), and the built-in mesh with the auto-tuner
-// (a first run tunes, in a private cache directory; the second is
-// measured), and prints each run's loop time against the STREAM bound.
-func localityAndTuning(out io.Writer, m *mesh.Mesh, iters, threads int, triad float64) error {
+// (the first round tunes first, in a private cache directory): on
+// sequential, and on openmp with threads threads; openmp with 1 thread
+// runs the ordered mesh too, for res_calc's speed-up on the same code.
+// Each configuration runs once per round, the configurations interleaved,
+// and the figures are the rounds' medians. The shuffled mesh without
+// renumbering is several times slower: it runs as many iterations as the
+// ordered run of its round took time, and its seconds are scaled. It
+// prints each run's loop time against the STREAM bound for its thread
+// count (triad1 for one thread, triadN for threads threads, GB/s), each
+// loop's GB/s side by side, and the comparison's targets, met or not.
+func localityAndTuning(out io.Writer, m *mesh.Mesh, iters, threads, rounds int, triad1, triadN float64) error {
+	if iters < 1 || threads < 1 || rounds < 1 {
+		return fmt.Errorf("locality comparison: %d iterations on %d threads, %d rounds: each must be at least 1", iters, threads, rounds)
+	}
 	shuffled := m.Shuffled(1)
 	tuneDir, err := os.MkdirTemp("", "op2bench-tune-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tuneDir)
-	type runCfg struct {
-		name     string
-		m        *mesh.Mesh
-		renumber string
-		tune     bool
+	defer op2.ResetTimings()
+	defer op2.EnableTiming(false)
+
+	variants := func(backend, abbrev string, threads int, triad float64, tuned bool) []*locRun {
+		rs := []*locRun{
+			{variant: "ordered", col: abbrev, m: m},
+			{variant: "shuffled", col: abbrev + " shuf", m: shuffled, short: true},
+			{variant: "shuffled+rcm", col: abbrev + " +rcm", m: shuffled, renumber: "rcm"},
+			{variant: "shuffled+rcb", col: abbrev + " +rcb", m: shuffled, renumber: "rcb"},
+		}
+		if tuned {
+			rs = append(rs, &locRun{variant: "ordered tuned", col: abbrev + " tuned", m: m, tune: true})
+		}
+		for _, r := range rs {
+			r.backend, r.threads, r.triad = backend, threads, triad
+		}
+		return rs
 	}
-	runs := []runCfg{{"ordered", m, "", false}, {"shuffled", shuffled, "", false},
-		{"shuffled+rcm", shuffled, "rcm", false}, {"shuffled+rcb", shuffled, "rcb", false}, {"ordered tuned", m, "", true}}
-	fmt.Fprintf(out, "Locality and tuning: Airfoil, %d iterations, openmp %d threads\n", iters, threads)
-	fmt.Fprintf(out, "  %-14s %10s %10s %12s\n", "run", "loops s", "vs ordered", "time/bound")
-	var ordered, bytesPerIter float64
-	for _, r := range runs {
-		cfg := op2.Config{Backend: "openmp", Threads: threads, Timing: true, Tune: r.tune}
-		if r.tune {
-			cfg.CacheDir = tuneDir
-		}
-		if err := op2.Configure(cfg); err != nil {
-			return err
-		}
-		measure := func() (float64, error) {
-			op2.ResetTimings()
-			s, err := airfoil.New(r.m)
-			if err != nil {
-				return 0, err
-			}
-			defer s.Close()
-			if r.renumber != "" {
-				if _, err := s.Renumber(r.renumber); err != nil {
-					return 0, err
+	// The tuner chooses plans' block sizes; sequential runs without plans.
+	one := variants("sequential", "seq", 1, triad1, false)
+	many := variants("openmp", fmt.Sprintf("omp%d", threads), threads, triadN, true)
+	var omp1 *locRun
+	groups := [][]*locRun{one, many}
+	titles := []string{"1 thread: sequential, and openmp on 1 thread", fmt.Sprintf("%d threads: openmp", threads)}
+	if threads > 1 {
+		omp1 = &locRun{backend: "openmp", threads: 1, variant: "ordered", col: "omp1", m: m, triad: triad1}
+		groups[0] = append(slices.Clip(one), omp1)
+	} else {
+		titles = []string{"sequential", "openmp, 1 thread"}
+	}
+
+	for round := 0; round < rounds; round++ {
+		for _, g := range groups {
+			for _, r := range g {
+				budget := 0.0
+				if r.short { // g[0], the ordered run, was measured first
+					budget = g[0].meas[round].perIter * float64(iters)
+				}
+				if err := measureLocRun(r, iters, tuneDir, budget, round == 0); err != nil {
+					return fmt.Errorf("%s: %w", r.name(), err)
 				}
 			}
-			if _, _, err := s.Iterate(iters, io.Discard); err != nil {
-				return 0, err
-			}
-			var t, b float64
-			for _, lt := range op2.Timings() {
-				t += lt.Time.Seconds()
-				b += lt.Bytes
-			}
-			if r.name == "ordered" {
-				bytesPerIter = b / float64(iters)
-			}
-			return t, nil
 		}
-		if r.tune {
-			if _, err := measure(); err != nil { // tunes and saves the choices
-				return err
+	}
+
+	if omp1 != nil {
+		fmt.Fprintf(out, "Locality and tuning: Airfoil, %d iterations, sequential and openmp (%d threads; the ordered mesh on 1 thread too)", iters, threads)
+	} else {
+		fmt.Fprintf(out, "Locality and tuning: Airfoil, %d iterations, sequential and openmp (1 thread)", iters)
+	}
+	if rounds > 1 {
+		fmt.Fprintf(out, "; medians of %d rounds, the runs interleaved\n", rounds)
+		fmt.Fprintf(out, "  %-28s %6s %9s %15s %11s %11s\n", "run", "iters", "loops s", "(min-max)", "vs ordered", "time/bound")
+	} else {
+		fmt.Fprintf(out, "\n  %-28s %6s %9s %11s %11s\n", "run", "iters", "loops s", "vs ordered", "time/bound")
+	}
+	anyShort := false
+	for _, g := range groups {
+		for _, r := range g {
+			ref := r
+			if r.backend == g[0].backend && r.threads == g[0].threads {
+				ref = g[0]
+			}
+			n := int(r.median(func(m *locMeas) float64 { return float64(m.iters) }))
+			mark := " "
+			if n < iters {
+				mark, anyShort = "*", true
+			}
+			fmt.Fprintf(out, "  %-28s %5d%s %9.2f", r.name(), n, mark, r.secs(iters))
+			if rounds > 1 {
+				lo, hi := math.Inf(1), math.Inf(-1)
+				for _, m := range r.meas {
+					lo, hi = min(lo, m.perIter), max(hi, m.perIter)
+				}
+				fmt.Fprintf(out, " %15s", fmt.Sprintf("(%.2f-%.2f)", lo*float64(iters), hi*float64(iters)))
+			}
+			fmt.Fprintf(out, " %10.2fx %10.2fx\n", r.secs(iters)/ref.secs(iters), r.timeOverBound())
+		}
+	}
+	if anyShort {
+		fmt.Fprintf(out, "  (*: ran as many iterations as its ordered run's loop time allowed, being several times slower; its seconds are scaled to %d iterations)\n", iters)
+	}
+	fmt.Fprintf(out, "  (loops s: the loops' own time from op2's timing report, plans, compiles, renumbering and a first warm-up iteration excluded;\n")
+	fmt.Fprintf(out, "   vs ordered: against the ordered run on the same backend and threads; time/bound: against the run's bytes, OP2's convention,\n")
+	rates := fmt.Sprintf("1 thread %.1f GB/s, %d threads %.1f GB/s", triad1, threads, triadN)
+	if threads == 1 {
+		rates = fmt.Sprintf("sequential %.1f GB/s, openmp on 1 thread %.1f GB/s", triad1, triadN)
+	}
+	fmt.Fprintf(out, "   at the STREAM triad rate above for its thread count: %s;\n", rates)
+	fmt.Fprintf(out, "   sequential has no tuned run: the tuner chooses plans' block sizes, and sequential runs without plans)\n\n")
+
+	for gi, g := range groups {
+		fmt.Fprintf(out, "  per loop, GB/s: %s (STREAM triad %.1f GB/s)\n", titles[gi], g[0].triad)
+		fmt.Fprintf(out, "  %-11s", "loop")
+		for _, r := range g {
+			fmt.Fprintf(out, " %10s", r.col)
+		}
+		fmt.Fprintln(out)
+		for _, lt := range g[0].meas[0].loops {
+			fmt.Fprintf(out, "  %-11s", lt.Kernel)
+			for _, r := range g {
+				fmt.Fprintf(out, " %10.1f", r.gbps(lt.Kernel))
+			}
+			fmt.Fprintln(out)
+		}
+		fmt.Fprintf(out, "  %-11s", "all loops")
+		for _, r := range g {
+			fmt.Fprintf(out, " %10.1f", r.gbps(""))
+		}
+		fmt.Fprintf(out, "\n  %-11s", "time/bound")
+		for _, r := range g {
+			fmt.Fprintf(out, " %9.2fx", r.timeOverBound())
+		}
+		fmt.Fprintln(out)
+		fmt.Fprintln(out)
+	}
+
+	fmt.Fprintln(out, "  targets")
+	target := func(what string, v, t float64, atMost bool) {
+		op := ">="
+		if atMost {
+			op = "<="
+		}
+		fmt.Fprintf(out, "    %-50s %6.2fx  (target %s %.2fx)  %s\n", what, v, op, t, verdict(v, t, atMost))
+	}
+	for _, r := range many {
+		if r.variant == "ordered" || r.variant == "ordered tuned" {
+			target(r.name()+": time/bound", r.timeOverBound(), 1.3, true)
+		}
+	}
+	if omp1 != nil {
+		if resN := many[0].mean("res_calc"); resN > 0 {
+			target(fmt.Sprintf("res_calc speed-up, openmp 1 -> %d threads", threads), omp1.mean("res_calc")/resN, 1.8, false)
+			fmt.Fprintf(out, "    %-50s %6.2fx  (for reference)\n", fmt.Sprintf("res_calc speed-up, sequential -> openmp %d threads", threads), one[0].mean("res_calc")/resN)
+		}
+	} else {
+		fmt.Fprintln(out, "    res_calc speed-up from 1 thread: not measured (1 thread only)")
+	}
+	for _, g := range [][]*locRun{one, many} {
+		for _, r := range g {
+			if r.renumber != "" {
+				target(r.name()+" vs ordered", r.secs(iters)/g[0].secs(iters), 1.1, true)
 			}
 		}
-		t, err := measure()
+	}
+	fmt.Fprintln(out)
+	return nil
+}
+
+// measureLocRun runs r's configuration for iters iterations (a short run
+// fewer, filling budget seconds of loop time when budget > 0), after one
+// warm-up iteration that is not timed, and appends what it measured to
+// r.meas. A tuned run runs twice when first is set: the first run tunes
+// and saves its choices in tuneDir, the second is measured; later rounds
+// start from the saved choices.
+func measureLocRun(r *locRun, iters int, tuneDir string, budget float64, first bool) error {
+	cfg := op2.Config{Backend: r.backend, Threads: r.threads, Timing: true, Tune: r.tune}
+	if r.tune {
+		cfg.CacheDir = tuneDir
+	}
+	if err := op2.Configure(cfg); err != nil {
+		return err
+	}
+	measure := func() (locMeas, error) {
+		var m locMeas
+		s, err := airfoil.New(r.m)
 		if err != nil {
+			return m, err
+		}
+		defer s.Close()
+		if r.renumber != "" {
+			if _, err := s.Renumber(r.renumber); err != nil {
+				return m, err
+			}
+		}
+		// The warm-up iteration touches the data for the first time; a
+		// short run would count it over few iterations.
+		if _, _, err := s.Iterate(1, io.Discard); err != nil {
+			return m, err
+		}
+		// Collect now, so that the collector does not take a core from
+		// the loops while they are timed.
+		runtime.GC()
+		op2.ResetTimings()
+		m.iters = iters
+		if r.short && budget > 0 {
+			probe := min(2, iters)
+			if _, _, err := s.Iterate(probe, io.Discard); err != nil {
+				return m, err
+			}
+			m.iters = shortIters(iters, probe, budget, loopSeconds(op2.Timings())/float64(probe))
+			if _, _, err := s.Iterate(m.iters-probe, io.Discard); err != nil {
+				return m, err
+			}
+		} else if _, _, err := s.Iterate(iters, io.Discard); err != nil {
+			return m, err
+		}
+		m.loops = op2.Timings()
+		m.perIter = loopSeconds(m.loops) / float64(m.iters)
+		for _, lt := range m.loops {
+			m.bytes += lt.Bytes / float64(m.iters)
+		}
+		return m, nil
+	}
+	if r.tune && first {
+		if _, err := measure(); err != nil { // tunes and saves the choices
 			return err
 		}
-		if r.name == "ordered" {
-			ordered = t
-		}
-		bound := bytesPerIter * float64(iters) / (triad * 1e9)
-		fmt.Fprintf(out, "  %-14s %10.2f %9.2fx %11.2fx\n", r.name, t, t/ordered, t/bound)
 	}
-	fmt.Fprintf(out, "  (loops s: the loops' own time from op2's timing report, plans and compiles excluded; bound: the ordered run's bytes at the STREAM triad rate)\n\n")
+	m, err := measure()
+	if err != nil {
+		return err
+	}
+	r.meas = append(r.meas, m)
 	return nil
+}
+
+// loopSeconds is the loops' own time in a timing report.
+func loopSeconds(ts []op2.LoopTiming) float64 {
+	t := 0.0
+	for _, lt := range ts {
+		t += lt.Time.Seconds()
+	}
+	return t
 }
 
 // best runs f reps times and returns the shortest duration.
@@ -517,14 +829,6 @@ func schemes(out io.Writer, m *mesh.Mesh, threads, rounds, iters int) error {
 	}
 	op2.EnableTiming(false)
 	op2.ResetTimings()
-	median := func(v []float64) float64 {
-		v = append([]float64(nil), v...)
-		sort.Float64s(v)
-		if n := len(v); n%2 == 0 {
-			return (v[n/2-1] + v[n/2]) / 2
-		}
-		return v[len(v)/2]
-	}
 	fmt.Fprintf(out, "openmp schemes on Airfoil (%d rounds of %d iterations, interleaved; ms, median / best)\n", rounds, iters)
 	fmt.Fprintf(out, "  %-8s %7s %22s %22s\n", "scheme", "threads", "res_calc per call", "iteration")
 	for i, c := range cfgs {
