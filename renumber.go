@@ -115,7 +115,9 @@ func RCMOrdering(m *Map) Ordering { return Ordering{kind: "rcm", m: m} }
 // each half again, down to parts of at most 8 elements, which are
 // numbered in the order of the bisection tree, so that elements close in
 // space get close numbers. The other sets follow through the maps (see
-// Renumber).
+// Renumber). Where the heaviest loops reach another set's data through
+// maps (Airfoil's edge loop and its cells), RCBCentreOrdering on that set
+// gives them better locality.
 func RCBOrdering(coords *Dat[float64]) Ordering { return Ordering{kind: "rcb", coords: coords} }
 
 // RCBCentreOrdering orders the source set of m by recursive coordinate
