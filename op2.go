@@ -49,7 +49,8 @@
 //
 // Renumber reorders a mesh for locality before its first loop (OP2's
 // op_renumber): RCMOrdering (reverse Cuthill–McKee on a map's graph) or
-// RCBOrdering (recursive coordinate bisection) orders one set, the others
+// RCBOrdering and RCBCentreOrdering (recursive coordinate bisection of a
+// set's coordinates, or of its elements' centres) order one set, the others
 // follow through the maps; Gather, the dumps and index arguments keep the
 // declared numbering.
 //

@@ -96,9 +96,10 @@ func (d *Dat[T]) permute(order []int32) {
 // Ordering says how Renumber orders a mesh's elements: make one with
 // RCMOrdering or RCBOrdering.
 type Ordering struct {
-	kind   string
-	m      *Map
-	coords *Dat[float64]
+	kind    string
+	m       *Map
+	coords  *Dat[float64]
+	centres bool // RCBCentreOrdering: the source set of m by its centres
 }
 
 // RCMOrdering orders the target set of m by reverse Cuthill–McKee on the
@@ -114,11 +115,46 @@ func RCMOrdering(m *Map) Ordering { return Ordering{kind: "rcm", m: m} }
 // each half again, down to parts of at most 8 elements, which are
 // numbered in the order of the bisection tree, so that elements close in
 // space get close numbers. The other sets follow through the maps (see
-// Renumber).
+// Renumber). Where the heaviest loops reach another set's data through
+// maps (Airfoil's edge loop and its cells), RCBCentreOrdering on that set
+// gives them better locality.
 func RCBOrdering(coords *Dat[float64]) Ordering { return Ordering{kind: "rcb", coords: coords} }
+
+// RCBCentreOrdering orders the source set of m by recursive coordinate
+// bisection, as RCBOrdering does, of its elements' centres: the mean of
+// the coordinates coords gives the targets of each row of m (coords is on
+// m's target set). For a mesh whose coordinates are on the nodes, such as
+// Airfoil's, RCBCentreOrdering(x, pcell) orders the cells by their
+// centres. Ordering the set whose data the heaviest loops reach through
+// maps (the cells that edge loops read and increment) gives those loops
+// better locality than ordering the nodes and letting the cells follow.
+// The other sets follow through the maps (see Renumber).
+func RCBCentreOrdering(coords *Dat[float64], m *Map) Ordering {
+	return Ordering{kind: "rcb", coords: coords, m: m, centres: true}
+}
 
 // rcbLeaf is the largest part RCBOrdering does not bisect further.
 const rcbLeaf = 8
+
+// centres returns the mean of the coordinates (dim per element) of the
+// targets of each row of a map's table (arity entries a row; NewMap
+// refuses arity 0).
+func centres(coords []float64, dim int, table []int32, arity int) []float64 {
+	rows := len(table) / arity
+	out := make([]float64, rows*dim)
+	for r := range rows {
+		c := out[r*dim : (r+1)*dim]
+		for _, t := range table[r*arity : (r+1)*arity] {
+			for d := range dim {
+				c[d] += coords[int(t)*dim+d]
+			}
+		}
+		for d := range c {
+			c[d] /= float64(arity)
+		}
+	}
+	return out
+}
 
 // RenumberInfo says what Renumber reordered.
 type RenumberInfo struct {
@@ -133,9 +169,10 @@ type RenumberInfo struct {
 // Renumber reorders the elements of a mesh for locality (OP2's
 // op_renumber): the ordering orders one set, and every set connected to
 // it through maps follows: the elements of a map's source set are sorted
-// by the smallest new number among their targets, and the elements of a
-// map's target set are numbered in the order the source set's rows first
-// refer to them. Every map from or to a renumbered set, every Dat on one
+// by the largest new number among their targets (then the smallest), and
+// the elements of a map's target set are numbered in the order the rows
+// of a source set first refer to them, through the map from the set
+// ordered first among those that have one. Every map from or to a renumbered set, every Dat on one
 // and every Subset of one is changed to match, so loops compute what they
 // computed before, element for element, in the new order. Loops over a
 // mesh whose numbering has lost its locality (a shuffled or badly
@@ -177,6 +214,15 @@ func Renumber(o Ordering) (*RenumberInfo, error) {
 			return nil, errors.New("op2: Renumber: RCBOrdering: coordinates dat is nil")
 		}
 		start = o.coords.s.Set
+		if o.centres {
+			if o.m == nil {
+				return nil, errors.New("op2: Renumber: RCBCentreOrdering: map is nil")
+			}
+			if o.m.c.To != start {
+				return nil, fmt.Errorf("op2: Renumber: RCBCentreOrdering: map %q leads to set %q, but the coordinates %s are on set %q", o.m.c.Name, o.m.c.To.Name, o.coords.s.Describe(), start.Name)
+			}
+			start = o.m.c.From
+		}
 	default:
 		return nil, errors.New("op2: Renumber: no ordering (use RCMOrdering or RCBOrdering)")
 	}
@@ -236,9 +282,12 @@ func Renumber(o Ordering) (*RenumberInfo, error) {
 		}
 		var coords []float64
 		if o.coords.s.Host != nil {
-			coords = o.coords.data[:start.Owned*o.coords.s.Dim]
+			coords = o.coords.data[:o.coords.s.Set.Owned*o.coords.s.Dim]
 		} else {
-			coords = make([]float64, start.Owned*o.coords.s.Dim) // never written: zeros
+			coords = make([]float64, o.coords.s.Set.Owned*o.coords.s.Dim) // never written: zeros
+		}
+		if o.centres {
+			coords = centres(coords, o.coords.s.Dim, o.m.c.Table[:start.Owned*o.m.c.Arity], o.m.c.Arity)
 		}
 		if order[si], err = dist.RCBOrder(coords, o.coords.s.Dim, rcbLeaf); err != nil {
 			return nil, fmt.Errorf("op2: Renumber: RCBOrdering on %s: %w", o.coords.s.Describe(), err)

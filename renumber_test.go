@@ -192,7 +192,7 @@ func TestRenumberSameResults(t *testing.T) {
 		for _, seed := range []int64{0, 5} {
 			plain := newGridMesh(t, 9, 7, seed)
 			want := plain.results(t, plain.run(t))
-			for _, ord := range []string{"rcm-pecell", "rcm-pedge", "rcb"} {
+			for _, ord := range []string{"rcm-pecell", "rcm-pedge", "rcb", "rcb-centres"} {
 				m := newGridMesh(t, 9, 7, seed)
 				var o op2.Ordering
 				switch ord {
@@ -200,6 +200,8 @@ func TestRenumberSameResults(t *testing.T) {
 					o = op2.RCMOrdering(m.pecell)
 				case "rcm-pedge":
 					o = op2.RCMOrdering(m.pedge)
+				case "rcb-centres":
+					o = op2.RCBCentreOrdering(m.x, m.pcell)
 				default:
 					o = op2.RCBOrdering(m.x)
 				}
@@ -277,7 +279,8 @@ func (m *gridMesh) checkConsistent(t *testing.T, what string) {
 }
 
 // TestRenumberLocality: on a shuffled grid, RCM and RCB bring each
-// edge's cells close together again.
+// edge's cells close together again, and RCM and RCB on the cells'
+// centres make a loop over the edges meet the cells in sequence.
 func TestRenumberLocality(t *testing.T) {
 	// The mean distance between the two cells of an edge.
 	spread := func(m *gridMesh) float64 {
@@ -288,17 +291,51 @@ func TestRenumberLocality(t *testing.T) {
 		}
 		return float64(sum) / float64(len(v)/2)
 	}
-	ordered := spread(newGridMesh(t, 40, 30, 0))
-	shuffled := spread(newGridMesh(t, 40, 30, 9))
-	for _, rcb := range []bool{false, true} {
-		m := newGridMesh(t, 40, 30, 9)
-		o := op2.RCMOrdering(m.pecell)
-		if rcb {
-			o = op2.RCBOrdering(m.x)
+	// The share of the cells that a loop over the edges reaches for the
+	// first time more than 8 numbers away from the cell it reached for
+	// the first time before (what a hardware prefetcher cannot follow).
+	jumps := func(m *gridMesh) float64 {
+		v := m.pecell.Values()
+		seen := make([]bool, m.cells.Size())
+		prev, n := int32(-1), 0
+		for _, c := range v {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			if prev >= 0 && (c > prev+8 || c < prev-8) {
+				n++
+			}
+			prev = c
 		}
-		must(op2.Renumber(o))
-		if got := spread(m); got > 2*ordered || got*10 > shuffled {
-			t.Errorf("rcb %v: mean cell distance across an edge %.1f (ordered row by row %.1f, shuffled %.1f)", rcb, got, ordered, shuffled)
+		return float64(n) / float64(len(seen))
+	}
+	const nx, ny = 64, 48
+	ordered := spread(newGridMesh(t, nx, ny, 0))
+	shuffled := newGridMesh(t, nx, ny, 9)
+	if j := jumps(shuffled); j < 0.9 {
+		t.Fatalf("shuffled grid: %.3f of the cells reached out of sequence, want nearly all", j)
+	}
+	for _, c := range []struct {
+		name     string
+		ordering func(m *gridMesh) op2.Ordering
+		maxJumps float64 // 1: not checked
+	}{
+		{"rcm", func(m *gridMesh) op2.Ordering { return op2.RCMOrdering(m.pecell) }, 0.01},
+		{"rcb nodes", func(m *gridMesh) op2.Ordering { return op2.RCBOrdering(m.x) }, 1},
+		{"rcb cell centres", func(m *gridMesh) op2.Ordering { return op2.RCBCentreOrdering(m.x, m.pcell) }, 0.01},
+	} {
+		m := newGridMesh(t, nx, ny, 9)
+		info := must(op2.Renumber(c.ordering(m)))
+		if got := spread(m); got > 2*ordered || got*10 > spread(shuffled) {
+			t.Errorf("%s: mean cell distance across an edge %.1f (ordered row by row %.1f, shuffled %.1f)", c.name, got, ordered, spread(shuffled))
+		}
+		if got := jumps(m); got > c.maxJumps {
+			t.Errorf("%s: %.3f of the cells reached out of sequence by the edge loop, want at most %.2f", c.name, got, c.maxJumps)
+		}
+		m.checkConsistent(t, c.name)
+		if c.name == "rcb cell centres" && info.Sets[0] != "cells" {
+			t.Errorf("%s: sets renumbered %v, want the cells first", c.name, info.Sets)
 		}
 	}
 }
@@ -344,6 +381,9 @@ func TestRenumberErrors(t *testing.T) {
 		{op2.Ordering{}, "no ordering"},
 		{op2.RCMOrdering(nil), "map is nil"},
 		{op2.RCBOrdering(nil), "dat is nil"},
+		{op2.RCBCentreOrdering(nil, m.pcell), "dat is nil"},
+		{op2.RCBCentreOrdering(m.x, nil), "RCBCentreOrdering: map is nil"},
+		{op2.RCBCentreOrdering(m.x, m.pecell), `map "pecell" leads to set "cells"`},
 	} {
 		if _, err := op2.Renumber(c.o); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Renumber: %v, want an error containing %q", err, c.want)

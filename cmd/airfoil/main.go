@@ -76,7 +76,7 @@ func main() {
 	flag.BoolVar(&o.timing, "timing", false, "print op2's per-loop timing table (under MPI: rank 0's loops)")
 	flag.StringVar(&o.partition, "partition", "rcb", "under MPI: how the mesh is split over the ranks (block, rcb or metis)")
 	flag.Uint64Var(&o.shuffle, "shuffle", 0, "number the mesh's nodes, cells and edges in a random order drawn from this seed before declaring it (locality lost; 0: keep the order)")
-	flag.StringVar(&o.renumber, "renumber", "", "renumber the mesh for locality before the first iteration: rcm (reverse Cuthill–McKee on the cells) or rcb (recursive coordinate bisection of the nodes)")
+	flag.StringVar(&o.renumber, "renumber", "", "renumber the mesh for locality before the first iteration: rcm (reverse Cuthill–McKee on the cells), rcb (recursive coordinate bisection of the cells' centres) or rcb-nodes (of the nodes)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "airfoil: unexpected arguments %q\n", flag.Args())

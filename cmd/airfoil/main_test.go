@@ -126,7 +126,7 @@ func TestSmallMeshEveryBackend(t *testing.T) {
 }
 
 // TestShuffleRenumber: the shuffled mesh (-shuffle) gives the ordered
-// mesh's rms history, and renumbering it (-renumber rcm, rcb) gives the
+// mesh's rms history, and renumbering it (-renumber rcm, rcb, rcb-nodes) gives the
 // shuffled run's q in its declared numbering, within rounding (sums run in
 // another order), on the host backends.
 func TestShuffleRenumber(t *testing.T) {
@@ -144,7 +144,7 @@ func TestShuffleRenumber(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ord := range []string{"", "rcm", "rcb"} {
+		for _, ord := range []string{"", "rcm", "rcb", "rcb-nodes"} {
 			o := sh
 			o.renumber = ord
 			got := shuffled
@@ -154,7 +154,7 @@ func TestShuffleRenumber(t *testing.T) {
 				if got, err = run(o, &out); err != nil {
 					t.Fatal(err)
 				}
-				if !strings.Contains(out.String(), "renumbered by "+ord+" ([") {
+				if !strings.Contains(out.String(), "renumbered by "+strings.TrimSuffix(ord, "-nodes")+" ([") {
 					t.Errorf("%s -renumber %s -timing does not report the renumbering:\n%s", backend, ord, out.String())
 				}
 				for i := range shuffled.q {
@@ -169,7 +169,7 @@ func TestShuffleRenumber(t *testing.T) {
 		}
 	}
 	o := options{iters: 1, ni: 4, nj: 6, renumber: "metis"}
-	if _, err := run(o, io.Discard); err == nil || !strings.Contains(err.Error(), "rcm or rcb") {
+	if _, err := run(o, io.Discard); err == nil || !strings.Contains(err.Error(), "rcm, rcb or rcb-nodes") {
 		t.Errorf("-renumber metis: %v", err)
 	}
 }

@@ -168,17 +168,20 @@ func declare(m *mesh.Mesh) (*Solver, error) {
 
 // Renumber reorders the mesh for locality before the first iteration
 // (op2.Renumber): "rcm" orders the cells by reverse Cuthill–McKee on the
-// cells sharing an edge, "rcb" the nodes by recursive coordinate
-// bisection of their coordinates; the other sets follow. Q and WriteVTK
-// still give the mesh's declared numbering.
+// cells sharing an edge, "rcb" the cells by recursive coordinate bisection
+// of their centres (op2.RCBCentreOrdering), "rcb-nodes" the nodes by
+// recursive coordinate bisection of their coordinates; the other sets
+// follow. Q and WriteVTK still give the mesh's declared numbering.
 func (s *Solver) Renumber(ordering string) (*op2.RenumberInfo, error) {
 	switch ordering {
 	case "rcm":
 		return op2.Renumber(op2.RCMOrdering(s.pecell))
 	case "rcb":
+		return op2.Renumber(op2.RCBCentreOrdering(s.x, s.pcell))
+	case "rcb-nodes":
 		return op2.Renumber(op2.RCBOrdering(s.x))
 	}
-	return nil, fmt.Errorf("airfoil: unknown ordering %q (rcm or rcb)", ordering)
+	return nil, fmt.Errorf("airfoil: unknown ordering %q (rcm, rcb or rcb-nodes)", ordering)
 }
 
 // Close withdraws the constants so that another Solver can declare them.

@@ -161,14 +161,15 @@ func TestSpreadOrder(t *testing.T) {
 		},
 	}
 	order := make([][]int32, 4)
-	order[0] = []int32{3, 2, 1, 0} // nodes reversed
+	order[0] = []int32{1, 3, 0, 2} // new numbers: node 0→2, 1→0, 2→3, 3→1
 	SpreadOrder(m, order)
-	// Edges by smallest new node number: edge 1 (nodes 2,3 → new 1,0),
-	// edge 2 (1,2 → 2,1), edge 0 (0,1 → 3,2).
-	if want := []int32{1, 2, 0}; !slices.Equal(order[1], want) {
+	// Edges by largest new node number, then smallest: edge 0 (new 2,0),
+	// edge 1 (3,1), edge 2 (0,3); edges 1 and 2 tie on 3 and go by 1 > 0.
+	if want := []int32{0, 2, 1}; !slices.Equal(order[1], want) {
 		t.Errorf("edges: %v, want %v", order[1], want)
 	}
-	if want := []int32{0, 1}; !slices.Equal(order[2], want) {
+	// Cells: cell 0 (3,1), cell 1 (2,0).
+	if want := []int32{1, 0}; !slices.Equal(order[2], want) {
 		t.Errorf("cells: %v, want %v", order[2], want)
 	}
 	if order[3] != nil {
@@ -182,5 +183,60 @@ func TestSpreadOrder(t *testing.T) {
 	}
 	if want := []int32{1, 0}; !slices.Equal(order[2], want) {
 		t.Errorf("cells after nodes: %v, want %v", order[2], want)
+	}
+}
+
+// TestSpreadOrderFollowsNearest: a target set follows the map from the set
+// ordered first (cells → nodes through pcell), not the first map declared
+// (edges → nodes through pedge, the edges having followed the cells).
+func TestSpreadOrderFollowsNearest(t *testing.T) {
+	m := &Mesh{
+		Sets: []Set{{"nodes", 4}, {"edges", 2}, {"cells", 2}, {"unused", 3}},
+		Maps: []Map{
+			{Name: "pedge", From: 1, To: 0, Arity: 2, Table: []int32{0, 1, 2, 3}},
+			{Name: "pecell", From: 1, To: 2, Arity: 1, Table: []int32{1, 0}},
+			{Name: "pcell", From: 2, To: 0, Arity: 2, Table: []int32{0, 1, 2, 3}},
+			{Name: "sparse", From: 2, To: 3, Arity: 1, Table: []int32{2, 2}},
+		},
+	}
+	order := [][]int32{nil, nil, {0, 1}, nil}
+	SpreadOrder(m, order)
+	if want := []int32{1, 0}; !slices.Equal(order[1], want) {
+		t.Errorf("edges: %v, want %v", order[1], want)
+	}
+	if want := []int32{0, 1, 2, 3}; !slices.Equal(order[0], want) {
+		t.Errorf("nodes: %v, want %v (through pcell, not pedge's %v)", order[0], want, []int32{2, 3, 0, 1})
+	}
+	// Elements no row refers to come last, in declared order.
+	if want := []int32{2, 0, 1}; !slices.Equal(order[3], want) {
+		t.Errorf("sparse target: %v, want %v", order[3], want)
+	}
+	// Spread follows the same map: node owners from the cells.
+	owner := [][]int32{nil, nil, {0, 1}, nil}
+	Spread(m, owner, 2)
+	if want := []int32{0, 0, 1, 1}; !slices.Equal(owner[0], want) {
+		t.Errorf("node owners %v, want %v (from the cells through pcell, not [1 1 0 0] from the edges)", owner[0], want)
+	}
+	if want := []int32{1, 0}; !slices.Equal(owner[1], want) {
+		t.Errorf("edge owners %v, want %v", owner[1], want)
+	}
+}
+
+func TestCountingSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 50 {
+		n, nkeys := rng.IntN(40), 1+rng.IntN(8)
+		key := make([]int32, n)
+		x := make([]int32, n)
+		for i := range key {
+			key[i] = int32(rng.IntN(nkeys))
+			x[i] = int32(i)
+		}
+		rng.Shuffle(n, func(i, j int) { x[i], x[j] = x[j], x[i] })
+		want := slices.Clone(x)
+		slices.SortStableFunc(want, func(a, b int32) int { return int(key[a] - key[b]) })
+		if got := countingSort(x, key, nkeys); !slices.Equal(got, want) {
+			t.Fatalf("trial %d: %v, want %v", trial, got, want)
+		}
 	}
 }

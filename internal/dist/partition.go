@@ -22,8 +22,9 @@ func BlockOwners(n, ranks int) []int32 {
 // every set, through the maps, as OP2 does: an element of a map's source
 // set goes to the rank owning most of its targets; failing that, an
 // element of a map's target set goes to the rank owning most of the
-// elements that refer to it (ties go to the lower rank). A set no map
-// connects to a partitioned one is distributed in blocks.
+// elements that refer to it (ties go to the lower rank; see propagate for
+// which map serves a set). A set no map connects to a partitioned one is
+// distributed in blocks.
 func Spread(m *Mesh, owner [][]int32, ranks int) {
 	// count is scratch for the votes of one element; mode clears the
 	// entries it was given, so each element costs its own votes, not the
@@ -45,62 +46,47 @@ func Spread(m *Mesh, owner [][]int32, ranks int) {
 		return best
 	}
 	var votes []int32
-	for {
-		changed := false
-		for _, mp := range m.Maps {
-			if owner[mp.From] != nil || owner[mp.To] == nil || mp.Arity == 0 {
-				continue
+	fromTargets := func(mp *Map) []int32 {
+		o := make([]int32, m.Sets[mp.From].Size)
+		to := owner[mp.To]
+		for e := range o {
+			votes = votes[:0]
+			for _, t := range mp.Table[e*mp.Arity : (e+1)*mp.Arity] {
+				votes = append(votes, to[t])
 			}
-			o := make([]int32, m.Sets[mp.From].Size)
-			to := owner[mp.To]
-			for e := range o {
-				votes = votes[:0]
-				for _, t := range mp.Table[e*mp.Arity : (e+1)*mp.Arity] {
-					votes = append(votes, to[t])
-				}
-				o[e] = mode(votes)
-			}
-			owner[mp.From], changed = o, true
+			o[e] = mode(votes)
 		}
-		if changed {
-			continue
-		}
-		for _, mp := range m.Maps {
-			if owner[mp.From] == nil || owner[mp.To] != nil {
-				continue
-			}
-			// The owners of the elements referring to each target, grouped
-			// by target (counting sort): memory in proportion to the map.
-			n := m.Sets[mp.To].Size
-			start := make([]int32, n+1)
-			for _, t := range mp.Table {
-				start[t+1]++
-			}
-			for t := range n {
-				start[t+1] += start[t]
-			}
-			voters := make([]int32, len(mp.Table))
-			next := slices.Clone(start[:n])
-			from := owner[mp.From]
-			for e := 0; e < m.Sets[mp.From].Size; e++ {
-				for _, t := range mp.Table[e*mp.Arity : (e+1)*mp.Arity] {
-					voters[next[t]] = from[e]
-					next[t]++
-				}
-			}
-			o := BlockOwners(n, ranks)
-			for t := range o {
-				if v := voters[start[t]:start[t+1]]; len(v) > 0 {
-					o[t] = mode(v)
-				}
-			}
-			owner[mp.To], changed = o, true
-			break
-		}
-		if !changed {
-			break
-		}
+		return o
 	}
+	toTarget := func(mp *Map) []int32 {
+		// The owners of the elements referring to each target, grouped
+		// by target (counting sort): memory in proportion to the map.
+		n := m.Sets[mp.To].Size
+		start := make([]int32, n+1)
+		for _, t := range mp.Table {
+			start[t+1]++
+		}
+		for t := range n {
+			start[t+1] += start[t]
+		}
+		voters := make([]int32, len(mp.Table))
+		next := slices.Clone(start[:n])
+		from := owner[mp.From]
+		for e := 0; e < m.Sets[mp.From].Size; e++ {
+			for _, t := range mp.Table[e*mp.Arity : (e+1)*mp.Arity] {
+				voters[next[t]] = from[e]
+				next[t]++
+			}
+		}
+		o := BlockOwners(n, ranks)
+		for t := range o {
+			if v := voters[start[t]:start[t+1]]; len(v) > 0 {
+				o[t] = mode(v)
+			}
+		}
+		return o
+	}
+	propagate(m, owner, fromTargets, toTarget)
 	for s := range owner {
 		if owner[s] == nil {
 			owner[s] = BlockOwners(m.Sets[s].Size, ranks)
