@@ -2,6 +2,7 @@ package device
 
 import (
 	"fmt"
+	"math/bits"
 	"regexp"
 	"slices"
 	"strconv"
@@ -53,6 +54,24 @@ func ParseWorkGroupSize(s string) (int, error) {
 		return 0, err
 	}
 	return n, nil
+}
+
+// CheckWorkGroupLimit returns an error when work groups of n items (0:
+// DefaultWorkGroupSize) exceed limit, the most a device allows (what names
+// the device, or the kernel on it, for the message). A limit of 0 or less
+// (not known) passes.
+func CheckWorkGroupLimit(n, limit int, what string) error {
+	if n == 0 {
+		n = DefaultWorkGroupSize
+	}
+	if limit <= 0 || n <= limit {
+		return nil
+	}
+	msg := fmt.Sprintf("device work-group size %d is larger than the %d work items per group %s allows", n, limit, what)
+	if fit := 1 << (bits.Len(uint(limit)) - 1); fit >= MinWorkGroupSize {
+		return fmt.Errorf("%s; use %d or less", msg, fit)
+	}
+	return fmt.Errorf("%s; the device backends need at least %d", msg, MinWorkGroupSize)
 }
 
 // allowedWorkGroupSizes says which work-group sizes CheckWorkGroupSize

@@ -46,6 +46,33 @@ func TestCheckWorkGroupSize(t *testing.T) {
 	}
 }
 
+// TestCheckWorkGroupLimit: a size above the device's limit is refused,
+// naming the size, the limit, the device and the largest power of two
+// that fits; an unknown limit passes.
+func TestCheckWorkGroupLimit(t *testing.T) {
+	for _, c := range []struct {
+		n, limit int
+		want     string // part of the error, "" if none
+	}{
+		{0, 0, ""}, {1024, 0, ""}, {256, 256, ""}, {0, 64, ""}, {128, 4096, ""},
+		{512, 256, `size 512 is larger than the 256 work items per group OpenCL device "x" allows; use 256 or less`},
+		{0, 48, `size 64 is larger than the 48 work items per group OpenCL device "x" allows; use 32 or less`},
+		{1024, 1000, "use 512 or less"},
+		{32, 16, "the device backends need at least 32"},
+	} {
+		err := CheckWorkGroupLimit(c.n, c.limit, `OpenCL device "x"`)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("size %d, limit %d: %v", c.n, c.limit, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("size %d, limit %d: %v; want %q", c.n, c.limit, err, c.want)
+		}
+	}
+}
+
 // TestWorkGroupSizeInSource: the work-group size reaches every place of
 // the generated code that depends on it (the kernel head, the reduction
 // tree, the element and staging loops), in both dialects; the default and
