@@ -321,8 +321,9 @@ func (b *backend) BuildWith(l *core.Loop, scheme string, workGroupSize int) (exe
 		b.releaseProgram(progKey)
 	}
 	// The kernel may need more resources per work item than the device
-	// has for a work group of the size it was generated for.
-	if max, err := b.ctx.WorkGroupSize(k); err != nil || max < lay.WorkGroupSize() {
+	// has for a work group of the size it was generated for (a driver
+	// that reports 0 is taken not to know).
+	if max, err := b.ctx.WorkGroupSize(k); err != nil || max > 0 && max < lay.WorkGroupSize() {
 		release()
 		if err == nil {
 			err = device.CheckWorkGroupLimit(lay.WorkGroupSize(), max, fmt.Sprintf("the kernel on %s", b.drv.Describe()))
