@@ -77,6 +77,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/jit"
@@ -174,6 +175,14 @@ type Config struct {
 	// threads read neighbouring addresses. Kernels see the same pointers
 	// either way; host copies are always element by element.
 	DeviceLayout string
+	// DeviceWorkGroupSize is the number of work items per work group
+	// (CUDA threads per block) with which the device backends (opencl,
+	// cuda) generate and launch their kernels (default
+	// $OP2_DEVICE_WORKGROUP, else 64, OP2's GPU default): a power of two
+	// from 32 to 1024, and at most what the device allows (checked when
+	// the backend opens). A larger group leaves less shared memory per
+	// item for staging (each Global reduction takes one value per item).
+	DeviceWorkGroupSize int
 	// CUDADevice is the ordinal of the GPU the cuda backend uses (default
 	// $OP2_CUDA_DEVICE, else 0).
 	CUDADevice int
@@ -271,8 +280,8 @@ func (s *Runtime) setTuning(on bool) {
 		return
 	}
 	c := &s.cfg
-	t := exec.NewTuner(c.CacheDir, fmt.Sprintf("threads=%d omp=%s dev=%s/%s cl=%s/%s cuda=%d cflags=%s", c.Threads, c.OpenMPScheme,
-		c.DeviceScheme, c.DeviceLayout, c.OpenCLPlatform, c.OpenCLDevice, c.CUDADevice, strings.Join(c.CFlags, " ")))
+	t := exec.NewTuner(c.CacheDir, fmt.Sprintf("threads=%d omp=%s dev=%s/%s%s cl=%s/%s cuda=%d cflags=%s", c.Threads, c.OpenMPScheme,
+		c.DeviceScheme, c.DeviceLayout, workGroupKey(c.DeviceWorkGroupSize), c.OpenCLPlatform, c.OpenCLDevice, c.CUDADevice, strings.Join(c.CFlags, " ")))
 	t.Chosen = func(key string, chosen exec.Setting, tried []exec.Trial) {
 		l := s.logger.Load()
 		if l == nil {
@@ -286,6 +295,16 @@ func (s *Runtime) setTuning(on bool) {
 			slog.String("tried", strings.Join(ms, "; ")), slog.String("key", key))
 	}
 	s.x.Tuner = t
+}
+
+// workGroupKey is the part of the tuner's configuration key that names a
+// device work-group size other than the default ("" for the default, so
+// that choices saved before the size was configurable still apply).
+func workGroupKey(n int) string {
+	if n == 0 || n == device.DefaultWorkGroupSize {
+		return ""
+	}
+	return fmt.Sprintf("/wg%d", n)
 }
 
 // setLogger makes l the runtime's logger (nil: none).
@@ -371,6 +390,12 @@ func (r *Runtime) Configure(c Config) error {
 	}
 	if c.DeviceLayout != "" {
 		def.DeviceLayout = c.DeviceLayout
+	}
+	if c.DeviceWorkGroupSize != 0 {
+		if err := device.CheckWorkGroupSize(c.DeviceWorkGroupSize); err != nil {
+			return apiError(fmt.Errorf("Config.DeviceWorkGroupSize: %w", err))
+		}
+		def.DeviceWorkGroupSize = c.DeviceWorkGroupSize
 	}
 	if c.CUDADevice < 0 {
 		return fmt.Errorf("op2: Config.CUDADevice = %d: device numbers start at 0", c.CUDADevice)

@@ -180,6 +180,7 @@ func check(what string, r C.CUresult) error {
 
 // Device attributes (CUdevice_attribute).
 const (
+	attrMaxThreadsPerBlock     = 1
 	attrMaxSharedPerBlock      = 8
 	attrTotalConstantMemory    = 9
 	attrMultiprocessors        = 16
@@ -197,12 +198,14 @@ type Device struct {
 	// SharedMem is the shared memory a block may use by default, and
 	// SharedMemOptin the most it may use after opting in.
 	SharedMem, SharedMemOptin int
-	ConstMem                  int
-	SMs                       int
-	Memory                    int64 // bytes
-	Driver                    int   // driver version, e.g. 13000
-	dev                       C.CUdevice
-	ctx                       C.CUcontext
+	// MaxThreads is the most threads a block may have.
+	MaxThreads int
+	ConstMem   int
+	SMs        int
+	Memory     int64 // bytes
+	Driver     int   // driver version, e.g. 13000
+	dev        C.CUdevice
+	ctx        C.CUcontext
 }
 
 // Open loads the driver and opens device ordinal (its primary context).
@@ -237,6 +240,7 @@ func Open(ordinal int) (*Device, error) {
 	d.Arch = 10*attr(attrComputeMajor) + attr(attrComputeMinor)
 	d.SharedMem, d.SharedMemOptin = attr(attrMaxSharedPerBlock), attr(attrMaxSharedPerBlockOptin)
 	d.ConstMem, d.SMs = attr(attrTotalConstantMemory), attr(attrMultiprocessors)
+	d.MaxThreads = attr(attrMaxThreadsPerBlock)
 	var v C.int
 	if C.op2_cuda_driver_version(&v) == 0 {
 		d.Driver = int(v)

@@ -59,7 +59,10 @@ func TestDeviceRoundTrip(t *testing.T) {
 		t.Skipf("no CUDA device here: %v", err)
 	}
 	defer d.Close()
-	t.Logf("%s sm_%d, %d SMs, %d KiB shared per block, driver %d", d.Name, d.Arch, d.SMs, d.SharedMem>>10, d.Driver)
+	t.Logf("%s sm_%d, %d SMs, %d KiB shared and %d threads per block, driver %d", d.Name, d.Arch, d.SMs, d.SharedMem>>10, d.MaxThreads, d.Driver)
+	if d.MaxThreads < 1024 {
+		t.Errorf("the device allows %d threads per block; every CUDA device since compute capability 2.0 allows 1024", d.MaxThreads)
+	}
 	b, err := d.Alloc(64)
 	if err != nil {
 		t.Fatal(err)

@@ -109,7 +109,7 @@ func NewProgram(drv Driver, owner any, l *core.Loop, lay *device.Layout, src str
 		// its arguments constrain the colouring; datasets too large to
 		// stage take no local memory.
 		p.needs = &exec.PlanNeeds{Modifies: make([]bool, len(l.Args)), Unstaged: make([]bool, len(l.Args)),
-			SharedBudget: device.StagingBudget(l, lay.Reductions, drv.LocalMem()), TooLarge: p.tooLarge}
+			SharedBudget: device.StagingBudget(l, lay.Reductions, drv.LocalMem(), lay.WorkGroupSize()), TooLarge: p.tooLarge}
 		for i := range l.Args {
 			if d := lay.Inds[i]; d >= 0 {
 				// Atomic increments need no colouring.
@@ -350,7 +350,7 @@ func (p *Program) tailArgs(l *core.Loop, slots int) error {
 			}
 			p.red[i], p.redSize[i] = buf, need
 		}
-		p.args = append(p.args, Arg{Kind: ArgBuffer, Buf: p.red[i]}, Arg{Kind: ArgLocal, Int: device.WorkGroupSize * a.Data.Type.Size()})
+		p.args = append(p.args, Arg{Kind: ArgBuffer, Buf: p.red[i]}, Arg{Kind: ArgLocal, Int: p.lay.WorkGroupSize() * a.Data.Type.Size()})
 	}
 	if len(p.lay.Consts) == 0 && len(p.lay.Reductions) == 0 {
 		p.args = append(p.args, Arg{Kind: ArgInt}) // op2_unused
@@ -410,8 +410,7 @@ func (p *Program) Bind(l *core.Loop, pl *exec.Plan) error {
 func (p *Program) bindDirect(l *core.Loop) error {
 	p.args = append(p.args, Arg{Kind: ArgInt}, Arg{Kind: ArgInt})
 	p.dataArgs(l)
-	groups := min((l.IterEnd()+device.WorkGroupSize-1)/device.WorkGroupSize, device.MaxDirectGroups)
-	return p.tailArgs(l, groups)
+	return p.tailArgs(l, p.directGroups(l.IterEnd()))
 }
 
 // bindIndirect sets an indirect loop's arguments; the colours' block
@@ -507,12 +506,20 @@ func identity(acc core.Access, t core.ScalarType) []byte {
 	return b
 }
 
+// directGroups is the number of work groups a direct loop over n elements
+// is launched on: one element per work item, up to device.MaxDirectGroups
+// groups (each work item then handles several elements).
+func (p *Program) directGroups(n int) int {
+	wg := p.lay.WorkGroupSize()
+	return min((n+wg-1)/wg, device.MaxDirectGroups)
+}
+
 // Launch queues the kernel over a range of elements (direct loops) or of
 // block colours (indirect loops).
 func (p *Program) Launch(r exec.Range) error {
 	if p.dp == nil {
 		n := r.Last - r.First
-		groups := min((n+device.WorkGroupSize-1)/device.WorkGroupSize, device.MaxDirectGroups)
+		groups := p.directGroups(n)
 		if p.slots > 0 {
 			// Partial results are per work group: fold those of the
 			// previous range before this one overwrites them.
@@ -521,7 +528,7 @@ func (p *Program) Launch(r exec.Range) error {
 			}
 		}
 		p.args[0].Int, p.args[1].Int = r.First, r.Last
-		if err := p.drv.Launch(p.k, p.args, groups, device.WorkGroupSize); err != nil {
+		if err := p.drv.Launch(p.k, p.args, groups, p.lay.WorkGroupSize()); err != nil {
 			return fmt.Errorf("%s: %w", p.l.Name(), err)
 		}
 		p.slots = groups
@@ -531,7 +538,7 @@ func (p *Program) Launch(r exec.Range) error {
 	p.slots = p.dp.p.NBlocks
 	for c := r.First; c < r.Last; c++ {
 		p.args[p.blockOffsetArg].Int = int(p.dp.p.ColOffset[c])
-		if err := p.drv.Launch(p.k, p.args, int(p.dp.p.NColBlk[c]), device.WorkGroupSize); err != nil {
+		if err := p.drv.Launch(p.k, p.args, int(p.dp.p.NColBlk[c]), p.lay.WorkGroupSize()); err != nil {
 			return fmt.Errorf("%s: %w", p.l.Name(), err)
 		}
 	}
@@ -550,14 +557,22 @@ func (p *Program) Finish(l *core.Loop) error {
 // checkRange refuses a loop whose element numbers or partial reduction
 // results would overflow the C int the generated stub indexes them with
 // (element offsets into Dats are computed in size_t; the staged data is
-// bounded by local memory).
+// bounded by local memory), and a plan whose staged data does not fit
+// what the program's work groups have for it.
 func (p *Program) checkRange(l *core.Loop, dp *devicePlan) error {
 	const maxInt = 1<<31 - 1
 	if dp == nil {
-		if n := l.IterEnd(); n > maxInt-device.MaxDirectGroups*device.WorkGroupSize {
-			return fmt.Errorf("the %s backend runs direct loops over at most %d elements; set %q has %d", p.drv.Backend(), maxInt-device.MaxDirectGroups*device.WorkGroupSize, l.Set.Name, n)
+		if limit := maxInt - device.MaxDirectGroups*p.lay.WorkGroupSize(); l.IterEnd() > limit {
+			return fmt.Errorf("the %s backend runs direct loops over at most %d elements; set %q has %d", p.drv.Backend(), limit, l.Set.Name, l.IterEnd())
 		}
 		return nil
+	}
+	if dp.p.NShared > p.needs.SharedBudget {
+		// The executor keys plans by loop, not by program: a plan made
+		// for a program of the loop with a smaller work group (less
+		// reduction scratch) may not fit this one.
+		return fmt.Errorf("the plan's blocks stage %d bytes, more than the %d bytes a work group of %d items has for them on %s: the plan was chosen for another program of the loop",
+			dp.p.NShared, p.needs.SharedBudget, p.lay.WorkGroupSize(), p.drv.Describe())
 	}
 	for _, i := range p.lay.Reductions {
 		if s := l.Args[i].Data; dp.p.NBlocks*s.Dim > maxInt {

@@ -18,8 +18,8 @@ type mockBuf struct{ data []byte }
 
 // launch is one recorded kernel launch.
 type launch struct {
-	args   []Arg
-	groups int
+	args          []Arg
+	groups, local int
 }
 
 // mockDriver keeps device memory in Go and records launches; run, if set,
@@ -68,8 +68,8 @@ func (d *mockDriver) Copy(dst, src Buffer, n int) error {
 	copy(dst.(*mockBuf).data[:n], src.(*mockBuf).data)
 	return nil
 }
-func (d *mockDriver) Launch(_ Kernel, args []Arg, groups, _ int) error {
-	d.launches = append(d.launches, launch{args: append([]Arg(nil), args...), groups: groups})
+func (d *mockDriver) Launch(_ Kernel, args []Arg, groups, local int) error {
+	d.launches = append(d.launches, launch{args: append([]Arg(nil), args...), groups: groups, local: local})
 	if d.run != nil {
 		d.run(args, groups)
 	}
@@ -122,7 +122,13 @@ func loopOf(t *testing.T, src, name string, set *core.Set, consts []*core.Const,
 
 func program(t *testing.T, d *mockDriver, l *core.Loop) *Program {
 	t.Helper()
-	lay, err := device.Analyse(device.OpenCL, l, d.localMem)
+	return programWith(t, d, l, device.Options{})
+}
+
+// programWith is program with the generator's options.
+func programWith(t *testing.T, d *mockDriver, l *core.Loop, opts device.Options) *Program {
+	t.Helper()
+	lay, err := device.AnalyseWith(device.OpenCL, l, d.localMem, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,6 +295,81 @@ func TestPlanThatCannotFitIsRefused(t *testing.T) {
 	for _, w := range []string{"does not fit", `dat "x" (float64, dim 4)`, "4096 bytes", `"tiny"`} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q does not mention %q", err, w)
+		}
+	}
+}
+
+// TestWorkGroupSizeOnMockDevice: a program generated for a work-group
+// size launches with it, sizes its direct launches and reduction scratch
+// by it and leaves the rest of local memory to staging; a plan chosen for
+// a smaller work group whose staged data does not fit a larger one's
+// budget is refused.
+func TestWorkGroupSizeOnMockDevice(t *testing.T) {
+	const n, localMem = 1000, 12 << 10
+	for _, c := range []struct{ opt, want int }{{0, device.DefaultWorkGroupSize}, {32, 32}, {256, 256}, {1024, 1024}} {
+		f := newFixture(t, n, 300)
+		x := f.dat("x", f.edges, 1, make([]float64, n))
+		r := f.dat("r", f.nodes, 4, make([]float64, 4*300))
+		g := f.dat("g", nil, 1, []float64{0})
+		d := newMock(localMem)
+		opts := device.Options{WorkGroupSize: c.opt}
+
+		direct := loopOf(t, "void k(double *x, double *g) { *g += *x; }", "k", f.edges, nil,
+			core.Arg{Data: x, Access: core.Read, Kind: core.ArgDirect}, core.Arg{Data: g, Access: core.Inc, Kind: core.ArgGlobal})
+		p := programWith(t, d, direct, opts)
+		if err := p.Bind(direct, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Launch(exec.Range{First: 0, Last: n}); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Finish(direct); err != nil {
+			t.Fatal(err)
+		}
+		ln := d.launches[len(d.launches)-1]
+		if ln.local != c.want || ln.groups != (n+c.want-1)/c.want {
+			t.Errorf("size %d: direct launch of %d groups of %d, want %d of %d", c.opt, ln.groups, ln.local, (n+c.want-1)/c.want, c.want)
+		}
+		if scratch := ln.args[len(ln.args)-1]; scratch.Kind != ArgLocal || scratch.Int != 8*c.want {
+			t.Errorf("size %d: reduction scratch %+v, want %d bytes", c.opt, scratch, 8*c.want)
+		}
+
+		indirect := loopOf(t, "void k(double *a, double *b, double *g) { a[0] += 1; b[3] += 1; *g += 1; }", "k", f.edges, nil,
+			core.Arg{Data: r, Map: f.m, Idx: 0, Access: core.Inc, Kind: core.ArgIndirect},
+			core.Arg{Data: r, Map: f.m, Idx: 1, Access: core.Inc, Kind: core.ArgIndirect},
+			core.Arg{Data: g, Access: core.Inc, Kind: core.ArgGlobal})
+		p = programWith(t, d, indirect, opts)
+		if want := localMem - 8*c.want - 1024; p.PlanNeeds().SharedBudget != want {
+			t.Errorf("size %d: staging budget %d, want %d", c.opt, p.PlanNeeds().SharedBudget, want)
+		}
+		// A plan chosen for a work group of 32, whose blocks stage more
+		// than this program's budget.
+		small := programWith(t, d, indirect, device.Options{WorkGroupSize: 32})
+		built, err := exec.ChoosePlan(indirect, small.PlanNeeds(), 0, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = p.Bind(indirect, &exec.Plan{Plan: built})
+		if fits := built.NShared <= p.PlanNeeds().SharedBudget; fits != (err == nil) {
+			t.Fatalf("size %d: a plan staging %d bytes against a budget of %d: %v", c.opt, built.NShared, p.PlanNeeds().SharedBudget, err)
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), "another program") {
+				t.Errorf("size %d: %v", c.opt, err)
+			}
+			continue
+		}
+		if c.want == 1024 {
+			t.Fatalf("size 1024: a plan staging %d bytes fit the budget of %d; the test needs one that does not", built.NShared, p.PlanNeeds().SharedBudget)
+		}
+		if err := p.Launch(exec.Range{First: 0, Last: built.NColors, Colours: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Finish(indirect); err != nil {
+			t.Fatal(err)
+		}
+		if ln := d.launches[len(d.launches)-1]; ln.local != c.want {
+			t.Errorf("size %d: indirect launch with work groups of %d", c.opt, ln.local)
 		}
 	}
 }

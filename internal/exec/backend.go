@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
 )
 
@@ -240,6 +241,10 @@ type Config struct {
 	// DeviceLayout is how device backends store Dats of dim > 1: "aos"
 	// (default) or "soa" (structure of arrays).
 	DeviceLayout string
+	// DeviceWorkGroupSize is the number of work items per work group
+	// (CUDA threads per block) of the device backends' kernels: a power
+	// of two from 32 to 1024, or 0 for the default 64.
+	DeviceWorkGroupSize int
 	// CUDADevice is the ordinal of the CUDA device the cuda backend uses.
 	CUDADevice int
 	// Tune chooses each loop's plan block size by measurement ($OP2_TUNE).
@@ -285,8 +290,8 @@ func DefaultCacheDir() string {
 // overrides applied: OP2_BACKEND, CC, OP2_CFLAGS (space separated),
 // OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE, OP2_PLAN_CHECK, OP2_CHECK,
 // OP2_TIMING, OP2_LOG, OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE,
-// OP2_DEVICE_SCHEME, OP2_DEVICE_LAYOUT, OP2_CUDA_DEVICE, OP2_OPENMP_SCHEME
-// and OP2_TUNE.
+// OP2_DEVICE_SCHEME, OP2_DEVICE_LAYOUT, OP2_DEVICE_WORKGROUP,
+// OP2_CUDA_DEVICE, OP2_OPENMP_SCHEME and OP2_TUNE.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Backend: "sequential", CC: "cc"}
 	if v := os.Getenv("OP2_BACKEND"); v != "" {
@@ -326,6 +331,13 @@ func ConfigFromEnv() (Config, error) {
 	cfg.OpenCLDevice = os.Getenv("OP2_OPENCL_DEVICE")
 	cfg.DeviceScheme = os.Getenv("OP2_DEVICE_SCHEME")
 	cfg.DeviceLayout = os.Getenv("OP2_DEVICE_LAYOUT")
+	if v := os.Getenv("OP2_DEVICE_WORKGROUP"); v != "" {
+		n, err := device.ParseWorkGroupSize(v)
+		if err != nil {
+			return cfg, fmt.Errorf("OP2_DEVICE_WORKGROUP=%q: %w", v, err)
+		}
+		cfg.DeviceWorkGroupSize = n
+	}
 	if v := os.Getenv("OP2_CUDA_DEVICE"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {

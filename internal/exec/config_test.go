@@ -114,3 +114,34 @@ func TestDeviceSettingsFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestDeviceWorkGroupFromEnv: OP2_DEVICE_WORKGROUP sets the device
+// backends' work-group size; a value that is not a power of two from 32
+// to 1024 is refused with an error naming the variable, the value and the
+// sizes allowed.
+func TestDeviceWorkGroupFromEnv(t *testing.T) {
+	for _, c := range []struct {
+		env  string
+		want int
+		bad  bool
+	}{{"", 0, false}, {"32", 32, false}, {"256", 256, false}, {"1024", 1024, false},
+		{"48", 0, true}, {"2048", 0, true}, {"16", 0, true}, {"abc", 0, true}, {"-64", 0, true}} {
+		t.Setenv("OP2_DEVICE_WORKGROUP", c.env)
+		cfg, err := ConfigFromEnv()
+		if !c.bad {
+			if err != nil || cfg.DeviceWorkGroupSize != c.want {
+				t.Errorf("OP2_DEVICE_WORKGROUP=%q: size %d, %v; want %d", c.env, cfg.DeviceWorkGroupSize, err, c.want)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("OP2_DEVICE_WORKGROUP=%q: no error", c.env)
+			continue
+		}
+		for _, w := range []string{`OP2_DEVICE_WORKGROUP="` + c.env + `"`, "32, 64, 128, 256, 512, 1024"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("OP2_DEVICE_WORKGROUP=%q: error %q lacks %q", c.env, err, w)
+			}
+		}
+	}
+}

@@ -39,6 +39,7 @@ static cl_int (*pGetProgramBuildInfo)(cl_handle, cl_handle, cl_uint, size_t, voi
 static cl_int (*pGetProgramInfo)(cl_handle, cl_uint, size_t, void *, size_t *);
 static cl_handle (*pCreateKernel)(cl_handle, const char *, cl_int *);
 static cl_int (*pSetKernelArg)(cl_handle, cl_uint, size_t, const void *);
+static cl_int (*pGetKernelWorkGroupInfo)(cl_handle, cl_handle, cl_uint, size_t, void *, size_t *);
 static cl_int (*pEnqueueNDRangeKernel)(cl_handle, cl_handle, cl_uint, const size_t *, const size_t *, const size_t *, cl_uint, const void *, void *);
 static cl_int (*pFinish)(cl_handle);
 static cl_int (*pReleaseProgram)(cl_handle);
@@ -59,7 +60,7 @@ static const char *op2cl_load(const char *path, const char **missing) {
 	LOAD(CreateContext) LOAD(CreateCommandQueue) LOAD(CreateBuffer) LOAD(ReleaseMemObject)
 	LOAD(EnqueueWriteBuffer) LOAD(EnqueueReadBuffer) LOAD(EnqueueFillBuffer) LOAD(EnqueueCopyBuffer)
 	LOAD(CreateProgramWithSource) LOAD(CreateProgramWithBinary) LOAD(BuildProgram)
-	LOAD(GetProgramBuildInfo) LOAD(GetProgramInfo) LOAD(CreateKernel) LOAD(SetKernelArg)
+	LOAD(GetProgramBuildInfo) LOAD(GetProgramInfo) LOAD(CreateKernel) LOAD(SetKernelArg) LOAD(GetKernelWorkGroupInfo)
 	LOAD(EnqueueNDRangeKernel) LOAD(Finish) LOAD(ReleaseProgram) LOAD(ReleaseKernel)
 	lib = h;
 	return NULL;
@@ -96,6 +97,7 @@ static cl_int op2cl_binary(cl_handle prog, unsigned char *dst) {
 static cl_int op2cl_release_program(cl_handle p) { return pReleaseProgram(p); }
 static cl_int op2cl_release_kernel(cl_handle k) { return pReleaseKernel(k); }
 static cl_handle op2cl_kernel(cl_handle prog, const char *name, cl_int *err) { return pCreateKernel(prog, name, err); }
+static cl_int op2cl_kernel_wg_size(cl_handle k, cl_handle dev, size_t *n) { return pGetKernelWorkGroupInfo(k, dev, 0x11B0, sizeof(size_t), n, NULL); }
 static cl_int op2cl_arg_mem(cl_handle k, cl_uint i, cl_handle m) { return pSetKernelArg(k, i, sizeof(m), &m); }
 static cl_int op2cl_arg_int(cl_handle k, cl_uint i, int v) { return pSetKernelArg(k, i, sizeof(v), &v); }
 static cl_int op2cl_arg_local(cl_handle k, cl_uint i, size_t n) { return pSetKernelArg(k, i, n, NULL); }
@@ -204,7 +206,7 @@ type Device struct {
 	Type           uint64
 	LocalMem       int // bytes of local memory per work group
 	ConstMem       int // bytes of a __constant buffer at most (CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE)
-	MaxWorkGroup   int
+	MaxWorkGroup   int // work items per work group at most (CL_DEVICE_MAX_WORK_GROUP_SIZE)
 	HasDouble      bool
 	platform, id   C.cl_handle
 	PlatformVendor string
@@ -533,6 +535,17 @@ func (p *Program) Kernel(name string) (*Kernel, error) {
 		return nil, err
 	}
 	return &Kernel{k: k, Name: name}, nil
+}
+
+// WorkGroupSize is the most work items a work group of kernel k may have
+// on the context's device (CL_KERNEL_WORK_GROUP_SIZE: the device's limit,
+// or less where the kernel needs more resources per item).
+func (c *Context) WorkGroupSize(k *Kernel) (int, error) {
+	var n C.size_t
+	if err := check("clGetKernelWorkGroupInfo("+k.Name+")", C.op2cl_kernel_wg_size(k.k, c.Device.id, &n)); err != nil {
+		return 0, err
+	}
+	return int(n), nil
 }
 
 // SetBuffer sets argument i to a buffer.

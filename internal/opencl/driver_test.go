@@ -65,6 +65,14 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatalf("out = %v", out)
 		}
 	}
+	wg, err := ctx.WorkGroupSize(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wg < 8 || ctx.Device.MaxWorkGroup > 0 && wg > ctx.Device.MaxWorkGroup {
+		t.Errorf("kernel work-group size %d (device limit %d)", wg, ctx.Device.MaxWorkGroup)
+	}
+	t.Logf("device %q: work groups of at most %d items, %d for this kernel", ctx.Device.Name, ctx.Device.MaxWorkGroup, wg)
 	bin, err := prog.Binary()
 	if err != nil {
 		t.Fatal(err)

@@ -52,7 +52,8 @@ func Generate(l *core.Loop, sharedMem int) (string, error) {
 	return GenerateWith(l, sharedMem, device.Options{})
 }
 
-// GenerateWith is Generate with the backend's options (scheme, layout).
+// GenerateWith is Generate with the backend's options (scheme, layout,
+// work-group size).
 func GenerateWith(l *core.Loop, sharedMem int, opts device.Options) (string, error) {
 	lay, err := device.AnalyseWith(device.CUDA, l, sharedMem, opts)
 	if err != nil {
@@ -82,6 +83,9 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := device.CheckWorkGroupSize(cfg.DeviceWorkGroupSize); err != nil {
+		return nil, err
+	}
 	dir, err := cache.Open(cfg.CacheDir)
 	if err != nil {
 		return nil, err
@@ -93,12 +97,40 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 		}
 		return nil, err
 	}
+	drv := &driver{dev: dev}
+	if err := device.CheckWorkGroupLimit(cfg.DeviceWorkGroupSize, dev.MaxThreads, drv.Describe()); err != nil {
+		dev.Close()
+		return nil, err
+	}
 	nv, err := nvrtc.Load()
 	if err != nil {
 		dev.Close()
 		return nil, core.Unavailable(fmt.Errorf("cuda: %w", err))
 	}
-	return &backend{opts: device.Options{Scheme: scheme, SoA: soa}, dev: dev, nv: nv, drv: &driver{dev: dev}, cache: dir}, nil
+	return &backend{opts: device.Options{Scheme: scheme, SoA: soa, WorkGroupSize: cfg.DeviceWorkGroupSize}, dev: dev, nv: nv, drv: drv, cache: dir}, nil
+}
+
+// options are the backend's configured options with a scheme ("":
+// configured) and a work-group size (0: configured) in their place.
+func (b *backend) options(scheme string, workGroupSize int) (device.Options, error) {
+	opts := b.opts
+	if scheme != "" {
+		s, err := device.ParseScheme(scheme)
+		if err != nil {
+			return opts, err
+		}
+		opts.Scheme = s
+	}
+	if workGroupSize != 0 {
+		if err := device.CheckWorkGroupSize(workGroupSize); err != nil {
+			return opts, err
+		}
+		if err := device.CheckWorkGroupLimit(workGroupSize, b.dev.MaxThreads, b.drv.Describe()); err != nil {
+			return opts, err
+		}
+		opts.WorkGroupSize = workGroupSize
+	}
+	return opts, nil
 }
 
 func (b *backend) Name() string { return Name }
@@ -164,8 +196,22 @@ func (b *backend) compile(l *core.Loop, src string) ([]byte, error) {
 	return cubin, nil
 }
 
-func (b *backend) Build(l *core.Loop) (exec.Program, error) {
-	lay, err := device.AnalyseWith(device.CUDA, l, b.dev.SharedMem, b.opts)
+// Build builds the loop's program with the configured scheme, layout and
+// work-group size (threads per block).
+func (b *backend) Build(l *core.Loop) (exec.Program, error) { return b.BuildWith(l, "", 0) }
+
+// BuildWith builds the loop's program as Build does, with scheme ("staged"
+// or "atomics"; "" for the configured one) and work-group size (threads
+// per block: a power of two from 32 to 1024 within the device's limit; 0
+// for the configured one) in place of the configured ones, so that an
+// auto-tuner can try them. The layout stays the configured one: the
+// device copies of the data are shared by every program of the backend.
+func (b *backend) BuildWith(l *core.Loop, scheme string, workGroupSize int) (exec.Program, error) {
+	opts, err := b.options(scheme, workGroupSize)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", l.Name(), err)
+	}
+	lay, err := device.AnalyseWith(device.CUDA, l, b.dev.SharedMem, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -20,11 +20,12 @@ import (
 )
 
 // compileCheck is a backend that compiles the CUDA source of every loop it
-// is asked to build with NVRTC, for each architecture in archs and each
-// shared-memory size in sharedSizes, and then runs the loop on the
-// sequential backend, so that the conformance suite, the random meshes
-// and Airfoil (which check their results) drive it through every loop
-// shape they have. No GPU is needed.
+// is asked to build with NVRTC, for each architecture in archs, each
+// shared-memory size in sharedSizes and each work-group size in
+// workGroupSizes, and then runs the loop on the sequential backend, so
+// that the conformance suite, the random meshes and Airfoil (which check
+// their results) drive it through every loop shape they have. No GPU is
+// needed.
 type compileCheck struct {
 	seq exec.Backend
 }
@@ -34,6 +35,9 @@ const compileCheckName = "cudacompilecheck"
 var (
 	archs       = []int{80, 90}
 	sharedSizes = []int{cuda.NominalSharedMem}
+	// workGroupSizes are the threads per block each loop is generated
+	// for (0: the default).
+	workGroupSizes = []int{0}
 
 	compiledMu sync.Mutex
 	compiled   = map[string]bool{} // sources compiled (each for every arch)
@@ -56,14 +60,21 @@ type variant struct {
 	opts   device.Options
 }
 
-// variants are the shared-memory sizes, schemes and data layouts each
-// loop is generated for.
+// variants are the shared-memory sizes, work-group sizes, schemes and
+// data layouts each loop is generated for; with -short, sizes other than
+// the default only in the aos layout (the layout and the size change
+// different lines of the code).
 func variants() []variant {
 	var out []variant
 	for _, shared := range sharedSizes {
-		for _, scheme := range []device.Scheme{device.Staged, device.Atomics} {
-			for _, soa := range []bool{false, true} {
-				out = append(out, variant{shared, device.Options{Scheme: scheme, SoA: soa}})
+		for _, wg := range workGroupSizes {
+			for _, scheme := range []device.Scheme{device.Staged, device.Atomics} {
+				for _, soa := range []bool{false, true} {
+					if soa && wg != 0 && testing.Short() {
+						continue
+					}
+					out = append(out, variant{shared, device.Options{Scheme: scheme, SoA: soa, WorkGroupSize: wg}})
+				}
 			}
 		}
 	}
@@ -98,7 +109,7 @@ func (c *compileCheck) Build(l *core.Loop) (exec.Program, error) {
 			_, log, err := nv.Compile(src, l.Kernel.Name+".cu", arch)
 			if err != nil || strings.TrimSpace(log) != "" {
 				compiledMu.Lock()
-				failures = append(failures, fmt.Sprintf("%s (shared memory %d, sm_%d): %v\nlog:\n%s\nsource:\n%s", l.Name(), shared, arch, err, log, src))
+				failures = append(failures, fmt.Sprintf("%s (shared memory %d, %+v, sm_%d): %v\nlog:\n%s\nsource:\n%s", l.Name(), shared, v.opts, arch, err, log, src))
 				compiledMu.Unlock()
 			}
 		}
@@ -108,10 +119,13 @@ func (c *compileCheck) Build(l *core.Loop) (exec.Program, error) {
 
 // TestNVRTCCompilesEveryLoop compiles the CUDA source of every loop of the
 // conformance suite, the random-mesh tests and Airfoil, in both schemes
-// (staged and atomics) and both data layouts (aos and soa), with NVRTC for sm_80 and sm_90 and fails on any
-// error or warning. In the full run each
+// (staged and atomics) and both data layouts (aos and soa), with NVRTC for
+// sm_80 and sm_90 and fails on any error or warning. In the full run each
 // loop is also generated for a device with 2 KiB of shared memory, so the
-// code for data too large to stage is compiled as well.
+// code for data too large to stage is compiled as well. Airfoil's loops
+// are also compiled with 128 and 256 threads per block instead of the
+// default 64 (with -short in the aos layout only; in the full run also
+// with 32 and 1024).
 func TestNVRTCCompilesEveryLoop(t *testing.T) {
 	nv, err := nvrtc.Load()
 	if err != nil {
@@ -126,6 +140,11 @@ func TestNVRTCCompilesEveryLoop(t *testing.T) {
 	}
 	t.Run("Conformance", func(t *testing.T) { backendtest.Run(t, compileCheckName) })
 	t.Run("Airfoil", func(t *testing.T) {
+		defer func(saved []int) { workGroupSizes = saved }(workGroupSizes)
+		workGroupSizes = []int{0, 128, 256}
+		if !testing.Short() {
+			workGroupSizes = append(workGroupSizes, 32, 1024)
+		}
 		if err := op2.Configure(op2.Config{Backend: compileCheckName, CacheDir: t.TempDir()}); err != nil {
 			t.Fatal(err)
 		}
@@ -145,6 +164,18 @@ func TestNVRTCCompilesEveryLoop(t *testing.T) {
 	compiledMu.Lock()
 	defer compiledMu.Unlock()
 	t.Logf("%d generated sources compiled for %v", len(compiled), archs)
+	for _, wg := range []int{128, 256} {
+		head := fmt.Sprintf("__launch_bounds__(%d)", wg)
+		n := 0
+		for src := range compiled {
+			if strings.Contains(src, head) {
+				n++
+			}
+		}
+		if n < 4 {
+			t.Errorf("%d sources with %s compiled: Airfoil's loops did not reach the compile check with %d threads per block", n, head, wg)
+		}
+	}
 	if len(compiled) < 20 {
 		t.Errorf("only %d sources compiled: the suite did not reach the compile check", len(compiled))
 	}

@@ -91,16 +91,52 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, err := openDevice(cfg)
+	dev, err := chooseDevice(cfg)
 	if err != nil {
 		return nil, core.Unavailable(err)
 	}
-	return &backend{opts: device.Options{Scheme: scheme, SoA: soa}, ctx: ctx, drv: &driver{ctx: ctx}, cache: dir, programs: map[string]*sharedProgram{}}, nil
+	if err := checkWorkGroupSize(cfg.DeviceWorkGroupSize, dev); err != nil {
+		return nil, err
+	}
+	ctx, err := cl.NewContext(*dev)
+	if err != nil {
+		return nil, core.Unavailable(err)
+	}
+	return &backend{opts: device.Options{Scheme: scheme, SoA: soa, WorkGroupSize: cfg.DeviceWorkGroupSize}, ctx: ctx, drv: &driver{ctx: ctx}, cache: dir, programs: map[string]*sharedProgram{}}, nil
 }
 
-// openDevice loads the OpenCL library and opens a context on the device
-// the configuration selects.
-func openDevice(cfg *exec.Config) (*cl.Context, error) {
+// checkWorkGroupSize returns an error unless n (0: the default) is a valid
+// work-group size within dev's limit (CL_DEVICE_MAX_WORK_GROUP_SIZE).
+func checkWorkGroupSize(n int, dev *cl.Device) error {
+	if err := device.CheckWorkGroupSize(n); err != nil {
+		return err
+	}
+	return device.CheckWorkGroupLimit(n, dev.MaxWorkGroup, fmt.Sprintf("OpenCL device %q", dev.Name))
+}
+
+// options are the backend's configured options with a scheme ("":
+// configured) and a work-group size (0: configured) in their place.
+func (b *backend) options(scheme string, workGroupSize int) (device.Options, error) {
+	opts := b.opts
+	if scheme != "" {
+		s, err := device.ParseScheme(scheme)
+		if err != nil {
+			return opts, err
+		}
+		opts.Scheme = s
+	}
+	if workGroupSize != 0 {
+		if err := checkWorkGroupSize(workGroupSize, &b.ctx.Device); err != nil {
+			return opts, err
+		}
+		opts.WorkGroupSize = workGroupSize
+	}
+	return opts, nil
+}
+
+// chooseDevice loads the OpenCL library and finds the device the
+// configuration selects.
+func chooseDevice(cfg *exec.Config) (*cl.Device, error) {
 	typ, err := deviceType(cfg.OpenCLDevice)
 	if err != nil {
 		return nil, err
@@ -125,7 +161,7 @@ func openDevice(cfg *exec.Config) (*cl.Context, error) {
 		}
 		return nil, fmt.Errorf("opencl: no device on a platform matching %q (found %s)", cfg.OpenCLPlatform, strings.Join(seen, ", "))
 	}
-	return cl.NewContext(*chosen)
+	return chosen, nil
 }
 
 func (b *backend) Name() string { return Name }
@@ -239,7 +275,21 @@ func (b *backend) releaseProgram(key string) {
 // stubName is the OpenCL kernel every generated program defines.
 const stubName = "op2_stub"
 
-func (b *backend) Build(l *core.Loop) (exec.Program, error) {
+// Build builds the loop's program with the configured scheme, layout and
+// work-group size.
+func (b *backend) Build(l *core.Loop) (exec.Program, error) { return b.BuildWith(l, "", 0) }
+
+// BuildWith builds the loop's program as Build does, with scheme ("staged"
+// or "atomics"; "" for the configured one) and work-group size (a power of
+// two from 32 to 1024 within the device's limit; 0 for the configured
+// one) in place of the configured ones, so that an auto-tuner can try
+// them. The layout stays the configured one: the device copies of the
+// data are shared by every program of the backend.
+func (b *backend) BuildWith(l *core.Loop, scheme string, workGroupSize int) (exec.Program, error) {
+	opts, err := b.options(scheme, workGroupSize)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", l.Name(), err)
+	}
 	if !b.ctx.Device.HasDouble {
 		for i := range l.Args {
 			if l.Args[i].Data.Type == core.Float64 {
@@ -247,7 +297,7 @@ func (b *backend) Build(l *core.Loop) (exec.Program, error) {
 			}
 		}
 	}
-	lay, err := device.AnalyseWith(device.OpenCL, l, b.ctx.Device.LocalMem, b.opts)
+	lay, err := device.AnalyseWith(device.OpenCL, l, b.ctx.Device.LocalMem, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -266,10 +316,21 @@ func (b *backend) Build(l *core.Loop) (exec.Program, error) {
 		}
 		return nil, err
 	}
-	return devrt.NewProgram(b.drv, b, l, lay, src, k, func() {
+	release := func() {
 		k.Release()
 		b.releaseProgram(progKey)
-	})
+	}
+	// The kernel may need more resources per work item than the device
+	// has for a work group of the size it was generated for (a driver
+	// that reports 0 is taken not to know).
+	if max, err := b.ctx.WorkGroupSize(k); err != nil || max > 0 && max < lay.WorkGroupSize() {
+		release()
+		if err == nil {
+			err = device.CheckWorkGroupLimit(lay.WorkGroupSize(), max, fmt.Sprintf("the kernel on %s", b.drv.Describe()))
+		}
+		return nil, fmt.Errorf("%s: %w", l.Name(), err)
+	}
+	return devrt.NewProgram(b.drv, b, l, lay, src, k, release)
 }
 
 // driver adapts an OpenCL context to the shared device layer.

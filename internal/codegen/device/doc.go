@@ -3,7 +3,7 @@
 // data in local memory per block, runs the elements thread colour by thread
 // colour, and reduces Globals per work group. Analyse works out a loop's
 // Layout (from its core.Signature, the dialect and the device's local
-// memory); Generate
+// memory, and the Options: scheme, layout, work-group size); Generate
 // writes the source. It is pure Go: no cgo, no driver, no device, so
 // source can be generated anywhere (static generation).
 //

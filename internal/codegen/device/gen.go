@@ -2,17 +2,88 @@ package device
 
 import (
 	"fmt"
+	"math/bits"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
 )
 
-// WorkGroupSize is the number of work items per work group, fixed in each
-// kernel's reqd_work_group_size attribute (OP2's GPU default).
-const WorkGroupSize = 64
+// DefaultWorkGroupSize is the number of work items per work group (CUDA
+// threads per block) when Options.WorkGroupSize is 0: OP2's GPU default.
+// The size is fixed in each kernel's head (OpenCL's reqd_work_group_size,
+// CUDA's __launch_bounds__), so programs of different sizes have different
+// sources.
+const DefaultWorkGroupSize = 64
+
+// MinWorkGroupSize and MaxWorkGroupSize bound Options.WorkGroupSize: a
+// warp (32) at least, and at most the 1024 threads of a CUDA block (many
+// OpenCL GPUs stop at 256 or 1024; a device's own limit is checked when
+// the backend opens).
+const (
+	MinWorkGroupSize = 32
+	MaxWorkGroupSize = 1024
+)
+
+// CheckWorkGroupSize returns an error unless n is a valid
+// Options.WorkGroupSize: 0 (the default, DefaultWorkGroupSize) or a power
+// of two from MinWorkGroupSize to MaxWorkGroupSize. The generated
+// reduction tree halves its step from n/2, so n must be a power of two.
+func CheckWorkGroupSize(n int) error {
+	if n == 0 || n >= MinWorkGroupSize && n <= MaxWorkGroupSize && n&(n-1) == 0 {
+		return nil
+	}
+	return fmt.Errorf("device work-group size %d is not allowed: %s", n, allowedWorkGroupSizes())
+}
+
+// ParseWorkGroupSize reads a work-group size written in decimal ("" is 0,
+// the default) and checks it with CheckWorkGroupSize.
+func ParseWorkGroupSize(s string) (int, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(t)
+	if err != nil {
+		return 0, fmt.Errorf("device work-group size %q is not a number: %s", s, allowedWorkGroupSizes())
+	}
+	if err := CheckWorkGroupSize(n); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// CheckWorkGroupLimit returns an error when work groups of n items (0:
+// DefaultWorkGroupSize) exceed limit, the most a device allows (what names
+// the device, or the kernel on it, for the message). A limit of 0 or less
+// (not known) passes.
+func CheckWorkGroupLimit(n, limit int, what string) error {
+	if n == 0 {
+		n = DefaultWorkGroupSize
+	}
+	if limit <= 0 || n <= limit {
+		return nil
+	}
+	msg := fmt.Sprintf("device work-group size %d is larger than the %d work items per group %s allows", n, limit, what)
+	if fit := 1 << (bits.Len(uint(limit)) - 1); fit >= MinWorkGroupSize {
+		return fmt.Errorf("%s; use %d or less", msg, fit)
+	}
+	return fmt.Errorf("%s; the device backends need at least %d", msg, MinWorkGroupSize)
+}
+
+// allowedWorkGroupSizes says which work-group sizes CheckWorkGroupSize
+// accepts.
+func allowedWorkGroupSizes() string {
+	var sizes []string
+	for s := MinWorkGroupSize; s <= MaxWorkGroupSize; s *= 2 {
+		sizes = append(sizes, strconv.Itoa(s))
+	}
+	return fmt.Sprintf("use a power of two from %d to %d (%s), or 0 for the default %d",
+		MinWorkGroupSize, MaxWorkGroupSize, strings.Join(sizes, ", "), DefaultWorkGroupSize)
+}
 
 // MaxDirectGroups caps the work groups of a direct loop; each work item
 // then handles several elements.
@@ -76,6 +147,7 @@ type Layout struct {
 	// so the plan need not colour anything.
 	Atomic bool
 	soa    bool   // Options.SoA
+	wg     int    // work items per work group (Options.WorkGroupSize, resolved)
 	priv   []bool // the kernel gets a pointer to a private copy of the argument
 	// alias is, per argument, the earlier argument whose private copy it
 	// shares (it passes the same elements of the same data), or -1.
@@ -99,12 +171,14 @@ type ConstSlot struct {
 	Offset int // bytes from the start of the buffer
 }
 
-// StagingBudget is the local memory a work group may use for staged
-// indirect data on a device with localMem bytes of local memory.
-func StagingBudget(l *core.Loop, reductions []int, localMem int) int {
+// StagingBudget is the local memory a work group of workGroupSize items
+// may use for staged indirect data on a device with localMem bytes of
+// local memory: what the reductions' scratch (one value per work item)
+// and a reserve of 1 KiB leave.
+func StagingBudget(l *core.Loop, reductions []int, localMem, workGroupSize int) int {
 	scratch := 0
 	for _, i := range reductions {
-		scratch += WorkGroupSize * l.Args[i].Data.Type.Size()
+		scratch += workGroupSize * l.Args[i].Data.Type.Size()
 	}
 	return localMem - scratch - 1024
 }
@@ -173,6 +247,10 @@ type Options struct {
 	// from device memory get private copies, and staged data stays
 	// element by element in shared memory.
 	SoA bool
+	// WorkGroupSize is the number of work items per work group (CUDA
+	// threads per block) the code is generated and launched for; 0 means
+	// DefaultWorkGroupSize. Other values must pass CheckWorkGroupSize.
+	WorkGroupSize int
 }
 
 // SoAStorage reports whether, with Options.SoA, the device copy of s is
@@ -190,17 +268,28 @@ func (lay *Layout) SoAData(l *core.Loop, i int) bool {
 // structure-of-arrays on the device (Options.SoA).
 func (lay *Layout) SoA() bool { return lay.soa }
 
+// WorkGroupSize is the number of work items per work group the code is
+// generated for: every launch of it must use this size.
+func (lay *Layout) WorkGroupSize() int { return lay.wg }
+
 // AnalyseWith is Analyse with a backend's options; a loop the Atomics
 // scheme does not apply to gets the Staged layout.
 func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout, error) {
 	scheme := opts.Scheme
+	if err := CheckWorkGroupSize(opts.WorkGroupSize); err != nil {
+		return nil, err
+	}
+	wg := opts.WorkGroupSize
+	if wg == 0 {
+		wg = DefaultWorkGroupSize
+	}
 	n := len(l.Args)
 	u, err := scanSource(l.Kernel.Source)
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading the kernel source: %w", l.Name(), err)
 	}
 	sig := l.Sig
-	lay := &Layout{Base: sig.Base, Inds: sig.Ind, NInd: sig.NInd, DSArg: sig.DSArg, Reductions: sig.Reductions, priv: make([]bool, n), src: u, d: d, soa: opts.SoA}
+	lay := &Layout{Base: sig.Base, Inds: sig.Ind, NInd: sig.NInd, DSArg: sig.DSArg, Reductions: sig.Reductions, priv: make([]bool, n), src: u, d: d, soa: opts.SoA, wg: wg}
 	info := l.Kernel.Info
 	lay.kdef = slices.IndexFunc(u.defs, func(f funcDecl) bool { return f.nameAt == info.NameStart })
 	if lay.kdef < 0 {
@@ -221,7 +310,7 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 	// A dataset is staged only if a work group's worth of its elements
 	// fits the staging budget; larger elements are read and written in
 	// global memory, where the plan's colouring keeps them race free.
-	stageMax := StagingBudget(l, lay.Reductions, localMem) / WorkGroupSize
+	stageMax := StagingBudget(l, lay.Reductions, localMem, wg) / wg
 	for i := range l.Args {
 		a := &l.Args[i]
 		bytes := a.Data.Dim * a.Data.Type.Size()
@@ -807,7 +896,7 @@ func reductionFinish(w *writer, l *core.Loop, lay *Layout, slot string) {
 		dim := a.Data.Dim
 		w.p("  for (int op2_k = 0; op2_k < %d; op2_k++) {\n", dim)
 		w.p("    op2_rs%d[op2_lid] = op2_p%d[op2_k];\n    $lbarrier;\n", i, i)
-		w.p("    for (int op2_step = %d; op2_step > 0; op2_step >>= 1) {\n", WorkGroupSize/2)
+		w.p("    for (int op2_step = %d; op2_step > 0; op2_step >>= 1) {\n", lay.wg/2)
 		w.p("      if (op2_lid < op2_step) { %s }\n", hostc.Combine(a.Access, fmt.Sprintf("op2_rs%d[op2_lid]", i), fmt.Sprintf("op2_rs%d[op2_lid + op2_step]", i)))
 		w.p("      $lbarrier;\n    }\n")
 		w.p("    if (op2_lid == 0) op2_red%d[(%s) * %d + op2_k] = op2_rs%d[0];\n", i, slot, dim, i)
@@ -966,7 +1055,7 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 }
 
 func directStub(w *writer, l *core.Loop, lay *Layout) {
-	w.p("$kernel op2_stub(\n    int op2_first, int op2_last,\n", WorkGroupSize)
+	w.p("$kernel op2_stub(\n    int op2_first, int op2_last,\n", lay.wg)
 	dataParams(w, l, lay)
 	tailParams(w, l, lay)
 	w.p("  const int op2_lid = $localid;\n  (void)op2_lid;\n")
@@ -1031,7 +1120,7 @@ func stagedAt(l *core.Loop, lay *Layout, d int) string {
 
 func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 	atomicHelpers(w, l, lay)
-	w.p("$kernel op2_stub(\n", WorkGroupSize)
+	w.p("$kernel op2_stub(\n", lay.wg)
 	dataParams(w, l, lay)
 	for d := 0; d < lay.NInd; d++ {
 		w.p("    $global const int *restrict op2_ind_map%d, $global const int *restrict op2_ind_offs%d, $global const int *restrict op2_ind_sizes%d,\n", d, d, d)
@@ -1079,15 +1168,15 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 		if !lay.dsStage[d] {
 			src = "0"
 		}
-		w.p("  for (int op2_i = op2_lid; op2_i < op2_size%d * %d; op2_i += %d) op2_s%d[op2_i] = %s;\n", d, dim, WorkGroupSize, d, src)
+		w.p("  for (int op2_i = op2_lid; op2_i < op2_size%d * %d; op2_i += %d) op2_s%d[op2_i] = %s;\n", d, dim, lay.wg, d, src)
 	}
 	w.p("  $lbarrier;\n")
 	argInit(w, l, lay)
 
 	// The elements: every work item makes the same number of passes so
 	// that all reach the barriers of the coloured increments.
-	w.p("  const int op2_nelem2 = op2_nelem > 0 ? %d * (1 + (op2_nelem - 1) / %d) : 0;\n", WorkGroupSize, WorkGroupSize)
-	w.p("  for (int op2_n = op2_lid; op2_n < op2_nelem2; op2_n += %d) {\n", WorkGroupSize)
+	w.p("  const int op2_nelem2 = op2_nelem > 0 ? %d * (1 + (op2_nelem - 1) / %d) : 0;\n", lay.wg, lay.wg)
+	w.p("  for (int op2_n = op2_lid; op2_n < op2_nelem2; op2_n += %d) {\n", lay.wg)
 	w.p("    const int op2_e = op2_n + op2_first;\n")
 	if !lay.Atomic {
 		w.p("    int op2_col = -1;\n")
@@ -1137,7 +1226,7 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 		default:
 			store = dst + " = " + src + ";"
 		}
-		w.p("  for (int op2_i = op2_lid; op2_i < op2_size%d * %d; op2_i += %d) %s\n", d, dim, WorkGroupSize, store)
+		w.p("  for (int op2_i = op2_lid; op2_i < op2_size%d * %d; op2_i += %d) %s\n", d, dim, lay.wg, store)
 		// Another dataset of the same dat may add to the same elements.
 		w.p("  $gbarrier;\n")
 	}
