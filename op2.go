@@ -289,6 +289,10 @@ func (s *Runtime) setTuning(on bool) {
 		}
 		var ms []string
 		for _, tr := range tried {
+			if tr.Failed {
+				ms = append(ms, fmt.Sprintf("%s: failed to build", tr.Setting))
+				continue
+			}
 			ms = append(ms, fmt.Sprintf("%s: %.3fms", tr.Setting, tr.Time.Seconds()*1e3))
 		}
 		l.LogAttrs(context.Background(), slog.LevelInfo, "op2: tuned", slog.String("chosen", chosen.String()),

@@ -62,9 +62,10 @@ type LoopTiming struct {
 	// Tuned is the auto-tuner's setting for the loop's last call (see
 	// Config.Tune): the backend's variant, if it has several (the openmp
 	// scheme; the device scheme and work-group size), and the plan's
-	// block size, e.g. "owner, block 1024" or "block auto" (the
-	// executor's own choice); "measuring ..." while the tuner is still
-	// trying settings; empty when tuning is off.
+	// block size, e.g. "owner, block 1024", "staged wg128" (the
+	// executor's own block size) or "block auto"; "measuring ..." while
+	// the tuner is still trying settings; "nothing to choose" for a loop
+	// with one way to run and no plan; empty when tuning is off.
 	Tuned string
 }
 

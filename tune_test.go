@@ -51,7 +51,7 @@ func TestTuneSameResults(t *testing.T) {
 			if !strings.Contains(log.String(), "op2: tuned") {
 				t.Errorf("no choice logged:\n%s", log.String())
 			}
-			if backend == "openmp" && (!strings.Contains(log.String(), "owner, block auto") || !strings.Contains(log.String(), "colour, block auto")) {
+			if backend == "openmp" && (!strings.Contains(log.String(), "owner: ") || !strings.Contains(log.String(), "colour: ")) {
 				t.Errorf("the openmp schemes were not both tried:\n%s", log.String())
 			}
 			if ts := tuned.Timings(); len(ts) != 1 || ts[0].Tuned == "" || strings.HasPrefix(ts[0].Tuned, "measuring") {

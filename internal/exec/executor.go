@@ -613,7 +613,22 @@ func (x *Executor) tunedProgram(b *Opened, l *core.Loop, configured Program) (Pr
 	if c.configured {
 		return configured, nil
 	}
-	return x.program(b, l, c.Variant)
+	p, err := x.program(b, l, c.Variant)
+	if err != nil && x.measuring {
+		// A variant the device cannot build (a work-group size beyond
+		// its resources for this kernel) is not a choice: this call runs
+		// as configured, unmeasured.
+		x.Tuner.Fail(x.tuneKey)
+		if x.Logger != nil {
+			x.Logger.LogAttrs(context.Background(), slog.LevelInfo, "op2: tuning skips a variant",
+				slog.String("kernel", l.Kernel.Name), slog.String("set", l.Set.Name), slog.String("backend", b.Name()),
+				slog.String("variant", c.Variant), slog.String("error", err.Error()))
+		}
+		x.measuring = false
+		x.setting = tunedChoice{configured: true, label: "measuring (as configured)"}
+		return configured, nil
+	}
+	return p, err
 }
 
 // Clear drops every program (releasing what they hold) and every plan.

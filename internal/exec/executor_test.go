@@ -294,6 +294,9 @@ func (b *variantBackend) Variants(*core.Loop) []string { return b.variants }
 
 func (b *variantBackend) BuildVariant(l *core.Loop, v string) (exec.Program, error) {
 	b.built = append(b.built, v)
+	if v == "three" {
+		return nil, errors.New("too many resources")
+	}
 	needs := *b.needs
 	if v == "two" {
 		needs.Owners = 2
@@ -305,26 +308,27 @@ func (b *variantBackend) BuildVariant(l *core.Loop, v string) (exec.Program, err
 
 // TestExecutorTunesVariants: with a tuner, the executor measures the
 // backend's configured variant with its usual program and builds each
-// other variant once; each variant's plans are its own (the owner pieces
+// other variant once; a variant that fails to build is skipped (its call
+// runs as configured); each variant's plans are its own (the owner pieces
 // its program asks for); once chosen, every call runs the chosen program
 // and the timing report says which.
 func TestExecutorTunesVariants(t *testing.T) {
 	ms := newMesh(t, 120, 120, 120)
 	l := ms.incLoop(t)
-	fb := &variantBackend{fakeBackend: fakeBackend{needs: &exec.PlanNeeds{Threads: 2}, launchOK: -1}, variants: []string{"one", "two"}}
+	fb := &variantBackend{fakeBackend: fakeBackend{needs: &exec.PlanNeeds{Threads: 2}, launchOK: -1}, variants: []string{"one", "two", "three"}}
 	x := exec.New()
 	x.Tuner = exec.NewTuner("", "test")
 	x.Tuner.BlockSizes, x.Tuner.Reps = []int{0, 16}, 1
 	var chosen exec.Setting
 	x.Tuner.Chosen = func(_ string, s exec.Setting, tried []exec.Trial) {
 		chosen = s
-		if len(tried) != 3 {
-			t.Errorf("tried %v, want both variants, then the other block size", tried)
+		if len(tried) != 4 || !tried[2].Failed {
+			t.Errorf("tried %v, want three variants (the third failed to build), then the other block size", tried)
 		}
 	}
 	x.Timing = exec.NewTimings()
 	b := &exec.Opened{Backend: fb, ID: core.NewID()}
-	for range 6 {
+	for range 7 {
 		if err := x.Run(b, l); err != nil {
 			t.Fatal(err)
 		}
@@ -332,8 +336,8 @@ func TestExecutorTunesVariants(t *testing.T) {
 	if chosen.Variant == "" {
 		t.Fatalf("no choice made")
 	}
-	if !slices.Equal(fb.built, []string{"two"}) {
-		t.Errorf("variants built %v, want only two (one is the configured program)", fb.built)
+	if !slices.Equal(fb.built, []string{"two", "three"}) {
+		t.Errorf("variants built %v, want two and three (one is the configured program)", fb.built)
 	}
 	if len(fb.progs) != 2 {
 		t.Fatalf("%d programs, want 2", len(fb.progs))

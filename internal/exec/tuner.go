@@ -27,17 +27,19 @@ type Setting struct {
 	BlockSize int `json:"block_size"`
 }
 
-// String describes the setting for people: "owner, block 1024", "block
-// auto".
+// String describes the setting for people: "owner, block 1024", "staged
+// wg128", "block auto" (the block size is left out when it is the
+// executor's own choice and there is a variant to name).
 func (s Setting) String() string {
-	b := "block auto"
-	if s.BlockSize > 0 {
-		b = "block " + strconv.Itoa(s.BlockSize)
+	switch {
+	case s.BlockSize > 0 && s.Variant != "":
+		return s.Variant + ", block " + strconv.Itoa(s.BlockSize)
+	case s.BlockSize > 0:
+		return "block " + strconv.Itoa(s.BlockSize)
+	case s.Variant != "":
+		return s.Variant
 	}
-	if s.Variant == "" {
-		return b
-	}
-	return s.Variant + ", " + b
+	return "block auto"
 }
 
 // Trial is a setting the tuner measured and the fastest of its calls.
@@ -47,6 +49,10 @@ type Trial struct {
 	// Planned is whether the calls used an execution plan (when none
 	// did, the block size makes no difference and is not tried).
 	Planned bool
+	// Failed is whether the setting's program could not be built (a
+	// work-group size whose resources the device lacks): it is never
+	// chosen.
+	Failed bool
 }
 
 // Tuner chooses, per loop shape and set size, how a loop runs by
@@ -190,13 +196,33 @@ func (t *Tuner) Record(key string, d time.Duration, planned bool) {
 		t.mu.Unlock()
 		return
 	}
+	t.next(key, st)
+}
+
+// Fail reports that the setting Setting returned for the loop saved under
+// key cannot run (its program failed to build): it is never chosen, and
+// the next call measures the next setting.
+func (t *Tuner) Fail(key string) {
+	t.mu.Lock()
+	st := t.state[key]
+	if st == nil {
+		t.mu.Unlock()
+		return
+	}
+	st.trials[st.cur].Failed = true
+	t.next(key, st)
+}
+
+// next moves st on to its next setting once the current one is measured;
+// after the last, it chooses and saves. It unlocks t.mu.
+func (t *Tuner) next(key string, st *tuning) {
 	st.cur, st.calls = st.cur+1, 0
 	if st.cur < len(st.trials) {
 		t.mu.Unlock()
 		return
 	}
 	best := fastest(st.trials)
-	if !st.sizes && st.trials[best].Planned {
+	if !st.sizes && !st.trials[best].Failed && st.trials[best].Planned {
 		// The block sizes, with the fastest variant.
 		st.sizes = true
 		for _, bs := range t.BlockSizes {
@@ -222,11 +248,11 @@ func (t *Tuner) Record(key string, d time.Duration, planned bool) {
 }
 
 // fastest is the index of the trial with the least time (the first on a
-// tie).
+// tie) among those that ran (the first when none did).
 func fastest(trials []Trial) int {
 	best := 0
 	for j, tr := range trials {
-		if tr.Time < trials[best].Time {
+		if !tr.Failed && (trials[best].Failed || tr.Time < trials[best].Time) {
 			best = j
 		}
 	}

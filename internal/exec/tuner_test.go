@@ -137,7 +137,7 @@ func TestSettingString(t *testing.T) {
 	}{
 		{Setting{}, "block auto"},
 		{Setting{BlockSize: 1024}, "block 1024"},
-		{Setting{Variant: "owner"}, "owner, block auto"},
+		{Setting{Variant: "owner"}, "owner"},
 		{Setting{Variant: "staged/128", BlockSize: 256}, "staged/128, block 256"},
 	} {
 		if got := tc.s.String(); got != tc.want {
@@ -164,5 +164,40 @@ func TestTunersShareTheFile(t *testing.T) {
 		if _, measuring := c.Setting(k, nil); measuring {
 			t.Errorf("choice %s lost", k)
 		}
+	}
+}
+
+// TestTunerFailedSetting: a setting whose program cannot be built is
+// skipped at once and never chosen, even as the only fast one.
+func TestTunerFailedSetting(t *testing.T) {
+	tu := NewTuner("", "")
+	tu.BlockSizes, tu.Reps = []int{0, 256}, 2
+	key := tu.Key("opencl", "shape", 10)
+	var chosen Setting
+	var tried []Trial
+	tu.Chosen = func(_ string, s Setting, tr []Trial) { chosen, tried = s, tr }
+	vs := []string{"staged wg64", "staged wg1024", "atomics wg64"}
+	var seen []Setting
+	for i := 0; i < 20 && chosen.Variant == ""; i++ {
+		s, measuring := tu.Setting(key, vs)
+		if !measuring {
+			t.Fatalf("call %d not measuring", i)
+		}
+		seen = append(seen, s)
+		if s.Variant == "staged wg1024" {
+			tu.Fail(key)
+			continue
+		}
+		tu.Record(key, map[string]time.Duration{"staged wg64": 3, "atomics wg64": 5}[s.Variant]+time.Duration(s.BlockSize), true)
+	}
+	want := []Setting{{"staged wg64", 0}, {"staged wg64", 0}, {"staged wg1024", 0}, {"atomics wg64", 0}, {"atomics wg64", 0}, {"staged wg64", 256}, {"staged wg64", 256}}
+	if !reflect.DeepEqual(seen, want) {
+		t.Errorf("settings handed out %v, want %v", seen, want)
+	}
+	if chosen != (Setting{"staged wg64", 0}) {
+		t.Errorf("chose %v", chosen)
+	}
+	if len(tried) != 4 || !tried[1].Failed {
+		t.Errorf("tried %+v, want 4 with the second failed", tried)
 	}
 }

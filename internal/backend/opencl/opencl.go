@@ -279,6 +279,23 @@ const stubName = "op2_stub"
 // work-group size.
 func (b *backend) Build(l *core.Loop) (exec.Program, error) { return b.BuildWith(l, "", 0) }
 
+// Variants names the schemes and work-group sizes the auto-tuner tries
+// for l, the configured ones first (exec.VariantBuilder; see
+// device.Variants).
+func (b *backend) Variants(l *core.Loop) []string {
+	return device.Variants(device.OpenCL, l, b.ctx.Device.LocalMem, b.ctx.Device.MaxWorkGroup, b.opts)
+}
+
+// BuildVariant builds l's program in one of its Variants
+// (exec.VariantBuilder).
+func (b *backend) BuildVariant(l *core.Loop, variant string) (exec.Program, error) {
+	scheme, size, err := device.ParseVariant(variant)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", l.Name(), err)
+	}
+	return b.BuildWith(l, scheme, size)
+}
+
 // BuildWith builds the loop's program as Build does, with scheme ("staged"
 // or "atomics"; "" for the configured one) and work-group size (a power of
 // two from 32 to 1024 within the device's limit; 0 for the configured
