@@ -30,13 +30,14 @@ func TestTuneSameResults(t *testing.T) {
 				tab[i] = int32((i*7919 + i/2) % 1000)
 			}
 			m := must(op2.NewMap(edges, nodes, 2, tab, "pedge"))
-			k := op2.NewKernel("void tune_inc(int *a, int *b) { *a += 1; *b += 2; }", "tune_inc")
+			k := op2.NewKernel("void tune_inc(int *a, int *b, int *n) { *a += 1; *b += 2; *n += 1; }", "tune_inc")
 			run := func(r *op2.Runtime, calls int) []int32 {
 				acc := must(op2.NewDat[int32](nodes, 1, nil, "acc"))
+				n := must(op2.NewGlobal(1, []int32{0}, "n"))
 				for i := 0; i < calls; i++ {
-					check(t, r.ParLoop(k, edges, acc.ArgMap(op2.Inc, m, 0), acc.ArgMap(op2.Inc, m, 1)))
+					check(t, r.ParLoop(k, edges, acc.ArgMap(op2.Inc, m, 0), acc.ArgMap(op2.Inc, m, 1), n.Arg(op2.Inc)))
 				}
-				return acc.Data()
+				return append(acc.Data(), n.Data()...) // the increments, and the reduction
 			}
 			plain := must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache}))
 			const calls = 60 // more than any backend's variants and block sizes take
@@ -60,8 +61,9 @@ func TestTuneSameResults(t *testing.T) {
 				t.Errorf("the timing report's choice %q is not the logged one:\n%s", ts[0].Tuned, log.String())
 			}
 			acc := must(op2.NewDat[int32](nodes, 1, nil, "acc2"))
+			cnt := must(op2.NewGlobal(1, []int32{0}, "n"))
 			if n := testing.AllocsPerRun(20, func() {
-				check(t, tuned.ParLoop(k, edges, acc.ArgMap(op2.Inc, m, 0), acc.ArgMap(op2.Inc, m, 1)))
+				check(t, tuned.ParLoop(k, edges, acc.ArgMap(op2.Inc, m, 0), acc.ArgMap(op2.Inc, m, 1), cnt.Arg(op2.Inc)))
 			}); n != 0 {
 				t.Errorf("a tuned repeated loop allocates %v times", n)
 			}
