@@ -275,7 +275,8 @@ func localityAndTuning(out io.Writer, m *mesh.Mesh, iters, threads, rounds int, 
 		}
 		return rs
 	}
-	// The tuner chooses plans' block sizes; sequential runs without plans.
+	// The tuner chooses the openmp scheme and plans' block sizes;
+	// sequential has one way to run a loop and no plans.
 	one := variants("sequential", "seq", 1, triad1, false)
 	many := variants("openmp", fmt.Sprintf("omp%d", threads), threads, triadN, true)
 	var omp1 *locRun
@@ -346,7 +347,7 @@ func localityAndTuning(out io.Writer, m *mesh.Mesh, iters, threads, rounds int, 
 		rates = fmt.Sprintf("sequential %.1f GB/s, openmp on 1 thread %.1f GB/s", triad1, triadN)
 	}
 	fmt.Fprintf(out, "   at the STREAM triad rate above for its thread count: %s;\n", rates)
-	fmt.Fprintf(out, "   sequential has no tuned run: the tuner chooses plans' block sizes, and sequential runs without plans)\n\n")
+	fmt.Fprintf(out, "   sequential has no tuned run: the tuner chooses the openmp scheme and plans' block sizes, and sequential has neither)\n\n")
 
 	for gi, g := range groups {
 		fmt.Fprintf(out, "  per loop, GB/s: %s (STREAM triad %.1f GB/s)\n", titles[gi], g[0].triad)
@@ -371,6 +372,14 @@ func localityAndTuning(out io.Writer, m *mesh.Mesh, iters, threads, rounds int, 
 			fmt.Fprintf(out, " %9.2fx", r.timeOverBound())
 		}
 		fmt.Fprintln(out)
+		for _, r := range g {
+			if r.tune && len(r.meas) > 0 {
+				fmt.Fprintf(out, "  %s: the tuner's choices (Config.Tune; LoopTiming.Tuned)\n", r.col)
+				for _, lt := range r.meas[len(r.meas)-1].loops {
+					fmt.Fprintf(out, "  %-11s %s\n", lt.Kernel, lt.Tuned)
+				}
+			}
+		}
 		fmt.Fprintln(out)
 	}
 

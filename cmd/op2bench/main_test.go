@@ -101,7 +101,7 @@ func TestLocalityAndTuningRuns(t *testing.T) {
 	}{
 		{2, 2, []string{"medians of 2 rounds", "(min-max)", "openmp 1 ordered", "openmp 2 ordered", "openmp 2 shuffled ", "openmp 2 shuffled+rcm", "openmp 2 shuffled+rcb",
 			"openmp 2 ordered tuned: time/bound", "res_calc speed-up, openmp 1 -> 2 threads", "(target >= 1.80x)",
-			"res_calc speed-up, sequential -> openmp 2 threads", "omp2 tuned", "STREAM triad 10.0 GB/s", "STREAM triad 20.0 GB/s"},
+			"res_calc speed-up, sequential -> openmp 2 threads", "omp2 tuned", "omp2 tuned: the tuner's choices", "STREAM triad 10.0 GB/s", "STREAM triad 20.0 GB/s"},
 			[]string{"openmp 1 shuffled"}},
 		{1, 1, []string{"openmp 1 ordered", "openmp 1 shuffled+rcm", "openmp 1 ordered tuned", "not measured (1 thread only)"},
 			[]string{"openmp 2", "(target >= 1.80x)", "rounds", "(min-max)"}},
