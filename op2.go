@@ -191,8 +191,10 @@ type Config struct {
 	// ways of running it — the openmp scheme ("owner", "colour"); on the
 	// device backends the scheme ("staged", "atomics") and work-group size
 	// — with the executor's block size, then, with the fastest of those,
-	// execution plans of several block sizes (two calls each), and the
-	// fastest setting is kept for the calls that follow. The choice is
+	// execution plans of several block sizes (three calls each, the
+	// fastest counting), and the fastest setting is kept for the calls
+	// that follow — the configured one unless another is more than 3%
+	// faster, so that noise does not move a run off its configuration. The choice is
 	// saved in the cache directory, keyed by the machine and this
 	// configuration, so later runs start tuned. Results are correct with
 	// every setting; sums of increments may differ in their last bits

@@ -60,7 +60,8 @@ type Trial struct {
 // backend's variants (VariantBuilder: the openmp scheme; the device
 // scheme and work-group size) with the executor's block size policy, Reps
 // calls each; then, if the fastest variant uses an execution plan, each of
-// BlockSizes with that variant. The fastest setting measured is kept, and
+// BlockSizes with that variant. The fastest setting measured is kept
+// (the configured one unless another is faster by more than Margin), and
 // written to a file in the cache directory keyed by the machine and the
 // configuration, so that later runs start tuned. Every setting gives
 // correct results; only the order in which increments are summed, and so
@@ -73,6 +74,10 @@ type Tuner struct {
 	// Reps is the number of calls measured per setting (the fastest
 	// counts).
 	Reps int
+	// Margin is how much faster, as a fraction, a setting must be than
+	// the configured one (the first measured) to be chosen instead:
+	// settings within the noise of a few calls keep the configuration.
+	Margin float64
 	// Fingerprint names the configuration choices depend on (backend
 	// settings such as threads), part of every key.
 	Fingerprint string
@@ -105,7 +110,7 @@ const tuningFile = "tuning-v2.json"
 // NewTuner returns a tuner that remembers its choices in dir (the cache
 // directory), loading what earlier runs on this machine chose.
 func NewTuner(dir, fingerprint string) *Tuner {
-	t := &Tuner{BlockSizes: DefaultBlockSizes, Reps: 2, Fingerprint: fingerprint,
+	t := &Tuner{BlockSizes: DefaultBlockSizes, Reps: 3, Margin: 0.03, Fingerprint: fingerprint,
 		machine: MachineKey(), known: map[string]Setting{}, state: map[string]*tuning{}}
 	if dir != "" {
 		t.path = filepath.Join(dir, tuningFile)
@@ -221,7 +226,7 @@ func (t *Tuner) next(key string, st *tuning) {
 		t.mu.Unlock()
 		return
 	}
-	best := fastest(st.trials)
+	best := t.fastest(st.trials)
 	if !st.sizes && !st.trials[best].Failed && st.trials[best].Planned {
 		// The block sizes, with the fastest variant.
 		st.sizes = true
@@ -235,7 +240,7 @@ func (t *Tuner) next(key string, st *tuning) {
 			return
 		}
 	}
-	chosen := st.trials[fastest(st.trials)].Setting
+	chosen := st.trials[t.fastest(st.trials)].Setting
 	t.known[key] = chosen
 	delete(t.state, key)
 	report, tried := t.Chosen, st.trials
@@ -247,14 +252,18 @@ func (t *Tuner) next(key string, st *tuning) {
 	_ = err // a cache that cannot be written only costs tuning again
 }
 
-// fastest is the index of the trial with the least time (the first on a
-// tie) among those that ran (the first when none did).
-func fastest(trials []Trial) int {
+// fastest is the index of the trial with the least time among those that
+// ran, unless it is within Margin of the first trial (the configured
+// setting), which is then kept.
+func (t *Tuner) fastest(trials []Trial) int {
 	best := 0
 	for j, tr := range trials {
 		if !tr.Failed && (trials[best].Failed || tr.Time < trials[best].Time) {
 			best = j
 		}
+	}
+	if first := trials[0]; !first.Failed && float64(trials[best].Time) > float64(first.Time)*(1-t.Margin) {
+		return 0
 	}
 	return best
 }

@@ -42,6 +42,16 @@ func TestTunerChoosesFastest(t *testing.T) {
 			chosen: Setting{"colour", 1024},
 		},
 		{
+			name:     "within the margin the configured variant stays",
+			variants: []string{"owner", "colour"},
+			costs: map[Setting]cost{
+				{"owner", 0}: {100 * ms, true}, {"colour", 0}: {98 * ms, true},
+				{"owner", 256}: {99 * ms, true}, {"owner", 1024}: {90 * ms, true},
+			},
+			want:   []Setting{{"owner", 0}, {"colour", 0}, {"owner", 256}, {"owner", 1024}},
+			chosen: Setting{"owner", 1024},
+		},
+		{
 			name:     "no plan: block sizes not tried",
 			variants: []string{"staged", "atomics"},
 			costs: map[Setting]cost{
