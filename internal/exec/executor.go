@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -591,7 +592,7 @@ func (x *Executor) tunedProgram(b *Opened, l *core.Loop, configured Program) (Pr
 			x.tuning, x.setting = true, c
 			return configured, nil
 		}
-		key := x.Tuner.Key(b.Name(), l.Sig.Key, l.IterEnd())
+		key := x.Tuner.Key(backendKey(b), l.Sig.Key, l.IterEnd())
 		s, measuring := x.Tuner.Setting(key, variants)
 		c = tunedChoice{Setting: s, configured: len(variants) == 0 || s.Variant == variants[0]}
 		shown := s
@@ -629,6 +630,22 @@ func (x *Executor) tunedProgram(b *Opened, l *core.Loop, configured Program) (Pr
 		return configured, nil
 	}
 	return p, err
+}
+
+// backendKey names b for the tuner's saved choices: its name and, for a
+// Describer, what it runs on (device, platform, driver, compiler, threads),
+// so that choices made on one device are not taken for another.
+func backendKey(b *Opened) string {
+	d, ok := b.Backend.(Describer)
+	if !ok {
+		return b.Name()
+	}
+	var sb strings.Builder
+	sb.WriteString(b.Name())
+	for _, a := range d.Describe() {
+		sb.WriteString(" " + a.Key + "=" + a.Value.String())
+	}
+	return sb.String()
 }
 
 // Clear drops every program (releasing what they hold) and every plan.
