@@ -210,6 +210,28 @@ func Digraphs(s string) string {
 	return string(b)
 }
 
+// SplitList splits a comma-separated list (a parameter list, say) at
+// the commas outside parentheses and brackets. It returns one part for an
+// empty list.
+func SplitList(list string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(list); i++ {
+		switch list[i] {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				parts = append(parts, list[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, list[start:])
+}
+
 // Blank returns src with its comments replaced by spaces and, when
 // literals is set, the contents of its string and character literals
 // (their quotes kept) but for those keep (if not nil) reports by the

@@ -139,3 +139,20 @@ func TestLogicalLineEnd(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitList(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{"", []string{""}},
+		{"void", []string{"void"}},
+		{"int a, double *b", []string{"int a", " double *b"}},
+		{"int (*f)(int, int), double m[2][3], ...", []string{"int (*f)(int, int)", " double m[2][3]", " ..."}},
+		{"a,", []string{"a", ""}},
+	} {
+		if got := SplitList(c.in); !slices.Equal(got, c.want) {
+			t.Errorf("SplitList(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

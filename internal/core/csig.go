@@ -256,22 +256,7 @@ func topLevelIdents(code string) []string {
 }
 
 func parseParams(list string, r *typeResolver) []Param {
-	var parts []string
-	depth, start := 0, 0
-	for i := 0; i < len(list); i++ {
-		switch list[i] {
-		case '(', '[':
-			depth++
-		case ')', ']':
-			depth--
-		case ',':
-			if depth == 0 {
-				parts = append(parts, list[start:i])
-				start = i + 1
-			}
-		}
-	}
-	parts = append(parts, list[start:])
+	parts := clex.SplitList(list)
 	if len(parts) == 1 && (strings.TrimSpace(parts[0]) == "" || strings.TrimSpace(parts[0]) == "void") {
 		return nil
 	}

@@ -487,22 +487,7 @@ var paramQualifiers = map[string]bool{
 
 // paramNames returns the names of the parameters in a parameter list.
 func paramNames(list string) []string {
-	var parts []string
-	depth, start := 0, 0
-	for i := 0; i < len(list); i++ {
-		switch list[i] {
-		case '(', '[':
-			depth++
-		case ')', ']':
-			depth--
-		case ',':
-			if depth == 0 {
-				parts = append(parts, list[start:i])
-				start = i + 1
-			}
-		}
-	}
-	parts = append(parts, list[start:])
+	parts := clex.SplitList(list)
 	var names []string
 	for _, p := range parts {
 		if i := strings.IndexByte(p, '['); i >= 0 {
