@@ -210,6 +210,88 @@ func Digraphs(s string) string {
 	return string(b)
 }
 
+// SplitList splits a comma-separated list (a parameter list, say) at
+// the commas outside parentheses and brackets. It returns one part for an
+// empty list.
+func SplitList(list string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(list); i++ {
+		switch list[i] {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				parts = append(parts, list[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, list[start:])
+}
+
+// Blank returns src with its comments replaced by spaces and, when
+// literals is set, the contents of its string and character literals
+// (their quotes kept) but for those keep (if not nil) reports by the
+// offset of their opening quote. Every other byte, and every newline,
+// stays where it was, so offsets into the result are offsets into src.
+func Blank(src string, literals bool, keep func(src string, i int) bool) string {
+	b := []byte(src)
+	clear := func(from, to int) {
+		for k := from; k < to && k < len(b); k++ {
+			if b[k] != '\n' {
+				b[k] = ' '
+			}
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case strings.HasPrefix(src[i:], "//"):
+			e := LineCommentEnd(src, i)
+			clear(i, e)
+			i = e
+		case strings.HasPrefix(src[i:], "/*"):
+			e := strings.Index(src[i+2:], "*/")
+			if e < 0 {
+				clear(i, len(src))
+				return string(b)
+			}
+			clear(i, i+e+4)
+			i += e + 3
+		case c == '"' || c == '\'':
+			j := i + 1
+			for j < len(src) && src[j] != c && src[j] != '\n' {
+				if src[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if literals && (keep == nil || !keep(src, i)) {
+				clear(i+1, j) // keep the quotes
+			}
+			i = j
+		}
+	}
+	return string(b)
+}
+
+// LogicalLineEnd returns the end of the logical line (a preprocessor
+// directive's, say) that goes on from s[i]: the offset of its final
+// newline, or len(s), following backslash-newline continuations.
+func LogicalLineEnd(s string, i int) int {
+	j := i
+	for j < len(s) && s[j] != '\n' {
+		if s[j] == '\\' && j+1 < len(s) && s[j+1] == '\n' {
+			j++
+		}
+		j++
+	}
+	return j
+}
+
 // LineCommentEnd returns the offset of the newline ending the // comment
 // that starts at s[i] (or len(s)), following line continuations: a
 // comment whose line ends with a backslash goes on on the next line.

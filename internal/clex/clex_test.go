@@ -94,3 +94,65 @@ func TestLineCommentEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestBlank: comments always become spaces, literals' contents only when
+// asked and not where keep says so; newlines and every other byte stay
+// where they were.
+func TestBlank(t *testing.T) {
+	keepQuoted := func(src string, i int) bool { return strings.HasPrefix(src[i:], `"keep`) }
+	cases := []struct {
+		in       string
+		literals bool
+		keep     func(string, int) bool
+		want     string
+	}{
+		{"a // c\nb", false, nil, "a     \nb"},
+		{"a /* c\nd */ b", false, nil, "a     \n     b"},
+		{"a /* open", true, nil, "a        "},
+		{"// c \\\nd\ne", false, nil, "      \n \ne"},
+		{`s = "x // y"; t`, false, nil, `s = "x // y"; t`},
+		{`s = "x // y"; t`, true, nil, `s = "      "; t`},
+		{`c = '\''; d /* e */`, true, nil, `c = '  '; d        `},
+		{"s = \"open\nt\"", true, nil, "s = \"    \nt\""},
+		{`"keep" "drop" // c`, true, keepQuoted, `"keep" "    "     `},
+		{`"keep" /* c */ "drop"`, false, keepQuoted, `"keep"         "drop"`},
+		{"#include \"keep.h\" /* c\nd */ e", true, keepQuoted, "#include \"keep.h\"     \n     e"},
+	}
+	for _, c := range cases {
+		if got := Blank(c.in, c.literals, c.keep); got != c.want {
+			t.Errorf("Blank(%q, %v) = %q, want %q", c.in, c.literals, got, c.want)
+		}
+	}
+}
+
+func TestLogicalLineEnd(t *testing.T) {
+	cases := []struct {
+		in   string
+		i    int
+		want int
+	}{
+		{"#define A 1\nb", 0, 11}, {"#define A \\\n 1\nb", 0, 14}, {"#x", 0, 2}, {"a\n#if 1\\", 2, 8}, {"\n", 0, 0},
+	}
+	for _, c := range cases {
+		if got := LogicalLineEnd(c.in, c.i); got != c.want {
+			t.Errorf("LogicalLineEnd(%q, %d) = %d, want %d", c.in, c.i, got, c.want)
+		}
+	}
+}
+
+func TestSplitList(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{"", []string{""}},
+		{"void", []string{"void"}},
+		{"int a, double *b", []string{"int a", " double *b"}},
+		{"int (*f)(int, int), double m[2][3], ...", []string{"int (*f)(int, int)", " double m[2][3]", " ..."}},
+		{"a,", []string{"a", ""}},
+	} {
+		if got := SplitList(c.in); !slices.Equal(got, c.want) {
+			t.Errorf("SplitList(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -84,7 +84,7 @@ func (k *KernelInfo) DefinesMacro(name string) bool {
 // holds.
 func ParseKernel(src, name string) (*KernelInfo, error) {
 	src = clex.Normalize(src)
-	noComments := blank(src, false, true)
+	noComments := clex.Blank(src, true, nil)
 	info := &KernelInfo{Idents: map[string]bool{}, TopLevel: map[string]bool{}}
 	// Identifiers in macro bodies count: a macro may use a constant.
 	for _, id := range clex.Identifiers(noComments) {
@@ -94,7 +94,7 @@ func ParseKernel(src, name string) (*KernelInfo, error) {
 		}
 		info.Idents[id] = true
 	}
-	pp, err := preprocess(noComments, blank(src, false, false))
+	pp, err := preprocess(noComments, clex.Blank(src, false, nil))
 	if err != nil {
 		return nil, err
 	}
@@ -255,85 +255,8 @@ func topLevelIdents(code string) []string {
 	return clex.Identifiers(b.String())
 }
 
-// blank returns src with comments replaced by spaces, and the contents of
-// string and character literals when literals is set, and also
-// preprocessor lines when directives is set. Every other byte, and every newline, stays where it was, so
-// offsets into the result are offsets into src.
-func blank(src string, directives, literals bool) string {
-	b := []byte(src)
-	clear := func(from, to int) {
-		for k := from; k < to && k < len(b); k++ {
-			if b[k] != '\n' {
-				b[k] = ' '
-			}
-		}
-	}
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		switch {
-		case strings.HasPrefix(src[i:], "//"):
-			e := clex.LineCommentEnd(src, i)
-			clear(i, e)
-			i = e
-		case strings.HasPrefix(src[i:], "/*"):
-			e := strings.Index(src[i+2:], "*/")
-			if e < 0 {
-				clear(i, len(src))
-				return string(b)
-			}
-			clear(i, i+e+4)
-			i += e + 3
-		case c == '"' || c == '\'':
-			j := i + 1
-			for j < len(src) && src[j] != c && src[j] != '\n' {
-				if src[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			if literals {
-				clear(i+1, j) // keep the quotes
-			}
-			i = j
-		case directives && c == '#' && clex.LineStart(src, i):
-			j := directiveEnd(src, i)
-			clear(i, j)
-			i = j
-		}
-	}
-	return string(b)
-}
-
-// directiveEnd returns the end of the logical line starting at i (the
-// offset of its final newline, or len(s)), following continuations.
-func directiveEnd(s string, i int) int {
-	j := i
-	for j < len(s) && s[j] != '\n' {
-		if s[j] == '\\' && j+1 < len(s) && s[j+1] == '\n' {
-			j++
-		}
-		j++
-	}
-	return j
-}
-
 func parseParams(list string, r *typeResolver) []Param {
-	var parts []string
-	depth, start := 0, 0
-	for i := 0; i < len(list); i++ {
-		switch list[i] {
-		case '(', '[':
-			depth++
-		case ')', ']':
-			depth--
-		case ',':
-			if depth == 0 {
-				parts = append(parts, list[start:i])
-				start = i + 1
-			}
-		}
-	}
-	parts = append(parts, list[start:])
+	parts := clex.SplitList(list)
 	if len(parts) == 1 && (strings.TrimSpace(parts[0]) == "" || strings.TrimSpace(parts[0]) == "void") {
 		return nil
 	}
@@ -760,7 +683,7 @@ func preprocess(src, lit string) (*preprocessed, error) {
 			i = lineEnd + 1
 			continue
 		}
-		end := directiveEnd(src, k)
+		end := clex.LogicalLineEnd(src, k)
 		text := strings.ReplaceAll(lit[k+1:end], "\\\n", " ")
 		clear(k, end)
 		line := lineOf(src, k)

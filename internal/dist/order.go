@@ -92,19 +92,44 @@ func RCMOrder(n int, xadj, adj []int32) []int32 {
 	return order
 }
 
+// checkCoords refuses coordinates that recursive coordinate bisection
+// cannot use: other than 1 to 3 a point, or not finite.
+func checkCoords(coords []float64, dim int) error {
+	if dim < 1 || dim > 3 {
+		return fmt.Errorf("recursive coordinate bisection needs 1, 2 or 3 coordinates per element, not %d", dim)
+	}
+	for i, c := range coords {
+		if math.IsNaN(c) || math.IsInf(c, 0) {
+			return fmt.Errorf("coordinate %d of element %d is %v", i%dim, i/dim, c)
+		}
+	}
+	return nil
+}
+
+// widestAxis returns the coordinate along which the points idx spread
+// most, the first of those that tie.
+func widestAxis(coords []float64, dim int, idx []int32) int {
+	axis, spread := 0, -1.0
+	for d := 0; d < dim; d++ {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, e := range idx {
+			lo, hi = min(lo, coords[int(e)*dim+d]), max(hi, coords[int(e)*dim+d])
+		}
+		if hi-lo > spread {
+			axis, spread = d, hi-lo
+		}
+	}
+	return axis
+}
+
 // RCBOrder orders n points (dim coordinates each, point after point) by
 // recursive coordinate bisection down to leaves of at most leaf points:
 // each part is split at the median of its widest coordinate, and the
 // leaves are numbered in the order of a depth-first traversal, so points
 // close in space get close numbers.
 func RCBOrder(coords []float64, dim, leaf int) ([]int32, error) {
-	if dim < 1 || dim > 3 {
-		return nil, fmt.Errorf("recursive coordinate bisection needs 1, 2 or 3 coordinates per element, not %d", dim)
-	}
-	for i, c := range coords {
-		if math.IsNaN(c) || math.IsInf(c, 0) {
-			return nil, fmt.Errorf("coordinate %d of element %d is %v", i%dim, i/dim, c)
-		}
+	if err := checkCoords(coords, dim); err != nil {
+		return nil, err
 	}
 	leaf = max(leaf, 1)
 	n := len(coords) / dim
@@ -115,16 +140,7 @@ func RCBOrder(coords []float64, dim, leaf int) ([]int32, error) {
 	var split func(idx []int32)
 	split = func(idx []int32) {
 		for len(idx) > leaf {
-			axis, spread := 0, -1.0
-			for d := 0; d < dim; d++ {
-				lo, hi := math.Inf(1), math.Inf(-1)
-				for _, e := range idx {
-					lo, hi = min(lo, coords[int(e)*dim+d]), max(hi, coords[int(e)*dim+d])
-				}
-				if hi-lo > spread {
-					axis, spread = d, hi-lo
-				}
-			}
+			axis := widestAxis(coords, dim, idx)
 			less := func(a, b int32) bool {
 				ca, cb := coords[int(a)*dim+axis], coords[int(b)*dim+axis]
 				return ca < cb || ca == cb && a < b

@@ -1,8 +1,10 @@
 package dist
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -237,6 +239,47 @@ func TestCountingSort(t *testing.T) {
 		slices.SortStableFunc(want, func(a, b int32) int { return int(key[a] - key[b]) })
 		if got := countingSort(x, key, nkeys); !slices.Equal(got, want) {
 			t.Fatalf("trial %d: %v, want %v", trial, got, want)
+		}
+	}
+}
+
+// TestRCBRefusesBadCoords: both bisections refuse a dimension other than
+// 1 to 3 and coordinates that are not finite, naming the element.
+func TestRCBRefusesBadCoords(t *testing.T) {
+	bisect := map[string]func(coords []float64, dim int) error{
+		"RCBOrder":  func(c []float64, dim int) error { _, err := RCBOrder(c, dim, 1); return err },
+		"RCBOwners": func(c []float64, dim int) error { _, err := RCBOwners(c, dim, 2); return err },
+	}
+	for _, c := range []struct {
+		coords []float64
+		dim    int
+		want   string
+	}{
+		{[]float64{0, 1}, 0, "needs 1, 2 or 3 coordinates per element, not 0"},
+		{[]float64{0, 1, 2, 3}, 4, "needs 1, 2 or 3 coordinates per element, not 4"},
+		{[]float64{0, 0, 1, math.NaN()}, 2, "coordinate 1 of element 1 is NaN"},
+		{[]float64{0, math.Inf(-1), 1}, 1, "coordinate 0 of element 1 is -Inf"},
+	} {
+		for name, f := range bisect {
+			if err := f(c.coords, c.dim); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s(%v, %d): %v; want %q", name, c.coords, c.dim, err, c.want)
+			}
+		}
+	}
+}
+
+// TestWidestAxis: the axis along which the chosen points spread most,
+// the first of a tie.
+func TestWidestAxis(t *testing.T) {
+	coords := []float64{0, 0, 0, 1, 5, 0, 1, 0, 7} // three points in 3-D
+	for _, c := range []struct {
+		idx  []int32
+		want int
+	}{
+		{[]int32{0, 1, 2}, 2}, {[]int32{0, 1}, 1}, {[]int32{0, 2}, 2}, {[]int32{0}, 0},
+	} {
+		if got := widestAxis(coords, 3, c.idx); got != c.want {
+			t.Errorf("widestAxis(%v) = %d, want %d", c.idx, got, c.want)
 		}
 	}
 }

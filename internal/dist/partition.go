@@ -2,7 +2,6 @@ package dist
 
 import (
 	"fmt"
-	"math"
 	"slices"
 )
 
@@ -99,15 +98,10 @@ func Spread(m *Mesh, owner [][]int32, ranks int) {
 // across the axis along which they spread most, in proportion to the ranks
 // on each side, and each side again, until every part has one rank.
 func RCBOwners(coords []float64, dim, ranks int) ([]int32, error) {
-	if dim < 1 || dim > 3 {
-		return nil, fmt.Errorf("recursive coordinate bisection needs 1, 2 or 3 coordinates per element, not %d", dim)
+	if err := checkCoords(coords, dim); err != nil {
+		return nil, err
 	}
 	n := len(coords) / dim
-	for i, c := range coords {
-		if math.IsNaN(c) || math.IsInf(c, 0) {
-			return nil, fmt.Errorf("coordinate %d of element %d is %v", i%dim, i/dim, c)
-		}
-	}
 	idx := make([]int32, n)
 	for i := range idx {
 		idx[i] = int32(i)
@@ -121,16 +115,7 @@ func RCBOwners(coords []float64, dim, ranks int) ([]int32, error) {
 			}
 			return
 		}
-		axis, spread := 0, -1.0
-		for d := 0; d < dim; d++ {
-			lo, hi := math.Inf(1), math.Inf(-1)
-			for _, e := range idx {
-				lo, hi = min(lo, coords[int(e)*dim+d]), max(hi, coords[int(e)*dim+d])
-			}
-			if hi-lo > spread {
-				axis, spread = d, hi-lo
-			}
-		}
+		axis := widestAxis(coords, dim, idx)
 		slices.SortStableFunc(idx, func(a, b int32) int {
 			ca, cb := coords[int(a)*dim+axis], coords[int(b)*dim+axis]
 			switch {

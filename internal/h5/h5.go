@@ -361,9 +361,20 @@ type File struct {
 	id C.hid_t
 }
 
-func cstr(s string) (*C.char, func()) {
-	c := C.CString(s)
-	return c, func() { C.free(unsafe.Pointer(c)) }
+// enter takes the library's lock and returns C copies of strs; done
+// frees them and releases the lock.
+func enter(strs ...string) (c []*C.char, done func()) {
+	mu.Lock()
+	c = make([]*C.char, len(strs))
+	for i, s := range strs {
+		c[i] = C.CString(s)
+	}
+	return c, func() {
+		for _, p := range c {
+			C.free(unsafe.Pointer(p))
+		}
+		mu.Unlock()
+	}
 }
 
 func errOf(msg *C.char) error {
@@ -375,14 +386,12 @@ func errOf(msg *C.char) error {
 
 // Create creates (or truncates) the file at path.
 func Create(path string) (*File, error) {
-	mu.Lock()
-	defer mu.Unlock()
+	c, done := enter(path)
+	defer done()
 	if err := load(); err != nil {
 		return nil, err
 	}
-	p, free := cstr(path)
-	defer free()
-	id := C.op2_h5_create(p)
+	id := C.op2_h5_create(c[0])
 	if id < 0 {
 		return nil, errors.New("cannot be created")
 	}
@@ -391,18 +400,16 @@ func Create(path string) (*File, error) {
 
 // Open opens an existing file, read-only or for reading and writing.
 func Open(path string, write bool) (*File, error) {
-	mu.Lock()
-	defer mu.Unlock()
+	c, done := enter(path)
+	defer done()
 	if err := load(); err != nil {
 		return nil, err
 	}
-	p, free := cstr(path)
-	defer free()
 	rw := C.int(0)
 	if write {
 		rw = 1
 	}
-	id := C.op2_h5_open(p, rw)
+	id := C.op2_h5_open(c[0], rw)
 	if id < 0 {
 		return nil, errors.New("is not an HDF5 file or cannot be opened")
 	}
@@ -426,11 +433,9 @@ func (f *File) Close() error {
 
 // Exists reports whether name (a path of groups and a dataset) exists.
 func (f *File) Exists(name string) (bool, error) {
-	mu.Lock()
-	defer mu.Unlock()
-	n, free := cstr(name)
-	defer free()
-	r := C.op2_h5_exists(f.id, n)
+	c, done := enter(name)
+	defer done()
+	r := C.op2_h5_exists(f.id, c[0])
 	if r < 0 {
 		return false, errors.New("cannot be looked up")
 	}
@@ -450,14 +455,12 @@ type Shape struct {
 
 // Stat describes the dataset name.
 func (f *File) Stat(name string) (Shape, error) {
-	mu.Lock()
-	defer mu.Unlock()
-	n, free := cstr(name)
-	defer free()
+	c, done := enter(name)
+	defer done()
 	var nd, cls, sign C.int
 	var dims [2]C.hsize_t
 	var size C.size_t
-	if err := errOf(C.op2_h5_shape(f.id, n, &nd, &dims[0], &cls, &size, &sign)); err != nil {
+	if err := errOf(C.op2_h5_shape(f.id, c[0], &nd, &dims[0], &cls, &size, &sign)); err != nil {
 		return Shape{}, err
 	}
 	s := Shape{NDims: int(nd), Rows: int(dims[0]), Dim: int(dims[1]), Class: int(cls), Size: int(size), Signed: sign == 1}
@@ -496,74 +499,52 @@ func typeName(s Shape) string {
 // Read reads rows [start, start+count) of dim values each from the dataset
 // name (of rank ndims) into buf, which must hold count*dim values of typ.
 func (f *File) Read(name string, typ Type, ndims, start, count, dim int, buf unsafe.Pointer) error {
-	mu.Lock()
-	defer mu.Unlock()
-	n, free := cstr(name)
-	defer free()
-	return errOf(C.op2_h5_read(f.id, n, C.int(typ), C.int(ndims), C.hsize_t(start), C.hsize_t(count), C.hsize_t(dim), buf))
+	c, done := enter(name)
+	defer done()
+	return errOf(C.op2_h5_read(f.id, c[0], C.int(typ), C.int(ndims), C.hsize_t(start), C.hsize_t(count), C.hsize_t(dim), buf))
 }
 
 // Write creates the dataset name (rank ndims, 1 or 2; groups in its path
 // are created) with rows×dim values of typ from buf.
 func (f *File) Write(name string, typ Type, ndims, rows, dim int, buf unsafe.Pointer) error {
-	mu.Lock()
-	defer mu.Unlock()
-	n, free := cstr(name)
-	defer free()
-	return errOf(C.op2_h5_write(f.id, n, C.int(typ), C.int(ndims), C.hsize_t(rows), C.hsize_t(dim), buf))
+	c, done := enter(name)
+	defer done()
+	return errOf(C.op2_h5_write(f.id, c[0], C.int(typ), C.int(ndims), C.hsize_t(rows), C.hsize_t(dim), buf))
 }
 
 // WriteIntAttr attaches a one-element int attribute to dataset name.
 func (f *File) WriteIntAttr(name, attr string, v int32) error {
-	mu.Lock()
-	defer mu.Unlock()
-	n, free := cstr(name)
-	defer free()
-	a, freeA := cstr(attr)
-	defer freeA()
-	return errOf(C.op2_h5_write_int_attr(f.id, n, a, C.int(v)))
+	c, done := enter(name, attr)
+	defer done()
+	return errOf(C.op2_h5_write_int_attr(f.id, c[0], c[1], C.int(v)))
 }
 
 // WriteStringAttr attaches a fixed-length string attribute of size bytes.
 func (f *File) WriteStringAttr(name, attr, v string, size int) error {
-	mu.Lock()
-	defer mu.Unlock()
-	n, free := cstr(name)
-	defer free()
-	a, freeA := cstr(attr)
-	defer freeA()
-	s, freeS := cstr(v)
-	defer freeS()
-	return errOf(C.op2_h5_write_str_attr(f.id, n, a, s, C.size_t(size)))
+	c, done := enter(name, attr, v)
+	defer done()
+	return errOf(C.op2_h5_write_str_attr(f.id, c[0], c[1], c[2], C.size_t(size)))
 }
 
 // IntAttr reads an integer attribute; found is false when it is absent.
 func (f *File) IntAttr(name, attr string) (v int32, found bool, err error) {
-	mu.Lock()
-	defer mu.Unlock()
-	n, free := cstr(name)
-	defer free()
-	a, freeA := cstr(attr)
-	defer freeA()
+	c, done := enter(name, attr)
+	defer done()
 	var iv, fd C.int
-	err = errOf(C.op2_h5_read_attr(f.id, n, a, 0, &iv, nil, 0, &fd))
+	err = errOf(C.op2_h5_read_attr(f.id, c[0], c[1], 0, &iv, nil, 0, &fd))
 	return int32(iv), fd != 0, err
 }
 
 // StringAttr reads a fixed-length string attribute (at most 255 bytes),
 // up to its first NUL; found is false when it is absent.
 func (f *File) StringAttr(name, attr string) (v string, found bool, err error) {
-	mu.Lock()
-	defer mu.Unlock()
-	n, free := cstr(name)
-	defer free()
-	a, freeA := cstr(attr)
-	defer freeA()
+	c, done := enter(name, attr)
+	defer done()
 	const capacity = 256
 	buf := (*C.char)(C.calloc(capacity, 1))
 	defer C.free(unsafe.Pointer(buf))
 	var fd C.int
-	if err = errOf(C.op2_h5_read_attr(f.id, n, a, 1, nil, buf, capacity-1, &fd)); err != nil {
+	if err = errOf(C.op2_h5_read_attr(f.id, c[0], c[1], 1, nil, buf, capacity-1, &fd)); err != nil {
 		return "", fd != 0, err
 	}
 	return C.GoString(buf), fd != 0, nil

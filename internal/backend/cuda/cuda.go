@@ -20,7 +20,6 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
-	"unsafe"
 
 	"github.com/goop2/op2/internal/cache"
 	"github.com/goop2/op2/internal/codegen/device"
@@ -97,7 +96,7 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 		}
 		return nil, err
 	}
-	drv := &driver{dev: dev}
+	drv := newDriver(dev)
 	if err := device.CheckWorkGroupLimit(cfg.DeviceWorkGroupSize, dev.MaxThreads, drv.Describe()); err != nil {
 		dev.Close()
 		return nil, err
@@ -108,29 +107,6 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 		return nil, core.Unavailable(fmt.Errorf("cuda: %w", err))
 	}
 	return &backend{opts: device.Options{Scheme: scheme, SoA: soa, WorkGroupSize: cfg.DeviceWorkGroupSize}, dev: dev, nv: nv, drv: drv, cache: dir}, nil
-}
-
-// options are the backend's configured options with a scheme ("":
-// configured) and a work-group size (0: configured) in their place.
-func (b *backend) options(scheme string, workGroupSize int) (device.Options, error) {
-	opts := b.opts
-	if scheme != "" {
-		s, err := device.ParseScheme(scheme)
-		if err != nil {
-			return opts, err
-		}
-		opts.Scheme = s
-	}
-	if workGroupSize != 0 {
-		if err := device.CheckWorkGroupSize(workGroupSize); err != nil {
-			return opts, err
-		}
-		if err := device.CheckWorkGroupLimit(workGroupSize, b.dev.MaxThreads, b.drv.Describe()); err != nil {
-			return opts, err
-		}
-		opts.WorkGroupSize = workGroupSize
-	}
-	return opts, nil
 }
 
 func (b *backend) Name() string { return Name }
@@ -224,7 +200,7 @@ func (b *backend) BuildVariant(l *core.Loop, variant string) (exec.Program, erro
 // auto-tuner can try them. The layout stays the configured one: the
 // device copies of the data are shared by every program of the backend.
 func (b *backend) BuildWith(l *core.Loop, scheme string, workGroupSize int) (exec.Program, error) {
-	opts, err := b.options(scheme, workGroupSize)
+	opts, err := b.opts.With(scheme, workGroupSize, b.dev.MaxThreads, b.drv.Describe())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Name(), err)
 	}
@@ -256,8 +232,13 @@ func (b *backend) BuildWith(l *core.Loop, scheme string, workGroupSize int) (exe
 
 // driver adapts a CUDA device to the shared device layer.
 type driver struct {
+	devrt.Buffers[*cu.Buffer]
 	dev    *cu.Device
 	params cu.Params
+}
+
+func newDriver(dev *cu.Device) *driver {
+	return &driver{Buffers: devrt.Buffers[*cu.Buffer]{Mem: dev}, dev: dev}
 }
 
 func (d *driver) Backend() string { return Name }
@@ -265,34 +246,6 @@ func (d *driver) Describe() string {
 	return fmt.Sprintf("CUDA device %d %q (sm_%d)", d.dev.Ordinal, d.dev.Name, d.dev.Arch)
 }
 func (d *driver) LocalMem() int { return d.dev.SharedMem }
-
-func (d *driver) Alloc(n int) (devrt.Buffer, error) {
-	b, err := d.dev.Alloc(n)
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-func (d *driver) Free(b devrt.Buffer) { d.dev.Free(b.(*cu.Buffer)) }
-
-func (d *driver) Write(b devrt.Buffer, src unsafe.Pointer, n int) error {
-	return d.dev.Write(b.(*cu.Buffer), src, n)
-}
-
-func (d *driver) Read(b devrt.Buffer, dst unsafe.Pointer, n int) error {
-	return d.dev.Read(b.(*cu.Buffer), dst, n)
-}
-
-func (d *driver) Zero(b devrt.Buffer, n int) error { return d.dev.Zero(b.(*cu.Buffer), n) }
-
-func (d *driver) ReadAt(b devrt.Buffer, off int, dst unsafe.Pointer, n int) error {
-	return d.dev.ReadAt(b.(*cu.Buffer), off, dst, n)
-}
-
-func (d *driver) Copy(dst, src devrt.Buffer, n int) error {
-	return d.dev.Copy(dst.(*cu.Buffer), src.(*cu.Buffer), n)
-}
 
 // Launch stores the arguments in the parameter slots and queues the
 // kernel; shared-memory arguments become offsets into the block's dynamic

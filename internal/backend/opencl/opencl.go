@@ -18,7 +18,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"unsafe"
 
 	"github.com/goop2/op2/internal/cache"
 	"github.com/goop2/op2/internal/clex"
@@ -102,7 +101,7 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 	if err != nil {
 		return nil, core.Unavailable(err)
 	}
-	return &backend{opts: device.Options{Scheme: scheme, SoA: soa, WorkGroupSize: cfg.DeviceWorkGroupSize}, ctx: ctx, drv: &driver{ctx: ctx}, cache: dir, programs: map[string]*sharedProgram{}}, nil
+	return &backend{opts: device.Options{Scheme: scheme, SoA: soa, WorkGroupSize: cfg.DeviceWorkGroupSize}, ctx: ctx, drv: newDriver(ctx), cache: dir, programs: map[string]*sharedProgram{}}, nil
 }
 
 // checkWorkGroupSize returns an error unless n (0: the default) is a valid
@@ -112,26 +111,6 @@ func checkWorkGroupSize(n int, dev *cl.Device) error {
 		return err
 	}
 	return device.CheckWorkGroupLimit(n, dev.MaxWorkGroup, fmt.Sprintf("OpenCL device %q", dev.Name))
-}
-
-// options are the backend's configured options with a scheme ("":
-// configured) and a work-group size (0: configured) in their place.
-func (b *backend) options(scheme string, workGroupSize int) (device.Options, error) {
-	opts := b.opts
-	if scheme != "" {
-		s, err := device.ParseScheme(scheme)
-		if err != nil {
-			return opts, err
-		}
-		opts.Scheme = s
-	}
-	if workGroupSize != 0 {
-		if err := checkWorkGroupSize(workGroupSize, &b.ctx.Device); err != nil {
-			return opts, err
-		}
-		opts.WorkGroupSize = workGroupSize
-	}
-	return opts, nil
 }
 
 // chooseDevice loads the OpenCL library and finds the device the
@@ -303,7 +282,7 @@ func (b *backend) BuildVariant(l *core.Loop, variant string) (exec.Program, erro
 // them. The layout stays the configured one: the device copies of the
 // data are shared by every program of the backend.
 func (b *backend) BuildWith(l *core.Loop, scheme string, workGroupSize int) (exec.Program, error) {
-	opts, err := b.options(scheme, workGroupSize)
+	opts, err := b.opts.With(scheme, workGroupSize, b.ctx.Device.MaxWorkGroup, b.drv.Describe())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Name(), err)
 	}
@@ -352,42 +331,19 @@ func (b *backend) BuildWith(l *core.Loop, scheme string, workGroupSize int) (exe
 
 // driver adapts an OpenCL context to the shared device layer.
 type driver struct {
+	devrt.Buffers[*cl.Buffer]
 	ctx  *cl.Context
 	last []devrt.Arg // the arguments the last launched kernel holds
 	k    *cl.Kernel
 }
 
+func newDriver(ctx *cl.Context) *driver {
+	return &driver{Buffers: devrt.Buffers[*cl.Buffer]{Mem: ctx}, ctx: ctx}
+}
+
 func (d *driver) Backend() string  { return Name }
 func (d *driver) Describe() string { return fmt.Sprintf("OpenCL device %q", d.ctx.Device.Name) }
 func (d *driver) LocalMem() int    { return d.ctx.Device.LocalMem }
-
-func (d *driver) Alloc(n int) (devrt.Buffer, error) {
-	buf, err := d.ctx.Alloc(n)
-	if err != nil {
-		return nil, err
-	}
-	return buf, nil
-}
-
-func (d *driver) Free(b devrt.Buffer) { d.ctx.Free(b.(*cl.Buffer)) }
-
-func (d *driver) Write(b devrt.Buffer, src unsafe.Pointer, n int) error {
-	return d.ctx.Write(b.(*cl.Buffer), src, n)
-}
-
-func (d *driver) Read(b devrt.Buffer, dst unsafe.Pointer, n int) error {
-	return d.ctx.Read(b.(*cl.Buffer), dst, n)
-}
-
-func (d *driver) Zero(b devrt.Buffer, n int) error { return d.ctx.Zero(b.(*cl.Buffer), n) }
-
-func (d *driver) ReadAt(b devrt.Buffer, off int, dst unsafe.Pointer, n int) error {
-	return d.ctx.ReadAt(b.(*cl.Buffer), off, dst, n)
-}
-
-func (d *driver) Copy(dst, src devrt.Buffer, n int) error {
-	return d.ctx.Copy(dst.(*cl.Buffer), src.(*cl.Buffer), n)
-}
 
 // Launch sets the arguments that differ from those the kernel already
 // holds (OpenCL kernel arguments are state) and queues the kernel.

@@ -253,6 +253,31 @@ type Options struct {
 	WorkGroupSize int
 }
 
+// With returns o with scheme (read by ParseScheme; "" keeps o's) and
+// workGroupSize (0 keeps o's) in place of its own, as a device backend
+// builds a loop in a way other than its configured one. The size must
+// pass CheckWorkGroupSize and CheckWorkGroupLimit against limit, the most
+// work items per group of the device what names.
+func (o Options) With(scheme string, workGroupSize, limit int, what string) (Options, error) {
+	if scheme != "" {
+		s, err := ParseScheme(scheme)
+		if err != nil {
+			return o, err
+		}
+		o.Scheme = s
+	}
+	if workGroupSize != 0 {
+		if err := CheckWorkGroupSize(workGroupSize); err != nil {
+			return o, err
+		}
+		if err := CheckWorkGroupLimit(workGroupSize, limit, what); err != nil {
+			return o, err
+		}
+		o.WorkGroupSize = workGroupSize
+	}
+	return o, nil
+}
+
 // SoAStorage reports whether, with Options.SoA, the device copy of s is
 // stored structure-of-arrays: Dats (not Globals) of dim > 1.
 func SoAStorage(s *core.Storage) bool { return !s.IsGlobal() && s.Dim > 1 }

@@ -194,6 +194,22 @@ func TestStandardIncludesDropped(t *testing.T) {
 	}
 }
 
+// TestBlankComments: comments and literals' contents become spaces, an
+// #include's quoted file name stays, and so does every newline, also for
+// a comment that starts after an #include and ends on a later line.
+func TestBlankComments(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`x = "ab"; // c`, `x = "  ";     `},
+		{"#include \"m.h\" // c\ny", "#include \"m.h\"     \ny"},
+		{" # include \"m.h\" /* a\nb */ y", " # include \"m.h\"     \n     y"},
+		{`s = "#include \"m.h\""`, `s = "                "`},
+	} {
+		if got := blankComments(c.in); got != c.want {
+			t.Errorf("blankComments(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
 // TestFunctionsRenamedAndConstantsPassed: every function of the source is
 // renamed in definitions, prototypes and calls (macros included), and with
 // constants gets the hidden parameter; constant locals skip functions

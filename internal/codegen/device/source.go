@@ -487,22 +487,7 @@ var paramQualifiers = map[string]bool{
 
 // paramNames returns the names of the parameters in a parameter list.
 func paramNames(list string) []string {
-	var parts []string
-	depth, start := 0, 0
-	for i := 0; i < len(list); i++ {
-		switch list[i] {
-		case '(', '[':
-			depth++
-		case ')', ']':
-			depth--
-		case ',':
-			if depth == 0 {
-				parts = append(parts, list[start:i])
-				start = i + 1
-			}
-		}
-	}
-	parts = append(parts, list[start:])
+	parts := clex.SplitList(list)
 	var names []string
 	for _, p := range parts {
 		if i := strings.IndexByte(p, '['); i >= 0 {
@@ -570,53 +555,16 @@ func applyEdits(s string, edits []edit) string {
 }
 
 // blankComments returns src with comments and the contents of string and
-// character literals replaced by spaces; every other byte, and every
-// newline, stays where it was.
-func blankComments(src string) string {
-	b := []byte(src)
-	clear := func(from, to int) {
-		for k := from; k < to && k < len(b); k++ {
-			if b[k] != '\n' {
-				b[k] = ' '
-			}
-		}
-	}
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		switch {
-		case strings.HasPrefix(src[i:], "//"):
-			e := clex.LineCommentEnd(src, i)
-			clear(i, e)
-			i = e
-		case strings.HasPrefix(src[i:], "/*"):
-			e := strings.Index(src[i+2:], "*/")
-			if e < 0 {
-				clear(i, len(src))
-				return string(b)
-			}
-			clear(i, i+e+4)
-			i += e + 3
-		case c == '"' || c == '\'':
-			if c == '"' && isIncludeName(src, i) {
-				continue // #include "math.h": keep the name
-			}
-			j := i + 1
-			for j < len(src) && src[j] != c && src[j] != '\n' {
-				if src[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			clear(i+1, j) // keep the quotes
-			i = j
-		}
-	}
-	return string(b)
-}
+// character literals replaced by spaces, but for #include file names;
+// every other byte, and every newline, stays where it was.
+func blankComments(src string) string { return clex.Blank(src, true, isIncludeName) }
 
-// isIncludeName reports whether the '"' at i opens the file name of an
-// #include directive.
+// isIncludeName reports whether src[i] is the '"' that opens the file name
+// of an #include directive.
 func isIncludeName(src string, i int) bool {
+	if src[i] != '"' {
+		return false
+	}
 	start := strings.LastIndexByte(src[:i], '\n') + 1
 	return includePrefixRE.MatchString(src[start:i])
 }
@@ -631,13 +579,7 @@ func directives(s string) [][2]int {
 		if s[i] != '#' || !clex.LineStart(s, i) {
 			continue
 		}
-		j := i
-		for j < len(s) && s[j] != '\n' {
-			if s[j] == '\\' && j+1 < len(s) && s[j+1] == '\n' {
-				j++
-			}
-			j++
-		}
+		j := clex.LogicalLineEnd(s, i)
 		start := strings.LastIndexByte(s[:i], '\n') + 1
 		out = append(out, [2]int{start, j})
 		i = j

@@ -73,6 +73,39 @@ func TestCheckWorkGroupLimit(t *testing.T) {
 	}
 }
 
+// TestOptionsWith: a scheme or work-group size given in place of the
+// configured one replaces it, "" and 0 keep it, and a bad scheme, a size
+// that is not allowed or one above the device's limit is refused.
+func TestOptionsWith(t *testing.T) {
+	conf := Options{Scheme: Atomics, SoA: true, WorkGroupSize: 128}
+	for _, c := range []struct {
+		scheme    string
+		size      int
+		limit     int
+		want      Options
+		wantError string // part of the error, "" if none
+	}{
+		{"", 0, 256, conf, ""},
+		{"staged", 0, 256, Options{Scheme: Staged, SoA: true, WorkGroupSize: 128}, ""},
+		{"atomics", 64, 256, Options{Scheme: Atomics, SoA: true, WorkGroupSize: 64}, ""},
+		{"", 1024, 0, Options{Scheme: Atomics, SoA: true, WorkGroupSize: 1024}, ""},
+		{"colour", 0, 256, Options{}, `unknown device scheme "colour"`},
+		{"", 48, 256, Options{}, "work-group size 48 is not allowed"},
+		{"staged", 512, 256, Options{}, `size 512 is larger than the 256 work items per group OpenCL device "x" allows`},
+	} {
+		got, err := conf.With(c.scheme, c.size, c.limit, `OpenCL device "x"`)
+		if c.wantError == "" {
+			if err != nil || got != c.want {
+				t.Errorf("With(%q, %d, %d) = %+v, %v; want %+v", c.scheme, c.size, c.limit, got, err, c.want)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.wantError) {
+			t.Errorf("With(%q, %d, %d): %v; want an error with %q", c.scheme, c.size, c.limit, err, c.wantError)
+		}
+	}
+}
+
 // TestWorkGroupSizeInSource: the work-group size reaches every place of
 // the generated code that depends on it (the kernel head, the reduction
 // tree, the element and staging loops), in both dialects; the default and
