@@ -1,5 +1,5 @@
-// Package devrt is the run time shared by the device backends (opencl now,
-// cuda next): device copies of Dats and Globals, the constant buffer, plan
+// Package devrt is the run time shared by the device backends (opencl and
+// cuda): device copies of Dats and Globals, the constant buffer, plan
 // arrays on the device, reduction partial results and the launch sequence
 // of direct and indirect loops. A backend supplies a Driver (memory,
 // copies, kernel launches) and a built kernel; NewProgram returns the
