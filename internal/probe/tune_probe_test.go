@@ -228,9 +228,15 @@ func TestTuneProbeSameResults(t *testing.T) {
 // again, never a failed loop; a choice with a nonsensical block size
 // saved for the loop does not break it either.
 func TestTuneProbeBadFile(t *testing.T) {
+	for _, backend := range []string{"openmp", "opencl"} {
+		t.Run(backend, func(t *testing.T) { testTuneBadFile(t, backend) })
+	}
+}
+
+func testTuneBadFile(t *testing.T, backend string) {
 	path := filepath.Join(cacheDir, "tuning-v2.json")
-	cfg := op2.Config{Backend: "openmp", Threads: 2, CacheDir: cacheDir, Tune: true}
-	wantI, wantD := tuneRun(t, must(op2.NewRuntime(op2.Config{Backend: "openmp", Threads: 2, CacheDir: cacheDir})), 36, nil)
+	cfg := op2.Config{Backend: backend, Threads: 2, CacheDir: cacheDir, Tune: true}
+	wantI, wantD := tuneRun(t, must(op2.NewRuntime(op2.Config{Backend: backend, Threads: 2, CacheDir: cacheDir})), 36, nil)
 	for _, tc := range []struct {
 		name    string
 		prepare func(t *testing.T)
