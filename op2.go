@@ -282,8 +282,9 @@ func (s *Runtime) setTuning(on bool) {
 		return
 	}
 	c := &s.cfg
-	t := exec.NewTuner(c.CacheDir, fmt.Sprintf("threads=%d omp=%s dev=%s/%s%s cl=%s/%s cuda=%d cflags=%s", c.Threads, c.OpenMPScheme,
-		c.DeviceScheme, c.DeviceLayout, workGroupKey(c.DeviceWorkGroupSize), c.OpenCLPlatform, c.OpenCLDevice, c.CUDADevice, strings.Join(c.CFlags, " ")))
+	t := exec.NewTuner(c.CacheDir, fmt.Sprintf("threads=%d omp=%s dev=%s/%s%s cl=%s/%s cuda=%d cflags=%s%s", c.Threads, c.OpenMPScheme,
+		c.DeviceScheme, c.DeviceLayout, workGroupKey(c.DeviceWorkGroupSize), c.OpenCLPlatform, c.OpenCLDevice, c.CUDADevice, strings.Join(c.CFlags, " "),
+		blockSizeKey(c.BlockSize)))
 	t.Chosen = func(key string, chosen exec.Setting, tried []exec.Trial) {
 		l := s.logger.Load()
 		if l == nil {
@@ -311,6 +312,17 @@ func workGroupKey(n int) string {
 		return ""
 	}
 	return fmt.Sprintf("/wg%d", n)
+}
+
+// blockSizeKey is the part of the tuner's configuration key that names a
+// configured block size ("" for none). With one, the tuner chooses only
+// the variant, so its choices must not stand for a configuration that
+// leaves the block size to it.
+func blockSizeKey(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" block=%d", n)
 }
 
 // setLogger makes l the runtime's logger (nil: none).

@@ -138,7 +138,8 @@ const rcbLeaf = 8
 
 // centres returns the mean of the coordinates (dim per element) of the
 // targets of each row of a map's table (arity entries a row; NewMap
-// refuses arity 0).
+// refuses arity 0). Each coordinate is divided before it is added, so
+// that the mean of finite coordinates is finite however large they are.
 func centres(coords []float64, dim int, table []int32, arity int) []float64 {
 	rows := len(table) / arity
 	out := make([]float64, rows*dim)
@@ -146,11 +147,8 @@ func centres(coords []float64, dim int, table []int32, arity int) []float64 {
 		c := out[r*dim : (r+1)*dim]
 		for _, t := range table[r*arity : (r+1)*arity] {
 			for d := range dim {
-				c[d] += coords[int(t)*dim+d]
+				c[d] += coords[int(t)*dim+d] / float64(arity)
 			}
-		}
-		for d := range c {
-			c[d] /= float64(arity)
 		}
 	}
 	return out
@@ -290,6 +288,10 @@ func Renumber(o Ordering) (*RenumberInfo, error) {
 			coords = centres(coords, o.coords.s.Dim, o.m.c.Table[:start.Owned*o.m.c.Arity], o.m.c.Arity)
 		}
 		if order[si], err = dist.RCBOrder(coords, o.coords.s.Dim, rcbLeaf); err != nil {
+			if o.centres {
+				// The elements are the map's rows, their coordinates centres.
+				return nil, fmt.Errorf("op2: Renumber: RCBCentreOrdering on %s through map %q (centres of set %q): %w", o.coords.s.Describe(), o.m.c.Name, start.Name, err)
+			}
 			return nil, fmt.Errorf("op2: Renumber: RCBOrdering on %s: %w", o.coords.s.Describe(), err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -152,11 +153,13 @@ func (t *Tuner) Key(backend, shape string, elements int) string {
 // key and whether that call is a measurement (whose time the caller
 // reports with Record). variants are the backend's variants for the loop,
 // the configured one first (nil when it has one way); a saved choice
-// naming a variant no longer offered is measured again.
+// naming a variant no longer offered, or a block size the tuner does not
+// try (a file edited or damaged), is measured again.
 func (t *Tuner) Setting(key string, variants []string) (s Setting, measuring bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if s, ok := t.known[key]; ok && (s.Variant == "" && len(variants) == 0 || contains(variants, s.Variant)) {
+	if s, ok := t.known[key]; ok && (s.Variant == "" && len(variants) == 0 || slices.Contains(variants, s.Variant)) &&
+		slices.Contains(t.BlockSizes, s.BlockSize) {
 		return s, false
 	}
 	st := t.state[key]
@@ -171,15 +174,6 @@ func (t *Tuner) Setting(key string, variants []string) (s Setting, measuring boo
 		t.state[key] = st
 	}
 	return st.trials[st.cur].Setting, true
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Record reports the time of a measured call made with the setting

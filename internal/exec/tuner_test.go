@@ -140,6 +140,25 @@ func TestTunerForgetsVanishedVariant(t *testing.T) {
 	}
 }
 
+// TestTunerRemeasuresBadBlockSize: a saved block size the tuner does not
+// try (a damaged or edited file: negative, huge) is measured again rather
+// than handed to the planner.
+func TestTunerRemeasuresBadBlockSize(t *testing.T) {
+	for _, bs := range []int{-7, 3, 1 << 40} {
+		dir := t.TempDir()
+		tu := NewTuner(dir, "")
+		key := tu.Key("opencl", "shape", 10)
+		tu.known[key] = Setting{Variant: "a", BlockSize: bs}
+		if err := tu.save(); err != nil {
+			t.Fatal(err)
+		}
+		again := NewTuner(dir, "")
+		if s, measuring := again.Setting(key, []string{"a", "b"}); !measuring || s.BlockSize != 0 {
+			t.Errorf("saved block size %d: %v (measuring %v), want block size 0 measured", bs, s, measuring)
+		}
+	}
+}
+
 func TestSettingString(t *testing.T) {
 	for _, tc := range []struct {
 		s    Setting

@@ -28,6 +28,7 @@ func ringMap() []int32 {
 
 var kIdx2 = op2.NewKernel(`void idx2(const int *e, const int *n1, int *out) { out[0] = *e; out[1] = *n1; }`, "idx2")
 var kOptInc = op2.NewKernel(`void optinc(const double *w, double *a, double *b) { if (a) { *a += *w; *b += *w; } }`, "optinc")
+var kTuneMPI = op2.NewKernel(`void tmpi(const double *w, int *a, int *b, double *lo0, double *lo1) { *a += 2; *b += 2; *lo0 = *w; *lo1 = *w; }`, "tmpi")
 var kSumMap = op2.NewKernel(`void summap(const double *a, const double *b, double *s) { *s += *a + 2 * *b; }`, "summap")
 
 func mpiBody(t *testing.T, dir string) {
@@ -177,6 +178,29 @@ func mpiBody(t *testing.T, dir string) {
 			t.Errorf("vtk cells %v", g.Cells)
 		}
 	}
+	// With the auto-tuner, a loop called until every rank has tuned it
+	// (each rank measures its own settings): MIN through the map and
+	// integer increments, compared with the serial results.
+	if os.Getenv("OP2_TUNE") == "1" {
+		cnt := must(op2.NewDat[int32](nodes, 1, nil, "cnt"))
+		lo2 := must(op2.NewDat[float64](nodes, 1, nil, "lo2"))
+		check(t, lo.CopyTo(lo2))
+		for range 40 {
+			check(t, op2.ParLoop(kTuneMPI, edges, w.Arg(op2.Read), cnt.ArgMap(op2.Inc, pedge, 0), cnt.ArgMap(op2.Inc, pedge, 1),
+				lo2.ArgMap(op2.Min, pedge, 0), lo2.ArgMap(op2.Min, pedge, 1)))
+		}
+		gc, gl := must(cnt.Gather()), must(lo2.Gather())
+		if r == 0 {
+			want := make([]int32, mpiN)
+			for e := 0; e < mpiN; e++ {
+				want[perm(e)] += 40 * 2
+				want[perm((e+1)%mpiN)] += 40 * 2
+			}
+			if !slices.Equal(gc, want) || !slices.Equal(gl, glo) {
+				t.Errorf("tuned under MPI: cnt %v\nwant %v\nlo %v\nwant %v", gc, want, gl, glo)
+			}
+		}
+	}
 	// Subsets refused.
 	if _, err := op2.NewSubset(edges, nil); err == nil {
 		t.Errorf("rank %d: subset accepted under MPI", r)
@@ -199,6 +223,10 @@ func testMPI(t *testing.T, env ...string) {
 
 func TestMPIFeaturesSequential(t *testing.T) { testMPI(t, "OP2_BACKEND=sequential") }
 func TestMPIFeaturesOpenCL(t *testing.T)     { testMPI(t, "OP2_BACKEND=opencl") }
+func TestMPIFeaturesTunedOpenMP(t *testing.T) {
+	testMPI(t, "OP2_BACKEND=openmp", "OP2_TUNE=1", "OMP_NUM_THREADS=2")
+}
+func TestMPIFeaturesTunedOpenCL(t *testing.T) { testMPI(t, "OP2_BACKEND=opencl", "OP2_TUNE=1") }
 func TestMPIFeaturesOpenCLAtomics(t *testing.T) {
 	testMPI(t, "OP2_BACKEND=opencl", "OP2_DEVICE_SCHEME=atomics")
 }
