@@ -175,6 +175,9 @@ func TestTuneProbeSameResults(t *testing.T) {
 	// its optional arguments on (3 calls in 4), and for the loop with them off.
 	calls := 52
 	for _, tc := range tuneCfgs {
+		if testing.Short() && tc.cfg.Backend == "opencl" && tc.name != "opencl-atomics-wg32-soa" {
+			continue // each opencl configuration compiles every variant (a minute with a cold PoCL cache)
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			resetTuning(t)
 			base := tc.cfg
@@ -484,7 +487,11 @@ func TestProbeWorkGroupSizes(t *testing.T) {
 	}
 	plain := must(op2.NewRuntime(op2.Config{Backend: "sequential", CacheDir: cacheDir}))
 	wantI, wantD := tuneRun(t, plain, 2, nil)
-	for _, n := range []int{32, 512, 1024} {
+	sizes := []int{32, 512, 1024}
+	if testing.Short() {
+		sizes = []int{1024} // 32 runs in TestTuneProbeSameResults
+	}
+	for _, n := range sizes {
 		for _, scheme := range []string{"staged", "atomics"} {
 			t.Run(fmt.Sprintf("wg%d-%s", n, scheme), func(t *testing.T) {
 				r, err := op2.NewRuntime(op2.Config{Backend: "opencl", CacheDir: cacheDir, DeviceWorkGroupSize: n, DeviceScheme: scheme, DeviceLayout: "soa"})
