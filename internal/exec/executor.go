@@ -585,10 +585,7 @@ func (x *Executor) tunedProgram(b *Opened, l *core.Loop, configured Program) (Pr
 		if len(variants) == 0 && (configured.PlanNeeds() == nil || x.BlockSize > 0) {
 			// One way to run the loop, and no plan to size.
 			c = tunedChoice{configured: true, label: "nothing to choose"}
-			if x.tuned == nil {
-				x.tuned = map[string]tunedChoice{}
-			}
-			x.tuned[string(k)] = c
+			x.remember(k, c)
 			x.tuning, x.setting = true, c
 			return configured, nil
 		}
@@ -604,10 +601,7 @@ func (x *Executor) tunedProgram(b *Opened, l *core.Loop, configured Program) (Pr
 			x.measuring, x.tuneKey = true, key
 			c.label = "measuring " + c.label
 		} else {
-			if x.tuned == nil {
-				x.tuned = map[string]tunedChoice{}
-			}
-			x.tuned[string(k)] = c
+			x.remember(k, c)
 		}
 	}
 	x.tuning, x.setting = true, c
@@ -630,6 +624,19 @@ func (x *Executor) tunedProgram(b *Opened, l *core.Loop, configured Program) (Pr
 		return configured, nil
 	}
 	return p, err
+}
+
+// maxTuned bounds the tuner's choices the executor keeps at hand: loops
+// over subsets of ever new sizes would otherwise add one each.
+const maxTuned = 4096
+
+// remember keeps the tuner's choice c for the loop keyed k, starting
+// afresh when maxTuned are kept (the tuner still holds every choice).
+func (x *Executor) remember(k []byte, c tunedChoice) {
+	if x.tuned == nil || len(x.tuned) >= maxTuned {
+		x.tuned = map[string]tunedChoice{}
+	}
+	x.tuned[string(k)] = c
 }
 
 // backendKey names b for the tuner's saved choices: its name and, for a

@@ -104,6 +104,9 @@ type tuning struct {
 // DefaultBlockSizes are the block sizes the tuner tries.
 var DefaultBlockSizes = []int{0, 256, 1024, 4096, 16384}
 
+// maxMeasuring bounds the loops a tuner measures at once.
+const maxMeasuring = 1024
+
 // tuningFile is the name of the file, in the cache directory, that holds
 // the choices.
 const tuningFile = "tuning-v2.json"
@@ -163,6 +166,14 @@ func (t *Tuner) Setting(key string, variants []string) (s Setting, measuring boo
 		return s, false
 	}
 	st := t.state[key]
+	if st == nil && len(t.state) >= maxMeasuring {
+		// Loops of ever new sizes (subsets) would each start a
+		// measurement: beyond maxMeasuring at once, run as configured.
+		if len(variants) > 0 {
+			return Setting{Variant: variants[0]}, false
+		}
+		return Setting{}, false
+	}
 	if st == nil {
 		st = &tuning{}
 		if len(variants) == 0 {

@@ -230,3 +230,22 @@ func TestTunerFailedSetting(t *testing.T) {
 		t.Errorf("tried %+v, want 4 with the second failed", tried)
 	}
 }
+
+// TestTunerBoundsMeasurements: loops of ever new sizes (subsets) do not
+// make the tuner measure without bound; beyond the limit they run as
+// configured.
+func TestTunerBoundsMeasurements(t *testing.T) {
+	tu := NewTuner("", "")
+	vs := []string{"owner", "colour"}
+	for n := 0; n < maxMeasuring; n++ {
+		if _, measuring := tu.Setting(tu.Key("openmp", "shape", n), vs); !measuring {
+			t.Fatalf("size %d not measured", n)
+		}
+	}
+	if s, measuring := tu.Setting(tu.Key("openmp", "shape", maxMeasuring), vs); measuring || s != (Setting{Variant: "owner"}) {
+		t.Errorf("beyond the limit: %v (measuring %v), want the configured owner", s, measuring)
+	}
+	if _, measuring := tu.Setting(tu.Key("openmp", "shape", 0), vs); !measuring {
+		t.Errorf("a loop already being measured stopped")
+	}
+}
