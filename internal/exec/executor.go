@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -63,6 +64,8 @@ type Executor struct {
 	tuning, measuring, planUsed bool
 	setting                     tunedChoice
 	tuneKey                     string
+	// launched counts the current loop's launches (run).
+	launched int
 }
 
 // tunedChoice is the tuner's setting for a loop, whether it is the
@@ -216,6 +219,7 @@ func (x *Executor) Run(b *Opened, l *core.Loop) error {
 	if x.Tuner != nil || x.Timing != nil {
 		return x.runMeasured(b, l)
 	}
+	x.tuning = false
 	p, err := x.Program(b, l)
 	if err != nil {
 		return err
@@ -232,13 +236,31 @@ func (x *Executor) runMeasured(b *Opened, l *core.Loop) error {
 	x.built, x.planned = 0, 0
 	start := time.Now()
 	p, err := x.Program(b, l)
+	configured := p
 	if err == nil && x.Tuner != nil {
 		p, err = x.tunedProgram(b, l, p)
 	}
+	w, waiter := b.Backend.(Waiter)
+	if waiter && err == nil && x.measuring && x.Timing == nil {
+		// Loops queued before this one must not count in its time.
+		if err = w.Wait(); err == nil {
+			start, x.built = time.Now(), 0
+		}
+	}
 	if err == nil {
 		err = x.run(b, p, l)
+		if err != nil && x.tuning && x.setting.chosen() {
+			// The tuner's setting failed (a plan, a binding or a launch
+			// the device refuses): it is not a choice. When nothing had
+			// run, the loop runs again as configured.
+			launched := x.launched
+			x.dropSetting(b, l, err)
+			if launched == 0 {
+				err = x.run(b, configured, l)
+			}
+		}
 	}
-	if w, ok := b.Backend.(Waiter); ok && err == nil && (x.measuring || x.Timing != nil) {
+	if waiter && err == nil && (x.measuring || x.Timing != nil) {
 		err = w.Wait()
 	}
 	if err != nil {
@@ -255,6 +277,7 @@ func (x *Executor) runMeasured(b *Opened, l *core.Loop) error {
 }
 
 func (x *Executor) run(b *Opened, p Program, l *core.Loop) error {
+	x.launched = 0
 	var pl *Plan
 	if needs := p.PlanNeeds(); needs != nil {
 		var err error
@@ -306,11 +329,21 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop) error {
 	if split {
 		passes = [2][]Range{parts[:2], parts[2:]}
 	}
-	if err := p.Bind(l, pl); err != nil {
+	// fail ends a loop that failed before any launch: the data states go
+	// back, and exchanges begun complete, so that the halos Begin marked
+	// current are.
+	fail := func(err error) error {
 		x.restore()
+		if halo != nil {
+			if werr := halo.Wait(l); werr != nil {
+				err = errors.Join(err, werr)
+			}
+		}
 		return err
 	}
-	launched := 0
+	if err := p.Bind(l, pl); err != nil {
+		return fail(err)
+	}
 	var saved [][]byte
 	for pass, ranges := range passes {
 		if pass == 1 {
@@ -339,13 +372,12 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop) error {
 				x.OnLaunch(l, r)
 			}
 			if err := p.Launch(r); err != nil {
-				if launched == 0 {
-					x.restore()
-					return err
+				if x.launched == 0 {
+					return fail(err)
 				}
-				return fmt.Errorf("%w (after %d of its launches had run or been queued: the data this loop modifies may be partly updated)", err, launched)
+				return fmt.Errorf("%w (after %d of its launches had run or been queued: the data this loop modifies may be partly updated)", err, x.launched)
 			}
-			launched++
+			x.launched++
 		}
 		if err := p.Finish(l); err != nil {
 			return err
@@ -567,6 +599,30 @@ func ChoosePlan(l *core.Loop, needs *PlanNeeds, blockSize int, check bool) (*pla
 	return pl, nil
 }
 
+// chosen reports whether c differs from the configuration: another
+// variant, or a block size other than the executor's own.
+func (c *tunedChoice) chosen() bool { return !c.configured || c.BlockSize != 0 }
+
+// dropSetting gives up the tuner's setting for this call of l, which
+// failed with err: a measurement's setting is never chosen (Tuner.Fail), a
+// saved choice is forgotten and measured again; the call continues as
+// configured, unmeasured.
+func (x *Executor) dropSetting(b *Opened, l *core.Loop, err error) {
+	if x.measuring {
+		x.Tuner.Fail(x.tuneKey)
+	} else {
+		x.Tuner.Forget(x.Tuner.Key(backendKey(b), l.Sig.Key, l.IterEnd()))
+		delete(x.tuned, string(x.tunedKey))
+	}
+	if x.Logger != nil {
+		x.Logger.LogAttrs(context.Background(), slog.LevelInfo, "op2: tuning drops a setting",
+			slog.String("kernel", l.Kernel.Name), slog.String("set", l.Set.Name), slog.String("backend", b.Name()),
+			slog.String("setting", x.setting.Setting.String()), slog.Bool("measuring", x.measuring), slog.String("error", err.Error()))
+	}
+	x.measuring = false
+	x.setting = tunedChoice{configured: true, label: "as configured (the tuned setting failed)"}
+}
+
 // tunedProgram sets x.setting to the tuner's setting for this call of l
 // on b (its choice once made, looked up without allocating; else the
 // setting this call measures, x.measuring) and returns the program of its
@@ -609,21 +665,14 @@ func (x *Executor) tunedProgram(b *Opened, l *core.Loop, configured Program) (Pr
 		return configured, nil
 	}
 	p, err := x.program(b, l, c.Variant)
-	if err != nil && x.measuring {
+	if err != nil {
 		// A variant the device cannot build (a work-group size beyond
 		// its resources for this kernel) is not a choice: this call runs
-		// as configured, unmeasured.
-		x.Tuner.Fail(x.tuneKey)
-		if x.Logger != nil {
-			x.Logger.LogAttrs(context.Background(), slog.LevelInfo, "op2: tuning skips a variant",
-				slog.String("kernel", l.Kernel.Name), slog.String("set", l.Set.Name), slog.String("backend", b.Name()),
-				slog.String("variant", c.Variant), slog.String("error", err.Error()))
-		}
-		x.measuring = false
-		x.setting = tunedChoice{configured: true, label: "measuring (as configured)"}
+		// as configured.
+		x.dropSetting(b, l, err)
 		return configured, nil
 	}
-	return p, err
+	return p, nil
 }
 
 // maxTuned bounds the tuner's choices the executor keeps at hand: loops
@@ -660,6 +709,7 @@ func (x *Executor) Clear() {
 	x.programs.clear()
 	x.plans.Clear()
 	clear(x.tuned)
+	x.tuning, x.setting = false, tunedChoice{}
 }
 
 // Plans is the number of plans held.

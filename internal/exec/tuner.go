@@ -223,6 +223,25 @@ func (t *Tuner) Fail(key string) {
 	t.next(key, st)
 }
 
+// Forget drops the saved choice for key (it failed to run: a device or
+// toolchain that changed under the same key), so that the loop is measured
+// again.
+func (t *Tuner) Forget(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.known[key]; !ok {
+		return
+	}
+	delete(t.known, key)
+	all := map[string]Setting{}
+	if t.path != "" {
+		if b, err := os.ReadFile(t.path); err == nil && json.Unmarshal(b, &all) == nil {
+			delete(all, key)
+			t.write(all)
+		}
+	}
+}
+
 // next moves st on to its next setting once the current one is measured;
 // after the last, it chooses and saves. It unlocks t.mu.
 func (t *Tuner) next(key string, st *tuning) {
@@ -286,7 +305,12 @@ func (t *Tuner) save() error {
 	for k, s := range t.known {
 		all[k] = s
 	}
-	b, err := json.MarshalIndent(all, "", " ")
+	return t.write(all)
+}
+
+// write replaces the file with choices (t.mu held).
+func (t *Tuner) write(choices map[string]Setting) error {
+	b, err := json.MarshalIndent(choices, "", " ")
 	if err != nil {
 		return err
 	}
