@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -233,12 +234,15 @@ func (t *Tuner) Forget(key string) {
 		return
 	}
 	delete(t.known, key)
+	if t.path == "" {
+		return
+	}
+	unlock := lockFile(t.path)
+	defer unlock()
 	all := map[string]Setting{}
-	if t.path != "" {
-		if b, err := os.ReadFile(t.path); err == nil && json.Unmarshal(b, &all) == nil {
-			delete(all, key)
-			t.write(all)
-		}
+	if b, err := os.ReadFile(t.path); err == nil && json.Unmarshal(b, &all) == nil {
+		delete(all, key)
+		t.write(all)
 	}
 }
 
@@ -298,6 +302,8 @@ func (t *Tuner) save() error {
 	if t.path == "" {
 		return nil
 	}
+	unlock := lockFile(t.path)
+	defer unlock()
 	all := map[string]Setting{}
 	if b, err := os.ReadFile(t.path); err == nil && json.Unmarshal(b, &all) != nil {
 		clear(all)
@@ -306,6 +312,26 @@ func (t *Tuner) save() error {
 		all[k] = s
 	}
 	return t.write(all)
+}
+
+// lockFile takes an exclusive lock on path's lock file (path + ".lock"),
+// so that processes sharing the cache directory (MPI ranks, runs at once)
+// read, merge and write the choices one at a time; the returned function
+// releases it. Without a lock (a file system that refuses it) the merge
+// only risks losing another process's newest choices.
+func lockFile(path string) (unlock func()) {
+	f, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return func() {}
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX) != nil {
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}
 }
 
 // write replaces the file with choices (t.mu held).

@@ -1,7 +1,9 @@
 package exec
 
 import (
+	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 )
@@ -247,5 +249,31 @@ func TestTunerBoundsMeasurements(t *testing.T) {
 	}
 	if _, measuring := tu.Setting(tu.Key("openmp", "shape", 0), vs); !measuring {
 		t.Errorf("a loop already being measured stopped")
+	}
+}
+
+// TestTunersSaveConcurrently: tuners of several processes (here
+// goroutines, each with its own tuner) saving at once keep every choice.
+func TestTunersSaveConcurrently(t *testing.T) {
+	dir := t.TempDir()
+	const n = 16
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tu := NewTuner(dir, "")
+			tu.BlockSizes, tu.Reps = []int{0}, 1
+			k := tu.Key("openmp", fmt.Sprint("loop ", i), 10)
+			tu.Setting(k, nil)
+			tu.Record(k, 1, false)
+		}()
+	}
+	wg.Wait()
+	c := NewTuner(dir, "")
+	for i := range n {
+		if _, measuring := c.Setting(c.Key("openmp", fmt.Sprint("loop ", i), 10), nil); measuring {
+			t.Errorf("choice of loop %d lost", i)
+		}
 	}
 }
