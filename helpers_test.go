@@ -78,6 +78,20 @@ func onEachBackend(t *testing.T, f func(t *testing.T)) {
 	}
 }
 
+// scatteredEdges declares ne edges joining nn nodes, edge e joining nodes
+// (2e*mul + 2e%mix) % nn and ((2e+1)*mul + (2e+1)%mix) % nn: a mesh with
+// no locality and repeated targets, for loops that increment through a
+// map.
+func scatteredEdges(ne, nn, mul, mix int) (edges, nodes *op2.Set, pedge *op2.Map) {
+	edges = must(op2.NewSet(ne, "edges"))
+	nodes = must(op2.NewSet(nn, "nodes"))
+	tab := make([]int32, 2*ne)
+	for i := range tab {
+		tab[i] = int32((i*mul + i%mix) % nn)
+	}
+	return edges, nodes, must(op2.NewMap(edges, nodes, 2, tab, "pedge"))
+}
+
 func iota32[T ~uint32 | ~int32 | ~int64 | ~float64 | ~float32](n int) []T {
 	s := make([]T, n)
 	for i := range s {

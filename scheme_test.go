@@ -20,13 +20,7 @@ func TestDeviceSchemeAtomics(t *testing.T) {
 	_, err := op2.NewRuntime(op2.Config{Backend: "opencl", DeviceScheme: "colourful"})
 	wantErr(t, err, `unknown device scheme "colourful"`)
 
-	edges := must(op2.NewSet(300, "edges"))
-	nodes := must(op2.NewSet(100, "nodes"))
-	tab := make([]int32, 600)
-	for i := range tab {
-		tab[i] = int32((i*37 + i%3) % 100)
-	}
-	m := must(op2.NewMap(edges, nodes, 2, tab, "pedge"))
+	edges, nodes, m := scatteredEdges(300, 100, 37, 3)
 	w := must(op2.NewDat(edges, 1, iota32[float64](300), "w"))
 	inc := op2.NewKernel("void spread(const double *w, double *a, double *b) { *a += *w; *b += 0.5 * *w; }", "spread")
 	run := func(backend, scheme string) ([]float64, string) {

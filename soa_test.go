@@ -20,13 +20,7 @@ func TestDeviceLayoutSoA(t *testing.T) {
 	_, err := op2.NewRuntime(op2.Config{Backend: "opencl", DeviceLayout: "columns"})
 	wantErr(t, err, `unknown device layout "columns"`)
 
-	edges := must(op2.NewSet(500, "edges"))
-	nodes := must(op2.NewSet(200, "nodes"))
-	tab := make([]int32, 1000)
-	for i := range tab {
-		tab[i] = int32((i*53 + i%7) % 200)
-	}
-	m := must(op2.NewMap(edges, nodes, 2, tab, "pedge"))
+	edges, nodes, m := scatteredEdges(500, 200, 53, 7)
 	x0 := iota32[float64](600)
 	scale := op2.NewKernel("void soa_scale(double *x, const double *w) { x[0] *= 2; x[1] += x[2] * *w; x[2] = -x[2]; }", "soa_scale")
 	flux := op2.NewKernel(`void soa_flux(const double *a, const double *b, double *ra, double *rb) {

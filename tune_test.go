@@ -23,13 +23,7 @@ func TestTuneSameResults(t *testing.T) {
 		}
 		t.Run(backend, func(t *testing.T) {
 			cache := t.TempDir()
-			edges := must(op2.NewSet(3000, "edges"))
-			nodes := must(op2.NewSet(1000, "nodes"))
-			tab := make([]int32, 6000)
-			for i := range tab {
-				tab[i] = int32((i*7919 + i/2) % 1000)
-			}
-			m := must(op2.NewMap(edges, nodes, 2, tab, "pedge"))
+			edges, nodes, m := scatteredEdges(3000, 1000, 7919, 2)
 			k := op2.NewKernel("void tune_inc(int *a, int *b, int *n) { *a += 1; *b += 2; *n += 1; }", "tune_inc")
 			run := func(r *op2.Runtime, calls int) []int32 {
 				acc := must(op2.NewDat[int32](nodes, 1, nil, "acc"))

@@ -32,13 +32,7 @@ func TestDeviceWorkGroupSize(t *testing.T) {
 		t.Skip("no OpenCL device here")
 	}
 
-	edges := must(op2.NewSet(3000, "edges"))
-	nodes := must(op2.NewSet(1000, "nodes"))
-	tab := make([]int32, 6000)
-	for i := range tab {
-		tab[i] = int32((i*37 + i%3) % 1000)
-	}
-	m := must(op2.NewMap(edges, nodes, 2, tab, "pedge"))
+	edges, nodes, m := scatteredEdges(3000, 1000, 37, 3)
 	w := must(op2.NewDat(edges, 1, iota32[float64](3000), "w"))
 	k := op2.NewKernel("void wg_spread(const double *w, double *a, double *b, double *s, double *hi) { *a += *w; *b += 0.5 * *w; *s += *w; *hi = fmax(*hi, *w); }", "wg_spread")
 	type result struct {
