@@ -234,16 +234,7 @@ func (t *Tuner) Forget(key string) {
 		return
 	}
 	delete(t.known, key)
-	if t.path == "" {
-		return
-	}
-	unlock := lockFile(t.path)
-	defer unlock()
-	all := map[string]Setting{}
-	if b, err := os.ReadFile(t.path); err == nil && json.Unmarshal(b, &all) == nil {
-		delete(all, key)
-		t.write(all)
-	}
+	t.update(func(all map[string]Setting) { delete(all, key) })
 }
 
 // next moves st on to its next setting once the current one is measured;
@@ -272,12 +263,11 @@ func (t *Tuner) next(key string, st *tuning) {
 	t.known[key] = chosen
 	delete(t.state, key)
 	report, tried := t.Chosen, st.trials
-	err := t.save()
+	t.update(func(all map[string]Setting) { all[key] = chosen })
 	t.mu.Unlock()
 	if report != nil {
 		report(key, chosen, tried)
 	}
-	_ = err // a cache that cannot be written only costs tuning again
 }
 
 // fastest is the index of the trial with the least time among those that
@@ -296,28 +286,27 @@ func (t *Tuner) fastest(trials []Trial) int {
 	return best
 }
 
-// save writes the known choices (t.mu held), with those other processes
-// (other MPI ranks, other runs) saved since this tuner read the file.
-func (t *Tuner) save() error {
+// update applies edit to the choices in the file (t.mu held), under the
+// file's lock, so that processes sharing the cache directory (MPI ranks,
+// runs at once) each change only their own keys and keep the others'.
+func (t *Tuner) update(edit func(all map[string]Setting)) {
 	if t.path == "" {
-		return nil
+		return
 	}
 	unlock := lockFile(t.path)
 	defer unlock()
 	all := map[string]Setting{}
 	if b, err := os.ReadFile(t.path); err == nil && json.Unmarshal(b, &all) != nil {
-		clear(all)
+		clear(all) // an unreadable file only costs tuning again
 	}
-	for k, s := range t.known {
-		all[k] = s
-	}
-	return t.write(all)
+	edit(all)
+	_ = t.write(all) // a cache that cannot be written only costs tuning again
 }
 
 // lockFile takes an exclusive lock on path's lock file (path + ".lock"),
 // so that processes sharing the cache directory (MPI ranks, runs at once)
 // read, merge and write the choices one at a time; the returned function
-// releases it. Without a lock (a file system that refuses it) the merge
+// releases it. Without a lock (a file system that refuses it) an update
 // only risks losing another process's newest choices.
 func lockFile(path string) (unlock func()) {
 	f, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o600)

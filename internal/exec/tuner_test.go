@@ -150,10 +150,7 @@ func TestTunerRemeasuresBadBlockSize(t *testing.T) {
 		dir := t.TempDir()
 		tu := NewTuner(dir, "")
 		key := tu.Key("opencl", "shape", 10)
-		tu.known[key] = Setting{Variant: "a", BlockSize: bs}
-		if err := tu.save(); err != nil {
-			t.Fatal(err)
-		}
+		tu.update(func(all map[string]Setting) { all[key] = Setting{Variant: "a", BlockSize: bs} })
 		again := NewTuner(dir, "")
 		if s, measuring := again.Setting(key, []string{"a", "b"}); !measuring || s.BlockSize != 0 {
 			t.Errorf("saved block size %d: %v (measuring %v), want block size 0 measured", bs, s, measuring)
@@ -275,5 +272,25 @@ func TestTunersSaveConcurrently(t *testing.T) {
 		if _, measuring := c.Setting(c.Key("openmp", fmt.Sprint("loop ", i), 10), nil); measuring {
 			t.Errorf("choice of loop %d lost", i)
 		}
+	}
+}
+
+// TestTunerKeepsNewerChoices: a tuner saving a choice does not write back
+// the choices it loaded at its start over newer ones another process saved
+// since.
+func TestTunerKeepsNewerChoices(t *testing.T) {
+	dir := t.TempDir()
+	k := NewTuner(dir, "").Key("openmp", "loop k", 10)
+	NewTuner(dir, "").update(func(all map[string]Setting) { all[k] = Setting{BlockSize: 256} })
+	a := NewTuner(dir, "") // loads k = 256
+	a.BlockSizes, a.Reps = []int{0}, 1
+	NewTuner(dir, "").update(func(all map[string]Setting) { all[k] = Setting{BlockSize: 1024} })
+	j := a.Key("openmp", "loop j", 10)
+	a.Setting(j, nil)
+	a.Record(j, 1, false) // a saves its choice for j
+	c := NewTuner(dir, "")
+	c.BlockSizes = DefaultBlockSizes
+	if s, measuring := c.Setting(k, nil); measuring || s.BlockSize != 1024 {
+		t.Errorf("k: %v (measuring %v), want the newer 1024", s, measuring)
 	}
 }
