@@ -247,7 +247,8 @@ type Config struct {
 	DeviceWorkGroupSize int
 	// CUDADevice is the ordinal of the CUDA device the cuda backend uses.
 	CUDADevice int
-	// Tune chooses each loop's plan block size by measurement ($OP2_TUNE).
+	// Tune chooses each loop's variant (VariantBuilder) and plan block
+	// size by measurement ($OP2_TUNE; see Tuner).
 	Tune bool
 	// OpenMPScheme is how the openmp backend runs loops that modify data
 	// through maps: "owner" (default: per-thread pieces of the set, their

@@ -709,7 +709,6 @@ func (x *Executor) Clear() {
 	x.programs.clear()
 	x.plans.Clear()
 	clear(x.tuned)
-	x.tuning, x.setting = false, tunedChoice{}
 }
 
 // Plans is the number of plans held.
