@@ -18,7 +18,7 @@ package mpi
 
 struct op2mpi_table {
 	int version;
-	int (*init)(int *rank, int *size, char *lib, int liblen);
+	int (*init)(int *rank, int *size, char *lib, int liblen, double timeout);
 	int (*finalize)(void);
 	int (*abort)(int code);
 	int (*barrier)(void);
@@ -28,14 +28,15 @@ struct op2mpi_table {
 	int (*isend)(const void *buf, long long n, int dest, int tag);
 	int (*irecv)(void *buf, long long n, int src, int tag);
 	int (*waitall)(void);
-	int (*testall)(int *done);
+	int (*pending)(int *idx, int cap);
+	int (*allreduce_or)(void *buf, long long n);
 	double (*wtime)(void);
 };
 
 static struct op2mpi_table *T;
 typedef struct op2mpi_table *(*op2mpi_get_fn)(void);
 static int op2mpi_bind(void *get) { T = ((op2mpi_get_fn)get)(); return T->version; }
-static int op2mpi_init(int *rank, int *size, char *lib, int liblen) { return T->init(rank, size, lib, liblen); }
+static int op2mpi_init(int *rank, int *size, char *lib, int liblen, double timeout) { return T->init(rank, size, lib, liblen, timeout); }
 static int op2mpi_finalize(void) { return T->finalize(); }
 static int op2mpi_abort(int code) { return T->abort(code); }
 static int op2mpi_barrier(void) { return T->barrier(); }
@@ -47,6 +48,8 @@ static int op2mpi_alltoallv(uintptr_t send, uintptr_t sc, uintptr_t recv, uintpt
 static int op2mpi_isend(uintptr_t buf, long long n, int dest, int tag) { return T->isend((const void *)buf, n, dest, tag); }
 static int op2mpi_irecv(uintptr_t buf, long long n, int src, int tag) { return T->irecv((void *)buf, n, src, tag); }
 static int op2mpi_waitall(void) { return T->waitall(); }
+static int op2mpi_pending(uintptr_t idx, int cap) { return T->pending((int *)idx, cap); }
+static int op2mpi_allreduce_or(uintptr_t buf, long long n) { return T->allreduce_or((void *)buf, n); }
 static double op2mpi_wtime(void) { return T->wtime(); }
 
 typedef struct { uintptr_t buf; long long bytes; int rank, tag; } op2mpi_msg;
@@ -80,10 +83,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/cache"
 	"github.com/goop2/op2/internal/jit"
+	"github.com/goop2/op2/internal/sigstack"
 )
 
 // Launched reports how many processes the MPI launcher started, read from
@@ -111,6 +116,7 @@ var ErrUnavailable = errors.New("MPI is not available")
 type World struct {
 	rank, size int
 	library    string
+	timeout    time.Duration
 	calls      chan func()
 	lib        *jit.Library
 	finalized  bool
@@ -124,6 +130,52 @@ func (w *World) Size() int { return w.size }
 
 // Library is the MPI library's version string.
 func (w *World) Library() string { return w.library }
+
+// Timeout is how long a wait may last without completing (0: no bound);
+// see TimeoutFromEnv.
+func (w *World) Timeout() time.Duration { return w.timeout }
+
+// DefaultTimeout bounds every MPI wait unless OP2_MPI_TIMEOUT says
+// otherwise.
+const DefaultTimeout = 5 * time.Minute
+
+// TimeoutFromEnv reads OP2_MPI_TIMEOUT: how long a rank may wait for
+// other ranks (a message, a collective) without it completing before the
+// wait fails with a *TimeoutError. It is a Go duration ("90s", "10m") or a
+// number of seconds; 0 or "off" removes the bound; unset, it is
+// DefaultTimeout.
+func TimeoutFromEnv() (time.Duration, error) {
+	v := strings.TrimSpace(os.Getenv("OP2_MPI_TIMEOUT"))
+	switch {
+	case v == "":
+		return DefaultTimeout, nil
+	case strings.EqualFold(v, "off"):
+		return 0, nil
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f < 1e9 {
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+		return d, nil
+	}
+	return 0, fmt.Errorf("OP2_MPI_TIMEOUT=%q is neither a duration (90s, 10m) nor a number of seconds (0 or off: no bound)", v)
+}
+
+// TimeoutError says that a wait for other ranks lasted longer than the
+// bound (World.Timeout) without completing: a rank that never sends, or
+// never joins a collective, or a job whose ranks took different paths.
+// MPI's state is then unusable; the caller reports it and aborts the job.
+type TimeoutError struct {
+	Rank    int           // the rank that waited
+	Op      string        // what it waited in: "MPI_Allgather", "MPI_Waitall"...
+	Waited  time.Duration // how long
+	Pending []int         // for MPI_Waitall: the messages not complete, as indices into the receives then the sends started
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("rank %d waited %v in %s without it completing (OP2_MPI_TIMEOUT bounds every MPI wait): another rank has stopped, or took a different path through the program",
+		e.Rank, e.Waited.Round(time.Millisecond), e.Op)
+}
 
 var (
 	initOnce sync.Once
@@ -164,15 +216,23 @@ func initWorld(cacheDir string) (*World, error) {
 	if v := int(C.op2mpi_bind(get)); v != tableVersion {
 		return nil, fmt.Errorf("%w: the MPI shim has table version %d, want %d", ErrUnavailable, v, tableVersion)
 	}
-	w := &World{calls: make(chan func()), lib: lib}
+	timeout, err := TimeoutFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	w := &World{calls: make(chan func()), lib: lib, timeout: timeout}
 	go w.serve()
 	var rank, size C.int
 	var name [256]C.char
 	var rc C.int
-	w.do(func() { rc = C.op2mpi_init(&rank, &size, &name[0], C.int(len(name))) })
+	w.do(func() { rc = C.op2mpi_init(&rank, &size, &name[0], C.int(len(name)), C.double(timeout.Seconds())) })
 	if rc != 0 {
 		return nil, fmt.Errorf("%w: MPI_Init_thread failed (code %d)", ErrUnavailable, int(rc))
 	}
+	// Whatever MPI_Init loaded (the shim keeps hwloc from starting
+	// OpenCL drivers; an MPI built differently may load others) must
+	// leave handlers the Go run time can live with.
+	sigstack.Repair()
 	w.rank, w.size = int(rank), int(size)
 	w.library = strings.TrimSpace(C.GoString(&name[0]))
 	if n := Launched(); n > 1 && w.size != n {
@@ -200,10 +260,12 @@ func (w *World) do(f func()) {
 	<-done
 }
 
-func check(what string, rc C.int) error {
+func (w *World) check(what string, rc C.int) error {
 	switch {
 	case rc == 0:
 		return nil
+	case rc == -3:
+		return &TimeoutError{Rank: w.rank, Op: what, Waited: w.timeout}
 	case rc == -1:
 		return fmt.Errorf("%s: a message of more than 2 GiB (MPI counts are int)", what)
 	case rc == -2:
@@ -227,7 +289,7 @@ func (w *World) Finalize() error {
 	var rc C.int
 	w.do(func() { rc = C.op2mpi_finalize() })
 	w.finalized = true
-	return check("MPI_Finalize", rc)
+	return w.check("MPI_Finalize", rc)
 }
 
 // Abort stops every rank of the job with code.
@@ -239,7 +301,7 @@ func (w *World) Abort(code int) {
 func (w *World) Barrier() error {
 	var rc C.int
 	w.do(func() { rc = C.op2mpi_barrier() })
-	return check("MPI_Barrier", rc)
+	return w.check("MPI_Barrier", rc)
 }
 
 // Bcast sends root's buf to every rank's buf (all the same length).
@@ -247,7 +309,7 @@ func (w *World) Bcast(buf []byte, root int) error {
 	var rc C.int
 	w.do(func() { rc = C.op2mpi_bcast(addr(buf), C.longlong(len(buf)), C.int(root)) })
 	runtime.KeepAlive(buf)
-	return check("MPI_Bcast", rc)
+	return w.check("MPI_Bcast", rc)
 }
 
 // Allgather gathers every rank's send (all the same length) into recv,
@@ -260,7 +322,7 @@ func (w *World) Allgather(send, recv []byte) error {
 	w.do(func() { rc = C.op2mpi_allgather(addr(send), C.longlong(len(send)), addr(recv)) })
 	runtime.KeepAlive(send)
 	runtime.KeepAlive(recv)
-	return check("MPI_Allgather", rc)
+	return w.check("MPI_Allgather", rc)
 }
 
 // Alltoallv sends send[r] to rank r and returns what each rank sent here.
@@ -298,7 +360,7 @@ func (w *World) Alltoallv(send [][]byte) ([][]byte, error) {
 	runtime.KeepAlive(sc)
 	runtime.KeepAlive(recv)
 	runtime.KeepAlive(rcounts)
-	if err := check("MPI_Alltoallv", rc); err != nil {
+	if err := w.check("MPI_Alltoallv", rc); err != nil {
 		return nil, err
 	}
 	out := make([][]byte, w.size)
@@ -351,14 +413,39 @@ func (w *World) Start(recvs, sends []Msg) error {
 	})
 	runtime.KeepAlive(recvs)
 	runtime.KeepAlive(sends)
-	return check("MPI_Isend/MPI_Irecv", rc)
+	return w.check("MPI_Isend/MPI_Irecv", rc)
 }
 
-// Wait completes every message started.
+// Wait completes every message started. A *TimeoutError lists the
+// messages still incomplete.
 func (w *World) Wait() error {
 	var rc C.int
-	w.do(func() { rc = C.op2mpi_waitall() })
-	return check("MPI_Waitall", rc)
+	var pending []int
+	w.do(func() {
+		rc = C.op2mpi_waitall()
+		if rc != -3 {
+			return
+		}
+		idx := make([]C.int, 64)
+		n := int(C.op2mpi_pending(addr(idx), C.int(len(idx))))
+		for _, i := range idx[:min(n, len(idx))] {
+			pending = append(pending, int(i))
+		}
+	})
+	err := w.check("MPI_Waitall", rc)
+	if te, ok := err.(*TimeoutError); ok {
+		te.Pending = pending
+	}
+	return err
+}
+
+// AllreduceOr replaces buf with the bitwise OR of every rank's buf (all
+// the same length).
+func (w *World) AllreduceOr(buf []byte) error {
+	var rc C.int
+	w.do(func() { rc = C.op2mpi_allreduce_or(addr(buf), C.longlong(len(buf))) })
+	runtime.KeepAlive(buf)
+	return w.check("MPI_Allreduce", rc)
 }
 
 // Pack copies elements idx of src (elem bytes each) one after another

@@ -3,6 +3,7 @@ package mpi_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/sigstack"
 )
 
 func world(t *testing.T) *mpi.World {
@@ -140,4 +142,101 @@ func TestLauncherOfAnotherMPI(t *testing.T) {
 func mpiLibraryKind() string {
 	out, _ := exec.Command("mpicc", "-showme:version").CombinedOutput()
 	return string(out)
+}
+
+// TestAllreduceOr: every rank gets the OR of every rank's bytes.
+func TestAllreduceOr(t *testing.T) {
+	if !mpitest.InRanks() {
+		mpitest.Run(t, 3, 2*time.Minute)
+		return
+	}
+	w := world(t)
+	buf := []byte{byte(1 << w.Rank()), 0, byte(w.Rank())}
+	if err := w.AllreduceOr(buf); err != nil {
+		t.Fatal(err)
+	}
+	if want := []byte{7, 0, 3}; !bytes.Equal(buf, want) {
+		t.Fatalf("rank %d: %v, want %v", w.Rank(), buf, want)
+	}
+}
+
+// TestWaitsEnd: with OP2_MPI_TIMEOUT=1s a receive no rank sends, and a
+// barrier a rank never joins, end with a *TimeoutError that says what was
+// waited for, instead of waiting for ever.
+func TestWaitsEnd(t *testing.T) {
+	if !mpitest.InRanks() {
+		start := time.Now()
+		out, err := mpitest.Output(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=1s")
+		if err == nil {
+			t.Fatalf("the job succeeded:\n%s", out)
+		}
+		for _, want := range []string{"rank 0: receive timed out: pending [0]", "rank 1: barrier timed out in MPI_Barrier"} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		if d := time.Since(start); d > time.Minute {
+			t.Errorf("the job took %v", d)
+		}
+		return
+	}
+	w, err := mpi.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Timeout() != time.Second {
+		t.Fatalf("timeout %v, want 1s", w.Timeout())
+	}
+	var te *mpi.TimeoutError
+	if w.Rank() == 0 {
+		in := []int64{0}
+		if err := w.Start([]mpi.Msg{{Buf: uintptr(unsafe.Pointer(&in[0])), Bytes: 8, Rank: 1, Tag: 3}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		err := w.Wait()
+		if !errors.As(err, &te) || te.Op != "MPI_Waitall" || time.Since(start) < time.Second {
+			t.Fatalf("Wait: %v after %v, want a timeout after 1s", err, time.Since(start))
+		}
+		fmt.Printf("rank 0: receive timed out: pending %v: %v\n", te.Pending, err)
+		time.Sleep(3 * time.Second) // rank 1 reports its own
+	} else {
+		err := w.Barrier()
+		if !errors.As(err, &te) {
+			t.Fatalf("Barrier: %v, want a timeout", err)
+		}
+		fmt.Printf("rank 1: barrier timed out in %s: %v\n", te.Op, err)
+		time.Sleep(5 * time.Second)
+	}
+	w.Abort(3)
+}
+
+// TestTimeoutFromEnv reads OP2_MPI_TIMEOUT's forms.
+func TestTimeoutFromEnv(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		want time.Duration
+		ok   bool
+	}{{"", mpi.DefaultTimeout, true}, {"90s", 90 * time.Second, true}, {"2.5", 2500 * time.Millisecond, true},
+		{"0", 0, true}, {"off", 0, true}, {"soon", 0, false}, {"-3s", 0, false}} {
+		t.Setenv("OP2_MPI_TIMEOUT", c.v)
+		got, err := mpi.TimeoutFromEnv()
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("OP2_MPI_TIMEOUT=%q: %v, %v; want %v (ok %v)", c.v, got, err, c.want, c.ok)
+		}
+	}
+}
+
+// TestSignalHandlersAfterInit: whatever MPI_Init loads (Open MPI's hwloc
+// would start the OpenCL drivers, PoCL among them, whose SIGFPE handler
+// lacks SA_ONSTACK) leaves every signal handler usable by the Go run time.
+func TestSignalHandlersAfterInit(t *testing.T) {
+	if !mpitest.InRanks() {
+		mpitest.Run(t, 2, 2*time.Minute)
+		return
+	}
+	world(t)
+	if sig := sigstack.Missing(); sig != 0 {
+		t.Errorf("after MPI_Init the handler of signal %d lacks SA_ONSTACK", sig)
+	}
 }

@@ -116,6 +116,8 @@ import (
 	"sync"
 	"syscall"
 	"unsafe"
+
+	"github.com/goop2/op2/internal/sigstack"
 )
 
 // InstallHint says what to install when no OpenCL runtime is found.
@@ -245,6 +247,9 @@ func Devices(typ uint64) ([]Device, error) {
 	if code := C.op2cl_platforms(0, nil, &n); code != 0 || n == 0 {
 		return nil, fmt.Errorf("opencl: no OpenCL platform found (clGetPlatformIDs: %d platforms, error %d); %s", n, code, InstallHint)
 	}
+	// The drivers start with the first platform query; PoCL installs a
+	// SIGFPE handler without SA_ONSTACK, which the Go run time needs.
+	sigstack.Repair()
 	plats := make([]C.cl_handle, n)
 	if err := check("clGetPlatformIDs", C.op2cl_platforms(n, &plats[0], &n)); err != nil {
 		return nil, err
