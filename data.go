@@ -126,7 +126,10 @@ func (d *Dat[T]) Set() *Set { return setOf(d.s.Set) }
 // Data returns the values of the owned elements for reading and writing
 // (element e's values are Data()[e*dim : (e+1)*dim]). On a device backend
 // it first brings the host copy up to date and marks the device copy stale,
-// so call it again after later loops rather than keeping the slice.
+// so call it again after later loops rather than keeping the slice. Under
+// MPI it may be called on some ranks only: the values it gives may be
+// changed, so the next loop that reads the dat's halo (through a map)
+// exchanges it; use DataRO to read without that.
 //
 // Data panics if copying the values from the device fails (a device error,
 // which may come from an earlier, asynchronous loop). Call Sync first to
@@ -136,6 +139,7 @@ func (d *Dat[T]) Data() []T {
 	mu.Lock()
 	defer mu.Unlock()
 	mustHost(d.s.HostAccess(true))
+	hostWrite(&d.s)
 	return d.data[:d.s.Set.Owned*d.s.Dim]
 }
 

@@ -1,6 +1,7 @@
 package op2
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -133,11 +134,81 @@ func Finalize() error {
 	return nil
 }
 
+// LevelTrace is the log level, below slog.LevelDebug, of the events of
+// every loop: its start and end and, under MPI, each halo exchange (Dat,
+// neighbours, bytes), each with the rank, so that a job's log shows where
+// every rank stands. OP2_LOG=trace chooses it.
+const LevelTrace = exec.LevelTrace
+
+// mpiFatal ends the job when err says that an MPI wait ran out of time
+// (OP2_MPI_TIMEOUT): MPI's state is then unusable, and the other ranks
+// are waiting too. It prints err, which names what this rank waited for
+// (the loop, the Dat, the peer rank), and aborts every rank. Any other
+// error is returned as it is.
+func mpiFatal(err error) error {
+	if err != nil && timedOut(err) {
+		Abort(err)
+	}
+	return err
+}
+
+// timedOut reports whether err holds an *mpi.TimeoutError (apart from
+// mpiFatal, so that a nil error costs no allocation).
+func timedOut(err error) bool {
+	var te *mpi.TimeoutError
+	return errors.As(err, &te)
+}
+
+// agreeStep is collective: every rank passes the collective operation it
+// is at (what) and its own error (nil when it has none), and gets back an
+// error naming every rank that failed and why, or that the ranks are at
+// different operations (a program whose ranks took different paths), or
+// nil. The message has no "op2: " prefix, for the caller to wrap. A
+// collective operation whose ranks can fail on their own (a device copy,
+// a file) calls it before the step in which the ranks meet, so that no rank
+// waits for one that has given up or gone elsewhere.
+func agreeStep(w *mpi.World, what string, err error) error {
+	if w == nil || w.Size() == 1 {
+		return err
+	}
+	mine := []byte(what + "\x00")
+	if err != nil {
+		mine = append(mine, strings.TrimPrefix(err.Error(), "op2: ")...)
+	}
+	send := make([][]byte, w.Size())
+	for r := range send {
+		send[r] = mine
+	}
+	got, aerr := w.Alltoallv(send)
+	if aerr != nil {
+		return mpiFatal(fmt.Errorf("rank %d: %s: agreeing with the other ranks: %w", w.Rank(), what, aerr))
+	}
+	var at, failed []string
+	same := true
+	for r, b := range got {
+		op, msg, _ := strings.Cut(string(b), "\x00")
+		same = same && op == what
+		at = append(at, fmt.Sprintf("rank %d: %s", r, op))
+		if msg != "" {
+			failed = append(failed, fmt.Sprintf("rank %d: %s", r, msg))
+		}
+	}
+	switch {
+	case !same:
+		return fmt.Errorf("the ranks are at different collective operations (every rank must call them in the same order):\n  %s", strings.Join(at, "\n  "))
+	case len(failed) == 1:
+		return errors.New(failed[0])
+	case len(failed) > 1:
+		return fmt.Errorf("%d ranks failed:\n  %s", len(failed), strings.Join(failed, "\n  "))
+	}
+	return nil
+}
+
 // Abort stops every rank of an MPI job after printing err on this rank;
 // without MPI it exits the process. Use it when one rank fails, so that the
 // others do not wait for it forever.
 func Abort(err error) {
-	fmt.Fprintf(os.Stderr, "op2: rank %d: %v\n", Rank(), err)
+	fmt.Fprintf(os.Stderr, "op2: rank %d: %s\n", Rank(), strings.TrimPrefix(err.Error(), "op2: "))
 	if w, _ := mpiWorld(); w != nil {
 		w.Abort(1)
 	}
@@ -169,6 +240,16 @@ func RCBPartitioner(coords *Dat[float64]) Partitioner {
 // Airfoil's pecell, edges to cells: cells sharing an edge), and spreads
 // the partition to the other sets through the maps.
 func METISPartitioner(m *Map) Partitioner { return Partitioner{kind: "metis", m: m} }
+
+// OwnerPartitioner takes the partition of owner's set from owner itself
+// (an int32 Dat of dim 1): element e goes to rank owner[e], as a
+// partition computed elsewhere would say (OP2's external partitioning).
+// The partition spreads to the other sets through the maps, as with
+// RCBPartitioner. Every value must be a rank, 0 to Ranks()-1; ranks that
+// no value names own nothing of the set.
+func OwnerPartitioner(owner *Dat[int32]) Partitioner {
+	return Partitioner{kind: "owners", coords: owner}
+}
 
 // PartitionInfo describes the partition Partition made.
 type PartitionInfo struct {
@@ -207,7 +288,7 @@ func Partition(p Partitioner) (*PartitionInfo, error) {
 	info := &PartitionInfo{Partitioner: p.kind, Ranks: 1}
 	if w == nil || w.Size() == 1 {
 		if p.kind == "" {
-			return nil, errors.New("op2: Partition: no partitioner (use BlockPartitioner, RCBPartitioner or METISPartitioner)")
+			return nil, errors.New("op2: Partition: no partitioner (use BlockPartitioner, RCBPartitioner, METISPartitioner or OwnerPartitioner)")
 		}
 		return info, nil
 	}
@@ -216,7 +297,7 @@ func Partition(p Partitioner) (*PartitionInfo, error) {
 	}
 	info.Ranks = w.Size()
 	if err := partition(w, p, info); err != nil {
-		return nil, fmt.Errorf("op2: Partition (rank %d of %d): %w", w.Rank(), w.Size(), err)
+		return nil, mpiFatal(fmt.Errorf("op2: Partition (rank %d of %d): %w", w.Rank(), w.Size(), err))
 	}
 	distState.partitioned = true
 	distState.halo = &haloExchange{w: w}
@@ -260,11 +341,15 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 			d.Metis = i
 		}
 	}
+	// A rank's own failure is shared before the ranks meet, so that no
+	// rank waits for one that has given up.
+	var failed error
 	for i, dd := range distState.dats {
 		s := dd.storage()
 		fmt.Fprintf(&shape, "dat %q on %d %s dim %d\n", s.Name, index[s.Set], s.Type, s.Dim)
 		if err := s.HostAccess(false); err != nil {
-			return err
+			failed = cmp.Or(failed, err)
+			continue
 		}
 		d.Dats = append(d.Dats, unsafe.Slice((*byte)(s.Host), s.Bytes()))
 		if p.coords != nil && dd.storage() == p.coords.storage() {
@@ -273,12 +358,20 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 	}
 	d.Shape = shape.String()
 	switch {
+	case failed != nil:
 	case p.kind == "":
-		return errors.New("no partitioner (use BlockPartitioner, RCBPartitioner or METISPartitioner)")
+		failed = errors.New("no partitioner (use BlockPartitioner, RCBPartitioner, METISPartitioner or OwnerPartitioner)")
 	case p.kind == "rcb" && d.Coords < 0:
-		return errors.New("RCBPartitioner: the coordinates dat was not declared before Partition")
+		failed = errors.New("RCBPartitioner: the coordinates dat was not declared before Partition")
+	case p.kind == "owners" && d.Coords < 0:
+		failed = errors.New("OwnerPartitioner: the owners dat was not declared before Partition")
+	case p.kind == "owners" && p.coords.storage().Dim != 1:
+		failed = fmt.Errorf("OwnerPartitioner: dat %q has dim %d; it needs one owner rank per element (dim 1)", p.coords.storage().Name, p.coords.storage().Dim)
 	case p.kind == "metis" && d.Metis < 0:
-		return errors.New("METISPartitioner: the map was not declared before Partition")
+		failed = errors.New("METISPartitioner: the map was not declared before Partition")
+	}
+	if err := agreeStep(w, "Partition", failed); err != nil {
+		return err
 	}
 	send := make([][]byte, w.Size())
 	send[0] = encodeDeclaration(&d)
@@ -387,6 +480,16 @@ func lay(decls [][]byte, ranks int) ([]layout, error) {
 	case "metis":
 		part.Map = d.Metis
 		what = fmt.Sprintf("METISPartitioner on map %q", m.Maps[d.Metis].Name)
+	case "owners":
+		dd := distState.dats[d.Coords].storage()
+		part.OwnerSet = index[dd.Set]
+		for r := range ds {
+			b := ds[r].Dats[d.Coords]
+			for k := 0; k+4 <= len(b); k += 4 {
+				part.Owner = append(part.Owner, int32(binary.LittleEndian.Uint32(b[k:])))
+			}
+		}
+		what = fmt.Sprintf("OwnerPartitioner on dat %q", dd.Name)
 	}
 	owner, metisCut, err := dist.Owners(m, part, ranks)
 	if err != nil {
@@ -479,11 +582,17 @@ func (s *Runtime) checkPartitioned(l *core.Loop) error {
 func (d *Dat[T]) Gather() ([]T, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	if err := d.s.HostAccess(false); err != nil {
-		return nil, err
-	}
 	owned := d.s.Set.Owned * d.s.Dim
 	h, ok := d.s.Set.Halo.(*setHalo)
+	if ok && distState.world != nil {
+		// A rank that cannot read its values says so to every rank.
+		what := fmt.Sprintf("Gather of dat %q on set %q", d.s.Name, d.s.Set.Name)
+		if err := agreeStep(distState.world, what, d.s.HostAccess(false)); err != nil {
+			return nil, fmt.Errorf("op2: %s: %w", what, err)
+		}
+	} else if err := d.s.HostAccess(false); err != nil {
+		return nil, err
+	}
 	if !ok || distState.world == nil {
 		if decl := d.s.Set.Declared; decl != nil {
 			return toDeclared(d.data[:owned], d.s.Dim, decl), nil
@@ -503,7 +612,7 @@ func (d *Dat[T]) Gather() ([]T, error) {
 	send[0] = msg
 	got, err := w.Alltoallv(send)
 	if err != nil {
-		return nil, fmt.Errorf("op2: Gather of %s: %w", d.s.Describe(), err)
+		return nil, mpiFatal(fmt.Errorf("op2: Gather of %s: %w", d.s.Describe(), err))
 	}
 	if w.Rank() != 0 {
 		return nil, nil
@@ -546,6 +655,10 @@ func (m *Map) Gather() ([]int32, error) {
 	if !ok {
 		return nil, fmt.Errorf("op2: Gather of map %q: its target set %q is not partitioned", m.c.Name, m.c.To.Name)
 	}
+	what := fmt.Sprintf("Gather of map %q", m.c.Name)
+	if err := agreeStep(w, what, nil); err != nil {
+		return nil, fmt.Errorf("op2: %s: %w", what, err)
+	}
 	k := m.c.Arity
 	msg := make([]byte, 0, m.c.From.Owned*4*(1+k))
 	for i := 0; i < m.c.From.Owned; i++ {
@@ -558,7 +671,7 @@ func (m *Map) Gather() ([]int32, error) {
 	send[0] = msg
 	got, err := w.Alltoallv(send)
 	if err != nil {
-		return nil, fmt.Errorf("op2: Gather of map %q: %w", m.c.Name, err)
+		return nil, mpiFatal(fmt.Errorf("op2: Gather of map %q: %w", m.c.Name, err))
 	}
 	if w.Rank() != 0 {
 		return nil, nil

@@ -124,7 +124,7 @@ func (d *Dat[T]) dump(path string, format func([]T) []byte) error {
 			err = fmt.Errorf("op2: writing %s: %w", d.s.Describe(), werr)
 		}
 	}
-	return shareError(err)
+	return shareError(fmt.Sprintf("writing dat %q", d.s.Name), err)
 }
 
 // writeDump writes b to path, reporting a failed close.
@@ -140,32 +140,24 @@ func writeDump(path string, b []byte) error {
 	return f.Close()
 }
 
-// shareError gives every rank rank 0's error (collective under MPI).
-func shareError(err error) error {
+// shareError gives every rank rank 0's error (collective under MPI), and
+// an error when the ranks are at different operations (what).
+func shareError(what string, err error) error {
 	w := distState.world
 	if w == nil || w.Size() == 1 {
 		return err
 	}
-	msg := []byte{}
-	if err != nil {
-		msg = []byte(err.Error())
+	if w.Rank() != 0 {
+		err = nil
 	}
-	n := make([]byte, 4)
-	binary.LittleEndian.PutUint32(n, uint32(len(msg)))
-	if berr := w.Bcast(n, 0); berr != nil {
-		return fmt.Errorf("op2: %w", berr)
+	aerr := agreeStep(w, what, err)
+	switch {
+	case aerr == nil:
+		return nil
+	case err != nil:
+		return err // rank 0's own error, as the other ranks report it
 	}
-	buf := make([]byte, binary.LittleEndian.Uint32(n))
-	copy(buf, msg)
-	if len(buf) > 0 {
-		if berr := w.Bcast(buf, 0); berr != nil {
-			return fmt.Errorf("op2: %w", berr)
-		}
-	}
-	if w.Rank() == 0 || len(buf) == 0 {
-		return err
-	}
-	return errors.New(string(buf))
+	return fmt.Errorf("op2: %s: %w", what, aerr)
 }
 
 // load reads path on rank 0, parses it with parse (given the dat's global
@@ -186,7 +178,7 @@ func (d *Dat[T]) load(path string, parse func(b []byte, n int) ([]T, error)) err
 			err = fmt.Errorf("op2: reading %s from %s: %w", d.s.Describe(), path, err)
 		}
 	}
-	if err = shareError(err); err != nil {
+	if err = shareError(fmt.Sprintf("reading dat %q", d.s.Name), err); err != nil {
 		return err
 	}
 	mu.Lock()
@@ -217,7 +209,7 @@ func (d *Dat[T]) load(path string, parse func(b []byte, n int) ([]T, error)) err
 	send[0] = ask
 	asked, err := w.Alltoallv(send)
 	if err != nil {
-		return fmt.Errorf("op2: reading %s: %w", d.s.Describe(), err)
+		return mpiFatal(fmt.Errorf("op2: reading %s: %w", d.s.Describe(), err))
 	}
 	send = make([][]byte, w.Size())
 	if w.Rank() == 0 {
@@ -234,7 +226,7 @@ func (d *Dat[T]) load(path string, parse func(b []byte, n int) ([]T, error)) err
 	}
 	got, err := w.Alltoallv(send)
 	if err != nil {
-		return fmt.Errorf("op2: reading %s: %w", d.s.Describe(), err)
+		return mpiFatal(fmt.Errorf("op2: reading %s: %w", d.s.Describe(), err))
 	}
 	if err := apiError(d.s.HostAccess(true)); err != nil {
 		return err

@@ -29,6 +29,14 @@ func HaloExchanges() int {
 	return distState.halo.exchanges
 }
 
+// DropHaloSends makes this rank post no halo sends, as a rank that has
+// stopped would (tests of OP2_MPI_TIMEOUT).
+func DropHaloSends(on bool) {
+	mu.Lock()
+	defer mu.Unlock()
+	dropHaloSends = on
+}
+
 // OnLaunch calls f before every launch of r's loops with the iteration
 // set's name and the launched range (block colours when colours is set).
 func OnLaunch(r *Runtime, f func(set string, first, last int, colours bool)) {

@@ -1,9 +1,14 @@
 package op2
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"log/slog"
 	"math"
+	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
@@ -17,11 +22,27 @@ import (
 // halo; after the loop, every Dat it modified has an out-of-date halo. The
 // owned values are always complete, because every element touching an
 // owned element runs on its owner (owner-compute over the exec halo).
+//
+// Every rank takes every decision that involves another rank alike: before
+// each loop the ranks agree (agree) on the loop they run, on its optional
+// arguments and on the Dats to exchange, which depend on what a rank did
+// alone (Data, DataWO, Zero, CopyTo); the decisions themselves depend only
+// on the loop's arguments, never on a rank's own part of the mesh; a
+// message's tag is the argument's position.
 type haloExchange struct {
-	w       *mpi.World
-	pending []*datHalo
-	recvs   []mpi.Msg
-	sends   []mpi.Msg
+	w *mpi.World
+	// The agreement buffer, its outcome (the arguments whose Dats the
+	// current call exchanges, taken by Begin) and the loop names
+	// gathered when the ranks disagree.
+	flags    []byte
+	exchange []int
+	pending  []*datHalo
+	recvs    []mpi.Msg
+	sends    []mpi.Msg
+	// The Dat each message of the exchange in progress belongs to.
+	recvOf, sendOf []*datHalo
+	// trace, if not nil, logs each exchange (OP2_LOG=trace).
+	trace *slog.Logger
 	// Exchanges counts the Dat exchanges started (tests).
 	exchanges int
 }
@@ -52,45 +73,161 @@ func (h *haloExchange) buffers(s *core.Storage, sh *setHalo) *datHalo {
 	return d
 }
 
-func needsExchange(l *core.Loop, i int) bool {
-	a := &l.Args[i]
-	if a.Kind == core.ArgGlobal || !a.Data.HaloStale || (a.Access != core.Read && a.Access != core.RW) {
+// Flags of one argument in the agreement before a loop.
+const (
+	argOff         = 1 << iota // a disabled optional argument on this rank
+	argShared                  // enabled, and other ranks take part in it: a Dat on a partitioned set, or a reduction
+	argExchange                // its Dat's halo is read and may be out of date
+	agreeHeader    = 16        // the loop's hash and its complement
+	maxAgreeInline = 112       // arguments agreed in the first message
+)
+
+// readsHalo reports whether argument a of l reads its Dat's halo: READ or
+// RW through a map, or directly while the loop computes the exec halo
+// (runsExec: it modifies data through a map). It depends on the loop's
+// arguments only, never on this rank's part of the mesh.
+func readsHalo(a *core.Arg, runsExec bool) bool {
+	if a.Kind == core.ArgGlobal || a.Off || (a.Access != core.Read && a.Access != core.RW) {
 		return false
 	}
-	if a.Map != nil {
-		return true
-	}
-	// A direct argument's halo matters when the exec halo runs; any
-	// other argument of the same Dat through a map is covered by i's
-	// Base.
-	return l.IterEnd() > l.Set.Owned
+	return a.Map != nil || runsExec
 }
 
-// Begin starts the exchanges l needs and sets the other ranks' INC
-// reductions to zero, so that the declared value is counted once.
-func (h *haloExchange) Begin(l *core.Loop) error {
-	h.pending, h.recvs, h.sends = h.pending[:0], h.recvs[:0], h.sends[:0]
-	for i := range l.Args {
-		if l.Sig.Base[i] != i {
+// agree runs before every loop, on every rank: the ranks check that they
+// run the same loop with the same optional arguments enabled, and agree
+// on the Dats whose halos it exchanges: those whose halos it reads which
+// are out of date, or which some rank changed on the host since their last
+// exchange. One small MPI_Allreduce per loop.
+func (h *haloExchange) agree(l *core.Loop) error {
+	// The first message has the same size on every rank, whatever loop
+	// each is at; arguments past maxAgreeInline follow once the ranks
+	// know they run the same loop.
+	n := len(l.Args)
+	const size = agreeHeader + maxAgreeInline
+	if cap(h.flags) < max(size, n+agreeHeader) {
+		h.flags = make([]byte, max(size, n+agreeHeader))
+	}
+	f := h.flags[:max(size, agreeHeader+n)]
+	clear(f)
+	hash := loopHash(l)
+	binary.LittleEndian.PutUint64(f, hash)
+	binary.LittleEndian.PutUint64(f[8:], ^hash)
+	runsExec := l.NeedsColouring()
+	for k := range l.Args {
+		a := &l.Args[k]
+		var v byte
+		switch {
+		case a.Off:
+			v = argOff
+		case a.Kind == core.ArgGlobal:
+			if a.Access != core.Read {
+				v = argShared
+			}
+		case a.Data.Set != nil && a.Data.Set.Halo != nil:
+			v = argShared
+			if readsHalo(a, runsExec) && (a.Data.HaloStale || a.Data.HostDirty) {
+				v |= argExchange
+			}
+		}
+		f[agreeHeader+k] = v
+	}
+	if err := h.w.AllreduceOr(f[:size]); err != nil {
+		return fmt.Errorf("%s: agreeing with the other ranks before the loop: %w", l.Name(), err)
+	}
+	if binary.LittleEndian.Uint64(f) != hash || binary.LittleEndian.Uint64(f[8:]) != ^hash {
+		return h.disagree(l)
+	}
+	if len(f) > size { // the ranks run the same loop: as many arguments
+		if err := h.w.AllreduceOr(f[size:]); err != nil {
+			return fmt.Errorf("%s: agreeing with the other ranks before the loop: %w", l.Name(), err)
+		}
+	}
+	h.exchange = h.exchange[:0]
+	for k := range l.Args {
+		v := f[agreeHeader+k]
+		if v&argOff != 0 && v&argShared != 0 {
+			return fmt.Errorf("%s: optional argument %d (op2.Opt) is enabled on some ranks and disabled on others; it moves data between ranks, so every rank must pass the same flag", l.Name(), k)
+		}
+		if v&argExchange == 0 {
 			continue
 		}
+		b := k
+		for j := range k {
+			if l.Args[j].Data == l.Args[k].Data && l.Args[j].Kind != core.ArgGlobal {
+				b = j
+				break
+			}
+		}
+		if !slices.Contains(h.exchange, b) {
+			h.exchange = append(h.exchange, b)
+		}
+	}
+	return nil
+}
+
+// loopHash identifies a loop across ranks: its kernel's and set's names
+// and its number of arguments (FNV-1a).
+func loopHash(l *core.Loop) uint64 {
+	hash := uint64(14695981039346656037)
+	add := func(s string) {
+		for i := 0; i < len(s); i++ {
+			hash = (hash ^ uint64(s[i])) * 1099511628211
+		}
+		hash = (hash ^ 0xff) * 1099511628211
+	}
+	add(l.Kernel.Name)
+	add(l.Set.Name)
+	for v := uint64(len(l.Args)); ; v >>= 8 {
+		hash = (hash ^ (v & 0xff)) * 1099511628211
+		if v < 0x100 {
+			break
+		}
+	}
+	return hash
+}
+
+// disagree is the error every rank returns when the ranks reached
+// different loops: every rank detects it (a bit of the hash on which two
+// ranks differ is set in the OR of the hashes or of their complements), so
+// each can say which loop every rank is at.
+func (h *haloExchange) disagree(l *core.Loop) error {
+	const width = 200
+	mine := make([]byte, width)
+	copy(mine, fmt.Sprintf("%s with %d arguments", l.Name(), len(l.Args)))
+	all := make([]byte, width*h.w.Size())
+	if err := h.w.Allgather(mine, all); err != nil {
+		return fmt.Errorf("%s: the ranks are at different loops: %w", l.Name(), err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (rank %d of %d): the ranks are at different loops; every rank must run the same loops in the same order:", l.Name(), h.w.Rank(), h.w.Size())
+	for r := range h.w.Size() {
+		fmt.Fprintf(&b, "\n  rank %d: %s", r, strings.TrimRight(string(all[r*width:(r+1)*width]), "\x00"))
+	}
+	return errors.New(b.String())
+}
+
+// Begin starts the exchanges agree decided on and sets the other ranks'
+// INC reductions to zero, so that the declared value is counted once. A
+// second Begin for the same call (the executor running the loop again as
+// configured after a tuned setting failed to start) exchanges nothing.
+func (h *haloExchange) Begin(l *core.Loop) error {
+	h.pending, h.recvs, h.sends = h.pending[:0], h.recvs[:0], h.sends[:0]
+	h.recvOf, h.sendOf = h.recvOf[:0], h.sendOf[:0]
+	for i := range l.Args {
 		a := &l.Args[i]
-		if a.Kind == core.ArgGlobal && a.Access == core.Inc && h.w.Rank() != 0 {
+		if l.Sig.Base[i] == i && a.Kind == core.ArgGlobal && a.Access == core.Inc && h.w.Rank() != 0 {
 			if err := a.Data.HostAccess(true); err != nil {
 				return err
 			}
 			clear(unsafe.Slice((*byte)(a.Data.Host), a.Data.Bytes()))
 		}
-		exchange := needsExchange(l, i)
-		for j := i + 1; j < len(l.Args) && !exchange; j++ {
-			exchange = l.Sig.Base[j] == i && needsExchange(l, j)
-		}
-		if !exchange {
-			continue
-		}
-		s := a.Data
+	}
+	exchange := h.exchange
+	h.exchange = h.exchange[:0]
+	for _, i := range exchange {
+		s := l.Args[i].Data
 		sh, ok := s.Set.Halo.(*setHalo)
-		s.HaloStale = false
+		s.HaloStale, s.HostDirty = false, false
 		if !ok || len(sh.neighbours) == 0 {
 			continue
 		}
@@ -99,19 +236,26 @@ func (h *haloExchange) Begin(l *core.Loop) error {
 		}
 		d := h.buffers(s, sh)
 		so, ro := 0, 0
-		tag := int32(s.ID % 30000)
+		tag := int32(i % 32000) // the same on every rank, whatever else each created
 		for _, n := range sh.neighbours {
-			if len(n.Send) > 0 {
+			if len(n.Send) > 0 && !dropHaloSends {
 				b := d.send[so*d.elem:]
 				mpi.Pack(unsafe.Pointer(&b[0]), s.Host, n.Send, d.elem)
 				h.sends = append(h.sends, mpi.Msg{Buf: uintptr(unsafe.Pointer(&b[0])), Bytes: int64(len(n.Send) * d.elem), Rank: int32(n.Rank), Tag: tag})
+				h.sendOf = append(h.sendOf, d)
 				so += len(n.Send)
 			}
 			if k := int(n.RecvExec[1]-n.RecvExec[0]) + int(n.RecvNonexec[1]-n.RecvNonexec[0]); k > 0 {
 				b := d.recv[ro*d.elem:]
 				h.recvs = append(h.recvs, mpi.Msg{Buf: uintptr(unsafe.Pointer(&b[0])), Bytes: int64(k * d.elem), Rank: int32(n.Rank), Tag: tag})
+				h.recvOf = append(h.recvOf, d)
 				ro += k
 			}
+		}
+		if h.trace != nil {
+			h.trace.LogAttrs(context.Background(), LevelTrace, "op2: halo exchange", slog.Int("rank", h.w.Rank()),
+				slog.String("kernel", l.Kernel.Name), slog.String("dat", s.Name), slog.Int("neighbours", len(sh.neighbours)),
+				slog.Int("send_bytes", so*d.elem), slog.Int("recv_bytes", ro*d.elem))
 		}
 		h.pending = append(h.pending, d)
 		h.exchanges++
@@ -128,7 +272,7 @@ func (h *haloExchange) Wait(l *core.Loop) error {
 		return nil
 	}
 	if err := h.w.Wait(); err != nil {
-		return fmt.Errorf("%s: halo exchange: %w", l.Name(), err)
+		return fmt.Errorf("%s: halo exchange%s: %w", l.Name(), h.describePending(err), err)
 	}
 	for _, d := range h.pending {
 		s := d.s
@@ -151,6 +295,34 @@ func (h *haloExchange) Wait(l *core.Loop) error {
 	clear(h.pending)
 	h.pending = h.pending[:0]
 	return nil
+}
+
+// describePending names the messages a timed-out wait was waiting for:
+// the Dat, the peer rank and the direction.
+func (h *haloExchange) describePending(err error) string {
+	var te *mpi.TimeoutError
+	if !errors.As(err, &te) {
+		return ""
+	}
+	var b strings.Builder
+	for k, i := range te.Pending {
+		if k == 8 {
+			fmt.Fprintf(&b, " and %d more", len(te.Pending)-k)
+			break
+		}
+		if k > 0 {
+			b.WriteString(",")
+		}
+		if i < len(h.recvs) {
+			fmt.Fprintf(&b, " dat %q from rank %d (receive of %d bytes)", h.recvOf[i].s.Name, h.recvs[i].Rank, h.recvs[i].Bytes)
+		} else if i -= len(h.recvs); i < len(h.sends) {
+			fmt.Fprintf(&b, " dat %q to rank %d (send of %d bytes)", h.sendOf[i].s.Name, h.sends[i].Rank, h.sends[i].Bytes)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return " waiting for" + b.String()
 }
 
 // End marks modified halos out of date and combines the reductions: every
@@ -217,5 +389,17 @@ func fold[T int32 | int64 | uint32 | float32 | float64, U uint32 | uint64](acc c
 			}
 		}
 		put(dst[k:], to(v))
+	}
+}
+
+// dropHaloSends makes Begin post no sends (tests of a rank that never
+// sends).
+var dropHaloSends bool
+
+// hostWrite records that this rank may have changed s's values on the
+// host, so that the next loop reading its halo exchanges it (see agree).
+func hostWrite(s *core.Storage) {
+	if s.Set != nil && s.Set.Halo != nil {
+		s.HostDirty = true
 	}
 }

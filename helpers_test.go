@@ -32,6 +32,10 @@ func testMain(m *testing.M) int {
 		return 2
 	}
 	defer os.RemoveAll(dir)
+	if shared := os.Getenv("OP2_TEST_CACHE_DIR"); shared != "" {
+		// MPI ranks of a test that shares its process's compiled loops.
+		dir = shared
+	}
 	os.Setenv("OP2_CACHE_DIR", dir)
 	os.Setenv("OP2_PLAN_CHECK", "1")
 	if os.Getenv("OP2_TEST_HELPER") != "" {

@@ -1,9 +1,11 @@
 package op2
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 
@@ -410,6 +412,16 @@ func (s *Runtime) run(b *exec.Opened, l *core.Loop) error {
 	if err := s.checkPartitioned(l); err != nil {
 		return err
 	}
+	trace := s.tracer()
+	if trace != nil {
+		traceLoop(trace, "op2: loop start", l, nil)
+	}
+	if h, ok := s.x.Halo.(*haloExchange); ok {
+		h.trace = trace
+		if err := h.agree(l); err != nil {
+			return mpiFatal(apiError(err))
+		}
+	}
 	markLooped(l)
 	beginCrashReport(b, l) // name the loop if its kernel kills the process
 	var err error
@@ -419,7 +431,31 @@ func (s *Runtime) run(b *exec.Opened, l *core.Loop) error {
 		err = apiError(err)
 	}
 	endCrashReport()
-	return err
+	if trace != nil {
+		traceLoop(trace, "op2: loop end", l, err)
+	}
+	return mpiFatal(err)
+}
+
+// tracer returns the runtime's logger when it logs every loop
+// (LevelTrace, OP2_LOG=trace), else nil.
+func (s *Runtime) tracer() *slog.Logger {
+	if l := s.logger.Load(); l != nil && l.Enabled(context.Background(), LevelTrace) {
+		return l
+	}
+	return nil
+}
+
+// traceLoop logs a loop's start or end, with the rank under MPI.
+func traceLoop(log *slog.Logger, msg string, l *core.Loop, err error) {
+	attrs := []slog.Attr{slog.String("kernel", l.Kernel.Name), slog.String("set", l.Set.Name)}
+	if w := distState.world; w != nil {
+		attrs = append(attrs, slog.Int("rank", w.Rank()))
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
+	log.LogAttrs(context.Background(), LevelTrace, msg, attrs...)
 }
 
 // describeData names the data of argument a for an error message: the

@@ -2,12 +2,15 @@ package op2_test
 
 import (
 	"errors"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/sigstack"
 )
 
 // TestMPIErrors runs jobs that go wrong on purpose and checks that every
@@ -92,6 +95,82 @@ func TestMPIErrors(t *testing.T) {
 			want: []string{"/nonexistent/mpicc", "apt-get install openmpi-bin libopenmpi-dev", "MPICC"},
 		},
 		{
+			name: "owner-not-a-rank",
+			ranks: func(t *testing.T) error {
+				nodes, _ := declareRing(t, 8)
+				owner := make([]int32, nodes.Size())
+				owner[3] = 5
+				_, err := op2.Partition(op2.OwnerPartitioner(must(op2.NewDat(nodes, 1, owner, "owner"))))
+				return err
+			},
+			want: []string{`OwnerPartitioner on dat "owner"`, `element 3 of set "nodes" has owner 5, not a rank (0 to 1)`},
+		},
+		{
+			name: "ranks-at-different-loops",
+			ranks: func(t *testing.T) error {
+				nodes, m := declareRing(t, 8)
+				must(op2.Partition(op2.BlockPartitioner()))
+				d := must(op2.NewDat[float64](nodes, 1, nil, "d"))
+				if op2.Rank() == 0 {
+					return op2.ParLoop(op2.NewKernel("void one(double *d) { *d = 1; }", "one"), nodes, d.Arg(op2.Write))
+				}
+				return op2.ParLoop(op2.NewKernel("void two(const double *d) { }", "two"), m.From(), d.ArgMap(op2.Read, m, 0))
+			},
+			want: []string{"the ranks are at different loops", `rank 0: loop "one" over set "nodes" with 1 arguments`, `rank 1: loop "two" over set "edges" with 1 arguments`},
+		},
+		{
+			name: "optional-argument-differs",
+			ranks: func(t *testing.T) error {
+				nodes, m := declareRing(t, 8)
+				must(op2.Partition(op2.BlockPartitioner()))
+				d := must(op2.NewDat(nodes, 1, make([]float64, nodes.Size()), "d"))
+				s := must(op2.NewDat[float64](m.From(), 1, nil, "s"))
+				k := op2.NewKernel("void sum(const double *a, double *s) { if (a) *s = *a; }", "sum")
+				return op2.ParLoop(k, m.From(), op2.Opt(op2.Rank() == 0, d.ArgMap(op2.Read, m, 1)), s.Arg(op2.Write))
+			},
+			want: []string{`loop "sum" over set "edges"`, "optional argument 0 (op2.Opt) is enabled on some ranks and disabled on others"},
+		},
+		{
+			name: "gathers-of-different-dats",
+			ranks: func(t *testing.T) error {
+				nodes, _ := declareRing(t, 8)
+				must(op2.Partition(op2.BlockPartitioner()))
+				a := must(op2.NewDat[float64](nodes, 1, nil, "a"))
+				b := must(op2.NewDat[int32](nodes, 2, nil, "b"))
+				var err error
+				if op2.Rank() == 0 {
+					_, err = a.Gather()
+				} else {
+					_, err = b.Gather()
+				}
+				return err
+			},
+			want: []string{"the ranks are at different collective operations", `rank 0: Gather of dat "a" on set "nodes"`, `rank 1: Gather of dat "b" on set "nodes"`},
+		},
+		{
+			name: "halo-exchange-times-out",
+			env:  []string{"OP2_MPI_TIMEOUT=2s"},
+			ranks: func(t *testing.T) error {
+				nodes, m := declareRing(t, 8)
+				must(op2.Partition(op2.BlockPartitioner()))
+				q := must(op2.NewDat(nodes, 1, make([]float64, nodes.Size()), "q"))
+				s := must(op2.NewDat[float64](m.From(), 1, nil, "s"))
+				k := op2.NewKernel("void avg(const double *a, const double *b, double *s) { *s = *a + *b; }", "avg")
+				if op2.Rank() == 1 {
+					op2.DropHaloSends(true) // as if rank 1 had stopped sending
+				}
+				for {
+					if err := op2.ParLoop(k, m.From(), q.ArgMap(op2.Read, m, 0), q.ArgMap(op2.Read, m, 1), s.Arg(op2.Write)); err != nil {
+						return err
+					}
+					q.Data() // the halo must be exchanged again
+				}
+			},
+			want: []string{`op2: rank 0: loop "avg" over set "edges": halo exchange waiting for dat "q" from rank 1 (receive of`,
+				"rank 0 waited 2s in MPI_Waitall"},
+			fails: true,
+		},
+		{
 			name: "rank-aborts",
 			ranks: func(t *testing.T) error {
 				declareRing(t, 8)
@@ -148,4 +227,68 @@ func declareRing(t *testing.T, n int) (*op2.Set, *op2.Map) {
 		m = append(m, int32(i), int32((i+1)%total))
 	}
 	return nodes, must(op2.NewMap(edges, nodes, 2, m, "ring"))
+}
+
+// TestSignalHandlersSurviveMPIAndOpenCL: after MPI starts (Open MPI's
+// hwloc may start OpenCL drivers) and the opencl backend starts PoCL
+// (which installs a SIGFPE handler without SA_ONSTACK), every signal
+// handler still runs on the alternate signal stack, as the Go run time
+// needs, and a Go panic raised by a signal (an integer division by zero)
+// is still a Go panic.
+func TestSignalHandlersSurviveMPIAndOpenCL(t *testing.T) {
+	if !mpitest.InRanks() {
+		mpitest.Run(t, 2, 2*time.Minute)
+		return
+	}
+	nodes, _ := declareRing(t, 8)
+	if sig := sigstack.Missing(); sig != 0 {
+		t.Errorf("rank %d: after MPI started, the handler of signal %d lacks SA_ONSTACK", op2.Rank(), sig)
+	}
+	must(op2.Partition(op2.BlockPartitioner()))
+	if slices.Contains(allBackends, "opencl") {
+		check(t, op2.Use("opencl"))
+		d := must(op2.NewDat[float64](nodes, 1, nil, "d"))
+		check(t, op2.ParLoop(op2.NewKernel("void one(double *d) { *d = 1; }", "one"), nodes, d.Arg(op2.Write)))
+		check(t, op2.Use("sequential"))
+	}
+	if sig := sigstack.Missing(); sig != 0 {
+		t.Errorf("rank %d: after OpenCL started, the handler of signal %d lacks SA_ONSTACK", op2.Rank(), sig)
+	}
+	zero := len(os.Args) - len(os.Args) // 0, unknown to the compiler
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("no panic from an integer division by zero")
+			}
+		}()
+		_ = 1 / zero
+	}()
+	check(t, op2.Finalize())
+}
+
+// TestMPITraceLog: OP2_LOG=trace logs each loop's start and end and each
+// halo exchange, with the rank, so that a job's log shows where each rank
+// stands.
+func TestMPITraceLog(t *testing.T) {
+	if !mpitest.InRanks() {
+		out, err := mpitest.Output(t, 2, 2*time.Minute, "OP2_LOG=trace")
+		if err != nil {
+			t.Fatalf("%v:\n%s", err, out)
+		}
+		for _, want := range []string{`level=TRACE msg="op2: loop start" kernel=avg set=edges rank=1`,
+			`level=TRACE msg="op2: halo exchange" rank=0 kernel=avg dat=q neighbours=1`,
+			`level=TRACE msg="op2: loop end" kernel=avg set=edges rank=0`} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("the log lacks %q:\n%s", want, out)
+			}
+		}
+		return
+	}
+	nodes, m := declareRing(t, 8)
+	must(op2.Partition(op2.BlockPartitioner()))
+	q := must(op2.NewDat(nodes, 1, make([]float64, nodes.Size()), "q"))
+	s := must(op2.NewDat[float64](m.From(), 1, nil, "s"))
+	k := op2.NewKernel("void avg(const double *a, const double *b, double *s) { *s = *a + *b; }", "avg")
+	check(t, op2.ParLoop(k, m.From(), q.ArgMap(op2.Read, m, 0), q.ArgMap(op2.Read, m, 1), s.Arg(op2.Write)))
+	check(t, op2.Finalize())
 }

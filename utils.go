@@ -10,12 +10,15 @@ import (
 // copy between host and device: the device copy is then the current one
 // and the host copy stale (state Device). Otherwise it zeroes the host
 // copy. A dat declared without values, never used, stays unallocated
-// (HostUnallocated: it is zero already). Under MPI every element is
-// zeroed, halos included, so the halos need no exchange. The error
-// reports a device failure.
+// (HostUnallocated: it is zero already). Under MPI it is this rank's
+// own business (other ranks need not call it): the rank's elements are
+// zeroed, halos included, and the next loop that reads the dat's halo
+// exchanges it, since other ranks' halo copies of them may be stale. The
+// error reports a device failure.
 func (d *Dat[T]) Zero() error {
 	mu.Lock()
 	defer mu.Unlock()
+	hostWrite(&d.s)
 	return apiError(d.s.Zero())
 }
 
@@ -26,7 +29,8 @@ func (d *Dat[T]) Zero() error {
 // on the device (dst's device copy is allocated if needed and becomes
 // the current one, state Device); otherwise it is made on the host and
 // dst's host copy becomes the current one. Nothing is copied between
-// host and device either way. Under MPI halos are copied too. Copying a
+// host and device either way. Under MPI halos are copied too, and, as
+// after Data, the next loop that reads dst's halo exchanges it. Copying a
 // dat to itself does nothing.
 func (d *Dat[T]) CopyTo(dst *Dat[T]) error {
 	if dst == nil {
@@ -40,6 +44,9 @@ func (d *Dat[T]) CopyTo(dst *Dat[T]) error {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	if dst != d {
+		hostWrite(&dst.s)
+	}
 	return apiError(dst.s.CopyFrom(&d.s))
 }
 
@@ -48,15 +55,13 @@ func (d *Dat[T]) CopyTo(dst *Dat[T]) error {
 // current one and the device copy stale, as with Data, but nothing is
 // copied from the device, so the slice holds stale values wherever the
 // device held the current ones. Set every value you keep; read only what
-// you wrote. Under MPI the halos become out of date and are exchanged
-// before a loop reads them.
+// you wrote. Under MPI, as after Data, the halos are exchanged before
+// the next loop that reads them.
 func (d *Dat[T]) DataWO() []T {
 	mu.Lock()
 	defer mu.Unlock()
 	d.s.WriteOnly()
-	if d.s.Set.Halo != nil {
-		d.s.HaloStale = true
-	}
+	hostWrite(&d.s)
 	return d.data[:d.s.Set.Owned*d.s.Dim]
 }
 

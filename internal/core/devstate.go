@@ -229,7 +229,6 @@ func (s *Storage) Zero() error {
 		s.WriteOnly()
 		clear(s.hostBytes())
 	}
-	s.HaloStale = false
 	return nil
 }
 
@@ -272,7 +271,6 @@ func (s *Storage) CopyFrom(src *Storage) error {
 			return fmt.Errorf("copying %s to %s on the device: %w", src.Describe(), s.Describe(), err)
 		}
 		s.State = StateDevice
-		s.HaloStale = src.HaloStale
 		return nil
 	}
 	if err := src.HostAccess(false); err != nil {
@@ -280,7 +278,6 @@ func (s *Storage) CopyFrom(src *Storage) error {
 	}
 	s.WriteOnly()
 	copy(s.hostBytes(), src.hostBytes())
-	s.HaloStale = src.HaloStale
 	return nil
 }
 

@@ -171,7 +171,15 @@ type Storage struct {
 
 	// HaloStale says that the halo elements' values are out of date: a
 	// loop modified the data since the last exchange (distributed runs).
+	// Only what every rank does alike changes it (loops, collective
+	// reads, declarations), so it is the same on every rank.
 	HaloStale bool
+	// HostDirty says that this rank changed the data's values on the host
+	// (Data, DataWO, Zero, CopyTo) since the last exchange: other ranks'
+	// halo copies of its elements may be out of date. It is this rank's
+	// alone; the ranks agree on it before the next loop that reads the
+	// halo (distributed runs).
+	HostDirty bool
 	// HaloBuf holds the run time's exchange buffers for the data.
 	HaloBuf any
 

@@ -199,7 +199,7 @@ func Cut(m *Mesh, owner [][]int32) int {
 
 // Partitioning says how Owners chooses the owners of a mesh's elements.
 type Partitioning struct {
-	// Kind is "block", "rcb" or "metis".
+	// Kind is "block", "rcb", "metis" or "owners" (given).
 	Kind string
 	// For "rcb": the coordinates (CoordDim values per element) of the
 	// elements of set CoordSet.
@@ -209,11 +209,15 @@ type Partitioning struct {
 	// For "metis": the index of the map whose target set's graph METIS
 	// partitions.
 	Map int
+	// For "owners": the owner rank of each element of set OwnerSet.
+	Owner    []int32
+	OwnerSet int
 }
 
 // Owners chooses the owner rank of every element of every set of m: block
 // partitions every set in blocks of its declared numbering; rcb and metis
-// partition one set and spread the partition to the others (Spread). It
+// partition one set, owners takes one set's partition as given, and the
+// partition spreads to the others (Spread). It
 // also returns METIS's own edge cut (0 for the others).
 func Owners(m *Mesh, p Partitioning, ranks int) (owner [][]int32, metisCut int, err error) {
 	owner = make([][]int32, len(m.Sets))
@@ -237,8 +241,18 @@ func Owners(m *Mesh, p Partitioning, ranks int) (owner [][]int32, metisCut int, 
 			return nil, 0, err
 		}
 		owner[mp.To], metisCut = o, cut
+	case "owners":
+		if len(p.Owner) != m.Sets[p.OwnerSet].Size {
+			return nil, 0, fmt.Errorf("%d owners for the %d elements of set %q", len(p.Owner), m.Sets[p.OwnerSet].Size, m.Sets[p.OwnerSet].Name)
+		}
+		for e, r := range p.Owner {
+			if r < 0 || int(r) >= ranks {
+				return nil, 0, fmt.Errorf("element %d of set %q has owner %d, not a rank (0 to %d)", e, m.Sets[p.OwnerSet].Name, r, ranks-1)
+			}
+		}
+		owner[p.OwnerSet] = slices.Clone(p.Owner)
 	default:
-		return nil, 0, fmt.Errorf("unknown partitioner %q (block, rcb or metis)", p.Kind)
+		return nil, 0, fmt.Errorf("unknown partitioner %q (block, rcb, metis or owners)", p.Kind)
 	}
 	Spread(m, owner, ranks)
 	return owner, metisCut, nil

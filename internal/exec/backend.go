@@ -290,7 +290,7 @@ func DefaultCacheDir() string {
 // ConfigFromEnv returns the default configuration with the environment's
 // overrides applied: OP2_BACKEND, CC, OP2_CFLAGS (space separated),
 // OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE, OP2_PLAN_CHECK, OP2_CHECK,
-// OP2_TIMING, OP2_LOG, OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE,
+// OP2_TIMING, OP2_LOG (trace, debug, info, warn, error or off), OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE,
 // OP2_DEVICE_SCHEME, OP2_DEVICE_LAYOUT, OP2_DEVICE_WORKGROUP,
 // OP2_CUDA_DEVICE, OP2_OPENMP_SCHEME and OP2_TUNE.
 func ConfigFromEnv() (Config, error) {
@@ -376,9 +376,11 @@ func ConfigFromEnv() (Config, error) {
 		cfg.Timing = b
 	}
 	if v := strings.TrimSpace(os.Getenv("OP2_LOG")); v != "" && !strings.EqualFold(v, "off") {
-		var level slog.Level
-		if err := level.UnmarshalText([]byte(v)); err != nil {
-			return cfg, fmt.Errorf("OP2_LOG=%q is not a log level (debug, info, warn, error or off)", v)
+		level := LevelTrace
+		if !strings.EqualFold(v, "trace") {
+			if err := level.UnmarshalText([]byte(v)); err != nil {
+				return cfg, fmt.Errorf("OP2_LOG=%q is not a log level (trace, debug, info, warn, error or off)", v)
+			}
 		}
 		cfg.Logger = envLogger(level)
 	}
@@ -393,6 +395,17 @@ func envLogger(level slog.Level) *slog.Logger {
 	if l, ok := envLoggers.Load(level); ok {
 		return l.(*slog.Logger)
 	}
-	l, _ := envLoggers.LoadOrStore(level, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.LevelKey && len(groups) == 0 && a.Value.Any() == LevelTrace {
+			a.Value = slog.StringValue("TRACE")
+		}
+		return a
+	}}
+	l, _ := envLoggers.LoadOrStore(level, slog.New(slog.NewTextHandler(os.Stderr, opts)))
 	return l.(*slog.Logger)
 }
+
+// LevelTrace is the log level (below Debug) of the events of every loop:
+// its start and end and, under MPI, each halo exchange, with the rank
+// (OP2_LOG=trace).
+const LevelTrace = slog.LevelDebug - 4

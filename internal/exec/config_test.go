@@ -56,7 +56,7 @@ func TestOpenUnknownIsUnavailable(t *testing.T) {
 }
 
 // TestTimingAndLogFromEnv: OP2_TIMING turns timing on, OP2_LOG chooses a
-// logger's level (one logger per level), "off" or nothing means none, and
+// logger's level (one logger per level; trace is below debug), "off" or nothing means none, and
 // anything else is refused.
 func TestTimingAndLogFromEnv(t *testing.T) {
 	t.Setenv("OP2_TIMING", "1")
@@ -75,6 +75,10 @@ func TestTimingAndLogFromEnv(t *testing.T) {
 	t.Setenv("OP2_LOG", "INFO")
 	if cfg, err = ConfigFromEnv(); err != nil || cfg.Logger == nil || cfg.Logger.Enabled(t.Context(), slog.LevelDebug) || !cfg.Logger.Enabled(t.Context(), slog.LevelInfo) {
 		t.Errorf("OP2_LOG=INFO: %v, %v", cfg.Logger, err)
+	}
+	t.Setenv("OP2_LOG", "trace")
+	if cfg, err = ConfigFromEnv(); err != nil || cfg.Logger == nil || !cfg.Logger.Enabled(t.Context(), LevelTrace) {
+		t.Errorf("OP2_LOG=trace: %v, %v", cfg.Logger, err)
 	}
 	for _, v := range []string{"", "off"} {
 		t.Setenv("OP2_LOG", v)

@@ -1,0 +1,590 @@
+package op2_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/mpitest"
+)
+
+// The randomised MPI conformance test: a multigrid-like mesh of five sets
+// (fine nodes, coarse nodes, edges, a boundary set and a set of two
+// elements, fewer than the ranks), maps between them (edges to fine nodes,
+// fine to coarse nodes and back, boundary to fine nodes, the tiny set to
+// coarse nodes), random sequences of loops over every access mode and
+// argument kind (direct, through one map column, through every column,
+// Globals, index arguments, optional arguments on and off), with host
+// changes between loops (Data on the ranks owning some elements only,
+// DataWO, Zero, CopyTo), run on one rank in this process and then on 2, 3
+// and 4 ranks with random partitions (uniformly random owners, an empty
+// rank, one rank owning almost everything) and the built-in partitioners.
+// Every value is a small integer, so results are exact in any order: every
+// Global after every loop, on every rank, and every Dat at the end must
+// be the same bits as on one rank.
+
+// rmesh is the global mesh of the randomised test.
+type rmesh struct {
+	sizes map[string]int
+	maps  []rmap
+	xy    []float64 // coordinates of the fine nodes
+}
+
+type rmap struct {
+	name, from, to string
+	arity          int
+	table          []int32
+}
+
+var rsets = []string{"fine", "coarse", "edges", "bnd", "tiny"}
+
+func randomMPIMesh(seed uint64) *rmesh {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	nf := 160 + rng.IntN(160)
+	m := &rmesh{sizes: map[string]int{"fine": nf, "coarse": nf / 4, "edges": 2 * nf, "bnd": 12, "tiny": 2}}
+	// Fine nodes on a strip, numbered at random, so that blocks are
+	// scattered.
+	perm := rng.Perm(nf)
+	m.xy = make([]float64, 2*nf)
+	for i, p := range perm {
+		m.xy[2*p], m.xy[2*p+1] = float64(i%16), float64(i/16)
+	}
+	near := func(i int) int32 { return int32(perm[min(max(i+rng.IntN(7)-3, 0), nf-1)]) }
+	add := func(name, from, to string, arity int, entry func(e, j int) int32) {
+		mp := rmap{name: name, from: from, to: to, arity: arity}
+		for e := range m.sizes[from] {
+			for j := range arity {
+				mp.table = append(mp.table, entry(e, j))
+			}
+		}
+		m.maps = append(m.maps, mp)
+	}
+	add("e2f", "edges", "fine", 2, func(e, j int) int32 { return near(e / 2) })
+	// Multigrid: each fine node restricts to the coarse node of its
+	// quarter of the strip; each coarse node prolongs to four fine ones.
+	inv := make([]int, nf)
+	for i, p := range perm {
+		inv[p] = i
+	}
+	nc := m.sizes["coarse"]
+	add("f2c", "fine", "coarse", 1, func(e, j int) int32 { return int32(min(inv[e]/4, nc-1)) })
+	add("c2f", "coarse", "fine", 4, func(e, j int) int32 { return near(4*e + j) })
+	add("b2f", "bnd", "fine", 1, func(e, j int) int32 { return int32(rng.IntN(nf)) })
+	add("t2c", "tiny", "coarse", 2, func(e, j int) int32 { return int32(rng.IntN(nc)) })
+	return m
+}
+
+// The data of every set: a float64 of dim 1 and 2 and an int32 of dim 1.
+type rdat struct {
+	name string
+	typ  string // "double" or "int"
+	dim  int
+}
+
+var rdats = []rdat{{"a", "double", 1}, {"b", "double", 2}, {"i", "int", 1}}
+
+// Globals every loop may use.
+var rglobals = []rdat{{"gs", "double", 1}, {"gi", "int", 2}}
+
+// rarg is one argument of a random loop.
+type rarg struct {
+	Kind   string // "direct", "indirect", "vector", "global", "idx", "mapidx"
+	Dat    int    // index into rdats (or rglobals)
+	Map    int    // index into the mesh's maps
+	Col    int
+	Access string
+	Opt    int // 0: plain; 1: op2.Opt(true, ...); 2: op2.Opt(false, ...)
+}
+
+// rloop is one random loop, or a host operation when Host is not "".
+type rloop struct {
+	Set  string
+	Args []rarg
+	Host string // "poke", "wo", "zero", "copy"
+	Hset string
+	Hdat int
+	Pick []int // poke: the elements (global numbers) changed
+}
+
+// randomLoops makes a sequence of n loops and host operations.
+func randomLoops(m *rmesh, seed uint64, n int) []rloop {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	var out []rloop
+	for len(out) < n {
+		if rng.IntN(4) == 0 {
+			op := []string{"poke", "poke", "wo", "zero", "copy"}[rng.IntN(5)]
+			set := rsets[rng.IntN(len(rsets))]
+			l := rloop{Host: op, Hset: set, Hdat: rng.IntN(len(rdats))}
+			if op == "poke" {
+				l.Pick = []int{rng.IntN(m.sizes[set]), rng.IntN(m.sizes[set])}
+			}
+			out = append(out, l)
+			continue
+		}
+		set := rsets[rng.IntN(len(rsets))]
+		var from []int
+		for k, mp := range m.maps {
+			if mp.from == set {
+				from = append(from, k)
+			}
+		}
+		l := rloop{Set: set}
+		used := map[string]bool{}
+		for range 2 + rng.IntN(4) {
+			a := rarg{}
+			switch k := rng.IntN(10); {
+			case k < 3:
+				a.Kind = "direct"
+			case k < 6 && len(from) > 0:
+				a.Kind = "indirect"
+			case k < 7 && len(from) > 0:
+				a.Kind = "vector"
+			case k < 9:
+				a.Kind = "global"
+			case k == 9 && len(from) > 0 && rng.IntN(2) == 0:
+				a.Kind = "mapidx"
+			default:
+				a.Kind = "idx"
+			}
+			if len(from) > 0 {
+				a.Map = from[rng.IntN(len(from))]
+				a.Col = rng.IntN(m.maps[a.Map].arity)
+			}
+			target := set
+			if a.Kind == "indirect" || a.Kind == "vector" {
+				target = m.maps[a.Map].to
+			}
+			switch a.Kind {
+			case "direct":
+				a.Access = []string{"Read", "Write", "RW", "Inc"}[rng.IntN(4)]
+			case "indirect":
+				a.Access = []string{"Read", "Read", "Write", "RW", "Inc", "Inc", "Min", "Max"}[rng.IntN(8)]
+			case "vector":
+				a.Access = []string{"Read", "RW", "Inc", "Min", "Max"}[rng.IntN(5)]
+			case "global":
+				a.Access = []string{"Read", "Inc", "Min", "Max"}[rng.IntN(4)]
+				a.Dat = rng.IntN(len(rglobals))
+				if used["g"+strconv.Itoa(a.Dat)] {
+					continue
+				}
+				used["g"+strconv.Itoa(a.Dat)] = true
+			}
+			if a.Kind == "direct" || a.Kind == "indirect" || a.Kind == "vector" {
+				a.Dat = rng.IntN(len(rdats))
+				key := target + "." + rdats[a.Dat].name
+				if used[key] {
+					continue
+				}
+				used[key] = true
+			}
+			if a.Kind != "idx" && a.Kind != "mapidx" && rng.IntN(5) == 0 {
+				a.Opt = 1 + rng.IntN(2)
+			}
+			l.Args = append(l.Args, a)
+			if a.Kind == "indirect" && a.Access == "Write" {
+				// The value written is a function of the target's
+				// number, so that every writer writes the same.
+				l.Args = append(l.Args, rarg{Kind: "mapidx", Map: a.Map, Col: a.Col})
+			}
+		}
+		if len(l.Args) > 0 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// kernelSource is the C kernel of loop l (number k): every value read
+// adds to s, a small integer; every value written is a small integer made
+// from s, or, through a map where several elements meet, a contribution
+// that does not depend on their order.
+func kernelSource(m *rmesh, l rloop, k int) (string, string) {
+	name := fmt.Sprintf("rk%d", k)
+	var params []string
+	var reads, writes strings.Builder
+	for i, a := range l.Args {
+		p := fmt.Sprintf("p%d", i)
+		typ, dim := "int", 1
+		switch a.Kind {
+		case "direct", "indirect", "vector":
+			typ, dim = rdats[a.Dat].typ, rdats[a.Dat].dim
+		case "global":
+			typ, dim = rglobals[a.Dat].typ, rglobals[a.Dat].dim
+		}
+		cnst := ""
+		if a.Access == "Read" || a.Kind == "idx" || a.Kind == "mapidx" {
+			cnst = "const "
+		}
+		if a.Kind == "vector" {
+			params = append(params, fmt.Sprintf("%s%s **%s", cnst, typ, p))
+		} else {
+			params = append(params, fmt.Sprintf("%s%s *%s", cnst, typ, p))
+		}
+		var r, w string
+		arity := 1
+		if a.Kind == "vector" {
+			arity = m.maps[a.Map].arity
+		}
+		for j := range arity {
+			for c := range dim {
+				x := fmt.Sprintf("%s[%d]", p, c)
+				if a.Kind == "vector" {
+					x = fmt.Sprintf("%s[%d][%d]", p, j, c)
+				}
+				switch {
+				case a.Kind == "idx" || a.Kind == "mapidx":
+					r += fmt.Sprintf("s += %s %% 13; ", x)
+				case a.Access == "Read" || (a.Access == "RW" && a.Kind == "direct"):
+					r += fmt.Sprintf("s += %s; ", x)
+				}
+				switch a.Access {
+				case "Write":
+					if a.Kind == "indirect" {
+						// The next argument is the target's number.
+						w += fmt.Sprintf("%s = (%s)(p%d[0] %% 17 + %d); ", x, typ, i+1, c)
+					} else {
+						w += fmt.Sprintf("%s = (%s)(t + %d); ", x, typ, c)
+					}
+				case "RW":
+					if a.Kind == "direct" {
+						w += fmt.Sprintf("%s = (%s)fmod(%s + t, 101.0); ", x, typ, x)
+					} else {
+						w += fmt.Sprintf("%s += 1; ", x)
+					}
+				case "Inc":
+					w += fmt.Sprintf("%s += (%s)(fmod(t, 7.0) - 3); ", x, typ)
+				case "Min":
+					w += fmt.Sprintf("if (t - %d < %s) %s = (%s)(t - %d); ", 20+c+j, x, x, typ, 20+c+j)
+				case "Max":
+					w += fmt.Sprintf("if (t + %d > %s) %s = (%s)(t + %d); ", 5-c-j, x, x, typ, 5-c-j)
+				}
+			}
+		}
+		if a.Opt != 0 {
+			if r != "" {
+				r = fmt.Sprintf("if (%s) { %s}", p, r)
+			}
+			if w != "" {
+				w = fmt.Sprintf("if (%s) { %s}", p, w)
+			}
+		}
+		reads.WriteString("  " + r + "\n")
+		writes.WriteString("  " + w + "\n")
+	}
+	src := fmt.Sprintf("void %s(%s) {\n  double s = 1;\n%s  double t = fmod(fabs(s), 61.0);\n%s}\n",
+		name, strings.Join(params, ", "), reads.String(), writes.String())
+	return src, name
+}
+
+// rresult is what a run of the randomised test computes: every Global
+// after every loop, and every Dat, gathered, at the end of each sequence.
+type rresult struct {
+	Globals [][]float64
+	Dats    map[string][]float64
+}
+
+// runRandomMPI declares the mesh (each rank its block, or rank 0 all of
+// it), partitions it, runs every sequence on backend and returns what it
+// computed (the Dats on rank 0 only).
+func runRandomMPI(t *testing.T, meshSeed uint64, seqSeeds []uint64, partitioner string, rankZero bool, backends []string) map[string][]rresult {
+	r, ranks := op2.Rank(), op2.Ranks()
+	m := randomMPIMesh(meshSeed)
+	part := func(n int) (int, int) { return block(n, r, ranks, rankZero) }
+	sets := map[string]*op2.Set{}
+	for _, name := range rsets {
+		lo, hi := part(m.sizes[name])
+		sets[name] = must(op2.NewSet(hi-lo, name))
+	}
+	maps := make([]*op2.Map, len(m.maps))
+	for k, mp := range m.maps {
+		lo, hi := part(m.sizes[mp.from])
+		maps[k] = must(op2.NewMap(sets[mp.from], sets[mp.to], mp.arity, mp.table[lo*mp.arity:hi*mp.arity], mp.name))
+	}
+	lo, hi := part(m.sizes["fine"])
+	xy := must(op2.NewDat(sets["fine"], 2, m.xy[2*lo:2*hi], "xy"))
+	// The owners of the fine nodes for the partitions given as owners.
+	rng := rand.New(rand.NewPCG(meshSeed, uint64(ranks)))
+	owners := make([]int32, m.sizes["fine"])
+	for e := range owners {
+		switch partitioner {
+		case "random":
+			owners[e] = int32(rng.IntN(ranks))
+		case "empty": // the last rank owns nothing
+			owners[e] = int32(rng.IntN(max(ranks-1, 1)))
+		case "lopsided": // rank 0 owns almost everything
+			if rng.IntN(8) == 0 {
+				owners[e] = int32(1 + rng.IntN(max(ranks-1, 1)))
+			}
+			owners[e] = min(owners[e], int32(ranks-1))
+		}
+	}
+	own := must(op2.NewDat(sets["fine"], 1, owners[lo:hi], "owners"))
+	var p op2.Partitioner
+	switch partitioner {
+	case "block":
+		p = op2.BlockPartitioner()
+	case "rcb":
+		p = op2.RCBPartitioner(xy)
+	case "metis":
+		p = op2.METISPartitioner(maps[0])
+	default:
+		p = op2.OwnerPartitioner(own)
+	}
+	if _, err := op2.Partition(p); err != nil {
+		t.Fatal(err)
+	}
+	decl := map[string][]int32{}
+	for name, s := range sets {
+		decl[name] = s.DeclaredNumbers()
+	}
+	out := map[string][]rresult{}
+	for _, backend := range backends {
+		check(t, op2.Use(backend))
+		for _, seed := range seqSeeds {
+			out[backend] = append(out[backend], runRandomSequence(t, m, sets, maps, decl, seed))
+		}
+	}
+	return out
+}
+
+// runRandomSequence runs one sequence on fresh data.
+func runRandomSequence(t *testing.T, m *rmesh, sets map[string]*op2.Set, opmaps []*op2.Map, decl map[string][]int32, seed uint64) rresult {
+	type dats struct {
+		f map[string]*op2.Dat[float64]
+		i map[string]*op2.Dat[int32]
+	}
+	d := dats{f: map[string]*op2.Dat[float64]{}, i: map[string]*op2.Dat[int32]{}}
+	key := func(set string, k int) string { return set + "." + rdats[k].name }
+	for _, name := range rsets {
+		g := decl[name]
+		for k, rd := range rdats {
+			if rd.typ == "int" {
+				v := make([]int32, len(g)*rd.dim)
+				for e, n := range g {
+					v[e] = (n*7 + int32(seed)) % 23
+				}
+				d.i[key(name, k)] = must(op2.NewDat(sets[name], rd.dim, v, key(name, k)))
+				continue
+			}
+			v := make([]float64, len(g)*rd.dim)
+			for e, n := range g {
+				for c := range rd.dim {
+					v[e*rd.dim+c] = float64((int(n)*(3+c) + int(seed)) % 19)
+				}
+			}
+			d.f[key(name, k)] = must(op2.NewDat(sets[name], rd.dim, v, key(name, k)))
+		}
+	}
+	gs := must(op2.NewGlobal(1, []float64{0}, "gs"))
+	gi := must(op2.NewGlobal(2, []int32{0, 0}, "gi"))
+	var res rresult
+	for k, l := range randomLoops(m, seed, 18) {
+		if l.Host != "" {
+			hostOperation(t, l, d.f, d.i, decl[l.Hset], key(l.Hset, l.Hdat))
+			continue
+		}
+		src, name := kernelSource(m, l, int(seed)*1000+k)
+		var args []op2.Arg
+		for _, a := range l.Args {
+			var arg op2.Arg
+			set := l.Set
+			if a.Kind == "indirect" || a.Kind == "vector" {
+				set = m.maps[a.Map].to
+			}
+			acc := map[string]op2.Access{"Read": op2.Read, "Write": op2.Write, "RW": op2.RW, "Inc": op2.Inc, "Min": op2.Min, "Max": op2.Max}[a.Access]
+			switch a.Kind {
+			case "idx":
+				arg = op2.ArgIdx()
+			case "mapidx":
+				arg = opmaps[a.Map].ArgIdx(a.Col)
+			case "global":
+				if a.Dat == 0 {
+					arg = gs.Arg(acc)
+				} else {
+					arg = gi.Arg(acc)
+				}
+			default:
+				kk := key(set, a.Dat)
+				switch df, di := d.f[kk], d.i[kk]; a.Kind {
+				case "direct":
+					arg = pick(df, di, func(x *op2.Dat[float64]) op2.Arg { return x.Arg(acc) }, func(x *op2.Dat[int32]) op2.Arg { return x.Arg(acc) })
+				case "indirect":
+					arg = pick(df, di, func(x *op2.Dat[float64]) op2.Arg { return x.ArgMap(acc, opmaps[a.Map], a.Col) },
+						func(x *op2.Dat[int32]) op2.Arg { return x.ArgMap(acc, opmaps[a.Map], a.Col) })
+				case "vector":
+					arg = pick(df, di, func(x *op2.Dat[float64]) op2.Arg { return x.ArgVec(acc, opmaps[a.Map]) },
+						func(x *op2.Dat[int32]) op2.Arg { return x.ArgVec(acc, opmaps[a.Map]) })
+				}
+			}
+			if a.Opt != 0 {
+				arg = op2.Opt(a.Opt == 1, arg)
+			}
+			args = append(args, arg)
+		}
+		if err := op2.ParLoop(op2.NewKernel(src, name), sets[l.Set], args...); err != nil {
+			t.Fatalf("rank %d: sequence %d loop %d:\n%s\n%v", op2.Rank(), seed, k, src, err)
+		}
+		g := gs.DataRO()
+		for _, v := range gi.DataRO() {
+			g = append(g, float64(v))
+		}
+		res.Globals = append(res.Globals, g)
+	}
+	res.Dats = map[string][]float64{}
+	// Gather is collective: every rank gathers the same Dats in the same
+	// order.
+	for _, k := range slices.Sorted(maps.Keys(d.f)) {
+		res.Dats[k] = must(d.f[k].Gather())
+	}
+	for _, k := range slices.Sorted(maps.Keys(d.i)) {
+		v := must(d.i[k].Gather())
+		f := make([]float64, len(v))
+		for i := range v {
+			f[i] = float64(v[i])
+		}
+		res.Dats[k] = f
+	}
+	return res
+}
+
+func pick(df *op2.Dat[float64], di *op2.Dat[int32], f func(*op2.Dat[float64]) op2.Arg, i func(*op2.Dat[int32]) op2.Arg) op2.Arg {
+	if df != nil {
+		return f(df)
+	}
+	return i(di)
+}
+
+// hostOperation changes a Dat on the host: "poke" sets the values of two
+// elements (a rank owning neither does not touch the Dat), "wo" rewrites
+// every value with DataWO, "zero" zeroes it, "copy" copies another Dat of
+// the set over it. decl holds the global numbers of the rank's elements.
+func hostOperation(t *testing.T, l rloop, f map[string]*op2.Dat[float64], i map[string]*op2.Dat[int32], decl []int32, key string) {
+	df, di := f[key], i[key]
+	dim := rdats[l.Hdat].dim
+	switch l.Host {
+	case "poke":
+		for e, g := range decl {
+			if !slices.Contains(l.Pick, int(g)) {
+				continue
+			}
+			for c := range dim {
+				if df != nil {
+					df.Data()[e*dim+c] = float64(5 + c + int(g)%3)
+				} else {
+					di.Data()[e*dim+c] = int32(5 + c + int(g)%3)
+				}
+			}
+		}
+	case "wo":
+		if df != nil {
+			v := df.DataWO()
+			for e, g := range decl {
+				for c := range dim {
+					v[e*dim+c] = float64((int(g) + c) % 11)
+				}
+			}
+		} else {
+			v := di.DataWO()
+			for e, g := range decl {
+				v[e] = (g + 1) % 11
+			}
+		}
+	case "zero":
+		if df != nil {
+			check(t, df.Zero())
+		} else {
+			check(t, di.Zero())
+		}
+	case "copy":
+		// Copy the other float Dat of the same dim (a to a, b to b:
+		// itself) or, for an int Dat, from itself.
+		if df != nil {
+			tmp := must(op2.NewDat[float64](df.Set(), dim, nil, "tmp"))
+			check(t, df.CopyTo(tmp))
+			check(t, op2.ParLoop(op2.NewKernel(fmt.Sprintf("void rdouble%d(double *x) { for (int c = 0; c < %d; c++) x[c] = fmod(2 * x[c], 97.0); }", dim, dim), fmt.Sprintf("rdouble%d", dim)),
+				tmp.Set(), tmp.Arg(op2.RW)))
+			check(t, tmp.CopyTo(df))
+		} else {
+			tmp := must(op2.NewDat[int32](di.Set(), dim, nil, "tmp"))
+			check(t, di.CopyTo(tmp))
+			check(t, tmp.CopyTo(di))
+		}
+	}
+}
+
+// mpiRandomRun is one job of the randomised test.
+type mpiRandomRun struct {
+	ranks       int
+	meshSeed    uint64
+	partitioner string // block, rcb, metis, or owners: random, empty, lopsided
+	rankZero    bool
+}
+
+var mpiRandomSequences = []uint64{1, 2, 3}
+
+func TestMPIRandomAgreesWithOneRank(t *testing.T) {
+	backends := []string{"sequential"}
+	if !testing.Short() {
+		backends = hostBackends
+	}
+	if mpitest.InRanks() {
+		var want map[string][]rresult
+		b, err := os.ReadFile(os.Getenv("OP2_MPI_EXPECT"))
+		check(t, err)
+		check(t, json.Unmarshal(b, &want))
+		seed, _ := strconv.ParseUint(os.Getenv("OP2_MPI_MESH_SEED"), 10, 64)
+		got := runRandomMPI(t, seed, mpiRandomSequences, os.Getenv("OP2_MPI_PARTITIONER"), os.Getenv("OP2_MPI_RANK_ZERO") != "", backends)
+		for _, backend := range backends {
+			for s, g := range got[backend] {
+				w := want["sequential"][s]
+				for k := range w.Globals {
+					if !slices.Equal(g.Globals[k], w.Globals[k]) {
+						t.Fatalf("rank %d of %d, %s, sequence %d: Globals after loop %d are %v, want %v (one rank)", op2.Rank(), op2.Ranks(), backend, mpiRandomSequences[s], k, g.Globals[k], w.Globals[k])
+					}
+				}
+				if op2.Rank() != 0 {
+					continue
+				}
+				for name, v := range w.Dats {
+					if !slices.Equal(g.Dats[name], v) {
+						t.Errorf("%d ranks, %s, sequence %d: dat %s differs from one rank:\n got %v\nwant %v", op2.Ranks(), backend, mpiRandomSequences[s], name, g.Dats[name], v)
+					}
+				}
+			}
+		}
+		check(t, op2.Finalize())
+		return
+	}
+	runs := []mpiRandomRun{{2, 1, "random", false}, {3, 2, "empty", true}, {4, 1, "lopsided", false}}
+	if !testing.Short() {
+		runs = append(runs, mpiRandomRun{4, 2, "random", true}, mpiRandomRun{3, 1, "metis", false},
+			mpiRandomRun{2, 2, "empty", false}, mpiRandomRun{4, 2, "rcb", false}, mpiRandomRun{3, 1, "block", true})
+	}
+	expect := map[uint64]string{}
+	cache := os.Getenv("OP2_CACHE_DIR") // the ranks share this process's compiled loops
+	for _, r := range runs {
+		if _, ok := expect[r.meshSeed]; !ok {
+			want := runRandomMPI(t, r.meshSeed, mpiRandomSequences, "block", true, []string{"sequential"})
+			path := filepath.Join(t.TempDir(), fmt.Sprintf("want-%d.json", r.meshSeed))
+			check(t, os.WriteFile(path, must(json.Marshal(want)), 0o600))
+			expect[r.meshSeed] = path
+		}
+		zero := ""
+		if r.rankZero {
+			zero = "1"
+		}
+		t.Run(fmt.Sprintf("%d-ranks-mesh%d-%s-rank0decl%v", r.ranks, r.meshSeed, r.partitioner, r.rankZero), func(t *testing.T) {
+			mpitest.Run(t, r.ranks, 4*time.Minute, "OP2_MPI_EXPECT="+expect[r.meshSeed], "OP2_MPI_MESH_SEED="+strconv.FormatUint(r.meshSeed, 10),
+				"OP2_MPI_PARTITIONER="+r.partitioner, "OP2_MPI_RANK_ZERO="+zero, "OP2_TEST_CACHE_DIR="+cache, "OP2_MPI_TIMEOUT=120s")
+		})
+	}
+}
