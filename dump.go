@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"os"
 	"strconv"
 	"strings"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/regfile"
 )
 
 // Dat dumps in OP2's two formats (op_print_dat_to_txtfile and
@@ -64,7 +66,7 @@ func (d *Dat[T]) WriteBinary(path string) error {
 // and the dat is left unchanged. Under MPI it is collective: rank 0 reads
 // the file and every rank receives its elements, halo included.
 func (d *Dat[T]) ReadText(path string) error {
-	return d.load(path, func(b []byte, n int) ([]T, error) { return parseText[T](b, d.s.Type, n, d.s.Dim) })
+	return d.load(path, nil, func(b []byte, n int) ([]T, error) { return parseText[T](b, d.s.Type, n, d.s.Dim) })
 }
 
 // ReadBinary loads the dat's values from a file in OP2's binary format, as
@@ -72,7 +74,15 @@ func (d *Dat[T]) ReadText(path string) error {
 // the header must match the dat, and the file must hold exactly size×dim
 // values of the dat's type. Like ReadText it is collective under MPI.
 func (d *Dat[T]) ReadBinary(path string) error {
-	return d.load(path, func(b []byte, n int) ([]T, error) {
+	tooLarge := func(size int64, n int) error {
+		hi, values := bits.Mul64(uint64(n), uint64(d.s.Dim))
+		hi2, bytes := bits.Mul64(values, uint64(d.s.Type.Size()))
+		if hi == 0 && hi2 == 0 && bytes <= math.MaxInt64-8 && size > int64(bytes)+8 {
+			return fmt.Errorf("%d bytes, more than the %d expected (8 header bytes and %d×%d %s values)", size, bytes+8, n, d.s.Dim, d.s.Type)
+		}
+		return nil
+	}
+	return d.load(path, tooLarge, func(b []byte, n int) ([]T, error) {
 		if len(b) < 8 {
 			return nil, fmt.Errorf("%d bytes: too short for the header (int32 size, int32 dim)", len(b))
 		}
@@ -162,8 +172,10 @@ func shareError(what string, err error) error {
 
 // load reads path on rank 0, parses it with parse (given the dat's global
 // size) and puts the values into the dat; under MPI each rank gets its
-// local elements' values.
-func (d *Dat[T]) load(path string, parse func(b []byte, n int) ([]T, error)) error {
+// local elements' values. The path must name a regular file, read no
+// further than its size; tooLarge, if not nil, refuses a file's size
+// before it is read.
+func (d *Dat[T]) load(path string, tooLarge func(size int64, n int) error, parse func(b []byte, n int) ([]T, error)) error {
 	if err := refuseUnpartitioned("reading", &d.s); err != nil {
 		return err
 	}
@@ -172,7 +184,7 @@ func (d *Dat[T]) load(path string, parse func(b []byte, n int) ([]T, error)) err
 	var err error
 	if Rank() == 0 {
 		var b []byte
-		if b, err = os.ReadFile(path); err != nil {
+		if b, err = readDump(path, set.GlobalSize(), tooLarge); err != nil {
 			err = fmt.Errorf("op2: reading %s: %w", d.s.Describe(), err)
 		} else if vals, err = parse(b, set.GlobalSize()); err != nil {
 			err = fmt.Errorf("op2: reading %s from %s: %w", d.s.Describe(), path, err)
@@ -234,6 +246,23 @@ func (d *Dat[T]) load(path string, parse func(b []byte, n int) ([]T, error)) err
 	copy(rawBytes(d.data[:total*d.s.Dim]), got[0])
 	d.s.HaloStale = false // the halo got the file's values too
 	return nil
+}
+
+// readDump reads the regular file at path whole (see regfile.Open): a
+// FIFO, a device or a directory is refused before it is opened, and a
+// file whose size tooLarge refuses is not read.
+func readDump(path string, n int, tooLarge func(size int64, n int) error) ([]byte, error) {
+	f, err := regfile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if tooLarge != nil {
+		if err := tooLarge(f.Size, n); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return f.ReadAll()
 }
 
 // formatText renders v (dim values per element) in OP2's text format.

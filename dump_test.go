@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/regfile/regfiletest"
 )
 
 // The golden texts below are what OP2's op_print_dat_to_txtfile writes
@@ -204,11 +205,38 @@ func TestDatReadMalformed(t *testing.T) {
 			}
 		})
 	}
+	big := filepath.Join(dir, "big.bin")
+	check(t, os.WriteFile(big, append([]byte{2, 0, 0, 0, 2, 0, 0, 0}, make([]byte, 100)...), 0o600))
+	if err := must(op2.NewDat[int32](set, 2, nil, "d")).ReadBinary(big); err == nil || !strings.Contains(err.Error(), big+": 108 bytes, more than the 24 expected") {
+		t.Errorf("ReadBinary of a file too large: %v", err)
+	}
 	d := must(op2.NewDat[int32](set, 2, nil, "d"))
 	if err := d.ReadText(filepath.Join(dir, "missing.txt")); err == nil || !strings.Contains(err.Error(), "missing.txt") {
 		t.Errorf("missing file: %v", err)
 	}
 	if err := d.WriteText(filepath.Join(dir, "no", "such", "dir.txt")); err == nil || !strings.Contains(err.Error(), "dir.txt") {
 		t.Errorf("unwritable path: %v", err)
+	}
+}
+
+// TestDatReadRefusesSpecialFiles: a FIFO, a link to /dev/zero or a
+// directory given to ReadText or ReadBinary is refused at once, naming the
+// path and what it is, and the dat is unchanged (a FIFO used to block for
+// ever, a link to /dev/zero to read until memory ran out).
+func TestDatReadRefusesSpecialFiles(t *testing.T) {
+	set := must(op2.NewSet(2, "s"))
+	d := must(op2.NewDat(set, 1, []float64{7, 8}, "d"))
+	for _, s := range regfiletest.Make(t, "dump") {
+		for _, read := range []struct {
+			name string
+			f    func(string) error
+		}{{"ReadText", d.ReadText}, {"ReadBinary", d.ReadBinary}} {
+			t.Run(s.Name+"/"+read.name, func(t *testing.T) {
+				regfiletest.Refused(t, s, func() error { return read.f(s.Path) })
+			})
+		}
+	}
+	if got := d.DataRO(); !slices.Equal(got, []float64{7, 8}) {
+		t.Errorf("a refused file changed the dat: %v", got)
 	}
 }

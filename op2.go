@@ -201,7 +201,10 @@ type Config struct {
 	// between settings. The choices are logged at Info ("op2: tuned", with
 	// every setting tried and its fastest call) and shown in the timing
 	// report (LoopTiming.Tuned). The device layout (DeviceLayout) is not
-	// tuned: every loop touching a Dat shares its layout.
+	// tuned: every loop touching a Dat shares its layout. A tuning file
+	// that is not a regular file or holds no choices (null, malformed) is
+	// ignored, logged at Warn ("op2: tuning file"), and replaced when a
+	// choice is saved.
 	Tune bool
 	// OpenMPScheme is how the openmp backend runs loops that modify data
 	// through maps (default $OP2_OPENMP_SCHEME, else "owner"): "owner"
@@ -224,7 +227,8 @@ type Config struct {
 	// initialised (ranks, library). At Debug also: programs found in the
 	// disk cache ("disk") or already loaded ("memory"), and execution
 	// plans built (kernel, set, blocks, block size, colours, owner pieces,
-	// seconds). At Warn: builds that failed. Without a logger nothing is logged and nothing
+	// seconds). At Warn: builds that failed, and tuning files ignored or
+	// not saved. Without a logger nothing is logged and nothing
 	// is spent on logging.
 	Logger *slog.Logger
 }
@@ -274,7 +278,8 @@ func newRuntime() *Runtime {
 }
 
 // setTuning gives the executor a tuner when on (see Config.Tune), whose
-// choices are logged at Info.
+// choices are logged at Info, and problems with its file (ignored) at
+// Warn.
 func (s *Runtime) setTuning(on bool) {
 	s.cfg.Tune = on
 	if !on {
@@ -300,6 +305,14 @@ func (s *Runtime) setTuning(on bool) {
 		}
 		l.LogAttrs(context.Background(), slog.LevelInfo, "op2: tuned", slog.String("chosen", chosen.String()),
 			slog.String("tried", strings.Join(ms, "; ")), slog.String("key", key))
+	}
+	t.Warn = func(err error) {
+		if l := s.logger.Load(); l != nil {
+			l.LogAttrs(context.Background(), slog.LevelWarn, "op2: tuning file", slog.String("error", err.Error()))
+		}
+	}
+	if err := t.LoadError(); err != nil {
+		t.Warn(err)
 	}
 	s.x.Tuner = t
 }

@@ -2,10 +2,15 @@ package op2_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	op2 "github.com/goop2/op2"
 )
@@ -69,6 +74,56 @@ func TestTuneSameResults(t *testing.T) {
 			}
 			if strings.Contains(log.String(), "op2: tuned") {
 				t.Errorf("a runtime on the same cache tuned again:\n%s", log.String())
+			}
+		})
+	}
+}
+
+// TestTuneFileNotChoices: with tuning on, a tuning file holding JSON null
+// (which used to panic at the first choice saved), or a FIFO in its place
+// (which used to block the runtime's creation for ever), is ignored with
+// a warning naming it; the loop runs, is tuned, and its choice replaces
+// the file.
+func TestTuneFileNotChoices(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		prepare    func(path string) error
+	}{
+		{"null", "it holds null, not an object of choices", func(p string) error { return os.WriteFile(p, []byte("null"), 0o600) }},
+		{"fifo", "is a named pipe (FIFO), not a regular file", func(p string) error { return syscall.Mkfifo(p, 0o600) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cache := t.TempDir()
+			path := filepath.Join(cache, "tuning-v2.json")
+			check(t, tc.prepare(path))
+			edges, nodes, m := scatteredEdges(3000, 1000, 7919, 2)
+			k := op2.NewKernel("void tune_file(int *a, int *b) { *a += 1; *b += 2; }", "tune_file")
+			var log bytes.Buffer
+			made := make(chan *op2.Runtime, 1)
+			go func() {
+				made <- must(op2.NewRuntime(op2.Config{Backend: "openmp", CacheDir: cache, Tune: true, Threads: 2,
+					Logger: slog.New(slog.NewTextHandler(&log, nil))}))
+			}()
+			var r *op2.Runtime
+			select {
+			case r = <-made:
+			case <-time.After(20 * time.Second):
+				t.Fatal("NewRuntime still blocks after 20s")
+			}
+			acc := must(op2.NewDat[int32](nodes, 1, nil, "acc"))
+			for range 60 {
+				check(t, r.ParLoop(k, edges, acc.ArgMap(op2.Inc, m, 0), acc.ArgMap(op2.Inc, m, 1)))
+			}
+			if !strings.Contains(log.String(), `level=WARN msg="op2: tuning file"`) || !strings.Contains(log.String(), path+" "+tc.want) &&
+				!strings.Contains(log.String(), path+" ignored: "+tc.want) {
+				t.Errorf("no warning naming %s and saying %q:\n%s", path, tc.want, log.String())
+			}
+			if !strings.Contains(log.String(), "op2: tuned") {
+				t.Errorf("the loop was not tuned:\n%s", log.String())
+			}
+			var saved map[string]any
+			if b, err := os.ReadFile(path); err != nil || json.Unmarshal(b, &saved) != nil || len(saved) == 0 {
+				t.Errorf("the choice did not replace the file: %q, %v", b, err)
 			}
 		})
 	}

@@ -25,6 +25,18 @@
 // Without it, Open and Create return an error wrapping ErrNoHDF5 that says
 // what to install.
 //
+// # Files that claim more than they hold
+//
+// Only regular files are opened: a FIFO, a device or a directory is
+// refused before HDF5 sees it. Before any values are read, a dataset's
+// claimed size (rows × dim × element size, overflow-checked) must be
+// stored in the file: uncompressed values must all be allocated
+// (H5Dget_storage_size) and fit in the file's size, so a file of a few
+// kilobytes declaring 2^33 rows is an error naming the file, the dataset
+// and the sizes. Rows requested must lie in the dataset (checked without
+// overflow), and no read allocates more than op2.MaxDataBytes or more
+// than the machine's memory (the bound for compressed values).
+//
 // # Under MPI
 //
 // Reading is parallel: every rank opens the file and DeclareSet,
@@ -44,12 +56,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 	"reflect"
 	"unsafe"
 
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/h5"
+	"github.com/goop2/op2/internal/regfile"
 )
 
 // ErrNoHDF5 is wrapped by the error Open and Create return when the HDF5
@@ -66,9 +80,10 @@ var signature = []byte("\x89HDF\r\n\x1a\n")
 
 // IsHDF5 reports whether the file at path starts with the HDF5 signature
 // (at offset 0, or after a user block of 512, 1024, 2048... bytes). It
-// needs no HDF5 library.
+// needs no HDF5 library. A path that is not a regular file (a FIFO, a
+// device, a directory) is an error.
 func IsHDF5(path string) (bool, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return false, err
 	}
@@ -99,6 +114,7 @@ func IsHDF5(path string) (bool, error) {
 type File struct {
 	h    *h5.File // nil on ranks > 0 of a file opened for writing
 	path string
+	size int64 // the file's size when it was opened for reading; -1 when open for writing
 }
 
 // Path returns the file's path.
@@ -113,16 +129,19 @@ func (f *File) dsErr(name string, err error) error {
 }
 
 // Open opens an existing HDF5 file for reading. Under MPI every rank opens
-// it (the ranks read their blocks in parallel).
+// it (the ranks read their blocks in parallel). The path must name a
+// regular file (directly or through symbolic links): a FIFO, a device or a
+// directory is refused before HDF5 opens it.
 func Open(path string) (*File, error) {
-	if _, err := os.Stat(path); err != nil {
+	fi, err := regfile.Stat(path)
+	if err != nil {
 		return nil, fmt.Errorf("hdf5: %w", err)
 	}
 	h, err := h5.Open(path, false)
 	if err != nil {
 		return nil, wrapOpen(path, err)
 	}
-	return &File{h: h, path: path}, nil
+	return &File{h: h, path: path, size: fi.Size()}, nil
 }
 
 func wrapOpen(path string, err error) error {
@@ -143,23 +162,29 @@ func Create(path string) (*File, error) {
 	if err != nil {
 		return nil, wrapOpen(path, err)
 	}
-	return &File{h: h, path: path}, nil
+	return &File{h: h, path: path, size: -1}, nil
 }
 
 // OpenWrite opens a file for adding datasets, creating it when it does
 // not exist (as op_write_const_hdf5 does). Under MPI only rank 0 opens it.
+// An existing path that is not a regular file (a FIFO, a device, a
+// directory) is refused.
 func OpenWrite(path string) (*File, error) {
 	if op2.Rank() != 0 {
 		return &File{path: path}, nil
 	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+	_, err := regfile.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
 		return Create(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("hdf5: %w", err)
 	}
 	h, err := h5.Open(path, true)
 	if err != nil {
 		return nil, wrapOpen(path, err)
 	}
-	return &File{h: h, path: path}, nil
+	return &File{h: h, path: path, size: -1}, nil
 }
 
 // Close closes the file. Datasets written are complete only once the file
@@ -199,7 +224,51 @@ func (f *File) stat(name string) (h5.Shape, error) {
 	if s.NDims > 2 {
 		return h5.Shape{}, f.dsErr(name, fmt.Errorf("has %d dimensions; OP2's layout has 1 or 2", s.NDims))
 	}
+	if err := f.checkStorage(s); err != nil {
+		return h5.Shape{}, f.dsErr(name, err)
+	}
 	return s, nil
+}
+
+// checkStorage refuses a dataset whose extent claims more values than its
+// file holds: unfiltered values take rows × dim × element size bytes, all
+// of which must be stored (H5Dget_storage_size) and, in a file opened for
+// reading, fit in the file's size. A
+// file of a few kilobytes can declare 2^33 rows; reading them would
+// allocate memory for values that are not there (HDF5 makes up zeros for
+// storage never written). Compressed values are bounded when they are
+// read (see checkAlloc).
+func (f *File) checkStorage(s h5.Shape) error {
+	hi, bytes := bits.Mul64(s.ElemCount, uint64(s.Size))
+	if hi != 0 {
+		return fmt.Errorf("claims %d × %d values of %d bytes, more than 2^64 bytes", s.Rows, s.Dim, s.Size)
+	}
+	if s.Filters > 0 || bytes <= s.Storage && (f.size < 0 || bytes <= uint64(f.size)) {
+		return nil
+	}
+	what := ""
+	if s.Layout == h5.Virtual {
+		what = "; it is a virtual dataset (values mapped from other files), which GoOP2 does not read"
+	}
+	return fmt.Errorf("claims %d × %d values of %d bytes (%d bytes), but the file stores %d bytes of them (%s layout) and is %d bytes long%s",
+		s.Rows, s.Dim, s.Size, bytes, s.Storage, s.Layout, f.size, what)
+}
+
+// checkAlloc refuses to read count × dim values of elem bytes each, plus
+// as many of wide bytes (a buffer of the file's values read wide to be
+// converted), when they would take more than op2.MaxDataBytes or more than
+// this machine's memory: the memory is refused with an error rather than
+// the process killed for the lack of it.
+func (f *File) checkAlloc(count, dim, elem, wide int) error {
+	hi, values := bits.Mul64(uint64(count), uint64(dim))
+	hi2, bytes := bits.Mul64(values, uint64(elem+wide))
+	if hi != 0 || hi2 != 0 || bytes > op2.MaxDataBytes {
+		return fmt.Errorf("%d × %d values of %d bytes exceed op2.MaxDataBytes (%d bytes)", count, dim, elem+wide, uint64(op2.MaxDataBytes))
+	}
+	if mem := memoryBytes(); mem > 0 && bytes > mem {
+		return fmt.Errorf("%d × %d values of %d bytes (%d bytes) need more memory than this machine has (%d bytes)", count, dim, elem+wide, bytes, mem)
+	}
+	return nil
 }
 
 // Info describes the dataset name.
@@ -268,15 +337,22 @@ func readChecked[T op2.Scalar](f *File, name string, dim, start, count int, dimA
 	if s.Dim != dim {
 		return nil, f.dsErr(name, fmt.Errorf("has dim %d (%d × %d), not %d", s.Dim, s.Rows, s.Dim, dim))
 	}
-	if start < 0 || count < 0 || start+count > s.Rows {
-		return nil, f.dsErr(name, fmt.Errorf("rows [%d,%d) requested, it has %d", start, start+count, s.Rows))
+	if start < 0 || count < 0 {
+		return nil, f.dsErr(name, fmt.Errorf("%d rows from row %d requested: neither may be negative", count, start))
+	}
+	if start > s.Rows || count > s.Rows-start { // start+count could overflow
+		return nil, f.dsErr(name, fmt.Errorf("rows [%d,%d) requested, it has %d", start, uint64(start)+uint64(count), s.Rows))
 	}
 	if d, found, err := f.h.IntAttr(name, "dim"); dimAttr && err == nil && found && int(d) != dim {
 		return nil, f.dsErr(name, fmt.Errorf("attribute dim is %d, its extent %d", d, dim))
 	}
 	var z T
-	if uint64(count)*uint64(dim)*uint64(unsafe.Sizeof(z)) > op2.MaxDataBytes {
-		return nil, f.dsErr(name, fmt.Errorf("%d × %d values exceed op2.MaxDataBytes", count, dim))
+	wideBytes := 0
+	if narrowing(s, typ) {
+		wideBytes = 8
+	}
+	if err := f.checkAlloc(count, dim, int(unsafe.Sizeof(z)), wideBytes); err != nil {
+		return nil, f.dsErr(name, err)
 	}
 	out := make([]T, count*dim)
 	if !narrowing(s, typ) {

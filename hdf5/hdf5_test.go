@@ -14,6 +14,7 @@ import (
 
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/h5"
+	"github.com/goop2/op2/internal/regfile/regfiletest"
 	"github.com/goop2/op2/mesh"
 )
 
@@ -433,5 +434,139 @@ func TestBlock(t *testing.T) {
 		if next != tc.n {
 			t.Errorf("Block(%d, *, %d) covers %d", tc.n, tc.ranks, next)
 		}
+	}
+}
+
+// TestDatasetClaimsMoreThanTheFile: a file of a few kilobytes whose
+// datasets declare 2^33 rows (their values never written, so HDF5 would
+// make up zeros) is refused with an error naming the file, the dataset and
+// the sizes, before anything is allocated; it used to kill the process
+// for want of memory.
+func TestDatasetClaimsMoreThanTheFile(t *testing.T) {
+	needHDF5(t)
+	path := tempFile(t)
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []struct {
+		name        string
+		typ         h5.Type
+		ndims, cols int
+	}{{"huge", h5.Float64, 2, 1}, {"hugemap", h5.Int32, 2, 4}, {"hugeconst", h5.Float64, 1, 1}, {"cells", h5.Int32, 1, 1}} {
+		if err := f.h.Write(d.name, d.typ, d.ndims, 1<<33, d.cols, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.WriteSetSize("nodes", 4); err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, f)
+	if fi, err := os.Stat(path); err != nil || fi.Size() > 16<<10 {
+		t.Fatalf("the file should be a few kilobytes: %v, %v", fi.Size(), err)
+	}
+	f, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mustClose(t, f)
+	nodes, err := f.DeclareSet("nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := func(name string, cols, size int) []string {
+		return []string{path, fmt.Sprintf("dataset %q", name), fmt.Sprintf("claims 8589934592 × %d values of %d bytes (%d bytes), but the file stores 0 bytes of them (contiguous layout) and is ", cols, size, (1<<33)*cols*size)}
+	}
+	checkErr(t, "ReadAll", second(ReadAll[float64](f, "huge", 1)), claim("huge", 1, 8))
+	checkErr(t, "ReadRows", second(ReadRows[float64](f, "huge", 1, 0, 1)), claim("huge", 1, 8))
+	checkErr(t, "Info", second(f.Info("hugemap")), claim("hugemap", 4, 4))
+	checkErr(t, "ReadAll map", second(ReadAll[int32](f, "hugemap", 4)), claim("hugemap", 4, 4))
+	checkErr(t, "DeclareMap", second(f.DeclareMap(nodes, nodes, 4, "hugemap")), claim("hugemap", 4, 4))
+	checkErr(t, "DeclareDat", second(DeclareDat[float64](f, nodes, 1, "huge")), claim("huge", 1, 8))
+	checkErr(t, "ReadConst", second(ReadConst[float64](f, "hugeconst", 1<<33)), claim("hugeconst", 1, 8))
+	checkErr(t, "SetSize", second(f.SetSize("cells")), claim("cells", 1, 4))
+}
+
+// TestReadRowsBounds: a start and count whose sum overflows, negative ones,
+// and rows past the end are refused naming the dataset; none panics.
+func TestReadRowsBounds(t *testing.T) {
+	needHDF5(t)
+	path := tempFile(t)
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteArray(f, "a", 2, []float64{1, 2, 3, 4, 5, 6}); err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, f)
+	f, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mustClose(t, f)
+	for _, tc := range []struct {
+		start, count int
+		want         string
+	}{
+		{math.MaxInt, 1, "rows [9223372036854775807,9223372036854775808) requested, it has 3"},
+		{1, math.MaxInt, "rows [1,9223372036854775808) requested, it has 3"},
+		{math.MaxInt - 1, math.MaxInt, "rows [9223372036854775806,18446744073709551613) requested, it has 3"},
+		{2, 2, "rows [2,4) requested, it has 3"},
+		{4, 0, "rows [4,4) requested, it has 3"},
+		{-1, 2, "2 rows from row -1 requested: neither may be negative"},
+		{0, math.MinInt, "-9223372036854775808 rows from row 0 requested"},
+	} {
+		v, err := ReadRows[float64](f, "a", 2, tc.start, tc.count)
+		checkErr(t, fmt.Sprintf("ReadRows(%d, %d) = %v", tc.start, tc.count, v), err, []string{path, `dataset "a"`, tc.want})
+	}
+	if v, err := ReadRows[float64](f, "a", 2, 3, 0); err != nil || len(v) != 0 {
+		t.Errorf("ReadRows of no rows at the end = %v, %v", v, err)
+	}
+	if v, err := ReadRows[float32](f, "a", 2, 1, 2); err != nil || !slices.Equal(v, []float32{3, 4, 5, 6}) {
+		t.Errorf("ReadRows(1, 2) = %v, %v", v, err)
+	}
+}
+
+// TestReadNeedsMoreMemoryThanTheMachine: values that would take more than
+// the machine's memory (compressed values, whose stored size says nothing
+// of their size) are refused before anything is allocated.
+func TestReadNeedsMoreMemoryThanTheMachine(t *testing.T) {
+	needHDF5(t)
+	path := tempFile(t)
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteArray(f, "a", 1, make([]float64, 200)); err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, f)
+	f, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mustClose(t, f)
+	defer func(m func() uint64) { memoryBytes = m }(memoryBytes)
+	memoryBytes = func() uint64 { return 1000 }
+	checkErr(t, "float64", second(ReadAll[float64](f, "a", 1)), []string{path, `dataset "a"`, "200 × 1 values of 8 bytes (1600 bytes) need more memory than this machine has (1000 bytes)"})
+	// float32 from doubles: the values are read wide first, 12 bytes each.
+	checkErr(t, "float32", second(ReadRows[float32](f, "a", 1, 0, 100)), []string{"100 × 1 values of 12 bytes (1200 bytes) need more memory"})
+	if v, err := ReadRows[float64](f, "a", 1, 0, 100); err != nil || len(v) != 100 {
+		t.Errorf("800 bytes: %d values, %v", len(v), err)
+	}
+}
+
+// TestSpecialFilesRefused: a FIFO, a link to /dev/zero or a directory given
+// to Open, OpenWrite or IsHDF5 is refused at once, naming the path and
+// what it is (a FIFO used to block each of them for ever).
+func TestSpecialFilesRefused(t *testing.T) {
+	needHDF5(t)
+	for _, s := range regfiletest.Make(t, "x.h5") {
+		t.Run(s.Name, func(t *testing.T) {
+			regfiletest.Refused(t, s, func() error { _, err := Open(s.Path); return err })
+			regfiletest.Refused(t, s, func() error { _, err := OpenWrite(s.Path); return err })
+			regfiletest.Refused(t, s, func() error { _, err := IsHDF5(s.Path); return err })
+		})
 	}
 }

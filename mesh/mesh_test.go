@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goop2/op2/internal/regfile/regfiletest"
 )
 
 // refSHA256 is the SHA-256 of OP2's uncompressed new_grid.dat.
@@ -559,6 +561,17 @@ func BenchmarkGenerate(b *testing.B) {
 		if _, err := Generate(400, 600); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestReadFileRefusesSpecialFiles: a FIFO, a link to /dev/zero or a
+// directory given as the mesh file is refused at once, naming the path
+// and what it is (a FIFO used to block ReadFile for ever).
+func TestReadFileRefusesSpecialFiles(t *testing.T) {
+	for _, s := range regfiletest.Make(t, "mesh.dat") {
+		t.Run(s.Name, func(t *testing.T) {
+			regfiletest.Refused(t, s, func() error { _, err := ReadFile(s.Path); return err })
+		})
 	}
 }
 

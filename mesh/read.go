@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
+
+	"github.com/goop2/op2/internal/regfile"
 )
 
 // MaxLineLength is the longest line, in bytes and including the newline,
@@ -61,14 +62,17 @@ func Read(r io.Reader) (*Mesh, error) {
 }
 
 // ReadFile reads a mesh from the named file with Read; gzip-compressed
-// files are detected by their content, not by their name.
+// files are detected by their content, not by their name. The path must
+// name a regular file (directly or through symbolic links): a FIFO, a
+// device, a socket or a directory is refused before it is opened, and no
+// more than the file's size is read.
 func ReadFile(path string) (*Mesh, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("mesh: %w", err)
 	}
 	defer f.Close()
-	m, err := Read(f)
+	m, err := Read(f.Reader())
 	if err != nil {
 		return nil, fmt.Errorf("%w (file %s)", err, path)
 	}

@@ -24,6 +24,8 @@ import (
 	"math"
 	"os"
 	"strconv"
+
+	"github.com/goop2/op2/internal/regfile"
 )
 
 // CellType is a VTK cell type number.
@@ -400,14 +402,17 @@ type xmlArray struct {
 	Text       string `xml:",chardata"`
 }
 
-// ReadFile reads a .vtu file (see Read).
+// ReadFile reads a .vtu file (see Read). The path must name a regular
+// file (directly or through symbolic links): a FIFO, a device, a socket or
+// a directory is refused before it is opened, and no more than the file's
+// size is read.
 func ReadFile(path string) (*Grid, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("vtk: %w", err)
 	}
 	defer f.Close()
-	g, err := Read(bufio.NewReader(f))
+	g, err := Read(bufio.NewReader(f.Reader()))
 	if err != nil {
 		return nil, fmt.Errorf("%w (reading %s)", err, path)
 	}

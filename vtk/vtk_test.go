@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/regfile/regfiletest"
 	"github.com/goop2/op2/vtk"
 )
 
@@ -179,6 +180,17 @@ func TestReadRejects(t *testing.T) {
 		if _, err := vtk.Read(strings.NewReader(s)); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// TestReadFileRefusesSpecialFiles: a FIFO, a link to /dev/zero or a
+// directory given as the .vtu file is refused at once, naming the path and
+// what it is (a FIFO used to block ReadFile for ever).
+func TestReadFileRefusesSpecialFiles(t *testing.T) {
+	for _, s := range regfiletest.Make(t, "grid.vtu") {
+		t.Run(s.Name, func(t *testing.T) {
+			regfiletest.Refused(t, s, func() error { _, err := vtk.ReadFile(s.Path); return err })
+		})
 	}
 }
 

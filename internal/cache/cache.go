@@ -48,7 +48,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -56,6 +55,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/goop2/op2/internal/regfile"
 )
 
 // ErrInvalid is matched (with errors.Is) by the error Get returns for an
@@ -288,7 +289,7 @@ func (d *Dir) Get(name, key string) (*Entry, error) {
 	if err := checkFile(fi); err != nil {
 		return nil, fmt.Errorf("cache entry %s %s: %w", path, err, ErrInvalid)
 	}
-	b, err := io.ReadAll(f)
+	b, err := (&regfile.File{File: f, Size: fi.Size()}).ReadAll() // no more than its size
 	if err != nil {
 		return nil, fmt.Errorf("cache entry %s: %v: %w", path, err, ErrInvalid)
 	}
@@ -303,7 +304,7 @@ func (d *Dir) Get(name, key string) (*Entry, error) {
 // else can write.
 func checkFile(fi fs.FileInfo) error {
 	if !fi.Mode().IsRegular() {
-		return errors.New("is not a regular file")
+		return fmt.Errorf("is %s, not a regular file", regfile.Kind(fi.Mode()))
 	}
 	if uid, ok := owner(fi); ok && uid != os.Geteuid() {
 		return fmt.Errorf("is owned by uid %d, not by you", uid)
@@ -403,7 +404,7 @@ func (d *Dir) Commit(tmpPath, name string) error {
 }
 
 func (d *Dir) seal(tmpPath, key string) error {
-	f, err := os.OpenFile(tmpPath, os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(tmpPath, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return err
 	}
@@ -415,7 +416,7 @@ func (d *Dir) seal(tmpPath, key string) error {
 	if err := checkFile(fi); err != nil {
 		return fmt.Errorf("%s %v", tmpPath, err)
 	}
-	body, err := io.ReadAll(f)
+	body, err := (&regfile.File{File: f, Size: fi.Size()}).ReadAll()
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package cache
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -332,16 +333,18 @@ func TestGetBindsEntriesToKeys(t *testing.T) {
 }
 
 // TestGetRefusesEntriesOthersCouldWrite: an entry writable by others, owned
-// by another user or not a regular file is never used.
+// by another user or not a regular file is never used; one that is not a
+// regular file is refused saying what it is, without blocking on a FIFO.
 func TestGetRefusesEntriesOthersCouldWrite(t *testing.T) {
 	cases := []struct {
 		name  string
 		root  bool
 		setup func(t *testing.T, path string)
+		want  string // in the error, if not ""
 	}{
-		{"group writable", false, func(t *testing.T, p string) { chmod(t, p, 0o620) }},
-		{"world writable", false, func(t *testing.T, p string) { chmod(t, p, 0o666) }},
-		{"owned by another user", true, func(t *testing.T, p string) { chown(t, p) }},
+		{"group writable", false, func(t *testing.T, p string) { chmod(t, p, 0o620) }, "is writable by other users"},
+		{"world writable", false, func(t *testing.T, p string) { chmod(t, p, 0o666) }, "is writable by other users"},
+		{"owned by another user", true, func(t *testing.T, p string) { chown(t, p) }, "not by you"},
 		{"symbolic link", false, func(t *testing.T, p string) {
 			real := p + ".real"
 			if err := os.Rename(p, real); err != nil {
@@ -350,13 +353,19 @@ func TestGetRefusesEntriesOthersCouldWrite(t *testing.T) {
 			if err := os.Symlink(real, p); err != nil {
 				t.Fatal(err)
 			}
-		}},
+		}, "is a symbolic link, which is never followed"},
 		{"fifo", false, func(t *testing.T, p string) {
 			os.Remove(p)
 			if err := syscall.Mkfifo(p, 0o600); err != nil {
 				t.Skip(err)
 			}
-		}},
+		}, "is a named pipe (FIFO), not a regular file"},
+		{"directory", false, func(t *testing.T, p string) {
+			os.Remove(p)
+			if err := os.Mkdir(p, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, "is a directory, not a regular file"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -368,8 +377,8 @@ func TestGetRefusesEntriesOthersCouldWrite(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.setup(t, d.File("e"))
-			if e, err := d.Get("e", "key"); !errors.Is(err, ErrInvalid) {
-				t.Fatalf("Get = %v, %v; want ErrInvalid", e, err)
+			if e, err := d.Get("e", "key"); !errors.Is(err, ErrInvalid) || !strings.Contains(fmt.Sprint(err), c.want) {
+				t.Fatalf("Get = %v, %v; want ErrInvalid saying %q", e, err, c.want)
 			}
 		})
 	}

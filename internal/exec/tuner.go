@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/goop2/op2/internal/regfile"
 )
 
 // Setting is one way of running a loop that the tuner can choose: the
@@ -86,9 +90,15 @@ type Tuner struct {
 	// Chosen, if not nil, is told each choice made by measurement, with
 	// every setting tried.
 	Chosen func(key string, chosen Setting, tried []Trial)
+	// Warn, if not nil, is told of each problem with the file after
+	// NewTuner: one that cannot be read or holds no choices (it is
+	// ignored), one that cannot be locked or written. Tuning goes on;
+	// only saved choices are lost.
+	Warn func(err error)
 
 	path    string
 	machine string
+	loadErr error
 	mu      sync.Mutex
 	known   map[string]Setting // saved choices, by key
 	state   map[string]*tuning
@@ -112,20 +122,57 @@ const maxMeasuring = 1024
 // the choices.
 const tuningFile = "tuning-v2.json"
 
+// maxTuningFile bounds the size of the tuning file read: about 200 000
+// choices.
+const maxTuningFile = 64 << 20
+
 // NewTuner returns a tuner that remembers its choices in dir (the cache
-// directory), loading what earlier runs on this machine chose.
+// directory), loading what earlier runs on this machine chose. A file
+// that cannot be read or holds something other than choices is ignored
+// (LoadError says why) and replaced at the first choice saved.
 func NewTuner(dir, fingerprint string) *Tuner {
 	t := &Tuner{BlockSizes: DefaultBlockSizes, Reps: 3, Margin: 0.03, Fingerprint: fingerprint,
 		machine: MachineKey(), known: map[string]Setting{}, state: map[string]*tuning{}}
 	if dir != "" {
 		t.path = filepath.Join(dir, tuningFile)
-		if b, err := os.ReadFile(t.path); err == nil {
-			if json.Unmarshal(b, &t.known) != nil {
-				clear(t.known) // an unreadable file only costs tuning again
-			}
-		}
+		t.known, t.loadErr = readChoices(t.path)
 	}
 	return t
+}
+
+// LoadError returns why NewTuner ignored the tuning file (nil when it was
+// read, or did not exist).
+func (t *Tuner) LoadError() error { return t.loadErr }
+
+// readChoices reads the choices saved at path: none when there is no file,
+// and none with an error saying why when the file is not a regular file
+// (a FIFO would block the read for ever, a link to a device read without
+// end), is larger than maxTuningFile, or does not hold a JSON object of
+// choices (null, an array, malformed text). An unreadable file only costs
+// tuning again.
+func readChoices(path string) (map[string]Setting, error) {
+	b, err := regfile.ReadFile(path, maxTuningFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]Setting{}, nil
+	}
+	if err != nil {
+		return map[string]Setting{}, fmt.Errorf("tuning file ignored: %w", err)
+	}
+	var all map[string]Setting
+	if err := json.Unmarshal(b, &all); err != nil {
+		return map[string]Setting{}, fmt.Errorf("tuning file %s ignored: %w", path, err)
+	}
+	if all == nil {
+		return map[string]Setting{}, fmt.Errorf("tuning file %s ignored: it holds null, not an object of choices", path)
+	}
+	return all, nil
+}
+
+// warn tells Warn of err, if both are not nil.
+func (t *Tuner) warn(err error) {
+	if err != nil && t.Warn != nil {
+		t.Warn(err)
+	}
 }
 
 // MachineKey names this machine for the saved choices: host name, CPU
@@ -293,45 +340,66 @@ func (t *Tuner) update(edit func(all map[string]Setting)) {
 	if t.path == "" {
 		return
 	}
-	unlock := lockFile(t.path)
+	unlock, err := lockFile(t.path)
+	t.warn(err)
 	defer unlock()
-	all := map[string]Setting{}
-	if b, err := os.ReadFile(t.path); err == nil && json.Unmarshal(b, &all) != nil {
-		clear(all) // an unreadable file only costs tuning again
-	}
+	all, err := readChoices(t.path)
+	t.warn(err)
 	edit(all)
-	_ = t.write(all) // a cache that cannot be written only costs tuning again
+	t.warn(t.write(all)) // a cache that cannot be written only costs tuning again
 }
 
 // lockFile takes an exclusive lock on path's lock file (path + ".lock"),
 // so that processes sharing the cache directory (MPI ranks, runs at once)
 // read, merge and write the choices one at a time; the returned function
-// releases it. Without a lock (a file system that refuses it) an update
-// only risks losing another process's newest choices.
-func lockFile(path string) (unlock func()) {
-	f, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+// releases it. Without a lock (a file system that refuses it, a lock file
+// that is not a regular file) an update only risks losing another
+// process's newest choices; the error says why there is none.
+func lockFile(path string) (unlock func(), err error) {
+	lock := path + ".lock"
+	f, err := os.OpenFile(lock, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
-		return func() {}
+		return func() {}, fmt.Errorf("tuning file not locked: %w", err)
 	}
-	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX) != nil {
+	fi, err := f.Stat()
+	if err == nil {
+		err = regfile.Check(lock, fi)
+	}
+	if err == nil {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+	}
+	if err != nil {
 		f.Close()
-		return func() {}
+		return func() {}, fmt.Errorf("tuning file not locked: %s: %w", lock, err)
 	}
 	return func() {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
-	}
+	}, nil
 }
 
-// write replaces the file with choices (t.mu held).
+// write replaces the file with choices (t.mu held), through a new
+// temporary file (a name chosen in advance could be a FIFO left there,
+// which would block the write).
 func (t *Tuner) write(choices map[string]Setting) error {
 	b, err := json.MarshalIndent(choices, "", " ")
 	if err != nil {
 		return err
 	}
-	tmp := fmt.Sprintf("%s.%d.tmp", t.path, os.Getpid())
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
+	f, err := os.CreateTemp(filepath.Dir(t.path), "."+tuningFile+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("tuning file not saved: %w", err)
 	}
-	return os.Rename(tmp, t.path)
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), t.path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("tuning file %s not saved: %w", t.path, err)
+	}
+	return nil
 }

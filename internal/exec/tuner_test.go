@@ -2,8 +2,12 @@ package exec
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -292,5 +296,132 @@ func TestTunerKeepsNewerChoices(t *testing.T) {
 	c.BlockSizes = DefaultBlockSizes
 	if s, measuring := c.Setting(k, nil); measuring || s.BlockSize != 1024 {
 		t.Errorf("k: %v (measuring %v), want the newer 1024", s, measuring)
+	}
+}
+
+// TestTunerIgnoresBadFile: a tuning file holding JSON null (which used to
+// panic at the first choice saved), another shape than an object of
+// choices, malformed or oversized, or a path that is a FIFO (which used to
+// block NewTuner, and so Configure, for ever), a link to /dev/zero or a
+// directory is ignored at once, with LoadError and Warn saying why; tuning
+// goes on and the first choice saved replaces the file when it can.
+func TestTunerIgnoresBadFile(t *testing.T) {
+	type prep func(t *testing.T, path string)
+	write := func(s string) prep {
+		return func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		prepare prep
+		load    string // in LoadError; "" for none
+		saved   bool   // a choice saved replaces the file
+	}{
+		{"null", write("null"), "ignored: it holds null, not an object of choices", true},
+		{"null with spaces", write(" null\n"), "it holds null", true},
+		{"array", write("[1, 2]"), "ignored: json: cannot unmarshal array", true},
+		{"string", write(`"x"`), "ignored: json: cannot unmarshal string", true},
+		{"number", write("5"), "ignored: json: cannot unmarshal number", true},
+		{"malformed", write("{not json"), "ignored: invalid character", true},
+		{"truncated", write(`{"k": {"block_size": 2`), "ignored: unexpected end of JSON input", true},
+		{"empty", write(""), "ignored: unexpected end of JSON input", true},
+		{"null choice", write(`{"k": null}`), "", true},
+		{"empty object", write("{}"), "", true},
+		{"fifo", func(t *testing.T, path string) {
+			if err := syscall.Mkfifo(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "is a named pipe (FIFO), not a regular file", true},
+		{"link to /dev/zero", func(t *testing.T, path string) {
+			if err := os.Symlink("/dev/zero", path); err != nil {
+				t.Fatal(err)
+			}
+		}, "(a link to /dev/zero) is a character device, not a regular file", true},
+		{"directory", func(t *testing.T, path string) {
+			if err := os.Mkdir(path, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, "is a directory, not a regular file", false},
+		{"too large", func(t *testing.T, path string) {
+			f, err := os.Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := f.Truncate(maxTuningFile + 1); err != nil { // sparse
+				t.Fatal(err)
+			}
+		}, fmt.Sprintf("is %d bytes, more than the %d bytes it may hold", maxTuningFile+1, maxTuningFile), true},
+		{"lock file is a fifo", func(t *testing.T, path string) {
+			if err := syscall.Mkfifo(path+".lock", 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, tuningFile)
+			tc.prepare(t, path)
+			made := make(chan *Tuner, 1)
+			go func() { made <- NewTuner(dir, "") }()
+			var tu *Tuner
+			select {
+			case tu = <-made:
+			case <-time.After(10 * time.Second):
+				t.Fatal("NewTuner still blocks after 10s")
+			}
+			switch err := tu.LoadError(); {
+			case tc.load == "" && err != nil:
+				t.Errorf("LoadError: %v", err)
+			case tc.load != "" && (err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.load)):
+				t.Errorf("LoadError: %v; want it to name %s and say %q", err, path, tc.load)
+			}
+			var warned []string
+			tu.Warn = func(err error) { warned = append(warned, err.Error()) }
+			tu.BlockSizes, tu.Reps = []int{0}, 1
+			key := tu.Key("openmp", "loop", 10)
+			saved := make(chan struct{})
+			go func() {
+				defer close(saved)
+				for _, v := range []string{"a", "b"} {
+					if s, measuring := tu.Setting(key, []string{"a", "b"}); !measuring || s.Variant != v {
+						t.Errorf("setting %v (measuring %v), want %s measured", s, measuring, v)
+					}
+					tu.Record(key, map[string]time.Duration{"a": 2, "b": 1}[v], false)
+				}
+				tu.Forget(tu.Key("openmp", "other loop", 10))
+			}()
+			select {
+			case <-saved:
+			case <-time.After(10 * time.Second):
+				t.Fatal("saving a choice still blocks after 10s")
+			}
+			if s, measuring := tu.Setting(key, []string{"a", "b"}); measuring || s.Variant != "b" {
+				t.Errorf("chose %v (measuring %v), want b", s, measuring)
+			}
+			again := NewTuner(dir, "")
+			_, measuring := again.Setting(key, []string{"a", "b"})
+			if tc.saved && (again.LoadError() != nil || measuring) {
+				t.Errorf("the choice was not saved over the file: %v, measuring %v; warned %q", again.LoadError(), measuring, warned)
+			}
+			switch {
+			case tc.name == "lock file is a fifo":
+				if len(warned) == 0 || !strings.Contains(warned[0], path+".lock is a named pipe (FIFO), not a regular file") {
+					t.Errorf("warned %q; want the lock file refused", warned)
+				}
+			case !tc.saved:
+				if len(warned) < 2 || !strings.Contains(warned[0], tc.load) || !strings.Contains(warned[1], "tuning file "+path+" not saved") {
+					t.Errorf("warned %q; want the file ignored and not saved", warned)
+				}
+			case len(warned) != 0 && tc.load == "":
+				t.Errorf("warned %q", warned)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) > 3 {
+				t.Errorf("files left in the directory: %v", ents)
+			}
+		})
 	}
 }

@@ -39,6 +39,10 @@ static hid_t (*pH5Dopen2)(hid_t, const char *, hid_t);
 static herr_t (*pH5Dclose)(hid_t);
 static hid_t (*pH5Dget_space)(hid_t);
 static hid_t (*pH5Dget_type)(hid_t);
+static hsize_t (*pH5Dget_storage_size)(hid_t);
+static hid_t (*pH5Dget_create_plist)(hid_t);
+static int (*pH5Pget_nfilters)(hid_t);
+static int (*pH5Pget_layout)(hid_t);
 static herr_t (*pH5Dread)(hid_t, hid_t, hid_t, hid_t, hid_t, void *);
 static herr_t (*pH5Dwrite)(hid_t, hid_t, hid_t, hid_t, hid_t, const void *);
 static hid_t (*pH5Screate)(int);
@@ -84,6 +88,7 @@ static const char *op2_h5_load(const char *path, const char **missing, unsigned 
 	LOAD(H5open) LOAD(H5get_libversion) LOAD(H5Eset_auto2)
 	LOAD(H5Fcreate) LOAD(H5Fopen) LOAD(H5Fclose) LOAD(H5Lexists)
 	LOAD(H5Dcreate2) LOAD(H5Dopen2) LOAD(H5Dclose) LOAD(H5Dget_space) LOAD(H5Dget_type) LOAD(H5Dread) LOAD(H5Dwrite)
+	LOAD(H5Dget_storage_size) LOAD(H5Dget_create_plist) LOAD(H5Pget_nfilters) LOAD(H5Pget_layout)
 	LOAD(H5Screate) LOAD(H5Screate_simple) LOAD(H5Sget_simple_extent_ndims) LOAD(H5Sget_simple_extent_dims)
 	LOAD(H5Sselect_hyperslab) LOAD(H5Sclose)
 	LOAD(H5Acreate2) LOAD(H5Aopen) LOAD(H5Aexists) LOAD(H5Aread) LOAD(H5Awrite) LOAD(H5Aget_type) LOAD(H5Aclose)
@@ -138,16 +143,26 @@ static int op2_h5_exists(hid_t f, const char *name) { op2_h5_quiet();
 	return r;
 }
 
-// op2_h5_shape describes a dataset: its rank and up to two extents, and
-// its element type's class (0 integer, 1 float, 3 string...), size and
-// signedness. It returns an error message or NULL.
-static const char *op2_h5_shape(hid_t f, const char *name, int *ndims, hsize_t dims[2], int *cls, size_t *size, int *sign) { op2_h5_quiet();
+// op2_h5_shape describes a dataset: its rank and up to two extents, its
+// element type's class (0 integer, 1 float, 3 string...), size and
+// signedness, and how its values are stored: the bytes allocated for them
+// in the file, the layout (0 compact, 1 contiguous, 2 chunked, 3 virtual)
+// and the number of filters (compression) they pass through. It returns an
+// error message or NULL.
+static const char *op2_h5_shape(hid_t f, const char *name, int *ndims, hsize_t dims[2], int *cls, size_t *size, int *sign,
+		hsize_t *storage, int *layout, int *nfilters) { op2_h5_quiet();
 	hid_t d = pH5Dopen2(f, name, 0);
 	if (d < 0) return "cannot be opened as a dataset";
 	const char *err = NULL;
 	hid_t s = pH5Dget_space(d);
 	hid_t t = pH5Dget_type(d);
+	hid_t p = pH5Dget_create_plist(d);
 	if (s < 0 || t < 0) { err = "has no readable dataspace or type"; goto out; }
+	if (p < 0) { err = "has no readable creation properties"; goto out; }
+	*storage = pH5Dget_storage_size(d);
+	*layout = pH5Pget_layout(p);
+	*nfilters = pH5Pget_nfilters(p);
+	if (*layout < 0 || *nfilters < 0) { err = "has no readable storage layout"; goto out; }
 	*ndims = pH5Sget_simple_extent_ndims(s);
 	if (*ndims < 0) { err = "has no simple dataspace"; goto out; }
 	hsize_t all[32];
@@ -158,6 +173,7 @@ static const char *op2_h5_shape(hid_t f, const char *name, int *ndims, hsize_t d
 	*size = pH5Tget_size(t);
 	*sign = *cls == 0 ? pH5Tget_sign(t) : -1;
 out:
+	if (p >= 0) pH5Pclose(p);
 	if (t >= 0) pH5Tclose(t);
 	if (s >= 0) pH5Sclose(s);
 	pH5Dclose(d);
@@ -187,7 +203,7 @@ out:
 }
 
 // op2_h5_write creates a dataset of ndims (1 or 2) dimensions and writes
-// buf, of type typ, into it.
+// buf, of type typ, into it; with buf NULL it writes nothing.
 static const char *op2_h5_write(hid_t f, const char *name, int typ, int ndims, hsize_t rows, hsize_t dim, const void *buf) { op2_h5_quiet();
 	hsize_t dims[2] = {rows, dim};
 	hid_t s = pH5Screate_simple(ndims, dims, NULL);
@@ -195,7 +211,7 @@ static const char *op2_h5_write(hid_t f, const char *name, int typ, int ndims, h
 	hid_t d = pH5Dcreate2(f, name, h5types[typ], s, h5lcpl, 0, 0);
 	const char *err = NULL;
 	if (d < 0) err = "cannot be created (does it exist already?)";
-	else if (rows * dim > 0 && pH5Dwrite(d, h5types[typ], 0, 0, 0, buf) < 0) err = "cannot be written";
+	else if (buf && rows * dim > 0 && pH5Dwrite(d, h5types[typ], 0, 0, 0, buf) < 0) err = "cannot be written";
 	if (d >= 0) pH5Dclose(d);
 	pH5Sclose(s);
 	return err;
@@ -274,6 +290,8 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"os"
 	"sync"
 	"unsafe"
@@ -451,23 +469,53 @@ type Shape struct {
 	Signed    bool   // integers: two's complement
 	TypeName  string // the C name of the element type, as OP2 writes it, or a description
 	ElemCount uint64 // number of elements of the dataspace
+	Storage   uint64 // bytes allocated in the file for the values (H5Dget_storage_size)
+	Layout    Layout // how the values are stored
+	Filters   int    // filters (compression, checksums) the stored values pass through
+}
+
+// Layout is a dataset's storage layout (H5D_layout_t).
+type Layout int
+
+// The storage layouts.
+const (
+	Compact    Layout = iota // in the dataset's object header
+	Contiguous               // one block of the file
+	Chunked                  // blocks of the file, allocated as they are written
+	Virtual                  // mapped from datasets of other files
+)
+
+func (l Layout) String() string {
+	switch l {
+	case Compact:
+		return "compact"
+	case Contiguous:
+		return "contiguous"
+	case Chunked:
+		return "chunked"
+	case Virtual:
+		return "virtual"
+	}
+	return fmt.Sprintf("layout %d", int(l))
 }
 
 // Stat describes the dataset name.
 func (f *File) Stat(name string) (Shape, error) {
 	c, done := enter(name)
 	defer done()
-	var nd, cls, sign C.int
+	var nd, cls, sign, layout, nfilters C.int
 	var dims [2]C.hsize_t
 	var size C.size_t
-	if err := errOf(C.op2_h5_shape(f.id, c[0], &nd, &dims[0], &cls, &size, &sign)); err != nil {
+	var storage C.hsize_t
+	if err := errOf(C.op2_h5_shape(f.id, c[0], &nd, &dims[0], &cls, &size, &sign, &storage, &layout, &nfilters)); err != nil {
 		return Shape{}, err
 	}
-	s := Shape{NDims: int(nd), Rows: int(dims[0]), Dim: int(dims[1]), Class: int(cls), Size: int(size), Signed: sign == 1}
-	s.ElemCount = uint64(dims[0]) * uint64(dims[1])
-	if uint64(dims[0]) > 1<<62 || uint64(dims[1]) > 1<<62 {
+	hi, count := bits.Mul64(uint64(dims[0]), uint64(dims[1]))
+	if hi != 0 || uint64(dims[0]) > math.MaxInt64 || uint64(dims[1]) > math.MaxInt64 {
 		return Shape{}, fmt.Errorf("has an extent too large (%d × %d)", uint64(dims[0]), uint64(dims[1]))
 	}
+	s := Shape{NDims: int(nd), Rows: int(dims[0]), Dim: int(dims[1]), Class: int(cls), Size: int(size), Signed: sign == 1,
+		ElemCount: count, Storage: uint64(storage), Layout: Layout(layout), Filters: int(nfilters)}
 	s.TypeName = typeName(s)
 	return s, nil
 }
@@ -505,7 +553,10 @@ func (f *File) Read(name string, typ Type, ndims, start, count, dim int, buf uns
 }
 
 // Write creates the dataset name (rank ndims, 1 or 2; groups in its path
-// are created) with rows×dim values of typ from buf.
+// are created) with rows×dim values of typ from buf. With buf nil it
+// writes no values: HDF5 allocates no storage for them until they are
+// written, and reads them as zeros (tests make datasets whose extent
+// claims more than their file holds this way).
 func (f *File) Write(name string, typ Type, ndims, rows, dim int, buf unsafe.Pointer) error {
 	c, done := enter(name)
 	defer done()
