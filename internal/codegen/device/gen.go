@@ -348,8 +348,11 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 		// accumulated privately, as OP2 does.
 		inc := a.Map != nil && hostc.Combining(a.Access)
 		// A disabled optional argument is a private pointer, so that a
-		// kernel may pass it on (the kernel gets a null pointer).
-		lay.priv[i] = a.IsReduction() || a.Off || bytes <= privateLimit && (inc || i < len(passed) && passed[i])
+		// kernel may pass it on (the kernel gets a null pointer). An index
+		// argument is a private copy of its value (one int), so that a
+		// kernel writing through its parameter cannot change the index
+		// data every loop over the set reads.
+		lay.priv[i] = a.IsReduction() || a.Off || a.Index || bytes <= privateLimit && (inc || i < len(passed) && passed[i])
 	}
 	lay.sharePrivateCopies(l)
 	for i := n - 1; i >= 0; i-- {

@@ -169,10 +169,15 @@ const unroll = 16
 // localCopy reports whether argument a is copied to a local array. In
 // check mode READ arguments never are: the kernel gets pointers into the
 // data, so that a write through them reaches the data, where the run time
-// finds it.
+// finds it. Otherwise index arguments always are (one int): the index
+// data is shared by every loop over the set, and a kernel writing through
+// its parameter must not change what later loops see.
 func localCopy(l *core.Loop, a *core.Arg) bool {
 	if l.Check && a.Access == core.Read {
 		return false
+	}
+	if a.Index {
+		return true
 	}
 	if (a.Kind != core.ArgIndirect && a.Kind != core.ArgVector) || (a.Access != core.Read && !Combining(a.Access)) {
 		return false
@@ -340,6 +345,11 @@ func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 		t, dim := a.Data.Type.CName(), a.Data.Dim
 		local := localCopy(l, a)
 		switch a.Kind {
+		case core.ArgDirect:
+			if local { // an index argument
+				g.Printf("%s%s op2_l%d[%d];\n", indent, t, i, dim)
+				g.copyIn(indent, fmt.Sprintf("op2_l%d", i), fmt.Sprintf("op2_a%d", i), fmt.Sprintf("(ptrdiff_t)(%s) * %d", idx, dim), dim)
+			}
 		case core.ArgIndirect:
 			g.Printf("%sconst ptrdiff_t op2_j%d = (ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + %d] * %d;\n", indent, i, i, idx, a.Map.Arity, a.Idx, dim)
 			switch {
@@ -432,7 +442,11 @@ func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 func (g *Gen) kernelArg(l *core.Loop, a *core.Arg, i int, idx string, reduce func(i int) string) {
 	switch a.Kind {
 	case core.ArgDirect:
-		g.Printf("op2_a%d + (ptrdiff_t)(%s) * %d", i, idx, a.Data.Dim)
+		if localCopy(l, a) {
+			g.Printf("op2_l%d", i)
+		} else {
+			g.Printf("op2_a%d + (ptrdiff_t)(%s) * %d", i, idx, a.Data.Dim)
+		}
 	case core.ArgIndirect:
 		if localCopy(l, a) {
 			g.Printf("op2_l%d", i)
