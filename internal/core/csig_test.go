@@ -276,3 +276,33 @@ func TestParseKernelArraysOfArrays(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOnlySource: the parameters of READ arguments get const values
+// however they are spelled (and not twice), in the definition and in its
+// prototypes; other parameters, and disabled optional arguments, are left
+// as written.
+func TestReadOnlySource(t *testing.T) {
+	src := "typedef double *dp;\ntypedef const double *cdp;\n#define CREAL const double\n" +
+		"void k(double *a, double b[], double *restrict c, double *const d, dp e, const double *f, double const *g, cdp h, CREAL *i, " +
+		"__attribute__((unused)) double *j, double **v, double *w, double *o);\n" +
+		"void k(double *a, double b[], double *restrict c, double *const d, dp e, const double *f, double const *g, cdp h, CREAL *i, " +
+		"__attribute__((unused)) double *j, double **v, double *w, double *o) { }"
+	want := "void k(const double *a, const double b[], const double *restrict c, const double *const d, const double *e, const double *f, double const *g, cdp h, CREAL *i, " +
+		"__attribute__((unused)) const double *j, const double **v, double *w, double *o)"
+	info, err := ParseKernel(src, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &Storage{Type: Float64, Dim: 1}
+	var args []Arg
+	for range 11 {
+		args = append(args, Arg{Data: d, Access: Read, Kind: ArgDirect})
+	}
+	args[10].Kind = ArgVector
+	args = append(args, Arg{Data: d, Access: RW, Kind: ArgDirect}, OffArg(Float64))
+	l := &Loop{Kernel: &Kernel{Name: "k", Source: src, Info: info}, Args: args}
+	got := ReadOnlySource(l)
+	if n := strings.Count(got, want); n != 2 {
+		t.Errorf("%d of 2 declarations are\n%s\nin\n%s", n, want, got)
+	}
+}
