@@ -506,3 +506,40 @@ void untyped(void *x, void **v, vp g, void *i, void **inc, void *out) {
 		wantErr(t, err, `loop "nv"`, `"void x"`, "does not support")
 	})
 }
+
+// TestKernelFromFunctionLikeMacro: a kernel whose definition a
+// function-like macro writes (its head, its parameters, or all of it),
+// valid C, runs on every backend: the reader expands the macros as the
+// compiler does, where before it refused the kernel with "no definition
+// of function". A definition GoOP2 cannot expand soundly is refused with
+// a message naming the macro.
+func TestKernelFromFunctionLikeMacro(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		set := must(op2.NewSet(6, "cells"))
+		x := must(op2.NewDat(set, 1, iota32[float64](6), "x"))
+		y := must(op2.NewDat(set, 2, iota32[int32](12), "y"))
+		k := op2.NewKernel(`#define DEF(name) void name(double *x, ARR(int, y))
+#define ARR(T, n) const T *n
+#define TWICE(v) (2 * (v))
+DEF(mk)
+{
+  *x += TWICE(y[1]);
+}`, "mk")
+		check(t, op2.ParLoop(k, set, x.Arg(op2.RW), y.Arg(op2.Read)))
+		for i, got := range x.Data() {
+			if want := float64(i) + 2*float64(2*i+1); got != want {
+				t.Errorf("x[%d] = %v, want %v", i, got, want)
+			}
+		}
+		whole := op2.NewKernel(`#define KERNEL(n, ...) void n##_k(double *x) { __VA_ARGS__ }
+KERNEL(mk2, *x *= 2; *x += 1;)`, "mk2_k")
+		check(t, op2.ParLoop(whole, set, x.Arg(op2.RW)))
+		for i, got := range x.Data() {
+			if want := 2*(float64(i)+2*float64(2*i+1)) + 1; got != want {
+				t.Errorf("x[%d] = %v, want %v", i, got, want)
+			}
+		}
+		err := op2.ParLoop(op2.NewKernel("#define x x\n#define DEF(n) void n(double *x)\nDEF(mk3) { *x = 1; }", "mk3"), set, x.Arg(op2.Write))
+		wantErr(t, err, `kernel "mk3"`, "comes from macro DEF at line 3", "names macro x again")
+	})
+}

@@ -64,6 +64,9 @@ func (k *Kernel) parse() (*core.KernelInfo, error) {
 			k.err = fmt.Errorf("op2: kernel %q: %w", k.c.Name, k.err)
 			return
 		}
+		// The source with the macros that write the definition expanded
+		// (the same program), where the reader's positions are.
+		k.c.Source = k.info.Source
 		k.c.Info = k.info
 	})
 	return k.info, k.err

@@ -93,6 +93,10 @@ type KernelInfo struct {
 	// and of its body's braces (Source[BodyOpen] is '{', Source[BodyClose]
 	// '}'). Backends adapt the definition with them.
 	NameStart, ListStart, ListEnd, BodyOpen, BodyClose int
+	// Source is the source these positions are in: the kernel's source
+	// normalised (clex.Normalize), with the macro invocations that write
+	// the definition expanded in place (see ParseKernel).
+	Source string
 	// Protos are the spans of the parameter lists (between the
 	// parentheses) of the kernel's file-scope prototypes, which must
 	// follow any change to the definition's list.
@@ -112,51 +116,89 @@ func (k *KernelInfo) DefinesMacro(name string) bool {
 // ParseKernel finds the definition of function name in src and reads its
 // parameters. It returns an error when no usable definition is found. It
 // reads clex.Normalize(src) (line continuations moved out of tokens,
-// digraphs spelled out), which has src's length and lines: the offsets in
-// the result are offsets into that text, which is what a Kernel's Source
-// holds.
+// digraphs spelled out), which has src's length and lines. Where the
+// definition's head or parameters come from macros (a function-like macro
+// such as #define DEF(name) void name(double *x), invoked as DEF(k) {
+// ... }), the invocations are expanded in place, as the compiler expands
+// them (see macros.go), and the result is the source with the
+// expansions; its lines stay where they were. The offsets in the result
+// are offsets into Source, which is what a Kernel's Source must hold.
 func ParseKernel(src, name string) (*KernelInfo, error) {
 	src = clex.Normalize(src)
+	// Each round expands the invocations it needs completely; a second
+	// one expands macros in a parameter list the first one wrote.
+	for round := 0; ; round++ {
+		info, expanded, err := parseKernel(src, name)
+		if expanded == "" || err != nil {
+			if info != nil {
+				info.Source = src
+			}
+			return info, err
+		}
+		if round == 3 {
+			return nil, fmt.Errorf("the definition of function %q: its macros still need expanding after %d rounds", name, round+1)
+		}
+		src = expanded
+	}
+}
+
+// parseKernel is one round of ParseKernel: the kernel's information, or
+// src with the macro invocations expanded that the definition's head or
+// parameters come from, for another round.
+func parseKernel(src, name string) (*KernelInfo, string, error) {
 	noComments := clex.Blank(src, true, nil)
 	info := &KernelInfo{Idents: map[string]bool{}, TopLevel: map[string]bool{}}
 	// Identifiers in macro bodies count: a macro may use a constant.
 	for _, id := range clex.Identifiers(noComments) {
 		if hasReservedPrefix(id) {
-			return nil, fmt.Errorf("kernel source uses the identifier %q at line %d: names starting with %s or %s are reserved for GoOP2's generated code",
+			return nil, "", fmt.Errorf("kernel source uses the identifier %q at line %d: names starting with %s or %s are reserved for GoOP2's generated code",
 				id, lineOf(src, clex.IndexIdent(noComments, id)), ReservedPrefix, strings.ToUpper(ReservedPrefix))
 		}
 		info.Idents[id] = true
 	}
 	pp, err := preprocess(noComments, clex.Blank(src, false, nil))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	info.Macros = pp.names
 	code := clex.BlankAttributes(pp.code)
 
 	defs, knr, protos, err := findDefinitions(code, name)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
+	lit := clex.Blank(src, false, nil)
 	switch {
 	case len(defs) == 0 && knr >= 0:
-		return nil, fmt.Errorf("function %q at line %d has a K&R-style definition; write a prototype (e.g. void %s(double *x, ...))", name, lineOf(src, knr), name)
+		return nil, "", fmt.Errorf("function %q at line %d has a K&R-style definition; write a prototype (e.g. void %s(double *x, ...))", name, lineOf(src, knr), name)
 	case len(defs) == 0:
-		return nil, fmt.Errorf("kernel source has no definition of function %q", name)
+		// The definition may come from macros.
+		expanded, changed, err := expandKernelMacros(src, code, lit, pp, name, [2]int{})
+		switch {
+		case changed:
+			return nil, expanded, nil
+		case err != nil:
+			return nil, "", fmt.Errorf("kernel source has no definition of function %q that GoOP2 can read: %w", name, err)
+		}
+		return nil, "", fmt.Errorf("kernel source has no definition of function %q", name)
 	}
 	for _, d := range defs {
 		if why := pp.uncertainAt(d.name); why != "" {
-			return nil, fmt.Errorf("the definition of function %q at line %d depends on %s, which GoOP2 cannot evaluate (it uses macros the kernel source does not define); keep the definition outside such conditionals",
+			return nil, "", fmt.Errorf("the definition of function %q at line %d depends on %s, which GoOP2 cannot evaluate (it uses macros the kernel source does not define); keep the definition outside such conditionals",
 				name, lineOf(src, d.name), why)
 		}
 	}
 	if len(defs) > 1 {
-		return nil, fmt.Errorf("function %q is defined %d times (lines %d and %d) in the code the compiler sees", name, len(defs), lineOf(src, defs[0].name), lineOf(src, defs[1].name))
+		return nil, "", fmt.Errorf("function %q is defined %d times (lines %d and %d) in the code the compiler sees", name, len(defs), lineOf(src, defs[0].name), lineOf(src, defs[1].name))
 	}
 	d := defs[0]
 	macros := pp.macrosAt(d.name)
 	if m, ok := macros[name]; ok && m.state != undefined {
-		return nil, fmt.Errorf("kernel name %q is also a macro defined in the kernel source", name)
+		return nil, "", fmt.Errorf("kernel name %q is also a macro defined in the kernel source", name)
+	}
+	// Parameters written by macros.
+	if expanded, changed, err := expandKernelMacros(src, code, lit, pp, name, [2]int{d.open + 1, d.close}); err != nil || changed {
+		return nil, expanded, err
 	}
 	for _, id := range topLevelIdents(code) {
 		info.TopLevel[id] = true
@@ -165,7 +207,7 @@ func ParseKernel(src, name string) (*KernelInfo, error) {
 	info.Params = parseParams(code[d.open+1:d.close], d.open+1, r)
 	info.NameStart, info.ListStart, info.ListEnd, info.BodyOpen, info.BodyClose = d.name, d.open+1, d.close, d.body, d.bodyEnd
 	info.Protos = protos
-	return info, nil
+	return info, "", nil
 }
 
 func hasReservedPrefix(id string) bool {

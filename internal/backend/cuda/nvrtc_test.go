@@ -254,7 +254,8 @@ void typedefs(realp x, long long *n) { x[0] = fabs(x[1]) + pow(x[1], 2) + (real)
 // writes to one, directly, through a helper or through a pointer
 // variable, does not compile (TestKernelWritingReadArgumentRefused).
 // Untyped (void *, void **) parameters compile too
-// (TestUntypedPointerParameters).
+// (TestUntypedPointerParameters), and so do kernels whose definitions
+// function-like macros write (TestKernelFromFunctionLikeMacro).
 func TestNVRTCKernelParameters(t *testing.T) {
 	nv, err := nvrtc.Load()
 	if err != nil {
@@ -302,6 +303,11 @@ void untyped(void *x, void **v, vp g, void *i, void **inc, void *out) {
 }`, []op2.Arg{x.ArgMap(op2.Read, pedge, 0), x.ArgVec(op2.Read, pedge), g.Arg(op2.Read), op2.ArgIdx(), y2.ArgVec(op2.Inc, pedge), y.Arg(op2.Write)}, true},
 		{"untyped_big", `void untyped_big(void **b, void *y) { *(double *)y = ((const double *)b[0])[299]; }`,
 			[]op2.Arg{big.ArgVec(op2.Read, pedge), y.Arg(op2.Write)}, true},
+		{"mk", `#define DEF(name) void name(double *y, ARR(double, e))
+#define ARR(T, n) const T *n
+DEF(mk) { *y += e[0]; }`, []op2.Arg{y.Arg(op2.RW), e.Arg(op2.Read)}, true},
+		{"mk2_k", `#define KERNEL(n, ...) void n##_k(double *y) { __VA_ARGS__ }
+KERNEL(mk2, *y *= 2; *y += 1;)`, []op2.Arg{y.Arg(op2.RW)}, true},
 		{"rw_map", `void rw_map(double *x, double *y) { *x = 7; *y = *x; }`,
 			[]op2.Arg{x.ArgMap(op2.Read, pedge, 0), y.Arg(op2.Write)}, false},
 		{"rw_vec", `void rw_vec(double **x, double *y) { x[1][0] += 1; *y = x[0][0]; }`,
