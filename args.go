@@ -27,9 +27,12 @@ const (
 //
 // The index is kept as an int32 Dat of the set, made the first time a
 // loop asks for it, so the kernel parameter must be int * (const allowed)
-// and the argument costs what a READ Dat costs.
+// and the argument costs what a READ Dat costs. Each call of the kernel
+// gets its own copy of the value: a kernel that writes through the
+// parameter changes neither the other elements' indices nor what later
+// loops see (in check mode such a write is reported and undone).
 func ArgIdx() Arg {
-	return Arg{a: core.Arg{Access: core.Read, Kind: core.ArgDirect}, role: roleIterIdx}
+	return Arg{a: core.Arg{Access: core.Read, Kind: core.ArgDirect, Index: true}, role: roleIterIdx}
 }
 
 // ArgIdx passes the value of column idx of the map (OP2's op_arg_idx(idx,
@@ -37,9 +40,11 @@ func ArgIdx() Arg {
 // set, of the element's idx-th entry. Under MPI it is the target's global
 // number in the declared numbering, as the map was declared, and so it
 // is after Renumber; otherwise it is the local index. The map must go from the loop's set, and idx
-// must be a column of it.
+// must be a column of it. As with ArgIdx, each call of the kernel gets its
+// own copy of the value, so no kernel can change the map's values as
+// later loops see them.
 func (m *Map) ArgIdx(idx int) Arg {
-	return Arg{a: core.Arg{Map: mapCore(m), Idx: idx, Access: core.Read, Kind: core.ArgIndirect}, role: roleMapIdx}
+	return Arg{a: core.Arg{Map: mapCore(m), Idx: idx, Access: core.Read, Kind: core.ArgIndirect, Index: true}, role: roleMapIdx}
 }
 
 // Opt makes a an optional argument (OP2's op_opt_arg_dat and

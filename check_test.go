@@ -40,9 +40,11 @@ func newCheckMesh() *checkMesh {
 
 // TestCheckModeFindsWritesToReadArguments: with Config.Check, a kernel
 // writing through a READ argument (directly, through a map, as a vector,
-// a Global) makes the loop fail with a *LoopError naming the argument and
-// the value, on every backend; the READ data keeps its values in every
-// copy while the loop's other effects stay. Kernels that only read pass.
+// a Global), which it can only do by casting away the const of its
+// parameter, makes the loop fail with a *LoopError naming the argument
+// and the value, on every backend; the READ data keeps its values in
+// every copy while the loop's other effects stay. Kernels that only read
+// pass.
 func TestCheckModeFindsWritesToReadArguments(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -52,25 +54,25 @@ func TestCheckModeFindsWritesToReadArguments(t *testing.T) {
 		wrote  bool
 		errHas []string
 	}{
-		{"direct", "void ck_direct(double *x, double *y) { *y = x[1]; if (y[0] == 21) x[1] = -1; }",
+		{"direct", "void ck_direct(double *x, double *y) { *y = x[1]; if (y[0] == 21) ((double *)x)[1] = -1; }",
 			func(c *checkMesh) op2.Arg { return c.x.Arg(op2.Read) }, true, true,
 			[]string{`READ dat "x"`, "element 10, component 1", "changed from 21 to -1"}},
-		{"map", "void ck_map(double *x, double *y) { *y = x[1]; if (*y == 15) x[0] = -1; }",
+		{"map", "void ck_map(double *x, double *y) { *y = x[1]; if (*y == 15) ((double *)x)[0] = -1; }",
 			func(c *checkMesh) op2.Arg { return c.x.ArgMap(op2.Read, c.m, 1) }, false, true,
 			[]string{`READ dat "x"`, "element 7, component 0", "changed from 14 to -1"}},
-		{"vector", "void ck_vec(double **x, double *y) { *y = x[0][0] + x[1][0]; if (*y == 2) x[1][1] = -1; }",
+		{"vector", "void ck_vec(double **x, double *y) { *y = x[0][0] + x[1][0]; if (*y == 2) ((double *)x[1])[1] = -1; }",
 			func(c *checkMesh) op2.Arg { return c.x.ArgVec(op2.Read, c.m) }, false, true,
 			[]string{`READ dat "x"`, "element 1, component 1", "changed from 3 to -1"}},
-		{"global", "void ck_glob(double *g, double *y) { *y = g[1]; g[1] = 9; }",
+		{"global", "void ck_glob(double *g, double *y) { *y = g[1]; ((double *)g)[1] = 9; }",
 			func(c *checkMesh) op2.Arg { return c.g.Arg(op2.Read) }, false, true,
 			[]string{`READ global "g"`, "value 1", "changed from 4 to 9"}},
-		{"map, helper", "static void clobber(double *p) { p[0] = -1; }\nvoid ck_maph(double *x, double *y) { *y = x[1]; if (*y == 15) clobber(x); }",
+		{"map, helper", "static void clobber(double *p) { p[0] = -1; }\nvoid ck_maph(double *x, double *y) { *y = x[1]; if (*y == 15) clobber((double *)x); }",
 			func(c *checkMesh) op2.Arg { return c.x.ArgMap(op2.Read, c.m, 1) }, false, true,
 			[]string{`READ dat "x"`, "element 7, component 0", "changed from 14 to -1"}},
-		{"global, helper", "static void clobber(double *p) { p[0] = -1; }\nvoid ck_globh(double *g, double *y) { *y = g[1]; clobber(g); }",
+		{"global, helper", "static void clobber(double *p) { p[0] = -1; }\nvoid ck_globh(double *g, double *y) { *y = g[1]; clobber((double *)g); }",
 			func(c *checkMesh) op2.Arg { return c.g.Arg(op2.Read) }, false, true,
 			[]string{`READ global "g"`, "value 0", "changed from 3 to -1"}},
-		{"never set", "void ck_zero(double *z, double *y) { *y = *z + 1; *z = 2; }",
+		{"never set", "void ck_zero(double *z, double *y) { *y = *z + 1; *(double *)z = 2; }",
 			func(c *checkMesh) op2.Arg { return c.z.Arg(op2.Read) }, true, true,
 			[]string{`READ dat "z"`, "element 0, component 0", "changed from 0 to 2"}},
 		{"reads only", "void ck_clean(const double **x, double *y) { *y = x[0][0] + x[1][1]; }",
@@ -137,7 +139,7 @@ func TestCheckModeFromEnvironment(t *testing.T) {
 	t.Setenv("OP2_CHECK", "1")
 	check(t, op2.Configure(op2.Config{CacheDir: cache}))
 	c := newCheckMesh()
-	k := op2.NewKernel("void ck_env(double *x, double *y) { *y = *x; *x = 0; }", "ck_env")
+	k := op2.NewKernel("void ck_env(double *x, double *y) { *y = *x; *(double *)x = 0; }", "ck_env")
 	wantErr(t, op2.ParLoop(k, c.nodes, c.x.Arg(op2.Read), c.yn.Arg(op2.Write)), "check mode", `READ dat "x"`)
 }
 

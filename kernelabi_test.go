@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,7 +40,7 @@ func TestKernelABIRefused(t *testing.T) {
 		{"uint64_t", "#include <stdint.h>\nvoid k(uint64_t *p) { *p = 1; }", []string{`"uint64_t *p"`, "uint64_t"}},
 		{"unsigned long", "void k(unsigned long *p) { *p = 1; }", []string{`"unsigned long *p"`}},
 		{"size_t", "#include <stddef.h>\nvoid k(size_t *p) { *p = 1; }", []string{`"size_t *p"`}},
-		{"void pointer", "void k(void *p) { }", []string{`"void *p"`}},
+		{"void", "void k(void p) { }", []string{`"void p"`}},
 		{"char", "void k(char *p) { *p = 1; }", []string{`"char *p"`}},
 		{"struct", "struct v { double a, b; };\nvoid k(struct v *p) { p->a = 1; }", []string{`"struct v *p"`, "struct v"}},
 		{"unknown typedef", "#include <stddef.h>\ntypedef ptrdiff_t idx;\nvoid k(idx *p) { *p = 1; }", []string{`"idx *p"`, "idx (typedef of ptrdiff_t)"}},
@@ -458,5 +459,87 @@ func TestKernelTypedefPointersAndArraysOfArrays(t *testing.T) {
 			t.Fatalf("array of arrays: error %v is not a *LoopError", err)
 		}
 		wantErr(t, err, `loop "m"`, `"double x[3][2]"`, "parameter x is an array of arrays", "double *x")
+	})
+}
+
+// TestUntypedPointerParameters: a kernel may declare a parameter as an
+// untyped pointer, void * (void ** for a vector argument), as PyOP2's
+// tests do, for data of any element type, and cast it to the type it
+// knows; it runs the same on every backend (on opencl the arguments
+// reach it as private copies, so its casts to plain pointers are valid),
+// READ ones with their const, modified ones without. A void parameter
+// that is no pointer is refused.
+func TestUntypedPointerParameters(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		nodes := must(op2.NewSet(5, "nodes"))
+		edges := must(op2.NewSet(4, "edges"))
+		tab := []int32{0, 1, 1, 2, 2, 3, 3, 4}
+		pedge := must(op2.NewMap(edges, nodes, 2, tab, "pedge"))
+		x := must(op2.NewDat(nodes, 2, iota32[float64](10), "x"))
+		g := must(op2.NewGlobal(1, []float32{0.5}, "g"))
+		inc := must(op2.NewDat[int32](nodes, 1, nil, "inc"))
+		out := must(op2.NewDat[float64](edges, 1, nil, "out"))
+		k := op2.NewKernel(`
+typedef void *vp;
+static double twice(const void *p) { return 2 * *(const double *)p; }
+void untyped(void *x, void **v, vp g, void *i, void **inc, void *out) {
+  double *o = (double *)out;
+  o[0] = twice(x) + ((const double *)v[0])[1] + ((const double *)v[1])[1] + *(const float *)g + 100 * *(const int *)i;
+  ((int *)inc[0])[0] += 1;
+  *(int *)inc[1] += 2;
+}`, "untyped")
+		check(t, op2.ParLoop(k, edges, x.ArgMap(op2.Read, pedge, 0), x.ArgVec(op2.Read, pedge), g.Arg(op2.Read), op2.ArgIdx(),
+			inc.ArgVec(op2.Inc, pedge), out.Arg(op2.Write)))
+		wantInc := make([]int32, 5)
+		for e, got := range out.Data() {
+			a, b := float64(tab[2*e]), float64(tab[2*e+1])
+			if want := 2*(2*a) + (2*a + 1) + (2*b + 1) + 0.5 + 100*float64(e); got != want {
+				t.Errorf("edge %d: out = %v, want %v", e, got, want)
+			}
+			wantInc[tab[2*e]]++
+			wantInc[tab[2*e+1]] += 2
+		}
+		if got := inc.Data(); !slices.Equal(got, wantInc) {
+			t.Errorf("inc = %v, want %v", got, wantInc)
+		}
+		err := op2.ParLoop(op2.NewKernel("void nv(void x) { }", "nv"), edges, out.Arg(op2.Write))
+		wantErr(t, err, `loop "nv"`, `"void x"`, "does not support")
+	})
+}
+
+// TestKernelFromFunctionLikeMacro: a kernel whose definition a
+// function-like macro writes (its head, its parameters, or all of it),
+// valid C, runs on every backend: the reader expands the macros as the
+// compiler does, where before it refused the kernel with "no definition
+// of function". A definition GoOP2 cannot expand soundly is refused with
+// a message naming the macro.
+func TestKernelFromFunctionLikeMacro(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		set := must(op2.NewSet(6, "cells"))
+		x := must(op2.NewDat(set, 1, iota32[float64](6), "x"))
+		y := must(op2.NewDat(set, 2, iota32[int32](12), "y"))
+		k := op2.NewKernel(`#define DEF(name) void name(double *x, ARR(int, y))
+#define ARR(T, n) const T *n
+#define TWICE(v) (2 * (v))
+DEF(mk)
+{
+  *x += TWICE(y[1]);
+}`, "mk")
+		check(t, op2.ParLoop(k, set, x.Arg(op2.RW), y.Arg(op2.Read)))
+		for i, got := range x.Data() {
+			if want := float64(i) + 2*float64(2*i+1); got != want {
+				t.Errorf("x[%d] = %v, want %v", i, got, want)
+			}
+		}
+		whole := op2.NewKernel(`#define KERNEL(n, ...) void n##_k(double *x) { __VA_ARGS__ }
+KERNEL(mk2, *x *= 2; *x += 1;)`, "mk2_k")
+		check(t, op2.ParLoop(whole, set, x.Arg(op2.RW)))
+		for i, got := range x.Data() {
+			if want := 2*(float64(i)+2*float64(2*i+1)) + 1; got != want {
+				t.Errorf("x[%d] = %v, want %v", i, got, want)
+			}
+		}
+		err := op2.ParLoop(op2.NewKernel("#define x x\n#define DEF(n) void n(double *x)\nDEF(mk3) { *x = 1; }", "mk3"), set, x.Arg(op2.Write))
+		wantErr(t, err, `kernel "mk3"`, "comes from macro DEF at line 3", "names macro x again")
 	})
 }

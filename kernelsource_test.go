@@ -45,13 +45,14 @@ func wantSlice(t *testing.T, what string, got, want []float64) {
 
 // TestHelperFunctionsWithPointerArguments: a kernel passes each kind of
 // argument (direct, through a map READ/RW/INC, vector map READ/INC, Global
-// READ and reductions) on to helper functions taking plain C pointers.
+// READ and reductions) on to helper functions taking plain C pointers
+// (to const values for READ arguments, whose parameters are const).
 func TestHelperFunctionsWithPointerArguments(t *testing.T) {
 	const helpers = `
 static void add2(double *a, const double *b) { a[0] += b[0]; a[1] += b[1]; }
 static double first2(const double *a) { return a[0] + 10 * a[1]; }
 static void addv(double **a, const double *b) { for (int i = 0; i < 2; i++) add2(a[i], b); }
-static double sumv(double **a) { return first2(a[0]) + first2(a[1]); }
+static double sumv(const double *const *a) { return first2(a[0]) + first2(a[1]); }
 static void lower(double *m, double v) { if (v < *m) *m = v; }
 `
 	onEachBackend(t, func(t *testing.T) {

@@ -16,8 +16,12 @@ import (
 
 // Kernel is the C source of the work done for one element, and the name of
 // the function in it to call. The function takes one pointer parameter per
-// loop argument, in order (see the package documentation for the types).
-// It may use math.h and refer to any declared Const by name.
+// loop argument, in order (see the package documentation for the types;
+// void * and void ** are accepted for any data, which the kernel casts).
+// It may use math.h and refer to any declared Const by name. The
+// parameters of READ arguments are const in the generated code, whether
+// the source says so or not, so the kernel may only read through them
+// (and pass them to helpers taking pointers to const values).
 type Kernel struct {
 	c core.Kernel
 
@@ -62,6 +66,9 @@ func (k *Kernel) parse() (*core.KernelInfo, error) {
 			k.err = fmt.Errorf("op2: kernel %q: %w", k.c.Name, k.err)
 			return
 		}
+		// The source with the macros that write the definition expanded
+		// (the same program), where the reader's positions are.
+		k.c.Source = k.info.Source
 		k.c.Info = k.info
 	})
 	return k.info, k.err
@@ -203,7 +210,7 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 		if a.Kind == core.ArgVector {
 			want = 2
 		}
-		if p.Type == 0 || p.Type != a.Data.Type {
+		if !p.Untyped && (p.Type == 0 || p.Type != a.Data.Type) {
 			// Only built on the way to an error: a repeated loop
 			// allocates nothing.
 			expect := a.Data.Type.CName() + " " + strings.Repeat("*", want)
@@ -215,9 +222,9 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 				a.Describe(), p.Text, p.Type, p.CType, a.Data.Type, expect, a.Data.Type.CName())
 		}
 		if p.Depth != want {
-			shape := "a pointer (T* or T[])"
+			shape := "a pointer (T* or T[], or the untyped void *)"
 			if want == 2 {
-				shape = "a pointer to pointers (T** or T*[])"
+				shape = "a pointer to pointers (T** or T*[], or the untyped void **)"
 			}
 			return fail(i, "%s: kernel parameter %q should be %s", a.Describe(), p.Text, shape)
 		}

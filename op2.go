@@ -24,9 +24,13 @@
 // Dat through every column of a map arrives as an array of pointers (T**),
 // one per column; a Global arrives as a pointer to its values. ArgIdx and
 // Map.ArgIdx pass the element's index and a map's value (const int *);
-// Opt makes any argument optional (a null pointer when disabled). Access
-// modes say how the kernel uses each argument (Read, Write, RW, Inc, Min,
-// Max).
+// Opt makes any argument optional (a null pointer when disabled). A
+// parameter may also be an untyped pointer (void *, void ** for a whole
+// map) that the kernel casts. Access modes say how the kernel uses each
+// argument (Read, Write, RW, Inc, Min, Max). The parameters of Read
+// arguments are const in the generated code on every backend, whatever
+// the kernel declares: a kernel that writes to one, or passes it where a
+// pointer to modifiable values is expected, does not compile.
 //
 // Errors a program could have avoided (a map from the wrong set, an index
 // past the map's arity, a Global with Write access, a kernel parameter of
@@ -143,7 +147,8 @@ type Config struct {
 	// debugging kernels: before each loop the values of its READ arguments
 	// are copied, and after it they are compared with what the kernel left
 	// in every current copy (host and device). A kernel that wrote to a READ
-	// argument makes the loop return a *LoopError naming the loop, the
+	// argument (casting away the const its parameter has in the generated
+	// code) makes the loop return a *LoopError naming the loop, the
 	// argument and the first changed value, and the argument's values are
 	// restored; the loop's other effects stay. On the host backends a
 	// kernel that wrote to a Const (casting its const away) makes the loop

@@ -101,7 +101,7 @@ func TestLoopValidationErrors(t *testing.T) {
 		{"type mismatch", one, edges, []op2.Arg{xf.ArgMap(op2.Read, pedge, 0)},
 			[]string{"argument 0", `dat "xf" (float32`, "element type float64", "data is float32"}},
 		{"vector arg to a T* parameter", one, edges, []op2.Arg{x.ArgVec(op2.Read, pedge)}, []string{"pointer to pointers"}},
-		{"T** parameter for a plain arg", vec, edges, []op2.Arg{w.Arg(op2.Read)}, []string{"should be a pointer (T* or T[])"}},
+		{"T** parameter for a plain arg", vec, edges, []op2.Arg{w.Arg(op2.Read)}, []string{"should be a pointer (T* or T[], or the untyped void *)"}},
 		{"kernel function missing", op2.NewKernel("void other(double *a) {}", "missing"), edges, []op2.Arg{w.Arg(op2.Read)},
 			[]string{`kernel "missing"`, "no definition of function"}},
 	}

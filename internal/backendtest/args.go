@@ -3,6 +3,9 @@ package backendtest
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/goop2/op2"
@@ -16,6 +19,7 @@ func init() {
 		test func(t *testing.T)
 	}{
 		{"IterationAndMapIndex", testIterationAndMapIndex},
+		{"IndexArgumentsArePrivate", testIndexArgumentsArePrivate},
 		{"OptionalArguments", testOptionalArguments},
 		{"MinMaxThroughMaps", testMinMaxThroughMaps},
 		{"MinMaxOtherTypes", testMinMaxOtherTypes},
@@ -79,6 +83,99 @@ void gather(const int *e, const int *n, const int *me, long long *s, int *bad) {
 			t.Fatalf("node %d: index %d", n, x/2)
 		}
 	}
+}
+
+// testIndexArgumentsArePrivate: a kernel that writes through its index
+// parameters (casting their const away) changes only its own copy: the
+// loop's other elements, and every later loop over the set or through the
+// map, still get each element's index and the map's values. In check
+// mode the write is reported (and undone) instead.
+func testIndexArgumentsArePrivate(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const nEdges, nNodes = 3000, 700
+	edges, nodes, table, m := edgeMesh(r, nEdges, nNodes)
+	checkMode, _ := strconv.ParseBool(os.Getenv("OP2_CHECK"))
+	seen := must(op2.NewDat[int32](edges, 4, nil, "seen"))
+	count := must(op2.NewDat[int32](nodes, 1, nil, "count"))
+	// A direct loop, and a coloured one (staged on devices) beside an
+	// increment through the map: each element reads its values, writes
+	// garbage through both parameters and reads them again.
+	scribble := op2.NewKernel(`
+void scribble(const int *e, const int *n, int *seen) {
+  seen[0] = *e; seen[1] = *n;
+  *(int *)e = -1 - *e; *(int *)n = -7;
+  seen[2] = *e; seen[3] = *n;
+}`, "scribble")
+	scribbleInc := op2.NewKernel(`
+void scribble_inc(const int *e, const int *n, int *seen, int *count) {
+  seen[0] = *e; seen[1] = *n;
+  *(int *)e = -1 - *e; *(int *)n = -7;
+  seen[2] = *e; seen[3] = *n;
+  *count += 1;
+}`, "scribble_inc")
+	ids := op2.NewKernel(`void ids2(const int *e, const int *n0, const int *n1, int *o) { o[0] = *e; o[1] = *n0; o[2] = *n1; o[3] = 0; }`, "ids2")
+	own := op2.NewKernel(`void own2(const int *i, int *o) { *o = *i; }`, "own2")
+	nid := must(op2.NewDat[int32](nodes, 1, nil, "nid"))
+	verify := func(when string) {
+		t.Helper()
+		check(t, op2.ParLoop(ids, edges, op2.ArgIdx(), m.ArgIdx(0), m.ArgIdx(1), seen.Arg(op2.Write)))
+		v := seen.Data()
+		for e := 0; e < nEdges; e++ {
+			if v[4*e] != int32(e) || v[4*e+1] != table[2*e] || v[4*e+2] != table[2*e+1] {
+				t.Fatalf("%s: edge %d: a later loop got index %d and map values %d, %d; want %d, %d, %d", when, e, v[4*e], v[4*e+1], v[4*e+2], e, table[2*e], table[2*e+1])
+			}
+		}
+		check(t, op2.ParLoop(own, nodes, op2.ArgIdx(), nid.Arg(op2.Write)))
+		for n, x := range nid.Data() {
+			if x != int32(n) {
+				t.Fatalf("%s: node %d: a later loop over the nodes got index %d", when, n, x)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"direct", func() error {
+			return op2.ParLoop(scribble, edges, op2.ArgIdx(), m.ArgIdx(1), seen.Arg(op2.Write))
+		}},
+		{"coloured", func() error {
+			return op2.ParLoop(scribbleInc, edges, op2.ArgIdx(), m.ArgIdx(1), seen.Arg(op2.Write), count.ArgMap(op2.Inc, m, 1))
+		}},
+	} {
+		for rep := 0; rep < 2; rep++ { // a second run of the same program
+			err := c.run()
+			if checkMode {
+				if err == nil || !strings.Contains(err.Error(), "check mode") {
+					t.Fatalf("%s: check mode did not report the kernel's writes to its index arguments: %v", c.name, err)
+				}
+				verify(c.name + " (check mode)")
+				continue
+			}
+			check(t, err)
+			v := seen.Data()
+			for e := 0; e < nEdges; e++ {
+				want := []int32{int32(e), table[2*e+1], -1 - int32(e), -7}
+				if got := v[4*e : 4*e+4]; !slicesEqual(got, want) {
+					t.Fatalf("%s: edge %d: the kernel saw (index, map value) %v before and %v after its own writes; want %v and %v",
+						c.name, e, got[:2], got[2:], want[:2], want[2:])
+				}
+			}
+			verify(c.name)
+		}
+	}
+}
+
+func slicesEqual[T comparable](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func testOptionalArguments(t *testing.T) {

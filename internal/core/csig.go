@@ -2,8 +2,10 @@ package core
 
 import (
 	"fmt"
-	"github.com/goop2/op2/internal/clex"
+	"slices"
 	"strings"
+
+	"github.com/goop2/op2/internal/clex"
 )
 
 // ReservedPrefix starts every identifier that GoOP2's generated code
@@ -27,6 +29,33 @@ type Param struct {
 	// Problem, when set, says why no argument can be passed to this
 	// parameter (an array of arrays), naming it.
 	Problem string
+	// Untyped says the parameter is an untyped pointer (void *, or
+	// void ** for a vector argument): it takes data of any element type,
+	// which the kernel casts to the type it knows.
+	Untyped bool
+	// ConstData says the values the parameter points to are const
+	// (const double *x, or through a typedef or macro).
+	ConstData bool
+	// Start and End delimit the declaration in the source (Text as
+	// written there), and TypeAt is the offset of its first type word,
+	// where ReadOnlyText puts its const.
+	Start, End, TypeAt int
+}
+
+// ReadOnlyText is the declaration with the values it points to made
+// const, as generated code declares the parameter of a READ argument:
+// const before the type words, or, where a typedef hides the pointer,
+// the declaration spelled out (Plain) after const. A declaration whose
+// values are const already is returned as it is.
+func (p *Param) ReadOnlyText() string {
+	switch {
+	case p.ConstData:
+		return p.Text
+	case p.Plain != "":
+		return "const " + p.Plain
+	}
+	at := p.TypeAt - p.Start
+	return p.Text[:at] + "const " + p.Text[at:]
 }
 
 // KernelInfo is what GoOP2 reads from a kernel's source once.
@@ -64,6 +93,14 @@ type KernelInfo struct {
 	// and of its body's braces (Source[BodyOpen] is '{', Source[BodyClose]
 	// '}'). Backends adapt the definition with them.
 	NameStart, ListStart, ListEnd, BodyOpen, BodyClose int
+	// Source is the source these positions are in: the kernel's source
+	// normalised (clex.Normalize), with the macro invocations that write
+	// the definition expanded in place (see ParseKernel).
+	Source string
+	// Protos are the spans of the parameter lists (between the
+	// parentheses) of the kernel's file-scope prototypes, which must
+	// follow any change to the definition's list.
+	Protos [][2]int
 }
 
 // DefinesMacro reports whether the source #defines macro name.
@@ -79,59 +116,98 @@ func (k *KernelInfo) DefinesMacro(name string) bool {
 // ParseKernel finds the definition of function name in src and reads its
 // parameters. It returns an error when no usable definition is found. It
 // reads clex.Normalize(src) (line continuations moved out of tokens,
-// digraphs spelled out), which has src's length and lines: the offsets in
-// the result are offsets into that text, which is what a Kernel's Source
-// holds.
+// digraphs spelled out), which has src's length and lines. Where the
+// definition's head or parameters come from macros (a function-like macro
+// such as #define DEF(name) void name(double *x), invoked as DEF(k) {
+// ... }), the invocations are expanded in place, as the compiler expands
+// them (see macros.go), and the result is the source with the
+// expansions; its lines stay where they were. The offsets in the result
+// are offsets into Source, which is what a Kernel's Source must hold.
 func ParseKernel(src, name string) (*KernelInfo, error) {
 	src = clex.Normalize(src)
+	// Each round expands the invocations it needs completely; a second
+	// one expands macros in a parameter list the first one wrote.
+	for round := 0; ; round++ {
+		info, expanded, err := parseKernel(src, name)
+		if expanded == "" || err != nil {
+			if info != nil {
+				info.Source = src
+			}
+			return info, err
+		}
+		if round == 3 {
+			return nil, fmt.Errorf("the definition of function %q: its macros still need expanding after %d rounds", name, round+1)
+		}
+		src = expanded
+	}
+}
+
+// parseKernel is one round of ParseKernel: the kernel's information, or
+// src with the macro invocations expanded that the definition's head or
+// parameters come from, for another round.
+func parseKernel(src, name string) (*KernelInfo, string, error) {
 	noComments := clex.Blank(src, true, nil)
 	info := &KernelInfo{Idents: map[string]bool{}, TopLevel: map[string]bool{}}
 	// Identifiers in macro bodies count: a macro may use a constant.
 	for _, id := range clex.Identifiers(noComments) {
 		if hasReservedPrefix(id) {
-			return nil, fmt.Errorf("kernel source uses the identifier %q at line %d: names starting with %s or %s are reserved for GoOP2's generated code",
+			return nil, "", fmt.Errorf("kernel source uses the identifier %q at line %d: names starting with %s or %s are reserved for GoOP2's generated code",
 				id, lineOf(src, clex.IndexIdent(noComments, id)), ReservedPrefix, strings.ToUpper(ReservedPrefix))
 		}
 		info.Idents[id] = true
 	}
 	pp, err := preprocess(noComments, clex.Blank(src, false, nil))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	info.Macros = pp.names
 	code := clex.BlankAttributes(pp.code)
 
-	defs, knr, err := findDefinitions(code, name)
+	defs, knr, protos, err := findDefinitions(code, name)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
+	lit := clex.Blank(src, false, nil)
 	switch {
 	case len(defs) == 0 && knr >= 0:
-		return nil, fmt.Errorf("function %q at line %d has a K&R-style definition; write a prototype (e.g. void %s(double *x, ...))", name, lineOf(src, knr), name)
+		return nil, "", fmt.Errorf("function %q at line %d has a K&R-style definition; write a prototype (e.g. void %s(double *x, ...))", name, lineOf(src, knr), name)
 	case len(defs) == 0:
-		return nil, fmt.Errorf("kernel source has no definition of function %q", name)
+		// The definition may come from macros.
+		expanded, changed, err := expandKernelMacros(src, code, lit, pp, name, [2]int{})
+		switch {
+		case changed:
+			return nil, expanded, nil
+		case err != nil:
+			return nil, "", fmt.Errorf("kernel source has no definition of function %q that GoOP2 can read: %w", name, err)
+		}
+		return nil, "", fmt.Errorf("kernel source has no definition of function %q", name)
 	}
 	for _, d := range defs {
 		if why := pp.uncertainAt(d.name); why != "" {
-			return nil, fmt.Errorf("the definition of function %q at line %d depends on %s, which GoOP2 cannot evaluate (it uses macros the kernel source does not define); keep the definition outside such conditionals",
+			return nil, "", fmt.Errorf("the definition of function %q at line %d depends on %s, which GoOP2 cannot evaluate (it uses macros the kernel source does not define); keep the definition outside such conditionals",
 				name, lineOf(src, d.name), why)
 		}
 	}
 	if len(defs) > 1 {
-		return nil, fmt.Errorf("function %q is defined %d times (lines %d and %d) in the code the compiler sees", name, len(defs), lineOf(src, defs[0].name), lineOf(src, defs[1].name))
+		return nil, "", fmt.Errorf("function %q is defined %d times (lines %d and %d) in the code the compiler sees", name, len(defs), lineOf(src, defs[0].name), lineOf(src, defs[1].name))
 	}
 	d := defs[0]
 	macros := pp.macrosAt(d.name)
 	if m, ok := macros[name]; ok && m.state != undefined {
-		return nil, fmt.Errorf("kernel name %q is also a macro defined in the kernel source", name)
+		return nil, "", fmt.Errorf("kernel name %q is also a macro defined in the kernel source", name)
+	}
+	// Parameters written by macros.
+	if expanded, changed, err := expandKernelMacros(src, code, lit, pp, name, [2]int{d.open + 1, d.close}); err != nil || changed {
+		return nil, expanded, err
 	}
 	for _, id := range topLevelIdents(code) {
 		info.TopLevel[id] = true
 	}
 	r := &typeResolver{macros: macros, typedefs: typedefs(code[:d.name], pp)}
-	info.Params = parseParams(code[d.open+1:d.close], r)
+	info.Params = parseParams(code[d.open+1:d.close], d.open+1, r)
 	info.NameStart, info.ListStart, info.ListEnd, info.BodyOpen, info.BodyClose = d.name, d.open+1, d.close, d.body, d.bodyEnd
-	return info, nil
+	info.Protos = protos
+	return info, "", nil
 }
 
 func hasReservedPrefix(id string) bool {
@@ -154,10 +230,12 @@ func lineOf(s string, i int) int {
 type definition struct{ name, open, close, body, bodyEnd int }
 
 // findDefinitions returns the definitions of function name at file scope
-// in code (comments, literals, directives and dead branches blanked), and
-// the offset of a K&R-style definition of it (-1 if none).
-func findDefinitions(code, name string) ([]definition, int, error) {
+// in code (comments, literals, directives and dead branches blanked), the
+// offset of a K&R-style definition of it (-1 if none) and the spans of the
+// parameter lists of its file-scope prototypes (between the parentheses).
+func findDefinitions(code, name string) ([]definition, int, [][2]int, error) {
 	var defs []definition
+	var protos [][2]int
 	knr := -1
 	depth := 0
 	for i := 0; i < len(code); {
@@ -185,16 +263,20 @@ func findDefinitions(code, name string) ([]definition, int, error) {
 			}
 			end := clex.MatchParen(code, open)
 			if end < 0 {
-				return nil, -1, fmt.Errorf("function %q: unbalanced parentheses in its parameter list", name)
+				return nil, -1, nil, fmt.Errorf("function %q: unbalanced parentheses in its parameter list", name)
 			}
 			k := clex.SkipSpace(code, end+1)
 			if k < len(code) && code[k] == '{' {
 				close := clex.MatchBrace(code, k)
 				if close < 0 {
-					return nil, -1, fmt.Errorf("function %q: unbalanced braces in its body", name)
+					return nil, -1, nil, fmt.Errorf("function %q: unbalanced braces in its body", name)
 				}
 				defs = append(defs, definition{name: i - len(name), open: open, close: end, body: k, bodyEnd: close})
 				i = close + 1
+				continue
+			}
+			if k < len(code) && (code[k] == ';' || code[k] == ',') {
+				protos = append(protos, [2]int{open + 1, end})
 				continue
 			}
 			if k < len(code) && clex.IsIdentStart(code[k]) && knr < 0 && isKnRList(code[open+1:end]) {
@@ -216,7 +298,7 @@ func findDefinitions(code, name string) ([]definition, int, error) {
 			i++
 		}
 	}
-	return defs, knr, nil
+	return defs, knr, protos, nil
 }
 
 // isKnRList reports whether a parameter list holds only bare names, as in
@@ -255,14 +337,21 @@ func topLevelIdents(code string) []string {
 	return clex.Identifiers(b.String())
 }
 
-func parseParams(list string, r *typeResolver) []Param {
+// parseParams reads the parameter list list, which starts at offset at of
+// the source.
+func parseParams(list string, at int, r *typeResolver) []Param {
 	parts := clex.SplitList(list)
 	if len(parts) == 1 && (strings.TrimSpace(parts[0]) == "" || strings.TrimSpace(parts[0]) == "void") {
 		return nil
 	}
 	params := make([]Param, len(parts))
 	for i, p := range parts {
-		params[i] = parseParam(strings.TrimSpace(p), r)
+		text := strings.TrimSpace(p)
+		start := at + strings.Index(p, text)
+		params[i] = parseParam(text, r)
+		params[i].Start, params[i].End = start, start+len(text)
+		params[i].TypeAt += start
+		at += len(p) + 1 // the part and its comma
 	}
 	return params
 }
@@ -302,19 +391,38 @@ func parseParam(text string, r *typeResolver) Param {
 			words = append(words, w)
 		}
 	}
+	// Whether the values pointed to are const: const among the words
+	// before the first declarator (const double *x, double const x[]).
+	inner := head
+	if i := strings.IndexByte(inner, '*'); i >= 0 {
+		inner = inner[:i]
+	}
+	textConst := slices.Contains(clex.Identifiers(inner), "const")
+	if len(words) > 0 {
+		p.TypeAt = clex.IndexIdent(text, words[0])
+	}
 	// The last word names the parameter unless it is part of the type:
 	// the only word, a type keyword, or the tag of struct/union/enum.
 	if n := len(words); n >= 2 && !specifierWords[words[n-1]] && !(n == 2 && (words[0] == "struct" || words[0] == "union" || words[0] == "enum")) {
 		p.Name = words[n-1]
 		words = words[:n-1]
 	}
-	var ptrs, arrays int
-	p.Type, p.CType, ptrs, arrays = r.resolve(words, 0)
+	rt := r.resolve(words, 0)
+	ptrs, arrays := rt.ptrs, rt.arrays
+	p.Type, p.CType = rt.t, rt.desc
+	// Where a typedef hides the pointer, a const written before it
+	// qualifies the pointer, not the values.
+	p.ConstData = rt.constBase || textConst && ptrs+arrays == 0
 	p.Depth += ptrs + arrays
-	if ptrs+arrays > 0 && p.Type != 0 && p.Name != "" {
+	p.Untyped = rt.void && p.Depth > 0
+	if ptrs+arrays > 0 && (p.Type != 0 || p.Untyped) && p.Name != "" {
 		// The same parameter without the typedef, for generators that
 		// qualify the pointer (OpenCL address spaces).
-		p.Plain = p.Type.CName() + " " + strings.Repeat("*", p.Depth) + p.Name
+		base := "void"
+		if p.Type != 0 {
+			base = p.Type.CName()
+		}
+		p.Plain = base + " " + strings.Repeat("*", p.Depth) + p.Name
 	}
 	// An array of arrays (double x[3][2], or an array of a typedef'd
 	// array) is a pointer to rows: GoOP2 passes a pointer to the element's
@@ -348,18 +456,31 @@ type typedef struct {
 	ptrs    int // pointer declarators: typedef double *dp
 	arrays  int // array declarators: typedef double v3[3]
 	problem string
+	// constBase: the base type is const (typedef const double *cdp).
+	constBase bool
 }
 
-// resolve returns the scalar type the type words denote (0 if none GoOP2
-// supports), a description for messages, and the pointer and array
-// declarators that typedefs add (typedef double *dp).
-func (r *typeResolver) resolve(words []string, depth int) (ScalarType, string, int, int) {
+// resolvedType is what a parameter's type words denote.
+type resolvedType struct {
+	t    ScalarType // 0 if no type GoOP2 supports
+	desc string     // a description for messages
+	// ptrs and arrays are the pointer and array declarators that
+	// typedefs add (typedef double *dp).
+	ptrs, arrays int
+	void         bool // the base type is void
+	// constBase: a typedef or macro on the way made the base type const
+	// (typedef const double creal; #define REAL const double).
+	constBase bool
+}
+
+// resolve returns what the type words denote.
+func (r *typeResolver) resolve(words []string, depth int) resolvedType {
 	spelled := strings.Join(words, " ")
 	if len(words) == 0 {
-		return 0, "no type", 0, 0
+		return resolvedType{desc: "no type"}
 	}
 	if depth > 16 {
-		return 0, spelled + " (nested too deeply)", 0, 0
+		return resolvedType{desc: spelled + " (nested too deeply)"}
 	}
 	for i, w := range words {
 		m, ok := r.macros[w]
@@ -367,12 +488,12 @@ func (r *typeResolver) resolve(words []string, depth int) (ScalarType, string, i
 			continue
 		}
 		if m.state == maybeDefined {
-			return 0, fmt.Sprintf("%s (macro %s is defined under a condition GoOP2 cannot evaluate)", spelled, w), 0, 0
+			return resolvedType{desc: fmt.Sprintf("%s (macro %s is defined under a condition GoOP2 cannot evaluate)", spelled, w)}
 		}
 		body := strings.TrimSpace(m.body)
 		ids := clex.Identifiers(body)
 		if m.funcLike || strings.Join(ids, " ") != strings.Join(strings.Fields(body), " ") {
-			return 0, fmt.Sprintf("%s (macro %s expands to %q, not a plain type name)", spelled, w, body), 0, 0
+			return resolvedType{desc: fmt.Sprintf("%s (macro %s expands to %q, not a plain type name)", spelled, w, body)}
 		}
 		var kept []string
 		for _, id := range ids {
@@ -381,23 +502,29 @@ func (r *typeResolver) resolve(words []string, depth int) (ScalarType, string, i
 			}
 		}
 		next := append(append(append([]string(nil), words[:i]...), kept...), words[i+1:]...)
-		t, d, ptrs, arrays := r.resolve(next, depth+1)
-		return t, fmt.Sprintf("%s (macro for %s)", spelled, d), ptrs, arrays
+		rt := r.resolve(next, depth+1)
+		rt.desc = fmt.Sprintf("%s (macro for %s)", spelled, rt.desc)
+		rt.constBase = rt.constBase || slices.Contains(ids, "const")
+		return rt
 	}
 	if len(words) == 1 {
 		if td, ok := r.typedefs[words[0]]; ok {
 			if td.problem != "" {
-				return 0, fmt.Sprintf("%s (typedef of %s)", spelled, td.problem), 0, 0
+				return resolvedType{desc: fmt.Sprintf("%s (typedef of %s)", spelled, td.problem)}
 			}
-			t, d, ptrs, arrays := r.resolve(td.words, depth+1)
-			what := d
+			rt := r.resolve(td.words, depth+1)
+			what := rt.desc
 			if td.ptrs+td.arrays > 0 {
-				what = d + " " + strings.Repeat("*", td.ptrs) + strings.Repeat("[]", td.arrays)
+				what = rt.desc + " " + strings.Repeat("*", td.ptrs) + strings.Repeat("[]", td.arrays)
 			}
-			return t, fmt.Sprintf("%s (typedef of %s)", spelled, what), ptrs + td.ptrs, arrays + td.arrays
+			rt.desc = fmt.Sprintf("%s (typedef of %s)", spelled, what)
+			rt.ptrs += td.ptrs
+			rt.arrays += td.arrays
+			rt.constBase = rt.constBase || td.constBase
+			return rt
 		}
 	}
-	return canonicalType(words), spelled, 0, 0
+	return resolvedType{t: canonicalType(words), desc: spelled, void: len(words) == 1 && words[0] == "void"}
 }
 
 // canonicalType maps the words of an arithmetic type specifier (in any
@@ -479,6 +606,7 @@ func typedefs(code string, pp *preprocessed) map[string]typedef {
 				parts = []string{stmt}
 			}
 			var base []string
+			baseConst := false
 			for k, part := range parts {
 				head := part
 				if b := strings.IndexByte(head, '['); b >= 0 {
@@ -504,8 +632,10 @@ func typedefs(code string, pp *preprocessed) map[string]typedef {
 							base = append(base, w)
 						}
 					}
+					inner, _, _ := strings.Cut(head, "*")
+					baseConst = slices.Contains(clex.Identifiers(inner), "const")
 				}
-				td := typedef{words: base, ptrs: strings.Count(part, "*"), arrays: strings.Count(part, "[")}
+				td := typedef{words: base, ptrs: strings.Count(part, "*"), arrays: strings.Count(part, "["), constBase: baseConst}
 				switch {
 				case uncertain != "":
 					td.problem = "a type declared under " + uncertain + ", which GoOP2 cannot evaluate"
@@ -937,4 +1067,87 @@ func ConstNameProblem(name string) string {
 		return "names starting with __ or with _ and a capital letter are reserved for the C implementation"
 	}
 	return ""
+}
+
+// ReadOnlyArg reports whether generated code declares the kernel
+// parameter of argument a const: an enabled READ argument (a Dat, a
+// Global or an index), whose values the kernel may only read.
+func ReadOnlyArg(a *Arg) bool { return a.Access == Read && !a.Off }
+
+// ReadOnlySource returns the loop's kernel source with the parameters of
+// its READ arguments (ReadOnlyArg) declared const (Param.ReadOnlyText),
+// in the definition and in every file-scope prototype, so that a kernel
+// that writes through one, or passes it on where a non-const pointer is
+// expected, does not compile. Nothing else changes.
+func ReadOnlySource(l *Loop) string {
+	k := l.Kernel
+	info := k.Info
+	src := k.Source
+	if info == nil {
+		return src
+	}
+	var b strings.Builder
+	pos := info.ListStart
+	for i := range info.Params {
+		p := &info.Params[i]
+		if i >= len(l.Args) || !ReadOnlyArg(&l.Args[i]) || p.ConstData {
+			continue
+		}
+		b.WriteString(src[pos:p.Start])
+		b.WriteString(p.ReadOnlyText())
+		pos = p.End
+	}
+	if pos == info.ListStart {
+		return src
+	}
+	b.WriteString(src[pos:info.ListEnd])
+	list := b.String()
+	// The definition's list and the prototypes' lists, in source order.
+	spans := append([][2]int{{info.ListStart, info.ListEnd}}, info.Protos...)
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	var out strings.Builder
+	pos = 0
+	for _, sp := range spans {
+		out.WriteString(src[pos:sp[0]])
+		out.WriteString(list)
+		pos = sp[1]
+	}
+	out.WriteString(src[pos:])
+	return out.String()
+}
+
+// constDiagnostics are words of the compilers' messages (GCC, Clang,
+// NVRTC; lower case) about writing to const values or discarding const.
+var constDiagnostics = []string{"read-only", "discards", "incompatible pointer type", "modifiable lvalue", "not assignable",
+	"const-qualified", `"const `}
+
+// ReadOnlyNote explains a failed build of loop l whose compiler messages
+// (in err) may come from a READ argument's parameter that generated code
+// declared const (ReadOnlySource) although the kernel did not: it names
+// those parameters and their arguments. It returns "" when the messages
+// say nothing of const, or when the kernel declared every such parameter
+// const itself.
+func ReadOnlyNote(l *Loop, err error) string {
+	if l.Kernel.Info == nil || err == nil {
+		return ""
+	}
+	msg := strings.ToLower(err.Error())
+	if !slices.ContainsFunc(constDiagnostics, func(d string) bool { return strings.Contains(msg, d) }) {
+		return ""
+	}
+	var made []string
+	for i, p := range l.Kernel.Info.Params {
+		if i < len(l.Args) && ReadOnlyArg(&l.Args[i]) && !p.ConstData {
+			name := p.Name
+			if name == "" {
+				name = p.Text
+			}
+			made = append(made, fmt.Sprintf("parameter %q (argument %d, %s)", name, i, l.Args[i].Describe()))
+		}
+	}
+	if len(made) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("note: kernel %q may only read its READ arguments: on every backend GoOP2 declares their parameters const, so the kernel may not write through them, nor pass them where a pointer to modifiable values is expected (a helper's or a variable's); here %s; declare them const in the kernel and its helpers, or pass the data with an access that writes (WRITE, RW, INC)",
+		l.Kernel.Name, strings.Join(made, ", "))
 }

@@ -2,8 +2,6 @@ package core
 
 import (
 	"strings"
-
-	"github.com/goop2/op2/internal/clex"
 	"testing"
 )
 
@@ -74,8 +72,10 @@ func TestParseKernelTypes(t *testing.T) {
 		{"#define real double", "real *a", Float64, "macro for double"},
 		{"#define real long double", "real *a", 0, "long double"},
 		{"#define INT unsigned", "INT *a", Uint32, "macro"},
-		{"#define PTR double *", "PTR a", 0, "not a plain type name"},
-		{"#define T(x) x", "T(double) *a", 0, "function pointer or parenthesised"},
+		// Macros that write more than type names are expanded, as the
+		// compiler expands them (TestParseKernelMacroDefinitions).
+		{"#define PTR double *", "PTR a", Float64, "double"},
+		{"#define T(x) x", "T(double) *a", Float64, "double"},
 		{"#define real double\n#undef real\n#define real float", "real *a", Float32, "macro for float"},
 		{"#if 0\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", Float64, "typedef of double"},
 		{"#ifdef USE_FLOAT\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", Float64, "typedef of double"},
@@ -152,6 +152,53 @@ func TestParseKernelPreprocessor(t *testing.T) {
 	runParseCases(t, cases)
 }
 
+// TestParseKernelMacroDefinitions: a definition whose head or parameters
+// come from macros (function-like or object-like, nested, with # and ##,
+// variadic) is read as the compiler reads it: the invocations are
+// expanded in place, keeping the source's lines. Invocations GoOP2
+// cannot expand soundly are refused with a message naming the macro.
+func TestParseKernelMacroDefinitions(t *testing.T) {
+	dbl := []Param{{Name: "x", Type: Float64, Depth: 1}}
+	cases := []struct {
+		name, src, fn string
+		want          []Param
+		err           []string
+	}{
+		{"function-like head", "#define DEF(name) void name(double *x)\nDEF(k) { *x += 1; }", "k", dbl, nil},
+		{"head spread over lines", "#define DEF(name) void name(double *x)\nDEF(\n  k\n) { *x += 1; }", "k", dbl, nil},
+		{"pasted name", "#define KERNEL(n) void n##_kernel(double *x, int *i)\nKERNEL(k) { *x += *i; }", "k_kernel",
+			[]Param{{Name: "x", Type: Float64, Depth: 1}, {Name: "i", Type: Int32, Depth: 1}}, nil},
+		{"nested macros", "#define T double\n#define HEAD(n, t) void n(t *a, t **b)\n#define DEF(n) HEAD(n, T)\nDEF(k) { *a = **b; }", "k",
+			[]Param{{Name: "a", Type: Float64, Depth: 1}, {Name: "b", Type: Float64, Depth: 2}}, nil},
+		{"whole kernel, variadic body", "#define KERNEL(n, ...) void n(double *x) { __VA_ARGS__ }\nKERNEL(k, *x += 1; *x *= 2, 3;)", "k", dbl, nil},
+		{"stringized name", "#define DEF(n) void n(double *x) { const char *s = #n; (void)s; }\nDEF(k)", "k", dbl, nil},
+		{"object-like head", "#define HEAD void k(double *x)\nHEAD { *x = 1; }", "k", dbl, nil},
+		{"function-like parameters", "#define ARR(T, n) T *n\nvoid k(ARR(double, x), ARR(int, i)) { *x = *i; }", "k",
+			[]Param{{Name: "x", Type: Float64, Depth: 1}, {Name: "i", Type: Int32, Depth: 1}}, nil},
+		{"object-like parameter list", "#define PARAMS double *x, double **v\nvoid k(PARAMS) { *x = v[0][0]; }", "k",
+			[]Param{{Name: "x", Type: Float64, Depth: 1}, {Name: "v", Type: Float64, Depth: 2}}, nil},
+		{"parameters of a macro-written head", "#define P(n) double *n\n#define DEF(name) void name(P(x))\nDEF(k) { }", "k", dbl, nil},
+		{"other macros stay", "#define SQ(a) ((a) * (a))\n#define DEF(name) void name(double *x)\nDEF(k) { *x = SQ(*x); }", "k", dbl, nil},
+		{"GNU comma", "#define DEF(n, ...) void n(double *x , ## __VA_ARGS__)\nDEF(k) { }", "k", dbl, nil},
+		{"macro defined under an unknown condition", "#include <x.h>\n#ifdef FOO\n#define DEF(n) void n(double *x)\n#endif\nDEF(k) { }", "k", nil,
+			[]string{`no definition of function "k"`, "macro DEF at line 5", "condition GoOP2 cannot evaluate"}},
+		{"expansion names a macro again", "#define x x\n#define DEF(n) void n(double *x)\nDEF(k) { }", "k", nil,
+			[]string{`"k" comes from macro DEF at line 3`, "names macro x again"}},
+		{"wrong argument count", "#define DEF(n) void n(double *x)\nDEF(k, j) { }", "k", nil,
+			[]string{"macro DEF", "takes 1 arguments, given 2"}},
+		{"not written by the macro", "#define DEF(n) void n(double *x)\nDEF(j) { }", "k", nil, []string{`no definition of function "k"`}},
+		{"reserved name from a paste", "#define DEF(a, b) void k(double *a##b)\nDEF(op, 2_x) { }", "k", nil, []string{"op2_x", "reserved"}},
+	}
+	runParseCases(t, cases)
+	info, err := ParseKernel("#define DEF(name) void name(double *x)\n\nDEF(k) { *x += 1; }", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "#define DEF(name) void name(double *x)\n\nvoid k(double *x) { *x += 1; }"; info.Source != want {
+		t.Errorf("source read:\n%s\nwant:\n%s", info.Source, want)
+	}
+}
+
 func runParseCases(t *testing.T, cases []struct {
 	name, src, fn string
 	want          []Param
@@ -184,7 +231,10 @@ func runParseCases(t *testing.T, cases []struct {
 					t.Errorf("param %d = %+v, want name %q type %v depth %d ctype %q", i, g, w.Name, w.Type, w.Depth, w.CType)
 				}
 			}
-			src := clex.Normalize(c.src) // what the offsets refer to
+			src := info.Source // what the offsets refer to
+			if strings.Count(src, "\n") != strings.Count(c.src, "\n") {
+				t.Errorf("the source read has %d lines, the kernel's %d:\n%s", strings.Count(src, "\n")+1, strings.Count(c.src, "\n")+1, src)
+			}
 			if got := src[info.NameStart : info.NameStart+len(c.fn)]; got != c.fn {
 				t.Errorf("NameStart points at %q", got)
 			}
@@ -274,5 +324,35 @@ func TestParseKernelArraysOfArrays(t *testing.T) {
 		if got := info.Params[0].Problem; (c.problem == "") != (got == "") || !strings.Contains(got, c.problem) {
 			t.Errorf("%q: Problem %q, want %q", c.src, got, c.problem)
 		}
+	}
+}
+
+// TestReadOnlySource: the parameters of READ arguments get const values
+// however they are spelled (and not twice), in the definition and in its
+// prototypes; other parameters, and disabled optional arguments, are left
+// as written.
+func TestReadOnlySource(t *testing.T) {
+	src := "typedef double *dp;\ntypedef const double *cdp;\n#define CREAL const double\n" +
+		"void k(double *a, double b[], double *restrict c, double *const d, dp e, const double *f, double const *g, cdp h, CREAL *i, " +
+		"__attribute__((unused)) double *j, double **v, double *w, double *o);\n" +
+		"void k(double *a, double b[], double *restrict c, double *const d, dp e, const double *f, double const *g, cdp h, CREAL *i, " +
+		"__attribute__((unused)) double *j, double **v, double *w, double *o) { }"
+	want := "void k(const double *a, const double b[], const double *restrict c, const double *const d, const double *e, const double *f, double const *g, cdp h, CREAL *i, " +
+		"__attribute__((unused)) const double *j, const double **v, double *w, double *o)"
+	info, err := ParseKernel(src, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &Storage{Type: Float64, Dim: 1}
+	var args []Arg
+	for range 11 {
+		args = append(args, Arg{Data: d, Access: Read, Kind: ArgDirect})
+	}
+	args[10].Kind = ArgVector
+	args = append(args, Arg{Data: d, Access: RW, Kind: ArgDirect}, OffArg(Float64))
+	l := &Loop{Kernel: &Kernel{Name: "k", Source: info.Source, Info: info}, Args: args}
+	got := ReadOnlySource(l)
+	if n := strings.Count(got, want); n != 2 {
+		t.Errorf("%d of 2 declarations are\n%s\nin\n%s", n, want, got)
 	}
 }

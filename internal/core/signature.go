@@ -49,6 +49,8 @@ type ArgSig struct {
 	// Off: a disabled optional argument, for which generated code passes
 	// the kernel a null pointer (a READ Global of one value otherwise).
 	Off bool
+	// Index: an index argument (see Arg.Index).
+	Index bool
 }
 
 // IsReduction reports whether the argument is a Global reduced by the loop.
@@ -61,7 +63,8 @@ func (a *Arg) IsReduction() bool { return a.Kind == ArgGlobal && a.Access.IsRedu
 // each argument's kind, type, dim, access, map arity and column, whether
 // it is a disabled optional argument (so a loop with an optional argument
 // on and the same loop with it off are two programs: the disabled one
-// passes a null pointer and moves nothing), which
+// passes a null pointer and moves nothing), whether it is an index
+// argument (which gets a private copy, unlike a READ int32 Dat), which
 // arguments pass the same data and the same map, the constants the kernel
 // uses and check mode. Loops with equal keys have equal signatures. It
 // allocates nothing when buf has room.
@@ -82,11 +85,14 @@ func AppendKey(buf []byte, l *Loop) []byte {
 				sameMap = j
 			}
 		}
-		off := byte(0)
+		flags := byte(0)
 		if a.Off {
-			off = 1
+			flags |= 1
 		}
-		buf = append(buf, byte(a.Kind), byte(a.Data.Type), byte(a.Access), off)
+		if a.Index {
+			flags |= 2
+		}
+		buf = append(buf, byte(a.Kind), byte(a.Data.Type), byte(a.Access), flags)
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(same))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(sameMap))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Data.Dim))
@@ -110,7 +116,7 @@ func Analyse(l *Loop) *Signature {
 		Consts: append([]*Const(nil), l.Consts...), Check: l.Check, Key: string(AppendKey(nil, l))}
 	for i := range l.Args {
 		a := &l.Args[i]
-		as := ArgSig{Kind: a.Kind, Type: a.Data.Type, Dim: a.Data.Dim, Access: a.Access, Idx: a.Idx, Off: a.Off}
+		as := ArgSig{Kind: a.Kind, Type: a.Data.Type, Dim: a.Data.Dim, Access: a.Access, Idx: a.Idx, Off: a.Off, Index: a.Index}
 		if a.Map != nil {
 			as.Arity = a.Map.Arity
 		}

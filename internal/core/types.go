@@ -248,6 +248,11 @@ type Arg struct {
 	// of one value (OffData) that no generated code touches, so that no
 	// other part of the run time needs a case of its own for it.
 	Off bool
+	// Index marks an index argument (op2.ArgIdx, Map.ArgIdx): a READ of
+	// its set's index data (Set.Index). Generated code gives the kernel
+	// a private copy of the value, so that a kernel writing through its
+	// parameter cannot change the index later loops see.
+	Index bool
 }
 
 // offData holds the one-value stand-in storages of disabled arguments,

@@ -148,6 +148,11 @@ func (x *Executor) program(b *Opened, l *core.Loop, variant string) (Program, er
 	} else {
 		err = fmt.Errorf("%s: the %s backend has no variant %q", l.Name(), b.Name(), variant)
 	}
+	if err != nil {
+		if note := core.ReadOnlyNote(l, err); note != "" {
+			err = fmt.Errorf("%w\n%s", err, note)
+		}
+	}
 	d := time.Since(start)
 	x.built += d
 	if x.Logger != nil {

@@ -246,3 +246,97 @@ void typedefs(realp x, long long *n) { x[0] = fabs(x[1]) + pow(x[1], 2) + (real)
 		}
 	}
 }
+
+// TestNVRTCKernelParameters: in the CUDA source the parameters of READ
+// arguments are const, as on the other backends: kernels that only read
+// them compile without a warning however they declare them (the CUDA
+// side of op2's TestReadArgumentsConstAccepted), and a kernel that
+// writes to one, directly, through a helper or through a pointer
+// variable, does not compile (TestKernelWritingReadArgumentRefused).
+// Untyped (void *, void **) parameters compile too
+// (TestUntypedPointerParameters), and so do kernels whose definitions
+// function-like macros write (TestKernelFromFunctionLikeMacro).
+func TestNVRTCKernelParameters(t *testing.T) {
+	nv, err := nvrtc.Load()
+	if err != nil {
+		if os.Getenv("OP2_REQUIRE_NVRTC") != "" {
+			t.Fatalf("OP2_REQUIRE_NVRTC is set but: %v", err)
+		}
+		t.Skipf("NVRTC is not installed: %v", err)
+	}
+	if err := op2.Configure(op2.Config{Backend: "sequential", CacheDir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	nodes := must(op2.NewSet(5, "nodes"))
+	edges := must(op2.NewSet(4, "edges"))
+	pedge := must(op2.NewMap(edges, nodes, 2, []int32{0, 1, 1, 2, 2, 3, 3, 4}, "pedge"))
+	x := must(op2.NewDat[float64](nodes, 1, nil, "x"))
+	big := must(op2.NewDat[float64](nodes, 300, nil, "big")) // too large for a private copy
+	e := must(op2.NewDat[float64](edges, 1, nil, "e"))
+	g := must(op2.NewGlobal[float64](1, nil, "g"))
+	y := must(op2.NewDat[float64](edges, 1, nil, "y"))
+	y2 := must(op2.NewDat[float64](nodes, 1, nil, "y2"))
+	cases := []struct {
+		name, src string
+		args      []op2.Arg
+		ok        bool
+	}{
+		{"ro_all", `typedef double *dp;
+#define REAL double
+static double sq(const double *p) { return p[0] * p[0]; }
+static double both(const double *const *v) { return v[0][0] + v[1][0]; }
+void ro_all(double *a, double **v, dp t, REAL *m, double arr[], double *restrict r, double *g, int *i, const double *c, double *out);
+void ro_all(double *a, double **v, dp t, REAL *m, double arr[], double *restrict r, double *g, int *i, const double *c, double *out)
+{
+  out[0] = sq(a) + both(v) + *t + *m + arr[0] + *r + *g + *i + *c;
+}`, []op2.Arg{x.ArgMap(op2.Read, pedge, 0), x.ArgVec(op2.Read, pedge), e.Arg(op2.Read), e.Arg(op2.Read),
+			e.Arg(op2.Read), e.Arg(op2.Read), g.Arg(op2.Read), op2.ArgIdx(), e.Arg(op2.Read), y.Arg(op2.Write)}, true},
+		{"ro_big", `static double first(const double *p) { return p[0]; }
+void ro_big(double **b, double *y) { *y = first(b[0]) + b[1][299]; }`,
+			[]op2.Arg{big.ArgVec(op2.Read, pedge), y.Arg(op2.Write)}, true},
+		{"untyped", `typedef void *vp;
+static double twice(const void *p) { return 2 * *(const double *)p; }
+void untyped(void *x, void **v, vp g, void *i, void **inc, void *out) {
+  double *o = (double *)out;
+  o[0] = twice(x) + ((const double *)v[0])[1] + ((const double *)v[1])[1] + *(const double *)g + *(const int *)i;
+  *(double *)inc[1] += 2;
+}`, []op2.Arg{x.ArgMap(op2.Read, pedge, 0), x.ArgVec(op2.Read, pedge), g.Arg(op2.Read), op2.ArgIdx(), y2.ArgVec(op2.Inc, pedge), y.Arg(op2.Write)}, true},
+		{"untyped_big", `void untyped_big(void **b, void *y) { *(double *)y = ((const double *)b[0])[299]; }`,
+			[]op2.Arg{big.ArgVec(op2.Read, pedge), y.Arg(op2.Write)}, true},
+		{"mk", `#define DEF(name) void name(double *y, ARR(double, e))
+#define ARR(T, n) const T *n
+DEF(mk) { *y += e[0]; }`, []op2.Arg{y.Arg(op2.RW), e.Arg(op2.Read)}, true},
+		{"mk2_k", `#define KERNEL(n, ...) void n##_k(double *y) { __VA_ARGS__ }
+KERNEL(mk2, *y *= 2; *y += 1;)`, []op2.Arg{y.Arg(op2.RW)}, true},
+		{"rw_map", `void rw_map(double *x, double *y) { *x = 7; *y = *x; }`,
+			[]op2.Arg{x.ArgMap(op2.Read, pedge, 0), y.Arg(op2.Write)}, false},
+		{"rw_vec", `void rw_vec(double **x, double *y) { x[1][0] += 1; *y = x[0][0]; }`,
+			[]op2.Arg{x.ArgVec(op2.Read, pedge), y.Arg(op2.Write)}, false},
+		{"rw_helper", `static void bump(double *p) { p[0] += 1; }
+void rw_helper(double *y, double *g) { bump(g); *y = *g; }`, []op2.Arg{y.Arg(op2.Write), g.Arg(op2.Read)}, false},
+		{"rw_index", `void rw_index(double *y, int *e) { int *p = e; *p = -1; *y = *e; }`, []op2.Arg{y.Arg(op2.Write), op2.ArgIdx()}, false},
+		{"rw_big", `void rw_big(double **b, double *y) { b[0][299] = 1; *y = 0; }`, []op2.Arg{big.ArgVec(op2.Read, pedge), y.Arg(op2.Write)}, false},
+	}
+	for _, c := range cases {
+		src, err := op2.Generate("cuda", op2.NewKernel(c.src, c.name), edges, c.args...)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		_, log, err := nv.Compile(src, c.name+".cu", 90)
+		switch {
+		case c.ok && (err != nil || strings.TrimSpace(log) != ""):
+			t.Errorf("%s: %v\n%s\nsource:\n%s", c.name, err, log, src)
+		case !c.ok && err == nil:
+			t.Errorf("%s writes to a READ argument, but its CUDA source compiled:\n%s", c.name, src)
+		}
+	}
+}
+
+// must returns v, panicking (and so failing the test) when err is not nil.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

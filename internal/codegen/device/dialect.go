@@ -45,6 +45,12 @@ type Dialect struct {
 	// suffix _at), and the driver sizes that memory at launch (CUDA). Else
 	// each buffer is a Local pointer parameter (OpenCL).
 	SharedOffsets bool
+	// StrictConstPush and StrictConstPop surround the user's source:
+	// they make the compiler refuse code that discards a const
+	// qualifier (a READ argument's parameter passed where a pointer to
+	// modifiable values is expected), as the host backends do (CUDA
+	// C++ refuses it by the language's rules).
+	StrictConstPush, StrictConstPop string
 	// AtomicAdd defines, per element type, the function
 	// op2_atomic_add_<type>(pointer, value) that adds value to device
 	// memory atomically (the atomics scheme, Scheme).
@@ -74,6 +80,12 @@ var OpenCL = &Dialect{
 	InfDouble:     "as_double(0x7ff0000000000000UL)",
 	InfFloat:      "as_float(0x7f800000u)",
 	ConstTable:    "__constant",
+	// Clang (PoCL, and most OpenCL compilers today); others ignore the
+	// pragmas and warn.
+	StrictConstPush: "#ifdef __clang__\n#pragma clang diagnostic push\n" +
+		"#pragma clang diagnostic error \"-Wincompatible-pointer-types-discards-qualifiers\"\n" +
+		"#pragma clang diagnostic error \"-Wincompatible-pointer-types\"\n#endif\n",
+	StrictConstPop: "#ifdef __clang__\n#pragma clang diagnostic pop\n#endif\n",
 	AtomicAdd: map[core.ScalarType]string{
 		// OpenCL 1.2 has no floating-point atomics: compare and swap.
 		core.Float64: "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n" +

@@ -348,8 +348,15 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 		// accumulated privately, as OP2 does.
 		inc := a.Map != nil && hostc.Combining(a.Access)
 		// A disabled optional argument is a private pointer, so that a
-		// kernel may pass it on (the kernel gets a null pointer).
-		lay.priv[i] = a.IsReduction() || a.Off || bytes <= privateLimit && (inc || i < len(passed) && passed[i])
+		// kernel may pass it on (the kernel gets a null pointer). An index
+		// argument is a private copy of its value (one int), so that a
+		// kernel writing through its parameter cannot change the index
+		// data every loop over the set reads.
+		// An untyped (void) pointer parameter is cast by the kernel to a
+		// plain pointer, which OpenCL takes as private: it gets a
+		// private copy as if passed on.
+		untyped := i < len(info.Params) && info.Params[i].Untyped
+		lay.priv[i] = a.IsReduction() || a.Off || a.Index || bytes <= privateLimit && (inc || untyped || i < len(passed) && passed[i])
 	}
 	lay.sharePrivateCopies(l)
 	for i := n - 1; i >= 0; i-- {
@@ -574,6 +581,11 @@ func dsWritten(l *core.Loop, inds []int, d int) bool {
 func (lay *Layout) BuildHint(l *core.Loop) string {
 	var notes []string
 	for i := range l.Args {
+		if ps := l.Kernel.Info.Params; i < len(ps) && ps[i].Untyped && !lay.priv[i] {
+			notes = append(notes, fmt.Sprintf("argument %d (%s) is larger than %d bytes per element, so the kernel gets its untyped parameter %q as a %s pointer, which it cannot cast to a plain pointer (nor pass to helper functions with plain pointer parameters); declare the parameter with its type, and cast to %s pointers if it must",
+				i, l.Args[i].Describe(), privateLimit, ps[i].Text, lay.qualifier(l, i), lay.qualifier(l, i)))
+			continue
+		}
 		if i < len(lay.passed) && lay.passed[i] && !lay.priv[i] {
 			why := fmt.Sprintf("is larger than %d bytes per element", privateLimit)
 			if lay.unshared[i] != "" {
@@ -613,6 +625,58 @@ func (lay *Layout) qualifier(l *core.Loop, i int) string {
 	return lay.d.Global
 }
 
+// paramText is the declaration of kernel parameter i in the generated
+// code: the parameter of a READ argument with const values
+// (core.Param.ReadOnlyText), and one that is not a private copy with the
+// address-space qualifier of the memory it points to (a typedef'd
+// pointer spelled out, so that the qualifier qualifies the values).
+func (lay *Layout) paramText(l *core.Loop, i int) string {
+	p := &l.Kernel.Info.Params[i]
+	if i >= len(l.Args) {
+		return p.Text
+	}
+	readOnly := core.ReadOnlyArg(&l.Args[i])
+	if lay.priv[i] {
+		if readOnly {
+			return p.ReadOnlyText()
+		}
+		return p.Text
+	}
+	text := p.Text
+	switch {
+	case p.Plain != "":
+		text = p.Plain // a typedef'd pointer: qualify what it points to
+		if readOnly || p.ConstData {
+			text = "const " + text
+		}
+	case readOnly:
+		text = p.ReadOnlyText()
+	}
+	return lay.qualifier(l, i) + " " + text
+}
+
+// vectorCast is the cast, at the kernel's call, of the pointer array
+// passed for vector argument i to the type of the kernel's parameter:
+// C converts T ** to neither const T ** nor void ** by itself, nor C++.
+func (lay *Layout) vectorCast(l *core.Loop, i int) string {
+	a := &l.Args[i]
+	base := lay.d.typeName(a.Data.Type)
+	q := ""
+	if ps := l.Kernel.Info.Params; i < len(ps) {
+		p := &ps[i]
+		if p.Untyped {
+			base = "void"
+		}
+		if core.ReadOnlyArg(a) || p.ConstData {
+			base = "const " + base
+		}
+	}
+	if !lay.priv[i] && lay.qualifier(l, i) != "" {
+		q = lay.qualifier(l, i) + " "
+	}
+	return fmt.Sprintf("(%s%s **)", q, base)
+}
+
 // funcName is the name a function the kernel source defines gets in the
 // generated code: the prefix keeps user functions apart from OpenCL's
 // built-in functions (dot, length, clamp...) and from generated names.
@@ -638,7 +702,8 @@ func (d *Dialect) hiddenParam() string { return d.Constant + " char *op2_consts"
 //   - file-scope const variables with initialisers (lookup tables) are
 //     put in the __constant address space, as OpenCL C 1.2 requires;
 //   - parameters of the kernel that are not private copies get their
-//     address-space qualifiers (and the kernel's prototypes the same list);
+//     address-space qualifiers, and those of READ arguments const values
+//     (see paramText; the kernel's prototypes get the same list);
 //   - `long long` becomes OpenCL's 64-bit `long`.
 func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 	k := l.Kernel
@@ -648,16 +713,8 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 	if hasConsts {
 		params = append(params, lay.d.hiddenParam())
 	}
-	for i, p := range info.Params {
-		if i < len(l.Args) && !lay.priv[i] {
-			text := p.Text
-			if p.Plain != "" {
-				text = p.Plain // a typedef'd pointer: qualify what it points to
-			}
-			params = append(params, lay.qualifier(l, i)+" "+text)
-		} else {
-			params = append(params, p.Text)
-		}
+	for i := range info.Params {
+		params = append(params, lay.paramText(l, i))
 	}
 	kernelList := strings.Join(params, ", ")
 	if len(params) == 0 {
@@ -832,7 +889,8 @@ func (w *writer) p(format string, a ...any) {
 }
 
 // Generate writes the whole OpenCL program for the loop: the prelude, the
-// user's source, and a __kernel stub named op2_stub. Every name the
+// user's source (between the dialect's StrictConstPush and
+// StrictConstPop), and a __kernel stub named op2_stub. Every name the
 // generated code introduces starts with op2_ (user sources may not use
 // the prefix), and every macro the user source defines is undefined
 // before the stub, so no user name can change the stub's meaning.
@@ -853,7 +911,7 @@ func Generate(l *core.Loop, lay *Layout) (string, error) {
 			undef = append(undef, m.name)
 		}
 	}
-	w.p("\n/* user kernel %s */\n%s\n/* end of user kernel */\n", l.Kernel.Name, user)
+	w.p("\n%s/* user kernel %s */\n%s\n/* end of user kernel */\n%s", d.StrictConstPush, l.Kernel.Name, user, d.StrictConstPop)
 	for _, m := range append(undef, u.macros...) {
 		w.p("#undef %s\n", m)
 	}
@@ -1016,7 +1074,7 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 		if j := lay.alias[i]; j >= 0 && lay.priv[i] {
 			// The same elements as argument j: its private copy.
 			if a.Kind == core.ArgVector {
-				args = append(args, fmt.Sprintf("op2_v%d", j))
+				args = append(args, fmt.Sprintf("%sop2_v%d", lay.vectorCast(l, i), j))
 			} else {
 				args = append(args, fmt.Sprintf("op2_p%d", j))
 			}
@@ -1043,7 +1101,7 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 				w.p("%s%s %s *op2_v%d[%d];\n", indent, q, t, i, ar)
 				w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) op2_v%d[op2_j] = %s;\n", indent, ar, i, target(l, lay, i, e, "op2_j"))
 			}
-			args = append(args, fmt.Sprintf("op2_v%d", i))
+			args = append(args, fmt.Sprintf("%sop2_v%d", lay.vectorCast(l, i), i))
 		case !lay.priv[i]:
 			args = append(args, target(l, lay, i, e, ""))
 		case a.Kind == core.ArgIndirect && hostc.Combining(a.Access):

@@ -108,7 +108,7 @@ func shapes(t *testing.T, src, name string, consts []*core.Const) map[string]*co
 }
 
 // shapeSrc's kernel passes every argument on to a helper.
-const shapeSrc = "static void h(double *p) { }\n" +
+const shapeSrc = "static void h(const double *p) { }\n" +
 	"void k(double *a, double *b, double *c, double *d, double *e, double *f) { h(a); h(b); h(c); h(d); h(e); h(f); }"
 
 // openCLWords are the identifiers of OpenCL C the stub may use.
@@ -256,6 +256,7 @@ void kern(double *a) { a[0] = TWICE(a) + dot( a ) + shade(1); }`
 // TestArgumentPassing: small arguments reach the kernel as private
 // copies (unqualified parameters); larger ones as qualified pointers into
 // local or global memory; datasets too large to stage are not staged.
+// READ arguments' parameters are const.
 func TestArgumentPassing(t *testing.T) {
 	cases := []struct {
 		shape     string
@@ -264,15 +265,15 @@ func TestArgumentPassing(t *testing.T) {
 		unstaged  bool
 		noStaging bool
 	}{
-		{"indirect dim 2", 48 << 10, "void op2_f_k(double *a, double *b, double *c, double *d, double *e, double *f)", false, false},
-		{"indirect dim 200", 1 << 20, "void op2_f_k(__local double *a, __local double *b, __local double *c, __local double *d, __global double *e, double *f)", false, false},
-		{"indirect dim 200", 48 << 10, "void op2_f_k(__global double *a, __global double *b, __global double *c, __global double *d, __global double *e, double *f)", true, true},
-		{"indirect dim 65536", 1 << 20, "void op2_f_k(__global double *a, __global double *b, __global double *c, __global double *d, __global double *e, double *f)", true, true},
-		{"indirect RW dim 65536", 1 << 20, "void op2_f_k(__global double *a, __global double *b, __global double *c, double *d, double *e, double *f)", true, true},
-		{"direct dim 200", 48 << 10, "void op2_f_k(__global double *a, __global double *b, __global double *c, double *d, double *e, double *f)", false, true},
+		{"indirect dim 2", 48 << 10, "void op2_f_k(const double *a, double *b, const double *c, double *d, double *e, double *f)", false, false},
+		{"indirect dim 200", 1 << 20, "void op2_f_k(__local const double *a, __local double *b, __local const double *c, __local double *d, __global double *e, double *f)", false, false},
+		{"indirect dim 200", 48 << 10, "void op2_f_k(__global const double *a, __global double *b, __global const double *c, __global double *d, __global double *e, double *f)", true, true},
+		{"indirect dim 65536", 1 << 20, "void op2_f_k(__global const double *a, __global double *b, __global const double *c, __global double *d, __global double *e, double *f)", true, true},
+		{"indirect RW dim 65536", 1 << 20, "void op2_f_k(__global double *a, __global double *b, __global const double *c, double *d, double *e, double *f)", true, true},
+		{"direct dim 200", 48 << 10, "void op2_f_k(__global double *a, __global const double *b, __global const double *c, double *d, double *e, double *f)", false, true},
 		// Arguments the kernel does not pass on need no private copy.
-		{"indirect dim 2", 48 << 10, "void op2_f_k(__local double *a, double *b, __local double *c, double *d, __global double *e, double *f) { a[0] = *b + c[0][1] * **d; e[1] = (*f) * 2; }", false, false},
-		{"direct dim 2", 48 << 10, "void op2_f_k(__global double *a, __global double *b, __global double *c, double *d, double *e, double *f) { a[0] = *b + c[0] * *d; }", false, true},
+		{"indirect dim 2", 48 << 10, "void op2_f_k(__local const double *a, double *b, __local const double *c, double *d, __global double *e, double *f) { a[0] = *b + c[0][1] * **d; e[1] = (*f) * 2; }", false, false},
+		{"direct dim 2", 48 << 10, "void op2_f_k(__global double *a, __global const double *b, __global const double *c, double *d, double *e, double *f) { a[0] = *b + c[0] * *d; }", false, true},
 	}
 	all := shapes(t, shapeSrc, "k", nil)
 	local := shapes(t, "void k(double *a, double *b, double *c, double *d, double *e, double *f) { a[0] = *b + c[0][1] * **d; e[1] = (*f) * 2; }", "k", nil)

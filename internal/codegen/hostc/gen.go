@@ -48,6 +48,11 @@ func (g *Gen) Printf(format string, a ...any) { fmt.Fprintf(&g.Builder, format, 
 
 // Prelude writes the headers, the constants the kernel uses and the kernel.
 //
+// The parameters of READ arguments are declared const (core.ReadOnlySource)
+// and code that discards a const qualifier is an error in the kernel
+// source (strictConstPush), so a kernel that would write to a READ
+// argument does not compile.
+//
 // Every identifier the generated code introduces starts with op2_ (kernel
 // sources may not use that prefix), and every macro the kernel source
 // defines is #undef'd after it, so user names cannot change the wrapper.
@@ -86,7 +91,7 @@ func (g *Gen) Prelude(l *core.Loop) {
 		op := map[string]string{"MIN": "<", "MAX": ">"}[m]
 		g.Printf("#define %s(a,b) (((a)%s(b))?(a):(b))\n", m, op)
 	}
-	g.Printf("\n/* user kernel %s */\n%s\n/* end of user kernel */\n", l.Kernel.Name, l.Kernel.Source)
+	g.Printf("\n%s\n/* user kernel %s */\n%s\n/* end of user kernel */\n%s\n", strictConstPush, l.Kernel.Name, core.ReadOnlySource(l), strictConstPop)
 	for _, c := range l.Consts {
 		g.Printf("#undef %s\n", c.Name)
 	}
@@ -103,6 +108,26 @@ func (g *Gen) Prelude(l *core.Loop) {
 	}
 	g.Printf("\n")
 }
+
+// strictConstPush makes, until strictConstPop, the C compiler (GCC or
+// Clang) refuse code that discards a const qualifier: a pointer to const
+// values (a READ argument's parameter, a Const) passed or assigned where
+// a pointer to modifiable values is expected. CUDA C++ refuses it by the
+// language's rules, and the OpenCL generator does as the host does, so a
+// kernel either writes to no READ argument or is refused on every
+// backend. Explicit casts stay allowed.
+const strictConstPush = `#pragma GCC diagnostic push
+#if defined(__clang__)
+#pragma GCC diagnostic error "-Wincompatible-pointer-types-discards-qualifiers"
+#pragma GCC diagnostic error "-Wincompatible-pointer-types"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic error "-Wdiscarded-qualifiers"
+#pragma GCC diagnostic error "-Wdiscarded-array-qualifiers"
+#pragma GCC diagnostic error "-Wincompatible-pointer-types"
+#endif`
+
+// strictConstPop ends what strictConstPush began.
+const strictConstPop = "#pragma GCC diagnostic pop"
 
 // providedMinMax lists the macros among MIN and MAX that the generated code
 // defines for the kernel: those it uses but neither defines (as a macro or
@@ -169,10 +194,15 @@ const unroll = 16
 // localCopy reports whether argument a is copied to a local array. In
 // check mode READ arguments never are: the kernel gets pointers into the
 // data, so that a write through them reaches the data, where the run time
-// finds it.
+// finds it. Otherwise index arguments always are (one int): the index
+// data is shared by every loop over the set, and a kernel writing through
+// its parameter must not change what later loops see.
 func localCopy(l *core.Loop, a *core.Arg) bool {
 	if l.Check && a.Access == core.Read {
 		return false
+	}
+	if a.Index {
+		return true
 	}
 	if (a.Kind != core.ArgIndirect && a.Kind != core.ArgVector) || (a.Access != core.Read && !Combining(a.Access)) {
 		return false
@@ -340,6 +370,11 @@ func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 		t, dim := a.Data.Type.CName(), a.Data.Dim
 		local := localCopy(l, a)
 		switch a.Kind {
+		case core.ArgDirect:
+			if local { // an index argument
+				g.Printf("%s%s op2_l%d[%d];\n", indent, t, i, dim)
+				g.copyIn(indent, fmt.Sprintf("op2_l%d", i), fmt.Sprintf("op2_a%d", i), fmt.Sprintf("(ptrdiff_t)(%s) * %d", idx, dim), dim)
+			}
 		case core.ArgIndirect:
 			g.Printf("%sconst ptrdiff_t op2_j%d = (ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + %d] * %d;\n", indent, i, i, idx, a.Map.Arity, a.Idx, dim)
 			switch {
@@ -432,7 +467,11 @@ func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 func (g *Gen) kernelArg(l *core.Loop, a *core.Arg, i int, idx string, reduce func(i int) string) {
 	switch a.Kind {
 	case core.ArgDirect:
-		g.Printf("op2_a%d + (ptrdiff_t)(%s) * %d", i, idx, a.Data.Dim)
+		if localCopy(l, a) {
+			g.Printf("op2_l%d", i)
+		} else {
+			g.Printf("op2_a%d + (ptrdiff_t)(%s) * %d", i, idx, a.Data.Dim)
+		}
 	case core.ArgIndirect:
 		if localCopy(l, a) {
 			g.Printf("op2_l%d", i)
