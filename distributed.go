@@ -444,6 +444,18 @@ func (s *Set) GlobalSize() int {
 	return s.c.Owned
 }
 
+// Partitioned reports whether Partition has distributed the mesh over
+// more than one MPI rank. Before that, each rank's sets are its block of
+// the declared numbering; afterwards Set.DeclaredNumbers gives the
+// declared (global) number of each of the rank's owned elements. Readers
+// of data in the declared numbering (package hdf5) use it to find each
+// element's row.
+func Partitioned() bool {
+	mu.Lock()
+	defer mu.Unlock()
+	return distState.partitioned
+}
+
 // declareDistributed refuses sets and maps declared after Partition.
 func declareDistributed(what string) error {
 	if _, err := mpiWorld(); err != nil {
