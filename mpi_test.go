@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -303,5 +304,107 @@ func TestMPIAgreesWithOneRank(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			mpitest.Run(t, r.ranks, 3*time.Minute, env...)
 		})
+	}
+}
+
+// TestPartitionEdgeCuts: every partitioner reports, under its own name,
+// the edge cut of each map's graph, which is the count of adjacent pairs
+// its owners put on different ranks (recomputed here from the owners
+// gathered in the declared numbering); METIS's own figure is named only
+// for METIS, and equals the edge cut of its map's graph.
+func TestPartitionEdgeCuts(t *testing.T) {
+	if !mpitest.InRanks() {
+		for _, p := range []string{"block", "rcb", "metis"} {
+			t.Run(p, func(t *testing.T) {
+				mpitest.Run(t, 3, 2*time.Minute, "OP2_MPI_PARTITIONER="+p)
+			})
+		}
+		return
+	}
+	partitioner := os.Getenv("OP2_MPI_PARTITIONER")
+	xy, pedge, pcell, pbnd, _, _ := scenarioMesh()
+	n := func(total int) int { // rank 0 declares everything
+		if op2.Rank() == 0 {
+			return total
+		}
+		return 0
+	}
+	part := func(v []int32) []int32 { return v[:n(len(v))] }
+	nodes := must(op2.NewSet(n(mpiNodes), "nodes"))
+	edges := must(op2.NewSet(n(mpiEdges), "edges"))
+	cells := must(op2.NewSet(n(mpiCells), "cells"))
+	bnd := must(op2.NewSet(n(2), "bnd"))
+	must(op2.NewMap(edges, nodes, 2, part(pedge), "pedge"))
+	mCell := must(op2.NewMap(cells, nodes, 4, part(pcell), "pcell"))
+	must(op2.NewMap(bnd, nodes, 1, part(pbnd), "pbnd"))
+	dxy := must(op2.NewDat(nodes, 2, xy[:2*n(mpiNodes)], "xy"))
+	p := map[string]op2.Partitioner{"block": op2.BlockPartitioner(), "rcb": op2.RCBPartitioner(dxy), "metis": op2.METISPartitioner(mCell)}[partitioner]
+	info := must(op2.Partition(p))
+	// Each node's owner, in the declared numbering.
+	own := make([]int32, nodes.Size())
+	for i := range own {
+		own[i] = int32(op2.Rank())
+	}
+	owner := must(must(op2.NewDat(nodes, 1, own, "owner")).Gather())
+	if op2.Rank() != 0 {
+		check(t, op2.Finalize())
+		return
+	}
+	// Nodes adjacent through a row of the map, each pair once.
+	cut := func(table []int32, arity int) int {
+		pairs := map[[2]int32]bool{}
+		for r := 0; r < len(table)/arity; r++ {
+			for _, a := range table[r*arity : (r+1)*arity] {
+				for _, b := range table[r*arity : (r+1)*arity] {
+					if a < b && owner[a] != owner[b] {
+						pairs[[2]int32{a, b}] = true
+					}
+				}
+			}
+		}
+		return len(pairs)
+	}
+	want := []op2.MapEdgeCut{{Map: "pedge", EdgeCut: cut(pedge, 2)}, {Map: "pcell", EdgeCut: cut(pcell, 4)}}
+	if info.Partitioner != partitioner || !slices.Equal(info.EdgeCuts, want) {
+		t.Errorf("partition info %+v, want partitioner %s and edge cuts %v", info, partitioner, want)
+	}
+	if want[0].EdgeCut == 0 || want[1].EdgeCut == 0 {
+		t.Errorf("edge cuts %v: the mesh is not cut, the test shows nothing", want)
+	}
+	s := info.String()
+	head := fmt.Sprintf("partition %s on 3 ranks: %d map entries cross ranks; edge cut per map graph: pedge %d, pcell %d", partitioner, info.Cut, want[0].EdgeCut, want[1].EdgeCut)
+	if !strings.HasPrefix(s, head) {
+		t.Errorf("summary %q, want it to start with %q", s, head)
+	}
+	if strings.Contains(s, "METIS") != (partitioner == "metis") {
+		t.Errorf("summary %q: METIS named for partitioner %s", s, partitioner)
+	}
+	if partitioner == "metis" && info.MetisCut != want[1].EdgeCut {
+		t.Errorf("METIS reported edge cut %d, the edge cut of pcell's graph is %d", info.MetisCut, want[1].EdgeCut)
+	}
+	check(t, op2.Finalize())
+}
+
+// TestPartitionInfoString: the summary names the partitioner, gives the
+// edge cut of each map's graph (odd map names quoted) and names METIS's
+// own figure only for METIS.
+func TestPartitionInfoString(t *testing.T) {
+	cuts := []op2.MapEdgeCut{{Map: "pedge", EdgeCut: 12}, {Map: "p\ncell", EdgeCut: 7}}
+	for _, c := range []struct {
+		info op2.PartitionInfo
+		want string
+	}{
+		{op2.PartitionInfo{Partitioner: "rcb", Ranks: 4, Cut: 30, EdgeCuts: cuts},
+			`partition rcb on 4 ranks: 30 map entries cross ranks; edge cut per map graph: pedge 12, "p\ncell" 7`},
+		{op2.PartitionInfo{Partitioner: "block", Ranks: 2, Cut: 3, EdgeCuts: cuts[:1]},
+			`partition block on 2 ranks: 3 map entries cross ranks; edge cut per map graph: pedge 12`},
+		{op2.PartitionInfo{Partitioner: "metis", Ranks: 3, Cut: 30, EdgeCuts: cuts, MetisCut: 7},
+			`partition metis on 3 ranks: 30 map entries cross ranks; edge cut per map graph: pedge 12, "p\ncell" 7 (METIS reported edge cut 7)`},
+		{op2.PartitionInfo{Partitioner: "rcb", Ranks: 1},
+			`partition rcb on 1 rank: 0 map entries cross ranks`},
+	} {
+		if got := c.info.String(); got != c.want {
+			t.Errorf("String() = %q, want %q", got, c.want)
+		}
 	}
 }

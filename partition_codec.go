@@ -123,6 +123,7 @@ func encodeLayout(l *layout) []byte {
 	e.ints(l.GlobalSizes)
 	e.int(l.Cut)
 	e.int(l.Metis)
+	e.ints(l.EdgeCuts)
 	e.int(len(l.Local.Sets))
 	for i := range l.Local.Sets {
 		s := &l.Local.Sets[i]
@@ -148,7 +149,7 @@ func encodeLayout(l *layout) []byte {
 
 func decodeLayout(b []byte) (*layout, error) {
 	d := decoder{b: b}
-	l := &layout{Err: d.str(), GlobalSizes: d.ints(), Cut: d.int(), Metis: d.int()}
+	l := &layout{Err: d.str(), GlobalSizes: d.ints(), Cut: d.int(), Metis: d.int(), EdgeCuts: d.ints()}
 	l.Local.Sets = make([]dist.LocalSet, d.count(8))
 	for i := range l.Local.Sets {
 		s := &l.Local.Sets[i]

@@ -12,7 +12,7 @@ import (
 func TestPartitionMessagesRoundTrip(t *testing.T) {
 	d := &declaration{Shape: "set \"a\"\n", Kind: "rcb", Coords: 1, Metis: -1, Sizes: []int{3, 0},
 		Maps: [][]int32{{0, 1, 2}, nil}, Dats: [][]byte{{1, 2, 3}, {}}}
-	l := &layout{Err: "", GlobalSizes: []int{6, 7}, Cut: 12, Metis: 3,
+	l := &layout{Err: "", GlobalSizes: []int{6, 7}, Cut: 12, Metis: 3, EdgeCuts: []int{4, 0, 9},
 		Local: dist.Local{Sets: []dist.LocalSet{{Core: 1, Owned: 2, Exec: 3, Total: 4, Global: []int32{5, 6, 7, 8},
 			Neighbours: []dist.Neighbour{{Rank: 1, Send: []int32{0, 1}, RecvExec: [2]int32{2, 3}, RecvNonexec: [2]int32{3, 4}}}}},
 			Maps: [][]int32{{0, 3, 1, 2}}},

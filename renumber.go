@@ -188,10 +188,11 @@ type RenumberInfo struct {
 // NewDat, NewMap and NewSubset for renumbered sets, are in the new
 // numbering. The declared numbering stays available, as under MPI:
 // Dat.Gather and Map.Gather return values and tables in it, the dumps
-// (WriteText, WriteBinary, ReadText, ReadBinary) and packages vtk and
-// hdf5 write and read in it, index arguments (ArgIdx, Map.ArgIdx) pass
-// declared numbers, and Set.DeclaredNumbers gives each element's
-// declared number.
+// (WriteText, WriteBinary, ReadText, ReadBinary) and package hdf5
+// (WriteDat, WriteMap, DeclareDat, DeclareMap) write and read in it, so
+// that a file lands on the elements it names, package vtk writes in it,
+// index arguments (ArgIdx, Map.ArgIdx) pass declared numbers, and
+// Set.DeclaredNumbers gives each element's declared number.
 func Renumber(o Ordering) (*RenumberInfo, error) {
 	mu.Lock()
 	defer mu.Unlock()

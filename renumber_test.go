@@ -340,23 +340,49 @@ func TestRenumberLocality(t *testing.T) {
 	}
 }
 
-// TestRenumberDumpsRoundTrip: a dump written in the declared numbering
-// reads back into a renumbered mesh in the right places, and a dat
-// declared after Renumber takes values in the new numbering.
+// TestRenumberDumpsRoundTrip: dumps are in the declared numbering both
+// ways, in both formats: a dump written without renumbering reads back
+// into a renumbered mesh onto the same elements, a dump written after
+// renumbering is the one written without it and reads back into a mesh
+// that was not renumbered; and a dat declared after Renumber takes values
+// in the new numbering.
 func TestRenumberDumpsRoundTrip(t *testing.T) {
-	plain := newGridMesh(t, 5, 4, 3)
-	path := filepath.Join(t.TempDir(), "x.bin")
-	check(t, plain.x.WriteBinary(path))
-	m := newGridMesh(t, 5, 4, 3)
-	must(op2.Renumber(op2.RCBOrdering(m.x)))
-	y := must(op2.NewDat[float64](m.nodes, 2, nil, "y"))
-	check(t, y.ReadBinary(path))
-	if !slices.Equal(y.DataRO(), m.x.DataRO()) {
-		t.Errorf("binary dump read into a renumbered set: %v, want %v", y.DataRO(), m.x.DataRO())
-	}
-	z := must(op2.NewDat(m.nodes, 2, m.x.DataRO(), "z"))
-	if !slices.Equal(must(z.Gather()), must(plain.x.Gather())) {
-		t.Error("a dat declared after Renumber with Data's values does not gather to the declared values")
+	for _, f := range []struct {
+		name        string
+		write, read func(d *op2.Dat[float64], path string) error
+	}{
+		{"text", (*op2.Dat[float64]).WriteText, (*op2.Dat[float64]).ReadText},
+		{"binary", (*op2.Dat[float64]).WriteBinary, (*op2.Dat[float64]).ReadBinary},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			dir := t.TempDir()
+			plain := newGridMesh(t, 5, 4, 3)
+			m := newGridMesh(t, 5, 4, 3)
+			must(op2.Renumber(op2.RCBOrdering(m.x)))
+			if slices.Equal(m.x.DataRO(), plain.x.DataRO()) {
+				t.Fatal("Renumber left the nodes in their declared order: the test shows nothing")
+			}
+			fromPlain, fromRenumbered := filepath.Join(dir, "plain"), filepath.Join(dir, "renumbered")
+			check(t, f.write(plain.x, fromPlain))
+			check(t, f.write(m.x, fromRenumbered))
+			if a, b := must(os.ReadFile(fromPlain)), must(os.ReadFile(fromRenumbered)); !bytes.Equal(a, b) {
+				t.Error("the dump written after Renumber differs from the one written without it")
+			}
+			y := must(op2.NewDat[float64](m.nodes, 2, nil, "y"))
+			check(t, f.read(y, fromPlain))
+			if !slices.Equal(y.DataRO(), m.x.DataRO()) {
+				t.Errorf("dump read into a renumbered set: %v, want %v", y.DataRO(), m.x.DataRO())
+			}
+			z := must(op2.NewDat[float64](plain.nodes, 2, nil, "z"))
+			check(t, f.read(z, fromRenumbered))
+			if !slices.Equal(z.DataRO(), plain.x.DataRO()) {
+				t.Errorf("dump written after Renumber read into the mesh without it: %v, want %v", z.DataRO(), plain.x.DataRO())
+			}
+			d := must(op2.NewDat(m.nodes, 2, m.x.DataRO(), "d"))
+			if !slices.Equal(must(d.Gather()), must(plain.x.Gather())) {
+				t.Error("a dat declared after Renumber with Data's values does not gather to the declared values")
+			}
+		})
 	}
 }
 

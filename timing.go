@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // LoopTiming is what the timing report (OP2's op_timing_output, PyOP2's
@@ -146,17 +149,26 @@ func (r *Runtime) ResetTimings() {
 // backend, calls, time s, mean µs, plan s, compile s and GB/s (and tuned,
 // the auto-tuner's settings, when tuning is on), then a row "all loops"
 // with the sums. Under MPI the first line says which rank's
-// figures follow.
+// figures follow. Every loop takes one line: a name holding a newline, a
+// tab or another character that is not printable, invalid UTF-8, or
+// leading or trailing space, or that is empty or starts with a double
+// quote, is shown quoted as Go's %q quotes it, and a name longer than 40
+// characters is shortened in the middle with "…" (WriteTimingCSV and
+// WriteTimingJSON give every name whole).
 func WriteTimingTable(w io.Writer) error { return rt.WriteTimingTable(w) }
 
 // WriteTimingTable writes runtime r's timing report as a table (see the
 // package-level WriteTimingTable).
 func (r *Runtime) WriteTimingTable(w io.Writer) error {
 	ts := r.Timings()
-	// Names left-aligned, numbers right-aligned.
+	// Names left-aligned, numbers right-aligned. fmt pads to a width in
+	// characters (runes).
+	names := make([][3]string, len(ts))
 	wk, ws, wb := len("all loops"), len("set"), len("backend")
-	for _, t := range ts {
-		wk, ws, wb = max(wk, len(t.Kernel)), max(ws, len(t.Set)), max(wb, len(t.Backend))
+	for i, t := range ts {
+		n := [3]string{tableName(t.Kernel), tableName(t.Set), tableName(t.Backend)}
+		names[i] = n
+		wk, ws, wb = max(wk, utf8.RuneCountInString(n[0])), max(ws, utf8.RuneCountInString(n[1])), max(wb, utf8.RuneCountInString(n[2]))
 	}
 	tuned := ""
 	for _, t := range ts {
@@ -177,8 +189,9 @@ func (r *Runtime) WriteTimingTable(w io.Writer) error {
 	printf("%-*s  %-*s  %-*s %8s %10s %11s %9s %10s %8s%s\n", wk, "loop", ws, "set", wb, "backend",
 		"calls", "time s", "mean µs", "plan s", "compile s", "GB/s", tuned)
 	var sum LoopTiming
-	for _, t := range ts {
-		printf("%-*s  %-*s  %-*s"+nums, wk, t.Kernel, ws, t.Set, wb, t.Backend, t.Calls,
+	for i, t := range ts {
+		n := names[i]
+		printf("%-*s  %-*s  %-*s"+nums, wk, n[0], ws, n[1], wb, n[2], t.Calls,
 			t.Time.Seconds(), float64(t.Mean().Nanoseconds())/1e3, t.Plan.Seconds(), t.Compile.Seconds(), t.GBPerSecond(), tunedCell(tuned, t.Tuned))
 		sum.Calls += t.Calls
 		sum.Time += t.Time
@@ -196,7 +209,37 @@ func tunedCell(column, setting string) string {
 	if column == "" {
 		return ""
 	}
-	return "  " + setting
+	if plainName(setting) {
+		return "  " + setting
+	}
+	return "  " + strconv.Quote(setting)
+}
+
+// maxTableName is the most characters a name takes in the timing table.
+const maxTableName = 40
+
+// tableName is a name as the timing table shows it: as it is when
+// plainName accepts it, quoted as Go's %q quotes it otherwise, and
+// shortened in the middle with "…" past maxTableName characters.
+func tableName(s string) string {
+	if !plainName(s) {
+		s = strconv.Quote(s)
+	}
+	if n := utf8.RuneCountInString(s); n > maxTableName {
+		r := []rune(s)
+		head := (maxTableName - 1) / 2
+		s = string(r[:head]) + "…" + string(r[n-(maxTableName-1-head):])
+	}
+	return s
+}
+
+// plainName reports whether s shows in a table as itself, on one line and
+// unambiguously: not empty, valid UTF-8, every character printable (no
+// newline, tab or other control character), no leading or trailing space
+// and no leading double quote (which would read as a quoted name).
+func plainName(s string) bool {
+	return s != "" && utf8.ValidString(s) && strings.TrimSpace(s) == s && s[0] != '"' &&
+		!strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) })
 }
 
 // WriteTimingCSV writes the default runtime's timing report as CSV (OP2's

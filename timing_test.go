@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/mpitest"
@@ -170,6 +171,83 @@ func TestTimingTable(t *testing.T) {
 		f := strings.Fields(lines[i+1])
 		if len(f) < len(want) || strings.Join(f[:len(want)], " ") != strings.Join(want, " ") {
 			t.Errorf("line %d %q: want it to start with %q", i+1, lines[i+1], want)
+		}
+	}
+}
+
+// TestTimingNamesEscaped: set and kernel names with newlines, tabs, other
+// control characters, invalid UTF-8, surrounding spaces or quotes, or
+// great length take one line each in the table, quoted (Go's %q) or
+// shortened, with every line as wide as the header; the CSV and the JSON
+// stay valid and give the names whole.
+func TestTimingNamesEscaped(t *testing.T) {
+	long := "k_" + strings.Repeat("abcdefghij", 6) + "_end"
+	cases := []struct{ set, kernel, cell string }{
+		{"two\nlines", "tn_plain", `"two\nlines"`},
+		{"tab\there", "tn_plain", `"tab\there"`},
+		{"bell\a\x00nul", "tn_plain", `"bell\a\x00nul"`},
+		{"bad\xffutf8", "tn_plain", `"bad\xffutf8"`},
+		{" padded ", "tn_plain", `" padded "`},
+		{`"quoted"`, "tn_plain", `"\"quoted\""`},
+		{"", "tn_plain", `""`},
+		{"ячейки µ", "tn_plain", "ячейки µ"},
+		{"plain set", long, "plain set"},
+	}
+	r := must(op2.NewRuntime(op2.Config{Timing: true, CacheDir: os.Getenv("OP2_CACHE_DIR")}))
+	for _, c := range cases {
+		set := must(op2.NewSet(3, c.set))
+		d := must(op2.NewDat[float64](set, 1, nil, "tn_d"))
+		k := op2.NewKernel("void "+c.kernel+"(double *d) { *d += 1.0; }", c.kernel)
+		check(t, r.ParLoop(k, set, d.Arg(op2.RW)))
+	}
+	var buf bytes.Buffer
+	check(t, r.WriteTimingTable(&buf))
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != len(cases)+2 {
+		t.Fatalf("%d lines, want a header, %d loops and the sums:\n%s", len(lines), len(cases), buf.String())
+	}
+	width := utf8.RuneCountInString(lines[0])
+	for i, l := range lines {
+		if n := utf8.RuneCountInString(l); n != width || !utf8.ValidString(l) {
+			t.Errorf("line %d is %d characters wide (valid UTF-8 %v), the header %d:\n%s", i, n, utf8.ValidString(l), width, buf.String())
+		}
+	}
+	shortened := long[:19] + "…" + long[len(long)-20:]
+	wk := utf8.RuneCountInString(shortened) // the widest kernel column
+	for i, c := range cases {
+		kernel := "tn_plain"
+		if c.kernel == long {
+			kernel = shortened
+		}
+		row := []rune(lines[i+1])
+		gotKernel := strings.TrimRight(string(row[:wk]), " ")
+		gotSet := string(row[wk+2 : wk+2+utf8.RuneCountInString(c.cell)])
+		if gotKernel != kernel || gotSet != c.cell {
+			t.Errorf("row %d %q shows kernel %q and set %q, want %q and %q", i, lines[i+1], gotKernel, gotSet, kernel, c.cell)
+		}
+	}
+
+	buf.Reset()
+	check(t, r.WriteTimingCSV(&buf))
+	rows, err := csv.NewReader(&buf).ReadAll()
+	check(t, err)
+	if len(rows) != len(cases)+1 {
+		t.Fatalf("CSV: %d rows, want %d", len(rows), len(cases)+1)
+	}
+	buf.Reset()
+	check(t, r.WriteTimingJSON(&buf))
+	var rep op2.TimingReport
+	check(t, json.Unmarshal(buf.Bytes(), &rep))
+	for i, c := range cases {
+		wantSet := c.set
+		if !utf8.ValidString(wantSet) {
+			wantSet = strings.ToValidUTF8(wantSet, "\uFFFD") // JSON strings are UTF-8
+		}
+		if rows[i+1][1] != c.kernel || rows[i+1][2] != c.set {
+			t.Errorf("CSV row %d: kernel %q set %q, want %q %q", i, rows[i+1][1], rows[i+1][2], c.kernel, c.set)
+		}
+		if rep.Loops[i].Kernel != c.kernel || rep.Loops[i].Set != wantSet {
+			t.Errorf("JSON loop %d: kernel %q set %q, want %q %q", i, rep.Loops[i].Kernel, rep.Loops[i].Set, c.kernel, wantSet)
 		}
 	}
 }

@@ -17,6 +17,15 @@
 // Names may contain '/': the groups on the path are created on writing, as
 // OP2 does.
 //
+// Files are in the numbering the mesh was declared with, both ways:
+// WriteMap and WriteDat write it (op2.Map.Gather, op2.Dat.Gather), and
+// DeclareMap and DeclareDat read it, also after op2.Renumber reordered the
+// sets: each element gets the row of its declared number
+// (op2.Set.DeclaredNumbers) and each map entry is translated to its
+// target's new number, so that a file lands on the elements it names and
+// what is written reads back onto the same elements. ReadRows, ReadAll
+// and ReadMesh return the file's rows as they are.
+//
 // The HDF5 C library (1.10 or later) is loaded at run time, the first time
 // a file is opened or created: nothing of HDF5 is needed to build GoOP2 or
 // to run programs that do not use this package's files. On Debian it is
@@ -43,7 +52,9 @@
 // DeclareMap and DeclareDat read the rank's own contiguous block of each
 // set (OP2's split: the first size mod ranks ranks get one element more,
 // see Block), which is the declaration op2.Partition expects; constants
-// are read by every rank. Writing is collective: every rank calls WriteMap
+// are read by every rank. After op2.Partition, DeclareDat reads the rows
+// of the rank's owned elements (the halo gets the owners' values at the
+// first exchange), and DeclareMap refuses, as op2.NewMap does. Writing is collective: every rank calls WriteMap
 // and WriteDat (they gather the values in the declared numbering), and
 // rank 0 alone writes the file; Create and the writers of plain slices do
 // nothing on the other ranks. Write OP2 objects after op2.Partition (or

@@ -1,7 +1,9 @@
 package hdf5
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/goop2/op2"
 )
@@ -24,24 +26,68 @@ func (f *File) DeclareSet(name string) (*op2.Set, error) {
 // DeclareMap declares the map stored under name from one set to another
 // with arity entries per element (op_decl_map_hdf5). The dataset must have
 // arity columns and as many rows as from has elements over all ranks;
-// under MPI each rank reads the rows of its block of from.
+// under MPI each rank reads the rows of its block of from. The file is in
+// the declared numbering, as WriteMap writes it: after op2.Renumber
+// reordered from, each element gets the row of its declared number, and
+// after it reordered to, each entry is translated to the target's new
+// number, so that the map connects the same elements as the file says.
+// Maps are declared before op2.Partition (as op2.NewMap requires): after
+// it DeclareMap returns an error.
 func (f *File) DeclareMap(from, to *op2.Set, arity int, name string) (*op2.Map, error) {
 	if from == nil || to == nil {
 		return nil, f.dsErr(name, fmt.Errorf("source and target sets must not be nil"))
 	}
-	start, err := f.blockOf(name, from)
+	if op2.Partitioned() {
+		return nil, f.dsErr(name, fmt.Errorf("map declared after op2.Partition: declare every map before partitioning the mesh"))
+	}
+	v, err := readElements[int32](f, name, arity, from)
 	if err != nil {
 		return nil, err
 	}
-	v, err := readRows[int32](f, name, arity, start, from.Size())
-	if err != nil {
-		return nil, err
+	if op2.Ranks() == 1 {
+		if inv := inverse(declared(to)); inv != nil {
+			// Entries outside the target set stay as they are, for
+			// op2.NewMap to refuse by their value in the file.
+			for i, t := range v {
+				if t >= 0 && int(t) < len(inv) {
+					v[i] = inv[t]
+				}
+			}
+		}
 	}
 	m, err := op2.NewMap(from, to, arity, v, name)
 	if err != nil {
 		return nil, f.dsErr(name, err)
 	}
 	return m, nil
+}
+
+// readElements reads the rows of dataset name (dim columns) that hold the
+// elements of set on this rank, element after element: the rank's block
+// while a distributed mesh is still to be partitioned, the row of each
+// element's declared number otherwise (the rows in order, unless
+// op2.Renumber or op2.Partition changed the numbering).
+func readElements[T op2.Scalar](f *File, name string, dim int, set *op2.Set) ([]T, error) {
+	info, err := f.Info(name)
+	if err != nil {
+		return nil, err
+	}
+	if op2.Partitioned() {
+		if info.Rows != set.GlobalSize() {
+			return nil, f.dsErr(name, fmt.Errorf("has %d rows, but set %q has %d elements over all ranks", info.Rows, set.Name(), set.GlobalSize()))
+		}
+		return readPicked[T](f, name, dim, info.Rows, set.DeclaredNumbers())
+	}
+	start, err := f.blockOf(name, set)
+	if err != nil {
+		return nil, err
+	}
+	if op2.Ranks() == 1 {
+		if rows := declared(set); rows != nil {
+			return readPicked[T](f, name, dim, info.Rows, rows)
+		}
+	}
+	return readRows[T](f, name, dim, start, set.Size())
 }
 
 // blockOf checks that the dataset has one row per element of set (over
@@ -61,21 +107,84 @@ func (f *File) blockOf(name string, set *op2.Set) (int, error) {
 	return start, nil
 }
 
+// declared is the declared number of each of set's owned elements, or nil
+// when that is the element's own number.
+func declared(set *op2.Set) []int32 {
+	d := set.DeclaredNumbers()
+	for i, g := range d {
+		if int(g) != i {
+			return d
+		}
+	}
+	return nil
+}
+
+// inverse is the permutation that undoes p (nil for nil).
+func inverse(p []int32) []int32 {
+	if p == nil {
+		return nil
+	}
+	inv := make([]int32, len(p))
+	for k, g := range p {
+		inv[g] = int32(k)
+	}
+	return inv
+}
+
+// readWindow is the most rows readPicked reads at once beyond those it
+// returns.
+const readWindow = 1 << 16
+
+// readPicked reads row rows[k] of dataset name (dim columns, total rows)
+// as element k of the result. It reads the rows in increasing order, in
+// windows of at most max(readWindow, len(rows)) rows that hold at least
+// one of them, so that a rank reading its scattered elements of a large
+// dataset never holds much more than its own rows.
+func readPicked[T op2.Scalar](f *File, name string, dim, total int, rows []int32) ([]T, error) {
+	order := make([]int32, len(rows))
+	for k := range order {
+		if r := rows[k]; r < 0 || int(r) >= total {
+			return nil, f.dsErr(name, fmt.Errorf("element %d's declared number %d is outside its %d rows", k, r, total))
+		}
+		order[k] = int32(k)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(rows[a], rows[b]) })
+	window := max(readWindow, len(rows))
+	out := make([]T, len(rows)*dim)
+	for i := 0; i < len(order); {
+		lo := int(rows[order[i]])
+		j := i
+		for j < len(order) && int(rows[order[j]]) < lo+window {
+			j++
+		}
+		hi := int(rows[order[j-1]]) + 1
+		buf, err := readRows[T](f, name, dim, lo, hi-lo)
+		if err != nil {
+			return nil, err
+		}
+		for ; i < j; i++ {
+			k, r := int(order[i]), int(rows[order[i]])-lo
+			copy(out[k*dim:(k+1)*dim], buf[r*dim:(r+1)*dim])
+		}
+	}
+	return out, nil
+}
+
 // DeclareDat declares the dat stored under name on set with dim
 // components per element (op_decl_dat_hdf5). The dataset must have dim
 // columns, one row per element of set over all ranks, and elements of
 // T's kind (integer or floating point; other widths are converted, and a
-// value T cannot hold is an error).
-// Under MPI each rank reads the rows of its block.
+// value T cannot hold is an error). The file is in the declared
+// numbering, as WriteDat writes it: each element gets the row of its
+// declared number (Set.DeclaredNumbers), also after op2.Renumber
+// reordered the set. Under MPI each rank reads the rows of its block
+// before op2.Partition, and the rows of its owned elements after it (the
+// halo gets the owners' values at the first exchange).
 func DeclareDat[T op2.Scalar](f *File, set *op2.Set, dim int, name string) (*op2.Dat[T], error) {
 	if set == nil {
 		return nil, f.dsErr(name, fmt.Errorf("the set must not be nil"))
 	}
-	start, err := f.blockOf(name, set)
-	if err != nil {
-		return nil, err
-	}
-	v, err := readRows[T](f, name, dim, start, set.Size())
+	v, err := readElements[T](f, name, dim, set)
 	if err != nil {
 		return nil, err
 	}

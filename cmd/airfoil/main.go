@@ -157,7 +157,7 @@ func run(o options, out io.Writer) (*result, error) {
 			return nil, err
 		}
 		if root && o.timing {
-			fmt.Fprintf(out, "partition %s on %d ranks: %d map entries cross ranks (METIS edge cut %d)\n", info.Partitioner, info.Ranks, info.Cut, info.MetisCut)
+			fmt.Fprintln(out, info)
 		}
 	} else if s, err = airfoil.New(m); err != nil {
 		return nil, err

@@ -37,8 +37,22 @@
 //
 // Entries and other files are written to a temporary file in the cache
 // directory and renamed into place, so concurrent processes never see a
-// partial file. Temporary files are removed on every error path; ones left
-// by killed processes are removed by Open once they are an hour old.
+// partial file. Temporary files are removed on every error path.
+//
+// # Temporary files left behind
+//
+// A process killed while it writes (a compile interrupted midway) cannot
+// remove its temporary files. Each process that opens a cache directory
+// holds an exclusive lock (flock) on a file of its own there, ".live."
+// and a token unique to the process, for as long as it runs, and the
+// names of its temporary files carry the same token. Sweep (run by the
+// first Open of a directory in each process, and by the JIT before each
+// compile) removes the temporary files of every token whose lock it can
+// take, since the lock goes with its process however that ends, and then
+// that token's lock file; a token whose lock is held belongs to a live
+// process, whose files are never touched. Temporary files without a lock
+// file to check (written by older versions, or where locks are refused)
+// are removed once they are StaleAge old.
 package cache
 
 import (
@@ -64,8 +78,9 @@ import (
 // another key, or writable by someone else.
 var ErrInvalid = errors.New("invalid cache entry")
 
-// StaleAge is how old a temporary file must be before Open removes it as
-// left behind by a process that was killed.
+// StaleAge is how old a temporary file whose writer cannot be checked
+// (no lock file names it) must be before Sweep removes it as left behind
+// by a process that was killed.
 const StaleAge = time.Hour
 
 const (
@@ -73,6 +88,7 @@ const (
 	version     = "goop2-cache-v2\x00"
 	trailerSize = 2*sha256.Size + len(magic)
 	tempMark    = ".tmp"
+	liveMark    = ".live."
 )
 
 // Dir is an open cache directory.
@@ -83,6 +99,52 @@ type Dir struct {
 // swept records the directories whose stale temporary files this process
 // has already removed.
 var swept sync.Map
+
+// token identifies this process in the names of its temporary files and
+// of its lock files: its pid (for people) and 64 random bits (unique even
+// across pid namespaces and pid reuse).
+var token = func() string {
+	var r [8]byte
+	_, _ = rand.Read(r[:])
+	return fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(r[:]))
+}()
+
+// live holds, per cache directory (its resolved path), the open lock file
+// that tells other processes this one is alive. The descriptors stay open,
+// and locked, until the process ends.
+var live struct {
+	sync.Mutex
+	files map[string]*os.File
+}
+
+// holdLive creates this process's lock file in the directory, locked, the
+// first time the process opens it. The file is made and locked under a
+// temporary name and renamed into place, so that no other process can
+// take its lock first. Without it (a file system that refuses locks) this
+// process's temporary files are swept by age alone.
+func (d *Dir) holdLive() {
+	live.Lock()
+	defer live.Unlock()
+	if _, ok := live.files[d.path]; ok {
+		return
+	}
+	f, err := d.CreateTemp("live", "")
+	if err != nil {
+		return
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil || os.Rename(f.Name(), d.liveFile(token)) != nil {
+		os.Remove(f.Name())
+		f.Close()
+		return
+	}
+	if live.files == nil {
+		live.files = map[string]*os.File{}
+	}
+	live.files[d.path] = f
+}
+
+// liveFile is the path of the lock file of the process whose token is tok.
+func (d *Dir) liveFile(tok string) string { return d.File(liveMark + tok) }
 
 // Open opens the cache directory dir, creating it (mode 0700) if needed. A
 // relative dir is taken relative to the working directory. Open refuses a
@@ -121,8 +183,9 @@ func Open(dir string) (*Dir, error) {
 		}
 	}
 	d := &Dir{path: real}
+	d.holdLive()
 	if _, done := swept.LoadOrStore(real, true); !done {
-		d.sweep(time.Now().Add(-StaleAge))
+		d.Sweep()
 	}
 	return d, nil
 }
@@ -444,12 +507,13 @@ func (d *Dir) CreateTemp(base, suffix string) (*os.File, error) {
 
 // TempPath returns a fresh temporary file name in the directory, for a
 // program (a compiler) that writes its output to a path. The name starts
-// with base and ends with suffix; the caller must remove the file on every
-// path that does not rename it. Open sweeps such names once they are stale.
+// with base and ends with suffix, and carries this process's token; the
+// caller must remove the file on every path that does not rename it.
+// Sweep removes such names once their process has ended.
 func (d *Dir) TempPath(base, suffix string) string {
 	var r [8]byte
 	_, _ = rand.Read(r[:])
-	return filepath.Join(d.path, fmt.Sprintf(".%s.%d.%s%s%s", base, os.Getpid(), hex.EncodeToString(r[:]), tempMark, suffix))
+	return filepath.Join(d.path, fmt.Sprintf(".%s.%s.%s%s%s", base, token, hex.EncodeToString(r[:]), tempMark, suffix))
 }
 
 // IsTemp reports whether a file name is one that TempPath or CreateTemp
@@ -458,18 +522,96 @@ func IsTemp(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.Contains(name, tempMark)
 }
 
-// sweep removes temporary files last modified before cutoff.
-func (d *Dir) sweep(cutoff time.Time) {
+// tempToken returns the token of the process that made the temporary file
+// name: the field before the random one, before the last tempMark.
+func tempToken(name string) (string, bool) {
+	i := strings.LastIndex(name, tempMark)
+	if i < 0 {
+		return "", false
+	}
+	fields := strings.Split(name[:i], ".")
+	if len(fields) < 3 {
+		return "", false
+	}
+	tok := fields[len(fields)-2]
+	return tok, validToken(tok)
+}
+
+// validToken reports whether tok has the form of a token: decimal digits,
+// '-', 16 hexadecimal digits.
+func validToken(tok string) bool {
+	pid, r, ok := strings.Cut(tok, "-")
+	if !ok || pid == "" || len(r) != 16 {
+		return false
+	}
+	for _, c := range pid {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	_, err := hex.DecodeString(r)
+	return err == nil
+}
+
+// Sweep removes the temporary files left by processes that have ended:
+// those of every token whose lock file it can lock (then that lock file
+// too), and those naming no lock file once they are StaleAge old. A
+// process's lock is held as long as it runs, so the files of a live
+// process, such as a compile in progress, are never removed. Several
+// processes may sweep at once. Errors are ignored: a file left behind
+// costs only disk space.
+func (d *Dir) Sweep() {
 	ents, err := os.ReadDir(d.path)
 	if err != nil {
 		return
 	}
+	// Tokens with a lock file: dead ones hold our lock until the end.
+	alive := map[string]bool{}
+	dead := map[string]*os.File{}
+	defer func() {
+		for tok, f := range dead {
+			os.Remove(d.liveFile(tok))
+			f.Close() // releases the lock
+		}
+	}()
+	for _, e := range ents {
+		tok, ok := strings.CutPrefix(e.Name(), liveMark)
+		if !ok || !validToken(tok) || !e.Type().IsRegular() {
+			continue
+		}
+		if tok == token {
+			alive[tok] = true
+			continue
+		}
+		f, err := os.OpenFile(d.File(e.Name()), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			continue
+		}
+		switch err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); {
+		case err == nil:
+			dead[tok] = f
+		case errors.Is(err, syscall.EWOULDBLOCK):
+			alive[tok] = true
+			f.Close()
+		default: // locks refused: judge by age
+			f.Close()
+		}
+	}
+	cutoff := time.Now().Add(-StaleAge)
 	for _, e := range ents {
 		if !e.Type().IsRegular() || !IsTemp(e.Name()) {
 			continue
 		}
-		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
-			os.Remove(filepath.Join(d.path, e.Name()))
+		tok, ok := tempToken(e.Name())
+		switch {
+		case ok && alive[tok]:
+			continue
+		case ok && dead[tok] != nil:
+		default:
+			if fi, err := e.Info(); err != nil || !fi.ModTime().Before(cutoff) {
+				continue
+			}
 		}
+		os.Remove(d.File(e.Name()))
 	}
 }

@@ -1,5 +1,7 @@
 // The fatal-signal handler. Everything it calls is async-signal-safe:
-// write(2), sigaction(2), raise(3) and plain loads and stores.
+// write(2), sigaction(2), sigprocmask(2), raise(3) and plain loads and
+// stores. It runs with every signal blocked, like Go's handlers, since it
+// calls Go's handler on the same signal stack (see op2_crash_install).
 
 #define _GNU_SOURCE
 #include <errno.h>
@@ -122,7 +124,10 @@ static void op2_put_hex(struct op2_msg *m, uintptr_t v) {
 	}
 }
 
-static void op2_report(int sig, siginfo_t *info, int state) {
+// op2_report is kept out of op2_handler so that its message buffer is on
+// the signal stack only while a report is written: Go's handler, which
+// op2_handler calls, runs on the same stack below op2_handler's frame.
+static __attribute__((noinline)) void op2_report(int sig, siginfo_t *info, int state) {
 	struct op2_msg m;
 	m.n = 0;
 	op2_put(&m, "op2: fatal signal ");
@@ -183,8 +188,27 @@ static int op2_is_foreign(const struct sigaction *o) {
 // Our own disposition, as installed.
 static struct sigaction op2_ours[OP2_NSIGS];
 
+// op2_default sets sig's default action and raises it. The signal is
+// blocked while its handler runs: it is delivered, with the default
+// action, when the handler returns (and a fault recurs).
+static __attribute__((noinline)) void op2_default(int sig) {
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	raise(sig);
+}
+
 // op2_chain hands the signal to the handler that was there before. It
 // returns 1 when that handler was a function that returned.
+//
+// The handler runs with every signal blocked, as op2_handler does (see
+// op2_crash_install), and the mask is put back when it returns: LLVM's
+// handler, which PoCL installs, unblocks every signal on its way, and a
+// signal taken on top of op2_handler's frame would run Go's handler
+// nested inside Go's handler on the signal stack, which Go does not
+// support ("fatal: morestack on gsignal").
 static int op2_chain(int i, int sig, siginfo_t *info, void *ctx) {
 	struct sigaction *o = &op2_old[i];
 	if (o->sa_handler == SIG_IGN) {
@@ -195,21 +219,19 @@ static int op2_chain(int i, int sig, siginfo_t *info, void *ctx) {
 			return 0;
 		}
 	} else if (o->sa_handler != SIG_DFL) {
+		sigset_t mask;
+		int have = sigprocmask(SIG_SETMASK, NULL, &mask) == 0;
 		if (o->sa_flags & SA_SIGINFO) {
 			o->sa_sigaction(sig, info, ctx);
 		} else {
 			o->sa_handler(sig);
 		}
+		if (have) {
+			sigprocmask(SIG_SETMASK, &mask, NULL);
+		}
 		return 1;
 	}
-	struct sigaction dfl;
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	sigemptyset(&dfl.sa_mask);
-	sigaction(sig, &dfl, NULL);
-	// The signal is blocked while its handler runs: it is delivered, with
-	// the default action, when this handler returns (and a fault recurs).
-	raise(sig);
+	op2_default(sig);
 	return 0;
 }
 
@@ -265,10 +287,16 @@ int op2_crash_install(void) {
 		memset(&sa, 0, sizeof sa);
 		sa.sa_sigaction = op2_handler;
 		// SA_ONSTACK: Go threads run handlers on their signal stacks (see
-		// os/signal, "Go programs that use cgo or SWIG"). The mask is the
-		// one the chained handler asked for.
-		sa.sa_flags = SA_SIGINFO | SA_ONSTACK | (o->sa_flags & SA_RESTART);
-		sa.sa_mask = o->sa_mask;
+		// os/signal, "Go programs that use cgo or SWIG"). Every signal is
+		// blocked while the handler runs, whatever the handler found asked
+		// for (LLVM's, which PoCL installs, asks for none): op2_handler
+		// calls Go's handler, which Go installs with every signal blocked
+		// and which must not be interrupted by another signal on the same
+		// signal stack, where the nested Go handler would run Go code on
+		// the signal goroutine past its stack guard ("fatal: morestack on
+		// gsignal"). A chained handler gets at least the mask it asked for.
+		sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+		sigfillset(&sa.sa_mask);
 		op2_ours[i] = sa;
 		if (sigaction(op2_sigs[i], &sa, NULL) != 0) {
 			int err = errno;

@@ -2,9 +2,14 @@ package crash
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/goop2/op2/internal/crash/internal/sigprobe"
 )
 
 //go:noinline
@@ -106,5 +111,43 @@ func BenchmarkTrackerRepeatedLoop(b *testing.B) {
 	for b.Loop() {
 		tr.Begin("k", "edges", "openmp", false)
 		tr.End()
+	}
+}
+
+// maskChildEnv makes TestChainedHandlerBlocksSignals's child process.
+const maskChildEnv = "OP2_CRASH_MASK_CHILD"
+
+// TestChainedHandlerBlocksSignals: the handler found below this one
+// (here a probe standing where LLVM's stands, asking for no signal to be
+// blocked) runs with every signal blocked, as Go's own handler needs
+// when this one calls it: a signal taken while Go's handler adjusts the
+// signal goroutine's stack ran a nested Go handler against half-updated
+// stack bounds, "fatal: morestack on gsignal".
+func TestChainedHandlerBlocksSignals(t *testing.T) {
+	if os.Getenv(maskChildEnv) != "" {
+		if err := sigprobe.Install(syscall.SIGSEGV); err != nil {
+			t.Fatal(err)
+		}
+		if err := Install(); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // the first call and one after this handler checked it stays on top
+			sigprobe.Send(syscall.SIGSEGV)
+		}
+		if sigprobe.Calls() != 2 {
+			t.Fatalf("the probe ran %d times, want 2", sigprobe.Calls())
+		}
+		for _, sig := range []syscall.Signal{syscall.SIGURG, syscall.SIGPROF, syscall.SIGCHLD, syscall.SIGUSR1, syscall.SIGWINCH, syscall.SIGSEGV} {
+			if !sigprobe.Blocked(sig) {
+				t.Errorf("the chained handler ran with %v unblocked", sig)
+			}
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChainedHandlerBlocksSignals$", "-test.v")
+	cmd.Env = append(os.Environ(), maskChildEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS") {
+		t.Fatalf("child: %v\n%s", err, out)
 	}
 }

@@ -232,6 +232,9 @@ func TestMETIS(t *testing.T) {
 	if cut != 4 {
 		t.Errorf("cut %d, want 4 (parts %v)", cut, part)
 	}
+	if ec := EdgeCut(&m.Maps[0], 16, part); ec != cut {
+		t.Errorf("EdgeCut of METIS's partition %d, METIS reports %d", ec, cut)
+	}
 	owner := [][]int32{part, nil}
 	Spread(m, owner, 2)
 	locals, err := Layout(m, owner, 2)
@@ -239,6 +242,31 @@ func TestMETIS(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkLayout(t, m, owner, locals)
+}
+
+// TestEdgeCut: the adjacent pairs (through a row of the map) on different
+// ranks, each once however many rows hold it.
+func TestEdgeCut(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		arity int
+		table []int32
+		owner []int32
+		want  int
+	}{
+		{"one edge across", 2, []int32{0, 1}, []int32{0, 1}, 1},
+		{"one edge within", 2, []int32{0, 1}, []int32{1, 1}, 0},
+		{"the same pair twice", 2, []int32{0, 1, 1, 0}, []int32{0, 1}, 1},
+		{"a quad over two ranks", 4, []int32{0, 1, 2, 3}, []int32{0, 0, 1, 1}, 4},
+		{"a quad on four ranks", 4, []int32{0, 1, 2, 3}, []int32{0, 1, 2, 3}, 6},
+		{"a repeated entry", 2, []int32{2, 2, 0, 2}, []int32{0, 0, 1}, 1},
+		{"arity 1: no graph", 1, []int32{0, 1, 2}, []int32{0, 1, 2}, 0},
+		{"a path over three ranks", 2, []int32{0, 1, 1, 2, 2, 3, 3, 4}, []int32{0, 0, 1, 2, 2}, 2},
+	} {
+		if got := EdgeCut(&Map{Arity: c.arity, Table: c.table}, len(c.owner), c.owner); got != c.want {
+			t.Errorf("%s: EdgeCut = %d, want %d", c.name, got, c.want)
+		}
+	}
 }
 
 func TestValidateNamesTheEntry(t *testing.T) {

@@ -197,6 +197,28 @@ func Cut(m *Mesh, owner [][]int32) int {
 	return cut
 }
 
+// EdgeCut is the edge cut of a partition on the graph Adjacency builds for
+// map mp (the n elements of its target set, two adjacent when one row of
+// mp holds both): the adjacent pairs whose elements owner puts on
+// different ranks, each pair counted once. On the graph METIS partitions
+// it is the edge cut METIS reports; computed for any owners, it compares
+// partitioners on the same graph.
+func EdgeCut(mp *Map, n int, owner []int32) int {
+	if mp.Arity < 2 {
+		return 0
+	}
+	xadj, adj := Adjacency(mp, n)
+	cut := 0
+	for a := 0; a < n; a++ {
+		for _, b := range adj[xadj[a]:xadj[a+1]] {
+			if int(b) > a && owner[a] != owner[b] {
+				cut++
+			}
+		}
+	}
+	return cut
+}
+
 // Partitioning says how Owners chooses the owners of a mesh's elements.
 type Partitioning struct {
 	// Kind is "block", "rcb", "metis" or "owners" (given).

@@ -434,6 +434,8 @@ func NoteRebuild() { stats.rebuilds.Add(1) }
 // temporary file is removed on every error path.
 func (c *Compiler) compile(src string, symbols, extra []string, name, srcPath, bind string) (*Library, error) {
 	d := c.Cache
+	// Remove what compiles killed midway (in any process) left behind.
+	d.Sweep()
 	if err := d.WriteFile(name[:len(name)-len(".so")]+".c", []byte(src)); err != nil {
 		return nil, fmt.Errorf("writing generated source: %w", err)
 	}
