@@ -61,7 +61,7 @@ func (m *Map) ArgIdx(idx int) Arg {
 // are cached as usual); switching between them costs no recompilation
 // after the first time each runs.
 func Opt(on bool, a Arg) Arg {
-	a.off = !on
+	a.off, a.opt = !on, true
 	return a
 }
 

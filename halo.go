@@ -24,7 +24,7 @@ import (
 // owned element runs on its owner (owner-compute over the exec halo).
 //
 // Every rank takes every decision that involves another rank alike: before
-// each loop the ranks agree (agree) on the loop they run, on its optional
+// a loop the ranks agree (agree) on the loop they run, on its optional
 // arguments and on the Dats to exchange, which depend on what a rank did
 // alone (Data, DataWO, Zero, CopyTo); the decisions themselves depend only
 // on the loop's arguments, never on a rank's own part of the mesh; a
@@ -93,12 +93,36 @@ func readsHalo(a *core.Arg, runsExec bool) bool {
 	return a.Map != nil || runsExec
 }
 
-// agree runs before every loop, on every rank: the ranks check that they
-// run the same loop with the same optional arguments enabled, and agree
-// on the Dats whose halos it exchanges: those whose halos it reads which
-// are out of date, or which some rank changed on the host since their last
-// exchange. One small MPI_Allreduce per loop.
+// agree runs before every loop, on every rank, and decides the Dats whose
+// halos the loop exchanges: those whose halos it reads which are out of
+// date, or which some rank changed on the host since their last exchange.
+// When the loop reads a halo not known to be out of date, or has optional
+// arguments, the ranks decide together with one small MPI_Allreduce, in
+// which they also check that they run the same loop with the same
+// optional arguments enabled; otherwise the decision is every rank's
+// alike without it.
 func (h *haloExchange) agree(l *core.Loop) error {
+	// Without optional arguments (whose flags the ranks must compare),
+	// a loop whose halo reads are all of stale Dats exchanges exactly
+	// those, as every rank knows: no agreement is needed.
+	runsExec := l.NeedsColouring()
+	need := false
+	for k := range l.Args {
+		a := &l.Args[k]
+		if a.Optional || (readsHalo(a, runsExec) && a.Data.Set.Halo != nil && !a.Data.HaloStale) {
+			need = true
+			break
+		}
+	}
+	if !need {
+		h.exchange = h.exchange[:0]
+		for k := range l.Args {
+			if a := &l.Args[k]; readsHalo(a, runsExec) && a.Data.Set.Halo != nil {
+				h.addExchange(l, k)
+			}
+		}
+		return nil
+	}
 	// The first message has the same size on every rank, whatever loop
 	// each is at; arguments past maxAgreeInline follow once the ranks
 	// know they run the same loop.
@@ -112,7 +136,6 @@ func (h *haloExchange) agree(l *core.Loop) error {
 	hash := loopHash(l)
 	binary.LittleEndian.PutUint64(f, hash)
 	binary.LittleEndian.PutUint64(f[8:], ^hash)
-	runsExec := l.NeedsColouring()
 	for k := range l.Args {
 		a := &l.Args[k]
 		var v byte
@@ -148,21 +171,26 @@ func (h *haloExchange) agree(l *core.Loop) error {
 		if v&argOff != 0 && v&argShared != 0 {
 			return fmt.Errorf("%s: optional argument %d (op2.Opt) is enabled on some ranks and disabled on others; it moves data between ranks, so every rank must pass the same flag", l.Name(), k)
 		}
-		if v&argExchange == 0 {
-			continue
-		}
-		b := k
-		for j := range k {
-			if l.Args[j].Data == l.Args[k].Data && l.Args[j].Kind != core.ArgGlobal {
-				b = j
-				break
-			}
-		}
-		if !slices.Contains(h.exchange, b) {
-			h.exchange = append(h.exchange, b)
+		if v&argExchange != 0 {
+			h.addExchange(l, k)
 		}
 	}
 	return nil
+}
+
+// addExchange adds the Dat of argument k to the current call's exchanges,
+// as its first argument (the one the executor's signature names).
+func (h *haloExchange) addExchange(l *core.Loop, k int) {
+	b := k
+	for j := range k {
+		if l.Args[j].Data == l.Args[k].Data && l.Args[j].Kind != core.ArgGlobal {
+			b = j
+			break
+		}
+	}
+	if !slices.Contains(h.exchange, b) {
+		h.exchange = append(h.exchange, b)
+	}
 }
 
 // loopHash identifies a loop across ranks: its kernel's and set's names

@@ -94,6 +94,7 @@ type Arg struct {
 	a    core.Arg
 	role argRole // what supplies the data (index arguments)
 	off  bool    // a disabled optional argument (Opt)
+	opt  bool    // made by Opt, enabled or not
 }
 
 // MaxReductionDim is the largest dim of a Global used for a reduction
@@ -245,9 +246,11 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 				t = args[i].a.Data.Type
 			}
 			l.Args = append(l.Args, core.OffArg(t))
+			l.Args[len(l.Args)-1].Optional = true
 			continue
 		}
 		l.Args = append(l.Args, args[i].resolve(set))
+		l.Args[len(l.Args)-1].Optional = args[i].opt
 	}
 	consts := k.usedConsts(r.consts)
 	for _, c := range consts {

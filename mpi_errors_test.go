@@ -111,12 +111,13 @@ func TestMPIErrors(t *testing.T) {
 				nodes, m := declareRing(t, 8)
 				must(op2.Partition(op2.BlockPartitioner()))
 				d := must(op2.NewDat[float64](nodes, 1, nil, "d"))
+				s := must(op2.NewDat[float64](m.From(), 1, nil, "s"))
 				if op2.Rank() == 0 {
-					return op2.ParLoop(op2.NewKernel("void one(double *d) { *d = 1; }", "one"), nodes, d.Arg(op2.Write))
+					return op2.ParLoop(op2.NewKernel("void one(const double *d) { }", "one"), m.From(), d.ArgMap(op2.Read, m, 0))
 				}
-				return op2.ParLoop(op2.NewKernel("void two(const double *d) { }", "two"), m.From(), d.ArgMap(op2.Read, m, 0))
+				return op2.ParLoop(op2.NewKernel("void two(const double *d, double *s) { *s = *d; }", "two"), m.From(), d.ArgMap(op2.Read, m, 1), s.Arg(op2.Write))
 			},
-			want: []string{"the ranks are at different loops", `rank 0: loop "one" over set "nodes" with 1 arguments`, `rank 1: loop "two" over set "edges" with 1 arguments`},
+			want: []string{"the ranks are at different loops", `rank 0: loop "one" over set "edges" with 1 arguments`, `rank 1: loop "two" over set "edges" with 2 arguments`},
 		},
 		{
 			name: "optional-argument-differs",

@@ -248,6 +248,10 @@ type Arg struct {
 	// of one value (OffData) that no generated code touches, so that no
 	// other part of the run time needs a case of its own for it.
 	Off bool
+	// Optional marks an argument made by op2.Opt, enabled or not: the
+	// same on every rank whatever each rank's flag (distributed runs
+	// check that the flags agree).
+	Optional bool
 	// Index marks an index argument (op2.ArgIdx, Map.ArgIdx): a READ of
 	// its set's index data (Set.Index). Generated code gives the kernel
 	// a private copy of the value, so that a kernel writing through its
