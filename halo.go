@@ -31,9 +31,8 @@ import (
 // message's tag is the argument's position.
 type haloExchange struct {
 	w *mpi.World
-	// The agreement buffer, its outcome (the arguments whose Dats the
-	// current call exchanges, taken by Begin) and the loop names
-	// gathered when the ranks disagree.
+	// The agreement buffer and its outcome: the arguments whose Dats the
+	// current call exchanges, taken by Begin.
 	flags    []byte
 	exchange []int
 	pending  []*datHalo
@@ -82,12 +81,13 @@ const (
 	maxAgreeInline = 112       // arguments agreed in the first message
 )
 
-// readsHalo reports whether argument a of l reads its Dat's halo: READ or
-// RW through a map, or directly while the loop computes the exec halo
-// (runsExec: it modifies data through a map). It depends on the loop's
-// arguments only, never on this rank's part of the mesh.
+// readsHalo reports whether argument a of l reads the halo of a Dat on a
+// partitioned set: READ or RW through a map, or directly while the loop
+// computes the exec halo (runsExec: it modifies data through a map). It
+// depends on the loop's arguments only, never on this rank's part of the
+// mesh.
 func readsHalo(a *core.Arg, runsExec bool) bool {
-	if a.Kind == core.ArgGlobal || a.Off || (a.Access != core.Read && a.Access != core.RW) {
+	if a.Kind == core.ArgGlobal || a.Off || (a.Access != core.Read && a.Access != core.RW) || a.Data.Set.Halo == nil {
 		return false
 	}
 	return a.Map != nil || runsExec
@@ -109,7 +109,7 @@ func (h *haloExchange) agree(l *core.Loop) error {
 	need := false
 	for k := range l.Args {
 		a := &l.Args[k]
-		if a.Optional || (readsHalo(a, runsExec) && a.Data.Set.Halo != nil && !a.Data.HaloStale) {
+		if a.Optional || (readsHalo(a, runsExec) && !a.Data.HaloStale) {
 			need = true
 			break
 		}
@@ -117,7 +117,7 @@ func (h *haloExchange) agree(l *core.Loop) error {
 	if !need {
 		h.exchange = h.exchange[:0]
 		for k := range l.Args {
-			if a := &l.Args[k]; readsHalo(a, runsExec) && a.Data.Set.Halo != nil {
+			if readsHalo(&l.Args[k], runsExec) {
 				h.addExchange(l, k)
 			}
 		}
@@ -217,21 +217,10 @@ func loopHash(l *core.Loop) uint64 {
 // disagree is the error every rank returns when the ranks reached
 // different loops: every rank detects it (a bit of the hash on which two
 // ranks differ is set in the OR of the hashes or of their complements), so
-// each can say which loop every rank is at.
+// each can take part in agreeStep, which names every rank's loop.
 func (h *haloExchange) disagree(l *core.Loop) error {
-	const width = 200
-	mine := make([]byte, width)
-	copy(mine, fmt.Sprintf("%s with %d arguments", l.Name(), len(l.Args)))
-	all := make([]byte, width*h.w.Size())
-	if err := h.w.Allgather(mine, all); err != nil {
-		return fmt.Errorf("%s: the ranks are at different loops: %w", l.Name(), err)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s (rank %d of %d): the ranks are at different loops; every rank must run the same loops in the same order:", l.Name(), h.w.Rank(), h.w.Size())
-	for r := range h.w.Size() {
-		fmt.Fprintf(&b, "\n  rank %d: %s", r, strings.TrimRight(string(all[r*width:(r+1)*width]), "\x00"))
-	}
-	return errors.New(b.String())
+	err := agreeStep(h.w, fmt.Sprintf("%s with %d arguments", l.Name(), len(l.Args)), nil)
+	return fmt.Errorf("%s (rank %d of %d): the ranks are at different loops; every rank must run the same loops in the same order: %w", l.Name(), h.w.Rank(), h.w.Size(), err)
 }
 
 // Begin starts the exchanges agree decided on and sets the other ranks'
