@@ -275,6 +275,21 @@ type PartitionInfo struct {
 	// for the other partitioners, and when METIS did not run: fewer
 	// elements than ranks).
 	MetisCut int
+	// Phases are the steps of Partition on this rank, in order, with
+	// their time and the process's peak memory after each: "partition"
+	// (choosing the owners), "migrate" (moving elements to their owners
+	// and halos) and "layout" (sections, local maps, exchange lists).
+	// Empty without MPI or on one rank.
+	Phases []PartitionPhase
+}
+
+// PartitionPhase is one step of Partition on this rank.
+type PartitionPhase struct {
+	Name    string
+	Seconds float64
+	// MaxRSS is the process's peak resident memory in bytes when the
+	// step ended (getrusage; 0 where the system does not report it).
+	MaxRSS int64
 }
 
 // MapEdgeCut is the edge cut of a partition on one map's graph (see

@@ -1,0 +1,24 @@
+package rss
+
+import (
+	"runtime"
+	"testing"
+)
+
+func TestPeakGrows(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("peak memory is reported on Linux only")
+	}
+	before := Peak()
+	if before <= 0 {
+		t.Fatalf("Peak() = %d before allocating", before)
+	}
+	b := make([]byte, 64<<20)
+	for i := range b {
+		b[i] = 1
+	}
+	if after := Peak(); after < before+32<<20 {
+		t.Errorf("Peak() = %d after touching 64 MiB, %d before", after, before)
+	}
+	runtime.KeepAlive(b)
+}
