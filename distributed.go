@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -336,9 +335,12 @@ func (p *PartitionInfo) String() string {
 // others sets of size 0), with maps holding indices in the global
 // numbering: the blocks of each set concatenated in rank order. Partition
 // is collective: every rank calls it, with the same partitioner. It
-// gathers the mesh on rank 0, chooses an owner for every element, and
-// gives each rank its elements in the order core | owned | exec halo |
-// non-exec halo, with maps renumbered and Dat values moved. Afterwards
+// chooses an owner for every element where the element is declared,
+// moves each element to its owner and to the ranks whose halo it is in,
+// and each rank lays out its elements in the order core | owned | exec
+// halo | non-exec halo, with maps renumbered and Dat values moved: no
+// rank holds more than its declared block, its part and its halo (METIS,
+// being sequential, gathers its map's graph on rank 0). Afterwards
 // Set.Size and Dat.Data cover the rank's owned elements, Set.GlobalSize
 // the whole set, and Dat.Gather collects values in the declared global
 // numbering. Without MPI, or on one rank, it changes nothing.
@@ -371,47 +373,30 @@ func Partition(p Partitioner) (*PartitionInfo, error) {
 	return info, nil
 }
 
-// declaration is one rank's block of the mesh, as sent to rank 0.
-type declaration struct {
-	Shape  string // names, arities and dims: must agree on every rank
-	Sizes  []int
-	Maps   [][]int32
-	Dats   [][]byte
-	Coords int // index of the coordinates dat, -1 if none
-	Metis  int // index of the METIS map, -1 if none
-	Kind   string
-}
-
-// layout is what rank 0 sends each rank back.
-type layout struct {
-	Err         string
-	Local       dist.Local
-	Dats        [][]byte
-	GlobalSizes []int
-	Cut, Metis  int
-	EdgeCuts    []int // per map (dist.EdgeCut)
-}
-
 func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
-	var d declaration
-	d.Kind, d.Coords, d.Metis = p.kind, -1, -1
+	// The ranks' declarations must agree: the same sets, maps and dats
+	// in the same order, and the same partitioner.
 	var shape strings.Builder
+	fmt.Fprintf(&shape, "partitioner %s\n", p.kind)
 	index := map[*core.Set]int{}
+	blk := &dist.BlockMesh{}
 	for i, s := range distState.sets {
 		index[&s.c] = i
 		fmt.Fprintf(&shape, "set %q\n", s.c.Name)
-		d.Sizes = append(d.Sizes, s.c.Owned)
+		blk.Sets = append(blk.Sets, dist.Set{Name: s.c.Name, Size: s.c.Owned})
 	}
+	part := dist.Partitioning{Kind: p.kind, Map: -1}
 	for i, m := range distState.maps {
 		fmt.Fprintf(&shape, "map %q %d->%d arity %d\n", m.c.Name, index[m.c.From], index[m.c.To], m.c.Arity)
-		d.Maps = append(d.Maps, m.c.Table)
+		blk.Maps = append(blk.Maps, dist.Map{Name: m.c.Name, From: index[m.c.From], To: index[m.c.To], Arity: m.c.Arity, Table: m.c.Table[:min(len(m.c.Table), m.c.From.Owned*m.c.Arity)]})
 		if m == p.m {
-			d.Metis = i
+			part.Map = i
 		}
 	}
 	// A rank's own failure is shared before the ranks meet, so that no
 	// rank waits for one that has given up.
 	var failed error
+	coords := -1
 	for i, dd := range distState.dats {
 		s := dd.storage()
 		fmt.Fprintf(&shape, "dat %q on %d %s dim %d\n", s.Name, index[s.Set], s.Type, s.Dim)
@@ -419,194 +404,101 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 			failed = cmp.Or(failed, err)
 			continue
 		}
-		d.Dats = append(d.Dats, unsafe.Slice((*byte)(s.Host), s.Bytes()))
+		elem := s.Dim * s.Type.Size()
+		blk.Dats = append(blk.Dats, dist.BlockDat{Name: s.Name, Set: index[s.Set], Elem: elem,
+			Values: unsafe.Slice((*byte)(s.Host), s.Set.Owned*elem)})
 		if p.coords != nil && dd.storage() == p.coords.storage() {
-			d.Coords = i
+			coords = i
 		}
 	}
-	d.Shape = shape.String()
+	var what string
 	switch {
 	case failed != nil:
 	case p.kind == "":
 		failed = errors.New("no partitioner (use BlockPartitioner, RCBPartitioner, METISPartitioner or OwnerPartitioner)")
-	case p.kind == "rcb" && d.Coords < 0:
+	case p.kind == "rcb" && coords < 0:
 		failed = errors.New("RCBPartitioner: the coordinates dat was not declared before Partition")
-	case p.kind == "owners" && d.Coords < 0:
+	case p.kind == "owners" && coords < 0:
 		failed = errors.New("OwnerPartitioner: the owners dat was not declared before Partition")
 	case p.kind == "owners" && p.coords.storage().Dim != 1:
 		failed = fmt.Errorf("OwnerPartitioner: dat %q has dim %d; it needs one owner rank per element (dim 1)", p.coords.storage().Name, p.coords.storage().Dim)
-	case p.kind == "metis" && d.Metis < 0:
+	case p.kind == "metis" && part.Map < 0:
 		failed = errors.New("METISPartitioner: the map was not declared before Partition")
+	case p.kind == "rcb":
+		dd := distState.dats[coords].storage()
+		b := blk.Dats[coords].Values
+		part.Coords = unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
+		part.CoordDim, part.CoordSet = dd.Dim, index[dd.Set]
+		what = fmt.Sprintf("RCBPartitioner on dat %q", dd.Name)
+	case p.kind == "metis":
+		what = fmt.Sprintf("METISPartitioner on map %q", blk.Maps[part.Map].Name)
+	case p.kind == "owners":
+		dd := distState.dats[coords].storage()
+		b := blk.Dats[coords].Values
+		part.Owner = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+		part.OwnerSet = index[dd.Set]
+		what = fmt.Sprintf("OwnerPartitioner on dat %q", dd.Name)
 	}
 	if err := agreeStep(w, "Partition", failed); err != nil {
 		return err
 	}
-	send := make([][]byte, w.Size())
-	send[0] = encodeDeclaration(&d)
-	got, err := w.Alltoallv(send)
-	if err != nil {
+	if err := sameDeclarations(w, shape.String()); err != nil {
 		return err
 	}
-	send = make([][]byte, w.Size())
-	if w.Rank() == 0 {
-		layouts, err := lay(got, w.Size())
-		for r := range send {
-			var l layout
-			if err != nil {
-				l = layout{Err: err.Error()}
-			} else {
-				l = layouts[r]
-			}
-			send[r] = encodeLayout(&l)
+	res, err := dist.PartitionBlocks(w, blk, part)
+	if err != nil {
+		if what != "" {
+			err = fmt.Errorf("%s: %w", what, err)
 		}
-	}
-	got, err = w.Alltoallv(send)
-	if err != nil {
 		return err
 	}
-	lp, err := decodeLayout(got[0])
-	if err != nil {
-		return fmt.Errorf("decoding the layout from rank 0: %w", err)
-	}
-	l := *lp
-	if l.Err != "" {
-		return errors.New(l.Err)
-	}
-	info.Cut, info.MetisCut = l.Cut, l.Metis
+	info.Cut, info.MetisCut = res.Cut, res.MetisCut
 	for i, m := range distState.maps {
-		if m.c.Arity >= 2 && i < len(l.EdgeCuts) {
-			info.EdgeCuts = append(info.EdgeCuts, MapEdgeCut{Map: m.c.Name, EdgeCut: l.EdgeCuts[i]})
+		if m.c.Arity >= 2 {
+			info.EdgeCuts = append(info.EdgeCuts, MapEdgeCut{Map: m.c.Name, EdgeCut: res.EdgeCuts[i]})
 		}
 	}
+	for _, ph := range res.Phases {
+		info.Phases = append(info.Phases, PartitionPhase{Name: ph.Name, Seconds: ph.Seconds, MaxRSS: ph.MaxRSS})
+	}
+	l := &res.Local
 	for i, s := range distState.sets {
-		ls := &l.Local.Sets[i]
+		ls := &l.Sets[i]
 		s.c.Core, s.c.Owned, s.c.Exec, s.c.Total = ls.Core, ls.Owned, ls.Exec, ls.Total
-		s.c.Halo = &setHalo{global: ls.Global, neighbours: ls.Neighbours, globalSize: l.GlobalSizes[i]}
+		s.c.Halo = &setHalo{global: ls.Global, neighbours: ls.Neighbours, globalSize: res.GlobalSizes[i]}
 		if s.c.Index != nil {
 			fillIndex(&s.c) // the elements' global numbers in the new layout
 		}
 	}
 	for i, m := range distState.maps {
-		tab := pinned[int32](m, len(l.Local.Maps[i]))
-		copy(tab, l.Local.Maps[i])
+		tab := pinned[int32](m, len(l.Maps[i]))
+		copy(tab, l.Maps[i])
 		m.c.Table = tab
 	}
 	for i, dd := range distState.dats {
-		dd.replace(l.Dats[i])
+		dd.replace(res.Dats[i])
 	}
 	return nil
 }
 
-// lay runs on rank 0: it builds the whole mesh from the ranks'
-// declarations, partitions it and lays it out.
-func lay(decls [][]byte, ranks int) ([]layout, error) {
-	ds := make([]declaration, ranks)
-	for r := range ds {
-		d, err := decodeDeclaration(decls[r])
-		if err != nil {
-			return nil, fmt.Errorf("decoding rank %d's declarations: %w", r, err)
-		}
-		ds[r] = *d
-		if ds[r].Shape != ds[0].Shape {
-			return nil, fmt.Errorf("rank %d declared a different mesh from rank 0 (every rank must declare the same sets, maps and dats in the same order):\nrank 0:\n%srank %d:\n%s", r, ds[0].Shape, r, ds[r].Shape)
-		}
-		if ds[r].Kind != ds[0].Kind {
-			return nil, fmt.Errorf("rank %d chose partitioner %q, rank 0 %q", r, ds[r].Kind, ds[0].Kind)
-		}
+// sameDeclarations checks that every rank declared the same mesh shape
+// (sets, maps, dats, partitioner) as rank 0, giving every rank the same
+// error otherwise.
+func sameDeclarations(w *mpi.World, shape string) error {
+	send := make([][]byte, w.Size())
+	for r := range send {
+		send[r] = []byte(shape)
 	}
-	m := &dist.Mesh{}
-	offsets := make([][]int, len(distState.sets)) // per set, per rank: first global index
-	for i, s := range distState.sets {
-		offsets[i] = make([]int, ranks+1)
-		for r := range ds {
-			offsets[i][r+1] = offsets[i][r] + ds[r].Sizes[i]
-		}
-		m.Sets = append(m.Sets, dist.Set{Name: s.c.Name, Size: offsets[i][ranks]})
-	}
-	index := map[*core.Set]int{}
-	for i, s := range distState.sets {
-		index[&s.c] = i
-	}
-	for i, mp := range distState.maps {
-		var tab []int32
-		for r := range ds {
-			tab = append(tab, ds[r].Maps[i]...)
-		}
-		m.Maps = append(m.Maps, dist.Map{Name: mp.c.Name, From: index[mp.c.From], To: index[mp.c.To], Arity: mp.c.Arity, Table: tab})
-	}
-	if err := m.Validate(); err != nil {
-		return nil, err
-	}
-	part := dist.Partitioning{Kind: ds[0].Kind}
-	var what string
-	switch d := ds[0]; d.Kind {
-	case "rcb":
-		dd := distState.dats[d.Coords].storage()
-		for r := range ds {
-			b := ds[r].Dats[d.Coords]
-			for k := 0; k+8 <= len(b); k += 8 {
-				part.Coords = append(part.Coords, math.Float64frombits(binary.LittleEndian.Uint64(b[k:])))
-			}
-		}
-		part.CoordDim, part.CoordSet = dd.Dim, index[dd.Set]
-		what = fmt.Sprintf("RCBPartitioner on dat %q", dd.Name)
-	case "metis":
-		part.Map = d.Metis
-		what = fmt.Sprintf("METISPartitioner on map %q", m.Maps[d.Metis].Name)
-	case "owners":
-		dd := distState.dats[d.Coords].storage()
-		part.OwnerSet = index[dd.Set]
-		for r := range ds {
-			b := ds[r].Dats[d.Coords]
-			for k := 0; k+4 <= len(b); k += 4 {
-				part.Owner = append(part.Owner, int32(binary.LittleEndian.Uint32(b[k:])))
-			}
-		}
-		what = fmt.Sprintf("OwnerPartitioner on dat %q", dd.Name)
-	}
-	owner, metisCut, err := dist.Owners(m, part, ranks)
+	got, err := w.Alltoallv(send)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return err
 	}
-	locals, err := dist.Layout(m, owner, ranks)
-	if err != nil {
-		return nil, err
-	}
-	cut := dist.Cut(m, owner)
-	edgeCuts := make([]int, len(m.Maps))
-	for i := range m.Maps {
-		mp := &m.Maps[i]
-		edgeCuts[i] = dist.EdgeCut(mp, m.Sets[mp.To].Size, owner[mp.To])
-	}
-	sizes := make([]int, len(m.Sets))
-	for i := range sizes {
-		sizes[i] = m.Sets[i].Size
-	}
-	out := make([]layout, ranks)
-	for r := range out {
-		out[r] = layout{Local: locals[r], GlobalSizes: sizes, Cut: cut, Metis: metisCut, EdgeCuts: edgeCuts}
-	}
-	for di, dd := range distState.dats {
-		s := dd.storage()
-		si := index[s.Set]
-		elem := s.Dim * s.Type.Size()
-		all := make([]byte, 0, m.Sets[si].Size*elem)
-		for q := range ds {
-			b := ds[q].Dats[di]
-			if len(b) < ds[q].Sizes[si]*elem {
-				b = make([]byte, ds[q].Sizes[si]*elem)
-			}
-			all = append(all, b[:ds[q].Sizes[si]*elem]...)
-		}
-		for r := range out {
-			vals := make([]byte, len(locals[r].Sets[si].Global)*elem)
-			for i, g := range locals[r].Sets[si].Global {
-				copy(vals[i*elem:(i+1)*elem], all[int(g)*elem:(int(g)+1)*elem])
-			}
-			out[r].Dats = append(out[r].Dats, vals)
+	for r, b := range got {
+		if string(b) != string(got[0]) {
+			return fmt.Errorf("rank %d declared a different mesh from rank 0 (every rank must declare the same sets, maps and dats in the same order, and choose the same partitioner):\nrank 0:\n%srank %d:\n%s", r, got[0], r, b)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // setHalo is a partitioned set's exchange lists and numbering.

@@ -5,10 +5,15 @@
 // exec halo | non-exec halo, maps renumbered to local indices, and the
 // lists of elements each pair of ranks exchange.
 //
-// It works on the whole mesh in its original (global) numbering, as rank 0
-// holds it after gathering the ranks' declarations: the layout is computed
-// in one place and sent to the ranks. Memory on rank 0 grows with the whole
-// mesh, which suits meshes up to tens of millions of elements.
+// Two forms compute the same layout. PartitionBlocks is what op2.Partition
+// runs: every rank starts from its block of the declared mesh and talks to
+// the others through a Comm (MPI, or simulated ranks in tests); owners are
+// chosen and spread where elements are declared, elements migrate to their
+// owners and halos in all-to-all exchanges, and each rank builds its own
+// sections and exchange lists, so that no rank holds more than its block,
+// its part and its halo. Owners and Layout work on a whole mesh in one
+// process: the reference the distributed form is tested against, and what
+// cmd/op2halo models many ranks with.
 package dist
 
 import (

@@ -12,7 +12,7 @@ import (
 func randomMesh(rng *rand.Rand, nodes int) (*Mesh, []float64) {
 	edges, cells := 2*nodes, nodes
 	m := &Mesh{Sets: []Set{{"nodes", nodes}, {"edges", edges}, {"cells", cells}, {"lonely", 7}}}
-	near := func(base int) int32 { return int32((base + rng.IntN(9) - 4 + nodes) % nodes) }
+	near := func(base int) int32 { return int32(((base+rng.IntN(9)-4)%nodes + nodes) % nodes) }
 	pe := make([]int32, 2*edges)
 	for e := 0; e < edges; e++ {
 		pe[2*e], pe[2*e+1] = near(e/2), near(e/2)

@@ -221,7 +221,7 @@ func EdgeCut(mp *Map, n int, owner []int32) int {
 
 // Partitioning says how Owners chooses the owners of a mesh's elements.
 type Partitioning struct {
-	// Kind is "block", "rcb", "metis" or "owners" (given).
+	// Kind is "block", "rcb", "metis", "graph" or "owners" (given).
 	Kind string
 	// For "rcb": the coordinates (CoordDim values per element) of the
 	// elements of set CoordSet.
@@ -234,6 +234,11 @@ type Partitioning struct {
 	// For "owners": the owner rank of each element of set OwnerSet.
 	Owner    []int32
 	OwnerSet int
+	// For "graph" (PartitionBlocks only): the partitioner of the
+	// distributed graph of map Map's target set, such as PT-Scotch's.
+	// Each rank passes its block's vertices in compressed row form,
+	// neighbours by global number, and gets their parts.
+	Graph func(xadj []int64, adj []int32, parts int) ([]int32, error)
 }
 
 // Owners chooses the owner rank of every element of every set of m: block

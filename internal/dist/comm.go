@@ -1,0 +1,161 @@
+package dist
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"unsafe"
+)
+
+// Comm is what the distributed algorithms of this package need from MPI:
+// the rank, the number of ranks and a personalised all-to-all exchange.
+// Every rank calls the same operations in the same order. An *mpi.World
+// is a Comm; tests use simulated ranks.
+type Comm interface {
+	Rank() int
+	Size() int
+	// Alltoallv sends send[q] to rank q and returns what each rank
+	// sent this one, indexed by sender.
+	Alltoallv(send [][]byte) ([][]byte, error)
+}
+
+// allgather sends b to every rank and returns every rank's b.
+func allgather(c Comm, b []byte) ([][]byte, error) {
+	send := make([][]byte, c.Size())
+	for q := range send {
+		send[q] = b
+	}
+	return c.Alltoallv(send)
+}
+
+// sumInt64 returns the element-wise sums of v over the ranks.
+func sumInt64(c Comm, v []int64) ([]int64, error) {
+	got, err := allgather(c, int64Bytes(v))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(v))
+	for _, b := range got {
+		for i, x := range bytesInt64(b) {
+			if i < len(out) {
+				out[i] += x
+			}
+		}
+	}
+	return out, nil
+}
+
+// minMax returns the element-wise minimum of lo and maximum of hi over
+// the ranks.
+func minMax(c Comm, lo, hi []float64) ([]float64, []float64, error) {
+	b := make([]byte, 0, 8*(len(lo)+len(hi)))
+	for _, x := range append(append([]float64(nil), lo...), hi...) {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	got, err := allgather(c, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	outLo, outHi := make([]float64, len(lo)), make([]float64, len(hi))
+	for i := range outLo {
+		outLo[i] = math.Inf(1)
+	}
+	for i := range outHi {
+		outHi[i] = math.Inf(-1)
+	}
+	for _, g := range got {
+		for i := range outLo {
+			outLo[i] = min(outLo[i], math.Float64frombits(binary.LittleEndian.Uint64(g[8*i:])))
+		}
+		for i := range outHi {
+			outHi[i] = max(outHi[i], math.Float64frombits(binary.LittleEndian.Uint64(g[8*(len(lo)+i):])))
+		}
+	}
+	return outLo, outHi, nil
+}
+
+// agree shares each rank's error (nil: none) with every rank, so that all
+// of them fail together: it returns an error naming each failing rank, or
+// nil when none failed.
+func agree(c Comm, err error) error {
+	var mine []byte
+	if err != nil {
+		mine = []byte(err.Error())
+		if len(mine) == 0 {
+			mine = []byte("failed")
+		}
+	}
+	got, cerr := allgather(c, mine)
+	if cerr != nil {
+		return cerr
+	}
+	var failed []string
+	for r, b := range got {
+		if len(b) > 0 {
+			failed = append(failed, fmt.Sprintf("rank %d: %s", r, b))
+		}
+	}
+	switch len(failed) {
+	case 0:
+		return nil
+	case 1:
+		return errors.New(failed[0])
+	}
+	return fmt.Errorf("%d ranks failed:\n  %s", len(failed), strings.Join(failed, "\n  "))
+}
+
+// int32Bytes views v as bytes (the machine's byte order; every rank of a
+// job runs on the same kind of machine).
+func int32Bytes(v []int32) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
+}
+
+// bytesInt32 copies b into a new []int32.
+func bytesInt32(b []byte) []int32 {
+	v := make([]int32, len(b)/4)
+	copy(int32Bytes(v), b)
+	return v
+}
+
+func int64Bytes(v []int64) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 8*len(v))
+}
+
+func bytesInt64(b []byte) []int64 {
+	v := make([]int64, len(b)/8)
+	if len(v) > 0 {
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 8*len(v)), b)
+	}
+	return v
+}
+
+// blocks describes how a set's elements are spread over the ranks before
+// partitioning: rank r holds the global elements [Start[r], Start[r+1]).
+type blocks struct {
+	start []int // len ranks+1
+}
+
+// home returns the rank holding global element g.
+func (b blocks) home(g int32) int {
+	// The last r with start[r] <= g; empty blocks share a start.
+	lo, hi := 0, len(b.start)-1
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if b.start[mid] <= int(g) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+func (b blocks) total() int { return b.start[len(b.start)-1] }

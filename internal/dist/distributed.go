@@ -1,0 +1,987 @@
+package dist
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/goop2/op2/internal/rss"
+)
+
+// BlockMesh is one rank's block of a mesh before partitioning. The ranks'
+// blocks of each set, concatenated in rank order, make the set's global
+// numbering. Of each map, Table holds the rows of the rank's block of its
+// source set with global target numbers; of each dat, the values of the
+// rank's block of its set.
+type BlockMesh struct {
+	Sets []Set // Size is the rank's block
+	Maps []Map
+	Dats []BlockDat
+}
+
+// BlockDat is a dat's values on one rank's block.
+type BlockDat struct {
+	Name   string
+	Set    int
+	Elem   int    // bytes per element
+	Values []byte // Elem bytes per element of the block
+}
+
+// Result is one rank's part of a partitioned mesh, as PartitionBlocks
+// builds it.
+type Result struct {
+	Local Local
+	// Dats are the values of every local element (core, owned, exec and
+	// non-exec halo), per dat of the BlockMesh.
+	Dats [][]byte
+	// GlobalSizes are the sets' sizes over all ranks.
+	GlobalSizes []int
+	// Cut counts the map entries whose source and target elements have
+	// different owners (Cut); EdgeCuts the edge cut on each map's graph
+	// (EdgeCut; 0 for maps of arity < 2); MetisCut METIS's own figure.
+	Cut      int
+	EdgeCuts []int
+	MetisCut int
+	// Phases are the steps on this rank: "partition", "migrate", "layout".
+	Phases []Phase
+}
+
+// Phase is the time a step took on this rank and the process's peak
+// resident memory when it ended.
+type Phase struct {
+	Name    string
+	Seconds float64
+	MaxRSS  int64
+}
+
+// PartitionBlocks partitions a mesh declared in blocks over the ranks of c
+// and lays it out, collectively (every rank calls it with its block and
+// the same Partitioning; its Coords and Owner are the rank's block's). It
+// returns the same layout as Owners and Layout on the gathered mesh, but
+// no rank holds more than its block, its part and its halo (except that
+// the "metis" partitioning gathers the partitioned map's graph on rank 0,
+// METIS being sequential): owners are chosen and spread where the
+// elements are declared, elements migrate to their owners and to the
+// ranks whose halo they are in, and each rank builds its sections, local
+// maps and exchange lists from what it received.
+//
+// A rank's failure (a map entry out of range, bad coordinates) is shared,
+// so that every rank returns an error.
+func PartitionBlocks(c Comm, m *BlockMesh, p Partitioning) (*Result, error) {
+	d, err := newDistMesh(c, m)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{GlobalSizes: make([]int, len(m.Sets))}
+	for s := range m.Sets {
+		res.GlobalSizes[s] = d.bl[s].total()
+	}
+	start := time.Now()
+	phase := func(name string) {
+		res.Phases = append(res.Phases, Phase{Name: name, Seconds: time.Since(start).Seconds(), MaxRSS: rss.Peak()})
+		start = time.Now()
+	}
+	owner, metisCut, err := d.owners(p)
+	if err != nil {
+		return nil, err
+	}
+	res.MetisCut = metisCut
+	phase("partition")
+	recs, err := d.migrate(owner, res)
+	if err != nil {
+		return nil, err
+	}
+	phase("migrate")
+	if err := d.layout(owner, recs, res); err != nil {
+		return nil, err
+	}
+	phase("layout")
+	return res, nil
+}
+
+// distMesh is a rank's block with the blocks' bounds.
+type distMesh struct {
+	c        Comm
+	m        *BlockMesh
+	bl       []blocks // per set
+	mapsFrom [][]int  // per set, the maps from it
+	datsOn   [][]int  // per set, the dats on it
+	recSize  []int    // per set, bytes of an element record
+}
+
+func newDistMesh(c Comm, m *BlockMesh) (*distMesh, error) {
+	d := &distMesh{c: c, m: m, mapsFrom: make([][]int, len(m.Sets)), datsOn: make([][]int, len(m.Sets))}
+	sizes := make([]int64, len(m.Sets))
+	for s, set := range m.Sets {
+		sizes[s] = int64(set.Size)
+	}
+	got, err := allgather(c, int64Bytes(sizes))
+	if err != nil {
+		return nil, err
+	}
+	d.bl = make([]blocks, len(m.Sets))
+	for s := range m.Sets {
+		st := make([]int, c.Size()+1)
+		for r, b := range got {
+			st[r+1] = st[r] + int(bytesInt64(b)[s])
+		}
+		d.bl[s] = blocks{start: st}
+	}
+	for i, mp := range m.Maps {
+		d.mapsFrom[mp.From] = append(d.mapsFrom[mp.From], i)
+	}
+	for i, dd := range m.Dats {
+		d.datsOn[dd.Set] = append(d.datsOn[dd.Set], i)
+	}
+	d.recSize = make([]int, len(m.Sets))
+	for s := range m.Sets {
+		n := 12 // global number, kind, owner
+		for _, mi := range d.mapsFrom[s] {
+			n += 4 * m.Maps[mi].Arity
+		}
+		for _, di := range d.datsOn[s] {
+			n += m.Dats[di].Elem
+		}
+		d.recSize[s] = n
+	}
+	return d, agree(c, d.validate())
+}
+
+// validate checks the rank's block: table and value lengths, and every
+// map entry against the target set's global size.
+func (d *distMesh) validate() error {
+	m := d.m
+	for _, mp := range m.Maps {
+		from, to := m.Sets[mp.From], m.Sets[mp.To]
+		if len(mp.Table) != from.Size*mp.Arity {
+			return fmt.Errorf("map %q from %q to %q: %d entries, want %d (%d elements × arity %d)",
+				mp.Name, from.Name, to.Name, len(mp.Table), from.Size*mp.Arity, from.Size, mp.Arity)
+		}
+		n := d.bl[mp.To].total()
+		first := d.first(mp.From)
+		for i, v := range mp.Table {
+			if v < 0 || int(v) >= n {
+				return fmt.Errorf("map %q from %q to %q: entry %d (element %d, column %d) is %d, outside the target set [0,%d)",
+					mp.Name, from.Name, to.Name, first*mp.Arity+i, first+i/mp.Arity, i%mp.Arity, v, n)
+			}
+		}
+	}
+	for _, dd := range m.Dats {
+		if len(dd.Values) < m.Sets[dd.Set].Size*dd.Elem {
+			return fmt.Errorf("dat %q: %d bytes for %d elements of %d bytes", dd.Name, len(dd.Values), m.Sets[dd.Set].Size, dd.Elem)
+		}
+	}
+	return nil
+}
+
+// first is the global number of the rank's first element of set s.
+func (d *distMesh) first(s int) int { return d.bl[s].start[d.c.Rank()] }
+
+// fetch asks, for each global element of set s in need (sorted, unique),
+// the rank holding it for rec bytes that fill writes for the element (its
+// index in that rank's block), and returns the records in need's order.
+func (d *distMesh) fetch(s int, need []int32, rec int, fill func(i int, dst []byte)) ([]byte, error) {
+	ranks := d.c.Size()
+	send := make([][]byte, ranks)
+	for i := 0; i < len(need); {
+		q := d.bl[s].home(need[i])
+		j := i
+		for j < len(need) && int(need[j]) < d.bl[s].start[q+1] {
+			j++
+		}
+		send[q] = int32Bytes(need[i:j])
+		i = j
+	}
+	got, err := d.c.Alltoallv(send)
+	if err != nil {
+		return nil, err
+	}
+	first := d.first(s)
+	for q, b := range got {
+		req := bytesInt32(b)
+		out := make([]byte, len(req)*rec)
+		for k, g := range req {
+			fill(int(g)-first, out[k*rec:(k+1)*rec])
+		}
+		send[q] = out
+	}
+	got, err = d.c.Alltoallv(send)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Concat(got...), nil
+}
+
+// targetOwners returns, for map mi's table on this rank, the owner of
+// each entry's target.
+func (d *distMesh) targetOwners(mi int, owner [][]int32) ([]int32, error) {
+	mp := &d.m.Maps[mi]
+	need, pos := uniqueIndex(mp.Table)
+	recs, err := d.fetch(mp.To, need, 4, func(i int, dst []byte) {
+		binary.LittleEndian.PutUint32(dst, uint32(owner[mp.To][i]))
+	})
+	if err != nil {
+		return nil, err
+	}
+	o := bytesInt32(recs)
+	out := make([]int32, len(mp.Table))
+	for k, p := range pos {
+		out[k] = o[p]
+	}
+	return out, nil
+}
+
+// uniqueIndex returns the sorted distinct values of v and, for each entry
+// of v, its index among them.
+func uniqueIndex(v []int32) (uniq []int32, pos []int32) {
+	uniq = slices.Clone(v)
+	slices.Sort(uniq)
+	uniq = slices.Compact(uniq)
+	pos = make([]int32, len(v))
+	for k, x := range v {
+		i, _ := slices.BinarySearch(uniq, x)
+		pos[k] = int32(i)
+	}
+	return uniq, pos
+}
+
+// blockOwnersOf gives the owners BlockOwners gives the rank's block of set s.
+func (d *distMesh) blockOwnersOf(s int) []int32 {
+	n, ranks := d.bl[s].total(), d.c.Size()
+	first := d.first(s)
+	o := make([]int32, d.m.Sets[s].Size)
+	r := 0
+	for i := range o {
+		g := first + i
+		for g >= n*(r+1)/ranks {
+			r++
+		}
+		o[i] = int32(r)
+	}
+	return o
+}
+
+// owners chooses the owner of each element of the rank's block of every
+// set (the distributed Owners).
+func (d *distMesh) owners(p Partitioning) ([][]int32, int, error) {
+	m, ranks := d.m, d.c.Size()
+	owner := make([][]int32, len(m.Sets))
+	metisCut := 0
+	switch p.Kind {
+	case "block":
+		for s := range owner {
+			owner[s] = d.blockOwnersOf(s)
+		}
+		return owner, 0, nil
+	case "rcb":
+		first := d.first(p.CoordSet)
+		if len(p.Coords) != m.Sets[p.CoordSet].Size*max(p.CoordDim, 1) {
+			return nil, 0, agree(d.c, fmt.Errorf("%d coordinates for the %d elements of set %q (dim %d)", len(p.Coords), m.Sets[p.CoordSet].Size, m.Sets[p.CoordSet].Name, p.CoordDim))
+		}
+		o, err := rcbDistributed(d.c, p.Coords, p.CoordDim, first, ranks)
+		if err != nil {
+			return nil, 0, err
+		}
+		owner[p.CoordSet] = o
+	case "owners":
+		var err error
+		set := m.Sets[p.OwnerSet]
+		if len(p.Owner) != set.Size {
+			err = fmt.Errorf("%d owners for the %d elements of set %q", len(p.Owner), set.Size, set.Name)
+		}
+		for e, r := range p.Owner {
+			if err == nil && (r < 0 || int(r) >= ranks) {
+				err = fmt.Errorf("element %d of set %q has owner %d, not a rank (0 to %d)", d.first(p.OwnerSet)+e, set.Name, r, ranks-1)
+			}
+		}
+		if err := agree(d.c, err); err != nil {
+			return nil, 0, err
+		}
+		owner[p.OwnerSet] = append(make([]int32, 0, len(p.Owner)), p.Owner...) // never nil: spread tells done sets by it
+	case "metis":
+		o, cut, err := d.metisOwners(p.Map)
+		if err != nil {
+			return nil, 0, err
+		}
+		owner[m.Maps[p.Map].To], metisCut = append(make([]int32, 0, len(o)), o...), cut
+	case "graph":
+		o, err := d.graphOwners(p.Map, p.Graph)
+		if err != nil {
+			return nil, 0, err
+		}
+		owner[m.Maps[p.Map].To] = append(make([]int32, 0, len(o)), o...)
+	default:
+		return nil, 0, fmt.Errorf("unknown partitioner %q (block, rcb, metis, graph or owners)", p.Kind)
+	}
+	if err := d.spread(owner); err != nil {
+		return nil, 0, err
+	}
+	return owner, metisCut, nil
+}
+
+// metisOwners gathers map mi's table on rank 0, partitions its graph with
+// METIS there and sends each rank the owners of its block of the target
+// set.
+func (d *distMesh) metisOwners(mi int) ([]int32, int, error) {
+	mp := &d.m.Maps[mi]
+	send := make([][]byte, d.c.Size())
+	send[0] = int32Bytes(mp.Table)
+	got, err := d.c.Alltoallv(send)
+	if err != nil {
+		return nil, 0, err
+	}
+	clear(send)
+	var failed error
+	cut := 0
+	if d.c.Rank() == 0 {
+		whole := *mp
+		whole.Table = bytesInt32(slices.Concat(got...))
+		n := d.bl[mp.To].total()
+		xadj, adj := Adjacency(&whole, n)
+		o, c, err := METISOwners(n, xadj, adj, d.c.Size())
+		failed, cut = err, c
+		if err == nil {
+			for q := range send {
+				b := d.bl[mp.To]
+				send[q] = append(int32Bytes(o[b.start[q]:b.start[q+1]]), binary.LittleEndian.AppendUint32(nil, uint32(c))...)
+			}
+		}
+	}
+	if err := agree(d.c, failed); err != nil {
+		return nil, 0, err
+	}
+	got, err = d.c.Alltoallv(send)
+	if err != nil {
+		return nil, 0, err
+	}
+	b := got[0]
+	if len(b) < 4 {
+		return nil, 0, errors.New("dist: internal error: no METIS partition from rank 0")
+	}
+	cut = int(binary.LittleEndian.Uint32(b[len(b)-4:]))
+	return bytesInt32(b[:len(b)-4]), cut, nil
+}
+
+// graphOwners builds the distributed graph of map mi's target set (two
+// elements adjacent when one row of the map holds both), each rank its
+// block's vertices, and partitions it with part.
+func (d *distMesh) graphOwners(mi int, part func(xadj []int64, adj []int32, parts int) ([]int32, error)) ([]int32, error) {
+	if part == nil {
+		return nil, errors.New("dist: the graph partitioning has no partitioner")
+	}
+	mp := &d.m.Maps[mi]
+	edges, err := d.adjacencyPairs(mp)
+	if err != nil {
+		return nil, err
+	}
+	n := d.m.Sets[mp.To].Size
+	first := int32(d.first(mp.To))
+	xadj := make([]int64, n+1)
+	adj := make([]int32, 0, len(edges)/2)
+	k := 0
+	for v := 0; v < n; v++ {
+		for k < len(edges) && edges[k][0] == first+int32(v) {
+			adj = append(adj, edges[k][1])
+			k++
+		}
+		xadj[v+1] = int64(len(adj))
+	}
+	return part(xadj, adj, d.c.Size())
+}
+
+// adjacencyPairs returns the edges (a, b) of map mp's graph whose first
+// vertex a is in this rank's block of the target set, sorted and unique:
+// every row of every rank contributes each ordered pair of its distinct
+// entries to the rank holding the pair's first vertex.
+func (d *distMesh) adjacencyPairs(mp *Map) ([][2]int32, error) {
+	ranks := d.c.Size()
+	send := make([][]int32, ranks)
+	rows := len(mp.Table) / max(mp.Arity, 1)
+	for e := 0; e < rows; e++ {
+		row := mp.Table[e*mp.Arity : (e+1)*mp.Arity]
+		for _, a := range row {
+			q := d.bl[mp.To].home(a)
+			for _, b := range row {
+				if a != b {
+					send[q] = append(send[q], a, b)
+				}
+			}
+		}
+	}
+	out := make([][]byte, ranks)
+	for q := range send {
+		out[q] = int32Bytes(send[q])
+	}
+	got, err := d.c.Alltoallv(out)
+	if err != nil {
+		return nil, err
+	}
+	var edges [][2]int32
+	for _, b := range got {
+		v := bytesInt32(b)
+		for k := 0; k+1 < len(v); k += 2 {
+			edges = append(edges, [2]int32{v[k], v[k+1]})
+		}
+	}
+	slices.SortFunc(edges, func(x, y [2]int32) int {
+		if x[0] != y[0] {
+			return int(x[0] - y[0])
+		}
+		return int(x[1] - y[1])
+	})
+	return slices.Compact(edges), nil
+}
+
+// spread is Spread over the ranks: the same rules and order, each rank
+// deciding the owners of its block; the votes for a target element go to
+// the rank holding it.
+func (d *distMesh) spread(owner [][]int32) error {
+	var failed error
+	fromTargets := func(mp *Map) []int32 {
+		to, err := d.targetOwners(d.mapIndex(mp), owner)
+		if err != nil {
+			failed = errors.Join(failed, err)
+			return make([]int32, d.m.Sets[mp.From].Size)
+		}
+		o := make([]int32, d.m.Sets[mp.From].Size)
+		count := make([]int32, d.c.Size())
+		for e := range o {
+			o[e] = modeOf(to[e*mp.Arity:(e+1)*mp.Arity], count)
+		}
+		return o
+	}
+	toTarget := func(mp *Map) []int32 {
+		// Each entry's vote (target, owner of the row) goes to the
+		// target's rank.
+		ranks := d.c.Size()
+		send := make([][]int32, ranks)
+		from := owner[mp.From]
+		rows := len(mp.Table) / max(mp.Arity, 1)
+		for e := 0; e < rows; e++ {
+			for _, t := range mp.Table[e*mp.Arity : (e+1)*mp.Arity] {
+				q := d.bl[mp.To].home(t)
+				send[q] = append(send[q], t, from[e])
+			}
+		}
+		out := make([][]byte, ranks)
+		for q := range send {
+			out[q] = int32Bytes(send[q])
+		}
+		o := d.blockOwnersOf(mp.To)
+		got, err := d.c.Alltoallv(out)
+		if err != nil {
+			failed = errors.Join(failed, err)
+			return o
+		}
+		first := int32(d.first(mp.To))
+		var votes [][2]int32
+		for _, b := range got {
+			v := bytesInt32(b)
+			for k := 0; k+1 < len(v); k += 2 {
+				votes = append(votes, [2]int32{v[k] - first, v[k+1]})
+			}
+		}
+		slices.SortFunc(votes, func(x, y [2]int32) int { return int(x[0] - y[0]) })
+		count := make([]int32, ranks)
+		var vs []int32
+		for i := 0; i < len(votes); {
+			j := i
+			vs = vs[:0]
+			for j < len(votes) && votes[j][0] == votes[i][0] {
+				vs = append(vs, votes[j][1])
+				j++
+			}
+			o[votes[i][0]] = modeOf(vs, count)
+			i = j
+		}
+		return o
+	}
+	mesh := &Mesh{Sets: d.m.Sets, Maps: d.m.Maps}
+	propagate(mesh, owner, fromTargets, toTarget)
+	if failed != nil {
+		return failed
+	}
+	for s := range owner {
+		if owner[s] == nil {
+			owner[s] = d.blockOwnersOf(s)
+		}
+	}
+	return nil
+}
+
+func (d *distMesh) mapIndex(mp *Map) int {
+	for i := range d.m.Maps {
+		if &d.m.Maps[i] == mp {
+			return i
+		}
+	}
+	panic("dist: map not in the mesh")
+}
+
+// modeOf is the rank most votes name, the lowest of those that tie (as
+// Spread's); count is zeroed scratch of one entry per rank.
+func modeOf(votes []int32, count []int32) int32 {
+	best := votes[0]
+	for _, r := range votes {
+		count[r]++
+	}
+	for _, r := range votes {
+		if c, cb := count[r], count[best]; c > cb || c == cb && r < best {
+			best = r
+		}
+	}
+	for _, r := range votes {
+		count[r] = 0
+	}
+	return best
+}
+
+// Element record kinds.
+const (
+	kindCore    = 0
+	kindOwned   = 1
+	kindExec    = 2
+	kindNonexec = 3
+)
+
+// records are a set's element records on one rank: fixed-size records of
+// the global number, kind, owner, the rows of the maps from the set
+// (global targets) and the values of the dats on it.
+type records struct {
+	b    []byte
+	size int
+}
+
+func (r *records) n() int             { return len(r.b) / r.size }
+func (r *records) rec(i int) []byte   { return r.b[i*r.size : (i+1)*r.size] }
+func (r *records) global(i int) int32 { return int32(binary.LittleEndian.Uint32(r.b[i*r.size:])) }
+func (r *records) kind(i int) int32   { return int32(binary.LittleEndian.Uint32(r.b[i*r.size+4:])) }
+func (r *records) owner(i int) int32  { return int32(binary.LittleEndian.Uint32(r.b[i*r.size+8:])) }
+func (r *records) entry(i, k int) int32 {
+	return int32(binary.LittleEndian.Uint32(r.b[i*r.size+12+4*k:]))
+}
+func (r *records) tail(i, off int) []byte { return r.b[i*r.size+off:] }
+
+// fillRecord writes the record of element i of the rank's block of set s.
+func (d *distMesh) fillRecord(s, i int, kind, owner int32, dst []byte) {
+	binary.LittleEndian.PutUint32(dst, uint32(d.first(s)+i))
+	binary.LittleEndian.PutUint32(dst[4:], uint32(kind))
+	binary.LittleEndian.PutUint32(dst[8:], uint32(owner))
+	off := 12
+	for _, mi := range d.mapsFrom[s] {
+		mp := &d.m.Maps[mi]
+		copy(dst[off:], int32Bytes(mp.Table[i*mp.Arity:(i+1)*mp.Arity]))
+		off += 4 * mp.Arity
+	}
+	for _, di := range d.datsOn[s] {
+		dd := &d.m.Dats[di]
+		copy(dst[off:off+dd.Elem], dd.Values[i*dd.Elem:])
+		off += dd.Elem
+	}
+}
+
+// migrate classifies every element of the rank's blocks (core on its
+// owner when all its targets are owned there too, else owned on its owner
+// and in the exec halo of every other rank owning one of its targets) and
+// sends its record to each rank that will hold it. It also counts the
+// partition's cut and edge cuts. It returns the records this rank
+// received, per set.
+func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
+	m, ranks := d.m, d.c.Size()
+	tOwner := make([][]int32, len(m.Maps))
+	for mi := range m.Maps {
+		o, err := d.targetOwners(mi, owner)
+		if err != nil {
+			return nil, err
+		}
+		tOwner[mi] = o
+	}
+	// The partition's figures.
+	stats := make([]int64, 1+len(m.Maps))
+	cutPairs := make([][][]int32, len(m.Maps)) // per map, per rank: pairs (a, b) with a < b
+	for mi := range m.Maps {
+		mp := &m.Maps[mi]
+		from := owner[mp.From]
+		for k, o := range tOwner[mi] {
+			if o != from[k/mp.Arity] {
+				stats[0]++
+			}
+		}
+		if mp.Arity < 2 {
+			continue
+		}
+		cutPairs[mi] = make([][]int32, ranks)
+		for e := 0; e < m.Sets[mp.From].Size; e++ {
+			row := mp.Table[e*mp.Arity : (e+1)*mp.Arity]
+			ro := tOwner[mi][e*mp.Arity : (e+1)*mp.Arity]
+			for x, a := range row {
+				for y, b := range row {
+					if a < b && ro[x] != ro[y] {
+						q := d.bl[mp.To].home(a)
+						cutPairs[mi][q] = append(cutPairs[mi][q], a, b)
+					}
+				}
+			}
+		}
+	}
+	for mi := range m.Maps {
+		if cutPairs[mi] == nil {
+			continue
+		}
+		send := make([][]byte, ranks)
+		for q := range send {
+			send[q] = int32Bytes(cutPairs[mi][q])
+		}
+		got, err := d.c.Alltoallv(send)
+		if err != nil {
+			return nil, err
+		}
+		var pairs []int64
+		for _, b := range got {
+			v := bytesInt32(b)
+			for k := 0; k+1 < len(v); k += 2 {
+				pairs = append(pairs, int64(v[k])<<32|int64(v[k+1]))
+			}
+		}
+		slices.Sort(pairs)
+		stats[1+mi] = int64(len(slices.Compact(pairs)))
+	}
+	stats, err := sumInt64(d.c, stats)
+	if err != nil {
+		return nil, err
+	}
+	res.Cut = int(stats[0])
+	res.EdgeCuts = make([]int, len(m.Maps))
+	for mi := range m.Maps {
+		res.EdgeCuts[mi] = int(stats[1+mi])
+	}
+	// Destinations of each element: its owner (core or owned) and the
+	// other owners of its targets (exec), in CSR form.
+	type dest struct{ start, rank []int32 }
+	dests := make([]dest, len(m.Sets))
+	counts := make([][]int, ranks) // per rank, per set: records
+	for q := range counts {
+		counts[q] = make([]int, len(m.Sets))
+	}
+	stamp := make([]int, ranks)
+	visit := 0
+	for s, set := range m.Sets {
+		ds := dest{start: make([]int32, set.Size+1)}
+		for i := 0; i < set.Size; i++ {
+			visit++
+			o := owner[s][i]
+			stamp[o] = visit
+			ds.rank = append(ds.rank, o)
+			for _, mi := range d.mapsFrom[s] {
+				mp := &m.Maps[mi]
+				for _, q := range tOwner[mi][i*mp.Arity : (i+1)*mp.Arity] {
+					if stamp[q] != visit {
+						stamp[q] = visit
+						ds.rank = append(ds.rank, q)
+					}
+				}
+			}
+			ds.start[i+1] = int32(len(ds.rank))
+			for _, q := range ds.rank[ds.start[i]:] {
+				counts[q][s]++
+			}
+		}
+		dests[s] = ds
+	}
+	send := make([][]byte, ranks)
+	fill := make([][]int, ranks) // per rank, per set: the next record's offset
+	for q := range send {
+		size := 0
+		fill[q] = make([]int, len(m.Sets))
+		for s := range m.Sets {
+			fill[q][s] = size + 4
+			size += 4 + counts[q][s]*d.recSize[s]
+		}
+		send[q] = make([]byte, size)
+		for s := range m.Sets {
+			binary.LittleEndian.PutUint32(send[q][fill[q][s]-4:], uint32(counts[q][s]))
+		}
+	}
+	for s, set := range m.Sets {
+		ds := dests[s]
+		for i := 0; i < set.Size; i++ {
+			rs := ds.rank[ds.start[i]:ds.start[i+1]]
+			o := rs[0]
+			kind := int32(kindCore)
+			if len(rs) > 1 {
+				kind = kindOwned
+			}
+			for j, q := range rs {
+				if j == 1 {
+					kind = kindExec
+				}
+				off := fill[q][s]
+				d.fillRecord(s, i, kind, o, send[q][off:off+d.recSize[s]])
+				fill[q][s] = off + d.recSize[s]
+			}
+		}
+		dests[s] = dest{}
+	}
+	got, err := d.c.Alltoallv(send)
+	if err != nil {
+		return nil, err
+	}
+	clear(send)
+	recs := make([]records, len(m.Sets))
+	for s := range m.Sets {
+		recs[s].size = d.recSize[s]
+	}
+	for q, b := range got {
+		off := 0
+		for s := range m.Sets {
+			if off+4 > len(b) || off+4+int(binary.LittleEndian.Uint32(b[off:]))*d.recSize[s] > len(b) {
+				return nil, fmt.Errorf("dist: internal error: rank %d's migration message of %d bytes is truncated at set %q (offset %d, records of %d bytes)", q, len(b), m.Sets[s].Name, off, d.recSize[s])
+			}
+			n := int(binary.LittleEndian.Uint32(b[off:]))
+			off += 4
+			recs[s].b = append(recs[s].b, b[off:off+n*d.recSize[s]]...)
+			off += n * d.recSize[s]
+		}
+	}
+	return recs, nil
+}
+
+// lookup maps a set's global numbers to local indices.
+type lookup struct {
+	g, l []int32 // sorted by g
+}
+
+func newLookup(global []int32) lookup {
+	idx := make([]int32, len(global))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int { return int(global[a] - global[b]) })
+	lk := lookup{g: make([]int32, len(global)), l: idx}
+	for k, i := range idx {
+		lk.g[k] = global[i]
+	}
+	return lk
+}
+
+// find returns g's local index, or -1.
+func (lk lookup) find(g int32) int32 {
+	if k, ok := slices.BinarySearch(lk.g, g); ok {
+		return lk.l[k]
+	}
+	return -1
+}
+
+// layout builds the rank's local mesh from the records it received: the
+// sections in Layout's order, the non-exec halo (fetched from the ranks
+// holding it), the local maps, the dats' values and the exchange lists.
+func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
+	m, ranks := d.m, d.c.Size()
+	loc := &res.Local
+	loc.Sets = make([]LocalSet, len(m.Sets))
+	order := make([][]int32, len(m.Sets)) // per set, local element -> record index
+	lks := make([]lookup, len(m.Sets))
+	for s := range m.Sets {
+		r := &recs[s]
+		idx := make([]int32, r.n())
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		// core by global number, then owned by global number, then the
+		// exec halo by owner and global number.
+		slices.SortFunc(idx, func(a, b int32) int {
+			ka, kb := r.kind(int(a)), r.kind(int(b))
+			if ka != kb {
+				return int(ka - kb)
+			}
+			if ka == kindExec {
+				if oa, ob := r.owner(int(a)), r.owner(int(b)); oa != ob {
+					return int(oa - ob)
+				}
+			}
+			return int(r.global(int(a)) - r.global(int(b)))
+		})
+		ls := &loc.Sets[s]
+		ls.Global = make([]int32, len(idx))
+		for i, k := range idx {
+			ls.Global[i] = r.global(int(k))
+			switch r.kind(int(k)) {
+			case kindCore:
+				ls.Core, ls.Owned = i+1, i+1
+			case kindOwned:
+				ls.Owned = i + 1
+			}
+		}
+		ls.Core = min(ls.Core, ls.Owned)
+		ls.Exec = len(idx)
+		order[s] = idx
+		lks[s] = newLookup(ls.Global)
+	}
+	// Non-exec halo: targets of owned and exec-halo elements that are not
+	// present, fetched from the ranks holding them.
+	migrated := make([]int, len(m.Sets))
+	for s := range m.Sets {
+		migrated[s] = recs[s].n()
+	}
+	for t := range m.Sets {
+		var need []int32
+		for s := range m.Sets {
+			r := &recs[s]
+			col := 0
+			for _, mi := range d.mapsFrom[s] {
+				mp := &m.Maps[mi]
+				if mp.To == t {
+					for i := 0; i < migrated[s]; i++ {
+						for c := 0; c < mp.Arity; c++ {
+							if g := r.entry(i, col+c); lks[t].find(g) < 0 {
+								need = append(need, g)
+							}
+						}
+					}
+				}
+				col += mp.Arity
+			}
+		}
+		slices.Sort(need)
+		need = slices.Compact(need)
+		got, err := d.fetch(t, need, d.recSize[t], func(i int, dst []byte) {
+			d.fillRecord(t, i, kindNonexec, owner[t][i], dst)
+		})
+		if err != nil {
+			return err
+		}
+		r := &recs[t]
+		base := r.n()
+		r.b = append(r.b, got...)
+		idx := make([]int32, len(need))
+		for i := range idx {
+			idx[i] = int32(base + i)
+		}
+		slices.SortFunc(idx, func(a, b int32) int {
+			if oa, ob := r.owner(int(a)), r.owner(int(b)); oa != ob {
+				return int(oa - ob)
+			}
+			return int(r.global(int(a)) - r.global(int(b)))
+		})
+		ls := &loc.Sets[t]
+		for _, k := range idx {
+			ls.Global = append(ls.Global, r.global(int(k)))
+		}
+		ls.Total = len(ls.Global)
+		order[t] = append(order[t], idx...)
+	}
+	for s := range m.Sets {
+		lks[s] = newLookup(loc.Sets[s].Global)
+	}
+	// Local maps and values.
+	loc.Maps = make([][]int32, len(m.Maps))
+	haloOwner := make([][]int32, len(m.Sets)) // per set, the owner of each halo element
+	for s := range m.Sets {
+		r := &recs[s]
+		ls := &loc.Sets[s]
+		for _, k := range order[s][ls.Owned:] {
+			haloOwner[s] = append(haloOwner[s], r.owner(int(k)))
+		}
+		col := 0
+		for _, mi := range d.mapsFrom[s] {
+			mp := &m.Maps[mi]
+			tab := make([]int32, ls.Total*mp.Arity)
+			for i, k := range order[s] {
+				for c := 0; c < mp.Arity; c++ {
+					g := r.entry(int(k), col+c)
+					w := lks[mp.To].find(g)
+					if w < 0 {
+						if i < ls.Exec {
+							return fmt.Errorf("dist: internal error: rank %d map %q row %d: target %d absent", d.c.Rank(), mp.Name, ls.Global[i], g)
+						}
+						w = 0
+					}
+					tab[i*mp.Arity+c] = w
+				}
+			}
+			loc.Maps[mi] = tab
+			col += mp.Arity
+		}
+		off := 12 + 4*col
+		for _, di := range d.datsOn[s] {
+			dd := &m.Dats[di]
+			vals := make([]byte, ls.Total*dd.Elem)
+			for i, k := range order[s] {
+				copy(vals[i*dd.Elem:(i+1)*dd.Elem], r.tail(int(k), off))
+			}
+			if res.Dats == nil {
+				res.Dats = make([][]byte, len(m.Dats))
+			}
+			res.Dats[di] = vals
+			off += dd.Elem
+		}
+		recs[s] = records{}
+	}
+	if res.Dats == nil {
+		res.Dats = make([][]byte, len(m.Dats))
+	}
+	// Exchange lists: this rank's halo elements owned by q are contiguous
+	// ranges (exec, then non-exec); q sends them in this rank's order, so
+	// this rank tells q their global numbers and q finds its local ones.
+	send := make([][]int32, ranks)
+	for s := range m.Sets {
+		ls := &loc.Sets[s]
+		own := haloOwner[s]
+		perRank := make([][]int32, ranks)
+		for i := ls.Owned; i < ls.Total; {
+			q := int(own[i-ls.Owned])
+			j := i
+			for j < ls.Total && int(own[j-ls.Owned]) == q && (j < ls.Exec) == (i < ls.Exec) {
+				j++
+			}
+			nb := getNeighbour(ls, q)
+			if i < ls.Exec {
+				nb.RecvExec = [2]int32{int32(i), int32(j)}
+			} else {
+				nb.RecvNonexec = [2]int32{int32(i), int32(j)}
+			}
+			perRank[q] = append(perRank[q], ls.Global[i:j]...)
+			i = j
+		}
+		for q := range send {
+			send[q] = append(send[q], int32(len(perRank[q])))
+			send[q] = append(send[q], perRank[q]...)
+		}
+	}
+	out := make([][]byte, ranks)
+	for q := range send {
+		out[q] = int32Bytes(send[q])
+	}
+	got, err := d.c.Alltoallv(out)
+	if err != nil {
+		return err
+	}
+	for q, b := range got {
+		v := bytesInt32(b)
+		p := 0
+		for s := range m.Sets {
+			if p >= len(v) {
+				return errors.New("dist: internal error: a truncated exchange list")
+			}
+			n := int(v[p])
+			p++
+			if n == 0 {
+				continue
+			}
+			ls := &loc.Sets[s]
+			nb := getNeighbour(ls, q)
+			nb.Send = make([]int32, n)
+			for k, g := range v[p : p+n] {
+				w := lks[s].find(g)
+				if w < 0 || int(w) >= ls.Owned {
+					return fmt.Errorf("dist: internal error: rank %d asked rank %d for element %d of set %q, not owned there", q, d.c.Rank(), g, m.Sets[s].Name)
+				}
+				nb.Send[k] = w
+			}
+			p += n
+		}
+	}
+	return nil
+}

@@ -1,0 +1,352 @@
+package dist
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// simWorld runs ranks as goroutines: Alltoallv meets at a barrier.
+type simWorld struct {
+	n       int
+	mu      sync.Mutex
+	cond    *sync.Cond
+	box     [][][]byte // box[from][to]
+	arrived int
+	gen     int
+	bytes   []int64 // bytes each rank sent
+}
+
+func newSimWorld(n int) *simWorld {
+	w := &simWorld{n: n, box: make([][][]byte, n), bytes: make([]int64, n)}
+	w.cond = sync.NewCond(&w.mu)
+	return w
+}
+
+func (w *simWorld) barrier() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	gen := w.gen
+	w.arrived++
+	if w.arrived == w.n {
+		w.arrived = 0
+		w.gen++
+		w.cond.Broadcast()
+		return
+	}
+	for gen == w.gen {
+		w.cond.Wait()
+	}
+}
+
+type simComm struct {
+	w    *simWorld
+	rank int
+}
+
+func (c simComm) Rank() int { return c.rank }
+func (c simComm) Size() int { return c.w.n }
+
+func (c simComm) Alltoallv(send [][]byte) ([][]byte, error) {
+	if len(send) != c.w.n {
+		return nil, fmt.Errorf("Alltoallv: %d messages for %d ranks", len(send), c.w.n)
+	}
+	mine := make([][]byte, c.w.n)
+	for q, b := range send {
+		mine[q] = slices.Clone(b)
+		c.w.bytes[c.rank] += int64(len(b))
+	}
+	c.w.box[c.rank] = mine
+	c.w.barrier()
+	got := make([][]byte, c.w.n)
+	for q := range got {
+		got[q] = c.w.box[q][c.rank]
+	}
+	c.w.barrier()
+	return got, nil
+}
+
+// runRanks runs f on n simulated ranks and returns each rank's result.
+func runRanks[T any](n int, f func(c Comm) (T, error)) ([]T, []error) {
+	w := newSimWorld(n)
+	out := make([]T, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[r], errs[r] = f(simComm{w, r})
+		}()
+	}
+	wg.Wait()
+	return out, errs
+}
+
+// splitBlocks cuts each set of m into ranks blocks of random sizes (some
+// empty) and returns each rank's BlockMesh, with dats holding each
+// element's global number and set index as values.
+func splitBlocks(rng *rand.Rand, m *Mesh, ranks int, dats []BlockDat) ([]*BlockMesh, [][]int) {
+	starts := make([][]int, len(m.Sets))
+	rank0 := rng.IntN(4) == 0 // rank 0 declares everything
+	for s, set := range m.Sets {
+		cuts := []int{0, set.Size}
+		for r := 1; r < ranks; r++ {
+			if rank0 {
+				cuts = append(cuts, set.Size)
+				continue
+			}
+			switch rng.IntN(4) {
+			case 0:
+				cuts = append(cuts, 0) // leading ranks empty
+			case 1:
+				cuts = append(cuts, set.Size)
+			default:
+				cuts = append(cuts, rng.IntN(set.Size+1))
+			}
+		}
+		slices.Sort(cuts)
+		starts[s] = cuts
+	}
+	out := make([]*BlockMesh, ranks)
+	for r := range out {
+		b := &BlockMesh{}
+		for s, set := range m.Sets {
+			b.Sets = append(b.Sets, Set{Name: set.Name, Size: starts[s][r+1] - starts[s][r]})
+		}
+		// Empty blocks are nil, as a rank declaring nothing has them.
+		for _, mp := range m.Maps {
+			lo, hi := starts[mp.From][r], starts[mp.From][r+1]
+			var tab []int32
+			if hi > lo {
+				tab = mp.Table[lo*mp.Arity : hi*mp.Arity]
+			}
+			b.Maps = append(b.Maps, Map{Name: mp.Name, From: mp.From, To: mp.To, Arity: mp.Arity, Table: tab})
+		}
+		for _, dd := range dats {
+			lo, hi := starts[dd.Set][r], starts[dd.Set][r+1]
+			var v []byte
+			if hi > lo {
+				v = dd.Values[lo*dd.Elem : hi*dd.Elem]
+			}
+			b.Dats = append(b.Dats, BlockDat{Name: dd.Name, Set: dd.Set, Elem: dd.Elem, Values: v})
+		}
+		out[r] = b
+	}
+	return out, starts
+}
+
+// sameLocal compares two layouts, nil and empty slices alike.
+func sameLocal(a, b *Local) error {
+	if len(a.Sets) != len(b.Sets) || len(a.Maps) != len(b.Maps) {
+		return errors.New("different numbers of sets or maps")
+	}
+	for s := range a.Sets {
+		x, y := &a.Sets[s], &b.Sets[s]
+		if x.Core != y.Core || x.Owned != y.Owned || x.Exec != y.Exec || x.Total != y.Total {
+			return fmt.Errorf("set %d: sections %d %d %d %d, want %d %d %d %d", s, x.Core, x.Owned, x.Exec, x.Total, y.Core, y.Owned, y.Exec, y.Total)
+		}
+		if !slices.Equal(x.Global, y.Global) {
+			return fmt.Errorf("set %d: global numbers %v, want %v", s, x.Global, y.Global)
+		}
+		if len(x.Neighbours) != len(y.Neighbours) {
+			return fmt.Errorf("set %d: %d neighbours, want %d", s, len(x.Neighbours), len(y.Neighbours))
+		}
+		for k := range x.Neighbours {
+			p, q := &x.Neighbours[k], &y.Neighbours[k]
+			if p.Rank != q.Rank || !slices.Equal(p.Send, q.Send) || p.RecvExec != q.RecvExec || p.RecvNonexec != q.RecvNonexec {
+				return fmt.Errorf("set %d: neighbour %+v, want %+v", s, *p, *q)
+			}
+		}
+	}
+	for i := range a.Maps {
+		if !slices.Equal(a.Maps[i], b.Maps[i]) {
+			return fmt.Errorf("map %d: %v, want %v", i, a.Maps[i], b.Maps[i])
+		}
+	}
+	return nil
+}
+
+// TestPartitionBlocksMatchesWholeMesh partitions random meshes declared in
+// random blocks on simulated ranks with every partitioner and checks that
+// every rank's layout, values and figures equal those of Owners and Layout
+// on the whole mesh.
+func TestPartitionBlocksMatchesWholeMesh(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	kinds := []string{"block", "rcb", "owners", "graph", "metis"}
+	for trial := 0; trial < 40; trial++ {
+		nodes := 1 + rng.IntN(300)
+		if trial%6 == 0 {
+			nodes = 1 + rng.IntN(4) // fewer elements than ranks
+		}
+		m, xy := randomMesh(rng, nodes)
+		ranks := 1 + rng.IntN(5)
+		kind := kinds[trial%len(kinds)]
+		// A dat on each set: each element's global number and set.
+		var dats []BlockDat
+		for s, set := range m.Sets {
+			v := make([]byte, 0, 8*set.Size)
+			for g := 0; g < set.Size; g++ {
+				v = append(v, byte(s), byte(g), byte(g>>8), byte(g>>16), 0xa5, byte(s), 0, 1)
+			}
+			dats = append(dats, BlockDat{Name: "d" + set.Name, Set: s, Elem: 8, Values: v})
+		}
+		whole := Partitioning{Kind: kind, CoordDim: 2, CoordSet: 0, Coords: xy, Map: 1, OwnerSet: 2}
+		ownersCells := make([]int32, m.Sets[2].Size)
+		for i := range ownersCells {
+			ownersCells[i] = int32(rng.IntN(ranks))
+		}
+		graphPart := func(g int32, parts int) int32 { return int32((int(g)*7 + int(g)/5) % parts) }
+		switch kind {
+		case "owners":
+			whole.Owner = ownersCells
+		case "graph":
+			// Centrally: the same parts of map pcell's target set, given.
+			o := make([]int32, m.Sets[0].Size)
+			for g := range o {
+				o[g] = graphPart(int32(g), ranks)
+			}
+			whole = Partitioning{Kind: "owners", OwnerSet: 0, Owner: o}
+		case "metis":
+			if err := loadMETIS(); err != nil {
+				t.Logf("METIS absent (%v): trial %d uses rcb", err, trial)
+				kind, whole.Kind = "rcb", "rcb"
+			}
+		}
+		owner, metisCut, err := Owners(m, whole, ranks)
+		if err != nil {
+			t.Fatalf("trial %d: Owners: %v", trial, err)
+		}
+		locals, err := Layout(m, owner, ranks)
+		if err != nil {
+			t.Fatalf("trial %d: Layout: %v", trial, err)
+		}
+		cut := Cut(m, owner)
+		blocks, starts := splitBlocks(rng, m, ranks, dats)
+		results, errs := runRanks(ranks, func(c Comm) (*Result, error) {
+			b := blocks[c.Rank()]
+			p := Partitioning{Kind: kind, CoordDim: 2, CoordSet: 0, Map: 1, OwnerSet: 2}
+			if lo, hi := starts[0][c.Rank()], starts[0][c.Rank()+1]; hi > lo {
+				p.Coords = xy[2*lo : 2*hi]
+			}
+			if lo, hi := starts[2][c.Rank()], starts[2][c.Rank()+1]; hi > lo {
+				p.Owner = ownersCells[lo:hi]
+			}
+			first := starts[0][c.Rank()]
+			p.Graph = func(xadj []int64, adj []int32, parts int) ([]int32, error) {
+				o := make([]int32, len(xadj)-1)
+				for i := range o {
+					o[i] = graphPart(int32(first+i), parts)
+				}
+				return o, nil
+			}
+			return PartitionBlocks(c, b, p)
+		})
+		for r := range results {
+			if errs[r] != nil {
+				t.Fatalf("trial %d (%s, %d ranks, %d nodes): rank %d: %v", trial, kind, ranks, nodes, r, errs[r])
+			}
+			res := results[r]
+			if err := sameLocal(&res.Local, &locals[r]); err != nil {
+				t.Fatalf("trial %d (%s, %d ranks, %d nodes): rank %d: %v", trial, kind, ranks, nodes, r, err)
+			}
+			for di, dd := range dats {
+				want := make([]byte, 0)
+				for _, g := range locals[r].Sets[dd.Set].Global {
+					want = append(want, dd.Values[int(g)*8:int(g)*8+8]...)
+				}
+				if !bytes.Equal(res.Dats[di], want) {
+					t.Fatalf("trial %d rank %d: dat %s values differ", trial, r, dd.Name)
+				}
+			}
+			if res.Cut != cut {
+				t.Errorf("trial %d rank %d: cut %d, want %d", trial, r, res.Cut, cut)
+			}
+			for mi := range m.Maps {
+				if want := EdgeCut(&m.Maps[mi], m.Sets[m.Maps[mi].To].Size, owner[m.Maps[mi].To]); res.EdgeCuts[mi] != want {
+					t.Errorf("trial %d rank %d: map %s edge cut %d, want %d", trial, r, m.Maps[mi].Name, res.EdgeCuts[mi], want)
+				}
+			}
+			if res.MetisCut != metisCut {
+				t.Errorf("trial %d rank %d: METIS cut %d, want %d", trial, r, res.MetisCut, metisCut)
+			}
+			for s := range m.Sets {
+				if res.GlobalSizes[s] != m.Sets[s].Size {
+					t.Errorf("trial %d rank %d: set %d global size %d, want %d", trial, r, s, res.GlobalSizes[s], m.Sets[s].Size)
+				}
+			}
+			if r == 0 && testing.Verbose() {
+				t.Logf("trial %d: %s on %d ranks, %d nodes: cut %d, neighbours of rank 0 on nodes %d", trial, kind, ranks, nodes, res.Cut, len(res.Local.Sets[0].Neighbours))
+			}
+			if len(res.Phases) != 3 {
+				t.Errorf("trial %d rank %d: phases %v", trial, r, res.Phases)
+			}
+		}
+	}
+}
+
+// TestPartitionBlocksErrorsOnEveryRank: a bad map entry or bad
+// coordinates on one rank fail every rank, naming the rank.
+func TestPartitionBlocksErrorsOnEveryRank(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	m, xy := randomMesh(rng, 40)
+	for _, tc := range []struct {
+		name  string
+		spoil func(b []*BlockMesh, coords [][]float64)
+		p     Partitioning
+		want  string
+	}{
+		{"map entry out of range", func(b []*BlockMesh, _ [][]float64) {
+			b[1].Maps[0].Table = slices.Clone(b[1].Maps[0].Table)
+			b[1].Maps[0].Table[3] = 999
+		}, Partitioning{Kind: "block"}, `rank 1: map "pedge" from "edges" to "nodes": entry`},
+		{"coordinate NaN", func(_ []*BlockMesh, c [][]float64) {
+			c[2][1] = c[2][1] / 0 * 0
+		}, Partitioning{Kind: "rcb", CoordDim: 2}, "rank 2: coordinate 1 of element 0 is NaN"},
+		{"owner not a rank", nil, Partitioning{Kind: "owners", OwnerSet: 2, Owner: []int32{5}}, "has owner 5, not a rank"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			blocks := make([]*BlockMesh, 3)
+			coords := make([][]float64, 3)
+			for r := range blocks {
+				b := &BlockMesh{}
+				for s, set := range m.Sets {
+					lo, hi := set.Size*r/3, set.Size*(r+1)/3
+					b.Sets = append(b.Sets, Set{Name: set.Name, Size: hi - lo})
+					if s == 0 {
+						coords[r] = slices.Clone(xy[2*lo : 2*hi])
+					}
+				}
+				for _, mp := range m.Maps {
+					n := m.Sets[mp.From].Size
+					b.Maps = append(b.Maps, Map{Name: mp.Name, From: mp.From, To: mp.To, Arity: mp.Arity, Table: mp.Table[n*r/3*mp.Arity : n*(r+1)/3*mp.Arity]})
+				}
+				blocks[r] = b
+			}
+			if tc.spoil != nil {
+				tc.spoil(blocks, coords)
+			}
+			_, errs := runRanks(3, func(c Comm) (*Result, error) {
+				p := tc.p
+				p.Coords = coords[c.Rank()]
+				if p.Kind == "owners" {
+					p.Owner = make([]int32, blocks[c.Rank()].Sets[2].Size)
+					if c.Rank() == 0 {
+						p.Owner[0] = 5
+					}
+				}
+				return PartitionBlocks(c, blocks[c.Rank()], p)
+			})
+			for r, err := range errs {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("rank %d: error %v, want one containing %q", r, err, tc.want)
+				}
+			}
+		})
+	}
+}
