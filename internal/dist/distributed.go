@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/goop2/op2/internal/rss"
 )
@@ -105,14 +106,15 @@ func PartitionBlocks(c Comm, m *BlockMesh, p Partitioning) (*Result, error) {
 type distMesh struct {
 	c        Comm
 	m        *BlockMesh
-	bl       []blocks // per set
-	mapsFrom [][]int  // per set, the maps from it
-	datsOn   [][]int  // per set, the dats on it
-	recSize  []int    // per set, bytes of an element record
+	bl       []blocks  // per set
+	mapsFrom [][]int   // per set, the maps from it
+	datsOn   [][]int   // per set, the dats on it
+	recSize  []int     // per set, bytes of an element record
+	tOwners  [][]int32 // per map, the owner of each entry's target, once known
 }
 
 func newDistMesh(c Comm, m *BlockMesh) (*distMesh, error) {
-	d := &distMesh{c: c, m: m, mapsFrom: make([][]int, len(m.Sets)), datsOn: make([][]int, len(m.Sets))}
+	d := &distMesh{c: c, m: m, mapsFrom: make([][]int, len(m.Sets)), datsOn: make([][]int, len(m.Sets)), tOwners: make([][]int32, len(m.Maps))}
 	sizes := make([]int64, len(m.Sets))
 	for s, set := range m.Sets {
 		sizes[s] = int64(set.Size)
@@ -211,12 +213,15 @@ func (d *distMesh) fetch(s int, need []int32, rec int, fill func(i int, dst []by
 	if err != nil {
 		return nil, err
 	}
-	return slices.Concat(got...), nil
+	return joined(got), nil
 }
 
 // targetOwners returns, for map mi's table on this rank, the owner of
 // each entry's target.
 func (d *distMesh) targetOwners(mi int, owner [][]int32) ([]int32, error) {
+	if o := d.tOwners[mi]; o != nil {
+		return o, nil // owners do not change once chosen
+	}
 	mp := &d.m.Maps[mi]
 	need, pos := uniqueIndex(mp.Table)
 	recs, err := d.fetch(mp.To, need, 4, func(i int, dst []byte) {
@@ -230,21 +235,8 @@ func (d *distMesh) targetOwners(mi int, owner [][]int32) ([]int32, error) {
 	for k, p := range pos {
 		out[k] = o[p]
 	}
+	d.tOwners[mi] = out
 	return out, nil
-}
-
-// uniqueIndex returns the sorted distinct values of v and, for each entry
-// of v, its index among them.
-func uniqueIndex(v []int32) (uniq []int32, pos []int32) {
-	uniq = slices.Clone(v)
-	slices.Sort(uniq)
-	uniq = slices.Compact(uniq)
-	pos = make([]int32, len(v))
-	for k, x := range v {
-		i, _ := slices.BinarySearch(uniq, x)
-		pos[k] = int32(i)
-	}
-	return uniq, pos
 }
 
 // blockOwnersOf gives the owners BlockOwners gives the rank's block of set s.
@@ -550,19 +542,27 @@ const (
 // the global number, kind, owner, the rows of the maps from the set
 // (global targets) and the values of the dats on it.
 type records struct {
-	b    []byte
+	b    []byte // the migrated records
+	nb   []byte // the non-exec halo's records, after them
+	n0   int    // records in b
 	size int
 }
 
-func (r *records) n() int             { return len(r.b) / r.size }
-func (r *records) rec(i int) []byte   { return r.b[i*r.size : (i+1)*r.size] }
-func (r *records) global(i int) int32 { return int32(binary.LittleEndian.Uint32(r.b[i*r.size:])) }
-func (r *records) kind(i int) int32   { return int32(binary.LittleEndian.Uint32(r.b[i*r.size+4:])) }
-func (r *records) owner(i int) int32  { return int32(binary.LittleEndian.Uint32(r.b[i*r.size+8:])) }
-func (r *records) entry(i, k int) int32 {
-	return int32(binary.LittleEndian.Uint32(r.b[i*r.size+12+4*k:]))
+func (r *records) n() int { return r.n0 + len(r.nb)/r.size }
+
+// rec is record i's bytes.
+func (r *records) rec(i int) []byte {
+	if i < r.n0 {
+		return r.b[i*r.size : (i+1)*r.size]
+	}
+	i -= r.n0
+	return r.nb[i*r.size : (i+1)*r.size]
 }
-func (r *records) tail(i, off int) []byte { return r.b[i*r.size+off:] }
+func (r *records) global(i int) int32     { return int32(binary.LittleEndian.Uint32(r.rec(i))) }
+func (r *records) kind(i int) int32       { return int32(binary.LittleEndian.Uint32(r.rec(i)[4:])) }
+func (r *records) owner(i int) int32      { return int32(binary.LittleEndian.Uint32(r.rec(i)[8:])) }
+func (r *records) entry(i, k int) int32   { return int32(binary.LittleEndian.Uint32(r.rec(i)[12+4*k:])) }
+func (r *records) tail(i, off int) []byte { return r.rec(i)[off:] }
 
 // fillRecord writes the record of element i of the rank's block of set s.
 func (d *distMesh) fillRecord(s, i int, kind, owner int32, dst []byte) {
@@ -690,21 +690,19 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 		}
 		dests[s] = ds
 	}
-	send := make([][]byte, ranks)
-	fill := make([][]int, ranks) // per rank, per set: the next record's offset
-	for q := range send {
-		size := 0
-		fill[q] = make([]int, len(m.Sets))
-		for s := range m.Sets {
-			fill[q][s] = size + 4
-			size += 4 + counts[q][s]*d.recSize[s]
-		}
-		send[q] = make([]byte, size)
-		for s := range m.Sets {
-			binary.LittleEndian.PutUint32(send[q][fill[q][s]-4:], uint32(counts[q][s]))
-		}
-	}
+	// One exchange per set: each set's records arrive contiguous.
+	recs := make([]records, len(m.Sets))
 	for s, set := range m.Sets {
+		size := d.recSize[s]
+		fill := make([]int, ranks+1) // per rank, the next record's offset
+		for q := range ranks {
+			fill[q+1] = fill[q] + counts[q][s]*size
+		}
+		buf := make([]byte, fill[ranks])
+		send := make([][]byte, ranks)
+		for q := range send {
+			send[q] = buf[fill[q]:fill[q+1]] // capacity to the end: one buffer for MPI
+		}
 		ds := dests[s]
 		for i := 0; i < set.Size; i++ {
 			rs := ds.rank[ds.start[i]:ds.start[i+1]]
@@ -717,61 +715,41 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 				if j == 1 {
 					kind = kindExec
 				}
-				off := fill[q][s]
-				d.fillRecord(s, i, kind, o, send[q][off:off+d.recSize[s]])
-				fill[q][s] = off + d.recSize[s]
+				off := fill[q]
+				d.fillRecord(s, i, kind, o, buf[off:off+size])
+				fill[q] = off + size
 			}
 		}
 		dests[s] = dest{}
-	}
-	got, err := d.c.Alltoallv(send)
-	if err != nil {
-		return nil, err
-	}
-	clear(send)
-	recs := make([]records, len(m.Sets))
-	for s := range m.Sets {
-		recs[s].size = d.recSize[s]
-	}
-	for q, b := range got {
-		off := 0
-		for s := range m.Sets {
-			if off+4 > len(b) || off+4+int(binary.LittleEndian.Uint32(b[off:]))*d.recSize[s] > len(b) {
-				return nil, fmt.Errorf("dist: internal error: rank %d's migration message of %d bytes is truncated at set %q (offset %d, records of %d bytes)", q, len(b), m.Sets[s].Name, off, d.recSize[s])
-			}
-			n := int(binary.LittleEndian.Uint32(b[off:]))
-			off += 4
-			recs[s].b = append(recs[s].b, b[off:off+n*d.recSize[s]]...)
-			off += n * d.recSize[s]
+		got, err := d.c.Alltoallv(send)
+		if err != nil {
+			return nil, err
 		}
+		recs[s] = records{b: joined(got), size: size}
+		recs[s].n0 = len(recs[s].b) / size
 	}
 	return recs, nil
 }
 
-// lookup maps a set's global numbers to local indices.
-type lookup struct {
-	g, l []int32 // sorted by g
-}
-
-func newLookup(global []int32) lookup {
-	idx := make([]int32, len(global))
-	for i := range idx {
-		idx[i] = int32(i)
+// joined returns the messages one after the other: the receive buffer
+// itself when they lie so in it (as MPI's do), else a copy.
+func joined(got [][]byte) []byte {
+	var all []byte
+	for _, b := range got {
+		if len(b) == 0 {
+			continue
+		}
+		if all != nil && cap(all) > len(all) && unsafe.SliceData(all[len(all):cap(all)]) == unsafe.SliceData(b) {
+			all = all[:len(all)+len(b)]
+			continue
+		}
+		if all == nil {
+			all = b
+			continue
+		}
+		all = append(slices.Clip(all), b...)
 	}
-	slices.SortFunc(idx, func(a, b int32) int { return int(global[a] - global[b]) })
-	lk := lookup{g: make([]int32, len(global)), l: idx}
-	for k, i := range idx {
-		lk.g[k] = global[i]
-	}
-	return lk
-}
-
-// find returns g's local index, or -1.
-func (lk lookup) find(g int32) int32 {
-	if k, ok := slices.BinarySearch(lk.g, g); ok {
-		return lk.l[k]
-	}
-	return -1
+	return all
 }
 
 // layout builds the rank's local mesh from the records it received: the
@@ -826,7 +804,7 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 		migrated[s] = recs[s].n()
 	}
 	for t := range m.Sets {
-		var need []int32
+		var q []int32
 		for s := range m.Sets {
 			r := &recs[s]
 			col := 0
@@ -835,17 +813,21 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 				if mp.To == t {
 					for i := 0; i < migrated[s]; i++ {
 						for c := 0; c < mp.Arity; c++ {
-							if g := r.entry(i, col+c); lks[t].find(g) < 0 {
-								need = append(need, g)
-							}
+							q = append(q, r.entry(i, col+c))
 						}
 					}
 				}
 				col += mp.Arity
 			}
 		}
-		slices.Sort(need)
-		need = slices.Compact(need)
+		var need []int32
+		for k, w := range lks[t].findAll(q) {
+			if w < 0 {
+				need = append(need, q[k])
+			}
+		}
+		q = nil
+		need, _ = uniqueIndex(need)
 		got, err := d.fetch(t, need, d.recSize[t], func(i int, dst []byte) {
 			d.fillRecord(t, i, kindNonexec, owner[t][i], dst)
 		})
@@ -854,7 +836,7 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 		}
 		r := &recs[t]
 		base := r.n()
-		r.b = append(r.b, got...)
+		r.nb = got
 		idx := make([]int32, len(need))
 		for i := range idx {
 			idx[i] = int32(base + i)
@@ -890,16 +872,17 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 			tab := make([]int32, ls.Total*mp.Arity)
 			for i, k := range order[s] {
 				for c := 0; c < mp.Arity; c++ {
-					g := r.entry(int(k), col+c)
-					w := lks[mp.To].find(g)
-					if w < 0 {
-						if i < ls.Exec {
-							return fmt.Errorf("dist: internal error: rank %d map %q row %d: target %d absent", d.c.Rank(), mp.Name, ls.Global[i], g)
-						}
-						w = 0
-					}
-					tab[i*mp.Arity+c] = w
+					tab[i*mp.Arity+c] = r.entry(int(k), col+c)
 				}
+			}
+			for e, w := range lks[mp.To].findAll(tab) {
+				if w < 0 {
+					if i := e / mp.Arity; i < ls.Exec {
+						return fmt.Errorf("dist: internal error: rank %d map %q row %d: target %d absent", d.c.Rank(), mp.Name, ls.Global[i], tab[e])
+					}
+					w = 0
+				}
+				tab[e] = w
 			}
 			loc.Maps[mi] = tab
 			col += mp.Arity
@@ -972,13 +955,11 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 			}
 			ls := &loc.Sets[s]
 			nb := getNeighbour(ls, q)
-			nb.Send = make([]int32, n)
-			for k, g := range v[p : p+n] {
-				w := lks[s].find(g)
+			nb.Send = lks[s].findAll(v[p : p+n])
+			for k, w := range nb.Send {
 				if w < 0 || int(w) >= ls.Owned {
-					return fmt.Errorf("dist: internal error: rank %d asked rank %d for element %d of set %q, not owned there", q, d.c.Rank(), g, m.Sets[s].Name)
+					return fmt.Errorf("dist: internal error: rank %d asked rank %d for element %d of set %q, not owned there", q, d.c.Rank(), v[p+k], m.Sets[s].Name)
 				}
-				nb.Send[k] = w
 			}
 			p += n
 		}

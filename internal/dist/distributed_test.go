@@ -350,3 +350,26 @@ func TestPartitionBlocksErrorsOnEveryRank(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkPartitionBlocks partitions a random mesh of about 1.4 M
+// elements declared on rank 0 over 2 simulated ranks.
+func BenchmarkPartitionBlocks(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	m, xy := randomMesh(rng, 200_000)
+	var dats []BlockDat
+	for s, set := range m.Sets {
+		dats = append(dats, BlockDat{Name: "d" + set.Name, Set: s, Elem: 32, Values: make([]byte, 32*set.Size)})
+	}
+	for b.Loop() {
+		blocks, starts := splitBlocks(rand.New(rand.NewPCG(5, 5)), m, 2, dats)
+		_, errs := runRanks(2, func(c Comm) (*Result, error) {
+			lo, hi := starts[0][c.Rank()], starts[0][c.Rank()+1]
+			return PartitionBlocks(c, blocks[c.Rank()], Partitioning{Kind: "rcb", CoordDim: 2, Coords: xy[2*lo : 2*hi]})
+		})
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

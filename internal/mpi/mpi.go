@@ -331,10 +331,14 @@ func (w *World) Alltoallv(send [][]byte) ([][]byte, error) {
 		return nil, fmt.Errorf("MPI_Alltoallv: %d send buffers for %d ranks", len(send), w.size)
 	}
 	sc := make([]int64, w.size)
-	var flat []byte
 	for r, b := range send {
 		sc[r] = int64(len(b))
-		flat = append(flat, b...)
+	}
+	flat := contiguous(send)
+	if flat == nil {
+		for _, b := range send {
+			flat = append(flat, b...)
+		}
 	}
 	rc8 := make([]byte, 8*w.size)
 	sc8 := make([]byte, 8*w.size)
@@ -370,6 +374,28 @@ func (w *World) Alltoallv(send [][]byte) ([][]byte, error) {
 		off += rcounts[r]
 	}
 	return out, nil
+}
+
+// contiguous returns the messages as one slice when each non-empty one
+// follows the previous within its capacity (slices of one buffer, as a
+// caller sending much builds them), so that they need no copy; nil
+// otherwise.
+func contiguous(send [][]byte) []byte {
+	var all []byte
+	for _, b := range send {
+		if len(b) == 0 {
+			continue
+		}
+		if all == nil {
+			all = b
+			continue
+		}
+		if cap(all)-len(all) < len(b) || unsafe.SliceData(all[len(all):cap(all)]) != unsafe.SliceData(b) {
+			return nil
+		}
+		all = all[:len(all)+len(b)]
+	}
+	return all
 }
 
 func putInt64(b []byte, v int64) {
