@@ -75,6 +75,7 @@ import (
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/h5"
 	"github.com/goop2/op2/internal/regfile"
+	"github.com/goop2/op2/mesh"
 )
 
 // ErrNoHDF5 is wrapped by the error Open and Create return when the HDF5
@@ -293,17 +294,10 @@ func (f *File) Info(name string) (Info, error) {
 
 // Block returns the block of a set of n elements that rank (of ranks)
 // reads: OP2's split (compute_local_size), where each rank gets n/ranks
-// elements and the first n mod ranks ranks one more.
+// elements and the first n mod ranks ranks one more. It is mesh.Block,
+// the split mesh.ReadBlock and mesh.GenerateBlock use too.
 func Block(n, rank, ranks int) (start, count int) {
-	if ranks < 1 {
-		ranks = 1
-	}
-	q, r := n/ranks, n%ranks
-	count = q
-	if rank < r {
-		count++
-	}
-	return rank*q + min(rank, r), count
+	return mesh.Block(n, rank, ranks)
 }
 
 // elemType gives the shim's type, OP2's name and the HDF5 class of T.

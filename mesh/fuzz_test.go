@@ -8,7 +8,8 @@ import (
 // FuzzRead feeds arbitrary bytes to Read. Read must never panic; when it
 // succeeds the mesh must validate, and writing it and reading it back must
 // give the same mesh with coordinates rounded to Write's six decimals, whose
-// own text is then a fixed point of Write∘Read.
+// own text is then a fixed point of Write∘Read. ReadBlockFrom must then
+// give every rank its block of the mesh, for 2 and 3 ranks.
 func FuzzRead(f *testing.F) {
 	m, err := Generate(1, 2)
 	if err != nil {
@@ -40,6 +41,17 @@ func FuzzRead(f *testing.F) {
 		}
 		if err := m.Validate(); err != nil {
 			t.Fatalf("Read succeeded but Validate failed: %v", err)
+		}
+		for ranks := 2; ranks <= 3; ranks++ {
+			for rank := range ranks {
+				b, err := ReadBlockFrom(bytes.NewReader(data), rank, ranks)
+				if err != nil {
+					t.Fatalf("Read succeeded but ReadBlockFrom rank %d of %d failed: %v", rank, ranks, err)
+				}
+				if !b.Equal(blockOf(m, rank, ranks)) {
+					t.Fatalf("ReadBlockFrom rank %d of %d: %s", rank, ranks, diffBlock(b, blockOf(m, rank, ranks)))
+				}
+			}
 		}
 		var text bytes.Buffer
 		if err := m.Write(&text); err != nil {

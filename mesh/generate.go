@@ -45,14 +45,8 @@ const surfacePoints = 100
 // (in particular (3I+1)(J+1) ≤ 2^31−1). The spline always uses the fixed
 // 199-point transformed profile, so it imposes no constraint on I or J.
 func Generate(I, J int) (*Mesh, error) {
-	if I < 1 || J < 1 {
-		return nil, fmt.Errorf("mesh: Generate(%d, %d): I and J must be at least 1", I, J)
-	}
-	// Check the sizes in float64 first so that the int products below
-	// cannot overflow.
-	if float64(3*float64(I)+1)*float64(J+1) > maxCount ||
-		6*float64(I)*float64(J) > maxCount {
-		return nil, fmt.Errorf("mesh: Generate(%d, %d): mesh too large for int32 indices", I, J)
+	if err := checkGrid(I, J); err != nil {
+		return nil, fmt.Errorf("mesh: Generate(%d, %d): %v", I, J, err)
 	}
 	ni := 3*I + 1 // nodes per grid line
 	nc := 3 * I   // cells per grid row
@@ -150,6 +144,20 @@ func Generate(I, J int) (*Mesh, error) {
 		m.X[i], _ = strconv.ParseFloat(string(buf), 64)
 	}
 	return m, nil
+}
+
+// checkGrid checks the arguments of Generate and GenerateBlock.
+func checkGrid(I, J int) error {
+	if I < 1 || J < 1 {
+		return fmt.Errorf("I and J must be at least 1")
+	}
+	// Check the sizes in float64 first so that the int products of the
+	// callers cannot overflow.
+	if float64(3*float64(I)+1)*float64(J+1) > maxCount ||
+		6*float64(I)*float64(J) > maxCount {
+		return fmt.Errorf("mesh too large for int32 indices")
+	}
+	return nil
 }
 
 // linspace returns n values from a to b with equal spacing, computed

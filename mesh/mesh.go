@@ -10,6 +10,10 @@
 //     (Generate(400, 600) reproduces that file byte for byte),
 //   - read meshes in OP2's ASCII format, plain or gzip-compressed (Read,
 //     ReadFile), rejecting malformed input with errors that name the line,
+//   - read or generate one rank's block of every set, for MPI runs where no
+//     rank may hold the whole mesh (ReadBlock, ReadBlockFrom,
+//     GenerateBlock; Block gives the split), in memory proportional to
+//     the block,
 //   - write meshes in exactly the ASCII format OP2 writes (Write, WriteFile),
 //   - check a mesh for internal consistency (Validate).
 //

@@ -48,6 +48,35 @@ const initialCap = 4096
 // example "mesh: line 17: cell 15: node index 900 out of range [0,721801)".
 // Elements are numbered from 0 in messages, as in the file.
 func Read(r io.Reader) (*Mesh, error) {
+	return readBlock(r, 0, 1)
+}
+
+// ReadBlockFrom reads rank's block (of ranks) of every set of a mesh in
+// OP2's ASCII format, plain or gzip-compressed: the split of Block, the
+// representation hdf5.ReadMeshBlock gives and op2.Partition expects. The
+// counts are the block's (NNode is the number of nodes in the rank's
+// block, and so on), X holds the block's coordinates, and the maps hold
+// the file's (global) node and cell indices. ReadBlockFrom(r, 0, 1) is
+// Read(r).
+//
+// Memory is in proportion to the block, not to the input: the lines of
+// the other ranks' blocks are counted, by scanning for newlines, and not
+// parsed. The header and the block's lines are checked as Read checks
+// them, with the same messages and line numbers; indices are checked
+// against the global set sizes of the header. Of the other lines only
+// their number is checked: input that ends before the last boundary edge
+// is an error naming the set and the element expected (as Read's is), and
+// only blank lines may follow the last boundary edge; a malformed line in
+// another rank's block is that rank's error.
+func ReadBlockFrom(r io.Reader, rank, ranks int) (*Mesh, error) {
+	if ranks < 1 || rank < 0 || rank >= ranks {
+		return nil, fmt.Errorf("mesh: rank %d of %d ranks: want 0 <= rank < ranks", rank, ranks)
+	}
+	return readBlock(r, rank, ranks)
+}
+
+// readBlock reads rank's block of r, decompressing gzip input.
+func readBlock(r io.Reader, rank, ranks int) (*Mesh, error) {
 	br := bufio.NewReaderSize(r, MaxLineLength)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
@@ -58,7 +87,7 @@ func Read(r io.Reader) (*Mesh, error) {
 		br = bufio.NewReaderSize(zr, MaxLineLength)
 	}
 	p := &parser{r: br}
-	return p.parse()
+	return p.parse(rank, ranks)
 }
 
 // ReadFile reads a mesh from the named file with Read; gzip-compressed
@@ -67,16 +96,51 @@ func Read(r io.Reader) (*Mesh, error) {
 // device, a socket or a directory is refused before it is opened, and no
 // more than the file's size is read.
 func ReadFile(path string) (*Mesh, error) {
+	return readFileBlock(path, 0, 1)
+}
+
+// ReadBlock reads rank's block (of ranks) of every set of the mesh in the
+// named file with ReadBlockFrom: under MPI each rank calls it with its
+// rank and the number of ranks, and passes the block to op2's
+// declarations before op2.Partition. The file is opened as ReadFile opens
+// it, and errors name it as ReadFile's do. ReadBlock(path, 0, 1) is
+// ReadFile(path).
+func ReadBlock(path string, rank, ranks int) (*Mesh, error) {
+	if ranks < 1 || rank < 0 || rank >= ranks {
+		return nil, fmt.Errorf("mesh: %s: rank %d of %d ranks: want 0 <= rank < ranks", path, rank, ranks)
+	}
+	return readFileBlock(path, rank, ranks)
+}
+
+// readFileBlock reads rank's block of the named file.
+func readFileBlock(path string, rank, ranks int) (*Mesh, error) {
 	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("mesh: %w", err)
 	}
 	defer f.Close()
-	m, err := Read(f.Reader())
+	m, err := readBlock(f.Reader(), rank, ranks)
 	if err != nil {
 		return nil, fmt.Errorf("%w (file %s)", err, path)
 	}
 	return m, nil
+}
+
+// Block returns the block of a set of n elements that rank (of ranks)
+// holds before partitioning: OP2's split (compute_local_size), where each
+// rank gets n/ranks consecutive elements and the first n mod ranks ranks
+// one more. ReadBlock, GenerateBlock and hdf5.ReadMeshBlock split every
+// set this way. ranks below 1 count as 1.
+func Block(n, rank, ranks int) (start, count int) {
+	if ranks < 1 {
+		ranks = 1
+	}
+	q, r := n/ranks, n%ranks
+	count = q
+	if rank < r {
+		count++
+	}
+	return rank*q + min(rank, r), count
 }
 
 // parser reads the mesh line by line, keeping the current line number.
@@ -116,6 +180,54 @@ func (p *parser) next() ([]byte, error) {
 		s = s[:n-1]
 	}
 	return s, nil
+}
+
+// skip passes over the next n lines without parsing them, counting them
+// by their newlines; they are elements first, first+1, ... of the set
+// named what (of total elements), for the error when the input ends
+// before them. A last line without a newline counts as a line.
+func (p *parser) skip(n int, what string, first, total int) error {
+	partial := false // bytes of a line whose newline is still to come were passed
+	for n > 0 {
+		if p.eof {
+			p.line++
+			return p.errorf("unexpected end of input: expected %s %d of %d", what, first, total)
+		}
+		if p.r.Buffered() == 0 {
+			if _, err := p.r.Peek(1); err == io.EOF {
+				p.eof = true
+				if partial { // the input's last line, without a newline
+					partial = false
+					p.line++
+					n--
+					first++
+				}
+				continue
+			} else if err != nil {
+				p.line++
+				return p.errorf("read error: %w", err)
+			}
+		}
+		b, _ := p.r.Peek(p.r.Buffered())
+		off := 0
+		for n > 0 {
+			i := bytes.IndexByte(b[off:], '\n')
+			if i < 0 {
+				break
+			}
+			off += i + 1
+			p.line++
+			n--
+			first++
+			partial = false
+		}
+		if n > 0 && off < len(b) {
+			off = len(b)
+			partial = true
+		}
+		p.r.Discard(off)
+	}
+	return nil
 }
 
 // errorf returns an error prefixed with the current line number.
@@ -222,8 +334,9 @@ func grow[T any](s []T, k, total int) []T {
 // headerNames are the names of the four header counts, in file order.
 var headerNames = [4]string{"nnode", "ncell", "nedge", "nbedge"}
 
-// parse reads the whole mesh.
-func (p *parser) parse() (*Mesh, error) {
+// parse reads rank's block (of ranks) of every set, skipping the lines
+// of the other blocks; parse(0, 1) reads the whole mesh.
+func (p *parser) parse(rank, ranks int) (*Mesh, error) {
 	var f [5][]byte
 	line, err := p.next()
 	if err == errEOF {
@@ -248,7 +361,15 @@ func (p *parser) parse() (*Mesh, error) {
 		}
 		counts[k] = int(v)
 	}
-	m := &Mesh{NNode: counts[0], NCell: counts[1], NEdge: counts[2], NBedge: counts[3]}
+	// The global sizes bound the indices; the block's lines are parsed.
+	nnode, ncell, nedge, nbedge := counts[0], counts[1], counts[2], counts[3]
+	var start, end [4]int
+	for k, n := range counts {
+		var c int
+		start[k], c = Block(n, rank, ranks)
+		end[k] = start[k] + c
+	}
+	m := &Mesh{NNode: end[0] - start[0], NCell: end[1] - start[1], NEdge: end[2] - start[2], NBedge: end[3] - start[3]}
 
 	// Fetches the next data line of a section and splits it into want
 	// fields.
@@ -278,8 +399,11 @@ func (p *parser) parse() (*Mesh, error) {
 	}
 
 	m.X = make([]float64, 0, min(2*m.NNode, initialCap))
-	for i := 0; i < m.NNode; i++ {
-		if err := fetch("node", i, m.NNode, 2); err != nil {
+	if err := p.skip(start[0], "node", 0, nnode); err != nil {
+		return nil, err
+	}
+	for i := start[0]; i < end[0]; i++ {
+		if err := fetch("node", i, nnode, 2); err != nil {
 			return nil, err
 		}
 		x, err := parseFloat(f[0])
@@ -293,33 +417,45 @@ func (p *parser) parse() (*Mesh, error) {
 		m.X = grow(m.X, 2, 2*m.NNode)
 		m.X = append(m.X, x, y)
 	}
+	if err := p.skip(nnode-end[0], "node", end[0], nnode); err != nil {
+		return nil, err
+	}
 
 	m.Cell = make([]int32, 0, min(4*m.NCell, initialCap))
-	for i := 0; i < m.NCell; i++ {
-		if err := fetch("cell", i, m.NCell, 4); err != nil {
+	if err := p.skip(start[1], "cell", 0, ncell); err != nil {
+		return nil, err
+	}
+	for i := start[1]; i < end[1]; i++ {
+		if err := fetch("cell", i, ncell, 4); err != nil {
 			return nil, err
 		}
 		var c [4]int32
 		for k := range c {
-			if c[k], err = index("cell", i, k, "node", m.NNode); err != nil {
+			if c[k], err = index("cell", i, k, "node", nnode); err != nil {
 				return nil, err
 			}
 		}
 		m.Cell = grow(m.Cell, 4, 4*m.NCell)
 		m.Cell = append(m.Cell, c[:]...)
 	}
+	if err := p.skip(ncell-end[1], "cell", end[1], ncell); err != nil {
+		return nil, err
+	}
 
 	m.Edge = make([]int32, 0, min(2*m.NEdge, initialCap))
 	m.Ecell = make([]int32, 0, min(2*m.NEdge, initialCap))
-	for i := 0; i < m.NEdge; i++ {
-		if err := fetch("edge", i, m.NEdge, 4); err != nil {
+	if err := p.skip(start[2], "edge", 0, nedge); err != nil {
+		return nil, err
+	}
+	for i := start[2]; i < end[2]; i++ {
+		if err := fetch("edge", i, nedge, 4); err != nil {
 			return nil, err
 		}
 		var e [4]int32
 		for k := range e {
-			kind, limit := "node", m.NNode
+			kind, limit := "node", nnode
 			if k >= 2 {
-				kind, limit = "cell", m.NCell
+				kind, limit = "cell", ncell
 			}
 			if e[k], err = index("edge", i, k, kind, limit); err != nil {
 				return nil, err
@@ -330,19 +466,25 @@ func (p *parser) parse() (*Mesh, error) {
 		m.Ecell = grow(m.Ecell, 2, 2*m.NEdge)
 		m.Ecell = append(m.Ecell, e[2], e[3])
 	}
+	if err := p.skip(nedge-end[2], "edge", end[2], nedge); err != nil {
+		return nil, err
+	}
 
 	m.Bedge = make([]int32, 0, min(2*m.NBedge, initialCap))
 	m.Becell = make([]int32, 0, min(m.NBedge, initialCap))
 	m.Bound = make([]int32, 0, min(m.NBedge, initialCap))
-	for i := 0; i < m.NBedge; i++ {
-		if err := fetch("bedge", i, m.NBedge, 4); err != nil {
+	if err := p.skip(start[3], "bedge", 0, nbedge); err != nil {
+		return nil, err
+	}
+	for i := start[3]; i < end[3]; i++ {
+		if err := fetch("bedge", i, nbedge, 4); err != nil {
 			return nil, err
 		}
 		var e [3]int32
 		for k := range e {
-			kind, limit := "node", m.NNode
+			kind, limit := "node", nnode
 			if k == 2 {
-				kind, limit = "cell", m.NCell
+				kind, limit = "cell", ncell
 			}
 			if e[k], err = index("bedge", i, k, kind, limit); err != nil {
 				return nil, err
@@ -359,6 +501,9 @@ func (p *parser) parse() (*Mesh, error) {
 		m.Bound = grow(m.Bound, 1, m.NBedge)
 		m.Bound = append(m.Bound, int32(b))
 	}
+	if err := p.skip(nbedge-end[3], "bedge", end[3], nbedge); err != nil {
+		return nil, err
+	}
 
 	// Only whitespace may follow.
 	for {
@@ -370,7 +515,7 @@ func (p *parser) parse() (*Mesh, error) {
 		}
 		if len(bytes.TrimLeft(line, " \t\r\v\f")) != 0 {
 			return nil, p.errorf("unexpected data after the last boundary edge (expected %d nodes, %d cells, %d edges, %d bedges)",
-				m.NNode, m.NCell, m.NEdge, m.NBedge)
+				nnode, ncell, nedge, nbedge)
 		}
 	}
 	return m, nil

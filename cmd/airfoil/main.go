@@ -6,12 +6,27 @@
 //
 //	airfoil [-backend sequential|openmp|opencl] [-threads N] [-iters N] [-mesh FILE]
 //	        [-I 400 -J 600] [-write-mesh FILE] [-dump-q FILE] [-vtk FILE.vtu] [-timing]
-//	        [-partition block|rcb|metis]
+//	        [-partition block|rcb|metis] [-startup]
 //
-// Started by mpirun (mpirun -np 4 airfoil ...) it runs distributed: rank 0
-// reads or generates the mesh, -partition chooses how it is split (default
-// rcb, recursive coordinate bisection of the nodes), rank 0 prints, and
-// -dump-q and -vtk gather the solution in the mesh's numbering.
+// Started by mpirun (mpirun -np 4 airfoil ...) it runs distributed: every
+// rank reads (-mesh, ASCII or HDF5) or generates its own block of every
+// set of the mesh (OP2's split: mesh.Block), so that no rank reads or
+// builds the whole mesh; -partition chooses how the mesh is then split
+// (default rcb, recursive coordinate bisection of the nodes), rank 0
+// prints, and -dump-q and -vtk gather the solution in the mesh's
+// numbering. Since no rank has the whole mesh, -write-mesh and -shuffle
+// are refused under MPI: convert or shuffle a mesh on one process (or
+// convert it with op2mesh).
+//
+// -startup makes every rank print one line on how it started: the time
+// and peak resident memory (MB of 10^6 bytes, the process's maximum so
+// far) after reading or generating its block of the mesh and after each
+// step of op2.Partition, then the total until the solver was ready, such
+// as
+//
+//	startup rank 1/2: read 0.412 s (peak 80.3 MB), partition 0.400 s (peak 120.1 MB), migrate 0.300 s (peak 130.0 MB), layout 0.200 s (peak 140.2 MB); total 1.334 s, peak 140.2 MB
+//
+// On one process the line (rank 0/1) has the read step only.
 //
 // -vtk FILE writes the mesh and the final solution (q, pressure, Mach
 // number on the cells) as a VTK XML UnstructuredGrid; ParaView opens it,
@@ -20,10 +35,9 @@
 // Without -mesh it generates OP2's reference mesh (720 000 cells) in memory.
 // -mesh reads OP2's ASCII format (optionally gzipped) or, for a file that
 // starts with HDF5's signature, OP2's HDF5 layout (new_grid.h5, as
-// op2mesh writes it; needs libhdf5 at run time). Under MPI a mesh file
-// named *.h5 or *.hdf5 is read in parallel, each rank its block of every
-// set. -write-mesh FILE.h5 writes OP2's HDF5 layout, any other name the
-// ASCII format.
+// op2mesh writes it; needs libhdf5 at run time). Under MPI either is
+// read in parallel, each rank its block of every set. -write-mesh FILE.h5
+// writes OP2's HDF5 layout, any other name the ASCII format.
 // Every 100 iterations it prints the iteration and the rms change of the
 // solution, in the format of OP2's reference; after 1000 iterations on the
 // reference mesh it also says whether OP2's pass criterion holds.
@@ -42,6 +56,7 @@ import (
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/hdf5"
 	"github.com/goop2/op2/internal/airfoil"
+	"github.com/goop2/op2/internal/rss"
 	"github.com/goop2/op2/mesh"
 )
 
@@ -59,6 +74,7 @@ type options struct {
 	partition string
 	shuffle   uint64
 	renumber  string
+	startup   bool
 }
 
 func main() {
@@ -76,6 +92,7 @@ func main() {
 	flag.BoolVar(&o.timing, "timing", false, "print op2's per-loop timing table (under MPI: rank 0's loops)")
 	flag.StringVar(&o.partition, "partition", "rcb", "under MPI: how the mesh is split over the ranks (block, rcb or metis)")
 	flag.Uint64Var(&o.shuffle, "shuffle", 0, "number the mesh's nodes, cells and edges in a random order drawn from this seed before declaring it (locality lost; 0: keep the order)")
+	flag.BoolVar(&o.startup, "startup", false, "every rank prints the time and peak memory of reading or generating its block of the mesh and of partitioning it")
 	flag.StringVar(&o.renumber, "renumber", "", "renumber the mesh for locality before the first iteration: rcm (reverse Cuthill–McKee on the cells), rcb (recursive coordinate bisection of the cells' centres) or rcb-nodes (of the nodes)")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -116,46 +133,45 @@ func run(o options, out io.Writer) (*result, error) {
 	if err := op2.Configure(cfg); err != nil {
 		return nil, err
 	}
-	var m *mesh.Mesh
-	var err error
-	root := op2.Rank() == 0 // under MPI rank 0 reads the mesh; Partition distributes it
-	blocks := op2.Ranks() > 1 && isHDF5Name(o.meshPath)
-	switch {
-	case blocks:
-		// Every rank reads its block of each set; Partition takes it from there.
+	rank, ranks := op2.Rank(), op2.Ranks()
+	root := rank == 0
+	if ranks > 1 {
+		// Every rank holds only its block of the mesh until Partition
+		// distributes it: nothing can write or renumber the whole mesh.
 		if o.writeMesh != "" {
-			return nil, fmt.Errorf("-write-mesh with an HDF5 mesh under MPI: each rank holds only its block; convert the file with op2mesh instead")
+			return nil, fmt.Errorf("-write-mesh under MPI: each rank holds only its block of the mesh; write the mesh on one process (airfoil -iters 0 -write-mesh FILE) or convert it with op2mesh")
 		}
-		m, err = readHDF5(o.meshPath, true)
-	case !root:
-	case o.meshPath != "":
-		m, err = readMesh(o.meshPath)
-	default:
-		m, err = mesh.Generate(o.ni, o.nj)
+		if o.shuffle != 0 {
+			return nil, fmt.Errorf("-shuffle under MPI: each rank holds only its block of the mesh; write a shuffled mesh on one process (airfoil -shuffle SEED -iters 0 -write-mesh FILE) and run on that file")
+		}
 	}
+	start := time.Now()
+	m, err := loadMesh(o, rank, ranks)
 	if err != nil {
 		return nil, err
 	}
-	if o.shuffle != 0 && m != nil {
-		if blocks {
-			return nil, fmt.Errorf("-shuffle with an HDF5 mesh under MPI: each rank holds only its block")
-		}
+	rep := startupReport{rank: rank, ranks: ranks, start: start, read: time.Since(start), readPeak: rss.Peak()}
+	if o.shuffle != 0 {
 		m = m.Shuffled(o.shuffle)
 	}
-	if o.writeMesh != "" && root {
+	if o.writeMesh != "" {
 		if err := writeMesh(o.writeMesh, m); err != nil {
 			return nil, err
 		}
 	}
 	if o.iters == 0 {
+		if o.startup {
+			rep.print(out)
+		}
 		return &result{}, nil
 	}
 	var s *airfoil.Solver
-	if op2.Ranks() > 1 {
+	if ranks > 1 {
 		var info *op2.PartitionInfo
 		if s, info, err = airfoil.NewDistributed(m, o.partition); err != nil {
 			return nil, err
 		}
+		rep.phases = info.Phases
 		if root && o.timing {
 			fmt.Fprintln(out, info)
 		}
@@ -163,6 +179,9 @@ func run(o options, out io.Writer) (*result, error) {
 		return nil, err
 	}
 	defer s.Close()
+	if o.startup {
+		rep.print(out)
+	}
 	if o.renumber != "" {
 		start := time.Now()
 		info, err := s.Renumber(o.renumber)
@@ -211,6 +230,53 @@ func run(o options, out io.Writer) (*result, error) {
 		}
 	}
 	return res, nil
+}
+
+// startupReport is what -startup prints on each rank.
+type startupReport struct {
+	rank, ranks int
+	start       time.Time     // when reading the mesh began
+	read        time.Duration // reading or generating this rank's block
+	readPeak    int64         // peak resident bytes after reading
+	phases      []op2.PartitionPhase
+}
+
+// print writes the report's line, with the total time since start and
+// the peak memory so far.
+func (r *startupReport) print(w io.Writer) {
+	mb := func(b int64) float64 { return float64(b) / 1e6 }
+	var b strings.Builder
+	fmt.Fprintf(&b, "startup rank %d/%d: read %.3f s (peak %.1f MB)", r.rank, r.ranks, r.read.Seconds(), mb(r.readPeak))
+	for _, p := range r.phases {
+		fmt.Fprintf(&b, ", %s %.3f s (peak %.1f MB)", p.Name, p.Seconds, mb(p.MaxRSS))
+	}
+	fmt.Fprintf(&b, "; total %.3f s, peak %.1f MB\n", time.Since(r.start).Seconds(), mb(rss.Peak()))
+	io.WriteString(w, b.String())
+}
+
+// loadMesh reads or generates the mesh: on one process the whole mesh,
+// under MPI this rank's block of every set (mesh.ReadBlock,
+// hdf5.ReadMeshBlock or mesh.GenerateBlock), for op2.Partition.
+func loadMesh(o options, rank, ranks int) (*mesh.Mesh, error) {
+	switch {
+	case o.meshPath == "" && ranks > 1:
+		return mesh.GenerateBlock(o.ni, o.nj, rank, ranks)
+	case o.meshPath == "":
+		return mesh.Generate(o.ni, o.nj)
+	case ranks == 1:
+		return readMesh(o.meshPath)
+	}
+	isH5 := isHDF5Name(o.meshPath)
+	if !isH5 {
+		var err error
+		if isH5, err = hdf5.IsHDF5(o.meshPath); err != nil {
+			return nil, err
+		}
+	}
+	if isH5 {
+		return readHDF5(o.meshPath, true)
+	}
+	return mesh.ReadBlock(o.meshPath, rank, ranks)
 }
 
 // isHDF5Name reports whether a file name says HDF5.

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -341,21 +342,40 @@ func TestReferenceOutputOpenCL(t *testing.T) {
 }
 
 // TestAirfoilOnRanks runs Airfoil on 2 to 4 MPI ranks with each
-// partitioner and compares the printed rms lines (exactly) and the
+// partitioner, the mesh generated or read (ASCII or HDF5) by every rank
+// block by block, and compares the printed rms lines (exactly) and the
 // solution gathered by -dump-q (to 1e-12 relative) with a one-rank run.
+// With -startup every rank prints its start-up line. Every rank refuses
+// -write-mesh and -shuffle.
 func TestAirfoilOnRanks(t *testing.T) {
 	if mpitest.InRanks() {
 		var out bytes.Buffer
 		o := options{backend: os.Getenv("AIRFOIL_BACKEND"), partition: os.Getenv("AIRFOIL_PARTITION"), dumpQ: os.Getenv("AIRFOIL_DUMP"), vtkPath: os.Getenv("AIRFOIL_VTK")}
 		fmt.Sscan(os.Getenv("AIRFOIL_MESH"), &o.ni, &o.nj, &o.iters)
 		o.meshPath = os.Getenv("AIRFOIL_MESHFILE")
+		o.startup = os.Getenv("AIRFOIL_STARTUP") == "1"
+		// Refused before anything collective: no rank holds the whole mesh.
+		refused := []struct {
+			o    options
+			want string
+		}{
+			{options{ni: 4, nj: 6, writeMesh: filepath.Join(t.TempDir(), "m.dat")}, "-write-mesh under MPI"},
+			{options{ni: 4, nj: 6, iters: 1, shuffle: 7}, "-shuffle under MPI"},
+		}
+		for _, r := range refused {
+			if _, err := run(r.o, io.Discard); err == nil || !strings.Contains(err.Error(), r.want) || !strings.Contains(err.Error(), "one process") {
+				t.Errorf("rank %d: error %v, want one saying %q and to use one process", op2.Rank(), err, r.want)
+			}
+		}
 		if _, err := run(o, &out); err != nil {
 			t.Fatal(err)
 		}
-		if op2.Rank() == 0 {
-			if err := os.WriteFile(os.Getenv("AIRFOIL_OUT"), out.Bytes(), 0o600); err != nil {
-				t.Fatal(err)
-			}
+		path := os.Getenv("AIRFOIL_OUT")
+		if op2.Rank() > 0 {
+			path += fmt.Sprintf(".rank%d", op2.Rank())
+		}
+		if err := os.WriteFile(path, out.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
 		}
 		if err := op2.Finalize(); err != nil {
 			t.Fatal(err)
@@ -366,19 +386,24 @@ func TestAirfoilOnRanks(t *testing.T) {
 		ranks           int
 		partition, back string
 		ni, nj, iters   int
-		h5              bool // read the mesh from an HDF5 file, each rank its block
+		file            string // "hdf5" or "ascii": each rank reads its block of the mesh from such a file; "": generates it
+		startup         bool   // -startup
 	}
-	jobs := []job{{3, "metis", "openmp", 40, 60, 200, false}, {2, "rcb", "sequential", 40, 60, 200, true}}
+	jobs := []job{{3, "metis", "openmp", 40, 60, 200, "", true}, {2, "rcb", "sequential", 40, 60, 200, "hdf5", false},
+		{3, "rcb", "sequential", 40, 60, 200, "ascii", true}}
 	if !testing.Short() {
-		jobs = append(jobs, job{2, "rcb", "sequential", 40, 60, 200, false}, job{4, "block", "sequential", 40, 60, 200, false}, job{2, "rcb", "openmp", 400, 600, 200, false}, job{3, "metis", "sequential", 400, 600, 200, false},
-			job{2, "metis", "sequential", 400, 600, 1000, false})
+		jobs = append(jobs, job{2, "rcb", "sequential", 40, 60, 200, "", false}, job{4, "block", "sequential", 40, 60, 200, "ascii", false}, job{2, "rcb", "openmp", 400, 600, 200, "", false}, job{3, "metis", "sequential", 400, 600, 200, "", false},
+			job{2, "metis", "sequential", 400, 600, 1000, "", false})
 	}
 	serial := map[[3]int]*result{}
 	serialOut := map[[3]int]string{}
 	for _, j := range jobs {
 		name := fmt.Sprintf("%d-ranks-%s-%s-%dx%d-%d-iters", j.ranks, j.partition, j.back, j.ni, j.nj, j.iters)
-		if j.h5 {
-			name += "-hdf5"
+		if j.file != "" {
+			name += "-" + j.file
+		}
+		if j.startup {
+			name += "-startup"
 		}
 		t.Run(name, func(t *testing.T) {
 			key := [3]int{j.ni, j.nj, j.iters}
@@ -400,16 +425,39 @@ func TestAirfoilOnRanks(t *testing.T) {
 			dir := t.TempDir()
 			dump, outPath, vtu := filepath.Join(dir, "q.dat"), filepath.Join(dir, "out.txt"), filepath.Join(dir, "a.vtu")
 			meshFile := ""
-			if j.h5 {
+			switch j.file {
+			case "hdf5":
 				meshFile = writeHDF5Mesh(t, dir, j.ni, j.nj)
+			case "ascii":
+				meshFile = filepath.Join(dir, "grid.dat.gz")
+				if _, err := run(options{iters: 0, ni: j.ni, nj: j.nj, writeMesh: meshFile}, io.Discard); err != nil {
+					t.Fatal(err)
+				}
+			}
+			startup := "0"
+			if j.startup {
+				startup = "1"
 			}
 			mpitest.Run(t, j.ranks, 4*time.Minute, "AIRFOIL_BACKEND="+j.back, "AIRFOIL_PARTITION="+j.partition,
 				"AIRFOIL_DUMP="+dump, "AIRFOIL_OUT="+outPath, "AIRFOIL_VTK="+vtu, fmt.Sprintf("AIRFOIL_MESH=%d %d %d", j.ni, j.nj, j.iters),
-				"AIRFOIL_MESHFILE="+meshFile)
+				"AIRFOIL_MESHFILE="+meshFile, "AIRFOIL_STARTUP="+startup)
 			checkVTK(t, vtu, j.ni, j.nj, serial[key].q)
-			out, err := os.ReadFile(outPath)
-			if err != nil {
-				t.Fatal(err)
+			var out []byte
+			for rank := range j.ranks {
+				path := outPath
+				if rank > 0 {
+					path += fmt.Sprintf(".rank%d", rank)
+				}
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rest := checkStartupLine(t, string(b), rank, j.ranks, j.startup)
+				if rank == 0 {
+					out = []byte(rest)
+				} else if rest != "" {
+					t.Errorf("rank %d printed %q", rank, rest)
+				}
 			}
 			if string(out) != serialOut[key] {
 				t.Errorf("rms lines on %d ranks:\n%s\none rank:\n%s", j.ranks, out, serialOut[key])
@@ -442,6 +490,33 @@ func TestAirfoilOnRanks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startupLine is the line -startup prints: the read step, any steps of
+// op2.Partition, and the total.
+var startupLine = regexp.MustCompile(`^startup rank (\d+)/(\d+): read \d+\.\d{3} s \(peak \d+\.\d MB\)((, [a-z]+ \d+\.\d{3} s \(peak \d+\.\d MB\))*); total \d+\.\d{3} s, peak \d+\.\d MB$`)
+
+// checkStartupLine checks that out starts with rank's -startup line (when
+// want) or has none, and returns the rest of out.
+func checkStartupLine(t *testing.T, out string, rank, ranks int, want bool) string {
+	t.Helper()
+	first, rest, _ := strings.Cut(out, "\n")
+	m := startupLine.FindStringSubmatch(first)
+	if !want {
+		if strings.Contains(out, "startup") {
+			t.Errorf("rank %d printed a start-up line without -startup:\n%s", rank, out)
+		}
+		return out
+	}
+	if m == nil || m[1] != fmt.Sprint(rank) || m[2] != fmt.Sprint(ranks) {
+		t.Errorf("rank %d of %d: output does not start with its start-up line:\n%s", rank, ranks, out)
+		return out
+	}
+	t.Logf("%s", first)
+	if ranks == 1 && m[3] != "" {
+		t.Errorf("one process: start-up line %q has partition steps", first)
+	}
+	return rest
 }
 
 func readDat(t *testing.T, path string) []float64 {
@@ -537,4 +612,63 @@ func TestTimingTable(t *testing.T) {
 	if len(calls) != 0 {
 		t.Errorf("loops not timed: %v", calls)
 	}
+}
+
+// TestStartupReport: -startup prints one line for rank 0 of 1 with the
+// read step and the total, before the rms lines, for the generated mesh
+// and an ASCII file, also with -iters 0; without it nothing is printed.
+func TestStartupReport(t *testing.T) {
+	meshFile := filepath.Join(t.TempDir(), "grid.dat")
+	if _, err := run(options{iters: 0, ni: 8, nj: 12, writeMesh: meshFile}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		o       options
+		startup bool
+		rms     int // rms lines after the start-up line
+	}{
+		{"generated", options{ni: 8, nj: 12, iters: 100}, true, 1},
+		{"ascii", options{meshPath: meshFile, iters: 100}, true, 1},
+		{"iters 0", options{ni: 8, nj: 12, iters: 0}, true, 0},
+		{"without -startup", options{ni: 8, nj: 12, iters: 100}, false, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.o
+			o.backend, o.startup = "sequential", tc.startup
+			var out bytes.Buffer
+			if _, err := run(o, &out); err != nil {
+				t.Fatal(err)
+			}
+			rest := checkStartupLine(t, out.String(), 0, 1, tc.startup)
+			if n := strings.Count(rest, "\n"); n != tc.rms {
+				t.Errorf("%d lines after the start-up line, want %d:\n%s", n, tc.rms, out.String())
+			}
+		})
+	}
+}
+
+// TestNoCellsOnRanks: a mesh without cells is refused on every rank (each
+// reads its block of the file; the check is on the global count, after
+// Partition), so that no rank waits for another.
+func TestNoCellsOnRanks(t *testing.T) {
+	if mpitest.InRanks() {
+		o := options{backend: "sequential", iters: 1, partition: "block", meshPath: os.Getenv("AIRFOIL_MESHFILE")}
+		if _, err := run(o, io.Discard); err == nil || !strings.Contains(err.Error(), "the mesh has no cells") {
+			t.Errorf("rank %d: error %v, want one saying the mesh has no cells", op2.Rank(), err)
+		}
+		if err := op2.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	path := filepath.Join(t.TempDir(), "nocells.dat")
+	if err := os.WriteFile(path, []byte(" 4 0 0 0 \n 0 0 \n 1 0 \n 1 1 \n 0 1 \n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(options{iters: 1, meshPath: path}, io.Discard); err == nil || !strings.Contains(err.Error(), "the mesh has no cells") {
+		t.Errorf("one process: error %v, want one saying the mesh has no cells", err)
+	}
+	mpitest.Run(t, 2, 2*time.Minute, "AIRFOIL_MESHFILE="+path)
 }

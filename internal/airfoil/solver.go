@@ -50,15 +50,17 @@ func New(m *mesh.Mesh) (*Solver, error) {
 	return declare(m)
 }
 
-// NewDistributed declares the problem on the MPI ranks: rank 0 passes the
-// whole mesh, the other ranks nil; the mesh is then partitioned with the
-// named partitioner ("block", "rcb" on the node coordinates, or "metis" on
-// the cells sharing an edge) and distributed. Without MPI it is New
-// followed by a partition that changes nothing.
+// NewDistributed declares the problem on the MPI ranks and partitions it:
+// each rank passes its block of every set, with global indices in the
+// maps (as mesh.ReadBlock, mesh.GenerateBlock and hdf5.ReadMeshBlock give
+// them), or rank 0 the whole mesh and the other ranks nil (an empty
+// block). The mesh is then partitioned with the named partitioner
+// ("block", "rcb" on the node coordinates, or "metis" on the cells sharing
+// an edge) and distributed. It is collective: every rank calls it. The
+// mesh must have at least one cell over all ranks; a rank's block may be
+// empty. Without MPI it is New followed by a partition that changes
+// nothing.
 func NewDistributed(m *mesh.Mesh, partitioner string) (*Solver, *op2.PartitionInfo, error) {
-	if op2.Rank() == 0 && (m == nil || m.NCell < 1) {
-		return nil, nil, fmt.Errorf("airfoil: the mesh has no cells; the solver needs at least one (its rms change is a mean over the cells)")
-	}
 	if m == nil {
 		m = &mesh.Mesh{}
 	}
@@ -82,6 +84,11 @@ func NewDistributed(m *mesh.Mesh, partitioner string) (*Solver, *op2.PartitionIn
 	if err != nil {
 		s.Close()
 		return nil, nil, err
+	}
+	// Every rank knows the global size now, so every rank gives the error.
+	if s.cells.GlobalSize() < 1 {
+		s.Close()
+		return nil, nil, fmt.Errorf("airfoil: the mesh has no cells; the solver needs at least one (its rms change is a mean over the cells)")
 	}
 	return s, info, nil
 }
