@@ -3,6 +3,7 @@ package op2
 import (
 	"fmt"
 	"reflect"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -57,6 +58,24 @@ func pinned[T any, O any](owner *O, n int) []T {
 	return buf
 }
 
+// repinned is pinned for an owner whose buffer is replaced during its
+// life (a Dat's values, a Map's table, replaced by Partition): *pin
+// holds the pinner of the owner's current buffer, which is released here
+// so that the garbage collector can free that buffer once the owner
+// drops it (a pinned buffer lives as long as its pin).
+func repinned[T any, O any](owner *O, n int, pin **runtime.Pinner) []T {
+	if *pin != nil {
+		(*pin).Unpin()
+		*pin = nil
+	}
+	if n == 0 {
+		return []T{}
+	}
+	buf := make([]T, n)
+	*pin = core.KeepPinned(owner, &buf[0])
+	return buf
+}
+
 func hostPtr[T any](buf []T) unsafe.Pointer {
 	if len(buf) == 0 {
 		return nil
@@ -69,6 +88,7 @@ func hostPtr[T any](buf []T) unsafe.Pointer {
 type Dat[T Scalar] struct {
 	s    core.Storage // first field: device backends tie cleanups to &s
 	data []T
+	pin  *runtime.Pinner // data's pin (repinned)
 }
 
 // NewDat declares data on set with dim values per element. data supplies
@@ -103,12 +123,12 @@ func NewDat[T Scalar](set *Set, dim int, data []T, name string) (*Dat[T], error)
 		// the first host access or host loop, on the device otherwise.
 		d.s.State = core.StateHostUnallocated
 		d.s.AllocHost = func() {
-			d.data = pinned[T](d, n)
+			d.data = repinned[T](d, n, &d.pin)
 			d.s.Host = hostPtr(d.data)
 		}
 		return d, nil
 	}
-	d.data = pinned[T](d, n)
+	d.data = repinned[T](d, n, &d.pin)
 	copy(d.data, data)
 	d.s.Host = hostPtr(d.data)
 	return d, nil

@@ -57,8 +57,17 @@ func (d *Dat[T]) replace(values []byte) {
 		d.s.Dev.Free()
 		d.s.Dev = nil
 	}
-	d.data = pinned[T](d, n)
-	copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(d.data))), len(values)), values)
+	if uintptr(unsafe.Pointer(unsafe.SliceData(values)))%unsafe.Alignof(*new(T)) == 0 && n > 0 {
+		// Adopted as it is (dist allocates it for this): no copy.
+		if d.pin != nil {
+			d.pin.Unpin()
+		}
+		d.data = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(values))), n)
+		d.pin = core.KeepPinned(d, &d.data[0])
+	} else {
+		d.data = repinned[T](d, n, &d.pin)
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(d.data))), len(values)), values)
+	}
 	d.s.Host, d.s.Len, d.s.State, d.s.AllocHost = hostPtr(d.data), n, core.StateDeviceUnallocated, nil
 }
 
@@ -276,8 +285,10 @@ type PartitionInfo struct {
 	MetisCut int
 	// Phases are the steps of Partition on this rank, in order, with
 	// their time and the process's peak memory after each: "partition"
-	// (choosing the owners), "migrate" (moving elements to their owners
-	// and halos) and "layout" (sections, local maps, exchange lists).
+	// (choosing the owners), "migrate" (moving elements with their map
+	// rows to their owners and halos), "layout" (sections, local maps,
+	// exchange lists) and "values" (moving the dats' values, one dat at
+	// a time).
 	// Empty without MPI or on one rank.
 	Phases []PartitionPhase
 }
@@ -406,7 +417,7 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 		}
 		elem := s.Dim * s.Type.Size()
 		blk.Dats = append(blk.Dats, dist.BlockDat{Name: s.Name, Set: index[s.Set], Elem: elem,
-			Values: unsafe.Slice((*byte)(s.Host), s.Set.Owned*elem)})
+			Values: unsafe.Slice((*byte)(s.Host), s.Set.Owned*elem), Replace: dd.replace})
 		if p.coords != nil && dd.storage() == p.coords.storage() {
 			coords = i
 		}
@@ -471,12 +482,9 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 		}
 	}
 	for i, m := range distState.maps {
-		tab := pinned[int32](m, len(l.Maps[i]))
+		tab := repinned[int32](m, len(l.Maps[i]), &m.pin)
 		copy(tab, l.Maps[i])
 		m.c.Table = tab
-	}
-	for i, dd := range distState.dats {
-		dd.replace(res.Dats[i])
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package op2
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
@@ -64,7 +65,8 @@ func (s *Set) String() string { return fmt.Sprintf("set %q (%d elements)", s.c.N
 // Map connects each element of one set to arity elements of another, e.g.
 // each edge to its two nodes.
 type Map struct {
-	c core.Map
+	c   core.Map
+	pin *runtime.Pinner // the table's pin (repinned)
 }
 
 // NewMap declares a map from one set to another with arity entries per
@@ -98,7 +100,7 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 		}
 	}
 	m := &Map{}
-	table := pinned[int32](m, len(values))
+	table := repinned[int32](m, len(values), &m.pin)
 	copy(table, values)
 	m.c = core.Map{Name: name, From: &from.c, To: &to.c, Arity: arity, Table: table, ID: core.NewID()}
 	core.Track(&m.c) // plans built with the map go when it does

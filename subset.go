@@ -86,7 +86,7 @@ func NewSubset(set *Set, indices []int32) (*Subset, error) {
 // from the subset's indices and from a checked map.
 func derivedMap(from, to *Set, arity int, values []int32, name string) *Map {
 	m := &Map{}
-	table := pinned[int32](m, len(values))
+	table := repinned[int32](m, len(values), &m.pin)
 	copy(table, values)
 	m.c = core.Map{Name: name, From: &from.c, To: &to.c, Arity: arity, Table: table, ID: core.NewID()}
 	core.Track(&m.c) // plans built with the map go when it does

@@ -353,10 +353,11 @@ func (l *Loop) IterEnd() int {
 // may be stored in C memory, for as long as owner is reachable; when owner
 // is collected they are unpinned. The pinned objects stay ordinary Go
 // memory: slices of them remain valid after owner is gone.
-func KeepPinned[O any](owner *O, ptrs ...any) {
+func KeepPinned[O any](owner *O, ptrs ...any) *runtime.Pinner {
 	p := new(runtime.Pinner)
 	for _, x := range ptrs {
 		p.Pin(x)
 	}
 	runtime.AddCleanup(owner, func(p *runtime.Pinner) { p.Unpin() }, p)
+	return p
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 	"unsafe"
@@ -28,6 +29,12 @@ type BlockDat struct {
 	Set    int
 	Elem   int    // bytes per element
 	Values []byte // Elem bytes per element of the block
+	// Replace, when set, receives the values of the rank's local
+	// elements in place of Result.Dats, as soon as they are ready, so
+	// that the caller can drop the block's values then. The values are
+	// the caller's to keep (a fresh allocation, aligned for any scalar
+	// type).
+	Replace func(values []byte)
 }
 
 // Result is one rank's part of a partitioned mesh, as PartitionBlocks
@@ -35,7 +42,8 @@ type BlockDat struct {
 type Result struct {
 	Local Local
 	// Dats are the values of every local element (core, owned, exec and
-	// non-exec halo), per dat of the BlockMesh.
+	// non-exec halo), per dat of the BlockMesh (nil for dats with a
+	// Replace function).
 	Dats [][]byte
 	// GlobalSizes are the sets' sizes over all ranks.
 	GlobalSizes []int
@@ -45,7 +53,8 @@ type Result struct {
 	Cut      int
 	EdgeCuts []int
 	MetisCut int
-	// Phases are the steps on this rank: "partition", "migrate", "layout".
+	// Phases are the steps on this rank: "partition", "migrate",
+	// "layout", "values".
 	Phases []Phase
 }
 
@@ -82,6 +91,10 @@ func PartitionBlocks(c Comm, m *BlockMesh, p Partitioning) (*Result, error) {
 	start := time.Now()
 	phase := func(name string) {
 		res.Phases = append(res.Phases, Phase{Name: name, Seconds: time.Since(start).Seconds(), MaxRSS: rss.Peak()})
+		// The garbage collector sizes the heap by what is live after a
+		// collection: collecting between steps, when one step's
+		// temporaries are dead, keeps the next step's peak low.
+		runtime.GC()
 		start = time.Now()
 	}
 	owner, metisCut, err := d.owners(p)
@@ -94,11 +107,17 @@ func PartitionBlocks(c Comm, m *BlockMesh, p Partitioning) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.tOwners = nil
 	phase("migrate")
 	if err := d.layout(owner, recs, res); err != nil {
 		return nil, err
 	}
 	phase("layout")
+	if err := d.moveValues(res); err != nil {
+		return nil, err
+	}
+	d.dests, d.order, d.need = nil, nil, nil
+	phase("values")
 	return res, nil
 }
 
@@ -111,7 +130,19 @@ type distMesh struct {
 	datsOn   [][]int   // per set, the dats on it
 	recSize  []int     // per set, bytes of an element record
 	tOwners  [][]int32 // per map, the owner of each entry's target, once known
+	// What moving the dats' values needs, per set: the ranks each
+	// element of the block went to (migrate), the order in which this
+	// rank received its elements and the non-exec halo it fetched
+	// (layout).
+	dests    []dests
+	order    [][]int32 // local element -> received record (migrated, then non-exec)
+	migrated []int     // records received in the migration
+	need     [][]int32 // the non-exec halo's global numbers, as fetched
 }
+
+// dests lists, for each element of a rank's block of a set, the ranks
+// it went to (its owner first) in compressed row form.
+type dests struct{ start, rank []int32 }
 
 func newDistMesh(c Comm, m *BlockMesh) (*distMesh, error) {
 	d := &distMesh{c: c, m: m, mapsFrom: make([][]int, len(m.Sets)), datsOn: make([][]int, len(m.Sets)), tOwners: make([][]int32, len(m.Maps))}
@@ -142,9 +173,6 @@ func newDistMesh(c Comm, m *BlockMesh) (*distMesh, error) {
 		n := 12 // global number, kind, owner
 		for _, mi := range d.mapsFrom[s] {
 			n += 4 * m.Maps[mi].Arity
-		}
-		for _, di := range d.datsOn[s] {
-			n += m.Dats[di].Elem
 		}
 		d.recSize[s] = n
 	}
@@ -558,11 +586,10 @@ func (r *records) rec(i int) []byte {
 	i -= r.n0
 	return r.nb[i*r.size : (i+1)*r.size]
 }
-func (r *records) global(i int) int32     { return int32(binary.LittleEndian.Uint32(r.rec(i))) }
-func (r *records) kind(i int) int32       { return int32(binary.LittleEndian.Uint32(r.rec(i)[4:])) }
-func (r *records) owner(i int) int32      { return int32(binary.LittleEndian.Uint32(r.rec(i)[8:])) }
-func (r *records) entry(i, k int) int32   { return int32(binary.LittleEndian.Uint32(r.rec(i)[12+4*k:])) }
-func (r *records) tail(i, off int) []byte { return r.rec(i)[off:] }
+func (r *records) global(i int) int32   { return int32(binary.LittleEndian.Uint32(r.rec(i))) }
+func (r *records) kind(i int) int32     { return int32(binary.LittleEndian.Uint32(r.rec(i)[4:])) }
+func (r *records) owner(i int) int32    { return int32(binary.LittleEndian.Uint32(r.rec(i)[8:])) }
+func (r *records) entry(i, k int) int32 { return int32(binary.LittleEndian.Uint32(r.rec(i)[12+4*k:])) }
 
 // fillRecord writes the record of element i of the rank's block of set s.
 func (d *distMesh) fillRecord(s, i int, kind, owner int32, dst []byte) {
@@ -574,11 +601,6 @@ func (d *distMesh) fillRecord(s, i int, kind, owner int32, dst []byte) {
 		mp := &d.m.Maps[mi]
 		copy(dst[off:], int32Bytes(mp.Table[i*mp.Arity:(i+1)*mp.Arity]))
 		off += 4 * mp.Arity
-	}
-	for _, di := range d.datsOn[s] {
-		dd := &d.m.Dats[di]
-		copy(dst[off:off+dd.Elem], dd.Values[i*dd.Elem:])
-		off += dd.Elem
 	}
 }
 
@@ -659,8 +681,7 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 	}
 	// Destinations of each element: its owner (core or owned) and the
 	// other owners of its targets (exec), in CSR form.
-	type dest struct{ start, rank []int32 }
-	dests := make([]dest, len(m.Sets))
+	d.dests = make([]dests, len(m.Sets))
 	counts := make([][]int, ranks) // per rank, per set: records
 	for q := range counts {
 		counts[q] = make([]int, len(m.Sets))
@@ -668,7 +689,7 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 	stamp := make([]int, ranks)
 	visit := 0
 	for s, set := range m.Sets {
-		ds := dest{start: make([]int32, set.Size+1)}
+		ds := dests{start: make([]int32, set.Size+1)}
 		for i := 0; i < set.Size; i++ {
 			visit++
 			o := owner[s][i]
@@ -688,7 +709,7 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 				counts[q][s]++
 			}
 		}
-		dests[s] = ds
+		d.dests[s] = ds
 	}
 	// One exchange per set: each set's records arrive contiguous.
 	recs := make([]records, len(m.Sets))
@@ -703,7 +724,7 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 		for q := range send {
 			send[q] = buf[fill[q]:fill[q+1]] // capacity to the end: one buffer for MPI
 		}
-		ds := dests[s]
+		ds := d.dests[s]
 		for i := 0; i < set.Size; i++ {
 			rs := ds.rank[ds.start[i]:ds.start[i+1]]
 			o := rs[0]
@@ -720,7 +741,6 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 				fill[q] = off + size
 			}
 		}
-		dests[s] = dest{}
 		got, err := d.c.Alltoallv(send)
 		if err != nil {
 			return nil, err
@@ -729,6 +749,69 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 		recs[s].n0 = len(recs[s].b) / size
 	}
 	return recs, nil
+}
+
+// moveValues gives every dat its values on this rank's local elements,
+// one dat at a time: the elements' values travel as their records did
+// (from the rank that declared them, to each rank they went to, in the
+// same order) and the non-exec halo's are fetched again. A dat with a
+// Replace function gets its values through it, and the BlockMesh drops its
+// block's values, so that a dat's old and new values and one message are
+// all a rank holds of it at once; the others' go to Result.Dats.
+func (d *distMesh) moveValues(res *Result) error {
+	m, ranks := d.m, d.c.Size()
+	res.Dats = make([][]byte, len(m.Dats))
+	for di := range m.Dats {
+		dd := &m.Dats[di]
+		s, elem := dd.Set, dd.Elem
+		ds := d.dests[s]
+		fill := make([]int, ranks+1)
+		for _, q := range ds.rank {
+			fill[q+1] += elem
+		}
+		for q := range ranks {
+			fill[q+1] += fill[q]
+		}
+		buf := make([]byte, fill[ranks])
+		send := make([][]byte, ranks)
+		for q := range send {
+			send[q] = buf[fill[q]:fill[q+1]]
+		}
+		for i := 0; i < m.Sets[s].Size; i++ {
+			for _, q := range ds.rank[ds.start[i]:ds.start[i+1]] {
+				copy(buf[fill[q]:fill[q]+elem], dd.Values[i*elem:(i+1)*elem])
+				fill[q] += elem
+			}
+		}
+		got, err := d.c.Alltoallv(send)
+		if err != nil {
+			return err
+		}
+		buf, send = nil, nil
+		mig := joined(got)
+		halo, err := d.fetch(s, d.need[s], elem, func(i int, dst []byte) {
+			copy(dst, dd.Values[i*elem:(i+1)*elem])
+		})
+		if err != nil {
+			return err
+		}
+		order, n0 := d.order[s], d.migrated[s]
+		vals := make([]byte, len(order)*elem)
+		for i, k := range order {
+			src := mig
+			if int(k) >= n0 {
+				src, k = halo, k-int32(n0)
+			}
+			copy(vals[i*elem:(i+1)*elem], src[int(k)*elem:int(k+1)*elem])
+		}
+		if dd.Replace != nil {
+			dd.Values = nil
+			dd.Replace(vals)
+		} else {
+			res.Dats[di] = vals
+		}
+	}
+	return nil
 }
 
 // joined returns the messages one after the other: the receive buffer
@@ -769,18 +852,14 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 		}
 		// core by global number, then owned by global number, then the
 		// exec halo by owner and global number.
-		slices.SortFunc(idx, func(a, b int32) int {
-			ka, kb := r.kind(int(a)), r.kind(int(b))
-			if ka != kb {
-				return int(ka - kb)
-			}
-			if ka == kindExec {
-				if oa, ob := r.owner(int(a)), r.owner(int(b)); oa != ob {
-					return int(oa - ob)
-				}
-			}
-			return int(r.global(int(a)) - r.global(int(b)))
-		})
+		// (The exec halo's owners differ from this rank; core and
+		// owned elements are all this rank's, so one key serves: the
+		// kind, then the owner, then the global number.)
+		major := make([]int32, len(idx))
+		for i := range idx {
+			major[i] = r.kind(i)*int32(ranks) + r.owner(i)
+		}
+		sortBy(major, func(i int32) int32 { return r.global(int(i)) }, idx, 3*ranks)
 		ls := &loc.Sets[s]
 		ls.Global = make([]int32, len(idx))
 		for i, k := range idx {
@@ -803,8 +882,9 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 	for s := range m.Sets {
 		migrated[s] = recs[s].n()
 	}
+	d.need = make([][]int32, len(m.Sets))
 	for t := range m.Sets {
-		var q []int32
+		var need []int32
 		for s := range m.Sets {
 			r := &recs[s]
 			col := 0
@@ -813,21 +893,17 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 				if mp.To == t {
 					for i := 0; i < migrated[s]; i++ {
 						for c := 0; c < mp.Arity; c++ {
-							q = append(q, r.entry(i, col+c))
+							if g := r.entry(i, col+c); lks[t].find(g) < 0 {
+								need = append(need, g)
+							}
 						}
 					}
 				}
 				col += mp.Arity
 			}
 		}
-		var need []int32
-		for k, w := range lks[t].findAll(q) {
-			if w < 0 {
-				need = append(need, q[k])
-			}
-		}
-		q = nil
 		need, _ = uniqueIndex(need)
+		d.need[t] = need
 		got, err := d.fetch(t, need, d.recSize[t], func(i int, dst []byte) {
 			d.fillRecord(t, i, kindNonexec, owner[t][i], dst)
 		})
@@ -841,12 +917,11 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 		for i := range idx {
 			idx[i] = int32(base + i)
 		}
-		slices.SortFunc(idx, func(a, b int32) int {
-			if oa, ob := r.owner(int(a)), r.owner(int(b)); oa != ob {
-				return int(oa - ob)
-			}
-			return int(r.global(int(a)) - r.global(int(b)))
-		})
+		major := make([]int32, len(idx))
+		for i, k := range idx {
+			major[i] = r.owner(int(k))
+		}
+		sortBy(major, func(i int32) int32 { return r.global(int(i)) }, idx, ranks)
 		ls := &loc.Sets[t]
 		for _, k := range idx {
 			ls.Global = append(ls.Global, r.global(int(k)))
@@ -875,7 +950,8 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 					tab[i*mp.Arity+c] = r.entry(int(k), col+c)
 				}
 			}
-			for e, w := range lks[mp.To].findAll(tab) {
+			for e, g := range tab {
+				w := lks[mp.To].find(g)
 				if w < 0 {
 					if i := e / mp.Arity; i < ls.Exec {
 						return fmt.Errorf("dist: internal error: rank %d map %q row %d: target %d absent", d.c.Rank(), mp.Name, ls.Global[i], tab[e])
@@ -887,24 +963,9 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 			loc.Maps[mi] = tab
 			col += mp.Arity
 		}
-		off := 12 + 4*col
-		for _, di := range d.datsOn[s] {
-			dd := &m.Dats[di]
-			vals := make([]byte, ls.Total*dd.Elem)
-			for i, k := range order[s] {
-				copy(vals[i*dd.Elem:(i+1)*dd.Elem], r.tail(int(k), off))
-			}
-			if res.Dats == nil {
-				res.Dats = make([][]byte, len(m.Dats))
-			}
-			res.Dats[di] = vals
-			off += dd.Elem
-		}
 		recs[s] = records{}
 	}
-	if res.Dats == nil {
-		res.Dats = make([][]byte, len(m.Dats))
-	}
+	d.order, d.migrated = order, migrated
 	// Exchange lists: this rank's halo elements owned by q are contiguous
 	// ranges (exec, then non-exec); q sends them in this rank's order, so
 	// this rank tells q their global numbers and q finds its local ones.

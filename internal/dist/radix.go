@@ -1,5 +1,7 @@
 package dist
 
+import "slices"
+
 // sortPairs sorts keys (non-negative int32) in increasing order, carrying
 // vals along, stably: an LSD radix sort of 11-bit digits, three passes at
 // most, linear in the number of pairs. It is what the layout's lookups
@@ -45,56 +47,138 @@ func sortPairs(keys, vals []int32) {
 // uniqueIndex returns the sorted distinct values of v (non-negative) and,
 // for each entry of v, its index among them.
 func uniqueIndex(v []int32) (uniq []int32, pos []int32) {
-	keys := append([]int32(nil), v...)
-	at := make([]int32, len(v))
-	for i := range at {
-		at[i] = int32(i)
-	}
-	sortPairs(keys, at)
-	pos = make([]int32, len(v))
-	for i, k := range keys {
-		if i == 0 || k != keys[i-1] {
-			uniq = append(uniq, k)
+	h := newTable(len(v) / 2)
+	for _, g := range v {
+		if h.find(g) < 0 {
+			h.put(g, 0)
+			uniq = append(uniq, g)
 		}
-		pos[at[i]] = int32(len(uniq) - 1)
+	}
+	slices.Sort(uniq)
+	for i, g := range uniq {
+		h.put(g, int32(i))
+	}
+	pos = make([]int32, len(v))
+	for k, g := range v {
+		pos[k] = h.find(g)
 	}
 	return uniq, pos
 }
 
-// lookup maps a set's global numbers to local indices.
-type lookup struct {
-	g, l []int32 // sorted by g
+// table maps non-negative int32 keys (global numbers) to int32 values
+// (local indices): open addressing with linear probing, at most half
+// full, so that a lookup costs about one cache miss, and memory follows
+// the keys stored (a rank's part and halo), not the range they come from.
+type table struct {
+	keys []int32 // -1: empty
+	vals []int32
+	mask uint32
+	n    int
 }
+
+func newTable(hint int) *table {
+	size := 16
+	for size < 2*hint {
+		size *= 2
+	}
+	t := &table{keys: make([]int32, size), vals: make([]int32, size), mask: uint32(size - 1)}
+	for i := range t.keys {
+		t.keys[i] = -1
+	}
+	return t
+}
+
+// slot is where k's probe starts: keys differing only in their last 4
+// bits start in one run of 16 slots, so that lookups of nearby global
+// numbers (a mesh's neighbours mostly are) share cache lines; the runs
+// are scattered by a multiplicative hash.
+func (t *table) slot(k int32) uint32 {
+	return ((uint32(k)>>4)*2654435761)<<4&t.mask | uint32(k)&15&t.mask
+}
+
+// find returns k's value, or -1.
+func (t *table) find(k int32) int32 {
+	for i := t.slot(k); ; i = (i + 1) & t.mask {
+		switch t.keys[i] {
+		case k:
+			return t.vals[i]
+		case -1:
+			return -1
+		}
+	}
+}
+
+// put sets k's value.
+func (t *table) put(k, v int32) {
+	if 2*(t.n+1) > len(t.keys) {
+		old := *t
+		*t = *newTable(2 * (t.n + 1))
+		for i, ok := range old.keys {
+			if ok >= 0 {
+				t.put(ok, old.vals[i])
+			}
+		}
+	}
+	for i := t.slot(k); ; i = (i + 1) & t.mask {
+		switch t.keys[i] {
+		case k:
+			t.vals[i] = v
+			return
+		case -1:
+			t.keys[i], t.vals[i] = k, v
+			t.n++
+			return
+		}
+	}
+}
+
+// lookup maps a set's global numbers to local indices.
+type lookup struct{ t *table }
 
 func newLookup(global []int32) lookup {
-	lk := lookup{g: append([]int32(nil), global...), l: make([]int32, len(global))}
-	for i := range lk.l {
-		lk.l[i] = int32(i)
+	t := newTable(len(global))
+	for i, g := range global {
+		t.put(g, int32(i))
 	}
-	sortPairs(lk.g, lk.l)
-	return lk
+	return lookup{t}
 }
 
+// find returns g's local index, or -1.
+func (lk lookup) find(g int32) int32 { return lk.t.find(g) }
+
 // findAll returns the local index of each of the global numbers q, -1 for
-// those absent: the queries are sorted and merged with the lookup's.
+// those absent.
 func (lk lookup) findAll(q []int32) []int32 {
-	keys := append([]int32(nil), q...)
-	at := make([]int32, len(q))
-	for i := range at {
-		at[i] = int32(i)
-	}
-	sortPairs(keys, at)
 	out := make([]int32, len(q))
-	j := 0
-	for i, k := range keys {
-		for j < len(lk.g) && lk.g[j] < k {
-			j++
-		}
-		if j < len(lk.g) && lk.g[j] == k {
-			out[at[i]] = lk.l[j]
-		} else {
-			out[at[i]] = -1
-		}
+	for i, g := range q {
+		out[i] = lk.t.find(g)
 	}
 	return out
+}
+
+// sortBy orders idx by (major, minor): major[k] (below nMajor) is idx[k]'s
+// major key, minor(idx[k]) its minor key (non-negative). A radix sort
+// by the minor keys, then a stable counting sort by the major ones.
+func sortBy(major []int32, minor func(int32) int32, idx []int32, nMajor int) {
+	n := len(idx)
+	keys := make([]int32, n)
+	pos := make([]int32, n) // positions into idx and major
+	for k := range keys {
+		keys[k], pos[k] = minor(idx[k]), int32(k)
+	}
+	sortPairs(keys, pos)
+	start := make([]int, nMajor+1)
+	for _, m := range major {
+		start[m+1]++
+	}
+	for i := range nMajor {
+		start[i+1] += start[i]
+	}
+	out := make([]int32, n)
+	for _, p := range pos {
+		m := major[p]
+		out[start[m]] = idx[p]
+		start[m]++
+	}
+	copy(idx, out)
 }
