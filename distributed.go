@@ -46,6 +46,7 @@ var distState struct {
 type distData interface {
 	storage() *core.Storage
 	replace(values []byte) // new host values for every local element
+	zeros(n int)           // n scalar zeros, allocated at first use (as NewDat with nil values)
 	permute(order []int32) // element k's values become those of element order[k] (Renumber)
 }
 
@@ -69,6 +70,23 @@ func (d *Dat[T]) replace(values []byte) {
 		copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(d.data))), len(values)), values)
 	}
 	d.s.Host, d.s.Len, d.s.State, d.s.AllocHost = hostPtr(d.data), n, core.StateDeviceUnallocated, nil
+}
+
+func (d *Dat[T]) zeros(n int) {
+	if d.s.Dev != nil {
+		d.s.Dev.Free()
+		d.s.Dev = nil
+	}
+	if d.pin != nil {
+		d.pin.Unpin()
+		d.pin = nil
+	}
+	d.data, d.s.Host, d.s.Len = nil, nil, n // n scalars
+	d.s.State = core.StateHostUnallocated
+	d.s.AllocHost = func() {
+		d.data = repinned[T](d, n, &d.pin)
+		d.s.Host = hostPtr(d.data)
+	}
 }
 
 // mpiWorld returns the MPI world, initialising MPI the first time when the
@@ -404,22 +422,43 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 			part.Map = i
 		}
 	}
+	// Dats declared without values and not used since, on every rank,
+	// move as nothing: they stay zeros, allocated at first use.
+	used := make([]byte, (len(distState.dats)+7)/8)
+	for i, dd := range distState.dats {
+		if dd.storage().State != core.StateHostUnallocated || p.coords != nil && dd.storage() == p.coords.storage() {
+			used[i/8] |= 1 << (i % 8)
+		}
+	}
+	if err := w.AllreduceOr(used); err != nil {
+		return err
+	}
 	// A rank's own failure is shared before the ranks meet, so that no
 	// rank waits for one that has given up.
 	var failed error
 	coords := -1
+	var zeros []distData
 	for i, dd := range distState.dats {
 		s := dd.storage()
 		fmt.Fprintf(&shape, "dat %q on %d %s dim %d\n", s.Name, index[s.Set], s.Type, s.Dim)
+		if used[i/8]&(1<<(i%8)) == 0 {
+			zeros = append(zeros, dd)
+			continue
+		}
 		if err := s.HostAccess(false); err != nil {
 			failed = cmp.Or(failed, err)
 			continue
 		}
 		elem := s.Dim * s.Type.Size()
+		if p.coords != nil && dd.storage() == p.coords.storage() {
+			coords = len(blk.Dats)
+		}
 		blk.Dats = append(blk.Dats, dist.BlockDat{Name: s.Name, Set: index[s.Set], Elem: elem,
 			Values: unsafe.Slice((*byte)(s.Host), s.Set.Owned*elem), Replace: dd.replace})
-		if p.coords != nil && dd.storage() == p.coords.storage() {
-			coords = i
+	}
+	blk.ReplaceMaps = func(tables [][]int32) {
+		for i, m := range distState.maps {
+			m.adopt(tables[i])
 		}
 	}
 	var what string
@@ -436,7 +475,7 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 	case p.kind == "metis" && part.Map < 0:
 		failed = errors.New("METISPartitioner: the map was not declared before Partition")
 	case p.kind == "rcb":
-		dd := distState.dats[coords].storage()
+		dd := p.coords.storage()
 		b := blk.Dats[coords].Values
 		part.Coords = unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
 		part.CoordDim, part.CoordSet = dd.Dim, index[dd.Set]
@@ -444,7 +483,7 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 	case p.kind == "metis":
 		what = fmt.Sprintf("METISPartitioner on map %q", blk.Maps[part.Map].Name)
 	case p.kind == "owners":
-		dd := distState.dats[coords].storage()
+		dd := p.coords.storage()
 		b := blk.Dats[coords].Values
 		part.Owner = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
 		part.OwnerSet = index[dd.Set]
@@ -481,12 +520,24 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 			fillIndex(&s.c) // the elements' global numbers in the new layout
 		}
 	}
-	for i, m := range distState.maps {
-		tab := repinned[int32](m, len(l.Maps[i]), &m.pin)
-		copy(tab, l.Maps[i])
-		m.c.Table = tab
+	for _, dd := range zeros {
+		s := dd.storage()
+		dd.zeros(s.Set.Total * s.Dim)
 	}
 	return nil
+}
+
+// adopt makes table (allocated by the partitioner for it) the map's
+// table, unpinning the old one.
+func (m *Map) adopt(table []int32) {
+	if m.pin != nil {
+		m.pin.Unpin()
+		m.pin = nil
+	}
+	m.c.Table = table
+	if len(table) > 0 {
+		m.pin = core.KeepPinned(m, &table[0])
+	}
 }
 
 // sameDeclarations checks that every rank declared the same mesh shape

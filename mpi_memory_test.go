@@ -18,6 +18,20 @@ import (
 // global numbering. It returns the bytes the whole mesh's declarations
 // take.
 func gridBlock(t *testing.T, nx, ny, rank, ranks int) (*op2.Dat[float64], int64) {
+	g := declareGrid(t, nx, ny, rank, ranks)
+	return g.x, g.whole
+}
+
+// grid is a block of the grid gridBlock declares.
+type grid struct {
+	cells, nodes *op2.Set
+	pcell        *op2.Map
+	x            *op2.Dat[float64]
+	firstCell    int // the global number of the block's first cell
+	whole        int64
+}
+
+func declareGrid(t *testing.T, nx, ny, rank, ranks int) *grid {
 	c0, c1 := ny*rank/ranks, ny*(rank+1)/ranks
 	n0, n1 := (ny+1)*rank/ranks, (ny+1)*(rank+1)/ranks
 	cells := must(op2.NewSet((c1-c0)*nx, "cells"))
@@ -29,7 +43,7 @@ func gridBlock(t *testing.T, nx, ny, rank, ranks int) (*op2.Dat[float64], int64)
 			pcell = append(pcell, n, n+1, n+int32(nx)+2, n+int32(nx)+1)
 		}
 	}
-	must(op2.NewMap(cells, nodes, 4, pcell, "pcell"))
+	pc := must(op2.NewMap(cells, nodes, 4, pcell, "pcell"))
 	xy := make([]float64, 0, 2*(n1-n0)*(nx+1))
 	for j := n0; j < n1; j++ {
 		for i := 0; i <= nx; i++ {
@@ -39,7 +53,7 @@ func gridBlock(t *testing.T, nx, ny, rank, ranks int) (*op2.Dat[float64], int64)
 	x := must(op2.NewDat(nodes, 2, xy, "x"))
 	must(op2.NewDat(cells, 4, make([]float64, 4*(c1-c0)*nx), "q"))
 	whole := int64(nx*ny)*(16+32) + int64((nx+1)*(ny+1))*16
-	return x, whole
+	return &grid{cells: cells, nodes: nodes, pcell: pc, x: x, firstCell: c0 * nx, whole: whole}
 }
 
 // TestPartitionMemoryPerRank partitions a mesh of 3 M elements declared in
@@ -89,5 +103,55 @@ func TestPartitionMemoryPerRank(t *testing.T) {
 	check(t, err)
 	runtime.ReadMemStats(&after)
 	fmt.Printf("partition memory: rank %d of %d allocated %d bytes of a mesh of %d bytes\n", op2.Rank(), op2.Ranks(), after.TotalAlloc-before.TotalAlloc, whole)
+	check(t, op2.Finalize())
+}
+
+// TestPartitionZeroDats: a dat declared without values and untouched on
+// every rank moves as nothing and stays zeros; one that a single rank
+// wrote before Partition moves with its values; loops then use both.
+func TestPartitionZeroDats(t *testing.T) {
+	if !mpitest.InRanks() {
+		mpitest.Run(t, 3, 2*time.Minute)
+		return
+	}
+	const nx, ny = 12, 9
+	g := declareGrid(t, nx, ny, op2.Rank(), op2.Ranks())
+	z0 := must(op2.NewDat[float64](g.cells, 1, nil, "z0")) // untouched everywhere
+	z1 := must(op2.NewDat[float64](g.cells, 2, nil, "z1")) // written by rank 1 only
+	w := must(op2.NewDat[float64](g.cells, 1, nil, "w"))
+	if op2.Rank() == 1 {
+		v := z1.Data()
+		for i := range v {
+			v[i] = float64((g.firstCell+i/2)*10 + i%2)
+		}
+	}
+	_, err := op2.Partition(op2.RCBPartitioner(g.x))
+	check(t, err)
+	if n := len(z0.Data()); n != g.cells.Size() {
+		t.Fatalf("rank %d: z0 has %d values for %d owned cells", op2.Rank(), n, g.cells.Size())
+	}
+	sum := op2.NewKernel(`void sum(const double *a, const double *b, double *w) { *w = *a + b[0] + b[1]; }`, "sum")
+	check(t, op2.ParLoop(sum, g.cells, z0.Arg(op2.Read), z1.Arg(op2.Read), w.Arg(op2.Write)))
+	got0, err := z0.Gather()
+	check(t, err)
+	got1, err := z1.Gather()
+	check(t, err)
+	gotW, err := w.Gather()
+	check(t, err)
+	if op2.Rank() != 0 {
+		check(t, op2.Finalize())
+		return
+	}
+	// Rank 1's declared cells are rows [ny/3, 2ny/3) of the grid.
+	lo, hi := ny*1/3*nx, ny*2/3*nx
+	for c := 0; c < nx*ny; c++ {
+		want1 := [2]float64{}
+		if c >= lo && c < hi {
+			want1 = [2]float64{float64(c * 10), float64(c*10 + 1)}
+		}
+		if got0[c] != 0 || got1[2*c] != want1[0] || got1[2*c+1] != want1[1] || gotW[c] != want1[0]+want1[1] {
+			t.Fatalf("cell %d: z0 %v z1 %v w %v, want 0 %v %v", c, got0[c], got1[2*c:2*c+2], gotW[c], want1, want1[0]+want1[1])
+		}
+	}
 	check(t, op2.Finalize())
 }

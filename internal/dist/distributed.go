@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"time"
 	"unsafe"
@@ -21,6 +22,11 @@ type BlockMesh struct {
 	Sets []Set // Size is the rank's block
 	Maps []Map
 	Dats []BlockDat
+	// ReplaceMaps, when set, receives the local maps as soon as the
+	// layout has them, in place of Result.Local.Maps, and the BlockMesh
+	// drops its block's tables: the caller can then drop them too before
+	// the dats' values move. The tables are the caller's to keep.
+	ReplaceMaps func(tables [][]int32)
 }
 
 // BlockDat is a dat's values on one rank's block.
@@ -88,6 +94,13 @@ func PartitionBlocks(c Comm, m *BlockMesh, p Partitioning) (*Result, error) {
 	for s := range m.Sets {
 		res.GlobalSizes[s] = d.bl[s].total()
 	}
+	// Start-up is where a rank's memory peaks (its block, the records in
+	// flight and its new part live together): the heap is collected more
+	// often meanwhile (a quarter of the live heap may be garbage, not
+	// all of it), and the caller's garbage (a mesh read and declared)
+	// goes first.
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	runtime.GC()
 	start := time.Now()
 	phase := func(name string) {
 		res.Phases = append(res.Phases, Phase{Name: name, Seconds: time.Since(start).Seconds(), MaxRSS: rss.Peak()})
@@ -107,10 +120,16 @@ func PartitionBlocks(c Comm, m *BlockMesh, p Partitioning) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.tOwners = nil
 	phase("migrate")
 	if err := d.layout(owner, recs, res); err != nil {
 		return nil, err
+	}
+	if m.ReplaceMaps != nil {
+		for i := range m.Maps {
+			m.Maps[i].Table = nil
+		}
+		m.ReplaceMaps(res.Local.Maps)
+		res.Local.Maps = nil
 	}
 	phase("layout")
 	if err := d.moveValues(res); err != nil {
@@ -251,17 +270,30 @@ func (d *distMesh) targetOwners(mi int, owner [][]int32) ([]int32, error) {
 		return o, nil // owners do not change once chosen
 	}
 	mp := &d.m.Maps[mi]
-	need, pos := uniqueIndex(mp.Table)
+	// The distinct targets, asked for once each; the table then maps
+	// each to its owner.
+	h := newTable(len(mp.Table) / 8)
+	var need []int32
+	for _, g := range mp.Table {
+		if h.find(g) < 0 {
+			h.put(g, 0)
+			need = append(need, g)
+		}
+	}
+	slices.Sort(need)
 	recs, err := d.fetch(mp.To, need, 4, func(i int, dst []byte) {
 		binary.LittleEndian.PutUint32(dst, uint32(owner[mp.To][i]))
 	})
 	if err != nil {
 		return nil, err
 	}
-	o := bytesInt32(recs)
+	for i, g := range need {
+		h.put(g, int32(binary.LittleEndian.Uint32(recs[4*i:])))
+	}
+	need, recs = nil, nil
 	out := make([]int32, len(mp.Table))
-	for k, p := range pos {
-		out[k] = o[p]
+	for k, g := range mp.Table {
+		out[k] = h.find(g)
 	}
 	d.tOwners[mi] = out
 	return out, nil
@@ -612,83 +644,25 @@ func (d *distMesh) fillRecord(s, i int, kind, owner int32, dst []byte) {
 // received, per set.
 func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 	m, ranks := d.m, d.c.Size()
-	tOwner := make([][]int32, len(m.Maps))
-	for mi := range m.Maps {
-		o, err := d.targetOwners(mi, owner)
-		if err != nil {
-			return nil, err
-		}
-		tOwner[mi] = o
-	}
-	// The partition's figures.
+	// Set by set, so that only one set's target owners, destinations
+	// and outgoing records are held at a time.
 	stats := make([]int64, 1+len(m.Maps))
-	cutPairs := make([][][]int32, len(m.Maps)) // per map, per rank: pairs (a, b) with a < b
-	for mi := range m.Maps {
-		mp := &m.Maps[mi]
-		from := owner[mp.From]
-		for k, o := range tOwner[mi] {
-			if o != from[k/mp.Arity] {
-				stats[0]++
-			}
-		}
-		if mp.Arity < 2 {
-			continue
-		}
-		cutPairs[mi] = make([][]int32, ranks)
-		for e := 0; e < m.Sets[mp.From].Size; e++ {
-			row := mp.Table[e*mp.Arity : (e+1)*mp.Arity]
-			ro := tOwner[mi][e*mp.Arity : (e+1)*mp.Arity]
-			for x, a := range row {
-				for y, b := range row {
-					if a < b && ro[x] != ro[y] {
-						q := d.bl[mp.To].home(a)
-						cutPairs[mi][q] = append(cutPairs[mi][q], a, b)
-					}
-				}
-			}
-		}
-	}
-	for mi := range m.Maps {
-		if cutPairs[mi] == nil {
-			continue
-		}
-		send := make([][]byte, ranks)
-		for q := range send {
-			send[q] = int32Bytes(cutPairs[mi][q])
-		}
-		got, err := d.c.Alltoallv(send)
-		if err != nil {
-			return nil, err
-		}
-		var pairs []int64
-		for _, b := range got {
-			v := bytesInt32(b)
-			for k := 0; k+1 < len(v); k += 2 {
-				pairs = append(pairs, int64(v[k])<<32|int64(v[k+1]))
-			}
-		}
-		slices.Sort(pairs)
-		stats[1+mi] = int64(len(slices.Compact(pairs)))
-	}
-	stats, err := sumInt64(d.c, stats)
-	if err != nil {
-		return nil, err
-	}
-	res.Cut = int(stats[0])
-	res.EdgeCuts = make([]int, len(m.Maps))
-	for mi := range m.Maps {
-		res.EdgeCuts[mi] = int(stats[1+mi])
-	}
-	// Destinations of each element: its owner (core or owned) and the
-	// other owners of its targets (exec), in CSR form.
 	d.dests = make([]dests, len(m.Sets))
-	counts := make([][]int, ranks) // per rank, per set: records
-	for q := range counts {
-		counts[q] = make([]int, len(m.Sets))
-	}
+	recs := make([]records, len(m.Sets))
 	stamp := make([]int, ranks)
 	visit := 0
 	for s, set := range m.Sets {
+		for _, mi := range d.mapsFrom[s] {
+			if _, err := d.targetOwners(mi, owner); err != nil {
+				return nil, err
+			}
+			if err := d.cutStats(mi, owner, stats); err != nil {
+				return nil, err
+			}
+		}
+		// Destinations of each element: its owner (core or owned) and
+		// the other owners of its targets (exec), in CSR form.
+		counts := make([]int, ranks)
 		ds := dests{start: make([]int32, set.Size+1)}
 		for i := 0; i < set.Size; i++ {
 			visit++
@@ -697,7 +671,7 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 			ds.rank = append(ds.rank, o)
 			for _, mi := range d.mapsFrom[s] {
 				mp := &m.Maps[mi]
-				for _, q := range tOwner[mi][i*mp.Arity : (i+1)*mp.Arity] {
+				for _, q := range d.tOwners[mi][i*mp.Arity : (i+1)*mp.Arity] {
 					if stamp[q] != visit {
 						stamp[q] = visit
 						ds.rank = append(ds.rank, q)
@@ -706,25 +680,24 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 			}
 			ds.start[i+1] = int32(len(ds.rank))
 			for _, q := range ds.rank[ds.start[i]:] {
-				counts[q][s]++
+				counts[q]++
 			}
 		}
 		d.dests[s] = ds
-	}
-	// One exchange per set: each set's records arrive contiguous.
-	recs := make([]records, len(m.Sets))
-	for s, set := range m.Sets {
+		for _, mi := range d.mapsFrom[s] {
+			d.tOwners[mi] = nil
+		}
+		// One exchange per set: the set's records arrive contiguous.
 		size := d.recSize[s]
 		fill := make([]int, ranks+1) // per rank, the next record's offset
 		for q := range ranks {
-			fill[q+1] = fill[q] + counts[q][s]*size
+			fill[q+1] = fill[q] + counts[q]*size
 		}
 		buf := make([]byte, fill[ranks])
 		send := make([][]byte, ranks)
 		for q := range send {
 			send[q] = buf[fill[q]:fill[q+1]] // capacity to the end: one buffer for MPI
 		}
-		ds := d.dests[s]
 		for i := 0; i < set.Size; i++ {
 			rs := ds.rank[ds.start[i]:ds.start[i+1]]
 			o := rs[0]
@@ -748,7 +721,65 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 		recs[s] = records{b: joined(got), size: size}
 		recs[s].n0 = len(recs[s].b) / size
 	}
+	stats, err := sumInt64(d.c, stats)
+	if err != nil {
+		return nil, err
+	}
+	res.Cut = int(stats[0])
+	res.EdgeCuts = make([]int, len(m.Maps))
+	for mi := range m.Maps {
+		res.EdgeCuts[mi] = int(stats[1+mi])
+	}
 	return recs, nil
+}
+
+// cutStats adds map mi's entries whose source and target owners differ to
+// stats[0] and, for a map of arity 2 or more, its graph's edge cut on this
+// rank's block of the target set to stats[1+mi]: the pairs of a row's
+// targets on different ranks, sent to the rank holding the pair's first
+// element, which counts each pair once.
+func (d *distMesh) cutStats(mi int, owner [][]int32, stats []int64) error {
+	mp, ranks := &d.m.Maps[mi], d.c.Size()
+	from, to := owner[mp.From], d.tOwners[mi]
+	for k, o := range to {
+		if o != from[k/mp.Arity] {
+			stats[0]++
+		}
+	}
+	if mp.Arity < 2 {
+		return nil
+	}
+	pairs := make([][]int32, ranks)
+	for e := 0; e < d.m.Sets[mp.From].Size; e++ {
+		row := mp.Table[e*mp.Arity : (e+1)*mp.Arity]
+		ro := to[e*mp.Arity : (e+1)*mp.Arity]
+		for x, a := range row {
+			for y, b := range row {
+				if a < b && ro[x] != ro[y] {
+					q := d.bl[mp.To].home(a)
+					pairs[q] = append(pairs[q], a, b)
+				}
+			}
+		}
+	}
+	send := make([][]byte, ranks)
+	for q := range send {
+		send[q] = int32Bytes(pairs[q])
+	}
+	got, err := d.c.Alltoallv(send)
+	if err != nil {
+		return err
+	}
+	var all []int64
+	for _, b := range got {
+		v := bytesInt32(b)
+		for k := 0; k+1 < len(v); k += 2 {
+			all = append(all, int64(v[k])<<32|int64(v[k+1]))
+		}
+	}
+	slices.Sort(all)
+	stats[1+mi] = int64(len(slices.Compact(all)))
+	return nil
 }
 
 // moveValues gives every dat its values on this rank's local elements,
@@ -902,7 +933,8 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 				col += mp.Arity
 			}
 		}
-		need, _ = uniqueIndex(need)
+		slices.Sort(need)
+		need = slices.Compact(need)
 		d.need[t] = need
 		got, err := d.fetch(t, need, d.recSize[t], func(i int, dst []byte) {
 			d.fillRecord(t, i, kindNonexec, owner[t][i], dst)
@@ -924,13 +956,11 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 		sortBy(major, func(i int32) int32 { return r.global(int(i)) }, idx, ranks)
 		ls := &loc.Sets[t]
 		for _, k := range idx {
+			lks[t].t.put(r.global(int(k)), int32(len(ls.Global)))
 			ls.Global = append(ls.Global, r.global(int(k)))
 		}
 		ls.Total = len(ls.Global)
 		order[t] = append(order[t], idx...)
-	}
-	for s := range m.Sets {
-		lks[s] = newLookup(loc.Sets[s].Global)
 	}
 	// Local maps and values.
 	loc.Maps = make([][]int32, len(m.Maps))

@@ -1,7 +1,5 @@
 package dist
 
-import "slices"
-
 // sortPairs sorts keys (non-negative int32) in increasing order, carrying
 // vals along, stably: an LSD radix sort of 11-bit digits, three passes at
 // most, linear in the number of pairs. It is what the layout's lookups
@@ -42,27 +40,6 @@ func sortPairs(keys, vals []int32) {
 		copy(keys, src)
 		copy(vals, srcV)
 	}
-}
-
-// uniqueIndex returns the sorted distinct values of v (non-negative) and,
-// for each entry of v, its index among them.
-func uniqueIndex(v []int32) (uniq []int32, pos []int32) {
-	h := newTable(len(v) / 2)
-	for _, g := range v {
-		if h.find(g) < 0 {
-			h.put(g, 0)
-			uniq = append(uniq, g)
-		}
-	}
-	slices.Sort(uniq)
-	for i, g := range uniq {
-		h.put(g, int32(i))
-	}
-	pos = make([]int32, len(v))
-	for k, g := range v {
-		pos[k] = h.find(g)
-	}
-	return uniq, pos
 }
 
 // table maps non-negative int32 keys (global numbers) to int32 values
