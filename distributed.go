@@ -456,11 +456,7 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 		blk.Dats = append(blk.Dats, dist.BlockDat{Name: s.Name, Set: index[s.Set], Elem: elem,
 			Values: unsafe.Slice((*byte)(s.Host), s.Set.Owned*elem), Replace: dd.replace})
 	}
-	blk.ReplaceMaps = func(tables [][]int32) {
-		for i, m := range distState.maps {
-			m.adopt(tables[i])
-		}
-	}
+	blk.ReplaceMap = func(i int, table []int32) { distState.maps[i].adopt(table) }
 	var what string
 	switch {
 	case failed != nil:

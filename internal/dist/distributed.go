@@ -22,11 +22,12 @@ type BlockMesh struct {
 	Sets []Set // Size is the rank's block
 	Maps []Map
 	Dats []BlockDat
-	// ReplaceMaps, when set, receives the local maps as soon as the
-	// layout has them, in place of Result.Local.Maps, and the BlockMesh
-	// drops its block's tables: the caller can then drop them too before
-	// the dats' values move. The tables are the caller's to keep.
-	ReplaceMaps func(tables [][]int32)
+	// ReplaceMap, when set, receives each map's local table (map i) as
+	// soon as the layout has it, in place of Result.Local.Maps[i], and
+	// the BlockMesh drops the map's block table: the caller can drop it
+	// too, so that a map's two tables are not held longer than needed.
+	// The table is the caller's to keep.
+	ReplaceMap func(i int, table []int32)
 }
 
 // BlockDat is a dat's values on one rank's block.
@@ -123,13 +124,6 @@ func PartitionBlocks(c Comm, m *BlockMesh, p Partitioning) (*Result, error) {
 	phase("migrate")
 	if err := d.layout(owner, recs, res); err != nil {
 		return nil, err
-	}
-	if m.ReplaceMaps != nil {
-		for i := range m.Maps {
-			m.Maps[i].Table = nil
-		}
-		m.ReplaceMaps(res.Local.Maps)
-		res.Local.Maps = nil
 	}
 	phase("layout")
 	if err := d.moveValues(res); err != nil {
@@ -874,7 +868,7 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 	loc := &res.Local
 	loc.Sets = make([]LocalSet, len(m.Sets))
 	order := make([][]int32, len(m.Sets)) // per set, local element -> record index
-	lks := make([]lookup, len(m.Sets))
+	lks := make([]*index, len(m.Sets))
 	for s := range m.Sets {
 		r := &recs[s]
 		idx := make([]int32, r.n())
@@ -905,7 +899,7 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 		ls.Core = min(ls.Core, ls.Owned)
 		ls.Exec = len(idx)
 		order[s] = idx
-		lks[s] = newLookup(ls.Global)
+		lks[s] = newIndex(ls.Global)
 	}
 	// Non-exec halo: targets of owned and exec-halo elements that are not
 	// present, fetched from the ranks holding them.
@@ -956,11 +950,13 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 		sortBy(major, func(i int32) int32 { return r.global(int(i)) }, idx, ranks)
 		ls := &loc.Sets[t]
 		for _, k := range idx {
-			lks[t].t.put(r.global(int(k)), int32(len(ls.Global)))
 			ls.Global = append(ls.Global, r.global(int(k)))
 		}
 		ls.Total = len(ls.Global)
 		order[t] = append(order[t], idx...)
+	}
+	for s := range m.Sets {
+		lks[s] = newIndex(loc.Sets[s].Global)
 	}
 	// Local maps and values.
 	loc.Maps = make([][]int32, len(m.Maps))
@@ -990,7 +986,12 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 				}
 				tab[e] = w
 			}
-			loc.Maps[mi] = tab
+			if m.ReplaceMap != nil {
+				mp.Table = nil
+				m.ReplaceMap(mi, tab)
+			} else {
+				loc.Maps[mi] = tab
+			}
 			col += mp.Arity
 		}
 		recs[s] = records{}
@@ -1046,8 +1047,10 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 			}
 			ls := &loc.Sets[s]
 			nb := getNeighbour(ls, q)
-			nb.Send = lks[s].findAll(v[p : p+n])
-			for k, w := range nb.Send {
+			nb.Send = make([]int32, n)
+			for k, g := range v[p : p+n] {
+				w := lks[s].find(g)
+				nb.Send[k] = w
 				if w < 0 || int(w) >= ls.Owned {
 					return fmt.Errorf("dist: internal error: rank %d asked rank %d for element %d of set %q, not owned there", q, d.c.Rank(), v[p+k], m.Sets[s].Name)
 				}

@@ -228,7 +228,8 @@ func TestPartitionBlocksMatchesWholeMesh(t *testing.T) {
 		}
 		cut := Cut(m, owner)
 		blocks, starts := splitBlocks(rng, m, ranks, dats)
-		replaced := make([][][]byte, ranks) // per rank, per dat: values given to Replace
+		replaced := make([][][]byte, ranks)      // per rank, per dat: values given to Replace
+		replacedMaps := make([][][]int32, ranks) // per rank, per map: tables given to ReplaceMap
 		results, errs := runRanks(ranks, func(c Comm) (*Result, error) {
 			b := blocks[c.Rank()]
 			if trial%2 == 1 { // values through Replace
@@ -238,6 +239,9 @@ func TestPartitionBlocksMatchesWholeMesh(t *testing.T) {
 				for di := range bb.Dats {
 					bb.Dats[di].Replace = func(v []byte) { replaced[c.Rank()][di] = v }
 				}
+				bb.Maps = slices.Clone(b.Maps)
+				replacedMaps[c.Rank()] = make([][]int32, len(bb.Maps))
+				bb.ReplaceMap = func(i int, t []int32) { replacedMaps[c.Rank()][i] = t }
 				b = &bb
 			}
 			p := Partitioning{Kind: kind, CoordDim: 2, CoordSet: 0, Map: 1, OwnerSet: 2}
@@ -262,6 +266,9 @@ func TestPartitionBlocksMatchesWholeMesh(t *testing.T) {
 				t.Fatalf("trial %d (%s, %d ranks, %d nodes): rank %d: %v", trial, kind, ranks, nodes, r, errs[r])
 			}
 			res := results[r]
+			if trial%2 == 1 {
+				res.Local.Maps = replacedMaps[r]
+			}
 			if err := sameLocal(&res.Local, &locals[r]); err != nil {
 				t.Fatalf("trial %d (%s, %d ranks, %d nodes): rank %d: %v", trial, kind, ranks, nodes, r, err)
 			}

@@ -44,21 +44,19 @@ func sortPairs(keys, vals []int32) {
 
 // table maps non-negative int32 keys (global numbers) to int32 values
 // (local indices): open addressing with linear probing, at most half
-// full, so that a lookup costs about one cache miss, and memory follows
-// the keys stored (a rank's part and halo), not the range they come from.
+// full, so that a lookup costs about one cache miss, and memory
+// follows the keys stored (a rank's part and halo), not the range they
+// come from.
 type table struct {
-	keys []int32 // -1: empty
-	vals []int32
-	mask uint32
-	n    int
+	keys   []int32 // -1: empty
+	vals   []int32
+	groups uint64 // len(keys) / 16
+	n      int
 }
 
 func newTable(hint int) *table {
-	size := 16
-	for size < 2*hint {
-		size *= 2
-	}
-	t := &table{keys: make([]int32, size), vals: make([]int32, size), mask: uint32(size - 1)}
+	groups := max((2*hint+15)/16, 1)
+	t := &table{keys: make([]int32, 16*groups), vals: make([]int32, 16*groups), groups: uint64(groups)}
 	for i := range t.keys {
 		t.keys[i] = -1
 	}
@@ -68,19 +66,23 @@ func newTable(hint int) *table {
 // slot is where k's probe starts: keys differing only in their last 4
 // bits start in one run of 16 slots, so that lookups of nearby global
 // numbers (a mesh's neighbours mostly are) share cache lines; the runs
-// are scattered by a multiplicative hash.
-func (t *table) slot(k int32) uint32 {
-	return ((uint32(k)>>4)*2654435761)<<4&t.mask | uint32(k)&15&t.mask
+// are scattered by a multiplicative hash scaled to the number of runs.
+func (t *table) slot(k int32) int {
+	h := uint64(uint32(k>>4) * 2654435761)
+	return int(h*t.groups>>32)*16 + int(k&15)
 }
 
 // find returns k's value, or -1.
 func (t *table) find(k int32) int32 {
-	for i := t.slot(k); ; i = (i + 1) & t.mask {
+	for i := t.slot(k); ; {
 		switch t.keys[i] {
 		case k:
 			return t.vals[i]
 		case -1:
 			return -1
+		}
+		if i++; i == len(t.keys) {
+			i = 0
 		}
 	}
 }
@@ -96,7 +98,7 @@ func (t *table) put(k, v int32) {
 			}
 		}
 	}
-	for i := t.slot(k); ; i = (i + 1) & t.mask {
+	for i := t.slot(k); ; {
 		switch t.keys[i] {
 		case k:
 			t.vals[i] = v
@@ -106,31 +108,10 @@ func (t *table) put(k, v int32) {
 			t.n++
 			return
 		}
+		if i++; i == len(t.keys) {
+			i = 0
+		}
 	}
-}
-
-// lookup maps a set's global numbers to local indices.
-type lookup struct{ t *table }
-
-func newLookup(global []int32) lookup {
-	t := newTable(len(global))
-	for i, g := range global {
-		t.put(g, int32(i))
-	}
-	return lookup{t}
-}
-
-// find returns g's local index, or -1.
-func (lk lookup) find(g int32) int32 { return lk.t.find(g) }
-
-// findAll returns the local index of each of the global numbers q, -1 for
-// those absent.
-func (lk lookup) findAll(q []int32) []int32 {
-	out := make([]int32, len(q))
-	for i, g := range q {
-		out[i] = lk.t.find(g)
-	}
-	return out
 }
 
 // sortBy orders idx by (major, minor): major[k] (below nMajor) is idx[k]'s
@@ -158,4 +139,71 @@ func sortBy(major []int32, minor func(int32) int32, idx []int32, nMajor int) {
 		start[m]++
 	}
 	copy(idx, out)
+}
+
+// index maps a set's global numbers to local indices in memory
+// proportional to the numbers stored: the pairs sorted by global number,
+// and a directory of the sorted array's positions for pages of the
+// numbers' range (about four numbers per page), so that a lookup reads
+// the directory and a few neighbouring pairs. Lookups of nearby numbers
+// (a mesh's neighbours mostly are) touch nearby memory.
+type index struct {
+	g, l  []int32 // sorted by g
+	lo    int32
+	shift uint
+	dir   []int32 // dir[p]: the first position whose number is on page p or later
+}
+
+func newIndex(global []int32) *index {
+	x := &index{g: append([]int32(nil), global...), l: make([]int32, len(global))}
+	for i := range x.l {
+		x.l[i] = int32(i)
+	}
+	sortPairs(x.g, x.l)
+	if len(x.g) == 0 {
+		return x
+	}
+	x.lo = x.g[0]
+	span := int64(x.g[len(x.g)-1]-x.lo) + 1
+	for span>>x.shift > int64(len(x.g)/4+1) {
+		x.shift++
+	}
+	pages := int(span>>x.shift) + 1
+	x.dir = make([]int32, pages+1)
+	p := 0
+	for i, g := range x.g {
+		for q := int((g - x.lo) >> x.shift); p <= q; p++ {
+			x.dir[p] = int32(i)
+		}
+	}
+	for ; p <= pages; p++ {
+		x.dir[p] = int32(len(x.g))
+	}
+	return x
+}
+
+// find returns g's local index, or -1.
+func (x *index) find(g int32) int32 {
+	if len(x.g) == 0 || g < x.lo {
+		return -1
+	}
+	p := int((g - x.lo) >> x.shift)
+	if p+1 >= len(x.dir) {
+		return -1
+	}
+	lo, hi := int(x.dir[p]), int(x.dir[p+1])
+	for hi-lo > 8 {
+		mid := (lo + hi) / 2
+		if x.g[mid] <= g {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	for i := lo; i < hi; i++ {
+		if x.g[i] == g {
+			return x.l[i]
+		}
+	}
+	return -1
 }

@@ -1,0 +1,104 @@
+package dist
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestLookups checks sortPairs, sortBy, index and table against sorting
+// and Go maps, on keys that are dense, sparse, clustered and empty.
+func TestLookups(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, tc := range []struct {
+		name string
+		keys func() []int32
+	}{
+		{"empty", func() []int32 { return nil }},
+		{"one", func() []int32 { return []int32{7} }},
+		{"dense", func() []int32 { return perm(rng, 5000) }},
+		{"sparse", func() []int32 {
+			var k []int32
+			for _, v := range perm(rng, 2000) {
+				k = append(k, v*1_000_003%(1<<31-1))
+			}
+			return k
+		}},
+		{"clustered", func() []int32 {
+			var k []int32
+			for c := int32(0); c < 40; c++ {
+				for i := int32(0); i < 50; i++ {
+					k = append(k, c*1_000_000+i)
+				}
+			}
+			rng.Shuffle(len(k), func(i, j int) { k[i], k[j] = k[j], k[i] })
+			return k
+		}},
+		{"large keys", func() []int32 { return []int32{1<<31 - 1, 0, 1 << 30, 12345} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			keys := tc.keys()
+			where := map[int32]int32{}
+			for i, k := range keys {
+				where[k] = int32(i)
+			}
+			x := newIndex(keys)
+			tb := newTable(1)
+			for i, k := range keys {
+				tb.put(k, int32(i))
+			}
+			probe := append(slices.Clone(keys), -5, 3, 1<<31-2, 999_999)
+			for _, k := range probe {
+				want, ok := where[k]
+				if !ok {
+					want = -1
+				}
+				if k < 0 {
+					continue // the table takes non-negative keys only
+				}
+				if got := x.find(k); got != want {
+					t.Fatalf("index.find(%d) = %d, want %d", k, got, want)
+				}
+				if got := tb.find(k); got != want {
+					t.Fatalf("table.find(%d) = %d, want %d", k, got, want)
+				}
+			}
+			// sortPairs: sorted keys, values carried, stable.
+			k2, v2 := slices.Clone(keys), make([]int32, len(keys))
+			for i := range v2 {
+				v2[i] = int32(i)
+			}
+			sortPairs(k2, v2)
+			if !slices.IsSorted(k2) {
+				t.Fatalf("sortPairs: keys not sorted")
+			}
+			for i := range k2 {
+				if keys[v2[i]] != k2[i] {
+					t.Fatalf("sortPairs: value %d does not follow its key", i)
+				}
+			}
+			// sortBy: by (major, minor).
+			idx := make([]int32, len(keys))
+			major := make([]int32, len(keys))
+			for i := range idx {
+				idx[i], major[i] = int32(i), int32(rng.IntN(3))
+			}
+			sortBy(major, func(i int32) int32 { return keys[i] }, idx, 3)
+			maj := func(i int32) int32 { return major[i] }
+			for i := 1; i < len(idx); i++ {
+				a, b := idx[i-1], idx[i]
+				if maj(a) > maj(b) || maj(a) == maj(b) && keys[a] > keys[b] {
+					t.Fatalf("sortBy: %d before %d", a, b)
+				}
+			}
+		})
+	}
+}
+
+func perm(rng *rand.Rand, n int) []int32 {
+	p := make([]int32, n)
+	for i, v := range rng.Perm(n) {
+		p[i] = int32(v)
+	}
+	return p
+}
