@@ -23,10 +23,13 @@
 // same graph on the same ranks gives the same parts.
 //
 // PT-Scotch's own collectives block without the OP2_MPI_TIMEOUT watchdog of
-// internal/mpi: Part agrees on every input, and on every rank being able to
-// take part, through internal/mpi's bounded collectives before it calls
-// PT-Scotch, but a rank that stops inside PT-Scotch leaves the others
-// waiting until the job is killed.
+// internal/mpi. Before it calls PT-Scotch, Part agrees through
+// internal/mpi's bounded collectives that every rank loaded PT-Scotch and
+// built the shim, and that every rank's block passes the checks that cost
+// no more than reading it (lengths, offsets, neighbour numbers in range,
+// no self loops, the same number of parts); symmetry is the caller's to
+// ensure. A rank that stops inside PT-Scotch leaves the others waiting
+// until the job is killed.
 package ptscotch
 
 /*
