@@ -119,6 +119,7 @@ type World struct {
 	timeout    time.Duration
 	calls      chan func()
 	lib        *jit.Library
+	comp       *jit.Compiler
 	finalized  bool
 }
 
@@ -220,7 +221,7 @@ func initWorld(cacheDir string) (*World, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &World{calls: make(chan func()), lib: lib, timeout: timeout}
+	w := &World{calls: make(chan func()), lib: lib, comp: comp, timeout: timeout}
 	go w.serve()
 	var rank, size C.int
 	var name [256]C.char
@@ -258,6 +259,23 @@ func (w *World) do(f func()) {
 	done := make(chan struct{})
 	w.calls <- func() { f(); close(done) }
 	<-done
+}
+
+// Do runs f on the one locked OS thread that makes every MPI call of this
+// process, and returns when f has. MPI was initialised with
+// MPI_THREAD_SERIALIZED, so C code that calls MPI itself (a library built
+// on MPI, such as a distributed partitioner, through a shim made by Build)
+// must be called inside f. f must not call World's methods: they wait for
+// the thread f is running on. A collective inside f is not bounded by
+// OP2_MPI_TIMEOUT unless the code f calls bounds it.
+func (w *World) Do(f func()) { w.do(f) }
+
+// Build compiles C source that includes mpi.h with the MPI compiler
+// wrapper and the cache directory Init was given, loads it and checks that
+// it defines syms (see jit.Compiler.Build). The library shares this
+// process's MPI; its functions that call MPI must run inside Do.
+func (w *World) Build(src string, syms []string) (*jit.Library, error) {
+	return w.comp.Build(src, syms)
 }
 
 func (w *World) check(what string, rc C.int) error {
