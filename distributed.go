@@ -18,6 +18,7 @@ import (
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/mpi"
+	"github.com/goop2/op2/internal/ptscotch"
 )
 
 // ErrMPIUnavailable is matched (errors.Is) by the errors returned when a
@@ -27,6 +28,11 @@ var ErrMPIUnavailable = mpi.ErrUnavailable
 // ErrMETISUnavailable is matched by the error Partition returns when the
 // METIS partitioner is chosen and its library cannot be loaded.
 var ErrMETISUnavailable = dist.ErrNoMETIS
+
+// ErrPTScotchUnavailable is matched by the error Partition returns when
+// the PT-Scotch partitioner is chosen and its library cannot be loaded on
+// some rank.
+var ErrPTScotchUnavailable = ptscotch.ErrUnavailable
 
 // distState is the process's MPI state. A program started by an MPI
 // launcher initialises MPI at its first declaration; every declaration
@@ -268,6 +274,51 @@ func RCBPartitioner(coords *Dat[float64]) Partitioner {
 // the partition to the other sets through the maps.
 func METISPartitioner(m *Map) Partitioner { return Partitioner{kind: "metis", m: m} }
 
+// PTScotchPartitioner partitions the target set of m with PT-Scotch
+// (SCOTCH_dgraphPart, loaded at run time from Debian's libptscotch-7.0;
+// OP2_PTSCOTCH_LIBRARY names another build), on the same graph as
+// METISPartitioner, but distributed: every rank contributes the edges of
+// its block of the map and holds its block of the graph, and the ranks
+// partition it together. The partition spreads to the other sets through
+// the maps.
+func PTScotchPartitioner(m *Map) Partitioner { return Partitioner{kind: "ptscotch", m: m} }
+
+// AutoPartitioner chooses for the job: PTScotchPartitioner(m) when
+// PT-Scotch loads on every rank, else RCBPartitioner(coords), or
+// BlockPartitioner when coords is nil. PartitionInfo.Partitioner names the
+// choice.
+func AutoPartitioner(m *Map, coords *Dat[float64]) Partitioner {
+	p := Partitioner{kind: "auto", m: m}
+	if coords != nil {
+		p.coords = coords
+	}
+	return p
+}
+
+// resolve turns an AutoPartitioner into the partitioner it chooses; the
+// ranks decide together (w nil: this process alone).
+func (p Partitioner) resolve(w *mpi.World) (Partitioner, error) {
+	if p.kind != "auto" {
+		return p, nil
+	}
+	missing := []byte{0}
+	if p.m == nil || ptscotch.Load() != nil {
+		missing[0] = 1
+	}
+	if w != nil && w.Size() > 1 {
+		if err := w.AllreduceOr(missing); err != nil {
+			return p, mpiFatal(fmt.Errorf("op2: Partition (rank %d of %d): choosing the partitioner: %w", w.Rank(), w.Size(), err))
+		}
+	}
+	switch {
+	case missing[0] == 0:
+		return PTScotchPartitioner(p.m), nil
+	case p.coords != nil:
+		return Partitioner{kind: "rcb", coords: p.coords}, nil
+	}
+	return BlockPartitioner(), nil
+}
+
 // OwnerPartitioner takes the partition of owner's set from owner itself
 // (an int32 Dat of dim 1): element e goes to rank owner[e], as a
 // partition computed elsewhere would say (OP2's external partitioning).
@@ -280,7 +331,8 @@ func OwnerPartitioner(owner *Dat[int32]) Partitioner {
 
 // PartitionInfo describes the partition Partition made.
 type PartitionInfo struct {
-	// Partitioner is the partitioner's name: "block", "rcb" or "metis".
+	// Partitioner is the partitioner's name: "block", "rcb", "metis",
+	// "ptscotch" or "owners" (for AutoPartitioner, the one it chose).
 	Partitioner string
 	Ranks       int
 	// Cut is the number of map entries whose source and target elements
@@ -383,17 +435,20 @@ func Partition(p Partitioner) (*PartitionInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := &PartitionInfo{Partitioner: p.kind, Ranks: 1}
 	if w == nil || w.Size() == 1 {
 		if p.kind == "" {
-			return nil, errors.New("op2: Partition: no partitioner (use BlockPartitioner, RCBPartitioner, METISPartitioner or OwnerPartitioner)")
+			return nil, errors.New("op2: Partition: no partitioner (use BlockPartitioner, RCBPartitioner, METISPartitioner, PTScotchPartitioner, AutoPartitioner or OwnerPartitioner)")
 		}
-		return info, nil
+		p, _ = p.resolve(nil)
+		return &PartitionInfo{Partitioner: p.kind, Ranks: 1}, nil
 	}
 	if distState.partitioned {
 		return nil, errors.New("op2: Partition: the mesh is already partitioned")
 	}
-	info.Ranks = w.Size()
+	if p, err = p.resolve(w); err != nil {
+		return nil, err
+	}
+	info := &PartitionInfo{Partitioner: p.kind, Ranks: w.Size()}
 	if err := partition(w, p, info); err != nil {
 		return nil, mpiFatal(fmt.Errorf("op2: Partition (rank %d of %d): %w", w.Rank(), w.Size(), err))
 	}
@@ -461,7 +516,7 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 	switch {
 	case failed != nil:
 	case p.kind == "":
-		failed = errors.New("no partitioner (use BlockPartitioner, RCBPartitioner, METISPartitioner or OwnerPartitioner)")
+		failed = errors.New("no partitioner (use BlockPartitioner, RCBPartitioner, METISPartitioner, PTScotchPartitioner, AutoPartitioner or OwnerPartitioner)")
 	case p.kind == "rcb" && coords < 0:
 		failed = errors.New("RCBPartitioner: the coordinates dat was not declared before Partition")
 	case p.kind == "owners" && coords < 0:
@@ -470,6 +525,14 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 		failed = fmt.Errorf("OwnerPartitioner: dat %q has dim %d; it needs one owner rank per element (dim 1)", p.coords.storage().Name, p.coords.storage().Dim)
 	case p.kind == "metis" && part.Map < 0:
 		failed = errors.New("METISPartitioner: the map was not declared before Partition")
+	case p.kind == "ptscotch" && part.Map < 0:
+		failed = errors.New("PTScotchPartitioner: the map was not declared before Partition")
+	case p.kind == "ptscotch":
+		part.Kind = "graph"
+		part.Graph = func(xadj []int64, adj []int32, parts int) ([]int32, error) {
+			return ptscotch.Part(w, xadj, adj, parts)
+		}
+		what = fmt.Sprintf("PTScotchPartitioner on map %q", blk.Maps[part.Map].Name)
 	case p.kind == "rcb":
 		dd := p.coords.storage()
 		b := blk.Dats[coords].Values

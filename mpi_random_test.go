@@ -336,6 +336,8 @@ func runRandomMPI(t *testing.T, meshSeed uint64, seqSeeds []uint64, partitioner 
 		p = op2.RCBPartitioner(xy)
 	case "metis":
 		p = op2.METISPartitioner(maps[0])
+	case "ptscotch":
+		p = op2.PTScotchPartitioner(maps[0])
 	default:
 		p = op2.OwnerPartitioner(own)
 	}
@@ -564,7 +566,7 @@ func TestMPIRandomAgreesWithOneRank(t *testing.T) {
 		check(t, op2.Finalize())
 		return
 	}
-	runs := []mpiRandomRun{{2, 1, "random", false}, {3, 2, "empty", true}, {4, 1, "lopsided", false}}
+	runs := []mpiRandomRun{{2, 1, "random", false}, {3, 2, "empty", true}, {4, 1, "lopsided", false}, {3, 2, "ptscotch", true}}
 	if !testing.Short() {
 		runs = append(runs, mpiRandomRun{4, 2, "random", true}, mpiRandomRun{3, 1, "metis", false},
 			mpiRandomRun{2, 2, "empty", false}, mpiRandomRun{4, 2, "rcb", false}, mpiRandomRun{3, 1, "block", true})

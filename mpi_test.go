@@ -132,6 +132,10 @@ func runScenario(t *testing.T, partitioner string, rankZero bool, backends []str
 		p = op2.RCBPartitioner(dxy)
 	case "metis":
 		p = op2.METISPartitioner(mCell)
+	case "ptscotch":
+		p = op2.PTScotchPartitioner(mCell)
+	case "auto":
+		p = op2.AutoPartitioner(mCell, dxy)
 	}
 	if _, err := op2.Partition(p); err != nil {
 		t.Fatal(err)
@@ -283,9 +287,9 @@ func TestMPIAgreesWithOneRank(t *testing.T) {
 		rankZero    bool
 		tune        bool // each rank's auto-tuner changes settings from call to call
 	}
-	runs := []run{{2, "rcb", true, false}, {3, "metis", false, false}, {2, "metis", false, true}}
+	runs := []run{{2, "rcb", true, false}, {3, "metis", false, false}, {2, "metis", false, true}, {3, "ptscotch", false, false}}
 	if !testing.Short() {
-		runs = append(runs, run{2, "block", false, false}, run{3, "block", true, false}, run{3, "rcb", false, false}, run{2, "metis", true, false}, run{3, "rcb", true, true})
+		runs = append(runs, run{2, "block", false, false}, run{3, "block", true, false}, run{3, "rcb", false, false}, run{2, "metis", true, false}, run{3, "rcb", true, true}, run{2, "ptscotch", true, false}, run{4, "auto", false, false})
 	}
 	for _, r := range runs {
 		zero := ""
@@ -314,7 +318,7 @@ func TestMPIAgreesWithOneRank(t *testing.T) {
 // for METIS, and equals the edge cut of its map's graph.
 func TestPartitionEdgeCuts(t *testing.T) {
 	if !mpitest.InRanks() {
-		for _, p := range []string{"block", "rcb", "metis"} {
+		for _, p := range []string{"block", "rcb", "metis", "ptscotch"} {
 			t.Run(p, func(t *testing.T) {
 				mpitest.Run(t, 3, 2*time.Minute, "OP2_MPI_PARTITIONER="+p)
 			})
@@ -338,7 +342,7 @@ func TestPartitionEdgeCuts(t *testing.T) {
 	mCell := must(op2.NewMap(cells, nodes, 4, part(pcell), "pcell"))
 	must(op2.NewMap(bnd, nodes, 1, part(pbnd), "pbnd"))
 	dxy := must(op2.NewDat(nodes, 2, xy[:2*n(mpiNodes)], "xy"))
-	p := map[string]op2.Partitioner{"block": op2.BlockPartitioner(), "rcb": op2.RCBPartitioner(dxy), "metis": op2.METISPartitioner(mCell)}[partitioner]
+	p := map[string]op2.Partitioner{"block": op2.BlockPartitioner(), "rcb": op2.RCBPartitioner(dxy), "metis": op2.METISPartitioner(mCell), "ptscotch": op2.PTScotchPartitioner(mCell)}[partitioner]
 	info := must(op2.Partition(p))
 	// Each node's owner, in the declared numbering.
 	own := make([]int32, nodes.Size())

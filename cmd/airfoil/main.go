@@ -6,13 +6,15 @@
 //
 //	airfoil [-backend sequential|openmp|opencl] [-threads N] [-iters N] [-mesh FILE]
 //	        [-I 400 -J 600] [-write-mesh FILE] [-dump-q FILE] [-vtk FILE.vtu] [-timing]
-//	        [-partition block|rcb|metis] [-startup]
+//	        [-partition ptscotch|rcb|block|metis] [-startup]
 //
 // Started by mpirun (mpirun -np 4 airfoil ...) it runs distributed: every
 // rank reads (-mesh, ASCII or HDF5) or generates its own block of every
 // set of the mesh (OP2's split: mesh.Block), so that no rank reads or
 // builds the whole mesh; -partition chooses how the mesh is then split
-// (default rcb, recursive coordinate bisection of the nodes), rank 0
+// (default: PT-Scotch on the cells sharing an edge when libptscotch loads
+// on every rank, else rcb, recursive coordinate bisection of the nodes;
+// both run distributed; metis runs METIS on rank 0), rank 0
 // prints, and -dump-q and -vtk gather the solution in the mesh's
 // numbering. Since no rank has the whole mesh, -write-mesh and -shuffle
 // are refused under MPI: convert or shuffle a mesh on one process (or
@@ -24,7 +26,7 @@
 // step of op2.Partition, then the total until the solver was ready, such
 // as
 //
-//	startup rank 1/2: read 0.412 s (peak 80.3 MB), partition 0.400 s (peak 120.1 MB), migrate 0.300 s (peak 130.0 MB), layout 0.200 s (peak 140.2 MB); total 1.334 s, peak 140.2 MB
+//	startup rank 1/2: read 0.412 s (peak 80.3 MB), partition 0.400 s (peak 120.1 MB), migrate 0.300 s (peak 130.0 MB), layout 0.200 s (peak 140.2 MB), values 0.050 s (peak 140.2 MB); total 1.384 s, peak 140.2 MB
 //
 // On one process the line (rank 0/1) has the read step only.
 //
@@ -90,7 +92,7 @@ func main() {
 	flag.StringVar(&o.dumpQ, "dump-q", "", "write the final q in OP2's binary dat format")
 	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with q, pressure and Mach number as a VTK .vtu file after the run (for ParaView or op2render)")
 	flag.BoolVar(&o.timing, "timing", false, "print op2's per-loop timing table (under MPI: rank 0's loops)")
-	flag.StringVar(&o.partition, "partition", "rcb", "under MPI: how the mesh is split over the ranks (block, rcb or metis)")
+	flag.StringVar(&o.partition, "partition", "", "under MPI: how the mesh is split over the ranks (ptscotch, rcb, block or metis; default ptscotch when it loads on every rank, else rcb)")
 	flag.Uint64Var(&o.shuffle, "shuffle", 0, "number the mesh's nodes, cells and edges in a random order drawn from this seed before declaring it (locality lost; 0: keep the order)")
 	flag.BoolVar(&o.startup, "startup", false, "every rank prints the time and peak memory of reading or generating its block of the mesh and of partitioning it")
 	flag.StringVar(&o.renumber, "renumber", "", "renumber the mesh for locality before the first iteration: rcm (reverse Cuthill–McKee on the cells), rcb (recursive coordinate bisection of the cells' centres) or rcb-nodes (of the nodes)")

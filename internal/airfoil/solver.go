@@ -55,8 +55,9 @@ func New(m *mesh.Mesh) (*Solver, error) {
 // maps (as mesh.ReadBlock, mesh.GenerateBlock and hdf5.ReadMeshBlock give
 // them), or rank 0 the whole mesh and the other ranks nil (an empty
 // block). The mesh is then partitioned with the named partitioner
-// ("block", "rcb" on the node coordinates, or "metis" on the cells sharing
-// an edge) and distributed. It is collective: every rank calls it. The
+// ("ptscotch" or "metis" on the cells sharing an edge, "rcb" on the node
+// coordinates, "block"; "" chooses ptscotch when it loads on every rank,
+// else rcb) and distributed. It is collective: every rank calls it. The
 // mesh must have at least one cell over all ranks; a rank's block may be
 // empty. Without MPI it is New followed by a partition that changes
 // nothing.
@@ -70,15 +71,19 @@ func NewDistributed(m *mesh.Mesh, partitioner string) (*Solver, *op2.PartitionIn
 	}
 	var p op2.Partitioner
 	switch partitioner {
-	case "rcb", "":
+	case "":
+		p = op2.AutoPartitioner(s.pecell, s.x)
+	case "rcb":
 		p = op2.RCBPartitioner(s.x)
 	case "block":
 		p = op2.BlockPartitioner()
 	case "metis":
 		p = op2.METISPartitioner(s.pecell)
+	case "ptscotch":
+		p = op2.PTScotchPartitioner(s.pecell)
 	default:
 		s.Close()
-		return nil, nil, fmt.Errorf("airfoil: unknown partitioner %q (block, rcb or metis)", partitioner)
+		return nil, nil, fmt.Errorf("airfoil: unknown partitioner %q (ptscotch, rcb, block or metis)", partitioner)
 	}
 	info, err := op2.Partition(p)
 	if err != nil {
