@@ -148,6 +148,8 @@ type distMesh struct {
 	// rank received its elements and the non-exec halo it fetched
 	// (layout).
 	dests    []dests
+	chunk    []int     // per set, the block's elements each round of its migration covers
+	rounds   []int     // per set, the rounds (the same on every rank)
 	order    [][]int32 // local element -> received record (migrated, then non-exec)
 	migrated []int     // records received in the migration
 	need     [][]int32 // the non-exec halo's global numbers, as fetched
@@ -486,7 +488,9 @@ func (d *distMesh) adjacencyPairs(mp *Map) ([][2]int32, error) {
 func (d *distMesh) spread(owner [][]int32) error {
 	var failed error
 	fromTargets := func(mp *Map) []int32 {
-		to, err := d.targetOwners(d.mapIndex(mp), owner)
+		mi := d.mapIndex(mp)
+		to, err := d.targetOwners(mi, owner)
+		d.tOwners[mi] = nil // found again when its set migrates: memory is scarcer than time here
 		if err != nil {
 			failed = errors.Join(failed, err)
 			return make([]int32, d.m.Sets[mp.From].Size)
@@ -656,7 +660,6 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 		}
 		// Destinations of each element: its owner (core or owned) and
 		// the other owners of its targets (exec), in CSR form.
-		counts := make([]int, ranks)
 		ds := dests{start: make([]int32, set.Size+1)}
 		for i := 0; i < set.Size; i++ {
 			visit++
@@ -673,47 +676,34 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 				}
 			}
 			ds.start[i+1] = int32(len(ds.rank))
-			for _, q := range ds.rank[ds.start[i]:] {
-				counts[q]++
-			}
 		}
 		d.dests[s] = ds
 		for _, mi := range d.mapsFrom[s] {
 			d.tOwners[mi] = nil
 		}
-		// One exchange per set: the set's records arrive contiguous.
+		// The records travel in rounds of a bounded size (the same
+		// rounds carry the values later, so that they arrive in the same
+		// order).
+		if err := d.planRounds(s); err != nil {
+			return nil, err
+		}
 		size := d.recSize[s]
-		fill := make([]int, ranks+1) // per rank, the next record's offset
-		for q := range ranks {
-			fill[q+1] = fill[q] + counts[q]*size
-		}
-		buf := make([]byte, fill[ranks])
-		send := make([][]byte, ranks)
-		for q := range send {
-			send[q] = buf[fill[q]:fill[q+1]] // capacity to the end: one buffer for MPI
-		}
-		for i := 0; i < set.Size; i++ {
+		b, err := d.sendToDests(s, size, func(i int, j int, dst []byte) {
 			rs := ds.rank[ds.start[i]:ds.start[i+1]]
-			o := rs[0]
-			kind := int32(kindCore)
-			if len(rs) > 1 {
+			kind := int32(kindExec)
+			switch {
+			case j > 0:
+			case len(rs) > 1:
 				kind = kindOwned
+			default:
+				kind = kindCore
 			}
-			for j, q := range rs {
-				if j == 1 {
-					kind = kindExec
-				}
-				off := fill[q]
-				d.fillRecord(s, i, kind, o, buf[off:off+size])
-				fill[q] = off + size
-			}
-		}
-		got, err := d.c.Alltoallv(send)
+			d.fillRecord(s, i, kind, rs[0], dst)
+		})
 		if err != nil {
 			return nil, err
 		}
-		recs[s] = records{b: joined(got), size: size}
-		recs[s].n0 = len(recs[s].b) / size
+		recs[s] = records{b: b, size: size, n0: len(b) / size}
 	}
 	stats, err := sumInt64(d.c, stats)
 	if err != nil {
@@ -776,6 +766,102 @@ func (d *distMesh) cutStats(mi int, owner [][]int32, stats []int64) error {
 	return nil
 }
 
+// roundBytes bounds what one round of a set's migration sends from a
+// rank, so that the send buffer is small beside the rank's part.
+var roundBytes = 8 << 20 // a variable for the tests
+
+// planRounds chooses how many of the block's elements of set s each
+// round of its migration covers, and the number of rounds, the same on
+// every rank (the most any rank needs).
+func (d *distMesh) planRounds(s int) error {
+	per := d.recSize[s]
+	for _, di := range d.datsOn[s] {
+		per = max(per, d.m.Dats[di].Elem)
+	}
+	ds := d.dests[s]
+	n := d.m.Sets[s].Size
+	fan := 1.0 // records per element
+	if n > 0 {
+		fan = float64(len(ds.rank)) / float64(n)
+	}
+	chunk := max(1, int(float64(roundBytes)/(float64(per)*fan)))
+	rounds, err := allgather(d.c, int64Bytes([]int64{int64((n + chunk - 1) / chunk)}))
+	if err != nil {
+		return err
+	}
+	most := 0
+	for _, b := range rounds {
+		most = max(most, int(bytesInt64(b)[0]))
+	}
+	if d.chunk == nil {
+		d.chunk, d.rounds = make([]int, len(d.m.Sets)), make([]int, len(d.m.Sets))
+	}
+	d.chunk[s], d.rounds[s] = chunk, most
+	return nil
+}
+
+// sendToDests sends size bytes for each element of this rank's block of
+// set s to each rank it goes to (d.dests), fill writing the bytes for
+// element i's j-th destination, in the rounds plan chose, and returns
+// what this rank received, in arrival order: by round, then by sender,
+// then in the sender's order. Records and each dat's values arrive in
+// the same order.
+func (d *distMesh) sendToDests(s, size int, fill func(i, j int, dst []byte)) ([]byte, error) {
+	ranks := d.c.Size()
+	ds := d.dests[s]
+	n, chunk := d.m.Sets[s].Size, d.chunk[s]
+	// Every rank learns how much it receives, for one buffer.
+	counts := make([]int64, ranks)
+	for _, q := range ds.rank {
+		counts[q] += int64(size)
+	}
+	send := make([][]byte, ranks)
+	for q := range send {
+		send[q] = binary.LittleEndian.AppendUint64(nil, uint64(counts[q]))
+	}
+	got, err := d.c.Alltoallv(send)
+	if err != nil {
+		return nil, err
+	}
+	total := 0
+	for _, b := range got {
+		total += int(binary.LittleEndian.Uint64(b))
+	}
+	out := make([]byte, 0, total)
+	off := make([]int, ranks+1)
+	for r := 0; r < d.rounds[s]; r++ {
+		lo, hi := min(r*chunk, n), min((r+1)*chunk, n)
+		clear(off)
+		for _, q := range ds.rank[ds.start[lo]:ds.start[hi]] {
+			off[q+1] += size
+		}
+		for q := range ranks {
+			off[q+1] += off[q]
+		}
+		buf := make([]byte, off[ranks])
+		for q := range send {
+			send[q] = buf[off[q]:off[q+1]] // capacity to the end: one buffer for MPI
+		}
+		for i := lo; i < hi; i++ {
+			for j, q := range ds.rank[ds.start[i]:ds.start[i+1]] {
+				fill(i, j, buf[off[q]:off[q]+size])
+				off[q] += size
+			}
+		}
+		got, err := d.c.Alltoallv(send)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range got {
+			out = append(out, b...)
+		}
+	}
+	if len(out) != total {
+		return nil, fmt.Errorf("dist: internal error: rank %d received %d bytes of set %q, expected %d", d.c.Rank(), len(out), d.m.Sets[s].Name, total)
+	}
+	return out, nil
+}
+
 // moveValues gives every dat its values on this rank's local elements,
 // one dat at a time: the elements' values travel as their records did
 // (from the rank that declared them, to each rank they went to, in the
@@ -784,36 +870,17 @@ func (d *distMesh) cutStats(mi int, owner [][]int32, stats []int64) error {
 // block's values, so that a dat's old and new values and one message are
 // all a rank holds of it at once; the others' go to Result.Dats.
 func (d *distMesh) moveValues(res *Result) error {
-	m, ranks := d.m, d.c.Size()
+	m := d.m
 	res.Dats = make([][]byte, len(m.Dats))
 	for di := range m.Dats {
 		dd := &m.Dats[di]
 		s, elem := dd.Set, dd.Elem
-		ds := d.dests[s]
-		fill := make([]int, ranks+1)
-		for _, q := range ds.rank {
-			fill[q+1] += elem
-		}
-		for q := range ranks {
-			fill[q+1] += fill[q]
-		}
-		buf := make([]byte, fill[ranks])
-		send := make([][]byte, ranks)
-		for q := range send {
-			send[q] = buf[fill[q]:fill[q+1]]
-		}
-		for i := 0; i < m.Sets[s].Size; i++ {
-			for _, q := range ds.rank[ds.start[i]:ds.start[i+1]] {
-				copy(buf[fill[q]:fill[q]+elem], dd.Values[i*elem:(i+1)*elem])
-				fill[q] += elem
-			}
-		}
-		got, err := d.c.Alltoallv(send)
+		mig, err := d.sendToDests(s, elem, func(i, _ int, dst []byte) {
+			copy(dst, dd.Values[i*elem:(i+1)*elem])
+		})
 		if err != nil {
 			return err
 		}
-		buf, send = nil, nil
-		mig := joined(got)
 		halo, err := d.fetch(s, d.need[s], elem, func(i int, dst []byte) {
 			copy(dst, dd.Values[i*elem:(i+1)*elem])
 		})
