@@ -21,6 +21,21 @@ type Comm interface {
 	Alltoallv(send [][]byte) ([][]byte, error)
 }
 
+// Reducer is a Comm with element-wise reductions of int64 values in one
+// collective (MPI_Allreduce: what a rank sends and receives does not grow
+// with the ranks); op is 0 for the sum, 1 the minimum, 2 the maximum (as
+// internal/mpi's Sum, Min, Max). The algorithms use it when their Comm
+// has it, else an all-to-all.
+type Reducer interface {
+	AllreduceInt64(buf []int64, op int) error
+}
+
+const (
+	opSum = 0
+	opMin = 1
+	opMax = 2
+)
+
 // allgather sends b to every rank and returns every rank's b.
 func allgather(c Comm, b []byte) ([][]byte, error) {
 	send := make([][]byte, c.Size())
@@ -32,6 +47,10 @@ func allgather(c Comm, b []byte) ([][]byte, error) {
 
 // sumInt64 returns the element-wise sums of v over the ranks.
 func sumInt64(c Comm, v []int64) ([]int64, error) {
+	if r, ok := c.(Reducer); ok {
+		out := append([]int64(nil), v...)
+		return out, r.AllreduceInt64(out, opSum)
+	}
 	got, err := allgather(c, int64Bytes(v))
 	if err != nil {
 		return nil, err
@@ -50,6 +69,44 @@ func sumInt64(c Comm, v []int64) ([]int64, error) {
 // minMax returns the element-wise minimum of lo and maximum of hi over
 // the ranks.
 func minMax(c Comm, lo, hi []float64) ([]float64, []float64, error) {
+	if r, ok := c.(Reducer); ok {
+		// Floats as int64 in the same order: the sign bit set flips
+		// the others.
+		key := func(x float64) int64 {
+			i := int64(math.Float64bits(x))
+			if i < 0 {
+				i ^= math.MaxInt64
+			}
+			return i
+		}
+		val := func(i int64) float64 {
+			if i < 0 {
+				i ^= math.MaxInt64
+			}
+			return math.Float64frombits(uint64(i))
+		}
+		kl, kh := make([]int64, len(lo)), make([]int64, len(hi))
+		for i, x := range lo {
+			kl[i] = key(x)
+		}
+		for i, x := range hi {
+			kh[i] = key(x)
+		}
+		if err := r.AllreduceInt64(kl, opMin); err != nil {
+			return nil, nil, err
+		}
+		if err := r.AllreduceInt64(kh, opMax); err != nil {
+			return nil, nil, err
+		}
+		outLo, outHi := make([]float64, len(lo)), make([]float64, len(hi))
+		for i, k := range kl {
+			outLo[i] = val(k)
+		}
+		for i, k := range kh {
+			outHi[i] = val(k)
+		}
+		return outLo, outHi, nil
+	}
 	b := make([]byte, 0, 8*(len(lo)+len(hi)))
 	for _, x := range append(append([]float64(nil), lo...), hi...) {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))

@@ -31,6 +31,7 @@ struct op2mpi_table {
 	int (*pending)(int *idx, int cap);
 	int (*allreduce_or)(void *buf, long long n);
 	double (*wtime)(void);
+	int (*allreduce_i64)(long long *buf, long long n, int op);
 };
 
 static struct op2mpi_table *T;
@@ -51,6 +52,7 @@ static int op2mpi_waitall(void) { return T->waitall(); }
 static int op2mpi_pending(uintptr_t idx, int cap) { return T->pending((int *)idx, cap); }
 static int op2mpi_allreduce_or(uintptr_t buf, long long n) { return T->allreduce_or((void *)buf, n); }
 static double op2mpi_wtime(void) { return T->wtime(); }
+static int op2mpi_allreduce_i64(uintptr_t buf, long long n, int op) { return T->allreduce_i64((long long *)buf, n, op); }
 
 typedef struct { uintptr_t buf; long long bytes; int rank, tag; } op2mpi_msg;
 // op2mpi_start posts the receives, then the sends, of one exchange.
@@ -358,21 +360,27 @@ func (w *World) Alltoallv(send [][]byte) ([][]byte, error) {
 			flat = append(flat, b...)
 		}
 	}
-	rc8 := make([]byte, 8*w.size)
+	// Every rank learns how much each other rank sends it: an
+	// all-to-all of one count per pair (8 bytes to and from each rank).
 	sc8 := make([]byte, 8*w.size)
+	rc8 := make([]byte, 8*w.size)
+	eights := make([]int64, w.size)
 	for r := range sc {
 		putInt64(sc8[8*r:], sc[r])
+		eights[r] = 8
 	}
-	// Every rank learns how much each other rank sends it.
-	all := make([]byte, 8*w.size*w.size)
-	if err := w.Allgather(sc8, all); err != nil {
+	var crc C.int
+	w.do(func() { crc = C.op2mpi_alltoallv(addr(sc8), addr(eights), addr(rc8), addr(eights)) })
+	runtime.KeepAlive(sc8)
+	runtime.KeepAlive(rc8)
+	runtime.KeepAlive(eights)
+	if err := w.check("MPI_Alltoallv", crc); err != nil {
 		return nil, err
 	}
 	rcounts := make([]int64, w.size)
 	total := int64(0)
 	for r := range rcounts {
-		rcounts[r] = getInt64(all[8*(r*w.size+w.rank):])
-		putInt64(rc8[8*r:], rcounts[r])
+		rcounts[r] = getInt64(rc8[8*r:])
 		total += rcounts[r]
 	}
 	recv := make([]byte, total)
@@ -488,6 +496,24 @@ func (w *World) Wait() error {
 func (w *World) AllreduceOr(buf []byte) error {
 	var rc C.int
 	w.do(func() { rc = C.op2mpi_allreduce_or(addr(buf), C.longlong(len(buf))) })
+	runtime.KeepAlive(buf)
+	return w.check("MPI_Allreduce", rc)
+}
+
+// Reduction operations of AllreduceInt64.
+const (
+	Sum = iota
+	Min
+	Max
+)
+
+// AllreduceInt64 replaces buf with the element-wise sum (op Sum), minimum
+// (Min) or maximum (Max) of every rank's buf (all the same length), in one
+// MPI_Allreduce: what each rank sends and receives is buf's size,
+// whatever the number of ranks.
+func (w *World) AllreduceInt64(buf []int64, op int) error {
+	var rc C.int
+	w.do(func() { rc = C.op2mpi_allreduce_i64(addr(buf), C.longlong(len(buf)), C.int(op)) })
 	runtime.KeepAlive(buf)
 	return w.check("MPI_Allreduce", rc)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -157,6 +158,29 @@ func TestAllreduceOr(t *testing.T) {
 	}
 	if want := []byte{7, 0, 3}; !bytes.Equal(buf, want) {
 		t.Fatalf("rank %d: %v, want %v", w.Rank(), buf, want)
+	}
+}
+
+// TestAllreduceInt64: every rank gets the sum, minimum and maximum of
+// every rank's values.
+func TestAllreduceInt64(t *testing.T) {
+	if !mpitest.InRanks() {
+		mpitest.Run(t, 3, 2*time.Minute)
+		return
+	}
+	w := world(t)
+	r := int64(w.Rank())
+	for _, tc := range []struct {
+		op   int
+		want []int64
+	}{{mpi.Sum, []int64{3, -3, 1 << 40 * 3}}, {mpi.Min, []int64{0, -2, 1 << 40}}, {mpi.Max, []int64{2, 0, 1 << 40}}} {
+		buf := []int64{r, -r, 1 << 40}
+		if err := w.AllreduceInt64(buf, tc.op); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(buf, tc.want) {
+			t.Fatalf("rank %d op %d: %v, want %v", w.Rank(), tc.op, buf, tc.want)
+		}
 	}
 }
 

@@ -19,11 +19,12 @@ struct op2mpi_table {
 	int (*pending)(int *idx, int cap);
 	int (*allreduce_or)(void *buf, long long n);
 	double (*wtime)(void);
+	int (*allreduce_i64)(long long *buf, long long n, int op);
 };
 `
 
 // tableVersion changes whenever tableDecl does.
-const tableVersion = 2
+const tableVersion = 3
 
 // shimSource is compiled with the MPI compiler wrapper (mpicc) against the
 // installed mpi.h, so that the handles' representation (pointers in Open
@@ -162,11 +163,17 @@ static int op2mpi_pending(int *idx, int cap) {
 	return k;
 }
 static double op2mpi_wtime(void) { return MPI_Wtime(); }
+/* op: 0 sum, 1 minimum, 2 maximum. */
+static int op2mpi_allreduce_i64(long long *buf, long long n, int op) {
+	if (!fits(n)) return -1;
+	MPI_Op o = op == 1 ? MPI_MIN : op == 2 ? MPI_MAX : MPI_SUM;
+	return collective(MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_LONG_LONG, o, comm, &creq));
+}
 
 static struct op2mpi_table table = {
 	` + "OP2MPI_VERSION" + `, op2mpi_init, op2mpi_finalize, op2mpi_abort, op2mpi_barrier, op2mpi_bcast,
 	op2mpi_allgather, op2mpi_alltoallv, op2mpi_isend, op2mpi_irecv, op2mpi_waitall,
-	op2mpi_pending, op2mpi_allreduce_or, op2mpi_wtime,
+	op2mpi_pending, op2mpi_allreduce_or, op2mpi_wtime, op2mpi_allreduce_i64,
 };
 EXPORT struct op2mpi_table *op2mpi_get_table(void) { return &table; }
 `
