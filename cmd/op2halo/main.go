@@ -37,6 +37,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/mesh"
@@ -58,12 +59,32 @@ func main() {
 	flag.Float64Var(&m.stepMs, "step-ms", 23.1, "one Runge-Kutta step on one rank of the 1× mesh, in ms (docs/perf.md: 46.2 s for 1000 iterations of 2 steps, sequential)")
 	flag.Float64Var(&m.latencyUs, "latency-us", 1.5, "network latency per message, in µs")
 	flag.Float64Var(&m.bandwidthGBs, "bandwidth-gbs", 12, "network bandwidth per rank, in GB/s")
+	startup := flag.Bool("startup", false, "also model the start-up (read, partition, migrate, layout, values) per rank; -ranks defaults to 1,2,4,...,1024")
+	var c startupCosts
+	flag.Float64Var(&c.readParseNs, "read-parse-ns", 124, "start-up: ns per line of the ASCII mesh file a rank parses (its block)")
+	flag.Float64Var(&c.readSkipNs, "read-skip-ns", 11, "start-up: ns per line of the file a rank passes over")
+	flag.Float64Var(&c.rcbNs, "rcb-ns", 72, "start-up: ns per coordinate of a rank's block and RCB bisection level")
+	flag.Float64Var(&c.queryNs, "query-ns", 26, "start-up: ns per map entry of a rank's block whose target's owner it asks (or votes for)")
+	flag.Float64Var(&c.migrateNs, "migrate-ns", 37, "start-up: ns per map entry of a rank's block in the migration")
+	flag.Float64Var(&c.layoutNs, "layout-ns", 48, "start-up: ns per map entry of a rank's local mesh in the layout")
+	flag.Float64Var(&c.valuesNs, "values-ns", 2.1, "start-up: ns per byte of dat values a rank ends with")
+	flag.Float64Var(&c.baseMB, "base-mb", 18, "start-up: a rank's resident MB before the mesh (runtime, MPI)")
 	flag.Parse()
+	rankList := *ranks
+	ranksSet := false
+	flag.Visit(func(f *flag.Flag) { ranksSet = ranksSet || f.Name == "ranks" })
+	if *startup && !ranksSet {
+		rankList = "1,2,4,8,16,32,64,128,256,512,1024"
+	}
+	var sp *startupCosts
+	if *startup {
+		sp = &c
+	}
 	sc, err := floats(*scales)
 	if err == nil {
 		var rs []float64
-		if rs, err = floats(*ranks); err == nil {
-			err = run(os.Stdout, sc, ints(rs), strings.Split(*parts, ","), m)
+		if rs, err = floats(rankList); err == nil {
+			err = run(os.Stdout, sc, ints(rs), strings.Split(*parts, ","), m, sp)
 		}
 	}
 	if err != nil {
@@ -151,7 +172,9 @@ func cost(l *dist.Local, d *dist.Mesh, ranks int, m model) rankCost {
 	return rc
 }
 
-func run(out io.Writer, scales []float64, rankCounts []int, partitioners []string, m model) error {
+// run prints, per mesh scale, the step model's table and, when c is not
+// nil, the start-up model's.
+func run(out io.Writer, scales []float64, rankCounts []int, partitioners []string, m model, c *startupCosts) error {
 	fmt.Fprintf(out, "Airfoil step model: one-rank step %.1f ms at 1× (res_calc %.0f%%), latency %.1f µs, bandwidth %.0f GB/s per rank\n",
 		m.stepMs, 100*m.resShare, m.latencyUs, m.bandwidthGBs)
 	for _, scale := range scales {
@@ -164,10 +187,13 @@ func run(out io.Writer, scales []float64, rankCounts []int, partitioners []strin
 		fmt.Fprintf(out, "\n%g× mesh: %d cells, %d edges, %d nodes; one-rank step %.1f ms\n\n", scale, am.NCell, am.NEdge, am.NNode, mm.stepMs)
 		fmt.Fprintln(out, "| ranks | partitioner | cells per rank | max halo cells (% of owned) | max neighbours | max KB in per step | compute ms | exchange ms | exposed ms | step ms | efficiency |")
 		fmt.Fprintln(out, "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+		var startupRows strings.Builder
 		for _, ranks := range rankCounts {
 			for _, p := range partitioners {
 				part := dist.Partitioning{Kind: p, Coords: am.X, CoordDim: 2, CoordSet: nodes, Map: pecell}
+				start := time.Now()
 				owner, _, err := dist.Owners(d, part, ranks)
+				ownersS := time.Since(start).Seconds()
 				if err != nil {
 					return fmt.Errorf("%s on %d ranks: %w", p, ranks, err)
 				}
@@ -200,7 +226,22 @@ func run(out io.Writer, scales []float64, rankCounts []int, partitioners []strin
 				fmt.Fprintf(out, "| %d | %s | %d | %d (%.1f%%) | %d | %.0f | %.3f | %.3f | %.3f | %.3f | %.0f%% |\n",
 					ranks, p, maxOwned, worst.halo, maxHaloPct, worst.neighbours, worst.bytes/1e3,
 					worst.compute, worst.exchange, maxExposed, step, 100*ideal/step)
+				if c != nil {
+					sm := startupMesh{d: d, dats: airfoilDats, owner: owner, locals: locals, ranks: ranks, kind: p, given: -1, coord: 2, metisS: ownersS}
+					switch p {
+					case "rcb":
+						sm.given = nodes
+					case "metis":
+						sm.given, sm.mapPart = cells, pecell
+					}
+					sc := sm.model(m, *c)
+					sc.print(&startupRows, ranks, p)
+				}
 			}
+		}
+		if c != nil {
+			startupHeader(out, m, *c)
+			io.WriteString(out, startupRows.String())
 		}
 	}
 	return nil

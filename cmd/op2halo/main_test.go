@@ -12,7 +12,7 @@ import (
 func TestModelRuns(t *testing.T) {
 	var out bytes.Buffer
 	m := model{stepMs: 23.1, resShare: 0.57, latencyUs: 1.5, bandwidthGBs: 12}
-	if err := run(&out, []float64{0.002}, []int{1, 2, 3}, []string{"block", "rcb", "metis"}, m); err != nil {
+	if err := run(&out, []float64{0.002}, []int{1, 2, 3}, []string{"block", "rcb", "metis"}, m, nil); err != nil {
 		t.Fatal(err)
 	}
 	rows := 0
@@ -39,7 +39,7 @@ func TestBadFlags(t *testing.T) {
 		t.Errorf("floats(\"2,x\"): %v", err)
 	}
 	var out bytes.Buffer
-	if err := run(&out, []float64{0.002}, []int{2}, []string{"scotch"}, model{stepMs: 1, latencyUs: 1, bandwidthGBs: 1}); err == nil || !strings.Contains(err.Error(), "scotch") {
+	if err := run(&out, []float64{0.002}, []int{2}, []string{"scotch"}, model{stepMs: 1, latencyUs: 1, bandwidthGBs: 1}, nil); err == nil || !strings.Contains(err.Error(), "scotch") {
 		t.Errorf("unknown partitioner: %v", err)
 	}
 }
