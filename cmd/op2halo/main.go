@@ -9,6 +9,9 @@
 //
 //	op2halo [-scale 1,10] [-ranks 2,4,8,16,32,64] [-partitioners block,rcb,metis]
 //	        [-step-ms 23.1] [-latency-us 1.5] [-bandwidth-gbs 12]
+//	        [-startup [-read-parse-ns 124] [-read-skip-ns 11] [-rcb-ns 72]
+//	         [-query-ns 26] [-migrate-ns 37] [-layout-ns 48] [-values-ns 2.1]
+//	         [-base-mb 18]]
 //
 // The model, per rank and per step (Airfoil runs two steps per iteration):
 //
@@ -27,6 +30,84 @@
 //
 // The step time is the slowest rank's compute + exposed exchange, and the
 // efficiency is (one-rank step / ranks) / step time.
+//
+// # Start-up
+//
+// -startup adds a second table per mesh (-ranks then defaults to 1, 2, 4,
+// ..., 1024): the start-up of op2.Partition as dist.PartitionBlocks runs
+// it, each rank starting from its declared block of every set
+// (mesh.Block's split) of an ASCII mesh file, phase by phase as airfoil
+// -startup reports them. Every figure comes from the layout computed for
+// that rank count (nothing is extrapolated) and a phase's time is the
+// slowest rank's compute plus the exchanges' network time (each exchange
+// ends when its slowest rank does):
+//
+//   - read: every rank passes over every line of the file (-read-skip-ns
+//     per line) and parses its block's lines (-read-parse-ns per line; one
+//     line per element of every set);
+//   - partition: the block sizes' allgather and an agreement; for rcb, per
+//     bisection level, the counts, extents and 12 radix rounds, each an
+//     allgather through Alltoallv of the active parts' histograms (256
+//     int64 per part to every rank), and -rcb-ns per coordinate of the
+//     rank's block and level; for metis, the partitioned map's table
+//     gathered on rank 0, which computes for the time this command's own
+//     dist.Owners call took (METIS and the whole mesh's spread: an
+//     overestimate), and the owners sent back; then the spread through
+//     the maps in dist's order, each map whose source takes its owners from
+//     its targets costing an owner query (4 bytes per distinct target of
+//     the rank's block to the rank declaring it and back), each map whose
+//     target takes votes 8 bytes per entry, both -query-ns per entry;
+//   - migrate: the owner queries of the maps not asked yet, the cut pairs
+//     of every map of arity 2 or more (8 bytes per cut pair to the rank
+//     declaring its first element), their sum, and per set one exchange of
+//     the records (12 bytes + 4 per entry of the set's maps) from the rank
+//     declaring each element to each rank holding it as owned or exec
+//     halo; -migrate-ns per map entry of the rank's block;
+//   - layout: per set, the non-exec halo fetched (4 bytes asked, a record
+//     back), and the exchange lists (4 bytes per set to every rank plus 4
+//     per halo element to its owner); -layout-ns per map entry of the
+//     rank's local mesh (rows of every local element);
+//   - values: per dat (Airfoil's x, q, qold, res, adt, bound) its values
+//     sent as the records were and its non-exec halo fetched again;
+//     -values-ns per byte of values the rank ends with.
+//
+// Every exchange is internal/mpi's Alltoallv: an MPI_Allgather of 8 bytes
+// per rank pair (log2(ranks) latencies + 8·ranks·(ranks−1) bytes), then
+// latency per non-empty message in and out and bytes in and out over the
+// rank's port, as in the step model; messages to itself are free.
+//
+// Memory is the bytes a rank holds live at its worst moment in each
+// phase, plus -base-mb (runtime and MPI), with B the rank's block (4
+// bytes per map entry, the dats' values) and O its owners (4 bytes per
+// block element):
+//
+//   - read: B;
+//   - partition: B + O + (rcb: 12 bytes per coordinate + the largest
+//     histogram allgather, ranks copies out and ranks in; metis, rank 0:
+//     12 bytes per entry of the map + 4 per target element) + 8 bytes per
+//     entry queried (owners of targets, their positions) + votes received;
+//   - migrate: B + O + 4 bytes per block entry (targets' owners) + the
+//     destination lists (4 bytes per element and per record sent) + every
+//     set's records received + the largest set's records sent;
+//   - layout: B + O + destinations + the records of every local
+//     element + the local maps (4 bytes per entry) + 16 bytes per local
+//     element (global numbers, order, lookup);
+//   - values: B + destinations + 4 bytes per local element (order) + the
+//     final part + the largest dat's values sent and received;
+//   - final part (the last column): local maps, global numbers and every
+//     dat's values over the local elements.
+//
+// The costs' defaults were measured on the development VM (2 shared
+// cores, min of three runs): the read ones timing mesh.ReadBlock of
+// Airfoil's new_grid.dat as rank 0 of 1 (0.389 s) and rank 1023 of 1024
+// (0.032 s, the pass over the file's 2 883 202 lines); the others from
+// airfoil -startup on 2 ranks, so that the model gives the measured
+// phases there (rcb: partition 0.101 s, migrate 0.196, layout 0.207,
+// values 0.093; block: migrate 0.272, whose extra 0.076 s over rcb's
+// is the owner queries of 2.88 million entries RCB's spread had made);
+// -base-mb is a rank's peak on a 96-cell mesh. The modelled memory counts
+// live bytes: the resident peaks measured are 1.3 to 1.8 times larger,
+// the Go collector's headroom.
 package main
 
 import (
