@@ -9,6 +9,9 @@
 //
 //	op2halo [-scale 1,10] [-ranks 2,4,8,16,32,64] [-partitioners block,rcb,metis]
 //	        [-step-ms 23.1] [-latency-us 1.5] [-bandwidth-gbs 12]
+//	        [-startup [-read-parse-ns 124] [-read-skip-ns 11] [-rcb-ns 72]
+//	         [-query-ns 26] [-migrate-ns 37] [-layout-ns 48] [-values-ns 2.1]
+//	         [-base-mb 18]]
 //
 // The model, per rank and per step (Airfoil runs two steps per iteration):
 //
@@ -27,6 +30,84 @@
 //
 // The step time is the slowest rank's compute + exposed exchange, and the
 // efficiency is (one-rank step / ranks) / step time.
+//
+// # Start-up
+//
+// -startup adds a second table per mesh (-ranks then defaults to 1, 2, 4,
+// ..., 1024): the start-up of op2.Partition as dist.PartitionBlocks runs
+// it, each rank starting from its declared block of every set
+// (mesh.Block's split) of an ASCII mesh file, phase by phase as airfoil
+// -startup reports them. Every figure comes from the layout computed for
+// that rank count (nothing is extrapolated) and a phase's time is the
+// slowest rank's compute plus the exchanges' network time (each exchange
+// ends when its slowest rank does):
+//
+//   - read: every rank passes over every line of the file (-read-skip-ns
+//     per line) and parses its block's lines (-read-parse-ns per line; one
+//     line per element of every set);
+//   - partition: the block sizes' allgather and an agreement; for rcb, per
+//     bisection level, the counts, extents and 12 radix rounds, each an
+//     allgather through Alltoallv of the active parts' histograms (256
+//     int64 per part to every rank), and -rcb-ns per coordinate of the
+//     rank's block and level; for metis, the partitioned map's table
+//     gathered on rank 0, which computes for the time this command's own
+//     dist.Owners call took (METIS and the whole mesh's spread: an
+//     overestimate), and the owners sent back; then the spread through
+//     the maps in dist's order, each map whose source takes its owners from
+//     its targets costing an owner query (4 bytes per distinct target of
+//     the rank's block to the rank declaring it and back), each map whose
+//     target takes votes 8 bytes per entry, both -query-ns per entry;
+//   - migrate: the owner queries of the maps not asked yet, the cut pairs
+//     of every map of arity 2 or more (8 bytes per cut pair to the rank
+//     declaring its first element), their sum, and per set one exchange of
+//     the records (12 bytes + 4 per entry of the set's maps) from the rank
+//     declaring each element to each rank holding it as owned or exec
+//     halo; -migrate-ns per map entry of the rank's block;
+//   - layout: per set, the non-exec halo fetched (4 bytes asked, a record
+//     back), and the exchange lists (4 bytes per set to every rank plus 4
+//     per halo element to its owner); -layout-ns per map entry of the
+//     rank's local mesh (rows of every local element);
+//   - values: per dat (Airfoil's x, q, qold, res, adt, bound) its values
+//     sent as the records were and its non-exec halo fetched again;
+//     -values-ns per byte of values the rank ends with.
+//
+// Every exchange is internal/mpi's Alltoallv: an MPI_Allgather of 8 bytes
+// per rank pair (log2(ranks) latencies + 8·ranks·(ranks−1) bytes), then
+// latency per non-empty message in and out and bytes in and out over the
+// rank's port, as in the step model; messages to itself are free.
+//
+// Memory is the bytes a rank holds live at its worst moment in each
+// phase, plus -base-mb (runtime and MPI), with B the rank's block (4
+// bytes per map entry, the dats' values) and O its owners (4 bytes per
+// block element):
+//
+//   - read: B;
+//   - partition: B + O + (rcb: 12 bytes per coordinate + the largest
+//     histogram allgather, ranks copies out and ranks in; metis, rank 0:
+//     12 bytes per entry of the map + 4 per target element) + 8 bytes per
+//     entry queried (owners of targets, their positions) + votes received;
+//   - migrate: B + O + 4 bytes per block entry (targets' owners) + the
+//     destination lists (4 bytes per element and per record sent) + every
+//     set's records received + the largest set's records sent;
+//   - layout: B + O + destinations + the records of every local
+//     element + the local maps (4 bytes per entry) + 16 bytes per local
+//     element (global numbers, order, lookup);
+//   - values: B + destinations + 4 bytes per local element (order) + the
+//     final part + the largest dat's values sent and received;
+//   - final part (the last column): local maps, global numbers and every
+//     dat's values over the local elements.
+//
+// The costs' defaults were measured on the development VM (2 shared
+// cores, min of three runs): the read ones timing mesh.ReadBlock of
+// Airfoil's new_grid.dat as rank 0 of 1 (0.389 s) and rank 1023 of 1024
+// (0.032 s, the pass over the file's 2 883 202 lines); the others from
+// airfoil -startup on 2 ranks, so that the model gives the measured
+// phases there (rcb: partition 0.101 s, migrate 0.196, layout 0.207,
+// values 0.093; block: migrate 0.272, whose extra 0.076 s over rcb's
+// is the owner queries of 2.88 million entries RCB's spread had made);
+// -base-mb is a rank's peak on a 96-cell mesh. The modelled memory counts
+// live bytes: the resident peaks measured are 1.3 to 1.8 times larger,
+// the Go collector's headroom.
 package main
 
 import (
@@ -37,6 +118,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/mesh"
@@ -58,12 +140,32 @@ func main() {
 	flag.Float64Var(&m.stepMs, "step-ms", 23.1, "one Runge-Kutta step on one rank of the 1× mesh, in ms (docs/perf.md: 46.2 s for 1000 iterations of 2 steps, sequential)")
 	flag.Float64Var(&m.latencyUs, "latency-us", 1.5, "network latency per message, in µs")
 	flag.Float64Var(&m.bandwidthGBs, "bandwidth-gbs", 12, "network bandwidth per rank, in GB/s")
+	startup := flag.Bool("startup", false, "also model the start-up (read, partition, migrate, layout, values) per rank; -ranks defaults to 1,2,4,...,1024")
+	var c startupCosts
+	flag.Float64Var(&c.readParseNs, "read-parse-ns", 124, "start-up: ns per line of the ASCII mesh file a rank parses (its block)")
+	flag.Float64Var(&c.readSkipNs, "read-skip-ns", 11, "start-up: ns per line of the file a rank passes over")
+	flag.Float64Var(&c.rcbNs, "rcb-ns", 72, "start-up: ns per coordinate of a rank's block and RCB bisection level")
+	flag.Float64Var(&c.queryNs, "query-ns", 26, "start-up: ns per map entry of a rank's block whose target's owner it asks (or votes for)")
+	flag.Float64Var(&c.migrateNs, "migrate-ns", 37, "start-up: ns per map entry of a rank's block in the migration")
+	flag.Float64Var(&c.layoutNs, "layout-ns", 48, "start-up: ns per map entry of a rank's local mesh in the layout")
+	flag.Float64Var(&c.valuesNs, "values-ns", 2.1, "start-up: ns per byte of dat values a rank ends with")
+	flag.Float64Var(&c.baseMB, "base-mb", 18, "start-up: a rank's resident MB before the mesh (runtime, MPI)")
 	flag.Parse()
+	rankList := *ranks
+	ranksSet := false
+	flag.Visit(func(f *flag.Flag) { ranksSet = ranksSet || f.Name == "ranks" })
+	if *startup && !ranksSet {
+		rankList = "1,2,4,8,16,32,64,128,256,512,1024"
+	}
+	var sp *startupCosts
+	if *startup {
+		sp = &c
+	}
 	sc, err := floats(*scales)
 	if err == nil {
 		var rs []float64
-		if rs, err = floats(*ranks); err == nil {
-			err = run(os.Stdout, sc, ints(rs), strings.Split(*parts, ","), m)
+		if rs, err = floats(rankList); err == nil {
+			err = run(os.Stdout, sc, ints(rs), strings.Split(*parts, ","), m, sp)
 		}
 	}
 	if err != nil {
@@ -151,7 +253,9 @@ func cost(l *dist.Local, d *dist.Mesh, ranks int, m model) rankCost {
 	return rc
 }
 
-func run(out io.Writer, scales []float64, rankCounts []int, partitioners []string, m model) error {
+// run prints, per mesh scale, the step model's table and, when c is not
+// nil, the start-up model's.
+func run(out io.Writer, scales []float64, rankCounts []int, partitioners []string, m model, c *startupCosts) error {
 	fmt.Fprintf(out, "Airfoil step model: one-rank step %.1f ms at 1× (res_calc %.0f%%), latency %.1f µs, bandwidth %.0f GB/s per rank\n",
 		m.stepMs, 100*m.resShare, m.latencyUs, m.bandwidthGBs)
 	for _, scale := range scales {
@@ -164,10 +268,13 @@ func run(out io.Writer, scales []float64, rankCounts []int, partitioners []strin
 		fmt.Fprintf(out, "\n%g× mesh: %d cells, %d edges, %d nodes; one-rank step %.1f ms\n\n", scale, am.NCell, am.NEdge, am.NNode, mm.stepMs)
 		fmt.Fprintln(out, "| ranks | partitioner | cells per rank | max halo cells (% of owned) | max neighbours | max KB in per step | compute ms | exchange ms | exposed ms | step ms | efficiency |")
 		fmt.Fprintln(out, "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+		var startupRows strings.Builder
 		for _, ranks := range rankCounts {
 			for _, p := range partitioners {
 				part := dist.Partitioning{Kind: p, Coords: am.X, CoordDim: 2, CoordSet: nodes, Map: pecell}
+				start := time.Now()
 				owner, _, err := dist.Owners(d, part, ranks)
+				ownersS := time.Since(start).Seconds()
 				if err != nil {
 					return fmt.Errorf("%s on %d ranks: %w", p, ranks, err)
 				}
@@ -200,7 +307,22 @@ func run(out io.Writer, scales []float64, rankCounts []int, partitioners []strin
 				fmt.Fprintf(out, "| %d | %s | %d | %d (%.1f%%) | %d | %.0f | %.3f | %.3f | %.3f | %.3f | %.0f%% |\n",
 					ranks, p, maxOwned, worst.halo, maxHaloPct, worst.neighbours, worst.bytes/1e3,
 					worst.compute, worst.exchange, maxExposed, step, 100*ideal/step)
+				if c != nil {
+					sm := startupMesh{d: d, dats: airfoilDats, owner: owner, locals: locals, ranks: ranks, kind: p, given: -1, coord: 2, metisS: ownersS}
+					switch p {
+					case "rcb":
+						sm.given = nodes
+					case "metis":
+						sm.given, sm.mapPart = cells, pecell
+					}
+					sc := sm.model(m, *c)
+					sc.print(&startupRows, ranks, p)
+				}
 			}
+		}
+		if c != nil {
+			startupHeader(out, m, *c)
+			io.WriteString(out, startupRows.String())
 		}
 	}
 	return nil

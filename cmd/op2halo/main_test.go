@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -12,7 +13,7 @@ import (
 func TestModelRuns(t *testing.T) {
 	var out bytes.Buffer
 	m := model{stepMs: 23.1, resShare: 0.57, latencyUs: 1.5, bandwidthGBs: 12}
-	if err := run(&out, []float64{0.002}, []int{1, 2, 3}, []string{"block", "rcb", "metis"}, m); err != nil {
+	if err := run(&out, []float64{0.002}, []int{1, 2, 3}, []string{"block", "rcb", "metis"}, m, nil); err != nil {
 		t.Fatal(err)
 	}
 	rows := 0
@@ -39,7 +40,94 @@ func TestBadFlags(t *testing.T) {
 		t.Errorf("floats(\"2,x\"): %v", err)
 	}
 	var out bytes.Buffer
-	if err := run(&out, []float64{0.002}, []int{2}, []string{"scotch"}, model{stepMs: 1, latencyUs: 1, bandwidthGBs: 1}); err == nil || !strings.Contains(err.Error(), "scotch") {
+	if err := run(&out, []float64{0.002}, []int{2}, []string{"scotch"}, model{stepMs: 1, latencyUs: 1, bandwidthGBs: 1}, nil); err == nil || !strings.Contains(err.Error(), "scotch") {
 		t.Errorf("unknown partitioner: %v", err)
+	}
+}
+
+// TestStartupModel prints the start-up table for a small mesh on 1, 2 and
+// 4 ranks and checks its rows: one per case, no negative figure, a
+// positive read, total, peak and final memory, and the largest rank's
+// peak shrinking as ranks are added. No timing is asserted beyond signs.
+func TestStartupModel(t *testing.T) {
+	var out bytes.Buffer
+	m := model{stepMs: 23.1, resShare: 0.57, latencyUs: 1.5, bandwidthGBs: 12}
+	c := startupCosts{readParseNs: 124, readSkipNs: 11, rcbNs: 72, queryNs: 26, migrateNs: 37, layoutNs: 48, valuesNs: 2.1, baseMB: 18}
+	parts := []string{"block", "rcb", "metis"}
+	if err := run(&out, []float64{0.02}, []int{1, 2, 4}, parts, m, &c); err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(out.String(), "Start-up model")
+	if !ok {
+		t.Fatalf("no start-up table:\n%s", out.String())
+	}
+	peaks := map[string][]float64{} // per partitioner, in rank order
+	for _, line := range strings.Split(table, "\n") {
+		f := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(f) != 11 || f[0] == "ranks" || strings.HasPrefix(f[0], "---") {
+			continue
+		}
+		var v [9]float64 // read .. final, the peak without its phase
+		for i := range v {
+			num, _, _ := strings.Cut(f[2+i], " ")
+			x, err := strconv.ParseFloat(num, 64)
+			if err != nil || x < 0 {
+				t.Fatalf("column %d of %q: %q is not a figure >= 0", 2+i, line, f[2+i])
+			}
+			v[i] = x
+		}
+		if v[0] <= 0 || v[5] <= 0 || v[7] <= 0 || v[8] <= 0 {
+			t.Errorf("read, total, peak and final must be positive: %s", line)
+		}
+		if f[0] == "1" && v[6] != 0 {
+			t.Errorf("one rank receives over the network: %s", line)
+		}
+		if !strings.Contains(f[9], "(") {
+			t.Errorf("peak without its phase: %s", line)
+		}
+		peaks[f[1]] = append(peaks[f[1]], v[7])
+	}
+	for _, p := range parts {
+		ps := peaks[p]
+		if len(ps) != 3 {
+			t.Fatalf("%s: %d rows, want 3:\n%s", p, len(ps), table)
+		}
+		for i := 1; i < len(ps); i++ {
+			if ps[i] >= ps[i-1] {
+				t.Errorf("%s: peak %.1f MB on %d ranks, not below %.1f MB on %d", p, ps[i], 1<<i, ps[i-1], 1<<(i-1))
+			}
+		}
+	}
+}
+
+// TestSpreadSteps checks the order in which owners spread from the set a
+// partitioner gives them to: from the nodes (RCB) every set takes them
+// from its targets; from the cells (METIS) the edges and boundary edges
+// do, then the nodes take votes from the cells.
+func TestSpreadSteps(t *testing.T) {
+	_, d, err := airfoilMesh(0.002)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		given int
+		want  string
+	}{
+		{nodes, "pedge<-, pbedge<-, pcell<-"},
+		{cells, "pecell<-, pbecell<-, pcell->"},
+		{-1, ""},
+	} {
+		steps, from := spreadSteps(d, tc.given)
+		var got []string
+		for i, mi := range steps {
+			dir := "->"
+			if from[i] {
+				dir = "<-"
+			}
+			got = append(got, d.Maps[mi].Name+dir)
+		}
+		if s := strings.Join(got, ", "); s != tc.want {
+			t.Errorf("from set %d: %s, want %s", tc.given, s, tc.want)
+		}
 	}
 }
