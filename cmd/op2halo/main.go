@@ -47,8 +47,8 @@
 //     line per element of every set);
 //   - partition: the block sizes' allgather and an agreement; for rcb, per
 //     bisection level, the counts, extents and 12 radix rounds, each an
-//     allgather through Alltoallv of the active parts' histograms (256
-//     int64 per part to every rank), and -rcb-ns per coordinate of the
+//     MPI_Allreduce of the active parts' histograms (256 int64 per part;
+//     recursive doubling), and -rcb-ns per coordinate of the
 //     rank's block and level; for metis, the partitioned map's table
 //     gathered on rank 0, which computes for the time this command's own
 //     dist.Owners call took (METIS and the whole mesh's spread: an
@@ -59,20 +59,22 @@
 //     target takes votes 8 bytes per entry, both -query-ns per entry;
 //   - migrate: the owner queries of the maps not asked yet, the cut pairs
 //     of every map of arity 2 or more (8 bytes per cut pair to the rank
-//     declaring its first element), their sum, and per set one exchange of
-//     the records (12 bytes + 4 per entry of the set's maps) from the rank
+//     declaring its first element), their sum (an MPI_Allreduce), and per
+//     set the rounds' allgather, the counts' all-to-all and the records
+//     (12 bytes + 4 per entry of the set's maps) from the rank
 //     declaring each element to each rank holding it as owned or exec
 //     halo; -migrate-ns per map entry of the rank's block;
 //   - layout: per set, the non-exec halo fetched (4 bytes asked, a record
 //     back), and the exchange lists (4 bytes per set to every rank plus 4
 //     per halo element to its owner); -layout-ns per map entry of the
 //     rank's local mesh (rows of every local element);
-//   - values: per dat (Airfoil's x, q, qold, res, adt, bound) its values
-//     sent as the records were and its non-exec halo fetched again;
+//   - values: per dat (Airfoil's x, q, qold, res, adt, bound) the counts'
+//     all-to-all, its values sent as the records were and its non-exec
+//     halo fetched again;
 //     -values-ns per byte of values the rank ends with.
 //
-// Every exchange is internal/mpi's Alltoallv: an MPI_Allgather of 8 bytes
-// per rank pair (log2(ranks) latencies + 8·ranks·(ranks−1) bytes), then
+// Every exchange is internal/mpi's Alltoallv: an all-to-all of 8 bytes
+// per rank pair (Bruck: log2(ranks) latencies + 4·ranks bytes each), then
 // latency per non-empty message in and out and bytes in and out over the
 // rank's port, as in the step model; messages to itself are free.
 //
@@ -83,7 +85,7 @@
 //
 //   - read: B;
 //   - partition: B + O + (rcb: 12 bytes per coordinate + the largest
-//     histogram allgather, ranks copies out and ranks in; metis, rank 0:
+//     histogram and its reduction; metis, rank 0:
 //     12 bytes per entry of the map + 4 per target element) + 8 bytes per
 //     entry queried (owners of targets, their positions) + votes received;
 //   - migrate: B + O + 4 bytes per block entry (targets' owners) + the

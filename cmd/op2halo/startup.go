@@ -63,15 +63,41 @@ type exchange struct {
 	in      []float64 // per rank, network bytes received so far
 }
 
-// countsSeconds is the MPI_Allgather of the message sizes that precedes
-// every exchange (internal/mpi's Alltoallv): 8·ranks bytes from each rank,
-// recursive doubling.
+// countsSeconds is the all-to-all of the message sizes that precedes
+// every exchange (internal/mpi's Alltoallv): 8 bytes from each rank to
+// each, by Bruck's algorithm (log2 ranks steps of half the counts).
 func (x *exchange) countsSeconds() float64 {
 	r := float64(x.ranks)
 	if x.ranks == 1 {
 		return 0
 	}
-	return math.Ceil(math.Log2(r))*x.m.latencyUs*1e-6 + 8*r*(r-1)/(x.m.bandwidthGBs*1e9)
+	steps := math.Ceil(math.Log2(r))
+	return steps*x.m.latencyUs*1e-6 + steps*4*r/(x.m.bandwidthGBs*1e9)
+}
+
+// allreduce adds an MPI_Allreduce of n bytes (dist's reductions through
+// dist.Reducer): recursive doubling, log2 ranks steps of n bytes.
+func (x *exchange) allreduce(n float64) {
+	if x.ranks == 1 {
+		return
+	}
+	steps := math.Ceil(math.Log2(float64(x.ranks)))
+	x.seconds += steps * (x.m.latencyUs*1e-6 + n/(x.m.bandwidthGBs*1e9))
+	for r := range x.in {
+		x.in[r] += steps * n
+	}
+}
+
+// pairwise adds an exchange of n bytes from every rank to every other
+// (the counts that begin dist's migration of a set or a dat's values).
+func (x *exchange) pairwise(n float64) {
+	t := newTraffic(x.ranks)
+	for r := range x.ranks {
+		for q := range x.ranks {
+			t.add(r, q, n)
+		}
+	}
+	x.do(t)
 }
 
 // do adds one exchange: its time is the sizes' allgather plus the slowest
@@ -313,14 +339,13 @@ func (sm *startupMesh) model(m model, c startupCosts) startupCost {
 				break
 			}
 			levels++
-			x.allgather(8 * float64(na))           // counts
-			x.allgather(16 * float64(na*sm.coord)) // extents
+			x.allreduce(8 * float64(na))           // counts
+			x.allreduce(16 * float64(na*sm.coord)) // extents (a minimum and a maximum)
 			for range 12 {                         // radix rounds
-				x.allgather(8 * 256 * float64(na))
+				x.allreduce(8 * 256 * float64(na))
 			}
-			// The histograms' allgather: R copies out (flattened) and
-			// R in.
-			histPeak = math.Max(histPeak, 2*float64(R)*8*256*float64(na))
+			// The histograms, the local one and its reduction.
+			histPeak = math.Max(histPeak, 2*8*256*float64(na))
 			parts = next
 		}
 		for r := range R {
@@ -408,7 +433,7 @@ func (sm *startupMesh) model(m model, c startupCosts) startupCost {
 		}
 		x.do(pairs)
 	}
-	x.allgather(8 * float64(1+len(d.Maps)))
+	x.allreduce(8 * float64(1+len(d.Maps)))
 	// Records: each element to every rank holding it in its owned or
 	// exec-halo section.
 	records := make([]*traffic, len(d.Sets))
@@ -429,6 +454,8 @@ func (sm *startupMesh) model(m model, c startupCosts) startupCost {
 			recvRec[s][q] = float64(ls.Exec)
 		}
 		records[s] = t
+		x.allgather(8) // the rounds (dist's planRounds)
+		x.pairwise(8)  // what each rank will receive
 		scaled := newTraffic(R)
 		for i, v := range t.b {
 			scaled.b[i] = v * float64(sm.recSize(s))
@@ -534,6 +561,7 @@ func (sm *startupMesh) model(m model, c startupCosts) startupCost {
 		for i := range rep.b {
 			rep.b[i] *= float64(dd.elem)
 		}
+		x.pairwise(8) // what each rank will receive
 		x.do(t)
 		x.do(req)
 		x.do(rep)
