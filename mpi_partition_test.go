@@ -2,6 +2,7 @@ package op2_test
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/ptscotch"
 )
 
 // gridBlock declares rank's block of an nx × ny grid of quadrilateral
@@ -152,6 +154,39 @@ func TestPartitionZeroDats(t *testing.T) {
 		if got0[c] != 0 || got1[2*c] != want1[0] || got1[2*c+1] != want1[1] || gotW[c] != want1[0]+want1[1] {
 			t.Fatalf("cell %d: z0 %v z1 %v w %v, want 0 %v %v", c, got0[c], got1[2*c:2*c+2], gotW[c], want1, want1[0]+want1[1])
 		}
+	}
+	check(t, op2.Finalize())
+}
+
+// TestAutoPartitioner: AutoPartitioner chooses PT-Scotch when it loads
+// on every rank, and RCB when it is missing on any rank (the ranks decide
+// together, so they never choose differently).
+func TestAutoPartitioner(t *testing.T) {
+	if !mpitest.InRanks() {
+		for _, missing := range []string{"none", "rank1", "all"} {
+			t.Run(missing, func(t *testing.T) {
+				mpitest.Run(t, 3, 2*time.Minute, "OP2_TEST_PTSCOTCH_MISSING="+missing)
+			})
+		}
+		return
+	}
+	missing := os.Getenv("OP2_TEST_PTSCOTCH_MISSING")
+	if missing == "all" || missing == "rank1" && op2.Rank() == 1 {
+		check(t, os.Setenv("OP2_PTSCOTCH_LIBRARY", "/nonexistent/libptscotch.so"))
+	}
+	g := declareGrid(t, 30, 20, op2.Rank(), op2.Ranks())
+	info, err := op2.Partition(op2.AutoPartitioner(g.pcell, g.x))
+	check(t, err)
+	want := "rcb"
+	if missing == "none" {
+		want = "ptscotch"
+		if err := ptscotch.Load(); err != nil {
+			t.Logf("PT-Scotch does not load here (%v): AutoPartitioner falls back to RCB", err)
+			want = "rcb"
+		}
+	}
+	if info.Partitioner != want {
+		t.Errorf("rank %d: AutoPartitioner chose %s, want %s", op2.Rank(), info.Partitioner, want)
 	}
 	check(t, op2.Finalize())
 }
