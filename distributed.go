@@ -512,6 +512,11 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 			Values: unsafe.Slice((*byte)(s.Host), s.Set.Owned*elem), Replace: dd.replace})
 	}
 	blk.ReplaceMap = func(i int, table []int32) { distState.maps[i].adopt(table) }
+	blk.ReleaseMaps = func() {
+		for _, m := range distState.maps {
+			m.adopt(nil)
+		}
+	}
 	var what string
 	switch {
 	case failed != nil:

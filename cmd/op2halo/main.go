@@ -61,7 +61,7 @@
 //     of every map of arity 2 or more (8 bytes per cut pair to the rank
 //     declaring its first element), their sum (an MPI_Allreduce), and per
 //     set the rounds' allgather, the counts' all-to-all and the records
-//     (12 bytes + 4 per entry of the set's maps) from the rank
+//     (8 bytes + 4 per entry of the set's maps) from the rank
 //     declaring each element to each rank holding it as owned or exec
 //     halo; -migrate-ns per map entry of the rank's block;
 //   - layout: per set, the non-exec halo fetched (4 bytes asked, a record

@@ -171,7 +171,7 @@ func home(g, n, ranks int) int {
 // recSize is dist's record of an element of set s: global number, kind
 // and owner, then the rows of the maps from s.
 func (sm *startupMesh) recSize(s int) int {
-	n := 12
+	n := 8
 	for _, mp := range sm.d.Maps {
 		if mp.From == s {
 			n += 4 * mp.Arity

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"sort"
 	"time"
 	"unsafe"
 
@@ -28,6 +29,11 @@ type BlockMesh struct {
 	// too, so that a map's two tables are not held longer than needed.
 	// The table is the caller's to keep.
 	ReplaceMap func(i int, table []int32)
+	// ReleaseMaps, when set, is called once the block's map tables are
+	// no longer needed (after the migration, before the layout): the
+	// caller may drop them then (its maps get their local tables through
+	// ReplaceMap later).
+	ReleaseMaps func()
 }
 
 // BlockDat is a dat's values on one rank's block.
@@ -121,6 +127,12 @@ func PartitionBlocks(c Comm, m *BlockMesh, p Partitioning) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	for i := range m.Maps {
+		m.Maps[i].Table = nil
+	}
+	if m.ReleaseMaps != nil {
+		m.ReleaseMaps()
+	}
 	phase("migrate")
 	if err := d.layout(owner, recs, res); err != nil {
 		return nil, err
@@ -185,7 +197,7 @@ func newDistMesh(c Comm, m *BlockMesh) (*distMesh, error) {
 	}
 	d.recSize = make([]int, len(m.Sets))
 	for s := range m.Sets {
-		n := 12 // global number, kind, owner
+		n := 8 // global number; kind and owner
 		for _, mi := range d.mapsFrom[s] {
 			n += 4 * m.Maps[mi].Arity
 		}
@@ -597,8 +609,8 @@ const (
 )
 
 // records are a set's element records on one rank: fixed-size records of
-// the global number, kind, owner, the rows of the maps from the set
-// (global targets) and the values of the dats on it.
+// the global number, the kind (2 bits) and owner (30 bits) in one word,
+// and the rows of the maps from the set (global targets).
 type records struct {
 	b    []byte // the migrated records
 	nb   []byte // the non-exec halo's records, after them
@@ -616,17 +628,18 @@ func (r *records) rec(i int) []byte {
 	i -= r.n0
 	return r.nb[i*r.size : (i+1)*r.size]
 }
-func (r *records) global(i int) int32   { return int32(binary.LittleEndian.Uint32(r.rec(i))) }
-func (r *records) kind(i int) int32     { return int32(binary.LittleEndian.Uint32(r.rec(i)[4:])) }
-func (r *records) owner(i int) int32    { return int32(binary.LittleEndian.Uint32(r.rec(i)[8:])) }
-func (r *records) entry(i, k int) int32 { return int32(binary.LittleEndian.Uint32(r.rec(i)[12+4*k:])) }
+func (r *records) global(i int) int32 { return int32(binary.LittleEndian.Uint32(r.rec(i))) }
+func (r *records) kind(i int) int32   { return int32(binary.LittleEndian.Uint32(r.rec(i)[4:]) >> 30) }
+func (r *records) owner(i int) int32 {
+	return int32(binary.LittleEndian.Uint32(r.rec(i)[4:]) & (1<<30 - 1))
+}
+func (r *records) entry(i, k int) int32 { return int32(binary.LittleEndian.Uint32(r.rec(i)[8+4*k:])) }
 
 // fillRecord writes the record of element i of the rank's block of set s.
 func (d *distMesh) fillRecord(s, i int, kind, owner int32, dst []byte) {
 	binary.LittleEndian.PutUint32(dst, uint32(d.first(s)+i))
-	binary.LittleEndian.PutUint32(dst[4:], uint32(kind))
-	binary.LittleEndian.PutUint32(dst[8:], uint32(owner))
-	off := 12
+	binary.LittleEndian.PutUint32(dst[4:], uint32(kind)<<30|uint32(owner)) // ranks < 2^30
+	off := 8
 	for _, mi := range d.mapsFrom[s] {
 		mp := &d.m.Maps[mi]
 		copy(dst[off:], int32Bytes(mp.Table[i*mp.Arity:(i+1)*mp.Arity]))
@@ -927,6 +940,77 @@ func joined(got [][]byte) []byte {
 	return all
 }
 
+// fetchFromOwners returns the records of the elements need (sorted, unique)
+// of set t, as non-exec halo, in need's order: the ranks that declared
+// them say who owns them, and the owners send the records they received
+// in the migration (so that the declared blocks' map tables are not
+// needed after it). order and lk are this rank's received records of t,
+// sorted, and their lookup.
+func (d *distMesh) fetchFromOwners(t int, need []int32, owner [][]int32, recs []records, order []int32, lk *index) ([]byte, error) {
+	ranks, size := d.c.Size(), d.recSize[t]
+	own, err := d.fetch(t, need, 4, func(i int, dst []byte) {
+		binary.LittleEndian.PutUint32(dst, uint32(owner[t][i]))
+	})
+	if err != nil {
+		return nil, err
+	}
+	req := make([][]int32, ranks) // per owner, the global numbers asked for, increasing
+	pos := make([][]int32, ranks) // and their positions in need
+	for p, g := range need {
+		q := int32(binary.LittleEndian.Uint32(own[4*p:]))
+		req[q] = append(req[q], g)
+		pos[q] = append(pos[q], int32(p))
+	}
+	own = nil
+	send := make([][]byte, ranks)
+	for q := range send {
+		send[q] = int32Bytes(req[q])
+	}
+	got, err := d.c.Alltoallv(send)
+	if err != nil {
+		return nil, err
+	}
+	r := &recs[t]
+	owned := d.owned(order, r)
+	var failed error
+	for q, b := range got {
+		asked := bytesInt32(b)
+		out := make([]byte, len(asked)*size)
+		for j, g := range asked {
+			i := lk.find(g)
+			if i < 0 || int(i) >= owned {
+				failed = fmt.Errorf("dist: internal error: rank %d asked rank %d for element %d of set %q, which it does not own", q, d.c.Rank(), g, d.m.Sets[t].Name)
+				break
+			}
+			dst := out[j*size : (j+1)*size]
+			copy(dst, r.rec(int(order[i])))
+			binary.LittleEndian.PutUint32(dst[4:], kindNonexec<<30|uint32(d.c.Rank()))
+		}
+		send[q] = out
+	}
+	if err := agree(d.c, failed); err != nil {
+		return nil, err
+	}
+	got, err = d.c.Alltoallv(send)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, len(need)*size)
+	for q, b := range got {
+		for j, p := range pos[q] {
+			copy(out[int(p)*size:], b[j*size:(j+1)*size])
+		}
+	}
+	return out, nil
+}
+
+// owned is the number of owned records among order (the first ones:
+// core, then owned, sorted by kind).
+func (d *distMesh) owned(order []int32, r *records) int {
+	n := sort.Search(len(order), func(i int) bool { return r.kind(int(order[i])) >= kindExec })
+	return n
+}
+
 // layout builds the rank's local mesh from the records it received: the
 // sections in Layout's order, the non-exec halo (fetched from the ranks
 // holding it), the local maps, the dats' values and the exchange lists.
@@ -997,9 +1081,7 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 		slices.Sort(need)
 		need = slices.Compact(need)
 		d.need[t] = need
-		got, err := d.fetch(t, need, d.recSize[t], func(i int, dst []byte) {
-			d.fillRecord(t, i, kindNonexec, owner[t][i], dst)
-		})
+		got, err := d.fetchFromOwners(t, need, owner, recs, order[t], lks[t])
 		if err != nil {
 			return err
 		}
@@ -1054,7 +1136,6 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 				tab[e] = w
 			}
 			if m.ReplaceMap != nil {
-				mp.Table = nil
 				m.ReplaceMap(mi, tab)
 			} else {
 				loc.Maps[mi] = tab
