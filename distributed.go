@@ -28,18 +28,22 @@ var ErrMPIUnavailable = mpi.ErrUnavailable
 // METIS partitioner is chosen and its library cannot be loaded.
 var ErrMETISUnavailable = dist.ErrNoMETIS
 
-// distState is the process's MPI state. A program started by an MPI
-// launcher initialises MPI at its first declaration; every declaration
-// until Partition is this rank's block of the mesh.
-var distState struct {
-	once        sync.Once
-	world       *mpi.World // nil when not started by a launcher
-	err         error
-	partitioned bool
-	sets        []*Set
-	maps        []*Map
-	dats        []distData
-	halo        *haloExchange
+// distRun is the process's part in an MPI job as its runtimes hold it:
+// MPI and the declared mesh belong to the process, so every runtime holds
+// the default runtime's. A program started by an MPI launcher initialises
+// MPI at its first declaration; every declaration until Partition is this
+// rank's block of the mesh. The distribution itself (agreements, halo
+// exchanges, reductions) is package dist's, through job.
+type distRun struct {
+	once  sync.Once
+	world *mpi.World // nil when not started by a launcher
+	err   error
+	job   *dist.Job // with world: whether the mesh is partitioned, and the halo exchange
+	// The blocks of the mesh this rank declared before Partition, in
+	// declaration order.
+	sets []*Set
+	maps []*Map
+	dats []distData
 }
 
 // distData is a Dat as Partition sees it.
@@ -71,24 +75,30 @@ func (d *Dat[T]) replace(values []byte) {
 	d.s.Host, d.s.Len, d.s.State, d.s.AllocHost = hostPtr(d.data), n, core.StateDeviceUnallocated, nil
 }
 
-// mpiWorld returns the MPI world, initialising MPI the first time when the
-// program was started by an MPI launcher; nil without one.
-func mpiWorld() (*mpi.World, error) {
-	distState.once.Do(func() {
+// mpiWorld returns the MPI world of the default runtime (that is, of the
+// process), initialising MPI the first time when the program was started
+// by an MPI launcher; nil without one.
+func mpiWorld() (*mpi.World, error) { return rt.dist.start() }
+
+// start returns the MPI world, initialising MPI and the job the first
+// time when the program was started by an MPI launcher; nil without one.
+func (ds *distRun) start() (*mpi.World, error) {
+	ds.once.Do(func() {
 		if mpi.Launched() == 0 {
 			return
 		}
 		cfg, err := exec.ConfigFromEnv()
 		if err != nil {
-			distState.err = err
+			ds.err = err
 			return
 		}
 		start := time.Now()
-		distState.world, distState.err = mpi.Init(cfg.CacheDir)
-		if distState.err != nil {
-			distState.err = fmt.Errorf("op2: this program was started by an MPI launcher (%d processes) but cannot use MPI: %w", mpi.Launched(), distState.err)
+		ds.world, ds.err = mpi.Init(cfg.CacheDir)
+		if ds.err != nil {
+			ds.err = fmt.Errorf("op2: this program was started by an MPI launcher (%d processes) but cannot use MPI: %w", mpi.Launched(), ds.err)
 			return
 		}
+		ds.job = dist.NewJob(ds.world)
 		// Logged to the default runtime's logger, or to OP2_LOG's when
 		// the default runtime is not made yet (MPI starts before it when
 		// a package variable declares a mesh).
@@ -97,22 +107,28 @@ func mpiWorld() (*mpi.World, error) {
 			l = rt.logger.Load()
 		}
 		if l != nil {
-			w := distState.world
+			w := ds.world
 			l.LogAttrs(context.Background(), slog.LevelInfo, "op2: MPI initialised", slog.Int("rank", w.Rank()),
 				slog.Int("ranks", w.Size()), slog.String("library", w.Library()), slog.Float64("seconds", time.Since(start).Seconds()))
 		}
 	})
-	return distState.world, distState.err
+	return ds.world, ds.err
 }
+
+// partitioned reports whether Partition has laid the mesh out over more
+// than one rank.
+func (ds *distRun) partitioned() bool { return ds.job != nil && ds.job.Partitioned() }
 
 // distributing reports whether declarations are a rank's block of a mesh
 // still to be partitioned.
-func distributing() (bool, error) {
-	w, err := mpiWorld()
+func distributing() (bool, error) { return rt.dist.distributing() }
+
+func (ds *distRun) distributing() (bool, error) {
+	w, err := ds.start()
 	if err != nil {
 		return false, err
 	}
-	return w != nil && w.Size() > 1 && !distState.partitioned, nil
+	return w != nil && w.Size() > 1 && !ds.partitioned(), nil
 }
 
 // Rank is this process's MPI rank: 0 without MPI.
@@ -155,62 +171,10 @@ const LevelTrace = exec.LevelTrace
 // (the loop, the Dat, the peer rank), and aborts every rank. Any other
 // error is returned as it is.
 func mpiFatal(err error) error {
-	if err != nil && timedOut(err) {
+	if err != nil && dist.TimedOut(err) {
 		Abort(err)
 	}
 	return err
-}
-
-// timedOut reports whether err holds an *mpi.TimeoutError (apart from
-// mpiFatal, so that a nil error costs no allocation).
-func timedOut(err error) bool {
-	var te *mpi.TimeoutError
-	return errors.As(err, &te)
-}
-
-// agreeStep is collective: every rank passes the collective operation it
-// is at (what) and its own error (nil when it has none), and gets back an
-// error naming every rank that failed and why, or that the ranks are at
-// different operations (a program whose ranks took different paths), or
-// nil. The message has no "op2: " prefix, for the caller to wrap. A
-// collective operation whose ranks can fail on their own (a device copy,
-// a file) calls it before the step in which the ranks meet, so that no rank
-// waits for one that has given up or gone elsewhere.
-func agreeStep(w *mpi.World, what string, err error) error {
-	if w == nil || w.Size() == 1 {
-		return err
-	}
-	mine := []byte(what + "\x00")
-	if err != nil {
-		mine = append(mine, strings.TrimPrefix(err.Error(), "op2: ")...)
-	}
-	send := make([][]byte, w.Size())
-	for r := range send {
-		send[r] = mine
-	}
-	got, aerr := w.Alltoallv(send)
-	if aerr != nil {
-		return mpiFatal(fmt.Errorf("rank %d: %s: agreeing with the other ranks: %w", w.Rank(), what, aerr))
-	}
-	var at, failed []string
-	same := true
-	for r, b := range got {
-		op, msg, _ := strings.Cut(string(b), "\x00")
-		same = same && op == what
-		at = append(at, fmt.Sprintf("rank %d: %s", r, op))
-		if msg != "" {
-			failed = append(failed, fmt.Sprintf("rank %d: %s", r, msg))
-		}
-	}
-	switch {
-	case !same:
-		return fmt.Errorf("the ranks are at different collective operations (every rank must call them in the same order):\n  %s", strings.Join(at, "\n  "))
-	case len(failed) == 1:
-		return errors.New(failed[0])
-	case len(failed) > 1:
-		return fmt.Errorf("%d ranks failed:\n  %s", len(failed), strings.Join(failed, "\n  "))
-	}
-	return nil
 }
 
 // Abort stops every rank of an MPI job after printing err on this rank;
@@ -361,7 +325,8 @@ func (p *PartitionInfo) String() string {
 func Partition(p Partitioner) (*PartitionInfo, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	w, err := mpiWorld()
+	ds := rt.dist
+	w, err := ds.start()
 	if err != nil {
 		return nil, err
 	}
@@ -372,32 +337,31 @@ func Partition(p Partitioner) (*PartitionInfo, error) {
 		}
 		return info, nil
 	}
-	if distState.partitioned {
+	if ds.partitioned() {
 		return nil, errors.New("op2: Partition: the mesh is already partitioned")
 	}
 	info.Ranks = w.Size()
-	if err := partition(w, p, info); err != nil {
+	if err := ds.partition(w, p, info); err != nil {
 		return nil, mpiFatal(fmt.Errorf("op2: Partition (rank %d of %d): %w", w.Rank(), w.Size(), err))
 	}
-	distState.partitioned = true
-	distState.halo = &haloExchange{w: w}
+	ds.job.SetPartitioned()
 	return info, nil
 }
 
-func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
+func (ds *distRun) partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 	// The ranks' declarations must agree: the same sets, maps and dats
 	// in the same order, and the same partitioner.
 	var shape strings.Builder
 	fmt.Fprintf(&shape, "partitioner %s\n", p.kind)
 	index := map[*core.Set]int{}
 	blk := &dist.BlockMesh{}
-	for i, s := range distState.sets {
+	for i, s := range ds.sets {
 		index[&s.c] = i
 		fmt.Fprintf(&shape, "set %q\n", s.c.Name)
 		blk.Sets = append(blk.Sets, dist.Set{Name: s.c.Name, Size: s.c.Owned})
 	}
 	part := dist.Partitioning{Kind: p.kind, Map: -1}
-	for i, m := range distState.maps {
+	for i, m := range ds.maps {
 		fmt.Fprintf(&shape, "map %q %d->%d arity %d\n", m.c.Name, index[m.c.From], index[m.c.To], m.c.Arity)
 		blk.Maps = append(blk.Maps, dist.Map{Name: m.c.Name, From: index[m.c.From], To: index[m.c.To], Arity: m.c.Arity, Table: m.c.Table[:min(len(m.c.Table), m.c.From.Owned*m.c.Arity)]})
 		if m == p.m {
@@ -408,7 +372,7 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 	// rank waits for one that has given up.
 	var failed error
 	coords := -1
-	for i, dd := range distState.dats {
+	for i, dd := range ds.dats {
 		s := dd.storage()
 		fmt.Fprintf(&shape, "dat %q on %d %s dim %d\n", s.Name, index[s.Set], s.Type, s.Dim)
 		if err := s.HostAccess(false); err != nil {
@@ -436,7 +400,7 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 	case p.kind == "metis" && part.Map < 0:
 		failed = errors.New("METISPartitioner: the map was not declared before Partition")
 	case p.kind == "rcb":
-		dd := distState.dats[coords].storage()
+		dd := ds.dats[coords].storage()
 		b := blk.Dats[coords].Values
 		part.Coords = unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
 		part.CoordDim, part.CoordSet = dd.Dim, index[dd.Set]
@@ -444,16 +408,16 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 	case p.kind == "metis":
 		what = fmt.Sprintf("METISPartitioner on map %q", blk.Maps[part.Map].Name)
 	case p.kind == "owners":
-		dd := distState.dats[coords].storage()
+		dd := ds.dats[coords].storage()
 		b := blk.Dats[coords].Values
 		part.Owner = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
 		part.OwnerSet = index[dd.Set]
 		what = fmt.Sprintf("OwnerPartitioner on dat %q", dd.Name)
 	}
-	if err := agreeStep(w, "Partition", failed); err != nil {
+	if err := dist.AgreeStep(w, "Partition", failed); err != nil {
 		return err
 	}
-	if err := sameDeclarations(w, shape.String()); err != nil {
+	if err := dist.SameDeclarations(w, shape.String()); err != nil {
 		return err
 	}
 	res, err := dist.PartitionBlocks(w, blk, part)
@@ -464,7 +428,7 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 		return err
 	}
 	info.Cut, info.MetisCut = res.Cut, res.MetisCut
-	for i, m := range distState.maps {
+	for i, m := range ds.maps {
 		if m.c.Arity >= 2 {
 			info.EdgeCuts = append(info.EdgeCuts, MapEdgeCut{Map: m.c.Name, EdgeCut: res.EdgeCuts[i]})
 		}
@@ -473,15 +437,15 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 		info.Phases = append(info.Phases, PartitionPhase{Name: ph.Name, Seconds: ph.Seconds, MaxRSS: ph.MaxRSS})
 	}
 	l := &res.Local
-	for i, s := range distState.sets {
+	for i, s := range ds.sets {
 		ls := &l.Sets[i]
 		s.c.Core, s.c.Owned, s.c.Exec, s.c.Total = ls.Core, ls.Owned, ls.Exec, ls.Total
-		s.c.Halo = &setHalo{global: ls.Global, neighbours: ls.Neighbours, globalSize: res.GlobalSizes[i]}
+		s.c.Halo = dist.NewSetHalo(ls, res.GlobalSizes[i])
 		if s.c.Index != nil {
 			fillIndex(&s.c) // the elements' global numbers in the new layout
 		}
 	}
-	for i, m := range distState.maps {
+	for i, m := range ds.maps {
 		tab := repinned[int32](m, len(l.Maps[i]), &m.pin)
 		copy(tab, l.Maps[i])
 		m.c.Table = tab
@@ -489,38 +453,11 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 	return nil
 }
 
-// sameDeclarations checks that every rank declared the same mesh shape
-// (sets, maps, dats, partitioner) as rank 0, giving every rank the same
-// error otherwise.
-func sameDeclarations(w *mpi.World, shape string) error {
-	send := make([][]byte, w.Size())
-	for r := range send {
-		send[r] = []byte(shape)
-	}
-	got, err := w.Alltoallv(send)
-	if err != nil {
-		return err
-	}
-	for r, b := range got {
-		if string(b) != string(got[0]) {
-			return fmt.Errorf("rank %d declared a different mesh from rank 0 (every rank must declare the same sets, maps and dats in the same order, and choose the same partitioner):\nrank 0:\n%srank %d:\n%s", r, got[0], r, b)
-		}
-	}
-	return nil
-}
-
-// setHalo is a partitioned set's exchange lists and numbering.
-type setHalo struct {
-	global     []int32 // global number of each local element
-	neighbours []dist.Neighbour
-	globalSize int
-}
-
 // GlobalSize is the number of elements of the set over all ranks (Size
 // without MPI).
 func (s *Set) GlobalSize() int {
-	if h, ok := s.c.Halo.(*setHalo); ok {
-		return h.globalSize
+	if h, ok := s.c.Halo.(*dist.SetHalo); ok {
+		return h.GlobalSize
 	}
 	return s.c.Owned
 }
@@ -534,7 +471,7 @@ func (s *Set) GlobalSize() int {
 func Partitioned() bool {
 	mu.Lock()
 	defer mu.Unlock()
-	return distState.partitioned
+	return rt.dist.partitioned()
 }
 
 // declareDistributed refuses sets and maps declared after Partition.
@@ -542,7 +479,7 @@ func declareDistributed(what string) error {
 	if _, err := mpiWorld(); err != nil {
 		return err
 	}
-	if distState.partitioned {
+	if rt.dist.partitioned() {
 		return fmt.Errorf("op2: %s declared after Partition: declare every set and map before partitioning the mesh", what)
 	}
 	return nil
@@ -551,15 +488,15 @@ func declareDistributed(what string) error {
 // checkPartitioned refuses loops on a mesh still to be partitioned and
 // gives the executor the halo exchange once it is.
 func (s *Runtime) checkPartitioned(l *core.Loop) error {
-	distributing, err := distributing()
+	distributing, err := s.dist.distributing()
 	if err != nil {
 		return err
 	}
 	if distributing {
-		return fmt.Errorf("op2: loop %s over set %q: the mesh is declared on %d MPI ranks; call op2.Partition before the first loop", l.Kernel.Name, l.Set.Name, distState.world.Size())
+		return fmt.Errorf("op2: loop %s over set %q: the mesh is declared on %d MPI ranks; call op2.Partition before the first loop", l.Kernel.Name, l.Set.Name, s.dist.world.Size())
 	}
-	if distState.halo != nil && s.x.Halo == nil {
-		s.x.Halo = distState.halo
+	if s.x.Halo == nil && s.dist.partitioned() {
+		s.x.Halo = s.dist.job.Exchange()
 	}
 	return nil
 }
@@ -573,29 +510,29 @@ func (d *Dat[T]) Gather() ([]T, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	owned := d.s.Set.Owned * d.s.Dim
-	h, ok := d.s.Set.Halo.(*setHalo)
-	if ok && distState.world != nil {
+	h, ok := d.s.Set.Halo.(*dist.SetHalo)
+	w := rt.dist.world
+	if ok && w != nil {
 		// A rank that cannot read its values says so to every rank.
 		what := fmt.Sprintf("Gather of dat %q on set %q", d.s.Name, d.s.Set.Name)
-		if err := agreeStep(distState.world, what, d.s.HostAccess(false)); err != nil {
+		if err := mpiFatal(dist.AgreeStep(w, what, d.s.HostAccess(false))); err != nil {
 			return nil, fmt.Errorf("op2: %s: %w", what, err)
 		}
 	} else if err := d.s.HostAccess(false); err != nil {
 		return nil, err
 	}
-	if !ok || distState.world == nil {
+	if !ok || w == nil {
 		if decl := d.s.Set.Declared; decl != nil {
 			return toDeclared(d.data[:owned], d.s.Dim, decl), nil
 		}
 		return append([]T(nil), d.data[:owned]...), nil
 	}
-	w := distState.world
 	elem := d.s.Dim * d.s.Type.Size()
 	// Each rank sends rank 0 its owned values with their global numbers.
 	msg := make([]byte, 0, d.s.Set.Owned*(4+elem))
 	vals := unsafe.Slice((*byte)(d.s.Host), d.s.Bytes())
 	for i := 0; i < d.s.Set.Owned; i++ {
-		msg = binary.LittleEndian.AppendUint32(msg, uint32(h.global[i]))
+		msg = binary.LittleEndian.AppendUint32(msg, uint32(h.Global[i]))
 		msg = append(msg, vals[i*elem:(i+1)*elem]...)
 	}
 	send := make([][]byte, w.Size())
@@ -607,7 +544,7 @@ func (d *Dat[T]) Gather() ([]T, error) {
 	if w.Rank() != 0 {
 		return nil, nil
 	}
-	out := make([]T, h.globalSize*d.s.Dim)
+	out := make([]T, h.GlobalSize*d.s.Dim)
 	outb := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(out))), len(out)*d.s.Type.Size())
 	for _, b := range got {
 		for k := 0; k+4+elem <= len(b); k += 4 + elem {
@@ -627,8 +564,8 @@ func (d *Dat[T]) Gather() ([]T, error) {
 func (m *Map) Gather() ([]int32, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	from, ok := m.c.From.Halo.(*setHalo)
-	w := distState.world
+	from, ok := m.c.From.Halo.(*dist.SetHalo)
+	w := rt.dist.world
 	if !ok || w == nil {
 		tab := append([]int32(nil), m.c.Table[:m.c.From.Owned*m.c.Arity]...)
 		if to := m.c.To.Declared; to != nil {
@@ -641,20 +578,20 @@ func (m *Map) Gather() ([]int32, error) {
 		}
 		return tab, nil
 	}
-	to, ok := m.c.To.Halo.(*setHalo)
+	to, ok := m.c.To.Halo.(*dist.SetHalo)
 	if !ok {
 		return nil, fmt.Errorf("op2: Gather of map %q: its target set %q is not partitioned", m.c.Name, m.c.To.Name)
 	}
 	what := fmt.Sprintf("Gather of map %q", m.c.Name)
-	if err := agreeStep(w, what, nil); err != nil {
+	if err := mpiFatal(dist.AgreeStep(w, what, nil)); err != nil {
 		return nil, fmt.Errorf("op2: %s: %w", what, err)
 	}
 	k := m.c.Arity
 	msg := make([]byte, 0, m.c.From.Owned*4*(1+k))
 	for i := 0; i < m.c.From.Owned; i++ {
-		msg = binary.LittleEndian.AppendUint32(msg, uint32(from.global[i]))
+		msg = binary.LittleEndian.AppendUint32(msg, uint32(from.Global[i]))
 		for j := 0; j < k; j++ {
-			msg = binary.LittleEndian.AppendUint32(msg, uint32(to.global[m.c.Table[i*k+j]]))
+			msg = binary.LittleEndian.AppendUint32(msg, uint32(to.Global[m.c.Table[i*k+j]]))
 		}
 	}
 	send := make([][]byte, w.Size())
@@ -666,7 +603,7 @@ func (m *Map) Gather() ([]int32, error) {
 	if w.Rank() != 0 {
 		return nil, nil
 	}
-	out := make([]int32, from.globalSize*k)
+	out := make([]int32, from.GlobalSize*k)
 	rec := 4 * (1 + k)
 	for _, b := range got {
 		for p := 0; p+rec <= len(b); p += rec {

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/regfile"
 )
 
@@ -114,7 +115,7 @@ func refuseUnpartitioned(what string, s *core.Storage) error {
 		return err
 	}
 	if distributing {
-		return fmt.Errorf("op2: %s %s: the mesh is declared on %d MPI ranks; call op2.Partition first", what, s.Describe(), distState.world.Size())
+		return fmt.Errorf("op2: %s %s: the mesh is declared on %d MPI ranks; call op2.Partition first", what, s.Describe(), rt.dist.world.Size())
 	}
 	return nil
 }
@@ -153,14 +154,14 @@ func writeDump(path string, b []byte) error {
 // shareError gives every rank rank 0's error (collective under MPI), and
 // an error when the ranks are at different operations (what).
 func shareError(what string, err error) error {
-	w := distState.world
+	w := rt.dist.world
 	if w == nil || w.Size() == 1 {
 		return err
 	}
 	if w.Rank() != 0 {
 		err = nil
 	}
-	aerr := agreeStep(w, what, err)
+	aerr := mpiFatal(dist.AgreeStep(w, what, err))
 	switch {
 	case aerr == nil:
 		return nil
@@ -195,8 +196,8 @@ func (d *Dat[T]) load(path string, tooLarge func(size int64, n int) error, parse
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	h, ok := d.s.Set.Halo.(*setHalo)
-	w := distState.world
+	h, ok := d.s.Set.Halo.(*dist.SetHalo)
+	w := rt.dist.world
 	if !ok || w == nil {
 		if err := apiError(d.s.HostAccess(true)); err != nil {
 			return err
@@ -215,7 +216,7 @@ func (d *Dat[T]) load(path string, tooLarge func(size int64, n int) error, parse
 	total := d.s.Set.Total
 	ask := make([]byte, 0, 4*total)
 	for i := 0; i < total; i++ {
-		ask = binary.LittleEndian.AppendUint32(ask, uint32(h.global[i]))
+		ask = binary.LittleEndian.AppendUint32(ask, uint32(h.Global[i]))
 	}
 	send := make([][]byte, w.Size())
 	send[0] = ask
