@@ -3,7 +3,6 @@ package op2
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -527,30 +526,15 @@ func (d *Dat[T]) Gather() ([]T, error) {
 		}
 		return append([]T(nil), d.data[:owned]...), nil
 	}
-	elem := d.s.Dim * d.s.Type.Size()
 	// Each rank sends rank 0 its owned values with their global numbers.
-	msg := make([]byte, 0, d.s.Set.Owned*(4+elem))
-	vals := unsafe.Slice((*byte)(d.s.Host), d.s.Bytes())
-	for i := 0; i < d.s.Set.Owned; i++ {
-		msg = binary.LittleEndian.AppendUint32(msg, uint32(h.Global[i]))
-		msg = append(msg, vals[i*elem:(i+1)*elem]...)
+	var out []T
+	if w.Rank() == 0 {
+		out = make([]T, h.GlobalSize*d.s.Dim)
 	}
-	send := make([][]byte, w.Size())
-	send[0] = msg
-	got, err := w.Alltoallv(send)
-	if err != nil {
+	elem := d.s.Dim * d.s.Type.Size()
+	vals := unsafe.Slice((*byte)(d.s.Host), d.s.Set.Owned*elem)
+	if err := dist.GatherRows(w, h.Global[:d.s.Set.Owned], vals, elem, rawBytes(out)); err != nil {
 		return nil, mpiFatal(fmt.Errorf("op2: Gather of %s: %w", d.s.Describe(), err))
-	}
-	if w.Rank() != 0 {
-		return nil, nil
-	}
-	out := make([]T, h.GlobalSize*d.s.Dim)
-	outb := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(out))), len(out)*d.s.Type.Size())
-	for _, b := range got {
-		for k := 0; k+4+elem <= len(b); k += 4 + elem {
-			g := int(binary.LittleEndian.Uint32(b[k:]))
-			copy(outb[g*elem:(g+1)*elem], b[k+4:k+4+elem])
-		}
 	}
 	return out, nil
 }
@@ -586,32 +570,18 @@ func (m *Map) Gather() ([]int32, error) {
 	if err := mpiFatal(dist.AgreeStep(w, what, nil)); err != nil {
 		return nil, fmt.Errorf("op2: %s: %w", what, err)
 	}
-	k := m.c.Arity
-	msg := make([]byte, 0, m.c.From.Owned*4*(1+k))
-	for i := 0; i < m.c.From.Owned; i++ {
-		msg = binary.LittleEndian.AppendUint32(msg, uint32(from.Global[i]))
-		for j := 0; j < k; j++ {
-			msg = binary.LittleEndian.AppendUint32(msg, uint32(to.Global[m.c.Table[i*k+j]]))
-		}
+	// Each rank sends rank 0 its owned rows, in global numbers.
+	k, owned := m.c.Arity, m.c.From.Owned
+	rows := make([]int32, owned*k)
+	for i, t := range m.c.Table[:owned*k] {
+		rows[i] = to.Global[t]
 	}
-	send := make([][]byte, w.Size())
-	send[0] = msg
-	got, err := w.Alltoallv(send)
-	if err != nil {
+	var out []int32
+	if w.Rank() == 0 {
+		out = make([]int32, from.GlobalSize*k)
+	}
+	if err := dist.GatherRows(w, from.Global[:owned], rawBytes(rows), 4*k, rawBytes(out)); err != nil {
 		return nil, mpiFatal(fmt.Errorf("op2: Gather of map %q: %w", m.c.Name, err))
-	}
-	if w.Rank() != 0 {
-		return nil, nil
-	}
-	out := make([]int32, from.GlobalSize*k)
-	rec := 4 * (1 + k)
-	for _, b := range got {
-		for p := 0; p+rec <= len(b); p += rec {
-			g := int(binary.LittleEndian.Uint32(b[p:]))
-			for j := 0; j < k; j++ {
-				out[g*k+j] = int32(binary.LittleEndian.Uint32(b[p+4+4*j:]))
-			}
-		}
 	}
 	return out, nil
 }

@@ -212,39 +212,16 @@ func (d *Dat[T]) load(path string, tooLarge func(size int64, n int) error, parse
 		copy(d.data[:d.s.Set.Owned*d.s.Dim], vals)
 		return nil
 	}
-	// Each rank asks rank 0 for its local elements by global number.
+	// Each rank gets its local elements from rank 0 by global number.
 	total := d.s.Set.Total
-	ask := make([]byte, 0, 4*total)
-	for i := 0; i < total; i++ {
-		ask = binary.LittleEndian.AppendUint32(ask, uint32(h.Global[i]))
-	}
-	send := make([][]byte, w.Size())
-	send[0] = ask
-	asked, err := w.Alltoallv(send)
-	if err != nil {
-		return mpiFatal(fmt.Errorf("op2: reading %s: %w", d.s.Describe(), err))
-	}
-	send = make([][]byte, w.Size())
-	if w.Rank() == 0 {
-		all := rawBytes(vals)
-		elem := d.s.Dim * d.s.Type.Size()
-		for r, a := range asked {
-			out := make([]byte, 0, len(a)/4*elem)
-			for k := 0; k+4 <= len(a); k += 4 {
-				g := int(binary.LittleEndian.Uint32(a[k:]))
-				out = append(out, all[g*elem:(g+1)*elem]...)
-			}
-			send[r] = out
-		}
-	}
-	got, err := w.Alltoallv(send)
+	got, err := dist.ScatterRows(w, h.Global[:total], rawBytes(vals), d.s.Dim*d.s.Type.Size())
 	if err != nil {
 		return mpiFatal(fmt.Errorf("op2: reading %s: %w", d.s.Describe(), err))
 	}
 	if err := apiError(d.s.HostAccess(true)); err != nil {
 		return err
 	}
-	copy(rawBytes(d.data[:total*d.s.Dim]), got[0])
+	copy(rawBytes(d.data[:total*d.s.Dim]), got)
 	d.s.HaloStale = false // the halo got the file's values too
 	return nil
 }
