@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
 )
 
 // DataState says where the current values of a Dat or Global are when a
@@ -114,7 +115,7 @@ func NewDat[T Scalar](set *Set, dim int, data []T, name string) (*Dat[T], error)
 	d.s = core.Storage{Name: name, Type: scalarType[T](), Dim: dim, Set: &set.c, Len: n, ID: core.NewID()}
 	registerDat(d)
 	if distributing, _ := distributing(); distributing {
-		distState.dats = append(distState.dats, d)
+		rt.dist.dats = append(rt.dist.dats, d)
 	} else if set.c.Halo != nil && data != nil {
 		d.s.HaloStale = true // the halo gets the owners' values at the first exchange
 	}
@@ -159,7 +160,7 @@ func (d *Dat[T]) Data() []T {
 	mu.Lock()
 	defer mu.Unlock()
 	mustHost(d.s.HostAccess(true))
-	hostWrite(&d.s)
+	dist.HostWrite(&d.s)
 	return d.data[:d.s.Set.Owned*d.s.Dim]
 }
 

@@ -3,7 +3,6 @@ package op2
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,18 +33,22 @@ var ErrMETISUnavailable = dist.ErrNoMETIS
 // some rank.
 var ErrPTScotchUnavailable = ptscotch.ErrUnavailable
 
-// distState is the process's MPI state. A program started by an MPI
-// launcher initialises MPI at its first declaration; every declaration
-// until Partition is this rank's block of the mesh.
-var distState struct {
-	once        sync.Once
-	world       *mpi.World // nil when not started by a launcher
-	err         error
-	partitioned bool
-	sets        []*Set
-	maps        []*Map
-	dats        []distData
-	halo        *haloExchange
+// distRun is the process's part in an MPI job as its runtimes hold it:
+// MPI and the declared mesh belong to the process, so every runtime holds
+// the default runtime's. A program started by an MPI launcher initialises
+// MPI at its first declaration; every declaration until Partition is this
+// rank's block of the mesh. The distribution itself (agreements, halo
+// exchanges, reductions) is package dist's, through job.
+type distRun struct {
+	once  sync.Once
+	world *mpi.World // nil when not started by a launcher
+	err   error
+	job   *dist.Job // with world: whether the mesh is partitioned, and the halo exchange
+	// The blocks of the mesh this rank declared before Partition, in
+	// declaration order.
+	sets []*Set
+	maps []*Map
+	dats []distData
 }
 
 // distData is a Dat as Partition sees it.
@@ -95,24 +98,30 @@ func (d *Dat[T]) zeros(n int) {
 	}
 }
 
-// mpiWorld returns the MPI world, initialising MPI the first time when the
-// program was started by an MPI launcher; nil without one.
-func mpiWorld() (*mpi.World, error) {
-	distState.once.Do(func() {
+// mpiWorld returns the MPI world of the default runtime (that is, of the
+// process), initialising MPI the first time when the program was started
+// by an MPI launcher; nil without one.
+func mpiWorld() (*mpi.World, error) { return rt.dist.start() }
+
+// start returns the MPI world, initialising MPI and the job the first
+// time when the program was started by an MPI launcher; nil without one.
+func (ds *distRun) start() (*mpi.World, error) {
+	ds.once.Do(func() {
 		if mpi.Launched() == 0 {
 			return
 		}
 		cfg, err := exec.ConfigFromEnv()
 		if err != nil {
-			distState.err = err
+			ds.err = err
 			return
 		}
 		start := time.Now()
-		distState.world, distState.err = mpi.Init(cfg.CacheDir)
-		if distState.err != nil {
-			distState.err = fmt.Errorf("op2: this program was started by an MPI launcher (%d processes) but cannot use MPI: %w", mpi.Launched(), distState.err)
+		ds.world, ds.err = mpi.Init(cfg.CacheDir)
+		if ds.err != nil {
+			ds.err = fmt.Errorf("op2: this program was started by an MPI launcher (%d processes) but cannot use MPI: %w", mpi.Launched(), ds.err)
 			return
 		}
+		ds.job = dist.NewJob(ds.world)
 		// Logged to the default runtime's logger, or to OP2_LOG's when
 		// the default runtime is not made yet (MPI starts before it when
 		// a package variable declares a mesh).
@@ -121,22 +130,28 @@ func mpiWorld() (*mpi.World, error) {
 			l = rt.logger.Load()
 		}
 		if l != nil {
-			w := distState.world
+			w := ds.world
 			l.LogAttrs(context.Background(), slog.LevelInfo, "op2: MPI initialised", slog.Int("rank", w.Rank()),
 				slog.Int("ranks", w.Size()), slog.String("library", w.Library()), slog.Float64("seconds", time.Since(start).Seconds()))
 		}
 	})
-	return distState.world, distState.err
+	return ds.world, ds.err
 }
+
+// partitioned reports whether Partition has laid the mesh out over more
+// than one rank.
+func (ds *distRun) partitioned() bool { return ds.job != nil && ds.job.Partitioned() }
 
 // distributing reports whether declarations are a rank's block of a mesh
 // still to be partitioned.
-func distributing() (bool, error) {
-	w, err := mpiWorld()
+func distributing() (bool, error) { return rt.dist.distributing() }
+
+func (ds *distRun) distributing() (bool, error) {
+	w, err := ds.start()
 	if err != nil {
 		return false, err
 	}
-	return w != nil && w.Size() > 1 && !distState.partitioned, nil
+	return w != nil && w.Size() > 1 && !ds.partitioned(), nil
 }
 
 // Rank is this process's MPI rank: 0 without MPI.
@@ -179,62 +194,10 @@ const LevelTrace = exec.LevelTrace
 // (the loop, the Dat, the peer rank), and aborts every rank. Any other
 // error is returned as it is.
 func mpiFatal(err error) error {
-	if err != nil && timedOut(err) {
+	if err != nil && dist.TimedOut(err) {
 		Abort(err)
 	}
 	return err
-}
-
-// timedOut reports whether err holds an *mpi.TimeoutError (apart from
-// mpiFatal, so that a nil error costs no allocation).
-func timedOut(err error) bool {
-	var te *mpi.TimeoutError
-	return errors.As(err, &te)
-}
-
-// agreeStep is collective: every rank passes the collective operation it
-// is at (what) and its own error (nil when it has none), and gets back an
-// error naming every rank that failed and why, or that the ranks are at
-// different operations (a program whose ranks took different paths), or
-// nil. The message has no "op2: " prefix, for the caller to wrap. A
-// collective operation whose ranks can fail on their own (a device copy,
-// a file) calls it before the step in which the ranks meet, so that no rank
-// waits for one that has given up or gone elsewhere.
-func agreeStep(w *mpi.World, what string, err error) error {
-	if w == nil || w.Size() == 1 {
-		return err
-	}
-	mine := []byte(what + "\x00")
-	if err != nil {
-		mine = append(mine, strings.TrimPrefix(err.Error(), "op2: ")...)
-	}
-	send := make([][]byte, w.Size())
-	for r := range send {
-		send[r] = mine
-	}
-	got, aerr := w.Alltoallv(send)
-	if aerr != nil {
-		return mpiFatal(fmt.Errorf("rank %d: %s: agreeing with the other ranks: %w", w.Rank(), what, aerr))
-	}
-	var at, failed []string
-	same := true
-	for r, b := range got {
-		op, msg, _ := strings.Cut(string(b), "\x00")
-		same = same && op == what
-		at = append(at, fmt.Sprintf("rank %d: %s", r, op))
-		if msg != "" {
-			failed = append(failed, fmt.Sprintf("rank %d: %s", r, msg))
-		}
-	}
-	switch {
-	case !same:
-		return fmt.Errorf("the ranks are at different collective operations (every rank must call them in the same order):\n  %s", strings.Join(at, "\n  "))
-	case len(failed) == 1:
-		return errors.New(failed[0])
-	case len(failed) > 1:
-		return fmt.Errorf("%d ranks failed:\n  %s", len(failed), strings.Join(failed, "\n  "))
-	}
-	return nil
 }
 
 // Abort stops every rank of an MPI job after printing err on this rank;
@@ -431,7 +394,8 @@ func (p *PartitionInfo) String() string {
 func Partition(p Partitioner) (*PartitionInfo, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	w, err := mpiWorld()
+	ds := rt.dist
+	w, err := ds.start()
 	if err != nil {
 		return nil, err
 	}
@@ -442,35 +406,34 @@ func Partition(p Partitioner) (*PartitionInfo, error) {
 		p, _ = p.resolve(nil)
 		return &PartitionInfo{Partitioner: p.kind, Ranks: 1}, nil
 	}
-	if distState.partitioned {
+	if ds.partitioned() {
 		return nil, errors.New("op2: Partition: the mesh is already partitioned")
 	}
 	if p, err = p.resolve(w); err != nil {
 		return nil, err
 	}
 	info := &PartitionInfo{Partitioner: p.kind, Ranks: w.Size()}
-	if err := partition(w, p, info); err != nil {
+	if err := ds.partition(w, p, info); err != nil {
 		return nil, mpiFatal(fmt.Errorf("op2: Partition (rank %d of %d): %w", w.Rank(), w.Size(), err))
 	}
-	distState.partitioned = true
-	distState.halo = &haloExchange{w: w}
+	ds.job.SetPartitioned()
 	return info, nil
 }
 
-func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
+func (ds *distRun) partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 	// The ranks' declarations must agree: the same sets, maps and dats
 	// in the same order, and the same partitioner.
 	var shape strings.Builder
 	fmt.Fprintf(&shape, "partitioner %s\n", p.kind)
 	index := map[*core.Set]int{}
 	blk := &dist.BlockMesh{}
-	for i, s := range distState.sets {
+	for i, s := range ds.sets {
 		index[&s.c] = i
 		fmt.Fprintf(&shape, "set %q\n", s.c.Name)
 		blk.Sets = append(blk.Sets, dist.Set{Name: s.c.Name, Size: s.c.Owned})
 	}
 	part := dist.Partitioning{Kind: p.kind, Map: -1}
-	for i, m := range distState.maps {
+	for i, m := range ds.maps {
 		fmt.Fprintf(&shape, "map %q %d->%d arity %d\n", m.c.Name, index[m.c.From], index[m.c.To], m.c.Arity)
 		blk.Maps = append(blk.Maps, dist.Map{Name: m.c.Name, From: index[m.c.From], To: index[m.c.To], Arity: m.c.Arity, Table: m.c.Table[:min(len(m.c.Table), m.c.From.Owned*m.c.Arity)]})
 		if m == p.m {
@@ -479,8 +442,8 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 	}
 	// Dats declared without values and not used since, on every rank,
 	// move as nothing: they stay zeros, allocated at first use.
-	used := make([]byte, (len(distState.dats)+7)/8)
-	for i, dd := range distState.dats {
+	used := make([]byte, (len(ds.dats)+7)/8)
+	for i, dd := range ds.dats {
 		if dd.storage().State != core.StateHostUnallocated || p.coords != nil && dd.storage() == p.coords.storage() {
 			used[i/8] |= 1 << (i % 8)
 		}
@@ -493,7 +456,7 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 	var failed error
 	coords := -1
 	var zeros []distData
-	for i, dd := range distState.dats {
+	for i, dd := range ds.dats {
 		s := dd.storage()
 		fmt.Fprintf(&shape, "dat %q on %d %s dim %d\n", s.Name, index[s.Set], s.Type, s.Dim)
 		if used[i/8]&(1<<(i%8)) == 0 {
@@ -511,9 +474,9 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 		blk.Dats = append(blk.Dats, dist.BlockDat{Name: s.Name, Set: index[s.Set], Elem: elem,
 			Values: unsafe.Slice((*byte)(s.Host), s.Set.Owned*elem), Replace: dd.replace})
 	}
-	blk.ReplaceMap = func(i int, table []int32) { distState.maps[i].adopt(table) }
+	blk.ReplaceMap = func(i int, table []int32) { ds.maps[i].adopt(table) }
 	blk.ReleaseMaps = func() {
-		for _, m := range distState.maps {
+		for _, m := range ds.maps {
 			m.adopt(nil)
 		}
 	}
@@ -553,10 +516,10 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 		part.OwnerSet = index[dd.Set]
 		what = fmt.Sprintf("OwnerPartitioner on dat %q", dd.Name)
 	}
-	if err := agreeStep(w, "Partition", failed); err != nil {
+	if err := dist.AgreeStep(w, "Partition", failed); err != nil {
 		return err
 	}
-	if err := sameDeclarations(w, shape.String()); err != nil {
+	if err := dist.SameDeclarations(w, shape.String()); err != nil {
 		return err
 	}
 	res, err := dist.PartitionBlocks(w, blk, part)
@@ -567,7 +530,7 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 		return err
 	}
 	info.Cut, info.MetisCut = res.Cut, res.MetisCut
-	for i, m := range distState.maps {
+	for i, m := range ds.maps {
 		if m.c.Arity >= 2 {
 			info.EdgeCuts = append(info.EdgeCuts, MapEdgeCut{Map: m.c.Name, EdgeCut: res.EdgeCuts[i]})
 		}
@@ -576,10 +539,10 @@ func partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 		info.Phases = append(info.Phases, PartitionPhase{Name: ph.Name, Seconds: ph.Seconds, MaxRSS: ph.MaxRSS})
 	}
 	l := &res.Local
-	for i, s := range distState.sets {
+	for i, s := range ds.sets {
 		ls := &l.Sets[i]
 		s.c.Core, s.c.Owned, s.c.Exec, s.c.Total = ls.Core, ls.Owned, ls.Exec, ls.Total
-		s.c.Halo = &setHalo{global: ls.Global, neighbours: ls.Neighbours, globalSize: res.GlobalSizes[i]}
+		s.c.Halo = dist.NewSetHalo(ls, res.GlobalSizes[i])
 		if s.c.Index != nil {
 			fillIndex(&s.c) // the elements' global numbers in the new layout
 		}
@@ -604,38 +567,11 @@ func (m *Map) adopt(table []int32) {
 	}
 }
 
-// sameDeclarations checks that every rank declared the same mesh shape
-// (sets, maps, dats, partitioner) as rank 0, giving every rank the same
-// error otherwise.
-func sameDeclarations(w *mpi.World, shape string) error {
-	send := make([][]byte, w.Size())
-	for r := range send {
-		send[r] = []byte(shape)
-	}
-	got, err := w.Alltoallv(send)
-	if err != nil {
-		return err
-	}
-	for r, b := range got {
-		if string(b) != string(got[0]) {
-			return fmt.Errorf("rank %d declared a different mesh from rank 0 (every rank must declare the same sets, maps and dats in the same order, and choose the same partitioner):\nrank 0:\n%srank %d:\n%s", r, got[0], r, b)
-		}
-	}
-	return nil
-}
-
-// setHalo is a partitioned set's exchange lists and numbering.
-type setHalo struct {
-	global     []int32 // global number of each local element
-	neighbours []dist.Neighbour
-	globalSize int
-}
-
 // GlobalSize is the number of elements of the set over all ranks (Size
 // without MPI).
 func (s *Set) GlobalSize() int {
-	if h, ok := s.c.Halo.(*setHalo); ok {
-		return h.globalSize
+	if h, ok := s.c.Halo.(*dist.SetHalo); ok {
+		return h.GlobalSize
 	}
 	return s.c.Owned
 }
@@ -649,7 +585,7 @@ func (s *Set) GlobalSize() int {
 func Partitioned() bool {
 	mu.Lock()
 	defer mu.Unlock()
-	return distState.partitioned
+	return rt.dist.partitioned()
 }
 
 // declareDistributed refuses sets and maps declared after Partition.
@@ -657,7 +593,7 @@ func declareDistributed(what string) error {
 	if _, err := mpiWorld(); err != nil {
 		return err
 	}
-	if distState.partitioned {
+	if rt.dist.partitioned() {
 		return fmt.Errorf("op2: %s declared after Partition: declare every set and map before partitioning the mesh", what)
 	}
 	return nil
@@ -666,15 +602,15 @@ func declareDistributed(what string) error {
 // checkPartitioned refuses loops on a mesh still to be partitioned and
 // gives the executor the halo exchange once it is.
 func (s *Runtime) checkPartitioned(l *core.Loop) error {
-	distributing, err := distributing()
+	distributing, err := s.dist.distributing()
 	if err != nil {
 		return err
 	}
 	if distributing {
-		return fmt.Errorf("op2: loop %s over set %q: the mesh is declared on %d MPI ranks; call op2.Partition before the first loop", l.Kernel.Name, l.Set.Name, distState.world.Size())
+		return fmt.Errorf("op2: loop %s over set %q: the mesh is declared on %d MPI ranks; call op2.Partition before the first loop", l.Kernel.Name, l.Set.Name, s.dist.world.Size())
 	}
-	if distState.halo != nil && s.x.Halo == nil {
-		s.x.Halo = distState.halo
+	if s.x.Halo == nil && s.dist.partitioned() {
+		s.x.Halo = s.dist.job.Exchange()
 	}
 	return nil
 }
@@ -688,47 +624,32 @@ func (d *Dat[T]) Gather() ([]T, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	owned := d.s.Set.Owned * d.s.Dim
-	h, ok := d.s.Set.Halo.(*setHalo)
-	if ok && distState.world != nil {
+	h, ok := d.s.Set.Halo.(*dist.SetHalo)
+	w := rt.dist.world
+	if ok && w != nil {
 		// A rank that cannot read its values says so to every rank.
 		what := fmt.Sprintf("Gather of dat %q on set %q", d.s.Name, d.s.Set.Name)
-		if err := agreeStep(distState.world, what, d.s.HostAccess(false)); err != nil {
+		if err := mpiFatal(dist.AgreeStep(w, what, d.s.HostAccess(false))); err != nil {
 			return nil, fmt.Errorf("op2: %s: %w", what, err)
 		}
 	} else if err := d.s.HostAccess(false); err != nil {
 		return nil, err
 	}
-	if !ok || distState.world == nil {
+	if !ok || w == nil {
 		if decl := d.s.Set.Declared; decl != nil {
 			return toDeclared(d.data[:owned], d.s.Dim, decl), nil
 		}
 		return append([]T(nil), d.data[:owned]...), nil
 	}
-	w := distState.world
-	elem := d.s.Dim * d.s.Type.Size()
 	// Each rank sends rank 0 its owned values with their global numbers.
-	msg := make([]byte, 0, d.s.Set.Owned*(4+elem))
-	vals := unsafe.Slice((*byte)(d.s.Host), d.s.Bytes())
-	for i := 0; i < d.s.Set.Owned; i++ {
-		msg = binary.LittleEndian.AppendUint32(msg, uint32(h.global[i]))
-		msg = append(msg, vals[i*elem:(i+1)*elem]...)
+	var out []T
+	if w.Rank() == 0 {
+		out = make([]T, h.GlobalSize*d.s.Dim)
 	}
-	send := make([][]byte, w.Size())
-	send[0] = msg
-	got, err := w.Alltoallv(send)
-	if err != nil {
+	elem := d.s.Dim * d.s.Type.Size()
+	vals := unsafe.Slice((*byte)(d.s.Host), d.s.Set.Owned*elem)
+	if err := dist.GatherRows(w, h.Global[:d.s.Set.Owned], vals, elem, rawBytes(out)); err != nil {
 		return nil, mpiFatal(fmt.Errorf("op2: Gather of %s: %w", d.s.Describe(), err))
-	}
-	if w.Rank() != 0 {
-		return nil, nil
-	}
-	out := make([]T, h.globalSize*d.s.Dim)
-	outb := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(out))), len(out)*d.s.Type.Size())
-	for _, b := range got {
-		for k := 0; k+4+elem <= len(b); k += 4 + elem {
-			g := int(binary.LittleEndian.Uint32(b[k:]))
-			copy(outb[g*elem:(g+1)*elem], b[k+4:k+4+elem])
-		}
 	}
 	return out, nil
 }
@@ -742,8 +663,8 @@ func (d *Dat[T]) Gather() ([]T, error) {
 func (m *Map) Gather() ([]int32, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	from, ok := m.c.From.Halo.(*setHalo)
-	w := distState.world
+	from, ok := m.c.From.Halo.(*dist.SetHalo)
+	w := rt.dist.world
 	if !ok || w == nil {
 		tab := append([]int32(nil), m.c.Table[:m.c.From.Owned*m.c.Arity]...)
 		if to := m.c.To.Declared; to != nil {
@@ -756,40 +677,26 @@ func (m *Map) Gather() ([]int32, error) {
 		}
 		return tab, nil
 	}
-	to, ok := m.c.To.Halo.(*setHalo)
+	to, ok := m.c.To.Halo.(*dist.SetHalo)
 	if !ok {
 		return nil, fmt.Errorf("op2: Gather of map %q: its target set %q is not partitioned", m.c.Name, m.c.To.Name)
 	}
 	what := fmt.Sprintf("Gather of map %q", m.c.Name)
-	if err := agreeStep(w, what, nil); err != nil {
+	if err := mpiFatal(dist.AgreeStep(w, what, nil)); err != nil {
 		return nil, fmt.Errorf("op2: %s: %w", what, err)
 	}
-	k := m.c.Arity
-	msg := make([]byte, 0, m.c.From.Owned*4*(1+k))
-	for i := 0; i < m.c.From.Owned; i++ {
-		msg = binary.LittleEndian.AppendUint32(msg, uint32(from.global[i]))
-		for j := 0; j < k; j++ {
-			msg = binary.LittleEndian.AppendUint32(msg, uint32(to.global[m.c.Table[i*k+j]]))
-		}
+	// Each rank sends rank 0 its owned rows, in global numbers.
+	k, owned := m.c.Arity, m.c.From.Owned
+	rows := make([]int32, owned*k)
+	for i, t := range m.c.Table[:owned*k] {
+		rows[i] = to.Global[t]
 	}
-	send := make([][]byte, w.Size())
-	send[0] = msg
-	got, err := w.Alltoallv(send)
-	if err != nil {
+	var out []int32
+	if w.Rank() == 0 {
+		out = make([]int32, from.GlobalSize*k)
+	}
+	if err := dist.GatherRows(w, from.Global[:owned], rawBytes(rows), 4*k, rawBytes(out)); err != nil {
 		return nil, mpiFatal(fmt.Errorf("op2: Gather of map %q: %w", m.c.Name, err))
-	}
-	if w.Rank() != 0 {
-		return nil, nil
-	}
-	out := make([]int32, from.globalSize*k)
-	rec := 4 * (1 + k)
-	for _, b := range got {
-		for p := 0; p+rec <= len(b); p += rec {
-			g := int(binary.LittleEndian.Uint32(b[p:]))
-			for j := 0; j < k; j++ {
-				out[g*k+j] = int32(binary.LittleEndian.Uint32(b[p+4+4*j:]))
-			}
-		}
 	}
 	return out, nil
 }

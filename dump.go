@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/regfile"
 )
 
@@ -114,7 +115,7 @@ func refuseUnpartitioned(what string, s *core.Storage) error {
 		return err
 	}
 	if distributing {
-		return fmt.Errorf("op2: %s %s: the mesh is declared on %d MPI ranks; call op2.Partition first", what, s.Describe(), distState.world.Size())
+		return fmt.Errorf("op2: %s %s: the mesh is declared on %d MPI ranks; call op2.Partition first", what, s.Describe(), rt.dist.world.Size())
 	}
 	return nil
 }
@@ -153,14 +154,14 @@ func writeDump(path string, b []byte) error {
 // shareError gives every rank rank 0's error (collective under MPI), and
 // an error when the ranks are at different operations (what).
 func shareError(what string, err error) error {
-	w := distState.world
+	w := rt.dist.world
 	if w == nil || w.Size() == 1 {
 		return err
 	}
 	if w.Rank() != 0 {
 		err = nil
 	}
-	aerr := agreeStep(w, what, err)
+	aerr := mpiFatal(dist.AgreeStep(w, what, err))
 	switch {
 	case aerr == nil:
 		return nil
@@ -195,8 +196,8 @@ func (d *Dat[T]) load(path string, tooLarge func(size int64, n int) error, parse
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	h, ok := d.s.Set.Halo.(*setHalo)
-	w := distState.world
+	h, ok := d.s.Set.Halo.(*dist.SetHalo)
+	w := rt.dist.world
 	if !ok || w == nil {
 		if err := apiError(d.s.HostAccess(true)); err != nil {
 			return err
@@ -211,39 +212,16 @@ func (d *Dat[T]) load(path string, tooLarge func(size int64, n int) error, parse
 		copy(d.data[:d.s.Set.Owned*d.s.Dim], vals)
 		return nil
 	}
-	// Each rank asks rank 0 for its local elements by global number.
+	// Each rank gets its local elements from rank 0 by global number.
 	total := d.s.Set.Total
-	ask := make([]byte, 0, 4*total)
-	for i := 0; i < total; i++ {
-		ask = binary.LittleEndian.AppendUint32(ask, uint32(h.global[i]))
-	}
-	send := make([][]byte, w.Size())
-	send[0] = ask
-	asked, err := w.Alltoallv(send)
-	if err != nil {
-		return mpiFatal(fmt.Errorf("op2: reading %s: %w", d.s.Describe(), err))
-	}
-	send = make([][]byte, w.Size())
-	if w.Rank() == 0 {
-		all := rawBytes(vals)
-		elem := d.s.Dim * d.s.Type.Size()
-		for r, a := range asked {
-			out := make([]byte, 0, len(a)/4*elem)
-			for k := 0; k+4 <= len(a); k += 4 {
-				g := int(binary.LittleEndian.Uint32(a[k:]))
-				out = append(out, all[g*elem:(g+1)*elem]...)
-			}
-			send[r] = out
-		}
-	}
-	got, err := w.Alltoallv(send)
+	got, err := dist.ScatterRows(w, h.Global[:total], rawBytes(vals), d.s.Dim*d.s.Type.Size())
 	if err != nil {
 		return mpiFatal(fmt.Errorf("op2: reading %s: %w", d.s.Describe(), err))
 	}
 	if err := apiError(d.s.HostAccess(true)); err != nil {
 		return err
 	}
-	copy(rawBytes(d.data[:total*d.s.Dim]), got[0])
+	copy(rawBytes(d.data[:total*d.s.Dim]), got)
 	d.s.HaloStale = false // the halo got the file's values too
 	return nil
 }

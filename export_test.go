@@ -23,10 +23,10 @@ func SetMaxPrograms(n int) (restore func()) {
 func HaloExchanges() int {
 	mu.Lock()
 	defer mu.Unlock()
-	if distState.halo == nil {
+	if rt.dist.job == nil {
 		return 0
 	}
-	return distState.halo.exchanges
+	return rt.dist.job.Halo().Exchanges()
 }
 
 // DropHaloSends makes this rank post no halo sends, as a rank that has
@@ -34,7 +34,9 @@ func HaloExchanges() int {
 func DropHaloSends(on bool) {
 	mu.Lock()
 	defer mu.Unlock()
-	dropHaloSends = on
+	if rt.dist.job != nil {
+		rt.dist.job.Halo().DropSends = on
+	}
 }
 
 // OnLaunch calls f before every launch of r's loops with the iteration

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/exec"
 )
 
@@ -424,11 +425,10 @@ func (s *Runtime) run(b *exec.Opened, l *core.Loop) error {
 	}
 	trace := s.tracer()
 	if trace != nil {
-		traceLoop(trace, "op2: loop start", l, nil)
+		s.traceLoop(trace, "op2: loop start", l, nil)
 	}
-	if h, ok := s.x.Halo.(*haloExchange); ok {
-		h.trace = trace
-		if err := h.agree(l); err != nil {
+	if h, ok := s.x.Halo.(*dist.Halo); ok {
+		if err := h.Agree(l, trace); err != nil {
 			return mpiFatal(apiError(err))
 		}
 	}
@@ -442,7 +442,7 @@ func (s *Runtime) run(b *exec.Opened, l *core.Loop) error {
 	}
 	endCrashReport()
 	if trace != nil {
-		traceLoop(trace, "op2: loop end", l, err)
+		s.traceLoop(trace, "op2: loop end", l, err)
 	}
 	return mpiFatal(err)
 }
@@ -457,9 +457,9 @@ func (s *Runtime) tracer() *slog.Logger {
 }
 
 // traceLoop logs a loop's start or end, with the rank under MPI.
-func traceLoop(log *slog.Logger, msg string, l *core.Loop, err error) {
+func (s *Runtime) traceLoop(log *slog.Logger, msg string, l *core.Loop, err error) {
 	attrs := []slog.Attr{slog.String("kernel", l.Kernel.Name), slog.String("set", l.Set.Name)}
-	if w := distState.world; w != nil {
+	if w := s.dist.world; w != nil {
 		attrs = append(attrs, slog.Int("rank", w.Rank()))
 	}
 	if err != nil {

@@ -34,7 +34,7 @@ func NewSet(size int, name string) (*Set, error) {
 	core.Track(&s.c) // plans built for the set go when it does
 	registerSet(s)
 	if distributing, _ := distributing(); distributing {
-		distState.sets = append(distState.sets, s)
+		rt.dist.sets = append(rt.dist.sets, s)
 	}
 	return s, nil
 }
@@ -106,7 +106,7 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 	core.Track(&m.c) // plans built with the map go when it does
 	registerMap(m)
 	if distributing {
-		distState.maps = append(distState.maps, m)
+		rt.dist.maps = append(rt.dist.maps, m)
 	}
 	return m, nil
 }

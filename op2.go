@@ -257,20 +257,25 @@ type Runtime struct {
 	err      error     // configuration error from the environment
 	timings  *exec.Timings
 	logger   atomic.Pointer[slog.Logger] // nil: no logging
+	// dist is the process's MPI job and mesh blocks, the same for every
+	// runtime (the default runtime's).
+	dist *distRun
 }
 
 // mu serialises loops of every runtime and host access to data.
 var mu sync.Mutex
 
 // rt is the default runtime.
-var rt = newRuntime()
+var rt = newRuntime(&distRun{})
 
 // Default returns the default runtime, the one the package-level functions
 // use.
 func Default() *Runtime { return rt }
 
-func newRuntime() *Runtime {
-	s := &Runtime{backends: map[string]*exec.Opened{}, x: exec.New(), consts: newConstRegistry(), timings: exec.NewTimings()}
+// newRuntime returns a runtime configured from the environment, in the
+// process's MPI job d.
+func newRuntime(d *distRun) *Runtime {
+	s := &Runtime{backends: map[string]*exec.Opened{}, x: exec.New(), consts: newConstRegistry(), timings: exec.NewTimings(), dist: d}
 	var err error
 	s.cfg, err = exec.ConfigFromEnv()
 	s.err = apiError(err)
@@ -368,7 +373,7 @@ func (s *Runtime) opened(b exec.Backend) {
 // configures the default one (zero fields keep the defaults, which
 // include the environment's overrides).
 func NewRuntime(c Config) (*Runtime, error) {
-	r := newRuntime()
+	r := newRuntime(rt.dist)
 	if err := r.Configure(c); err != nil {
 		return nil, err
 	}

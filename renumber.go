@@ -412,8 +412,8 @@ func (s *Set) DeclaredNumbers() []int32 {
 // declaredNumbers is the declared (global) number of each local element
 // of s, or nil when that is the element's own number.
 func declaredNumbers(s *core.Set) []int32 {
-	if h, ok := s.Halo.(*setHalo); ok {
-		return h.global
+	if h, ok := s.Halo.(*dist.SetHalo); ok {
+		return h.Global
 	}
 	return s.Declared
 }

@@ -3,6 +3,8 @@ package op2
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/goop2/op2/internal/dist"
 )
 
 // Zero sets every value of the dat to zero (PyOP2's Dat.zero). On a device
@@ -18,7 +20,7 @@ import (
 func (d *Dat[T]) Zero() error {
 	mu.Lock()
 	defer mu.Unlock()
-	hostWrite(&d.s)
+	dist.HostWrite(&d.s)
 	return apiError(d.s.Zero())
 }
 
@@ -45,7 +47,7 @@ func (d *Dat[T]) CopyTo(dst *Dat[T]) error {
 	mu.Lock()
 	defer mu.Unlock()
 	if dst != d {
-		hostWrite(&dst.s)
+		dist.HostWrite(&dst.s)
 	}
 	return apiError(dst.s.CopyFrom(&d.s))
 }
@@ -61,7 +63,7 @@ func (d *Dat[T]) DataWO() []T {
 	mu.Lock()
 	defer mu.Unlock()
 	d.s.WriteOnly()
-	hostWrite(&d.s)
+	dist.HostWrite(&d.s)
 	return d.data[:d.s.Set.Owned*d.s.Dim]
 }
 

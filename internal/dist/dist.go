@@ -14,6 +14,13 @@
 // its part and its halo. Owners and Layout work on a whole mesh in one
 // process: the reference the distributed form is tested against, and what
 // cmd/op2halo models many ranks with.
+//
+// Once the mesh is laid out, a Job holds a rank's part in the run: its
+// World (what it needs of MPI, which *mpi.World implements and package
+// disttest simulates), whether the mesh is partitioned, and the Halo that
+// exchanges halos and combines reductions around every loop (the
+// executor's exec.Halo). AgreeStep, GatherRows and ScatterRows are the
+// collective steps of op2.Partition, Gather and the dumps.
 package dist
 
 import (

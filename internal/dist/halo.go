@@ -1,4 +1,4 @@
-package op2
+package dist
 
 import (
 	"context"
@@ -12,25 +12,27 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/mpi"
 )
 
-// haloExchange exchanges halos and combines reductions around each loop of
-// a partitioned run (exec.Halo). Following OP2: before a loop, a Dat is
-// exchanged when its halo is out of date and the loop reads it (READ or
-// RW) through a map, or directly while the loop also computes the exec
-// halo; after the loop, every Dat it modified has an out-of-date halo. The
-// owned values are always complete, because every element touching an
-// owned element runs on its owner (owner-compute over the exec halo).
+// Halo exchanges halos and combines reductions around each loop of a
+// partitioned run: it is the executor's exec.Halo, and Agree runs before
+// each loop. Following OP2: before a loop, a Dat is exchanged when its
+// halo is out of date and the loop reads it (READ or RW) through a map, or
+// directly while the loop also computes the exec halo; after the loop,
+// every Dat it modified has an out-of-date halo. The owned values are
+// always complete, because every element touching an owned element runs
+// on its owner (owner-compute over the exec halo).
 //
 // Every rank takes every decision that involves another rank alike: before
-// a loop the ranks agree (agree) on the loop they run, on its optional
+// a loop the ranks agree (Agree) on the loop they run, on its optional
 // arguments and on the Dats to exchange, which depend on what a rank did
 // alone (Data, DataWO, Zero, CopyTo); the decisions themselves depend only
 // on the loop's arguments, never on a rank's own part of the mesh; a
 // message's tag is the argument's position.
-type haloExchange struct {
-	w *mpi.World
+type Halo struct {
+	w World
 	// The agreement buffer and its outcome: the arguments whose Dats the
 	// current call exchanges, taken by Begin.
 	flags    []byte
@@ -42,26 +44,37 @@ type haloExchange struct {
 	recvOf, sendOf []*datHalo
 	// trace, if not nil, logs each exchange (OP2_LOG=trace).
 	trace *slog.Logger
-	// Exchanges counts the Dat exchanges started (tests).
+	// exchanges counts the Dat exchanges started (tests).
 	exchanges int
+	// DropSends makes Begin post no sends (tests of a rank that never
+	// sends).
+	DropSends bool
 }
+
+var _ exec.Halo = (*Halo)(nil)
+
+// NewHalo returns the halo exchange of the rank w is.
+func NewHalo(w World) *Halo { return &Halo{w: w} }
+
+// Exchanges is the number of Dat halo exchanges Begin started so far.
+func (h *Halo) Exchanges() int { return h.exchanges }
 
 // datHalo is a Dat's exchange buffers.
 type datHalo struct {
 	s    *core.Storage
-	set  *setHalo
+	set  *SetHalo
 	elem int
 	send []byte // pinned: MPI reads it after the call that posts it
 	recv []byte
 }
 
-func (h *haloExchange) buffers(s *core.Storage, sh *setHalo) *datHalo {
+func (h *Halo) buffers(s *core.Storage, sh *SetHalo) *datHalo {
 	if d, ok := s.HaloBuf.(*datHalo); ok {
 		return d
 	}
 	d := &datHalo{s: s, set: sh, elem: s.Dim * s.Type.Size()}
 	ns, nr := 0, 0
-	for _, n := range sh.neighbours {
+	for _, n := range sh.Neighbours {
 		ns += len(n.Send)
 		nr += int(n.RecvExec[1]-n.RecvExec[0]) + int(n.RecvNonexec[1]-n.RecvNonexec[0])
 	}
@@ -93,15 +106,19 @@ func readsHalo(a *core.Arg, runsExec bool) bool {
 	return a.Map != nil || runsExec
 }
 
-// agree runs before every loop, on every rank, and decides the Dats whose
+// Agree runs before every loop, on every rank, and decides the Dats whose
 // halos the loop exchanges: those whose halos it reads which are out of
 // date, or which some rank changed on the host since their last exchange.
 // When the loop reads a halo not known to be out of date, or has optional
 // arguments, the ranks decide together with one small MPI_Allreduce, in
 // which they also check that they run the same loop with the same
 // optional arguments enabled; otherwise the decision is every rank's
-// alike without it.
-func (h *haloExchange) agree(l *core.Loop) error {
+// alike without it. trace, if not nil, is the logger Begin logs the loop's
+// exchanges to (exec.LevelTrace). The error names the loop (and, when
+// the ranks are at different loops, every rank's); an MPI timeout is
+// wrapped (see TimedOut).
+func (h *Halo) Agree(l *core.Loop, trace *slog.Logger) error {
+	h.trace = trace
 	// Without optional arguments (whose flags the ranks must compare),
 	// a loop whose halo reads are all of stale Dats exchanges exactly
 	// those, as every rank knows: no agreement is needed.
@@ -180,7 +197,7 @@ func (h *haloExchange) agree(l *core.Loop) error {
 
 // addExchange adds the Dat of argument k to the current call's exchanges,
 // as its first argument (the one the executor's signature names).
-func (h *haloExchange) addExchange(l *core.Loop, k int) {
+func (h *Halo) addExchange(l *core.Loop, k int) {
 	b := k
 	for j := range k {
 		if l.Args[j].Data == l.Args[k].Data && l.Args[j].Kind != core.ArgGlobal {
@@ -217,17 +234,17 @@ func loopHash(l *core.Loop) uint64 {
 // disagree is the error every rank returns when the ranks reached
 // different loops: every rank detects it (a bit of the hash on which two
 // ranks differ is set in the OR of the hashes or of their complements), so
-// each can take part in agreeStep, which names every rank's loop.
-func (h *haloExchange) disagree(l *core.Loop) error {
-	err := agreeStep(h.w, fmt.Sprintf("%s with %d arguments", l.Name(), len(l.Args)), nil)
+// each can take part in AgreeStep, which names every rank's loop.
+func (h *Halo) disagree(l *core.Loop) error {
+	err := AgreeStep(h.w, fmt.Sprintf("%s with %d arguments", l.Name(), len(l.Args)), nil)
 	return fmt.Errorf("%s (rank %d of %d): the ranks are at different loops; every rank must run the same loops in the same order: %w", l.Name(), h.w.Rank(), h.w.Size(), err)
 }
 
-// Begin starts the exchanges agree decided on and sets the other ranks'
+// Begin starts the exchanges Agree decided on and sets the other ranks'
 // INC reductions to zero, so that the declared value is counted once. A
 // second Begin for the same call (the executor running the loop again as
 // configured after a tuned setting failed to start) exchanges nothing.
-func (h *haloExchange) Begin(l *core.Loop) error {
+func (h *Halo) Begin(l *core.Loop) error {
 	h.pending, h.recvs, h.sends = h.pending[:0], h.recvs[:0], h.sends[:0]
 	h.recvOf, h.sendOf = h.recvOf[:0], h.sendOf[:0]
 	for i := range l.Args {
@@ -243,9 +260,9 @@ func (h *haloExchange) Begin(l *core.Loop) error {
 	h.exchange = h.exchange[:0]
 	for _, i := range exchange {
 		s := l.Args[i].Data
-		sh, ok := s.Set.Halo.(*setHalo)
+		sh, ok := s.Set.Halo.(*SetHalo)
 		s.HaloStale, s.HostDirty = false, false
-		if !ok || len(sh.neighbours) == 0 {
+		if !ok || len(sh.Neighbours) == 0 {
 			continue
 		}
 		if err := s.HostAccess(false); err != nil {
@@ -254,8 +271,8 @@ func (h *haloExchange) Begin(l *core.Loop) error {
 		d := h.buffers(s, sh)
 		so, ro := 0, 0
 		tag := int32(i % 32000) // the same on every rank, whatever else each created
-		for _, n := range sh.neighbours {
-			if len(n.Send) > 0 && !dropHaloSends {
+		for _, n := range sh.Neighbours {
+			if len(n.Send) > 0 && !h.DropSends {
 				b := d.send[so*d.elem:]
 				mpi.Pack(unsafe.Pointer(&b[0]), s.Host, n.Send, d.elem)
 				h.sends = append(h.sends, mpi.Msg{Buf: uintptr(unsafe.Pointer(&b[0])), Bytes: int64(len(n.Send) * d.elem), Rank: int32(n.Rank), Tag: tag})
@@ -270,8 +287,8 @@ func (h *haloExchange) Begin(l *core.Loop) error {
 			}
 		}
 		if h.trace != nil {
-			h.trace.LogAttrs(context.Background(), LevelTrace, "op2: halo exchange", slog.Int("rank", h.w.Rank()),
-				slog.String("kernel", l.Kernel.Name), slog.String("dat", s.Name), slog.Int("neighbours", len(sh.neighbours)),
+			h.trace.LogAttrs(context.Background(), exec.LevelTrace, "op2: halo exchange", slog.Int("rank", h.w.Rank()),
+				slog.String("kernel", l.Kernel.Name), slog.String("dat", s.Name), slog.Int("neighbours", len(sh.Neighbours)),
 				slog.Int("send_bytes", so*d.elem), slog.Int("recv_bytes", ro*d.elem))
 		}
 		h.pending = append(h.pending, d)
@@ -284,7 +301,7 @@ func (h *haloExchange) Begin(l *core.Loop) error {
 }
 
 // Wait completes the exchanges and copies what arrived into the halos.
-func (h *haloExchange) Wait(l *core.Loop) error {
+func (h *Halo) Wait(l *core.Loop) error {
 	if len(h.pending) == 0 {
 		return nil
 	}
@@ -297,7 +314,7 @@ func (h *haloExchange) Wait(l *core.Loop) error {
 			return err
 		}
 		ro := 0
-		for _, n := range d.set.neighbours {
+		for _, n := range d.set.Neighbours {
 			for _, rng := range [2][2]int32{n.RecvExec, n.RecvNonexec} {
 				k := int(rng[1]-rng[0]) * d.elem
 				if k == 0 {
@@ -316,7 +333,7 @@ func (h *haloExchange) Wait(l *core.Loop) error {
 
 // describePending names the messages a timed-out wait was waiting for:
 // the Dat, the peer rank and the direction.
-func (h *haloExchange) describePending(err error) string {
+func (h *Halo) describePending(err error) string {
 	var te *mpi.TimeoutError
 	if !errors.As(err, &te) {
 		return ""
@@ -345,7 +362,7 @@ func (h *haloExchange) describePending(err error) string {
 // End marks modified halos out of date and combines the reductions: every
 // rank gathers every rank's result and folds them in rank order, so the
 // result is the same bits on every rank and repeatable.
-func (h *haloExchange) End(l *core.Loop) error {
+func (h *Halo) End(l *core.Loop) error {
 	for i := range l.Args {
 		a := &l.Args[i]
 		if a.Kind != core.ArgGlobal && a.Access.Modifies() {
@@ -409,13 +426,9 @@ func fold[T int32 | int64 | uint32 | float32 | float64, U uint32 | uint64](acc c
 	}
 }
 
-// dropHaloSends makes Begin post no sends (tests of a rank that never
-// sends).
-var dropHaloSends bool
-
-// hostWrite records that this rank may have changed s's values on the
-// host, so that the next loop reading its halo exchanges it (see agree).
-func hostWrite(s *core.Storage) {
+// HostWrite records that this rank may have changed s's values on the
+// host, so that the next loop reading its halo exchanges it (see Agree).
+func HostWrite(s *core.Storage) {
 	if s.Set != nil && s.Set.Halo != nil {
 		s.HostDirty = true
 	}

@@ -1,0 +1,151 @@
+package dist
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/goop2/op2/internal/mpi"
+)
+
+// World is what a partitioned run needs from MPI: Comm's all-to-all for
+// partitioning and agreements, and for the loops' halo exchanges and
+// reductions a bitwise-OR all-reduce, an all-gather and non-blocking
+// point-to-point messages. Every rank calls the collective operations in
+// the same order. An *mpi.World is a World; package disttest simulates
+// ranks in one process.
+type World interface {
+	Comm
+	// AllreduceOr replaces buf with the bitwise OR of every rank's buf
+	// (all the same length).
+	AllreduceOr(buf []byte) error
+	// Allgather gathers every rank's send (all the same length) into
+	// recv, in rank order; len(recv) = Size()*len(send).
+	Allgather(send, recv []byte) error
+	// Start posts recvs, then sends, without waiting for them; Wait
+	// completes them. The buffers must stay put until Wait returns.
+	Start(recvs, sends []mpi.Msg) error
+	// Wait completes every message Start posted. When it times out, the
+	// error is an *mpi.TimeoutError whose Pending lists the messages not
+	// complete (indices into the receives, then the sends).
+	Wait() error
+}
+
+var _ World = (*mpi.World)(nil)
+
+// Job is one process's part in a distributed run: its World, whether the
+// mesh is partitioned yet, and the halo exchange its loops use once it is.
+// The op2 run time holds one per process (every runtime of the process
+// shares it); tests make one per simulated rank.
+type Job struct {
+	w           World
+	partitioned bool
+	halo        *Halo
+}
+
+// NewJob returns the job of the rank w is, before Partition.
+func NewJob(w World) *Job { return &Job{w: w, halo: NewHalo(w)} }
+
+// World is the job's communicator.
+func (j *Job) World() World { return j.w }
+
+// Partitioned reports whether SetPartitioned was called.
+func (j *Job) Partitioned() bool { return j.partitioned }
+
+// SetPartitioned records that the mesh is laid out over the ranks: from
+// now on loops exchange halos (Exchange).
+func (j *Job) SetPartitioned() { j.partitioned = true }
+
+// Exchange is the halo exchange loops run under (the executor's Halo) once
+// the mesh is partitioned; nil before.
+func (j *Job) Exchange() *Halo {
+	if !j.partitioned {
+		return nil
+	}
+	return j.halo
+}
+
+// Halo is the job's halo exchange, partitioned or not (tests that change
+// how it behaves before Partition).
+func (j *Job) Halo() *Halo { return j.halo }
+
+// SetHalo is a partitioned set's numbering and exchange lists: what
+// core.Set.Halo holds in a distributed run.
+type SetHalo struct {
+	Global     []int32 // the global number of each local element
+	Neighbours []Neighbour
+	GlobalSize int // the number of elements over all ranks
+}
+
+// NewSetHalo is the SetHalo of a rank's part ls of a set of globalSize
+// elements.
+func NewSetHalo(ls *LocalSet, globalSize int) *SetHalo {
+	return &SetHalo{Global: ls.Global, Neighbours: ls.Neighbours, GlobalSize: globalSize}
+}
+
+// TimedOut reports whether err holds an *mpi.TimeoutError: an MPI wait ran
+// out of time (OP2_MPI_TIMEOUT), after which MPI's state is unusable and
+// the job must be aborted.
+func TimedOut(err error) bool {
+	var te *mpi.TimeoutError
+	return errors.As(err, &te)
+}
+
+// AgreeStep is collective: every rank passes the collective operation it
+// is at (what) and its own error (nil when it has none), and gets back an
+// error naming every rank that failed and why, or that the ranks are at
+// different operations (a program whose ranks took different paths), or
+// nil. The message has no "op2: " prefix, for the caller to wrap. A
+// collective operation whose ranks can fail on their own (a device copy,
+// a file) calls it before the step in which the ranks meet, so that no rank
+// waits for one that has given up or gone elsewhere. With one rank it
+// returns err. When the exchange itself fails the error wraps MPI's (which
+// may be a timeout: see TimedOut).
+func AgreeStep(c Comm, what string, err error) error {
+	if c.Size() == 1 {
+		return err
+	}
+	mine := []byte(what + "\x00")
+	if err != nil {
+		mine = append(mine, strings.TrimPrefix(err.Error(), "op2: ")...)
+	}
+	got, aerr := allgather(c, mine)
+	if aerr != nil {
+		return fmt.Errorf("rank %d: %s: agreeing with the other ranks: %w", c.Rank(), what, aerr)
+	}
+	var at, failed []string
+	same := true
+	for r, b := range got {
+		op, msg, _ := strings.Cut(string(b), "\x00")
+		same = same && op == what
+		at = append(at, fmt.Sprintf("rank %d: %s", r, op))
+		if msg != "" {
+			failed = append(failed, fmt.Sprintf("rank %d: %s", r, msg))
+		}
+	}
+	switch {
+	case !same:
+		return fmt.Errorf("the ranks are at different collective operations (every rank must call them in the same order):\n  %s", strings.Join(at, "\n  "))
+	case len(failed) == 1:
+		return errors.New(failed[0])
+	case len(failed) > 1:
+		return fmt.Errorf("%d ranks failed:\n  %s", len(failed), strings.Join(failed, "\n  "))
+	}
+	return nil
+}
+
+// SameDeclarations checks that every rank declared the same mesh shape
+// (sets, maps, dats, partitioner: one line each) as rank 0, giving every
+// rank the same error otherwise.
+func SameDeclarations(c Comm, shape string) error {
+	got, err := allgather(c, []byte(shape))
+	if err != nil {
+		return err
+	}
+	for r, b := range got {
+		if string(b) != string(got[0]) {
+			return fmt.Errorf("rank %d declared a different mesh from rank 0 (every rank must declare the same sets, maps and dats in the same order, and choose the same partitioner):\nrank 0:\n%srank %d:\n%s", r, got[0], r, b)
+		}
+	}
+	return nil
+}
