@@ -1,7 +1,8 @@
 // Package dist lays a mesh out over MPI ranks: it chooses which rank owns
-// each element (a block distribution, recursive coordinate bisection, or
-// METIS on the mesh's graph, spread from one set to the others through the
-// maps) and builds every rank's local mesh: each set ordered core | owned |
+// each element (a block distribution, recursive coordinate bisection,
+// METIS on the mesh's graph, a distributed graph partitioner such as
+// PT-Scotch's, or owners given, spread from one set to the others through
+// the maps) and builds every rank's local mesh: each set ordered core | owned |
 // exec halo | non-exec halo, maps renumbered to local indices, and the
 // lists of elements each pair of ranks exchange.
 //
