@@ -103,10 +103,11 @@ func PartitionBlocks(c Comm, m *BlockMesh, p Partitioning) (*Result, error) {
 	}
 	// Start-up is where a rank's memory peaks (its block, the records in
 	// flight and its new part live together): the heap is collected more
-	// often meanwhile (a quarter of the live heap may be garbage, not
-	// all of it), and the caller's garbage (a mesh read and declared)
-	// goes first.
-	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	// often meanwhile (a tenth of the live heap may be garbage, not all
+	// of it: on 2.88 M cells on 2 ranks 0.45 GB at the peak instead of
+	// 0.49 GB, in the same time), and the caller's garbage (a mesh read
+	// and declared) goes first.
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	runtime.GC()
 	start := time.Now()
 	phase := func(name string) {
