@@ -88,18 +88,6 @@ func (x *exchange) allreduce(n float64) {
 	}
 }
 
-// pairwise adds an exchange of n bytes from every rank to every other
-// (the counts that begin dist's migration of a set or a dat's values).
-func (x *exchange) pairwise(n float64) {
-	t := newTraffic(x.ranks)
-	for r := range x.ranks {
-		for q := range x.ranks {
-			t.add(r, q, n)
-		}
-	}
-	x.do(t)
-}
-
 // do adds one exchange: its time is the sizes' allgather plus the slowest
 // rank's latency per message in and out and bytes in and out over its
 // port (messages to itself are copies, free).
@@ -127,8 +115,9 @@ func (x *exchange) do(t *traffic) {
 	x.seconds += x.countsSeconds() + worst
 }
 
-// allgather adds an exchange in which every rank sends the same n bytes
-// to every rank (dist's reductions and agreements).
+// allgather adds an exchange in which every rank sends n bytes to every
+// rank (dist's agreements, and the counts that begin the migration of a
+// set or a dat's values).
 func (x *exchange) allgather(n float64) {
 	t := newTraffic(x.ranks)
 	for r := range x.ranks {
@@ -455,7 +444,7 @@ func (sm *startupMesh) model(m model, c startupCosts) startupCost {
 		}
 		records[s] = t
 		x.allgather(8) // the rounds (dist's planRounds)
-		x.pairwise(8)  // what each rank will receive
+		x.allgather(8) // what each rank will receive (the counts of the rounds)
 		scaled := newTraffic(R)
 		for i, v := range t.b {
 			scaled.b[i] = v * float64(sm.recSize(s))
@@ -561,7 +550,7 @@ func (sm *startupMesh) model(m model, c startupCosts) startupCost {
 		for i := range rep.b {
 			rep.b[i] *= float64(dd.elem)
 		}
-		x.pairwise(8) // what each rank will receive
+		x.allgather(8) // what each rank will receive
 		x.do(t)
 		x.do(req)
 		x.do(rep)

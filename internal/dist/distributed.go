@@ -583,8 +583,10 @@ func (d *distMesh) mapIndex(mp *Map) int {
 	panic("dist: map not in the mesh")
 }
 
-// modeOf is the rank most votes name, the lowest of those that tie (as
-// Spread's); count is zeroed scratch of one entry per rank.
+// modeOf is the rank most votes name, the lowest of those that tie;
+// count is zeroed scratch of one entry per rank, cleared again of the
+// entries the votes used, so that an element costs its own votes, not
+// the number of ranks.
 func modeOf(votes []int32, count []int32) int32 {
 	best := votes[0]
 	for _, r := range votes {

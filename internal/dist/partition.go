@@ -25,25 +25,9 @@ func BlockOwners(n, ranks int) []int32 {
 // which map serves a set). A set no map connects to a partitioned one is
 // distributed in blocks.
 func Spread(m *Mesh, owner [][]int32, ranks int) {
-	// count is scratch for the votes of one element; mode clears the
-	// entries it was given, so each element costs its own votes, not the
-	// number of ranks.
+	// count is scratch for the votes of one element (modeOf clears it).
 	count := make([]int32, ranks)
-	mode := func(votes []int32) int32 {
-		best := votes[0]
-		for _, r := range votes {
-			count[r]++
-		}
-		for _, r := range votes {
-			if c, cb := count[r], count[best]; c > cb || c == cb && r < best {
-				best = r
-			}
-		}
-		for _, r := range votes {
-			count[r] = 0
-		}
-		return best
-	}
+	mode := func(votes []int32) int32 { return modeOf(votes, count) }
 	var votes []int32
 	fromTargets := func(mp *Map) []int32 {
 		o := make([]int32, m.Sets[mp.From].Size)

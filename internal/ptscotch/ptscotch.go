@@ -63,6 +63,7 @@ static int op2scotch_call_part(void *f, void *const *fns, long long n, void *xad
 import "C"
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -386,21 +387,21 @@ func Part(w *mpi.World, xadj []int64, adj []int32, parts int) ([]int32, error) {
 
 	// Every rank's vertex count and number of parts.
 	mine := make([]byte, 16)
-	putInt64(mine, int64(n))
-	putInt64(mine[8:], int64(parts))
+	binary.LittleEndian.PutUint64(mine, uint64(n))
+	binary.LittleEndian.PutUint64(mine[8:], uint64(parts))
 	all := make([]byte, 16*w.Size())
 	if err := w.Allgather(mine, all); err != nil {
 		return nil, fmt.Errorf("ptscotch.Part: gathering the ranks' vertex counts: %w", err)
 	}
 	var first, total int64
 	for r := 0; r < w.Size(); r++ {
-		if p := getInt64(all[16*r+8:]); p != int64(parts) {
+		if p := int64(binary.LittleEndian.Uint64(all[16*r+8:])); p != int64(parts) {
 			return nil, fmt.Errorf("ptscotch.Part: the ranks ask for different numbers of parts: rank %d for %d, rank %d for %d", w.Rank(), parts, r, p)
 		}
 		if r == w.Rank() {
 			first = total
 		}
-		total += getInt64(all[16*r:])
+		total += int64(binary.LittleEndian.Uint64(all[16*r:]))
 	}
 	limit := int64(math.MaxInt64)
 	if lib.bits == 32 {
@@ -483,18 +484,4 @@ func Part(w *mpi.World, xadj []int64, adj []int32, parts int) ([]int32, error) {
 		return nil, err
 	}
 	return part, nil
-}
-
-func putInt64(b []byte, v int64) {
-	for i := 0; i < 8; i++ {
-		b[i] = byte(v >> (8 * i))
-	}
-}
-
-func getInt64(b []byte) int64 {
-	var v int64
-	for i := 0; i < 8; i++ {
-		v |= int64(b[i]) << (8 * i)
-	}
-	return v
 }
