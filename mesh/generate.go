@@ -149,7 +149,7 @@ func Generate(I, J int) (*Mesh, error) {
 // checkGrid checks the arguments of Generate and GenerateBlock.
 func checkGrid(I, J int) error {
 	if I < 1 || J < 1 {
-		return fmt.Errorf("I and J must be at least 1")
+		return fmt.Errorf("the grid sizes I and J must be at least 1")
 	}
 	// Check the sizes in float64 first so that the int products of the
 	// callers cannot overflow.
