@@ -2,10 +2,7 @@ package dist
 
 import (
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"math"
-	"strings"
 	"unsafe"
 )
 
@@ -131,36 +128,6 @@ func minMax(c Comm, lo, hi []float64) ([]float64, []float64, error) {
 		}
 	}
 	return outLo, outHi, nil
-}
-
-// agree shares each rank's error (nil: none) with every rank, so that all
-// of them fail together: it returns an error naming each failing rank, or
-// nil when none failed.
-func agree(c Comm, err error) error {
-	var mine []byte
-	if err != nil {
-		mine = []byte(err.Error())
-		if len(mine) == 0 {
-			mine = []byte("failed")
-		}
-	}
-	got, cerr := allgather(c, mine)
-	if cerr != nil {
-		return cerr
-	}
-	var failed []string
-	for r, b := range got {
-		if len(b) > 0 {
-			failed = append(failed, fmt.Sprintf("rank %d: %s", r, b))
-		}
-	}
-	switch len(failed) {
-	case 0:
-		return nil
-	case 1:
-		return errors.New(failed[0])
-	}
-	return fmt.Errorf("%d ranks failed:\n  %s", len(failed), strings.Join(failed, "\n  "))
 }
 
 // int32Bytes views v as bytes (the machine's byte order; every rank of a

@@ -155,7 +155,6 @@ type distMesh struct {
 	mapsFrom [][]int   // per set, the maps from it
 	datsOn   [][]int   // per set, the dats on it
 	recSize  []int     // per set, bytes of an element record
-	tOwners  [][]int32 // per map, the owner of each entry's target, once known
 	// What moving the dats' values needs, per set: the ranks each
 	// element of the block went to (migrate), the order in which this
 	// rank received its elements and the non-exec halo it fetched
@@ -173,7 +172,7 @@ type distMesh struct {
 type dests struct{ start, rank []int32 }
 
 func newDistMesh(c Comm, m *BlockMesh) (*distMesh, error) {
-	d := &distMesh{c: c, m: m, mapsFrom: make([][]int, len(m.Sets)), datsOn: make([][]int, len(m.Sets)), tOwners: make([][]int32, len(m.Maps))}
+	d := &distMesh{c: c, m: m, mapsFrom: make([][]int, len(m.Sets)), datsOn: make([][]int, len(m.Sets))}
 	sizes := make([]int64, len(m.Sets))
 	for s, set := range m.Sets {
 		sizes[s] = int64(set.Size)
@@ -204,7 +203,7 @@ func newDistMesh(c Comm, m *BlockMesh) (*distMesh, error) {
 		}
 		d.recSize[s] = n
 	}
-	return d, agree(c, d.validate())
+	return d, AgreeStep(c, "Partition: checking the blocks", d.validate())
 }
 
 // validate checks the rank's block: table and value lengths, and every
@@ -275,9 +274,6 @@ func (d *distMesh) fetch(s int, need []int32, rec int, fill func(i int, dst []by
 // targetOwners returns, for map mi's table on this rank, the owner of
 // each entry's target.
 func (d *distMesh) targetOwners(mi int, owner [][]int32) ([]int32, error) {
-	if o := d.tOwners[mi]; o != nil {
-		return o, nil // owners do not change once chosen
-	}
 	mp := &d.m.Maps[mi]
 	// The distinct targets, asked for once each; the table then maps
 	// each to its owner.
@@ -304,7 +300,6 @@ func (d *distMesh) targetOwners(mi int, owner [][]int32) ([]int32, error) {
 	for k, g := range mp.Table {
 		out[k] = h.find(g)
 	}
-	d.tOwners[mi] = out
 	return out, nil
 }
 
@@ -339,7 +334,7 @@ func (d *distMesh) owners(p Partitioning) ([][]int32, int, error) {
 	case "rcb":
 		first := d.first(p.CoordSet)
 		if len(p.Coords) != m.Sets[p.CoordSet].Size*max(p.CoordDim, 1) {
-			return nil, 0, agree(d.c, fmt.Errorf("%d coordinates for the %d elements of set %q (dim %d)", len(p.Coords), m.Sets[p.CoordSet].Size, m.Sets[p.CoordSet].Name, p.CoordDim))
+			return nil, 0, AgreeStep(d.c, "Partition: the coordinates", fmt.Errorf("%d coordinates for the %d elements of set %q (dim %d)", len(p.Coords), m.Sets[p.CoordSet].Size, m.Sets[p.CoordSet].Name, p.CoordDim))
 		}
 		o, err := rcbDistributed(d.c, p.Coords, p.CoordDim, first, ranks)
 		if err != nil {
@@ -357,7 +352,7 @@ func (d *distMesh) owners(p Partitioning) ([][]int32, int, error) {
 				err = fmt.Errorf("element %d of set %q has owner %d, not a rank (0 to %d)", d.first(p.OwnerSet)+e, set.Name, r, ranks-1)
 			}
 		}
-		if err := agree(d.c, err); err != nil {
+		if err := AgreeStep(d.c, "Partition: the owners", err); err != nil {
 			return nil, 0, err
 		}
 		owner[p.OwnerSet] = append(make([]int32, 0, len(p.Owner)), p.Owner...) // never nil: spread tells done sets by it
@@ -410,7 +405,7 @@ func (d *distMesh) metisOwners(mi int) ([]int32, int, error) {
 			}
 		}
 	}
-	if err := agree(d.c, failed); err != nil {
+	if err := AgreeStep(d.c, "Partition: METIS on rank 0", failed); err != nil {
 		return nil, 0, err
 	}
 	got, err = d.c.Alltoallv(send)
@@ -502,8 +497,9 @@ func (d *distMesh) spread(owner [][]int32) error {
 	var failed error
 	fromTargets := func(mp *Map) []int32 {
 		mi := d.mapIndex(mp)
+		// Not kept for the migration, which finds them again: memory
+		// is scarcer than time here.
 		to, err := d.targetOwners(mi, owner)
-		d.tOwners[mi] = nil // found again when its set migrates: memory is scarcer than time here
 		if err != nil {
 			failed = errors.Join(failed, err)
 			return make([]int32, d.m.Sets[mp.From].Size)
@@ -665,12 +661,14 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 	recs := make([]records, len(m.Sets))
 	stamp := make([]int, ranks)
 	visit := 0
+	tOwner := make([][]int32, len(m.Maps)) // the set's maps' target owners
 	for s, set := range m.Sets {
 		for _, mi := range d.mapsFrom[s] {
-			if _, err := d.targetOwners(mi, owner); err != nil {
+			var err error
+			if tOwner[mi], err = d.targetOwners(mi, owner); err != nil {
 				return nil, err
 			}
-			if err := d.cutStats(mi, owner, stats); err != nil {
+			if err := d.cutStats(mi, owner[m.Maps[mi].From], tOwner[mi], stats); err != nil {
 				return nil, err
 			}
 		}
@@ -684,7 +682,7 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 			ds.rank = append(ds.rank, o)
 			for _, mi := range d.mapsFrom[s] {
 				mp := &m.Maps[mi]
-				for _, q := range d.tOwners[mi][i*mp.Arity : (i+1)*mp.Arity] {
+				for _, q := range tOwner[mi][i*mp.Arity : (i+1)*mp.Arity] {
 					if stamp[q] != visit {
 						stamp[q] = visit
 						ds.rank = append(ds.rank, q)
@@ -695,7 +693,7 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 		}
 		d.dests[s] = ds
 		for _, mi := range d.mapsFrom[s] {
-			d.tOwners[mi] = nil
+			tOwner[mi] = nil
 		}
 		// The records travel in rounds of a bounded size (the same
 		// rounds carry the values later, so that they arrive in the same
@@ -738,9 +736,8 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 // rank's block of the target set to stats[1+mi]: the pairs of a row's
 // targets on different ranks, sent to the rank holding the pair's first
 // element, which counts each pair once.
-func (d *distMesh) cutStats(mi int, owner [][]int32, stats []int64) error {
+func (d *distMesh) cutStats(mi int, from, to []int32, stats []int64) error {
 	mp, ranks := &d.m.Maps[mi], d.c.Size()
-	from, to := owner[mp.From], d.tOwners[mi]
 	for k, o := range to {
 		if o != from[k/mp.Arity] {
 			stats[0]++
@@ -991,7 +988,7 @@ func (d *distMesh) fetchFromOwners(t int, need []int32, owner [][]int32, recs []
 		}
 		send[q] = out
 	}
-	if err := agree(d.c, failed); err != nil {
+	if err := AgreeStep(d.c, "Partition: the non-exec halo", failed); err != nil {
 		return nil, err
 	}
 	got, err = d.c.Alltoallv(send)

@@ -11,7 +11,7 @@ import "math"
 // ranks (12 rounds of 8 bits, one reduction of histograms each). The
 // result equals RCBOwners on the gathered coordinates.
 func rcbDistributed(c Comm, coords []float64, dim, first, ranks int) ([]int32, error) {
-	if err := agree(c, checkCoords(coords, dim)); err != nil {
+	if err := AgreeStep(c, "Partition: the coordinates", checkCoords(coords, dim)); err != nil {
 		return nil, err
 	}
 	n := len(coords) / dim
