@@ -130,6 +130,24 @@ func minMax(c Comm, lo, hi []float64) ([]float64, []float64, error) {
 	return outLo, outHi, nil
 }
 
+// alltoallInt32 is Alltoallv for int32 messages: send[q] goes to rank q,
+// and it returns what each rank sent this one, indexed by sender.
+func alltoallInt32(c Comm, send [][]int32) ([][]int32, error) {
+	out := make([][]byte, len(send))
+	for q := range send {
+		out[q] = int32Bytes(send[q])
+	}
+	got, err := c.Alltoallv(out)
+	if err != nil {
+		return nil, err
+	}
+	in := make([][]int32, len(got))
+	for q, b := range got {
+		in[q] = bytesInt32(b)
+	}
+	return in, nil
+}
+
 // int32Bytes views v as bytes (the machine's byte order; every rank of a
 // job runs on the same kind of machine).
 func int32Bytes(v []int32) []byte {

@@ -151,10 +151,10 @@ func PartitionBlocks(c Comm, m *BlockMesh, p Partitioning) (*Result, error) {
 type distMesh struct {
 	c        Comm
 	m        *BlockMesh
-	bl       []blocks  // per set
-	mapsFrom [][]int   // per set, the maps from it
-	datsOn   [][]int   // per set, the dats on it
-	recSize  []int     // per set, bytes of an element record
+	bl       []blocks // per set
+	mapsFrom [][]int  // per set, the maps from it
+	datsOn   [][]int  // per set, the dats on it
+	recSize  []int    // per set, bytes of an element record
 	// What moving the dats' values needs, per set: the ranks each
 	// element of the block went to (migrate), the order in which this
 	// rank received its elements and the non-exec halo it fetched
@@ -466,17 +466,12 @@ func (d *distMesh) adjacencyPairs(mp *Map) ([][2]int32, error) {
 			}
 		}
 	}
-	out := make([][]byte, ranks)
-	for q := range send {
-		out[q] = int32Bytes(send[q])
-	}
-	got, err := d.c.Alltoallv(out)
+	got, err := alltoallInt32(d.c, send)
 	if err != nil {
 		return nil, err
 	}
 	var edges [][2]int32
-	for _, b := range got {
-		v := bytesInt32(b)
+	for _, v := range got {
 		for k := 0; k+1 < len(v); k += 2 {
 			edges = append(edges, [2]int32{v[k], v[k+1]})
 		}
@@ -524,20 +519,15 @@ func (d *distMesh) spread(owner [][]int32) error {
 				send[q] = append(send[q], t, from[e])
 			}
 		}
-		out := make([][]byte, ranks)
-		for q := range send {
-			out[q] = int32Bytes(send[q])
-		}
 		o := d.blockOwnersOf(mp.To)
-		got, err := d.c.Alltoallv(out)
+		got, err := alltoallInt32(d.c, send)
 		if err != nil {
 			failed = errors.Join(failed, err)
 			return o
 		}
 		first := int32(d.first(mp.To))
 		var votes [][2]int32
-		for _, b := range got {
-			v := bytesInt32(b)
+		for _, v := range got {
 			for k := 0; k+1 < len(v); k += 2 {
 				votes = append(votes, [2]int32{v[k] - first, v[k+1]})
 			}
@@ -759,17 +749,12 @@ func (d *distMesh) cutStats(mi int, from, to []int32, stats []int64) error {
 			}
 		}
 	}
-	send := make([][]byte, ranks)
-	for q := range send {
-		send[q] = int32Bytes(pairs[q])
-	}
-	got, err := d.c.Alltoallv(send)
+	got, err := alltoallInt32(d.c, pairs)
 	if err != nil {
 		return err
 	}
 	var all []int64
-	for _, b := range got {
-		v := bytesInt32(b)
+	for _, v := range got {
 		for k := 0; k+1 < len(v); k += 2 {
 			all = append(all, int64(v[k])<<32|int64(v[k+1]))
 		}
@@ -962,19 +947,15 @@ func (d *distMesh) fetchFromOwners(t int, need []int32, owner [][]int32, recs []
 		pos[q] = append(pos[q], int32(p))
 	}
 	own = nil
-	send := make([][]byte, ranks)
-	for q := range send {
-		send[q] = int32Bytes(req[q])
-	}
-	got, err := d.c.Alltoallv(send)
+	asks, err := alltoallInt32(d.c, req)
 	if err != nil {
 		return nil, err
 	}
 	r := &recs[t]
 	owned := d.owned(order, r)
 	var failed error
-	for q, b := range got {
-		asked := bytesInt32(b)
+	send := make([][]byte, ranks)
+	for q, asked := range asks {
 		out := make([]byte, len(asked)*size)
 		for j, g := range asked {
 			i := lk.find(g)
@@ -991,7 +972,7 @@ func (d *distMesh) fetchFromOwners(t int, need []int32, owner [][]int32, recs []
 	if err := AgreeStep(d.c, "Partition: the non-exec halo", failed); err != nil {
 		return nil, err
 	}
-	got, err = d.c.Alltoallv(send)
+	got, err := d.c.Alltoallv(send)
 	if err != nil {
 		return nil, err
 	}
@@ -1173,16 +1154,11 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 			send[q] = append(send[q], perRank[q]...)
 		}
 	}
-	out := make([][]byte, ranks)
-	for q := range send {
-		out[q] = int32Bytes(send[q])
-	}
-	got, err := d.c.Alltoallv(out)
+	got, err := alltoallInt32(d.c, send)
 	if err != nil {
 		return err
 	}
-	for q, b := range got {
-		v := bytesInt32(b)
+	for q, v := range got {
 		p := 0
 		for s := range m.Sets {
 			if p >= len(v) {
