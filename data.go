@@ -65,15 +65,19 @@ func pinned[T any, O any](owner *O, n int) []T {
 // so that the garbage collector can free that buffer once the owner
 // drops it (a pinned buffer lives as long as its pin).
 func repinned[T any, O any](owner *O, n int, pin **runtime.Pinner) []T {
+	return adoptPinned(owner, make([]T, n), pin)
+}
+
+// adoptPinned makes buf (allocated for it; nil or empty: none) the
+// owner's pinned buffer, releasing the one *pin held.
+func adoptPinned[T any, O any](owner *O, buf []T, pin **runtime.Pinner) []T {
 	if *pin != nil {
 		(*pin).Unpin()
 		*pin = nil
 	}
-	if n == 0 {
-		return []T{}
+	if len(buf) > 0 {
+		*pin = core.KeepPinned(owner, &buf[0])
 	}
-	buf := make([]T, n)
-	*pin = core.KeepPinned(owner, &buf[0])
 	return buf
 }
 

@@ -61,19 +61,20 @@ type distData interface {
 
 func (d *Dat[T]) storage() *core.Storage { return &d.s }
 
-func (d *Dat[T]) replace(values []byte) {
-	n := len(values) / d.s.Type.Size()
+// dropDevice frees the device copy, whose values are being replaced.
+func (d *Dat[T]) dropDevice() {
 	if d.s.Dev != nil {
 		d.s.Dev.Free()
 		d.s.Dev = nil
 	}
+}
+
+func (d *Dat[T]) replace(values []byte) {
+	n := len(values) / d.s.Type.Size()
+	d.dropDevice()
 	if uintptr(unsafe.Pointer(unsafe.SliceData(values)))%unsafe.Alignof(*new(T)) == 0 && n > 0 {
 		// Adopted as it is (dist allocates it for this): no copy.
-		if d.pin != nil {
-			d.pin.Unpin()
-		}
-		d.data = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(values))), n)
-		d.pin = core.KeepPinned(d, &d.data[0])
+		d.data = adoptPinned(d, unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(values))), n), &d.pin)
 	} else {
 		d.data = repinned[T](d, n, &d.pin)
 		copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(d.data))), len(values)), values)
@@ -82,15 +83,8 @@ func (d *Dat[T]) replace(values []byte) {
 }
 
 func (d *Dat[T]) zeros(n int) {
-	if d.s.Dev != nil {
-		d.s.Dev.Free()
-		d.s.Dev = nil
-	}
-	if d.pin != nil {
-		d.pin.Unpin()
-		d.pin = nil
-	}
-	d.data, d.s.Host, d.s.Len = nil, nil, n // n scalars
+	d.dropDevice()
+	d.data, d.s.Host, d.s.Len = adoptPinned[T](d, nil, &d.pin), nil, n // n scalars
 	d.s.State = core.StateHostUnallocated
 	d.s.AllocHost = func() {
 		d.data = repinned[T](d, n, &d.pin)
@@ -556,16 +550,7 @@ func (ds *distRun) partition(w *mpi.World, p Partitioner, info *PartitionInfo) e
 
 // adopt makes table (allocated by the partitioner for it) the map's
 // table, unpinning the old one.
-func (m *Map) adopt(table []int32) {
-	if m.pin != nil {
-		m.pin.Unpin()
-		m.pin = nil
-	}
-	m.c.Table = table
-	if len(table) > 0 {
-		m.pin = core.KeepPinned(m, &table[0])
-	}
-}
+func (m *Map) adopt(table []int32) { m.c.Table = adoptPinned(m, table, &m.pin) }
 
 // GlobalSize is the number of elements of the set over all ranks (Size
 // without MPI).
