@@ -14,7 +14,8 @@ type Comm interface {
 	Rank() int
 	Size() int
 	// Alltoallv sends send[q] to rank q and returns what each rank
-	// sent this one, indexed by sender.
+	// sent this one, indexed by sender, in buffers that belong to the
+	// caller (not the senders' and not reused by the Comm).
 	Alltoallv(send [][]byte) ([][]byte, error)
 }
 
@@ -131,7 +132,9 @@ func minMax(c Comm, lo, hi []float64) ([]float64, []float64, error) {
 }
 
 // alltoallInt32 is Alltoallv for int32 messages: send[q] goes to rank q,
-// and it returns what each rank sent this one, indexed by sender.
+// and it returns what each rank sent this one, indexed by sender. The
+// received messages are viewed in place where they are aligned (the
+// Comm's buffers are the caller's), so that they are not held twice.
 func alltoallInt32(c Comm, send [][]int32) ([][]int32, error) {
 	out := make([][]byte, len(send))
 	for q := range send {
@@ -143,9 +146,70 @@ func alltoallInt32(c Comm, send [][]int32) ([][]int32, error) {
 	}
 	in := make([][]int32, len(got))
 	for q, b := range got {
-		in[q] = bytesInt32(b)
+		if len(b) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%4 == 0 && len(b)%4 == 0 {
+			in[q] = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+		} else {
+			in[q] = bytesInt32(b)
+		}
 	}
 	return in, nil
+}
+
+// pairMessages builds the messages of an all-to-all of int32 pairs in
+// one buffer, sized first: each calls emit(q, a, b) for every pair
+// (a, b) for rank q, the same pairs in the same order each time it is
+// called (twice: counting, then filling). One buffer, slices of which
+// the messages are, is sent without a copy and without the doubling of
+// growing slices.
+func pairMessages(ranks int, each func(emit func(q int, a, b int32))) [][]int32 {
+	count := make([]int, ranks+1)
+	each(func(q int, _, _ int32) { count[q+1] += 2 })
+	for q := 0; q < ranks; q++ {
+		count[q+1] += count[q]
+	}
+	buf := make([]int32, count[ranks])
+	pos := append([]int(nil), count[:ranks]...)
+	each(func(q int, a, b int32) {
+		buf[pos[q]], buf[pos[q]+1] = a, b
+		pos[q] += 2
+	})
+	send := make([][]int32, ranks)
+	for q := range send {
+		// Two-index slices: each message's capacity runs on into the
+		// next, which is how the MPI layer sees that they are one.
+		send[q] = buf[count[q]:count[q+1]]
+	}
+	return send
+}
+
+// groupPairs groups the pairs (key, value) that the ranks sent (got, as
+// from alltoallInt32 of pairMessages) by key, a global number in
+// [first, first+n): a counting sort, linear and without comparisons.
+// The values of key first+k are vals[start[k]:start[k+1]], in the order
+// received (by sender, then as sent).
+func groupPairs(got [][]int32, first int32, n int) (start []int64, vals []int32) {
+	start = make([]int64, n+1)
+	for _, v := range got {
+		for k := 0; k+1 < len(v); k += 2 {
+			start[v[k]-first+1]++
+		}
+	}
+	for k := 0; k < n; k++ {
+		start[k+1] += start[k]
+	}
+	vals = make([]int32, start[n])
+	// Fill at start[k], advancing it to where k+1 starts; then shift
+	// back.
+	for _, v := range got {
+		for k := 0; k+1 < len(v); k += 2 {
+			i := v[k] - first
+			vals[start[i]] = v[k+1]
+			start[i]++
+		}
+	}
+	copy(start[1:], start[:n])
+	start[0] = 0
+	return start, vals
 }
 
 // int32Bytes views v as bytes (the machine's byte order; every rank of a

@@ -427,62 +427,58 @@ func (d *distMesh) graphOwners(mi int, part func(xadj []int64, adj []int32, part
 	if part == nil {
 		return nil, errors.New("dist: the graph partitioning has no partitioner")
 	}
-	mp := &d.m.Maps[mi]
-	edges, err := d.adjacencyPairs(mp)
+	xadj, adj, err := d.adjacency(&d.m.Maps[mi])
 	if err != nil {
 		return nil, err
-	}
-	n := d.m.Sets[mp.To].Size
-	first := int32(d.first(mp.To))
-	xadj := make([]int64, n+1)
-	adj := make([]int32, 0, len(edges)/2)
-	k := 0
-	for v := 0; v < n; v++ {
-		for k < len(edges) && edges[k][0] == first+int32(v) {
-			adj = append(adj, edges[k][1])
-			k++
-		}
-		xadj[v+1] = int64(len(adj))
 	}
 	return part(xadj, adj, d.c.Size())
 }
 
-// adjacencyPairs returns the edges (a, b) of map mp's graph whose first
-// vertex a is in this rank's block of the target set, sorted and unique:
-// every row of every rank contributes each ordered pair of its distinct
-// entries to the rank holding the pair's first vertex.
-func (d *distMesh) adjacencyPairs(mp *Map) ([][2]int32, error) {
-	ranks := d.c.Size()
-	send := make([][]int32, ranks)
+// adjacency returns the graph of map mp's target set on the rank's block
+// of it, as compressed rows: the neighbours of the block's k-th element
+// are adj[xadj[k]:xadj[k+1]], global numbers, increasing and distinct.
+// Every row of every rank contributes each ordered pair of its distinct
+// entries to the rank holding the pair's first element.
+func (d *distMesh) adjacency(mp *Map) ([]int64, []int32, error) {
+	b := d.bl[mp.To]
 	rows := len(mp.Table) / max(mp.Arity, 1)
-	for e := 0; e < rows; e++ {
-		row := mp.Table[e*mp.Arity : (e+1)*mp.Arity]
-		for _, a := range row {
-			q := d.bl[mp.To].home(a)
-			for _, b := range row {
-				if a != b {
-					send[q] = append(send[q], a, b)
+	send := pairMessages(d.c.Size(), func(emit func(q int, a, b int32)) {
+		for e := 0; e < rows; e++ {
+			row := mp.Table[e*mp.Arity : (e+1)*mp.Arity]
+			for _, x := range row {
+				q := b.home(x)
+				for _, y := range row {
+					if x != y {
+						emit(q, x, y)
+					}
 				}
 			}
 		}
-	}
+	})
 	got, err := alltoallInt32(d.c, send)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var edges [][2]int32
-	for _, v := range got {
-		for k := 0; k+1 < len(v); k += 2 {
-			edges = append(edges, [2]int32{v[k], v[k+1]})
+	clear(send)
+	xadj, adj := groupPairs(got, int32(d.first(mp.To)), d.m.Sets[mp.To].Size)
+	clear(got)
+	// Sort each element's neighbours and drop repeats, compacting adj.
+	w, lo := int64(0), int64(0)
+	for v := 0; v+1 < len(xadj); v++ {
+		hi := xadj[v+1]
+		nb := adj[lo:hi]
+		slices.Sort(nb)
+		xadj[v] = w
+		for _, x := range nb {
+			if w == xadj[v] || x != adj[w-1] {
+				adj[w] = x
+				w++
+			}
 		}
+		lo = hi
 	}
-	slices.SortFunc(edges, func(x, y [2]int32) int {
-		if x[0] != y[0] {
-			return int(x[0] - y[0])
-		}
-		return int(x[1] - y[1])
-	})
-	return slices.Compact(edges), nil
+	xadj[len(xadj)-1] = w
+	return xadj, adj[:w], nil
 }
 
 // spread is Spread over the ranks: the same rules and order, each rank
@@ -509,41 +505,30 @@ func (d *distMesh) spread(owner [][]int32) error {
 	toTarget := func(mp *Map) []int32 {
 		// Each entry's vote (target, owner of the row) goes to the
 		// target's rank.
-		ranks := d.c.Size()
-		send := make([][]int32, ranks)
+		b := d.bl[mp.To]
 		from := owner[mp.From]
 		rows := len(mp.Table) / max(mp.Arity, 1)
-		for e := 0; e < rows; e++ {
-			for _, t := range mp.Table[e*mp.Arity : (e+1)*mp.Arity] {
-				q := d.bl[mp.To].home(t)
-				send[q] = append(send[q], t, from[e])
+		send := pairMessages(d.c.Size(), func(emit func(q int, a, b int32)) {
+			for e := 0; e < rows; e++ {
+				for _, t := range mp.Table[e*mp.Arity : (e+1)*mp.Arity] {
+					emit(b.home(t), t, from[e])
+				}
 			}
-		}
+		})
 		o := d.blockOwnersOf(mp.To)
 		got, err := alltoallInt32(d.c, send)
 		if err != nil {
 			failed = errors.Join(failed, err)
 			return o
 		}
-		first := int32(d.first(mp.To))
-		var votes [][2]int32
-		for _, v := range got {
-			for k := 0; k+1 < len(v); k += 2 {
-				votes = append(votes, [2]int32{v[k] - first, v[k+1]})
+		clear(send)
+		start, votes := groupPairs(got, int32(d.first(mp.To)), len(o))
+		clear(got)
+		count := make([]int32, d.c.Size())
+		for t := range o {
+			if start[t] < start[t+1] {
+				o[t] = modeOf(votes[start[t]:start[t+1]], count)
 			}
-		}
-		slices.SortFunc(votes, func(x, y [2]int32) int { return int(x[0] - y[0]) })
-		count := make([]int32, ranks)
-		var vs []int32
-		for i := 0; i < len(votes); {
-			j := i
-			vs = vs[:0]
-			for j < len(votes) && votes[j][0] == votes[i][0] {
-				vs = append(vs, votes[j][1])
-				j++
-			}
-			o[votes[i][0]] = modeOf(vs, count)
-			i = j
 		}
 		return o
 	}

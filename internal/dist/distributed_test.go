@@ -233,6 +233,7 @@ func TestPartitionBlocksMatchesWholeMesh(t *testing.T) {
 		for i := range ownersCells {
 			ownersCells[i] = int32(rng.IntN(ranks))
 		}
+		wholeXadj, wholeAdj := Adjacency(&m.Maps[1], m.Sets[0].Size)
 		graphPart := func(g int32, parts int) int32 { return int32((int(g)*7 + int(g)/5) % parts) }
 		switch kind {
 		case "owners":
@@ -294,6 +295,17 @@ func TestPartitionBlocksMatchesWholeMesh(t *testing.T) {
 			}
 			first := starts[0][c.Rank()]
 			p.Graph = func(xadj []int64, adj []int32, parts int) ([]int32, error) {
+				// The graph is the block's rows of the whole map's.
+				for i := 0; i+1 < len(xadj); i++ {
+					g := first + i
+					want := wholeAdj[wholeXadj[g]:wholeXadj[g+1]]
+					if got := adj[xadj[i]:xadj[i+1]]; !slices.Equal(got, want) {
+						return nil, fmt.Errorf("neighbours of %d: %v, want %v", g, got, want)
+					}
+				}
+				if int(xadj[len(xadj)-1]) != len(adj) {
+					return nil, fmt.Errorf("xadj ends at %d, adj has %d", xadj[len(xadj)-1], len(adj))
+				}
 				o := make([]int32, len(xadj)-1)
 				for i := range o {
 					o[i] = graphPart(int32(first+i), parts)
