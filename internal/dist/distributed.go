@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -108,14 +107,17 @@ func PartitionBlocks(c Comm, m *BlockMesh, p Partitioning) (*Result, error) {
 	// rank instead of 467-498 MiB at a quarter, in the same time), and
 	// the caller's garbage (a mesh read and declared) goes first.
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
-	runtime.GC()
+	debug.FreeOSMemory()
 	start := time.Now()
 	phase := func(name string) {
 		res.Phases = append(res.Phases, Phase{Name: name, Seconds: time.Since(start).Seconds(), MaxRSS: rss.Peak()})
 		// The garbage collector sizes the heap by what is live after a
 		// collection: collecting between steps, when one step's
-		// temporaries are dead, keeps the next step's peak low.
-		runtime.GC()
+		// temporaries are dead, keeps the next step's peak low; and
+		// the freed pages go back to the system at once (the runtime
+		// returns them slowly), so that the next step's peak does not
+		// stand on them.
+		debug.FreeOSMemory()
 		start = time.Now()
 	}
 	owner, metisCut, err := d.owners(p)
@@ -431,6 +433,9 @@ func (d *distMesh) graphOwners(mi int, part func(xadj []int64, adj []int32, part
 	if err != nil {
 		return nil, err
 	}
+	// The partitioner's memory is C's: the pages the Go heap has freed
+	// go back first, so that the two do not add up.
+	debug.FreeOSMemory()
 	return part(xadj, adj, d.c.Size())
 }
 
