@@ -31,7 +31,7 @@ var symbols = []string{
 }
 
 // shimVersion changes whenever the shim's entry point changes.
-const shimVersion = 1
+const shimVersion = 2
 
 // shimSource returns the C shim for a PT-Scotch whose SCOTCH_Num is bits
 // wide. It is compiled with the MPI compiler wrapper, for MPI_Comm, and
@@ -46,6 +46,9 @@ func shimSource(bits int) string {
 	return fmt.Sprintf(`#include <mpi.h>
 #include <stdint.h>
 #include <stddef.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #define EXPORT __attribute__((visibility("default")))
 #define OP2SCOTCH_VERSION %d
@@ -138,6 +141,12 @@ out:
 	if (graph) F(memFree)(graph);
 	if (ctxinit) F(contextExit)(ctx);
 	if (ctx) F(memFree)(ctx);
+#ifdef __GLIBC__
+	/* PT-Scotch's many medium-sized blocks stay in malloc's arena once
+	   freed, counted in the process's memory for the rest of the run
+	   (70 MB per rank on 2.88 M cells on 4 ranks): give them back. */
+	malloc_trim(0);
+#endif
 	return rc;
 }
 `, shimVersion, bits, idx.String())
