@@ -1,0 +1,240 @@
+// Package sparsity builds the nonzero pattern of a sparse matrix assembled
+// from element contributions (PyOP2's Sparsity): the rows are the elements
+// of one set, the columns those of another, and each pair of maps from an
+// iteration set (a row map into the rows' set, a column map into the
+// columns') makes every element couple each of its row entries with each
+// of its column entries. The pattern is stored by blocks: one entry per
+// (row element, column element) pair, which a matrix with dims rdim×cdim
+// expands into an rdim×cdim block of values (block CSR, blocks row-major).
+// Scalar gives the equivalent scalar CSR, as PETSc's AIJ matrices use.
+//
+// Everything is linear in the element contributions: the columns of each
+// row are gathered by a counting sort and made unique per row, never by
+// sorting pairs, so that patterns of meshes with millions of elements
+// cost what their maps cost.
+package sparsity
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Pair is one (row map, column map) pair contributing to a pattern: both
+// maps go from the same iteration set, whose first N elements contribute.
+// Element e couples rows Rows[e*RowArity : (e+1)*RowArity] with columns
+// Cols[e*ColArity : (e+1)*ColArity].
+type Pair struct {
+	Rows, Cols         []int32
+	RowArity, ColArity int
+	N                  int
+}
+
+// Pattern is a block sparsity pattern in compressed row form: the columns
+// of row r are ColIdx[RowPtr[r]:RowPtr[r+1]], increasing.
+type Pattern struct {
+	NRows, NCols int
+	RowPtr       []int32 // NRows+1 offsets
+	ColIdx       []int32 // NNZ column indices
+}
+
+// NNZ is the number of block entries.
+func (p *Pattern) NNZ() int { return len(p.ColIdx) }
+
+// check validates a pair's shape and entries against the pattern's sizes.
+func (q *Pair) check(k, nRows, nCols int) error {
+	if q.RowArity < 1 || q.ColArity < 1 {
+		return fmt.Errorf("sparsity: map pair %d: arities %d and %d; both must be at least 1", k, q.RowArity, q.ColArity)
+	}
+	if q.N < 0 || len(q.Rows) < q.N*q.RowArity || len(q.Cols) < q.N*q.ColArity {
+		return fmt.Errorf("sparsity: map pair %d: %d elements need %d row and %d column entries; the maps have %d and %d",
+			k, q.N, q.N*q.RowArity, q.N*q.ColArity, len(q.Rows), len(q.Cols))
+	}
+	for i, r := range q.Rows[:q.N*q.RowArity] {
+		if r < 0 || int(r) >= nRows {
+			return fmt.Errorf("sparsity: map pair %d: row map entry %d (element %d, column %d) is %d, outside the %d rows", k, i, i/q.RowArity, i%q.RowArity, r, nRows)
+		}
+	}
+	for i, c := range q.Cols[:q.N*q.ColArity] {
+		if c < 0 || int(c) >= nCols {
+			return fmt.Errorf("sparsity: map pair %d: column map entry %d (element %d, column %d) is %d, outside the %d columns", k, i, i/q.ColArity, i%q.ColArity, c, nCols)
+		}
+	}
+	return nil
+}
+
+// Build returns the pattern of an nRows×nCols block matrix from the
+// pairs' element contributions; with diagonal (square patterns only) every
+// row also holds its diagonal entry, so that rows can later be given a
+// diagonal value (ZeroRows) whatever the maps reach.
+func Build(nRows, nCols int, pairs []Pair, diagonal bool) (*Pattern, error) {
+	if nRows < 0 || nCols < 0 {
+		return nil, fmt.Errorf("sparsity: %d rows and %d columns", nRows, nCols)
+	}
+	if diagonal && nRows != nCols {
+		return nil, fmt.Errorf("sparsity: a diagonal needs a square pattern, not %d rows × %d columns", nRows, nCols)
+	}
+	if nRows >= math.MaxInt32 || nCols >= math.MaxInt32 {
+		return nil, fmt.Errorf("sparsity: %d rows × %d columns do not fit 32-bit indices", nRows, nCols)
+	}
+	total := int64(0)
+	for k := range pairs {
+		if err := pairs[k].check(k, nRows, nCols); err != nil {
+			return nil, err
+		}
+		total += int64(pairs[k].N) * int64(pairs[k].RowArity) * int64(pairs[k].ColArity)
+	}
+	if diagonal {
+		total += int64(nRows)
+	}
+	if total >= math.MaxInt32 {
+		return nil, fmt.Errorf("sparsity: %d element contributions do not fit 32-bit indices", total)
+	}
+	// Count each row's contributions, fill them in, then sort and
+	// deduplicate each row in place.
+	ptr := make([]int32, nRows+1)
+	each := func(f func(r, c int32)) {
+		for _, q := range pairs {
+			for e := 0; e < q.N; e++ {
+				cols := q.Cols[e*q.ColArity : (e+1)*q.ColArity]
+				for _, r := range q.Rows[e*q.RowArity : (e+1)*q.RowArity] {
+					for _, c := range cols {
+						f(r, c)
+					}
+				}
+			}
+		}
+		if diagonal {
+			for r := range int32(nRows) {
+				f(r, r)
+			}
+		}
+	}
+	each(func(r, _ int32) { ptr[r+1]++ })
+	for r := 0; r < nRows; r++ {
+		ptr[r+1] += ptr[r]
+	}
+	col := make([]int32, ptr[nRows])
+	each(func(r, c int32) {
+		col[ptr[r]] = c
+		ptr[r]++
+	})
+	copy(ptr[1:], ptr[:nRows])
+	ptr[0] = 0
+	w, lo := int32(0), int32(0)
+	for r := 0; r < nRows; r++ {
+		hi := ptr[r+1]
+		row := col[lo:hi]
+		slices.Sort(row)
+		ptr[r] = w
+		for _, c := range row {
+			if w == ptr[r] || c != col[w-1] {
+				col[w] = c
+				w++
+			}
+		}
+		lo = hi
+	}
+	ptr[nRows] = w
+	return &Pattern{NRows: nRows, NCols: nCols, RowPtr: ptr, ColIdx: slices.Clip(col[:w])}, nil
+}
+
+// Find returns the position of entry (row, col) in ColIdx, or -1 when
+// the pattern does not hold it (or row is not a row of it).
+func (p *Pattern) Find(row, col int32) int32 {
+	if row < 0 || int(row) >= p.NRows {
+		return -1
+	}
+	lo, hi := p.RowPtr[row], p.RowPtr[row+1]
+	for lo < hi {
+		mid := int32(uint32(lo+hi) >> 1)
+		switch c := p.ColIdx[mid]; {
+		case c == col:
+			return mid
+		case c < col:
+			lo = mid + 1
+		default:
+			hi = mid
+		}
+	}
+	return -1
+}
+
+// ErrNotInPattern is wrapped by Offsets' error when an element couples a
+// row and a column that the pattern does not hold.
+var ErrNotInPattern = errors.New("entry not in the sparsity pattern")
+
+// Offsets returns, for each element e of the pair and each of its row
+// entries i and column entries j, the position in ColIdx of block
+// (Rows[e*RowArity+i], Cols[e*ColArity+j]), at
+// [(e*RowArity+i)*ColArity+j]: where assembly adds the element's block
+// without searching. It fails, wrapping ErrNotInPattern, when the pair's
+// entries are not all in the pattern (a pair the pattern was not built
+// from).
+func (p *Pattern) Offsets(q Pair) ([]int32, error) {
+	if err := q.check(0, p.NRows, p.NCols); err != nil {
+		return nil, err
+	}
+	off := make([]int32, q.N*q.RowArity*q.ColArity)
+	k := 0
+	for e := 0; e < q.N; e++ {
+		cols := q.Cols[e*q.ColArity : (e+1)*q.ColArity]
+		for _, r := range q.Rows[e*q.RowArity : (e+1)*q.RowArity] {
+			for _, c := range cols {
+				at := p.Find(r, c)
+				if at < 0 {
+					return nil, fmt.Errorf("sparsity: element %d couples row %d with column %d: %w", e, r, c, ErrNotInPattern)
+				}
+				off[k] = at
+				k++
+			}
+		}
+	}
+	return off, nil
+}
+
+// Scalar returns the scalar compressed rows of the pattern with rdim×cdim
+// blocks: block row r becomes rows r*rdim .. r*rdim+rdim-1, and block
+// (r, c) columns c*cdim .. c*cdim+cdim-1. The scalar entries of one row
+// follow the block entries of its block row in order, so that scalar row
+// r*rdim+a's t-th entry, in block k = RowPtr[r] + t/cdim, column b =
+// t%cdim, is value k*rdim*cdim + a*cdim + b of the block values.
+func (p *Pattern) Scalar(rdim, cdim int) (rowptr, colidx []int32, err error) {
+	if rdim < 1 || cdim < 1 {
+		return nil, nil, fmt.Errorf("sparsity: block dims %d×%d; both must be at least 1", rdim, cdim)
+	}
+	if int64(p.NNZ())*int64(rdim)*int64(cdim) >= math.MaxInt32 || int64(p.NRows)*int64(rdim) >= math.MaxInt32 || int64(p.NCols)*int64(cdim) >= math.MaxInt32 {
+		return nil, nil, fmt.Errorf("sparsity: %d block entries of %d×%d do not fit 32-bit indices", p.NNZ(), rdim, cdim)
+	}
+	rowptr = make([]int32, p.NRows*rdim+1)
+	colidx = make([]int32, 0, p.NNZ()*rdim*cdim)
+	for r := 0; r < p.NRows; r++ {
+		blocks := p.ColIdx[p.RowPtr[r]:p.RowPtr[r+1]]
+		for a := 0; a < rdim; a++ {
+			for _, c := range blocks {
+				for b := 0; b < cdim; b++ {
+					colidx = append(colidx, c*int32(cdim)+int32(b))
+				}
+			}
+			rowptr[r*rdim+a+1] = int32(len(colidx))
+		}
+	}
+	return rowptr, colidx, nil
+}
+
+// ScalarValues returns block values (rdim×cdim per block entry, blocks in
+// ColIdx order, each row-major) in the order of Scalar's entries.
+func ScalarValues[T any](p *Pattern, rdim, cdim int, block []T) []T {
+	out := make([]T, 0, len(block))
+	bs := rdim * cdim
+	for r := 0; r < p.NRows; r++ {
+		lo, hi := int(p.RowPtr[r]), int(p.RowPtr[r+1])
+		for a := 0; a < rdim; a++ {
+			for k := lo; k < hi; k++ {
+				out = append(out, block[k*bs+a*cdim:k*bs+a*cdim+cdim]...)
+			}
+		}
+	}
+	return out
+}
