@@ -34,6 +34,13 @@ func checkConflicts(k *Kernel, set *Set, args []Arg) error {
 // one loop, or returns "" when they may. The rule is pairwise: a set of
 // arguments is allowed exactly when every pair of them is.
 func conflict(a, b *core.Arg) string {
+	if a.Kind == core.ArgMat {
+		// Both pass one matrix.
+		if a.Access == core.Inc && b.Access == core.Inc {
+			return ""
+		}
+		return "a matrix may be passed more than once in a loop only with INC (which of two WRITEs of one entry lands last depends on the backend)"
+	}
 	if a.Kind == core.ArgGlobal {
 		switch {
 		case a.Access == core.Read || b.Access == core.Read:

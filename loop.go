@@ -93,9 +93,10 @@ func (k *Kernel) usedConsts(reg *constRegistry) []*core.Const {
 // Opt.
 type Arg struct {
 	a    core.Arg
-	role argRole // what supplies the data (index arguments)
-	off  bool    // a disabled optional argument (Opt)
-	opt  bool    // made by Opt, enabled or not
+	role argRole   // what supplies the data (index arguments)
+	off  bool      // a disabled optional argument (Opt)
+	opt  bool      // made by Opt, enabled or not
+	sp   *Sparsity // a matrix argument's pattern (Mat.Arg)
 }
 
 // MaxReductionDim is the largest dim of a Global used for a reduction
@@ -200,6 +201,10 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 					return fail(i, "%s: a %s argument through a map may pass at most %d bytes per element (op2.MaxMinMaxValues; the kernel gets a private accumulator of dim × entries values), not %d values of %d bytes",
 						a.Describe(), a.Access, MaxMinMaxValues, n, a.Data.Type.Size())
 				}
+			}
+		case core.ArgMat:
+			if err := checkMatArg(backend, set, a, args[i].sp); err != "" {
+				return fail(i, "%s", err)
 			}
 		default:
 			return fail(i, "empty argument; build arguments with Dat.Arg, Dat.ArgMap, Dat.ArgVec or Global.Arg")

@@ -178,7 +178,8 @@ type RenumberInfo struct {
 //
 // Renumber must come before the first loop that uses any of the sets it
 // would renumber (plans, device copies and loops made with NewLoop hold
-// the old numbering); afterwards it returns an error and changes nothing.
+// the old numbering) and before the first Sparsity on them; afterwards it
+// returns an error and changes nothing.
 // In distributed runs (more than one MPI rank) it returns an error:
 // Partition already orders each rank's elements, and the halo exchange
 // lists would have to follow.
@@ -305,7 +306,7 @@ func Renumber(o Ordering) (*RenumberInfo, error) {
 			continue
 		}
 		if s.c.Looped {
-			return nil, fmt.Errorf("op2: Renumber: set %q has already been used by a loop; renumber the mesh before its first loop", s.c.Name)
+			return nil, fmt.Errorf("op2: Renumber: set %q has already been used by a loop or a Sparsity; renumber the mesh before its first loop and its first Sparsity", s.c.Name)
 		}
 	}
 	// Bring every affected dat's values to the host before changing

@@ -45,6 +45,9 @@ type Subset struct {
 	iter    *Set // the subset's elements, 0..n-1, as the loops' iteration set
 	ident   *Map // iter → parent: the subset's indices
 	derived map[*core.Map]*Map
+	// derivedOffsets are matrix arguments' block offsets for the
+	// subset's elements, by the first offset of the parent's.
+	derivedOffsets map[*int32][]int32
 }
 
 // NewSubset declares the subset of set made of the elements indices. The
@@ -133,6 +136,27 @@ func (sub *Subset) rowsOf(m *core.Map) *Map {
 	return d
 }
 
+// offsetRows returns the rows of a matrix argument's block offsets (n
+// per element of the parent set) for the subset's elements, building
+// them the first time.
+func (sub *Subset) offsetRows(off []int32, n int) []int32 {
+	if len(off) == 0 {
+		return off
+	}
+	if d, ok := sub.derivedOffsets[&off[0]]; ok {
+		return d
+	}
+	d := pinned[int32](sub, len(sub.indices)*n)
+	for k, e := range sub.indices {
+		copy(d[k*n:(k+1)*n], off[int(e)*n:(int(e)+1)*n])
+	}
+	if sub.derivedOffsets == nil {
+		sub.derivedOffsets = map[*int32][]int32{}
+	}
+	sub.derivedOffsets[&off[0]] = d
+	return d
+}
+
 // restrict turns l, bound for a loop over the parent set, into the loop
 // over the subset's elements: direct arguments go through the subset's
 // indices, map arguments through the subset's rows of their maps. Caller
@@ -146,6 +170,11 @@ func (sub *Subset) restrict(l *core.Loop) {
 			a.Kind, a.Map, a.Idx = core.ArgIndirect, &sub.ident.c, 0
 		case core.ArgIndirect, core.ArgVector:
 			a.Map = &sub.rowsOf(a.Map).c
+		case core.ArgMat:
+			m := *a.Mat
+			m.Offsets = sub.offsetRows(a.Mat.Offsets, a.Map.Arity*m.Col.Arity)
+			m.Col = &sub.rowsOf(m.Col).c
+			a.Map, a.Mat = &sub.rowsOf(a.Map).c, &m
 		}
 	}
 }

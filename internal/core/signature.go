@@ -51,6 +51,9 @@ type ArgSig struct {
 	Off bool
 	// Index: an index argument (see Arg.Index).
 	Index bool
+	// ColArity, RDim and CDim: a matrix argument's column map arity
+	// and block dims (0 otherwise).
+	ColArity, RDim, CDim int
 }
 
 // IsReduction reports whether the argument is a Global reduced by the loop.
@@ -98,6 +101,11 @@ func AppendKey(buf []byte, l *Loop) []byte {
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Data.Dim))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(arity))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Idx))
+		if a.Kind == ArgMat {
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Mat.Col.Arity))
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Mat.RDim))
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Mat.CDim))
+		}
 	}
 	buf = append(buf, 0xff)
 	for _, c := range l.Consts {
@@ -119,6 +127,9 @@ func Analyse(l *Loop) *Signature {
 		as := ArgSig{Kind: a.Kind, Type: a.Data.Type, Dim: a.Data.Dim, Access: a.Access, Idx: a.Idx, Off: a.Off, Index: a.Index}
 		if a.Map != nil {
 			as.Arity = a.Map.Arity
+		}
+		if a.Kind == ArgMat {
+			as.ColArity, as.RDim, as.CDim = a.Mat.Col.Arity, a.Mat.RDim, a.Mat.CDim
 		}
 		s.Args[i] = as
 		s.Base[i] = i

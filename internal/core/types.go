@@ -134,7 +134,8 @@ type Set struct {
 	// set keeps its declared order.
 	Declared []int32
 	// Looped says that a loop has used the set (as its iteration set, or
-	// through a map or a Dat): op2.Renumber refuses it from then on.
+	// through a map or a Dat) or a sparsity holds its numbering:
+	// op2.Renumber refuses it from then on.
 	Looped bool
 }
 
@@ -182,6 +183,10 @@ type Storage struct {
 	HostDirty bool
 	// HaloBuf holds the run time's exchange buffers for the data.
 	HaloBuf any
+	// Matrix names what a matrix's values are (a Mat's Describe), empty
+	// for Dats and Globals; a matrix's storage has no Set, like a
+	// Global's, and Len values: its nonzeros.
+	Matrix string
 
 	// AllocHost allocates the zeroed host copy of storage declared without
 	// values; it sets Host. Nil once the host copy exists.
@@ -196,6 +201,9 @@ func (s *Storage) Bytes() int { return s.Len * s.Type.Size() }
 
 // Describe names the storage for error messages, e.g. `dat "q" (float64, dim 4) on set "cells"`.
 func (s *Storage) Describe() string {
+	if s.Matrix != "" {
+		return s.Matrix
+	}
 	if s.Set == nil {
 		return fmt.Sprintf("global %q (%s, dim %d)", s.Name, s.Type, s.Dim)
 	}
@@ -233,7 +241,27 @@ const (
 	ArgIndirect                    // dat through one map column: T* to the target element
 	ArgVector                      // dat through every map column: T** with Arity entries
 	ArgGlobal                      // Global: T* to its values
+	ArgMat                         // matrix through a row and a column map: T* to the zeroed element matrix
 )
+
+// MatArg is what a matrix argument adds to Arg: its column map (Arg.Map
+// is the row map), the block dims, and where each element's blocks are in
+// the matrix's values (see package sparsity's Offsets).
+type MatArg struct {
+	Col        *Map
+	RDim, CDim int
+	// Offsets holds, for element e, row entry i and column entry j of
+	// the maps, the block index of (row, column) in the values at
+	// [(e*Map.Arity+i)*Col.Arity+j]; pinned while the Sparsity lives.
+	Offsets []int32
+}
+
+// MatShape is the shape of a matrix argument's element matrix: rows (row
+// map arity × row block dim) by cols (column map arity × column block
+// dim).
+func (a *Arg) MatShape() (rows, cols int) {
+	return a.Map.Arity * a.Mat.RDim, a.Mat.Col.Arity * a.Mat.CDim
+}
 
 // Arg is one argument of a parallel loop.
 type Arg struct {
@@ -257,6 +285,20 @@ type Arg struct {
 	// a private copy of the value, so that a kernel writing through its
 	// parameter cannot change the index later loops see.
 	Index bool
+	// Mat is set for ArgMat arguments.
+	Mat *MatArg
+}
+
+// MapPtr is the address the generated code gets for the argument's map:
+// the map's table, or for a matrix argument its block offsets.
+func (a *Arg) MapPtr() unsafe.Pointer {
+	if a.Kind == ArgMat {
+		if len(a.Mat.Offsets) == 0 {
+			return nil
+		}
+		return unsafe.Pointer(&a.Mat.Offsets[0])
+	}
+	return a.Map.Ptr()
 }
 
 // offData holds the one-value stand-in storages of disabled arguments,
@@ -298,6 +340,8 @@ func (a *Arg) Describe() string {
 		return fmt.Sprintf("%s, %s through map %q[%d]", a.Data.Describe(), a.Access, a.Map.Name, a.Idx)
 	case ArgVector:
 		return fmt.Sprintf("%s, %s through all %d entries of map %q", a.Data.Describe(), a.Access, a.Map.Arity, a.Map.Name)
+	case ArgMat:
+		return fmt.Sprintf("%s, %s through row map %q and column map %q", a.Data.Describe(), a.Access, a.Map.Name, a.Mat.Col.Name)
 	}
 	return fmt.Sprintf("%s, %s", a.Data.Describe(), a.Access)
 }
@@ -305,7 +349,7 @@ func (a *Arg) Describe() string {
 // IndirectModify reports whether the argument changes data through a map,
 // which is what makes a loop need colouring.
 func (a *Arg) IndirectModify() bool {
-	return (a.Kind == ArgIndirect || a.Kind == ArgVector) && a.Access.Modifies()
+	return (a.Kind == ArgIndirect || a.Kind == ArgVector || a.Kind == ArgMat) && a.Access.Modifies()
 }
 
 // Loop is one invocation of a parallel loop: the kernel, the iteration set

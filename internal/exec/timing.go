@@ -185,6 +185,11 @@ func LoopBytes(l *core.Loop) float64 {
 		}
 		elem := float64(a.Data.Dim * a.Data.Type.Size() * times)
 		switch {
+		case a.Kind == core.ArgMat:
+			// The element matrix's values, each read and written
+			// (INC) or written (WRITE), and the offsets read.
+			r, c := a.MatShape()
+			total += float64(n) * float64(r*c*a.Data.Type.Size()*times+4*a.Map.Arity*a.Mat.Col.Arity)
 		case a.Kind == core.ArgGlobal:
 			total += elem
 		case !indirect:
@@ -196,8 +201,8 @@ func LoopBytes(l *core.Loop) float64 {
 	// Maps, each once.
 	for i := range l.Args {
 		m := l.Args[i].Map
-		if m == nil {
-			continue
+		if m == nil || l.Args[i].Kind == core.ArgMat {
+			continue // a matrix argument's offsets are counted with it
 		}
 		seen := false
 		for j := 0; j < i; j++ {

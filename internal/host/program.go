@@ -159,7 +159,7 @@ func (p *Program) Bind(l *core.Loop) error {
 		}
 		p.pv[i] = addr(a.Data.Host)
 		if a.Map != nil {
-			p.pv[p.nargs+i] = addr(a.Map.Ptr())
+			p.pv[p.nargs+i] = addr(a.MapPtr())
 		} else {
 			p.pv[p.nargs+i] = 0
 		}

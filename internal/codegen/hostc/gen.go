@@ -387,6 +387,9 @@ func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 				g.Printf("%s%s op2_l%d[%d];\n", indent, t, i, dim)
 				g.Printf("%sfor (int op2_k = 0; op2_k < %d; op2_k++) op2_l%d[op2_k] = %s;\n", indent, dim, i, HostIdentity(a.Access, a.Data.Type))
 			}
+		case core.ArgMat:
+			r, c := a.MatShape()
+			g.Printf("%s%s op2_l%d[%d] = {0};\n", indent, t, i, r*c)
 		case core.ArgVector:
 			ar := a.Map.Arity
 			entry := func(c string) string {
@@ -480,6 +483,8 @@ func (g *Gen) kernelArg(l *core.Loop, a *core.Arg, i int, idx string, reduce fun
 		}
 	case core.ArgVector:
 		g.Printf("op2_v%d", i)
+	case core.ArgMat:
+		g.Printf("op2_l%d", i)
 	case core.ArgGlobal:
 		if a.IsReduction() {
 			g.Printf("%s", reduce(i))
@@ -494,6 +499,10 @@ func (g *Gen) kernelArg(l *core.Loop, a *core.Arg, i int, idx string, reduce fun
 func (g *Gen) combineBack(l *core.Loop, idx, indent string) {
 	for i := range l.Args {
 		a := &l.Args[i]
+		if a.Kind == core.ArgMat && !a.Off {
+			g.matBack(a, i, idx, indent)
+			continue
+		}
 		if !Combining(a.Access) || !localCopy(l, a) {
 			continue
 		}
@@ -515,6 +524,29 @@ func (g *Gen) combineBack(l *core.Loop, idx, indent string) {
 			g.Printf("%s}\n", indent)
 		}
 	}
+}
+
+// matBack writes the statements adding (INC) or storing (WRITE) matrix
+// argument i's element matrix, op2_l<i> (rows × cols, row-major, row
+// r*RDim+a for row map entry r and component a), into the matrix's block
+// values: block (r, c) of element idx is at the block index that the
+// offsets (op2_m<i>, passed in the map's place) give, its RDim×CDim
+// values row-major.
+func (g *Gen) matBack(a *core.Arg, i int, idx, indent string) {
+	ra, ca, rd, cd := a.Map.Arity, a.Mat.Col.Arity, a.Mat.RDim, a.Mat.CDim
+	op := "+="
+	if a.Access == core.Write {
+		op = "="
+	}
+	g.Printf("%sfor (int op2_r = 0; op2_r < %d; op2_r++)\n", indent, ra)
+	g.Printf("%s  for (int op2_c = 0; op2_c < %d; op2_c++) {\n", indent, ca)
+	g.Printf("%s    %s *const op2_b = op2_a%d + (ptrdiff_t)op2_m%d[((ptrdiff_t)(%s) * %d + op2_r) * %d + op2_c] * %d;\n",
+		indent, a.Data.Type.CName(), i, i, idx, ra, ca, rd*cd)
+	g.Printf("%s    for (int op2_p = 0; op2_p < %d; op2_p++)\n", indent, rd)
+	g.Printf("%s      for (int op2_q = 0; op2_q < %d; op2_q++)\n", indent, cd)
+	g.Printf("%s        op2_b[op2_p * %d + op2_q] %s op2_l%d[(op2_r * %d + op2_p) * %d + op2_c * %d + op2_q];\n",
+		indent, cd, op, i, rd, ca*cd, cd)
+	g.Printf("%s  }\n", indent)
 }
 
 // copyIn writes the statements copying dim values from src[off...] to dst.

@@ -1,0 +1,315 @@
+package op2
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/sparsity"
+)
+
+// MapPair is one (row map, column map) pair of a Sparsity: both maps go
+// from the same set, and each element of it couples every row its row map
+// gives with every column its column map gives.
+type MapPair struct{ Row, Col *Map }
+
+// Sparsity is the nonzero pattern of sparse matrices (PyOP2's Sparsity):
+// the rows are the elements of one set, each a block of rowDim rows, the
+// columns those of another, each a block of colDim columns, and every
+// element of a pair's iteration set couples the blocks its maps give. A
+// square pattern (the same set for rows and columns, the same dims) also
+// holds every diagonal block, so that rows can be given a diagonal value
+// (Mat.ZeroRows) whatever the maps reach. Matrices (NewMat) share their
+// sparsity's pattern.
+//
+// A sparsity fixes the numbering of its sets: Renumber refuses them
+// afterwards, as it does sets a loop has used. Matrices run on the host
+// backends (sequential and openmp) of a single process; a loop with a
+// matrix argument on a device backend, and NewSparsity in a distributed
+// run, return an error saying so.
+type Sparsity struct {
+	name       string
+	rows, cols *Set
+	rdim, cdim int
+	pairs      []MapPair
+	pat        *sparsity.Pattern
+	offsets    [][]int32 // per pair, pinned: see sparsity.Pattern.Offsets
+}
+
+// NewSparsity builds the pattern of matrices whose rows are the elements
+// of rows (blocks of rowDim rows) and columns those of cols (blocks of
+// colDim columns) from the element contributions of pairs: each pair's
+// maps must go from one set, the row map into rows and the column map
+// into cols.
+func NewSparsity(rows *Set, rowDim int, cols *Set, colDim int, pairs []MapPair, name string) (*Sparsity, error) {
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("op2: sparsity %q: %s", name, fmt.Sprintf(format, a...))
+	}
+	if rows == nil || cols == nil {
+		return nil, fail("the row and column sets must not be nil")
+	}
+	if rowDim < 1 || colDim < 1 || rowDim > MaxDim || colDim > MaxDim {
+		return nil, fail("block dims %d×%d; each must be from 1 to %d", rowDim, colDim, MaxDim)
+	}
+	if len(pairs) == 0 {
+		return nil, fail("no map pairs: a pattern needs at least one (row map, column map) pair")
+	}
+	if w, err := mpiWorld(); err != nil {
+		return nil, err
+	} else if w != nil && w.Size() > 1 {
+		return nil, fail("matrices are not supported in distributed runs yet (%d MPI ranks)", w.Size())
+	}
+	sp := &Sparsity{name: name, rows: rows, cols: cols, rdim: rowDim, cdim: colDim, pairs: append([]MapPair(nil), pairs...)}
+	qs := make([]sparsity.Pair, len(pairs))
+	for k, p := range pairs {
+		switch {
+		case p.Row == nil || p.Col == nil:
+			return nil, fail("map pair %d: the maps must not be nil", k)
+		case p.Row.c.From != p.Col.c.From:
+			return nil, fail("map pair %d: row map %q goes from set %q but column map %q from set %q; a pair's maps go from the same set",
+				k, p.Row.c.Name, p.Row.c.From.Name, p.Col.c.Name, p.Col.c.From.Name)
+		case p.Row.c.To != &rows.c:
+			return nil, fail("map pair %d: row map %q goes to set %q, not to the rows' set %q", k, p.Row.c.Name, p.Row.c.To.Name, rows.c.Name)
+		case p.Col.c.To != &cols.c:
+			return nil, fail("map pair %d: column map %q goes to set %q, not to the columns' set %q", k, p.Col.c.Name, p.Col.c.To.Name, cols.c.Name)
+		}
+		for j := 0; j < k; j++ {
+			if pairs[j] == p {
+				return nil, fail("map pair %d repeats pair %d (row map %q, column map %q)", k, j, p.Row.c.Name, p.Col.c.Name)
+			}
+		}
+		qs[k] = sparsity.Pair{Rows: p.Row.c.Table, Cols: p.Col.c.Table, RowArity: p.Row.c.Arity, ColArity: p.Col.c.Arity, N: p.Row.c.From.Total}
+	}
+	square := rows == cols && rowDim == colDim
+	pat, err := sparsity.Build(rows.c.Total, cols.c.Total, qs, square)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	if int64(pat.NNZ())*int64(rowDim)*int64(colDim) > MaxDataBytes/8 {
+		return nil, fail("%d blocks of %d×%d values exceed op2.MaxDataBytes for the values of a float64 matrix", pat.NNZ(), rowDim, colDim)
+	}
+	sp.pat = pat
+	for _, q := range qs {
+		off, err := pat.Offsets(q)
+		if err != nil {
+			return nil, fail("internal error: %v", err)
+		}
+		if len(off) > 0 {
+			core.KeepPinned(sp, &off[0])
+		}
+		sp.offsets = append(sp.offsets, off)
+	}
+	// The pattern and the offsets hold the sets' numbering.
+	rows.c.Looped, cols.c.Looped = true, true
+	for _, p := range pairs {
+		p.Row.c.From.Looped = true
+	}
+	return sp, nil
+}
+
+// Name is the sparsity's name.
+func (sp *Sparsity) Name() string { return sp.name }
+
+// Shape is the number of scalar rows and columns: the rows' set size
+// times the row block dim, and the columns' likewise.
+func (sp *Sparsity) Shape() (rows, cols int) { return sp.pat.NRows * sp.rdim, sp.pat.NCols * sp.cdim }
+
+// NNZ is the number of scalar nonzeros: the blocks the maps couple, each
+// rowDim×colDim values.
+func (sp *Sparsity) NNZ() int { return sp.pat.NNZ() * sp.rdim * sp.cdim }
+
+// CSR returns the pattern in scalar compressed row form (a copy): the
+// columns of scalar row r are colidx[rowptr[r]:rowptr[r+1]], increasing.
+// Scalar row i*rowDim+a is component a of row element i, and likewise
+// for columns.
+func (sp *Sparsity) CSR() (rowptr, colidx []int32) {
+	rowptr, colidx, err := sp.pat.Scalar(sp.rdim, sp.cdim)
+	if err != nil {
+		panic(apiError(err)) // NewSparsity checked the sizes
+	}
+	return rowptr, colidx
+}
+
+// pair returns the index of (row, col) among the sparsity's pairs, or -1.
+func (sp *Sparsity) pair(row, col *core.Map) int {
+	for k, p := range sp.pairs {
+		if &p.Row.c == row && &p.Col.c == col {
+			return k
+		}
+	}
+	return -1
+}
+
+func (sp *Sparsity) String() string {
+	r, c := sp.Shape()
+	return fmt.Sprintf("sparsity %q (%d×%d, %d nonzeros; rows set %q dim %d, columns set %q dim %d)", sp.name, r, c, sp.NNZ(), sp.rows.c.Name, sp.rdim, sp.cols.c.Name, sp.cdim)
+}
+
+// Mat is a sparse matrix of float64 or float32 values on a Sparsity's
+// pattern (PyOP2's Mat), assembled by loops that pass it with Arg: each
+// element's kernel fills a dense element matrix, which is added into (Inc)
+// or stored into (Write) the matrix's blocks. Its values start at zero.
+type Mat[T float32 | float64] struct {
+	s    core.Storage // first field, as in Dat
+	sp   *Sparsity
+	data []T // block values: the blocks in the pattern's order, each rowDim×colDim row-major
+}
+
+// NewMat declares a matrix of zeros on sp's pattern.
+func NewMat[T float32 | float64](sp *Sparsity, name string) (*Mat[T], error) {
+	if sp == nil {
+		return nil, fmt.Errorf("op2: mat %q: sparsity is nil", name)
+	}
+	A := &Mat[T]{sp: sp}
+	n := sp.NNZ()
+	A.data = pinned[T](A, n)
+	A.s = core.Storage{Name: name, Type: scalarType[T](), Dim: 1, Len: n, ID: core.NewID(),
+		Matrix: fmt.Sprintf("mat %q (%s) on %s", name, scalarType[T](), sp)}
+	if n > 0 {
+		A.s.Host = unsafe.Pointer(&A.data[0])
+	}
+	return A, nil
+}
+
+// Name is the matrix's name.
+func (A *Mat[T]) Name() string { return A.s.Name }
+
+// Sparsity is the matrix's pattern.
+func (A *Mat[T]) Sparsity() *Sparsity { return A.sp }
+
+func (A *Mat[T]) String() string { return A.s.Matrix }
+
+// Arg passes the matrix to a loop through a (row map, column map) pair
+// of its sparsity, with access Inc (the element matrices are added) or
+// Write (stored: where two elements write one entry, which lands last
+// depends on the backend). The kernel gets a T* to the element's dense
+// matrix, zeroed before the call, of rowArity×rowDim rows and
+// colArity×colDim columns, row-major; row i*rowDim+a is component a of
+// the row map's entry i, and likewise for columns.
+func (A *Mat[T]) Arg(acc Access, rowmap, colmap *Map) Arg {
+	a := Arg{a: core.Arg{Data: &A.s, Map: mapCore(rowmap), Idx: -1, Access: acc, Kind: core.ArgMat,
+		Mat: &core.MatArg{Col: mapCore(colmap), RDim: A.sp.rdim, CDim: A.sp.cdim}}}
+	if k := A.sp.pair(a.a.Map, a.a.Mat.Col); k >= 0 {
+		a.a.Mat.Offsets = A.sp.offsets[k]
+	}
+	a.sp = A.sp
+	return a
+}
+
+// Zero sets every value to zero, keeping the pattern.
+func (A *Mat[T]) Zero() error {
+	mu.Lock()
+	defer mu.Unlock()
+	if err := A.s.HostAccess(true); err != nil {
+		return err
+	}
+	clear(A.data)
+	return nil
+}
+
+// ZeroRows zeroes the rows of the given row elements (every component of
+// each) and puts diag on their diagonal, as Dirichlet boundary conditions
+// need; the pattern is kept. The matrix must be square (its sparsity's
+// rows and columns the same set, with equal dims). Out-of-range elements
+// are refused before anything changes.
+func (A *Mat[T]) ZeroRows(rows []int, diag T) error {
+	mu.Lock()
+	defer mu.Unlock()
+	sp := A.sp
+	if sp.rows != sp.cols || sp.rdim != sp.cdim {
+		return fmt.Errorf("op2: %s: ZeroRows needs a square matrix (rows and columns on one set, equal dims)", A.s.Matrix)
+	}
+	for k, r := range rows {
+		if r < 0 || r >= sp.pat.NRows {
+			return fmt.Errorf("op2: %s: ZeroRows: row element %d (position %d) is outside set %q (size %d)", A.s.Matrix, r, k, sp.rows.c.Name, sp.pat.NRows)
+		}
+	}
+	if err := A.s.HostAccess(true); err != nil {
+		return err
+	}
+	bs := sp.rdim * sp.cdim
+	for _, r := range rows {
+		lo, hi := int(sp.pat.RowPtr[r]), int(sp.pat.RowPtr[r+1])
+		clear(A.data[lo*bs : hi*bs])
+		d := int(sp.pat.Find(int32(r), int32(r)))
+		for a := 0; a < sp.rdim; a++ {
+			A.data[d*bs+a*sp.cdim+a] = diag
+		}
+	}
+	return nil
+}
+
+// Values returns the matrix in scalar compressed row form (copies): the
+// entries of scalar row r are at columns colidx[rowptr[r]:rowptr[r+1]],
+// increasing, with values vals[rowptr[r]:rowptr[r+1]]. Scalar row
+// i*rowDim+a is component a of row element i, and likewise for columns.
+func (A *Mat[T]) Values() (rowptr, colidx []int32, vals []T, err error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if err := A.s.HostAccess(false); err != nil {
+		return nil, nil, nil, err
+	}
+	rowptr, colidx = A.sp.CSR()
+	return rowptr, colidx, sparsity.ScalarValues(A.sp.pat, A.sp.rdim, A.sp.cdim, A.data), nil
+}
+
+// MaxDenseValues bounds the values Mat.Dense returns (a dense copy is for
+// tests and small problems).
+const MaxDenseValues = 1 << 24
+
+// Dense returns the matrix as dense rows (scalar rows and columns
+// numbered as in Values), for tests and small problems: at most
+// MaxDenseValues values.
+func (A *Mat[T]) Dense() ([][]T, error) {
+	r, c := A.sp.Shape()
+	if int64(r)*int64(c) > MaxDenseValues {
+		return nil, fmt.Errorf("op2: %s: a dense copy would hold %d×%d values, more than op2.MaxDenseValues (%d)", A.s.Matrix, r, c, MaxDenseValues)
+	}
+	rowptr, colidx, vals, err := A.Values()
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]T, r)
+	for i := range out {
+		out[i] = make([]T, c)
+		for k := rowptr[i]; k < rowptr[i+1]; k++ {
+			out[i][colidx[k]] = vals[k]
+		}
+	}
+	return out, nil
+}
+
+// errMatDevice is the reason a device backend refuses matrix arguments.
+var errMatDevice = errors.New("matrix arguments run on the host backends (sequential, openmp) only")
+
+// checkMatArg returns why matrix argument a cannot run in a loop over set
+// on backend, or "".
+func checkMatArg(backend string, set *Set, a *core.Arg, sp *Sparsity) string {
+	switch a.Access {
+	case core.Inc, core.Write:
+	default:
+		return fmt.Sprintf("%s: access %s is not allowed for a matrix (use INC or WRITE)", a.Data.Describe(), a.Access)
+	}
+	row, col := a.Map, a.Mat.Col
+	switch {
+	case row == nil || col == nil:
+		return fmt.Sprintf("%s: the row and column maps must not be nil", a.Data.Describe())
+	case row.From != &set.c || col.From != &set.c:
+		return fmt.Sprintf("%s: row map %q goes from set %q and column map %q from set %q; both must go from the loop's set %q",
+			a.Data.Describe(), row.Name, row.From.Name, col.Name, col.From.Name, set.c.Name)
+	case a.Mat.Offsets == nil && sp.pair(row, col) < 0:
+		return fmt.Sprintf("%s: the pair (row map %q, column map %q) is not one of the sparsity's map pairs", a.Data.Describe(), row.Name, col.Name)
+	case exec.IsDevice(backend):
+		return fmt.Sprintf("%s: the %s backend cannot run it: %v", a.Data.Describe(), backend, errMatDevice)
+	}
+	if r, c := a.MatShape(); r*c*a.Data.Type.Size() > MaxElementMatrixBytes {
+		return fmt.Sprintf("%s: the element matrix would be %d×%d values, more than op2.MaxElementMatrixBytes (%d bytes; the kernel gets it on the stack)", a.Data.Describe(), r, c, MaxElementMatrixBytes)
+	}
+	return ""
+}
+
+// MaxElementMatrixBytes bounds the element matrix of a matrix argument
+// (rows × columns × value size): the generated code keeps it on the stack.
+const MaxElementMatrixBytes = 1 << 16
