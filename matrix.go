@@ -6,7 +6,9 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/linalg"
 	"github.com/goop2/op2/internal/sparsity"
 )
 
@@ -253,6 +255,36 @@ func (A *Mat[T]) Values() (rowptr, colidx []int32, vals []T, err error) {
 	}
 	rowptr, colidx = A.sp.CSR()
 	return rowptr, colidx, sparsity.ScalarValues(A.sp.pat, A.sp.rdim, A.sp.cdim, A.data), nil
+}
+
+// Mult sets y = A x: x is a Dat on the sparsity's column set with dim
+// colDim, y one on its row set with dim rowDim, a different Dat. Each
+// scalar row's sum is made in the order of its columns. It runs on the
+// host (compiled C, one thread), bringing x's values there first.
+func (A *Mat[T]) Mult(x, y *Dat[T]) error {
+	mu.Lock()
+	defer mu.Unlock()
+	sp := A.sp
+	switch {
+	case x == nil || y == nil:
+		return fmt.Errorf("op2: %s: Mult: x and y must not be nil", A.s.Matrix)
+	case x == y:
+		return fmt.Errorf("op2: %s: Mult: x and y are the same %s; the product needs another Dat", A.s.Matrix, x.s.Describe())
+	case x.s.Set != &sp.cols.c || x.s.Dim != sp.cdim:
+		return fmt.Errorf("op2: %s: Mult: x is %s; it must be on the columns' set %q with dim %d", A.s.Matrix, x.s.Describe(), sp.cols.c.Name, sp.cdim)
+	case y.s.Set != &sp.rows.c || y.s.Dim != sp.rdim:
+		return fmt.Errorf("op2: %s: Mult: y is %s; it must be on the rows' set %q with dim %d", A.s.Matrix, y.s.Describe(), sp.rows.c.Name, sp.rdim)
+	}
+	for _, s := range []*core.Storage{&A.s, &x.s} {
+		if err := s.HostAccess(false); err != nil {
+			return err
+		}
+	}
+	if err := y.s.HostAccess(true); err != nil {
+		return err
+	}
+	dist.HostWrite(&y.s)
+	return linalg.MulBlock(sp.pat.RowPtr, sp.pat.ColIdx, A.data, sp.rdim, sp.cdim, x.data, y.data[:sp.pat.NRows*sp.rdim])
 }
 
 // MaxDenseValues bounds the values Mat.Dense returns (a dense copy is for

@@ -94,6 +94,23 @@ func TestMatAssembly(t *testing.T) {
 						}
 					}
 				}
+				// y = A x, exactly the dense product here.
+				x := must(op2.NewDat[float64](nodes, dim, nil, "x"))
+				y := must(op2.NewDat[float64](nodes, dim, nil, "y"))
+				xs := x.Data()
+				for i := range xs {
+					xs[i] = float64(i%5) - 2
+				}
+				check(t, A.Mult(x, y))
+				for i, row := range got {
+					var s float64
+					for j, v := range row {
+						s += v * xs[j]
+					}
+					if y.DataRO()[i] != s {
+						t.Fatalf("(A x)[%d] = %v, want %v", i, y.DataRO()[i], s)
+					}
+				}
 				// Zero keeps the pattern; WRITE of one element stores.
 				check(t, A.Zero())
 				sub := must(op2.NewSubset(cells, []int32{int32(n / 2)}))
@@ -245,6 +262,21 @@ func TestMatErrors(t *testing.T) {
 				t.Fatalf("a refused loop changed the matrix: %v", d)
 			}
 		})
+	}
+	// Mult's operands.
+	x := must(op2.NewDat[float64](nodes, 1, nil, "x"))
+	onCells := must(op2.NewDat[float64](cells, 1, nil, "c"))
+	for _, tc := range []struct {
+		x, y *op2.Dat[float64]
+		want string
+	}{
+		{x, x, "x and y are the same"},
+		{onCells, x, `x is dat "c" (float64, dim 1) on set "cells"; it must be on the columns' set "nodes" with dim 1`},
+		{x, onCells, `y is dat "c" (float64, dim 1) on set "cells"; it must be on the rows' set "nodes" with dim 1`},
+	} {
+		if err := A.Mult(tc.x, tc.y); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Mult: %v, want %q", err, tc.want)
+		}
 	}
 	// Two WRITEs of one matrix conflict; two INCs do not.
 	k2 := op2.NewKernel(`void k2(double *A, double *B) { }`, "k2")

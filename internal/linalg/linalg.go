@@ -1,0 +1,95 @@
+// Package linalg holds the sparse matrix kernels the run time calls
+// itself, in C (compiled with the package, not generated per loop):
+// the product of a block compressed-row matrix with a vector.
+package linalg
+
+/*
+#cgo CFLAGS: -O3
+#include <stddef.h>
+#include <stdint.h>
+
+#define SPMV(name, T) \
+static void name(int64_t nrows, const int32_t *rowptr, const int32_t *colidx, const T *vals, \
+		int rdim, int cdim, const T *x, T *y) { \
+	const int64_t bs = (int64_t)rdim * cdim; \
+	for (int64_t r = 0; r < nrows; r++) { \
+		T *yr = y + r * rdim; \
+		for (int a = 0; a < rdim; a++) yr[a] = 0; \
+		for (int64_t k = rowptr[r]; k < rowptr[r + 1]; k++) { \
+			const T *blk = vals + k * bs; \
+			const T *xc = x + (int64_t)colidx[k] * cdim; \
+			for (int a = 0; a < rdim; a++) { \
+				T s = 0; \
+				for (int b = 0; b < cdim; b++) s += blk[a * cdim + b] * xc[b]; \
+				yr[a] += s; \
+			} \
+		} \
+	} \
+}
+SPMV(op2_spmv_d, double)
+SPMV(op2_spmv_f, float)
+
+static void op2_spmv(int f32, int64_t nrows, uintptr_t rowptr, uintptr_t colidx, uintptr_t vals,
+		int rdim, int cdim, uintptr_t x, uintptr_t y) {
+	if (f32)
+		op2_spmv_f(nrows, (const int32_t *)rowptr, (const int32_t *)colidx, (const float *)vals, rdim, cdim,
+			(const float *)x, (float *)y);
+	else
+		op2_spmv_d(nrows, (const int32_t *)rowptr, (const int32_t *)colidx, (const double *)vals, rdim, cdim,
+			(const double *)x, (double *)y);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+)
+
+// MulBlock sets y = A x for the block compressed-row matrix A of len(rowptr)-1
+// block rows: the blocks of row r are at columns colidx[rowptr[r]:rowptr[r+1]],
+// each rdim×cdim values of vals, row-major. x holds cdim values per block
+// column, y rdim per block row; x and y must not overlap. The sums of each
+// scalar row are made in the order of the row's blocks, then its columns.
+func MulBlock[T float32 | float64](rowptr, colidx []int32, vals []T, rdim, cdim int, x, y []T) error {
+	nrows := len(rowptr) - 1
+	switch {
+	case nrows < 0:
+		return fmt.Errorf("linalg: no row offsets")
+	case rdim < 1 || cdim < 1:
+		return fmt.Errorf("linalg: block dims %d×%d", rdim, cdim)
+	case len(colidx) != int(rowptr[nrows]) || len(vals) != len(colidx)*rdim*cdim:
+		return fmt.Errorf("linalg: %d blocks, %d column indices and %d values of %d×%d", rowptr[nrows], len(colidx), len(vals), rdim, cdim)
+	case len(y) != nrows*rdim:
+		return fmt.Errorf("linalg: y has %d values, want %d", len(y), nrows*rdim)
+	}
+	for _, c := range colidx {
+		if c < 0 || (int(c)+1)*cdim > len(x) {
+			return fmt.Errorf("linalg: column %d is beyond x's %d values", c, len(x))
+		}
+	}
+	if nrows == 0 {
+		return nil
+	}
+	var z T
+	f32 := C.int(0)
+	if unsafe.Sizeof(z) == 4 {
+		f32 = 1
+	}
+	p := func(v unsafe.Pointer) C.uintptr_t { return C.uintptr_t(uintptr(v)) }
+	var xp, cp, vp unsafe.Pointer
+	if len(x) > 0 {
+		xp = unsafe.Pointer(&x[0])
+	}
+	if len(colidx) > 0 {
+		cp, vp = unsafe.Pointer(&colidx[0]), unsafe.Pointer(&vals[0])
+	}
+	C.op2_spmv(f32, C.int64_t(nrows), p(unsafe.Pointer(&rowptr[0])), p(cp), p(vp), C.int(rdim), C.int(cdim), p(xp), p(unsafe.Pointer(&y[0])))
+	runtime.KeepAlive(rowptr)
+	runtime.KeepAlive(colidx)
+	runtime.KeepAlive(vals)
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(y)
+	return nil
+}

@@ -1,0 +1,86 @@
+package linalg
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// mulRef is MulBlock in Go, summing in the same order.
+func mulRef[T float32 | float64](rowptr, colidx []int32, vals []T, rdim, cdim int, x []T) []T {
+	y := make([]T, (len(rowptr)-1)*rdim)
+	for r := 0; r+1 < len(rowptr); r++ {
+		for k := rowptr[r]; k < rowptr[r+1]; k++ {
+			for a := 0; a < rdim; a++ {
+				var s T
+				for b := 0; b < cdim; b++ {
+					s += vals[int(k)*rdim*cdim+a*cdim+b] * x[int(colidx[k])*cdim+b]
+				}
+				y[r*rdim+a] += s
+			}
+		}
+	}
+	return y
+}
+
+func randomBlockCSR(rng *rand.Rand, nrows, ncols int) (rowptr, colidx []int32) {
+	rowptr = []int32{0}
+	for range nrows {
+		for c := range ncols {
+			if rng.IntN(3) == 0 {
+				colidx = append(colidx, int32(c))
+			}
+		}
+		rowptr = append(rowptr, int32(len(colidx)))
+	}
+	return rowptr, colidx
+}
+
+func testMul[T float32 | float64](t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for trial := range 50 {
+		nrows, ncols, rdim, cdim := rng.IntN(20), 1+rng.IntN(20), 1+rng.IntN(3), 1+rng.IntN(3)
+		rowptr, colidx := randomBlockCSR(rng, nrows, ncols)
+		vals := make([]T, len(colidx)*rdim*cdim)
+		for i := range vals {
+			vals[i] = T(rng.IntN(17)) - 8
+		}
+		x := make([]T, ncols*cdim)
+		for i := range x {
+			x[i] = T(rng.IntN(9)) * 0.5
+		}
+		y := make([]T, nrows*rdim)
+		if err := MulBlock(rowptr, colidx, vals, rdim, cdim, x, y); err != nil {
+			t.Fatal(err)
+		}
+		want := mulRef(rowptr, colidx, vals, rdim, cdim, x)
+		for i := range y {
+			if y[i] != want[i] {
+				t.Fatalf("trial %d: y[%d] = %v, want %v", trial, i, y[i], want[i])
+			}
+		}
+	}
+}
+
+func TestMulBlock(t *testing.T) {
+	t.Run("float64", testMul[float64])
+	t.Run("float32", testMul[float32])
+}
+
+func TestMulBlockErrors(t *testing.T) {
+	rowptr, colidx := []int32{0, 1}, []int32{2}
+	vals := []float64{1}
+	tests := []struct {
+		name string
+		x, y []float64
+		want string
+	}{
+		{"short x", []float64{1, 2}, []float64{0}, "column 2 is beyond x's 2 values"},
+		{"short y", []float64{1, 2, 3}, nil, "y has 0 values, want 1"},
+	}
+	for _, tc := range tests {
+		if err := MulBlock(rowptr, colidx, vals, 1, 1, tc.x, tc.y); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
