@@ -334,7 +334,7 @@ func TestSparsityFixesNumbering(t *testing.T) {
 	}
 }
 
-// The stiffness matrix of -u'' on two linear elements over three nodes:
+// The stiffness matrix of the 1-D Laplacian on two linear elements over three nodes:
 // each element adds its 2×2 matrix into the rows and columns of its nodes.
 func ExampleMat() {
 	elems, _ := op2.NewSet(2, "elems")
