@@ -1,0 +1,150 @@
+package op2_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/goop2/op2"
+)
+
+// laplacianPlusIdentity assembles, on a random connected graph of n
+// nodes, A = L + I (L the graph Laplacian, each edge adding
+// [[1,-1],[-1,1]] times the identity of the block dim): symmetric
+// positive definite.
+func laplacianPlusIdentity(t *testing.T, r *op2.Runtime, rng *rand.Rand, n, dim int) (*op2.Set, *op2.Mat[float64]) {
+	nodes := must(op2.NewSet(n, "nodes"))
+	var tab []int32
+	for i := 1; i < n; i++ {
+		tab = append(tab, int32(rng.IntN(i)), int32(i))
+	}
+	for range n {
+		a, b := rng.IntN(n), rng.IntN(n)
+		if a != b {
+			tab = append(tab, int32(a), int32(b))
+		}
+	}
+	edges := must(op2.NewSet(len(tab)/2, "edges"))
+	pedge := must(op2.NewMap(edges, nodes, 2, tab, "pedge"))
+	ident := must(op2.NewMap(nodes, nodes, 1, iota32[int32](n), "ident"))
+	sp := must(op2.NewSparsity(nodes, dim, nodes, dim, []op2.MapPair{{Row: pedge, Col: pedge}, {Row: ident, Col: ident}}, "sp"))
+	A := must(op2.NewMat[float64](sp, "A"))
+	d := fmt.Sprint(dim)
+	edge := op2.NewKernel(`#define D `+d+`
+void edge(double *A) {
+  for (int a = 0; a < D; a++) {
+    A[a * 2 * D + a] = 1; A[a * 2 * D + D + a] = -1;
+    A[(D + a) * 2 * D + a] = -1; A[(D + a) * 2 * D + D + a] = 1;
+  }
+}`, "edge")
+	node := op2.NewKernel(`#define D `+d+`
+void node(double *A) { for (int a = 0; a < D; a++) A[a * D + a] = 1; }`, "node")
+	check(t, r.ParLoop(edge, edges, A.Arg(op2.Inc, pedge, pedge)))
+	check(t, r.ParLoop(node, nodes, A.Arg(op2.Inc, ident, ident)))
+	return nodes, A
+}
+
+// TestSolveCG solves A x = b for b = A x* with the built-in conjugate
+// gradients on sequential and openmp, with and without Jacobi, and
+// checks x against x*.
+func TestSolveCG(t *testing.T) {
+	for _, cfg := range []op2.Config{{Backend: "sequential"}, {Backend: "openmp", Threads: 2}} {
+		for _, pc := range []string{"jacobi", "none"} {
+			for _, dim := range []int{1, 2} {
+				t.Run(fmt.Sprintf("%s/%s/dim%d", cfg.Backend, pc, dim), func(t *testing.T) {
+					r := must(op2.NewRuntime(cfg))
+					rng := rand.New(rand.NewPCG(uint64(dim), 4))
+					n := 300
+					nodes, A := laplacianPlusIdentity(t, r, rng, n, dim)
+					xs := make([]float64, n*dim)
+					for i := range xs {
+						xs[i] = rng.Float64()*2 - 1
+					}
+					want := must(op2.NewDat(nodes, dim, xs, "x*"))
+					b := must(op2.NewDat[float64](nodes, dim, nil, "b"))
+					check(t, A.Mult(want, b))
+					x := must(op2.NewDat[float64](nodes, dim, nil, "x"))
+					s := must(op2.NewSolver(op2.SolverOptions{Precond: pc, RTol: 1e-12, Runtime: r}))
+					info, err := s.Solve(A, x, b)
+					check(t, err)
+					if !info.Converged || info.Iterations < 2 || info.Iterations > n*dim {
+						t.Fatalf("%+v", info)
+					}
+					for i, v := range x.DataRO() {
+						if math.Abs(v-xs[i]) > 1e-9 {
+							t.Fatalf("x[%d] = %v, want %v (%+v)", i, v, xs[i], info)
+						}
+					}
+					// Started from the solution: no iteration.
+					info, err = s.Solve(A, x, b)
+					check(t, err)
+					if !info.Converged || info.Iterations > 1 {
+						t.Fatalf("from the solution: %+v", info)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestSolveLimits: MaxIts stops without an error; a matrix that is not
+// positive definite breaks down with an error saying so; a zero diagonal
+// stops Jacobi.
+func TestSolveLimits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	nodes, A := laplacianPlusIdentity(t, op2.Default(), rng, 50, 1)
+	b := must(op2.NewDat(nodes, 1, iota32[float64](50), "b"))
+	x := must(op2.NewDat[float64](nodes, 1, nil, "x"))
+	s := must(op2.NewSolver(op2.SolverOptions{MaxIts: 2, RTol: 1e-14}))
+	info, err := s.Solve(A, x, b)
+	if err != nil || info.Converged || info.Iterations != 2 || !strings.Contains(info.Reason, "2 iterations (MaxIts)") {
+		t.Fatalf("MaxIts: %+v %v", info, err)
+	}
+	// -I (every row zeroed, -1 on the diagonal): negative definite.
+	neg := must(op2.NewMat[float64](A.Sparsity(), "negI"))
+	all := make([]int, 50)
+	for i := range all {
+		all[i] = i
+	}
+	check(t, neg.ZeroRows(all, -1))
+	x2 := must(op2.NewDat[float64](nodes, 1, nil, "x2"))
+	_, err = must(op2.NewSolver(op2.SolverOptions{Precond: "none"})).Solve(neg, x2, b)
+	if err == nil || !strings.Contains(err.Error(), "broke down") || !strings.Contains(err.Error(), "not symmetric positive definite") {
+		t.Fatalf("negative definite: %v", err)
+	}
+	zero := must(op2.NewMat[float64](A.Sparsity(), "zero"))
+	_, err = must(op2.NewSolver(op2.SolverOptions{})).Solve(zero, x2, b)
+	if err == nil || !strings.Contains(err.Error(), "zero diagonal entry in scalar row 0") {
+		t.Fatalf("zero diagonal: %v", err)
+	}
+}
+
+// TestSolverErrors checks the options and operands refused.
+func TestSolverErrors(t *testing.T) {
+	for _, tc := range []struct {
+		opts op2.SolverOptions
+		want string
+	}{
+		{op2.SolverOptions{Method: "gmres"}, `method "gmres"; the built-in solver has "cg"`},
+		{op2.SolverOptions{Precond: "ilu"}, `preconditioner "ilu"`},
+		{op2.SolverOptions{RTol: -1}, "tolerances -1"},
+	} {
+		if _, err := op2.NewSolver(tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.opts, err, tc.want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(6, 6))
+	nodes, A := laplacianPlusIdentity(t, op2.Default(), rng, 10, 1)
+	other := must(op2.NewSet(10, "other"))
+	x := must(op2.NewDat[float64](nodes, 1, nil, "x"))
+	bad := must(op2.NewDat[float64](other, 1, nil, "bad"))
+	s := must(op2.NewSolver(op2.SolverOptions{}))
+	if _, err := s.Solve(A, x, bad); err == nil || !strings.Contains(err.Error(), `dat "bad" (float64, dim 1) on set "other" must be on set "nodes" with dim 1`) {
+		t.Errorf("b elsewhere: %v", err)
+	}
+	if _, err := s.Solve(A, x, x); err == nil || !strings.Contains(err.Error(), "x and b are the same") {
+		t.Errorf("x = b: %v", err)
+	}
+}
