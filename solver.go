@@ -11,7 +11,8 @@ import (
 // and at most 10 000 iterations.
 type SolverOptions struct {
 	// Method is the Krylov method: "cg" (conjugate gradients, for
-	// symmetric positive definite matrices; the default).
+	// symmetric positive definite matrices; the default) or "bicgstab"
+	// (BiCGStab, for nonsymmetric matrices).
 	Method string
 	// Precond is the preconditioner: "jacobi" (the inverse of the
 	// diagonal; the default) or "none".
@@ -59,8 +60,8 @@ func NewSolver(opts SolverOptions) (*Solver, error) {
 		opts.MaxIts = 10000
 	}
 	switch {
-	case opts.Method != "cg":
-		return nil, fmt.Errorf("op2: NewSolver: method %q; the built-in solver has \"cg\" (conjugate gradients)", opts.Method)
+	case opts.Method != "cg" && opts.Method != "bicgstab":
+		return nil, fmt.Errorf("op2: NewSolver: method %q; the built-in solver has \"cg\" (conjugate gradients) and \"bicgstab\"", opts.Method)
 	case opts.Precond != "jacobi" && opts.Precond != "none":
 		return nil, fmt.Errorf("op2: NewSolver: preconditioner %q; the built-in solver has \"jacobi\" and \"none\"", opts.Precond)
 	case opts.RTol < 0 || opts.ATol < 0 || math.IsNaN(opts.RTol) || math.IsNaN(opts.ATol):
@@ -90,149 +91,308 @@ func (s *Solver) kernel(name, params, body string, dim int) *Kernel {
 // Solve solves A x = b, starting from x's values, and leaves the solution
 // in x. A must be square (rows and columns on one set with one dim), x
 // and b Dats on that set with that dim. An iteration that breaks down
-// (a zero or negative curvature, which a matrix that is not symmetric
-// positive definite can give, or a zero diagonal entry with Jacobi)
-// stops with an error saying so; reaching MaxIts is not an error:
-// SolveInfo.Converged says whether the tolerance was met.
+// (for CG a zero or negative curvature, which a matrix that is not
+// symmetric positive definite can give; for BiCGStab a vanishing inner
+// product; with Jacobi a zero diagonal entry) stops with an error saying
+// so; reaching MaxIts is not an error: SolveInfo.Converged says whether
+// the tolerance was met.
 func (s *Solver) Solve(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
-	var info SolveInfo
 	if A == nil || x == nil || b == nil {
-		return info, errors.New("op2: Solve: the matrix, x and b must not be nil")
+		return SolveInfo{}, errors.New("op2: Solve: the matrix, x and b must not be nil")
 	}
 	sp := A.sp
 	if sp.rows != sp.cols || sp.rdim != sp.cdim {
-		return info, fmt.Errorf("op2: Solve: %s is not square (rows and columns on one set with one dim)", A.s.Matrix)
+		return SolveInfo{}, fmt.Errorf("op2: Solve: %s is not square (rows and columns on one set with one dim)", A.s.Matrix)
 	}
 	for _, d := range []*Dat[float64]{x, b} {
 		if d.s.Set != &sp.rows.c || d.s.Dim != sp.rdim {
-			return info, fmt.Errorf("op2: Solve: %s must be on set %q with dim %d, as the rows of %s", d.s.Describe(), sp.rows.c.Name, sp.rdim, A.s.Matrix)
+			return SolveInfo{}, fmt.Errorf("op2: Solve: %s must be on set %q with dim %d, as the rows of %s", d.s.Describe(), sp.rows.c.Name, sp.rdim, A.s.Matrix)
 		}
 	}
 	if x == b {
-		return info, fmt.Errorf("op2: Solve: x and b are the same %s", x.s.Describe())
+		return SolveInfo{}, fmt.Errorf("op2: Solve: x and b are the same %s", x.s.Describe())
 	}
-	r := s.opts.Runtime
-	set, dim := sp.rows, sp.rdim
-	tmp := func(name string) (*Dat[float64], error) { return NewDat[float64](set, dim, nil, "solver "+name) }
-	var res, z, p, q, dinv *Dat[float64]
+	k := &krylov{s: s, A: A, r: s.opts.Runtime, set: sp.rows, dim: sp.rdim}
 	var err error
-	for _, v := range []struct {
-		d    **Dat[float64]
-		name string
-	}{{&res, "r"}, {&z, "z"}, {&p, "p"}, {&q, "q"}} {
-		if *v.d, err = tmp(v.name); err != nil {
-			return info, err
-		}
+	if k.dot, err = NewGlobal[float64](1, nil, "solver dot"); err != nil {
+		return SolveInfo{}, err
+	}
+	if k.coef, err = NewGlobal[float64](2, nil, "solver coefficients"); err != nil {
+		return SolveInfo{}, err
 	}
 	if s.opts.Precond == "jacobi" {
-		if dinv, err = A.inverseDiagonal(set, dim); err != nil {
-			return info, err
+		if k.dinv, err = A.inverseDiagonal(k.set, k.dim); err != nil {
+			return SolveInfo{}, err
 		}
 	}
-	scalar := func(name string) (*Global[float64], error) { return NewGlobal[float64](1, nil, "solver "+name) }
-	dot, err := scalar("dot")
-	if err != nil {
-		return info, err
+	if s.opts.Method == "bicgstab" {
+		return k.bicgstab(x, b)
 	}
-	coef, err := scalar("coefficient")
-	if err != nil {
-		return info, err
-	}
-	dotK := s.kernel("dot", "const double *x, const double *y, double *s", "*s += x[k] * y[k];", dim)
-	axpyK := s.kernel("axpy", "const double *a, const double *x, double *y", "y[k] += a[0] * x[k];", dim)
-	xpayK := s.kernel("xpay", "const double *a, const double *x, double *y", "y[k] = x[k] + a[0] * y[k];", dim)
-	subK := s.kernel("sub", "const double *b, const double *ax, double *r", "r[k] = b[k] - ax[k];", dim)
-	mulK := s.kernel("mul", "const double *d, const double *r, double *z", "z[k] = d[k] * r[k];", dim)
-	copyK := s.kernel("copy", "const double *r, double *z", "z[k] = r[k];", dim)
-	inner := func(u, v *Dat[float64]) (float64, error) {
-		dot.SetValue(0)
-		if err := r.ParLoop(dotK, set, u.Arg(Read), v.Arg(Read), dot.Arg(Inc)); err != nil {
-			return 0, err
-		}
-		return dot.Value(), nil
-	}
-	update := func(k *Kernel, a float64, u, v *Dat[float64]) error {
-		coef.SetValue(a)
-		return r.ParLoop(k, set, coef.Arg(Read), u.Arg(Read), v.Arg(RW))
-	}
-	precondition := func() error { // z = M⁻¹ r
-		if dinv == nil {
-			return r.ParLoop(copyK, set, res.Arg(Read), z.Arg(Write))
-		}
-		return r.ParLoop(mulK, set, dinv.Arg(Read), res.Arg(Read), z.Arg(Write))
-	}
+	return k.cg(x, b)
+}
 
-	// r = b - A x; z = M⁻¹ r; p = z.
-	if err := A.Mult(x, q); err != nil {
-		return info, err
+// krylov is one solve: the matrix, the runtime and set its vector loops
+// run on, and the Globals and preconditioner they use.
+type krylov struct {
+	s         *Solver
+	A         *Mat[float64]
+	r         *Runtime
+	set       *Set
+	dim       int
+	dot, coef *Global[float64]
+	dinv      *Dat[float64] // the inverse diagonal (Jacobi), or nil
+	info      SolveInfo
+	tol       float64
+	temporary int
+}
+
+// vec returns a new work vector on the solve's set.
+func (k *krylov) vec() (*Dat[float64], error) {
+	k.temporary++
+	return NewDat[float64](k.set, k.dim, nil, fmt.Sprintf("solver vector %d", k.temporary))
+}
+
+// inner returns u·v (a loop reducing into a Global).
+func (k *krylov) inner(u, v *Dat[float64]) (float64, error) {
+	dotK := k.s.kernel("dot", "const double *x, const double *y, double *s", "*s += x[k] * y[k];", k.dim)
+	k.dot.SetValue(0)
+	if err := k.r.ParLoop(dotK, k.set, u.Arg(Read), v.Arg(Read), k.dot.Arg(Inc)); err != nil {
+		return 0, err
 	}
-	if err := r.ParLoop(subK, set, b.Arg(Read), q.Arg(Read), res.Arg(Write)); err != nil {
-		return info, err
+	return k.dot.Value(), nil
+}
+
+// axpy sets y += a x.
+func (k *krylov) axpy(a float64, x, y *Dat[float64]) error {
+	axpyK := k.s.kernel("axpy", "const double *a, const double *x, double *y", "y[k] += a[0] * x[k];", k.dim)
+	k.coef.Data()[0] = a
+	return k.r.ParLoop(axpyK, k.set, k.coef.Arg(Read), x.Arg(Read), y.Arg(RW))
+}
+
+// combine sets z = x + a y (z may be y but not x).
+func (k *krylov) combine(x *Dat[float64], a float64, y, z *Dat[float64]) error {
+	if z == y {
+		xpayK := k.s.kernel("xpay", "const double *a, const double *x, double *y", "y[k] = x[k] + a[0] * y[k];", k.dim)
+		k.coef.Data()[0] = a
+		return k.r.ParLoop(xpayK, k.set, k.coef.Arg(Read), x.Arg(Read), y.Arg(RW))
 	}
-	bb, err := inner(b, b)
+	lin := k.s.kernel("lin", "const double *a, const double *x, const double *y, double *z", "z[k] = x[k] + a[0] * y[k];", k.dim)
+	k.coef.Data()[0] = a
+	return k.r.ParLoop(lin, k.set, k.coef.Arg(Read), x.Arg(Read), y.Arg(Read), z.Arg(Write))
+}
+
+// precondition sets z = M⁻¹ r.
+func (k *krylov) precondition(r, z *Dat[float64]) error {
+	if k.dinv == nil {
+		copyK := k.s.kernel("copy", "const double *r, double *z", "z[k] = r[k];", k.dim)
+		return k.r.ParLoop(copyK, k.set, r.Arg(Read), z.Arg(Write))
+	}
+	mulK := k.s.kernel("mul", "const double *d, const double *r, double *z", "z[k] = d[k] * r[k];", k.dim)
+	return k.r.ParLoop(mulK, k.set, k.dinv.Arg(Read), r.Arg(Read), z.Arg(Write))
+}
+
+// residual sets r = b - A x (q is work space) and the tolerance, and
+// returns ‖r‖.
+func (k *krylov) residual(x, b, r, q *Dat[float64]) (float64, error) {
+	if err := k.A.Mult(x, q); err != nil {
+		return 0, err
+	}
+	if err := k.combine(b, -1, q, r); err != nil {
+		return 0, err
+	}
+	bb, err := k.inner(b, b)
 	if err != nil {
-		return info, err
+		return 0, err
 	}
-	tol := max(s.opts.RTol*math.Sqrt(bb), s.opts.ATol)
-	rr, err := inner(res, res)
-	if err != nil {
-		return info, err
+	k.tol = max(k.s.opts.RTol*math.Sqrt(bb), k.s.opts.ATol)
+	rr, err := k.inner(r, r)
+	return math.Sqrt(rr), err
+}
+
+// more says whether to iterate again, setting the end of info otherwise.
+func (k *krylov) more() bool {
+	if k.info.Residual <= k.tol {
+		k.info.Converged = true
+		k.info.Reason = fmt.Sprintf("residual %g at most the tolerance %g", k.info.Residual, k.tol)
+		return false
 	}
-	info.Residual = math.Sqrt(rr)
-	if err := precondition(); err != nil {
-		return info, err
+	if k.info.Iterations >= k.s.opts.MaxIts {
+		k.info.Reason = fmt.Sprintf("%d iterations (MaxIts) without reaching the tolerance %g", k.info.Iterations, k.tol)
+		return false
 	}
-	if err := r.ParLoop(copyK, set, z.Arg(Read), p.Arg(Write)); err != nil {
-		return info, err
-	}
-	rz, err := inner(res, z)
-	if err != nil {
-		return info, err
-	}
-	for info.Residual > tol {
-		if info.Iterations == s.opts.MaxIts {
-			info.Reason = fmt.Sprintf("%d iterations (MaxIts) without reaching the tolerance %g", info.Iterations, tol)
-			return info, nil
+	return true
+}
+
+func (k *krylov) breakdown(method, what string, v float64) error {
+	return fmt.Errorf("op2: Solve: %s broke down at iteration %d: %s = %g (%s)", method, k.info.Iterations, what, v, k.A.s.Matrix)
+}
+
+// cg is preconditioned conjugate gradients.
+func (k *krylov) cg(x, b *Dat[float64]) (SolveInfo, error) {
+	var r, z, p, q *Dat[float64]
+	for _, v := range []**Dat[float64]{&r, &z, &p, &q} {
+		var err error
+		if *v, err = k.vec(); err != nil {
+			return k.info, err
 		}
+	}
+	var err error
+	if k.info.Residual, err = k.residual(x, b, r, q); err != nil {
+		return k.info, err
+	}
+	if err := k.precondition(r, z); err != nil {
+		return k.info, err
+	}
+	if err := k.combine(z, 0, z, p); err != nil { // p = z
+		return k.info, err
+	}
+	rz, err := k.inner(r, z)
+	if err != nil {
+		return k.info, err
+	}
+	for k.more() {
 		// q = A p; α = (r·z)/(p·q); x += α p; r -= α q.
-		if err := A.Mult(p, q); err != nil {
-			return info, err
+		if err := k.A.Mult(p, q); err != nil {
+			return k.info, err
 		}
-		pq, err := inner(p, q)
+		pq, err := k.inner(p, q)
 		if err != nil {
-			return info, err
+			return k.info, err
 		}
 		if !(pq > 0) {
-			return info, fmt.Errorf("op2: Solve: conjugate gradients broke down at iteration %d: p·Ap = %g (%s is not symmetric positive definite)", info.Iterations, pq, A.s.Matrix)
+			return k.info, fmt.Errorf("%w; the matrix is not symmetric positive definite", k.breakdown("conjugate gradients", "p·Ap", pq))
 		}
 		alpha := rz / pq
-		if err := update(axpyK, alpha, p, x); err != nil {
-			return info, err
+		if err := k.axpy(alpha, p, x); err != nil {
+			return k.info, err
 		}
-		if err := update(axpyK, -alpha, q, res); err != nil {
-			return info, err
+		if err := k.axpy(-alpha, q, r); err != nil {
+			return k.info, err
 		}
-		info.Iterations++
-		if rr, err = inner(res, res); err != nil {
-			return info, err
-		}
-		info.Residual = math.Sqrt(rr)
-		// z = M⁻¹ r; β = (r·z)new/(r·z)old; p = z + β p.
-		if err := precondition(); err != nil {
-			return info, err
-		}
-		rzNew, err := inner(res, z)
+		k.info.Iterations++
+		rr, err := k.inner(r, r)
 		if err != nil {
-			return info, err
+			return k.info, err
 		}
-		if err := update(xpayK, rzNew/rz, z, p); err != nil {
-			return info, err
+		k.info.Residual = math.Sqrt(rr)
+		// z = M⁻¹ r; β = (r·z)new/(r·z)old; p = z + β p.
+		if err := k.precondition(r, z); err != nil {
+			return k.info, err
+		}
+		rzNew, err := k.inner(r, z)
+		if err != nil {
+			return k.info, err
+		}
+		if err := k.combine(z, rzNew/rz, p, p); err != nil {
+			return k.info, err
 		}
 		rz = rzNew
 	}
-	info.Converged = true
-	info.Reason = fmt.Sprintf("residual %g at most the tolerance %g", info.Residual, tol)
-	return info, nil
+	return k.info, nil
+}
+
+// bicgstab is BiCGStab, right-preconditioned.
+func (k *krylov) bicgstab(x, b *Dat[float64]) (SolveInfo, error) {
+	var r, r0, p, v, y, sv, z, t *Dat[float64]
+	for _, d := range []**Dat[float64]{&r, &r0, &p, &v, &y, &sv, &z, &t} {
+		var err error
+		if *d, err = k.vec(); err != nil {
+			return k.info, err
+		}
+	}
+	var err error
+	if k.info.Residual, err = k.residual(x, b, r, v); err != nil {
+		return k.info, err
+	}
+	if err := k.combine(r, 0, r, r0); err != nil { // r̂ = r
+		return k.info, err
+	}
+	if err := k.combine(r, 0, r, p); err != nil { // p = r
+		return k.info, err
+	}
+	rho, err := k.inner(r0, r)
+	if err != nil {
+		return k.info, err
+	}
+	for k.more() {
+		if rho == 0 {
+			return k.info, k.breakdown("BiCGStab", "r̂·r", rho)
+		}
+		// y = M⁻¹ p; v = A y; α = ρ/(r̂·v); s = r - α v.
+		if err := k.precondition(p, y); err != nil {
+			return k.info, err
+		}
+		if err := k.A.Mult(y, v); err != nil {
+			return k.info, err
+		}
+		r0v, err := k.inner(r0, v)
+		if err != nil {
+			return k.info, err
+		}
+		if r0v == 0 {
+			return k.info, k.breakdown("BiCGStab", "r̂·Av", r0v)
+		}
+		alpha := rho / r0v
+		if err := k.combine(r, -alpha, v, sv); err != nil {
+			return k.info, err
+		}
+		if err := k.axpy(alpha, y, x); err != nil {
+			return k.info, err
+		}
+		k.info.Iterations++
+		ss, err := k.inner(sv, sv)
+		if err != nil {
+			return k.info, err
+		}
+		if k.info.Residual = math.Sqrt(ss); k.info.Residual <= k.tol {
+			k.more()
+			break
+		}
+		// z = M⁻¹ s; t = A z; ω = (t·s)/(t·t); x += ω z; r = s - ω t.
+		if err := k.precondition(sv, z); err != nil {
+			return k.info, err
+		}
+		if err := k.A.Mult(z, t); err != nil {
+			return k.info, err
+		}
+		ts, err := k.inner(t, sv)
+		if err != nil {
+			return k.info, err
+		}
+		tt, err := k.inner(t, t)
+		if err != nil {
+			return k.info, err
+		}
+		if tt == 0 || ts == 0 {
+			return k.info, k.breakdown("BiCGStab", "t·s", ts)
+		}
+		omega := ts / tt
+		if err := k.axpy(omega, z, x); err != nil {
+			return k.info, err
+		}
+		if err := k.combine(sv, -omega, t, r); err != nil {
+			return k.info, err
+		}
+		rr, err := k.inner(r, r)
+		if err != nil {
+			return k.info, err
+		}
+		k.info.Residual = math.Sqrt(rr)
+		// β = (ρnew/ρ)(α/ω); p = r + β (p - ω v).
+		rhoNew, err := k.inner(r0, r)
+		if err != nil {
+			return k.info, err
+		}
+		beta := rhoNew / rho * alpha / omega
+		if err := k.axpy(-omega, v, p); err != nil {
+			return k.info, err
+		}
+		if err := k.combine(r, beta, p, p); err != nil {
+			return k.info, err
+		}
+		rho = rhoNew
+	}
+	return k.info, nil
 }
 
 // inverseDiagonal returns a Dat on set with dim values per element: the

@@ -15,6 +15,13 @@ import (
 // [[1,-1],[-1,1]] times the identity of the block dim): symmetric
 // positive definite.
 func laplacianPlusIdentity(t *testing.T, r *op2.Runtime, rng *rand.Rand, n, dim int) (*op2.Set, *op2.Mat[float64]) {
+	return laplacianPlus(t, r, rng, n, dim, 0)
+}
+
+// laplacianPlus is laplacianPlusIdentity plus skew times a skew-symmetric
+// part per edge ([[0, skew], [-skew, 0]]): nonsymmetric, with a positive
+// definite symmetric part.
+func laplacianPlus(t *testing.T, r *op2.Runtime, rng *rand.Rand, n, dim int, skew float64) (*op2.Set, *op2.Mat[float64]) {
 	nodes := must(op2.NewSet(n, "nodes"))
 	var tab []int32
 	for i := 1; i < n; i++ {
@@ -33,10 +40,11 @@ func laplacianPlusIdentity(t *testing.T, r *op2.Runtime, rng *rand.Rand, n, dim 
 	A := must(op2.NewMat[float64](sp, "A"))
 	d := fmt.Sprint(dim)
 	edge := op2.NewKernel(`#define D `+d+`
+#define S `+fmt.Sprint(skew)+`
 void edge(double *A) {
   for (int a = 0; a < D; a++) {
-    A[a * 2 * D + a] = 1; A[a * 2 * D + D + a] = -1;
-    A[(D + a) * 2 * D + a] = -1; A[(D + a) * 2 * D + D + a] = 1;
+    A[a * 2 * D + a] = 1; A[a * 2 * D + D + a] = -1 + S;
+    A[(D + a) * 2 * D + a] = -1 - S; A[(D + a) * 2 * D + D + a] = 1;
   }
 }`, "edge")
 	node := op2.NewKernel(`#define D `+d+`
@@ -46,46 +54,57 @@ void node(double *A) { for (int a = 0; a < D; a++) A[a * D + a] = 1; }`, "node")
 	return nodes, A
 }
 
-// TestSolveCG solves A x = b for b = A x* with the built-in conjugate
-// gradients on sequential and openmp, with and without Jacobi, and
-// checks x against x*.
-func TestSolveCG(t *testing.T) {
+// TestSolveKnown solves A x = b for b = A x* with the built-in conjugate
+// gradients and BiCGStab (also on a nonsymmetric matrix) on sequential
+// and openmp, with and without Jacobi, and checks x against x*.
+func TestSolveKnown(t *testing.T) {
 	for _, cfg := range []op2.Config{{Backend: "sequential"}, {Backend: "openmp", Threads: 2}} {
-		for _, pc := range []string{"jacobi", "none"} {
-			for _, dim := range []int{1, 2} {
-				t.Run(fmt.Sprintf("%s/%s/dim%d", cfg.Backend, pc, dim), func(t *testing.T) {
-					r := must(op2.NewRuntime(cfg))
-					rng := rand.New(rand.NewPCG(uint64(dim), 4))
-					n := 300
-					nodes, A := laplacianPlusIdentity(t, r, rng, n, dim)
-					xs := make([]float64, n*dim)
-					for i := range xs {
-						xs[i] = rng.Float64()*2 - 1
+		for _, method := range []string{"cg", "bicgstab"} {
+			for _, pc := range []string{"jacobi", "none"} {
+				for _, dim := range []int{1, 2} {
+					skew := 0.0
+					if method == "bicgstab" && dim == 2 {
+						skew = 0.7 // nonsymmetric
 					}
-					want := must(op2.NewDat(nodes, dim, xs, "x*"))
-					b := must(op2.NewDat[float64](nodes, dim, nil, "b"))
-					check(t, A.Mult(want, b))
-					x := must(op2.NewDat[float64](nodes, dim, nil, "x"))
-					s := must(op2.NewSolver(op2.SolverOptions{Precond: pc, RTol: 1e-12, Runtime: r}))
-					info, err := s.Solve(A, x, b)
-					check(t, err)
-					if !info.Converged || info.Iterations < 2 || info.Iterations > n*dim {
-						t.Fatalf("%+v", info)
-					}
-					for i, v := range x.DataRO() {
-						if math.Abs(v-xs[i]) > 1e-9 {
-							t.Fatalf("x[%d] = %v, want %v (%+v)", i, v, xs[i], info)
-						}
-					}
-					// Started from the solution: no iteration.
-					info, err = s.Solve(A, x, b)
-					check(t, err)
-					if !info.Converged || info.Iterations > 1 {
-						t.Fatalf("from the solution: %+v", info)
-					}
-				})
+					t.Run(fmt.Sprintf("%s/%s/%s/dim%d", cfg.Backend, method, pc, dim), func(t *testing.T) {
+						solveKnown(t, cfg, method, pc, dim, skew)
+					})
+				}
 			}
 		}
+	}
+}
+
+// solveKnown solves A x = b for b = A x* and checks x against x*.
+func solveKnown(t *testing.T, cfg op2.Config, method, pc string, dim int, skew float64) {
+	r := must(op2.NewRuntime(cfg))
+	rng := rand.New(rand.NewPCG(uint64(dim), 4))
+	n := 300
+	nodes, A := laplacianPlus(t, r, rng, n, dim, skew)
+	xs := make([]float64, n*dim)
+	for i := range xs {
+		xs[i] = rng.Float64()*2 - 1
+	}
+	want := must(op2.NewDat(nodes, dim, xs, "x*"))
+	b := must(op2.NewDat[float64](nodes, dim, nil, "b"))
+	check(t, A.Mult(want, b))
+	x := must(op2.NewDat[float64](nodes, dim, nil, "x"))
+	s := must(op2.NewSolver(op2.SolverOptions{Method: method, Precond: pc, RTol: 1e-12, Runtime: r}))
+	info, err := s.Solve(A, x, b)
+	check(t, err)
+	if !info.Converged || info.Iterations < 2 || info.Iterations > n*dim {
+		t.Fatalf("%+v", info)
+	}
+	for i, v := range x.DataRO() {
+		if math.Abs(v-xs[i]) > 1e-9 {
+			t.Fatalf("x[%d] = %v, want %v (%+v)", i, v, xs[i], info)
+		}
+	}
+	// Started from the solution: no iteration.
+	info, err = s.Solve(A, x, b)
+	check(t, err)
+	if !info.Converged || info.Iterations > 1 {
+		t.Fatalf("from the solution: %+v", info)
 	}
 }
 
@@ -127,7 +146,7 @@ func TestSolverErrors(t *testing.T) {
 		opts op2.SolverOptions
 		want string
 	}{
-		{op2.SolverOptions{Method: "gmres"}, `method "gmres"; the built-in solver has "cg"`},
+		{op2.SolverOptions{Method: "gmres"}, `method "gmres"; the built-in solver has "cg" (conjugate gradients) and "bicgstab"`},
 		{op2.SolverOptions{Precond: "ilu"}, `preconditioner "ilu"`},
 		{op2.SolverOptions{RTol: -1}, "tolerances -1"},
 	} {
