@@ -1,0 +1,98 @@
+// Command poisson solves −Δu = f on the unit square with P1 finite
+// elements on an unstructured triangle mesh and Dirichlet boundary values,
+// with GoOP2 (internal/poisson): the stiffness matrix and the load are
+// assembled by parallel loops over the triangles, the system is solved by
+// the built-in conjugate gradients (or BiCGStab), and the error against
+// the exact solution is printed.
+//
+//	poisson [-n 64] [-jitter 0.25] [-seed 1] [-problem sine|linear]
+//	        [-method cg|bicgstab] [-precond jacobi|none] [-rtol 1e-10]
+//	        [-backend sequential|openmp|...] [-threads N] [-vtk out.vtu]
+//
+// It prints the mesh, how the solve ended and the errors, e.g.
+//
+//	mesh: 64×64 squares, 4225 nodes, 8192 triangles (jitter 0.25)
+//	solve: cg/jacobi, 249 iterations, residual 1.5e-11, converged
+//	error: L2 4.3e-04, largest at a node 7.6e-04
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/poisson"
+	"github.com/goop2/op2/vtk"
+)
+
+type options struct {
+	n               int
+	jitter          float64
+	seed            uint64
+	problem         string
+	method, precond string
+	rtol            float64
+	backend         string
+	threads         int
+	vtkPath         string
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.n, "n", 64, "the mesh has n×n squares, each cut into two triangles")
+	flag.Float64Var(&o.jitter, "jitter", 0.25, "interior nodes move randomly by up to this fraction of the spacing (0 to 0.5)")
+	flag.Uint64Var(&o.seed, "seed", 1, "seed of the node jitter")
+	flag.StringVar(&o.problem, "problem", "sine", "exact solution: sine (u = sin πx sin πy) or linear (u = 1 + 2x − 3y)")
+	flag.StringVar(&o.method, "method", "cg", "solver: cg or bicgstab")
+	flag.StringVar(&o.precond, "precond", "jacobi", "preconditioner: jacobi or none")
+	flag.Float64Var(&o.rtol, "rtol", 1e-10, "relative tolerance of the solver")
+	flag.StringVar(&o.backend, "backend", "", "backend: "+fmt.Sprint(op2.Backends())+" (default $OP2_BACKEND, else sequential)")
+	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs)")
+	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with u as a VTK .vtu file")
+	flag.Parse()
+	if err := run(o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "poisson:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options, out io.Writer) error {
+	p, ok := poisson.Problems[o.problem]
+	if !ok {
+		return fmt.Errorf("unknown problem %q (sine or linear)", o.problem)
+	}
+	// Fields left zero take their defaults from the environment.
+	if err := op2.Configure(op2.Config{Backend: o.backend, Threads: o.threads}); err != nil {
+		return err
+	}
+	m, err := poisson.Square(o.n, o.jitter, o.seed)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "mesh: %d×%d squares, %d nodes, %d triangles (jitter %g)\n", o.n, o.n, m.Nodes, len(m.Tri)/3, o.jitter)
+	res, err := poisson.Solve(m, p, op2.SolverOptions{Method: o.method, Precond: o.precond, RTol: o.rtol})
+	if err != nil {
+		return err
+	}
+	state := "converged"
+	if !res.Info.Converged {
+		state = res.Info.Reason
+	}
+	fmt.Fprintf(out, "solve: %s/%s, %d iterations, residual %.1e, %s\n", o.method, o.precond, res.Info.Iterations, res.Info.Residual, state)
+	fmt.Fprintf(out, "error: L2 %.1e, largest at a node %.1e\n", res.L2Error, res.MaxNode)
+	if o.vtkPath != "" {
+		g, err := vtk.FromOP2(res.X, res.Tri)
+		if err != nil {
+			return err
+		}
+		if err := vtk.AddPointDat(g, res.U); err != nil {
+			return err
+		}
+		if err := g.WriteFile(o.vtkPath, vtk.Binary); err != nil {
+			return err
+		}
+	}
+	return nil
+}

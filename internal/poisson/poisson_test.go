@@ -1,0 +1,86 @@
+package poisson
+
+import (
+	"testing"
+
+	"github.com/goop2/op2"
+)
+
+// TestLinearExact: P1 elements reproduce a linear solution to rounding,
+// on jittered meshes, with both solvers.
+func TestLinearExact(t *testing.T) {
+	for _, method := range []string{"cg", "bicgstab"} {
+		for _, n := range []int{3, 10} {
+			m, err := Square(n, 0.3, uint64(n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Solve(m, Problems["linear"], op2.SolverOptions{Method: method, RTol: 1e-13})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.MaxNode > 1e-10 || res.L2Error > 1e-10 || !res.Info.Converged {
+				t.Fatalf("%s, n=%d: max nodal error %g, L2 error %g, %+v", method, n, res.MaxNode, res.L2Error, res.Info)
+			}
+		}
+	}
+}
+
+// TestSecondOrder: the L2 error of a smooth solution falls by about 4
+// each time the mesh spacing halves.
+func TestSecondOrder(t *testing.T) {
+	var errs []float64
+	for _, n := range []int{8, 16, 32} {
+		m, err := Square(n, 0.2, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Solve(m, Problems["sine"], op2.SolverOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs = append(errs, res.L2Error)
+	}
+	for i := 1; i < len(errs); i++ {
+		if r := errs[i-1] / errs[i]; r < 3.3 || r > 4.7 {
+			t.Fatalf("L2 errors %v: ratio %.2f at refinement %d, want about 4", errs, r, i)
+		}
+	}
+	t.Logf("L2 errors %v", errs)
+}
+
+func TestSquareErrors(t *testing.T) {
+	if _, err := Square(0, 0, 1); err == nil {
+		t.Error("n = 0 accepted")
+	}
+	if _, err := Square(2, 0.5, 1); err == nil {
+		t.Error("jitter 0.5 accepted")
+	}
+}
+
+// TestSameOnOpenMP: the openmp backend (coloured assembly, threaded
+// vector loops) gives the solution sequential gives, to the solver's
+// tolerance.
+func TestSameOnOpenMP(t *testing.T) {
+	m, err := Square(16, 0.25, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	solve := func(backend string) []float64 {
+		if err := op2.Use(backend); err != nil {
+			t.Fatal(err)
+		}
+		defer op2.Use("sequential")
+		res, err := Solve(m, Problems["sine"], op2.SolverOptions{RTol: 1e-13})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.U.DataRO()
+	}
+	seq, omp := solve("sequential"), solve("openmp")
+	for i := range seq {
+		if d := seq[i] - omp[i]; d > 1e-11 || d < -1e-11 {
+			t.Fatalf("u[%d]: sequential %v, openmp %v", i, seq[i], omp[i])
+		}
+	}
+}
