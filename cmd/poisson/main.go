@@ -7,7 +7,8 @@
 //
 //	poisson [-n 64] [-jitter 0.25] [-seed 1] [-problem sine|linear]
 //	        [-method cg|bicgstab] [-precond jacobi|none] [-rtol 1e-10]
-//	        [-backend sequential|openmp|...] [-threads N] [-vtk out.vtu]
+//	        [-maxits N] [-backend sequential|openmp|...] [-threads N]
+//	        [-timing] [-vtk out.vtu]
 //
 // It prints the mesh, how the solve ended and the errors, e.g.
 //
@@ -34,6 +35,8 @@ type options struct {
 	problem         string
 	method, precond string
 	rtol            float64
+	maxits          int
+	timing          bool
 	backend         string
 	threads         int
 	vtkPath         string
@@ -48,6 +51,8 @@ func main() {
 	flag.StringVar(&o.method, "method", "cg", "solver: cg or bicgstab")
 	flag.StringVar(&o.precond, "precond", "jacobi", "preconditioner: jacobi or none")
 	flag.Float64Var(&o.rtol, "rtol", 1e-10, "relative tolerance of the solver")
+	flag.IntVar(&o.maxits, "maxits", 0, "at most this many solver iterations (default 10 000)")
+	flag.BoolVar(&o.timing, "timing", false, "print the time of assembly and solve, and op2's per-loop timing table")
 	flag.StringVar(&o.backend, "backend", "", "backend: "+fmt.Sprint(op2.Backends())+" (default $OP2_BACKEND, else sequential)")
 	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs)")
 	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with u as a VTK .vtu file")
@@ -64,7 +69,7 @@ func run(o options, out io.Writer) error {
 		return fmt.Errorf("unknown problem %q (sine or linear)", o.problem)
 	}
 	// Fields left zero take their defaults from the environment.
-	if err := op2.Configure(op2.Config{Backend: o.backend, Threads: o.threads}); err != nil {
+	if err := op2.Configure(op2.Config{Backend: o.backend, Threads: o.threads, Timing: o.timing}); err != nil {
 		return err
 	}
 	m, err := poisson.Square(o.n, o.jitter, o.seed)
@@ -72,7 +77,7 @@ func run(o options, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "mesh: %d×%d squares, %d nodes, %d triangles (jitter %g)\n", o.n, o.n, m.Nodes, len(m.Tri)/3, o.jitter)
-	res, err := poisson.Solve(m, p, op2.SolverOptions{Method: o.method, Precond: o.precond, RTol: o.rtol})
+	res, err := poisson.Solve(m, p, op2.SolverOptions{Method: o.method, Precond: o.precond, RTol: o.rtol, MaxIts: o.maxits})
 	if err != nil {
 		return err
 	}
@@ -82,6 +87,13 @@ func run(o options, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "solve: %s/%s, %d iterations, residual %.1e, %s\n", o.method, o.precond, res.Info.Iterations, res.Info.Residual, state)
 	fmt.Fprintf(out, "error: L2 %.1e, largest at a node %.1e\n", res.L2Error, res.MaxNode)
+	if o.timing {
+		fmt.Fprintf(out, "time: assembly %.3f s (matrix %.3f s), solve %.3f s (%.2f ms per iteration)\n",
+			res.Assembly.Seconds(), res.MatrixAssembly.Seconds(), res.Solve.Seconds(), 1e3*res.Solve.Seconds()/float64(max(res.Info.Iterations, 1)))
+		if err := op2.WriteTimingTable(out); err != nil {
+			return err
+		}
+	}
 	if o.vtkPath != "" {
 		g, err := vtk.FromOP2(res.X, res.Tri)
 		if err != nil {

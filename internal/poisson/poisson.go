@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"time"
 
 	"github.com/goop2/op2"
 )
@@ -92,9 +93,12 @@ type Result struct {
 	Info    op2.SolveInfo
 	L2Error float64 // ‖u_h − u‖ over the square (edge-midpoint quadrature)
 	MaxNode float64 // the largest |u_h − u| at a node
-	U       *op2.Dat[float64]
-	X       *op2.Dat[float64]
-	Tri     *op2.Map
+	// Assembly is the time of the stiffness matrix and load loops
+	// (MatrixAssembly the matrix's alone), Solve the solver's.
+	Assembly, MatrixAssembly, Solve time.Duration
+	U                               *op2.Dat[float64]
+	X                               *op2.Dat[float64]
+	Tri                             *op2.Map
 }
 
 // element matrix and load, with the boundary eliminated symmetrically:
@@ -201,9 +205,11 @@ func Solve(m *Mesh, p Problem, opts op2.SolverOptions) (*Result, error) {
 	}
 	src := fmt.Sprintf("#define FEXPR %s\n#define UEXPR %s\n%s", p.F, p.U, kernels)
 	kern := func(name string) *op2.Kernel { return op2.NewKernel(src, name) }
+	start := time.Now()
 	if err := op2.ParLoop(kern("stiffness"), tris, x.ArgVec(op2.Read, ptri), bnd.ArgVec(op2.Read, ptri), K.Arg(op2.Inc, ptri, ptri)); err != nil {
 		return nil, err
 	}
+	matrix := time.Since(start)
 	if err := op2.ParLoop(kern("load"), tris, x.ArgVec(op2.Read, ptri), bnd.ArgVec(op2.Read, ptri), rhs.ArgVec(op2.Inc, ptri)); err != nil {
 		return nil, err
 	}
@@ -219,14 +225,17 @@ func Solve(m *Mesh, p Problem, opts op2.SolverOptions) (*Result, error) {
 	if err := K.ZeroRows(rows, 1); err != nil {
 		return nil, err
 	}
+	assembly := time.Since(start)
 	s, err := op2.NewSolver(opts)
 	if err != nil {
 		return nil, err
 	}
+	start = time.Now()
 	info, err := s.Solve(K, u, rhs)
 	if err != nil {
 		return nil, err
 	}
+	solve := time.Since(start)
 	e2, err := op2.NewGlobal[float64](1, nil, "error")
 	if err != nil {
 		return nil, err
@@ -234,7 +243,7 @@ func Solve(m *Mesh, p Problem, opts op2.SolverOptions) (*Result, error) {
 	if err := op2.ParLoop(kern("l2error"), tris, x.ArgVec(op2.Read, ptri), u.ArgVec(op2.Read, ptri), e2.Arg(op2.Inc)); err != nil {
 		return nil, err
 	}
-	res := &Result{Info: info, L2Error: math.Sqrt(e2.Value()), U: u, X: x, Tri: ptri}
+	res := &Result{Info: info, L2Error: math.Sqrt(e2.Value()), U: u, X: x, Tri: ptri, Assembly: assembly, MatrixAssembly: matrix, Solve: solve}
 	xs, us := x.DataRO(), u.DataRO()
 	for i := 0; i < m.Nodes; i++ {
 		res.MaxNode = max(res.MaxNode, math.Abs(us[i]-p.Exact(xs[2*i], xs[2*i+1])))
