@@ -111,10 +111,11 @@ static double op2p_f(double x, double y) { return FEXPR; }
 
 static void op2p_grad(const double *x[3], double b[3], double c[3], double *area) {
   double det = (x[1][0] - x[0][0]) * (x[2][1] - x[0][1]) - (x[2][0] - x[0][0]) * (x[1][1] - x[0][1]);
+  double inv = 1.0 / det;
   for (int i = 0; i < 3; i++) {
     int j = (i + 1) % 3, k = (i + 2) % 3;
-    b[i] = (x[j][1] - x[k][1]) / det;
-    c[i] = (x[k][0] - x[j][0]) / det;
+    b[i] = (x[j][1] - x[k][1]) * inv;
+    c[i] = (x[k][0] - x[j][0]) * inv;
   }
   *area = 0.5 * det;
 }
@@ -161,59 +162,22 @@ void l2error(const double *x[3], const double *u[3], double *err) {
 // runtime's backend and opts (zero: CG with Jacobi to a relative
 // tolerance of 1e-10).
 func Solve(m *Mesh, p Problem, opts op2.SolverOptions) (*Result, error) {
-	if m == nil || len(m.Tri) == 0 {
-		return nil, errors.New("poisson: the mesh has no triangles")
-	}
 	if opts.RTol == 0 {
 		opts.RTol = 1e-10
 	}
-	nodes, err := op2.NewSet(m.Nodes, "nodes")
+	a, err := newAssembly(m, p)
 	if err != nil {
 		return nil, err
 	}
-	tris, err := op2.NewSet(len(m.Tri)/3, "triangles")
-	if err != nil {
-		return nil, err
-	}
-	ptri, err := op2.NewMap(tris, nodes, 3, m.Tri, "ptri")
-	if err != nil {
-		return nil, err
-	}
-	x, err := op2.NewDat(nodes, 2, m.X, "x")
-	if err != nil {
-		return nil, err
-	}
-	bnd, err := op2.NewDat(nodes, 1, m.Boundary, "boundary")
-	if err != nil {
-		return nil, err
-	}
-	rhs, err := op2.NewDat[float64](nodes, 1, nil, "rhs")
-	if err != nil {
-		return nil, err
-	}
-	u, err := op2.NewDat[float64](nodes, 1, nil, "u")
-	if err != nil {
-		return nil, err
-	}
-	sp, err := op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: ptri, Col: ptri}}, "P1")
-	if err != nil {
-		return nil, err
-	}
-	K, err := op2.NewMat[float64](sp, "K")
-	if err != nil {
-		return nil, err
-	}
-	src := fmt.Sprintf("#define FEXPR %s\n#define UEXPR %s\n%s", p.F, p.U, kernels)
-	kern := func(name string) *op2.Kernel { return op2.NewKernel(src, name) }
 	start := time.Now()
-	if err := op2.ParLoop(kern("stiffness"), tris, x.ArgVec(op2.Read, ptri), bnd.ArgVec(op2.Read, ptri), K.Arg(op2.Inc, ptri, ptri)); err != nil {
+	if err := a.stiffness(); err != nil {
 		return nil, err
 	}
 	matrix := time.Since(start)
-	if err := op2.ParLoop(kern("load"), tris, x.ArgVec(op2.Read, ptri), bnd.ArgVec(op2.Read, ptri), rhs.ArgVec(op2.Inc, ptri)); err != nil {
+	if err := op2.ParLoop(a.kern("load"), a.tris, a.x.ArgVec(op2.Read, a.ptri), a.bnd.ArgVec(op2.Read, a.ptri), a.rhs.ArgVec(op2.Inc, a.ptri)); err != nil {
 		return nil, err
 	}
-	if err := op2.ParLoop(kern("boundary"), nodes, x.Arg(op2.Read), bnd.Arg(op2.Read), rhs.Arg(op2.RW), u.Arg(op2.Write)); err != nil {
+	if err := op2.ParLoop(a.kern("boundary"), a.nodes, a.x.Arg(op2.Read), a.bnd.Arg(op2.Read), a.rhs.Arg(op2.RW), a.u.Arg(op2.Write)); err != nil {
 		return nil, err
 	}
 	var rows []int
@@ -222,7 +186,7 @@ func Solve(m *Mesh, p Problem, opts op2.SolverOptions) (*Result, error) {
 			rows = append(rows, i)
 		}
 	}
-	if err := K.ZeroRows(rows, 1); err != nil {
+	if err := a.K.ZeroRows(rows, 1); err != nil {
 		return nil, err
 	}
 	assembly := time.Since(start)
@@ -231,7 +195,7 @@ func Solve(m *Mesh, p Problem, opts op2.SolverOptions) (*Result, error) {
 		return nil, err
 	}
 	start = time.Now()
-	info, err := s.Solve(K, u, rhs)
+	info, err := s.Solve(a.K, a.u, a.rhs)
 	if err != nil {
 		return nil, err
 	}
@@ -240,13 +204,70 @@ func Solve(m *Mesh, p Problem, opts op2.SolverOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := op2.ParLoop(kern("l2error"), tris, x.ArgVec(op2.Read, ptri), u.ArgVec(op2.Read, ptri), e2.Arg(op2.Inc)); err != nil {
+	if err := op2.ParLoop(a.kern("l2error"), a.tris, a.x.ArgVec(op2.Read, a.ptri), a.u.ArgVec(op2.Read, a.ptri), e2.Arg(op2.Inc)); err != nil {
 		return nil, err
 	}
-	res := &Result{Info: info, L2Error: math.Sqrt(e2.Value()), U: u, X: x, Tri: ptri, Assembly: assembly, MatrixAssembly: matrix, Solve: solve}
-	xs, us := x.DataRO(), u.DataRO()
+	res := &Result{Info: info, L2Error: math.Sqrt(e2.Value()), U: a.u, X: a.x, Tri: a.ptri, Assembly: assembly, MatrixAssembly: matrix, Solve: solve}
+	xs, us := a.x.DataRO(), a.u.DataRO()
 	for i := 0; i < m.Nodes; i++ {
 		res.MaxNode = max(res.MaxNode, math.Abs(us[i]-p.Exact(xs[2*i], xs[2*i+1])))
 	}
 	return res, nil
+}
+
+// assembly is the problem declared to GoOP2: the mesh, its data, the
+// matrix and the kernels.
+type assembly struct {
+	nodes, tris *op2.Set
+	ptri        *op2.Map
+	x           *op2.Dat[float64]
+	bnd         *op2.Dat[int32]
+	rhs, u      *op2.Dat[float64]
+	K           *op2.Mat[float64]
+	src         string
+}
+
+// newAssembly declares mesh m and problem p.
+func newAssembly(m *Mesh, p Problem) (*assembly, error) {
+	if m == nil || len(m.Tri) == 0 {
+		return nil, errors.New("poisson: the mesh has no triangles")
+	}
+	a := &assembly{src: fmt.Sprintf("#define FEXPR %s\n#define UEXPR %s\n%s", p.F, p.U, kernels)}
+	var err error
+	if a.nodes, err = op2.NewSet(m.Nodes, "nodes"); err != nil {
+		return nil, err
+	}
+	if a.tris, err = op2.NewSet(len(m.Tri)/3, "triangles"); err != nil {
+		return nil, err
+	}
+	if a.ptri, err = op2.NewMap(a.tris, a.nodes, 3, m.Tri, "ptri"); err != nil {
+		return nil, err
+	}
+	if a.x, err = op2.NewDat(a.nodes, 2, m.X, "x"); err != nil {
+		return nil, err
+	}
+	if a.bnd, err = op2.NewDat(a.nodes, 1, m.Boundary, "boundary"); err != nil {
+		return nil, err
+	}
+	if a.rhs, err = op2.NewDat[float64](a.nodes, 1, nil, "rhs"); err != nil {
+		return nil, err
+	}
+	if a.u, err = op2.NewDat[float64](a.nodes, 1, nil, "u"); err != nil {
+		return nil, err
+	}
+	sp, err := op2.NewSparsity(a.nodes, 1, a.nodes, 1, []op2.MapPair{{Row: a.ptri, Col: a.ptri}}, "P1")
+	if err != nil {
+		return nil, err
+	}
+	if a.K, err = op2.NewMat[float64](sp, "K"); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *assembly) kern(name string) *op2.Kernel { return op2.NewKernel(a.src, name) }
+
+// stiffness adds the element stiffness matrices into K.
+func (a *assembly) stiffness() error {
+	return op2.ParLoop(a.kern("stiffness"), a.tris, a.x.ArgVec(op2.Read, a.ptri), a.bnd.ArgVec(op2.Read, a.ptri), a.K.Arg(op2.Inc, a.ptri, a.ptri))
 }
