@@ -152,6 +152,17 @@ func (k *krylov) vec() (*Dat[float64], error) {
 	return NewDat[float64](k.set, k.dim, nil, fmt.Sprintf("solver vector %d", k.temporary))
 }
 
+// vecs makes a work vector for each of vs.
+func (k *krylov) vecs(vs ...**Dat[float64]) error {
+	for _, v := range vs {
+		var err error
+		if *v, err = k.vec(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // inner returns u·v (a loop reducing into a Global).
 func (k *krylov) inner(u, v *Dat[float64]) (float64, error) {
 	dotK := k.s.kernel("dot", "const double *x, const double *y, double *s", "*s += x[k] * y[k];", k.dim)
@@ -230,11 +241,8 @@ func (k *krylov) breakdown(method, what string, v float64) error {
 // cg is preconditioned conjugate gradients.
 func (k *krylov) cg(x, b *Dat[float64]) (SolveInfo, error) {
 	var r, z, p, q *Dat[float64]
-	for _, v := range []**Dat[float64]{&r, &z, &p, &q} {
-		var err error
-		if *v, err = k.vec(); err != nil {
-			return k.info, err
-		}
+	if err := k.vecs(&r, &z, &p, &q); err != nil {
+		return k.info, err
 	}
 	var err error
 	if k.info.Residual, err = k.residual(x, b, r, q); err != nil {
@@ -294,11 +302,8 @@ func (k *krylov) cg(x, b *Dat[float64]) (SolveInfo, error) {
 // bicgstab is BiCGStab, right-preconditioned.
 func (k *krylov) bicgstab(x, b *Dat[float64]) (SolveInfo, error) {
 	var r, r0, p, v, y, sv, z, t *Dat[float64]
-	for _, d := range []**Dat[float64]{&r, &r0, &p, &v, &y, &sv, &z, &t} {
-		var err error
-		if *d, err = k.vec(); err != nil {
-			return k.info, err
-		}
+	if err := k.vecs(&r, &r0, &p, &v, &y, &sv, &z, &t); err != nil {
+		return k.info, err
 	}
 	var err error
 	if k.info.Residual, err = k.residual(x, b, r, v); err != nil {

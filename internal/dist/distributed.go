@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/rss"
+	"github.com/goop2/op2/internal/sparsity"
 )
 
 // BlockMesh is one rank's block of a mesh before partitioning. The ranks'
@@ -467,23 +468,8 @@ func (d *distMesh) adjacency(mp *Map) ([]int64, []int32, error) {
 	clear(send)
 	xadj, adj := groupPairs(got, int32(d.first(mp.To)), d.m.Sets[mp.To].Size)
 	clear(got)
-	// Sort each element's neighbours and drop repeats, compacting adj.
-	w, lo := int64(0), int64(0)
-	for v := 0; v+1 < len(xadj); v++ {
-		hi := xadj[v+1]
-		nb := adj[lo:hi]
-		slices.Sort(nb)
-		xadj[v] = w
-		for _, x := range nb {
-			if w == xadj[v] || x != adj[w-1] {
-				adj[w] = x
-				w++
-			}
-		}
-		lo = hi
-	}
-	xadj[len(xadj)-1] = w
-	return xadj, adj[:w], nil
+	// Each element's neighbours sorted, without repeats.
+	return xadj, sparsity.CompactRows(xadj, adj), nil
 }
 
 // spread is Spread over the ranks: the same rules and order, each rank

@@ -122,8 +122,17 @@ func Build(nRows, nCols int, pairs []Pair, diagonal bool) (*Pattern, error) {
 	})
 	copy(ptr[1:], ptr[:nRows])
 	ptr[0] = 0
-	w, lo := int32(0), int32(0)
-	for r := 0; r < nRows; r++ {
+	col = CompactRows(ptr, col)
+	return &Pattern{NRows: nRows, NCols: nCols, RowPtr: ptr, ColIdx: slices.Clip(col)}, nil
+}
+
+// CompactRows sorts the entries of each row of a compressed-row structure
+// (row r's are col[ptr[r]:ptr[r+1]]) and drops repeats, in place: ptr is
+// updated and the shortened col returned. Linear in the entries when rows
+// are short, as a mesh's are.
+func CompactRows[P int32 | int64](ptr []P, col []int32) []int32 {
+	w, lo := P(0), P(0)
+	for r := 0; r+1 < len(ptr); r++ {
 		hi := ptr[r+1]
 		row := col[lo:hi]
 		slices.Sort(row)
@@ -136,8 +145,8 @@ func Build(nRows, nCols int, pairs []Pair, diagonal bool) (*Pattern, error) {
 		}
 		lo = hi
 	}
-	ptr[nRows] = w
-	return &Pattern{NRows: nRows, NCols: nCols, RowPtr: ptr, ColIdx: slices.Clip(col[:w])}, nil
+	ptr[len(ptr)-1] = w
+	return col[:w]
 }
 
 // Find returns the position of entry (row, col) in ColIdx, or -1 when
