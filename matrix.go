@@ -1,6 +1,7 @@
 package op2
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"unsafe"
@@ -9,6 +10,7 @@ import (
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/linalg"
+	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/sparsity"
 )
 
@@ -28,9 +30,17 @@ type MapPair struct{ Row, Col *Map }
 //
 // A sparsity fixes the numbering of its sets: Renumber refuses them
 // afterwards, as it does sets a loop has used. Matrices run on the host
-// backends (sequential and openmp) of a single process; a loop with a
-// matrix argument on a device backend, and NewSparsity in a distributed
-// run, return an error saying so.
+// backends (sequential and openmp); a loop with a matrix argument on a
+// device backend returns an error saying so.
+//
+// In a distributed run a sparsity is declared after Partition, and each
+// rank holds the rows of its owned elements, with columns in its local
+// numbering (owned elements, then halo): loops run over the exec halo
+// (owner compute), so every contribution to an owned row is made on its
+// owner, and contributions to halo rows are dropped. Shape, NNZ, CSR
+// and Mat.Values describe the rank's rows; Mat.Dense gathers the whole
+// matrix, in the declared numbering, on rank 0; Mat.Mult and Solve are
+// collective.
 type Sparsity struct {
 	name       string
 	rows, cols *Set
@@ -60,8 +70,8 @@ func NewSparsity(rows *Set, rowDim int, cols *Set, colDim int, pairs []MapPair, 
 	}
 	if w, err := mpiWorld(); err != nil {
 		return nil, err
-	} else if w != nil && w.Size() > 1 {
-		return nil, fail("matrices are not supported in distributed runs yet (%d MPI ranks)", w.Size())
+	} else if w != nil && w.Size() > 1 && !rt.dist.partitioned() {
+		return nil, fail("in a distributed run (%d MPI ranks) a sparsity is declared after Partition, on each rank's part of the mesh", w.Size())
 	}
 	sp := &Sparsity{name: name, rows: rows, cols: cols, rdim: rowDim, cdim: colDim, pairs: append([]MapPair(nil), pairs...)}
 	qs := make([]sparsity.Pair, len(pairs))
@@ -82,10 +92,14 @@ func NewSparsity(rows *Set, rowDim int, cols *Set, colDim int, pairs []MapPair, 
 				return nil, fail("map pair %d repeats pair %d (row map %q, column map %q)", k, j, p.Row.c.Name, p.Col.c.Name)
 			}
 		}
-		qs[k] = sparsity.Pair{Rows: p.Row.c.Table, Cols: p.Col.c.Table, RowArity: p.Row.c.Arity, ColArity: p.Col.c.Arity, N: p.Row.c.From.Total}
+		// The loops run over the exec halo too (owner compute): their
+		// contributions to halo rows are dropped, as the owners make
+		// them.
+		qs[k] = sparsity.Pair{Rows: p.Row.c.Table, Cols: p.Col.c.Table, RowArity: p.Row.c.Arity, ColArity: p.Col.c.Arity,
+			N: p.Row.c.From.Exec, DropRows: true}
 	}
 	square := rows == cols && rowDim == colDim
-	pat, err := sparsity.Build(rows.c.Total, cols.c.Total, qs, square)
+	pat, err := sparsity.Build(rows.c.Owned, cols.c.Total, qs, square)
 	if err != nil {
 		return nil, fail("%v", err)
 	}
@@ -115,7 +129,8 @@ func NewSparsity(rows *Set, rowDim int, cols *Set, colDim int, pairs []MapPair, 
 func (sp *Sparsity) Name() string { return sp.name }
 
 // Shape is the number of scalar rows and columns: the rows' set size
-// times the row block dim, and the columns' likewise.
+// times the row block dim, and the columns' likewise (in a distributed
+// run, this rank's owned rows, and its local columns, halo included).
 func (sp *Sparsity) Shape() (rows, cols int) { return sp.pat.NRows * sp.rdim, sp.pat.NCols * sp.cdim }
 
 // NNZ is the number of scalar nonzeros: the blocks the maps couple, each
@@ -214,8 +229,9 @@ func (A *Mat[T]) Zero() error {
 // ZeroRows zeroes the rows of the given row elements (every component of
 // each) and puts diag on their diagonal, as Dirichlet boundary conditions
 // need; the pattern is kept. The matrix must be square (its sparsity's
-// rows and columns the same set, with equal dims). Out-of-range elements
-// are refused before anything changes.
+// rows and columns the same set, with equal dims). Rows are local
+// element indices (in a distributed run, of this rank's owned elements).
+// Out-of-range elements are refused before anything changes.
 func (A *Mat[T]) ZeroRows(rows []int, diag T) error {
 	mu.Lock()
 	defer mu.Unlock()
@@ -225,7 +241,7 @@ func (A *Mat[T]) ZeroRows(rows []int, diag T) error {
 	}
 	for k, r := range rows {
 		if r < 0 || r >= sp.pat.NRows {
-			return fmt.Errorf("op2: %s: ZeroRows: row element %d (position %d) is outside set %q (size %d)", A.s.Matrix, r, k, sp.rows.c.Name, sp.pat.NRows)
+			return fmt.Errorf("op2: %s: ZeroRows: row element %d (position %d) is outside set %q (%d owned elements)", A.s.Matrix, r, k, sp.rows.c.Name, sp.pat.NRows)
 		}
 	}
 	if err := A.s.HostAccess(true); err != nil {
@@ -262,8 +278,6 @@ func (A *Mat[T]) Values() (rowptr, colidx []int32, vals []T, err error) {
 // scalar row's sum is made in the order of its columns. It runs on the
 // host (compiled C, one thread), bringing x's values there first.
 func (A *Mat[T]) Mult(x, y *Dat[T]) error {
-	mu.Lock()
-	defer mu.Unlock()
 	sp := A.sp
 	switch {
 	case x == nil || y == nil:
@@ -275,6 +289,11 @@ func (A *Mat[T]) Mult(x, y *Dat[T]) error {
 	case y.s.Set != &sp.rows.c || y.s.Dim != sp.rdim:
 		return fmt.Errorf("op2: %s: Mult: y is %s; it must be on the rows' set %q with dim %d", A.s.Matrix, y.s.Describe(), sp.rows.c.Name, sp.rdim)
 	}
+	if err := A.exchangeHalo(x); err != nil {
+		return err
+	}
+	mu.Lock()
+	defer mu.Unlock()
 	for _, s := range []*core.Storage{&A.s, &x.s} {
 		if err := s.HostAccess(false); err != nil {
 			return err
@@ -287,14 +306,35 @@ func (A *Mat[T]) Mult(x, y *Dat[T]) error {
 	return linalg.MulBlock(sp.pat.RowPtr, sp.pat.ColIdx, A.data, sp.rdim, sp.cdim, x.data, y.data[:sp.pat.NRows*sp.rdim])
 }
 
+// exchangeHalo brings x's halo up to date in a distributed run, as a
+// loop reading x through a map would: by such a loop, whose kernel does
+// nothing, over the set of the sparsity's first map pair.
+func (A *Mat[T]) exchangeHalo(x *Dat[T]) error {
+	if w, err := mpiWorld(); err != nil || w == nil || w.Size() == 1 {
+		return err
+	}
+	col := A.sp.pairs[0].Col
+	return ParLoop(matHaloKernel, setOf(col.c.From), x.ArgMap(Read, col, 0))
+}
+
+// matHaloKernel reads nothing: the loop it runs in exchanges a halo.
+var matHaloKernel = NewKernel("void goop2_mat_halo(const void *x) { (void)x; }", "goop2_mat_halo")
+
 // MaxDenseValues bounds the values Mat.Dense returns (a dense copy is for
 // tests and small problems).
 const MaxDenseValues = 1 << 24
 
 // Dense returns the matrix as dense rows (scalar rows and columns
 // numbered as in Values), for tests and small problems: at most
-// MaxDenseValues values.
+// MaxDenseValues values. In a distributed run it is collective: rank 0
+// gets the whole matrix, rows and columns in the declared numbering, the
+// other ranks nil.
 func (A *Mat[T]) Dense() ([][]T, error) {
+	if w, err := mpiWorld(); err != nil {
+		return nil, err
+	} else if w != nil && w.Size() > 1 {
+		return A.gatherDense(w)
+	}
 	r, c := A.sp.Shape()
 	if int64(r)*int64(c) > MaxDenseValues {
 		return nil, fmt.Errorf("op2: %s: a dense copy would hold %d×%d values, more than op2.MaxDenseValues (%d)", A.s.Matrix, r, c, MaxDenseValues)
@@ -308,6 +348,63 @@ func (A *Mat[T]) Dense() ([][]T, error) {
 		out[i] = make([]T, c)
 		for k := rowptr[i]; k < rowptr[i+1]; k++ {
 			out[i][colidx[k]] = vals[k]
+		}
+	}
+	return out, nil
+}
+
+// gatherDense is Dense in a distributed run: every rank sends rank 0
+// its owned rows' entries with their global row and column numbers.
+func (A *Mat[T]) gatherDense(w *mpi.World) ([][]T, error) {
+	sp := A.sp
+	R, C := sp.rows.GlobalSize()*sp.rdim, sp.cols.GlobalSize()*sp.cdim
+	if int64(R)*int64(C) > MaxDenseValues {
+		return nil, fmt.Errorf("op2: %s: a dense copy would hold %d×%d values, more than op2.MaxDenseValues (%d)", A.s.Matrix, R, C, MaxDenseValues)
+	}
+	mu.Lock()
+	err := A.s.HostAccess(false)
+	var msg []byte
+	if err == nil {
+		rowG, colG := declaredNumbers(&sp.rows.c), declaredNumbers(&sp.cols.c)
+		bs := sp.rdim * sp.cdim
+		var z T
+		size := int(unsafe.Sizeof(z))
+		for r := 0; r < sp.pat.NRows; r++ {
+			for k := sp.pat.RowPtr[r]; k < sp.pat.RowPtr[r+1]; k++ {
+				c := sp.pat.ColIdx[k]
+				for a := 0; a < sp.rdim; a++ {
+					for b := 0; b < sp.cdim; b++ {
+						msg = binary.LittleEndian.AppendUint32(msg, uint32(int(rowG[r])*sp.rdim+a))
+						msg = binary.LittleEndian.AppendUint32(msg, uint32(int(colG[c])*sp.cdim+b))
+						v := A.data[int(k)*bs+a*sp.cdim+b]
+						msg = append(msg, unsafe.Slice((*byte)(unsafe.Pointer(&v)), size)...)
+					}
+				}
+			}
+		}
+	}
+	mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	send := make([][]byte, w.Size())
+	send[0] = msg
+	got, err := w.Alltoallv(send)
+	if err != nil || w.Rank() != 0 {
+		return nil, err
+	}
+	out := make([][]T, R)
+	for i := range out {
+		out[i] = make([]T, C)
+	}
+	var z T
+	rec := 8 + int(unsafe.Sizeof(z))
+	for _, b := range got {
+		for ; len(b) >= rec; b = b[rec:] {
+			r, c := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
+			var v T
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&v)), rec-8), b[8:rec])
+			out[r][c] = v
 		}
 	}
 	return out, nil

@@ -29,6 +29,11 @@ type Pair struct {
 	Rows, Cols         []int32
 	RowArity, ColArity int
 	N                  int
+	// DropRows makes row entries at or beyond the pattern's rows (a
+	// rank's halo rows, which their owners assemble) drop out: they add
+	// nothing to the pattern, and their offsets are -1. Otherwise they
+	// are an error.
+	DropRows bool
 }
 
 // Pattern is a block sparsity pattern in compressed row form: the columns
@@ -52,7 +57,7 @@ func (q *Pair) check(k, nRows, nCols int) error {
 			k, q.N, q.N*q.RowArity, q.N*q.ColArity, len(q.Rows), len(q.Cols))
 	}
 	for i, r := range q.Rows[:q.N*q.RowArity] {
-		if r < 0 || int(r) >= nRows {
+		if r < 0 || int(r) >= nRows && !q.DropRows {
 			return fmt.Errorf("sparsity: map pair %d: row map entry %d (element %d, column %d) is %d, outside the %d rows", k, i, i/q.RowArity, i%q.RowArity, r, nRows)
 		}
 	}
@@ -65,15 +70,16 @@ func (q *Pair) check(k, nRows, nCols int) error {
 }
 
 // Build returns the pattern of an nRows×nCols block matrix from the
-// pairs' element contributions; with diagonal (square patterns only) every
-// row also holds its diagonal entry, so that rows can later be given a
+// pairs' element contributions; with diagonal (rows and columns on one
+// set; a rank's rows are its owned elements, its columns the halo too)
+// every row also holds its diagonal entry, so that rows can later be given a
 // diagonal value (ZeroRows) whatever the maps reach.
 func Build(nRows, nCols int, pairs []Pair, diagonal bool) (*Pattern, error) {
 	if nRows < 0 || nCols < 0 {
 		return nil, fmt.Errorf("sparsity: %d rows and %d columns", nRows, nCols)
 	}
-	if diagonal && nRows != nCols {
-		return nil, fmt.Errorf("sparsity: a diagonal needs a square pattern, not %d rows × %d columns", nRows, nCols)
+	if diagonal && nRows > nCols {
+		return nil, fmt.Errorf("sparsity: a diagonal needs at least as many columns as rows, not %d rows × %d columns", nRows, nCols)
 	}
 	if nRows >= math.MaxInt32 || nCols >= math.MaxInt32 {
 		return nil, fmt.Errorf("sparsity: %d rows × %d columns do not fit 32-bit indices", nRows, nCols)
@@ -99,6 +105,9 @@ func Build(nRows, nCols int, pairs []Pair, diagonal bool) (*Pattern, error) {
 			for e := 0; e < q.N; e++ {
 				cols := q.Cols[e*q.ColArity : (e+1)*q.ColArity]
 				for _, r := range q.Rows[e*q.RowArity : (e+1)*q.RowArity] {
+					if int(r) >= nRows {
+						continue // dropped (DropRows)
+					}
 					for _, c := range cols {
 						f(r, c)
 					}
@@ -178,7 +187,7 @@ var ErrNotInPattern = errors.New("entry not in the sparsity pattern")
 // entries i and column entries j, the position in ColIdx of block
 // (Rows[e*RowArity+i], Cols[e*ColArity+j]), at
 // [(e*RowArity+i)*ColArity+j]: where assembly adds the element's block
-// without searching. It fails, wrapping ErrNotInPattern, when the pair's
+// without searching; -1 for a row dropped (DropRows). It fails, wrapping ErrNotInPattern, when the pair's
 // entries are not all in the pattern (a pair the pattern was not built
 // from).
 func (p *Pattern) Offsets(q Pair) ([]int32, error) {
@@ -191,6 +200,11 @@ func (p *Pattern) Offsets(q Pair) ([]int32, error) {
 		cols := q.Cols[e*q.ColArity : (e+1)*q.ColArity]
 		for _, r := range q.Rows[e*q.RowArity : (e+1)*q.RowArity] {
 			for _, c := range cols {
+				if int(r) >= p.NRows { // dropped (DropRows)
+					off[k] = -1
+					k++
+					continue
+				}
 				at := p.Find(r, c)
 				if at < 0 {
 					return nil, fmt.Errorf("sparsity: element %d couples row %d with column %d: %w", e, r, c, ErrNotInPattern)

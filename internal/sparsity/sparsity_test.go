@@ -168,7 +168,7 @@ func TestBuildErrors(t *testing.T) {
 		{"column negative", 2, 3, []Pair{{Rows: []int32{0}, Cols: []int32{-1}, RowArity: 1, ColArity: 1, N: 1}}, false, "column map entry 0 (element 0, column 0) is -1"},
 		{"short map", 2, 2, []Pair{{Rows: []int32{0}, Cols: []int32{0, 1}, RowArity: 1, ColArity: 1, N: 2}}, false, "2 elements need 2 row and 2 column entries; the maps have 1 and 2"},
 		{"zero arity", 2, 2, []Pair{{RowArity: 0, ColArity: 1}}, false, "arities 0 and 1"},
-		{"diagonal of a rectangle", 2, 3, nil, true, "a diagonal needs a square pattern"},
+		{"diagonal of a tall rectangle", 3, 2, nil, true, "a diagonal needs at least as many columns as rows"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -181,6 +181,34 @@ func TestBuildErrors(t *testing.T) {
 	p, _ := Build(1, 1, nil, true)
 	if _, _, err := p.Scalar(0, 1); err == nil {
 		t.Fatal("Scalar(0, 1) succeeded")
+	}
+}
+
+// TestDropRows: a rank's pattern keeps its owned rows (the first nRows)
+// and drops the halo rows the maps reach, whose offsets are -1; columns
+// reach the halo.
+func TestDropRows(t *testing.T) {
+	// Elements couple (0,2), (2,3), (1,3); rows 0-1 owned, 2-3 halo.
+	tab := []int32{0, 2, 2, 3, 1, 3}
+	q := Pair{Rows: tab, Cols: tab, RowArity: 2, ColArity: 2, N: 3, DropRows: true}
+	p, err := Build(2, 4, []Pair{q}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.RowPtr, []int32{0, 2, 4}) || !slices.Equal(p.ColIdx, []int32{0, 2, 1, 3}) {
+		t.Fatalf("pattern %v %v", p.RowPtr, p.ColIdx)
+	}
+	off, err := p.Offsets(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int32{0, 1, -1, -1, -1, -1, -1, -1, 2, 3, -1, -1}
+	if !slices.Equal(off, want) {
+		t.Fatalf("offsets %v, want %v", off, want)
+	}
+	q.DropRows = false
+	if _, err := Build(2, 4, []Pair{q}, false); err == nil || !strings.Contains(err.Error(), "outside the 2 rows") {
+		t.Fatalf("without DropRows: %v", err)
 	}
 }
 

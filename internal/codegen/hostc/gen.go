@@ -531,7 +531,7 @@ func (g *Gen) combineBack(l *core.Loop, idx, indent string) {
 // r*RDim+a for row map entry r and component a), into the matrix's block
 // values: block (r, c) of element idx is at the block index that the
 // offsets (op2_m<i>, passed in the map's place) give, its RDim×CDim
-// values row-major.
+// values row-major; a negative offset (a halo row under MPI) is skipped.
 func (g *Gen) matBack(a *core.Arg, i int, idx, indent string) {
 	ra, ca, rd, cd := a.Map.Arity, a.Mat.Col.Arity, a.Mat.RDim, a.Mat.CDim
 	op := "+="
@@ -540,8 +540,9 @@ func (g *Gen) matBack(a *core.Arg, i int, idx, indent string) {
 	}
 	g.Printf("%sfor (int op2_r = 0; op2_r < %d; op2_r++)\n", indent, ra)
 	g.Printf("%s  for (int op2_c = 0; op2_c < %d; op2_c++) {\n", indent, ca)
-	g.Printf("%s    %s *const op2_b = op2_a%d + (ptrdiff_t)op2_m%d[((ptrdiff_t)(%s) * %d + op2_r) * %d + op2_c] * %d;\n",
-		indent, a.Data.Type.CName(), i, i, idx, ra, ca, rd*cd)
+	g.Printf("%s    const int op2_o = op2_m%d[((ptrdiff_t)(%s) * %d + op2_r) * %d + op2_c];\n", indent, i, idx, ra, ca)
+	g.Printf("%s    if (op2_o < 0) continue; /* a halo row: its owner assembles it */\n", indent)
+	g.Printf("%s    %s *const op2_b = op2_a%d + (ptrdiff_t)op2_o * %d;\n", indent, a.Data.Type.CName(), i, rd*cd)
 	g.Printf("%s    for (int op2_p = 0; op2_p < %d; op2_p++)\n", indent, rd)
 	g.Printf("%s      for (int op2_q = 0; op2_q < %d; op2_q++)\n", indent, cd)
 	g.Printf("%s        op2_b[op2_p * %d + op2_q] %s op2_l%d[(op2_r * %d + op2_p) * %d + op2_c * %d + op2_q];\n",

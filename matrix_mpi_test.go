@@ -1,0 +1,138 @@
+package op2_test
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/mpitest"
+)
+
+// matResult is what the matrix scenario computes, gathered on rank 0.
+type matResult struct {
+	Dense [][]float64 // the assembled matrix, declared numbering
+	X     []float64   // the CG solution of A x = A x*
+	XStar []float64
+	Rows  int // this rank's rows (Shape)
+}
+
+// matScenario declares a graph (rank 0 declares it all), partitions it
+// with partitioner ("" for no Partition: one process), assembles A = L +
+// I + a skew part on nodes with dim 2 through two map pairs, computes
+// b = A x* and solves A x = b with BiCGStab.
+func matScenario(t *testing.T, partitioner string) matResult {
+	const nn, dim = 120, 2
+	rng := rand.New(rand.NewPCG(12, 34))
+	var tab []int32
+	for i := 1; i < nn; i++ {
+		tab = append(tab, int32(rng.IntN(i)), int32(i))
+	}
+	for range nn {
+		if a, b := rng.IntN(nn), rng.IntN(nn); a != b {
+			tab = append(tab, int32(a), int32(b))
+		}
+	}
+	xs := make([]float64, nn*dim)
+	for i := range xs {
+		xs[i] = float64(rng.IntN(9)) - 4
+	}
+	n := func(total int) int { // rank 0 declares everything
+		if op2.Rank() == 0 {
+			return total
+		}
+		return 0
+	}
+	nodes := must(op2.NewSet(n(nn), "nodes"))
+	edges := must(op2.NewSet(n(len(tab)/2), "edges"))
+	pedge := must(op2.NewMap(edges, nodes, 2, tab[:2*n(len(tab)/2)], "pedge"))
+	ident := must(op2.NewMap(nodes, nodes, 1, iota32[int32](n(nn)), "ident"))
+	xstar := must(op2.NewDat(nodes, dim, xs[:dim*n(nn)], "x*"))
+	b := must(op2.NewDat[float64](nodes, dim, nil, "b"))
+	x := must(op2.NewDat[float64](nodes, dim, nil, "x"))
+	if partitioner != "" {
+		p := map[string]op2.Partitioner{"block": op2.BlockPartitioner(), "ptscotch": op2.PTScotchPartitioner(pedge)}[partitioner]
+		must(op2.Partition(p))
+	}
+	sp := must(op2.NewSparsity(nodes, dim, nodes, dim, []op2.MapPair{{Row: pedge, Col: pedge}, {Row: ident, Col: ident}}, "sp"))
+	A := must(op2.NewMat[float64](sp, "A"))
+	edge := op2.NewKernel(`
+void edge(double *A) {
+  for (int a = 0; a < 2; a++) {
+    A[a * 4 + a] = 1; A[a * 4 + 2 + a] = -0.5;
+    A[(2 + a) * 4 + a] = -1.5; A[(2 + a) * 4 + 2 + a] = 1;
+  }
+}`, "edge")
+	node := op2.NewKernel(`void node(double *A) { A[0] = 2; A[3] = 2; A[1] = 0.25; }`, "node")
+	check(t, op2.ParLoop(edge, edges, A.Arg(op2.Inc, pedge, pedge)))
+	check(t, op2.ParLoop(node, nodes, A.Arg(op2.Inc, ident, ident)))
+	var out matResult
+	out.Rows, _ = sp.Shape()
+	out.Dense = must(A.Dense())
+	check(t, A.Mult(xstar, b))
+	s := must(op2.NewSolver(op2.SolverOptions{Method: "bicgstab", RTol: 1e-13}))
+	info, err := s.Solve(A, x, b)
+	check(t, err)
+	if !info.Converged {
+		t.Fatalf("rank %d: %+v", op2.Rank(), info)
+	}
+	out.X, out.XStar = must(x.Gather()), must(xstar.Gather())
+	return out
+}
+
+// TestMatOnRanks assembles and solves the matrix scenario on 2 and 3
+// ranks, the mesh partitioned in blocks and by PT-Scotch, and compares
+// with one process: the gathered matrix bit for bit (its entries are
+// exact), the solution to 1e-9.
+func TestMatOnRanks(t *testing.T) {
+	if mpitest.InRanks() {
+		var want matResult
+		b, err := os.ReadFile(os.Getenv("OP2_MAT_EXPECT"))
+		check(t, err)
+		check(t, json.Unmarshal(b, &want))
+		got := matScenario(t, os.Getenv("OP2_MPI_PARTITIONER"))
+		if got.Rows >= want.Rows {
+			t.Errorf("rank %d holds %d of the %d rows: the matrix is not distributed", op2.Rank(), got.Rows, want.Rows)
+		}
+		if op2.Rank() == 0 {
+			for i := range want.Dense {
+				for j := range want.Dense[i] {
+					if got.Dense[i][j] != want.Dense[i][j] {
+						t.Fatalf("on %d ranks A[%d][%d] = %v, one process %v", op2.Ranks(), i, j, got.Dense[i][j], want.Dense[i][j])
+					}
+				}
+			}
+			for i := range want.X {
+				if math.Abs(got.X[i]-want.XStar[i]) > 1e-9 {
+					t.Fatalf("on %d ranks x[%d] = %v, want %v", op2.Ranks(), i, got.X[i], want.XStar[i])
+				}
+			}
+		} else if got.Dense != nil {
+			t.Errorf("rank %d got a dense matrix; only rank 0 does", op2.Rank())
+		}
+		check(t, op2.Finalize())
+		return
+	}
+	want := matScenario(t, "")
+	for i := range want.X {
+		if math.Abs(want.X[i]-want.XStar[i]) > 1e-9 {
+			t.Fatalf("one process: x[%d] = %v, want %v", i, want.X[i], want.XStar[i])
+		}
+	}
+	path := filepath.Join(t.TempDir(), "want.json")
+	b, err := json.Marshal(want)
+	check(t, err)
+	check(t, os.WriteFile(path, b, 0o600))
+	for _, r := range []struct {
+		ranks       int
+		partitioner string
+	}{{2, "block"}, {3, "ptscotch"}} {
+		t.Run(r.partitioner, func(t *testing.T) {
+			mpitest.Run(t, r.ranks, 2*time.Minute, "OP2_MAT_EXPECT="+path, "OP2_MPI_PARTITIONER="+r.partitioner)
+		})
+	}
+}
