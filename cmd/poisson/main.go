@@ -3,7 +3,9 @@
 // with GoOP2 (internal/poisson): the stiffness matrix and the load are
 // assembled by parallel loops over the triangles, the system is solved by
 // the built-in conjugate gradients (or BiCGStab), and the error against
-// the exact solution is printed.
+// the exact solution is printed. Under MPI (mpirun -np N poisson …)
+// rank 0 declares the mesh, Partition spreads it (AutoPartitioner) and
+// rank 0 prints.
 //
 //	poisson [-n 64] [-jitter 0.25] [-seed 1] [-problem sine|linear]
 //	        [-method cg|bicgstab] [-precond jacobi|none] [-rtol 1e-10]
@@ -57,7 +59,22 @@ func main() {
 	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs)")
 	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with u as a VTK .vtu file")
 	flag.Parse()
-	if err := run(o, os.Stdout); err != nil {
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "poisson: unexpected arguments %q\n", flag.Args())
+		os.Exit(2)
+	}
+	var out io.Writer = os.Stdout
+	if op2.Rank() != 0 {
+		out = io.Discard // under MPI rank 0 prints
+	}
+	if err := run(o, out); err != nil {
+		if op2.Ranks() > 1 {
+			op2.Abort(fmt.Errorf("poisson: %w", err)) // stops every rank
+		}
+		fmt.Fprintln(os.Stderr, "poisson:", err)
+		os.Exit(1)
+	}
+	if err := op2.Finalize(); err != nil {
 		fmt.Fprintln(os.Stderr, "poisson:", err)
 		os.Exit(1)
 	}
@@ -102,8 +119,10 @@ func run(o options, out io.Writer) error {
 		if err := vtk.AddPointDat(g, res.U); err != nil {
 			return err
 		}
-		if err := g.WriteFile(o.vtkPath, vtk.Binary); err != nil {
-			return err
+		if g != nil { // rank 0 under MPI
+			if err := g.WriteFile(o.vtkPath, vtk.Binary); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

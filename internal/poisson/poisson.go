@@ -146,6 +146,8 @@ void boundary(const double *x, const int *bnd, double *rhs, double *u) {
   *u = 0.0;
 }
 
+void maxval(double *m) { (void)m; }
+
 void l2error(const double *x[3], const double *u[3], double *err) {
   double det = (x[1][0] - x[0][0]) * (x[2][1] - x[0][1]) - (x[2][0] - x[0][0]) * (x[1][1] - x[0][1]);
   double s = 0.0;
@@ -180,8 +182,8 @@ func Solve(m *Mesh, p Problem, opts op2.SolverOptions) (*Result, error) {
 	if err := op2.ParLoop(a.kern("boundary"), a.nodes, a.x.Arg(op2.Read), a.bnd.Arg(op2.Read), a.rhs.Arg(op2.RW), a.u.Arg(op2.Write)); err != nil {
 		return nil, err
 	}
-	var rows []int
-	for i, b := range m.Boundary {
+	var rows []int // this rank's boundary nodes
+	for i, b := range a.bnd.DataRO()[:a.nodes.Size()] {
 		if b != 0 {
 			rows = append(rows, i)
 		}
@@ -208,10 +210,21 @@ func Solve(m *Mesh, p Problem, opts op2.SolverOptions) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Info: info, L2Error: math.Sqrt(e2.Value()), U: a.u, X: a.x, Tri: a.ptri, Assembly: assembly, MatrixAssembly: matrix, Solve: solve}
+	// The largest nodal error over every rank's nodes (collective).
 	xs, us := a.x.DataRO(), a.u.DataRO()
-	for i := 0; i < m.Nodes; i++ {
-		res.MaxNode = max(res.MaxNode, math.Abs(us[i]-p.Exact(xs[2*i], xs[2*i+1])))
+	worst, err := op2.NewGlobal[float64](1, nil, "largest nodal error")
+	if err != nil {
+		return nil, err
 	}
+	local := 0.0
+	for i := 0; i < a.nodes.Size(); i++ {
+		local = max(local, math.Abs(us[i]-p.Exact(xs[2*i], xs[2*i+1])))
+	}
+	worst.SetValue(local)
+	if err := op2.ParLoop(a.kern("maxval"), a.nodes, worst.Arg(op2.Max)); err != nil {
+		return nil, err
+	}
+	res.MaxNode = worst.Value()
 	return res, nil
 }
 
@@ -233,21 +246,32 @@ func newAssembly(m *Mesh, p Problem) (*assembly, error) {
 		return nil, errors.New("poisson: the mesh has no triangles")
 	}
 	a := &assembly{src: fmt.Sprintf("#define FEXPR %s\n#define UEXPR %s\n%s", p.F, p.U, kernels)}
+	// Under MPI rank 0 declares the mesh and Partition spreads it.
+	nn, nt := m.Nodes, len(m.Tri)/3
+	distributed := op2.Ranks() > 1
+	if distributed && op2.Rank() != 0 {
+		nn, nt = 0, 0
+	}
 	var err error
-	if a.nodes, err = op2.NewSet(m.Nodes, "nodes"); err != nil {
+	if a.nodes, err = op2.NewSet(nn, "nodes"); err != nil {
 		return nil, err
 	}
-	if a.tris, err = op2.NewSet(len(m.Tri)/3, "triangles"); err != nil {
+	if a.tris, err = op2.NewSet(nt, "triangles"); err != nil {
 		return nil, err
 	}
-	if a.ptri, err = op2.NewMap(a.tris, a.nodes, 3, m.Tri, "ptri"); err != nil {
+	if a.ptri, err = op2.NewMap(a.tris, a.nodes, 3, m.Tri[:3*nt], "ptri"); err != nil {
 		return nil, err
 	}
-	if a.x, err = op2.NewDat(a.nodes, 2, m.X, "x"); err != nil {
+	if a.x, err = op2.NewDat(a.nodes, 2, m.X[:2*nn], "x"); err != nil {
 		return nil, err
 	}
-	if a.bnd, err = op2.NewDat(a.nodes, 1, m.Boundary, "boundary"); err != nil {
+	if a.bnd, err = op2.NewDat(a.nodes, 1, m.Boundary[:nn], "boundary"); err != nil {
 		return nil, err
+	}
+	if distributed {
+		if _, err := op2.Partition(op2.AutoPartitioner(a.ptri, a.x)); err != nil {
+			return nil, err
+		}
 	}
 	if a.rhs, err = op2.NewDat[float64](a.nodes, 1, nil, "rhs"); err != nil {
 		return nil, err

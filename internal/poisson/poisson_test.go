@@ -1,9 +1,15 @@
 package poisson
 
 import (
+	"fmt"
+	"math"
+	"os"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/mpitest"
 )
 
 // TestLinearExact: P1 elements reproduce a linear solution to rounding,
@@ -103,4 +109,45 @@ func BenchmarkStiffness(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(m.Tri)/3), "ns/triangle")
+}
+
+// TestOnRanks solves on 2 and 3 MPI ranks (the mesh declared on rank 0,
+// partitioned by AutoPartitioner) and compares the errors with one
+// process's.
+func TestOnRanks(t *testing.T) {
+	m, err := Square(12, 0.25, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	solve := func() *Result {
+		res, err := Solve(m, Problems["sine"], op2.SolverOptions{RTol: 1e-13})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if mpitest.InRanks() {
+		res := solve()
+		want, err := strconv.ParseFloat(os.Getenv("POISSON_L2"), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantMax, err := strconv.ParseFloat(os.Getenv("POISSON_MAX"), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(res.L2Error-want) > 1e-10 || math.Abs(res.MaxNode-wantMax) > 1e-10 {
+			t.Errorf("rank %d of %d: L2 error %g, largest nodal error %g; one process %g, %g", op2.Rank(), op2.Ranks(), res.L2Error, res.MaxNode, want, wantMax)
+		}
+		if err := op2.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	res := solve()
+	for _, ranks := range []int{2, 3} {
+		t.Run(strconv.Itoa(ranks), func(t *testing.T) {
+			mpitest.Run(t, ranks, 2*time.Minute, fmt.Sprintf("POISSON_L2=%.17g", res.L2Error), fmt.Sprintf("POISSON_MAX=%.17g", res.MaxNode))
+		})
+	}
 }
