@@ -7,7 +7,8 @@
 // rank 0 declares the mesh, Partition spreads it (AutoPartitioner) and
 // rank 0 prints.
 //
-//	poisson [-n 64] [-jitter 0.25] [-seed 1] [-problem sine|linear]
+//	poisson [-n 64] [-jitter 0.25] [-seed 1] [-mesh BASE] [-write-mesh BASE]
+//	        [-problem sine|linear]
 //	        [-method cg|bicgstab] [-precond jacobi|none] [-rtol 1e-10]
 //	        [-maxits N] [-backend sequential|openmp|...] [-threads N]
 //	        [-timing] [-vtk out.vtu]
@@ -42,6 +43,8 @@ type options struct {
 	backend         string
 	threads         int
 	vtkPath         string
+	meshPath        string
+	writeMesh       string
 }
 
 func main() {
@@ -58,6 +61,8 @@ func main() {
 	flag.StringVar(&o.backend, "backend", "", "backend: "+fmt.Sprint(op2.Backends())+" (default $OP2_BACKEND, else sequential)")
 	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs)")
 	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with u as a VTK .vtu file")
+	flag.StringVar(&o.meshPath, "mesh", "", "read the mesh from Triangle's BASE.node (with boundary markers) and BASE.ele instead of generating it")
+	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the mesh as Triangle's BASE.node and BASE.ele")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "poisson: unexpected arguments %q\n", flag.Args())
@@ -89,11 +94,24 @@ func run(o options, out io.Writer) error {
 	if err := op2.Configure(op2.Config{Backend: o.backend, Threads: o.threads, Timing: o.timing}); err != nil {
 		return err
 	}
-	m, err := poisson.Square(o.n, o.jitter, o.seed)
-	if err != nil {
-		return err
+	var m *poisson.Mesh
+	var err error
+	if o.meshPath != "" {
+		if m, err = poisson.ReadTriangle(o.meshPath); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "mesh: %s, %d nodes, %d triangles\n", o.meshPath, m.Nodes, len(m.Tri)/3)
+	} else {
+		if m, err = poisson.Square(o.n, o.jitter, o.seed); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "mesh: %d×%d squares, %d nodes, %d triangles (jitter %g)\n", o.n, o.n, m.Nodes, len(m.Tri)/3, o.jitter)
 	}
-	fmt.Fprintf(out, "mesh: %d×%d squares, %d nodes, %d triangles (jitter %g)\n", o.n, o.n, m.Nodes, len(m.Tri)/3, o.jitter)
+	if o.writeMesh != "" && op2.Rank() == 0 {
+		if err := poisson.WriteTriangle(m, o.writeMesh); err != nil {
+			return err
+		}
+	}
 	res, err := poisson.Solve(m, p, op2.SolverOptions{Method: o.method, Precond: o.precond, RTol: o.rtol, MaxIts: o.maxits})
 	if err != nil {
 		return err

@@ -29,6 +29,20 @@ func TestRun(t *testing.T) {
 	if g.NumPoints() != 81 || g.NumCells() != 128 || g.PointArray("u") == nil {
 		t.Fatalf("VTK file: %d points, %d cells", g.NumPoints(), g.NumCells())
 	}
+	// The mesh written and read back gives the same output.
+	base := filepath.Join(t.TempDir(), "sq")
+	var a, b strings.Builder
+	o = options{n: 5, jitter: 0.2, seed: 3, problem: "sine", method: "cg", precond: "jacobi", rtol: 1e-12, writeMesh: base}
+	if err := run(o, &a); err != nil {
+		t.Fatal(err)
+	}
+	o.writeMesh, o.meshPath = "", base
+	if err := run(o, &b); err != nil {
+		t.Fatal(err)
+	}
+	if ra, rb := strings.SplitN(a.String(), "\n", 2)[1], strings.SplitN(b.String(), "\n", 2)[1]; ra != rb {
+		t.Fatalf("from the file:\n%s\ngenerated:\n%s", rb, ra)
+	}
 	if err := run(options{n: 4, problem: "cubic", method: "cg", precond: "jacobi"}, &out); err == nil || !strings.Contains(err.Error(), `unknown problem "cubic"`) {
 		t.Fatalf("unknown problem: %v", err)
 	}

@@ -12,6 +12,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/goop2/op2"
@@ -294,4 +297,144 @@ func (a *assembly) kern(name string) *op2.Kernel { return op2.NewKernel(a.src, n
 // stiffness adds the element stiffness matrices into K.
 func (a *assembly) stiffness() error {
 	return op2.ParLoop(a.kern("stiffness"), a.tris, a.x.ArgVec(op2.Read, a.ptri), a.bnd.ArgVec(op2.Read, a.ptri), a.K.Arg(op2.Inc, a.ptri, a.ptri))
+}
+
+// ReadTriangle reads a mesh in the format of Shewchuk's Triangle: base.node
+// (a header "n 2 attributes markers", then per node "index x y [attributes]
+// [marker]") and base.ele (a header "m 3 attributes", then per triangle
+// "index a b c [attributes]"), indices from 0 or 1 as the first node's
+// says. A node is on the boundary when its marker is not 0; the .node
+// file must have markers. Triangles are reoriented counter-clockwise.
+func ReadTriangle(base string) (*Mesh, error) {
+	nodeLines, err := readNumbers(base + ".node")
+	if err != nil {
+		return nil, err
+	}
+	eleLines, err := readNumbers(base + ".ele")
+	if err != nil {
+		return nil, err
+	}
+	bad := func(file string, line int, format string, a ...any) error {
+		return fmt.Errorf("poisson: %s:%d: %s", file, line, fmt.Sprintf(format, a...))
+	}
+	nf, ef := base+".node", base+".ele"
+	if len(nodeLines) == 0 || len(nodeLines[0].f) < 4 {
+		return nil, fmt.Errorf("poisson: %s: no header \"nodes 2 attributes markers\"", nf)
+	}
+	h := nodeLines[0]
+	n, dim, nattr, markers := int(h.f[0]), int(h.f[1]), int(h.f[2]), int(h.f[3])
+	switch {
+	case dim != 2:
+		return nil, bad(nf, h.line, "dimension %d; the Poisson solver is 2-D", dim)
+	case markers != 1:
+		return nil, bad(nf, h.line, "no boundary markers (the header's fourth number is %d, not 1): the boundary nodes cannot be told", markers)
+	case len(nodeLines)-1 < n:
+		return nil, fmt.Errorf("poisson: %s: %d nodes declared, %d given", nf, n, len(nodeLines)-1)
+	}
+	m := &Mesh{Nodes: n}
+	first := 0
+	for k, l := range nodeLines[1 : n+1] {
+		if len(l.f) != 4+nattr {
+			return nil, bad(nf, l.line, "%d numbers; a node has index, x, y, %d attributes and a marker", len(l.f), nattr)
+		}
+		if k == 0 {
+			first = int(l.f[0])
+		}
+		if int(l.f[0]) != first+k {
+			return nil, bad(nf, l.line, "node index %v, want %d (nodes are numbered in order)", l.f[0], first+k)
+		}
+		m.X = append(m.X, l.f[1], l.f[2])
+		b := int32(0)
+		if l.f[3+nattr] != 0 {
+			b = 1
+		}
+		m.Boundary = append(m.Boundary, b)
+	}
+	if len(eleLines) == 0 || len(eleLines[0].f) < 3 {
+		return nil, fmt.Errorf("poisson: %s: no header \"triangles 3 attributes\"", ef)
+	}
+	eh := eleLines[0]
+	nt, per, eattr := int(eh.f[0]), int(eh.f[1]), int(eh.f[2])
+	if per != 3 {
+		return nil, bad(ef, eh.line, "%d nodes per triangle; the solver takes linear (3-node) triangles", per)
+	}
+	if len(eleLines)-1 < nt {
+		return nil, fmt.Errorf("poisson: %s: %d triangles declared, %d given", ef, nt, len(eleLines)-1)
+	}
+	for _, l := range eleLines[1 : nt+1] {
+		if len(l.f) != 4+eattr {
+			return nil, bad(ef, l.line, "%d numbers; a triangle has index, 3 nodes and %d attributes", len(l.f), eattr)
+		}
+		var v [3]int32
+		for j := range v {
+			i := int(l.f[1+j]) - first
+			if i < 0 || i >= n {
+				return nil, bad(ef, l.line, "node %v is not one of the %d nodes", l.f[1+j], n)
+			}
+			v[j] = int32(i)
+		}
+		ax, ay := m.X[2*v[0]], m.X[2*v[0]+1]
+		det := (m.X[2*v[1]]-ax)*(m.X[2*v[2]+1]-ay) - (m.X[2*v[2]]-ax)*(m.X[2*v[1]+1]-ay)
+		if det == 0 {
+			return nil, bad(ef, l.line, "a degenerate triangle (zero area)")
+		}
+		if det < 0 {
+			v[1], v[2] = v[2], v[1]
+		}
+		m.Tri = append(m.Tri, v[0], v[1], v[2])
+	}
+	return m, nil
+}
+
+// WriteTriangle writes m as base.node (with boundary markers) and
+// base.ele, indices from 0, in the format ReadTriangle reads.
+func WriteTriangle(m *Mesh, base string) error {
+	var nb, eb strings.Builder
+	fmt.Fprintf(&nb, "%d 2 0 1\n", m.Nodes)
+	for i := 0; i < m.Nodes; i++ {
+		fmt.Fprintf(&nb, "%d %s %s %d\n", i, strconv.FormatFloat(m.X[2*i], 'g', -1, 64), strconv.FormatFloat(m.X[2*i+1], 'g', -1, 64), m.Boundary[i])
+	}
+	fmt.Fprintf(&eb, "%d 3 0\n", len(m.Tri)/3)
+	for t := 0; t < len(m.Tri)/3; t++ {
+		fmt.Fprintf(&eb, "%d %d %d %d\n", t, m.Tri[3*t], m.Tri[3*t+1], m.Tri[3*t+2])
+	}
+	if err := os.WriteFile(base+".node", []byte(nb.String()), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(base+".ele", []byte(eb.String()), 0o644)
+}
+
+// numberLine is one line of numbers and where it was.
+type numberLine struct {
+	line int
+	f    []float64
+}
+
+// readNumbers reads the lines of numbers of a Triangle file, skipping
+// blank lines and # comments.
+func readNumbers(path string) ([]numberLine, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("poisson: %w", err)
+	}
+	var out []numberLine
+	for i, text := range strings.Split(string(b), "\n") {
+		if c := strings.IndexByte(text, '#'); c >= 0 {
+			text = text[:c]
+		}
+		fields := strings.Fields(text)
+		if len(fields) == 0 {
+			continue
+		}
+		l := numberLine{line: i + 1}
+		for _, f := range fields {
+			v, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				return nil, fmt.Errorf("poisson: %s:%d: %q is not a number", path, i+1, f)
+			}
+			l.f = append(l.f, v)
+		}
+		out = append(out, l)
+	}
+	return out, nil
 }

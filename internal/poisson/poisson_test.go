@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,5 +152,73 @@ func TestOnRanks(t *testing.T) {
 		t.Run(strconv.Itoa(ranks), func(t *testing.T) {
 			mpitest.Run(t, ranks, 2*time.Minute, fmt.Sprintf("POISSON_L2=%.17g", res.L2Error), fmt.Sprintf("POISSON_MAX=%.17g", res.MaxNode))
 		})
+	}
+}
+
+// TestTriangleFiles writes a jittered mesh in Triangle's format, reads it
+// back (1-based, with comments, clockwise triangles) and solves the
+// linear problem on it exactly; malformed files are refused naming the
+// file and line.
+func TestTriangleFiles(t *testing.T) {
+	dir := t.TempDir()
+	m, err := Square(6, 0.3, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(dir, "sq")
+	if err := WriteTriangle(m, base); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadTriangle(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Nodes != m.Nodes || !slices.Equal(back.X, m.X) || !slices.Equal(back.Tri, m.Tri) || !slices.Equal(back.Boundary, m.Boundary) {
+		t.Fatal("the mesh read back differs")
+	}
+	// The same mesh 1-based, with a comment, triangles clockwise.
+	var node, ele strings.Builder
+	fmt.Fprintf(&node, "# a comment\n%d 2 0 1\n", m.Nodes)
+	for i := 0; i < m.Nodes; i++ {
+		fmt.Fprintf(&node, "%d %v %v %d # node\n", i+1, m.X[2*i], m.X[2*i+1], m.Boundary[i]*2)
+	}
+	fmt.Fprintf(&ele, "%d 3 1\n", len(m.Tri)/3)
+	for k := 0; k < len(m.Tri)/3; k++ {
+		fmt.Fprintf(&ele, "%d %d %d %d 7\n", k+1, m.Tri[3*k]+1, m.Tri[3*k+2]+1, m.Tri[3*k+1]+1)
+	}
+	one := filepath.Join(dir, "one")
+	if err := os.WriteFile(one+".node", []byte(node.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(one+".ele", []byte(ele.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m1, err := ReadTriangle(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Solve(m1, Problems["linear"], op2.SolverOptions{RTol: 1e-13})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.MaxNode > 1e-10 {
+		t.Fatalf("linear solution on the read mesh: largest nodal error %g", res.MaxNode)
+	}
+	for _, tc := range []struct{ node, ele, want string }{
+		{"2 2 0 0\n0 0 0\n1 1 0\n", "0 3 0\n", "no boundary markers"},
+		{"2 3 0 1\n", "0 3 0\n", "dimension 3"},
+		{"2 2 0 1\n0 0 0 1\n1 1 0 1\n", "1 3 0\n0 0 1 5\n", `sq.ele:2: node 5 is not one of the 2 nodes`},
+		{"3 2 0 1\n0 0 0 1\n1 1 0 1\n2 2 0 1\n", "1 3 0\n0 0 1 2\n", "degenerate triangle"},
+		{"1 2 0 1\n0 0 x 1\n", "0 3 0\n", `sq.node:2: "x" is not a number`},
+	} {
+		if err := os.WriteFile(base+".node", []byte(tc.node), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(base+".ele", []byte(tc.ele), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadTriangle(base); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.node, err, tc.want)
+		}
 	}
 }
