@@ -437,7 +437,16 @@ func (d *distMesh) graphOwners(mi int, part func(xadj []int64, adj []int32, part
 	// The partitioner's memory is C's: the pages the Go heap has freed
 	// go back first, so that the two do not add up.
 	debug.FreeOSMemory()
-	return part(xadj, adj, d.c.Size())
+	owners, err := part(xadj, adj, d.c.Size())
+	if err == nil && len(owners) != len(xadj)-1 {
+		err = fmt.Errorf("dist: the graph partitioner gave %d parts for %d vertices", len(owners), len(xadj)-1)
+	}
+	// A partitioner that failed on some ranks only must not leave the
+	// others waiting in the next collective.
+	if err := AgreeStep(d.c, "Partition: the graph partitioner", err); err != nil {
+		return nil, err
+	}
+	return owners, nil
 }
 
 // adjacency returns the graph of map mp's target set on the rank's block

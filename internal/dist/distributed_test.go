@@ -7,77 +7,19 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
+	"time"
+
+	"github.com/goop2/op2/internal/dist/disttest"
 )
-
-// simWorld runs ranks as goroutines: Alltoallv meets at a barrier.
-type simWorld struct {
-	n       int
-	mu      sync.Mutex
-	cond    *sync.Cond
-	box     [][][]byte // box[from][to]
-	arrived int
-	gen     int
-	bytes   []int64 // bytes each rank sent
-}
-
-func newSimWorld(n int) *simWorld {
-	w := &simWorld{n: n, box: make([][][]byte, n), bytes: make([]int64, n)}
-	w.cond = sync.NewCond(&w.mu)
-	return w
-}
-
-func (w *simWorld) barrier() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	gen := w.gen
-	w.arrived++
-	if w.arrived == w.n {
-		w.arrived = 0
-		w.gen++
-		w.cond.Broadcast()
-		return
-	}
-	for gen == w.gen {
-		w.cond.Wait()
-	}
-}
-
-type simComm struct {
-	w    *simWorld
-	rank int
-}
-
-func (c simComm) Rank() int { return c.rank }
-func (c simComm) Size() int { return c.w.n }
-
-func (c simComm) Alltoallv(send [][]byte) ([][]byte, error) {
-	if len(send) != c.w.n {
-		return nil, fmt.Errorf("Alltoallv: %d messages for %d ranks", len(send), c.w.n)
-	}
-	mine := make([][]byte, c.w.n)
-	for q, b := range send {
-		mine[q] = slices.Clone(b)
-		c.w.bytes[c.rank] += int64(len(b))
-	}
-	c.w.box[c.rank] = mine
-	c.w.barrier()
-	got := make([][]byte, c.w.n)
-	for q := range got {
-		got[q] = c.w.box[q][c.rank]
-	}
-	c.w.barrier()
-	return got, nil
-}
 
 // simReducer is a simulated rank whose Comm also reduces (Reducer), as
 // an *mpi.World does.
-type simReducer struct{ simComm }
+type simReducer struct{ Comm }
 
 func (c simReducer) AllreduceInt64(buf []int64, op int) error {
 	got, err := c.Alltoallv(func() [][]byte {
-		s := make([][]byte, c.w.n)
+		s := make([][]byte, c.Size())
 		for q := range s {
 			s[q] = int64Bytes(buf)
 		}
@@ -103,20 +45,16 @@ func (c simReducer) AllreduceInt64(buf []int64, op int) error {
 	return nil
 }
 
-// runRanks runs f on n simulated ranks and returns each rank's result.
+// runRanks runs f on n simulated ranks (package disttest: every wait is
+// bounded, so a rank that fails while others wait in a collective makes
+// them fail too instead of hanging) and returns each rank's result.
 func runRanks[T any](n int, f func(c Comm) (T, error)) ([]T, []error) {
-	w := newSimWorld(n)
 	out := make([]T, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for r := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[r], errs[r] = f(simComm{w, r})
-		}()
-	}
-	wg.Wait()
+	errs := disttest.New(n, 2*time.Minute).Run(func(p *disttest.Proc) error {
+		v, err := f(p)
+		out[p.Rank()] = v
+		return err
+	})
 	return out, errs
 }
 
@@ -271,7 +209,7 @@ func TestPartitionBlocksMatchesWholeMesh(t *testing.T) {
 		replacedMaps := make([][][]int32, ranks) // per rank, per map: tables given to ReplaceMap
 		results, errs := runRanks(ranks, func(c Comm) (*Result, error) {
 			if trial%4 < 2 {
-				c = simReducer{c.(simComm)}
+				c = simReducer{c}
 			}
 			b := blocks[c.Rank()]
 			if trial%2 == 1 { // values through Replace
@@ -445,5 +383,33 @@ func BenchmarkPartitionBlocks(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// TestPartitionOneRankFails: a partitioner that fails on one rank only
+// (here the graph hook) makes every rank return an error, within the
+// simulated world's bounded waits, instead of leaving the others waiting.
+func TestPartitionOneRankFails(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	m, _ := randomMesh(rng, 40)
+	const ranks = 3
+	blocks, _ := splitBlocks(rng, m, ranks, nil)
+	start := time.Now()
+	_, errs := runRanks(ranks, func(c Comm) (*Result, error) {
+		p := Partitioning{Kind: "graph", Map: 1, Graph: func(xadj []int64, adj []int32, parts int) ([]int32, error) {
+			if c.Rank() == 1 {
+				return nil, errors.New("the partitioner failed here")
+			}
+			return make([]int32, len(xadj)-1), nil
+		}}
+		return PartitionBlocks(c, blocks[c.Rank()], p)
+	})
+	for r, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "rank 1: the partitioner failed here") {
+			t.Errorf("rank %d: %v, want rank 1's error", r, err)
+		}
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("the ranks took %v to fail", d)
 	}
 }
