@@ -2,10 +2,10 @@ package op2
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/exec"
@@ -29,9 +29,13 @@ type MapPair struct{ Row, Col *Map }
 // sparsity's pattern.
 //
 // A sparsity fixes the numbering of its sets: Renumber refuses them
-// afterwards, as it does sets a loop has used. Matrices run on the host
-// backends (sequential and openmp); a loop with a matrix argument on a
-// device backend returns an error saying so.
+// afterwards, as it does sets a loop has used. Matrices are assembled on
+// every backend: on the host backends and in the device backends' staged
+// scheme the elements are coloured by the row map, so no two elements
+// of a colour add to one row; in the device atomics scheme each value is
+// added atomically at its precomputed offset. A matrix assembled on a
+// device stays there until the host reads it (Values, Dense, Mult,
+// ZeroRows), like a Dat.
 //
 // In a distributed run a sparsity is declared after Partition, and each
 // rank holds the rows of its owned elements, with columns in its local
@@ -48,6 +52,9 @@ type Sparsity struct {
 	pairs      []MapPair
 	pat        *sparsity.Pattern
 	offsets    [][]int32 // per pair, pinned: see sparsity.Pattern.Offsets
+	// offsetData are the offsets as storage, per pair, for device
+	// backends (core.MatArg.OffsetData).
+	offsetData []*core.Storage
 }
 
 // NewSparsity builds the pattern of matrices whose rows are the elements
@@ -116,6 +123,7 @@ func NewSparsity(rows *Set, rowDim int, cols *Set, colDim int, pairs []MapPair, 
 			core.KeepPinned(sp, &off[0])
 		}
 		sp.offsets = append(sp.offsets, off)
+		sp.offsetData = append(sp.offsetData, core.NewOffsetStorage(fmt.Sprintf("block offsets of sparsity %q, map pair %d", name, len(sp.offsetData)), off))
 	}
 	// The pattern and the offsets hold the sets' numbering.
 	rows.c.Looped, cols.c.Looped = true, true
@@ -193,6 +201,15 @@ func NewMat[T float32 | float64](sp *Sparsity, name string) (*Mat[T], error) {
 // Name is the matrix's name.
 func (A *Mat[T]) Name() string { return A.s.Name }
 
+// State says where the matrix's current values are (see DataState): a
+// matrix assembled on a device backend stays there until the host reads
+// it.
+func (A *Mat[T]) State() DataState {
+	mu.Lock()
+	defer mu.Unlock()
+	return A.s.State
+}
+
 // Sparsity is the matrix's pattern.
 func (A *Mat[T]) Sparsity() *Sparsity { return A.sp }
 
@@ -209,21 +226,18 @@ func (A *Mat[T]) Arg(acc Access, rowmap, colmap *Map) Arg {
 	a := Arg{a: core.Arg{Data: &A.s, Map: mapCore(rowmap), Idx: -1, Access: acc, Kind: core.ArgMat,
 		Mat: &core.MatArg{Col: mapCore(colmap), RDim: A.sp.rdim, CDim: A.sp.cdim}}}
 	if k := A.sp.pair(a.a.Map, a.a.Mat.Col); k >= 0 {
-		a.a.Mat.Offsets = A.sp.offsets[k]
+		a.a.Mat.Offsets, a.a.Mat.OffsetData = A.sp.offsets[k], A.sp.offsetData[k]
 	}
 	a.sp = A.sp
 	return a
 }
 
-// Zero sets every value to zero, keeping the pattern.
+// Zero sets every value to zero, keeping the pattern: on the device when
+// the matrix's values are current there.
 func (A *Mat[T]) Zero() error {
 	mu.Lock()
 	defer mu.Unlock()
-	if err := A.s.HostAccess(true); err != nil {
-		return err
-	}
-	clear(A.data)
-	return nil
+	return A.s.Zero()
 }
 
 // ZeroRows zeroes the rows of the given row elements (every component of
@@ -410,9 +424,6 @@ func (A *Mat[T]) gatherDense(w *mpi.World) ([][]T, error) {
 	return out, nil
 }
 
-// errMatDevice is the reason a device backend refuses matrix arguments.
-var errMatDevice = errors.New("matrix arguments run on the host backends (sequential, openmp) only")
-
 // checkMatArg returns why matrix argument a cannot run in a loop over set
 // on backend, or "".
 func checkMatArg(backend string, set *Set, a *core.Arg, sp *Sparsity) string {
@@ -430,11 +441,14 @@ func checkMatArg(backend string, set *Set, a *core.Arg, sp *Sparsity) string {
 			a.Data.Describe(), row.Name, row.From.Name, col.Name, col.From.Name, set.c.Name)
 	case a.Mat.Offsets == nil && sp.pair(row, col) < 0:
 		return fmt.Sprintf("%s: the pair (row map %q, column map %q) is not one of the sparsity's map pairs", a.Data.Describe(), row.Name, col.Name)
-	case exec.IsDevice(backend):
-		return fmt.Sprintf("%s: the %s backend cannot run it: %v", a.Data.Describe(), backend, errMatDevice)
 	}
-	if r, c := a.MatShape(); r*c*a.Data.Type.Size() > MaxElementMatrixBytes {
+	r, c := a.MatShape()
+	switch bytes := r * c * a.Data.Type.Size(); {
+	case bytes > MaxElementMatrixBytes:
 		return fmt.Sprintf("%s: the element matrix would be %d×%d values, more than op2.MaxElementMatrixBytes (%d bytes; the kernel gets it on the stack)", a.Data.Describe(), r, c, MaxElementMatrixBytes)
+	case bytes > MaxDeviceElementMatrixBytes && exec.IsDevice(backend):
+		return fmt.Sprintf("%s: the element matrix would be %d×%d values, more than the %s backend takes (op2.MaxDeviceElementMatrixBytes = %d bytes: each work item keeps one privately); assemble it on a host backend",
+			a.Data.Describe(), r, c, backend, MaxDeviceElementMatrixBytes)
 	}
 	return ""
 }
@@ -442,3 +456,9 @@ func checkMatArg(backend string, set *Set, a *core.Arg, sp *Sparsity) string {
 // MaxElementMatrixBytes bounds the element matrix of a matrix argument
 // (rows × columns × value size): the generated code keeps it on the stack.
 const MaxElementMatrixBytes = 1 << 16
+
+// MaxDeviceElementMatrixBytes bounds the element matrix of a matrix
+// argument on the device backends (opencl, cuda), where every work item
+// keeps one in private memory (registers on a GPU): 1024 float64 values,
+// a P3 tetrahedron's 20×20 with room to spare.
+const MaxDeviceElementMatrixBytes = device.MaxElementMatrixBytes

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -94,6 +95,10 @@ func TestMatOnRanks(t *testing.T) {
 		b, err := os.ReadFile(os.Getenv("OP2_MAT_EXPECT"))
 		check(t, err)
 		check(t, json.Unmarshal(b, &want))
+		if b := os.Getenv("OP2_MAT_BACKEND"); b != "" {
+			check(t, op2.Use(b))
+			defer op2.Use("sequential")
+		}
 		got := matScenario(t, os.Getenv("OP2_MPI_PARTITIONER"))
 		if got.Rows >= want.Rows {
 			t.Errorf("rank %d holds %d of the %d rows: the matrix is not distributed", op2.Rank(), got.Rows, want.Rows)
@@ -130,9 +135,17 @@ func TestMatOnRanks(t *testing.T) {
 	for _, r := range []struct {
 		ranks       int
 		partitioner string
-	}{{2, "block"}, {3, "ptscotch"}} {
-		t.Run(r.partitioner, func(t *testing.T) {
-			mpitest.Run(t, r.ranks, 2*time.Minute, "OP2_MAT_EXPECT="+path, "OP2_MPI_PARTITIONER="+r.partitioner)
+		env         []string
+	}{{2, "block", nil}, {3, "ptscotch", nil}, {2, "block", []string{"OP2_MAT_BACKEND=opencl", "OP2_DEVICE_SCHEME=atomics"}}} {
+		name := r.partitioner
+		if len(r.env) > 0 {
+			if !slices.Contains(allBackends, "opencl") {
+				continue
+			}
+			name += "/opencl"
+		}
+		t.Run(name, func(t *testing.T) {
+			mpitest.Run(t, r.ranks, 2*time.Minute, append([]string{"OP2_MAT_EXPECT=" + path, "OP2_MPI_PARTITIONER=" + r.partitioner}, r.env...)...)
 		})
 	}
 }

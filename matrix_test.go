@@ -57,17 +57,25 @@ func denseAssembly(tab []int32, arity, dim, nn int) [][]float64 {
 	return want
 }
 
-// TestMatAssembly assembles matrices from random meshes on the host
-// backends (sequential, openmp in both schemes and with small blocks, so
-// that rows are coloured) and over a subset, and compares them with the
-// assembly computed in Go: bit-identical, as the element values are
-// exact.
+// TestMatAssembly assembles matrices from random meshes on every backend
+// (sequential; openmp in both schemes and with small blocks, so that rows
+// are coloured; the device backends in the staged scheme, with blocks
+// small enough for several block and thread colours, and in the atomics
+// scheme) and over a subset, and compares them with the assembly
+// computed in Go: bit-identical, as the element values are exact.
 func TestMatAssembly(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	configs := []op2.Config{
 		{Backend: "sequential"},
 		{Backend: "openmp", Threads: 3, OpenMPScheme: "colour", BlockSize: 4, PlanCheck: true},
 		{Backend: "openmp", Threads: 2, OpenMPScheme: "owner", BlockSize: 8, PlanCheck: true},
+	}
+	for _, b := range allBackends {
+		if b == "opencl" || b == "cuda" {
+			configs = append(configs,
+				op2.Config{Backend: b, DeviceScheme: "staged", BlockSize: 40, PlanCheck: true},
+				op2.Config{Backend: b, DeviceScheme: "atomics", DeviceLayout: "soa", DeviceWorkGroupSize: 32})
+		}
 	}
 	for trial := range 6 {
 		arity, dim := 2+trial%3, 1+trial%2
@@ -79,7 +87,7 @@ func TestMatAssembly(t *testing.T) {
 		k := op2.NewKernel(fmt.Sprintf("#define NR %d\n#define NC %d\n%s", nr, nr, elemMatKernel), "elem_mat")
 		want := denseAssembly(tab, arity, dim, nn)
 		for _, cfg := range configs {
-			t.Run(fmt.Sprintf("trial%d/%s-%s", trial, cfg.Backend, cfg.OpenMPScheme), func(t *testing.T) {
+			t.Run(fmt.Sprintf("trial%d/%s-%s%s", trial, cfg.Backend, cfg.OpenMPScheme, cfg.DeviceScheme), func(t *testing.T) {
 				r := must(op2.NewRuntime(cfg))
 				A := must(op2.NewMat[float64](sp, "A"))
 				// Twice: INC adds to what is there.
@@ -307,18 +315,58 @@ func TestMatErrors(t *testing.T) {
 	}
 }
 
-// TestMatRefusedOnDevice: a device backend refuses a matrix argument with
-// an error saying which backends run it.
-func TestMatRefusedOnDevice(t *testing.T) {
+// TestMatElementMatrixLimit: an element matrix larger than a device work
+// item keeps privately is refused on the device backends, with an error
+// naming the matrix and the limit, and generated on the host backends.
+func TestMatElementMatrixLimit(t *testing.T) {
+	const arity = 33 // 33×33 float64 values: 8712 bytes
 	cells := must(op2.NewSet(1, "cells"))
-	nodes := must(op2.NewSet(2, "nodes"))
-	pcell := must(op2.NewMap(cells, nodes, 2, []int32{0, 1}, "pcell"))
+	nodes := must(op2.NewSet(arity, "nodes"))
+	pcell := must(op2.NewMap(cells, nodes, arity, iota32[int32](arity), "pcell"))
 	sp := must(op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: pcell, Col: pcell}}, "sp"))
 	A := must(op2.NewMat[float64](sp, "A"))
-	k := op2.NewKernel(`void k(double *A) { }`, "k")
-	_, err := op2.Generate("opencl", k, cells, A.Arg(op2.Inc, pcell, pcell))
-	if err == nil || !strings.Contains(err.Error(), "the opencl backend cannot run it: matrix arguments run on the host backends") {
-		t.Fatalf("opencl: %v", err)
+	k := op2.NewKernel(`void k(double *A) { A[0] = 1; }`, "k")
+	for _, backend := range []string{"opencl", "cuda"} {
+		_, err := op2.Generate(backend, k, cells, A.Arg(op2.Inc, pcell, pcell))
+		if err == nil || !strings.Contains(err.Error(), `mat "A"`) || !strings.Contains(err.Error(), "op2.MaxDeviceElementMatrixBytes") {
+			t.Errorf("%s: %v", backend, err)
+		}
+	}
+	if _, err := op2.Generate("sequential", k, cells, A.Arg(op2.Inc, pcell, pcell)); err != nil {
+		t.Errorf("sequential: %v", err)
+	}
+}
+
+// TestMatStaysOnDevice: a matrix assembled on a device stays there
+// (DEVICE state, nothing copied back) until the host reads it; Zero
+// zeroes it on the device.
+func TestMatStaysOnDevice(t *testing.T) {
+	requireDevice(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	cells, nodes, pcell, tab := randomCells(t, rng, 300, 40, 3)
+	sp := must(op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: pcell, Col: pcell}}, "sp"))
+	A := must(op2.NewMat[float64](sp, "A"))
+	k := op2.NewKernel("#define NR 3\n#define NC 3\n"+elemMatKernel, "elem_mat")
+	check(t, op2.ParLoop(k, cells, op2.ArgIdx(), A.Arg(op2.Inc, pcell, pcell)))
+	down0 := op2.ReadStats().Downloads
+	check(t, A.Zero())
+	for range 3 {
+		check(t, op2.ParLoop(k, cells, op2.ArgIdx(), A.Arg(op2.Inc, pcell, pcell)))
+	}
+	if down := op2.ReadStats().Downloads; down != down0 || A.State() != op2.Device {
+		t.Fatalf("after zeroing and assembling on the device: %d copies to the host, state %v; want none, DEVICE", down-down0, A.State())
+	}
+	got := must(A.Dense())
+	if down := op2.ReadStats().Downloads; down != down0+1 || A.State() != op2.Both {
+		t.Fatalf("Dense: %d copies to the host, state %v; want 1, BOTH", down-down0, A.State())
+	}
+	want := denseAssembly(tab, 3, 1, 40)
+	for i := range want {
+		for j := range want[i] {
+			if got[i][j] != 3*want[i][j] {
+				t.Fatalf("A[%d][%d] = %v, want %v", i, j, got[i][j], 3*want[i][j])
+			}
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package op2
 import (
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
 )
@@ -47,7 +48,7 @@ type Subset struct {
 	derived map[*core.Map]*Map
 	// derivedOffsets are matrix arguments' block offsets for the
 	// subset's elements, by the first offset of the parent's.
-	derivedOffsets map[*int32][]int32
+	derivedOffsets map[*int32]*core.Storage
 }
 
 // NewSubset declares the subset of set made of the elements indices. The
@@ -137,24 +138,25 @@ func (sub *Subset) rowsOf(m *core.Map) *Map {
 }
 
 // offsetRows returns the rows of a matrix argument's block offsets (n
-// per element of the parent set) for the subset's elements, building
-// them the first time.
-func (sub *Subset) offsetRows(off []int32, n int) []int32 {
+// per element of the parent set) for the subset's elements, and their
+// storage, building them the first time.
+func (sub *Subset) offsetRows(off []int32, n int) ([]int32, *core.Storage) {
 	if len(off) == 0 {
-		return off
+		return off, core.NewOffsetStorage("block offsets (empty)", nil)
 	}
 	if d, ok := sub.derivedOffsets[&off[0]]; ok {
-		return d
+		return unsafe.Slice((*int32)(d.Host), d.Len), d
 	}
 	d := pinned[int32](sub, len(sub.indices)*n)
 	for k, e := range sub.indices {
 		copy(d[k*n:(k+1)*n], off[int(e)*n:(int(e)+1)*n])
 	}
 	if sub.derivedOffsets == nil {
-		sub.derivedOffsets = map[*int32][]int32{}
+		sub.derivedOffsets = map[*int32]*core.Storage{}
 	}
-	sub.derivedOffsets[&off[0]] = d
-	return d
+	s := core.NewOffsetStorage(fmt.Sprintf("block offsets of a subset of set %q", sub.parent.c.Name), d)
+	sub.derivedOffsets[&off[0]] = s
+	return d, s
 }
 
 // restrict turns l, bound for a loop over the parent set, into the loop
@@ -172,7 +174,7 @@ func (sub *Subset) restrict(l *core.Loop) {
 			a.Map = &sub.rowsOf(a.Map).c
 		case core.ArgMat:
 			m := *a.Mat
-			m.Offsets = sub.offsetRows(a.Mat.Offsets, a.Map.Arity*m.Col.Arity)
+			m.Offsets, m.OffsetData = sub.offsetRows(a.Mat.Offsets, a.Map.Arity*m.Col.Arity)
 			m.Col = &sub.rowsOf(m.Col).c
 			a.Map, a.Mat = &sub.rowsOf(a.Map).c, &m
 		}

@@ -33,6 +33,8 @@ var conformance = []struct {
 	{"PlanNotSharedAcrossConflictPatterns", testPlanNotSharedAcrossConflictPatterns},
 	{"KernelSourceVariety", testKernelSourceVariety},
 	{"IncrementAndReduceInOneLoop", testIncrementAndReduceInOneLoop},
+	{"MatAssembly", testMatAssembly},
+	{"MatWrite", testMatWrite},
 }
 
 const nElems = 4096

@@ -252,8 +252,24 @@ type MatArg struct {
 	RDim, CDim int
 	// Offsets holds, for element e, row entry i and column entry j of
 	// the maps, the block index of (row, column) in the values at
-	// [(e*Map.Arity+i)*Col.Arity+j]; pinned while the Sparsity lives.
+	// [(e*Map.Arity+i)*Col.Arity+j], or -1 for a row the element does
+	// not assemble (a halo row in a distributed run); pinned while the
+	// Sparsity lives.
 	Offsets []int32
+	// OffsetData is Offsets as read-only int32 storage (Host pointing at
+	// them), which device backends copy to the device like a Dat.
+	OffsetData *Storage
+}
+
+// NewOffsetStorage returns the read-only storage of a matrix argument's
+// block offsets off (see MatArg), named by what: it points at off, which
+// must stay pinned while the storage is used.
+func NewOffsetStorage(what string, off []int32) *Storage {
+	s := &Storage{Name: what, Type: Int32, Dim: 1, Len: len(off), ID: NewID(), Matrix: what}
+	if len(off) > 0 {
+		s.Host = unsafe.Pointer(&off[0])
+	}
+	return s
 }
 
 // MatShape is the shape of a matrix argument's element matrix: rows (row

@@ -302,6 +302,15 @@ func (p *Program) prepareData(l *core.Loop) error {
 			return fmt.Errorf("%s: argument %d: %w", l.Name(), i, err)
 		}
 	}
+	// A matrix argument's block offsets are read like a Dat.
+	for i := range l.Args {
+		if a := &l.Args[i]; a.Kind == core.ArgMat {
+			s := a.Mat.OffsetData
+			if err := s.DeviceAccess(p.owner, true, false, p.alloc(s)); err != nil {
+				return fmt.Errorf("%s: argument %d: %w", l.Name(), i, err)
+			}
+		}
+	}
 	return nil
 }
 
@@ -358,7 +367,8 @@ func (p *Program) tailArgs(l *core.Loop, slots int) error {
 	return nil
 }
 
-// dataArgs appends one buffer per distinct Dat or Global.
+// dataArgs appends one buffer per distinct Dat, Global or Mat, then the
+// block offsets of each matrix argument.
 func (p *Program) dataArgs(l *core.Loop) {
 	for i := range l.Args {
 		if l.Sig.Base[i] == i {
@@ -367,6 +377,11 @@ func (p *Program) dataArgs(l *core.Loop) {
 			if p.lay.SoAData(l, i) {
 				p.args = append(p.args, Arg{Kind: ArgInt, Int: d.n}) // op2_stride<i>
 			}
+		}
+	}
+	for i := range l.Args {
+		if a := &l.Args[i]; a.Kind == core.ArgMat {
+			p.args = append(p.args, Arg{Kind: ArgBuffer, Buf: a.Mat.OffsetData.Dev.(*devBuf).buf}) // op2_moff<i>
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package poisson
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -67,30 +68,44 @@ func TestSquareErrors(t *testing.T) {
 	}
 }
 
-// TestSameOnOpenMP: the openmp backend (coloured assembly, threaded
-// vector loops) gives the solution sequential gives, to the solver's
-// tolerance.
-func TestSameOnOpenMP(t *testing.T) {
+// TestSameOnEveryBackend: openmp (coloured assembly, threaded vector
+// loops) and opencl in both device schemes (coloured by rows, and atomic
+// additions at the block offsets) give the solution sequential gives, to
+// the solver's tolerance.
+func TestSameOnEveryBackend(t *testing.T) {
 	m, err := Square(16, 0.25, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	solve := func(backend string) []float64 {
-		if err := op2.Use(backend); err != nil {
+	solve := func(t *testing.T, cfg op2.Config) []float64 {
+		cfg.CacheDir = os.Getenv("OP2_CACHE_DIR")
+		if err := op2.Configure(cfg); err != nil {
+			if cfg.Backend == "opencl" && errors.Is(err, op2.ErrBackendUnavailable) {
+				t.Skipf("opencl unavailable: %v", err)
+			}
 			t.Fatal(err)
 		}
-		defer op2.Use("sequential")
+		defer op2.Configure(op2.Config{CacheDir: cfg.CacheDir})
 		res, err := Solve(m, Problems["sine"], op2.SolverOptions{RTol: 1e-13})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res.U.DataRO()
 	}
-	seq, omp := solve("sequential"), solve("openmp")
-	for i := range seq {
-		if d := seq[i] - omp[i]; d > 1e-11 || d < -1e-11 {
-			t.Fatalf("u[%d]: sequential %v, openmp %v", i, seq[i], omp[i])
-		}
+	seq := solve(t, op2.Config{Backend: "sequential"})
+	for _, cfg := range []op2.Config{
+		{Backend: "openmp"},
+		{Backend: "opencl", DeviceScheme: "staged"},
+		{Backend: "opencl", DeviceScheme: "atomics"},
+	} {
+		t.Run(cfg.Backend+cfg.DeviceScheme, func(t *testing.T) {
+			got := solve(t, cfg)
+			for i := range seq {
+				if d := seq[i] - got[i]; d > 1e-11 || d < -1e-11 {
+					t.Fatalf("u[%d]: sequential %v, %s %v", i, seq[i], cfg.Backend, got[i])
+				}
+			}
+		})
 	}
 }
 

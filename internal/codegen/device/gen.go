@@ -357,6 +357,16 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 		// private copy as if passed on.
 		untyped := i < len(info.Params) && info.Params[i].Untyped
 		lay.priv[i] = a.IsReduction() || a.Off || a.Index || bytes <= privateLimit && (inc || untyped || i < len(passed) && passed[i])
+		if a.Kind == core.ArgMat {
+			// The element matrix is always private: the kernel fills
+			// it, and it is added (or stored) at the block offsets.
+			r, c := a.MatShape()
+			if r*c*a.Data.Type.Size() > MaxElementMatrixBytes {
+				return nil, fmt.Errorf("%s: argument %d (%s): the element matrix would be %d×%d values, more than the %d bytes a work item of the %s backend keeps privately",
+					l.Name(), i, a.Describe(), r, c, MaxElementMatrixBytes, d.Name)
+			}
+			lay.priv[i] = true
+		}
 	}
 	lay.sharePrivateCopies(l)
 	for i := n - 1; i >= 0; i-- {
@@ -364,7 +374,13 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 		if d := lay.Inds[i]; d >= 0 {
 			lay.Indirect = true
 			lay.DSGlobal[d] = a.Data.Dim*a.Data.Type.Size() > stageMax || l.Check && !dsWritten(l, lay.Inds, d)
-			if a.Access != core.Inc {
+			if a.Kind == core.ArgMat {
+				// A matrix's blocks are reached at their offsets in
+				// global memory; the plan colours its elements by the
+				// row map, so no two work items of a colour add to
+				// one row.
+				lay.DSGlobal[d] = true
+			} else if a.Access != core.Inc {
 				lay.dsStage[d] = true
 			}
 			if a.Access.Modifies() {
@@ -511,7 +527,7 @@ func (lay *Layout) sharePrivateCopies(l *core.Loop) {
 	for i := range l.Args {
 		lay.alias[i] = -1
 		a := &l.Args[i]
-		if a.Kind == core.ArgGlobal || a.Access == core.Min || a.Access == core.Max {
+		if a.Kind == core.ArgGlobal || a.Kind == core.ArgMat || a.Access == core.Min || a.Access == core.Max {
 			// MIN and MAX arguments keep their own accumulators even
 			// when they pass the same elements, as on the host: two
 			// candidates written through two of them both count.
@@ -534,7 +550,7 @@ func (lay *Layout) sharePrivateCopies(l *core.Loop) {
 		if j := lay.alias[i]; j >= 0 {
 			lay.priv[i] = lay.priv[j]
 		}
-		if a.Map == nil || a.Access == core.Read || hostc.Combining(a.Access) {
+		if a.Map == nil || a.Kind == core.ArgMat || a.Access == core.Read || hostc.Combining(a.Access) {
 			continue
 		}
 		for j := range l.Args {
@@ -924,7 +940,8 @@ func Generate(l *core.Loop, lay *Layout) (string, error) {
 	return w.String(), nil
 }
 
-// dataParams declares one $global pointer per distinct Dat or Global.
+// dataParams declares one $global pointer per distinct Dat, Global or
+// Mat, then one to the block offsets of each matrix argument.
 func dataParams(w *writer, l *core.Loop, lay *Layout) {
 	for i := range l.Args {
 		if lay.Base[i] == i {
@@ -932,6 +949,11 @@ func dataParams(w *writer, l *core.Loop, lay *Layout) {
 			if lay.SoAData(l, i) {
 				w.p("    int op2_stride%d,\n", i)
 			}
+		}
+	}
+	for i := range l.Args {
+		if l.Args[i].Kind == core.ArgMat {
+			w.p("    $global const int *restrict op2_moff%d,\n", i)
 		}
 	}
 }
@@ -1040,6 +1062,11 @@ func at(l *core.Loop, lay *Layout, i int, e, col string) string {
 func incDecls(w *writer, l *core.Loop, lay *Layout, indent string) {
 	for i := range l.Args {
 		a := &l.Args[i]
+		if a.Kind == core.ArgMat {
+			r, c := a.MatShape()
+			w.p("%s%s op2_p%d[%d];\n%sfor (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_k] = 0;\n", indent, w.d.typeName(a.Data.Type), i, r*c, indent, r*c, i)
+			continue
+		}
 		if a.Map == nil || !hostc.Combining(a.Access) || !lay.priv[i] || lay.alias[i] >= 0 {
 			continue
 		}
@@ -1102,6 +1129,8 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 				w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) op2_v%d[op2_j] = %s;\n", indent, ar, i, target(l, lay, i, e, "op2_j"))
 			}
 			args = append(args, fmt.Sprintf("%sop2_v%d", lay.vectorCast(l, i), i))
+		case a.Kind == core.ArgMat:
+			args = append(args, fmt.Sprintf("op2_p%d", i)) // declared by incDecls
 		case !lay.priv[i]:
 			args = append(args, target(l, lay, i, e, ""))
 		case a.Kind == core.ArgIndirect && hostc.Combining(a.Access):
@@ -1118,7 +1147,7 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 	w.p("%s%s(%s);\n", indent, funcName(l.Kernel.Name), strings.Join(args, ", "))
 	for i := range l.Args {
 		a := &l.Args[i]
-		if !lay.priv[i] || a.Off || lay.alias[i] >= 0 || a.Access == core.Read && !l.Check || hostc.Combining(a.Access) && a.Map != nil || a.IsReduction() {
+		if !lay.priv[i] || a.Off || lay.alias[i] >= 0 || a.Access == core.Read && !l.Check || hostc.Combining(a.Access) && a.Map != nil || a.IsReduction() || a.Kind == core.ArgMat {
 			continue
 		}
 		if a.Kind == core.ArgGlobal {
@@ -1156,6 +1185,10 @@ func directStub(w *writer, l *core.Loop, lay *Layout) {
 func applyIncrements(w *writer, l *core.Loop, lay *Layout, indent string) {
 	for i := range l.Args {
 		a := &l.Args[i]
+		if a.Kind == core.ArgMat {
+			matBack(w, l, lay, i, indent)
+			continue
+		}
 		if !hostc.Combining(a.Access) || a.Map == nil || !lay.priv[i] || lay.alias[i] >= 0 {
 			continue
 		}
@@ -1173,6 +1206,36 @@ func applyIncrements(w *writer, l *core.Loop, lay *Layout, indent string) {
 		}
 	}
 }
+
+// matBack adds (INC) or stores (WRITE) matrix argument i's element
+// matrix into the matrix's blocks at element op2_e's block offsets, each
+// rdim×cdim block row-major; an offset of -1 (a row the element does not
+// assemble) is skipped. In the Atomics scheme the additions are atomic.
+func matBack(w *writer, l *core.Loop, lay *Layout, i int, indent string) {
+	a := &l.Args[i]
+	ra, ca, rd, cd := a.Map.Arity, a.Mat.Col.Arity, a.Mat.RDim, a.Mat.CDim
+	_, cols := a.MatShape()
+	dst := fmt.Sprintf("op2_d%d[(size_t)op2_mo * %d + op2_ma * %d + op2_mb]", lay.Base[i], rd*cd, cd)
+	val := fmt.Sprintf("op2_p%d[(op2_mr * %d + op2_ma) * %d + op2_mc * %d + op2_mb]", i, rd, cols, cd)
+	var store string
+	switch {
+	case a.Access == core.Write:
+		store = fmt.Sprintf("%s = %s;", dst, val)
+	case lay.Atomic:
+		store = fmt.Sprintf("op2_atomic_add_%s(&%s, %s);", atomicSuffix(a.Data.Type), dst, val)
+	default:
+		store = fmt.Sprintf("%s += %s;", dst, val)
+	}
+	w.p("%sfor (int op2_mr = 0; op2_mr < %d; op2_mr++) for (int op2_mc = 0; op2_mc < %d; op2_mc++) {\n", indent, ra, ca)
+	w.p("%s  const int op2_mo = op2_moff%d[((size_t)op2_e * %d + op2_mr) * %d + op2_mc];\n", indent, i, ra, ca)
+	w.p("%s  if (op2_mo >= 0) for (int op2_ma = 0; op2_ma < %d; op2_ma++) for (int op2_mb = 0; op2_mb < %d; op2_mb++) { %s }\n", indent, rd, cd, store)
+	w.p("%s}\n", indent)
+}
+
+// MaxElementMatrixBytes bounds the element matrix of a matrix argument on
+// a device backend (rows × columns × value size): every work item keeps
+// one privately.
+const MaxElementMatrixBytes = 8192
 
 // atomicHelpers defines the atomic additions the Atomics scheme uses.
 func atomicHelpers(w *writer, l *core.Loop, lay *Layout) {
@@ -1228,6 +1291,9 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 	for d := 0; d < lay.NInd; d++ {
 		a := &l.Args[lay.DSArg[d]]
 		t, dim := w.d.typeName(a.Data.Type), a.Data.Dim
+		if a.Kind == core.ArgMat {
+			continue // reached at its block offsets
+		}
 		w.p("  $global const int *const op2_map%d = op2_ind_map%d + op2_ind_offs%d[op2_bid];\n", d, d, d)
 		if lay.DSGlobal[d] {
 			continue

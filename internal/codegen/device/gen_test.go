@@ -400,3 +400,67 @@ func TestStandardAttributesDropped(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixArgument: a matrix argument's element matrix is a private
+// array zeroed for every element, passed to the kernel, and added at the
+// element's block offsets (skipping -1) in a thread colour in the staged
+// scheme, atomically in the atomics scheme; WRITE stores in a colour, in
+// both schemes. The matrix is never staged.
+func TestMatrixArgument(t *testing.T) {
+	tl := newTestLoop()
+	vals := &core.Storage{Name: "A", Type: core.Float64, Dim: 1, Len: 64, ID: core.NewID(), Matrix: `mat "A"`}
+	off := make([]int32, 8*2*2)
+	src := "void k(double *A) { A[0] = 1; }"
+	for _, tc := range []struct {
+		acc    core.Access
+		scheme Scheme
+		store  string
+		atomic bool
+	}{
+		{core.Inc, Staged, "op2_d0[(size_t)op2_mo * 6 + op2_ma * 3 + op2_mb] += op2_p0[(op2_mr * 2 + op2_ma) * 6 + op2_mc * 3 + op2_mb];", false},
+		{core.Inc, Atomics, "op2_atomic_add_double(&op2_d0[(size_t)op2_mo * 6 + op2_ma * 3 + op2_mb], op2_p0[(op2_mr * 2 + op2_ma) * 6 + op2_mc * 3 + op2_mb]);", true},
+		{core.Write, Atomics, "op2_d0[(size_t)op2_mo * 6 + op2_ma * 3 + op2_mb] = op2_p0[(op2_mr * 2 + op2_ma) * 6 + op2_mc * 3 + op2_mb];", false},
+	} {
+		t.Run(fmt.Sprintf("%v/%v", tc.acc, tc.scheme), func(t *testing.T) {
+			a := core.Arg{Data: vals, Map: tl.m, Idx: -1, Access: tc.acc, Kind: core.ArgMat,
+				Mat: &core.MatArg{Col: tl.m, RDim: 2, CDim: 3, Offsets: off, OffsetData: core.NewOffsetStorage("offsets", off)}}
+			l := loop(t, src, "k", tl.edges, nil, a)
+			lay, err := AnalyseScheme(OpenCL, l, 48*1024, tc.scheme)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := Generate(l, lay)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := stub(s)
+			for _, want := range []string{
+				"__global const int *restrict op2_moff0,",
+				"double op2_p0[24];",
+				"for (int op2_k = 0; op2_k < 24; op2_k++) op2_p0[op2_k] = 0;",
+				"op2_f_k(op2_p0);",
+				"const int op2_mo = op2_moff0[((size_t)op2_e * 2 + op2_mr) * 2 + op2_mc];",
+				"if (op2_mo >= 0)",
+				tc.store,
+			} {
+				if !strings.Contains(st, want) {
+					t.Errorf("no %q in\n%s", want, st)
+				}
+			}
+			coloured := strings.Contains(st, "op2_col = op2_thrcol[op2_e]")
+			if lay.Atomic != tc.atomic || coloured == tc.atomic {
+				t.Errorf("atomic layout %v, thread colours used %v; want atomic %v", lay.Atomic, coloured, tc.atomic)
+			}
+			if strings.Contains(st, "op2_s0") || strings.Contains(st, "op2_map0") {
+				t.Errorf("the matrix is staged or its dataset's map declared:\n%s", st)
+			}
+		})
+	}
+	// An element matrix larger than a work item keeps is refused.
+	big := &core.Map{Name: "big", From: tl.edges, To: tl.nodes, Arity: 40, Table: make([]int32, 8*40), ID: core.NewID()}
+	l := loop(t, src, "k", tl.edges, nil, core.Arg{Data: vals, Map: big, Idx: -1, Access: core.Inc, Kind: core.ArgMat,
+		Mat: &core.MatArg{Col: big, RDim: 1, CDim: 1}})
+	if _, err := Analyse(OpenCL, l, 48*1024); err == nil || !strings.Contains(err.Error(), "40×40") {
+		t.Errorf("a 40×40 element matrix: %v", err)
+	}
+}
