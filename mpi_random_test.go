@@ -30,7 +30,9 @@ import (
 // rank, one rank owning almost everything) and the built-in partitioners.
 // Every value is a small integer, so results are exact in any order: every
 // Global after every loop, on every rank, and every Dat at the end must
-// be the same bits as on one rank.
+// be the same bits as on one rank. Each sequence ends by assembling a
+// matrix from its Dats (randomMatrix), whose gathered entries and product
+// must equal one rank's too.
 
 // rmesh is the global mesh of the randomised test.
 type rmesh struct {
@@ -442,6 +444,7 @@ func runRandomSequence(t *testing.T, m *rmesh, sets map[string]*op2.Set, opmaps 
 		res.Globals = append(res.Globals, g)
 	}
 	res.Dats = map[string][]float64{}
+	randomMatrix(t, sets, opmaps, d.f, res.Dats)
 	// Gather is collective: every rank gathers the same Dats in the same
 	// order.
 	for _, k := range slices.Sorted(maps.Keys(d.f)) {
@@ -456,6 +459,47 @@ func runRandomSequence(t *testing.T, m *rmesh, sets map[string]*op2.Set, opmaps 
 		res.Dats[k] = f
 	}
 	return res
+}
+
+// randomMatrix assembles, from the sequence's final data, a matrix on the
+// fine nodes through the edges and the boundary map (element values that
+// depend on the Dats, small integers: exact in any order), multiplies it
+// with fine.a, and records the nonzeros (rank 0: the whole matrix, as
+// row, column, value triples in the declared numbering) and the product
+// in out. Every rank calls it: Dense, Mult and Gather are collective.
+func randomMatrix(t *testing.T, sets map[string]*op2.Set, opmaps []*op2.Map, f map[string]*op2.Dat[float64], out map[string][]float64) {
+	var e2f, b2f *op2.Map
+	for _, mp := range opmaps {
+		switch mp.Name() {
+		case "e2f":
+			e2f = mp
+		case "b2f":
+			b2f = mp
+		}
+	}
+	fine := sets["fine"]
+	sp := must(op2.NewSparsity(fine, 1, fine, 1, []op2.MapPair{{Row: e2f, Col: e2f}, {Row: b2f, Col: b2f}}, "rsp"))
+	A := must(op2.NewMat[float64](sp, "rA"))
+	emat := op2.NewKernel(`void emat(const double **a, double *A) {
+  A[0] = 1 + a[0][0]; A[1] = -a[1][0]; A[2] = -a[0][0] - 1; A[3] = 2 + a[1][0];
+}`, "emat")
+	bmat := op2.NewKernel("void bmat(const double *b, double *A) { A[0] = 3 + b[1]; }", "bmat")
+	check(t, op2.ParLoop(emat, sets["edges"], f["fine.a"].ArgVec(op2.Read, e2f), A.Arg(op2.Inc, e2f, e2f)))
+	check(t, op2.ParLoop(bmat, sets["bnd"], f["fine.b"].ArgMap(op2.Read, b2f, 0), A.Arg(op2.Inc, b2f, b2f)))
+	y := must(op2.NewDat[float64](fine, 1, nil, "ry"))
+	check(t, A.Mult(f["fine.a"], y))
+	out["matrix y"] = must(y.Gather())
+	var nz []float64
+	for i, row := range must(A.Dense()) {
+		for j, v := range row {
+			if v != 0 {
+				nz = append(nz, float64(i), float64(j), v)
+			}
+		}
+	}
+	if op2.Rank() == 0 {
+		out["matrix"] = nz
+	}
 }
 
 func pick(df *op2.Dat[float64], di *op2.Dat[int32], f func(*op2.Dat[float64]) op2.Arg, i func(*op2.Dat[int32]) op2.Arg) op2.Arg {
