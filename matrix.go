@@ -55,6 +55,19 @@ type Sparsity struct {
 	// offsetData are the offsets as storage, per pair, for device
 	// backends (core.MatArg.OffsetData).
 	offsetData []*core.Storage
+	// rowPtrData and colIdxData are the block pattern as storage, for
+	// products on device backends; made on first use.
+	rowPtrData, colIdxData *core.Storage
+}
+
+// patternData returns the block pattern's row pointers and column
+// indices as storage, for device backends.
+func (sp *Sparsity) patternData() (rowptr, colidx *core.Storage) {
+	if sp.rowPtrData == nil {
+		sp.rowPtrData = core.NewIndexStorage(fmt.Sprintf("row pointers of sparsity %q", sp.name), sp.pat.RowPtr)
+		sp.colIdxData = core.NewIndexStorage(fmt.Sprintf("column indices of sparsity %q", sp.name), sp.pat.ColIdx)
+	}
+	return sp.rowPtrData, sp.colIdxData
 }
 
 // NewSparsity builds the pattern of matrices whose rows are the elements
@@ -123,7 +136,7 @@ func NewSparsity(rows *Set, rowDim int, cols *Set, colDim int, pairs []MapPair, 
 			core.KeepPinned(sp, &off[0])
 		}
 		sp.offsets = append(sp.offsets, off)
-		sp.offsetData = append(sp.offsetData, core.NewOffsetStorage(fmt.Sprintf("block offsets of sparsity %q, map pair %d", name, len(sp.offsetData)), off))
+		sp.offsetData = append(sp.offsetData, core.NewIndexStorage(fmt.Sprintf("block offsets of sparsity %q, map pair %d", name, len(sp.offsetData)), off))
 	}
 	// The pattern and the offsets hold the sets' numbering.
 	rows.c.Looped, cols.c.Looped = true, true
@@ -289,9 +302,14 @@ func (A *Mat[T]) Values() (rowptr, colidx []int32, vals []T, err error) {
 
 // Mult sets y = A x: x is a Dat on the sparsity's column set with dim
 // colDim, y one on its row set with dim rowDim, a different Dat. Each
-// scalar row's sum is made in the order of its columns. It runs on the
-// host (compiled C, one thread), bringing x's values there first.
-func (A *Mat[T]) Mult(x, y *Dat[T]) error {
+// scalar row's sum is made in the order of its columns. It runs where
+// the default runtime's loops run: on a device backend on the device
+// (the matrix, x and y stay there), else on the host (compiled C, one
+// thread), bringing x's values there first.
+func (A *Mat[T]) Mult(x, y *Dat[T]) error { return A.mult(rt, x, y) }
+
+// mult is Mult on runtime r's backend.
+func (A *Mat[T]) mult(r *Runtime, x, y *Dat[T]) error {
 	sp := A.sp
 	switch {
 	case x == nil || y == nil:
@@ -303,11 +321,25 @@ func (A *Mat[T]) Mult(x, y *Dat[T]) error {
 	case y.s.Set != &sp.rows.c || y.s.Dim != sp.rdim:
 		return fmt.Errorf("op2: %s: Mult: y is %s; it must be on the rows' set %q with dim %d", A.s.Matrix, y.s.Describe(), sp.rows.c.Name, sp.rdim)
 	}
-	if err := A.exchangeHalo(x); err != nil {
+	if err := A.exchangeHalo(r, x); err != nil {
 		return err
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	b, err := r.currentBackend()
+	if err != nil {
+		return err
+	}
+	if mv, ok := b.Backend.(exec.MatVecer); ok {
+		rowptr, colidx := sp.patternData()
+		err := mv.MatVec(&exec.MatVec{Name: A.s.Matrix, Values: &A.s, RowPtr: rowptr, ColIdx: colidx, X: &x.s, Y: &y.s,
+			Rows: sp.pat.NRows, RDim: sp.rdim, CDim: sp.cdim})
+		if err != nil {
+			return apiError(err)
+		}
+		dist.HostWrite(&y.s) // other ranks' halo copies of y are stale
+		return nil
+	}
 	for _, s := range []*core.Storage{&A.s, &x.s} {
 		if err := s.HostAccess(false); err != nil {
 			return err
@@ -321,14 +353,14 @@ func (A *Mat[T]) Mult(x, y *Dat[T]) error {
 }
 
 // exchangeHalo brings x's halo up to date in a distributed run, as a
-// loop reading x through a map would: by such a loop, whose kernel does
-// nothing, over the set of the sparsity's first map pair.
-func (A *Mat[T]) exchangeHalo(x *Dat[T]) error {
+// loop reading x through a map would: by such a loop on r, whose kernel
+// does nothing, over the set of the sparsity's first map pair.
+func (A *Mat[T]) exchangeHalo(r *Runtime, x *Dat[T]) error {
 	if w, err := mpiWorld(); err != nil || w == nil || w.Size() == 1 {
 		return err
 	}
 	col := A.sp.pairs[0].Col
-	return ParLoop(matHaloKernel, setOf(col.c.From), x.ArgMap(Read, col, 0))
+	return r.ParLoop(matHaloKernel, setOf(col.c.From), x.ArgMap(Read, col, 0))
 }
 
 // matHaloKernel reads nothing: the loop it runs in exchanges a halo.

@@ -339,7 +339,7 @@ func TestMatElementMatrixLimit(t *testing.T) {
 
 // TestMatStaysOnDevice: a matrix assembled on a device stays there
 // (DEVICE state, nothing copied back) until the host reads it; Zero
-// zeroes it on the device.
+// zeroes it on the device, and Mult multiplies there.
 func TestMatStaysOnDevice(t *testing.T) {
 	requireDevice(t)
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -356,16 +356,30 @@ func TestMatStaysOnDevice(t *testing.T) {
 	if down := op2.ReadStats().Downloads; down != down0 || A.State() != op2.Device {
 		t.Fatalf("after zeroing and assembling on the device: %d copies to the host, state %v; want none, DEVICE", down-down0, A.State())
 	}
+	// The product runs on the device too.
+	x := must(op2.NewDat(nodes, 1, seq(40, func(i int) float64 { return float64(i%3) - 1 }), "x"))
+	y := must(op2.NewDat[float64](nodes, 1, nil, "y"))
+	check(t, A.Mult(x, y))
+	if down := op2.ReadStats().Downloads; down != down0 || A.State() != op2.Device || y.State() != op2.Device {
+		t.Fatalf("Mult: %d copies to the host, A %v, y %v; want none, DEVICE, DEVICE", down-down0, A.State(), y.State())
+	}
+	ys := y.DataRO()
+	down0++
 	got := must(A.Dense())
 	if down := op2.ReadStats().Downloads; down != down0+1 || A.State() != op2.Both {
 		t.Fatalf("Dense: %d copies to the host, state %v; want 1, BOTH", down-down0, A.State())
 	}
 	want := denseAssembly(tab, 3, 1, 40)
 	for i := range want {
+		var s float64
 		for j := range want[i] {
 			if got[i][j] != 3*want[i][j] {
 				t.Fatalf("A[%d][%d] = %v, want %v", i, j, got[i][j], 3*want[i][j])
 			}
+			s += got[i][j] * (float64(j%3) - 1)
+		}
+		if ys[i] != s {
+			t.Fatalf("(A x)[%d] = %v, want %v", i, ys[i], s)
 		}
 	}
 }

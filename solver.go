@@ -205,7 +205,7 @@ func (k *krylov) precondition(r, z *Dat[float64]) error {
 // residual sets r = b - A x (q is work space) and the tolerance, and
 // returns ‖r‖.
 func (k *krylov) residual(x, b, r, q *Dat[float64]) (float64, error) {
-	if err := k.A.Mult(x, q); err != nil {
+	if err := k.A.mult(k.r, x, q); err != nil {
 		return 0, err
 	}
 	if err := k.combine(b, -1, q, r); err != nil {
@@ -260,7 +260,7 @@ func (k *krylov) cg(x, b *Dat[float64]) (SolveInfo, error) {
 	}
 	for k.more() {
 		// q = A p; α = (r·z)/(p·q); x += α p; r -= α q.
-		if err := k.A.Mult(p, q); err != nil {
+		if err := k.A.mult(k.r, p, q); err != nil {
 			return k.info, err
 		}
 		pq, err := k.inner(p, q)
@@ -327,7 +327,7 @@ func (k *krylov) bicgstab(x, b *Dat[float64]) (SolveInfo, error) {
 		if err := k.precondition(p, y); err != nil {
 			return k.info, err
 		}
-		if err := k.A.Mult(y, v); err != nil {
+		if err := k.A.mult(k.r, y, v); err != nil {
 			return k.info, err
 		}
 		r0v, err := k.inner(r0, v)
@@ -357,7 +357,7 @@ func (k *krylov) bicgstab(x, b *Dat[float64]) (SolveInfo, error) {
 		if err := k.precondition(sv, z); err != nil {
 			return k.info, err
 		}
-		if err := k.A.Mult(z, t); err != nil {
+		if err := k.A.mult(k.r, z, t); err != nil {
 			return k.info, err
 		}
 		ts, err := k.inner(t, sv)

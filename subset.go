@@ -142,7 +142,7 @@ func (sub *Subset) rowsOf(m *core.Map) *Map {
 // storage, building them the first time.
 func (sub *Subset) offsetRows(off []int32, n int) ([]int32, *core.Storage) {
 	if len(off) == 0 {
-		return off, core.NewOffsetStorage("block offsets (empty)", nil)
+		return off, core.NewIndexStorage("block offsets (empty)", nil)
 	}
 	if d, ok := sub.derivedOffsets[&off[0]]; ok {
 		return unsafe.Slice((*int32)(d.Host), d.Len), d
@@ -154,7 +154,7 @@ func (sub *Subset) offsetRows(off []int32, n int) ([]int32, *core.Storage) {
 	if sub.derivedOffsets == nil {
 		sub.derivedOffsets = map[*int32]*core.Storage{}
 	}
-	s := core.NewOffsetStorage(fmt.Sprintf("block offsets of a subset of set %q", sub.parent.c.Name), d)
+	s := core.NewIndexStorage(fmt.Sprintf("block offsets of a subset of set %q", sub.parent.c.Name), d)
 	sub.derivedOffsets[&off[0]] = s
 	return d, s
 }

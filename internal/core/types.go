@@ -261,13 +261,15 @@ type MatArg struct {
 	OffsetData *Storage
 }
 
-// NewOffsetStorage returns the read-only storage of a matrix argument's
-// block offsets off (see MatArg), named by what: it points at off, which
-// must stay pinned while the storage is used.
-func NewOffsetStorage(what string, off []int32) *Storage {
-	s := &Storage{Name: what, Type: Int32, Dim: 1, Len: len(off), ID: NewID(), Matrix: what}
-	if len(off) > 0 {
-		s.Host = unsafe.Pointer(&off[0])
+// NewIndexStorage returns read-only int32 storage over idx, named by what:
+// a matrix argument's block offsets (MatArg.OffsetData) or a pattern's
+// row pointers and column indices, which device backends copy to the
+// device like a Dat. It points at idx, which must not move or change
+// while the storage is used.
+func NewIndexStorage(what string, idx []int32) *Storage {
+	s := &Storage{Name: what, Type: Int32, Dim: 1, Len: len(idx), ID: NewID(), Matrix: what}
+	if len(idx) > 0 {
+		s.Host = unsafe.Pointer(&idx[0])
 	}
 	return s
 }

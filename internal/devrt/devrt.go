@@ -713,3 +713,48 @@ func (p *Program) uploadPlan(l *core.Loop, pl *plan.Plan) (*devicePlan, error) {
 	}
 	return dp, nil
 }
+
+// MatVec computes the product m on the device with k, a kernel built from
+// device.SpMVSource for m's shape, launched in groups of wg items: it
+// makes the matrix, its pattern and x current on the device (copying only
+// what is stale), and leaves y's device copy the current one. soa says
+// the backend stores Dats of dim > 1 structure-of-arrays.
+func MatVec(drv Driver, owner any, k Kernel, wg int, soa bool, m *exec.MatVec) error {
+	alloc := func(s *core.Storage) func(zeroed bool) (core.DeviceBuffer, error) {
+		return func(zeroed bool) (core.DeviceBuffer, error) { return newDevBuf(drv, owner, s, zeroed, soa) }
+	}
+	for _, s := range []*core.Storage{m.Values, m.RowPtr, m.ColIdx, m.X} {
+		if err := s.DeviceAccess(owner, true, false, alloc(s)); err != nil {
+			return fmt.Errorf("%s: Mult: %w", m.Name, err)
+		}
+	}
+	// y's rows beyond Rows (a distributed run's halo) keep their values.
+	if err := m.Y.DeviceAccess(owner, m.Rows*m.RDim < m.Y.Len, true, alloc(m.Y)); err != nil {
+		return fmt.Errorf("%s: Mult: %w", m.Name, err)
+	}
+	if m.Rows == 0 {
+		return nil
+	}
+	buf := func(s *core.Storage) Arg { return Arg{Kind: ArgBuffer, Buf: s.Dev.(*devBuf).buf} }
+	x, y := m.X.Dev.(*devBuf), m.Y.Dev.(*devBuf)
+	args := []Arg{{Kind: ArgInt, Int: m.Rows}, buf(m.Values), buf(m.RowPtr), buf(m.ColIdx),
+		buf(m.X), {Kind: ArgInt, Int: x.n}, buf(m.Y), {Kind: ArgInt, Int: y.n}}
+	groups := min((m.Rows+wg-1)/wg, device.MaxDirectGroups)
+	if err := drv.Launch(k, args, groups, wg); err != nil {
+		return fmt.Errorf("%s: Mult on %s: %w", m.Name, drv.Describe(), err)
+	}
+	return nil
+}
+
+// MatVecSpec is the device program a backend with options opts needs for
+// product m (see device.SpMVSource).
+func MatVecSpec(m *exec.MatVec, opts device.Options) device.SpMV {
+	return device.SpMV{Type: m.Values.Type, RDim: m.RDim, CDim: m.CDim,
+		XSoA: opts.SoA && device.SoAStorage(m.X), YSoA: opts.SoA && device.SoAStorage(m.Y), WorkGroupSize: opts.WorkGroupSize}
+}
+
+// MatVecLoop is a stand-in loop naming product m's program in build
+// messages and caches.
+func MatVecLoop(m *exec.MatVec) *core.Loop {
+	return &core.Loop{Kernel: &core.Kernel{Name: "op2_mult"}, Set: &core.Set{Name: m.Name}}
+}

@@ -47,6 +47,23 @@ type Describer interface {
 	Describe() []slog.Attr
 }
 
+// MatVecer is implemented by backends that compute sparse matrix-vector
+// products where their data live (the device backends), for Mat.Mult:
+// the matrix, its pattern and the vectors then stay on the device.
+type MatVecer interface {
+	MatVec(m *MatVec) error
+}
+
+// MatVec is a product y = A x for a MatVecer: A's values (blocks of
+// RDim×CDim values, row-major, in the pattern's order) on the block
+// compressed-row pattern RowPtr, ColIdx (int32 storage), computed for
+// the first Rows block rows of y; x holds CDim values per column element.
+type MatVec struct {
+	Name                         string // the matrix, for messages
+	Values, RowPtr, ColIdx, X, Y *core.Storage
+	Rows, RDim, CDim             int
+}
+
 // Waiter is implemented by backends that run loops asynchronously.
 type Waiter interface {
 	// Wait returns when every loop issued so far has finished.

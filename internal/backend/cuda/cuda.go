@@ -70,6 +70,8 @@ type backend struct {
 	nv    *nvrtc.Library
 	drv   *driver
 	cache *cache.Dir
+	// products are the matrix-vector product kernels, by source.
+	products map[string]devrt.Kernel
 }
 
 func open(cfg *exec.Config) (exec.Backend, error) {

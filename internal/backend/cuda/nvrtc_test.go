@@ -340,3 +340,33 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// TestNVRTCCompilesMatrixProducts compiles, for sm_80 and sm_90, the CUDA
+// source of the matrix-vector products Mat.Mult runs on the GPU: float64
+// and float32, scalar and block matrices, x and y stored as arrays of
+// structures or structures of arrays, default and other thread counts.
+func TestNVRTCCompilesMatrixProducts(t *testing.T) {
+	nv, err := nvrtc.Load()
+	if err != nil {
+		if os.Getenv("OP2_REQUIRE_NVRTC") != "" {
+			t.Fatalf("OP2_REQUIRE_NVRTC is set but: %v", err)
+		}
+		t.Skipf("NVRTC is not installed: %v", err)
+	}
+	for _, m := range []device.SpMV{
+		{Type: core.Float64, RDim: 1, CDim: 1},
+		{Type: core.Float32, RDim: 1, CDim: 1, WorkGroupSize: 256},
+		{Type: core.Float64, RDim: 2, CDim: 3, XSoA: true, YSoA: true},
+		{Type: core.Float32, RDim: 3, CDim: 1, YSoA: true, WorkGroupSize: 32},
+	} {
+		src, err := device.SpMVSource(device.CUDA, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, arch := range archs {
+			if _, log, err := nv.Compile(src, "mult.cu", arch); err != nil || strings.TrimSpace(log) != "" {
+				t.Errorf("%+v, sm_%d: %v\nlog:\n%s\nsource:\n%s", m, arch, err, log, src)
+			}
+		}
+	}
+}

@@ -423,7 +423,7 @@ func TestMatrixArgument(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%v/%v", tc.acc, tc.scheme), func(t *testing.T) {
 			a := core.Arg{Data: vals, Map: tl.m, Idx: -1, Access: tc.acc, Kind: core.ArgMat,
-				Mat: &core.MatArg{Col: tl.m, RDim: 2, CDim: 3, Offsets: off, OffsetData: core.NewOffsetStorage("offsets", off)}}
+				Mat: &core.MatArg{Col: tl.m, RDim: 2, CDim: 3, Offsets: off, OffsetData: core.NewIndexStorage("offsets", off)}}
 			l := loop(t, src, "k", tl.edges, nil, a)
 			lay, err := AnalyseScheme(OpenCL, l, 48*1024, tc.scheme)
 			if err != nil {
