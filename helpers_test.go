@@ -156,3 +156,12 @@ func TestTestProcessesCleanUp(t *testing.T) {
 		})
 	}
 }
+
+// must3 returns a, b and c, panicking (and so failing the test) when err
+// is not nil.
+func must3[A, B, C any](a A, b B, c C, err error) (A, B, C) {
+	if err != nil {
+		panic(err)
+	}
+	return a, b, c
+}

@@ -3,6 +3,9 @@ package op2
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
+	"slices"
+	"sort"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/codegen/device"
@@ -10,7 +13,6 @@ import (
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/linalg"
-	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/sparsity"
 )
 
@@ -376,17 +378,18 @@ const MaxDenseValues = 1 << 24
 // gets the whole matrix, rows and columns in the declared numbering, the
 // other ranks nil.
 func (A *Mat[T]) Dense() ([][]T, error) {
+	sp := A.sp
+	r, c := sp.Shape()
 	if w, err := mpiWorld(); err != nil {
 		return nil, err
 	} else if w != nil && w.Size() > 1 {
-		return A.gatherDense(w)
+		r, c = sp.rows.GlobalSize()*sp.rdim, sp.cols.GlobalSize()*sp.cdim
 	}
-	r, c := A.sp.Shape()
 	if int64(r)*int64(c) > MaxDenseValues {
 		return nil, fmt.Errorf("op2: %s: a dense copy would hold %d×%d values, more than op2.MaxDenseValues (%d)", A.s.Matrix, r, c, MaxDenseValues)
 	}
-	rowptr, colidx, vals, err := A.Values()
-	if err != nil {
+	rowptr, colidx, vals, err := A.Gather()
+	if err != nil || rowptr == nil {
 		return nil, err
 	}
 	out := make([][]T, r)
@@ -399,22 +402,34 @@ func (A *Mat[T]) Dense() ([][]T, error) {
 	return out, nil
 }
 
-// gatherDense is Dense in a distributed run: every rank sends rank 0
-// its owned rows' entries with their global row and column numbers.
-func (A *Mat[T]) gatherDense(w *mpi.World) ([][]T, error) {
+// Gather returns the whole matrix in scalar compressed row form, as
+// Values does, with rows and columns in the declared numbering. In a
+// distributed run it is collective: every rank sends rank 0 its rows,
+// and rank 0 gets the matrix, the other ranks nils; without MPI it is
+// Values.
+func (A *Mat[T]) Gather() (rowptr, colidx []int32, vals []T, err error) {
+	w, err := mpiWorld()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if w == nil || w.Size() == 1 {
+		return A.Values()
+	}
 	sp := A.sp
 	R, C := sp.rows.GlobalSize()*sp.rdim, sp.cols.GlobalSize()*sp.cdim
-	if int64(R)*int64(C) > MaxDenseValues {
-		return nil, fmt.Errorf("op2: %s: a dense copy would hold %d×%d values, more than op2.MaxDenseValues (%d)", A.s.Matrix, R, C, MaxDenseValues)
+	// Every rank checks the global size alike, before the exchange.
+	if int64(R)*int64(C) > 0 && (R >= math.MaxInt32 || C >= math.MaxInt32) {
+		return nil, nil, nil, fmt.Errorf("op2: %s: Gather: %d×%d scalar rows and columns exceed the int32 indices of the gathered form", A.s.Matrix, R, C)
 	}
 	mu.Lock()
-	err := A.s.HostAccess(false)
+	err = A.s.HostAccess(false)
 	var msg []byte
 	if err == nil {
 		rowG, colG := declaredNumbers(&sp.rows.c), declaredNumbers(&sp.cols.c)
 		bs := sp.rdim * sp.cdim
 		var z T
 		size := int(unsafe.Sizeof(z))
+		msg = make([]byte, 0, len(A.data)*(8+size))
 		for r := 0; r < sp.pat.NRows; r++ {
 			for k := sp.pat.RowPtr[r]; k < sp.pat.RowPtr[r+1]; k++ {
 				c := sp.pat.ColIdx[k]
@@ -431,29 +446,62 @@ func (A *Mat[T]) gatherDense(w *mpi.World) ([][]T, error) {
 	}
 	mu.Unlock()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	send := make([][]byte, w.Size())
 	send[0] = msg
 	got, err := w.Alltoallv(send)
 	if err != nil || w.Rank() != 0 {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	out := make([][]T, R)
-	for i := range out {
-		out[i] = make([]T, C)
-	}
+	// Rows are owned by one rank each: count per row, place, then sort
+	// each row's entries by column.
 	var z T
 	rec := 8 + int(unsafe.Sizeof(z))
+	rowptr = make([]int32, R+1)
+	n := 0
 	for _, b := range got {
 		for ; len(b) >= rec; b = b[rec:] {
-			r, c := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
-			var v T
-			copy(unsafe.Slice((*byte)(unsafe.Pointer(&v)), rec-8), b[8:rec])
-			out[r][c] = v
+			rowptr[binary.LittleEndian.Uint32(b)+1]++
+			n++
 		}
 	}
-	return out, nil
+	for i := 0; i < R; i++ {
+		rowptr[i+1] += rowptr[i]
+	}
+	colidx, vals = make([]int32, n), make([]T, n)
+	next := slices.Clone(rowptr[:R])
+	for _, b := range got {
+		for ; len(b) >= rec; b = b[rec:] {
+			r := binary.LittleEndian.Uint32(b)
+			k := next[r]
+			next[r]++
+			colidx[k] = int32(binary.LittleEndian.Uint32(b[4:]))
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&vals[k])), rec-8), b[8:rec])
+		}
+	}
+	for r := 0; r < R; r++ {
+		lo, hi := rowptr[r], rowptr[r+1]
+		sortRow(colidx[lo:hi], vals[lo:hi])
+	}
+	return rowptr, colidx, vals, nil
+}
+
+// sortRow sorts one row's entries by column: by insertion when the row
+// is short, as rows of finite-element matrices are, else by sort.Sort.
+func sortRow[T any](cols []int32, vals []T) {
+	if len(cols) > 32 {
+		sort.Sort(rowEntries[T]{cols, vals})
+		return
+	}
+	for i := 1; i < len(cols); i++ {
+		c, v := cols[i], vals[i]
+		j := i
+		for ; j > 0 && cols[j-1] > c; j-- {
+			cols[j], vals[j] = cols[j-1], vals[j-1]
+		}
+		cols[j], vals[j] = c, v
+	}
 }
 
 // checkMatArg returns why matrix argument a cannot run in a loop over set
@@ -494,3 +542,16 @@ const MaxElementMatrixBytes = 1 << 16
 // keeps one in private memory (registers on a GPU): 1024 float64 values,
 // a P3 tetrahedron's 20×20 with room to spare.
 const MaxDeviceElementMatrixBytes = device.MaxElementMatrixBytes
+
+// rowEntries sorts a row's columns and values together.
+type rowEntries[T any] struct {
+	cols []int32
+	vals []T
+}
+
+func (r rowEntries[T]) Len() int           { return len(r.cols) }
+func (r rowEntries[T]) Less(i, j int) bool { return r.cols[i] < r.cols[j] }
+func (r rowEntries[T]) Swap(i, j int) {
+	r.cols[i], r.cols[j] = r.cols[j], r.cols[i]
+	r.vals[i], r.vals[j] = r.vals[j], r.vals[i]
+}

@@ -20,6 +20,9 @@ type matResult struct {
 	X     []float64   // the CG solution of A x = A x*
 	XStar []float64
 	Rows  int // this rank's rows (Shape)
+	// The matrix gathered in scalar compressed row form.
+	RowPtr, ColIdx []int32
+	Vals           []float64
 }
 
 // matScenario declares a graph (rank 0 declares it all), partitions it
@@ -74,6 +77,7 @@ void edge(double *A) {
 	var out matResult
 	out.Rows, _ = sp.Shape()
 	out.Dense = must(A.Dense())
+	out.RowPtr, out.ColIdx, out.Vals = must3(A.Gather())
 	check(t, A.Mult(xstar, b))
 	s := must(op2.NewSolver(op2.SolverOptions{Method: "bicgstab", RTol: 1e-13}))
 	info, err := s.Solve(A, x, b)
@@ -86,9 +90,9 @@ void edge(double *A) {
 }
 
 // TestMatOnRanks assembles and solves the matrix scenario on 2 and 3
-// ranks, the mesh partitioned in blocks and by PT-Scotch, and compares
-// with one process: the gathered matrix bit for bit (its entries are
-// exact), the solution to 1e-9.
+// ranks, the mesh partitioned in blocks and by PT-Scotch (and on opencl),
+// and compares with one process: the gathered matrix (Dense and Gather)
+// bit for bit (its entries are exact), the solution to 1e-9.
 func TestMatOnRanks(t *testing.T) {
 	if mpitest.InRanks() {
 		var want matResult
@@ -111,13 +115,16 @@ func TestMatOnRanks(t *testing.T) {
 					}
 				}
 			}
+			if !slices.Equal(got.RowPtr, want.RowPtr) || !slices.Equal(got.ColIdx, want.ColIdx) || !slices.Equal(got.Vals, want.Vals) {
+				t.Fatalf("on %d ranks the gathered matrix differs from one process's:\n got %v %v %v\nwant %v %v %v", op2.Ranks(), got.RowPtr, got.ColIdx, got.Vals, want.RowPtr, want.ColIdx, want.Vals)
+			}
 			for i := range want.X {
 				if math.Abs(got.X[i]-want.XStar[i]) > 1e-9 {
 					t.Fatalf("on %d ranks x[%d] = %v, want %v", op2.Ranks(), i, got.X[i], want.XStar[i])
 				}
 			}
-		} else if got.Dense != nil {
-			t.Errorf("rank %d got a dense matrix; only rank 0 does", op2.Rank())
+		} else if got.Dense != nil || got.RowPtr != nil {
+			t.Errorf("rank %d got a dense or gathered matrix; only rank 0 does", op2.Rank())
 		}
 		check(t, op2.Finalize())
 		return
