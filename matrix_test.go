@@ -426,3 +426,57 @@ void stiffness(double *K) {
 	// [-1 2 -1]
 	// [0 -1 1]
 }
+
+// Solving -u'' = 2 on (0, 1) with u(0) = u(1) = 0 by linear finite
+// elements on four elements: assemble the stiffness matrix and the load
+// with loops, make the boundary rows identity rows (ZeroRows), and solve
+// with the built-in conjugate gradients. Linear elements are exact at the
+// nodes here: u = x(1 - x).
+func ExampleSolver() {
+	const n = 4 // elements
+	elems, _ := op2.NewSet(n, "elems")
+	nodes, _ := op2.NewSet(n+1, "nodes")
+	pelem, _ := op2.NewMap(elems, nodes, 2, []int32{0, 1, 1, 2, 2, 3, 3, 4}, "pelem")
+	sp, _ := op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: pelem, Col: pelem}}, "sp")
+	K, _ := op2.NewMat[float64](sp, "K")
+	b, _ := op2.NewDat[float64](nodes, 1, nil, "b")
+	u, _ := op2.NewDat[float64](nodes, 1, nil, "u")
+	if _, err := op2.NewConst(1, []float64{1.0 / n}, "elem_h"); err != nil {
+		fmt.Println(err)
+		return
+	}
+	element := op2.NewKernel(`
+void element(double *K, double *b[2]) {
+  K[0] = 1 / elem_h; K[1] = -1 / elem_h;
+  K[2] = -1 / elem_h; K[3] = 1 / elem_h;
+  *b[0] += elem_h; *b[1] += elem_h; /* f = 2: each node gets f h / 2 */
+}`, "element")
+	if err := op2.ParLoop(element, elems, K.Arg(op2.Inc, pelem, pelem), b.ArgVec(op2.Inc, pelem)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Dirichlet rows: u = 0 at both ends.
+	if err := K.ZeroRows([]int{0, n}, 1); err != nil {
+		fmt.Println(err)
+		return
+	}
+	bv := b.Data()
+	bv[0], bv[n] = 0, 0
+	s, _ := op2.NewSolver(op2.SolverOptions{RTol: 1e-12})
+	info, err := s.Solve(K, u, b)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("converged:", info.Converged)
+	for i, v := range u.DataRO() {
+		fmt.Printf("u(%.2f) = %.4f\n", float64(i)/n, v)
+	}
+	// Output:
+	// converged: true
+	// u(0.00) = 0.0000
+	// u(0.25) = 0.1875
+	// u(0.50) = 0.2500
+	// u(0.75) = 0.1875
+	// u(1.00) = 0.0000
+}
