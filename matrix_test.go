@@ -328,7 +328,8 @@ func TestMatElementMatrixLimit(t *testing.T) {
 	k := op2.NewKernel(`void k(double *A) { A[0] = 1; }`, "k")
 	for _, backend := range []string{"opencl", "cuda"} {
 		_, err := op2.Generate(backend, k, cells, A.Arg(op2.Inc, pcell, pcell))
-		if err == nil || !strings.Contains(err.Error(), `mat "A"`) || !strings.Contains(err.Error(), "op2.MaxDeviceElementMatrixBytes") {
+		var le *op2.LoopError
+		if !errors.As(err, &le) || !strings.Contains(err.Error(), `mat "A"`) || !strings.Contains(err.Error(), "op2.MaxDeviceElementMatrixBytes") {
 			t.Errorf("%s: %v", backend, err)
 		}
 	}
