@@ -24,8 +24,8 @@ type matResult struct {
 // matScenario declares a graph (rank 0 declares it all), partitions it
 // with partitioner ("" for no Partition: one process), assembles A = L +
 // I + a skew part on nodes with dim 2 through two map pairs, computes
-// b = A x* and solves A x = b with BiCGStab.
-func matScenario(t *testing.T, partitioner string) matResult {
+// b = A x* and solves A x = b with BiCGStab (natively, or as opts says).
+func matScenario(t *testing.T, partitioner string, opts op2.SolverOptions) matResult {
 	const nn, dim = 120, 2
 	rng := rand.New(rand.NewPCG(12, 34))
 	var tab []int32
@@ -74,12 +74,21 @@ void edge(double *A) {
 	out.Rows, _ = sp.Shape()
 	out.Dense = must(A.Dense())
 	check(t, A.Mult(xstar, b))
-	s := must(op2.NewSolver(op2.SolverOptions{Method: "bicgstab", RTol: 1e-13}))
+	opts.Method, opts.RTol = "bicgstab", 1e-13
+	s := must(op2.NewSolver(opts))
 	info, err := s.Solve(A, x, b)
 	check(t, err)
 	if !info.Converged {
 		t.Fatalf("rank %d: %+v", op2.Rank(), info)
 	}
+	if opts.Package == "petsc" {
+		// PETSc's copy holds this rank's rows, preallocated exactly.
+		infos := must(op2.PETScMatInfo(s))
+		if nnz := sp.NNZ(); len(infos) != 1 || infos[0].Mallocs != 0 || infos[0].NonzerosUnneeded != 0 || infos[0].NonzerosUsed != float64(nnz) {
+			t.Errorf("rank %d: PETSc's matrix: %+v; want %d nonzeros used, none unneeded, no mallocs", op2.Rank(), infos, nnz)
+		}
+	}
+	check(t, s.Close())
 	out.X, out.XStar = must(x.Gather()), must(xstar.Gather())
 	return out
 }
@@ -88,13 +97,25 @@ void edge(double *A) {
 // ranks, the mesh partitioned in blocks and by PT-Scotch, and compares
 // with one process: the gathered matrix bit for bit (its entries are
 // exact), the solution to 1e-9.
-func TestMatOnRanks(t *testing.T) {
+func TestMatOnRanks(t *testing.T) { matOnRanks(t, op2.SolverOptions{}) }
+
+// TestPETScOnRanks is TestMatOnRanks solving with PETSc: its rows are
+// numbered contiguously over the ranks, its halo columns by their
+// owners' numbers.
+func TestPETScOnRanks(t *testing.T) {
+	if !mpitest.InRanks() {
+		needPETSc(t)
+	}
+	matOnRanks(t, op2.SolverOptions{Package: "petsc"})
+}
+
+func matOnRanks(t *testing.T, opts op2.SolverOptions) {
 	if mpitest.InRanks() {
 		var want matResult
 		b, err := os.ReadFile(os.Getenv("OP2_MAT_EXPECT"))
 		check(t, err)
 		check(t, json.Unmarshal(b, &want))
-		got := matScenario(t, os.Getenv("OP2_MPI_PARTITIONER"))
+		got := matScenario(t, os.Getenv("OP2_MPI_PARTITIONER"), opts)
 		if got.Rows >= want.Rows {
 			t.Errorf("rank %d holds %d of the %d rows: the matrix is not distributed", op2.Rank(), got.Rows, want.Rows)
 		}
@@ -117,7 +138,7 @@ func TestMatOnRanks(t *testing.T) {
 		check(t, op2.Finalize())
 		return
 	}
-	want := matScenario(t, "")
+	want := matScenario(t, "", opts)
 	for i := range want.X {
 		if math.Abs(want.X[i]-want.XStar[i]) > 1e-9 {
 			t.Fatalf("one process: x[%d] = %v, want %v", i, want.X[i], want.XStar[i])
