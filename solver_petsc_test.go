@@ -282,3 +282,31 @@ func TestPETScSignalsAndEnvironment(t *testing.T) {
 		t.Error("a PETSc solve after Finalize succeeded")
 	}
 }
+
+// TestPETScDeviceData: on every backend, b made by a loop (on a device
+// backend, on the device) and the initial guess x reach PETSc, and the
+// solution PETSc writes into x's host values is what later loops read
+// (the device copy of x went stale).
+func TestPETScDeviceData(t *testing.T) {
+	needPETSc(t)
+	s := newSystem(t, 30, 2, 2, false)
+	copyK := op2.NewKernel("void cp(const double *a, double *b) { b[0] = a[0]; b[1] = a[1]; }", "cp")
+	twice := op2.NewKernel("void twice(const double *a, double *b) { b[0] = 2 * a[0]; b[1] = 2 * a[1]; }", "twice")
+	nodes := s.x.Set()
+	b2 := must(op2.NewDat[float64](nodes, 2, nil, "b2"))
+	y := must(op2.NewDat[float64](nodes, 2, nil, "y"))
+	onEachBackend(t, func(t *testing.T) {
+		check(t, op2.ParLoop(copyK, nodes, s.b.Arg(op2.Read), b2.Arg(op2.Write)))
+		check(t, op2.ParLoop(copyK, nodes, s.b.Arg(op2.Read), s.x.Arg(op2.Write))) // a poor initial guess, on the device
+		sv := must(op2.NewSolver(op2.SolverOptions{Package: "petsc", RTol: 1e-12}))
+		defer func() { check(t, sv.Close()) }()
+		info := must(sv.Solve(s.A, s.x, b2))
+		check(t, op2.ParLoop(twice, nodes, s.x.Arg(op2.Read), y.Arg(op2.Write)))
+		got, xs := y.DataRO(), s.xs.DataRO()
+		for i := range got {
+			if math.Abs(got[i]-2*xs[i]) > 1e-8 {
+				t.Fatalf("2x[%d] = %v after the solve, want %v (%+v)", i, got[i], 2*xs[i], info)
+			}
+		}
+	})
+}
