@@ -1,10 +1,13 @@
 package op2
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/exec"
@@ -97,8 +100,16 @@ func (s *Solver) solvePETSc(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, err
 	if w == nil {
 		return SolveInfo{}, fmt.Errorf("op2: Solve with PETSc: %w", err)
 	}
-	if err == nil {
-		err = petsc.Init(w)
+	if err == nil && !petsc.Initialized() {
+		start := time.Now()
+		if err = petsc.Init(w); err == nil {
+			if l := rt.logger.Load(); l != nil {
+				version, path := petsc.Version()
+				l.LogAttrs(context.Background(), slog.LevelInfo, "op2: PETSc initialised", slog.Int("rank", w.Rank()),
+					slog.String("version", version), slog.String("library", path), slog.Int("index_bytes", petsc.IntBytes()),
+					slog.Float64("seconds", time.Since(start).Seconds()))
+			}
+		}
 	}
 	// A rank that cannot start PETSc says so to every rank, which would
 	// otherwise wait for it in PETSc's collectives.
