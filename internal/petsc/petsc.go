@@ -30,6 +30,7 @@ package petsc
 
 /*
 #cgo LDFLAGS: -ldl
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,6 +48,13 @@ static void *op2petsc_open(const char *name, char *err, size_t n) {
 	return h;
 }
 static void *op2petsc_sym(void *h, const char *name) { return dlsym(h, name); }
+// op2petsc_file returns the path of the shared object that defines the
+// symbol at addr, or NULL.
+static const char *op2petsc_file(void *addr) {
+	Dl_info info;
+	if (dladdr(addr, &info) == 0) return NULL;
+	return info.dli_fname;
+}
 static void op2petsc_close(void *h) { dlclose(h); }
 
 // Calls of the library before it is initialised.
@@ -240,12 +248,9 @@ func open(name string) (*library, error) {
 
 var versionRE = regexp.MustCompile(`(\d+)\.(\d+)\.(\d+)`)
 
-// bind looks up the symbols in the library h, opened from path, and
+// bind looks up the symbols in the library h, opened as path, and
 // checks its version and index width.
 func bind(path, name string, h unsafe.Pointer) (*library, error) {
-	if real, err := filepath.EvalSymlinks(path); err == nil && strings.Contains(filepath.Base(real), "complex") {
-		return nil, fmt.Errorf("%w: %s is a complex build of PETSc (%s); GoOP2 needs a real double-precision one (%s)", ErrUnavailable, path, real, Install)
-	}
 	fns := (*[1 << 20]unsafe.Pointer)(C.calloc(C.size_t(len(symbols)), C.size_t(unsafe.Sizeof(uintptr(0)))))[:len(symbols):len(symbols)]
 	var missing []string
 	for i, s := range symbols {
@@ -262,6 +267,18 @@ func bind(path, name string, h unsafe.Pointer) (*library, error) {
 	}
 	if len(missing) > 0 {
 		return fail(fmt.Errorf("%w: %s lacks %s: GoOP2 needs PETSc 3.%d or later (%s)", ErrUnavailable, path, strings.Join(missing, ", "), minMinor, Install))
+	}
+	// The file loaded, through links (Debian's libpetsc.so.3.18 is an
+	// alternative, real or complex).
+	if f := C.op2petsc_file(fns[0]); f != nil {
+		file := C.GoString(f)
+		if real, err := filepath.EvalSymlinks(file); err == nil {
+			file = real
+		}
+		if strings.Contains(filepath.Base(file), "complex") {
+			return fail(fmt.Errorf("%w: %s is a complex build of PETSc (%s); GoOP2 needs a real double-precision one (%s)", ErrUnavailable, path, file, Install))
+		}
+		path = file
 	}
 	var buf [256]C.char
 	if rc := C.op2petsc_get_version(fns[symbolIndex("PetscGetVersion")], &buf[0], C.size_t(len(buf))); rc != 0 {
@@ -348,19 +365,19 @@ func Init(w *mpi.World) error {
 	case failed == -1:
 		state.initErr = fmt.Errorf("%w: %s (PETSc %s) is not a real double-precision build (its PetscScalar is not a double); GoOP2 needs one (%s)", ErrUnavailable, l.path, l.version, Install)
 	default:
-		state.initErr = fmt.Errorf("%w: initialising %s (PETSc %s): %v", ErrUnavailable, l.path, l.version, callError(symbols[failed], rc))
+		state.initErr = fmt.Errorf("%w: initialising %s (PETSc %s): %v", ErrUnavailable, l.path, l.version, callError(state.sh, symbols[failed], rc))
 	}
 	return state.initErr
 }
 
 // callError is the error of PETSc function fn failing with code rc. Only
-// inside w.Do (the message is read from PETSc).
-func callError(fn string, rc C.int) error {
+// inside w.Do (the message is read from PETSc through sh).
+func callError(sh *shim, fn string, rc C.int) error {
 	if rc == -2 {
 		return fmt.Errorf("%s: out of memory", fn)
 	}
 	var buf [1024]C.char
-	C.call_error(state.sh.errmsg, rc, &buf[0], C.int(len(buf)))
+	C.call_error(sh.errmsg, rc, &buf[0], C.int(len(buf)))
 	msg := strings.TrimSpace(C.GoString(&buf[0]))
 	if msg == "" {
 		msg = "no message"
@@ -371,11 +388,11 @@ func callError(fn string, rc C.int) error {
 // failure returns the error of a shim call that returned rc with failed
 // the index of the function that failed (-1: an allocation). Only inside
 // w.Do.
-func failure(rc, failed C.int) error {
+func failure(sh *shim, rc, failed C.int) error {
 	if failed < 0 || int(failed) >= len(symbols) {
-		return callError("the GoOP2 shim", rc)
+		return callError(sh, "the GoOP2 shim", rc)
 	}
-	return callError(symbols[failed], rc)
+	return callError(sh, symbols[failed], rc)
 }
 
 // buildShim compiles (or finds in the cache) the shim for l with w's MPI
@@ -397,7 +414,6 @@ func buildShim(w *mpi.World, l *library) (*shim, error) {
 	if got := int(C.call_version(p[0])); got != shimVersion {
 		return nil, fmt.Errorf("%w: the PETSc shim has version %d, want %d", ErrUnavailable, got, shimVersion)
 	}
-	runtime.KeepAlive(jl)
 	keep = append(keep, jl)
 	return &shim{init: p[1], finalize: p[2], errmsg: p[3], options: p[4], matCreate: p[5], matSet: p[6], matInfo: p[7],
 		matType: p[8], matDestroy: p[9], kspCreate: p[10], kspSolve: p[11], kspTypes: p[12], kspDestroy: p[13], reasonName: p[14]}, nil
@@ -427,7 +443,7 @@ func Finalize() error {
 	var err error
 	state.w.Do(func() {
 		if rc = C.call_finalize(state.sh.finalize); rc != 0 {
-			err = fmt.Errorf("petsc: %w", callError("PetscFinalize", rc))
+			err = fmt.Errorf("petsc: %w", callError(state.sh, "PetscFinalize", rc))
 		}
 	})
 	return err
@@ -469,7 +485,7 @@ func SetOptions(prefix, options string) error {
 	w.Do(func() {
 		var failed C.int
 		if rc := C.call_options(sh.options, p, o, &failed); rc != 0 {
-			err = fmt.Errorf("petsc: options %q: %w", options, failure(rc, failed))
+			err = fmt.Errorf("petsc: options %q: %w", options, failure(sh, rc, failed))
 		}
 	})
 	return err
@@ -517,7 +533,7 @@ func NewMat(prefix string, bs int, rowptr, colidx []int32, gcol []int64, rstart,
 	w.Do(func() {
 		var failed C.int
 		if rc := C.call_mat_create(sh.matCreate, p, C.longlong(n), C.longlong(N), C.int(bs), (*C.int32_t)(rp), (*C.int32_t)(ci), &m.h, &failed); rc != 0 {
-			err = fmt.Errorf("petsc: creating the matrix: %w", failure(rc, failed))
+			err = fmt.Errorf("petsc: creating the matrix: %w", failure(sh, rc, failed))
 		}
 	})
 	runtime.KeepAlive(rowptr)
@@ -553,7 +569,7 @@ func (m *Mat) SetValues(vals []float64) error {
 		var failed C.int
 		if rc := C.call_mat_set(sh.matSet, m.h, C.longlong(m.n), C.int(m.bs), (*C.int32_t)(rp), (*C.int32_t)(ci),
 			(*C.int64_t)(gc), C.longlong(m.rstart), (*C.double)(v), &failed); rc != 0 {
-			err = fmt.Errorf("petsc: setting the matrix's values: %w", failure(rc, failed))
+			err = fmt.Errorf("petsc: setting the matrix's values: %w", failure(sh, rc, failed))
 		}
 	})
 	runtime.KeepAlive(vals)
@@ -578,7 +594,7 @@ func (m *Mat) Info() (MatInfo, error) {
 	w.Do(func() {
 		var failed C.int
 		if rc := C.call_mat_info(sh.matInfo, m.h, &info[0], &failed); rc != 0 {
-			err = fmt.Errorf("petsc: %w", failure(rc, failed))
+			err = fmt.Errorf("petsc: %w", failure(sh, rc, failed))
 		}
 	})
 	return MatInfo{NonzerosAllocated: float64(info[1]), NonzerosUsed: float64(info[2]), NonzerosUnneeded: float64(info[3]), Mallocs: float64(info[6])}, err
@@ -594,7 +610,7 @@ func (m *Mat) Type() (string, error) {
 	w.Do(func() {
 		var failed C.int
 		if rc := C.call_mat_type(sh.matType, m.h, &t, &failed); rc != 0 {
-			err = fmt.Errorf("petsc: %w", failure(rc, failed))
+			err = fmt.Errorf("petsc: %w", failure(sh, rc, failed))
 		}
 	})
 	if err != nil {
@@ -611,7 +627,7 @@ func (m *Mat) Destroy() error {
 	}
 	w.Do(func() {
 		if rc := C.call_destroy1(sh.matDestroy, m.h); rc != 0 {
-			err = fmt.Errorf("petsc: %w", callError("MatDestroy", rc))
+			err = fmt.Errorf("petsc: %w", callError(sh, "MatDestroy", rc))
 		}
 	})
 	m.h = nil
@@ -653,7 +669,7 @@ func NewKSP(A *Mat, N int64, c KSPConfig) (*KSP, error) {
 		var failed C.int
 		if rc := C.call_ksp_create(sh.kspCreate, p, A.h, C.longlong(A.n), C.longlong(N), C.int(A.bs), kt, pt,
 			C.double(c.RTol), C.double(c.ATol), C.longlong(c.MaxIts), &k.h, &k.x, &k.b, &failed); rc != 0 {
-			err = fmt.Errorf("petsc: creating the solver: %w", failure(rc, failed))
+			err = fmt.Errorf("petsc: creating the solver: %w", failure(sh, rc, failed))
 		}
 	})
 	if err != nil {
@@ -689,7 +705,7 @@ func (k *KSP) Solve(x, b []float64) (Result, error) {
 	w.Do(func() {
 		var failed C.int
 		if rc := C.call_ksp_solve(sh.kspSolve, k.h, k.x, k.b, (*C.double)(xa), (*C.double)(ba), &its, &rnorm, &reason, &failed); rc != 0 {
-			err = fmt.Errorf("petsc: %w", failure(rc, failed))
+			err = fmt.Errorf("petsc: %w", failure(sh, rc, failed))
 			return
 		}
 		name = C.GoString(C.call_reason_name(sh.reasonName, reason))
@@ -709,7 +725,7 @@ func (k *KSP) Types() (ksp, pc string, err error) {
 	w.Do(func() {
 		var failed C.int
 		if rc := C.call_ksp_types(sh.kspTypes, k.h, &kt, &pt, &failed); rc != 0 {
-			err = fmt.Errorf("petsc: %w", failure(rc, failed))
+			err = fmt.Errorf("petsc: %w", failure(sh, rc, failed))
 			return
 		}
 		ksp, pc = C.GoString(kt), C.GoString(pt)
@@ -725,7 +741,7 @@ func (k *KSP) Destroy() error {
 	}
 	w.Do(func() {
 		if rc := C.call_ksp_destroy(sh.kspDestroy, k.h, k.x, k.b); rc != 0 {
-			err = fmt.Errorf("petsc: %w", callError("KSPDestroy", rc))
+			err = fmt.Errorf("petsc: %w", callError(sh, "KSPDestroy", rc))
 		}
 	})
 	k.h, k.x, k.b = nil, nil, nil
