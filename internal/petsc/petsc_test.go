@@ -2,8 +2,10 @@ package petsc
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -300,5 +302,29 @@ func TestSolve(t *testing.T) {
 	})
 	if os.Getenv("PETSC_OPTIONS") == "" {
 		t.Error("PETSC_OPTIONS unset")
+	}
+}
+
+// TestOtherIndexWidth runs TestLoad and TestSolve again in a process that
+// loads the other width of PetscInt, where a build of it is installed
+// (Debian's libpetsc64-real3.18 next to its default 32-bit one).
+func TestOtherIndexWidth(t *testing.T) {
+	l := needLibrary(t)
+	if os.Getenv(LibraryEnv) != "" {
+		t.Skipf("%s chose the library already", LibraryEnv)
+	}
+	pattern := "/usr/lib/*/libpetsc64_real.so.3.*"
+	if l.intBytes == 8 {
+		pattern = "/usr/lib/*/libpetsc_real.so.3.*"
+	}
+	other, _ := filepath.Glob(pattern)
+	if len(other) == 0 {
+		t.Skipf("no PETSc with the other PetscInt width (%s; Debian: libpetsc64-real3.18) is installed", pattern)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^(TestLoad|TestSolve)$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), LibraryEnv+"="+other[0])
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), fmt.Sprintf("PetscInt is %d bytes", 12-l.intBytes)) {
+		t.Fatalf("with %s=%s: %v\n%s", LibraryEnv, other[0], err, out)
 	}
 }
