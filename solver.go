@@ -34,7 +34,9 @@ type SolverOptions struct {
 	// under the solver's own options prefix) and after Method, Precond
 	// and the tolerances, which they override. Options from PETSc's
 	// environment (PETSC_OPTIONS) without the prefix do not reach
-	// GoOP2's solvers.
+	// GoOP2's solvers; process-wide options (-log_view, -malloc_debug,
+	// -options_left to list the options nothing used, misspelt ones
+	// among them) belong there.
 	PETScOptions string
 	// RTol and ATol stop the iteration when the residual's norm is at
 	// most max(RTol × ‖b‖, ATol) (defaults 1e-8 and 0).

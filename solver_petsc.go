@@ -270,7 +270,7 @@ func (sp *Sparsity) globalColumns(w *mpi.World) (rstart, total int64, gcol []int
 // PETSc's copies of the matrices it solved with and its KSPs. In a
 // distributed run it is collective, like Solve. The solver must not be
 // used afterwards. A solver that is not closed keeps them until the
-// program ends.
+// program ends; after Finalize, Close has nothing left to free.
 func (s *Solver) Close() error {
 	if s.petsc == nil || len(s.petsc.systems) == 0 {
 		return nil

@@ -619,10 +619,25 @@ func (m *Mat) Type() (string, error) {
 	return C.GoString(t), nil
 }
 
-// Destroy frees the matrix (collectively).
+// finalized reports whether Finalize ended PETSc (and with it what
+// Destroy would free).
+func finalized() bool {
+	state.Lock()
+	defer state.Unlock()
+	return state.finalized
+}
+
+// Destroy frees the matrix (collectively); after Finalize it does
+// nothing.
 func (m *Mat) Destroy() error {
+	if finalized() {
+		m.h = nil
+	}
+	if m.h == nil {
+		return nil
+	}
 	w, sh, err := ready()
-	if err != nil || m.h == nil {
+	if err != nil {
 		return err
 	}
 	w.Do(func() {
@@ -733,10 +748,17 @@ func (k *KSP) Types() (ksp, pc string, err error) {
 	return ksp, pc, err
 }
 
-// Destroy frees the solver and its vectors (collectively).
+// Destroy frees the solver and its vectors (collectively); after
+// Finalize it does nothing.
 func (k *KSP) Destroy() error {
+	if finalized() {
+		k.h = nil
+	}
+	if k.h == nil {
+		return nil
+	}
 	w, sh, err := ready()
-	if err != nil || k.h == nil {
+	if err != nil {
 		return err
 	}
 	w.Do(func() {
