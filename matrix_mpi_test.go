@@ -55,7 +55,14 @@ func matScenario(t *testing.T, partitioner string, opts op2.SolverOptions) matRe
 	b := must(op2.NewDat[float64](nodes, dim, nil, "b"))
 	x := must(op2.NewDat[float64](nodes, dim, nil, "x"))
 	if partitioner != "" {
-		p := map[string]op2.Partitioner{"block": op2.BlockPartitioner(), "ptscotch": op2.PTScotchPartitioner(pedge)}[partitioner]
+		// owners: the even nodes on the first rank, the odd ones on the
+		// last, the ranks between empty.
+		owner := make([]int32, n(nn))
+		for i := range owner {
+			owner[i] = int32(i%2) * int32(op2.Ranks()-1)
+		}
+		p := map[string]op2.Partitioner{"block": op2.BlockPartitioner(), "ptscotch": op2.PTScotchPartitioner(pedge),
+			"owners": op2.OwnerPartitioner(must(op2.NewDat(nodes, 1, owner, "owner")))}[partitioner]
 		must(op2.Partition(p))
 	}
 	sp := must(op2.NewSparsity(nodes, dim, nodes, dim, []op2.MapPair{{Row: pedge, Col: pedge}, {Row: ident, Col: ident}}, "sp"))
@@ -106,16 +113,29 @@ func TestPETScOnRanks(t *testing.T) {
 	if !mpitest.InRanks() {
 		needPETSc(t)
 	}
-	matOnRanks(t, op2.SolverOptions{Package: "petsc"})
+	matOnRanks(t, op2.SolverOptions{Package: "petsc"}, ranksCase{3, "owners"})
 }
 
-func matOnRanks(t *testing.T, opts op2.SolverOptions) {
+// ranksCase is a number of ranks and the partitioner that spreads the
+// mesh over them.
+type ranksCase struct {
+	ranks       int
+	partitioner string
+}
+
+// matOnRanks runs the matrix scenario with opts on 2 ranks (block
+// partition), 3 ranks (PT-Scotch) and the extra cases, and compares each
+// with one process.
+func matOnRanks(t *testing.T, opts op2.SolverOptions, extra ...ranksCase) {
 	if mpitest.InRanks() {
 		var want matResult
 		b, err := os.ReadFile(os.Getenv("OP2_MAT_EXPECT"))
 		check(t, err)
 		check(t, json.Unmarshal(b, &want))
 		got := matScenario(t, os.Getenv("OP2_MPI_PARTITIONER"), opts)
+		if r := op2.Rank(); os.Getenv("OP2_MPI_PARTITIONER") == "owners" && r > 0 && r < op2.Ranks()-1 && got.Rows != 0 {
+			t.Errorf("rank %d holds %d rows; the owners partition leaves it empty", r, got.Rows)
+		}
 		if got.Rows >= want.Rows {
 			t.Errorf("rank %d holds %d of the %d rows: the matrix is not distributed", op2.Rank(), got.Rows, want.Rows)
 		}
@@ -148,10 +168,7 @@ func matOnRanks(t *testing.T, opts op2.SolverOptions) {
 	b, err := json.Marshal(want)
 	check(t, err)
 	check(t, os.WriteFile(path, b, 0o600))
-	for _, r := range []struct {
-		ranks       int
-		partitioner string
-	}{{2, "block"}, {3, "ptscotch"}} {
+	for _, r := range append([]ranksCase{{2, "block"}, {3, "ptscotch"}}, extra...) {
 		t.Run(r.partitioner, func(t *testing.T) {
 			mpitest.Run(t, r.ranks, 2*time.Minute, "OP2_MAT_EXPECT="+path, "OP2_MPI_PARTITIONER="+r.partitioner)
 		})
