@@ -11,6 +11,7 @@ import (
 
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/sigstack"
 )
 
 // matResult is what the matrix scenario computes, gathered on rank 0.
@@ -89,6 +90,9 @@ void edge(double *A) {
 		t.Fatalf("rank %d: %+v", op2.Rank(), info)
 	}
 	if opts.Package == "petsc" {
+		if sig := sigstack.Missing(); sig != 0 {
+			t.Errorf("rank %d: after PETSc started, the handler of signal %d lacks SA_ONSTACK", op2.Rank(), sig)
+		}
 		// PETSc's copy holds this rank's rows, preallocated exactly.
 		infos := must(op2.PETScMatInfo(s))
 		if nnz := sp.NNZ(); len(infos) != 1 || infos[0].Mallocs != 0 || infos[0].NonzerosUnneeded != 0 || infos[0].NonzerosUsed != float64(nnz) {
