@@ -165,15 +165,18 @@ func Ranks() int {
 }
 
 // Finalize ends MPI in a program started by an MPI launcher (every rank
-// must call it before exiting; mpirun reports ranks that exit without it).
-// It does nothing otherwise. No loop may run afterwards.
+// must call it before exiting; mpirun reports ranks that exit without it),
+// and PETSc before it when a Solver used PETSc (in a program not started
+// by a launcher, with the MPI GoOP2 started for PETSc). It does nothing
+// otherwise. No loop or solve may run afterwards.
 func Finalize() error {
 	mu.Lock()
 	defer mu.Unlock()
+	err := finalizePETSc()
 	if w, _ := mpiWorld(); w != nil {
-		return w.Finalize()
+		return errors.Join(err, w.Finalize())
 	}
-	return nil
+	return err
 }
 
 // LevelTrace is the log level, below slog.LevelDebug, of the events of

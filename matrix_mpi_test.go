@@ -12,6 +12,7 @@ import (
 
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/sigstack"
 )
 
 // matResult is what the matrix scenario computes, gathered on rank 0.
@@ -28,8 +29,8 @@ type matResult struct {
 // matScenario declares a graph (rank 0 declares it all), partitions it
 // with partitioner ("" for no Partition: one process), assembles A = L +
 // I + a skew part on nodes with dim 2 through two map pairs, computes
-// b = A x* and solves A x = b with BiCGStab.
-func matScenario(t *testing.T, partitioner string) matResult {
+// b = A x* and solves A x = b with BiCGStab (natively, or as opts says).
+func matScenario(t *testing.T, partitioner string, opts op2.SolverOptions) matResult {
 	const nn, dim = 120, 2
 	rng := rand.New(rand.NewPCG(12, 34))
 	var tab []int32
@@ -59,7 +60,14 @@ func matScenario(t *testing.T, partitioner string) matResult {
 	b := must(op2.NewDat[float64](nodes, dim, nil, "b"))
 	x := must(op2.NewDat[float64](nodes, dim, nil, "x"))
 	if partitioner != "" {
-		p := map[string]op2.Partitioner{"block": op2.BlockPartitioner(), "ptscotch": op2.PTScotchPartitioner(pedge)}[partitioner]
+		// owners: the even nodes on the first rank, the odd ones on the
+		// last, the ranks between empty.
+		owner := make([]int32, n(nn))
+		for i := range owner {
+			owner[i] = int32(i%2) * int32(op2.Ranks()-1)
+		}
+		p := map[string]op2.Partitioner{"block": op2.BlockPartitioner(), "ptscotch": op2.PTScotchPartitioner(pedge),
+			"owners": op2.OwnerPartitioner(must(op2.NewDat(nodes, 1, owner, "owner")))}[partitioner]
 		must(op2.Partition(p))
 	}
 	sp := must(op2.NewSparsity(nodes, dim, nodes, dim, []op2.MapPair{{Row: pedge, Col: pedge}, {Row: ident, Col: ident}}, "sp"))
@@ -79,12 +87,24 @@ void edge(double *A) {
 	out.Dense = must(A.Dense())
 	out.RowPtr, out.ColIdx, out.Vals = must3(A.Gather())
 	check(t, A.Mult(xstar, b))
-	s := must(op2.NewSolver(op2.SolverOptions{Method: "bicgstab", RTol: 1e-13}))
+	opts.Method, opts.RTol = "bicgstab", 1e-13
+	s := must(op2.NewSolver(opts))
 	info, err := s.Solve(A, x, b)
 	check(t, err)
 	if !info.Converged {
 		t.Fatalf("rank %d: %+v", op2.Rank(), info)
 	}
+	if opts.Package == "petsc" {
+		if sig := sigstack.Missing(); sig != 0 {
+			t.Errorf("rank %d: after PETSc started, the handler of signal %d lacks SA_ONSTACK", op2.Rank(), sig)
+		}
+		// PETSc's copy holds this rank's rows, preallocated exactly.
+		infos := must(op2.PETScMatInfo(s))
+		if nnz := sp.NNZ(); len(infos) != 1 || infos[0].Mallocs != 0 || infos[0].NonzerosUnneeded != 0 || infos[0].NonzerosUsed != float64(nnz) {
+			t.Errorf("rank %d: PETSc's matrix: %+v; want %d nonzeros used, none unneeded, no mallocs", op2.Rank(), infos, nnz)
+		}
+	}
+	check(t, s.Close())
 	out.X, out.XStar = must(x.Gather()), must(xstar.Gather())
 	return out
 }
@@ -94,6 +114,32 @@ void edge(double *A) {
 // and compares with one process: the gathered matrix (Dense and Gather)
 // bit for bit (its entries are exact), the solution to 1e-9.
 func TestMatOnRanks(t *testing.T) {
+	matOnRanks(t, op2.SolverOptions{}, ranksCase{2, "block", []string{"OP2_MAT_BACKEND=opencl", "OP2_DEVICE_SCHEME=atomics"}})
+}
+
+// TestPETScOnRanks is TestMatOnRanks solving with PETSc: its rows are
+// numbered contiguously over the ranks, its halo columns by their
+// owners' numbers.
+func TestPETScOnRanks(t *testing.T) {
+	if !mpitest.InRanks() {
+		needPETSc(t)
+	}
+	matOnRanks(t, op2.SolverOptions{Package: "petsc"}, ranksCase{3, "owners", nil})
+}
+
+// ranksCase is a number of ranks, the partitioner that spreads the mesh
+// over them, and the ranks' extra environment (OP2_MAT_BACKEND: the
+// backend they run on).
+type ranksCase struct {
+	ranks       int
+	partitioner string
+	env         []string
+}
+
+// matOnRanks runs the matrix scenario with opts on 2 ranks (block
+// partition), 3 ranks (PT-Scotch) and the extra cases, and compares each
+// with one process.
+func matOnRanks(t *testing.T, opts op2.SolverOptions, extra ...ranksCase) {
 	if mpitest.InRanks() {
 		var want matResult
 		b, err := os.ReadFile(os.Getenv("OP2_MAT_EXPECT"))
@@ -103,7 +149,10 @@ func TestMatOnRanks(t *testing.T) {
 			check(t, op2.Use(b))
 			defer op2.Use("sequential")
 		}
-		got := matScenario(t, os.Getenv("OP2_MPI_PARTITIONER"))
+		got := matScenario(t, os.Getenv("OP2_MPI_PARTITIONER"), opts)
+		if r := op2.Rank(); os.Getenv("OP2_MPI_PARTITIONER") == "owners" && r > 0 && r < op2.Ranks()-1 && got.Rows != 0 {
+			t.Errorf("rank %d holds %d rows; the owners partition leaves it empty", r, got.Rows)
+		}
 		if got.Rows >= want.Rows {
 			t.Errorf("rank %d holds %d of the %d rows: the matrix is not distributed", op2.Rank(), got.Rows, want.Rows)
 		}
@@ -129,7 +178,7 @@ func TestMatOnRanks(t *testing.T) {
 		check(t, op2.Finalize())
 		return
 	}
-	want := matScenario(t, "")
+	want := matScenario(t, "", opts)
 	for i := range want.X {
 		if math.Abs(want.X[i]-want.XStar[i]) > 1e-9 {
 			t.Fatalf("one process: x[%d] = %v, want %v", i, want.X[i], want.XStar[i])
@@ -139,11 +188,7 @@ func TestMatOnRanks(t *testing.T) {
 	b, err := json.Marshal(want)
 	check(t, err)
 	check(t, os.WriteFile(path, b, 0o600))
-	for _, r := range []struct {
-		ranks       int
-		partitioner string
-		env         []string
-	}{{2, "block", nil}, {3, "ptscotch", nil}, {2, "block", []string{"OP2_MAT_BACKEND=opencl", "OP2_DEVICE_SCHEME=atomics"}}} {
+	for _, r := range append([]ranksCase{{2, "block", nil}, {3, "ptscotch", nil}}, extra...) {
 		name := r.partitioner
 		if len(r.env) > 0 {
 			if !slices.Contains(allBackends, "opencl") {

@@ -4,19 +4,40 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 )
 
-// SolverOptions configure a Solver. The zero value is conjugate
-// gradients with a Jacobi preconditioner, a relative tolerance of 1e-8
-// and at most 10 000 iterations.
+// SolverOptions configure a Solver. The zero value is GoOP2's own
+// conjugate gradients with a Jacobi preconditioner, a relative tolerance
+// of 1e-8 and at most 10 000 iterations.
 type SolverOptions struct {
+	// Package chooses who solves: "" or "native" for GoOP2's own
+	// solvers, whose vector operations are loops on the solver's runtime
+	// (every backend, every rank count, no library needed); "petsc" for
+	// PETSc's KSP, loaded at run time (Debian: apt-get install
+	// libpetsc-real3.18 libopenmpi-dev; OP2_PETSC_LIBRARY names another
+	// build). See Solver for how PETSc is used.
+	Package string
 	// Method is the Krylov method: "cg" (conjugate gradients, for
 	// symmetric positive definite matrices; the default) or "bicgstab"
-	// (BiCGStab, for nonsymmetric matrices).
+	// (BiCGStab, for nonsymmetric matrices). With PETSc they are its
+	// "cg" and "bcgs", and any other PETSc KSP type ("gmres",
+	// "minres"...) may be named.
 	Method string
 	// Precond is the preconditioner: "jacobi" (the inverse of the
-	// diagonal; the default) or "none".
+	// diagonal; the default) or "none". With PETSc any PC type may be
+	// named ("gamg", "ilu", "hypre"...).
 	Precond string
+	// PETScOptions are PETSc options in its command-line syntax
+	// ("-ksp_type gmres -pc_type gamg -ksp_monitor"), for Package
+	// "petsc" only. They apply to this solver alone (GoOP2 puts them
+	// under the solver's own options prefix) and after Method, Precond
+	// and the tolerances, which they override. Options from PETSc's
+	// environment (PETSC_OPTIONS) without the prefix do not reach
+	// GoOP2's solvers; process-wide options (-log_view, -malloc_debug,
+	// -options_left to list the options nothing used, misspelt ones
+	// among them) belong there.
+	PETScOptions string
 	// RTol and ATol stop the iteration when the residual's norm is at
 	// most max(RTol × ‖b‖, ATol) (defaults 1e-8 and 0).
 	RTol, ATol float64
@@ -29,24 +50,50 @@ type SolverOptions struct {
 
 // SolveInfo says how a solve ended.
 type SolveInfo struct {
-	Iterations int     // iterations made
-	Residual   float64 // the residual's 2-norm at the end
-	Converged  bool    // the tolerance was met
-	Reason     string  // why it stopped, in words
+	Iterations int // iterations made
+	// Residual is the residual's 2-norm at the end; with PETSc, the
+	// norm its convergence test measured (for CG with a preconditioner,
+	// by default the preconditioned residual's: -ksp_norm_type
+	// unpreconditioned makes it b - Ax's).
+	Residual  float64
+	Converged bool   // the tolerance was met
+	Reason    string // why it stopped: in words, or PETSc's name ("CONVERGED_RTOL", "DIVERGED_ITS")
+	// Method and Precond are the Krylov method and the preconditioner
+	// that ran (with PETSc, its type names, as its options left them).
+	Method, Precond string
 }
 
 // Solver solves linear systems A x = b with a matrix assembled by loops
-// (PyOP2's Solver), by a preconditioned Krylov method whose vector
-// operations (products of vectors, updates) are GoOP2 loops on the
-// solver's runtime and whose matrix products are Mat.Mult.
+// (PyOP2's Solver), by a preconditioned Krylov method. GoOP2's own
+// methods (Package "native") make their vector operations (products of
+// vectors, updates) GoOP2 loops on the solver's runtime and their matrix
+// products Mat.Mult.
+//
+// With Package "petsc", PETSc solves: its library is loaded, and PETSc
+// started on GoOP2's MPI (a world of one without a launcher), at the
+// first Solve; Finalize ends it. PETSc starts without its signal
+// handlers, so Go's stay in place, and its errors come back as error
+// values carrying PETSc's message. The first Solve with a matrix hands
+// its pattern to PETSc (an AIJ matrix of block size the sparsity's dim,
+// exactly preallocated; -mat_type baij in PETScOptions makes it BAIJ)
+// and makes a KSP for it; every Solve copies the matrix's current
+// values (its pattern never changes), so PETSc sets its preconditioner
+// up again (-ksp_reuse_preconditioner keeps the first). x and b are
+// used in place, on the host. In a distributed run the rows are
+// numbered contiguously over the ranks for PETSc, and Solve and Close
+// are collective.
 type Solver struct {
 	opts SolverOptions
 	// The loops, made once: kernels by block dim.
 	kernels map[string]*Kernel
+	petsc   *petscSolver // with Package "petsc"
 }
 
 // NewSolver checks opts and returns a solver.
 func NewSolver(opts SolverOptions) (*Solver, error) {
+	if opts.Package == "" {
+		opts.Package = "native"
+	}
 	if opts.Method == "" {
 		opts.Method = "cg"
 	}
@@ -60,9 +107,15 @@ func NewSolver(opts SolverOptions) (*Solver, error) {
 		opts.MaxIts = 10000
 	}
 	switch {
-	case opts.Method != "cg" && opts.Method != "bicgstab":
+	case opts.Package != "native" && opts.Package != "petsc":
+		return nil, fmt.Errorf("op2: NewSolver: package %q; there are \"native\" (GoOP2's own solvers, the default) and \"petsc\"", opts.Package)
+	case opts.Package == "native" && opts.PETScOptions != "":
+		return nil, fmt.Errorf("op2: NewSolver: PETSc options %q for the native solver; they need Package \"petsc\"", opts.PETScOptions)
+	case opts.Package == "petsc" && strings.ContainsRune(opts.Method+opts.Precond, ' '):
+		return nil, fmt.Errorf("op2: NewSolver: method %q or preconditioner %q is not a PETSc type name (PETScOptions takes options)", opts.Method, opts.Precond)
+	case opts.Package == "native" && opts.Method != "cg" && opts.Method != "bicgstab":
 		return nil, fmt.Errorf("op2: NewSolver: method %q; the built-in solver has \"cg\" (conjugate gradients) and \"bicgstab\"", opts.Method)
-	case opts.Precond != "jacobi" && opts.Precond != "none":
+	case opts.Package == "native" && opts.Precond != "jacobi" && opts.Precond != "none":
 		return nil, fmt.Errorf("op2: NewSolver: preconditioner %q; the built-in solver has \"jacobi\" and \"none\"", opts.Precond)
 	case opts.RTol < 0 || opts.ATol < 0 || math.IsNaN(opts.RTol) || math.IsNaN(opts.ATol):
 		return nil, fmt.Errorf("op2: NewSolver: tolerances %g (relative) and %g (absolute) must be at least 0", opts.RTol, opts.ATol)
@@ -72,7 +125,14 @@ func NewSolver(opts SolverOptions) (*Solver, error) {
 	if opts.Runtime == nil {
 		opts.Runtime = rt
 	}
-	return &Solver{opts: opts, kernels: map[string]*Kernel{}}, nil
+	s := &Solver{opts: opts, kernels: map[string]*Kernel{}}
+	if opts.Package == "petsc" {
+		petscState.Lock()
+		petscState.solvers++
+		s.petsc = &petscSolver{prefix: fmt.Sprintf("op2_%d_", petscState.solvers)}
+		petscState.Unlock()
+	}
+	return s, nil
 }
 
 // kernel returns the vector kernel name for dat dim dim, made the first
@@ -112,7 +172,11 @@ func (s *Solver) Solve(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
 	if x == b {
 		return SolveInfo{}, fmt.Errorf("op2: Solve: x and b are the same %s", x.s.Describe())
 	}
+	if s.petsc != nil {
+		return s.solvePETSc(A, x, b)
+	}
 	k := &krylov{s: s, A: A, r: s.opts.Runtime, set: sp.rows, dim: sp.rdim}
+	k.info.Method, k.info.Precond = s.opts.Method, s.opts.Precond
 	var err error
 	if k.dot, err = NewGlobal[float64](1, nil, "solver dot"); err != nil {
 		return SolveInfo{}, err

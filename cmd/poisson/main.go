@@ -2,13 +2,15 @@
 // elements on an unstructured triangle mesh and Dirichlet boundary values,
 // with GoOP2 (internal/poisson): the stiffness matrix and the load are
 // assembled by parallel loops over the triangles, the system is solved by
-// the built-in conjugate gradients (or BiCGStab), and the error against
-// the exact solution is printed. Under MPI (mpirun -np N poisson …)
+// the built-in conjugate gradients (or BiCGStab) or, with -solver petsc,
+// by PETSc (loaded at run time: Debian's libpetsc-real3.18), and the
+// error against the exact solution is printed. Under MPI (mpirun -np N poisson …)
 // rank 0 declares the mesh, Partition spreads it (AutoPartitioner) and
 // rank 0 prints.
 //
 //	poisson [-n 64] [-jitter 0.25] [-seed 1] [-mesh BASE] [-write-mesh BASE]
 //	        [-problem sine|linear]
+//	        [-solver native|petsc] [-petsc-options "-ksp_type gmres ..."]
 //	        [-method cg|bicgstab] [-precond jacobi|none] [-rtol 1e-10]
 //	        [-maxits N] [-backend sequential|openmp|...] [-threads N]
 //	        [-timing] [-vtk out.vtu]
@@ -36,6 +38,8 @@ type options struct {
 	jitter          float64
 	seed            uint64
 	problem         string
+	solver          string
+	petscOptions    string
 	method, precond string
 	rtol            float64
 	maxits          int
@@ -53,8 +57,10 @@ func main() {
 	flag.Float64Var(&o.jitter, "jitter", 0.25, "interior nodes move randomly by up to this fraction of the spacing (0 to 0.5)")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the node jitter")
 	flag.StringVar(&o.problem, "problem", "sine", "exact solution: sine (u = sin πx sin πy) or linear (u = 1 + 2x − 3y)")
-	flag.StringVar(&o.method, "method", "cg", "solver: cg or bicgstab")
-	flag.StringVar(&o.precond, "precond", "jacobi", "preconditioner: jacobi or none")
+	flag.StringVar(&o.solver, "solver", "native", "who solves: native (GoOP2's own solvers) or petsc (PETSc's KSP, loaded at run time)")
+	flag.StringVar(&o.petscOptions, "petsc-options", "", "PETSc options for -solver petsc, e.g. \"-ksp_type gmres -pc_type gamg\" (they override -method and -precond)")
+	flag.StringVar(&o.method, "method", "cg", "Krylov method: cg or bicgstab (with -solver petsc, any KSP type)")
+	flag.StringVar(&o.precond, "precond", "jacobi", "preconditioner: jacobi or none (with -solver petsc, any PC type)")
 	flag.Float64Var(&o.rtol, "rtol", 1e-10, "relative tolerance of the solver")
 	flag.IntVar(&o.maxits, "maxits", 0, "at most this many solver iterations (default 10 000)")
 	flag.BoolVar(&o.timing, "timing", false, "print the time of assembly and solve, and op2's per-loop timing table")
@@ -112,7 +118,8 @@ func run(o options, out io.Writer) error {
 			return err
 		}
 	}
-	res, err := poisson.Solve(m, p, op2.SolverOptions{Method: o.method, Precond: o.precond, RTol: o.rtol, MaxIts: o.maxits})
+	res, err := poisson.Solve(m, p, op2.SolverOptions{Package: o.solver, PETScOptions: o.petscOptions,
+		Method: o.method, Precond: o.precond, RTol: o.rtol, MaxIts: o.maxits})
 	if err != nil {
 		return err
 	}
@@ -120,7 +127,11 @@ func run(o options, out io.Writer) error {
 	if !res.Info.Converged {
 		state = res.Info.Reason
 	}
-	fmt.Fprintf(out, "solve: %s/%s, %d iterations, residual %.1e, %s\n", o.method, o.precond, res.Info.Iterations, res.Info.Residual, state)
+	who := ""
+	if o.solver == "petsc" {
+		who = "PETSc "
+	}
+	fmt.Fprintf(out, "solve: %s%s/%s, %d iterations, residual %.1e, %s\n", who, res.Info.Method, res.Info.Precond, res.Info.Iterations, res.Info.Residual, state)
 	fmt.Fprintf(out, "error: L2 %.1e, largest at a node %.1e\n", res.L2Error, res.MaxNode)
 	if o.timing {
 		fmt.Fprintf(out, "time: assembly %.3f s (matrix %.3f s), solve %.3f s (%.2f ms per iteration)\n",

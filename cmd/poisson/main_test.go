@@ -1,10 +1,15 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/petsc"
 	"github.com/goop2/op2/vtk"
 )
 
@@ -46,4 +51,45 @@ func TestRun(t *testing.T) {
 	if err := run(options{n: 4, problem: "cubic", method: "cg", precond: "jacobi"}, &out); err == nil || !strings.Contains(err.Error(), `unknown problem "cubic"`) {
 		t.Fatalf("unknown problem: %v", err)
 	}
+}
+
+// TestRunPETSc: with -solver petsc the command prints the same errors as
+// with the native solver, in one process and on 2 MPI ranks.
+func TestRunPETSc(t *testing.T) {
+	if err := petsc.Load(); err != nil {
+		t.Skipf("PETSc is not installed, so its tests cannot run (Debian: apt-get install libpetsc-real3.18 libopenmpi-dev): %v", err)
+	}
+	o := options{n: 12, jitter: 0.2, seed: 3, problem: "sine", method: "cg", precond: "jacobi", rtol: 1e-12}
+	lines := func(o options) []string {
+		var out strings.Builder
+		if err := run(o, &out); err != nil {
+			t.Fatal(err)
+		}
+		l := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(l) != 3 {
+			t.Fatalf("output:\n%s", out.String())
+		}
+		return l
+	}
+	petscOptions := o
+	petscOptions.solver = "petsc"
+	if mpitest.InRanks() {
+		got := lines(petscOptions)
+		if want := os.Getenv("POISSON_ERROR_LINE"); got[2] != want {
+			t.Errorf("rank %d of %d: %q; one process printed %q", op2.Rank(), op2.Ranks(), got[2], want)
+		}
+		if err := op2.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	native, got := lines(o), lines(petscOptions)
+	if got[2] != native[2] || !strings.HasPrefix(got[1], "solve: PETSc cg/jacobi, ") || !strings.HasSuffix(got[1], ", converged") {
+		t.Fatalf("-solver petsc printed\n%s\nnative\n%s", strings.Join(got, "\n"), strings.Join(native, "\n"))
+	}
+	petscOptions.petscOptions = "-ksp_type gmres"
+	if g := lines(petscOptions); !strings.HasPrefix(g[1], "solve: PETSc gmres/jacobi, ") || g[2] != native[2] {
+		t.Fatalf("-petsc-options '-ksp_type gmres' printed\n%s", strings.Join(g, "\n"))
+	}
+	mpitest.Run(t, 2, 2*time.Minute, "POISSON_ERROR_LINE="+native[2])
 }

@@ -164,8 +164,8 @@ void l2error(const double *x[3], const double *u[3], double *err) {
 `
 
 // Solve assembles and solves problem p on mesh m with the default
-// runtime's backend and opts (zero: CG with Jacobi to a relative
-// tolerance of 1e-10).
+// runtime's backend and opts (zero: GoOP2's CG with Jacobi to a relative
+// tolerance of 1e-10; opts.Package "petsc" solves with PETSc).
 func Solve(m *Mesh, p Problem, opts op2.SolverOptions) (*Result, error) {
 	if opts.RTol == 0 {
 		opts.RTol = 1e-10
@@ -201,6 +201,9 @@ func Solve(m *Mesh, p Problem, opts op2.SolverOptions) (*Result, error) {
 	}
 	start = time.Now()
 	info, err := s.Solve(a.K, a.u, a.rhs)
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return nil, err
 	}

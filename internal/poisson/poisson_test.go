@@ -14,6 +14,7 @@ import (
 
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/petsc"
 )
 
 // TestLinearExact: P1 elements reproduce a linear solution to rounding,
@@ -235,5 +236,56 @@ func TestTriangleFiles(t *testing.T) {
 		if _, err := ReadTriangle(base); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.node, err, tc.want)
 		}
+	}
+}
+
+// needPETSc skips t when the PETSc library cannot be loaded here (the
+// README's test command installs it).
+func needPETSc(t *testing.T) {
+	t.Helper()
+	if err := petsc.Load(); err != nil {
+		t.Skipf("PETSc is not installed, so its tests cannot run (Debian: apt-get install libpetsc-real3.18 libopenmpi-dev): %v", err)
+	}
+}
+
+// TestPETSc: solved by PETSc, the linear solution is reproduced to
+// rounding and the sine problem's errors equal the native solver's, with
+// PETSc's options passed through.
+func TestPETSc(t *testing.T) {
+	needPETSc(t)
+	m, err := Square(10, 0.3, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Solve(m, Problems["linear"], op2.SolverOptions{Package: "petsc", RTol: 1e-13})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.MaxNode > 1e-10 || res.L2Error > 1e-10 || !res.Info.Converged {
+		t.Fatalf("linear: max nodal error %g, L2 error %g, %+v", res.MaxNode, res.L2Error, res.Info)
+	}
+	native, err := Solve(m, Problems["sine"], op2.SolverOptions{RTol: 1e-13})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		options         string
+		method, precond string // what runs
+	}{
+		{"", "cg", "jacobi"},
+		{"-ksp_type gmres -pc_type gamg", "gmres", "gamg"},
+	} {
+		o := op2.SolverOptions{Package: "petsc", RTol: 1e-13, PETScOptions: tt.options}
+		res, err := Solve(m, Problems["sine"], o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(res.L2Error-native.L2Error) > 1e-10 || math.Abs(res.MaxNode-native.MaxNode) > 1e-10 {
+			t.Errorf("%q: L2 error %g, largest nodal %g; native %g, %g", tt.options, res.L2Error, res.MaxNode, native.L2Error, native.MaxNode)
+		}
+		if res.Info.Method != tt.method || res.Info.Precond != tt.precond {
+			t.Errorf("%q ran %s/%s, want %s/%s", tt.options, res.Info.Method, res.Info.Precond, tt.method, tt.precond)
+		}
+		t.Logf("%q: %+v", tt.options, res.Info)
 	}
 }

@@ -29,6 +29,21 @@ static int sigstack_repair(int fix) {
 	}
 	return changed;
 }
+
+// sigstack_handlers writes the handler address and flags of signals
+// 1..31 into h and flags (index sig-1).
+static void sigstack_handlers(unsigned long long *h, int *flags) {
+	for (int sig = 1; sig < 32; sig++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		h[sig - 1] = 0;
+		flags[sig - 1] = 0;
+		if (sigaction(sig, NULL, &sa) != 0) continue;
+		void *p = (sa.sa_flags & SA_SIGINFO) ? (void *)sa.sa_sigaction : (void *)sa.sa_handler;
+		h[sig - 1] = (unsigned long long)(unsigned long)p;
+		flags[sig - 1] = sa.sa_flags;
+	}
+}
 */
 import "C"
 
@@ -38,3 +53,23 @@ func Repair() int { return int(C.sigstack_repair(1)) }
 
 // Missing returns the first signal whose handler lacks SA_ONSTACK, or 0.
 func Missing() int { return int(C.sigstack_repair(0)) }
+
+// Handler is a signal's disposition: its handler's address (0 for the
+// default, 1 for ignored) and sigaction flags.
+type Handler struct {
+	Addr  uint64
+	Flags int
+}
+
+// Handlers returns the dispositions of signals 1 to 31 (index sig-1), so
+// that a test can check that loading a library changed none.
+func Handlers() [31]Handler {
+	var h [31]C.ulonglong
+	var f [31]C.int
+	C.sigstack_handlers(&h[0], &f[0])
+	var out [31]Handler
+	for i := range out {
+		out[i] = Handler{Addr: uint64(h[i]), Flags: int(f[i])}
+	}
+	return out
+}

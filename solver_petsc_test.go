@@ -1,0 +1,326 @@
+package op2_test
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/petsc"
+	"github.com/goop2/op2/internal/sigstack"
+)
+
+// needPETSc skips t when the PETSc library cannot be loaded here (the
+// README's test command installs it: scripts/test-all).
+func needPETSc(t *testing.T) {
+	t.Helper()
+	if err := petsc.Load(); errors.Is(err, petsc.ErrUnavailable) {
+		t.Skipf("PETSc is not installed, so its tests cannot run (Debian: apt-get install libpetsc-real3.18 libopenmpi-dev): %v", err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// system is A x = b on a random graph's nodes with dim values each: A is
+// the graph Laplacian plus shift times the identity, plus (with skew) a
+// nonsymmetric part, and coupling between a node's components; b = A x*.
+type system struct {
+	A        *op2.Mat[float64]
+	x, b, xs *op2.Dat[float64]
+	assemble func() error // adds the element matrices into A again
+}
+
+func newSystem(t *testing.T, nn, dim int, shift float64, skew bool) system {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(5, uint64(nn*dim)))
+	var tab []int32
+	for i := 1; i < nn; i++ {
+		tab = append(tab, int32(rng.IntN(i)), int32(i))
+	}
+	nodes := must(op2.NewSet(nn, "nodes"))
+	edges := must(op2.NewSet(len(tab)/2, "edges"))
+	pedge := must(op2.NewMap(edges, nodes, 2, tab, "pedge"))
+	ident := must(op2.NewMap(nodes, nodes, 1, iota32[int32](nn), "ident"))
+	sp := must(op2.NewSparsity(nodes, dim, nodes, dim, []op2.MapPair{{Row: pedge, Col: pedge}, {Row: ident, Col: ident}}, "sp"))
+	A := must(op2.NewMat[float64](sp, "A"))
+	d, off := strconv.Itoa(dim), "-1"
+	if skew {
+		off = "-0.5"
+	}
+	edge := op2.NewKernel(`
+void edge(double *A) {
+  const int d = `+d+`;
+  for (int a = 0; a < d; a++) {
+    A[a * 2 * d + a] += 1; A[a * 2 * d + d + a] = `+off+`;
+    A[(d + a) * 2 * d + a] = -1; A[(d + a) * 2 * d + d + a] += 1;
+  }
+}`, "edge")
+	node := op2.NewKernel(`
+void node(double *A) {
+  const int d = `+d+`;
+  for (int a = 0; a < d; a++)
+    for (int b = 0; b < d; b++) A[a * d + b] = a == b ? `+strconv.FormatFloat(shift, 'g', -1, 64)+` : 0.25;
+}`, "node")
+	assemble := func() error {
+		return errors.Join(op2.ParLoop(edge, edges, A.Arg(op2.Inc, pedge, pedge)), op2.ParLoop(node, nodes, A.Arg(op2.Inc, ident, ident)))
+	}
+	check(t, assemble())
+	xs := make([]float64, nn*dim)
+	for i := range xs {
+		xs[i] = float64(rng.IntN(9)) - 4
+	}
+	s := system{A: A, xs: must(op2.NewDat(nodes, dim, xs, "x*")), x: must(op2.NewDat[float64](nodes, dim, nil, "x")),
+		b: must(op2.NewDat[float64](nodes, dim, nil, "b")), assemble: assemble}
+	check(t, A.Mult(s.xs, s.b))
+	return s
+}
+
+// solve solves s with opts from x = 0 and returns the solution.
+func (s system) solve(t *testing.T, opts op2.SolverOptions) ([]float64, op2.SolveInfo, error) {
+	t.Helper()
+	check(t, s.x.Zero())
+	sv := must(op2.NewSolver(opts))
+	defer func() { check(t, sv.Close()) }()
+	info, err := sv.Solve(s.A, s.x, s.b)
+	return s.x.DataRO(), info, err
+}
+
+// TestPETScSolve: PETSc's solution equals the native solver's and x*, for
+// scalar and 2×2-block matrices, symmetric (CG) and not (BiCGStab), AIJ
+// and BAIJ; options under the solver's prefix choose what runs.
+func TestPETScSolve(t *testing.T) {
+	needPETSc(t)
+	for _, tt := range []struct {
+		name            string
+		dim             int
+		skew            bool
+		method, precond string
+		options         string
+		ksp, pc         string
+	}{
+		{"scalar cg", 1, false, "cg", "jacobi", "", "cg", "jacobi"},
+		{"block cg", 2, false, "cg", "jacobi", "", "cg", "jacobi"},
+		{"block bicgstab", 2, true, "bicgstab", "none", "", "bcgs", "none"},
+		{"block baij", 2, true, "bicgstab", "jacobi", "-mat_type baij", "bcgs", "jacobi"},
+		{"options gmres", 1, true, "bicgstab", "jacobi", "-ksp_type gmres -pc_type none -ksp_gmres_restart 200", "gmres", "none"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSystem(t, 60, tt.dim, 2, tt.skew)
+			native, ninfo, err := s.solve(t, op2.SolverOptions{Method: tt.method, Precond: tt.precond, RTol: 1e-12})
+			check(t, err)
+			got, info, err := s.solve(t, op2.SolverOptions{Package: "petsc", Method: tt.method, Precond: tt.precond,
+				RTol: 1e-12, PETScOptions: tt.options})
+			check(t, err)
+			if !info.Converged || !strings.HasPrefix(info.Reason, "CONVERGED_") || info.Method != tt.ksp || info.Precond != tt.pc {
+				t.Errorf("PETSc: %+v; want converged with %s/%s", info, tt.ksp, tt.pc)
+			}
+			xs := s.xs.DataRO()
+			for i := range got {
+				if math.Abs(got[i]-native[i]) > 1e-8 || math.Abs(got[i]-xs[i]) > 1e-8 {
+					t.Fatalf("x[%d]: PETSc %v, native %v, exact %v", i, got[i], native[i], xs[i])
+				}
+			}
+			t.Logf("native %+v; PETSc %+v", ninfo, info)
+		})
+	}
+}
+
+// TestPETScSolveReuse: a second solve with the same solver and matrix,
+// after the matrix changed, uses the new values.
+func TestPETScSolveReuse(t *testing.T) {
+	needPETSc(t)
+	s := newSystem(t, 40, 1, 2, false)
+	sv := must(op2.NewSolver(op2.SolverOptions{Package: "petsc", RTol: 1e-12}))
+	defer func() { check(t, sv.Close()) }()
+	for round := range 2 {
+		check(t, s.x.Zero())
+		info, err := sv.Solve(s.A, s.x, s.b)
+		check(t, err)
+		x, xs := s.x.DataRO(), s.xs.DataRO()
+		for i := range x {
+			if want := xs[i] / float64(round+1); math.Abs(x[i]-want) > 1e-8 {
+				t.Fatalf("round %d: x[%d] = %v, want %v (%+v)", round, i, x[i], want, info)
+			}
+		}
+		// Doubling A halves the solution.
+		check(t, s.assemble())
+	}
+}
+
+// TestPETScDivergence: CG on an indefinite matrix is an error naming
+// PETSc's reason, with the SolveInfo filled; running out of iterations
+// (MaxIts) is not an error, as with the native solver, but Converged
+// false with the reason DIVERGED_ITS.
+func TestPETScDivergence(t *testing.T) {
+	needPETSc(t)
+	s := newSystem(t, 50, 1, -3, false)
+	_, info, err := s.solve(t, op2.SolverOptions{Package: "petsc", Method: "cg", Precond: "none", RTol: 1e-12})
+	t.Log(err)
+	if err == nil || !strings.Contains(err.Error(), "DIVERGED_INDEFINITE") || info.Converged || !strings.HasPrefix(info.Reason, "DIVERGED_INDEFINITE") {
+		t.Errorf("CG on an indefinite matrix: %+v, %v; want an error naming DIVERGED_INDEFINITE_*", info, err)
+	}
+	s = newSystem(t, 50, 1, 2, false)
+	for _, its := range []int{1, 3} {
+		_, info, err = s.solve(t, op2.SolverOptions{Package: "petsc", RTol: 1e-14, MaxIts: its})
+		if err != nil || info.Converged || info.Reason != "DIVERGED_ITS" || info.Iterations != its {
+			t.Errorf("MaxIts %d: %+v, %v; want %d iterations, not converged, DIVERGED_ITS, no error", its, info, err, its)
+		}
+	}
+	for _, o := range []op2.SolverOptions{
+		{Package: "petsc", Method: "nosuchksp"},
+		{Package: "petsc", PETScOptions: "-pc_type nosuchpc"},
+	} {
+		_, _, err := s.solve(t, o)
+		t.Log(err)
+		if err == nil || !strings.Contains(err.Error(), "nosuch") {
+			t.Errorf("%+v: %v, want PETSc's error naming the unknown type", o, err)
+		}
+	}
+}
+
+// TestPETScOptionsChecked: options NewSolver can refuse alone.
+func TestPETScOptionsChecked(t *testing.T) {
+	for _, o := range []op2.SolverOptions{
+		{Package: "PETSc"},
+		{PETScOptions: "-ksp_type gmres"},
+		{Package: "petsc", Method: "-ksp_type gmres"},
+	} {
+		if _, err := op2.NewSolver(o); err == nil {
+			t.Errorf("NewSolver(%+v) succeeded", o)
+		}
+	}
+}
+
+// inChild reports whether this process is the child a test started with
+// runChild.
+func inChild() bool { return os.Getenv("OP2_PETSC_CHILD") != "" }
+
+// runChild runs the current test in a new process of the test binary
+// with env, and returns its output.
+func runChild(t *testing.T, env ...string) string {
+	t.Helper()
+	name, _, _ := strings.Cut(t.Name(), "/")
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(append(os.Environ(), "OP2_PETSC_CHILD=1"), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the child process failed: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// TestPETScMissingLibrary: without the library, or without the MPI
+// compiler wrapper its shim is built with, Solve returns an error that
+// says what to install.
+func TestPETScMissingLibrary(t *testing.T) {
+	if !inChild() {
+		for _, env := range []string{petsc.LibraryEnv + "=/nonexistent/libpetsc_real.so.3.18", "MPICC=/nonexistent/mpicc"} {
+			t.Run(env, func(t *testing.T) {
+				if strings.HasPrefix(env, "MPICC") {
+					needPETSc(t)
+				}
+				runChild(t, env, "OP2_PETSC_CHILD_ENV="+env)
+			})
+		}
+		return
+	}
+	s := newSystem(t, 10, 1, 2, false)
+	_, _, err := s.solve(t, op2.SolverOptions{Package: "petsc"})
+	t.Log(err)
+	_, value, _ := strings.Cut(os.Getenv("OP2_PETSC_CHILD_ENV"), "=")
+	if !errors.Is(err, op2.ErrPETScUnavailable) || !strings.Contains(err.Error(), "apt-get install libpetsc-real3.18 libopenmpi-dev") ||
+		!strings.Contains(err.Error(), value) {
+		t.Errorf("Solve without PETSc: %v; want ErrPETScUnavailable saying what to install and naming %s", err, value)
+	}
+	check(t, op2.Finalize())
+}
+
+// TestPETScSignalsAndEnvironment: in a fresh process, whose environment
+// has PETSC_OPTIONS that would change an unprefixed solver, a PETSc
+// solve leaves every signal handler as it was (Go's), a nil pointer
+// dereference is still a Go panic, the solution is right, and Finalize
+// ends PETSc and the MPI started for it.
+func TestPETScSignalsAndEnvironment(t *testing.T) {
+	needPETSc(t)
+	if !inChild() {
+		out := runChild(t, "PETSC_OPTIONS=-ksp_type richardson -pc_type none -ksp_max_it 1 -ksp_rtol 0.5")
+		if !strings.Contains(out, "--- PASS") {
+			t.Errorf("the child did not pass:\n%s", out)
+		}
+		return
+	}
+	s := newSystem(t, 50, 2, 2, false)
+	// After the set-up, whose loops started the compilers and backends.
+	before := sigstack.Handlers()
+	x, info, err := s.solve(t, op2.SolverOptions{Package: "petsc", RTol: 1e-12})
+	check(t, err)
+	if after := sigstack.Handlers(); after != before {
+		for i := range after {
+			if after[i] != before[i] {
+				t.Errorf("signal %d: handler %+v before PETSc started, %+v after", i+1, before[i], after[i])
+			}
+		}
+	}
+	if sig := sigstack.Missing(); sig != 0 {
+		t.Errorf("after PETSc started, the handler of signal %d lacks SA_ONSTACK", sig)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("no panic from a nil pointer dereference")
+			}
+		}()
+		var p *system
+		_ = p.A
+	}()
+	if !info.Converged || info.Method != "cg" || info.Iterations < 2 {
+		t.Errorf("%+v: PETSC_OPTIONS changed GoOP2's solver", info)
+	}
+	xs := s.xs.DataRO()
+	for i := range x {
+		if math.Abs(x[i]-xs[i]) > 1e-8 {
+			t.Fatalf("x[%d] = %v, want %v", i, x[i], xs[i])
+		}
+	}
+	// A solver still open when PETSc ends has nothing left to free.
+	open := must(op2.NewSolver(op2.SolverOptions{Package: "petsc"}))
+	must(open.Solve(s.A, s.x, s.b))
+	check(t, op2.Finalize())
+	check(t, open.Close())
+	if _, _, err := s.solve(t, op2.SolverOptions{Package: "petsc"}); err == nil || !errors.Is(err, op2.ErrPETScUnavailable) {
+		t.Errorf("a PETSc solve after Finalize: %v, want an error", err)
+	}
+}
+
+// TestPETScDeviceData: on every backend, b made by a loop (on a device
+// backend, on the device) and the initial guess x reach PETSc, and the
+// solution PETSc writes into x's host values is what later loops read
+// (the device copy of x went stale).
+func TestPETScDeviceData(t *testing.T) {
+	needPETSc(t)
+	s := newSystem(t, 30, 2, 2, false)
+	copyK := op2.NewKernel("void cp(const double *a, double *b) { b[0] = a[0]; b[1] = a[1]; }", "cp")
+	twice := op2.NewKernel("void twice(const double *a, double *b) { b[0] = 2 * a[0]; b[1] = 2 * a[1]; }", "twice")
+	nodes := s.x.Set()
+	b2 := must(op2.NewDat[float64](nodes, 2, nil, "b2"))
+	y := must(op2.NewDat[float64](nodes, 2, nil, "y"))
+	onEachBackend(t, func(t *testing.T) {
+		check(t, op2.ParLoop(copyK, nodes, s.b.Arg(op2.Read), b2.Arg(op2.Write)))
+		check(t, op2.ParLoop(copyK, nodes, s.b.Arg(op2.Read), s.x.Arg(op2.Write))) // a poor initial guess, on the device
+		sv := must(op2.NewSolver(op2.SolverOptions{Package: "petsc", RTol: 1e-12}))
+		defer func() { check(t, sv.Close()) }()
+		info := must(sv.Solve(s.A, s.x, b2))
+		check(t, op2.ParLoop(twice, nodes, s.x.Arg(op2.Read), y.Arg(op2.Write)))
+		got, xs := y.DataRO(), s.xs.DataRO()
+		for i := range got {
+			if math.Abs(got[i]-2*xs[i]) > 1e-8 {
+				t.Fatalf("2x[%d] = %v after the solve, want %v (%+v)", i, got[i], 2*xs[i], info)
+			}
+		}
+	})
+}
