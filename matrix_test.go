@@ -428,7 +428,7 @@ void stiffness(double *K) {
 	// [0 -1 1]
 }
 
-// Solving -u'' = 2 on (0, 1) with u(0) = u(1) = 0 by linear finite
+// Solving −u″ = 2 on (0, 1) with u(0) = u(1) = 0 by linear finite
 // elements on four elements: assemble the stiffness matrix and the load
 // with loops, make the boundary rows identity rows (ZeroRows), and solve
 // with the built-in conjugate gradients. Linear elements are exact at the

@@ -9,7 +9,7 @@
 // rank 0 prints.
 //
 //	poisson [-n 64] [-jitter 0.25] [-seed 1] [-mesh BASE] [-write-mesh BASE]
-//	        [-problem sine|linear]
+//	        [-renumber rcm|rcb] [-problem sine|linear]
 //	        [-solver native|petsc] [-petsc-options "-ksp_type gmres ..."]
 //	        [-method cg|bicgstab] [-precond jacobi|none] [-rtol 1e-10]
 //	        [-maxits N] [-backend sequential|openmp|...] [-threads N]
@@ -49,6 +49,7 @@ type options struct {
 	vtkPath         string
 	meshPath        string
 	writeMesh       string
+	renumber        string
 }
 
 func main() {
@@ -67,6 +68,7 @@ func main() {
 	flag.StringVar(&o.backend, "backend", "", "backend: "+fmt.Sprint(op2.Backends())+" (default $OP2_BACKEND, else sequential)")
 	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs)")
 	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with u as a VTK .vtu file")
+	flag.StringVar(&o.renumber, "renumber", "", "renumber the mesh for locality before assembling (one process): rcm (reverse Cuthill–McKee on the nodes: a banded matrix) or rcb (recursive coordinate bisection of the nodes)")
 	flag.StringVar(&o.meshPath, "mesh", "", "read the mesh from Triangle's BASE.node (with boundary markers) and BASE.ele instead of generating it")
 	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the mesh as Triangle's BASE.node and BASE.ele")
 	flag.Parse()
@@ -118,8 +120,8 @@ func run(o options, out io.Writer) error {
 			return err
 		}
 	}
-	res, err := poisson.Solve(m, p, op2.SolverOptions{Package: o.solver, PETScOptions: o.petscOptions,
-		Method: o.method, Precond: o.precond, RTol: o.rtol, MaxIts: o.maxits})
+	res, err := poisson.SolveWith(m, p, poisson.Options{Renumber: o.renumber, Solver: op2.SolverOptions{Package: o.solver, PETScOptions: o.petscOptions,
+		Method: o.method, Precond: o.precond, RTol: o.rtol, MaxIts: o.maxits}})
 	if err != nil {
 		return err
 	}

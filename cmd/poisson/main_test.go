@@ -1,8 +1,10 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,4 +94,39 @@ func TestRunPETSc(t *testing.T) {
 		t.Fatalf("-petsc-options '-ksp_type gmres' printed\n%s", strings.Join(g, "\n"))
 	}
 	mpitest.Run(t, 2, 2*time.Minute, "POISSON_ERROR_LINE="+native[2])
+}
+
+// TestRunRenumbered: -renumber rcm and rcb print what the mesh's own
+// numbering prints and write the same solution to VTK (which is in the
+// declared numbering).
+func TestRunRenumbered(t *testing.T) {
+	run1 := func(renumber string) ([]string, []float64) {
+		var out strings.Builder
+		path := filepath.Join(t.TempDir(), "u.vtu")
+		o := options{n: 10, jitter: 0.2, seed: 4, problem: "sine", method: "cg", precond: "jacobi", rtol: 1e-12, vtkPath: path, renumber: renumber}
+		if err := run(o, &out); err != nil {
+			t.Fatal(err)
+		}
+		g, err := vtk.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, ok := g.PointArray("u").Values.([]float64)
+		if !ok {
+			t.Fatalf("VTK u: %T", g.PointArray("u").Values)
+		}
+		return strings.Split(strings.TrimSpace(out.String()), "\n"), u
+	}
+	want, wantU := run1("")
+	for _, r := range []string{"rcm", "rcb"} {
+		got, u := run1(r)
+		if !slices.Equal(got, want) {
+			t.Errorf("-renumber %s printed\n%s\nwant\n%s", r, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		for i := range wantU {
+			if math.Abs(u[i]-wantU[i]) > 1e-10 {
+				t.Fatalf("-renumber %s: u of point %d is %v, want %v", r, i, u[i], wantU[i])
+			}
+		}
+	}
 }

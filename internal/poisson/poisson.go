@@ -167,10 +167,28 @@ void l2error(const double *x[3], const double *u[3], double *err) {
 // runtime's backend and opts (zero: GoOP2's CG with Jacobi to a relative
 // tolerance of 1e-10; opts.Package "petsc" solves with PETSc).
 func Solve(m *Mesh, p Problem, opts op2.SolverOptions) (*Result, error) {
+	return SolveWith(m, p, Options{Solver: opts})
+}
+
+// Options are how SolveWith declares and solves a problem.
+type Options struct {
+	// Solver configures the solver (see Solve).
+	Solver op2.SolverOptions
+	// Renumber reorders the mesh for locality before anything runs
+	// (op2.Renumber): "rcm" (reverse Cuthill–McKee on the nodes, so that
+	// the matrix is banded), "rcb" (recursive coordinate bisection of the
+	// nodes) or "" (the mesh's own numbering). Distributed runs refuse
+	// it: Partition orders each rank's part.
+	Renumber string
+}
+
+// SolveWith is Solve with the mesh renumbered as o says.
+func SolveWith(m *Mesh, p Problem, o Options) (*Result, error) {
+	opts := o.Solver
 	if opts.RTol == 0 {
 		opts.RTol = 1e-10
 	}
-	a, err := newAssembly(m, p)
+	a, err := newAssembly(m, p, o.Renumber)
 	if err != nil {
 		return nil, err
 	}
@@ -246,10 +264,19 @@ type assembly struct {
 	src         string
 }
 
-// newAssembly declares mesh m and problem p.
-func newAssembly(m *Mesh, p Problem) (*assembly, error) {
+// newAssembly declares mesh m and problem p, renumbered by ordering (see
+// Options.Renumber).
+func newAssembly(m *Mesh, p Problem, ordering string) (*assembly, error) {
 	if m == nil || len(m.Tri) == 0 {
 		return nil, errors.New("poisson: the mesh has no triangles")
+	}
+	switch ordering {
+	case "", "rcm", "rcb":
+	default:
+		return nil, fmt.Errorf("poisson: unknown renumbering %q (rcm or rcb)", ordering)
+	}
+	if ordering != "" && op2.Ranks() > 1 {
+		return nil, fmt.Errorf("poisson: renumbering (%s) is for one process; under MPI Partition orders each rank's part", ordering)
 	}
 	a := &assembly{src: fmt.Sprintf("#define FEXPR %s\n#define UEXPR %s\n%s", p.F, p.U, kernels)}
 	// Under MPI rank 0 declares the mesh and Partition spreads it.
@@ -278,6 +305,15 @@ func newAssembly(m *Mesh, p Problem) (*assembly, error) {
 		if _, err := op2.Partition(op2.AutoPartitioner(a.ptri, a.x)); err != nil {
 			return nil, err
 		}
+	}
+	switch ordering {
+	case "rcm":
+		_, err = op2.Renumber(op2.RCMOrdering(a.ptri))
+	case "rcb":
+		_, err = op2.Renumber(op2.RCBOrdering(a.x))
+	}
+	if err != nil {
+		return nil, err
 	}
 	if a.rhs, err = op2.NewDat[float64](a.nodes, 1, nil, "rhs"); err != nil {
 		return nil, err

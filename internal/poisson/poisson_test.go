@@ -118,7 +118,7 @@ func BenchmarkStiffness(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	a, err := newAssembly(m, Problems["sine"])
+	a, err := newAssembly(m, Problems["sine"], "")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -287,5 +287,44 @@ func TestPETSc(t *testing.T) {
 			t.Errorf("%q ran %s/%s, want %s/%s", tt.options, res.Info.Method, res.Info.Precond, tt.method, tt.precond)
 		}
 		t.Logf("%q: %+v", tt.options, res.Info)
+	}
+}
+
+// TestRenumbered: the mesh renumbered by RCM or RCB before assembly gives
+// the solution of the mesh's own numbering (in the declared numbering),
+// and a bad ordering is refused.
+func TestRenumbered(t *testing.T) {
+	m, err := Square(20, 0.25, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	solve := func(ordering string) (*Result, []float64) {
+		res, err := SolveWith(m, Problems["sine"], Options{Solver: op2.SolverOptions{RTol: 1e-13}, Renumber: ordering})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := res.U.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, u
+	}
+	plain, want := solve("")
+	for _, ordering := range []string{"rcm", "rcb"} {
+		res, got := solve(ordering)
+		if slices.Equal(res.U.DataRO(), got) {
+			t.Errorf("%s: the nodes kept their numbering", ordering)
+		}
+		if math.Abs(res.L2Error-plain.L2Error) > 1e-12 {
+			t.Errorf("%s: L2 error %g, unrenumbered %g", ordering, res.L2Error, plain.L2Error)
+		}
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-10 {
+				t.Fatalf("%s: u[%d] = %v (declared numbering), unrenumbered %v", ordering, i, got[i], want[i])
+			}
+		}
+	}
+	if _, err := SolveWith(m, Problems["sine"], Options{Renumber: "metis"}); err == nil || !strings.Contains(err.Error(), `unknown renumbering "metis"`) {
+		t.Errorf("Renumber metis: %v", err)
 	}
 }
