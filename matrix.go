@@ -372,11 +372,10 @@ var matHaloKernel = NewKernel("void goop2_mat_halo(const void *x) { (void)x; }",
 // tests and small problems).
 const MaxDenseValues = 1 << 24
 
-// Dense returns the matrix as dense rows (scalar rows and columns
-// numbered as in Values), for tests and small problems: at most
-// MaxDenseValues values. In a distributed run it is collective: rank 0
-// gets the whole matrix, rows and columns in the declared numbering, the
-// other ranks nil.
+// Dense returns the matrix as dense rows, scalar rows and columns in the
+// declared numbering as Gather gives them, for tests and small problems:
+// at most MaxDenseValues values. In a distributed run it is collective:
+// rank 0 gets the whole matrix, the other ranks nil.
 func (A *Mat[T]) Dense() ([][]T, error) {
 	sp := A.sp
 	r, c := sp.Shape()
@@ -403,56 +402,39 @@ func (A *Mat[T]) Dense() ([][]T, error) {
 }
 
 // Gather returns the whole matrix in scalar compressed row form, as
-// Values does, with rows and columns in the declared numbering. In a
+// Values does, with rows and columns in the declared numbering (that of
+// the sets' declarations, also after Renumber, as Dat.Gather). In a
 // distributed run it is collective: every rank sends rank 0 its rows,
-// and rank 0 gets the matrix, the other ranks nils; without MPI it is
-// Values.
+// and rank 0 gets the matrix, the other ranks nils.
 func (A *Mat[T]) Gather() (rowptr, colidx []int32, vals []T, err error) {
 	w, err := mpiWorld()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if w == nil || w.Size() == 1 {
-		return A.Values()
-	}
 	sp := A.sp
+	distributed := w != nil && w.Size() > 1
+	if !distributed && sp.rows.c.Declared == nil && sp.cols.c.Declared == nil {
+		return A.Values() // the declared numbering is the local one
+	}
 	R, C := sp.rows.GlobalSize()*sp.rdim, sp.cols.GlobalSize()*sp.cdim
 	// Every rank checks the global size alike, before the exchange.
-	if int64(R)*int64(C) > 0 && (R >= math.MaxInt32 || C >= math.MaxInt32) {
+	if R >= math.MaxInt32 || C >= math.MaxInt32 {
 		return nil, nil, nil, fmt.Errorf("op2: %s: Gather: %d×%d scalar rows and columns exceed the int32 indices of the gathered form", A.s.Matrix, R, C)
 	}
 	mu.Lock()
-	err = A.s.HostAccess(false)
-	var msg []byte
-	if err == nil {
-		rowG, colG := declaredNumbers(&sp.rows.c), declaredNumbers(&sp.cols.c)
-		bs := sp.rdim * sp.cdim
-		var z T
-		size := int(unsafe.Sizeof(z))
-		msg = make([]byte, 0, len(A.data)*(8+size))
-		for r := 0; r < sp.pat.NRows; r++ {
-			for k := sp.pat.RowPtr[r]; k < sp.pat.RowPtr[r+1]; k++ {
-				c := sp.pat.ColIdx[k]
-				for a := 0; a < sp.rdim; a++ {
-					for b := 0; b < sp.cdim; b++ {
-						msg = binary.LittleEndian.AppendUint32(msg, uint32(int(rowG[r])*sp.rdim+a))
-						msg = binary.LittleEndian.AppendUint32(msg, uint32(int(colG[c])*sp.cdim+b))
-						v := A.data[int(k)*bs+a*sp.cdim+b]
-						msg = append(msg, unsafe.Slice((*byte)(unsafe.Pointer(&v)), size)...)
-					}
-				}
-			}
-		}
-	}
+	msg, err := A.declaredEntries()
 	mu.Unlock()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	send := make([][]byte, w.Size())
-	send[0] = msg
-	got, err := w.Alltoallv(send)
-	if err != nil || w.Rank() != 0 {
-		return nil, nil, nil, err
+	got := [][]byte{msg}
+	if distributed {
+		send := make([][]byte, w.Size())
+		send[0] = msg
+		got, err = w.Alltoallv(send)
+		if err != nil || w.Rank() != 0 {
+			return nil, nil, nil, err
+		}
 	}
 	// Rows are owned by one rank each: count per row, place, then sort
 	// each row's entries by column.
@@ -485,6 +467,42 @@ func (A *Mat[T]) Gather() (rowptr, colidx []int32, vals []T, err error) {
 		sortRow(colidx[lo:hi], vals[lo:hi])
 	}
 	return rowptr, colidx, vals, nil
+}
+
+// declaredEntries returns the rank's entries as records of a scalar row
+// and a scalar column in the declared numbering (uint32 each) and the
+// value. Caller holds mu.
+func (A *Mat[T]) declaredEntries() ([]byte, error) {
+	if err := A.s.HostAccess(false); err != nil {
+		return nil, err
+	}
+	sp := A.sp
+	rowG, colG := declaredNumbers(&sp.rows.c), declaredNumbers(&sp.cols.c)
+	declared := func(g []int32, i int32) int {
+		if g == nil {
+			return int(i) // never renumbered
+		}
+		return int(g[i])
+	}
+	bs := sp.rdim * sp.cdim
+	var z T
+	size := int(unsafe.Sizeof(z))
+	msg := make([]byte, 0, len(A.data)*(8+size))
+	for r := 0; r < sp.pat.NRows; r++ {
+		gr := declared(rowG, int32(r))
+		for k := sp.pat.RowPtr[r]; k < sp.pat.RowPtr[r+1]; k++ {
+			gc := declared(colG, sp.pat.ColIdx[k])
+			for a := 0; a < sp.rdim; a++ {
+				for b := 0; b < sp.cdim; b++ {
+					msg = binary.LittleEndian.AppendUint32(msg, uint32(gr*sp.rdim+a))
+					msg = binary.LittleEndian.AppendUint32(msg, uint32(gc*sp.cdim+b))
+					v := A.data[int(k)*bs+a*sp.cdim+b]
+					msg = append(msg, unsafe.Slice((*byte)(unsafe.Pointer(&v)), size)...)
+				}
+			}
+		}
+	}
+	return msg, nil
 }
 
 // sortRow sorts one row's entries by column: by insertion when the row
