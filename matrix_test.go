@@ -336,6 +336,24 @@ func TestMatElementMatrixLimit(t *testing.T) {
 	if _, err := op2.Generate("sequential", k, cells, A.Arg(op2.Inc, pcell, pcell)); err != nil {
 		t.Errorf("sequential: %v", err)
 	}
+	// A 32×32 element matrix fits a work item, but 1024 of them would
+	// overflow the stack PoCL keeps a work group's private memory on: an
+	// error, not a crash.
+	if !slices.Contains(allBackends, "opencl") {
+		return
+	}
+	r, err := op2.NewRuntime(op2.Config{Backend: "opencl", DeviceWorkGroupSize: 1024})
+	if err != nil {
+		t.Skipf("opencl with work groups of 1024: %v", err)
+	}
+	const a32 = 32
+	nodes32 := must(op2.NewSet(a32, "nodes32"))
+	p32 := must(op2.NewMap(cells, nodes32, a32, iota32[int32](a32), "p32"))
+	B := must(op2.NewMat[float64](must(op2.NewSparsity(nodes32, 1, nodes32, 1, []op2.MapPair{{Row: p32, Col: p32}}, "sp32")), "B"))
+	err = r.ParLoop(k, cells, B.Arg(op2.Inc, p32, p32))
+	if err == nil || !strings.Contains(err.Error(), "use a device work-group size of at most 256") {
+		t.Errorf("a 32×32 element matrix on opencl with work groups of 1024: %v", err)
+	}
 }
 
 // TestMatStaysOnDevice: a matrix assembled on a device stays there

@@ -360,13 +360,11 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 		if a.Kind == core.ArgMat {
 			// The element matrix is always private: the kernel fills
 			// it, and it is added (or stored) at the block offsets.
-			r, c := a.MatShape()
-			if r*c*a.Data.Type.Size() > MaxElementMatrixBytes {
-				return nil, fmt.Errorf("%s: argument %d (%s): the element matrix would be %d×%d values, more than the %d bytes a work item of the %s backend keeps privately",
-					l.Name(), i, a.Describe(), r, c, MaxElementMatrixBytes, d.Name)
-			}
 			lay.priv[i] = true
 		}
+	}
+	if err := checkElementMatrices(d, l, wg); err != nil {
+		return nil, err
 	}
 	lay.sharePrivateCopies(l)
 	for i := n - 1; i >= 0; i-- {
@@ -1232,10 +1230,48 @@ func matBack(w *writer, l *core.Loop, lay *Layout, i int, indent string) {
 	w.p("%s}\n", indent)
 }
 
-// MaxElementMatrixBytes bounds the element matrix of a matrix argument on
-// a device backend (rows × columns × value size): every work item keeps
-// one privately.
+// MaxElementMatrixBytes bounds the element matrices of a loop's matrix
+// arguments on a device backend (rows × columns × value size, summed over
+// the arguments): every work item keeps them privately.
 const MaxElementMatrixBytes = 8192
+
+// MaxGroupElementMatrixBytes bounds the element matrices of a whole work
+// group (MaxElementMatrixBytes's sum times the work-group size). A CPU
+// OpenCL driver such as PoCL runs a work group's items on one thread and
+// keeps all their private arrays on that thread's stack (8 MiB by
+// default on Linux), where more than this would overflow it; on a GPU a
+// work group holding this much is far past what performs anyway.
+const MaxGroupElementMatrixBytes = 2 << 20
+
+// checkElementMatrices refuses a loop whose matrix arguments' element
+// matrices exceed MaxElementMatrixBytes per work item or
+// MaxGroupElementMatrixBytes per work group of wg items.
+func checkElementMatrices(d *Dialect, l *core.Loop, wg int) error {
+	total := 0
+	var what []string
+	for i := range l.Args {
+		a := &l.Args[i]
+		if a.Kind != core.ArgMat {
+			continue
+		}
+		r, c := a.MatShape()
+		total += r * c * a.Data.Type.Size()
+		what = append(what, fmt.Sprintf("argument %d (%s): %d×%d", i, a.Describe(), r, c))
+	}
+	switch {
+	case total > MaxElementMatrixBytes:
+		return fmt.Errorf("%s: the element matrices (%s) take %d bytes, more than the %d bytes a work item of the %s backend keeps privately; assemble on a host backend",
+			l.Name(), strings.Join(what, "; "), total, MaxElementMatrixBytes, d.Name)
+	case total*wg > MaxGroupElementMatrixBytes:
+		fit := MinWorkGroupSize
+		for fit*2*total <= MaxGroupElementMatrixBytes {
+			fit *= 2
+		}
+		return fmt.Errorf("%s: the element matrices (%s) take %d bytes per work item, %d bytes in a work group of %d items, more than the %d bytes a %s work group may keep privately; use a device work-group size of at most %d",
+			l.Name(), strings.Join(what, "; "), total, total*wg, wg, MaxGroupElementMatrixBytes, d.Name, fit)
+	}
+	return nil
+}
 
 // atomicHelpers defines the atomic additions the Atomics scheme uses.
 func atomicHelpers(w *writer, l *core.Loop, lay *Layout) {

@@ -463,4 +463,23 @@ func TestMatrixArgument(t *testing.T) {
 	if _, err := Analyse(OpenCL, l, 48*1024); err == nil || !strings.Contains(err.Error(), "40×40") {
 		t.Errorf("a 40×40 element matrix: %v", err)
 	}
+	// Two 24×24 (4608 bytes each) are refused together; one 32×32
+	// (8192 bytes) fits a work item but not a work group of 512.
+	m24 := &core.Map{Name: "m24", From: tl.edges, To: tl.nodes, Arity: 24, Table: make([]int32, 8*24), ID: core.NewID()}
+	arg24 := core.Arg{Data: vals, Map: m24, Idx: -1, Access: core.Inc, Kind: core.ArgMat, Mat: &core.MatArg{Col: m24, RDim: 1, CDim: 1}}
+	two := loop(t, "void k(double *A, double *B) { A[0] = B[0] = 1; }", "k", tl.edges, nil, arg24, arg24)
+	if _, err := Analyse(OpenCL, two, 48*1024); err == nil || !strings.Contains(err.Error(), "9216 bytes") {
+		t.Errorf("two 24×24 element matrices: %v", err)
+	}
+	m32 := &core.Map{Name: "m32", From: tl.edges, To: tl.nodes, Arity: 32, Table: make([]int32, 8*32), ID: core.NewID()}
+	one := loop(t, src, "k", tl.edges, nil, core.Arg{Data: vals, Map: m32, Idx: -1, Access: core.Inc, Kind: core.ArgMat, Mat: &core.MatArg{Col: m32, RDim: 1, CDim: 1}})
+	for _, tc := range []struct {
+		wg   int
+		want string
+	}{{256, ""}, {512, "use a device work-group size of at most 256"}} {
+		_, err := AnalyseWith(CUDA, one, 48*1024, Options{WorkGroupSize: tc.wg})
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("a 32×32 element matrix, work groups of %d: %v", tc.wg, err)
+		}
+	}
 }
