@@ -125,7 +125,15 @@ func NewSparsity(rows *Set, rowDim int, cols *Set, colDim int, pairs []MapPair, 
 	if err != nil {
 		return nil, fail("%v", err)
 	}
-	if int64(pat.NNZ())*int64(rowDim)*int64(colDim) > MaxDataBytes/8 {
+	// The scalar compressed-row form (Values, CSR, PETSc) indexes rows,
+	// columns and nonzeros with int32 (checked without overflowing).
+	fits := func(n, d int) bool { return int64(n) <= (math.MaxInt32-1)/int64(d) }
+	switch {
+	case !fits(pat.NNZ(), rowDim) || !fits(pat.NNZ()*rowDim, colDim):
+		return nil, fail("%d blocks of %d×%d values are more than the %d scalar nonzeros a matrix may have (the compressed-row form indexes them with int32)", pat.NNZ(), rowDim, colDim, math.MaxInt32-1)
+	case !fits(pat.NRows, rowDim) || !fits(pat.NCols, colDim):
+		return nil, fail("%d×%d block rows and columns of %d×%d are more than the %d scalar rows and columns a matrix may have", pat.NRows, pat.NCols, rowDim, colDim, math.MaxInt32-1)
+	case int64(pat.NNZ())*int64(rowDim)*int64(colDim) > MaxDataBytes/8:
 		return nil, fail("%d blocks of %d×%d values exceed op2.MaxDataBytes for the values of a float64 matrix", pat.NNZ(), rowDim, colDim)
 	}
 	sp.pat = pat

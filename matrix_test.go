@@ -538,3 +538,38 @@ func TestMatGatherAfterRenumber(t *testing.T) {
 		t.Fatal("Renumber kept the nodes' numbering")
 	}
 }
+
+// TestSparsityTooLarge: patterns whose scalar nonzeros, rows or columns
+// the compressed-row form could not index with int32 are refused when
+// declared, without overflowing on the way (dims up to op2.MaxDim).
+func TestSparsityTooLarge(t *testing.T) {
+	cells := must(op2.NewSet(2, "cells"))
+	nodes := must(op2.NewSet(3, "nodes"))
+	pcell := must(op2.NewMap(cells, nodes, 2, []int32{0, 1, 1, 2}, "pcell"))
+	one := must(op2.NewSet(1, "one"))
+	pone := must(op2.NewMap(cells, one, 1, []int32{0, 0}, "pone"))
+	five := must(op2.NewSet(5, "five"))
+	pfive := must(op2.NewMap(cells, five, 1, []int32{0, 0}, "pfive"))
+	for _, tc := range []struct {
+		name       string
+		rows       *op2.Set
+		rdim, cdim int
+		pair       op2.MapPair
+		want       string
+	}{
+		{"dims op2.MaxDim", nodes, op2.MaxDim, op2.MaxDim, op2.MapPair{Row: pcell, Col: pcell}, "scalar nonzeros"},
+		{"nonzeros", nodes, 1 << 15, 1 << 15, op2.MapPair{Row: pcell, Col: pcell}, "scalar nonzeros"},
+		{"rows", five, 1 << 29, 1, op2.MapPair{Row: pfive, Col: pone}, "scalar rows and columns"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cols := nodes
+			if tc.pair.Col == pone {
+				cols = one
+			}
+			_, err := op2.NewSparsity(tc.rows, tc.rdim, cols, tc.cdim, []op2.MapPair{tc.pair}, "big")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error about %s", err, tc.want)
+			}
+		})
+	}
+}
