@@ -360,8 +360,24 @@ func ReadTriangle(base string) (*Mesh, error) {
 	if len(nodeLines) == 0 || len(nodeLines[0].f) < 4 {
 		return nil, fmt.Errorf("poisson: %s: no header \"nodes 2 attributes markers\"", nf)
 	}
+	// counts reads a header's numbers as counts: whole, from 0 to 2^31-1.
+	counts := func(file string, l numberLine, names ...string) ([]int, error) {
+		out := make([]int, len(names))
+		for i, name := range names {
+			v := l.f[i]
+			if v != math.Trunc(v) || v < 0 || v > math.MaxInt32 {
+				return nil, bad(file, l.line, "the header's %s is %v; it must be a whole number from 0", name, v)
+			}
+			out[i] = int(v)
+		}
+		return out, nil
+	}
 	h := nodeLines[0]
-	n, dim, nattr, markers := int(h.f[0]), int(h.f[1]), int(h.f[2]), int(h.f[3])
+	hc, err := counts(nf, h, "node count", "dimension", "attribute count", "marker count")
+	if err != nil {
+		return nil, err
+	}
+	n, dim, nattr, markers := hc[0], hc[1], hc[2], hc[3]
 	switch {
 	case dim != 2:
 		return nil, bad(nf, h.line, "dimension %d; the Poisson solver is 2-D", dim)
@@ -393,7 +409,11 @@ func ReadTriangle(base string) (*Mesh, error) {
 		return nil, fmt.Errorf("poisson: %s: no header \"triangles 3 attributes\"", ef)
 	}
 	eh := eleLines[0]
-	nt, per, eattr := int(eh.f[0]), int(eh.f[1]), int(eh.f[2])
+	ec, err := counts(ef, eh, "triangle count", "nodes per triangle", "attribute count")
+	if err != nil {
+		return nil, err
+	}
+	nt, per, eattr := ec[0], ec[1], ec[2]
 	if per != 3 {
 		return nil, bad(ef, eh.line, "%d nodes per triangle; the solver takes linear (3-node) triangles", per)
 	}

@@ -226,6 +226,11 @@ func TestTriangleFiles(t *testing.T) {
 		{"2 2 0 1\n0 0 0 1\n1 1 0 1\n", "1 3 0\n0 0 1 5\n", `sq.ele:2: node 5 is not one of the 2 nodes`},
 		{"3 2 0 1\n0 0 0 1\n1 1 0 1\n2 2 0 1\n", "1 3 0\n0 0 1 2\n", "degenerate triangle"},
 		{"1 2 0 1\n0 0 x 1\n", "0 3 0\n", `sq.node:2: "x" is not a number`},
+		{"-1 2 0 1\n0 0 0 1\n", "0 3 0\n", "sq.node:1: the header's node count is -1"},
+		{"1e300 2 0 1\n0 0 0 1\n", "0 3 0\n", "node count is 1e+300"},
+		{"4 2 -1 1\n0 0 0\n1 1 0\n2 0 1\n3 1 1\n", "0 3 0\n", "attribute count is -1"},
+		{"2 2 0 1\n0 0 0 1\n1 1 0 1\n", "-1 3 0\n0 0 1 2\n", "sq.ele:1: the header's triangle count is -1"},
+		{"2 2 0 1\n0 0 0 1\n1 1 0 1\n", "1.5 3 0\n0 0 1 2\n", "triangle count is 1.5"},
 	} {
 		if err := os.WriteFile(base+".node", []byte(tc.node), 0o644); err != nil {
 			t.Fatal(err)
