@@ -17,7 +17,9 @@ func TestPeakGrows(t *testing.T) {
 	for i := range b {
 		b[i] = 1
 	}
-	if after := Peak(); after < before+32<<20 {
+	// The peak holds the 64 MiB now resident. (It need not exceed the
+	// earlier peak by 64 MiB: memory freed since that peak is reused.)
+	if after := Peak(); after < 64<<20 || after < before {
 		t.Errorf("Peak() = %d after touching 64 MiB, %d before", after, before)
 	}
 	runtime.KeepAlive(b)
