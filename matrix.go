@@ -275,9 +275,16 @@ func (A *Mat[T]) Values() (rowptr, colidx []int32, vals []T, err error) {
 
 // Mult sets y = A x: x is a Dat on the sparsity's column set with dim
 // colDim, y one on its row set with dim rowDim, a different Dat. Each
-// scalar row's sum is made in the order of its columns. It runs on the
-// host (compiled C, one thread), bringing x's values there first.
-func (A *Mat[T]) Mult(x, y *Dat[T]) error {
+// scalar row's sum is made in the order of its columns, so the result
+// does not depend on the backend or thread count. It runs on the host
+// (compiled C), bringing x's values there first: on the default
+// runtime's OpenMP threads (Config.Threads) when its backend is openmp,
+// each thread computing a contiguous piece of the rows, else on one
+// thread.
+func (A *Mat[T]) Mult(x, y *Dat[T]) error { return A.mult(rt, x, y) }
+
+// mult is Mult with the thread count of runtime r.
+func (A *Mat[T]) mult(r *Runtime, x, y *Dat[T]) error {
 	sp := A.sp
 	switch {
 	case x == nil || y == nil:
@@ -303,7 +310,11 @@ func (A *Mat[T]) Mult(x, y *Dat[T]) error {
 		return err
 	}
 	dist.HostWrite(&y.s)
-	return linalg.MulBlock(sp.pat.RowPtr, sp.pat.ColIdx, A.data, sp.rdim, sp.cdim, x.data, y.data[:sp.pat.NRows*sp.rdim])
+	threads := 1
+	if r.cfg.Backend == "openmp" {
+		threads = max(r.cfg.Threads, 1)
+	}
+	return linalg.MulBlockThreads(threads, sp.pat.RowPtr, sp.pat.ColIdx, A.data, sp.rdim, sp.cdim, x.data, y.data[:sp.pat.NRows*sp.rdim])
 }
 
 // exchangeHalo brings x's halo up to date in a distributed run, as a

@@ -37,6 +37,9 @@ func randomBlockCSR(rng *rand.Rand, nrows, ncols int) (rowptr, colidx []int32) {
 }
 
 func testMul[T float32 | float64](t *testing.T) {
+	// Every product is split between threads, however small.
+	defer func(n int) { parallelMin = n }(parallelMin)
+	parallelMin = 1
 	rng := rand.New(rand.NewPCG(9, 9))
 	for trial := range 50 {
 		nrows, ncols, rdim, cdim := rng.IntN(20), 1+rng.IntN(20), 1+rng.IntN(3), 1+rng.IntN(3)
@@ -49,14 +52,19 @@ func testMul[T float32 | float64](t *testing.T) {
 		for i := range x {
 			x[i] = T(rng.IntN(9)) * 0.5
 		}
-		y := make([]T, nrows*rdim)
-		if err := MulBlock(rowptr, colidx, vals, rdim, cdim, x, y); err != nil {
-			t.Fatal(err)
-		}
 		want := mulRef(rowptr, colidx, vals, rdim, cdim, x)
-		for i := range y {
-			if y[i] != want[i] {
-				t.Fatalf("trial %d: y[%d] = %v, want %v", trial, i, y[i], want[i])
+		for _, threads := range []int{1, 2, 3, 7} {
+			y := make([]T, nrows*rdim)
+			for i := range y {
+				y[i] = -1 // every value must be set
+			}
+			if err := MulBlockThreads(threads, rowptr, colidx, vals, rdim, cdim, x, y); err != nil {
+				t.Fatal(err)
+			}
+			for i := range y {
+				if y[i] != want[i] {
+					t.Fatalf("trial %d, %d threads: y[%d] = %v, want %v", trial, threads, i, y[i], want[i])
+				}
 			}
 		}
 	}
@@ -81,5 +89,8 @@ func TestMulBlockErrors(t *testing.T) {
 		if err := MulBlock(rowptr, colidx, vals, 1, 1, tc.x, tc.y); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
+	}
+	if err := MulBlockThreads(0, rowptr, colidx, vals, 1, 1, []float64{1, 2, 3}, []float64{0}); err == nil || !strings.Contains(err.Error(), "0 threads") {
+		t.Errorf("0 threads: %v", err)
 	}
 }
