@@ -120,6 +120,9 @@ func (s *Solver) Solve(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
 	if k.coef, err = NewGlobal[float64](2, nil, "solver coefficients"); err != nil {
 		return SolveInfo{}, err
 	}
+	if k.dots, err = NewGlobal[float64](2, nil, "solver dots"); err != nil {
+		return SolveInfo{}, err
+	}
 	if s.opts.Precond == "jacobi" {
 		if k.dinv, err = A.inverseDiagonal(k.set, k.dim); err != nil {
 			return SolveInfo{}, err
@@ -140,7 +143,8 @@ type krylov struct {
 	set       *Set
 	dim       int
 	dot, coef *Global[float64]
-	dinv      *Dat[float64] // the inverse diagonal (Jacobi), or nil
+	dots      *Global[float64] // two products at once (cgStep)
+	dinv      *Dat[float64]    // the inverse diagonal (Jacobi), or nil
 	info      SolveInfo
 	tol       float64
 	temporary int
@@ -202,10 +206,38 @@ func (k *krylov) precondition(r, z *Dat[float64]) error {
 	return k.r.ParLoop(mulK, k.set, k.dinv.Arg(Read), r.Arg(Read), z.Arg(Write))
 }
 
+// cgStep is the vector work of one conjugate gradient iteration after
+// q = A p, in one loop (one pass over the vectors instead of five):
+// x += α p, r -= α q, z = M⁻¹ r, and it returns r·r and r·z. Without a
+// preconditioner z is r: it is not written, and r·z is r·r. Each value
+// is computed as the separate operations (axpy, inner, precondition)
+// compute it, and the sums are made in the same order, so the results
+// are theirs.
+func (k *krylov) cgStep(alpha float64, p, q, x, r, z *Dat[float64]) (rr, rz float64, err error) {
+	k.coef.Data()[0] = alpha
+	k.dots.Data()[0], k.dots.Data()[1] = 0, 0
+	if k.dinv == nil {
+		stepK := k.s.kernel("cgstep", "const double *a, const double *p, const double *q, double *x, double *r, double *s",
+			"x[k] += a[0] * p[k]; r[k] += -a[0] * q[k]; s[0] += r[k] * r[k];", k.dim)
+		if err := k.r.ParLoop(stepK, k.set, k.coef.Arg(Read), p.Arg(Read), q.Arg(Read), x.Arg(RW), r.Arg(RW), k.dots.Arg(Inc)); err != nil {
+			return 0, 0, err
+		}
+		v := k.dots.DataRO()
+		return v[0], v[0], nil
+	}
+	stepK := k.s.kernel("cgstepj", "const double *a, const double *d, const double *p, const double *q, double *x, double *r, double *z, double *s",
+		"x[k] += a[0] * p[k]; r[k] += -a[0] * q[k]; z[k] = d[k] * r[k]; s[0] += r[k] * r[k]; s[1] += r[k] * z[k];", k.dim)
+	if err := k.r.ParLoop(stepK, k.set, k.coef.Arg(Read), k.dinv.Arg(Read), p.Arg(Read), q.Arg(Read), x.Arg(RW), r.Arg(RW), z.Arg(Write), k.dots.Arg(Inc)); err != nil {
+		return 0, 0, err
+	}
+	v := k.dots.DataRO()
+	return v[0], v[1], nil
+}
+
 // residual sets r = b - A x (q is work space) and the tolerance, and
 // returns ‖r‖.
 func (k *krylov) residual(x, b, r, q *Dat[float64]) (float64, error) {
-	if err := k.A.Mult(x, q); err != nil {
+	if err := k.A.mult(k.r, x, q); err != nil {
 		return 0, err
 	}
 	if err := k.combine(b, -1, q, r); err != nil {
@@ -259,8 +291,9 @@ func (k *krylov) cg(x, b *Dat[float64]) (SolveInfo, error) {
 		return k.info, err
 	}
 	for k.more() {
-		// q = A p; α = (r·z)/(p·q); x += α p; r -= α q.
-		if err := k.A.Mult(p, q); err != nil {
+		// q = A p; α = (r·z)/(p·q); then one loop: x += α p, r -= α q,
+		// z = M⁻¹ r and the products r·r and r·z.
+		if err := k.A.mult(k.r, p, q); err != nil {
 			return k.info, err
 		}
 		pq, err := k.inner(p, q)
@@ -271,27 +304,19 @@ func (k *krylov) cg(x, b *Dat[float64]) (SolveInfo, error) {
 			return k.info, fmt.Errorf("%w; the matrix is not symmetric positive definite", k.breakdown("conjugate gradients", "p·Ap", pq))
 		}
 		alpha := rz / pq
-		if err := k.axpy(alpha, p, x); err != nil {
-			return k.info, err
-		}
-		if err := k.axpy(-alpha, q, r); err != nil {
+		rr, rzNew, err := k.cgStep(alpha, p, q, x, r, z)
+		if err != nil {
 			return k.info, err
 		}
 		k.info.Iterations++
-		rr, err := k.inner(r, r)
-		if err != nil {
-			return k.info, err
-		}
 		k.info.Residual = math.Sqrt(rr)
-		// z = M⁻¹ r; β = (r·z)new/(r·z)old; p = z + β p.
-		if err := k.precondition(r, z); err != nil {
-			return k.info, err
+		// β = (r·z)new/(r·z)old; p = z + β p (z is r without a
+		// preconditioner).
+		zr := z
+		if k.dinv == nil {
+			zr = r
 		}
-		rzNew, err := k.inner(r, z)
-		if err != nil {
-			return k.info, err
-		}
-		if err := k.combine(z, rzNew/rz, p, p); err != nil {
+		if err := k.combine(zr, rzNew/rz, p, p); err != nil {
 			return k.info, err
 		}
 		rz = rzNew
@@ -327,7 +352,7 @@ func (k *krylov) bicgstab(x, b *Dat[float64]) (SolveInfo, error) {
 		if err := k.precondition(p, y); err != nil {
 			return k.info, err
 		}
-		if err := k.A.Mult(y, v); err != nil {
+		if err := k.A.mult(k.r, y, v); err != nil {
 			return k.info, err
 		}
 		r0v, err := k.inner(r0, v)
@@ -357,7 +382,7 @@ func (k *krylov) bicgstab(x, b *Dat[float64]) (SolveInfo, error) {
 		if err := k.precondition(sv, z); err != nil {
 			return k.info, err
 		}
-		if err := k.A.Mult(z, t); err != nil {
+		if err := k.A.mult(k.r, z, t); err != nil {
 			return k.info, err
 		}
 		ts, err := k.inner(t, sv)
