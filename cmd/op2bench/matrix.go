@@ -108,7 +108,7 @@ func matrixSection(out io.Writer, n, rounds, threads int, triad1, triadN float64
 		return best, nil
 	}
 	asmSecs := make([][]float64, len(runs))
-	var petscSecs, petscFirst []float64
+	var petscSecs, petscFirst, petscCG []float64
 	var petsc *petscRun
 	var noPETSc error
 	for round := 0; round < rounds; round++ {
@@ -122,7 +122,7 @@ func matrixSection(out io.Writer, n, rounds, threads int, triad1, triadN float64
 		if noPETSc != nil {
 			continue
 		}
-		pr, err := pb.run(4)
+		pr, err := pb.run(4, cgShort, cgLong)
 		if errors.Is(err, errNoPETSc) {
 			noPETSc = err
 			continue
@@ -133,6 +133,7 @@ func matrixSection(out io.Writer, n, rounds, threads int, triad1, triadN float64
 		petsc = pr
 		petscFirst = append(petscFirst, pr.seconds[0])
 		petscSecs = append(petscSecs, slices.Min(pr.seconds[1:]))
+		petscCG = append(petscCG, pr.cgIteration())
 	}
 
 	fmt.Fprintf(out, "Matrix assembly: P1 Poisson stiffness (internal/poisson, cmd/poisson -n %d), %d triangles, %d nodes, %d nonzeros;\n", n, nt, m.Nodes, nnz)
@@ -166,7 +167,8 @@ func matrixSection(out io.Writer, n, rounds, threads int, triad1, triadN float64
 	nodes := float64(m.Nodes)
 	spmvBytes := 12*float64(nnz) + 4*(nodes+1) + 16*nodes
 	vecBytes := 13 * 8 * nodes
-	fmt.Fprintf(out, "\n  CG iteration (Jacobi), %d unknowns: the time of 100 iterations (a solve of 120 less one of 20), medians of %d rounds\n", m.Nodes, rounds)
+	fmt.Fprintf(out, "\n  CG iteration (Jacobi), %d unknowns: the time of %d iterations (a solve of %d less one of %d), medians of %d rounds\n",
+		m.Nodes, cgLong-cgShort, cgLong, cgShort, rounds)
 	fmt.Fprintf(out, "  bytes per iteration: SpMV %.1f MB + vector loops %.1f MB (13 vectors) = %.1f MB\n", spmvBytes/1e6, vecBytes/1e6, (spmvBytes+vecBytes)/1e6)
 	fmt.Fprintf(out, "  %-24s %26s %10s %11s\n", "run", "ms per iteration", "bound ms", "time/bound")
 	ratios := make([]float64, len(runs))
@@ -175,7 +177,12 @@ func matrixSection(out io.Writer, n, rounds, threads int, triad1, triadN float64
 		ratios[i] = median(cg[i]) / bound
 		fmt.Fprintf(out, "  %-24s %26s %10.2f %10.2fx\n", r.name, spread(cg[i], 1e3, 2), bound*1e3, ratios[i])
 	}
-	fmt.Fprintf(out, "  (bound: the bytes at the STREAM triad rate above for the run's thread count)\n\n")
+	if petsc != nil {
+		bound := (spmvBytes + vecBytes) / (triad1 * 1e9)
+		fmt.Fprintf(out, "  %-24s %26s %10.2f %10.2fx\n", "PETSc KSPCG + PCJACOBI", spread(petscCG, 1e3, 2), bound*1e3, median(petscCG)/bound)
+	}
+	fmt.Fprintf(out, "  (bound: the bytes at the STREAM triad rate above for the run's thread count; PETSc: the same system\n")
+	fmt.Fprintf(out, "   (MatZeroRows on the boundary rows), one process, timed in the assembly program's runs)\n\n")
 
 	fmt.Fprintln(out, "  targets")
 	target := func(what string, v, t float64, atMost bool) {
@@ -197,15 +204,22 @@ func matrixSection(out io.Writer, n, rounds, threads int, triad1, triadN float64
 	for i, r := range runs {
 		target("CG iteration, "+r.name+": time/bound", ratios[i], 1.3, true)
 	}
+	if petsc != nil {
+		target("CG iteration, GoOP2 sequential / PETSc", median(cg[0])/median(petscCG), 1.2, true)
+	}
 	fmt.Fprintln(out)
 	return nil
 }
 
+// cgShort and cgLong are the iterations of the two CG solves whose
+// difference times an iteration.
+const cgShort, cgLong = 20, 120
+
 // cgIterations measures, per run and round, the seconds of one CG
-// iteration: solves of 20 and 120 iterations (the tolerance out of
-// reach), the difference over 100, so that the set-up of a solve
-// (assembly, work vectors, the inverse diagonal, the first residual)
-// cancels.
+// iteration: solves of cgShort and cgLong iterations (the tolerance out
+// of reach), the difference over cgLong-cgShort, so that the set-up of
+// a solve (assembly, work vectors, the inverse diagonal, the first
+// residual) cancels.
 func cgIterations(m *poisson.Mesh, p poisson.Problem, runs []matRun, rounds int) ([][]float64, error) {
 	secs := make([][]float64, len(runs))
 	solve := func(its int) (time.Duration, error) {
@@ -229,15 +243,15 @@ func cgIterations(m *poisson.Mesh, p poisson.Problem, runs []matRun, rounds int)
 				}
 			}
 			runtime.GC()
-			short, err := solve(20)
+			short, err := solve(cgShort)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", r.name, err)
 			}
-			long, err := solve(120)
+			long, err := solve(cgLong)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", r.name, err)
 			}
-			secs[i] = append(secs[i], (long-short).Seconds()/100)
+			secs[i] = append(secs[i], (long-short).Seconds()/(cgLong-cgShort))
 		}
 	}
 	return secs, nil

@@ -42,7 +42,12 @@ func petscLibrary() string {
 // argv[3] assemblies (the matrix zeroed, untimed, before each but the
 // first), and prints one line per assembly ("assembly I SECONDS"), then
 // the matrix's used nonzeros and the mallocs PETSc made during
-// assembly (MatGetInfo) and its Frobenius norm. It exits with status 3,
+// assembly (MatGetInfo) and its Frobenius norm. Then, as cmd/poisson
+// does, it zeroes the boundary nodes' rows with 1 on the diagonal
+// (MatZeroRows) and times PETSc's conjugate gradients with a Jacobi
+// preconditioner (KSPCG, PCJACOBI, set up beforehand) for argv[4] and
+// then argv[5] iterations from x = 0 (the tolerances out of reach),
+// printing "cg ITERATIONS SECONDS" for each. It exits with status 3,
 // saying why, when the library cannot be loaded.
 const petscMain = `
 #include <dlfcn.h>
@@ -55,6 +60,9 @@ const petscMain = `
 typedef int op2b_err;          /* PetscErrorCode */
 typedef int op2b_int;          /* PetscInt (32-bit in libpetsc_real) */
 typedef struct op2b_mat *op2b_mat;
+typedef struct op2b_vec *op2b_vec;
+typedef struct op2b_ksp *op2b_ksp;
+typedef struct op2b_pc *op2b_pc;
 typedef void *op2b_comm;       /* MPI_Comm (Open MPI: a pointer) */
 
 static double op2b_now(void) {
@@ -82,8 +90,8 @@ static void op2b_read(FILE *f, void *p, size_t size, size_t n) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: %s LIBRARY MESHFILE ASSEMBLIES\n", argv[0]);
+  if (argc != 6) {
+    fprintf(stderr, "usage: %s LIBRARY MESHFILE ASSEMBLIES CG-ITERATIONS CG-ITERATIONS\n", argv[0]);
     return 2;
   }
   /* Open MPI's hwloc would load the OpenCL drivers (PoCL) at MPI_Init. */
@@ -105,6 +113,20 @@ int main(int argc, char **argv) {
   op2b_err (*get_info)(op2b_mat, int, double *) = op2b_sym(h, "MatGetInfo");
   op2b_err (*norm)(op2b_mat, int, double *) = op2b_sym(h, "MatNorm");
   op2b_err (*destroy)(op2b_mat *) = op2b_sym(h, "MatDestroy");
+  op2b_err (*zero_rows)(op2b_mat, op2b_int, const op2b_int *, double, op2b_vec, op2b_vec) = op2b_sym(h, "MatZeroRows");
+  op2b_err (*create_vecs)(op2b_mat, op2b_vec *, op2b_vec *) = op2b_sym(h, "MatCreateVecs");
+  op2b_err (*vec_set)(op2b_vec, double) = op2b_sym(h, "VecSet");
+  op2b_err (*vec_destroy)(op2b_vec *) = op2b_sym(h, "VecDestroy");
+  op2b_err (*ksp_create)(op2b_comm, op2b_ksp *) = op2b_sym(h, "KSPCreate");
+  op2b_err (*ksp_operators)(op2b_ksp, op2b_mat, op2b_mat) = op2b_sym(h, "KSPSetOperators");
+  op2b_err (*ksp_type)(op2b_ksp, const char *) = op2b_sym(h, "KSPSetType");
+  op2b_err (*ksp_pc)(op2b_ksp, op2b_pc *) = op2b_sym(h, "KSPGetPC");
+  op2b_err (*pc_type)(op2b_pc, const char *) = op2b_sym(h, "PCSetType");
+  op2b_err (*ksp_tolerances)(op2b_ksp, double, double, double, op2b_int) = op2b_sym(h, "KSPSetTolerances");
+  op2b_err (*ksp_setup)(op2b_ksp) = op2b_sym(h, "KSPSetUp");
+  op2b_err (*ksp_solve)(op2b_ksp, op2b_vec, op2b_vec) = op2b_sym(h, "KSPSolve");
+  op2b_err (*ksp_its)(op2b_ksp, op2b_int *) = op2b_sym(h, "KSPGetIterationNumber");
+  op2b_err (*ksp_destroy)(op2b_ksp *) = op2b_sym(h, "KSPDestroy");
   /* MatOption values by name, from PETSc's own table of their names
      (MatOptions[i] names option i), rather than from a header. */
   const char *const *names = *(const char *const *const *)op2b_sym(h, "MatOptions");
@@ -163,6 +185,36 @@ int main(int argc, char **argv) {
   OP2B_CHECK(get_info(A, mat_local, info));
   OP2B_CHECK(norm(A, norm_frobenius, &frob));
   printf("nonzeros %.0f\nmallocs %.0f\nfrobenius %.17g\n", info[2], info[6], frob);
+
+  int nb = 0;
+  for (int64_t i = 0; i < nn; i++)
+    if (bnd[i]) nnz[nb++] = (int)i; /* nnz is free now */
+  OP2B_CHECK(zero_rows(A, nb, nnz, 1.0, NULL, NULL));
+  op2b_vec xv, bv;
+  OP2B_CHECK(create_vecs(A, &xv, &bv));
+  OP2B_CHECK(vec_set(bv, 1.0));
+  op2b_ksp ksp;
+  op2b_pc pc;
+  OP2B_CHECK(ksp_create(self, &ksp));
+  OP2B_CHECK(ksp_operators(ksp, A, A));
+  OP2B_CHECK(ksp_type(ksp, "cg"));
+  OP2B_CHECK(ksp_pc(ksp, &pc));
+  OP2B_CHECK(pc_type(pc, "jacobi"));
+  OP2B_CHECK(ksp_setup(ksp));
+  for (int c = 3; c <= 5; c++) {
+    const int its = c == 3 ? 2 : atoi(argv[c]); /* the first: a warm-up */
+    OP2B_CHECK(ksp_tolerances(ksp, 1e-300, 1e-300, 1e300, its));
+    OP2B_CHECK(vec_set(xv, 0.0));
+    const double t0 = op2b_now();
+    OP2B_CHECK(ksp_solve(ksp, bv, xv));
+    const double t = op2b_now() - t0;
+    op2b_int done;
+    OP2B_CHECK(ksp_its(ksp, &done));
+    if (c > 3) printf("cg %d %.9f\n", (int)done, t);
+  }
+  OP2B_CHECK(ksp_destroy(&ksp));
+  OP2B_CHECK(vec_destroy(&xv));
+  OP2B_CHECK(vec_destroy(&bv));
   OP2B_CHECK(destroy(&A));
   OP2B_CHECK(finalize());
   return 0;
@@ -216,12 +268,20 @@ type petscRun struct {
 	seconds           []float64 // per assembly; the first into the new matrix
 	nonzeros, mallocs float64
 	frobenius         float64
+	cgIts             []int     // the CG solves' iterations
+	cgSeconds         []float64 // and their times
 }
 
-// run runs the program for n assemblies; errNoPETSc when the library is
-// missing.
-func (b *petscBench) run(n int) (*petscRun, error) {
-	cmd := exec.Command(b.prog, petscLibrary(), b.meshFile, strconv.Itoa(n))
+// cgIteration is the seconds of one CG iteration: the difference
+// between the solves over the difference of their iterations.
+func (r *petscRun) cgIteration() float64 {
+	return (r.cgSeconds[1] - r.cgSeconds[0]) / float64(r.cgIts[1]-r.cgIts[0])
+}
+
+// run runs the program for n assemblies and CG solves of short and long
+// iterations; errNoPETSc when the library is missing.
+func (b *petscBench) run(n, short, long int) (*petscRun, error) {
+	cmd := exec.Command(b.prog, petscLibrary(), b.meshFile, strconv.Itoa(n), strconv.Itoa(short), strconv.Itoa(long))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -235,6 +295,15 @@ func (b *petscBench) run(n int) (*petscRun, error) {
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
+		if len(f) == 3 && f[0] == "cg" {
+			its, err1 := strconv.Atoi(f[1])
+			secs, err2 := strconv.ParseFloat(f[2], 64)
+			if err1 != nil || err2 != nil {
+				return nil, fmt.Errorf("the PETSc assembly program printed %q", sc.Text())
+			}
+			r.cgIts, r.cgSeconds = append(r.cgIts, its), append(r.cgSeconds, secs)
+			continue
+		}
 		if len(f) < 2 {
 			continue
 		}
@@ -255,6 +324,9 @@ func (b *petscBench) run(n int) (*petscRun, error) {
 	}
 	if len(r.seconds) != n {
 		return nil, fmt.Errorf("the PETSc assembly program printed %d assembly times, want %d:\n%s", len(r.seconds), n, out)
+	}
+	if len(r.cgIts) != 2 || r.cgIts[0] != short || r.cgIts[1] != long {
+		return nil, fmt.Errorf("the PETSc program's CG solves made %v iterations, want %d and %d:\n%s", r.cgIts, short, long, out)
 	}
 	return r, nil
 }
