@@ -167,3 +167,38 @@ func TestSolverErrors(t *testing.T) {
 		t.Errorf("x = b: %v", err)
 	}
 }
+
+// TestSolveVectorLoopsOnDevice runs the solver's vector loops (the fused
+// CG step among them) on the opencl backend, the matrix assembled on
+// the host and its products made there, and checks x against x*.
+func TestSolveVectorLoopsOnDevice(t *testing.T) {
+	requireDevice(t)
+	dev := must(op2.NewRuntime(op2.Config{Backend: "opencl"}))
+	host := must(op2.NewRuntime(op2.Config{Backend: "sequential"}))
+	for _, pc := range []string{"jacobi", "none"} {
+		t.Run(pc, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 4))
+			n := 200
+			nodes, A := laplacianPlusIdentity(t, host, rng, n, 1)
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = rng.Float64()*2 - 1
+			}
+			want := must(op2.NewDat(nodes, 1, xs, "x*"))
+			b := must(op2.NewDat[float64](nodes, 1, nil, "b"))
+			check(t, A.Mult(want, b))
+			x := must(op2.NewDat[float64](nodes, 1, nil, "x"))
+			s := must(op2.NewSolver(op2.SolverOptions{Precond: pc, RTol: 1e-12, Runtime: dev}))
+			info, err := s.Solve(A, x, b)
+			check(t, err)
+			if !info.Converged || info.Iterations < 2 {
+				t.Fatalf("%+v", info)
+			}
+			for i, v := range x.DataRO() {
+				if math.Abs(v-xs[i]) > 1e-9 {
+					t.Fatalf("x[%d] = %v, want %v (%+v)", i, v, xs[i], info)
+				}
+			}
+		})
+	}
+}
