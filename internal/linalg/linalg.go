@@ -108,6 +108,14 @@ import (
 // than they save.
 var parallelMin = 1 << 15
 
+// Threads is how many of threads threads MulBlockThreads uses for a
+// matrix of nrows block rows and nvals values: at least 1, at most one
+// per row, and none that would get fewer than 32 768 values (below
+// that, waking a thread costs more than it saves).
+func Threads(threads, nrows, nvals int) int {
+	return max(1, min(threads, nvals/max(parallelMin, 1), nrows))
+}
+
 // MulBlock sets y = A x for the block compressed-row matrix A of len(rowptr)-1
 // block rows: the blocks of row r are at columns colidx[rowptr[r]:rowptr[r+1]],
 // each rdim×cdim values of vals, row-major. x holds cdim values per block
@@ -122,7 +130,9 @@ func MulBlock[T float32 | float64](rowptr, colidx []int32, vals []T, rdim, cdim 
 
 // MulBlockThreads is MulBlock on up to threads OpenMP threads, each
 // computing a contiguous piece of the rows with about as many blocks as
-// the others (fewer threads when the matrix is small). Every row's sum
+// the others (fewer threads when the matrix is small: Threads). With
+// more than one thread the caller should be the thread that starts the
+// process's other parallel regions (package host's OnMaster). Every row's sum
 // is made as MulBlock makes it, so the result does not depend on the
 // thread count.
 func MulBlockThreads[T float32 | float64](threads int, rowptr, colidx []int32, vals []T, rdim, cdim int, x, y []T) error {
@@ -142,7 +152,7 @@ func MulBlockThreads[T float32 | float64](threads int, rowptr, colidx []int32, v
 	if nrows == 0 {
 		return nil
 	}
-	threads = max(1, min(threads, len(vals)/max(parallelMin, 1), nrows))
+	threads = Threads(threads, nrows, len(vals))
 	var z T
 	f32 := C.int(0)
 	if unsafe.Sizeof(z) == 4 {
