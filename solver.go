@@ -144,7 +144,7 @@ type krylov struct {
 	set       *Set
 	dim       int
 	dot, coef *Global[float64]
-	dots      *Global[float64] // two products at once (cgStep)
+	dots      *Global[float64] // two products at once (cgStep, vecLoop)
 	dinv      *Dat[float64]    // the inverse diagonal (Jacobi), or nil
 	info      SolveInfo
 	tol       float64
