@@ -12,6 +12,7 @@ import (
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/host"
 	"github.com/goop2/op2/internal/linalg"
 	"github.com/goop2/op2/internal/sparsity"
 )
@@ -312,13 +313,16 @@ func (A *Mat[T]) Values() (rowptr, colidx []int32, vals []T, err error) {
 
 // Mult sets y = A x: x is a Dat on the sparsity's column set with dim
 // colDim, y one on its row set with dim rowDim, a different Dat. Each
-// scalar row's sum is made in the order of its columns. It runs where
-// the default runtime's loops run: on a device backend on the device
-// (the matrix, x and y stay there), else on the host (compiled C, one
-// thread), bringing x's values there first.
+// scalar row's sum is made in the order of its columns, so the result
+// does not depend on the thread count. It runs where the default
+// runtime's loops run: on a device backend on the device (the matrix, x
+// and y stay there), else on the host (compiled C), bringing x's values
+// there first: on the runtime's OpenMP threads (Config.Threads) when its
+// backend is openmp, each thread computing a contiguous piece of the
+// rows, else on one thread.
 func (A *Mat[T]) Mult(x, y *Dat[T]) error { return A.mult(rt, x, y) }
 
-// mult is Mult on runtime r's backend.
+// mult is Mult on runtime r's backend and threads.
 func (A *Mat[T]) mult(r *Runtime, x, y *Dat[T]) error {
 	sp := A.sp
 	switch {
@@ -359,7 +363,30 @@ func (A *Mat[T]) mult(r *Runtime, x, y *Dat[T]) error {
 		return err
 	}
 	dist.HostWrite(&y.s)
-	return linalg.MulBlock(sp.pat.RowPtr, sp.pat.ColIdx, A.data, sp.rdim, sp.cdim, x.data, y.data[:sp.pat.NRows*sp.rdim])
+	threads := 1
+	if r.cfg.Backend == "openmp" {
+		threads = linalg.Threads(r.cfg.Threads, sp.pat.NRows, len(A.data))
+	}
+	m := &matMult[T]{threads: threads, A: A, x: x.data, y: y.data[:sp.pat.NRows*sp.rdim]}
+	if threads == 1 {
+		return m.RunOnMaster()
+	}
+	// On the thread that starts the openmp loops' regions, so that
+	// OpenMP keeps one pool of workers.
+	return host.OnMaster(m)
+}
+
+// matMult is one product y = A x on threads threads (host.MasterJob).
+type matMult[T float32 | float64] struct {
+	threads int
+	A       *Mat[T]
+	x, y    []T
+}
+
+// RunOnMaster makes the product.
+func (m *matMult[T]) RunOnMaster() error {
+	sp := m.A.sp
+	return linalg.MulBlockThreads(m.threads, sp.pat.RowPtr, sp.pat.ColIdx, m.A.data, sp.rdim, sp.cdim, m.x, m.y)
 }
 
 // exchangeHalo brings x's halo up to date in a distributed run, as a

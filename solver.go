@@ -138,7 +138,7 @@ func NewSolver(opts SolverOptions) (*Solver, error) {
 // kernel returns the vector kernel name for dat dim dim, made the first
 // time: body is the loop over one element's dim values, k its index.
 func (s *Solver) kernel(name, params, body string, dim int) *Kernel {
-	key := fmt.Sprintf("%s/%d", name, dim)
+	key := fmt.Sprintf("%s/%d/%s/%s", name, dim, params, body)
 	if k, ok := s.kernels[key]; ok {
 		return k
 	}
@@ -184,6 +184,9 @@ func (s *Solver) Solve(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
 	if k.coef, err = NewGlobal[float64](2, nil, "solver coefficients"); err != nil {
 		return SolveInfo{}, err
 	}
+	if k.dots, err = NewGlobal[float64](2, nil, "solver dots"); err != nil {
+		return SolveInfo{}, err
+	}
 	if s.opts.Precond == "jacobi" {
 		if k.dinv, err = A.inverseDiagonal(k.set, k.dim); err != nil {
 			return SolveInfo{}, err
@@ -204,7 +207,8 @@ type krylov struct {
 	set       *Set
 	dim       int
 	dot, coef *Global[float64]
-	dinv      *Dat[float64] // the inverse diagonal (Jacobi), or nil
+	dots      *Global[float64] // two products at once (cgStep, vecLoop)
+	dinv      *Dat[float64]    // the inverse diagonal (Jacobi), or nil
 	info      SolveInfo
 	tol       float64
 	temporary int
@@ -266,6 +270,89 @@ func (k *krylov) precondition(r, z *Dat[float64]) error {
 	return k.r.ParLoop(mulK, k.set, k.dinv.Arg(Read), r.Arg(Read), z.Arg(Write))
 }
 
+// cgStep is the vector work of one conjugate gradient iteration after
+// q = A p, in one loop (one pass over the vectors instead of five):
+// x += α p, r -= α q, z = M⁻¹ r, and it returns r·r and r·z. Without a
+// preconditioner z is r: it is not written, and r·z is r·r. Each value
+// is computed as the separate operations (axpy, inner, precondition)
+// compute it, and the sums are made in the same order, so the results
+// are theirs.
+func (k *krylov) cgStep(alpha float64, p, q, x, r, z *Dat[float64]) (rr, rz float64, err error) {
+	k.coef.Data()[0] = alpha
+	k.dots.Data()[0], k.dots.Data()[1] = 0, 0
+	if k.dinv == nil {
+		stepK := k.s.kernel("cgstep", "const double *a, const double *p, const double *q, double *x, double *r, double *s",
+			"x[k] += a[0] * p[k]; r[k] += -a[0] * q[k]; s[0] += r[k] * r[k];", k.dim)
+		if err := k.r.ParLoop(stepK, k.set, k.coef.Arg(Read), p.Arg(Read), q.Arg(Read), x.Arg(RW), r.Arg(RW), k.dots.Arg(Inc)); err != nil {
+			return 0, 0, err
+		}
+		v := k.dots.DataRO()
+		return v[0], v[0], nil
+	}
+	stepK := k.s.kernel("cgstepj", "const double *a, const double *d, const double *p, const double *q, double *x, double *r, double *z, double *s",
+		"x[k] += a[0] * p[k]; r[k] += -a[0] * q[k]; z[k] = d[k] * r[k]; s[0] += r[k] * r[k]; s[1] += r[k] * z[k];", k.dim)
+	if err := k.r.ParLoop(stepK, k.set, k.coef.Arg(Read), k.dinv.Arg(Read), p.Arg(Read), q.Arg(Read), x.Arg(RW), r.Arg(RW), z.Arg(Write), k.dots.Arg(Inc)); err != nil {
+		return 0, 0, err
+	}
+	v := k.dots.DataRO()
+	return v[0], v[1], nil
+}
+
+// vecArg is a vector of a fused loop: its name in the kernel's body,
+// the Dat and how the loop accesses it.
+type vecArg struct {
+	name string
+	dat  *Dat[float64]
+	acc  Access
+}
+
+// vecLoop runs one loop over the solve's set doing body for every
+// value k of each element: coefs are a[0], a[1] (at most 2), and the
+// body may add into acc[0] and acc[1], whose sums it returns. Fused
+// loops compute each value as the separate operations (axpy, combine,
+// inner, precondition) compute it, with sums in the same order, so the
+// results are theirs. In body, ZS stands for "z[k] = d[k] * s[k];" with
+// the preconditioner and for nothing without (then z is s). A Dat among
+// args twice is passed once, its second name an alias of the first.
+func (k *krylov) vecLoop(name string, coefs []float64, body string, args []vecArg) ([]float64, error) {
+	params := "const double *a"
+	loopArgs := []Arg{k.coef.Arg(Read)}
+	seen := map[*Dat[float64]]string{}
+	zs, alias := "", ""
+	for _, v := range args {
+		c := ""
+		if v.acc == Read {
+			c = "const "
+		}
+		if first, ok := seen[v.dat]; ok { // z is s: one argument, two names
+			alias += fmt.Sprintf("%sdouble *const %s = %s; (void)%s; ", c, v.name, first, v.name)
+			continue
+		}
+		seen[v.dat] = v.name
+		params += fmt.Sprintf(", %sdouble *%s", c, v.name)
+		loopArgs = append(loopArgs, v.dat.Arg(v.acc))
+	}
+	body = alias + body
+	if strings.Contains(body, "ZS") {
+		if k.dinv != nil {
+			zs = "z[k] = d[k] * s[k];"
+			params += ", const double *d"
+			loopArgs = append(loopArgs, k.dinv.Arg(Read))
+			name += "j"
+		}
+		body = strings.ReplaceAll(body, "ZS", zs)
+	}
+	params += ", double *acc"
+	loopArgs = append(loopArgs, k.dots.Arg(Inc))
+	data := k.coef.Data()
+	copy(data, coefs)
+	k.dots.Data()[0], k.dots.Data()[1] = 0, 0
+	if err := k.r.ParLoop(k.s.kernel(name, params, body, k.dim), k.set, loopArgs...); err != nil {
+		return nil, err
+	}
+	return k.dots.DataRO(), nil
+}
+
 // residual sets r = b - A x (q is work space) and the tolerance, and
 // returns ‖r‖.
 func (k *krylov) residual(x, b, r, q *Dat[float64]) (float64, error) {
@@ -323,7 +410,8 @@ func (k *krylov) cg(x, b *Dat[float64]) (SolveInfo, error) {
 		return k.info, err
 	}
 	for k.more() {
-		// q = A p; α = (r·z)/(p·q); x += α p; r -= α q.
+		// q = A p; α = (r·z)/(p·q); then one loop: x += α p, r -= α q,
+		// z = M⁻¹ r and the products r·r and r·z.
 		if err := k.A.mult(k.r, p, q); err != nil {
 			return k.info, err
 		}
@@ -335,27 +423,19 @@ func (k *krylov) cg(x, b *Dat[float64]) (SolveInfo, error) {
 			return k.info, fmt.Errorf("%w; the matrix is not symmetric positive definite", k.breakdown("conjugate gradients", "p·Ap", pq))
 		}
 		alpha := rz / pq
-		if err := k.axpy(alpha, p, x); err != nil {
-			return k.info, err
-		}
-		if err := k.axpy(-alpha, q, r); err != nil {
+		rr, rzNew, err := k.cgStep(alpha, p, q, x, r, z)
+		if err != nil {
 			return k.info, err
 		}
 		k.info.Iterations++
-		rr, err := k.inner(r, r)
-		if err != nil {
-			return k.info, err
-		}
 		k.info.Residual = math.Sqrt(rr)
-		// z = M⁻¹ r; β = (r·z)new/(r·z)old; p = z + β p.
-		if err := k.precondition(r, z); err != nil {
-			return k.info, err
+		// β = (r·z)new/(r·z)old; p = z + β p (z is r without a
+		// preconditioner).
+		zr := z
+		if k.dinv == nil {
+			zr = r
 		}
-		rzNew, err := k.inner(r, z)
-		if err != nil {
-			return k.info, err
-		}
-		if err := k.combine(z, rzNew/rz, p, p); err != nil {
+		if err := k.combine(zr, rzNew/rz, p, p); err != nil {
 			return k.info, err
 		}
 		rz = rzNew
@@ -387,7 +467,7 @@ func (k *krylov) bicgstab(x, b *Dat[float64]) (SolveInfo, error) {
 		if rho == 0 {
 			return k.info, k.breakdown("BiCGStab", "r̂·r", rho)
 		}
-		// y = M⁻¹ p; v = A y; α = ρ/(r̂·v); s = r - α v.
+		// y = M⁻¹ p; v = A y; α = ρ/(r̂·v).
 		if err := k.precondition(p, y); err != nil {
 			return k.info, err
 		}
@@ -402,61 +482,46 @@ func (k *krylov) bicgstab(x, b *Dat[float64]) (SolveInfo, error) {
 			return k.info, k.breakdown("BiCGStab", "r̂·Av", r0v)
 		}
 		alpha := rho / r0v
-		if err := k.combine(r, -alpha, v, sv); err != nil {
-			return k.info, err
+		// One loop: s = r - α v, x += α y, z = M⁻¹ s (z is s without a
+		// preconditioner) and s·s.
+		if k.dinv == nil {
+			z = sv
 		}
-		if err := k.axpy(alpha, y, x); err != nil {
+		ss, err := k.vecLoop("bicgs", []float64{alpha, -alpha}, "s[k] = r[k] + a[1] * v[k]; x[k] += a[0] * y[k]; ZS acc[0] += s[k] * s[k];",
+			[]vecArg{{"r", r, Read}, {"v", v, Read}, {"y", y, Read}, {"x", x, RW}, {"s", sv, Write}, {"z", z, Write}})
+		if err != nil {
 			return k.info, err
 		}
 		k.info.Iterations++
-		ss, err := k.inner(sv, sv)
-		if err != nil {
-			return k.info, err
-		}
-		if k.info.Residual = math.Sqrt(ss); k.info.Residual <= k.tol {
+		if k.info.Residual = math.Sqrt(ss[0]); k.info.Residual <= k.tol {
 			k.more()
 			break
 		}
-		// z = M⁻¹ s; t = A z; ω = (t·s)/(t·t); x += ω z; r = s - ω t.
-		if err := k.precondition(sv, z); err != nil {
-			return k.info, err
-		}
+		// t = A z; ω = (t·s)/(t·t) (one loop for both products).
 		if err := k.A.mult(k.r, z, t); err != nil {
 			return k.info, err
 		}
-		ts, err := k.inner(t, sv)
+		dots, err := k.vecLoop("bicgt", nil, "acc[0] += t[k] * s[k]; acc[1] += t[k] * t[k];", []vecArg{{"t", t, Read}, {"s", sv, Read}})
 		if err != nil {
 			return k.info, err
 		}
-		tt, err := k.inner(t, t)
-		if err != nil {
-			return k.info, err
-		}
+		ts, tt := dots[0], dots[1]
 		if tt == 0 || ts == 0 {
 			return k.info, k.breakdown("BiCGStab", "t·s", ts)
 		}
 		omega := ts / tt
-		if err := k.axpy(omega, z, x); err != nil {
-			return k.info, err
-		}
-		if err := k.combine(sv, -omega, t, r); err != nil {
-			return k.info, err
-		}
-		rr, err := k.inner(r, r)
+		// One loop: x += ω z, r = s - ω t, r·r and r̂·r.
+		dots, err = k.vecLoop("bicgr", []float64{omega, -omega}, "x[k] += a[0] * z[k]; r[k] = s[k] + a[1] * t[k]; acc[0] += r[k] * r[k]; acc[1] += r0[k] * r[k];",
+			[]vecArg{{"z", z, Read}, {"s", sv, Read}, {"t", t, Read}, {"r0", r0, Read}, {"x", x, RW}, {"r", r, Write}})
 		if err != nil {
 			return k.info, err
 		}
-		k.info.Residual = math.Sqrt(rr)
-		// β = (ρnew/ρ)(α/ω); p = r + β (p - ω v).
-		rhoNew, err := k.inner(r0, r)
-		if err != nil {
-			return k.info, err
-		}
+		k.info.Residual = math.Sqrt(dots[0])
+		rhoNew := dots[1]
+		// β = (ρnew/ρ)(α/ω); p = r + β (p - ω v), in one loop.
 		beta := rhoNew / rho * alpha / omega
-		if err := k.axpy(-omega, v, p); err != nil {
-			return k.info, err
-		}
-		if err := k.combine(r, beta, p, p); err != nil {
+		if _, err := k.vecLoop("bicgp", []float64{-omega, beta}, "p[k] += a[0] * v[k]; p[k] = r[k] + a[1] * p[k];",
+			[]vecArg{{"v", v, Read}, {"r", r, Read}, {"p", p, RW}}); err != nil {
 			return k.info, err
 		}
 		rho = rhoNew

@@ -5,13 +5,18 @@
 // schemes on Airfoil, Airfoil's locality, renumbering and tuning on
 // sequential and openmp (each loop's GB/s against the STREAM bound, and the
 // targets met or not), and Airfoil on sequential and openmp with 1 and 2
-// threads, with OP2's own times for reference.
+// threads, with OP2's own times for reference. With -matrix it also
+// measures sparse matrices (issue 23): assembling the P1 Poisson matrix
+// against a C program assembling it with PETSc's MatSetValues (PETSc
+// loaded at run time; without it that line is skipped), and a CG
+// iteration against its memory-bandwidth bound.
 //
 // Usage:
 //
-//	op2bench [-airfoil-iters 1000] [-threads 2] [-scheme-rounds 5] [-scheme-iters 20] [-locality-iters 100] [-locality-rounds 1]
+//	op2bench [-airfoil-iters 1000] [-threads 2] [-scheme-rounds 5] [-scheme-iters 20] [-locality-iters 100] [-locality-rounds 1] [-matrix]
 //	op2bench -schemes-only [-threads 2] [-scheme-rounds 5] [-scheme-iters 20]
 //	op2bench -locality-only [-threads 2] [-locality-iters 100] [-locality-rounds 1]
+//	op2bench -matrix-only [-threads 2] [-matrix-n 708] [-matrix-rounds 5]
 package main
 
 import (
@@ -24,6 +29,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/goop2/op2"
@@ -41,7 +47,29 @@ func main() {
 	locIters := flag.Int("locality-iters", 100, "Airfoil iterations per run of the locality and tuning comparison (0 skips it)")
 	locRounds := flag.Int("locality-rounds", 1, "rounds of the locality and tuning comparison, the runs interleaved; medians are printed")
 	locOnly := flag.Bool("locality-only", false, "run only the STREAM triad and the locality and tuning comparison")
+	matrix := flag.Bool("matrix", false, "also measure matrix assembly (against PETSc) and CG iterations")
+	matOnly := flag.Bool("matrix-only", false, "run only the STREAM triad and the matrix section")
+	matN := flag.Int("matrix-n", 708, "the matrix section's mesh has n×n squares, 2n² triangles")
+	matRounds := flag.Int("matrix-rounds", 5, "rounds of the matrix section, the runs interleaved; medians are printed")
 	flag.Parse()
+	if *matOnly {
+		err := func() error {
+			fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())
+			triad1, triadN, err := stream(os.Stdout, *threads)
+			if err != nil {
+				return err
+			}
+			return matrixSection(os.Stdout, *matN, *matRounds, *threads, triad1, triadN)
+		}()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "op2bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *matrix {
+		matrixN, matrixRounds = *matN, *matRounds
+	}
 	if *only || *locOnly {
 		m, err := mesh.Generate(400, 600)
 		if err == nil && *only {
@@ -85,8 +113,12 @@ func run(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters int) er
 	return runAll(out, airfoilIters, threads, schemeRounds, schemeIters, 0, 0)
 }
 
+// matrixN and matrixRounds are the matrix section's mesh size and rounds
+// in a full run (-matrix); 0 rounds skip it.
+var matrixN, matrixRounds int
+
 func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, localityIters, localityRounds int) error {
-	fmt.Fprintf(out, "op2bench: %d CPUs, openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), threads, schemeName())
+	fmt.Fprintf(out, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), threads, schemeName())
 	triad1, triadN, err := stream(out, threads)
 	if err != nil {
 		return err
@@ -111,6 +143,11 @@ func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, loc
 	}
 	if localityIters > 0 {
 		if err := localityAndTuning(out, m, localityIters, threads, localityRounds, triad1, triadN); err != nil {
+			return err
+		}
+	}
+	if matrixRounds > 0 {
+		if err := matrixSection(out, matrixN, matrixRounds, threads, triad1, triadN); err != nil {
 			return err
 		}
 	}
@@ -674,6 +711,20 @@ func interleaved(backends []string, rounds int, f func() error) ([]time.Duration
 		}
 	}
 	return best, nil
+}
+
+// cpuModel is the first CPU's model name in /proc/cpuinfo ("" if none).
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	for _, line := range splitLines(string(b)) {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 func numCPU() int {

@@ -172,3 +172,40 @@ func TestVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixSection runs the matrix section on a small mesh: GoOP2's
+// assembly on every configuration, the PETSc program (or the line
+// saying PETSc is missing) and the CG iterations against their bound.
+func TestMatrixSection(t *testing.T) {
+	var out bytes.Buffer
+	if err := matrixSection(&out, 16, 1, 2, 20, 30); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{"Matrix assembly", "512 triangles, 289 nodes", "GoOP2 sequential", "GoOP2 openmp 1", "GoOP2 openmp 2",
+		"PETSc MatSetValues", "CG iteration (Jacobi), 289 unknowns", "time/bound", "targets", "assembly speed-up, openmp 1 -> 2 threads"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+	// With PETSc, its matrix is GoOP2's: same nonzeros, no mallocs.
+	if !strings.Contains(s, "not measured") && !strings.Contains(s, "0 mallocs") {
+		t.Errorf("PETSc made mallocs in assembly:\n%s", s)
+	}
+}
+
+// TestMatrixSectionNoPETSc: with the library missing the PETSc line
+// says so and the rest is measured.
+func TestMatrixSectionNoPETSc(t *testing.T) {
+	t.Setenv("OP2_PETSC_LIBRARY", "libop2bench-no-such-petsc.so")
+	var out bytes.Buffer
+	if err := matrixSection(&out, 16, 1, 1, 20, 20); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{"PETSc MatSetValues", "not measured", "install libpetsc-real3.18", "assembly against PETSc: not measured"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+}

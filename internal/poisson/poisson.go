@@ -278,7 +278,7 @@ func newAssembly(m *Mesh, p Problem, ordering string) (*assembly, error) {
 	if ordering != "" && op2.Ranks() > 1 {
 		return nil, fmt.Errorf("poisson: renumbering (%s) is for one process; under MPI Partition orders each rank's part", ordering)
 	}
-	a := &assembly{src: fmt.Sprintf("#define FEXPR %s\n#define UEXPR %s\n%s", p.F, p.U, kernels)}
+	a := &assembly{src: KernelSource(p)}
 	// Under MPI rank 0 declares the mesh and Partition spreads it.
 	nn, nt := m.Nodes, len(m.Tri)/3
 	distributed := op2.Ranks() > 1
@@ -337,6 +337,41 @@ func (a *assembly) kern(name string) *op2.Kernel { return op2.NewKernel(a.src, n
 func (a *assembly) stiffness() error {
 	return op2.ParLoop(a.kern("stiffness"), a.tris, a.x.ArgVec(op2.Read, a.ptri), a.bnd.ArgVec(op2.Read, a.ptri), a.K.Arg(op2.Inc, a.ptri, a.ptri))
 }
+
+// KernelSource is the C source of problem p's element kernels, the
+// stiffness matrix's among them:
+//
+//	void stiffness(const double *x[3], const int *bnd[3], double *K);
+//
+// (the coordinates and boundary flags of a triangle's three nodes, and
+// the 3×3 element matrix, row-major, zeroed by the caller; rows and
+// columns of boundary nodes stay zero). op2bench compiles it into its
+// PETSc assembly, so that both assemble the same element matrices.
+func KernelSource(p Problem) string {
+	return fmt.Sprintf("#define FEXPR %s\n#define UEXPR %s\n%s", p.F, p.U, kernels)
+}
+
+// Assembly is mesh m and problem p declared to GoOP2 with its stiffness
+// matrix, for timing the matrix assembly alone (op2bench).
+type Assembly struct{ a *assembly }
+
+// NewAssembly declares mesh m and problem p on the default runtime, as
+// Solve does, with the matrix zero.
+func NewAssembly(m *Mesh, p Problem) (*Assembly, error) {
+	a, err := newAssembly(m, p, "")
+	if err != nil {
+		return nil, err
+	}
+	return &Assembly{a}, nil
+}
+
+// Stiffness adds the element stiffness matrices into the matrix: one
+// loop over the triangles with a matrix argument, on the default
+// runtime's backend.
+func (a *Assembly) Stiffness() error { return a.a.stiffness() }
+
+// Matrix returns the stiffness matrix.
+func (a *Assembly) Matrix() *op2.Mat[float64] { return a.a.K }
 
 // ReadTriangle reads a mesh in the format of Shewchuk's Triangle: base.node
 // (a header "n 2 attributes markers", then per node "index x y [attributes]

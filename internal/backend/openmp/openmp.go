@@ -26,7 +26,6 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/codegen/hostc"
@@ -203,40 +202,20 @@ func (p *program) Finish(l *core.Loop) error {
 	return p.Program.Finish(l)
 }
 
-// The parallel regions all start from one OS thread, the master. OpenMP
-// keeps a pool of worker threads per thread that starts regions, and Go
-// runs successive calls into C on whichever thread is free: starting
-// regions from many threads would create many pools, more workers than
-// CPUs, and make OpenMP stop spinning at barriers and sleep instead
-// (measured: a random-mesh increment loop with 572 colours took 30-45 ms
-// instead of 17-21 ms on 2 threads). Loops that run on one thread stay on
-// the calling thread.
-var master struct {
-	once sync.Once
-	req  chan *program
-	done chan error
-}
-
+// call runs the wrapper: on the calling thread for one thread, else on
+// the master thread that starts every parallel region (host.OnMaster).
 func (p *program) call(l *core.Loop, threads int) error {
 	if threads <= 1 {
 		return p.Call(l)
 	}
-	master.once.Do(func() {
-		master.req = make(chan *program)
-		master.done = make(chan error)
-		go func() {
-			runtime.LockOSThread() // for good: this thread is the master
-			for q := range master.req {
-				master.done <- q.Call(q.pending)
-			}
-		}()
-	})
 	p.pending = l
-	master.req <- p
-	err := <-master.done
+	err := host.OnMaster(p)
 	p.pending = nil
 	return err
 }
+
+// RunOnMaster runs the pending loop's wrapper (host.MasterJob).
+func (p *program) RunOnMaster() error { return p.Call(p.pending) }
 
 func slicePtr(s []int32) unsafe.Pointer {
 	if len(s) == 0 {
