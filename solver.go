@@ -39,7 +39,8 @@ type SolverOptions struct {
 	// among them) belong there.
 	PETScOptions string
 	// RTol and ATol stop the iteration when the residual's norm is at
-	// most max(RTol × ‖b‖, ATol) (defaults 1e-8 and 0).
+	// most max(RTol × ‖b‖, ATol). When both are 0, RTol is 1e-8; an
+	// ATol with RTol 0 is an absolute tolerance alone.
 	RTol, ATol float64
 	// MaxIts bounds the iterations (default 10 000).
 	MaxIts int
@@ -100,7 +101,7 @@ func NewSolver(opts SolverOptions) (*Solver, error) {
 	if opts.Precond == "" {
 		opts.Precond = "jacobi"
 	}
-	if opts.RTol == 0 {
+	if opts.RTol == 0 && opts.ATol == 0 {
 		opts.RTol = 1e-8
 	}
 	if opts.MaxIts == 0 {
@@ -210,6 +211,7 @@ type krylov struct {
 	dots      *Global[float64] // two products at once (cgStep, vecLoop)
 	dinv      *Dat[float64]    // the inverse diagonal (Jacobi), or nil
 	info      SolveInfo
+	err       error // why more ended the solve, if it failed
 	tol       float64
 	temporary int
 }
@@ -353,26 +355,54 @@ func (k *krylov) vecLoop(name string, coefs []float64, body string, args []vecAr
 	return k.dots.DataRO(), nil
 }
 
-// residual sets r = b - A x (q is work space) and the tolerance, and
-// returns ‖r‖.
-func (k *krylov) residual(x, b, r, q *Dat[float64]) (float64, error) {
-	if err := k.A.mult(k.r, x, q); err != nil {
-		return 0, err
-	}
-	if err := k.combine(b, -1, q, r); err != nil {
-		return 0, err
-	}
+// start sets r = b - A x (q is work space), the tolerance and
+// info.Residual, and reports whether the solve is over before the first
+// iteration: b = 0, whose solution is x = 0 (the relative tolerance
+// would be 0, and an iteration from another x would only stop when the
+// residual underflows). A NaN or infinity in b, or in the first residual
+// (from the matrix or x), is an error.
+func (k *krylov) start(x, b, r, q *Dat[float64]) (done bool, err error) {
 	bb, err := k.inner(b, b)
 	if err != nil {
-		return 0, err
+		return false, err
+	}
+	if !isFinite(bb) {
+		return false, fmt.Errorf("op2: Solve: the right-hand side %s has ‖b‖² = %g: it holds a NaN or infinity, or values too large to square", b.s.Describe(), bb)
+	}
+	if bb == 0 {
+		err := x.Zero()
+		k.info.Residual, k.info.Converged, k.info.Reason = 0, true, "b is zero, so x is zero"
+		return true, err
+	}
+	if err := k.A.mult(k.r, x, q); err != nil {
+		return false, err
+	}
+	if err := k.combine(b, -1, q, r); err != nil {
+		return false, err
 	}
 	k.tol = max(k.s.opts.RTol*math.Sqrt(bb), k.s.opts.ATol)
 	rr, err := k.inner(r, r)
-	return math.Sqrt(rr), err
+	if err != nil {
+		return false, err
+	}
+	if !isFinite(rr) {
+		return false, fmt.Errorf("op2: Solve: the first residual b - A x has ‖r‖² = %g: %s or the starting %s holds a NaN or infinity", rr, k.A.s.Matrix, x.s.Describe())
+	}
+	k.info.Residual = math.Sqrt(rr)
+	return false, nil
 }
 
-// more says whether to iterate again, setting the end of info otherwise.
+func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// more says whether to iterate again, setting the end of info otherwise;
+// a residual that is a NaN or infinity ends the solve with an error
+// (k.err).
 func (k *krylov) more() bool {
+	if !isFinite(k.info.Residual) {
+		k.err = fmt.Errorf("op2: Solve: %s diverged: the residual is %g at iteration %d (%s)", k.info.Method, k.info.Residual, k.info.Iterations, k.A.s.Matrix)
+		k.info.Reason = "the residual is not finite"
+		return false
+	}
 	if k.info.Residual <= k.tol {
 		k.info.Converged = true
 		k.info.Reason = fmt.Sprintf("residual %g at most the tolerance %g", k.info.Residual, k.tol)
@@ -395,8 +425,7 @@ func (k *krylov) cg(x, b *Dat[float64]) (SolveInfo, error) {
 	if err := k.vecs(&r, &z, &p, &q); err != nil {
 		return k.info, err
 	}
-	var err error
-	if k.info.Residual, err = k.residual(x, b, r, q); err != nil {
+	if done, err := k.start(x, b, r, q); done || err != nil {
 		return k.info, err
 	}
 	if err := k.precondition(r, z); err != nil {
@@ -419,6 +448,9 @@ func (k *krylov) cg(x, b *Dat[float64]) (SolveInfo, error) {
 		if err != nil {
 			return k.info, err
 		}
+		if !isFinite(pq) {
+			return k.info, fmt.Errorf("%w; the matrix or a vector holds a NaN or infinity, or the iteration diverged", k.breakdown("conjugate gradients", "p·Ap", pq))
+		}
 		if !(pq > 0) {
 			return k.info, fmt.Errorf("%w; the matrix is not symmetric positive definite", k.breakdown("conjugate gradients", "p·Ap", pq))
 		}
@@ -440,7 +472,7 @@ func (k *krylov) cg(x, b *Dat[float64]) (SolveInfo, error) {
 		}
 		rz = rzNew
 	}
-	return k.info, nil
+	return k.info, k.err
 }
 
 // bicgstab is BiCGStab, right-preconditioned.
@@ -449,8 +481,7 @@ func (k *krylov) bicgstab(x, b *Dat[float64]) (SolveInfo, error) {
 	if err := k.vecs(&r, &r0, &p, &v, &y, &sv, &z, &t); err != nil {
 		return k.info, err
 	}
-	var err error
-	if k.info.Residual, err = k.residual(x, b, r, v); err != nil {
+	if done, err := k.start(x, b, r, v); done || err != nil {
 		return k.info, err
 	}
 	if err := k.combine(r, 0, r, r0); err != nil { // r̂ = r
@@ -526,7 +557,7 @@ func (k *krylov) bicgstab(x, b *Dat[float64]) (SolveInfo, error) {
 		}
 		rho = rhoNew
 	}
-	return k.info, nil
+	return k.info, k.err
 }
 
 // inverseDiagonal returns a Dat on set with dim values per element: the

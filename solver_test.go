@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,6 +138,62 @@ func TestSolveLimits(t *testing.T) {
 	_, err = must(op2.NewSolver(op2.SolverOptions{})).Solve(zero, x2, b)
 	if err == nil || !strings.Contains(err.Error(), "zero diagonal entry in scalar row 0") {
 		t.Fatalf("zero diagonal: %v", err)
+	}
+}
+
+// TestSolveNotFinite: a NaN or infinity in b, in the matrix, or a
+// diverging iteration ends the solve with an error at once, for both
+// methods; b = 0 gives x = 0 without iterating; an absolute tolerance
+// alone (RTol 0) is met.
+func TestSolveNotFinite(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	nodes, A := laplacianPlusIdentity(t, op2.Default(), rng, 40, 1)
+	ones := make([]float64, 40)
+	for i := range ones {
+		ones[i] = 1
+	}
+	nanB := slices.Clone(ones)
+	nanB[7] = math.NaN()
+	hugeB := slices.Clone(ones)
+	hugeB[3] = 1e300
+	nanA := must(op2.NewMat[float64](A.Sparsity(), "nanA"))
+	all := make([]int, 40)
+	for i := range all {
+		all[i] = i
+	}
+	check(t, nanA.ZeroRows(all, math.NaN()))
+	for _, method := range []string{"cg", "bicgstab"} {
+		for _, tc := range []struct {
+			name string
+			A    *op2.Mat[float64]
+			b    []float64
+			want string
+		}{
+			{"NaN in b", A, nanB, "right-hand side"},
+			{"huge b", A, hugeB, "right-hand side"},
+			{"NaN in A", nanA, ones, "NaN"},
+		} {
+			b := must(op2.NewDat(nodes, 1, tc.b, "b"))
+			x := must(op2.NewDat(nodes, 1, ones, "x"))
+			info, err := must(op2.NewSolver(op2.SolverOptions{Method: method, Precond: "none"})).Solve(tc.A, x, b)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "positive definite") || info.Iterations > 1 {
+				t.Errorf("%s, %s: %+v, %v; want an error about %q at once", method, tc.name, info, err, tc.want)
+			}
+		}
+		// b = 0: x = 0 at once, whatever x started from.
+		b := must(op2.NewDat[float64](nodes, 1, nil, "b0"))
+		x := must(op2.NewDat(nodes, 1, ones, "x"))
+		info, err := must(op2.NewSolver(op2.SolverOptions{Method: method})).Solve(A, x, b)
+		if err != nil || !info.Converged || info.Iterations != 0 || slices.ContainsFunc(x.DataRO(), func(v float64) bool { return v != 0 }) {
+			t.Errorf("%s, b = 0: %+v, %v, x = %v", method, info, err, x.DataRO())
+		}
+		// ATol alone.
+		b = must(op2.NewDat(nodes, 1, iota32[float64](40), "b"))
+		x = must(op2.NewDat[float64](nodes, 1, nil, "x"))
+		info, err = must(op2.NewSolver(op2.SolverOptions{Method: method, ATol: 1e-9})).Solve(A, x, b)
+		if err != nil || !info.Converged || info.Residual > 1e-9 {
+			t.Errorf("%s, ATol 1e-9 alone: %+v, %v", method, info, err)
+		}
 	}
 }
 
