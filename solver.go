@@ -243,13 +243,6 @@ func (k *krylov) inner(u, v *Dat[float64]) (float64, error) {
 	return k.dot.Value(), nil
 }
 
-// axpy sets y += a x.
-func (k *krylov) axpy(a float64, x, y *Dat[float64]) error {
-	axpyK := k.s.kernel("axpy", "const double *a, const double *x, double *y", "y[k] += a[0] * x[k];", k.dim)
-	k.coef.Data()[0] = a
-	return k.r.ParLoop(axpyK, k.set, k.coef.Arg(Read), x.Arg(Read), y.Arg(RW))
-}
-
 // combine sets z = x + a y (z may be y but not x).
 func (k *krylov) combine(x *Dat[float64], a float64, y, z *Dat[float64]) error {
 	if z == y {
