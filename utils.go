@@ -52,6 +52,35 @@ func (d *Dat[T]) CopyTo(dst *Dat[T]) error {
 	return apiError(dst.s.CopyFrom(&d.s))
 }
 
+// Clone returns a new dat named name on d's set with d's dim and a copy
+// of d's values (PyOP2's Dat.duplicate), made as CopyTo makes it: on the
+// device when d's current values are there, else on the host. Under MPI
+// it is this rank's own business, like CopyTo: the clone's halo values
+// are copied too, and the next loop that reads its halo exchanges it.
+func (d *Dat[T]) Clone(name string) (*Dat[T], error) {
+	c, err := NewDat[T](setOf(d.s.Set), d.s.Dim, nil, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.CopyTo(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Nbytes is the size in bytes of the values this process holds for the
+// dat (PyOP2's Dat.nbytes): every element's dim values, the halo's
+// included under MPI, whether or not they are allocated yet.
+func (d *Dat[T]) Nbytes() int { return d.s.Bytes() }
+
+// Nbytes is the size in bytes of the global's values (PyOP2's
+// Global.nbytes).
+func (g *Global[T]) Nbytes() int { return g.s.Bytes() }
+
+// Nbytes is the size in bytes of the matrix's values on this process
+// (PyOP2's Mat.nbytes): its blocks' values, not the pattern's indices.
+func (A *Mat[T]) Nbytes() int { return A.s.Bytes() }
+
 // DataWO returns the values of the owned elements for writing only
 // (PyOP2's Dat.data_wo): the host copy becomes the
 // current one and the device copy stale, as with Data, but nothing is

@@ -248,3 +248,48 @@ func TestDeviceDatUtilityStates(t *testing.T) {
 	r.DataRO()
 	counted("Range on BOTH", func() { got = must(r.Range(0, 1)) }, 0, 0, 0)
 }
+
+// TestDatClone: a clone has the dat's set, dim and values, is a Dat of
+// its own (changing one leaves the other), and is made on the device
+// when the values are there (no copy to the host); Nbytes counts the
+// values of Dats, Globals and Mats.
+func TestDatClone(t *testing.T) {
+	for _, backend := range allBackends {
+		t.Run(backend, func(t *testing.T) {
+			check(t, op2.Use(backend))
+			defer op2.Use("sequential")
+			set := must(op2.NewSet(100, "s"))
+			d := must(op2.NewDat(set, 3, seq(300, func(i int) float64 { return float64(i) + 0.5 }), "d"))
+			inc := op2.NewKernel("void inc(double *x) { x[0] += 1; x[1] += 2; x[2] += 3; }", "inc")
+			check(t, op2.ParLoop(inc, set, d.Arg(op2.RW)))
+			down := op2.ReadStats().Downloads
+			c := must(d.Clone("c"))
+			if backend == "opencl" || backend == "cuda" {
+				if c.State() != op2.Device || op2.ReadStats().Downloads != down {
+					t.Errorf("clone on %s: state %v, %d copies to the host; want DEVICE, none", backend, c.State(), op2.ReadStats().Downloads-down)
+				}
+			}
+			if c.Name() != "c" || c.Dim() != 3 || c.Set() != set || c.Nbytes() != 300*8 || d.Nbytes() != 300*8 {
+				t.Fatalf("clone %q dim %d on %v, %d bytes", c.Name(), c.Dim(), c.Set(), c.Nbytes())
+			}
+			check(t, op2.ParLoop(inc, set, c.Arg(op2.RW)))
+			for i, v := range d.DataRO() {
+				want := float64(i) + 0.5 + float64(i%3+1)
+				if v != want || c.DataRO()[i] != want+float64(i%3+1) {
+					t.Fatalf("d[%d] = %v, clone %v; want %v and %v", i, v, c.DataRO()[i], want, want+float64(i%3+1))
+				}
+			}
+		})
+	}
+	g := must(op2.NewGlobal[float32](5, nil, "g"))
+	if g.Nbytes() != 20 {
+		t.Errorf("global of 5 float32: %d bytes", g.Nbytes())
+	}
+	cells := must(op2.NewSet(2, "cells"))
+	nodes := must(op2.NewSet(3, "nodes"))
+	pcell := must(op2.NewMap(cells, nodes, 2, []int32{0, 1, 1, 2}, "pcell"))
+	A := must(op2.NewMat[float32](must(op2.NewSparsity(nodes, 2, nodes, 2, []op2.MapPair{{Row: pcell, Col: pcell}}, "sp")), "A"))
+	if A.Nbytes() != 7*4*4 { // 7 blocks of 2×2 float32
+		t.Errorf("matrix of 7 blocks of 2×2 float32: %d bytes", A.Nbytes())
+	}
+}
