@@ -313,6 +313,9 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading the kernel source: %w", l.Name(), err)
 	}
+	if err := typeClashes(d, l.Kernel.Name, u); err != nil {
+		return nil, fmt.Errorf("%s: %w", l.Name(), err)
+	}
 	sig := l.Sig
 	lay := &Layout{Base: sig.Base, Inds: sig.Ind, NInd: sig.NInd, DSArg: sig.DSArg, Reductions: sig.Reductions, priv: make([]bool, n), src: u, d: d, soa: opts.SoA, wg: wg}
 	info := l.Kernel.Info
