@@ -127,6 +127,22 @@ type File struct {
 	h    *h5.File // nil on ranks > 0 of a file opened for writing
 	path string
 	size int64 // the file's size when it was opened for reading; -1 when open for writing
+	// mapBase is the number of the first element in the file's map
+	// tables (SetMapBase).
+	mapBase int32
+}
+
+// SetMapBase sets the number the file's map tables give the first element
+// of a set: 0 (OP2's and GoOP2's default) or 1 (OP2 with
+// OP_MAPS_BASE_INDEX=1, as Fortran applications write their tables).
+// DeclareMap subtracts it from every entry it reads and WriteMap adds it
+// to every entry it writes; in memory maps are 0-based either way.
+func (f *File) SetMapBase(base int) error {
+	if base != 0 && base != 1 {
+		return f.errorf("map base %d: tables are 0-based or 1-based", base)
+	}
+	f.mapBase = int32(base)
+	return nil
 }
 
 // Path returns the file's path.

@@ -23,6 +23,23 @@ func (f *File) DeclareSet(name string) (*op2.Set, error) {
 	return s, nil
 }
 
+// DeclareSetInferSize declares the set name whose size is the number of
+// rows of dataset, a map or dat stored on it (OP2's
+// op_decl_set_hdf5_infer_size), for files that store no set sizes. Under
+// MPI each rank declares its block of it (see Block).
+func (f *File) DeclareSetInferSize(name, dataset string) (*op2.Set, error) {
+	info, err := f.Info(dataset)
+	if err != nil {
+		return nil, err
+	}
+	_, count := Block(info.Rows, op2.Rank(), op2.Ranks())
+	s, err := op2.NewSet(count, name)
+	if err != nil {
+		return nil, f.dsErr(dataset, err)
+	}
+	return s, nil
+}
+
 // DeclareMap declares the map stored under name from one set to another
 // with arity entries per element (op_decl_map_hdf5). The dataset must have
 // arity columns and as many rows as from has elements over all ranks;
@@ -43,6 +60,14 @@ func (f *File) DeclareMap(from, to *op2.Set, arity int, name string) (*op2.Map, 
 	v, err := readElements[int32](f, name, arity, from)
 	if err != nil {
 		return nil, err
+	}
+	if f.mapBase != 0 {
+		for i := range v {
+			if v[i] < f.mapBase {
+				return nil, f.dsErr(name, fmt.Errorf("entry %d of this rank's rows is %d, but the file's map tables are %d-based (SetMapBase)", i, v[i], f.mapBase))
+			}
+			v[i] -= f.mapBase
+		}
 	}
 	if op2.Ranks() == 1 {
 		if inv := inverse(declared(to)); inv != nil {
@@ -181,18 +206,42 @@ func readPicked[T op2.Scalar](f *File, name string, dim, total int, rows []int32
 // before op2.Partition, and the rows of its owned elements after it (the
 // halo gets the owners' values at the first exchange).
 func DeclareDat[T op2.Scalar](f *File, set *op2.Set, dim int, name string) (*op2.Dat[T], error) {
+	return DeclareDatAs[T](f, set, dim, name, name)
+}
+
+// DeclareDatAs is DeclareDat reading the dataset at path dataset (a name,
+// or a path through groups such as "/run3/q") for a dat named name.
+func DeclareDatAs[T op2.Scalar](f *File, set *op2.Set, dim int, dataset, name string) (*op2.Dat[T], error) {
 	if set == nil {
-		return nil, f.dsErr(name, fmt.Errorf("the set must not be nil"))
+		return nil, f.dsErr(dataset, fmt.Errorf("the set must not be nil"))
 	}
-	v, err := readElements[T](f, name, dim, set)
+	v, err := readElements[T](f, dataset, dim, set)
 	if err != nil {
 		return nil, err
 	}
 	d, err := op2.NewDat(set, dim, v, name)
 	if err != nil {
-		return nil, f.dsErr(name, err)
+		return nil, f.dsErr(dataset, err)
 	}
 	return d, nil
+}
+
+// ReadDat reads the dataset at path dataset into d's values (as
+// DeclareDat reads a new dat: the rows of d's elements, in the declared
+// numbering), for a restart from a file another run wrote. The dataset
+// must have d's dim and one row per element of d's set over all ranks.
+// Under MPI every rank reads its own elements; the next loop that reads
+// d's halo exchanges it.
+func ReadDat[T op2.Scalar](f *File, d *op2.Dat[T], dataset string) error {
+	if d == nil {
+		return f.dsErr(dataset, fmt.Errorf("the dat must not be nil"))
+	}
+	v, err := readElements[T](f, dataset, d.Dim(), d.Set())
+	if err != nil {
+		return err
+	}
+	copy(d.DataWO(), v)
+	return nil
 }
 
 // DeclareConst declares the constant stored under name, of dim values
@@ -216,10 +265,14 @@ func (f *File) WriteSet(s *op2.Set) error {
 
 // WriteMap writes the map's table in the declared numbering. Under MPI it
 // is collective (op2.Map.Gather) and rank 0 writes.
+// The entries are written with the file's map base (SetMapBase).
 func (f *File) WriteMap(m *op2.Map) error {
 	v, err := m.Gather()
 	if err != nil {
 		return f.dsErr(m.Name(), err)
+	}
+	for i := range v {
+		v[i] += f.mapBase
 	}
 	return f.WriteMapTable(m.Name(), m.Arity(), v)
 }
@@ -228,11 +281,19 @@ func (f *File) WriteMap(m *op2.Map) error {
 // op_dump_to_hdf5 writes each dat (op_fetch_data_hdf5_file for one). Under
 // MPI it is collective (op2.Dat.Gather) and rank 0 writes.
 func WriteDat[T op2.Scalar](f *File, d *op2.Dat[T]) error {
+	return WriteDatAs(f, d, d.Name())
+}
+
+// WriteDatAs is WriteDat writing the dataset at path dataset (a name, or
+// a path through groups such as "/run3/q", the groups created as needed),
+// as OP2 writes a dat under another name (op_fetch_data_hdf5_file after
+// renaming it).
+func WriteDatAs[T op2.Scalar](f *File, d *op2.Dat[T], dataset string) error {
 	v, err := d.Gather()
 	if err != nil {
-		return f.dsErr(d.Name(), err)
+		return f.dsErr(dataset, err)
 	}
-	return WriteArray(f, d.Name(), d.Dim(), v)
+	return WriteArray(f, dataset, d.Dim(), v)
 }
 
 // checkRows checks that the dataset name has exactly n rows, one per
