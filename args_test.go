@@ -3,6 +3,7 @@ package op2_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -159,4 +160,44 @@ func TestOptionalArgumentPrograms(t *testing.T) {
 	if !strings.Contains(src, "(void *)(0)") {
 		t.Errorf("the disabled argument is not a null pointer in the generated code:\n%s", src)
 	}
+}
+
+// TestPermutedMap: a permuted map gives each row's entries in the
+// permutation's order, runs in loops on every backend and makes the
+// map's sparsity pattern; bad permutations are refused naming the map.
+// (TestMPIRandomAgreesWithOneRank uses one made after Partition.)
+func TestPermutedMap(t *testing.T) {
+	cells := must(op2.NewSet(3, "pcells"))
+	nodes := must(op2.NewSet(5, "pnodes"))
+	m := must(op2.NewMap(cells, nodes, 3, []int32{0, 1, 2, 2, 3, 4, 4, 0, 1}, "pm"))
+	p := must(op2.NewPermutedMap(m, []int{2, 0, 1}, "pm rotated"))
+	if got, want := p.Values(), []int32{2, 0, 1, 4, 2, 3, 1, 4, 0}; !slices.Equal(got, want) || p.From() != cells || p.To() != nodes {
+		t.Fatalf("permuted values %v, want %v", got, want)
+	}
+	for _, bad := range [][]int{{0, 1}, {0, 0, 1}, {0, 1, 3}, {-1, 0, 1}} {
+		if _, err := op2.NewPermutedMap(m, bad, "bad"); err == nil || !strings.Contains(err.Error(), `map "pm"`) {
+			t.Errorf("permutation %v: %v", bad, err)
+		}
+	}
+	// Entry j of the kernel's vector is the permuted one: weight it by j.
+	k := op2.NewKernel("void w(double **x) { *x[0] += 1; *x[1] += 10; *x[2] += 100; }", "w")
+	for _, backend := range allBackends {
+		check(t, op2.Use(backend))
+		x := must(op2.NewDat[float64](nodes, 1, nil, "x"))
+		check(t, op2.ParLoop(k, cells, x.ArgVec(op2.Inc, p)))
+		// node: rotated rows (2,0,1) (4,2,3) (1,4,0)
+		if got, want := x.DataRO(), []float64{10 + 100, 100 + 1, 1 + 10, 100, 1 + 10}; !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", backend, got, want)
+		}
+	}
+	// The pattern of the permuted pair is the map's: each element couples
+	// the same nodes.
+	a := must(op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: p, Col: p}}, "psp"))
+	b := must(op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: m, Col: m}}, "msp"))
+	ra, ca := a.CSR()
+	rb, cb := b.CSR()
+	if !slices.Equal(ra, rb) || !slices.Equal(ca, cb) {
+		t.Errorf("permuted pattern %v %v, the map's %v %v", ra, ca, rb, cb)
+	}
+	check(t, op2.Use("sequential"))
 }

@@ -462,7 +462,7 @@ func runRandomSequence(t *testing.T, m *rmesh, sets map[string]*op2.Set, opmaps 
 }
 
 // randomMatrix assembles, from the sequence's final data, a matrix on the
-// fine nodes through the edges and the boundary map (element values that
+// fine nodes through the edges (their map permuted) and the boundary map (element values that
 // depend on the Dats, small integers: exact in any order), multiplies it
 // with fine.a, and records the nonzeros (rank 0: the whole matrix, as
 // row, column, value triples in the declared numbering) and the product
@@ -478,6 +478,9 @@ func randomMatrix(t *testing.T, sets map[string]*op2.Set, opmaps []*op2.Map, f m
 		}
 	}
 	fine := sets["fine"]
+	// The edges' map with its columns swapped, made after Partition
+	// from each rank's part (NewPermutedMap).
+	e2f = must(op2.NewPermutedMap(e2f, []int{1, 0}, "e2f swapped"))
 	sp := must(op2.NewSparsity(fine, 1, fine, 1, []op2.MapPair{{Row: e2f, Col: e2f}, {Row: b2f, Col: b2f}}, "rsp"))
 	A := must(op2.NewMat[float64](sp, "rA"))
 	emat := op2.NewKernel(`void emat(const double **a, double *A) {
