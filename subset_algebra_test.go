@@ -289,3 +289,76 @@ func TestDerivedSubsetLoops(t *testing.T) {
 		}
 	})
 }
+
+// TestDerivedSubsetsRenumber: subsets of subsets and subset algebra
+// declared before Renumber follow their set: loops over them after it
+// give the results of the declared numbering, and algebra after it gives
+// the same elements (in the new numbering).
+func TestDerivedSubsetsRenumber(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		m := newGridMesh(t, 9, 7, 5)
+		ne, nn := m.edges.Size(), m.nodes.Size()
+		var pickB []int32
+		for e := 1; e < ne; e += 4 {
+			pickB = append(pickB, int32(e))
+		}
+		b := must(op2.NewSubset(m.edges, pickB))
+		subs := map[string]*op2.Subset{
+			"subset of subset": must(op2.NewSubset(m.sub, []int32{0, 2, 4, 6, 8, 10, 12})),
+			"union":            must(m.sub.Union(b)),
+			"intersection":     must(m.sub.Intersection(b)),
+			"difference":       must(m.sub.Difference(b)),
+		}
+		declared := map[string][]int32{} // each subset's elements, declared numbers
+		for name, s := range subs {
+			declared[name] = s.Indices()
+		}
+		w := must(op2.NewDat(m.edges, 1, iota32[float64](ne), "w"))
+		res := must(op2.NewDat[float64](m.nodes, 1, nil, "res"))
+
+		info := must(op2.Renumber(op2.RCMOrdering(m.pedge)))
+		if !slices.Contains(info.Sets, "edges") {
+			t.Fatalf("edges not renumbered: %v", info.Sets)
+		}
+		decl := m.edges.DeclaredNumbers()
+		toDecl := func(idx []int32) []int32 {
+			out := make([]int32, len(idx))
+			for i, e := range idx {
+				out[i] = decl[e]
+			}
+			slices.Sort(out)
+			return out
+		}
+		if got := toDecl(must(m.sub.Union(b)).Indices()); !slices.Equal(got, declared["union"]) {
+			t.Errorf("union after Renumber holds %v (declared), want %v", got, declared["union"])
+		}
+
+		r := must(op2.NewRuntime(op2.Config{Backend: op2.Backend(), PlanCheck: true}))
+		rw := op2.NewKernel("void rw(double *w) { *w = 2 * *w + 1; }", "rw")
+		inc := op2.NewKernel("void inc(const double *w, double *a, double *b) { *a += *w; *b += 1; }", "inc")
+		wantW := iota32[float64](ne)
+		wantRes := make([]float64, nn)
+		pedge := m.table["pedge"]
+		for _, name := range []string{"subset of subset", "union", "intersection", "difference"} {
+			s := subs[name]
+			if got := toDecl(s.Indices()); !slices.Equal(got, declared[name]) {
+				t.Errorf("%s after Renumber holds %v (declared), want %v", name, got, declared[name])
+			}
+			check(t, r.ParLoop(rw, s, w.Arg(op2.RW)))
+			check(t, r.ParLoop(inc, s, w.Arg(op2.Read), res.ArgMap(op2.Inc, m.pedge, 0), res.ArgMap(op2.Inc, m.pedge, 1)))
+			for _, e := range declared[name] {
+				wantW[e] = 2*wantW[e] + 1
+			}
+			for _, e := range declared[name] {
+				wantRes[pedge[2*e]] += wantW[e]
+				wantRes[pedge[2*e+1]]++
+			}
+		}
+		if got := must(w.Gather()); !slices.Equal(got, wantW) {
+			t.Errorf("direct RW over derived subsets after Renumber: %v, want %v", got, wantW)
+		}
+		if got := must(res.Gather()); !slices.Equal(got, wantRes) {
+			t.Errorf("INC over derived subsets after Renumber: %v, want %v", got, wantRes)
+		}
+	})
+}
