@@ -160,6 +160,26 @@ func TestSubsetAlgebra(t *testing.T) {
 	if d := must(p.Difference(q)).Indices(); !slices.Equal(d, []int32{2, 6}) {
 		t.Errorf("subset − its subset of a subset: %v", d)
 	}
+
+	// Every backend, cuda included (compile-only here), generates the
+	// loops over derived subsets: they are plain subsets of the set.
+	nodes := must(op2.NewSet(n+1, "nodes"))
+	tab := make([]int32, 2*n)
+	for e := range n {
+		tab[2*e], tab[2*e+1] = int32(e), int32(e+1)
+	}
+	e2n := must(op2.NewMap(set, nodes, 2, tab, "e2n"))
+	w := must(op2.NewDat[float64](set, 1, nil, "w"))
+	res := must(op2.NewDat[float64](nodes, 1, nil, "res"))
+	k := op2.NewKernel("void inc(double *w, double *a, double *b) { *w += 1; *a += *w; *b += *w; }", "inc")
+	for _, s := range []*op2.Subset{q, must(q.Union(r)), must(p.Intersection(r)), must(p.Difference(q))} {
+		for _, b := range []string{"sequential", "openmp", "opencl", "cuda"} {
+			src, err := op2.Generate(b, k, s, w.Arg(op2.RW), res.ArgMap(op2.Inc, e2n, 0), res.ArgMap(op2.Inc, e2n, 1))
+			if err != nil || !strings.Contains(src, "inc") {
+				t.Errorf("Generate(%s) over %v: %v", b, s, err)
+			}
+		}
+	}
 }
 
 // TestSubsetAlgebraErrors: operands must be subsets of one set (or that
