@@ -192,6 +192,44 @@ func ExampleSubset() {
 	// Output: [0 1 2 3] [2.5 1.5 2.5 3.5] 10
 }
 
+// Subsets of subsets and subset algebra (PyOP2's Subset(subset, indices)
+// and |, &, -): the indices of a subset of a subset are positions in it;
+// every result is a subset of the underlying set, and loops over it take
+// the set's Dats and maps.
+func ExampleSubset_Union() {
+	cells, _ := op2.NewSet(8, "cells")
+	even, _ := op2.NewSubset(cells, []int32{0, 2, 4, 6})
+	low, _ := op2.NewSubset(cells, []int32{0, 1, 2, 3})
+	mid, _ := op2.NewSubset(even, []int32{1, 2}) // positions in even: cells 2 and 4
+	union, _ := even.Union(low)
+	both, _ := even.Intersection(low)
+	onlyEven, _ := even.Difference(low)
+	rest, _ := low.Difference(cells) // the set itself as operand: empty
+	fmt.Println(mid.Indices(), union.Indices(), both.Indices(), onlyEven.Indices(), rest.Size())
+
+	x, _ := op2.NewDat[int32](cells, 1, nil, "x")
+	k := op2.NewKernel("void mark(int *x) { *x += 1; }", "mark")
+	for _, s := range []*op2.Subset{mid, union, onlyEven, rest} {
+		if err := op2.ParLoop(k, s, x.Arg(op2.RW)); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	fmt.Println(x.Data())
+
+	other, _ := op2.NewSet(8, "nodes")
+	elsewhere, _ := op2.NewSubset(other, []int32{1})
+	_, err := even.Union(elsewhere)
+	fmt.Println(err)
+	_, err = op2.NewSubset(even, []int32{4})
+	fmt.Println(err)
+	// Output:
+	// [2 4] [0 1 2 3 4 6] [0 2] [4 6] 0
+	// [1 1 2 1 3 0 2 0]
+	// op2: union of subset of set "cells" (4 of 8 elements) and subset of set "nodes" (1 of 8 elements): they are not subsets of one set
+	// op2: subset of subset of set "cells" (4 of 8 elements): index 4 (position 0) is outside the subset's positions [0,4)
+}
+
 // Renumbering a mesh whose numbering has lost its locality: five nodes on
 // a line, declared out of order, joined by four edges. Reverse
 // Cuthill–McKee on the nodes' graph numbers neighbours next to each other;

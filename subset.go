@@ -26,7 +26,9 @@ func (s *Set) iteration() (*Set, *Subset) { return s, nil }
 // is as in a loop over the whole set: Dats passed directly (Dat.Arg) live
 // on the parent set and the kernel gets the values of the parent element,
 // maps are maps from the parent set and the kernel gets the targets of the
-// parent element's row. Make one with NewSubset.
+// parent element's row. Make one with NewSubset, from a set or from a
+// subset (a subset of a subset, itself a subset of the underlying set),
+// or with Union, Intersection and Difference from two subsets of one set.
 //
 // A loop over a subset runs, on every backend, as the loop over a set of
 // the subset's elements in which each argument passed directly goes
@@ -51,29 +53,63 @@ type Subset struct {
 	derivedOffsets map[*int32]*core.Storage
 }
 
-// NewSubset declares the subset of set made of the elements indices. The
-// indices are copied, sorted and de-duplicated (a loop runs the kernel once
-// per element of the subset, in increasing order on the sequential
-// backend); every one must be an owned element of set, otherwise the error
-// names the index, its position in indices and the set. In distributed
-// runs (more than one MPI rank) NewSubset returns an error: subsets are not
-// supported there (see Subset).
-func NewSubset(set *Set, indices []int32) (*Subset, error) {
-	if set == nil {
+// NewSubset declares the subset of set made of the elements indices.
+// set is a *Set or a *Subset (PyOP2's Subset(superset, indices)).
+//
+// Of a *Set, every index must be an owned element of set. Of a *Subset
+// (a subset of a subset), the indices are positions in it, in
+// [0, parent.Size()): index i stands for the element parent.Indices()[i]
+// of the underlying set, and the result is a Subset of that set (its Set
+// is the underlying set, as PyOP2 flattens a subset's superset). Loops
+// over it, its derived maps and Renumber then work as for any subset of
+// the set. A position refers to the parent subset's indices at the time
+// of the call (Renumber changes them).
+//
+// An index out of range is an error naming the index, its position in
+// indices and the set or subset. The indices are copied, sorted and
+// de-duplicated (a loop runs the kernel once per element of the subset,
+// in increasing order on the sequential backend); none gives an empty
+// subset, over which loops run nothing. Union, Intersection and
+// Difference make subsets from two subsets of one set. In distributed
+// runs (more than one MPI rank) NewSubset returns an error: subsets are
+// not supported there (see Subset).
+func NewSubset(set IterationSet, indices []int32) (*Subset, error) {
+	var parent *Set
+	var super *Subset
+	if set != nil {
+		parent, super = set.iteration()
+	}
+	if parent == nil {
 		return nil, fmt.Errorf("op2: subset: set is nil")
 	}
 	if w, err := mpiWorld(); err != nil {
 		return nil, err
 	} else if w != nil && w.Size() > 1 {
-		return nil, fmt.Errorf("op2: subset of set %q: subsets are not supported in distributed runs (%d MPI ranks); run on one rank, or loop over the whole set and skip elements in the kernel", set.c.Name, w.Size())
+		return nil, fmt.Errorf("op2: subset of set %q: subsets are not supported in distributed runs (%d MPI ranks); run on one rank, or loop over the whole set and skip elements in the kernel", parent.c.Name, w.Size())
 	}
-	n := set.c.Owned
+	if super != nil {
+		pos := super.indicesCopy()
+		idx := make([]int32, len(indices))
+		for i, v := range indices {
+			if v < 0 || int(v) >= len(pos) {
+				return nil, fmt.Errorf("op2: subset of %v: index %d (position %d) is outside the subset's positions [0,%d)", super, v, i, len(pos))
+			}
+			idx[i] = pos[v]
+		}
+		return newSubset(parent, idx), nil
+	}
+	n := parent.c.Owned
 	for i, v := range indices {
 		if v < 0 || int(v) >= n {
-			return nil, fmt.Errorf("op2: subset of set %q: index %d (position %d) is outside the set's elements [0,%d)", set.c.Name, v, i, n)
+			return nil, fmt.Errorf("op2: subset of set %q: index %d (position %d) is outside the set's elements [0,%d)", parent.c.Name, v, i, n)
 		}
 	}
-	idx := slices.Clone(indices)
+	return newSubset(parent, slices.Clone(indices)), nil
+}
+
+// newSubset makes the subset of set made of the checked elements idx,
+// which it sorts and de-duplicates in place.
+func newSubset(set *Set, idx []int32) *Subset {
 	slices.Sort(idx)
 	idx = slices.Compact(idx)
 	sub := &Subset{parent: set, derived: map[*core.Map]*Map{}}
@@ -83,7 +119,110 @@ func NewSubset(set *Set, indices []int32) (*Subset, error) {
 	sub.ident = derivedMap(sub.iter, set, 1, idx, name)
 	sub.indices = sub.ident.c.Table
 	registerSubset(sub)
-	return sub, nil
+	return sub
+}
+
+// indicesCopy returns a copy of the subset's indices, read under mu
+// (Renumber changes them in place).
+func (sub *Subset) indicesCopy() []int32 {
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Clone(sub.indices)
+}
+
+// Union returns the subset of the elements in sub or in other (PyOP2's
+// a | b). other is a subset of the same set, or the set itself (all its
+// elements); otherwise the error names both.
+func (sub *Subset) Union(other IterationSet) (*Subset, error) {
+	return sub.combine("union", other, func(a, b []int32) []int32 {
+		out := make([]int32, 0, len(a)+len(b))
+		i, j := 0, 0
+		for i < len(a) && j < len(b) {
+			switch {
+			case a[i] < b[j]:
+				out = append(out, a[i])
+				i++
+			case a[i] > b[j]:
+				out = append(out, b[j])
+				j++
+			default:
+				out = append(out, a[i])
+				i, j = i+1, j+1
+			}
+		}
+		out = append(out, a[i:]...)
+		return append(out, b[j:]...)
+	})
+}
+
+// Intersection returns the subset of the elements in both sub and other
+// (PyOP2's a & b), which may be empty. other is a subset of the same set,
+// or the set itself; otherwise the error names both.
+func (sub *Subset) Intersection(other IterationSet) (*Subset, error) {
+	return sub.combine("intersection", other, func(a, b []int32) []int32 {
+		var out []int32
+		i, j := 0, 0
+		for i < len(a) && j < len(b) {
+			switch {
+			case a[i] < b[j]:
+				i++
+			case a[i] > b[j]:
+				j++
+			default:
+				out = append(out, a[i])
+				i, j = i+1, j+1
+			}
+		}
+		return out
+	})
+}
+
+// Difference returns the subset of the elements in sub and not in other
+// (PyOP2's a - b), which may be empty. other is a subset of the same set,
+// or the set itself; otherwise the error names both.
+func (sub *Subset) Difference(other IterationSet) (*Subset, error) {
+	return sub.combine("difference", other, func(a, b []int32) []int32 {
+		var out []int32
+		j := 0
+		for _, v := range a {
+			for j < len(b) && b[j] < v {
+				j++
+			}
+			if j == len(b) || b[j] != v {
+				out = append(out, v)
+			}
+		}
+		return out
+	})
+}
+
+// combine checks that sub and other are subsets of one set and returns
+// the subset of op's elements, op being given both sorted index lists.
+func (sub *Subset) combine(name string, other IterationSet, op func(a, b []int32) []int32) (*Subset, error) {
+	if sub == nil || sub.parent == nil {
+		return nil, fmt.Errorf("op2: %s of subsets: the subset is nil", name)
+	}
+	var set *Set
+	var o *Subset
+	if other != nil {
+		set, o = other.iteration()
+	}
+	if set == nil {
+		return nil, fmt.Errorf("op2: %s of %v and a nil set or subset", name, sub)
+	}
+	if set != sub.parent {
+		return nil, fmt.Errorf("op2: %s of %v and %v: they are not subsets of one set", name, sub, other)
+	}
+	var b []int32
+	if o != nil {
+		b = o.indicesCopy()
+	} else {
+		b = make([]int32, set.c.Owned)
+		for i := range b {
+			b[i] = int32(i)
+		}
+	}
+	return newSubset(set, op(sub.indicesCopy(), b)), nil
 }
 
 // derivedMap makes a map for a subset's loops, unchecked: its values come
@@ -111,7 +250,7 @@ func (sub *Subset) Name() string { return sub.iter.c.Name }
 // Size is the number of elements in the subset.
 func (sub *Subset) Size() int { return len(sub.indices) }
 
-// Set is the parent set.
+// Set is the parent set: for a subset of a subset, the underlying set.
 func (sub *Subset) Set() *Set { return sub.parent }
 
 // Indices returns a copy of the subset's elements, sorted, without
