@@ -116,6 +116,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/dynlib"
 	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/sigstack"
 )
@@ -152,15 +153,14 @@ type shim struct {
 	kspDestroy, reasonName                    unsafe.Pointer
 }
 
-var state struct {
+var state = struct {
 	sync.Mutex
-	lib       *library
-	failed    map[string]error // failed loads, by OP2_PETSC_LIBRARY's value
+	lib       dynlib.Once[library]
 	sh        *shim
 	w         *mpi.World
 	initErr   error // a failed initialisation: PETSc cannot be initialised again
 	finalized bool
-}
+}{lib: dynlib.Once[library]{What: "PETSc", Env: LibraryEnv, Unavailable: ErrUnavailable}}
 
 // candidates are the libraries tried for name (OP2_PETSC_LIBRARY's value,
 // or "" for the system's), newest first after Debian's.
@@ -194,29 +194,13 @@ func load() (*library, error) {
 }
 
 func loadLocked(name string) (*library, error) {
-	if l := state.lib; l != nil {
-		if name == "" || name == l.name {
-			return l, nil
+	return state.lib.Load(name, func(name string) (*library, string, error) {
+		l, err := open(name)
+		if err != nil {
+			return nil, "", err
 		}
-		return nil, fmt.Errorf("%w: %s=%s, but this process has already loaded PETSc from %s", ErrUnavailable, LibraryEnv, name, l.path)
-	}
-	if err, ok := state.failed[name]; ok {
-		return nil, err
-	}
-	l, err := open(name)
-	if err != nil {
-		if state.failed == nil {
-			state.failed = map[string]error{}
-		}
-		state.failed[name] = err
-		return nil, err
-	}
-	// Loading runs the library's (and its dependencies') initialisers,
-	// which may install signal handlers; the Go run time needs them on
-	// the alternate stack.
-	sigstack.Repair()
-	state.lib = l
-	return l, nil
+		return l, l.path, nil
+	})
 }
 
 func open(name string) (*library, error) {
@@ -309,20 +293,22 @@ func bind(path, name string, h unsafe.Pointer) (*library, error) {
 func Version() (version, path string) {
 	state.Lock()
 	defer state.Unlock()
-	if state.lib == nil {
+	l := state.lib.Loaded()
+	if l == nil {
 		return "", ""
 	}
-	return state.lib.version, state.lib.path
+	return l.version, l.path
 }
 
 // IntBytes is the loaded library's sizeof(PetscInt), or 0.
 func IntBytes() int {
 	state.Lock()
 	defer state.Unlock()
-	if state.lib == nil {
+	l := state.lib.Loaded()
+	if l == nil {
 		return 0
 	}
-	return state.lib.intBytes
+	return l.intBytes
 }
 
 // Init loads PETSc, builds the shim with w's MPI compiler wrapper and

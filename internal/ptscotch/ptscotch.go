@@ -73,9 +73,9 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/dynlib"
 	"github.com/goop2/op2/internal/jit"
 	"github.com/goop2/op2/internal/mpi"
-	"github.com/goop2/op2/internal/sigstack"
 )
 
 // ErrUnavailable is wrapped by the errors that say PT-Scotch cannot be
@@ -109,12 +109,11 @@ type shim struct {
 	part unsafe.Pointer // op2scotch_part
 }
 
-var state struct {
+var state = struct {
 	sync.Mutex
-	lib    *library
-	failed map[string]error // failed loads, by OP2_PTSCOTCH_LIBRARY's value
-	shim   *shim
-}
+	lib  dynlib.Once[library]
+	shim *shim
+}{lib: dynlib.Once[library]{What: "PT-Scotch", Env: libraryEnv, Unavailable: ErrUnavailable}}
 
 // Load loads PT-Scotch on this rank only, without communicating, and
 // returns nil when it can be used. A library once loaded stays loaded, and
@@ -128,28 +127,13 @@ func load() (*library, error) {
 	name := os.Getenv(libraryEnv)
 	state.Lock()
 	defer state.Unlock()
-	if l := state.lib; l != nil {
-		if name == "" || name == l.name {
-			return l, nil
+	return state.lib.Load(name, func(name string) (*library, string, error) {
+		l, err := open(name)
+		if err != nil {
+			return nil, "", err
 		}
-		return nil, fmt.Errorf("%w: %s=%s, but this process has already loaded PT-Scotch from %s", ErrUnavailable, libraryEnv, name, l.path)
-	}
-	if err, ok := state.failed[name]; ok {
-		return nil, err
-	}
-	l, err := open(name)
-	if err != nil {
-		if state.failed == nil {
-			state.failed = map[string]error{}
-		}
-		state.failed[name] = err
-		return nil, err
-	}
-	// The library's initialisation may have installed signal handlers;
-	// the Go run time needs them on the alternate stack.
-	sigstack.Repair()
-	state.lib = l
-	return l, nil
+		return l, l.path, nil
+	})
 }
 
 // candidate is a PT-Scotch library and its error-handling library (which

@@ -45,12 +45,12 @@ func TestLoad(t *testing.T) {
 // withoutLoaded runs f as if this process had loaded no PT-Scotch.
 func withoutLoaded(t *testing.T, f func()) {
 	state.Lock()
-	lib, failed := state.lib, state.failed
-	state.lib, state.failed = nil, nil
+	saved := state.lib
+	state.lib.Forget()
 	state.Unlock()
 	defer func() {
 		state.Lock()
-		state.lib, state.failed = lib, failed
+		state.lib = saved
 		state.Unlock()
 	}()
 	f()
