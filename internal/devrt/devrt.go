@@ -746,15 +746,39 @@ func MatVec(drv Driver, owner any, k Kernel, wg int, soa bool, m *exec.MatVec) e
 	return nil
 }
 
-// MatVecSpec is the device program a backend with options opts needs for
-// product m (see device.SpMVSource).
-func MatVecSpec(m *exec.MatVec, opts device.Options) device.SpMV {
-	return device.SpMV{Type: m.Values.Type, RDim: m.RDim, CDim: m.CDim,
-		XSoA: opts.SoA && device.SoAStorage(m.X), YSoA: opts.SoA && device.SoAStorage(m.Y), WorkGroupSize: opts.WorkGroupSize}
+// Products builds and keeps a backend's matrix-vector product kernels,
+// one per shape (device.SpMV): Mat.Mult of a shape already seen costs a
+// map lookup.
+type Products struct {
+	kernels map[device.SpMV]Kernel
 }
 
-// MatVecLoop is a stand-in loop naming product m's program in build
-// messages and caches.
-func MatVecLoop(m *exec.MatVec) *core.Loop {
-	return &core.Loop{Kernel: &core.Kernel{Name: "op2_mult"}, Set: &core.Set{Name: m.Name}}
+// Run computes product m (exec.MatVecer) with the kernel for its shape,
+// which build makes from device.SpMVSource in dialect d the first time
+// (build gets a stand-in loop naming the product, for its messages and
+// caches): on drv, for backend owner, with opts' layout and work-group
+// size.
+func (ps *Products) Run(drv Driver, owner any, d *device.Dialect, opts device.Options, m *exec.MatVec,
+	build func(l *core.Loop, src string) (Kernel, error)) error {
+	spec := device.SpMV{Type: m.Values.Type, RDim: m.RDim, CDim: m.CDim,
+		XSoA: opts.SoA && device.SoAStorage(m.X), YSoA: opts.SoA && device.SoAStorage(m.Y), WorkGroupSize: opts.WorkGroupSize}
+	k, ok := ps.kernels[spec]
+	if !ok {
+		src, err := device.SpMVSource(d, spec)
+		if err != nil {
+			return err
+		}
+		if k, err = build(&core.Loop{Kernel: &core.Kernel{Name: "op2_mult"}, Set: &core.Set{Name: m.Name}}, src); err != nil {
+			return err
+		}
+		if ps.kernels == nil {
+			ps.kernels = map[device.SpMV]Kernel{}
+		}
+		ps.kernels[spec] = k
+	}
+	wg := opts.WorkGroupSize
+	if wg == 0 {
+		wg = device.DefaultWorkGroupSize
+	}
+	return MatVec(drv, owner, k, wg, opts.SoA, m)
 }

@@ -65,13 +65,12 @@ func GenerateWith(l *core.Loop, sharedMem int, opts device.Options) (string, err
 const stubName = "op2_stub"
 
 type backend struct {
-	opts  device.Options
-	dev   *cu.Device
-	nv    *nvrtc.Library
-	drv   *driver
-	cache *cache.Dir
-	// products are the matrix-vector product kernels, by source.
-	products map[string]devrt.Kernel
+	opts     device.Options
+	dev      *cu.Device
+	nv       *nvrtc.Library
+	drv      *driver
+	cache    *cache.Dir
+	products devrt.Products // matrix-vector product kernels
 }
 
 func open(cfg *exec.Config) (exec.Backend, error) {

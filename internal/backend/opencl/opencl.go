@@ -59,7 +59,7 @@ type backend struct {
 	drv      *driver
 	cache    *cache.Dir
 	programs map[string]*sharedProgram // by source hash, within this context
-	products map[string]*cl.Kernel     // matrix-vector product kernels, by source
+	products devrt.Products            // matrix-vector product kernels
 }
 
 func deviceType(name string) (uint64, error) {
