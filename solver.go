@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 )
 
@@ -85,8 +86,8 @@ type SolveInfo struct {
 // are collective.
 type Solver struct {
 	opts SolverOptions
-	// The loops, made once: kernels by block dim.
-	kernels map[string]*Kernel
+	// The loops, made once: kernels by name and block dim.
+	kernels map[kernelKey]*Kernel
 	petsc   *petscSolver // with Package "petsc"
 }
 
@@ -126,7 +127,7 @@ func NewSolver(opts SolverOptions) (*Solver, error) {
 	if opts.Runtime == nil {
 		opts.Runtime = rt
 	}
-	s := &Solver{opts: opts, kernels: map[string]*Kernel{}}
+	s := &Solver{opts: opts, kernels: map[kernelKey]*Kernel{}}
 	if opts.Package == "petsc" {
 		petscState.Lock()
 		petscState.solvers++
@@ -136,10 +137,17 @@ func NewSolver(opts SolverOptions) (*Solver, error) {
 	return s, nil
 }
 
+// kernelKey names a solver kernel: each name has one parameter list and
+// body.
+type kernelKey struct {
+	name string
+	dim  int
+}
+
 // kernel returns the vector kernel name for dat dim dim, made the first
 // time: body is the loop over one element's dim values, k its index.
 func (s *Solver) kernel(name, params, body string, dim int) *Kernel {
-	key := fmt.Sprintf("%s/%d/%s/%s", name, dim, params, body)
+	key := kernelKey{name, dim}
 	if k, ok := s.kernels[key]; ok {
 		return k
 	}
@@ -208,7 +216,7 @@ type krylov struct {
 	set       *Set
 	dim       int
 	dot, coef *Global[float64]
-	dots      *Global[float64] // two products at once (cgStep, vecLoop)
+	dots      *Global[float64] // two products at once (vecLoop)
 	dinv      *Dat[float64]    // the inverse diagonal (Jacobi), or nil
 	info      SolveInfo
 	err       error // why more ended the solve, if it failed
@@ -265,33 +273,8 @@ func (k *krylov) precondition(r, z *Dat[float64]) error {
 	return k.r.ParLoop(mulK, k.set, k.dinv.Arg(Read), r.Arg(Read), z.Arg(Write))
 }
 
-// cgStep is the vector work of one conjugate gradient iteration after
-// q = A p, in one loop (one pass over the vectors instead of five):
-// x += α p, r -= α q, z = M⁻¹ r, and it returns r·r and r·z. Without a
-// preconditioner z is r: it is not written, and r·z is r·r. Each value
-// is computed as the separate operations (axpy, inner, precondition)
-// compute it, and the sums are made in the same order, so the results
-// are theirs.
-func (k *krylov) cgStep(alpha float64, p, q, x, r, z *Dat[float64]) (rr, rz float64, err error) {
-	k.coef.Data()[0] = alpha
-	k.dots.Data()[0], k.dots.Data()[1] = 0, 0
-	if k.dinv == nil {
-		stepK := k.s.kernel("cgstep", "const double *a, const double *p, const double *q, double *x, double *r, double *s",
-			"x[k] += a[0] * p[k]; r[k] += -a[0] * q[k]; s[0] += r[k] * r[k];", k.dim)
-		if err := k.r.ParLoop(stepK, k.set, k.coef.Arg(Read), p.Arg(Read), q.Arg(Read), x.Arg(RW), r.Arg(RW), k.dots.Arg(Inc)); err != nil {
-			return 0, 0, err
-		}
-		v := k.dots.DataRO()
-		return v[0], v[0], nil
-	}
-	stepK := k.s.kernel("cgstepj", "const double *a, const double *d, const double *p, const double *q, double *x, double *r, double *z, double *s",
-		"x[k] += a[0] * p[k]; r[k] += -a[0] * q[k]; z[k] = d[k] * r[k]; s[0] += r[k] * r[k]; s[1] += r[k] * z[k];", k.dim)
-	if err := k.r.ParLoop(stepK, k.set, k.coef.Arg(Read), k.dinv.Arg(Read), p.Arg(Read), q.Arg(Read), x.Arg(RW), r.Arg(RW), z.Arg(Write), k.dots.Arg(Inc)); err != nil {
-		return 0, 0, err
-	}
-	v := k.dots.DataRO()
-	return v[0], v[1], nil
-}
+// preRE finds vecLoop's PRE(z, s).
+var preRE = regexp.MustCompile(`PRE\((\w+), (\w+)\)`)
 
 // vecArg is a vector of a fused loop: its name in the kernel's body,
 // the Dat and how the loop accesses it.
@@ -306,14 +289,16 @@ type vecArg struct {
 // body may add into acc[0] and acc[1], whose sums it returns. Fused
 // loops compute each value as the separate operations (axpy, combine,
 // inner, precondition) compute it, with sums in the same order, so the
-// results are theirs. In body, ZS stands for "z[k] = d[k] * s[k];" with
-// the preconditioner and for nothing without (then z is s). A Dat among
-// args twice is passed once, its second name an alias of the first.
+// results are theirs. In body, PRE(z, s) stands for "z[k] = d[k] *
+// s[k];" with the preconditioner and for nothing without (then the
+// caller passes s as z). A Dat among args twice is passed once, its
+// second name an alias of the first. Each name must have one body (the
+// kernels are kept by name).
 func (k *krylov) vecLoop(name string, coefs []float64, body string, args []vecArg) ([]float64, error) {
 	params := "const double *a"
 	loopArgs := []Arg{k.coef.Arg(Read)}
 	seen := map[*Dat[float64]]string{}
-	zs, alias := "", ""
+	alias := ""
 	for _, v := range args {
 		c := ""
 		if v.acc == Read {
@@ -328,14 +313,15 @@ func (k *krylov) vecLoop(name string, coefs []float64, body string, args []vecAr
 		loopArgs = append(loopArgs, v.dat.Arg(v.acc))
 	}
 	body = alias + body
-	if strings.Contains(body, "ZS") {
+	if preRE.MatchString(body) {
+		pre := ""
 		if k.dinv != nil {
-			zs = "z[k] = d[k] * s[k];"
+			pre = "$1[k] = d[k] * $2[k];"
 			params += ", const double *d"
 			loopArgs = append(loopArgs, k.dinv.Arg(Read))
 			name += "j"
 		}
-		body = strings.ReplaceAll(body, "ZS", zs)
+		body = preRE.ReplaceAllString(body, pre)
 	}
 	params += ", double *acc"
 	loopArgs = append(loopArgs, k.dots.Arg(Inc))
@@ -448,18 +434,21 @@ func (k *krylov) cg(x, b *Dat[float64]) (SolveInfo, error) {
 			return k.info, fmt.Errorf("%w; the matrix is not symmetric positive definite", k.breakdown("conjugate gradients", "p·Ap", pq))
 		}
 		alpha := rz / pq
-		rr, rzNew, err := k.cgStep(alpha, p, q, x, r, z)
-		if err != nil {
-			return k.info, err
-		}
-		k.info.Iterations++
-		k.info.Residual = math.Sqrt(rr)
-		// β = (r·z)new/(r·z)old; p = z + β p (z is r without a
-		// preconditioner).
+		// z is r without a preconditioner.
 		zr := z
 		if k.dinv == nil {
 			zr = r
 		}
+		dots, err := k.vecLoop("cgstep", []float64{alpha, -alpha},
+			"x[k] += a[0] * p[k]; r[k] += a[1] * q[k]; PRE(z, r) acc[0] += r[k] * r[k]; acc[1] += r[k] * z[k];",
+			[]vecArg{{"p", p, Read}, {"q", q, Read}, {"x", x, RW}, {"r", r, RW}, {"z", zr, Write}})
+		if err != nil {
+			return k.info, err
+		}
+		rr, rzNew := dots[0], dots[1]
+		k.info.Iterations++
+		k.info.Residual = math.Sqrt(rr)
+		// β = (r·z)new/(r·z)old; p = z + β p.
 		if err := k.combine(zr, rzNew/rz, p, p); err != nil {
 			return k.info, err
 		}
@@ -511,7 +500,7 @@ func (k *krylov) bicgstab(x, b *Dat[float64]) (SolveInfo, error) {
 		if k.dinv == nil {
 			z = sv
 		}
-		ss, err := k.vecLoop("bicgs", []float64{alpha, -alpha}, "s[k] = r[k] + a[1] * v[k]; x[k] += a[0] * y[k]; ZS acc[0] += s[k] * s[k];",
+		ss, err := k.vecLoop("bicgs", []float64{alpha, -alpha}, "s[k] = r[k] + a[1] * v[k]; x[k] += a[0] * y[k]; PRE(z, s) acc[0] += s[k] * s[k];",
 			[]vecArg{{"r", r, Read}, {"v", v, Read}, {"y", y, Read}, {"x", x, RW}, {"s", sv, Write}, {"z", z, Write}})
 		if err != nil {
 			return k.info, err
