@@ -590,10 +590,13 @@ func checkMatArg(backend string, set *Set, a *core.Arg, sp *Sparsity) string {
 // (rows × columns × value size): the generated code keeps it on the stack.
 const MaxElementMatrixBytes = 1 << 16
 
-// MaxDeviceElementMatrixBytes bounds the element matrix of a matrix
-// argument on the device backends (opencl, cuda), where every work item
-// keeps one in private memory (registers on a GPU): 1024 float64 values,
-// a P3 tetrahedron's 20×20 with room to spare.
+// MaxDeviceElementMatrixBytes bounds the element matrices of a loop on
+// the device backends (opencl, cuda), where every work item keeps them
+// in private memory (registers on a GPU): 1024 float64 values, a P3
+// tetrahedron's 20×20 with room to spare. A loop is refused when one
+// matrix argument exceeds it; the device generator also bounds all its
+// matrix arguments together, and a work group's worth of them (see
+// device.MaxGroupElementMatrixBytes), saying which work-group size fits.
 const MaxDeviceElementMatrixBytes = device.MaxElementMatrixBytes
 
 // rowEntries sorts a row's columns and values together.

@@ -134,25 +134,8 @@ func (sub *Subset) indicesCopy() []int32 {
 // a | b). other is a subset of the same set, or the set itself (all its
 // elements); otherwise the error names both.
 func (sub *Subset) Union(other IterationSet) (*Subset, error) {
-	return sub.combine("union", other, func(a, b []int32) []int32 {
-		out := make([]int32, 0, len(a)+len(b))
-		i, j := 0, 0
-		for i < len(a) && j < len(b) {
-			switch {
-			case a[i] < b[j]:
-				out = append(out, a[i])
-				i++
-			case a[i] > b[j]:
-				out = append(out, b[j])
-				j++
-			default:
-				out = append(out, a[i])
-				i, j = i+1, j+1
-			}
-		}
-		out = append(out, a[i:]...)
-		return append(out, b[j:]...)
-	})
+	// newSubset sorts and de-duplicates the two lists together.
+	return sub.combine("union", other, func(a, b []int32) []int32 { return append(a, b...) })
 }
 
 // Intersection returns the subset of the elements in both sub and other
