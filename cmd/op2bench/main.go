@@ -262,6 +262,16 @@ func shortIters(iters, probe int, budget, perIter float64) int {
 	return max(min(n, iters), min(probe, iters))
 }
 
+// printTarget prints one target line: what, the ratio v against the
+// target t (at most t when atMost, else at least) and the verdict.
+func printTarget(out io.Writer, what string, v, t float64, atMost bool) {
+	op := ">="
+	if atMost {
+		op = "<="
+	}
+	fmt.Fprintf(out, "    %-50s %6.2fx  (target %s %.2fx)  %s\n", what, v, op, t, verdict(v, t, atMost))
+}
+
 // verdict says whether v meets a target: at most target when atMost,
 // else at least target.
 func verdict(v, target float64, atMost bool) string {
@@ -421,13 +431,7 @@ func localityAndTuning(out io.Writer, m *mesh.Mesh, iters, threads, rounds int, 
 	}
 
 	fmt.Fprintln(out, "  targets")
-	target := func(what string, v, t float64, atMost bool) {
-		op := ">="
-		if atMost {
-			op = "<="
-		}
-		fmt.Fprintf(out, "    %-50s %6.2fx  (target %s %.2fx)  %s\n", what, v, op, t, verdict(v, t, atMost))
-	}
+	target := func(what string, v, t float64, atMost bool) { printTarget(out, what, v, t, atMost) }
 	for _, r := range many {
 		if r.variant == "ordered" || r.variant == "ordered tuned" {
 			target(r.name()+": time/bound", r.timeOverBound(), 1.3, true)

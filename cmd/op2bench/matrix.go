@@ -185,13 +185,7 @@ func matrixSection(out io.Writer, n, rounds, threads int, triad1, triadN float64
 	fmt.Fprintf(out, "   (MatZeroRows on the boundary rows), one process, timed in the assembly program's runs)\n\n")
 
 	fmt.Fprintln(out, "  targets")
-	target := func(what string, v, t float64, atMost bool) {
-		op := ">="
-		if atMost {
-			op = "<="
-		}
-		fmt.Fprintf(out, "    %-50s %6.2fx  (target %s %.2fx)  %s\n", what, v, op, t, verdict(v, t, atMost))
-	}
+	target := func(what string, v, t float64, atMost bool) { printTarget(out, what, v, t, atMost) }
 	if petsc != nil {
 		target("assembly, GoOP2 sequential / PETSc", median(asmSecs[0])/median(petscSecs), 0.5, true)
 		target("assembly, GoOP2 openmp 1 / PETSc", median(asmSecs[1])/median(petscSecs), 0.5, true)
