@@ -21,7 +21,8 @@ import (
 // (fine nodes, coarse nodes, edges, a boundary set and a set of two
 // elements, fewer than the ranks), maps between them (edges to fine nodes,
 // fine to coarse nodes and back, boundary to fine nodes, the tiny set to
-// coarse nodes), random sequences of loops over every access mode and
+// coarse nodes, and two maps composed of those with NewComposedMap before
+// Partition), random sequences of loops over every access mode and
 // argument kind (direct, through one map column, through every column,
 // Globals, index arguments, optional arguments on and off), with host
 // changes between loops (Data on the ranks owning some elements only,
@@ -45,6 +46,7 @@ type rmap struct {
 	name, from, to string
 	arity          int
 	table          []int32
+	composed       []int // a composed map's maps (indices, outer first); nil for the others
 }
 
 var rsets = []string{"fine", "coarse", "edges", "bnd", "tiny"}
@@ -82,6 +84,19 @@ func randomMPIMesh(seed uint64) *rmesh {
 	add("c2f", "coarse", "fine", 4, func(e, j int) int32 { return near(4*e + j) })
 	add("b2f", "bnd", "fine", 1, func(e, j int) int32 { return int32(rng.IntN(nf)) })
 	add("t2c", "tiny", "coarse", 2, func(e, j int) int32 { return int32(rng.IntN(nc)) })
+	// Composed maps (NewComposedMap before Partition): edges to coarse
+	// nodes through the fine ones, and coarse to coarse through the
+	// four fine nodes each prolongs to.
+	compose := func(name string, outer, inner int) {
+		o, in := m.maps[outer], m.maps[inner]
+		mp := rmap{name: name, from: in.from, to: o.to, arity: in.arity * o.arity, composed: []int{outer, inner}}
+		for _, t := range in.table {
+			mp.table = append(mp.table, o.table[int(t)*o.arity:(int(t)+1)*o.arity]...)
+		}
+		m.maps = append(m.maps, mp)
+	}
+	compose("e2c", 1, 0)
+	compose("c2c", 1, 2)
 	return m
 }
 
@@ -309,6 +324,14 @@ func runRandomMPI(t *testing.T, meshSeed uint64, seqSeeds []uint64, partitioner 
 	maps := make([]*op2.Map, len(m.maps))
 	for k, mp := range m.maps {
 		lo, hi := part(m.sizes[mp.from])
+		if mp.composed != nil {
+			// Collective: each rank fetches the rows its block needs.
+			maps[k] = must(op2.NewComposedMap(mp.name, maps[mp.composed[0]], maps[mp.composed[1]]))
+			if got, want := maps[k].Values(), mp.table[lo*mp.arity:hi*mp.arity]; !slices.Equal(got, want) {
+				t.Fatalf("rank %d: composed map %s: block %v, want %v", r, mp.name, got, want)
+			}
+			continue
+		}
 		maps[k] = must(op2.NewMap(sets[mp.from], sets[mp.to], mp.arity, mp.table[lo*mp.arity:hi*mp.arity], mp.name))
 	}
 	lo, hi := part(m.sizes["fine"])
@@ -345,6 +368,18 @@ func runRandomMPI(t *testing.T, meshSeed uint64, seqSeeds []uint64, partitioner 
 	}
 	if _, err := op2.Partition(p); err != nil {
 		t.Fatal(err)
+	}
+	for k, mp := range m.maps {
+		if mp.composed == nil {
+			continue
+		}
+		// The composed maps were distributed like the others.
+		if got := must(maps[k].Gather()); r == 0 && !slices.Equal(got, mp.table) {
+			t.Fatalf("composed map %s gathered after Partition: %v, want %v", mp.name, got, mp.table)
+		}
+		if _, err := op2.NewComposedMap("late", maps[mp.composed[0]], maps[mp.composed[1]]); ranks > 1 && (err == nil || !strings.Contains(err.Error(), `composed map "late" declared after Partition`)) {
+			t.Fatalf("rank %d: a composed map declared after Partition: %v", r, err)
+		}
 	}
 	decl := map[string][]int32{}
 	for name, s := range sets {
