@@ -499,17 +499,20 @@ func runRandomSequence(t *testing.T, m *rmesh, sets map[string]*op2.Set, opmaps 
 // randomMatrix assembles, from the sequence's final data, a matrix on the
 // fine nodes through the edges (their map permuted) and the boundary map (element values that
 // depend on the Dats, small integers: exact in any order), multiplies it
-// with fine.a, and records the nonzeros (rank 0: the whole matrix, as
+// with fine.a, and does the same on the coarse nodes through the composed
+// map c2c, and records the nonzeros (rank 0: the whole matrix, as
 // row, column, value triples in the declared numbering) and the product
 // in out. Every rank calls it: Dense, Mult and Gather are collective.
 func randomMatrix(t *testing.T, sets map[string]*op2.Set, opmaps []*op2.Map, f map[string]*op2.Dat[float64], out map[string][]float64) {
-	var e2f, b2f *op2.Map
+	var e2f, b2f, c2c *op2.Map
 	for _, mp := range opmaps {
 		switch mp.Name() {
 		case "e2f":
 			e2f = mp
 		case "b2f":
 			b2f = mp
+		case "c2c":
+			c2c = mp
 		}
 	}
 	fine := sets["fine"]
@@ -539,6 +542,29 @@ func randomMatrix(t *testing.T, sets map[string]*op2.Set, opmaps []*op2.Map, f m
 	}
 	if op2.Rank() == 0 {
 		out["matrix"] = nz
+	}
+	// A matrix on the coarse nodes through the composed map c2c, whose
+	// rows repeat nodes (entries of one element add up).
+	spc := must(op2.NewSparsity(sets["coarse"], 1, sets["coarse"], 1, []op2.MapPair{{Row: c2c, Col: c2c}}, "rspc"))
+	C := must(op2.NewMat[float64](spc, "rC"))
+	cmat := op2.NewKernel(`void cmat(const double **a, double *A) {
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 4; j++) A[i * 4 + j] = (i == j ? 4 : -1) + a[i][0] - 2 * a[j][0];
+}`, "cmat")
+	check(t, op2.ParLoop(cmat, sets["coarse"], f["coarse.a"].ArgVec(op2.Read, c2c), C.Arg(op2.Inc, c2c, c2c)))
+	yc := must(op2.NewDat[float64](sets["coarse"], 1, nil, "ryc"))
+	check(t, C.Mult(must(f["coarse.a"].Clone("rca")), yc))
+	out["composed matrix y"] = must(yc.Gather())
+	nz = nil
+	for i, row := range must(C.Dense()) {
+		for j, v := range row {
+			if v != 0 {
+				nz = append(nz, float64(i), float64(j), v)
+			}
+		}
+	}
+	if op2.Rank() == 0 {
+		out["composed matrix"] = nz
 	}
 }
 
