@@ -1,6 +1,7 @@
 package op2_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -119,4 +120,43 @@ func TestComposedMapRenumber(t *testing.T) {
 	if got, want := must(before.Gather()), compose(f2nTab, 2, c2fTab); !slices.Equal(got, want) {
 		t.Errorf("Gather of the composed map: %v, want the declared composition %v", got, want)
 	}
+}
+
+// A composed map in PyOP2's order: NewComposedMap(name, faceNodes,
+// cellFaces) goes from cells to nodes, each cell's two faces expanded
+// into their two nodes. The table is made once; loops and sparsities use
+// it like any map.
+func ExampleNewComposedMap() {
+	cells, _ := op2.NewSet(2, "cells")
+	faces, _ := op2.NewSet(3, "faces")
+	nodes, _ := op2.NewSet(4, "nodes")
+	cellFaces, _ := op2.NewMap(cells, faces, 2, []int32{0, 1, 1, 2}, "cellFaces")
+	faceNodes, _ := op2.NewMap(faces, nodes, 2, []int32{0, 1, 1, 2, 2, 3}, "faceNodes")
+	cellNodes, err := op2.NewComposedMap("cellNodes", faceNodes, cellFaces)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(cellNodes.From().Name(), cellNodes.To().Name(), cellNodes.Arity(), cellNodes.Values())
+
+	x, _ := op2.NewDat(nodes, 1, []float64{1, 10, 100, 1000}, "x")
+	sum, _ := op2.NewDat[float64](cells, 1, nil, "sum")
+	k := op2.NewKernel(`void add(const double **x, double *s) {
+  double t = 0;
+  for (int i = 0; i < 4; i++) t += *x[i];
+  *s = t;
+}`, "add")
+	if err := op2.ParLoop(k, cells, x.ArgVec(op2.Read, cellNodes), sum.Arg(op2.Write)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(sum.Data())
+
+	// The maps must chain: faceNodes does not go to the cells.
+	_, err = op2.NewComposedMap("wrong", cellFaces, faceNodes)
+	fmt.Println(err)
+	// Output:
+	// cells nodes 4 [0 1 1 2 1 2 2 3]
+	// [121 1210]
+	// op2: composed map "wrong": map "faceNodes" goes to set "nodes", but map "cellFaces", which comes before it, goes from set "cells" (each map must go to the set the one before it comes from)
 }
