@@ -279,7 +279,8 @@ func composeTables(maps []*Map, what string, distributing bool) ([]int32, error)
 		m := maps[i]
 		k := m.c.Arity
 		if distributing {
-			rows, err := dist.BlockRows(rt.dist.world, m.c.Table, k, table, fmt.Sprintf("%s: rows of map %q", what, m.c.Name))
+			at := fmt.Sprintf("%s: map %q at the entries through map %q (elements of set %q)", what, m.c.Name, maps[i+1].c.Name, m.c.From.Name)
+			rows, err := dist.BlockRows(rt.dist.world, m.c.Table, k, table, at)
 			if err != nil {
 				return nil, mpiFatal(fmt.Errorf("op2: %w", err))
 			}
