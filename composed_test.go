@@ -22,7 +22,7 @@ func compose(outer []int32, ko int, inner []int32) []int32 {
 // TestComposedMap checks composed maps' values against PyOP2's tests of
 // ComposedMap (two and three maps, nested either way, an inner permuted
 // map) and general arities, runs PyOP2's copy loop through one on every
-// backend, and checks that bad compositions are refused naming the maps
+// backend, over the set and over a subset, and checks that bad compositions are refused naming the maps
 // and sets. (internal/backendtest's ComposedMap compares loops and
 // matrices through a composed map with an explicit one on every backend,
 // and TestMPIRandomAgreesWithOneRank composes maps before Partition.)
@@ -72,6 +72,12 @@ func TestComposedMap(t *testing.T) {
 		check(t, op2.ParLoop(k, setB, datB.ArgVec(op2.Write, mapB), datA.ArgVec(op2.Read, a0a1)))
 		if got, want := datB.DataRO(), []float64{.6, .7, .2, .3, .4, .5}; !slices.Equal(got, want) {
 			t.Errorf("datB = %v, want %v", got, want)
+		}
+		// Over a subset (PyOP2's subset case): element 1 only.
+		check(t, datB.Zero())
+		check(t, op2.ParLoop(k, must(op2.NewSubset(setB, []int32{1})), datB.ArgVec(op2.Write, mapB), datA.ArgVec(op2.Read, a0a1)))
+		if got, want := datB.DataRO(), []float64{0, 0, .2, .3, 0, 0}; !slices.Equal(got, want) {
+			t.Errorf("over a subset: datB = %v, want %v", got, want)
 		}
 	})
 
