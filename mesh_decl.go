@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
 )
 
 // Set is a collection of mesh elements (nodes, edges, cells) that loops run
@@ -170,4 +172,126 @@ func NewPermutedMap(m *Map, perm []int, name string) (*Map, error) {
 		return derivedMap(setOf(m.c.From), setOf(m.c.To), ar, values, name), nil
 	}
 	return NewMap(setOf(m.c.From), setOf(m.c.To), ar, values, name)
+}
+
+// NewComposedMap declares the composition of maps (PyOP2's ComposedMap),
+// given in PyOP2's order, the order of function composition: the last map
+// goes from the new map's source set, each map goes to the set the one
+// before it comes from, and the first map goes to the new map's target
+// set. For two maps, NewComposedMap(name, outer, inner), with inner from
+// S1 to S2 of arity ki and outer from S2 to S3 of arity ko, gives the map
+// from S1 to S3 of arity ki×ko whose entry i×ko+j of element e is outer's
+// entry j of element inner[e][i]: each of inner's entries expands into
+// outer's row for it, in inner's order. PyOP2 asks every map but the
+// first to have arity 1, which makes the arity the first map's; GoOP2
+// allows any arities, whose product may be at most MaxDim.
+//
+// The composition is evaluated once, here, into a plain table: the map
+// may be used wherever a map declared with NewMap may, in loops, in
+// sparsities, and it follows Partition and Renumber like any map. Under
+// MPI it must be declared before Partition, by every rank (it is
+// collective then: each rank fetches the rows of the outer maps that its
+// block's entries name from the ranks that declared them), so that
+// Partition builds the halos that loops through it need; after Partition
+// it is refused. A nil map, fewer than two maps, or maps whose sets do not
+// chain are errors naming the maps and the sets.
+func NewComposedMap(name string, maps ...*Map) (*Map, error) {
+	arity, table, err := composedTable(fmt.Sprintf("composed map %q", name), maps)
+	if err != nil {
+		return nil, err
+	}
+	return NewMap(setOf(maps[len(maps)-1].c.From), setOf(maps[0].c.To), arity, table, name)
+}
+
+// composedTable checks NewComposedMap's maps and evaluates their
+// composition: its arity and table.
+func composedTable(what string, maps []*Map) (int, []int32, error) {
+	arity, err := checkComposed(what, maps)
+	w, werr := mpiWorld()
+	if werr != nil {
+		return 0, nil, werr
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	distributing := w != nil && w.Size() > 1 && !rt.dist.partitioned()
+	switch {
+	case distributing:
+		// Collective: a rank that refuses the maps says so to every
+		// rank before any rows move.
+		if err := mpiFatal(dist.AgreeStep(w, what, err)); err != nil {
+			return 0, nil, fmt.Errorf("op2: %w", err)
+		}
+	case err != nil:
+		return 0, nil, err
+	case rt.dist.partitioned():
+		return 0, nil, fmt.Errorf("op2: %s declared after Partition: compose maps before op2.Partition, which then builds the halos that loops through the composed map need", what)
+	}
+	table, err := composeTables(maps, what, distributing)
+	return arity, table, err
+}
+
+// checkComposed checks NewComposedMap's maps and returns the composed
+// map's arity.
+func checkComposed(what string, maps []*Map) (int, error) {
+	if len(maps) < 2 {
+		return 0, fmt.Errorf("op2: %s: %d maps given; a composition needs at least two", what, len(maps))
+	}
+	arity := 1
+	for i, m := range maps {
+		if m == nil {
+			return 0, fmt.Errorf("op2: %s: map %d of %d is nil", what, i, len(maps))
+		}
+		if i > 0 && m.c.To != maps[i-1].c.From {
+			return 0, fmt.Errorf("op2: %s: map %q goes to set %q, but map %q, which comes before it, goes from set %q (each map must go to the set the one before it comes from)",
+				what, m.c.Name, m.c.To.Name, maps[i-1].c.Name, maps[i-1].c.From.Name)
+		}
+		if arity *= m.c.Arity; arity > MaxDim {
+			return 0, fmt.Errorf("op2: %s: its arity, the product of the maps' arities %s, exceeds the largest allowed, %d (op2.MaxDim)", what, arities(maps[:i+1]), MaxDim)
+		}
+	}
+	// The table's size, checked before it is made.
+	from, to := maps[len(maps)-1].c.From, maps[0].c.To
+	if _, err := checkShape(fmt.Sprintf("%s from %q to %q", what, from.Name, to.Name), "arity", from.Total, arity, 4); err != nil {
+		return 0, err
+	}
+	return arity, nil
+}
+
+// arities lists the maps' arities for messages, as "2×1×3".
+func arities(maps []*Map) string {
+	s := ""
+	for i, m := range maps {
+		if i > 0 {
+			s += "×"
+		}
+		s += fmt.Sprint(m.c.Arity)
+	}
+	return s
+}
+
+// composeTables evaluates the composition of maps (NewComposedMap's
+// order), innermost first: each map's rows replace the entries so far.
+// Before Partition on several ranks the entries are global numbers and
+// the rows come from the ranks whose blocks hold them (collective).
+func composeTables(maps []*Map, what string, distributing bool) ([]int32, error) {
+	table := slices.Clone(maps[len(maps)-1].c.Table)
+	for i := len(maps) - 2; i >= 0; i-- {
+		m := maps[i]
+		k := m.c.Arity
+		if distributing {
+			at := fmt.Sprintf("%s: map %q at the entries through map %q (elements of set %q)", what, m.c.Name, maps[i+1].c.Name, m.c.From.Name)
+			rows, err := dist.BlockRows(rt.dist.world, m.c.Table, k, table, at)
+			if err != nil {
+				return nil, mpiFatal(fmt.Errorf("op2: %w", err))
+			}
+			table = rows
+			continue
+		}
+		rows := make([]int32, 0, len(table)*k)
+		for _, t := range table {
+			rows = append(rows, m.c.Table[int(t)*k:(int(t)+1)*k]...)
+		}
+		table = rows
+	}
+	return table, nil
 }

@@ -87,6 +87,41 @@ func TestMPIErrors(t *testing.T) {
 			want: []string{"declared after Partition"},
 		},
 		{
+			name: "composed-map-refused-on-one-rank",
+			ranks: func(t *testing.T) error {
+				nodes, m := declareRing(t, 8)
+				inner := nodeEdges(nodes, m, 0)
+				if op2.Rank() == 1 {
+					inner = nil
+				}
+				_, err := op2.NewComposedMap("ring2", m, inner)
+				return err
+			},
+			want: []string{`op2: rank 1: composed map "ring2": map 1 of 2 is nil`},
+		},
+		{
+			name: "composed-map-entry-outside",
+			ranks: func(t *testing.T) error {
+				nodes, m := declareRing(t, 8)
+				// Global numbers are checked by Partition; composing looks
+				// them up first.
+				_, err := op2.NewComposedMap("ring far", m, nodeEdges(nodes, m, 1000))
+				return err
+			},
+			want: []string{`op2: rank 1: composed map "ring far": map "ring" at the entries through map "n2e" (elements of set "edges"): entry 3 is 1000, outside the set [0,16)`},
+		},
+		{
+			name: "composed-map-after-partition",
+			ranks: func(t *testing.T) error {
+				nodes, m := declareRing(t, 8)
+				n2e := nodeEdges(nodes, m, 0)
+				must(op2.Partition(op2.BlockPartitioner()))
+				_, err := op2.NewComposedMap("late", m, n2e)
+				return err
+			},
+			want: []string{`op2: composed map "late" declared after Partition: compose maps before op2.Partition`},
+		},
+		{
 			name: "mpicc-missing",
 			env:  []string{"MPICC=/nonexistent/mpicc"},
 			ranks: func(t *testing.T) error {
@@ -229,6 +264,20 @@ func declareRing(t *testing.T, n int) (*op2.Set, *op2.Map) {
 		m = append(m, int32(i), int32((i+1)%total))
 	}
 	return nodes, must(op2.NewMap(edges, nodes, 2, m, "ring"))
+}
+
+// nodeEdges declares, after declareRing, the map from each node to the
+// edge of its number, in the global numbering; on rank 1 the entry of its
+// node 3 is bad instead, when bad is not 0.
+func nodeEdges(nodes *op2.Set, ring *op2.Map, bad int32) *op2.Map {
+	tab := make([]int32, nodes.Size())
+	for i := range tab {
+		tab[i] = int32(op2.Rank()*nodes.Size() + i)
+	}
+	if bad != 0 && op2.Rank() == 1 {
+		tab[3] = bad
+	}
+	return must(op2.NewMap(nodes, ring.From(), 1, tab, "n2e"))
 }
 
 // TestSignalHandlersSurviveMPIAndOpenCL: after MPI starts (Open MPI's

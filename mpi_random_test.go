@@ -21,7 +21,8 @@ import (
 // (fine nodes, coarse nodes, edges, a boundary set and a set of two
 // elements, fewer than the ranks), maps between them (edges to fine nodes,
 // fine to coarse nodes and back, boundary to fine nodes, the tiny set to
-// coarse nodes), random sequences of loops over every access mode and
+// coarse nodes, and two maps composed of those with NewComposedMap before
+// Partition), random sequences of loops over every access mode and
 // argument kind (direct, through one map column, through every column,
 // Globals, index arguments, optional arguments on and off), with host
 // changes between loops (Data on the ranks owning some elements only,
@@ -45,6 +46,7 @@ type rmap struct {
 	name, from, to string
 	arity          int
 	table          []int32
+	composed       []int // a composed map's maps (indices, outer first); nil for the others
 }
 
 var rsets = []string{"fine", "coarse", "edges", "bnd", "tiny"}
@@ -82,6 +84,19 @@ func randomMPIMesh(seed uint64) *rmesh {
 	add("c2f", "coarse", "fine", 4, func(e, j int) int32 { return near(4*e + j) })
 	add("b2f", "bnd", "fine", 1, func(e, j int) int32 { return int32(rng.IntN(nf)) })
 	add("t2c", "tiny", "coarse", 2, func(e, j int) int32 { return int32(rng.IntN(nc)) })
+	// Composed maps (NewComposedMap before Partition): edges to coarse
+	// nodes through the fine ones, and coarse to coarse through the
+	// four fine nodes each prolongs to.
+	compose := func(name string, outer, inner int) {
+		o, in := m.maps[outer], m.maps[inner]
+		mp := rmap{name: name, from: in.from, to: o.to, arity: in.arity * o.arity, composed: []int{outer, inner}}
+		for _, t := range in.table {
+			mp.table = append(mp.table, o.table[int(t)*o.arity:(int(t)+1)*o.arity]...)
+		}
+		m.maps = append(m.maps, mp)
+	}
+	compose("e2c", 1, 0)
+	compose("c2c", 1, 2)
 	return m
 }
 
@@ -309,6 +324,14 @@ func runRandomMPI(t *testing.T, meshSeed uint64, seqSeeds []uint64, partitioner 
 	maps := make([]*op2.Map, len(m.maps))
 	for k, mp := range m.maps {
 		lo, hi := part(m.sizes[mp.from])
+		if mp.composed != nil {
+			// Collective: each rank fetches the rows its block needs.
+			maps[k] = must(op2.NewComposedMap(mp.name, maps[mp.composed[0]], maps[mp.composed[1]]))
+			if got, want := maps[k].Values(), mp.table[lo*mp.arity:hi*mp.arity]; !slices.Equal(got, want) {
+				t.Fatalf("rank %d: composed map %s: block %v, want %v", r, mp.name, got, want)
+			}
+			continue
+		}
 		maps[k] = must(op2.NewMap(sets[mp.from], sets[mp.to], mp.arity, mp.table[lo*mp.arity:hi*mp.arity], mp.name))
 	}
 	lo, hi := part(m.sizes["fine"])
@@ -345,6 +368,18 @@ func runRandomMPI(t *testing.T, meshSeed uint64, seqSeeds []uint64, partitioner 
 	}
 	if _, err := op2.Partition(p); err != nil {
 		t.Fatal(err)
+	}
+	for k, mp := range m.maps {
+		if mp.composed == nil {
+			continue
+		}
+		// The composed maps were distributed like the others.
+		if got := must(maps[k].Gather()); r == 0 && !slices.Equal(got, mp.table) {
+			t.Fatalf("composed map %s gathered after Partition: %v, want %v", mp.name, got, mp.table)
+		}
+		if _, err := op2.NewComposedMap("late", maps[mp.composed[0]], maps[mp.composed[1]]); ranks > 1 && (err == nil || !strings.Contains(err.Error(), `composed map "late" declared after Partition`)) {
+			t.Fatalf("rank %d: a composed map declared after Partition: %v", r, err)
+		}
 	}
 	decl := map[string][]int32{}
 	for name, s := range sets {
@@ -464,17 +499,20 @@ func runRandomSequence(t *testing.T, m *rmesh, sets map[string]*op2.Set, opmaps 
 // randomMatrix assembles, from the sequence's final data, a matrix on the
 // fine nodes through the edges (their map permuted) and the boundary map (element values that
 // depend on the Dats, small integers: exact in any order), multiplies it
-// with fine.a, and records the nonzeros (rank 0: the whole matrix, as
+// with fine.a, and does the same on the coarse nodes through the composed
+// map c2c, and records the nonzeros (rank 0: the whole matrix, as
 // row, column, value triples in the declared numbering) and the product
 // in out. Every rank calls it: Dense, Mult and Gather are collective.
 func randomMatrix(t *testing.T, sets map[string]*op2.Set, opmaps []*op2.Map, f map[string]*op2.Dat[float64], out map[string][]float64) {
-	var e2f, b2f *op2.Map
+	var e2f, b2f, c2c *op2.Map
 	for _, mp := range opmaps {
 		switch mp.Name() {
 		case "e2f":
 			e2f = mp
 		case "b2f":
 			b2f = mp
+		case "c2c":
+			c2c = mp
 		}
 	}
 	fine := sets["fine"]
@@ -504,6 +542,29 @@ func randomMatrix(t *testing.T, sets map[string]*op2.Set, opmaps []*op2.Map, f m
 	}
 	if op2.Rank() == 0 {
 		out["matrix"] = nz
+	}
+	// A matrix on the coarse nodes through the composed map c2c, whose
+	// rows repeat nodes (entries of one element add up).
+	spc := must(op2.NewSparsity(sets["coarse"], 1, sets["coarse"], 1, []op2.MapPair{{Row: c2c, Col: c2c}}, "rspc"))
+	C := must(op2.NewMat[float64](spc, "rC"))
+	cmat := op2.NewKernel(`void cmat(const double **a, double *A) {
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 4; j++) A[i * 4 + j] = (i == j ? 4 : -1) + a[i][0] - 2 * a[j][0];
+}`, "cmat")
+	check(t, op2.ParLoop(cmat, sets["coarse"], f["coarse.a"].ArgVec(op2.Read, c2c), C.Arg(op2.Inc, c2c, c2c)))
+	yc := must(op2.NewDat[float64](sets["coarse"], 1, nil, "ryc"))
+	check(t, C.Mult(must(f["coarse.a"].Clone("rca")), yc))
+	out["composed matrix y"] = must(yc.Gather())
+	nz = nil
+	for i, row := range must(C.Dense()) {
+		for j, v := range row {
+			if v != 0 {
+				nz = append(nz, float64(i), float64(j), v)
+			}
+		}
+	}
+	if op2.Rank() == 0 {
+		out["composed matrix"] = nz
 	}
 }
 

@@ -35,6 +35,7 @@ var conformance = []struct {
 	{"IncrementAndReduceInOneLoop", testIncrementAndReduceInOneLoop},
 	{"MatAssembly", testMatAssembly},
 	{"MatWrite", testMatWrite},
+	{"ComposedMap", testComposedMap},
 }
 
 const nElems = 4096
