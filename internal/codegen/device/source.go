@@ -72,6 +72,10 @@ var builtinHeaders = map[string]bool{
 	"math.h": true, "stdio.h": true, "stdint.h": true, "stdlib.h": true,
 	"string.h": true, "stdbool.h": true, "float.h": true, "limits.h": true,
 	"stddef.h": true,
+	// Their C++ forms, included by C++ kernels (cuda; opencl refuses
+	// C++), whose std:: names the CUDA prelude of C++ kernels declares.
+	"cmath": true, "cstdio": true, "cstdint": true, "cstdlib": true,
+	"cstring": true, "cfloat": true, "climits": true, "cstddef": true,
 }
 
 var (
