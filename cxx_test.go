@@ -90,3 +90,36 @@ inline void energy_kernel(const double *q, double &e) { kinetic(q[0], double(q[1
 	fmt.Println(energy.DataRO())
 	// Output: [2 24 90]
 }
+
+// TestCXXConstantsOnDevices: on cuda, constants reach a C++ kernel's
+// file-scope functions; code in a namespace or a member function that
+// uses one (or calls a function that takes them) is refused, naming the
+// kernel and the constant.
+func TestCXXConstantsOnDevices(t *testing.T) {
+	set := must(op2.NewSet(4, "s"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	gain := must(op2.NewConst(1, []float64{3}, "gain"))
+	defer gain.Remove()
+	cases := []struct{ name, src, want string }{
+		{"file scope", "static inline double f(double v) { return v * gain; }\ninline void k(double &x) { x = f(2); }", ""},
+		{"namespace", "namespace ns { inline double f(double v) { return v * gain; } }\ninline void k(double &x) { x = ns::f(2); }", `uses constant "gain" outside its file-scope functions`},
+		{"member function", "struct S { double v; double g() const { return v * gain; } };\ninline void k(double &x) { S s{2}; x = s.g(); }", `uses constant "gain" outside its file-scope functions`},
+		{"call from a namespace", "static double f(double v) { return v * gain; }\nnamespace ns { inline double g(double v) { return f(v); } }\ninline void k(double &x) { x = ns::g(2); }", `calls its function "f" outside its file-scope functions`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			k := op2.NewKernel(c.src, "k").CXX()
+			_, err := op2.Generate("cuda", k, set, x.Arg(op2.Write))
+			if c.want == "" {
+				check(t, err)
+			} else if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `C++ kernel "k"`) {
+				t.Fatalf("got %v, want an error saying %q", err, c.want)
+			}
+			// The host backends compile them all.
+			check(t, op2.ParLoop(k, set, x.Arg(op2.Write)))
+			if got := x.DataRO()[0]; got != 6 {
+				t.Fatalf("x = %v, want 6", got)
+			}
+		})
+	}
+}

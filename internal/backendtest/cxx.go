@@ -23,7 +23,7 @@ func init() {
 // initialisation, constexpr, functional and static casts, a static inline
 // helper taking references, <cmath> under std::, and references as the
 // kernel's own parameters for one-value arguments (two Global
-// reductions).
+// reductions), and a constant.
 const cxxFlux = `#include <cmath>
 namespace flux {
 constexpr double gm1 = 0.4;
@@ -46,15 +46,20 @@ inline void compute_flux(const double *va, const double *vb, const double *w,
   flux::edge_flux(va, vb, n, mass, mom);
   fa[0] += mass; fa[1] += mom;
   fb[0] -= mass; fb[1] -= mom;
-  count += 1;
+  count += cxx_unit;
   maxw = std::fmax(maxw, std::fabs(w[0]));
 }
 `
 
 // cxxUpdate and cxxDegree take references to one-value Dats: read and
-// written directly, incremented through a map.
+// written directly, incremented through a map. cxxUpdate calls a
+// file-scope function from a namespace, and a member function named like
+// it.
 const (
-	cxxUpdate = `inline void update(const double &vol, double &u, const double *f) { u += double(f[0]) / vol; }`
+	cxxUpdate = `static inline double inv(double v) { return 1.0 / v; }
+namespace upd { inline double scaled(double f, double vol) { return f * inv(vol); } }
+struct Cell { double vol; double inv() const { return 1.0 / vol; } };
+inline void update(const double &vol, double &u, const double *f) { const Cell c{vol}; u += upd::scaled(double(f[0]), vol) * (c.inv() * vol); }`
 	cxxDegree = `static inline void degree(int &a, int &b) { a += 1; b += 1; }`
 )
 
@@ -75,6 +80,8 @@ func testCXXKernels(t *testing.T) {
 	f := must(op2.NewDat[float64](nodes, 2, nil, "fluxes"))
 	count := must(op2.NewGlobal(1, []float64{0}, "count"))
 	maxw := must(op2.NewGlobal(1, []float64{0}, "maxw"))
+	unit := must(op2.NewConst(1, []float64{1}, "cxx_unit"))
+	defer unit.Remove()
 	flux := op2.NewKernel(cxxFlux, "compute_flux").CXX()
 	err := op2.ParLoop(flux, edges, v.ArgMap(op2.Read, pedge, 0), v.ArgMap(op2.Read, pedge, 1), w.Arg(op2.Read),
 		f.ArgMap(op2.Inc, pedge, 0), f.ArgMap(op2.Inc, pedge, 1), count.Arg(op2.Inc), maxw.Arg(op2.Max))
@@ -127,7 +134,7 @@ func testCXXKernels(t *testing.T) {
 	}
 	fl := f.DataRO()
 	for i, got := range u.DataRO() {
-		if want := fl[2*i] / vols[i]; got != want {
+		if want := fl[2*i] * (1 / vols[i]) * ((1 / vols[i]) * vols[i]); math.Abs(got-want) > 1e-14*math.Abs(want) {
 			t.Fatalf("u[%d] = %v, want %v", i, got, want)
 		}
 		if visits.DataRO()[i] != deg[i] {

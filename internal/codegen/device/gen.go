@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
 )
@@ -420,6 +421,9 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 		lay.Consts = append(lay.Consts, ConstSlot{Const: c, Offset: off})
 		lay.ConstBytes = off + c.Bytes()
 	}
+	if err := constsOutsideFunctions(l, u, d); err != nil {
+		return nil, fmt.Errorf("%s: %w", l.Name(), err)
+	}
 	// A dat modified through a map is written back from its staged copy,
 	// so no other argument may modify it, except that several datasets
 	// that only increment it may (each copy is added back), and several
@@ -802,6 +806,45 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 		}
 	}
 	return longLong.ReplaceAllString(applyEdits(string(src), edits), lay.d.Int64), nil
+}
+
+// constsOutsideFunctions refuses a C++ kernel that uses a constant, or
+// calls a function of its source that uses constants, outside the bodies
+// of its file-scope functions (in a namespace's functions or a struct's
+// member functions): the device generator passes the constants' values to
+// file-scope functions only (a hidden parameter), so code elsewhere could
+// not see them. A C kernel has no such code.
+func constsOutsideFunctions(l *core.Loop, u *userSource, d *Dialect) error {
+	if !l.Kernel.CXX || len(l.Consts) == 0 {
+		return nil
+	}
+	outside := []byte(u.code)
+	blank := func(from, to int) {
+		for i := from; i < to && i < len(outside); i++ {
+			if outside[i] != '\n' {
+				outside[i] = ' '
+			}
+		}
+	}
+	for _, f := range u.defs {
+		blank(f.listStart, f.listEnd)
+		blank(f.bodyOpen+1, f.bodyClose)
+	}
+	for _, f := range u.protos {
+		blank(f.listStart, f.listEnd)
+	}
+	idents := clex.Identifiers(string(outside))
+	for _, c := range l.Consts {
+		if slices.Contains(idents, c.Name) {
+			return fmt.Errorf("the C++ kernel %q uses constant %q outside its file-scope functions (in a namespace, a struct's member function or a declaration): on %s, constants reach only functions defined at file scope; move that code to a file-scope function, pass the value as a parameter, or rename what shares the constant's name", l.Kernel.Name, c.Name, d.Name)
+		}
+	}
+	for _, c := range u.calls {
+		if c.outside {
+			return fmt.Errorf("the C++ kernel %q calls its function %q outside its file-scope functions (in a namespace or a struct's member function): with constants declared, its file-scope functions take them as a hidden parameter, which code there cannot pass; move that code to a file-scope function", l.Kernel.Name, c.name)
+		}
+	}
+	return nil
 }
 
 // constLocals declares, for the body of definition i, a read-only local
