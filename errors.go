@@ -29,7 +29,10 @@ var ErrBackendUnavailable = core.ErrBackendUnavailable
 // NewRuntime or Use when a host backend (sequential, openmp) is chosen and
 // the C compiler command (Config.CC, $CC, else "cc") is empty, is not found
 // or does not run `CC --version`; the message says what to install. The
-// check runs once per command and PATH in a process.
+// check runs once per command and PATH in a process. The first loop of a
+// C++ kernel (Kernel.CXX) on a host backend returns an error matching it
+// when the C++ compiler command (Config.CXX, $CXX, else "g++") cannot be
+// used.
 var ErrNoCompiler = jit.ErrNoCompiler
 
 // CompileError reports that the C compiler rejected the code generated for

@@ -44,11 +44,46 @@ func NewKernel(source, name string) *Kernel {
 	// out of the tokens they split and digraphs spelled out, so that every
 	// reader and generator sees plain tokens at the offsets the kernel
 	// reader reports. The compiler reads the same program.
-	k := &Kernel{c: core.Kernel{Name: name, Source: clex.Normalize(source), ID: core.NewID()}}
+	return newKernel(source, name, false)
+}
+
+// CXX returns the kernel declared as C++ rather than C: a new Kernel with
+// the same source and name (k itself is unchanged), as in
+//
+//	k := op2.NewKernel(src, "compute_flux").CXX()
+//
+// A C++ kernel is what OP2's C++ applications write: helper functions
+// taking references, inline and static inline functions, functional casts
+// (double(x)), constexpr, namespaces, structs with member functions and
+// templates. Its parameters follow the same rules as a C kernel's (one
+// pointer per argument, a pointer to pointers for ArgVec), and a
+// parameter may also be a reference to the element type (double &x, const
+// double &x) where the argument passes one value per element (dim 1, not
+// ArgVec): the kernel gets that value itself. The host backends
+// (sequential, openmp) compile the generated wrapper with the C++
+// compiler (Config.CXX: $CXX, else g++) and the kernel inlined as for C;
+// cuda compiles it with NVRTC, which is C++; opencl refuses it with an
+// error naming the kernel, since its generator writes OpenCL C and PoCL
+// and most OpenCL drivers have no C++ for OpenCL.
+func (k *Kernel) CXX() *Kernel {
+	if k.c.CXX {
+		return k
+	}
+	return newKernel(k.c.Source, k.c.Name, true)
+}
+
+// IsCXX reports whether the kernel was declared C++ (Kernel.CXX).
+func (k *Kernel) IsCXX() bool { return k.c.CXX }
+
+func newKernel(source, name string, cxx bool) *Kernel {
+	k := &Kernel{c: core.Kernel{Name: name, Source: clex.Normalize(source), ID: core.NewID(), CXX: cxx}}
 	h := sha256.New()
 	h.Write([]byte(name))
 	h.Write([]byte{0})
-	h.Write([]byte(source))
+	h.Write([]byte(clex.Normalize(source)))
+	if cxx {
+		h.Write([]byte("\x00c++"))
+	}
 	copy(k.c.Sum[:], h.Sum(nil))
 	return k
 }
@@ -217,6 +252,12 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 		if a.Kind == core.ArgVector {
 			want = 2
 		}
+		if p.Ref {
+			if msg := refProblem(k, a, &args[i], p); msg != "" {
+				return fail(i, "%s: kernel parameter %q %s", a.Describe(), p.Text, msg)
+			}
+			want = 0
+		}
 		if !p.Untyped && (p.Type == 0 || p.Type != a.Data.Type) {
 			// Only built on the way to an error: a repeated loop
 			// allocates nothing.
@@ -266,6 +307,22 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 	}
 	l.Consts = consts
 	return nil
+}
+
+// refProblem says why argument a cannot be passed to reference parameter
+// p ("" when it can): a reference is C++ and reaches one value.
+func refProblem(k *Kernel, a *core.Arg, arg *Arg, p *core.Param) string {
+	switch {
+	case !k.c.CXX:
+		return "is a C++ reference, and the kernel is C; declare it C++ with Kernel.CXX(), or make the parameter a pointer"
+	case arg.opt:
+		return "is a reference, which cannot be null, but the argument is optional (Opt): make the parameter a pointer"
+	case a.Kind == core.ArgVector || a.Kind == core.ArgMat:
+		return "is a reference to one value, but the argument passes several (one per map entry): make the parameter a pointer to pointers (T **)"
+	case a.Data.Dim != 1:
+		return fmt.Sprintf("is a reference to one value, but the argument passes %d per element: make the parameter a pointer (T *)", a.Data.Dim)
+	}
+	return ""
 }
 
 // ParLoop runs kernel k once for every element of set, with the given

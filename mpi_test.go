@@ -47,6 +47,9 @@ type scenarioResult struct {
 	// their edges (MIN and MAX through a map, exec halo included).
 	Idx    []int32
 	Lo, Hi []float64
+	// A C++ kernel's increments through a map (references) and its
+	// Global sum; host backends only (opencl refuses C++).
+	CXX []float64
 }
 
 const (
@@ -157,6 +160,8 @@ func runScenario(t *testing.T, partitioner string, rankZero bool, backends []str
 	ids := op2.NewKernel("void ids(const int *c, int *o, const int *n) { o[0] = *c; o[1] = *n; }", "ids")
 	span := op2.NewKernel(`void span(const int *e, const double *w, double *lo0, double *lo1, double **hi) {
 	*lo0 = *w - 0.25 * (*e % 7); *lo1 = *w * 0.5; hi[0][0] = *w + (*e % 5); hi[1][0] = -*w; }`, "span")
+	cxxStats := op2.NewKernel(`namespace scen { template <typename T> inline T twice(const T &x) { return x + x; } }
+inline void cxx_stats(const double &q0, const double &w, double &r1, double &tot) { r1 += scen::twice(double(w)) * q0; tot += w; }`, "cxx_stats").CXX()
 	results := map[string]scenarioResult{}
 	for _, backend := range backends {
 		check(t, op2.Use(backend))
@@ -227,6 +232,12 @@ func runScenario(t *testing.T, partitioner string, rankZero bool, backends []str
 		hi := must(op2.NewDat(nodes, 1, dq.DataRO(), "hi"))
 		check(t, op2.ParLoop(span, edges, op2.ArgIdx(), dw.Arg(op2.Read), lo.ArgMap(op2.Min, mEdge, 0), lo.ArgMap(op2.Min, mEdge, 1), hi.ArgVec(op2.Max, mEdge)))
 		out.Lo, out.Hi = must(lo.Gather()), must(hi.Gather())
+		if backend != "opencl" {
+			cx := must(op2.NewDat[float64](nodes, 1, nil, "cx"))
+			tot := must(op2.NewGlobal(1, []float64{0}, "tot"))
+			check(t, op2.ParLoop(cxxStats, edges, q.ArgMap(op2.Read, mEdge, 0), dw.Arg(op2.Read), cx.ArgMap(op2.Inc, mEdge, 1), tot.Arg(op2.Inc)))
+			out.CXX = append(must(cx.Gather()), tot.Value())
+		}
 		results[backend] = out
 	}
 	return results
@@ -253,6 +264,9 @@ func TestMPIAgreesWithOneRank(t *testing.T) {
 			}
 			if !slices.Equal(g.Util, w.Util) {
 				t.Errorf("%s on %d ranks: a loop over dats made with CopyTo, DataWO and Zero differs from one rank", backend, op2.Ranks())
+			}
+			if backend != "opencl" && !slices.Equal(g.CXX, w.CXX) {
+				t.Errorf("%s on %d ranks: a C++ kernel's results differ from one rank", backend, op2.Ranks())
 			}
 			if !slices.Equal(g.Idx, w.Idx) || !slices.Equal(g.Lo, w.Lo) || !slices.Equal(g.Hi, w.Hi) {
 				t.Errorf("%s on %d ranks: index arguments or MIN/MAX through maps differ from one rank", backend, op2.Ranks())

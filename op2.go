@@ -124,6 +124,10 @@ type Config struct {
 	// CC is the C compiler command, which may include arguments such as
 	// "gcc -std=gnu11" (default $CC, else "cc").
 	CC string
+	// CXX is the C++ compiler command that host backends compile C++
+	// kernels (Kernel.CXX) with, which may include arguments (default
+	// $CXX, else "g++"). It is only run when a C++ kernel is used.
+	CXX string
 	// CFlags replaces the optimisation flags (default
 	// "-O3 -march=native -fno-math-errno", or $OP2_CFLAGS).
 	CFlags []string
@@ -401,6 +405,9 @@ func (r *Runtime) Configure(c Config) error {
 	}
 	if c.CC != "" {
 		def.CC = c.CC
+	}
+	if c.CXX != "" {
+		def.CXX = c.CXX
 	}
 	if c.CFlags != nil {
 		def.CFlags = append([]string(nil), c.CFlags...)

@@ -29,6 +29,9 @@ type Param struct {
 	// Problem, when set, says why no argument can be passed to this
 	// parameter (an array of arrays), naming it.
 	Problem string
+	// Ref says the parameter is a C++ reference (double &x, const
+	// double &x): the kernel gets the element's one value itself.
+	Ref bool
 	// Untyped says the parameter is an untyped pointer (void *, or
 	// void ** for a vector argument): it takes data of any element type,
 	// which the kernel casts to the type it knows.
@@ -423,6 +426,21 @@ func parseParam(text string, r *typeResolver) Param {
 			base = p.Type.CName()
 		}
 		p.Plain = base + " " + strings.Repeat("*", p.Depth) + p.Name
+	}
+	// A C++ reference: to one value of the element type. References to
+	// pointers and rvalue references are no way GoOP2 passes data.
+	if strings.Contains(head, "&") {
+		p.Ref = true
+		name := p.Name
+		if name == "" {
+			name = "(unnamed)"
+		}
+		switch {
+		case strings.Contains(head, "&&"):
+			p.Problem = fmt.Sprintf("parameter %s is an rvalue reference (&&); GoOP2 passes a pointer to the element's values, or a reference (T &%s) to a single value", name, name)
+		case p.Depth > 0:
+			p.Problem = fmt.Sprintf("parameter %s is a reference to a pointer or an array; GoOP2 passes a pointer to the element's values (T *%s), or a reference (T &%s) to a single value", name, name, name)
+		}
 	}
 	// An array of arrays (double x[3][2], or an array of a typedef'd
 	// array) is a pointer to rows: GoOP2 passes a pointer to the element's

@@ -230,6 +230,11 @@ type Kernel struct {
 	ID     uint64
 	Sum    [16]byte    // hash of Name and Source: kernels with equal content share programs
 	Info   *KernelInfo // what was read from Source: parameters, positions
+	// CXX says the source is C++ (op2.Kernel.CXX): host backends compile
+	// the wrapper with the C++ compiler, and the generated code calls
+	// the kernel in a way that C++ accepts (references, exact pointer
+	// types).
+	CXX bool
 }
 
 // ArgKind tells how an argument reaches the kernel.

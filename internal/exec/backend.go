@@ -236,6 +236,7 @@ func Open(name string, cfg *Config) (Backend, error) {
 type Config struct {
 	Backend   string   // backend name; default "sequential"
 	CC        string   // C compiler command; default $CC or "cc"
+	CXX       string   // C++ compiler command, for C++ kernels; default $CXX or "g++"
 	CFlags    []string // optimisation flags; default -O3 -march=native -fno-math-errno
 	CacheDir  string   // compiled-code cache; default DefaultCacheDir()
 	Threads   int      // OpenMP threads, at most MaxThreads; default $OMP_NUM_THREADS or the number of CPUs (capped at MaxThreads)
@@ -305,18 +306,21 @@ func DefaultCacheDir() string {
 }
 
 // ConfigFromEnv returns the default configuration with the environment's
-// overrides applied: OP2_BACKEND, CC, OP2_CFLAGS (space separated),
+// overrides applied: OP2_BACKEND, CC, CXX, OP2_CFLAGS (space separated),
 // OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE, OP2_PLAN_CHECK, OP2_CHECK,
 // OP2_TIMING, OP2_LOG (trace, debug, info, warn, error or off), OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE,
 // OP2_DEVICE_SCHEME, OP2_DEVICE_LAYOUT, OP2_DEVICE_WORKGROUP,
 // OP2_CUDA_DEVICE, OP2_OPENMP_SCHEME and OP2_TUNE.
 func ConfigFromEnv() (Config, error) {
-	cfg := Config{Backend: "sequential", CC: "cc"}
+	cfg := Config{Backend: "sequential", CC: "cc", CXX: "g++"}
 	if v := os.Getenv("OP2_BACKEND"); v != "" {
 		cfg.Backend = v
 	}
 	if v := os.Getenv("CC"); v != "" {
 		cfg.CC = v
+	}
+	if v := os.Getenv("CXX"); v != "" {
+		cfg.CXX = v
 	}
 	cfg.CFlags = append([]string(nil), DefaultCFlags...)
 	if v, ok := os.LookupEnv("OP2_CFLAGS"); ok {

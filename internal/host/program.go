@@ -63,11 +63,20 @@ type constSlot struct {
 	addr unsafe.Pointer
 }
 
-// NewCompiler returns the C compiler of a configuration, with the disk
-// cache it keeps libraries in. It checks that the compiler runs (once per
-// command, see jit.Compiler.Check), so that a missing compiler is reported
-// when the backend is opened, with what to install.
-func NewCompiler(cfg *exec.Config) (*jit.Compiler, error) {
+// Compilers are a host backend's compilers: the C compiler (CC) for the
+// wrappers of C kernels and the C++ compiler (CXX) for those of C++
+// kernels (core.Kernel.CXX), sharing one disk cache and flags.
+type Compilers struct {
+	C   *jit.Compiler
+	CXX *jit.Compiler // checked the first time a C++ kernel needs it
+}
+
+// NewCompiler returns the compilers of a configuration, with the disk
+// cache they keep libraries in. It checks that the C compiler runs (once
+// per command, see jit.Compiler.Check), so that a missing compiler is
+// reported when the backend is opened, with what to install; the C++
+// compiler is checked when a C++ kernel first needs it.
+func NewCompiler(cfg *exec.Config) (*Compilers, error) {
 	dir, err := cache.Open(cfg.CacheDir)
 	if err != nil {
 		return nil, err
@@ -76,15 +85,34 @@ func NewCompiler(cfg *exec.Config) (*jit.Compiler, error) {
 	if err := cc.Check(); err != nil {
 		return nil, err
 	}
-	return cc, nil
+	cxx := cfg.CXX
+	if cxx == "" {
+		cxx = "g++"
+	}
+	return &Compilers{C: cc, CXX: &jit.Compiler{CC: cxx, Flags: cfg.CFlags, Cache: dir, CXX: true}}, nil
 }
 
-// NewProgram compiles src (or takes it from the cache) and prepares argument
-// arrays with room for extraPtrs pointers after the per-argument ones.
-func NewProgram(cc *jit.Compiler, l *core.Loop, src string, extraPtrs int, extraFlags ...string) (*Program, error) {
+// For returns the compiler of loop l's kernel: C++ for a C++ kernel.
+func (c *Compilers) For(l *core.Loop) *jit.Compiler {
+	if l.Kernel.CXX {
+		return c.CXX
+	}
+	return c.C
+}
+
+// NewProgram compiles src (or takes it from the cache) with the compiler
+// of l's kernel and prepares argument arrays with room for extraPtrs
+// pointers after the per-argument ones.
+func NewProgram(ccs *Compilers, l *core.Loop, src string, extraPtrs int, extraFlags ...string) (*Program, error) {
 	symbols := []string{hostc.EntryPoint}
 	for _, c := range l.Consts {
 		symbols = append(symbols, hostc.ConstSymbol(c))
+	}
+	cc := ccs.For(l)
+	if l.Kernel.CXX {
+		if err := cc.Check(); err != nil {
+			return nil, fmt.Errorf("%s: kernel %q is C++: %w", l.Name(), l.Kernel.Name, err)
+		}
 	}
 	lib, err := cc.Build(src, symbols, extraFlags...)
 	if err != nil {

@@ -99,6 +99,10 @@ type Compiler struct {
 	CC    string     // command, e.g. "cc", "gcc-12" or "gcc -std=gnu11"
 	Flags []string   // flags added to every build (optimisation, -fopenmp)
 	Cache *cache.Dir // where libraries are kept
+	// CXX says that CC is a C++ compiler (the CXX command, e.g. "g++")
+	// and the sources are C++: they are compiled with -x c++, and its
+	// messages name the C++ compiler and what to install for it.
+	CXX bool
 
 	idOnce sync.Once
 	argv   []string // CC split into words, the first resolved to a path
@@ -152,13 +156,21 @@ func Loaded() int {
 // CompileError is returned when the C compiler rejects generated code or
 // does not produce a library.
 type CompileError struct {
+	CXX        bool   // the source was C++
 	Compiler   string // the command line, without input and output files
 	SourcePath string // where the generated source was written
 	Output     string // the compiler's messages
 }
 
 func (e *CompileError) Error() string {
-	return fmt.Sprintf("C compilation failed (%s; generated source %s):\n%s", e.Compiler, e.SourcePath, strings.TrimSpace(e.Output))
+	return fmt.Sprintf("%s compilation failed (%s; generated source %s):\n%s", e.lang(), e.Compiler, e.SourcePath, strings.TrimSpace(e.Output))
+}
+
+func (e *CompileError) lang() string {
+	if e.CXX {
+		return "C++"
+	}
+	return "C"
 }
 
 // ErrNoCompiler marks the errors of a compiler command that cannot be
@@ -265,8 +277,18 @@ type probe struct {
 // takes milliseconds, and Configure checks it every time.
 var probes sync.Map // string -> *probe
 
-func probeCompiler(cc string) *probe {
-	v, _ := probes.LoadOrStore(cc+"\x00"+os.Getenv("PATH"), &probe{})
+// language names a compiler kind in messages: the language, the
+// environment variable that sets its command and the Debian package that
+// installs GCC's.
+type language struct{ name, env, pkg string }
+
+var (
+	langC   = language{"C", "CC", "gcc"}
+	langCXX = language{"C++", "CXX", "g++"}
+)
+
+func probeCompiler(cc string, lang language) *probe {
+	v, _ := probes.LoadOrStore(lang.name+"\x00"+cc+"\x00"+os.Getenv("PATH"), &probe{})
 	p := v.(*probe)
 	p.once.Do(func() {
 		argv, err := SplitCommand(cc)
@@ -274,18 +296,18 @@ func probeCompiler(cc string) *probe {
 			err = errors.New("it is empty")
 		}
 		if err != nil {
-			p.err = &noCompiler{fmt.Errorf("the C compiler command CC=%q cannot be used: %v (install gcc, e.g. `apt-get install gcc`, and set CC to its name)", cc, err)}
+			p.err = &noCompiler{fmt.Errorf("the %s compiler command %s=%q cannot be used: %v (install %s, e.g. `apt-get install %s`, and set %s to its name)", lang.name, lang.env, cc, err, lang.pkg, lang.pkg, lang.env)}
 			return
 		}
 		path, err := exec.LookPath(argv[0])
 		if err != nil {
-			p.err = &noCompiler{fmt.Errorf("the C compiler %q (from CC=%q) was not found (install gcc: `apt-get install gcc`, or set CC to an installed C compiler): %w", argv[0], cc, err)}
+			p.err = &noCompiler{fmt.Errorf("the %s compiler %q (from %s=%q) was not found (install %s: `apt-get install %s`, or set %s to an installed %s compiler): %w", lang.name, argv[0], lang.env, cc, lang.pkg, lang.pkg, lang.env, lang.name, err)}
 			return
 		}
 		argv[0] = path
 		out, err := exec.Command(path, append(argv[1:len(argv):len(argv)], "--version")...).CombinedOutput()
 		if err != nil {
-			p.err = &noCompiler{fmt.Errorf("the C compiler %q does not run (`%s --version`): %v: %s (install gcc: `apt-get install gcc`, or set CC to a working C compiler)", cc, strings.Join(argv, " "), err, strings.TrimSpace(string(out)))}
+			p.err = &noCompiler{fmt.Errorf("the %s compiler %q does not run (`%s --version`): %v: %s (install %s: `apt-get install %s`, or set %s to a working %s compiler)", lang.name, cc, strings.Join(argv, " "), err, strings.TrimSpace(string(out)), lang.pkg, lang.pkg, lang.env, lang.name)}
 			return
 		}
 		p.line, _, _ = strings.Cut(string(out), "\n")
@@ -298,15 +320,23 @@ func probeCompiler(cc string) *probe {
 // command, the resolved path, the version line and the CPU.
 func (c *Compiler) identity() (string, error) {
 	c.idOnce.Do(func() {
-		p := probeCompiler(c.CC)
+		p := probeCompiler(c.CC, c.lang())
 		if p.err != nil {
 			c.idErr = p.err
 			return
 		}
 		c.argv = append([]string(nil), p.argv...)
-		c.id = strings.Join(c.argv, "\x00") + "\n" + p.line + "\n" + cpuIdentity()
+		c.id = c.lang().name + "\n" + strings.Join(c.argv, "\x00") + "\n" + p.line + "\n" + cpuIdentity()
 	})
 	return c.id, c.idErr
+}
+
+// lang is the language the compiler builds.
+func (c *Compiler) lang() language {
+	if c.CXX {
+		return langCXX
+	}
+	return langC
 }
 
 // cpuIdentity names the host CPU, since -march=native code is CPU specific.
@@ -461,21 +491,24 @@ func (c *Compiler) compile(src string, symbols, extra []string, name, srcPath, b
 	args = append(args, c.Flags...)
 	args = append(args, extra...)
 	args = append(args, "-fPIC", "-shared", "-fvisibility=hidden")
+	if c.CXX {
+		args = append(args, "-x", "c++")
+	}
 	command := strings.Join(append([]string{c.argv[0]}, args...), " ")
-	args = append(args, "-o", tmpLib, tmpSrc, "-lm")
+	args = append(args, "-o", tmpLib, tmpSrc, "-x", "none", "-lm")
 	out, err := exec.Command(c.argv[0], args...).CombinedOutput()
 	msg := strings.ReplaceAll(strings.ReplaceAll(string(out), tmpSrc, srcPath), tmpLib, "<library>")
 	if err != nil {
 		if len(strings.TrimSpace(msg)) == 0 {
 			msg = err.Error()
 		}
-		return nil, &CompileError{Compiler: command, SourcePath: srcPath, Output: msg}
+		return nil, &CompileError{CXX: c.CXX, Compiler: command, SourcePath: srcPath, Output: msg}
 	}
 	if fi, err := os.Stat(tmpLib); err != nil || fi.Size() == 0 {
 		if len(strings.TrimSpace(msg)) == 0 {
 			msg = "(no output)"
 		}
-		return nil, &CompileError{Compiler: command, SourcePath: srcPath,
+		return nil, &CompileError{CXX: c.CXX, Compiler: command, SourcePath: srcPath,
 			Output: "the compiler exited successfully but wrote no library; its output:\n" + msg}
 	}
 	stats.compiles.Add(1)

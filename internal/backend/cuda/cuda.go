@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/goop2/op2/internal/cache"
 	"github.com/goop2/op2/internal/codegen/device"
@@ -147,11 +148,22 @@ func (b *backend) arch() int {
 	return best
 }
 
+// CompileOptions are the NVRTC options a loop's source is compiled with
+// besides the architecture: C++17 for a C++ kernel (core.Kernel.CXX),
+// NVRTC's default dialect for a C one.
+func CompileOptions(l *core.Loop) []string {
+	if l.Kernel.CXX {
+		return []string{"--std=c++17"}
+	}
+	return nil
+}
+
 // compile returns the CUBIN of src, from the disk cache (keyed by the
 // source, NVRTC's version and the architecture) or compiled by NVRTC.
 func (b *backend) compile(l *core.Loop, src string) ([]byte, error) {
 	arch := b.arch()
-	h := sha256.Sum256([]byte("goop2-cuda-v1\x00" + b.nv.Version() + "\x00" + strconv.Itoa(arch) + "\x00" + src))
+	opts := CompileOptions(l)
+	h := sha256.Sum256([]byte("goop2-cuda-v1\x00" + b.nv.Version() + "\x00" + strconv.Itoa(arch) + "\x00" + strings.Join(opts, " ") + "\x00" + src))
 	key := hex.EncodeToString(h[:])
 	name := key + ".cubin"
 	if e, err := b.cache.Get(name, key); err == nil {
@@ -160,7 +172,7 @@ func (b *backend) compile(l *core.Loop, src string) ([]byte, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		jit.NoteRebuild()
 	}
-	cubin, log, err := b.nv.Compile(src, l.Kernel.Name+".cu", arch)
+	cubin, log, err := b.nv.Compile(src, l.Kernel.Name+".cu", arch, opts...)
 	if err != nil {
 		de := &core.DeviceBuildError{API: "CUDA", Device: b.dev.Name, Log: log, Err: err}
 		if b.cache.WriteFile(key+".cu", []byte(src)) == nil {

@@ -106,7 +106,7 @@ func (c *compileCheck) Build(l *core.Loop) (exec.Program, error) {
 			continue
 		}
 		for _, arch := range archs {
-			_, log, err := nv.Compile(src, l.Kernel.Name+".cu", arch)
+			_, log, err := nv.Compile(src, l.Kernel.Name+".cu", arch, cuda.CompileOptions(l)...)
 			if err != nil || strings.TrimSpace(log) != "" {
 				compiledMu.Lock()
 				failures = append(failures, fmt.Sprintf("%s (shared memory %d, %+v, sm_%d): %v\nlog:\n%s\nsource:\n%s", l.Name(), shared, v.opts, arch, err, log, src))

@@ -32,7 +32,6 @@ import (
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/host"
-	"github.com/goop2/op2/internal/jit"
 )
 
 // Name is the name the backend is registered under.
@@ -61,7 +60,7 @@ func init() {
 }
 
 type backend struct {
-	cc      *jit.Compiler
+	cc      *host.Compilers
 	threads int
 	owner   bool // the owner-compute scheme
 }
@@ -98,7 +97,7 @@ func (b *backend) Describe() []slog.Attr {
 	if b.owner {
 		scheme = SchemeOwner
 	}
-	return []slog.Attr{slog.String("platform", "host"), slog.String("compiler", b.cc.CC), slog.Int("threads", b.threads), slog.String("scheme", scheme)}
+	return []slog.Attr{slog.String("platform", "host"), slog.String("compiler", b.cc.C.CC), slog.Int("threads", b.threads), slog.String("scheme", scheme)}
 }
 
 // Generate writes the OpenMP wrapper for the loop.

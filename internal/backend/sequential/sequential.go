@@ -10,7 +10,6 @@ import (
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/host"
-	"github.com/goop2/op2/internal/jit"
 )
 
 // Name is the name the backend is registered under.
@@ -28,14 +27,14 @@ func init() {
 }
 
 type backend struct {
-	cc *jit.Compiler
+	cc *host.Compilers
 }
 
 func (b *backend) Name() string { return Name }
 
 // Describe names the compiler (exec.Describer).
 func (b *backend) Describe() []slog.Attr {
-	return []slog.Attr{slog.String("platform", "host"), slog.String("compiler", b.cc.CC), slog.Int("threads", 1)}
+	return []slog.Attr{slog.String("platform", "host"), slog.String("compiler", b.cc.C.CC), slog.Int("threads", 1)}
 }
 
 // Generate writes the translation unit: prelude, kernel and a wrapper that

@@ -13,6 +13,8 @@ import (
 type Dialect struct {
 	// Name names the dialect in generated comments and messages.
 	Name string
+	// Language names the language it compiles, for messages.
+	Language string
 	// Preamble follows the header comment: pragmas and the stdint type
 	// names the language lacks.
 	Preamble string
@@ -51,6 +53,12 @@ type Dialect struct {
 	// modifiable values is expected), as the host backends do (CUDA
 	// C++ refuses it by the language's rules).
 	StrictConstPush, StrictConstPop string
+	// CXXPrelude precedes a C++ kernel's source (core.Kernel.CXX): the
+	// declarations that let C++ kernels written for the host compile
+	// (CUDA: the math functions under their std:: names, as <cmath>
+	// gives them, since NVRTC has no standard headers). Empty for a
+	// dialect that refuses C++ kernels.
+	CXXPrelude string
 	// AtomicAdd defines, per element type, the function
 	// op2_atomic_add_<type>(pointer, value) that adds value to device
 	// memory atomically (the atomics scheme, Scheme).
@@ -59,7 +67,8 @@ type Dialect struct {
 
 // OpenCL is OpenCL C 1.2.
 var OpenCL = &Dialect{
-	Name: "opencl",
+	Name:     "opencl",
+	Language: "OpenCL C 1.2",
 	Preamble: "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" +
 		"typedef char int8_t; typedef uchar uint8_t; typedef short int16_t; typedef ushort uint16_t;\n" +
 		"typedef int int32_t; typedef uint uint32_t; typedef long int64_t; typedef ulong uint64_t;\n",
@@ -109,7 +118,8 @@ var OpenCL = &Dialect{
 // CUDA has one generic address space, so the qualifiers are empty; shared
 // memory is the block's dynamic shared memory, carved by offsets.
 var CUDA = &Dialect{
-	Name: "cuda",
+	Name:     "cuda",
+	Language: "CUDA C++",
 	Preamble: "typedef signed char int8_t; typedef unsigned char uint8_t; typedef short int16_t; typedef unsigned short uint16_t;\n" +
 		"typedef int int32_t; typedef unsigned int uint32_t; typedef long long int64_t; typedef unsigned long long uint64_t;\n" +
 		"#define restrict __restrict__\n",
@@ -128,6 +138,19 @@ var CUDA = &Dialect{
 	InfFloat:      "__int_as_float(0x7f800000)",
 	ConstTable:    "__device__",
 	SharedOffsets: true,
+	// <cmath>'s functions under std:: (NVRTC declares them in the global
+	// namespace); pow with an int exponent converts it, as NVRTC has no
+	// device definition of pow(double, int).
+	CXXPrelude: "namespace std {\n" +
+		"using ::sqrt; using ::cbrt; using ::exp; using ::exp2; using ::expm1; using ::log; using ::log10; using ::log2; using ::log1p;\n" +
+		"using ::sin; using ::cos; using ::tan; using ::asin; using ::acos; using ::atan; using ::atan2; using ::sinh; using ::cosh; using ::tanh;\n" +
+		"using ::fabs; using ::abs; using ::floor; using ::ceil; using ::round; using ::trunc; using ::fmin; using ::fmax; using ::fmod;\n" +
+		"using ::hypot; using ::copysign; using ::erf; using ::min; using ::max; using ::isnan; using ::isinf; using ::isfinite; using ::signbit;\n" +
+		"inline double pow(double op2_x, double op2_y) { return ::pow(op2_x, op2_y); }\n" +
+		"inline float pow(float op2_x, float op2_y) { return ::powf(op2_x, op2_y); }\n" +
+		"inline double pow(double op2_x, int op2_y) { return ::pow(op2_x, (double)op2_y); }\n" +
+		"inline float pow(float op2_x, int op2_y) { return ::powf(op2_x, (float)op2_y); }\n" +
+		"}\n",
 	AtomicAdd: map[core.ScalarType]string{
 		core.Float64: "static inline void op2_atomic_add_double(double *op2_a, double op2_v) { atomicAdd(op2_a, op2_v); }\n",
 		core.Float32: "static inline void op2_atomic_add_float(float *op2_a, float op2_v) { atomicAdd(op2_a, op2_v); }\n",

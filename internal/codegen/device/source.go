@@ -34,6 +34,9 @@ type call struct {
 	nameAt int
 	open   int
 	empty  bool
+	// outside says the call is outside the bodies of the file-scope
+	// functions (C++: in a namespace or a member function).
+	outside bool
 }
 
 // userSource is what the generator knows about a kernel's source.
@@ -72,6 +75,10 @@ var builtinHeaders = map[string]bool{
 	"math.h": true, "stdio.h": true, "stdint.h": true, "stdlib.h": true,
 	"string.h": true, "stdbool.h": true, "float.h": true, "limits.h": true,
 	"stddef.h": true,
+	// Their C++ forms, included by C++ kernels (cuda; opencl refuses
+	// C++), whose std:: names the CUDA prelude of C++ kernels declares.
+	"cmath": true, "cstdio": true, "cstdint": true, "cstdlib": true,
+	"cstring": true, "cfloat": true, "climits": true, "cstddef": true,
 }
 
 var (
@@ -206,6 +213,30 @@ func scanSource(src string) (*userSource, error) {
 				u.mathCalls = append(u.mathCalls, c)
 			}
 		}
+	}
+	// Calls at file scope outside the functions' bodies: in C++, in
+	// namespaces' functions and structs' member functions.
+	outside := []byte(code)
+	blank := func(from, to int) {
+		for i := max(from, 0); i < to && i < len(outside); i++ {
+			if outside[i] != '\n' {
+				outside[i] = ' '
+			}
+		}
+	}
+	for _, f := range u.defs {
+		blank(f.nameAt, f.nameAt+len(f.name))
+		blank(f.bodyOpen+1, f.bodyClose)
+	}
+	for _, f := range u.protos {
+		blank(f.nameAt, f.nameAt+len(f.name))
+	}
+	for _, c := range findCalls(string(outside), 0, len(outside), u.defined) {
+		if declaredAfterType(code, c.nameAt) {
+			continue // a member function's declaration, named like a function of the file scope
+		}
+		c.outside = true
+		u.calls = append(u.calls, c)
 	}
 	for _, d := range directives(withDirectives) {
 		line := withDirectives[d[0]:d[1]]
@@ -431,7 +462,7 @@ func findCalls(s string, from, to int, names map[string]bool) []call {
 			for j < to && clex.IsIdentChar(s[j]) {
 				j++
 			}
-			if names[s[i:j]] {
+			if names[s[i:j]] && !qualified(s, i) {
 				if k := clex.SkipSpace(s, j); k < to && s[k] == '(' {
 					e := clex.SkipSpace(s, k+1)
 					out = append(out, call{name: s[i:j], nameAt: i, open: k, empty: e < len(s) && s[e] == ')'})
@@ -447,6 +478,51 @@ func findCalls(s string, from, to int, names map[string]bool) []call {
 		}
 	}
 	return out
+}
+
+// declaredAfterType reports whether the name at s[i] follows a type name
+// (an identifier that is not a keyword a call may follow, such as return),
+// which makes name(...) a declaration rather than a call.
+func declaredAfterType(s string, i int) bool {
+	j := i
+	for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t' || s[j-1] == '\n') {
+		j--
+	}
+	k := j
+	for k > 0 && clex.IsIdentChar(s[k-1]) {
+		k--
+	}
+	if k == j || !clex.IsIdentStart(s[k]) {
+		return false
+	}
+	switch s[k:j] {
+	case "return", "case", "else", "do", "throw", "co_return", "co_yield", "sizeof":
+		return false
+	}
+	return true
+}
+
+// qualified reports whether the identifier at s[i] is a member (after .
+// or ->) or qualified by a namespace or class (after ns:: or T<...>::),
+// so that it does not name a function of the source's file scope.
+func qualified(s string, i int) bool {
+	j := i - 1
+	for j >= 0 && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n') {
+		j--
+	}
+	switch {
+	case j >= 0 && s[j] == '.':
+		return true
+	case j >= 1 && s[j] == '>' && s[j-1] == '-':
+		return true
+	case j >= 1 && s[j] == ':' && s[j-1] == ':':
+		k := j - 2
+		for k >= 0 && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n') {
+			k--
+		}
+		return k >= 0 && (clex.IsIdentChar(s[k]) || s[k] == '>')
+	}
+	return false
 }
 
 // typedefEnd returns the end of the typedef declaration that continues at

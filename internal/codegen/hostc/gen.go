@@ -91,7 +91,12 @@ func (g *Gen) Prelude(l *core.Loop) {
 		op := map[string]string{"MIN": "<", "MAX": ">"}[m]
 		g.Printf("#define %s(a,b) (((a)%s(b))?(a):(b))\n", m, op)
 	}
-	g.Printf("\n%s\n/* user kernel %s */\n%s\n/* end of user kernel */\n%s\n", strictConstPush, l.Kernel.Name, core.ReadOnlySource(l), strictConstPop)
+	if l.Kernel.CXX {
+		// C++ refuses code that discards const by its own rules.
+		g.Printf("\n/* user kernel %s (C++) */\n%s\n/* end of user kernel */\n", l.Kernel.Name, core.ReadOnlySource(l))
+	} else {
+		g.Printf("\n%s\n/* user kernel %s */\n%s\n/* end of user kernel */\n%s\n", strictConstPush, l.Kernel.Name, core.ReadOnlySource(l), strictConstPop)
+	}
 	for _, c := range l.Consts {
 		g.Printf("#undef %s\n", c.Name)
 	}
@@ -106,7 +111,45 @@ func (g *Gen) Prelude(l *core.Loop) {
 	if usesStdio(l) {
 		g.Printf("#include <stdio.h>\n")
 	}
+	if l.Kernel.CXX {
+		g.Printf("\n#define restrict __restrict__\n%s", CXXPass)
+		g.Printf("typedef decltype(&%s) op2_kernel_type;\n", l.Kernel.Name)
+	}
 	g.Printf("\n")
+}
+
+// CXXPass is the C++ that passes a C++ kernel its arguments: op2_param<N,
+// F>::type is parameter N's type of function pointer type F, and
+// op2_pass<P>::get(p) turns the untyped pointer p into a value for a
+// parameter of type P: the pointer converted for a pointer parameter (as C
+// converts void * implicitly, which C++ does not), the value it points to
+// for a reference parameter (T &x). Generated code calls the kernel with
+// op2_pass<op2_param<N, op2_kernel_type>::type>::get((void *)(pointer)).
+const CXXPass = `template <int op2_N, class... op2_A> struct op2_nth;
+template <class op2_H, class... op2_T> struct op2_nth<0, op2_H, op2_T...> { typedef op2_H type; };
+template <int op2_N, class op2_H, class... op2_T> struct op2_nth<op2_N, op2_H, op2_T...> { typedef typename op2_nth<op2_N - 1, op2_T...>::type type; };
+template <int op2_N, class op2_F> struct op2_param;
+template <int op2_N, class op2_R, class... op2_A> struct op2_param<op2_N, op2_R (*)(op2_A...)> { typedef typename op2_nth<op2_N, op2_A...>::type type; };
+template <class op2_P> struct op2_pass { static inline op2_P get(void *op2_p) { return (op2_P)op2_p; } };
+template <class op2_T> struct op2_pass<op2_T &> { static inline op2_T &get(void *op2_p) { return *(op2_T *)op2_p; } };
+`
+
+// PassOpen and PassClose enclose the pointer generated code passes as
+// argument i of a kernel call: (void *)(...) for C, converted to the
+// parameter's type (CXXPass) for C++.
+func PassOpen(l *core.Loop, i int) string {
+	if l.Kernel.CXX {
+		return fmt.Sprintf("op2_pass<op2_param<%d, op2_kernel_type>::type>::get((void *)(", i)
+	}
+	return "(void *)("
+}
+
+// PassClose ends what PassOpen began.
+func PassClose(l *core.Loop) string {
+	if l.Kernel.CXX {
+		return "))"
+	}
+	return ")"
 }
 
 // strictConstPush makes, until strictConstPop, the C compiler (GCC or
@@ -336,6 +379,9 @@ func RangeCall(l *core.Loop, first, last string, reduce func(i int) string) stri
 //
 // and unpacks its arguments.
 func (g *Gen) EntryOpen(l *core.Loop) {
+	if l.Kernel.CXX {
+		g.Printf("extern \"C\" ")
+	}
 	g.Printf("__attribute__((visibility(\"default\")))\nint %s(const long long *op2_iv, void *const *op2_pv)\n{\n", EntryPoint)
 	g.Unpack(l)
 }
@@ -453,14 +499,14 @@ func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 		if i > 0 {
 			g.Printf(",")
 		}
-		g.Printf("\n%s    (void *)(", indent)
+		g.Printf("\n%s    %s", indent, PassOpen(l, i))
 		switch {
 		case a.Off:
 			g.Printf("0") // a disabled optional argument
 		default:
 			g.kernelArg(l, a, i, idx, reduce)
 		}
-		g.Printf(")")
+		g.Printf("%s", PassClose(l))
 	}
 	g.Printf(");\n")
 	g.combineBack(l, idx, indent)

@@ -59,7 +59,7 @@ func OpenMP(l *core.Loop) (string, error) {
 		if a.Access == core.Inc {
 			init = "0"
 		}
-		g.Printf("  %s *const op2_part%d = aligned_alloc(64, sizeof(%s) * op2_nthreads * %d);\n", a.Data.Type.CName(), i, a.Data.Type.CName(), stride(a))
+		g.Printf("  %s *const op2_part%d = (%s *)aligned_alloc(64, sizeof(%s) * op2_nthreads * %d);\n", a.Data.Type.CName(), i, a.Data.Type.CName(), a.Data.Type.CName(), stride(a))
 		g.Printf("  if (!op2_part%d) {", i)
 		for _, j := range reductions[:len(reductions)-1] {
 			g.Printf(" free(op2_part%d);", j)

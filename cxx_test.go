@@ -1,0 +1,125 @@
+package op2_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/goop2/op2"
+)
+
+// TestCXXKernelErrors: what a C++ kernel's parameters may be, and the
+// errors naming the kernel, the argument and why. (The C++ kernels
+// themselves run in the conformance suite, on every backend.)
+func TestCXXKernelErrors(t *testing.T) {
+	set := must(op2.NewSet(4, "s"))
+	one := must(op2.NewDat[float64](set, 1, nil, "one"))
+	two := must(op2.NewDat[float64](set, 2, nil, "two"))
+	m := must(op2.NewMap(set, set, 2, []int32{0, 1, 1, 2, 2, 3, 3, 0}, "ring"))
+	cases := []struct {
+		name, src string
+		cxx       bool
+		arg       op2.Arg
+		want      string
+	}{
+		{"reference in a C kernel", "void k(double &x) { x = 1; }", false, one.Arg(op2.Write), "is a C++ reference, and the kernel is C; declare it C++ with Kernel.CXX()"},
+		{"reference to dim 2", "void k(double &x) { x = 1; }", true, two.Arg(op2.Write), "passes 2 per element: make the parameter a pointer"},
+		{"reference to a vector argument", "void k(const double &x) { }", true, one.ArgVec(op2.Read, m), "passes several (one per map entry)"},
+		{"optional reference", "void k(double &x) { x = 1; }", true, op2.Opt(true, one.Arg(op2.Write)), "cannot be null, but the argument is optional"},
+		{"reference to a pointer", "void k(double *&x) { x[0] = 1; }", true, one.Arg(op2.Write), "is a reference to a pointer or an array"},
+		{"rvalue reference", "void k(double &&x) { x = 1; }", true, one.Arg(op2.Write), "is an rvalue reference"},
+		{"wrong element type", "void k(float &x) { x = 1; }", true, one.Arg(op2.Write), "has element type float32"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			k := op2.NewKernel(c.src, "k")
+			if c.cxx {
+				k = k.CXX()
+			}
+			err := op2.ParLoop(k, set, c.arg)
+			var le *op2.LoopError
+			if !errors.As(err, &le) || le.Arg != 0 || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want a LoopError about argument 0 saying %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestKernelCXXIsANewKernel(t *testing.T) {
+	k := op2.NewKernel("void k(double *x) { *x = 1; }", "k")
+	c := k.CXX()
+	if k.IsCXX() || !c.IsCXX() || c.CXX() != c || c.Name() != "k" {
+		t.Fatalf("NewKernel IsCXX %v, CXX() IsCXX %v, CXX() of a C++ kernel returns itself: %v", k.IsCXX(), c.IsCXX(), c.CXX() == c)
+	}
+}
+
+// TestMissingCXXCompiler: a C++ kernel whose compiler cannot be found
+// gets an error naming it and what to install, matching ErrNoCompiler;
+// C kernels are not affected.
+func TestMissingCXXCompiler(t *testing.T) {
+	r := must(op2.NewRuntime(op2.Config{Backend: "sequential", CXX: "no-such-cxx-compiler", CacheDir: t.TempDir()}))
+	set := must(op2.NewSet(3, "s"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	err := r.ParLoop(op2.NewKernel("void k(double &x) { x = 2; }", "k").CXX(), set, x.Arg(op2.Write))
+	if !errors.Is(err, op2.ErrNoCompiler) || !strings.Contains(err.Error(), `kernel "k" is C++`) || !strings.Contains(err.Error(), "apt-get install g++") || !strings.Contains(err.Error(), "CXX=") {
+		t.Fatalf("got %v; want ErrNoCompiler naming the kernel, CXX and g++", err)
+	}
+	check(t, r.ParLoop(op2.NewKernel("void k(double *x) { *x = 3; }", "k"), set, x.Arg(op2.Write)))
+	if got := x.DataRO(); got[0] != 3 {
+		t.Fatalf("C kernel after the refused C++ one: %v", got)
+	}
+}
+
+// A kernel written in OP2's C++ style: a helper taking references, a
+// functional cast, constexpr, and a reference parameter for a one-value
+// argument. Host backends compile it with the C++ compiler (g++), cuda
+// with NVRTC.
+func ExampleKernel_CXX() {
+	nodes, _ := op2.NewSet(3, "nodes")
+	q, _ := op2.NewDat(nodes, 2, []float64{1, 2, 3, 4, 5, 6}, "q")
+	energy, _ := op2.NewDat[float64](nodes, 1, nil, "energy")
+	kernel := op2.NewKernel(`
+constexpr double half = 0.5;
+static inline void kinetic(const double &rho, const double &u, double &e) { e = half * rho * u * u; }
+inline void energy_kernel(const double *q, double &e) { kinetic(q[0], double(q[1]), e); }`, "energy_kernel").CXX()
+	if err := op2.ParLoop(kernel, nodes, q.Arg(op2.Read), energy.Arg(op2.Write)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(energy.DataRO())
+	// Output: [2 24 90]
+}
+
+// TestCXXConstantsOnDevices: on cuda, constants reach a C++ kernel's
+// file-scope functions; code in a namespace or a member function that
+// uses one (or calls a function that takes them) is refused, naming the
+// kernel and the constant.
+func TestCXXConstantsOnDevices(t *testing.T) {
+	set := must(op2.NewSet(4, "s"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	gain := must(op2.NewConst(1, []float64{3}, "gain"))
+	defer gain.Remove()
+	cases := []struct{ name, src, want string }{
+		{"file scope", "static inline double f(double v) { return v * gain; }\ninline void k(double &x) { x = f(2); }", ""},
+		{"namespace", "namespace ns { inline double f(double v) { return v * gain; } }\ninline void k(double &x) { x = ns::f(2); }", `uses constant "gain" outside its file-scope functions`},
+		{"member function", "struct S { double v; double g() const { return v * gain; } };\ninline void k(double &x) { S s{2}; x = s.g(); }", `uses constant "gain" outside its file-scope functions`},
+		{"call from a namespace", "static double f(double v) { return v * gain; }\nnamespace ns { inline double g(double v) { return f(v); } }\ninline void k(double &x) { x = ns::g(2); }", `calls its function "f" outside its file-scope functions`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			k := op2.NewKernel(c.src, "k").CXX()
+			_, err := op2.Generate("cuda", k, set, x.Arg(op2.Write))
+			if c.want == "" {
+				check(t, err)
+			} else if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `C++ kernel "k"`) {
+				t.Fatalf("got %v, want an error saying %q", err, c.want)
+			}
+			// The host backends compile them all.
+			check(t, op2.ParLoop(k, set, x.Arg(op2.Write)))
+			if got := x.DataRO()[0]; got != 6 {
+				t.Fatalf("x = %v, want 6", got)
+			}
+		})
+	}
+}
