@@ -307,10 +307,25 @@ func (sub *Subset) restrict(l *core.Loop) {
 func bindOver(r *Runtime, backend string, l *core.Loop, k *Kernel, over IterationSet, args []Arg) error {
 	var set *Set
 	var sub *Subset
+	if ms, ok := over.(*MixedSet); ok && ms != nil {
+		name := "<nil>"
+		if k != nil {
+			name = k.c.Name
+		}
+		return &LoopError{Kernel: name, Set: ms.name, Arg: -1, Msg: "a loop over a mixed set runs as one loop per block, which ParLoop runs; for a Loop object or its source take each block's set (MixedSet.Block)"}
+	}
 	if over != nil {
 		set, sub = over.iteration()
 	}
-	if err := bind(r, backend, l, k, set, args); err != nil {
+	if set != nil {
+		flat, err := expandMixed(k, set.c.Name, args, nil, -1)
+		if err != nil {
+			return err
+		}
+		if err := bind(r, backend, l, k, set, flat); err != nil {
+			return blockError(err, flat)
+		}
+	} else if err := bind(r, backend, l, k, set, args); err != nil {
 		return err
 	}
 	if sub != nil {
