@@ -119,7 +119,7 @@ void mixed_mat(const int *e, double *a00, double *a01, double *a10, double *a11)
 }`
 
 // TestMixedOnRanks runs the mixed scenario on 2 ranks (block partition;
-// also on opencl) and 3 ranks (PT-Scotch) and compares with one process, bit for bit
+// without -short also on opencl) and 3 ranks (PT-Scotch) and compares with one process, bit for bit
 // (every value is exact): the blocks are plain Dats, partitioned and
 // exchanged as any other.
 func TestMixedOnRanks(t *testing.T) {
@@ -164,7 +164,11 @@ func TestMixedOnRanks(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "want.json")
 	check(t, os.WriteFile(path, must(json.Marshal(want)), 0o600))
 	cache := os.Getenv("OP2_CACHE_DIR") // the ranks share this process's compiled loops
-	for _, r := range []ranksCase{{2, "block", nil}, {3, "ptscotch", nil}, {2, "block", []string{"OP2_MIXED_BACKEND=opencl"}}} {
+	cases := []ranksCase{{2, "block", nil}, {3, "ptscotch", nil}}
+	if !testing.Short() {
+		cases = append(cases, ranksCase{2, "block", []string{"OP2_MIXED_BACKEND=opencl"}})
+	}
+	for _, r := range cases {
 		name := r.partitioner
 		if len(r.env) > 0 {
 			if !slices.Contains(allBackends, "opencl") {

@@ -134,6 +134,18 @@ func TestMixedLoopErrors(t *testing.T) {
 	if _, err := op2.Generate("sequential", vecK, f.ms, f.u.Arg(op2.RW)); err == nil {
 		t.Fatal("Generate over a mixed set: no error")
 	}
+	// A loop object and static generation expand mixed arguments too.
+	for _, b := range []string{"sequential", "opencl", "cuda"} {
+		src, err := op2.Generate(b, f.assemble, f.tris, f.w.Arg(op2.Read), f.u.ArgVec(op2.Inc, f.mm))
+		if err != nil || !strings.Contains(src, "assemble") {
+			t.Fatalf("Generate(%s) with a mixed argument: %v", b, err)
+		}
+	}
+	lp := must(op2.NewLoop(f.assemble, f.tris, f.w.Arg(op2.Read), f.u.ArgVec(op2.Inc, f.mm)))
+	check(t, lp.Compute())
+	if got := f.u.DataRO(); !slices.Equal(got[1], []float64{1, 2, 3}) {
+		t.Fatalf("Loop.Compute with a mixed argument: u = %v", got)
+	}
 }
 
 // TestMixedDeclarationErrors checks the constructors' and methods'
@@ -159,6 +171,8 @@ func TestMixedDeclarationErrors(t *testing.T) {
 		{"sparsity dims", second(op2.NewMixedSparsity(f.ms, []int{1}, f.ms, []int{1, 1}, []op2.MixedMapPair{{Row: f.mm, Col: f.mm}}, "sp")),
 			`mixed sparsity "sp": 1 row dims for the 2 blocks`},
 		{"copy between shapes", f.u.CopyTo(v), `copying mixed dat "u" to mixed dat "v": block 0: dims differ (2 and 1)`},
+		{"subset of a mixed set", second(op2.NewSubset(f.ms, []int32{0})), `subset of mixed set "P1×P0"`},
+		{"union with a mixed set", second(must(op2.NewSubset(f.nodes, []int32{0})).Union(f.ms)), `and mixed set "P1×P0": they are not subsets of one set`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
