@@ -97,9 +97,10 @@ type Arg struct {
 	off  bool      // a disabled optional argument (Opt)
 	opt  bool      // made by Opt, enabled or not
 	sp   *Sparsity // a matrix argument's pattern (Mat.Arg)
-	// mixed is a mixed argument's blocks (MixedDat, MixedMat), or an
-	// expanded block's origin.
-	mixed mixedArg
+	// mixed is a mixed argument's blocks (MixedDat, MixedMat); from is
+	// where an argument of a loop's expanded list came from.
+	mixed *mixedArg
+	from  argOrigin
 }
 
 // MaxReductionDim is the largest dim of a Global used for a reduction

@@ -346,7 +346,7 @@ func (md *MixedDat[T]) Nbytes() int {
 // (every block must live on it) the kernel gets one T* per block, in
 // block order.
 func (md *MixedDat[T]) Arg(acc Access) Arg {
-	a := Arg{mixed: mixedArg{what: fmt.Sprintf("mixed dat %q", md.name), direct: true}}
+	a := Arg{mixed: &mixedArg{kind: "dat", name: md.name, direct: true}}
 	a.mixed.blocks = make([]Arg, len(md.dats))
 	for i, d := range md.dats {
 		a.mixed.blocks[i] = d.Arg(acc)
@@ -371,17 +371,17 @@ func (md *MixedDat[T]) ArgVec(acc Access, mm *MixedMap) Arg {
 }
 
 func (md *MixedDat[T]) throughMap(mm *MixedMap, arg func(*Dat[T], *Map) Arg) Arg {
-	a := Arg{mixed: mixedArg{what: fmt.Sprintf("mixed dat %q", md.name)}}
+	a := Arg{mixed: &mixedArg{kind: "dat", name: md.name}}
 	switch {
 	case mm == nil:
-		a.mixed.bad = fmt.Sprintf("%s: mixed map is nil", a.mixed.what)
+		a.mixed.bad = fmt.Sprintf("%s: mixed map is nil", a.mixed.what())
 		return a
 	case len(mm.maps) != len(md.dats):
 		a.mixed.bad = fmt.Sprintf("%s has %d blocks but mixed map %q has %d; pass it through a mixed map with one map per block",
-			a.mixed.what, len(md.dats), mm.name, len(mm.maps))
+			a.mixed.what(), len(md.dats), mm.name, len(mm.maps))
 		return a
 	}
-	a.mixed.what += fmt.Sprintf(" through mixed map %q", mm.name)
+	a.mixed.rowMap = &mm.name
 	a.mixed.blocks = make([]Arg, len(md.dats))
 	for i, d := range md.dats {
 		a.mixed.blocks[i] = arg(d, mm.maps[i])
@@ -392,23 +392,41 @@ func (md *MixedDat[T]) throughMap(mm *MixedMap, arg func(*Dat[T], *Map) Arg) Arg
 // mixedArg is what a mixed argument (a MixedDat or MixedMat) holds: the
 // arguments of its blocks, which a loop passes in its place.
 type mixedArg struct {
-	what   string // the mixed object, for messages
-	blocks []Arg  // in block order (row-major for a matrix)
-	cols   int    // a matrix's block columns; 0 for a dat
-	direct bool   // MixedDat.Arg: block b in a loop over a mixed set
-	bad    string // why the argument is unusable, found when it was made
-	// In a loop's expanded argument list: expanded marks a block's
-	// argument, moved one the caller passed at another position; pos is
-	// the position among the arguments the caller passed, block the
-	// block.
-	expanded bool
-	moved    bool
-	pos      int
-	block    int
+	kind   string  // "dat" or "mat"
+	name   string  // the mixed dat's or mat's name
+	rowMap *string // the name of the mixed map it goes through, or nil
+	colMap *string // a matrix's column mixed map's name
+	blocks []Arg   // in block order (row-major for a matrix)
+	cols   int     // a matrix's block columns; 0 for a dat
+	direct bool    // MixedDat.Arg: block b in a loop over a mixed set
+	bad    string  // why the argument is unusable, found when it was made
+}
+
+// argOrigin is where an argument of a loop's expanded list (see
+// expandMixed) came from: the position among the arguments the caller
+// passed and, for a block's argument, the mixed argument and the block.
+type argOrigin struct {
+	of    *mixedArg // the mixed argument a block's argument comes from
+	pos   int32
+	block int32
+	moved bool // an argument the caller passed, at another position now
 }
 
 // isMixed says whether a is a mixed argument (one to expand).
-func (a *Arg) isMixed() bool { return a.mixed.what != "" && !a.mixed.expanded }
+func (a *Arg) isMixed() bool { return a.mixed != nil }
+
+// what names the mixed argument in messages; only called on the way to
+// an error, so that a repeated loop formats nothing.
+func (m *mixedArg) what() string {
+	s := fmt.Sprintf("mixed %s %q", m.kind, m.name)
+	switch {
+	case m.colMap != nil:
+		s += fmt.Sprintf(" through mixed maps (%q, %q)", *m.rowMap, *m.colMap)
+	case m.rowMap != nil:
+		s += fmt.Sprintf(" through mixed map %q", *m.rowMap)
+	}
+	return s
+}
 
 // blockName names block b of a mixed argument with cols block columns.
 func blockName(b, cols int) string {
@@ -422,14 +440,14 @@ func blockName(b, cols int) string {
 // message: its position among the arguments the caller passed, and the
 // block of a mixed one.
 func argLabel(args []Arg, i int) string {
-	m := &args[i].mixed
-	if m.moved {
-		return strconv.Itoa(m.pos)
-	}
-	if !m.expanded {
+	o := &args[i].from
+	switch {
+	case o.moved:
+		return strconv.Itoa(int(o.pos))
+	case o.of == nil:
 		return strconv.Itoa(i)
 	}
-	return fmt.Sprintf("%d (block %s of %s)", m.pos, blockName(m.block, m.cols), m.what)
+	return fmt.Sprintf("%d (block %s of %s)", o.pos, blockName(int(o.block), o.of.cols), o.of.what())
 }
 
 // expandMixed returns the loop's arguments with every mixed argument
@@ -466,10 +484,10 @@ func expandMixed(k *Kernel, setName string, args []Arg, ms *MixedSet, block int)
 		a := &args[i]
 		if !a.isMixed() {
 			flat = append(flat, *a)
-			flat[len(flat)-1].mixed.moved, flat[len(flat)-1].mixed.pos = true, i
+			flat[len(flat)-1].from = argOrigin{pos: int32(i), moved: true}
 			continue
 		}
-		m := &a.mixed
+		m := a.mixed
 		if m.bad != "" {
 			return nil, fail(i, "%s", m.bad)
 		}
@@ -477,16 +495,16 @@ func expandMixed(k *Kernel, setName string, args []Arg, ms *MixedSet, block int)
 		first := 0
 		if ms != nil {
 			if !m.direct {
-				return nil, fail(i, "%s: in a loop over mixed set %q each block's loop runs over its own set, which a mixed map does not go from; pass mixed dats directly (MixedDat.Arg)", m.what, ms.name)
+				return nil, fail(i, "%s: in a loop over mixed set %q each block's loop runs over its own set, which a mixed map does not go from; pass mixed dats directly (MixedDat.Arg)", m.what(), ms.name)
 			}
 			if len(blocks) != len(ms.sets) {
-				return nil, fail(i, "%s has %d blocks but the loop's mixed set %q has %d", m.what, len(blocks), ms.name, len(ms.sets))
+				return nil, fail(i, "%s has %d blocks but the loop's mixed set %q has %d", m.what(), len(blocks), ms.name, len(ms.sets))
 			}
 			blocks, first = blocks[block:block+1], block
 		}
 		for j, b := range blocks {
 			b.off, b.opt = a.off, a.opt
-			b.mixed = mixedArg{what: m.what, cols: m.cols, expanded: true, pos: i, block: first + j}
+			b.from = argOrigin{of: m, pos: int32(i), block: int32(first + j)}
 			flat = append(flat, b)
 		}
 	}
@@ -511,12 +529,12 @@ func blockError(err error, flat []Arg) error {
 	if !errors.As(err, &le) || le.Arg < 0 || le.Arg >= len(flat) {
 		return err
 	}
-	m := &flat[le.Arg].mixed
-	if m.expanded {
-		le.Msg = fmt.Sprintf("block %s of %s: %s", blockName(m.block, m.cols), m.what, le.Msg)
+	o := &flat[le.Arg].from
+	if o.of != nil {
+		le.Msg = fmt.Sprintf("block %s of %s: %s", blockName(int(o.block), o.of.cols), o.of.what(), le.Msg)
 	}
-	if m.expanded || m.moved {
-		le.Arg = m.pos
+	if o.of != nil || o.moved {
+		le.Arg = int(o.pos)
 	}
 	return err
 }

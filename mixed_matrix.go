@@ -131,17 +131,17 @@ func (A *MixedMat[T]) Block(i, j int) *Mat[T] { return A.blocks[i][j] }
 // parameter here.
 func (A *MixedMat[T]) Arg(acc Access, rowmap, colmap *MixedMap) Arg {
 	nr, nc := len(A.blocks), len(A.sp.cols.sets)
-	a := Arg{mixed: mixedArg{what: fmt.Sprintf("mixed mat %q", A.name), cols: nc}}
+	a := Arg{mixed: &mixedArg{kind: "mat", name: A.name, cols: nc}}
 	switch {
 	case rowmap == nil || colmap == nil:
-		a.mixed.bad = fmt.Sprintf("%s: the row and column mixed maps must not be nil", a.mixed.what)
+		a.mixed.bad = fmt.Sprintf("%s: the row and column mixed maps must not be nil", a.mixed.what())
 		return a
 	case len(rowmap.maps) != nr || len(colmap.maps) != nc:
 		a.mixed.bad = fmt.Sprintf("%s has %d×%d blocks but mixed maps %q and %q have %d and %d",
-			a.mixed.what, nr, nc, rowmap.name, colmap.name, len(rowmap.maps), len(colmap.maps))
+			a.mixed.what(), nr, nc, rowmap.name, colmap.name, len(rowmap.maps), len(colmap.maps))
 		return a
 	}
-	a.mixed.what += fmt.Sprintf(" through mixed maps (%q, %q)", rowmap.name, colmap.name)
+	a.mixed.rowMap, a.mixed.colMap = &rowmap.name, &colmap.name
 	a.mixed.blocks = make([]Arg, 0, nr*nc)
 	for i := range nr {
 		for j := range nc {
