@@ -230,3 +230,41 @@ func TestMixedDatUtilities(t *testing.T) {
 		}
 	})
 }
+
+// TestMixedMatFloat32Dim2 assembles a float32 block matrix whose first
+// block has dim 2 and checks Mult against the dense blocks.
+func TestMixedMatFloat32Dim2(t *testing.T) {
+	f := newMixedFixture(t)
+	sp := must(op2.NewMixedSparsity(f.ms, []int{2, 1}, f.ms, []int{2, 1}, []op2.MixedMapPair{{Row: f.mm, Col: f.mm}}, "sp"))
+	A := must(op2.NewMixedMat[float32](sp, "A"))
+	k := op2.NewKernel(`
+void elem(const int *e, float *a00, float *a01, float *a10, float *a11) {
+  for (int i = 0; i < 6; i++) {
+    for (int j = 0; j < 6; j++) a00[i * 6 + j] = (i == j) ? 2 : 0.5f;
+    a01[i] = *e + 1; a10[i] = -1;
+  }
+  a11[0] = 4;
+}`, "elem")
+	check(t, op2.ParLoop(k, f.tris, op2.ArgIdx(), A.Arg(op2.Inc, f.mm, f.mm)))
+	x := must(op2.NewMixedDat(f.ms, []int{2, 1}, []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3}, "x"))
+	y := must(op2.NewMixedDat[float32](f.ms, []int{2, 1}, nil, "y"))
+	check(t, A.Mult(x, y))
+	xs, ys := x.DataRO(), y.DataRO()
+	for i := range 2 {
+		for r := range ys[i] {
+			var want float32
+			for j := range 2 {
+				var p float32
+				for c, v := range must(A.Block(i, j).Dense())[r] {
+					if v != 0 {
+						p += v * xs[j][c]
+					}
+				}
+				want += p
+			}
+			if ys[i][r] != want {
+				t.Fatalf("(A x) block %d [%d] = %v, want %v", i, r, ys[i][r], want)
+			}
+		}
+	}
+}
