@@ -412,6 +412,16 @@ type argOrigin struct {
 	moved bool // an argument the caller passed, at another position now
 }
 
+// hasMixed says whether any of args is a mixed argument.
+func hasMixed(args []Arg) bool {
+	for i := range args {
+		if args[i].mixed != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // isMixed says whether a is a mixed argument (one to expand).
 func (a *Arg) isMixed() bool { return a.mixed != nil }
 
@@ -452,25 +462,17 @@ func argLabel(args []Arg, i int) string {
 
 // expandMixed returns the loop's arguments with every mixed argument
 // replaced by its blocks' arguments, for a loop of k over set (block is
-// -1), or for block block's loop of a loop over the mixed set ms. args
-// itself is returned when no argument is mixed (no allocation). Errors
-// name the loop and the argument, as bind's do.
-func expandMixed(k *Kernel, setName string, args []Arg, ms *MixedSet, block int) ([]Arg, error) {
-	n, mixed := 0, false
+// -1), or for block block's loop of a loop over the mixed set ms, in
+// buf's memory when it has room (never in args'). Errors name the loop
+// and the argument, as bind's do.
+func expandMixed(k *Kernel, setName string, args []Arg, ms *MixedSet, block int, buf []Arg) ([]Arg, error) {
+	n := 0
 	for i := range args {
-		if args[i].isMixed() {
-			mixed = true
-			if ms != nil && args[i].mixed.direct {
-				n++
-			} else {
-				n += len(args[i].mixed.blocks)
-			}
+		if args[i].isMixed() && (ms == nil || !args[i].mixed.direct) {
+			n += len(args[i].mixed.blocks)
 		} else {
 			n++
 		}
-	}
-	if !mixed {
-		return args, nil
 	}
 	kname := "<nil>"
 	if k != nil {
@@ -479,7 +481,10 @@ func expandMixed(k *Kernel, setName string, args []Arg, ms *MixedSet, block int)
 	fail := func(i int, format string, a ...any) error {
 		return &LoopError{Kernel: kname, Set: setName, Arg: i, Msg: fmt.Sprintf(format, a...)}
 	}
-	flat := make([]Arg, 0, n)
+	flat := buf[:0]
+	if cap(flat) < n {
+		flat = make([]Arg, 0, n)
+	}
 	for i := range args {
 		a := &args[i]
 		if !a.isMixed() {
@@ -525,6 +530,9 @@ func expandMixed(k *Kernel, setName string, args []Arg, ms *MixedSet, block int)
 // the expanded list flat so that it names the argument the caller passed
 // and its block.
 func blockError(err error, flat []Arg) error {
+	if err == nil {
+		return nil // before errors.As, whose target would be allocated
+	}
 	var le *LoopError
 	if !errors.As(err, &le) || le.Arg < 0 || le.Arg >= len(flat) {
 		return err
@@ -548,7 +556,7 @@ func (r *Runtime) parLoopMixed(k *Kernel, ms *MixedSet, args []Arg) error {
 	}
 	loops := make([]core.Loop, len(ms.sets))
 	for b, s := range ms.sets {
-		flat, err := expandMixed(k, s.c.Name, args, ms, b)
+		flat, err := expandMixed(k, s.c.Name, args, ms, b, nil)
 		if err == nil {
 			err = bindOver(r, r.cfg.Backend, &loops[b], k, s, flat)
 		}

@@ -268,3 +268,20 @@ void elem(const int *e, float *a00, float *a01, float *a10, float *a11) {
 		}
 	}
 }
+
+// TestMixedLoopAllocations checks what a repeated mixed loop allocates on
+// the Go side: nothing when the mixed argument is made once, and only
+// the argument itself (its blocks) when it is made on every call.
+func TestMixedLoopAllocations(t *testing.T) {
+	f := newMixedFixture(t)
+	arg := f.u.ArgVec(op2.Inc, f.mm)
+	once := func() { check(t, op2.ParLoop(f.assemble, f.tris, f.w.Arg(op2.Read), arg)) }
+	each := func() { check(t, op2.ParLoop(f.assemble, f.tris, f.w.Arg(op2.Read), f.u.ArgVec(op2.Inc, f.mm))) }
+	once()
+	if a := testing.AllocsPerRun(20, once); a != 0 {
+		t.Errorf("a repeated loop with a mixed argument made once allocates %v times per call, want 0", a)
+	}
+	if a := testing.AllocsPerRun(20, each); a > 2 {
+		t.Errorf("a repeated loop making its mixed argument allocates %v times per call, want at most 2 (the argument and its blocks)", a)
+	}
+}

@@ -324,16 +324,20 @@ func bindOver(r *Runtime, backend string, l *core.Loop, k *Kernel, over Iteratio
 	if over != nil {
 		set, sub = over.iteration()
 	}
-	if set != nil {
-		flat, err := expandMixed(k, set.c.Name, args, nil, -1)
+	if set != nil && hasMixed(args) {
+		// The expanded list is never args itself, so args does not
+		// escape into r: a plain loop's arguments stay on the stack.
+		flat, err := expandMixed(k, set.c.Name, args, nil, -1, r.mixedArgs)
+		if err == nil {
+			err = blockError(bind(r, backend, l, k, set, flat), flat)
+		}
+		clear(flat) // keep no data alive
+		r.mixedArgs = flat[:0]
 		if err != nil {
 			return err
 		}
-		if err := bind(r, backend, l, k, set, flat); err != nil {
-			return blockError(err, flat)
-		}
 	} else if err := bind(r, backend, l, k, set, args); err != nil {
-		return err
+		return blockError(err, args) // a block's loop of a loop over a mixed set
 	}
 	if sub != nil {
 		sub.restrict(l)
