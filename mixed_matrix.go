@@ -3,6 +3,8 @@ package op2
 import (
 	"fmt"
 	"sync"
+
+	"github.com/goop2/op2/internal/core"
 )
 
 // MixedMapPair is one (row mixed map, column mixed map) pair of a
@@ -244,11 +246,15 @@ var addKernels sync.Map
 
 // addKernel returns the kernel y += t for dim values of T.
 func addKernel[T float32 | float64](dim int) *Kernel {
-	ctype := scalarType[T]().CName()
-	key := fmt.Sprintf("%s %d", ctype, dim)
+	type addKey struct {
+		t   core.ScalarType
+		dim int
+	}
+	key := addKey{scalarType[T](), dim}
 	if k, ok := addKernels.Load(key); ok {
 		return k.(*Kernel)
 	}
+	ctype := key.t.CName()
 	k := NewKernel(fmt.Sprintf(`void goop2_mixed_add(%[1]s *y, const %[1]s *t) {
   for (int c = 0; c < %[2]d; c++) y[c] += t[c];
 }`, ctype, dim), "goop2_mixed_add")
