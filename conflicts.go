@@ -23,7 +23,7 @@ func checkConflicts(k *Kernel, set *Set, args []Arg) error {
 			}
 			if why := conflict(a, b); why != "" {
 				return &LoopError{Kernel: k.c.Name, Set: set.c.Name, Arg: j, Msg: fmt.Sprintf(
-					"%s conflicts with argument %d (%s): %s", b.Describe(), i, a.Describe(), why)}
+					"%s conflicts with argument %s (%s): %s", b.Describe(), argLabel(args, i), a.Describe(), why)}
 			}
 		}
 	}

@@ -132,6 +132,10 @@ type Arg struct {
 	off  bool      // a disabled optional argument (Opt)
 	opt  bool      // made by Opt, enabled or not
 	sp   *Sparsity // a matrix argument's pattern (Mat.Arg)
+	// mixed is a mixed argument's blocks (MixedDat, MixedMat); from is
+	// where an argument of a loop's expanded list came from.
+	mixed *mixedArg
+	from  argOrigin
 }
 
 // MaxReductionDim is the largest dim of a Global used for a reduction
@@ -366,6 +370,9 @@ func ParLoop(k *Kernel, set IterationSet, args ...Arg) error { return rt.ParLoop
 func (r *Runtime) ParLoop(k *Kernel, set IterationSet, args ...Arg) error {
 	mu.Lock()
 	defer mu.Unlock()
+	if ms, ok := set.(*MixedSet); ok && ms != nil {
+		return r.parLoopMixed(k, ms, args)
+	}
 	l := &r.loop
 	if err := bindOver(r, r.cfg.Backend, l, k, set, args); err != nil {
 		return err

@@ -264,6 +264,9 @@ type Runtime struct {
 	// dist is the process's MPI job and mesh blocks, the same for every
 	// runtime (the default runtime's).
 	dist *distRun
+	// mixedArgs is the expanded argument list of a loop with mixed
+	// arguments, reused from loop to loop (under mu).
+	mixedArgs []Arg
 }
 
 // mu serialises loops of every runtime and host access to data.

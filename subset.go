@@ -8,8 +8,9 @@ import (
 	"github.com/goop2/op2/internal/core"
 )
 
-// IterationSet is what a loop runs over: a *Set (all its elements) or a
-// *Subset (some of them). Only this package's types implement it.
+// IterationSet is what a loop runs over: a *Set (all its elements), a
+// *Subset (some of them) or, for ParLoop, a *MixedSet (each block's set
+// in turn). Only this package's types implement it.
 type IterationSet interface {
 	// Name names the iteration set in messages.
 	Name() string
@@ -76,6 +77,9 @@ type Subset struct {
 func NewSubset(set IterationSet, indices []int32) (*Subset, error) {
 	var parent *Set
 	var super *Subset
+	if ms, ok := set.(*MixedSet); ok && ms != nil {
+		return nil, fmt.Errorf("op2: subset of mixed set %q: a subset is of a Set or a Subset; take one of a block's set (MixedSet.Block)", ms.name)
+	}
 	if set != nil {
 		parent, super = set.iteration()
 	}
@@ -189,6 +193,9 @@ func (sub *Subset) combine(name string, other IterationSet, op func(a, b []int32
 	var o *Subset
 	if other != nil {
 		set, o = other.iteration()
+	}
+	if ms, ok := other.(*MixedSet); ok && ms != nil {
+		return nil, fmt.Errorf("op2: %s of %v and mixed set %q: they are not subsets of one set", name, sub, ms.name)
 	}
 	if set == nil {
 		return nil, fmt.Errorf("op2: %s of %v and a nil set or subset", name, sub)
@@ -307,11 +314,30 @@ func (sub *Subset) restrict(l *core.Loop) {
 func bindOver(r *Runtime, backend string, l *core.Loop, k *Kernel, over IterationSet, args []Arg) error {
 	var set *Set
 	var sub *Subset
+	if ms, ok := over.(*MixedSet); ok && ms != nil {
+		name := "<nil>"
+		if k != nil {
+			name = k.c.Name
+		}
+		return &LoopError{Kernel: name, Set: ms.name, Arg: -1, Msg: "a loop over a mixed set runs as one loop per block, which ParLoop runs; for a Loop object or its source take each block's set (MixedSet.Block)"}
+	}
 	if over != nil {
 		set, sub = over.iteration()
 	}
-	if err := bind(r, backend, l, k, set, args); err != nil {
-		return err
+	if set != nil && hasMixed(args) {
+		// The expanded list is never args itself, so args does not
+		// escape into r: a plain loop's arguments stay on the stack.
+		flat, err := expandMixed(k, set.c.Name, args, nil, -1, r.mixedArgs)
+		if err == nil {
+			err = blockError(bind(r, backend, l, k, set, flat), flat)
+		}
+		clear(flat) // keep no data alive
+		r.mixedArgs = flat[:0]
+		if err != nil {
+			return err
+		}
+	} else if err := bind(r, backend, l, k, set, args); err != nil {
+		return blockError(err, args) // a block's loop of a loop over a mixed set
 	}
 	if sub != nil {
 		sub.restrict(l)
