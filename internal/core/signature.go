@@ -69,7 +69,8 @@ func (a *Arg) IsReduction() bool { return a.Kind == ArgGlobal && a.Access.IsRedu
 // passes a null pointer and moves nothing), whether it is an index
 // argument (which gets a private copy, unlike a READ int32 Dat), which
 // arguments pass the same data and the same map, the constants the kernel
-// uses and check mode. Loops with equal keys have equal signatures. It
+// uses, check mode, and for a loop over an extruded set its layer count
+// and the layers each extruded argument reaches. Loops with equal keys have equal signatures. It
 // allocates nothing when buf has room.
 func AppendKey(buf []byte, l *Loop) []byte {
 	buf = append(buf, l.Kernel.Sum[:]...)
@@ -101,6 +102,14 @@ func AppendKey(buf []byte, l *Loop) []byte {
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Data.Dim))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(arity))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Idx))
+		if a.Ext != nil {
+			buf = append(buf, 'x')
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Data.LayerDim()))
+			for j := range a.Ext.Start {
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Ext.Start[j]))
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Ext.Offset[j]))
+			}
+		}
 		if a.Kind == ArgMat {
 			buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Mat.Col.Arity))
 			buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Mat.RDim))
@@ -113,6 +122,10 @@ func AppendKey(buf []byte, l *Loop) []byte {
 	}
 	if l.Check {
 		buf = append(buf, 1)
+	}
+	if l.Extruded != nil {
+		buf = append(buf, 'L')
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(l.Extruded.Layers))
 	}
 	return buf
 }
