@@ -1,0 +1,205 @@
+package op2_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goop2/op2"
+)
+
+// TestExtrudedDeclarationErrors: bad extruded sets, dats and maps are
+// refused with a message naming what is wrong.
+func TestExtrudedDeclarationErrors(t *testing.T) {
+	cells := must(op2.NewSet(3, "cells"))
+	nodes := must(op2.NewSet(4, "nodes"))
+	other := must(op2.NewSet(4, "other"))
+	cn := must(op2.NewMap(cells, nodes, 2, []int32{0, 1, 1, 2, 2, 3}, "cn"))
+	prisms := must(op2.NewExtrudedSet(cells, 3, "prisms"))
+	columns := must(op2.NewExtrudedSet(nodes, 4, "columns"))
+	short := must(op2.NewExtrudedSet(nodes, 3, "short"))
+	otherX := must(op2.NewExtrudedSet(other, 4, "otherX"))
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"nil base", second(op2.NewExtrudedSet(nil, 2, "x")), `extruded set "x": base set is nil`},
+		{"no layers", second(op2.NewExtrudedSet(cells, 0, "x")), `extruded set "x" of set "cells": 0 layers`},
+		{"dat on nil set", second(op2.NewExtrudedDat[float64](nil, 1, nil, "d")), `dat "d": extruded set is nil`},
+		{"dat dim 0", second(op2.NewExtrudedDat[float64](prisms, 0, nil, "d")), `dim 0 must be at least 1`},
+		{"dat values", second(op2.NewExtrudedDat(prisms, 2, make([]float64, 17), "d")), `17 values given, want 18 (3 columns × 3 layers × dim 2)`},
+		{"map nil base", second(op2.NewExtrudedMap(prisms, columns, nil, nil, nil, "m")), `base map must not be nil`},
+		{"map from", second(op2.NewExtrudedMap(columns, columns, cn, nil, nil, "m")), `base map "cn" goes from set "cells", not from the base set "nodes" of extruded set "columns"`},
+		{"map to", second(op2.NewExtrudedMap(prisms, otherX, cn, nil, nil, "m")), `base map "cn" goes to set "nodes", not to the base set "other" of extruded set "otherX"`},
+		{"map starts", second(op2.NewExtrudedMap(prisms, columns, cn, []int{0}, nil, "m")), `1 start layers given, want one per entry of base map "cn" (arity 2)`},
+		{"map offsets", second(op2.NewExtrudedMap(prisms, columns, cn, nil, []int{1, 1, 1}, "m")), `3 layer offsets given`},
+		{"map beyond top", second(op2.NewExtrudedMap(prisms, short, cn, []int{0, 1}, []int{1, 1}, "m")), `entry 1 (start 1, offset 1) reaches layers 1 to 3, outside the target's layers [0,3)`},
+		{"map below bottom", second(op2.NewExtrudedMap(prisms, columns, cn, []int{0, 2}, []int{1, -2}, "m")), `entry 1 (start 2, offset -2) reaches layers 2 to -2`},
+		{"map to plain set", second(op2.NewExtrudedMap(prisms, nil, cn, nil, []int{0, 1}, "m")), `to set "nodes": entry 1 (start 0, offset 1) reaches layers 0 to 2, outside the target's layers [0,1)`},
+		{"subset", second(op2.NewSubset(prisms, []int32{0})), `subsets of extruded sets are not supported`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.err == nil || !strings.HasPrefix(c.err.Error(), "op2: ") || !strings.Contains(c.err.Error(), c.want) {
+				t.Errorf("error %v, want one containing %q", c.err, c.want)
+			}
+		})
+	}
+}
+
+// TestExtrudedLoopErrors: loops mixing extruded and plain sets, maps and
+// dats wrongly are refused before anything runs, with a *LoopError
+// naming the loop, the argument and the objects, and change nothing.
+func TestExtrudedLoopErrors(t *testing.T) {
+	cells := must(op2.NewSet(3, "cells"))
+	nodes := must(op2.NewSet(4, "nodes"))
+	cn := must(op2.NewMap(cells, nodes, 2, []int32{0, 1, 1, 2, 2, 3}, "cn"))
+	prisms := must(op2.NewExtrudedSet(cells, 3, "prisms"))
+	slabs := must(op2.NewExtrudedSet(cells, 2, "slabs"))
+	columns := must(op2.NewExtrudedSet(nodes, 4, "columns"))
+	pc := must(op2.NewExtrudedMap(prisms, columns, cn, []int{0, 1}, []int{1, 1}, "pc"))
+	sc := must(op2.NewExtrudedMap(slabs, columns, cn, nil, []int{1, 1}, "sc"))
+	pn := must(op2.NewExtrudedMap(prisms, nil, cn, nil, nil, "pn"))
+	onPrisms := must(op2.NewExtrudedDat(prisms, 1, slices.Repeat([]float64{1}, 9), "v"))
+	onColumns := must(op2.NewExtrudedDat[float64](columns, 1, nil, "w"))
+	onCells := must(op2.NewDat(cells, 1, []float64{5, 6, 7}, "c"))
+	onNodes := must(op2.NewDat[float64](nodes, 1, nil, "n"))
+	k1 := op2.NewKernel("void k1(double *a) { *a = 2; }", "k1")
+	kIdx := op2.NewKernel("void kIdx(const int *l) { (void)l; }", "kIdx")
+	for _, c := range []struct {
+		name string
+		k    *op2.Kernel
+		set  op2.IterationSet
+		arg  op2.Arg
+		want string
+	}{
+		{"layer in a plain loop", kIdx, cells, op2.ArgLayer(), `loop "kIdx" over set "cells": argument 0: layer argument (ArgLayer) in a loop over set "cells", which is not extruded`},
+		{"extruded dat directly in a plain loop", k1, cells, onPrisms.Arg(op2.Write), `dat "v" (float64, dim 1) on extruded set "prisms" (3 layers of set "cells") is passed directly but lives on extruded set "prisms", not on the loop's set "cells"`},
+		{"extruded dat of another extruded set", k1, slabs, onPrisms.Arg(op2.Write), `lives on extruded set "prisms", not on the loop's set "slabs"`},
+		{"extruded dat through a plain map", k1, cells, onColumns.ArgMap(op2.Inc, cn, 0), `lives on extruded set "columns": pass it through an extruded map`},
+		{"plain map in an extruded loop", k1, prisms, onNodes.ArgMap(op2.Inc, cn, 0), `loop "k1" over set "prisms": argument 0: dat "n" (float64, dim 1) on set "nodes": map "cn" is not an extruded map`},
+		{"extruded map in a plain loop", k1, cells, onColumns.ArgExtMap(op2.Inc, pc, 0), `extruded map "pc" in a loop over set "cells", which is not extruded`},
+		{"extruded map from another set", k1, prisms, onColumns.ArgExtMap(op2.Inc, sc, 0), `extruded map "sc" goes from extruded set "slabs", not from the loop's set "prisms"`},
+		{"plain target, extruded dat", k1, prisms, onColumns.ArgExtMap(op2.Inc, pn, 0), `extruded map "pn" goes to the plain set "nodes", but the dat lives on extruded set "columns"`},
+		{"extruded target, plain dat", k1, prisms, onNodes.ArgExtMap(op2.Inc, pc, 0), `extruded map "pc" goes to extruded set "columns", but the dat does not live on it`},
+		{"base dat written directly", k1, prisms, onCells.Arg(op2.RW), `lives on the base set of the loop's extruded set "prisms": every layer of a column sees its values, so it may only be read (READ), not RW`},
+		{"nil extruded map", k1, prisms, onColumns.ArgExtVec(op2.Inc, nil), `map is nil`},
+		{"nil extruded set", k1, (*op2.ExtrudedSet)(nil), onPrisms.Arg(op2.Write), `iteration set is nil`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := op2.ParLoop(c.k, c.set, c.arg)
+			var le *op2.LoopError
+			if !errors.As(err, &le) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want a *LoopError containing %q", err, c.want)
+			}
+		})
+	}
+	if got := onPrisms.DataRO(); !slices.Equal(got, slices.Repeat([]float64{1}, 9)) {
+		t.Errorf("a refused loop changed the dat: %v", got)
+	}
+}
+
+// TestExtrudedProgramsCached: a repeated extruded loop reuses its
+// program; loops that differ only in their layer count or in the layers
+// their map entries reach are other programs, and a loop over the base
+// set is another.
+func TestExtrudedProgramsCached(t *testing.T) {
+	cells := must(op2.NewSet(5, "cells"))
+	nodes := must(op2.NewSet(6, "nodes"))
+	cn := must(op2.NewMap(cells, nodes, 2, []int32{0, 1, 1, 2, 2, 3, 3, 4, 4, 5}, "cn"))
+	k := op2.NewKernel("void add(const int *l, double *w) { *w += *l + 1; }", "add")
+	gen := func(layers int, start []int) string {
+		x := must(op2.NewExtrudedSet(cells, layers, "x"))
+		y := must(op2.NewExtrudedSet(nodes, layers+1, "y"))
+		m := must(op2.NewExtrudedMap(x, y, cn, start, []int{1, 1}, "m"))
+		w := must(op2.NewExtrudedDat[float64](y, 1, nil, "w"))
+		src, err := op2.Generate("sequential", k, x, op2.ArgLayer(), w.ArgExtMap(op2.Inc, m, 1))
+		check(t, err)
+		check(t, op2.ParLoop(k, x, op2.ArgLayer(), w.ArgExtMap(op2.Inc, m, 1)))
+		before := op2.ReadStats().Generations
+		check(t, op2.ParLoop(k, x, op2.ArgLayer(), w.ArgExtMap(op2.Inc, m, 1)))
+		if after := op2.ReadStats().Generations; after != before {
+			t.Errorf("a repeated extruded loop generated code again (%d generations, was %d)", after, before)
+		}
+		// Node (n, l+start) gets l+1 twice for each of its cells' layers l.
+		got := w.DataRO()
+		want := make([]float64, len(got))
+		for c := 0; c < 5; c++ {
+			for l := 0; l < layers; l++ {
+				want[(c+1)*(layers+1)+l+start[1]] += 2 * float64(l+1)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%d layers, start %v: %v, want %v", layers, start, got, want)
+		}
+		return src
+	}
+	a, b, c := gen(3, []int{0, 0}), gen(4, []int{0, 0}), gen(3, []int{0, 1})
+	if a == b || a == c || !strings.Contains(a, "op2_layer < 3") || !strings.Contains(b, "op2_layer < 4") {
+		t.Errorf("extruded loops with other layer counts or start layers share a source")
+	}
+	if a != gen(3, []int{0, 0}) {
+		t.Errorf("the same extruded loop generated two sources")
+	}
+}
+
+// An extruded mesh: two triangles extruded into two layers of prisms,
+// with their nodes in three layers. A loop over the prisms computes each
+// prism's volume (the triangle's coordinates are on the 2-D nodes, the
+// heights on the extruded ones) and adds a share of it, weighted by its
+// layer (ArgLayer), to its six nodes; the same loop over the same mesh built as plain 3-D
+// sets and maps gives the same values.
+func ExampleNewExtrudedSet() {
+	tris, _ := op2.NewSet(2, "tris")
+	verts, _ := op2.NewSet(4, "verts")
+	tv, _ := op2.NewMap(tris, verts, 3, []int32{0, 1, 2, 2, 1, 3}, "tv")
+	xy, _ := op2.NewDat(verts, 2, []float64{0, 0, 1, 0, 0, 1, 1, 1}, "xy")
+	z := []float64{0, 1, 3} // the heights of the three node layers
+
+	prisms, _ := op2.NewExtrudedSet(tris, 2, "prisms")
+	nodes, _ := op2.NewExtrudedSet(verts, 3, "nodes")
+	// Each prism's six nodes: its triangle's three at its layer and at
+	// the layer above.
+	six, _ := op2.NewMap(tris, verts, 6, []int32{0, 1, 2, 0, 1, 2, 2, 1, 3, 2, 1, 3}, "six")
+	pn, _ := op2.NewExtrudedMap(prisms, nodes, six, []int{0, 0, 0, 1, 1, 1}, []int{1, 1, 1, 1, 1, 1}, "pn")
+	pxy, _ := op2.NewExtrudedMap(prisms, nil, tv, nil, nil, "pxy") // to the 2-D nodes
+	height, _ := op2.NewExtrudedDat(nodes, 1, slices.Concat(z, z, z, z), "height")
+	vol, _ := op2.NewExtrudedDat[float64](prisms, 1, nil, "vol")
+	share, _ := op2.NewExtrudedDat[float64](nodes, 1, nil, "share")
+
+	k := op2.NewKernel(`
+void prism(const double **xy, const double **h, const int *layer, double *vol, double **share) {
+  double a = 0.5 * fabs((xy[1][0] - xy[0][0]) * (xy[2][1] - xy[0][1]) - (xy[2][0] - xy[0][0]) * (xy[1][1] - xy[0][1]));
+  *vol = a * (h[3][0] - h[0][0]);
+  for (int i = 0; i < 6; i++) share[i][0] += *vol * (*layer + 1) / 6;
+}`, "prism")
+	if err := op2.ParLoop(k, prisms, xy.ArgExtVec(op2.Read, pxy), height.ArgExtVec(op2.Read, pn), op2.ArgLayer(),
+		vol.Arg(op2.Write), share.ArgExtVec(op2.Inc, pn)); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// The same mesh as plain sets: prism (t, l) is t*2+l, node (v, l) v*3+l.
+	prisms3, _ := op2.NewSet(4, "prisms3")
+	nodes3, _ := op2.NewSet(12, "nodes3")
+	pxy3, _ := op2.NewMap(prisms3, verts, 3, []int32{0, 1, 2, 0, 1, 2, 2, 1, 3, 2, 1, 3}, "pxy3")
+	pn3, _ := op2.NewMap(prisms3, nodes3, 6, []int32{0, 3, 6, 1, 4, 7, 1, 4, 7, 2, 5, 8, 6, 3, 9, 7, 4, 10, 7, 4, 10, 8, 5, 11}, "pn3")
+	height3, _ := op2.NewDat(nodes3, 1, slices.Concat(z, z, z, z), "height3")
+	layer3, _ := op2.NewDat(prisms3, 1, []int32{0, 1, 0, 1}, "layer3")
+	vol3, _ := op2.NewDat[float64](prisms3, 1, nil, "vol3")
+	share3, _ := op2.NewDat[float64](nodes3, 1, nil, "share3")
+	if err := op2.ParLoop(k, prisms3, xy.ArgVec(op2.Read, pxy3), height3.ArgVec(op2.Read, pn3), layer3.Arg(op2.Read),
+		vol3.Arg(op2.Write), share3.ArgVec(op2.Inc, pn3)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("volumes", vol.Data())
+	fmt.Printf("shares %.3f\n", share.Data())
+	fmt.Println("same as the plain mesh:", slices.Equal(vol.Data(), vol3.Data()) && slices.Equal(share.Data(), share3.Data()))
+	// Output:
+	// volumes [0.5 1 0.5 1]
+	// shares [0.083 0.417 0.333 0.167 0.833 0.667 0.167 0.833 0.667 0.083 0.417 0.333]
+	// same as the plain mesh: true
+}
