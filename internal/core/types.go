@@ -196,7 +196,7 @@ type Storage struct {
 	// Such storage lives on the extruded set's base set (Set) with all
 	// the layers of a column together: Dim is the layers times the
 	// values per layer (LayerDim), so that partitioning, halos,
-	// renumbering and dumps move whole columns like any Dat's elements.
+	// and renumbering move whole columns like any Dat's elements.
 	Extruded *Extrusion
 }
 
