@@ -462,6 +462,9 @@ type Loop struct {
 
 // Name identifies the loop in messages: the kernel name and the set.
 func (l *Loop) Name() string {
+	if l.Extruded != nil {
+		return fmt.Sprintf("loop %q over extruded set %q", l.Kernel.Name, l.Extruded.Name)
+	}
 	return fmt.Sprintf("loop %q over set %q", l.Kernel.Name, l.Set.Name)
 }
 
