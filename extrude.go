@@ -29,9 +29,10 @@ import (
 // Under MPI the columns follow the base set: partitioning, halos and
 // Renumber of the base set move whole columns.
 type ExtrudedSet struct {
-	x     core.Extrusion // first field: extrudedOf converts back
-	base  *Set
-	layer *Dat[int32] // each element's layer, made by the first ArgLayer
+	x      core.Extrusion // first field: extrudedOf converts back
+	base   *Set
+	layer  *Dat[int32] // each element's layer, made by the first ArgLayer
+	ranges *Dat[int32] // each column's layer range (variable layers), else nil
 }
 
 // NewExtrudedSet declares the extruded set of layers layers of each
@@ -45,6 +46,44 @@ func NewExtrudedSet(base *Set, layers int, name string) (*ExtrudedSet, error) {
 	}
 	return &ExtrudedSet{x: core.Extrusion{Name: name, Base: &base.c, Layers: layers, ID: core.NewID()}, base: base}, nil
 }
+
+// NewVariableExtrudedSet declares an extruded set whose columns have
+// layers of their own (PyOP2's variable layers): column c has the layers
+// ranges[2c] to ranges[2c+1]-1, with 0 <= ranges[2c] <= ranges[2c+1] <=
+// layers, and a loop over the set runs the kernel for those layers only,
+// in increasing order. ranges holds two values per element of base
+// (base.Size() of them, or base.TotalSize()), in the order base is
+// declared in; under MPI each rank gives its block, and the ranges move
+// with the columns in Partition and Renumber. Dats on the set hold all
+// layers of every column (NewExtrudedDat), those outside a column's
+// range untouched by loops; extruded maps are checked against the
+// layers, not against the ranges.
+func NewVariableExtrudedSet(base *Set, layers int, ranges []int32, name string) (*ExtrudedSet, error) {
+	s, err := NewExtrudedSet(base, layers, name)
+	if err != nil {
+		return nil, err
+	}
+	b := &base.c
+	if len(ranges) != 2*b.Owned && len(ranges) != 2*b.Total {
+		return nil, fmt.Errorf("op2: extruded set %q of set %q: %d layer range values given, want %d (2 per element of the base set)", name, b.Name, len(ranges), 2*b.Owned)
+	}
+	for c := 0; c < len(ranges)/2; c++ {
+		if lo, hi := ranges[2*c], ranges[2*c+1]; lo < 0 || lo > hi || int(hi) > layers {
+			return nil, fmt.Errorf("op2: extruded set %q of set %q: column %d has layers [%d,%d), not a range within [0,%d)", name, b.Name, c, lo, hi, layers)
+		}
+	}
+	d, err := NewDat(base, 2, ranges, name+" layer ranges")
+	if err != nil {
+		return nil, err
+	}
+	s.ranges = d
+	s.x.Ranges = &d.s
+	return s, nil
+}
+
+// Variable reports whether the set's columns have layer ranges of their
+// own (NewVariableExtrudedSet).
+func (s *ExtrudedSet) Variable() bool { return s.ranges != nil }
 
 func extrudedOf(x *core.Extrusion) *ExtrudedSet {
 	// x is the first field of ExtrudedSet, so the addresses coincide.
@@ -331,8 +370,9 @@ func checkExtruded(x *ExtrudedSet, set *Set, a *core.Arg, arg *Arg) string {
 }
 
 // extrudedArg fills in what a loop over extruded set x (nil: a plain
-// loop) adds to resolved argument a: the layer data of ArgLayer, and
-// which layers the argument reaches.
+// loop) adds to resolved argument a: the layer data of ArgLayer, which
+// layers the argument reaches, and, with variable layers, RW for WRITE
+// (see there).
 func extrudedArg(x *ExtrudedSet, a *core.Arg, arg *Arg) {
 	if x == nil {
 		return
@@ -344,6 +384,12 @@ func extrudedArg(x *ExtrudedSet, a *core.Arg, arg *Arg) {
 	case a.Data == nil || a.Data.Extruded == nil:
 	case a.Kind == core.ArgDirect:
 		a.Ext = core.DirectExt
+		if x.x.Ranges != nil && a.Access == core.Write {
+			// Layers outside the columns' ranges keep their values:
+			// the data is not wholly overwritten, so it moves as for
+			// RW (device copies, halos).
+			a.Access = core.RW
+		}
 	case arg.xm != nil && (a.Kind == core.ArgIndirect || a.Kind == core.ArgVector):
 		a.Ext = &arg.xm.ext
 	}

@@ -19,6 +19,10 @@ type extrudedResult struct {
 	Vol, Mass, Avg   []float64
 	Col              []int32
 	Total, Low, High float64
+	// A loop over the prisms with variable layers: node sums and
+	// the kernel's calls.
+	VarMass []float64
+	VarRuns int32
 }
 
 const extrudedLayers = 4
@@ -91,12 +95,19 @@ func runExtruded(t *testing.T, rankZero bool, backends []string) map[string]extr
 	dz := must(op2.NewExtrudedDat(nodes, 1, zv, "z"))
 	pnodes := must(op2.NewExtrudedMap(prisms, nodes, msix, []int{0, 0, 0, 1, 1, 1}, []int{1, 1, 1, 1, 1, 1}, "pnodes"))
 	pxy := must(op2.NewExtrudedMap(prisms, nil, mtri, nil, nil, "pxy"))
+	var ranges []int32 // triangle c has layers [c%3, nz-c%2)
+	for c := tlo; c < thi; c++ {
+		ranges = append(ranges, int32(c%3), int32(nz-c%2))
+	}
+	vprisms := must(op2.NewVariableExtrudedSet(triangles, nz, ranges, "vprisms"))
+	vpnodes := must(op2.NewExtrudedMap(vprisms, nodes, msix, []int{0, 0, 0, 1, 1, 1}, []int{1, 1, 1, 1, 1, 1}, "vpnodes"))
 	if _, err := op2.Partition(op2.RCBPartitioner(dxy)); err != nil {
 		t.Fatal(err)
 	}
 	prism := op2.NewKernel(extrudedPrism, "prism")
 	avg := op2.NewKernel(`void avg(const double **m, double *a) { a[0] = 0; for (int i = 0; i < 6; i++) a[0] += m[i][0] / 8; }`, "avg")
 	col := op2.NewKernel(`void col(const int *c, int *o) { *o = *c; }`, "col")
+	vhit := op2.NewKernel(`void vhit(const int *l, double **m, int *n) { for (int i = 0; i < 6; i++) m[i][0] += *l + 1 + i; *n += 1; }`, "vhit")
 	results := map[string]extrudedResult{}
 	for _, backend := range backends {
 		check(t, op2.Use(backend))
@@ -111,8 +122,11 @@ func runExtruded(t *testing.T, rankZero bool, backends []string) map[string]extr
 			op2.ArgLayer(), vol.Arg(op2.Write), mass.ArgExtVec(op2.Inc, pnodes), total.Arg(op2.Inc), lo.Arg(op2.Min), hi.Arg(op2.Max)))
 		check(t, op2.ParLoop(avg, prisms, mass.ArgExtVec(op2.Read, pnodes), av.Arg(op2.Write)))
 		check(t, op2.ParLoop(col, prisms, op2.ArgIdx(), cols.Arg(op2.Write)))
+		vmass := must(op2.NewExtrudedDat[float64](nodes, 1, nil, "vmass"))
+		runs := must(op2.NewGlobal(1, []int32{0}, "runs"))
+		check(t, op2.ParLoop(vhit, vprisms, op2.ArgLayer(), vmass.ArgExtVec(op2.Inc, vpnodes), runs.Arg(op2.Inc)))
 		results[backend] = extrudedResult{Vol: must(vol.Gather()), Mass: must(mass.Gather()), Avg: must(av.Gather()), Col: must(cols.Gather()),
-			Total: total.Data()[0], Low: lo.Data()[0], High: hi.Data()[0]}
+			Total: total.Data()[0], Low: lo.Data()[0], High: hi.Data()[0], VarMass: must(vmass.Gather()), VarRuns: runs.Data()[0]}
 	}
 	return results
 }
@@ -131,13 +145,13 @@ func TestMPIExtrudedAgreesWithOneRank(t *testing.T) {
 		check(t, json.Unmarshal(b, &want))
 		got := runExtruded(t, os.Getenv("OP2_MPI_RANK_ZERO") != "", allBackends)
 		for backend, g := range got {
-			if g.Total != want.Total || g.Low != want.Low || g.High != want.High {
+			if g.Total != want.Total || g.Low != want.Low || g.High != want.High || g.VarRuns != want.VarRuns {
 				t.Errorf("rank %d %s: reductions %v %v %v, want %v %v %v", op2.Rank(), backend, g.Total, g.Low, g.High, want.Total, want.Low, want.High)
 			}
 			if op2.Rank() != 0 {
 				continue
 			}
-			if !slices.Equal(g.Vol, want.Vol) || !slices.Equal(g.Mass, want.Mass) || !slices.Equal(g.Avg, want.Avg) || !slices.Equal(g.Col, want.Col) {
+			if !slices.Equal(g.Vol, want.Vol) || !slices.Equal(g.Mass, want.Mass) || !slices.Equal(g.Avg, want.Avg) || !slices.Equal(g.Col, want.Col) || !slices.Equal(g.VarMass, want.VarMass) {
 				t.Errorf("%s on %d ranks: gathered results differ from one rank", backend, op2.Ranks())
 			}
 		}
@@ -149,6 +163,13 @@ func TestMPIExtrudedAgreesWithOneRank(t *testing.T) {
 		if int(c) != e/extrudedLayers {
 			t.Fatalf("one rank: prism %d got column %d, want %d", e, c, e/extrudedLayers)
 		}
+	}
+	calls := int32(0)
+	for c := range 12 * 10 * 2 {
+		calls += int32(extrudedLayers - c%2 - c%3)
+	}
+	if want.VarRuns != calls {
+		t.Fatalf("one rank: the variable-layer loop ran %d times, want %d", want.VarRuns, calls)
 	}
 	if _, _, z := extrudedMesh(); want.Total != 12*10*z[extrudedLayers] {
 		t.Fatalf("one rank: total volume %v, want %v", want.Total, 12*10*z[extrudedLayers])

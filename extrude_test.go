@@ -40,6 +40,10 @@ func TestExtrudedDeclarationErrors(t *testing.T) {
 		{"map below bottom", second(op2.NewExtrudedMap(prisms, columns, cn, []int{0, 2}, []int{1, -2}, "m")), `entry 1 (start 2, offset -2) reaches layers 2 to -2`},
 		{"map to plain set", second(op2.NewExtrudedMap(prisms, nil, cn, nil, []int{0, 1}, "m")), `to set "nodes": entry 1 (start 0, offset 1) reaches layers 0 to 2, outside the target's layers [0,1)`},
 		{"subset", second(op2.NewSubset(prisms, []int32{0})), `subsets of extruded sets are not supported`},
+		{"variable ranges count", second(op2.NewVariableExtrudedSet(cells, 3, []int32{0, 1, 0, 2}, "v")), `extruded set "v" of set "cells": 4 layer range values given, want 6`},
+		{"variable range reversed", second(op2.NewVariableExtrudedSet(cells, 3, []int32{0, 1, 2, 1, 0, 3}, "v")), `column 1 has layers [2,1), not a range within [0,3)`},
+		{"variable range too high", second(op2.NewVariableExtrudedSet(cells, 3, []int32{0, 1, 0, 4, 0, 3}, "v")), `column 1 has layers [0,4)`},
+		{"variable range negative", second(op2.NewVariableExtrudedSet(cells, 3, []int32{-1, 1, 0, 3, 0, 3}, "v")), `column 0 has layers [-1,1)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.err == nil || !strings.HasPrefix(c.err.Error(), "op2: ") || !strings.Contains(c.err.Error(), c.want) {
@@ -205,10 +209,11 @@ void prism(const double **xy, const double **h, const int *layer, double *vol, d
 }
 
 // TestExtrudedRenumber: renumbering the base sets moves whole columns of
-// extruded dats, and the results, gathered in the declared numbering,
+// extruded dats and the columns' layer ranges (variable layers), and the
+// results, gathered in the declared numbering,
 // are those of the mesh as declared.
 func TestExtrudedRenumber(t *testing.T) {
-	run := func(renumber bool) (vol, mass []float64, cols []int32) {
+	run := func(renumber bool) (vol, mass, vmass []float64, cols []int32) {
 		tri, xy, z := extrudedMesh()
 		ntri, nn, nz := len(tri)/3, len(xy)/2, extrudedLayers
 		triangles := must(op2.NewSet(ntri, "triangles"))
@@ -229,6 +234,13 @@ func TestExtrudedRenumber(t *testing.T) {
 		v := must(op2.NewExtrudedDat[float64](prisms, 1, nil, "vol"))
 		m := must(op2.NewExtrudedDat[float64](nodes, 1, nil, "mass"))
 		c := must(op2.NewExtrudedDat[int32](prisms, 1, nil, "cols"))
+		var ranges []int32
+		for c := range ntri {
+			ranges = append(ranges, int32(c%3), int32(nz-c%2))
+		}
+		vprisms := must(op2.NewVariableExtrudedSet(triangles, nz, ranges, "vprisms"))
+		vpnodes := must(op2.NewExtrudedMap(vprisms, nodes, msix, []int{0, 0, 0, 1, 1, 1}, []int{1, 1, 1, 1, 1, 1}, "vpnodes"))
+		vm := must(op2.NewExtrudedDat[float64](nodes, 1, nil, "vmass"))
 		if renumber {
 			must(op2.Renumber(op2.RCMOrdering(mtri)))
 		}
@@ -238,14 +250,32 @@ func TestExtrudedRenumber(t *testing.T) {
 		check(t, op2.ParLoop(op2.NewKernel(extrudedPrism, "prism"), prisms, dxy.ArgExtVec(op2.Read, pxy), dz.ArgExtMap(op2.Read, pnodes, 0),
 			dz.ArgExtMap(op2.Read, pnodes, 3), op2.ArgLayer(), v.Arg(op2.Write), m.ArgExtVec(op2.Inc, pnodes), total.Arg(op2.Inc), lo.Arg(op2.Min), hi.Arg(op2.Max)))
 		check(t, op2.ParLoop(op2.NewKernel(`void col(const int *c, int *o) { *o = *c; }`, "col"), prisms, op2.ArgIdx(), c.Arg(op2.Write)))
+		check(t, op2.ParLoop(op2.NewKernel(`void vhit(const int *l, const int *c, double **m) { for (int i = 0; i < 6; i++) m[i][0] += *l + 1 + i + *c; }`, "vhit"),
+			vprisms, op2.ArgLayer(), op2.ArgIdx(), vm.ArgExtVec(op2.Inc, vpnodes)))
 		if renumber && slices.Equal(m.DataRO(), must(m.Gather())) {
 			t.Errorf("Renumber left the nodes in their declared order: the test shows nothing")
 		}
-		return must(v.Gather()), must(m.Gather()), must(c.Gather())
+		return must(v.Gather()), must(m.Gather()), must(vm.Gather()), must(c.Gather())
 	}
-	v0, m0, c0 := run(false)
-	v1, m1, c1 := run(true)
-	if !slices.Equal(v0, v1) || !slices.Equal(m0, m1) || !slices.Equal(c0, c1) {
+	v0, m0, vm0, c0 := run(false)
+	v1, m1, vm1, c1 := run(true)
+	if !slices.Equal(v0, v1) || !slices.Equal(m0, m1) || !slices.Equal(vm0, vm1) || !slices.Equal(c0, c1) {
 		t.Errorf("after Renumber the gathered results differ from the declared mesh's")
 	}
+}
+
+// Three columns of up to four layers, with layers [0,4), [1,3) and none:
+// a loop over the set runs the kernel for the layers of each column's
+// range only.
+func ExampleNewVariableExtrudedSet() {
+	cols, _ := op2.NewSet(3, "cols")
+	x, _ := op2.NewVariableExtrudedSet(cols, 4, []int32{0, 4, 1, 3, 0, 0}, "x")
+	d, _ := op2.NewExtrudedDat(x, 1, slices.Repeat([]int32{-1}, 12), "d")
+	k := op2.NewKernel(`void k(const int *c, const int *l, int *d) { *d = 10 * *c + *l; }`, "k")
+	if err := op2.ParLoop(k, x, op2.ArgIdx(), op2.ArgLayer(), d.Arg(op2.Write)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(d.Data())
+	// Output: [0 1 2 3 -1 11 12 -1 -1 -1 -1 -1]
 }

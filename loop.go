@@ -322,6 +322,10 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, x *Extr
 		extrudedArg(x, &l.Args[len(l.Args)-1], &args[i])
 		l.Args[len(l.Args)-1].Optional = args[i].opt
 	}
+	if x != nil && x.x.Ranges != nil {
+		// Variable layers: the columns' ranges, for the generated code.
+		l.Args = append(l.Args, core.Arg{Data: x.x.Ranges, Access: core.Read, Kind: core.ArgDirect, Hidden: true})
+	}
 	consts := k.usedConsts(r.consts)
 	for _, c := range consts {
 		if c.Name == k.c.Name {

@@ -16,6 +16,7 @@ func init() {
 	}{
 		{"ExtrudedPrismsMatchPlainMesh", testExtrudedPrismsMatchPlainMesh},
 		{"ExtrudedLayersInOrder", testExtrudedLayersInOrder},
+		{"ExtrudedVariableLayers", testExtrudedVariableLayers},
 	}...)
 }
 
@@ -240,5 +241,62 @@ void same(const int *where, const int *layer, int *bad, int *top) {
 				t.Fatalf("segment (%d, %d): the kernel got column %d and layer %d", c, l, w[e], w[e+1])
 			}
 		}
+	}
+}
+
+// testExtrudedVariableLayers runs loops over an extruded set whose
+// columns have layer ranges of their own (some empty): a loop
+// incrementing, through an extruded map, the points above and below each
+// segment of the range, with a reduction, and a direct loop; layers
+// outside a column's range keep their values.
+func testExtrudedVariableLayers(t *testing.T) {
+	const ncol, nz = 500, 9
+	r := rand.New(rand.NewPCG(5, 9))
+	cols := must(op2.NewSet(ncol, "cols"))
+	// Each column's points and its neighbour's: the increments of
+	// neighbouring columns meet, so the plan colours them.
+	pairs := make([]int32, 2*ncol)
+	ranges := make([]int32, 2*ncol)
+	for c := range ncol {
+		pairs[2*c], pairs[2*c+1] = int32(c), int32((c+1)%ncol)
+		lo := r.IntN(nz + 1)
+		ranges[2*c], ranges[2*c+1] = int32(lo), int32(lo+r.IntN(nz+1-lo))
+	}
+	ranges[0], ranges[1] = 0, nz // one full column
+	nb := must(op2.NewMap(cols, cols, 2, pairs, "nb"))
+	segs := must(op2.NewVariableExtrudedSet(cols, nz, ranges, "segments"))
+	pts := must(op2.NewExtrudedSet(cols, nz+1, "points"))
+	m := must(op2.NewExtrudedMap(segs, pts, nb, []int{0, 1}, []int{1, 1}, "m"))
+	hits := must(op2.NewExtrudedDat(pts, 1, slices.Repeat([]float64{0.5}, ncol*(nz+1)), "hits"))
+	seen := must(op2.NewExtrudedDat(segs, 1, slices.Repeat([]int32{-1}, ncol*nz), "seen"))
+	count := must(op2.NewGlobal(1, []int32{0}, "count"))
+	k := op2.NewKernel(`
+void hit(const int *layer, double **p, int *n) {
+  p[0][0] += *layer + 1;
+  p[1][0] += 100 * (*layer + 1);
+  *n += 1;
+}`, "hit")
+	check(t, op2.ParLoop(k, segs, op2.ArgLayer(), hits.ArgExtVec(op2.Inc, m), count.Arg(op2.Inc)))
+	direct := op2.NewKernel(`void mark(const int *layer, int *s) { *s = *layer; }`, "mark")
+	check(t, op2.ParLoop(direct, segs, op2.ArgLayer(), seen.Arg(op2.Write)))
+	want := slices.Repeat([]float64{0.5}, ncol*(nz+1))
+	wantSeen := slices.Repeat([]int32{-1}, ncol*nz)
+	n := int32(0)
+	for c := range ncol {
+		for l := int(ranges[2*c]); l < int(ranges[2*c+1]); l++ {
+			want[c*(nz+1)+l] += float64(l + 1)
+			want[((c+1)%ncol)*(nz+1)+l+1] += 100 * float64(l+1)
+			wantSeen[c*nz+l] = int32(l)
+			n++
+		}
+	}
+	if got := hits.Data(); !slices.Equal(got, want) {
+		t.Errorf("increments over variable layers:\n got %v\nwant %v", got, want)
+	}
+	if got := seen.Data(); !slices.Equal(got, wantSeen) {
+		t.Errorf("direct loop over variable layers:\n got %v\nwant %v", got, wantSeen)
+	}
+	if got := count.Data()[0]; got != n {
+		t.Errorf("the kernel ran %d times, want %d (the layers in the columns' ranges)", got, n)
 	}
 }

@@ -96,6 +96,9 @@ func AppendKey(buf []byte, l *Loop) []byte {
 		if a.Index {
 			flags |= 2
 		}
+		if a.Hidden {
+			flags |= 4
+		}
 		buf = append(buf, byte(a.Kind), byte(a.Data.Type), byte(a.Access), flags)
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(same))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(sameMap))

@@ -209,6 +209,12 @@ type Extrusion struct {
 	Base   *Set
 	Layers int
 	ID     uint64
+	// Ranges, for an extruded set with a variable number of layers, is
+	// an int32 Dat of dim 2 on Base: the first layer and one past the
+	// last of each column, 0 <= first <= last <= Layers. A loop over
+	// the set passes it as its last argument, marked Hidden. Nil when
+	// every column has all Layers layers.
+	Ranges *Storage
 }
 
 // LayerDim is the number of values per element that a kernel sees: for a
@@ -340,6 +346,11 @@ type Arg struct {
 	Index bool
 	// Mat is set for ArgMat arguments.
 	Mat *MatArg
+	// Hidden marks the argument that passes the layer ranges of a
+	// loop over an extruded set with variable layers (Extrusion.Ranges):
+	// a direct READ that generated code reads for the bounds of each
+	// column's layers and does not pass to the kernel.
+	Hidden bool
 	// Ext is set, in a loop over an extruded set (Loop.Extruded), for
 	// the arguments whose data is on an extruded set: it says which
 	// layer each map entry reaches (for a direct argument, one entry:
@@ -458,6 +469,16 @@ type Loop struct {
 	// kernel for each layer of a column in increasing order. Nil
 	// otherwise.
 	Extruded *Extrusion
+}
+
+// RangeArg is the position of the hidden argument passing the layer
+// ranges of a loop over an extruded set with variable layers (the last
+// argument), or -1.
+func (l *Loop) RangeArg() int {
+	if n := len(l.Args); n > 0 && l.Args[n-1].Hidden {
+		return n - 1
+	}
+	return -1
 }
 
 // Name identifies the loop in messages: the kernel name and the set.

@@ -1129,10 +1129,40 @@ func extTables(w *writer, l *core.Loop) {
 // layersOpen opens, in a loop over an extruded set, the loop over the
 // layers of a column (op2_layer), in increasing order; layersClose
 // closes it.
-func layersOpen(w *writer, l *core.Loop, indent string) {
-	if l.Extruded != nil {
-		w.p("%sfor (int op2_layer = 0; op2_layer < %d; op2_layer++) {\n", indent, l.Extruded.Layers)
+//
+// With variable layers (core.Loop.RangeArg) the loop still runs every
+// layer, so that all work items of a group reach the same barriers, and
+// only the layers of the element's range call the kernel (see
+// layerActive); the direct stub, which has no barriers, runs the range.
+func layersOpen(w *writer, l *core.Loop, lay *Layout, e string, direct bool, indent string) {
+	if l.Extruded == nil {
+		return
 	}
+	if h := l.RangeArg(); h >= 0 && direct {
+		w.p("%sfor (int op2_layer = %s; op2_layer < %s; op2_layer++) {\n", indent, rangeAt(l, lay, h, e, 0), rangeAt(l, lay, h, e, 1))
+		return
+	}
+	w.p("%sfor (int op2_layer = 0; op2_layer < %d; op2_layer++) {\n", indent, l.Extruded.Layers)
+}
+
+// rangeAt is component k (0: the first layer, 1: one past the last) of
+// element e's layer range in the hidden argument h.
+func rangeAt(l *core.Loop, lay *Layout, h int, e string, k int) string {
+	b := lay.Base[h]
+	if lay.SoAData(l, h) {
+		return fmt.Sprintf("op2_d%d[(size_t)(%s) + (size_t)%d * op2_stride%d]", b, e, k, b)
+	}
+	return fmt.Sprintf("op2_d%d[(size_t)(%s) * 2 + %d]", b, e, k)
+}
+
+// layerActive is the condition (with a leading " && ", or "") that
+// layer op2_layer is in element e's range, with variable layers.
+func layerActive(l *core.Loop, lay *Layout, e string) string {
+	h := l.RangeArg()
+	if h < 0 {
+		return ""
+	}
+	return fmt.Sprintf(" && op2_layer >= %s && op2_layer < %s", rangeAt(l, lay, h, e, 0), rangeAt(l, lay, h, e, 1))
 }
 
 func layersClose(w *writer, l *core.Loop, indent string) {
@@ -1203,6 +1233,9 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 	}
 	for i := range l.Args {
 		a := &l.Args[i]
+		if a.Hidden {
+			continue // the layer ranges: read by layersOpen and layerActive
+		}
 		if a.Off {
 			args = append(args, "0") // a disabled optional argument
 			continue
@@ -1265,7 +1298,7 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 	w.p("%s%s(%s);\n", indent, funcName(l.Kernel.Name), strings.Join(args, ", "))
 	for i := range l.Args {
 		a := &l.Args[i]
-		if !lay.priv[i] || a.Off || lay.alias[i] >= 0 || a.Access == core.Read && !l.Check || hostc.Combining(a.Access) && a.Map != nil || a.IsReduction() || a.Kind == core.ArgMat {
+		if !lay.priv[i] || a.Off || a.Hidden || lay.alias[i] >= 0 || a.Access == core.Read && !l.Check || hostc.Combining(a.Access) && a.Map != nil || a.IsReduction() || a.Kind == core.ArgMat {
 			continue
 		}
 		if a.Kind == core.ArgGlobal {
@@ -1292,7 +1325,7 @@ func directStub(w *writer, l *core.Loop, lay *Layout) {
 	argInit(w, l, lay)
 	extTables(w, l)
 	w.p("  for (int op2_n = op2_first + $globalid; op2_n < op2_last; op2_n += $globalsize) {\n")
-	layersOpen(w, l, "    ")
+	layersOpen(w, l, lay, "op2_n", true, "    ")
 	callKernel(w, l, lay, "op2_n", "    ")
 	layersClose(w, l, "    ")
 	w.p("  }\n")
@@ -1490,12 +1523,12 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 	w.p("  const int op2_nelem2 = op2_nelem > 0 ? %d * (1 + (op2_nelem - 1) / %d) : 0;\n", lay.wg, lay.wg)
 	w.p("  for (int op2_n = op2_lid; op2_n < op2_nelem2; op2_n += %d) {\n", lay.wg)
 	w.p("    const int op2_e = op2_n + op2_first;\n")
-	layersOpen(w, l, "    ")
+	layersOpen(w, l, lay, "op2_e", false, "    ")
 	if !lay.Atomic {
 		w.p("    int op2_col = -1;\n")
 	}
 	incDecls(w, l, lay, "    ")
-	w.p("    if (op2_n < op2_nelem) {\n")
+	w.p("    if (op2_n < op2_nelem%s) {\n", layerActive(l, lay, "op2_e"))
 	if lay.Atomic {
 		// Atomics: no colours; each increment is added atomically.
 		callKernel(w, l, lay, "op2_e", "      ")

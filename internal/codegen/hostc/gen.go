@@ -19,6 +19,7 @@ package hostc
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/goop2/op2/internal/core"
@@ -413,12 +414,19 @@ func (g *Gen) EntryClose(l *core.Loop) {
 //
 // In a loop over an extruded set (core.Loop.Extruded) idx is a column,
 // and the statements run the kernel for each layer of it in increasing
-// order (the layer is op2_layer): an extruded argument's element is its
+// order (the layer is op2_layer; with variable layers, those of the
+// column's range, which the hidden last argument holds): an extruded argument's element is its
 // column's values (LayerDim of them per layer) at the layer that
 // core.ArgExt gives.
 func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) string) {
 	if l.Extruded != nil {
-		g.Printf("%sfor (int op2_layer = 0; op2_layer < %d; op2_layer++) {\n", indent, l.Extruded.Layers)
+		first, end := "0", strconv.Itoa(l.Extruded.Layers)
+		if h := l.RangeArg(); h >= 0 {
+			// Variable layers: the column's range.
+			first = fmt.Sprintf("op2_a%d[(ptrdiff_t)(%s) * 2]", h, idx)
+			end = fmt.Sprintf("op2_a%d[(ptrdiff_t)(%s) * 2 + 1]", h, idx)
+		}
+		g.Printf("%sfor (int op2_layer = %s; op2_layer < %s; op2_layer++) {\n", indent, first, end)
 		g.elementBody(l, idx, indent+"  ", reduce)
 		g.Printf("%s}\n", indent)
 		return
@@ -559,6 +567,9 @@ func (g *Gen) elementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 	g.Printf("%s%s(", indent, l.Kernel.Name)
 	for i := range l.Args {
 		a := &l.Args[i]
+		if a.Hidden {
+			continue // the layer ranges (the last argument)
+		}
 		if i > 0 {
 			g.Printf(",")
 		}
