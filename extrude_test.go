@@ -70,6 +70,7 @@ func TestExtrudedLoopErrors(t *testing.T) {
 	onColumns := must(op2.NewExtrudedDat[float64](columns, 1, nil, "w"))
 	onCells := must(op2.NewDat(cells, 1, []float64{5, 6, 7}, "c"))
 	onNodes := must(op2.NewDat[float64](nodes, 1, nil, "n"))
+	A := must(op2.NewMat[float64](must(op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: cn, Col: cn}}, "sp")), "A"))
 	k1 := op2.NewKernel("void k1(double *a) { *a = 2; }", "k1")
 	kIdx := op2.NewKernel("void kIdx(const int *l) { (void)l; }", "kIdx")
 	for _, c := range []struct {
@@ -89,6 +90,7 @@ func TestExtrudedLoopErrors(t *testing.T) {
 		{"plain target, extruded dat", k1, prisms, onColumns.ArgExtMap(op2.Inc, pn, 0), `extruded map "pn" goes to the plain set "nodes", but the dat lives on extruded set "columns"`},
 		{"extruded target, plain dat", k1, prisms, onNodes.ArgExtMap(op2.Inc, pc, 0), `extruded map "pc" goes to extruded set "columns", but the dat does not live on it`},
 		{"base dat written directly", k1, prisms, onCells.Arg(op2.RW), `lives on the base set of the loop's extruded set "prisms": every layer of a column sees its values, so it may only be read (READ), not RW`},
+		{"matrix", k1, prisms, A.Arg(op2.Inc, cn, cn), `matrices are not supported in loops over extruded sets`},
 		{"nil extruded map", k1, prisms, onColumns.ArgExtVec(op2.Inc, nil), `map is nil`},
 		{"nil extruded set", k1, (*op2.ExtrudedSet)(nil), onPrisms.Arg(op2.Write), `iteration set is nil`},
 	} {
