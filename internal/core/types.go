@@ -481,6 +481,15 @@ func (l *Loop) RangeArg() int {
 	return -1
 }
 
+// SetName is the name of the set the loop runs over: the extruded set's
+// for a loop over one, else its iteration set's.
+func (l *Loop) SetName() string {
+	if l.Extruded != nil {
+		return l.Extruded.Name
+	}
+	return l.Set.Name
+}
+
 // Name identifies the loop in messages: the kernel name and the set.
 func (l *Loop) Name() string {
 	if l.Extruded != nil {
