@@ -346,8 +346,8 @@ func refProblem(k *Kernel, a *core.Arg, arg *Arg, p *core.Param) string {
 		return "is a reference, which cannot be null, but the argument is optional (Opt): make the parameter a pointer"
 	case a.Kind == core.ArgVector || a.Kind == core.ArgMat:
 		return "is a reference to one value, but the argument passes several (one per map entry): make the parameter a pointer to pointers (T **)"
-	case a.Data.Dim != 1:
-		return fmt.Sprintf("is a reference to one value, but the argument passes %d per element: make the parameter a pointer (T *)", a.Data.Dim)
+	case a.Data.LayerDim() != 1:
+		return fmt.Sprintf("is a reference to one value, but the argument passes %d per element: make the parameter a pointer (T *)", a.Data.LayerDim())
 	}
 	return ""
 }

@@ -3,6 +3,7 @@ package backendtest
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goop2/op2"
@@ -17,6 +18,7 @@ func init() {
 		{"ExtrudedPrismsMatchPlainMesh", testExtrudedPrismsMatchPlainMesh},
 		{"ExtrudedLayersInOrder", testExtrudedLayersInOrder},
 		{"ExtrudedVariableLayers", testExtrudedVariableLayers},
+		{"ExtrudedCXXReferences", testExtrudedCXXReferences},
 	}...)
 }
 
@@ -298,5 +300,48 @@ void hit(const int *layer, double **p, int *n) {
 	}
 	if got := count.Data()[0]; got != n {
 		t.Errorf("the kernel ran %d times, want %d (the layers in the columns' ranges)", got, n)
+	}
+}
+
+// testExtrudedCXXReferences runs a C++ kernel whose reference parameters
+// reach one value of a layer (a direct extruded dat and one through an
+// extruded map); opencl refuses C++ kernels.
+func testExtrudedCXXReferences(t *testing.T) {
+	const ncol, nz = 50, 4
+	cols := must(op2.NewSet(ncol, "cols"))
+	pairs := make([]int32, 2*ncol)
+	for c := range ncol {
+		pairs[2*c], pairs[2*c+1] = int32(c), int32((c+1)%ncol)
+	}
+	nb := must(op2.NewMap(cols, cols, 2, pairs, "nb"))
+	segs := must(op2.NewExtrudedSet(cols, nz, "segments"))
+	pts := must(op2.NewExtrudedSet(cols, nz+1, "points"))
+	m := must(op2.NewExtrudedMap(segs, pts, nb, []int{0, 1}, []int{1, 1}, "m"))
+	v := must(op2.NewExtrudedDat[float64](segs, 1, nil, "v"))
+	acc := must(op2.NewExtrudedDat[float64](pts, 1, nil, "acc"))
+	k := op2.NewKernel(`
+static inline double twice(const int &l) { return 2.0 * l; }
+void refs(const int &layer, double &v, double &acc) { v = twice(layer); acc += layer + 1; }`, "refs").CXX()
+	err := op2.ParLoop(k, segs, op2.ArgLayer(), v.Arg(op2.Write), acc.ArgExtMap(op2.Inc, m, 1))
+	if op2.Backend() == "opencl" {
+		if err == nil || !strings.Contains(err.Error(), "C++ for OpenCL") {
+			t.Fatalf("a C++ kernel on opencl: got %v, want the refusal", err)
+		}
+		return
+	}
+	check(t, err)
+	wantV := make([]float64, ncol*nz)
+	wantAcc := make([]float64, ncol*(nz+1))
+	for c := range ncol {
+		for l := range nz {
+			wantV[c*nz+l] = 2 * float64(l)
+			wantAcc[((c+1)%ncol)*(nz+1)+l+1] += float64(l + 1)
+		}
+	}
+	if got := v.Data(); !slices.Equal(got, wantV) {
+		t.Errorf("direct reference: %v, want %v", got, wantV)
+	}
+	if got := acc.Data(); !slices.Equal(got, wantAcc) {
+		t.Errorf("reference through an extruded map: %v, want %v", got, wantAcc)
 	}
 }
