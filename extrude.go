@@ -29,10 +29,13 @@ import (
 // Under MPI the columns follow the base set: partitioning, halos and
 // Renumber of the base set move whole columns.
 type ExtrudedSet struct {
-	x      core.Extrusion // first field: extrudedOf converts back
-	base   *Set
-	layer  *Dat[int32] // each element's layer, made by the first ArgLayer
-	ranges *Dat[int32] // each column's layer range (variable layers), else nil
+	x     core.Extrusion // first field: extrudedOf converts back
+	base  *Set
+	layer *Dat[int32] // each element's layer, made by the first ArgLayer
+	// layerOwner owns the memory of layer's current values once the
+	// base set was resized (Partition), as core.Set.IndexOwner does.
+	layerOwner *Dat[int32]
+	ranges     *Dat[int32] // each column's layer range (variable layers), else nil
 }
 
 // NewExtrudedSet declares the extruded set of layers layers of each
@@ -94,8 +97,18 @@ func extrudedOf(x *core.Extrusion) *ExtrudedSet {
 func (s *ExtrudedSet) Name() string { return s.x.Name }
 
 // Size is the number of owned elements: the base set's owned elements
-// (columns) times the layers.
-func (s *ExtrudedSet) Size() int { return s.base.c.Owned * s.x.Layers }
+// (columns) times the layers, or with variable layers the sum of the
+// owned columns' layers.
+func (s *ExtrudedSet) Size() int {
+	if s.ranges == nil {
+		return s.base.c.Owned * s.x.Layers
+	}
+	n, r := 0, s.ranges.DataRO()
+	for c := 0; c+1 < len(r); c += 2 {
+		n += int(r[c+1] - r[c])
+	}
+	return n
+}
 
 // Layers is the number of layers of each column.
 func (s *ExtrudedSet) Layers() int { return s.x.Layers }
@@ -136,6 +149,7 @@ func (s *ExtrudedSet) layerData() *core.Storage {
 		}
 		old.s.Host, old.s.Len, old.s.State = d.s.Host, d.s.Len, core.StateDeviceUnallocated
 		old.data = d.data
+		s.layerOwner = d // the new values' memory, pinned while d lives
 		return &old.s
 	}
 	s.layer = d

@@ -278,6 +278,6 @@ func ExampleNewVariableExtrudedSet() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(d.Data())
-	// Output: [0 1 2 3 -1 11 12 -1 -1 -1 -1 -1]
+	fmt.Println(x.Size(), "elements:", d.Data())
+	// Output: 6 elements: [0 1 2 3 -1 11 12 -1 -1 -1 -1 -1]
 }

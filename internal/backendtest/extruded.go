@@ -218,15 +218,21 @@ void up(double **h, const int *layer, const int *col, int *where) {
   where[1] = *layer;
 }`, "up")
 	check(t, op2.ParLoop(k, segs, h.ArgExtVec(op2.RW, ends), op2.ArgLayer(), op2.ArgIdx(), where.Arg(op2.Write)))
-	// A direct loop (no maps), with reductions.
+	// A direct loop (no maps), with reductions, reading a dat of the
+	// base set directly: every layer sees its column's values.
 	bad := must(op2.NewGlobal(1, []int32{0}, "bad"))
 	top := must(op2.NewGlobal(1, []int32{-1}, "top"))
+	thrice := make([]float64, ncol)
+	for c := range ncol {
+		thrice[c] = 3 * float64(c)
+	}
+	colVal := must(op2.NewDat(cols, 1, thrice, "thrice"))
 	direct := op2.NewKernel(`
-void same(const int *where, const int *layer, int *bad, int *top) {
-  if (where[1] != *layer) *bad += 1;
+void same(const int *where, const int *layer, const double *thrice, int *bad, int *top) {
+  if (where[1] != *layer || *thrice != 3 * where[0]) *bad += 1;
   if (*layer > *top) *top = *layer;
 }`, "same")
-	check(t, op2.ParLoop(direct, segs, where.Arg(op2.Read), op2.ArgLayer(), bad.Arg(op2.Inc), top.Arg(op2.Max)))
+	check(t, op2.ParLoop(direct, segs, where.Arg(op2.Read), op2.ArgLayer(), colVal.Arg(op2.Read), bad.Arg(op2.Inc), top.Arg(op2.Max)))
 	if b, tp := bad.Data()[0], top.Data()[0]; b != 0 || tp != nz-1 {
 		t.Errorf("direct loop: %d elements saw another layer than they wrote, top layer %d (want 0 and %d)", b, tp, nz-1)
 	}
