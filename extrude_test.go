@@ -3,7 +3,9 @@ package op2_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -280,4 +282,36 @@ func ExampleNewVariableExtrudedSet() {
 	}
 	fmt.Println(x.Size(), "elements:", d.Data())
 	// Output: 6 elements: [0 1 2 3 -1 11 12 -1 -1 -1 -1 -1]
+}
+
+// TestRepeatedExtrudedLoopAllocatesNothing: a repeated loop over an
+// extruded set (variable layers, the layer argument, an extruded map)
+// costs no allocation, as a plain loop does.
+func TestRepeatedExtrudedLoopAllocatesNothing(t *testing.T) {
+	if on, _ := strconv.ParseBool(os.Getenv("OP2_CHECK")); on {
+		t.Skip("OP2_CHECK is set: check mode copies every READ argument per loop")
+	}
+	onEachBackend(t, func(t *testing.T) {
+		const n, nz = 1000, 5
+		cols := must(op2.NewSet(n, "cols"))
+		v := make([]int32, 2*n)
+		ranges := make([]int32, 2*n)
+		for i := range n {
+			v[2*i], v[2*i+1] = int32(i), int32((i+1)%n)
+			ranges[2*i], ranges[2*i+1] = int32(i%2), nz
+		}
+		nb := must(op2.NewMap(cols, cols, 2, v, "nb"))
+		segs := must(op2.NewVariableExtrudedSet(cols, nz, ranges, "segs"))
+		pts := must(op2.NewExtrudedSet(cols, nz+1, "pts"))
+		m := must(op2.NewExtrudedMap(segs, pts, nb, []int{0, 1}, []int{1, 1}, "m"))
+		d := must(op2.NewExtrudedDat[float64](pts, 1, nil, "d"))
+		k := op2.NewKernel("void alloc_xinc(const int *l, double **a) { a[0][0] += *l; a[1][0] += 1; }", "alloc_xinc")
+		run := func() {
+			check(t, op2.ParLoop(k, segs, op2.ArgLayer(), d.ArgExtVec(op2.Inc, m)))
+		}
+		run()
+		if a := testing.AllocsPerRun(20, run); a != 0 {
+			t.Errorf("a repeated extruded loop allocates %v times per call, want 0", a)
+		}
+	})
 }
