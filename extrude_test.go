@@ -315,3 +315,25 @@ func TestRepeatedExtrudedLoopAllocatesNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestExtrudedCloneAndCopy: a clone of a dat on an extruded set lives on
+// that set (a loop over it takes it), and CopyTo refuses to copy between
+// a dat on an extruded set and one on its base set of the same shape.
+func TestExtrudedCloneAndCopy(t *testing.T) {
+	cols := must(op2.NewSet(4, "cols"))
+	x := must(op2.NewExtrudedSet(cols, 3, "x"))
+	d := must(op2.NewExtrudedDat(x, 1, iota32[float64](12), "d"))
+	c := must(d.Clone("c"))
+	if c.ExtrudedSet() != x || c.LayerDim() != 1 || !slices.Equal(c.DataRO(), d.DataRO()) {
+		t.Fatalf("clone on %v, layer dim %d, values %v", c.ExtrudedSet(), c.LayerDim(), c.DataRO())
+	}
+	k := op2.NewKernel("void twice(const int *l, double *c) { *c = 2 * *l; }", "twice")
+	check(t, op2.ParLoop(k, x, op2.ArgLayer(), c.Arg(op2.Write)))
+	if got, want := c.DataRO(), slices.Repeat([]float64{0, 2, 4}, 4); !slices.Equal(got, want) {
+		t.Errorf("loop over the clone: %v, want %v", got, want)
+	}
+	plain := must(op2.NewDat[float64](cols, 3, nil, "plain"))
+	if err := d.CopyTo(plain); err == nil || !strings.Contains(err.Error(), "the dats live on different sets") {
+		t.Errorf("copying an extruded dat to a base-set dat: %v, want a refusal", err)
+	}
+}
