@@ -69,9 +69,10 @@ func (a *Arg) IsReduction() bool { return a.Kind == ArgGlobal && a.Access.IsRedu
 // passes a null pointer and moves nothing), whether it is an index
 // argument (which gets a private copy, unlike a READ int32 Dat), which
 // arguments pass the same data and the same map, the constants the kernel
-// uses, check mode, and for a loop over an extruded set its layer count
-// and the layers each extruded argument reaches. Loops with equal keys have equal signatures. It
-// allocates nothing when buf has room.
+// uses, check mode, and for a loop over an extruded set its layer count,
+// the layers each extruded argument reaches and whether an argument is
+// the hidden layer ranges. Loops with equal keys have equal signatures.
+// It allocates nothing when buf has room.
 func AppendKey(buf []byte, l *Loop) []byte {
 	buf = append(buf, l.Kernel.Sum[:]...)
 	for i := range l.Args {
