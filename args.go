@@ -15,6 +15,7 @@ const (
 	roleData    argRole = iota // a Dat or Global the caller passed
 	roleIterIdx                // ArgIdx: the loop element's index
 	roleMapIdx                 // Map.ArgIdx: the target index of a map column
+	roleLayer                  // ArgLayer: the loop element's layer
 )
 
 // ArgIdx passes the index of the loop element (OP2's op_arg_idx(-1,

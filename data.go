@@ -142,10 +142,12 @@ func NewDat[T Scalar](set *Set, dim int, data []T, name string) (*Dat[T], error)
 // Name is the dat's name.
 func (d *Dat[T]) Name() string { return d.s.Name }
 
-// Dim is the number of values per element.
+// Dim is the number of values per element; for a dat on an extruded set
+// (NewExtrudedDat), per column: the layers times LayerDim.
 func (d *Dat[T]) Dim() int { return d.s.Dim }
 
-// Set is the set the dat lives on.
+// Set is the set the dat lives on; for a dat on an extruded set, its
+// base set (see ExtrudedSet).
 func (d *Dat[T]) Set() *Set { return setOf(d.s.Set) }
 
 // Data returns the values of the owned elements for reading and writing

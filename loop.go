@@ -128,10 +128,11 @@ func (k *Kernel) usedConsts(reg *constRegistry) []*core.Const {
 // Opt.
 type Arg struct {
 	a    core.Arg
-	role argRole   // what supplies the data (index arguments)
-	off  bool      // a disabled optional argument (Opt)
-	opt  bool      // made by Opt, enabled or not
-	sp   *Sparsity // a matrix argument's pattern (Mat.Arg)
+	role argRole      // what supplies the data (index arguments)
+	off  bool         // a disabled optional argument (Opt)
+	opt  bool         // made by Opt, enabled or not
+	sp   *Sparsity    // a matrix argument's pattern (Mat.Arg)
+	xm   *ExtrudedMap // the extruded map of Dat.ArgExtMap and Dat.ArgExtVec
 	// mixed is a mixed argument's blocks (MixedDat, MixedMat); from is
 	// where an argument of a loop's expanded list came from.
 	mixed *mixedArg
@@ -166,7 +167,10 @@ func (e *LoopError) Error() string {
 // bind validates a loop's pieces for the named backend and fills l with
 // them. Nothing is changed anywhere else, so a rejected loop leaves every
 // object as it was.
-func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []Arg) error {
+//
+// x is the extruded set of a loop over one (set is then its base set),
+// nil otherwise.
+func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, x *ExtrudedSet, args []Arg) error {
 	if k == nil {
 		return &LoopError{Kernel: "<nil>", Set: "?", Arg: -1, Msg: "kernel is nil"}
 	}
@@ -177,8 +181,12 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 	if err != nil {
 		return err
 	}
+	setName := set.c.Name
+	if x != nil {
+		setName = x.x.Name
+	}
 	fail := func(i int, format string, a ...any) error {
-		return &LoopError{Kernel: k.c.Name, Set: set.c.Name, Arg: i, Msg: fmt.Sprintf(format, a...)}
+		return &LoopError{Kernel: k.c.Name, Set: setName, Arg: i, Msg: fmt.Sprintf(format, a...)}
 	}
 	if len(info.Params) != len(args) {
 		return fail(-1, "kernel %q takes %d parameters but the loop passes %d arguments", k.c.Name, len(info.Params), len(args))
@@ -186,6 +194,12 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 	for i := range args {
 		resolved := args[i].resolve(set)
 		a := &resolved
+		extrudedArg(x, a, &args[i])
+		if a.Data != nil || args[i].role == roleLayer {
+			if msg := checkExtruded(x, set, a, &args[i]); msg != "" {
+				return fail(i, "%s", msg)
+			}
+		}
 		if a.Data == nil && args[i].role == roleMapIdx {
 			return fail(i, "map value argument: map is nil")
 		}
@@ -289,6 +303,10 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 	}
 	l.Kernel = &k.c
 	l.Set = &set.c
+	l.Extruded = nil
+	if x != nil {
+		l.Extruded = &x.x
+	}
 	l.Args = l.Args[:0]
 	for i := range args {
 		if args[i].off {
@@ -301,7 +319,12 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 			continue
 		}
 		l.Args = append(l.Args, args[i].resolve(set))
+		extrudedArg(x, &l.Args[len(l.Args)-1], &args[i])
 		l.Args[len(l.Args)-1].Optional = args[i].opt
+	}
+	if x != nil && x.x.Ranges != nil {
+		// Variable layers: the columns' ranges, for the generated code.
+		l.Args = append(l.Args, core.Arg{Data: x.x.Ranges, Access: core.Read, Kind: core.ArgDirect, Hidden: true})
 	}
 	consts := k.usedConsts(r.consts)
 	for _, c := range consts {
@@ -323,8 +346,8 @@ func refProblem(k *Kernel, a *core.Arg, arg *Arg, p *core.Param) string {
 		return "is a reference, which cannot be null, but the argument is optional (Opt): make the parameter a pointer"
 	case a.Kind == core.ArgVector || a.Kind == core.ArgMat:
 		return "is a reference to one value, but the argument passes several (one per map entry): make the parameter a pointer to pointers (T **)"
-	case a.Data.Dim != 1:
-		return fmt.Sprintf("is a reference to one value, but the argument passes %d per element: make the parameter a pointer (T *)", a.Data.Dim)
+	case a.Data.LayerDim() != 1:
+		return fmt.Sprintf("is a reference to one value, but the argument passes %d per element: make the parameter a pointer (T *)", a.Data.LayerDim())
 	}
 	return ""
 }

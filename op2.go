@@ -59,7 +59,10 @@
 // declared numbering.
 //
 // A loop may also run over a Subset, some of a set's elements, with the
-// same arguments as over the whole set. Dats have PyOP2's utilities:
+// same arguments as over the whole set, or over an ExtrudedSet, layers of
+// a base set's elements stacked in columns (PyOP2's extruded meshes),
+// with Dats on it (NewExtrudedDat), ExtrudedMaps and the layer
+// (ArgLayer). Dats have PyOP2's utilities:
 // Zero, CopyTo, a write-only accessor DataWO and Range for a few elements,
 // each moving no data between host and device beyond what it needs;
 // Globals of dim 1 have Value and SetValue.

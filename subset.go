@@ -80,6 +80,9 @@ func NewSubset(set IterationSet, indices []int32) (*Subset, error) {
 	if ms, ok := set.(*MixedSet); ok && ms != nil {
 		return nil, fmt.Errorf("op2: subset of mixed set %q: a subset is of a Set or a Subset; take one of a block's set (MixedSet.Block)", ms.name)
 	}
+	if x, ok := set.(*ExtrudedSet); ok && x != nil {
+		return nil, fmt.Errorf("op2: subset of %v: subsets of extruded sets are not supported; skip elements in the kernel (ArgIdx gives the column, ArgLayer the layer)", x)
+	}
 	if set != nil {
 		parent, super = set.iteration()
 	}
@@ -191,6 +194,9 @@ func (sub *Subset) combine(name string, other IterationSet, op func(a, b []int32
 	}
 	var set *Set
 	var o *Subset
+	if x, ok := other.(*ExtrudedSet); ok && x != nil {
+		return nil, fmt.Errorf("op2: %s of %v and %v: subsets of extruded sets are not supported", name, sub, x)
+	}
 	if other != nil {
 		set, o = other.iteration()
 	}
@@ -321,7 +327,12 @@ func bindOver(r *Runtime, backend string, l *core.Loop, k *Kernel, over Iteratio
 		}
 		return &LoopError{Kernel: name, Set: ms.name, Arg: -1, Msg: "a loop over a mixed set runs as one loop per block, which ParLoop runs; for a Loop object or its source take each block's set (MixedSet.Block)"}
 	}
-	if over != nil {
+	x, extruded := over.(*ExtrudedSet)
+	if extruded {
+		if x != nil {
+			set = x.base
+		}
+	} else if over != nil {
 		set, sub = over.iteration()
 	}
 	if set != nil && hasMixed(args) {
@@ -329,14 +340,14 @@ func bindOver(r *Runtime, backend string, l *core.Loop, k *Kernel, over Iteratio
 		// escape into r: a plain loop's arguments stay on the stack.
 		flat, err := expandMixed(k, set.c.Name, args, nil, -1, r.mixedArgs)
 		if err == nil {
-			err = blockError(bind(r, backend, l, k, set, flat), flat)
+			err = blockError(bind(r, backend, l, k, set, x, flat), flat)
 		}
 		clear(flat) // keep no data alive
 		r.mixedArgs = flat[:0]
 		if err != nil {
 			return err
 		}
-	} else if err := bind(r, backend, l, k, set, args); err != nil {
+	} else if err := bind(r, backend, l, k, set, x, args); err != nil {
 		return blockError(err, args) // a block's loop of a loop over a mixed set
 	}
 	if sub != nil {

@@ -38,7 +38,7 @@ func (d *Dat[T]) CopyTo(dst *Dat[T]) error {
 	if dst == nil {
 		return fmt.Errorf("op2: copying %s: destination dat is nil", d.s.Describe())
 	}
-	if dst.s.Set != d.s.Set {
+	if dst.s.Set != d.s.Set || dst.s.Extruded != d.s.Extruded {
 		return fmt.Errorf("op2: copying %s to %s: the dats live on different sets", d.s.Describe(), dst.s.Describe())
 	}
 	if dst.s.Dim != d.s.Dim {
@@ -62,6 +62,7 @@ func (d *Dat[T]) Clone(name string) (*Dat[T], error) {
 	if err != nil {
 		return nil, err
 	}
+	c.s.Extruded = d.s.Extruded // a clone of a dat on an extruded set is on it too
 	if err := d.CopyTo(c); err != nil {
 		return nil, err
 	}

@@ -69,8 +69,10 @@ func (a *Arg) IsReduction() bool { return a.Kind == ArgGlobal && a.Access.IsRedu
 // passes a null pointer and moves nothing), whether it is an index
 // argument (which gets a private copy, unlike a READ int32 Dat), which
 // arguments pass the same data and the same map, the constants the kernel
-// uses and check mode. Loops with equal keys have equal signatures. It
-// allocates nothing when buf has room.
+// uses, check mode, and for a loop over an extruded set its layer count,
+// the layers each extruded argument reaches and whether an argument is
+// the hidden layer ranges. Loops with equal keys have equal signatures.
+// It allocates nothing when buf has room.
 func AppendKey(buf []byte, l *Loop) []byte {
 	buf = append(buf, l.Kernel.Sum[:]...)
 	for i := range l.Args {
@@ -95,12 +97,23 @@ func AppendKey(buf []byte, l *Loop) []byte {
 		if a.Index {
 			flags |= 2
 		}
+		if a.Hidden {
+			flags |= 4
+		}
 		buf = append(buf, byte(a.Kind), byte(a.Data.Type), byte(a.Access), flags)
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(same))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(sameMap))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Data.Dim))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(arity))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Idx))
+		if a.Ext != nil {
+			buf = append(buf, 'x')
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Data.LayerDim()))
+			for j := range a.Ext.Start {
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Ext.Start[j]))
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Ext.Offset[j]))
+			}
+		}
 		if a.Kind == ArgMat {
 			buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Mat.Col.Arity))
 			buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Mat.RDim))
@@ -113,6 +126,10 @@ func AppendKey(buf []byte, l *Loop) []byte {
 	}
 	if l.Check {
 		buf = append(buf, 1)
+	}
+	if l.Extruded != nil {
+		buf = append(buf, 'L')
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(l.Extruded.Layers))
 	}
 	return buf
 }

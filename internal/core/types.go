@@ -191,6 +191,39 @@ type Storage struct {
 	// AllocHost allocates the zeroed host copy of storage declared without
 	// values; it sets Host. Nil once the host copy exists.
 	AllocHost func()
+
+	// Extruded is, for a Dat on an extruded set, that set; nil otherwise.
+	// Such storage lives on the extruded set's base set (Set) with all
+	// the layers of a column together: Dim is the layers times the
+	// values per layer (LayerDim), so that partitioning, halos,
+	// and renumbering move whole columns like any Dat's elements.
+	Extruded *Extrusion
+}
+
+// Extrusion is an extruded set (op2.ExtrudedSet): Layers copies of each
+// element of Base stacked in a column. A loop over it runs over the
+// columns (the elements of Base), and within a column over the layers in
+// increasing order.
+type Extrusion struct {
+	Name   string
+	Base   *Set
+	Layers int
+	ID     uint64
+	// Ranges, for an extruded set with a variable number of layers, is
+	// an int32 Dat of dim 2 on Base: the first layer and one past the
+	// last of each column, 0 <= first <= last <= Layers. A loop over
+	// the set passes it as its last argument, marked Hidden. Nil when
+	// every column has all Layers layers.
+	Ranges *Storage
+}
+
+// LayerDim is the number of values per element that a kernel sees: for a
+// Dat on an extruded set the values of one layer, otherwise Dim.
+func (s *Storage) LayerDim() int {
+	if s.Extruded != nil {
+		return s.Dim / s.Extruded.Layers
+	}
+	return s.Dim
 }
 
 // IsGlobal reports whether the storage belongs to a Global.
@@ -206,6 +239,9 @@ func (s *Storage) Describe() string {
 	}
 	if s.Set == nil {
 		return fmt.Sprintf("global %q (%s, dim %d)", s.Name, s.Type, s.Dim)
+	}
+	if x := s.Extruded; x != nil {
+		return fmt.Sprintf("dat %q (%s, dim %d) on extruded set %q (%d layers of set %q)", s.Name, s.Type, s.LayerDim(), x.Name, x.Layers, s.Set.Name)
 	}
 	return fmt.Sprintf("dat %q (%s, dim %d) on set %q", s.Name, s.Type, s.Dim, s.Set.Name)
 }
@@ -310,6 +346,45 @@ type Arg struct {
 	Index bool
 	// Mat is set for ArgMat arguments.
 	Mat *MatArg
+	// Hidden marks the argument that passes the layer ranges of a
+	// loop over an extruded set with variable layers (Extrusion.Ranges):
+	// a direct READ that generated code reads for the bounds of each
+	// column's layers and does not pass to the kernel.
+	Hidden bool
+	// Ext is set, in a loop over an extruded set (Loop.Extruded), for
+	// the arguments whose data is on an extruded set: it says which
+	// layer each map entry reaches (for a direct argument, one entry:
+	// the loop's layer). Other arguments of such a loop (Globals, data
+	// on plain sets) reach the same values in every layer.
+	Ext *ArgExt
+}
+
+// ArgExt says, for each map entry of an argument of an extruded loop
+// (one entry for a direct argument), which layer of the target column it
+// reaches in layer l of the loop: Start[i] + l*Offset[i].
+type ArgExt struct {
+	Start, Offset []int32
+}
+
+// DirectExt is the ArgExt of a direct argument: layer l of the column.
+var DirectExt = &ArgExt{Start: []int32{0}, Offset: []int32{1}}
+
+// Layer returns the C expression of the layer that map entry i of an
+// extruded argument reaches when the loop's layer is the C expression
+// layer.
+func (x *ArgExt) Layer(i int, layer string) string {
+	s, o := x.Start[i], x.Offset[i]
+	switch {
+	case o == 0:
+		return fmt.Sprint(s)
+	case s == 0 && o == 1:
+		return layer
+	case s == 0:
+		return fmt.Sprintf("%s * %d", layer, o)
+	case o == 1:
+		return fmt.Sprintf("%s + %d", layer, s)
+	}
+	return fmt.Sprintf("%s * %d + %d", layer, o, s)
 }
 
 // MapPtr is the address the generated code gets for the argument's map:
@@ -389,10 +464,37 @@ type Loop struct {
 	// Sig is the signature of the loop's shape, set by the run time before
 	// the loop reaches a backend.
 	Sig *Signature
+	// Extruded is, for a loop over an extruded set, that set; Set is
+	// then its base set (the columns), and generated code runs the
+	// kernel for each layer of a column in increasing order. Nil
+	// otherwise.
+	Extruded *Extrusion
+}
+
+// RangeArg is the position of the hidden argument passing the layer
+// ranges of a loop over an extruded set with variable layers (the last
+// argument), or -1.
+func (l *Loop) RangeArg() int {
+	if n := len(l.Args); n > 0 && l.Args[n-1].Hidden {
+		return n - 1
+	}
+	return -1
+}
+
+// SetName is the name of the set the loop runs over: the extruded set's
+// for a loop over one, else its iteration set's.
+func (l *Loop) SetName() string {
+	if l.Extruded != nil {
+		return l.Extruded.Name
+	}
+	return l.Set.Name
 }
 
 // Name identifies the loop in messages: the kernel name and the set.
 func (l *Loop) Name() string {
+	if l.Extruded != nil {
+		return fmt.Sprintf("loop %q over extruded set %q", l.Kernel.Name, l.Extruded.Name)
+	}
 	return fmt.Sprintf("loop %q over set %q", l.Kernel.Name, l.Set.Name)
 }
 

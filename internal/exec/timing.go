@@ -73,7 +73,7 @@ func (t *Timings) Reset() {
 // add records one call of l on backend: its times, its bytes and the
 // tuner's setting for it.
 func (t *Timings) add(l *core.Loop, backend string, run, plan, compile time.Duration, tuned string) {
-	k := timingKey{l.Kernel.Name, l.Set.Name, backend}
+	k := timingKey{l.Kernel.Name, l.SetName(), backend}
 	r, ok := t.byKey[k]
 	if !ok {
 		r = &TimingRecord{Kernel: k.kernel, Set: k.set, Backend: backend}

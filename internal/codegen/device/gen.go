@@ -345,7 +345,7 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 	stageMax := StagingBudget(l, lay.Reductions, localMem, wg) / wg
 	for i := range l.Args {
 		a := &l.Args[i]
-		bytes := a.Data.Dim * a.Data.Type.Size()
+		bytes := a.Data.LayerDim() * a.Data.Type.Size()
 		if a.Kind == core.ArgVector {
 			bytes *= a.Map.Arity
 		}
@@ -469,7 +469,7 @@ func (lay *Layout) soaCopies(l *core.Loop) error {
 		if d := lay.Inds[i]; a.Kind != core.ArgDirect && (d < 0 || !lay.DSGlobal[d]) {
 			continue // staged: element by element in shared memory
 		}
-		bytes := a.Data.Dim * a.Data.Type.Size()
+		bytes := a.Data.LayerDim() * a.Data.Type.Size()
 		if a.Kind == core.ArgVector {
 			bytes *= a.Map.Arity
 		}
@@ -530,7 +530,7 @@ func (lay *Layout) sharePrivateCopies(l *core.Loop) {
 	lay.alias = make([]int, n)
 	lay.unshared = make([]string, n)
 	same := func(a, b *core.Arg) bool {
-		return a.Data == b.Data && a.Kind == b.Kind && a.Map == b.Map && (a.Kind != core.ArgIndirect || a.Idx == b.Idx)
+		return a.Data == b.Data && a.Kind == b.Kind && a.Map == b.Map && a.Ext == b.Ext && (a.Kind != core.ArgIndirect || a.Idx == b.Idx)
 	}
 	for i := range l.Args {
 		lay.alias[i] = -1
@@ -1065,9 +1065,10 @@ func reductionFinish(w *writer, l *core.Loop, lay *Layout, slot string) {
 func target(l *core.Loop, lay *Layout, i int, e, col string) string {
 	a := &l.Args[i]
 	dim := a.Data.Dim
+	layer := layerValues(l, i, col)
 	switch a.Kind {
 	case core.ArgDirect:
-		return fmt.Sprintf("op2_d%d + (size_t)(%s) * %d", lay.Base[i], e, dim)
+		return fmt.Sprintf("op2_d%d + (size_t)(%s) * %d%s", lay.Base[i], e, dim, layer)
 	case core.ArgGlobal:
 		return fmt.Sprintf("op2_d%d", lay.Base[i])
 	}
@@ -1077,9 +1078,97 @@ func target(l *core.Loop, lay *Layout, i int, e, col string) string {
 	}
 	d := lay.Inds[i]
 	if lay.DSGlobal[d] {
-		return fmt.Sprintf("op2_d%d + (size_t)op2_map%d[%s] * %d", lay.Base[i], d, loc, dim)
+		return fmt.Sprintf("op2_d%d + (size_t)op2_map%d[%s] * %d%s", lay.Base[i], d, loc, dim, layer)
 	}
-	return fmt.Sprintf("op2_s%d + %s * %d", d, loc, dim)
+	return fmt.Sprintf("op2_s%d + %s * %d%s", d, loc, dim, layer)
+}
+
+// layerValues is, in a loop over an extruded set, the C expression
+// (with a leading " + ") of the offset within its column of the values
+// argument i reaches in layer op2_layer through map entry col (a C
+// expression, for a vector argument; see core.ArgExt), or "" for an
+// argument whose data is not extruded. Vector arguments read their
+// entries' start layers and offsets from the arrays extTables declares.
+func layerValues(l *core.Loop, i int, col string) string {
+	a := &l.Args[i]
+	if a.Ext == nil {
+		return ""
+	}
+	if a.Kind == core.ArgVector {
+		return fmt.Sprintf(" + (op2_xs%d[%s] + op2_layer * op2_xo%d[%s]) * %d", i, col, i, col, a.Data.LayerDim())
+	}
+	c := 0
+	if a.Kind == core.ArgIndirect {
+		c = a.Idx
+	}
+	return fmt.Sprintf(" + (%s) * %d", a.Ext.Layer(c, "op2_layer"), a.Data.LayerDim())
+}
+
+// extTables declares, in a loop over an extruded set, the start layers
+// and layer offsets of the entries of each extruded vector argument
+// (op2_xs<i>, op2_xo<i>), which layerValues reads.
+func extTables(w *writer, l *core.Loop) {
+	for i := range l.Args {
+		a := &l.Args[i]
+		if a.Ext == nil || a.Kind != core.ArgVector {
+			continue
+		}
+		for _, t := range []struct {
+			name string
+			v    []int32
+		}{{"op2_xs", a.Ext.Start}, {"op2_xo", a.Ext.Offset}} {
+			vals := make([]string, len(t.v))
+			for j, v := range t.v {
+				vals[j] = strconv.Itoa(int(v))
+			}
+			w.p("  const int %s%d[%d] = {%s};\n", t.name, i, len(t.v), strings.Join(vals, ", "))
+		}
+	}
+}
+
+// layersOpen opens, in a loop over an extruded set, the loop over the
+// layers of a column (op2_layer), in increasing order; layersClose
+// closes it.
+//
+// With variable layers (core.Loop.RangeArg) the loop still runs every
+// layer, so that all work items of a group reach the same barriers, and
+// only the layers of the element's range call the kernel (see
+// layerActive); the direct stub, which has no barriers, runs the range.
+func layersOpen(w *writer, l *core.Loop, lay *Layout, e string, direct bool, indent string) {
+	if l.Extruded == nil {
+		return
+	}
+	if h := l.RangeArg(); h >= 0 && direct {
+		w.p("%sfor (int op2_layer = %s; op2_layer < %s; op2_layer++) {\n", indent, rangeAt(l, lay, h, e, 0), rangeAt(l, lay, h, e, 1))
+		return
+	}
+	w.p("%sfor (int op2_layer = 0; op2_layer < %d; op2_layer++) {\n", indent, l.Extruded.Layers)
+}
+
+// rangeAt is component k (0: the first layer, 1: one past the last) of
+// element e's layer range in the hidden argument h.
+func rangeAt(l *core.Loop, lay *Layout, h int, e string, k int) string {
+	b := lay.Base[h]
+	if lay.SoAData(l, h) {
+		return fmt.Sprintf("op2_d%d[(size_t)(%s) + (size_t)%d * op2_stride%d]", b, e, k, b)
+	}
+	return fmt.Sprintf("op2_d%d[(size_t)(%s) * 2 + %d]", b, e, k)
+}
+
+// layerActive is the condition (with a leading " && ", or "") that
+// layer op2_layer is in element e's range, with variable layers.
+func layerActive(l *core.Loop, lay *Layout, e string) string {
+	h := l.RangeArg()
+	if h < 0 {
+		return ""
+	}
+	return fmt.Sprintf(" && op2_layer >= %s && op2_layer < %s", rangeAt(l, lay, h, e, 0), rangeAt(l, lay, h, e, 1))
+}
+
+func layersClose(w *writer, l *core.Loop, indent string) {
+	if l.Extruded != nil {
+		w.p("%s}\n", indent)
+	}
 }
 
 // at is component op2_k of argument i's target for element e (map column
@@ -1102,7 +1191,7 @@ func at(l *core.Loop, lay *Layout, i int, e, col string) string {
 		}
 		idx = fmt.Sprintf("op2_map%d[%s]", d, loc)
 	}
-	return fmt.Sprintf("op2_d%d[(size_t)(%s) + (size_t)op2_k * op2_stride%d]", lay.Base[i], idx, lay.Base[i])
+	return fmt.Sprintf("op2_d%d[(size_t)(%s) + (size_t)(op2_k%s) * op2_stride%d]", lay.Base[i], idx, layerValues(l, i, col), lay.Base[i])
 }
 
 // incDecls declares, at the top of an element's pass, the private
@@ -1120,7 +1209,7 @@ func incDecls(w *writer, l *core.Loop, lay *Layout, indent string) {
 		if a.Map == nil || !hostc.Combining(a.Access) || !lay.priv[i] || lay.alias[i] >= 0 {
 			continue
 		}
-		t, dim := w.d.typeName(a.Data.Type), a.Data.Dim
+		t, dim := w.d.typeName(a.Data.Type), a.Data.LayerDim()
 		id := w.d.identity(a.Access, a.Data.Type)
 		if a.Kind == core.ArgIndirect {
 			w.p("%s%s op2_p%d[%d];\n%sfor (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_k] = %s;\n", indent, t, i, dim, indent, dim, i, id)
@@ -1144,6 +1233,9 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 	}
 	for i := range l.Args {
 		a := &l.Args[i]
+		if a.Hidden {
+			continue // the layer ranges: read by layersOpen and layerActive
+		}
 		if a.Off {
 			args = append(args, "0") // a disabled optional argument
 			continue
@@ -1157,7 +1249,7 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 			}
 			continue
 		}
-		t, dim := w.d.typeName(a.Data.Type), a.Data.Dim
+		t, dim := w.d.typeName(a.Data.Type), a.Data.LayerDim()
 		switch {
 		case a.Kind == core.ArgGlobal:
 			if lay.priv[i] {
@@ -1206,7 +1298,7 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 	w.p("%s%s(%s);\n", indent, funcName(l.Kernel.Name), strings.Join(args, ", "))
 	for i := range l.Args {
 		a := &l.Args[i]
-		if !lay.priv[i] || a.Off || lay.alias[i] >= 0 || a.Access == core.Read && !l.Check || hostc.Combining(a.Access) && a.Map != nil || a.IsReduction() || a.Kind == core.ArgMat {
+		if !lay.priv[i] || a.Off || a.Hidden || lay.alias[i] >= 0 || a.Access == core.Read && !l.Check || hostc.Combining(a.Access) && a.Map != nil || a.IsReduction() || a.Kind == core.ArgMat {
 			continue
 		}
 		if a.Kind == core.ArgGlobal {
@@ -1215,7 +1307,7 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 			w.p("%sfor (int op2_k = 0; op2_k < %d; op2_k++) op2_d%d[op2_k] = op2_p%d[op2_k];\n", indent, a.Data.Dim, lay.Base[i], i)
 			continue
 		}
-		dim := a.Data.Dim
+		dim := a.Data.LayerDim()
 		if a.Kind == core.ArgVector {
 			w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) for (int op2_k = 0; op2_k < %d; op2_k++) %s = op2_p%d[op2_j][op2_k];\n",
 				indent, a.Map.Arity, dim, at(l, lay, i, e, "op2_j"), i)
@@ -1231,8 +1323,11 @@ func directStub(w *writer, l *core.Loop, lay *Layout) {
 	tailParams(w, l, lay)
 	w.p("  const int op2_lid = $localid;\n  (void)op2_lid;\n")
 	argInit(w, l, lay)
+	extTables(w, l)
 	w.p("  for (int op2_n = op2_first + $globalid; op2_n < op2_last; op2_n += $globalsize) {\n")
+	layersOpen(w, l, lay, "op2_n", true, "    ")
 	callKernel(w, l, lay, "op2_n", "    ")
+	layersClose(w, l, "    ")
 	w.p("  }\n")
 	reductionFinish(w, l, lay, w.d.GroupID)
 	w.p("}\n")
@@ -1251,7 +1346,7 @@ func applyIncrements(w *writer, l *core.Loop, lay *Layout, indent string) {
 		if !hostc.Combining(a.Access) || a.Map == nil || !lay.priv[i] || lay.alias[i] >= 0 {
 			continue
 		}
-		dim := a.Data.Dim
+		dim := a.Data.LayerDim()
 		add := func(dst, val string) string { return "{ " + hostc.Combine(a.Access, dst, val) + " }" }
 		if lay.Atomic {
 			fn := "op2_atomic_add_" + atomicSuffix(a.Data.Type)
@@ -1418,22 +1513,29 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 	}
 	w.p("  $lbarrier;\n")
 	argInit(w, l, lay)
+	extTables(w, l)
 
 	// The elements: every work item makes the same number of passes so
-	// that all reach the barriers of the coloured increments.
+	// that all reach the barriers of the coloured increments. In a loop
+	// over an extruded set each pass runs the layers of its column
+	// (element) in order, each layer's increments applied colour by
+	// colour.
 	w.p("  const int op2_nelem2 = op2_nelem > 0 ? %d * (1 + (op2_nelem - 1) / %d) : 0;\n", lay.wg, lay.wg)
 	w.p("  for (int op2_n = op2_lid; op2_n < op2_nelem2; op2_n += %d) {\n", lay.wg)
 	w.p("    const int op2_e = op2_n + op2_first;\n")
+	layersOpen(w, l, lay, "op2_e", false, "    ")
 	if !lay.Atomic {
 		w.p("    int op2_col = -1;\n")
 	}
 	incDecls(w, l, lay, "    ")
-	w.p("    if (op2_n < op2_nelem) {\n")
+	w.p("    if (op2_n < op2_nelem%s) {\n", layerActive(l, lay, "op2_e"))
 	if lay.Atomic {
 		// Atomics: no colours; each increment is added atomically.
 		callKernel(w, l, lay, "op2_e", "      ")
 		applyIncrements(w, l, lay, "      ")
-		w.p("    }\n  }\n")
+		w.p("    }\n")
+		layersClose(w, l, "    ")
+		w.p("  }\n")
 	} else {
 		if !lay.callInColour {
 			callKernel(w, l, lay, "op2_e", "      ")
@@ -1448,7 +1550,9 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 		if lay.globalFence {
 			fence = "$bbarrier"
 		}
-		w.p("      }\n      " + fence + ";\n    }\n  }\n")
+		w.p("      }\n      " + fence + ";\n    }\n")
+		layersClose(w, l, "    ")
+		w.p("  }\n")
 	}
 
 	// Write back what changed in local memory.

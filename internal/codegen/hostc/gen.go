@@ -250,7 +250,7 @@ func localCopy(l *core.Loop, a *core.Arg) bool {
 	if (a.Kind != core.ArgIndirect && a.Kind != core.ArgVector) || (a.Access != core.Read && !Combining(a.Access)) {
 		return false
 	}
-	n := a.Data.Dim
+	n := a.Data.LayerDim()
 	if a.Kind == core.ArgVector {
 		if a.Map.Arity > StackCopyLimit {
 			return false
@@ -286,6 +286,7 @@ func RangeFails(l *core.Loop) bool {
 // loop whatever the kernel's linkage (a plain external function in a
 // shared library would otherwise be called, not inlined).
 func (g *Gen) Range(l *core.Loop) {
+	g.ExtTables(l)
 	g.Printf("static __attribute__((noinline, flatten)) int op2_range(long long op2_first, long long op2_last")
 	for i := range l.Args {
 		a := &l.Args[i]
@@ -410,19 +411,89 @@ func (g *Gen) EntryClose(l *core.Loop) {
 // and the reads become plain indexed loads, which the compiler can
 // vectorise as gathers. Larger data, and RW and WRITE through a map, get
 // pointers into the dat.
+//
+// In a loop over an extruded set (core.Loop.Extruded) idx is a column,
+// and the statements run the kernel for each layer of it in increasing
+// order (the layer is op2_layer; with variable layers, those of the
+// column's range, which the hidden last argument holds): an extruded argument's element is its
+// column's values (LayerDim of them per layer) at the layer that
+// core.ArgExt gives.
 func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) string) {
+	if l.Extruded != nil {
+		first, end := "0", strconv.Itoa(l.Extruded.Layers)
+		if h := l.RangeArg(); h >= 0 {
+			// Variable layers: the column's range.
+			first = fmt.Sprintf("op2_a%d[(ptrdiff_t)(%s) * 2]", h, idx)
+			end = fmt.Sprintf("op2_a%d[(ptrdiff_t)(%s) * 2 + 1]", h, idx)
+		}
+		g.Printf("%sfor (int op2_layer = %s; op2_layer < %s; op2_layer++) {\n", indent, first, end)
+		g.elementBody(l, idx, indent+"  ", reduce)
+		g.Printf("%s}\n", indent)
+		return
+	}
+	g.elementBody(l, idx, indent, reduce)
+}
+
+// layerOffset returns the C expression (with a leading " + ", or "") of
+// the offset, within its column, of the element that map entry c of
+// argument a reaches in an extruded loop (see ElementBody).
+func layerOffset(a *core.Arg, c int) string {
+	if a.Ext == nil {
+		return ""
+	}
+	return fmt.Sprintf(" + (ptrdiff_t)(%s) * %d", a.Ext.Layer(c, "op2_layer"), a.Data.LayerDim())
+}
+
+// layerOffsetAt is layerOffset for the map entry given by the C
+// expression c, for map arguments with more entries than are unrolled.
+// The entries' layers are read from the static arrays op2_xs<i> and
+// op2_xo<i> (see extTables).
+func (g *Gen) layerOffsetAt(a *core.Arg, i int, c string) string {
+	if a.Ext == nil {
+		return ""
+	}
+	return fmt.Sprintf(" + (ptrdiff_t)(op2_xs%d[%s] + op2_layer * op2_xo%d[%s]) * %d", i, c, i, c, a.Data.LayerDim())
+}
+
+// ExtTables writes, for each extruded vector argument with more map
+// entries than are unrolled, the static arrays of its entries' start
+// layers and layer offsets (op2_xs<i>, op2_xo<i>) that layerOffsetAt
+// reads.
+func (g *Gen) ExtTables(l *core.Loop) {
 	for i := range l.Args {
 		a := &l.Args[i]
-		t, dim := a.Data.Type.CName(), a.Data.Dim
+		if a.Ext == nil || a.Kind != core.ArgVector || a.Map.Arity <= unroll {
+			continue
+		}
+		for _, t := range []struct {
+			name string
+			v    []int32
+		}{{"op2_xs", a.Ext.Start}, {"op2_xo", a.Ext.Offset}} {
+			g.Printf("static const int %s%d[%d] = {", t.name, i, len(t.v))
+			for j, v := range t.v {
+				if j > 0 {
+					g.Printf(", ")
+				}
+				g.Printf("%d", v)
+			}
+			g.Printf("};\n")
+		}
+	}
+}
+
+func (g *Gen) elementBody(l *core.Loop, idx, indent string, reduce func(i int) string) {
+	for i := range l.Args {
+		a := &l.Args[i]
+		t, dim, stride := a.Data.Type.CName(), a.Data.LayerDim(), a.Data.Dim
 		local := localCopy(l, a)
 		switch a.Kind {
 		case core.ArgDirect:
 			if local { // an index argument
 				g.Printf("%s%s op2_l%d[%d];\n", indent, t, i, dim)
-				g.copyIn(indent, fmt.Sprintf("op2_l%d", i), fmt.Sprintf("op2_a%d", i), fmt.Sprintf("(ptrdiff_t)(%s) * %d", idx, dim), dim)
+				g.copyIn(indent, fmt.Sprintf("op2_l%d", i), fmt.Sprintf("op2_a%d", i), fmt.Sprintf("(ptrdiff_t)(%s) * %d%s", idx, stride, layerOffset(a, 0)), dim)
 			}
 		case core.ArgIndirect:
-			g.Printf("%sconst ptrdiff_t op2_j%d = (ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + %d] * %d;\n", indent, i, i, idx, a.Map.Arity, a.Idx, dim)
+			g.Printf("%sconst ptrdiff_t op2_j%d = (ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + %d] * %d%s;\n", indent, i, i, idx, a.Map.Arity, a.Idx, stride, layerOffset(a, a.Idx))
 			switch {
 			case local && a.Access == core.Read:
 				g.Printf("%s%s op2_l%d[%d];\n", indent, t, i, dim)
@@ -439,11 +510,11 @@ func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 		case core.ArgVector:
 			ar := a.Map.Arity
 			entry := func(c string) string {
-				return fmt.Sprintf("(ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + %s] * %d", i, idx, ar, c, dim)
+				return fmt.Sprintf("(ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + %s] * %d%s", i, idx, ar, c, stride, g.layerOffsetAt(a, i, c))
 			}
 			if ar <= unroll {
 				for c := 0; c < ar; c++ {
-					g.Printf("%sconst ptrdiff_t op2_j%d_%d = %s;\n", indent, i, c, entry(strconv.Itoa(c)))
+					g.Printf("%sconst ptrdiff_t op2_j%d_%d = (ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + %d] * %d%s;\n", indent, i, c, i, idx, ar, c, stride, layerOffset(a, c))
 				}
 			}
 			if local {
@@ -496,6 +567,9 @@ func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 	g.Printf("%s%s(", indent, l.Kernel.Name)
 	for i := range l.Args {
 		a := &l.Args[i]
+		if a.Hidden {
+			continue // the layer ranges (the last argument)
+		}
 		if i > 0 {
 			g.Printf(",")
 		}
@@ -519,7 +593,7 @@ func (g *Gen) kernelArg(l *core.Loop, a *core.Arg, i int, idx string, reduce fun
 		if localCopy(l, a) {
 			g.Printf("op2_l%d", i)
 		} else {
-			g.Printf("op2_a%d + (ptrdiff_t)(%s) * %d", i, idx, a.Data.Dim)
+			g.Printf("op2_a%d + (ptrdiff_t)(%s) * %d%s", i, idx, a.Data.Dim, layerOffset(a, 0))
 		}
 	case core.ArgIndirect:
 		if localCopy(l, a) {
@@ -552,7 +626,7 @@ func (g *Gen) combineBack(l *core.Loop, idx, indent string) {
 		if !Combining(a.Access) || !localCopy(l, a) {
 			continue
 		}
-		dim, acc := a.Data.Dim, a.Access
+		dim, acc := a.Data.LayerDim(), a.Access
 		switch a.Kind {
 		case core.ArgIndirect:
 			g.addBack(indent, acc, fmt.Sprintf("op2_a%d", i), fmt.Sprintf("op2_j%d", i), fmt.Sprintf("op2_l%d", i), dim)
@@ -565,7 +639,7 @@ func (g *Gen) combineBack(l *core.Loop, idx, indent string) {
 				continue
 			}
 			g.Printf("%sfor (int op2_c = 0; op2_c < %d; op2_c++) {\n", indent, ar)
-			g.Printf("%s  const ptrdiff_t op2_j = (ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + op2_c] * %d;\n", indent, i, idx, ar, dim)
+			g.Printf("%s  const ptrdiff_t op2_j = (ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + op2_c] * %d%s;\n", indent, i, idx, ar, a.Data.Dim, g.layerOffsetAt(a, i, "op2_c"))
 			g.Printf("%s  for (int op2_k = 0; op2_k < %d; op2_k++) { %s }\n", indent, dim, Combine(acc, fmt.Sprintf("op2_a%d[op2_j + op2_k]", i), fmt.Sprintf("op2_l%d[op2_c][op2_k]", i)))
 			g.Printf("%s}\n", indent)
 		}
