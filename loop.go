@@ -232,7 +232,7 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, args []
 				return fail(i, "%s: index %d is out of range for map %q of arity %d", describeData(a, args[i].role), a.Idx, m.Name, m.Arity)
 			}
 			if a.Access == core.Min || a.Access == core.Max {
-				n := a.Data.Dim
+				n := a.Dim()
 				if a.Kind == core.ArgVector {
 					n *= m.Arity
 				}

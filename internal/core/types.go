@@ -310,6 +310,28 @@ type Arg struct {
 	Index bool
 	// Mat is set for ArgMat arguments.
 	Mat *MatArg
+	// View marks an argument passing one component of its Dat (a
+	// DatView in package op2): the kernel sees a Dat of dim 1 whose
+	// value for element e is component Comp of Data's element e
+	// (address e*Data.Dim + Comp). Comp is 0 for other arguments.
+	View bool
+	Comp int
+}
+
+// Dim is the number of values per element the kernel gets for the
+// argument: 1 for a view of one component (Arg.View), the data's dim
+// otherwise. Data.Dim stays the stride between elements in memory.
+func (a *Arg) Dim() int {
+	if a.View {
+		return 1
+	}
+	return a.Data.Dim
+}
+
+// Overlaps reports whether arguments a and b may reach the same values:
+// they pass the same data, and not two views of different components.
+func (a *Arg) Overlaps(b *Arg) bool {
+	return a.Data == b.Data && !(a.View && b.View && a.Comp != b.Comp)
 }
 
 // MapPtr is the address the generated code gets for the argument's map:
@@ -358,15 +380,19 @@ func (a *Arg) Describe() string {
 		}
 		return fmt.Sprintf("iteration index of set %q (int32)", s.Name)
 	}
+	data := a.Data.Describe()
+	if a.View {
+		data = fmt.Sprintf("component %d of %s", a.Comp, data)
+	}
 	switch a.Kind {
 	case ArgIndirect:
-		return fmt.Sprintf("%s, %s through map %q[%d]", a.Data.Describe(), a.Access, a.Map.Name, a.Idx)
+		return fmt.Sprintf("%s, %s through map %q[%d]", data, a.Access, a.Map.Name, a.Idx)
 	case ArgVector:
-		return fmt.Sprintf("%s, %s through all %d entries of map %q", a.Data.Describe(), a.Access, a.Map.Arity, a.Map.Name)
+		return fmt.Sprintf("%s, %s through all %d entries of map %q", data, a.Access, a.Map.Arity, a.Map.Name)
 	case ArgMat:
-		return fmt.Sprintf("%s, %s through row map %q and column map %q", a.Data.Describe(), a.Access, a.Map.Name, a.Mat.Col.Name)
+		return fmt.Sprintf("%s, %s through row map %q and column map %q", data, a.Access, a.Map.Name, a.Mat.Col.Name)
 	}
-	return fmt.Sprintf("%s, %s", a.Data.Describe(), a.Access)
+	return fmt.Sprintf("%s, %s", data, a.Access)
 }
 
 // IndirectModify reports whether the argument changes data through a map,

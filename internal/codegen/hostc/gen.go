@@ -250,7 +250,7 @@ func localCopy(l *core.Loop, a *core.Arg) bool {
 	if (a.Kind != core.ArgIndirect && a.Kind != core.ArgVector) || (a.Access != core.Read && !Combining(a.Access)) {
 		return false
 	}
-	n := a.Data.Dim
+	n := a.Dim()
 	if a.Kind == core.ArgVector {
 		if a.Map.Arity > StackCopyLimit {
 			return false
@@ -301,8 +301,15 @@ func (g *Gen) Range(l *core.Loop) {
 	}
 	g.Printf(")\n{\n")
 	for i := range l.Args {
-		t := l.Args[i].Data.Type.CName()
-		g.Printf("  %s *const op2_a%d = op2_d%d;\n  (void)op2_a%d;\n", t, i, l.Sig.Base[i], i)
+		a := &l.Args[i]
+		t := a.Data.Type.CName()
+		comp := ""
+		if a.View && a.Comp != 0 {
+			// A view of one component: its values start Comp values
+			// into each element (the stride stays the Dat's dim).
+			comp = fmt.Sprintf(" + %d", a.Comp)
+		}
+		g.Printf("  %s *const op2_a%d = op2_d%d%s;\n  (void)op2_a%d;\n", t, i, l.Sig.Base[i], comp, i)
 	}
 	var heap []string
 	for i := range l.Args {
@@ -413,16 +420,18 @@ func (g *Gen) EntryClose(l *core.Loop) {
 func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) string) {
 	for i := range l.Args {
 		a := &l.Args[i]
-		t, dim := a.Data.Type.CName(), a.Data.Dim
+		// dim values per element for the kernel, stride values apart
+		// in the data (they differ for a view of one component).
+		t, dim, stride := a.Data.Type.CName(), a.Dim(), a.Data.Dim
 		local := localCopy(l, a)
 		switch a.Kind {
 		case core.ArgDirect:
 			if local { // an index argument
 				g.Printf("%s%s op2_l%d[%d];\n", indent, t, i, dim)
-				g.copyIn(indent, fmt.Sprintf("op2_l%d", i), fmt.Sprintf("op2_a%d", i), fmt.Sprintf("(ptrdiff_t)(%s) * %d", idx, dim), dim)
+				g.copyIn(indent, fmt.Sprintf("op2_l%d", i), fmt.Sprintf("op2_a%d", i), fmt.Sprintf("(ptrdiff_t)(%s) * %d", idx, stride), dim)
 			}
 		case core.ArgIndirect:
-			g.Printf("%sconst ptrdiff_t op2_j%d = (ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + %d] * %d;\n", indent, i, i, idx, a.Map.Arity, a.Idx, dim)
+			g.Printf("%sconst ptrdiff_t op2_j%d = (ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + %d] * %d;\n", indent, i, i, idx, a.Map.Arity, a.Idx, stride)
 			switch {
 			case local && a.Access == core.Read:
 				g.Printf("%s%s op2_l%d[%d];\n", indent, t, i, dim)
@@ -439,7 +448,7 @@ func (g *Gen) ElementBody(l *core.Loop, idx, indent string, reduce func(i int) s
 		case core.ArgVector:
 			ar := a.Map.Arity
 			entry := func(c string) string {
-				return fmt.Sprintf("(ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + %s] * %d", i, idx, ar, c, dim)
+				return fmt.Sprintf("(ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + %s] * %d", i, idx, ar, c, stride)
 			}
 			if ar <= unroll {
 				for c := 0; c < ar; c++ {
@@ -552,7 +561,7 @@ func (g *Gen) combineBack(l *core.Loop, idx, indent string) {
 		if !Combining(a.Access) || !localCopy(l, a) {
 			continue
 		}
-		dim, acc := a.Data.Dim, a.Access
+		dim, stride, acc := a.Dim(), a.Data.Dim, a.Access
 		switch a.Kind {
 		case core.ArgIndirect:
 			g.addBack(indent, acc, fmt.Sprintf("op2_a%d", i), fmt.Sprintf("op2_j%d", i), fmt.Sprintf("op2_l%d", i), dim)
@@ -565,7 +574,7 @@ func (g *Gen) combineBack(l *core.Loop, idx, indent string) {
 				continue
 			}
 			g.Printf("%sfor (int op2_c = 0; op2_c < %d; op2_c++) {\n", indent, ar)
-			g.Printf("%s  const ptrdiff_t op2_j = (ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + op2_c] * %d;\n", indent, i, idx, ar, dim)
+			g.Printf("%s  const ptrdiff_t op2_j = (ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + op2_c] * %d;\n", indent, i, idx, ar, stride)
 			g.Printf("%s  for (int op2_k = 0; op2_k < %d; op2_k++) { %s }\n", indent, dim, Combine(acc, fmt.Sprintf("op2_a%d[op2_j + op2_k]", i), fmt.Sprintf("op2_l%d[op2_c][op2_k]", i)))
 			g.Printf("%s}\n", indent)
 		}
