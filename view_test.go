@@ -1,6 +1,7 @@
 package op2_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -179,4 +180,124 @@ func column(values []float64, dim, c int) []float64 {
 		out[e] = values[e*dim+c]
 	}
 	return out
+}
+
+// TestDatViewErrors: a component out of range is refused by View, and
+// loops passing views in combinations whose result would depend on the
+// backend are refused with a *LoopError naming both arguments, before
+// anything runs; views of different components of one Dat may be
+// modified together, and a view and its whole Dat may be read together.
+func TestDatViewErrors(t *testing.T) {
+	edges, nodes, m := scatteredEdges(40, 20, 3, 2)
+	q := must(op2.NewDat(nodes, 3, iota32[float64](60), "q"))
+	for _, c := range []int{-1, 3} {
+		_, err := q.View(c)
+		wantErr(t, err, fmt.Sprintf("component %d is out of range [0, 3)", c), `dat "q"`)
+	}
+	v0, v1 := must(q.View(0)), must(q.View(1))
+	if v1.Name() != "q[1]" || v1.Dim() != 1 || v1.Component() != 1 || v1.Dat() != q || v1.Set() != nodes {
+		t.Errorf("view: name %q dim %d component %d", v1.Name(), v1.Dim(), v1.Component())
+	}
+	k1 := op2.NewKernel("void ve_one(double *a) { *a += 1; }", "ve_one")
+	k2 := op2.NewKernel("void ve_two(double *a, double *b) { *a += 1; *b += 2; }", "ve_two")
+	kr := op2.NewKernel("void ve_read(const double *a, double *b) { *b = *a; }", "ve_read")
+	ki := op2.NewKernel("void ve_int(int *a) { *a = 1; }", "ve_int")
+	cases := []struct {
+		name string
+		k    *op2.Kernel
+		set  *op2.Set
+		args []op2.Arg
+		err  []string // nil: allowed
+	}{
+		{"view and whole written", k2, nodes, []op2.Arg{v0.Arg(op2.Write), q.Arg(op2.Read)},
+			[]string{"argument 1", `component 0 of dat "q"`, "the whole Dat may be passed to one loop only when neither is modified"}},
+		{"view and whole incremented", k2, edges, []op2.Arg{v1.ArgMap(op2.Inc, m, 0), q.ArgMap(op2.Inc, m, 1)},
+			[]string{"the whole Dat may be passed"}},
+		{"one component read and incremented", k2, edges, []op2.Arg{v1.ArgMap(op2.Read, m, 0), v1.ArgMap(op2.Inc, m, 1)},
+			[]string{"a loop may not read a Dat through one argument and modify it through another"}},
+		{"one component written through two columns", k2, edges, []op2.Arg{v1.ArgMap(op2.Write, m, 0), v1.ArgMap(op2.Write, m, 1)},
+			[]string{"not through both column 0 and column 1"}},
+		{"min directly", k1, nodes, []op2.Arg{v0.Arg(op2.Min)}, []string{"access MIN applies to a Dat only through a map"}},
+		{"wrong type", ki, nodes, []op2.Arg{v0.Arg(op2.Write)}, []string{`component 0 of dat "q"`, "element type int32"}},
+		{"map to another set", k1, edges, []op2.Arg{must(must(op2.NewDat[float64](edges, 2, nil, "e2")).View(1)).ArgMap(op2.Inc, m, 0)}, []string{`goes to set "nodes"`}},
+		{"view and whole read", kr, nodes, []op2.Arg{v0.Arg(op2.Read), must(op2.NewDat[float64](nodes, 1, nil, "o")).Arg(op2.Write)}, nil},
+		{"two components written directly", k2, nodes, []op2.Arg{v0.Arg(op2.Write), v1.Arg(op2.RW)}, nil},
+		{"two components through two columns", k2, edges, []op2.Arg{v0.ArgMap(op2.RW, m, 0), v1.ArgMap(op2.Write, m, 1)}, nil},
+		{"one component incremented twice", k2, edges, []op2.Arg{v1.ArgMap(op2.Inc, m, 0), v1.ArgMap(op2.Inc, m, 1)}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := q.DataRO()
+			err := op2.ParLoop(c.k, c.set, c.args...)
+			if c.err == nil {
+				check(t, err)
+				return
+			}
+			wantErr(t, err, c.err...)
+			var le *op2.LoopError
+			if !errors.As(err, &le) {
+				t.Errorf("error %T, want *op2.LoopError", err)
+			}
+			if !slices.Equal(q.DataRO(), before) {
+				t.Errorf("a refused loop changed q")
+			}
+		})
+	}
+}
+
+// TestDatViewPrograms: the component is part of a loop's shape: a loop
+// over a view of another component compiles a program of its own, the
+// same component of another Dat of the same dim reuses the program, and
+// the kernel sees the right values either way.
+func TestDatViewPrograms(t *testing.T) {
+	nodes := must(op2.NewSet(10, "nodes"))
+	k := op2.NewKernel("void vp_add(double *a) { *a += 10; }", "vp_add")
+	run := func(d *op2.Dat[float64], c int) int {
+		before := op2.ReadStats().Compiles
+		check(t, op2.ParLoop(k, nodes, must(d.View(c)).Arg(op2.RW)))
+		return int(op2.ReadStats().Compiles - before)
+	}
+	a := must(op2.NewDat(nodes, 2, iota32[float64](20), "a"))
+	b := must(op2.NewDat(nodes, 2, iota32[float64](20), "b"))
+	for _, step := range []struct {
+		d        *op2.Dat[float64]
+		c, wantN int
+	}{{a, 0, 1}, {b, 0, 0}, {a, 1, 1}, {b, 1, 0}, {a, 0, 0}} {
+		if n := run(step.d, step.c); n != step.wantN {
+			t.Errorf("view %s[%d]: %d compiles, want %d", step.d.Name(), step.c, n, step.wantN)
+		}
+	}
+	want := iota32[float64](20)
+	for i := range want {
+		want[i] += 10 * float64(1+1-i%2) // component 0 twice, component 1 once
+	}
+	if got := a.DataRO(); !slices.Equal(got, want) {
+		t.Errorf("a = %v, want %v", got, want)
+	}
+}
+
+// TestDatViewCheckMode: in check mode a kernel writing through a READ view
+// is found (and the component's values restored) while its writes to
+// another component of the same Dat, passed as a view, stay; a kernel
+// that only reads the view passes.
+func TestDatViewCheckMode(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		defer func() { check(t, op2.Configure(op2.Config{Backend: "sequential"})) }()
+		check(t, op2.Configure(op2.Config{Backend: op2.Backend(), Check: true}))
+		nodes := must(op2.NewSet(100, "nodes"))
+		q := must(op2.NewDat(nodes, 3, iota32[float64](300), "q"))
+		v0, v2 := must(q.View(0)), must(q.View(2))
+		good := op2.NewKernel("void vc_good(const double *a, double *b) { *b = 2 * *a; }", "vc_good")
+		bad := op2.NewKernel("void vc_bad(const double *a, double *b) { *b = 2 * *a; if (*a == 30) *(double *)a = -1; }", "vc_bad")
+		check(t, op2.ParLoop(good, nodes, v0.Arg(op2.Read), v2.Arg(op2.Write)))
+		err := op2.ParLoop(bad, nodes, v0.Arg(op2.Read), v2.Arg(op2.Write))
+		wantErr(t, err, `READ dat "q"`, "element 10, component 0", "changed from 30 to -1")
+		want := iota32[float64](300)
+		for e := 0; e < 100; e++ {
+			want[3*e+2] = 2 * want[3*e]
+		}
+		if got := q.DataRO(); !slices.Equal(got, want) {
+			t.Errorf("q after the check = %v..., want %v...", got[:9], want[:9])
+		}
+	})
 }
