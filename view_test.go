@@ -32,6 +32,11 @@ func viewVariants() []op2.Config {
 	return out
 }
 
+// shortViewVariants are the variants TestDatViewConformance runs with
+// -short: the conformance suite (internal/backendtest) runs DatViews on
+// every backend, scheme and layout already.
+var shortViewVariants = []string{"sequential", "openmp-colour", "opencl-staged-soa", "cuda-staged-soa"}
+
 func variantName(c op2.Config) string {
 	parts := slices.DeleteFunc([]string{c.Backend, c.OpenMPScheme, c.DeviceScheme, c.DeviceLayout}, func(s string) bool { return s == "" })
 	return strings.Join(parts, "-")
@@ -98,7 +103,11 @@ func TestDatViewConformance(t *testing.T) {
 	want := sep.joined()
 
 	for _, cfg := range viewVariants() {
-		t.Run(variantName(cfg), func(t *testing.T) {
+		name := variantName(cfg)
+		if testing.Short() && !slices.Contains(shortViewVariants, name) {
+			continue // the conformance suite's DatViews runs the others
+		}
+		t.Run(name, func(t *testing.T) {
 			check(t, op2.Configure(cfg))
 			q := must(op2.NewDat(nodes, 3, q0, "q"))
 			run(t, viewsOf(q))
