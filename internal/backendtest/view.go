@@ -34,6 +34,13 @@ func testDatViews(t *testing.T) {
 	v0, v1, v2 := must(q.View(0)), must(q.View(1)), must(q.View(2))
 	want := append([]float64(nil), q0...)
 
+	// Direct WRITE of component 1 alone, the values on the host: the
+	// other components must reach the device unchanged.
+	init := op2.NewKernel("void vw_init(const int *i, double *b) { *b = 0.25 * *i; }", "vw_init")
+	check(t, op2.ParLoop(init, nodes, op2.ArgIdx(), v1.Arg(op2.Write)))
+	for n := 0; n < nNodes; n++ {
+		want[3*n+1] = 0.25 * float64(n)
+	}
 	// Direct: component 1 from component 0, which is only read.
 	scale := op2.NewKernel("void vw_scale(const double *a, double *b) { *b = 2 * *b + *a; }", "vw_scale")
 	check(t, op2.ParLoop(scale, nodes, v0.Arg(op2.Read), v1.Arg(op2.RW)))
