@@ -310,3 +310,26 @@ func TestDatViewCheckMode(t *testing.T) {
 		}
 	})
 }
+
+// TestDatViewSubset: a view passed to a loop over a subset changes its
+// component of the subset's elements only, on every backend.
+func TestDatViewSubset(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		nodes := must(op2.NewSet(50, "nodes"))
+		even := make([]int32, 25)
+		for i := range even {
+			even[i] = int32(2 * i)
+		}
+		sub := must(op2.NewSubset(nodes, even))
+		q := must(op2.NewDat(nodes, 2, iota32[float64](100), "q"))
+		k := op2.NewKernel("void vs_bump(double *a) { *a += 0.5; }", "vs_bump")
+		check(t, op2.ParLoop(k, sub, must(q.View(1)).Arg(op2.RW)))
+		want := iota32[float64](100)
+		for _, n := range even {
+			want[2*n+1] += 0.5
+		}
+		if got := q.Data(); !slices.Equal(got, want) {
+			t.Errorf("q = %v..., want %v...", got[:8], want[:8])
+		}
+	})
+}
