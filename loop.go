@@ -363,7 +363,10 @@ func refProblem(k *Kernel, a *core.Arg, arg *Arg, p *core.Param) string {
 // index arguments (ArgIdx, Map.ArgIdx) only read. A Global may be passed any
 // number of times for reading and for one kind of reduction (INC, MIN or
 // MAX); its READ arguments see the value from before the loop. Mixing two
-// kinds of reduction on one Global is refused.
+// kinds of reduction on one Global is refused. Views of single components
+// of a Dat (Dat.View) follow these rules per component; views of
+// different components never conflict, and a view and the whole Dat
+// conflict unless both only read (see DatView).
 func ParLoop(k *Kernel, set IterationSet, args ...Arg) error { return rt.ParLoop(k, set, args...) }
 
 // ParLoop runs a loop in runtime r (see the package-level ParLoop).
