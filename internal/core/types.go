@@ -308,13 +308,13 @@ type Arg struct {
 	// a private copy of the value, so that a kernel writing through its
 	// parameter cannot change the index later loops see.
 	Index bool
-	// Mat is set for ArgMat arguments.
-	Mat *MatArg
 	// View marks an argument passing one component of its Dat (a
 	// DatView in package op2): the kernel sees a Dat of dim 1 whose
 	// value for element e is component Comp of Data's element e
 	// (address e*Data.Dim + Comp). Comp is 0 for other arguments.
 	View bool
+	// Mat is set for ArgMat arguments.
+	Mat  *MatArg
 	Comp int
 }
 
