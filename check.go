@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"sort"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
@@ -25,6 +27,10 @@ type readSnapshot struct {
 	arg    int
 	st     *core.Storage
 	before []byte
+	// comps, when not nil, are the components compared (and restored):
+	// the loop reads them through views (DatView) while other
+	// arguments modify the data's other components.
+	comps []int
 }
 
 // runChecked runs l in check mode.
@@ -75,10 +81,9 @@ next:
 				continue next
 			}
 		}
-		for j := range l.Args {
-			if l.Args[j].Data == a.Data && l.Args[j].Access != core.Read {
-				continue next // a Global read and reduced: it changes
-			}
+		comps, ok := readComponents(l, a.Data)
+		if !ok {
+			continue next // a Global read and reduced, or a Dat read and modified: it changes
 		}
 		var before []byte // nil: zeros, for data never allocated (no copy of a huge Dat that only the loop may allocate)
 		if a.Data.State != core.StateHostUnallocated {
@@ -87,9 +92,55 @@ next:
 				return nil, err
 			}
 		}
-		snaps = append(snaps, readSnapshot{arg: i, st: a.Data, before: before})
+		snaps = append(snaps, readSnapshot{arg: i, st: a.Data, before: before, comps: comps})
 	}
 	return snaps, nil
+}
+
+// readComponents says which of st's values loop l only reads: all of
+// them (nil, true) when no argument modifies st; the components its
+// READ views pass (DatView) when every argument that modifies st is a
+// view of another component; none (false) otherwise.
+func readComponents(l *core.Loop, st *core.Storage) ([]int, bool) {
+	var reads []int
+	modified := false
+	for j := range l.Args {
+		b := &l.Args[j]
+		if b.Data != st {
+			continue
+		}
+		if b.Access.Modifies() {
+			modified = true
+			continue
+		}
+		if !b.View {
+			reads = append(reads, -1)
+		} else if !slices.Contains(reads, b.Comp) {
+			reads = append(reads, b.Comp)
+		}
+	}
+	if !modified {
+		return nil, true
+	}
+	if slices.Contains(reads, -1) {
+		return nil, false
+	}
+	for j := range l.Args {
+		if b := &l.Args[j]; b.Data == st && b.Access.Modifies() && (!b.View || slices.Contains(reads, b.Comp)) {
+			return nil, false
+		}
+	}
+	sort.Ints(reads)
+	return reads, true
+}
+
+// checked reports whether byte i of the data's values is one the
+// snapshot compares.
+func (sn *readSnapshot) checked(i int) bool {
+	if sn.comps == nil {
+		return true
+	}
+	return slices.Contains(sn.comps, i/sn.st.Type.Size()%sn.st.Dim)
 }
 
 // currentValues copies st's current values into dst without changing where
@@ -104,6 +155,9 @@ func currentValues(st *core.Storage, dst []byte) error {
 
 // same reports whether b holds the values before the loop.
 func (sn *readSnapshot) same(b []byte) bool {
+	if sn.comps != nil {
+		return sn.firstChange(b) == len(b)
+	}
 	if sn.before == nil {
 		for _, v := range b {
 			if v != 0 {
@@ -113,6 +167,21 @@ func (sn *readSnapshot) same(b []byte) bool {
 		return true
 	}
 	return bytes.Equal(b, sn.before)
+}
+
+// firstChange is the first byte of b, among those the snapshot compares,
+// that differs from the values before the loop; len(b) if none.
+func (sn *readSnapshot) firstChange(b []byte) int {
+	for i, v := range b {
+		was := byte(0)
+		if sn.before != nil {
+			was = sn.before[i]
+		}
+		if v != was && sn.checked(i) {
+			return i
+		}
+	}
+	return len(b)
 }
 
 // readDevice copies st's device values into dst.
@@ -163,17 +232,27 @@ func (sn *readSnapshot) verify() (string, error) {
 		before = make([]byte, len(changed))
 	}
 	st.EnsureHost()
-	copy(hostBytes(st), before)
+	if sn.comps == nil {
+		copy(hostBytes(st), before)
+	} else {
+		// Only the components read: the loop's writes to the others
+		// stay. The host copy holds them all (changed is the copy that
+		// was current).
+		h := hostBytes(st)
+		copy(h, changed)
+		for i := range h {
+			if sn.checked(i) {
+				h[i] = before[i]
+			}
+		}
+	}
 	if st.Dev != nil {
 		st.State = core.StateHost
 	} else {
 		st.State = core.StateDeviceUnallocated
 	}
 	size := st.Type.Size()
-	i := 0
-	for i < len(changed) && changed[i] == before[i] {
-		i++
-	}
+	i := sn.firstChange(changed)
 	v := i / size
 	off := v * size
 	was := formatValue(st.Type, before[off:off+size])

@@ -21,7 +21,13 @@ func checkConflicts(k *Kernel, set *Set, args []Arg) error {
 			if args[i].off || a.Data != b.Data {
 				continue
 			}
-			if why := conflict(a, b); why != "" {
+			why := ""
+			if a.View || b.View {
+				why = viewConflict(a, b)
+			} else {
+				why = conflict(a, b)
+			}
+			if why != "" {
 				return &LoopError{Kernel: k.c.Name, Set: set.c.Name, Arg: j, Msg: fmt.Sprintf(
 					"%s conflicts with argument %s (%s): %s", b.Describe(), argLabel(args, i), a.Describe(), why)}
 			}

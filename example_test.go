@@ -266,3 +266,37 @@ func ExampleRenumber() {
 	// edges in the new numbering: [1 0 2 1 3 2 4 3]
 	// edge lengths in the declared numbering: [1 1 1 1]
 }
+
+// A view of one component of a Dat (PyOP2's DatView) passed as a Dat of
+// dim 1: the kernel gets one value per element. Here the x coordinate
+// of each node is read through a map and the y coordinate is written
+// directly, in two loops over the same Dat of dim 2.
+func ExampleDat_View() {
+	nodes, _ := op2.NewSet(3, "nodes")
+	edges, _ := op2.NewSet(2, "edges")
+	ends, _ := op2.NewMap(edges, nodes, 2, []int32{0, 1, 1, 2}, "ends")
+	xy, _ := op2.NewDat(nodes, 2, []float64{0, 5, 2, 5, 6, 5}, "xy")
+	length, _ := op2.NewDat[float64](edges, 1, nil, "length")
+	x, err := xy.View(0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	y, _ := xy.View(1)
+	span := op2.NewKernel("void span(const double *a, const double *b, double *l) { *l = *b - *a; }", "span")
+	if err := op2.ParLoop(span, edges, x.ArgMap(op2.Read, ends, 0), x.ArgMap(op2.Read, ends, 1), length.Arg(op2.Write)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	lift := op2.NewKernel("void lift(const double *x, double *y) { *y = *x * *x; }", "lift")
+	if err := op2.ParLoop(lift, nodes, x.Arg(op2.Read), y.Arg(op2.Write)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = xy.View(2)
+	fmt.Println(length.Data(), xy.Data(), y.DataRO())
+	fmt.Println(err)
+	// Output:
+	// [2 4] [0 0 2 4 6 36] [0 4 36]
+	// op2: view of dat "xy" (float64, dim 2) on set "nodes": component 2 is out of range [0, 2)
+}

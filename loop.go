@@ -246,7 +246,7 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, x *Extr
 				return fail(i, "%s: index %d is out of range for map %q of arity %d", describeData(a, args[i].role), a.Idx, m.Name, m.Arity)
 			}
 			if a.Access == core.Min || a.Access == core.Max {
-				n := a.Data.Dim
+				n := a.Dim()
 				if a.Kind == core.ArgVector {
 					n *= m.Arity
 				}
@@ -346,8 +346,8 @@ func refProblem(k *Kernel, a *core.Arg, arg *Arg, p *core.Param) string {
 		return "is a reference, which cannot be null, but the argument is optional (Opt): make the parameter a pointer"
 	case a.Kind == core.ArgVector || a.Kind == core.ArgMat:
 		return "is a reference to one value, but the argument passes several (one per map entry): make the parameter a pointer to pointers (T **)"
-	case a.Data.LayerDim() != 1:
-		return fmt.Sprintf("is a reference to one value, but the argument passes %d per element: make the parameter a pointer (T *)", a.Data.LayerDim())
+	case a.Dim() != 1:
+		return fmt.Sprintf("is a reference to one value, but the argument passes %d per element: make the parameter a pointer (T *)", a.Dim())
 	}
 	return ""
 }
@@ -386,7 +386,10 @@ func refProblem(k *Kernel, a *core.Arg, arg *Arg, p *core.Param) string {
 // index arguments (ArgIdx, Map.ArgIdx) only read. A Global may be passed any
 // number of times for reading and for one kind of reduction (INC, MIN or
 // MAX); its READ arguments see the value from before the loop. Mixing two
-// kinds of reduction on one Global is refused.
+// kinds of reduction on one Global is refused. Views of single components
+// of a Dat (Dat.View) follow these rules per component; views of
+// different components never conflict, and a view and the whole Dat
+// conflict unless both only read (see DatView).
 func ParLoop(k *Kernel, set IterationSet, args ...Arg) error { return rt.ParLoop(k, set, args...) }
 
 // ParLoop runs a loop in runtime r (see the package-level ParLoop).

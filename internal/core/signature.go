@@ -20,6 +20,9 @@ type Signature struct {
 	// Ind is, per argument, its indirect dataset (OP2's "ind arg"): the
 	// distinct (dat, map) pairs of the arguments that go through a map,
 	// numbered in order of first use; -1 for direct arguments and Globals.
+	// A view of one component of a Dat (Arg.View) is a dataset of its
+	// own, apart from the whole Dat and from other components: staging
+	// moves only its component.
 	Ind []int
 	// NInd is the number of indirect datasets.
 	NInd int
@@ -54,6 +57,13 @@ type ArgSig struct {
 	// ColArity, RDim and CDim: a matrix argument's column map arity
 	// and block dims (0 otherwise).
 	ColArity, RDim, CDim int
+	// View: the argument passes component Comp of its Dat (see
+	// Arg.View); Dim is then 1 and Stride the Dat's dim. A component
+	// is part of the shape, as a map column is: it is a constant offset
+	// in the generated addressing.
+	View   bool
+	Comp   int
+	Stride int
 }
 
 // IsReduction reports whether the argument is a Global reduced by the loop.
@@ -67,12 +77,14 @@ func (a *Arg) IsReduction() bool { return a.Kind == ArgGlobal && a.Access.IsRedu
 // it is a disabled optional argument (so a loop with an optional argument
 // on and the same loop with it off are two programs: the disabled one
 // passes a null pointer and moves nothing), whether it is an index
-// argument (which gets a private copy, unlike a READ int32 Dat), which
-// arguments pass the same data and the same map, the constants the kernel
-// uses, check mode, and for a loop over an extruded set its layer count,
-// the layers each extruded argument reaches and whether an argument is
-// the hidden layer ranges. Loops with equal keys have equal signatures.
-// It allocates nothing when buf has room.
+// argument (which gets a private copy, unlike a READ int32 Dat), whether
+// it is a view of one component and which (a constant offset in the
+// generated addressing, as a map column is), which arguments pass the
+// same data and the same map, the constants the kernel uses, check mode,
+// and for a loop over an extruded set its layer count, the layers each
+// extruded argument reaches and whether an argument is the hidden layer
+// ranges. Loops with equal keys have equal signatures. It allocates
+// nothing when buf has room.
 func AppendKey(buf []byte, l *Loop) []byte {
 	buf = append(buf, l.Kernel.Sum[:]...)
 	for i := range l.Args {
@@ -100,12 +112,18 @@ func AppendKey(buf []byte, l *Loop) []byte {
 		if a.Hidden {
 			flags |= 4
 		}
+		if a.View {
+			flags |= 8
+		}
 		buf = append(buf, byte(a.Kind), byte(a.Data.Type), byte(a.Access), flags)
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(same))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(sameMap))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Data.Dim))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(arity))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Idx))
+		if a.View {
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Comp))
+		}
 		if a.Ext != nil {
 			buf = append(buf, 'x')
 			buf = binary.LittleEndian.AppendUint32(buf, uint32(a.Data.LayerDim()))
@@ -141,7 +159,8 @@ func Analyse(l *Loop) *Signature {
 		Consts: append([]*Const(nil), l.Consts...), Check: l.Check, Key: string(AppendKey(nil, l))}
 	for i := range l.Args {
 		a := &l.Args[i]
-		as := ArgSig{Kind: a.Kind, Type: a.Data.Type, Dim: a.Data.Dim, Access: a.Access, Idx: a.Idx, Off: a.Off, Index: a.Index}
+		as := ArgSig{Kind: a.Kind, Type: a.Data.Type, Dim: a.Dim(), Access: a.Access, Idx: a.Idx, Off: a.Off, Index: a.Index,
+			View: a.View, Comp: a.Comp, Stride: a.Data.Dim}
 		if a.Map != nil {
 			as.Arity = a.Map.Arity
 		}
@@ -167,7 +186,7 @@ func Analyse(l *Loop) *Signature {
 			continue
 		}
 		for j := 0; j < i; j++ {
-			if b := &l.Args[j]; b.Map == a.Map && b.Data == a.Data {
+			if b := &l.Args[j]; b.Map == a.Map && b.Data == a.Data && b.View == a.View && b.Comp == a.Comp {
 				s.Ind[i] = s.Ind[j]
 				break
 			}

@@ -59,6 +59,13 @@ func TestAnalyse(t *testing.T) {
 			[]Arg{{Data: f.x, Map: f.m, Idx: -1, Access: Read, Kind: ArgVector}, {Data: f.g, Access: Read, Kind: ArgGlobal},
 				{Data: f.x, Map: f.m, Idx: 1, Access: Read, Kind: ArgIndirect}, {Data: f.g, Access: Max, Kind: ArgGlobal}},
 			[]int{0, 1, 0, 1}, []int{0, -1, 0, -1}, []int{0}, []int{3}, false},
+		{"views of two components through one map: two datasets, one base",
+			[]Arg{{Data: f.x, Map: f.m, Idx: 0, Access: Read, Kind: ArgIndirect, View: true}, {Data: f.x, Map: f.m, Idx: 1, Access: Inc, Kind: ArgIndirect, View: true, Comp: 1},
+				{Data: f.x, Map: f.m, Idx: -1, Access: Inc, Kind: ArgVector, View: true, Comp: 1}},
+			[]int{0, 0, 0}, []int{0, 1, 1}, []int{0, 1}, nil, true},
+		{"a view and its whole Dat: two datasets",
+			[]Arg{{Data: f.x, Map: f.m, Idx: 0, Access: Read, Kind: ArgIndirect, View: true}, {Data: f.x, Map: f.m, Idx: 0, Access: Read, Kind: ArgIndirect}},
+			[]int{0, 0}, []int{0, 1}, []int{0, 1}, nil, false},
 	}
 	for _, c := range cases {
 		s := Analyse(f.loop(c.args...))
@@ -69,7 +76,8 @@ func TestAnalyse(t *testing.T) {
 		}
 		for i, a := range c.args {
 			as := s.Args[i]
-			if as.Kind != a.Kind || as.Type != a.Data.Type || as.Dim != a.Data.Dim || as.Access != a.Access || as.Idx != a.Idx {
+			if as.Kind != a.Kind || as.Type != a.Data.Type || as.Dim != a.Dim() || as.Access != a.Access || as.Idx != a.Idx ||
+				as.View != a.View || as.Comp != a.Comp || as.Stride != a.Data.Dim || a.View && as.Dim != 1 {
 				t.Errorf("%s: argument %d: shape %+v does not describe %s", c.name, i, as, a.Describe())
 			}
 		}
@@ -94,6 +102,14 @@ func TestSignatureKey(t *testing.T) {
 		"other map": {{Data: f.x, Map: f.m, Idx: 0, Access: Read, Kind: ArgIndirect}, {Data: f.y, Map: f.m2, Idx: 1, Access: Inc, Kind: ArgIndirect}},
 		"same data": {{Data: f.y, Map: f.m, Idx: 0, Access: Inc, Kind: ArgIndirect}, {Data: f.y, Map: f.m, Idx: 1, Access: Inc, Kind: ArgIndirect}},
 		"dim":       {{Data: f.y, Map: f.m, Idx: 0, Access: Read, Kind: ArgIndirect}, {Data: f.x, Map: f.m, Idx: 1, Access: Inc, Kind: ArgIndirect}},
+		"view":      {{Data: f.x, Map: f.m, Idx: 0, Access: Read, Kind: ArgIndirect, View: true}, {Data: f.y, Map: f.m, Idx: 1, Access: Inc, Kind: ArgIndirect}},
+	}
+	// A view of another component is another shape.
+	view := func(comp int) string {
+		return Analyse(f.loop(Arg{Data: f.x, Map: f.m, Idx: 0, Access: Read, Kind: ArgIndirect, View: true, Comp: comp})).Key
+	}
+	if view(0) == view(1) {
+		t.Error("changing a view's component keeps the key")
 	}
 	for name, args := range changes {
 		if Analyse(f.loop(args...)).Key == key {

@@ -344,6 +344,13 @@ type Arg struct {
 	// a private copy of the value, so that a kernel writing through its
 	// parameter cannot change the index later loops see.
 	Index bool
+	// View marks an argument passing one component of its Dat (a
+	// DatView in package op2): the kernel sees a Dat of dim 1 whose
+	// value for element e is component Comp of Data's element e
+	// (address e*Data.Dim + Comp). Comp is 0 for other arguments.
+	View bool
+	// Comp is the component a view passes (View).
+	Comp int
 	// Mat is set for ArgMat arguments.
 	Mat *MatArg
 	// Hidden marks the argument that passes the layer ranges of a
@@ -385,6 +392,34 @@ func (x *ArgExt) Layer(i int, layer string) string {
 		return fmt.Sprintf("%s + %d", layer, s)
 	}
 	return fmt.Sprintf("%s * %d + %d", layer, o, s)
+}
+
+// Dim is the number of values per element the kernel gets for the
+// argument: 1 for a view of one component (Arg.View), the values of one
+// layer for data on an extruded set (Storage.LayerDim), the data's dim
+// otherwise. Data.Dim stays the stride between elements in memory.
+func (a *Arg) Dim() int {
+	if a.View {
+		return 1
+	}
+	return a.Data.LayerDim()
+}
+
+// ElemValues is the number of values of one element of the argument's
+// data that loops move, stage and count: 1 for a view of one component,
+// the data's dim otherwise (a whole column for data on an extruded set,
+// whose layers one element's loop runs through).
+func (a *Arg) ElemValues() int {
+	if a.View {
+		return 1
+	}
+	return a.Data.Dim
+}
+
+// Overlaps reports whether arguments a and b may reach the same values:
+// they pass the same data, and not two views of different components.
+func (a *Arg) Overlaps(b *Arg) bool {
+	return a.Data == b.Data && !(a.View && b.View && a.Comp != b.Comp)
 }
 
 // MapPtr is the address the generated code gets for the argument's map:
@@ -433,15 +468,19 @@ func (a *Arg) Describe() string {
 		}
 		return fmt.Sprintf("iteration index of set %q (int32)", s.Name)
 	}
+	data := a.Data.Describe()
+	if a.View {
+		data = fmt.Sprintf("component %d of %s", a.Comp, data)
+	}
 	switch a.Kind {
 	case ArgIndirect:
-		return fmt.Sprintf("%s, %s through map %q[%d]", a.Data.Describe(), a.Access, a.Map.Name, a.Idx)
+		return fmt.Sprintf("%s, %s through map %q[%d]", data, a.Access, a.Map.Name, a.Idx)
 	case ArgVector:
-		return fmt.Sprintf("%s, %s through all %d entries of map %q", a.Data.Describe(), a.Access, a.Map.Arity, a.Map.Name)
+		return fmt.Sprintf("%s, %s through all %d entries of map %q", data, a.Access, a.Map.Arity, a.Map.Name)
 	case ArgMat:
-		return fmt.Sprintf("%s, %s through row map %q and column map %q", a.Data.Describe(), a.Access, a.Map.Name, a.Mat.Col.Name)
+		return fmt.Sprintf("%s, %s through row map %q and column map %q", data, a.Access, a.Map.Name, a.Mat.Col.Name)
 	}
-	return fmt.Sprintf("%s, %s", a.Data.Describe(), a.Access)
+	return fmt.Sprintf("%s, %s", data, a.Access)
 }
 
 // IndirectModify reports whether the argument changes data through a map,

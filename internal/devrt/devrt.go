@@ -291,7 +291,10 @@ func (p *Program) prepareData(l *core.Loop) error {
 				read = true // a Global's device copy is only read; reductions combine on the host
 				continue
 			}
-			if !(a.Kind == core.ArgDirect && a.Access == core.Write) {
+			// A direct WRITE replaces every value; a view's
+			// (core.Arg.View) only its component's, so the others
+			// must be on the device.
+			if !(a.Kind == core.ArgDirect && a.Access == core.Write && !a.View) {
 				read = true
 			}
 			if a.Access.Modifies() {

@@ -183,7 +183,7 @@ func LoopBytes(l *core.Loop) float64 {
 		if written {
 			times++
 		}
-		elem := float64(a.Data.Dim * a.Data.Type.Size() * times)
+		elem := float64(a.ElemValues() * a.Data.Type.Size() * times)
 		switch {
 		case a.Kind == core.ArgMat:
 			// The element matrix's values, each read and written

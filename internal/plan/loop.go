@@ -18,7 +18,7 @@ func ForLoop(l *core.Loop, modifies func(i int) bool, blockSize int) Input {
 	for i := range l.Args {
 		a := &l.Args[i]
 		d := sig.Ind[i]
-		arg := Arg{Ind: d, ElemBytes: a.Data.Dim * a.Data.Type.Size()}
+		arg := Arg{Ind: d, ElemBytes: a.ElemValues() * a.Data.Type.Size()}
 		if d >= 0 {
 			arg.Map = a.Map.Table
 			arg.Arity = a.Map.Arity

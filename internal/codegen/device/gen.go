@@ -345,7 +345,7 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 	stageMax := StagingBudget(l, lay.Reductions, localMem, wg) / wg
 	for i := range l.Args {
 		a := &l.Args[i]
-		bytes := a.Data.LayerDim() * a.Data.Type.Size()
+		bytes := a.Dim() * a.Data.Type.Size()
 		if a.Kind == core.ArgVector {
 			bytes *= a.Map.Arity
 		}
@@ -378,7 +378,7 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 		a := &l.Args[i]
 		if d := lay.Inds[i]; d >= 0 {
 			lay.Indirect = true
-			lay.DSGlobal[d] = a.Data.Dim*a.Data.Type.Size() > stageMax || l.Check && !dsWritten(l, lay.Inds, d)
+			lay.DSGlobal[d] = a.ElemValues()*a.Data.Type.Size() > stageMax || l.Check && !dsWritten(l, lay.Inds, d)
 			if a.Kind == core.ArgMat {
 				// A matrix's blocks are reached at their offsets in
 				// global memory; the plan colours its elements by the
@@ -437,7 +437,9 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 		}
 		for j := range l.Args {
 			b := &l.Args[j]
-			if b.Data != a.Data || lay.Inds[j] == d || !b.Access.Modifies() {
+			// Views of different components of one Dat are staged and
+			// written back component by component: they never meet.
+			if !a.Overlaps(b) || lay.Inds[j] == d || !b.Access.Modifies() {
 				continue
 			}
 			e := lay.Inds[j]
@@ -469,7 +471,7 @@ func (lay *Layout) soaCopies(l *core.Loop) error {
 		if d := lay.Inds[i]; a.Kind != core.ArgDirect && (d < 0 || !lay.DSGlobal[d]) {
 			continue // staged: element by element in shared memory
 		}
-		bytes := a.Data.LayerDim() * a.Data.Type.Size()
+		bytes := a.Dim() * a.Data.Type.Size()
 		if a.Kind == core.ArgVector {
 			bytes *= a.Map.Arity
 		}
@@ -530,7 +532,7 @@ func (lay *Layout) sharePrivateCopies(l *core.Loop) {
 	lay.alias = make([]int, n)
 	lay.unshared = make([]string, n)
 	same := func(a, b *core.Arg) bool {
-		return a.Data == b.Data && a.Kind == b.Kind && a.Map == b.Map && a.Ext == b.Ext && (a.Kind != core.ArgIndirect || a.Idx == b.Idx)
+		return a.Data == b.Data && a.View == b.View && a.Comp == b.Comp && a.Kind == b.Kind && a.Map == b.Map && a.Ext == b.Ext && (a.Kind != core.ArgIndirect || a.Idx == b.Idx)
 	}
 	for i := range l.Args {
 		lay.alias[i] = -1
@@ -563,7 +565,7 @@ func (lay *Layout) sharePrivateCopies(l *core.Loop) {
 		}
 		for j := range l.Args {
 			b := &l.Args[j]
-			if j == i || b.Data != a.Data || same(a, b) {
+			if j == i || !a.Overlaps(b) || same(a, b) {
 				continue
 			}
 			why := fmt.Sprintf("it and argument %d (%s) may pass the same element of %s, so they must see each other's writes",
@@ -1061,14 +1063,21 @@ func reductionFinish(w *writer, l *core.Loop, lay *Layout, slot string) {
 
 // target is the address of the first value of argument i's target for
 // element e (map column col for a vector argument): in the dat for direct
-// arguments and datasets in global memory, else in the staged copy.
+// arguments and datasets in global memory, else in the staged copy. In the
+// dat, elements are the Dat's dim apart, and a view of one component
+// (core.Arg.View) starts at its component; a staged copy holds only the
+// values the kernel sees (a view's one component).
 func target(l *core.Loop, lay *Layout, i int, e, col string) string {
 	a := &l.Args[i]
 	dim := a.Data.Dim
+	comp := ""
+	if a.Comp != 0 {
+		comp = fmt.Sprintf(" + %d", a.Comp)
+	}
 	layer := layerValues(l, i, col)
 	switch a.Kind {
 	case core.ArgDirect:
-		return fmt.Sprintf("op2_d%d + (size_t)(%s) * %d%s", lay.Base[i], e, dim, layer)
+		return fmt.Sprintf("op2_d%d + (size_t)(%s) * %d%s%s", lay.Base[i], e, dim, layer, comp)
 	case core.ArgGlobal:
 		return fmt.Sprintf("op2_d%d", lay.Base[i])
 	}
@@ -1078,7 +1087,10 @@ func target(l *core.Loop, lay *Layout, i int, e, col string) string {
 	}
 	d := lay.Inds[i]
 	if lay.DSGlobal[d] {
-		return fmt.Sprintf("op2_d%d + (size_t)op2_map%d[%s] * %d%s", lay.Base[i], d, loc, dim, layer)
+		return fmt.Sprintf("op2_d%d + (size_t)op2_map%d[%s] * %d%s%s", lay.Base[i], d, loc, dim, layer, comp)
+	}
+	if a.View {
+		dim = 1 // only the view's component is staged
 	}
 	return fmt.Sprintf("op2_s%d + %s * %d%s", d, loc, dim, layer)
 }
@@ -1191,7 +1203,11 @@ func at(l *core.Loop, lay *Layout, i int, e, col string) string {
 		}
 		idx = fmt.Sprintf("op2_map%d[%s]", d, loc)
 	}
-	return fmt.Sprintf("op2_d%d[(size_t)(%s) + (size_t)(op2_k%s) * op2_stride%d]", lay.Base[i], idx, layerValues(l, i, col), lay.Base[i])
+	k := "op2_k"
+	if a.Comp != 0 {
+		k = fmt.Sprintf("(op2_k + %d)", a.Comp) // a view of one component
+	}
+	return fmt.Sprintf("op2_d%d[(size_t)(%s) + (size_t)(%s%s) * op2_stride%d]", lay.Base[i], idx, k, layerValues(l, i, col), lay.Base[i])
 }
 
 // incDecls declares, at the top of an element's pass, the private
@@ -1209,7 +1225,7 @@ func incDecls(w *writer, l *core.Loop, lay *Layout, indent string) {
 		if a.Map == nil || !hostc.Combining(a.Access) || !lay.priv[i] || lay.alias[i] >= 0 {
 			continue
 		}
-		t, dim := w.d.typeName(a.Data.Type), a.Data.LayerDim()
+		t, dim := w.d.typeName(a.Data.Type), a.Dim()
 		id := w.d.identity(a.Access, a.Data.Type)
 		if a.Kind == core.ArgIndirect {
 			w.p("%s%s op2_p%d[%d];\n%sfor (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_k] = %s;\n", indent, t, i, dim, indent, dim, i, id)
@@ -1249,7 +1265,7 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 			}
 			continue
 		}
-		t, dim := w.d.typeName(a.Data.Type), a.Data.LayerDim()
+		t, dim := w.d.typeName(a.Data.Type), a.Dim()
 		switch {
 		case a.Kind == core.ArgGlobal:
 			if lay.priv[i] {
@@ -1307,7 +1323,7 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 			w.p("%sfor (int op2_k = 0; op2_k < %d; op2_k++) op2_d%d[op2_k] = op2_p%d[op2_k];\n", indent, a.Data.Dim, lay.Base[i], i)
 			continue
 		}
-		dim := a.Data.LayerDim()
+		dim := a.Dim()
 		if a.Kind == core.ArgVector {
 			w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) for (int op2_k = 0; op2_k < %d; op2_k++) %s = op2_p%d[op2_j][op2_k];\n",
 				indent, a.Map.Arity, dim, at(l, lay, i, e, "op2_j"), i)
@@ -1346,7 +1362,7 @@ func applyIncrements(w *writer, l *core.Loop, lay *Layout, indent string) {
 		if !hostc.Combining(a.Access) || a.Map == nil || !lay.priv[i] || lay.alias[i] >= 0 {
 			continue
 		}
-		dim := a.Data.LayerDim()
+		dim := a.Dim()
 		add := func(dst, val string) string { return "{ " + hostc.Combine(a.Access, dst, val) + " }" }
 		if lay.Atomic {
 			fn := "op2_atomic_add_" + atomicSuffix(a.Data.Type)
@@ -1446,14 +1462,21 @@ func atomicHelpers(w *writer, l *core.Loop, lay *Layout) {
 }
 
 // stagedAt is the value in device memory of staged value op2_i of dataset
-// d (element op2_i / dim of the block's list, component op2_i % dim).
+// d (element op2_i / dim of the block's list, component op2_i % dim, where
+// dim is the values staged per element: 1 for a view of one component, whose
+// value is at its component of the Dat's element, else the Dat's dim).
 func stagedAt(l *core.Loop, lay *Layout, d int) string {
 	i := lay.DSArg[d]
-	dim, base := l.Args[i].Data.Dim, lay.Base[i]
-	if lay.SoAData(l, i) {
-		return fmt.Sprintf("op2_d%d[(size_t)op2_map%d[op2_i / %d] + (size_t)(op2_i %% %d) * op2_stride%d]", base, d, dim, dim, base)
+	a := &l.Args[i]
+	dim, stride, base := a.ElemValues(), a.Data.Dim, lay.Base[i]
+	k := fmt.Sprintf("op2_i %% %d", dim)
+	if a.View {
+		k = strconv.Itoa(a.Comp)
 	}
-	return fmt.Sprintf("op2_d%d[op2_i %% %d + (size_t)op2_map%d[op2_i / %d] * %d]", base, dim, d, dim, dim)
+	if lay.SoAData(l, i) {
+		return fmt.Sprintf("op2_d%d[(size_t)op2_map%d[op2_i / %d] + (size_t)(%s) * op2_stride%d]", base, d, dim, k, base)
+	}
+	return fmt.Sprintf("op2_d%d[%s + (size_t)op2_map%d[op2_i / %d] * %d]", base, k, d, dim, stride)
 }
 
 func indirectStub(w *writer, l *core.Loop, lay *Layout) {
@@ -1482,7 +1505,7 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 	}
 	for d := 0; d < lay.NInd; d++ {
 		a := &l.Args[lay.DSArg[d]]
-		t, dim := w.d.typeName(a.Data.Type), a.Data.Dim
+		t, dim := w.d.typeName(a.Data.Type), a.ElemValues()
 		if a.Kind == core.ArgMat {
 			continue // reached at its block offsets
 		}
@@ -1504,7 +1527,7 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 			continue
 		}
 		a := &l.Args[lay.DSArg[d]]
-		dim := a.Data.Dim
+		dim := a.ElemValues()
 		src := stagedAt(l, lay, d)
 		if !lay.dsStage[d] {
 			src = "0"
@@ -1561,7 +1584,7 @@ func indirectStub(w *writer, l *core.Loop, lay *Layout) {
 			continue
 		}
 		a := &l.Args[lay.DSArg[d]]
-		dim := a.Data.Dim
+		dim := a.ElemValues()
 		dst := stagedAt(l, lay, d)
 		src := fmt.Sprintf("op2_s%d[op2_i]", d)
 		var store string

@@ -250,7 +250,7 @@ func localCopy(l *core.Loop, a *core.Arg) bool {
 	if (a.Kind != core.ArgIndirect && a.Kind != core.ArgVector) || (a.Access != core.Read && !Combining(a.Access)) {
 		return false
 	}
-	n := a.Data.LayerDim()
+	n := a.Dim()
 	if a.Kind == core.ArgVector {
 		if a.Map.Arity > StackCopyLimit {
 			return false
@@ -302,8 +302,15 @@ func (g *Gen) Range(l *core.Loop) {
 	}
 	g.Printf(")\n{\n")
 	for i := range l.Args {
-		t := l.Args[i].Data.Type.CName()
-		g.Printf("  %s *const op2_a%d = op2_d%d;\n  (void)op2_a%d;\n", t, i, l.Sig.Base[i], i)
+		a := &l.Args[i]
+		t := a.Data.Type.CName()
+		comp := ""
+		if a.View && a.Comp != 0 {
+			// A view of one component: its values start Comp values
+			// into each element (the stride stays the Dat's dim).
+			comp = fmt.Sprintf(" + %d", a.Comp)
+		}
+		g.Printf("  %s *const op2_a%d = op2_d%d%s;\n  (void)op2_a%d;\n", t, i, l.Sig.Base[i], comp, i)
 	}
 	var heap []string
 	for i := range l.Args {
@@ -484,7 +491,10 @@ func (g *Gen) ExtTables(l *core.Loop) {
 func (g *Gen) elementBody(l *core.Loop, idx, indent string, reduce func(i int) string) {
 	for i := range l.Args {
 		a := &l.Args[i]
-		t, dim, stride := a.Data.Type.CName(), a.Data.LayerDim(), a.Data.Dim
+		// dim values per element for the kernel, stride values apart
+		// in the data (they differ for a view of one component and for
+		// an extruded dat, whose elements are columns).
+		t, dim, stride := a.Data.Type.CName(), a.Dim(), a.Data.Dim
 		local := localCopy(l, a)
 		switch a.Kind {
 		case core.ArgDirect:
@@ -626,7 +636,7 @@ func (g *Gen) combineBack(l *core.Loop, idx, indent string) {
 		if !Combining(a.Access) || !localCopy(l, a) {
 			continue
 		}
-		dim, acc := a.Data.LayerDim(), a.Access
+		dim, stride, acc := a.Dim(), a.Data.Dim, a.Access
 		switch a.Kind {
 		case core.ArgIndirect:
 			g.addBack(indent, acc, fmt.Sprintf("op2_a%d", i), fmt.Sprintf("op2_j%d", i), fmt.Sprintf("op2_l%d", i), dim)
@@ -639,7 +649,7 @@ func (g *Gen) combineBack(l *core.Loop, idx, indent string) {
 				continue
 			}
 			g.Printf("%sfor (int op2_c = 0; op2_c < %d; op2_c++) {\n", indent, ar)
-			g.Printf("%s  const ptrdiff_t op2_j = (ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + op2_c] * %d%s;\n", indent, i, idx, ar, a.Data.Dim, g.layerOffsetAt(a, i, "op2_c"))
+			g.Printf("%s  const ptrdiff_t op2_j = (ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + op2_c] * %d%s;\n", indent, i, idx, ar, stride, g.layerOffsetAt(a, i, "op2_c"))
 			g.Printf("%s  for (int op2_k = 0; op2_k < %d; op2_k++) { %s }\n", indent, dim, Combine(acc, fmt.Sprintf("op2_a%d[op2_j + op2_k]", i), fmt.Sprintf("op2_l%d[op2_c][op2_k]", i)))
 			g.Printf("%s}\n", indent)
 		}
