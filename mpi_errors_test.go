@@ -65,7 +65,21 @@ func TestMPIErrors(t *testing.T) {
 				_, err := op2.NewSubset(nodes, []int32{1, 2})
 				return err
 			},
-			want: []string{`subset of set "nodes"`, "not supported in distributed runs (2 MPI ranks)"},
+			want: []string{`subset of set "nodes": in a distributed run subsets are declared after op2.Partition`},
+		},
+		{
+			name: "subset-bad-index-on-one-rank",
+			ranks: func(t *testing.T) error {
+				nodes, _ := declareRing(t, 8)
+				must(op2.Partition(op2.BlockPartitioner()))
+				idx := []int32{0}
+				if op2.Rank() == 1 {
+					idx = []int32{0, 100}
+				}
+				_, err := op2.NewSubset(nodes, idx)
+				return err
+			},
+			want: []string{`op2: rank 1: subset of set "nodes": index 100 (position 1) is outside the set's elements [0,`},
 		},
 		{
 			name: "renumber-distributed",

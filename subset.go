@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
 )
 
 // IterationSet is what a loop runs over: a *Set (all its elements), a
@@ -39,13 +40,23 @@ func (s *Set) iteration() (*Set, *Subset) { return s, nil }
 // plan colours the subset's elements only. These derived maps are built
 // once per subset and map.
 //
-// Subsets are not supported in distributed runs (more than one MPI rank):
-// partitioning renumbers the elements and the subset would have to follow
-// them; NewSubset refuses a set in such a run. An MPI run on one rank
+// In a distributed run (more than one MPI rank) a subset is declared after
+// Partition, by every rank (NewSubset is collective then), each naming
+// its owned elements in its own numbering (the order of Dat.Data): the
+// subset of the whole mesh is the union of the ranks' parts, as a Dat's
+// values are. NewSubset then also learns from their owners which of the
+// rank's exec halo elements are in the subset, so that a loop over it
+// that modifies data through a map computes them (owner compute) as a
+// loop over the set does; Size and Indices are the rank's owned part.
+// Loops over subsets agree with one rank's. An MPI run on one rank
 // behaves as a run without MPI.
 type Subset struct {
-	parent  *Set
+	parent *Set
+	// indices are the subset's elements in the rank's numbering, sorted:
+	// owned ones first (the first owned of them), then, in a
+	// distributed run, the exec halo elements in the subset.
 	indices []int32
+	owned   int
 	iter    *Set // the subset's elements, 0..n-1, as the loops' iteration set
 	ident   *Map // iter → parent: the subset's indices
 	derived map[*core.Map]*Map
@@ -72,8 +83,8 @@ type Subset struct {
 // in increasing order on the sequential backend); none gives an empty
 // subset, over which loops run nothing. Union, Intersection and
 // Difference make subsets from two subsets of one set. In distributed
-// runs (more than one MPI rank) NewSubset returns an error: subsets are
-// not supported there (see Subset).
+// runs (more than one MPI rank) it is collective, after Partition, and the
+// indices are owned elements in the rank's numbering (see Subset).
 func NewSubset(set IterationSet, indices []int32) (*Subset, error) {
 	var parent *Set
 	var super *Subset
@@ -89,39 +100,89 @@ func NewSubset(set IterationSet, indices []int32) (*Subset, error) {
 	if parent == nil {
 		return nil, fmt.Errorf("op2: subset: set is nil")
 	}
-	if w, err := mpiWorld(); err != nil {
+	w, err := mpiWorld()
+	if err != nil {
 		return nil, err
-	} else if w != nil && w.Size() > 1 {
-		return nil, fmt.Errorf("op2: subset of set %q: subsets are not supported in distributed runs (%d MPI ranks); run on one rank, or loop over the whole set and skip elements in the kernel", parent.c.Name, w.Size())
 	}
+	distributed := w != nil && w.Size() > 1
+	var idx []int32
+	var bad error
 	if super != nil {
-		pos := super.indicesCopy()
-		idx := make([]int32, len(indices))
+		pos := super.indicesCopy()[:super.Size()]
+		idx = make([]int32, len(indices))
 		for i, v := range indices {
 			if v < 0 || int(v) >= len(pos) {
-				return nil, fmt.Errorf("op2: subset of %v: index %d (position %d) is outside the subset's positions [0,%d)", super, v, i, len(pos))
+				bad = fmt.Errorf("op2: subset of %v: index %d (position %d) is outside the subset's positions [0,%d)", super, v, i, len(pos))
+				break
 			}
 			idx[i] = pos[v]
 		}
+	} else {
+		n := parent.c.Owned
+		for i, v := range indices {
+			if v < 0 || int(v) >= n {
+				bad = fmt.Errorf("op2: subset of set %q: index %d (position %d) is outside the set's elements [0,%d)", parent.c.Name, v, i, n)
+				break
+			}
+		}
+		idx = slices.Clone(indices)
+	}
+	if !distributed {
+		if bad != nil {
+			return nil, bad
+		}
 		return newSubset(parent, idx), nil
 	}
-	n := parent.c.Owned
-	for i, v := range indices {
-		if v < 0 || int(v) >= n {
-			return nil, fmt.Errorf("op2: subset of set %q: index %d (position %d) is outside the set's elements [0,%d)", parent.c.Name, v, i, n)
-		}
-	}
-	return newSubset(parent, slices.Clone(indices)), nil
+	return newDistributedSubset(w, parent, idx, bad)
 }
 
-// newSubset makes the subset of set made of the checked elements idx,
-// which it sorts and de-duplicates in place.
+// newDistributedSubset is NewSubset's collective part in a distributed
+// run: the ranks agree that their indices are good (bad is this rank's
+// error, if any), then each learns which of its exec halo elements are in
+// the subset from their owners.
+func newDistributedSubset(w dist.World, parent *Set, owned []int32, bad error) (*Subset, error) {
+	what := fmt.Sprintf("subset of set %q", parent.c.Name)
+	mu.Lock()
+	if bad == nil && !rt.dist.partitioned() {
+		bad = fmt.Errorf("op2: %s: in a distributed run subsets are declared after op2.Partition, each rank naming its owned elements in its own numbering", what)
+	}
+	mu.Unlock()
+	if err := mpiFatal(dist.AgreeStep(w, what, bad)); err != nil {
+		return nil, fmt.Errorf("op2: %w", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	sh, _ := parent.c.Halo.(*dist.SetHalo)
+	flags := make([]int32, parent.c.Total)
+	for _, e := range owned {
+		flags[e] = 1
+	}
+	if err := mpiFatal(dist.ExchangeFlags(w, sh, flags, "op2: "+what+": learning its exec halo elements")); err != nil {
+		return nil, err
+	}
+	for e := parent.c.Owned; e < parent.c.Exec; e++ {
+		if flags[e] != 0 {
+			owned = append(owned, int32(e))
+		}
+	}
+	return newSubset(parent, owned), nil
+}
+
+// newSubset makes the subset of set made of the checked elements idx (in
+// a distributed run owned elements and exec halo elements), which it
+// sorts and de-duplicates in place. The iteration set's sections follow
+// the parent's: core, owned and exec halo elements of the subset.
 func newSubset(set *Set, idx []int32) *Subset {
 	slices.Sort(idx)
 	idx = slices.Compact(idx)
 	sub := &Subset{parent: set, derived: map[*core.Map]*Map{}}
 	name := set.c.Name + "[subset]"
-	sub.iter = &Set{core.Set{Name: name, Core: len(idx), Owned: len(idx), Exec: len(idx), Total: len(idx), ID: core.NewID()}}
+	below := func(n int) int {
+		k, _ := slices.BinarySearch(idx, int32(n))
+		return k
+	}
+	sub.owned = below(set.c.Owned)
+	sub.iter = &Set{core.Set{Name: name, Core: below(set.c.Core), Owned: sub.owned, Exec: len(idx), Total: len(idx), ID: core.NewID()}}
 	core.Track(&sub.iter.c) // plans built for the subset go when it does
 	sub.ident = derivedMap(sub.iter, set, 1, idx, name)
 	sub.indices = sub.ident.c.Table
@@ -213,7 +274,9 @@ func (sub *Subset) combine(name string, other IterationSet, op func(a, b []int32
 	if o != nil {
 		b = o.indicesCopy()
 	} else {
-		b = make([]int32, set.c.Owned)
+		// All the set's elements a loop over it runs: owned and, in a
+		// distributed run, exec halo.
+		b = make([]int32, set.c.Exec)
 		for i := range b {
 			b[i] = int32(i)
 		}
@@ -243,18 +306,20 @@ func (sub *Subset) iteration() (*Set, *Subset) {
 // "[subset]".
 func (sub *Subset) Name() string { return sub.iter.c.Name }
 
-// Size is the number of elements in the subset.
-func (sub *Subset) Size() int { return len(sub.indices) }
+// Size is the number of elements in the subset: in a distributed run, of
+// the rank's owned elements.
+func (sub *Subset) Size() int { return sub.owned }
 
 // Set is the parent set: for a subset of a subset, the underlying set.
 func (sub *Subset) Set() *Set { return sub.parent }
 
 // Indices returns a copy of the subset's elements, sorted, without
-// duplicates.
-func (sub *Subset) Indices() []int32 { return slices.Clone(sub.indices) }
+// duplicates: in a distributed run, its owned elements in the rank's
+// numbering.
+func (sub *Subset) Indices() []int32 { return slices.Clone(sub.indices[:sub.owned]) }
 
 func (sub *Subset) String() string {
-	return fmt.Sprintf("subset of set %q (%d of %d elements)", sub.parent.c.Name, len(sub.indices), sub.parent.c.Owned)
+	return fmt.Sprintf("subset of set %q (%d of %d elements)", sub.parent.c.Name, sub.owned, sub.parent.c.Owned)
 }
 
 // rowsOf returns the map from the subset's elements holding the rows of
