@@ -110,6 +110,20 @@ func Launched() int {
 	return 0
 }
 
+// LaunchedRank is this process's rank as the MPI launcher gave it in the
+// environment (Open MPI, MPICH/Hydra, PMIx), readable before MPI is
+// initialised; ok is false when no launcher started the process.
+func LaunchedRank() (rank int, ok bool) {
+	for _, v := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"} {
+		if s := os.Getenv(v); s != "" {
+			if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+				return n, true
+			}
+		}
+	}
+	return 0, false
+}
+
 // ErrUnavailable is wrapped by the errors that say the MPI library cannot
 // be used.
 var ErrUnavailable = errors.New("MPI is not available")

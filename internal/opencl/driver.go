@@ -112,11 +112,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/sigstack"
 )
 
@@ -130,8 +132,14 @@ var (
 
 // Load opens the OpenCL ICD loader: $OP2_OPENCL_LIBRARY if set, else
 // libOpenCL.so.1. It is safe to call more than once.
+//
+// In a process an MPI launcher started with more than one process, it
+// first gives PoCL a kernel cache directory of the rank's own
+// (separateRankCache): PoCL's cache is not safe for several processes
+// building the same program at once, which ranks on one node do.
 func Load() error {
 	loadOnce.Do(func() {
+		separateRankCache()
 		var msgs []string
 		names := []string{"libOpenCL.so.1", "libOpenCL.so"}
 		if lib := os.Getenv("OP2_OPENCL_LIBRARY"); lib != "" {
@@ -154,6 +162,33 @@ func Load() error {
 		loadErr = fmt.Errorf("opencl: cannot load the OpenCL library (%s); %s", strings.Join(msgs, "; "), InstallHint)
 	})
 	return loadErr
+}
+
+// separateRankCache sets POCL_CACHE_DIR, before the OpenCL library (and
+// so PoCL) is loaded, to a folder of this MPI rank's own under PoCL's
+// cache directory ($POCL_CACHE_DIR, else $XDG_CACHE_HOME/pocl, else
+// ~/.cache/pocl): rank-<n>. Ranks on one node building the same program
+// in one PoCL cache at once can crash PoCL (pocl/pocl#430; seen here as a
+// SIGSEGV in clGetProgramInfo on a cold cache). Each rank keeps its own
+// cache across runs. Other OpenCL drivers ignore the variable. Nothing is
+// changed outside a launcher-started job of more than one process.
+func separateRankCache() {
+	rank, ok := mpi.LaunchedRank()
+	if !ok || mpi.Launched() < 2 {
+		return
+	}
+	base := os.Getenv("POCL_CACHE_DIR")
+	if base == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return // PoCL then uses its own default (a temporary folder)
+		}
+		base = filepath.Join(dir, "pocl")
+	}
+	dir := filepath.Join(base, fmt.Sprintf("rank-%d", rank))
+	if os.MkdirAll(dir, 0o700) == nil {
+		_ = os.Setenv("POCL_CACHE_DIR", dir)
+	}
 }
 
 // Error is a failed OpenCL call.
