@@ -9,7 +9,12 @@
 // measures sparse matrices (issue 23): assembling the P1 Poisson matrix
 // against a C program assembling it with PETSc's MatSetValues (PETSc
 // loaded at run time; without it that line is skipped), and a CG
-// iteration against its memory-bandwidth bound.
+// iteration against its memory-bandwidth bound. The compute floor (on by
+// default, -floor=false skips it) is a roofline of Airfoil's loops from
+// measurements: each loop's time per element on the large mesh against
+// the larger of its memory floor (its bytes at the STREAM rate) and its
+// in-cache floor (the loop alone, repeated on a mesh small enough for its
+// data to stay in cache).
 //
 // Usage:
 //
@@ -17,6 +22,7 @@
 //	op2bench -schemes-only [-threads 2] [-scheme-rounds 5] [-scheme-iters 20]
 //	op2bench -locality-only [-threads 2] [-locality-iters 100] [-locality-rounds 1]
 //	op2bench -matrix-only [-threads 2] [-matrix-n 708] [-matrix-rounds 5]
+//	op2bench -floor-only [-threads 2] [-floor-iters 10] [-floor-rounds 3] [-floor-kib 256]
 package main
 
 import (
@@ -51,7 +57,34 @@ func main() {
 	matOnly := flag.Bool("matrix-only", false, "run only the STREAM triad and the matrix section")
 	matN := flag.Int("matrix-n", 708, "the matrix section's mesh has n×n squares, 2n² triangles")
 	matRounds := flag.Int("matrix-rounds", 5, "rounds of the matrix section, the runs interleaved; medians are printed")
+	floor := flag.Bool("floor", true, "measure the compute floor: each Airfoil loop against max(memory floor, in-cache floor)")
+	flOnly := flag.Bool("floor-only", false, "run only the STREAM triad and the compute floor")
+	flIters := flag.Int("floor-iters", 10, "Airfoil iterations per round of the compute floor on the large mesh")
+	flRounds := flag.Int("floor-rounds", 3, "rounds of the compute floor, the runs interleaved; the best is printed")
+	flKiB := flag.Int("floor-kib", 256, "the compute floor's in-cache meshes: each loop's bytes per call, KiB")
 	flag.Parse()
+	if *flOnly {
+		err := func() error {
+			fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())
+			triad1, triadN, err := stream(os.Stdout, *threads)
+			if err != nil {
+				return err
+			}
+			m, err := mesh.Generate(400, 600)
+			if err != nil {
+				return err
+			}
+			return floorSection(os.Stdout, m, *threads, *flIters, *flRounds, *flKiB<<10, triad1, triadN)
+		}()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "op2bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *floor {
+		floorIters, floorRounds, floorBudget = *flIters, *flRounds, *flKiB<<10
+	}
 	if *matOnly {
 		err := func() error {
 			fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())
@@ -117,6 +150,11 @@ func run(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters int) er
 // in a full run (-matrix); 0 rounds skip it.
 var matrixN, matrixRounds int
 
+// floorIters, floorRounds and floorBudget are the compute floor's
+// iterations and rounds on the large mesh and its in-cache bytes per call
+// in a full run (-floor); 0 rounds skip it.
+var floorIters, floorRounds, floorBudget int
+
 func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, localityIters, localityRounds int) error {
 	fmt.Fprintf(out, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), threads, schemeName())
 	triad1, triadN, err := stream(out, threads)
@@ -143,6 +181,11 @@ func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, loc
 	}
 	if localityIters > 0 {
 		if err := localityAndTuning(out, m, localityIters, threads, localityRounds, triad1, triadN); err != nil {
+			return err
+		}
+	}
+	if floorRounds > 0 {
+		if err := floorSection(out, m, threads, floorIters, floorRounds, floorBudget, triad1, triadN); err != nil {
 			return err
 		}
 	}

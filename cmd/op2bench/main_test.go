@@ -209,3 +209,101 @@ func TestMatrixSectionNoPETSc(t *testing.T) {
 		}
 	}
 }
+
+// TestFloorSection runs the compute floor on a small mesh, with several
+// threads and with one, and checks its tables; it asserts what was
+// printed, never how fast. Bad arguments are errors.
+func TestFloorSection(t *testing.T) {
+	m, err := mesh.Generate(20, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"Compute floor: Airfoil's loops against max(memory floor, in-cache floor)", cpuModel(),
+		"large mesh: 1800 cells, 3530 edges, 140 boundary edges, 2 iterations per round",
+		"in cache: each loop alone, repeated, on generated meshes where its bytes per call are about 16 KiB per thread and a quarter of that",
+		"sequential (STREAM triad 10.0 GB/s)", "openmp 1 (STREAM triad 10.0 GB/s)",
+		"B/elem", "in-cache", "call µs", "elements", "time/floor", "bound"}
+	for _, tc := range []struct {
+		threads int
+		want    []string
+		not     []string
+	}{
+		{2, []string{"openmp 2 (STREAM triad 20.0 GB/s)"}, nil},
+		{1, nil, []string{"openmp 2"}},
+	} {
+		var out bytes.Buffer
+		if err := floorSection(&out, m, tc.threads, 2, 1, 16<<10, 10, 20); err != nil {
+			t.Fatal(err)
+		}
+		s := out.String()
+		for _, want := range append(common, tc.want...) {
+			if !strings.Contains(s, want) {
+				t.Errorf("%d threads: output lacks %q:\n%s", tc.threads, want, s)
+			}
+		}
+		for _, not := range tc.not {
+			if strings.Contains(s, not) {
+				t.Errorf("%d threads: output has %q:\n%s", tc.threads, not, s)
+			}
+		}
+		// One row per loop and configuration, each naming its floor.
+		for _, loop := range []string{"save_soln", "adt_calc", "res_calc", "bres_calc", "update"} {
+			rows := 0
+			for _, line := range strings.Split(s, "\n") {
+				if f := strings.Fields(line); len(f) == 9 && f[0] == loop && (f[8] == "memory" || f[8] == "in-cache") {
+					rows++
+				}
+			}
+			if want := 1 + tc.threads; rows != want {
+				t.Errorf("%d threads: %d rows for %s, want %d:\n%s", tc.threads, rows, loop, want, s)
+			}
+		}
+		if ts := op2.Timings(); len(ts) != 0 {
+			t.Errorf("%d threads: the compute floor left timing records behind: %v", tc.threads, ts)
+		}
+		t.Log(s)
+	}
+	for _, bad := range []struct {
+		threads, iters, rounds, budget int
+		triad                          float64
+		want                           string
+	}{
+		{0, 2, 1, 1024, 10, "0 threads"},
+		{2, 0, 1, 1024, 10, "0 iterations"},
+		{2, 2, 0, 1024, 10, "0 rounds"},
+		{2, 2, 1, 0, 10, "0 bytes in cache"},
+		{2, 2, 1, 1024, 0, "STREAM triad rates 0 and 0 GB/s must be positive"},
+	} {
+		err := floorSection(io.Discard, m, bad.threads, bad.iters, bad.rounds, bad.budget, bad.triad, bad.triad)
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("floorSection(%d threads, %d iterations, %d rounds, %d bytes, %g GB/s) = %v, want an error saying %q",
+				bad.threads, bad.iters, bad.rounds, bad.budget, bad.triad, err, bad.want)
+		}
+	}
+}
+
+// TestFloorGrid checks the in-cache meshes' sizes against mesh.Generate:
+// the smallest grid with at least the elements asked for.
+func TestFloorGrid(t *testing.T) {
+	for _, tc := range []struct {
+		set string
+		n   int
+	}{
+		{"cells", 1}, {"cells", 3000}, {"edges", 3000}, {"bedges", 1900}, {"nodes", 500},
+	} {
+		i := floorGrid(tc.set, tc.n)
+		m, err := mesh.Generate(i, floorJ(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := setSizes(m)[tc.set]
+		if got != gridSize(tc.set, i) || got < tc.n {
+			t.Errorf("%s, %d elements: grid %d has %d (gridSize %d)", tc.set, tc.n, i, got, gridSize(tc.set, i))
+		}
+		if i > 1 {
+			if m, err := mesh.Generate(i-1, floorJ(i-1)); err != nil || setSizes(m)[tc.set] >= tc.n {
+				t.Errorf("%s, %d elements: grid %d is not the smallest", tc.set, tc.n, i)
+			}
+		}
+	}
+}

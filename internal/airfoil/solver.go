@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/goop2/op2"
@@ -214,33 +215,21 @@ func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.
 	}
 	start := time.Now()
 	for iter := 1; iter <= niter; iter++ {
-		if err := op2.ParLoop(s.saveSoln, s.cells, s.q.Arg(op2.Read), s.qold.Arg(op2.Write)); err != nil {
+		if err := s.saveSolnLoop(); err != nil {
 			return nil, 0, err
 		}
 		for k := 0; k < 2; k++ {
-			if err := op2.ParLoop(s.adtCalc, s.cells,
-				s.x.ArgMap(op2.Read, s.pcell, 0), s.x.ArgMap(op2.Read, s.pcell, 1),
-				s.x.ArgMap(op2.Read, s.pcell, 2), s.x.ArgMap(op2.Read, s.pcell, 3),
-				s.q.Arg(op2.Read), s.adt.Arg(op2.Write)); err != nil {
+			if err := s.adtCalcLoop(); err != nil {
 				return nil, 0, err
 			}
-			if err := op2.ParLoop(s.resCalc, s.edges,
-				s.x.ArgMap(op2.Read, s.pedge, 0), s.x.ArgMap(op2.Read, s.pedge, 1),
-				s.q.ArgMap(op2.Read, s.pecell, 0), s.q.ArgMap(op2.Read, s.pecell, 1),
-				s.adt.ArgMap(op2.Read, s.pecell, 0), s.adt.ArgMap(op2.Read, s.pecell, 1),
-				s.res.ArgMap(op2.Inc, s.pecell, 0), s.res.ArgMap(op2.Inc, s.pecell, 1)); err != nil {
+			if err := s.resCalcLoop(); err != nil {
 				return nil, 0, err
 			}
-			if err := op2.ParLoop(s.bresCalc, s.bedges,
-				s.x.ArgMap(op2.Read, s.pbedge, 0), s.x.ArgMap(op2.Read, s.pbedge, 1),
-				s.q.ArgMap(op2.Read, s.pbecell, 0), s.adt.ArgMap(op2.Read, s.pbecell, 0),
-				s.res.ArgMap(op2.Inc, s.pbecell, 0), s.bound.Arg(op2.Read)); err != nil {
+			if err := s.bresCalcLoop(); err != nil {
 				return nil, 0, err
 			}
 			s.rms.Data()[0] = 0
-			if err := op2.ParLoop(s.update, s.cells,
-				s.qold.Arg(op2.Read), s.q.Arg(op2.Write), s.res.Arg(op2.RW),
-				s.adt.Arg(op2.Read), s.rms.Arg(op2.Inc)); err != nil {
+			if err := s.updateLoop(); err != nil {
 				return nil, 0, err
 			}
 		}
@@ -256,6 +245,81 @@ func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.
 		return nil, 0, err
 	}
 	return rms, time.Since(start), nil
+}
+
+// Loops names Airfoil's five loops (their kernels), in the order an
+// iteration first runs them; RunLoop runs one of them.
+var Loops = []string{"save_soln", "adt_calc", "res_calc", "bres_calc", "update"}
+
+// RunLoop runs the named loop, one of Loops, n times in a row with the
+// arguments Iterate passes it, and waits for the last call: a benchmark
+// of one loop alone, whose data stay in cache when the mesh is small
+// (cmd/op2bench's compute floor). Repeating a loop changes the solution
+// as no iteration does (res_calc and bres_calc keep adding to the
+// residual, update to the rms), but keeps it finite.
+func (s *Solver) RunLoop(name string, n int) error {
+	if n < 0 {
+		return fmt.Errorf("airfoil: loop %s %d times: the count must not be negative", name, n)
+	}
+	var loop func() error
+	switch name {
+	case "save_soln":
+		loop = s.saveSolnLoop
+	case "adt_calc":
+		loop = s.adtCalcLoop
+	case "res_calc":
+		loop = s.resCalcLoop
+	case "bres_calc":
+		loop = s.bresCalcLoop
+	case "update":
+		loop = s.updateLoop
+	default:
+		return fmt.Errorf("airfoil: unknown loop %q (one of %s)", name, strings.Join(Loops, ", "))
+	}
+	for i := 0; i < n; i++ {
+		if err := loop(); err != nil {
+			return err
+		}
+	}
+	return op2.Wait()
+}
+
+// saveSolnLoop copies q to qold.
+func (s *Solver) saveSolnLoop() error {
+	return op2.ParLoop(s.saveSoln, s.cells, s.q.Arg(op2.Read), s.qold.Arg(op2.Write))
+}
+
+// adtCalcLoop computes each cell's area/timestep.
+func (s *Solver) adtCalcLoop() error {
+	return op2.ParLoop(s.adtCalc, s.cells,
+		s.x.ArgMap(op2.Read, s.pcell, 0), s.x.ArgMap(op2.Read, s.pcell, 1),
+		s.x.ArgMap(op2.Read, s.pcell, 2), s.x.ArgMap(op2.Read, s.pcell, 3),
+		s.q.Arg(op2.Read), s.adt.Arg(op2.Write))
+}
+
+// resCalcLoop adds each interior edge's flux to its two cells' residuals.
+func (s *Solver) resCalcLoop() error {
+	return op2.ParLoop(s.resCalc, s.edges,
+		s.x.ArgMap(op2.Read, s.pedge, 0), s.x.ArgMap(op2.Read, s.pedge, 1),
+		s.q.ArgMap(op2.Read, s.pecell, 0), s.q.ArgMap(op2.Read, s.pecell, 1),
+		s.adt.ArgMap(op2.Read, s.pecell, 0), s.adt.ArgMap(op2.Read, s.pecell, 1),
+		s.res.ArgMap(op2.Inc, s.pecell, 0), s.res.ArgMap(op2.Inc, s.pecell, 1))
+}
+
+// bresCalcLoop adds each boundary edge's flux to its cell's residual.
+func (s *Solver) bresCalcLoop() error {
+	return op2.ParLoop(s.bresCalc, s.bedges,
+		s.x.ArgMap(op2.Read, s.pbedge, 0), s.x.ArgMap(op2.Read, s.pbedge, 1),
+		s.q.ArgMap(op2.Read, s.pbecell, 0), s.adt.ArgMap(op2.Read, s.pbecell, 0),
+		s.res.ArgMap(op2.Inc, s.pbecell, 0), s.bound.Arg(op2.Read))
+}
+
+// updateLoop updates q from qold and the residual, zeroes the residual
+// and adds the squared change to rms.
+func (s *Solver) updateLoop() error {
+	return op2.ParLoop(s.update, s.cells,
+		s.qold.Arg(op2.Read), s.q.Arg(op2.Write), s.res.Arg(op2.RW),
+		s.adt.Arg(op2.Read), s.rms.Arg(op2.Inc))
 }
 
 // Q returns the solution (4 values per cell). In a distributed run rank 0
