@@ -820,22 +820,7 @@ func constsOutsideFunctions(l *core.Loop, u *userSource, d *Dialect) error {
 	if !l.Kernel.CXX || len(l.Consts) == 0 {
 		return nil
 	}
-	outside := []byte(u.code)
-	blank := func(from, to int) {
-		for i := from; i < to && i < len(outside); i++ {
-			if outside[i] != '\n' {
-				outside[i] = ' '
-			}
-		}
-	}
-	for _, f := range u.defs {
-		blank(f.listStart, f.listEnd)
-		blank(f.bodyOpen+1, f.bodyClose)
-	}
-	for _, f := range u.protos {
-		blank(f.listStart, f.listEnd)
-	}
-	idents := clex.Identifiers(string(outside))
+	idents := clex.Identifiers(u.outside)
 	for _, c := range l.Consts {
 		if slices.Contains(idents, c.Name) {
 			return fmt.Errorf("the C++ kernel %q uses constant %q outside its file-scope functions (in a namespace, a struct's member function or a declaration): on %s, constants reach only functions defined at file scope; move that code to a file-scope function, pass the value as a parameter, or rename what shares the constant's name", l.Kernel.Name, c.Name, d.Name)

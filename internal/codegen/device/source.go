@@ -53,6 +53,10 @@ type userSource struct {
 	defined   map[string]bool // names of the functions the source defines
 	typedefs  map[string]bool
 	macros    []string // names the source #defines, in order, once each
+	// outside is code with the file-scope functions' names, parameter
+	// lists and bodies (and the prototypes' names and lists) blanked:
+	// what C++ has outside them (namespaces, structs' member functions).
+	outside string
 	// bodyIdents[i] are the identifiers of defs[i]'s body; macroIdents
 	// those of every #define's replacement text.
 	bodyIdents  []map[string]bool
@@ -224,14 +228,15 @@ func scanSource(src string) (*userSource, error) {
 			}
 		}
 	}
-	for _, f := range u.defs {
+	for _, f := range append(slices.Clone(u.defs), u.protos...) {
 		blank(f.nameAt, f.nameAt+len(f.name))
-		blank(f.bodyOpen+1, f.bodyClose)
+		blank(f.listStart, f.listEnd)
+		if f.bodyOpen >= 0 {
+			blank(f.bodyOpen+1, f.bodyClose)
+		}
 	}
-	for _, f := range u.protos {
-		blank(f.nameAt, f.nameAt+len(f.name))
-	}
-	for _, c := range findCalls(string(outside), 0, len(outside), u.defined) {
+	u.outside = string(outside)
+	for _, c := range findCalls(u.outside, 0, len(outside), u.defined) {
 		if declaredAfterType(code, c.nameAt) {
 			continue // a member function's declaration, named like a function of the file scope
 		}
