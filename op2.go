@@ -200,8 +200,9 @@ type Config struct {
 	CUDADevice int
 	// Tune turns on the auto-tuner (also OP2_TUNE=1): the first calls of
 	// each loop (per loop shape and number of elements) try the backend's
-	// ways of running it — the openmp scheme ("owner", "colour"); on the
-	// device backends the scheme ("staged", "atomics") and work-group size
+	// ways of running it — on the host backends the scalar code and SIMD
+	// lanes (4 and 8, for loops that can have them; see SIMD), and the
+	// openmp scheme ("owner", "colour"); on the device backends the scheme ("staged", "atomics") and work-group size
 	// — with the executor's block size, then, with the fastest of those,
 	// execution plans of several block sizes (three calls each, the
 	// fastest counting), and the fastest setting is kept for the calls
@@ -227,6 +228,21 @@ type Config struct {
 	// colours one after another (OP2's OpenMP scheme). Both give the
 	// sequential results up to the order in which increments are summed.
 	OpenMPScheme string
+	// SIMD is how the host backends (sequential, openmp) use SIMD lanes
+	// (default $OP2_SIMD, else "auto"). With lanes, a loop runs its
+	// elements in chunks of 4 or 8: their data is gathered into lane
+	// arrays, the kernel (rewritten to index the arrays by lane) runs for
+	// the chunk in a vectorised loop, one element per vector lane, and the
+	// results are written back element by element in element order. Loops
+	// whose kernel uses its parameters only as p[i] and *p, modify nothing
+	// through a map but by Inc, Min or Max, and read no Dat they modify can
+	// have lanes; other loops always run the scalar code. Results are
+	// bit-identical to the scalar code's, except Global increments (each
+	// element's contributions are summed in its lane first). "auto" runs
+	// the scalar code and lets the tuner (Tune) try lanes; "off" never uses
+	// them; "4" or "8" builds every loop that can have lanes with that
+	// many.
+	SIMD string
 	// Timing records, per loop, the calls, their times and the bytes
 	// they move (also enabled by OP2_TIMING=1); see EnableTiming, which
 	// switches it until the next Configure, and Timings.
@@ -307,9 +323,9 @@ func (s *Runtime) setTuning(on bool) {
 		return
 	}
 	c := &s.cfg
-	t := exec.NewTuner(c.CacheDir, fmt.Sprintf("threads=%d omp=%s dev=%s/%s%s cl=%s/%s cuda=%d cflags=%s%s", c.Threads, c.OpenMPScheme,
+	t := exec.NewTuner(c.CacheDir, fmt.Sprintf("threads=%d omp=%s dev=%s/%s%s cl=%s/%s cuda=%d cflags=%s%s%s", c.Threads, c.OpenMPScheme,
 		c.DeviceScheme, c.DeviceLayout, workGroupKey(c.DeviceWorkGroupSize), c.OpenCLPlatform, c.OpenCLDevice, c.CUDADevice, strings.Join(c.CFlags, " "),
-		blockSizeKey(c.BlockSize)))
+		blockSizeKey(c.BlockSize), simdKey(c.SIMD)))
 	t.Chosen = func(key string, chosen exec.Setting, tried []exec.Trial) {
 		l := s.logger.Load()
 		if l == nil {
@@ -335,6 +351,16 @@ func (s *Runtime) setTuning(on bool) {
 		t.Warn(err)
 	}
 	s.x.Tuner = t
+}
+
+// simdKey is the part of the tuner's configuration key that names a SIMD
+// setting other than the default ("" for "auto", so that choices saved
+// before SIMD lanes existed still apply: they were all scalar).
+func simdKey(s string) string {
+	if v := strings.ToLower(strings.TrimSpace(s)); v != "" && v != "auto" {
+		return " simd=" + v
+	}
+	return ""
 }
 
 // workGroupKey is the part of the tuner's configuration key that names a
@@ -459,6 +485,9 @@ func (r *Runtime) Configure(c Config) error {
 	}
 	if c.OpenMPScheme != "" {
 		def.OpenMPScheme = c.OpenMPScheme
+	}
+	if c.SIMD != "" {
+		def.SIMD = c.SIMD
 	}
 	def.PlanCheck = def.PlanCheck || c.PlanCheck
 	def.Check = def.Check || c.Check

@@ -51,8 +51,9 @@ func TestTuneSameResults(t *testing.T) {
 			if !strings.Contains(log.String(), "op2: tuned") {
 				t.Errorf("no choice logged:\n%s", log.String())
 			}
-			if backend == "openmp" && (!strings.Contains(log.String(), "owner: ") || !strings.Contains(log.String(), "colour: ")) {
-				t.Errorf("the openmp schemes were not both tried:\n%s", log.String())
+			if backend == "openmp" && (!strings.Contains(log.String(), "owner+scalar: ") || !strings.Contains(log.String(), "colour+scalar: ") ||
+				!strings.Contains(log.String(), "owner+simd4: ") || !strings.Contains(log.String(), "colour+simd8: ")) {
+				t.Errorf("the openmp schemes were not both tried, with and without SIMD lanes:\n%s", log.String())
 			}
 			if ts := tuned.Timings(); len(ts) != 1 || ts[0].Tuned == "" || strings.HasPrefix(ts[0].Tuned, "measuring") {
 				t.Errorf("timing report after tuning: %+v, want the choice in Tuned", ts)

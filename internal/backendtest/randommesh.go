@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/goop2/op2"
@@ -196,7 +197,10 @@ func testRandomMeshes(t *testing.T, backend, cache string) {
 		{0, 5, 2, false}, {1, 1, 1, false}, {700, 700, 3, false}, {5000, 800, 2, false}, {20000, 20000, 4, false}, {60000, 3000, 8, false},
 		{30000, 12000, 2, true},
 	}
-	if backend == "sequential" {
+	// The reference is the scalar sequential code; the sequential
+	// backend is compared with it when SIMD lanes or the tuner are on.
+	lanes := os.Getenv("OP2_SIMD") != "" && os.Getenv("OP2_SIMD") != "off"
+	if backend == "sequential" && !lanes && os.Getenv("OP2_TUNE") == "" {
 		t.Skip("the reference backend: nothing to compare")
 	}
 	type variant struct{ threads, blockSize int }
@@ -214,7 +218,7 @@ func testRandomMeshes(t *testing.T, backend, cache string) {
 	}
 	for _, mc := range meshes {
 		m := newRandomMesh(r, mc.edges, mc.nodes, mc.arity, mc.local)
-		check(t, op2.Configure(op2.Config{Backend: "sequential", CacheDir: cache, PlanCheck: true}))
+		check(t, op2.Configure(op2.Config{Backend: "sequential", SIMD: "off", CacheDir: cache, PlanCheck: true}))
 		want := runRandomLoops(t, m)
 		for _, v := range variants {
 			if v.blockSize == 1 && mc.edges > 5000 {

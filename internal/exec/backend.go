@@ -273,6 +273,11 @@ type Config struct {
 	// interior elements in parallel, then the coloured separators) or
 	// "colour" (all blocks coloured).
 	OpenMPScheme string
+	// SIMD is how the host backends use SIMD lanes (hostc's lane
+	// variant): "" or "auto" (scalar code; the tuner tries lanes), "off"
+	// (never), or a lane count, "4" or "8" (loops that can have lanes are
+	// built with them).
+	SIMD string
 }
 
 // MaxThreads is the largest OpenMP thread count accepted from the
@@ -310,7 +315,7 @@ func DefaultCacheDir() string {
 // OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE, OP2_PLAN_CHECK, OP2_CHECK,
 // OP2_TIMING, OP2_LOG (trace, debug, info, warn, error or off), OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE,
 // OP2_DEVICE_SCHEME, OP2_DEVICE_LAYOUT, OP2_DEVICE_WORKGROUP,
-// OP2_CUDA_DEVICE, OP2_OPENMP_SCHEME and OP2_TUNE.
+// OP2_CUDA_DEVICE, OP2_OPENMP_SCHEME, OP2_SIMD and OP2_TUNE.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Backend: "sequential", CC: "cc", CXX: "g++"}
 	if v := os.Getenv("OP2_BACKEND"); v != "" {
@@ -368,6 +373,7 @@ func ConfigFromEnv() (Config, error) {
 		cfg.CUDADevice = n
 	}
 	cfg.OpenMPScheme = os.Getenv("OP2_OPENMP_SCHEME")
+	cfg.SIMD = os.Getenv("OP2_SIMD")
 	if v := os.Getenv("OP2_TUNE"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {

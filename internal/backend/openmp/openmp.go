@@ -51,11 +51,15 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
+		simd, err := host.ParseSIMD(cfg.SIMD)
+		if err != nil {
+			return nil, err
+		}
 		cc, err := host.NewCompiler(cfg)
 		if err != nil {
 			return nil, err
 		}
-		return &backend{cc: cc, threads: threads, owner: owner}, nil
+		return &backend{cc: cc, threads: threads, owner: owner, simd: simd}, nil
 	})
 }
 
@@ -63,6 +67,7 @@ type backend struct {
 	cc      *host.Compilers
 	threads int
 	owner   bool // the owner-compute scheme
+	simd    host.SIMD
 }
 
 // Schemes of Config.OpenMPScheme.
@@ -101,36 +106,78 @@ func (b *backend) Describe() []slog.Attr {
 }
 
 // Generate writes the OpenMP wrapper for the loop.
-func (b *backend) Generate(l *core.Loop) (string, error) { return hostc.OpenMP(l) }
+func (b *backend) Generate(l *core.Loop) (string, error) { return hostc.OpenMPLanes(l, b.simd.For(l)) }
 
-func (b *backend) Build(l *core.Loop) (exec.Program, error) { return b.build(l, b.owner) }
-
-// Variants offers the two schemes, the configured one first, for loops
-// that follow a plan on more than one thread (exec.VariantBuilder).
-func (b *backend) Variants(l *core.Loop) []string {
-	if !l.Sig.Colour || b.threads <= 1 {
-		return nil
+// Build builds l's program in the configured scheme, in SIMD lanes when
+// configured (Config.SIMD) and l can have them; a lane variant that does
+// not build falls back to the scalar code.
+func (b *backend) Build(l *core.Loop) (exec.Program, error) {
+	if lanes := b.simd.For(l); lanes > 0 {
+		if p, err := b.build(l, b.owner, lanes); err == nil {
+			return p, nil
+		}
 	}
-	if b.owner {
-		return []string{SchemeOwner, SchemeColour}
-	}
-	return []string{SchemeColour, SchemeOwner}
+	return b.build(l, b.owner, 0)
 }
 
-// BuildVariant builds l's program in the scheme variant names
+// Variants offers, the configured way first, the two schemes for loops
+// that follow a plan on more than one thread, each with the scalar code
+// and the SIMD lane counts for loops that can have lanes
+// (exec.VariantBuilder): "owner", "owner+simd4", "colour+scalar"...;
+// the lane variant alone ("simd8") for loops with no scheme to choose.
+func (b *backend) Variants(l *core.Loop) []string {
+	var schemes []string
+	if l.Sig.Colour && b.threads > 1 {
+		schemes = []string{SchemeOwner, SchemeColour}
+		if !b.owner {
+			schemes = []string{SchemeColour, SchemeOwner}
+		}
+	}
+	lanes := b.simd.Variants(l)
+	switch {
+	case len(lanes) == 0:
+		return schemes
+	case len(schemes) == 0:
+		return lanes
+	}
+	var out []string
+	for _, s := range schemes {
+		for _, v := range lanes {
+			out = append(out, s+"+"+v)
+		}
+	}
+	return out
+}
+
+// BuildVariant builds l's program in the scheme and lanes variant names
 // (exec.VariantBuilder).
 func (b *backend) BuildVariant(l *core.Loop, variant string) (exec.Program, error) {
-	owner, err := ParseScheme(variant)
-	if err != nil {
-		return nil, err
+	scheme, lanes, _ := strings.Cut(variant, "+")
+	if lanes == "" && (scheme == host.VariantScalar || strings.HasPrefix(scheme, "simd")) {
+		// "scalar", "simd4": a lane variant alone.
+		scheme, lanes = "", scheme
 	}
-	return b.build(l, owner)
+	owner := b.owner
+	if scheme != "" {
+		var err error
+		if owner, err = ParseScheme(scheme); err != nil {
+			return nil, err
+		}
+	}
+	n := b.simd.For(l)
+	if lanes != "" {
+		var err error
+		if n, err = host.ParseLaneVariant(lanes); err != nil {
+			return nil, err
+		}
+	}
+	return b.build(l, owner, n)
 }
 
 // build builds l's program for the owner-compute scheme (owner) or the
-// block colouring.
-func (b *backend) build(l *core.Loop, owner bool) (exec.Program, error) {
-	src, err := hostc.OpenMP(l)
+// block colouring, with lanes SIMD lanes (0: scalar code).
+func (b *backend) build(l *core.Loop, owner bool, lanes int) (exec.Program, error) {
+	src, err := hostc.OpenMPLanes(l, lanes)
 	if err != nil {
 		return nil, err
 	}

@@ -18,16 +18,21 @@ const Name = "sequential"
 func init() {
 	exec.RegisterGenerator(Name, hostc.Sequential)
 	exec.Register(Name, func(cfg *exec.Config) (exec.Backend, error) {
+		simd, err := host.ParseSIMD(cfg.SIMD)
+		if err != nil {
+			return nil, err
+		}
 		cc, err := host.NewCompiler(cfg)
 		if err != nil {
 			return nil, err
 		}
-		return &backend{cc: cc}, nil
+		return &backend{cc: cc, simd: simd}, nil
 	})
 }
 
 type backend struct {
-	cc *host.Compilers
+	cc   *host.Compilers
+	simd host.SIMD
 }
 
 func (b *backend) Name() string { return Name }
@@ -40,14 +45,43 @@ func (b *backend) Describe() []slog.Attr {
 // Generate writes the translation unit: prelude, kernel and a wrapper that
 // loops over [op2_iv[0], op2_iv[1]). Global reductions accumulate into
 // local copies, combined into the Global after the loop.
-func (b *backend) Generate(l *core.Loop) (string, error) { return hostc.Sequential(l) }
+func (b *backend) Generate(l *core.Loop) (string, error) {
+	return hostc.SequentialLanes(l, b.simd.For(l))
+}
 
+// Build builds l's program, in SIMD lanes when configured (Config.SIMD)
+// and l can have them; a lane variant that does not build falls back to
+// the scalar code.
 func (b *backend) Build(l *core.Loop) (exec.Program, error) {
-	src, err := hostc.Sequential(l)
+	if lanes := b.simd.For(l); lanes > 0 {
+		if p, err := b.build(l, lanes); err == nil {
+			return p, nil
+		}
+	}
+	return b.build(l, 0)
+}
+
+// Variants offers the scalar code and the SIMD lane counts, the
+// configured one first, for loops that can have lanes
+// (exec.VariantBuilder).
+func (b *backend) Variants(l *core.Loop) []string { return b.simd.Variants(l) }
+
+// BuildVariant builds l's program with the lanes variant names
+// (exec.VariantBuilder).
+func (b *backend) BuildVariant(l *core.Loop, variant string) (exec.Program, error) {
+	lanes, err := host.ParseLaneVariant(variant)
 	if err != nil {
 		return nil, err
 	}
-	p, err := host.NewProgram(b.cc, l, src, 0)
+	return b.build(l, lanes)
+}
+
+func (b *backend) build(l *core.Loop, lanes int) (exec.Program, error) {
+	src, err := hostc.SequentialLanes(l, lanes)
+	if err != nil {
+		return nil, err
+	}
+	p, err := host.NewProgram(b.cc, l, src, 0, host.LaneFlags(lanes)...)
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,13 @@ const (
 // backends assemble them into a translation unit.
 type Gen struct {
 	strings.Builder
+	// Lanes, when not 0, is the lane count of the SIMD variant being
+	// written (lanes.go): the prelude adds the kernel's lane form
+	// (LaneSource).
+	Lanes int
+	// LaneSource is the kernel's lane form (LaneKernel), set by the
+	// generator when Lanes is not 0.
+	LaneSource string
 }
 
 // Printf appends formatted text.
@@ -95,7 +102,11 @@ func (g *Gen) Prelude(l *core.Loop) {
 		// C++ refuses code that discards const by its own rules.
 		g.Printf("\n/* user kernel %s (C++) */\n%s\n/* end of user kernel */\n", l.Kernel.Name, core.ReadOnlySource(l))
 	} else {
-		g.Printf("\n%s\n/* user kernel %s */\n%s\n/* end of user kernel */\n%s\n", strictConstPush, l.Kernel.Name, core.ReadOnlySource(l), strictConstPop)
+		g.Printf("\n%s\n/* user kernel %s */\n%s\n/* end of user kernel */\n", strictConstPush, l.Kernel.Name, core.ReadOnlySource(l))
+		if g.Lanes > 0 {
+			g.Printf("/* its lane form (%d lanes) */\n%s", g.Lanes, g.LaneSource)
+		}
+		g.Printf("%s\n", strictConstPop)
 	}
 	for _, c := range l.Consts {
 		g.Printf("#undef %s\n", c.Name)

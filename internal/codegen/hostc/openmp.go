@@ -25,11 +25,19 @@ const (
 // owner-compute plan (op2_iv[IvOwners] pieces) thread t runs the blocks of
 // pieces t, t + nthreads, ... of each colour, in order. Global reductions
 // accumulate per thread and are combined in thread order.
-func OpenMP(l *core.Loop) (string, error) {
-	var g Gen
+func OpenMP(l *core.Loop) (string, error) { return OpenMPLanes(l, 0) }
+
+// OpenMPLanes is OpenMP with the SIMD variant of lanes lanes (lanes.go;
+// 0: the scalar code): each thread runs its elements or blocks in chunks
+// of lanes elements.
+func OpenMPLanes(l *core.Loop, lanes int) (string, error) {
+	g, err := newGen(l, lanes)
+	if err != nil {
+		return "", err
+	}
 	g.Prelude(l)
 	g.Printf("#include <omp.h>\n\n")
-	g.Range(l)
+	g.writeRange(l)
 	g.EntryOpen(l)
 	g.Printf("  const long long op2_start = op2_iv[%d], op2_end = op2_iv[%d];\n", IvStart, IvEnd)
 	g.Printf("  const int op2_nthreads = (int)op2_iv[%d];\n", IvThreads)

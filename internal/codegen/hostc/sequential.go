@@ -11,10 +11,17 @@ import (
 // kernel and a wrapper that loops over [op2_iv[IvStart], op2_iv[IvEnd]).
 // Global reductions accumulate into local copies, combined into the Global
 // after the loop.
-func Sequential(l *core.Loop) (string, error) {
-	var g Gen
+func Sequential(l *core.Loop) (string, error) { return SequentialLanes(l, 0) }
+
+// SequentialLanes is Sequential with the SIMD variant of lanes lanes
+// (lanes.go; 0: the scalar code).
+func SequentialLanes(l *core.Loop, lanes int) (string, error) {
+	g, err := newGen(l, lanes)
+	if err != nil {
+		return "", err
+	}
 	g.Prelude(l)
-	g.Range(l)
+	g.writeRange(l)
 	g.EntryOpen(l)
 	for i := range l.Args {
 		a := &l.Args[i]
@@ -40,4 +47,34 @@ func Sequential(l *core.Loop) (string, error) {
 	}
 	g.EntryClose(l)
 	return g.String(), nil
+}
+
+// newGen returns a generator for l's translation unit, with lanes SIMD
+// lanes (0: scalar code).
+func newGen(l *core.Loop, lanes int) (*Gen, error) {
+	g := &Gen{Lanes: lanes}
+	if lanes == 0 {
+		return g, nil
+	}
+	if lanes%4 != 0 || lanes > 8 {
+		return nil, fmt.Errorf("%s: %d SIMD lanes (want 4 or 8)", l.Name(), lanes)
+	}
+	if err := SIMDCheck(l); err != nil {
+		return nil, fmt.Errorf("%s: no SIMD lanes: %w", l.Name(), err)
+	}
+	src, err := LaneKernel(l, lanes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: no SIMD lanes: %w", l.Name(), err)
+	}
+	g.LaneSource = src
+	return g, nil
+}
+
+// writeRange writes op2_range: the scalar code, or the SIMD variant.
+func (g *Gen) writeRange(l *core.Loop) {
+	if g.Lanes > 0 {
+		g.RangeLanes(l, g.Lanes)
+		return
+	}
+	g.Range(l)
 }

@@ -1,0 +1,604 @@
+package hostc
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/goop2/op2/internal/clex"
+	"github.com/goop2/op2/internal/core"
+)
+
+// SIMD lanes (the host backends' vectorised variant).
+//
+// A loop runs in chunks of Lanes consecutive elements of its range: the
+// values each element reads are gathered into lane arrays, one per
+// argument, laid out component-major (op2_x<i>[component][lane]); the
+// kernel, rewritten to take lane arrays (LaneKernel: every p[e] of a
+// lane parameter p becomes p[e][op2_lane], every *p becomes
+// p[0][op2_lane]), runs for the chunk's elements in a loop that
+// `#pragma omp simd` vectorises, so that each vector lane computes one
+// element; then the results are written back element by element in
+// element order. Gathers and write-backs move whole rows: a row of 4 (or
+// 2) values is one vector load or store, and rows and components are
+// transposed in registers (GCC vector extensions), so that the arithmetic
+// runs on vectors while the memory traffic stays that of the scalar
+// code. The elements left after the last whole chunk run the scalar
+// code.
+//
+// Every element computes exactly what it computes in the scalar code,
+// and increments through maps are added in the scalar code's order (lane
+// by lane, argument by argument), so the results are bit-identical to
+// the scalar code's, except Global increments: each element's
+// contributions are summed in its lane first, then the lanes in element
+// order.
+//
+// A loop has lanes only when running its elements W at a time cannot
+// change what any element reads (SIMDCheck): nothing is modified
+// through a map but by INC, MIN or MAX (RW or WRITE through a map would
+// let two lanes write one target), no Dat that the loop modifies is
+// read by another of its arguments, and the kernel uses its parameters
+// only as p[e] and *p.
+
+// LaneWidths are the lane counts the host backends offer (elements per
+// chunk), as SIMD variants "simd4" and "simd8".
+var LaneWidths = []int{4, 8}
+
+// maxLaneDim bounds an argument's values per element for lanes, and
+// maxLaneBytes the lane arrays of a loop (on the stack).
+const (
+	maxLaneDim   = 64
+	maxLaneBytes = 32 << 10
+)
+
+// SIMDCheck returns nil when loop l can run in SIMD lanes, or an error
+// saying why not.
+func SIMDCheck(l *core.Loop) error {
+	k := l.Kernel
+	switch {
+	case l.Check:
+		return fmt.Errorf("check mode passes the kernel pointers into the data")
+	case k.CXX:
+		return fmt.Errorf("kernel %s is C++", k.Name)
+	case k.Info == nil:
+		return fmt.Errorf("kernel %s's source was not read", k.Name)
+	case l.Extruded != nil:
+		return fmt.Errorf("the loop is over an extruded set")
+	}
+	bytes := 0
+	for i := range l.Args {
+		a := &l.Args[i]
+		switch {
+		case a.Off || a.Hidden:
+			return fmt.Errorf("argument %d is a disabled optional argument", i)
+		case a.Kind == core.ArgVector || a.Kind == core.ArgMat:
+			return fmt.Errorf("argument %d is a vector or matrix argument", i)
+		case a.Kind == core.ArgIndirect && (a.Access == core.RW || a.Access == core.Write):
+			return fmt.Errorf("argument %d writes through a map (%s)", i, a.Access)
+		case a.Dim() > maxLaneDim:
+			return fmt.Errorf("argument %d has %d values per element (at most %d)", i, a.Dim(), maxLaneDim)
+		}
+		if a.Kind != core.ArgGlobal || a.IsReduction() {
+			bytes += a.Dim() * a.Data.Type.Size() * 8
+		}
+		if !modifies(a) {
+			continue
+		}
+		for j := range l.Args {
+			b := &l.Args[j]
+			if j == i || l.Sig.Base[j] != l.Sig.Base[i] || !a.Overlaps(b) {
+				continue
+			}
+			if b.Access != a.Access || a.Kind == core.ArgDirect || b.Kind == core.ArgDirect || a.Kind == core.ArgGlobal {
+				return fmt.Errorf("arguments %d and %d pass the same data and one modifies it", i, j)
+			}
+		}
+	}
+	if bytes > maxLaneBytes {
+		return fmt.Errorf("the lane arrays would take %d bytes (at most %d)", bytes, maxLaneBytes)
+	}
+	_, err := LaneKernel(l, LaneWidths[0])
+	return err
+}
+
+// modifies reports whether argument a changes its data.
+func modifies(a *core.Arg) bool { return a.Access != core.Read }
+
+// laneParam reports whether kernel parameter i gets a lane array: every
+// argument but a READ Global (the same values for every lane).
+func laneParam(a *core.Arg) bool { return a.Kind != core.ArgGlobal || a.IsReduction() }
+
+// LaneName is the name of the lane form of kernel name.
+func LaneName(kernel string) string { return "op2_lanes_" + kernel }
+
+// ctoken is a token of C source: its text and its offsets.
+type ctoken struct {
+	text       string
+	start, end int
+}
+
+// tokenize splits code (comments and literals blanked) into tokens:
+// identifiers and numbers, the punctuators -> ++ -- && as one token
+// each, and every other non-space byte as a token of its own.
+func tokenize(code string) []ctoken {
+	var out []ctoken
+	for i := 0; i < len(code); {
+		c := code[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			i++
+			continue
+		case clex.IsIdentChar(c) || (c == '.' && i+1 < len(code) && code[i+1] >= '0' && code[i+1] <= '9'):
+			j := i + 1
+			for j < len(code) && (clex.IsIdentChar(code[j]) || code[j] == '.' ||
+				((code[j] == '+' || code[j] == '-') && strings.ContainsRune("eEpP", rune(code[j-1])) && !clex.IsIdentStart(code[i]))) {
+				j++
+			}
+			out = append(out, ctoken{code[i:j], i, j})
+			i = j
+			continue
+		}
+		n := 1
+		if i+1 < len(code) {
+			switch code[i : i+2] {
+			case "->", "++", "--", "&&":
+				n = 2
+			}
+		}
+		out = append(out, ctoken{code[i : i+n], i, i + n})
+		i += n
+	}
+	return out
+}
+
+// prefixKeywords are the keywords after which an identifier or * starts
+// an expression (not a declaration).
+var prefixKeywords = map[string]bool{"return": true, "sizeof": true, "else": true, "do": true, "case": true}
+
+// operandEnd reports whether token t can end an operand, so that a * or &
+// after it is a binary operator.
+func operandEnd(t string) bool {
+	if t == ")" || t == "]" || t == "++" || t == "--" {
+		return true
+	}
+	return t != "" && clex.IsIdentChar(t[0]) && !prefixKeywords[t]
+}
+
+var defineRE = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_][A-Za-z0-9_]*)`)
+
+// LaneKernel returns the lane form of l's kernel for lanes lanes (see the
+// comment at the top of this file): a static inline function named
+// LaneName(kernel) taking, for each lane parameter, a lane array T
+// name[][lanes] (const for READ), each READ Global's parameter as
+// declared, and the lane number op2_lane last. It returns an error when
+// the kernel uses a lane parameter in any other way than p[e] or *p.
+func LaneKernel(l *core.Loop, lanes int) (string, error) {
+	info := l.Kernel.Info
+	src := info.Source
+	if len(info.Params) != len(l.Args) {
+		return "", fmt.Errorf("kernel %s has %d parameters for %d arguments", l.Kernel.Name, len(info.Params), len(l.Args))
+	}
+	body := src[info.BodyOpen : info.BodyClose+1]
+	code := clex.Blank(body, true, nil)
+	for _, line := range strings.Split(code, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			return "", fmt.Errorf("kernel %s has a preprocessor directive in its body", l.Kernel.Name)
+		}
+	}
+	lane := map[string]bool{}
+	var decls []string
+	for i := range l.Args {
+		a, p := &l.Args[i], &info.Params[i]
+		if !laneParam(a) {
+			text := p.Text
+			if core.ReadOnlyArg(a) && !p.ConstData {
+				text = p.ReadOnlyText()
+			}
+			decls = append(decls, text)
+			continue
+		}
+		if p.Depth != 1 || p.Untyped || p.Ref || p.Plain != "" || p.Type != a.Data.Type {
+			return "", fmt.Errorf("kernel %s's parameter %d (%s) is not a plain pointer to %s", l.Kernel.Name, i, p.Text, a.Data.Type.CName())
+		}
+		name := p.Name
+		if name == "" {
+			name = fmt.Sprintf("op2_unnamed%d", i)
+		} else {
+			lane[name] = true
+		}
+		c := ""
+		if a.Access == core.Read {
+			c = "const "
+		}
+		decls = append(decls, fmt.Sprintf("%s%s %s[][%d]", c, a.Data.Type.CName(), name, lanes))
+	}
+	// Macros the source defines and the body uses must not hide a use of
+	// a lane parameter.
+	toks := tokenize(code)
+	for _, m := range defineRE.FindAllStringSubmatchIndex(clex.Blank(src, true, nil), -1) {
+		name := src[m[2]:m[3]]
+		if !slices.ContainsFunc(toks, func(t ctoken) bool { return t.text == name }) {
+			continue
+		}
+		def := src[m[3]:clex.LogicalLineEnd(src, m[3])]
+		for _, id := range clex.Identifiers(def) {
+			if lane[id] {
+				return "", fmt.Errorf("kernel %s's body uses macro %s, which names parameter %s", l.Kernel.Name, name, id)
+			}
+		}
+	}
+	r := &laneRewriter{l: l, body: body, toks: toks, lane: lane}
+	rewritten, err := r.rewrite(0, len(toks), 0, len(body))
+	if err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "#pragma GCC diagnostic push\n#pragma GCC diagnostic error \"-Wvla\"\n")
+	fmt.Fprintf(&out, "static inline __attribute__((always_inline)) void %s(%s, int op2_lane)\n%s\n", LaneName(l.Kernel.Name), strings.Join(decls, ", "), rewritten)
+	fmt.Fprintf(&out, "#pragma GCC diagnostic pop\n")
+	return out.String(), nil
+}
+
+// laneRewriter rewrites a kernel body's uses of lane parameters.
+type laneRewriter struct {
+	l    *core.Loop
+	body string
+	toks []ctoken // body's tokens
+	lane map[string]bool
+}
+
+// prev returns the text of the token before token i, or "".
+func (r *laneRewriter) prev(i int) string {
+	if i <= 0 {
+		return ""
+	}
+	return r.toks[i-1].text
+}
+
+// declarator reports whether token text t, before a name (or before the
+// * before it), makes the name part of a declaration: a type name, not a
+// keyword that starts an expression.
+func declarator(t string) bool { return t != "" && clex.IsIdentStart(t[0]) && !prefixKeywords[t] }
+
+// rewrite returns body[start:stop], whose tokens are [from, to), with
+// every use of a lane parameter p rewritten: p[e] as p[e'][op2_lane] (e'
+// rewritten in turn), *p as p[0][op2_lane]. Any other use is an error:
+// the lane form would change its meaning.
+func (r *laneRewriter) rewrite(from, to, start, stop int) (string, error) {
+	name := r.l.Kernel.Name
+	var b strings.Builder
+	pos := start
+	for i := from; i < to; i++ {
+		t := r.toks[i]
+		if !r.lane[t.text] {
+			continue
+		}
+		p := r.prev(i)
+		if p == "." || p == "->" {
+			continue // a member of the same name
+		}
+		if declarator(p) {
+			return "", fmt.Errorf("kernel %s declares %s in its body", name, t.text)
+		}
+		next := ""
+		if i+1 < to {
+			next = r.toks[i+1].text
+		}
+		switch {
+		case next == "[":
+			if p == "&" && !operandEnd(r.prev(i-1)) {
+				return "", fmt.Errorf("kernel %s takes the address of an element of %s", name, t.text)
+			}
+			j, depth := i+1, 0
+			for ; j < to; j++ {
+				switch r.toks[j].text {
+				case "[":
+					depth++
+				case "]":
+					depth--
+				}
+				if depth == 0 {
+					break
+				}
+			}
+			if j >= to {
+				return "", fmt.Errorf("kernel %s: no ] closes a subscript of %s", name, t.text)
+			}
+			if j+1 < to && r.toks[j+1].text == "[" {
+				return "", fmt.Errorf("kernel %s indexes %s twice", name, t.text)
+			}
+			inner, err := r.rewrite(i+2, j, r.toks[i+1].end, r.toks[j].start)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(r.body[pos:r.toks[i+1].end])
+			b.WriteString(inner)
+			b.WriteString("][op2_lane]")
+			pos = r.toks[j].end
+			i = j
+		case p == "*":
+			if declarator(r.prev(i - 1)) {
+				return "", fmt.Errorf("kernel %s declares %s in its body", name, t.text)
+			}
+			if next == "++" || next == "--" {
+				return "", fmt.Errorf("kernel %s moves pointer %s", name, t.text)
+			}
+			b.WriteString(r.body[pos:r.toks[i-1].start])
+			b.WriteString(t.text + "[0][op2_lane]")
+			pos = t.end
+		default:
+			return "", fmt.Errorf("kernel %s uses %s other than as %s[i] or *%s", name, t.text, t.text, t.text)
+		}
+	}
+	b.WriteString(r.body[pos:stop])
+	return b.String(), nil
+}
+
+// vecName is the name of the generated vector type of n values of type t
+// (op2_v4_double); unaligned adds the variant that may sit at any
+// address of a t (rows of a Dat).
+func vecName(t core.ScalarType, n int, unaligned bool) string {
+	u := ""
+	if unaligned {
+		u = "u"
+	}
+	return fmt.Sprintf("op2_v%d%s_%s", n, u, strings.ReplaceAll(t.CName(), " ", "_"))
+}
+
+// laneTypes writes the vector types the lane code of l uses.
+func (g *Gen) laneTypes(l *core.Loop, lanes int) {
+	var done []core.ScalarType
+	for i := range l.Args {
+		a := &l.Args[i]
+		t := a.Data.Type
+		if !laneParam(a) || slices.Contains(done, t) {
+			continue
+		}
+		done = append(done, t)
+		for _, n := range slices.Compact([]int{2, 4, lanes}) {
+			g.Printf("typedef %s %s __attribute__((vector_size(%d)));\n", t.CName(), vecName(t, n, false), n*t.Size())
+			g.Printf("typedef %s %s __attribute__((vector_size(%d), aligned(%d)));\n", t.CName(), vecName(t, n, true), n*t.Size(), t.Size())
+		}
+	}
+}
+
+// laneChunks splits dim values into the pieces lane code moves as one:
+// 4 values while at least 4 are left, then 2, then 1.
+func laneChunks(dim int) [][2]int {
+	var out [][2]int
+	for k := 0; k < dim; {
+		c := 1
+		switch {
+		case dim-k >= 4:
+			c = 4
+		case dim-k >= 2:
+			c = 2
+		}
+		out = append(out, [2]int{k, c})
+		k += c
+	}
+	return out
+}
+
+// transpose4 is the C that transposes the 4×4 block whose rows are the
+// v4 values in[0..3] into out[0..3] (declared by the caller's text).
+func transpose4(v4 string, in, out [4]string) string {
+	return fmt.Sprintf("{ const %[1]s op2_t0 = __builtin_shufflevector(%[2]s, %[3]s, 0, 4, 2, 6), op2_t1 = __builtin_shufflevector(%[2]s, %[3]s, 1, 5, 3, 7), "+
+		"op2_t2 = __builtin_shufflevector(%[4]s, %[5]s, 0, 4, 2, 6), op2_t3 = __builtin_shufflevector(%[4]s, %[5]s, 1, 5, 3, 7); "+
+		"%[6]s = __builtin_shufflevector(op2_t0, op2_t2, 0, 1, 4, 5); %[7]s = __builtin_shufflevector(op2_t1, op2_t3, 0, 1, 4, 5); "+
+		"%[8]s = __builtin_shufflevector(op2_t0, op2_t2, 2, 3, 6, 7); %[9]s = __builtin_shufflevector(op2_t1, op2_t3, 2, 3, 6, 7); }",
+		v4, in[0], in[1], in[2], in[3], out[0], out[1], out[2], out[3])
+}
+
+// laneGather writes the statements filling lane array op2_x<i> from the
+// rows op2_p<i>_<lane>: each piece of each group of 4 lanes is loaded
+// row by row and transposed in registers, and stored as one vector per
+// component.
+func (g *Gen) laneGather(a *core.Arg, i, lanes int, ind string) {
+	t := a.Data.Type
+	v4, vw := vecName(t, 4, false), vecName(t, lanes, false)
+	for _, ch := range laneChunks(a.Dim()) {
+		k0, c := ch[0], ch[1]
+		g.Printf("%s{\n", ind)
+		for grp := 0; grp < lanes/4; grp++ {
+			row := func(j int) string { return fmt.Sprintf("op2_p%d_%d", i, 4*grp+j) }
+			for q := 0; q < c; q++ {
+				g.Printf("%s  %s op2_c%d_%d;\n", ind, v4, grp, q)
+			}
+			switch c {
+			case 4:
+				u := vecName(t, 4, true)
+				var in, out [4]string
+				for j := range 4 {
+					in[j] = fmt.Sprintf("(*(const %s *)(%s + %d))", u, row(j), k0)
+					out[j] = fmt.Sprintf("op2_c%d_%d", grp, j)
+				}
+				g.Printf("%s  %s\n", ind, transpose4(v4, in, out))
+			case 2:
+				u := vecName(t, 2, true)
+				g.Printf("%s  { const %s op2_t0 = __builtin_shufflevector(*(const %s *)(%s + %d), *(const %s *)(%s + %d), 0, 1, 2, 3), "+
+					"op2_t1 = __builtin_shufflevector(*(const %s *)(%s + %d), *(const %s *)(%s + %d), 0, 1, 2, 3); "+
+					"op2_c%d_0 = __builtin_shufflevector(op2_t0, op2_t1, 0, 2, 4, 6); op2_c%d_1 = __builtin_shufflevector(op2_t0, op2_t1, 1, 3, 5, 7); }\n",
+					ind, v4, u, row(0), k0, u, row(1), k0, u, row(2), k0, u, row(3), k0, grp, grp)
+			default:
+				g.Printf("%s  op2_c%d_0 = (%s){%s[%d], %s[%d], %s[%d], %s[%d]};\n", ind, grp, v4, row(0), k0, row(1), k0, row(2), k0, row(3), k0)
+			}
+		}
+		for q := 0; q < c; q++ {
+			if lanes == 4 {
+				g.Printf("%s  *(%s *)op2_x%d[%d] = op2_c0_%d;\n", ind, vw, i, k0+q, q)
+			} else {
+				g.Printf("%s  *(%s *)op2_x%d[%d] = __builtin_shufflevector(op2_c0_%d, op2_c1_%d, 0, 1, 2, 3, 4, 5, 6, 7);\n", ind, vw, i, k0+q, q, q)
+			}
+		}
+		g.Printf("%s}\n", ind)
+	}
+}
+
+// laneRows writes the declarations of the rows op2_w<i>_<lane>_<k0> (a
+// vector of c values, or one value) that lane array op2_x<i> holds for
+// each lane, transposed from its components in registers.
+func (g *Gen) laneRows(a *core.Arg, i, lanes int, ind string) {
+	t := a.Data.Type
+	v4, vw := vecName(t, 4, false), vecName(t, lanes, false)
+	for _, ch := range laneChunks(a.Dim()) {
+		k0, c := ch[0], ch[1]
+		rowT := map[int]string{4: v4, 2: vecName(t, 2, false), 1: t.CName()}[c]
+		for j := 0; j < lanes; j++ {
+			g.Printf("%s%s op2_w%d_%d_%d;\n", ind, rowT, i, j, k0)
+		}
+		g.Printf("%s{\n", ind)
+		for grp := 0; grp < lanes/4; grp++ {
+			comp := func(q int) string {
+				if lanes == 4 {
+					return fmt.Sprintf("(*(const %s *)op2_x%d[%d])", vw, i, k0+q)
+				}
+				return fmt.Sprintf("__builtin_shufflevector(*(const %s *)op2_x%d[%d], *(const %s *)op2_x%d[%d], %d, %d, %d, %d)",
+					vw, i, k0+q, vw, i, k0+q, 4*grp, 4*grp+1, 4*grp+2, 4*grp+3)
+			}
+			out := func(j int) string { return fmt.Sprintf("op2_w%d_%d_%d", i, 4*grp+j, k0) }
+			switch c {
+			case 4:
+				var in, o [4]string
+				for q := range 4 {
+					in[q], o[q] = comp(q), out(q)
+				}
+				g.Printf("%s  %s\n", ind, transpose4(v4, in, o))
+			case 2:
+				g.Printf("%s  { const %s op2_t0 = %s, op2_t1 = %s; const %s op2_t2 = __builtin_shufflevector(op2_t0, op2_t1, 0, 4, 1, 5), op2_t3 = __builtin_shufflevector(op2_t0, op2_t1, 2, 6, 3, 7); "+
+					"%s = __builtin_shufflevector(op2_t2, op2_t2, 0, 1); %s = __builtin_shufflevector(op2_t2, op2_t2, 2, 3); "+
+					"%s = __builtin_shufflevector(op2_t3, op2_t3, 0, 1); %s = __builtin_shufflevector(op2_t3, op2_t3, 2, 3); }\n",
+					ind, v4, comp(0), comp(1), v4, out(0), out(1), out(2), out(3))
+			default:
+				g.Printf("%s  { const %s op2_t0 = %s; %s = op2_t0[0]; %s = op2_t0[1]; %s = op2_t0[2]; %s = op2_t0[3]; }\n", ind, v4, comp(0), out(0), out(1), out(2), out(3))
+			}
+		}
+		g.Printf("%s}\n", ind)
+	}
+}
+
+// laneStore writes the statements storing (or, for INC, adding) lane j's
+// rows of argument i to its row op2_p<i>_<j>.
+func (g *Gen) laneStore(a *core.Arg, i, j int, ind string) {
+	t := a.Data.Type
+	op := "="
+	if a.Kind == core.ArgIndirect && a.Access == core.Inc {
+		op = "+=" // a zeroed accumulator; a direct argument was gathered
+	}
+	for _, ch := range laneChunks(a.Dim()) {
+		k0, c := ch[0], ch[1]
+		if c == 1 {
+			g.Printf("%sop2_p%d_%d[%d] %s op2_w%d_%d_%d;\n", ind, i, j, k0, op, i, j, k0)
+			continue
+		}
+		u := vecName(t, c, true)
+		g.Printf("%s*(%s *)(op2_p%d_%d + %d) %s op2_w%d_%d_%d;\n", ind, u, i, j, k0, op, i, j, k0)
+	}
+}
+
+// RangeLanes writes op2_range (see Range) running chunks of lanes
+// elements in SIMD lanes (see the comment at the top of this file) and
+// the elements after the last whole chunk with the scalar code. The
+// prelude must have been written with the same lanes (the lane kernel).
+func (g *Gen) RangeLanes(l *core.Loop, lanes int) {
+	g.laneTypes(l, lanes)
+	g.Printf("\nstatic __attribute__((noinline, flatten)) int op2_range(long long op2_first, long long op2_last")
+	for i := range l.Args {
+		a := &l.Args[i]
+		if l.Sig.Base[i] == i {
+			g.Printf(",\n    %s *restrict op2_d%d", a.Data.Type.CName(), i)
+		}
+		if a.Map != nil {
+			g.Printf(",\n    const int *restrict op2_m%d", i)
+		}
+		if a.IsReduction() {
+			g.Printf(",\n    %s *restrict op2_r%d", a.Data.Type.CName(), i)
+		}
+	}
+	g.Printf(")\n{\n")
+	for i := range l.Args {
+		a := &l.Args[i]
+		comp := ""
+		if a.View && a.Comp != 0 {
+			comp = fmt.Sprintf(" + %d", a.Comp)
+		}
+		g.Printf("  %s *const op2_a%d = op2_d%d%s;\n  (void)op2_a%d;\n", a.Data.Type.CName(), i, l.Sig.Base[i], comp, i)
+	}
+	g.Printf("  long long op2_n = op2_first;\n")
+	g.Printf("  for (; op2_n + %d <= op2_last; op2_n += %d) {\n", lanes, lanes)
+	ind := "    "
+	for i := range l.Args {
+		a := &l.Args[i]
+		if !laneParam(a) {
+			continue
+		}
+		t := a.Data.Type.CName()
+		g.Printf("%s%s op2_x%d[%d][%d] __attribute__((aligned(64)));\n", ind, t, i, a.Dim(), lanes)
+		switch {
+		case a.Kind == core.ArgGlobal || (a.Kind == core.ArgIndirect && Combining(a.Access)):
+			g.Printf("%sfor (int op2_k = 0; op2_k < %d; op2_k++)\n%s  for (int op2_j = 0; op2_j < %d; op2_j++) op2_x%d[op2_k][op2_j] = %s;\n",
+				ind, a.Dim(), ind, lanes, i, HostIdentity(a.Access, a.Data.Type))
+			if a.Kind == core.ArgGlobal {
+				continue
+			}
+		}
+		for j := 0; j < lanes; j++ {
+			if a.Kind == core.ArgDirect {
+				g.Printf("%s%s *const op2_p%d_%d = op2_a%d + (ptrdiff_t)(op2_n + %d) * %d;\n", ind, t, i, j, i, j, a.Data.Dim)
+			} else {
+				g.Printf("%s%s *const op2_p%d_%d = op2_a%d + (ptrdiff_t)op2_m%d[(ptrdiff_t)(op2_n + %d) * %d + %d] * %d;\n", ind, t, i, j, i, i, j, a.Map.Arity, a.Idx, a.Data.Dim)
+			}
+		}
+		if a.Kind == core.ArgDirect || a.Access == core.Read {
+			g.laneGather(a, i, lanes, ind)
+		}
+	}
+	g.Printf("%s#pragma omp simd\n%sfor (int op2_lane = 0; op2_lane < %d; op2_lane++)\n%s  %s(", ind, ind, lanes, ind, LaneName(l.Kernel.Name))
+	for i := range l.Args {
+		a := &l.Args[i]
+		if laneParam(a) {
+			g.Printf("op2_x%d, ", i)
+		} else {
+			g.Printf("op2_a%d, ", i)
+		}
+	}
+	g.Printf("op2_lane);\n")
+	// Write back: rows transposed in registers, then stored lane by lane
+	// in element order (increments through maps in the scalar order).
+	var back []int
+	for i := range l.Args {
+		a := &l.Args[i]
+		if a.Kind == core.ArgGlobal || a.Access == core.Read {
+			continue
+		}
+		back = append(back, i)
+		if a.Access == core.Min || a.Access == core.Max {
+			continue // combined value by value below
+		}
+		g.laneRows(a, i, lanes, ind)
+	}
+	for j := 0; j < lanes; j++ {
+		for _, i := range back {
+			a := &l.Args[i]
+			if a.Access == core.Min || a.Access == core.Max {
+				for k := 0; k < a.Dim(); k++ {
+					g.Printf("%s%s\n", ind, Combine(a.Access, fmt.Sprintf("op2_p%d_%d[%d]", i, j, k), fmt.Sprintf("op2_x%d[%d][%d]", i, k, j)))
+				}
+				continue
+			}
+			g.laneStore(a, i, j, ind)
+		}
+	}
+	for i := range l.Args {
+		a := &l.Args[i]
+		if a.IsReduction() {
+			g.Printf("%sfor (int op2_j = 0; op2_j < %d; op2_j++)\n%s  for (int op2_k = 0; op2_k < %d; op2_k++) { %s }\n",
+				ind, lanes, ind, a.Dim(), Combine(a.Access, fmt.Sprintf("op2_r%d[op2_k]", i), fmt.Sprintf("op2_x%d[op2_k][op2_j]", i)))
+		}
+	}
+	g.Printf("  }\n")
+	g.Printf("  for (; op2_n < op2_last; op2_n++) {\n")
+	g.ElementBody(l, "op2_n", "    ", func(i int) string { return fmt.Sprintf("op2_r%d", i) })
+	g.Printf("  }\n  return 0;\n}\n\n")
+}

@@ -1,0 +1,177 @@
+package hostc
+
+import (
+	"crypto/md5"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goop2/op2/internal/core"
+)
+
+// laneMesh is a small mesh for loops built by hand: edges, cells, a map
+// from edges to 2 cells and Dats of several dims and types.
+type laneMesh struct {
+	edges, cells *core.Set
+	ecell        *core.Map
+}
+
+func newLaneMesh() *laneMesh {
+	edges := &core.Set{Name: "edges", Core: 10, Owned: 10, Exec: 10, Total: 10, ID: core.NewID()}
+	cells := &core.Set{Name: "cells", Core: 6, Owned: 6, Exec: 6, Total: 6, ID: core.NewID()}
+	return &laneMesh{edges: edges, cells: cells,
+		ecell: &core.Map{Name: "ecell", From: edges, To: cells, Arity: 2, Table: make([]int32, 20), ID: core.NewID()}}
+}
+
+func (m *laneMesh) dat(name string, set *core.Set, t core.ScalarType, dim int) *core.Storage {
+	return &core.Storage{Name: name, Type: t, Dim: dim, Set: set, Len: set.Total * dim, ID: core.NewID()}
+}
+
+func laneLoop(t *testing.T, m *laneMesh, src, name string, args ...core.Arg) *core.Loop {
+	t.Helper()
+	info, err := core.ParseKernel(src, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &core.Loop{Kernel: &core.Kernel{Name: name, Source: src, Info: info, ID: core.NewID(), Sum: md5.Sum([]byte(src))}, Set: m.edges, Args: args}
+	l.Sig = core.Analyse(l)
+	return l
+}
+
+// TestLaneKernelRewrites: kernels whose parameters are used only as p[e]
+// and *p get lanes, with every such use indexed by lane; each translation
+// unit compiles (gcc -fsyntax-only, -Werror) with 4 and 8 lanes.
+func TestLaneKernelRewrites(t *testing.T) {
+	m := newLaneMesh()
+	q := m.dat("q", m.cells, core.Float64, 4)
+	res := m.dat("res", m.cells, core.Float64, 4)
+	x3 := m.dat("x3", m.cells, core.Float64, 3)
+	v5 := m.dat("v5", m.cells, core.Float64, 5)
+	w := m.dat("w", m.edges, core.Float64, 1)
+	fl := m.dat("fl", m.edges, core.Float32, 2)
+	id := m.dat("id", m.edges, core.Int32, 1)
+	g := &core.Storage{Name: "g", Type: core.Float64, Dim: 2, Len: 2, ID: core.NewID()}
+	ind := func(d *core.Storage, idx int, acc core.Access) core.Arg {
+		return core.Arg{Data: d, Map: m.ecell, Idx: idx, Access: acc, Kind: core.ArgIndirect}
+	}
+	dir := func(d *core.Storage, acc core.Access) core.Arg {
+		return core.Arg{Data: d, Access: acc, Kind: core.ArgDirect}
+	}
+	glob := func(acc core.Access) core.Arg { return core.Arg{Data: g, Access: acc, Kind: core.ArgGlobal} }
+	for _, c := range []struct {
+		name, src string
+		args      []core.Arg
+		want      []string // in the lane form
+	}{
+		{"flux", `void flux(const double *q1, const double *q2, const double *w, double *r1, double *r2) {
+  double f = 0.5 * (q1[0] + q2[0]) * (*w);
+  for (int k = 0; k < 4; k++) { r1[k] += f * q1[k]; r2[k] -= f * q2[k]; }
+}`, []core.Arg{ind(q, 0, core.Read), ind(q, 1, core.Read), dir(w, core.Read), ind(res, 0, core.Inc), ind(res, 1, core.Inc)},
+			[]string{"q1[0][op2_lane]", "(w[0][op2_lane])", "r1[k][op2_lane] +=", "const double q1[][L]", "double r1[][L]"}},
+		{"nested", `void nested(const int *i, const double *x, double *y) { y[(*i) % 3] = x[(int)x[i[0] % 3] % 3] + sizeof *x; }`,
+			[]core.Arg{dir(id, core.Read), ind(x3, 0, core.Read), ind(m.dat("y3", m.cells, core.Float64, 3), 1, core.Inc)},
+			[]string{"y[(i[0][op2_lane]) % 3][op2_lane]", "x[(int)x[i[0][op2_lane] % 3][op2_lane] % 3][op2_lane]", "sizeof x[0][op2_lane]"}},
+		{"members", `struct pt { double x; };
+void members(const double *x, double *y, double *g) { struct pt p = {x[1]}; y[0] = p.x; if (p.x > 0) return; g[1] += x[4] * y[3]; }`,
+			[]core.Arg{dir(m.dat("v5e", m.edges, core.Float64, 5), core.Read), ind(v5, 1, core.Min), glob(core.Inc)},
+			[]string{"{x[1][op2_lane]}", "= p.x;", "g[1][op2_lane] +="}},
+		{"mixed", `void mixed(const float *f, const double *g, int *n, double *o) { *n = (int)f[1] & 3; o[0] = g[0] * f[0]; }`,
+			[]core.Arg{dir(fl, core.Read), glob(core.Read), dir(id, core.RW), dir(w, core.Write)},
+			[]string{"n[0][op2_lane] = (int)f[1][op2_lane] & 3", "o[0][op2_lane] = g[0] * f[0][op2_lane]", "const double *g"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := laneLoop(t, m, c.src, c.name, c.args...)
+			if err := SIMDCheck(l); err != nil {
+				t.Fatalf("SIMDCheck: %v", err)
+			}
+			for _, lanes := range LaneWidths {
+				k, err := LaneKernel(l, lanes)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, w := range c.want {
+					w = strings.ReplaceAll(w, "[L]", "["+string(rune('0'+lanes))+"]")
+					if !strings.Contains(k, w) {
+						t.Errorf("%d lanes: lane form lacks %q:\n%s", lanes, w, k)
+					}
+				}
+				for name, gen := range map[string]func(*core.Loop, int) (string, error){"sequential": SequentialLanes, "openmp": OpenMPLanes} {
+					src, err := gen(l, lanes)
+					if err != nil {
+						t.Fatal(err)
+					}
+					compiles(t, name, src)
+				}
+			}
+		})
+	}
+}
+
+// compiles checks that src compiles without a warning, as the host
+// backends compile it.
+func compiles(t *testing.T, what, src string) {
+	t.Helper()
+	cc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc here")
+	}
+	f := filepath.Join(t.TempDir(), "lanes.c")
+	if err := os.WriteFile(f, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(cc, "-fsyntax-only", "-Wall", "-Werror", "-Wno-unused-variable", "-O3", "-march=native", "-fopenmp", f).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", what, err, out)
+	}
+}
+
+// TestLaneKernelRefuses: loops whose elements could see each other's
+// writes when run W at a time, and kernels using a parameter other than
+// as p[e] or *p, run the scalar code, with a reason.
+func TestLaneKernelRefuses(t *testing.T) {
+	m := newLaneMesh()
+	q := m.dat("q", m.cells, core.Float64, 4)
+	w := m.dat("w", m.edges, core.Float64, 1)
+	ind := func(d *core.Storage, idx int, acc core.Access) core.Arg {
+		return core.Arg{Data: d, Map: m.ecell, Idx: idx, Access: acc, Kind: core.ArgIndirect}
+	}
+	dir := func(d *core.Storage, acc core.Access) core.Arg {
+		return core.Arg{Data: d, Access: acc, Kind: core.ArgDirect}
+	}
+	two := []core.Arg{dir(w, core.Read), ind(q, 0, core.Inc)}
+	for _, c := range []struct {
+		name, src string
+		args      []core.Arg
+		why       string
+	}{
+		{"helper", `static double h(const double *a) { return a[0]; } void helper(const double *w, double *q) { q[0] += h(w); }`, two, "other than as w[i]"},
+		{"address", `void address(const double *w, double *q) { double *p = &q[1]; *p += w[0]; }`, two, "address of an element of q"},
+		{"arith", `void arith(const double *w, double *q) { *(q + 1) += w[0]; }`, two, "other than as q[i]"},
+		{"shadow", `void shadow(const double *w, double *q) { { double q[2] = {0}; q[0] = w[0]; } }`, two, "declares q"},
+		{"shadowptr", `void shadowptr(const double *w, double *q) { { double *q = 0; (void)q; } q[0] += w[0]; }`, two, "declares q"},
+		{"moves", `void moves(const double *w, double *q) { *q++ += w[0]; }`, two, "moves pointer q"},
+		{"macro", `#define FIRST q[0]
+void macro(const double *w, double *q) { FIRST += w[0]; }`, two, "macro FIRST"},
+		{"directive", `void directive(const double *w, double *q) {
+#ifdef X
+  q[1] += 1;
+#endif
+  q[0] += w[0]; }`, two, "preprocessor directive"},
+		{"twice", `void twice(const double *w, double *q) { q[0][0] += w[0]; }`, two, "indexes q twice"},
+		{"rw", `void rw(const double *w, double *q) { q[0] = w[0]; }`, []core.Arg{dir(w, core.Read), ind(q, 0, core.RW)}, "writes through a map"},
+		{"readinc", `void readinc(const double *a, double *b) { b[0] += a[0]; }`, []core.Arg{ind(q, 0, core.Read), ind(q, 1, core.Inc)}, "pass the same data"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := laneLoop(t, m, c.src, c.name, c.args...)
+			err := SIMDCheck(l)
+			if err == nil || !strings.Contains(err.Error(), c.why) {
+				t.Fatalf("SIMDCheck = %v, want an error containing %q", err, c.why)
+			}
+			if _, err := SequentialLanes(l, 4); err == nil {
+				t.Fatal("SequentialLanes built lanes")
+			}
+		})
+	}
+}

@@ -1,0 +1,107 @@
+package host
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/goop2/op2/internal/codegen/hostc"
+	"github.com/goop2/op2/internal/core"
+)
+
+// SIMD is a host backend's SIMD setting (exec.Config.SIMD): the lane
+// count loops are built with (0: the scalar code), and whether the tuner
+// may try lanes.
+type SIMD struct {
+	Lanes int  // configured lanes: 0 (scalar), or one of hostc.LaneWidths
+	Off   bool // never lanes, not even tried by the tuner
+}
+
+// Variant names of the lane counts.
+const (
+	VariantScalar = "scalar"
+	variantSIMD   = "simd"
+)
+
+// ParseSIMD reads a Config.SIMD value: "" or "auto" (scalar code, the
+// tuner tries lanes), "off" (scalar code only), or a lane count of
+// hostc.LaneWidths ("4", "8"; also "simd4", "simd8").
+func ParseSIMD(s string) (SIMD, error) {
+	v := strings.ToLower(strings.TrimSpace(s))
+	switch v {
+	case "", "auto":
+		return SIMD{}, nil
+	case "off", VariantScalar:
+		return SIMD{Off: v == "off"}, nil
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(v, variantSIMD))
+	if err != nil || !slices.Contains(hostc.LaneWidths, n) {
+		return SIMD{}, fmt.Errorf("SIMD setting %q: want auto, off, or a lane count (%s)", s, widths())
+	}
+	return SIMD{Lanes: n}, nil
+}
+
+func widths() string {
+	var w []string
+	for _, n := range hostc.LaneWidths {
+		w = append(w, strconv.Itoa(n))
+	}
+	return strings.Join(w, ", ")
+}
+
+// LaneVariant names the variant of lanes lanes: "scalar" for 0, else
+// "simd<lanes>".
+func LaneVariant(lanes int) string {
+	if lanes == 0 {
+		return VariantScalar
+	}
+	return variantSIMD + strconv.Itoa(lanes)
+}
+
+// ParseLaneVariant returns the lane count a LaneVariant name gives.
+func ParseLaneVariant(v string) (int, error) {
+	if v == VariantScalar || v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(v, variantSIMD))
+	if err != nil || !strings.HasPrefix(v, variantSIMD) || !slices.Contains(hostc.LaneWidths, n) {
+		return 0, fmt.Errorf("unknown SIMD variant %q", v)
+	}
+	return n, nil
+}
+
+// For returns the lane count l is built with by default: the
+// configured count when l can have lanes (hostc.SIMDCheck), else 0.
+func (s SIMD) For(l *core.Loop) int {
+	if s.Lanes == 0 || hostc.SIMDCheck(l) != nil {
+		return 0
+	}
+	return s.Lanes
+}
+
+// Variants returns the lane variants the tuner may try for l, the
+// configured one first, or nil when l has only the scalar code (SIMD off,
+// or l cannot have lanes).
+func (s SIMD) Variants(l *core.Loop) []string {
+	if s.Off || hostc.SIMDCheck(l) != nil {
+		return nil
+	}
+	out := []string{LaneVariant(s.Lanes)}
+	for _, n := range append([]int{0}, hostc.LaneWidths...) {
+		if n != s.Lanes {
+			out = append(out, LaneVariant(n))
+		}
+	}
+	return out
+}
+
+// LaneFlags are the compiler flags a program of lanes lanes needs beyond
+// the backend's own: -fopenmp-simd for the simd pragma (the openmp
+// backend's -fopenmp includes it).
+func LaneFlags(lanes int) []string {
+	if lanes == 0 {
+		return nil
+	}
+	return []string{"-fopenmp-simd"}
+}
