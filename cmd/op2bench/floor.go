@@ -20,6 +20,7 @@ type floorRun struct {
 	name    string
 	backend string
 	threads int
+	simd    string // Config.SIMD: "off" (scalar) or a lane count
 	triad   float64
 	big     map[string]float64
 	cache   map[string]float64
@@ -39,16 +40,35 @@ type floorRun struct {
 // the fixed cost of a call cancels. It prints each loop's time against the larger floor,
 // on sequential and openmp with 1 and threads threads; the figures are
 // the best of the rounds, the configurations interleaved.
-func floorSection(out io.Writer, m *mesh.Mesh, threads, iters, rounds, budget int, triad1, triadN float64) error {
+//
+// Each configuration runs once per SIMD setting of simd (Config.SIMD
+// values: "off" for the scalar code, "4" or "8" lanes), and a last table
+// gives each loop's speed-up from lanes over the scalar code of the same
+// configuration.
+func floorSection(out io.Writer, m *mesh.Mesh, threads, iters, rounds, budget int, triad1, triadN float64, simd []string) error {
 	if threads < 1 || iters < 1 || rounds < 1 || budget < 1 {
 		return fmt.Errorf("compute floor: %d threads, %d iterations, %d rounds, %d bytes in cache: each must be at least 1", threads, iters, rounds, budget)
 	}
 	if triad1 <= 0 || triadN <= 0 {
 		return fmt.Errorf("compute floor: STREAM triad rates %g and %g GB/s must be positive", triad1, triadN)
 	}
-	runs := []*floorRun{{name: "sequential", backend: "sequential", threads: 1, triad: triad1}, {name: "openmp 1", backend: "openmp", threads: 1, triad: triad1}}
+	if len(simd) == 0 {
+		simd = []string{"off"}
+	}
+	base := []floorRun{{name: "sequential", backend: "sequential", threads: 1, triad: triad1}, {name: "openmp 1", backend: "openmp", threads: 1, triad: triad1}}
 	if threads > 1 {
-		runs = append(runs, &floorRun{name: fmt.Sprintf("openmp %d", threads), backend: "openmp", threads: threads, triad: triadN})
+		base = append(base, floorRun{name: fmt.Sprintf("openmp %d", threads), backend: "openmp", threads: threads, triad: triadN})
+	}
+	var runs []*floorRun
+	for _, b := range base {
+		for _, v := range simd {
+			r := b
+			r.simd = v
+			if v != "off" {
+				r.name += ", simd " + v
+			}
+			runs = append(runs, &r)
+		}
 	}
 	for _, r := range runs {
 		r.big, r.cache, r.call, r.elems = map[string]float64{}, map[string]float64{}, map[string]float64{}, map[string][2]int{}
@@ -173,6 +193,33 @@ func floorSection(out io.Writer, m *mesh.Mesh, threads, iters, rounds, budget in
 				r.cache[loop]*1e9, r.call[loop]*1e6, fmt.Sprintf("%d/%d", e[0], e[1]), r.big[loop]/floor, bound)
 		}
 	}
+	if len(simd) > 1 {
+		fmt.Fprintf(out, "\n  SIMD lanes: each loop's time with lanes over the scalar code's (speed-up, large mesh / in cache)\n")
+		fmt.Fprintf(out, "  %-24s", "configuration")
+		for _, loop := range airfoil.Loops {
+			fmt.Fprintf(out, " %15s", loop)
+		}
+		fmt.Fprintln(out)
+		for _, r := range runs {
+			if r.simd == "off" {
+				continue
+			}
+			var scalar *floorRun
+			for _, s := range runs {
+				if s.backend == r.backend && s.threads == r.threads && s.simd == "off" {
+					scalar = s
+				}
+			}
+			if scalar == nil {
+				continue
+			}
+			fmt.Fprintf(out, "  %-24s", r.name)
+			for _, loop := range airfoil.Loops {
+				fmt.Fprintf(out, " %15s", fmt.Sprintf("%.2fx/%.2fx", scalar.big[loop]/r.big[loop], scalar.cache[loop]/r.cache[loop]))
+			}
+			fmt.Fprintln(out)
+		}
+	}
 	fmt.Fprintln(out)
 	return nil
 }
@@ -180,7 +227,7 @@ func floorSection(out io.Writer, m *mesh.Mesh, threads, iters, rounds, budget in
 // floorIterate runs Airfoil on m in r's configuration: a warm-up
 // iteration, then iters timed ones, and returns op2's timing report.
 func floorIterate(r *floorRun, m *mesh.Mesh, iters int) ([]op2.LoopTiming, error) {
-	if err := op2.Configure(op2.Config{Backend: r.backend, Threads: r.threads, Timing: true}); err != nil {
+	if err := op2.Configure(op2.Config{Backend: r.backend, Threads: r.threads, SIMD: r.simd, Timing: true}); err != nil {
 		return nil, err
 	}
 	s, err := airfoil.New(m)
@@ -203,7 +250,7 @@ func floorIterate(r *floorRun, m *mesh.Mesh, iters int) ([]op2.LoopTiming, error
 // to compile, plan and bring its data into cache, then reps times, and
 // returns the mean time per call in seconds.
 func floorRepeat(r *floorRun, m *mesh.Mesh, loop string, reps int) (float64, error) {
-	if err := op2.Configure(op2.Config{Backend: r.backend, Threads: r.threads, Timing: true}); err != nil {
+	if err := op2.Configure(op2.Config{Backend: r.backend, Threads: r.threads, SIMD: r.simd, Timing: true}); err != nil {
 		return 0, err
 	}
 	s, err := airfoil.New(m)

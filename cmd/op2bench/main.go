@@ -62,6 +62,7 @@ func main() {
 	flIters := flag.Int("floor-iters", 10, "Airfoil iterations per round of the compute floor on the large mesh")
 	flRounds := flag.Int("floor-rounds", 3, "rounds of the compute floor, the runs interleaved; the best is printed")
 	flKiB := flag.Int("floor-kib", 256, "the compute floor's in-cache meshes: each loop's bytes per call, KiB")
+	flSIMD := flag.String("floor-simd", "off,8", "the compute floor's SIMD settings, comma separated (Config.SIMD: off for the scalar code, 4 or 8 lanes)")
 	flag.Parse()
 	if *flOnly {
 		err := func() error {
@@ -74,7 +75,7 @@ func main() {
 			if err != nil {
 				return err
 			}
-			return floorSection(os.Stdout, m, *threads, *flIters, *flRounds, *flKiB<<10, triad1, triadN)
+			return floorSection(os.Stdout, m, *threads, *flIters, *flRounds, *flKiB<<10, triad1, triadN, strings.Split(*flSIMD, ","))
 		}()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "op2bench:", err)
@@ -83,7 +84,7 @@ func main() {
 		return
 	}
 	if *floor {
-		floorIters, floorRounds, floorBudget = *flIters, *flRounds, *flKiB<<10
+		floorIters, floorRounds, floorBudget, floorSIMD = *flIters, *flRounds, *flKiB<<10, strings.Split(*flSIMD, ",")
 	}
 	if *matOnly {
 		err := func() error {
@@ -155,6 +156,9 @@ var matrixN, matrixRounds int
 // in a full run (-floor); 0 rounds skip it.
 var floorIters, floorRounds, floorBudget int
 
+// floorSIMD are the compute floor's SIMD settings (-floor-simd).
+var floorSIMD = []string{"off"}
+
 func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, localityIters, localityRounds int) error {
 	fmt.Fprintf(out, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), threads, schemeName())
 	triad1, triadN, err := stream(out, threads)
@@ -185,7 +189,7 @@ func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, loc
 		}
 	}
 	if floorRounds > 0 {
-		if err := floorSection(out, m, threads, floorIters, floorRounds, floorBudget, triad1, triadN); err != nil {
+		if err := floorSection(out, m, threads, floorIters, floorRounds, floorBudget, triad1, triadN, floorSIMD); err != nil {
 			return err
 		}
 	}

@@ -228,11 +228,15 @@ func TestFloorSection(t *testing.T) {
 		want    []string
 		not     []string
 	}{
-		{2, []string{"openmp 2 (STREAM triad 20.0 GB/s)"}, nil},
-		{1, nil, []string{"openmp 2"}},
+		{2, []string{"openmp 2 (STREAM triad 20.0 GB/s)", "sequential, simd 8", "openmp 2, simd 8", "SIMD lanes: each loop's time with lanes"}, nil},
+		{1, nil, []string{"openmp 2", "SIMD lanes"}},
 	} {
 		var out bytes.Buffer
-		if err := floorSection(&out, m, tc.threads, 2, 1, 16<<10, 10, 20); err != nil {
+		simd := []string{"off"}
+		if tc.threads > 1 {
+			simd = []string{"off", "8"}
+		}
+		if err := floorSection(&out, m, tc.threads, 2, 1, 16<<10, 10, 20, simd); err != nil {
 			t.Fatal(err)
 		}
 		s := out.String()
@@ -254,7 +258,7 @@ func TestFloorSection(t *testing.T) {
 					rows++
 				}
 			}
-			if want := 1 + tc.threads; rows != want {
+			if want := (1 + tc.threads) * len(simd); rows != want {
 				t.Errorf("%d threads: %d rows for %s, want %d:\n%s", tc.threads, rows, loop, want, s)
 			}
 		}
@@ -274,7 +278,7 @@ func TestFloorSection(t *testing.T) {
 		{2, 2, 1, 0, 10, "0 bytes in cache"},
 		{2, 2, 1, 1024, 0, "STREAM triad rates 0 and 0 GB/s must be positive"},
 	} {
-		err := floorSection(io.Discard, m, bad.threads, bad.iters, bad.rounds, bad.budget, bad.triad, bad.triad)
+		err := floorSection(io.Discard, m, bad.threads, bad.iters, bad.rounds, bad.budget, bad.triad, bad.triad, nil)
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("floorSection(%d threads, %d iterations, %d rounds, %d bytes, %g GB/s) = %v, want an error saying %q",
 				bad.threads, bad.iters, bad.rounds, bad.budget, bad.triad, err, bad.want)
