@@ -203,3 +203,35 @@ func readLevel(path string, base int, lv *Level, coarser bool) (err error) {
 	}
 	return nil
 }
+
+// WriteSolution writes every level's variables as MG-CFD's validation
+// files in dir: solution.variables.L<l>.cycles=<cycles>.h5, each holding
+// the dataset p_variables_result_L<l> (nodes×5 double). The original run
+// with -v -g cycles -d dir compares its variables after cycles cycles with
+// them (to a relative 10⁻⁷) and prints "Validation passed" or "Validation
+// failed". Under MPI it is collective and rank 0 writes.
+func WriteSolution(dir string, s *Solver, cycles int) error {
+	for l := 0; l < s.Levels(); l++ {
+		v, err := s.Variables(l)
+		if err != nil {
+			return err
+		}
+		if err := writeSolutionLevel(filepath.Join(dir, fmt.Sprintf("solution.variables.L%d.cycles=%d.h5", l, cycles)), l, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeSolutionLevel(path string, l int, v []float64) (err error) {
+	f, err := hdf5.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	return hdf5.WriteArray(f, fmt.Sprintf("p_variables_result_L%d", l), 5, v)
+}
