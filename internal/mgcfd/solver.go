@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/hdf5"
 )
 
 // The flow constants: MG-CFD's γ = 1.4 (in the kernels), far-field Mach
@@ -80,6 +81,45 @@ type Solver struct {
 // area along the edge over its length) and the weights damped by 10⁻⁷.
 // Close withdraws the constants so that another Solver can declare them.
 func New(m *Mesh) (*Solver, error) {
+	return newSolver(m, 0, 1, nil)
+}
+
+// NewDistributed is New on the MPI ranks: every rank passes the whole
+// mesh (Generate and ReadHDF5 give the same on every rank), declares its
+// block of every set (hdf5.Block's split, the maps in the global
+// numbering), and the levels are partitioned together with the named
+// partitioner — "rcb" (recursive coordinate bisection of the finest
+// level's nodes, spread through the maps to the edges, the boundary
+// nodes and, by the fine-to-coarse maps, the coarser levels) or "block"
+// (each rank keeps its blocks); "" is rcb — before the set-up loops. It
+// is collective: every rank calls it. Without MPI, or on one rank, it is
+// New.
+func NewDistributed(m *Mesh, partitioner string) (*Solver, *op2.PartitionInfo, error) {
+	var info *op2.PartitionInfo
+	part := func(s *Solver) error {
+		var p op2.Partitioner
+		switch partitioner {
+		case "", "rcb":
+			p = op2.RCBPartitioner(s.levels[0].coords)
+		case "block":
+			p = op2.BlockPartitioner()
+		default:
+			return fmt.Errorf("mgcfd: unknown partitioner %q (rcb or block)", partitioner)
+		}
+		var err error
+		info, err = op2.Partition(p)
+		return err
+	}
+	s, err := newSolver(m, op2.Rank(), op2.Ranks(), part)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, info, nil
+}
+
+// newSolver declares block rank of ranks of every set of m, calls
+// partition (when not nil) and runs the set-up loops.
+func newSolver(m *Mesh, rank, ranks int, partition func(*Solver) error) (*Solver, error) {
 	if err := m.Check(); err != nil {
 		return nil, err
 	}
@@ -94,15 +134,44 @@ func New(m *Mesh) (*Solver, error) {
 	} {
 		s.k[name] = op2.NewKernel(src, name)
 	}
-	if err := s.declare(m); err != nil {
-		s.Close()
-		return nil, err
+	err := s.declare(blockOf(m, rank, ranks))
+	if err == nil && partition != nil {
+		err = partition(s)
 	}
-	if err := s.setup(); err != nil {
+	if err == nil {
+		err = s.setup()
+	}
+	if err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// blockOf is rank's block (of ranks) of every set of m, its maps still
+// in the global numbering; m itself on one rank.
+func blockOf(m *Mesh, rank, ranks int) *Mesh {
+	if ranks == 1 {
+		return m
+	}
+	b := &Mesh{Levels: make([]Level, len(m.Levels))}
+	for l := range m.Levels {
+		lv, out := &m.Levels[l], &b.Levels[l]
+		ns, nc := hdf5.Block(lv.NNodes, rank, ranks)
+		es, ec := hdf5.Block(lv.NEdges, rank, ranks)
+		bs, bc := hdf5.Block(lv.NBnd, rank, ranks)
+		out.NNodes, out.NEdges, out.NBnd = nc, ec, bc
+		out.Coords = lv.Coords[3*ns : 3*(ns+nc)]
+		out.EdgeNodes = lv.EdgeNodes[2*es : 2*(es+ec)]
+		out.EdgeWeights = lv.EdgeWeights[3*es : 3*(es+ec)]
+		out.BndNodes = lv.BndNodes[bs : bs+bc]
+		out.BndGroups = lv.BndGroups[bs : bs+bc]
+		out.BndWeights = lv.BndWeights[3*bs : 3*(bs+bc)]
+		if lv.MGNodes != nil {
+			out.MGNodes = lv.MGNodes[ns : ns+nc]
+		}
+	}
+	return b
 }
 
 func (s *Solver) declare(m *Mesh) error {
