@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,6 +43,9 @@ type mgcfdRun struct {
 	op2Bin  string
 	op2     []float64
 	valid   []string
+	// rmsDiff is the largest relative difference between the rms the
+	// original printed for a cycle and GoOP2's (-1: it printed none).
+	rmsDiff float64
 }
 
 // The original's binaries, as OP2-Common's makefiles name them, the first
@@ -52,8 +56,14 @@ var (
 	op2OMPBinaries = []string{"euler3d_openmp"}
 )
 
-// op2Runtime matches the original's line giving the time of its cycles.
-var op2Runtime = regexp.MustCompile(`Max total runtime = ([0-9.eE+-]+)`)
+// op2Runtime matches the original's line giving the time of its cycles,
+// op2RMS a cycle's line with its rms, as a build of the original that
+// prints it writes ("Performing MG cycle 3 / 50  rms 4.35e-07"; the
+// original itself prints no figure per cycle).
+var (
+	op2Runtime = regexp.MustCompile(`Max total runtime = ([0-9.eE+-]+)`)
+	op2RMS     = regexp.MustCompile(`Performing MG cycle ([0-9]+) / [0-9]+\s+rms ([0-9.eE+-]+)`)
+)
 
 // mgcfdSection times MG-CFD's multigrid cycle (internal/mgcfd) on a
 // generated box mesh, on sequential and openmp with 1 and o.threads
@@ -79,6 +89,9 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 	if o.threads > 1 {
 		runs = append(runs, &mgcfdRun{name: fmt.Sprintf("openmp %d", o.threads), backend: "openmp", threads: o.threads})
 	}
+	for _, r := range runs {
+		r.rmsDiff = -1
+	}
 	var dir string
 	if o.op2Dir != "" {
 		seq, omp := findBinary(o.op2Dir, op2SeqBinaries), findBinary(o.op2Dir, op2OMPBinaries)
@@ -103,7 +116,7 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 	fine := m.Levels[0]
 	fmt.Fprintf(out, "MG-CFD, %d multigrid cycles on a %d-level box mesh (%d nodes, %d edges on the finest level); %s\n",
 		o.cycles, o.levels, fine.NNodes, fine.NEdges, cpuModel())
-	fmt.Fprintf(out, "  (%d rounds, the runs interleaved; times are of the cycles alone", o.rounds)
+	fmt.Fprintf(out, "  (%d round%s, the runs interleaved; times are of the cycles alone", o.rounds, map[bool]string{true: "s"}[o.rounds > 1])
 	if dir != "" {
 		fmt.Fprintf(out, "; OP2: the original built on OP2-Common, from %s, on the same mesh in its HDF5 layout", o.op2Dir)
 	}
@@ -144,12 +157,17 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 			}
 			r.rms = rms[len(rms)-1]
 			if r.op2Bin != "" {
-				secs, verdict, err := runOP2(r.op2Bin, dir, o.cycles, r.threads)
+				secs, verdict, theirs, err := runOP2(r.op2Bin, dir, o.cycles, r.threads)
 				if err != nil {
 					return err
 				}
 				r.op2 = append(r.op2, secs)
 				r.valid = append(r.valid, verdict)
+				for c, v := range theirs {
+					if c < len(rms) {
+						r.rmsDiff = max(r.rmsDiff, math.Abs(v-rms[c])/math.Abs(rms[c]))
+					}
+				}
 			}
 		}
 	}
@@ -164,7 +182,11 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 	}
 	for _, r := range runs {
 		if len(r.valid) > 0 {
-			fmt.Fprintf(out, "  OP2 %s (%s): %s\n", r.name, filepath.Base(r.op2Bin), summarise(r.valid))
+			agree := ""
+			if r.rmsDiff >= 0 {
+				agree = fmt.Sprintf("; its rms of every cycle within %.1e (relative) of GoOP2's", r.rmsDiff)
+			}
+			fmt.Fprintf(out, "  OP2 %s (%s): %s%s\n", r.name, filepath.Base(r.op2Bin), summarise(r.valid), agree)
 		}
 	}
 	last := runs[len(runs)-1]
@@ -223,8 +245,9 @@ func findBinary(dir string, names []string) string {
 // runOP2 runs the original binary bin on the mesh in dir for cycles
 // cycles with threads OpenMP threads and -v (validation against the
 // solution files in dir), and returns the time of its cycles (its "Max
-// total runtime") and its validation verdict.
-func runOP2(bin, dir string, cycles, threads int) (float64, string, error) {
+// total runtime"), its validation verdict and the rms of each cycle when
+// it prints them (nil when not).
+func runOP2(bin, dir string, cycles, threads int) (float64, string, []float64, error) {
 	cmd := exec.Command(bin, "-i", mgcfd.InputFile, "-d", dir, "-g", strconv.Itoa(cycles), "-v")
 	cmd.Dir = dir // it writes a CSV of its file-I/O times beside the mesh
 	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS="+strconv.Itoa(threads))
@@ -233,15 +256,15 @@ func runOP2(bin, dir string, cycles, threads int) (float64, string, error) {
 	err := cmd.Run()
 	text := buf.String()
 	if err != nil {
-		return 0, "", fmt.Errorf("mgcfd: %s: %v; its output ends:\n%s", bin, err, tail(text, 1500))
+		return 0, "", nil, fmt.Errorf("mgcfd: %s: %v; its output ends:\n%s", bin, err, tail(text, 1500))
 	}
 	mm := op2Runtime.FindStringSubmatch(text)
 	if mm == nil {
-		return 0, "", fmt.Errorf("mgcfd: %s printed no \"Max total runtime = \" line; its output ends:\n%s", bin, tail(text, 1500))
+		return 0, "", nil, fmt.Errorf("mgcfd: %s printed no \"Max total runtime = \" line; its output ends:\n%s", bin, tail(text, 1500))
 	}
 	secs, err := strconv.ParseFloat(mm[1], 64)
 	if err != nil {
-		return 0, "", fmt.Errorf("mgcfd: %s: runtime %q: %v", bin, mm[1], err)
+		return 0, "", nil, fmt.Errorf("mgcfd: %s: runtime %q: %v", bin, mm[1], err)
 	}
 	verdict := "no validation line"
 	switch {
@@ -250,7 +273,16 @@ func runOP2(bin, dir string, cycles, threads int) (float64, string, error) {
 	case strings.Contains(text, "Validation failed"):
 		verdict = "validation against GoOP2's variables FAILED"
 	}
-	return secs, verdict, nil
+	var rms []float64
+	for _, mm := range op2RMS.FindAllStringSubmatch(text, -1) {
+		c, err1 := strconv.Atoi(mm[1])
+		v, err2 := strconv.ParseFloat(mm[2], 64)
+		if err1 != nil || err2 != nil || c != len(rms)+1 {
+			return 0, "", nil, fmt.Errorf("mgcfd: %s: cycle line %q out of order or unreadable", bin, mm[0])
+		}
+		rms = append(rms, v)
+	}
+	return secs, verdict, rms, nil
 }
 
 // summarise is the verdicts, each once, with their counts.
