@@ -20,10 +20,13 @@ func TestBenchRuns(t *testing.T) {
 		t.Skip("allocates about 1 GB and runs for several seconds: skipped in -short mode")
 	}
 	var out bytes.Buffer
+	// -mgcfd adds its section to the full run.
+	mgcfdSettings = &mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 2}
+	defer func() { mgcfdSettings = nil }()
 	if err := run(&out, 0, 2, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"STREAM triad", "GB/s", "ns per loop", "Plan construction", "colours", "speed-up"} {
+	for _, want := range []string{"STREAM triad", "GB/s", "ns per loop", "Plan construction", "colours", "speed-up", "MG-CFD, 1 multigrid cycle on a 2-level box mesh"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -114,9 +114,9 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 		}
 	}
 	fine := m.Levels[0]
-	fmt.Fprintf(out, "MG-CFD, %d multigrid cycles on a %d-level box mesh (%d nodes, %d edges on the finest level); %s\n",
-		o.cycles, o.levels, fine.NNodes, fine.NEdges, cpuModel())
-	fmt.Fprintf(out, "  (%d round%s, the runs interleaved; times are of the cycles alone", o.rounds, map[bool]string{true: "s"}[o.rounds > 1])
+	fmt.Fprintf(out, "MG-CFD, %s on a %d-level box mesh (%d nodes, %d edges on the finest level); %s\n",
+		plural(o.cycles, "multigrid cycle"), o.levels, fine.NNodes, fine.NEdges, cpuModel())
+	fmt.Fprintf(out, "  (%s, the runs interleaved; times are of the cycles alone", plural(o.rounds, "round"))
 	if dir != "" {
 		fmt.Fprintf(out, "; OP2: the original built on OP2-Common, from %s, on the same mesh in its HDF5 layout", o.op2Dir)
 	}
@@ -300,6 +300,14 @@ func summarise(verdicts []string) string {
 		parts[i] = fmt.Sprintf("%s (%d of %d runs)", v, counts[v], len(verdicts))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// plural is n and what, with an s unless n is 1.
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // tail is the last n bytes of s.
