@@ -146,6 +146,9 @@ void mg_min_dt(const double *dt, double *m) {
   if (*dt < *m) *m = *dt;
 }`
 
+// stepFactorSrc is a node's step factor: the smallest time step over its
+// volume. (The original also computes the node's velocity, pressure and
+// speed of sound here, and uses none of them.)
 const stepFactorSrc = `
 void mg_step_factor(const double *vol, const double *min_dt, double *sf) {
   *sf = *min_dt / *vol;
