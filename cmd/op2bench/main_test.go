@@ -368,10 +368,21 @@ func TestMGCFDSection(t *testing.T) {
 	if !strings.Contains(out.String(), "mg_flux_edge") || strings.Contains(out.String(), "openmp 2") {
 		t.Errorf("GoOP2 alone on 1 thread:\n%s", out.String())
 	}
+	// Originals that fail, print no time, or print cycles out of order.
+	broken := func(script string) string {
+		d := t.TempDir()
+		if err := os.WriteFile(filepath.Join(d, "euler3d_seq"), []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
 	for _, tc := range []struct {
 		o    mgcfdOpts
 		want string
 	}{
+		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: broken("echo boom; exit 4\n")}, "exit status 4; its output ends:\nboom"},
+		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: broken("echo hello\n")}, `printed no "Max total runtime = " line`},
+		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: broken("echo 'Performing MG cycle 2 / 1  rms 1e-7'; echo 'Max total runtime = 1'\n")}, "out of order"},
 		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: t.TempDir()}, "holds none of the original's binaries (euler3d_genseq, euler3d_seq, euler3d_openmp)"},
 		{mgcfdOpts{n: 5, levels: 2, cycles: 0, rounds: 1, threads: 1}, "0 cycles"},
 		{mgcfdOpts{n: 6, levels: 2, cycles: 1, rounds: 1, threads: 1}, "multiple of 2^(levels−1)"},

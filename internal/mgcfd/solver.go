@@ -95,16 +95,14 @@ func New(m *Mesh) (*Solver, error) {
 // is collective: every rank calls it. Without MPI, or on one rank, it is
 // New.
 func NewDistributed(m *Mesh, partitioner string) (*Solver, *op2.PartitionInfo, error) {
+	if partitioner != "" && partitioner != "rcb" && partitioner != "block" {
+		return nil, nil, fmt.Errorf("mgcfd: unknown partitioner %q (rcb or block)", partitioner)
+	}
 	var info *op2.PartitionInfo
 	part := func(s *Solver) error {
-		var p op2.Partitioner
-		switch partitioner {
-		case "", "rcb":
-			p = op2.RCBPartitioner(s.levels[0].coords)
-		case "block":
+		p := op2.RCBPartitioner(s.levels[0].coords)
+		if partitioner == "block" {
 			p = op2.BlockPartitioner()
-		default:
-			return fmt.Errorf("mgcfd: unknown partitioner %q (rcb or block)", partitioner)
 		}
 		var err error
 		info, err = op2.Partition(p)

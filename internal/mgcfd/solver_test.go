@@ -1,11 +1,15 @@
 package mgcfd
 
 import (
+	"fmt"
 	"math"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/hdf5"
 )
 
 // goldenRMS is the rms of the first cycles on Generate(9, 3), from the
@@ -152,4 +156,61 @@ func TestSolverErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
+	if _, _, err := NewDistributed(m, "metis"); err == nil || !strings.Contains(err.Error(), `unknown partitioner "metis" (rcb or block)`) {
+		t.Errorf("NewDistributed(m, \"metis\"): %v", err)
+	}
+	// Without MPI NewDistributed is New.
+	s, info, err := NewDistributed(m, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if info.Ranks != 1 || info.Partitioner != "rcb" {
+		t.Errorf("partition without MPI: %+v", info)
+	}
+}
+
+// TestWriteSolution writes every level's variables as the original's
+// validation files and reads them back.
+func TestWriteSolution(t *testing.T) {
+	m, err := Generate(5, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := op2.Configure(op2.Config{Backend: "sequential"}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, _, err := s.Run(2, nil); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := WriteSolution(dir, s, 2); err != nil {
+		if strings.Contains(strings.ToLower(err.Error()), "hdf5") {
+			t.Skipf("libhdf5 unavailable: %v", err)
+		}
+		t.Fatal(err)
+	}
+	for l := 0; l < 2; l++ {
+		want, err := s.Variables(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := hdf5.Open(filepath.Join(dir, fmt.Sprintf("solution.variables.L%d.cycles=2.h5", l)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := hdf5.ReadAll[float64](f, fmt.Sprintf("p_variables_result_L%d", l), 5)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("level %d: the validation file differs from the variables", l)
+		}
+	}
 }
