@@ -14,7 +14,12 @@
 // measurements: each loop's time per element on the large mesh against
 // the larger of its memory floor (its bytes at the STREAM rate) and its
 // in-cache floor (the loop alone, repeated on a mesh small enough for its
-// data to stay in cache).
+// data to stay in cache). With -mgcfd it also times MG-CFD's multigrid
+// cycle (internal/mgcfd, a 3-D edge-based Euler solver) on a generated
+// multigrid box mesh, sequential and openmp, and with -mgcfd-op2 DIR runs
+// the original (warwick-hpsc/MG-CFD-app-OP2 built on OP2-Common, its
+// binaries in DIR) on the same mesh, interleaved with GoOP2's runs, and
+// prints the ratio GoOP2/OP2.
 //
 // Usage:
 //
@@ -23,6 +28,7 @@
 //	op2bench -locality-only [-threads 2] [-locality-iters 100] [-locality-rounds 1]
 //	op2bench -matrix-only [-threads 2] [-matrix-n 708] [-matrix-rounds 5]
 //	op2bench -floor-only [-threads 2] [-floor-iters 10] [-floor-rounds 3] [-floor-kib 256]
+//	op2bench -mgcfd-only [-threads 2] [-mgcfd-n 65] [-mgcfd-levels 4] [-mgcfd-cycles 50] [-mgcfd-rounds 3] [-mgcfd-op2 DIR]
 package main
 
 import (
@@ -63,7 +69,26 @@ func main() {
 	flRounds := flag.Int("floor-rounds", 3, "rounds of the compute floor, the runs interleaved; the best is printed")
 	flKiB := flag.Int("floor-kib", 256, "the compute floor's in-cache meshes: each loop's bytes per call, KiB")
 	flSIMD := flag.String("floor-simd", "off,8", "the compute floor's SIMD settings, comma separated (Config.SIMD: off for the scalar code, 4 or 8 lanes)")
+	mg := flag.Bool("mgcfd", false, "also time MG-CFD's multigrid cycle (against the original with -mgcfd-op2)")
+	mgOnly := flag.Bool("mgcfd-only", false, "run only the MG-CFD section")
+	mgN := flag.Int("mgcfd-n", 65, "MG-CFD's box mesh has n×n×n nodes on the finest level")
+	mgLevels := flag.Int("mgcfd-levels", 4, "MG-CFD's multigrid levels, each coarser by 2 per direction (n−1 must be a multiple of 2^(levels−1))")
+	mgCycles := flag.Int("mgcfd-cycles", 50, "MG-CFD multigrid cycles per run")
+	mgRounds := flag.Int("mgcfd-rounds", 3, "rounds of the MG-CFD section, the runs interleaved; medians and bests are printed")
+	mgOP2 := flag.String("mgcfd-op2", "", "folder of the original MG-CFD's binaries built on OP2-Common (euler3d_genseq or euler3d_seq, euler3d_openmp), run on the same mesh")
 	flag.Parse()
+	mgOpts := mgcfdOpts{n: *mgN, levels: *mgLevels, cycles: *mgCycles, rounds: *mgRounds, threads: *threads, op2Dir: *mgOP2}
+	if *mgOnly {
+		fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())
+		if err := mgcfdSection(os.Stdout, mgOpts); err != nil {
+			fmt.Fprintln(os.Stderr, "op2bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *mg {
+		mgcfdSettings = &mgOpts
+	}
 	if *flOnly {
 		err := func() error {
 			fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())
@@ -151,6 +176,10 @@ func run(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters int) er
 // in a full run (-matrix); 0 rounds skip it.
 var matrixN, matrixRounds int
 
+// mgcfdSettings are the MG-CFD section's settings in a full run (-mgcfd);
+// nil skips it.
+var mgcfdSettings *mgcfdOpts
+
 // floorIters, floorRounds and floorBudget are the compute floor's
 // iterations and rounds on the large mesh and its in-cache bytes per call
 // in a full run (-floor); 0 rounds skip it.
@@ -195,6 +224,11 @@ func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, loc
 	}
 	if matrixRounds > 0 {
 		if err := matrixSection(out, matrixN, matrixRounds, threads, triad1, triadN); err != nil {
+			return err
+		}
+	}
+	if mgcfdSettings != nil {
+		if err := mgcfdSection(out, *mgcfdSettings); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,10 +20,13 @@ func TestBenchRuns(t *testing.T) {
 		t.Skip("allocates about 1 GB and runs for several seconds: skipped in -short mode")
 	}
 	var out bytes.Buffer
+	// -mgcfd adds its section to the full run.
+	mgcfdSettings = &mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 2}
+	defer func() { mgcfdSettings = nil }()
 	if err := run(&out, 0, 2, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"STREAM triad", "GB/s", "ns per loop", "Plan construction", "colours", "speed-up"} {
+	for _, want := range []string{"STREAM triad", "GB/s", "ns per loop", "Plan construction", "colours", "speed-up", "MG-CFD, 1 multigrid cycle on a 2-level box mesh"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
@@ -308,6 +313,86 @@ func TestFloorGrid(t *testing.T) {
 			if m, err := mesh.Generate(i-1, floorJ(i-1)); err != nil || setSizes(m)[tc.set] >= tc.n {
 				t.Errorf("%s, %d elements: grid %d is not the smallest", tc.set, tc.n, i)
 			}
+		}
+	}
+}
+
+// fakeMGCFD is a stand-in for the original MG-CFD binary: it checks the
+// command line op2bench gives it and the files it should find, and prints
+// the lines op2bench reads.
+const fakeMGCFD = `#!/bin/sh
+# args: -i input.dat -d DIR -g CYCLES -v
+[ "$1" = -i ] && [ "$3" = -d ] && [ "$5" = -g ] && [ "$7" = -v ] || { echo "bad args: $*"; exit 2; }
+[ -f "$4/$2" ] && [ -f "$4/mesh_L0.h5" ] && [ -f "$4/mesh_L1.h5" ] || { echo "no mesh in $4"; exit 3; }
+echo "threads $OMP_NUM_THREADS"
+i=1
+while [ $i -le "$6" ]; do echo "Performing MG cycle $i / $6  rms 4.0e-07"; i=$((i+1)); done
+echo "Max total runtime = 0.250000"
+if [ -f "$4/solution.variables.L0.cycles=$6.h5" ] && [ -f "$4/solution.variables.L1.cycles=$6.h5" ]; then
+  echo "Validation passed"
+else
+  echo "Validation failed"
+fi
+`
+
+// TestMGCFDSection runs the MG-CFD section on a small mesh, against
+// stand-ins for the original's binaries: the figures, the ratio, the
+// per-loop table and the original's validation verdict are printed.
+func TestMGCFDSection(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"euler3d_genseq", "euler3d_openmp"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(fakeMGCFD), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	err := mgcfdSection(&out, mgcfdOpts{n: 5, levels: 2, cycles: 2, rounds: 1, threads: 2, op2Dir: dir})
+	if err != nil && strings.Contains(strings.ToLower(err.Error()), "hdf5") {
+		t.Skipf("libhdf5 unavailable: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"MG-CFD, 2 multigrid cycles on a 2-level box mesh (125 nodes, 300 edges", "GoOP2/OP2",
+		"0.250 /   0.250", "OP2 sequential (euler3d_genseq): validation against GoOP2's variables passed (1 of 1 runs)",
+		"OP2 openmp 2 (euler3d_openmp): validation against GoOP2's variables passed", "its rms of every cycle within", "mg_flux_edge", "mg_prolong", "openmp 2"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if ts := op2.Timings(); len(ts) != 0 {
+		t.Errorf("the benchmark left timing records behind: %v", ts)
+	}
+	// Without the original, GoOP2 alone; a folder without its binaries
+	// and bad settings are errors.
+	out.Reset()
+	if err := mgcfdSection(&out, mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "mg_flux_edge") || strings.Contains(out.String(), "openmp 2") {
+		t.Errorf("GoOP2 alone on 1 thread:\n%s", out.String())
+	}
+	// Originals that fail, print no time, or print cycles out of order.
+	broken := func(script string) string {
+		d := t.TempDir()
+		if err := os.WriteFile(filepath.Join(d, "euler3d_seq"), []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, tc := range []struct {
+		o    mgcfdOpts
+		want string
+	}{
+		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: broken("echo boom; exit 4\n")}, "exit status 4; its output ends:\nboom"},
+		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: broken("echo hello\n")}, `printed no "Max total runtime = " line`},
+		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: broken("echo 'Performing MG cycle 2 / 1  rms 1e-7'; echo 'Max total runtime = 1'\n")}, "out of order"},
+		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: t.TempDir()}, "holds none of the original's binaries (euler3d_genseq, euler3d_seq, euler3d_openmp)"},
+		{mgcfdOpts{n: 5, levels: 2, cycles: 0, rounds: 1, threads: 1}, "0 cycles"},
+		{mgcfdOpts{n: 6, levels: 2, cycles: 1, rounds: 1, threads: 1}, "multiple of 2^(levels−1)"},
+	} {
+		if err := mgcfdSection(io.Discard, tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want an error saying %q", tc.o, err, tc.want)
 		}
 	}
 }

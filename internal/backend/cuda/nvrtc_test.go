@@ -15,6 +15,7 @@ import (
 	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/mgcfd"
 	"github.com/goop2/op2/internal/nvrtc"
 	"github.com/goop2/op2/mesh"
 )
@@ -38,6 +39,10 @@ var (
 	// workGroupSizes are the threads per block each loop is generated
 	// for (0: the default).
 	workGroupSizes = []int{0}
+
+	// aosOnly leaves out the soa layout with -short (MG-CFD's loops,
+	// whose shapes the suite's loops already compile in soa).
+	aosOnly bool
 
 	compiledMu sync.Mutex
 	compiled   = map[string]bool{} // sources compiled (each for every arch)
@@ -70,7 +75,7 @@ func variants() []variant {
 		for _, wg := range workGroupSizes {
 			for _, scheme := range []device.Scheme{device.Staged, device.Atomics} {
 				for _, soa := range []bool{false, true} {
-					if soa && wg != 0 && testing.Short() {
+					if soa && (wg != 0 || aosOnly) && testing.Short() {
 						continue
 					}
 					out = append(out, variant{shared, device.Options{Scheme: scheme, SoA: soa, WorkGroupSize: wg}})
@@ -122,7 +127,9 @@ func (c *compileCheck) Build(l *core.Loop) (exec.Program, error) {
 // (staged and atomics) and both data layouts (aos and soa), with NVRTC for
 // sm_80 and sm_90 and fails on any error or warning. In the full run each
 // loop is also generated for a device with 2 KiB of shared memory, so the
-// code for data too large to stage is compiled as well. Airfoil's loops
+// code for data too large to stage is compiled as well. MG-CFD's loops
+// (internal/mgcfd) are compiled too (with -short in the aos layout and
+// for sm_90 only). Airfoil's loops
 // are also compiled with 128 and 256 threads per block instead of the
 // default 64 (with -short in the aos layout only; in the full run also
 // with 32 and 1024).
@@ -158,6 +165,27 @@ func TestNVRTCCompilesEveryLoop(t *testing.T) {
 		}
 		defer s.Close()
 		if _, _, err := s.Iterate(2, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("MGCFD", func(t *testing.T) {
+		if testing.Short() {
+			defer func(saved []int) { archs, aosOnly = saved, false }(archs)
+			archs, aosOnly = []int{90}, true
+		}
+		if err := op2.Configure(op2.Config{Backend: compileCheckName, CacheDir: t.TempDir()}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := mgcfd.Generate(5, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := mgcfd.New(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if _, _, err := s.Run(1, nil); err != nil {
 			t.Fatal(err)
 		}
 	})
