@@ -539,3 +539,30 @@ func expandInvocation(src, lit string, pp *preprocessed, from, to int, name stri
 	text := renderTokens(out) + strings.Repeat("\n", strings.Count(src[from:to], "\n"))
 	return macroSplice{from: from, to: to, text: text}, names, nil
 }
+
+// ExpandedBody returns the body of the kernel info describes (from its
+// opening brace to its closing one) with every macro invocation in it
+// expanded with the definitions in force there, as the compiler sees it,
+// on one line. It returns an error when an invocation cannot be expanded
+// (a macro defined under a condition GoOP2 cannot evaluate, an expansion
+// that names a macro again).
+func ExpandedBody(info *KernelInfo) (string, error) {
+	src := info.Source
+	lit := clex.Blank(src, false, nil)
+	pp, err := preprocess(clex.Blank(src, true, nil), lit)
+	if err != nil {
+		return "", err
+	}
+	macros := pp.macrosAt(info.BodyOpen)
+	e := &expander{macros: macros, defs: map[string]*macroDef{}}
+	out, err := e.expand(splitTokens(lit[info.BodyOpen : info.BodyClose+1]))
+	if err != nil {
+		return "", err
+	}
+	for _, t := range out {
+		if m, ok := macros[t.s]; t.kind == 'i' && ok && m.state != undefined {
+			return "", fmt.Errorf("the expansion of the kernel's body names macro %s again", t.s)
+		}
+	}
+	return renderTokens(out), nil
+}

@@ -2,7 +2,6 @@ package hostc
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -165,8 +164,6 @@ func operandEnd(t string) bool {
 	return t != "" && clex.IsIdentChar(t[0]) && !prefixKeywords[t]
 }
 
-var defineRE = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_][A-Za-z0-9_]*)`)
-
 // LaneKernel returns the lane form of l's kernel for lanes lanes (see the
 // comment at the top of this file): a static inline function named
 // LaneName(kernel) taking, for each lane parameter, a lane array T
@@ -179,13 +176,20 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 	if len(info.Params) != len(l.Args) {
 		return "", fmt.Errorf("kernel %s has %d parameters for %d arguments", l.Kernel.Name, len(info.Params), len(l.Args))
 	}
-	body := src[info.BodyOpen : info.BodyClose+1]
-	code := clex.Blank(body, true, nil)
-	for _, line := range strings.Split(code, "\n") {
+	raw := clex.Blank(src[info.BodyOpen:info.BodyClose+1], true, nil)
+	for _, line := range strings.Split(raw, "\n") {
 		if strings.HasPrefix(strings.TrimSpace(line), "#") {
 			return "", fmt.Errorf("kernel %s has a preprocessor directive in its body", l.Kernel.Name)
 		}
 	}
+	// The body as the compiler sees it: macros expanded, so that a use
+	// of a parameter inside a macro is seen (and the lane form does not
+	// depend on the macros).
+	body, err := core.ExpandedBody(info)
+	if err != nil {
+		return "", fmt.Errorf("kernel %s: %w", l.Kernel.Name, err)
+	}
+	code := clex.Blank(body, true, nil)
 	lane := map[string]bool{}
 	var decls []string
 	for i := range l.Args {
@@ -213,23 +217,10 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 		}
 		decls = append(decls, fmt.Sprintf("%s%s %s[][%d]", c, a.Data.Type.CName(), name, lanes))
 	}
-	// Macros the source defines and the body uses must not hide a use of
-	// a lane parameter.
+	code = unparen(code, lane)
 	toks := tokenize(code)
-	for _, m := range defineRE.FindAllStringSubmatchIndex(clex.Blank(src, true, nil), -1) {
-		name := src[m[2]:m[3]]
-		if !slices.ContainsFunc(toks, func(t ctoken) bool { return t.text == name }) {
-			continue
-		}
-		def := src[m[3]:clex.LogicalLineEnd(src, m[3])]
-		for _, id := range clex.Identifiers(def) {
-			if lane[id] {
-				return "", fmt.Errorf("kernel %s's body uses macro %s, which names parameter %s", l.Kernel.Name, name, id)
-			}
-		}
-	}
-	r := &laneRewriter{l: l, body: body, toks: toks, lane: lane}
-	rewritten, err := r.rewrite(0, len(toks), 0, len(body))
+	r := &laneRewriter{l: l, body: code, toks: toks, lane: lane}
+	rewritten, err := r.rewrite(0, len(toks), 0, len(code))
 	if err != nil {
 		return "", err
 	}
@@ -238,6 +229,35 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 	fmt.Fprintf(&out, "static inline __attribute__((always_inline)) void %s(%s, int op2_lane)\n%s\n", LaneName(l.Kernel.Name), strings.Join(decls, ", "), rewritten)
 	fmt.Fprintf(&out, "#pragma GCC diagnostic pop\n")
 	return out.String(), nil
+}
+
+// unparen returns code with the parentheses around a lane parameter
+// alone, (p), removed where they only group (macro expansions write
+// (V)[0]); not those of a call f(p), which stays a use of p the lane form
+// refuses.
+func unparen(code string, lane map[string]bool) string {
+	for {
+		toks := tokenize(code)
+		var b strings.Builder
+		pos, changed := 0, false
+		for i := 1; i+1 < len(toks); i++ {
+			if !lane[toks[i].text] || toks[i-1].text != "(" || toks[i+1].text != ")" {
+				continue
+			}
+			if i >= 2 && operandEnd(toks[i-2].text) {
+				continue // a call
+			}
+			b.WriteString(code[pos:toks[i-1].start])
+			b.WriteString(" " + toks[i].text + " ")
+			pos, changed = toks[i+1].end, true
+			i++
+		}
+		if !changed {
+			return code
+		}
+		b.WriteString(code[pos:])
+		code = b.String()
+	}
 }
 
 // laneRewriter rewrites a kernel body's uses of lane parameters.

@@ -80,6 +80,14 @@ void members(const double *x, double *y, double *g) { struct pt p = {x[1]}; y[0]
 		{"mixed", `void mixed(const float *f, const double *g, int *n, double *o) { *n = (int)f[1] & 3; o[0] = g[0] * f[0]; }`,
 			[]core.Arg{dir(fl, core.Read), glob(core.Read), dir(id, core.RW), dir(w, core.Write)},
 			[]string{"n[0][op2_lane] = (int)f[1][op2_lane] & 3", "o[0][op2_lane] = g[0] * f[0][op2_lane]", "const double *g"}},
+		{"macros", `#define FIRST q1[0]
+#define STATE(V, r, u) double r = (V)[0], u = (V)[1] / r;
+void macros(const double *q1, const double *q2, const double *w, double *r1, double *r2) {
+  STATE(q2, rb, ub)
+  STATE(q1, ra, ua)
+  r1[0] += FIRST * (*w) + ra * ub; r2[1] -= rb * ua;
+}`, []core.Arg{ind(q, 0, core.Read), ind(q, 1, core.Read), dir(w, core.Read), ind(res, 0, core.Inc), ind(res, 1, core.Inc)},
+			[]string{"double rb =  q2 [0][op2_lane]", "q1 [1][op2_lane] / ra", "r1[0][op2_lane] += q1[0][op2_lane] * (w[0][op2_lane])"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := laneLoop(t, m, c.src, c.name, c.args...)
@@ -152,8 +160,8 @@ func TestLaneKernelRefuses(t *testing.T) {
 		{"shadow", `void shadow(const double *w, double *q) { { double q[2] = {0}; q[0] = w[0]; } }`, two, "declares q"},
 		{"shadowptr", `void shadowptr(const double *w, double *q) { { double *q = 0; (void)q; } q[0] += w[0]; }`, two, "declares q"},
 		{"moves", `void moves(const double *w, double *q) { *q++ += w[0]; }`, two, "moves pointer q"},
-		{"macro", `#define FIRST q[0]
-void macro(const double *w, double *q) { FIRST += w[0]; }`, two, "macro FIRST"},
+		{"macro", `#define NEXT(p) (p + 1)
+void macro(const double *w, double *q) { *NEXT(q) += w[0]; }`, two, "uses q other than"},
 		{"directive", `void directive(const double *w, double *q) {
 #ifdef X
   q[1] += 1;
