@@ -75,9 +75,13 @@ func main() {
 	mgLevels := flag.Int("mgcfd-levels", 4, "MG-CFD's multigrid levels, each coarser by 2 per direction (n−1 must be a multiple of 2^(levels−1))")
 	mgCycles := flag.Int("mgcfd-cycles", 50, "MG-CFD multigrid cycles per run")
 	mgRounds := flag.Int("mgcfd-rounds", 3, "rounds of the MG-CFD section, the runs interleaved; medians and bests are printed")
+	mgSIMD := flag.String("mgcfd-simd", "", "MG-CFD's SIMD settings, comma separated (Config.SIMD: off for the scalar code, 4 or 8 lanes; empty: as configured)")
 	mgOP2 := flag.String("mgcfd-op2", "", "folder of the original MG-CFD's binaries built on OP2-Common (euler3d_genseq or euler3d_seq, euler3d_openmp), run on the same mesh")
 	flag.Parse()
 	mgOpts := mgcfdOpts{n: *mgN, levels: *mgLevels, cycles: *mgCycles, rounds: *mgRounds, threads: *threads, op2Dir: *mgOP2}
+	if *mgSIMD != "" {
+		mgOpts.simd = strings.Split(*mgSIMD, ",")
+	}
 	if *mgOnly {
 		fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())
 		if err := mgcfdSection(os.Stdout, mgOpts); err != nil {

@@ -26,6 +26,10 @@ import (
 type mgcfdOpts struct {
 	n, levels, cycles, rounds, threads int
 	op2Dir                             string
+	// simd are the SIMD settings each configuration runs with
+	// (Config.SIMD: "off" for the scalar code, "4" or "8" lanes); nil
+	// runs the configured one.
+	simd []string
 }
 
 // mgcfdRun is one configuration of the MG-CFD section and what its rounds
@@ -36,6 +40,7 @@ type mgcfdRun struct {
 	name    string
 	backend string
 	threads int
+	simd    string // Config.SIMD ("" as configured)
 	ours    []float64
 	loops   []op2.LoopTiming
 	best    float64
@@ -85,9 +90,34 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 	if err != nil {
 		return err
 	}
-	runs := []*mgcfdRun{{name: "sequential", backend: "sequential", threads: 1}, {name: "openmp 1", backend: "openmp", threads: 1}}
+	base := []mgcfdRun{{name: "sequential", backend: "sequential", threads: 1}, {name: "openmp 1", backend: "openmp", threads: 1}}
 	if o.threads > 1 {
-		runs = append(runs, &mgcfdRun{name: fmt.Sprintf("openmp %d", o.threads), backend: "openmp", threads: o.threads})
+		base = append(base, mgcfdRun{name: fmt.Sprintf("openmp %d", o.threads), backend: "openmp", threads: o.threads})
+	}
+	simd := o.simd
+	if len(simd) == 0 {
+		simd = []string{""}
+	}
+	var runs []*mgcfdRun
+	for _, b := range base {
+		for _, v := range simd {
+			r := b
+			r.simd = v
+			if v != "" && v != "off" {
+				r.name += " simd" + v
+			}
+			runs = append(runs, &r)
+		}
+	}
+	// sibling is the run of r's configuration with the first SIMD
+	// setting: the one the original runs beside (its times serve all).
+	sibling := func(r *mgcfdRun) *mgcfdRun {
+		for _, s := range runs {
+			if s.backend == r.backend && s.threads == r.threads {
+				return s
+			}
+		}
+		return r
 	}
 	for _, r := range runs {
 		r.rmsDiff = -1
@@ -99,9 +129,11 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 			return fmt.Errorf("mgcfd: -mgcfd-op2 %s holds none of the original's binaries (%s)", o.op2Dir, strings.Join(append(slices.Clone(op2SeqBinaries), op2OMPBinaries...), ", "))
 		}
 		for _, r := range runs {
-			if r.backend == "sequential" {
+			switch {
+			case sibling(r) != r:
+			case r.backend == "sequential":
 				r.op2Bin = seq
-			} else {
+			default:
 				r.op2Bin = omp
 			}
 		}
@@ -124,7 +156,7 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 	defer op2.ResetTimings()
 	defer op2.EnableTiming(false)
 	for _, r := range runs { // compile every loop first
-		if err := op2.Configure(op2.Config{Backend: r.backend, Threads: r.threads}); err != nil {
+		if err := op2.Configure(op2.Config{Backend: r.backend, Threads: r.threads, SIMD: r.simd}); err != nil {
 			return err
 		}
 		if _, _, err := mgcfdCycles(m, 1, nil); err != nil {
@@ -133,13 +165,13 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 	}
 	for round := 0; round < o.rounds; round++ {
 		for _, r := range runs {
-			if err := op2.Configure(op2.Config{Backend: r.backend, Threads: r.threads, Timing: true}); err != nil {
+			if err := op2.Configure(op2.Config{Backend: r.backend, Threads: r.threads, SIMD: r.simd, Timing: true}); err != nil {
 				return err
 			}
 			op2.ResetTimings()
 			runtime.GC()
 			solution := ""
-			if dir != "" && round == 0 && r.backend == "sequential" {
+			if dir != "" && round == 0 && r.backend == "sequential" && sibling(r) == r {
 				solution = dir // the original validates against these variables
 			}
 			rms, d, err := mgcfdCycles(m, o.cycles, func(s *mgcfd.Solver) error {
@@ -174,9 +206,9 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 	fmt.Fprintf(out, "\n  %-12s %22s %22s %12s   %s\n", "run", "GoOP2 s median / best", "OP2 s median / best", "GoOP2/OP2", "final rms")
 	for _, r := range runs {
 		op2s, ratio := fmt.Sprintf("%22s", "-"), fmt.Sprintf("%12s", "-")
-		if len(r.op2) > 0 {
-			op2s = fmt.Sprintf("%12.3f / %7.3f", median(r.op2), slices.Min(r.op2))
-			ratio = fmt.Sprintf("%11.2fx", median(r.ours)/median(r.op2))
+		if o2 := sibling(r).op2; len(o2) > 0 {
+			op2s = fmt.Sprintf("%12.3f / %7.3f", median(o2), slices.Min(o2))
+			ratio = fmt.Sprintf("%11.2fx", median(r.ours)/median(o2))
 		}
 		fmt.Fprintf(out, "  %-12s %12.3f / %7.3f %s %s   %.10e\n", r.name, median(r.ours), slices.Min(r.ours), op2s, ratio, r.rms)
 	}
@@ -189,9 +221,12 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 			fmt.Fprintf(out, "  OP2 %s (%s): %s%s\n", r.name, filepath.Base(r.op2Bin), summarise(r.valid), agree)
 		}
 	}
-	last := runs[len(runs)-1]
-	if len(runs) > 2 {
-		fmt.Fprintf(out, "  GoOP2 speed-up openmp %d threads vs sequential: %.2fx (medians)\n", last.threads, median(runs[0].ours)/median(last.ours))
+	if last := runs[len(runs)-1]; last.threads > 1 {
+		for _, r := range runs {
+			if r.backend == "sequential" && r.simd == last.simd {
+				fmt.Fprintf(out, "  GoOP2 speed-up openmp %d threads vs sequential: %.2fx (medians)\n", last.threads, median(r.ours)/median(last.ours))
+			}
+		}
 	}
 	fmt.Fprintf(out, "\n  per loop (summed over the levels), seconds in the fastest round\n  %-18s", "loop")
 	for _, r := range runs {
