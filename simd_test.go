@@ -146,3 +146,20 @@ func sameWithin(t *testing.T, what string, want, got simdOutcome, tol float64) {
 		t.Fatalf("%s: sum = %v, scalar sequential gives %v", what, got.sum, want.sum)
 	}
 }
+
+// TestSIMDSettingRefused: an unknown SIMD setting, from the
+// configuration or the environment, is an error naming it and what is
+// accepted, on both host backends.
+func TestSIMDSettingRefused(t *testing.T) {
+	for _, backend := range hostBackends {
+		_, err := op2.NewRuntime(op2.Config{Backend: backend, SIMD: "16"})
+		wantErr(t, err, `SIMD setting "16" (Config.SIMD, OP2_SIMD): want auto, off, or a lane count (4, 8)`)
+		t.Setenv("OP2_SIMD", "wide")
+		_, err = op2.NewRuntime(op2.Config{Backend: backend})
+		wantErr(t, err, `SIMD setting "wide"`)
+		t.Setenv("OP2_SIMD", "simd8")
+		if r := must(op2.NewRuntime(op2.Config{Backend: backend})); r.Backend() != backend {
+			t.Errorf("runtime with OP2_SIMD=simd8 runs on %s, want %s", r.Backend(), backend)
+		}
+	}
+}

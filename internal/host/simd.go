@@ -37,7 +37,7 @@ func ParseSIMD(s string) (SIMD, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimPrefix(v, variantSIMD))
 	if err != nil || !slices.Contains(hostc.LaneWidths, n) {
-		return SIMD{}, fmt.Errorf("SIMD setting %q: want auto, off, or a lane count (%s)", s, widths())
+		return SIMD{}, fmt.Errorf("SIMD setting %q (Config.SIMD, OP2_SIMD): want auto, off, or a lane count (%s)", s, widths())
 	}
 	return SIMD{Lanes: n}, nil
 }
