@@ -234,9 +234,10 @@ type Config struct {
 	// arrays, the kernel (rewritten to index the arrays by lane) runs for
 	// the chunk in a vectorised loop, one element per vector lane, and the
 	// results are written back element by element in element order. Loops
-	// whose kernel uses its parameters only as p[i] and *p, modify nothing
-	// through a map but by Inc, Min or Max, and read no Dat they modify can
-	// have lanes; other loops always run the scalar code. Results are
+	// whose C kernel uses its parameters only as p[i] and *p (p[i][j] and
+	// *p[i] for ArgVec arguments), modify nothing through a map but by
+	// Inc, Min or Max, and read no Dat they modify can have lanes; other
+	// loops always run the scalar code. Results are
 	// bit-identical to the scalar code's, except Global increments (each
 	// element's contributions are summed in its lane first). "auto" runs
 	// the scalar code and lets the tuner (Tune) try lanes; "off" never uses

@@ -23,7 +23,8 @@ type simdOutcome struct {
 // consecutive edges share, loops of every shape SIMD lanes take:
 // increments through a map of dims 4, 3 (rows of 2 and 1) and 5 (4 and
 // 1), direct RW, WRITE and INC, float and int data, a view, Globals read
-// and reduced (INC, MIN, MAX), MIN through a map, an early return.
+// and reduced (INC, MIN, MAX), MIN through a map, an early return, and
+// vector arguments (READ, INC, MIN).
 func runSIMDLoops(t *testing.T, ne, nn int) simdOutcome {
 	edges, cells, ecell := scatteredEdges(ne, nn, 3, 5)
 	vals := func(n int, seed float64) []float64 {
@@ -79,6 +80,13 @@ func runSIMDLoops(t *testing.T, ne, nn int) simdOutcome {
 }`, "typed")
 	check(t, op2.ParLoop(typed, edges, view.Arg(op2.Read), f.Arg(op2.Write), n.Arg(op2.Write),
 		lo.ArgMap(op2.Min, ecell, 0), lo.ArgMap(op2.Min, ecell, 1)))
+	vec := op2.NewKernel(`void vec(const double **q, const double *w, double **acc, double **lo) {
+  for (int c = 0; c < 2; c++) {
+    for (int k = 0; k < 3; k++) acc[c][k] += q[1 - c][k] * (*w) - q[c][k + 1];
+    *lo[c] = q[c][2] * (*w);
+  }
+}`, "vec")
+	check(t, op2.ParLoop(vec, edges, q.ArgVec(op2.Read, ecell), w.Arg(op2.Read), r3.ArgVec(op2.Inc, ecell), lo.ArgVec(op2.Min, ecell)))
 	return simdOutcome{res: res.Data(), r3: r3.Data(), r5: r5.Data(), direct: direct.Data(), f: f.Data(), n: n.Data(),
 		lo: lo.Data(), sum: sum.Value(), minmax: [2]float64{mn.Value(), mx.Value()}}
 }

@@ -16,7 +16,8 @@ import (
 // argument, laid out component-major (op2_x<i>[component][lane]); the
 // kernel, rewritten to take lane arrays (LaneKernel: every p[e] of a
 // lane parameter p becomes p[e][op2_lane], every *p becomes
-// p[0][op2_lane]), runs for the chunk's elements in a loop that
+// p[0][op2_lane]; a vector argument's p[e][f] becomes p[e][f][op2_lane]
+// and *p[e] p[e][0][op2_lane]), runs for the chunk's elements in a loop that
 // `#pragma omp simd` vectorises, so that each vector lane computes one
 // element; then the results are written back element by element in
 // element order. Gathers and write-backs move whole rows: a row of 4 (or
@@ -38,7 +39,8 @@ import (
 // through a map but by INC, MIN or MAX (RW or WRITE through a map would
 // let two lanes write one target), no Dat that the loop modifies is
 // read by another of its arguments, and the kernel uses its parameters
-// only as p[e] and *p.
+// only as p[e] and *p (p[e][f] and *p[e] for vector arguments), with
+// its macros expanded.
 
 // LaneWidths are the lane counts the host backends offer (elements per
 // chunk), as SIMD variants "simd4" and "simd8".
@@ -71,15 +73,19 @@ func SIMDCheck(l *core.Loop) error {
 		switch {
 		case a.Off || a.Hidden:
 			return fmt.Errorf("argument %d is a disabled optional argument", i)
-		case a.Kind == core.ArgVector || a.Kind == core.ArgMat:
-			return fmt.Errorf("argument %d is a vector or matrix argument", i)
-		case a.Kind == core.ArgIndirect && (a.Access == core.RW || a.Access == core.Write):
+		case a.Kind == core.ArgMat:
+			return fmt.Errorf("argument %d is a matrix argument", i)
+		case (a.Kind == core.ArgIndirect || a.Kind == core.ArgVector) && (a.Access == core.RW || a.Access == core.Write):
 			return fmt.Errorf("argument %d writes through a map (%s)", i, a.Access)
 		case a.Dim() > maxLaneDim:
 			return fmt.Errorf("argument %d has %d values per element (at most %d)", i, a.Dim(), maxLaneDim)
 		}
 		if a.Kind != core.ArgGlobal || a.IsReduction() {
-			bytes += a.Dim() * a.Data.Type.Size() * 8
+			n := a.Dim() * a.Data.Type.Size() * 8
+			if a.Kind == core.ArgVector {
+				n *= a.Map.Arity
+			}
+			bytes += n
 		}
 		if !modifies(a) {
 			continue
@@ -190,7 +196,7 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 		return "", fmt.Errorf("kernel %s: %w", l.Kernel.Name, err)
 	}
 	code := clex.Blank(body, true, nil)
-	lane := map[string]bool{}
+	lane := map[string]int{} // lane parameters: pointer depth
 	var decls []string
 	for i := range l.Args {
 		a, p := &l.Args[i], &info.Params[i]
@@ -202,20 +208,25 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 			decls = append(decls, text)
 			continue
 		}
-		if p.Depth != 1 || p.Untyped || p.Ref || p.Plain != "" || p.Type != a.Data.Type {
-			return "", fmt.Errorf("kernel %s's parameter %d (%s) is not a plain pointer to %s", l.Kernel.Name, i, p.Text, a.Data.Type.CName())
+		depth, shape := 1, fmt.Sprintf("[][%d]", lanes)
+		if a.Kind == core.ArgVector {
+			depth, shape = 2, fmt.Sprintf("[][%d][%d]", a.Dim(), lanes)
+		}
+		if p.Depth != depth || p.Untyped || p.Ref || p.Plain != "" || p.Type != a.Data.Type {
+			return "", fmt.Errorf("kernel %s's parameter %d (%s) is not a plain pointer to %s%s", l.Kernel.Name, i, p.Text,
+				a.Data.Type.CName(), map[int]string{1: "", 2: " pointers"}[depth])
 		}
 		name := p.Name
 		if name == "" {
 			name = fmt.Sprintf("op2_unnamed%d", i)
 		} else {
-			lane[name] = true
+			lane[name] = depth
 		}
 		c := ""
 		if a.Access == core.Read {
 			c = "const "
 		}
-		decls = append(decls, fmt.Sprintf("%s%s %s[][%d]", c, a.Data.Type.CName(), name, lanes))
+		decls = append(decls, fmt.Sprintf("%s%s %s%s", c, a.Data.Type.CName(), name, shape))
 	}
 	code = unparen(code, lane)
 	toks := tokenize(code)
@@ -235,13 +246,13 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 // alone, (p), removed where they only group (macro expansions write
 // (V)[0]); not those of a call f(p), which stays a use of p the lane form
 // refuses.
-func unparen(code string, lane map[string]bool) string {
+func unparen(code string, lane map[string]int) string {
 	for {
 		toks := tokenize(code)
 		var b strings.Builder
 		pos, changed := 0, false
 		for i := 1; i+1 < len(toks); i++ {
-			if !lane[toks[i].text] || toks[i-1].text != "(" || toks[i+1].text != ")" {
+			if lane[toks[i].text] == 0 || toks[i-1].text != "(" || toks[i+1].text != ")" {
 				continue
 			}
 			if i >= 2 && operandEnd(toks[i-2].text) {
@@ -265,7 +276,7 @@ type laneRewriter struct {
 	l    *core.Loop
 	body string
 	toks []ctoken // body's tokens
-	lane map[string]bool
+	lane map[string]int
 }
 
 // prev returns the text of the token before token i, or "".
@@ -283,15 +294,18 @@ func declarator(t string) bool { return t != "" && clex.IsIdentStart(t[0]) && !p
 
 // rewrite returns body[start:stop], whose tokens are [from, to), with
 // every use of a lane parameter p rewritten: p[e] as p[e'][op2_lane] (e'
-// rewritten in turn), *p as p[0][op2_lane]. Any other use is an error:
-// the lane form would change its meaning.
+// rewritten in turn), *p as p[0][op2_lane]; for a vector argument's
+// parameter (pointer depth 2), p[e][f] as p[e'][f'][op2_lane] and *p[e]
+// as p[e'][0][op2_lane]. Any other use is an error: the lane form would
+// change its meaning.
 func (r *laneRewriter) rewrite(from, to, start, stop int) (string, error) {
 	name := r.l.Kernel.Name
 	var b strings.Builder
 	pos := start
 	for i := from; i < to; i++ {
 		t := r.toks[i]
-		if !r.lane[t.text] {
+		depth := r.lane[t.text]
+		if depth == 0 {
 			continue
 		}
 		p := r.prev(i)
@@ -305,39 +319,51 @@ func (r *laneRewriter) rewrite(from, to, start, stop int) (string, error) {
 		if i+1 < to {
 			next = r.toks[i+1].text
 		}
+		other := fmt.Errorf("kernel %s uses %s other than as %s[i] or *%s", name, t.text, t.text, t.text)
+		if depth == 2 {
+			other = fmt.Errorf("kernel %s uses %s other than as %s[i][j] or *%s[i]", name, t.text, t.text, t.text)
+		}
 		switch {
 		case next == "[":
 			if p == "&" && !operandEnd(r.prev(i-1)) {
 				return "", fmt.Errorf("kernel %s takes the address of an element of %s", name, t.text)
 			}
-			j, depth := i+1, 0
-			for ; j < to; j++ {
-				switch r.toks[j].text {
-				case "[":
-					depth++
-				case "]":
-					depth--
+			// The subscripts: one for a plain parameter, two for a
+			// vector argument's (or one after a *).
+			var subs []string
+			j := i
+			for len(subs) < depth && j+1 < to && r.toks[j+1].text == "[" {
+				k := r.closing(j+1, to)
+				if k < 0 {
+					return "", fmt.Errorf("kernel %s: no ] closes a subscript of %s", name, t.text)
 				}
-				if depth == 0 {
-					break
+				inner, err := r.rewrite(j+2, k, r.toks[j+1].end, r.toks[k].start)
+				if err != nil {
+					return "", err
 				}
-			}
-			if j >= to {
-				return "", fmt.Errorf("kernel %s: no ] closes a subscript of %s", name, t.text)
+				subs = append(subs, inner)
+				j = k
 			}
 			if j+1 < to && r.toks[j+1].text == "[" {
-				return "", fmt.Errorf("kernel %s indexes %s twice", name, t.text)
+				return "", fmt.Errorf("kernel %s indexes %s %d times", name, t.text, len(subs)+1)
 			}
-			inner, err := r.rewrite(i+2, j, r.toks[i+1].end, r.toks[j].start)
-			if err != nil {
-				return "", err
+			head := t.start
+			if len(subs) < depth {
+				if depth == 1 || p != "*" || declarator(r.prev(i-1)) {
+					return "", other
+				}
+				subs = append(subs, "0") // *p[e]: its first value
+				head = r.toks[i-1].start
 			}
-			b.WriteString(r.body[pos:r.toks[i+1].end])
-			b.WriteString(inner)
-			b.WriteString("][op2_lane]")
+			b.WriteString(r.body[pos:head])
+			b.WriteString(t.text)
+			for _, e := range subs {
+				b.WriteString("[" + e + "]")
+			}
+			b.WriteString("[op2_lane]")
 			pos = r.toks[j].end
 			i = j
-		case p == "*":
+		case p == "*" && depth == 1:
 			if declarator(r.prev(i - 1)) {
 				return "", fmt.Errorf("kernel %s declares %s in its body", name, t.text)
 			}
@@ -348,11 +374,29 @@ func (r *laneRewriter) rewrite(from, to, start, stop int) (string, error) {
 			b.WriteString(t.text + "[0][op2_lane]")
 			pos = t.end
 		default:
-			return "", fmt.Errorf("kernel %s uses %s other than as %s[i] or *%s", name, t.text, t.text, t.text)
+			return "", other
 		}
 	}
 	b.WriteString(r.body[pos:stop])
 	return b.String(), nil
+}
+
+// closing returns the index of the ] that closes the [ at token open
+// (before token to), or -1.
+func (r *laneRewriter) closing(open, to int) int {
+	depth := 0
+	for j := open; j < to; j++ {
+		switch r.toks[j].text {
+		case "[":
+			depth++
+		case "]":
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
 }
 
 // vecName is the name of the generated vector type of n values of type t
@@ -411,18 +455,41 @@ func transpose4(v4 string, in, out [4]string) string {
 		v4, in[0], in[1], in[2], in[3], out[0], out[1], out[2], out[3])
 }
 
-// laneGather writes the statements filling lane array op2_x<i> from the
-// rows op2_p<i>_<lane>: each piece of each group of 4 lanes is loaded
-// row by row and transposed in registers, and stored as one vector per
-// component.
-func (g *Gen) laneGather(a *core.Arg, i, lanes int, ind string) {
-	t := a.Data.Type
+// laneSlot names what lane code moves for one argument (or one map
+// entry of a vector argument): its lane array (arr, indexed
+// [component][lane]), the row each lane reaches (row(j), a pointer to the
+// element's first value), and the prefix of the row variables that
+// laneRows declares (w).
+type laneSlot struct {
+	arr string
+	row func(j int) string
+	w   string
+}
+
+// slots returns the lane slots of argument i: one, or one per map entry
+// of a vector argument.
+func slots(a *core.Arg, i int) []laneSlot {
+	if a.Kind != core.ArgVector {
+		return []laneSlot{{arr: fmt.Sprintf("op2_x%d", i), row: func(j int) string { return fmt.Sprintf("op2_p%d_%d", i, j) }, w: fmt.Sprintf("op2_w%d", i)}}
+	}
+	out := make([]laneSlot, a.Map.Arity)
+	for c := range out {
+		out[c] = laneSlot{arr: fmt.Sprintf("op2_x%d[%d]", i, c), row: func(j int) string { return fmt.Sprintf("op2_p%d_%d_%d", i, c, j) }, w: fmt.Sprintf("op2_w%d_%d", i, c)}
+	}
+	return out
+}
+
+// laneGather writes the statements filling slot s's lane array from its
+// rows (dim values of type t each): each piece of each group of 4 lanes
+// is loaded row by row and transposed in registers, and stored as one
+// vector per component.
+func (g *Gen) laneGather(t core.ScalarType, dim, lanes int, s laneSlot, ind string) {
 	v4, vw := vecName(t, 4, false), vecName(t, lanes, false)
-	for _, ch := range laneChunks(a.Dim()) {
+	for _, ch := range laneChunks(dim) {
 		k0, c := ch[0], ch[1]
 		g.Printf("%s{\n", ind)
 		for grp := 0; grp < lanes/4; grp++ {
-			row := func(j int) string { return fmt.Sprintf("op2_p%d_%d", i, 4*grp+j) }
+			row := func(j int) string { return s.row(4*grp + j) }
 			for q := 0; q < c; q++ {
 				g.Printf("%s  %s op2_c%d_%d;\n", ind, v4, grp, q)
 			}
@@ -447,37 +514,36 @@ func (g *Gen) laneGather(a *core.Arg, i, lanes int, ind string) {
 		}
 		for q := 0; q < c; q++ {
 			if lanes == 4 {
-				g.Printf("%s  *(%s *)op2_x%d[%d] = op2_c0_%d;\n", ind, vw, i, k0+q, q)
+				g.Printf("%s  *(%s *)%s[%d] = op2_c0_%d;\n", ind, vw, s.arr, k0+q, q)
 			} else {
-				g.Printf("%s  *(%s *)op2_x%d[%d] = __builtin_shufflevector(op2_c0_%d, op2_c1_%d, 0, 1, 2, 3, 4, 5, 6, 7);\n", ind, vw, i, k0+q, q, q)
+				g.Printf("%s  *(%s *)%s[%d] = __builtin_shufflevector(op2_c0_%d, op2_c1_%d, 0, 1, 2, 3, 4, 5, 6, 7);\n", ind, vw, s.arr, k0+q, q, q)
 			}
 		}
 		g.Printf("%s}\n", ind)
 	}
 }
 
-// laneRows writes the declarations of the rows op2_w<i>_<lane>_<k0> (a
-// vector of c values, or one value) that lane array op2_x<i> holds for
-// each lane, transposed from its components in registers.
-func (g *Gen) laneRows(a *core.Arg, i, lanes int, ind string) {
-	t := a.Data.Type
+// laneRows writes the declarations of the rows <s.w>_<lane>_<k0> (a
+// vector of the piece's values, or one value) that slot s's lane array
+// holds for each lane, transposed from its components in registers.
+func (g *Gen) laneRows(t core.ScalarType, dim, lanes int, s laneSlot, ind string) {
 	v4, vw := vecName(t, 4, false), vecName(t, lanes, false)
-	for _, ch := range laneChunks(a.Dim()) {
+	for _, ch := range laneChunks(dim) {
 		k0, c := ch[0], ch[1]
 		rowT := map[int]string{4: v4, 2: vecName(t, 2, false), 1: t.CName()}[c]
 		for j := 0; j < lanes; j++ {
-			g.Printf("%s%s op2_w%d_%d_%d;\n", ind, rowT, i, j, k0)
+			g.Printf("%s%s %s_%d_%d;\n", ind, rowT, s.w, j, k0)
 		}
 		g.Printf("%s{\n", ind)
 		for grp := 0; grp < lanes/4; grp++ {
 			comp := func(q int) string {
 				if lanes == 4 {
-					return fmt.Sprintf("(*(const %s *)op2_x%d[%d])", vw, i, k0+q)
+					return fmt.Sprintf("(*(const %s *)%s[%d])", vw, s.arr, k0+q)
 				}
-				return fmt.Sprintf("__builtin_shufflevector(*(const %s *)op2_x%d[%d], *(const %s *)op2_x%d[%d], %d, %d, %d, %d)",
-					vw, i, k0+q, vw, i, k0+q, 4*grp, 4*grp+1, 4*grp+2, 4*grp+3)
+				return fmt.Sprintf("__builtin_shufflevector(*(const %s *)%s[%d], *(const %s *)%s[%d], %d, %d, %d, %d)",
+					vw, s.arr, k0+q, vw, s.arr, k0+q, 4*grp, 4*grp+1, 4*grp+2, 4*grp+3)
 			}
-			out := func(j int) string { return fmt.Sprintf("op2_w%d_%d_%d", i, 4*grp+j, k0) }
+			out := func(j int) string { return fmt.Sprintf("%s_%d_%d", s.w, 4*grp+j, k0) }
 			switch c {
 			case 4:
 				var in, o [4]string
@@ -498,22 +564,20 @@ func (g *Gen) laneRows(a *core.Arg, i, lanes int, ind string) {
 	}
 }
 
-// laneStore writes the statements storing (or, for INC, adding) lane j's
-// rows of argument i to its row op2_p<i>_<j>.
-func (g *Gen) laneStore(a *core.Arg, i, j int, ind string) {
-	t := a.Data.Type
+// laneStore writes the statements storing lane j's rows of slot s (dim
+// values of type t), or, with add, adding them to its row.
+func (g *Gen) laneStore(t core.ScalarType, dim int, add bool, s laneSlot, j int, ind string) {
 	op := "="
-	if a.Kind == core.ArgIndirect && a.Access == core.Inc {
-		op = "+=" // a zeroed accumulator; a direct argument was gathered
+	if add {
+		op = "+="
 	}
-	for _, ch := range laneChunks(a.Dim()) {
+	for _, ch := range laneChunks(dim) {
 		k0, c := ch[0], ch[1]
 		if c == 1 {
-			g.Printf("%sop2_p%d_%d[%d] %s op2_w%d_%d_%d;\n", ind, i, j, k0, op, i, j, k0)
+			g.Printf("%s%s[%d] %s %s_%d_%d;\n", ind, s.row(j), k0, op, s.w, j, k0)
 			continue
 		}
-		u := vecName(t, c, true)
-		g.Printf("%s*(%s *)(op2_p%d_%d + %d) %s op2_w%d_%d_%d;\n", ind, u, i, j, k0, op, i, j, k0)
+		g.Printf("%s*(%s *)(%s + %d) %s %s_%d_%d;\n", ind, vecName(t, c, true), s.row(j), k0, op, s.w, j, k0)
 	}
 }
 
@@ -554,24 +618,42 @@ func (g *Gen) RangeLanes(l *core.Loop, lanes int) {
 			continue
 		}
 		t := a.Data.Type.CName()
-		g.Printf("%s%s op2_x%d[%d][%d] __attribute__((aligned(64)));\n", ind, t, i, a.Dim(), lanes)
-		switch {
-		case a.Kind == core.ArgGlobal || (a.Kind == core.ArgIndirect && Combining(a.Access)):
-			g.Printf("%sfor (int op2_k = 0; op2_k < %d; op2_k++)\n%s  for (int op2_j = 0; op2_j < %d; op2_j++) op2_x%d[op2_k][op2_j] = %s;\n",
-				ind, a.Dim(), ind, lanes, i, HostIdentity(a.Access, a.Data.Type))
+		shape := fmt.Sprintf("[%d][%d]", a.Dim(), lanes)
+		if a.Kind == core.ArgVector {
+			shape = fmt.Sprintf("[%d]", a.Map.Arity) + shape
+		}
+		g.Printf("%s%s op2_x%d%s __attribute__((aligned(64)));\n", ind, t, i, shape)
+		if a.Kind == core.ArgGlobal || (a.Kind != core.ArgDirect && Combining(a.Access)) {
+			// Every value starts from the identity.
+			ents := 1
+			if a.Kind == core.ArgVector {
+				ents = a.Map.Arity
+			}
+			g.Printf("%sfor (int op2_c = 0; op2_c < %d; op2_c++)\n%s  for (int op2_k = 0; op2_k < %d; op2_k++)\n%s    for (int op2_j = 0; op2_j < %d; op2_j++) ",
+				ind, ents, ind, a.Dim(), ind, lanes)
+			if a.Kind == core.ArgVector {
+				g.Printf("op2_x%d[op2_c][op2_k][op2_j] = %s;\n", i, HostIdentity(a.Access, a.Data.Type))
+			} else {
+				g.Printf("op2_x%d[op2_k][op2_j] = %s;\n", i, HostIdentity(a.Access, a.Data.Type))
+			}
 			if a.Kind == core.ArgGlobal {
 				continue
 			}
 		}
-		for j := 0; j < lanes; j++ {
-			if a.Kind == core.ArgDirect {
-				g.Printf("%s%s *const op2_p%d_%d = op2_a%d + (ptrdiff_t)(op2_n + %d) * %d;\n", ind, t, i, j, i, j, a.Data.Dim)
-			} else {
-				g.Printf("%s%s *const op2_p%d_%d = op2_a%d + (ptrdiff_t)op2_m%d[(ptrdiff_t)(op2_n + %d) * %d + %d] * %d;\n", ind, t, i, j, i, i, j, a.Map.Arity, a.Idx, a.Data.Dim)
+		for c, sl := range slots(a, i) {
+			for j := 0; j < lanes; j++ {
+				switch a.Kind {
+				case core.ArgDirect:
+					g.Printf("%s%s *const %s = op2_a%d + (ptrdiff_t)(op2_n + %d) * %d;\n", ind, t, sl.row(j), i, j, a.Data.Dim)
+				case core.ArgIndirect:
+					g.Printf("%s%s *const %s = op2_a%d + (ptrdiff_t)op2_m%d[(ptrdiff_t)(op2_n + %d) * %d + %d] * %d;\n", ind, t, sl.row(j), i, i, j, a.Map.Arity, a.Idx, a.Data.Dim)
+				default:
+					g.Printf("%s%s *const %s = op2_a%d + (ptrdiff_t)op2_m%d[(ptrdiff_t)(op2_n + %d) * %d + %d] * %d;\n", ind, t, sl.row(j), i, i, j, a.Map.Arity, c, a.Data.Dim)
+				}
 			}
-		}
-		if a.Kind == core.ArgDirect || a.Access == core.Read {
-			g.laneGather(a, i, lanes, ind)
+			if a.Kind == core.ArgDirect || a.Access == core.Read {
+				g.laneGather(a.Data.Type, a.Dim(), lanes, sl, ind)
+			}
 		}
 	}
 	g.Printf("%s#pragma omp simd\n%sfor (int op2_lane = 0; op2_lane < %d; op2_lane++)\n%s  %s(", ind, ind, lanes, ind, LaneName(l.Kernel.Name))
@@ -596,18 +678,24 @@ func (g *Gen) RangeLanes(l *core.Loop, lanes int) {
 		if a.Access == core.Min || a.Access == core.Max {
 			continue // combined value by value below
 		}
-		g.laneRows(a, i, lanes, ind)
+		for _, sl := range slots(a, i) {
+			g.laneRows(a.Data.Type, a.Dim(), lanes, sl, ind)
+		}
 	}
 	for j := 0; j < lanes; j++ {
 		for _, i := range back {
 			a := &l.Args[i]
-			if a.Access == core.Min || a.Access == core.Max {
-				for k := 0; k < a.Dim(); k++ {
-					g.Printf("%s%s\n", ind, Combine(a.Access, fmt.Sprintf("op2_p%d_%d[%d]", i, j, k), fmt.Sprintf("op2_x%d[%d][%d]", i, k, j)))
+			for _, sl := range slots(a, i) {
+				if a.Access == core.Min || a.Access == core.Max {
+					for k := 0; k < a.Dim(); k++ {
+						g.Printf("%s%s\n", ind, Combine(a.Access, fmt.Sprintf("%s[%d]", sl.row(j), k), fmt.Sprintf("%s[%d][%d]", sl.arr, k, j)))
+					}
+					continue
 				}
-				continue
+				// A zeroed accumulator through a map is added; a direct
+				// argument was gathered, and is stored.
+				g.laneStore(a.Data.Type, a.Dim(), a.Kind != core.ArgDirect && a.Access == core.Inc, sl, j, ind)
 			}
-			g.laneStore(a, i, j, ind)
 		}
 	}
 	for i := range l.Args {

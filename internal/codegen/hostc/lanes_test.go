@@ -60,6 +60,9 @@ func TestLaneKernelRewrites(t *testing.T) {
 		return core.Arg{Data: d, Access: acc, Kind: core.ArgDirect}
 	}
 	glob := func(acc core.Access) core.Arg { return core.Arg{Data: g, Access: acc, Kind: core.ArgGlobal} }
+	vec := func(d *core.Storage, acc core.Access) core.Arg {
+		return core.Arg{Data: d, Map: m.ecell, Access: acc, Kind: core.ArgVector}
+	}
 	for _, c := range []struct {
 		name, src string
 		args      []core.Arg
@@ -80,6 +83,10 @@ void members(const double *x, double *y, double *g) { struct pt p = {x[1]}; y[0]
 		{"mixed", `void mixed(const float *f, const double *g, int *n, double *o) { *n = (int)f[1] & 3; o[0] = g[0] * f[0]; }`,
 			[]core.Arg{dir(fl, core.Read), glob(core.Read), dir(id, core.RW), dir(w, core.Write)},
 			[]string{"n[0][op2_lane] = (int)f[1][op2_lane] & 3", "o[0][op2_lane] = g[0] * f[0][op2_lane]", "const double *g"}},
+		{"vector", `void vector(const double **x, double **acc, const double *w) {
+  for (int c = 0; c < 2; c++) for (int k = 0; k < 4; k++) acc[c][k] += x[1 - c][k] * (*w) + *x[c];
+}`, []core.Arg{vec(q, core.Read), vec(res, core.Inc), dir(w, core.Read)},
+			[]string{"acc[c][k][op2_lane] += x[1 - c][k][op2_lane] * (w[0][op2_lane]) + x[c][0][op2_lane]", "const double x[][4][L]", "double acc[][4][L]"}},
 		{"macros", `#define FIRST q1[0]
 #define STATE(V, r, u) double r = (V)[0], u = (V)[1] / r;
 void macros(const double *q1, const double *q2, const double *w, double *r1, double *r2) {
@@ -87,7 +94,7 @@ void macros(const double *q1, const double *q2, const double *w, double *r1, dou
   STATE(q1, ra, ua)
   r1[0] += FIRST * (*w) + ra * ub; r2[1] -= rb * ua;
 }`, []core.Arg{ind(q, 0, core.Read), ind(q, 1, core.Read), dir(w, core.Read), ind(res, 0, core.Inc), ind(res, 1, core.Inc)},
-			[]string{"double rb =  q2 [0][op2_lane]", "q1 [1][op2_lane] / ra", "r1[0][op2_lane] += q1[0][op2_lane] * (w[0][op2_lane])"}},
+			[]string{"double rb =  q2[0][op2_lane]", "q1[1][op2_lane] / ra", "r1[0][op2_lane] += q1[0][op2_lane] * (w[0][op2_lane])"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := laneLoop(t, m, c.src, c.name, c.args...)
@@ -149,6 +156,7 @@ func TestLaneKernelRefuses(t *testing.T) {
 		return core.Arg{Data: d, Access: acc, Kind: core.ArgDirect}
 	}
 	two := []core.Arg{dir(w, core.Read), ind(q, 0, core.Inc)}
+	vtwo := []core.Arg{dir(w, core.Read), {Data: q, Map: m.ecell, Access: core.Inc, Kind: core.ArgVector}}
 	for _, c := range []struct {
 		name, src string
 		args      []core.Arg
@@ -167,7 +175,10 @@ void macro(const double *w, double *q) { *NEXT(q) += w[0]; }`, two, "uses q othe
   q[1] += 1;
 #endif
   q[0] += w[0]; }`, two, "preprocessor directive"},
-		{"twice", `void twice(const double *w, double *q) { q[0][0] += w[0]; }`, two, "indexes q twice"},
+		{"twice", `void twice(const double *w, double *q) { q[0][0] += w[0]; }`, two, "indexes q 2 times"},
+		{"vecrow", `void vecrow(const double *w, double **q) { double *r = q[1]; r[0] += w[0]; }`, vtwo, "other than as q[i][j] or *q[i]"},
+		{"vecderef", `void vecderef(const double *w, double **q) { (*q)[0] += w[0]; }`, vtwo, "other than as q[i][j]"},
+		{"vecrw", `void vecrw(const double *w, double **q) { q[0][0] = w[0]; }`, []core.Arg{dir(w, core.Read), {Data: q, Map: m.ecell, Access: core.RW, Kind: core.ArgVector}}, "writes through a map"},
 		{"rw", `void rw(const double *w, double *q) { q[0] = w[0]; }`, []core.Arg{dir(w, core.Read), ind(q, 0, core.RW)}, "writes through a map"},
 		{"readinc", `void readinc(const double *a, double *b) { b[0] += a[0]; }`, []core.Arg{ind(q, 0, core.Read), ind(q, 1, core.Inc)}, "pass the same data"},
 	} {
