@@ -433,10 +433,12 @@ func TestTuneProbeBlockSizeConfigKeyed(t *testing.T) {
 		}
 		return log.String()
 	}
-	if log := run(op2.Config{BlockSize: 64}, 8); !strings.Contains(log, "op2: tuned") {
+	// The variants: 2 schemes × (scalar, 4 and 8 SIMD lanes), 3 calls
+	// each; then, without a configured block size, 4 block sizes.
+	if log := run(op2.Config{BlockSize: 64}, 20); !strings.Contains(log, "op2: tuned") {
 		t.Fatalf("not tuned with BlockSize 64:\n%s", log)
 	}
-	if log := run(op2.Config{}, 25); !strings.Contains(log, "op2: tuned") || !strings.Contains(log, "block 1024") {
+	if log := run(op2.Config{}, 35); !strings.Contains(log, "op2: tuned") || !strings.Contains(log, "block 1024") {
 		t.Errorf("without a configured block size the block sizes were not tuned (the BlockSize 64 run's choice was taken):\n%s", log)
 	}
 }
