@@ -298,31 +298,7 @@ func RangeFails(l *core.Loop) bool {
 // shared library would otherwise be called, not inlined).
 func (g *Gen) Range(l *core.Loop) {
 	g.ExtTables(l)
-	g.Printf("static __attribute__((noinline, flatten)) int op2_range(long long op2_first, long long op2_last")
-	for i := range l.Args {
-		a := &l.Args[i]
-		if l.Sig.Base[i] == i {
-			g.Printf(",\n    %s *restrict op2_d%d", a.Data.Type.CName(), i)
-		}
-		if a.Map != nil {
-			g.Printf(",\n    const int *restrict op2_m%d", i)
-		}
-		if a.IsReduction() {
-			g.Printf(",\n    %s *restrict op2_r%d", a.Data.Type.CName(), i)
-		}
-	}
-	g.Printf(")\n{\n")
-	for i := range l.Args {
-		a := &l.Args[i]
-		t := a.Data.Type.CName()
-		comp := ""
-		if a.View && a.Comp != 0 {
-			// A view of one component: its values start Comp values
-			// into each element (the stride stays the Dat's dim).
-			comp = fmt.Sprintf(" + %d", a.Comp)
-		}
-		g.Printf("  %s *const op2_a%d = op2_d%d%s;\n  (void)op2_a%d;\n", t, i, l.Sig.Base[i], comp, i)
-	}
+	g.rangeHead(l)
 	var heap []string
 	for i := range l.Args {
 		a := &l.Args[i]
@@ -352,6 +328,35 @@ func (g *Gen) Range(l *core.Loop) {
 		g.Printf("\n")
 	}
 	g.Printf("  return 0;\n}\n\n")
+}
+
+// rangeHead writes the head of op2_range (see Range), up to and with the
+// declarations of the argument pointers op2_a<i>.
+func (g *Gen) rangeHead(l *core.Loop) {
+	g.Printf("static __attribute__((noinline, flatten)) int op2_range(long long op2_first, long long op2_last")
+	for i := range l.Args {
+		a := &l.Args[i]
+		if l.Sig.Base[i] == i {
+			g.Printf(",\n    %s *restrict op2_d%d", a.Data.Type.CName(), i)
+		}
+		if a.Map != nil {
+			g.Printf(",\n    const int *restrict op2_m%d", i)
+		}
+		if a.IsReduction() {
+			g.Printf(",\n    %s *restrict op2_r%d", a.Data.Type.CName(), i)
+		}
+	}
+	g.Printf(")\n{\n")
+	for i := range l.Args {
+		a := &l.Args[i]
+		comp := ""
+		if a.View && a.Comp != 0 {
+			// A view of one component: its values start Comp values
+			// into each element (the stride stays the Dat's dim).
+			comp = fmt.Sprintf(" + %d", a.Comp)
+		}
+		g.Printf("  %s *const op2_a%d = op2_d%d%s;\n  (void)op2_a%d;\n", a.Data.Type.CName(), i, l.Sig.Base[i], comp, i)
+	}
 }
 
 // Unpack declares, inside the exported wrapper, the data pointers

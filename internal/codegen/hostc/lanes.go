@@ -587,28 +587,8 @@ func (g *Gen) laneStore(t core.ScalarType, dim int, add bool, s laneSlot, j int,
 // prelude must have been written with the same lanes (the lane kernel).
 func (g *Gen) RangeLanes(l *core.Loop, lanes int) {
 	g.laneTypes(l, lanes)
-	g.Printf("\nstatic __attribute__((noinline, flatten)) int op2_range(long long op2_first, long long op2_last")
-	for i := range l.Args {
-		a := &l.Args[i]
-		if l.Sig.Base[i] == i {
-			g.Printf(",\n    %s *restrict op2_d%d", a.Data.Type.CName(), i)
-		}
-		if a.Map != nil {
-			g.Printf(",\n    const int *restrict op2_m%d", i)
-		}
-		if a.IsReduction() {
-			g.Printf(",\n    %s *restrict op2_r%d", a.Data.Type.CName(), i)
-		}
-	}
-	g.Printf(")\n{\n")
-	for i := range l.Args {
-		a := &l.Args[i]
-		comp := ""
-		if a.View && a.Comp != 0 {
-			comp = fmt.Sprintf(" + %d", a.Comp)
-		}
-		g.Printf("  %s *const op2_a%d = op2_d%d%s;\n  (void)op2_a%d;\n", a.Data.Type.CName(), i, l.Sig.Base[i], comp, i)
-	}
+	g.Printf("\n")
+	g.rangeHead(l)
 	g.Printf("  long long op2_n = op2_first;\n")
 	g.Printf("  for (; op2_n + %d <= op2_last; op2_n += %d) {\n", lanes, lanes)
 	ind := "    "
