@@ -14,12 +14,15 @@
 // measurements: each loop's time per element on the large mesh against
 // the larger of its memory floor (its bytes at the STREAM rate) and its
 // in-cache floor (the loop alone, repeated on a mesh small enough for its
-// data to stay in cache). With -mgcfd it also times MG-CFD's multigrid
+// data to stay in cache), with the host backends' SIMD lanes and without
+// (-floor-simd, default off,8: each loop's speed-up from lanes). With
+// -mgcfd it also times MG-CFD's multigrid
 // cycle (internal/mgcfd, a 3-D edge-based Euler solver) on a generated
 // multigrid box mesh, sequential and openmp, and with -mgcfd-op2 DIR runs
 // the original (warwick-hpsc/MG-CFD-app-OP2 built on OP2-Common, its
 // binaries in DIR) on the same mesh, interleaved with GoOP2's runs, and
-// prints the ratio GoOP2/OP2.
+// prints the ratio GoOP2/OP2; -mgcfd-simd off,8 times each configuration
+// with the scalar code and with 8 SIMD lanes.
 //
 // Usage:
 //
@@ -27,8 +30,8 @@
 //	op2bench -schemes-only [-threads 2] [-scheme-rounds 5] [-scheme-iters 20]
 //	op2bench -locality-only [-threads 2] [-locality-iters 100] [-locality-rounds 1]
 //	op2bench -matrix-only [-threads 2] [-matrix-n 708] [-matrix-rounds 5]
-//	op2bench -floor-only [-threads 2] [-floor-iters 10] [-floor-rounds 3] [-floor-kib 256]
-//	op2bench -mgcfd-only [-threads 2] [-mgcfd-n 65] [-mgcfd-levels 4] [-mgcfd-cycles 50] [-mgcfd-rounds 3] [-mgcfd-op2 DIR]
+//	op2bench -floor-only [-threads 2] [-floor-iters 10] [-floor-rounds 3] [-floor-kib 256] [-floor-simd off,8]
+//	op2bench -mgcfd-only [-threads 2] [-mgcfd-n 65] [-mgcfd-levels 4] [-mgcfd-cycles 50] [-mgcfd-rounds 3] [-mgcfd-op2 DIR] [-mgcfd-simd off,8]
 package main
 
 import (
