@@ -46,8 +46,9 @@ func TestParseScheme(t *testing.T) {
 
 // TestConformanceSIMD runs the conformance suite on the openmp backend
 // with every loop that can have SIMD lanes built with 8 (OP2_SIMD=8), and
-// unless -short with 4 lanes in the other scheme, and with the tuner
-// choosing schemes and lanes (OP2_SIMD=auto, OP2_TUNE=1).
+// unless -short with 4 lanes in the other scheme. (The tuner choosing
+// schemes and lanes: TestSIMDLanesMatchScalar and TestTuneSameResults in
+// package op2, and the sequential suite.)
 func TestConformanceSIMD(t *testing.T) {
 	t.Run("lanes8", func(t *testing.T) {
 		t.Setenv("OP2_SIMD", "8")
@@ -59,14 +60,6 @@ func TestConformanceSIMD(t *testing.T) {
 		}
 		t.Setenv("OP2_SIMD", "4")
 		t.Setenv("OP2_OPENMP_SCHEME", openmp.SchemeColour)
-		backendtest.Run(t, "openmp")
-	})
-	t.Run("tuned", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("-short: 8 lanes only")
-		}
-		t.Setenv("OP2_SIMD", "auto")
-		t.Setenv("OP2_TUNE", "1")
 		backendtest.Run(t, "openmp")
 	})
 }
