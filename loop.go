@@ -396,6 +396,12 @@ func ParLoop(k *Kernel, set IterationSet, args ...Arg) error { return rt.ParLoop
 func (r *Runtime) ParLoop(k *Kernel, set IterationSet, args ...Arg) error {
 	mu.Lock()
 	defer mu.Unlock()
+	if r.recording() {
+		return r.record(k, set, args)
+	}
+	if err := forceLocked(); err != nil { // another runtime's recorded loops come first
+		return err
+	}
 	if ms, ok := set.(*MixedSet); ok && ms != nil {
 		return r.parLoopMixed(k, ms, args)
 	}
@@ -503,6 +509,9 @@ func (lp *Loop) Generate() (string, error) {
 }
 
 // Compute runs the loop, compiling it first if needed.
+//
+// In a chain or in lazy mode (see Chain), Compute records the loop, as
+// ParLoop does.
 func (lp *Loop) Compute() error {
 	mu.Lock()
 	defer mu.Unlock()
@@ -510,6 +519,22 @@ func (lp *Loop) Compute() error {
 		return lp.openErr
 	}
 	lp.l.Consts = lp.kernel.usedConsts(lp.rt.consts)
+	if r := lp.rt; r.recording() {
+		if err := r.singleProcess(r.recordingWhat()); err != nil {
+			return err
+		}
+		if err := queue.room(); err != nil {
+			return err
+		}
+		e := queue.slot()
+		args := append(e.l.Args[:0], lp.l.Args...)
+		e.l = lp.l
+		e.l.Args = args
+		return r.commit(e, lp.backend)
+	}
+	if err := forceLocked(); err != nil {
+		return err
+	}
 	return lp.rt.run(lp.backend, &lp.l)
 }
 
