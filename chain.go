@@ -33,6 +33,10 @@ type recordedLoop struct {
 	l core.Loop
 	r *Runtime
 	b *exec.Opened
+	// p is the loop's program, found when it was recorded; it may run
+	// the loop while r's executor has dropped no program since (dropped).
+	p       exec.Program
+	dropped uint64
 }
 
 // release forgets the loop's data (so that nothing stays alive for it)
@@ -42,7 +46,7 @@ func (e *recordedLoop) release() {
 	args := e.l.Args
 	clear(args)
 	e.l = core.Loop{Args: args[:0]}
-	e.r, e.b = nil, nil
+	e.r, e.b, e.p = nil, nil, nil
 }
 
 // chainQueue is the process's recorded loops, in program order. Its slots
@@ -87,7 +91,11 @@ func (q *chainQueue) force() error {
 	for i := 0; i < n; i++ {
 		e := q.slots[i]
 		if err == nil {
-			if lerr := e.r.run(e.b, &e.l); lerr != nil {
+			p := e.p
+			if e.r.x.Dropped() != e.dropped {
+				p = nil // it may have been unloaded: find it again
+			}
+			if lerr := e.r.runProgram(e.b, &e.l, p); lerr != nil {
 				err = &ChainError{Kernel: e.l.Kernel.Name, Set: e.l.SetName(), Index: i, Recorded: n, Err: lerr}
 			}
 		}
@@ -304,12 +312,13 @@ func (r *Runtime) recordingWhat() string {
 // one) for backend b and adds the loop to the queue; on error the slot is
 // released. Caller holds mu.
 func (r *Runtime) commit(e *recordedLoop, b *exec.Opened) error {
-	if _, err := r.x.Program(b, &e.l); err != nil {
+	p, err := r.x.Program(b, &e.l)
+	if err != nil {
 		e.release()
 		return apiError(err)
 	}
 	markLooped(&e.l) // the loop holds the sets' current numbering
-	e.r, e.b = r, b
+	e.r, e.b, e.p, e.dropped = r, b, p, r.x.Dropped()
 	queue.n++
 	return nil
 }

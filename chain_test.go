@@ -311,3 +311,38 @@ func TestChainRefusedUnderMPI(t *testing.T) {
 	}
 	check(t, op2.Finalize())
 }
+
+// TestChainProgramsDroppedBeforeForcing: a recorded loop whose program was
+// dropped from memory (unloaded) by the programs recorded after it, with
+// the program cache full, runs with its program built again.
+func TestChainProgramsDroppedBeforeForcing(t *testing.T) {
+	defer op2.SetMaxPrograms(1)()
+	set := must(op2.NewSet(5, "cells"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	a := op2.NewKernel("void drop_a(double *x) { *x += 1; }", "drop_a")
+	b := op2.NewKernel("void drop_b(double *x) { *x *= 3; }", "drop_b")
+	check(t, op2.Chain(func() error {
+		for i := 0; i < 2; i++ {
+			check(t, op2.ParLoop(a, set, x.Arg(op2.RW)))
+			check(t, op2.ParLoop(b, set, x.Arg(op2.RW)))
+		}
+		return nil
+	}))
+	assertEqual(t, "x", x.DataRO(), []float64{12, 12, 12, 12, 12})
+}
+
+// TestChainTimed: with timing on, recorded loops are timed when they run;
+// the timing report runs them first.
+func TestChainTimed(t *testing.T) {
+	r := must(op2.NewRuntime(op2.Config{Lazy: true, Timing: true}))
+	set := must(op2.NewSet(5, "cells"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	k := op2.NewKernel("void timed_inc(double *x) { *x += 1; }", "timed_inc")
+	for i := 0; i < 3; i++ {
+		check(t, r.ParLoop(k, set, x.Arg(op2.RW)))
+	}
+	ts := r.Timings()
+	if len(ts) != 1 || ts[0].Kernel != "timed_inc" || ts[0].Calls != 3 {
+		t.Errorf("timing report %+v, want 3 calls of timed_inc", ts)
+	}
+}

@@ -539,7 +539,11 @@ func (lp *Loop) Compute() error {
 }
 
 // run executes a bound loop with its program. Caller holds mu.
-func (s *Runtime) run(b *exec.Opened, l *core.Loop) error {
+func (s *Runtime) run(b *exec.Opened, l *core.Loop) error { return s.runProgram(b, l, nil) }
+
+// runProgram is run with the loop's program p found earlier (see
+// exec.Executor.RunProgram), or nil. Caller holds mu.
+func (s *Runtime) runProgram(b *exec.Opened, l *core.Loop, p exec.Program) error {
 	if err := s.checkPartitioned(l); err != nil {
 		return err
 	}
@@ -556,8 +560,8 @@ func (s *Runtime) run(b *exec.Opened, l *core.Loop) error {
 	beginCrashReport(b, l) // name the loop if its kernel kills the process
 	var err error
 	if l.Check {
-		err = s.runChecked(b, l)
-	} else if err = s.x.Run(b, l); err != nil {
+		err = s.runChecked(b, l, p)
+	} else if err = s.x.RunProgram(b, l, p); err != nil {
 		err = apiError(err)
 	}
 	endCrashReport()
