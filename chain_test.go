@@ -346,3 +346,18 @@ func TestChainTimed(t *testing.T) {
 		t.Errorf("timing report %+v, want 3 calls of timed_inc", ts)
 	}
 }
+
+// TestLoopComputeRecords: Loop.Compute of a lazy runtime's loop records
+// it, as ParLoop does; the loop runs when its data is read.
+func TestLoopComputeRecords(t *testing.T) {
+	r := must(op2.NewRuntime(op2.Config{Lazy: true}))
+	set := must(op2.NewSet(4, "cells"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	lp := must(r.NewLoop(op2.NewKernel("void lc_inc(double *x) { *x += 2; }", "lc_inc"), set, x.Arg(op2.RW)))
+	check(t, lp.Compute())
+	check(t, lp.Compute())
+	if n := op2.RecordedLoops(); n != 2 {
+		t.Errorf("%d loops recorded, want 2", n)
+	}
+	assertEqual(t, "x", x.DataRO(), []float64{4, 4, 4, 4})
+}

@@ -41,8 +41,9 @@ type chainOutcome struct {
 // chainOps are the steps of a random sequence: loops with every kind of
 // argument (direct RW, a whole map read, increments through a map, Global
 // reads and reductions, a Const) and host accesses between them (reads,
-// writes of a Global and a Const, Zero), which force recorded loops.
-var chainOps = []string{"scale", "gather", "scatter", "pull", "reduce", "count", "set-global", "set-const", "peek", "zero"}
+// writes of a Global and a Const, Zero), which force recorded loops; one
+// loop runs over a subset.
+var chainOps = []string{"scale", "scale-subset", "gather", "scatter", "pull", "reduce", "count", "set-global", "set-const", "peek", "zero"}
 
 // chainKernels are the kernels of chainOps, by name.
 var chainKernels = map[string]string{
@@ -63,6 +64,11 @@ func runChainOps(t *testing.T, m *randomMesh, ops []int, chain bool) chainOutcom
 	nodes := must(op2.NewSet(m.nNodes, "nodes"))
 	edges := must(op2.NewSet(m.nEdges, "edges"))
 	emap := must(op2.NewMap(edges, nodes, 3, m.emap, "emap"))
+	var third []int32
+	for i := int32(0); i < int32(m.nNodes); i += 3 {
+		third = append(third, i)
+	}
+	sub := must(op2.NewSubset(nodes, third))
 	xv := make([]float64, 2*m.nNodes)
 	for i := range xv {
 		xv[i] = float64(m.nodeI[i/2] + int32(i%2))
@@ -89,6 +95,8 @@ func runChainOps(t *testing.T, m *randomMesh, ops []int, chain bool) chainOutcom
 			switch chainOps[op] {
 			case "scale":
 				err = op2.ParLoop(kernel("ch_scale"), nodes, x.Arg(op2.RW), g.Arg(op2.Read))
+			case "scale-subset":
+				err = op2.ParLoop(kernel("ch_scale"), sub, x.Arg(op2.RW), g.Arg(op2.Read))
 			case "gather":
 				err = op2.ParLoop(kernel("ch_gather"), edges, x.ArgVec(op2.Read, emap), w.Arg(op2.Write))
 			case "scatter":
