@@ -209,6 +209,11 @@ func Chain(fn func() error) error { return rt.Chain(fn) }
 // calls that return neither (State, Timings, ReadStats, EnableTiming,
 // ResetTimings) keep it for the next call that forces.
 //
+// A slice returned by Data is the host copy itself: values written
+// through it after a loop was recorded, without calling an accessor
+// again, reach that loop (on device backends they reach no loop at all);
+// call Data again after issuing loops, as its documentation says.
+//
 // Chains nest: the inner Chain runs what was recorded so far when it
 // returns. If fn panics, the scope closes and the recorded loops stay
 // recorded until something forces them.
