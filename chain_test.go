@@ -361,3 +361,36 @@ func TestLoopComputeRecords(t *testing.T) {
 	}
 	assertEqual(t, "x", x.DataRO(), []float64{4, 4, 4, 4})
 }
+
+// TestChainFromGoroutines: loops issued from several goroutines while a
+// Chain scope is open are recorded and run when it returns (run with
+// -race: the queue is only touched under the package's lock).
+func TestChainFromGoroutines(t *testing.T) {
+	set := must(op2.NewSet(8, "cells"))
+	k := op2.NewKernel("void gr_inc(double *x) { *x += 1; }", "gr_inc")
+	xs := make([]*op2.Dat[float64], 4)
+	for i := range xs {
+		xs[i] = must(op2.NewDat[float64](set, 1, nil, fmt.Sprintf("x%d", i)))
+	}
+	check(t, op2.Chain(func() error {
+		errs := make(chan error, len(xs))
+		for _, x := range xs {
+			go func() {
+				var err error
+				for j := 0; j < 5 && err == nil; j++ {
+					err = op2.ParLoop(k, set, x.Arg(op2.RW))
+				}
+				errs <- err
+			}()
+		}
+		for range xs {
+			if err := <-errs; err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	for i, x := range xs {
+		assertEqual(t, fmt.Sprintf("x%d", i), x.DataRO(), []float64{5, 5, 5, 5, 5, 5, 5, 5})
+	}
+}
