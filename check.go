@@ -34,13 +34,13 @@ type readSnapshot struct {
 }
 
 // runChecked runs l in check mode.
-func (s *Runtime) runChecked(b *exec.Opened, l *core.Loop) error {
+func (s *Runtime) runChecked(b *exec.Opened, l *core.Loop, p exec.Program) error {
 	snaps, err := snapshotReads(l)
 	if err != nil {
 		return &LoopError{Kernel: l.Kernel.Name, Set: l.Set.Name, Arg: -1, Msg: "check mode: " + err.Error()}
 	}
 	var first error
-	if err := s.x.Run(b, l); err != nil {
+	if err := s.x.RunProgram(b, l, p); err != nil {
 		var cw *core.ConstWrittenError
 		if !errors.As(err, &cw) {
 			return apiError(err)

@@ -163,8 +163,9 @@ func (d *Dat[T]) Set() *Set { return setOf(d.s.Set) }
 // get that failure as an error: after a Sync that returned nil, Data and
 // DataRO do not panic until the next loop.
 func (d *Dat[T]) Data() []T {
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	mustForce(forced)
 	mustHost(d.s.HostAccess(true))
 	dist.HostWrite(&d.s)
 	return d.data[:d.s.Set.Owned*d.s.Dim]
@@ -175,8 +176,9 @@ func (d *Dat[T]) Data() []T {
 // change values). On device backends the device copy stays valid. Like
 // Data, it panics if copying from the device fails; see Sync.
 func (d *Dat[T]) DataRO() []T {
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	mustForce(forced)
 	mustHost(d.s.HostAccess(false))
 	return append([]T(nil), d.data[:d.s.Set.Owned*d.s.Dim]...)
 }
@@ -186,7 +188,7 @@ func (d *Dat[T]) DataRO() []T {
 // HostUnallocated until first used; host backends and host access then make
 // it DeviceUnallocated (host copy only).
 func (d *Dat[T]) State() DataState {
-	mu.Lock()
+	lockKeep()
 	defer mu.Unlock()
 	return d.s.State
 }
@@ -198,8 +200,11 @@ func (d *Dat[T]) State() DataState {
 // returns nil. It is the error-returning way to do what Data and DataRO
 // do before they return the values.
 func (d *Dat[T]) Sync() error {
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	if forced != nil {
+		return forced
+	}
 	return syncHost(&d.s)
 }
 
@@ -273,8 +278,9 @@ func (g *Global[T]) Dim() int { return g.s.Dim }
 // they hold the initial values combined with every contribution. It panics
 // if copying the values from the device fails; see Sync.
 func (g *Global[T]) Data() []T {
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	mustForce(forced)
 	mustHost(g.s.HostAccess(true))
 	return g.data
 }
@@ -283,8 +289,9 @@ func (g *Global[T]) Data() []T {
 // never changes the Global, on any backend (use Data to change values).
 // It panics if copying the values from the device fails; see Sync.
 func (g *Global[T]) DataRO() []T {
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	mustForce(forced)
 	mustHost(g.s.HostAccess(false))
 	return append([]T(nil), g.data...)
 }
@@ -293,14 +300,17 @@ func (g *Global[T]) DataRO() []T {
 // an error if copying them from the device fails, instead of panicking as
 // Data and DataRO do; see Dat.Sync.
 func (g *Global[T]) Sync() error {
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	if forced != nil {
+		return forced
+	}
 	return syncHost(&g.s)
 }
 
 // State says where the global's current values are (see DataState).
 func (g *Global[T]) State() DataState {
-	mu.Lock()
+	lockKeep()
 	defer mu.Unlock()
 	return g.s.State
 }
@@ -390,8 +400,13 @@ func (c *Const[T]) Set(values ...T) error {
 	if len(values) != c.c.Dim {
 		return fmt.Errorf("op2: const %q: %d values given, want dim = %d", c.c.Name, len(values), c.c.Dim)
 	}
-	mu.Lock() // not while a loop runs
+	// Not while a loop runs, and after the recorded loops (see Chain),
+	// which see the value of when they were issued.
+	forced := lockData()
 	defer mu.Unlock()
+	if forced != nil {
+		return forced
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	copy(c.data, values)

@@ -170,8 +170,11 @@ func Ranks() int {
 // by a launcher, with the MPI GoOP2 started for PETSc). It does nothing
 // otherwise. No loop or solve may run afterwards.
 func Finalize() error {
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	if forced != nil {
+		return forced
+	}
 	err := finalizePETSc()
 	if w, _ := mpiWorld(); w != nil {
 		return errors.Join(err, w.Finalize())
@@ -389,8 +392,11 @@ func (p *PartitionInfo) String() string {
 // Every set, map and dat must be declared before Partition (dats may also
 // be declared after it); loops may run only after it.
 func Partition(p Partitioner) (*PartitionInfo, error) {
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	if forced != nil {
+		return nil, forced
+	}
 	ds := rt.dist
 	w, err := ds.start()
 	if err != nil {
@@ -609,8 +615,11 @@ func (s *Runtime) checkPartitioned(l *core.Loop) error {
 // Without MPI it returns a copy of the values, in the declared numbering
 // also after Renumber (where Data has the new order).
 func (d *Dat[T]) Gather() ([]T, error) {
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	if forced != nil {
+		return nil, forced
+	}
 	owned := d.s.Set.Owned * d.s.Dim
 	h, ok := d.s.Set.Halo.(*dist.SetHalo)
 	w := rt.dist.world

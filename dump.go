@@ -194,8 +194,11 @@ func (d *Dat[T]) load(path string, tooLarge func(size int64, n int) error, parse
 	if err = shareError(fmt.Sprintf("reading dat %q", d.s.Name), err); err != nil {
 		return err
 	}
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	if forced != nil {
+		return forced
+	}
 	h, ok := d.s.Set.Halo.(*dist.SetHalo)
 	w := rt.dist.world
 	if !ok || w == nil {

@@ -396,6 +396,12 @@ func ParLoop(k *Kernel, set IterationSet, args ...Arg) error { return rt.ParLoop
 func (r *Runtime) ParLoop(k *Kernel, set IterationSet, args ...Arg) error {
 	mu.Lock()
 	defer mu.Unlock()
+	if r.recording() {
+		return r.record(k, set, args)
+	}
+	if err := forceLocked(); err != nil { // another runtime's recorded loops come first
+		return err
+	}
 	if ms, ok := set.(*MixedSet); ok && ms != nil {
 		return r.parLoopMixed(k, ms, args)
 	}
@@ -503,6 +509,9 @@ func (lp *Loop) Generate() (string, error) {
 }
 
 // Compute runs the loop, compiling it first if needed.
+//
+// In a chain or in lazy mode (see Chain), Compute records the loop, as
+// ParLoop does.
 func (lp *Loop) Compute() error {
 	mu.Lock()
 	defer mu.Unlock()
@@ -510,11 +519,31 @@ func (lp *Loop) Compute() error {
 		return lp.openErr
 	}
 	lp.l.Consts = lp.kernel.usedConsts(lp.rt.consts)
+	if r := lp.rt; r.recording() {
+		if err := r.singleProcess(r.recordingWhat()); err != nil {
+			return err
+		}
+		if err := queue.room(); err != nil {
+			return err
+		}
+		e := queue.slot()
+		args := append(e.l.Args[:0], lp.l.Args...)
+		e.l = lp.l
+		e.l.Args = args
+		return r.commit(e, lp.backend)
+	}
+	if err := forceLocked(); err != nil {
+		return err
+	}
 	return lp.rt.run(lp.backend, &lp.l)
 }
 
 // run executes a bound loop with its program. Caller holds mu.
-func (s *Runtime) run(b *exec.Opened, l *core.Loop) error {
+func (s *Runtime) run(b *exec.Opened, l *core.Loop) error { return s.runProgram(b, l, nil) }
+
+// runProgram is run with the loop's program p found earlier (see
+// exec.Executor.RunProgram), or nil. Caller holds mu.
+func (s *Runtime) runProgram(b *exec.Opened, l *core.Loop, p exec.Program) error {
 	if err := s.checkPartitioned(l); err != nil {
 		return err
 	}
@@ -531,8 +560,8 @@ func (s *Runtime) run(b *exec.Opened, l *core.Loop) error {
 	beginCrashReport(b, l) // name the loop if its kernel kills the process
 	var err error
 	if l.Check {
-		err = s.runChecked(b, l)
-	} else if err = s.x.Run(b, l); err != nil {
+		err = s.runChecked(b, l, p)
+	} else if err = s.x.RunProgram(b, l, p); err != nil {
 		err = apiError(err)
 	}
 	endCrashReport()

@@ -229,7 +229,7 @@ func (A *Mat[T]) Name() string { return A.s.Name }
 // matrix assembled on a device backend stays there until the host reads
 // it.
 func (A *Mat[T]) State() DataState {
-	mu.Lock()
+	lockKeep()
 	defer mu.Unlock()
 	return A.s.State
 }
@@ -259,8 +259,11 @@ func (A *Mat[T]) Arg(acc Access, rowmap, colmap *Map) Arg {
 // Zero sets every value to zero, keeping the pattern: on the device when
 // the matrix's values are current there.
 func (A *Mat[T]) Zero() error {
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	if forced != nil {
+		return forced
+	}
 	return A.s.Zero()
 }
 
@@ -271,8 +274,11 @@ func (A *Mat[T]) Zero() error {
 // element indices (in a distributed run, of this rank's owned elements).
 // Out-of-range elements are refused before anything changes.
 func (A *Mat[T]) ZeroRows(rows []int, diag T) error {
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	if forced != nil {
+		return forced
+	}
 	sp := A.sp
 	if sp.rows != sp.cols || sp.rdim != sp.cdim {
 		return fmt.Errorf("op2: %s: ZeroRows needs a square matrix (rows and columns on one set, equal dims)", A.s.Matrix)
@@ -302,8 +308,11 @@ func (A *Mat[T]) ZeroRows(rows []int, diag T) error {
 // increasing, with values vals[rowptr[r]:rowptr[r+1]]. Scalar row
 // i*rowDim+a is component a of row element i, and likewise for columns.
 func (A *Mat[T]) Values() (rowptr, colidx []int32, vals []T, err error) {
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	if forced != nil {
+		return nil, nil, nil, forced
+	}
 	if err := A.s.HostAccess(false); err != nil {
 		return nil, nil, nil, err
 	}
@@ -338,8 +347,11 @@ func (A *Mat[T]) mult(r *Runtime, x, y *Dat[T]) error {
 	if err := A.exchangeHalo(r, x); err != nil {
 		return err
 	}
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	if forced != nil {
+		return forced
+	}
 	b, err := r.currentBackend()
 	if err != nil {
 		return err
@@ -456,8 +468,10 @@ func (A *Mat[T]) Gather() (rowptr, colidx []int32, vals []T, err error) {
 	if R >= math.MaxInt32 || C >= math.MaxInt32 {
 		return nil, nil, nil, fmt.Errorf("op2: %s: Gather: %d×%d scalar rows and columns exceed the int32 indices of the gathered form", A.s.Matrix, R, C)
 	}
-	mu.Lock()
-	msg, err := A.declaredEntries()
+	msg, err := []byte(nil), lockData()
+	if err == nil {
+		msg, err = A.declaredEntries()
+	}
 	mu.Unlock()
 	if err != nil {
 		return nil, nil, nil, err

@@ -574,6 +574,14 @@ func (r *Runtime) parLoopMixed(k *Kernel, ms *MixedSet, args []Arg) error {
 		return err
 	}
 	for b := range loops {
+		if r.recording() {
+			e := queue.slot()
+			e.l = loops[b]
+			if err := r.commit(e, be); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := r.run(be, &loops[b]); err != nil {
 			return err
 		}

@@ -51,6 +51,12 @@
 // when one is set (Config.Logger, or OP2_LOG=info|debug for text on
 // standard error); by default nothing is logged.
 //
+// Loops may also be recorded and run later: Chain records the loops issued
+// while a function runs and runs them when it returns, and lazy mode
+// (Config.Lazy, OP2_LAZY=1) records every loop until something needs its
+// results. Every access to data runs the recorded loops first, so results
+// are those of running each loop at once.
+//
 // Renumber reorders a mesh for locality before its first loop (OP2's
 // op_renumber): RCMOrdering (reverse Cuthill–McKee on a map's graph) or
 // RCBOrdering and RCBCentreOrdering (recursive coordinate bisection of a
@@ -248,6 +254,14 @@ type Config struct {
 	// they move (also enabled by OP2_TIMING=1); see EnableTiming, which
 	// switches it until the next Configure, and Timings.
 	Timing bool
+	// Lazy records loops instead of running them (also enabled by
+	// OP2_LAZY=1): ParLoop checks a loop and builds its program as
+	// usual, and the loop runs, with every loop recorded before it, when
+	// something needs its results: any access to data, Wait, Configure,
+	// Use, the timing report (see Chain, which records the loops of one
+	// scope, for what forces them). Results are those of running each
+	// loop at once. Not available under MPI with more than one rank.
+	Lazy bool
 	// Logger receives GoOP2's events through log/slog (default: a text
 	// handler on standard error when OP2_LOG names a level — debug, info,
 	// warn or error — else none). At Info: the backend opened (name,
@@ -287,6 +301,8 @@ type Runtime struct {
 	// mixedArgs is the expanded argument list of a loop with mixed
 	// arguments, reused from loop to loop (under mu).
 	mixedArgs []Arg
+	// chains counts the open Chain scopes (under mu).
+	chains int
 }
 
 // mu serialises loops of every runtime and host access to data.
@@ -426,9 +442,16 @@ func Configure(c Config) error { return rt.Configure(c) }
 
 // Configure replaces runtime r's configuration (see the package-level
 // Configure).
+//
+// The loops recorded so far (see Chain) run first, with the configuration
+// they were issued under; if one fails, Configure returns its error
+// (*ChainError) and changes nothing.
 func (r *Runtime) Configure(c Config) error {
-	mu.Lock()
+	err := lockData()
 	defer mu.Unlock()
+	if err != nil {
+		return err
+	}
 	def, err := exec.ConfigFromEnv()
 	if err != nil {
 		return apiError(err)
@@ -494,6 +517,12 @@ func (r *Runtime) Configure(c Config) error {
 	def.Check = def.Check || c.Check
 	def.Timing = def.Timing || c.Timing
 	def.Tune = def.Tune || c.Tune
+	def.Lazy = def.Lazy || c.Lazy
+	if def.Lazy {
+		if err := r.singleProcess("Config.Lazy"); err != nil {
+			return err
+		}
+	}
 	if c.Logger != nil {
 		def.Logger = c.Logger
 	}
@@ -522,9 +551,15 @@ func (r *Runtime) Configure(c Config) error {
 func Use(backend string) error { return rt.Use(backend) }
 
 // Use selects runtime r's backend (see the package-level Use).
+// The loops recorded so far (see Chain) run first, on the backend they
+// were issued for; if one fails, Use returns its error and keeps the
+// backend.
 func (r *Runtime) Use(backend string) error {
-	mu.Lock()
+	err := lockData()
 	defer mu.Unlock()
+	if err != nil {
+		return err
+	}
 	prevName, prev := r.cfg.Backend, r.backend
 	r.cfg.Backend = backend
 	r.backend = nil
@@ -562,13 +597,17 @@ func (r *Runtime) Backend() string {
 // Wait returns when every loop issued so far has finished. Loops on device
 // backends are queued and run asynchronously (host access to their data
 // waits as needed); Wait is for timing them. On host backends it returns at
-// once.
+// once, after running the loops recorded so far (see Chain), whose
+// failure it returns.
 func Wait() error { return rt.Wait() }
 
 // Wait returns when every loop runtime r issued has finished.
 func (r *Runtime) Wait() error {
-	mu.Lock()
+	err := lockData()
 	defer mu.Unlock()
+	if err != nil {
+		return err
+	}
 	if r.backend == nil {
 		return nil
 	}
@@ -631,11 +670,11 @@ func ReadStats() Stats { return rt.Stats() }
 
 // Stats returns runtime r's counters. Generations, ProgramCache and Plans
 // are r's own; the compiler, disk cache, library and transfer counters are
-// the process's.
+// the process's. The loops recorded so far (see Chain) run first.
 func (r *Runtime) Stats() Stats {
-	js := jit.ReadStats()
-	mu.Lock()
+	lockKeep()
 	defer mu.Unlock()
+	js := jit.ReadStats()
 	up, down, upB, downB := core.TransferStats()
 	return Stats{Compiles: js.Compiles, DiskHits: js.DiskHits, Rebuilds: js.Rebuilds,
 		Generations: r.x.Generations(), ProgramCache: r.x.Programs(), Libraries: jit.Loaded(), Plans: r.x.Plans(),

@@ -195,8 +195,11 @@ type RenumberInfo struct {
 // index arguments (ArgIdx, Map.ArgIdx) pass declared numbers, and
 // Set.DeclaredNumbers gives each element's declared number.
 func Renumber(o Ordering) (*RenumberInfo, error) {
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	if forced != nil {
+		return nil, forced
+	}
 	if w, err := mpiWorld(); err != nil {
 		return nil, err
 	} else if w != nil && w.Size() > 1 {

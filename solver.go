@@ -546,8 +546,10 @@ func (k *krylov) bicgstab(x, b *Dat[float64]) (SolveInfo, error) {
 // inverses of the matrix's diagonal entries, or an error naming a zero
 // one.
 func (A *Mat[T]) inverseDiagonal(set *Set, dim int) (*Dat[float64], error) {
-	mu.Lock()
-	err := A.s.HostAccess(false)
+	err := lockData()
+	if err == nil {
+		err = A.s.HostAccess(false)
+	}
 	var vals []float64
 	if err == nil {
 		sp := A.sp

@@ -140,8 +140,10 @@ func (s *Solver) solvePETSc(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, err
 
 	sp := A.sp
 	n := sp.pat.NRows * sp.rdim
-	mu.Lock()
-	err = A.s.HostAccess(false)
+	err = lockData()
+	if err == nil {
+		err = A.s.HostAccess(false)
+	}
 	if err == nil {
 		err = b.s.HostAccess(false)
 	}
@@ -247,8 +249,10 @@ func (sp *Sparsity) globalColumns(w *mpi.World) (rstart, total int64, gcol []int
 	if err := ParLoop(matHaloKernel, setOf(col.c.From), g.ArgMap(Read, col, 0)); err != nil {
 		return 0, 0, nil, err
 	}
-	mu.Lock()
-	err = g.s.HostAccess(false)
+	err = lockData()
+	if err == nil {
+		err = g.s.HostAccess(false)
+	}
 	if err == nil {
 		for c := range gcol {
 			gcol[c] = int64(g.data[c])

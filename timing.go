@@ -100,7 +100,7 @@ func EnableTiming(on bool) { rt.EnableTiming(on) }
 // EnableTiming switches runtime r's timing report (see the package-level
 // EnableTiming).
 func (r *Runtime) EnableTiming(on bool) {
-	mu.Lock()
+	lockKeep()
 	defer mu.Unlock()
 	r.setTiming(on)
 }
@@ -121,10 +121,26 @@ func (r *Runtime) setTiming(on bool) {
 func Timings() []LoopTiming { return rt.Timings() }
 
 // Timings returns runtime r's timing report (see the package-level
-// Timings).
+// Timings). The loops recorded so far (see Chain) run first.
 func (r *Runtime) Timings() []LoopTiming {
-	mu.Lock()
+	lockKeep()
 	defer mu.Unlock()
+	return r.timingRecords()
+}
+
+// timingReport runs the recorded loops and returns the timing report, or
+// the failure of a recorded loop.
+func (r *Runtime) timingReport() ([]LoopTiming, error) {
+	forced := lockData()
+	defer mu.Unlock()
+	if forced != nil {
+		return nil, forced
+	}
+	return r.timingRecords(), nil
+}
+
+// timingRecords returns the timing report. Caller holds mu.
+func (r *Runtime) timingRecords() []LoopTiming {
 	recs := r.timings.Records()
 	out := make([]LoopTiming, len(recs))
 	for i, rec := range recs {
@@ -139,7 +155,7 @@ func ResetTimings() { rt.ResetTimings() }
 
 // ResetTimings forgets runtime r's timing report.
 func (r *Runtime) ResetTimings() {
-	mu.Lock()
+	lockKeep()
 	defer mu.Unlock()
 	r.timings.Reset()
 }
@@ -160,7 +176,10 @@ func WriteTimingTable(w io.Writer) error { return rt.WriteTimingTable(w) }
 // WriteTimingTable writes runtime r's timing report as a table (see the
 // package-level WriteTimingTable).
 func (r *Runtime) WriteTimingTable(w io.Writer) error {
-	ts := r.Timings()
+	ts, err := r.timingReport()
+	if err != nil {
+		return err
+	}
 	// Names left-aligned, numbers right-aligned. fmt pads to a width in
 	// characters (runes).
 	names := make([][3]string, len(ts))
@@ -176,7 +195,6 @@ func (r *Runtime) WriteTimingTable(w io.Writer) error {
 			tuned = "  tuned"
 		}
 	}
-	var err error
 	printf := func(format string, a ...any) {
 		if err == nil {
 			_, err = fmt.Fprintf(w, format, a...)
@@ -252,7 +270,10 @@ func WriteTimingCSV(w io.Writer) error { return rt.WriteTimingCSV(w) }
 // WriteTimingCSV writes runtime r's timing report as CSV (see the
 // package-level WriteTimingCSV).
 func (r *Runtime) WriteTimingCSV(w io.Writer) error {
-	ts := r.Timings()
+	ts, err := r.timingReport()
+	if err != nil {
+		return err
+	}
 	rank := strconv.Itoa(Rank())
 	c := csv.NewWriter(w)
 	c.Write([]string{"rank", "kernel", "set", "backend", "calls", "time_s", "mean_s", "plan_s", "compile_s", "bytes", "gb_per_s", "tuned"})
@@ -298,7 +319,10 @@ func WriteTimingJSON(w io.Writer) error { return rt.WriteTimingJSON(w) }
 // WriteTimingJSON writes runtime r's timing report as JSON (see the
 // package-level WriteTimingJSON).
 func (r *Runtime) WriteTimingJSON(w io.Writer) error {
-	ts := r.Timings()
+	ts, err := r.timingReport()
+	if err != nil {
+		return err
+	}
 	rep := TimingReport{Rank: Rank(), Ranks: Ranks(), Loops: make([]TimingReportRow, len(ts))}
 	for i, t := range ts {
 		rep.Loops[i] = TimingReportRow{Kernel: t.Kernel, Set: t.Set, Backend: t.Backend, Calls: t.Calls,

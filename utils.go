@@ -18,8 +18,11 @@ import (
 // exchanges it, since other ranks' halo copies of them may be stale. The
 // error reports a device failure.
 func (d *Dat[T]) Zero() error {
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	if forced != nil {
+		return forced
+	}
 	dist.HostWrite(&d.s)
 	return apiError(d.s.Zero())
 }
@@ -44,8 +47,11 @@ func (d *Dat[T]) CopyTo(dst *Dat[T]) error {
 	if dst.s.Dim != d.s.Dim {
 		return fmt.Errorf("op2: copying %s to %s: dims differ (%d and %d)", d.s.Describe(), dst.s.Describe(), d.s.Dim, dst.s.Dim)
 	}
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	if forced != nil {
+		return forced
+	}
 	if dst != d {
 		dist.HostWrite(&dst.s)
 	}
@@ -90,8 +96,9 @@ func (A *Mat[T]) Nbytes() int { return A.s.Bytes() }
 // you wrote. Under MPI, as after Data, the halos are exchanged before
 // the next loop that reads them.
 func (d *Dat[T]) DataWO() []T {
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	mustForce(forced)
 	d.s.WriteOnly()
 	dist.HostWrite(&d.s)
 	return d.data[:d.s.Set.Owned*d.s.Dim]
@@ -115,8 +122,11 @@ func (d *Dat[T]) Range(first, n int) ([]T, error) {
 	}
 	var z T
 	size := int(unsafe.Sizeof(z))
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	if forced != nil {
+		return nil, forced
+	}
 	if err := d.s.ReadRange(unsafe.Pointer(&out[0]), first*d.s.Dim*size, len(out)*size); err != nil {
 		return nil, apiError(err)
 	}
@@ -130,8 +140,9 @@ func (d *Dat[T]) Range(first, n int) ([]T, error) {
 // error (use Data or DataRO for arrays).
 func (g *Global[T]) Value() T {
 	g.mustScalar("Value")
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	mustForce(forced)
 	mustHost(g.s.HostAccess(false))
 	return g.data[0]
 }
@@ -142,8 +153,9 @@ func (g *Global[T]) Value() T {
 // values from the device fails.
 func (g *Global[T]) SetValue(v T) {
 	g.mustScalar("SetValue")
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	mustForce(forced)
 	mustHost(g.s.HostAccess(true))
 	g.data[0] = v
 }

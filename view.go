@@ -81,8 +81,9 @@ func (v *DatView[T]) view(a Arg) Arg {
 // one per element, for reading; as Dat.DataRO, it leaves a device copy
 // valid and panics if copying from the device fails (see Dat.Sync).
 func (v *DatView[T]) DataRO() []T {
-	mu.Lock()
+	forced := lockData()
 	defer mu.Unlock()
+	mustForce(forced)
 	d := v.d
 	mustHost(d.s.HostAccess(false))
 	n, dim := d.s.Set.Owned, d.s.Dim

@@ -570,3 +570,55 @@ func TestSpecialFilesRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestChainForcedByReadAndWrite: inside an op2.Chain, WriteDat writes the
+// values of the loops recorded before it, and ReadDat's values replace
+// those of a loop recorded before it, as when each loop runs at once.
+func TestChainForcedByReadAndWrite(t *testing.T) {
+	needHDF5(t)
+	if err := op2.Configure(op2.Config{CacheDir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	defer op2.Configure(op2.Config{})
+	cells, _ := op2.NewSet(3, "ccells")
+	q, _ := op2.NewDat[float64](cells, 1, nil, "cq")
+	r, _ := op2.NewDat[float64](cells, 1, nil, "cr")
+	set := op2.NewKernel("void ch5_set(double *q) { *q = 7; }", "ch5_set")
+	path := tempFile(t)
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = op2.Chain(func() error {
+		if err := op2.ParLoop(set, cells, q.Arg(op2.Write)); err != nil {
+			return err
+		}
+		return WriteDat(f, q)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, f)
+	if f, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	err = op2.Chain(func() error {
+		if err := op2.ParLoop(op2.NewKernel("void ch5_one(double *r) { *r = 1; }", "ch5_one"), cells, r.Arg(op2.Write)); err != nil {
+			return err
+		}
+		if err := op2.ParLoop(op2.NewKernel("void ch5_half(double *q) { *q /= 2; }", "ch5_half"), cells, q.Arg(op2.RW)); err != nil {
+			return err
+		}
+		return ReadDat(f, r, "cq")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.DataRO(); !slices.Equal(got, []float64{7, 7, 7}) {
+		t.Errorf("r = %v, want the file's [7 7 7]", got)
+	}
+	if got := q.DataRO(); !slices.Equal(got, []float64{3.5, 3.5, 3.5}) {
+		t.Errorf("q = %v, want [3.5 3.5 3.5]", got)
+	}
+}

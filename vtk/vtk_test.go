@@ -243,3 +243,43 @@ func TestFromOP2(t *testing.T) {
 		t.Errorf("points %v", back.Points)
 	}
 }
+
+// TestFromOP2InChain: a Dat written by a loop recorded in an op2.Chain is
+// added with the loop's values: reading it runs the recorded loop first.
+func TestFromOP2InChain(t *testing.T) {
+	os.Setenv("OP2_CACHE_DIR", t.TempDir())
+	g0 := tiny()
+	nodes, _ := op2.NewSet(6, "nodes")
+	cells, _ := op2.NewSet(2, "cells")
+	pcell, err := op2.NewMap(cells, nodes, 4, g0.Cells, "pcell")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := op2.NewDat(nodes, 2, g0.Points, "x")
+	area, _ := op2.NewDat[float64](cells, 1, nil, "area")
+	k := op2.NewKernel(`void chain_area(double *x[4], double *a) {
+  *a = 0;
+  for (int i = 0; i < 4; i++) { int j = (i + 1) % 4; *a += 0.5 * (x[i][0] * x[j][1] - x[j][0] * x[i][1]); }
+}`, "chain_area")
+	var got any
+	err = op2.Chain(func() error {
+		if err := op2.ParLoop(k, cells, x.ArgVec(op2.Read, pcell), area.Arg(op2.Write)); err != nil {
+			return err
+		}
+		g, err := vtk.FromOP2(x, pcell)
+		if err != nil {
+			return err
+		}
+		if err := vtk.AddCellDat(g, area); err != nil {
+			return err
+		}
+		got = g.CellArray("area").Values
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, []float64{1, 1}) {
+		t.Errorf("area in the grid %v, want [1 1]", got)
+	}
+}

@@ -1,8 +1,9 @@
 // Package backendtest is the conformance suite every backend runs: loops
 // with known results (every access mode, reductions, maps, types,
-// constants) and random meshes compared with the sequential backend. Each
-// backend package's tests call Run with its name, as gonum's backends run
-// testblas:
+// constants), random meshes compared with the sequential backend, random
+// sequences of loops run at once, in a Chain and in lazy mode, and the
+// suite again in lazy mode. Each backend package's tests call Run with its
+// name, as gonum's backends run testblas:
 //
 //	func TestConformance(t *testing.T) { backendtest.Run(t, "openmp") }
 //
@@ -35,6 +36,10 @@ func Run(t *testing.T, backend string) {
 		t.Run(c.name, c.test)
 	}
 	t.Run("RandomMeshes", func(t *testing.T) { testRandomMeshes(t, backend, cache) })
+	if !testing.Short() || firstChains(backend) {
+		t.Run("RandomChains", func(t *testing.T) { testRandomChains(t, backend, cache) })
+		t.Run("LazyConformance", func(t *testing.T) { testLazyConformance(t, backend, cache) })
+	}
 }
 
 // must returns v, panicking (and so failing the test) when err is not nil.

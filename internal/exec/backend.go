@@ -244,6 +244,7 @@ type Config struct {
 	PlanCheck bool     // verify every new plan's invariants
 	Check     bool     // check mode: detect kernels writing to READ arguments
 	Timing    bool     // record per-loop times ($OP2_TIMING)
+	Lazy      bool     // record loops until something forces them ($OP2_LAZY)
 
 	// Logger receives the run time's events; nil logs nothing. The
 	// default is a text handler on standard error at the level $OP2_LOG
@@ -313,7 +314,7 @@ func DefaultCacheDir() string {
 // ConfigFromEnv returns the default configuration with the environment's
 // overrides applied: OP2_BACKEND, CC, CXX, OP2_CFLAGS (space separated),
 // OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE, OP2_PLAN_CHECK, OP2_CHECK,
-// OP2_TIMING, OP2_LOG (trace, debug, info, warn, error or off), OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE,
+// OP2_TIMING, OP2_LAZY, OP2_LOG (trace, debug, info, warn, error or off), OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE,
 // OP2_DEVICE_SCHEME, OP2_DEVICE_LAYOUT, OP2_DEVICE_WORKGROUP,
 // OP2_CUDA_DEVICE, OP2_OPENMP_SCHEME, OP2_SIMD and OP2_TUNE.
 func ConfigFromEnv() (Config, error) {
@@ -401,6 +402,13 @@ func ConfigFromEnv() (Config, error) {
 			return cfg, fmt.Errorf("OP2_TIMING=%q is not a boolean", v)
 		}
 		cfg.Timing = b
+	}
+	if v := os.Getenv("OP2_LAZY"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return cfg, fmt.Errorf("OP2_LAZY=%q is not a boolean", v)
+		}
+		cfg.Lazy = b
 	}
 	if v := strings.TrimSpace(os.Getenv("OP2_LOG")); v != "" && !strings.EqualFold(v, "off") {
 		level := LevelTrace

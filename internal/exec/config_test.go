@@ -149,3 +149,19 @@ func TestDeviceWorkGroupFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestLazyFromEnv: OP2_LAZY turns lazy mode on, nothing leaves it off, and
+// a value that is not a boolean is refused.
+func TestLazyFromEnv(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		lazy bool
+		ok   bool
+	}{{"", false, true}, {"1", true, true}, {"true", true, true}, {"0", false, true}, {"maybe", false, false}} {
+		t.Setenv("OP2_LAZY", c.v)
+		cfg, err := ConfigFromEnv()
+		if (err == nil) != c.ok || (err != nil && !strings.Contains(err.Error(), "OP2_LAZY")) || cfg.Lazy != c.lazy {
+			t.Errorf("OP2_LAZY=%q: lazy %v, error %v", c.v, cfg.Lazy, err)
+		}
+	}
+}

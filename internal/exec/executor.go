@@ -220,27 +220,44 @@ func programKey(buf []byte, backend uint64, variant string, l *core.Loop) []byte
 }
 
 // Run runs l on b.
-func (x *Executor) Run(b *Opened, l *core.Loop) error {
+func (x *Executor) Run(b *Opened, l *core.Loop) error { return x.RunProgram(b, l, nil) }
+
+// RunProgram is Run with l's program p already found by Program (nil:
+// find it), for a loop recorded earlier (op2's chains). p is valid only
+// while the executor has dropped no program since it was found: the
+// caller compares Dropped.
+func (x *Executor) RunProgram(b *Opened, l *core.Loop, p Program) error {
 	if x.Tuner != nil || x.Timing != nil {
-		return x.runMeasured(b, l)
+		return x.runMeasured(b, l, p)
 	}
 	x.tuning = false
-	p, err := x.Program(b, l)
-	if err != nil {
-		return err
+	if p == nil {
+		var err error
+		if p, err = x.Program(b, l); err != nil {
+			return err
+		}
 	}
 	return x.run(b, p, l)
 }
 
-// runMeasured runs l on b and measures the call: the program and plan
+// Dropped is the number of programs dropped so far (least recently used
+// beyond MaxPrograms, or by Clear): a program found before is still
+// loaded while it has not changed.
+func (x *Executor) Dropped() uint64 { return x.programs.removed }
+
+// runMeasured runs l on b (with program p, or the one Program finds
+// when nil) and measures the call: the program and plan
 // builds apart, the rest (waiting for an asynchronous backend to finish the
 // loop) as its run time, which goes to x.Timing and, when the call is one
 // of the tuner's measurements, to the tuner.
-func (x *Executor) runMeasured(b *Opened, l *core.Loop) error {
+func (x *Executor) runMeasured(b *Opened, l *core.Loop, p Program) error {
 	x.tuning, x.measuring, x.planUsed, x.setting = false, false, false, tunedChoice{}
 	x.built, x.planned = 0, 0
 	start := time.Now()
-	p, err := x.Program(b, l)
+	var err error
+	if p == nil {
+		p, err = x.Program(b, l)
+	}
 	configured := p
 	if err == nil && x.Tuner != nil {
 		p, err = x.tunedProgram(b, l, p)

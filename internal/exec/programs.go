@@ -19,9 +19,10 @@ const MaxPrograms = 1024
 // programCache holds programs by key, most recently used first. Finding a
 // program and marking it used allocates nothing.
 type programCache struct {
-	byKey map[string]*list.Element
-	lru   list.List // of *programEntry
-	max   int       // 0: MaxPrograms
+	byKey   map[string]*list.Element
+	lru     list.List // of *programEntry
+	max     int       // 0: MaxPrograms
+	removed uint64    // programs dropped so far
 }
 
 func (c *programCache) limit() int {
@@ -61,6 +62,7 @@ func (c *programCache) put(key []byte, p Program, sig *core.Signature) {
 func (c *programCache) remove(e *list.Element) {
 	pe := c.lru.Remove(e).(*programEntry)
 	delete(c.byKey, pe.key)
+	c.removed++
 	if r, ok := pe.p.(Releaser); ok {
 		r.Release()
 	}

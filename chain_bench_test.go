@@ -1,0 +1,46 @@
+package op2_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/goop2/op2"
+)
+
+// BenchmarkChainOverhead measures the host cost per loop of the loop of
+// BenchmarkParLoopOverhead run at once ("eager"), recorded in lazy mode
+// and run by Wait one at a time ("lazy-1"), and recorded in batches of 16
+// before Wait runs them ("lazy-16"): what recording and forcing add to a
+// loop (ns/op is per loop).
+func BenchmarkChainOverhead(b *testing.B) {
+	for _, backend := range hostBackends {
+		for _, batch := range []int{0, 1, 16} {
+			name := backend + "/eager"
+			if batch > 0 {
+				name = fmt.Sprintf("%s/lazy-%d", backend, batch)
+			}
+			b.Run(name, func(b *testing.B) {
+				r := must(op2.NewRuntime(op2.Config{Backend: backend, Lazy: batch > 0}))
+				set := must(op2.NewSet(1, "one"))
+				x := must(op2.NewDat[float64](set, 1, nil, "x"))
+				g := must(op2.NewGlobal[float64](1, nil, "g"))
+				k := op2.NewKernel("void k(double *x, double *g) { *x += 1; *g += *x; }", "k")
+				check(b, r.ParLoop(k, set, x.Arg(op2.RW), g.Arg(op2.Inc)))
+				check(b, r.Wait())
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if err := r.ParLoop(k, set, x.Arg(op2.RW), g.Arg(op2.Inc)); err != nil {
+						b.Fatal(err)
+					}
+					if batch > 0 && (i+1)%batch == 0 {
+						if err := r.Wait(); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				check(b, r.Wait())
+			})
+		}
+	}
+}

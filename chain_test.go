@@ -1,0 +1,396 @@
+package op2_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/mpitest"
+)
+
+// recordMode is one way of issuing loops: at once, in a Chain scope, or
+// in lazy mode.
+type recordMode struct {
+	name        string
+	lazy, chain bool
+}
+
+var recordModes = []recordMode{{"eager", false, false}, {"chain", false, true}, {"lazy", true, false}}
+
+// runtime returns a runtime on backend for the mode.
+func (m recordMode) runtime(t *testing.T, backend string) *op2.Runtime {
+	t.Helper()
+	return must(op2.NewRuntime(op2.Config{Backend: backend, Lazy: m.lazy}))
+}
+
+// issue issues r's loops in the mode and waits for them.
+func (m recordMode) issue(t *testing.T, r *op2.Runtime, loops func() error) {
+	t.Helper()
+	if m.chain {
+		check(t, r.Chain(loops))
+		return
+	}
+	check(t, loops())
+	check(t, r.Wait())
+}
+
+// TestChainErrorsAtRecordTime: a loop ParLoop refuses in a chain or in
+// lazy mode is refused with the error it gets when it runs at once (the
+// same type and message), and is not recorded.
+func TestChainErrorsAtRecordTime(t *testing.T) {
+	edges, nodes, pedge := scatteredEdges(10, 6, 3, 2)
+	x := must(op2.NewDat[float64](nodes, 1, nil, "x"))
+	y := must(op2.NewDat[float64](edges, 1, nil, "y"))
+	g := must(op2.NewGlobal[float64](1, nil, "g"))
+	good := op2.NewKernel("void rec_good(const double *x, double *y) { *y = *x; }", "rec_good")
+	cases := []struct {
+		name string
+		k    *op2.Kernel
+		set  *op2.Set
+		args []op2.Arg
+	}{
+		{"map from the wrong set", good, nodes, []op2.Arg{x.ArgMap(op2.Read, pedge, 0), y.Arg(op2.Write)}},
+		{"index past the arity", good, edges, []op2.Arg{x.ArgMap(op2.Read, pedge, 2), y.Arg(op2.Write)}},
+		{"global with WRITE", op2.NewKernel("void rec_g(double *g, double *y) { *y = *g; }", "rec_g"), edges, []op2.Arg{g.Arg(op2.Write), y.Arg(op2.Write)}},
+		{"parameter type", op2.NewKernel("void rec_t(const float *x, double *y) { *y = *x; }", "rec_t"), edges, []op2.Arg{x.ArgMap(op2.Read, pedge, 0), y.Arg(op2.Write)}},
+		{"kernel does not compile", op2.NewKernel("void rec_bad(const double *x, double *y) { *y = *x + undeclared; }", "rec_bad"), edges, []op2.Arg{x.ArgMap(op2.Read, pedge, 0), y.Arg(op2.Write)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			eager := op2.ParLoop(tc.k, tc.set, tc.args...)
+			if eager == nil {
+				t.Fatal("the loop ran at once")
+			}
+			var inChain error
+			check(t, op2.Chain(func() error {
+				inChain = op2.ParLoop(tc.k, tc.set, tc.args...)
+				if n := op2.RecordedLoops(); n != 0 {
+					t.Errorf("%d loops recorded", n)
+				}
+				return nil
+			}))
+			r := must(op2.NewRuntime(op2.Config{Lazy: true}))
+			lazy := r.ParLoop(tc.k, tc.set, tc.args...)
+			for _, got := range []error{inChain, lazy} {
+				if got == nil || got.Error() != eager.Error() || fmt.Sprintf("%T", got) != fmt.Sprintf("%T", eager) {
+					t.Errorf("recorded: %T %v\nat once: %T %v", got, got, eager, eager)
+				}
+			}
+			if n := op2.RecordedLoops(); n != 0 {
+				t.Errorf("%d loops recorded", n)
+			}
+		})
+	}
+}
+
+// TestChainCapturesConstsAndGlobals: a recorded loop sees the Const and
+// READ Global values of when it was issued, whatever the program sets
+// before it runs, and a reduction's Global holds after forcing what it
+// holds after running the loops at once — on every backend and in each
+// mode.
+func TestChainCapturesConstsAndGlobals(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		for _, mode := range recordModes {
+			t.Run(mode.name, func(t *testing.T) {
+				r := mode.runtime(t, op2.Backend())
+				c := must(op2.NewConstIn(r, 1, []float64{2}, "cap_c"))
+				defer c.Remove()
+				set := must(op2.NewSet(100, "cells"))
+				x := must(op2.NewDat(set, 1, iota32[float64](100), "x"))
+				g := must(op2.NewGlobal(1, []float64{10}, "g"))
+				sum := must(op2.NewGlobal(1, []float64{0.5}, "sum"))
+				k := op2.NewKernel("void cap(double *x, const double *g, double *s) { *x = *x * cap_c + *g; *s += *x; }", "cap")
+				mode.issue(t, r, func() error {
+					if err := r.ParLoop(k, set, x.Arg(op2.RW), g.Arg(op2.Read), sum.Arg(op2.Inc)); err != nil {
+						return err
+					}
+					if err := c.Set(3); err != nil {
+						return err
+					}
+					g.SetValue(-1)
+					return r.ParLoop(k, set, x.Arg(op2.RW), g.Arg(op2.Read), sum.Arg(op2.Inc))
+				})
+				want, total := make([]float64, 100), 0.5
+				for i := range want {
+					want[i] = (float64(i)*2+10)*3 - 1
+					total += float64(i)*2 + 10 + want[i]
+				}
+				assertEqual(t, "x", x.DataRO(), want)
+				if got := sum.Value(); got != total {
+					t.Errorf("sum = %v, want %v", got, total)
+				}
+			})
+		}
+	})
+}
+
+// TestChainRunTimeFailure: a failure found only when a recorded loop runs
+// (here check mode finding a kernel that writes to a READ argument) is a
+// *ChainError naming the loop, returned by Chain, Wait and the forcing
+// accessors that return errors (Data panics with it); the loops recorded
+// after it do not run.
+func TestChainRunTimeFailure(t *testing.T) {
+	r := must(op2.NewRuntime(op2.Config{Check: true, Lazy: true}))
+	set := must(op2.NewSet(4, "cells"))
+	x := must(op2.NewDat(set, 1, []float64{1, 2, 3, 4}, "x"))
+	y := must(op2.NewDat[float64](set, 1, nil, "y"))
+	bad := op2.NewKernel("void rt_bad(const double *x, double *y) { *y = *x; ((double *)x)[0] = -1; }", "rt_bad")
+	next := op2.NewKernel("void rt_next(double *y) { *y += 100; }", "rt_next")
+	issue := func() {
+		check(t, r.ParLoop(bad, set, x.Arg(op2.Read), y.Arg(op2.Write)))
+		check(t, r.ParLoop(next, set, y.Arg(op2.RW)))
+	}
+	wantChainError := func(what string, err error) {
+		t.Helper()
+		var ce *op2.ChainError
+		var le *op2.LoopError
+		if !errors.As(err, &ce) || ce.Kernel != "rt_bad" || ce.Set != "cells" || ce.Index != 0 || ce.Recorded != 2 || !errors.As(err, &le) {
+			t.Fatalf("%s: %v, want a *ChainError for rt_bad wrapping a *LoopError", what, err)
+		}
+		wantErr(t, err, `recorded loop "rt_bad" over set "cells" (1 of 2`, "check mode", "the loop recorded after it was dropped")
+		if strings.Count(err.Error(), "op2: ") != 1 {
+			t.Errorf("%s: %q does not start with op2: once", what, err)
+		}
+		if n := op2.RecordedLoops(); n != 0 {
+			t.Errorf("%s: %d loops still recorded", what, n)
+		}
+	}
+	issue()
+	wantChainError("Wait", r.Wait())
+	if got := y.DataRO(); got[0] != 1 {
+		t.Errorf("y = %v: the dropped loop ran", got)
+	}
+	issue()
+	wantChainError("Sync", x.Sync())
+	issue()
+	x.State() // reports no error: keeps it for the next call that forces
+	if n := op2.RecordedLoops(); n != 0 {
+		t.Errorf("State left %d loops recorded", n)
+	}
+	wantChainError("Wait after State", r.Wait())
+	check(t, r.Wait())
+	issue()
+	func() {
+		defer func() { wantChainError("Data's panic", recover().(error)) }()
+		x.Data()
+	}()
+	check(t, r.Configure(op2.Config{Check: true}))
+	wantChainError("Chain", r.Chain(func() error { issue(); return nil }))
+	fnErr := errors.New("fn failed")
+	err := r.Chain(func() error { issue(); return fnErr })
+	if !errors.Is(err, fnErr) {
+		t.Errorf("Chain returned %v, want fn's error too", err)
+	}
+	wantChainError("Chain with fn's error", err)
+}
+
+// TestChainScopes: loops run when the scope returns, also when fn fails;
+// chains nest; a panicking fn leaves its loops recorded until something
+// forces them; a nil fn is refused.
+func TestChainScopes(t *testing.T) {
+	set := must(op2.NewSet(3, "cells"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	k := op2.NewKernel("void sc_inc(double *x) { *x += 1; }", "sc_inc")
+	inc := func() error { return op2.ParLoop(k, set, x.Arg(op2.RW)) }
+	fnErr := errors.New("fn failed")
+	err := op2.Chain(func() error {
+		check(t, inc())
+		check(t, op2.Chain(func() error { return inc() }))
+		if n := op2.RecordedLoops(); n != 0 {
+			t.Errorf("after the inner chain: %d loops recorded", n)
+		}
+		check(t, inc())
+		if n := op2.RecordedLoops(); n != 1 {
+			t.Errorf("%d loops recorded, want 1", n)
+		}
+		return fnErr
+	})
+	if err != fnErr {
+		t.Errorf("Chain returned %v, want fn's error", err)
+	}
+	assertEqual(t, "x", x.DataRO(), []float64{3, 3, 3})
+	func() {
+		defer func() { recover() }()
+		op2.Chain(func() error { check(t, inc()); panic("fn panics") })
+	}()
+	if n := op2.RecordedLoops(); n != 1 {
+		t.Errorf("after a panic: %d loops recorded, want 1", n)
+	}
+	check(t, inc()) // outside the scope again: runs, after the recorded one
+	assertEqual(t, "x", x.DataRO(), []float64{5, 5, 5})
+	if err := op2.Chain(nil); err == nil {
+		t.Error("Chain(nil) returned nil")
+	}
+}
+
+// TestLazyBoundedAndFromEnvironment: OP2_LAZY=1 makes a runtime lazy
+// (a value that is not a boolean is refused), and lazy mode keeps at most
+// MaxRecordedLoops loops.
+func TestLazyBoundedAndFromEnvironment(t *testing.T) {
+	t.Setenv("OP2_LAZY", "maybe")
+	if _, err := op2.NewRuntime(op2.Config{}); err == nil || !strings.Contains(err.Error(), "OP2_LAZY") {
+		t.Errorf("OP2_LAZY=maybe: %v", err)
+	}
+	t.Setenv("OP2_LAZY", "1")
+	r := must(op2.NewRuntime(op2.Config{}))
+	set := must(op2.NewSet(2, "cells"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	k := op2.NewKernel("void lz_inc(double *x) { *x += 1; }", "lz_inc")
+	n := op2.MaxRecordedLoops + 10
+	if testing.Short() {
+		n = 50
+	}
+	for i := 0; i < n; i++ {
+		check(t, r.ParLoop(k, set, x.Arg(op2.RW)))
+		if got := op2.RecordedLoops(); got > op2.MaxRecordedLoops {
+			t.Fatalf("%d loops recorded", got)
+		}
+	}
+	if got := op2.RecordedLoops(); got == 0 {
+		t.Error("OP2_LAZY=1 recorded nothing")
+	}
+	assertEqual(t, "x", x.DataRO(), []float64{float64(n), float64(n)})
+}
+
+// TestChainAllocatesNothing: a repeated loop recorded and forced
+// allocates nothing, as a repeated loop run at once.
+func TestChainAllocatesNothing(t *testing.T) {
+	r := must(op2.NewRuntime(op2.Config{Lazy: true}))
+	set := must(op2.NewSet(8, "cells"))
+	edges, nodes, pedge := scatteredEdges(8, 5, 3, 2)
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	q := must(op2.NewDat[float64](nodes, 2, nil, "q"))
+	w := must(op2.NewDat[float64](edges, 1, nil, "w"))
+	g := must(op2.NewGlobal[float64](1, nil, "g"))
+	k1 := op2.NewKernel("void al_a(double *x, double *g) { *x += 1; *g += *x; }", "al_a")
+	k2 := op2.NewKernel("void al_b(const double *w, double **q) { q[0][0] += *w; q[1][1] += *w; }", "al_b")
+	loops := func() {
+		check(t, r.ParLoop(k1, set, x.Arg(op2.RW), g.Arg(op2.Inc)))
+		check(t, r.ParLoop(k2, edges, w.Arg(op2.Read), q.ArgVec(op2.Inc, pedge)))
+		check(t, r.Wait())
+	}
+	loops()
+	if a := testing.AllocsPerRun(20, loops); a != 0 {
+		t.Errorf("two recorded loops and Wait allocate %v times", a)
+	}
+	chain := func() { check(t, r.Chain(func() error { loops(); return nil })) }
+	if a := testing.AllocsPerRun(20, chain); a > 0 {
+		t.Logf("a Chain scope allocates %v times (its closure)", a)
+	}
+}
+
+// TestChainRefusedUnderMPI: on 2 ranks, Chain and lazy mode are refused
+// with an error saying why, and loops run at once as before.
+func TestChainRefusedUnderMPI(t *testing.T) {
+	if !mpitest.InRanks() {
+		mpitest.Run(t, 2, 2*time.Minute)
+		return
+	}
+	nodes, _ := declareRing(t, 8)
+	must(op2.Partition(op2.BlockPartitioner()))
+	ran := false
+	err := op2.Chain(func() error { ran = true; return nil })
+	wantErr(t, err, "Chain", "single process", "2 MPI ranks")
+	if ran {
+		t.Error("Chain ran fn under MPI")
+	}
+	_, err = op2.NewRuntime(op2.Config{Lazy: true})
+	wantErr(t, err, "Config.Lazy", "2 MPI ranks")
+	os.Setenv("OP2_LAZY", "1")
+	_, err = op2.NewRuntime(op2.Config{})
+	os.Unsetenv("OP2_LAZY")
+	wantErr(t, err, "Config.Lazy", "2 MPI ranks")
+	d := must(op2.NewDat[float64](nodes, 1, nil, "d"))
+	check(t, op2.ParLoop(op2.NewKernel("void mpi_one(double *d) { *d = 1; }", "mpi_one"), nodes, d.Arg(op2.Write)))
+	if got := d.DataRO(); got[0] != 1 {
+		t.Errorf("d = %v", got)
+	}
+	check(t, op2.Finalize())
+}
+
+// TestChainProgramsDroppedBeforeForcing: a recorded loop whose program was
+// dropped from memory (unloaded) by the programs recorded after it, with
+// the program cache full, runs with its program built again.
+func TestChainProgramsDroppedBeforeForcing(t *testing.T) {
+	defer op2.SetMaxPrograms(1)()
+	set := must(op2.NewSet(5, "cells"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	a := op2.NewKernel("void drop_a(double *x) { *x += 1; }", "drop_a")
+	b := op2.NewKernel("void drop_b(double *x) { *x *= 3; }", "drop_b")
+	check(t, op2.Chain(func() error {
+		for i := 0; i < 2; i++ {
+			check(t, op2.ParLoop(a, set, x.Arg(op2.RW)))
+			check(t, op2.ParLoop(b, set, x.Arg(op2.RW)))
+		}
+		return nil
+	}))
+	assertEqual(t, "x", x.DataRO(), []float64{12, 12, 12, 12, 12})
+}
+
+// TestChainTimed: with timing on, recorded loops are timed when they run;
+// the timing report runs them first.
+func TestChainTimed(t *testing.T) {
+	r := must(op2.NewRuntime(op2.Config{Lazy: true, Timing: true}))
+	set := must(op2.NewSet(5, "cells"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	k := op2.NewKernel("void timed_inc(double *x) { *x += 1; }", "timed_inc")
+	for i := 0; i < 3; i++ {
+		check(t, r.ParLoop(k, set, x.Arg(op2.RW)))
+	}
+	ts := r.Timings()
+	if len(ts) != 1 || ts[0].Kernel != "timed_inc" || ts[0].Calls != 3 {
+		t.Errorf("timing report %+v, want 3 calls of timed_inc", ts)
+	}
+}
+
+// TestLoopComputeRecords: Loop.Compute of a lazy runtime's loop records
+// it, as ParLoop does; the loop runs when its data is read.
+func TestLoopComputeRecords(t *testing.T) {
+	r := must(op2.NewRuntime(op2.Config{Lazy: true}))
+	set := must(op2.NewSet(4, "cells"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	lp := must(r.NewLoop(op2.NewKernel("void lc_inc(double *x) { *x += 2; }", "lc_inc"), set, x.Arg(op2.RW)))
+	check(t, lp.Compute())
+	check(t, lp.Compute())
+	if n := op2.RecordedLoops(); n != 2 {
+		t.Errorf("%d loops recorded, want 2", n)
+	}
+	assertEqual(t, "x", x.DataRO(), []float64{4, 4, 4, 4})
+}
+
+// TestChainFromGoroutines: loops issued from several goroutines while a
+// Chain scope is open are recorded and run when it returns (run with
+// -race: the queue is only touched under the package's lock).
+func TestChainFromGoroutines(t *testing.T) {
+	set := must(op2.NewSet(8, "cells"))
+	k := op2.NewKernel("void gr_inc(double *x) { *x += 1; }", "gr_inc")
+	xs := make([]*op2.Dat[float64], 4)
+	for i := range xs {
+		xs[i] = must(op2.NewDat[float64](set, 1, nil, fmt.Sprintf("x%d", i)))
+	}
+	check(t, op2.Chain(func() error {
+		errs := make(chan error, len(xs))
+		for _, x := range xs {
+			go func() {
+				var err error
+				for j := 0; j < 5 && err == nil; j++ {
+					err = op2.ParLoop(k, set, x.Arg(op2.RW))
+				}
+				errs <- err
+			}()
+		}
+		for range xs {
+			if err := <-errs; err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	for i, x := range xs {
+		assertEqual(t, fmt.Sprintf("x%d", i), x.DataRO(), []float64{5, 5, 5, 5, 5, 5, 5, 5})
+	}
+}
