@@ -36,7 +36,7 @@ func Run(t *testing.T, backend string) {
 		t.Run(c.name, c.test)
 	}
 	t.Run("RandomMeshes", func(t *testing.T) { testRandomMeshes(t, backend, cache) })
-	if !testing.Short() || firstChains(backend) {
+	if firstChains(backend) {
 		t.Run("RandomChains", func(t *testing.T) { testRandomChains(t, backend, cache) })
 		t.Run("LazyConformance", func(t *testing.T) { testLazyConformance(t, backend, cache) })
 	}

@@ -17,10 +17,10 @@ var chainsRan = struct {
 }{names: map[string]bool{}}
 
 // firstChains reports whether the chain tests have not yet run on backend
-// in this process. With -short they run once per backend, not again in
-// the runs of its other schemes and layouts: recorded loops run through
-// the executor as loops run at once, so the schemes are the conformance
-// suite's business.
+// in this process. They run once per backend, not again in the runs of
+// its other schemes, layouts and SIMD settings: recorded loops run
+// through the executor as loops run at once, so those are the
+// conformance suite's business (and CI's time is bounded).
 func firstChains(backend string) bool {
 	chainsRan.Lock()
 	defer chainsRan.Unlock()
