@@ -1,9 +1,15 @@
 package op2_test
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goop2/op2"
@@ -168,6 +174,42 @@ func TestSIMDSettingRefused(t *testing.T) {
 		t.Setenv("OP2_SIMD", "simd8")
 		if r := must(op2.NewRuntime(op2.Config{Backend: backend})); r.Backend() != backend {
 			t.Errorf("runtime with OP2_SIMD=simd8 runs on %s, want %s", r.Backend(), backend)
+		}
+	}
+}
+
+// TestSIMDFallsBackToScalar: with lanes configured and a compiler that
+// cannot build them (here one that refuses any source with a lane form,
+// as GCC before 12 refuses __builtin_shufflevector), a loop runs the
+// scalar code and gives its results; the tuner marks the lane variants
+// failed and keeps the scalar code.
+func TestSIMDFallsBackToScalar(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc here")
+	}
+	script := filepath.Join(t.TempDir(), "cc-without-lanes")
+	body := "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in *.c) if grep -q op2_lanes_ \"$a\"; then echo 'no lanes here' >&2; exit 1; fi;; esac; done\nexec " + gcc + " \"$@\"\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { check(t, op2.Configure(op2.Config{})) }()
+	check(t, op2.Configure(op2.Config{Backend: "sequential", SIMD: "off"}))
+	want := runSIMDLoops(t, 101, 37)
+	for _, backend := range hostBackends {
+		var log bytes.Buffer
+		logger := slog.New(slog.NewTextHandler(&log, nil))
+		for _, cfg := range []op2.Config{{SIMD: "8"}, {SIMD: "auto", Tune: true, Logger: logger}} {
+			cfg.Backend, cfg.CC, cfg.CacheDir, cfg.Threads = backend, script, t.TempDir(), 1
+			check(t, op2.Configure(cfg))
+			// Enough calls for the tuner to measure every variant
+			// (3 calls each) and then the block sizes.
+			for range 25 {
+				sameWithin(t, backend+" with a compiler refusing lanes", want, runSIMDLoops(t, 101, 37), 0)
+			}
+		}
+		if !strings.Contains(log.String(), "simd8: failed to build") {
+			t.Errorf("%s: the tuner did not mark the lane variants failed:\n%s", backend, log.String())
 		}
 	}
 }
