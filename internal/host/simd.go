@@ -71,15 +71,6 @@ func ParseLaneVariant(v string) (int, error) {
 	return n, nil
 }
 
-// For returns the lane count l is built with by default: the
-// configured count when l can have lanes (hostc.SIMDCheck), else 0.
-func (s SIMD) For(l *core.Loop) int {
-	if s.Lanes == 0 || hostc.SIMDCheck(l) != nil {
-		return 0
-	}
-	return s.Lanes
-}
-
 // Variants returns the lane variants the tuner may try for l, the
 // configured one first, or nil when l has only the scalar code (SIMD off,
 // or l cannot have lanes).
@@ -104,4 +95,16 @@ func LaneFlags(lanes int) []string {
 		return nil
 	}
 	return []string{"-fopenmp-simd"}
+}
+
+// WithLanes returns build(lanes), or build(0) (the scalar code) when
+// lanes is 0 or build(lanes) fails: the loop cannot have lanes
+// (hostc.SIMDCheck), or the compiler cannot build them.
+func WithLanes[T any](lanes int, build func(lanes int) (T, error)) (T, error) {
+	if lanes > 0 {
+		if v, err := build(lanes); err == nil {
+			return v, nil
+		}
+	}
+	return build(0)
 }

@@ -106,18 +106,17 @@ func (b *backend) Describe() []slog.Attr {
 }
 
 // Generate writes the OpenMP wrapper for the loop.
-func (b *backend) Generate(l *core.Loop) (string, error) { return hostc.OpenMPLanes(l, b.simd.For(l)) }
+// With SIMD lanes configured, a loop that cannot have them gets the
+// scalar code.
+func (b *backend) Generate(l *core.Loop) (string, error) {
+	return host.WithLanes(b.simd.Lanes, func(lanes int) (string, error) { return hostc.OpenMPLanes(l, lanes) })
+}
 
 // Build builds l's program in the configured scheme, in SIMD lanes when
-// configured (Config.SIMD) and l can have them; a lane variant that does
-// not build falls back to the scalar code.
+// configured (Config.SIMD); a loop that cannot have lanes, or whose lane
+// variant does not build, gets the scalar code.
 func (b *backend) Build(l *core.Loop) (exec.Program, error) {
-	if lanes := b.simd.For(l); lanes > 0 {
-		if p, err := b.build(l, b.owner, lanes); err == nil {
-			return p, nil
-		}
-	}
-	return b.build(l, b.owner, 0)
+	return host.WithLanes(b.simd.Lanes, func(lanes int) (exec.Program, error) { return b.build(l, b.owner, lanes) })
 }
 
 // Variants offers, the configured way first, the two schemes for loops
@@ -149,29 +148,22 @@ func (b *backend) Variants(l *core.Loop) []string {
 	return out
 }
 
-// BuildVariant builds l's program in the scheme and lanes variant names
-// (exec.VariantBuilder).
+// BuildVariant builds l's program in the variant Variants named: its
+// parts, joined by "+", a scheme and a lane count, either left out for
+// the configured one (exec.VariantBuilder).
 func (b *backend) BuildVariant(l *core.Loop, variant string) (exec.Program, error) {
-	scheme, lanes, _ := strings.Cut(variant, "+")
-	if lanes == "" && (scheme == host.VariantScalar || strings.HasPrefix(scheme, "simd")) {
-		// "scalar", "simd4": a lane variant alone.
-		scheme, lanes = "", scheme
-	}
-	owner := b.owner
-	if scheme != "" {
+	owner, lanes := b.owner, b.simd.Lanes
+	for _, part := range strings.Split(variant, "+") {
+		if n, err := host.ParseLaneVariant(part); err == nil {
+			lanes = n
+			continue
+		}
 		var err error
-		if owner, err = ParseScheme(scheme); err != nil {
+		if owner, err = ParseScheme(part); err != nil {
 			return nil, err
 		}
 	}
-	n := b.simd.For(l)
-	if lanes != "" {
-		var err error
-		if n, err = host.ParseLaneVariant(lanes); err != nil {
-			return nil, err
-		}
-	}
-	return b.build(l, owner, n)
+	return b.build(l, owner, lanes)
 }
 
 // build builds l's program for the owner-compute scheme (owner) or the

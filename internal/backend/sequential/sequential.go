@@ -45,20 +45,17 @@ func (b *backend) Describe() []slog.Attr {
 // Generate writes the translation unit: prelude, kernel and a wrapper that
 // loops over [op2_iv[0], op2_iv[1]). Global reductions accumulate into
 // local copies, combined into the Global after the loop.
+// With SIMD lanes configured, a loop that cannot have them gets the
+// scalar code.
 func (b *backend) Generate(l *core.Loop) (string, error) {
-	return hostc.SequentialLanes(l, b.simd.For(l))
+	return host.WithLanes(b.simd.Lanes, func(lanes int) (string, error) { return hostc.SequentialLanes(l, lanes) })
 }
 
-// Build builds l's program, in SIMD lanes when configured (Config.SIMD)
-// and l can have them; a lane variant that does not build falls back to
-// the scalar code.
+// Build builds l's program, in SIMD lanes when configured (Config.SIMD);
+// a loop that cannot have lanes, or whose lane variant does not build,
+// gets the scalar code.
 func (b *backend) Build(l *core.Loop) (exec.Program, error) {
-	if lanes := b.simd.For(l); lanes > 0 {
-		if p, err := b.build(l, lanes); err == nil {
-			return p, nil
-		}
-	}
-	return b.build(l, 0)
+	return host.WithLanes(b.simd.Lanes, func(lanes int) (exec.Program, error) { return b.build(l, lanes) })
 }
 
 // Variants offers the scalar code and the SIMD lane counts, the

@@ -56,6 +56,16 @@ const (
 // SIMDCheck returns nil when loop l can run in SIMD lanes, or an error
 // saying why not.
 func SIMDCheck(l *core.Loop) error {
+	if err := laneArgsCheck(l); err != nil {
+		return err
+	}
+	_, err := LaneKernel(l, LaneWidths[0])
+	return err
+}
+
+// laneArgsCheck is SIMDCheck without the kernel's rewriting: the loop's
+// and arguments' part.
+func laneArgsCheck(l *core.Loop) error {
 	k := l.Kernel
 	switch {
 	case l.Check:
@@ -81,7 +91,7 @@ func SIMDCheck(l *core.Loop) error {
 			return fmt.Errorf("argument %d has %d values per element (at most %d)", i, a.Dim(), maxLaneDim)
 		}
 		if a.Kind != core.ArgGlobal || a.IsReduction() {
-			n := a.Dim() * a.Data.Type.Size() * 8
+			n := a.Dim() * a.Data.Type.Size() * slices.Max(LaneWidths)
 			if a.Kind == core.ArgVector {
 				n *= a.Map.Arity
 			}
@@ -103,8 +113,7 @@ func SIMDCheck(l *core.Loop) error {
 	if bytes > maxLaneBytes {
 		return fmt.Errorf("the lane arrays would take %d bytes (at most %d)", bytes, maxLaneBytes)
 	}
-	_, err := LaneKernel(l, LaneWidths[0])
-	return err
+	return nil
 }
 
 // modifies reports whether argument a changes its data.

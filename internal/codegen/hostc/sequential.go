@@ -59,7 +59,7 @@ func newGen(l *core.Loop, lanes int) (*Gen, error) {
 	if lanes%4 != 0 || lanes > 8 {
 		return nil, fmt.Errorf("%s: %d SIMD lanes (want 4 or 8)", l.Name(), lanes)
 	}
-	if err := SIMDCheck(l); err != nil {
+	if err := laneArgsCheck(l); err != nil {
 		return nil, fmt.Errorf("%s: no SIMD lanes: %w", l.Name(), err)
 	}
 	src, err := LaneKernel(l, lanes)
