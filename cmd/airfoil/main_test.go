@@ -19,6 +19,7 @@ import (
 	"github.com/goop2/op2/hdf5"
 	"github.com/goop2/op2/internal/airfoil"
 	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/testcache"
 	"github.com/goop2/op2/mesh"
 	"github.com/goop2/op2/vtk"
 )
@@ -42,16 +43,7 @@ func TestMain(m *testing.M) {
 		main() // as the command, for tests of its exit status
 		os.Exit(0)
 	}
-	dir, err := os.MkdirTemp("", "goop2-airfoil-cache-")
-	if err != nil {
-		panic(err)
-	}
-	if os.Getenv("OP2_CACHE_DIR") == "" {
-		os.Setenv("OP2_CACHE_DIR", dir)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testcache.Run(m, "goop2-airfoil-cache-"))
 }
 
 func TestReferenceOutputOpenMP(t *testing.T) {

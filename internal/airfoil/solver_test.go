@@ -7,22 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goop2/op2/internal/testcache"
+
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/mesh"
 )
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "goop2-airfoil-pkg-cache-")
-	if err != nil {
-		panic(err)
-	}
-	if os.Getenv("OP2_CACHE_DIR") == "" {
-		os.Setenv("OP2_CACHE_DIR", dir)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testcache.Run(m, "goop2-airfoil-pkg-cache-")) }
 
 // TestRunLoop runs one iteration loop by loop through RunLoop and checks
 // that it leaves Iterate's solution, on each host backend and opencl;

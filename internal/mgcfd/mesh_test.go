@@ -7,20 +7,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/goop2/op2/internal/testcache"
 )
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "goop2-mgcfd-pkg-cache-")
-	if err != nil {
-		panic(err)
-	}
-	if os.Getenv("OP2_CACHE_DIR") == "" {
-		os.Setenv("OP2_CACHE_DIR", dir)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testcache.Run(m, "goop2-mgcfd-pkg-cache-")) }
 
 // TestGenerate checks the generated levels: their sizes, every edge once,
 // the maps in range, each node's dual cell closed (its edge and boundary
