@@ -282,10 +282,7 @@ func (r *Runtime) singleProcess(what string) error {
 // bound and its program built as when it runs at once, with the same
 // errors. Caller holds mu.
 func (r *Runtime) record(k *Kernel, set IterationSet, args []Arg) error {
-	if err := r.singleProcess(r.recordingWhat()); err != nil {
-		return err
-	}
-	if err := queue.room(); err != nil {
+	if err := r.reserve(); err != nil {
 		return err
 	}
 	if ms, ok := set.(*MixedSet); ok && ms != nil {
@@ -303,6 +300,16 @@ func (r *Runtime) record(k *Kernel, set IterationSet, args []Arg) error {
 		return err
 	}
 	return r.commit(e, b)
+}
+
+// reserve makes room in the queue for a loop r records: an error under
+// MPI with several ranks; the queue forced when it is full. Caller holds
+// mu.
+func (r *Runtime) reserve() error {
+	if err := r.singleProcess(r.recordingWhat()); err != nil {
+		return err
+	}
+	return queue.room()
 }
 
 // recordingWhat names what makes r record, for messages.

@@ -520,10 +520,7 @@ func (lp *Loop) Compute() error {
 	}
 	lp.l.Consts = lp.kernel.usedConsts(lp.rt.consts)
 	if r := lp.rt; r.recording() {
-		if err := r.singleProcess(r.recordingWhat()); err != nil {
-			return err
-		}
-		if err := queue.room(); err != nil {
+		if err := r.reserve(); err != nil {
 			return err
 		}
 		e := queue.slot()
