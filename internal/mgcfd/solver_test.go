@@ -43,6 +43,20 @@ func solve(t *testing.T, m *Mesh, cycles int) ([]float64, [][]float64) {
 	return rms, vars
 }
 
+// sequentialMesh generates an n³-node mesh of levels levels and
+// configures the sequential backend.
+func sequentialMesh(t *testing.T, n, levels int) *Mesh {
+	t.Helper()
+	m, err := Generate(n, levels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := op2.Configure(op2.Config{Backend: "sequential"}); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func near(a, b, tol float64) bool {
 	return math.Abs(a-b) <= tol*math.Max(math.Abs(a), math.Abs(b))
 }
@@ -52,14 +66,8 @@ func near(a, b, tol float64) bool {
 // variables against sequential's, to the reassociation of increments; and
 // sequential's rms against the golden values.
 func TestBackendsAgree(t *testing.T) {
-	m, err := Generate(9, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := sequentialMesh(t, 9, 3)
 	const cycles = 3
-	if err := op2.Configure(op2.Config{Backend: "sequential"}); err != nil {
-		t.Fatal(err)
-	}
 	wantRMS, wantVars := solve(t, m, cycles)
 	t.Logf("sequential rms %.17g", wantRMS)
 	if len(wantRMS) != cycles {
@@ -106,13 +114,7 @@ func TestBackendsAgree(t *testing.T) {
 
 // TestOneLevel runs a single-level mesh: every smoothing step is a cycle.
 func TestOneLevel(t *testing.T) {
-	m, err := Generate(5, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := op2.Configure(op2.Config{Backend: "sequential"}); err != nil {
-		t.Fatal(err)
-	}
+	m := sequentialMesh(t, 5, 1)
 	rms, _ := solve(t, m, 4)
 	if len(rms) != 4 {
 		t.Fatalf("%d rms values for 4 cycles", len(rms))
@@ -125,13 +127,7 @@ func TestOneLevel(t *testing.T) {
 }
 
 func TestSolverErrors(t *testing.T) {
-	m, err := Generate(5, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := op2.Configure(op2.Config{Backend: "sequential"}); err != nil {
-		t.Fatal(err)
-	}
+	m := sequentialMesh(t, 5, 2)
 	s, err := New(m)
 	if err != nil {
 		t.Fatal(err)
@@ -173,13 +169,7 @@ func TestSolverErrors(t *testing.T) {
 // TestWriteSolution writes every level's variables as the original's
 // validation files and reads them back.
 func TestWriteSolution(t *testing.T) {
-	m, err := Generate(5, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := op2.Configure(op2.Config{Backend: "sequential"}); err != nil {
-		t.Fatal(err)
-	}
+	m := sequentialMesh(t, 5, 2)
 	s, err := New(m)
 	if err != nil {
 		t.Fatal(err)
