@@ -126,59 +126,6 @@ func laneParam(a *core.Arg) bool { return a.Kind != core.ArgGlobal || a.IsReduct
 // LaneName is the name of the lane form of kernel name.
 func LaneName(kernel string) string { return "op2_lanes_" + kernel }
 
-// ctoken is a token of C source: its text and its offsets.
-type ctoken struct {
-	text       string
-	start, end int
-}
-
-// tokenize splits code (comments and literals blanked) into tokens:
-// identifiers and numbers, the punctuators -> ++ -- && as one token
-// each, and every other non-space byte as a token of its own.
-func tokenize(code string) []ctoken {
-	var out []ctoken
-	for i := 0; i < len(code); {
-		c := code[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
-			i++
-			continue
-		case clex.IsIdentChar(c) || (c == '.' && i+1 < len(code) && code[i+1] >= '0' && code[i+1] <= '9'):
-			j := i + 1
-			for j < len(code) && (clex.IsIdentChar(code[j]) || code[j] == '.' ||
-				((code[j] == '+' || code[j] == '-') && strings.ContainsRune("eEpP", rune(code[j-1])) && !clex.IsIdentStart(code[i]))) {
-				j++
-			}
-			out = append(out, ctoken{code[i:j], i, j})
-			i = j
-			continue
-		}
-		n := 1
-		if i+1 < len(code) {
-			switch code[i : i+2] {
-			case "->", "++", "--", "&&":
-				n = 2
-			}
-		}
-		out = append(out, ctoken{code[i : i+n], i, i + n})
-		i += n
-	}
-	return out
-}
-
-// prefixKeywords are the keywords after which an identifier or * starts
-// an expression (not a declaration).
-var prefixKeywords = map[string]bool{"return": true, "sizeof": true, "else": true, "do": true, "case": true}
-
-// operandEnd reports whether token t can end an operand, so that a * or &
-// after it is a binary operator.
-func operandEnd(t string) bool {
-	if t == ")" || t == "]" || t == "++" || t == "--" {
-		return true
-	}
-	return t != "" && clex.IsIdentChar(t[0]) && !prefixKeywords[t]
-}
-
 // LaneKernel returns the lane form of l's kernel for lanes lanes (see the
 // comment at the top of this file): a static inline function named
 // LaneName(kernel) taking, for each lane parameter, a lane array T
@@ -238,7 +185,7 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 		decls = append(decls, fmt.Sprintf("%s%s %s%s", c, a.Data.Type.CName(), name, shape))
 	}
 	code = unparen(code, lane)
-	toks := tokenize(code)
+	toks := clex.Tokenize(code)
 	r := &laneRewriter{l: l, body: code, toks: toks, lane: lane}
 	rewritten, err := r.rewrite(0, len(toks), 0, len(code))
 	if err != nil {
@@ -257,19 +204,19 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 // refuses.
 func unparen(code string, lane map[string]int) string {
 	for {
-		toks := tokenize(code)
+		toks := clex.Tokenize(code)
 		var b strings.Builder
 		pos, changed := 0, false
 		for i := 1; i+1 < len(toks); i++ {
-			if lane[toks[i].text] == 0 || toks[i-1].text != "(" || toks[i+1].text != ")" {
+			if lane[toks[i].Text] == 0 || toks[i-1].Text != "(" || toks[i+1].Text != ")" {
 				continue
 			}
-			if i >= 2 && operandEnd(toks[i-2].text) {
+			if i >= 2 && clex.OperandEnd(toks[i-2].Text) {
 				continue // a call
 			}
-			b.WriteString(code[pos:toks[i-1].start])
-			b.WriteString(" " + toks[i].text + " ")
-			pos, changed = toks[i+1].end, true
+			b.WriteString(code[pos:toks[i-1].Start])
+			b.WriteString(" " + toks[i].Text + " ")
+			pos, changed = toks[i+1].End, true
 			i++
 		}
 		if !changed {
@@ -284,7 +231,7 @@ func unparen(code string, lane map[string]int) string {
 type laneRewriter struct {
 	l    *core.Loop
 	body string
-	toks []ctoken // body's tokens
+	toks []clex.Token // body's tokens
 	lane map[string]int
 }
 
@@ -293,13 +240,8 @@ func (r *laneRewriter) prev(i int) string {
 	if i <= 0 {
 		return ""
 	}
-	return r.toks[i-1].text
+	return r.toks[i-1].Text
 }
-
-// declarator reports whether token text t, before a name (or before the
-// * before it), makes the name part of a declaration: a type name, not a
-// keyword that starts an expression.
-func declarator(t string) bool { return t != "" && clex.IsIdentStart(t[0]) && !prefixKeywords[t] }
 
 // rewrite returns body[start:stop], whose tokens are [from, to), with
 // every use of a lane parameter p rewritten: p[e] as p[e'][op2_lane] (e'
@@ -313,7 +255,7 @@ func (r *laneRewriter) rewrite(from, to, start, stop int) (string, error) {
 	pos := start
 	for i := from; i < to; i++ {
 		t := r.toks[i]
-		depth := r.lane[t.text]
+		depth := r.lane[t.Text]
 		if depth == 0 {
 			continue
 		}
@@ -321,67 +263,67 @@ func (r *laneRewriter) rewrite(from, to, start, stop int) (string, error) {
 		if p == "." || p == "->" {
 			continue // a member of the same name
 		}
-		if declarator(p) {
-			return "", fmt.Errorf("kernel %s declares %s in its body", name, t.text)
+		if clex.Declares(p) {
+			return "", fmt.Errorf("kernel %s declares %s in its body", name, t.Text)
 		}
 		next := ""
 		if i+1 < to {
-			next = r.toks[i+1].text
+			next = r.toks[i+1].Text
 		}
-		other := fmt.Errorf("kernel %s uses %s other than as %s[i] or *%s", name, t.text, t.text, t.text)
+		other := fmt.Errorf("kernel %s uses %s other than as %s[i] or *%s", name, t.Text, t.Text, t.Text)
 		if depth == 2 {
-			other = fmt.Errorf("kernel %s uses %s other than as %s[i][j] or *%s[i]", name, t.text, t.text, t.text)
+			other = fmt.Errorf("kernel %s uses %s other than as %s[i][j] or *%s[i]", name, t.Text, t.Text, t.Text)
 		}
 		switch {
 		case next == "[":
-			if p == "&" && !operandEnd(r.prev(i-1)) {
-				return "", fmt.Errorf("kernel %s takes the address of an element of %s", name, t.text)
+			if p == "&" && !clex.OperandEnd(r.prev(i-1)) {
+				return "", fmt.Errorf("kernel %s takes the address of an element of %s", name, t.Text)
 			}
 			// The subscripts: one for a plain parameter, two for a
 			// vector argument's (or one after a *).
 			var subs []string
 			j := i
-			for len(subs) < depth && j+1 < to && r.toks[j+1].text == "[" {
+			for len(subs) < depth && j+1 < to && r.toks[j+1].Text == "[" {
 				k := r.closing(j+1, to)
 				if k < 0 {
-					return "", fmt.Errorf("kernel %s: no ] closes a subscript of %s", name, t.text)
+					return "", fmt.Errorf("kernel %s: no ] closes a subscript of %s", name, t.Text)
 				}
-				inner, err := r.rewrite(j+2, k, r.toks[j+1].end, r.toks[k].start)
+				inner, err := r.rewrite(j+2, k, r.toks[j+1].End, r.toks[k].Start)
 				if err != nil {
 					return "", err
 				}
 				subs = append(subs, inner)
 				j = k
 			}
-			if j+1 < to && r.toks[j+1].text == "[" {
-				return "", fmt.Errorf("kernel %s indexes %s %d times", name, t.text, len(subs)+1)
+			if j+1 < to && r.toks[j+1].Text == "[" {
+				return "", fmt.Errorf("kernel %s indexes %s %d times", name, t.Text, len(subs)+1)
 			}
-			head := t.start
+			head := t.Start
 			if len(subs) < depth {
-				if depth == 1 || p != "*" || declarator(r.prev(i-1)) {
+				if depth == 1 || p != "*" || clex.Declares(r.prev(i-1)) {
 					return "", other
 				}
 				subs = append(subs, "0") // *p[e]: its first value
-				head = r.toks[i-1].start
+				head = r.toks[i-1].Start
 			}
 			b.WriteString(r.body[pos:head])
-			b.WriteString(t.text)
+			b.WriteString(t.Text)
 			for _, e := range subs {
 				b.WriteString("[" + e + "]")
 			}
 			b.WriteString("[op2_lane]")
-			pos = r.toks[j].end
+			pos = r.toks[j].End
 			i = j
 		case p == "*" && depth == 1:
-			if declarator(r.prev(i - 1)) {
-				return "", fmt.Errorf("kernel %s declares %s in its body", name, t.text)
+			if clex.Declares(r.prev(i - 1)) {
+				return "", fmt.Errorf("kernel %s declares %s in its body", name, t.Text)
 			}
 			if next == "++" || next == "--" {
-				return "", fmt.Errorf("kernel %s moves pointer %s", name, t.text)
+				return "", fmt.Errorf("kernel %s moves pointer %s", name, t.Text)
 			}
-			b.WriteString(r.body[pos:r.toks[i-1].start])
-			b.WriteString(t.text + "[0][op2_lane]")
-			pos = t.end
+			b.WriteString(r.body[pos:r.toks[i-1].Start])
+			b.WriteString(t.Text + "[0][op2_lane]")
+			pos = t.End
 		default:
 			return "", other
 		}
@@ -395,7 +337,7 @@ func (r *laneRewriter) rewrite(from, to, start, stop int) (string, error) {
 func (r *laneRewriter) closing(open, to int) int {
 	depth := 0
 	for j := open; j < to; j++ {
-		switch r.toks[j].text {
+		switch r.toks[j].Text {
 		case "[":
 			depth++
 		case "]":
