@@ -7,6 +7,7 @@ import (
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/fuse"
 )
 
 // Loop chains and lazy evaluation.
@@ -58,6 +59,10 @@ type chainQueue struct {
 	// failed is a recorded loop's failure that a call reporting no
 	// error met (lockKeep), for the next call that forces.
 	failed error
+	// group and fused are the loops being fused and their fused loop,
+	// reused from one forcing to the next.
+	group []*core.Loop
+	fused core.Loop
 }
 
 // queue is the process's recorded loops (under mu).
@@ -82,27 +87,103 @@ func (q *chainQueue) room() error {
 }
 
 // force runs the recorded loops in program order and empties the queue.
-// The first loop that fails stops it: the loops recorded after it are
-// dropped, and the error is a *ChainError. Caller holds mu.
+// Consecutive loops that fuse (package fuse) run as one fused loop where
+// the runtime's Config.Fusion says so. The first loop that
+// fails stops it: the loops recorded after it are dropped, and the error
+// is a *ChainError. Caller holds mu.
 func (q *chainQueue) force() error {
 	n := q.n
 	q.n = 0 // a loop never records while the queue runs, but be sure
 	var err error
-	for i := 0; i < n; i++ {
-		e := q.slots[i]
+	for i := 0; i < n; {
+		end := i + 1
 		if err == nil {
-			p := e.p
-			if e.r.x.Dropped() != e.dropped {
-				p = nil // it may have been unloaded: find it again
-			}
-			if lerr := e.r.runProgram(e.b, &e.l, p); lerr != nil {
-				err = &ChainError{Kernel: e.l.Kernel.Name, Set: e.l.SetName(), Index: i, Recorded: n, Err: lerr}
+			end = q.fusable(i, n)
+			if end-i < 2 || !q.runFused(i, end, n, &err) {
+				end = i + 1
+				q.runOne(i, n, &err)
 			}
 		}
-		e.release()
+		for ; i < end; i++ {
+			q.slots[i].release()
+		}
 	}
 	return err
 }
+
+// runOne runs recorded loop i of n, setting *err to its failure.
+func (q *chainQueue) runOne(i, n int, err *error) {
+	e := q.slots[i]
+	p := e.p
+	if e.r.x.Dropped() != e.dropped {
+		p = nil // it may have been unloaded: find it again
+	}
+	if lerr := e.r.runProgram(e.b, &e.l, p); lerr != nil {
+		*err = &ChainError{Kernel: e.l.Kernel.Name, Set: e.l.SetName(), Index: i, Recorded: n, Err: lerr}
+	}
+}
+
+// fusable returns the end of the run of recorded loops from i (of n) that
+// fuse into one loop: i+1 when loop i fuses with none.
+func (q *chainQueue) fusable(i, n int) int {
+	e := q.slots[i]
+	if !e.r.fuses(e.b) || !fuse.CanFuse(&e.l) {
+		return i + 1
+	}
+	q.group = append(q.group[:0], &e.l)
+	j := i + 1
+	for ; j < n; j++ {
+		f := q.slots[j]
+		if f.r != e.r || f.b != e.b || q.group[len(q.group)-1].Kernel.Info.Returns || !fuse.CanFuse(&f.l) || !fuse.Fusable(q.group, &f.l) {
+			break
+		}
+		q.group = append(q.group, &f.l)
+	}
+	return j
+}
+
+// fuses reports whether r fuses the recorded loops it runs on backend b
+// (see Config.Fusion).
+func (r *Runtime) fuses(b *exec.Opened) bool {
+	switch r.cfg.Fusion {
+	case "on":
+		return true
+	case "off":
+		return false
+	}
+	switch b.Name() {
+	case "sequential", "openmp":
+		return r.cfg.Tune || r.cfg.SIMD == "4" || r.cfg.SIMD == "8"
+	}
+	return true
+}
+
+// runFused runs recorded loops [i, end) of n as one fused loop, setting
+// *err to its failure. It returns false, having run nothing, when the
+// loops cannot be fused after all (their kernels cannot be combined, or
+// the fused loop's program does not build): they then run one by one.
+func (q *chainQueue) runFused(i, end, n int, err *error) bool {
+	e := q.slots[i]
+	if fuser.Fuse(&q.fused, q.group[:end-i]) != nil {
+		return false
+	}
+	p, perr := e.r.x.Program(e.b, &q.fused)
+	if perr != nil {
+		fuser.Failed(perr)
+		return false
+	}
+	if lerr := e.r.runProgram(e.b, &q.fused, p); lerr != nil {
+		// The loops fused with the failing one ran in it: the ones
+		// dropped are those after the fused loop.
+		*err = &ChainError{Kernel: q.fused.Kernel.Name, Set: q.fused.SetName(), Index: end - 1, Recorded: n, Err: lerr}
+	}
+	clear(q.fused.Args)
+	q.fused = core.Loop{Args: q.fused.Args[:0]}
+	return true
+}
+
+// fuser fuses recorded loops (under mu).
+var fuser fuse.Fuser
 
 // lockData takes mu for an access to data (host access, a loop that runs
 // now, anything that must see every loop issued so far), running the

@@ -283,6 +283,36 @@ func TestChainAllocatesNothing(t *testing.T) {
 	}
 }
 
+// TestFusedChainAllocatesNothing: loops that fuse (Config.Fusion "on"),
+// recorded and forced again, reuse their fused loop: nothing is
+// allocated, and the fused loop ran.
+func TestFusedChainAllocatesNothing(t *testing.T) {
+	r := must(op2.NewRuntime(op2.Config{Lazy: true, Fusion: "on", Timing: true}))
+	set := must(op2.NewSet(8, "cells"))
+	x := must(op2.NewDat[float64](set, 2, nil, "x"))
+	y := must(op2.NewDat[float64](set, 1, nil, "y"))
+	k1 := op2.NewKernel("void fa_a(double *x, double *y) { x[0] += 1; *y = x[0] * x[1]; }", "fa_a")
+	k2 := op2.NewKernel("void fa_b(const double *y, double *x) { x[1] += *y; }", "fa_b")
+	loops := func() {
+		check(t, r.ParLoop(k1, set, x.Arg(op2.RW), y.Arg(op2.Write)))
+		check(t, r.ParLoop(k2, set, y.Arg(op2.Read), x.Arg(op2.RW)))
+		check(t, r.Wait())
+	}
+	loops()
+	if a := testing.AllocsPerRun(20, loops); a != 0 {
+		t.Errorf("two recorded loops that fuse and Wait allocate %v times", a)
+	}
+	var calls int
+	for _, lt := range r.Timings() {
+		if lt.Kernel == "fused_fa_a_fa_b" {
+			calls = lt.Calls
+		}
+	}
+	if calls < 21 {
+		t.Errorf("the fused loop ran %d times, want at least 21", calls)
+	}
+}
+
 // TestChainRefusedUnderMPI: on 2 ranks, Chain and lazy mode are refused
 // with an error saying why, and loops run at once as before.
 func TestChainRefusedUnderMPI(t *testing.T) {
@@ -392,5 +422,41 @@ func TestChainFromGoroutines(t *testing.T) {
 	}))
 	for i, x := range xs {
 		assertEqual(t, fmt.Sprintf("x%d", i), x.DataRO(), []float64{5, 5, 5, 5, 5, 5, 5, 5})
+	}
+}
+
+// TestFusionSetting: Config.Fusion and OP2_FUSION take "auto", "on" and
+// "off"; anything else is an error naming the setting; "off" fuses
+// nothing and "on" fuses on the sequential backend, which "auto" leaves
+// alone without SIMD lanes.
+func TestFusionSetting(t *testing.T) {
+	if _, err := op2.NewRuntime(op2.Config{Fusion: "yes"}); err == nil || !strings.Contains(err.Error(), "Config.Fusion") {
+		t.Errorf("Config.Fusion yes: %v", err)
+	}
+	t.Setenv("OP2_FUSION", "maybe")
+	if _, err := op2.NewRuntime(op2.Config{}); err == nil || !strings.Contains(err.Error(), "OP2_FUSION") {
+		t.Errorf("OP2_FUSION=maybe: %v", err)
+	}
+	set := must(op2.NewSet(8, "cells"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	k1 := op2.NewKernel("void fs_a(double *x) { x[0] += 1; }", "fs_a")
+	k2 := op2.NewKernel("void fs_b(double *x) { x[0] *= 2; }", "fs_b")
+	for _, c := range []struct {
+		env, cfg, simd string
+		fused          bool
+	}{{"off", "", "", false}, {"on", "", "", true}, {"auto", "", "", false}, {"auto", "", "8", true}, {"on", "off", "", false}, {"off", "auto", "4", true}} {
+		t.Setenv("OP2_FUSION", c.env)
+		r := must(op2.NewRuntime(op2.Config{Fusion: c.cfg, SIMD: c.simd, Timing: true}))
+		check(t, r.Chain(func() error {
+			check(t, r.ParLoop(k1, set, x.Arg(op2.RW)))
+			return r.ParLoop(k2, set, x.Arg(op2.RW))
+		}))
+		fused := false
+		for _, lt := range r.Timings() {
+			fused = fused || lt.Kernel == "fused_fs_a_fs_b"
+		}
+		if fused != c.fused {
+			t.Errorf("OP2_FUSION=%s, Config.Fusion %q, SIMD %q: fused %v, want %v", c.env, c.cfg, c.simd, fused, c.fused)
+		}
 	}
 }

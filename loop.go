@@ -2,7 +2,6 @@ package op2
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -76,16 +75,8 @@ func (k *Kernel) CXX() *Kernel {
 func (k *Kernel) IsCXX() bool { return k.c.CXX }
 
 func newKernel(source, name string, cxx bool) *Kernel {
-	k := &Kernel{c: core.Kernel{Name: name, Source: clex.Normalize(source), ID: core.NewID(), CXX: cxx}}
-	h := sha256.New()
-	h.Write([]byte(name))
-	h.Write([]byte{0})
-	h.Write([]byte(clex.Normalize(source)))
-	if cxx {
-		h.Write([]byte("\x00c++"))
-	}
-	copy(k.c.Sum[:], h.Sum(nil))
-	return k
+	src := clex.Normalize(source)
+	return &Kernel{c: core.Kernel{Name: name, Source: src, ID: core.NewID(), CXX: cxx, Sum: core.KernelSum(name, src, cxx)}}
 }
 
 // Name is the kernel function's name.

@@ -262,6 +262,28 @@ type Config struct {
 	// scope, for what forces them). Results are those of running each
 	// loop at once. Not available under MPI with more than one rank.
 	Lazy bool
+	// Fusion says whether loop chains (Chain, Lazy) fuse loops (default
+	// $OP2_FUSION, else "auto"): when recorded loops run, consecutive
+	// loops over the same set of which no element depends on another
+	// element of an earlier one run as one generated loop, each element
+	// running the kernels in turn — loops whose shared data is only read,
+	// or reached directly by both (element e of the later loop reading
+	// what element e of the earlier one wrote), never modified through a
+	// map or read through a map after it is modified, Globals only read;
+	// not in check mode, not over extruded sets, not C++ kernels nor
+	// matrix arguments, and a kernel that returns early only last. The
+	// fused loop reads what the loops share once, and its results are
+	// those of the loops run one by one, bit for bit. It appears in the
+	// timing report as one loop, "fused_" followed by the kernels'
+	// names. "on" fuses every such run of loops; "off" none; "auto" fuses
+	// where it was measured to pay: on the device backends, and on the
+	// host backends when loops run with SIMD lanes (SIMD "4" or "8", or
+	// Tune, which tries lanes) — the scalar code of a fused loop chains
+	// each element's kernels into one long dependency (Airfoil's update
+	// then adt_calc: two divisions and five square roots in a row),
+	// which one core overlaps less well across elements than the loops
+	// apart (docs/perf.md).
+	Fusion string
 	// Logger receives GoOP2's events through log/slog (default: a text
 	// handler on standard error when OP2_LOG names a level — debug, info,
 	// warn or error — else none). At Info: the backend opened (name,
@@ -512,6 +534,12 @@ func (r *Runtime) Configure(c Config) error {
 	}
 	if c.SIMD != "" {
 		def.SIMD = c.SIMD
+	}
+	if err := exec.CheckFusion(c.Fusion); err != nil {
+		return fmt.Errorf("op2: Config.Fusion: %w", err)
+	}
+	if c.Fusion != "" {
+		def.Fusion = c.Fusion
 	}
 	def.PlanCheck = def.PlanCheck || c.PlanCheck
 	def.Check = def.Check || c.Check

@@ -38,6 +38,7 @@ func Run(t *testing.T, backend string) {
 	t.Run("RandomMeshes", func(t *testing.T) { testRandomMeshes(t, backend, cache) })
 	if firstChains(backend) {
 		t.Run("RandomChains", func(t *testing.T) { testRandomChains(t, backend, cache) })
+		t.Run("Fusion", func(t *testing.T) { testFusion(t, backend, cache) })
 		t.Run("LazyConformance", func(t *testing.T) { testLazyConformance(t, backend, cache) })
 	}
 }

@@ -150,8 +150,9 @@ func sameBits(a, b []float64) bool {
 }
 
 // testRandomChains runs random sequences of loops and host accesses at
-// once, inside a Chain scope and in lazy mode (Config.Lazy) on the
-// backend, and checks that the three give the same bits.
+// once, inside a Chain scope (fusing every run of loops that fuses) and
+// in lazy mode (Config.Lazy) on the backend, and checks that the three
+// give the same bits.
 func testRandomChains(t *testing.T, backend, cache string) {
 	defer func() { check(t, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true})) }()
 	r := rand.New(rand.NewPCG(5, 6))
@@ -172,7 +173,11 @@ func testRandomChains(t *testing.T, backend, cache string) {
 		check(t, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true}))
 		want := runChainOps(t, m, ops, false)
 		for _, mode := range []string{"chain", "lazy"} {
-			check(t, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true, Lazy: mode == "lazy"}))
+			// The chain fuses every run of loops that can be fused
+			// (Config.Fusion "on"); lazy mode fuses where it pays
+			// (the default).
+			fusion := map[string]string{"chain": "on", "lazy": ""}[mode]
+			check(t, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true, Lazy: mode == "lazy", Fusion: fusion}))
 			got := runChainOps(t, m, ops, mode == "chain")
 			what := fmt.Sprintf("%s, %s, steps %v", backend, mode, names)
 			for _, f := range []struct {
@@ -194,10 +199,11 @@ func testRandomChains(t *testing.T, backend, cache string) {
 }
 
 // testLazyConformance runs the conformance suite again in lazy mode
-// (Config.Lazy): every loop is recorded and runs when a test reads its
-// results, which must be those of running it at once.
+// (Config.Lazy), fusing what fuses (Config.Fusion "on"): every loop is
+// recorded and runs when a test reads its results, which must be those
+// of running it at once.
 func testLazyConformance(t *testing.T, backend, cache string) {
-	check(t, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true, Lazy: true}))
+	check(t, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true, Lazy: true, Fusion: "on"}))
 	defer func() { check(t, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true})) }()
 	for _, c := range conformance {
 		t.Run(c.name, c.test)

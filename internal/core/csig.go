@@ -100,6 +100,8 @@ type KernelInfo struct {
 	// normalised (clex.Normalize), with the macro invocations that write
 	// the definition expanded in place (see ParseKernel).
 	Source string
+	// Returns says the body has a return statement (outside macros).
+	Returns bool
 	// Protos are the spans of the parameter lists (between the
 	// parentheses) of the kernel's file-scope prototypes, which must
 	// follow any change to the definition's list.
@@ -210,6 +212,7 @@ func parseKernel(src, name string) (*KernelInfo, string, error) {
 	info.Params = parseParams(code[d.open+1:d.close], d.open+1, r)
 	info.NameStart, info.ListStart, info.ListEnd, info.BodyOpen, info.BodyClose = d.name, d.open+1, d.close, d.body, d.bodyEnd
 	info.Protos = protos
+	info.Returns = clex.IndexIdent(code[d.body:d.bodyEnd], "return") >= 0
 	return info, "", nil
 }
 

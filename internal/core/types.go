@@ -5,6 +5,7 @@
 package core
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -271,6 +272,21 @@ type Kernel struct {
 	// the kernel in a way that C++ accepts (references, exact pointer
 	// types).
 	CXX bool
+}
+
+// KernelSum is a kernel's Sum: a hash of its name, its (normalised)
+// source and whether it is C++.
+func KernelSum(name, source string, cxx bool) [16]byte {
+	h := sha256.New()
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	h.Write([]byte(source))
+	if cxx {
+		h.Write([]byte("\x00c++"))
+	}
+	var sum [16]byte
+	copy(sum[:], h.Sum(nil))
+	return sum
 }
 
 // ArgKind tells how an argument reaches the kernel.

@@ -279,6 +279,19 @@ type Config struct {
 	// (never), or a lane count, "4" or "8" (loops that can have lanes are
 	// built with them).
 	SIMD string
+	// Fusion says whether loop chains fuse consecutive loops over one
+	// set (package fuse): "" or "auto" (default: where it pays, see
+	// op2.Config.Fusion), "on" or "off".
+	Fusion string
+}
+
+// CheckFusion returns an error when s is not a Fusion setting.
+func CheckFusion(s string) error {
+	switch s {
+	case "", "auto", "on", "off":
+		return nil
+	}
+	return fmt.Errorf("fusion %q: want \"auto\", \"on\" or \"off\"", s)
 }
 
 // MaxThreads is the largest OpenMP thread count accepted from the
@@ -316,7 +329,7 @@ func DefaultCacheDir() string {
 // OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE, OP2_PLAN_CHECK, OP2_CHECK,
 // OP2_TIMING, OP2_LAZY, OP2_LOG (trace, debug, info, warn, error or off), OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE,
 // OP2_DEVICE_SCHEME, OP2_DEVICE_LAYOUT, OP2_DEVICE_WORKGROUP,
-// OP2_CUDA_DEVICE, OP2_OPENMP_SCHEME, OP2_SIMD and OP2_TUNE.
+// OP2_CUDA_DEVICE, OP2_OPENMP_SCHEME, OP2_SIMD, OP2_FUSION and OP2_TUNE.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Backend: "sequential", CC: "cc", CXX: "g++"}
 	if v := os.Getenv("OP2_BACKEND"); v != "" {
@@ -375,6 +388,10 @@ func ConfigFromEnv() (Config, error) {
 	}
 	cfg.OpenMPScheme = os.Getenv("OP2_OPENMP_SCHEME")
 	cfg.SIMD = os.Getenv("OP2_SIMD")
+	cfg.Fusion = os.Getenv("OP2_FUSION")
+	if err := CheckFusion(cfg.Fusion); err != nil {
+		return cfg, fmt.Errorf("OP2_FUSION: %w", err)
+	}
 	if v := os.Getenv("OP2_TUNE"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {

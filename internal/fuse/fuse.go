@@ -1,0 +1,454 @@
+// Package fuse runs consecutive loops over one set as one loop: the loops'
+// kernels become one kernel whose body runs each kernel's body in turn,
+// and their arguments one argument list, an argument that several loops
+// pass alike (the same Dat directly, or the same Dat read through the same
+// map column) passed once. The fused loop is an ordinary core.Loop, so
+// every backend generates, plans, stages and tunes it as any other loop,
+// and its results are those of the loops run one after the other, bit for
+// bit: each element runs the kernels' statements in order, on the same
+// values.
+//
+// Loops fuse when no element of a later loop depends on another element
+// of an earlier loop (Check): data that either loop modifies is reached
+// directly by both (element e of the later loop reads what element e of
+// the earlier one wrote), never through a map; Globals only read. The
+// loop chains of package op2 use it when they run their recorded loops.
+package fuse
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/goop2/op2/internal/clex"
+	"github.com/goop2/op2/internal/core"
+)
+
+// errNo is the answer of the checks when no reason is asked for, so that
+// checking a chain that repeats allocates nothing.
+var errNo = errors.New("fuse: no")
+
+// Eligible returns why loop l cannot be fused with any other loop, or nil.
+func Eligible(l *core.Loop) error { return eligible(l, true) }
+
+// CanFuse reports whether loop l can be fused with others (Eligible
+// returns nil) without saying why not; it allocates nothing.
+func CanFuse(l *core.Loop) bool { return eligible(l, false) == nil }
+
+func eligible(l *core.Loop, explain bool) error {
+	why := ""
+	switch {
+	case l.Extruded != nil:
+		why = "it runs over an extruded set"
+	case l.Check:
+		why = "check mode compares each loop's arguments"
+	case l.Kernel.CXX:
+		why = "its kernel is C++"
+	case l.Kernel.Info == nil:
+		why = "its kernel was not read"
+	}
+	for i := range l.Args {
+		if a := &l.Args[i]; why == "" && (a.Kind == core.ArgMat || a.Hidden) {
+			if !explain {
+				return errNo
+			}
+			return fmt.Errorf("argument %d is a matrix or the hidden layer ranges", i)
+		}
+	}
+	switch {
+	case why == "":
+		return nil
+	case !explain:
+		return errNo
+	}
+	return errors.New(why)
+}
+
+// Check returns why loop b cannot run fused after the loops of group (each
+// Eligible, fused with the ones before it), or nil. b must be Eligible.
+//
+// b fuses when it runs over the same set and every Dat or Global that b and
+// a loop of the group both pass is either only read by both, or a Dat
+// that both reach directly, alike (the same component where views are
+// concerned; or views of different components): then element e of b
+// depends on element e of the group only, which the fused loop runs
+// before it.
+func Check(group []*core.Loop, b *core.Loop) error { return check(group, b, true) }
+
+// Fusable reports whether Check returns nil, without saying why not; it
+// allocates nothing.
+func Fusable(group []*core.Loop, b *core.Loop) bool { return check(group, b, false) == nil }
+
+func check(group []*core.Loop, b *core.Loop, explain bool) error {
+	if len(group) == 0 {
+		return errors.New("fuse: no loop to fuse with")
+	}
+	if b.Set != group[0].Set {
+		if !explain {
+			return errNo
+		}
+		return fmt.Errorf("it runs over set %q, not %q", b.Set.Name, group[0].Set.Name)
+	}
+	for _, g := range group {
+		for i := range g.Args {
+			x := &g.Args[i]
+			for j := range b.Args {
+				y := &b.Args[j]
+				if x.Data != y.Data || (x.Access == core.Read && y.Access == core.Read) {
+					continue
+				}
+				if x.Kind == core.ArgDirect && (sameSlot(x, y) || y.Kind == core.ArgDirect && x.View && y.View && x.Comp != y.Comp) {
+					continue
+				}
+				if !explain {
+					return errNo
+				}
+				return fmt.Errorf("loop %q passes %s (%s) and loop %q passes it (%s): an element depends on other elements",
+					g.Kernel.Name, x.Data.Describe(), x.Access, b.Kernel.Name, y.Access)
+			}
+		}
+	}
+	return nil
+}
+
+// sameSlot reports whether arguments x and y (of two loops to fuse) can be
+// one argument of the fused loop: the same data reached the same way, and
+// either a Dat reached directly (which the fused kernel must see as one
+// pointer, so that a later kernel reads what an earlier one wrote) or only
+// read by both.
+func sameSlot(x, y *core.Arg) bool {
+	if x.Data != y.Data || x.Map != y.Map || x.Idx != y.Idx || x.Kind != y.Kind || x.View != y.View || x.Comp != y.Comp ||
+		x.Off || y.Off || x.Index != y.Index || x.Optional != y.Optional {
+		return false
+	}
+	return x.Kind == core.ArgDirect || (x.Access == core.Read && y.Access == core.Read)
+}
+
+// Fuser makes fused loops (Fuse). It keeps the fused kernels it made, by
+// the kernels and argument pattern they fuse, so that fusing the same
+// loops again builds nothing and allocates nothing. A Fuser is not safe
+// for concurrent use.
+type Fuser struct {
+	kernels map[string]*fused
+	key     []byte
+	// slot is, for each argument of each loop fused, in order, the
+	// fused loop's argument that passes it.
+	slot   []int
+	first  []int // per fused argument: the first loop argument in it (index into slot)
+	consts []*core.Const
+	last   *fused // the last Fuse's kernel
+}
+
+// Failed records that the loop the last call of Fuse made cannot be used
+// (its program failed to build): fusing the same loops again returns err.
+func (f *Fuser) Failed(err error) {
+	if f.last != nil {
+		f.last.err = err
+	}
+}
+
+// fused is a fused kernel, or why the loops cannot be fused.
+type fused struct {
+	k   *core.Kernel
+	err error
+}
+
+// Fuse makes dst the loop that runs loops (at least two, each Eligible and
+// accepted by Check after those before it) as one: their kernels fused
+// into one (see the package comment), their arguments merged where they
+// pass the same data alike (sameSlot), with the access that covers both
+// (READ if both read, WRITE if the first writes, else RW), and their
+// constants. dst's argument list is reused. It returns an error when the
+// kernels cannot be combined (a parameter the body redeclares, a return
+// before the last kernel's end, a goto, a directive in a body...); the
+// loops then run one by one. dst.Sig is left for the executor to set.
+func (f *Fuser) Fuse(dst *core.Loop, loops []*core.Loop) error {
+	if len(loops) < 2 {
+		return errors.New("fuse: fewer than two loops")
+	}
+	args := dst.Args[:0]
+	f.slot, f.first = f.slot[:0], f.first[:0]
+	for _, l := range loops {
+		for i := range l.Args {
+			a := &l.Args[i]
+			m := -1
+			for k := range args {
+				if sameSlot(&args[k], a) {
+					m = k
+					break
+				}
+			}
+			if m < 0 {
+				m = len(args)
+				args = append(args, *a)
+				f.first = append(f.first, len(f.slot))
+			} else {
+				args[m].Access = combine(args[m].Access, a.Access)
+			}
+			f.slot = append(f.slot, m)
+		}
+	}
+	f.key = f.key[:0]
+	for _, l := range loops {
+		f.key = append(f.key, l.Kernel.Sum[:]...)
+		f.key = binary.LittleEndian.AppendUint32(f.key, uint32(len(l.Args)))
+		for i := range l.Args {
+			f.key = append(f.key, byte(l.Args[i].Access))
+		}
+	}
+	for _, m := range f.slot {
+		f.key = binary.LittleEndian.AppendUint32(f.key, uint32(m))
+	}
+	for i := range args {
+		f.key = append(f.key, byte(args[i].Access))
+	}
+	e, ok := f.kernels[string(f.key)]
+	if !ok {
+		k, err := f.kernel(loops, args)
+		e = &fused{k: k, err: err}
+		if f.kernels == nil {
+			f.kernels = map[string]*fused{}
+		}
+		f.kernels[string(f.key)] = e
+	}
+	dst.Args = args
+	f.last = e
+	if e.err != nil {
+		return e.err
+	}
+	f.consts = f.consts[:0]
+	for _, l := range loops {
+		for _, c := range l.Consts {
+			if !slices.Contains(f.consts, c) {
+				f.consts = append(f.consts, c)
+			}
+		}
+	}
+	slices.SortFunc(f.consts, func(a, b *core.Const) int { return strings.Compare(a.Name, b.Name) })
+	dst.Kernel, dst.Set, dst.Consts = e.k, loops[0].Set, f.consts
+	dst.Check, dst.Extruded, dst.Sig = false, nil, nil
+	return nil
+}
+
+// combine is the access of a fused argument that passes data with access
+// a, and then again with access b: READ if both read; WRITE if a writes
+// every value (whatever b does next, the old values are not needed); else
+// RW.
+func combine(a, b core.Access) core.Access {
+	switch {
+	case a == core.Read && b == core.Read:
+		return core.Read
+	case a == core.Write:
+		return core.Write
+	}
+	return core.RW
+}
+
+// Name is the fused kernel's name for loops with kernels named names.
+func Name(names ...string) string { return "fused_" + strings.Join(names, "_") }
+
+// kernel writes and reads the fused kernel of loops, whose fused
+// arguments are args (f.slot and f.first filled by Fuse).
+func (f *Fuser) kernel(loops []*core.Loop, args []core.Arg) (*core.Kernel, error) {
+	names := make([]string, len(loops))
+	used := map[string]bool{}
+	for i, l := range loops {
+		names[i] = l.Kernel.Name
+		for id := range l.Kernel.Info.Idents {
+			used[id] = true
+		}
+	}
+	name := fresh(Name(names...), used)
+	used[name] = true
+	// The fused parameters: each named after the first loop parameter
+	// passed in it, declared as the first parameter that modifies it
+	// declares it (a READ kernel may have declared it const).
+	pnames := make([]string, len(args))
+	decls := make([]string, len(args))
+	for m := range args {
+		pos := f.first[m]
+		l, i := argAt(loops, pos)
+		p := &l.Kernel.Info.Params[i]
+		if p.Name == "" {
+			return nil, fmt.Errorf("kernel %s's parameter %d has no name", l.Kernel.Name, i)
+		}
+		pnames[m] = fresh(p.Name, used)
+		used[pnames[m]] = true
+		decl := p
+		for s, n := range f.slot {
+			if n != m {
+				continue
+			}
+			if ll, j := argAt(loops, s); ll.Args[j].Access.Modifies() {
+				decl = &ll.Kernel.Info.Params[j]
+				break
+			}
+		}
+		text, err := rename(decl.Text, decl.Name, pnames[m])
+		if err != nil {
+			return nil, err
+		}
+		decls[m] = text
+	}
+	var src strings.Builder
+	seen := map[string]bool{}
+	for _, l := range loops {
+		info := l.Kernel.Info
+		if seen[info.Source] {
+			continue
+		}
+		seen[info.Source] = true
+		src.WriteString(withoutDefinition(info))
+		src.WriteString("\n")
+		for _, m := range info.Macros {
+			src.WriteString("#undef " + m + "\n")
+		}
+	}
+	fmt.Fprintf(&src, "void %s(%s)\n{\n", name, strings.Join(decls, ", "))
+	pos := 0
+	for li, l := range loops {
+		body, err := f.body(l, li == len(loops)-1, pnames, pos)
+		if err != nil {
+			return nil, err
+		}
+		src.WriteString(body)
+		src.WriteString("\n")
+		pos += len(l.Args)
+	}
+	src.WriteString("}\n")
+	info, err := core.ParseKernel(src.String(), name)
+	if err != nil {
+		return nil, fmt.Errorf("the fused kernel %s: %w", name, err)
+	}
+	if len(info.Params) != len(args) {
+		return nil, fmt.Errorf("the fused kernel %s has %d parameters for %d arguments", name, len(info.Params), len(args))
+	}
+	return &core.Kernel{Name: name, Source: info.Source, ID: core.NewID(), Info: info, Sum: core.KernelSum(name, info.Source, false)}, nil
+}
+
+// argAt returns the loop and argument index of position pos in the loops'
+// arguments taken in order.
+func argAt(loops []*core.Loop, pos int) (*core.Loop, int) {
+	for _, l := range loops {
+		if pos < len(l.Args) {
+			return l, pos
+		}
+		pos -= len(l.Args)
+	}
+	panic("fuse: argument position out of range")
+}
+
+// fresh returns name, or name with a number appended, that is not in used
+// and is a name the kernel reader accepts.
+func fresh(name string, used map[string]bool) string {
+	if strings.HasPrefix(strings.ToLower(name), core.ReservedPrefix) {
+		name = "k" + name
+	}
+	cand := name
+	for n := 2; used[cand]; n++ {
+		cand = fmt.Sprintf("%s_%d", name, n)
+	}
+	return cand
+}
+
+// rename returns declaration text with its parameter name (the last
+// identifier spelled name) changed to to.
+func rename(text, name, to string) (string, error) {
+	toks := clex.Tokenize(clex.Blank(text, true, nil))
+	for i := len(toks) - 1; i >= 0; i-- {
+		if toks[i].Text == name {
+			return text[:toks[i].Start] + to + text[toks[i].End:], nil
+		}
+	}
+	return "", fmt.Errorf("no name %s in parameter %q", name, text)
+}
+
+// withoutDefinition returns the kernel's source without the kernel's
+// definition (from the first word of its head to its closing brace), so
+// that only the fused kernel uses its body. Prototypes stay.
+func withoutDefinition(info *core.KernelInfo) string {
+	src := info.Source
+	code := clex.Blank(src, true, nil)
+	start := info.NameStart
+	for start > 0 {
+		c := code[start-1]
+		if c == ';' || c == '}' || c == '{' || (c == '\n' && lineIsDirective(code, start)) {
+			break
+		}
+		start--
+	}
+	return src[:start] + strings.Repeat("\n", strings.Count(src[start:info.BodyClose+1], "\n")) + src[info.BodyClose+1:]
+}
+
+// lineIsDirective reports whether the line that ends just before offset
+// i (a '\n' at i-1) is a preprocessor directive.
+func lineIsDirective(code string, i int) bool {
+	end := i - 1
+	start := strings.LastIndexByte(code[:end], '\n') + 1
+	return strings.HasPrefix(strings.TrimSpace(code[start:end]), "#")
+}
+
+// body returns loop l's kernel body, macros expanded, with its parameters
+// renamed to the fused kernel's (pnames[pos+i] for parameter i, via
+// f.slot). last says it is the last kernel fused, the only one whose body
+// may return.
+func (f *Fuser) body(l *core.Loop, last bool, pnames []string, pos int) (string, error) {
+	info := l.Kernel.Info
+	name := l.Kernel.Name
+	raw := clex.Blank(info.Source[info.BodyOpen:info.BodyClose+1], true, nil)
+	for _, line := range strings.Split(raw, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			return "", fmt.Errorf("kernel %s has a preprocessor directive in its body", name)
+		}
+	}
+	body, err := core.ExpandedBody(info)
+	if err != nil {
+		return "", fmt.Errorf("kernel %s: %w", name, err)
+	}
+	to := map[string]string{}
+	for i := range info.Params {
+		if p := info.Params[i].Name; p != "" {
+			to[p] = pnames[f.slot[pos+i]]
+		}
+	}
+	toks := clex.Tokenize(clex.Blank(body, true, nil))
+	var b strings.Builder
+	at := 0
+	for i, t := range toks {
+		switch t.Text {
+		case "goto":
+			return "", fmt.Errorf("kernel %s uses goto", name)
+		case "return":
+			if !last {
+				return "", fmt.Errorf("kernel %s returns before the end of its body", name)
+			}
+		}
+		n, ok := to[t.Text]
+		if !ok {
+			continue
+		}
+		prev := ""
+		if i > 0 {
+			prev = toks[i-1].Text
+		}
+		if prev == "." || prev == "->" {
+			continue // a member of the same name
+		}
+		// A parameter is a pointer: name * p, not subscripted, declares
+		// p (multiplying by a pointer is no C; name * p[i] multiplies).
+		next := ""
+		if i+1 < len(toks) {
+			next = toks[i+1].Text
+		}
+		if clex.Declares(prev) || (prev == "*" && i > 1 && clex.Declares(toks[i-2].Text) && next != "[") {
+			return "", fmt.Errorf("kernel %s declares %s in its body", name, t.Text)
+		}
+		b.WriteString(body[at:t.Start])
+		b.WriteString(n)
+		at = t.End
+	}
+	b.WriteString(body[at:])
+	return b.String(), nil
+}
