@@ -80,7 +80,35 @@ func main() {
 	mgRounds := flag.Int("mgcfd-rounds", 3, "rounds of the MG-CFD section, the runs interleaved; medians and bests are printed")
 	mgSIMD := flag.String("mgcfd-simd", "", "MG-CFD's SIMD settings, comma separated (Config.SIMD: off for the scalar code, 4 or 8 lanes; empty: as configured)")
 	mgOP2 := flag.String("mgcfd-op2", "", "folder of the original MG-CFD's binaries built on OP2-Common (euler3d_genseq or euler3d_seq, euler3d_openmp), run on the same mesh")
+	ch := flag.Bool("chains", false, "also time Airfoil's loops recorded in chains (lazy mode), fused, against eager execution")
+	chOnly := flag.Bool("chains-only", false, "run only the STREAM triad and the loop-chain section")
+	chIters := flag.Int("chains-iters", 200, "Airfoil iterations per run of the loop-chain section")
+	chRounds := flag.Int("chains-rounds", 3, "rounds of the loop-chain section, the runs interleaved; medians are printed")
+	chSIMD := flag.String("chains-simd", "off,8", "the loop-chain section's SIMD settings, comma separated (Config.SIMD)")
 	flag.Parse()
+	chOpts := chainOpts{iters: *chIters, rounds: *chRounds, threads: *threads, simd: strings.Split(*chSIMD, ",")}
+	if *chOnly {
+		err := func() error {
+			fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())
+			triad1, triadN, err := stream(os.Stdout, *threads)
+			if err != nil {
+				return err
+			}
+			m, err := mesh.Generate(400, 600)
+			if err != nil {
+				return err
+			}
+			return chainSection(os.Stdout, m, chOpts, triad1, triadN)
+		}()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "op2bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *ch {
+		chainSettings = &chOpts
+	}
 	mgOpts := mgcfdOpts{n: *mgN, levels: *mgLevels, cycles: *mgCycles, rounds: *mgRounds, threads: *threads, op2Dir: *mgOP2}
 	if *mgSIMD != "" {
 		mgOpts.simd = strings.Split(*mgSIMD, ",")
@@ -192,6 +220,10 @@ var mgcfdSettings *mgcfdOpts
 // in a full run (-floor); 0 rounds skip it.
 var floorIters, floorRounds, floorBudget int
 
+// chainSettings are the loop-chain section's settings in a full run
+// (-chains); nil skips it.
+var chainSettings *chainOpts
+
 // floorSIMD are the compute floor's SIMD settings (-floor-simd).
 var floorSIMD = []string{"off"}
 
@@ -236,6 +268,11 @@ func runAll(out io.Writer, airfoilIters, threads, schemeRounds, schemeIters, loc
 	}
 	if mgcfdSettings != nil {
 		if err := mgcfdSection(out, *mgcfdSettings); err != nil {
+			return err
+		}
+	}
+	if chainSettings != nil {
+		if err := chainSection(out, m, *chainSettings, triad1, triadN); err != nil {
 			return err
 		}
 	}

@@ -397,3 +397,25 @@ func TestMGCFDSection(t *testing.T) {
 		}
 	}
 }
+
+// TestChainSection: the loop-chain section runs every mode on both
+// backends and prints their times and bytes against eager execution,
+// with the fused loops it ran.
+func TestChainSection(t *testing.T) {
+	m, err := mesh.Generate(20, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := chainSection(&out, m, chainOpts{iters: 3, rounds: 1, threads: 2, simd: []string{"off", "8"}}, 10, 20); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{"Loop chains: Airfoil 1800 cells, 3 iterations per run, 1 rounds", "output lines are the same in every mode",
+		"sequential off  eager", "openmp     8    chain+fusion", "ms/iter", "MB/iter", "vs floor",
+		"openmp simd 8 chain+fusion: fused_save_soln_adt_calc", "fused_update_adt_calc ×3", "fused_update_save_soln_adt_calc ×2"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/airfoil"
+	"github.com/goop2/op2/mesh"
+)
+
+// chainMode is one way of running Airfoil's loops in the chain section.
+type chainMode struct {
+	name string
+	// config sets the mode's fields on a configuration.
+	config func(c *op2.Config)
+}
+
+// chainModes are the chain section's modes: every loop at once; recorded
+// (lazy mode: Airfoil forces the recorded loops when it resets and reads
+// its rms Global) and run one by one; recorded and fused.
+var chainModes = []chainMode{
+	{"eager", func(c *op2.Config) {}},
+	{"chain", func(c *op2.Config) { c.Lazy, c.Fusion = true, "off" }},
+	{"chain+fusion", func(c *op2.Config) { c.Lazy, c.Fusion = true, "on" }},
+}
+
+// chainOpts are the chain section's settings.
+type chainOpts struct {
+	iters, rounds, threads int
+	simd                   []string // Config.SIMD values
+}
+
+// chainRun is one backend, SIMD setting and mode of the chain section,
+// with what its rounds measured.
+type chainRun struct {
+	backend string
+	threads int
+	simd    string
+	mode    chainMode
+	secs    []float64 // the loops' time per iteration, per round
+	bytes   float64   // bytes per iteration (OP2's convention, the timing report)
+	loops   []op2.LoopTiming
+	lines   string // what Airfoil printed in the last round
+}
+
+// chainSection runs Airfoil on m, iters iterations per run, in every mode
+// of chainModes on the sequential backend and on openmp with threads
+// threads, for each SIMD setting, the runs of a round interleaved, and
+// prints the loop time and bytes per iteration of each against eager
+// execution, and against the memory floor (bytes at the STREAM triad rate).
+func chainSection(out io.Writer, m *mesh.Mesh, o chainOpts, triad1, triadN float64) error {
+	fmt.Fprintf(out, "Loop chains: Airfoil %d cells, %d iterations per run, %d rounds interleaved (medians)\n", m.NCell, o.iters, o.rounds)
+	var runs []*chainRun
+	for _, b := range []struct {
+		name    string
+		threads int
+	}{{"sequential", 1}, {"openmp", o.threads}} {
+		for _, simd := range o.simd {
+			for _, mode := range chainModes {
+				runs = append(runs, &chainRun{backend: b.name, threads: b.threads, simd: simd, mode: mode})
+			}
+		}
+	}
+	for round := 0; round < o.rounds; round++ {
+		for _, r := range runs {
+			if err := r.measure(m, o.iters); err != nil {
+				return fmt.Errorf("chains: %s simd %s %s: %w", r.backend, r.simd, r.mode.name, err)
+			}
+		}
+	}
+	var eager *chainRun
+	for _, r := range runs {
+		if r.mode.name == "eager" {
+			eager = r
+		} else if r.lines != eager.lines {
+			return fmt.Errorf("chains: %s simd %s %s printed\n%s\nwhere eager execution printed\n%s", r.backend, r.simd, r.mode.name, r.lines, eager.lines)
+		}
+	}
+	fmt.Fprintf(out, "Airfoil's output lines are the same in every mode\n")
+	fmt.Fprintf(out, "%-10s %-4s %-13s %9s %9s %9s %9s %9s %9s\n", "backend", "simd", "mode", "ms/iter", "vs eager", "MB/iter", "vs eager", "floor ms", "vs floor")
+	for _, r := range runs {
+		if r.mode.name == "eager" {
+			eager = r
+		}
+		triad := triad1
+		if r.backend == "openmp" {
+			triad = triadN
+		}
+		floor := r.bytes / (triad * 1e9) // seconds per iteration at the triad rate
+		t := median(r.secs)
+		fmt.Fprintf(out, "%-10s %-4s %-13s %9.3f %8.2f× %9.1f %8.2f× %9.3f %8.2f×\n", r.backend, r.simd, r.mode.name, t*1e3, t/median(eager.secs),
+			r.bytes/1e6, r.bytes/eager.bytes, floor*1e3, t/floor)
+	}
+	fmt.Fprintln(out, "(ms/iter: the loops' own time per iteration; MB/iter: the bytes the loops must move per iteration, OP2's convention, from the timing report; floor: those bytes at the STREAM triad rate)")
+	for _, r := range runs {
+		if r.mode.name == "eager" {
+			continue
+		}
+		var names []string
+		for _, lt := range r.loops {
+			if strings.HasPrefix(lt.Kernel, "fused_") {
+				names = append(names, fmt.Sprintf("%s ×%d %.2f ms", lt.Kernel, lt.Calls, lt.Mean().Seconds()*1e3))
+			}
+		}
+		if len(names) > 0 {
+			slices.Sort(names)
+			fmt.Fprintf(out, "  %s simd %s %s: %s\n", r.backend, r.simd, r.mode.name, strings.Join(names, "; "))
+		}
+	}
+	fmt.Fprintln(out)
+	return nil
+}
+
+// measure runs one round of r: Airfoil once to compile and plan, then
+// iters iterations timed, and the reference lines checked.
+func (r *chainRun) measure(m *mesh.Mesh, iters int) error {
+	cfg := op2.Config{Backend: r.backend, Threads: r.threads, SIMD: r.simd, Timing: true}
+	r.mode.config(&cfg)
+	if err := op2.Configure(cfg); err != nil {
+		return err
+	}
+	defer op2.Configure(op2.Config{})
+	s, err := airfoil.New(m)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if _, _, err := s.Iterate(2, io.Discard); err != nil {
+		return err
+	}
+	runtime.GC()
+	op2.ResetTimings()
+	var out strings.Builder
+	if _, _, err := s.Iterate(iters, &out); err != nil {
+		return err
+	}
+	r.lines = out.String()
+	ts := op2.Timings()
+	r.secs = append(r.secs, loopSeconds(ts)/float64(iters))
+	bytes := 0.0
+	for _, lt := range ts {
+		bytes += lt.Bytes // all the calls'
+	}
+	r.bytes, r.loops = bytes/float64(iters), ts
+	return nil
+}
