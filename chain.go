@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
@@ -38,6 +39,20 @@ type recordedLoop struct {
 	// the loop while r's executor has dropped no program since (dropped).
 	p       exec.Program
 	dropped uint64
+	// set, when not nil, makes the entry no loop but a recorded
+	// Global.SetValue: the Global's first value becomes val[:size].
+	set  *core.Storage
+	val  [8]byte
+	size int
+}
+
+// assign makes a recorded Global.SetValue.
+func (e *recordedLoop) assign() error {
+	if err := e.set.HostAccess(true); err != nil {
+		return err
+	}
+	copy(unsafe.Slice((*byte)(e.set.Host), e.size), e.val[:e.size])
+	return nil
 }
 
 // release forgets the loop's data (so that nothing stays alive for it)
@@ -47,7 +62,7 @@ func (e *recordedLoop) release() {
 	args := e.l.Args
 	clear(args)
 	e.l = core.Loop{Args: args[:0]}
-	e.r, e.b, e.p = nil, nil, nil
+	e.r, e.b, e.p, e.set = nil, nil, nil, nil
 }
 
 // chainQueue is the process's recorded loops, in program order. Its slots
@@ -97,7 +112,13 @@ func (q *chainQueue) force() error {
 	var err error
 	for i := 0; i < n; {
 		end := i + 1
-		if err == nil {
+		if e := q.slots[i]; e.set != nil {
+			if err == nil {
+				if serr := e.assign(); serr != nil {
+					err = &ChainError{Kernel: "Global.SetValue", Set: e.set.Name, Index: i, Recorded: n, Err: serr}
+				}
+			}
+		} else if err == nil {
 			end = q.fusable(i, n)
 			if end-i < 2 || !q.runFused(i, end, n, &err) {
 				end = i + 1
@@ -134,7 +155,7 @@ func (q *chainQueue) fusable(i, n int) int {
 	j := i + 1
 	for ; j < n; j++ {
 		f := q.slots[j]
-		if f.r != e.r || f.b != e.b || q.group[len(q.group)-1].Kernel.Info.Returns || !fuse.CanFuse(&f.l) || !fuse.Fusable(q.group, &f.l) {
+		if f.set != nil || f.r != e.r || f.b != e.b || q.group[len(q.group)-1].Kernel.Info.Returns || !fuse.CanFuse(&f.l) || !fuse.Fusable(q.group, &f.l) {
 			break
 		}
 		q.group = append(q.group, &f.l)
@@ -180,6 +201,22 @@ func (q *chainQueue) runFused(i, end, n int, err *error) bool {
 	clear(q.fused.Args)
 	q.fused = core.Loop{Args: q.fused.Args[:0]}
 	return true
+}
+
+// passes reports whether a recorded loop passes storage s. Caller holds
+// mu.
+func (q *chainQueue) passes(s *core.Storage) bool {
+	for _, e := range q.slots[:q.n] {
+		if e.set == s {
+			return true
+		}
+		for i := range e.l.Args {
+			if e.l.Args[i].Data == s {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // fuser fuses recorded loops (under mu).

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -458,5 +459,56 @@ func TestFusionSetting(t *testing.T) {
 		if fused != c.fused {
 			t.Errorf("OP2_FUSION=%s, Config.Fusion %q, SIMD %q: fused %v, want %v", c.env, c.cfg, c.simd, fused, c.fused)
 		}
+	}
+}
+
+// TestSetValueOrdersAfterRecordedLoops: Global.SetValue runs no recorded
+// loop. With none passing the Global it sets the value at once; else the
+// assignment is recorded after them: each loop sees the value of when
+// it was issued, as Airfoil's reset of its rms change between loops
+// needs, and the loops stay recorded (to be fused).
+func TestSetValueOrdersAfterRecordedLoops(t *testing.T) {
+	set := must(op2.NewSet(10, "cells"))
+	x := must(op2.NewDat(set, 1, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, "x"))
+	sum := must(op2.NewGlobal(1, []float64{100}, "sum"))
+	other := must(op2.NewGlobal(1, []float64{0}, "other"))
+	add := op2.NewKernel("void sv_add(const double *x, double *s) { *s += x[0]; }", "sv_add")
+	scale := op2.NewKernel("void sv_scale(double *x, const double *s) { x[0] *= s[0]; }", "sv_scale")
+	steps := func(r *op2.Runtime) (seen []int) {
+		check(t, r.ParLoop(add, set, x.Arg(op2.Read), sum.Arg(op2.Inc))) // sum = 155
+		check(t, r.ParLoop(scale, set, x.Arg(op2.RW), sum.Arg(op2.Read)))
+		seen = append(seen, op2.RecordedLoops())
+		other.SetValue(7) // no loop passes it: set now
+		seen = append(seen, op2.RecordedLoops())
+		sum.SetValue(0.5) // after the loops that pass it
+		seen = append(seen, op2.RecordedLoops())
+		check(t, r.ParLoop(scale, set, x.Arg(op2.RW), sum.Arg(op2.Read)))
+		check(t, r.ParLoop(add, set, x.Arg(op2.Read), sum.Arg(op2.Inc)))
+		sum.SetValue(2)
+		check(t, r.ParLoop(scale, set, x.Arg(op2.RW), sum.Arg(op2.Read)))
+		seen = append(seen, op2.RecordedLoops())
+		return seen
+	}
+	run := func(lazy bool) ([]float64, float64, []int) {
+		x.Data()
+		copy(x.Data(), []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+		sum.SetValue(100)
+		r := must(op2.NewRuntime(op2.Config{Lazy: lazy, Fusion: "on"}))
+		seen := steps(r)
+		if other.Value() != 7 {
+			t.Errorf("other = %v, want 7", other.Value())
+		}
+		return x.DataRO(), sum.Value(), seen
+	}
+	wantX, wantSum, _ := run(false)
+	gotX, gotSum, seen := run(true)
+	if !slices.Equal(gotX, wantX) || gotSum != wantSum {
+		t.Errorf("recorded: x %v sum %v; at once: x %v sum %v", gotX, gotSum, wantX, wantSum)
+	}
+	// Two loops recorded; other set at once (still 2); sum's assignment
+	// recorded after them (3 entries); then 3 loops and another
+	// assignment: 7.
+	if want := []int{2, 2, 3, 7}; !slices.Equal(seen, want) {
+		t.Errorf("recorded entries %v, want %v", seen, want)
 	}
 }

@@ -151,11 +151,32 @@ func (g *Global[T]) Value() T {
 // see the new value. It panics when the Global's dim is not 1, a
 // programming error (use Data for arrays), or, like Data, if copying the
 // values from the device fails.
+//
+// With loops recorded (see Chain), SetValue runs none of them: when none
+// of them passes the Global, it sets the value at once (they cannot see
+// it); otherwise the assignment is recorded after them and made when they
+// run, in order, so that each loop sees the value of when it was issued.
+// Resetting a reduction's Global between loops, as Airfoil resets its rms
+// change, therefore leaves the loops recorded, to be fused or tiled.
 func (g *Global[T]) SetValue(v T) {
 	g.mustScalar("SetValue")
-	forced := lockData()
+	mu.Lock()
 	defer mu.Unlock()
-	mustForce(forced)
+	if queue.n > 0 {
+		if !queue.passes(&g.s) {
+			mustHost(g.s.HostAccess(true))
+			g.data[0] = v
+			return
+		}
+		if queue.n < MaxRecordedLoops {
+			e := queue.slot()
+			e.set = &g.s
+			e.size = copy(e.val[:], unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v)))
+			queue.n++
+			return
+		}
+	}
+	mustForce(forceLocked())
 	mustHost(g.s.HostAccess(true))
 	g.data[0] = v
 }

@@ -228,7 +228,7 @@ func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.
 			if err := s.bresCalcLoop(); err != nil {
 				return nil, 0, err
 			}
-			s.rms.Data()[0] = 0
+			s.rms.SetValue(0) // in a chain, ordered after the recorded loops
 			if err := s.updateLoop(); err != nil {
 				return nil, 0, err
 			}

@@ -41,9 +41,10 @@ type chainOutcome struct {
 // chainOps are the steps of a random sequence: loops with every kind of
 // argument (direct RW, a whole map read, increments through a map, Global
 // reads and reductions, a Const) and host accesses between them (reads,
-// writes of a Global and a Const, Zero), which force recorded loops; one
-// loop runs over a subset.
-var chainOps = []string{"scale", "scale-subset", "gather", "scatter", "pull", "reduce", "count", "set-global", "set-const", "peek", "zero"}
+// writes of a Global and a Const, Zero), which force recorded loops,
+// and a Global's reset, which orders itself after them; one loop runs
+// over a subset.
+var chainOps = []string{"scale", "scale-subset", "gather", "scatter", "pull", "reduce", "count", "set-global", "set-const", "peek", "zero", "reset-sum"}
 
 // chainKernels are the kernels of chainOps, by name.
 var chainKernels = map[string]string{
@@ -119,6 +120,9 @@ func runChainOps(t *testing.T, m *randomMesh, ops []int, chain bool) chainOutcom
 				}
 			case "zero":
 				err = acc.Zero()
+			case "reset-sum":
+				sum.SetValue(float64(len(o.trace))) // ordered after the recorded loops that reduce it
+
 			}
 			if err != nil {
 				return fmt.Errorf("step %s: %w", chainOps[op], err)
