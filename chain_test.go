@@ -512,3 +512,38 @@ func TestSetValueOrdersAfterRecordedLoops(t *testing.T) {
 		t.Errorf("recorded entries %v, want %v", seen, want)
 	}
 }
+
+// TestFusedBuildFailureRunsLoopsApart: two kernels that fuse by their
+// arguments but whose sources cannot be compiled together (each defines
+// a helper of the same name) run one by one, with their results, and the
+// fused loop is not tried again.
+func TestFusedBuildFailureRunsLoopsApart(t *testing.T) {
+	r := must(op2.NewRuntime(op2.Config{Fusion: "on", Timing: true}))
+	set := must(op2.NewSet(6, "cells"))
+	x := must(op2.NewDat(set, 1, []float64{1, 2, 3, 4, 5, 6}, "x"))
+	k1 := op2.NewKernel("static double fb_h(double v) { return v + 1; }\nvoid fb_a(double *x) { x[0] = fb_h(x[0]); }", "fb_a")
+	k2 := op2.NewKernel("static double fb_h(double v) { return v * 3; }\nvoid fb_b(double *x) { x[0] = fb_h(x[0]); }", "fb_b")
+	for i := 0; i < 2; i++ {
+		check(t, r.Chain(func() error {
+			check(t, r.ParLoop(k1, set, x.Arg(op2.RW)))
+			return r.ParLoop(k2, set, x.Arg(op2.RW))
+		}))
+	}
+	want := []float64{1, 2, 3, 4, 5, 6}
+	for i := range want {
+		for j := 0; j < 2; j++ {
+			want[i] = (want[i] + 1) * 3
+		}
+	}
+	if got := x.DataRO(); !slices.Equal(got, want) {
+		t.Errorf("x = %v, want %v", got, want)
+	}
+	for _, lt := range r.Timings() {
+		if strings.HasPrefix(lt.Kernel, "fused_") {
+			t.Errorf("a fused loop ran: %s ×%d", lt.Kernel, lt.Calls)
+		}
+		if lt.Calls != 2 {
+			t.Errorf("%s ran %d times, want 2", lt.Kernel, lt.Calls)
+		}
+	}
+}
