@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
@@ -44,7 +45,23 @@ type recordedLoop struct {
 	set  *core.Storage
 	val  [8]byte
 	size int
+	// cset, when not nil, makes the entry a recorded Const.Set: the
+	// constant's values become buf (cmu is the Const's lock).
+	cset *core.Const
+	cmu  *sync.Mutex
+	buf  []byte
 }
+
+// assignConst makes a recorded Const.Set.
+func (e *recordedLoop) assignConst() {
+	e.cmu.Lock()
+	defer e.cmu.Unlock()
+	copy(unsafe.Slice((*byte)(e.cset.Host), e.cset.Bytes()), e.buf)
+	e.cset.Version.Add(1)
+}
+
+// isLoop reports whether the entry is a loop (not a recorded assignment).
+func (e *recordedLoop) isLoop() bool { return e.set == nil && e.cset == nil }
 
 // assign makes a recorded Global.SetValue.
 func (e *recordedLoop) assign() error {
@@ -62,7 +79,7 @@ func (e *recordedLoop) release() {
 	args := e.l.Args
 	clear(args)
 	e.l = core.Loop{Args: args[:0]}
-	e.r, e.b, e.p, e.set = nil, nil, nil, nil
+	e.r, e.b, e.p, e.set, e.cset, e.cmu = nil, nil, nil, nil, nil, nil
 }
 
 // chainQueue is the process's recorded loops, in program order. Its slots
@@ -112,7 +129,11 @@ func (q *chainQueue) force() error {
 	var err error
 	for i := 0; i < n; {
 		end := i + 1
-		if e := q.slots[i]; e.set != nil {
+		if e := q.slots[i]; e.cset != nil {
+			if err == nil {
+				e.assignConst()
+			}
+		} else if e.set != nil {
 			if err == nil {
 				if serr := e.assign(); serr != nil {
 					err = &ChainError{Kernel: "Global.SetValue", Set: e.set.Name, Index: i, Recorded: n, Err: serr}
@@ -155,7 +176,7 @@ func (q *chainQueue) fusable(i, n int) int {
 	j := i + 1
 	for ; j < n; j++ {
 		f := q.slots[j]
-		if f.set != nil || f.r != e.r || f.b != e.b || q.group[len(q.group)-1].Kernel.Info.Returns || !fuse.CanFuse(&f.l) || !fuse.Fusable(q.group, &f.l) {
+		if !f.isLoop() || f.r != e.r || f.b != e.b || q.group[len(q.group)-1].Kernel.Info.Returns || !fuse.CanFuse(&f.l) || !fuse.Fusable(q.group, &f.l) {
 			break
 		}
 		q.group = append(q.group, &f.l)
@@ -212,6 +233,22 @@ func (q *chainQueue) passes(s *core.Storage) bool {
 		}
 		for i := range e.l.Args {
 			if e.l.Args[i].Data == s {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// usesConst reports whether a recorded loop's kernel uses constant c.
+// Caller holds mu.
+func (q *chainQueue) usesConst(c *core.Const) bool {
+	for _, e := range q.slots[:q.n] {
+		if e.cset == c {
+			return true
+		}
+		for _, k := range e.l.Consts {
+			if k == c {
 				return true
 			}
 		}

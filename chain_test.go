@@ -547,3 +547,52 @@ func TestFusedBuildFailureRunsLoopsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestConstSetOrdersAfterRecordedLoops: Const.Set runs no recorded loop.
+// With none using the constant it sets the values at once; else the
+// assignment is recorded after them, so each loop sees the values of when
+// it was issued, and the loops stay recorded.
+func TestConstSetOrdersAfterRecordedLoops(t *testing.T) {
+	set := must(op2.NewSet(5, "cells"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	c := must(op2.NewConst(2, []float64{1, 10}, "cs_c"))
+	defer c.Remove()
+	unused := must(op2.NewConst(1, []float64{0}, "cs_unused"))
+	defer unused.Remove()
+	k := op2.NewKernel("void cs_add(double *x) { x[0] = x[0] * cs_c[1] + cs_c[0]; }", "cs_add")
+	run := func(lazy bool) ([]float64, []int) {
+		check(t, c.Set(1, 10))
+		copy(x.Data(), []float64{1, 2, 3, 4, 5})
+		check(t, op2.Configure(op2.Config{Lazy: lazy}))
+		defer op2.Configure(op2.Config{})
+		r := op2.Default()
+		var seen []int
+		check(t, r.ParLoop(k, set, x.Arg(op2.RW)))
+		check(t, unused.Set(3)) // no loop uses it: set now
+		seen = append(seen, op2.RecordedLoops())
+		check(t, c.Set(2, 0.5)) // after the loop that uses it
+		seen = append(seen, op2.RecordedLoops())
+		if v := c.Value(); !slices.Equal(v, []float64{2, 0.5}) {
+			t.Errorf("Value after Set = %v, want [2 0.5]", v)
+		}
+		check(t, r.ParLoop(k, set, x.Arg(op2.RW)))
+		check(t, c.Set(-1, 3))
+		check(t, r.ParLoop(k, set, x.Arg(op2.RW)))
+		seen = append(seen, op2.RecordedLoops())
+		if unused.Value()[0] != 3 {
+			t.Errorf("cs_unused = %v, want 3", unused.Value())
+		}
+		return x.DataRO(), seen
+	}
+	want, _ := run(false)
+	got, seen := run(true)
+	if !slices.Equal(got, want) {
+		t.Errorf("recorded: x %v; at once %v", got, want)
+	}
+	if w := []int{1, 2, 5}; !slices.Equal(seen, w) {
+		t.Errorf("recorded entries %v, want %v", seen, w)
+	}
+	if v := c.Value(); !slices.Equal(v, []float64{-1, 3}) {
+		t.Errorf("cs_c = %v, want [-1 3]", v)
+	}
+}

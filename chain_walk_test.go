@@ -173,7 +173,7 @@ var forcings = map[string]forcing{
 	// Const.
 	"Const.Name":   {none: noName},
 	"Const.Remove": {none: "a recorded loop keeps the constants it was bound with"},
-	"Const.Set":    {call: func(f *walkFixture) { f.c.Set(3) }},
+	"Const.Set":    {orders: "sets at once when no recorded loop uses the constant, else records the assignment after them (TestConstSetOrdersAfterRecordedLoops)"},
 	"Const.Value":  {none: "loops never write constants; Set forces"},
 
 	// Dat.
@@ -511,6 +511,8 @@ var muTakers = map[string]string{
 	"newDistributedSubset": "declares a subset",
 	"Subset.indicesCopy":   "reads a subset",
 	"Set.DeclaredNumbers":  "reads the numbering (Renumber forces)",
+	"Const.recordedValue":  "reads a recorded assignment's value",
+	"Const.Set":            "orders itself after the recorded loops using the constant (TestConstSetOrdersAfterRecordedLoops)",
 	"Global.SetValue":      "orders itself after the recorded loops passing the Global (TestSetValueOrdersAfterRecordedLoops)",
 }
 

@@ -386,12 +386,31 @@ func NewConstIn[T Scalar](r *Runtime, dim int, data []T, name string) (*Const[T]
 // Name is the constant's name.
 func (c *Const[T]) Name() string { return c.c.Name }
 
-// Value returns a copy of the current value. It is safe to call while
-// other goroutines call Set or run loops.
+// Value returns a copy of the current value: the last one Set gave, even
+// when that assignment is recorded after recorded loops (see Set). It is
+// safe to call while other goroutines call Set or run loops.
 func (c *Const[T]) Value() []T {
+	if v := c.recordedValue(); v != nil {
+		return v
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]T(nil), c.data...)
+}
+
+// recordedValue is the value of the last recorded assignment of the
+// constant (see Set), or nil.
+func (c *Const[T]) recordedValue() []T {
+	mu.Lock()
+	defer mu.Unlock()
+	for i := queue.n - 1; i >= 0; i-- {
+		if e := queue.slots[i]; e.cset == &c.c {
+			v := make([]T, c.c.Dim)
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), c.c.Bytes()), e.buf)
+			return v
+		}
+	}
+	return nil
 }
 
 // Set changes the value (same number of values as dim). Loops issued after
@@ -401,17 +420,36 @@ func (c *Const[T]) Set(values ...T) error {
 		return fmt.Errorf("op2: const %q: %d values given, want dim = %d", c.c.Name, len(values), c.c.Dim)
 	}
 	// Not while a loop runs, and after the recorded loops (see Chain),
-	// which see the value of when they were issued.
-	forced := lockData()
+	// which see the value of when they were issued: at once when none of
+	// them uses the constant, else recorded after them.
+	mu.Lock()
 	defer mu.Unlock()
-	if forced != nil {
+	if queue.n > 0 && queue.failed == nil {
+		if !queue.usesConst(&c.c) {
+			c.set(values)
+			return nil
+		}
+		if queue.n < MaxRecordedLoops {
+			e := queue.slot()
+			e.cset, e.cmu = &c.c, &c.mu
+			e.buf = append(e.buf[:0], unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), c.c.Bytes())...)
+			queue.n++
+			return nil
+		}
+	}
+	if forced := forceLocked(); forced != nil {
 		return forced
 	}
+	c.set(values)
+	return nil
+}
+
+// set copies values into the constant.
+func (c *Const[T]) set(values []T) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	copy(c.data, values)
 	c.c.Version.Add(1)
-	return nil
 }
 
 // Remove withdraws the constant: later kernels can no longer refer to it,

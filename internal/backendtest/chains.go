@@ -42,9 +42,9 @@ type chainOutcome struct {
 // argument (direct RW, a whole map read, increments through a map, Global
 // reads and reductions, a Const) and host accesses between them (reads,
 // writes of a Global and a Const, Zero), which force recorded loops,
-// and a Global's reset, which orders itself after them; one loop runs
-// over a subset.
-var chainOps = []string{"scale", "scale-subset", "gather", "scatter", "pull", "reduce", "count", "set-global", "set-const", "peek", "zero", "reset-sum"}
+// and a Global's and a Const's reset, which order themselves after them;
+// one loop runs over a subset.
+var chainOps = []string{"scale", "scale-subset", "gather", "scatter", "pull", "reduce", "count", "set-global", "set-const", "peek", "zero", "reset-sum", "reset-const"}
 
 // chainKernels are the kernels of chainOps, by name.
 var chainKernels = map[string]string{
@@ -122,6 +122,8 @@ func runChainOps(t *testing.T, m *randomMesh, ops []int, chain bool) chainOutcom
 				err = acc.Zero()
 			case "reset-sum":
 				sum.SetValue(float64(len(o.trace))) // ordered after the recorded loops that reduce it
+			case "reset-const":
+				err = c.Set(float64(len(o.trace)) + 5) // ordered after the recorded loops that use it
 
 			}
 			if err != nil {
