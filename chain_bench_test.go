@@ -11,26 +11,43 @@ import (
 // BenchmarkParLoopOverhead run at once ("eager"), recorded in lazy mode
 // and run by Wait one at a time ("lazy-1"), and recorded in batches of 16
 // before Wait runs them ("lazy-16"): what recording and forcing add to a
-// loop (ns/op is per loop).
+// loop (ns/op is per loop). "fused-16" alternates it with a second loop
+// over the set that fuses with it (Config.Fusion "on"): 8 fused loops per
+// batch, so the checks and the fused loop's lookup are counted too.
 func BenchmarkChainOverhead(b *testing.B) {
 	for _, backend := range hostBackends {
-		for _, batch := range []int{0, 1, 16} {
+		for _, batch := range []int{0, 1, 16, -16} {
 			name := backend + "/eager"
-			if batch > 0 {
+			switch {
+			case batch > 0:
 				name = fmt.Sprintf("%s/lazy-%d", backend, batch)
+			case batch < 0:
+				name = fmt.Sprintf("%s/fused-%d", backend, -batch)
 			}
 			b.Run(name, func(b *testing.B) {
-				r := must(op2.NewRuntime(op2.Config{Backend: backend, Lazy: batch > 0}))
+				fusion := "off"
+				if batch < 0 {
+					fusion, batch = "on", -batch
+				}
+				r := must(op2.NewRuntime(op2.Config{Backend: backend, Lazy: batch > 0, Fusion: fusion}))
 				set := must(op2.NewSet(1, "one"))
 				x := must(op2.NewDat[float64](set, 1, nil, "x"))
 				g := must(op2.NewGlobal[float64](1, nil, "g"))
 				k := op2.NewKernel("void k(double *x, double *g) { *x += 1; *g += *x; }", "k")
+				k2 := op2.NewKernel("void k2(double *x) { *x *= 0.5; }", "k2")
 				check(b, r.ParLoop(k, set, x.Arg(op2.RW), g.Arg(op2.Inc)))
+				check(b, r.ParLoop(k2, set, x.Arg(op2.RW)))
 				check(b, r.Wait())
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					if err := r.ParLoop(k, set, x.Arg(op2.RW), g.Arg(op2.Inc)); err != nil {
+					var err error
+					if fusion == "on" && i%2 == 1 {
+						err = r.ParLoop(k2, set, x.Arg(op2.RW))
+					} else {
+						err = r.ParLoop(k, set, x.Arg(op2.RW), g.Arg(op2.Inc))
+					}
+					if err != nil {
 						b.Fatal(err)
 					}
 					if batch > 0 && (i+1)%batch == 0 {
