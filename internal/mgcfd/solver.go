@@ -382,7 +382,7 @@ func (s *Solver) smooth(l int) (float64, error) {
 	if err := op2.ParLoop(k["mg_calc_dt"], lv.nodes, lv.vars.Arg(op2.Read), lv.vol.Arg(op2.Read), lv.sf.Arg(op2.Write)); err != nil {
 		return 0, err
 	}
-	s.minDt.Data()[0] = math.MaxFloat64
+	s.minDt.SetValue(math.MaxFloat64)
 	if err := op2.ParLoop(k["mg_min_dt"], lv.nodes, lv.sf.Arg(op2.Read), s.minDt.Arg(op2.Min)); err != nil {
 		return 0, err
 	}
@@ -404,7 +404,7 @@ func (s *Solver) smooth(l int) (float64, error) {
 			lv.vars.ArgMap(op2.Read, lv.bndMap, 0), lv.fluxes.ArgMap(op2.Inc, lv.bndMap, 0)); err != nil {
 			return 0, err
 		}
-		s.stage.Data()[0] = stage
+		s.stage.SetValue(stage)
 		if err := op2.ParLoop(k["mg_time_step"], lv.nodes,
 			s.stage.Arg(op2.Read), lv.sf.Arg(op2.Read), lv.fluxes.Arg(op2.RW),
 			lv.old.Arg(op2.Read), lv.vars.Arg(op2.Write)); err != nil {
@@ -417,12 +417,12 @@ func (s *Solver) smooth(l int) (float64, error) {
 	if l != 0 {
 		return 0, nil
 	}
-	s.rms.Data()[0] = 0
+	s.rms.SetValue(0)
 	if err := op2.ParLoop(k["mg_rms"], lv.nodes, lv.res.Arg(op2.Read), s.rms.Arg(op2.Inc)); err != nil {
 		return 0, err
 	}
 	r := math.Sqrt(s.rms.DataRO()[0] / float64(lv.nodes.GlobalSize()))
-	s.bad.Data()[0] = 0
+	s.bad.SetValue(0)
 	if err := op2.ParLoop(k["mg_bad_vals"], lv.nodes, lv.vars.Arg(op2.Read), s.bad.Arg(op2.Inc)); err != nil {
 		return 0, err
 	}

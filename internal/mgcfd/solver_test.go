@@ -204,3 +204,42 @@ func TestWriteSolution(t *testing.T) {
 		}
 	}
 }
+
+// TestChainedAndFusedAgree: the cycle with its loops recorded (lazy
+// mode) and fused (Config.Fusion "on"; with 8 SIMD lanes too) gives the
+// bits of running each loop at once, and fused loops ran.
+func TestChainedAndFusedAgree(t *testing.T) {
+	m := sequentialMesh(t, 9, 3)
+	const cycles = 2
+	for _, simd := range []string{"off", "8"} {
+		if err := op2.Configure(op2.Config{Backend: "sequential", SIMD: simd}); err != nil {
+			t.Fatal(err)
+		}
+		wantRMS, wantVars := solve(t, m, cycles)
+		if err := op2.Configure(op2.Config{Backend: "sequential", SIMD: simd, Lazy: true, Fusion: "on", Timing: true}); err != nil {
+			t.Fatal(err)
+		}
+		rms, vars := solve(t, m, cycles)
+		var fused []string
+		for _, lt := range op2.Timings() {
+			if strings.HasPrefix(lt.Kernel, "fused_") {
+				fused = append(fused, lt.Kernel)
+			}
+		}
+		if len(fused) == 0 {
+			t.Errorf("simd %s: no loop fused", simd)
+		}
+		t.Logf("simd %s: fused %v", simd, fused)
+		if !slices.Equal(rms, wantRMS) {
+			t.Errorf("simd %s: rms %v, at once %v", simd, rms, wantRMS)
+		}
+		for l := range wantVars {
+			if !slices.Equal(vars[l], wantVars[l]) {
+				t.Errorf("simd %s: level %d's variables differ from running each loop at once", simd, l)
+			}
+		}
+	}
+	if err := op2.Configure(op2.Config{Backend: "sequential"}); err != nil {
+		t.Fatal(err)
+	}
+}
