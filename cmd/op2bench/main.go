@@ -22,7 +22,12 @@
 // the original (warwick-hpsc/MG-CFD-app-OP2 built on OP2-Common, its
 // binaries in DIR) on the same mesh, interleaved with GoOP2's runs, and
 // prints the ratio GoOP2/OP2; -mgcfd-simd off,8 times each configuration
-// with the scalar code and with 8 SIMD lanes.
+// with the scalar code and with 8 SIMD lanes (8+fused: with its loops
+// recorded and fused too).
+//
+// -chains (-chains-only) times Airfoil's loops at once, recorded in lazy
+// mode, and recorded and fused, against each other and the memory floor:
+// loop time and bytes per iteration.
 //
 // Usage:
 //
@@ -31,7 +36,8 @@
 //	op2bench -locality-only [-threads 2] [-locality-iters 100] [-locality-rounds 1]
 //	op2bench -matrix-only [-threads 2] [-matrix-n 708] [-matrix-rounds 5]
 //	op2bench -floor-only [-threads 2] [-floor-iters 10] [-floor-rounds 3] [-floor-kib 256] [-floor-simd off,8]
-//	op2bench -mgcfd-only [-threads 2] [-mgcfd-n 65] [-mgcfd-levels 4] [-mgcfd-cycles 50] [-mgcfd-rounds 3] [-mgcfd-op2 DIR] [-mgcfd-simd off,8]
+//	op2bench -mgcfd-only [-threads 2] [-mgcfd-n 65] [-mgcfd-levels 4] [-mgcfd-cycles 50] [-mgcfd-rounds 3] [-mgcfd-op2 DIR] [-mgcfd-simd off,8,8+fused]
+//	op2bench -chains-only [-threads 2] [-chains-iters 200] [-chains-rounds 3] [-chains-simd off,8]
 package main
 
 import (
@@ -78,7 +84,7 @@ func main() {
 	mgLevels := flag.Int("mgcfd-levels", 4, "MG-CFD's multigrid levels, each coarser by 2 per direction (n−1 must be a multiple of 2^(levels−1))")
 	mgCycles := flag.Int("mgcfd-cycles", 50, "MG-CFD multigrid cycles per run")
 	mgRounds := flag.Int("mgcfd-rounds", 3, "rounds of the MG-CFD section, the runs interleaved; medians and bests are printed")
-	mgSIMD := flag.String("mgcfd-simd", "", "MG-CFD's SIMD settings, comma separated (Config.SIMD: off for the scalar code, 4 or 8 lanes; empty: as configured)")
+	mgSIMD := flag.String("mgcfd-simd", "", "MG-CFD's SIMD settings, comma separated (Config.SIMD: off for the scalar code, 4 or 8 lanes; empty: as configured; a setting followed by +fused also records the loops and fuses them, e.g. 8+fused)")
 	mgOP2 := flag.String("mgcfd-op2", "", "folder of the original MG-CFD's binaries built on OP2-Common (euler3d_genseq or euler3d_seq, euler3d_openmp), run on the same mesh")
 	ch := flag.Bool("chains", false, "also time Airfoil's loops recorded in chains (lazy mode), fused, against eager execution")
 	chOnly := flag.Bool("chains-only", false, "run only the STREAM triad and the loop-chain section")

@@ -346,7 +346,7 @@ func TestMGCFDSection(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	err := mgcfdSection(&out, mgcfdOpts{n: 5, levels: 2, cycles: 2, rounds: 1, threads: 2, op2Dir: dir, simd: []string{"off", "8"}})
+	err := mgcfdSection(&out, mgcfdOpts{n: 5, levels: 2, cycles: 2, rounds: 1, threads: 2, op2Dir: dir, simd: []string{"off", "8", "8+fused"}})
 	if err != nil && strings.Contains(strings.ToLower(err.Error()), "hdf5") {
 		t.Skipf("libhdf5 unavailable: %v", err)
 	}
@@ -356,7 +356,7 @@ func TestMGCFDSection(t *testing.T) {
 	for _, want := range []string{"MG-CFD, 2 multigrid cycles on a 2-level box mesh (125 nodes, 300 edges", "GoOP2/OP2",
 		"0.250 /   0.250", "OP2 sequential (euler3d_genseq): validation against GoOP2's variables passed (1 of 1 runs)",
 		"OP2 openmp 2 (euler3d_openmp): validation against GoOP2's variables passed", "its rms of every cycle within", "mg_flux_edge", "mg_prolong", "openmp 2",
-		"sequential simd8", "openmp 2 simd8"} {
+		"sequential simd8", "openmp 2 simd8", "openmp 2 simd8 fused", "fused_*"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -41,13 +41,16 @@ type mgcfdRun struct {
 	backend string
 	threads int
 	simd    string // Config.SIMD ("" as configured)
-	ours    []float64
-	loops   []op2.LoopTiming
-	best    float64
-	rms     float64
-	op2Bin  string
-	op2     []float64
-	valid   []string
+	// fused records the cycles' loops (Config.Lazy) and fuses them
+	// (Config.Fusion "on"): a SIMD setting written "8+fused".
+	fused  bool
+	ours   []float64
+	loops  []op2.LoopTiming
+	best   float64
+	rms    float64
+	op2Bin string
+	op2    []float64
+	valid  []string
 	// rmsDiff is the largest relative difference between the rms the
 	// original printed for a cycle and GoOP2's (-1: it printed none).
 	rmsDiff float64
@@ -102,9 +105,12 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 	for _, b := range base {
 		for _, v := range simd {
 			r := b
-			r.simd = v
-			if v != "" && v != "off" {
-				r.name += " simd" + v
+			r.simd, r.fused = strings.CutSuffix(v, "+fused")
+			if r.simd != "" && r.simd != "off" {
+				r.name += " simd" + r.simd
+			}
+			if r.fused {
+				r.name += " fused"
 			}
 			runs = append(runs, &r)
 		}
@@ -156,7 +162,7 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 	defer op2.ResetTimings()
 	defer op2.EnableTiming(false)
 	for _, r := range runs { // compile every loop first
-		if err := op2.Configure(op2.Config{Backend: r.backend, Threads: r.threads, SIMD: r.simd}); err != nil {
+		if err := op2.Configure(r.config(false)); err != nil {
 			return err
 		}
 		if _, _, err := mgcfdCycles(m, 1, nil); err != nil {
@@ -165,7 +171,7 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 	}
 	for round := 0; round < o.rounds; round++ {
 		for _, r := range runs {
-			if err := op2.Configure(op2.Config{Backend: r.backend, Threads: r.threads, SIMD: r.simd, Timing: true}); err != nil {
+			if err := op2.Configure(r.config(true)); err != nil {
 				return err
 			}
 			op2.ResetTimings()
@@ -233,12 +239,12 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 		fmt.Fprintf(out, " %12s", r.name)
 	}
 	fmt.Fprintln(out)
-	for _, k := range mgcfd.Loops {
+	for _, k := range append(slices.Clone(mgcfd.Loops), "fused_*") {
 		fmt.Fprintf(out, "  %-18s", k)
 		for _, r := range runs {
 			t := 0.0
 			for _, lt := range r.loops {
-				if lt.Kernel == k {
+				if lt.Kernel == k || k == "fused_*" && strings.HasPrefix(lt.Kernel, "fused_") {
 					t += lt.Time.Seconds()
 				}
 			}
@@ -248,6 +254,15 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 	}
 	fmt.Fprintln(out)
 	return nil
+}
+
+// config is r's configuration, timed or not.
+func (r *mgcfdRun) config(timing bool) op2.Config {
+	c := op2.Config{Backend: r.backend, Threads: r.threads, SIMD: r.simd, Timing: timing}
+	if r.fused {
+		c.Lazy, c.Fusion = true, "on"
+	}
+	return c
 }
 
 // mgcfdCycles declares m, runs cycles cycles and then after (when not
