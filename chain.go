@@ -87,7 +87,8 @@ func (q *chainQueue) room() error {
 func (q *chainQueue) force() error {
 	n := q.n
 	q.n = 0 // a loop never records while the queue runs, but be sure
-	var err error
+	err := beginChain(q.slots[:n])
+	defer endChain()
 	for i := 0; i < n; i++ {
 		e := q.slots[i]
 		if err == nil {
@@ -119,6 +120,9 @@ func forceLocked() error {
 	if queue.n == 0 && queue.failed == nil {
 		return nil
 	}
+	if err := refuseForce(nil); err != nil {
+		return err
+	}
 	var err error
 	if queue.n > 0 {
 		err = queue.force()
@@ -138,7 +142,7 @@ func forceLocked() error {
 // recorded loop's failure is kept for the next call that forces, which
 // returns it (or panics with it), instead of being lost.
 func lockKeep() {
-	if err := lockData(); err != nil {
+	if err := lockData(); err != nil && !isRefusal(err) {
 		queue.failed = err
 	}
 }
@@ -223,15 +227,23 @@ func Chain(fn func() error) error { return rt.Chain(fn) }
 // removed because programs forgot to force its trace. The first version
 // runs the loops in program order; later versions may fuse and tile them.
 //
-// Chains and lazy mode need a single process: under MPI with more than one
-// rank Chain returns an error and runs nothing (forcing at an accessor
-// called on some ranks only would deadlock the halo exchanges).
+// Under MPI with several ranks Chain is collective, as loops are: every
+// rank records the same loops. The recorded loops then run only where
+// every rank runs them together (Chain's end, a loop that runs at once,
+// the collective calls: Partition, Gather, reading dumps, Mat.Mult,
+// Mat.Dense, Solve, Finalize); an accessor that would run them elsewhere,
+// which a rank may call alone (Data, Value, Wait, Const.Set...), returns
+// a *ChainAccessError, or panics with it, and leaves them recorded: read
+// data after Chain returns. The ranks agree on the recorded loops once,
+// and their halo exchanges are grouped: one message per neighbour for
+// every Dat an exchange point needs (ReadHaloStats counts them). Lazy
+// mode needs a single process.
 func (r *Runtime) Chain(fn func() error) error {
 	if fn == nil {
 		return errors.New("op2: Chain: the function is nil")
 	}
 	mu.Lock()
-	err := r.singleProcess("Chain")
+	_, err := r.dist.start()
 	if err == nil {
 		r.chains++
 	}
@@ -240,7 +252,7 @@ func (r *Runtime) Chain(fn func() error) error {
 		return err
 	}
 	ferr := r.chainScope(fn)
-	err = lockData()
+	err = lockCollective()
 	mu.Unlock()
 	switch {
 	case ferr == nil:
@@ -266,14 +278,15 @@ func (r *Runtime) chainScope(fn func() error) error {
 func (r *Runtime) recording() bool { return r.chains > 0 || r.cfg.Lazy }
 
 // singleProcess returns an error naming what when this process is one of
-// several MPI ranks, where loops cannot be recorded. Caller holds mu.
+// several MPI ranks, where loops cannot be recorded outside a Chain.
+// Caller holds mu.
 func (r *Runtime) singleProcess(what string) error {
 	w, err := r.dist.start()
 	if err != nil {
 		return err
 	}
 	if w != nil && w.Size() > 1 {
-		return fmt.Errorf("op2: %s: loop chains and lazy mode need a single process, and this run has %d MPI ranks (a loop recorded on every rank but forced by an accessor on some ranks only would deadlock the halo exchanges)", what, w.Size())
+		return fmt.Errorf("op2: %s needs a single process, and this run has %d MPI ranks (a loop recorded on every rank but forced by an accessor on some ranks only would deadlock the halo exchanges); record loops with op2.Chain instead, which runs them where every rank does", what, w.Size())
 	}
 	return nil
 }
@@ -302,22 +315,14 @@ func (r *Runtime) record(k *Kernel, set IterationSet, args []Arg) error {
 	return r.commit(e, b)
 }
 
-// reserve makes room in the queue for a loop r records: an error under
-// MPI with several ranks; the queue forced when it is full. Caller holds
-// mu.
+// reserve makes room in the queue for a loop r records: an error in lazy
+// mode under MPI with several ranks; the queue forced when it is full.
+// Caller holds mu.
 func (r *Runtime) reserve() error {
-	if err := r.singleProcess(r.recordingWhat()); err != nil {
+	if err := r.mayRecord(); err != nil {
 		return err
 	}
 	return queue.room()
-}
-
-// recordingWhat names what makes r record, for messages.
-func (r *Runtime) recordingWhat() string {
-	if r.chains > 0 {
-		return "Chain"
-	}
-	return "lazy mode (Config.Lazy, OP2_LAZY)"
 }
 
 // commit builds the program of the loop bound in slot e (the next free
@@ -332,5 +337,6 @@ func (r *Runtime) commit(e *recordedLoop, b *exec.Opened) error {
 	markLooped(&e.l) // the loop holds the sets' current numbering
 	e.r, e.b, e.p, e.dropped = r, b, p, r.x.Dropped()
 	queue.n++
+	r.noteRecorded()
 	return nil
 }
