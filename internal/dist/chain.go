@@ -128,8 +128,10 @@ func chainHash(loops []*core.Loop) uint64 {
 // order, on every rank: the ranks agree once (one MPI_Allreduce, two when
 // the loops have more than 112 arguments in all) and each loop's Agree
 // then takes its part of the plan, without communicating, and its Begin
-// starts that part's grouped messages. EndChain ends the plan; a loop
-// that is not the plan's next is an error. trace is as for Agree. The
+// starts that part's grouped messages. EndChain ends the plan; so does a
+// loop that is not the plan's next, which agrees as a single loop (the
+// run time ran other loops than it planned, as every rank does alike,
+// such as loops fused after planning). trace is as for Agree. The
 // error names the chain's loops (and, when the ranks are at different
 // loops or chains, every rank's); an MPI timeout is wrapped (TimedOut).
 func (h *Halo) PlanChain(loops []*core.Loop, trace *slog.Logger) error {
@@ -195,11 +197,7 @@ func (h *Halo) PlanChain(loops []*core.Loop, trace *slog.Logger) error {
 	}
 	// Each need: the Dat s must be exchanged at the start of a loop in
 	// (from, at].
-	type need struct {
-		s        *core.Storage
-		from, at int
-	}
-	var needs []need
+	needs := h.needs[:0]
 	for i, l := range loops {
 		runsExec := l.NeedsColouring()
 		for k := range l.Args {
@@ -224,13 +222,21 @@ func (h *Halo) PlanChain(loops []*core.Loop, trace *slog.Logger) error {
 	// The needs come by deadline (at): a need not met by the last point
 	// chosen gets its own deadline as a new point; each need then goes
 	// to the first point after its Dat's modification.
-	var points []int
+	points := h.points[:0]
 	for _, nd := range needs {
 		if len(points) == 0 || points[len(points)-1] <= nd.from {
 			points = append(points, nd.at)
 		}
 	}
-	p := &chainPlan{loops: append([]*core.Loop(nil), loops...), groups: make([][]*core.Storage, len(loops))}
+	// The plan's slices are kept from one chain to the next.
+	p := &h.plan
+	p.loops, p.next = append(p.loops[:0], loops...), 0
+	for len(p.groups) < len(loops) {
+		p.groups = append(p.groups, nil)
+	}
+	for i := range loops {
+		p.groups[i] = p.groups[i][:0]
+	}
 	for _, nd := range needs {
 		k := 0
 		for points[k] <= nd.from {
@@ -238,12 +244,29 @@ func (h *Halo) PlanChain(loops []*core.Loop, trace *slog.Logger) error {
 		}
 		p.groups[points[k]] = append(p.groups[points[k]], nd.s)
 	}
+	clear(needs)
+	h.needs, h.points = needs[:0], points[:0]
 	h.chain = p
 	return nil
 }
 
+// need is a Dat whose halo a loop of a chain reads stale: it must be
+// exchanged at the start of a loop in (from, at].
+type need struct {
+	s        *core.Storage
+	from, at int
+}
+
 // EndChain ends the plan PlanChain made, whether or not every loop ran.
-func (h *Halo) EndChain() { h.chain, h.grouped = nil, false }
+func (h *Halo) EndChain() {
+	if h.chain != nil {
+		clear(h.chain.loops)
+		for i := range h.chain.groups {
+			clear(h.chain.groups[i])
+		}
+	}
+	h.chain, h.grouped, h.group = nil, false, nil
+}
 
 // chainName names a chain's loops for messages.
 func chainName(loops []*core.Loop) string {
@@ -264,17 +287,21 @@ func chainName(loops []*core.Loop) string {
 }
 
 // chainStep is Agree for loop l of a planned chain: l takes its group.
-func (h *Halo) chainStep(l *core.Loop) error {
+// A loop that is not the plan's next (the run time ran other loops than
+// it planned, as every rank does alike) ends the plan: it and the loops
+// after it agree and exchange loop by loop, from the halo flags the
+// chain's loops so far left, which are exact.
+func (h *Halo) chainStep(l *core.Loop) (ok bool) {
 	c := h.chain
 	if c.next >= len(c.loops) || c.loops[c.next] != l {
 		h.EndChain()
-		return fmt.Errorf("%s: not the next loop of the chain being run (the chain's exchanges were planned for its loops in order)", l.Name())
+		return false
 	}
 	h.group = c.groups[c.next]
 	c.next++
 	h.exchange = h.exchange[:0]
 	h.grouped = true
-	return nil
+	return true
 }
 
 // beginGroup starts the grouped exchange of the Dats in group: one

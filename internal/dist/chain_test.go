@@ -157,21 +157,26 @@ func TestHaloChainRanksDiffer(t *testing.T) {
 }
 
 // TestHaloChainWrongLoop checks that a loop that is not the plan's next
-// is an error, and ends the plan.
+// ends the plan and agrees and exchanges as a single loop: here the
+// planned loop a never runs, and b exchanges q itself.
 func TestHaloChainWrongLoop(t *testing.T) {
 	noErrors(t, onRanks(t, 2, 0, func(rm *rankMesh) error {
 		h := rm.job.Exchange()
 		q := newDat(rm.nodes, "q", 1)
+		q.HaloStale = true
 		s := newDat(rm.edges, "s", 1)
 		a := newLoop("a", rm.edges, viaMap(q, rm.pedge, 0, core.Read), direct(s, core.Write))
-		b := newLoop("b", rm.edges, viaMap(q, rm.pedge, 0, core.Read), direct(s, core.Write))
+		b := newLoop("b", rm.edges, viaMap(q, rm.pedge, 0, core.Read), direct(s, core.RW))
 		if err := h.PlanChain([]*core.Loop{a}, nil); err != nil {
 			return err
 		}
-		err := h.Agree(b, nil)
-		if err == nil || !strings.Contains(err.Error(), "not the next loop of the chain") {
-			return fmt.Errorf("a loop outside the plan: %v", err)
+		before := h.Exchanges()
+		if err := run(h, b, nil); err != nil {
+			return err
 		}
-		return run(h, b, nil) // the plan is over: an ordinary loop
+		if got := h.Exchanges() - before; got != 1 {
+			return fmt.Errorf("b exchanged %d Dats, want 1 (q)", got)
+		}
+		return checkHalo(q, 0, true)
 	}))
 }

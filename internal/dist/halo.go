@@ -54,6 +54,9 @@ type Halo struct {
 	// loop exchanges grouped and whether its Begin is still to start them
 	// (grouped), and the grouped exchange's parts, peers and buffers.
 	chain        *chainPlan
+	plan         chainPlan
+	needs        []need
+	points       []int
 	group        []*core.Storage
 	grouped      bool
 	parts        []groupPart
@@ -134,8 +137,8 @@ func readsHalo(a *core.Arg, runsExec bool) bool {
 // wrapped (see TimedOut).
 func (h *Halo) Agree(l *core.Loop, trace *slog.Logger) error {
 	h.trace = trace
-	if h.chain != nil {
-		return h.chainStep(l)
+	if h.chain != nil && h.chainStep(l) {
+		return nil
 	}
 	// Without optional arguments (whose flags the ranks must compare),
 	// a loop whose halo reads are all of stale Dats exchanges exactly
