@@ -464,7 +464,7 @@ func runRandomSequence(t *testing.T, m *rmesh, sets map[string]*op2.Set, opmaps 
 		k = end
 	}
 	res.Dats = map[string][]float64{}
-	randomMatrix(t, sets, opmaps, d.f, res.Dats)
+	randomMatrix(t, sets, opmaps, d.f, res.Dats, chained)
 	// Gather is collective: every rank gathers the same Dats in the same
 	// order.
 	for _, k := range slices.Sorted(maps.Keys(d.f)) {
@@ -536,7 +536,9 @@ func issueRandomLoop(t *testing.T, m *rmesh, sets map[string]*op2.Set, opmaps []
 // map c2c, and records the nonzeros (rank 0: the whole matrix, as
 // row, column, value triples in the declared numbering) and the product
 // in out. Every rank calls it: Dense, Mult and Gather are collective.
-func randomMatrix(t *testing.T, sets map[string]*op2.Set, opmaps []*op2.Map, f map[string]*op2.Dat[float64], out map[string][]float64) {
+// When chained is set, the assembly loops of the first matrix are
+// recorded in a Chain.
+func randomMatrix(t *testing.T, sets map[string]*op2.Set, opmaps []*op2.Map, f map[string]*op2.Dat[float64], out map[string][]float64, chained bool) {
 	var e2f, b2f, c2c *op2.Map
 	for _, mp := range opmaps {
 		switch mp.Name() {
@@ -558,8 +560,16 @@ func randomMatrix(t *testing.T, sets map[string]*op2.Set, opmaps []*op2.Map, f m
   A[0] = 1 + a[0][0]; A[1] = -a[1][0]; A[2] = -a[0][0] - 1; A[3] = 2 + a[1][0];
 }`, "emat")
 	bmat := op2.NewKernel("void bmat(const double *b, double *A) { A[0] = 3 + b[1]; }", "bmat")
-	check(t, op2.ParLoop(emat, sets["edges"], f["fine.a"].ArgVec(op2.Read, e2f), A.Arg(op2.Inc, e2f, e2f)))
-	check(t, op2.ParLoop(bmat, sets["bnd"], f["fine.b"].ArgMap(op2.Read, b2f, 0), A.Arg(op2.Inc, b2f, b2f)))
+	assemble := func() error {
+		check(t, op2.ParLoop(emat, sets["edges"], f["fine.a"].ArgVec(op2.Read, e2f), A.Arg(op2.Inc, e2f, e2f)))
+		check(t, op2.ParLoop(bmat, sets["bnd"], f["fine.b"].ArgMap(op2.Read, b2f, 0), A.Arg(op2.Inc, b2f, b2f)))
+		return nil
+	}
+	if chained { // the assembly loops recorded, and run at the chain's end
+		check(t, op2.Chain(assemble))
+	} else {
+		check(t, assemble())
+	}
 	y := must(op2.NewDat[float64](fine, 1, nil, "ry"))
 	// The product reads a clone of fine.a through the columns, so the
 	// clone's halo must be right.
