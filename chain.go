@@ -91,10 +91,11 @@ type chainQueue struct {
 	// failed is a recorded loop's failure that a call reporting no
 	// error met (lockKeep), for the next call that forces.
 	failed error
-	// group and fused are the loops being fused and their fused loop,
-	// reused from one forcing to the next.
+	// group is the loops being fused, steps what force runs and fused
+	// the fused loops, reused from one forcing to the next.
 	group []*core.Loop
-	fused core.Loop
+	steps []step
+	fused []*core.Loop
 }
 
 // queue is the process's recorded loops (under mu).
@@ -120,49 +121,117 @@ func (q *chainQueue) room() error {
 
 // force runs the recorded loops in program order and empties the queue.
 // Consecutive loops that fuse (package fuse) run as one fused loop where
-// the runtime's Config.Fusion says so. The first loop that
-// fails stops it: the loops recorded after it are dropped, and the error
-// is a *ChainError. Caller holds mu.
+// the runtime's Config.Fusion says so (plan). On several MPI ranks the
+// loops as they will run plan their halo exchanges first (beginChain).
+// The first loop that fails stops it: the loops recorded after it are
+// dropped, and the error is a *ChainError. Caller holds mu.
 func (q *chainQueue) force() error {
 	n := q.n
 	q.n = 0 // a loop never records while the queue runs, but be sure
-	var err error
-	for i := 0; i < n; {
-		end := i + 1
-		if e := q.slots[i]; e.cset != nil {
-			if err == nil {
-				e.assignConst()
-			}
-		} else if e.set != nil {
-			if err == nil {
-				if serr := e.assign(); serr != nil {
-					err = &ChainError{Kernel: "Global.SetValue", Set: e.set.Name, Index: i, Recorded: n, Err: serr}
-				}
-			}
-		} else if err == nil {
-			end = q.fusable(i, n)
-			if end-i < 2 || !q.runFused(i, end, n, &err) {
-				end = i + 1
-				q.runOne(i, n, &err)
-			}
+	q.plan(n)
+	err := q.beginChain()
+	defer endChain()
+	for k := range q.steps {
+		if err != nil {
+			break
 		}
-		for ; i < end; i++ {
-			q.slots[i].release()
+		err = q.run(&q.steps[k], n)
+	}
+	for _, e := range q.slots[:n] {
+		e.release()
+	}
+	for k := range q.steps {
+		if f := q.steps[k].fused; f != nil {
+			clear(f.Args)
+			*f = core.Loop{Args: f.Args[:0], Consts: f.Consts[:0]}
 		}
 	}
+	q.steps = q.steps[:0]
 	return err
 }
 
-// runOne runs recorded loop i of n, setting *err to its failure.
-func (q *chainQueue) runOne(i, n int, err *error) {
-	e := q.slots[i]
-	p := e.p
-	if e.r.x.Dropped() != e.dropped {
-		p = nil // it may have been unloaded: find it again
+// step is what the queue runs for recorded entries [i, end): one loop or
+// assignment (end = i+1), or loops fused into fused, with its program.
+type step struct {
+	i, end int
+	fused  *core.Loop
+	p      exec.Program
+}
+
+// plan fills q.steps for the n recorded entries: each run of loops that
+// fuse (fusable) becomes one step with its fused loop and program, unless
+// their kernels cannot be combined or the fused program does not build;
+// every other entry is a step of its own.
+func (q *chainQueue) plan(n int) {
+	nf := 0
+	for i := 0; i < n; {
+		end := i + 1
+		var f *core.Loop
+		var p exec.Program
+		if q.slots[i].isLoop() {
+			if j := q.fusable(i, n); j-i >= 2 {
+				if nf == len(q.fused) {
+					q.fused = append(q.fused, new(core.Loop))
+				}
+				e, l := q.slots[i], q.fused[nf]
+				err := fuser.Fuse(l, q.group[:j-i])
+				if err == nil {
+					if p, err = e.r.x.Program(e.b, l); err != nil {
+						fuser.Failed(err)
+					}
+				}
+				if err == nil {
+					f, end = l, j
+					nf++
+				} else {
+					clear(l.Args)
+				}
+			}
+		}
+		q.steps = append(q.steps, step{i: i, end: end, fused: f, p: p})
+		i = end
 	}
-	if lerr := e.r.runProgram(e.b, &e.l, p); lerr != nil {
-		*err = &ChainError{Kernel: e.l.Kernel.Name, Set: e.l.SetName(), Index: i, Recorded: n, Err: lerr}
+}
+
+// run runs step s of the n recorded entries and returns its failure as a
+// *ChainError.
+func (q *chainQueue) run(s *step, n int) error {
+	e := q.slots[s.i]
+	switch {
+	case e.cset != nil:
+		e.assignConst()
+	case e.set != nil:
+		if err := e.assign(); err != nil {
+			return &ChainError{Kernel: "Global.SetValue", Set: e.set.Name, Index: s.i, Recorded: n, Err: err}
+		}
+	case s.fused != nil:
+		if err := e.r.runProgram(e.b, s.fused, s.p); err != nil {
+			// The loops fused with the failing one ran in it: the ones
+			// dropped are those after the fused loop.
+			return &ChainError{Kernel: s.fused.Kernel.Name, Set: s.fused.SetName(), Index: s.end - 1, Recorded: n, Err: err}
+		}
+	default:
+		p := e.p
+		if e.r.x.Dropped() != e.dropped {
+			p = nil // it may have been unloaded: find it again
+		}
+		if err := e.r.runProgram(e.b, &e.l, p); err != nil {
+			return &ChainError{Kernel: e.l.Kernel.Name, Set: e.l.SetName(), Index: s.i, Recorded: n, Err: err}
+		}
 	}
+	return nil
+}
+
+// loop is the loop step s runs, or nil for an assignment.
+func (q *chainQueue) loop(s *step) (*core.Loop, *Runtime) {
+	e := q.slots[s.i]
+	switch {
+	case !e.isLoop():
+		return nil, nil
+	case s.fused != nil:
+		return s.fused, e.r
+	}
+	return &e.l, e.r
 }
 
 // fusable returns the end of the run of recorded loops from i (of n) that
@@ -197,30 +266,6 @@ func (r *Runtime) fuses(b *exec.Opened) bool {
 	case "sequential", "openmp":
 		return r.cfg.Tune || r.cfg.SIMD == "4" || r.cfg.SIMD == "8"
 	}
-	return true
-}
-
-// runFused runs recorded loops [i, end) of n as one fused loop, setting
-// *err to its failure. It returns false, having run nothing, when the
-// loops cannot be fused after all (their kernels cannot be combined, or
-// the fused loop's program does not build): they then run one by one.
-func (q *chainQueue) runFused(i, end, n int, err *error) bool {
-	e := q.slots[i]
-	if fuser.Fuse(&q.fused, q.group[:end-i]) != nil {
-		return false
-	}
-	p, perr := e.r.x.Program(e.b, &q.fused)
-	if perr != nil {
-		fuser.Failed(perr)
-		return false
-	}
-	if lerr := e.r.runProgram(e.b, &q.fused, p); lerr != nil {
-		// The loops fused with the failing one ran in it: the ones
-		// dropped are those after the fused loop.
-		*err = &ChainError{Kernel: q.fused.Kernel.Name, Set: q.fused.SetName(), Index: end - 1, Recorded: n, Err: lerr}
-	}
-	clear(q.fused.Args)
-	q.fused = core.Loop{Args: q.fused.Args[:0]}
 	return true
 }
 
@@ -274,6 +319,9 @@ func forceLocked() error {
 	if queue.n == 0 && queue.failed == nil {
 		return nil
 	}
+	if err := refuseForce(nil); err != nil {
+		return err
+	}
 	var err error
 	if queue.n > 0 {
 		err = queue.force()
@@ -293,7 +341,7 @@ func forceLocked() error {
 // recorded loop's failure is kept for the next call that forces, which
 // returns it (or panics with it), instead of being lost.
 func lockKeep() {
-	if err := lockData(); err != nil {
+	if err := lockData(); err != nil && !isRefusal(err) {
 		queue.failed = err
 	}
 }
@@ -378,15 +426,23 @@ func Chain(fn func() error) error { return rt.Chain(fn) }
 // removed because programs forgot to force its trace. The first version
 // runs the loops in program order; later versions may fuse and tile them.
 //
-// Chains and lazy mode need a single process: under MPI with more than one
-// rank Chain returns an error and runs nothing (forcing at an accessor
-// called on some ranks only would deadlock the halo exchanges).
+// Under MPI with several ranks Chain is collective, as loops are: every
+// rank records the same loops. The recorded loops then run only where
+// every rank runs them together (Chain's end, a loop that runs at once,
+// the collective calls: Partition, Gather, reading dumps, Mat.Mult,
+// Mat.Dense, Solve, Finalize); an accessor that would run them elsewhere,
+// which a rank may call alone (Data, Value, Wait, Const.Set...), returns
+// a *ChainAccessError, or panics with it, and leaves them recorded: read
+// data after Chain returns. The ranks agree on the recorded loops once,
+// and their halo exchanges are grouped: one message per neighbour for
+// every Dat an exchange point needs (ReadHaloStats counts them). Lazy
+// mode needs a single process.
 func (r *Runtime) Chain(fn func() error) error {
 	if fn == nil {
 		return errors.New("op2: Chain: the function is nil")
 	}
 	mu.Lock()
-	err := r.singleProcess("Chain")
+	_, err := r.dist.start()
 	if err == nil {
 		r.chains++
 	}
@@ -395,7 +451,7 @@ func (r *Runtime) Chain(fn func() error) error {
 		return err
 	}
 	ferr := r.chainScope(fn)
-	err = lockData()
+	err = lockCollective()
 	mu.Unlock()
 	switch {
 	case ferr == nil:
@@ -421,14 +477,15 @@ func (r *Runtime) chainScope(fn func() error) error {
 func (r *Runtime) recording() bool { return r.chains > 0 || r.cfg.Lazy }
 
 // singleProcess returns an error naming what when this process is one of
-// several MPI ranks, where loops cannot be recorded. Caller holds mu.
+// several MPI ranks, where loops cannot be recorded outside a Chain.
+// Caller holds mu.
 func (r *Runtime) singleProcess(what string) error {
 	w, err := r.dist.start()
 	if err != nil {
 		return err
 	}
 	if w != nil && w.Size() > 1 {
-		return fmt.Errorf("op2: %s: loop chains and lazy mode need a single process, and this run has %d MPI ranks (a loop recorded on every rank but forced by an accessor on some ranks only would deadlock the halo exchanges)", what, w.Size())
+		return fmt.Errorf("op2: %s needs a single process, and this run has %d MPI ranks (a loop recorded on every rank but forced by an accessor on some ranks only would deadlock the halo exchanges); record loops with op2.Chain instead, which runs them where every rank does", what, w.Size())
 	}
 	return nil
 }
@@ -457,22 +514,14 @@ func (r *Runtime) record(k *Kernel, set IterationSet, args []Arg) error {
 	return r.commit(e, b)
 }
 
-// reserve makes room in the queue for a loop r records: an error under
-// MPI with several ranks; the queue forced when it is full. Caller holds
-// mu.
+// reserve makes room in the queue for a loop r records: an error in lazy
+// mode under MPI with several ranks; the queue forced when it is full.
+// Caller holds mu.
 func (r *Runtime) reserve() error {
-	if err := r.singleProcess(r.recordingWhat()); err != nil {
+	if err := r.mayRecord(); err != nil {
 		return err
 	}
 	return queue.room()
-}
-
-// recordingWhat names what makes r record, for messages.
-func (r *Runtime) recordingWhat() string {
-	if r.chains > 0 {
-		return "Chain"
-	}
-	return "lazy mode (Config.Lazy, OP2_LAZY)"
 }
 
 // commit builds the program of the loop bound in slot e (the next free
@@ -487,5 +536,6 @@ func (r *Runtime) commit(e *recordedLoop, b *exec.Opened) error {
 	markLooped(&e.l) // the loop holds the sets' current numbering
 	e.r, e.b, e.p, e.dropped = r, b, p, r.x.Dropped()
 	queue.n++
+	r.noteRecorded()
 	return nil
 }

@@ -3,14 +3,11 @@ package op2_test
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/goop2/op2"
-	"github.com/goop2/op2/internal/mpitest"
 )
 
 // recordMode is one way of issuing loops: at once, in a Chain scope, or
@@ -312,35 +309,6 @@ func TestFusedChainAllocatesNothing(t *testing.T) {
 	if calls < 21 {
 		t.Errorf("the fused loop ran %d times, want at least 21", calls)
 	}
-}
-
-// TestChainRefusedUnderMPI: on 2 ranks, Chain and lazy mode are refused
-// with an error saying why, and loops run at once as before.
-func TestChainRefusedUnderMPI(t *testing.T) {
-	if !mpitest.InRanks() {
-		mpitest.Run(t, 2, 2*time.Minute)
-		return
-	}
-	nodes, _ := declareRing(t, 8)
-	must(op2.Partition(op2.BlockPartitioner()))
-	ran := false
-	err := op2.Chain(func() error { ran = true; return nil })
-	wantErr(t, err, "Chain", "single process", "2 MPI ranks")
-	if ran {
-		t.Error("Chain ran fn under MPI")
-	}
-	_, err = op2.NewRuntime(op2.Config{Lazy: true})
-	wantErr(t, err, "Config.Lazy", "2 MPI ranks")
-	os.Setenv("OP2_LAZY", "1")
-	_, err = op2.NewRuntime(op2.Config{})
-	os.Unsetenv("OP2_LAZY")
-	wantErr(t, err, "Config.Lazy", "2 MPI ranks")
-	d := must(op2.NewDat[float64](nodes, 1, nil, "d"))
-	check(t, op2.ParLoop(op2.NewKernel("void mpi_one(double *d) { *d = 1; }", "mpi_one"), nodes, d.Arg(op2.Write)))
-	if got := d.DataRO(); got[0] != 1 {
-		t.Errorf("d = %v", got)
-	}
-	check(t, op2.Finalize())
 }
 
 // TestChainProgramsDroppedBeforeForcing: a recorded loop whose program was

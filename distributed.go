@@ -170,7 +170,7 @@ func Ranks() int {
 // by a launcher, with the MPI GoOP2 started for PETSc). It does nothing
 // otherwise. No loop or solve may run afterwards.
 func Finalize() error {
-	forced := lockData()
+	forced := lockCollective()
 	defer mu.Unlock()
 	if forced != nil {
 		return forced
@@ -392,7 +392,7 @@ func (p *PartitionInfo) String() string {
 // Every set, map and dat must be declared before Partition (dats may also
 // be declared after it); loops may run only after it.
 func Partition(p Partitioner) (*PartitionInfo, error) {
-	forced := lockData()
+	forced := lockCollective()
 	defer mu.Unlock()
 	if forced != nil {
 		return nil, forced
@@ -615,7 +615,7 @@ func (s *Runtime) checkPartitioned(l *core.Loop) error {
 // Without MPI it returns a copy of the values, in the declared numbering
 // also after Renumber (where Data has the new order).
 func (d *Dat[T]) Gather() ([]T, error) {
-	forced := lockData()
+	forced := lockCollective()
 	defer mu.Unlock()
 	if forced != nil {
 		return nil, forced

@@ -390,7 +390,7 @@ func (r *Runtime) ParLoop(k *Kernel, set IterationSet, args ...Arg) error {
 	if r.recording() {
 		return r.record(k, set, args)
 	}
-	if err := forceLocked(); err != nil { // another runtime's recorded loops come first
+	if err := forceCollective(); err != nil { // another runtime's recorded loops come first
 		return err
 	}
 	if ms, ok := set.(*MixedSet); ok && ms != nil {
@@ -520,7 +520,7 @@ func (lp *Loop) Compute() error {
 		e.l.Args = args
 		return r.commit(e, lp.backend)
 	}
-	if err := forceLocked(); err != nil {
+	if err := forceCollective(); err != nil {
 		return err
 	}
 	return lp.rt.run(lp.backend, &lp.l)

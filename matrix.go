@@ -347,7 +347,7 @@ func (A *Mat[T]) mult(r *Runtime, x, y *Dat[T]) error {
 	if err := A.exchangeHalo(r, x); err != nil {
 		return err
 	}
-	forced := lockData()
+	forced := lockCollective()
 	defer mu.Unlock()
 	if forced != nil {
 		return forced
@@ -468,7 +468,7 @@ func (A *Mat[T]) Gather() (rowptr, colidx []int32, vals []T, err error) {
 	if R >= math.MaxInt32 || C >= math.MaxInt32 {
 		return nil, nil, nil, fmt.Errorf("op2: %s: Gather: %d×%d scalar rows and columns exceed the int32 indices of the gathered form", A.s.Matrix, R, C)
 	}
-	msg, err := []byte(nil), lockData()
+	msg, err := []byte(nil), lockCollective()
 	if err == nil {
 		msg, err = A.declaredEntries()
 	}

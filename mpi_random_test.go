@@ -312,7 +312,7 @@ type rresult struct {
 // runRandomMPI declares the mesh (each rank its block, or rank 0 all of
 // it), partitions it, runs every sequence on backend and returns what it
 // computed (the Dats on rank 0 only).
-func runRandomMPI(t *testing.T, meshSeed uint64, seqSeeds []uint64, partitioner string, rankZero bool, backends []string) map[string][]rresult {
+func runRandomMPI(t *testing.T, meshSeed uint64, seqSeeds []uint64, partitioner string, rankZero bool, backends []string, chained bool) map[string][]rresult {
 	r, ranks := op2.Rank(), op2.Ranks()
 	m := randomMPIMesh(meshSeed)
 	part := func(n int) (int, int) { return block(n, r, ranks, rankZero) }
@@ -389,14 +389,17 @@ func runRandomMPI(t *testing.T, meshSeed uint64, seqSeeds []uint64, partitioner 
 	for _, backend := range backends {
 		check(t, op2.Use(backend))
 		for _, seed := range seqSeeds {
-			out[backend] = append(out[backend], runRandomSequence(t, m, sets, maps, decl, seed))
+			out[backend] = append(out[backend], runRandomSequence(t, m, sets, maps, decl, seed, chained))
 		}
 	}
 	return out
 }
 
-// runRandomSequence runs one sequence on fresh data.
-func runRandomSequence(t *testing.T, m *rmesh, sets map[string]*op2.Set, opmaps []*op2.Map, decl map[string][]int32, seed uint64) rresult {
+// runRandomSequence runs one sequence on fresh data. When chained is set,
+// each run of loops between host operations is one Chain, and the
+// Globals are read at its end only (the entries of its other loops are
+// nil).
+func runRandomSequence(t *testing.T, m *rmesh, sets map[string]*op2.Set, opmaps []*op2.Map, decl map[string][]int32, seed uint64, chained bool) rresult {
 	type dats struct {
 		f map[string]*op2.Dat[float64]
 		i map[string]*op2.Dat[int32]
@@ -426,60 +429,42 @@ func runRandomSequence(t *testing.T, m *rmesh, sets map[string]*op2.Set, opmaps 
 	gs := must(op2.NewGlobal(1, []float64{0}, "gs"))
 	gi := must(op2.NewGlobal(2, []int32{0, 0}, "gi"))
 	var res rresult
-	for k, l := range randomLoops(m, seed, 18) {
-		if l.Host != "" {
-			hostOperation(t, l, d.f, d.i, decl[l.Hset], key(l.Hset, l.Hdat))
-			continue
-		}
-		src, name := kernelSource(m, l, int(seed)*1000+k)
-		var args []op2.Arg
-		for _, a := range l.Args {
-			var arg op2.Arg
-			set := l.Set
-			if a.Kind == "indirect" || a.Kind == "vector" {
-				set = m.maps[a.Map].to
-			}
-			acc := map[string]op2.Access{"Read": op2.Read, "Write": op2.Write, "RW": op2.RW, "Inc": op2.Inc, "Min": op2.Min, "Max": op2.Max}[a.Access]
-			switch a.Kind {
-			case "idx":
-				arg = op2.ArgIdx()
-			case "mapidx":
-				arg = opmaps[a.Map].ArgIdx(a.Col)
-			case "global":
-				if a.Dat == 0 {
-					arg = gs.Arg(acc)
-				} else {
-					arg = gi.Arg(acc)
-				}
-			default:
-				kk := key(set, a.Dat)
-				switch df, di := d.f[kk], d.i[kk]; a.Kind {
-				case "direct":
-					arg = pick(df, di, func(x *op2.Dat[float64]) op2.Arg { return x.Arg(acc) }, func(x *op2.Dat[int32]) op2.Arg { return x.Arg(acc) })
-				case "indirect":
-					arg = pick(df, di, func(x *op2.Dat[float64]) op2.Arg { return x.ArgMap(acc, opmaps[a.Map], a.Col) },
-						func(x *op2.Dat[int32]) op2.Arg { return x.ArgMap(acc, opmaps[a.Map], a.Col) })
-				case "vector":
-					arg = pick(df, di, func(x *op2.Dat[float64]) op2.Arg { return x.ArgVec(acc, opmaps[a.Map]) },
-						func(x *op2.Dat[int32]) op2.Arg { return x.ArgVec(acc, opmaps[a.Map]) })
-				}
-			}
-			if a.Opt != 0 {
-				arg = op2.Opt(a.Opt == 1, arg)
-			}
-			args = append(args, arg)
-		}
-		if err := op2.ParLoop(op2.NewKernel(src, name), sets[l.Set], args...); err != nil {
-			t.Fatalf("rank %d: sequence %d loop %d:\n%s\n%v", op2.Rank(), seed, k, src, err)
-		}
+	globals := func() []float64 {
 		g := gs.DataRO()
 		for _, v := range gi.DataRO() {
 			g = append(g, float64(v))
 		}
-		res.Globals = append(res.Globals, g)
+		return g
+	}
+	loops := randomLoops(m, seed, 18)
+	for k := 0; k < len(loops); {
+		if l := loops[k]; l.Host != "" {
+			hostOperation(t, l, d.f, d.i, decl[l.Hset], key(l.Hset, l.Hdat))
+			k++
+			continue
+		}
+		if !chained {
+			issueRandomLoop(t, m, sets, opmaps, d.f, d.i, gs, gi, seed, k, loops[k])
+			res.Globals = append(res.Globals, globals())
+			k++
+			continue
+		}
+		end := k
+		for end < len(loops) && loops[end].Host == "" {
+			end++
+		}
+		check(t, op2.Chain(func() error {
+			for j := k; j < end; j++ {
+				issueRandomLoop(t, m, sets, opmaps, d.f, d.i, gs, gi, seed, j, loops[j])
+				res.Globals = append(res.Globals, nil)
+			}
+			return nil
+		}))
+		res.Globals[len(res.Globals)-1] = globals()
+		k = end
 	}
 	res.Dats = map[string][]float64{}
-	randomMatrix(t, sets, opmaps, d.f, res.Dats)
+	randomMatrix(t, sets, opmaps, d.f, res.Dats, chained)
 	// Gather is collective: every rank gathers the same Dats in the same
 	// order.
 	for _, k := range slices.Sorted(maps.Keys(d.f)) {
@@ -496,6 +481,54 @@ func runRandomSequence(t *testing.T, m *rmesh, sets map[string]*op2.Set, opmaps 
 	return res
 }
 
+// issueRandomLoop issues loop k of a random sequence (recorded in a
+// Chain, or run at once).
+func issueRandomLoop(t *testing.T, m *rmesh, sets map[string]*op2.Set, opmaps []*op2.Map, df map[string]*op2.Dat[float64], di map[string]*op2.Dat[int32], gs *op2.Global[float64], gi *op2.Global[int32], seed uint64, k int, l rloop) {
+	t.Helper()
+	key := func(set string, k int) string { return set + "." + rdats[k].name }
+	src, name := kernelSource(m, l, int(seed)*1000+k)
+	var args []op2.Arg
+	for _, a := range l.Args {
+		var arg op2.Arg
+		set := l.Set
+		if a.Kind == "indirect" || a.Kind == "vector" {
+			set = m.maps[a.Map].to
+		}
+		acc := map[string]op2.Access{"Read": op2.Read, "Write": op2.Write, "RW": op2.RW, "Inc": op2.Inc, "Min": op2.Min, "Max": op2.Max}[a.Access]
+		switch a.Kind {
+		case "idx":
+			arg = op2.ArgIdx()
+		case "mapidx":
+			arg = opmaps[a.Map].ArgIdx(a.Col)
+		case "global":
+			if a.Dat == 0 {
+				arg = gs.Arg(acc)
+			} else {
+				arg = gi.Arg(acc)
+			}
+		default:
+			kk := key(set, a.Dat)
+			switch df, di := df[kk], di[kk]; a.Kind {
+			case "direct":
+				arg = pick(df, di, func(x *op2.Dat[float64]) op2.Arg { return x.Arg(acc) }, func(x *op2.Dat[int32]) op2.Arg { return x.Arg(acc) })
+			case "indirect":
+				arg = pick(df, di, func(x *op2.Dat[float64]) op2.Arg { return x.ArgMap(acc, opmaps[a.Map], a.Col) },
+					func(x *op2.Dat[int32]) op2.Arg { return x.ArgMap(acc, opmaps[a.Map], a.Col) })
+			case "vector":
+				arg = pick(df, di, func(x *op2.Dat[float64]) op2.Arg { return x.ArgVec(acc, opmaps[a.Map]) },
+					func(x *op2.Dat[int32]) op2.Arg { return x.ArgVec(acc, opmaps[a.Map]) })
+			}
+		}
+		if a.Opt != 0 {
+			arg = op2.Opt(a.Opt == 1, arg)
+		}
+		args = append(args, arg)
+	}
+	if err := op2.ParLoop(op2.NewKernel(src, name), sets[l.Set], args...); err != nil {
+		t.Fatalf("rank %d: sequence %d loop %d:\n%s\n%v", op2.Rank(), seed, k, src, err)
+	}
+}
+
 // randomMatrix assembles, from the sequence's final data, a matrix on the
 // fine nodes through the edges (their map permuted) and the boundary map (element values that
 // depend on the Dats, small integers: exact in any order), multiplies it
@@ -503,7 +536,9 @@ func runRandomSequence(t *testing.T, m *rmesh, sets map[string]*op2.Set, opmaps 
 // map c2c, and records the nonzeros (rank 0: the whole matrix, as
 // row, column, value triples in the declared numbering) and the product
 // in out. Every rank calls it: Dense, Mult and Gather are collective.
-func randomMatrix(t *testing.T, sets map[string]*op2.Set, opmaps []*op2.Map, f map[string]*op2.Dat[float64], out map[string][]float64) {
+// When chained is set, the assembly loops of the first matrix are
+// recorded in a Chain.
+func randomMatrix(t *testing.T, sets map[string]*op2.Set, opmaps []*op2.Map, f map[string]*op2.Dat[float64], out map[string][]float64, chained bool) {
 	var e2f, b2f, c2c *op2.Map
 	for _, mp := range opmaps {
 		switch mp.Name() {
@@ -525,8 +560,16 @@ func randomMatrix(t *testing.T, sets map[string]*op2.Set, opmaps []*op2.Map, f m
   A[0] = 1 + a[0][0]; A[1] = -a[1][0]; A[2] = -a[0][0] - 1; A[3] = 2 + a[1][0];
 }`, "emat")
 	bmat := op2.NewKernel("void bmat(const double *b, double *A) { A[0] = 3 + b[1]; }", "bmat")
-	check(t, op2.ParLoop(emat, sets["edges"], f["fine.a"].ArgVec(op2.Read, e2f), A.Arg(op2.Inc, e2f, e2f)))
-	check(t, op2.ParLoop(bmat, sets["bnd"], f["fine.b"].ArgMap(op2.Read, b2f, 0), A.Arg(op2.Inc, b2f, b2f)))
+	assemble := func() error {
+		check(t, op2.ParLoop(emat, sets["edges"], f["fine.a"].ArgVec(op2.Read, e2f), A.Arg(op2.Inc, e2f, e2f)))
+		check(t, op2.ParLoop(bmat, sets["bnd"], f["fine.b"].ArgMap(op2.Read, b2f, 0), A.Arg(op2.Inc, b2f, b2f)))
+		return nil
+	}
+	if chained { // the assembly loops recorded, and run at the chain's end
+		check(t, op2.Chain(assemble))
+	} else {
+		check(t, assemble())
+	}
 	y := must(op2.NewDat[float64](fine, 1, nil, "ry"))
 	// The product reads a clone of fine.a through the columns, so the
 	// clone's halo must be right.
@@ -644,6 +687,30 @@ type mpiRandomRun struct {
 var mpiRandomSequences = []uint64{1, 2, 3}
 
 func TestMPIRandomAgreesWithOneRank(t *testing.T) {
+	runs := []mpiRandomRun{{2, 1, "random", false}, {3, 2, "empty", true}, {4, 1, "lopsided", false}, {3, 2, "ptscotch", true}}
+	if !testing.Short() {
+		runs = append(runs, mpiRandomRun{4, 2, "random", true}, mpiRandomRun{3, 1, "metis", false},
+			mpiRandomRun{2, 2, "empty", false}, mpiRandomRun{4, 2, "rcb", false}, mpiRandomRun{3, 1, "block", true})
+	}
+	randomAgreesWithOneRank(t, runs, false)
+}
+
+// TestMPIRandomChainsAgreeWithOneRank runs the randomised sequences with
+// each run of loops between host operations recorded in a Chain, on 2 and
+// 3 ranks: the Globals at each chain's end and the Dats at the end are
+// the same bits as one rank's running every loop at once.
+func TestMPIRandomChainsAgreeWithOneRank(t *testing.T) {
+	runs := []mpiRandomRun{{2, 1, "random", false}, {3, 2, "empty", true}}
+	if !testing.Short() {
+		runs = append(runs, mpiRandomRun{3, 1, "metis", false}, mpiRandomRun{2, 2, "lopsided", true})
+	}
+	randomAgreesWithOneRank(t, runs, true)
+}
+
+// randomAgreesWithOneRank runs the randomised test's runs (in the ranks:
+// its part of one), the sequences chained or not, against one rank's
+// sequences run loop by loop.
+func randomAgreesWithOneRank(t *testing.T, runs []mpiRandomRun, chained bool) {
 	backends := []string{"sequential"}
 	if !testing.Short() {
 		backends = hostBackends
@@ -654,12 +721,12 @@ func TestMPIRandomAgreesWithOneRank(t *testing.T) {
 		check(t, err)
 		check(t, json.Unmarshal(b, &want))
 		seed, _ := strconv.ParseUint(os.Getenv("OP2_MPI_MESH_SEED"), 10, 64)
-		got := runRandomMPI(t, seed, mpiRandomSequences, os.Getenv("OP2_MPI_PARTITIONER"), os.Getenv("OP2_MPI_RANK_ZERO") != "", backends)
+		got := runRandomMPI(t, seed, mpiRandomSequences, os.Getenv("OP2_MPI_PARTITIONER"), os.Getenv("OP2_MPI_RANK_ZERO") != "", backends, chained)
 		for _, backend := range backends {
 			for s, g := range got[backend] {
 				w := want["sequential"][s]
 				for k := range w.Globals {
-					if !slices.Equal(g.Globals[k], w.Globals[k]) {
+					if g.Globals[k] != nil && !slices.Equal(g.Globals[k], w.Globals[k]) {
 						t.Fatalf("rank %d of %d, %s, sequence %d: Globals after loop %d are %v, want %v (one rank)", op2.Rank(), op2.Ranks(), backend, mpiRandomSequences[s], k, g.Globals[k], w.Globals[k])
 					}
 				}
@@ -676,16 +743,11 @@ func TestMPIRandomAgreesWithOneRank(t *testing.T) {
 		check(t, op2.Finalize())
 		return
 	}
-	runs := []mpiRandomRun{{2, 1, "random", false}, {3, 2, "empty", true}, {4, 1, "lopsided", false}, {3, 2, "ptscotch", true}}
-	if !testing.Short() {
-		runs = append(runs, mpiRandomRun{4, 2, "random", true}, mpiRandomRun{3, 1, "metis", false},
-			mpiRandomRun{2, 2, "empty", false}, mpiRandomRun{4, 2, "rcb", false}, mpiRandomRun{3, 1, "block", true})
-	}
 	expect := map[uint64]string{}
 	cache := os.Getenv("OP2_CACHE_DIR") // the ranks share this process's compiled loops
 	for _, r := range runs {
 		if _, ok := expect[r.meshSeed]; !ok {
-			want := runRandomMPI(t, r.meshSeed, mpiRandomSequences, "block", true, []string{"sequential"})
+			want := runRandomMPI(t, r.meshSeed, mpiRandomSequences, "block", true, []string{"sequential"}, false)
 			path := filepath.Join(t.TempDir(), fmt.Sprintf("want-%d.json", r.meshSeed))
 			check(t, os.WriteFile(path, must(json.Marshal(want)), 0o600))
 			expect[r.meshSeed] = path
@@ -694,9 +756,15 @@ func TestMPIRandomAgreesWithOneRank(t *testing.T) {
 		if r.rankZero {
 			zero = "1"
 		}
+		// Chains fuse every run of loops that fuses (and plan their
+		// exchanges for the fused loops).
+		fusion := "OP2_FUSION=off"
+		if chained {
+			fusion = "OP2_FUSION=on"
+		}
 		t.Run(fmt.Sprintf("%d-ranks-mesh%d-%s-rank0decl%v", r.ranks, r.meshSeed, r.partitioner, r.rankZero), func(t *testing.T) {
 			mpitest.Run(t, r.ranks, 4*time.Minute, "OP2_MPI_EXPECT="+expect[r.meshSeed], "OP2_MPI_MESH_SEED="+strconv.FormatUint(r.meshSeed, 10),
-				"OP2_MPI_PARTITIONER="+r.partitioner, "OP2_MPI_RANK_ZERO="+zero, "OP2_TEST_CACHE_DIR="+cache, "OP2_MPI_TIMEOUT=120s")
+				"OP2_MPI_PARTITIONER="+r.partitioner, "OP2_MPI_RANK_ZERO="+zero, "OP2_TEST_CACHE_DIR="+cache, "OP2_MPI_TIMEOUT=120s", fusion)
 		})
 	}
 }

@@ -381,7 +381,9 @@ func TestReferenceOutputOpenCL(t *testing.T) {
 // partitioner, the mesh generated or read (ASCII or HDF5) by every rank
 // block by block, and compares the printed rms lines (exactly) and the
 // solution gathered by -dump-q (to 1e-12 relative) with a one-rank run.
-// With -startup every rank prints its start-up line. Every rank refuses
+// With -startup every rank prints its start-up line; with -chain the
+// loops are recorded in chains (grouped halo exchanges), with the same
+// rms lines. Every rank refuses
 // -write-mesh and -shuffle.
 func TestAirfoilOnRanks(t *testing.T) {
 	if mpitest.InRanks() {
@@ -390,6 +392,7 @@ func TestAirfoilOnRanks(t *testing.T) {
 		fmt.Sscan(os.Getenv("AIRFOIL_MESH"), &o.ni, &o.nj, &o.iters)
 		o.meshPath = os.Getenv("AIRFOIL_MESHFILE")
 		o.startup = os.Getenv("AIRFOIL_STARTUP") == "1"
+		o.chain = os.Getenv("AIRFOIL_CHAIN") == "true"
 		// Refused before anything collective: no rank holds the whole mesh.
 		refused := []struct {
 			o    options
@@ -424,12 +427,13 @@ func TestAirfoilOnRanks(t *testing.T) {
 		ni, nj, iters   int
 		file            string // "hdf5" or "ascii": each rank reads its block of the mesh from such a file; "": generates it
 		startup         bool   // -startup
+		chain           bool   // -chain
 	}
-	jobs := []job{{3, "metis", "openmp", 40, 60, 200, "", true}, {2, "rcb", "sequential", 40, 60, 200, "hdf5", false},
-		{3, "rcb", "sequential", 40, 60, 200, "ascii", true}}
+	jobs := []job{{3, "metis", "openmp", 40, 60, 200, "", true, false}, {2, "rcb", "sequential", 40, 60, 200, "hdf5", false, false},
+		{3, "rcb", "sequential", 40, 60, 200, "ascii", true, false}, {2, "rcb", "sequential", 40, 60, 200, "", false, true}}
 	if !testing.Short() {
-		jobs = append(jobs, job{2, "rcb", "sequential", 40, 60, 200, "", false}, job{4, "block", "sequential", 40, 60, 200, "ascii", false}, job{2, "rcb", "openmp", 400, 600, 200, "", false}, job{3, "metis", "sequential", 400, 600, 200, "", false},
-			job{2, "metis", "sequential", 400, 600, 1000, "", false})
+		jobs = append(jobs, job{2, "rcb", "sequential", 40, 60, 200, "", false, false}, job{4, "block", "sequential", 40, 60, 200, "ascii", false, false}, job{2, "rcb", "openmp", 400, 600, 200, "", false, false}, job{3, "metis", "sequential", 400, 600, 200, "", false, false},
+			job{2, "metis", "sequential", 400, 600, 1000, "", false, false}, job{3, "metis", "openmp", 40, 60, 200, "ascii", false, true})
 	}
 	serial := map[[3]int]*result{}
 	serialOut := map[[3]int]string{}
@@ -440,6 +444,9 @@ func TestAirfoilOnRanks(t *testing.T) {
 		}
 		if j.startup {
 			name += "-startup"
+		}
+		if j.chain {
+			name += "-chain"
 		}
 		t.Run(name, func(t *testing.T) {
 			key := [3]int{j.ni, j.nj, j.iters}
@@ -476,7 +483,7 @@ func TestAirfoilOnRanks(t *testing.T) {
 			}
 			mpitest.Run(t, j.ranks, 4*time.Minute, "AIRFOIL_BACKEND="+j.back, "AIRFOIL_PARTITION="+j.partition,
 				"AIRFOIL_DUMP="+dump, "AIRFOIL_OUT="+outPath, "AIRFOIL_VTK="+vtu, fmt.Sprintf("AIRFOIL_MESH=%d %d %d", j.ni, j.nj, j.iters),
-				"AIRFOIL_MESHFILE="+meshFile, "AIRFOIL_STARTUP="+startup)
+				"AIRFOIL_MESHFILE="+meshFile, "AIRFOIL_STARTUP="+startup, fmt.Sprintf("AIRFOIL_CHAIN=%v", j.chain))
 			checkVTK(t, vtu, j.ni, j.nj, serial[key].q)
 			var out []byte
 			for rank := range j.ranks {
@@ -707,4 +714,53 @@ func TestNoCellsOnRanks(t *testing.T) {
 		t.Errorf("one process: error %v, want one saying the mesh has no cells", err)
 	}
 	mpitest.Run(t, 2, 2*time.Minute, "AIRFOIL_MESHFILE="+path)
+}
+
+// TestAirfoilChainSendsFewerMessages runs Airfoil's iteration on 2 MPI
+// ranks (40×60 mesh, rcb) loop by loop and then chained (-chain), 20
+// iterations each after a first one, and checks with op2.ReadHaloStats that the chained
+// iterations send fewer halo messages (q and adt grouped before each
+// res_calc: half as many) and agree fewer times, moving the same bytes.
+func TestAirfoilChainSendsFewerMessages(t *testing.T) {
+	if !mpitest.InRanks() {
+		mpitest.Run(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=60s")
+		return
+	}
+	m, err := loadMesh(options{ni: 40, nj: 60}, op2.Rank(), op2.Ranks())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := airfoil.NewDistributed(m, "rcb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// The first iteration finds q's halo current (Partition filled it);
+	// every later one exchanges q and adt before each res_calc.
+	if _, _, err := s.Iterate(1, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	const iters = 20
+	var stats [2]op2.HaloStats
+	for k, chained := range []bool{false, true} {
+		s.Chained = chained
+		before := op2.ReadHaloStats()
+		if _, _, err := s.Iterate(iters, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		after := op2.ReadHaloStats()
+		stats[k] = op2.HaloStats{Messages: after.Messages - before.Messages, Bytes: after.Bytes - before.Bytes, Agreements: after.Agreements - before.Agreements}
+	}
+	eager, chained := stats[0], stats[1]
+	t.Logf("rank %d, per iteration: at once %d messages (%d bytes), %d agreements; chained %d messages (%d bytes), %d agreements", op2.Rank(),
+		eager.Messages/iters, eager.Bytes/iters, eager.Agreements/iters, chained.Messages/iters, chained.Bytes/iters, chained.Agreements/iters)
+	if eager.Messages == 0 || 2*chained.Messages != eager.Messages || chained.Bytes != eager.Bytes {
+		t.Errorf("rank %d: %d halo messages (%d bytes) at once, %d (%d bytes) chained: want half as many, with the same bytes", op2.Rank(), eager.Messages, eager.Bytes, chained.Messages, chained.Bytes)
+	}
+	if chained.Agreements >= eager.Agreements {
+		t.Errorf("rank %d: %d agreements at once, %d chained: want fewer", op2.Rank(), eager.Agreements, chained.Agreements)
+	}
+	if err := op2.Finalize(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -44,8 +44,26 @@ type Halo struct {
 	recvOf, sendOf []*datHalo
 	// trace, if not nil, logs each exchange (OP2_LOG=trace).
 	trace *slog.Logger
-	// exchanges counts the Dat exchanges started (tests).
-	exchanges int
+	// exchanges counts the Dat exchanges started (tests); messages and
+	// sentBytes the messages posted, agreements the MPI_Allreduce calls
+	// before loops and chains.
+	exchanges           int
+	messages, sentBytes int64
+	agreements          int
+	// The plan of the chain being run (PlanChain), the Dats the current
+	// loop exchanges grouped and whether its Begin is still to start them
+	// (grouped), and the grouped exchange's parts, peers and buffers.
+	chain        *chainPlan
+	plan         chainPlan
+	needs        []need
+	points       []int
+	group        []*core.Storage
+	grouped      bool
+	parts        []groupPart
+	peers        []peerMsg
+	gsend, grecv *pinnedBuf
+	stale        map[*core.Storage]bool
+	lastMod      map[*core.Storage]int
 	// DropSends makes Begin post no sends (tests of a rank that never
 	// sends).
 	DropSends bool
@@ -119,6 +137,9 @@ func readsHalo(a *core.Arg, runsExec bool) bool {
 // wrapped (see TimedOut).
 func (h *Halo) Agree(l *core.Loop, trace *slog.Logger) error {
 	h.trace = trace
+	if h.chain != nil && h.chainStep(l) {
+		return nil
+	}
 	// Without optional arguments (whose flags the ranks must compare),
 	// a loop whose halo reads are all of stale Dats exchanges exactly
 	// those, as every rank knows: no agreement is needed.
@@ -154,23 +175,9 @@ func (h *Halo) Agree(l *core.Loop, trace *slog.Logger) error {
 	binary.LittleEndian.PutUint64(f, hash)
 	binary.LittleEndian.PutUint64(f[8:], ^hash)
 	for k := range l.Args {
-		a := &l.Args[k]
-		var v byte
-		switch {
-		case a.Off:
-			v = argOff
-		case a.Kind == core.ArgGlobal:
-			if a.Access != core.Read {
-				v = argShared
-			}
-		case a.Data.Set != nil && a.Data.Set.Halo != nil:
-			v = argShared
-			if readsHalo(a, runsExec) && (a.Data.HaloStale || a.Data.HostDirty) {
-				v |= argExchange
-			}
-		}
-		f[agreeHeader+k] = v
+		f[agreeHeader+k] = argFlags(&l.Args[k], runsExec)
 	}
+	h.agreements++
 	if err := h.w.AllreduceOr(f[:size]); err != nil {
 		return fmt.Errorf("%s: agreeing with the other ranks before the loop: %w", l.Name(), err)
 	}
@@ -247,6 +254,7 @@ func (h *Halo) disagree(l *core.Loop) error {
 func (h *Halo) Begin(l *core.Loop) error {
 	h.pending, h.recvs, h.sends = h.pending[:0], h.recvs[:0], h.sends[:0]
 	h.recvOf, h.sendOf = h.recvOf[:0], h.sendOf[:0]
+	h.parts = h.parts[:0]
 	for i := range l.Args {
 		a := &l.Args[i]
 		if l.Sig.Base[i] == i && a.Kind == core.ArgGlobal && a.Access == core.Inc && h.w.Rank() != 0 {
@@ -255,6 +263,10 @@ func (h *Halo) Begin(l *core.Loop) error {
 			}
 			clear(unsafe.Slice((*byte)(a.Data.Host), a.Data.Bytes()))
 		}
+	}
+	if h.grouped { // a loop of a planned chain
+		h.grouped = false
+		return h.beginGroup(l, h.group)
 	}
 	exchange := h.exchange
 	h.exchange = h.exchange[:0]
@@ -297,11 +309,14 @@ func (h *Halo) Begin(l *core.Loop) error {
 	if len(h.recvs)+len(h.sends) == 0 {
 		return nil
 	}
-	return h.w.Start(h.recvs, h.sends)
+	return h.start()
 }
 
 // Wait completes the exchanges and copies what arrived into the halos.
 func (h *Halo) Wait(l *core.Loop) error {
+	if len(h.parts) > 0 {
+		return h.waitGroup(l)
+	}
 	if len(h.pending) == 0 {
 		return nil
 	}
@@ -348,15 +363,24 @@ func (h *Halo) describePending(err error) string {
 			b.WriteString(",")
 		}
 		if i < len(h.recvs) {
-			fmt.Fprintf(&b, " dat %q from rank %d (receive of %d bytes)", h.recvOf[i].s.Name, h.recvs[i].Rank, h.recvs[i].Bytes)
+			fmt.Fprintf(&b, " %s from rank %d (receive of %d bytes)", h.msgDats(h.recvOf[i]), h.recvs[i].Rank, h.recvs[i].Bytes)
 		} else if i -= len(h.recvs); i < len(h.sends) {
-			fmt.Fprintf(&b, " dat %q to rank %d (send of %d bytes)", h.sendOf[i].s.Name, h.sends[i].Rank, h.sends[i].Bytes)
+			fmt.Fprintf(&b, " %s to rank %d (send of %d bytes)", h.msgDats(h.sendOf[i]), h.sends[i].Rank, h.sends[i].Bytes)
 		}
 	}
 	if b.Len() == 0 {
 		return ""
 	}
 	return " waiting for" + b.String()
+}
+
+// msgDats names the Dat of a message, d, or the grouped Dats when d is
+// nil.
+func (h *Halo) msgDats(d *datHalo) string {
+	if d == nil {
+		return "grouped dats " + h.groupNames()
+	}
+	return fmt.Sprintf("dat %q", d.s.Name)
 }
 
 // End marks modified halos out of date and combines the reductions: every

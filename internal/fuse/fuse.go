@@ -135,10 +135,9 @@ type Fuser struct {
 	key     []byte
 	// slot is, for each argument of each loop fused, in order, the
 	// fused loop's argument that passes it.
-	slot   []int
-	first  []int // per fused argument: the first loop argument in it (index into slot)
-	consts []*core.Const
-	last   *fused // the last Fuse's kernel
+	slot  []int
+	first []int  // per fused argument: the first loop argument in it (index into slot)
+	last  *fused // the last Fuse's kernel
 }
 
 // Failed records that the loop the last call of Fuse made cannot be used
@@ -160,7 +159,8 @@ type fused struct {
 // into one (see the package comment), their arguments merged where they
 // pass the same data alike (sameSlot), with the access that covers both
 // (READ if both read, WRITE if the first writes, else RW), and their
-// constants. dst's argument list is reused. It returns an error when the
+// constants. dst's argument and constant lists are reused (they must not
+// be another loop's). It returns an error when the
 // kernels cannot be combined (a parameter the body redeclares, a return
 // before the last kernel's end, a goto, a directive in a body...); the
 // loops then run one by one. dst.Sig is left for the executor to set.
@@ -218,16 +218,16 @@ func (f *Fuser) Fuse(dst *core.Loop, loops []*core.Loop) error {
 	if e.err != nil {
 		return e.err
 	}
-	f.consts = f.consts[:0]
+	consts := dst.Consts[:0]
 	for _, l := range loops {
 		for _, c := range l.Consts {
-			if !slices.Contains(f.consts, c) {
-				f.consts = append(f.consts, c)
+			if !slices.Contains(consts, c) {
+				consts = append(consts, c)
 			}
 		}
 	}
-	slices.SortFunc(f.consts, func(a, b *core.Const) int { return strings.Compare(a.Name, b.Name) })
-	dst.Kernel, dst.Set, dst.Consts = e.k, loops[0].Set, f.consts
+	slices.SortFunc(consts, func(a, b *core.Const) int { return strings.Compare(a.Name, b.Name) })
+	dst.Kernel, dst.Set, dst.Consts = e.k, loops[0].Set, consts
 	dst.Check, dst.Extruded, dst.Sig = false, nil, nil
 	return nil
 }
