@@ -71,10 +71,16 @@ func eligible(l *core.Loop, explain bool) error {
 //
 // b fuses when it runs over the same set and every Dat or Global that b and
 // a loop of the group both pass is either only read by both, or a Dat
-// that both reach directly, alike (the same component where views are
-// concerned; or views of different components): then element e of b
-// depends on element e of the group only, which the fused loop runs
-// before it.
+// that both reach directly, alike, and that one of them only reads (or
+// views of different components): then element e of b depends on element
+// e of the group only, which the fused loop runs before it. A Dat both
+// modify is refused although the order would allow it: the second
+// modification makes the first one's stores dead, so the compiler may
+// contract a product the first kernel computed with a sum the second
+// makes (GCC does, in GNU C, on CPUs with FMA), and the fused loop would
+// round unlike the loops apart; whereas a value the first kernel stores
+// and the second only reads stays a store, which the compiler cannot
+// contract.
 func Check(group []*core.Loop, b *core.Loop) error { return check(group, b, true) }
 
 // Fusable reports whether Check returns nil, without saying why not; it
@@ -99,11 +105,18 @@ func check(group []*core.Loop, b *core.Loop, explain bool) error {
 				if x.Data != y.Data || (x.Access == core.Read && y.Access == core.Read) {
 					continue
 				}
-				if x.Kind == core.ArgDirect && (sameSlot(x, y) || y.Kind == core.ArgDirect && x.View && y.View && x.Comp != y.Comp) {
+				if x.Kind == core.ArgDirect && y.Kind == core.ArgDirect && x.View && y.View && x.Comp != y.Comp {
+					continue // different components
+				}
+				if x.Kind == core.ArgDirect && sameSlot(x, y) && !(x.Access.Modifies() && y.Access.Modifies()) {
 					continue
 				}
 				if !explain {
 					return errNo
+				}
+				if x.Access.Modifies() && y.Access.Modifies() && x.Kind == core.ArgDirect && sameSlot(x, y) {
+					return fmt.Errorf("loops %q and %q both modify %s: in one function the compiler may contract a product the first stores with a sum the second makes into one fused multiply-add, rounding unlike the loops apart",
+						g.Kernel.Name, b.Kernel.Name, x.Data.Describe())
 				}
 				return fmt.Errorf("loop %q passes %s (%s) and loop %q passes it (%s): an element depends on other elements",
 					g.Kernel.Name, x.Data.Describe(), x.Access, b.Kernel.Name, y.Access)
