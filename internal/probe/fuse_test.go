@@ -84,8 +84,9 @@ func vals(n, seed int) []float64 {
 type fuseCase struct {
 	name  string
 	want  fuseWant
-	short bool            // also under -short
-	skip  map[string]bool // backends (by name) the case does not run on
+	short bool              // also under -short
+	skip  map[string]bool   // backends (by name) the case does not run on
+	cfg   func(*op2.Config) // changes the backend's configuration
 	run   func(r *op2.Runtime, m fuseMesh) (issue func() error, result func() []float64)
 }
 
@@ -128,6 +129,10 @@ var (
 	fzOpt    = kf("fz_opt", "void fz_opt(double *x, const double *o) { x[0] = o ? x[0] + o[0] : x[0] - 1; }")
 	fzSum    = kf("fz_sum", "void fz_sum(const double *x, double *s) { *s += x[0]; }")
 	fzUseG   = kf("fz_useg", "void fz_useg(double *x, const double *g) { x[0] = x[0] * g[0] + 0.25; }")
+	fzConst  = kf("fz_const", "void fz_const(double *x) { x[0] = x[0] * fz_k[0] + fz_k[1]; }")
+	fzConst2 = kf("fz_const2", "#define K fz_k[1]\nvoid fz_const2(double *x, double *y) { y[0] = x[0] * K - y[0]; }")
+	fzCXX    = kf("fz_cxx", "template <typename T> T fz_tw(T v) { return v * 2; }\nextern \"C\" void fz_cxx(double *x) { x[0] = fz_tw(x[0]) - 1; }").CXX()
+	hostOnly = map[string]bool{"opencl": true, "opencl-atomics": true}
 )
 
 var fuseCases = []fuseCase{
@@ -344,6 +349,109 @@ var fuseCases = []fuseCase{
 					return slices.Concat(slices.Concat(md.DataRO()...), slices.Concat(me.DataRO()...))
 				}
 		}},
+	{name: "Const.Set and Value between loops that use it", want: fuseYes, short: true,
+		run: func(r *op2.Runtime, m fuseMesh) (func() error, func() []float64) {
+			x, y := datOf(m, m.cells, 1, 1, "x"), datOf(m, m.cells, 1, 2, "y")
+			c := must(op2.NewConstIn(r, 2, []float64{1.5, 0.25}, "fz_k"))
+			var seen []float64
+			return func() error {
+					for i, v := range []float64{0.5, 3, -1} {
+						if err := r.ParLoop(fzConst, m.cells, x.Arg(op2.RW)); err != nil {
+							return err
+						}
+						if err := r.ParLoop(fzConst2, m.cells, x.Arg(op2.Read), y.Arg(op2.RW)); err != nil {
+							return err
+						}
+						if err := c.Set(v, float64(i)+0.125); err != nil {
+							return err
+						}
+						if i == 1 {
+							seen = append(seen, c.Value()...)
+						}
+					}
+					return r.ParLoop(fzConst, m.cells, x.Arg(op2.RW))
+				}, func() []float64 {
+					defer c.Remove()
+					return slices.Concat(x.DataRO(), y.DataRO(), seen, c.Value())
+				}
+		}},
+	{name: "SetValue and Value between loops that read and reduce", want: fuseYes, short: true,
+		run: func(r *op2.Runtime, m fuseMesh) (func() error, func() []float64) {
+			x := datOf(m, m.cells, 1, 1, "x")
+			g := must(op2.NewGlobal(1, []float64{1.25}, "g"))
+			s := must(op2.NewGlobal(1, []float64{0}, "s"))
+			var seen []float64
+			return func() error {
+					for i := 0; i < 3; i++ {
+						if err := r.ParLoop(fzUseG, m.cells, x.Arg(op2.RW), g.Arg(op2.Read)); err != nil {
+							return err
+						}
+						if err := r.ParLoop(fzUseG, m.cells, x.Arg(op2.RW), g.Arg(op2.Read)); err != nil {
+							return err
+						}
+						g.SetValue(0.5 + float64(i))
+						if err := r.ParLoop(fzSum, m.cells, x.Arg(op2.Read), s.Arg(op2.Inc)); err != nil {
+							return err
+						}
+						if i == 1 {
+							seen = append(seen, s.Value())
+						}
+						s.SetValue(float64(i))
+						if err := r.ParLoop(fzUseG, m.cells, x.Arg(op2.RW), s.Arg(op2.Read)); err != nil {
+							return err
+						}
+					}
+					return nil
+				}, func() []float64 {
+					return slices.Concat(x.DataRO(), seen, []float64{g.Value(), s.Value()})
+				}
+		}},
+	{name: "check mode", want: fuseNone, short: true, cfg: func(c *op2.Config) { c.Check = true },
+		run: func(r *op2.Runtime, m fuseMesh) (func() error, func() []float64) {
+			x := datOf(m, m.cells, 1, 1, "x")
+			return func() error {
+				for i := 0; i < 2; i++ {
+					if err := r.ParLoop(fzScale, m.cells, x.Arg(op2.RW)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}, results(x)
+		}},
+	{name: "a C++ kernel", want: fuseNone, skip: hostOnly,
+		run: func(r *op2.Runtime, m fuseMesh) (func() error, func() []float64) {
+			x := datOf(m, m.cells, 1, 1, "x")
+			return func() error {
+				for _, k := range []*op2.Kernel{fzScale, fzCXX, fzScale} {
+					if err := r.ParLoop(k, m.cells, x.Arg(op2.RW)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}, results(x)
+		}},
+	{name: "more loops than MaxRecordedLoops, with assignments", want: fuseAny,
+		run: func(r *op2.Runtime, m fuseMesh) (func() error, func() []float64) {
+			x, y := datOf(m, m.cells, 1, 1, "x"), datOf(m, m.edges, 1, 2, "y")
+			g := must(op2.NewGlobal(1, []float64{1}, "g"))
+			return func() error {
+				for i := 0; i < op2.MaxRecordedLoops+40; i++ {
+					var err error
+					if i%2 == 0 {
+						err = r.ParLoop(fzUseG, m.cells, x.Arg(op2.RW), g.Arg(op2.Read))
+					} else {
+						err = r.ParLoop(fzScale, m.edges, y.Arg(op2.RW))
+					}
+					if err != nil {
+						return err
+					}
+					if i%97 == 0 || i == op2.MaxRecordedLoops-2 {
+						g.SetValue(1 + float64(i%5)*0.125)
+					}
+				}
+				return nil
+			}, func() []float64 { return slices.Concat(x.DataRO(), y.DataRO(), []float64{g.Value()}) }
+		}},
 	{name: "the same kernel twice", want: fuseYes, short: true,
 		run: func(r *op2.Runtime, m fuseMesh) (func() error, func() []float64) {
 			x := datOf(m, m.cells, 1, 1, "x")
@@ -459,11 +567,15 @@ func sameBits(a, b []float64) bool {
 }
 
 // fuseCompare runs run eagerly, chained and lazily on b and compares.
-func fuseCompare(t *testing.T, b fuseBackend, want fuseWant, run func(r *op2.Runtime) (func() error, func() []float64)) {
+func fuseCompare(t *testing.T, b fuseBackend, want fuseWant, cfg func(*op2.Config), run func(r *op2.Runtime) (func() error, func() []float64)) {
 	t.Helper()
-	eager, _ := fuseRun(t, b.cfg, "eager", run)
+	c := b.cfg
+	if cfg != nil {
+		cfg(&c)
+	}
+	eager, _ := fuseRun(t, c, "eager", run)
 	for _, mode := range []string{"chain", "lazy"} {
-		got, ran := fuseRun(t, b.cfg, mode, run)
+		got, ran := fuseRun(t, c, mode, run)
 		if !sameBits(got, eager) {
 			t.Errorf("%s: results differ from eager ones:\n got  %v\n want %v", mode, got, eager)
 			for i := range got {
@@ -474,6 +586,9 @@ func fuseCompare(t *testing.T, b fuseBackend, want fuseWant, run func(r *op2.Run
 			}
 		}
 		fused := slices.ContainsFunc(ran, func(k string) bool { return strings.HasPrefix(k, "fused_") })
+		if mode == "chain" {
+			t.Logf("ran %v", ran)
+		}
 		switch {
 		case want == fuseYes && !fused:
 			t.Errorf("%s: no fused loop ran (ran %v)", mode, ran)
@@ -502,7 +617,7 @@ func TestFuseProbe(t *testing.T) {
 					continue
 				}
 				t.Run(c.name, func(t *testing.T) {
-					fuseCompare(t, b, c.want, func(r *op2.Runtime) (func() error, func() []float64) {
+					fuseCompare(t, b, c.want, c.cfg, func(r *op2.Runtime) (func() error, func() []float64) {
 						return c.run(r, newFuseMesh())
 					})
 				})
@@ -524,7 +639,7 @@ func TestFuseKernelText(t *testing.T) {
 					continue
 				}
 				t.Run(c.name, func(t *testing.T) {
-					fuseCompare(t, b, c.want, func(r *op2.Runtime) (func() error, func() []float64) {
+					fuseCompare(t, b, c.want, nil, func(r *op2.Runtime) (func() error, func() []float64) {
 						m := newFuseMesh()
 						x, y := datOf(m, m.cells, 1, 1, "x"), datOf(m, m.cells, 1, 2, "y")
 						return func() error {
@@ -538,4 +653,33 @@ func TestFuseKernelText(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFuseDeviceVectorArity: loops whose vector arguments each stay within
+// MaxDeviceVectorArity, but not together, do not fuse on opencl (the
+// fused loop would pass more map entries than ParLoop lets one loop pass:
+// fine on PoCL, whose work items have large stacks, but GPUs may fail to
+// compile or run it), and give the same results.
+func TestFuseDeviceVectorArity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opencl, large vector maps: not in -short mode")
+	}
+	const arity = op2.MaxDeviceVectorArity/2 + 100
+	k := kf("fz_bigvec", fmt.Sprintf("void fz_bigvec(const double **v, double *y) { double s = 0; for (int i = 0; i < %d; i++) s += v[i][0]; y[0] = s; }", arity))
+	fuseCompare(t, fuseBackends[5], fuseNone, nil, func(r *op2.Runtime) (func() error, func() []float64) {
+		m := newFuseMesh()
+		vals := make([]int32, m.nedge*arity)
+		for i := range vals {
+			vals[i] = int32(i * 7 % m.ncell)
+		}
+		big := must(op2.NewMap(m.edges, m.cells, arity, vals, "fz_big"))
+		a, b := datOf(m, m.cells, 1, 1, "a"), datOf(m, m.cells, 1, 2, "b")
+		y, z := datOf(m, m.edges, 1, 3, "y"), datOf(m, m.edges, 1, 4, "z")
+		return func() error {
+			if err := r.ParLoop(k, m.edges, a.ArgVec(op2.Read, big), y.Arg(op2.Write)); err != nil {
+				return err
+			}
+			return r.ParLoop(k, m.edges, b.ArgVec(op2.Read, big), z.Arg(op2.Write))
+		}, results(y, z)
+	})
 }
