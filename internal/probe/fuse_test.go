@@ -132,6 +132,8 @@ var (
 	fzConst  = kf("fz_const", "void fz_const(double *x) { x[0] = x[0] * fz_k[0] + fz_k[1]; }")
 	fzConst2 = kf("fz_const2", "#define K fz_k[1]\nvoid fz_const2(double *x, double *y) { y[0] = x[0] * K - y[0]; }")
 	fzCXX    = kf("fz_cxx", "template <typename T> T fz_tw(T v) { return v * 2; }\nextern \"C\" void fz_cxx(double *x) { x[0] = fz_tw(x[0]) - 1; }").CXX()
+	fzGSum   = kf("fz_gsum", "void fz_gsum(const double *x, double *s) { *s += x[0] * 1.1; }")
+	fzNoLane = kf("fz_nolane", "void fz_nolane(double *x) { double *p = x; p[0] = p[0] * 0.5 + 0.125; }")
 	hostOnly = map[string]bool{"opencl": true, "opencl-atomics": true}
 )
 
@@ -452,6 +454,17 @@ var fuseCases = []fuseCase{
 				return nil
 			}, func() []float64 { return slices.Concat(x.DataRO(), y.DataRO(), []float64{g.Value()}) }
 		}},
+	{name: "a Global increment with lanes, then a loop without", want: fuseAny, short: true,
+		run: func(r *op2.Runtime, m fuseMesh) (func() error, func() []float64) {
+			x, y := datOf(m, m.cells, 1, 1, "x"), datOf(m, m.cells, 1, 2, "y")
+			s := must(op2.NewGlobal(1, []float64{0.1}, "s"))
+			return func() error {
+				if err := r.ParLoop(fzGSum, m.cells, x.Arg(op2.Read), s.Arg(op2.Inc)); err != nil {
+					return err
+				}
+				return r.ParLoop(fzNoLane, m.cells, y.Arg(op2.RW))
+			}, func() []float64 { return append(y.DataRO(), s.Value()) }
+		}},
 	{name: "the same kernel twice", want: fuseYes, short: true,
 		run: func(r *op2.Runtime, m fuseMesh) (func() error, func() []float64) {
 			x := datOf(m, m.cells, 1, 1, "x")
@@ -509,6 +522,15 @@ var textCases = []textCase{
 	{"void pointers cast in the body", fuseAny,
 		kf("ft_v1", "void ft_v1(void *x, const void *y) { ((double *)x)[0] += ((const double *)y)[0]; }"),
 		kf("ft_v2", "void ft_v2(double *x, const double *y) { x[0] = x[0] * y[0]; }"), false},
+	{"a declaration after a comma naming a parameter", fuseAny,
+		kf("ft_d1", "void ft_d1(double *x, const double *y) { { double q = 2, y = 3; x[0] += q * y; } x[0] += y[0]; }"),
+		kf("ft_d2", "void ft_d2(double *y, const double *x) { y[0] = y[0] * 0.5 + x[0]; }"), true},
+	{"a parameter named like the other kernel's constant", fuseAny,
+		kf("ft_k1", "void ft_k1(double *x, const double *y) { x[0] = x[0] * fz_kk + y[0]; }"),
+		kf("ft_k2", "void ft_k2(double *fz_kk, const double *x) { fz_kk[0] -= x[0] * 0.5; }"), true},
+	{"a parameter's size from a macro", fuseAny,
+		kf("ft_z1", "#define FT_N 1\nvoid ft_z1(double x[FT_N], const double y[FT_N]) { x[0] += y[0]; }"),
+		kf("ft_z2", "#define FT_N 1\nvoid ft_z2(double x[FT_N], const double y[FT_N]) { x[0] *= y[0]; }"), true},
 	{"a return in the last kernel", fuseYes,
 		kf("ft_r1", "void ft_r1(double *x, const double *y) { x[0] = x[0] + y[0]; }"),
 		kf("ft_r2", "void ft_r2(double *x, const double *y) { if (x[0] > 2) return; x[0] = -y[0]; }"), true},
@@ -626,8 +648,8 @@ func TestFuseProbe(t *testing.T) {
 	}
 }
 
-// TestFuseKernelText runs the combiner cases: kernels a then b then a
-// over cells, x RW and y READ, then b with the roles swapped.
+// TestFuseKernelText runs the combiner cases: kernels a then b over
+// cells, each passed x RW and y READ (a constant fz_kk declared).
 func TestFuseKernelText(t *testing.T) {
 	for _, b := range fuseBackendsFor(t) {
 		t.Run(b.name, func(t *testing.T) {
@@ -642,12 +664,16 @@ func TestFuseKernelText(t *testing.T) {
 					fuseCompare(t, b, c.want, nil, func(r *op2.Runtime) (func() error, func() []float64) {
 						m := newFuseMesh()
 						x, y := datOf(m, m.cells, 1, 1, "x"), datOf(m, m.cells, 1, 2, "y")
+						k := must(op2.NewConstIn(r, 1, []float64{1.5}, "fz_kk"))
 						return func() error {
-							if err := r.ParLoop(c.a, m.cells, x.Arg(op2.RW), y.Arg(op2.Read)); err != nil {
-								return fmt.Errorf("%s: %w", c.a.Name(), err)
+								if err := r.ParLoop(c.a, m.cells, x.Arg(op2.RW), y.Arg(op2.Read)); err != nil {
+									return fmt.Errorf("%s: %w", c.a.Name(), err)
+								}
+								return r.ParLoop(c.b, m.cells, x.Arg(op2.RW), y.Arg(op2.Read))
+							}, func() []float64 {
+								defer k.Remove()
+								return results(x, y)()
 							}
-							return r.ParLoop(c.b, m.cells, x.Arg(op2.RW), y.Arg(op2.Read))
-						}, results(x, y)
 					})
 				})
 			}
