@@ -26,12 +26,13 @@ type fuseBackend struct {
 
 var fuseBackends = []fuseBackend{
 	{"sequential", op2.Config{Backend: "sequential"}, true},
-	{"sequential-simd8", op2.Config{Backend: "sequential", SIMD: "8"}, true},
+	{"sequential-simd8", op2.Config{Backend: "sequential", SIMD: "8"}, false},
 	{"openmp-owner", op2.Config{Backend: "openmp", Threads: 2, OpenMPScheme: "owner"}, false},
 	{"openmp-colour", op2.Config{Backend: "openmp", Threads: 3, OpenMPScheme: "colour"}, false},
 	{"openmp-simd8", op2.Config{Backend: "openmp", Threads: 2, SIMD: "8"}, false},
 	{"opencl", op2.Config{Backend: "opencl"}, false},
 	{"opencl-atomics", op2.Config{Backend: "opencl", DeviceScheme: "atomics"}, false},
+	{"opencl-soa", op2.Config{Backend: "opencl", DeviceLayout: "soa"}, false},
 }
 
 // fuseWant is what a case expects of fusion.
@@ -134,7 +135,7 @@ var (
 	fzCXX    = kf("fz_cxx", "template <typename T> T fz_tw(T v) { return v * 2; }\nextern \"C\" void fz_cxx(double *x) { x[0] = fz_tw(x[0]) - 1; }").CXX()
 	fzGSum   = kf("fz_gsum", "void fz_gsum(const double *x, double *s) { *s += x[0] * 1.1; }")
 	fzNoLane = kf("fz_nolane", "void fz_nolane(double *x) { double *p = x; p[0] = p[0] * 0.5 + 0.125; }")
-	hostOnly = map[string]bool{"opencl": true, "opencl-atomics": true}
+	hostOnly = map[string]bool{"opencl": true, "opencl-atomics": true, "opencl-soa": true}
 )
 
 var fuseCases = []fuseCase{
@@ -206,7 +207,7 @@ var fuseCases = []fuseCase{
 				return r.ParLoop(fzCopy, m.edges, y.Arg(op2.Read), z.Arg(op2.Write))
 			}, results(y, z, a, b)
 		}},
-	{name: "incremented through a map, then read through a map", want: fuseNone, short: true,
+	{name: "incremented through a map, then read through a map", want: fuseNone,
 		run: func(r *op2.Runtime, m fuseMesh) (func() error, func() []float64) {
 			a, b := datOf(m, m.cells, 1, 4, "a"), datOf(m, m.cells, 1, 5, "b")
 			w, y := datOf(m, m.edges, 1, 3, "w"), datOf(m, m.edges, 1, 2, "y")
@@ -251,7 +252,7 @@ var fuseCases = []fuseCase{
 				return r.ParLoop(fzVec2, m.edges, d.ArgVec(op2.Read, m.e2c), z.Arg(op2.Write))
 			}, results(y, z)
 		}},
-	{name: "views of different components", want: fuseYes, short: true,
+	{name: "views of different components", want: fuseYes,
 		run: func(r *op2.Runtime, m fuseMesh) (func() error, func() []float64) {
 			d := datOf(m, m.cells, 3, 1, "d")
 			v0, v1, v2 := must(d.View(0)), must(d.View(1)), must(d.View(2))
@@ -277,7 +278,7 @@ var fuseCases = []fuseCase{
 				return r.ParLoop(fzCopy, m.cells, d.Arg(op2.Read), y.Arg(op2.Write))
 			}, results(d, y)
 		}},
-	{name: "Globals read by both, reductions to others", want: fuseYes, short: true,
+	{name: "Globals read by both, reductions to others", want: fuseYes,
 		run: func(r *op2.Runtime, m fuseMesh) (func() error, func() []float64) {
 			x := datOf(m, m.cells, 1, 1, "x")
 			g := must(op2.NewGlobal(1, []float64{1.25}, "g"))
@@ -454,7 +455,7 @@ var fuseCases = []fuseCase{
 				return nil
 			}, func() []float64 { return slices.Concat(x.DataRO(), y.DataRO(), []float64{g.Value()}) }
 		}},
-	{name: "a Global increment with lanes, then a loop without", want: fuseAny, short: true,
+	{name: "a Global increment with lanes, then a loop without", want: fuseAny,
 		run: func(r *op2.Runtime, m fuseMesh) (func() error, func() []float64) {
 			x, y := datOf(m, m.cells, 1, 1, "x"), datOf(m, m.cells, 1, 2, "y")
 			s := must(op2.NewGlobal(1, []float64{0.1}, "s"))
@@ -465,7 +466,7 @@ var fuseCases = []fuseCase{
 				return r.ParLoop(fzNoLane, m.cells, y.Arg(op2.RW))
 			}, func() []float64 { return append(y.DataRO(), s.Value()) }
 		}},
-	{name: "the same kernel twice", want: fuseYes, short: true,
+	{name: "the same kernel twice", want: fuseYes,
 		run: func(r *op2.Runtime, m fuseMesh) (func() error, func() []float64) {
 			x := datOf(m, m.cells, 1, 1, "x")
 			return func() error {
@@ -486,66 +487,67 @@ type textCase struct {
 	want   fuseWant
 	a, b   *op2.Kernel
 	opencl bool // runs on opencl too
+	short  bool // also under -short
 }
 
 var textCases = []textCase{
 	{"helpers of the same name, identical", fuseAny,
 		kf("ft_h1", "static double ft_h(double v) { return v * 0.5 + 1; }\nvoid ft_h1(double *x, const double *y) { x[0] = ft_h(x[0]) + y[0]; }"),
-		kf("ft_h2", "static double ft_h(double v) { return v * 0.5 + 1; }\nvoid ft_h2(double *x, const double *y) { x[0] = ft_h(y[0]) * x[0]; }"), true},
+		kf("ft_h2", "static double ft_h(double v) { return v * 0.5 + 1; }\nvoid ft_h2(double *x, const double *y) { x[0] = ft_h(y[0]) * x[0]; }"), true, false},
 	{"one source, two kernels", fuseYes,
 		kf("ft_s1", "static double ft_sh(double v) { return v * 0.5 + 1; }\nvoid ft_s1(double *x, const double *y) { x[0] = ft_sh(x[0]) + y[0]; }\nvoid ft_s2(double *x, const double *y) { x[0] = ft_sh(y[0]) * x[0]; }"),
-		kf("ft_s2", "static double ft_sh(double v) { return v * 0.5 + 1; }\nvoid ft_s1(double *x, const double *y) { x[0] = ft_sh(x[0]) + y[0]; }\nvoid ft_s2(double *x, const double *y) { x[0] = ft_sh(y[0]) * x[0]; }"), true},
+		kf("ft_s2", "static double ft_sh(double v) { return v * 0.5 + 1; }\nvoid ft_s1(double *x, const double *y) { x[0] = ft_sh(x[0]) + y[0]; }\nvoid ft_s2(double *x, const double *y) { x[0] = ft_sh(y[0]) * x[0]; }"), true, false},
 	{"same macro names, different meanings", fuseYes,
 		kf("ft_m1", "#define S 3.0\n#define F(v) ((v) * S)\nvoid ft_m1(double *x, const double *y) { x[0] = F(x[0]) + y[0]; }"),
-		kf("ft_m2", "#define S 5.0\n#define F(v) ((v) - S)\nvoid ft_m2(double *x, const double *y) { x[0] = F(x[0]) * y[0]; }"), true},
+		kf("ft_m2", "#define S 5.0\n#define F(v) ((v) - S)\nvoid ft_m2(double *x, const double *y) { x[0] = F(x[0]) * y[0]; }"), true, false},
 	{"a macro naming the other kernel's parameter", fuseYes,
 		kf("ft_n1", "#define y 2.0\nvoid ft_n1(double *x, const double *w) { x[0] = x[0] * y + w[0]; }"),
-		kf("ft_n2", "void ft_n2(double *x, const double *y) { x[0] = x[0] - y[0]; }"), true},
+		kf("ft_n2", "void ft_n2(double *x, const double *y) { x[0] = x[0] - y[0]; }"), true, false},
 	{"a macro using a parameter", fuseYes,
 		kf("ft_p1", "#define X0 x[0]\nvoid ft_p1(double *x, const double *y) { X0 = X0 * 2 + y[0]; }"),
-		kf("ft_p2", "#define X0 y[0]\nvoid ft_p2(double *y, const double *x) { y[0] = X0 + x[0]; }"), true},
+		kf("ft_p2", "#define X0 y[0]\nvoid ft_p2(double *y, const double *x) { y[0] = X0 + x[0]; }"), true, false},
 	{"parameters named like the other kernel's locals and helpers", fuseYes,
 		kf("ft_l1", "static double t(double v) { return v + 0.5; }\nvoid ft_l1(double *x, const double *y) { double b = y[0]; x[0] = t(x[0]) * b; }"),
-		kf("ft_l2", "void ft_l2(double *b, const double *t) { double x = t[0] * 3; b[0] += x; }"), true},
+		kf("ft_l2", "void ft_l2(double *b, const double *t) { double x = t[0] * 3; b[0] += x; }"), true, true},
 	{"struct members named like parameters", fuseAny,
 		kf("ft_st1", "struct ft_sp { double x, y; };\nvoid ft_st1(double *x, const double *y) { struct ft_sp s; s.x = y[0]; s.y = x[0]; x[0] = s.x * s.y + 1; }"),
-		kf("ft_st2", "void ft_st2(double *y, const double *x) { struct { double y; } s = { .y = x[0] }; y[0] = s.y - y[0]; }"), true},
+		kf("ft_st2", "void ft_st2(double *y, const double *x) { struct { double y; } s = { .y = x[0] }; y[0] = s.y - y[0]; }"), true, false},
 	{"comments and literals naming parameters", fuseYes,
 		kf("ft_c1", "void ft_c1(double *x, const double *y) { /* y x */ x[0] += y[0] + 'y'; // x\n}"),
-		kf("ft_c2", "void ft_c2(double *y, const double *x) { const char *s = \"x y\"; y[0] = x[0] * s[1]; }"), false},
+		kf("ft_c2", "void ft_c2(double *y, const double *x) { const char *s = \"x y\"; y[0] = x[0] * s[1]; }"), false, false},
 	{"array, const, restrict parameters", fuseYes,
 		kf("ft_a1", "void ft_a1(double x[1], const double y[1]) { x[0] = x[0] * y[0] - 0.125; }"),
-		kf("ft_a2", "void ft_a2(double *restrict y, const double *const restrict x) { y[0] = x[0] / 3; }"), true},
+		kf("ft_a2", "void ft_a2(double *restrict y, const double *const restrict x) { y[0] = x[0] / 3; }"), true, false},
 	{"typedef'd pointers", fuseAny,
 		kf("ft_t1", "typedef double *ft_dp;\nvoid ft_t1(ft_dp x, const double *y) { x[0] += y[0]; }"),
-		kf("ft_t2", "typedef const double *ft_cdp;\nvoid ft_t2(double *x, ft_cdp y) { x[0] *= y[0]; }"), true},
+		kf("ft_t2", "typedef const double *ft_cdp;\nvoid ft_t2(double *x, ft_cdp y) { x[0] *= y[0]; }"), true, false},
 	{"void pointers cast in the body", fuseAny,
 		kf("ft_v1", "void ft_v1(void *x, const void *y) { ((double *)x)[0] += ((const double *)y)[0]; }"),
-		kf("ft_v2", "void ft_v2(double *x, const double *y) { x[0] = x[0] * y[0]; }"), false},
+		kf("ft_v2", "void ft_v2(double *x, const double *y) { x[0] = x[0] * y[0]; }"), false, false},
 	{"a declaration after a comma naming a parameter", fuseAny,
 		kf("ft_d1", "void ft_d1(double *x, const double *y) { { double q = 2, y = 3; x[0] += q * y; } x[0] += y[0]; }"),
-		kf("ft_d2", "void ft_d2(double *y, const double *x) { y[0] = y[0] * 0.5 + x[0]; }"), true},
+		kf("ft_d2", "void ft_d2(double *y, const double *x) { y[0] = y[0] * 0.5 + x[0]; }"), true, false},
 	{"a parameter named like the other kernel's constant", fuseAny,
 		kf("ft_k1", "void ft_k1(double *x, const double *y) { x[0] = x[0] * fz_kk + y[0]; }"),
-		kf("ft_k2", "void ft_k2(double *fz_kk, const double *x) { fz_kk[0] -= x[0] * 0.5; }"), true},
+		kf("ft_k2", "void ft_k2(double *fz_kk, const double *x) { fz_kk[0] -= x[0] * 0.5; }"), true, false},
 	{"a parameter's size from a macro", fuseAny,
 		kf("ft_z1", "#define FT_N 1\nvoid ft_z1(double x[FT_N], const double y[FT_N]) { x[0] += y[0]; }"),
-		kf("ft_z2", "#define FT_N 1\nvoid ft_z2(double x[FT_N], const double y[FT_N]) { x[0] *= y[0]; }"), true},
+		kf("ft_z2", "#define FT_N 1\nvoid ft_z2(double x[FT_N], const double y[FT_N]) { x[0] *= y[0]; }"), true, false},
 	{"a return in the last kernel", fuseYes,
 		kf("ft_r1", "void ft_r1(double *x, const double *y) { x[0] = x[0] + y[0]; }"),
-		kf("ft_r2", "void ft_r2(double *x, const double *y) { if (x[0] > 2) return; x[0] = -y[0]; }"), true},
+		kf("ft_r2", "void ft_r2(double *x, const double *y) { if (x[0] > 2) return; x[0] = -y[0]; }"), true, false},
 	{"a return in the first kernel", fuseNone,
 		kf("ft_q1", "void ft_q1(double *x, const double *y) { if (x[0] > 2) return; x[0] = -y[0]; }"),
-		kf("ft_q2", "void ft_q2(double *x, const double *y) { x[0] = x[0] + y[0]; }"), true},
+		kf("ft_q2", "void ft_q2(double *x, const double *y) { x[0] = x[0] + y[0]; }"), true, false},
 	{"a return from a macro in the first kernel", fuseAny,
 		kf("ft_rm1", "#define DONE return\nvoid ft_rm1(double *x, const double *y) { if (x[0] > 2) DONE; x[0] = -y[0]; }"),
-		kf("ft_rm2", "void ft_rm2(double *x, const double *y) { x[0] = x[0] + y[0]; }"), true},
+		kf("ft_rm2", "void ft_rm2(double *x, const double *y) { x[0] = x[0] + y[0]; }"), true, false},
 	{"nested blocks declaring parameters' names", fuseAny,
 		kf("ft_b1", "void ft_b1(double *x, const double *y) { { double q = 2, y = 3; x[0] += q * y; } x[0] += y[0]; }"),
-		kf("ft_b2", "void ft_b2(double *y, const double *x) { for (int x = 0; x < 2; x++) y[0] += x; { double t, x = 1.5; t = x; y[0] *= t; } }"), true},
+		kf("ft_b2", "void ft_b2(double *y, const double *x) { for (int x = 0; x < 2; x++) y[0] += x; { double t, x = 1.5; t = x; y[0] *= t; } }"), true, false},
 	{"names in the fused kernel's style", fuseYes,
 		kf("ft_f1", "void ft_f1(double *fused_ft_f1_ft_f2, const double *x_2) { fused_ft_f1_ft_f2[0] += x_2[0]; }"),
-		kf("ft_f2", "void ft_f2(double *x, const double *fused_ft_f1_ft_f2) { x[0] *= fused_ft_f1_ft_f2[0]; }"), true},
+		kf("ft_f2", "void ft_f2(double *x, const double *fused_ft_f1_ft_f2) { x[0] *= fused_ft_f1_ft_f2[0]; }"), true, false},
 }
 
 // fuseRun runs one case's loops on cfg: eagerly, or recorded (in a Chain
@@ -657,7 +659,7 @@ func TestFuseKernelText(t *testing.T) {
 				if strings.HasPrefix(b.name, "opencl") && !c.opencl {
 					continue
 				}
-				if testing.Short() && b.name != "sequential" {
+				if testing.Short() && !c.short {
 					continue
 				}
 				t.Run(c.name, func(t *testing.T) {
