@@ -130,10 +130,12 @@ func check(group []*core.Loop, b *core.Loop, explain bool) error {
 // one argument of the fused loop: the same data reached the same way, and
 // either a Dat reached directly (which the fused kernel must see as one
 // pointer, so that a later kernel reads what an earlier one wrote) or only
-// read by both.
+// read by both. Index arguments (ArgIdx) are never merged: each kernel
+// call gets its own copy of the index, which it may write without
+// changing what a later kernel sees.
 func sameSlot(x, y *core.Arg) bool {
 	if x.Data != y.Data || x.Map != y.Map || x.Idx != y.Idx || x.Kind != y.Kind || x.View != y.View || x.Comp != y.Comp ||
-		x.Off || y.Off || x.Index != y.Index || x.Optional != y.Optional {
+		x.Off || y.Off || x.Index || y.Index || x.Optional != y.Optional {
 		return false
 	}
 	return x.Kind == core.ArgDirect || (x.Access == core.Read && y.Access == core.Read)

@@ -3,7 +3,8 @@
 // arguments, MIN/MAX through maps, Dat utilities, subsets, dumps, VTK,
 // HDF5, the atomics scheme, sparse matrices and solvers), kept as
 // regression tests. The bugs it found are in FINDINGS.md (all fixed) and
-// MATRIX_FINDINGS.md (the matrix feature's; those pending are skipped).
+// MATRIX_FINDINGS.md (the matrix feature's; those pending are skipped);
+// FUSE_FINDINGS.md has the loop fusion probe's (fuse_test.go).
 package probe_test
 
 import (

@@ -537,10 +537,13 @@ func (lay *Layout) sharePrivateCopies(l *core.Loop) {
 	for i := range l.Args {
 		lay.alias[i] = -1
 		a := &l.Args[i]
-		if a.Kind == core.ArgGlobal || a.Kind == core.ArgMat || a.Access == core.Min || a.Access == core.Max {
+		if a.Kind == core.ArgGlobal || a.Kind == core.ArgMat || a.Access == core.Min || a.Access == core.Max || a.Index {
 			// MIN and MAX arguments keep their own accumulators even
 			// when they pass the same elements, as on the host: two
 			// candidates written through two of them both count.
+			// Index arguments keep their own copies, as on the host
+			// (each is a copy of the index, which a kernel may write):
+			// in a fused loop each kernel's must stay its own.
 			continue
 		}
 		for j := 0; j < i; j++ {
