@@ -138,12 +138,7 @@ type Config struct {
 	// $CXX, else "g++"). It is only run when a C++ kernel is used.
 	CXX string
 	// CFlags replaces the optimisation flags (default
-	// "-O3 -march=native -fno-math-errno -ffp-contract=off", or
-	// $OP2_CFLAGS). Flags that let the compiler contract or reassociate
-	// floating-point operations across statements (-ffp-contract=fast,
-	// GCC's default in GNU C, or -ffast-math) void the promise that fused
-	// loops (Fusion) give the results of the loops run one by one, bit for
-	// bit.
+	// "-O3 -march=native -fno-math-errno", or $OP2_CFLAGS).
 	CFlags []string
 	// CacheDir is where compiled loops are kept (default $OP2_CACHE_DIR,
 	// else a "goop2" folder in the user's cache directory, else goop2-<uid>

@@ -237,7 +237,7 @@ type Config struct {
 	Backend   string   // backend name; default "sequential"
 	CC        string   // C compiler command; default $CC or "cc"
 	CXX       string   // C++ compiler command, for C++ kernels; default $CXX or "g++"
-	CFlags    []string // optimisation flags; default DefaultCFlags
+	CFlags    []string // optimisation flags; default -O3 -march=native -fno-math-errno
 	CacheDir  string   // compiled-code cache; default DefaultCacheDir()
 	Threads   int      // OpenMP threads, at most MaxThreads; default $OMP_NUM_THREADS or the number of CPUs (capped at MaxThreads)
 	BlockSize int      // plan block size; 0 = adaptive
@@ -310,13 +310,7 @@ func CheckThreads(n int, source string) error {
 }
 
 // DefaultCFlags are the optimisation flags used when none are configured.
-// -ffp-contract=off stops the compiler from contracting a multiplication
-// and an addition of different statements into one fused multiply-add
-// (GCC's default in GNU C on CPUs with FMA): whether it can depends on
-// how the generated code arranges the statements, so that a fused loop
-// (package fuse), whose kernels' statements meet in one function, and the
-// same loops run apart would round differently.
-var DefaultCFlags = []string{"-O3", "-march=native", "-fno-math-errno", "-ffp-contract=off"}
+var DefaultCFlags = []string{"-O3", "-march=native", "-fno-math-errno"}
 
 // DefaultCacheDir is the cache directory used when none is configured: a
 // "goop2" folder in the user's cache directory ($XDG_CACHE_HOME or
