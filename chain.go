@@ -245,7 +245,7 @@ func (q *chainQueue) fusable(i, n int) int {
 	j := i + 1
 	for ; j < n; j++ {
 		f := q.slots[j]
-		if !f.isLoop() || f.r != e.r || f.b != e.b || q.group[len(q.group)-1].Kernel.Info.Returns || !fuse.CanFuse(&f.l) || !fuse.Fusable(q.group, &f.l) ||
+		if len(q.group) == fuse.MaxLoops || !f.isLoop() || f.r != e.r || f.b != e.b || q.group[len(q.group)-1].Kernel.Info.Returns || !fuse.CanFuse(&f.l) || !fuse.Fusable(q.group, &f.l) ||
 			!fusedWithinDeviceLimits(e.b.Name(), q.group, &f.l) {
 			break
 		}

@@ -564,3 +564,38 @@ func TestConstSetOrdersAfterRecordedLoops(t *testing.T) {
 		t.Errorf("cs_c = %v, want [-1 3]", v)
 	}
 }
+
+// TestFusedRunsAreBounded: a long run of loops that fuse is fused in
+// pieces of at most fuse.MaxLoops loops.
+func TestFusedRunsAreBounded(t *testing.T) {
+	r := must(op2.NewRuntime(op2.Config{Fusion: "on", Timing: true}))
+	set := must(op2.NewSet(4, "cells"))
+	const n = 40
+	d := make([]*op2.Dat[float64], n+1)
+	for i := range d {
+		d[i] = must(op2.NewDat(set, 1, []float64{1, 2, 3, 4}, fmt.Sprintf("d%d", i)))
+	}
+	k := op2.NewKernel("void fb_step(const double *a, double *b) { b[0] = a[0] + 1; }", "fb_step")
+	check(t, r.Chain(func() error {
+		for i := 0; i < n; i++ {
+			if err := r.ParLoop(k, set, d[i].Arg(op2.Read), d[i+1].Arg(op2.Write)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	if got := d[n].DataRO(); !slices.Equal(got, []float64{41, 42, 43, 44}) {
+		t.Errorf("d%d = %v", n, got)
+	}
+	loops := 0
+	for _, lt := range r.Timings() {
+		parts := strings.Count(lt.Kernel, "fb_step")
+		if parts > 16 {
+			t.Errorf("%s fuses %d loops, more than 16", lt.Kernel[:40], parts)
+		}
+		loops += parts * lt.Calls
+	}
+	if loops != n {
+		t.Errorf("%d loops ran, want %d", loops, n)
+	}
+}

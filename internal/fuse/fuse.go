@@ -26,6 +26,11 @@ import (
 	"github.com/goop2/op2/internal/core"
 )
 
+// MaxLoops is the most loops one fused loop runs: a longer run of loops
+// that fuse is fused in pieces, so that a fused kernel (and its name in
+// the timing report) stays of a size a compiler handles quickly.
+const MaxLoops = 16
+
 // errNo is the answer of the checks when no reason is asked for, so that
 // checking a chain that repeats allocates nothing.
 var errNo = errors.New("fuse: no")
