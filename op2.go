@@ -267,9 +267,10 @@ type Config struct {
 	// loops over the same set of which no element depends on another
 	// element of an earlier one run as one generated loop, each element
 	// running the kernels in turn — loops whose shared data is only read,
-	// or reached directly by both (element e of the later loop reading
-	// what element e of the earlier one wrote), never modified through a
-	// map or read through a map after it is modified, Globals only read;
+	// or reached directly by both and modified by one of them only
+	// (element e of the later loop reading what element e of the earlier
+	// one wrote), never modified through a map or read through a map after
+	// it is modified, Globals only read;
 	// not in check mode, not over extruded sets, not C++ kernels nor
 	// matrix arguments, and a kernel that returns early only last. The
 	// fused loop reads what the loops share once, and its results are
