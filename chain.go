@@ -91,6 +91,10 @@ func (q *chainQueue) force() error {
 	for i := 0; i < n; i++ {
 		e := q.slots[i]
 		if err == nil {
+			if k := q.runTiled(i, n, &err); k > 0 {
+				i += k - 1 // their slots are released
+				continue
+			}
 			p := e.p
 			if e.r.x.Dropped() != e.dropped {
 				p = nil // it may have been unloaded: find it again

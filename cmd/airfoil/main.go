@@ -6,10 +6,12 @@
 //
 //	airfoil [-backend sequential|openmp|opencl] [-threads N] [-iters N] [-mesh FILE]
 //	        [-I 400 -J 600] [-write-mesh FILE] [-dump-q FILE] [-vtk FILE.vtu] [-timing]
-//	        [-partition ptscotch|rcb|block|metis] [-startup] [-lazy]
+//	        [-partition ptscotch|rcb|block|metis] [-startup] [-lazy] [-tile N]
 //
 // -lazy records the loops and runs them when their results are read
-// (op2.Config.Lazy; one process only), with the same output.
+// (op2.Config.Lazy; one process only), with the same output. -tile N (with
+// -lazy) runs the recorded loops of each step as sparse tiles of N cells
+// (op2.Config.Tile) on the host backends.
 //
 // Started by mpirun (mpirun -np 4 airfoil ...) it runs distributed: every
 // rank reads (-mesh, ASCII or HDF5) or generates its own block of every
@@ -77,6 +79,7 @@ type options struct {
 	vtkPath   string
 	timing    bool
 	lazy      bool
+	tile      int
 	partition string
 	shuffle   uint64
 	renumber  string
@@ -101,6 +104,7 @@ func main() {
 	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with q, pressure and Mach number as a VTK .vtu file after the run (for ParaView or op2render)")
 	flag.BoolVar(&o.timing, "timing", false, "print op2's per-loop timing table (under MPI: rank 0's loops)")
 	flag.BoolVar(&o.lazy, "lazy", false, "record the loops and run them when their results are needed (op2.Config.Lazy; one process only)")
+	flag.IntVar(&o.tile, "tile", 0, "with -lazy, run the recorded loops as sparse tiles of this many cells on the host backends (op2.Config.Tile; default $OP2_TILE, else 0: off)")
 	flag.StringVar(&o.partition, "partition", "", "under MPI: how the mesh is split over the ranks (ptscotch, rcb, block or metis; default ptscotch when it loads on every rank, else rcb)")
 	flag.Uint64Var(&o.shuffle, "shuffle", 0, "number the mesh's nodes, cells and edges in a random order drawn from this seed before declaring it (locality lost; 0: keep the order)")
 	flag.BoolVar(&o.startup, "startup", false, "every rank prints the time and peak memory of reading or generating its block of the mesh and of partitioning it")
@@ -141,7 +145,7 @@ func run(o options, out io.Writer) (*result, error) {
 	if o.iters < 0 {
 		return nil, fmt.Errorf("-iters %d: the number of iterations must not be negative", o.iters)
 	}
-	cfg := op2.Config{Backend: o.backend, Threads: o.threads, BlockSize: o.blockSize, Timing: o.timing, Lazy: o.lazy}
+	cfg := op2.Config{Backend: o.backend, Threads: o.threads, BlockSize: o.blockSize, Timing: o.timing, Lazy: o.lazy, Tile: o.tile}
 	if err := op2.Configure(cfg); err != nil {
 		return nil, err
 	}

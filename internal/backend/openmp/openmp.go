@@ -261,3 +261,43 @@ func slicePtr(s []int32) unsafe.Pointer {
 	}
 	return unsafe.Pointer(&s[0])
 }
+
+// BuildTiles builds l's tile form (hostc.OpenMPTiles), for sparse tiling
+// of loop chains (exec.TileBuilder).
+func (b *backend) BuildTiles(l *core.Loop) (exec.TileProgram, error) {
+	src, err := hostc.OpenMPTiles(l)
+	if err != nil {
+		return nil, err
+	}
+	p, err := host.NewProgram(b.cc, l, src, hostc.PvTileCount, "-fopenmp")
+	if err != nil {
+		return nil, err
+	}
+	return &tileProgram{program: program{Program: p, b: b}}, nil
+}
+
+// TileThreads is the backend's thread count: one launch runs that many
+// tiles at once (exec.TileBuilder).
+func (b *backend) TileThreads() int { return b.threads }
+
+// tileProgram runs the tile form once per launched run of tiles, one
+// tile per thread.
+type tileProgram struct{ program }
+
+func (p *tileProgram) Bind(l *core.Loop, _ *exec.Plan) error {
+	if err := p.Program.Bind(l); err != nil {
+		return err
+	}
+	p.l = l
+	return nil
+}
+
+func (p *tileProgram) LaunchTiles(runs, offsets unsafe.Pointer, first, last int) error {
+	threads := min(p.b.threads, last-first)
+	p.SetPtr(hostc.PvTileRuns, runs)
+	p.SetPtr(hostc.PvTileOffsets, offsets)
+	p.SetInt(hostc.IvStart, first)
+	p.SetInt(hostc.IvEnd, last)
+	p.SetInt(hostc.IvThreads, threads)
+	return p.call(p.l, threads)
+}

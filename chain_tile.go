@@ -1,0 +1,259 @@
+package op2
+
+import (
+	"encoding/binary"
+	"runtime"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/tile"
+)
+
+// Sparse tiling of recorded loops (Config.Tile, OP2_TILE).
+//
+// When the queue is forced, the longest run of recorded loops that can
+// run in tiles (tileable, same runtime and backend, Globals used safely)
+// runs through the executor's RunTiles with a schedule from package tile.
+// The schedule is computed in Go once per distinct chain (tileKey: the
+// loops' sets and arguments, the tile size and whether tiles run on
+// threads) and kept, with its element lists pinned for the generated
+// code; a repeated chain finds it and allocates nothing.
+
+// maxTiledChains is the number of schedules kept; beyond it they are all
+// dropped (a program whose chains never repeat keeps bounded memory).
+const maxTiledChains = 64
+
+// tiledSchedule is a kept schedule, pinned while it is kept.
+type tiledSchedule struct {
+	s   *tile.Schedule
+	pin runtime.Pinner
+}
+
+// tiling is the state of the tiled runs (under mu): the kept schedules
+// and buffers reused from one forcing to the next.
+var tiling struct {
+	byKey   map[string]*tiledSchedule
+	key     []byte
+	chain   exec.TiledChain
+	globals []tiledGlobal
+}
+
+// tiledGlobal is a Global used by a loop of the run being tiled.
+type tiledGlobal struct {
+	s       *core.Storage
+	reduced bool
+}
+
+// tileable reports whether recorded loop e may run in tiles at all.
+func tileable(e *recordedLoop) bool {
+	r, l := e.r, &e.l
+	if r.cfg.Tile <= 0 || l.Check || l.Extruded != nil || l.Set.Halo != nil || r.x.Halo != nil || r.x.Tuner != nil || r.tracer() != nil {
+		return false
+	}
+	if _, ok := e.b.Backend.(exec.TileBuilder); !ok {
+		return false
+	}
+	for i := range l.Args {
+		if a := &l.Args[i]; a.Kind == core.ArgMat || a.Hidden {
+			return false
+		}
+	}
+	return true
+}
+
+// globalsAllow reports whether loop l may join a tiled run whose earlier
+// loops' Globals are tiling.globals: no Global that one of them reduces,
+// and no reduction of a Global that they use or that l reads too. It
+// then adds l's Globals.
+func globalsAllow(l *core.Loop) bool {
+	gs := tiling.globals
+	find := func(s *core.Storage) int {
+		for k := range gs {
+			if gs[k].s == s {
+				return k
+			}
+		}
+		return -1
+	}
+	for i := range l.Args {
+		a := &l.Args[i]
+		if a.Kind != core.ArgGlobal || a.Off {
+			continue
+		}
+		k := find(a.Data)
+		if a.IsReduction() {
+			if k >= 0 {
+				return false
+			}
+			for j := range l.Args {
+				if b := &l.Args[j]; b.Data == a.Data && !b.IsReduction() {
+					return false
+				}
+			}
+		} else if k >= 0 && gs[k].reduced {
+			return false
+		}
+	}
+	for i := range l.Args {
+		a := &l.Args[i]
+		if a.Kind != core.ArgGlobal || a.Off {
+			continue
+		}
+		if k := find(a.Data); k >= 0 {
+			gs[k].reduced = gs[k].reduced || a.IsReduction()
+		} else {
+			gs = append(gs, tiledGlobal{a.Data, a.IsReduction()})
+		}
+	}
+	tiling.globals = gs
+	return true
+}
+
+// runTiled runs the recorded loops from slot i on (of n) that can run in
+// tiles, when there are at least two, and releases their slots; it
+// returns how many ran (0: none, and the loop at i runs as usual). The
+// failure of one of them is stored in *err as a *ChainError. Caller
+// holds mu.
+func (q *chainQueue) runTiled(i, n int, err *error) int {
+	first := q.slots[i]
+	if !tileable(first) {
+		return 0
+	}
+	k := 0
+	for ; i+k < n; k++ {
+		e := q.slots[i+k]
+		if e.r != first.r || e.b != first.b || !tileable(e) || !globalsAllow(&e.l) {
+			break
+		}
+	}
+	clear(tiling.globals)
+	tiling.globals = tiling.globals[:0]
+	if k < 2 {
+		return 0
+	}
+	r, b := first.r, first.b
+	threads := b.Backend.(exec.TileBuilder).TileThreads()
+	c := &tiling.chain
+	failed, ferr := 0, error(nil)
+	for j := range k {
+		l := &q.slots[i+j].l
+		if ferr = r.checkPartitioned(l); ferr == nil {
+			var p exec.TileProgram
+			if p, ferr = r.x.TileProgram(b, l); ferr == nil {
+				c.Loops = append(c.Loops, l)
+				c.Programs = append(c.Programs, p)
+				markLooped(l)
+				continue
+			}
+			ferr = apiError(ferr)
+		}
+		failed = j
+		break
+	}
+	if ferr == nil {
+		c.Schedule = schedule(c.Loops, r.cfg.Tile, threads > 1)
+		c.Threads = threads
+		failed, ferr = r.x.RunTiles(b, c)
+		if ferr != nil {
+			ferr = mpiFatal(apiError(ferr))
+		}
+	}
+	clear(c.Loops)
+	clear(c.Programs)
+	c.Loops, c.Programs, c.Schedule = c.Loops[:0], c.Programs[:0], nil
+	if ferr != nil {
+		l := &q.slots[i+failed].l
+		*err = &ChainError{Kernel: l.Kernel.Name, Set: l.SetName(), Index: i + failed, Recorded: n, Err: ferr}
+	}
+	for _, e := range q.slots[i : i+k] {
+		e.release()
+	}
+	return k
+}
+
+// schedule returns the tile schedule of loops, computing it only for a
+// chain not seen before.
+func schedule(loops []*core.Loop, size int, parallel bool) *tile.Schedule {
+	key := binary.AppendUvarint(tiling.key[:0], uint64(size))
+	if parallel {
+		key = append(key, 1)
+	} else {
+		key = append(key, 0)
+	}
+	for _, l := range loops {
+		key = binary.AppendUvarint(key, l.Set.ID)
+		key = binary.AppendUvarint(key, uint64(l.IterEnd()))
+		key = binary.AppendUvarint(key, uint64(len(l.Args)))
+		for i := range l.Args {
+			a := &l.Args[i]
+			if a.Off || a.Kind == core.ArgGlobal {
+				key = append(key, 0)
+				continue
+			}
+			key = append(key, byte(a.Kind), byte(a.Access))
+			key = binary.AppendUvarint(key, a.Data.ID)
+			if a.Map != nil {
+				key = binary.AppendUvarint(key, a.Map.ID)
+				key = binary.AppendUvarint(key, uint64(a.Idx))
+			}
+		}
+	}
+	tiling.key = key
+	if ts, ok := tiling.byKey[string(key)]; ok {
+		return ts.s
+	}
+	if len(tiling.byKey) >= maxTiledChains {
+		for _, ts := range tiling.byKey {
+			ts.pin.Unpin()
+		}
+		clear(tiling.byKey)
+	}
+	if tiling.byKey == nil {
+		tiling.byKey = map[string]*tiledSchedule{}
+	}
+	ts := &tiledSchedule{s: tile.Build(describeChain(loops), size, parallel)}
+	for j := range ts.s.Runs {
+		if len(ts.s.Runs[j]) > 0 {
+			ts.pin.Pin(&ts.s.Runs[j][0])
+		}
+		ts.pin.Pin(&ts.s.RunOffsets[j][0])
+	}
+	tiling.byKey[string(key)] = ts
+	return ts.s
+}
+
+// describeChain describes loops for package tile: their sizes and, for
+// every enabled Dat argument, its data, map and access.
+func describeChain(loops []*core.Loop) *tile.Chain {
+	c := &tile.Chain{}
+	data := map[*core.Storage]int{}
+	for _, l := range loops {
+		tl := tile.Loop{Size: l.IterEnd()}
+		for i := range l.Args {
+			a := &l.Args[i]
+			if a.Off || a.Kind == core.ArgGlobal {
+				continue
+			}
+			d, ok := data[a.Data]
+			if !ok {
+				d = len(c.Data)
+				data[a.Data] = d
+				items := a.Data.Len / max(1, a.Data.Dim)
+				if a.Data.Set != nil {
+					items = a.Data.Set.Total
+				}
+				c.Data = append(c.Data, items)
+			}
+			ta := tile.Arg{Data: d, Write: a.Access.Modifies(), Idx: -1}
+			if a.Map != nil {
+				ta.Map, ta.Arity = a.Map.Table, a.Map.Arity
+				if a.Kind == core.ArgIndirect {
+					ta.Idx = a.Idx
+				}
+			}
+			tl.Args = append(tl.Args, ta)
+		}
+		c.Loops = append(c.Loops, tl)
+	}
+	return c
+}
