@@ -3,6 +3,7 @@ package op2
 import (
 	"encoding/binary"
 	"runtime"
+	"slices"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
@@ -25,8 +26,9 @@ const maxTiledChains = 64
 
 // tiledSchedule is a kept schedule, pinned while it is kept.
 type tiledSchedule struct {
-	s   *tile.Schedule
-	pin runtime.Pinner
+	s     *tile.Schedule
+	bytes []float64 // each loop's exec.LoopBytes
+	pin   runtime.Pinner
 }
 
 // tiling is the state of the tiled runs (under mu): the kept schedules
@@ -119,48 +121,52 @@ func (q *chainQueue) runTiled(i, n int, err *error) int {
 	if !tileable(first) {
 		return 0
 	}
-	k := 0
-	for ; i+k < n; k++ {
-		e := q.slots[i+k]
-		if e.r != first.r || e.b != first.b || !tileable(e) || !globalsAllow(&e.l) {
+	r, b := first.r, first.b
+	c := &tiling.chain
+	defer func() {
+		clear(c.Loops)
+		clear(c.Programs)
+		clear(tiling.globals)
+		c.Loops, c.Programs, c.Schedule, c.Bytes, tiling.globals = c.Loops[:0], c.Programs[:0], nil, nil, tiling.globals[:0]
+	}()
+	// The run: loops of the same runtime and backend that can run in
+	// tiles, whose Globals allow it, each with its own program (a
+	// program holds one loop's bindings at a time).
+	for k := i; k < n; k++ {
+		e := q.slots[k]
+		if e.r != r || e.b != b || !tileable(e) || !globalsAllow(&e.l) {
 			break
 		}
+		p, perr := r.x.TileProgram(b, &e.l)
+		if perr != nil || slices.Contains(c.Programs, p) {
+			break // a loop whose tile form does not build runs alone
+		}
+		c.Loops = append(c.Loops, &e.l)
+		c.Programs = append(c.Programs, p)
 	}
-	clear(tiling.globals)
-	tiling.globals = tiling.globals[:0]
+	k := len(c.Loops)
 	if k < 2 {
 		return 0
 	}
-	r, b := first.r, first.b
-	threads := b.Backend.(exec.TileBuilder).TileThreads()
-	c := &tiling.chain
-	failed, ferr := 0, error(nil)
-	for j := range k {
-		l := &q.slots[i+j].l
-		if ferr = r.checkPartitioned(l); ferr == nil {
-			var p exec.TileProgram
-			if p, ferr = r.x.TileProgram(b, l); ferr == nil {
-				c.Loops = append(c.Loops, l)
-				c.Programs = append(c.Programs, p)
-				markLooped(l)
-				continue
-			}
-			ferr = apiError(ferr)
+	failed := 0
+	var ferr error
+	for j, l := range c.Loops {
+		if ferr = r.checkPartitioned(l); ferr != nil {
+			failed = j
+			break
 		}
-		failed = j
-		break
+		markLooped(l)
 	}
 	if ferr == nil {
-		c.Schedule = schedule(c.Loops, r.cfg.Tile, threads > 1)
+		threads := b.Backend.(exec.TileBuilder).TileThreads()
+		ts := schedule(c.Loops, r.cfg.Tile, threads > 1)
+		c.Schedule, c.Bytes = ts.s, ts.bytes
 		c.Threads = threads
 		failed, ferr = r.x.RunTiles(b, c)
 		if ferr != nil {
 			ferr = mpiFatal(apiError(ferr))
 		}
 	}
-	clear(c.Loops)
-	clear(c.Programs)
-	c.Loops, c.Programs, c.Schedule = c.Loops[:0], c.Programs[:0], nil
 	if ferr != nil {
 		l := &q.slots[i+failed].l
 		*err = &ChainError{Kernel: l.Kernel.Name, Set: l.SetName(), Index: i + failed, Recorded: n, Err: ferr}
@@ -173,7 +179,7 @@ func (q *chainQueue) runTiled(i, n int, err *error) int {
 
 // schedule returns the tile schedule of loops, computing it only for a
 // chain not seen before.
-func schedule(loops []*core.Loop, size int, parallel bool) *tile.Schedule {
+func schedule(loops []*core.Loop, size int, parallel bool) *tiledSchedule {
 	key := binary.AppendUvarint(tiling.key[:0], uint64(size))
 	if parallel {
 		key = append(key, 1)
@@ -200,7 +206,7 @@ func schedule(loops []*core.Loop, size int, parallel bool) *tile.Schedule {
 	}
 	tiling.key = key
 	if ts, ok := tiling.byKey[string(key)]; ok {
-		return ts.s
+		return ts
 	}
 	if len(tiling.byKey) >= maxTiledChains {
 		for _, ts := range tiling.byKey {
@@ -218,8 +224,12 @@ func schedule(loops []*core.Loop, size int, parallel bool) *tile.Schedule {
 		}
 		ts.pin.Pin(&ts.s.RunOffsets[j][0])
 	}
+	ts.pin.Pin(&ts.s.Colours[0])
+	for _, l := range loops {
+		ts.bytes = append(ts.bytes, exec.LoopBytes(l))
+	}
 	tiling.byKey[string(key)] = ts
-	return ts.s
+	return ts
 }
 
 // describeChain describes loops for package tile: their sizes and, for

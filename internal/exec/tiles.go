@@ -21,16 +21,31 @@ type TileBuilder interface {
 }
 
 // TileProgram is a loop's tile form. The executor calls Bind (with no
-// plan), LaunchTiles for runs of tiles, and Finish, as for a Program.
+// plan), SetTiles, LaunchTiles for runs of tiles (or the backend's
+// TileChainRunner runs them all), and Finish, as for a Program.
 type TileProgram interface {
 	Program
-	// LaunchTiles runs the loop's elements of tiles [first, last): runs
-	// holds the loop's elements tile by tile as runs of consecutive
-	// elements (int32 pairs: start, end), offsets the first run of each
-	// tile and one past the last (int32), both pinned. The tiles run at once on the program's
-	// threads, so they must touch disjoint data; each tile's elements
-	// run in order. Reductions accumulate over the launches of a loop.
-	LaunchTiles(runs, offsets unsafe.Pointer, first, last int) error
+	// SetTiles gives the program its loop's tiles: runs holds the
+	// loop's elements tile by tile as runs of consecutive elements
+	// (int32 pairs: start, end), offsets the first run of each tile and
+	// one past the last (int32), both pinned.
+	SetTiles(runs, offsets unsafe.Pointer)
+	// LaunchTiles runs the loop's elements of tiles [first, last). The
+	// tiles run at once on the program's threads, so they must touch
+	// disjoint data; each tile's elements run in order. Reductions
+	// accumulate over the launches of a loop.
+	LaunchTiles(first, last int) error
+}
+
+// TileChainRunner is implemented by backends that run a whole tiled chain
+// in one call (openmp: one parallel region, each thread running its
+// tiles of a colour through every loop in turn).
+type TileChainRunner interface {
+	// RunTileChain runs the bound programs' loops in tiles, colour by
+	// colour (the tiles of colour c are [colours[c], colours[c+1]),
+	// pinned), the tiles of a colour at once; each program's tiles are
+	// set (SetTiles).
+	RunTileChain(progs []TileProgram, colours []int32) error
 }
 
 // TileProgram returns the tile form of l's program on b (whose backend
@@ -68,6 +83,10 @@ type TiledChain struct {
 	// Threads is the number of tiles one launch runs at once (the
 	// backend's TileThreads).
 	Threads int
+	// Bytes is each loop's LoopBytes, by which the time of a chain run
+	// in one call (TileChainRunner) is shared among its loops for the
+	// timing report.
+	Bytes []float64
 	// run is each loop's run time when timing (reused).
 	run []time.Duration
 }
@@ -104,6 +123,16 @@ func (x *Executor) RunTiles(b *Opened, c *TiledChain) (failed int, err error) {
 		c.run = append(c.run[:0], make([]time.Duration, len(c.Loops))...)
 	}
 	s := c.Schedule
+	for j, p := range c.Programs {
+		var runs unsafe.Pointer
+		if len(s.Runs[j]) > 0 {
+			runs = unsafe.Pointer(&s.Runs[j][0])
+		}
+		p.SetTiles(runs, unsafe.Pointer(&s.RunOffsets[j][0]))
+	}
+	if runner, ok := b.Backend.(TileChainRunner); ok {
+		return x.runTileChain(b, runner, c)
+	}
 	launched := false
 	step := max(1, c.Threads)
 	for col := 0; col+1 < len(s.Colours); col++ {
@@ -115,11 +144,10 @@ func (x *Executor) RunTiles(b *Opened, c *TiledChain) (failed int, err error) {
 				if timing {
 					start = time.Now()
 				}
-				el, off := s.Runs[j], s.RunOffsets[j]
-				if off[t] == off[last] {
+				if off := s.RunOffsets[j]; off[t] == off[last] {
 					continue
 				}
-				if err := p.LaunchTiles(unsafe.Pointer(&el[0]), unsafe.Pointer(&off[0]), t, last); err != nil {
+				if err := p.LaunchTiles(t, last); err != nil {
 					if !launched {
 						x.restore()
 						return j, err
@@ -141,6 +169,35 @@ func (x *Executor) RunTiles(b *Opened, c *TiledChain) (failed int, err error) {
 	if timing {
 		for j, l := range c.Loops {
 			x.Timing.add(l, b.Name(), c.run[j], 0, 0, "tiled")
+		}
+	}
+	return 0, nil
+}
+
+// runTileChain runs c in one call of runner; the time goes to the loops
+// in proportion to the bytes they move (they run interleaved).
+func (x *Executor) runTileChain(b *Opened, runner TileChainRunner, c *TiledChain) (int, error) {
+	start := time.Now()
+	if err := runner.RunTileChain(c.Programs, c.Schedule.Colours); err != nil {
+		return 0, fmt.Errorf("%s and the %d loops tiled with it: %w (the data they modify may be partly updated)", c.Loops[0].Name(), len(c.Loops)-1, err)
+	}
+	run := time.Since(start)
+	for j, l := range c.Loops {
+		if err := c.Programs[j].Finish(l); err != nil {
+			return j, err
+		}
+	}
+	if x.Timing != nil {
+		total := 0.0
+		for _, b := range c.Bytes {
+			total += b
+		}
+		for j, l := range c.Loops {
+			share := 1 / float64(len(c.Loops))
+			if total > 0 {
+				share = c.Bytes[j] / total
+			}
+			x.Timing.add(l, b.Name(), time.Duration(float64(run)*share), 0, 0, "tiled")
 		}
 	}
 	return 0, nil

@@ -122,18 +122,27 @@ func (b *backend) BuildTiles(l *core.Loop) (exec.TileProgram, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tileProgram{program{Program: p}}, nil
+	return &tileProgram{program: program{Program: p}}, nil
 }
 
 // TileThreads is 1: tiles run one after another (exec.TileBuilder).
 func (b *backend) TileThreads() int { return 1 }
 
 // tileProgram runs the tile form once per launched run of tiles.
-type tileProgram struct{ program }
+type tileProgram struct {
+	program
+	offsets unsafe.Pointer // the first run of each tile (SetTiles)
+}
 
-func (p *tileProgram) LaunchTiles(runs, offsets unsafe.Pointer, first, last int) error {
-	off := unsafe.Slice((*int32)(offsets), last+1)
+// SetTiles gives the program its loop's tiles (exec.TileProgram).
+func (p *tileProgram) SetTiles(runs, offsets unsafe.Pointer) {
 	p.SetPtr(hostc.PvTileRuns, runs)
+	p.offsets = offsets
+}
+
+// LaunchTiles runs the runs of tiles [first, last) (exec.TileProgram).
+func (p *tileProgram) LaunchTiles(first, last int) error {
+	off := unsafe.Slice((*int32)(p.offsets), last+1)
 	p.SetInt(hostc.IvStart, int(off[first]))
 	p.SetInt(hostc.IvEnd, int(off[last]))
 	return p.Call(p.l)
