@@ -76,7 +76,18 @@ int op2_chain(int nloops, const uintptr_t *fns, const uintptr_t *ivs, const uint
 type ChainDriver struct {
 	lib           *jit.Library
 	fn            unsafe.Pointer
-	fns, ivs, pvs []C.uintptr_t // C memory
+	fns, ivs, pvs []C.uintptr_t // C memory, also held by mem
+	mem           *driverMemory
+}
+
+// driverMemory is the C memory of a driver's arrays, freed when the
+// driver is collected.
+type driverMemory struct{ p [3]unsafe.Pointer }
+
+func (m *driverMemory) free() {
+	for _, p := range m.p {
+		C.free(p)
+	}
 }
 
 // NewChainDriver builds the chain driver with cc and OpenMP.
@@ -90,7 +101,9 @@ func NewChainDriver(cc *jit.Compiler) (*ChainDriver, error) {
 		lib.Release()
 		return nil, err
 	}
-	return &ChainDriver{lib: lib, fn: fn}, nil
+	d := &ChainDriver{lib: lib, fn: fn, mem: new(driverMemory)}
+	runtime.AddCleanup(d, func(m *driverMemory) { m.free() }, d.mem)
+	return d, nil
 }
 
 // grow makes room for n loops in the driver's arrays.
@@ -102,11 +115,9 @@ func (d *ChainDriver) grow(n int) {
 	alloc := func() []C.uintptr_t {
 		return unsafe.Slice((*C.uintptr_t)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.uintptr_t(0))))), n)
 	}
-	old := [3]unsafe.Pointer{unsafe.Pointer(unsafe.SliceData(d.fns)), unsafe.Pointer(unsafe.SliceData(d.ivs)), unsafe.Pointer(unsafe.SliceData(d.pvs))}
-	for _, p := range old {
-		C.free(p)
-	}
+	d.mem.free()
 	d.fns, d.ivs, d.pvs = alloc(), alloc(), alloc()
+	d.mem.p = [3]unsafe.Pointer{unsafe.Pointer(unsafe.SliceData(d.fns)), unsafe.Pointer(unsafe.SliceData(d.ivs)), unsafe.Pointer(unsafe.SliceData(d.pvs))}
 }
 
 // TileLoop is one loop of a chain for the driver: its program (the tile

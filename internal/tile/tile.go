@@ -15,9 +15,10 @@
 // nothing goes to the tile of the seed block at the same relative
 // position in its set.
 //
-// For threads (Build with parallel set), the seed blocks are coloured
-// first so that blocks touching the same data get different colours,
-// and the execution order is colour by colour; after growth, each tile
+// For threads (Build with parallel set), the tiles grown in block order
+// are coloured so that tiles touching the same data get different
+// colours, and the tiles are grown again with the blocks in colour
+// order; then each tile
 // gets the level (colour) one above the highest level of the earlier
 // tiles it conflicts with (touches a data item that one of the two
 // modifies). Tiles of one level then touch disjoint data and may run at
@@ -83,18 +84,18 @@ type Schedule struct {
 	Parallel bool
 }
 
-// items calls f with every item argument a touches for element e.
-func (a *Arg) items(e int, f func(k int32)) {
+// items returns the items argument a touches for element e: a part of
+// its map, or for a direct argument buf holding e.
+func (a *Arg) items(e int, buf *[1]int32) []int32 {
 	switch {
 	case a.Map == nil:
-		f(int32(e))
+		buf[0] = int32(e)
+		return buf[:]
 	case a.Idx >= 0:
-		f(a.Map[e*a.Arity+a.Idx])
-	default:
-		for _, k := range a.Map[e*a.Arity : (e+1)*a.Arity] {
-			f(k)
-		}
+		k := e*a.Arity + a.Idx
+		return a.Map[k : k+1]
 	}
+	return a.Map[e*a.Arity : (e+1)*a.Arity]
 }
 
 // Build tiles chain c with size seed elements per tile (at least 1); with
@@ -104,67 +105,26 @@ func Build(c *Chain, size int, parallel bool) *Schedule {
 	if len(c.Loops) == 0 || size < 1 {
 		panic(fmt.Sprintf("tile: %d loops, tile size %d", len(c.Loops), size))
 	}
-	n0 := c.Loops[0].Size
-	nb := max(1, (n0+size-1)/size)
-	rank := seedRanks(c, size, nb, parallel)
-	// last[d][k]: the latest tile (in rank) that modified (w) or read (r)
-	// item k of data d so far; -1 none.
-	lastW := make([][]int32, len(c.Data))
-	lastR := make([][]int32, len(c.Data))
-	arrays := func(d int) {
-		if lastW[d] == nil {
-			lastW[d] = filled(c.Data[d], -1)
-			lastR[d] = filled(c.Data[d], -1)
-		}
+	nb := max(1, (c.Loops[0].Size+size-1)/size)
+	rank := make([]int32, nb)
+	for b := range rank {
+		rank[b] = int32(b)
 	}
-	tileOf := make([][]int32, len(c.Loops))
-	for j := range c.Loops {
-		l := &c.Loops[j]
-		for _, a := range l.Args {
-			arrays(a.Data)
-		}
-		t := make([]int32, l.Size)
-		for e := range t {
-			if j == 0 {
-				t[e] = rank[e/size]
-				continue
-			}
-			dep := int32(-1)
-			for ai := range l.Args {
-				a := &l.Args[ai]
-				w, r := lastW[a.Data], lastR[a.Data]
-				a.items(e, func(k int32) {
-					dep = max(dep, w[k])
-					if a.Write {
-						dep = max(dep, r[k])
-					}
-				})
-			}
-			if dep < 0 {
-				dep = rank[int(int64(e)*int64(nb)/int64(l.Size))]
-			}
-			t[e] = dep
-		}
-		// The loop's elements are independent of each other: its
-		// accesses count for the loops after it only.
-		for e, te := range t {
-			for ai := range l.Args {
-				a := &l.Args[ai]
-				last := lastR[a.Data]
-				if a.Write {
-					last = lastW[a.Data]
-				}
-				a.items(e, func(k int32) { last[k] = max(last[k], te) })
-			}
-		}
-		tileOf[j] = t
-	}
+	tileOf := grow(c, size, rank)
 	s := &Schedule{Tiles: nb, Parallel: parallel}
 	s.Elems, s.Offsets = group(tileOf, nb)
 	if !parallel {
 		s.Colours = []int32{0, int32(nb)}
 		s.runs()
 		return s
+	}
+	if nb > 1 {
+		// Grow again with the blocks in the order of a colouring of
+		// the tiles grown in block order, so that tiles of one colour
+		// are far apart.
+		rank = colourRanks(c, s)
+		tileOf = grow(c, size, rank)
+		s.Elems, s.Offsets = group(tileOf, nb)
 	}
 	level := levels(c, s)
 	// Renumber the tiles by level, then rank.
@@ -193,60 +153,86 @@ func Build(c *Chain, size int, parallel bool) *Schedule {
 	return s
 }
 
-// runs sets Runs and RunOffsets from Elems and Offsets.
-func (s *Schedule) runs() {
-	s.Runs = make([][]int32, len(s.Elems))
-	s.RunOffsets = make([][]int32, len(s.Elems))
-	for j, el := range s.Elems {
-		off := s.Offsets[j]
-		ro := make([]int32, s.Tiles+1)
-		var ru []int32
-		for t := range s.Tiles {
-			ro[t] = int32(len(ru) / 2)
-			for q := off[t]; q < off[t+1]; q++ {
-				if n := len(ru); q > off[t] && ru[n-1] == el[q] {
-					ru[n-1]++
-					continue
-				}
-				ru = append(ru, el[q], el[q]+1)
+// grow assigns every element of every loop to a tile, by execution rank:
+// the seed loop's element e to rank[e/size], a later loop's to the
+// highest rank among the earlier elements it depends on (or, with none,
+// to the rank of the seed block at its relative position).
+func grow(c *Chain, size int, rank []int32) [][]int32 {
+	nb := len(rank)
+	// last[d][k]: the latest tile (in rank) that modified (w) or read (r)
+	// item k of data d so far; -1 none.
+	lastW := make([][]int32, len(c.Data))
+	lastR := make([][]int32, len(c.Data))
+	tileOf := make([][]int32, len(c.Loops))
+	var buf [1]int32
+	for j := range c.Loops {
+		l := &c.Loops[j]
+		for _, a := range l.Args {
+			if lastW[a.Data] == nil {
+				lastW[a.Data] = filled(c.Data[a.Data], -1)
+				lastR[a.Data] = filled(c.Data[a.Data], -1)
 			}
 		}
-		ro[s.Tiles] = int32(len(ru) / 2)
-		s.Runs[j], s.RunOffsets[j] = ru, ro
-	}
-}
-
-// seedRanks returns the execution rank of each of the nb seed blocks: the
-// block order for a sequential schedule; for a parallel one, colour by
-// colour, where blocks whose seed elements touch a common item (through
-// any argument of the seed loop) get different colours (greedy, in block
-// order; at most 64 colours, beyond which blocks share the last).
-func seedRanks(c *Chain, size, nb int, parallel bool) []int32 {
-	rank := make([]int32, nb)
-	for b := range rank {
-		rank[b] = int32(b)
-	}
-	if !parallel || nb == 1 {
-		return rank
-	}
-	l := &c.Loops[0]
-	masks := make([][]uint64, len(c.Data))
-	for _, a := range l.Args {
-		if masks[a.Data] == nil {
-			masks[a.Data] = make([]uint64, c.Data[a.Data])
-		}
-	}
-	colour := make([]int, nb)
-	count := make([]int32, 65)
-	for b := range nb {
-		var used uint64
-		for e := b * size; e < min(l.Size, (b+1)*size); e++ {
+		t := make([]int32, l.Size)
+		for e := range t {
+			if j == 0 {
+				t[e] = rank[e/size]
+				continue
+			}
+			dep := int32(-1)
 			for ai := range l.Args {
 				a := &l.Args[ai]
-				m := masks[a.Data]
-				a.items(e, func(k int32) { used |= m[k] })
+				w, r := lastW[a.Data], lastR[a.Data]
+				for _, k := range a.items(e, &buf) {
+					dep = max(dep, w[k])
+					if a.Write {
+						dep = max(dep, r[k])
+					}
+				}
+			}
+			if dep < 0 {
+				dep = rank[int(int64(e)*int64(nb)/int64(l.Size))]
+			}
+			t[e] = dep
+		}
+		// The loop's elements are independent of each other: its
+		// accesses count for the loops after it only.
+		for e, te := range t {
+			for ai := range l.Args {
+				a := &l.Args[ai]
+				last := lastR[a.Data]
+				if a.Write {
+					last = lastW[a.Data]
+				}
+				for _, k := range a.items(e, &buf) {
+					last[k] = max(last[k], te)
+				}
 			}
 		}
+		tileOf[j] = t
+	}
+	return tileOf
+}
+
+// colourRanks colours the tiles of s (grown in block order) greedily, in
+// order, so that tiles touching a common item get different colours (at
+// most 64; beyond, tiles share the last), and returns each block's rank
+// when the blocks run colour by colour.
+func colourRanks(c *Chain, s *Schedule) []int32 {
+	masks := make([][]uint64, len(c.Data))
+	for d, n := range c.Data {
+		masks[d] = make([]uint64, n)
+	}
+	colour := make([]int, s.Tiles)
+	count := make([]int32, 65)
+	for t := range s.Tiles {
+		var used uint64
+		each(c, s, t, func(a *Arg, ks []int32) {
+			m := masks[a.Data]
+			for _, k := range ks {
+				used |= m[k]
+			}
+		})
 		col := 63
 		for i := range 64 {
 			if used&(1<<i) == 0 {
@@ -254,22 +240,22 @@ func seedRanks(c *Chain, size, nb int, parallel bool) []int32 {
 				break
 			}
 		}
-		colour[b] = col
+		colour[t] = col
 		count[col+1]++
-		for e := b * size; e < min(l.Size, (b+1)*size); e++ {
-			for ai := range l.Args {
-				a := &l.Args[ai]
-				m := masks[a.Data]
-				a.items(e, func(k int32) { m[k] |= 1 << col })
+		each(c, s, t, func(a *Arg, ks []int32) {
+			m := masks[a.Data]
+			for _, k := range ks {
+				m[k] |= 1 << col
 			}
-		}
+		})
 	}
 	for i := 1; i < len(count); i++ {
 		count[i] += count[i-1]
 	}
-	for b := range nb {
-		rank[b] = count[colour[b]]
-		count[colour[b]]++
+	rank := make([]int32, s.Tiles)
+	for t := range s.Tiles {
+		rank[t] = count[colour[t]]
+		count[colour[t]]++
 	}
 	return rank
 }
@@ -290,33 +276,39 @@ func levels(c *Chain, s *Schedule) []int32 {
 	level := make([]int32, s.Tiles)
 	for t := range s.Tiles {
 		lv := int32(0)
-		each(c, s, t, func(a *Arg, k int32) {
-			lv = max(lv, lvW[a.Data][k]+1)
-			if a.Write {
-				lv = max(lv, lvR[a.Data][k]+1)
+		each(c, s, t, func(a *Arg, ks []int32) {
+			w, r := lvW[a.Data], lvR[a.Data]
+			for _, k := range ks {
+				lv = max(lv, w[k]+1)
+				if a.Write {
+					lv = max(lv, r[k]+1)
+				}
 			}
 		})
-		each(c, s, t, func(a *Arg, k int32) {
+		each(c, s, t, func(a *Arg, ks []int32) {
 			last := lvR[a.Data]
 			if a.Write {
 				last = lvW[a.Data]
 			}
-			last[k] = max(last[k], lv)
+			for _, k := range ks {
+				last[k] = max(last[k], lv)
+			}
 		})
 		level[t] = lv
 	}
 	return level
 }
 
-// each calls f for every item every argument of every loop touches in
-// tile t.
-func each(c *Chain, s *Schedule, t int, f func(a *Arg, k int32)) {
+// each calls f for every argument of every loop with the items it
+// touches for an element of tile t.
+func each(c *Chain, s *Schedule, t int, f func(a *Arg, ks []int32)) {
+	var buf [1]int32
 	for j := range c.Loops {
 		l := &c.Loops[j]
 		for _, e := range s.Elems[j][s.Offsets[j][t]:s.Offsets[j][t+1]] {
 			for ai := range l.Args {
 				a := &l.Args[ai]
-				a.items(int(e), func(k int32) { f(a, k) })
+				f(a, a.items(int(e), &buf))
 			}
 		}
 	}
@@ -352,4 +344,27 @@ func filled(n int, v int32) []int32 {
 		s[i] = v
 	}
 	return s
+}
+
+// runs sets Runs and RunOffsets from Elems and Offsets.
+func (s *Schedule) runs() {
+	s.Runs = make([][]int32, len(s.Elems))
+	s.RunOffsets = make([][]int32, len(s.Elems))
+	for j, el := range s.Elems {
+		off := s.Offsets[j]
+		ro := make([]int32, s.Tiles+1)
+		var ru []int32
+		for t := range s.Tiles {
+			ro[t] = int32(len(ru) / 2)
+			for q := off[t]; q < off[t+1]; q++ {
+				if n := len(ru); q > off[t] && ru[n-1] == el[q] {
+					ru[n-1]++
+					continue
+				}
+				ru = append(ru, el[q], el[q]+1)
+			}
+		}
+		ro[s.Tiles] = int32(len(ru) / 2)
+		s.Runs[j], s.RunOffsets[j] = ru, ro
+	}
 }

@@ -106,10 +106,11 @@ func check(c *Chain, s *Schedule) error {
 				seen[e]++
 				for ai := range l.Args {
 					a := &l.Args[ai]
-					a.items(int(e), func(k int32) {
+					var buf [1]int32
+					for _, k := range a.items(int(e), &buf) {
 						key := [2]int{a.Data, int(k)}
 						touches[key] = append(touches[key], touch{j, t, a.Write})
-					})
+					}
 				}
 			}
 		}
@@ -186,5 +187,72 @@ func TestBuildStrip(t *testing.T) {
 				t.Errorf("parallel %v: tile %d has %d cells of the last loop", par, tl, n)
 			}
 		}
+	}
+}
+
+// gridChain is Airfoil's update → adt_calc → res_calc on an nx × ny grid
+// of cells numbered row by row.
+func gridChain(nx, ny int) *Chain {
+	cells, nodes := nx*ny, (nx+1)*(ny+1)
+	pcell := make([]int32, 0, 4*cells)
+	for j := range ny {
+		for i := range nx {
+			n := int32(j*(nx+1) + i)
+			pcell = append(pcell, n, n+1, n+int32(nx)+2, n+int32(nx)+1)
+		}
+	}
+	var pedge, pecell []int32
+	for j := range ny {
+		for i := range nx {
+			c := int32(j*nx + i)
+			n := int32(j*(nx+1) + i)
+			if i+1 < nx {
+				pedge = append(pedge, n+1, n+int32(nx)+2)
+				pecell = append(pecell, c, c+1)
+			}
+			if j+1 < ny {
+				pedge = append(pedge, n+int32(nx)+1, n+int32(nx)+2)
+				pecell = append(pecell, c, c+int32(nx))
+			}
+		}
+	}
+	edges := len(pecell) / 2
+	// Data: 0 x (nodes), 1 q, 2 qold, 3 adt, 4 res (cells).
+	return &Chain{Data: []int{nodes, cells, cells, cells, cells}, Loops: []Loop{
+		{Size: cells, Args: []Arg{{Data: 2}, {Data: 1, Write: true}, {Data: 4, Write: true}, {Data: 3}}},
+		{Size: cells, Args: []Arg{{Data: 0, Map: pcell, Arity: 4, Idx: 0}, {Data: 0, Map: pcell, Arity: 4, Idx: 1},
+			{Data: 0, Map: pcell, Arity: 4, Idx: 2}, {Data: 0, Map: pcell, Arity: 4, Idx: 3}, {Data: 1}, {Data: 3, Write: true}}},
+		{Size: edges, Args: []Arg{{Data: 0, Map: pedge, Arity: 2, Idx: 0}, {Data: 0, Map: pedge, Arity: 2, Idx: 1},
+			{Data: 1, Map: pecell, Arity: 2, Idx: 0}, {Data: 1, Map: pecell, Arity: 2, Idx: 1},
+			{Data: 3, Map: pecell, Arity: 2, Idx: 0}, {Data: 3, Map: pecell, Arity: 2, Idx: 1},
+			{Data: 4, Map: pecell, Arity: 2, Idx: 0, Write: true}, {Data: 4, Map: pecell, Arity: 2, Idx: 1, Write: true}}},
+	}}
+}
+
+// TestBuildGrid: on a grid numbered row by row, tiles of several rows
+// keep their cells and a parallel schedule needs few colours.
+func TestBuildGrid(t *testing.T) {
+	c := gridChain(30, 40)
+	for _, par := range []bool{false, true} {
+		s := Build(c, 90, par)
+		if err := check(c, s); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(s.Colours) - 1; par && n > 4 {
+			t.Errorf("%d colours, want at most 4", n)
+		}
+	}
+}
+
+// BenchmarkBuild times the inspector on Airfoil's mesh size (1200 × 600
+// cells) with 4000 cells per tile.
+func BenchmarkBuild(b *testing.B) {
+	c := gridChain(1200, 600)
+	for _, par := range []bool{false, true} {
+		b.Run(fmt.Sprintf("parallel=%v", par), func(b *testing.B) {
+			for b.Loop() {
+				Build(c, 4000, par)
+			}
+		})
 	}
 }
