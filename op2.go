@@ -272,8 +272,11 @@ type Config struct {
 	// that touch disjoint data run at once. The tiles are computed once
 	// per distinct chain of loops and kept. A chain stops before a loop
 	// that uses a Global that an earlier loop of it reduces (or reduces
-	// one an earlier loop uses); loops over extruded sets, loops with
-	// matrices, check mode and other backends run as usual. Increments
+	// one an earlier loop uses), and before a loop whose program already
+	// serves an earlier loop of it; loops over extruded sets, loops with
+	// matrices, check mode, tracing (OP2_LOG=trace), tuning (Tune) and
+	// the device backends run loop by loop. The timing report marks a
+	// tiled loop's calls "tiled" (LoopTiming.Tuned). Increments
 	// reach an element in another order than loop by loop, so results
 	// may differ from untiled runs in the last bits. 0 (the default)
 	// turns tiling off.
