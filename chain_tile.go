@@ -132,6 +132,7 @@ func (q *chainQueue) runTiled(i, n int, err *error) int {
 	// The run: loops of the same runtime and backend that can run in
 	// tiles, whose Globals allow it, each with its own program (a
 	// program holds one loop's bindings at a time).
+	dropped := r.x.Dropped()
 	for k := i; k < n; k++ {
 		e := q.slots[k]
 		if e.r != r || e.b != b || !tileable(e) || !globalsAllow(&e.l) {
@@ -145,7 +146,9 @@ func (q *chainQueue) runTiled(i, n int, err *error) int {
 		c.Programs = append(c.Programs, p)
 	}
 	k := len(c.Loops)
-	if k < 2 {
+	if k < 2 || r.x.Dropped() != dropped {
+		// Too short, or building a program dropped one found before
+		// (a full program cache): the loops run one by one.
 		return 0
 	}
 	failed := 0

@@ -2,6 +2,7 @@ package op2_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 
@@ -91,4 +92,28 @@ func TestTiledChainGlobals(t *testing.T) {
 func TestTileConfig(t *testing.T) {
 	_, err := op2.NewRuntime(op2.Config{Tile: -1})
 	wantErr(t, err, "Config.Tile")
+}
+
+// TestTiledChainProgramsDropped: with the program cache too small for a
+// chain's tile programs, the loops run one by one, with the results of
+// running each at once.
+func TestTiledChainProgramsDropped(t *testing.T) {
+	cache := os.Getenv("OP2_CACHE_DIR")
+	check(t, op2.Configure(op2.Config{CacheDir: cache, PlanCheck: true, Lazy: true, Tile: 4, Timing: true}))
+	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache, PlanCheck: true})) }()
+	defer op2.SetMaxPrograms(2)()
+	set := must(op2.NewSet(50, "cells"))
+	x := must(op2.NewDat(set, 1, iota32[float64](50), "x"))
+	r := op2.Default()
+	for i := range 4 {
+		k := op2.NewKernel(fmt.Sprintf("void pd_%d(double *x) { *x = *x * 2 + %d; }", i, i), fmt.Sprintf("pd_%d", i))
+		check(t, r.ParLoop(k, set, x.Arg(op2.RW)))
+	}
+	check(t, r.Wait())
+	if got, want := x.DataRO()[3], ((((3.0*2+0)*2+1)*2+2)*2 + 3); got != want {
+		t.Errorf("x[3] = %v, want %v", got, want)
+	}
+	if tiledRan(r) {
+		t.Error("the loops ran in tiles with their programs dropped")
+	}
 }
