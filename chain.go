@@ -123,6 +123,7 @@ func (q *chainQueue) room() error {
 // Consecutive loops that fuse (package fuse) run as one fused loop where
 // the runtime's Config.Fusion says so (plan). On several MPI ranks the
 // loops as they will run plan their halo exchanges first (beginChain).
+// Runs of them that can run in sparse tiles (Config.Tile) do (runTiled).
 // The first loop that fails stops it: the loops recorded after it are
 // dropped, and the error is a *ChainError. Caller holds mu.
 func (q *chainQueue) force() error {
@@ -131,11 +132,16 @@ func (q *chainQueue) force() error {
 	q.plan(n)
 	err := q.beginChain()
 	defer endChain()
-	for k := range q.steps {
+	for k := 0; k < len(q.steps); {
 		if err != nil {
 			break
 		}
+		if c := q.runTiled(k, n, &err); c > 0 {
+			k += c
+			continue
+		}
 		err = q.run(&q.steps[k], n)
+		k++
 	}
 	for _, e := range q.slots[:n] {
 		e.release()

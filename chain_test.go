@@ -289,11 +289,12 @@ func TestFusedChainAllocatesNothing(t *testing.T) {
 	set := must(op2.NewSet(8, "cells"))
 	x := must(op2.NewDat[float64](set, 2, nil, "x"))
 	y := must(op2.NewDat[float64](set, 1, nil, "y"))
+	z := must(op2.NewDat[float64](set, 1, nil, "z"))
 	k1 := op2.NewKernel("void fa_a(double *x, double *y) { x[0] += 1; *y = x[0] * x[1]; }", "fa_a")
-	k2 := op2.NewKernel("void fa_b(const double *y, double *x) { x[1] += *y; }", "fa_b")
+	k2 := op2.NewKernel("void fa_b(const double *y, double *z) { z[0] += *y; }", "fa_b")
 	loops := func() {
 		check(t, r.ParLoop(k1, set, x.Arg(op2.RW), y.Arg(op2.Write)))
-		check(t, r.ParLoop(k2, set, y.Arg(op2.Read), x.Arg(op2.RW)))
+		check(t, r.ParLoop(k2, set, y.Arg(op2.Read), z.Arg(op2.RW)))
 		check(t, r.Wait())
 	}
 	loops()
@@ -408,8 +409,9 @@ func TestFusionSetting(t *testing.T) {
 	}
 	set := must(op2.NewSet(8, "cells"))
 	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	y := must(op2.NewDat[float64](set, 1, nil, "y"))
 	k1 := op2.NewKernel("void fs_a(double *x) { x[0] += 1; }", "fs_a")
-	k2 := op2.NewKernel("void fs_b(double *x) { x[0] *= 2; }", "fs_b")
+	k2 := op2.NewKernel("void fs_b(const double *x, double *y) { y[0] = 2 * x[0]; }", "fs_b")
 	for _, c := range []struct {
 		env, cfg, simd string
 		fused          bool
@@ -418,7 +420,7 @@ func TestFusionSetting(t *testing.T) {
 		r := must(op2.NewRuntime(op2.Config{Fusion: c.cfg, SIMD: c.simd, Timing: true}))
 		check(t, r.Chain(func() error {
 			check(t, r.ParLoop(k1, set, x.Arg(op2.RW)))
-			return r.ParLoop(k2, set, x.Arg(op2.RW))
+			return r.ParLoop(k2, set, x.Arg(op2.Read), y.Arg(op2.Write))
 		}))
 		fused := false
 		for _, lt := range r.Timings() {
@@ -489,22 +491,20 @@ func TestFusedBuildFailureRunsLoopsApart(t *testing.T) {
 	r := must(op2.NewRuntime(op2.Config{Fusion: "on", Timing: true}))
 	set := must(op2.NewSet(6, "cells"))
 	x := must(op2.NewDat(set, 1, []float64{1, 2, 3, 4, 5, 6}, "x"))
+	y := must(op2.NewDat[float64](set, 1, nil, "y"))
 	k1 := op2.NewKernel("static double fb_h(double v) { return v + 1; }\nvoid fb_a(double *x) { x[0] = fb_h(x[0]); }", "fb_a")
-	k2 := op2.NewKernel("static double fb_h(double v) { return v * 3; }\nvoid fb_b(double *x) { x[0] = fb_h(x[0]); }", "fb_b")
+	k2 := op2.NewKernel("static double fb_h(double v) { return v * 3; }\nvoid fb_b(const double *x, double *y) { y[0] = fb_h(x[0]); }", "fb_b")
 	for i := 0; i < 2; i++ {
 		check(t, r.Chain(func() error {
 			check(t, r.ParLoop(k1, set, x.Arg(op2.RW)))
-			return r.ParLoop(k2, set, x.Arg(op2.RW))
+			return r.ParLoop(k2, set, x.Arg(op2.Read), y.Arg(op2.Write))
 		}))
 	}
-	want := []float64{1, 2, 3, 4, 5, 6}
-	for i := range want {
-		for j := 0; j < 2; j++ {
-			want[i] = (want[i] + 1) * 3
-		}
-	}
-	if got := x.DataRO(); !slices.Equal(got, want) {
+	if got, want := x.DataRO(), []float64{3, 4, 5, 6, 7, 8}; !slices.Equal(got, want) {
 		t.Errorf("x = %v, want %v", got, want)
+	}
+	if got, want := y.DataRO(), []float64{9, 12, 15, 18, 21, 24}; !slices.Equal(got, want) {
+		t.Errorf("y = %v, want %v", got, want)
 	}
 	for _, lt := range r.Timings() {
 		if strings.HasPrefix(lt.Kernel, "fused_") {

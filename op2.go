@@ -285,6 +285,25 @@ type Config struct {
 	// which one core overlaps less well across elements than the loops
 	// apart (docs/perf.md).
 	Fusion string
+	// Tile turns on sparse tiling of recorded loops (also OP2_TILE=N):
+	// when recorded loops (Chain, Lazy) are forced on a host backend
+	// (sequential, openmp), consecutive loops over whole sets run as
+	// tiles of Tile elements of the first loop's set, each tile grown
+	// through the maps to the elements of the later loops that depend
+	// on it, and every tile runs its part of each loop in turn, so that
+	// its data stays in cache from one loop to the next; on openmp, tiles
+	// that touch disjoint data run at once. The tiles are computed once
+	// per distinct chain of loops and kept. A chain stops before a loop
+	// that uses a Global that an earlier loop of it reduces (or reduces
+	// one an earlier loop uses), and before a loop whose program already
+	// serves an earlier loop of it; loops over extruded sets, loops with
+	// matrices, check mode, tracing (OP2_LOG=trace), tuning (Tune) and
+	// the device backends run loop by loop. The timing report marks a
+	// tiled loop's calls "tiled" (LoopTiming.Tuned). Increments
+	// reach an element in another order than loop by loop, so results
+	// may differ from untiled runs in the last bits. 0 (the default)
+	// turns tiling off.
+	Tile int
 	// Logger receives GoOP2's events through log/slog (default: a text
 	// handler on standard error when OP2_LOG names a level — debug, info,
 	// warn or error — else none). At Info: the backend opened (name,
@@ -547,6 +566,12 @@ func (r *Runtime) Configure(c Config) error {
 	def.Timing = def.Timing || c.Timing
 	def.Tune = def.Tune || c.Tune
 	def.Lazy = def.Lazy || c.Lazy
+	if c.Tile < 0 {
+		return fmt.Errorf("op2: Config.Tile = %d must not be negative", c.Tile)
+	}
+	if c.Tile > 0 {
+		def.Tile = c.Tile
+	}
 	if def.Lazy {
 		if err := r.singleProcess("Config.Lazy"); err != nil {
 			return err

@@ -68,7 +68,8 @@ type LoopTiming struct {
 	// block size, e.g. "owner, block 1024", "staged wg128" (the
 	// executor's own block size) or "block auto"; "measuring ..." while
 	// the tuner is still trying settings; "nothing to choose" for a loop
-	// with one way to run and no plan; empty when tuning is off.
+	// with one way to run and no plan; empty when tuning is off; "tiled"
+	// when the last call ran in a tiled chain (Config.Tile), untuned.
 	Tuned string
 }
 

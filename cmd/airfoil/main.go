@@ -6,13 +6,16 @@
 //
 //	airfoil [-backend sequential|openmp|opencl] [-threads N] [-iters N] [-mesh FILE]
 //	        [-I 400 -J 600] [-write-mesh FILE] [-dump-q FILE] [-vtk FILE.vtu] [-timing]
-//	        [-partition ptscotch|rcb|block|metis] [-startup] [-lazy] [-chain]
+//	        [-partition ptscotch|rcb|block|metis] [-startup] [-lazy] [-chain] [-fusion auto|on|off] [-tile N]
 //
 // -lazy records the loops and runs them when their results are read
 // (op2.Config.Lazy; one process only), with the same output. -chain
 // records each iteration's loops in one op2.Chain scope (also under MPI,
-// where a chain's halo exchanges are grouped), with the same output. Under MPI -timing also prints rank 0's
-// halo messages and agreements per iteration.
+// where a chain's halo exchanges are grouped), with the same output.
+// -fusion sets how recorded loops fuse (op2.Config.Fusion) and -tile N
+// runs them as sparse tiles of N cells (op2.Config.Tile) on the host
+// backends. Under MPI -timing also prints rank 0's halo messages and
+// agreements per iteration.
 //
 // Started by mpirun (mpirun -np 4 airfoil ...) it runs distributed: every
 // rank reads (-mesh, ASCII or HDF5) or generates its own block of every
@@ -81,6 +84,8 @@ type options struct {
 	timing    bool
 	lazy      bool
 	chain     bool
+	tile      int
+	fusion    string
 	partition string
 	shuffle   uint64
 	renumber  string
@@ -106,6 +111,8 @@ func main() {
 	flag.BoolVar(&o.timing, "timing", false, "print op2's per-loop timing table (under MPI: rank 0's loops)")
 	flag.BoolVar(&o.lazy, "lazy", false, "record the loops and run them when their results are needed (op2.Config.Lazy; one process only)")
 	flag.BoolVar(&o.chain, "chain", false, "record each iteration's loops in op2.Chain scopes (under MPI: grouped halo exchanges)")
+	flag.IntVar(&o.tile, "tile", 0, "with -lazy or -chain, run the recorded loops as sparse tiles of this many cells on the host backends (op2.Config.Tile; default $OP2_TILE, else 0: off)")
+	flag.StringVar(&o.fusion, "fusion", "", "with -lazy or -chain, whether recorded loops fuse: auto, on or off (op2.Config.Fusion; default $OP2_FUSION, else auto)")
 	flag.StringVar(&o.partition, "partition", "", "under MPI: how the mesh is split over the ranks (ptscotch, rcb, block or metis; default ptscotch when it loads on every rank, else rcb)")
 	flag.Uint64Var(&o.shuffle, "shuffle", 0, "number the mesh's nodes, cells and edges in a random order drawn from this seed before declaring it (locality lost; 0: keep the order)")
 	flag.BoolVar(&o.startup, "startup", false, "every rank prints the time and peak memory of reading or generating its block of the mesh and of partitioning it")
@@ -146,7 +153,7 @@ func run(o options, out io.Writer) (*result, error) {
 	if o.iters < 0 {
 		return nil, fmt.Errorf("-iters %d: the number of iterations must not be negative", o.iters)
 	}
-	cfg := op2.Config{Backend: o.backend, Threads: o.threads, BlockSize: o.blockSize, Timing: o.timing, Lazy: o.lazy}
+	cfg := op2.Config{Backend: o.backend, Threads: o.threads, BlockSize: o.blockSize, Timing: o.timing, Lazy: o.lazy, Tile: o.tile, Fusion: o.fusion}
 	if err := op2.Configure(cfg); err != nil {
 		return nil, err
 	}

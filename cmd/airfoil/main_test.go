@@ -135,6 +135,69 @@ func TestReferenceOutputLazy(t *testing.T) {
 	}
 }
 
+// TestReferenceOutputTiled: Airfoil with its recorded loops run in sparse
+// tiles (-lazy -tile, op2.Config.Tile) prints OP2's reference lines on the
+// reference mesh: 200 iterations on openmp (2 threads), 100 sequential.
+func TestReferenceOutputTiled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100-200 iterations on the 720 000-cell mesh: skipped in -short mode")
+	}
+	defer op2.Configure(op2.Config{})
+	for _, o := range []options{
+		{backend: "openmp", threads: 2, iters: 200, tile: 4000},
+		{backend: "sequential", iters: 100, tile: 4000},
+	} {
+		o.ni, o.nj, o.lazy = 400, 600, true
+		var out bytes.Buffer
+		if _, err := run(o, &out); err != nil {
+			t.Fatal(err)
+		}
+		if want := strings.Join(reference[:o.iters/100], "\n") + "\n"; out.String() != want {
+			t.Errorf("%s: output differs from OP2's reference:\n got:\n%s\nwant:\n%s", o.backend, out.String(), want)
+		}
+	}
+}
+
+// TestSmallMeshTiled: on a small mesh, running the recorded loops in
+// sparse tiles (-tile) of several sizes gives the rms history and solution
+// of running each loop at once, within rounding (increments reach a cell
+// in another order), on the host backends and 1 to 3 threads.
+func TestSmallMeshTiled(t *testing.T) {
+	defer op2.Configure(op2.Config{})
+	base := options{backend: "sequential", iters: 100, ni: 40, nj: 60}
+	var sink bytes.Buffer
+	want, err := run(base, &sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type variant struct {
+		backend string
+		threads int
+		tile    int
+	}
+	variants := []variant{{"sequential", 0, 1}, {"sequential", 0, 150}, {"sequential", 0, 100000},
+		{"openmp", 1, 150}, {"openmp", 2, 16}, {"openmp", 2, 150}, {"openmp", 3, 400}, {"openmp", 2, 100000}}
+	for _, v := range variants {
+		o := base
+		o.backend, o.threads, o.tile, o.lazy = v.backend, v.threads, v.tile, true
+		got, err := run(o, &sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		what := fmt.Sprintf("%s %d threads, tile %d", v.backend, v.threads, v.tile)
+		for i := range want.rms {
+			if math.Abs(got.rms[i]-want.rms[i]) > 1e-10*want.rms[i] {
+				t.Errorf("%s: rms[%d] = %.17g, at once %.17g", what, i, got.rms[i], want.rms[i])
+			}
+		}
+		for i := range want.q {
+			if !close(got.q[i], want.q[i], 1e-9) {
+				t.Fatalf("%s: q[%d] = %.17g, at once %.17g", what, i, got.q[i], want.q[i])
+			}
+		}
+	}
+}
+
 // TestSmallMeshLazy: on a small mesh, -lazy gives the same rms history
 // and solution, bit for bit, as running each loop at once, on the host
 // backends and opencl.

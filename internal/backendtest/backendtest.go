@@ -1,8 +1,8 @@
 // Package backendtest is the conformance suite every backend runs: loops
 // with known results (every access mode, reductions, maps, types,
 // constants), random meshes compared with the sequential backend, random
-// sequences of loops run at once, in a Chain and in lazy mode, and the
-// suite again in lazy mode. Each backend package's tests call Run with its
+// sequences of loops run at once, in a Chain and in lazy mode (and, on
+// the host backends, in sparse tiles), and the suite again in lazy mode. Each backend package's tests call Run with its
 // name, as gonum's backends run testblas:
 //
 //	func TestConformance(t *testing.T) { backendtest.Run(t, "openmp") }
@@ -40,6 +40,9 @@ func Run(t *testing.T, backend string) {
 		t.Run("RandomChains", func(t *testing.T) { testRandomChains(t, backend, cache) })
 		t.Run("Fusion", func(t *testing.T) { testFusion(t, backend, cache) })
 		t.Run("LazyConformance", func(t *testing.T) { testLazyConformance(t, backend, cache) })
+		if backend == "sequential" || backend == "openmp" {
+			t.Run("TiledChains", func(t *testing.T) { testTiledChains(t, backend, cache) })
+		}
 	}
 }
 

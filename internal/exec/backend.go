@@ -245,6 +245,7 @@ type Config struct {
 	Check     bool     // check mode: detect kernels writing to READ arguments
 	Timing    bool     // record per-loop times ($OP2_TIMING)
 	Lazy      bool     // record loops until something forces them ($OP2_LAZY)
+	Tile      int      // seed elements per tile for sparse tiling of recorded chains; 0 = off ($OP2_TILE)
 
 	// Logger receives the run time's events; nil logs nothing. The
 	// default is a text handler on standard error at the level $OP2_LOG
@@ -327,7 +328,7 @@ func DefaultCacheDir() string {
 // ConfigFromEnv returns the default configuration with the environment's
 // overrides applied: OP2_BACKEND, CC, CXX, OP2_CFLAGS (space separated),
 // OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE, OP2_PLAN_CHECK, OP2_CHECK,
-// OP2_TIMING, OP2_LAZY, OP2_LOG (trace, debug, info, warn, error or off), OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE,
+// OP2_TIMING, OP2_LAZY, OP2_TILE, OP2_LOG (trace, debug, info, warn, error or off), OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE,
 // OP2_DEVICE_SCHEME, OP2_DEVICE_LAYOUT, OP2_DEVICE_WORKGROUP,
 // OP2_CUDA_DEVICE, OP2_OPENMP_SCHEME, OP2_SIMD, OP2_FUSION and OP2_TUNE.
 func ConfigFromEnv() (Config, error) {
@@ -426,6 +427,13 @@ func ConfigFromEnv() (Config, error) {
 			return cfg, fmt.Errorf("OP2_LAZY=%q is not a boolean", v)
 		}
 		cfg.Lazy = b
+	}
+	if v := os.Getenv("OP2_TILE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return cfg, fmt.Errorf("OP2_TILE=%q is not a non-negative integer", v)
+		}
+		cfg.Tile = n
 	}
 	if v := strings.TrimSpace(os.Getenv("OP2_LOG")); v != "" && !strings.EqualFold(v, "off") {
 		level := LevelTrace

@@ -165,3 +165,19 @@ func TestLazyFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestTileFromEnv: OP2_TILE sets the tile size, nothing leaves tiling off,
+// and a value that is not a non-negative integer is refused.
+func TestTileFromEnv(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		tile int
+		ok   bool
+	}{{"", 0, true}, {"0", 0, true}, {"2000", 2000, true}, {"-1", 0, false}, {"big", 0, false}} {
+		t.Setenv("OP2_TILE", c.v)
+		cfg, err := ConfigFromEnv()
+		if (err == nil) != c.ok || (err != nil && !strings.Contains(err.Error(), "OP2_TILE")) || cfg.Tile != c.tile {
+			t.Errorf("OP2_TILE=%q: tile %d, error %v", c.v, cfg.Tile, err)
+		}
+	}
+}

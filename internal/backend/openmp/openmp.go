@@ -68,6 +68,11 @@ type backend struct {
 	threads int
 	owner   bool // the owner-compute scheme
 	simd    host.SIMD
+	// driver runs tiled chains (RunTileChain), built the first time;
+	// chain and colours are the chain it runs.
+	driver  *host.ChainDriver
+	chain   []host.TileLoop
+	colours []int32
 }
 
 // Schemes of Config.OpenMPScheme.
@@ -260,4 +265,96 @@ func slicePtr(s []int32) unsafe.Pointer {
 		return nil
 	}
 	return unsafe.Pointer(&s[0])
+}
+
+// BuildTiles builds l's tile form (hostc.OpenMPTiles), for sparse tiling
+// of loop chains (exec.TileBuilder).
+func (b *backend) BuildTiles(l *core.Loop) (exec.TileProgram, error) {
+	src, err := hostc.OpenMPTiles(l)
+	if err != nil {
+		return nil, err
+	}
+	p, err := host.NewProgram(b.cc, l, src, hostc.PvTileCount, "-fopenmp")
+	if err != nil {
+		return nil, err
+	}
+	tp := &tileProgram{program: program{Program: p, b: b}}
+	tp.fns.P = p
+	if tp.fns.Tile, err = p.Symbol(hostc.TileRun); err == nil && len(l.Sig.Reductions) > 0 {
+		if tp.fns.Begin, err = p.Symbol(hostc.TileBegin); err == nil {
+			tp.fns.End, err = p.Symbol(hostc.TileEnd)
+		}
+	}
+	if err != nil {
+		p.Release()
+		return nil, err
+	}
+	return tp, nil
+}
+
+// TileThreads is the backend's thread count: the tiles of one colour are
+// shared among them (exec.TileBuilder).
+func (b *backend) TileThreads() int { return b.threads }
+
+// RunTileChain runs a tiled chain in one parallel region (host.ChainDriver,
+// built the first time): for each colour, the colour's tiles are split
+// among the threads, and each thread runs each of its tiles through every
+// loop in turn (exec.TileChainRunner).
+func (b *backend) RunTileChain(progs []exec.TileProgram, colours []int32) error {
+	if b.driver == nil {
+		d, err := host.NewChainDriver(b.cc.C)
+		if err != nil {
+			return err
+		}
+		b.driver = d
+	}
+	b.chain = b.chain[:0]
+	for _, p := range progs {
+		b.chain = append(b.chain, p.(*tileProgram).fns)
+	}
+	b.colours = colours
+	var err error
+	if b.threads > 1 {
+		err = host.OnMaster(b)
+	} else {
+		err = b.RunOnMaster()
+	}
+	clear(b.chain)
+	b.chain, b.colours = b.chain[:0], nil
+	return err
+}
+
+// RunOnMaster runs the pending chain (host.MasterJob).
+func (b *backend) RunOnMaster() error { return b.driver.Run(b.chain, b.colours, b.threads) }
+
+// tileProgram runs the tile form: through the chain driver
+// (RunTileChain), or once per launched run of tiles, one tile per
+// thread.
+type tileProgram struct {
+	program
+	fns host.TileLoop
+}
+
+func (p *tileProgram) Bind(l *core.Loop, _ *exec.Plan) error {
+	if err := p.Program.Bind(l); err != nil {
+		return err
+	}
+	p.l = l
+	return nil
+}
+
+// LaunchTiles runs tiles [first, last) split evenly among the threads
+// (the backend runs whole chains with RunTileChain instead).
+func (p *tileProgram) LaunchTiles(first, last int) error {
+	threads := min(p.b.threads, last-first)
+	p.SetInt(hostc.IvStart, first)
+	p.SetInt(hostc.IvEnd, last)
+	p.SetInt(hostc.IvThreads, threads)
+	return p.call(p.l, threads)
+}
+
+// SetTiles gives the program its loop's tiles (exec.TileProgram).
+func (p *tileProgram) SetTiles(runs, offsets unsafe.Pointer) {
+	p.SetPtr(hostc.PvTileRuns, runs)
+	p.SetPtr(hostc.PvTileOffsets, offsets)
 }

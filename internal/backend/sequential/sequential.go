@@ -4,6 +4,8 @@
 package sequential
 
 import (
+	"unsafe"
+
 	"log/slog"
 
 	"github.com/goop2/op2/internal/codegen/hostc"
@@ -107,4 +109,41 @@ func (p *program) Launch(r exec.Range) error {
 func (p *program) Finish(l *core.Loop) error {
 	p.l = nil
 	return p.Program.Finish(l)
+}
+
+// BuildTiles builds l's tile form (hostc.SequentialTiles), for sparse
+// tiling of loop chains (exec.TileBuilder).
+func (b *backend) BuildTiles(l *core.Loop) (exec.TileProgram, error) {
+	src, err := hostc.SequentialTiles(l)
+	if err != nil {
+		return nil, err
+	}
+	p, err := host.NewProgram(b.cc, l, src, hostc.PvTileCount)
+	if err != nil {
+		return nil, err
+	}
+	return &tileProgram{program: program{Program: p}}, nil
+}
+
+// TileThreads is 1: tiles run one after another (exec.TileBuilder).
+func (b *backend) TileThreads() int { return 1 }
+
+// tileProgram runs the tile form once per launched run of tiles.
+type tileProgram struct {
+	program
+	offsets unsafe.Pointer // the first run of each tile (SetTiles)
+}
+
+// SetTiles gives the program its loop's tiles (exec.TileProgram).
+func (p *tileProgram) SetTiles(runs, offsets unsafe.Pointer) {
+	p.SetPtr(hostc.PvTileRuns, runs)
+	p.offsets = offsets
+}
+
+// LaunchTiles runs the runs of tiles [first, last) (exec.TileProgram).
+func (p *tileProgram) LaunchTiles(first, last int) error {
+	off := unsafe.Slice((*int32)(p.offsets), last+1)
+	p.SetInt(hostc.IvStart, int(off[first]))
+	p.SetInt(hostc.IvEnd, int(off[last]))
+	return p.Call(p.l)
 }

@@ -298,7 +298,14 @@ func RangeFails(l *core.Loop) bool {
 // shared library would otherwise be called, not inlined).
 func (g *Gen) Range(l *core.Loop) {
 	g.ExtTables(l)
-	g.rangeHead(l)
+	g.rangeHead(l, "")
+	g.rangeBody(l, "  for (long long op2_n = op2_first; op2_n < op2_last; op2_n++) {\n", "op2_n")
+}
+
+// rangeBody writes the rest of op2_range after its head: the loop that
+// loop opens (a for statement and its brace, which rangeBody closes)
+// running the kernel for element idx.
+func (g *Gen) rangeBody(l *core.Loop, loop, idx string) {
 	var heap []string
 	for i := range l.Args {
 		a := &l.Args[i]
@@ -319,8 +326,8 @@ func (g *Gen) Range(l *core.Loop) {
 		freeAll()
 		g.Printf(" return 1; }\n")
 	}
-	g.Printf("  for (long long op2_n = op2_first; op2_n < op2_last; op2_n++) {\n")
-	g.ElementBody(l, "op2_n", "    ", func(i int) string { return fmt.Sprintf("op2_r%d", i) })
+	g.Printf("%s", loop)
+	g.ElementBody(l, idx, "    ", func(i int) string { return fmt.Sprintf("op2_r%d", i) })
 	g.Printf("  }\n")
 	if len(heap) > 0 {
 		g.Printf(" ")
@@ -331,9 +338,10 @@ func (g *Gen) Range(l *core.Loop) {
 }
 
 // rangeHead writes the head of op2_range (see Range), up to and with the
-// declarations of the argument pointers op2_a<i>.
-func (g *Gen) rangeHead(l *core.Loop) {
-	g.Printf("static __attribute__((noinline, flatten)) int op2_range(long long op2_first, long long op2_last")
+// declarations of the argument pointers op2_a<i>; extra is parameters
+// written after op2_last (", type name...", or "").
+func (g *Gen) rangeHead(l *core.Loop, extra string) {
+	g.Printf("static __attribute__((noinline, flatten)) int op2_range(long long op2_first, long long op2_last%s", extra)
 	for i := range l.Args {
 		a := &l.Args[i]
 		if l.Sig.Base[i] == i {

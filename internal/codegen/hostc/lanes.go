@@ -539,7 +539,7 @@ func (g *Gen) laneStore(t core.ScalarType, dim int, add bool, s laneSlot, j int,
 func (g *Gen) RangeLanes(l *core.Loop, lanes int) {
 	g.laneTypes(l, lanes)
 	g.Printf("\n")
-	g.rangeHead(l)
+	g.rangeHead(l, "")
 	g.Printf("  long long op2_n = op2_first;\n")
 	g.Printf("  for (; op2_n + %d <= op2_last; op2_n += %d) {\n", lanes, lanes)
 	ind := "    "

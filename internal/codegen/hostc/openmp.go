@@ -30,19 +30,30 @@ func OpenMP(l *core.Loop) (string, error) { return OpenMPLanes(l, 0) }
 // OpenMPLanes is OpenMP with the SIMD variant of lanes lanes (lanes.go;
 // 0: the scalar code): each thread runs its elements or blocks in chunks
 // of lanes elements.
-func OpenMPLanes(l *core.Loop, lanes int) (string, error) {
+func OpenMPLanes(l *core.Loop, lanes int) (string, error) { return openMP(l, lanes, false) }
+
+// openMP writes OpenMPLanes, or with tiles OpenMPTiles.
+func openMP(l *core.Loop, lanes int, tiles bool) (string, error) {
 	g, err := newGen(l, lanes)
 	if err != nil {
 		return "", err
 	}
 	g.Prelude(l)
 	g.Printf("#include <omp.h>\n\n")
-	g.writeRange(l)
+	if tiles {
+		g.RunsRange(l)
+	} else {
+		g.writeRange(l)
+	}
 	g.EntryOpen(l)
 	g.Printf("  const long long op2_start = op2_iv[%d], op2_end = op2_iv[%d];\n", IvStart, IvEnd)
 	g.Printf("  const int op2_nthreads = (int)op2_iv[%d];\n", IvThreads)
-	coloured := l.NeedsColouring()
+	coloured := l.NeedsColouring() && !tiles
 	nargs := len(l.Args)
+	if tiles {
+		g.Printf("  const int *const op2_ru = (const int *)op2_pv[%d];\n", 2*nargs+PvTileRuns)
+		g.Printf("  const int *const op2_to = (const int *)op2_pv[%d];\n", 2*nargs+PvTileOffsets)
+	}
 	if coloured {
 		g.Printf("  const int *const op2_blkmap = (const int *)op2_pv[%d];\n", 2*nargs+PvBlkMap)
 		g.Printf("  const int *const op2_offset = (const int *)op2_pv[%d];\n", 2*nargs+PvOffset)
@@ -81,6 +92,9 @@ func OpenMPLanes(l *core.Loop, lanes int) (string, error) {
 	// a failure anywhere fails the loop.
 	fails := RangeFails(l)
 	call := func(first, last string) string {
+		if tiles {
+			first, last = "op2_to["+first+"]", "op2_to["+last+"], op2_ru"
+		}
 		c := RangeCall(l, first, last, reduce)
 		if !fails {
 			return "(void)" + c + ";"

@@ -1,0 +1,276 @@
+package op2
+
+import (
+	"encoding/binary"
+	"runtime"
+	"slices"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/tile"
+)
+
+// Sparse tiling of recorded loops (Config.Tile, OP2_TILE).
+//
+// When the queue is forced, the longest run of recorded loops that can
+// run in tiles (tileable, same runtime and backend, Globals used safely)
+// runs through the executor's RunTiles with a schedule from package tile.
+// The schedule is computed in Go once per distinct chain (tileKey: the
+// loops' sets and arguments, the tile size and whether tiles run on
+// threads) and kept, with its element lists pinned for the generated
+// code; a repeated chain finds it and allocates nothing.
+
+// maxTiledChains is the number of schedules kept; beyond it they are all
+// dropped (a program whose chains never repeat keeps bounded memory).
+const maxTiledChains = 64
+
+// tiledSchedule is a kept schedule, pinned while it is kept.
+type tiledSchedule struct {
+	s     *tile.Schedule
+	bytes []float64 // each loop's exec.LoopBytes
+	pin   runtime.Pinner
+}
+
+// tiling is the state of the tiled runs (under mu): the kept schedules
+// and buffers reused from one forcing to the next.
+var tiling struct {
+	byKey   map[string]*tiledSchedule
+	key     []byte
+	chain   exec.TiledChain
+	globals []tiledGlobal
+}
+
+// tiledGlobal is a Global used by a loop of the run being tiled.
+type tiledGlobal struct {
+	s       *core.Storage
+	reduced bool
+}
+
+// tileable reports whether loop l of runtime r may run in tiles on
+// backend b at all.
+func tileable(r *Runtime, b *exec.Opened, l *core.Loop) bool {
+	if r.cfg.Tile <= 0 || l.Check || l.Extruded != nil || l.Set.Halo != nil || r.x.Halo != nil || r.x.Tuner != nil || r.tracer() != nil {
+		return false
+	}
+	if _, ok := b.Backend.(exec.TileBuilder); !ok {
+		return false
+	}
+	for i := range l.Args {
+		if a := &l.Args[i]; a.Kind == core.ArgMat || a.Hidden {
+			return false
+		}
+	}
+	return true
+}
+
+// globalsAllow reports whether loop l may join a tiled run whose earlier
+// loops' Globals are tiling.globals: no Global that one of them reduces,
+// and no reduction of a Global that they use or that l reads too. It
+// then adds l's Globals.
+func globalsAllow(l *core.Loop) bool {
+	gs := tiling.globals
+	find := func(s *core.Storage) int {
+		for k := range gs {
+			if gs[k].s == s {
+				return k
+			}
+		}
+		return -1
+	}
+	for i := range l.Args {
+		a := &l.Args[i]
+		if a.Kind != core.ArgGlobal || a.Off {
+			continue
+		}
+		k := find(a.Data)
+		if a.IsReduction() {
+			if k >= 0 {
+				return false
+			}
+			for j := range l.Args {
+				if b := &l.Args[j]; b.Data == a.Data && !b.IsReduction() {
+					return false
+				}
+			}
+		} else if k >= 0 && gs[k].reduced {
+			return false
+		}
+	}
+	for i := range l.Args {
+		a := &l.Args[i]
+		if a.Kind != core.ArgGlobal || a.Off {
+			continue
+		}
+		if k := find(a.Data); k >= 0 {
+			gs[k].reduced = gs[k].reduced || a.IsReduction()
+		} else {
+			gs = append(gs, tiledGlobal{a.Data, a.IsReduction()})
+		}
+	}
+	tiling.globals = gs
+	return true
+}
+
+// runTiled runs the steps from k on (see chainQueue.force; of n recorded
+// entries) whose loops (fused or not) can run in tiles, when there are at
+// least two, and returns how many steps ran (0: none, and step k runs as
+// usual). The failure of one of them is stored in *err as a *ChainError.
+// Caller holds mu.
+func (q *chainQueue) runTiled(k, n int, err *error) int {
+	l0, r := q.loop(&q.steps[k])
+	if l0 == nil {
+		return 0 // an assignment
+	}
+	b := q.slots[q.steps[k].i].b
+	if !tileable(r, b, l0) {
+		return 0
+	}
+	c := &tiling.chain
+	defer func() {
+		clear(c.Loops)
+		clear(c.Programs)
+		clear(tiling.globals)
+		c.Loops, c.Programs, c.Schedule, c.Bytes, tiling.globals = c.Loops[:0], c.Programs[:0], nil, nil, tiling.globals[:0]
+	}()
+	// The run: loops of the same runtime and backend that can run in
+	// tiles, whose Globals allow it, each with its own program (a
+	// program holds one loop's bindings at a time).
+	dropped := r.x.Dropped()
+	for j := k; j < len(q.steps); j++ {
+		l, lr := q.loop(&q.steps[j])
+		if l == nil || lr != r || q.slots[q.steps[j].i].b != b || !tileable(r, b, l) || !globalsAllow(l) {
+			break
+		}
+		p, perr := r.x.TileProgram(b, l)
+		if perr != nil || slices.Contains(c.Programs, p) {
+			break // a loop whose tile form does not build runs alone
+		}
+		c.Loops = append(c.Loops, l)
+		c.Programs = append(c.Programs, p)
+	}
+	count := len(c.Loops)
+	if count < 2 || r.x.Dropped() != dropped {
+		// Too short, or building a program dropped one found before
+		// (a full program cache): the loops run one by one.
+		return 0
+	}
+	failed := 0
+	var ferr error
+	for j, l := range c.Loops {
+		if ferr = r.checkPartitioned(l); ferr != nil {
+			failed = j
+			break
+		}
+		markLooped(l)
+	}
+	if ferr == nil {
+		threads := b.Backend.(exec.TileBuilder).TileThreads()
+		ts := schedule(c.Loops, r.cfg.Tile, threads > 1)
+		c.Schedule, c.Bytes = ts.s, ts.bytes
+		c.Threads = threads
+		failed, ferr = r.x.RunTiles(b, c)
+		if ferr != nil {
+			ferr = mpiFatal(apiError(ferr))
+		}
+	}
+	if ferr != nil {
+		s := &q.steps[k+failed]
+		l := c.Loops[failed]
+		*err = &ChainError{Kernel: l.Kernel.Name, Set: l.SetName(), Index: s.end - 1, Recorded: n, Err: ferr}
+	}
+	return count
+}
+
+// schedule returns the tile schedule of loops, computing it only for a
+// chain not seen before.
+func schedule(loops []*core.Loop, size int, parallel bool) *tiledSchedule {
+	key := binary.AppendUvarint(tiling.key[:0], uint64(size))
+	if parallel {
+		key = append(key, 1)
+	} else {
+		key = append(key, 0)
+	}
+	for _, l := range loops {
+		key = binary.AppendUvarint(key, l.Set.ID)
+		key = binary.AppendUvarint(key, uint64(l.IterEnd()))
+		key = binary.AppendUvarint(key, uint64(len(l.Args)))
+		for i := range l.Args {
+			a := &l.Args[i]
+			if a.Off || a.Kind == core.ArgGlobal {
+				key = append(key, 0)
+				continue
+			}
+			key = append(key, byte(a.Kind), byte(a.Access))
+			key = binary.AppendUvarint(key, a.Data.ID)
+			if a.Map != nil {
+				key = binary.AppendUvarint(key, a.Map.ID)
+				key = binary.AppendUvarint(key, uint64(a.Idx))
+			}
+		}
+	}
+	tiling.key = key
+	if ts, ok := tiling.byKey[string(key)]; ok {
+		return ts
+	}
+	if len(tiling.byKey) >= maxTiledChains {
+		for _, ts := range tiling.byKey {
+			ts.pin.Unpin()
+		}
+		clear(tiling.byKey)
+	}
+	if tiling.byKey == nil {
+		tiling.byKey = map[string]*tiledSchedule{}
+	}
+	ts := &tiledSchedule{s: tile.Build(describeChain(loops), size, parallel)}
+	// The runs are what the tile forms read: the element lists would
+	// only double the memory kept (14 MB per chain on Airfoil's mesh).
+	ts.s.Elems, ts.s.Offsets = nil, nil
+	for j := range ts.s.Runs {
+		if len(ts.s.Runs[j]) > 0 {
+			ts.pin.Pin(&ts.s.Runs[j][0])
+		}
+		ts.pin.Pin(&ts.s.RunOffsets[j][0])
+	}
+	ts.pin.Pin(&ts.s.Colours[0])
+	for _, l := range loops {
+		ts.bytes = append(ts.bytes, exec.LoopBytes(l))
+	}
+	tiling.byKey[string(key)] = ts
+	return ts
+}
+
+// describeChain describes loops for package tile: their sizes and, for
+// every enabled Dat argument, its data, map and access.
+func describeChain(loops []*core.Loop) *tile.Chain {
+	c := &tile.Chain{}
+	data := map[*core.Storage]int{}
+	for _, l := range loops {
+		tl := tile.Loop{Size: l.IterEnd()}
+		for i := range l.Args {
+			a := &l.Args[i]
+			if a.Off || a.Kind == core.ArgGlobal {
+				continue
+			}
+			d, ok := data[a.Data]
+			if !ok {
+				d = len(c.Data)
+				data[a.Data] = d
+				items := a.Data.Len / max(1, a.Data.Dim)
+				if a.Data.Set != nil {
+					items = a.Data.Set.Total
+				}
+				c.Data = append(c.Data, items)
+			}
+			ta := tile.Arg{Data: d, Write: a.Access.Modifies(), Idx: -1}
+			if a.Map != nil {
+				ta.Map, ta.Arity = a.Map.Table, a.Map.Arity
+				if a.Kind == core.ArgIndirect {
+					ta.Idx = a.Idx
+				}
+			}
+			tl.Args = append(tl.Args, ta)
+		}
+		c.Loops = append(c.Loops, tl)
+	}
+	return c
+}

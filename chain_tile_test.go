@@ -1,0 +1,119 @@
+package op2_test
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/goop2/op2"
+)
+
+// tiledRan reports whether runtime r's timing report has a loop whose
+// last call ran in tiles.
+func tiledRan(r *op2.Runtime) bool {
+	return slices.ContainsFunc(r.Timings(), func(lt op2.LoopTiming) bool { return lt.Tuned == "tiled" })
+}
+
+// TestTiledChainAllocatesNothing: a repeated chain of recorded loops run
+// in tiles (Config.Tile) finds its schedule and programs again and
+// allocates nothing, on both host backends.
+func TestTiledChainAllocatesNothing(t *testing.T) {
+	for _, backend := range []string{"sequential", "openmp"} {
+		t.Run(backend, func(t *testing.T) {
+			r := must(op2.NewRuntime(op2.Config{Backend: backend, Threads: 2, Lazy: true, Tile: 3, Timing: true}))
+			set := must(op2.NewSet(8, "cells"))
+			edges, nodes, pedge := scatteredEdges(600, 500, 3, 2)
+			x := must(op2.NewDat[float64](set, 1, nil, "x"))
+			q := must(op2.NewDat[float64](nodes, 2, nil, "q"))
+			w := must(op2.NewDat[float64](edges, 1, nil, "w"))
+			g := must(op2.NewGlobal[float64](1, nil, "g"))
+			k0 := op2.NewKernel("void at_w(double *w, const double **q) { *w = q[0][0] + q[1][1]; }", "at_w")
+			k1 := op2.NewKernel("void at_a(double *x, double *g) { *x += 1; *g += *x; }", "at_a")
+			k2 := op2.NewKernel("void at_b(const double *w, double **q) { q[0][0] += *w; q[1][1] += 1; }", "at_b")
+			loops := func() {
+				check(t, r.ParLoop(k0, edges, w.Arg(op2.Write), q.ArgVec(op2.Read, pedge)))
+				check(t, r.ParLoop(k2, edges, w.Arg(op2.Read), q.ArgVec(op2.Inc, pedge)))
+				check(t, r.ParLoop(k1, set, x.Arg(op2.RW), g.Arg(op2.Inc)))
+				check(t, r.Wait())
+			}
+			loops()
+			if !tiledRan(r) {
+				t.Fatal("the chain did not run in tiles")
+			}
+			if a := testing.AllocsPerRun(20, loops); a != 0 {
+				t.Errorf("a repeated tiled chain allocates %v times", a)
+			}
+		})
+	}
+}
+
+// TestTiledChainGlobals: a loop that reduces a Global ends a tiled chain
+// before a later loop that reads it, and a loop reading a Global ends it
+// before a later loop that reduces it: the results are those of running
+// each loop at once, bit for bit (the values are integers).
+func TestTiledChainGlobals(t *testing.T) {
+	edges, nodes, pedge := scatteredEdges(400, 300, 7, 3)
+	count := op2.NewKernel("void tg_count(const double *x, double *g) { *g += *x; }", "tg_count")
+	spread := op2.NewKernel("void tg_spread(double **y, const double *g, double *h) { y[0][0] += *g; y[1][0] += 1; if (*g > *h) *h = *g; }", "tg_spread")
+	bump := op2.NewKernel("void tg_bump(double *x, const double *y) { *x += *y; }", "tg_bump")
+	run := func(cfg op2.Config) ([]float64, float64, float64, bool) {
+		r := must(op2.NewRuntime(cfg))
+		x := must(op2.NewDat(nodes, 1, iota32[float64](300), "x"))
+		y := must(op2.NewDat[float64](nodes, 1, nil, "y"))
+		g := must(op2.NewGlobal(1, []float64{1}, "g"))
+		h := must(op2.NewGlobal(1, []float64{0}, "h"))
+		for range 3 {
+			check(t, r.ParLoop(count, nodes, x.Arg(op2.Read), g.Arg(op2.Inc)))
+			check(t, r.ParLoop(spread, edges, y.ArgVec(op2.Inc, pedge), g.Arg(op2.Read), h.Arg(op2.Max)))
+			check(t, r.ParLoop(bump, nodes, x.Arg(op2.RW), y.Arg(op2.Read)))
+			check(t, r.ParLoop(spread, edges, y.ArgVec(op2.Inc, pedge), g.Arg(op2.Read), h.Arg(op2.Max)))
+			check(t, r.ParLoop(count, nodes, y.Arg(op2.Read), g.Arg(op2.Inc)))
+		}
+		check(t, r.Wait())
+		return x.DataRO(), g.Value(), h.Value(), tiledRan(r)
+	}
+	wx, wg, wh, _ := run(op2.Config{})
+	for _, backend := range []string{"sequential", "openmp"} {
+		for _, size := range []int{1, 20, 1000} {
+			what := fmt.Sprintf("%s, tile %d", backend, size)
+			x, g, h, tiled := run(op2.Config{Backend: backend, Threads: 2, Lazy: true, Tile: size, Timing: true})
+			if !tiled {
+				t.Errorf("%s: no loop ran in tiles", what)
+			}
+			if !slices.Equal(x, wx) || g != wg || h != wh {
+				t.Errorf("%s: x %v g %v h %v, at once x %v g %v h %v", what, x[:4], g, h, wx[:4], wg, wh)
+			}
+		}
+	}
+}
+
+// TestTileConfig: a negative Config.Tile is refused.
+func TestTileConfig(t *testing.T) {
+	_, err := op2.NewRuntime(op2.Config{Tile: -1})
+	wantErr(t, err, "Config.Tile")
+}
+
+// TestTiledChainProgramsDropped: with the program cache too small for a
+// chain's tile programs, the loops run one by one, with the results of
+// running each at once.
+func TestTiledChainProgramsDropped(t *testing.T) {
+	cache := os.Getenv("OP2_CACHE_DIR")
+	check(t, op2.Configure(op2.Config{CacheDir: cache, PlanCheck: true, Lazy: true, Tile: 4, Timing: true}))
+	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache, PlanCheck: true})) }()
+	defer op2.SetMaxPrograms(2)()
+	set := must(op2.NewSet(50, "cells"))
+	x := must(op2.NewDat(set, 1, iota32[float64](50), "x"))
+	r := op2.Default()
+	for i := range 4 {
+		k := op2.NewKernel(fmt.Sprintf("void pd_%d(double *x) { *x = *x * 2 + %d; }", i, i), fmt.Sprintf("pd_%d", i))
+		check(t, r.ParLoop(k, set, x.Arg(op2.RW)))
+	}
+	check(t, r.Wait())
+	if got, want := x.DataRO()[3], ((((3.0*2+0)*2+1)*2+2)*2 + 3); got != want {
+		t.Errorf("x[3] = %v, want %v", got, want)
+	}
+	if tiledRan(r) {
+		t.Error("the loops ran in tiles with their programs dropped")
+	}
+}

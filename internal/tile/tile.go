@@ -1,0 +1,370 @@
+// Package tile is the inspector of sparse tiling (Strout's full sparse
+// tiling, as in SLOPE): it splits a chain of loops over sets connected by
+// maps into tiles that run one after another, each tile running its
+// elements of the first loop, then of the second, and so on, so that the
+// data a tile touches stays in cache from one loop to the next.
+//
+// The seed loop's (the first loop's) elements are cut into blocks of
+// consecutive elements, one per tile. Every element of a later loop goes
+// to the latest tile, in execution order, among the elements of earlier
+// loops that touch data it reads and that modify it (a flow dependency),
+// or that touch data it modifies (anti and output dependencies): running
+// the tiles in order then gives every data item the accesses it gets
+// when the loops run one after another, except that increments of one
+// loop reach an item in another order. An element that depends on
+// nothing goes to the tile of the seed block at the same relative
+// position in its set.
+//
+// For threads (Build with parallel set), the tiles grown in block order
+// are coloured so that tiles touching the same data get different
+// colours, and the tiles are grown again with the blocks in colour
+// order; then each tile
+// gets the level (colour) one above the highest level of the earlier
+// tiles it conflicts with (touches a data item that one of the two
+// modifies). Tiles of one level then touch disjoint data and may run at
+// once; levels run in order, which respects every dependency.
+//
+// The package knows nothing of OP2's objects: a chain is described by
+// its loops' sizes and arguments (which data, through which map, read or
+// modified), so that it can be tested on any mesh.
+package tile
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Arg is one argument of a loop: the data it touches and how.
+type Arg struct {
+	// Data numbers the data (a Dat) among the chain's data
+	// (Chain.Data).
+	Data int
+	// Map is the map table, Arity entries per element of the loop's
+	// set; nil for a direct argument (element e touches item e).
+	Map   []int32
+	Arity int
+	// Idx is the map column the argument goes through, or -1 for every
+	// column (a vector argument).
+	Idx int
+	// Write marks an argument that modifies its data (WRITE, RW, INC,
+	// MIN, MAX); others only read.
+	Write bool
+}
+
+// Loop is a loop of a chain: its iteration set's size and its arguments
+// (Globals left out).
+type Loop struct {
+	Size int
+	Args []Arg
+}
+
+// Chain is the loops to tile, in program order, and the number of
+// items (elements) of each data they touch.
+type Chain struct {
+	Loops []Loop
+	Data  []int
+}
+
+// Schedule is a chain's tiles. Tiles are numbered in execution order:
+// the tiles of colour c are [Colours[c], Colours[c+1]), and with one
+// colour (a sequential schedule) they run in number order.
+type Schedule struct {
+	Tiles int
+	// Elems holds, per loop, the loop's elements tile by tile, each
+	// tile's in increasing order; tile t's are Elems[i][Offsets[i][t]:
+	// Offsets[i][t+1]].
+	Elems, Offsets [][]int32
+	// Runs holds, per loop, the same elements as runs of consecutive
+	// elements (pairs start, end), tile by tile; tile t's runs are
+	// [RunOffsets[i][t], RunOffsets[i][t+1]).
+	Runs, RunOffsets [][]int32
+	// Colours delimits the colours' tiles (len: colours + 1).
+	Colours []int32
+	// Parallel says that tiles of one colour touch disjoint data.
+	Parallel bool
+}
+
+// items returns the items argument a touches for element e: a part of
+// its map, or for a direct argument buf holding e.
+func (a *Arg) items(e int, buf *[1]int32) []int32 {
+	switch {
+	case a.Map == nil:
+		buf[0] = int32(e)
+		return buf[:]
+	case a.Idx >= 0:
+		k := e*a.Arity + a.Idx
+		return a.Map[k : k+1]
+	}
+	return a.Map[e*a.Arity : (e+1)*a.Arity]
+}
+
+// Build tiles chain c with size seed elements per tile (at least 1); with
+// parallel, colours the tiles for threads. Build panics on a malformed
+// chain (no loops, a size below 1).
+func Build(c *Chain, size int, parallel bool) *Schedule {
+	if len(c.Loops) == 0 || size < 1 {
+		panic(fmt.Sprintf("tile: %d loops, tile size %d", len(c.Loops), size))
+	}
+	nb := max(1, (c.Loops[0].Size+size-1)/size)
+	rank := make([]int32, nb)
+	for b := range rank {
+		rank[b] = int32(b)
+	}
+	tileOf := grow(c, size, rank)
+	s := &Schedule{Tiles: nb, Parallel: parallel}
+	s.Elems, s.Offsets = group(tileOf, nb)
+	if !parallel {
+		s.Colours = []int32{0, int32(nb)}
+		s.runs()
+		return s
+	}
+	if nb > 1 {
+		// Grow again with the blocks in the order of a colouring of
+		// the tiles grown in block order, so that tiles of one colour
+		// are far apart.
+		rank = colourRanks(c, s)
+		tileOf = grow(c, size, rank)
+		s.Elems, s.Offsets = group(tileOf, nb)
+	}
+	level := levels(c, s)
+	// Renumber the tiles by level, then rank.
+	order := make([]int32, nb) // new number → old (rank)
+	for t := range order {
+		order[t] = int32(t)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return int(level[a]) - int(level[b]) })
+	newOf := make([]int32, nb)
+	for nt, t := range order {
+		newOf[t] = int32(nt)
+	}
+	for j := range tileOf {
+		for e, t := range tileOf[j] {
+			tileOf[j][e] = newOf[t]
+		}
+	}
+	s.Elems, s.Offsets = group(tileOf, nb)
+	s.Colours = []int32{0}
+	for nt := 1; nt <= nb; nt++ {
+		if nt == nb || level[order[nt]] != level[order[nt-1]] {
+			s.Colours = append(s.Colours, int32(nt))
+		}
+	}
+	s.runs()
+	return s
+}
+
+// grow assigns every element of every loop to a tile, by execution rank:
+// the seed loop's element e to rank[e/size], a later loop's to the
+// highest rank among the earlier elements it depends on (or, with none,
+// to the rank of the seed block at its relative position).
+func grow(c *Chain, size int, rank []int32) [][]int32 {
+	nb := len(rank)
+	// last[d][k]: the latest tile (in rank) that modified (w) or read (r)
+	// item k of data d so far; -1 none.
+	lastW := make([][]int32, len(c.Data))
+	lastR := make([][]int32, len(c.Data))
+	tileOf := make([][]int32, len(c.Loops))
+	var buf [1]int32
+	for j := range c.Loops {
+		l := &c.Loops[j]
+		for _, a := range l.Args {
+			if lastW[a.Data] == nil {
+				lastW[a.Data] = filled(c.Data[a.Data], -1)
+				lastR[a.Data] = filled(c.Data[a.Data], -1)
+			}
+		}
+		t := make([]int32, l.Size)
+		for e := range t {
+			if j == 0 {
+				t[e] = rank[e/size]
+				continue
+			}
+			dep := int32(-1)
+			for ai := range l.Args {
+				a := &l.Args[ai]
+				w, r := lastW[a.Data], lastR[a.Data]
+				for _, k := range a.items(e, &buf) {
+					dep = max(dep, w[k])
+					if a.Write {
+						dep = max(dep, r[k])
+					}
+				}
+			}
+			if dep < 0 {
+				dep = rank[int(int64(e)*int64(nb)/int64(l.Size))]
+			}
+			t[e] = dep
+		}
+		// The loop's elements are independent of each other: its
+		// accesses count for the loops after it only.
+		for e, te := range t {
+			for ai := range l.Args {
+				a := &l.Args[ai]
+				last := lastR[a.Data]
+				if a.Write {
+					last = lastW[a.Data]
+				}
+				for _, k := range a.items(e, &buf) {
+					last[k] = max(last[k], te)
+				}
+			}
+		}
+		tileOf[j] = t
+	}
+	return tileOf
+}
+
+// colourRanks colours the tiles of s (grown in block order) greedily, in
+// order, so that tiles touching a common item get different colours (at
+// most 64; beyond, tiles share the last), and returns each block's rank
+// when the blocks run colour by colour.
+func colourRanks(c *Chain, s *Schedule) []int32 {
+	masks := make([][]uint64, len(c.Data))
+	for d, n := range c.Data {
+		masks[d] = make([]uint64, n)
+	}
+	colour := make([]int, s.Tiles)
+	count := make([]int32, 65)
+	for t := range s.Tiles {
+		var used uint64
+		each(c, s, t, func(a *Arg, ks []int32) {
+			m := masks[a.Data]
+			for _, k := range ks {
+				used |= m[k]
+			}
+		})
+		col := 63
+		for i := range 64 {
+			if used&(1<<i) == 0 {
+				col = i
+				break
+			}
+		}
+		colour[t] = col
+		count[col+1]++
+		each(c, s, t, func(a *Arg, ks []int32) {
+			m := masks[a.Data]
+			for _, k := range ks {
+				m[k] |= 1 << col
+			}
+		})
+	}
+	for i := 1; i < len(count); i++ {
+		count[i] += count[i-1]
+	}
+	rank := make([]int32, s.Tiles)
+	for t := range s.Tiles {
+		rank[t] = count[colour[t]]
+		count[colour[t]]++
+	}
+	return rank
+}
+
+// levels returns, for each tile in rank order, one more than the highest
+// level of the lower-ranked tiles it conflicts with (0 when none).
+func levels(c *Chain, s *Schedule) []int32 {
+	lvW := make([][]int32, len(c.Data))
+	lvR := make([][]int32, len(c.Data))
+	for _, l := range c.Loops {
+		for _, a := range l.Args {
+			if lvW[a.Data] == nil {
+				lvW[a.Data] = filled(c.Data[a.Data], -1)
+				lvR[a.Data] = filled(c.Data[a.Data], -1)
+			}
+		}
+	}
+	level := make([]int32, s.Tiles)
+	for t := range s.Tiles {
+		lv := int32(0)
+		each(c, s, t, func(a *Arg, ks []int32) {
+			w, r := lvW[a.Data], lvR[a.Data]
+			for _, k := range ks {
+				lv = max(lv, w[k]+1)
+				if a.Write {
+					lv = max(lv, r[k]+1)
+				}
+			}
+		})
+		each(c, s, t, func(a *Arg, ks []int32) {
+			last := lvR[a.Data]
+			if a.Write {
+				last = lvW[a.Data]
+			}
+			for _, k := range ks {
+				last[k] = max(last[k], lv)
+			}
+		})
+		level[t] = lv
+	}
+	return level
+}
+
+// each calls f for every argument of every loop with the items it
+// touches for an element of tile t.
+func each(c *Chain, s *Schedule, t int, f func(a *Arg, ks []int32)) {
+	var buf [1]int32
+	for j := range c.Loops {
+		l := &c.Loops[j]
+		for _, e := range s.Elems[j][s.Offsets[j][t]:s.Offsets[j][t+1]] {
+			for ai := range l.Args {
+				a := &l.Args[ai]
+				f(a, a.items(int(e), &buf))
+			}
+		}
+	}
+}
+
+// group sorts each loop's elements by tile (counting sort, so that a
+// tile's elements stay in increasing order).
+func group(tileOf [][]int32, nt int) (elems, offsets [][]int32) {
+	elems = make([][]int32, len(tileOf))
+	offsets = make([][]int32, len(tileOf))
+	for j, t := range tileOf {
+		off := make([]int32, nt+1)
+		for _, x := range t {
+			off[x+1]++
+		}
+		for i := 1; i <= nt; i++ {
+			off[i] += off[i-1]
+		}
+		el := make([]int32, len(t))
+		next := slices.Clone(off[:nt])
+		for e, x := range t {
+			el[next[x]] = int32(e)
+			next[x]++
+		}
+		elems[j], offsets[j] = el, off
+	}
+	return elems, offsets
+}
+
+func filled(n int, v int32) []int32 {
+	s := make([]int32, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+// runs sets Runs and RunOffsets from Elems and Offsets.
+func (s *Schedule) runs() {
+	s.Runs = make([][]int32, len(s.Elems))
+	s.RunOffsets = make([][]int32, len(s.Elems))
+	for j, el := range s.Elems {
+		off := s.Offsets[j]
+		ro := make([]int32, s.Tiles+1)
+		var ru []int32
+		for t := range s.Tiles {
+			ro[t] = int32(len(ru) / 2)
+			for q := off[t]; q < off[t+1]; q++ {
+				if n := len(ru); q > off[t] && ru[n-1] == el[q] {
+					ru[n-1]++
+					continue
+				}
+				ru = append(ru, el[q], el[q]+1)
+			}
+		}
+		ro[s.Tiles] = int32(len(ru) / 2)
+		s.Runs[j], s.RunOffsets[j] = ru, ro
+	}
+}
