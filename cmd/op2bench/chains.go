@@ -20,18 +20,29 @@ type chainMode struct {
 }
 
 // chainModes are the chain section's modes: every loop at once; recorded
-// (lazy mode: Airfoil forces the recorded loops when it resets and reads
-// its rms Global) and run one by one; recorded and fused.
-var chainModes = []chainMode{
-	{"eager", func(c *op2.Config) {}},
-	{"chain", func(c *op2.Config) { c.Lazy, c.Fusion = true, "off" }},
-	{"chain+fusion", func(c *op2.Config) { c.Lazy, c.Fusion = true, "on" }},
+// (lazy mode: Airfoil's loops run when it reads its rms Global, every 100
+// iterations, or MaxRecordedLoops are recorded) and run one by one;
+// recorded and fused; and with tile > 0 recorded and run in sparse tiles
+// of tile cells, without and with fusion.
+func chainModes(tile int) []chainMode {
+	modes := []chainMode{
+		{"eager", func(c *op2.Config) {}},
+		{"chain", func(c *op2.Config) { c.Lazy, c.Fusion = true, "off" }},
+		{"chain+fusion", func(c *op2.Config) { c.Lazy, c.Fusion = true, "on" }},
+	}
+	if tile > 0 {
+		modes = append(modes,
+			chainMode{"chain+tiling", func(c *op2.Config) { c.Lazy, c.Fusion, c.Tile = true, "off", tile }},
+			chainMode{"chain+fus+tile", func(c *op2.Config) { c.Lazy, c.Fusion, c.Tile = true, "on", tile }})
+	}
+	return modes
 }
 
 // chainOpts are the chain section's settings.
 type chainOpts struct {
 	iters, rounds, threads int
 	simd                   []string // Config.SIMD values
+	tile                   int      // Config.Tile of the tiled modes; 0: none
 }
 
 // chainRun is one backend, SIMD setting and mode of the chain section,
@@ -53,14 +64,17 @@ type chainRun struct {
 // prints the loop time and bytes per iteration of each against eager
 // execution, and against the memory floor (bytes at the STREAM triad rate).
 func chainSection(out io.Writer, m *mesh.Mesh, o chainOpts, triad1, triadN float64) error {
-	fmt.Fprintf(out, "Loop chains: Airfoil %d cells, %d iterations per run, %d rounds interleaved (medians)\n", m.NCell, o.iters, o.rounds)
+	fmt.Fprintf(out, "Loop chains: Airfoil %d cells, %d iterations per run, %d rounds interleaved (medians); %s\n", m.NCell, o.iters, o.rounds, cpuModel())
+	if o.tile > 0 {
+		fmt.Fprintf(out, "  tiles of %d cells (Config.Tile)\n", o.tile)
+	}
 	var runs []*chainRun
 	for _, b := range []struct {
 		name    string
 		threads int
 	}{{"sequential", 1}, {"openmp", o.threads}} {
 		for _, simd := range o.simd {
-			for _, mode := range chainModes {
+			for _, mode := range chainModes(o.tile) {
 				runs = append(runs, &chainRun{backend: b.name, threads: b.threads, simd: simd, mode: mode})
 			}
 		}

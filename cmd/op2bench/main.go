@@ -26,8 +26,8 @@
 // recorded and fused too).
 //
 // -chains (-chains-only) times Airfoil's loops at once, recorded in lazy
-// mode, and recorded and fused, against each other and the memory floor:
-// loop time and bytes per iteration.
+// mode, recorded and fused, and recorded and run in sparse tiles, against
+// each other and the memory floor: loop time and bytes per iteration.
 //
 // Usage:
 //
@@ -37,7 +37,7 @@
 //	op2bench -matrix-only [-threads 2] [-matrix-n 708] [-matrix-rounds 5]
 //	op2bench -floor-only [-threads 2] [-floor-iters 10] [-floor-rounds 3] [-floor-kib 256] [-floor-simd off,8]
 //	op2bench -mgcfd-only [-threads 2] [-mgcfd-n 65] [-mgcfd-levels 4] [-mgcfd-cycles 50] [-mgcfd-rounds 3] [-mgcfd-op2 DIR] [-mgcfd-simd off,8,8+fused]
-//	op2bench -chains-only [-threads 2] [-chains-iters 200] [-chains-rounds 3] [-chains-simd off,8]
+//	op2bench -chains-only [-threads 2] [-chains-iters 200] [-chains-rounds 3] [-chains-simd off,8] [-chains-tile 4000]
 package main
 
 import (
@@ -91,8 +91,9 @@ func main() {
 	chIters := flag.Int("chains-iters", 200, "Airfoil iterations per run of the loop-chain section")
 	chRounds := flag.Int("chains-rounds", 3, "rounds of the loop-chain section, the runs interleaved; medians are printed")
 	chSIMD := flag.String("chains-simd", "off,8", "the loop-chain section's SIMD settings, comma separated (Config.SIMD)")
+	chTile := flag.Int("chains-tile", 4000, "the loop-chain section's tile size in cells for its tiled modes (Config.Tile; 0: no tiled modes)")
 	flag.Parse()
-	chOpts := chainOpts{iters: *chIters, rounds: *chRounds, threads: *threads, simd: strings.Split(*chSIMD, ",")}
+	chOpts := chainOpts{iters: *chIters, rounds: *chRounds, threads: *threads, simd: strings.Split(*chSIMD, ","), tile: *chTile}
 	if *chOnly {
 		err := func() error {
 			fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())

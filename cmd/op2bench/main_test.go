@@ -407,13 +407,14 @@ func TestChainSection(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := chainSection(&out, m, chainOpts{iters: 3, rounds: 1, threads: 2, simd: []string{"off", "8"}}, 10, 20); err != nil {
+	if err := chainSection(&out, m, chainOpts{iters: 3, rounds: 1, threads: 2, simd: []string{"off", "8"}, tile: 300}, 10, 20); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()
 	for _, want := range []string{"Loop chains: Airfoil 1800 cells, 3 iterations per run, 1 rounds", "output lines are the same in every mode",
 		"sequential off  eager", "openmp     8    chain+fusion", "ms/iter", "MB/iter", "vs floor",
-		"openmp simd 8 chain+fusion: fused_save_soln_adt_calc", "fused_update_adt_calc ×3", "fused_update_save_soln_adt_calc ×2"} {
+		"openmp simd 8 chain+fusion: fused_save_soln_adt_calc", "fused_update_adt_calc ×3", "fused_update_save_soln_adt_calc ×2",
+		"tiles of 300 cells", "sequential off  chain+tiling", "openmp     8    chain+fus+tile"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)
 		}
