@@ -37,7 +37,7 @@
 //	op2bench -matrix-only [-threads 2] [-matrix-n 708] [-matrix-rounds 5]
 //	op2bench -floor-only [-threads 2] [-floor-iters 10] [-floor-rounds 3] [-floor-kib 256] [-floor-simd off,8]
 //	op2bench -mgcfd-only [-threads 2] [-mgcfd-n 65] [-mgcfd-levels 4] [-mgcfd-cycles 50] [-mgcfd-rounds 3] [-mgcfd-op2 DIR] [-mgcfd-simd off,8,8+fused]
-//	op2bench -chains-only [-threads 2] [-chains-iters 200] [-chains-rounds 3] [-chains-simd off,8] [-chains-tile 4000]
+//	op2bench -chains-only [-threads 2] [-chains-iters 200] [-chains-rounds 3] [-chains-simd off,8] [-chains-tile 16000]
 package main
 
 import (
@@ -91,26 +91,13 @@ func main() {
 	chIters := flag.Int("chains-iters", 200, "Airfoil iterations per run of the loop-chain section")
 	chRounds := flag.Int("chains-rounds", 3, "rounds of the loop-chain section, the runs interleaved; medians are printed")
 	chSIMD := flag.String("chains-simd", "off,8", "the loop-chain section's SIMD settings, comma separated (Config.SIMD)")
-	chTile := flag.Int("chains-tile", 4000, "the loop-chain section's tile size in cells for its tiled modes (Config.Tile; 0: no tiled modes)")
+	chTile := flag.Int("chains-tile", 16000, "the loop-chain section's tile size in cells for its tiled modes (Config.Tile; 0: no tiled modes)")
 	flag.Parse()
 	chOpts := chainOpts{iters: *chIters, rounds: *chRounds, threads: *threads, simd: strings.Split(*chSIMD, ","), tile: *chTile}
 	if *chOnly {
-		err := func() error {
-			fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())
-			triad1, triadN, err := stream(os.Stdout, *threads)
-			if err != nil {
-				return err
-			}
-			m, err := mesh.Generate(400, 600)
-			if err != nil {
-				return err
-			}
+		onlySection(*threads, func(m *mesh.Mesh, triad1, triadN float64) error {
 			return chainSection(os.Stdout, m, chOpts, triad1, triadN)
-		}()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "op2bench:", err)
-			os.Exit(1)
-		}
+		})
 		return
 	}
 	if *ch {
@@ -132,22 +119,9 @@ func main() {
 		mgcfdSettings = &mgOpts
 	}
 	if *flOnly {
-		err := func() error {
-			fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())
-			triad1, triadN, err := stream(os.Stdout, *threads)
-			if err != nil {
-				return err
-			}
-			m, err := mesh.Generate(400, 600)
-			if err != nil {
-				return err
-			}
+		onlySection(*threads, func(m *mesh.Mesh, triad1, triadN float64) error {
 			return floorSection(os.Stdout, m, *threads, *flIters, *flRounds, *flKiB<<10, triad1, triadN, strings.Split(*flSIMD, ","))
-		}()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "op2bench:", err)
-			os.Exit(1)
-		}
+		})
 		return
 	}
 	if *floor {
@@ -186,6 +160,28 @@ func main() {
 		return
 	}
 	if err := runAll(os.Stdout, *iters, *threads, *rounds, *schemeIters, *locIters, *locRounds); err != nil {
+		fmt.Fprintln(os.Stderr, "op2bench:", err)
+		os.Exit(1)
+	}
+}
+
+// onlySection runs one section alone (a -...-only flag): the machine's
+// line, the STREAM triad, then f on Airfoil's built-in mesh with the
+// triad rates; it exits with status 1 on error.
+func onlySection(threads int, f func(m *mesh.Mesh, triad1, triadN float64) error) {
+	err := func() error {
+		fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), threads, schemeName())
+		triad1, triadN, err := stream(os.Stdout, threads)
+		if err != nil {
+			return err
+		}
+		m, err := mesh.Generate(400, 600)
+		if err != nil {
+			return err
+		}
+		return f(m, triad1, triadN)
+	}()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "op2bench:", err)
 		os.Exit(1)
 	}

@@ -142,6 +142,26 @@ func runChainOps(t *testing.T, m *randomMesh, ops []int, chain bool) chainOutcom
 	return o
 }
 
+// sameOutcome fails the test, naming what, unless got and want are the
+// same bits.
+func sameOutcome(t *testing.T, what string, got, want chainOutcome) {
+	t.Helper()
+	for _, f := range []struct {
+		name      string
+		got, want []float64
+	}{{"x", got.x, want.x}, {"acc", got.acc, want.acc}, {"w", got.w, want.w}, {"host reads", got.trace, want.trace},
+		{"reductions", []float64{got.sum, got.lo, got.hi}, []float64{want.sum, want.lo, want.hi}}} {
+		if !sameBits(f.got, f.want) {
+			t.Fatalf("%s: %s differ from running each loop at once", what, f.name)
+		}
+	}
+	for i := range want.cnt {
+		if got.cnt[i] != want.cnt[i] {
+			t.Fatalf("%s: cnt[%d] = %d, at once %d", what, i, got.cnt[i], want.cnt[i])
+		}
+	}
+}
+
 // sameBits reports whether a and b hold the same values, bit for bit.
 func sameBits(a, b []float64) bool {
 	if len(a) != len(b) {
@@ -186,20 +206,7 @@ func testRandomChains(t *testing.T, backend, cache string) {
 			check(t, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true, Lazy: mode == "lazy", Fusion: fusion}))
 			got := runChainOps(t, m, ops, mode == "chain")
 			what := fmt.Sprintf("%s, %s, steps %v", backend, mode, names)
-			for _, f := range []struct {
-				name      string
-				got, want []float64
-			}{{"x", got.x, want.x}, {"acc", got.acc, want.acc}, {"w", got.w, want.w}, {"host reads", got.trace, want.trace},
-				{"reductions", []float64{got.sum, got.lo, got.hi}, []float64{want.sum, want.lo, want.hi}}} {
-				if !sameBits(f.got, f.want) {
-					t.Fatalf("%s: %s differ from running each loop at once", what, f.name)
-				}
-			}
-			for i := range want.cnt {
-				if got.cnt[i] != want.cnt[i] {
-					t.Fatalf("%s: cnt[%d] = %d, at once %d", what, i, got.cnt[i], want.cnt[i])
-				}
-			}
+			sameOutcome(t, what, got, want)
 		}
 	}
 }

@@ -63,20 +63,7 @@ func testTiledChains(t *testing.T, backend, cache string) {
 				t.Errorf("%s, %d threads, tile %d: no loop ran in tiles", backend, th, size)
 			}
 			what := fmt.Sprintf("%s, %d threads, tile %d, fusion %s, steps %v", backend, th, size, fusion, names)
-			for _, f := range []struct {
-				name      string
-				got, want []float64
-			}{{"x", got.x, want.x}, {"acc", got.acc, want.acc}, {"w", got.w, want.w}, {"host reads", got.trace, want.trace},
-				{"reductions", []float64{got.sum, got.lo, got.hi}, []float64{want.sum, want.lo, want.hi}}} {
-				if !sameBits(f.got, f.want) {
-					t.Fatalf("%s: %s differ from running each loop at once", what, f.name)
-				}
-			}
-			for i := range want.cnt {
-				if got.cnt[i] != want.cnt[i] {
-					t.Fatalf("%s: cnt[%d] = %d, at once %d", what, i, got.cnt[i], want.cnt[i])
-				}
-			}
+			sameOutcome(t, what, got, want)
 		}
 	}
 }

@@ -23,6 +23,16 @@ func SequentialLanes(l *core.Loop, lanes int) (string, error) {
 	g.Prelude(l)
 	g.writeRange(l)
 	g.EntryOpen(l)
+	g.sequentialEntry(l, fmt.Sprintf("op2_iv[%d]", IvEnd))
+	g.EntryClose(l)
+	return g.String(), nil
+}
+
+// sequentialEntry writes the sequential entry point's body: local
+// accumulators for the Global reductions, the call of op2_range from
+// op2_iv[IvStart] with end (the range's end and any further arguments
+// of the range function), and the accumulators combined into the Globals.
+func (g *Gen) sequentialEntry(l *core.Loop, end string) {
 	for i := range l.Args {
 		a := &l.Args[i]
 		if a.IsReduction() {
@@ -34,7 +44,7 @@ func SequentialLanes(l *core.Loop, lanes int) (string, error) {
 			g.Printf("  %s op2_r%d[%d];\n  for (int op2_k = 0; op2_k < %d; op2_k++) op2_r%d[op2_k] = %s;\n", t, i, a.Data.Dim, a.Data.Dim, i, init)
 		}
 	}
-	g.Printf("  if (%s) return 1;\n", RangeCall(l, fmt.Sprintf("op2_iv[%d]", IvStart), fmt.Sprintf("op2_iv[%d]", IvEnd),
+	g.Printf("  if (%s) return 1;\n", RangeCall(l, fmt.Sprintf("op2_iv[%d]", IvStart), end,
 		func(i int) string { return "op2_r" + strconv.Itoa(i) }))
 	// Each accumulator started from the identity (or the Global's value for
 	// MIN and MAX), so a Global passed twice gets both contributions.
@@ -45,8 +55,6 @@ func SequentialLanes(l *core.Loop, lanes int) (string, error) {
 				Combine(a.Access, fmt.Sprintf("op2_d%d[op2_k]", l.Sig.Base[i]), fmt.Sprintf("op2_r%d[op2_k]", i)))
 		}
 	}
-	g.EntryClose(l)
-	return g.String(), nil
 }
 
 // newGen returns a generator for l's translation unit, with lanes SIMD

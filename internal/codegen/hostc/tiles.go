@@ -2,7 +2,6 @@ package hostc
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/goop2/op2/internal/core"
 )
@@ -38,26 +37,7 @@ func SequentialTiles(l *core.Loop) (string, error) {
 	g.RunsRange(l)
 	g.EntryOpen(l)
 	g.Printf("  const int *const op2_ru = (const int *)op2_pv[%d];\n", 2*len(l.Args)+PvTileRuns)
-	for i := range l.Args {
-		a := &l.Args[i]
-		if a.IsReduction() {
-			t := a.Data.Type.CName()
-			init := fmt.Sprintf("op2_d%d[op2_k]", l.Sig.Base[i])
-			if a.Access == core.Inc {
-				init = "0"
-			}
-			g.Printf("  %s op2_r%d[%d];\n  for (int op2_k = 0; op2_k < %d; op2_k++) op2_r%d[op2_k] = %s;\n", t, i, a.Data.Dim, a.Data.Dim, i, init)
-		}
-	}
-	g.Printf("  if (%s) return 1;\n", RangeCall(l, fmt.Sprintf("op2_iv[%d]", IvStart), fmt.Sprintf("op2_iv[%d], op2_ru", IvEnd),
-		func(i int) string { return "op2_r" + strconv.Itoa(i) }))
-	for i := range l.Args {
-		a := &l.Args[i]
-		if a.IsReduction() {
-			g.Printf("  for (int op2_k = 0; op2_k < %d; op2_k++) { %s }\n", a.Data.Dim,
-				Combine(a.Access, fmt.Sprintf("op2_d%d[op2_k]", l.Sig.Base[i]), fmt.Sprintf("op2_r%d[op2_k]", i)))
-		}
-	}
+	g.sequentialEntry(l, fmt.Sprintf("op2_iv[%d], op2_ru", IvEnd))
 	g.EntryClose(l)
 	return g.String(), nil
 }
