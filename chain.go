@@ -162,6 +162,9 @@ type step struct {
 	i, end int
 	fused  *core.Loop
 	p      exec.Program
+	// dropped is the executor's count of dropped programs when p was
+	// found: p may run the fused loop only while it is unchanged.
+	dropped uint64
 }
 
 // plan fills q.steps for the n recorded entries: each run of loops that
@@ -174,6 +177,7 @@ func (q *chainQueue) plan(n int) {
 		end := i + 1
 		var f *core.Loop
 		var p exec.Program
+		var dropped uint64
 		if q.slots[i].isLoop() {
 			if j := q.fusable(i, n); j-i >= 2 {
 				if nf == len(q.fused) {
@@ -187,14 +191,14 @@ func (q *chainQueue) plan(n int) {
 					}
 				}
 				if err == nil {
-					f, end = l, j
+					f, end, dropped = l, j, e.r.x.Dropped()
 					nf++
 				} else {
 					clear(l.Args)
 				}
 			}
 		}
-		q.steps = append(q.steps, step{i: i, end: end, fused: f, p: p})
+		q.steps = append(q.steps, step{i: i, end: end, fused: f, p: p, dropped: dropped})
 		i = end
 	}
 }
@@ -211,7 +215,11 @@ func (q *chainQueue) run(s *step, n int) error {
 			return &ChainError{Kernel: "Global.SetValue", Set: e.set.Name, Index: s.i, Recorded: n, Err: err}
 		}
 	case s.fused != nil:
-		if err := e.r.runProgram(e.b, s.fused, s.p); err != nil {
+		p := s.p
+		if e.r.x.Dropped() != s.dropped {
+			p = nil // building a later step's program may have unloaded it
+		}
+		if err := e.r.runProgram(e.b, s.fused, p); err != nil {
 			// The loops fused with the failing one ran in it: the ones
 			// dropped are those after the fused loop.
 			return &ChainError{Kernel: s.fused.Kernel.Name, Set: s.fused.SetName(), Index: s.end - 1, Recorded: n, Err: err}

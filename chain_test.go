@@ -599,3 +599,42 @@ func TestFusedRunsAreBounded(t *testing.T) {
 		t.Errorf("%d loops ran, want %d", loops, n)
 	}
 }
+
+// TestFusedProgramsDroppedBeforeRunning: with room for one program,
+// building the second fused loop's program unloads the first's before it
+// runs; the first is found (built) again, not called unloaded.
+func TestFusedProgramsDroppedBeforeRunning(t *testing.T) {
+	check(t, op2.Configure(op2.Config{Fusion: "on", Timing: true}))
+	defer op2.Configure(op2.Config{})
+	defer op2.SetMaxPrograms(1)()
+	set := must(op2.NewSet(5, "cells"))
+	d := make([]*op2.Dat[float64], 5)
+	for i := range d {
+		d[i] = must(op2.NewDat(set, 1, []float64{1, 2, 3, 4, 5}, fmt.Sprintf("d%d", i)))
+	}
+	g := must(op2.NewGlobal(1, []float64{2}, "g"))
+	a := op2.NewKernel("void fd_a(const double *x, double *y) { *y = *x + 1; }", "fd_a")
+	b := op2.NewKernel("void fd_b(const double *x, double *y, const double *g) { *y = *x * *g; }", "fd_b")
+	op2.ResetTimings()
+	check(t, op2.Chain(func() error {
+		check(t, op2.ParLoop(a, set, d[0].Arg(op2.Read), d[1].Arg(op2.Write)))
+		check(t, op2.ParLoop(b, set, d[1].Arg(op2.Read), d[2].Arg(op2.Write), g.Arg(op2.Read)))
+		g.SetValue(3) // recorded between the two fused runs
+		check(t, op2.ParLoop(b, set, d[2].Arg(op2.Read), d[3].Arg(op2.Write), g.Arg(op2.Read)))
+		return op2.ParLoop(a, set, d[3].Arg(op2.Read), d[4].Arg(op2.Write))
+	}))
+	want := make([]float64, 5)
+	for i := range want {
+		want[i] = (float64(i+1)+1)*2*3 + 1
+	}
+	assertEqual(t, "d4", d[4].DataRO(), want)
+	fused := 0
+	for _, lt := range op2.Timings() {
+		if strings.HasPrefix(lt.Kernel, "fused_") {
+			fused++
+		}
+	}
+	if fused != 2 {
+		t.Errorf("%d fused loops ran, want 2", fused)
+	}
+}
