@@ -266,8 +266,8 @@ func combine(a, b core.Access) core.Access {
 	return core.RW
 }
 
-// Name is the fused kernel's name for loops with kernels named names.
-func Name(names ...string) string { return "fused_" + strings.Join(names, "_") }
+// fusedName is the fused kernel's name for loops with kernels named names.
+func fusedName(names ...string) string { return "fused_" + strings.Join(names, "_") }
 
 // kernel writes and reads the fused kernel of loops, whose fused
 // arguments are args (f.slot and f.first filled by Fuse).
@@ -280,7 +280,7 @@ func (f *Fuser) kernel(loops []*core.Loop, args []core.Arg) (*core.Kernel, error
 			used[id] = true
 		}
 	}
-	name := fresh(Name(names...), used)
+	name := fresh(fusedName(names...), used)
 	used[name] = true
 	// The fused parameters: each named after the first loop parameter
 	// passed in it, declared as the first parameter that modifies it
