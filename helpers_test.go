@@ -26,15 +26,16 @@ func TestMain(m *testing.M) { os.Exit(testMain(m)) }
 func testMain(m *testing.M) int {
 	// A private cache keeps the compile counters meaningful; plan checking
 	// verifies every plan the tests build.
-	dir, err := os.MkdirTemp("", "goop2-test-cache-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "test cache:", err)
-		return 2
-	}
-	defer os.RemoveAll(dir)
-	if shared := os.Getenv("OP2_TEST_CACHE_DIR"); shared != "" {
-		// MPI ranks of a test that shares its process's compiled loops.
-		dir = shared
+	// MPI ranks of a test that shares its process's compiled loops use
+	// that process's cache.
+	dir := os.Getenv("OP2_TEST_CACHE_DIR")
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "goop2-test-cache-"); err != nil {
+			fmt.Fprintln(os.Stderr, "test cache:", err)
+			return 2
+		}
+		defer os.RemoveAll(dir)
 	}
 	os.Setenv("OP2_CACHE_DIR", dir)
 	os.Setenv("OP2_PLAN_CHECK", "1")

@@ -38,7 +38,9 @@ exec sleep 600`)
 	c := newCompiler(t, "cc")
 	dir := c.Cache.Path()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledCompileLeavesNothing$")
-	cmd.Env = append(os.Environ(), killedCompileEnv+"="+dir)
+	// The child is killed, so its t.TempDir is never removed: it goes
+	// under this test's.
+	cmd.Env = append(os.Environ(), killedCompileEnv+"="+dir, "TMPDIR="+t.TempDir())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the child and its compiler
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

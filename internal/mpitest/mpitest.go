@@ -58,6 +58,10 @@ func Output(t *testing.T, np int, timeout time.Duration, env ...string) ([]byte,
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
 		"OMPI_MCA_rmaps_base_oversubscribe=1")
+	// The ranks' temporary files (their caches, t.TempDir) go under the
+	// test's own temporary folder, removed when the test ends even when a
+	// rank ends by MPI_Abort or is killed and so never removes its own.
+	cmd.Env = append(cmd.Env, "TMPDIR="+t.TempDir())
 	cmd.Env = append(cmd.Env, env...)
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
