@@ -28,6 +28,7 @@ const maxTiledChains = 64
 type tiledSchedule struct {
 	s     *tile.Schedule
 	bytes []float64 // each loop's exec.LoopBytes
+	moved []float64 // each loop's share of exec.ChainBytes
 	pin   runtime.Pinner
 }
 
@@ -130,7 +131,7 @@ func (q *chainQueue) runTiled(k, n int, err *error) int {
 		clear(c.Loops)
 		clear(c.Programs)
 		clear(tiling.globals)
-		c.Loops, c.Programs, c.Schedule, c.Bytes, tiling.globals = c.Loops[:0], c.Programs[:0], nil, nil, tiling.globals[:0]
+		c.Loops, c.Programs, c.Schedule, c.Bytes, c.Moved, tiling.globals = c.Loops[:0], c.Programs[:0], nil, nil, nil, tiling.globals[:0]
 	}()
 	// The run: loops of the same runtime and backend that can run in
 	// tiles, whose Globals allow it, each with its own program (a
@@ -166,7 +167,7 @@ func (q *chainQueue) runTiled(k, n int, err *error) int {
 	if ferr == nil {
 		threads := b.Backend.(exec.TileBuilder).TileThreads()
 		ts := schedule(c.Loops, r.cfg.Tile, threads > 1)
-		c.Schedule, c.Bytes = ts.s, ts.bytes
+		c.Schedule, c.Bytes, c.Moved = ts.s, ts.bytes, ts.moved
 		c.Threads = threads
 		failed, ferr = r.x.RunTiles(b, c)
 		if ferr != nil {
@@ -232,8 +233,18 @@ func schedule(loops []*core.Loop, size int, parallel bool) *tiledSchedule {
 		ts.pin.Pin(&ts.s.RunOffsets[j][0])
 	}
 	ts.pin.Pin(&ts.s.Colours[0])
+	sum := 0.0
 	for _, l := range loops {
 		ts.bytes = append(ts.bytes, exec.LoopBytes(l))
+		sum += ts.bytes[len(ts.bytes)-1]
+	}
+	chain := exec.ChainBytes(loops)
+	for _, b := range ts.bytes {
+		share := 1 / float64(len(loops))
+		if sum > 0 {
+			share = b / sum
+		}
+		ts.moved = append(ts.moved, chain*share)
 	}
 	tiling.byKey[string(key)] = ts
 	return ts

@@ -41,6 +41,16 @@ func TestTiledChainAllocatesNothing(t *testing.T) {
 			if !tiledRan(r) {
 				t.Fatal("the chain did not run in tiles")
 			}
+			// The tiled loops share q and the map: the chain moves less
+			// than the loops would one at a time.
+			var bytes, moved float64
+			for _, lt := range r.Timings() {
+				bytes += lt.Bytes
+				moved += lt.Moved
+			}
+			if moved <= 0 || moved >= bytes {
+				t.Errorf("the tiled chain moves %v bytes; run loop by loop %v", moved, bytes)
+			}
 			if a := testing.AllocsPerRun(20, loops); a != 0 {
 				t.Errorf("a repeated tiled chain allocates %v times", a)
 			}

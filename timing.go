@@ -62,6 +62,15 @@ type LoopTiming struct {
 	// are. Caches, write-allocate traffic and device transfers are not
 	// counted.
 	Bytes float64
+	// Moved is the data the calls must move as they ran: Bytes for calls
+	// run one loop at a time (a fused loop is one loop); for calls run in
+	// tiled chains (Config.Tile), the loop's share (in proportion to its
+	// Bytes) of the bytes its chain moves when each tile's data stays in
+	// cache from one loop to the next: every Dat and map the chain touches
+	// counted once per chain, as Bytes counts them once per loop. It is a
+	// model, not a measurement: it holds when a tile's data fits in the
+	// cache (Config.Tile small enough).
+	Moved float64
 	// Tuned is the auto-tuner's setting for the loop's last call (see
 	// Config.Tune): the backend's variant, if it has several (the openmp
 	// scheme; the device scheme and work-group size), and the plan's
@@ -146,7 +155,7 @@ func (r *Runtime) timingRecords() []LoopTiming {
 	out := make([]LoopTiming, len(recs))
 	for i, rec := range recs {
 		out[i] = LoopTiming{Kernel: rec.Kernel, Set: rec.Set, Backend: rec.Backend, Calls: rec.Calls,
-			Time: rec.Run, Plan: rec.Plan, Compile: rec.Compile, Bytes: rec.Bytes, Tuned: rec.Tuned}
+			Time: rec.Run, Plan: rec.Plan, Compile: rec.Compile, Bytes: rec.Bytes, Moved: rec.Moved, Tuned: rec.Tuned}
 	}
 	return out
 }
@@ -306,6 +315,7 @@ type TimingReportRow struct {
 	Plan     float64 `json:"plan_s"`
 	Compile  float64 `json:"compile_s"`
 	Bytes    float64 `json:"bytes"`
+	Moved    float64 `json:"moved_bytes"` // LoopTiming.Moved
 	GBPerSec float64 `json:"gb_per_s"`
 	Tuned    string  `json:"tuned,omitempty"` // LoopTiming.Tuned
 }
@@ -313,7 +323,7 @@ type TimingReportRow struct {
 // WriteTimingJSON writes the default runtime's timing report as one JSON
 // object, a TimingReport: {"rank": 0, "ranks": 1, "loops": [{"kernel":
 // ..., "set": ..., "backend": ..., "calls": ..., "time_s": ..., "mean_s":
-// ..., "plan_s": ..., "compile_s": ..., "bytes": ..., "gb_per_s": ...,
+// ..., "plan_s": ..., "compile_s": ..., "bytes": ..., "moved_bytes": ..., "gb_per_s": ...,
 // "tuned": ... (only when tuning)}]}.
 func WriteTimingJSON(w io.Writer) error { return rt.WriteTimingJSON(w) }
 
@@ -328,7 +338,7 @@ func (r *Runtime) WriteTimingJSON(w io.Writer) error {
 	for i, t := range ts {
 		rep.Loops[i] = TimingReportRow{Kernel: t.Kernel, Set: t.Set, Backend: t.Backend, Calls: t.Calls,
 			Time: t.Time.Seconds(), Mean: t.Mean().Seconds(), Plan: t.Plan.Seconds(), Compile: t.Compile.Seconds(),
-			Bytes: t.Bytes, GBPerSec: t.GBPerSecond(), Tuned: t.Tuned}
+			Bytes: t.Bytes, Moved: t.Moved, GBPerSec: t.GBPerSecond(), Tuned: t.Tuned}
 	}
 	e := json.NewEncoder(w)
 	e.SetIndent("", "  ")

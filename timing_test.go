@@ -289,9 +289,12 @@ func TestTimingCSVAndJSON(t *testing.T) {
 	for i, row := range rep.Loops {
 		lt := ts[i]
 		want := op2.TimingReportRow{Kernel: lt.Kernel, Set: lt.Set, Backend: lt.Backend, Calls: lt.Calls, Time: lt.Time.Seconds(),
-			Mean: lt.Mean().Seconds(), Plan: lt.Plan.Seconds(), Compile: lt.Compile.Seconds(), Bytes: lt.Bytes, GBPerSec: lt.GBPerSecond()}
+			Mean: lt.Mean().Seconds(), Plan: lt.Plan.Seconds(), Compile: lt.Compile.Seconds(), Bytes: lt.Bytes, Moved: lt.Moved, GBPerSec: lt.GBPerSecond()}
 		if row != want {
 			t.Errorf("JSON loop %+v, want %+v", row, want)
+		}
+		if lt.Moved != lt.Bytes {
+			t.Errorf("loop %s run alone moves %v bytes, Bytes %v", lt.Kernel, lt.Moved, lt.Bytes)
 		}
 	}
 }

@@ -412,7 +412,7 @@ func TestChainSection(t *testing.T) {
 	}
 	s := out.String()
 	for _, want := range []string{"Loop chains: Airfoil 1800 cells, 3 iterations per run, 1 rounds", "output lines are the same in every mode",
-		"sequential off  eager", "openmp     8    chain+fusion", "ms/iter", "MB/iter", "vs floor",
+		"sequential off  eager", "openmp     8    chain+fusion", "ms/iter", "MB/iter", "moved MB", "vs floor",
 		"openmp simd 8 chain+fusion: fused_save_soln_adt_calc", "fused_update_adt_calc ×3", "fused_update_save_soln_adt_calc ×2",
 		"tiles of 300 cells", "sequential off  chain+tiling", "openmp     8    chain+fus+tile"} {
 		if !strings.Contains(s, want) {

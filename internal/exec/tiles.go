@@ -87,6 +87,10 @@ type TiledChain struct {
 	// in one call (TileChainRunner) is shared among its loops for the
 	// timing report.
 	Bytes []float64
+	// Moved is each loop's share of the bytes the chain moves
+	// (ChainBytes shared in proportion to Bytes), for the timing report's
+	// Moved.
+	Moved []float64
 	// run is each loop's run time when timing (reused).
 	run []time.Duration
 }
@@ -168,7 +172,7 @@ func (x *Executor) RunTiles(b *Opened, c *TiledChain) (failed int, err error) {
 	}
 	if timing {
 		for j, l := range c.Loops {
-			x.Timing.add(l, b.Name(), c.run[j], 0, 0, "tiled")
+			x.Timing.addTiled(l, b.Name(), c.run[j], c.Moved[j])
 		}
 	}
 	return 0, nil
@@ -197,7 +201,7 @@ func (x *Executor) runTileChain(b *Opened, runner TileChainRunner, c *TiledChain
 			if total > 0 {
 				share = c.Bytes[j] / total
 			}
-			x.Timing.add(l, b.Name(), time.Duration(float64(run)*share), 0, 0, "tiled")
+			x.Timing.addTiled(l, b.Name(), time.Duration(float64(run)*share), c.Moved[j])
 		}
 	}
 	return 0, nil

@@ -31,6 +31,10 @@ type TimingRecord struct {
 	Plan    time.Duration // building execution plans
 	Compile time.Duration // building programs (generation, compilation or cache loads)
 	Bytes   float64       // the bytes all calls must move (LoopBytes)
+	// Moved is the bytes the calls must move as they ran: Bytes for
+	// calls run alone; for a call in a tiled chain, its share of the
+	// chain's ChainBytes.
+	Moved float64
 	// Tuned is the tuner's setting for the last call ("owner, block
 	// 1024"), "measuring ..." while it tries settings, "" without a
 	// tuner.
@@ -73,6 +77,20 @@ func (t *Timings) Reset() {
 // add records one call of l on backend: its times, its bytes and the
 // tuner's setting for it.
 func (t *Timings) add(l *core.Loop, backend string, run, plan, compile time.Duration, tuned string) {
+	r := t.record(l, backend, run, plan, compile, tuned)
+	r.Moved += r.callBytes
+}
+
+// addTiled records one call of l run in a tiled chain, whose share of the
+// bytes the chain moves is moved.
+func (t *Timings) addTiled(l *core.Loop, backend string, run time.Duration, moved float64) {
+	r := t.record(l, backend, run, 0, 0, "tiled")
+	r.Moved += moved
+}
+
+// record adds one call of l on backend to its record, all but Moved, and
+// returns the record.
+func (t *Timings) record(l *core.Loop, backend string, run, plan, compile time.Duration, tuned string) *TimingRecord {
 	k := timingKey{l.Kernel.Name, l.SetName(), backend}
 	r, ok := t.byKey[k]
 	if !ok {
@@ -99,6 +117,7 @@ func (t *Timings) add(l *core.Loop, backend string, run, plan, compile time.Dura
 		r.callBytes = LoopBytes(l)
 	}
 	r.Bytes += r.callBytes
+	return r
 }
 
 // sameShape reports whether l has the arguments and iteration count of the
@@ -214,6 +233,112 @@ func LoopBytes(l *core.Loop) float64 {
 		if !seen {
 			total += float64(4 * m.Arity * n)
 		}
+	}
+	return total
+}
+
+// ChainBytes is the number of bytes a chain of loops run in tiles must
+// move between memory and the processor when each tile's data stays in
+// cache from one loop to the next (package tile's aim): LoopBytes's
+// convention applied to the loops as if they were one loop. Each Dat is
+// counted once for the whole chain: the distinct elements any loop
+// reaches, directly or through maps, × dim × element size, once when the
+// loops only read it or only write it, twice when they read and write it;
+// each map once, for the most elements a loop runs over; Globals and
+// matrix arguments as LoopBytes counts them, per loop. It is a model: the
+// tiles' data must fit in the cache, and a Dat written before it is read
+// still counts as read.
+func ChainBytes(loops []*core.Loop) float64 {
+	type datUse struct {
+		marks         []bool
+		count         int
+		elem          int // bytes per element
+		read, written bool
+	}
+	dats := map[*core.Storage]*datUse{}
+	var order []*core.Storage
+	maps := map[*core.Map]int{} // the most rows a loop reads
+	var mapOrder []*core.Map
+	total := 0.0
+	for _, l := range loops {
+		n := l.IterEnd()
+		for i := range l.Args {
+			a := &l.Args[i]
+			if a.Off {
+				continue
+			}
+			switch a.Kind {
+			case core.ArgGlobal:
+				times := 1
+				if a.IsReduction() {
+					times = 2
+				}
+				total += float64(a.ElemValues() * a.Data.Type.Size() * times)
+				continue
+			case core.ArgMat:
+				r, c := a.MatShape()
+				times := 1
+				if a.Access != core.Write {
+					times = 2
+				}
+				total += float64(n) * float64(r*c*a.Data.Type.Size()*times+4*a.Map.Arity*a.Mat.Col.Arity)
+				continue
+			}
+			d := dats[a.Data]
+			if d == nil {
+				size := a.Data.Len / max(1, a.Data.Dim)
+				if a.Data.Set != nil {
+					size = a.Data.Set.Total
+				}
+				d = &datUse{marks: make([]bool, size), elem: a.Data.Dim * a.Data.Type.Size()}
+				dats[a.Data] = d
+				order = append(order, a.Data)
+			}
+			d.read = d.read || a.Access != core.Write
+			d.written = d.written || a.Access.Modifies()
+			mark := func(e int32) {
+				if e >= 0 && int(e) < len(d.marks) && !d.marks[e] {
+					d.marks[e] = true
+					d.count++
+				}
+			}
+			m := a.Map
+			if m == nil {
+				for e := 0; e < min(n, len(d.marks)); e++ {
+					mark(int32(e))
+				}
+				continue
+			}
+			rows := min(n, len(m.Table)/max(m.Arity, 1))
+			if _, ok := maps[m]; !ok {
+				mapOrder = append(mapOrder, m)
+			}
+			maps[m] = max(maps[m], rows)
+			for e := 0; e < rows; e++ {
+				row := m.Table[e*m.Arity : (e+1)*m.Arity]
+				if a.Kind == core.ArgVector {
+					for _, v := range row {
+						mark(v)
+					}
+				} else {
+					mark(row[a.Idx])
+				}
+			}
+		}
+	}
+	for _, s := range order {
+		d := dats[s]
+		times := 0
+		if d.read {
+			times++
+		}
+		if d.written {
+			times++
+		}
+		total += float64(d.count * d.elem * times)
+	}
+	for _, m := range mapOrder {
+		total += float64(4 * m.Arity * maps[m])
 	}
 	return total
 }

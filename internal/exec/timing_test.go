@@ -54,6 +54,45 @@ func TestLoopBytes(t *testing.T) {
 		if got := exec.LoopBytes(c.l); got != c.want {
 			t.Errorf("%s: %v bytes, want %v", c.name, got, c.want)
 		}
+		// One loop alone moves as a chain what it moves as a loop.
+		if got := exec.ChainBytes([]*core.Loop{c.l}); got != c.want {
+			t.Errorf("%s: chain of one: %v bytes, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestChainBytes checks the tiled chains' model: each Dat and map once per
+// chain, over the elements any loop reaches.
+func TestChainBytes(t *testing.T) {
+	ms := newMesh(t, 40, 100, 120)
+	g := &core.Storage{Name: "g", Type: core.Float64, Dim: 1, Len: 1, ID: core.NewID()}
+	k := kernel(t, "void k(double *a) {}", "k")
+	loop := func(args ...core.Arg) *core.Loop { return &core.Loop{Kernel: k, Set: ms.edges, Args: args} }
+	readY := loop(core.Arg{Data: ms.y, Access: core.Read, Kind: core.ArgDirect})
+	writeY := loop(core.Arg{Data: ms.y, Access: core.Write, Kind: core.ArgDirect})
+	col0 := loop(core.Arg{Data: ms.x, Map: ms.m, Idx: 0, Access: core.Read, Kind: core.ArgIndirect})
+	col1 := loop(core.Arg{Data: ms.x, Map: ms.m, Idx: 1, Access: core.Read, Kind: core.ArgIndirect},
+		core.Arg{Data: g, Access: core.Inc, Kind: core.ArgGlobal})
+	for _, c := range []struct {
+		name  string
+		loops []*core.Loop
+		want  float64
+	}{
+		// y read over 100 edges, then over 120 by the increment loop:
+		// 120 elements once; nodes 0..120 read and written; the map once
+		// for the 120 rows the increment loop reads.
+		{"read then increment", []*core.Loop{readY, ms.incLoop(t)}, 120*8 + 2*121*8 + 4*2*120},
+		// Written then read: both counted (the model does not know the
+		// write comes first).
+		{"write then read", []*core.Loop{writeY, readY}, 2 * 100 * 8},
+		// Two columns of one map in two loops: nodes 0..100 once, the map
+		// once; the Global reduction per loop.
+		{"columns in two loops", []*core.Loop{col0, col1}, 101*8 + 4*2*100 + 2*8},
+		{"the same loop twice", []*core.Loop{readY, readY}, 100 * 8},
+	} {
+		if got := exec.ChainBytes(c.loops); got != c.want {
+			t.Errorf("%s: %v bytes, want %v", c.name, got, c.want)
+		}
 	}
 }
 
