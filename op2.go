@@ -148,7 +148,10 @@ type Config struct {
 	CacheDir string
 	// Threads is the OpenMP thread count, at most MaxThreads (default
 	// $OMP_NUM_THREADS, which is refused above MaxThreads too, else the
-	// number of CPUs).
+	// number of CPUs the process may use divided by the number of MPI
+	// ranks an MPI launcher started on this machine, at least 1: ranks
+	// started without binding, mpirun --bind-to none, then run no more
+	// threads together than there are CPUs).
 	Threads int
 	// BlockSize fixes the execution plan's block size; 0 chooses it
 	// adaptively (default $OP2_BLOCK_SIZE, else 0).

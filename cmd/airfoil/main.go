@@ -99,7 +99,7 @@ type options struct {
 func main() {
 	var o options
 	flag.StringVar(&o.backend, "backend", "", "backend: "+fmt.Sprint(op2.Backends())+" (default $OP2_BACKEND, else sequential)")
-	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs)")
+	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs, shared among the MPI ranks on this machine)")
 	flag.IntVar(&o.blockSize, "block-size", 0, "execution plan block size (default adaptive)")
 	flag.IntVar(&o.iters, "iters", 1000, "iterations")
 	flag.StringVar(&o.meshPath, "mesh", "", "mesh file: OP2 ASCII, optionally gzipped, or OP2's HDF5 layout (default: generate the reference mesh)")

@@ -66,7 +66,7 @@ func main() {
 	flag.IntVar(&o.maxits, "maxits", 0, "at most this many solver iterations (default 10 000)")
 	flag.BoolVar(&o.timing, "timing", false, "print the time of assembly and solve, and op2's per-loop timing table")
 	flag.StringVar(&o.backend, "backend", "", "backend: "+fmt.Sprint(op2.Backends())+" (default $OP2_BACKEND, else sequential)")
-	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs)")
+	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs, shared among the MPI ranks on this machine)")
 	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with u as a VTK .vtu file")
 	flag.StringVar(&o.renumber, "renumber", "", "renumber the mesh for locality before assembling (one process): rcm (reverse Cuthill–McKee on the nodes: a banded matrix) or rcb (recursive coordinate bisection of the nodes)")
 	flag.StringVar(&o.meshPath, "mesh", "", "read the mesh from Triangle's BASE.node (with boundary markers) and BASE.ele instead of generating it")

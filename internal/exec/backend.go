@@ -13,6 +13,7 @@ import (
 
 	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/mpi"
 )
 
 // Backend turns loops into runnable programs for one target.
@@ -239,7 +240,7 @@ type Config struct {
 	CXX       string   // C++ compiler command, for C++ kernels; default $CXX or "g++"
 	CFlags    []string // optimisation flags; default -O3 -march=native -fno-math-errno
 	CacheDir  string   // compiled-code cache; default DefaultCacheDir()
-	Threads   int      // OpenMP threads, at most MaxThreads; default $OMP_NUM_THREADS or the number of CPUs (capped at MaxThreads)
+	Threads   int      // OpenMP threads, at most MaxThreads; default $OMP_NUM_THREADS or DefaultThreads
 	BlockSize int      // plan block size; 0 = adaptive
 	PlanCheck bool     // verify every new plan's invariants
 	Check     bool     // check mode: detect kernels writing to READ arguments
@@ -313,6 +314,21 @@ func CheckThreads(n int, source string) error {
 // DefaultCFlags are the optimisation flags used when none are configured.
 var DefaultCFlags = []string{"-O3", "-march=native", "-fno-math-errno"}
 
+// DefaultThreads is the OpenMP thread count without OMP_NUM_THREADS: the
+// CPUs this process may run on, shared evenly among the MPI ranks that an
+// MPI launcher started on this machine (at least 1, at most MaxThreads),
+// so that ranks started without binding (mpirun --bind-to none) do not
+// run more threads than there are CPUs: OpenMP threads waiting at a
+// barrier spin, and spinning threads of one rank take the CPUs the
+// threads of another rank need.
+func DefaultThreads() int {
+	n := runtime.NumCPU()
+	if local := mpi.LocalRanks(); local > 1 {
+		n = max(1, n/local)
+	}
+	return min(n, MaxThreads)
+}
+
 // DefaultCacheDir is the cache directory used when none is configured: a
 // "goop2" folder in the user's cache directory ($XDG_CACHE_HOME or
 // $HOME/.cache), or, when there is none (HOME unset, as for services), the
@@ -351,7 +367,7 @@ func ConfigFromEnv() (Config, error) {
 	} else {
 		cfg.CacheDir = DefaultCacheDir()
 	}
-	cfg.Threads = min(runtime.NumCPU(), MaxThreads)
+	cfg.Threads = DefaultThreads()
 	if v := os.Getenv("OMP_NUM_THREADS"); v != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(strings.Split(v, ",")[0]))
 		if err != nil || n < 1 {

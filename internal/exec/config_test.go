@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -178,6 +179,35 @@ func TestTileFromEnv(t *testing.T) {
 		cfg, err := ConfigFromEnv()
 		if (err == nil) != c.ok || (err != nil && !strings.Contains(err.Error(), "OP2_TILE")) || cfg.Tile != c.tile {
 			t.Errorf("OP2_TILE=%q: tile %d, error %v", c.v, cfg.Tile, err)
+		}
+	}
+}
+
+// TestDefaultThreadsShareTheCPUs: ranks an MPI launcher started on one
+// machine share its CPUs (at least one thread each); OMP_NUM_THREADS
+// still decides when set.
+func TestDefaultThreadsShareTheCPUs(t *testing.T) {
+	cpus := min(runtime.NumCPU(), MaxThreads)
+	for _, c := range []struct {
+		env  map[string]string
+		want int
+	}{
+		{map[string]string{}, cpus},
+		{map[string]string{"OMPI_COMM_WORLD_LOCAL_SIZE": "1"}, cpus},
+		{map[string]string{"OMPI_COMM_WORLD_LOCAL_SIZE": "2"}, max(1, runtime.NumCPU()/2)},
+		{map[string]string{"MPI_LOCALNRANKS": "1000"}, 1},
+		{map[string]string{"PMIX_LOCAL_SIZE": "junk"}, cpus},
+		{map[string]string{"OMPI_COMM_WORLD_LOCAL_SIZE": "1000", "OMP_NUM_THREADS": "3"}, 3},
+	} {
+		for _, v := range []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMIX_LOCAL_SIZE", "OMP_NUM_THREADS"} {
+			t.Setenv(v, c.env[v])
+			if c.env[v] == "" {
+				os.Unsetenv(v)
+			}
+		}
+		cfg, err := ConfigFromEnv()
+		if err != nil || cfg.Threads != min(c.want, MaxThreads) {
+			t.Errorf("%v: %d threads (%v), want %d", c.env, cfg.Threads, err, c.want)
 		}
 	}
 }

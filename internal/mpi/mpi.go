@@ -110,6 +110,21 @@ func Launched() int {
 	return 0
 }
 
+// LocalRanks is the number of processes the MPI launcher started on this
+// machine (node), read from the environment Open MPI, MPICH (Hydra) and
+// PMIx launchers give their processes; 0 when the program was not started
+// by a launcher or the launcher does not say.
+func LocalRanks() int {
+	for _, v := range []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMIX_LOCAL_SIZE"} {
+		if s := os.Getenv(v); s != "" {
+			if n, err := strconv.Atoi(s); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
 // LaunchedRank is this process's rank as the MPI launcher gave it in the
 // environment (Open MPI, MPICH/Hydra, PMIx), readable before MPI is
 // initialised; ok is false when no launcher started the process.
