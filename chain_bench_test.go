@@ -2,6 +2,7 @@ package op2_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/goop2/op2"
@@ -32,18 +33,25 @@ func BenchmarkChainOverhead(b *testing.B) {
 				r := must(op2.NewRuntime(op2.Config{Backend: backend, Lazy: batch > 0, Fusion: fusion}))
 				set := must(op2.NewSet(1, "one"))
 				x := must(op2.NewDat[float64](set, 1, nil, "x"))
+				y := must(op2.NewDat[float64](set, 1, nil, "y"))
 				g := must(op2.NewGlobal[float64](1, nil, "g"))
 				k := op2.NewKernel("void k(double *x, double *g) { *x += 1; *g += *x; }", "k")
-				k2 := op2.NewKernel("void k2(double *x) { *x *= 0.5; }", "k2")
+				// k2 only reads what k modifies: the pair fuses (fuse.Check).
+				k2 := op2.NewKernel("void k2(const double *x, double *y) { *y = *x * 0.5; }", "k2")
+				r.EnableTiming(fusion == "on")
 				check(b, r.ParLoop(k, set, x.Arg(op2.RW), g.Arg(op2.Inc)))
-				check(b, r.ParLoop(k2, set, x.Arg(op2.RW)))
+				check(b, r.ParLoop(k2, set, x.Arg(op2.Read), y.Arg(op2.Write)))
 				check(b, r.Wait())
+				if fusion == "on" && !slices.ContainsFunc(r.Timings(), func(lt op2.LoopTiming) bool { return lt.Kernel == "fused_k_k2" }) {
+					b.Fatalf("the loops did not fuse: %+v", r.Timings())
+				}
+				r.EnableTiming(false)
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					var err error
 					if fusion == "on" && i%2 == 1 {
-						err = r.ParLoop(k2, set, x.Arg(op2.RW))
+						err = r.ParLoop(k2, set, x.Arg(op2.Read), y.Arg(op2.Write))
 					} else {
 						err = r.ParLoop(k, set, x.Arg(op2.RW), g.Arg(op2.Inc))
 					}
