@@ -514,6 +514,21 @@ func TestFusedBuildFailureRunsLoopsApart(t *testing.T) {
 			t.Errorf("%s ran %d times, want 2", lt.Kernel, lt.Calls)
 		}
 	}
+	// The control: the same pair with helpers of different names fuses,
+	// so fusion was tried above and its build failed.
+	r.ResetTimings()
+	k1 = op2.NewKernel("static double fb_h1(double v) { return v + 1; }\nvoid fb_c(double *x) { x[0] = fb_h1(x[0]); }", "fb_c")
+	k2 = op2.NewKernel("static double fb_h2(double v) { return v * 3; }\nvoid fb_d(const double *x, double *y) { y[0] = fb_h2(x[0]); }", "fb_d")
+	check(t, r.Chain(func() error {
+		check(t, r.ParLoop(k1, set, x.Arg(op2.RW)))
+		return r.ParLoop(k2, set, x.Arg(op2.Read), y.Arg(op2.Write))
+	}))
+	if ts := r.Timings(); len(ts) != 1 || ts[0].Kernel != "fused_fb_c_fb_d" {
+		t.Errorf("the control pair ran as %+v, want one fused loop", ts)
+	}
+	if got, want := y.DataRO(), []float64{12, 15, 18, 21, 24, 27}; !slices.Equal(got, want) {
+		t.Errorf("control: y = %v, want %v", got, want)
+	}
 }
 
 // TestConstSetOrdersAfterRecordedLoops: Const.Set runs no recorded loop.
