@@ -25,7 +25,8 @@ import (
 // transposed in registers (GCC vector extensions), so that the arithmetic
 // runs on vectors while the memory traffic stays that of the scalar
 // code. The elements left after the last whole chunk run the scalar
-// code.
+// code. The tile forms (tiles.go) run each run of consecutive elements
+// of a tile as a range (RunsRangeLanes).
 //
 // Every element computes exactly what it computes in the scalar code,
 // and increments through maps are added in the scalar code's order (lane
