@@ -21,29 +21,28 @@ type SIMD struct {
 
 // TileLanes returns the lane count of a loop's tile form (sparse tiling
 // of loop chains): the lanes its eager calls run with, so that tiling
-// keeps the vector arithmetic. That is, SIMD off, none; with tuned, the
-// tuner's variant for the loop's eager calls ("" when none is at hand),
-// its lanes; else the configured lanes; else, while tuning with no
-// choice at hand, the widest of hostc.LaneWidths (a loop run in tiles
-// gives the tuner no eager call to measure). A loop that cannot have lanes (hostc.SIMDCheck: every width or
-// none) is built with the scalar code whatever TileLanes returns
-// (WithLanes), so TileLanes does not run the check, which rewrites the
-// kernel, on every tiled run.
+// keeps the vector arithmetic. That is: with SIMD off, none; with tuned,
+// the tuner's variant for the loop's eager calls ("" when none is at
+// hand), its lanes; else the configured lanes; else, while tuning with
+// no choice at hand, the widest of hostc.LaneWidths (the tuner measures
+// eager calls only). Package op2 tiles no chain while tuning, so there
+// only the configured lanes apply. A loop that cannot have lanes
+// (hostc.SIMDCheck: every width or none) is built with the scalar code
+// whatever TileLanes returns (WithLanes), so TileLanes does not run the
+// check, which rewrites the kernel, on every tiled run.
 func (s SIMD) TileLanes(tuned string) int {
-	switch {
-	case s.Off:
+	if s.Off {
 		return 0
-	case tuned != "":
-		for rest := tuned; rest != ""; {
-			var part string
-			part, rest, _ = strings.Cut(rest, "+")
-			if part == VariantScalar {
-				return 0
-			}
-			if n, ok := strings.CutPrefix(part, variantSIMD); ok {
-				if lanes, err := strconv.Atoi(n); err == nil {
-					return lanes
-				}
+	}
+	for rest := tuned; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, "+")
+		if part == VariantScalar {
+			return 0
+		}
+		if n, ok := strings.CutPrefix(part, variantSIMD); ok {
+			if lanes, err := strconv.Atoi(n); err == nil && slices.Contains(hostc.LaneWidths, lanes) {
+				return lanes
 			}
 		}
 	}

@@ -23,6 +23,7 @@ func TestTileLanes(t *testing.T) {
 		{SIMD{Lanes: 8, Tune: true}, "owner+simd4", 4},
 		{SIMD{Lanes: 8, Tune: true}, "colour+scalar", 0},
 		{SIMD{Lanes: 4, Tune: true}, "owner", 4}, // a loop with no lanes to choose
+		{SIMD{Tune: true}, "simd16", 8},          // no such width
 	} {
 		if got := c.simd.TileLanes(c.tuned); got != c.want {
 			t.Errorf("%+v.TileLanes(%q) = %d, want %d", c.simd, c.tuned, got, c.want)
