@@ -1,8 +1,10 @@
 package op2_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -17,11 +19,13 @@ func tiledRan(r *op2.Runtime) bool {
 
 // TestTiledChainAllocatesNothing: a repeated chain of recorded loops run
 // in tiles (Config.Tile) finds its schedule and programs again and
-// allocates nothing, on both host backends.
+// allocates nothing, on both host backends, with SIMD lanes too (whose
+// tile forms then run in lanes: their sources in the cache say so).
 func TestTiledChainAllocatesNothing(t *testing.T) {
-	for _, backend := range []string{"sequential", "openmp"} {
-		t.Run(backend, func(t *testing.T) {
-			r := must(op2.NewRuntime(op2.Config{Backend: backend, Threads: 2, Lazy: true, Tile: 3, Timing: true}))
+	for _, c := range []struct{ backend, simd string }{{"sequential", "8"}, {"openmp", "4"}} {
+		t.Run(c.backend+"/simd"+c.simd, func(t *testing.T) {
+			cache := t.TempDir()
+			r := must(op2.NewRuntime(op2.Config{Backend: c.backend, Threads: 2, Lazy: true, Tile: 3, Timing: true, SIMD: c.simd, CacheDir: cache}))
 			set := must(op2.NewSet(8, "cells"))
 			edges, nodes, pedge := scatteredEdges(600, 500, 3, 2)
 			x := must(op2.NewDat[float64](set, 1, nil, "x"))
@@ -54,8 +58,33 @@ func TestTiledChainAllocatesNothing(t *testing.T) {
 			if a := testing.AllocsPerRun(20, loops); a != 0 {
 				t.Errorf("a repeated tiled chain allocates %v times", a)
 			}
+			if got, want := laneTileForms(t, cache), 3; got != want {
+				t.Errorf("%d tile forms in SIMD lanes, want %d (one per loop)", got, want)
+			}
 		})
 	}
+}
+
+// laneTileForms returns the number of tile forms in SIMD lanes in cache
+// directory dir: sources whose op2_range runs runs of elements in chunks
+// of lanes.
+func laneTileForms(t *testing.T, dir string) int {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(src, []byte("<= op2_e; op2_n +=")) && bytes.Contains(src, []byte("op2_lanes_")) {
+			n++
+		}
+	}
+	return n
 }
 
 // TestTiledChainGlobals: a loop that reduces a Global ends a tiled chain

@@ -301,8 +301,11 @@ type Config struct {
 	// one an earlier loop uses), and before a loop whose program already
 	// serves an earlier loop of it; loops over extruded sets, loops with
 	// matrices, check mode, tracing (OP2_LOG=trace), tuning (Tune) and
-	// the device backends run loop by loop. The timing report marks a
-	// tiled loop's calls "tiled" (LoopTiming.Tuned). Increments
+	// the device backends run loop by loop. A loop's tiles run with the
+	// SIMD lanes its eager calls have (SIMD "4" or "8", for loops that
+	// can have them): each run of consecutive elements in whole chunks
+	// of lanes, then the rest with the scalar code. The timing report
+	// marks a tiled loop's calls "tiled" (LoopTiming.Tuned). Increments
 	// reach an element in another order than loop by loop, so results
 	// may differ from untiled runs in the last bits. 0 (the default)
 	// turns tiling off.

@@ -15,7 +15,8 @@ var tileOps = []string{"scale", "scale-subset", "gather", "scatter", "pull", "re
 
 // testTiledChains runs random sequences of loops at once and in lazy mode
 // with sparse tiling (Config.Tile) of several sizes (1 seed element per
-// tile, a few, more than any set has) and, on openmp, 1 to 3 threads, and
+// tile, a few, more than any set has), with and without SIMD lanes, and,
+// on openmp, 1 to 3 threads, and
 // checks that they give the same bits: the values are integers, so
 // increments reaching an element in another order give the same sums.
 // Only the host backends run loops in tiles; it checks that they did.
@@ -40,7 +41,11 @@ func testTiledChains(t *testing.T, backend, cache string) {
 		for si, size := range sizes {
 			// Every other size also fuses the loops that fuse
 			// (Config.Fusion "on"): the tiles then run fused loops.
+			// The sizes take turns to run the loops that can have SIMD
+			// lanes in 8 or 4 of them (Config.SIMD): the tiles then run
+			// each run of elements in lanes.
 			fusion := []string{"off", "on"}[si%2]
+			simd := []string{"off", "8", "4"}[si%3]
 			ops := make([]int, 16)
 			names := make([]string, len(ops))
 			for i := range ops {
@@ -52,7 +57,7 @@ func testTiledChains(t *testing.T, backend, cache string) {
 			}
 			check(t, op2.Configure(op2.Config{Backend: backend, Threads: th, CacheDir: cache, PlanCheck: true}))
 			want := runChainOps(t, m, ops, false)
-			check(t, op2.Configure(op2.Config{Backend: backend, Threads: th, CacheDir: cache, PlanCheck: true, Lazy: true, Tile: size, Timing: true, Fusion: fusion}))
+			check(t, op2.Configure(op2.Config{Backend: backend, Threads: th, CacheDir: cache, PlanCheck: true, Lazy: true, Tile: size, Timing: true, Fusion: fusion, SIMD: simd}))
 			op2.ResetTimings()
 			got := runChainOps(t, m, ops, false)
 			tiled := false
@@ -62,7 +67,7 @@ func testTiledChains(t *testing.T, backend, cache string) {
 			if !tiled {
 				t.Errorf("%s, %d threads, tile %d: no loop ran in tiles", backend, th, size)
 			}
-			what := fmt.Sprintf("%s, %d threads, tile %d, fusion %s, steps %v", backend, th, size, fusion, names)
+			what := fmt.Sprintf("%s, %d threads, tile %d, fusion %s, SIMD %s, steps %v", backend, th, size, fusion, simd, names)
 			sameOutcome(t, what, got, want)
 		}
 	}

@@ -650,10 +650,7 @@ func (x *Executor) dropSetting(b *Opened, l *core.Loop, err error) {
 // setting this call measures, x.measuring) and returns the program of its
 // variant: configured, the loop's usual program, or another one.
 func (x *Executor) tunedProgram(b *Opened, l *core.Loop, configured Program) (Program, error) {
-	k := binary.LittleEndian.AppendUint64(x.tunedKey[:0], b.ID)
-	k = binary.LittleEndian.AppendUint64(k, uint64(l.IterEnd()))
-	k = append(k, l.Sig.Key...)
-	x.tunedKey = k
+	k := x.tunedChoiceKey(b, l)
 	c, ok := x.tuned[string(k)]
 	if !ok {
 		var variants []string
@@ -695,6 +692,16 @@ func (x *Executor) tunedProgram(b *Opened, l *core.Loop, configured Program) (Pr
 		return configured, nil
 	}
 	return p, nil
+}
+
+// tunedChoiceKey sets x.tunedKey to the key of l's choice on b in
+// x.tuned (backend, size, loop shape) and returns it.
+func (x *Executor) tunedChoiceKey(b *Opened, l *core.Loop) []byte {
+	k := binary.LittleEndian.AppendUint64(x.tunedKey[:0], b.ID)
+	k = binary.LittleEndian.AppendUint64(k, uint64(l.IterEnd()))
+	k = append(k, l.Sig.Key...)
+	x.tunedKey = k
+	return k
 }
 
 // maxTuned bounds the tuner's choices the executor keeps at hand: loops

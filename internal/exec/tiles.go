@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"encoding/binary"
 	"fmt"
 	"time"
 	"unsafe"
@@ -13,8 +14,16 @@ import (
 // of elements grouped in tiles (the host backends), for the sparse tiling
 // of loop chains (package tile).
 type TileBuilder interface {
-	// BuildTiles builds l's tile form (its signature set).
-	BuildTiles(l *core.Loop) (TileProgram, error)
+	// TileVariant names the variant of l's tile form to run: on the
+	// host backends, the SIMD lanes its eager program would have
+	// (host.SIMD.TileLanes). tuned is the tuner's variant for l's eager
+	// calls, when the executor has one at hand, else "". It is called
+	// for each loop of each tiled chain: it must be cheap and allocate
+	// nothing.
+	TileVariant(l *core.Loop, tuned string) string
+	// BuildTiles builds l's tile form (its signature set) in variant,
+	// which TileVariant named.
+	BuildTiles(l *core.Loop, variant string) (TileProgram, error)
 	// TileThreads is the number of threads that run the tiles of one
 	// colour at once: 1 runs tiles one after another.
 	TileThreads() int
@@ -49,19 +58,28 @@ type TileChainRunner interface {
 }
 
 // TileProgram returns the tile form of l's program on b (whose backend
-// must be a TileBuilder), building it the first time; l.Sig must be set
-// (by Program). Finding a built one allocates nothing.
+// must be a TileBuilder) in the variant the backend names for it
+// (TileVariant: the SIMD lanes in effect on the host backends), building
+// it the first time; l.Sig must be set (by Program). Finding a built one
+// allocates nothing.
 func (x *Executor) TileProgram(b *Opened, l *core.Loop) (TileProgram, error) {
-	x.key = programKey(x.key[:0], b.ID, tileVariant, l)
-	if p, _, ok := x.programs.get(x.key); ok {
-		return p.(TileProgram), nil
-	}
 	tb, ok := b.Backend.(TileBuilder)
 	if !ok {
 		return nil, fmt.Errorf("%s: the %s backend cannot run loops in tiles", l.Name(), b.Name())
 	}
+	tuned := ""
+	if x.Tuner != nil {
+		if c, ok := x.tuned[string(x.tunedChoiceKey(b, l))]; ok {
+			tuned = c.Variant
+		}
+	}
+	variant := tb.TileVariant(l, tuned)
+	x.key = tileKey(x.key[:0], b.ID, variant, l)
+	if p, _, ok := x.programs.get(x.key); ok {
+		return p.(TileProgram), nil
+	}
 	x.generations++
-	p, err := tb.BuildTiles(l)
+	p, err := tb.BuildTiles(l, variant)
 	if err != nil {
 		return nil, err
 	}
@@ -69,9 +87,19 @@ func (x *Executor) TileProgram(b *Opened, l *core.Loop) (TileProgram, error) {
 	return p, nil
 }
 
-// tileVariant keys the tile forms in the program cache (no backend
-// variant has this name).
+// tileVariant starts the variant of the tile forms' keys in the program
+// cache (no backend variant starts so).
 const tileVariant = "\x00tiles"
+
+// tileKey is the program cache's key of l's tile form in the backend's
+// variant: programKey's, its variant tileVariant followed by variant.
+func tileKey(buf []byte, backend uint64, variant string, l *core.Loop) []byte {
+	buf = binary.LittleEndian.AppendUint64(buf, backend)
+	buf = binary.AppendUvarint(buf, uint64(len(tileVariant)+len(variant)))
+	buf = append(buf, tileVariant...)
+	buf = append(buf, variant...)
+	return core.AppendKey(buf, l)
+}
 
 // TiledChain is a chain of loops to run in tiles (RunTiles): the loops,
 // their tile programs and the schedule (package tile), whose element

@@ -16,6 +16,40 @@ import (
 type SIMD struct {
 	Lanes int  // configured lanes: 0 (scalar), or one of hostc.LaneWidths
 	Off   bool // never lanes, not even tried by the tuner
+	Tune  bool // the tuner chooses each loop's variant (exec.Config.Tune)
+}
+
+// TileLanes returns the lane count of a loop's tile form (sparse tiling
+// of loop chains): the lanes its eager calls run with, so that tiling
+// keeps the vector arithmetic. That is: with SIMD off, none; with tuned,
+// the tuner's variant for the loop's eager calls ("" when none is at
+// hand), its lanes; else the configured lanes; else, while tuning with
+// no choice at hand, the widest of hostc.LaneWidths (the tuner measures
+// eager calls only). Package op2 tiles no chain while tuning, so there
+// only the configured lanes apply. A loop that cannot have lanes
+// (hostc.SIMDCheck: every width or none) is built with the scalar code
+// whatever TileLanes returns (WithLanes), so TileLanes does not run the
+// check, which rewrites the kernel, on every tiled run.
+func (s SIMD) TileLanes(tuned string) int {
+	if s.Off {
+		return 0
+	}
+	for rest := tuned; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, "+")
+		if part == VariantScalar {
+			return 0
+		}
+		if n, ok := strings.CutPrefix(part, variantSIMD); ok {
+			if lanes, err := strconv.Atoi(n); err == nil && slices.Contains(hostc.LaneWidths, lanes) {
+				return lanes
+			}
+		}
+	}
+	if s.Lanes == 0 && s.Tune {
+		return slices.Max(hostc.LaneWidths)
+	}
+	return s.Lanes
 }
 
 // Variant names of the lane counts.
@@ -51,13 +85,22 @@ func widths() string {
 }
 
 // LaneVariant names the variant of lanes lanes: "scalar" for 0, else
-// "simd<lanes>".
+// "simd<lanes>". Naming one of hostc.LaneWidths allocates nothing.
 func LaneVariant(lanes int) string {
-	if lanes == 0 {
-		return VariantScalar
+	if v, ok := laneVariants[lanes]; ok {
+		return v
 	}
 	return variantSIMD + strconv.Itoa(lanes)
 }
+
+// laneVariants are the LaneVariant names of 0 and hostc.LaneWidths.
+var laneVariants = func() map[int]string {
+	m := map[int]string{0: VariantScalar}
+	for _, n := range hostc.LaneWidths {
+		m[n] = variantSIMD + strconv.Itoa(n)
+	}
+	return m
+}()
 
 // ParseLaneVariant returns the lane count a LaneVariant name gives.
 func ParseLaneVariant(v string) (int, error) {

@@ -28,6 +28,7 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
+		simd.Tune = cfg.Tune
 		return &backend{cc: cc, simd: simd}, nil
 	})
 }
@@ -111,18 +112,32 @@ func (p *program) Finish(l *core.Loop) error {
 	return p.Program.Finish(l)
 }
 
-// BuildTiles builds l's tile form (hostc.SequentialTiles), for sparse
-// tiling of loop chains (exec.TileBuilder).
-func (b *backend) BuildTiles(l *core.Loop) (exec.TileProgram, error) {
-	src, err := hostc.SequentialTiles(l)
+// TileVariant names the lanes of l's tile form: those its eager calls
+// run with (host.SIMD.TileLanes; exec.TileBuilder).
+func (b *backend) TileVariant(_ *core.Loop, tuned string) string {
+	return host.LaneVariant(b.simd.TileLanes(tuned))
+}
+
+// BuildTiles builds l's tile form (hostc.SequentialTilesLanes), for
+// sparse tiling of loop chains, with the lanes variant names; a loop that
+// cannot have lanes, or whose lane form does not build, gets the scalar
+// code (exec.TileBuilder).
+func (b *backend) BuildTiles(l *core.Loop, variant string) (exec.TileProgram, error) {
+	lanes, err := host.ParseLaneVariant(variant)
 	if err != nil {
 		return nil, err
 	}
-	p, err := host.NewProgram(b.cc, l, src, hostc.PvTileCount)
-	if err != nil {
-		return nil, err
-	}
-	return &tileProgram{program: program{Program: p}}, nil
+	return host.WithLanes(lanes, func(lanes int) (exec.TileProgram, error) {
+		src, err := hostc.SequentialTilesLanes(l, lanes)
+		if err != nil {
+			return nil, err
+		}
+		p, err := host.NewProgram(b.cc, l, src, hostc.PvTileCount, host.LaneFlags(lanes)...)
+		if err != nil {
+			return nil, err
+		}
+		return &tileProgram{program: program{Program: p}}, nil
+	})
 }
 
 // TileThreads is 1: tiles run one after another (exec.TileBuilder).

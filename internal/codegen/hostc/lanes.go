@@ -25,7 +25,8 @@ import (
 // transposed in registers (GCC vector extensions), so that the arithmetic
 // runs on vectors while the memory traffic stays that of the scalar
 // code. The elements left after the last whole chunk run the scalar
-// code.
+// code. The tile forms (tiles.go) run each run of consecutive elements
+// of a tile as a range (RunsRangeLanes).
 //
 // Every element computes exactly what it computes in the scalar code,
 // and increments through maps are added in the scalar code's order (lane
@@ -536,12 +537,29 @@ func (g *Gen) laneStore(t core.ScalarType, dim int, add bool, s laneSlot, j int,
 // elements in SIMD lanes (see the comment at the top of this file) and
 // the elements after the last whole chunk with the scalar code. The
 // prelude must have been written with the same lanes (the lane kernel).
-func (g *Gen) RangeLanes(l *core.Loop, lanes int) {
+func (g *Gen) RangeLanes(l *core.Loop, lanes int) { g.rangeLanes(l, lanes, false) }
+
+// RunsRangeLanes writes op2_range for runs of elements (see RunsRange)
+// running each run as RangeLanes runs a range: its whole chunks of lanes
+// elements in SIMD lanes, then its remaining elements with the scalar
+// code. The prelude must have been written with the same lanes.
+func (g *Gen) RunsRangeLanes(l *core.Loop, lanes int) { g.rangeLanes(l, lanes, true) }
+
+// rangeLanes writes RangeLanes, or with runs RunsRangeLanes.
+func (g *Gen) rangeLanes(l *core.Loop, lanes int, runs bool) {
 	g.laneTypes(l, lanes)
 	g.Printf("\n")
-	g.rangeHead(l, "")
-	g.Printf("  long long op2_n = op2_first;\n")
-	g.Printf("  for (; op2_n + %d <= op2_last; op2_n += %d) {\n", lanes, lanes)
+	end := "op2_last"
+	if runs {
+		g.rangeHead(l, ",\n    const int *restrict op2_ru")
+		g.Printf("  for (long long op2_q = op2_first; op2_q < op2_last; op2_q++) {\n")
+		g.Printf("  long long op2_n = op2_ru[2 * op2_q];\n  const long long op2_e = op2_ru[2 * op2_q + 1];\n")
+		end = "op2_e"
+	} else {
+		g.rangeHead(l, "")
+		g.Printf("  long long op2_n = op2_first;\n")
+	}
+	g.Printf("  for (; op2_n + %d <= %s; op2_n += %d) {\n", lanes, end, lanes)
 	ind := "    "
 	for i := range l.Args {
 		a := &l.Args[i]
@@ -637,7 +655,11 @@ func (g *Gen) RangeLanes(l *core.Loop, lanes int) {
 		}
 	}
 	g.Printf("  }\n")
-	g.Printf("  for (; op2_n < op2_last; op2_n++) {\n")
+	g.Printf("  for (; op2_n < %s; op2_n++) {\n", end)
 	g.ElementBody(l, "op2_n", "    ", func(i int) string { return fmt.Sprintf("op2_r%d", i) })
-	g.Printf("  }\n  return 0;\n}\n\n")
+	g.Printf("  }\n")
+	if runs {
+		g.Printf("  }\n")
+	}
+	g.Printf("  return 0;\n}\n\n")
 }

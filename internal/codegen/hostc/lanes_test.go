@@ -2,6 +2,7 @@ package hostc
 
 import (
 	"crypto/md5"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,7 +43,8 @@ func laneLoop(t *testing.T, m *laneMesh, src, name string, args ...core.Arg) *co
 
 // TestLaneKernelRewrites: kernels whose parameters are used only as p[e]
 // and *p get lanes, with every such use indexed by lane; each translation
-// unit compiles (gcc -fsyntax-only, -Werror) with 4 and 8 lanes.
+// unit, the tile forms' too, compiles (gcc -fsyntax-only, -Werror) with 4
+// and 8 lanes.
 func TestLaneKernelRewrites(t *testing.T) {
 	m := newLaneMesh()
 	q := m.dat("q", m.cells, core.Float64, 4)
@@ -112,7 +114,8 @@ void macros(const double *q1, const double *q2, const double *w, double *r1, dou
 						t.Errorf("%d lanes: lane form lacks %q:\n%s", lanes, w, k)
 					}
 				}
-				for name, gen := range map[string]func(*core.Loop, int) (string, error){"sequential": SequentialLanes, "openmp": OpenMPLanes} {
+				for name, gen := range map[string]func(*core.Loop, int) (string, error){"sequential": SequentialLanes, "openmp": OpenMPLanes,
+					"sequential tiles": SequentialTilesLanes, "openmp tiles": OpenMPTilesLanes} {
 					src, err := gen(l, lanes)
 					if err != nil {
 						t.Fatal(err)
@@ -188,9 +191,67 @@ void macro(const double *w, double *q) { *NEXT(q) += w[0]; }`, two, "uses q othe
 			if err == nil || !strings.Contains(err.Error(), c.why) {
 				t.Fatalf("SIMDCheck = %v, want an error containing %q", err, c.why)
 			}
-			if _, err := SequentialLanes(l, 4); err == nil {
-				t.Fatal("SequentialLanes built lanes")
+			for name, gen := range map[string]func(*core.Loop, int) (string, error){"SequentialLanes": SequentialLanes, "SequentialTilesLanes": SequentialTilesLanes, "OpenMPTilesLanes": OpenMPTilesLanes} {
+				if _, err := gen(l, 4); err == nil {
+					t.Fatalf("%s built lanes", name)
+				}
 			}
 		})
+	}
+}
+
+// TestTileFormsLanes: the tile forms with lanes run each run of a tile in
+// whole chunks of lanes elements, then its remainder with the scalar
+// code; without lanes they are the scalar tile forms.
+func TestTileFormsLanes(t *testing.T) {
+	m := newLaneMesh()
+	q := m.dat("q", m.cells, core.Float64, 4)
+	w := m.dat("w", m.edges, core.Float64, 1)
+	g := &core.Storage{Name: "g", Type: core.Float64, Dim: 1, Len: 1, ID: core.NewID()}
+	l := laneLoop(t, m, `void tl(const double *w, double *q, double *g) { q[0] += w[0]; *g += w[0]; }`, "tl",
+		core.Arg{Data: w, Access: core.Read, Kind: core.ArgDirect},
+		core.Arg{Data: q, Map: m.ecell, Idx: 1, Access: core.Inc, Kind: core.ArgIndirect},
+		core.Arg{Data: g, Access: core.Inc, Kind: core.ArgGlobal})
+	forms := []struct {
+		name   string
+		scalar func(*core.Loop) (string, error)
+		gen    func(*core.Loop, int) (string, error)
+		want   []string // besides the runs' lanes
+	}{
+		{"sequential", SequentialTiles, SequentialTilesLanes, nil},
+		{"openmp", OpenMPTiles, OpenMPTilesLanes, []string{TileBegin, TileRun + "(", TileEnd}},
+	}
+	for _, f := range forms {
+		scalar, err := f.scalar(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if zero, err := f.gen(l, 0); err != nil || zero != scalar {
+			t.Errorf("%s: 0 lanes is not the scalar tile form (%v)", f.name, err)
+		}
+		if strings.Contains(scalar, LaneName("tl")) {
+			t.Errorf("%s: the scalar tile form has lanes", f.name)
+		}
+		for _, lanes := range LaneWidths {
+			src, err := f.gen(l, lanes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := append([]string{
+				"const int *restrict op2_ru",
+				"for (long long op2_q = op2_first; op2_q < op2_last; op2_q++) {",
+				"long long op2_n = op2_ru[2 * op2_q];",
+				"const long long op2_e = op2_ru[2 * op2_q + 1];",
+				fmt.Sprintf("for (; op2_n + %d <= op2_e; op2_n += %d) {", lanes, lanes),
+				"for (; op2_n < op2_e; op2_n++) {",
+				LaneName("tl") + "(op2_x0, op2_x1, op2_x2, op2_lane);",
+			}, f.want...)
+			for _, w := range want {
+				if !strings.Contains(src, w) {
+					t.Errorf("%s, %d lanes: the tile form lacks %q", f.name, lanes, w)
+				}
+			}
+			compiles(t, f.name, src)
+		}
 	}
 }

@@ -41,7 +41,7 @@ func openMP(l *core.Loop, lanes int, tiles bool) (string, error) {
 	g.Prelude(l)
 	g.Printf("#include <omp.h>\n\n")
 	if tiles {
-		g.RunsRange(l)
+		g.writeRunsRange(l)
 	} else {
 		g.writeRange(l)
 	}

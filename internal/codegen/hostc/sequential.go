@@ -78,6 +78,16 @@ func newGen(l *core.Loop, lanes int) (*Gen, error) {
 	return g, nil
 }
 
+// writeRunsRange writes op2_range for runs of elements (the tile
+// forms): the scalar code, or the SIMD variant.
+func (g *Gen) writeRunsRange(l *core.Loop) {
+	if g.Lanes > 0 {
+		g.RunsRangeLanes(l, g.Lanes)
+		return
+	}
+	g.RunsRange(l)
+}
+
 // writeRange writes op2_range: the scalar code, or the SIMD variant.
 func (g *Gen) writeRange(l *core.Loop) {
 	if g.Lanes > 0 {

@@ -31,10 +31,20 @@ func (g *Gen) RunsRange(l *core.Loop) {
 // [op2_iv[IvStart], op2_iv[IvEnd]) of the run list (PvTileRuns), in
 // order, and combines Global reductions into the
 // Global after them, as Sequential does for a range.
-func SequentialTiles(l *core.Loop) (string, error) {
-	g := &Gen{}
+func SequentialTiles(l *core.Loop) (string, error) { return SequentialTilesLanes(l, 0) }
+
+// SequentialTilesLanes is SequentialTiles with the SIMD variant of lanes
+// lanes (0: the scalar code): each run runs its whole chunks of lanes
+// elements in lanes and the rest with the scalar code (RunsRangeLanes),
+// so the results are the scalar tile form's, bit for bit, except Global
+// increments (as for SequentialLanes).
+func SequentialTilesLanes(l *core.Loop, lanes int) (string, error) {
+	g, err := newGen(l, lanes)
+	if err != nil {
+		return "", err
+	}
 	g.Prelude(l)
-	g.RunsRange(l)
+	g.writeRunsRange(l)
 	g.EntryOpen(l)
 	g.Printf("  const int *const op2_ru = (const int *)op2_pv[%d];\n", 2*len(l.Args)+PvTileRuns)
 	g.sequentialEntry(l, fmt.Sprintf("op2_iv[%d], op2_ru", IvEnd))
@@ -71,8 +81,13 @@ const (
 // region instead. The tiles that run at once must touch disjoint data.
 // Global reductions accumulate per thread and are combined in thread
 // order, as OpenMP does.
-func OpenMPTiles(l *core.Loop) (string, error) {
-	src, err := openMP(l, 0, true)
+func OpenMPTiles(l *core.Loop) (string, error) { return OpenMPTilesLanes(l, 0) }
+
+// OpenMPTilesLanes is OpenMPTiles with the SIMD variant of lanes lanes
+// (0: the scalar code), in its entry point and in TileRun alike: each
+// run of a tile runs as in SequentialTilesLanes.
+func OpenMPTilesLanes(l *core.Loop, lanes int) (string, error) {
+	src, err := openMP(l, lanes, true)
 	if err != nil {
 		return "", err
 	}
