@@ -28,12 +28,15 @@ import (
 // code. The tile forms (tiles.go) run each run of consecutive elements
 // of a tile as a range (RunsRangeLanes).
 //
-// Every element computes exactly what it computes in the scalar code,
-// and increments through maps are added in the scalar code's order (lane
-// by lane, argument by argument), so the results are bit-identical to
-// the scalar code's, except Global increments: each element's
-// contributions are summed in its lane first, then the lanes in element
-// order.
+// Every element computes the expressions it computes in the scalar
+// code, and increments through maps are added in the scalar code's order
+// (lane by lane, argument by argument), so the results are the scalar
+// code's but for the rounding of fused multiply-adds (the compiler may
+// contract a*b+c in one form and not in the other, under GNU C's
+// -ffp-contract=fast on CPUs with FMA) and Global increments: each
+// element's contributions are summed in its lane first, then the lanes
+// in element order. Compiled with -ffp-contract=off, only the Global
+// increments differ.
 //
 // A loop has lanes only when running its elements W at a time cannot
 // change what any element reads (SIMDCheck): nothing is modified
