@@ -329,6 +329,9 @@ func describeChain(loops []*core.Loop, distributed bool) *tile.Chain {
 // lateItems returns the late items of a Dat on set (nil: none), kept in
 // bySet: its halo copies (LateTouch), which exchanges write, and its owned
 // items sent to other ranks (LateWrite), whose values exchanges read.
+// Only elements beyond their set's core, late already, reach halo copies
+// through a map; marking the copies keeps the boundary right without
+// relying on it.
 func lateItems(set *core.Set, bySet map[*core.Set][]tile.Lateness) []tile.Lateness {
 	if set == nil {
 		return nil

@@ -298,8 +298,12 @@ type Config struct {
 	// one an earlier loop uses), and before a loop whose program already
 	// serves an earlier loop of it; loops over extruded sets, loops with
 	// matrices, check mode, tracing (OP2_LOG=trace), tuning (Tune) and
-	// the device backends run loop by loop. The timing report marks a
-	// tiled loop's calls "tiled" (LoopTiming.Tuned). Increments
+	// the device backends run loop by loop. Under MPI the tiles need no
+	// halo exchange: the elements that read halo copies, run in the exec
+	// halo or modify values sent to other ranks, and those that depend on
+	// them, form a boundary that runs after the tiles, loop by loop, each
+	// loop with its exchanges and reductions as when it runs alone. The
+	// timing report marks a tiled loop's calls "tiled" (LoopTiming.Tuned). Increments
 	// reach an element in another order than loop by loop, so results
 	// may differ from untiled runs in the last bits. 0 (the default)
 	// turns tiling off.
