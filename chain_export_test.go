@@ -7,3 +7,11 @@ func RecordedLoops() int {
 	defer mu.Unlock()
 	return queue.n
 }
+
+// TiledDistributedRuns is the number of tiled runs of recorded loops
+// under MPI so far.
+func TiledDistributedRuns() int {
+	mu.Lock()
+	defer mu.Unlock()
+	return tiling.distributed
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/tile"
 )
@@ -19,6 +20,18 @@ import (
 // loops' sets and arguments, the tile size and whether tiles run on
 // threads) and kept, with its element lists pinned for the generated
 // code; a repeated chain finds it and allocates nothing.
+//
+// Under MPI (several ranks, the mesh partitioned) the schedule has a
+// boundary (tile.Schedule.Boundary): the elements of a loop beyond its
+// set's core (they read halo copies, or are exec halo elements) and the
+// elements that modify an owned item sent to another rank, with every
+// element that depends on one of them. The other tiles run first, with
+// no halo exchange: they read no value an exchange brings and change
+// none it sends. Then the boundary runs loop by loop, each loop with its
+// agreement, exchanges and reductions as when it runs alone (see
+// exec.Executor.RunTiles), so that the results are those of the loops
+// run one by one, but for the order in which a loop's increments reach
+// an item.
 
 // maxTiledChains is the number of schedules kept; beyond it they are all
 // dropped (a program whose chains never repeat keeps bounded memory).
@@ -33,13 +46,20 @@ type tiledSchedule struct {
 }
 
 // tiling is the state of the tiled runs (under mu): the kept schedules
-// and buffers reused from one forcing to the next.
+// and buffers reused from one forcing to the next, the halo exchange of
+// the run under MPI and the number of runs under MPI (tests).
 var tiling struct {
-	byKey   map[string]*tiledSchedule
-	key     []byte
-	chain   exec.TiledChain
-	globals []tiledGlobal
+	byKey       map[string]*tiledSchedule
+	key         []byte
+	chain       exec.TiledChain
+	globals     []tiledGlobal
+	halo        *dist.Halo
+	distributed int
 }
+
+// tiledAgree is the tiled run's TiledChain.Agree under MPI: the loop's
+// agreement, as runProgram makes it (a tiled run has no tracer).
+var tiledAgree = func(l *core.Loop) error { return tiling.halo.Agree(l, nil) }
 
 // tiledGlobal is a Global used by a loop of the run being tiled.
 type tiledGlobal struct {
@@ -48,9 +68,17 @@ type tiledGlobal struct {
 }
 
 // tileable reports whether loop l of runtime r may run in tiles on
-// backend b at all.
+// backend b at all. Under MPI, r's halo exchange must be the job's (a
+// *dist.Halo, for the boundary's agreements).
 func tileable(r *Runtime, b *exec.Opened, l *core.Loop) bool {
-	if r.cfg.Tile <= 0 || l.Check || l.Extruded != nil || l.Set.Halo != nil || r.x.Halo != nil || r.x.Tuner != nil || r.tracer() != nil {
+	if r.cfg.Tile <= 0 || l.Check || l.Extruded != nil || r.x.Tuner != nil || r.tracer() != nil {
+		return false
+	}
+	if r.x.Halo != nil {
+		if _, ok := r.x.Halo.(*dist.Halo); !ok {
+			return false
+		}
+	} else if l.Set.Halo != nil {
 		return false
 	}
 	if _, ok := b.Backend.(exec.TileBuilder); !ok {
@@ -132,6 +160,7 @@ func (q *chainQueue) runTiled(k, n int, err *error) int {
 		clear(c.Programs)
 		clear(tiling.globals)
 		c.Loops, c.Programs, c.Schedule, c.Bytes, c.Moved, tiling.globals = c.Loops[:0], c.Programs[:0], nil, nil, nil, tiling.globals[:0]
+		c.Agree, tiling.halo = nil, nil
 	}()
 	// The run: loops of the same runtime and backend that can run in
 	// tiles, whose Globals allow it, each with its own program (a
@@ -166,9 +195,14 @@ func (q *chainQueue) runTiled(k, n int, err *error) int {
 	}
 	if ferr == nil {
 		threads := b.Backend.(exec.TileBuilder).TileThreads()
-		ts := schedule(c.Loops, r.cfg.Tile, threads > 1)
+		h, _ := r.x.Halo.(*dist.Halo)
+		ts := schedule(c.Loops, r.cfg.Tile, threads > 1, h != nil)
 		c.Schedule, c.Bytes, c.Moved = ts.s, ts.bytes, ts.moved
 		c.Threads = threads
+		if h != nil {
+			tiling.halo, c.Agree = h, tiledAgree
+			tiling.distributed++
+		}
 		failed, ferr = r.x.RunTiles(b, c)
 		if ferr != nil {
 			ferr = mpiFatal(apiError(ferr))
@@ -182,18 +216,18 @@ func (q *chainQueue) runTiled(k, n int, err *error) int {
 	return count
 }
 
-// schedule returns the tile schedule of loops, computing it only for a
-// chain not seen before.
-func schedule(loops []*core.Loop, size int, parallel bool) *tiledSchedule {
+// schedule returns the tile schedule of loops, with a boundary under MPI
+// (distributed), computing it only for a chain not seen before.
+func schedule(loops []*core.Loop, size int, parallel, distributed bool) *tiledSchedule {
 	key := binary.AppendUvarint(tiling.key[:0], uint64(size))
-	if parallel {
-		key = append(key, 1)
-	} else {
-		key = append(key, 0)
-	}
+	key = append(key, boolByte(parallel), boolByte(distributed))
 	for _, l := range loops {
 		key = binary.AppendUvarint(key, l.Set.ID)
 		key = binary.AppendUvarint(key, uint64(l.IterEnd()))
+		if distributed {
+			key = binary.AppendUvarint(key, uint64(l.Set.Core))
+			key = binary.AppendUvarint(key, uint64(l.Set.Owned))
+		}
 		key = binary.AppendUvarint(key, uint64(len(l.Args)))
 		for i := range l.Args {
 			a := &l.Args[i]
@@ -222,7 +256,7 @@ func schedule(loops []*core.Loop, size int, parallel bool) *tiledSchedule {
 	if tiling.byKey == nil {
 		tiling.byKey = map[string]*tiledSchedule{}
 	}
-	ts := &tiledSchedule{s: tile.Build(describeChain(loops), size, parallel)}
+	ts := &tiledSchedule{s: tile.Build(describeChain(loops, distributed), size, parallel)}
 	// The runs are what the tile forms read: the element lists would
 	// only double the memory kept (14 MB per chain on Airfoil's mesh).
 	ts.s.Elems, ts.s.Offsets = nil, nil
@@ -250,13 +284,27 @@ func schedule(loops []*core.Loop, size int, parallel bool) *tiledSchedule {
 	return ts
 }
 
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // describeChain describes loops for package tile: their sizes and, for
-// every enabled Dat argument, its data, map and access.
-func describeChain(loops []*core.Loop) *tile.Chain {
+// every enabled Dat argument, its data, map and access. Under MPI
+// (distributed) it also gives each loop its set's core and owned
+// elements, and each Dat its late items (lateItems).
+func describeChain(loops []*core.Loop, distributed bool) *tile.Chain {
 	c := &tile.Chain{}
+	if distributed {
+		c.Late = [][]tile.Lateness{} // a boundary, even with no Dat
+	}
 	data := map[*core.Storage]int{}
+	late := map[*core.Set][]tile.Lateness{}
 	for _, l := range loops {
 		tl := tile.Loop{Size: l.IterEnd()}
+		tl.Core, tl.Owned = min(l.Set.Core, tl.Size), min(l.Set.Owned, tl.Size)
 		for i := range l.Args {
 			a := &l.Args[i]
 			if a.Off || a.Kind == core.ArgGlobal {
@@ -271,6 +319,9 @@ func describeChain(loops []*core.Loop) *tile.Chain {
 					items = a.Data.Set.Total
 				}
 				c.Data = append(c.Data, items)
+				if distributed {
+					c.Late = append(c.Late, lateItems(a.Data.Set, late))
+				}
 			}
 			ta := tile.Arg{Data: d, Write: a.Access.Modifies(), Idx: -1}
 			if a.Map != nil {
@@ -284,4 +335,33 @@ func describeChain(loops []*core.Loop) *tile.Chain {
 		c.Loops = append(c.Loops, tl)
 	}
 	return c
+}
+
+// lateItems returns the late items of a Dat on set (nil: none), kept in
+// bySet: its halo copies (LateTouch), which exchanges write, and its owned
+// items sent to other ranks (LateWrite), whose values exchanges read.
+// Only elements beyond their set's core, late already, reach halo copies
+// through a map; marking the copies keeps the boundary right without
+// relying on it.
+func lateItems(set *core.Set, bySet map[*core.Set][]tile.Lateness) []tile.Lateness {
+	if set == nil {
+		return nil
+	}
+	if late, ok := bySet[set]; ok {
+		return late
+	}
+	var late []tile.Lateness
+	if sh, ok := set.Halo.(*dist.SetHalo); ok {
+		late = make([]tile.Lateness, set.Total)
+		for k := set.Owned; k < set.Total; k++ {
+			late[k] = tile.LateTouch
+		}
+		for _, n := range sh.Neighbours {
+			for _, k := range n.Send {
+				late[k] = max(late[k], tile.LateWrite)
+			}
+		}
+	}
+	bySet[set] = late
+	return late
 }

@@ -707,10 +707,21 @@ func TestMPIRandomChainsAgreeWithOneRank(t *testing.T) {
 	randomAgreesWithOneRank(t, runs, true)
 }
 
+// TestMPIRandomTiledChainsAgreeWithOneRank is
+// TestMPIRandomChainsAgreeWithOneRank with the chains run in sparse
+// tiles of 4 elements (OP2_TILE), their boundaries loop by loop around
+// the exchanges: the same bits as one rank's loops run at once (the
+// kernels' values are small integers, exact in any order).
+func TestMPIRandomTiledChainsAgreeWithOneRank(t *testing.T) {
+	runs := []mpiRandomRun{{2, 1, "random", false}, {3, 2, "empty", true}}
+	randomAgreesWithOneRank(t, runs, true, "OP2_TILE=4")
+}
+
 // randomAgreesWithOneRank runs the randomised test's runs (in the ranks:
 // its part of one), the sequences chained or not, against one rank's
-// sequences run loop by loop.
-func randomAgreesWithOneRank(t *testing.T, runs []mpiRandomRun, chained bool) {
+// sequences run loop by loop. env is added to the ranks' environment;
+// with OP2_TILE set, each rank checks that chains ran in tiles.
+func randomAgreesWithOneRank(t *testing.T, runs []mpiRandomRun, chained bool, env ...string) {
 	backends := []string{"sequential"}
 	if !testing.Short() {
 		backends = hostBackends
@@ -740,6 +751,9 @@ func randomAgreesWithOneRank(t *testing.T, runs []mpiRandomRun, chained bool) {
 				}
 			}
 		}
+		if os.Getenv("OP2_TILE") != "" && op2.Ranks() > 1 && op2.TiledDistributedRuns() == 0 {
+			t.Errorf("rank %d of %d: no chain ran in tiles", op2.Rank(), op2.Ranks())
+		}
 		check(t, op2.Finalize())
 		return
 	}
@@ -763,8 +777,8 @@ func randomAgreesWithOneRank(t *testing.T, runs []mpiRandomRun, chained bool) {
 			fusion = "OP2_FUSION=on"
 		}
 		t.Run(fmt.Sprintf("%d-ranks-mesh%d-%s-rank0decl%v", r.ranks, r.meshSeed, r.partitioner, r.rankZero), func(t *testing.T) {
-			mpitest.Run(t, r.ranks, 4*time.Minute, "OP2_MPI_EXPECT="+expect[r.meshSeed], "OP2_MPI_MESH_SEED="+strconv.FormatUint(r.meshSeed, 10),
-				"OP2_MPI_PARTITIONER="+r.partitioner, "OP2_MPI_RANK_ZERO="+zero, "OP2_TEST_CACHE_DIR="+cache, "OP2_MPI_TIMEOUT=120s", fusion)
+			mpitest.Run(t, r.ranks, 4*time.Minute, append([]string{"OP2_MPI_EXPECT=" + expect[r.meshSeed], "OP2_MPI_MESH_SEED=" + strconv.FormatUint(r.meshSeed, 10),
+				"OP2_MPI_PARTITIONER=" + r.partitioner, "OP2_MPI_RANK_ZERO=" + zero, "OP2_TEST_CACHE_DIR=" + cache, "OP2_MPI_TIMEOUT=120s", fusion}, env...)...)
 		})
 	}
 }

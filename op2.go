@@ -304,8 +304,13 @@ type Config struct {
 	// the device backends run loop by loop. A loop's tiles run with the
 	// SIMD lanes its eager calls have (SIMD "4" or "8", for loops that
 	// can have them): each run of consecutive elements in whole chunks
-	// of lanes, then the rest with the scalar code. The timing report
-	// marks a tiled loop's calls "tiled" (LoopTiming.Tuned). Increments
+	// of lanes, then the rest with the scalar code. Under MPI the tiles
+	// need no halo exchange: the elements that read halo copies, run in
+	// the exec halo or modify values sent to other ranks, and those that
+	// depend on them, form a boundary that runs after the tiles, loop by
+	// loop, each loop with its exchanges and reductions as when it runs
+	// alone. The timing report marks a tiled loop's calls "tiled"
+	// (LoopTiming.Tuned). Increments
 	// reach an element in another order than loop by loop, so results
 	// may differ from untiled runs in the last bits. 0 (the default)
 	// turns tiling off.

@@ -446,7 +446,8 @@ func TestReferenceOutputOpenCL(t *testing.T) {
 // solution gathered by -dump-q (to 1e-12 relative) with a one-rank run.
 // With -startup every rank prints its start-up line; with -chain the
 // loops are recorded in chains (grouped halo exchanges), with the same
-// rms lines. Every rank refuses
+// rms lines, also when the chains run in sparse tiles (-tile, 2 ranks;
+// the solution then within the same 1e-12). Every rank refuses
 // -write-mesh and -shuffle.
 func TestAirfoilOnRanks(t *testing.T) {
 	if mpitest.InRanks() {
@@ -456,6 +457,7 @@ func TestAirfoilOnRanks(t *testing.T) {
 		o.meshPath = os.Getenv("AIRFOIL_MESHFILE")
 		o.startup = os.Getenv("AIRFOIL_STARTUP") == "1"
 		o.chain = os.Getenv("AIRFOIL_CHAIN") == "true"
+		fmt.Sscan(os.Getenv("AIRFOIL_TILE"), &o.tile)
 		// Refused before anything collective: no rank holds the whole mesh.
 		refused := []struct {
 			o    options
@@ -471,6 +473,11 @@ func TestAirfoilOnRanks(t *testing.T) {
 		}
 		if _, err := run(o, &out); err != nil {
 			t.Fatal(err)
+		}
+		// With -tile, the ranks time their loops (OP2_TIMING): some ran
+		// in tiles.
+		if o.tile > 0 && !slices.ContainsFunc(op2.Timings(), func(lt op2.LoopTiming) bool { return lt.Tuned == "tiled" }) {
+			t.Errorf("rank %d: -chain -tile %d ran no loop in tiles", op2.Rank(), o.tile)
 		}
 		path := os.Getenv("AIRFOIL_OUT")
 		if op2.Rank() > 0 {
@@ -491,12 +498,14 @@ func TestAirfoilOnRanks(t *testing.T) {
 		file            string // "hdf5" or "ascii": each rank reads its block of the mesh from such a file; "": generates it
 		startup         bool   // -startup
 		chain           bool   // -chain
+		tile            int    // -tile (with -chain)
 	}
-	jobs := []job{{3, "metis", "openmp", 40, 60, 200, "", true, false}, {2, "rcb", "sequential", 40, 60, 200, "hdf5", false, false},
-		{3, "rcb", "sequential", 40, 60, 200, "ascii", true, false}, {2, "rcb", "sequential", 40, 60, 200, "", false, true}}
+	jobs := []job{{3, "metis", "openmp", 40, 60, 200, "", true, false, 0}, {2, "rcb", "sequential", 40, 60, 200, "hdf5", false, false, 0},
+		{3, "rcb", "sequential", 40, 60, 200, "ascii", true, false, 0}, {2, "rcb", "sequential", 40, 60, 200, "", false, true, 0},
+		{2, "rcb", "sequential", 40, 60, 200, "", false, true, 64}}
 	if !testing.Short() {
-		jobs = append(jobs, job{2, "rcb", "sequential", 40, 60, 200, "", false, false}, job{4, "block", "sequential", 40, 60, 200, "ascii", false, false}, job{2, "rcb", "openmp", 400, 600, 200, "", false, false}, job{3, "metis", "sequential", 400, 600, 200, "", false, false},
-			job{2, "metis", "sequential", 400, 600, 1000, "", false, false}, job{3, "metis", "openmp", 40, 60, 200, "ascii", false, true})
+		jobs = append(jobs, job{2, "rcb", "sequential", 40, 60, 200, "", false, false, 0}, job{4, "block", "sequential", 40, 60, 200, "ascii", false, false, 0}, job{2, "rcb", "openmp", 400, 600, 200, "", false, false, 0}, job{3, "metis", "sequential", 400, 600, 200, "", false, false, 0},
+			job{2, "metis", "sequential", 400, 600, 1000, "", false, false, 0}, job{3, "metis", "openmp", 40, 60, 200, "ascii", false, true, 0})
 	}
 	serial := map[[3]int]*result{}
 	serialOut := map[[3]int]string{}
@@ -510,6 +519,9 @@ func TestAirfoilOnRanks(t *testing.T) {
 		}
 		if j.chain {
 			name += "-chain"
+		}
+		if j.tile > 0 {
+			name += fmt.Sprintf("-tile%d", j.tile)
 		}
 		t.Run(name, func(t *testing.T) {
 			key := [3]int{j.ni, j.nj, j.iters}
@@ -546,7 +558,8 @@ func TestAirfoilOnRanks(t *testing.T) {
 			}
 			mpitest.Run(t, j.ranks, 4*time.Minute, "AIRFOIL_BACKEND="+j.back, "AIRFOIL_PARTITION="+j.partition,
 				"AIRFOIL_DUMP="+dump, "AIRFOIL_OUT="+outPath, "AIRFOIL_VTK="+vtu, fmt.Sprintf("AIRFOIL_MESH=%d %d %d", j.ni, j.nj, j.iters),
-				"AIRFOIL_MESHFILE="+meshFile, "AIRFOIL_STARTUP="+startup, fmt.Sprintf("AIRFOIL_CHAIN=%v", j.chain))
+				"AIRFOIL_MESHFILE="+meshFile, "AIRFOIL_STARTUP="+startup, fmt.Sprintf("AIRFOIL_CHAIN=%v", j.chain),
+				fmt.Sprintf("AIRFOIL_TILE=%d", j.tile), fmt.Sprintf("OP2_TIMING=%v", j.tile > 0))
 			checkVTK(t, vtu, j.ni, j.nj, serial[key].q)
 			var out []byte
 			for rank := range j.ranks {

@@ -69,7 +69,7 @@ type Halo struct {
 	DropSends bool
 }
 
-var _ exec.Halo = (*Halo)(nil)
+var _ exec.TileHalo = (*Halo)(nil)
 
 // NewHalo returns the halo exchange of the rank w is.
 func NewHalo(w World) *Halo { return &Halo{w: w} }
@@ -255,14 +255,8 @@ func (h *Halo) Begin(l *core.Loop) error {
 	h.pending, h.recvs, h.sends = h.pending[:0], h.recvs[:0], h.sends[:0]
 	h.recvOf, h.sendOf = h.recvOf[:0], h.sendOf[:0]
 	h.parts = h.parts[:0]
-	for i := range l.Args {
-		a := &l.Args[i]
-		if l.Sig.Base[i] == i && a.Kind == core.ArgGlobal && a.Access == core.Inc && h.w.Rank() != 0 {
-			if err := a.Data.HostAccess(true); err != nil {
-				return err
-			}
-			clear(unsafe.Slice((*byte)(a.Data.Host), a.Data.Bytes()))
-		}
+	if err := h.StartReductions(l); err != nil {
+		return err
 	}
 	if h.grouped { // a loop of a planned chain
 		h.grouped = false
@@ -310,6 +304,26 @@ func (h *Halo) Begin(l *core.Loop) error {
 		return nil
 	}
 	return h.start()
+}
+
+// StartReductions sets l's INC reductions to zero on ranks other than 0,
+// so that the declared value is counted once, as Begin does
+// (exec.TileHalo: a tiled chain's early tiles accumulate into them before
+// l's Begin, across which the executor keeps them).
+func (h *Halo) StartReductions(l *core.Loop) error {
+	if h.w.Rank() == 0 {
+		return nil
+	}
+	for i := range l.Args {
+		a := &l.Args[i]
+		if l.Sig.Base[i] == i && a.Kind == core.ArgGlobal && a.Access == core.Inc {
+			if err := a.Data.HostAccess(true); err != nil {
+				return err
+			}
+			clear(unsafe.Slice((*byte)(a.Data.Host), a.Data.Bytes()))
+		}
+	}
+	return nil
 }
 
 // Wait completes the exchanges and copies what arrived into the halos.

@@ -119,8 +119,25 @@ type TiledChain struct {
 	// (ChainBytes shared in proportion to Bytes), for the timing report's
 	// Moved.
 	Moved []float64
+	// Agree, under MPI (the executor's Halo set), is called before each
+	// loop's exchanges (Begin) in the boundary: the ranks' agreement on
+	// the loop (dist.Halo.Agree).
+	Agree func(l *core.Loop) error
 	// run is each loop's run time when timing (reused).
 	run []time.Duration
+	// kept holds reduction values across a Begin or an exec halo launch
+	// (reused).
+	kept []byte
+}
+
+// TileHalo is a Halo under which loops can run in tiles (RunTiles).
+type TileHalo interface {
+	Halo
+	// StartReductions prepares l's reductions as Begin does (dist.Halo:
+	// the INC reductions of ranks other than 0 start at zero), for a
+	// chain whose early tiles accumulate into them before l's Begin;
+	// the executor keeps the values across that Begin.
+	StartReductions(l *core.Loop) error
 }
 
 // RunTiles runs the loops of c tile by tile: every tile runs its elements
@@ -128,11 +145,23 @@ type TiledChain struct {
 // colour run Threads at a time, the colours in order. The loops' data
 // states are saved and put back if a loop fails before any launch; a
 // failure after launches leaves the data partly updated, as for one
-// loop. failed is the index of the loop that failed. Under MPI (Halo
-// set) loops cannot run in tiles.
+// loop. failed is the index of the loop that failed.
+//
+// Under MPI (Halo set, a TileHalo) the schedule must have a boundary
+// (tile.Schedule.Boundary): the tiles before it need no halo data and
+// change nothing an exchange sends, so they run first, with no exchange;
+// then the boundary runs loop by loop, each loop as Run would run it
+// around its elements: Agree, Begin, Wait, its boundary elements (those
+// of the exec halo apart, their reductions discarded), Finish, End. The
+// reductions the early tiles accumulated are combined across ranks by
+// the loop's End, with the rest.
 func (x *Executor) RunTiles(b *Opened, c *TiledChain) (failed int, err error) {
+	var th TileHalo
 	if x.Halo != nil {
-		return 0, fmt.Errorf("%s: loops under MPI cannot run in tiles", c.Loops[0].Name())
+		var ok bool
+		if th, ok = x.Halo.(TileHalo); !ok || !c.Schedule.Boundary || c.Agree == nil {
+			return 0, fmt.Errorf("%s: loops under MPI run in tiles only with a boundary schedule and a TileHalo", c.Loops[0].Name())
+		}
 	}
 	x.tuning = false
 	defer x.forget()
@@ -150,10 +179,7 @@ func (x *Executor) RunTiles(b *Opened, c *TiledChain) (failed int, err error) {
 			return j, err
 		}
 	}
-	timing := x.Timing != nil
-	if timing {
-		c.run = append(c.run[:0], make([]time.Duration, len(c.Loops))...)
-	}
+	c.run = append(c.run[:0], make([]time.Duration, len(c.Loops))...)
 	s := c.Schedule
 	for j, p := range c.Programs {
 		var runs unsafe.Pointer
@@ -162,9 +188,50 @@ func (x *Executor) RunTiles(b *Opened, c *TiledChain) (failed int, err error) {
 		}
 		p.SetTiles(runs, unsafe.Pointer(&s.RunOffsets[j][0]))
 	}
-	if runner, ok := b.Backend.(TileChainRunner); ok {
-		return x.runTileChain(b, runner, c)
+	if th != nil {
+		for j, l := range c.Loops {
+			if err := th.StartReductions(l); err != nil {
+				return j, x.partly(err, c)
+			}
+		}
 	}
+	if runner, ok := b.Backend.(TileChainRunner); ok {
+		if err := x.runTileChain(runner, c); err != nil {
+			return 0, err
+		}
+	} else if j, err := x.runColours(c); err != nil {
+		return j, err
+	}
+	if th != nil {
+		if j, err := x.runBoundary(th, c); err != nil {
+			return j, x.partly(err, c)
+		}
+	} else {
+		for j, l := range c.Loops {
+			if err := c.Programs[j].Finish(l); err != nil {
+				return j, err
+			}
+		}
+	}
+	if x.Timing != nil {
+		for j, l := range c.Loops {
+			x.Timing.addTiled(l, b.Name(), c.run[j], c.Moved[j])
+		}
+	}
+	return 0, nil
+}
+
+// partly adds to err, of a tiled chain some of whose tiles ran, that the
+// data may be partly updated.
+func (x *Executor) partly(err error, c *TiledChain) error {
+	return fmt.Errorf("%w (in a tiled chain of %d loops, after some of its tiles had run: the data the chain modifies may be partly updated)", err, len(c.Loops))
+}
+
+// runColours runs the colours of c's schedule, launch by launch: the
+// failure of a loop's first launch puts the data states back.
+func (x *Executor) runColours(c *TiledChain) (int, error) {
+	s := c.Schedule
+	timing := x.Timing != nil
 	launched := false
 	step := max(1, c.Threads)
 	for col := 0; col+1 < len(s.Colours); col++ {
@@ -184,7 +251,7 @@ func (x *Executor) RunTiles(b *Opened, c *TiledChain) (failed int, err error) {
 						x.restore()
 						return j, err
 					}
-					return j, fmt.Errorf("%w (in a tiled chain of %d loops, after some of its tiles had run: the data the chain modifies may be partly updated)", err, len(c.Loops))
+					return j, x.partly(err, c)
 				}
 				launched = true
 				if timing {
@@ -193,44 +260,116 @@ func (x *Executor) RunTiles(b *Opened, c *TiledChain) (failed int, err error) {
 			}
 		}
 	}
-	for j, l := range c.Loops {
-		if err := c.Programs[j].Finish(l); err != nil {
-			return j, err
+	return 0, nil
+}
+
+// runTileChain runs the colours of c in one call of runner; the time
+// goes to the loops in proportion to the bytes they move (they run
+// interleaved).
+func (x *Executor) runTileChain(runner TileChainRunner, c *TiledChain) error {
+	start := time.Now()
+	if err := runner.RunTileChain(c.Programs, c.Schedule.Colours); err != nil {
+		return fmt.Errorf("%s and the %d loops tiled with it: %w (the data they modify may be partly updated)", c.Loops[0].Name(), len(c.Loops)-1, err)
+	}
+	if x.Timing != nil {
+		run := time.Since(start)
+		total := 0.0
+		for _, b := range c.Bytes {
+			total += b
+		}
+		for j := range c.Loops {
+			share := 1 / float64(len(c.Loops))
+			if total > 0 {
+				share = c.Bytes[j] / total
+			}
+			c.run[j] += time.Duration(float64(run) * share)
 		}
 	}
-	if timing {
-		for j, l := range c.Loops {
-			x.Timing.addTiled(l, b.Name(), c.run[j], c.Moved[j])
+	return nil
+}
+
+// runBoundary runs the boundary of c's schedule (its last two tiles)
+// loop by loop under h, each loop as run does: Agree, Begin (its
+// reductions kept as the early tiles left them), Wait, the loop's
+// elements of the boundary below its set's Owned, then those of the exec
+// halo (a loop with reductions discarding theirs), Finish, End.
+func (x *Executor) runBoundary(h TileHalo, c *TiledChain) (int, error) {
+	s := c.Schedule
+	owned, exec := s.Tiles-2, s.Tiles-1
+	timing := x.Timing != nil
+	for j, l := range c.Loops {
+		p := c.Programs[j]
+		if err := c.Agree(l); err != nil {
+			return j, err
+		}
+		var err error
+		if c.kept, err = keepReductions(c.kept[:0], l); err != nil {
+			return j, err
+		}
+		if err := h.Begin(l); err != nil {
+			return j, err
+		}
+		err = putReductions(c.kept, l)
+		if werr := h.Wait(l); err == nil {
+			err = werr
+		}
+		if err != nil {
+			return j, err
+		}
+		var start time.Time
+		if timing {
+			start = time.Now()
+		}
+		off := s.RunOffsets[j]
+		if off[owned] < off[owned+1] {
+			if err := p.LaunchTiles(owned, owned+1); err != nil {
+				return j, err
+			}
+		}
+		if off[exec] < off[exec+1] {
+			if c.kept, err = keepReductions(c.kept[:0], l); err != nil {
+				return j, err
+			}
+			if err := p.LaunchTiles(exec, exec+1); err != nil {
+				return j, err
+			}
+			if err := putReductions(c.kept, l); err != nil {
+				return j, err
+			}
+		}
+		if timing {
+			c.run[j] += time.Since(start)
+		}
+		if err := p.Finish(l); err != nil {
+			return j, err
+		}
+		if err := h.End(l); err != nil {
+			return j, err
 		}
 	}
 	return 0, nil
 }
 
-// runTileChain runs c in one call of runner; the time goes to the loops
-// in proportion to the bytes they move (they run interleaved).
-func (x *Executor) runTileChain(b *Opened, runner TileChainRunner, c *TiledChain) (int, error) {
-	start := time.Now()
-	if err := runner.RunTileChain(c.Programs, c.Schedule.Colours); err != nil {
-		return 0, fmt.Errorf("%s and the %d loops tiled with it: %w (the data they modify may be partly updated)", c.Loops[0].Name(), len(c.Loops)-1, err)
-	}
-	run := time.Since(start)
-	for j, l := range c.Loops {
-		if err := c.Programs[j].Finish(l); err != nil {
-			return j, err
+// keepReductions appends the values of l's reduction Globals to buf.
+func keepReductions(buf []byte, l *core.Loop) ([]byte, error) {
+	for _, i := range l.Sig.Reductions {
+		s := l.Args[i].Data
+		if err := s.HostAccess(false); err != nil {
+			return buf, err
 		}
+		buf = append(buf, unsafe.Slice((*byte)(s.Host), s.Bytes())...)
 	}
-	if x.Timing != nil {
-		total := 0.0
-		for _, b := range c.Bytes {
-			total += b
+	return buf, nil
+}
+
+// putReductions puts back the values keepReductions kept in buf.
+func putReductions(buf []byte, l *core.Loop) error {
+	for _, i := range l.Sig.Reductions {
+		s := l.Args[i].Data
+		if err := s.HostAccess(true); err != nil {
+			return err
 		}
-		for j, l := range c.Loops {
-			share := 1 / float64(len(c.Loops))
-			if total > 0 {
-				share = c.Bytes[j] / total
-			}
-			x.Timing.addTiled(l, b.Name(), time.Duration(float64(run)*share), c.Moved[j])
-		}
+		buf = buf[copy(unsafe.Slice((*byte)(s.Host), s.Bytes()), buf):]
 	}
-	return 0, nil
+	return nil
 }

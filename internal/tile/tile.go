@@ -24,6 +24,20 @@
 // modifies). Tiles of one level then touch disjoint data and may run at
 // once; levels run in order, which respects every dependency.
 //
+// Under MPI (Chain.Late set) some elements and items are late: an
+// element from its loop's Core on (it reads halo copies, or is an exec
+// halo element), and an element that modifies an item marked LateWrite
+// (an owned item that halo exchanges send to other ranks) or touches an
+// item marked LateTouch (a halo copy), goes to the boundary, which runs
+// after every other tile; so does, by the rule above, every element that
+// depends on an element of the boundary. The other tiles then neither
+// read a value an exchange brings nor change one an exchange sends, and
+// can run before any exchange; the boundary runs loop by loop, around
+// each loop's exchanges. Only modifying a LateWrite item is late: an
+// early element reading it reads the value before any modification of
+// the chain (a modification comes first only in the boundary, and an
+// element depending on it is in the boundary too), as the loops would.
+//
 // The package knows nothing of OP2's objects: a chain is described by
 // its loops' sizes and arguments (which data, through which map, read or
 // modified), so that it can be tested on any mesh.
@@ -56,13 +70,38 @@ type Arg struct {
 type Loop struct {
 	Size int
 	Args []Arg
+	// Core and Owned count only when the chain has late items
+	// (Chain.Late): elements from Core on are late, and the boundary's
+	// elements from Owned on (the exec halo, whose reductions a
+	// distributed run discards) go to the last tile. Core <= Owned <=
+	// Size.
+	Core, Owned int
 }
+
+// Lateness says which elements of a loop touching a data item must run
+// in the boundary (see Chain.Late).
+type Lateness uint8
+
+const (
+	// Early items may be touched by any tile.
+	Early Lateness = iota
+	// LateWrite items may be modified by the boundary only (owned items
+	// that halo exchanges send).
+	LateWrite
+	// LateTouch items may be touched by the boundary only (halo copies,
+	// which exchanges write).
+	LateTouch
+)
 
 // Chain is the loops to tile, in program order, and the number of
 // items (elements) of each data they touch.
 type Chain struct {
 	Loops []Loop
 	Data  []int
+	// Late, if not nil, gives the schedule a boundary (Schedule.Boundary)
+	// and holds, for each data, the Lateness of each of its items (a nil
+	// entry: all Early).
+	Late [][]Lateness
 }
 
 // Schedule is a chain's tiles. Tiles are numbered in execution order:
@@ -78,10 +117,16 @@ type Schedule struct {
 	// elements (pairs start, end), tile by tile; tile t's runs are
 	// [RunOffsets[i][t], RunOffsets[i][t+1]).
 	Runs, RunOffsets [][]int32
-	// Colours delimits the colours' tiles (len: colours + 1).
+	// Colours delimits the colours' tiles (len: colours + 1); with a
+	// boundary they cover every tile but the boundary's two.
 	Colours []int32
 	// Parallel says that tiles of one colour touch disjoint data.
 	Parallel bool
+	// Boundary says that the last two tiles are the boundary (see
+	// Chain.Late), which runs after every colour, loop by loop: each
+	// loop's elements of tile Tiles-2 (below the loop's Owned), then
+	// those of tile Tiles-1 (from Owned on).
+	Boundary bool
 }
 
 // items returns the items argument a touches for element e: a part of
@@ -105,17 +150,29 @@ func Build(c *Chain, size int, parallel bool) *Schedule {
 	if len(c.Loops) == 0 || size < 1 {
 		panic(fmt.Sprintf("tile: %d loops, tile size %d", len(c.Loops), size))
 	}
-	nb := max(1, (c.Loops[0].Size+size-1)/size)
+	boundary := c.Late != nil
+	seeds := c.Loops[0].Size
+	if boundary {
+		seeds = min(c.Loops[0].Core, seeds)
+	}
+	nb := max(1, (seeds+size-1)/size)
+	// With a boundary, tile nb is the boundary while the tiles grow
+	// (colourRanks and levels leave it out: s.Tiles is nb); finish
+	// splits it at each loop's Owned.
+	groups := nb
+	if boundary {
+		groups = nb + 1
+	}
 	rank := make([]int32, nb)
 	for b := range rank {
 		rank[b] = int32(b)
 	}
 	tileOf := grow(c, size, rank)
 	s := &Schedule{Tiles: nb, Parallel: parallel}
-	s.Elems, s.Offsets = group(tileOf, nb)
+	s.Elems, s.Offsets = group(tileOf, groups)
 	if !parallel {
 		s.Colours = []int32{0, int32(nb)}
-		s.runs()
+		s.finish(c, tileOf)
 		return s
 	}
 	if nb > 1 {
@@ -124,7 +181,7 @@ func Build(c *Chain, size int, parallel bool) *Schedule {
 		// are far apart.
 		rank = colourRanks(c, s)
 		tileOf = grow(c, size, rank)
-		s.Elems, s.Offsets = group(tileOf, nb)
+		s.Elems, s.Offsets = group(tileOf, groups)
 	}
 	level := levels(c, s)
 	// Renumber the tiles by level, then rank.
@@ -139,26 +196,49 @@ func Build(c *Chain, size int, parallel bool) *Schedule {
 	}
 	for j := range tileOf {
 		for e, t := range tileOf[j] {
-			tileOf[j][e] = newOf[t]
+			if int(t) < nb { // the boundary keeps its number
+				tileOf[j][e] = newOf[t]
+			}
 		}
 	}
-	s.Elems, s.Offsets = group(tileOf, nb)
 	s.Colours = []int32{0}
 	for nt := 1; nt <= nb; nt++ {
 		if nt == nb || level[order[nt]] != level[order[nt-1]] {
 			s.Colours = append(s.Colours, int32(nt))
 		}
 	}
-	s.runs()
+	s.finish(c, tileOf)
 	return s
+}
+
+// finish groups the elements by tile (tileOf: s.Tiles tiles, plus the
+// boundary as tile s.Tiles when c has late items, which it splits at
+// each loop's Owned into the last two tiles) and sets the runs.
+func (s *Schedule) finish(c *Chain, tileOf [][]int32) {
+	if c.Late != nil {
+		b := int32(s.Tiles)
+		for j, t := range tileOf {
+			for e := c.Loops[j].Owned; e < len(t); e++ {
+				if t[e] == b {
+					t[e] = b + 1
+				}
+			}
+		}
+		s.Tiles += 2
+		s.Boundary = true
+	}
+	s.Elems, s.Offsets = group(tileOf, s.Tiles)
+	s.runs()
 }
 
 // grow assigns every element of every loop to a tile, by execution rank:
 // the seed loop's element e to rank[e/size], a later loop's to the
 // highest rank among the earlier elements it depends on (or, with none,
-// to the rank of the seed block at its relative position).
+// to the rank of the seed block at its relative position). With late
+// items (c.Late), a late element goes to the boundary, rank len(rank).
 func grow(c *Chain, size int, rank []int32) [][]int32 {
 	nb := len(rank)
+	bnd := int32(nb)
 	// last[d][k]: the latest tile (in rank) that modified (w) or read (r)
 	// item k of data d so far; -1 none.
 	lastW := make([][]int32, len(c.Data))
@@ -174,24 +254,38 @@ func grow(c *Chain, size int, rank []int32) [][]int32 {
 			}
 		}
 		t := make([]int32, l.Size)
+		early := l.Size // elements from early on are late
+		if c.Late != nil {
+			early = min(l.Core, l.Size)
+		}
 		for e := range t {
-			if j == 0 {
-				t[e] = rank[e/size]
+			if e >= early {
+				t[e] = bnd
 				continue
 			}
 			dep := int32(-1)
 			for ai := range l.Args {
 				a := &l.Args[ai]
 				w, r := lastW[a.Data], lastR[a.Data]
+				var late []Lateness
+				if c.Late != nil {
+					late = c.Late[a.Data]
+				}
 				for _, k := range a.items(e, &buf) {
 					dep = max(dep, w[k])
 					if a.Write {
 						dep = max(dep, r[k])
 					}
+					if late != nil && (late[k] == LateTouch || a.Write && late[k] == LateWrite) {
+						dep = bnd
+					}
 				}
 			}
-			if dep < 0 {
-				dep = rank[int(int64(e)*int64(nb)/int64(l.Size))]
+			switch {
+			case j == 0 && dep < bnd:
+				dep = rank[e/size]
+			case dep < 0:
+				dep = rank[int(int64(e)*int64(nb)/int64(early))]
 			}
 			t[e] = dep
 		}

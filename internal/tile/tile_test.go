@@ -74,15 +74,33 @@ type touch struct {
 // same tile or an earlier one (in an earlier colour when the tiles
 // differ, for a parallel schedule); tiles of one colour of a parallel
 // schedule share no item that one of them modifies.
+//
+// With late items (c.Late), the boundary's two tiles come after every
+// colour, their elements ordered by loop (as one tile); every late
+// element is in them, those from their loop's Owned on in the last, and
+// no other tile modifies a LateWrite item or touches a LateTouch one.
 func check(c *Chain, s *Schedule) error {
-	if s.Colours[0] != 0 || int(s.Colours[len(s.Colours)-1]) != s.Tiles {
-		return fmt.Errorf("colours %v do not cover %d tiles", s.Colours, s.Tiles)
+	early := s.Tiles
+	if s.Boundary != (c.Late != nil) {
+		return fmt.Errorf("boundary %v with late items %v", s.Boundary, c.Late != nil)
+	}
+	if s.Boundary {
+		early -= 2
+	}
+	if s.Colours[0] != 0 || int(s.Colours[len(s.Colours)-1]) != early {
+		return fmt.Errorf("colours %v do not cover %d tiles", s.Colours, early)
 	}
 	colour := make([]int, s.Tiles)
 	for ci := range len(s.Colours) - 1 {
 		for t := s.Colours[ci]; t < s.Colours[ci+1]; t++ {
 			colour[t] = ci
 		}
+	}
+	for t := early; t < s.Tiles; t++ {
+		colour[t] = len(s.Colours) + t - early
+	}
+	if err := checkLate(c, s); err != nil {
+		return err
 	}
 	touches := map[[2]int][]touch{}
 	for j := range c.Loops {
@@ -109,7 +127,7 @@ func check(c *Chain, s *Schedule) error {
 					var buf [1]int32
 					for _, k := range a.items(int(e), &buf) {
 						key := [2]int{a.Data, int(k)}
-						touches[key] = append(touches[key], touch{j, t, a.Write})
+						touches[key] = append(touches[key], touch{j, min(t, early), a.Write})
 					}
 				}
 			}
@@ -126,7 +144,7 @@ func check(c *Chain, s *Schedule) error {
 				if !(x.write || y.write) || x.tile == y.tile {
 					continue
 				}
-				if s.Parallel && colour[x.tile] == colour[y.tile] {
+				if s.Parallel && x.tile < early && colour[x.tile] == colour[y.tile] {
 					return fmt.Errorf("data %d item %d: tiles %d and %d of colour %d both touch it, one modifying", key[0], key[1], x.tile, y.tile, colour[x.tile])
 				}
 				if x.loop < y.loop && x.tile > y.tile {
@@ -138,15 +156,80 @@ func check(c *Chain, s *Schedule) error {
 	return nil
 }
 
+// checkLate verifies the boundary of a schedule with late items.
+func checkLate(c *Chain, s *Schedule) error {
+	if !s.Boundary {
+		return nil
+	}
+	early := s.Tiles - 2
+	for j := range c.Loops {
+		l := &c.Loops[j]
+		for t := range s.Tiles {
+			for _, e := range s.Elems[j][s.Offsets[j][t]:s.Offsets[j][t+1]] {
+				switch {
+				case t < early && int(e) >= l.Core:
+					return fmt.Errorf("loop %d: late element %d (core %d) in tile %d", j, e, l.Core, t)
+				case t == early && int(e) >= l.Owned, t == early+1 && int(e) < l.Owned:
+					return fmt.Errorf("loop %d: element %d (owned %d) in boundary tile %d of %d", j, e, l.Owned, t, s.Tiles)
+				case t >= early:
+					continue
+				}
+				for ai := range l.Args {
+					a := &l.Args[ai]
+					late := c.Late[a.Data]
+					var buf [1]int32
+					for _, k := range a.items(int(e), &buf) {
+						if late != nil && (late[k] == LateTouch || a.Write && late[k] == LateWrite) {
+							return fmt.Errorf("loop %d element %d in tile %d: touches data %d item %d (late %d, write %v)", j, e, t, a.Data, k, late[k], a.Write)
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// withLate gives c random late elements and items (each data's last
+// items halo copies, a few others sent).
+func withLate(rng *rand.Rand, c *Chain) *Chain {
+	lc := &Chain{Data: c.Data, Late: make([][]Lateness, len(c.Data))}
+	for d, n := range c.Data {
+		if rng.IntN(4) == 0 {
+			continue
+		}
+		late := make([]Lateness, n)
+		owned := n - rng.IntN(n/3+1)
+		for k := range late {
+			switch {
+			case k >= owned:
+				late[k] = LateTouch
+			case rng.IntN(6) == 0:
+				late[k] = LateWrite
+			}
+		}
+		lc.Late[d] = late
+	}
+	for _, l := range c.Loops {
+		l.Owned = l.Size - rng.IntN(l.Size/4+1)
+		l.Core = l.Owned - rng.IntN(l.Owned/3+1)
+		lc.Loops = append(lc.Loops, l)
+	}
+	return lc
+}
+
 func TestBuildRandomChains(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 300 {
 		c := randomChain(rng, 1+rng.IntN(5))
+		lc := withLate(rng, c)
 		for _, size := range []int{1, 3, 16, 1000} {
 			for _, par := range []bool{false, true} {
-				s := Build(c, size, par)
-				if err := check(c, s); err != nil {
-					t.Fatalf("chain %d, tile size %d, parallel %v: %v", i, size, par, err)
+				for _, ch := range []*Chain{c, lc} {
+					s := Build(ch, size, par)
+					if err := check(ch, s); err != nil {
+						t.Fatalf("chain %d (late items %v), tile size %d, parallel %v: %v", i, ch.Late != nil, size, par, err)
+					}
 				}
 			}
 		}
@@ -254,5 +337,42 @@ func BenchmarkBuild(b *testing.B) {
 				Build(c, 4000, par)
 			}
 		})
+	}
+}
+
+// TestBuildGridBoundary: on Airfoil's chain over a grid whose last rows
+// of cells are halo copies (and the row before them is sent), the
+// boundary holds those rows' neighbourhood only.
+func TestBuildGridBoundary(t *testing.T) {
+	const nx, ny = 30, 40
+	c := gridChain(nx, ny)
+	cells := nx * ny
+	owned := cells - 2*nx
+	late := make([]Lateness, cells)
+	for k := owned - nx; k < cells; k++ {
+		late[k] = LateWrite
+		if k >= owned {
+			late[k] = LateTouch
+		}
+	}
+	c.Late = [][]Lateness{nil, late, late, late, late}
+	for j := range c.Loops {
+		l := &c.Loops[j]
+		l.Core, l.Owned = l.Size, l.Size
+		if l.Size == cells {
+			l.Core, l.Owned = owned-nx, owned
+		}
+	}
+	for _, par := range []bool{false, true} {
+		s := Build(c, 90, par)
+		if err := check(c, s); err != nil {
+			t.Fatal(err)
+		}
+		for j := range c.Loops {
+			b := int(s.Offsets[j][s.Tiles] - s.Offsets[j][s.Tiles-2])
+			if size := c.Loops[j].Size; b > size/8 {
+				t.Errorf("parallel %v: loop %d has %d of its %d elements in the boundary", par, j, b, size)
+			}
+		}
 	}
 }
