@@ -621,6 +621,7 @@ func TestFusedRunsAreBounded(t *testing.T) {
 func TestFusedProgramsDroppedBeforeRunning(t *testing.T) {
 	check(t, op2.Configure(op2.Config{Fusion: "on", Timing: true}))
 	defer op2.Configure(op2.Config{})
+	defer op2.ResetTimings()
 	defer op2.SetMaxPrograms(1)()
 	set := must(op2.NewSet(5, "cells"))
 	d := make([]*op2.Dat[float64], 5)

@@ -140,6 +140,7 @@ func TestTiledChainProgramsDropped(t *testing.T) {
 	cache := os.Getenv("OP2_CACHE_DIR")
 	check(t, op2.Configure(op2.Config{CacheDir: cache, PlanCheck: true, Lazy: true, Tile: 4, Timing: true}))
 	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache, PlanCheck: true})) }()
+	defer op2.ResetTimings()
 	defer op2.SetMaxPrograms(2)()
 	set := must(op2.NewSet(50, "cells"))
 	x := must(op2.NewDat(set, 1, iota32[float64](50), "x"))
