@@ -309,21 +309,10 @@ func ChainBytes(loops []*core.Loop) float64 {
 				}
 				continue
 			}
-			rows := min(n, len(m.Table)/max(m.Arity, 1))
 			if _, ok := maps[m]; !ok {
 				mapOrder = append(mapOrder, m)
 			}
-			maps[m] = max(maps[m], rows)
-			for e := 0; e < rows; e++ {
-				row := m.Table[e*m.Arity : (e+1)*m.Arity]
-				if a.Kind == core.ArgVector {
-					for _, v := range row {
-						mark(v)
-					}
-				} else {
-					mark(row[a.Idx])
-				}
-			}
+			maps[m] = max(maps[m], reached(a, n, mark))
 		}
 	}
 	for _, s := range order {
@@ -362,18 +351,26 @@ func referenced(l *core.Loop, i, n int) int {
 		if a.Data != d || a.Map == nil {
 			continue
 		}
-		m := a.Map
-		rows := min(n, len(m.Table)/max(m.Arity, 1))
-		for e := 0; e < rows; e++ {
-			row := m.Table[e*m.Arity : (e+1)*m.Arity]
-			if a.Kind == core.ArgVector {
-				for _, v := range row {
-					mark(v)
-				}
-			} else {
-				mark(row[a.Idx])
-			}
-		}
+		reached(a, n, mark)
 	}
 	return count
+}
+
+// reached calls mark with every element that indirect argument a reaches
+// from the loop's elements [0, n) (with repeats), and returns the number
+// of map rows read.
+func reached(a *core.Arg, n int, mark func(int32)) int {
+	m := a.Map
+	rows := min(n, len(m.Table)/max(m.Arity, 1))
+	for e := 0; e < rows; e++ {
+		row := m.Table[e*m.Arity : (e+1)*m.Arity]
+		if a.Kind == core.ArgVector {
+			for _, v := range row {
+				mark(v)
+			}
+		} else {
+			mark(row[a.Idx])
+		}
+	}
+	return rows
 }
