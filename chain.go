@@ -46,10 +46,13 @@ type recordedLoop struct {
 	val  [8]byte
 	size int
 	// cset, when not nil, makes the entry a recorded Const.Set: the
-	// constant's values become buf (cmu is the Const's lock).
-	cset *core.Const
-	cmu  *sync.Mutex
-	buf  []byte
+	// constant's values become buf. cmu is the Const's lock, and cpend
+	// its count of recorded assignments not yet made or dropped (nil
+	// once this one is).
+	cset  *core.Const
+	cmu   *sync.Mutex
+	cpend *int
+	buf   []byte
 }
 
 // assignConst makes a recorded Const.Set.
@@ -58,6 +61,8 @@ func (e *recordedLoop) assignConst() {
 	defer e.cmu.Unlock()
 	copy(unsafe.Slice((*byte)(e.cset.Host), e.cset.Bytes()), e.buf)
 	e.cset.Version.Add(1)
+	*e.cpend--
+	e.cpend = nil
 }
 
 // isLoop reports whether the entry is a loop (not a recorded assignment).
@@ -79,7 +84,12 @@ func (e *recordedLoop) release() {
 	args := e.l.Args
 	clear(args)
 	e.l = core.Loop{Args: args[:0]}
-	e.r, e.b, e.p, e.set, e.cset, e.cmu = nil, nil, nil, nil, nil, nil
+	if e.cpend != nil { // a recorded Const.Set dropped unmade
+		e.cmu.Lock()
+		*e.cpend--
+		e.cmu.Unlock()
+	}
+	e.r, e.b, e.p, e.set, e.cset, e.cmu, e.cpend = nil, nil, nil, nil, nil, nil, nil
 }
 
 // chainQueue is the process's recorded loops, in program order. Its slots

@@ -654,3 +654,35 @@ func TestFusedProgramsDroppedBeforeRunning(t *testing.T) {
 		t.Errorf("%d fused loops ran, want 2", fused)
 	}
 }
+
+// TestDroppedConstSetKeepsTheValue: a Const.Set recorded after a loop
+// that fails when it runs is dropped with the loops after it: Value gives
+// the recorded value until then, and the value of before it afterwards.
+func TestDroppedConstSetKeepsTheValue(t *testing.T) {
+	r := must(op2.NewRuntime(op2.Config{Check: true, Lazy: true}))
+	c := must(op2.NewConstIn(r, 1, []float64{1}, "cd_c"))
+	defer c.Remove()
+	set := must(op2.NewSet(4, "cells"))
+	x := must(op2.NewDat(set, 1, []float64{1, 2, 3, 4}, "x"))
+	y := must(op2.NewDat[float64](set, 1, nil, "y"))
+	bad := op2.NewKernel("void cd_bad(const double *x, double *y) { *y = *x * cd_c; ((double *)x)[0] = -1; }", "cd_bad")
+	check(t, r.ParLoop(bad, set, x.Arg(op2.Read), y.Arg(op2.Write)))
+	check(t, c.Set(5)) // recorded: the loop uses the constant
+	if n := op2.RecordedLoops(); n != 2 {
+		t.Fatalf("%d entries recorded, want the loop and the assignment", n)
+	}
+	if v := c.Value(); v[0] != 5 {
+		t.Errorf("Value = %v before the loops ran, want the recorded 5", v)
+	}
+	var ce *op2.ChainError
+	if err := r.Wait(); !errors.As(err, &ce) {
+		t.Fatalf("Wait: %v, want a *ChainError", err)
+	}
+	if v := c.Value(); v[0] != 1 {
+		t.Errorf("Value = %v after the assignment was dropped, want 1", v)
+	}
+	check(t, c.Set(7))
+	if v := c.Value(); v[0] != 7 {
+		t.Errorf("Value = %v, want 7", v)
+	}
+}

@@ -516,7 +516,6 @@ var muTakers = map[string]string{
 	"newDistributedSubset": "declares a subset",
 	"Subset.indicesCopy":   "reads a subset",
 	"Set.DeclaredNumbers":  "reads the numbering (Renumber forces)",
-	"Const.recordedValue":  "reads a recorded assignment's value",
 	"Const.Set":            "orders itself after the recorded loops using the constant (TestConstSetOrdersAfterRecordedLoops)",
 	"Global.SetValue":      "orders itself after the recorded loops passing the Global (TestSetValueOrdersAfterRecordedLoops)",
 }

@@ -325,9 +325,13 @@ func (g *Global[T]) Arg(acc Access) Arg {
 // loop without recompiling anything.
 type Const[T Scalar] struct {
 	c    core.Const
-	mu   sync.Mutex // guards data against Value and Set running at once
+	mu   sync.Mutex // guards data, pending and latest
 	data []T
-	reg  *constRegistry
+	// pending counts the assignments recorded after recorded loops (see
+	// Set) not yet made; latest holds the last one's values.
+	pending int
+	latest  []T
+	reg     *constRegistry
 }
 
 // constRegistry holds a runtime's constants by name; kernels refer to them
@@ -388,29 +392,15 @@ func (c *Const[T]) Name() string { return c.c.Name }
 
 // Value returns a copy of the current value: the last one Set gave, even
 // when that assignment is recorded after recorded loops (see Set). It is
-// safe to call while other goroutines call Set or run loops.
+// safe to call while other goroutines call Set or run loops, and does
+// not wait for running loops.
 func (c *Const[T]) Value() []T {
-	if v := c.recordedValue(); v != nil {
-		return v
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]T(nil), c.data...)
-}
-
-// recordedValue is the value of the last recorded assignment of the
-// constant (see Set), or nil.
-func (c *Const[T]) recordedValue() []T {
-	mu.Lock()
-	defer mu.Unlock()
-	for i := queue.n - 1; i >= 0; i-- {
-		if e := queue.slots[i]; e.cset == &c.c {
-			v := make([]T, c.c.Dim)
-			copy(unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), c.c.Bytes()), e.buf)
-			return v
-		}
+	if c.pending > 0 {
+		return append([]T(nil), c.latest...)
 	}
-	return nil
+	return append([]T(nil), c.data...)
 }
 
 // Set changes the value (same number of values as dim). Loops issued after
@@ -431,9 +421,13 @@ func (c *Const[T]) Set(values ...T) error {
 		}
 		if queue.n < MaxRecordedLoops {
 			e := queue.slot()
-			e.cset, e.cmu = &c.c, &c.mu
+			e.cset, e.cmu, e.cpend = &c.c, &c.mu, &c.pending
 			e.buf = append(e.buf[:0], unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), c.c.Bytes())...)
 			queue.n++
+			c.mu.Lock()
+			c.latest = append(c.latest[:0], values...)
+			c.pending++
+			c.mu.Unlock()
 			return nil
 		}
 	}
