@@ -828,3 +828,68 @@ func TestTileProbeCompileError(t *testing.T) {
 		})
 	}
 }
+
+// TestTileProbeMovedAtMostBytes: a tiled loop's Moved (its share of the
+// bytes its chain moves) is at most its Bytes, and the chain's Moved at
+// most the loops' Bytes: the chain model counts each Dat once for the
+// chain, which never moves more than the loops apart. Two chains broke it
+// (Moved 1.17–1.25× Bytes, found by TestTileProbeRandom): a Dat read at
+// a few elements by one loop and written at all of them by the next was
+// counted read and written at all of them; a view of one component of a
+// dim-2 Dat was counted with both components.
+func TestTileProbeMovedAtMostBytes(t *testing.T) {
+	const n = 400
+	nodes := must(op2.NewSet(n, "mb_nodes"))
+	bnd := must(op2.NewSet(n/20, "mb_bnd"))
+	tab := make([]int32, n/20)
+	for i := range tab {
+		tab[i] = int32(20 * i)
+	}
+	b2n := must(op2.NewMap(bnd, nodes, 1, tab, "mb_b2n"))
+	readFew := op2.NewKernel("void mb_readfew(const double *a, double *s) { *s = *a; }", "mb_readfew")
+	writeAll := op2.NewKernel("void mb_writeall(double *a, const double *b) { *a = *b + 1; }", "mb_writeall")
+	viewCopy := op2.NewKernel("void mb_view(const double *v, double *b) { *b = *v; }", "mb_view")
+	for _, c := range []struct {
+		name  string
+		loops func(a, b *op2.Dat[float64], v *op2.Dat[float64], s *op2.Dat[float64]) [][]op2.Arg
+	}{
+		{"read at a few elements, then written at all", func(a, b, v, s *op2.Dat[float64]) [][]op2.Arg {
+			return [][]op2.Arg{{a.ArgMap(op2.Read, b2n, 0), s.Arg(op2.Write)}, {a.Arg(op2.Write), b.Arg(op2.Read)}}
+		}},
+		{"a view of one component", func(a, b, v, s *op2.Dat[float64]) [][]op2.Arg {
+			return [][]op2.Arg{{must(v.View(1)).Arg(op2.Read), b.Arg(op2.Write)}, {a.Arg(op2.Write), b.Arg(op2.Read)}}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := must(op2.NewRuntime(op2.Config{Backend: "sequential", Tile: 16, Lazy: true, Timing: true, CacheDir: cacheDir}))
+			a := must(op2.NewDat[float64](nodes, 1, nil, "a"))
+			b := must(op2.NewDat[float64](nodes, 1, nil, "b"))
+			v := must(op2.NewDat[float64](nodes, 2, nil, "v"))
+			s := must(op2.NewDat[float64](bnd, 1, nil, "s"))
+			args := c.loops(a, b, v, s)
+			kernels := []*op2.Kernel{readFew, writeAll}
+			sets := []*op2.Set{bnd, nodes}
+			if c.name == "a view of one component" {
+				kernels[0], sets[0] = viewCopy, nodes
+			}
+			for i := range args {
+				check(t, r.ParLoop(kernels[i], sets[i], args[i]...))
+			}
+			check(t, r.Wait())
+			var bytes, moved float64
+			for _, lt := range r.Timings() {
+				if lt.Tuned != "tiled" {
+					t.Fatalf("loop %s did not run in tiles", lt.Kernel)
+				}
+				bytes += lt.Bytes
+				moved += lt.Moved
+				if lt.Moved > lt.Bytes {
+					t.Errorf("loop %s: Moved %v > Bytes %v", lt.Kernel, lt.Moved, lt.Bytes)
+				}
+			}
+			if moved > bytes {
+				t.Errorf("the chain moves %v bytes, its loops %v", moved, bytes)
+			}
+		})
+	}
+}
