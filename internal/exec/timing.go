@@ -240,23 +240,28 @@ func LoopBytes(l *core.Loop) float64 {
 // ChainBytes is the number of bytes a chain of loops run in tiles must
 // move between memory and the processor when each tile's data stays in
 // cache from one loop to the next (package tile's aim): LoopBytes's
-// convention applied to the loops as if they were one loop. Each Dat is
-// counted once for the whole chain: the distinct elements any loop
-// reaches, directly or through maps, × dim × element size, once when the
-// loops only read it or only write it, twice when they read and write it;
+// convention applied to the loops as if they were one loop. Each Dat (a
+// view: each component passed) is counted once for the whole chain: the
+// distinct elements any loop reads, directly or through maps, plus the
+// distinct elements any loop writes, × the values passed × element size;
 // each map once, for the most elements a loop runs over; Globals and
-// matrix arguments as LoopBytes counts them, per loop. It is a model: the
-// tiles' data must fit in the cache, and a Dat written before it is read
-// still counts as read.
+// matrix arguments as LoopBytes counts them, per loop. So a chain never
+// moves more than its loops one by one (the sum of their LoopBytes). It
+// is a model: the tiles' data must fit in the cache, and an element
+// written before it is read still counts as read.
 func ChainBytes(loops []*core.Loop) float64 {
-	type datUse struct {
-		marks         []bool
-		count         int
-		elem          int // bytes per element
-		read, written bool
+	// A Dat's uses: whole (comp -1), or one component through views.
+	type datKey struct {
+		s    *core.Storage
+		comp int
 	}
-	dats := map[*core.Storage]*datUse{}
-	var order []*core.Storage
+	type datUse struct {
+		read, written []bool // the elements read, written
+		count         int    // how many marks are set in both
+		elem          int    // bytes per element
+	}
+	dats := map[datKey]*datUse{}
+	var order []datKey
 	maps := map[*core.Map]int{} // the most rows a loop reads
 	var mapOrder []*core.Map
 	total := 0.0
@@ -284,27 +289,37 @@ func ChainBytes(loops []*core.Loop) float64 {
 				total += float64(n) * float64(r*c*a.Data.Type.Size()*times+4*a.Map.Arity*a.Mat.Col.Arity)
 				continue
 			}
-			d := dats[a.Data]
+			key := datKey{a.Data, -1}
+			if a.View {
+				key.comp = a.Comp
+			}
+			d := dats[key]
 			if d == nil {
 				size := a.Data.Len / max(1, a.Data.Dim)
 				if a.Data.Set != nil {
 					size = a.Data.Set.Total
 				}
-				d = &datUse{marks: make([]bool, size), elem: a.Data.Dim * a.Data.Type.Size()}
-				dats[a.Data] = d
-				order = append(order, a.Data)
+				d = &datUse{read: make([]bool, size), written: make([]bool, size), elem: a.ElemValues() * a.Data.Type.Size()}
+				dats[key] = d
+				order = append(order, key)
 			}
-			d.read = d.read || a.Access != core.Write
-			d.written = d.written || a.Access.Modifies()
+			read, written := a.Access != core.Write, a.Access.Modifies()
 			mark := func(e int32) {
-				if e >= 0 && int(e) < len(d.marks) && !d.marks[e] {
-					d.marks[e] = true
+				if e < 0 || int(e) >= len(d.read) {
+					return
+				}
+				if read && !d.read[e] {
+					d.read[e] = true
+					d.count++
+				}
+				if written && !d.written[e] {
+					d.written[e] = true
 					d.count++
 				}
 			}
 			m := a.Map
 			if m == nil {
-				for e := 0; e < min(n, len(d.marks)); e++ {
+				for e := 0; e < min(n, len(d.read)); e++ {
 					mark(int32(e))
 				}
 				continue
@@ -326,16 +341,9 @@ func ChainBytes(loops []*core.Loop) float64 {
 			}
 		}
 	}
-	for _, s := range order {
-		d := dats[s]
-		times := 0
-		if d.read {
-			times++
-		}
-		if d.written {
-			times++
-		}
-		total += float64(d.count * d.elem * times)
+	for _, k := range order {
+		d := dats[k]
+		total += float64(d.count * d.elem)
 	}
 	for _, m := range mapOrder {
 		total += float64(4 * m.Arity * maps[m])

@@ -73,6 +73,10 @@ func TestChainBytes(t *testing.T) {
 	col0 := loop(core.Arg{Data: ms.x, Map: ms.m, Idx: 0, Access: core.Read, Kind: core.ArgIndirect})
 	col1 := loop(core.Arg{Data: ms.x, Map: ms.m, Idx: 1, Access: core.Read, Kind: core.ArgIndirect},
 		core.Arg{Data: g, Access: core.Inc, Kind: core.ArgGlobal})
+	writeX := &core.Loop{Kernel: k, Set: ms.nodes, Args: []core.Arg{{Data: ms.x, Access: core.Write, Kind: core.ArgDirect}}}
+	v := &core.Storage{Name: "v", Type: core.Float64, Dim: 2, Set: ms.edges, Len: 2 * 120, ID: core.NewID()}
+	viewV := loop(core.Arg{Data: v, Access: core.Read, Kind: core.ArgDirect, View: true, Comp: 1})
+	viewV0 := loop(core.Arg{Data: v, Access: core.Read, Kind: core.ArgDirect, View: true, Comp: 0})
 	for _, c := range []struct {
 		name  string
 		loops []*core.Loop
@@ -89,9 +93,23 @@ func TestChainBytes(t *testing.T) {
 		// once; the Global reduction per loop.
 		{"columns in two loops", []*core.Loop{col0, col1}, 101*8 + 4*2*100 + 2*8},
 		{"the same loop twice", []*core.Loop{readY, readY}, 100 * 8},
+		// Read at nodes 0..99, then written at all 121: the elements
+		// read plus those written, not every element read and written
+		// (which moved more than the loops apart).
+		{"read at some, written at all", []*core.Loop{col0, writeX}, 100*8 + 4*2*100 + 121*8},
+		// A view passes one component of a dim-2 Dat.
+		{"a view", []*core.Loop{viewV, readY}, 100*8 + 100*8},
+		{"two views", []*core.Loop{viewV, viewV0}, 2 * 100 * 8},
 	} {
 		if got := exec.ChainBytes(c.loops); got != c.want {
 			t.Errorf("%s: %v bytes, want %v", c.name, got, c.want)
+		}
+		sum := 0.0
+		for _, l := range c.loops {
+			sum += exec.LoopBytes(l)
+		}
+		if got := exec.ChainBytes(c.loops); got > sum {
+			t.Errorf("%s: the chain moves %v bytes, its loops one by one %v", c.name, got, sum)
 		}
 	}
 }
