@@ -893,3 +893,123 @@ func TestTileProbeMovedAtMostBytes(t *testing.T) {
 		})
 	}
 }
+
+// tpSmallMesh is a ring of n nodes and n edges (edge e joins e and
+// e+1), its data integer-valued.
+func tpSmallMesh(t *testing.T, n int) (*op2.Set, *op2.Set, *op2.Map) {
+	nodes := must(op2.NewSet(n, "sm_nodes"))
+	edges := must(op2.NewSet(n, "sm_edges"))
+	tab := make([]int32, 2*n)
+	for e := range n {
+		tab[2*e], tab[2*e+1] = int32(e), int32((e+1)%n)
+	}
+	return nodes, edges, must(op2.NewMap(edges, nodes, 2, tab, "sm_e2n"))
+}
+
+var (
+	smGather  = op2.NewKernel("void sm_gather(const double **x, double *y) { *y = fmod(x[0][0] + 2 * x[1][0], 97.0); }", "sm_gather")
+	smScatter = op2.NewKernel("void sm_scatter(const double *y, double **x) { x[0][0] += fmod(*y, 5.0); x[1][0] += 1; }", "sm_scatter")
+	smNode    = op2.NewKernel("void sm_node(double *x, double *g) { *x = fmod(*x, 89.0); *g += *x; }", "sm_node")
+)
+
+// TestTileProbeEdgeCases: chains with a loop over an empty set or an
+// empty subset, more loops than MaxRecordedLoops (the queue runs when
+// full), and loops of two lazy runtimes interleaved on the same Dats (a
+// tiled run takes the loops of one runtime): the results of the loops
+// run at once.
+func TestTileProbeEdgeCases(t *testing.T) {
+	const n = 700
+	nodes, edges, e2n := tpSmallMesh(t, n)
+	empty := must(op2.NewSet(0, "sm_empty"))
+	emptySub := must(op2.NewSubset(edges, nil))
+	odd := make([]int32, 0, n/2)
+	for e := 1; e < n; e += 2 {
+		odd = append(odd, int32(e))
+	}
+	oddSub := must(op2.NewSubset(edges, odd))
+	ez := must(op2.NewDat[float64](empty, 1, nil, "ez"))
+	kEmpty := op2.NewKernel("void sm_empty(double *z, double *g) { *z = 1; *g += 1; }", "sm_empty")
+	type data struct {
+		x, y *op2.Dat[float64]
+		g    *op2.Global[float64]
+	}
+	fresh := func() data {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64(i * 7 % 31)
+		}
+		return data{must(op2.NewDat(nodes, 1, xs, "x")), must(op2.NewDat[float64](edges, 1, nil, "y")), must(op2.NewGlobal(1, []float64{0}, "g"))}
+	}
+	steps := func(d data, k int) (*op2.Kernel, op2.IterationSet, []op2.Arg) {
+		switch k % 5 {
+		case 0:
+			return smGather, edges, []op2.Arg{d.x.ArgVec(op2.Read, e2n), d.y.Arg(op2.Write)}
+		case 1:
+			return kEmpty, empty, []op2.Arg{ez.Arg(op2.Write), d.g.Arg(op2.Inc)}
+		case 2:
+			return smScatter, oddSub, []op2.Arg{d.y.Arg(op2.Read), d.x.ArgVec(op2.Inc, e2n)}
+		case 3:
+			return smScatter, emptySub, []op2.Arg{d.y.Arg(op2.Read), d.x.ArgVec(op2.Inc, e2n)}
+		}
+		return smNode, nodes, []op2.Arg{d.x.Arg(op2.RW), d.g.Arg(op2.Inc)}
+	}
+	result := func(d data) []float64 { return append(slices.Clone(d.x.DataRO()), d.g.Value()) }
+	for _, c := range []struct {
+		name  string
+		loops int
+		cfg   tpConfig
+	}{
+		{"empty sets, sequential", 10, tpConfig{backend: "sequential", tile: 32}},
+		{"empty sets, openmp", 10, tpConfig{backend: "openmp", threads: 3, tile: 7, simd: "4"}},
+		{"past MaxRecordedLoops", op2.MaxRecordedLoops + 7, tpConfig{backend: "sequential", tile: 64}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			eager := must(op2.NewRuntime(tpConfig{backend: "sequential"}.config(false)))
+			lazy := must(op2.NewRuntime(c.cfg.config(true)))
+			dw, dg := fresh(), fresh()
+			// The eager loops first: one run at once forces the
+			// recorded loops.
+			for k := range c.loops {
+				kk, set, args := steps(dw, k)
+				check(t, eager.ParLoop(kk, set, args...))
+			}
+			for k := range c.loops {
+				kk, set, args := steps(dg, k)
+				check(t, lazy.ParLoop(kk, set, args...))
+			}
+			check(t, lazy.Wait())
+			if got, want := result(dg), result(dw); !slices.Equal(got, want) {
+				t.Errorf("x and g differ from the loops run at once:\n got %v\nwant %v", got[:8], want[:8])
+			}
+			if !tpCheckTimings(t, c.name, lazy.Timings(), true) {
+				t.Error("no loop ran in tiles")
+			}
+		})
+	}
+	t.Run("two runtimes interleaved", func(t *testing.T) {
+		eager := must(op2.NewRuntime(tpConfig{backend: "sequential"}.config(false)))
+		a := must(op2.NewRuntime(tpConfig{backend: "sequential", tile: 16}.config(true)))
+		b := must(op2.NewRuntime(tpConfig{backend: "openmp", threads: 2, tile: 40}.config(true)))
+		dw, dg := fresh(), fresh()
+		for k := range 30 {
+			kk, set, args := steps(dw, k)
+			check(t, eager.ParLoop(kk, set, args...))
+		}
+		for k := range 30 {
+			r := a
+			if k/3%2 == 1 {
+				r = b
+			}
+			kk, set, args := steps(dg, k)
+			check(t, r.ParLoop(kk, set, args...))
+		}
+		check(t, a.Wait())
+		check(t, b.Wait())
+		if got, want := result(dg), result(dw); !slices.Equal(got, want) {
+			t.Errorf("x and g differ from the loops run at once:\n got %v\nwant %v", got[:8], want[:8])
+		}
+		if !tpCheckTimings(t, "runtime a", a.Timings(), true) || !tpCheckTimings(t, "runtime b", b.Timings(), true) {
+			t.Error("a runtime ran no loop in tiles")
+		}
+	})
+}
