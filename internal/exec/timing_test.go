@@ -18,6 +18,7 @@ func TestLoopBytes(t *testing.T) {
 	// e and e+1.
 	ms := newMesh(t, 40, 100, 120)
 	g := &core.Storage{Name: "g", Type: core.Float64, Dim: 2, Len: 2, ID: core.NewID()}
+	v2 := &core.Storage{Name: "v", Type: core.Float64, Dim: 2, Set: ms.edges, Len: 2 * 120, ID: core.NewID()}
 	k := kernel(t, "void k(double *a) {}", "k")
 	loop := func(args ...core.Arg) *core.Loop { return &core.Loop{Kernel: k, Set: ms.edges, Args: args} }
 	for _, c := range []struct {
@@ -47,6 +48,13 @@ func TestLoopBytes(t *testing.T) {
 		// Globals: dim × size, twice for a reduction.
 		{"global read", loop(core.Arg{Data: g, Access: core.Read, Kind: core.ArgGlobal}), 16},
 		{"global inc", loop(core.Arg{Data: g, Access: core.Inc, Kind: core.ArgGlobal}), 32},
+		// Views of a dim-2 Dat: the components passed, once each; a
+		// view and the whole Dat: the whole Dat.
+		{"view", loop(core.Arg{Data: v2, Access: core.Read, Kind: core.ArgDirect, View: true, Comp: 1}), 100 * 8},
+		{"two views", loop(core.Arg{Data: v2, Access: core.Read, Kind: core.ArgDirect, View: true, Comp: 1},
+			core.Arg{Data: v2, Access: core.Read, Kind: core.ArgDirect, View: true, Comp: 0}), 100 * 2 * 8},
+		{"a view, then the whole Dat", loop(core.Arg{Data: v2, Access: core.Read, Kind: core.ArgDirect, View: true, Comp: 1},
+			core.Arg{Data: v2, Access: core.Read, Kind: core.ArgDirect}), 100 * 2 * 8},
 		// A disabled optional argument (a placeholder Global) moves nothing.
 		{"disabled optional", loop(core.Arg{Data: ms.y, Access: core.Read, Kind: core.ArgDirect},
 			core.Arg{Data: g, Access: core.Read, Kind: core.ArgGlobal, Off: true}), 100 * 8},
@@ -100,6 +108,7 @@ func TestChainBytes(t *testing.T) {
 		// A view passes one component of a dim-2 Dat.
 		{"a view", []*core.Loop{viewV, readY}, 100*8 + 100*8},
 		{"two views", []*core.Loop{viewV, viewV0}, 2 * 100 * 8},
+		{"a view and the whole Dat", []*core.Loop{viewV, loop(core.Arg{Data: v, Access: core.Read, Kind: core.ArgDirect})}, 2 * 100 * 8},
 	} {
 		if got := exec.ChainBytes(c.loops); got != c.want {
 			t.Errorf("%s: %v bytes, want %v", c.name, got, c.want)

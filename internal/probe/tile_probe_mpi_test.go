@@ -21,9 +21,11 @@ import (
 // tpMPIConfigs) its ranks run the sequences in, each run of loops
 // between host accesses in one op2.Chain.
 type tpMPIRun struct {
-	ranks       int
-	nodes       int
-	partitioner string // strip (owners by position), random (owners), rcb, block, ptscotch
+	ranks int
+	nodes int
+	// strip (owners by position), empty (the last rank owns no node),
+	// lopsided (rank 0 owns most), random (owners), rcb, block, ptscotch
+	partitioner string
 	configs     []int
 }
 
@@ -53,7 +55,8 @@ func TestTileProbeMPI(t *testing.T) {
 	runs := []tpMPIRun{{2, 2000, "strip", []int{1}}}
 	if !testing.Short() {
 		runs = append(runs, tpMPIRun{2, 2000, "strip", []int{0}}, tpMPIRun{3, 3000, "strip", []int{2, 3, 4}}, tpMPIRun{2, 2000, "random", []int{0, 3}},
-			tpMPIRun{3, 2000, "rcb", []int{1, 5}}, tpMPIRun{2, 3000, "ptscotch", []int{3, 2}})
+			tpMPIRun{3, 2000, "rcb", []int{1, 5}},
+			tpMPIRun{3, 2000, "empty", []int{0, 1}}, tpMPIRun{3, 2400, "lopsided", []int{3, 2}}, tpMPIRun{2, 3000, "ptscotch", []int{3, 2}})
 	}
 	for _, r := range runs {
 		m := tpRandomMesh(tpMPIMeshSeed, r.nodes)
@@ -93,14 +96,19 @@ func tpRanks(t *testing.T) {
 	w := tpDeclare(t, m, rank == 0)
 	var p op2.Partitioner
 	switch part := os.Getenv("TP_PARTITIONER"); part {
-	case "strip", "random":
+	case "strip", "random", "empty", "lopsided":
 		var owners []int32
 		if rank == 0 {
 			rng := rand.New(rand.NewPCG(3, uint64(ranks)))
 			for v := range n {
-				if part == "strip" {
+				switch part {
+				case "strip":
 					owners = append(owners, int32(m.pos[v]*ranks/n))
-				} else {
+				case "empty": // the last rank owns no node
+					owners = append(owners, int32(m.pos[v]*(ranks-1)/n))
+				case "lopsided": // rank 0 owns most nodes, in one piece
+					owners = append(owners, int32(max(0, (m.pos[v]*8/n-5)*ranks/3)))
+				default:
 					owners = append(owners, int32(rng.IntN(ranks)))
 				}
 			}

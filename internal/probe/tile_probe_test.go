@@ -849,6 +849,7 @@ func TestTileProbeMovedAtMostBytes(t *testing.T) {
 	readFew := op2.NewKernel("void mb_readfew(const double *a, double *s) { *s = *a; }", "mb_readfew")
 	writeAll := op2.NewKernel("void mb_writeall(double *a, const double *b) { *a = *b + 1; }", "mb_writeall")
 	viewCopy := op2.NewKernel("void mb_view(const double *v, double *b) { *b = *v; }", "mb_view")
+	viewWhole := op2.NewKernel("void mb_whole(const double *c, const double *v, double *b) { *b = *c + v[0]; }", "mb_whole")
 	for _, c := range []struct {
 		name  string
 		loops func(a, b *op2.Dat[float64], v *op2.Dat[float64], s *op2.Dat[float64]) [][]op2.Arg
@@ -858,6 +859,9 @@ func TestTileProbeMovedAtMostBytes(t *testing.T) {
 		}},
 		{"a view of one component", func(a, b, v, s *op2.Dat[float64]) [][]op2.Arg {
 			return [][]op2.Arg{{must(v.View(1)).Arg(op2.Read), b.Arg(op2.Write)}, {a.Arg(op2.Write), b.Arg(op2.Read)}}
+		}},
+		{"a view, then the whole Dat", func(a, b, v, s *op2.Dat[float64]) [][]op2.Arg {
+			return [][]op2.Arg{{must(v.View(1)).Arg(op2.Read), v.Arg(op2.Read), b.Arg(op2.Write)}, {a.Arg(op2.Write), b.Arg(op2.Read)}}
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -869,8 +873,11 @@ func TestTileProbeMovedAtMostBytes(t *testing.T) {
 			args := c.loops(a, b, v, s)
 			kernels := []*op2.Kernel{readFew, writeAll}
 			sets := []*op2.Set{bnd, nodes}
-			if c.name == "a view of one component" {
+			switch c.name {
+			case "a view of one component":
 				kernels[0], sets[0] = viewCopy, nodes
+			case "a view, then the whole Dat":
+				kernels[0], sets[0] = viewWhole, nodes
 			}
 			for i := range args {
 				check(t, r.ParLoop(kernels[i], sets[i], args[i]...))
