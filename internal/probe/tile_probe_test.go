@@ -321,6 +321,9 @@ type tpWorld struct {
 	tpk   *op2.Const[float64]
 	par   func(k *op2.Kernel, set op2.IterationSet, args ...op2.Arg) error
 	gathe bool // read Dats with Gather (under MPI)
+	// readInChain keeps "read" operations (Gather, then the Globals'
+	// values) inside the chains, which they force.
+	readInChain bool
 }
 
 // tpDeclare declares mesh m: all of it on one process (or rank 0 under
@@ -564,9 +567,10 @@ func (w *tpWorld) tpRun(t *testing.T, seed uint64, ops []tpOp, chain func(func()
 	check(t, w.tpk.Set(1))
 	var res tpResult
 	for k := 0; k < len(ops); {
+		splits := func(op tpOp) bool { return op.Host == "poke" || (op.Host == "read" && !w.readInChain) }
 		end := k + 1
-		if chain != nil && ops[k].Host != "poke" && ops[k].Host != "read" {
-			for end < len(ops) && ops[end].Host != "poke" && ops[end].Host != "read" {
+		if chain != nil && !splits(ops[k]) {
+			for end < len(ops) && !splits(ops[end]) {
 				end++
 			}
 		}
@@ -1019,4 +1023,45 @@ func TestTileProbeEdgeCases(t *testing.T) {
 			t.Error("a runtime ran no loop in tiles")
 		}
 	})
+}
+
+// TestTileProbeMixedKinds: C++ kernels, and a matrix assembly in the
+// middle of a run of loops (matrix loops run loop by loop), between
+// tiled loops: the results of the loops run at once.
+func TestTileProbeMixedKinds(t *testing.T) {
+	const n = 500
+	nodes, edges, e2n := tpSmallMesh(t, n)
+	sp := must(op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: e2n, Col: e2n}}, "mk_sp"))
+	cxx := op2.NewKernel("template <typename T> static T twice(T v) { return 2 * v; }\nextern \"C\" void mk_cxx(double *x, double *g) { *x = fmod(twice(*x) + 1, 97.0); *g += *x; }", "mk_cxx").CXX()
+	asm := op2.NewKernel("void mk_asm(const double **x, double *A) { A[0] = x[0][0]; A[1] = -1; A[2] = -1; A[3] = x[1][0] + 1; }", "mk_asm")
+	run := func(cfg op2.Config) ([]float64, [][]float64, bool) {
+		r := must(op2.NewRuntime(cfg))
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64(i % 13)
+		}
+		x := must(op2.NewDat(nodes, 1, xs, "x"))
+		y := must(op2.NewDat[float64](edges, 1, nil, "y"))
+		g := must(op2.NewGlobal(1, []float64{0}, "g"))
+		A := must(op2.NewMat[float64](sp, "mk_A"))
+		check(t, r.ParLoop(smGather, edges, x.ArgVec(op2.Read, e2n), y.Arg(op2.Write)))
+		check(t, r.ParLoop(smScatter, edges, y.Arg(op2.Read), x.ArgVec(op2.Inc, e2n)))
+		check(t, r.ParLoop(cxx, nodes, x.Arg(op2.RW), g.Arg(op2.Inc)))
+		check(t, r.ParLoop(asm, edges, x.ArgVec(op2.Read, e2n), A.Arg(op2.Inc, e2n, e2n)))
+		check(t, r.ParLoop(smGather, edges, x.ArgVec(op2.Read, e2n), y.Arg(op2.Write)))
+		check(t, r.ParLoop(smScatter, edges, y.Arg(op2.Read), x.ArgVec(op2.Inc, e2n)))
+		check(t, r.Wait())
+		tiled := slices.ContainsFunc(r.Timings(), func(lt op2.LoopTiming) bool { return lt.Tuned == "tiled" })
+		return append(slices.Clone(x.DataRO()), g.Value()), must(A.Dense()), tiled
+	}
+	wx, wa, _ := run(tpConfig{backend: "sequential"}.config(false))
+	for _, c := range []tpConfig{{backend: "sequential", tile: 16}, {backend: "openmp", threads: 2, tile: 50, simd: "8"}} {
+		x, a, tiled := run(c.config(true))
+		if !slices.Equal(x, wx) || !slices.EqualFunc(a, wa, slices.Equal) {
+			t.Errorf("%s tile %d: x %v A[0] %v, want %v %v", c.backend, c.tile, x[:6], a[0][:3], wx[:6], wa[0][:3])
+		}
+		if !tiled {
+			t.Errorf("%s: no loop ran in tiles", c.backend)
+		}
+	}
 }
