@@ -1065,3 +1065,50 @@ func TestTileProbeMixedKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestTileProbeEmptyFirst: a tiled run whose first loop (which seeds the
+// tiles) is over an empty set or an empty subset: the results of the
+// loops run at once.
+func TestTileProbeEmptyFirst(t *testing.T) {
+	const n = 300
+	nodes, edges, e2n := tpSmallMesh(t, n)
+	empty := must(op2.NewSet(0, "sm_empty"))
+	ez := must(op2.NewDat[float64](empty, 1, nil, "ez"))
+	kEmpty := op2.NewKernel("void sm_empty2(double *z) { *z = 1; }", "sm_empty2")
+	emptySub := must(op2.NewSubset(edges, nil))
+	for _, variant := range []string{"emptyset", "emptysubset"} {
+		for _, cfg := range []tpConfig{{backend: "sequential", tile: 8}, {backend: "openmp", threads: 2, tile: 8}} {
+			var res [][]float64
+			for _, lazy := range []bool{false, true} {
+				xs := make([]float64, n)
+				for i := range xs {
+					xs[i] = float64(i % 7)
+				}
+				x := must(op2.NewDat(nodes, 1, xs, "x"))
+				y := must(op2.NewDat[float64](edges, 1, nil, "y"))
+				g := must(op2.NewGlobal(1, []float64{0}, "g"))
+				c := cfg
+				if !lazy {
+					c = tpConfig{backend: "sequential"}
+				}
+				r := must(op2.NewRuntime(c.config(lazy)))
+				if variant == "emptyset" {
+					check(t, r.ParLoop(kEmpty, empty, ez.Arg(op2.Write)))
+				} else {
+					check(t, r.ParLoop(smScatter, emptySub, y.Arg(op2.Read), x.ArgVec(op2.Inc, e2n)))
+				}
+				check(t, r.ParLoop(smGather, edges, x.ArgVec(op2.Read, e2n), y.Arg(op2.Write)))
+				check(t, r.ParLoop(smScatter, edges, y.Arg(op2.Read), x.ArgVec(op2.Inc, e2n)))
+				check(t, r.ParLoop(smNode, nodes, x.Arg(op2.RW), g.Arg(op2.Inc)))
+				check(t, r.Wait())
+				res = append(res, append(slices.Clone(x.DataRO()), g.Value()))
+				if lazy && !tpCheckTimings(t, variant, r.Timings(), true) {
+					t.Errorf("%s %s: no loop ran in tiles", variant, cfg.backend)
+				}
+			}
+			if !slices.Equal(res[0], res[1]) {
+				t.Errorf("%s %s: x and g %v, at once %v", variant, cfg.backend, res[1][:6], res[0][:6])
+			}
+		}
+	}
+}
