@@ -54,7 +54,7 @@ func TestTileProbeMPI(t *testing.T) {
 	}
 	runs := []tpMPIRun{{2, 2000, "strip", []int{0, 1}}}
 	if !testing.Short() {
-		runs = append(runs, tpMPIRun{3, 3000, "strip", []int{2, 3, 4}}, tpMPIRun{2, 2000, "random", []int{0, 3}},
+		runs = append(runs, tpMPIRun{3, 3000, "strip", []int{2, 4}}, tpMPIRun{2, 2000, "random", []int{0, 3}},
 			tpMPIRun{3, 2000, "rcb", []int{1, 5}},
 			tpMPIRun{3, 2000, "empty", []int{0, 1}}, tpMPIRun{3, 2400, "lopsided", []int{3, 2}}, tpMPIRun{2, 3000, "ptscotch", []int{3, 2}})
 	}
