@@ -1112,3 +1112,53 @@ func TestTileProbeEmptyFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestTileProbeMixed: loops over a mixed set (one loop per block) and
+// through a mixed map, recorded among plain loops: tiled, the results of
+// the loops run at once.
+func TestTileProbeMixed(t *testing.T) {
+	const n = 400
+	nodes, edges, e2n := tpSmallMesh(t, n)
+	self := must(op2.NewMap(edges, edges, 1, iota32n(n), "mx_self"))
+	space := must(op2.NewMixedSet([]*op2.Set{nodes, edges}, "mx_space"))
+	dofs := must(op2.NewMixedMap([]*op2.Map{e2n, self}, "mx_dofs"))
+	twice := op2.NewKernel("void mx_twice(double *v, double *s) { v[0] = fmod(2 * v[0] + 1, 97.0); s[0] += v[0]; }", "mx_twice")
+	count := op2.NewKernel("void mx_count(double **p1, double **p0) { *p1[0] += 1; *p1[1] += 2; *p0[0] += 3; }", "mx_count")
+	run := func(cfg op2.Config) ([][]float64, float64, bool) {
+		r := must(op2.NewRuntime(cfg))
+		vals := make([]float64, 2*n)
+		for i := range vals {
+			vals[i] = float64(i % 11)
+		}
+		v := must(op2.NewMixedDat(space, []int{1, 1}, vals, "mx_v"))
+		x := must(op2.NewDat(nodes, 1, vals[:n], "x"))
+		y := must(op2.NewDat[float64](edges, 1, nil, "y"))
+		sum := must(op2.NewGlobal[float64](1, nil, "sum"))
+		check(t, r.ParLoop(smGather, edges, x.ArgVec(op2.Read, e2n), y.Arg(op2.Write)))
+		check(t, r.ParLoop(count, edges, v.ArgVec(op2.Inc, dofs)))
+		check(t, r.ParLoop(smScatter, edges, y.Arg(op2.Read), x.ArgVec(op2.Inc, e2n)))
+		check(t, r.ParLoop(twice, space, v.Arg(op2.RW), sum.Arg(op2.Inc)))
+		check(t, r.ParLoop(count, edges, v.ArgVec(op2.Inc, dofs)))
+		check(t, r.Wait())
+		tiled := slices.ContainsFunc(r.Timings(), func(lt op2.LoopTiming) bool { return lt.Tuned == "tiled" })
+		return append(v.DataRO(), x.DataRO()), sum.Value(), tiled
+	}
+	wv, ws, _ := run(tpConfig{backend: "sequential"}.config(false))
+	for _, c := range []tpConfig{{backend: "sequential", tile: 8}, {backend: "openmp", threads: 3, tile: 30, simd: "4"}} {
+		v, s, tiled := run(c.config(true))
+		if !slices.EqualFunc(v, wv, slices.Equal) || s != ws {
+			t.Errorf("%s: v %v sum %v, at once %v %v", c.backend, v[0][:6], s, wv[0][:6], ws)
+		}
+		if !tiled {
+			t.Errorf("%s: no loop ran in tiles", c.backend)
+		}
+	}
+}
+
+func iota32n(n int) []int32 {
+	v := make([]int32, n)
+	for i := range v {
+		v[i] = int32(i)
+	}
+	return v
+}
