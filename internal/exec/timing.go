@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"math/bits"
 	"time"
 
 	"github.com/goop2/op2/internal/core"
@@ -154,7 +155,9 @@ func (r *TimingRecord) sameShape(l *core.Loop) bool {
 //   - each Global: dim × element size, twice for a reduction;
 //   - each map used: 4 bytes × arity × the elements the loop runs over.
 //
-// Disabled optional arguments count nothing. Index arguments (op2.ArgIdx,
+// A Dat passed only through views (op2.DatView) counts the distinct
+// components they pass instead of dim. Disabled optional arguments count
+// nothing. Index arguments (op2.ArgIdx,
 // Map.ArgIdx) are read from an int32 Dat of indices, and a loop over a
 // Subset reaches its set through a map of the subset's indices: both are
 // counted as the Dats and maps they are.
@@ -174,6 +177,7 @@ func LoopBytes(l *core.Loop) float64 {
 		// Count each Dat once per kind of access (direct or through
 		// maps): only at its first argument of that kind.
 		first, read, written := true, false, false
+		var comps uint64 // the components views pass; all of them for a whole Dat
 		for j := range l.Args {
 			b := &l.Args[j]
 			if b.Data != a.Data || (b.Kind == core.ArgIndirect || b.Kind == core.ArgVector) != indirect {
@@ -182,6 +186,11 @@ func LoopBytes(l *core.Loop) float64 {
 			if j < i {
 				first = false
 				break
+			}
+			if b.View && b.Comp < 64 {
+				comps |= 1 << b.Comp
+			} else {
+				comps = ^uint64(0)
 			}
 			switch b.Access {
 			case core.Read:
@@ -202,7 +211,11 @@ func LoopBytes(l *core.Loop) float64 {
 		if written {
 			times++
 		}
-		elem := float64(a.ElemValues() * a.Data.Type.Size() * times)
+		values := a.ElemValues()
+		if a.View {
+			values = min(a.Data.Dim, bits.OnesCount64(comps))
+		}
+		elem := float64(values * a.Data.Type.Size() * times)
 		switch {
 		case a.Kind == core.ArgMat:
 			// The element matrix's values, each read and written
@@ -241,19 +254,22 @@ func LoopBytes(l *core.Loop) float64 {
 // move between memory and the processor when each tile's data stays in
 // cache from one loop to the next (package tile's aim): LoopBytes's
 // convention applied to the loops as if they were one loop. Each Dat is
-// counted once for the whole chain: the distinct elements any loop
-// reaches, directly or through maps, × dim × element size, once when the
-// loops only read it or only write it, twice when they read and write it;
+// counted once for the whole chain: the distinct values any loop reads,
+// directly or through maps, plus the distinct values any loop writes
+// (each element's dim values, or the component a view passes), × element
+// size;
 // each map once, for the most elements a loop runs over; Globals and
-// matrix arguments as LoopBytes counts them, per loop. It is a model: the
-// tiles' data must fit in the cache, and a Dat written before it is read
-// still counts as read.
+// matrix arguments as LoopBytes counts them, per loop. So a chain never
+// moves more than its loops one by one (the sum of their LoopBytes). It
+// is a model: the tiles' data must fit in the cache, and an element
+// written before it is read still counts as read.
 func ChainBytes(loops []*core.Loop) float64 {
+	// A Dat's values read and written, each component of each element
+	// (views pass one component).
 	type datUse struct {
-		marks         []bool
-		count         int
-		elem          int // bytes per element
-		read, written bool
+		read, written []bool // element e's component c at e*dim+c
+		dim           int
+		count         int // how many marks are set in both
 	}
 	dats := map[*core.Storage]*datUse{}
 	var order []*core.Storage
@@ -286,25 +302,39 @@ func ChainBytes(loops []*core.Loop) float64 {
 			}
 			d := dats[a.Data]
 			if d == nil {
-				size := a.Data.Len / max(1, a.Data.Dim)
+				dim := max(1, a.Data.Dim)
+				size := a.Data.Len / dim
 				if a.Data.Set != nil {
 					size = a.Data.Set.Total
 				}
-				d = &datUse{marks: make([]bool, size), elem: a.Data.Dim * a.Data.Type.Size()}
+				d = &datUse{read: make([]bool, size*dim), written: make([]bool, size*dim), dim: dim}
 				dats[a.Data] = d
 				order = append(order, a.Data)
 			}
-			d.read = d.read || a.Access != core.Write
-			d.written = d.written || a.Access.Modifies()
+			read, written := a.Access != core.Write, a.Access.Modifies()
+			c0, c1 := 0, d.dim // the components passed
+			if a.View {
+				c0, c1 = a.Comp, a.Comp+1
+			}
+			elems := len(d.read) / d.dim
 			mark := func(e int32) {
-				if e >= 0 && int(e) < len(d.marks) && !d.marks[e] {
-					d.marks[e] = true
-					d.count++
+				if e < 0 || int(e) >= elems {
+					return
+				}
+				for k := int(e)*d.dim + c0; k < int(e)*d.dim+c1; k++ {
+					if read && !d.read[k] {
+						d.read[k] = true
+						d.count++
+					}
+					if written && !d.written[k] {
+						d.written[k] = true
+						d.count++
+					}
 				}
 			}
 			m := a.Map
 			if m == nil {
-				for e := 0; e < min(n, len(d.marks)); e++ {
+				for e := 0; e < min(n, elems); e++ {
 					mark(int32(e))
 				}
 				continue
@@ -316,15 +346,7 @@ func ChainBytes(loops []*core.Loop) float64 {
 		}
 	}
 	for _, s := range order {
-		d := dats[s]
-		times := 0
-		if d.read {
-			times++
-		}
-		if d.written {
-			times++
-		}
-		total += float64(d.count * d.elem * times)
+		total += float64(dats[s].count * s.Type.Size())
 	}
 	for _, m := range mapOrder {
 		total += float64(4 * m.Arity * maps[m])

@@ -18,6 +18,7 @@ func TestLoopBytes(t *testing.T) {
 	// e and e+1.
 	ms := newMesh(t, 40, 100, 120)
 	g := &core.Storage{Name: "g", Type: core.Float64, Dim: 2, Len: 2, ID: core.NewID()}
+	v2 := &core.Storage{Name: "v", Type: core.Float64, Dim: 2, Set: ms.edges, Len: 2 * 120, ID: core.NewID()}
 	k := kernel(t, "void k(double *a) {}", "k")
 	loop := func(args ...core.Arg) *core.Loop { return &core.Loop{Kernel: k, Set: ms.edges, Args: args} }
 	for _, c := range []struct {
@@ -47,6 +48,13 @@ func TestLoopBytes(t *testing.T) {
 		// Globals: dim × size, twice for a reduction.
 		{"global read", loop(core.Arg{Data: g, Access: core.Read, Kind: core.ArgGlobal}), 16},
 		{"global inc", loop(core.Arg{Data: g, Access: core.Inc, Kind: core.ArgGlobal}), 32},
+		// Views of a dim-2 Dat: the components passed, once each; a
+		// view and the whole Dat: the whole Dat.
+		{"view", loop(core.Arg{Data: v2, Access: core.Read, Kind: core.ArgDirect, View: true, Comp: 1}), 100 * 8},
+		{"two views", loop(core.Arg{Data: v2, Access: core.Read, Kind: core.ArgDirect, View: true, Comp: 1},
+			core.Arg{Data: v2, Access: core.Read, Kind: core.ArgDirect, View: true, Comp: 0}), 100 * 2 * 8},
+		{"a view, then the whole Dat", loop(core.Arg{Data: v2, Access: core.Read, Kind: core.ArgDirect, View: true, Comp: 1},
+			core.Arg{Data: v2, Access: core.Read, Kind: core.ArgDirect}), 100 * 2 * 8},
 		// A disabled optional argument (a placeholder Global) moves nothing.
 		{"disabled optional", loop(core.Arg{Data: ms.y, Access: core.Read, Kind: core.ArgDirect},
 			core.Arg{Data: g, Access: core.Read, Kind: core.ArgGlobal, Off: true}), 100 * 8},
@@ -73,6 +81,10 @@ func TestChainBytes(t *testing.T) {
 	col0 := loop(core.Arg{Data: ms.x, Map: ms.m, Idx: 0, Access: core.Read, Kind: core.ArgIndirect})
 	col1 := loop(core.Arg{Data: ms.x, Map: ms.m, Idx: 1, Access: core.Read, Kind: core.ArgIndirect},
 		core.Arg{Data: g, Access: core.Inc, Kind: core.ArgGlobal})
+	writeX := &core.Loop{Kernel: k, Set: ms.nodes, Args: []core.Arg{{Data: ms.x, Access: core.Write, Kind: core.ArgDirect}}}
+	v := &core.Storage{Name: "v", Type: core.Float64, Dim: 2, Set: ms.edges, Len: 2 * 120, ID: core.NewID()}
+	viewV := loop(core.Arg{Data: v, Access: core.Read, Kind: core.ArgDirect, View: true, Comp: 1})
+	viewV0 := loop(core.Arg{Data: v, Access: core.Read, Kind: core.ArgDirect, View: true, Comp: 0})
 	for _, c := range []struct {
 		name  string
 		loops []*core.Loop
@@ -89,9 +101,24 @@ func TestChainBytes(t *testing.T) {
 		// once; the Global reduction per loop.
 		{"columns in two loops", []*core.Loop{col0, col1}, 101*8 + 4*2*100 + 2*8},
 		{"the same loop twice", []*core.Loop{readY, readY}, 100 * 8},
+		// Read at nodes 0..99, then written at all 121: the elements
+		// read plus those written, not every element read and written
+		// (which moved more than the loops apart).
+		{"read at some, written at all", []*core.Loop{col0, writeX}, 100*8 + 4*2*100 + 121*8},
+		// A view passes one component of a dim-2 Dat.
+		{"a view", []*core.Loop{viewV, readY}, 100*8 + 100*8},
+		{"two views", []*core.Loop{viewV, viewV0}, 2 * 100 * 8},
+		{"a view and the whole Dat", []*core.Loop{viewV, loop(core.Arg{Data: v, Access: core.Read, Kind: core.ArgDirect})}, 2 * 100 * 8},
 	} {
 		if got := exec.ChainBytes(c.loops); got != c.want {
 			t.Errorf("%s: %v bytes, want %v", c.name, got, c.want)
+		}
+		sum := 0.0
+		for _, l := range c.loops {
+			sum += exec.LoopBytes(l)
+		}
+		if got := exec.ChainBytes(c.loops); got > sum {
+			t.Errorf("%s: the chain moves %v bytes, its loops one by one %v", c.name, got, sum)
 		}
 	}
 }
