@@ -15,6 +15,7 @@ import (
 
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/randkernel"
 )
 
 // The randomised MPI conformance test: a multigrid-like mesh of five sets
@@ -220,86 +221,27 @@ func randomLoops(m *rmesh, seed uint64, n int) []rloop {
 	return out
 }
 
-// kernelSource is the C kernel of loop l (number k): every value read
-// adds to s, a small integer; every value written is a small integer made
-// from s, or, through a map where several elements meet, a contribution
-// that does not depend on their order.
+// kernelSource is the C kernel of loop l (number k) and its name: every
+// value read adds to s, a small integer; every value written is a small
+// integer made from s, or, through a map where several elements meet, a
+// contribution that does not depend on their order (randkernel).
 func kernelSource(m *rmesh, l rloop, k int) (string, string) {
 	name := fmt.Sprintf("rk%d", k)
-	var params []string
-	var reads, writes strings.Builder
+	args := make([]randkernel.Arg, len(l.Args))
 	for i, a := range l.Args {
-		p := fmt.Sprintf("p%d", i)
-		typ, dim := "int", 1
+		ka := randkernel.Arg{Kind: a.Kind, Access: a.Access, Type: "int", Dim: 1, Opt: a.Opt != 0}
 		switch a.Kind {
 		case "direct", "indirect", "vector":
-			typ, dim = rdats[a.Dat].typ, rdats[a.Dat].dim
+			ka.Type, ka.Dim = rdats[a.Dat].typ, rdats[a.Dat].dim
 		case "global":
-			typ, dim = rglobals[a.Dat].typ, rglobals[a.Dat].dim
-		}
-		cnst := ""
-		if a.Access == "Read" || a.Kind == "idx" || a.Kind == "mapidx" {
-			cnst = "const "
+			ka.Type, ka.Dim = rglobals[a.Dat].typ, rglobals[a.Dat].dim
 		}
 		if a.Kind == "vector" {
-			params = append(params, fmt.Sprintf("%s%s **%s", cnst, typ, p))
-		} else {
-			params = append(params, fmt.Sprintf("%s%s *%s", cnst, typ, p))
+			ka.Arity = m.maps[a.Map].arity
 		}
-		var r, w string
-		arity := 1
-		if a.Kind == "vector" {
-			arity = m.maps[a.Map].arity
-		}
-		for j := range arity {
-			for c := range dim {
-				x := fmt.Sprintf("%s[%d]", p, c)
-				if a.Kind == "vector" {
-					x = fmt.Sprintf("%s[%d][%d]", p, j, c)
-				}
-				switch {
-				case a.Kind == "idx" || a.Kind == "mapidx":
-					r += fmt.Sprintf("s += %s %% 13; ", x)
-				case a.Access == "Read" || (a.Access == "RW" && a.Kind == "direct"):
-					r += fmt.Sprintf("s += %s; ", x)
-				}
-				switch a.Access {
-				case "Write":
-					if a.Kind == "indirect" {
-						// The next argument is the target's number.
-						w += fmt.Sprintf("%s = (%s)(p%d[0] %% 17 + %d); ", x, typ, i+1, c)
-					} else {
-						w += fmt.Sprintf("%s = (%s)(t + %d); ", x, typ, c)
-					}
-				case "RW":
-					if a.Kind == "direct" {
-						w += fmt.Sprintf("%s = (%s)fmod(%s + t, 101.0); ", x, typ, x)
-					} else {
-						w += fmt.Sprintf("%s += 1; ", x)
-					}
-				case "Inc":
-					w += fmt.Sprintf("%s += (%s)(fmod(t, 7.0) - 3); ", x, typ)
-				case "Min":
-					w += fmt.Sprintf("if (t - %d < %s) %s = (%s)(t - %d); ", 20+c+j, x, x, typ, 20+c+j)
-				case "Max":
-					w += fmt.Sprintf("if (t + %d > %s) %s = (%s)(t + %d); ", 5-c-j, x, x, typ, 5-c-j)
-				}
-			}
-		}
-		if a.Opt != 0 {
-			if r != "" {
-				r = fmt.Sprintf("if (%s) { %s}", p, r)
-			}
-			if w != "" {
-				w = fmt.Sprintf("if (%s) { %s}", p, w)
-			}
-		}
-		reads.WriteString("  " + r + "\n")
-		writes.WriteString("  " + w + "\n")
+		args[i] = ka
 	}
-	src := fmt.Sprintf("void %s(%s) {\n  double s = 1;\n%s  double t = fmod(fabs(s), 61.0);\n%s}\n",
-		name, strings.Join(params, ", "), reads.String(), writes.String())
-	return src, name
+	return randkernel.Source(name, args, ""), name
 }
 
 // rresult is what a run of the randomised test computes: every Global

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/randkernel"
 )
 
 // The sparse tiling probe (Config.Tile): random meshes of a few thousand
@@ -213,86 +214,30 @@ func tpSequence(m *tpMesh, seed uint64, n int) []tpOp {
 // tpKernelSource is loop l's kernel: each value read adds to s; each
 // value written is a small integer made from s, or, where several
 // elements meet through a map, a contribution whose result does not
-// depend on their order.
+// depend on their order (randkernel). A view passes one component.
 func tpKernelSource(m *tpMesh, l tpOp, name string) string {
-	var params []string
-	var reads, writes strings.Builder
+	prelude := ""
 	if l.Const {
-		reads.WriteString("  s += tpk;\n")
+		prelude = "  s += tpk;\n"
 	}
+	args := make([]randkernel.Arg, len(l.Args))
 	for i, a := range l.Args {
-		p := fmt.Sprintf("p%d", i)
-		typ, dim := "int", 1
+		ka := randkernel.Arg{Kind: a.Kind, Access: a.Access, Type: "int", Dim: 1, Opt: a.Opt != 0}
 		switch a.Kind {
 		case "direct", "indirect", "vector":
-			typ, dim = tpDats[a.Dat].typ, tpDats[a.Dat].dim
+			ka.Type, ka.Dim = tpDats[a.Dat].typ, tpDats[a.Dat].dim
 			if a.View > 0 {
-				dim = 1
+				ka.Dim = 1
 			}
 		case "global":
-			typ, dim = tpGlobals[a.Dat].typ, tpGlobals[a.Dat].dim
+			ka.Type, ka.Dim = tpGlobals[a.Dat].typ, tpGlobals[a.Dat].dim
 		}
-		cnst := ""
-		if a.Access == "Read" || a.Kind == "idx" || a.Kind == "mapidx" {
-			cnst = "const "
-		}
-		star := "*"
 		if a.Kind == "vector" {
-			star = "**"
+			ka.Arity = m.maps[a.Map].arity
 		}
-		params = append(params, fmt.Sprintf("%s%s %s%s", cnst, typ, star, p))
-		arity := 1
-		if a.Kind == "vector" {
-			arity = m.maps[a.Map].arity
-		}
-		var r, w string
-		for j := range arity {
-			for c := range dim {
-				x := fmt.Sprintf("%s[%d]", p, c)
-				if a.Kind == "vector" {
-					x = fmt.Sprintf("%s[%d][%d]", p, j, c)
-				}
-				switch {
-				case a.Kind == "idx" || a.Kind == "mapidx":
-					r += fmt.Sprintf("s += %s %% 13; ", x)
-				case a.Access == "Read" || (a.Access == "RW" && a.Kind == "direct"):
-					r += fmt.Sprintf("s += %s; ", x)
-				}
-				switch a.Access {
-				case "Write":
-					if a.Kind == "indirect" {
-						w += fmt.Sprintf("%s = (%s)(p%d[0] %% 17 + %d); ", x, typ, i+1, c)
-					} else {
-						w += fmt.Sprintf("%s = (%s)(t + %d); ", x, typ, c)
-					}
-				case "RW":
-					if a.Kind == "direct" {
-						w += fmt.Sprintf("%s = (%s)fmod(%s + t, 101.0); ", x, typ, x)
-					} else {
-						w += fmt.Sprintf("%s += 1; ", x)
-					}
-				case "Inc":
-					w += fmt.Sprintf("%s += (%s)(fmod(t, 7.0) - 3); ", x, typ)
-				case "Min":
-					w += fmt.Sprintf("if (t - %d < %s) %s = (%s)(t - %d); ", 20+c+j, x, x, typ, 20+c+j)
-				case "Max":
-					w += fmt.Sprintf("if (t + %d > %s) %s = (%s)(t + %d); ", 5-c-j, x, x, typ, 5-c-j)
-				}
-			}
-		}
-		if a.Opt != 0 {
-			if r != "" {
-				r = fmt.Sprintf("if (%s) { %s}", p, r)
-			}
-			if w != "" {
-				w = fmt.Sprintf("if (%s) { %s}", p, w)
-			}
-		}
-		reads.WriteString("  " + r + "\n")
-		writes.WriteString("  " + w + "\n")
+		args[i] = ka
 	}
-	return fmt.Sprintf("void %s(%s) {\n  double s = 1;\n%s  double t = fmod(fabs(s), 61.0);\n%s}\n",
-		name, strings.Join(params, ", "), reads.String(), writes.String())
+	return randkernel.Source(name, args, prelude)
 }
 
 // tpKernels keeps each loop's kernel, so that runs share their programs.
