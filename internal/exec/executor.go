@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/jit"
@@ -26,10 +25,13 @@ import (
 // An Executor is not safe for concurrent use; the op2 run time serialises
 // loops.
 type Executor struct {
-	programs    programCache
-	plans       *core.PlanCache[*Plan]
-	key         []byte
-	saved       []savedState
+	programs programCache
+	plans    *core.PlanCache[*Plan]
+	key      []byte
+	saved    []savedState
+	// kept holds the reduction Globals' values across a loop's exec-halo
+	// pass (keepReductions; reused).
+	kept        []byte
 	generations uint64
 	// BlockSize fixes the plans' block size; 0 chooses it (see ChoosePlan).
 	BlockSize int
@@ -213,8 +215,15 @@ func (x *Executor) Source(b *Opened, l *core.Loop) (string, bool) {
 // programKey is the program cache's key: the backend instance, the
 // variant and the loop's shape (core.AppendKey).
 func programKey(buf []byte, backend uint64, variant string, l *core.Loop) []byte {
+	return variantKey(buf, backend, "", variant, l)
+}
+
+// variantKey is programKey of the variant that is prefix followed by
+// variant, without concatenating them.
+func variantKey(buf []byte, backend uint64, prefix, variant string, l *core.Loop) []byte {
 	buf = binary.LittleEndian.AppendUint64(buf, backend)
-	buf = binary.AppendUvarint(buf, uint64(len(variant)))
+	buf = binary.AppendUvarint(buf, uint64(len(prefix)+len(variant)))
+	buf = append(buf, prefix...)
 	buf = append(buf, variant...)
 	return core.AppendKey(buf, l)
 }
@@ -366,14 +375,13 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop) error {
 	if err := p.Bind(l, pl); err != nil {
 		return fail(err)
 	}
-	var saved [][]byte
 	for pass, ranges := range passes {
 		if pass == 1 {
 			if ranges == nil {
 				break
 			}
 			var err error
-			if saved, err = x.saveReductions(l); err != nil {
+			if x.kept, err = keepReductions(x.kept[:0], l); err != nil {
 				return err
 			}
 			if err := p.Bind(l, pl); err != nil {
@@ -405,8 +413,8 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop) error {
 			return err
 		}
 	}
-	if saved != nil {
-		if err := x.restoreReductions(l, saved); err != nil {
+	if split {
+		if err := putReductions(x.kept, l); err != nil {
 			return err
 		}
 	}
@@ -417,32 +425,6 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop) error {
 	}
 	if x.Halo != nil {
 		return x.Halo.End(l)
-	}
-	return nil
-}
-
-// saveReductions copies the reduction Globals' values after the owned
-// elements ran.
-func (x *Executor) saveReductions(l *core.Loop) ([][]byte, error) {
-	saved := make([][]byte, len(l.Sig.Reductions))
-	for k, i := range l.Sig.Reductions {
-		s := l.Args[i].Data
-		if err := s.HostAccess(false); err != nil {
-			return nil, err
-		}
-		saved[k] = append([]byte(nil), unsafe.Slice((*byte)(s.Host), s.Bytes())...)
-	}
-	return saved, nil
-}
-
-// restoreReductions puts them back after the exec halo ran.
-func (x *Executor) restoreReductions(l *core.Loop, saved [][]byte) error {
-	for k, i := range l.Sig.Reductions {
-		s := l.Args[i].Data
-		if err := s.HostAccess(true); err != nil {
-			return err
-		}
-		copy(unsafe.Slice((*byte)(s.Host), s.Bytes()), saved[k])
 	}
 	return nil
 }

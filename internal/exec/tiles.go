@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"encoding/binary"
 	"fmt"
 	"time"
 	"unsafe"
@@ -94,11 +93,7 @@ const tileVariant = "\x00tiles"
 // tileKey is the program cache's key of l's tile form in the backend's
 // variant: programKey's, its variant tileVariant followed by variant.
 func tileKey(buf []byte, backend uint64, variant string, l *core.Loop) []byte {
-	buf = binary.LittleEndian.AppendUint64(buf, backend)
-	buf = binary.AppendUvarint(buf, uint64(len(tileVariant)+len(variant)))
-	buf = append(buf, tileVariant...)
-	buf = append(buf, variant...)
-	return core.AppendKey(buf, l)
+	return variantKey(buf, backend, tileVariant, variant, l)
 }
 
 // TiledChain is a chain of loops to run in tiles (RunTiles): the loops,
@@ -125,9 +120,6 @@ type TiledChain struct {
 	Agree func(l *core.Loop) error
 	// run is each loop's run time when timing (reused).
 	run []time.Duration
-	// kept holds reduction values across a Begin or an exec halo launch
-	// (reused).
-	kept []byte
 }
 
 // TileHalo is a Halo under which loops can run in tiles (RunTiles).
@@ -303,13 +295,13 @@ func (x *Executor) runBoundary(h TileHalo, c *TiledChain) (int, error) {
 			return j, err
 		}
 		var err error
-		if c.kept, err = keepReductions(c.kept[:0], l); err != nil {
+		if x.kept, err = keepReductions(x.kept[:0], l); err != nil {
 			return j, err
 		}
 		if err := h.Begin(l); err != nil {
 			return j, err
 		}
-		err = putReductions(c.kept, l)
+		err = putReductions(x.kept, l)
 		if werr := h.Wait(l); err == nil {
 			err = werr
 		}
@@ -327,13 +319,13 @@ func (x *Executor) runBoundary(h TileHalo, c *TiledChain) (int, error) {
 			}
 		}
 		if off[exec] < off[exec+1] {
-			if c.kept, err = keepReductions(c.kept[:0], l); err != nil {
+			if x.kept, err = keepReductions(x.kept[:0], l); err != nil {
 				return j, err
 			}
 			if err := p.LaunchTiles(exec, exec+1); err != nil {
 				return j, err
 			}
-			if err := putReductions(c.kept, l); err != nil {
+			if err := putReductions(x.kept, l); err != nil {
 				return j, err
 			}
 		}
@@ -350,7 +342,9 @@ func (x *Executor) runBoundary(h TileHalo, c *TiledChain) (int, error) {
 	return 0, nil
 }
 
-// keepReductions appends the values of l's reduction Globals to buf.
+// keepReductions appends the values of l's reduction Globals to buf, for
+// putReductions to put back after a pass whose reduction results are
+// discarded (the exec halo) or across a Begin that would reset them.
 func keepReductions(buf []byte, l *core.Loop) ([]byte, error) {
 	for _, i := range l.Sig.Reductions {
 		s := l.Args[i].Data
