@@ -151,3 +151,18 @@ func WithLanes[T any](lanes int, build func(lanes int) (T, error)) (T, error) {
 	}
 	return build(0)
 }
+
+// TileVariant names the lanes of a loop's tile form: LaneVariant of
+// TileLanes(tuned) (exec.TileBuilder.TileVariant of the host backends).
+func (s SIMD) TileVariant(tuned string) string { return LaneVariant(s.TileLanes(tuned)) }
+
+// WithLaneVariant is WithLanes with the lanes a LaneVariant name gives
+// (exec.TileBuilder.BuildTiles of the host backends).
+func WithLaneVariant[T any](variant string, build func(lanes int) (T, error)) (T, error) {
+	lanes, err := ParseLaneVariant(variant)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return WithLanes(lanes, build)
+}

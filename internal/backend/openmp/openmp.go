@@ -271,20 +271,14 @@ func slicePtr(s []int32) unsafe.Pointer {
 // TileVariant names the lanes of l's tile form: those its eager calls
 // run with (host.SIMD.TileLanes; the scheme part of a tuned variant does
 // not apply to tiles; exec.TileBuilder).
-func (b *backend) TileVariant(_ *core.Loop, tuned string) string {
-	return host.LaneVariant(b.simd.TileLanes(tuned))
-}
+func (b *backend) TileVariant(_ *core.Loop, tuned string) string { return b.simd.TileVariant(tuned) }
 
 // BuildTiles builds l's tile form (hostc.OpenMPTilesLanes), for sparse
 // tiling of loop chains, with the lanes variant names; a loop that cannot
 // have lanes, or whose lane form does not build, gets the scalar code
 // (exec.TileBuilder).
 func (b *backend) BuildTiles(l *core.Loop, variant string) (exec.TileProgram, error) {
-	lanes, err := host.ParseLaneVariant(variant)
-	if err != nil {
-		return nil, err
-	}
-	return host.WithLanes(lanes, func(lanes int) (exec.TileProgram, error) { return b.buildTiles(l, lanes) })
+	return host.WithLaneVariant(variant, func(lanes int) (exec.TileProgram, error) { return b.buildTiles(l, lanes) })
 }
 
 // buildTiles builds l's tile form with lanes SIMD lanes (0: scalar code).

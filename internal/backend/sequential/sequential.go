@@ -114,20 +114,14 @@ func (p *program) Finish(l *core.Loop) error {
 
 // TileVariant names the lanes of l's tile form: those its eager calls
 // run with (host.SIMD.TileLanes; exec.TileBuilder).
-func (b *backend) TileVariant(_ *core.Loop, tuned string) string {
-	return host.LaneVariant(b.simd.TileLanes(tuned))
-}
+func (b *backend) TileVariant(_ *core.Loop, tuned string) string { return b.simd.TileVariant(tuned) }
 
 // BuildTiles builds l's tile form (hostc.SequentialTilesLanes), for
 // sparse tiling of loop chains, with the lanes variant names; a loop that
 // cannot have lanes, or whose lane form does not build, gets the scalar
 // code (exec.TileBuilder).
 func (b *backend) BuildTiles(l *core.Loop, variant string) (exec.TileProgram, error) {
-	lanes, err := host.ParseLaneVariant(variant)
-	if err != nil {
-		return nil, err
-	}
-	return host.WithLanes(lanes, func(lanes int) (exec.TileProgram, error) {
+	return host.WithLaneVariant(variant, func(lanes int) (exec.TileProgram, error) {
 		src, err := hostc.SequentialTilesLanes(l, lanes)
 		if err != nil {
 			return nil, err
