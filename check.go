@@ -187,7 +187,7 @@ func (sn *readSnapshot) firstChange(b []byte) int {
 // readDevice copies st's device values into dst.
 func readDevice(st *core.Storage, dst []byte) error {
 	tmp := *st
-	tmp.Host = unsafe.Pointer(&dst[0])
+	tmp.Host = unsafe.Pointer(unsafe.SliceData(dst))
 	if err := st.Dev.Download(&tmp); err != nil {
 		return fmt.Errorf("copying %s from the device: %w", st.Describe(), err)
 	}

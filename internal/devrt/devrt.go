@@ -178,21 +178,24 @@ type devBuf struct {
 	n, dim, esize int
 }
 
+// Upload, Download and DownloadRange copy nothing for no bytes: an
+// empty Dat has no host memory (its pointer may be nil) and, stored
+// structure-of-arrays, an empty device image.
 func (d *devBuf) Upload(s *core.Storage) error {
-	if !d.soa {
+	if !d.soa || s.Bytes() == 0 {
 		return d.drv.Write(d.buf, s.Host, s.Bytes())
 	}
 	t := make([]byte, s.Bytes()) // the device image; copies are not on a repeated loop's path
 	transpose(t, unsafe.Slice((*byte)(s.Host), s.Bytes()), d.n, d.dim, d.esize)
-	return d.drv.Write(d.buf, unsafe.Pointer(&t[0]), len(t))
+	return d.drv.Write(d.buf, unsafe.Pointer(unsafe.SliceData(t)), len(t))
 }
 
 func (d *devBuf) Download(s *core.Storage) error {
-	if !d.soa {
+	if !d.soa || s.Bytes() == 0 {
 		return d.drv.Read(d.buf, s.Host, s.Bytes())
 	}
 	t := make([]byte, s.Bytes()) // the device image; copies are not on a repeated loop's path
-	if err := d.drv.Read(d.buf, unsafe.Pointer(&t[0]), len(t)); err != nil {
+	if err := d.drv.Read(d.buf, unsafe.Pointer(unsafe.SliceData(t)), len(t)); err != nil {
 		return err
 	}
 	transpose(unsafe.Slice((*byte)(s.Host), s.Bytes()), t, d.dim, d.n, d.esize)
@@ -218,7 +221,7 @@ func (d *devBuf) CopyTo(dst core.DeviceBuffer, n int) error {
 	return d.drv.Copy(dst.(*devBuf).buf, d.buf, n)
 }
 func (d *devBuf) DownloadRange(dst unsafe.Pointer, off, n int) error {
-	if !d.soa {
+	if !d.soa || n == 0 {
 		return d.drv.ReadAt(d.buf, off, dst, n)
 	}
 	row := d.dim * d.esize
@@ -332,7 +335,7 @@ func (p *Program) refreshConsts() error {
 	if !changed {
 		return nil
 	}
-	if err := p.drv.Write(p.consts, unsafe.Pointer(&p.constHost[0]), len(p.constHost)); err != nil {
+	if err := p.drv.Write(p.consts, unsafe.Pointer(unsafe.SliceData(p.constHost)), len(p.constHost)); err != nil {
 		clear(p.constSeen) // copy them all again next time
 		return fmt.Errorf("copying the constants to the device: %w", err)
 	}
@@ -476,7 +479,7 @@ func (p *Program) resetPartials(l *core.Loop, slots int) error {
 		for k := 0; k < n; k += len(one) {
 			copy(part[k:], one)
 		}
-		if err := p.drv.Write(p.red[i], unsafe.Pointer(&part[0]), n); err != nil {
+		if err := p.drv.Write(p.red[i], unsafe.Pointer(unsafe.SliceData(part)), n); err != nil {
 			return fmt.Errorf("%s: resetting the partial results of %s: %w", l.Name(), s.Describe(), err)
 		}
 	}
@@ -617,7 +620,7 @@ func (p *Program) finishReductions(l *core.Loop, slots int) error {
 			p.part = make([]byte, n)
 		}
 		part := p.part[:n]
-		if err := p.drv.Read(p.red[i], unsafe.Pointer(&part[0]), len(part)); err != nil {
+		if err := p.drv.Read(p.red[i], unsafe.Pointer(unsafe.SliceData(part)), len(part)); err != nil {
 			return fmt.Errorf("%s: reading the partial results of %s: %w", l.Name(), s.Describe(), err)
 		}
 		combine(a.Access, s, part, slots)
@@ -629,15 +632,15 @@ func (p *Program) finishReductions(l *core.Loop, slots int) error {
 func combine(acc core.Access, s *core.Storage, part []byte, slots int) {
 	switch s.Type {
 	case core.Float64:
-		fold(acc, unsafe.Slice((*float64)(s.Host), s.Dim), unsafe.Slice((*float64)(unsafe.Pointer(&part[0])), slots*s.Dim))
+		fold(acc, unsafe.Slice((*float64)(s.Host), s.Dim), unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(part))), slots*s.Dim))
 	case core.Float32:
-		fold(acc, unsafe.Slice((*float32)(s.Host), s.Dim), unsafe.Slice((*float32)(unsafe.Pointer(&part[0])), slots*s.Dim))
+		fold(acc, unsafe.Slice((*float32)(s.Host), s.Dim), unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(part))), slots*s.Dim))
 	case core.Int32:
-		fold(acc, unsafe.Slice((*int32)(s.Host), s.Dim), unsafe.Slice((*int32)(unsafe.Pointer(&part[0])), slots*s.Dim))
+		fold(acc, unsafe.Slice((*int32)(s.Host), s.Dim), unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(part))), slots*s.Dim))
 	case core.Int64:
-		fold(acc, unsafe.Slice((*int64)(s.Host), s.Dim), unsafe.Slice((*int64)(unsafe.Pointer(&part[0])), slots*s.Dim))
+		fold(acc, unsafe.Slice((*int64)(s.Host), s.Dim), unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(part))), slots*s.Dim))
 	case core.Uint32:
-		fold(acc, unsafe.Slice((*uint32)(s.Host), s.Dim), unsafe.Slice((*uint32)(unsafe.Pointer(&part[0])), slots*s.Dim))
+		fold(acc, unsafe.Slice((*uint32)(s.Host), s.Dim), unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(part))), slots*s.Dim))
 	}
 }
 
@@ -694,7 +697,7 @@ func (p *Program) uploadPlan(l *core.Loop, pl *plan.Plan) (*devicePlan, error) {
 			return nil
 		}
 		if len(s) > 0 {
-			err = p.drv.Write(buf, unsafe.Pointer(&s[0]), 4*len(s))
+			err = p.drv.Write(buf, unsafe.Pointer(unsafe.SliceData(s)), 4*len(s))
 		}
 		return buf
 	}
