@@ -99,7 +99,7 @@ func TestErrorsCallersCanInspect(t *testing.T) {
 		}, unavailable, []string{"opencl"}},
 		{"opencl: unknown device type", func(*testing.T) error {
 			return op2.Configure(op2.Config{Backend: "opencl", OpenCLDevice: "toaster", CacheDir: cache})
-		}, unavailable, []string{`"toaster"`}},
+		}, plain, []string{`Config.OpenCLDevice: unknown OpenCL device type "toaster"`}},
 		{"CC not found", configuring(op2.Config{CC: "no-such-cc"}), noCompiler, []string{`"no-such-cc"`, "apt-get install gcc"}},
 		{"CC does not parse", configuring(op2.Config{CC: `gcc "-O2`}), noCompiler, []string{"CC=", "unterminated"}},
 		{"CC does not run", configuring(op2.Config{CC: "false"}), noCompiler, []string{`"false"`, "does not run"}},

@@ -86,6 +86,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -377,6 +378,7 @@ func newRuntime(d *distRun) *Runtime {
 	s.err = apiError(err)
 	s.x.BlockSize = s.cfg.BlockSize
 	s.x.PlanCheck = s.cfg.PlanCheck
+	s.x.DebugPlan = s.cfg.DebugPlan
 	s.setLogger(s.cfg.Logger)
 	s.setTiming(s.cfg.Timing)
 	s.setTuning(s.cfg.Tune)
@@ -509,6 +511,11 @@ func (r *Runtime) Configure(c Config) error {
 	if err != nil {
 		return apiError(err)
 	}
+	choices := exec.Config{Backend: c.Backend, OpenCLDevice: c.OpenCLDevice, DeviceScheme: c.DeviceScheme,
+		DeviceLayout: c.DeviceLayout, OpenMPScheme: c.OpenMPScheme, SIMD: c.SIMD, Fusion: c.Fusion}
+	if err := choices.CheckChoices(); err != nil {
+		return apiError(err)
+	}
 	if c.Backend != "" {
 		def.Backend = c.Backend
 	}
@@ -523,6 +530,29 @@ func (r *Runtime) Configure(c Config) error {
 	}
 	if c.CacheDir != "" {
 		def.CacheDir = c.CacheDir
+	}
+	// A compiler named explicitly must run, whatever the backend (the
+	// host backends check CC when they open; the default C++ compiler
+	// is only needed by C++ kernels).
+	if c.CC != "" || os.Getenv("CC") != "" {
+		if err := (&jit.Compiler{CC: def.CC}).Check(); err != nil {
+			return apiError(err)
+		}
+	}
+	if c.CXX != "" || os.Getenv("CXX") != "" {
+		if err := (&jit.Compiler{CC: def.CXX, CXX: true}).Check(); err != nil {
+			return apiError(err)
+		}
+	}
+	// So must flags named explicitly, with the C compiler.
+	if _, env := os.LookupEnv("OP2_CFLAGS"); c.CFlags != nil || env {
+		source := "Config.CFlags"
+		if c.CFlags == nil {
+			source = "OP2_CFLAGS"
+		}
+		if err := (&jit.Compiler{CC: def.CC, Flags: def.CFlags}).CheckFlags(source); err != nil {
+			return apiError(err)
+		}
 	}
 	if c.Threads < 0 || c.BlockSize < 0 {
 		return fmt.Errorf("op2: Config.Threads and Config.BlockSize must not be negative")
@@ -566,9 +596,6 @@ func (r *Runtime) Configure(c Config) error {
 	if c.SIMD != "" {
 		def.SIMD = c.SIMD
 	}
-	if err := exec.CheckFusion(c.Fusion); err != nil {
-		return fmt.Errorf("op2: Config.Fusion: %w", err)
-	}
 	if c.Fusion != "" {
 		def.Fusion = c.Fusion
 	}
@@ -604,6 +631,7 @@ func (r *Runtime) Configure(c Config) error {
 	r.x.Clear()
 	r.x.BlockSize = def.BlockSize
 	r.x.PlanCheck = def.PlanCheck
+	r.x.DebugPlan = def.DebugPlan
 	r.setLogger(def.Logger)
 	r.setTiming(def.Timing)
 	r.setTuning(def.Tune)

@@ -57,7 +57,7 @@ func TestOpenCLDeviceSelection(t *testing.T) {
 	err := op2.Configure(op2.Config{Backend: "opencl", OpenCLPlatform: "no-such-platform", CacheDir: cache})
 	wantErr(t, err, `no device on a platform matching "no-such-platform"`, "found")
 	err = op2.Configure(op2.Config{Backend: "opencl", OpenCLDevice: "toaster", CacheDir: cache})
-	wantErr(t, err, `unknown device type "toaster"`)
+	wantErr(t, err, `unknown OpenCL device type "toaster"`)
 }
 
 // TestOpenCLRejectsConflictingWrites: a dat written through one map and

@@ -167,10 +167,10 @@ func sameWithin(t *testing.T, what string, want, got simdOutcome, tol float64) {
 func TestSIMDSettingRefused(t *testing.T) {
 	for _, backend := range hostBackends {
 		_, err := op2.NewRuntime(op2.Config{Backend: backend, SIMD: "16"})
-		wantErr(t, err, `SIMD setting "16" (Config.SIMD, OP2_SIMD): want auto, off, or a lane count (4, 8)`)
+		wantErr(t, err, `Config.SIMD: unknown SIMD setting "16": want auto, off, or a lane count (4, 8)`)
 		t.Setenv("OP2_SIMD", "wide")
 		_, err = op2.NewRuntime(op2.Config{Backend: backend})
-		wantErr(t, err, `SIMD setting "wide"`)
+		wantErr(t, err, `OP2_SIMD="wide": unknown SIMD setting "wide"`)
 		t.Setenv("OP2_SIMD", "simd8")
 		if r := must(op2.NewRuntime(op2.Config{Backend: backend})); r.Backend() != backend {
 			t.Errorf("runtime with OP2_SIMD=simd8 runs on %s, want %s", r.Backend(), backend)

@@ -228,7 +228,7 @@ func Open(name string, cfg *Config) (Backend, error) {
 	open, ok := registry[name]
 	registryMu.Unlock()
 	if !ok {
-		return nil, core.Unavailable(fmt.Errorf("unknown backend %q (available: %s)", name, strings.Join(Backends(), ", ")))
+		return nil, CheckBackend(name)
 	}
 	return open(cfg)
 }
@@ -247,6 +247,7 @@ type Config struct {
 	Timing    bool     // record per-loop times ($OP2_TIMING)
 	Lazy      bool     // record loops until something forces them ($OP2_LAZY)
 	Tile      int      // seed elements per tile for sparse tiling of recorded chains; 0 = off ($OP2_TILE)
+	DebugPlan bool     // print each new plan's shape on standard error ($OP2_DEBUG_PLAN)
 
 	// Logger receives the run time's events; nil logs nothing. The
 	// default is a text handler on standard error at the level $OP2_LOG
@@ -344,9 +345,12 @@ func DefaultCacheDir() string {
 // ConfigFromEnv returns the default configuration with the environment's
 // overrides applied: OP2_BACKEND, CC, CXX, OP2_CFLAGS (space separated),
 // OP2_CACHE_DIR, OMP_NUM_THREADS, OP2_BLOCK_SIZE, OP2_PLAN_CHECK, OP2_CHECK,
-// OP2_TIMING, OP2_LAZY, OP2_TILE, OP2_LOG (trace, debug, info, warn, error or off), OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE,
+// OP2_TIMING, OP2_LAZY, OP2_TILE, OP2_DEBUG_PLAN, OP2_LOG (trace, debug,
+// info, warn, error or off), OP2_OPENCL_PLATFORM, OP2_OPENCL_DEVICE,
 // OP2_DEVICE_SCHEME, OP2_DEVICE_LAYOUT, OP2_DEVICE_WORKGROUP,
 // OP2_CUDA_DEVICE, OP2_OPENMP_SCHEME, OP2_SIMD, OP2_FUSION and OP2_TUNE.
+// Every value is checked, whatever the backend: the error names the
+// first variable whose value is not one its setting takes.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Backend: "sequential", CC: "cc", CXX: "g++"}
 	if v := os.Getenv("OP2_BACKEND"); v != "" {
@@ -406,8 +410,8 @@ func ConfigFromEnv() (Config, error) {
 	cfg.OpenMPScheme = os.Getenv("OP2_OPENMP_SCHEME")
 	cfg.SIMD = os.Getenv("OP2_SIMD")
 	cfg.Fusion = os.Getenv("OP2_FUSION")
-	if err := CheckFusion(cfg.Fusion); err != nil {
-		return cfg, fmt.Errorf("OP2_FUSION: %w", err)
+	if err := cfg.checkEnvChoices(); err != nil {
+		return cfg, err
 	}
 	if v := os.Getenv("OP2_TUNE"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -443,6 +447,13 @@ func ConfigFromEnv() (Config, error) {
 			return cfg, fmt.Errorf("OP2_LAZY=%q is not a boolean", v)
 		}
 		cfg.Lazy = b
+	}
+	if v := os.Getenv("OP2_DEBUG_PLAN"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return cfg, fmt.Errorf("OP2_DEBUG_PLAN=%q is not a boolean", v)
+		}
+		cfg.DebugPlan = b
 	}
 	if v := os.Getenv("OP2_TILE"); v != "" {
 		n, err := strconv.Atoi(v)

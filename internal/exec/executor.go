@@ -37,6 +37,9 @@ type Executor struct {
 	BlockSize int
 	// PlanCheck verifies every invariant of each new plan.
 	PlanCheck bool
+	// DebugPlan prints each new plan's blocks, block size, colours and
+	// owner pieces on standard error (OP2_DEBUG_PLAN=1).
+	DebugPlan bool
 	// OnLaunch, if not nil, is called before every launch (tests).
 	OnLaunch func(l *core.Loop, r Range)
 	// Halo, if not nil, exchanges halo data around the launches of a
@@ -508,7 +511,7 @@ func (x *Executor) plan(b *Opened, l *core.Loop, needs *PlanNeeds) (*Plan, error
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Name(), err)
 	}
-	if os.Getenv("OP2_DEBUG_PLAN") != "" {
+	if x.DebugPlan {
 		fmt.Fprintf(os.Stderr, "plan %s: blocks %d size %d colours %d owners %d\n", l.Name(), built.NBlocks, built.BlockSize, built.NColors, built.Owners)
 	}
 	if x.Logger != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
 )
 
 // SIMD is a host backend's SIMD setting (exec.Config.SIMD): the lane
@@ -58,30 +59,15 @@ const (
 	variantSIMD   = "simd"
 )
 
-// ParseSIMD reads a Config.SIMD value: "" or "auto" (scalar code, the
-// tuner tries lanes), "off" (scalar code only), or a lane count of
-// hostc.LaneWidths ("4", "8"; also "simd4", "simd8").
+// ParseSIMD reads a Config.SIMD value (exec.ParseSIMD): "" or "auto"
+// (scalar code, the tuner tries lanes), "off" (scalar code only), or a
+// lane count of hostc.LaneWidths ("4", "8"; also "simd4", "simd8").
 func ParseSIMD(s string) (SIMD, error) {
-	v := strings.ToLower(strings.TrimSpace(s))
-	switch v {
-	case "", "auto":
-		return SIMD{}, nil
-	case "off", VariantScalar:
-		return SIMD{Off: v == "off"}, nil
+	lanes, off, err := exec.ParseSIMD(s)
+	if err != nil {
+		return SIMD{}, err
 	}
-	n, err := strconv.Atoi(strings.TrimPrefix(v, variantSIMD))
-	if err != nil || !slices.Contains(hostc.LaneWidths, n) {
-		return SIMD{}, fmt.Errorf("SIMD setting %q (Config.SIMD, OP2_SIMD): want auto, off, or a lane count (%s)", s, widths())
-	}
-	return SIMD{Lanes: n}, nil
-}
-
-func widths() string {
-	var w []string
-	for _, n := range hostc.LaneWidths {
-		w = append(w, strconv.Itoa(n))
-	}
-	return strings.Join(w, ", ")
+	return SIMD{Lanes: lanes, Off: off}, nil
 }
 
 // LaneVariant names the variant of lanes lanes: "scalar" for 0, else

@@ -265,6 +265,41 @@ func (c *Compiler) Check() error {
 	return err
 }
 
+// CheckFlags compiles an empty translation unit with the compiler's
+// Flags, so that flags it refuses are reported when they are configured,
+// naming source (where they came from, e.g. "OP2_CFLAGS"), rather than at
+// the first loop. The outcome is kept per command, flags and PATH.
+func (c *Compiler) CheckFlags(source string) error {
+	if _, err := c.identity(); err != nil {
+		return err
+	}
+	key := source + "\x00" + c.lang().name + "\x00" + strings.Join(c.argv, "\x00") + "\x00" + strings.Join(c.Flags, "\x00") + "\x00" + os.Getenv("PATH")
+	v, _ := flagProbes.LoadOrStore(key, &flagProbe{})
+	p := v.(*flagProbe)
+	p.once.Do(func() {
+		lang := "c"
+		if c.CXX {
+			lang = "c++"
+		}
+		args := append(append(append([]string{}, c.argv[1:]...), c.Flags...), "-c", "-o", os.DevNull, "-x", lang, "-")
+		cmd := exec.Command(c.argv[0], args...)
+		cmd.Stdin = strings.NewReader("int op2_flags_probe;\n")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			p.err = fmt.Errorf("the %s compiler %q refuses the flags %s=%q: %v: %s", c.lang().name, c.CC, source, strings.Join(c.Flags, " "), err, strings.TrimSpace(string(out)))
+		}
+	})
+	return p.err
+}
+
+// flagProbe is the outcome of compiling with one set of flags.
+type flagProbe struct {
+	once sync.Once
+	err  error
+}
+
+// flagProbes caches flagProbe results (CheckFlags).
+var flagProbes sync.Map // string -> *flagProbe
+
 // probe is the outcome of running one compiler command's --version.
 type probe struct {
 	once sync.Once

@@ -75,7 +75,7 @@ func deviceType(name string) (uint64, error) {
 	case "default":
 		return cl.TypeDefault, nil
 	}
-	return 0, fmt.Errorf("opencl: unknown device type %q (use cpu, gpu, accelerator or all)", name)
+	return 0, fmt.Errorf("opencl: %w", exec.CheckOpenCLDevice(name))
 }
 
 func open(cfg *exec.Config) (exec.Backend, error) {

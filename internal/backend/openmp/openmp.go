@@ -22,7 +22,6 @@
 package openmp
 
 import (
-	"fmt"
 	"log/slog"
 	"runtime"
 	"strings"
@@ -78,27 +77,18 @@ type backend struct {
 
 // Schemes of Config.OpenMPScheme.
 const (
-	SchemeOwner  = "owner"
-	SchemeColour = "colour"
+	SchemeOwner  = exec.OpenMPOwner
+	SchemeColour = exec.OpenMPColour
 )
 
 // DefaultScheme is the scheme used when none is configured.
-const DefaultScheme = SchemeOwner
+const DefaultScheme = exec.DefaultOpenMPScheme
 
 // ParseScheme reports whether scheme (a Config.OpenMPScheme value; empty
 // means DefaultScheme; "color" is accepted for "colour") is the
-// owner-compute scheme, or returns an error for an unknown scheme.
-func ParseScheme(scheme string) (owner bool, err error) {
-	switch strings.ToLower(strings.TrimSpace(scheme)) {
-	case "":
-		return DefaultScheme == SchemeOwner, nil
-	case SchemeOwner:
-		return true, nil
-	case SchemeColour, "color":
-		return false, nil
-	}
-	return false, fmt.Errorf("openmp: unknown scheme %q (want %q or %q)", scheme, SchemeOwner, SchemeColour)
-}
+// owner-compute scheme, or returns an error for an unknown scheme
+// (exec.ParseOpenMPScheme).
+func ParseScheme(scheme string) (owner bool, err error) { return exec.ParseOpenMPScheme(scheme) }
 
 func (b *backend) Name() string { return Name }
 
