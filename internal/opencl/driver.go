@@ -243,6 +243,7 @@ type Device struct {
 	Type           uint64
 	LocalMem       int // bytes of local memory per work group
 	ConstMem       int // bytes of a __constant buffer at most (CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE)
+	ConstArgs      int // __constant kernel arguments at most (CL_DEVICE_MAX_CONSTANT_ARGS)
 	MaxWorkGroup   int // work items per work group at most (CL_DEVICE_MAX_WORK_GROUP_SIZE)
 	HasDouble      bool
 	platform, id   C.cl_handle
@@ -310,6 +311,7 @@ func Devices(typ uint64) ([]Device, error) {
 				Type:           deviceUint(id, 0x1000),
 				LocalMem:       int(deviceUint(id, 0x1023)),
 				ConstMem:       int(deviceUint(id, 0x1020)),
+				ConstArgs:      int(deviceUint(id, 0x1021)),
 				MaxWorkGroup:   int(deviceUint(id, 0x1004)),
 				HasDouble:      deviceUint(id, 0x1032) != 0 || strings.Contains(deviceString(id, 0x1030), "cl_khr_fp64"),
 				platform:       p,

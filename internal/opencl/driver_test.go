@@ -126,3 +126,15 @@ func TestBuildOutput(t *testing.T) {
 		t.Errorf("neither log %q nor output %q names the function", be.Log, be.Output)
 	}
 }
+
+// TestDeviceConstantMemory: the device reports its constant memory and
+// how many __constant kernel arguments it takes, at least what OpenCL 1.2
+// guarantees (64 KiB and 8 arguments for the full profile, 1 KiB and 4
+// for the embedded one), which the backend gives the code generator.
+func TestDeviceConstantMemory(t *testing.T) {
+	d := device(t).Device
+	if d.ConstMem < 1<<10 || d.ConstArgs < 4 {
+		t.Errorf("device %q: %d bytes of constant memory, %d __constant arguments; want at least 1 KiB and 4", d.Name, d.ConstMem, d.ConstArgs)
+	}
+	t.Logf("device %q: %d bytes of constant memory, %d __constant arguments", d.Name, d.ConstMem, d.ConstArgs)
+}

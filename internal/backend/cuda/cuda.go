@@ -108,7 +108,8 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 		dev.Close()
 		return nil, core.Unavailable(fmt.Errorf("cuda: %w", err))
 	}
-	return &backend{opts: device.Options{Scheme: scheme, SoA: soa, WorkGroupSize: cfg.DeviceWorkGroupSize}, dev: dev, nv: nv, drv: drv, cache: dir}, nil
+	opts := device.Options{Scheme: scheme, SoA: soa, WorkGroupSize: cfg.DeviceWorkGroupSize, ConstMem: dev.ConstMem}
+	return &backend{opts: opts, dev: dev, nv: nv, drv: drv, cache: dir}, nil
 }
 
 func (b *backend) Name() string { return Name }
@@ -220,10 +221,6 @@ func (b *backend) BuildWith(l *core.Loop, scheme string, workGroupSize int) (exe
 	lay, err := device.AnalyseWith(device.CUDA, l, b.dev.SharedMem, opts)
 	if err != nil {
 		return nil, err
-	}
-	if max := b.dev.ConstMem; max > 0 && lay.ConstBytes > max {
-		return nil, fmt.Errorf("%s: the constants the kernel uses take %d bytes, more than the %d bytes of constant memory of CUDA device %q",
-			l.Name(), lay.ConstBytes, max, b.dev.Name)
 	}
 	src, err := device.Generate(l, lay)
 	if err != nil {

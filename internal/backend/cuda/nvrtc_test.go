@@ -398,3 +398,58 @@ func TestNVRTCCompilesMatrixProducts(t *testing.T) {
 		}
 	}
 }
+
+// TestNVRTCCompilesLargeConstants compiles, for sm_80 and sm_90, the CUDA
+// source of a direct loop and of an indirect loop whose helper reads a
+// table, with constants beyond CUDA's 64 KiB of constant memory (just
+// beyond, and 2 MiB): the source passes them as a restrict pointer to
+// read-only device memory, in the kernel, the helper and the stub, and
+// compiles without a warning.
+func TestNVRTCCompilesLargeConstants(t *testing.T) {
+	nv, err := nvrtc.Load()
+	if err != nil {
+		if os.Getenv("OP2_REQUIRE_NVRTC") != "" {
+			t.Fatalf("OP2_REQUIRE_NVRTC is set but: %v", err)
+		}
+		t.Skipf("NVRTC is not installed: %v", err)
+	}
+	if err := op2.Configure(op2.Config{Backend: "sequential", CacheDir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	edges := must(op2.NewSet(4, "lc_edges"))
+	nodes := must(op2.NewSet(5, "lc_nodes"))
+	pedge := must(op2.NewMap(edges, nodes, 2, []int32{0, 1, 1, 2, 2, 3, 3, 4}, "lc_pedge"))
+	y := must(op2.NewDat[float64](edges, 1, nil, "lc_y"))
+	n := must(op2.NewDat[float64](nodes, 1, nil, "lc_n"))
+	for _, dim := range []int{(64<<10)/8 + 1, 1 << 18} {
+		tab := must(op2.NewConst(dim, make([]float64, dim), "lc_tab"))
+		scale := must(op2.NewConst(1, []float64{2}, "lc_scale"))
+		loops := []struct {
+			k    *op2.Kernel
+			set  *op2.Set
+			args []op2.Arg
+		}{
+			{op2.NewKernel(fmt.Sprintf(`void lc_direct(double *y, const int *e) { *y = lc_scale * lc_tab[(*e * 7919) %% %d]; }`, dim), "lc_direct"),
+				edges, []op2.Arg{y.Arg(op2.Write), op2.ArgIdx()}},
+			{op2.NewKernel(fmt.Sprintf(`static double lc_look(int i) { return lc_tab[i %% %d]; }
+void lc_indirect(double *n, const int *e) { *n += lc_scale * lc_look(*e * 7919); }`, dim), "lc_indirect"),
+				edges, []op2.Arg{n.ArgMap(op2.Inc, pedge, 1), op2.ArgIdx()}},
+		}
+		for _, l := range loops {
+			src, err := op2.Generate("cuda", l.k, l.set, l.args...)
+			if err != nil {
+				t.Fatalf("dim %d: %v", dim, err)
+			}
+			if want := "const char *restrict op2_consts"; strings.Count(src, want) < 2 {
+				t.Errorf("dim %d: the constants are not passed as %q:\n%s", dim, want, src)
+			}
+			for _, arch := range archs {
+				if _, log, err := nv.Compile(src, "large_consts.cu", arch); err != nil || strings.TrimSpace(log) != "" {
+					t.Errorf("dim %d, sm_%d: %v\nlog:\n%s\nsource:\n%s", dim, arch, err, log, src)
+				}
+			}
+		}
+		tab.Remove()
+		scale.Remove()
+	}
+}

@@ -102,7 +102,21 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 	if err != nil {
 		return nil, core.Unavailable(err)
 	}
-	return &backend{opts: device.Options{Scheme: scheme, SoA: soa, WorkGroupSize: cfg.DeviceWorkGroupSize}, ctx: ctx, drv: newDriver(ctx), cache: dir, programs: map[string]*sharedProgram{}}, nil
+	opts := device.Options{Scheme: scheme, SoA: soa, WorkGroupSize: cfg.DeviceWorkGroupSize, ConstMem: constMem(dev)}
+	return &backend{opts: opts, ctx: ctx, drv: newDriver(ctx), cache: dir, programs: map[string]*sharedProgram{}}, nil
+}
+
+// constMem is the constant memory the constants of a kernel may take on
+// dev (device.Options.ConstMem): its largest __constant buffer
+// (CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE; 0 when the driver does not say,
+// for device.NominalConstMem), or none (-1) when it takes no __constant
+// argument (CL_DEVICE_MAX_CONSTANT_ARGS), since the constants are one.
+// Constants that do not fit are read from device memory.
+func constMem(dev *cl.Device) int {
+	if dev.ConstArgs < 1 {
+		return -1
+	}
+	return dev.ConstMem
 }
 
 // checkWorkGroupSize returns an error unless n (0: the default) is a valid
@@ -297,10 +311,6 @@ func (b *backend) BuildWith(l *core.Loop, scheme string, workGroupSize int) (exe
 	lay, err := device.AnalyseWith(device.OpenCL, l, b.ctx.Device.LocalMem, opts)
 	if err != nil {
 		return nil, err
-	}
-	if max := b.ctx.Device.ConstMem; max > 0 && lay.ConstBytes > max {
-		return nil, fmt.Errorf("%s: the constants the kernel uses take %d bytes, more than the %d bytes of constant memory of OpenCL device %q",
-			l.Name(), lay.ConstBytes, max, b.ctx.Device.Name)
 	}
 	src, err := device.Generate(l, lay)
 	if err != nil {

@@ -25,6 +25,10 @@ type Dialect struct {
 	// memory, work-group shared memory, constant memory and a work item's
 	// own memory.
 	Global, Local, Constant, Private string
+	// ReadOnlyGlobal qualifies pointers to read-only device memory: the
+	// constants' buffer when the constants take more than the device's
+	// constant memory (Layout.ConstsGlobal).
+	ReadOnlyGlobal string
 	// LocalBarrier synchronises a work group's items and its shared
 	// memory; GlobalBarrier its view of device memory; BothBarrier both.
 	LocalBarrier, GlobalBarrier, BothBarrier string
@@ -95,6 +99,9 @@ var OpenCL = &Dialect{
 		"#pragma clang diagnostic error \"-Wincompatible-pointer-types-discards-qualifiers\"\n" +
 		"#pragma clang diagnostic error \"-Wincompatible-pointer-types\"\n#endif\n",
 	StrictConstPop: "#ifdef __clang__\n#pragma clang diagnostic pop\n#endif\n",
+	// Constants that do not fit constant memory are read with ordinary
+	// global loads.
+	ReadOnlyGlobal: "__global const",
 	AtomicAdd: map[core.ScalarType]string{
 		// OpenCL 1.2 has no floating-point atomics: compare and swap.
 		core.Float64: "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n" +
@@ -151,6 +158,12 @@ var CUDA = &Dialect{
 		"inline double pow(double op2_x, int op2_y) { return ::pow(op2_x, (double)op2_y); }\n" +
 		"inline float pow(float op2_x, int op2_y) { return ::powf(op2_x, (float)op2_y); }\n" +
 		"}\n",
+	// The constants reach the kernel as a parameter pointing to device
+	// memory whatever their size (Constant is no __constant__ bank);
+	// when they take more than the device's constant memory the pointer
+	// is also restrict (Layout.hiddenParam), so that the compiler may
+	// read them through the read-only data cache.
+	ReadOnlyGlobal: "const",
 	AtomicAdd: map[core.ScalarType]string{
 		core.Float64: "static inline void op2_atomic_add_double(double *op2_a, double op2_v) { atomicAdd(op2_a, op2_v); }\n",
 		core.Float32: "static inline void op2_atomic_add_float(float *op2_a, float op2_v) { atomicAdd(op2_a, op2_v); }\n",

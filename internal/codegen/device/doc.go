@@ -3,9 +3,11 @@
 // data in local memory per block, runs the elements thread colour by thread
 // colour, and reduces Globals per work group. Analyse works out a loop's
 // Layout (from its core.Signature, the dialect and the device's local
-// memory, and the Options: scheme, layout, work-group size); Generate
-// writes the source. It is pure Go: no cgo, no driver, no device, so
-// source can be generated anywhere (static generation).
+// memory, and the Options: scheme, layout, work-group size, and the
+// device's constant memory, beyond which the constants are read from
+// read-only device memory); Generate writes the source. It is pure Go: no
+// cgo, no driver, no device, so source can be generated anywhere (static
+// generation).
 //
 // Spellings are data: a Dialect value holds how a device language writes
 // address spaces, barriers, work-item ids, the kernel head and the

@@ -156,8 +156,12 @@ type Layout struct {
 	// unshared is, per argument, why it cannot have a private copy
 	// although it would need one ("" if none).
 	unshared []string
+	// constGlobal: the constants (Consts) take more than the device's
+	// constant memory (Options.ConstMem), so their buffer is read-only
+	// device memory instead (Dialect.ReadOnlyGlobal).
+	constGlobal bool
 	// consts are the constants the kernel source uses, packed into one
-	// __constant buffer (see constLocals).
+	// buffer (see constLocals), in constant memory unless constGlobal.
 	Consts     []ConstSlot
 	ConstBytes int
 	src        *userSource // the kernel source, read
@@ -252,6 +256,31 @@ type Options struct {
 	// threads per block) the code is generated and launched for; 0 means
 	// DefaultWorkGroupSize. Other values must pass CheckWorkGroupSize.
 	WorkGroupSize int
+	// ConstMem is not a choice but the device's: the bytes of constant
+	// memory a kernel's constants may take (OpenCL's
+	// CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE, CUDA's total constant memory).
+	// Constants that take more are kept in read-only device memory
+	// instead, so that any program runs; 0 means NominalConstMem (source
+	// generated without a device), and a negative value that the device
+	// takes no constant buffer (every program's constants are kept in
+	// device memory).
+	ConstMem int
+}
+
+// NominalConstMem is the constant memory assumed when Options.ConstMem is
+// 0: 64 KiB, the least an OpenCL 1.2 full-profile device has and what
+// every CUDA device has.
+const NominalConstMem = 64 << 10
+
+// constsGlobal reports whether constants taking bytes bytes are kept in
+// read-only device memory rather than in the constant memory of a device
+// with constMem bytes of it (Options.ConstMem): exactly when they do not
+// fit.
+func constsGlobal(bytes, constMem int) bool {
+	if constMem == 0 {
+		constMem = NominalConstMem
+	}
+	return bytes > max(constMem, 0)
 }
 
 // With returns o with scheme (read by ParseScheme; "" keeps o's) and
@@ -297,6 +326,12 @@ func (lay *Layout) SoA() bool { return lay.soa }
 // WorkGroupSize is the number of work items per work group the code is
 // generated for: every launch of it must use this size.
 func (lay *Layout) WorkGroupSize() int { return lay.wg }
+
+// ConstsGlobal reports whether the kernel reads its constants from
+// read-only device memory, because they take more than the device's
+// constant memory (Options.ConstMem), rather than from constant memory.
+// The buffer and its updates are the same either way.
+func (lay *Layout) ConstsGlobal() bool { return lay.constGlobal }
 
 // AnalyseWith is Analyse with a backend's options; a loop the Atomics
 // scheme does not apply to gets the Staged layout.
@@ -421,6 +456,7 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 		lay.Consts = append(lay.Consts, ConstSlot{Const: c, Offset: off})
 		lay.ConstBytes = off + c.Bytes()
 	}
+	lay.constGlobal = len(lay.Consts) > 0 && constsGlobal(lay.ConstBytes, opts.ConstMem)
 	if err := constsOutsideFunctions(l, u, d); err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Name(), err)
 	}
@@ -627,7 +663,7 @@ func (lay *Layout) BuildHint(l *core.Loop) string {
 	for _, s := range lay.Consts {
 		if s.Const.Dim > 1 && s.Const.Bytes() > privateLimit {
 			notes = append(notes, fmt.Sprintf("constant %q is larger than %d bytes, so kernels see it as a %s pointer, which helper functions with plain pointer parameters cannot take",
-				s.Const.Name, privateLimit, lay.d.Constant))
+				s.Const.Name, privateLimit, lay.constQualifier()))
 		}
 	}
 	if len(notes) == 0 {
@@ -713,9 +749,27 @@ func funcName(name string) string { return "op2_f_" + name }
 
 var longLong = regexp.MustCompile(`\blong\s+long\b`)
 
+// constQualifier qualifies pointers to the constants' buffer: constant
+// memory, or read-only device memory when the constants do not fit there
+// (Layout.ConstsGlobal).
+func (lay *Layout) constQualifier() string {
+	if lay.constGlobal {
+		return lay.d.ReadOnlyGlobal
+	}
+	return lay.d.Constant
+}
+
 // hiddenParam is the parameter through which every function of the kernel
-// source receives the constants.
-func (d *Dialect) hiddenParam() string { return d.Constant + " char *op2_consts" }
+// source, and the stub, receives the constants: a pointer to their
+// buffer, restrict in read-only device memory (nothing writes it while a
+// kernel runs), so that the compiler may read it through a read-only
+// cache.
+func (lay *Layout) hiddenParam() string {
+	if lay.constGlobal {
+		return lay.d.ReadOnlyGlobal + " char *restrict op2_consts"
+	}
+	return lay.d.Constant + " char *op2_consts"
+}
 
 // kernelSource returns the user's kernel source made into OpenCL C:
 //
@@ -740,7 +794,7 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 	hasConsts := len(lay.Consts) > 0
 	var params []string
 	if hasConsts {
-		params = append(params, lay.d.hiddenParam())
+		params = append(params, lay.hiddenParam())
 	}
 	for i := range info.Params {
 		params = append(params, lay.paramText(l, i))
@@ -756,9 +810,9 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 		case !hasConsts:
 			return edit{f.listStart, f.listStart, ""}
 		case f.emptyList:
-			return edit{f.listStart, f.listEnd, lay.d.hiddenParam()}
+			return edit{f.listStart, f.listEnd, lay.hiddenParam()}
 		}
-		return edit{f.listStart, f.listStart, lay.d.hiddenParam() + ", "}
+		return edit{f.listStart, f.listStart, lay.hiddenParam() + ", "}
 	}
 	var edits []edit
 	// First, so that at equal positions they come before other edits.
@@ -838,11 +892,12 @@ func constsOutsideFunctions(l *core.Loop, u *userSource, d *Dialect) error {
 }
 
 // constLocals declares, for the body of definition i, a read-only local
-// per constant the body or a macro may use, read from the constant
+// per constant the body or a macro may use, read from the constants'
 // buffer: a scalar's value, or a const pointer to an array's values (a
-// private copy of them up to privateLimit bytes, else in the __constant
-// buffer itself). Assigning to either is a compile error, so kernels
-// cannot change a constant.
+// private copy of them up to privateLimit bytes, else in the buffer
+// itself: __constant memory, or read-only __global memory when the
+// constants do not fit constant memory). Assigning to either is a compile
+// error, so kernels cannot change a constant.
 // Constants named like a parameter of the function, or like a typedef of
 // the source, are left out: the parameter (or the type) is what the name
 // means there.
@@ -855,7 +910,7 @@ func constLocals(lay *Layout, u *userSource, i int) string {
 			continue
 		}
 		t := lay.d.typeName(c.Type)
-		cs := lay.d.Constant
+		cs := lay.constQualifier()
 		switch {
 		case c.Dim == 1:
 			fmt.Fprintf(&b, " const %s %s = *(%s %s *)(op2_consts + %d);", t, c.Name, cs, t, s.Offset)
@@ -1003,7 +1058,7 @@ func dataParams(w *writer, l *core.Loop, lay *Layout) {
 func tailParams(w *writer, l *core.Loop, lay *Layout) {
 	var ps []string
 	if len(lay.Consts) > 0 {
-		ps = append(ps, "    "+w.d.hiddenParam())
+		ps = append(ps, "    "+lay.hiddenParam())
 	}
 	for _, i := range lay.Reductions {
 		t := w.d.typeName(l.Args[i].Data.Type)

@@ -30,7 +30,9 @@ func Variants(d *Dialect, l *core.Loop, localMem, maxWorkGroup int, opts Options
 		}
 	}
 	schemes := []string{""}
-	if lay, err := AnalyseWith(d, l, localMem, Options{Scheme: Atomics, SoA: opts.SoA, WorkGroupSize: wg}); err == nil && lay.Atomic {
+	atomics := opts
+	atomics.Scheme, atomics.WorkGroupSize = Atomics, wg
+	if lay, err := AnalyseWith(d, l, localMem, atomics); err == nil && lay.Atomic {
 		schemes = []string{"staged", "atomics"}
 		if opts.Scheme == Atomics {
 			schemes[0], schemes[1] = schemes[1], schemes[0]
