@@ -166,7 +166,8 @@ func (s *Solver) solvePETSc(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, err
 	if err != nil {
 		return SolveInfo{}, fmt.Errorf("op2: Solve with PETSc (%s): %w", A.s.Matrix, mpiFatal(err))
 	}
-	info := SolveInfo{Iterations: res.Iterations, Residual: res.Residual, Converged: res.Reason > 0, Reason: res.ReasonName}
+	info := SolveInfo{Iterations: res.Iterations, Residual: res.Residual, Norm: NormType(res.Norm), Converged: res.Reason > 0,
+		Reason: res.ReasonName}
 	if info.Method, info.Precond, err = sys.ksp.Types(); err != nil {
 		return info, fmt.Errorf("op2: Solve with PETSc (%s): %w", A.s.Matrix, err)
 	}
@@ -195,7 +196,7 @@ func (s *Solver) newPETScSystem(w *mpi.World, A *Mat[float64]) (*petscSystem, er
 		method = t
 	}
 	ksp, err := petsc.NewKSP(pm, N, petsc.KSPConfig{Prefix: s.petsc.prefix, KSPType: method, PCType: precond,
-		RTol: o.RTol, ATol: o.ATol, MaxIts: o.MaxIts})
+		RTol: o.RTol, ATol: o.ATol, MaxIts: o.MaxIts, Norm: petsc.NormType(o.Norm), InitialGuessNonzero: o.InitialGuessNonzero})
 	if err != nil {
 		return nil, errors.Join(err, pm.Destroy())
 	}
