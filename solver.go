@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // SolverOptions configure a Solver. The zero value is GoOP2's own
@@ -125,6 +126,12 @@ type SolveInfo struct {
 	// Method and Precond are the Krylov method and the preconditioner
 	// that ran (with PETSc, its type names, as its options left them).
 	Method, Precond string
+	// Setup is the part of the Solve's time spent setting up for this
+	// and later solves rather than solving: with PETSc, the first Solve
+	// with each matrix hands its pattern to PETSc and makes a KSP for
+	// it. It is zero for later solves with that matrix and for the
+	// native solvers. (PETSc itself starts in NewSolver.)
+	Setup time.Duration
 }
 
 // Solver solves linear systems A x = b with a matrix assembled by loops
@@ -134,8 +141,9 @@ type SolveInfo struct {
 // products Mat.Mult.
 //
 // With Package "petsc", PETSc solves: its library is loaded, and PETSc
-// started on GoOP2's MPI (a world of one without a launcher), at the
-// first Solve; Finalize ends it. PETSc starts without its signal
+// started on GoOP2's MPI (a world of one without a launcher), by the
+// first NewSolver that asks for it, so that no Solve pays for it;
+// Finalize ends it. PETSc starts without its signal
 // handlers, so Go's stay in place, and its errors come back as error
 // values carrying PETSc's message. The first Solve with a matrix hands
 // its pattern to PETSc (an AIJ matrix of block size the sparsity's dim,
@@ -144,8 +152,8 @@ type SolveInfo struct {
 // values (its pattern never changes), so PETSc sets its preconditioner
 // up again (-ksp_reuse_preconditioner keeps the first). x and b are
 // used in place, on the host. In a distributed run the rows are
-// numbered contiguously over the ranks for PETSc, and Solve and Close
-// are collective.
+// numbered contiguously over the ranks for PETSc, and NewSolver (with
+// Package "petsc"), Solve and Close are collective.
 type Solver struct {
 	opts SolverOptions
 	// The loops, made once: kernels by name and block dim.
@@ -153,7 +161,10 @@ type Solver struct {
 	petsc   *petscSolver // with Package "petsc"
 }
 
-// NewSolver checks opts and returns a solver.
+// NewSolver checks opts and returns a solver. With Package "petsc" it
+// starts PETSc, if no solver did, and gives it the solver's
+// PETScOptions: an error matching ErrPETScUnavailable says that PETSc
+// cannot be loaded or started, and what to install.
 func NewSolver(opts SolverOptions) (*Solver, error) {
 	if opts.Package == "" {
 		opts.Package = "native"
@@ -197,10 +208,10 @@ func NewSolver(opts SolverOptions) (*Solver, error) {
 	}
 	s := &Solver{opts: opts, kernels: map[kernelKey]*Kernel{}}
 	if opts.Package == "petsc" {
-		petscState.Lock()
-		petscState.solvers++
-		s.petsc = &petscSolver{prefix: fmt.Sprintf("op2_%d_", petscState.solvers)}
-		petscState.Unlock()
+		var err error
+		if s.petsc, err = newPETScSolver(opts.PETScOptions); err != nil {
+			return nil, fmt.Errorf("op2: NewSolver with PETSc: %w", err)
+		}
 	}
 	return s, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/internal/petsc"
@@ -172,6 +173,40 @@ func TestPETScDirectSolve(t *testing.T) {
 	}
 }
 
+// TestPETScStartsInNewSolver: in a fresh process, NewSolver starts PETSc
+// (so the first Solve's time is the solve's), and the first Solve with
+// each matrix reports the time it took to hand the matrix to PETSc and
+// make its KSP in SolveInfo.Setup, later ones none.
+func TestPETScStartsInNewSolver(t *testing.T) {
+	needPETSc(t)
+	if !inChild() {
+		if out := runChild(t); !strings.Contains(out, "--- PASS") {
+			t.Errorf("the child did not pass:\n%s", out)
+		}
+		return
+	}
+	s, other := newSystem(t, 40, 1, 2, false), newSystem(t, 30, 2, 2, false)
+	native := must(must(op2.NewSolver(op2.SolverOptions{})).Solve(s.A, s.x, s.b))
+	if petsc.Initialized() || native.Setup != 0 {
+		t.Fatalf("PETSc started before a PETSc solver was made, or the native solve reports set-up: %+v", native)
+	}
+	sv := must(op2.NewSolver(op2.SolverOptions{Package: "petsc", RTol: 1e-12}))
+	if !petsc.Initialized() {
+		t.Error("NewSolver did not start PETSc")
+	}
+	var setup []time.Duration
+	for _, sys := range []system{s, s, other, other} {
+		check(t, sys.x.Zero())
+		info := must(sv.Solve(sys.A, sys.x, sys.b))
+		setup = append(setup, info.Setup)
+	}
+	if setup[0] <= 0 || setup[1] != 0 || setup[2] <= 0 || setup[3] != 0 {
+		t.Errorf("set-up of the solves with A, A, B, B: %v; want some for the first with each matrix only", setup)
+	}
+	check(t, sv.Close())
+	check(t, op2.Finalize())
+}
+
 // TestPETScSolveReuse: a second solve with the same solver and matrix,
 // after the matrix changed, uses the new values.
 func TestPETScSolveReuse(t *testing.T) {
@@ -257,8 +292,8 @@ func runChild(t *testing.T, env ...string) string {
 }
 
 // TestPETScMissingLibrary: without the library, or without the MPI
-// compiler wrapper its shim is built with, Solve returns an error that
-// says what to install.
+// compiler wrapper its shim is built with, NewSolver returns an error
+// that says what to install.
 func TestPETScMissingLibrary(t *testing.T) {
 	if !inChild() {
 		for _, env := range []string{petsc.LibraryEnv + "=/nonexistent/libpetsc_real.so.3.18", "MPICC=/nonexistent/mpicc"} {
@@ -271,13 +306,12 @@ func TestPETScMissingLibrary(t *testing.T) {
 		}
 		return
 	}
-	s := newSystem(t, 10, 1, 2, false)
-	_, _, err := s.solve(t, op2.SolverOptions{Package: "petsc"})
-	t.Log(err)
 	_, value, _ := strings.Cut(os.Getenv("OP2_PETSC_CHILD_ENV"), "=")
+	_, err := op2.NewSolver(op2.SolverOptions{Package: "petsc"})
+	t.Log(err)
 	if !errors.Is(err, op2.ErrPETScUnavailable) || !strings.Contains(err.Error(), "apt-get install libpetsc-real3.18 libopenmpi-dev") ||
 		!strings.Contains(err.Error(), value) {
-		t.Errorf("Solve without PETSc: %v; want ErrPETScUnavailable saying what to install and naming %s", err, value)
+		t.Errorf("NewSolver without PETSc: %v; want ErrPETScUnavailable saying what to install and naming %s", err, value)
 	}
 	check(t, op2.Finalize())
 }
