@@ -353,8 +353,9 @@ var forcings = map[string]forcing{
 	"Runtime.WriteTimingTable": {call: func(f *walkFixture) { f.r.WriteTimingTable(io.Discard) }},
 
 	// Solver.
-	"Solver.Close": {none: "frees the solver's PETSc objects; reads no data"},
-	"Solver.Solve": {call: func(f *walkFixture) { f.solver.Solve(f.A, f.x, f.b) }},
+	"NormType.String": {none: "a name of an option's value"},
+	"Solver.Close":    {none: "frees the solver's PETSc objects; reads no data"},
+	"Solver.Solve":    {call: func(f *walkFixture) { f.solver.Solve(f.A, f.x, f.b) }},
 }
 
 // parsePackage parses the package's source files, tests left out.

@@ -36,14 +36,16 @@ void element(double *A) {
 		return
 	}
 
-	s, _ := op2.NewSolver(op2.SolverOptions{Package: "petsc", PETScOptions: "-ksp_type minres -pc_type none", RTol: 1e-12})
-	defer s.Close()
-	_, err := s.Solve(A, x, b)
+	s, err := op2.NewSolver(op2.SolverOptions{Package: "petsc", PETScOptions: "-ksp_type minres -pc_type none", RTol: 1e-12})
 	if errors.Is(err, op2.ErrPETScUnavailable) {
-		native, _ := op2.NewSolver(op2.SolverOptions{RTol: 1e-12})
-		_, err = native.Solve(A, x, b)
+		s, err = op2.NewSolver(op2.SolverOptions{RTol: 1e-12})
 	}
 	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	if _, err := s.Solve(A, x, b); err != nil {
 		fmt.Println(err)
 		return
 	}

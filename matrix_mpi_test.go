@@ -29,7 +29,8 @@ type matResult struct {
 // matScenario declares a graph (rank 0 declares it all), partitions it
 // with partitioner ("" for no Partition: one process), assembles A = L +
 // I + a skew part on nodes with dim 2 through two map pairs, computes
-// b = A x* and solves A x = b with BiCGStab (natively, or as opts says).
+// b = A x* and solves A x = b with BiCGStab (natively, or as opts says),
+// or with opts.Method when it names one.
 func matScenario(t *testing.T, partitioner string, opts op2.SolverOptions) matResult {
 	const nn, dim = 120, 2
 	rng := rand.New(rand.NewPCG(12, 34))
@@ -87,7 +88,9 @@ void edge(double *A) {
 	out.Dense = must(A.Dense())
 	out.RowPtr, out.ColIdx, out.Vals = must3(A.Gather())
 	check(t, A.Mult(xstar, b))
-	opts.Method, opts.RTol = "bicgstab", 1e-13
+	if opts.Method == "" {
+		opts.Method, opts.RTol = "bicgstab", 1e-13
+	}
 	s := must(op2.NewSolver(opts))
 	info, err := s.Solve(A, x, b)
 	check(t, err)
@@ -125,6 +128,15 @@ func TestPETScOnRanks(t *testing.T) {
 		needPETSc(t)
 	}
 	matOnRanks(t, op2.SolverOptions{Package: "petsc"}, ranksCase{3, "owners", nil})
+}
+
+// TestPETScDirectOnRanks is TestPETScOnRanks with a distributed direct
+// solve: MUMPS's LU factorisation (KSP preonly), which starts from zero.
+func TestPETScDirectOnRanks(t *testing.T) {
+	if !mpitest.InRanks() {
+		needPETSc(t)
+	}
+	matOnRanks(t, op2.SolverOptions{Package: "petsc", Method: "preonly", Precond: "lu", PETScOptions: "-pc_factor_mat_solver_type mumps"})
 }
 
 // ranksCase is a number of ranks, the partitioner that spreads the mesh

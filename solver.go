@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // SolverOptions configure a Solver. The zero value is GoOP2's own
@@ -39,30 +40,98 @@ type SolverOptions struct {
 	// -options_left to list the options nothing used, misspelt ones
 	// among them) belong there.
 	PETScOptions string
-	// RTol and ATol stop the iteration when the residual's norm is at
-	// most max(RTol × ‖b‖, ATol). When both are 0, RTol is 1e-8; an
-	// ATol with RTol 0 is an absolute tolerance alone.
+	// RTol and ATol stop the iteration when the residual's norm (in
+	// Norm) is at most max(RTol × ‖b‖, ATol), ‖b‖ the right-hand side's
+	// norm in the same norm: ‖B b‖ for NormPreconditioned, sqrt(b·B b)
+	// for NormNatural, ‖b‖ for NormUnpreconditioned, B the
+	// preconditioner. This is PETSc's default test (KSPConvergedDefault):
+	// from a zero initial guess ‖b‖ is the first residual's norm; from a
+	// nonzero one it is still b's (the first residual's if b's is 0).
+	// When both are 0, RTol is 1e-8; an ATol with RTol 0 is an absolute
+	// tolerance alone.
 	RTol, ATol float64
 	// MaxIts bounds the iterations (default 10 000).
 	MaxIts int
+	// Norm is the norm of the residual that the tolerances test
+	// (PETSc's KSPSetNormType, -ksp_norm_type); the default, as in
+	// PETSc, is the preconditioned residual's norm. See NormType.
+	Norm NormType
+	// InitialGuessNonzero makes Solve start from x's values (PETSc's
+	// KSPSetInitialGuessNonzero). Without it (the default, as in PETSc)
+	// Solve starts from zero and ignores x's values; PETSc's direct
+	// solves (Method "preonly" with Precond "lu" or "cholesky") need it
+	// so.
+	InitialGuessNonzero bool
 	// Runtime runs the solver's vector loops (nil: the default
 	// runtime), so they run on its backend.
 	Runtime *Runtime
 }
 
+// NormType is the norm of the residual r = b − A x that a solver's
+// convergence test measures: PETSc's KSPNormType (-ksp_norm_type). B is
+// the preconditioner (the inverse of the diagonal with "jacobi", the
+// identity with "none").
+type NormType int
+
+// The norms. The native "cg" has the first four; "bicgstab" has
+// NormDefault, NormPreconditioned and NormUnpreconditioned, as PETSc's
+// bcgs; PETSc says which of its other methods have which.
+const (
+	// NormDefault is the method's own: NormPreconditioned for "cg" and
+	// "bicgstab" (and most of PETSc's methods), NormNone for PETSc's
+	// "preonly". SolveInfo.Norm says which one ran.
+	NormDefault NormType = iota
+	// NormPreconditioned is ‖B r‖ (KSP_NORM_PRECONDITIONED);
+	// BiCGStab then preconditions on the left, B A x = B b.
+	NormPreconditioned
+	// NormUnpreconditioned is ‖r‖ (KSP_NORM_UNPRECONDITIONED);
+	// BiCGStab then preconditions on the right, A B y = b, x = B y.
+	NormUnpreconditioned
+	// NormNatural is sqrt(r·B r) (KSP_NORM_NATURAL), the norm CG
+	// minimises; CG only.
+	NormNatural
+	// NormNone is no norm (KSP_NORM_NONE): with PETSc, MaxIts
+	// iterations and no test; the native solvers refuse it.
+	NormNone
+)
+
+// String is the norm's name in PETSc's -ksp_norm_type.
+func (n NormType) String() string {
+	switch n {
+	case NormDefault:
+		return "default"
+	case NormPreconditioned:
+		return "preconditioned"
+	case NormUnpreconditioned:
+		return "unpreconditioned"
+	case NormNatural:
+		return "natural"
+	case NormNone:
+		return "none"
+	}
+	return fmt.Sprintf("NormType(%d)", int(n))
+}
+
 // SolveInfo says how a solve ended.
 type SolveInfo struct {
 	Iterations int // iterations made
-	// Residual is the residual's 2-norm at the end; with PETSc, the
-	// norm its convergence test measured (for CG with a preconditioner,
-	// by default the preconditioned residual's: -ksp_norm_type
-	// unpreconditioned makes it b - Ax's).
-	Residual  float64
+	// Residual is the residual's norm at the end, in Norm: the norm the
+	// convergence test measured.
+	Residual float64
+	// Norm is the norm of Residual and of the convergence test (never
+	// NormDefault: the one the default chose).
+	Norm      NormType
 	Converged bool   // the tolerance was met
 	Reason    string // why it stopped: in words, or PETSc's name ("CONVERGED_RTOL", "DIVERGED_ITS")
 	// Method and Precond are the Krylov method and the preconditioner
 	// that ran (with PETSc, its type names, as its options left them).
 	Method, Precond string
+	// Setup is the part of the Solve's time spent setting up for this
+	// and later solves rather than solving: with PETSc, the first Solve
+	// with each matrix hands its pattern to PETSc and makes a KSP for
+	// it. It is zero for later solves with that matrix and for the
+	// native solvers. (PETSc itself starts in NewSolver.)
+	Setup time.Duration
 }
 
 // Solver solves linear systems A x = b with a matrix assembled by loops
@@ -72,8 +141,9 @@ type SolveInfo struct {
 // products Mat.Mult.
 //
 // With Package "petsc", PETSc solves: its library is loaded, and PETSc
-// started on GoOP2's MPI (a world of one without a launcher), at the
-// first Solve; Finalize ends it. PETSc starts without its signal
+// started on GoOP2's MPI (a world of one without a launcher), by the
+// first NewSolver that asks for it, so that no Solve pays for it;
+// Finalize ends it. PETSc starts without its signal
 // handlers, so Go's stay in place, and its errors come back as error
 // values carrying PETSc's message. The first Solve with a matrix hands
 // its pattern to PETSc (an AIJ matrix of block size the sparsity's dim,
@@ -82,8 +152,8 @@ type SolveInfo struct {
 // values (its pattern never changes), so PETSc sets its preconditioner
 // up again (-ksp_reuse_preconditioner keeps the first). x and b are
 // used in place, on the host. In a distributed run the rows are
-// numbered contiguously over the ranks for PETSc, and Solve and Close
-// are collective.
+// numbered contiguously over the ranks for PETSc, and NewSolver (with
+// Package "petsc"), Solve and Close are collective.
 type Solver struct {
 	opts SolverOptions
 	// The loops, made once: kernels by name and block dim.
@@ -91,7 +161,10 @@ type Solver struct {
 	petsc   *petscSolver // with Package "petsc"
 }
 
-// NewSolver checks opts and returns a solver.
+// NewSolver checks opts and returns a solver. With Package "petsc" it
+// starts PETSc, if no solver did, and gives it the solver's
+// PETScOptions: an error matching ErrPETScUnavailable says that PETSc
+// cannot be loaded or started, and what to install.
 func NewSolver(opts SolverOptions) (*Solver, error) {
 	if opts.Package == "" {
 		opts.Package = "native"
@@ -123,16 +196,22 @@ func NewSolver(opts SolverOptions) (*Solver, error) {
 		return nil, fmt.Errorf("op2: NewSolver: tolerances %g (relative) and %g (absolute) must be at least 0", opts.RTol, opts.ATol)
 	case opts.MaxIts < 0:
 		return nil, fmt.Errorf("op2: NewSolver: at most %d iterations", opts.MaxIts)
+	case opts.Norm < NormDefault || opts.Norm > NormNone:
+		return nil, fmt.Errorf("op2: NewSolver: norm type %d; there are NormDefault, NormPreconditioned, NormUnpreconditioned, NormNatural and NormNone", int(opts.Norm))
+	case opts.Package == "native" && opts.Norm == NormNone:
+		return nil, fmt.Errorf("op2: NewSolver: the native solvers do not support the norm %q (NormNone): their convergence test needs one", opts.Norm)
+	case opts.Package == "native" && opts.Method == "bicgstab" && opts.Norm == NormNatural:
+		return nil, fmt.Errorf("op2: NewSolver: method %q does not support the natural norm (NormNatural); it has NormPreconditioned (left preconditioning, the default) and NormUnpreconditioned (right preconditioning), as PETSc's bcgs", opts.Method)
 	}
 	if opts.Runtime == nil {
 		opts.Runtime = rt
 	}
 	s := &Solver{opts: opts, kernels: map[kernelKey]*Kernel{}}
 	if opts.Package == "petsc" {
-		petscState.Lock()
-		petscState.solvers++
-		s.petsc = &petscSolver{prefix: fmt.Sprintf("op2_%d_", petscState.solvers)}
-		petscState.Unlock()
+		var err error
+		if s.petsc, err = newPETScSolver(opts.PETScOptions); err != nil {
+			return nil, fmt.Errorf("op2: NewSolver with PETSc: %w", err)
+		}
 	}
 	return s, nil
 }
@@ -157,8 +236,8 @@ func (s *Solver) kernel(name, params, body string, dim int) *Kernel {
 	return k
 }
 
-// Solve solves A x = b, starting from x's values, and leaves the solution
-// in x. A must be square (rows and columns on one set with one dim), x
+// Solve solves A x = b, from zero or (with InitialGuessNonzero) from
+// x's values, and leaves the solution in x. A must be square (rows and columns on one set with one dim), x
 // and b Dats on that set with that dim. An iteration that breaks down
 // (for CG a zero or negative curvature, which a matrix that is not
 // symmetric positive definite can give; for BiCGStab a vanishing inner
@@ -185,7 +264,10 @@ func (s *Solver) Solve(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
 		return s.solvePETSc(A, x, b)
 	}
 	k := &krylov{s: s, A: A, r: s.opts.Runtime, set: sp.rows, dim: sp.rdim}
-	k.info.Method, k.info.Precond = s.opts.Method, s.opts.Precond
+	k.info.Method, k.info.Precond, k.info.Norm = s.opts.Method, s.opts.Precond, s.opts.Norm
+	if k.info.Norm == NormDefault {
+		k.info.Norm = NormPreconditioned
+	}
 	var err error
 	if k.dot, err = NewGlobal[float64](1, nil, "solver dot"); err != nil {
 		return SolveInfo{}, err
@@ -219,7 +301,8 @@ type krylov struct {
 	dots      *Global[float64] // two products at once (vecLoop)
 	dinv      *Dat[float64]    // the inverse diagonal (Jacobi), or nil
 	info      SolveInfo
-	err       error // why more ended the solve, if it failed
+	err       error   // why more ended the solve, if it failed
+	bnorm     float64 // ‖b‖
 	tol       float64
 	temporary int
 }
@@ -334,13 +417,13 @@ func (k *krylov) vecLoop(name string, coefs []float64, body string, args []vecAr
 	return k.dots.DataRO(), nil
 }
 
-// start sets r = b - A x (q is work space), the tolerance and
-// info.Residual, and reports whether the solve is over before the first
-// iteration: b = 0, whose solution is x = 0 (the relative tolerance
-// would be 0, and an iteration from another x would only stop when the
-// residual underflows). A NaN or infinity in b, or in the first residual
-// (from the matrix or x), is an error.
-func (k *krylov) start(x, b, r, q *Dat[float64]) (done bool, err error) {
+// begin sets r = b - A x (q is work space) or, without
+// InitialGuessNonzero, x = 0 and r = b, and reports whether the solve is
+// over before the first iteration: b = 0, whose solution is x = 0 (the
+// relative tolerance would be 0, and an iteration from another x would
+// only stop when the residual underflows). A NaN or infinity in b, or
+// in the first residual (from the matrix or x), is an error.
+func (k *krylov) begin(x, b, r, q *Dat[float64]) (done bool, err error) {
 	bb, err := k.inner(b, b)
 	if err != nil {
 		return false, err
@@ -348,10 +431,17 @@ func (k *krylov) start(x, b, r, q *Dat[float64]) (done bool, err error) {
 	if !isFinite(bb) {
 		return false, fmt.Errorf("op2: Solve: the right-hand side %s has ‖b‖² = %g: it holds a NaN or infinity, or values too large to square", b.s.Describe(), bb)
 	}
+	k.bnorm = math.Sqrt(bb)
 	if bb == 0 {
 		err := x.Zero()
 		k.info.Residual, k.info.Converged, k.info.Reason = 0, true, "b is zero, so x is zero"
 		return true, err
+	}
+	if !k.s.opts.InitialGuessNonzero {
+		if err := x.Zero(); err != nil {
+			return false, err
+		}
+		return false, k.combine(b, 0, b, r) // r = b
 	}
 	if err := k.A.mult(k.r, x, q); err != nil {
 		return false, err
@@ -359,7 +449,6 @@ func (k *krylov) start(x, b, r, q *Dat[float64]) (done bool, err error) {
 	if err := k.combine(b, -1, q, r); err != nil {
 		return false, err
 	}
-	k.tol = max(k.s.opts.RTol*math.Sqrt(bb), k.s.opts.ATol)
 	rr, err := k.inner(r, r)
 	if err != nil {
 		return false, err
@@ -367,8 +456,40 @@ func (k *krylov) start(x, b, r, q *Dat[float64]) (done bool, err error) {
 	if !isFinite(rr) {
 		return false, fmt.Errorf("op2: Solve: the first residual b - A x has ‖r‖² = %g: %s or the starting %s holds a NaN or infinity", rr, k.A.s.Matrix, x.s.Describe())
 	}
-	k.info.Residual = math.Sqrt(rr)
 	return false, nil
+}
+
+// setTolerance sets info.Residual to r0, the first residual's norm in
+// info.Norm, and the tolerance as PETSc's KSPConvergedDefault does:
+// RTol times r0 from a zero initial guess; from a nonzero one, RTol
+// times b's norm in the same norm (‖b‖ when right is set: the
+// unpreconditioned norm, or BiCGStab preconditioned on the right), or
+// r0 when that is 0; and ATol if larger.
+func (k *krylov) setTolerance(r0 float64, b *Dat[float64], right bool) error {
+	k.info.Residual = r0
+	ref := r0
+	if k.s.opts.InitialGuessNonzero {
+		snorm := k.bnorm
+		if !right && k.dinv != nil && k.info.Norm != NormUnpreconditioned {
+			// ‖B b‖² and b·B b in one loop.
+			bK := k.s.kernel("bnorms", "const double *d, const double *b, double *acc",
+				"const double z = d[k] * b[k]; acc[0] += z * z; acc[1] += b[k] * z;", k.dim)
+			k.dots.Data()[0], k.dots.Data()[1] = 0, 0
+			if err := k.r.ParLoop(bK, k.set, k.dinv.Arg(Read), b.Arg(Read), k.dots.Arg(Inc)); err != nil {
+				return err
+			}
+			if dots := k.dots.DataRO(); k.info.Norm == NormNatural {
+				snorm = math.Sqrt(math.Abs(dots[1]))
+			} else {
+				snorm = math.Sqrt(dots[0])
+			}
+		}
+		if snorm != 0 {
+			ref = snorm
+		}
+	}
+	k.tol = max(k.s.opts.RTol*ref, k.s.opts.ATol)
+	return nil
 }
 
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -384,11 +505,11 @@ func (k *krylov) more() bool {
 	}
 	if k.info.Residual <= k.tol {
 		k.info.Converged = true
-		k.info.Reason = fmt.Sprintf("residual %g at most the tolerance %g", k.info.Residual, k.tol)
+		k.info.Reason = fmt.Sprintf("%s residual norm %g at most the tolerance %g", k.info.Norm, k.info.Residual, k.tol)
 		return false
 	}
 	if k.info.Iterations >= k.s.opts.MaxIts {
-		k.info.Reason = fmt.Sprintf("%d iterations (MaxIts) without reaching the tolerance %g", k.info.Iterations, k.tol)
+		k.info.Reason = fmt.Sprintf("%d iterations (MaxIts) without reaching the tolerance %g (%s residual norm %g)", k.info.Iterations, k.tol, k.info.Norm, k.info.Residual)
 		return false
 	}
 	return true
@@ -398,13 +519,23 @@ func (k *krylov) breakdown(method, what string, v float64) error {
 	return fmt.Errorf("op2: Solve: %s broke down at iteration %d: %s = %g (%s)", method, k.info.Iterations, what, v, k.A.s.Matrix)
 }
 
-// cg is preconditioned conjugate gradients.
+// cgSteps are the bodies of CG's fused loop per norm: x += α p,
+// r -= α q, z = M⁻¹ r, and into acc[1] r·z and into acc[0] the square
+// of the residual's norm (the natural norm's is r·z itself).
+var cgSteps = map[NormType]struct{ name, body string }{
+	NormUnpreconditioned: {"cgstep", "x[k] += a[0] * p[k]; r[k] += a[1] * q[k]; PRE(z, r) acc[0] += r[k] * r[k]; acc[1] += r[k] * z[k];"},
+	NormPreconditioned:   {"cgstepp", "x[k] += a[0] * p[k]; r[k] += a[1] * q[k]; PRE(z, r) acc[0] += z[k] * z[k]; acc[1] += r[k] * z[k];"},
+	NormNatural:          {"cgstepn", "x[k] += a[0] * p[k]; r[k] += a[1] * q[k]; PRE(z, r) acc[1] += r[k] * z[k];"},
+}
+
+// cg is preconditioned conjugate gradients (PETSc's KSPCG), testing
+// the residual in info.Norm.
 func (k *krylov) cg(x, b *Dat[float64]) (SolveInfo, error) {
 	var r, z, p, q *Dat[float64]
 	if err := k.vecs(&r, &z, &p, &q); err != nil {
 		return k.info, err
 	}
-	if done, err := k.start(x, b, r, q); done || err != nil {
+	if done, err := k.begin(x, b, r, q); done || err != nil {
 		return k.info, err
 	}
 	if err := k.precondition(r, z); err != nil {
@@ -417,9 +548,25 @@ func (k *krylov) cg(x, b *Dat[float64]) (SolveInfo, error) {
 	if err != nil {
 		return k.info, err
 	}
+	r0 := math.Sqrt(math.Abs(rz)) // natural
+	if k.info.Norm != NormNatural {
+		v := r // unpreconditioned
+		if k.info.Norm == NormPreconditioned {
+			v = z
+		}
+		vv, err := k.inner(v, v)
+		if err != nil {
+			return k.info, err
+		}
+		r0 = math.Sqrt(vv)
+	}
+	if err := k.setTolerance(r0, b, false); err != nil {
+		return k.info, err
+	}
+	step := cgSteps[k.info.Norm]
 	for k.more() {
 		// q = A p; α = (r·z)/(p·q); then one loop: x += α p, r -= α q,
-		// z = M⁻¹ r and the products r·r and r·z.
+		// z = M⁻¹ r and the products r·z and the norm's.
 		if err := k.A.mult(k.r, p, q); err != nil {
 			return k.info, err
 		}
@@ -439,15 +586,18 @@ func (k *krylov) cg(x, b *Dat[float64]) (SolveInfo, error) {
 		if k.dinv == nil {
 			zr = r
 		}
-		dots, err := k.vecLoop("cgstep", []float64{alpha, -alpha},
-			"x[k] += a[0] * p[k]; r[k] += a[1] * q[k]; PRE(z, r) acc[0] += r[k] * r[k]; acc[1] += r[k] * z[k];",
+		dots, err := k.vecLoop(step.name, []float64{alpha, -alpha}, step.body,
 			[]vecArg{{"p", p, Read}, {"q", q, Read}, {"x", x, RW}, {"r", r, RW}, {"z", zr, Write}})
 		if err != nil {
 			return k.info, err
 		}
-		rr, rzNew := dots[0], dots[1]
+		rzNew := dots[1]
 		k.info.Iterations++
-		k.info.Residual = math.Sqrt(rr)
+		if k.info.Norm == NormNatural {
+			k.info.Residual = math.Sqrt(math.Abs(rzNew))
+		} else {
+			k.info.Residual = math.Sqrt(dots[0])
+		}
 		// β = (r·z)new/(r·z)old; p = z + β p.
 		if err := k.combine(zr, rzNew/rz, p, p); err != nil {
 			return k.info, err
@@ -457,13 +607,29 @@ func (k *krylov) cg(x, b *Dat[float64]) (SolveInfo, error) {
 	return k.info, k.err
 }
 
-// bicgstab is BiCGStab, right-preconditioned.
+// bicgstab is BiCGStab (PETSc's KSPBCGS): preconditioned on the left
+// (B A x = B b, whose residual is B r) for the preconditioned norm, on
+// the right (A B y = b, x = B y) for the unpreconditioned one.
 func (k *krylov) bicgstab(x, b *Dat[float64]) (SolveInfo, error) {
+	left := k.dinv != nil && k.info.Norm == NormPreconditioned
 	var r, r0, p, v, y, sv, z, t *Dat[float64]
 	if err := k.vecs(&r, &r0, &p, &v, &y, &sv, &z, &t); err != nil {
 		return k.info, err
 	}
-	if done, err := k.start(x, b, r, v); done || err != nil {
+	if done, err := k.begin(x, b, r, v); done || err != nil {
+		return k.info, err
+	}
+	if left { // r = B r (z is free: left preconditioning needs none)
+		if err := k.precondition(r, z); err != nil {
+			return k.info, err
+		}
+		r, z = z, r
+	}
+	rr, err := k.inner(r, r)
+	if err != nil {
+		return k.info, err
+	}
+	if err := k.setTolerance(math.Sqrt(rr), b, !left); err != nil {
 		return k.info, err
 	}
 	if err := k.combine(r, 0, r, r0); err != nil { // r̂ = r
@@ -476,32 +642,55 @@ func (k *krylov) bicgstab(x, b *Dat[float64]) (SolveInfo, error) {
 	if err != nil {
 		return k.info, err
 	}
+	// Left: y is the work vector of the products A p and A s, and the
+	// iterates' updates are p and s themselves.
+	q, rname := y, "bicgr"
+	if left {
+		y, z, rname = p, sv, "bicgrl"
+	}
 	for k.more() {
 		if rho == 0 {
 			return k.info, k.breakdown("BiCGStab", "r̂·r", rho)
 		}
-		// y = M⁻¹ p; v = A y; α = ρ/(r̂·v).
-		if err := k.precondition(p, y); err != nil {
-			return k.info, err
-		}
-		if err := k.A.mult(k.r, y, v); err != nil {
-			return k.info, err
-		}
-		r0v, err := k.inner(r0, v)
-		if err != nil {
-			return k.info, err
+		// v = A M⁻¹ p (right) or M⁻¹ A p (left); α = ρ/(r̂·v).
+		var r0v float64
+		if left {
+			if err := k.A.mult(k.r, p, q); err != nil {
+				return k.info, err
+			}
+			dots, err := k.vecLoop("bicglv", nil, "PRE(v, q) acc[0] += r0[k] * v[k];", []vecArg{{"q", q, Read}, {"r0", r0, Read}, {"v", v, Write}})
+			if err != nil {
+				return k.info, err
+			}
+			r0v = dots[0]
+		} else {
+			if err := k.precondition(p, y); err != nil {
+				return k.info, err
+			}
+			if err := k.A.mult(k.r, y, v); err != nil {
+				return k.info, err
+			}
+			if r0v, err = k.inner(r0, v); err != nil {
+				return k.info, err
+			}
 		}
 		if r0v == 0 {
 			return k.info, k.breakdown("BiCGStab", "r̂·Av", r0v)
 		}
 		alpha := rho / r0v
-		// One loop: s = r - α v, x += α y, z = M⁻¹ s (z is s without a
-		// preconditioner) and s·s.
-		if k.dinv == nil {
-			z = sv
+		// One loop: s = r - α v, x += α y, (right) z = M⁻¹ s (z is s
+		// without a preconditioner) and s·s.
+		var ss []float64
+		if left {
+			ss, err = k.vecLoop("bicgls", []float64{alpha, -alpha}, "s[k] = r[k] + a[1] * v[k]; x[k] += a[0] * p[k]; acc[0] += s[k] * s[k];",
+				[]vecArg{{"r", r, Read}, {"v", v, Read}, {"p", p, Read}, {"x", x, RW}, {"s", sv, Write}})
+		} else {
+			if k.dinv == nil {
+				z = sv
+			}
+			ss, err = k.vecLoop("bicgs", []float64{alpha, -alpha}, "s[k] = r[k] + a[1] * v[k]; x[k] += a[0] * y[k]; PRE(z, s) acc[0] += s[k] * s[k];",
+				[]vecArg{{"r", r, Read}, {"v", v, Read}, {"y", y, Read}, {"x", x, RW}, {"s", sv, Write}, {"z", z, Write}})
 		}
-		ss, err := k.vecLoop("bicgs", []float64{alpha, -alpha}, "s[k] = r[k] + a[1] * v[k]; x[k] += a[0] * y[k]; PRE(z, s) acc[0] += s[k] * s[k];",
-			[]vecArg{{"r", r, Read}, {"v", v, Read}, {"y", y, Read}, {"x", x, RW}, {"s", sv, Write}, {"z", z, Write}})
 		if err != nil {
 			return k.info, err
 		}
@@ -510,11 +699,20 @@ func (k *krylov) bicgstab(x, b *Dat[float64]) (SolveInfo, error) {
 			k.more()
 			break
 		}
-		// t = A z; ω = (t·s)/(t·t) (one loop for both products).
-		if err := k.A.mult(k.r, z, t); err != nil {
-			return k.info, err
+		// t = A z (right) or M⁻¹ A s (left); ω = (t·s)/(t·t) (one loop
+		// for both products).
+		var dots []float64
+		if left {
+			if err := k.A.mult(k.r, sv, q); err != nil {
+				return k.info, err
+			}
+			dots, err = k.vecLoop("bicglt", nil, "PRE(t, q) acc[0] += t[k] * s[k]; acc[1] += t[k] * t[k];", []vecArg{{"q", q, Read}, {"s", sv, Read}, {"t", t, Write}})
+		} else {
+			if err := k.A.mult(k.r, z, t); err != nil {
+				return k.info, err
+			}
+			dots, err = k.vecLoop("bicgt", nil, "acc[0] += t[k] * s[k]; acc[1] += t[k] * t[k];", []vecArg{{"t", t, Read}, {"s", sv, Read}})
 		}
-		dots, err := k.vecLoop("bicgt", nil, "acc[0] += t[k] * s[k]; acc[1] += t[k] * t[k];", []vecArg{{"t", t, Read}, {"s", sv, Read}})
 		if err != nil {
 			return k.info, err
 		}
@@ -524,7 +722,7 @@ func (k *krylov) bicgstab(x, b *Dat[float64]) (SolveInfo, error) {
 		}
 		omega := ts / tt
 		// One loop: x += ω z, r = s - ω t, r·r and r̂·r.
-		dots, err = k.vecLoop("bicgr", []float64{omega, -omega}, "x[k] += a[0] * z[k]; r[k] = s[k] + a[1] * t[k]; acc[0] += r[k] * r[k]; acc[1] += r0[k] * r[k];",
+		dots, err = k.vecLoop(rname, []float64{omega, -omega}, "x[k] += a[0] * z[k]; r[k] = s[k] + a[1] * t[k]; acc[0] += r[k] * r[k]; acc[1] += r0[k] * r[k];",
 			[]vecArg{{"z", z, Read}, {"s", sv, Read}, {"t", t, Read}, {"r0", r0, Read}, {"x", x, RW}, {"r", r, Write}})
 		if err != nil {
 			return k.info, err

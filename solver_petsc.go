@@ -68,11 +68,64 @@ func finalizePETSc() error {
 // petscSolver is a Solver's PETSc side: its options prefix and, per
 // matrix it solved with, PETSc's copy of the matrix and a KSP for it.
 type petscSolver struct {
-	prefix  string
-	started bool // its options are in PETSc's database
+	prefix string
 	// In the order they were made, the same on every rank (Close
 	// destroys them in that order, collectively).
 	systems []*petscSystem
+}
+
+// newPETScSolver starts PETSc (collectively), if no solver did, and
+// puts options into its database under a new solver's prefix.
+func newPETScSolver(options string) (*petscSolver, error) {
+	if _, err := startPETSc(); err != nil {
+		return nil, err
+	}
+	petscState.Lock()
+	petscState.solvers++
+	ps := &petscSolver{prefix: fmt.Sprintf("op2_%d_", petscState.solvers)}
+	petscState.Unlock()
+	if options != "" {
+		if err := petsc.SetOptions(ps.prefix, options); err != nil {
+			return nil, err
+		}
+	}
+	return ps, nil
+}
+
+// startPETSc loads PETSc and initialises it, once per process, on the
+// launcher's MPI or on a world of one started for it, and returns that
+// world. Collective: every rank agrees on the outcome.
+func startPETSc() (*mpi.World, error) {
+	// The library first: without it, a program not started by a
+	// launcher need not start MPI to learn that it cannot solve.
+	start := time.Now()
+	err := petsc.Load()
+	w, werr := mpiWorld()
+	if werr == nil && w == nil && err == nil {
+		w, werr = petscWorld()
+	}
+	if werr != nil {
+		return nil, werr
+	}
+	if w == nil {
+		return nil, err
+	}
+	if err == nil && !petsc.Initialized() {
+		if err = petsc.Init(w); err == nil {
+			if l := rt.logger.Load(); l != nil {
+				version, path := petsc.Version()
+				l.LogAttrs(context.Background(), slog.LevelInfo, "op2: PETSc initialised", slog.Int("rank", w.Rank()),
+					slog.String("version", version), slog.String("library", path), slog.Int("index_bytes", petsc.IntBytes()),
+					slog.Float64("seconds", time.Since(start).Seconds()))
+			}
+		}
+	}
+	// A rank that cannot start PETSc says so to every rank, which would
+	// otherwise wait for it in PETSc's collectives.
+	if err := mpiFatal(dist.AgreeStep(w, "starting PETSc", err)); err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
 type petscSystem struct {
@@ -87,55 +140,27 @@ var petscTypes = map[string]string{"bicgstab": "bcgs"}
 
 // solvePETSc is Solve with Package "petsc".
 func (s *Solver) solvePETSc(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
-	// The library first: without it, a program not started by a
-	// launcher need not start MPI to learn that it cannot solve.
-	err := petsc.Load()
-	w, werr := mpiWorld()
-	if werr == nil && w == nil && err == nil {
-		w, werr = petscWorld()
-	}
-	if werr != nil {
-		return SolveInfo{}, fmt.Errorf("op2: Solve with PETSc: %w", werr)
-	}
-	if w == nil {
-		return SolveInfo{}, fmt.Errorf("op2: Solve with PETSc: %w", err)
-	}
-	if err == nil && !petsc.Initialized() {
-		start := time.Now()
-		if err = petsc.Init(w); err == nil {
-			if l := rt.logger.Load(); l != nil {
-				version, path := petsc.Version()
-				l.LogAttrs(context.Background(), slog.LevelInfo, "op2: PETSc initialised", slog.Int("rank", w.Rank()),
-					slog.String("version", version), slog.String("library", path), slog.Int("index_bytes", petsc.IntBytes()),
-					slog.Float64("seconds", time.Since(start).Seconds()))
-			}
-		}
-	}
-	// A rank that cannot start PETSc says so to every rank, which would
-	// otherwise wait for it in PETSc's collectives.
-	if err := mpiFatal(dist.AgreeStep(w, "starting PETSc", err)); err != nil {
+	// PETSc started in NewSolver; this finds its world (and that it has
+	// not been finalised since).
+	w, err := startPETSc()
+	if err != nil {
 		return SolveInfo{}, fmt.Errorf("op2: Solve with PETSc: %w", err)
 	}
 	ps := s.petsc
-	if !ps.started {
-		if s.opts.PETScOptions != "" {
-			if err := petsc.SetOptions(ps.prefix, s.opts.PETScOptions); err != nil {
-				return SolveInfo{}, fmt.Errorf("op2: Solve with PETSc: %w", err)
-			}
-		}
-		ps.started = true
-	}
 	var sys *petscSystem
 	for _, y := range ps.systems {
 		if y.mat == A {
 			sys = y
 		}
 	}
+	var setup time.Duration
 	if sys == nil {
+		start := time.Now()
 		if sys, err = s.newPETScSystem(w, A); err != nil {
 			return SolveInfo{}, fmt.Errorf("op2: Solve with PETSc (%s): %w", A.s.Matrix, err)
 		}
 		ps.systems = append(ps.systems, sys)
+		setup = time.Since(start)
 	}
 
 	sp := A.sp
@@ -166,7 +191,8 @@ func (s *Solver) solvePETSc(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, err
 	if err != nil {
 		return SolveInfo{}, fmt.Errorf("op2: Solve with PETSc (%s): %w", A.s.Matrix, mpiFatal(err))
 	}
-	info := SolveInfo{Iterations: res.Iterations, Residual: res.Residual, Converged: res.Reason > 0, Reason: res.ReasonName}
+	info := SolveInfo{Iterations: res.Iterations, Residual: res.Residual, Norm: NormType(res.Norm), Converged: res.Reason > 0,
+		Reason: res.ReasonName, Setup: setup}
 	if info.Method, info.Precond, err = sys.ksp.Types(); err != nil {
 		return info, fmt.Errorf("op2: Solve with PETSc (%s): %w", A.s.Matrix, err)
 	}
@@ -195,7 +221,7 @@ func (s *Solver) newPETScSystem(w *mpi.World, A *Mat[float64]) (*petscSystem, er
 		method = t
 	}
 	ksp, err := petsc.NewKSP(pm, N, petsc.KSPConfig{Prefix: s.petsc.prefix, KSPType: method, PCType: precond,
-		RTol: o.RTol, ATol: o.ATol, MaxIts: o.MaxIts})
+		RTol: o.RTol, ATol: o.ATol, MaxIts: o.MaxIts, Norm: petsc.NormType(o.Norm), InitialGuessNonzero: o.InitialGuessNonzero})
 	if err != nil {
 		return nil, errors.Join(err, pm.Destroy())
 	}

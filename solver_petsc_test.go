@@ -6,9 +6,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/internal/petsc"
@@ -80,14 +82,11 @@ void node(double *A) {
 	return s
 }
 
-// solve solves s with opts from x = 0 and returns the solution.
+// solve solves s with opts from x = 0 and returns the solution, or
+// NewSolver's or Solve's error.
 func (s system) solve(t *testing.T, opts op2.SolverOptions) ([]float64, op2.SolveInfo, error) {
 	t.Helper()
-	check(t, s.x.Zero())
-	sv := must(op2.NewSolver(opts))
-	defer func() { check(t, sv.Close()) }()
-	info, err := sv.Solve(s.A, s.x, s.b)
-	return s.x.DataRO(), info, err
+	return s.solveFrom(t, opts, nil)
 }
 
 // TestPETScSolve: PETSc's solution equals the native solver's and x*, for
@@ -128,6 +127,84 @@ func TestPETScSolve(t *testing.T) {
 			t.Logf("native %+v; PETSc %+v", ninfo, info)
 		})
 	}
+}
+
+// TestPETScDirectSolve: PETSc's direct solvers (KSP preonly with an LU
+// or Cholesky factorisation, PETSc's own and MUMPS's) solve an SPD
+// system, scalar and 2×2-block, from whatever x holds, as GoOP2's CG
+// does.
+func TestPETScDirectSolve(t *testing.T) {
+	needPETSc(t)
+	for _, tt := range []struct {
+		name, precond, options string
+		dim                    int
+	}{
+		{"lu", "lu", "", 1},
+		{"lu block", "lu", "", 2},
+		{"cholesky", "cholesky", "", 1},
+		{"cholesky block", "cholesky", "", 2},
+		{"mumps lu", "lu", "-pc_factor_mat_solver_type mumps", 2},
+		{"mumps cholesky", "cholesky", "-pc_factor_mat_solver_type mumps", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSystem(t, 60, tt.dim, 2, false)
+			native, _, err := s.solve(t, op2.SolverOptions{RTol: 1e-12})
+			check(t, err)
+			native = slices.Clone(native)
+			garbage := make([]float64, len(native))
+			for i := range garbage {
+				garbage[i] = 1e3 * float64(i%7-3)
+			}
+			got, info, err := s.solveFrom(t, op2.SolverOptions{Package: "petsc", Method: "preonly", Precond: tt.precond, PETScOptions: tt.options}, garbage)
+			if err != nil && strings.Contains(err.Error(), "Could not locate solver type") {
+				t.Skipf("this PETSc lacks the solver: %v", err)
+			}
+			check(t, err)
+			if !info.Converged || info.Method != "preonly" || info.Precond != tt.precond || info.Iterations != 1 || info.Norm != op2.NormNone {
+				t.Errorf("%+v; want converged in one iteration of preonly/%s, measuring no norm", info, tt.precond)
+			}
+			for i := range got {
+				if math.Abs(got[i]-native[i]) > 1e-9 {
+					t.Fatalf("x[%d]: PETSc %s %v, native CG %v", i, tt.name, got[i], native[i])
+				}
+			}
+			t.Logf("%+v", info)
+		})
+	}
+}
+
+// TestPETScStartsInNewSolver: in a fresh process, NewSolver starts PETSc
+// (so the first Solve's time is the solve's), and the first Solve with
+// each matrix reports the time it took to hand the matrix to PETSc and
+// make its KSP in SolveInfo.Setup, later ones none.
+func TestPETScStartsInNewSolver(t *testing.T) {
+	needPETSc(t)
+	if !inChild() {
+		if out := runChild(t); !strings.Contains(out, "--- PASS") {
+			t.Errorf("the child did not pass:\n%s", out)
+		}
+		return
+	}
+	s, other := newSystem(t, 40, 1, 2, false), newSystem(t, 30, 2, 2, false)
+	native := must(must(op2.NewSolver(op2.SolverOptions{})).Solve(s.A, s.x, s.b))
+	if petsc.Initialized() || native.Setup != 0 {
+		t.Fatalf("PETSc started before a PETSc solver was made, or the native solve reports set-up: %+v", native)
+	}
+	sv := must(op2.NewSolver(op2.SolverOptions{Package: "petsc", RTol: 1e-12}))
+	if !petsc.Initialized() {
+		t.Error("NewSolver did not start PETSc")
+	}
+	var setup []time.Duration
+	for _, sys := range []system{s, s, other, other} {
+		check(t, sys.x.Zero())
+		info := must(sv.Solve(sys.A, sys.x, sys.b))
+		setup = append(setup, info.Setup)
+	}
+	if setup[0] <= 0 || setup[1] != 0 || setup[2] <= 0 || setup[3] != 0 {
+		t.Errorf("set-up of the solves with A, A, B, B: %v; want some for the first with each matrix only", setup)
+	}
+	check(t, sv.Close())
+	check(t, op2.Finalize())
 }
 
 // TestPETScSolveReuse: a second solve with the same solver and matrix,
@@ -215,8 +292,8 @@ func runChild(t *testing.T, env ...string) string {
 }
 
 // TestPETScMissingLibrary: without the library, or without the MPI
-// compiler wrapper its shim is built with, Solve returns an error that
-// says what to install.
+// compiler wrapper its shim is built with, NewSolver returns an error
+// that says what to install.
 func TestPETScMissingLibrary(t *testing.T) {
 	if !inChild() {
 		for _, env := range []string{petsc.LibraryEnv + "=/nonexistent/libpetsc_real.so.3.18", "MPICC=/nonexistent/mpicc"} {
@@ -229,13 +306,12 @@ func TestPETScMissingLibrary(t *testing.T) {
 		}
 		return
 	}
-	s := newSystem(t, 10, 1, 2, false)
-	_, _, err := s.solve(t, op2.SolverOptions{Package: "petsc"})
-	t.Log(err)
 	_, value, _ := strings.Cut(os.Getenv("OP2_PETSC_CHILD_ENV"), "=")
+	_, err := op2.NewSolver(op2.SolverOptions{Package: "petsc"})
+	t.Log(err)
 	if !errors.Is(err, op2.ErrPETScUnavailable) || !strings.Contains(err.Error(), "apt-get install libpetsc-real3.18 libopenmpi-dev") ||
 		!strings.Contains(err.Error(), value) {
-		t.Errorf("Solve without PETSc: %v; want ErrPETScUnavailable saying what to install and naming %s", err, value)
+		t.Errorf("NewSolver without PETSc: %v; want ErrPETScUnavailable saying what to install and naming %s", err, value)
 	}
 	check(t, op2.Finalize())
 }
@@ -312,7 +388,7 @@ func TestPETScDeviceData(t *testing.T) {
 	onEachBackend(t, func(t *testing.T) {
 		check(t, op2.ParLoop(copyK, nodes, s.b.Arg(op2.Read), b2.Arg(op2.Write)))
 		check(t, op2.ParLoop(copyK, nodes, s.b.Arg(op2.Read), s.x.Arg(op2.Write))) // a poor initial guess, on the device
-		sv := must(op2.NewSolver(op2.SolverOptions{Package: "petsc", RTol: 1e-12}))
+		sv := must(op2.NewSolver(op2.SolverOptions{Package: "petsc", RTol: 1e-12, InitialGuessNonzero: true}))
 		defer func() { check(t, sv.Close()) }()
 		info := must(sv.Solve(s.A, s.x, b2))
 		check(t, op2.ParLoop(twice, nodes, s.x.Arg(op2.Read), y.Arg(op2.Write)))

@@ -102,6 +102,7 @@ func solveKnown(t *testing.T, cfg op2.Config, method, pc string, dim int, skew f
 		}
 	}
 	// Started from the solution: no iteration.
+	s = must(op2.NewSolver(op2.SolverOptions{Method: method, Precond: pc, RTol: 1e-12, Runtime: r, InitialGuessNonzero: true}))
 	info, err = s.Solve(A, x, b)
 	check(t, err)
 	if !info.Converged || info.Iterations > 1 {
@@ -173,17 +174,19 @@ func TestSolveNotFinite(t *testing.T) {
 			{"huge b", A, hugeB, "right-hand side"},
 			{"NaN in A", nanA, ones, "NaN"},
 		} {
-			b := must(op2.NewDat(nodes, 1, tc.b, "b"))
-			x := must(op2.NewDat(nodes, 1, ones, "x"))
-			info, err := must(op2.NewSolver(op2.SolverOptions{Method: method, Precond: "none"})).Solve(tc.A, x, b)
-			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "positive definite") || info.Iterations > 1 {
-				t.Errorf("%s, %s: %+v, %v; want an error about %q at once", method, tc.name, info, err, tc.want)
+			for _, guess := range []bool{false, true} {
+				b := must(op2.NewDat(nodes, 1, tc.b, "b"))
+				x := must(op2.NewDat(nodes, 1, ones, "x"))
+				info, err := must(op2.NewSolver(op2.SolverOptions{Method: method, Precond: "none", InitialGuessNonzero: guess})).Solve(tc.A, x, b)
+				if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "positive definite") || info.Iterations > 1 {
+					t.Errorf("%s, %s, nonzero guess %v: %+v, %v; want an error about %q at once", method, tc.name, guess, info, err, tc.want)
+				}
 			}
 		}
 		// b = 0: x = 0 at once, whatever x started from.
 		b := must(op2.NewDat[float64](nodes, 1, nil, "b0"))
 		x := must(op2.NewDat(nodes, 1, ones, "x"))
-		info, err := must(op2.NewSolver(op2.SolverOptions{Method: method})).Solve(A, x, b)
+		info, err := must(op2.NewSolver(op2.SolverOptions{Method: method, InitialGuessNonzero: true})).Solve(A, x, b)
 		if err != nil || !info.Converged || info.Iterations != 0 || slices.ContainsFunc(x.DataRO(), func(v float64) bool { return v != 0 }) {
 			t.Errorf("%s, b = 0: %+v, %v, x = %v", method, info, err, x.DataRO())
 		}
@@ -206,6 +209,10 @@ func TestSolverErrors(t *testing.T) {
 		{op2.SolverOptions{Method: "gmres"}, `method "gmres"; the built-in solver has "cg" (conjugate gradients) and "bicgstab"`},
 		{op2.SolverOptions{Precond: "ilu"}, `preconditioner "ilu"`},
 		{op2.SolverOptions{RTol: -1}, "tolerances -1"},
+		{op2.SolverOptions{Method: "bicgstab", Norm: op2.NormNatural}, `method "bicgstab" does not support the natural norm`},
+		{op2.SolverOptions{Norm: op2.NormNone}, `the native solvers do not support the norm "none"`},
+		{op2.SolverOptions{Norm: op2.NormType(17)}, "norm type 17"},
+		{op2.SolverOptions{Package: "petsc", Norm: -1}, "norm type -1"},
 	} {
 		if _, err := op2.NewSolver(tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.opts, err, tc.want)

@@ -12,13 +12,14 @@
 //	        [-renumber rcm|rcb] [-problem sine|linear]
 //	        [-solver native|petsc] [-petsc-options "-ksp_type gmres ..."]
 //	        [-method cg|bicgstab] [-precond jacobi|none] [-rtol 1e-10]
+//	        [-norm default|preconditioned|unpreconditioned|natural]
 //	        [-maxits N] [-backend sequential|openmp|...] [-threads N]
 //	        [-timing] [-vtk out.vtu]
 //
 // It prints the mesh, how the solve ended and the errors, e.g.
 //
 //	mesh: 64×64 squares, 4225 nodes, 8192 triangles (jitter 0.25)
-//	solve: cg/jacobi, 249 iterations, residual 1.5e-11, converged
+//	solve: cg/jacobi, 249 iterations, residual 1.5e-11 (preconditioned norm), converged
 //	error: L2 4.3e-04, largest at a node 7.6e-04
 package main
 
@@ -42,6 +43,7 @@ type options struct {
 	petscOptions    string
 	method, precond string
 	rtol            float64
+	norm            string
 	maxits          int
 	timing          bool
 	backend         string
@@ -63,6 +65,7 @@ func main() {
 	flag.StringVar(&o.method, "method", "cg", "Krylov method: cg or bicgstab (with -solver petsc, any KSP type)")
 	flag.StringVar(&o.precond, "precond", "jacobi", "preconditioner: jacobi or none (with -solver petsc, any PC type)")
 	flag.Float64Var(&o.rtol, "rtol", 1e-10, "relative tolerance of the solver")
+	flag.StringVar(&o.norm, "norm", "default", "norm of the residual the tolerance tests: default (preconditioned), preconditioned, unpreconditioned or natural (cg only)")
 	flag.IntVar(&o.maxits, "maxits", 0, "at most this many solver iterations (default 10 000)")
 	flag.BoolVar(&o.timing, "timing", false, "print the time of assembly and solve, and op2's per-loop timing table")
 	flag.StringVar(&o.backend, "backend", "", "backend: "+fmt.Sprint(op2.Backends())+" (default $OP2_BACKEND, else sequential)")
@@ -93,6 +96,10 @@ func main() {
 	}
 }
 
+// norms are -norm's values.
+var norms = map[string]op2.NormType{"default": op2.NormDefault, "preconditioned": op2.NormPreconditioned,
+	"unpreconditioned": op2.NormUnpreconditioned, "natural": op2.NormNatural}
+
 func run(o options, out io.Writer) error {
 	p, ok := poisson.Problems[o.problem]
 	if !ok {
@@ -120,8 +127,12 @@ func run(o options, out io.Writer) error {
 			return err
 		}
 	}
+	norm, ok := norms[o.norm]
+	if !ok && o.norm != "" {
+		return fmt.Errorf("unknown norm %q (default, preconditioned, unpreconditioned or natural)", o.norm)
+	}
 	res, err := poisson.SolveWith(m, p, poisson.Options{Renumber: o.renumber, Solver: op2.SolverOptions{Package: o.solver, PETScOptions: o.petscOptions,
-		Method: o.method, Precond: o.precond, RTol: o.rtol, MaxIts: o.maxits}})
+		Method: o.method, Precond: o.precond, RTol: o.rtol, MaxIts: o.maxits, Norm: norm}})
 	if err != nil {
 		return err
 	}
@@ -133,11 +144,14 @@ func run(o options, out io.Writer) error {
 	if o.solver == "petsc" {
 		who = "PETSc "
 	}
-	fmt.Fprintf(out, "solve: %s%s/%s, %d iterations, residual %.1e, %s\n", who, res.Info.Method, res.Info.Precond, res.Info.Iterations, res.Info.Residual, state)
+	fmt.Fprintf(out, "solve: %s%s/%s, %d iterations, residual %.1e (%s norm), %s\n", who, res.Info.Method, res.Info.Precond, res.Info.Iterations,
+		res.Info.Residual, res.Info.Norm, state)
 	fmt.Fprintf(out, "error: L2 %.1e, largest at a node %.1e\n", res.L2Error, res.MaxNode)
 	if o.timing {
-		fmt.Fprintf(out, "time: assembly %.3f s (matrix %.3f s), solve %.3f s (%.2f ms per iteration)\n",
-			res.Assembly.Seconds(), res.MatrixAssembly.Seconds(), res.Solve.Seconds(), 1e3*res.Solve.Seconds()/float64(max(res.Info.Iterations, 1)))
+		iterating := res.Solve - res.Info.Setup
+		fmt.Fprintf(out, "time: assembly %.3f s (matrix %.3f s), solver start %.3f s, solve %.3f s (set-up %.3f s, %.2f ms per iteration)\n",
+			res.Assembly.Seconds(), res.MatrixAssembly.Seconds(), res.SolverStart.Seconds(), res.Solve.Seconds(), res.Info.Setup.Seconds(),
+			1e3*iterating.Seconds()/float64(max(res.Info.Iterations, 1)))
 		if err := op2.WriteTimingTable(out); err != nil {
 			return err
 		}

@@ -87,14 +87,16 @@ static int call_mat_type(void *f, void *A, const char **type, int *failed) {
 }
 static int call_destroy1(void *f, void *A) { return ((int (*)(void *))f)(A); }
 static int call_ksp_create(void *f, const char *prefix, void *A, long long n, long long N, int bs, const char *ksptype,
-		const char *pctype, double rtol, double atol, long long maxits, void **ksp, void **x, void **b, int *failed) {
+		const char *pctype, double rtol, double atol, long long maxits, int guess, int norm, void **ksp, void **x,
+		void **b, int *failed) {
 	return ((int (*)(const char *, void *, long long, long long, int, const char *, const char *, double, double,
-		long long, void **, void **, void **, int *))f)(prefix, A, n, N, bs, ksptype, pctype, rtol, atol, maxits, ksp, x, b, failed);
+		long long, int, int, void **, void **, void **, int *))f)(prefix, A, n, N, bs, ksptype, pctype, rtol, atol,
+		maxits, guess, norm, ksp, x, b, failed);
 }
 static int call_ksp_solve(void *f, void *k, void *x, void *b, double *xa, const double *ba, long long *its,
-		double *rnorm, int *reason, int *failed) {
-	return ((int (*)(void *, void *, void *, double *, const double *, long long *, double *, int *, int *))f)(
-		k, x, b, xa, ba, its, rnorm, reason, failed);
+		double *rnorm, int *reason, int *norm, int *failed) {
+	return ((int (*)(void *, void *, void *, double *, const double *, long long *, double *, int *, int *, int *))f)(
+		k, x, b, xa, ba, its, rnorm, reason, norm, failed);
 }
 static const char *call_reason_name(void *f, int reason) { return ((const char *(*)(int))f)(reason); }
 static int call_ksp_types(void *f, void *k, const char **kt, const char **pt, int *failed) {
@@ -635,6 +637,49 @@ func (m *Mat) Destroy() error {
 	return err
 }
 
+// NormType is the norm of the residual a KSP's convergence test
+// measures (PETSc's KSPNormType), in the order of op2.NormType.
+type NormType int
+
+// The norms; NormDefault leaves the KSP type's own choice.
+const (
+	NormDefault          NormType = iota // KSP_NORM_DEFAULT
+	NormPreconditioned                   // KSP_NORM_PRECONDITIONED
+	NormUnpreconditioned                 // KSP_NORM_UNPRECONDITIONED
+	NormNatural                          // KSP_NORM_NATURAL
+	NormNone                             // KSP_NORM_NONE
+)
+
+// kspNorm holds PETSc's KSPNormType values, by NormType.
+var kspNorm = [...]C.int{NormDefault: -1, NormPreconditioned: 1, NormUnpreconditioned: 2, NormNatural: 3, NormNone: 0}
+
+// String is the norm's name in PETSc's options (-ksp_norm_type).
+func (n NormType) String() string {
+	switch n {
+	case NormDefault:
+		return "default"
+	case NormPreconditioned:
+		return "preconditioned"
+	case NormUnpreconditioned:
+		return "unpreconditioned"
+	case NormNatural:
+		return "natural"
+	case NormNone:
+		return "none"
+	}
+	return fmt.Sprintf("NormType(%d)", int(n))
+}
+
+// normOf returns the NormType of PETSc's KSPNormType value v.
+func normOf(v C.int) NormType {
+	for n, k := range kspNorm {
+		if k == v {
+			return NormType(n)
+		}
+	}
+	return NormType(-1)
+}
+
 // KSPConfig is how NewKSP sets a solver up before its options apply.
 type KSPConfig struct {
 	Prefix  string  // the options prefix of the solver (and its preconditioner)
@@ -643,6 +688,12 @@ type KSPConfig struct {
 	RTol    float64 // relative tolerance
 	ATol    float64 // absolute tolerance
 	MaxIts  int     // iterations at most
+	// Norm is the norm the convergence test measures (KSPSetNormType;
+	// NormDefault leaves the KSP type's default).
+	Norm NormType
+	// InitialGuessNonzero makes solves start from x's values
+	// (KSPSetInitialGuessNonzero); without it they start from zero.
+	InitialGuessNonzero bool
 }
 
 // KSP is a PETSc Krylov solver of systems with one matrix, with the
@@ -653,11 +704,18 @@ type KSP struct {
 }
 
 // NewKSP creates (collectively) a solver of A x = b set up by c, then by
-// the options under c.Prefix; solves start from x's values.
+// the options under c.Prefix.
 func NewKSP(A *Mat, N int64, c KSPConfig) (*KSP, error) {
 	w, sh, err := ready()
 	if err != nil {
 		return nil, err
+	}
+	if c.Norm < 0 || int(c.Norm) >= len(kspNorm) {
+		return nil, fmt.Errorf("petsc: NewKSP: norm type %d", int(c.Norm))
+	}
+	guess := C.int(0)
+	if c.InitialGuessNonzero {
+		guess = 1
 	}
 	p, freep := cstr(c.Prefix)
 	defer freep()
@@ -669,7 +727,7 @@ func NewKSP(A *Mat, N int64, c KSPConfig) (*KSP, error) {
 	w.Do(func() {
 		var failed C.int
 		if rc := C.call_ksp_create(sh.kspCreate, p, A.h, C.longlong(A.n), C.longlong(N), C.int(A.bs), kt, pt,
-			C.double(c.RTol), C.double(c.ATol), C.longlong(c.MaxIts), &k.h, &k.x, &k.b, &failed); rc != 0 {
+			C.double(c.RTol), C.double(c.ATol), C.longlong(c.MaxIts), guess, kspNorm[c.Norm], &k.h, &k.x, &k.b, &failed); rc != 0 {
 			err = fmt.Errorf("petsc: creating the solver: %w", failure(sh, rc, failed))
 		}
 	})
@@ -682,14 +740,16 @@ func NewKSP(A *Mat, N int64, c KSPConfig) (*KSP, error) {
 // Result is how a solve ended.
 type Result struct {
 	Iterations int
-	Residual   float64 // the norm PETSc's convergence test measured
-	Reason     int     // KSPConvergedReason: > 0 converged, < 0 diverged
-	ReasonName string  // its name: "CONVERGED_RTOL", "DIVERGED_ITS"...
+	Residual   float64  // the norm PETSc's convergence test measured
+	Norm       NormType // which norm that was (never NormDefault)
+	Reason     int      // KSPConvergedReason: > 0 converged, < 0 diverged
+	ReasonName string   // its name: "CONVERGED_RTOL", "DIVERGED_ITS"...
 }
 
 // Solve solves (collectively) A x = b with this rank's values of x and
-// b, starting from x's; PETSc holds the slices only during the call. A
-// diverged solve is not an error here: Result.Reason says it.
+// b, starting from x's values with KSPConfig.InitialGuessNonzero, else
+// from zero; PETSc holds the slices only during the call. A diverged
+// solve is not an error here: Result.Reason says it.
 func (k *KSP) Solve(x, b []float64) (Result, error) {
 	w, sh, err := ready()
 	if err != nil {
@@ -700,12 +760,12 @@ func (k *KSP) Solve(x, b []float64) (Result, error) {
 	}
 	var its C.longlong
 	var rnorm C.double
-	var reason C.int
+	var reason, norm C.int
 	var name string
 	xa, ba := ptr(x), ptr(b)
 	w.Do(func() {
 		var failed C.int
-		if rc := C.call_ksp_solve(sh.kspSolve, k.h, k.x, k.b, (*C.double)(xa), (*C.double)(ba), &its, &rnorm, &reason, &failed); rc != 0 {
+		if rc := C.call_ksp_solve(sh.kspSolve, k.h, k.x, k.b, (*C.double)(xa), (*C.double)(ba), &its, &rnorm, &reason, &norm, &failed); rc != 0 {
 			err = fmt.Errorf("petsc: %w", failure(sh, rc, failed))
 			return
 		}
@@ -713,7 +773,7 @@ func (k *KSP) Solve(x, b []float64) (Result, error) {
 	})
 	runtime.KeepAlive(x)
 	runtime.KeepAlive(b)
-	return Result{Iterations: int(its), Residual: float64(rnorm), Reason: int(reason), ReasonName: name}, err
+	return Result{Iterations: int(its), Residual: float64(rnorm), Norm: normOf(norm), Reason: int(reason), ReasonName: name}, err
 }
 
 // Types returns the solver's KSP and PC types, as its options left them.

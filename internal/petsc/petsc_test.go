@@ -234,17 +234,22 @@ func TestSolve(t *testing.T) {
 		c       KSPConfig
 		options string
 		ksp, pc string
+		norm    NormType // the norm PETSc used
 	}{
-		{"scalar cg jacobi", 1, KSPConfig{KSPType: "cg", PCType: "jacobi"}, "", "cg", "jacobi"},
-		{"block bcgs none", 2, KSPConfig{KSPType: "bcgs", PCType: "none"}, "", "bcgs", "none"},
-		{"options gmres over cg", 1, KSPConfig{KSPType: "cg", PCType: "jacobi"}, "-ksp_type gmres -pc_type none", "gmres", "none"},
-		{"baij block", 2, KSPConfig{KSPType: "cg", PCType: "jacobi"}, "-mat_type baij", "cg", "jacobi"},
+		{"scalar cg jacobi", 1, KSPConfig{KSPType: "cg", PCType: "jacobi"}, "", "cg", "jacobi", NormPreconditioned},
+		{"block bcgs none", 2, KSPConfig{KSPType: "bcgs", PCType: "none"}, "", "bcgs", "none", NormPreconditioned},
+		{"options gmres over cg", 1, KSPConfig{KSPType: "cg", PCType: "jacobi"}, "-ksp_type gmres -pc_type none", "gmres", "none", NormPreconditioned},
+		{"baij block", 2, KSPConfig{KSPType: "cg", PCType: "jacobi"}, "-mat_type baij", "cg", "jacobi", NormPreconditioned},
+		{"cg unpreconditioned", 1, KSPConfig{KSPType: "cg", PCType: "jacobi", Norm: NormUnpreconditioned}, "", "cg", "jacobi", NormUnpreconditioned},
+		{"bcgs unpreconditioned", 2, KSPConfig{KSPType: "bcgs", PCType: "jacobi", Norm: NormUnpreconditioned}, "", "bcgs", "jacobi", NormUnpreconditioned},
+		{"options natural over unpreconditioned", 1, KSPConfig{KSPType: "cg", PCType: "jacobi", Norm: NormUnpreconditioned}, "-ksp_norm_type natural", "cg", "jacobi", NormNatural},
+		{"direct lu", 2, KSPConfig{KSPType: "preonly", PCType: "lu"}, "", "preonly", "lu", NormNone},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.c.RTol, tt.c.MaxIts = 1e-12, 1000
 			res, x, xs, k, A := solve(t, 50, tt.bs, 0.6, tt.c, tt.options)
-			if res.Reason <= 0 || !strings.HasPrefix(res.ReasonName, "CONVERGED") {
-				t.Fatalf("%+v", res)
+			if res.Reason <= 0 || !strings.HasPrefix(res.ReasonName, "CONVERGED") || res.Norm != tt.norm {
+				t.Fatalf("%+v, want converged in the %v norm", res, tt.norm)
 			}
 			for i := range x {
 				if math.Abs(x[i]-xs[i]) > 1e-8 {

@@ -50,6 +50,8 @@ var symbols = []string{
 	"PCSetType",
 	"KSPSetTolerances",
 	"KSPSetInitialGuessNonzero",
+	"KSPSetNormType",
+	"KSPGetNormType",
 	"KSPSetFromOptions",
 	"KSPSetOperators",
 	"KSPSolve",
@@ -72,7 +74,7 @@ func symbolIndex(name string) int {
 }
 
 // shimVersion changes whenever the shim's entry points change.
-const shimVersion = 1
+const shimVersion = 2
 
 // Values of PETSc's enums the shim passes, the same from 3.18 on (PETSc's
 // own headers: petscsystypes.h, petscmat.h, petscvec.h).
@@ -161,6 +163,8 @@ typedef PetscErrorCode (*KSPGetPC_fn)(KSP, PC *);
 typedef PetscErrorCode (*PCSetType_fn)(PC, const char *);
 typedef PetscErrorCode (*KSPSetTolerances_fn)(KSP, PetscReal, PetscReal, PetscReal, PetscInt);
 typedef PetscErrorCode (*KSPSetInitialGuessNonzero_fn)(KSP, PetscBool);
+typedef PetscErrorCode (*KSPSetNormType_fn)(KSP, int);
+typedef PetscErrorCode (*KSPGetNormType_fn)(KSP, int *);
 typedef PetscErrorCode (*KSPSetFromOptions_fn)(KSP);
 typedef PetscErrorCode (*KSPSetOperators_fn)(KSP, Mat, Mat);
 typedef PetscErrorCode (*KSPSolve_fn)(KSP, Vec, Vec);
@@ -329,10 +333,13 @@ EXPORT int op2petsc_mat_destroy(Mat A) { return F(MatDestroy)(&A); }
 
 /* op2petsc_ksp_create creates a solver of A x = b, for vectors of n
    block rows here and N in all (bs values each), with the options under
-   prefix, after ksptype and pctype (when not empty) and the tolerances
-   (maxits iterations at most); it starts from x's values. */
+   prefix, after ksptype and pctype (when not empty), the tolerances
+   (maxits iterations at most), the norm type (KSPNormType; -1, KSP_NORM_DEFAULT,
+   leaves the KSP type's) and whether it starts from x's values (guess)
+   or from zero. */
 EXPORT int op2petsc_ksp_create(const char *prefix, Mat A, long long n, long long N, int bs, const char *ksptype,
-		const char *pctype, double rtol, double atol, long long maxits, KSP *ksp, Vec *x, Vec *b, int *failed) {
+		const char *pctype, double rtol, double atol, long long maxits, int guess, int norm, KSP *ksp, Vec *x,
+		Vec *b, int *failed) {
 	int rc = 0;
 	KSP k = NULL;
 	PC pc = NULL;
@@ -348,7 +355,8 @@ EXPORT int op2petsc_ksp_create(const char *prefix, Mat A, long long n, long long
 	TRY(KSPGetPC, k, &pc);
 	if (pctype[0]) TRY(PCSetType, pc, pctype);
 	TRY(KSPSetTolerances, k, rtol, atol, -2 /* PETSC_DEFAULT */, (PetscInt)maxits);
-	TRY(KSPSetInitialGuessNonzero, k, 1);
+	if (norm >= 0) TRY(KSPSetNormType, k, norm);
+	TRY(KSPSetInitialGuessNonzero, k, guess != 0);
 	TRY(KSPSetFromOptions, k);
 	*ksp = k;
 	*x = vx;
@@ -363,14 +371,16 @@ out:
 }
 
 /* op2petsc_ksp_solve solves with x and b over the arrays xa and ba
-   (this rank's values), which PETSc holds only during the call. */
+   (this rank's values), which PETSc holds only during the call, and
+   says how it ended and which norm its convergence test measured. */
 EXPORT int op2petsc_ksp_solve(KSP k, Vec x, Vec b, double *xa, const double *ba, long long *its, double *rnorm,
-		int *reason, int *failed) {
+		int *reason, int *norm, int *failed) {
 	int rc = 0, px = 0, pb = 0;
 	PetscInt n = 0;
 	*its = 0;
 	*rnorm = 0;
 	*reason = 0;
+	*norm = -1;
 	TRY(VecPlaceArray, b, ba);
 	pb = 1;
 	TRY(VecPlaceArray, x, xa);
@@ -380,6 +390,7 @@ EXPORT int op2petsc_ksp_solve(KSP k, Vec x, Vec b, double *xa, const double *ba,
 	*its = n;
 	TRY(KSPGetResidualNorm, k, rnorm);
 	TRY(KSPGetConvergedReason, k, reason);
+	TRY(KSPGetNormType, k, norm);
 out:
 	if (px) F(VecResetArray)(x);
 	if (pb) F(VecResetArray)(b);
