@@ -32,7 +32,8 @@ var sharedBuiltins = setOf(strings.Fields(`bool size_t ptrdiff_t intptr_t uintpt
 
 // cudaVectorRE matches CUDA's built-in vector types (vector_types.h,
 // which NVRTC includes in every program), with the 16- and 32-byte
-// aligned forms of the 4-element 64-bit ones that CUDA 13 adds.
+// aligned forms of the 4-element 64-bit ones that newer CUDA releases
+// add.
 var cudaVectorRE = regexp.MustCompile(`^(?:u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4]$|^(?:u?long|u?longlong|double)4_(?:16|32)a$|^dim3$`)
 
 // openCLBuiltin reports whether OpenCL C reserves or predefines name (its
