@@ -170,27 +170,3 @@ func TestOpenCLMissingLibraryFunctionExplained(t *testing.T) {
 		t.Errorf("error %v, want a build error without the library hint", err)
 	}
 }
-
-// TestOpenCLBuiltinTypeClash: a kernel declaring a struct named like an
-// OpenCL vector type (as a port of a C++ application did with double3)
-// runs on the host backends and gets, on opencl, an error naming the
-// kernel, the type and the clash instead of the compiler's redefinition
-// message.
-func TestOpenCLBuiltinTypeClash(t *testing.T) {
-	set := must(op2.NewSet(4, "s"))
-	x := must(op2.NewDat(set, 3, seq(12, func(i int) float64 { return float64(i) }), "x"))
-	k := op2.NewKernel(`typedef struct { double x, y, z; } double3;
-void norm1(double *q) { double3 v = {q[0], q[1], q[2]}; q[0] = v.x + v.y + v.z; }`, "norm1")
-	check(t, op2.ParLoop(k, set, x.Arg(op2.RW)))
-	if got := x.DataRO()[0]; got != 3 {
-		t.Fatalf("sequential: q[0] = %v, want 3", got)
-	}
-	requireDevice(t)
-	err := op2.ParLoop(k, set, x.Arg(op2.RW))
-	if err == nil || !strings.Contains(err.Error(), `kernel "norm1"`) || !strings.Contains(err.Error(), `the typedef "double3" is an OpenCL C vector type name`) {
-		t.Fatalf("opencl: %v", err)
-	}
-	if got := x.DataRO()[0]; got != 3 {
-		t.Fatalf("after the refused loop q[0] = %v, want 3", got)
-	}
-}

@@ -10,74 +10,134 @@ package mgcfd
 // The arithmetic is MG-CFD's, in the order it evaluates it, so that the
 // results agree with the original to rounding.
 
-// stateSrc is a macro shared by the flux kernels: the velocity, squared
-// speed, pressure and speed of sound of a node's variables V, and its
-// Euler fluxes: momentum component i along direction d is
-// u[min(i,d)]·m[max(i,d)] (+p when i = d), energy along d is u[d]·(E+p).
+// stateSrc is the code the flux and time-step kernels share. Like the
+// original's structures.h it declares its own struct double3 for a
+// node's velocity and momentum (which OpenCL C and CUDA have built in as
+// a vector type; the device generator renames ours), with a typedef so
+// that C uses it as C++ does, and dot (an OpenCL C built-in function's
+// name) for their dot products. mg_read makes a node's state from its
+// variables (density r, momentum m, density × energy e): with its
+// velocity u, squared speed q, pressure p and speed of sound c. The
+// kernels pass it the variables' values, not the pointer, so that their
+// loops still get SIMD lanes (a kernel that passes a parameter on runs
+// the scalar code).
 const stateSrc = `
 #define MG_GAMMA 1.4
-#define MG_STATE(V, r, m, e, u, q, p, c, FM, FE) \
-  double r = (V)[0], e = (V)[4]; \
-  double m[3] = {(V)[1], (V)[2], (V)[3]}; \
-  double u[3] = {m[0] / r, m[1] / r, m[2] / r}; \
-  double q = u[0] * u[0] + u[1] * u[1] + u[2] * u[2]; \
-  double p = (MG_GAMMA - 1.0) * (e - 0.5 * r * q); \
-  double c = sqrt(MG_GAMMA * p / r); \
-  double FM[3][3], FE[3]; \
-  for (int i_ = 0; i_ < 3; i_++) { \
-    for (int d_ = 0; d_ < 3; d_++) { \
-      int lo_ = i_ < d_ ? i_ : d_, hi_ = i_ < d_ ? d_ : i_; \
-      FM[i_][d_] = u[lo_] * m[hi_]; \
-    } \
-    FM[i_][i_] += p; \
-    FE[i_] = u[i_] * (e + p); \
-  }
+struct double3 { double x, y, z; };
+typedef struct double3 double3;
+struct mg_state { double r, e, q, p, c; double3 m, u; };
+
+static inline double dot(double3 a, double3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+
+static inline struct mg_state mg_read(double r, double mx, double my, double mz, double e) {
+  struct mg_state s;
+  s.r = r;
+  s.e = e;
+  s.m.x = mx;
+  s.m.y = my;
+  s.m.z = mz;
+  s.u.x = s.m.x / s.r;
+  s.u.y = s.m.y / s.r;
+  s.u.z = s.m.z / s.r;
+  s.q = dot(s.u, s.u);
+  s.p = (MG_GAMMA - 1.0) * (s.e - 0.5 * s.r * s.q);
+  s.c = sqrt(MG_GAMMA * s.p / s.r);
+  return s;
+}
+`
+
+// fluxesSrc adds, for the flux kernels, mg_fluxes: the Euler fluxes of a
+// node's state, momentum row i along x, y and z in f[i] (component i
+// along d is u[min(i,d)]·m[max(i,d)], + p when i = d) and energy along x,
+// y and z in g (u·(e + p)).
+const fluxesSrc = stateSrc + `
+static inline void mg_fluxes(const struct mg_state *s, double3 *f, double3 *g) {
+  f[0].x = s->u.x * s->m.x;
+  f[0].y = s->u.x * s->m.y;
+  f[0].z = s->u.x * s->m.z;
+  f[1].x = f[0].y;
+  f[1].y = s->u.y * s->m.y;
+  f[1].z = s->u.y * s->m.z;
+  f[2].x = f[0].z;
+  f[2].y = f[1].z;
+  f[2].z = s->u.z * s->m.z;
+  f[0].x += s->p;
+  f[1].y += s->p;
+  f[2].z += s->p;
+  double ep = s->e + s->p;
+  g->x = s->u.x * ep;
+  g->y = s->u.y * ep;
+  g->z = s->u.z * ep;
+}
 `
 
 // fluxEdgeSrc adds an edge's flux to its two nodes: the central flux
 // through the edge's dual face plus a scalar dissipation proportional to
-// the face's area and the largest wave speeds.
-const fluxEdgeSrc = stateSrc + `
+// the face's area and the largest wave speeds. mg_face is one variable's
+// share: k times the difference of the variable, plus the face's normal
+// g dotted with the sum of the two nodes' fluxes, summed in the order
+// MG-CFD sums them.
+const fluxEdgeSrc = fluxesSrc + `
+static inline double mg_face(double k, double diff, double3 g, double3 fa, double3 fb) {
+  return k * diff + g.x * (fa.x + fb.x) + g.y * (fa.y + fb.y) + g.z * (fa.z + fb.z);
+}
+
 void mg_flux_edge(const double *va, const double *vb, const double *w,
                   double *fa, double *fb) {
-  double len = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
-  MG_STATE(vb, rb, mb, eb, ub, qb, pb, cb, Fb, Gb)
-  MG_STATE(va, ra, ma, ea, ua, qa, pa, ca, Fa, Ga)
-  double sa = sqrt(qa), sb = sqrt(qb);
-  double ka = -len * mg_smooth * 0.5 * (sa + sqrt(qb) + ca + cb);
-  double kb = -len * mg_smooth * 0.5 * (sb + sqrt(qa) + cb + ca);
-  double g[3] = {-0.5 * w[0], -0.5 * w[1], -0.5 * w[2]};
-  fa[0] += ka * (ra - rb) + g[0] * (ma[0] + mb[0]) + g[1] * (ma[1] + mb[1]) + g[2] * (ma[2] + mb[2]);
-  fa[4] += ka * (ea - eb) + g[0] * (Ga[0] + Gb[0]) + g[1] * (Ga[1] + Gb[1]) + g[2] * (Ga[2] + Gb[2]);
-  for (int i = 0; i < 3; i++)
-    fa[1 + i] += ka * (ma[i] - mb[i]) + g[0] * (Fa[i][0] + Fb[i][0]) +
-                 g[1] * (Fa[i][1] + Fb[i][1]) + g[2] * (Fa[i][2] + Fb[i][2]);
-  fb[0] += kb * (rb - ra) - g[0] * (ma[0] + mb[0]) - g[1] * (ma[1] + mb[1]) - g[2] * (ma[2] + mb[2]);
-  fb[4] += kb * (eb - ea) - g[0] * (Ga[0] + Gb[0]) - g[1] * (Ga[1] + Gb[1]) - g[2] * (Ga[2] + Gb[2]);
-  for (int i = 0; i < 3; i++)
-    fb[1 + i] += kb * (mb[i] - ma[i]) - g[0] * (Fa[i][0] + Fb[i][0]) -
-                 g[1] * (Fa[i][1] + Fb[i][1]) - g[2] * (Fa[i][2] + Fb[i][2]);
+  double3 n = {w[0], w[1], w[2]};
+  double len = sqrt(dot(n, n));
+  struct mg_state b = mg_read(vb[0], vb[1], vb[2], vb[3], vb[4]);
+  struct mg_state a = mg_read(va[0], va[1], va[2], va[3], va[4]);
+  double3 Fb[3], Gb, Fa[3], Ga;
+  mg_fluxes(&b, Fb, &Gb);
+  mg_fluxes(&a, Fa, &Ga);
+  double sa = sqrt(a.q), sb = sqrt(b.q);
+  double ka = -len * mg_smooth * 0.5 * (sa + sqrt(b.q) + a.c + b.c);
+  double kb = -len * mg_smooth * 0.5 * (sb + sqrt(a.q) + b.c + a.c);
+  double3 g = {-0.5 * w[0], -0.5 * w[1], -0.5 * w[2]};
+  double3 h = {0.5 * w[0], 0.5 * w[1], 0.5 * w[2]};
+  fa[0] += mg_face(ka, a.r - b.r, g, a.m, b.m);
+  fa[1] += mg_face(ka, a.m.x - b.m.x, g, Fa[0], Fb[0]);
+  fa[2] += mg_face(ka, a.m.y - b.m.y, g, Fa[1], Fb[1]);
+  fa[3] += mg_face(ka, a.m.z - b.m.z, g, Fa[2], Fb[2]);
+  fa[4] += mg_face(ka, a.e - b.e, g, Ga, Gb);
+  fb[0] += mg_face(kb, b.r - a.r, h, a.m, b.m);
+  fb[1] += mg_face(kb, b.m.x - a.m.x, h, Fa[0], Fb[0]);
+  fb[2] += mg_face(kb, b.m.y - a.m.y, h, Fa[1], Fb[1]);
+  fb[3] += mg_face(kb, b.m.z - a.m.z, h, Fa[2], Fb[2]);
+  fb[4] += mg_face(kb, b.e - a.e, h, Ga, Gb);
 }`
 
 // fluxBndSrc adds a boundary node's flux: groups up to 2 are solid
 // surfaces (the pressure on the face), 3 to 7 far field (the mean of the
-// node's flux and the free stream's through the face).
-const fluxBndSrc = stateSrc + `
+// node's flux and the free stream's through the face; add sums two
+// vectors).
+const fluxBndSrc = fluxesSrc + `
+static inline double3 add(double3 a, double3 b) {
+  double3 s = {a.x + b.x, a.y + b.y, a.z + b.z};
+  return s;
+}
+
 void mg_flux_bnd(const int *grp, const double *w, const double *v, double *f) {
-  MG_STATE(v, r, m, e, u, q, p, c, F, G)
+  struct mg_state s = mg_read(v[0], v[1], v[2], v[3], v[4]);
   if (*grp <= 2) {
     f[0] += 0.0;
-    f[1] += w[0] * p;
-    f[2] += w[1] * p;
-    f[3] += w[2] * p;
+    f[1] += w[0] * s.p;
+    f[2] += w[1] * s.p;
+    f[3] += w[2] * s.p;
     f[4] += 0.0;
   } else if (*grp <= 7) {
-    double h[3] = {0.5 * w[0], 0.5 * w[1], 0.5 * w[2]};
-    f[0] += h[0] * (mg_ff[1] + m[0]) + h[1] * (mg_ff[2] + m[1]) + h[2] * (mg_ff[3] + m[2]);
-    f[4] += h[0] * (mg_ff_flux[9] + G[0]) + h[1] * (mg_ff_flux[10] + G[1]) + h[2] * (mg_ff_flux[11] + G[2]);
-    for (int i = 0; i < 3; i++)
-      f[1 + i] += h[0] * (mg_ff_flux[3 * i] + F[i][0]) + h[1] * (mg_ff_flux[3 * i + 1] + F[i][1]) +
-                  h[2] * (mg_ff_flux[3 * i + 2] + F[i][2]);
+    double3 F[3], G;
+    mg_fluxes(&s, F, &G);
+    double3 h = {0.5 * w[0], 0.5 * w[1], 0.5 * w[2]};
+    double3 ffm = {mg_ff[1], mg_ff[2], mg_ff[3]};
+    double3 ffg = {mg_ff_flux[9], mg_ff_flux[10], mg_ff_flux[11]};
+    f[0] += dot(h, add(ffm, s.m));
+    f[4] += dot(h, add(ffg, G));
+    for (int i = 0; i < 3; i++) {
+      double3 ff = {mg_ff_flux[3 * i], mg_ff_flux[3 * i + 1], mg_ff_flux[3 * i + 2]};
+      f[1 + i] += dot(h, add(ff, F[i]));
+    }
   }
 }`
 
@@ -131,14 +191,10 @@ void mg_copy_vars(const double *v, double *old) {
 
 // calcDtSrc is a node's stable time step: half the cube root of its volume
 // over its fastest wave speed.
-const calcDtSrc = `
+const calcDtSrc = stateSrc + `
 void mg_calc_dt(const double *v, const double *vol, double *dt) {
-  double r = v[0];
-  double u0 = v[1] / r, u1 = v[2] / r, u2 = v[3] / r;
-  double q = u0 * u0 + u1 * u1 + u2 * u2;
-  double p = (1.4 - 1.0) * (v[4] - 0.5 * r * q);
-  double c = sqrt(1.4 * p / r);
-  *dt = 0.5 * (cbrt(*vol) / (sqrt(q) + c));
+  struct mg_state s = mg_read(v[0], v[1], v[2], v[3], v[4]);
+  *dt = 0.5 * (cbrt(*vol) / (sqrt(s.q) + s.c));
 }`
 
 const minDtSrc = `

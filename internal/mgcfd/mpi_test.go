@@ -19,8 +19,10 @@ type mpiReference struct {
 }
 
 // TestMPI runs the cycle on 2 ranks (rcb) and, in the full run, 3 ranks
-// (block partition) and checks each cycle's rms and every level's
-// variables, gathered on rank 0, against one process's.
+// (block partition) and, where opencl works, 2 ranks running opencl (the
+// flux kernels' own double3 renamed in the device code), and checks each
+// cycle's rms and every level's variables, gathered on rank 0, against
+// one process's on sequential.
 func TestMPI(t *testing.T) {
 	m, err := Generate(9, 3)
 	if err != nil {
@@ -36,13 +38,14 @@ func TestMPI(t *testing.T) {
 		if err := json.Unmarshal(b, &want); err != nil {
 			t.Fatal(err)
 		}
-		if err := op2.Configure(op2.Config{Backend: "sequential"}); err != nil {
+		if err := op2.Configure(op2.Config{Backend: os.Getenv("MGCFD_BACKEND")}); err != nil {
 			t.Fatal(err)
 		}
 		s, info, err := NewDistributed(m, os.Getenv("MGCFD_PARTITIONER"))
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("rank %d of %d: %s, %s partition", op2.Rank(), op2.Ranks(), op2.Backend(), info.Partitioner)
 		if info.Ranks != op2.Ranks() || op2.Ranks() < 2 {
 			t.Fatalf("partitioned over %d ranks of %d", info.Ranks, op2.Ranks())
 		}
@@ -91,8 +94,18 @@ func TestMPI(t *testing.T) {
 	if err := os.WriteFile(ref, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mpitest.Run(t, 2, 2*time.Minute, "MGCFD_REFERENCE="+ref, "MGCFD_PARTITIONER=rcb")
-	if !testing.Short() {
-		mpitest.Run(t, 3, 2*time.Minute, "MGCFD_REFERENCE="+ref, "MGCFD_PARTITIONER=block")
+	mpitest.Run(t, 2, 2*time.Minute, "MGCFD_REFERENCE="+ref, "MGCFD_PARTITIONER=rcb", "MGCFD_BACKEND=sequential")
+	if testing.Short() {
+		return
 	}
+	mpitest.Run(t, 3, 2*time.Minute, "MGCFD_REFERENCE="+ref, "MGCFD_PARTITIONER=block", "MGCFD_BACKEND=sequential")
+	err = op2.Configure(op2.Config{Backend: "opencl"})
+	if cerr := op2.Configure(op2.Config{Backend: "sequential"}); cerr != nil {
+		t.Fatal(cerr)
+	}
+	if err != nil {
+		t.Logf("opencl unavailable, not run on 2 ranks: %v", err)
+		return
+	}
+	mpitest.Run(t, 2, 3*time.Minute, "MGCFD_REFERENCE="+ref, "MGCFD_PARTITIONER=rcb", "MGCFD_BACKEND=opencl")
 }

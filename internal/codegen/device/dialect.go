@@ -67,6 +67,11 @@ type Dialect struct {
 	// op2_atomic_add_<type>(pointer, value) that adds value to device
 	// memory atomically (the atomics scheme, Scheme).
 	AtomicAdd map[core.ScalarType]string
+	// Builtin reports whether the language has name built in as a type,
+	// keyword or macro (OpenCL C's double3 and uint, CUDA's double3 and
+	// dim3), so that the kernel source's own declaration of name is
+	// renamed in the device code (see builtinRename); nil: no name is.
+	Builtin func(name string) bool
 }
 
 // OpenCL is OpenCL C 1.2.
@@ -102,6 +107,7 @@ var OpenCL = &Dialect{
 	// Constants that do not fit constant memory are read with ordinary
 	// global loads.
 	ReadOnlyGlobal: "__global const",
+	Builtin:        openCLBuiltin,
 	AtomicAdd: map[core.ScalarType]string{
 		// OpenCL 1.2 has no floating-point atomics: compare and swap.
 		core.Float64: "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n" +
@@ -145,6 +151,7 @@ var CUDA = &Dialect{
 	InfFloat:      "__int_as_float(0x7f800000)",
 	ConstTable:    "__device__",
 	SharedOffsets: true,
+	Builtin:       cudaBuiltin,
 	// <cmath>'s functions under std:: (NVRTC declares them in the global
 	// namespace); pow with an int exponent converts it, as NVRTC has no
 	// device definition of pow(double, int).

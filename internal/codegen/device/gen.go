@@ -352,9 +352,7 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading the kernel source: %w", l.Name(), err)
 	}
-	if err := typeClashes(d, l.Kernel.Name, u); err != nil {
-		return nil, fmt.Errorf("%s: %w", l.Name(), err)
-	}
+	u.renameBuiltins(d)
 	sig := l.Sig
 	lay := &Layout{Base: sig.Base, Inds: sig.Ind, NInd: sig.NInd, DSArg: sig.DSArg, Reductions: sig.Reductions, priv: make([]bool, n), src: u, d: d, soa: opts.SoA, wg: wg}
 	info := l.Kernel.Info
@@ -787,6 +785,9 @@ func (lay *Layout) hiddenParam() string {
 //   - parameters of the kernel that are not private copies get their
 //     address-space qualifiers, and those of READ arguments const values
 //     (see paramText; the kernel's prototypes get the same list);
+//   - the names the source declares that the dialect has built in (a
+//     struct double3, a typedef uint, a macro float4) are renamed
+//     (userSource.renameEdits);
 //   - `long long` becomes OpenCL's 64-bit `long`.
 func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 	k := l.Kernel
@@ -799,7 +800,7 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 	for i := range info.Params {
 		params = append(params, lay.paramText(l, i))
 	}
-	kernelList := strings.Join(params, ", ")
+	kernelList := u.renameText(strings.Join(params, ", "))
 	if len(params) == 0 {
 		kernelList = "void"
 	}
@@ -854,6 +855,7 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 			edits = append(edits, edit{c.open + 1, c.open + 1, arg})
 		}
 	}
+	edits = append(edits, u.renameEdits(edits)...)
 	// [[...]] attributes are blanked in place (same offsets, so they never
 	// collide with the edits).
 	src := []byte(k.Source)
@@ -1024,7 +1026,7 @@ func Generate(l *core.Loop, lay *Layout) (string, error) {
 	}
 	w.p("\n%s/* user kernel %s */\n%s\n/* end of user kernel */\n%s", d.StrictConstPush, l.Kernel.Name, user, d.StrictConstPop)
 	for _, m := range append(undef, u.macros...) {
-		w.p("#undef %s\n", m)
+		w.p("#undef %s\n", u.deviceName(m))
 	}
 	w.p("\n")
 	if lay.Indirect {

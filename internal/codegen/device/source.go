@@ -71,6 +71,9 @@ type userSource struct {
 	// that declare pointers (const char *msg = "..."): the variable itself
 	// must be in __constant, not only what it points to.
 	constPtrs []int
+	// renamed are the names the source declares that the dialect has
+	// built in, which the device code renames (renameBuiltins).
+	renamed map[string]bool
 }
 
 // builtinHeaders are the C headers whose content OpenCL C has built in (or

@@ -1,65 +1,185 @@
 package device
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 
+	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/core"
 )
 
-// tagRE finds the tags of structs, unions and enums a source declares or
-// uses.
-var tagRE = regexp.MustCompile(`\b(?:struct|union|enum)\s+([A-Za-z_][A-Za-z0-9_]*)`)
+// A kernel source is C for the host compilers, which know nothing of the
+// device languages' built-in names: MG-CFD declares its own double3, a
+// kernel may typedef uint or define a macro named float4. OpenCL C and
+// CUDA have those names built in, and their compilers refuse a second
+// definition. So that the same kernel runs on every backend, the device
+// generator renames, in the device code only, each name the source
+// declares itself that the dialect has built in. Functions the source
+// defines (dot, clamp, min...) are renamed anyway (funcName).
+
+// builtinRename is the name that name, declared by the kernel source and
+// built into the dialect, has in the generated device code. Kernel
+// sources may not use the op2_ prefix, so it cannot clash with a user's
+// name.
+func builtinRename(name string) string { return "op2_u_" + name }
+
+// sharedBuiltins are the type names that both dialects have built in or
+// that the generated preamble declares: a source's own declaration of one
+// clashes unless it declares the very same type (C11 allows repeating a
+// typedef), and C++ (CUDA) has bool as a keyword.
+var sharedBuiltins = setOf(strings.Fields(`bool size_t ptrdiff_t intptr_t uintptr_t
+	int8_t uint8_t int16_t uint16_t int32_t uint32_t int64_t uint64_t`))
 
 // cudaVectorRE matches CUDA's built-in vector types (vector_types.h,
-// which NVRTC includes in every program).
-var cudaVectorRE = regexp.MustCompile(`^(?:u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4]$|^dim3$`)
+// which NVRTC includes in every program), with the 16- and 32-byte
+// aligned forms of the 4-element 64-bit ones that newer CUDA releases
+// add.
+var cudaVectorRE = regexp.MustCompile(`^(?:u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4]$|^(?:u?long|u?longlong|double)4_(?:16|32)a$|^dim3$`)
 
-// builtinType says why name, a type the user's source declares, clashes
-// with a type the dialect has built in, or returns "".
-func (d *Dialect) builtinType(name string) string {
-	if d == CUDA {
-		if cudaVectorRE.MatchString(name) {
-			return "a CUDA built-in vector type"
-		}
-		return ""
-	}
-	// Only the vector types: a C source may redeclare a scalar one the
-	// same way OpenCL C does (typedef unsigned int uint;), which C11
-	// allows.
-	if why := core.OpenCLNameProblem(name); why == "an OpenCL C vector type name" {
-		return why
-	}
-	return ""
+// openCLBuiltin reports whether OpenCL C reserves or predefines name (its
+// keywords, scalar and vector types, the built-ins core.OpenCLNameProblem
+// lists) or the generated preamble declares it.
+func openCLBuiltin(name string) bool {
+	return sharedBuiltins[name] || core.OpenCLNameProblem(name) != ""
 }
 
-// typeClashes returns an error naming the types the kernel source
-// declares (a typedef, a struct, union or enum tag, or a macro) whose
-// names the dialect has built in as vector types: OpenCL C's double3,
-// float4, uchar16..., CUDA's double3, int2, dim3... The device compiler
-// would reject the redefinition with a message that does not say why.
-func typeClashes(d *Dialect, kernel string, u *userSource) error {
-	var clashes []string
-	seen := map[string]bool{}
-	note := func(kind, name string) {
-		if why := d.builtinType(name); why != "" && !seen[name] {
-			seen[name] = true
-			clashes = append(clashes, fmt.Sprintf("%s %q is %s", kind, name, why))
+// cudaBuiltin reports whether NVRTC predefines name as a type (the vector
+// types, dim3, size_t) or the generated preamble declares it.
+func cudaBuiltin(name string) bool {
+	return sharedBuiltins[name] || cudaVectorRE.MatchString(name)
+}
+
+// renameBuiltins records in u.renamed the names the source declares that
+// dialect d has built in (Dialect.Builtin): typedef names, the tags of
+// the structs, unions, enums and classes it defines, C++ aliases (using
+// name = ...) and macros. A name the source only uses, such as OpenCL's
+// own double3, stays the built-in.
+func (u *userSource) renameBuiltins(d *Dialect) {
+	u.renamed = map[string]bool{}
+	note := func(name string) {
+		if d.Builtin != nil && d.Builtin(name) {
+			u.renamed[name] = true
 		}
 	}
-	for name := range u.typedefs {
-		note("the typedef", name)
+	for _, m := range u.macros {
+		note(m)
 	}
-	for _, m := range tagRE.FindAllStringSubmatch(u.code, -1) {
-		note("the tag", m[1])
+	toks := clex.Tokenize(u.code)
+	text := func(i int) string {
+		if i < 0 || i >= len(toks) {
+			return ""
+		}
+		return toks[i].Text
 	}
-	for _, name := range u.macros {
-		note("the macro", name)
+	for i, t := range toks {
+		switch t.Text {
+		case "typedef":
+			for _, name := range typedefNames(toks[i+1:]) {
+				note(name)
+			}
+		case "struct", "union", "enum", "class":
+			// A definition: the tag, then the body or (C++) a base
+			// class or an enum's underlying type.
+			if name, next := text(i+1), text(i+2); isIdent(name) && (next == "{" || next == ":" && text(i+3) != ":") {
+				note(name)
+			}
+		case "using":
+			if name := text(i + 1); isIdent(name) && text(i+2) == "=" {
+				note(name)
+			}
+		}
 	}
-	if len(clashes) == 0 {
+}
+
+// typedefNames returns the names the typedef declaration whose tokens
+// follow its typedef keyword declares: the declarators' identifiers
+// outside any braces, each followed by ',', ';', '[' or '=' outside
+// parentheses, or by ')' after a '*' (a pointer to a function). A type
+// the declaration only uses (typedef double3 vec;) is not one.
+func typedefNames(toks []clex.Token) []string {
+	var names []string
+	braces, parens := 0, 0
+	for j, t := range toks {
+		switch t.Text {
+		case "{":
+			braces++
+		case "}":
+			braces--
+		case "(", "[":
+			parens++
+		case ")", "]":
+			parens--
+		case ";":
+			if braces == 0 && parens == 0 {
+				return names
+			}
+		}
+		if braces != 0 || !isIdent(t.Text) || j+1 >= len(toks) {
+			continue
+		}
+		next := toks[j+1].Text
+		switch {
+		case parens == 0 && (next == "," || next == ";" || next == "[" || next == "="):
+			names = append(names, t.Text)
+		case next == ")" && j > 0 && toks[j-1].Text == "*":
+			names = append(names, t.Text)
+		}
+	}
+	return names
+}
+
+// isIdent reports whether token text t is an identifier.
+func isIdent(t string) bool { return t != "" && clex.IsIdentStart(t[0]) }
+
+// deviceName is the name the source's name has in the generated code.
+func (u *userSource) deviceName(name string) string {
+	if u.renamed[name] {
+		return builtinRename(name)
+	}
+	return name
+}
+
+// renames returns the edits that rename, in C text s, the names
+// u.renamed lists: everywhere (in directives too) but in comments, string
+// and character literals, and members (after '.' or "->").
+func (u *userSource) renames(s string) []edit {
+	if len(u.renamed) == 0 {
 		return nil
 	}
-	return fmt.Errorf("kernel %q cannot be compiled for %s: %s, so the device compiler would see it defined twice; rename it in the kernel source (the host backends accept it)",
-		kernel, d.Name, strings.Join(clashes, "; "))
+	toks := clex.Tokenize(clex.BlankAttributes(clex.Blank(s, true, nil)))
+	var out []edit
+	for i, t := range toks {
+		if u.renamed[t.Text] && (i == 0 || toks[i-1].Text != "." && toks[i-1].Text != "->") {
+			out = append(out, edit{t.Start, t.End, builtinRename(t.Text)})
+		}
+	}
+	return out
+}
+
+// renameEdits returns the edits that rename the names u.renamed lists in
+// the kernel source (renames), but for those inside the span of one of
+// the edits others replace (the kernel's parameter list, which the
+// generator writes anew from the parameters' text: renameText renames
+// them there).
+func (u *userSource) renameEdits(others []edit) []edit {
+	var out []edit
+	for _, r := range u.renames(u.src) {
+		inside := false
+		for _, e := range others {
+			if e.end > e.at && r.at < e.end && e.at < r.end {
+				inside = true
+				break
+			}
+		}
+		if !inside {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// renameText returns text taken from the kernel source (a parameter's
+// declaration) with the names u.renamed lists renamed.
+func (u *userSource) renameText(text string) string {
+	return applyEdits(text, u.renames(text))
 }

@@ -1,0 +1,204 @@
+package device
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/goop2/op2/internal/core"
+)
+
+// userPart returns the user's source as the generated code has it, and
+// the rest of the code after it (the #undefs and the stub).
+func userPart(t *testing.T, src string) (user, after string) {
+	t.Helper()
+	start := strings.Index(src, "/* user kernel ")
+	end := strings.Index(src, "/* end of user kernel */")
+	if start < 0 || end < start {
+		t.Fatalf("no user kernel in\n%s", src)
+	}
+	return src[start:end], src[end:]
+}
+
+// bareName matches name as an identifier that is not a member (after '.'
+// or "->").
+func bareName(name string) *regexp.Regexp {
+	return regexp.MustCompile(`(^|[^.>_A-Za-z0-9])` + name + `\b`)
+}
+
+// TestBuiltinNamesRenamed: the names a kernel source declares that the
+// device language has built in (MG-CFD's double3 as a typedef or a struct
+// tag, a macro named float4, CUDA's dim3, OpenCL's uint) are renamed in
+// the device code, with every use (in helpers' parameter lists, in the
+// bodies, in macros, in the #undef after the source), and the loop is not
+// refused; members, comments and string literals keep the name, and so
+// does a source that uses the built-in type without declaring it, and a
+// dialect that does not have the name built in. Functions named like
+// built-in functions (dot) get the prefix of every function of the source.
+func TestBuiltinNamesRenamed(t *testing.T) {
+	tl := newTestLoop()
+	q := tl.dat("q", 3, tl.edges)
+	n := &core.Storage{Name: "n", Type: core.Uint32, Dim: 1, Set: tl.edges, Len: tl.edges.Total, ID: core.NewID()}
+	qArg := []core.Arg{{Data: q, Access: core.RW, Kind: core.ArgDirect}}
+	for _, tc := range []struct {
+		name     string
+		src      string
+		args     []core.Arg
+		dialects []*Dialect
+		want     []string // in the user's source as generated
+		bare     []string // names left as they were, outside comments and literals
+		gone     []string // names renamed everywhere outside comments, literals and members
+		after    []string // after the user's source
+	}{
+		{
+			name: "typedef struct double3 and a helper named dot",
+			src: `typedef struct { double x, y, z; } double3;
+#define NAME "double3" /* double3 */
+static double dot(double3 a, double3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+static double3 mk(const double *q) { double3 v = {q[0], q[1], q[2]}; return v; }
+void k(double *q) { double3 v = mk(q); q[0] = eps * dot(v, v); }`,
+			args:     qArg,
+			dialects: []*Dialect{OpenCL, CUDA},
+			want: []string{"typedef struct { double x, y, z; } op2_u_double3;", `#define NAME "double3" /* double3 */`,
+				"char *op2_consts, op2_u_double3 a, op2_u_double3 b)", "a.x * b.x + a.y * b.y + a.z * b.z",
+				"static op2_u_double3 op2_f_mk(", "op2_u_double3 v = {q[0], q[1], q[2]};", "op2_u_double3 v = op2_f_mk(op2_consts, q);",
+				"op2_f_dot(op2_consts, v, v)"},
+			gone: []string{"double3", "dot"},
+		},
+		{
+			name: "struct double3 used as struct double3",
+			src: `struct double3 { double x, y, z; };
+static void scale(struct double3 *v, double s) { v->x *= s; v->y *= s; v->z *= s; }
+void k(double *q) { struct double3 v = {q[0], q[1], q[2]}; scale(&v, 2); q[0] = v.x + v.y + v.z; }`,
+			args:     qArg,
+			dialects: []*Dialect{OpenCL, CUDA},
+			want:     []string{"struct op2_u_double3 { double x, y, z; };", "struct op2_u_double3 *v, double s)", "v->x *= s;", "struct op2_u_double3 v ="},
+			gone:     []string{"double3"},
+		},
+		{
+			name:     "a macro named float4",
+			src:      "#define float4 double\n#define TWICE(a) ((float4)2 * (a))\nvoid k(double *q) { float4 a = q[0]; q[0] = TWICE(a); }",
+			args:     qArg,
+			dialects: []*Dialect{OpenCL, CUDA},
+			want:     []string{"#define op2_u_float4 double", "((op2_u_float4)2 * (a))", "op2_u_float4 a = q[0];"},
+			gone:     []string{"float4"},
+			after:    []string{"#undef op2_u_float4", "#undef TWICE"},
+		},
+		{
+			name:     "CUDA's dim3, not built into OpenCL C",
+			src:      "typedef struct { int a; } dim3;\nvoid k(double *q) { dim3 d = {2}; q[0] *= d.a; }",
+			args:     qArg,
+			dialects: []*Dialect{CUDA},
+			want:     []string{"} op2_u_dim3;", "op2_u_dim3 d = {2};"},
+			gone:     []string{"dim3"},
+		},
+		{
+			name:     "dim3 on OpenCL",
+			src:      "typedef struct { int a; } dim3;\nvoid k(double *q) { dim3 d = {2}; q[0] *= d.a; }",
+			args:     qArg,
+			dialects: []*Dialect{OpenCL},
+			bare:     []string{"dim3"},
+		},
+		{
+			// The kernel's parameter list is written anew: no rename
+			// edit may fall in it.
+			name:     "typedef uint, in the kernel's parameter list too",
+			src:      "typedef unsigned int uint;\nvoid k(uint *n) { uint m = *n; *n = m + 1u; }",
+			args:     []core.Arg{{Data: n, Access: core.RW, Kind: core.ArgDirect}},
+			dialects: []*Dialect{OpenCL},
+			want:     []string{"typedef unsigned int op2_u_uint;", "op2_u_uint m = *n;"},
+			gone:     []string{"uint"},
+		},
+		{
+			name:     "uint on CUDA",
+			src:      "typedef unsigned int uint;\nvoid k(uint *n) { uint m = *n; *n = m + 1u; }",
+			args:     []core.Arg{{Data: n, Access: core.RW, Kind: core.ArgDirect}},
+			dialects: []*Dialect{CUDA},
+			bare:     []string{"uint"},
+		},
+		{
+			name:     "OpenCL's double3 used, not declared",
+			src:      "typedef double3 vec;\nvoid k(double *q) { double3 v = (double3)(q[0], q[1], q[2]); vec w = v; q[0] = w.x + v.y; }",
+			args:     qArg,
+			dialects: []*Dialect{OpenCL},
+			want:     []string{"typedef double3 vec;", "double3 v = (double3)(q[0], q[1], q[2]);"},
+		},
+		{
+			name:     "CUDA's double3 used, not declared",
+			src:      "void k(double *q) { struct double3 v = make_double3(q[0], q[1], q[2]); q[0] = v.x + v.y; }",
+			args:     qArg,
+			dialects: []*Dialect{CUDA},
+			want:     []string{"struct double3 v = make_double3(q[0], q[1], q[2]);"},
+		},
+		{
+			name:     "a member named like a built-in type",
+			src:      "typedef struct { double float2; } pair;\nvoid k(double *q) { pair p = {q[0]}; pair *pp = &p; q[0] = p.float2 + pp->float2; }",
+			args:     qArg,
+			dialects: []*Dialect{OpenCL, CUDA},
+			want:     []string{"double float2; } pair;", "p.float2 + pp->float2"},
+		},
+	} {
+		for _, d := range tc.dialects {
+			t.Run(tc.name+" on "+d.Name, func(t *testing.T) {
+				l := loop(t, tc.src, "k", tl.edges, []*core.Const{newConst("eps", 0.5)}, tc.args...)
+				lay, err := Analyse(d, l, 48*1024)
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				src, err := Generate(l, lay)
+				if err != nil {
+					t.Fatal(err)
+				}
+				user, after := userPart(t, src)
+				for _, w := range tc.want {
+					if !strings.Contains(user, w) {
+						t.Errorf("no %q in the user's source as generated:\n%s", w, user)
+					}
+				}
+				code := blankComments(user)
+				for _, name := range tc.bare {
+					if bareName(name).FindStringIndex(code) == nil || strings.Contains(src, builtinRename(name)) {
+						t.Errorf("%s renamed:\n%s", name, user)
+					}
+				}
+				for _, name := range tc.gone {
+					if bareName(name).FindStringIndex(code+after) != nil {
+						t.Errorf("%s left in the code:\n%s", name, code+after)
+					}
+				}
+				for _, w := range tc.after {
+					if !strings.Contains(after, w) {
+						t.Errorf("no %q after the user's source:\n%s", w, after)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestTypedefNames: the names a typedef declares, not the types it uses.
+func TestTypedefNames(t *testing.T) {
+	for _, tc := range []struct{ decl, want string }{
+		{"typedef struct { double x, y, z; } double3;", "double3"},
+		{"typedef struct double3 { double x; } double3, *double3p;", "double3 double3p"},
+		{"typedef double3 vec;", "vec"},
+		{"typedef double int2[2];", "int2"},
+		{"typedef void (*float4)(double3 a, int b);", "float4"},
+		{"typedef union { int i; float f; } bits;", "bits"},
+	} {
+		u, err := scanSource(tc.decl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.renameBuiltins(&Dialect{Builtin: func(string) bool { return true }})
+		var got []string
+		for _, name := range strings.Fields("double3 double3p vec int2 float4 a b bits i f x") {
+			if u.renamed[name] {
+				got = append(got, name)
+			}
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%s: %q declared, want %q", tc.decl, got, tc.want)
+		}
+	}
+}
