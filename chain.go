@@ -289,7 +289,8 @@ func (r *Runtime) fuses(b *exec.Opened) bool {
 	}
 	switch b.Name() {
 	case "sequential", "openmp":
-		return r.cfg.Tune || r.cfg.SIMD == "4" || r.cfg.SIMD == "8"
+		lanes, _, _ := exec.ParseSIMD(r.cfg.SIMD) // checked by Configure
+		return r.cfg.Tune || lanes > 0
 	}
 	return true
 }
