@@ -86,12 +86,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 
-	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/jit"
@@ -129,7 +127,8 @@ const (
 
 // Config is the run-time configuration. Zero fields take their defaults.
 type Config struct {
-	// Backend is the backend name: "sequential" (default), "openmp" or "opencl".
+	// Backend is the backend name: "sequential" (default), "openmp", "opencl"
+	// or "cuda".
 	Backend string
 	// CC is the C compiler command, which may include arguments such as
 	// "gcc -std=gnu11" (default $CC, else "cc").
@@ -395,9 +394,7 @@ func (s *Runtime) setTuning(on bool) {
 		return
 	}
 	c := &s.cfg
-	t := exec.NewTuner(c.CacheDir, fmt.Sprintf("threads=%d omp=%s dev=%s/%s%s cl=%s/%s cuda=%d cflags=%s%s%s", c.Threads, c.OpenMPScheme,
-		c.DeviceScheme, c.DeviceLayout, workGroupKey(c.DeviceWorkGroupSize), c.OpenCLPlatform, c.OpenCLDevice, c.CUDADevice, strings.Join(c.CFlags, " "),
-		blockSizeKey(c.BlockSize), simdKey(c.SIMD)))
+	t := exec.NewTuner(c.CacheDir, c.TunerKey())
 	t.Chosen = func(key string, chosen exec.Setting, tried []exec.Trial) {
 		l := s.logger.Load()
 		if l == nil {
@@ -423,37 +420,6 @@ func (s *Runtime) setTuning(on bool) {
 		t.Warn(err)
 	}
 	s.x.Tuner = t
-}
-
-// simdKey is the part of the tuner's configuration key that names a SIMD
-// setting other than the default ("" for "auto", so that choices saved
-// before SIMD lanes existed still apply: they were all scalar).
-func simdKey(s string) string {
-	if v := strings.ToLower(strings.TrimSpace(s)); v != "" && v != "auto" {
-		return " simd=" + v
-	}
-	return ""
-}
-
-// workGroupKey is the part of the tuner's configuration key that names a
-// device work-group size other than the default ("" for the default, so
-// that choices saved before the size was configurable still apply).
-func workGroupKey(n int) string {
-	if n == 0 || n == device.DefaultWorkGroupSize {
-		return ""
-	}
-	return fmt.Sprintf("/wg%d", n)
-}
-
-// blockSizeKey is the part of the tuner's configuration key that names a
-// configured block size ("" for none). With one, the tuner chooses only
-// the variant, so its choices must not stand for a configuration that
-// leaves the block size to it.
-func blockSizeKey(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" block=%d", n)
 }
 
 // setLogger makes l the runtime's logger (nil: none).
@@ -511,104 +477,8 @@ func (r *Runtime) Configure(c Config) error {
 	if err != nil {
 		return apiError(err)
 	}
-	choices := exec.Config{Backend: c.Backend, OpenCLDevice: c.OpenCLDevice, DeviceScheme: c.DeviceScheme,
-		DeviceLayout: c.DeviceLayout, OpenMPScheme: c.OpenMPScheme, SIMD: c.SIMD, Fusion: c.Fusion}
-	if err := choices.CheckChoices(); err != nil {
+	if err := def.Merge(c); err != nil {
 		return apiError(err)
-	}
-	if c.Backend != "" {
-		def.Backend = c.Backend
-	}
-	if c.CC != "" {
-		def.CC = c.CC
-	}
-	if c.CXX != "" {
-		def.CXX = c.CXX
-	}
-	if c.CFlags != nil {
-		def.CFlags = append([]string(nil), c.CFlags...)
-	}
-	if c.CacheDir != "" {
-		def.CacheDir = c.CacheDir
-	}
-	// A compiler named explicitly must run, whatever the backend (the
-	// host backends check CC when they open; the default C++ compiler
-	// is only needed by C++ kernels).
-	if c.CC != "" || os.Getenv("CC") != "" {
-		if err := (&jit.Compiler{CC: def.CC}).Check(); err != nil {
-			return apiError(err)
-		}
-	}
-	if c.CXX != "" || os.Getenv("CXX") != "" {
-		if err := (&jit.Compiler{CC: def.CXX, CXX: true}).Check(); err != nil {
-			return apiError(err)
-		}
-	}
-	// So must flags named explicitly, with the C compiler.
-	if _, env := os.LookupEnv("OP2_CFLAGS"); c.CFlags != nil || env {
-		source := "Config.CFlags"
-		if c.CFlags == nil {
-			source = "OP2_CFLAGS"
-		}
-		if err := (&jit.Compiler{CC: def.CC, Flags: def.CFlags}).CheckFlags(source); err != nil {
-			return apiError(err)
-		}
-	}
-	if c.Threads < 0 || c.BlockSize < 0 {
-		return fmt.Errorf("op2: Config.Threads and Config.BlockSize must not be negative")
-	}
-	if c.Threads > 0 {
-		if err := exec.CheckThreads(c.Threads, "Config.Threads"); err != nil {
-			return apiError(err)
-		}
-		def.Threads = c.Threads
-	}
-	if c.BlockSize > 0 {
-		def.BlockSize = c.BlockSize
-	}
-	if c.OpenCLPlatform != "" {
-		def.OpenCLPlatform = c.OpenCLPlatform
-	}
-	if c.OpenCLDevice != "" {
-		def.OpenCLDevice = c.OpenCLDevice
-	}
-	if c.DeviceScheme != "" {
-		def.DeviceScheme = c.DeviceScheme
-	}
-	if c.DeviceLayout != "" {
-		def.DeviceLayout = c.DeviceLayout
-	}
-	if c.DeviceWorkGroupSize != 0 {
-		if err := device.CheckWorkGroupSize(c.DeviceWorkGroupSize); err != nil {
-			return apiError(fmt.Errorf("Config.DeviceWorkGroupSize: %w", err))
-		}
-		def.DeviceWorkGroupSize = c.DeviceWorkGroupSize
-	}
-	if c.CUDADevice < 0 {
-		return fmt.Errorf("op2: Config.CUDADevice = %d: device numbers start at 0", c.CUDADevice)
-	}
-	if c.CUDADevice > 0 {
-		def.CUDADevice = c.CUDADevice
-	}
-	if c.OpenMPScheme != "" {
-		def.OpenMPScheme = c.OpenMPScheme
-	}
-	if c.SIMD != "" {
-		def.SIMD = c.SIMD
-	}
-	if c.Fusion != "" {
-		def.Fusion = c.Fusion
-	}
-	def.PlanCheck = def.PlanCheck || c.PlanCheck
-	def.Check = def.Check || c.Check
-	def.Timing = def.Timing || c.Timing
-	def.Tune = def.Tune || c.Tune
-	def.Lazy = def.Lazy || c.Lazy
-	if c.Tile < 0 {
-		return fmt.Errorf("op2: Config.Tile = %d must not be negative", c.Tile)
-	}
-	if c.Tile > 0 {
-		def.Tile = c.Tile
 	}
 	if def.Lazy {
 		if err := r.singleProcess("Config.Lazy"); err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/exec"
 )
 
 // TestEverySettingChecked walks every field of Config: each one that can
@@ -37,7 +38,7 @@ func TestEverySettingChecked(t *testing.T) {
 	settings := map[string]setting{
 		"Backend":             {bad: func(c *op2.Config) { c.Backend = "no-such-backend" }, want: []string{`unknown backend "no-such-backend"`}},
 		"CC":                  {bad: func(c *op2.Config) { c.CC = "no-such-cc" }, want: []string{`"no-such-cc"`, "apt-get install gcc"}},
-		"CXX":                 {bad: func(c *op2.Config) { c.CXX = "no-such-cxx" }, want: []string{`"no-such-cxx"`, "apt-get install g++"}},
+		"CXX":                 {reason: "a command, run when a C++ kernel is built: a missing one is reported then and C kernels still run (TestMissingCXXCompiler)"},
 		"CFlags":              {bad: func(c *op2.Config) { c.CFlags = []string{"-fno-such-flag"} }, want: []string{"Config.CFlags", "-fno-such-flag"}},
 		"CacheDir":            {bad: func(c *op2.Config) { c.CacheDir = notADir }, want: []string{notADir}},
 		"Threads":             {bad: func(c *op2.Config) { c.Threads = -1 }, want: []string{"Config.Threads"}},
@@ -60,7 +61,14 @@ func TestEverySettingChecked(t *testing.T) {
 		"Logger":              {reason: "any *slog.Logger; nil keeps the default"},
 	}
 	fields := reflect.VisibleFields(reflect.TypeFor[op2.Config]())
+	rows := map[string]bool{}
+	for _, s := range exec.Settings {
+		rows[s.Field] = !s.EnvOnly
+	}
 	for _, f := range fields {
+		if !rows[f.Name] {
+			t.Errorf("Config.%s has no row in the configuration table (exec.Settings)", f.Name)
+		}
 		s, ok := settings[f.Name]
 		if !ok {
 			t.Errorf("Config.%s is not in this test's table: give it a wrong value and the error it must give, or the reason every value is taken", f.Name)
@@ -148,7 +156,7 @@ func TestEveryVariableChecked(t *testing.T) {
 	vars := map[string]variable{
 		"OMP_NUM_THREADS":      {bad: "0", want: "not a positive integer"},
 		"CC":                   {bad: "no-such-cc", want: "was not found"},
-		"CXX":                  {bad: "no-such-cxx", want: "was not found"},
+		"CXX":                  {reason: "a command, run when a C++ kernel is built (TestMissingCXXCompiler)"},
 		"OP2_BACKEND":          {bad: "no-such-backend", want: "unknown backend"},
 		"OP2_BLOCK_SIZE":       {bad: "-3", want: "not a non-negative integer"},
 		"OP2_CACHE_DIR":        {reason: "a directory, created if missing; one that cannot be used is refused, naming it, when a backend opens (TestErrorsCallersCanInspect)"},

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -209,5 +210,68 @@ func TestDefaultThreadsShareTheCPUs(t *testing.T) {
 		if err != nil || cfg.Threads != min(c.want, MaxThreads) {
 			t.Errorf("%v: %d threads (%v), want %d", c.env, cfg.Threads, err, c.want)
 		}
+	}
+}
+
+// TestWorkGroupKey: the tuner's configuration key names a device
+// work-group size other than the default, and not the default (so that
+// choices saved before the size was configurable still apply).
+func TestWorkGroupKey(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, ""}, {64, ""}, {32, "/wg32"}, {256, "/wg256"}} {
+		if got := workGroupKey(c.n); got != c.want {
+			t.Errorf("workGroupKey(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
+
+// TestTunerKeyUnchanged: the key the configuration table writes is the
+// one saved tuning files were written with (the format below is the one
+// package op2 wrote before the table), so saved choices still apply.
+func TestTunerKeyUnchanged(t *testing.T) {
+	old := func(c *Config) string {
+		return fmt.Sprintf("threads=%d omp=%s dev=%s/%s%s cl=%s/%s cuda=%d cflags=%s%s%s", c.Threads, c.OpenMPScheme,
+			c.DeviceScheme, c.DeviceLayout, workGroupKey(c.DeviceWorkGroupSize), c.OpenCLPlatform, c.OpenCLDevice, c.CUDADevice, strings.Join(c.CFlags, " "),
+			blockSizeKey(c.BlockSize), simdKey(c.SIMD))
+	}
+	for _, c := range []Config{
+		{},
+		{Threads: 2, CFlags: DefaultCFlags},
+		{Threads: 8, OpenMPScheme: "colour", DeviceScheme: "atomics", DeviceLayout: "soa", DeviceWorkGroupSize: 128,
+			OpenCLPlatform: "Portable", OpenCLDevice: "cpu", CUDADevice: 1, CFlags: []string{"-O2"}, BlockSize: 256, SIMD: "8",
+			Backend: "openmp", Tune: true, Tile: 4, Fusion: "on"},
+		{DeviceWorkGroupSize: 64, SIMD: "auto", OpenMPScheme: "owner"},
+	} {
+		if got, want := c.TunerKey(), old(&c); got != want {
+			t.Errorf("TunerKey() = %q, want %q", got, want)
+		}
+	}
+}
+
+// TestSettingsCoverConfig: every field of Config has one row in
+// Settings, every row names a field, and no two rows share a variable.
+func TestSettingsCoverConfig(t *testing.T) {
+	rows := map[string]int{}
+	envs := map[string]bool{}
+	for _, s := range Settings {
+		rows[s.Field]++
+		if envs[s.Env] {
+			t.Errorf("two rows read %s", s.Env)
+		}
+		envs[s.Env] = true
+		if s.parse == nil || s.Doc == "" || s.Default == "" {
+			t.Errorf("row %s: a reader, a default and a description are required", s.Field)
+		}
+	}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[Config]()) {
+		if rows[f.Name] != 1 {
+			t.Errorf("Config.%s has %d rows in Settings, want 1", f.Name, rows[f.Name])
+		}
+		delete(rows, f.Name)
+	}
+	for name := range rows {
+		t.Errorf("Settings has a row for %q, which is not a field of Config", name)
 	}
 }

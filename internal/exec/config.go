@@ -1,0 +1,468 @@
+package exec
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/goop2/op2/internal/codegen/device"
+	"github.com/goop2/op2/internal/codegen/hostc"
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/jit"
+)
+
+// Config is the run-time configuration shared by all backends. Each field
+// is one row of Settings, which says where it comes from and how it is
+// checked.
+type Config struct {
+	Backend   string   // backend name; default "sequential"
+	CC        string   // C compiler command; default $CC or "cc"
+	CXX       string   // C++ compiler command, for C++ kernels; default $CXX or "g++"
+	CFlags    []string // optimisation flags; default -O3 -march=native -fno-math-errno
+	CacheDir  string   // compiled-code cache; default DefaultCacheDir()
+	Threads   int      // OpenMP threads, at most MaxThreads; default $OMP_NUM_THREADS or DefaultThreads
+	BlockSize int      // plan block size; 0 = adaptive
+	PlanCheck bool     // verify every new plan's invariants
+	Check     bool     // check mode: detect kernels writing to READ arguments
+	Timing    bool     // record per-loop times ($OP2_TIMING)
+	Lazy      bool     // record loops until something forces them ($OP2_LAZY)
+	Tile      int      // seed elements per tile for sparse tiling of recorded chains; 0 = off ($OP2_TILE)
+	DebugPlan bool     // print each new plan's shape on standard error ($OP2_DEBUG_PLAN)
+
+	// Logger receives the run time's events; nil logs nothing. The
+	// default is a text handler on standard error at the level $OP2_LOG
+	// names (debug, info, warn, error), or nil when OP2_LOG is unset,
+	// empty or "off".
+	Logger *slog.Logger
+
+	OpenCLPlatform string // substring of the OpenCL platform name to use; "" = any
+	OpenCLDevice   string // OpenCL device type: "cpu", "gpu", "accelerator" or "" (any)
+	// DeviceScheme is how device backends apply increments through maps:
+	// "staged" (default: shared memory, colours) or "atomics".
+	DeviceScheme string
+	// DeviceLayout is how device backends store Dats of dim > 1: "aos"
+	// (default) or "soa" (structure of arrays).
+	DeviceLayout string
+	// DeviceWorkGroupSize is the number of work items per work group
+	// (CUDA threads per block) of the device backends' kernels: a power
+	// of two from 32 to 1024, or 0 for the default 64.
+	DeviceWorkGroupSize int
+	// CUDADevice is the ordinal of the CUDA device the cuda backend uses.
+	CUDADevice int
+	// Tune chooses each loop's variant (VariantBuilder) and plan block
+	// size by measurement ($OP2_TUNE; see Tuner).
+	Tune bool
+	// OpenMPScheme is how the openmp backend runs loops that modify data
+	// through maps: "owner" (default: per-thread pieces of the set, their
+	// interior elements in parallel, then the coloured separators) or
+	// "colour" (all blocks coloured).
+	OpenMPScheme string
+	// SIMD is how the host backends use SIMD lanes (hostc's lane
+	// variant): "" or "auto" (scalar code; the tuner tries lanes), "off"
+	// (never), or a lane count, "4" or "8" (loops that can have lanes are
+	// built with them).
+	SIMD string
+	// Fusion says whether loop chains fuse consecutive loops over one
+	// set (package fuse): "" or "auto" (default: where it pays, see
+	// op2.Config.Fusion), "on" or "off".
+	Fusion string
+}
+
+// A ConfigSetting is one row of the configuration table (Settings): a
+// field of Config, the environment variable that sets it, its default,
+// how a value is read and checked, and its part in the tuner's key.
+// ConfigFromEnv, Merge (package op2's Configure), TunerKey and the
+// configuration guide's table all come from the rows.
+type ConfigSetting struct {
+	Field   string // the Config field (and package op2's Config field, unless EnvOnly)
+	Env     string // the environment variable
+	Default string // the default, in words
+	Doc     string // what it does, in one sentence
+	// EnvOnly says that package op2's Config has no such field: only
+	// the variable sets it.
+	EnvOnly bool
+	// parse reads the variable's value (unset: not called; set but
+	// empty: called only with emptyIsValue) into the field's type, or
+	// returns an error naming the variable and the value.
+	parse        func(env, v string) (any, error)
+	emptyIsValue bool
+	// check, when not nil, checks a value a program configured (not
+	// the zero value, which means the default); its error names the
+	// field.
+	check func(field string, v any) error
+	// verify, when not nil, checks the value in use when the program
+	// or the environment named it explicitly, whatever the backend
+	// (running a compiler); source is "Config.F" or the variable.
+	verify func(c *Config, source string) error
+	// keyPos, when positive, places key's text in the tuner's key
+	// (TunerKey), in increasing keyPos.
+	keyPos int
+	key    func(c *Config) string
+}
+
+// Settings is the configuration table, in the order the configuration
+// guide lists it.
+var Settings = []ConfigSetting{
+	{Field: "Backend", Env: "OP2_BACKEND", Default: "sequential", Doc: "the backend: sequential, openmp, opencl or cuda",
+		parse: choiceParser(CheckBackend), check: choiceCheck(CheckBackend)},
+	{Field: "CC", Env: "CC", Default: "cc", Doc: "the C compiler command, with any arguments (e.g. `gcc -std=gnu11`)",
+		parse: text, verify: func(c *Config, source string) error { return (&jit.Compiler{CC: c.CC}).Check() }},
+	// The C++ compiler is optional: a missing one is reported when a C++
+	// kernel is built, and C kernels still run.
+	{Field: "CXX", Env: "CXX", Default: "g++", Doc: "the C++ compiler command of C++ kernels (Kernel.CXX), checked when one is built",
+		parse: text},
+	{Field: "CFlags", Env: "OP2_CFLAGS", Default: strings.Join(DefaultCFlags, " "), Doc: "the C compilers' optimisation flags (the variable: separated by spaces; set and empty: none)",
+		parse: func(_, v string) (any, error) { return strings.Fields(v), nil }, emptyIsValue: true,
+		verify: func(c *Config, source string) error {
+			return (&jit.Compiler{CC: c.CC, Flags: c.CFlags}).CheckFlags(source)
+		},
+		keyPos: 9, key: func(c *Config) string { return " cflags=" + strings.Join(c.CFlags, " ") }},
+	{Field: "CacheDir", Env: "OP2_CACHE_DIR", Default: "~/.cache/goop2", Doc: "where compiled loops are kept (created with mode 0700; one another user owns, or writable by others, is refused)",
+		parse: text},
+	{Field: "Threads", Env: "OMP_NUM_THREADS", Default: "the CPUs, shared among an MPI launcher's local ranks", Doc: fmt.Sprintf("the OpenMP threads, 1 to %d (the variable: its first number)", MaxThreads),
+		parse: func(env, v string) (any, error) {
+			n, err := strconv.Atoi(strings.TrimSpace(strings.Split(v, ",")[0]))
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("%s=%q is not a positive integer", env, v)
+			}
+			return n, CheckThreads(n, env)
+		},
+		check: func(field string, v any) error {
+			if v.(int) < 0 {
+				return fmt.Errorf("%s = %d must not be negative", field, v)
+			}
+			return CheckThreads(v.(int), field)
+		},
+		keyPos: 1, key: func(c *Config) string { return fmt.Sprintf("threads=%d", c.Threads) }},
+	{Field: "BlockSize", Env: "OP2_BLOCK_SIZE", Default: "0 (chosen per loop)", Doc: "the execution plans' block size",
+		parse: intParser(0, "a non-negative integer"), check: nonNegative,
+		keyPos: 10, key: func(c *Config) string { return blockSizeKey(c.BlockSize) }},
+	{Field: "PlanCheck", Env: "OP2_PLAN_CHECK", Default: "false", Doc: "verify every invariant of each new execution plan", parse: boolean},
+	{Field: "Check", Env: "OP2_CHECK", Default: "false", Doc: "check mode: find kernels that write to READ arguments or constants", parse: boolean},
+	{Field: "Timing", Env: "OP2_TIMING", Default: "false", Doc: "record each loop's calls, times and bytes (the timing report)", parse: boolean},
+	{Field: "Lazy", Env: "OP2_LAZY", Default: "false", Doc: "record loops until something needs their results (one MPI rank only)", parse: boolean},
+	{Field: "Tile", Env: "OP2_TILE", Default: "0 (off)", Doc: "run recorded loops on the host backends as sparse tiles of this many elements",
+		parse: intParser(0, "a non-negative integer"), check: nonNegative},
+	{Field: "DebugPlan", Env: "OP2_DEBUG_PLAN", Default: "false", Doc: "print each new plan's blocks, block size, colours and owner pieces on standard error",
+		EnvOnly: true, parse: boolean},
+	{Field: "Logger", Env: "OP2_LOG", Default: "none", Doc: "logging through log/slog (the variable: a text handler on standard error at trace, debug, info, warn or error; off: none)",
+		parse: func(env, v string) (any, error) {
+			v = strings.TrimSpace(v)
+			if v == "" || strings.EqualFold(v, "off") {
+				return (*slog.Logger)(nil), nil
+			}
+			level := LevelTrace
+			if !strings.EqualFold(v, "trace") {
+				if err := level.UnmarshalText([]byte(v)); err != nil {
+					return nil, fmt.Errorf("%s=%q is not a log level (trace, debug, info, warn, error or off)", env, v)
+				}
+			}
+			return envLogger(level), nil
+		}},
+	{Field: "OpenCLPlatform", Env: "OP2_OPENCL_PLATFORM", Default: "the first with a device", Doc: "the OpenCL platform whose name contains this",
+		parse: text, keyPos: 6, key: func(c *Config) string { return " cl=" + c.OpenCLPlatform }},
+	{Field: "OpenCLDevice", Env: "OP2_OPENCL_DEVICE", Default: "any", Doc: "the OpenCL device type: cpu, gpu, accelerator, default or all",
+		parse: choiceParser(CheckOpenCLDevice), check: choiceCheck(CheckOpenCLDevice),
+		keyPos: 7, key: func(c *Config) string { return "/" + c.OpenCLDevice }},
+	{Field: "DeviceScheme", Env: "OP2_DEVICE_SCHEME", Default: "staged", Doc: "how opencl and cuda apply increments through maps: staged or atomics",
+		parse: choiceParser(checkDeviceScheme), check: choiceCheck(checkDeviceScheme),
+		keyPos: 3, key: func(c *Config) string { return " dev=" + c.DeviceScheme }},
+	{Field: "DeviceLayout", Env: "OP2_DEVICE_LAYOUT", Default: "aos", Doc: "how opencl and cuda store Dats of dim > 1: aos or soa (component by component)",
+		parse: choiceParser(checkDeviceLayout), check: choiceCheck(checkDeviceLayout),
+		keyPos: 4, key: func(c *Config) string { return "/" + c.DeviceLayout }},
+	{Field: "DeviceWorkGroupSize", Env: "OP2_DEVICE_WORKGROUP", Default: strconv.Itoa(device.DefaultWorkGroupSize), Doc: "work items per work group (CUDA threads per block) of opencl and cuda: a power of two from 32 to 1024 within the device's limit",
+		parse: func(env, v string) (any, error) {
+			n, err := device.ParseWorkGroupSize(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s=%q: %w", env, v, err)
+			}
+			return n, nil
+		},
+		check: func(field string, v any) error {
+			if err := device.CheckWorkGroupSize(v.(int)); err != nil {
+				return fmt.Errorf("%s: %w", field, err)
+			}
+			return nil
+		},
+		keyPos: 5, key: func(c *Config) string { return workGroupKey(c.DeviceWorkGroupSize) }},
+	{Field: "CUDADevice", Env: "OP2_CUDA_DEVICE", Default: "0", Doc: "the ordinal of the GPU cuda uses",
+		parse: intParser(0, "a device number (0, 1, ...)"),
+		check: func(field string, v any) error {
+			if v.(int) < 0 {
+				return fmt.Errorf("%s = %d: device numbers start at 0", field, v)
+			}
+			return nil
+		},
+		keyPos: 8, key: func(c *Config) string { return fmt.Sprintf(" cuda=%d", c.CUDADevice) }},
+	{Field: "Tune", Env: "OP2_TUNE", Default: "false", Doc: "the auto-tuner: the first calls of each loop try its variants and block sizes, and the fastest is kept and saved", parse: boolean},
+	{Field: "OpenMPScheme", Env: "OP2_OPENMP_SCHEME", Default: DefaultOpenMPScheme, Doc: "how openmp runs loops that modify data through maps: owner or colour",
+		parse: choiceParser(checkOpenMPScheme), check: choiceCheck(checkOpenMPScheme),
+		keyPos: 2, key: func(c *Config) string { return " omp=" + c.OpenMPScheme }},
+	{Field: "SIMD", Env: "OP2_SIMD", Default: "auto", Doc: "SIMD lanes on sequential and openmp: auto (the tuner tries them), off, 4 or 8",
+		parse: choiceParser(checkSIMD), check: choiceCheck(checkSIMD),
+		keyPos: 11, key: func(c *Config) string { return simdKey(c.SIMD) }},
+	{Field: "Fusion", Env: "OP2_FUSION", Default: "auto", Doc: "whether recorded loops over one set fuse: auto (where it pays), on or off",
+		parse: choiceParser(CheckFusion), check: choiceCheck(CheckFusion)},
+}
+
+// Value readers of the rows.
+func text(_, v string) (any, error) { return v, nil }
+
+func boolean(env, v string) (any, error) {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s=%q is not a boolean", env, v)
+	}
+	return b, nil
+}
+
+// intParser reads an integer of at least lo, described as what.
+func intParser(lo int, what string) func(env, v string) (any, error) {
+	return func(env, v string) (any, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo {
+			return nil, fmt.Errorf("%s=%q is not %s", env, v, what)
+		}
+		return n, nil
+	}
+}
+
+func nonNegative(field string, v any) error {
+	if v.(int) < 0 {
+		return fmt.Errorf("%s = %d must not be negative", field, v)
+	}
+	return nil
+}
+
+// choiceParser and choiceCheck read and check a setting that names one of
+// a fixed set of values with check.
+func choiceParser(check func(string) error) func(env, v string) (any, error) {
+	return func(env, v string) (any, error) {
+		if err := check(v); err != nil {
+			return nil, fmt.Errorf("%s=%q: %w", env, v, err)
+		}
+		return v, nil
+	}
+}
+
+func choiceCheck(check func(string) error) func(field string, v any) error {
+	return func(field string, v any) error {
+		if err := check(v.(string)); err != nil {
+			return fmt.Errorf("%s: %w", field, err)
+		}
+		return nil
+	}
+}
+
+func checkDeviceScheme(s string) error { _, err := device.ParseScheme(s); return err }
+func checkDeviceLayout(s string) error { _, err := device.ParseLayout(s); return err }
+func checkOpenMPScheme(s string) error { _, err := ParseOpenMPScheme(s); return err }
+func checkSIMD(s string) error         { _, _, err := ParseSIMD(s); return err }
+
+// field is the Config field named name.
+func (c *Config) field(name string) reflect.Value { return reflect.ValueOf(c).Elem().FieldByName(name) }
+
+// ConfigFromEnv returns the default configuration with the environment's
+// overrides applied: every variable of Settings, each read and checked
+// as its row says (whatever the backend). The error names the first
+// variable whose value its setting does not take.
+func ConfigFromEnv() (Config, error) {
+	cfg := Config{Backend: "sequential", CC: "cc", CXX: "g++", CFlags: slices.Clone(DefaultCFlags),
+		CacheDir: DefaultCacheDir(), Threads: DefaultThreads()}
+	for _, s := range Settings {
+		v, set := os.LookupEnv(s.Env)
+		if !set || v == "" && !s.emptyIsValue {
+			continue
+		}
+		x, err := s.parse(s.Env, v)
+		if err != nil {
+			return cfg, err
+		}
+		f := cfg.field(s.Field)
+		if x == nil {
+			f.SetZero()
+		} else {
+			f.Set(reflect.ValueOf(x))
+		}
+	}
+	return cfg, nil
+}
+
+// Merge applies the settings a program configured, user (package op2's
+// Config, a struct whose fields are those of Settings but the EnvOnly
+// ones), to c, the configuration from the environment: each non-zero
+// field is checked as its row says (the error names it "Config.F") and
+// replaces c's; a bool that is true turns c's on. Then the values a
+// program or the environment named explicitly are verified (compilers
+// run). On error c is unchanged.
+func (c *Config) Merge(user any) error {
+	u := reflect.ValueOf(user)
+	merged := *c
+	type named struct {
+		s      ConfigSetting
+		source string
+	}
+	var explicit []named
+	for _, s := range Settings {
+		source := ""
+		if v, set := os.LookupEnv(s.Env); set && (v != "" || s.emptyIsValue) {
+			source = s.Env
+		}
+		if v := u.FieldByName(s.Field); !s.EnvOnly && !v.IsZero() {
+			if s.check != nil {
+				if err := s.check("Config."+s.Field, v.Interface()); err != nil {
+					return err
+				}
+			}
+			switch f := merged.field(s.Field); f.Kind() {
+			case reflect.Bool:
+				f.SetBool(true)
+			case reflect.Slice: // a copy: the program may change its slice
+				f.Set(reflect.AppendSlice(reflect.MakeSlice(v.Type(), 0, v.Len()), v))
+			default:
+				f.Set(v)
+			}
+			source = "Config." + s.Field
+		}
+		if s.verify != nil && source != "" {
+			explicit = append(explicit, named{s, source})
+		}
+	}
+	for _, e := range explicit {
+		if err := e.s.verify(&merged, e.source); err != nil {
+			return err
+		}
+	}
+	*c = merged
+	return nil
+}
+
+// TunerKey is the configuration's part of the tuner's keys: the settings
+// that change which way of running a loop is fastest.
+func (c *Config) TunerKey() string {
+	var rows []ConfigSetting
+	for _, s := range Settings {
+		if s.keyPos > 0 {
+			rows = append(rows, s)
+		}
+	}
+	slices.SortFunc(rows, func(a, b ConfigSetting) int { return a.keyPos - b.keyPos })
+	var b strings.Builder
+	for _, s := range rows {
+		b.WriteString(s.key(c))
+	}
+	return b.String()
+}
+
+// simdKey is the part of the tuner's key that names a SIMD setting other
+// than auto.
+func simdKey(s string) string {
+	if v := strings.ToLower(strings.TrimSpace(s)); v != "" && v != "auto" {
+		return " simd=" + v
+	}
+	return ""
+}
+
+// workGroupKey is the part of the tuner's key that names a device
+// work-group size other than the default ("" for the default, so that
+// choices saved before the size was configurable still apply).
+func workGroupKey(n int) string {
+	if n == 0 || n == device.DefaultWorkGroupSize {
+		return ""
+	}
+	return fmt.Sprintf("/wg%d", n)
+}
+
+// blockSizeKey is the part of the tuner's key that names a configured
+// block size ("" for none). With one, the tuner chooses only the variant,
+// so its choices must not stand for a configuration that leaves the block
+// size to it.
+func blockSizeKey(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" block=%d", n)
+}
+
+// CheckBackend returns an error when no backend of that name is
+// registered; it matches core.ErrBackendUnavailable.
+func CheckBackend(name string) error {
+	if !slices.Contains(Backends(), name) {
+		return core.Unavailable(fmt.Errorf("unknown backend %q (available: %s)", name, strings.Join(Backends(), ", ")))
+	}
+	return nil
+}
+
+// CheckFusion returns an error when s is not a Fusion setting.
+func CheckFusion(s string) error {
+	switch s {
+	case "", "auto", "on", "off":
+		return nil
+	}
+	return fmt.Errorf("fusion %q: want \"auto\", \"on\" or \"off\"", s)
+}
+
+// OpenCLDeviceTypes are the names Config.OpenCLDevice accepts ("" means
+// any, as "all" and "any" do), in lower case; the opencl backend maps them
+// to OpenCL's device types.
+var OpenCLDeviceTypes = []string{"all", "any", "cpu", "gpu", "accelerator", "default"}
+
+// CheckOpenCLDevice returns an error when name (any case) is not an
+// OpenCL device type of OpenCLDeviceTypes.
+func CheckOpenCLDevice(name string) error {
+	if name == "" || slices.Contains(OpenCLDeviceTypes, strings.ToLower(name)) {
+		return nil
+	}
+	return fmt.Errorf("unknown OpenCL device type %q (cpu, gpu, accelerator, default, or all)", name)
+}
+
+// The openmp backend's schemes (Config.OpenMPScheme).
+const (
+	OpenMPOwner  = "owner"
+	OpenMPColour = "colour"
+	// DefaultOpenMPScheme is the scheme used when none is configured.
+	DefaultOpenMPScheme = OpenMPOwner
+)
+
+// ParseOpenMPScheme reports whether scheme (a Config.OpenMPScheme value;
+// empty means DefaultOpenMPScheme; "color" is accepted for "colour";
+// any case) is the owner-compute scheme, or returns an error for an
+// unknown scheme.
+func ParseOpenMPScheme(scheme string) (owner bool, err error) {
+	switch strings.ToLower(strings.TrimSpace(scheme)) {
+	case "":
+		return DefaultOpenMPScheme == OpenMPOwner, nil
+	case OpenMPOwner:
+		return true, nil
+	case OpenMPColour, "color":
+		return false, nil
+	}
+	return false, fmt.Errorf("unknown openmp scheme %q (%s or %s)", scheme, OpenMPOwner, OpenMPColour)
+}
+
+// ParseSIMD reads a Config.SIMD value: "" or "auto" (scalar code, the
+// tuner tries lanes: lanes 0, off false), "off" (scalar code only: off
+// true), "scalar" (lanes 0, off false), or a lane count of
+// hostc.LaneWidths ("4", "8"; also "simd4", "simd8"), any case.
+func ParseSIMD(s string) (lanes int, off bool, err error) {
+	v := strings.ToLower(strings.TrimSpace(s))
+	switch v {
+	case "", "auto", "scalar":
+		return 0, false, nil
+	case "off":
+		return 0, true, nil
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(v, "simd"))
+	if err != nil || !slices.Contains(hostc.LaneWidths, n) {
+		w := make([]string, len(hostc.LaneWidths))
+		for i, n := range hostc.LaneWidths {
+			w[i] = strconv.Itoa(n)
+		}
+		return 0, false, fmt.Errorf("unknown SIMD setting %q: want auto, off, or a lane count (%s)", s, strings.Join(w, ", "))
+	}
+	return n, false, nil
+}
