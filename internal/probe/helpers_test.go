@@ -5,7 +5,8 @@
 // regression tests. The bugs it found are in FINDINGS.md (all fixed) and
 // MATRIX_FINDINGS.md (the matrix feature's; those pending are skipped);
 // FUSE_FINDINGS.md has the loop fusion probe's (fuse_test.go), TILE_FINDINGS.md
-// the sparse tiling probe's (tile_probe_test.go, tile_probe_mpi_test.go).
+// the sparse tiling probe's (tile_probe_test.go, tile_probe_mpi_test.go),
+// I37_FINDINGS.md issue 37's fixes' (probe37_*_test.go).
 package probe_test
 
 import (

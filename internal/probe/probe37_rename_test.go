@@ -148,6 +148,17 @@ void p37_arrtd(const double *x, double *y) {
   double4 v = {x[0], x[1], x[2], 0}; uint n = 3; float2 f = x[0] * x[1];
   y[0] = v[0] + v[1] + v[2]; y[1] = f; y[2] = n; y[3] = v[2];
 }`, want: sum3},
+		{name: "p37_macros", src: `#ifndef MAXFLOAT
+#define MAXFLOAT 1e30
+#endif
+#define dot(a, b) ((a)[0] * (b)[0] + (a)[1] * (b)[1] + (a)[2] * (b)[2])
+#define clamp(v) ((v) < 0 ? 0 : (v))
+#define uint unsigned
+void p37_macros(const double *x, double *y) {
+  const double one[3] = {1, 1, 1};
+  uint n = 3;
+  y[0] = dot(x, one); y[1] = clamp(x[0] * x[1]); y[2] = MAXFLOAT > 1e29 ? n : 0; y[3] = x[2];
+}`, want: sum3},
 	} {
 		t.Run(k.name, func(t *testing.T) {
 			if fails := probe37RunRename(t, k); len(fails) > 0 {
@@ -200,11 +211,11 @@ void normalize(const double *x, double *y) {
 // kernel runs on the host, and must run on opencl (and cuda) too, as
 // the issue asks of names a kernel declares.
 func TestProbe37RenameVariablesNamedLikeKeywords(t *testing.T) {
-	// Finding 3: variables named half, local, global... break the
+	// Finding 1: variables named half, local, global... break the
 	// kernel on opencl (a build error), although the source is valid C
 	// and the issue's fix renames the names a source declares.
 	if os.Getenv("OP2_PROBE_FINDINGS") == "" {
-		t.Skip("finding 3: see I37_FINDINGS.md")
+		t.Skip("finding 1: see I37_FINDINGS.md")
 	}
 	for _, k := range []probe37Kernel{
 		{name: "p37_half", src: `void p37_half(const double *x, double *y) {

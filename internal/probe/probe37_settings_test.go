@@ -24,11 +24,11 @@ func probe37Spelling(t *testing.T, set func(c *op2.Config, v string), v string) 
 // TestProbe37ChoiceSpellings: the settings that name one of a few choices
 // take the same spellings. OpenMPScheme, SIMD and OpenCLDevice take any
 // case and surrounding spaces ("OWNER", " colour ", "SIMD8", "CPU"); the
-// probe asks the same of DeviceScheme, DeviceLayout, Fusion and Backend,
-// as Config and as OP2_* variables.
+// probe asks the same of DeviceScheme, DeviceLayout and Fusion, as
+// Config and as OP2_* variables.
 func TestProbe37ChoiceSpellings(t *testing.T) {
-	// Finding 1: DeviceScheme, DeviceLayout, Fusion and Backend refuse
-	// "SOA", " soa", "Atomics", "ON", "OpenMP" (and the same through
+	// Finding 2: DeviceScheme, DeviceLayout and Fusion refuse "SOA",
+	// " soa", "Atomics", " staged", "ON", "off " (and the same through
 	// OP2_DEVICE_LAYOUT...), while OpenMPScheme, SIMD and OpenCLDevice
 	// of the same table take any case and spaces.
 	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cacheDir})) }()
@@ -62,7 +62,7 @@ func TestProbe37ChoiceSpellings(t *testing.T) {
 		return
 	}
 	if os.Getenv("OP2_PROBE_FINDINGS") == "" {
-		t.Skip("finding 1: see I37_FINDINGS.md")
+		t.Skip("finding 2: see I37_FINDINGS.md")
 	}
 	t.Errorf("OpenMPScheme, SIMD and OpenCLDevice take any case and spaces, but:\n%s", strings.Join(refused, "\n"))
 }
@@ -138,7 +138,7 @@ func TestProbe37EnvAndConfig(t *testing.T) {
 // parsers trim); the probe asks the same of OP2_BLOCK_SIZE, OP2_TILE
 // and OP2_CUDA_DEVICE, and of the booleans (OP2_TIMING=" 1").
 func TestProbe37NumericSpellings(t *testing.T) {
-	// Finding 2 (low): OP2_BLOCK_SIZE=" 8", OP2_TILE="4 ",
+	// Finding 3 (low): OP2_BLOCK_SIZE=" 8", OP2_TILE="4 ",
 	// OP2_CUDA_DEVICE=" 0" and OP2_TIMING=" true" are refused while
 	// OMP_NUM_THREADS=" 2" and OP2_DEVICE_WORKGROUP=" 64" are taken.
 	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cacheDir})) }()
@@ -158,7 +158,7 @@ func TestProbe37NumericSpellings(t *testing.T) {
 		return
 	}
 	if os.Getenv("OP2_PROBE_FINDINGS") == "" {
-		t.Skip("finding 2: see I37_FINDINGS.md")
+		t.Skip("finding 3: see I37_FINDINGS.md")
 	}
 	t.Errorf("taken: %v\nrefused:\n%s", taken, strings.Join(refused, "\n"))
 }
