@@ -19,10 +19,10 @@ import (
 // checked and its program built as ParLoop does, then kept in one
 // process-wide queue, in program order; the queue runs (is forced) when a
 // Chain returns and before anything else takes mu: every access to data
-// takes mu through lockData, which runs the queue first. So a loop that
-// is recorded always runs before any host access, whatever accessor the
-// program calls; the only ways to take mu without forcing are the
-// functions the package's tests list as touching no data.
+// mu through lock in a mode that runs the queue first. So a loop that is
+// recorded always runs before any host access, whatever accessor the
+// program calls; the only callers of lock(forNoData), which does not
+// force, are the functions the package's tests list as touching no data.
 
 // MaxRecordedLoops is the number of recorded loops (see Chain) the
 // process keeps: recording a loop when there are that many first runs
@@ -99,7 +99,7 @@ type chainQueue struct {
 	slots []*recordedLoop // slots[:n] hold the recorded loops
 	n     int
 	// failed is a recorded loop's failure that a call reporting no
-	// error met (lockKeep), for the next call that forces.
+	// error met (lock(forStatus)), for the next call that forces.
 	failed error
 	// group is the loops being fused, steps what force runs and fused
 	// the fused loops, reused from one forcing to the next.
@@ -330,17 +330,76 @@ func (q *chainQueue) usesConst(c *core.Const) bool {
 // fuser fuses recorded loops (under mu).
 var fuser fuse.Fuser
 
-// lockData takes mu for an access to data (host access, a loop that runs
-// now, anything that must see every loop issued so far), running the
-// recorded loops first. It returns with mu held whether or not they ran;
-// the error is a recorded loop's failure (*ChainError).
-// A failure kept by lockKeep is returned too, first.
-func lockData() error {
-	mu.Lock()
-	return forceLocked()
+// lockMode says what taking the lock (lock) does with the loops recorded
+// so far (see Chain).
+type lockMode struct {
+	kind lockKind
+	s    *core.Storage // forStorage's
 }
 
-// forceLocked is lockData for a caller that holds mu.
+type lockKind uint8
+
+const (
+	lockNoData lockKind = iota
+	lockData
+	lockStatus
+	lockCollective
+	lockStorage
+)
+
+// The modes of lock.
+var (
+	// forNoData: the caller touches no data a loop can change (it reads
+	// the configuration or counters, declares something, or records or
+	// runs a loop itself, forcing what it must with forceLocked); the
+	// recorded loops stay recorded.
+	forNoData = lockMode{kind: lockNoData}
+	// forData: an access to data, a loop that runs now, anything that
+	// must see every loop issued so far: the recorded loops run first,
+	// and lock returns their failure (*ChainError), after a failure
+	// forStatus kept.
+	forData = lockMode{kind: lockData}
+	// forStatus: forData for calls that neither return data values nor
+	// report errors (State, Timings, Stats, EnableTiming,
+	// ResetTimings): a recorded loop's failure is kept for the next call
+	// that forces, which returns it (or panics with it), instead of
+	// being lost; lock returns nil.
+	forStatus = lockMode{kind: lockStatus}
+	// forCollective: forData for a call every rank makes at the same
+	// point (see Chain under MPI).
+	forCollective = lockMode{kind: lockCollective}
+)
+
+// forStorage is forData for an accessor of the Dat or Global whose
+// storage is s: on several ranks it refuses to run recorded loops
+// (*ChainAccessError), since the other ranks may not be running them.
+func forStorage(s *core.Storage) lockMode { return lockMode{kind: lockStorage, s: s} }
+
+// lock takes mu, the lock that serialises loops of every runtime and
+// host access to data, in mode m: the one place mu is taken. It returns
+// with mu held whether or not the recorded loops ran.
+func lock(m lockMode) error {
+	mu.Lock()
+	switch m.kind {
+	case lockData:
+		return forceLocked()
+	case lockStatus:
+		if err := forceLocked(); err != nil && !isRefusal(err) {
+			queue.failed = err
+		}
+	case lockCollective:
+		return forceCollective()
+	case lockStorage:
+		if err := refuseForce(m.s); err != nil {
+			return err
+		}
+		return forceLocked()
+	}
+	return nil
+}
+
+// forceLocked runs the recorded loops, as lock(forData) does, for a
+// caller that holds mu.
 func forceLocked() error {
 	if queue.n == 0 && queue.failed == nil {
 		return nil
@@ -360,16 +419,6 @@ func forceLocked() error {
 		return errors.Join(kept, err)
 	}
 	return err
-}
-
-// lockKeep is lockData for calls that neither return data values nor
-// report errors (State, Timings, Stats, EnableTiming, ResetTimings): a
-// recorded loop's failure is kept for the next call that forces, which
-// returns it (or panics with it), instead of being lost.
-func lockKeep() {
-	if err := lockData(); err != nil && !isRefusal(err) {
-		queue.failed = err
-	}
 }
 
 // mustForce panics with the failure of a recorded loop forced by an
@@ -467,7 +516,7 @@ func (r *Runtime) Chain(fn func() error) error {
 	if fn == nil {
 		return errors.New("op2: Chain: the function is nil")
 	}
-	mu.Lock()
+	lock(forNoData)
 	_, err := r.dist.start()
 	if err == nil {
 		r.chains++
@@ -477,7 +526,7 @@ func (r *Runtime) Chain(fn func() error) error {
 		return err
 	}
 	ferr := r.chainScope(fn)
-	err = lockCollective()
+	err = lock(forCollective)
 	mu.Unlock()
 	switch {
 	case ferr == nil:
@@ -492,7 +541,7 @@ func (r *Runtime) Chain(fn func() error) error {
 // returns.
 func (r *Runtime) chainScope(fn func() error) error {
 	defer func() {
-		mu.Lock()
+		lock(forNoData)
 		r.chains--
 		mu.Unlock()
 	}()

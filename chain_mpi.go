@@ -93,27 +93,11 @@ func (r *Runtime) noteRecorded() {
 	}
 }
 
-// lockCollective is lockData for a call every rank makes at the same
-// point (see Chain): it runs the recorded loops.
-func lockCollective() error {
-	mu.Lock()
-	return forceCollective()
-}
-
-// forceCollective is forceLocked for such a call. Caller holds mu.
+// forceCollective is forceLocked for a call every rank makes at the same
+// point (lock(forCollective)). Caller holds mu.
 func forceCollective() error {
 	collective = true
 	defer func() { collective = false }()
-	return forceLocked()
-}
-
-// lockAccess is lockData for an accessor of the Dat or Global whose
-// storage is s: on several ranks it refuses to run recorded loops.
-func lockAccess(s *core.Storage) error {
-	mu.Lock()
-	if err := refuseForce(s); err != nil {
-		return err
-	}
 	return forceLocked()
 }
 
@@ -251,7 +235,7 @@ type HaloStats struct {
 // ReadHaloStats returns the process's halo traffic so far. It runs no
 // recorded loop.
 func ReadHaloStats() HaloStats {
-	mu.Lock()
+	lock(forNoData)
 	defer mu.Unlock()
 	if rt.dist.job == nil {
 		return HaloStats{}

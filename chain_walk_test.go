@@ -73,10 +73,11 @@ func (f *walkFixture) record(t *testing.T) {
 
 // forcing says how an exported function or method of package op2 relates
 // to recorded loops: call calls it (it must run them), or static says
-// that it does and the test checks that it calls lockData (calling it
-// here would end MPI or PETSc for the test process), or none says why it
-// touches no data a loop can change, or orders says why it need not run
-// them and which test checks the order it keeps instead.
+// that it does and the test checks that it calls lock(forData) or
+// lock(forCollective) (calling it here would end MPI or PETSc for the
+// test process), or none says why it touches no data a loop can change,
+// or orders says why it need not run them and which test checks the
+// order it keeps instead.
 type forcing struct {
 	call   func(f *walkFixture)
 	static bool
@@ -425,20 +426,6 @@ func receiverType(e ast.Expr) string {
 	}
 }
 
-// calls reports whether body calls the package function name.
-func calls(body ast.Node, name string) bool {
-	found := false
-	ast.Inspect(body, func(n ast.Node) bool {
-		if c, ok := n.(*ast.CallExpr); ok {
-			if id, ok := c.Fun.(*ast.Ident); ok && id.Name == name {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
-}
-
 // TestEveryExportedAPIForcesRecordedLoops walks every exported function
 // and method of the package (read from its source, so that a new one
 // without an entry in forcings fails): each one either runs the recorded
@@ -468,8 +455,8 @@ func TestEveryExportedAPIForcesRecordedLoops(t *testing.T) {
 		rule := forcings[name]
 		switch {
 		case rule.static:
-			if !calls(decls[name].Body, "lockData") && !calls(decls[name].Body, "lockCollective") {
-				t.Errorf("%s: declared to force, but does not call lockData or lockCollective", name)
+			if !locks(decls[name].Body, "forData") && !locks(decls[name].Body, "forCollective") {
+				t.Errorf("%s: declared to force, but does not call lock(forData) or lock(forCollective)", name)
 			}
 		case rule.call != nil:
 			f.record(t)
@@ -495,12 +482,9 @@ func TestEveryExportedAPIForcesRecordedLoops(t *testing.T) {
 	}
 }
 
-// muTakers are the functions that may take mu without running the
-// recorded loops (lockData runs them), and why.
-var muTakers = map[string]string{
-	"lockData":             "runs the recorded loops",
-	"lockCollective":       "runs the recorded loops (a collective call)",
-	"lockAccess":           "runs the recorded loops, or refuses (see Chain under MPI)",
+// noDataLockers are the functions that may take mu without running the
+// recorded loops, with lock(forNoData), and why.
+var noDataLockers = map[string]string{
 	"ReadHaloStats":        "reads counters",
 	"Runtime.ParLoop":      "records, or runs the recorded loops first",
 	"Loop.Compute":         "records, or runs the recorded loops first",
@@ -521,12 +505,12 @@ var muTakers = map[string]string{
 	"Global.SetValue":      "orders itself after the recorded loops passing the Global (TestSetValueOrdersAfterRecordedLoops)",
 }
 
-// TestDataAccessTakesMuThroughLockData checks the structure that makes
-// forcing impossible to forget: in the package's source, only the
-// functions of muTakers take mu directly; everything else that needs mu
-// (every access to data) takes it through lockData, which runs the
-// recorded loops first.
-func TestDataAccessTakesMuThroughLockData(t *testing.T) {
+// TestDataAccessTakesMuThroughLock checks the structure that makes
+// forcing impossible to forget: in the package's source only lock takes
+// mu, and only the functions of noDataLockers take it in the mode that
+// does not run the recorded loops (forNoData); everything else that
+// needs mu (every access to data) takes it in a mode that runs them.
+func TestDataAccessTakesMuThroughLock(t *testing.T) {
 	fset, files := parsePackage(t)
 	taking := map[string]bool{}
 	for _, file := range files {
@@ -544,23 +528,46 @@ func TestDataAccessTakesMuThroughLockData(t *testing.T) {
 				if !ok {
 					return true
 				}
-				sel, ok := c.Fun.(*ast.SelectorExpr)
-				if !ok || sel.Sel.Name != "Lock" {
-					return true
+				if sel, ok := c.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Lock" {
+					if id, ok := sel.X.(*ast.Ident); ok && id.Name == "mu" && name != "lock" {
+						t.Errorf("%s (%s) takes mu directly: take it with lock, in the mode that says what happens to the recorded loops", name, fset.Position(c.Pos()))
+					}
 				}
-				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "mu" {
+				if isLock(c, "forNoData") {
 					taking[name] = true
-					if _, allowed := muTakers[name]; !allowed {
-						t.Errorf("%s (%s) takes mu directly: take it with lockData, which runs the recorded loops, or list it in muTakers with the reason it touches no data", name, fset.Position(c.Pos()))
+					if _, allowed := noDataLockers[name]; !allowed {
+						t.Errorf("%s (%s) takes mu with lock(forNoData), which does not run the recorded loops: use a mode that does (forData, forStorage, forCollective, forStatus), or list it in noDataLockers with the reason it touches no data", name, fset.Position(c.Pos()))
 					}
 				}
 				return true
 			})
 		}
 	}
-	for name := range muTakers {
+	for name := range noDataLockers {
 		if !taking[name] {
-			t.Errorf("muTakers lists %s, which does not take mu", name)
+			t.Errorf("noDataLockers lists %s, which does not call lock(forNoData)", name)
 		}
 	}
+}
+
+// isLock reports whether c is a call lock(mode).
+func isLock(c *ast.CallExpr, mode string) bool {
+	id, ok := c.Fun.(*ast.Ident)
+	if !ok || id.Name != "lock" || len(c.Args) != 1 {
+		return false
+	}
+	arg, ok := c.Args[0].(*ast.Ident)
+	return ok && arg.Name == mode
+}
+
+// locks reports whether body calls lock(mode).
+func locks(body ast.Node, mode string) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok && isLock(c, mode) {
+			found = true
+		}
+		return !found
+	})
+	return found
 }

@@ -163,7 +163,7 @@ func (d *Dat[T]) Set() *Set { return setOf(d.s.Set) }
 // get that failure as an error: after a Sync that returned nil, Data and
 // DataRO do not panic until the next loop.
 func (d *Dat[T]) Data() []T {
-	forced := lockAccess(&d.s)
+	forced := lock(forStorage(&d.s))
 	defer mu.Unlock()
 	mustForce(forced)
 	mustHost(d.s.HostAccess(true))
@@ -176,7 +176,7 @@ func (d *Dat[T]) Data() []T {
 // change values). On device backends the device copy stays valid. Like
 // Data, it panics if copying from the device fails; see Sync.
 func (d *Dat[T]) DataRO() []T {
-	forced := lockAccess(&d.s)
+	forced := lock(forStorage(&d.s))
 	defer mu.Unlock()
 	mustForce(forced)
 	mustHost(d.s.HostAccess(false))
@@ -188,7 +188,7 @@ func (d *Dat[T]) DataRO() []T {
 // HostUnallocated until first used; host backends and host access then make
 // it DeviceUnallocated (host copy only).
 func (d *Dat[T]) State() DataState {
-	lockKeep()
+	lock(forStatus)
 	defer mu.Unlock()
 	return d.s.State
 }
@@ -200,7 +200,7 @@ func (d *Dat[T]) State() DataState {
 // returns nil. It is the error-returning way to do what Data and DataRO
 // do before they return the values.
 func (d *Dat[T]) Sync() error {
-	forced := lockAccess(&d.s)
+	forced := lock(forStorage(&d.s))
 	defer mu.Unlock()
 	if forced != nil {
 		return forced
@@ -278,7 +278,7 @@ func (g *Global[T]) Dim() int { return g.s.Dim }
 // they hold the initial values combined with every contribution. It panics
 // if copying the values from the device fails; see Sync.
 func (g *Global[T]) Data() []T {
-	forced := lockAccess(&g.s)
+	forced := lock(forStorage(&g.s))
 	defer mu.Unlock()
 	mustForce(forced)
 	mustHost(g.s.HostAccess(true))
@@ -289,7 +289,7 @@ func (g *Global[T]) Data() []T {
 // never changes the Global, on any backend (use Data to change values).
 // It panics if copying the values from the device fails; see Sync.
 func (g *Global[T]) DataRO() []T {
-	forced := lockAccess(&g.s)
+	forced := lock(forStorage(&g.s))
 	defer mu.Unlock()
 	mustForce(forced)
 	mustHost(g.s.HostAccess(false))
@@ -300,7 +300,7 @@ func (g *Global[T]) DataRO() []T {
 // an error if copying them from the device fails, instead of panicking as
 // Data and DataRO do; see Dat.Sync.
 func (g *Global[T]) Sync() error {
-	forced := lockAccess(&g.s)
+	forced := lock(forStorage(&g.s))
 	defer mu.Unlock()
 	if forced != nil {
 		return forced
@@ -310,7 +310,7 @@ func (g *Global[T]) Sync() error {
 
 // State says where the global's current values are (see DataState).
 func (g *Global[T]) State() DataState {
-	lockKeep()
+	lock(forStatus)
 	defer mu.Unlock()
 	return g.s.State
 }
@@ -412,7 +412,7 @@ func (c *Const[T]) Set(values ...T) error {
 	// Not while a loop runs, and after the recorded loops (see Chain),
 	// which see the value of when they were issued: at once when none of
 	// them uses the constant, else recorded after them.
-	mu.Lock()
+	lock(forNoData)
 	defer mu.Unlock()
 	if queue.n > 0 && queue.failed == nil {
 		if !queue.usesConst(&c.c) {

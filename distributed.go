@@ -170,7 +170,7 @@ func Ranks() int {
 // by a launcher, with the MPI GoOP2 started for PETSc). It does nothing
 // otherwise. No loop or solve may run afterwards.
 func Finalize() error {
-	forced := lockCollective()
+	forced := lock(forCollective)
 	defer mu.Unlock()
 	if forced != nil {
 		return forced
@@ -392,7 +392,7 @@ func (p *PartitionInfo) String() string {
 // Every set, map and dat must be declared before Partition (dats may also
 // be declared after it); loops may run only after it.
 func Partition(p Partitioner) (*PartitionInfo, error) {
-	forced := lockCollective()
+	forced := lock(forCollective)
 	defer mu.Unlock()
 	if forced != nil {
 		return nil, forced
@@ -577,7 +577,7 @@ func (s *Set) GlobalSize() int {
 // of data in the declared numbering (package hdf5) use it to find each
 // element's row.
 func Partitioned() bool {
-	mu.Lock()
+	lock(forNoData)
 	defer mu.Unlock()
 	return rt.dist.partitioned()
 }
@@ -615,7 +615,7 @@ func (s *Runtime) checkPartitioned(l *core.Loop) error {
 // Without MPI it returns a copy of the values, in the declared numbering
 // also after Renumber (where Data has the new order).
 func (d *Dat[T]) Gather() ([]T, error) {
-	forced := lockCollective()
+	forced := lock(forCollective)
 	defer mu.Unlock()
 	if forced != nil {
 		return nil, forced
@@ -658,7 +658,7 @@ func (d *Dat[T]) Gather() ([]T, error) {
 // a copy of the table (as Values does), except after Renumber: then rows
 // and entries are in the declared numbering, as under MPI.
 func (m *Map) Gather() ([]int32, error) {
-	mu.Lock()
+	lock(forNoData)
 	defer mu.Unlock()
 	from, ok := m.c.From.Halo.(*dist.SetHalo)
 	w := rt.dist.world

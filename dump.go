@@ -194,7 +194,7 @@ func (d *Dat[T]) load(path string, tooLarge func(size int64, n int) error, parse
 	if err = shareError(fmt.Sprintf("reading dat %q", d.s.Name), err); err != nil {
 		return err
 	}
-	forced := lockCollective()
+	forced := lock(forCollective)
 	defer mu.Unlock()
 	if forced != nil {
 		return forced

@@ -385,7 +385,7 @@ func ParLoop(k *Kernel, set IterationSet, args ...Arg) error { return rt.ParLoop
 
 // ParLoop runs a loop in runtime r (see the package-level ParLoop).
 func (r *Runtime) ParLoop(k *Kernel, set IterationSet, args ...Arg) error {
-	mu.Lock()
+	lock(forNoData)
 	defer mu.Unlock()
 	if r.recording() {
 		return r.record(k, set, args)
@@ -421,7 +421,7 @@ func Generate(backend string, k *Kernel, set IterationSet, args ...Arg) (string,
 // Generate returns backend's source for a loop in runtime r (see the
 // package-level Generate).
 func (r *Runtime) Generate(backend string, k *Kernel, set IterationSet, args ...Arg) (string, error) {
-	mu.Lock()
+	lock(forNoData)
 	defer mu.Unlock()
 	var l core.Loop
 	if err := bindOver(r, backend, &l, k, set, args); err != nil {
@@ -457,7 +457,7 @@ func NewLoop(k *Kernel, set IterationSet, args ...Arg) (*Loop, error) {
 // NewLoop records a loop of runtime r (see the package-level NewLoop).
 func (r *Runtime) NewLoop(k *Kernel, set IterationSet, args ...Arg) (*Loop, error) {
 	lp := &Loop{kernel: k, rt: r}
-	mu.Lock()
+	lock(forNoData)
 	defer mu.Unlock()
 	if err := bindOver(r, r.cfg.Backend, &lp.l, k, set, args); err != nil {
 		return nil, err
@@ -484,7 +484,7 @@ func (lp *Loop) Backend() string { return lp.name }
 // loop whose backend cannot be opened here gets the backend's static
 // generation (see the package-level Generate).
 func (lp *Loop) Generate() (string, error) {
-	mu.Lock()
+	lock(forNoData)
 	defer mu.Unlock()
 	lp.l.Consts = lp.kernel.usedConsts(lp.rt.consts)
 	lp.l.Sig = core.Analyse(&lp.l)
@@ -504,7 +504,7 @@ func (lp *Loop) Generate() (string, error) {
 // In a chain or in lazy mode (see Chain), Compute records the loop, as
 // ParLoop does.
 func (lp *Loop) Compute() error {
-	mu.Lock()
+	lock(forNoData)
 	defer mu.Unlock()
 	if lp.backend == nil {
 		return lp.openErr

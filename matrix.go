@@ -229,7 +229,7 @@ func (A *Mat[T]) Name() string { return A.s.Name }
 // matrix assembled on a device backend stays there until the host reads
 // it.
 func (A *Mat[T]) State() DataState {
-	lockKeep()
+	lock(forStatus)
 	defer mu.Unlock()
 	return A.s.State
 }
@@ -259,7 +259,7 @@ func (A *Mat[T]) Arg(acc Access, rowmap, colmap *Map) Arg {
 // Zero sets every value to zero, keeping the pattern: on the device when
 // the matrix's values are current there.
 func (A *Mat[T]) Zero() error {
-	forced := lockData()
+	forced := lock(forData)
 	defer mu.Unlock()
 	if forced != nil {
 		return forced
@@ -274,7 +274,7 @@ func (A *Mat[T]) Zero() error {
 // element indices (in a distributed run, of this rank's owned elements).
 // Out-of-range elements are refused before anything changes.
 func (A *Mat[T]) ZeroRows(rows []int, diag T) error {
-	forced := lockData()
+	forced := lock(forData)
 	defer mu.Unlock()
 	if forced != nil {
 		return forced
@@ -308,7 +308,7 @@ func (A *Mat[T]) ZeroRows(rows []int, diag T) error {
 // increasing, with values vals[rowptr[r]:rowptr[r+1]]. Scalar row
 // i*rowDim+a is component a of row element i, and likewise for columns.
 func (A *Mat[T]) Values() (rowptr, colidx []int32, vals []T, err error) {
-	forced := lockData()
+	forced := lock(forData)
 	defer mu.Unlock()
 	if forced != nil {
 		return nil, nil, nil, forced
@@ -347,7 +347,7 @@ func (A *Mat[T]) mult(r *Runtime, x, y *Dat[T]) error {
 	if err := A.exchangeHalo(r, x); err != nil {
 		return err
 	}
-	forced := lockCollective()
+	forced := lock(forCollective)
 	defer mu.Unlock()
 	if forced != nil {
 		return forced
@@ -468,7 +468,7 @@ func (A *Mat[T]) Gather() (rowptr, colidx []int32, vals []T, err error) {
 	if R >= math.MaxInt32 || C >= math.MaxInt32 {
 		return nil, nil, nil, fmt.Errorf("op2: %s: Gather: %d×%d scalar rows and columns exceed the int32 indices of the gathered form", A.s.Matrix, R, C)
 	}
-	msg, err := []byte(nil), lockCollective()
+	msg, err := []byte(nil), lock(forCollective)
 	if err == nil {
 		msg, err = A.declaredEntries()
 	}

@@ -158,7 +158,7 @@ func NewPermutedMap(m *Map, perm []int, name string) (*Map, error) {
 		}
 		seen[p] = true
 	}
-	mu.Lock()
+	lock(forNoData)
 	partitioned := rt.dist.partitioned()
 	table := m.c.Table
 	values := make([]int32, len(table))
@@ -211,7 +211,7 @@ func composedTable(what string, maps []*Map) (int, []int32, error) {
 	if werr != nil {
 		return 0, nil, werr
 	}
-	mu.Lock()
+	lock(forNoData)
 	defer mu.Unlock()
 	distributing := w != nil && w.Size() > 1 && !rt.dist.partitioned()
 	switch {

@@ -358,7 +358,8 @@ type Runtime struct {
 	chains int
 }
 
-// mu serialises loops of every runtime and host access to data.
+// mu serialises loops of every runtime and host access to data. It is
+// taken only by lock, whose mode says what happens to the recorded loops.
 var mu sync.Mutex
 
 // rt is the default runtime.
@@ -468,7 +469,7 @@ func Configure(c Config) error { return rt.Configure(c) }
 // they were issued under; if one fails, Configure returns its error
 // (*ChainError) and changes nothing.
 func (r *Runtime) Configure(c Config) error {
-	err := lockData()
+	err := lock(forData)
 	defer mu.Unlock()
 	if err != nil {
 		return err
@@ -518,7 +519,7 @@ func Use(backend string) error { return rt.Use(backend) }
 // were issued for; if one fails, Use returns its error and keeps the
 // backend.
 func (r *Runtime) Use(backend string) error {
-	err := lockData()
+	err := lock(forData)
 	defer mu.Unlock()
 	if err != nil {
 		return err
@@ -552,7 +553,7 @@ func Backend() string { return rt.Backend() }
 
 // Backend returns the name of the backend runtime r's next loop runs on.
 func (r *Runtime) Backend() string {
-	mu.Lock()
+	lock(forNoData)
 	defer mu.Unlock()
 	return r.cfg.Backend
 }
@@ -566,7 +567,7 @@ func Wait() error { return rt.Wait() }
 
 // Wait returns when every loop runtime r issued has finished.
 func (r *Runtime) Wait() error {
-	err := lockData()
+	err := lock(forData)
 	defer mu.Unlock()
 	if err != nil {
 		return err
@@ -635,7 +636,7 @@ func ReadStats() Stats { return rt.Stats() }
 // are r's own; the compiler, disk cache, library and transfer counters are
 // the process's. The loops recorded so far (see Chain) run first.
 func (r *Runtime) Stats() Stats {
-	lockKeep()
+	lock(forStatus)
 	defer mu.Unlock()
 	js := jit.ReadStats()
 	up, down, upB, downB := core.TransferStats()

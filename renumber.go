@@ -195,7 +195,7 @@ type RenumberInfo struct {
 // index arguments (ArgIdx, Map.ArgIdx) pass declared numbers, and
 // Set.DeclaredNumbers gives each element's declared number.
 func Renumber(o Ordering) (*RenumberInfo, error) {
-	forced := lockData()
+	forced := lock(forData)
 	defer mu.Unlock()
 	if forced != nil {
 		return nil, forced
@@ -401,7 +401,7 @@ func Renumber(o Ordering) (*RenumberInfo, error) {
 // reordered the set or Partition distributed it over MPI ranks (then the
 // global number of each of this rank's elements).
 func (s *Set) DeclaredNumbers() []int32 {
-	mu.Lock()
+	lock(forNoData)
 	defer mu.Unlock()
 	if d := declaredNumbers(&s.c); d != nil {
 		return slices.Clone(d[:s.c.Owned])

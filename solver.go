@@ -744,7 +744,7 @@ func (k *krylov) bicgstab(x, b *Dat[float64]) (SolveInfo, error) {
 // inverses of the matrix's diagonal entries, or an error naming a zero
 // one.
 func (A *Mat[T]) inverseDiagonal(set *Set, dim int) (*Dat[float64], error) {
-	err := lockCollective()
+	err := lock(forCollective)
 	if err == nil {
 		err = A.s.HostAccess(false)
 	}

@@ -142,7 +142,7 @@ func NewSubset(set IterationSet, indices []int32) (*Subset, error) {
 // the subset from their owners.
 func newDistributedSubset(w dist.World, parent *Set, owned []int32, bad error) (*Subset, error) {
 	what := fmt.Sprintf("subset of set %q", parent.c.Name)
-	mu.Lock()
+	lock(forNoData)
 	if bad == nil && !rt.dist.partitioned() {
 		bad = fmt.Errorf("op2: %s: in a distributed run subsets are declared after op2.Partition, each rank naming its owned elements in its own numbering", what)
 	}
@@ -150,7 +150,7 @@ func newDistributedSubset(w dist.World, parent *Set, owned []int32, bad error) (
 	if err := mpiFatal(dist.AgreeStep(w, what, bad)); err != nil {
 		return nil, fmt.Errorf("op2: %w", err)
 	}
-	mu.Lock()
+	lock(forNoData)
 	defer mu.Unlock()
 	sh, _ := parent.c.Halo.(*dist.SetHalo)
 	flags := make([]int32, parent.c.Total)
@@ -193,7 +193,7 @@ func newSubset(set *Set, idx []int32) *Subset {
 // indicesCopy returns a copy of the subset's indices, read under mu
 // (Renumber changes them in place).
 func (sub *Subset) indicesCopy() []int32 {
-	mu.Lock()
+	lock(forNoData)
 	defer mu.Unlock()
 	return slices.Clone(sub.indices)
 }

@@ -111,7 +111,7 @@ func EnableTiming(on bool) { rt.EnableTiming(on) }
 // EnableTiming switches runtime r's timing report (see the package-level
 // EnableTiming).
 func (r *Runtime) EnableTiming(on bool) {
-	lockKeep()
+	lock(forStatus)
 	defer mu.Unlock()
 	r.setTiming(on)
 }
@@ -134,7 +134,7 @@ func Timings() []LoopTiming { return rt.Timings() }
 // Timings returns runtime r's timing report (see the package-level
 // Timings). The loops recorded so far (see Chain) run first.
 func (r *Runtime) Timings() []LoopTiming {
-	lockKeep()
+	lock(forStatus)
 	defer mu.Unlock()
 	return r.timingRecords()
 }
@@ -142,7 +142,7 @@ func (r *Runtime) Timings() []LoopTiming {
 // timingReport runs the recorded loops and returns the timing report, or
 // the failure of a recorded loop.
 func (r *Runtime) timingReport() ([]LoopTiming, error) {
-	forced := lockData()
+	forced := lock(forData)
 	defer mu.Unlock()
 	if forced != nil {
 		return nil, forced
@@ -166,7 +166,7 @@ func ResetTimings() { rt.ResetTimings() }
 
 // ResetTimings forgets runtime r's timing report.
 func (r *Runtime) ResetTimings() {
-	lockKeep()
+	lock(forStatus)
 	defer mu.Unlock()
 	r.timings.Reset()
 }

@@ -18,7 +18,7 @@ import (
 // exchanges it, since other ranks' halo copies of them may be stale. The
 // error reports a device failure.
 func (d *Dat[T]) Zero() error {
-	forced := lockAccess(&d.s)
+	forced := lock(forStorage(&d.s))
 	defer mu.Unlock()
 	if forced != nil {
 		return forced
@@ -47,7 +47,7 @@ func (d *Dat[T]) CopyTo(dst *Dat[T]) error {
 	if dst.s.Dim != d.s.Dim {
 		return fmt.Errorf("op2: copying %s to %s: dims differ (%d and %d)", d.s.Describe(), dst.s.Describe(), d.s.Dim, dst.s.Dim)
 	}
-	forced := lockAccess(&d.s)
+	forced := lock(forStorage(&d.s))
 	defer mu.Unlock()
 	if forced != nil {
 		return forced
@@ -96,7 +96,7 @@ func (A *Mat[T]) Nbytes() int { return A.s.Bytes() }
 // you wrote. Under MPI, as after Data, the halos are exchanged before
 // the next loop that reads them.
 func (d *Dat[T]) DataWO() []T {
-	forced := lockAccess(&d.s)
+	forced := lock(forStorage(&d.s))
 	defer mu.Unlock()
 	mustForce(forced)
 	d.s.WriteOnly()
@@ -122,7 +122,7 @@ func (d *Dat[T]) Range(first, n int) ([]T, error) {
 	}
 	var z T
 	size := int(unsafe.Sizeof(z))
-	forced := lockAccess(&d.s)
+	forced := lock(forStorage(&d.s))
 	defer mu.Unlock()
 	if forced != nil {
 		return nil, forced
@@ -140,7 +140,7 @@ func (d *Dat[T]) Range(first, n int) ([]T, error) {
 // error (use Data or DataRO for arrays).
 func (g *Global[T]) Value() T {
 	g.mustScalar("Value")
-	forced := lockAccess(&g.s)
+	forced := lock(forStorage(&g.s))
 	defer mu.Unlock()
 	mustForce(forced)
 	mustHost(g.s.HostAccess(false))
@@ -160,7 +160,7 @@ func (g *Global[T]) Value() T {
 // change, therefore leaves the loops recorded, to be fused or tiled.
 func (g *Global[T]) SetValue(v T) {
 	g.mustScalar("SetValue")
-	mu.Lock()
+	lock(forNoData)
 	defer mu.Unlock()
 	if queue.n > 0 {
 		if !queue.passes(&g.s) {

@@ -81,7 +81,7 @@ func (v *DatView[T]) view(a Arg) Arg {
 // one per element, for reading; as Dat.DataRO, it leaves a device copy
 // valid and panics if copying from the device fails (see Dat.Sync).
 func (v *DatView[T]) DataRO() []T {
-	forced := lockAccess(&v.d.s)
+	forced := lock(forStorage(&v.d.s))
 	defer mu.Unlock()
 	mustForce(forced)
 	d := v.d
