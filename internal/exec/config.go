@@ -92,8 +92,9 @@ type ConfigSetting struct {
 	emptyIsValue bool
 	// check, when not nil, checks a value a program configured (not
 	// the zero value, which means the default); its error names the
-	// field.
-	check func(field string, v any) error
+	// field. choice says the value is a name, stored as Choice gives it.
+	check  func(field string, v any) error
+	choice bool
 	// verify, when not nil, checks the value in use when the program
 	// or the environment named it explicitly, whatever the backend
 	// (running a compiler); source is "Config.F" or the variable.
@@ -108,7 +109,7 @@ type ConfigSetting struct {
 // guide lists it.
 var Settings = []ConfigSetting{
 	{Field: "Backend", Env: "OP2_BACKEND", Default: "sequential", Doc: "the backend: sequential, openmp, opencl or cuda",
-		parse: choiceParser(CheckBackend), check: choiceCheck(CheckBackend)},
+		parse: choiceParser(CheckBackend), choice: true, check: choiceCheck(CheckBackend)},
 	{Field: "CC", Env: "CC", Default: "cc", Doc: "the C compiler command, with any arguments (e.g. `gcc -std=gnu11`)",
 		parse: text, verify: func(c *Config, source string) error { return (&jit.Compiler{CC: c.CC}).Check() }},
 	// The C++ compiler is optional: a missing one is reported when a C++
@@ -166,13 +167,13 @@ var Settings = []ConfigSetting{
 	{Field: "OpenCLPlatform", Env: "OP2_OPENCL_PLATFORM", Default: "the first with a device", Doc: "the OpenCL platform whose name contains this",
 		parse: text, keyPos: 6, key: func(c *Config) string { return " cl=" + c.OpenCLPlatform }},
 	{Field: "OpenCLDevice", Env: "OP2_OPENCL_DEVICE", Default: "any", Doc: "the OpenCL device type: cpu, gpu, accelerator, default or all",
-		parse: choiceParser(CheckOpenCLDevice), check: choiceCheck(CheckOpenCLDevice),
+		parse: choiceParser(CheckOpenCLDevice), choice: true, check: choiceCheck(CheckOpenCLDevice),
 		keyPos: 7, key: func(c *Config) string { return "/" + c.OpenCLDevice }},
 	{Field: "DeviceScheme", Env: "OP2_DEVICE_SCHEME", Default: "staged", Doc: "how opencl and cuda apply increments through maps: staged or atomics",
-		parse: choiceParser(checkDeviceScheme), check: choiceCheck(checkDeviceScheme),
+		parse: choiceParser(checkDeviceScheme), choice: true, check: choiceCheck(checkDeviceScheme),
 		keyPos: 3, key: func(c *Config) string { return " dev=" + c.DeviceScheme }},
 	{Field: "DeviceLayout", Env: "OP2_DEVICE_LAYOUT", Default: "aos", Doc: "how opencl and cuda store Dats of dim > 1: aos or soa (component by component)",
-		parse: choiceParser(checkDeviceLayout), check: choiceCheck(checkDeviceLayout),
+		parse: choiceParser(checkDeviceLayout), choice: true, check: choiceCheck(checkDeviceLayout),
 		keyPos: 4, key: func(c *Config) string { return "/" + c.DeviceLayout }},
 	{Field: "DeviceWorkGroupSize", Env: "OP2_DEVICE_WORKGROUP", Default: strconv.Itoa(device.DefaultWorkGroupSize), Doc: "work items per work group (CUDA threads per block) of opencl and cuda: a power of two from 32 to 1024 within the device's limit",
 		parse: func(env, v string) (any, error) {
@@ -200,20 +201,20 @@ var Settings = []ConfigSetting{
 		keyPos: 8, key: func(c *Config) string { return fmt.Sprintf(" cuda=%d", c.CUDADevice) }},
 	{Field: "Tune", Env: "OP2_TUNE", Default: "false", Doc: "the auto-tuner: the first calls of each loop try its variants and block sizes, and the fastest is kept and saved", parse: boolean},
 	{Field: "OpenMPScheme", Env: "OP2_OPENMP_SCHEME", Default: DefaultOpenMPScheme, Doc: "how openmp runs loops that modify data through maps: owner or colour",
-		parse: choiceParser(checkOpenMPScheme), check: choiceCheck(checkOpenMPScheme),
+		parse: choiceParser(checkOpenMPScheme), choice: true, check: choiceCheck(checkOpenMPScheme),
 		keyPos: 2, key: func(c *Config) string { return " omp=" + c.OpenMPScheme }},
 	{Field: "SIMD", Env: "OP2_SIMD", Default: "auto", Doc: "SIMD lanes on sequential and openmp: auto (the tuner tries them), off, 4 or 8",
-		parse: choiceParser(checkSIMD), check: choiceCheck(checkSIMD),
+		parse: choiceParser(checkSIMD), choice: true, check: choiceCheck(checkSIMD),
 		keyPos: 11, key: func(c *Config) string { return simdKey(c.SIMD) }},
 	{Field: "Fusion", Env: "OP2_FUSION", Default: "auto", Doc: "whether recorded loops over one set fuse: auto (where it pays), on or off",
-		parse: choiceParser(CheckFusion), check: choiceCheck(CheckFusion)},
+		parse: choiceParser(CheckFusion), choice: true, check: choiceCheck(CheckFusion)},
 }
 
 // Value readers of the rows.
 func text(_, v string) (any, error) { return v, nil }
 
 func boolean(env, v string) (any, error) {
-	b, err := strconv.ParseBool(v)
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
 	if err != nil {
 		return nil, fmt.Errorf("%s=%q is not a boolean", env, v)
 	}
@@ -223,7 +224,7 @@ func boolean(env, v string) (any, error) {
 // intParser reads an integer of at least lo, described as what.
 func intParser(lo int, what string) func(env, v string) (any, error) {
 	return func(env, v string) (any, error) {
-		n, err := strconv.Atoi(v)
+		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < lo {
 			return nil, fmt.Errorf("%s=%q is not %s", env, v, what)
 		}
@@ -239,19 +240,25 @@ func nonNegative(field string, v any) error {
 }
 
 // choiceParser and choiceCheck read and check a setting that names one of
-// a fixed set of values with check.
+// a fixed set of values with check. Names are taken in any case, with
+// spaces around them (Choice).
 func choiceParser(check func(string) error) func(env, v string) (any, error) {
 	return func(env, v string) (any, error) {
-		if err := check(v); err != nil {
+		if err := check(Choice(v)); err != nil {
 			return nil, fmt.Errorf("%s=%q: %w", env, v, err)
 		}
-		return v, nil
+		return Choice(v), nil
 	}
 }
 
+// Choice is the name a setting's value s stands for: s in lower case,
+// without the spaces around it. Configure and ConfigFromEnv store it so,
+// so that "SOA" and "soa" are one setting (and one tuner key).
+func Choice(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
 func choiceCheck(check func(string) error) func(field string, v any) error {
 	return func(field string, v any) error {
-		if err := check(v.(string)); err != nil {
+		if err := check(Choice(v.(string))); err != nil {
 			return fmt.Errorf("%s: %w", field, err)
 		}
 		return nil
@@ -317,6 +324,9 @@ func (c *Config) Merge(user any) error {
 				if err := s.check("Config."+s.Field, v.Interface()); err != nil {
 					return err
 				}
+			}
+			if s.choice {
+				v = reflect.ValueOf(Choice(v.String()))
 			}
 			switch f := merged.field(s.Field); f.Kind() {
 			case reflect.Bool:

@@ -72,6 +72,12 @@ type Dialect struct {
 	// dim3), so that the kernel source's own declaration of name is
 	// renamed in the device code (see builtinRename); nil: no name is.
 	Builtin func(name string) bool
+	// Reserved reports whether the language reserves name where no C
+	// source can mean the language's own (OpenCL C's global, local,
+	// half, uchar, get_global_id...): a source using it at all declared
+	// it (a variable, a parameter, a member), so every use is renamed,
+	// members included; nil: no name is.
+	Reserved func(name string) bool
 }
 
 // OpenCL is OpenCL C 1.2.
@@ -108,6 +114,7 @@ var OpenCL = &Dialect{
 	// global loads.
 	ReadOnlyGlobal: "__global const",
 	Builtin:        openCLBuiltin,
+	Reserved:       openCLReserved,
 	AtomicAdd: map[core.ScalarType]string{
 		// OpenCL 1.2 has no floating-point atomics: compare and swap.
 		core.Float64: "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n" +

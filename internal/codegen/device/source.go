@@ -74,6 +74,9 @@ type userSource struct {
 	// renamed are the names the source declares that the dialect has
 	// built in, which the device code renames (renameBuiltins).
 	renamed map[string]bool
+	// reserved are the names the source uses that the dialect reserves
+	// (Dialect.Reserved), renamed everywhere (renameBuiltins).
+	reserved map[string]bool
 }
 
 // builtinHeaders are the C headers whose content OpenCL C has built in (or

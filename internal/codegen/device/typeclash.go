@@ -43,6 +43,25 @@ func openCLBuiltin(name string) bool {
 	return sharedBuiltins[name] || core.OpenCLNameProblem(name) != ""
 }
 
+// openCLForeignTypes are the type names OpenCL C has built in that no C
+// header declares (C has uint, ushort and ulong in sys/types.h, bool in
+// stdbool.h, the atomic types in stdatomic.h, with the same meaning).
+var openCLForeignTypes = setOf(strings.Fields(`half quad uchar event_t sampler_t queue_t ndrange_t
+	clk_event_t reserve_id_t cl_mem_fence_flags`))
+
+// openCLReserved reports whether OpenCL C reserves name where a C source
+// cannot mean OpenCL's own: a keyword (global, local, constant, private,
+// kernel...), a type no C header declares (half, uchar, image2d_t...), a
+// built-in function or a CLK_ macro.
+func openCLReserved(name string) bool {
+	switch core.OpenCLNameProblem(name) {
+	case "an OpenCL C keyword", "an OpenCL C built-in function":
+		return true
+	}
+	return openCLForeignTypes[name] || strings.HasPrefix(name, "image") && strings.HasSuffix(name, "_t") ||
+		strings.HasPrefix(name, "CLK_")
+}
+
 // cudaBuiltin reports whether NVRTC predefines name as a type (the vector
 // types, dim3, size_t) or the generated preamble declares it.
 func cudaBuiltin(name string) bool {
@@ -65,6 +84,16 @@ func (u *userSource) renameBuiltins(d *Dialect) {
 		note(m)
 	}
 	toks := clex.Tokenize(u.code)
+	u.reserved = map[string]bool{}
+	if d.Reserved != nil {
+		for _, t := range toks {
+			for _, name := range strings.Split(t.Text, ".") { // a.b as one token: a, then a member
+				if isIdent(name) && d.Reserved(name) {
+					u.reserved[name] = true
+				}
+			}
+		}
+	}
 	text := func(i int) string {
 		if i < 0 || i >= len(toks) {
 			return ""
@@ -133,7 +162,7 @@ func isIdent(t string) bool { return t != "" && clex.IsIdentStart(t[0]) }
 
 // deviceName is the name the source's name has in the generated code.
 func (u *userSource) deviceName(name string) string {
-	if u.renamed[name] {
+	if u.renamed[name] || u.reserved[name] {
 		return builtinRename(name)
 	}
 	return name
@@ -141,16 +170,23 @@ func (u *userSource) deviceName(name string) string {
 
 // renames returns the edits that rename, in C text s, the names
 // u.renamed lists: everywhere (in directives too) but in comments, string
-// and character literals, and members (after '.' or "->").
+// and character literals, and members (after '.' or "->"); and the names
+// u.reserved lists, members included.
 func (u *userSource) renames(s string) []edit {
-	if len(u.renamed) == 0 {
+	if len(u.renamed) == 0 && len(u.reserved) == 0 {
 		return nil
 	}
 	toks := clex.Tokenize(clex.BlankAttributes(clex.Blank(s, true, nil)))
 	var out []edit
 	for i, t := range toks {
-		if u.renamed[t.Text] && (i == 0 || toks[i-1].Text != "." && toks[i-1].Text != "->") {
-			out = append(out, edit{t.Start, t.End, builtinRename(t.Text)})
+		member := i > 0 && (toks[i-1].Text == "." || toks[i-1].Text == "->")
+		// clex keeps a.b.c as one token: its first name, then members.
+		at := t.Start
+		for k, name := range strings.Split(t.Text, ".") {
+			if u.reserved[name] || u.renamed[name] && !member && k == 0 {
+				out = append(out, edit{at, at + len(name), builtinRename(name)})
+			}
+			at += len(name) + 1
 		}
 	}
 	return out

@@ -131,6 +131,20 @@ void k(double *q) { struct double3 v = {q[0], q[1], q[2]}; scale(&v, 2); q[0] = 
 			want:     []string{"struct double3 v = make_double3(q[0], q[1], q[2]);"},
 		},
 		{
+			// OpenCL C reserves these words where C has none: every
+			// use is the source's own, members included.
+			name: "variables, parameters and members named like OpenCL keywords",
+			src: `typedef struct { double local; } box;
+static double twice(double global) { return 2 * global; }
+void k(double *q) { double half = 0.5 * q[0]; int uchar = 3, constant = 1; box b = {half}; box *pb = &b;
+	q[0] = twice(b.local) + pb->local * uchar + constant; }`,
+			args:     qArg,
+			dialects: []*Dialect{OpenCL},
+			want: []string{"double op2_u_local; } box;", "double op2_u_global)", "return 2 * op2_u_global;",
+				"double op2_u_half = 0.5 * q[0]; int op2_u_uchar = 3, op2_u_constant = 1;", "b.op2_u_local) + pb->op2_u_local * op2_u_uchar"},
+			gone: []string{"half", "global", "local", "uchar", "constant"},
+		},
+		{
 			name:     "a member named like a built-in type",
 			src:      "typedef struct { double float2; } pair;\nvoid k(double *q) { pair p = {q[0]}; pair *pp = &p; q[0] = p.float2 + pp->float2; }",
 			args:     qArg,
