@@ -108,23 +108,23 @@ type ConfigSetting struct {
 // Settings is the configuration table, in the order the configuration
 // guide lists it.
 var Settings = []ConfigSetting{
-	{Field: "Backend", Env: "OP2_BACKEND", Default: "sequential", Doc: "the backend: sequential, openmp, opencl or cuda",
+	{Field: "Backend", Env: "OP2_BACKEND", Default: "`sequential`", Doc: "the backend: `sequential`, `openmp`, `opencl` or `cuda`",
 		parse: choiceParser(CheckBackend), choice: true, check: choiceCheck(CheckBackend)},
-	{Field: "CC", Env: "CC", Default: "cc", Doc: "the C compiler command, with any arguments (e.g. `gcc -std=gnu11`)",
+	{Field: "CC", Env: "CC", Default: "`cc`", Doc: "the C compiler command, which may include arguments (`gcc -std=gnu11`); one named explicitly must run, whatever the backend",
 		parse: text, verify: func(c *Config, source string) error { return (&jit.Compiler{CC: c.CC}).Check() }},
 	// The C++ compiler is optional: a missing one is reported when a C++
 	// kernel is built, and C kernels still run.
-	{Field: "CXX", Env: "CXX", Default: "g++", Doc: "the C++ compiler command of C++ kernels (Kernel.CXX), checked when one is built",
+	{Field: "CXX", Env: "CXX", Default: "`g++`", Doc: "the C++ compiler of C++ kernels (`Kernel.CXX`) on the host backends, run only when one is built",
 		parse: text},
-	{Field: "CFlags", Env: "OP2_CFLAGS", Default: strings.Join(DefaultCFlags, " "), Doc: "the C compilers' optimisation flags (the variable: separated by spaces; set and empty: none)",
+	{Field: "CFlags", Env: "OP2_CFLAGS", Default: "`" + strings.Join(DefaultCFlags, " ") + "`", Doc: "the optimisation flags, replaced whole (the variable: separated by spaces; set and empty: none); flags named explicitly must compile",
 		parse: func(_, v string) (any, error) { return strings.Fields(v), nil }, emptyIsValue: true,
 		verify: func(c *Config, source string) error {
 			return (&jit.Compiler{CC: c.CC, Flags: c.CFlags}).CheckFlags(source)
 		},
 		keyPos: 9, key: func(c *Config) string { return " cflags=" + strings.Join(c.CFlags, " ") }},
-	{Field: "CacheDir", Env: "OP2_CACHE_DIR", Default: "~/.cache/goop2", Doc: "where compiled loops are kept (created with mode 0700; one another user owns, or writable by others, is refused)",
+	{Field: "CacheDir", Env: "OP2_CACHE_DIR", Default: "`goop2` in the user's cache directory, else `goop2-<uid>` in the temporary directory", Doc: "compiled loops and tuning choices; created 0700; a directory another user owns or others can write is refused",
 		parse: text},
-	{Field: "Threads", Env: "OMP_NUM_THREADS", Default: "the CPUs, shared among an MPI launcher's local ranks", Doc: fmt.Sprintf("the OpenMP threads, 1 to %d (the variable: its first number)", MaxThreads),
+	{Field: "Threads", Env: "OMP_NUM_THREADS", Default: "the CPUs the process may use, shared among the MPI ranks a launcher started on this machine", Doc: fmt.Sprintf("OpenMP threads, 1 to %d (the variable: its first number)", MaxThreads),
 		parse: func(env, v string) (any, error) {
 			n, err := strconv.Atoi(strings.TrimSpace(strings.Split(v, ",")[0]))
 			if err != nil || n < 1 {
@@ -139,18 +139,18 @@ var Settings = []ConfigSetting{
 			return CheckThreads(v.(int), field)
 		},
 		keyPos: 1, key: func(c *Config) string { return fmt.Sprintf("threads=%d", c.Threads) }},
-	{Field: "BlockSize", Env: "OP2_BLOCK_SIZE", Default: "0 (chosen per loop)", Doc: "the execution plans' block size",
+	{Field: "BlockSize", Env: "OP2_BLOCK_SIZE", Default: "0: chosen per loop", Doc: "execution plan block size",
 		parse: intParser(0, "a non-negative integer"), check: nonNegative,
 		keyPos: 10, key: func(c *Config) string { return blockSizeKey(c.BlockSize) }},
-	{Field: "PlanCheck", Env: "OP2_PLAN_CHECK", Default: "false", Doc: "verify every invariant of each new execution plan", parse: boolean},
-	{Field: "Check", Env: "OP2_CHECK", Default: "false", Doc: "check mode: find kernels that write to READ arguments or constants", parse: boolean},
-	{Field: "Timing", Env: "OP2_TIMING", Default: "false", Doc: "record each loop's calls, times and bytes (the timing report)", parse: boolean},
-	{Field: "Lazy", Env: "OP2_LAZY", Default: "false", Doc: "record loops until something needs their results (one MPI rank only)", parse: boolean},
-	{Field: "Tile", Env: "OP2_TILE", Default: "0 (off)", Doc: "run recorded loops on the host backends as sparse tiles of this many elements",
+	{Field: "PlanCheck", Env: "OP2_PLAN_CHECK", Default: "off", Doc: "verify every invariant of each new execution plan", parse: boolean},
+	{Field: "Check", Env: "OP2_CHECK", Default: "off", Doc: "check mode: find kernels that cast away the `const` of READ arguments (or, on the host backends, Consts) and write to them, and undo the writes", parse: boolean},
+	{Field: "Timing", Env: "OP2_TIMING", Default: "off", Doc: "the timing report: each loop's calls, times and bytes (`op2.EnableTiming` switches it until the next `Configure`)", parse: boolean},
+	{Field: "Lazy", Env: "OP2_LAZY", Default: "off", Doc: "record loops until their results are needed (one process only)", parse: boolean},
+	{Field: "Tile", Env: "OP2_TILE", Default: "0: off", Doc: "run recorded loops on the host backends as sparse tiles of this many elements of the first loop's set",
 		parse: intParser(0, "a non-negative integer"), check: nonNegative},
-	{Field: "DebugPlan", Env: "OP2_DEBUG_PLAN", Default: "false", Doc: "print each new plan's blocks, block size, colours and owner pieces on standard error",
+	{Field: "DebugPlan", Env: "OP2_DEBUG_PLAN", Default: "off", Doc: "print each new execution plan's blocks, block size, colours and owner pieces on standard error (`OP2_LOG=debug` logs them too)",
 		EnvOnly: true, parse: boolean},
-	{Field: "Logger", Env: "OP2_LOG", Default: "none", Doc: "logging through log/slog (the variable: a text handler on standard error at trace, debug, info, warn or error; off: none)",
+	{Field: "Logger", Env: "OP2_LOG", Default: "none", Doc: "a `*slog.Logger` for GoOP2's events (the variable: a text handler on standard error at `trace`, `debug`, `info`, `warn` or `error`; `off`: none)",
 		parse: func(env, v string) (any, error) {
 			v = strings.TrimSpace(v)
 			if v == "" || strings.EqualFold(v, "off") {
@@ -164,18 +164,18 @@ var Settings = []ConfigSetting{
 			}
 			return envLogger(level), nil
 		}},
-	{Field: "OpenCLPlatform", Env: "OP2_OPENCL_PLATFORM", Default: "the first with a device", Doc: "the OpenCL platform whose name contains this",
+	{Field: "OpenCLPlatform", Env: "OP2_OPENCL_PLATFORM", Default: "the first platform with a device", Doc: "a substring of the OpenCL platform's name, checked when `opencl` opens",
 		parse: text, keyPos: 6, key: func(c *Config) string { return " cl=" + c.OpenCLPlatform }},
-	{Field: "OpenCLDevice", Env: "OP2_OPENCL_DEVICE", Default: "any", Doc: "the OpenCL device type: cpu, gpu, accelerator, default or all",
+	{Field: "OpenCLDevice", Env: "OP2_OPENCL_DEVICE", Default: "any", Doc: "the OpenCL device type: `cpu`, `gpu`, `accelerator`, `default` or `all`",
 		parse: choiceParser(CheckOpenCLDevice), choice: true, check: choiceCheck(CheckOpenCLDevice),
 		keyPos: 7, key: func(c *Config) string { return "/" + c.OpenCLDevice }},
-	{Field: "DeviceScheme", Env: "OP2_DEVICE_SCHEME", Default: "staged", Doc: "how opencl and cuda apply increments through maps: staged or atomics",
+	{Field: "DeviceScheme", Env: "OP2_DEVICE_SCHEME", Default: "`staged`", Doc: "how `opencl` and `cuda` apply increments through maps: `staged` stages a block's data in shared memory and applies increments colour by colour; `atomics` adds them atomically with no colours (loops whose only modifications through maps are increments; sums then vary in order from run to run)",
 		parse: choiceParser(checkDeviceScheme), choice: true, check: choiceCheck(checkDeviceScheme),
 		keyPos: 3, key: func(c *Config) string { return " dev=" + c.DeviceScheme }},
-	{Field: "DeviceLayout", Env: "OP2_DEVICE_LAYOUT", Default: "aos", Doc: "how opencl and cuda store Dats of dim > 1: aos or soa (component by component)",
+	{Field: "DeviceLayout", Env: "OP2_DEVICE_LAYOUT", Default: "`aos`", Doc: "how `opencl` and `cuda` store Dats of dim > 1: `aos`, or `soa` (component by component)",
 		parse: choiceParser(checkDeviceLayout), choice: true, check: choiceCheck(checkDeviceLayout),
 		keyPos: 4, key: func(c *Config) string { return "/" + c.DeviceLayout }},
-	{Field: "DeviceWorkGroupSize", Env: "OP2_DEVICE_WORKGROUP", Default: strconv.Itoa(device.DefaultWorkGroupSize), Doc: "work items per work group (CUDA threads per block) of opencl and cuda: a power of two from 32 to 1024 within the device's limit",
+	{Field: "DeviceWorkGroupSize", Env: "OP2_DEVICE_WORKGROUP", Default: strconv.Itoa(device.DefaultWorkGroupSize), Doc: "work items per work group (CUDA threads per block) of the `opencl` and `cuda` kernels: a power of two from 32 to 1024 within the device's limit",
 		parse: func(env, v string) (any, error) {
 			n, err := device.ParseWorkGroupSize(v)
 			if err != nil {
@@ -190,7 +190,7 @@ var Settings = []ConfigSetting{
 			return nil
 		},
 		keyPos: 5, key: func(c *Config) string { return workGroupKey(c.DeviceWorkGroupSize) }},
-	{Field: "CUDADevice", Env: "OP2_CUDA_DEVICE", Default: "0", Doc: "the ordinal of the GPU cuda uses",
+	{Field: "CUDADevice", Env: "OP2_CUDA_DEVICE", Default: "0", Doc: "the ordinal of the GPU `cuda` uses",
 		parse: intParser(0, "a device number (0, 1, ...)"),
 		check: func(field string, v any) error {
 			if v.(int) < 0 {
@@ -199,14 +199,14 @@ var Settings = []ConfigSetting{
 			return nil
 		},
 		keyPos: 8, key: func(c *Config) string { return fmt.Sprintf(" cuda=%d", c.CUDADevice) }},
-	{Field: "Tune", Env: "OP2_TUNE", Default: "false", Doc: "the auto-tuner: the first calls of each loop try its variants and block sizes, and the fastest is kept and saved", parse: boolean},
-	{Field: "OpenMPScheme", Env: "OP2_OPENMP_SCHEME", Default: DefaultOpenMPScheme, Doc: "how openmp runs loops that modify data through maps: owner or colour",
+	{Field: "Tune", Env: "OP2_TUNE", Default: "off", Doc: "the auto-tuner: the first calls of each loop try its variants and then block sizes; the fastest is kept and saved for this machine and configuration", parse: boolean},
+	{Field: "OpenMPScheme", Env: "OP2_OPENMP_SCHEME", Default: "`" + DefaultOpenMPScheme + "`", Doc: "how `openmp` runs loops that modify data through maps: `owner` runs each thread's own piece of the set in parallel, then the elements between pieces in block colours; `colour` colours blocks of the whole set, as OP2 does",
 		parse: choiceParser(checkOpenMPScheme), choice: true, check: choiceCheck(checkOpenMPScheme),
 		keyPos: 2, key: func(c *Config) string { return " omp=" + c.OpenMPScheme }},
-	{Field: "SIMD", Env: "OP2_SIMD", Default: "auto", Doc: "SIMD lanes on sequential and openmp: auto (the tuner tries them), off, 4 or 8",
+	{Field: "SIMD", Env: "OP2_SIMD", Default: "`auto`", Doc: "SIMD lanes on `sequential` and `openmp`: `auto` runs the scalar code and lets the tuner try lanes; `off` never; `4` or `8` runs every loop that can have lanes in chunks of that many",
 		parse: choiceParser(checkSIMD), choice: true, check: choiceCheck(checkSIMD),
 		keyPos: 11, key: func(c *Config) string { return simdKey(c.SIMD) }},
-	{Field: "Fusion", Env: "OP2_FUSION", Default: "auto", Doc: "whether recorded loops over one set fuse: auto (where it pays), on or off",
+	{Field: "Fusion", Env: "OP2_FUSION", Default: "`auto`", Doc: "whether recorded loops over one set fuse into one generated loop: `auto` (where it was measured to pay), `on` or `off`",
 		parse: choiceParser(CheckFusion), choice: true, check: choiceCheck(CheckFusion)},
 }
 
@@ -475,4 +475,20 @@ func ParseSIMD(s string) (lanes int, off bool, err error) {
 		return 0, false, fmt.Errorf("unknown SIMD setting %q: want auto, off, or a lane count (%s)", s, strings.Join(w, ", "))
 	}
 	return n, false, nil
+}
+
+// SettingsTable is the configuration table in Markdown, one row per
+// setting in the order of Settings, as the configuration guide
+// (docs/guide/configuration.md) shows it.
+func SettingsTable() string {
+	var b strings.Builder
+	b.WriteString("| `Config` field | Variable | Default | What it sets |\n|---|---|---|---|\n")
+	for _, s := range Settings {
+		field := "`" + s.Field + "`"
+		if s.EnvOnly {
+			field = "—"
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", field, s.Env, s.Default, s.Doc)
+	}
+	return b.String()
 }

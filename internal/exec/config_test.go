@@ -2,6 +2,7 @@ package exec
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -273,5 +274,33 @@ func TestSettingsCoverConfig(t *testing.T) {
 	}
 	for name := range rows {
 		t.Errorf("Settings has a row for %q, which is not a field of Config", name)
+	}
+}
+
+var updateGuide = flag.Bool("update", false, "rewrite the configuration guide's settings table")
+
+// TestSettingsTableInGuide: the configuration guide's table of settings
+// is the one SettingsTable writes from Settings (go test -run
+// TestSettingsTableInGuide -update rewrites it).
+func TestSettingsTableInGuide(t *testing.T) {
+	const path = "../../docs/guide/configuration.md"
+	const begin, end = "<!-- settings table: generated from internal/exec.Settings; go test ./internal/exec -run TestSettingsTableInGuide -update -->\n", "<!-- end of settings table -->"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no settings table between %q and %q", path, begin, end)
+	}
+	want := SettingsTable()
+	if got := doc[i+len(begin) : j]; got != want {
+		if !*updateGuide {
+			t.Fatalf("%s's settings table is not the one Settings gives; run go test ./internal/exec -run TestSettingsTableInGuide -update", path)
+		}
+		if err := os.WriteFile(path, []byte(doc[:i+len(begin)]+want+doc[j:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
