@@ -172,8 +172,10 @@ func (s *Solver) solvePETSc(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, err
 	if err == nil {
 		err = b.s.HostAccess(false)
 	}
-	if err == nil {
+	if err == nil && s.opts.InitialGuessNonzero {
 		err = x.s.HostAccess(true)
+	} else if err == nil {
+		x.s.WriteOnly() // PETSc starts from zero: x's values are not read
 	}
 	if err == nil {
 		dist.HostWrite(&x.s)

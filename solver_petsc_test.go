@@ -386,16 +386,20 @@ func TestPETScDeviceData(t *testing.T) {
 	b2 := must(op2.NewDat[float64](nodes, 2, nil, "b2"))
 	y := must(op2.NewDat[float64](nodes, 2, nil, "y"))
 	onEachBackend(t, func(t *testing.T) {
-		check(t, op2.ParLoop(copyK, nodes, s.b.Arg(op2.Read), b2.Arg(op2.Write)))
-		check(t, op2.ParLoop(copyK, nodes, s.b.Arg(op2.Read), s.x.Arg(op2.Write))) // a poor initial guess, on the device
-		sv := must(op2.NewSolver(op2.SolverOptions{Package: "petsc", RTol: 1e-12, InitialGuessNonzero: true}))
-		defer func() { check(t, sv.Close()) }()
-		info := must(sv.Solve(s.A, s.x, b2))
-		check(t, op2.ParLoop(twice, nodes, s.x.Arg(op2.Read), y.Arg(op2.Write)))
-		got, xs := y.DataRO(), s.xs.DataRO()
-		for i := range got {
-			if math.Abs(got[i]-2*xs[i]) > 1e-8 {
-				t.Fatalf("2x[%d] = %v after the solve, want %v (%+v)", i, got[i], 2*xs[i], info)
+		// From x's values (a poor guess on the device, brought to the
+		// host), and from zero (x on the device, never read).
+		for _, guess := range []bool{true, false} {
+			check(t, op2.ParLoop(copyK, nodes, s.b.Arg(op2.Read), b2.Arg(op2.Write)))
+			check(t, op2.ParLoop(copyK, nodes, s.b.Arg(op2.Read), s.x.Arg(op2.Write)))
+			sv := must(op2.NewSolver(op2.SolverOptions{Package: "petsc", RTol: 1e-12, InitialGuessNonzero: guess}))
+			info := must(sv.Solve(s.A, s.x, b2))
+			check(t, sv.Close())
+			check(t, op2.ParLoop(twice, nodes, s.x.Arg(op2.Read), y.Arg(op2.Write)))
+			got, xs := y.DataRO(), s.xs.DataRO()
+			for i := range got {
+				if math.Abs(got[i]-2*xs[i]) > 1e-8 {
+					t.Fatalf("guess %v: 2x[%d] = %v after the solve, want %v (%+v)", guess, i, got[i], 2*xs[i], info)
+				}
 			}
 		}
 	})
