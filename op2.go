@@ -18,6 +18,8 @@
 //     so that increments through maps never race.
 //   - "opencl": an OpenCL device (a GPU, or CPUs through PoCL), loaded at
 //     run time; data moves between host and device only when stale.
+//   - "cuda": an NVIDIA GPU through the CUDA driver, its kernels compiled
+//     with NVRTC, both loaded at run time; data moves as on opencl.
 //
 // Arguments reach the kernel as in OP2: a Dat accessed directly or through
 // one column of a map arrives as a pointer to the element's values (T*); a

@@ -1,6 +1,7 @@
 // Package clex holds the small lexical helpers shared by the readers of C
-// source: the kernel reader (internal/core) and the device generator's
-// source adapter (internal/codegen/device).
+// source: the kernel reader (internal/core), the generators
+// (internal/codegen/hostc's lane rewriter, internal/codegen/device's source
+// adapter), loop fusion (internal/fuse), the opencl backend and package op2.
 package clex
 
 import "strings"

@@ -1,7 +1,8 @@
 // Package core holds the type-erased runtime objects shared by the public op2
 // package and the backends: sets, maps, data storage, constants, kernels, loop
-// arguments, the backend interface and its registry, and the run-time
-// configuration. Users never import it; they use package op2.
+// arguments and the loop Signature. (The backend registry and the run-time
+// configuration are in internal/exec.) Users never import it; they use
+// package op2.
 package core
 
 import (
