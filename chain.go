@@ -108,9 +108,6 @@ type chainQueue struct {
 	fused []*core.Loop
 }
 
-// queue is the process's recorded loops (under mu).
-var queue chainQueue
-
 // slot returns the next free slot, to be filled and then committed
 // (Runtime.commit) or released.
 func (q *chainQueue) slot() *recordedLoop {
@@ -194,10 +191,10 @@ func (q *chainQueue) plan(n int) {
 					q.fused = append(q.fused, new(core.Loop))
 				}
 				e, l := q.slots[i], q.fused[nf]
-				err := fuser.Fuse(l, q.group[:j-i])
+				err := rt.proc.fuser.Fuse(l, q.group[:j-i])
 				if err == nil {
 					if p, err = e.r.x.Program(e.b, l); err != nil {
-						fuser.Failed(err)
+						rt.proc.fuser.Failed(err)
 					}
 				}
 				if err == nil {
@@ -327,9 +324,6 @@ func (q *chainQueue) usesConst(c *core.Const) bool {
 	return false
 }
 
-// fuser fuses recorded loops (under mu).
-var fuser fuse.Fuser
-
 // lockMode says what taking the lock (lock) does with the loops recorded
 // so far (see Chain).
 type lockMode struct {
@@ -379,13 +373,13 @@ func forStorage(s *core.Storage) lockMode { return lockMode{kind: lockStorage, s
 // host access to data, in mode m: the one place mu is taken. It returns
 // with mu held whether or not the recorded loops ran.
 func lock(m lockMode) error {
-	mu.Lock()
+	rt.proc.mu.Lock()
 	switch m.kind {
 	case lockData:
 		return forceLocked()
 	case lockStatus:
 		if err := forceLocked(); err != nil && !isRefusal(err) {
-			queue.failed = err
+			rt.proc.queue.failed = err
 		}
 	case lockCollective:
 		return forceCollective()
@@ -398,21 +392,24 @@ func lock(m lockMode) error {
 	return nil
 }
 
+// unlock releases the lock lock took.
+func unlock() { rt.proc.mu.Unlock() }
+
 // forceLocked runs the recorded loops, as lock(forData) does, for a
 // caller that holds mu.
 func forceLocked() error {
-	if queue.n == 0 && queue.failed == nil {
+	if rt.proc.queue.n == 0 && rt.proc.queue.failed == nil {
 		return nil
 	}
 	if err := refuseForce(nil); err != nil {
 		return err
 	}
 	var err error
-	if queue.n > 0 {
-		err = queue.force()
+	if rt.proc.queue.n > 0 {
+		err = rt.proc.queue.force()
 	}
-	if kept := queue.failed; kept != nil {
-		queue.failed = nil
+	if kept := rt.proc.queue.failed; kept != nil {
+		rt.proc.queue.failed = nil
 		if err == nil {
 			return kept
 		}
@@ -517,17 +514,17 @@ func (r *Runtime) Chain(fn func() error) error {
 		return errors.New("op2: Chain: the function is nil")
 	}
 	lock(forNoData)
-	_, err := r.dist.start()
+	_, err := r.proc.start()
 	if err == nil {
 		r.chains++
 	}
-	mu.Unlock()
+	unlock()
 	if err != nil {
 		return err
 	}
 	ferr := r.chainScope(fn)
 	err = lock(forCollective)
-	mu.Unlock()
+	unlock()
 	switch {
 	case ferr == nil:
 		return err
@@ -543,7 +540,7 @@ func (r *Runtime) chainScope(fn func() error) error {
 	defer func() {
 		lock(forNoData)
 		r.chains--
-		mu.Unlock()
+		unlock()
 	}()
 	return fn()
 }
@@ -555,7 +552,7 @@ func (r *Runtime) recording() bool { return r.chains > 0 || r.cfg.Lazy }
 // several MPI ranks, where loops cannot be recorded outside a Chain.
 // Caller holds mu.
 func (r *Runtime) singleProcess(what string) error {
-	w, err := r.dist.start()
+	w, err := r.proc.start()
 	if err != nil {
 		return err
 	}
@@ -575,7 +572,7 @@ func (r *Runtime) record(k *Kernel, set IterationSet, args []Arg) error {
 	if ms, ok := set.(*MixedSet); ok && ms != nil {
 		return r.parLoopMixed(k, ms, args)
 	}
-	e := queue.slot()
+	e := rt.proc.queue.slot()
 	if err := bindOver(r, r.cfg.Backend, &e.l, k, set, args); err != nil {
 		e.release()
 		return err
@@ -596,7 +593,7 @@ func (r *Runtime) reserve() error {
 	if err := r.mayRecord(); err != nil {
 		return err
 	}
-	return queue.room()
+	return rt.proc.queue.room()
 }
 
 // commit builds the program of the loop bound in slot e (the next free
@@ -610,7 +607,7 @@ func (r *Runtime) commit(e *recordedLoop, b *exec.Opened) error {
 	}
 	markLooped(&e.l) // the loop holds the sets' current numbering
 	e.r, e.b, e.p, e.dropped = r, b, p, r.x.Dropped()
-	queue.n++
+	rt.proc.queue.n++
 	r.noteRecorded()
 	return nil
 }

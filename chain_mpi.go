@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/goop2/op2/internal/core"
-	"github.com/goop2/op2/internal/dist"
 )
 
 // Loop chains under MPI.
@@ -32,21 +31,6 @@ import (
 // agrees on them once and groups their halo exchanges (see package dist).
 // Lazy mode has no point every rank reaches together (any accessor may
 // force it), so it stays refused on several ranks.
-
-// distQueued is the number of recorded loops whose runtime runs on
-// several MPI ranks, and collective is set while a collective call runs
-// the recorded loops (both under mu).
-var (
-	distQueued int
-	collective bool
-)
-
-// chainRun is the chain being run by the queue: the halo exchange that
-// planned it, and its loops (kept for the next chain).
-var chainRun struct {
-	h     *dist.Halo
-	loops []*core.Loop
-}
 
 // ChainAccessError reports a call inside a Chain, on one of several MPI
 // ranks, that would have run the chain's recorded loops on this rank
@@ -74,13 +58,13 @@ func (e *ChainAccessError) Error() string {
 
 // multiRank reports whether r runs on several MPI ranks (as mpiWorld,
 // without starting MPI). Caller holds mu.
-func (r *Runtime) multiRank() bool { return r.dist.world != nil && r.dist.world.Size() > 1 }
+func (r *Runtime) multiRank() bool { return r.proc.world != nil && r.proc.world.Size() > 1 }
 
 // mayRecord returns an error when r may not record the loop it is asked
 // to run: lazy mode outside a chain on several MPI ranks. Caller holds mu.
 func (r *Runtime) mayRecord() error {
 	if r.chains > 0 {
-		_, err := r.dist.start()
+		_, err := r.proc.start()
 		return err
 	}
 	return r.singleProcess("lazy mode (Config.Lazy, OP2_LAZY)")
@@ -89,15 +73,15 @@ func (r *Runtime) mayRecord() error {
 // noteRecorded counts a loop r recorded. Caller holds mu.
 func (r *Runtime) noteRecorded() {
 	if r.multiRank() {
-		distQueued++
+		rt.proc.distQueued++
 	}
 }
 
 // forceCollective is forceLocked for a call every rank makes at the same
 // point (lock(forCollective)). Caller holds mu.
 func forceCollective() error {
-	collective = true
-	defer func() { collective = false }()
+	rt.proc.collective = true
+	defer func() { rt.proc.collective = false }()
 	return forceLocked()
 }
 
@@ -106,14 +90,14 @@ func forceCollective() error {
 // is not collective; s, if not nil, is the data it accesses. Caller
 // holds mu.
 func refuseForce(s *core.Storage) error {
-	if distQueued == 0 || collective || queue.n == 0 {
+	if rt.proc.distQueued == 0 || rt.proc.collective || rt.proc.queue.n == 0 {
 		return nil
 	}
-	e := &ChainAccessError{Accessor: accessorName(), Recorded: queue.n}
+	e := &ChainAccessError{Accessor: accessorName(), Recorded: rt.proc.queue.n}
 	if s != nil {
 		e.Data = s.Name
 	}
-	if w := rt.dist.world; w != nil {
+	if w := rt.proc.world; w != nil {
 		e.Rank, e.Ranks = w.Rank(), w.Size()
 	}
 	return e
@@ -181,9 +165,9 @@ func cleanFuncName(fn string) string {
 // those they fuse), when they run on several ranks; endChain ends the
 // plan. Caller holds mu.
 func (q *chainQueue) beginChain() error {
-	distQueued = 0
+	rt.proc.distQueued = 0
 	var r *Runtime
-	loops := chainRun.loops[:0]
+	loops := rt.proc.chainRun.loops[:0]
 	for k := range q.steps {
 		l, lr := q.loop(&q.steps[k])
 		if l == nil {
@@ -191,35 +175,35 @@ func (q *chainQueue) beginChain() error {
 		}
 		if r == nil {
 			r = lr
-			if !r.multiRank() || !r.dist.partitioned() {
+			if !r.multiRank() || !r.proc.partitioned() {
 				return nil // the loops fail as they run (checkPartitioned)
 			}
 		}
-		if lr.dist != r.dist {
+		if lr.proc != r.proc {
 			return nil
 		}
 		loops = append(loops, l)
 	}
-	chainRun.loops = loops
+	rt.proc.chainRun.loops = loops
 	if r == nil {
 		return nil
 	}
-	h := r.dist.job.Halo()
+	h := r.proc.job.Halo()
 	if err := h.PlanChain(loops, r.tracer()); err != nil {
 		return mpiFatal(apiError(err))
 	}
-	chainRun.h = h
+	rt.proc.chainRun.h = h
 	return nil
 }
 
 // endChain ends the plan beginChain made. Caller holds mu.
 func endChain() {
-	if chainRun.h != nil {
-		chainRun.h.EndChain()
-		chainRun.h = nil
+	if rt.proc.chainRun.h != nil {
+		rt.proc.chainRun.h.EndChain()
+		rt.proc.chainRun.h = nil
 	}
-	clear(chainRun.loops)
-	chainRun.loops = chainRun.loops[:0]
+	clear(rt.proc.chainRun.loops)
+	rt.proc.chainRun.loops = rt.proc.chainRun.loops[:0]
 }
 
 // HaloStats is this process's halo traffic under MPI (zero without it):
@@ -236,11 +220,11 @@ type HaloStats struct {
 // recorded loop.
 func ReadHaloStats() HaloStats {
 	lock(forNoData)
-	defer mu.Unlock()
-	if rt.dist.job == nil {
+	defer unlock()
+	if rt.proc.job == nil {
 		return HaloStats{}
 	}
-	h := rt.dist.job.Halo()
+	h := rt.proc.job.Halo()
 	m, b := h.Messages()
 	return HaloStats{Messages: m, Bytes: b, Agreements: h.Agreements()}
 }

@@ -45,21 +45,9 @@ type tiledSchedule struct {
 	pin   runtime.Pinner
 }
 
-// tiling is the state of the tiled runs (under mu): the kept schedules
-// and buffers reused from one forcing to the next, the halo exchange of
-// the run under MPI and the number of runs under MPI (tests).
-var tiling struct {
-	byKey       map[string]*tiledSchedule
-	key         []byte
-	chain       exec.TiledChain
-	globals     []tiledGlobal
-	halo        *dist.Halo
-	distributed int
-}
-
 // tiledAgree is the tiled run's TiledChain.Agree under MPI: the loop's
 // agreement, as runProgram makes it (a tiled run has no tracer).
-var tiledAgree = func(l *core.Loop) error { return tiling.halo.Agree(l, nil) }
+func tiledAgree(l *core.Loop) error { return rt.proc.tiling.halo.Agree(l, nil) }
 
 // tiledGlobal is a Global used by a loop of the run being tiled.
 type tiledGlobal struct {
@@ -97,7 +85,7 @@ func tileable(r *Runtime, b *exec.Opened, l *core.Loop) bool {
 // and no reduction of a Global that they use or that l reads too. It
 // then adds l's Globals.
 func globalsAllow(l *core.Loop) bool {
-	gs := tiling.globals
+	gs := rt.proc.tiling.globals
 	find := func(s *core.Storage) int {
 		for k := range gs {
 			if gs[k].s == s {
@@ -136,7 +124,7 @@ func globalsAllow(l *core.Loop) bool {
 			gs = append(gs, tiledGlobal{a.Data, a.IsReduction()})
 		}
 	}
-	tiling.globals = gs
+	rt.proc.tiling.globals = gs
 	return true
 }
 
@@ -154,13 +142,13 @@ func (q *chainQueue) runTiled(k, n int, err *error) int {
 	if !tileable(r, b, l0) {
 		return 0
 	}
-	c := &tiling.chain
+	c := &rt.proc.tiling.chain
 	defer func() {
 		clear(c.Loops)
 		clear(c.Programs)
-		clear(tiling.globals)
-		c.Loops, c.Programs, c.Schedule, c.Bytes, c.Moved, tiling.globals = c.Loops[:0], c.Programs[:0], nil, nil, nil, tiling.globals[:0]
-		c.Agree, tiling.halo = nil, nil
+		clear(rt.proc.tiling.globals)
+		c.Loops, c.Programs, c.Schedule, c.Bytes, c.Moved, rt.proc.tiling.globals = c.Loops[:0], c.Programs[:0], nil, nil, nil, rt.proc.tiling.globals[:0]
+		c.Agree, rt.proc.tiling.halo = nil, nil
 	}()
 	// The run: loops of the same runtime and backend that can run in
 	// tiles, whose Globals allow it, each with its own program (a
@@ -200,8 +188,8 @@ func (q *chainQueue) runTiled(k, n int, err *error) int {
 		c.Schedule, c.Bytes, c.Moved = ts.s, ts.bytes, ts.moved
 		c.Threads = threads
 		if h != nil {
-			tiling.halo, c.Agree = h, tiledAgree
-			tiling.distributed++
+			rt.proc.tiling.halo, c.Agree = h, tiledAgree
+			rt.proc.tiling.distributed++
 		}
 		failed, ferr = r.x.RunTiles(b, c)
 		if ferr != nil {
@@ -219,7 +207,7 @@ func (q *chainQueue) runTiled(k, n int, err *error) int {
 // schedule returns the tile schedule of loops, with a boundary under MPI
 // (distributed), computing it only for a chain not seen before.
 func schedule(loops []*core.Loop, size int, parallel, distributed bool) *tiledSchedule {
-	key := binary.AppendUvarint(tiling.key[:0], uint64(size))
+	key := binary.AppendUvarint(rt.proc.tiling.key[:0], uint64(size))
 	key = append(key, boolByte(parallel), boolByte(distributed))
 	for _, l := range loops {
 		key = binary.AppendUvarint(key, l.Set.ID)
@@ -243,18 +231,18 @@ func schedule(loops []*core.Loop, size int, parallel, distributed bool) *tiledSc
 			}
 		}
 	}
-	tiling.key = key
-	if ts, ok := tiling.byKey[string(key)]; ok {
+	rt.proc.tiling.key = key
+	if ts, ok := rt.proc.tiling.byKey[string(key)]; ok {
 		return ts
 	}
-	if len(tiling.byKey) >= maxTiledChains {
-		for _, ts := range tiling.byKey {
+	if len(rt.proc.tiling.byKey) >= maxTiledChains {
+		for _, ts := range rt.proc.tiling.byKey {
 			ts.pin.Unpin()
 		}
-		clear(tiling.byKey)
+		clear(rt.proc.tiling.byKey)
 	}
-	if tiling.byKey == nil {
-		tiling.byKey = map[string]*tiledSchedule{}
+	if rt.proc.tiling.byKey == nil {
+		rt.proc.tiling.byKey = map[string]*tiledSchedule{}
 	}
 	ts := &tiledSchedule{s: tile.Build(describeChain(loops, distributed), size, parallel)}
 	// The runs are what the tile forms read: the element lists would
@@ -280,7 +268,7 @@ func schedule(loops []*core.Loop, size int, parallel, distributed bool) *tiledSc
 		}
 		ts.moved = append(ts.moved, chain*share)
 	}
-	tiling.byKey[string(key)] = ts
+	rt.proc.tiling.byKey[string(key)] = ts
 	return ts
 }
 

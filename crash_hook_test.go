@@ -9,8 +9,8 @@ import (
 // BenchmarkCrashHook measures what publishing a repeated loop to the crash
 // handler adds to every loop run.
 func BenchmarkCrashHook(b *testing.B) {
-	mu.Lock()
-	defer mu.Unlock()
+	rt.proc.mu.Lock()
+	defer rt.proc.mu.Unlock()
 	ob, err := rt.currentBackend()
 	if err != nil {
 		b.Fatal(err)
@@ -28,8 +28,8 @@ func BenchmarkCrashHook(b *testing.B) {
 // TestCrashHookAllocatesNothing: publishing a repeated loop, or one of two
 // alternating loops, allocates nothing.
 func TestCrashHookAllocatesNothing(t *testing.T) {
-	mu.Lock()
-	defer mu.Unlock()
+	rt.proc.mu.Lock()
+	defer rt.proc.mu.Unlock()
 	ob, err := rt.currentBackend()
 	if err != nil {
 		t.Fatal(err)

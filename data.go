@@ -119,7 +119,7 @@ func NewDat[T Scalar](set *Set, dim int, data []T, name string) (*Dat[T], error)
 	d.s = core.Storage{Name: name, Type: scalarType[T](), Dim: dim, Set: &set.c, Len: n, ID: core.NewID()}
 	registerDat(d)
 	if distributing, _ := distributing(); distributing {
-		rt.dist.dats = append(rt.dist.dats, d)
+		rt.proc.dats = append(rt.proc.dats, d)
 	} else if set.c.Halo != nil && data != nil {
 		d.s.HaloStale = true // the halo gets the owners' values at the first exchange
 	}
@@ -164,7 +164,7 @@ func (d *Dat[T]) Set() *Set { return setOf(d.s.Set) }
 // DataRO do not panic until the next loop.
 func (d *Dat[T]) Data() []T {
 	forced := lock(forStorage(&d.s))
-	defer mu.Unlock()
+	defer unlock()
 	mustForce(forced)
 	mustHost(d.s.HostAccess(true))
 	dist.HostWrite(&d.s)
@@ -177,7 +177,7 @@ func (d *Dat[T]) Data() []T {
 // Data, it panics if copying from the device fails; see Sync.
 func (d *Dat[T]) DataRO() []T {
 	forced := lock(forStorage(&d.s))
-	defer mu.Unlock()
+	defer unlock()
 	mustForce(forced)
 	mustHost(d.s.HostAccess(false))
 	return append([]T(nil), d.data[:d.s.Set.Owned*d.s.Dim]...)
@@ -189,7 +189,7 @@ func (d *Dat[T]) DataRO() []T {
 // it DeviceUnallocated (host copy only).
 func (d *Dat[T]) State() DataState {
 	lock(forStatus)
-	defer mu.Unlock()
+	defer unlock()
 	return d.s.State
 }
 
@@ -201,7 +201,7 @@ func (d *Dat[T]) State() DataState {
 // do before they return the values.
 func (d *Dat[T]) Sync() error {
 	forced := lock(forStorage(&d.s))
-	defer mu.Unlock()
+	defer unlock()
 	if forced != nil {
 		return forced
 	}
@@ -279,7 +279,7 @@ func (g *Global[T]) Dim() int { return g.s.Dim }
 // if copying the values from the device fails; see Sync.
 func (g *Global[T]) Data() []T {
 	forced := lock(forStorage(&g.s))
-	defer mu.Unlock()
+	defer unlock()
 	mustForce(forced)
 	mustHost(g.s.HostAccess(true))
 	return g.data
@@ -290,7 +290,7 @@ func (g *Global[T]) Data() []T {
 // It panics if copying the values from the device fails; see Sync.
 func (g *Global[T]) DataRO() []T {
 	forced := lock(forStorage(&g.s))
-	defer mu.Unlock()
+	defer unlock()
 	mustForce(forced)
 	mustHost(g.s.HostAccess(false))
 	return append([]T(nil), g.data...)
@@ -301,7 +301,7 @@ func (g *Global[T]) DataRO() []T {
 // Data and DataRO do; see Dat.Sync.
 func (g *Global[T]) Sync() error {
 	forced := lock(forStorage(&g.s))
-	defer mu.Unlock()
+	defer unlock()
 	if forced != nil {
 		return forced
 	}
@@ -311,7 +311,7 @@ func (g *Global[T]) Sync() error {
 // State says where the global's current values are (see DataState).
 func (g *Global[T]) State() DataState {
 	lock(forStatus)
-	defer mu.Unlock()
+	defer unlock()
 	return g.s.State
 }
 
@@ -413,17 +413,17 @@ func (c *Const[T]) Set(values ...T) error {
 	// which see the value of when they were issued: at once when none of
 	// them uses the constant, else recorded after them.
 	lock(forNoData)
-	defer mu.Unlock()
-	if queue.n > 0 && queue.failed == nil {
-		if !queue.usesConst(&c.c) {
+	defer unlock()
+	if rt.proc.queue.n > 0 && rt.proc.queue.failed == nil {
+		if !rt.proc.queue.usesConst(&c.c) {
 			c.set(values)
 			return nil
 		}
-		if queue.n < MaxRecordedLoops {
-			e := queue.slot()
+		if rt.proc.queue.n < MaxRecordedLoops {
+			e := rt.proc.queue.slot()
 			e.cset, e.cmu, e.cpend = &c.c, &c.mu, &c.pending
 			e.buf = append(e.buf[:0], unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), c.c.Bytes())...)
-			queue.n++
+			rt.proc.queue.n++
 			c.mu.Lock()
 			c.latest = append(c.latest[:0], values...)
 			c.pending++

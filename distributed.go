@@ -12,10 +12,13 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+	"weak"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/crash"
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/fuse"
 	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/ptscotch"
 )
@@ -33,13 +36,84 @@ var ErrMETISUnavailable = dist.ErrNoMETIS
 // some rank.
 var ErrPTScotchUnavailable = ptscotch.ErrUnavailable
 
-// distRun is the process's part in an MPI job as its runtimes hold it:
-// MPI and the declared mesh belong to the process, so every runtime holds
-// the default runtime's. A program started by an MPI launcher initialises
+// process is the state every runtime of the process shares: one value,
+// the default runtime's (rt.proc), which every runtime holds. It owns the
+// lock (mu) and, under it, the recorded loops and what runs them, the
+// crash report's view of the running loop, the declared objects, PETSc's
+// use, and the process's part in an MPI job: MPI and the declared mesh
+// belong to the process. A program started by an MPI launcher initialises
 // MPI at its first declaration; every declaration until Partition is this
 // rank's block of the mesh. The distribution itself (agreements, halo
 // exchanges, reductions) is package dist's, through job.
-type distRun struct {
+type process struct {
+	// mu serialises loops of every runtime and host access to data. It
+	// is taken only by lock, whose mode says what happens to the recorded
+	// loops.
+	mu sync.Mutex
+
+	// queue is the process's recorded loops (under mu).
+	queue chainQueue
+	// fuser fuses recorded loops (under mu).
+	fuser fuse.Fuser
+	// distQueued is the number of recorded loops whose runtime runs on
+	// several MPI ranks, and collective is set while a collective call
+	// runs the recorded loops (both under mu).
+	distQueued int
+	collective bool
+	// chainRun is the chain being run by the queue: the halo exchange
+	// that planned it, and its loops (kept for the next chain).
+	chainRun struct {
+		h     *dist.Halo
+		loops []*core.Loop
+	}
+	// tiling is the state of the tiled runs (under mu): the kept
+	// schedules and buffers reused from one forcing to the next, the halo
+	// exchange of the run under MPI and the number of runs under MPI
+	// (tests).
+	tiling struct {
+		byKey       map[string]*tiledSchedule
+		key         []byte
+		chain       exec.TiledChain
+		globals     []tiledGlobal
+		halo        *dist.Halo
+		distributed int
+	}
+
+	// The running loop as internal/crash's fatal-signal handler sees it,
+	// so that a kernel that kills the process is named on stderr (under
+	// mu, like every loop run), and the backend last described: its id,
+	// name and whether it queues loops (exec.Waiter) rather than running
+	// them before returning.
+	crashNames       crash.Tracker
+	crashBackendID   uint64
+	crashBackendName string
+	crashAsync       bool
+
+	// declared records every set, map, dat and subset the program
+	// declares, without keeping them alive, so that Renumber can reorder
+	// all of them.
+	declared struct {
+		sync.Mutex
+		sets    []weak.Pointer[Set]
+		maps    []weak.Pointer[Map]
+		dats    []func() distData // nil once the dat is collected
+		subsets []weak.Pointer[Subset]
+		live    int // entries after the last pruning
+	}
+	// petscState is the process's use of PETSc: the MPI world it runs on
+	// when GoOP2 started MPI for it (a program not started by a
+	// launcher), and the number of PETSc solvers made, for their option
+	// prefixes.
+	petscState struct {
+		sync.Mutex
+		own     *mpi.World // MPI started for PETSc alone (a world of one), or nil
+		solvers int
+	}
+	// addKernels are the kernels adding one Dat's values to another's,
+	// by C type and dim.
+	addKernels sync.Map
+
+	// The process's part in an MPI job.
 	once  sync.Once
 	world *mpi.World // nil when not started by a launcher
 	err   error
@@ -95,11 +169,11 @@ func (d *Dat[T]) zeros(n int) {
 // mpiWorld returns the MPI world of the default runtime (that is, of the
 // process), initialising MPI the first time when the program was started
 // by an MPI launcher; nil without one.
-func mpiWorld() (*mpi.World, error) { return rt.dist.start() }
+func mpiWorld() (*mpi.World, error) { return rt.proc.start() }
 
 // start returns the MPI world, initialising MPI and the job the first
 // time when the program was started by an MPI launcher; nil without one.
-func (ds *distRun) start() (*mpi.World, error) {
+func (ds *process) start() (*mpi.World, error) {
 	ds.once.Do(func() {
 		if mpi.Launched() == 0 {
 			return
@@ -134,13 +208,13 @@ func (ds *distRun) start() (*mpi.World, error) {
 
 // partitioned reports whether Partition has laid the mesh out over more
 // than one rank.
-func (ds *distRun) partitioned() bool { return ds.job != nil && ds.job.Partitioned() }
+func (ds *process) partitioned() bool { return ds.job != nil && ds.job.Partitioned() }
 
 // distributing reports whether declarations are a rank's block of a mesh
 // still to be partitioned.
-func distributing() (bool, error) { return rt.dist.distributing() }
+func distributing() (bool, error) { return rt.proc.distributing() }
 
-func (ds *distRun) distributing() (bool, error) {
+func (ds *process) distributing() (bool, error) {
 	w, err := ds.start()
 	if err != nil {
 		return false, err
@@ -171,7 +245,7 @@ func Ranks() int {
 // otherwise. No loop or solve may run afterwards.
 func Finalize() error {
 	forced := lock(forCollective)
-	defer mu.Unlock()
+	defer unlock()
 	if forced != nil {
 		return forced
 	}
@@ -393,11 +467,11 @@ func (p *PartitionInfo) String() string {
 // be declared after it); loops may run only after it.
 func Partition(p Partitioner) (*PartitionInfo, error) {
 	forced := lock(forCollective)
-	defer mu.Unlock()
+	defer unlock()
 	if forced != nil {
 		return nil, forced
 	}
-	ds := rt.dist
+	ds := rt.proc
 	w, err := ds.start()
 	if err != nil {
 		return nil, err
@@ -423,7 +497,7 @@ func Partition(p Partitioner) (*PartitionInfo, error) {
 	return info, nil
 }
 
-func (ds *distRun) partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
+func (ds *process) partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
 	// The ranks' declarations must agree: the same sets, maps and dats
 	// in the same order, and the same partitioner.
 	var shape strings.Builder
@@ -578,8 +652,8 @@ func (s *Set) GlobalSize() int {
 // element's row.
 func Partitioned() bool {
 	lock(forNoData)
-	defer mu.Unlock()
-	return rt.dist.partitioned()
+	defer unlock()
+	return rt.proc.partitioned()
 }
 
 // declareDistributed refuses sets and maps declared after Partition.
@@ -587,7 +661,7 @@ func declareDistributed(what string) error {
 	if _, err := mpiWorld(); err != nil {
 		return err
 	}
-	if rt.dist.partitioned() {
+	if rt.proc.partitioned() {
 		return fmt.Errorf("op2: %s declared after Partition: declare every set and map before partitioning the mesh", what)
 	}
 	return nil
@@ -596,15 +670,15 @@ func declareDistributed(what string) error {
 // checkPartitioned refuses loops on a mesh still to be partitioned and
 // gives the executor the halo exchange once it is.
 func (s *Runtime) checkPartitioned(l *core.Loop) error {
-	distributing, err := s.dist.distributing()
+	distributing, err := s.proc.distributing()
 	if err != nil {
 		return err
 	}
 	if distributing {
-		return fmt.Errorf("op2: loop %s over set %q: the mesh is declared on %d MPI ranks; call op2.Partition before the first loop", l.Kernel.Name, l.Set.Name, s.dist.world.Size())
+		return fmt.Errorf("op2: loop %s over set %q: the mesh is declared on %d MPI ranks; call op2.Partition before the first loop", l.Kernel.Name, l.Set.Name, s.proc.world.Size())
 	}
-	if s.x.Halo == nil && s.dist.partitioned() {
-		s.x.Halo = s.dist.job.Exchange()
+	if s.x.Halo == nil && s.proc.partitioned() {
+		s.x.Halo = s.proc.job.Exchange()
 	}
 	return nil
 }
@@ -616,13 +690,13 @@ func (s *Runtime) checkPartitioned(l *core.Loop) error {
 // also after Renumber (where Data has the new order).
 func (d *Dat[T]) Gather() ([]T, error) {
 	forced := lock(forCollective)
-	defer mu.Unlock()
+	defer unlock()
 	if forced != nil {
 		return nil, forced
 	}
 	owned := d.s.Set.Owned * d.s.Dim
 	h, ok := d.s.Set.Halo.(*dist.SetHalo)
-	w := rt.dist.world
+	w := rt.proc.world
 	if ok && w != nil {
 		// A rank that cannot read its values says so to every rank.
 		what := fmt.Sprintf("Gather of dat %q on set %q", d.s.Name, d.s.Set.Name)
@@ -659,9 +733,9 @@ func (d *Dat[T]) Gather() ([]T, error) {
 // and entries are in the declared numbering, as under MPI.
 func (m *Map) Gather() ([]int32, error) {
 	lock(forNoData)
-	defer mu.Unlock()
+	defer unlock()
 	from, ok := m.c.From.Halo.(*dist.SetHalo)
-	w := rt.dist.world
+	w := rt.proc.world
 	if !ok || w == nil {
 		tab := append([]int32(nil), m.c.Table[:m.c.From.Owned*m.c.Arity]...)
 		if to := m.c.To.Declared; to != nil {

@@ -8,41 +8,41 @@ import (
 // SetMaxPrograms lowers the program cache's capacity for a test and
 // returns a function that restores it.
 func SetMaxPrograms(n int) (restore func()) {
-	mu.Lock()
-	defer mu.Unlock()
+	rt.proc.mu.Lock()
+	defer rt.proc.mu.Unlock()
 	old := rt.x.MaxPrograms()
 	rt.x.SetMaxPrograms(n)
 	return func() {
-		mu.Lock()
-		defer mu.Unlock()
+		rt.proc.mu.Lock()
+		defer rt.proc.mu.Unlock()
 		rt.x.SetMaxPrograms(old)
 	}
 }
 
 // HaloExchanges is the number of Dat halo exchanges started so far.
 func HaloExchanges() int {
-	mu.Lock()
-	defer mu.Unlock()
-	if rt.dist.job == nil {
+	rt.proc.mu.Lock()
+	defer rt.proc.mu.Unlock()
+	if rt.proc.job == nil {
 		return 0
 	}
-	return rt.dist.job.Halo().Exchanges()
+	return rt.proc.job.Halo().Exchanges()
 }
 
 // DropHaloSends makes this rank post no halo sends, as a rank that has
 // stopped would (tests of OP2_MPI_TIMEOUT).
 func DropHaloSends(on bool) {
-	mu.Lock()
-	defer mu.Unlock()
-	if rt.dist.job != nil {
-		rt.dist.job.Halo().DropSends = on
+	rt.proc.mu.Lock()
+	defer rt.proc.mu.Unlock()
+	if rt.proc.job != nil {
+		rt.proc.job.Halo().DropSends = on
 	}
 }
 
 // OnLaunch calls f before every launch of r's loops with the iteration
 // set's name and the launched range (block colours when colours is set).
 func OnLaunch(r *Runtime, f func(set string, first, last int, colours bool)) {
-	mu.Lock()
-	defer mu.Unlock()
+	rt.proc.mu.Lock()
+	defer rt.proc.mu.Unlock()
 	r.x.OnLaunch = func(l *core.Loop, rg exec.Range) { f(l.Set.Name, rg.First, rg.Last, rg.Colours) }
 }

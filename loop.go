@@ -386,7 +386,7 @@ func ParLoop(k *Kernel, set IterationSet, args ...Arg) error { return rt.ParLoop
 // ParLoop runs a loop in runtime r (see the package-level ParLoop).
 func (r *Runtime) ParLoop(k *Kernel, set IterationSet, args ...Arg) error {
 	lock(forNoData)
-	defer mu.Unlock()
+	defer unlock()
 	if r.recording() {
 		return r.record(k, set, args)
 	}
@@ -422,7 +422,7 @@ func Generate(backend string, k *Kernel, set IterationSet, args ...Arg) (string,
 // package-level Generate).
 func (r *Runtime) Generate(backend string, k *Kernel, set IterationSet, args ...Arg) (string, error) {
 	lock(forNoData)
-	defer mu.Unlock()
+	defer unlock()
 	var l core.Loop
 	if err := bindOver(r, backend, &l, k, set, args); err != nil {
 		return "", err
@@ -458,7 +458,7 @@ func NewLoop(k *Kernel, set IterationSet, args ...Arg) (*Loop, error) {
 func (r *Runtime) NewLoop(k *Kernel, set IterationSet, args ...Arg) (*Loop, error) {
 	lp := &Loop{kernel: k, rt: r}
 	lock(forNoData)
-	defer mu.Unlock()
+	defer unlock()
 	if err := bindOver(r, r.cfg.Backend, &lp.l, k, set, args); err != nil {
 		return nil, err
 	}
@@ -485,7 +485,7 @@ func (lp *Loop) Backend() string { return lp.name }
 // generation (see the package-level Generate).
 func (lp *Loop) Generate() (string, error) {
 	lock(forNoData)
-	defer mu.Unlock()
+	defer unlock()
 	lp.l.Consts = lp.kernel.usedConsts(lp.rt.consts)
 	lp.l.Sig = core.Analyse(&lp.l)
 	if lp.backend == nil {
@@ -505,7 +505,7 @@ func (lp *Loop) Generate() (string, error) {
 // ParLoop does.
 func (lp *Loop) Compute() error {
 	lock(forNoData)
-	defer mu.Unlock()
+	defer unlock()
 	if lp.backend == nil {
 		return lp.openErr
 	}
@@ -514,7 +514,7 @@ func (lp *Loop) Compute() error {
 		if err := r.reserve(); err != nil {
 			return err
 		}
-		e := queue.slot()
+		e := rt.proc.queue.slot()
 		args := append(e.l.Args[:0], lp.l.Args...)
 		e.l = lp.l
 		e.l.Args = args
@@ -571,7 +571,7 @@ func (s *Runtime) tracer() *slog.Logger {
 // traceLoop logs a loop's start or end, with the rank under MPI.
 func (s *Runtime) traceLoop(log *slog.Logger, msg string, l *core.Loop, err error) {
 	attrs := []slog.Attr{slog.String("kernel", l.Kernel.Name), slog.String("set", l.Set.Name)}
-	if w := s.dist.world; w != nil {
+	if w := s.proc.world; w != nil {
 		attrs = append(attrs, slog.Int("rank", w.Rank()))
 	}
 	if err != nil {

@@ -93,7 +93,7 @@ func NewSparsity(rows *Set, rowDim int, cols *Set, colDim int, pairs []MapPair, 
 	}
 	if w, err := mpiWorld(); err != nil {
 		return nil, err
-	} else if w != nil && w.Size() > 1 && !rt.dist.partitioned() {
+	} else if w != nil && w.Size() > 1 && !rt.proc.partitioned() {
 		return nil, fail("in a distributed run (%d MPI ranks) a sparsity is declared after Partition, on each rank's part of the mesh", w.Size())
 	}
 	sp := &Sparsity{name: name, rows: rows, cols: cols, rdim: rowDim, cdim: colDim, pairs: append([]MapPair(nil), pairs...)}
@@ -230,7 +230,7 @@ func (A *Mat[T]) Name() string { return A.s.Name }
 // it.
 func (A *Mat[T]) State() DataState {
 	lock(forStatus)
-	defer mu.Unlock()
+	defer unlock()
 	return A.s.State
 }
 
@@ -260,7 +260,7 @@ func (A *Mat[T]) Arg(acc Access, rowmap, colmap *Map) Arg {
 // the matrix's values are current there.
 func (A *Mat[T]) Zero() error {
 	forced := lock(forData)
-	defer mu.Unlock()
+	defer unlock()
 	if forced != nil {
 		return forced
 	}
@@ -275,7 +275,7 @@ func (A *Mat[T]) Zero() error {
 // Out-of-range elements are refused before anything changes.
 func (A *Mat[T]) ZeroRows(rows []int, diag T) error {
 	forced := lock(forData)
-	defer mu.Unlock()
+	defer unlock()
 	if forced != nil {
 		return forced
 	}
@@ -309,7 +309,7 @@ func (A *Mat[T]) ZeroRows(rows []int, diag T) error {
 // i*rowDim+a is component a of row element i, and likewise for columns.
 func (A *Mat[T]) Values() (rowptr, colidx []int32, vals []T, err error) {
 	forced := lock(forData)
-	defer mu.Unlock()
+	defer unlock()
 	if forced != nil {
 		return nil, nil, nil, forced
 	}
@@ -348,7 +348,7 @@ func (A *Mat[T]) mult(r *Runtime, x, y *Dat[T]) error {
 		return err
 	}
 	forced := lock(forCollective)
-	defer mu.Unlock()
+	defer unlock()
 	if forced != nil {
 		return forced
 	}
@@ -472,7 +472,7 @@ func (A *Mat[T]) Gather() (rowptr, colidx []int32, vals []T, err error) {
 	if err == nil {
 		msg, err = A.declaredEntries()
 	}
-	mu.Unlock()
+	unlock()
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -36,7 +36,7 @@ func NewSet(size int, name string) (*Set, error) {
 	core.Track(&s.c) // plans built for the set go when it does
 	registerSet(s)
 	if distributing, _ := distributing(); distributing {
-		rt.dist.sets = append(rt.dist.sets, s)
+		rt.proc.sets = append(rt.proc.sets, s)
 	}
 	return s, nil
 }
@@ -108,7 +108,7 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 	core.Track(&m.c) // plans built with the map go when it does
 	registerMap(m)
 	if distributing {
-		rt.dist.maps = append(rt.dist.maps, m)
+		rt.proc.maps = append(rt.proc.maps, m)
 	}
 	return m, nil
 }
@@ -159,7 +159,7 @@ func NewPermutedMap(m *Map, perm []int, name string) (*Map, error) {
 		seen[p] = true
 	}
 	lock(forNoData)
-	partitioned := rt.dist.partitioned()
+	partitioned := rt.proc.partitioned()
 	table := m.c.Table
 	values := make([]int32, len(table))
 	for e := 0; e < len(table)/ar; e++ {
@@ -167,7 +167,7 @@ func NewPermutedMap(m *Map, perm []int, name string) (*Map, error) {
 			values[e*ar+j] = table[e*ar+p]
 		}
 	}
-	mu.Unlock()
+	unlock()
 	if partitioned {
 		return derivedMap(setOf(m.c.From), setOf(m.c.To), ar, values, name), nil
 	}
@@ -212,8 +212,8 @@ func composedTable(what string, maps []*Map) (int, []int32, error) {
 		return 0, nil, werr
 	}
 	lock(forNoData)
-	defer mu.Unlock()
-	distributing := w != nil && w.Size() > 1 && !rt.dist.partitioned()
+	defer unlock()
+	distributing := w != nil && w.Size() > 1 && !rt.proc.partitioned()
 	switch {
 	case distributing:
 		// Collective: a rank that refuses the maps says so to every
@@ -223,7 +223,7 @@ func composedTable(what string, maps []*Map) (int, []int32, error) {
 		}
 	case err != nil:
 		return 0, nil, err
-	case rt.dist.partitioned():
+	case rt.proc.partitioned():
 		return 0, nil, fmt.Errorf("op2: %s declared after Partition: compose maps before op2.Partition, which then builds the halos that loops through the composed map need", what)
 	}
 	table, err := composeTables(maps, what, distributing)
@@ -280,7 +280,7 @@ func composeTables(maps []*Map, what string, distributing bool) ([]int32, error)
 		k := m.c.Arity
 		if distributing {
 			at := fmt.Sprintf("%s: map %q at the entries through map %q (elements of set %q)", what, m.c.Name, maps[i+1].c.Name, m.c.From.Name)
-			rows, err := dist.BlockRows(rt.dist.world, m.c.Table, k, table, at)
+			rows, err := dist.BlockRows(rt.proc.world, m.c.Table, k, table, at)
 			if err != nil {
 				return nil, mpiFatal(fmt.Errorf("op2: %w", err))
 			}

@@ -575,7 +575,7 @@ func (r *Runtime) parLoopMixed(k *Kernel, ms *MixedSet, args []Arg) error {
 	}
 	for b := range loops {
 		if r.recording() {
-			e := queue.slot()
+			e := rt.proc.queue.slot()
 			e.l = loops[b]
 			if err := r.commit(e, be); err != nil {
 				return err

@@ -240,10 +240,6 @@ func (A *MixedMat[T]) product(i int) (*Dat[T], error) {
 	return A.tmp[i], nil
 }
 
-// addKernels are the kernels adding one Dat's values to another's, by
-// C type and dim.
-var addKernels sync.Map
-
 // addKernel returns the kernel y += t for dim values of T.
 func addKernel[T float32 | float64](dim int) *Kernel {
 	type addKey struct {
@@ -251,13 +247,13 @@ func addKernel[T float32 | float64](dim int) *Kernel {
 		dim int
 	}
 	key := addKey{scalarType[T](), dim}
-	if k, ok := addKernels.Load(key); ok {
+	if k, ok := rt.proc.addKernels.Load(key); ok {
 		return k.(*Kernel)
 	}
 	ctype := key.t.CName()
 	k := NewKernel(fmt.Sprintf(`void goop2_mixed_add(%[1]s *y, const %[1]s *t) {
   for (int c = 0; c < %[2]d; c++) y[c] += t[c];
 }`, ctype, dim), "goop2_mixed_add")
-	k2, _ := addKernels.LoadOrStore(key, k)
+	k2, _ := rt.proc.addKernels.LoadOrStore(key, k)
 	return k2.(*Kernel)
 }

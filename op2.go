@@ -89,7 +89,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/goop2/op2/internal/core"
@@ -350,9 +349,9 @@ type Runtime struct {
 	err      error     // configuration error from the environment
 	timings  *exec.Timings
 	logger   atomic.Pointer[slog.Logger] // nil: no logging
-	// dist is the process's MPI job and mesh blocks, the same for every
+	// proc is the process's MPI job and mesh blocks, the same for every
 	// runtime (the default runtime's).
-	dist *distRun
+	proc *process
 	// mixedArgs is the expanded argument list of a loop with mixed
 	// arguments, reused from loop to loop (under mu).
 	mixedArgs []Arg
@@ -360,12 +359,8 @@ type Runtime struct {
 	chains int
 }
 
-// mu serialises loops of every runtime and host access to data. It is
-// taken only by lock, whose mode says what happens to the recorded loops.
-var mu sync.Mutex
-
 // rt is the default runtime.
-var rt = newRuntime(&distRun{})
+var rt = newRuntime(&process{})
 
 // Default returns the default runtime, the one the package-level functions
 // use.
@@ -373,8 +368,8 @@ func Default() *Runtime { return rt }
 
 // newRuntime returns a runtime configured from the environment, in the
 // process's MPI job d.
-func newRuntime(d *distRun) *Runtime {
-	s := &Runtime{backends: map[string]*exec.Opened{}, x: exec.New(), consts: newConstRegistry(), timings: exec.NewTimings(), dist: d}
+func newRuntime(d *process) *Runtime {
+	s := &Runtime{backends: map[string]*exec.Opened{}, x: exec.New(), consts: newConstRegistry(), timings: exec.NewTimings(), proc: d}
 	var err error
 	s.cfg, err = exec.ConfigFromEnv()
 	s.err = apiError(err)
@@ -450,7 +445,7 @@ func (s *Runtime) opened(b exec.Backend) {
 // configures the default one (zero fields keep the defaults, which
 // include the environment's overrides).
 func NewRuntime(c Config) (*Runtime, error) {
-	r := newRuntime(rt.dist)
+	r := newRuntime(rt.proc)
 	if err := r.Configure(c); err != nil {
 		return nil, err
 	}
@@ -472,7 +467,7 @@ func Configure(c Config) error { return rt.Configure(c) }
 // (*ChainError) and changes nothing.
 func (r *Runtime) Configure(c Config) error {
 	err := lock(forData)
-	defer mu.Unlock()
+	defer unlock()
 	if err != nil {
 		return err
 	}
@@ -522,7 +517,7 @@ func Use(backend string) error { return rt.Use(backend) }
 // backend.
 func (r *Runtime) Use(backend string) error {
 	err := lock(forData)
-	defer mu.Unlock()
+	defer unlock()
 	if err != nil {
 		return err
 	}
@@ -556,7 +551,7 @@ func Backend() string { return rt.Backend() }
 // Backend returns the name of the backend runtime r's next loop runs on.
 func (r *Runtime) Backend() string {
 	lock(forNoData)
-	defer mu.Unlock()
+	defer unlock()
 	return r.cfg.Backend
 }
 
@@ -570,7 +565,7 @@ func Wait() error { return rt.Wait() }
 // Wait returns when every loop runtime r issued has finished.
 func (r *Runtime) Wait() error {
 	err := lock(forData)
-	defer mu.Unlock()
+	defer unlock()
 	if err != nil {
 		return err
 	}
@@ -639,7 +634,7 @@ func ReadStats() Stats { return rt.Stats() }
 // the process's. The loops recorded so far (see Chain) run first.
 func (r *Runtime) Stats() Stats {
 	lock(forStatus)
-	defer mu.Unlock()
+	defer unlock()
 	js := jit.ReadStats()
 	up, down, upB, downB := core.TransferStats()
 	return Stats{Compiles: js.Compiles, DiskHits: js.DiskHits, Rebuilds: js.Rebuilds,

@@ -4,39 +4,27 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"weak"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
 )
 
-// declared records every set, map, dat and subset the program declares,
-// without keeping them alive, so that Renumber can reorder all of them.
-var declared struct {
-	sync.Mutex
-	sets    []weak.Pointer[Set]
-	maps    []weak.Pointer[Map]
-	dats    []func() distData // nil once the dat is collected
-	subsets []weak.Pointer[Subset]
-	live    int // entries after the last pruning
-}
-
 // register adds one object to declared, pruning collected entries when
 // the lists have doubled since the last pruning.
 func register(add func()) {
-	declared.Lock()
-	defer declared.Unlock()
+	rt.proc.declared.Lock()
+	defer rt.proc.declared.Unlock()
 	add()
-	n := len(declared.sets) + len(declared.maps) + len(declared.dats) + len(declared.subsets)
-	if n < 2*max(declared.live, 256) {
+	n := len(rt.proc.declared.sets) + len(rt.proc.declared.maps) + len(rt.proc.declared.dats) + len(rt.proc.declared.subsets)
+	if n < 2*max(rt.proc.declared.live, 256) {
 		return
 	}
-	declared.sets = pruneWeak(declared.sets)
-	declared.maps = pruneWeak(declared.maps)
-	declared.subsets = pruneWeak(declared.subsets)
-	declared.dats = slices.DeleteFunc(declared.dats, func(f func() distData) bool { return f() == nil })
-	declared.live = len(declared.sets) + len(declared.maps) + len(declared.dats) + len(declared.subsets)
+	rt.proc.declared.sets = pruneWeak(rt.proc.declared.sets)
+	rt.proc.declared.maps = pruneWeak(rt.proc.declared.maps)
+	rt.proc.declared.subsets = pruneWeak(rt.proc.declared.subsets)
+	rt.proc.declared.dats = slices.DeleteFunc(rt.proc.declared.dats, func(f func() distData) bool { return f() == nil })
+	rt.proc.declared.live = len(rt.proc.declared.sets) + len(rt.proc.declared.maps) + len(rt.proc.declared.dats) + len(rt.proc.declared.subsets)
 }
 
 func pruneWeak[T any](ps []weak.Pointer[T]) []weak.Pointer[T] {
@@ -45,17 +33,17 @@ func pruneWeak[T any](ps []weak.Pointer[T]) []weak.Pointer[T] {
 
 func registerSet(s *Set) {
 	p := weak.Make(s)
-	register(func() { declared.sets = append(declared.sets, p) })
+	register(func() { rt.proc.declared.sets = append(rt.proc.declared.sets, p) })
 }
 
 func registerMap(m *Map) {
 	p := weak.Make(m)
-	register(func() { declared.maps = append(declared.maps, p) })
+	register(func() { rt.proc.declared.maps = append(rt.proc.declared.maps, p) })
 }
 
 func registerSubset(sub *Subset) {
 	p := weak.Make(sub)
-	register(func() { declared.subsets = append(declared.subsets, p) })
+	register(func() { rt.proc.declared.subsets = append(rt.proc.declared.subsets, p) })
 }
 
 func registerDat[T Scalar](d *Dat[T]) {
@@ -66,7 +54,7 @@ func registerDat[T Scalar](d *Dat[T]) {
 		}
 		return nil
 	}
-	register(func() { declared.dats = append(declared.dats, get) })
+	register(func() { rt.proc.declared.dats = append(rt.proc.declared.dats, get) })
 }
 
 // markLooped records that loop l uses its sets (see core.Set.Looped).
@@ -196,7 +184,7 @@ type RenumberInfo struct {
 // Set.DeclaredNumbers gives each element's declared number.
 func Renumber(o Ordering) (*RenumberInfo, error) {
 	forced := lock(forData)
-	defer mu.Unlock()
+	defer unlock()
 	if forced != nil {
 		return nil, forced
 	}
@@ -231,32 +219,32 @@ func Renumber(o Ordering) (*RenumberInfo, error) {
 	}
 
 	// The mesh as the program holds it now.
-	declared.Lock()
+	rt.proc.declared.Lock()
 	var sets []*Set
 	var maps []*Map
 	var dats []distData
 	var subsets []*Subset
-	for _, p := range declared.sets {
+	for _, p := range rt.proc.declared.sets {
 		if s := p.Value(); s != nil {
 			sets = append(sets, s)
 		}
 	}
-	for _, p := range declared.maps {
+	for _, p := range rt.proc.declared.maps {
 		if m := p.Value(); m != nil {
 			maps = append(maps, m)
 		}
 	}
-	for _, f := range declared.dats {
+	for _, f := range rt.proc.declared.dats {
 		if d := f(); d != nil {
 			dats = append(dats, d)
 		}
 	}
-	for _, p := range declared.subsets {
+	for _, p := range rt.proc.declared.subsets {
 		if sub := p.Value(); sub != nil {
 			subsets = append(subsets, sub)
 		}
 	}
-	declared.Unlock()
+	rt.proc.declared.Unlock()
 	index := map[*core.Set]int{}
 	mesh := &dist.Mesh{}
 	for i, s := range sets {
@@ -402,7 +390,7 @@ func Renumber(o Ordering) (*RenumberInfo, error) {
 // global number of each of this rank's elements).
 func (s *Set) DeclaredNumbers() []int32 {
 	lock(forNoData)
-	defer mu.Unlock()
+	defer unlock()
 	if d := declaredNumbers(&s.c); d != nil {
 		return slices.Clone(d[:s.c.Owned])
 	}

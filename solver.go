@@ -765,7 +765,7 @@ func (A *Mat[T]) inverseDiagonal(set *Set, dim int) (*Dat[float64], error) {
 			}
 		}
 	}
-	mu.Unlock()
+	unlock()
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/goop2/op2/internal/dist"
@@ -20,15 +19,6 @@ import (
 // message says what to install.
 var ErrPETScUnavailable = petsc.ErrUnavailable
 
-// petscState is the process's use of PETSc: the MPI world it runs on when
-// GoOP2 started MPI for it (a program not started by a launcher), and the
-// number of PETSc solvers made, for their option prefixes.
-var petscState struct {
-	sync.Mutex
-	own     *mpi.World // MPI started for PETSc alone (a world of one), or nil
-	solvers int
-}
-
 // petscWorld returns the MPI world PETSc runs on: the launcher's or,
 // in a program not started by one, a world of one started for it
 // (PETSc is built on MPI, which must start before PETSc does).
@@ -37,10 +27,10 @@ func petscWorld() (*mpi.World, error) {
 	if err != nil || w != nil {
 		return w, err
 	}
-	petscState.Lock()
-	defer petscState.Unlock()
-	if petscState.own != nil {
-		return petscState.own, nil
+	rt.proc.petscState.Lock()
+	defer rt.proc.petscState.Unlock()
+	if rt.proc.petscState.own != nil {
+		return rt.proc.petscState.own, nil
 	}
 	cfg, err := exec.ConfigFromEnv()
 	if err != nil {
@@ -49,7 +39,7 @@ func petscWorld() (*mpi.World, error) {
 	if w, err = mpi.Init(cfg.CacheDir); err != nil {
 		return nil, fmt.Errorf("%w: PETSc runs on MPI, which cannot start: %v (%s)", petsc.ErrUnavailable, err, petsc.Install)
 	}
-	petscState.own = w
+	rt.proc.petscState.own = w
 	return w, nil
 }
 
@@ -57,9 +47,9 @@ func petscWorld() (*mpi.World, error) {
 // the launcher's MPI is Finalize's to end.
 func finalizePETSc() error {
 	err := petsc.Finalize()
-	petscState.Lock()
-	defer petscState.Unlock()
-	if w := petscState.own; w != nil {
+	rt.proc.petscState.Lock()
+	defer rt.proc.petscState.Unlock()
+	if w := rt.proc.petscState.own; w != nil {
 		err = errors.Join(err, w.Finalize())
 	}
 	return err
@@ -80,10 +70,10 @@ func newPETScSolver(options string) (*petscSolver, error) {
 	if _, err := startPETSc(); err != nil {
 		return nil, err
 	}
-	petscState.Lock()
-	petscState.solvers++
-	ps := &petscSolver{prefix: fmt.Sprintf("op2_%d_", petscState.solvers)}
-	petscState.Unlock()
+	rt.proc.petscState.Lock()
+	rt.proc.petscState.solvers++
+	ps := &petscSolver{prefix: fmt.Sprintf("op2_%d_", rt.proc.petscState.solvers)}
+	rt.proc.petscState.Unlock()
 	if options != "" {
 		if err := petsc.SetOptions(ps.prefix, options); err != nil {
 			return nil, err
@@ -189,7 +179,7 @@ func (s *Solver) solvePETSc(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, err
 			res, err = sys.ksp.Solve(x.data[:n], b.data[:n])
 		}
 	}
-	mu.Unlock()
+	unlock()
 	if err != nil {
 		return SolveInfo{}, fmt.Errorf("op2: Solve with PETSc (%s): %w", A.s.Matrix, mpiFatal(err))
 	}
@@ -286,7 +276,7 @@ func (sp *Sparsity) globalColumns(w *mpi.World) (rstart, total int64, gcol []int
 			gcol[c] = int64(g.data[c])
 		}
 	}
-	mu.Unlock()
+	unlock()
 	if err != nil {
 		return 0, 0, nil, err
 	}

@@ -143,15 +143,15 @@ func NewSubset(set IterationSet, indices []int32) (*Subset, error) {
 func newDistributedSubset(w dist.World, parent *Set, owned []int32, bad error) (*Subset, error) {
 	what := fmt.Sprintf("subset of set %q", parent.c.Name)
 	lock(forNoData)
-	if bad == nil && !rt.dist.partitioned() {
+	if bad == nil && !rt.proc.partitioned() {
 		bad = fmt.Errorf("op2: %s: in a distributed run subsets are declared after op2.Partition, each rank naming its owned elements in its own numbering", what)
 	}
-	mu.Unlock()
+	unlock()
 	if err := mpiFatal(dist.AgreeStep(w, what, bad)); err != nil {
 		return nil, fmt.Errorf("op2: %w", err)
 	}
 	lock(forNoData)
-	defer mu.Unlock()
+	defer unlock()
 	sh, _ := parent.c.Halo.(*dist.SetHalo)
 	flags := make([]int32, parent.c.Total)
 	for _, e := range owned {
@@ -194,7 +194,7 @@ func newSubset(set *Set, idx []int32) *Subset {
 // (Renumber changes them in place).
 func (sub *Subset) indicesCopy() []int32 {
 	lock(forNoData)
-	defer mu.Unlock()
+	defer unlock()
 	return slices.Clone(sub.indices)
 }
 

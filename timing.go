@@ -112,7 +112,7 @@ func EnableTiming(on bool) { rt.EnableTiming(on) }
 // EnableTiming).
 func (r *Runtime) EnableTiming(on bool) {
 	lock(forStatus)
-	defer mu.Unlock()
+	defer unlock()
 	r.setTiming(on)
 }
 
@@ -135,7 +135,7 @@ func Timings() []LoopTiming { return rt.Timings() }
 // Timings). The loops recorded so far (see Chain) run first.
 func (r *Runtime) Timings() []LoopTiming {
 	lock(forStatus)
-	defer mu.Unlock()
+	defer unlock()
 	return r.timingRecords()
 }
 
@@ -143,7 +143,7 @@ func (r *Runtime) Timings() []LoopTiming {
 // the failure of a recorded loop.
 func (r *Runtime) timingReport() ([]LoopTiming, error) {
 	forced := lock(forData)
-	defer mu.Unlock()
+	defer unlock()
 	if forced != nil {
 		return nil, forced
 	}
@@ -167,7 +167,7 @@ func ResetTimings() { rt.ResetTimings() }
 // ResetTimings forgets runtime r's timing report.
 func (r *Runtime) ResetTimings() {
 	lock(forStatus)
-	defer mu.Unlock()
+	defer unlock()
 	r.timings.Reset()
 }
 

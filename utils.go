@@ -19,7 +19,7 @@ import (
 // error reports a device failure.
 func (d *Dat[T]) Zero() error {
 	forced := lock(forStorage(&d.s))
-	defer mu.Unlock()
+	defer unlock()
 	if forced != nil {
 		return forced
 	}
@@ -48,7 +48,7 @@ func (d *Dat[T]) CopyTo(dst *Dat[T]) error {
 		return fmt.Errorf("op2: copying %s to %s: dims differ (%d and %d)", d.s.Describe(), dst.s.Describe(), d.s.Dim, dst.s.Dim)
 	}
 	forced := lock(forStorage(&d.s))
-	defer mu.Unlock()
+	defer unlock()
 	if forced != nil {
 		return forced
 	}
@@ -97,7 +97,7 @@ func (A *Mat[T]) Nbytes() int { return A.s.Bytes() }
 // the next loop that reads them.
 func (d *Dat[T]) DataWO() []T {
 	forced := lock(forStorage(&d.s))
-	defer mu.Unlock()
+	defer unlock()
 	mustForce(forced)
 	d.s.WriteOnly()
 	dist.HostWrite(&d.s)
@@ -123,7 +123,7 @@ func (d *Dat[T]) Range(first, n int) ([]T, error) {
 	var z T
 	size := int(unsafe.Sizeof(z))
 	forced := lock(forStorage(&d.s))
-	defer mu.Unlock()
+	defer unlock()
 	if forced != nil {
 		return nil, forced
 	}
@@ -141,7 +141,7 @@ func (d *Dat[T]) Range(first, n int) ([]T, error) {
 func (g *Global[T]) Value() T {
 	g.mustScalar("Value")
 	forced := lock(forStorage(&g.s))
-	defer mu.Unlock()
+	defer unlock()
 	mustForce(forced)
 	mustHost(g.s.HostAccess(false))
 	return g.data[0]
@@ -161,18 +161,18 @@ func (g *Global[T]) Value() T {
 func (g *Global[T]) SetValue(v T) {
 	g.mustScalar("SetValue")
 	lock(forNoData)
-	defer mu.Unlock()
-	if queue.n > 0 {
-		if !queue.passes(&g.s) {
+	defer unlock()
+	if rt.proc.queue.n > 0 {
+		if !rt.proc.queue.passes(&g.s) {
 			mustHost(g.s.HostAccess(true))
 			g.data[0] = v
 			return
 		}
-		if queue.n < MaxRecordedLoops {
-			e := queue.slot()
+		if rt.proc.queue.n < MaxRecordedLoops {
+			e := rt.proc.queue.slot()
 			e.set = &g.s
 			e.size = copy(e.val[:], unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v)))
-			queue.n++
+			rt.proc.queue.n++
 			return
 		}
 	}

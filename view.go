@@ -82,7 +82,7 @@ func (v *DatView[T]) view(a Arg) Arg {
 // valid and panics if copying from the device fails (see Dat.Sync).
 func (v *DatView[T]) DataRO() []T {
 	forced := lock(forStorage(&v.d.s))
-	defer mu.Unlock()
+	defer unlock()
 	mustForce(forced)
 	d := v.d
 	mustHost(d.s.HostAccess(false))
