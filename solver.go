@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/goop2/op2/internal/petsc"
 )
 
 // SolverOptions configure a Solver. The zero value is GoOP2's own
@@ -96,21 +98,7 @@ const (
 )
 
 // String is the norm's name in PETSc's -ksp_norm_type.
-func (n NormType) String() string {
-	switch n {
-	case NormDefault:
-		return "default"
-	case NormPreconditioned:
-		return "preconditioned"
-	case NormUnpreconditioned:
-		return "unpreconditioned"
-	case NormNatural:
-		return "natural"
-	case NormNone:
-		return "none"
-	}
-	return fmt.Sprintf("NormType(%d)", int(n))
-}
+func (n NormType) String() string { return petsc.NormType(n).String() }
 
 // SolveInfo says how a solve ended.
 type SolveInfo struct {

@@ -15,61 +15,35 @@ import (
 	"github.com/goop2/op2/internal/jit"
 )
 
-// Config is the run-time configuration shared by all backends. Each field
-// is one row of Settings, which says where it comes from and how it is
-// checked.
+// Config is the run-time configuration shared by all backends: package
+// op2's Config, with the settings only the environment sets. Each field
+// is one row of Settings, which says what it sets, where it comes from,
+// its default and how it is checked; op2.Config's comments say the rest.
 type Config struct {
-	Backend   string   // backend name; default "sequential"
-	CC        string   // C compiler command; default $CC or "cc"
-	CXX       string   // C++ compiler command, for C++ kernels; default $CXX or "g++"
-	CFlags    []string // optimisation flags; default -O3 -march=native -fno-math-errno
-	CacheDir  string   // compiled-code cache; default DefaultCacheDir()
-	Threads   int      // OpenMP threads, at most MaxThreads; default $OMP_NUM_THREADS or DefaultThreads
-	BlockSize int      // plan block size; 0 = adaptive
-	PlanCheck bool     // verify every new plan's invariants
-	Check     bool     // check mode: detect kernels writing to READ arguments
-	Timing    bool     // record per-loop times ($OP2_TIMING)
-	Lazy      bool     // record loops until something forces them ($OP2_LAZY)
-	Tile      int      // seed elements per tile for sparse tiling of recorded chains; 0 = off ($OP2_TILE)
-	DebugPlan bool     // print each new plan's shape on standard error ($OP2_DEBUG_PLAN)
-
-	// Logger receives the run time's events; nil logs nothing. The
-	// default is a text handler on standard error at the level $OP2_LOG
-	// names (debug, info, warn, error), or nil when OP2_LOG is unset,
-	// empty or "off".
-	Logger *slog.Logger
-
-	OpenCLPlatform string // substring of the OpenCL platform name to use; "" = any
-	OpenCLDevice   string // OpenCL device type: "cpu", "gpu", "accelerator" or "" (any)
-	// DeviceScheme is how device backends apply increments through maps:
-	// "staged" (default: shared memory, colours) or "atomics".
-	DeviceScheme string
-	// DeviceLayout is how device backends store Dats of dim > 1: "aos"
-	// (default) or "soa" (structure of arrays).
-	DeviceLayout string
-	// DeviceWorkGroupSize is the number of work items per work group
-	// (CUDA threads per block) of the device backends' kernels: a power
-	// of two from 32 to 1024, or 0 for the default 64.
+	Backend             string
+	CC                  string
+	CXX                 string
+	CFlags              []string
+	CacheDir            string
+	Threads             int
+	BlockSize           int
+	PlanCheck           bool
+	Check               bool
+	Timing              bool
+	Lazy                bool
+	Tile                int
+	DebugPlan           bool // no op2.Config field: OP2_DEBUG_PLAN only
+	Logger              *slog.Logger
+	OpenCLPlatform      string
+	OpenCLDevice        string
+	DeviceScheme        string
+	DeviceLayout        string
 	DeviceWorkGroupSize int
-	// CUDADevice is the ordinal of the CUDA device the cuda backend uses.
-	CUDADevice int
-	// Tune chooses each loop's variant (VariantBuilder) and plan block
-	// size by measurement ($OP2_TUNE; see Tuner).
-	Tune bool
-	// OpenMPScheme is how the openmp backend runs loops that modify data
-	// through maps: "owner" (default: per-thread pieces of the set, their
-	// interior elements in parallel, then the coloured separators) or
-	// "colour" (all blocks coloured).
-	OpenMPScheme string
-	// SIMD is how the host backends use SIMD lanes (hostc's lane
-	// variant): "" or "auto" (scalar code; the tuner tries lanes), "off"
-	// (never), or a lane count, "4" or "8" (loops that can have lanes are
-	// built with them).
-	SIMD string
-	// Fusion says whether loop chains fuse consecutive loops over one
-	// set (package fuse): "" or "auto" (default: where it pays, see
-	// op2.Config.Fusion), "on" or "off".
-	Fusion string
+	CUDADevice          int
+	Tune                bool
+	OpenMPScheme        string
+	SIMD                string
+	Fusion              string
 }
 
 // A ConfigSetting is one row of the configuration table (Settings): a
