@@ -139,7 +139,7 @@ func main() {
 	ranks := flag.String("ranks", "2,4,8,16,32,64", "numbers of ranks")
 	parts := flag.String("partitioners", "block,rcb,metis", "partitioners")
 	m := model{resShare: 0.57}
-	flag.Float64Var(&m.stepMs, "step-ms", 23.1, "one Runge-Kutta step on one rank of the 1× mesh, in ms (docs/perf.md: 46.2 s for 1000 iterations of 2 steps, sequential)")
+	flag.Float64Var(&m.stepMs, "step-ms", 23.1, "one Runge-Kutta step on one rank of the 1× mesh, in ms (docs/history/perf-notebook-2026-11-25.md: 46.2 s for 1000 iterations of 2 steps, sequential)")
 	flag.Float64Var(&m.latencyUs, "latency-us", 1.5, "network latency per message, in µs")
 	flag.Float64Var(&m.bandwidthGBs, "bandwidth-gbs", 12, "network bandwidth per rank, in GB/s")
 	startup := flag.Bool("startup", false, "also model the start-up (read, partition, migrate, layout, values) per rank; -ranks defaults to 1,2,4,...,1024")
