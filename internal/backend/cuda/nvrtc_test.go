@@ -134,13 +134,7 @@ func (c *compileCheck) Build(l *core.Loop) (exec.Program, error) {
 // default 64 (with -short in the aos layout only; in the full run also
 // with 32 and 1024).
 func TestNVRTCCompilesEveryLoop(t *testing.T) {
-	nv, err := nvrtc.Load()
-	if err != nil {
-		if os.Getenv("OP2_REQUIRE_NVRTC") != "" {
-			t.Fatalf("OP2_REQUIRE_NVRTC is set but: %v", err)
-		}
-		t.Skipf("NVRTC is not installed (the README's test command fetches it): %v", err)
-	}
+	nv := loadNVRTC(t)
 	t.Logf("NVRTC %s from %s", nv.Version(), nv.Path)
 	if !testing.Short() {
 		sharedSizes = []int{cuda.NominalSharedMem, 2 << 10}
@@ -217,13 +211,7 @@ func TestNVRTCCompilesEveryLoop(t *testing.T) {
 // strings at file scope, helpers and prototypes, macros and conditionals,
 // standard headers, memcpy, long long, typedef'd pointers, attributes.
 func TestNVRTCCompilesKernelSourceForms(t *testing.T) {
-	nv, err := nvrtc.Load()
-	if err != nil {
-		if os.Getenv("OP2_REQUIRE_NVRTC") != "" {
-			t.Fatalf("OP2_REQUIRE_NVRTC is set but: %v", err)
-		}
-		t.Skipf("NVRTC is not installed: %v", err)
-	}
+	nv := loadNVRTC(t)
 	if err := op2.Configure(op2.Config{Backend: "sequential", CacheDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
@@ -285,13 +273,7 @@ void typedefs(realp x, long long *n) { x[0] = fabs(x[1]) + pow(x[1], 2) + (real)
 // (TestUntypedPointerParameters), and so do kernels whose definitions
 // function-like macros write (TestKernelFromFunctionLikeMacro).
 func TestNVRTCKernelParameters(t *testing.T) {
-	nv, err := nvrtc.Load()
-	if err != nil {
-		if os.Getenv("OP2_REQUIRE_NVRTC") != "" {
-			t.Fatalf("OP2_REQUIRE_NVRTC is set but: %v", err)
-		}
-		t.Skipf("NVRTC is not installed: %v", err)
-	}
+	nv := loadNVRTC(t)
 	if err := op2.Configure(op2.Config{Backend: "sequential", CacheDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
@@ -374,13 +356,7 @@ func must[T any](v T, err error) T {
 // and float32, scalar and block matrices, x and y stored as arrays of
 // structures or structures of arrays, default and other thread counts.
 func TestNVRTCCompilesMatrixProducts(t *testing.T) {
-	nv, err := nvrtc.Load()
-	if err != nil {
-		if os.Getenv("OP2_REQUIRE_NVRTC") != "" {
-			t.Fatalf("OP2_REQUIRE_NVRTC is set but: %v", err)
-		}
-		t.Skipf("NVRTC is not installed: %v", err)
-	}
+	nv := loadNVRTC(t)
 	for _, m := range []device.SpMV{
 		{Type: core.Float64, RDim: 1, CDim: 1},
 		{Type: core.Float32, RDim: 1, CDim: 1, WorkGroupSize: 256},
@@ -406,13 +382,7 @@ func TestNVRTCCompilesMatrixProducts(t *testing.T) {
 // read-only device memory, in the kernel, the helper and the stub, and
 // compiles without a warning.
 func TestNVRTCCompilesLargeConstants(t *testing.T) {
-	nv, err := nvrtc.Load()
-	if err != nil {
-		if os.Getenv("OP2_REQUIRE_NVRTC") != "" {
-			t.Fatalf("OP2_REQUIRE_NVRTC is set but: %v", err)
-		}
-		t.Skipf("NVRTC is not installed: %v", err)
-	}
+	nv := loadNVRTC(t)
 	if err := op2.Configure(op2.Config{Backend: "sequential", CacheDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
@@ -452,4 +422,19 @@ void lc_indirect(double *n, const int *e) { *n += lc_scale * lc_look(*e * 7919);
 		tab.Remove()
 		scale.Remove()
 	}
+}
+
+// loadNVRTC loads NVRTC, skipping the test when it is not installed,
+// unless OP2_REQUIRE_NVRTC is set (the README's test command sets it
+// after fetching NVRTC), which makes its absence a failure.
+func loadNVRTC(t *testing.T) *nvrtc.Library {
+	t.Helper()
+	nv, err := nvrtc.Load()
+	if err != nil {
+		if os.Getenv("OP2_REQUIRE_NVRTC") != "" {
+			t.Fatalf("OP2_REQUIRE_NVRTC is set but: %v", err)
+		}
+		t.Skipf("NVRTC is not installed (the README's test command fetches it): %v", err)
+	}
+	return nv
 }
