@@ -3,15 +3,15 @@ package op2
 // RecordedLoops is the number of loops recorded and not yet run (see
 // Chain).
 func RecordedLoops() int {
-	rt.proc.mu.Lock()
-	defer rt.proc.mu.Unlock()
-	return rt.proc.queue.n
+	rt.proc.Lock(forNoData)
+	defer rt.proc.Unlock()
+	return rt.proc.Recorded()
 }
 
 // TiledDistributedRuns is the number of tiled runs of recorded loops
 // under MPI so far.
 func TiledDistributedRuns() int {
-	rt.proc.mu.Lock()
-	defer rt.proc.mu.Unlock()
-	return rt.proc.tiling.distributed
+	rt.proc.Lock(forNoData)
+	defer rt.proc.Unlock()
+	return rt.proc.TiledDistributedRuns()
 }

@@ -1,12 +1,7 @@
 package op2
 
 import (
-	"errors"
 	"fmt"
-	"runtime"
-	"strings"
-
-	"github.com/goop2/op2/internal/core"
 )
 
 // Loop chains under MPI.
@@ -56,156 +51,6 @@ func (e *ChainAccessError) Error() string {
 		what, e.Rank, e.Ranks, e.Recorded)
 }
 
-// multiRank reports whether r runs on several MPI ranks (as mpiWorld,
-// without starting MPI). Caller holds mu.
-func (r *Runtime) multiRank() bool { return r.proc.world != nil && r.proc.world.Size() > 1 }
-
-// mayRecord returns an error when r may not record the loop it is asked
-// to run: lazy mode outside a chain on several MPI ranks. Caller holds mu.
-func (r *Runtime) mayRecord() error {
-	if r.chains > 0 {
-		_, err := r.proc.start()
-		return err
-	}
-	return r.singleProcess("lazy mode (Config.Lazy, OP2_LAZY)")
-}
-
-// noteRecorded counts a loop r recorded. Caller holds mu.
-func (r *Runtime) noteRecorded() {
-	if r.multiRank() {
-		rt.proc.distQueued++
-	}
-}
-
-// forceCollective is forceLocked for a call every rank makes at the same
-// point (lock(forCollective)). Caller holds mu.
-func forceCollective() error {
-	rt.proc.collective = true
-	defer func() { rt.proc.collective = false }()
-	return forceLocked()
-}
-
-// refuseForce returns a *ChainAccessError when the queue holds loops of
-// a runtime on several ranks and the caller (named from the call stack)
-// is not collective; s, if not nil, is the data it accesses. Caller
-// holds mu.
-func refuseForce(s *core.Storage) error {
-	if rt.proc.distQueued == 0 || rt.proc.collective || rt.proc.queue.n == 0 {
-		return nil
-	}
-	e := &ChainAccessError{Accessor: accessorName(), Recorded: rt.proc.queue.n}
-	if s != nil {
-		e.Data = s.Name
-	}
-	if w := rt.proc.world; w != nil {
-		e.Rank, e.Ranks = w.Rank(), w.Size()
-	}
-	return e
-}
-
-// isRefusal reports whether err is refuseForce's.
-func isRefusal(err error) bool {
-	var ce *ChainAccessError
-	return errors.As(err, &ce)
-}
-
-// accessorName names the exported call of this package that the program
-// made, from the call stack: the outermost of the package's frames above
-// the caller, as "Dat.Data" or "Wait".
-func accessorName() string {
-	var pcs [32]uintptr
-	n := runtime.Callers(3, pcs[:])
-	frames := runtime.CallersFrames(pcs[:n])
-	const pkg = "github.com/goop2/op2."
-	name := ""
-	for {
-		f, more := frames.Next()
-		fn, ok := strings.CutPrefix(f.Function, pkg)
-		if !ok {
-			if name != "" {
-				break
-			}
-		} else if fn != "" && !strings.HasPrefix(fn, "lock") && !strings.HasPrefix(fn, "force") {
-			name = fn
-		}
-		if !more {
-			break
-		}
-	}
-	return cleanFuncName(name)
-}
-
-// cleanFuncName turns "(*Dat[...]).Data" into "Dat.Data".
-func cleanFuncName(fn string) string {
-	var b strings.Builder
-	depth := 0
-	for _, c := range fn {
-		switch {
-		case c == '[':
-			depth++
-		case c == ']':
-			depth--
-		case depth > 0 || c == '(' || c == ')' || c == '*':
-		default:
-			b.WriteRune(c)
-		}
-	}
-	s := b.String()
-	if i := strings.Index(s, ".func"); i > 0 {
-		s = s[:i]
-	}
-	if s == "" {
-		return "a call"
-	}
-	return s
-}
-
-// beginChain plans the halo exchanges of the steps about to run
-// (queue.force), the loops as they will run (fused loops in place of
-// those they fuse), when they run on several ranks; endChain ends the
-// plan. Caller holds mu.
-func (q *chainQueue) beginChain() error {
-	rt.proc.distQueued = 0
-	var r *Runtime
-	loops := rt.proc.chainRun.loops[:0]
-	for k := range q.steps {
-		l, lr := q.loop(&q.steps[k])
-		if l == nil {
-			continue // an assignment: no halo
-		}
-		if r == nil {
-			r = lr
-			if !r.multiRank() || !r.proc.partitioned() {
-				return nil // the loops fail as they run (checkPartitioned)
-			}
-		}
-		if lr.proc != r.proc {
-			return nil
-		}
-		loops = append(loops, l)
-	}
-	rt.proc.chainRun.loops = loops
-	if r == nil {
-		return nil
-	}
-	h := r.proc.job.Halo()
-	if err := h.PlanChain(loops, r.tracer()); err != nil {
-		return mpiFatal(apiError(err))
-	}
-	rt.proc.chainRun.h = h
-	return nil
-}
-
-// endChain ends the plan beginChain made. Caller holds mu.
-func endChain() {
-	if rt.proc.chainRun.h != nil {
-		rt.proc.chainRun.h.EndChain()
-		rt.proc.chainRun.h = nil
-	}
-	clear(rt.proc.chainRun.loops)
-	rt.proc.chainRun.loops = rt.proc.chainRun.loops[:0]
-}
-
 // HaloStats is this process's halo traffic under MPI (zero without it):
 // the point-to-point halo messages it sent and their bytes, and the
 // agreements (one small MPI_Allreduce each) before loops and recorded
@@ -221,10 +66,10 @@ type HaloStats struct {
 func ReadHaloStats() HaloStats {
 	lock(forNoData)
 	defer unlock()
-	if rt.proc.job == nil {
+	if rt.proc.Job() == nil {
 		return HaloStats{}
 	}
-	h := rt.proc.job.Halo()
+	h := rt.proc.Job().Halo()
 	m, b := h.Messages()
 	return HaloStats{Messages: m, Bytes: b, Agreements: h.Agreements()}
 }

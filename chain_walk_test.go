@@ -529,14 +529,15 @@ func TestDataAccessTakesMuThroughLock(t *testing.T) {
 					return true
 				}
 				if sel, ok := c.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Lock" {
-					// mu, or the process's: rt.proc.mu, r.proc.mu.
+					// mu, or the process's lock: rt.proc.Lock,
+					// r.proc.mu.Lock.
 					isMu := false
 					switch x := sel.X.(type) {
 					case *ast.Ident:
 						isMu = x.Name == "mu"
 					case *ast.SelectorExpr:
 						owner, ok := x.X.(*ast.SelectorExpr)
-						isMu = x.Sel.Name == "mu" && ok && owner.Sel.Name == "proc"
+						isMu = x.Sel.Name == "proc" || x.Sel.Name == "mu" && ok && owner.Sel.Name == "proc"
 					}
 					if isMu && name != "lock" {
 						t.Errorf("%s (%s) takes mu directly: take it with lock, in the mode that says what happens to the recorded loops", name, fset.Position(c.Pos()))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/engine"
 )
 
 // DataState says where the current values of a Dat or Global are when a
@@ -414,25 +415,17 @@ func (c *Const[T]) Set(values ...T) error {
 	// them uses the constant, else recorded after them.
 	lock(forNoData)
 	defer unlock()
-	if rt.proc.queue.n > 0 && rt.proc.queue.failed == nil {
-		if !rt.proc.queue.usesConst(&c.c) {
-			c.set(values)
-			return nil
+	switch rt.proc.RecordConst(&c.c, &c.mu, &c.pending, unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), c.c.Bytes())) {
+	case engine.AssignRecorded:
+		c.mu.Lock()
+		c.latest = append(c.latest[:0], values...)
+		c.pending++
+		c.mu.Unlock()
+		return nil
+	case engine.AssignForced:
+		if forced := rt.proc.Force(); forced != nil {
+			return forced
 		}
-		if rt.proc.queue.n < MaxRecordedLoops {
-			e := rt.proc.queue.slot()
-			e.cset, e.cmu, e.cpend = &c.c, &c.mu, &c.pending
-			e.buf = append(e.buf[:0], unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), c.c.Bytes())...)
-			rt.proc.queue.n++
-			c.mu.Lock()
-			c.latest = append(c.latest[:0], values...)
-			c.pending++
-			c.mu.Unlock()
-			return nil
-		}
-	}
-	if forced := forceLocked(); forced != nil {
-		return forced
 	}
 	c.set(values)
 	return nil

@@ -2,23 +2,18 @@ package op2
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 	"unsafe"
 	"weak"
 
 	"github.com/goop2/op2/internal/core"
-	"github.com/goop2/op2/internal/crash"
 	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/engine"
 	"github.com/goop2/op2/internal/exec"
-	"github.com/goop2/op2/internal/fuse"
 	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/ptscotch"
 )
@@ -37,57 +32,13 @@ var ErrMETISUnavailable = dist.ErrNoMETIS
 var ErrPTScotchUnavailable = ptscotch.ErrUnavailable
 
 // process is the state every runtime of the process shares: one value,
-// the default runtime's (rt.proc), which every runtime holds. It owns the
-// lock (mu) and, under it, the recorded loops and what runs them, the
-// crash report's view of the running loop, the declared objects, PETSc's
-// use, and the process's part in an MPI job: MPI and the declared mesh
-// belong to the process. A program started by an MPI launcher initialises
-// MPI at its first declaration; every declaration until Partition is this
-// rank's block of the mesh. The distribution itself (agreements, halo
-// exchanges, reductions) is package dist's, through job.
+// the default runtime's (rt.proc), which every runtime holds. The engine
+// part (engine.Process) owns the lock and, under it, the recorded loops
+// and what runs them, the crash report's view of the running loop and
+// the process's MPI job; the fields here are the declared objects,
+// PETSc's use, and the blocks of the mesh declared before Partition.
 type process struct {
-	// mu serialises loops of every runtime and host access to data. It
-	// is taken only by lock, whose mode says what happens to the recorded
-	// loops.
-	mu sync.Mutex
-
-	// queue is the process's recorded loops (under mu).
-	queue chainQueue
-	// fuser fuses recorded loops (under mu).
-	fuser fuse.Fuser
-	// distQueued is the number of recorded loops whose runtime runs on
-	// several MPI ranks, and collective is set while a collective call
-	// runs the recorded loops (both under mu).
-	distQueued int
-	collective bool
-	// chainRun is the chain being run by the queue: the halo exchange
-	// that planned it, and its loops (kept for the next chain).
-	chainRun struct {
-		h     *dist.Halo
-		loops []*core.Loop
-	}
-	// tiling is the state of the tiled runs (under mu): the kept
-	// schedules and buffers reused from one forcing to the next, the halo
-	// exchange of the run under MPI and the number of runs under MPI
-	// (tests).
-	tiling struct {
-		byKey       map[string]*tiledSchedule
-		key         []byte
-		chain       exec.TiledChain
-		globals     []tiledGlobal
-		halo        *dist.Halo
-		distributed int
-	}
-
-	// The running loop as internal/crash's fatal-signal handler sees it,
-	// so that a kernel that kills the process is named on stderr (under
-	// mu, like every loop run), and the backend last described: its id,
-	// name and whether it queues loops (exec.Waiter) rather than running
-	// them before returning.
-	crashNames       crash.Tracker
-	crashBackendID   uint64
-	crashBackendName string
-	crashAsync       bool
+	*engine.Process
 
 	// declared records every set, map, dat and subset the program
 	// declares, without keeping them alive, so that Renumber can reorder
@@ -113,11 +64,6 @@ type process struct {
 	// by C type and dim.
 	addKernels sync.Map
 
-	// The process's part in an MPI job.
-	once  sync.Once
-	world *mpi.World // nil when not started by a launcher
-	err   error
-	job   *dist.Job // with world: whether the mesh is partitioned, and the halo exchange
 	// The blocks of the mesh this rank declared before Partition, in
 	// declaration order.
 	sets []*Set
@@ -166,61 +112,14 @@ func (d *Dat[T]) zeros(n int) {
 	}
 }
 
-// mpiWorld returns the MPI world of the default runtime (that is, of the
-// process), initialising MPI the first time when the program was started
-// by an MPI launcher; nil without one.
-func mpiWorld() (*mpi.World, error) { return rt.proc.start() }
-
-// start returns the MPI world, initialising MPI and the job the first
-// time when the program was started by an MPI launcher; nil without one.
-func (ds *process) start() (*mpi.World, error) {
-	ds.once.Do(func() {
-		if mpi.Launched() == 0 {
-			return
-		}
-		cfg, err := exec.ConfigFromEnv()
-		if err != nil {
-			ds.err = err
-			return
-		}
-		start := time.Now()
-		ds.world, ds.err = mpi.Init(cfg.CacheDir)
-		if ds.err != nil {
-			ds.err = fmt.Errorf("op2: this program was started by an MPI launcher (%d processes) but cannot use MPI: %w", mpi.Launched(), ds.err)
-			return
-		}
-		ds.job = dist.NewJob(ds.world)
-		// Logged to the default runtime's logger, or to OP2_LOG's when
-		// the default runtime is not made yet (MPI starts before it when
-		// a package variable declares a mesh).
-		l := cfg.Logger
-		if rt != nil {
-			l = rt.logger.Load()
-		}
-		if l != nil {
-			w := ds.world
-			l.LogAttrs(context.Background(), slog.LevelInfo, "op2: MPI initialised", slog.Int("rank", w.Rank()),
-				slog.Int("ranks", w.Size()), slog.String("library", w.Library()), slog.Float64("seconds", time.Since(start).Seconds()))
-		}
-	})
-	return ds.world, ds.err
-}
-
-// partitioned reports whether Partition has laid the mesh out over more
-// than one rank.
-func (ds *process) partitioned() bool { return ds.job != nil && ds.job.Partitioned() }
+// mpiWorld returns the MPI world of the process, initialising MPI the
+// first time when the program was started by an MPI launcher; nil
+// without one.
+func mpiWorld() (*mpi.World, error) { return rt.proc.World() }
 
 // distributing reports whether declarations are a rank's block of a mesh
 // still to be partitioned.
-func distributing() (bool, error) { return rt.proc.distributing() }
-
-func (ds *process) distributing() (bool, error) {
-	w, err := ds.start()
-	if err != nil {
-		return false, err
-	}
-	return w != nil && w.Size() > 1 && !ds.partitioned(), nil
-}
+func distributing() (bool, error) { return rt.proc.Distributing() }
 
 // Rank is this process's MPI rank: 0 without MPI.
 func Rank() int {
@@ -263,27 +162,13 @@ func Finalize() error {
 const LevelTrace = exec.LevelTrace
 
 // mpiFatal ends the job when err says that an MPI wait ran out of time
-// (OP2_MPI_TIMEOUT): MPI's state is then unusable, and the other ranks
-// are waiting too. It prints err, which names what this rank waited for
-// (the loop, the Dat, the peer rank), and aborts every rank. Any other
-// error is returned as it is.
-func mpiFatal(err error) error {
-	if err != nil && dist.TimedOut(err) {
-		Abort(err)
-	}
-	return err
-}
+// (engine.Process.Fatal); any other error is returned as it is.
+func mpiFatal(err error) error { return rt.proc.Fatal(err) }
 
 // Abort stops every rank of an MPI job after printing err on this rank;
 // without MPI it exits the process. Use it when one rank fails, so that the
 // others do not wait for it forever.
-func Abort(err error) {
-	fmt.Fprintf(os.Stderr, "op2: rank %d: %s\n", Rank(), strings.TrimPrefix(err.Error(), "op2: "))
-	if w, _ := mpiWorld(); w != nil {
-		w.Abort(1)
-	}
-	os.Exit(1)
-}
+func Abort(err error) { rt.proc.Abort(err) }
 
 // Partitioner chooses which rank owns each element; see Partition.
 type Partitioner struct {
@@ -472,7 +357,7 @@ func Partition(p Partitioner) (*PartitionInfo, error) {
 		return nil, forced
 	}
 	ds := rt.proc
-	w, err := ds.start()
+	w, err := ds.World()
 	if err != nil {
 		return nil, err
 	}
@@ -483,7 +368,7 @@ func Partition(p Partitioner) (*PartitionInfo, error) {
 		p, _ = p.resolve(nil)
 		return &PartitionInfo{Partitioner: p.kind, Ranks: 1}, nil
 	}
-	if ds.partitioned() {
+	if ds.Partitioned() {
 		return nil, errors.New("op2: Partition: the mesh is already partitioned")
 	}
 	if p, err = p.resolve(w); err != nil {
@@ -493,7 +378,7 @@ func Partition(p Partitioner) (*PartitionInfo, error) {
 	if err := ds.partition(w, p, info); err != nil {
 		return nil, mpiFatal(fmt.Errorf("op2: Partition (rank %d of %d): %w", w.Rank(), w.Size(), err))
 	}
-	ds.job.SetPartitioned()
+	ds.Job().SetPartitioned()
 	return info, nil
 }
 
@@ -653,7 +538,7 @@ func (s *Set) GlobalSize() int {
 func Partitioned() bool {
 	lock(forNoData)
 	defer unlock()
-	return rt.proc.partitioned()
+	return rt.proc.Partitioned()
 }
 
 // declareDistributed refuses sets and maps declared after Partition.
@@ -661,24 +546,8 @@ func declareDistributed(what string) error {
 	if _, err := mpiWorld(); err != nil {
 		return err
 	}
-	if rt.proc.partitioned() {
+	if rt.proc.Partitioned() {
 		return fmt.Errorf("op2: %s declared after Partition: declare every set and map before partitioning the mesh", what)
-	}
-	return nil
-}
-
-// checkPartitioned refuses loops on a mesh still to be partitioned and
-// gives the executor the halo exchange once it is.
-func (s *Runtime) checkPartitioned(l *core.Loop) error {
-	distributing, err := s.proc.distributing()
-	if err != nil {
-		return err
-	}
-	if distributing {
-		return fmt.Errorf("op2: loop %s over set %q: the mesh is declared on %d MPI ranks; call op2.Partition before the first loop", l.Kernel.Name, l.Set.Name, s.proc.world.Size())
-	}
-	if s.x.Halo == nil && s.proc.partitioned() {
-		s.x.Halo = s.proc.job.Exchange()
 	}
 	return nil
 }
@@ -696,7 +565,7 @@ func (d *Dat[T]) Gather() ([]T, error) {
 	}
 	owned := d.s.Set.Owned * d.s.Dim
 	h, ok := d.s.Set.Halo.(*dist.SetHalo)
-	w := rt.proc.world
+	w := rt.proc.Started()
 	if ok && w != nil {
 		// A rank that cannot read its values says so to every rank.
 		what := fmt.Sprintf("Gather of dat %q on set %q", d.s.Name, d.s.Set.Name)
@@ -735,7 +604,7 @@ func (m *Map) Gather() ([]int32, error) {
 	lock(forNoData)
 	defer unlock()
 	from, ok := m.c.From.Halo.(*dist.SetHalo)
-	w := rt.proc.world
+	w := rt.proc.Started()
 	if !ok || w == nil {
 		tab := append([]int32(nil), m.c.Table[:m.c.From.Owned*m.c.Arity]...)
 		if to := m.c.To.Declared; to != nil {

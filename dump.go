@@ -115,7 +115,7 @@ func refuseUnpartitioned(what string, s *core.Storage) error {
 		return err
 	}
 	if distributing {
-		return fmt.Errorf("op2: %s %s: the mesh is declared on %d MPI ranks; call op2.Partition first", what, s.Describe(), rt.proc.world.Size())
+		return fmt.Errorf("op2: %s %s: the mesh is declared on %d MPI ranks; call op2.Partition first", what, s.Describe(), rt.proc.Started().Size())
 	}
 	return nil
 }
@@ -154,7 +154,7 @@ func writeDump(path string, b []byte) error {
 // shareError gives every rank rank 0's error (collective under MPI), and
 // an error when the ranks are at different operations (what).
 func shareError(what string, err error) error {
-	w := rt.proc.world
+	w := rt.proc.Started()
 	if w == nil || w.Size() == 1 {
 		return err
 	}
@@ -200,7 +200,7 @@ func (d *Dat[T]) load(path string, tooLarge func(size int64, n int) error, parse
 		return forced
 	}
 	h, ok := d.s.Set.Halo.(*dist.SetHalo)
-	w := rt.proc.world
+	w := rt.proc.Started()
 	if !ok || w == nil {
 		if err := apiError(d.s.HostAccess(true)); err != nil {
 			return err

@@ -133,3 +133,20 @@ type prefixed struct{ err error }
 
 func (e *prefixed) Error() string { return prefix + e.err.Error() }
 func (e *prefixed) Unwrap() error { return e.err }
+
+// apiErrors makes this package's errors for the engine (engine.API).
+type apiErrors struct{}
+
+func (apiErrors) Loop(kernel, set string, arg int, msg string) error {
+	return &LoopError{Kernel: kernel, Set: set, Arg: arg, Msg: msg}
+}
+
+func (apiErrors) Chain(kernel, set string, index, recorded int, err error) error {
+	return &ChainError{Kernel: kernel, Set: set, Index: index, Recorded: recorded, Err: err}
+}
+
+func (apiErrors) ChainAccess(accessor, data string, rank, ranks, recorded int) error {
+	return &ChainAccessError{Accessor: accessor, Data: data, Rank: rank, Ranks: ranks, Recorded: recorded}
+}
+
+func (apiErrors) Internal(err error) error { return apiError(err) }

@@ -8,41 +8,41 @@ import (
 // SetMaxPrograms lowers the program cache's capacity for a test and
 // returns a function that restores it.
 func SetMaxPrograms(n int) (restore func()) {
-	rt.proc.mu.Lock()
-	defer rt.proc.mu.Unlock()
-	old := rt.x.MaxPrograms()
-	rt.x.SetMaxPrograms(n)
+	rt.proc.Lock(forNoData)
+	defer rt.proc.Unlock()
+	old := rt.e.X.MaxPrograms()
+	rt.e.X.SetMaxPrograms(n)
 	return func() {
-		rt.proc.mu.Lock()
-		defer rt.proc.mu.Unlock()
-		rt.x.SetMaxPrograms(old)
+		rt.proc.Lock(forNoData)
+		defer rt.proc.Unlock()
+		rt.e.X.SetMaxPrograms(old)
 	}
 }
 
 // HaloExchanges is the number of Dat halo exchanges started so far.
 func HaloExchanges() int {
-	rt.proc.mu.Lock()
-	defer rt.proc.mu.Unlock()
-	if rt.proc.job == nil {
+	rt.proc.Lock(forNoData)
+	defer rt.proc.Unlock()
+	if rt.proc.Job() == nil {
 		return 0
 	}
-	return rt.proc.job.Halo().Exchanges()
+	return rt.proc.Job().Halo().Exchanges()
 }
 
 // DropHaloSends makes this rank post no halo sends, as a rank that has
 // stopped would (tests of OP2_MPI_TIMEOUT).
 func DropHaloSends(on bool) {
-	rt.proc.mu.Lock()
-	defer rt.proc.mu.Unlock()
-	if rt.proc.job != nil {
-		rt.proc.job.Halo().DropSends = on
+	rt.proc.Lock(forNoData)
+	defer rt.proc.Unlock()
+	if rt.proc.Job() != nil {
+		rt.proc.Job().Halo().DropSends = on
 	}
 }
 
 // OnLaunch calls f before every launch of r's loops with the iteration
 // set's name and the launched range (block colours when colours is set).
 func OnLaunch(r *Runtime, f func(set string, first, last int, colours bool)) {
-	rt.proc.mu.Lock()
-	defer rt.proc.mu.Unlock()
-	r.x.OnLaunch = func(l *core.Loop, rg exec.Range) { f(l.Set.Name, rg.First, rg.Last, rg.Colours) }
+	rt.proc.Lock(forNoData)
+	defer rt.proc.Unlock()
+	r.e.X.OnLaunch = func(l *core.Loop, rg exec.Range) { f(l.Set.Name, rg.First, rg.Last, rg.Colours) }
 }

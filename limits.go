@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/engine"
 	"github.com/goop2/op2/internal/exec"
 )
 
@@ -49,7 +50,7 @@ func checkShape(what, unit string, n, dim, elemBytes int) (int, error) {
 // stack, so larger loops would fail in the device compiler or at run time.
 // Such loops are refused with a *LoopError before any code is generated.
 // Host backends have no such limit.
-const MaxDeviceVectorArity = 8192
+const MaxDeviceVectorArity = engine.MaxDeviceVectorArity
 
 // checkDeviceLimits refuses a loop that the named backend's generated code
 // cannot hold: on device backends, vector arguments passing more than
@@ -67,32 +68,4 @@ func checkDeviceLimits(backend string, k *Kernel, set *Set, args []Arg) error {
 	return &LoopError{Kernel: k.c.Name, Set: set.c.Name, Arg: -1, Msg: fmt.Sprintf(
 		"the vector (ArgVec) arguments pass %d map entries per element in all, more than the %s backend takes (op2.MaxDeviceVectorArity = %d): each work item keeps private arrays of one pointer per entry",
 		total, backend, MaxDeviceVectorArity)}
-}
-
-// fusedWithinDeviceLimits reports whether loop next may join the loops of
-// group in one fused loop (see Config.Fusion) on the named backend: on
-// device backends the fused loop must keep to the limit checkDeviceLimits
-// sets for each loop, MaxDeviceVectorArity map entries of vector
-// arguments in all (counted per loop, before arguments merge).
-func fusedWithinDeviceLimits(backend string, group []*core.Loop, next *core.Loop) bool {
-	if !exec.IsDevice(backend) {
-		return true
-	}
-	total := vectorEntries(next)
-	for _, l := range group {
-		total += vectorEntries(l)
-	}
-	return total <= MaxDeviceVectorArity
-}
-
-// vectorEntries is the number of map entries loop l's enabled vector
-// arguments pass per element.
-func vectorEntries(l *core.Loop) int {
-	n := 0
-	for i := range l.Args {
-		if a := &l.Args[i]; a.Kind == core.ArgVector && !a.Off {
-			n += a.Map.Arity
-		}
-	}
-	return n
 }

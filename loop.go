@@ -1,16 +1,14 @@
 package op2
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 
 	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/core"
-	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/engine"
 	"github.com/goop2/op2/internal/exec"
 )
 
@@ -387,25 +385,22 @@ func ParLoop(k *Kernel, set IterationSet, args ...Arg) error { return rt.ParLoop
 func (r *Runtime) ParLoop(k *Kernel, set IterationSet, args ...Arg) error {
 	lock(forNoData)
 	defer unlock()
-	if r.recording() {
+	if r.e.Recording() {
 		return r.record(k, set, args)
-	}
-	if err := forceCollective(); err != nil { // another runtime's recorded loops come first
-		return err
 	}
 	if ms, ok := set.(*MixedSet); ok && ms != nil {
 		return r.parLoopMixed(k, ms, args)
 	}
-	l := &r.loop
-	if err := bindOver(r, r.cfg.Backend, l, k, set, args); err != nil {
+	l := &r.e.Loop
+	if err := bindOver(r, r.e.Cfg.Backend, l, k, set, args); err != nil {
 		return err
 	}
-	l.Check = r.cfg.Check
-	b, err := r.currentBackend()
+	l.Check = r.e.Cfg.Check
+	b, err := r.e.CurrentBackend()
 	if err != nil {
 		return err
 	}
-	return r.run(b, l)
+	return r.e.Run(b, l)
 }
 
 // Generate returns the source that backend would compile for a loop of k
@@ -427,7 +422,7 @@ func (r *Runtime) Generate(backend string, k *Kernel, set IterationSet, args ...
 	if err := bindOver(r, backend, &l, k, set, args); err != nil {
 		return "", err
 	}
-	l.Check = r.cfg.Check
+	l.Check = r.e.Cfg.Check
 	l.Sig = core.Analyse(&l)
 	src, err := exec.Generate(backend, &l)
 	return src, apiError(err)
@@ -459,15 +454,15 @@ func (r *Runtime) NewLoop(k *Kernel, set IterationSet, args ...Arg) (*Loop, erro
 	lp := &Loop{kernel: k, rt: r}
 	lock(forNoData)
 	defer unlock()
-	if err := bindOver(r, r.cfg.Backend, &lp.l, k, set, args); err != nil {
+	if err := bindOver(r, r.e.Cfg.Backend, &lp.l, k, set, args); err != nil {
 		return nil, err
 	}
-	markLooped(&lp.l) // the loop holds the sets' current numbering
-	lp.l.Check = r.cfg.Check
-	lp.name = r.cfg.Backend
-	b, err := r.currentBackend()
+	engine.MarkLooped(&lp.l) // the loop holds the sets' current numbering
+	lp.l.Check = r.e.Cfg.Check
+	lp.name = r.e.Cfg.Backend
+	b, err := r.e.CurrentBackend()
 	switch {
-	case err != nil && errors.Is(err, ErrBackendUnavailable) && r.err == nil:
+	case err != nil && errors.Is(err, ErrBackendUnavailable) && r.e.Err == nil:
 		lp.openErr = err
 	case err != nil:
 		return nil, err
@@ -492,7 +487,7 @@ func (lp *Loop) Generate() (string, error) {
 		src, err := exec.Generate(lp.name, &lp.l)
 		return src, apiError(err)
 	}
-	if src, ok := lp.rt.x.Source(lp.backend, &lp.l); ok {
+	if src, ok := lp.rt.e.X.Source(lp.backend, &lp.l); ok {
 		return src, nil
 	}
 	src, err := lp.backend.Generate(&lp.l)
@@ -510,74 +505,17 @@ func (lp *Loop) Compute() error {
 		return lp.openErr
 	}
 	lp.l.Consts = lp.kernel.usedConsts(lp.rt.consts)
-	if r := lp.rt; r.recording() {
-		if err := r.reserve(); err != nil {
+	if r := lp.rt.e; r.Recording() {
+		if err := r.Reserve(); err != nil {
 			return err
 		}
-		e := rt.proc.queue.slot()
-		args := append(e.l.Args[:0], lp.l.Args...)
-		e.l = lp.l
-		e.l.Args = args
-		return r.commit(e, lp.backend)
+		e := rt.proc.Slot()
+		args := append(e.Loop.Args[:0], lp.l.Args...)
+		e.Loop = lp.l
+		e.Loop.Args = args
+		return r.Commit(e, lp.backend)
 	}
-	if err := forceCollective(); err != nil {
-		return err
-	}
-	return lp.rt.run(lp.backend, &lp.l)
-}
-
-// run executes a bound loop with its program. Caller holds mu.
-func (s *Runtime) run(b *exec.Opened, l *core.Loop) error { return s.runProgram(b, l, nil) }
-
-// runProgram is run with the loop's program p found earlier (see
-// exec.Executor.RunProgram), or nil. Caller holds mu.
-func (s *Runtime) runProgram(b *exec.Opened, l *core.Loop, p exec.Program) error {
-	if err := s.checkPartitioned(l); err != nil {
-		return err
-	}
-	trace := s.tracer()
-	if trace != nil {
-		s.traceLoop(trace, "op2: loop start", l, nil)
-	}
-	if h, ok := s.x.Halo.(*dist.Halo); ok {
-		if err := h.Agree(l, trace); err != nil {
-			return mpiFatal(apiError(err))
-		}
-	}
-	markLooped(l)
-	beginCrashReport(b, l) // name the loop if its kernel kills the process
-	var err error
-	if l.Check {
-		err = s.runChecked(b, l, p)
-	} else if err = s.x.RunProgram(b, l, p); err != nil {
-		err = apiError(err)
-	}
-	endCrashReport()
-	if trace != nil {
-		s.traceLoop(trace, "op2: loop end", l, err)
-	}
-	return mpiFatal(err)
-}
-
-// tracer returns the runtime's logger when it logs every loop
-// (LevelTrace, OP2_LOG=trace), else nil.
-func (s *Runtime) tracer() *slog.Logger {
-	if l := s.logger.Load(); l != nil && l.Enabled(context.Background(), LevelTrace) {
-		return l
-	}
-	return nil
-}
-
-// traceLoop logs a loop's start or end, with the rank under MPI.
-func (s *Runtime) traceLoop(log *slog.Logger, msg string, l *core.Loop, err error) {
-	attrs := []slog.Attr{slog.String("kernel", l.Kernel.Name), slog.String("set", l.Set.Name)}
-	if w := s.proc.world; w != nil {
-		attrs = append(attrs, slog.Int("rank", w.Rank()))
-	}
-	if err != nil {
-		attrs = append(attrs, slog.String("error", err.Error()))
-	}
-	log.LogAttrs(context.Background(), LevelTrace, msg, attrs...)
+	return lp.rt.e.Run(lp.backend, &lp.l)
 }
 
 // describeData names the data of argument a for an error message: the

@@ -93,7 +93,7 @@ func NewSparsity(rows *Set, rowDim int, cols *Set, colDim int, pairs []MapPair, 
 	}
 	if w, err := mpiWorld(); err != nil {
 		return nil, err
-	} else if w != nil && w.Size() > 1 && !rt.proc.partitioned() {
+	} else if w != nil && w.Size() > 1 && !rt.proc.Partitioned() {
 		return nil, fail("in a distributed run (%d MPI ranks) a sparsity is declared after Partition, on each rank's part of the mesh", w.Size())
 	}
 	sp := &Sparsity{name: name, rows: rows, cols: cols, rdim: rowDim, cdim: colDim, pairs: append([]MapPair(nil), pairs...)}
@@ -352,7 +352,7 @@ func (A *Mat[T]) mult(r *Runtime, x, y *Dat[T]) error {
 	if forced != nil {
 		return forced
 	}
-	b, err := r.currentBackend()
+	b, err := r.e.CurrentBackend()
 	if err != nil {
 		return err
 	}
@@ -376,8 +376,8 @@ func (A *Mat[T]) mult(r *Runtime, x, y *Dat[T]) error {
 	}
 	dist.HostWrite(&y.s)
 	threads := 1
-	if r.cfg.Backend == "openmp" {
-		threads = linalg.Threads(r.cfg.Threads, sp.pat.NRows, len(A.data))
+	if r.e.Cfg.Backend == "openmp" {
+		threads = linalg.Threads(r.e.Cfg.Threads, sp.pat.NRows, len(A.data))
 	}
 	m := &matMult[T]{threads: threads, A: A, x: x.data, y: y.data[:sp.pat.NRows*sp.rdim]}
 	if threads == 1 {

@@ -159,7 +159,7 @@ func NewPermutedMap(m *Map, perm []int, name string) (*Map, error) {
 		seen[p] = true
 	}
 	lock(forNoData)
-	partitioned := rt.proc.partitioned()
+	partitioned := rt.proc.Partitioned()
 	table := m.c.Table
 	values := make([]int32, len(table))
 	for e := 0; e < len(table)/ar; e++ {
@@ -213,7 +213,7 @@ func composedTable(what string, maps []*Map) (int, []int32, error) {
 	}
 	lock(forNoData)
 	defer unlock()
-	distributing := w != nil && w.Size() > 1 && !rt.proc.partitioned()
+	distributing := w != nil && w.Size() > 1 && !rt.proc.Partitioned()
 	switch {
 	case distributing:
 		// Collective: a rank that refuses the maps says so to every
@@ -223,7 +223,7 @@ func composedTable(what string, maps []*Map) (int, []int32, error) {
 		}
 	case err != nil:
 		return 0, nil, err
-	case rt.proc.partitioned():
+	case rt.proc.Partitioned():
 		return 0, nil, fmt.Errorf("op2: %s declared after Partition: compose maps before op2.Partition, which then builds the halos that loops through the composed map need", what)
 	}
 	table, err := composeTables(maps, what, distributing)
@@ -280,7 +280,7 @@ func composeTables(maps []*Map, what string, distributing bool) ([]int32, error)
 		k := m.c.Arity
 		if distributing {
 			at := fmt.Sprintf("%s: map %q at the entries through map %q (elements of set %q)", what, m.c.Name, maps[i+1].c.Name, m.c.From.Name)
-			rows, err := dist.BlockRows(rt.proc.world, m.c.Table, k, table, at)
+			rows, err := dist.BlockRows(rt.proc.Started(), m.c.Table, k, table, at)
 			if err != nil {
 				return nil, mpiFatal(fmt.Errorf("op2: %w", err))
 			}

@@ -558,7 +558,7 @@ func (r *Runtime) parLoopMixed(k *Kernel, ms *MixedSet, args []Arg) error {
 	for b, s := range ms.sets {
 		flat, err := expandMixed(k, s.c.Name, args, ms, b, nil)
 		if err == nil {
-			err = bindOver(r, r.cfg.Backend, &loops[b], k, s, flat)
+			err = bindOver(r, r.e.Cfg.Backend, &loops[b], k, s, flat)
 		}
 		if err != nil {
 			var le *LoopError
@@ -567,22 +567,22 @@ func (r *Runtime) parLoopMixed(k *Kernel, ms *MixedSet, args []Arg) error {
 			}
 			return err
 		}
-		loops[b].Check = r.cfg.Check
+		loops[b].Check = r.e.Cfg.Check
 	}
-	be, err := r.currentBackend()
+	be, err := r.e.CurrentBackend()
 	if err != nil {
 		return err
 	}
 	for b := range loops {
-		if r.recording() {
-			e := rt.proc.queue.slot()
-			e.l = loops[b]
-			if err := r.commit(e, be); err != nil {
+		if r.e.Recording() {
+			e := rt.proc.Slot()
+			e.Loop = loops[b]
+			if err := r.e.Commit(e, be); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := r.run(be, &loops[b]); err != nil {
+		if err := r.e.Run(be, &loops[b]); err != nil {
 			return err
 		}
 	}

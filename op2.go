@@ -85,13 +85,10 @@
 package op2
 
 import (
-	"context"
-	"fmt"
 	"log/slog"
-	"strings"
-	"sync/atomic"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/engine"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/jit"
 
@@ -340,105 +337,37 @@ type Config struct {
 // time (one process-wide lock), so loops issued from several goroutines,
 // or from several runtimes, never overlap.
 type Runtime struct {
-	cfg      exec.Config
-	backend  *exec.Opened
-	backends map[string]*exec.Opened
-	x        *exec.Executor // programs and plans, by backend instance
-	consts   *constRegistry
-	loop     core.Loop // reused by ParLoop
-	err      error     // configuration error from the environment
-	timings  *exec.Timings
-	logger   atomic.Pointer[slog.Logger] // nil: no logging
-	// proc is the process's MPI job and mesh blocks, the same for every
-	// runtime (the default runtime's).
+	// e is the runtime's engine: configuration, backends, executor,
+	// timings, logger and the process it shares with every runtime.
+	e      *engine.Runtime
+	consts *constRegistry
+	// proc is the process's shared state, the same for every runtime
+	// (the default runtime's); proc.Process is e.Proc.
 	proc *process
 	// mixedArgs is the expanded argument list of a loop with mixed
-	// arguments, reused from loop to loop (under mu).
+	// arguments, reused from loop to loop (under the lock).
 	mixedArgs []Arg
-	// chains counts the open Chain scopes (under mu).
-	chains int
 }
 
 // rt is the default runtime.
-var rt = newRuntime(&process{})
+var rt = newRuntime(newProcess())
 
 // Default returns the default runtime, the one the package-level functions
 // use.
 func Default() *Runtime { return rt }
 
+// newProcess returns the process's shared state, made once with the
+// default runtime.
+func newProcess() *process { return &process{Process: engine.NewProcess(apiErrors{})} }
+
 // newRuntime returns a runtime configured from the environment, in the
-// process's MPI job d.
+// process d.
 func newRuntime(d *process) *Runtime {
-	s := &Runtime{backends: map[string]*exec.Opened{}, x: exec.New(), consts: newConstRegistry(), timings: exec.NewTimings(), proc: d}
-	var err error
-	s.cfg, err = exec.ConfigFromEnv()
-	s.err = apiError(err)
-	s.x.BlockSize = s.cfg.BlockSize
-	s.x.PlanCheck = s.cfg.PlanCheck
-	s.x.DebugPlan = s.cfg.DebugPlan
-	s.setLogger(s.cfg.Logger)
-	s.setTiming(s.cfg.Timing)
-	s.setTuning(s.cfg.Tune)
-	return s
-}
-
-// setTuning gives the executor a tuner when on (see Config.Tune), whose
-// choices are logged at Info, and problems with its file (ignored) at
-// Warn.
-func (s *Runtime) setTuning(on bool) {
-	s.cfg.Tune = on
-	if !on {
-		s.x.Tuner = nil
-		return
+	r := &Runtime{e: engine.NewRuntime(d.Process), consts: newConstRegistry(), proc: d}
+	if d.Default == nil {
+		d.Default = r.e
 	}
-	c := &s.cfg
-	t := exec.NewTuner(c.CacheDir, c.TunerKey())
-	t.Chosen = func(key string, chosen exec.Setting, tried []exec.Trial) {
-		l := s.logger.Load()
-		if l == nil {
-			return
-		}
-		var ms []string
-		for _, tr := range tried {
-			if tr.Failed {
-				ms = append(ms, fmt.Sprintf("%s: failed to build", tr.Setting))
-				continue
-			}
-			ms = append(ms, fmt.Sprintf("%s: %.3fms", tr.Setting, tr.Time.Seconds()*1e3))
-		}
-		l.LogAttrs(context.Background(), slog.LevelInfo, "op2: tuned", slog.String("chosen", chosen.String()),
-			slog.String("tried", strings.Join(ms, "; ")), slog.String("key", key))
-	}
-	t.Warn = func(err error) {
-		if l := s.logger.Load(); l != nil {
-			l.LogAttrs(context.Background(), slog.LevelWarn, "op2: tuning file", slog.String("error", err.Error()))
-		}
-	}
-	if err := t.LoadError(); err != nil {
-		t.Warn(err)
-	}
-	s.x.Tuner = t
-}
-
-// setLogger makes l the runtime's logger (nil: none).
-func (s *Runtime) setLogger(l *slog.Logger) {
-	s.cfg.Logger = l
-	s.x.Logger = l
-	s.logger.Store(l)
-}
-
-// opened logs the opening of backend b.
-func (s *Runtime) opened(b exec.Backend) {
-	l := s.logger.Load()
-	ctx := context.Background()
-	if l == nil || !l.Enabled(ctx, slog.LevelInfo) {
-		return
-	}
-	attrs := []slog.Attr{slog.String("backend", b.Name())}
-	if d, ok := b.(exec.Describer); ok {
-		attrs = append(attrs, d.Describe()...)
-	}
-	l.LogAttrs(ctx, slog.LevelInfo, "op2: backend opened", attrs...)
+	return r
 }
 
 // NewRuntime returns a new runtime configured with c, as Configure
@@ -479,7 +408,7 @@ func (r *Runtime) Configure(c Config) error {
 		return apiError(err)
 	}
 	if def.Lazy {
-		if err := r.singleProcess("Config.Lazy"); err != nil {
+		if err := rt.proc.SingleProcess("Config.Lazy"); err != nil {
 			return err
 		}
 	}
@@ -492,18 +421,13 @@ func (r *Runtime) Configure(c Config) error {
 		return apiError(err)
 	}
 	b := &exec.Opened{Backend: opened, ID: core.NewID()}
-	r.cfg = def
-	r.err = nil
-	r.backend = b
-	r.backends = map[string]*exec.Opened{def.Backend: b}
-	r.x.Clear()
-	r.x.BlockSize = def.BlockSize
-	r.x.PlanCheck = def.PlanCheck
-	r.x.DebugPlan = def.DebugPlan
-	r.setLogger(def.Logger)
-	r.setTiming(def.Timing)
-	r.setTuning(def.Tune)
-	r.opened(opened)
+	e := r.e
+	e.Err = nil
+	e.Backend = b
+	e.Backends = map[string]*exec.Opened{def.Backend: b}
+	e.X.Clear()
+	e.Apply(def)
+	e.LogOpened(opened)
 	return nil
 }
 
@@ -521,11 +445,12 @@ func (r *Runtime) Use(backend string) error {
 	if err != nil {
 		return err
 	}
-	prevName, prev := r.cfg.Backend, r.backend
-	r.cfg.Backend = backend
-	r.backend = nil
-	if _, err := r.currentBackend(); err != nil {
-		r.cfg.Backend, r.backend = prevName, prev
+	e := r.e
+	prevName, prev := e.Cfg.Backend, e.Backend
+	e.Cfg.Backend = backend
+	e.Backend = nil
+	if _, err := e.CurrentBackend(); err != nil {
+		e.Cfg.Backend, e.Backend = prevName, prev
 		return err
 	}
 	return nil
@@ -552,7 +477,7 @@ func Backend() string { return rt.Backend() }
 func (r *Runtime) Backend() string {
 	lock(forNoData)
 	defer unlock()
-	return r.cfg.Backend
+	return r.e.Cfg.Backend
 }
 
 // Wait returns when every loop issued so far has finished. Loops on device
@@ -569,10 +494,10 @@ func (r *Runtime) Wait() error {
 	if err != nil {
 		return err
 	}
-	if r.backend == nil {
+	if r.e.Backend == nil {
 		return nil
 	}
-	if w, ok := r.backend.Backend.(exec.Waiter); ok {
+	if w, ok := r.e.Backend.Backend.(exec.Waiter); ok {
 		return apiError(w.Wait())
 	}
 	return nil
@@ -580,30 +505,6 @@ func (r *Runtime) Wait() error {
 
 // Backends lists the names of every registered backend.
 func Backends() []string { return exec.Backends() }
-
-// currentBackend opens the configured backend on first use. Caller holds mu.
-func (s *Runtime) currentBackend() (*exec.Opened, error) {
-	if s.backend != nil {
-		return s.backend, nil
-	}
-	if s.err != nil {
-		return nil, s.err
-	}
-	b, ok := s.backends[s.cfg.Backend]
-	if !ok {
-		cfg := s.cfg
-		var err error
-		opened, err := exec.Open(cfg.Backend, &cfg)
-		if err != nil {
-			return nil, apiError(err)
-		}
-		b = &exec.Opened{Backend: opened, ID: core.NewID()}
-		s.backends[cfg.Backend] = b
-		s.opened(opened)
-	}
-	s.backend = b
-	return b, nil
-}
 
 // Stats reports what the code cache did in this process.
 type Stats struct {
@@ -638,6 +539,6 @@ func (r *Runtime) Stats() Stats {
 	js := jit.ReadStats()
 	up, down, upB, downB := core.TransferStats()
 	return Stats{Compiles: js.Compiles, DiskHits: js.DiskHits, Rebuilds: js.Rebuilds,
-		Generations: r.x.Generations(), ProgramCache: r.x.Programs(), Libraries: jit.Loaded(), Plans: r.x.Plans(),
+		Generations: r.e.X.Generations(), ProgramCache: r.e.X.Programs(), Libraries: jit.Loaded(), Plans: r.e.X.Plans(),
 		Uploads: up, Downloads: down, UploadBytes: upB, DownloadBytes: downB}
 }

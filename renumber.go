@@ -57,20 +57,6 @@ func registerDat[T Scalar](d *Dat[T]) {
 	register(func() { rt.proc.declared.dats = append(rt.proc.declared.dats, get) })
 }
 
-// markLooped records that loop l uses its sets (see core.Set.Looped).
-func markLooped(l *core.Loop) {
-	l.Set.Looped = true
-	for i := range l.Args {
-		a := &l.Args[i]
-		if a.Map != nil {
-			a.Map.From.Looped, a.Map.To.Looped = true, true
-		}
-		if a.Data != nil && a.Data.Set != nil {
-			a.Data.Set.Looped = true
-		}
-	}
-}
-
 // permute puts the dat's values in the new order: element k gets the
 // values of element order[k].
 func (d *Dat[T]) permute(order []int32) {

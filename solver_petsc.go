@@ -102,7 +102,7 @@ func startPETSc() (*mpi.World, error) {
 	}
 	if err == nil && !petsc.Initialized() {
 		if err = petsc.Init(w); err == nil {
-			if l := rt.logger.Load(); l != nil {
+			if l := rt.e.Logger(); l != nil {
 				version, path := petsc.Version()
 				l.LogAttrs(context.Background(), slog.LevelInfo, "op2: PETSc initialised", slog.Int("rank", w.Rank()),
 					slog.String("version", version), slog.String("library", path), slog.Int("index_bytes", petsc.IntBytes()),

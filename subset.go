@@ -143,7 +143,7 @@ func NewSubset(set IterationSet, indices []int32) (*Subset, error) {
 func newDistributedSubset(w dist.World, parent *Set, owned []int32, bad error) (*Subset, error) {
 	what := fmt.Sprintf("subset of set %q", parent.c.Name)
 	lock(forNoData)
-	if bad == nil && !rt.proc.partitioned() {
+	if bad == nil && !rt.proc.Partitioned() {
 		bad = fmt.Errorf("op2: %s: in a distributed run subsets are declared after op2.Partition, each rank naming its owned elements in its own numbering", what)
 	}
 	unlock()

@@ -113,17 +113,7 @@ func EnableTiming(on bool) { rt.EnableTiming(on) }
 func (r *Runtime) EnableTiming(on bool) {
 	lock(forStatus)
 	defer unlock()
-	r.setTiming(on)
-}
-
-// setTiming switches timing. Caller holds mu (or owns r alone).
-func (r *Runtime) setTiming(on bool) {
-	r.cfg.Timing = on
-	if on {
-		r.x.Timing = r.timings
-	} else {
-		r.x.Timing = nil
-	}
+	r.e.SetTiming(on)
 }
 
 // Timings returns the default runtime's timing report: one LoopTiming per
@@ -152,7 +142,7 @@ func (r *Runtime) timingReport() ([]LoopTiming, error) {
 
 // timingRecords returns the timing report. Caller holds mu.
 func (r *Runtime) timingRecords() []LoopTiming {
-	recs := r.timings.Records()
+	recs := r.e.Timings.Records()
 	out := make([]LoopTiming, len(recs))
 	for i, rec := range recs {
 		out[i] = LoopTiming{Kernel: rec.Kernel, Set: rec.Set, Backend: rec.Backend, Calls: rec.Calls,
@@ -168,7 +158,7 @@ func ResetTimings() { rt.ResetTimings() }
 func (r *Runtime) ResetTimings() {
 	lock(forStatus)
 	defer unlock()
-	r.timings.Reset()
+	r.e.Timings.Reset()
 }
 
 // WriteTimingTable writes the default runtime's timing report as a table

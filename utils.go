@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/engine"
 )
 
 // Zero sets every value of the dat to zero (PyOP2's Dat.zero). On a device
@@ -162,21 +163,12 @@ func (g *Global[T]) SetValue(v T) {
 	g.mustScalar("SetValue")
 	lock(forNoData)
 	defer unlock()
-	if rt.proc.queue.n > 0 {
-		if !rt.proc.queue.passes(&g.s) {
-			mustHost(g.s.HostAccess(true))
-			g.data[0] = v
-			return
-		}
-		if rt.proc.queue.n < MaxRecordedLoops {
-			e := rt.proc.queue.slot()
-			e.set = &g.s
-			e.size = copy(e.val[:], unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v)))
-			rt.proc.queue.n++
-			return
-		}
+	switch rt.proc.RecordGlobal(&g.s, unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v))) {
+	case engine.AssignRecorded:
+		return
+	case engine.AssignForced:
+		mustForce(rt.proc.Force())
 	}
-	mustForce(forceLocked())
 	mustHost(g.s.HostAccess(true))
 	g.data[0] = v
 }

@@ -1,4 +1,4 @@
-package op2
+package engine
 
 import (
 	"encoding/binary"
@@ -46,8 +46,8 @@ type tiledSchedule struct {
 }
 
 // tiledAgree is the tiled run's TiledChain.Agree under MPI: the loop's
-// agreement, as runProgram makes it (a tiled run has no tracer).
-func tiledAgree(l *core.Loop) error { return rt.proc.tiling.halo.Agree(l, nil) }
+// agreement, as RunProgram makes it (a tiled run has no tracer).
+func (p *Process) tiledAgree(l *core.Loop) error { return p.tiling.halo.Agree(l, nil) }
 
 // tiledGlobal is a Global used by a loop of the run being tiled.
 type tiledGlobal struct {
@@ -59,11 +59,11 @@ type tiledGlobal struct {
 // backend b at all. Under MPI, r's halo exchange must be the job's (a
 // *dist.Halo, for the boundary's agreements).
 func tileable(r *Runtime, b *exec.Opened, l *core.Loop) bool {
-	if r.cfg.Tile <= 0 || l.Check || l.Extruded != nil || r.x.Tuner != nil || r.tracer() != nil {
+	if r.Cfg.Tile <= 0 || l.Check || l.Extruded != nil || r.X.Tuner != nil || r.tracer() != nil {
 		return false
 	}
-	if r.x.Halo != nil {
-		if _, ok := r.x.Halo.(*dist.Halo); !ok {
+	if r.X.Halo != nil {
+		if _, ok := r.X.Halo.(*dist.Halo); !ok {
 			return false
 		}
 	} else if l.Set.Halo != nil {
@@ -84,8 +84,8 @@ func tileable(r *Runtime, b *exec.Opened, l *core.Loop) bool {
 // loops' Globals are tiling.globals: no Global that one of them reduces,
 // and no reduction of a Global that they use or that l reads too. It
 // then adds l's Globals.
-func globalsAllow(l *core.Loop) bool {
-	gs := rt.proc.tiling.globals
+func (p *Process) globalsAllow(l *core.Loop) bool {
+	gs := p.tiling.globals
 	find := func(s *core.Storage) int {
 		for k := range gs {
 			if gs[k].s == s {
@@ -124,7 +124,7 @@ func globalsAllow(l *core.Loop) bool {
 			gs = append(gs, tiledGlobal{a.Data, a.IsReduction()})
 		}
 	}
-	rt.proc.tiling.globals = gs
+	p.tiling.globals = gs
 	return true
 }
 
@@ -133,7 +133,8 @@ func globalsAllow(l *core.Loop) bool {
 // least two, and returns how many steps ran (0: none, and step k runs as
 // usual). The failure of one of them is stored in *err as a *ChainError.
 // Caller holds mu.
-func (q *chainQueue) runTiled(k, n int, err *error) int {
+func (p *Process) runTiled(k, n int, err *error) int {
+	q := &p.queue
 	l0, r := q.loop(&q.steps[k])
 	if l0 == nil {
 		return 0 // an assignment
@@ -142,24 +143,24 @@ func (q *chainQueue) runTiled(k, n int, err *error) int {
 	if !tileable(r, b, l0) {
 		return 0
 	}
-	c := &rt.proc.tiling.chain
+	c := &p.tiling.chain
 	defer func() {
 		clear(c.Loops)
 		clear(c.Programs)
-		clear(rt.proc.tiling.globals)
-		c.Loops, c.Programs, c.Schedule, c.Bytes, c.Moved, rt.proc.tiling.globals = c.Loops[:0], c.Programs[:0], nil, nil, nil, rt.proc.tiling.globals[:0]
-		c.Agree, rt.proc.tiling.halo = nil, nil
+		clear(p.tiling.globals)
+		c.Loops, c.Programs, c.Schedule, c.Bytes, c.Moved, p.tiling.globals = c.Loops[:0], c.Programs[:0], nil, nil, nil, p.tiling.globals[:0]
+		c.Agree, p.tiling.halo = nil, nil
 	}()
 	// The run: loops of the same runtime and backend that can run in
 	// tiles, whose Globals allow it, each with its own program (a
 	// program holds one loop's bindings at a time).
-	dropped := r.x.Dropped()
+	dropped := r.X.Dropped()
 	for j := k; j < len(q.steps); j++ {
 		l, lr := q.loop(&q.steps[j])
-		if l == nil || lr != r || q.slots[q.steps[j].i].b != b || !tileable(r, b, l) || !globalsAllow(l) {
+		if l == nil || lr != r || q.slots[q.steps[j].i].b != b || !tileable(r, b, l) || !p.globalsAllow(l) {
 			break
 		}
-		p, perr := r.x.TileProgram(b, l)
+		p, perr := r.X.TileProgram(b, l)
 		if perr != nil || slices.Contains(c.Programs, p) {
 			break // a loop whose tile form does not build runs alone
 		}
@@ -167,7 +168,7 @@ func (q *chainQueue) runTiled(k, n int, err *error) int {
 		c.Programs = append(c.Programs, p)
 	}
 	count := len(c.Loops)
-	if count < 2 || r.x.Dropped() != dropped {
+	if count < 2 || r.X.Dropped() != dropped {
 		// Too short, or building a program dropped one found before
 		// (a full program cache): the loops run one by one.
 		return 0
@@ -179,35 +180,38 @@ func (q *chainQueue) runTiled(k, n int, err *error) int {
 			failed = j
 			break
 		}
-		markLooped(l)
+		MarkLooped(l)
 	}
 	if ferr == nil {
 		threads := b.Backend.(exec.TileBuilder).TileThreads()
-		h, _ := r.x.Halo.(*dist.Halo)
-		ts := schedule(c.Loops, r.cfg.Tile, threads > 1, h != nil)
+		h, _ := r.X.Halo.(*dist.Halo)
+		ts := p.schedule(c.Loops, r.Cfg.Tile, threads > 1, h != nil)
 		c.Schedule, c.Bytes, c.Moved = ts.s, ts.bytes, ts.moved
 		c.Threads = threads
 		if h != nil {
-			rt.proc.tiling.halo, c.Agree = h, tiledAgree
-			rt.proc.tiling.distributed++
+			if p.tiling.agree == nil {
+				p.tiling.agree = p.tiledAgree // made once: a repeated chain allocates nothing
+			}
+			p.tiling.halo, c.Agree = h, p.tiling.agree
+			p.tiling.distributed++
 		}
-		failed, ferr = r.x.RunTiles(b, c)
+		failed, ferr = r.X.RunTiles(b, c)
 		if ferr != nil {
-			ferr = mpiFatal(apiError(ferr))
+			ferr = p.Fatal(p.api.Internal(ferr))
 		}
 	}
 	if ferr != nil {
 		s := &q.steps[k+failed]
 		l := c.Loops[failed]
-		*err = &ChainError{Kernel: l.Kernel.Name, Set: l.SetName(), Index: s.end - 1, Recorded: n, Err: ferr}
+		*err = p.api.Chain(l.Kernel.Name, l.SetName(), s.end-1, n, ferr)
 	}
 	return count
 }
 
 // schedule returns the tile schedule of loops, with a boundary under MPI
 // (distributed), computing it only for a chain not seen before.
-func schedule(loops []*core.Loop, size int, parallel, distributed bool) *tiledSchedule {
-	key := binary.AppendUvarint(rt.proc.tiling.key[:0], uint64(size))
+func (p *Process) schedule(loops []*core.Loop, size int, parallel, distributed bool) *tiledSchedule {
+	key := binary.AppendUvarint(p.tiling.key[:0], uint64(size))
 	key = append(key, boolByte(parallel), boolByte(distributed))
 	for _, l := range loops {
 		key = binary.AppendUvarint(key, l.Set.ID)
@@ -231,18 +235,18 @@ func schedule(loops []*core.Loop, size int, parallel, distributed bool) *tiledSc
 			}
 		}
 	}
-	rt.proc.tiling.key = key
-	if ts, ok := rt.proc.tiling.byKey[string(key)]; ok {
+	p.tiling.key = key
+	if ts, ok := p.tiling.byKey[string(key)]; ok {
 		return ts
 	}
-	if len(rt.proc.tiling.byKey) >= maxTiledChains {
-		for _, ts := range rt.proc.tiling.byKey {
+	if len(p.tiling.byKey) >= maxTiledChains {
+		for _, ts := range p.tiling.byKey {
 			ts.pin.Unpin()
 		}
-		clear(rt.proc.tiling.byKey)
+		clear(p.tiling.byKey)
 	}
-	if rt.proc.tiling.byKey == nil {
-		rt.proc.tiling.byKey = map[string]*tiledSchedule{}
+	if p.tiling.byKey == nil {
+		p.tiling.byKey = map[string]*tiledSchedule{}
 	}
 	ts := &tiledSchedule{s: tile.Build(describeChain(loops, distributed), size, parallel)}
 	// The runs are what the tile forms read: the element lists would
@@ -268,7 +272,7 @@ func schedule(loops []*core.Loop, size int, parallel, distributed bool) *tiledSc
 		}
 		ts.moved = append(ts.moved, chain*share)
 	}
-	rt.proc.tiling.byKey[string(key)] = ts
+	p.tiling.byKey[string(key)] = ts
 	return ts
 }
 

@@ -1,17 +1,17 @@
-package op2
+package engine
 
 import (
 	"testing"
 
+	_ "github.com/goop2/op2/internal/backend/sequential" // the backend opened
 	"github.com/goop2/op2/internal/core"
 )
 
 // BenchmarkCrashHook measures what publishing a repeated loop to the crash
 // handler adds to every loop run.
 func BenchmarkCrashHook(b *testing.B) {
-	rt.proc.mu.Lock()
-	defer rt.proc.mu.Unlock()
-	ob, err := rt.currentBackend()
+	p := NewProcess(nil)
+	ob, err := NewRuntime(p).CurrentBackend()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -19,8 +19,8 @@ func BenchmarkCrashHook(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		func() {
-			beginCrashReport(ob, l)
-			defer endCrashReport()
+			p.beginCrashReport(ob, l)
+			defer p.endCrashReport()
 		}()
 	}
 }
@@ -28,9 +28,8 @@ func BenchmarkCrashHook(b *testing.B) {
 // TestCrashHookAllocatesNothing: publishing a repeated loop, or one of two
 // alternating loops, allocates nothing.
 func TestCrashHookAllocatesNothing(t *testing.T) {
-	rt.proc.mu.Lock()
-	defer rt.proc.mu.Unlock()
-	ob, err := rt.currentBackend()
+	p := NewProcess(nil)
+	ob, err := NewRuntime(p).CurrentBackend()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,8 +37,8 @@ func TestCrashHookAllocatesNothing(t *testing.T) {
 	l2 := &core.Loop{Kernel: &core.Kernel{Name: "k2"}, Set: &core.Set{Name: "nodes"}}
 	run := func() {
 		for _, l := range []*core.Loop{l1, l2} {
-			beginCrashReport(ob, l)
-			endCrashReport()
+			p.beginCrashReport(ob, l)
+			p.endCrashReport()
 		}
 	}
 	run()

@@ -1,4 +1,4 @@
-package op2
+package engine
 
 import (
 	"bytes"
@@ -34,22 +34,22 @@ type readSnapshot struct {
 }
 
 // runChecked runs l in check mode.
-func (s *Runtime) runChecked(b *exec.Opened, l *core.Loop, p exec.Program) error {
+func (r *Runtime) runChecked(b *exec.Opened, l *core.Loop, p exec.Program) error {
 	snaps, err := snapshotReads(l)
 	if err != nil {
-		return &LoopError{Kernel: l.Kernel.Name, Set: l.Set.Name, Arg: -1, Msg: "check mode: " + err.Error()}
+		return r.Proc.api.Loop(l.Kernel.Name, l.Set.Name, -1, "check mode: "+err.Error())
 	}
 	var first error
-	if err := s.x.RunProgram(b, l, p); err != nil {
+	if err := r.X.RunProgram(b, l, p); err != nil {
 		var cw *core.ConstWrittenError
 		if !errors.As(err, &cw) {
-			return apiError(err)
+			return r.Proc.api.Internal(err)
 		}
 		// The loop ran; its READ arguments are still verified below.
 		c := cw.Const
-		first = &LoopError{Kernel: l.Kernel.Name, Set: l.Set.Name, Arg: -1, Msg: fmt.Sprintf(
+		first = r.Proc.api.Loop(l.Kernel.Name, l.Set.Name, -1, fmt.Sprintf(
 			"check mode: the kernel wrote to const %q (%s, dim %d): value %d changed from %s to %s; every loop sees the declared value, which is unchanged",
-			c.Name, c.Type, c.Dim, cw.Value, formatValue(c.Type, cw.Was), formatValue(c.Type, cw.Now))}
+			c.Name, c.Type, c.Dim, cw.Value, formatValue(c.Type, cw.Was), formatValue(c.Type, cw.Now)))
 	}
 	for _, sn := range snaps {
 		msg, err := sn.verify()
@@ -60,7 +60,7 @@ func (s *Runtime) runChecked(b *exec.Opened, l *core.Loop, p exec.Program) error
 			msg = err.Error()
 		}
 		if first == nil {
-			first = &LoopError{Kernel: l.Kernel.Name, Set: l.Set.Name, Arg: sn.arg, Msg: "check mode: " + msg}
+			first = r.Proc.api.Loop(l.Kernel.Name, l.Set.Name, sn.arg, "check mode: "+msg)
 		}
 	}
 	return first

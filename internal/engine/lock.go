@@ -1,0 +1,188 @@
+package engine
+
+import (
+	"errors"
+	"runtime"
+	"strings"
+
+	"github.com/goop2/op2/internal/core"
+)
+
+// Mode says what taking the lock (Process.Lock) does with the loops
+// recorded so far (see the root package's Chain).
+type Mode struct {
+	kind lockKind
+	s    *core.Storage // ForStorage's
+}
+
+type lockKind uint8
+
+const (
+	lockNoData lockKind = iota
+	lockData
+	lockStatus
+	lockCollective
+	lockStorage
+)
+
+// The modes of Lock.
+var (
+	// ForNoData: the caller touches no data a loop can change (it reads
+	// the configuration or counters, declares something, or records or
+	// runs a loop itself, forcing what it must with Force); the recorded
+	// loops stay recorded.
+	ForNoData = Mode{kind: lockNoData}
+	// ForData: an access to data, a loop that runs now, anything that
+	// must see every loop issued so far: the recorded loops run first,
+	// and Lock returns their failure (*op2.ChainError), after a failure
+	// ForStatus kept.
+	ForData = Mode{kind: lockData}
+	// ForStatus: ForData for calls that neither return data values nor
+	// report errors (State, Timings, Stats, EnableTiming,
+	// ResetTimings): a recorded loop's failure is kept for the next call
+	// that forces, which returns it (or panics with it), instead of
+	// being lost; Lock returns nil.
+	ForStatus = Mode{kind: lockStatus}
+	// ForCollective: ForData for a call every rank makes at the same
+	// point (see Chain under MPI).
+	ForCollective = Mode{kind: lockCollective}
+)
+
+// ForStorage is ForData for an accessor of the Dat or Global whose
+// storage is s: on several ranks it refuses to run recorded loops
+// (*op2.ChainAccessError), since the other ranks may not be running them.
+func ForStorage(s *core.Storage) Mode { return Mode{kind: lockStorage, s: s} }
+
+// Lock takes the lock that serialises loops of every runtime and host
+// access to data, in mode m: the one place it is taken. It returns with
+// the lock held whether or not the recorded loops ran.
+func (p *Process) Lock(m Mode) error {
+	p.mu.Lock()
+	switch m.kind {
+	case lockData:
+		return p.Force()
+	case lockStatus:
+		if refused, err := p.force(); err != nil && !refused {
+			p.queue.failed = err
+		}
+	case lockCollective:
+		return p.ForceCollective()
+	case lockStorage:
+		if err := p.refuseForce(m.s); err != nil {
+			return err
+		}
+		return p.Force()
+	}
+	return nil
+}
+
+// Unlock releases the lock Lock took.
+func (p *Process) Unlock() { p.mu.Unlock() }
+
+// Force runs the recorded loops, as Lock(ForData) does, for a caller
+// that holds the lock.
+func (p *Process) Force() error {
+	_, err := p.force()
+	return err
+}
+
+// force is Force, also reporting whether it refused to run the loops
+// (refuseForce).
+func (p *Process) force() (refused bool, err error) {
+	q := &p.queue
+	if q.n == 0 && q.failed == nil {
+		return false, nil
+	}
+	if err := p.refuseForce(nil); err != nil {
+		return true, err
+	}
+	if q.n > 0 {
+		err = p.runQueue()
+	}
+	if kept := q.failed; kept != nil {
+		q.failed = nil
+		if err == nil {
+			return false, kept
+		}
+		return false, errors.Join(kept, err)
+	}
+	return false, err
+}
+
+// ForceCollective is Force for a call every rank makes at the same
+// point (Lock(ForCollective)). Caller holds the lock.
+func (p *Process) ForceCollective() error {
+	p.collective = true
+	defer func() { p.collective = false }()
+	return p.Force()
+}
+
+// refuseForce returns a *op2.ChainAccessError when the queue holds loops
+// of a runtime on several ranks and the caller (named from the call
+// stack) is not collective; s, if not nil, is the data it accesses.
+// Caller holds the lock.
+func (p *Process) refuseForce(s *core.Storage) error {
+	if p.distQueued == 0 || p.collective || p.queue.n == 0 {
+		return nil
+	}
+	data := ""
+	if s != nil {
+		data = s.Name
+	}
+	rank, ranks := 0, 0
+	if w := p.world; w != nil {
+		rank, ranks = w.Rank(), w.Size()
+	}
+	return p.api.ChainAccess(accessorName(), data, rank, ranks, p.queue.n)
+}
+
+// accessorName names the exported call of the API package that the
+// program made, from the call stack: the outermost of that package's
+// frames, as "Dat.Data" or "Wait".
+func accessorName() string {
+	var pcs [32]uintptr
+	n := runtime.Callers(3, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	const pkg = "github.com/goop2/op2."
+	name := ""
+	for {
+		f, more := frames.Next()
+		fn, ok := strings.CutPrefix(f.Function, pkg)
+		if !ok {
+			if name != "" {
+				break
+			}
+		} else if fn != "" && !strings.HasPrefix(fn, "lock") && !strings.HasPrefix(fn, "force") {
+			name = fn
+		}
+		if !more {
+			break
+		}
+	}
+	return cleanFuncName(name)
+}
+
+// cleanFuncName turns "(*Dat[...]).Data" into "Dat.Data".
+func cleanFuncName(fn string) string {
+	var b strings.Builder
+	depth := 0
+	for _, c := range fn {
+		switch {
+		case c == '[':
+			depth++
+		case c == ']':
+			depth--
+		case depth > 0 || c == '(' || c == ')' || c == '*':
+		default:
+			b.WriteRune(c)
+		}
+	}
+	s := b.String()
+	if i := strings.Index(s, ".func"); i > 0 {
+		s = s[:i]
+	}
+	if s == "" {
+		return "a call"
+	}
+	return s
+}

@@ -1,0 +1,423 @@
+package engine
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/fuse"
+)
+
+// Loop chains and lazy evaluation.
+//
+// A runtime records its loops instead of running them while a chain scope
+// is open or when it is lazy (Config.Lazy, OP2_LAZY=1). A recorded loop is
+// checked and its program built as a loop that runs at once, then kept in
+// one process-wide queue, in program order; the queue runs (is forced)
+// when a chain ends and before anything else takes the lock: every access
+// to data takes it through Lock in a mode that runs the queue first. So a
+// loop that is recorded always runs before any host access, whatever
+// accessor the program calls; the only callers of Lock(ForNoData), which
+// does not force, are the functions the root package's tests list as
+// touching no data.
+
+// MaxRecordedLoops is the number of recorded loops the process keeps:
+// recording a loop when there are that many first runs them (see
+// op2.MaxRecordedLoops).
+const MaxRecordedLoops = 1024
+
+// Recorded is one recorded loop: the bound loop, its runtime and the
+// backend instance it was built for.
+type Recorded struct {
+	// Loop is the bound loop.
+	Loop core.Loop
+	r    *Runtime
+	b    *exec.Opened
+	// p is the loop's program, found when it was recorded; it may run
+	// the loop while r's executor has dropped no program since (dropped).
+	p       exec.Program
+	dropped uint64
+	// set, when not nil, makes the entry no loop but a recorded
+	// Global.SetValue: the Global's first value becomes val[:size].
+	set  *core.Storage
+	val  [8]byte
+	size int
+	// cset, when not nil, makes the entry a recorded Const.Set: the
+	// constant's values become buf. cmu is the Const's lock, and cpend
+	// its count of recorded assignments not yet made or dropped (nil
+	// once this one is).
+	cset  *core.Const
+	cmu   *sync.Mutex
+	cpend *int
+	buf   []byte
+}
+
+// assignConst makes a recorded Const.Set.
+func (e *Recorded) assignConst() {
+	e.cmu.Lock()
+	defer e.cmu.Unlock()
+	copy(unsafe.Slice((*byte)(e.cset.Host), e.cset.Bytes()), e.buf)
+	e.cset.Version.Add(1)
+	*e.cpend--
+	e.cpend = nil
+}
+
+// isLoop reports whether the entry is a loop (not a recorded assignment).
+func (e *Recorded) isLoop() bool { return e.set == nil && e.cset == nil }
+
+// assign makes a recorded Global.SetValue.
+func (e *Recorded) assign() error {
+	if err := e.set.HostAccess(true); err != nil {
+		return err
+	}
+	copy(unsafe.Slice((*byte)(e.set.Host), e.size), e.val[:e.size])
+	return nil
+}
+
+// Release forgets the loop's data (so that nothing stays alive for it)
+// but keeps the capacity of its argument list for the next loop recorded
+// in the slot.
+func (e *Recorded) Release() {
+	args := e.Loop.Args
+	clear(args)
+	e.Loop = core.Loop{Args: args[:0]}
+	if e.cpend != nil { // a recorded Const.Set dropped unmade
+		e.cmu.Lock()
+		*e.cpend--
+		e.cmu.Unlock()
+	}
+	e.r, e.b, e.p, e.set, e.cset, e.cmu, e.cpend = nil, nil, nil, nil, nil, nil, nil
+}
+
+// chainQueue is the process's recorded loops, in program order. Its slots
+// are reused from one forcing to the next, so that a repeated chain
+// allocates nothing.
+type chainQueue struct {
+	slots []*Recorded // slots[:n] hold the recorded loops
+	n     int
+	// failed is a recorded loop's failure that a call reporting no
+	// error met (lock(forStatus)), for the next call that forces.
+	failed error
+	// group is the loops being fused, steps what force runs and fused
+	// the fused loops, reused from one forcing to the next.
+	group []*core.Loop
+	steps []step
+	fused []*core.Loop
+}
+
+// slot returns the next free slot, to be filled and then committed
+// (Runtime.Commit) or released.
+func (q *chainQueue) slot() *Recorded {
+	if q.n == len(q.slots) {
+		q.slots = append(q.slots, new(Recorded))
+	}
+	return q.slots[q.n]
+}
+
+// room runs the recorded loops when there are MaxRecordedLoops of them,
+// before another is recorded. Caller holds mu.
+func (p *Process) room() error {
+	q := &p.queue
+	if q.n < MaxRecordedLoops {
+		return nil
+	}
+	return p.runQueue()
+}
+
+// runQueue runs the recorded loops in program order and empties the queue.
+// Consecutive loops that fuse (package fuse) run as one fused loop where
+// the runtime's Config.Fusion says so (plan). On several MPI ranks the
+// loops as they will run plan their halo exchanges first (beginChain).
+// Runs of them that can run in sparse tiles (Config.Tile) do (runTiled).
+// The first loop that fails stops it: the loops recorded after it are
+// dropped, and the error is a *op2.ChainError. Caller holds mu.
+func (p *Process) runQueue() error {
+	q := &p.queue
+	n := q.n
+	q.n = 0 // a loop never records while the queue runs, but be sure
+	p.plan(n)
+	err := p.beginChain()
+	defer p.endChain()
+	for k := 0; k < len(q.steps); {
+		if err != nil {
+			break
+		}
+		if c := p.runTiled(k, n, &err); c > 0 {
+			k += c
+			continue
+		}
+		err = p.runStep(&q.steps[k], n)
+		k++
+	}
+	for _, e := range q.slots[:n] {
+		e.Release()
+	}
+	for k := range q.steps {
+		if f := q.steps[k].fused; f != nil {
+			clear(f.Args)
+			*f = core.Loop{Args: f.Args[:0], Consts: f.Consts[:0]}
+		}
+	}
+	q.steps = q.steps[:0]
+	return err
+}
+
+// step is what the queue runs for recorded entries [i, end): one loop or
+// assignment (end = i+1), or loops fused into fused, with its program.
+type step struct {
+	i, end int
+	fused  *core.Loop
+	p      exec.Program
+	// dropped is the executor's count of dropped programs when p was
+	// found: p may run the fused loop only while it is unchanged.
+	dropped uint64
+}
+
+// plan fills q.steps for the n recorded entries: each run of loops that
+// fuse (fusable) becomes one step with its fused loop and program, unless
+// their kernels cannot be combined or the fused program does not build;
+// every other entry is a step of its own.
+func (p *Process) plan(n int) {
+	q := &p.queue
+	nf := 0
+	for i := 0; i < n; {
+		end := i + 1
+		var f *core.Loop
+		var prog exec.Program
+		var dropped uint64
+		if q.slots[i].isLoop() {
+			if j := p.fusable(i, n); j-i >= 2 {
+				if nf == len(q.fused) {
+					q.fused = append(q.fused, new(core.Loop))
+				}
+				e, l := q.slots[i], q.fused[nf]
+				err := p.fuser.Fuse(l, q.group[:j-i])
+				if err == nil {
+					if prog, err = e.r.X.Program(e.b, l); err != nil {
+						p.fuser.Failed(err)
+					}
+				}
+				if err == nil {
+					f, end, dropped = l, j, e.r.X.Dropped()
+					nf++
+				} else {
+					clear(l.Args)
+				}
+			}
+		}
+		q.steps = append(q.steps, step{i: i, end: end, fused: f, p: prog, dropped: dropped})
+		i = end
+	}
+}
+
+// runStep runs step s of the n recorded entries and returns its failure as a
+// *op2.ChainError.
+func (p *Process) runStep(s *step, n int) error {
+	q := &p.queue
+	e := q.slots[s.i]
+	switch {
+	case e.cset != nil:
+		e.assignConst()
+	case e.set != nil:
+		if err := e.assign(); err != nil {
+			return p.api.Chain("Global.SetValue", e.set.Name, s.i, n, err)
+		}
+	case s.fused != nil:
+		prog := s.p
+		if e.r.X.Dropped() != s.dropped {
+			prog = nil // building a later step's program may have unloaded it
+		}
+		if err := e.r.RunProgram(e.b, s.fused, prog); err != nil {
+			// The loops fused with the failing one ran in it: the ones
+			// dropped are those after the fused loop.
+			return p.api.Chain(s.fused.Kernel.Name, s.fused.SetName(), s.end-1, n, err)
+		}
+	default:
+		prog := e.p
+		if e.r.X.Dropped() != e.dropped {
+			prog = nil // it may have been unloaded: find it again
+		}
+		if err := e.r.RunProgram(e.b, &e.Loop, prog); err != nil {
+			return p.api.Chain(e.Loop.Kernel.Name, e.Loop.SetName(), s.i, n, err)
+		}
+	}
+	return nil
+}
+
+// loop is the loop step s runs, or nil for an assignment.
+func (q *chainQueue) loop(s *step) (*core.Loop, *Runtime) {
+	e := q.slots[s.i]
+	switch {
+	case !e.isLoop():
+		return nil, nil
+	case s.fused != nil:
+		return s.fused, e.r
+	}
+	return &e.Loop, e.r
+}
+
+// fusable returns the end of the run of recorded loops from i (of n) that
+// fuse into one loop: i+1 when loop i fuses with none.
+func (p *Process) fusable(i, n int) int {
+	q := &p.queue
+	e := q.slots[i]
+	if !e.r.fuses(e.b) || !fuse.CanFuse(&e.Loop) {
+		return i + 1
+	}
+	q.group = append(q.group[:0], &e.Loop)
+	j := i + 1
+	for ; j < n; j++ {
+		f := q.slots[j]
+		if len(q.group) == fuse.MaxLoops || !f.isLoop() || f.r != e.r || f.b != e.b || q.group[len(q.group)-1].Kernel.Info.Returns || !fuse.CanFuse(&f.Loop) || !fuse.Fusable(q.group, &f.Loop) ||
+			!fusedWithinDeviceLimits(e.b.Name(), q.group, &f.Loop) {
+			break
+		}
+		q.group = append(q.group, &f.Loop)
+	}
+	return j
+}
+
+// fuses reports whether r fuses the recorded loops it runs on backend b
+// (see Config.Fusion).
+func (r *Runtime) fuses(b *exec.Opened) bool {
+	switch r.Cfg.Fusion {
+	case "on":
+		return true
+	case "off":
+		return false
+	}
+	switch b.Name() {
+	case "sequential", "openmp":
+		lanes, _, _ := exec.ParseSIMD(r.Cfg.SIMD) // checked by Configure
+		return r.Cfg.Tune || lanes > 0
+	}
+	return true
+}
+
+// passes reports whether a recorded loop passes storage s. Caller holds
+// mu.
+func (q *chainQueue) passes(s *core.Storage) bool {
+	for _, e := range q.slots[:q.n] {
+		if e.set == s {
+			return true
+		}
+		for i := range e.Loop.Args {
+			if e.Loop.Args[i].Data == s {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// usesConst reports whether a recorded loop's kernel uses constant c.
+// Caller holds mu.
+func (q *chainQueue) usesConst(c *core.Const) bool {
+	for _, e := range q.slots[:q.n] {
+		if e.cset == c {
+			return true
+		}
+		for _, k := range e.Loop.Consts {
+			if k == c {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Slot returns the next free slot of the queue, for a loop to be bound
+// into (Recorded.Loop) and then committed (Runtime.Commit) or released.
+// Caller holds the lock.
+func (p *Process) Slot() *Recorded { return p.queue.slot() }
+
+// Recorded is the number of loops (and recorded assignments) waiting in
+// the queue. Caller holds the lock.
+func (p *Process) Recorded() int { return p.queue.n }
+
+// Reserve makes room in the queue for a loop r records: an error in lazy
+// mode under MPI with several ranks; the queue forced when it is full.
+// Caller holds the lock.
+func (r *Runtime) Reserve() error {
+	if err := r.mayRecord(); err != nil {
+		return err
+	}
+	return r.Proc.room()
+}
+
+// Commit builds the program of the loop bound in slot e (the next free
+// one) for backend b and adds the loop to the queue; on error the slot is
+// released. Caller holds the lock.
+func (r *Runtime) Commit(e *Recorded, b *exec.Opened) error {
+	p, err := r.X.Program(b, &e.Loop)
+	if err != nil {
+		e.Release()
+		return r.Proc.api.Internal(err)
+	}
+	MarkLooped(&e.Loop) // the loop holds the sets' current numbering
+	e.r, e.b, e.p, e.dropped = r, b, p, r.X.Dropped()
+	r.Proc.queue.n++
+	r.noteRecorded()
+	return nil
+}
+
+// Assignment says how a caller assigns a value that recorded loops may
+// use (RecordConst, RecordGlobal).
+type Assignment uint8
+
+const (
+	// AssignNow: no recorded loop uses the value; the caller assigns it
+	// at once, without forcing them.
+	AssignNow Assignment = iota
+	// AssignRecorded: the assignment is recorded after the loops that
+	// use the value, which see the value of when they were issued.
+	AssignRecorded
+	// AssignForced: the caller forces the recorded loops (the queue is
+	// empty, full or keeps a failure) and then assigns.
+	AssignForced
+)
+
+// RecordConst records the assignment of values (c's bytes) to the
+// constant c, whose lock is mu and count of recorded assignments not yet
+// made pending, when a recorded loop uses c. Caller holds the lock.
+func (p *Process) RecordConst(c *core.Const, mu *sync.Mutex, pending *int, values []byte) Assignment {
+	q := &p.queue
+	switch {
+	case q.n == 0 || q.failed != nil:
+		return AssignForced
+	case !q.usesConst(c):
+		return AssignNow
+	case q.n >= MaxRecordedLoops:
+		return AssignForced
+	}
+	e := q.slot()
+	e.cset, e.cmu, e.cpend = c, mu, pending
+	e.buf = append(e.buf[:0], values...)
+	q.n++
+	return AssignRecorded
+}
+
+// RecordGlobal records the assignment of the value whose bytes are v to
+// the Global (dim 1) whose storage is s, when a recorded loop passes it.
+// Caller holds the lock.
+func (p *Process) RecordGlobal(s *core.Storage, v []byte) Assignment {
+	q := &p.queue
+	switch {
+	case q.n == 0:
+		return AssignForced
+	case !q.passes(s):
+		return AssignNow
+	case q.n >= MaxRecordedLoops:
+		return AssignForced
+	}
+	e := q.slot()
+	e.set = s
+	e.size = copy(e.val[:], v)
+	q.n++
+	return AssignRecorded
+}
+
+// TiledDistributedRuns is the number of tiled runs of recorded loops
+// under MPI so far (tests).
+func (p *Process) TiledDistributedRuns() int { return p.tiling.distributed }

@@ -1,0 +1,253 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/exec"
+)
+
+// Runtime is the engine of one op2.Runtime: its configuration, open
+// backends, executor (programs, plans, tuner), timings and logger, and
+// the process it shares with every other runtime. Its fields are read
+// and changed under the process's lock.
+type Runtime struct {
+	Cfg      exec.Config
+	Backend  *exec.Opened // the configured backend once opened, else nil
+	Backends map[string]*exec.Opened
+	X        *exec.Executor // programs and plans, by backend instance
+	Loop     core.Loop      // reused by loops that run at once
+	// Err is a configuration error from the environment, returned by
+	// the first loop.
+	Err     error
+	Timings *exec.Timings
+	Proc    *Process
+	logger  atomic.Pointer[slog.Logger] // nil: no logging
+	// chains counts the open chain scopes.
+	chains int
+}
+
+// NewRuntime returns a runtime of process p configured from the
+// environment.
+func NewRuntime(p *Process) *Runtime {
+	r := &Runtime{Backends: map[string]*exec.Opened{}, X: exec.New(), Timings: exec.NewTimings(), Proc: p}
+	var err error
+	r.Cfg, err = exec.ConfigFromEnv()
+	if err != nil {
+		r.Err = p.api.Internal(err)
+	}
+	r.Apply(r.Cfg)
+	return r
+}
+
+// Apply makes cfg the runtime's configuration for its executor, logger,
+// timing and tuner (the backend is opened separately). Caller holds the
+// lock (or owns r alone).
+func (r *Runtime) Apply(cfg exec.Config) {
+	r.Cfg = cfg
+	r.X.BlockSize = cfg.BlockSize
+	r.X.PlanCheck = cfg.PlanCheck
+	r.X.DebugPlan = cfg.DebugPlan
+	r.SetLogger(cfg.Logger)
+	r.SetTiming(cfg.Timing)
+	r.SetTuning(cfg.Tune)
+}
+
+// SetTiming switches timing. Caller holds the lock (or owns r alone).
+func (r *Runtime) SetTiming(on bool) {
+	r.Cfg.Timing = on
+	if on {
+		r.X.Timing = r.Timings
+	} else {
+		r.X.Timing = nil
+	}
+}
+
+// SetTuning gives the executor a tuner when on (see Config.Tune), whose
+// choices are logged at Info, and problems with its file (ignored) at
+// Warn.
+func (r *Runtime) SetTuning(on bool) {
+	r.Cfg.Tune = on
+	if !on {
+		r.X.Tuner = nil
+		return
+	}
+	c := &r.Cfg
+	t := exec.NewTuner(c.CacheDir, c.TunerKey())
+	t.Chosen = func(key string, chosen exec.Setting, tried []exec.Trial) {
+		l := r.logger.Load()
+		if l == nil {
+			return
+		}
+		var ms []string
+		for _, tr := range tried {
+			if tr.Failed {
+				ms = append(ms, fmt.Sprintf("%s: failed to build", tr.Setting))
+				continue
+			}
+			ms = append(ms, fmt.Sprintf("%s: %.3fms", tr.Setting, tr.Time.Seconds()*1e3))
+		}
+		l.LogAttrs(context.Background(), slog.LevelInfo, "op2: tuned", slog.String("chosen", chosen.String()),
+			slog.String("tried", strings.Join(ms, "; ")), slog.String("key", key))
+	}
+	t.Warn = func(err error) {
+		if l := r.logger.Load(); l != nil {
+			l.LogAttrs(context.Background(), slog.LevelWarn, "op2: tuning file", slog.String("error", err.Error()))
+		}
+	}
+	if err := t.LoadError(); err != nil {
+		t.Warn(err)
+	}
+	r.X.Tuner = t
+}
+
+// SetLogger makes l the runtime's logger (nil: none).
+func (r *Runtime) SetLogger(l *slog.Logger) {
+	r.Cfg.Logger = l
+	r.X.Logger = l
+	r.logger.Store(l)
+}
+
+// Logger is the runtime's logger, nil when it logs nothing. It may be
+// called without the lock.
+func (r *Runtime) Logger() *slog.Logger { return r.logger.Load() }
+
+// LogOpened logs the opening of backend b.
+func (r *Runtime) LogOpened(b exec.Backend) {
+	l := r.logger.Load()
+	ctx := context.Background()
+	if l == nil || !l.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	attrs := []slog.Attr{slog.String("backend", b.Name())}
+	if d, ok := b.(exec.Describer); ok {
+		attrs = append(attrs, d.Describe()...)
+	}
+	l.LogAttrs(ctx, slog.LevelInfo, "op2: backend opened", attrs...)
+}
+
+// CurrentBackend opens the configured backend on first use. Caller holds
+// the lock.
+func (r *Runtime) CurrentBackend() (*exec.Opened, error) {
+	if r.Backend != nil {
+		return r.Backend, nil
+	}
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	b, ok := r.Backends[r.Cfg.Backend]
+	if !ok {
+		cfg := r.Cfg
+		opened, err := exec.Open(cfg.Backend, &cfg)
+		if err != nil {
+			return nil, r.Proc.api.Internal(err)
+		}
+		b = &exec.Opened{Backend: opened, ID: core.NewID()}
+		r.Backends[cfg.Backend] = b
+		r.LogOpened(opened)
+	}
+	r.Backend = b
+	return b, nil
+}
+
+// OpenChain opens a chain scope of r: its loops are recorded until the
+// matching CloseChain. It fails when MPI cannot start. Caller holds the
+// lock.
+func (r *Runtime) OpenChain() error {
+	if _, err := r.Proc.World(); err != nil {
+		return err
+	}
+	r.chains++
+	return nil
+}
+
+// CloseChain closes the scope OpenChain opened. Caller holds the lock.
+func (r *Runtime) CloseChain() { r.chains-- }
+
+// Recording reports whether r records its loops (a chain scope is open,
+// or it is lazy). Caller holds the lock.
+func (r *Runtime) Recording() bool { return r.chains > 0 || r.Cfg.Lazy }
+
+// Run executes a bound loop on backend b, after the recorded loops of
+// other runtimes (this one's are recorded: see Recording). Caller holds
+// the lock.
+func (r *Runtime) Run(b *exec.Opened, l *core.Loop) error {
+	if err := r.Proc.ForceCollective(); err != nil { // another runtime's recorded loops come first
+		return err
+	}
+	return r.RunProgram(b, l, nil)
+}
+
+// RunProgram runs the bound loop l on backend b with its program p found
+// earlier (see exec.Executor.RunProgram), or nil: under MPI after the
+// ranks agree on it, in check mode through runChecked, named for the
+// crash report while it runs. Caller holds the lock.
+func (r *Runtime) RunProgram(b *exec.Opened, l *core.Loop, p exec.Program) error {
+	if err := r.checkPartitioned(l); err != nil {
+		return err
+	}
+	trace := r.tracer()
+	if trace != nil {
+		r.traceLoop(trace, "op2: loop start", l, nil)
+	}
+	if h, ok := r.X.Halo.(*dist.Halo); ok {
+		if err := h.Agree(l, trace); err != nil {
+			return r.Proc.Fatal(r.Proc.api.Internal(err))
+		}
+	}
+	MarkLooped(l)
+	r.Proc.beginCrashReport(b, l) // name the loop if its kernel kills the process
+	var err error
+	if l.Check {
+		err = r.runChecked(b, l, p)
+	} else if err = r.X.RunProgram(b, l, p); err != nil {
+		err = r.Proc.api.Internal(err)
+	}
+	r.Proc.endCrashReport()
+	if trace != nil {
+		r.traceLoop(trace, "op2: loop end", l, err)
+	}
+	return r.Proc.Fatal(err)
+}
+
+// checkPartitioned refuses loops on a mesh still to be partitioned and
+// gives the executor the halo exchange once it is.
+func (r *Runtime) checkPartitioned(l *core.Loop) error {
+	distributing, err := r.Proc.Distributing()
+	if err != nil {
+		return err
+	}
+	if distributing {
+		return fmt.Errorf("op2: loop %s over set %q: the mesh is declared on %d MPI ranks; call op2.Partition before the first loop", l.Kernel.Name, l.Set.Name, r.Proc.world.Size())
+	}
+	if r.X.Halo == nil && r.Proc.Partitioned() {
+		r.X.Halo = r.Proc.job.Exchange()
+	}
+	return nil
+}
+
+// tracer returns the runtime's logger when it logs every loop
+// (exec.LevelTrace, OP2_LOG=trace), else nil.
+func (r *Runtime) tracer() *slog.Logger {
+	if l := r.logger.Load(); l != nil && l.Enabled(context.Background(), exec.LevelTrace) {
+		return l
+	}
+	return nil
+}
+
+// traceLoop logs a loop's start or end, with the rank under MPI.
+func (r *Runtime) traceLoop(log *slog.Logger, msg string, l *core.Loop, err error) {
+	attrs := []slog.Attr{slog.String("kernel", l.Kernel.Name), slog.String("set", l.Set.Name)}
+	if w := r.Proc.world; w != nil {
+		attrs = append(attrs, slog.Int("rank", w.Rank()))
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
+	log.LogAttrs(context.Background(), exec.LevelTrace, msg, attrs...)
+}
