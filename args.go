@@ -5,17 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
-)
-
-// argRole marks the arguments whose data package op2 supplies when the
-// loop is bound: the iteration index and a map's value.
-type argRole uint8
-
-const (
-	roleData    argRole = iota // a Dat or Global the caller passed
-	roleIterIdx                // ArgIdx: the loop element's index
-	roleMapIdx                 // Map.ArgIdx: the target index of a map column
-	roleLayer                  // ArgLayer: the loop element's layer
+	"github.com/goop2/op2/internal/engine"
 )
 
 // ArgIdx passes the index of the loop element (OP2's op_arg_idx(-1,
@@ -33,7 +23,7 @@ const (
 // parameter changes neither the other elements' indices nor what later
 // loops see (in check mode such a write is reported and undone).
 func ArgIdx() Arg {
-	return Arg{a: core.Arg{Access: core.Read, Kind: core.ArgDirect, Index: true}, role: roleIterIdx}
+	return Arg{e: engine.Arg{Core: core.Arg{Access: core.Read, Kind: core.ArgDirect, Index: true}, Role: engine.RoleIterIdx}}
 }
 
 // ArgIdx passes the value of column idx of the map (OP2's op_arg_idx(idx,
@@ -45,7 +35,7 @@ func ArgIdx() Arg {
 // own copy of the value, so no kernel can change the map's values as
 // later loops see them.
 func (m *Map) ArgIdx(idx int) Arg {
-	return Arg{a: core.Arg{Map: mapCore(m), Idx: idx, Access: core.Read, Kind: core.ArgIndirect, Index: true}, role: roleMapIdx}
+	return Arg{e: engine.Arg{Core: core.Arg{Map: mapCore(m), Idx: idx, Access: core.Read, Kind: core.ArgIndirect, Index: true}, Role: engine.RoleMapIdx}}
 }
 
 // Opt makes a an optional argument (OP2's op_opt_arg_dat and
@@ -62,24 +52,8 @@ func (m *Map) ArgIdx(idx int) Arg {
 // are cached as usual); switching between them costs no recompilation
 // after the first time each runs.
 func Opt(on bool, a Arg) Arg {
-	a.off, a.opt = !on, true
+	a.e.Off, a.e.Opt = !on, true
 	return a
-}
-
-// resolve returns the core argument that a stands for in a loop over
-// set: index arguments get their set's index data. It changes nothing
-// but the set's index data, made the first time.
-func (a *Arg) resolve(set *Set) core.Arg {
-	c := a.a
-	switch a.role {
-	case roleIterIdx:
-		c.Data = indexData(&set.c)
-	case roleMapIdx:
-		if c.Map != nil {
-			c.Data = indexData(c.Map.To)
-		}
-	}
-	return c
 }
 
 // indexData returns set s's index Dat (see core.Set.Index), making it the

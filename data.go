@@ -229,20 +229,20 @@ func mustHost(err error) {
 
 // Arg passes the dat directly: the kernel gets a T* to the loop element's values.
 func (d *Dat[T]) Arg(acc Access) Arg {
-	return Arg{a: core.Arg{Data: &d.s, Access: acc, Kind: core.ArgDirect}}
+	return Arg{e: engine.Arg{Core: core.Arg{Data: &d.s, Access: acc, Kind: core.ArgDirect}}}
 }
 
 // ArgMap passes the dat through column idx of m (with access Min or Max,
 // see the Access constants): the kernel gets a T* to
 // the values of element m[e][idx].
 func (d *Dat[T]) ArgMap(acc Access, m *Map, idx int) Arg {
-	return Arg{a: core.Arg{Data: &d.s, Map: mapCore(m), Idx: idx, Access: acc, Kind: core.ArgIndirect}}
+	return Arg{e: engine.Arg{Core: core.Arg{Data: &d.s, Map: mapCore(m), Idx: idx, Access: acc, Kind: core.ArgIndirect}}}
 }
 
 // ArgVec passes the dat through every column of m: the kernel gets a T**
 // holding one pointer per column.
 func (d *Dat[T]) ArgVec(acc Access, m *Map) Arg {
-	return Arg{a: core.Arg{Data: &d.s, Map: mapCore(m), Idx: -1, Access: acc, Kind: core.ArgVector}}
+	return Arg{e: engine.Arg{Core: core.Arg{Data: &d.s, Map: mapCore(m), Idx: -1, Access: acc, Kind: core.ArgVector}}}
 }
 
 // Global is a small array of dim values shared by all elements: read by
@@ -318,7 +318,7 @@ func (g *Global[T]) State() DataState {
 
 // Arg passes the Global with the given access (Read, Inc, Min or Max).
 func (g *Global[T]) Arg(acc Access) Arg {
-	return Arg{a: core.Arg{Data: &g.s, Access: acc, Kind: core.ArgGlobal}}
+	return Arg{e: engine.Arg{Core: core.Arg{Data: &g.s, Access: acc, Kind: core.ArgGlobal}}}
 }
 
 // Const is a named value that every kernel can read by that name, as a

@@ -150,3 +150,7 @@ func (apiErrors) ChainAccess(accessor, data string, rank, ranks, recorded int) e
 }
 
 func (apiErrors) Internal(err error) error { return apiError(err) }
+
+func (apiErrors) IndexData(s *core.Set) *core.Storage { return indexData(s) }
+
+func (apiErrors) LayerData(x *core.Extrusion) *core.Storage { return extrudedOf(x).layerData() }

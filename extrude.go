@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/engine"
 )
 
 // ExtrudedSet is a set made by stacking Layers copies of each element of
@@ -162,7 +163,7 @@ func (s *ExtrudedSet) layerData() *core.Storage {
 // copy. In a loop over an extruded set, ArgIdx passes the element's
 // column (its element of the base set).
 func ArgLayer() Arg {
-	return Arg{a: core.Arg{Access: core.Read, Kind: core.ArgDirect, Index: true}, role: roleLayer}
+	return Arg{e: engine.Arg{Core: core.Arg{Access: core.Read, Kind: core.ArgDirect, Index: true}, Role: engine.RoleLayer}}
 }
 
 // NewExtrudedDat declares data on an extruded set with dim values per
@@ -224,10 +225,9 @@ func (d *Dat[T]) ExtrudedSet() *ExtrudedSet {
 // A map to a plain set (data that is the same in every layer, such as
 // 2-D coordinates) has start and offset 0.
 type ExtrudedMap struct {
-	name     string
+	c        engine.ExtMap
 	from, to *ExtrudedSet // to is nil for a map to a plain set
 	base     *Map
-	ext      core.ArgExt
 }
 
 // NewExtrudedMap declares the extruded map from extruded set from to
@@ -253,13 +253,16 @@ func NewExtrudedMap(from, to *ExtrudedSet, base *Map, start, offset []int, name 
 		toLayers, toName = to.x.Layers, fmt.Sprintf("extruded set %q", to.x.Name)
 	}
 	ar := base.c.Arity
-	m := &ExtrudedMap{name: name, from: from, to: to, base: base,
-		ext: core.ArgExt{Start: make([]int32, ar), Offset: make([]int32, ar)}}
+	m := &ExtrudedMap{c: engine.ExtMap{Name: name, From: &from.x, Base: &base.c,
+		Ext: core.ArgExt{Start: make([]int32, ar), Offset: make([]int32, ar)}}, from: from, to: to, base: base}
+	if to != nil {
+		m.c.To = &to.x
+	}
 	for _, p := range []struct {
 		what string
 		in   []int
 		out  []int32
-	}{{"start layers", start, m.ext.Start}, {"layer offsets", offset, m.ext.Offset}} {
+	}{{"start layers", start, m.c.Ext.Start}, {"layer offsets", offset, m.c.Ext.Offset}} {
 		if p.in == nil {
 			continue
 		}
@@ -275,7 +278,7 @@ func NewExtrudedMap(from, to *ExtrudedSet, base *Map, start, offset []int, name 
 	}
 	last := from.x.Layers - 1
 	for i := 0; i < ar; i++ {
-		s, o := int(m.ext.Start[i]), int(m.ext.Offset[i])
+		s, o := int(m.c.Ext.Start[i]), int(m.c.Ext.Offset[i])
 		lo, hi := s, s+last*o
 		if o < 0 {
 			lo, hi = hi, lo
@@ -289,7 +292,7 @@ func NewExtrudedMap(from, to *ExtrudedSet, base *Map, start, offset []int, name 
 }
 
 // Name is the map's name.
-func (m *ExtrudedMap) Name() string { return m.name }
+func (m *ExtrudedMap) Name() string { return m.c.Name }
 
 // Arity is the number of target elements per source element.
 func (m *ExtrudedMap) Arity() int { return m.base.c.Arity }
@@ -305,10 +308,10 @@ func (m *ExtrudedMap) To() *ExtrudedSet { return m.to }
 func (m *ExtrudedMap) Base() *Map { return m.base }
 
 // Start returns a copy of the entries' start layers.
-func (m *ExtrudedMap) Start() []int { return ints(m.ext.Start) }
+func (m *ExtrudedMap) Start() []int { return ints(m.c.Ext.Start) }
 
 // Offset returns a copy of the entries' layer offsets.
-func (m *ExtrudedMap) Offset() []int { return ints(m.ext.Offset) }
+func (m *ExtrudedMap) Offset() []int { return ints(m.c.Ext.Offset) }
 
 func ints(v []int32) []int {
 	out := make([]int, len(v))
@@ -322,9 +325,9 @@ func ints(v []int32) []int {
 // over m's source set: the kernel gets a T* to the values of the element
 // that entry reaches in the loop element's layer (see ExtrudedMap).
 func (d *Dat[T]) ArgExtMap(acc Access, m *ExtrudedMap, idx int) Arg {
-	a := Arg{a: core.Arg{Data: &d.s, Idx: idx, Access: acc, Kind: core.ArgIndirect}, xm: m}
+	a := Arg{e: engine.Arg{Core: core.Arg{Data: &d.s, Idx: idx, Access: acc, Kind: core.ArgIndirect}}}
 	if m != nil {
-		a.a.Map = &m.base.c
+		a.e.Core.Map, a.e.XMap = &m.base.c, &m.c
 	}
 	return a
 }
@@ -332,79 +335,9 @@ func (d *Dat[T]) ArgExtMap(acc Access, m *ExtrudedMap, idx int) Arg {
 // ArgExtVec passes the dat through every entry of extruded map m: the
 // kernel gets a T** holding one pointer per entry.
 func (d *Dat[T]) ArgExtVec(acc Access, m *ExtrudedMap) Arg {
-	a := Arg{a: core.Arg{Data: &d.s, Idx: -1, Access: acc, Kind: core.ArgVector}, xm: m}
+	a := Arg{e: engine.Arg{Core: core.Arg{Data: &d.s, Idx: -1, Access: acc, Kind: core.ArgVector}}}
 	if m != nil {
-		a.a.Map = &m.base.c
+		a.e.Core.Map, a.e.XMap = &m.base.c, &m.c
 	}
 	return a
-}
-
-// checkExtruded checks argument a (resolved, position i) of a loop over
-// set (x, when it is extruded, else nil) for what extrusion adds, and
-// returns the problem ("" if none).
-func checkExtruded(x *ExtrudedSet, set *Set, a *core.Arg, arg *Arg) string {
-	xm := arg.xm
-	switch {
-	case arg.role == roleLayer && x == nil:
-		return fmt.Sprintf("layer argument (ArgLayer) in a loop over set %q, which is not extruded; loop over an ExtrudedSet", set.c.Name)
-	case a.Kind == core.ArgMat && x != nil:
-		return fmt.Sprintf("%s: matrices are not supported in loops over extruded sets", a.Describe())
-	case a.Kind == core.ArgGlobal || a.Kind == core.ArgMat:
-		return ""
-	case a.Kind == core.ArgDirect && x == nil:
-		if a.Data.Extruded != nil {
-			return fmt.Sprintf("%s is passed directly but lives on extruded set %q, not on the loop's set %q; loop over the extruded set", a.Data.Describe(), a.Data.Extruded.Name, set.c.Name)
-		}
-	case a.Kind == core.ArgDirect:
-		if a.Data.Extruded == nil && a.Data.Set == &set.c && a.Access != core.Read {
-			return fmt.Sprintf("%s lives on the base set of the loop's extruded set %q: every layer of a column sees its values, so it may only be read (READ), not %s", a.Data.Describe(), x.x.Name, a.Access)
-		}
-		if a.Data.Extruded != nil && a.Data.Extruded != &x.x {
-			return fmt.Sprintf("%s is passed directly but lives on extruded set %q, not on the loop's set %q", a.Data.Describe(), a.Data.Extruded.Name, x.x.Name)
-		}
-	case x == nil && xm != nil:
-		return fmt.Sprintf("%s: extruded map %q in a loop over set %q, which is not extruded; loop over extruded set %q", a.Data.Describe(), xm.name, set.c.Name, xm.from.x.Name)
-	case x == nil:
-		if a.Data.Extruded != nil {
-			return fmt.Sprintf("%s lives on extruded set %q: pass it through an extruded map (Dat.ArgExtMap, Dat.ArgExtVec) in a loop over an extruded set", a.Data.Describe(), a.Data.Extruded.Name)
-		}
-	case xm == nil:
-		if a.Map == nil {
-			return "" // bind reports the missing map
-		}
-		return fmt.Sprintf("%s: map %q is not an extruded map; in a loop over extruded set %q pass data through an ExtrudedMap (Dat.ArgExtMap, Dat.ArgExtVec)", describeData(a, arg.role), a.Map.Name, x.x.Name)
-	case xm.from != x:
-		return fmt.Sprintf("%s: extruded map %q goes from extruded set %q, not from the loop's set %q", a.Data.Describe(), xm.name, xm.from.x.Name, x.x.Name)
-	case xm.to == nil && a.Data.Extruded != nil:
-		return fmt.Sprintf("%s: extruded map %q goes to the plain set %q, but the dat lives on extruded set %q", a.Data.Describe(), xm.name, xm.base.c.To.Name, a.Data.Extruded.Name)
-	case xm.to != nil && a.Data.Extruded != &xm.to.x:
-		return fmt.Sprintf("%s: extruded map %q goes to extruded set %q, but the dat does not live on it", a.Data.Describe(), xm.name, xm.to.x.Name)
-	}
-	return ""
-}
-
-// extrudedArg fills in what a loop over extruded set x (nil: a plain
-// loop) adds to resolved argument a: the layer data of ArgLayer, which
-// layers the argument reaches, and, with variable layers, RW for WRITE
-// (see there).
-func extrudedArg(x *ExtrudedSet, a *core.Arg, arg *Arg) {
-	if x == nil {
-		return
-	}
-	if arg.role == roleLayer {
-		a.Data = x.layerData()
-	}
-	switch {
-	case a.Data == nil || a.Data.Extruded == nil:
-	case a.Kind == core.ArgDirect:
-		a.Ext = core.DirectExt
-		if x.x.Ranges != nil && a.Access == core.Write {
-			// Layers outside the columns' ranges keep their values:
-			// the data is not wholly overwritten, so it moves as for
-			// RW (device copies, halos).
-			a.Access = core.RW
-		}
-	case arg.xm != nil && (a.Kind == core.ArgIndirect || a.Kind == core.ArgVector):
-		a.Ext = &arg.xm.ext
-	}
 }

@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 
-	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/engine"
-	"github.com/goop2/op2/internal/exec"
 )
 
 // MaxDim is the largest dim of a Dat, Global or Const and the largest arity
@@ -51,21 +49,3 @@ func checkShape(what, unit string, n, dim, elemBytes int) (int, error) {
 // Such loops are refused with a *LoopError before any code is generated.
 // Host backends have no such limit.
 const MaxDeviceVectorArity = engine.MaxDeviceVectorArity
-
-// checkDeviceLimits refuses a loop that the named backend's generated code
-// cannot hold: on device backends, vector arguments passing more than
-// MaxDeviceVectorArity map entries in all.
-func checkDeviceLimits(backend string, k *Kernel, set *Set, args []Arg) error {
-	total := 0
-	for i := range args {
-		if a := &args[i].a; a.Kind == core.ArgVector && !args[i].off {
-			total += a.Map.Arity
-		}
-	}
-	if total <= MaxDeviceVectorArity || !exec.IsDevice(backend) {
-		return nil
-	}
-	return &LoopError{Kernel: k.c.Name, Set: set.c.Name, Arg: -1, Msg: fmt.Sprintf(
-		"the vector (ArgVec) arguments pass %d map entries per element in all, more than the %s backend takes (op2.MaxDeviceVectorArity = %d): each work item keeps private arrays of one pointer per entry",
-		total, backend, MaxDeviceVectorArity)}
-}

@@ -3,8 +3,8 @@ package op2
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/core"
@@ -116,27 +116,35 @@ func (k *Kernel) usedConsts(reg *constRegistry) []*core.Const {
 // Dat.ArgVec, Global.Arg, ArgIdx or Map.ArgIdx, and make it optional with
 // Opt.
 type Arg struct {
-	a    core.Arg
-	role argRole      // what supplies the data (index arguments)
-	off  bool         // a disabled optional argument (Opt)
-	opt  bool         // made by Opt, enabled or not
-	sp   *Sparsity    // a matrix argument's pattern (Mat.Arg)
-	xm   *ExtrudedMap // the extruded map of Dat.ArgExtMap and Dat.ArgExtVec
-	// mixed is a mixed argument's blocks (MixedDat, MixedMat); from is
-	// where an argument of a loop's expanded list came from.
-	mixed *mixedArg
-	from  argOrigin
+	// e is the whole argument, as the engine binds it: an Arg has the
+	// layout of an engine.Arg, so that a loop's arguments are handed to
+	// the engine without copying (engineArgs).
+	e engine.Arg
 }
+
+// engineArgs is args as the engine's arguments: the same memory, so
+// that a loop's arguments are neither copied nor moved off the caller's
+// stack.
+func engineArgs(args []Arg) []engine.Arg {
+	return unsafe.Slice((*engine.Arg)(unsafe.Pointer(unsafe.SliceData(args))), len(args))
+}
+
+// Arg and engine.Arg have one size (and Arg's one field is at offset 0),
+// which engineArgs needs: either array length is negative otherwise.
+var (
+	_ [unsafe.Sizeof(Arg{}) - unsafe.Sizeof(engine.Arg{})]byte
+	_ [unsafe.Sizeof(engine.Arg{}) - unsafe.Sizeof(Arg{})]byte
+)
 
 // MaxReductionDim is the largest dim of a Global used for a reduction
 // (Inc, Min, Max): every thread or work item keeps a private copy.
-const MaxReductionDim = 1024
+const MaxReductionDim = engine.MaxReductionDim
 
 // MaxMinMaxValues is the largest size in bytes, per loop element, of a
 // Dat argument with access Min or Max through a map (dim values, times the
 // map's arity for ArgVec): the kernel gets a private accumulator of that
 // size on every backend.
-const MaxMinMaxValues = 256
+const MaxMinMaxValues = engine.MaxMinMaxValues
 
 // LoopError reports misuse of the API found before a loop runs.
 type LoopError struct {
@@ -154,8 +162,8 @@ func (e *LoopError) Error() string {
 }
 
 // bind validates a loop's pieces for the named backend and fills l with
-// them. Nothing is changed anywhere else, so a rejected loop leaves every
-// object as it was.
+// them (engine.Process.Bind). Nothing is changed anywhere else, so a
+// rejected loop leaves every object as it was.
 //
 // x is the extruded set of a loop over one (set is then its base set),
 // nil otherwise.
@@ -170,175 +178,11 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, x *Extr
 	if err != nil {
 		return err
 	}
-	setName := set.c.Name
+	b := engine.Binding{Backend: backend, Kernel: &k.c, Info: info, Set: &set.c, Consts: k.usedConsts(r.consts)}
 	if x != nil {
-		setName = x.x.Name
+		b.Extruded = &x.x
 	}
-	fail := func(i int, format string, a ...any) error {
-		return &LoopError{Kernel: k.c.Name, Set: setName, Arg: i, Msg: fmt.Sprintf(format, a...)}
-	}
-	if len(info.Params) != len(args) {
-		return fail(-1, "kernel %q takes %d parameters but the loop passes %d arguments", k.c.Name, len(info.Params), len(args))
-	}
-	for i := range args {
-		resolved := args[i].resolve(set)
-		a := &resolved
-		extrudedArg(x, a, &args[i])
-		if a.Data != nil || args[i].role == roleLayer {
-			if msg := checkExtruded(x, set, a, &args[i]); msg != "" {
-				return fail(i, "%s", msg)
-			}
-		}
-		if a.Data == nil && args[i].role == roleMapIdx {
-			return fail(i, "map value argument: map is nil")
-		}
-		if a.Data == nil {
-			return fail(i, "empty argument; build arguments with Dat.Arg, Dat.ArgMap, Dat.ArgVec or Global.Arg")
-		}
-		switch a.Kind {
-		case core.ArgGlobal:
-			switch a.Access {
-			case core.Read, core.Inc, core.Min, core.Max:
-			default:
-				return fail(i, "%s: access %s is not allowed for a Global (use READ, INC, MIN or MAX)", a.Data.Describe(), a.Access)
-			}
-			if a.Access != core.Read && a.Data.Dim > MaxReductionDim {
-				return fail(i, "%s: a reduction Global may have at most %d values (each thread keeps a private copy)", a.Data.Describe(), MaxReductionDim)
-			}
-		case core.ArgDirect, core.ArgIndirect, core.ArgVector:
-			switch a.Access {
-			case core.Read, core.Write, core.RW, core.Inc:
-			case core.Min, core.Max:
-				if a.Kind == core.ArgDirect {
-					return fail(i, "%s: access %s applies to a Dat only through a map (ArgMap or ArgVec); an element's own values are its alone, so use RW", a.Data.Describe(), a.Access)
-				}
-			default:
-				return fail(i, "%s: access %s is not allowed for a Dat (use READ, WRITE, RW or INC, or MIN or MAX through a map)", a.Data.Describe(), a.Access)
-			}
-			if a.Kind == core.ArgDirect {
-				if a.Data.Set != &set.c {
-					return fail(i, "%s is passed directly but lives on set %q, not on the loop's set %q", a.Data.Describe(), a.Data.Set.Name, set.c.Name)
-				}
-				break
-			}
-			m := a.Map
-			if m == nil {
-				return fail(i, "%s: map is nil", describeData(a, args[i].role))
-			}
-			if m.From != &set.c {
-				return fail(i, "%s: map %q goes from set %q, not from the loop's set %q", describeData(a, args[i].role), m.Name, m.From.Name, set.c.Name)
-			}
-			if m.To != a.Data.Set {
-				return fail(i, "%s: map %q goes to set %q, but the dat lives on set %q", describeData(a, args[i].role), m.Name, m.To.Name, a.Data.Set.Name)
-			}
-			if a.Kind == core.ArgIndirect && (a.Idx < 0 || a.Idx >= m.Arity) {
-				return fail(i, "%s: index %d is out of range for map %q of arity %d", describeData(a, args[i].role), a.Idx, m.Name, m.Arity)
-			}
-			if a.Access == core.Min || a.Access == core.Max {
-				n := a.Dim()
-				if a.Kind == core.ArgVector {
-					n *= m.Arity
-				}
-				if n > MaxMinMaxValues/a.Data.Type.Size() {
-					return fail(i, "%s: a %s argument through a map may pass at most %d bytes per element (op2.MaxMinMaxValues; the kernel gets a private accumulator of dim × entries values), not %d values of %d bytes",
-						a.Describe(), a.Access, MaxMinMaxValues, n, a.Data.Type.Size())
-				}
-			}
-		case core.ArgMat:
-			if err := checkMatArg(backend, set, a, args[i].sp); err != "" {
-				return fail(i, "%s", err)
-			}
-		default:
-			return fail(i, "empty argument; build arguments with Dat.Arg, Dat.ArgMap, Dat.ArgVec or Global.Arg")
-		}
-		p := &info.Params[i]
-		if p.Problem != "" {
-			return fail(i, "%s: kernel parameter %q: %s", a.Describe(), p.Text, p.Problem)
-		}
-		want := 1
-		if a.Kind == core.ArgVector {
-			want = 2
-		}
-		if p.Ref {
-			if msg := refProblem(k, a, &args[i], p); msg != "" {
-				return fail(i, "%s: kernel parameter %q %s", a.Describe(), p.Text, msg)
-			}
-			want = 0
-		}
-		if !p.Untyped && (p.Type == 0 || p.Type != a.Data.Type) {
-			// Only built on the way to an error: a repeated loop
-			// allocates nothing.
-			expect := a.Data.Type.CName() + " " + strings.Repeat("*", want)
-			if p.Type == 0 {
-				return fail(i, "%s: kernel parameter %q has type %s, which GoOP2 does not support; the data is %s, so the parameter must be %s (C %s)",
-					a.Describe(), p.Text, p.CType, a.Data.Type, expect, a.Data.Type.CName())
-			}
-			return fail(i, "%s: kernel parameter %q has element type %s (C %s) but the data is %s, so the parameter must be %s (C %s)",
-				a.Describe(), p.Text, p.Type, p.CType, a.Data.Type, expect, a.Data.Type.CName())
-		}
-		if p.Depth != want {
-			shape := "a pointer (T* or T[], or the untyped void *)"
-			if want == 2 {
-				shape = "a pointer to pointers (T** or T*[], or the untyped void **)"
-			}
-			return fail(i, "%s: kernel parameter %q should be %s", a.Describe(), p.Text, shape)
-		}
-	}
-	if err := checkConflicts(k, set, args); err != nil {
-		return err
-	}
-	if err := checkDeviceLimits(backend, k, set, args); err != nil {
-		return err
-	}
-	l.Kernel = &k.c
-	l.Set = &set.c
-	l.Extruded = nil
-	if x != nil {
-		l.Extruded = &x.x
-	}
-	l.Args = l.Args[:0]
-	for i := range args {
-		if args[i].off {
-			t := core.Int32 // index arguments
-			if args[i].role == roleData {
-				t = args[i].a.Data.Type
-			}
-			l.Args = append(l.Args, core.OffArg(t))
-			l.Args[len(l.Args)-1].Optional = true
-			continue
-		}
-		l.Args = append(l.Args, args[i].resolve(set))
-		extrudedArg(x, &l.Args[len(l.Args)-1], &args[i])
-		l.Args[len(l.Args)-1].Optional = args[i].opt
-	}
-	if x != nil && x.x.Ranges != nil {
-		// Variable layers: the columns' ranges, for the generated code.
-		l.Args = append(l.Args, core.Arg{Data: x.x.Ranges, Access: core.Read, Kind: core.ArgDirect, Hidden: true})
-	}
-	consts := k.usedConsts(r.consts)
-	for _, c := range consts {
-		if c.Name == k.c.Name {
-			return fail(-1, "const %q has the same name as kernel function %q; rename one of them", c.Name, k.c.Name)
-		}
-	}
-	l.Consts = consts
-	return nil
-}
-
-// refProblem says why argument a cannot be passed to reference parameter
-// p ("" when it can): a reference is C++ and reaches one value.
-func refProblem(k *Kernel, a *core.Arg, arg *Arg, p *core.Param) string {
-	switch {
-	case !k.c.CXX:
-		return "is a C++ reference, and the kernel is C; declare it C++ with Kernel.CXX(), or make the parameter a pointer"
-	case arg.opt:
-		return "is a reference, which cannot be null, but the argument is optional (Opt): make the parameter a pointer"
-	case a.Kind == core.ArgVector || a.Kind == core.ArgMat:
-		return "is a reference to one value, but the argument passes several (one per map entry): make the parameter a pointer to pointers (T **)"
-	case a.Dim() != 1:
-		return fmt.Sprintf("is a reference to one value, but the argument passes %d per element: make the parameter a pointer (T *)", a.Dim())
-	}
-	return ""
+	return r.proc.Bind(&b, engineArgs(args), l)
 }
 
 // ParLoop runs kernel k once for every element of set, with the given
@@ -516,14 +360,4 @@ func (lp *Loop) Compute() error {
 		return r.Commit(e, lp.backend)
 	}
 	return lp.rt.e.Run(lp.backend, &lp.l)
-}
-
-// describeData names the data of argument a for an error message: the
-// Dat, or for an index argument what it stands for. Only called on the
-// way to an error, so that a repeated loop allocates nothing.
-func describeData(a *core.Arg, role argRole) string {
-	if role != roleData {
-		return a.Describe()
-	}
-	return a.Data.Describe()
 }

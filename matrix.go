@@ -8,9 +8,9 @@ import (
 	"sort"
 	"unsafe"
 
-	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/engine"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/host"
 	"github.com/goop2/op2/internal/linalg"
@@ -247,13 +247,13 @@ func (A *Mat[T]) String() string { return A.s.Matrix }
 // colArity×colDim columns, row-major; row i*rowDim+a is component a of
 // the row map's entry i, and likewise for columns.
 func (A *Mat[T]) Arg(acc Access, rowmap, colmap *Map) Arg {
-	a := Arg{a: core.Arg{Data: &A.s, Map: mapCore(rowmap), Idx: -1, Access: acc, Kind: core.ArgMat,
-		Mat: &core.MatArg{Col: mapCore(colmap), RDim: A.sp.rdim, CDim: A.sp.cdim}}}
-	if k := A.sp.pair(a.a.Map, a.a.Mat.Col); k >= 0 {
-		a.a.Mat.Offsets, a.a.Mat.OffsetData = A.sp.offsets[k], A.sp.offsetData[k]
+	c := core.Arg{Data: &A.s, Map: mapCore(rowmap), Idx: -1, Access: acc, Kind: core.ArgMat,
+		Mat: &core.MatArg{Col: mapCore(colmap), RDim: A.sp.rdim, CDim: A.sp.cdim}}
+	k := A.sp.pair(c.Map, c.Mat.Col)
+	if k >= 0 {
+		c.Mat.Offsets, c.Mat.OffsetData = A.sp.offsets[k], A.sp.offsetData[k]
 	}
-	a.sp = A.sp
-	return a
+	return Arg{e: engine.Arg{Core: c, NoPair: k < 0}}
 }
 
 // Zero sets every value to zero, keeping the pattern: on the device when
@@ -571,38 +571,9 @@ func sortRow[T any](cols []int32, vals []T) {
 	}
 }
 
-// checkMatArg returns why matrix argument a cannot run in a loop over set
-// on backend, or "".
-func checkMatArg(backend string, set *Set, a *core.Arg, sp *Sparsity) string {
-	switch a.Access {
-	case core.Inc, core.Write:
-	default:
-		return fmt.Sprintf("%s: access %s is not allowed for a matrix (use INC or WRITE)", a.Data.Describe(), a.Access)
-	}
-	row, col := a.Map, a.Mat.Col
-	switch {
-	case row == nil || col == nil:
-		return fmt.Sprintf("%s: the row and column maps must not be nil", a.Data.Describe())
-	case row.From != &set.c || col.From != &set.c:
-		return fmt.Sprintf("%s: row map %q goes from set %q and column map %q from set %q; both must go from the loop's set %q",
-			a.Data.Describe(), row.Name, row.From.Name, col.Name, col.From.Name, set.c.Name)
-	case a.Mat.Offsets == nil && sp.pair(row, col) < 0:
-		return fmt.Sprintf("%s: the pair (row map %q, column map %q) is not one of the sparsity's map pairs", a.Data.Describe(), row.Name, col.Name)
-	}
-	r, c := a.MatShape()
-	switch bytes := r * c * a.Data.Type.Size(); {
-	case bytes > MaxElementMatrixBytes:
-		return fmt.Sprintf("%s: the element matrix would be %d×%d values, more than op2.MaxElementMatrixBytes (%d bytes; the kernel gets it on the stack)", a.Data.Describe(), r, c, MaxElementMatrixBytes)
-	case bytes > MaxDeviceElementMatrixBytes && exec.IsDevice(backend):
-		return fmt.Sprintf("%s: the element matrix would be %d×%d values, more than the %s backend takes (op2.MaxDeviceElementMatrixBytes = %d bytes: each work item keeps one privately); assemble it on a host backend",
-			a.Data.Describe(), r, c, backend, MaxDeviceElementMatrixBytes)
-	}
-	return ""
-}
-
 // MaxElementMatrixBytes bounds the element matrix of a matrix argument
 // (rows × columns × value size): the generated code keeps it on the stack.
-const MaxElementMatrixBytes = 1 << 16
+const MaxElementMatrixBytes = engine.MaxElementMatrixBytes
 
 // MaxDeviceElementMatrixBytes bounds the element matrices of a loop on
 // the device backends (opencl, cuda), where every work item keeps them
@@ -611,7 +582,7 @@ const MaxElementMatrixBytes = 1 << 16
 // matrix argument exceeds it; the device generator also bounds all its
 // matrix arguments together, and a work group's worth of them (see
 // device.MaxGroupElementMatrixBytes), saying which work-group size fits.
-const MaxDeviceElementMatrixBytes = device.MaxElementMatrixBytes
+const MaxDeviceElementMatrixBytes = engine.MaxDeviceElementMatrixBytes
 
 // rowEntries sorts a row's columns and values together.
 type rowEntries[T any] struct {

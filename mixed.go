@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/engine"
 )
 
 // MixedSet is a tuple of sets (PyOP2's MixedSet), the spaces of a mixed
@@ -346,10 +347,11 @@ func (md *MixedDat[T]) Nbytes() int {
 // (every block must live on it) the kernel gets one T* per block, in
 // block order.
 func (md *MixedDat[T]) Arg(acc Access) Arg {
-	a := Arg{mixed: &mixedArg{kind: "dat", name: md.name, direct: true}}
-	a.mixed.blocks = make([]Arg, len(md.dats))
+	m := &mixedArg{kind: "dat", name: md.name, direct: true}
+	a := Arg{e: engine.Arg{Mixed: m}}
+	m.blocks = make([]Arg, len(md.dats))
 	for i, d := range md.dats {
-		a.mixed.blocks[i] = d.Arg(acc)
+		m.blocks[i] = d.Arg(acc)
 	}
 	return a
 }
@@ -371,20 +373,21 @@ func (md *MixedDat[T]) ArgVec(acc Access, mm *MixedMap) Arg {
 }
 
 func (md *MixedDat[T]) throughMap(mm *MixedMap, arg func(*Dat[T], *Map) Arg) Arg {
-	a := Arg{mixed: &mixedArg{kind: "dat", name: md.name}}
+	m := &mixedArg{kind: "dat", name: md.name}
+	a := Arg{e: engine.Arg{Mixed: m}}
 	switch {
 	case mm == nil:
-		a.mixed.bad = fmt.Sprintf("%s: mixed map is nil", a.mixed.what())
+		m.bad = fmt.Sprintf("%s: mixed map is nil", m.what())
 		return a
 	case len(mm.maps) != len(md.dats):
-		a.mixed.bad = fmt.Sprintf("%s has %d blocks but mixed map %q has %d; pass it through a mixed map with one map per block",
-			a.mixed.what(), len(md.dats), mm.name, len(mm.maps))
+		m.bad = fmt.Sprintf("%s has %d blocks but mixed map %q has %d; pass it through a mixed map with one map per block",
+			m.what(), len(md.dats), mm.name, len(mm.maps))
 		return a
 	}
-	a.mixed.rowMap = &mm.name
-	a.mixed.blocks = make([]Arg, len(md.dats))
+	m.rowMap = &mm.name
+	m.blocks = make([]Arg, len(md.dats))
 	for i, d := range md.dats {
-		a.mixed.blocks[i] = arg(d, mm.maps[i])
+		m.blocks[i] = arg(d, mm.maps[i])
 	}
 	return a
 }
@@ -402,20 +405,10 @@ type mixedArg struct {
 	bad    string  // why the argument is unusable, found when it was made
 }
 
-// argOrigin is where an argument of a loop's expanded list (see
-// expandMixed) came from: the position among the arguments the caller
-// passed and, for a block's argument, the mixed argument and the block.
-type argOrigin struct {
-	of    *mixedArg // the mixed argument a block's argument comes from
-	pos   int32
-	block int32
-	moved bool // an argument the caller passed, at another position now
-}
-
 // hasMixed says whether any of args is a mixed argument.
 func hasMixed(args []Arg) bool {
 	for i := range args {
-		if args[i].mixed != nil {
+		if args[i].e.Mixed != nil {
 			return true
 		}
 	}
@@ -423,7 +416,13 @@ func hasMixed(args []Arg) bool {
 }
 
 // isMixed says whether a is a mixed argument (one to expand).
-func (a *Arg) isMixed() bool { return a.mixed != nil }
+func (a *Arg) isMixed() bool { return a.e.Mixed != nil }
+
+// mixed is a mixed argument's blocks, nil for another argument.
+func (a *Arg) mixed() *mixedArg {
+	m, _ := a.e.Mixed.(*mixedArg)
+	return m
+}
 
 // what names the mixed argument in messages; only called on the way to
 // an error, so that a repeated loop formats nothing.
@@ -446,18 +445,10 @@ func blockName(b, cols int) string {
 	return fmt.Sprintf("(%d, %d)", b/cols, b%cols)
 }
 
-// argLabel names argument i of a loop's (expanded) argument list in a
-// message: its position among the arguments the caller passed, and the
-// block of a mixed one.
-func argLabel(args []Arg, i int) string {
-	o := &args[i].from
-	switch {
-	case o.moved:
-		return strconv.Itoa(int(o.pos))
-	case o.of == nil:
-		return strconv.Itoa(i)
-	}
-	return fmt.Sprintf("%d (block %s of %s)", o.pos, blockName(int(o.block), o.of.cols), o.of.what())
+// BlockName names block b of the mixed argument in messages
+// (engine.Mixed); only called on the way to an error.
+func (m *mixedArg) BlockName(b int) string {
+	return fmt.Sprintf("block %s of %s", blockName(b, m.cols), m.what())
 }
 
 // expandMixed returns the loop's arguments with every mixed argument
@@ -468,8 +459,8 @@ func argLabel(args []Arg, i int) string {
 func expandMixed(k *Kernel, setName string, args []Arg, ms *MixedSet, block int, buf []Arg) ([]Arg, error) {
 	n := 0
 	for i := range args {
-		if args[i].isMixed() && (ms == nil || !args[i].mixed.direct) {
-			n += len(args[i].mixed.blocks)
+		if args[i].isMixed() && (ms == nil || !args[i].mixed().direct) {
+			n += len(args[i].mixed().blocks)
 		} else {
 			n++
 		}
@@ -489,10 +480,10 @@ func expandMixed(k *Kernel, setName string, args []Arg, ms *MixedSet, block int,
 		a := &args[i]
 		if !a.isMixed() {
 			flat = append(flat, *a)
-			flat[len(flat)-1].from = argOrigin{pos: int32(i), moved: true}
+			flat[len(flat)-1].e.Origin = engine.Origin{Pos: int32(i), Moved: true}
 			continue
 		}
-		m := a.mixed
+		m := a.mixed()
 		if m.bad != "" {
 			return nil, fail(i, "%s", m.bad)
 		}
@@ -508,8 +499,8 @@ func expandMixed(k *Kernel, setName string, args []Arg, ms *MixedSet, block int,
 			blocks, first = blocks[block:block+1], block
 		}
 		for j, b := range blocks {
-			b.off, b.opt = a.off, a.opt
-			b.from = argOrigin{of: m, pos: int32(i), block: int32(first + j)}
+			b.e.Off, b.e.Opt = a.e.Off, a.e.Opt
+			b.e.Origin = engine.Origin{Of: m, Pos: int32(i), Block: int32(first + j)}
 			flat = append(flat, b)
 		}
 	}
@@ -537,12 +528,12 @@ func blockError(err error, flat []Arg) error {
 	if !errors.As(err, &le) || le.Arg < 0 || le.Arg >= len(flat) {
 		return err
 	}
-	o := &flat[le.Arg].from
-	if o.of != nil {
-		le.Msg = fmt.Sprintf("block %s of %s: %s", blockName(int(o.block), o.of.cols), o.of.what(), le.Msg)
+	o := &flat[le.Arg].e.Origin
+	if o.Of != nil {
+		le.Msg = o.Of.BlockName(int(o.Block)) + ": " + le.Msg
 	}
-	if o.of != nil || o.moved {
-		le.Arg = int(o.pos)
+	if o.Of != nil || o.Moved {
+		le.Arg = int(o.Pos)
 	}
 	return err
 }
@@ -595,13 +586,13 @@ func (r *Runtime) parLoopMixed(k *Kernel, ms *MixedSet, args []Arg) error {
 // where a loop's READ arguments see the value from before the loop.
 func checkMixedGlobals(k *Kernel, ms *MixedSet, args []Arg) error {
 	for j := range args {
-		b := &args[j].a
-		if b.Kind != core.ArgGlobal || args[j].off {
+		b := &args[j].e.Core
+		if b.Kind != core.ArgGlobal || args[j].e.Off {
 			continue
 		}
 		for i := range args[:j] {
-			a := &args[i].a
-			if a.Data != b.Data || a.Kind != core.ArgGlobal || args[i].off || (a.Access == core.Read) == (b.Access == core.Read) {
+			a := &args[i].e.Core
+			if a.Data != b.Data || a.Kind != core.ArgGlobal || args[i].e.Off || (a.Access == core.Read) == (b.Access == core.Read) {
 				continue
 			}
 			name := "<nil>"

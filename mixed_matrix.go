@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/engine"
 )
 
 // MixedMapPair is one (row mixed map, column mixed map) pair of a
@@ -133,21 +134,22 @@ func (A *MixedMat[T]) Block(i, j int) *Mat[T] { return A.blocks[i][j] }
 // parameter here.
 func (A *MixedMat[T]) Arg(acc Access, rowmap, colmap *MixedMap) Arg {
 	nr, nc := len(A.blocks), len(A.sp.cols.sets)
-	a := Arg{mixed: &mixedArg{kind: "mat", name: A.name, cols: nc}}
+	m := &mixedArg{kind: "mat", name: A.name, cols: nc}
+	a := Arg{e: engine.Arg{Mixed: m}}
 	switch {
 	case rowmap == nil || colmap == nil:
-		a.mixed.bad = fmt.Sprintf("%s: the row and column mixed maps must not be nil", a.mixed.what())
+		m.bad = fmt.Sprintf("%s: the row and column mixed maps must not be nil", m.what())
 		return a
 	case len(rowmap.maps) != nr || len(colmap.maps) != nc:
-		a.mixed.bad = fmt.Sprintf("%s has %d×%d blocks but mixed maps %q and %q have %d and %d",
-			a.mixed.what(), nr, nc, rowmap.name, colmap.name, len(rowmap.maps), len(colmap.maps))
+		m.bad = fmt.Sprintf("%s has %d×%d blocks but mixed maps %q and %q have %d and %d",
+			m.what(), nr, nc, rowmap.name, colmap.name, len(rowmap.maps), len(colmap.maps))
 		return a
 	}
-	a.mixed.rowMap, a.mixed.colMap = &rowmap.name, &colmap.name
-	a.mixed.blocks = make([]Arg, 0, nr*nc)
+	m.rowMap, m.colMap = &rowmap.name, &colmap.name
+	m.blocks = make([]Arg, 0, nr*nc)
 	for i := range nr {
 		for j := range nc {
-			a.mixed.blocks = append(a.mixed.blocks, A.blocks[i][j].Arg(acc, rowmap.maps[i], colmap.maps[j]))
+			m.blocks = append(m.blocks, A.blocks[i][j].Arg(acc, rowmap.maps[i], colmap.maps[j]))
 		}
 	}
 	return a

@@ -2,8 +2,6 @@ package op2
 
 import (
 	"fmt"
-
-	"github.com/goop2/op2/internal/core"
 )
 
 // DatView is one component of a Dat seen as a Dat of dim 1 (PyOP2's
@@ -73,7 +71,7 @@ func (v *DatView[T]) ArgVec(acc Access, m *Map) Arg { return v.view(v.d.ArgVec(a
 
 // view makes a, an argument passing the whole dat, pass the component.
 func (v *DatView[T]) view(a Arg) Arg {
-	a.a.View, a.a.Comp = true, v.comp
+	a.e.Core.View, a.e.Core.Comp = true, v.comp
 	return a
 }
 
@@ -92,21 +90,4 @@ func (v *DatView[T]) DataRO() []T {
 		out[e] = d.data[e*dim+v.comp]
 	}
 	return out
-}
-
-// viewConflict says why two arguments passing the same Dat, at least one
-// of them a view of one component, may not appear in one loop, or
-// returns "" when they may: views of different components never meet,
-// views of one component follow the rules of one Dat (conflict), and a
-// view with the whole Dat may only be read.
-func viewConflict(a, b *core.Arg) string {
-	switch {
-	case a.View && b.View && a.Comp != b.Comp:
-		return ""
-	case a.View && b.View:
-		return conflict(a, b)
-	case !a.Access.Modifies() && !b.Access.Modifies():
-		return ""
-	}
-	return "a view of one component of a Dat and the whole Dat may be passed to one loop only when neither is modified (pass views of each component instead of the whole Dat)"
 }

@@ -31,6 +31,11 @@ type API interface {
 	ChainAccess(accessor, data string, rank, ranks, recorded int) error
 	// Internal is an internal package's error as the API returns it.
 	Internal(err error) error
+	// IndexData is set s's index data (core.Set.Index), made the first
+	// time, for index arguments; LayerData the layer of each element of
+	// extruded set x, for layer arguments.
+	IndexData(s *core.Set) *core.Storage
+	LayerData(x *core.Extrusion) *core.Storage
 }
 
 // Process is the state every runtime of the process shares: the lock
@@ -116,7 +121,7 @@ func (p *Process) World() (*mpi.World, error) {
 		start := time.Now()
 		p.world, p.err = mpi.Init(cfg.CacheDir)
 		if p.err != nil {
-			p.err = fmt.Errorf("op2: this program was started by an MPI launcher (%d processes) but cannot use MPI: %w", mpi.Launched(), p.err)
+			p.err = p.api.Internal(fmt.Errorf("this program was started by an MPI launcher (%d processes) but cannot use MPI: %w", mpi.Launched(), p.err))
 			return
 		}
 		p.job = dist.NewJob(p.world)
@@ -171,7 +176,7 @@ func (p *Process) SingleProcess(what string) error {
 		return err
 	}
 	if w != nil && w.Size() > 1 {
-		return fmt.Errorf("op2: %s needs a single process, and this run has %d MPI ranks (a loop recorded on every rank but forced by an accessor on some ranks only would deadlock the halo exchanges); record loops with op2.Chain instead, which runs them where every rank does", what, w.Size())
+		return p.api.Internal(fmt.Errorf("%s needs a single process, and this run has %d MPI ranks (a loop recorded on every rank but forced by an accessor on some ranks only would deadlock the halo exchanges); record loops with op2.Chain instead, which runs them where every rank does", what, w.Size()))
 	}
 	return nil
 }

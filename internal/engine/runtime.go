@@ -223,7 +223,7 @@ func (r *Runtime) checkPartitioned(l *core.Loop) error {
 		return err
 	}
 	if distributing {
-		return fmt.Errorf("op2: loop %s over set %q: the mesh is declared on %d MPI ranks; call op2.Partition before the first loop", l.Kernel.Name, l.Set.Name, r.Proc.world.Size())
+		return r.Proc.api.Internal(fmt.Errorf("loop %s over set %q: the mesh is declared on %d MPI ranks; call op2.Partition before the first loop", l.Kernel.Name, l.Set.Name, r.Proc.world.Size()))
 	}
 	if r.X.Halo == nil && r.Proc.Partitioned() {
 		r.X.Halo = r.Proc.job.Exchange()
