@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/engine"
 )
 
@@ -26,35 +25,6 @@ import (
 // them, so that a program in lazy mode that reads its data rarely keeps
 // its loops in bounded memory.
 const MaxRecordedLoops = engine.MaxRecordedLoops
-
-// The modes of lock (see engine.Mode).
-var (
-	forNoData     = engine.ForNoData
-	forData       = engine.ForData
-	forStatus     = engine.ForStatus
-	forCollective = engine.ForCollective
-)
-
-// forStorage is engine.ForStorage: forData for an accessor of the Dat or
-// Global whose storage is s.
-func forStorage(s *core.Storage) engine.Mode { return engine.ForStorage(s) }
-
-// lock takes the process's lock in mode m (engine.Process.Lock): the one
-// way the package takes it. It returns with the lock held whether or not
-// the recorded loops ran.
-func lock(m engine.Mode) error { return rt.proc.Lock(m) }
-
-// unlock releases the lock lock took.
-func unlock() { rt.proc.Unlock() }
-
-// mustForce panics with the failure of a recorded loop forced by an
-// accessor that returns values but no error (as Data panics when a device
-// copy fails). Call Wait first to get such a failure as an error.
-func mustForce(err error) {
-	if err != nil {
-		panic(err)
-	}
-}
 
 // ChainError reports a recorded loop (see Chain and Config.Lazy) that
 // failed when it ran, after ParLoop had accepted it: a device error, a

@@ -161,6 +161,70 @@ func (e *LoopError) Error() string {
 	return fmt.Sprintf("op2: loop %q over set %q: argument %d: %s", e.Kernel, e.Set, e.Arg, e.Msg)
 }
 
+// IterationSet is what a loop runs over: a *Set (all its elements), a
+// *Subset (some of them) or, for ParLoop, a *MixedSet (each block's set
+// in turn). Only this package's types implement it.
+type IterationSet interface {
+	// Name names the iteration set in messages.
+	Name() string
+	// Size is the number of elements a loop over it runs the kernel for
+	// (without MPI).
+	Size() int
+	iteration() (*Set, *Subset)
+}
+
+func (s *Set) iteration() (*Set, *Subset) { return s, nil }
+
+// bindOver binds a loop over a set or a subset (see bind).
+func bindOver(r *Runtime, backend string, l *core.Loop, k *Kernel, over IterationSet, args []Arg) error {
+	var set *Set
+	var sub *Subset
+	if ms, ok := over.(*MixedSet); ok && ms != nil {
+		name := "<nil>"
+		if k != nil {
+			name = k.c.Name
+		}
+		return &LoopError{Kernel: name, Set: ms.name, Arg: -1, Msg: "a loop over a mixed set runs as one loop per block, which ParLoop runs; for a Loop object or its source take each block's set (MixedSet.Block)"}
+	}
+	x, extruded := over.(*ExtrudedSet)
+	if extruded {
+		if x != nil {
+			set = x.base
+		}
+	} else if over != nil {
+		set, sub = over.iteration()
+	}
+	if set != nil && hasMixed(args) {
+		// The expanded list is never args itself, so args does not
+		// escape into r: a plain loop's arguments stay on the stack.
+		flat, err := expandMixed(k, set.c.Name, args, nil, -1, r.mixedArgs)
+		if err == nil {
+			err = blockError(bind(r, backend, l, k, set, x, flat), flat)
+		}
+		clear(flat) // keep no data alive
+		r.mixedArgs = flat[:0]
+		if err != nil {
+			return err
+		}
+	} else if err := bind(r, backend, l, k, set, x, args); err != nil {
+		return blockError(err, args) // a block's loop of a loop over a mixed set
+	}
+	if sub != nil {
+		sub.restrict(l)
+	}
+	return nil
+}
+
+// hasMixed says whether any of args is a mixed argument.
+func hasMixed(args []Arg) bool {
+	for i := range args {
+		if args[i].e.Mixed != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // bind validates a loop's pieces for the named backend and fills l with
 // them (engine.Process.Bind). Nothing is changed anywhere else, so a
 // rejected loop leaves every object as it was.

@@ -405,16 +405,6 @@ type mixedArg struct {
 	bad    string  // why the argument is unusable, found when it was made
 }
 
-// hasMixed says whether any of args is a mixed argument.
-func hasMixed(args []Arg) bool {
-	for i := range args {
-		if args[i].e.Mixed != nil {
-			return true
-		}
-	}
-	return false
-}
-
 // isMixed says whether a is a mixed argument (one to expand).
 func (a *Arg) isMixed() bool { return a.e.Mixed != nil }
 

@@ -470,6 +470,35 @@ const MaxPrograms = exec.MaxPrograms
 // OMP_NUM_THREADS may ask for.
 const MaxThreads = exec.MaxThreads
 
+// The modes of lock (see engine.Mode).
+var (
+	forNoData     = engine.ForNoData
+	forData       = engine.ForData
+	forStatus     = engine.ForStatus
+	forCollective = engine.ForCollective
+)
+
+// forStorage is engine.ForStorage: forData for an accessor of the Dat or
+// Global whose storage is s.
+func forStorage(s *core.Storage) engine.Mode { return engine.ForStorage(s) }
+
+// lock takes the process's lock in mode m (engine.Process.Lock): the one
+// way the package takes it. It returns with the lock held whether or not
+// the recorded loops ran.
+func lock(m engine.Mode) error { return rt.proc.Lock(m) }
+
+// unlock releases the lock lock took.
+func unlock() { rt.proc.Unlock() }
+
+// mustForce panics with the failure of a recorded loop forced by an
+// accessor that returns values but no error (as Data panics when a device
+// copy fails). Call Wait first to get such a failure as an error.
+func mustForce(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
 // Backend returns the name of the backend the next loop will run on.
 func Backend() string { return rt.Backend() }
 

@@ -9,20 +9,6 @@ import (
 	"github.com/goop2/op2/internal/dist"
 )
 
-// IterationSet is what a loop runs over: a *Set (all its elements), a
-// *Subset (some of them) or, for ParLoop, a *MixedSet (each block's set
-// in turn). Only this package's types implement it.
-type IterationSet interface {
-	// Name names the iteration set in messages.
-	Name() string
-	// Size is the number of elements a loop over it runs the kernel for
-	// (without MPI).
-	Size() int
-	iteration() (*Set, *Subset)
-}
-
-func (s *Set) iteration() (*Set, *Subset) { return s, nil }
-
 // Subset is some of the elements of a set (PyOP2's op2.Subset): a loop
 // over a subset runs the kernel for those elements only. Everything else
 // is as in a loop over the whole set: Dats passed directly (Dat.Arg) live
@@ -379,44 +365,4 @@ func (sub *Subset) restrict(l *core.Loop) {
 			a.Map, a.Mat = &sub.rowsOf(a.Map).c, &m
 		}
 	}
-}
-
-// bindOver binds a loop over a set or a subset (see bind).
-func bindOver(r *Runtime, backend string, l *core.Loop, k *Kernel, over IterationSet, args []Arg) error {
-	var set *Set
-	var sub *Subset
-	if ms, ok := over.(*MixedSet); ok && ms != nil {
-		name := "<nil>"
-		if k != nil {
-			name = k.c.Name
-		}
-		return &LoopError{Kernel: name, Set: ms.name, Arg: -1, Msg: "a loop over a mixed set runs as one loop per block, which ParLoop runs; for a Loop object or its source take each block's set (MixedSet.Block)"}
-	}
-	x, extruded := over.(*ExtrudedSet)
-	if extruded {
-		if x != nil {
-			set = x.base
-		}
-	} else if over != nil {
-		set, sub = over.iteration()
-	}
-	if set != nil && hasMixed(args) {
-		// The expanded list is never args itself, so args does not
-		// escape into r: a plain loop's arguments stay on the stack.
-		flat, err := expandMixed(k, set.c.Name, args, nil, -1, r.mixedArgs)
-		if err == nil {
-			err = blockError(bind(r, backend, l, k, set, x, flat), flat)
-		}
-		clear(flat) // keep no data alive
-		r.mixedArgs = flat[:0]
-		if err != nil {
-			return err
-		}
-	} else if err := bind(r, backend, l, k, set, x, args); err != nil {
-		return blockError(err, args) // a block's loop of a loop over a mixed set
-	}
-	if sub != nil {
-		sub.restrict(l)
-	}
-	return nil
 }
