@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/goop2/op2/internal/engine"
 )
 
 // Loop chains and lazy evaluation.
@@ -24,7 +22,7 @@ import (
 // process keeps: recording a loop when there are that many first runs
 // them, so that a program in lazy mode that reads its data rarely keeps
 // its loops in bounded memory.
-const MaxRecordedLoops = engine.MaxRecordedLoops
+const MaxRecordedLoops = 1024
 
 // ChainError reports a recorded loop (see Chain and Config.Lazy) that
 // failed when it ran, after ParLoop had accepted it: a device error, a

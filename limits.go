@@ -3,8 +3,6 @@ package op2
 import (
 	"fmt"
 	"math/bits"
-
-	"github.com/goop2/op2/internal/engine"
 )
 
 // MaxDim is the largest dim of a Dat, Global or Const and the largest arity
@@ -48,4 +46,4 @@ func checkShape(what, unit string, n, dim, elemBytes int) (int, error) {
 // stack, so larger loops would fail in the device compiler or at run time.
 // Such loops are refused with a *LoopError before any code is generated.
 // Host backends have no such limit.
-const MaxDeviceVectorArity = engine.MaxDeviceVectorArity
+const MaxDeviceVectorArity = 8192

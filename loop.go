@@ -138,13 +138,13 @@ var (
 
 // MaxReductionDim is the largest dim of a Global used for a reduction
 // (Inc, Min, Max): every thread or work item keeps a private copy.
-const MaxReductionDim = engine.MaxReductionDim
+const MaxReductionDim = 1024
 
 // MaxMinMaxValues is the largest size in bytes, per loop element, of a
 // Dat argument with access Min or Max through a map (dim values, times the
 // map's arity for ArgVec): the kernel gets a private accumulator of that
 // size on every backend.
-const MaxMinMaxValues = engine.MaxMinMaxValues
+const MaxMinMaxValues = 256
 
 // LoopError reports misuse of the API found before a loop runs.
 type LoopError struct {

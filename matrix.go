@@ -8,6 +8,7 @@ import (
 	"sort"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/engine"
@@ -573,7 +574,7 @@ func sortRow[T any](cols []int32, vals []T) {
 
 // MaxElementMatrixBytes bounds the element matrix of a matrix argument
 // (rows × columns × value size): the generated code keeps it on the stack.
-const MaxElementMatrixBytes = engine.MaxElementMatrixBytes
+const MaxElementMatrixBytes = 1 << 16
 
 // MaxDeviceElementMatrixBytes bounds the element matrices of a loop on
 // the device backends (opencl, cuda), where every work item keeps them
@@ -582,7 +583,7 @@ const MaxElementMatrixBytes = engine.MaxElementMatrixBytes
 // matrix argument exceeds it; the device generator also bounds all its
 // matrix arguments together, and a work group's worth of them (see
 // device.MaxGroupElementMatrixBytes), saying which work-group size fits.
-const MaxDeviceElementMatrixBytes = engine.MaxDeviceElementMatrixBytes
+const MaxDeviceElementMatrixBytes = device.MaxElementMatrixBytes
 
 // rowEntries sorts a row's columns and values together.
 type rowEntries[T any] struct {

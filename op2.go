@@ -123,207 +123,94 @@ const (
 	Max   = core.Max   // keep the maximum of the contributions (Globals; Dats through a map)
 )
 
-// Config is the run-time configuration. Zero fields take their defaults.
+// Config is the run-time configuration. Zero fields take their defaults,
+// which the OP2_* environment variables override. Every value is checked
+// when configured, whatever the backend. The settings table in
+// docs/guide/configuration.md gives each field's variable, default and
+// accepted values; the guide's topic pages say what each does.
 type Config struct {
-	// Backend is the backend name: "sequential" (default), "openmp", "opencl"
-	// or "cuda".
+	// Backend is the backend name: "sequential" (default), "openmp",
+	// "opencl" or "cuda".
 	Backend string
-	// CC is the C compiler command, which may include arguments such as
-	// "gcc -std=gnu11" (default $CC, else "cc").
-	CC string
-	// CXX is the C++ compiler command that host backends compile C++
-	// kernels (Kernel.CXX) with, which may include arguments (default
-	// $CXX, else "g++"). It is only run when a C++ kernel is used.
+	// CC is the C compiler command, with arguments if needed (default
+	// $CC, else "cc"); CXX the C++ compiler, run only for C++ kernels
+	// (Kernel.CXX; default $CXX, else "g++").
+	CC  string
 	CXX string
 	// CFlags replaces the optimisation flags (default
 	// "-O3 -march=native -fno-math-errno", or $OP2_CFLAGS).
 	CFlags []string
-	// CacheDir is where compiled loops are kept (default $OP2_CACHE_DIR,
-	// else a "goop2" folder in the user's cache directory, else goop2-<uid>
-	// in the temporary directory). A relative path is taken relative to the
-	// working directory. It is created with mode 0700; a directory owned by
-	// another user or writable by group or others is refused.
+	// CacheDir is where compiled loops and tuning choices are kept; a
+	// directory another user owns, or group- or world-writable, is
+	// refused.
 	CacheDir string
-	// Threads is the OpenMP thread count, at most MaxThreads (default
-	// $OMP_NUM_THREADS, which is refused above MaxThreads too, else the
-	// number of CPUs the process may use divided by the number of MPI
-	// ranks an MPI launcher started on this machine, at least 1: ranks
-	// started without binding, mpirun --bind-to none, then run no more
-	// threads together than there are CPUs).
+	// Threads is the OpenMP thread count, at most MaxThreads (default:
+	// the CPUs the process may use, shared among the MPI ranks on the
+	// machine).
 	Threads int
 	// BlockSize fixes the execution plan's block size; 0 chooses it
-	// adaptively (default $OP2_BLOCK_SIZE, else 0).
+	// adaptively.
 	BlockSize int
-	// PlanCheck verifies every invariant of each new execution plan (also
-	// enabled by OP2_PLAN_CHECK=1).
+	// PlanCheck verifies every invariant of each new execution plan.
 	PlanCheck bool
-	// Check turns on check mode (also enabled by OP2_CHECK=1), for
-	// debugging kernels: before each loop the values of its READ arguments
-	// are copied, and after it they are compared with what the kernel left
-	// in every current copy (host and device). A kernel that wrote to a READ
-	// argument (casting away the const its parameter has in the generated
-	// code) makes the loop return a *LoopError naming the loop, the
-	// argument and the first changed value, and the argument's values are
-	// restored; the loop's other effects stay. On the host backends a
-	// kernel that wrote to a Const (casting its const away) makes the loop
-	// return a *LoopError naming the loop and the constant (the write
-	// never reaches later loops, check mode or not: every loop starts from
-	// the declared values). Check mode costs a copy and a comparison of
-	// every READ argument per loop.
+	// Check turns on check mode, for debugging kernels: a loop that
+	// writes to a READ argument or (host backends) a Const returns a
+	// *LoopError naming it, and the values are restored (docs/safety.md).
 	Check bool
-	// OpenCLPlatform selects the OpenCL platform whose name contains it
-	// (default $OP2_OPENCL_PLATFORM, else the first with a device).
+	// OpenCLPlatform selects the OpenCL platform whose name contains it;
+	// OpenCLDevice the device type ("cpu", "gpu", "accelerator").
 	OpenCLPlatform string
-	// OpenCLDevice selects the OpenCL device type: "cpu", "gpu",
-	// "accelerator" (default $OP2_OPENCL_DEVICE, else any).
-	OpenCLDevice string
-	// DeviceScheme is how the device backends (opencl, cuda) apply
-	// increments through maps (default $OP2_DEVICE_SCHEME, else
-	// "staged"): "staged" stages a block's indirect data in shared memory
-	// and applies increments colour by colour (OP2's original GPU
-	// scheme); "atomics" leaves the data in device memory and adds each
-	// increment atomically, with no colours (OP2's current GPU default),
-	// for loops whose only modifications through maps are increments;
-	// other loops stay staged. With atomics, floating-point increments
-	// are summed in an order that varies from run to run.
+	OpenCLDevice   string
+	// DeviceScheme is how the device backends apply increments through
+	// maps: "staged" (default: staged in shared memory, colour by
+	// colour) or "atomics" (atomic adds, no colours; sums vary in their
+	// last bits from run to run).
 	DeviceScheme string
-	// DeviceLayout is how the device backends store Dats of dim > 1 in
-	// device memory (default $OP2_DEVICE_LAYOUT, else "aos"): "aos" keeps
-	// each element's values together, as on the host; "soa" (structure
-	// of arrays) stores each component contiguously, so that neighbouring
-	// threads read neighbouring addresses. Kernels see the same pointers
-	// either way; host copies are always element by element.
+	// DeviceLayout is how the device backends store Dats of dim > 1:
+	// "aos" (default, as on the host) or "soa" (each component
+	// contiguous). Kernels see the same pointers either way.
 	DeviceLayout string
-	// DeviceWorkGroupSize is the number of work items per work group
-	// (CUDA threads per block) with which the device backends (opencl,
-	// cuda) generate and launch their kernels (default
-	// $OP2_DEVICE_WORKGROUP, else 64, OP2's GPU default): a power of two
-	// from 32 to 1024, and at most what the device allows (checked when
-	// the backend opens). A larger group leaves less shared memory per
-	// item for staging (each Global reduction takes one value per item).
+	// DeviceWorkGroupSize is the work items per work group (CUDA threads
+	// per block) on the device backends: a power of two from 32 to 1024
+	// (default 64).
 	DeviceWorkGroupSize int
-	// CUDADevice is the ordinal of the GPU the cuda backend uses (default
-	// $OP2_CUDA_DEVICE, else 0).
+	// CUDADevice is the ordinal of the GPU the cuda backend uses.
 	CUDADevice int
-	// Tune turns on the auto-tuner (also OP2_TUNE=1): the first calls of
-	// each loop (per loop shape and number of elements) try the backend's
-	// ways of running it — on the host backends the scalar code and SIMD
-	// lanes (4 and 8, for loops that can have them; see SIMD), and the
-	// openmp scheme ("owner", "colour"); on the device backends the scheme ("staged", "atomics") and work-group size
-	// — with the executor's block size, then, with the fastest of those,
-	// execution plans of several block sizes (three calls each, the
-	// fastest counting), and the fastest setting is kept for the calls
-	// that follow — the configured one unless another is more than 3%
-	// faster, so that noise does not move a run off its configuration. The choice is
-	// saved in the cache directory, keyed by the machine and this
-	// configuration, so later runs start tuned. Results are correct with
-	// every setting; sums of increments may differ in their last bits
-	// between settings. The choices are logged at Info ("op2: tuned", with
-	// every setting tried and its fastest call) and shown in the timing
-	// report (LoopTiming.Tuned). The device layout (DeviceLayout) is not
-	// tuned: every loop touching a Dat shares its layout. A tuning file
-	// that is not a regular file or holds no choices (null, malformed) is
-	// ignored, logged at Warn ("op2: tuning file"), and replaced when a
-	// choice is saved.
+	// Tune turns on the auto-tuner: the first calls of each loop try the
+	// backend's ways of running it (lanes, scheme, work-group and block
+	// sizes) and the fastest is kept, and saved in CacheDir for later
+	// runs; results are correct with every setting.
 	Tune bool
 	// OpenMPScheme is how the openmp backend runs loops that modify data
-	// through maps (default $OP2_OPENMP_SCHEME, else "owner"): "owner"
-	// splits the set into one contiguous piece per thread, runs the
-	// elements whose modified targets no other piece touches in parallel,
-	// each thread on its own piece, and then the separating elements in
-	// block colours; "colour" colours blocks of the whole set and runs the
-	// colours one after another (OP2's OpenMP scheme). Both give the
-	// sequential results up to the order in which increments are summed.
+	// through maps: "owner" (default: a piece per thread, then the
+	// separating elements in colours) or "colour" (OP2's block colours).
 	OpenMPScheme string
-	// SIMD is how the host backends (sequential, openmp) use SIMD lanes
-	// (default $OP2_SIMD, else "auto"). With lanes, a loop runs its
-	// elements in chunks of 4 or 8: their data is gathered into lane
-	// arrays, the kernel (rewritten to index the arrays by lane) runs for
-	// the chunk in a vectorised loop, one element per vector lane, and the
-	// results are written back element by element in element order. Loops
-	// whose C kernel uses its parameters only as p[i] and *p (p[i][j] and
-	// *p[i] for ArgVec arguments), modify nothing through a map but by
-	// Inc, Min or Max, and read no Dat they modify can have lanes; other
-	// loops always run the scalar code. Results are
-	// bit-identical to the scalar code's, except Global increments (each
-	// element's contributions are summed in its lane first). "auto" runs
-	// the scalar code and lets the tuner (Tune) try lanes; "off" never uses
-	// them; "4" or "8" builds every loop that can have lanes with that
-	// many.
+	// SIMD is how the host backends use SIMD lanes: "auto" (default: the
+	// tuner may try them), "off", or "4" or "8" lanes for every loop that
+	// can have them. Results are bit-identical to the scalar code's but
+	// for Global increments.
 	SIMD string
-	// Timing records, per loop, the calls, their times and the bytes
-	// they move (also enabled by OP2_TIMING=1); see EnableTiming, which
-	// switches it until the next Configure, and Timings.
+	// Timing records, per loop, the calls, their times and the bytes they
+	// move (see EnableTiming and Timings).
 	Timing bool
-	// Lazy records loops instead of running them (also enabled by
-	// OP2_LAZY=1): ParLoop checks a loop and builds its program as
-	// usual, and the loop runs, with every loop recorded before it, when
-	// something needs its results: any access to data, Wait, Configure,
-	// Use, the timing report (see Chain, which records the loops of one
-	// scope, for what forces them). Results are those of running each
-	// loop at once. Not available under MPI with more than one rank.
+	// Lazy records loops instead of running them, until something needs
+	// their results (see Chain). Not available on several MPI ranks.
 	Lazy bool
-	// Fusion says whether loop chains (Chain, Lazy) fuse loops (default
-	// $OP2_FUSION, else "auto"): when recorded loops run, consecutive
-	// loops over the same set of which no element depends on another
-	// element of an earlier one run as one generated loop, each element
-	// running the kernels in turn — loops whose shared data is only read,
-	// or reached directly by both and modified by one of them only
-	// (element e of the later loop reading what element e of the earlier
-	// one wrote), never modified through a map or read through a map after
-	// it is modified, Globals only read;
-	// not in check mode, not over extruded sets, not C++ kernels nor
-	// matrix arguments, and a kernel that returns early only last. The
-	// fused loop reads what the loops share once, and its results are
-	// those of the loops run one by one, bit for bit. It appears in the
-	// timing report as one loop, "fused_" followed by the kernels'
-	// names. "on" fuses every such run of loops; "off" none; "auto" fuses
-	// where it was measured to pay: on the device backends, and on the
-	// host backends when loops run with SIMD lanes (SIMD "4" or "8", or
-	// Tune, which tries lanes) — the scalar code of a fused loop chains
-	// each element's kernels into one long dependency (Airfoil's update
-	// then adt_calc: two divisions and five square roots in a row),
-	// which one core overlaps less well across elements than the loops
-	// apart (docs/perf.md).
+	// Fusion says whether recorded loops (Chain, Lazy) over one set fuse
+	// into one generated loop: "auto" (default: where it was measured to
+	// pay), "on" or "off". Results are bit for bit those of the loops run
+	// one by one.
 	Fusion string
-	// Tile turns on sparse tiling of recorded loops (also OP2_TILE=N):
-	// when recorded loops (Chain, Lazy) are forced on a host backend
-	// (sequential, openmp), consecutive loops over whole sets run as
-	// tiles of Tile elements of the first loop's set, each tile grown
-	// through the maps to the elements of the later loops that depend
-	// on it, and every tile runs its part of each loop in turn, so that
-	// its data stays in cache from one loop to the next; on openmp, tiles
-	// that touch disjoint data run at once. The tiles are computed once
-	// per distinct chain of loops and kept. A chain stops before a loop
-	// that uses a Global that an earlier loop of it reduces (or reduces
-	// one an earlier loop uses), and before a loop whose program already
-	// serves an earlier loop of it; loops over extruded sets, loops with
-	// matrices, check mode, tracing (OP2_LOG=trace), tuning (Tune) and
-	// the device backends run loop by loop. A loop's tiles run with the
-	// SIMD lanes its eager calls have (SIMD "4" or "8", for loops that
-	// can have them): each run of consecutive elements in whole chunks
-	// of lanes, then the rest with the scalar code. Under MPI the tiles
-	// need no halo exchange: the elements that read halo copies, run in
-	// the exec halo or modify values sent to other ranks, and those that
-	// depend on them, form a boundary that runs after the tiles, loop by
-	// loop, each loop with its exchanges and reductions as when it runs
-	// alone. The timing report marks a tiled loop's calls "tiled"
-	// (LoopTiming.Tuned). Increments
-	// reach an element in another order than loop by loop, so results
-	// may differ from untiled runs in the last bits. 0 (the default)
-	// turns tiling off.
+	// Tile runs recorded loops on the host backends as sparse tiles of
+	// this many elements of the first loop's set, so that their data stays
+	// in cache from loop to loop; 0 (default) turns tiling off.
+	// Increments may reach an element in another order than loop by loop.
 	Tile int
 	// Logger receives GoOP2's events through log/slog (default: a text
-	// handler on standard error when OP2_LOG names a level — debug, info,
-	// warn or error — else none). At Info: the backend opened (name,
-	// platform, device or compiler, threads and openmp scheme), each
-	// program compiled (kernel, set, backend, seconds, cache "miss"), MPI
-	// initialised (ranks, library). At Debug also: programs found in the
-	// disk cache ("disk") or already loaded ("memory"), and execution
-	// plans built (kernel, set, blocks, block size, colours, owner pieces,
-	// seconds). At Warn: builds that failed, and tuning files ignored or
-	// not saved. Without a logger nothing is logged and nothing
-	// is spent on logging.
+	// handler on standard error when OP2_LOG names a level, else none):
+	// backends opened, programs compiled, MPI initialised at Info; cache
+	// hits and plans at Debug; failed builds and ignored tuning files at
+	// Warn.
 	Logger *slog.Logger
 }
 
