@@ -119,8 +119,8 @@ func NewDat[T Scalar](set *Set, dim int, data []T, name string) (*Dat[T], error)
 	d := &Dat[T]{}
 	d.s = core.Storage{Name: name, Type: scalarType[T](), Dim: dim, Set: &set.c, Len: n, ID: core.NewID()}
 	registerDat(d)
-	if distributing, _ := distributing(); distributing {
-		rt.proc.dats = append(rt.proc.dats, d)
+	if rt.proc.DeclareBlocks() {
+		rt.proc.AddBlockData(meshDat[T]{d})
 	} else if set.c.Halo != nil && data != nil {
 		d.s.HaloStale = true // the halo gets the owners' values at the first exchange
 	}

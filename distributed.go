@@ -1,14 +1,13 @@
 package op2
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
-	"weak"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
@@ -40,17 +39,6 @@ var ErrPTScotchUnavailable = ptscotch.ErrUnavailable
 type process struct {
 	*engine.Process
 
-	// declared records every set, map, dat and subset the program
-	// declares, without keeping them alive, so that Renumber can reorder
-	// all of them.
-	declared struct {
-		sync.Mutex
-		sets    []weak.Pointer[Set]
-		maps    []weak.Pointer[Map]
-		dats    []func() distData // nil once the dat is collected
-		subsets []weak.Pointer[Subset]
-		live    int // entries after the last pruning
-	}
 	// petscState is the process's use of PETSc: the MPI world it runs on
 	// when GoOP2 started MPI for it (a program not started by a
 	// launcher), and the number of PETSc solvers made, for their option
@@ -63,23 +51,13 @@ type process struct {
 	// addKernels are the kernels adding one Dat's values to another's,
 	// by C type and dim.
 	addKernels sync.Map
-
-	// The blocks of the mesh this rank declared before Partition, in
-	// declaration order.
-	sets []*Set
-	maps []*Map
-	dats []distData
 }
 
-// distData is a Dat as Partition sees it.
-type distData interface {
-	storage() *core.Storage
-	replace(values []byte) // new host values for every local element
-	zeros(n int)           // n scalar zeros, allocated at first use (as NewDat with nil values)
-	permute(order []int32) // element k's values become those of element order[k] (Renumber)
-}
+// meshDat is a Dat as the engine partitions and renumbers it
+// (engine.MeshData).
+type meshDat[T Scalar] struct{ d *Dat[T] }
 
-func (d *Dat[T]) storage() *core.Storage { return &d.s }
+func (m meshDat[T]) Storage() *core.Storage { return &m.d.s }
 
 // dropDevice frees the device copy, whose values are being replaced.
 func (d *Dat[T]) dropDevice() {
@@ -89,7 +67,8 @@ func (d *Dat[T]) dropDevice() {
 	}
 }
 
-func (d *Dat[T]) replace(values []byte) {
+func (m meshDat[T]) Replace(values []byte) {
+	d := m.d
 	n := len(values) / d.s.Type.Size()
 	d.dropDevice()
 	if uintptr(unsafe.Pointer(unsafe.SliceData(values)))%unsafe.Alignof(*new(T)) == 0 && n > 0 {
@@ -102,7 +81,8 @@ func (d *Dat[T]) replace(values []byte) {
 	d.s.Host, d.s.Len, d.s.State, d.s.AllocHost = hostPtr(d.data), n, core.StateDeviceUnallocated, nil
 }
 
-func (d *Dat[T]) zeros(n int) {
+func (m meshDat[T]) Zeros(n int) {
+	d := m.d
 	d.dropDevice()
 	d.data, d.s.Host, d.s.Len = adoptPinned[T](d, nil, &d.pin), nil, n // n scalars
 	d.s.State = core.StateHostUnallocated
@@ -111,6 +91,24 @@ func (d *Dat[T]) zeros(n int) {
 		d.s.Host = hostPtr(d.data)
 	}
 }
+
+func (m meshDat[T]) Permute(order []int32) {
+	d := m.d
+	dim := d.s.Dim
+	old := slices.Clone(d.data[:len(order)*dim])
+	for k, e := range order {
+		copy(d.data[k*dim:(k+1)*dim], old[int(e)*dim:(int(e)+1)*dim])
+	}
+}
+
+// meshMap is a Map as the engine partitions it (engine.MeshMap).
+type meshMap struct{ m *Map }
+
+func (m meshMap) Map() *core.Map { return &m.m.c }
+
+// Adopt makes table (allocated by the partitioner for it) the map's
+// table, unpinning the old one.
+func (m meshMap) Adopt(table []int32) { m.m.c.Table = adoptPinned(m.m, table, &m.m.pin) }
 
 // mpiWorld returns the MPI world of the process, initialising MPI the
 // first time when the program was started by an MPI launcher; nil
@@ -173,7 +171,7 @@ func Abort(err error) { rt.proc.Abort(err) }
 // Partitioner chooses which rank owns each element; see Partition.
 type Partitioner struct {
 	kind   string
-	coords distData
+	coords *core.Storage // the RCB coordinates or the owners
 	m      *Map
 }
 
@@ -186,7 +184,15 @@ func BlockPartitioner() Partitioner { return Partitioner{kind: "block"} }
 // node coordinates) and spreads the partition to the other sets through
 // the maps.
 func RCBPartitioner(coords *Dat[float64]) Partitioner {
-	return Partitioner{kind: "rcb", coords: coords}
+	return Partitioner{kind: "rcb", coords: storageOf(coords)}
+}
+
+// storageOf is d's storage, nil for a nil Dat.
+func storageOf[T Scalar](d *Dat[T]) *core.Storage {
+	if d == nil {
+		return nil
+	}
+	return &d.s
 }
 
 // METISPartitioner partitions the target set of m with METIS
@@ -210,11 +216,7 @@ func PTScotchPartitioner(m *Map) Partitioner { return Partitioner{kind: "ptscotc
 // BlockPartitioner when coords is nil. PartitionInfo.Partitioner names the
 // choice.
 func AutoPartitioner(m *Map, coords *Dat[float64]) Partitioner {
-	p := Partitioner{kind: "auto", m: m}
-	if coords != nil {
-		p.coords = coords
-	}
-	return p
+	return Partitioner{kind: "auto", m: m, coords: storageOf(coords)}
 }
 
 // resolve turns an AutoPartitioner into the partitioner it chooses; the
@@ -248,7 +250,7 @@ func (p Partitioner) resolve(w *mpi.World) (Partitioner, error) {
 // RCBPartitioner. Every value must be a rank, 0 to Ranks()-1; ranks that
 // no value names own nothing of the set.
 func OwnerPartitioner(owner *Dat[int32]) Partitioner {
-	return Partitioner{kind: "owners", coords: owner}
+	return Partitioner{kind: "owners", coords: storageOf(owner)}
 }
 
 // PartitionInfo describes the partition Partition made.
@@ -374,151 +376,25 @@ func Partition(p Partitioner) (*PartitionInfo, error) {
 	if p, err = p.resolve(w); err != nil {
 		return nil, err
 	}
-	info := &PartitionInfo{Partitioner: p.kind, Ranks: w.Size()}
-	if err := ds.partition(w, p, info); err != nil {
+	var m *core.Map
+	if p.m != nil {
+		m = &p.m.c
+	}
+	res, err := ds.Partition(w, p.kind, m, p.coords)
+	if err != nil {
 		return nil, mpiFatal(fmt.Errorf("op2: Partition (rank %d of %d): %w", w.Rank(), w.Size(), err))
 	}
-	ds.Job().SetPartitioned()
-	return info, nil
-}
-
-func (ds *process) partition(w *mpi.World, p Partitioner, info *PartitionInfo) error {
-	// The ranks' declarations must agree: the same sets, maps and dats
-	// in the same order, and the same partitioner.
-	var shape strings.Builder
-	fmt.Fprintf(&shape, "partitioner %s\n", p.kind)
-	index := map[*core.Set]int{}
-	blk := &dist.BlockMesh{}
-	for i, s := range ds.sets {
-		index[&s.c] = i
-		fmt.Fprintf(&shape, "set %q\n", s.c.Name)
-		blk.Sets = append(blk.Sets, dist.Set{Name: s.c.Name, Size: s.c.Owned})
-	}
-	part := dist.Partitioning{Kind: p.kind, Map: -1}
-	for i, m := range ds.maps {
-		fmt.Fprintf(&shape, "map %q %d->%d arity %d\n", m.c.Name, index[m.c.From], index[m.c.To], m.c.Arity)
-		blk.Maps = append(blk.Maps, dist.Map{Name: m.c.Name, From: index[m.c.From], To: index[m.c.To], Arity: m.c.Arity, Table: m.c.Table[:min(len(m.c.Table), m.c.From.Owned*m.c.Arity)]})
-		if m == p.m {
-			part.Map = i
-		}
-	}
-	// Dats declared without values and not used since, on every rank,
-	// move as nothing: they stay zeros, allocated at first use.
-	used := make([]byte, (len(ds.dats)+7)/8)
-	for i, dd := range ds.dats {
-		if dd.storage().State != core.StateHostUnallocated || p.coords != nil && dd.storage() == p.coords.storage() {
-			used[i/8] |= 1 << (i % 8)
-		}
-	}
-	if err := w.AllreduceOr(used); err != nil {
-		return err
-	}
-	// A rank's own failure is shared before the ranks meet, so that no
-	// rank waits for one that has given up.
-	var failed error
-	coords := -1
-	var zeros []distData
-	for i, dd := range ds.dats {
-		s := dd.storage()
-		fmt.Fprintf(&shape, "dat %q on %d %s dim %d\n", s.Name, index[s.Set], s.Type, s.Dim)
-		if used[i/8]&(1<<(i%8)) == 0 {
-			zeros = append(zeros, dd)
-			continue
-		}
-		if err := s.HostAccess(false); err != nil {
-			failed = cmp.Or(failed, err)
-			continue
-		}
-		elem := s.Dim * s.Type.Size()
-		if p.coords != nil && dd.storage() == p.coords.storage() {
-			coords = len(blk.Dats)
-		}
-		blk.Dats = append(blk.Dats, dist.BlockDat{Name: s.Name, Set: index[s.Set], Elem: elem,
-			Values: unsafe.Slice((*byte)(s.Host), s.Set.Owned*elem), Replace: dd.replace})
-	}
-	blk.ReplaceMap = func(i int, table []int32) { ds.maps[i].adopt(table) }
-	blk.ReleaseMaps = func() {
-		for _, m := range ds.maps {
-			m.adopt(nil)
-		}
-	}
-	var what string
-	switch {
-	case failed != nil:
-	case p.kind == "":
-		failed = errors.New("no partitioner (use BlockPartitioner, RCBPartitioner, METISPartitioner, PTScotchPartitioner, AutoPartitioner or OwnerPartitioner)")
-	case p.kind == "rcb" && coords < 0:
-		failed = errors.New("RCBPartitioner: the coordinates dat was not declared before Partition")
-	case p.kind == "owners" && coords < 0:
-		failed = errors.New("OwnerPartitioner: the owners dat was not declared before Partition")
-	case p.kind == "owners" && p.coords.storage().Dim != 1:
-		failed = fmt.Errorf("OwnerPartitioner: dat %q has dim %d; it needs one owner rank per element (dim 1)", p.coords.storage().Name, p.coords.storage().Dim)
-	case p.kind == "metis" && part.Map < 0:
-		failed = errors.New("METISPartitioner: the map was not declared before Partition")
-	case p.kind == "ptscotch" && part.Map < 0:
-		failed = errors.New("PTScotchPartitioner: the map was not declared before Partition")
-	case p.kind == "ptscotch":
-		part.Kind = "graph"
-		part.Graph = func(xadj []int64, adj []int32, parts int) ([]int32, error) {
-			return ptscotch.Part(w, xadj, adj, parts)
-		}
-		what = fmt.Sprintf("PTScotchPartitioner on map %q", blk.Maps[part.Map].Name)
-	case p.kind == "rcb":
-		dd := p.coords.storage()
-		b := blk.Dats[coords].Values
-		part.Coords = unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
-		part.CoordDim, part.CoordSet = dd.Dim, index[dd.Set]
-		what = fmt.Sprintf("RCBPartitioner on dat %q", dd.Name)
-	case p.kind == "metis":
-		what = fmt.Sprintf("METISPartitioner on map %q", blk.Maps[part.Map].Name)
-	case p.kind == "owners":
-		dd := p.coords.storage()
-		b := blk.Dats[coords].Values
-		part.Owner = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
-		part.OwnerSet = index[dd.Set]
-		what = fmt.Sprintf("OwnerPartitioner on dat %q", dd.Name)
-	}
-	if err := dist.AgreeStep(w, "Partition", failed); err != nil {
-		return err
-	}
-	if err := dist.SameDeclarations(w, shape.String()); err != nil {
-		return err
-	}
-	res, err := dist.PartitionBlocks(w, blk, part)
-	if err != nil {
-		if what != "" {
-			err = fmt.Errorf("%s: %w", what, err)
-		}
-		return err
-	}
-	info.Cut, info.MetisCut = res.Cut, res.MetisCut
-	for i, m := range ds.maps {
-		if m.c.Arity >= 2 {
-			info.EdgeCuts = append(info.EdgeCuts, MapEdgeCut{Map: m.c.Name, EdgeCut: res.EdgeCuts[i]})
+	info := &PartitionInfo{Partitioner: p.kind, Ranks: w.Size(), Cut: res.Cut, MetisCut: res.MetisCut}
+	for i, m := range ds.BlockMaps() {
+		if m.Arity >= 2 {
+			info.EdgeCuts = append(info.EdgeCuts, MapEdgeCut{Map: m.Name, EdgeCut: res.EdgeCuts[i]})
 		}
 	}
 	for _, ph := range res.Phases {
 		info.Phases = append(info.Phases, PartitionPhase{Name: ph.Name, Seconds: ph.Seconds, MaxRSS: ph.MaxRSS})
 	}
-	l := &res.Local
-	for i, s := range ds.sets {
-		ls := &l.Sets[i]
-		s.c.Core, s.c.Owned, s.c.Exec, s.c.Total = ls.Core, ls.Owned, ls.Exec, ls.Total
-		s.c.Halo = dist.NewSetHalo(ls, res.GlobalSizes[i])
-		if s.c.Index != nil {
-			fillIndex(&s.c) // the elements' global numbers in the new layout
-		}
-	}
-	for _, dd := range zeros {
-		s := dd.storage()
-		dd.zeros(s.Set.Total * s.Dim)
-	}
-	return nil
+	return info, nil
 }
-
-// adopt makes table (allocated by the partitioner for it) the map's
-// table, unpinning the old one.
-func (m *Map) adopt(table []int32) { m.c.Table = adoptPinned(m, table, &m.pin) }
 
 // GlobalSize is the number of elements of the set over all ranks (Size
 // without MPI).

@@ -154,3 +154,5 @@ func (apiErrors) Internal(err error) error { return apiError(err) }
 func (apiErrors) IndexData(s *core.Set) *core.Storage { return indexData(s) }
 
 func (apiErrors) LayerData(x *core.Extrusion) *core.Storage { return extrudedOf(x).layerData() }
+
+func (apiErrors) RefillIndex(s *core.Set) { fillIndex(s) }

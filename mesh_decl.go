@@ -35,8 +35,8 @@ func NewSet(size int, name string) (*Set, error) {
 	s := &Set{core.Set{Name: name, Core: size, Owned: size, Exec: size, Total: size, ID: core.NewID()}}
 	core.Track(&s.c) // plans built for the set go when it does
 	registerSet(s)
-	if distributing, _ := distributing(); distributing {
-		rt.proc.sets = append(rt.proc.sets, s)
+	if rt.proc.DeclareBlocks() {
+		rt.proc.AddBlockSet(&s.c)
 	}
 	return s, nil
 }
@@ -108,7 +108,7 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 	core.Track(&m.c) // plans built with the map go when it does
 	registerMap(m)
 	if distributing {
-		rt.proc.maps = append(rt.proc.maps, m)
+		rt.proc.AddBlockMap(meshMap{m})
 	}
 	return m, nil
 }

@@ -8,63 +8,64 @@ import (
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/engine"
 )
 
-// register adds one object to declared, pruning collected entries when
-// the lists have doubled since the last pruning.
-func register(add func()) {
-	rt.proc.declared.Lock()
-	defer rt.proc.declared.Unlock()
-	add()
-	n := len(rt.proc.declared.sets) + len(rt.proc.declared.maps) + len(rt.proc.declared.dats) + len(rt.proc.declared.subsets)
-	if n < 2*max(rt.proc.declared.live, 256) {
-		return
-	}
-	rt.proc.declared.sets = pruneWeak(rt.proc.declared.sets)
-	rt.proc.declared.maps = pruneWeak(rt.proc.declared.maps)
-	rt.proc.declared.subsets = pruneWeak(rt.proc.declared.subsets)
-	rt.proc.declared.dats = slices.DeleteFunc(rt.proc.declared.dats, func(f func() distData) bool { return f() == nil })
-	rt.proc.declared.live = len(rt.proc.declared.sets) + len(rt.proc.declared.maps) + len(rt.proc.declared.dats) + len(rt.proc.declared.subsets)
-}
-
-func pruneWeak[T any](ps []weak.Pointer[T]) []weak.Pointer[T] {
-	return slices.DeleteFunc(ps, func(p weak.Pointer[T]) bool { return p.Value() == nil })
-}
-
+// registerSet, registerMap, registerSubset and registerDat record a
+// declared object for Renumber (engine.Process.RegisterSet...) without
+// keeping it alive.
 func registerSet(s *Set) {
 	p := weak.Make(s)
-	register(func() { rt.proc.declared.sets = append(rt.proc.declared.sets, p) })
+	rt.proc.RegisterSet(func() *core.Set {
+		if s := p.Value(); s != nil {
+			return &s.c
+		}
+		return nil
+	})
 }
 
 func registerMap(m *Map) {
 	p := weak.Make(m)
-	register(func() { rt.proc.declared.maps = append(rt.proc.declared.maps, p) })
+	rt.proc.RegisterMap(func() *core.Map {
+		if m := p.Value(); m != nil {
+			return &m.c
+		}
+		return nil
+	})
 }
 
 func registerSubset(sub *Subset) {
 	p := weak.Make(sub)
-	register(func() { rt.proc.declared.subsets = append(rt.proc.declared.subsets, p) })
+	rt.proc.RegisterSubset(func() engine.MeshSubset {
+		if sub := p.Value(); sub != nil {
+			return meshSubset{sub}
+		}
+		return nil
+	})
 }
 
 func registerDat[T Scalar](d *Dat[T]) {
 	p := weak.Make(d)
-	get := func() distData {
+	rt.proc.RegisterData(func() engine.MeshData {
 		if d := p.Value(); d != nil {
-			return d
+			return meshDat[T]{d}
 		}
 		return nil
-	}
-	register(func() { rt.proc.declared.dats = append(rt.proc.declared.dats, get) })
+	})
 }
 
-// permute puts the dat's values in the new order: element k gets the
-// values of element order[k].
-func (d *Dat[T]) permute(order []int32) {
-	dim := d.s.Dim
-	old := slices.Clone(d.data[:len(order)*dim])
-	for k, e := range order {
-		copy(d.data[k*dim:(k+1)*dim], old[int(e)*dim:(int(e)+1)*dim])
+// meshSubset is a Subset as the engine renumbers it.
+type meshSubset struct{ sub *Subset }
+
+func (m meshSubset) Parent() *core.Set { return &m.sub.parent.c }
+
+func (m meshSubset) Renumber(newNum []int32) {
+	sub := m.sub
+	for k, e := range sub.indices {
+		sub.indices[k] = newNum[e]
 	}
+	slices.Sort(sub.indices)
+	sub.derived = map[*core.Map]*Map{}
 }
 
 // Ordering says how Renumber orders a mesh's elements: make one with
@@ -105,27 +106,6 @@ func RCBOrdering(coords *Dat[float64]) Ordering { return Ordering{kind: "rcb", c
 // The other sets follow through the maps (see Renumber).
 func RCBCentreOrdering(coords *Dat[float64], m *Map) Ordering {
 	return Ordering{kind: "rcb", coords: coords, m: m, centres: true}
-}
-
-// rcbLeaf is the largest part RCBOrdering does not bisect further.
-const rcbLeaf = 8
-
-// centres returns the mean of the coordinates (dim per element) of the
-// targets of each row of a map's table (arity entries a row; NewMap
-// refuses arity 0). Each coordinate is divided before it is added, so
-// that the mean of finite coordinates is finite however large they are.
-func centres(coords []float64, dim int, table []int32, arity int) []float64 {
-	rows := len(table) / arity
-	out := make([]float64, rows*dim)
-	for r := range rows {
-		c := out[r*dim : (r+1)*dim]
-		for _, t := range table[r*arity : (r+1)*arity] {
-			for d := range dim {
-				c[d] += coords[int(t)*dim+d] / float64(arity)
-			}
-		}
-	}
-	return out
 }
 
 // RenumberInfo says what Renumber reordered.
@@ -204,170 +184,18 @@ func Renumber(o Ordering) (*RenumberInfo, error) {
 		return nil, errors.New("op2: Renumber: no ordering (use RCMOrdering or RCBOrdering)")
 	}
 
-	// The mesh as the program holds it now.
-	rt.proc.declared.Lock()
-	var sets []*Set
-	var maps []*Map
-	var dats []distData
-	var subsets []*Subset
-	for _, p := range rt.proc.declared.sets {
-		if s := p.Value(); s != nil {
-			sets = append(sets, s)
-		}
+	eo := engine.Ordering{Kind: o.kind, Start: start}
+	if o.m != nil {
+		eo.Map = &o.m.c
 	}
-	for _, p := range rt.proc.declared.maps {
-		if m := p.Value(); m != nil {
-			maps = append(maps, m)
-		}
+	if o.coords != nil {
+		eo.Coords, eo.Centres = &o.coords.s, o.centres
 	}
-	for _, f := range rt.proc.declared.dats {
-		if d := f(); d != nil {
-			dats = append(dats, d)
-		}
+	sets, err := rt.proc.Renumber(eo)
+	if err != nil {
+		return nil, err
 	}
-	for _, p := range rt.proc.declared.subsets {
-		if sub := p.Value(); sub != nil {
-			subsets = append(subsets, sub)
-		}
-	}
-	rt.proc.declared.Unlock()
-	index := map[*core.Set]int{}
-	mesh := &dist.Mesh{}
-	for i, s := range sets {
-		index[&s.c] = i
-		mesh.Sets = append(mesh.Sets, dist.Set{Name: s.c.Name, Size: s.c.Owned})
-	}
-	for _, m := range maps {
-		mesh.Maps = append(mesh.Maps, dist.Map{Name: m.c.Name, From: index[m.c.From], To: index[m.c.To], Arity: m.c.Arity, Table: m.c.Table})
-	}
-	si, ok := index[start]
-	if !ok {
-		return nil, fmt.Errorf("op2: Renumber: set %q was not declared with NewSet", start.Name)
-	}
-
-	// The first set's order, then the others'.
-	order := make([][]int32, len(sets))
-	var err error
-	switch o.kind {
-	case "rcm":
-		n := start.Owned
-		xadj, adj := dist.Adjacency(&dist.Map{Arity: o.m.c.Arity, Table: o.m.c.Table}, n)
-		order[si] = dist.RCMOrder(n, xadj, adj)
-	case "rcb":
-		if err := syncHost(&o.coords.s); err != nil {
-			return nil, err
-		}
-		var coords []float64
-		if o.coords.s.Host != nil {
-			coords = o.coords.data[:o.coords.s.Set.Owned*o.coords.s.Dim]
-		} else {
-			coords = make([]float64, o.coords.s.Set.Owned*o.coords.s.Dim) // never written: zeros
-		}
-		if o.centres {
-			coords = centres(coords, o.coords.s.Dim, o.m.c.Table[:start.Owned*o.m.c.Arity], o.m.c.Arity)
-		}
-		if order[si], err = dist.RCBOrder(coords, o.coords.s.Dim, rcbLeaf); err != nil {
-			if o.centres {
-				// The elements are the map's rows, their coordinates centres.
-				return nil, fmt.Errorf("op2: Renumber: RCBCentreOrdering on %s through map %q (centres of set %q): %w", o.coords.s.Describe(), o.m.c.Name, start.Name, err)
-			}
-			return nil, fmt.Errorf("op2: Renumber: RCBOrdering on %s: %w", o.coords.s.Describe(), err)
-		}
-	}
-	first := slices.Clone(order)
-	dist.SpreadOrder(mesh, order)
-
-	info := &RenumberInfo{Ordering: o.kind}
-	for i, s := range sets {
-		if order[i] == nil {
-			continue
-		}
-		if s.c.Looped {
-			return nil, fmt.Errorf("op2: Renumber: set %q has already been used by a loop or a Sparsity; renumber the mesh before its first loop and its first Sparsity", s.c.Name)
-		}
-	}
-	// Bring every affected dat's values to the host before changing
-	// anything (nothing can fail after this).
-	for _, d := range dats {
-		s := d.storage()
-		if i, ok := index[s.Set]; ok && order[i] != nil {
-			if err := syncHost(s); err != nil {
-				return nil, err
-			}
-		}
-	}
-	info.Sets = append(info.Sets, start.Name)
-	newNum := make([][]int32, len(sets))
-	for i, s := range sets {
-		if order[i] == nil {
-			continue
-		}
-		newNum[i] = dist.Inverse(order[i])
-		if first[i] == nil {
-			info.Sets = append(info.Sets, s.c.Name)
-		}
-	}
-	for _, m := range maps {
-		from, to := order[index[m.c.From]], newNum[index[m.c.To]]
-		if from == nil && to == nil {
-			continue
-		}
-		k := m.c.Arity
-		old := slices.Clone(m.c.Table)
-		for r := 0; r < len(old)/max(k, 1); r++ {
-			src := r
-			if from != nil {
-				src = int(from[r])
-			}
-			for j := range k {
-				t := old[src*k+j]
-				if to != nil {
-					t = to[t]
-				}
-				m.c.Table[r*k+j] = t
-			}
-		}
-	}
-	for _, d := range dats {
-		s := d.storage()
-		i, ok := index[s.Set]
-		if !ok || order[i] == nil || s.State == core.StateHostUnallocated {
-			continue
-		}
-		if err := s.HostAccess(true); err != nil { // current already: marks a device copy stale
-			return nil, err
-		}
-		d.permute(order[i])
-	}
-	for i, s := range sets {
-		if order[i] == nil {
-			continue
-		}
-		decl := make([]int32, len(order[i]))
-		for k, e := range order[i] {
-			if s.c.Declared != nil {
-				decl[k] = s.c.Declared[e]
-			} else {
-				decl[k] = e
-			}
-		}
-		s.c.Declared = decl
-		if s.c.Index != nil {
-			fillIndex(&s.c)
-		}
-	}
-	for _, sub := range subsets {
-		i, ok := index[&sub.parent.c]
-		if !ok || newNum[i] == nil {
-			continue
-		}
-		for k, e := range sub.indices {
-			sub.indices[k] = newNum[i][e]
-		}
-		slices.Sort(sub.indices)
-		sub.derived = map[*core.Map]*Map{}
-	}
-	return info, nil
+	return &RenumberInfo{Ordering: o.kind, Sets: sets}, nil
 }
 
 // DeclaredNumbers returns, for each owned element, its number in the

@@ -36,6 +36,9 @@ type API interface {
 	// extruded set x, for layer arguments.
 	IndexData(s *core.Set) *core.Storage
 	LayerData(x *core.Extrusion) *core.Storage
+	// RefillIndex remakes set s's index data for its new layout or
+	// numbering (Partition, Renumber).
+	RefillIndex(s *core.Set)
 }
 
 // Process is the state every runtime of the process shares: the lock
@@ -95,6 +98,11 @@ type Process struct {
 	crashBackendID   uint64
 	crashBackendName string
 	crashAsync       bool
+
+	// declared is every object the program declared (Renumber), blocks
+	// this rank's blocks of a mesh to be partitioned (Partition).
+	declared declared
+	blocks   blocks
 
 	// The process's part in an MPI job.
 	once  sync.Once

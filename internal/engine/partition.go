@@ -1,0 +1,154 @@
+package engine
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/mpi"
+	"github.com/goop2/op2/internal/ptscotch"
+)
+
+// Partition distributes the blocks this rank declared over the MPI ranks
+// of w (see op2.Partition), with the partitioner kind (on map m, or on the
+// dat coords: coordinates for "rcb", owners for "owners"), and marks the
+// mesh partitioned. Every rank calls it; errors are shared before the
+// ranks meet. Caller holds the lock.
+func (p *Process) Partition(w *mpi.World, kind string, m *core.Map, coords *core.Storage) (*dist.Result, error) {
+	res, err := p.partition(w, kind, m, coords)
+	if err == nil {
+		p.job.SetPartitioned()
+	}
+	return res, err
+}
+
+func (p *Process) partition(w *mpi.World, kind string, pm *core.Map, pcoords *core.Storage) (*dist.Result, error) {
+	ds := &p.blocks
+	// The ranks' declarations must agree: the same sets, maps and dats
+	// in the same order, and the same partitioner.
+	var shape strings.Builder
+	fmt.Fprintf(&shape, "partitioner %s\n", kind)
+	index := map[*core.Set]int{}
+	blk := &dist.BlockMesh{}
+	for i, s := range ds.sets {
+		index[s] = i
+		fmt.Fprintf(&shape, "set %q\n", s.Name)
+		blk.Sets = append(blk.Sets, dist.Set{Name: s.Name, Size: s.Owned})
+	}
+	part := dist.Partitioning{Kind: kind, Map: -1}
+	for i, mm := range ds.maps {
+		m := mm.Map()
+		fmt.Fprintf(&shape, "map %q %d->%d arity %d\n", m.Name, index[m.From], index[m.To], m.Arity)
+		blk.Maps = append(blk.Maps, dist.Map{Name: m.Name, From: index[m.From], To: index[m.To], Arity: m.Arity, Table: m.Table[:min(len(m.Table), m.From.Owned*m.Arity)]})
+		if m == pm {
+			part.Map = i
+		}
+	}
+	// Dats declared without values and not used since, on every rank,
+	// move as nothing: they stay zeros, allocated at first use.
+	used := make([]byte, (len(ds.dats)+7)/8)
+	for i, dd := range ds.dats {
+		if dd.Storage().State != core.StateHostUnallocated || pcoords != nil && dd.Storage() == pcoords {
+			used[i/8] |= 1 << (i % 8)
+		}
+	}
+	if err := w.AllreduceOr(used); err != nil {
+		return nil, err
+	}
+	// A rank's own failure is shared before the ranks meet, so that no
+	// rank waits for one that has given up.
+	var failed error
+	coords := -1
+	var zeros []MeshData
+	for i, dd := range ds.dats {
+		s := dd.Storage()
+		fmt.Fprintf(&shape, "dat %q on %d %s dim %d\n", s.Name, index[s.Set], s.Type, s.Dim)
+		if used[i/8]&(1<<(i%8)) == 0 {
+			zeros = append(zeros, dd)
+			continue
+		}
+		if err := s.HostAccess(false); err != nil {
+			failed = cmp.Or(failed, err)
+			continue
+		}
+		elem := s.Dim * s.Type.Size()
+		if pcoords != nil && dd.Storage() == pcoords {
+			coords = len(blk.Dats)
+		}
+		blk.Dats = append(blk.Dats, dist.BlockDat{Name: s.Name, Set: index[s.Set], Elem: elem,
+			Values: unsafe.Slice((*byte)(s.Host), s.Set.Owned*elem), Replace: dd.Replace})
+	}
+	blk.ReplaceMap = func(i int, table []int32) { ds.maps[i].Adopt(table) }
+	blk.ReleaseMaps = func() {
+		for _, m := range ds.maps {
+			m.Adopt(nil)
+		}
+	}
+	var what string
+	switch {
+	case failed != nil:
+	case kind == "":
+		failed = errors.New("no partitioner (use BlockPartitioner, RCBPartitioner, METISPartitioner, PTScotchPartitioner, AutoPartitioner or OwnerPartitioner)")
+	case kind == "rcb" && coords < 0:
+		failed = errors.New("RCBPartitioner: the coordinates dat was not declared before Partition")
+	case kind == "owners" && coords < 0:
+		failed = errors.New("OwnerPartitioner: the owners dat was not declared before Partition")
+	case kind == "owners" && pcoords.Dim != 1:
+		failed = fmt.Errorf("OwnerPartitioner: dat %q has dim %d; it needs one owner rank per element (dim 1)", pcoords.Name, pcoords.Dim)
+	case kind == "metis" && part.Map < 0:
+		failed = errors.New("METISPartitioner: the map was not declared before Partition")
+	case kind == "ptscotch" && part.Map < 0:
+		failed = errors.New("PTScotchPartitioner: the map was not declared before Partition")
+	case kind == "ptscotch":
+		part.Kind = "graph"
+		part.Graph = func(xadj []int64, adj []int32, parts int) ([]int32, error) {
+			return ptscotch.Part(w, xadj, adj, parts)
+		}
+		what = fmt.Sprintf("PTScotchPartitioner on map %q", blk.Maps[part.Map].Name)
+	case kind == "rcb":
+		dd := pcoords
+		b := blk.Dats[coords].Values
+		part.Coords = unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
+		part.CoordDim, part.CoordSet = dd.Dim, index[dd.Set]
+		what = fmt.Sprintf("RCBPartitioner on dat %q", dd.Name)
+	case kind == "metis":
+		what = fmt.Sprintf("METISPartitioner on map %q", blk.Maps[part.Map].Name)
+	case kind == "owners":
+		dd := pcoords
+		b := blk.Dats[coords].Values
+		part.Owner = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+		part.OwnerSet = index[dd.Set]
+		what = fmt.Sprintf("OwnerPartitioner on dat %q", dd.Name)
+	}
+	if err := dist.AgreeStep(w, "Partition", failed); err != nil {
+		return nil, err
+	}
+	if err := dist.SameDeclarations(w, shape.String()); err != nil {
+		return nil, err
+	}
+	res, err := dist.PartitionBlocks(w, blk, part)
+	if err != nil {
+		if what != "" {
+			err = fmt.Errorf("%s: %w", what, err)
+		}
+		return nil, err
+	}
+	l := &res.Local
+	for i, s := range ds.sets {
+		ls := &l.Sets[i]
+		s.Core, s.Owned, s.Exec, s.Total = ls.Core, ls.Owned, ls.Exec, ls.Total
+		s.Halo = dist.NewSetHalo(ls, res.GlobalSizes[i])
+		if s.Index != nil {
+			p.api.RefillIndex(s) // the elements' global numbers in the new layout
+		}
+	}
+	for _, dd := range zeros {
+		s := dd.Storage()
+		dd.Zeros(s.Set.Total * s.Dim)
+	}
+	return res, nil
+}
