@@ -597,3 +597,7 @@ func (r rowEntries[T]) Swap(i, j int) {
 	r.cols[i], r.cols[j] = r.cols[j], r.cols[i]
 	r.vals[i], r.vals[j] = r.vals[j], r.vals[i]
 }
+
+// Nbytes is the size in bytes of the matrix's values on this process
+// (PyOP2's Mat.nbytes): its blocks' values, not the pattern's indices.
+func (A *Mat[T]) Nbytes() int { return A.s.Bytes() }

@@ -86,11 +86,13 @@ package op2
 
 import (
 	"log/slog"
+	"sync"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/engine"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/jit"
+	"github.com/goop2/op2/internal/mpi"
 
 	// The host backends register themselves.
 	_ "github.com/goop2/op2/internal/backend/cuda"
@@ -457,4 +459,27 @@ func (r *Runtime) Stats() Stats {
 	return Stats{Compiles: js.Compiles, DiskHits: js.DiskHits, Rebuilds: js.Rebuilds,
 		Generations: r.e.X.Generations(), ProgramCache: r.e.X.Programs(), Libraries: jit.Loaded(), Plans: r.e.X.Plans(),
 		Uploads: up, Downloads: down, UploadBytes: upB, DownloadBytes: downB}
+}
+
+// process is the state every runtime of the process shares: one value,
+// the default runtime's (rt.proc), which every runtime holds. The engine
+// part (engine.Process) owns the lock and, under it, the recorded loops
+// and what runs them, the crash report's view of the running loop and
+// the process's MPI job; the fields here are the declared objects,
+// PETSc's use, and the blocks of the mesh declared before Partition.
+type process struct {
+	*engine.Process
+
+	// petscState is the process's use of PETSc: the MPI world it runs on
+	// when GoOP2 started MPI for it (a program not started by a
+	// launcher), and the number of PETSc solvers made, for their option
+	// prefixes.
+	petscState struct {
+		sync.Mutex
+		own     *mpi.World // MPI started for PETSc alone (a world of one), or nil
+		solvers int
+	}
+	// addKernels are the kernels adding one Dat's values to another's,
+	// by C type and dim.
+	addKernels sync.Map
 }

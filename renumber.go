@@ -198,23 +198,6 @@ func Renumber(o Ordering) (*RenumberInfo, error) {
 	return &RenumberInfo{Ordering: o.kind, Sets: sets}, nil
 }
 
-// DeclaredNumbers returns, for each owned element, its number in the
-// numbering the set was declared with: the identity, unless Renumber
-// reordered the set or Partition distributed it over MPI ranks (then the
-// global number of each of this rank's elements).
-func (s *Set) DeclaredNumbers() []int32 {
-	lock(forNoData)
-	defer unlock()
-	if d := declaredNumbers(&s.c); d != nil {
-		return slices.Clone(d[:s.c.Owned])
-	}
-	out := make([]int32, s.c.Owned)
-	for i := range out {
-		out[i] = int32(i)
-	}
-	return out
-}
-
 // declaredNumbers is the declared (global) number of each local element
 // of s, or nil when that is the element's own number.
 func declaredNumbers(s *core.Set) []int32 {

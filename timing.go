@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/goop2/op2/internal/exec"
 )
 
 // LoopTiming is what the timing report (OP2's op_timing_output, PyOP2's
@@ -335,3 +337,9 @@ func (r *Runtime) WriteTimingJSON(w io.Writer) error {
 	e.SetIndent("", "  ")
 	return e.Encode(rep)
 }
+
+// LevelTrace is the log level, below slog.LevelDebug, of the events of
+// every loop: its start and end and, under MPI, each halo exchange (Dat,
+// neighbours, bytes), each with the rank, so that a job's log shows where
+// every rank stands. OP2_LOG=trace chooses it.
+const LevelTrace = exec.LevelTrace

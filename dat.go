@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
-	"sort"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
@@ -245,236 +242,170 @@ func (d *Dat[T]) ArgVec(acc Access, m *Map) Arg {
 	return Arg{e: engine.Arg{Core: core.Arg{Data: &d.s, Map: mapCore(m), Idx: -1, Access: acc, Kind: core.ArgVector}}}
 }
 
-// Global is a small array of dim values shared by all elements: read by
-// kernels, or the target of a reduction (Inc, Min, Max).
-type Global[T Scalar] struct {
-	s    core.Storage // first field: device backends tie cleanups to &s
-	data []T
-}
-
-// NewGlobal declares a Global of dim values; data (len dim) gives the
-// initial values and is copied; nil means zeros. dim may be at most
-// MaxDim (and at most MaxReductionDim for a Global used in a reduction).
-func NewGlobal[T Scalar](dim int, data []T, name string) (*Global[T], error) {
-	if _, err := checkShape(fmt.Sprintf("global %q", name), "dim", 1, dim, scalarType[T]().Size()); err != nil {
-		return nil, err
-	}
-	if data != nil && len(data) != dim {
-		return nil, fmt.Errorf("op2: global %q: %d values given, want dim = %d", name, len(data), dim)
-	}
-	g := &Global[T]{}
-	g.data = pinned[T](g, dim)
-	copy(g.data, data)
-	g.s = core.Storage{Name: name, Type: scalarType[T](), Dim: dim, Host: hostPtr(g.data), Len: dim, ID: core.NewID()}
-	return g, nil
-}
-
-// Name is the global's name.
-func (g *Global[T]) Name() string { return g.s.Name }
-
-// Dim is the number of values.
-func (g *Global[T]) Dim() int { return g.s.Dim }
-
-// Data returns the values for reading and writing; after a reduction loop
-// they hold the initial values combined with every contribution. It panics
-// if copying the values from the device fails; see Sync.
-func (g *Global[T]) Data() []T {
-	forced := lock(forStorage(&g.s))
-	defer unlock()
-	mustForce(forced)
-	mustHost(g.s.HostAccess(true))
-	return g.data
-}
-
-// DataRO returns a copy of the values, for reading. Changing the copy
-// never changes the Global, on any backend (use Data to change values).
-// It panics if copying the values from the device fails; see Sync.
-func (g *Global[T]) DataRO() []T {
-	forced := lock(forStorage(&g.s))
-	defer unlock()
-	mustForce(forced)
-	mustHost(g.s.HostAccess(false))
-	return append([]T(nil), g.data...)
-}
-
-// Sync brings the host copy of the global's values up to date and returns
-// an error if copying them from the device fails, instead of panicking as
-// Data and DataRO do; see Dat.Sync.
-func (g *Global[T]) Sync() error {
-	forced := lock(forStorage(&g.s))
+// Zero sets every value of the dat to zero (PyOP2's Dat.zero). On a device
+// backend whose copy is current it zeroes the device copy without any
+// copy between host and device: the device copy is then the current one
+// and the host copy stale (state Device). Otherwise it zeroes the host
+// copy. A dat declared without values, never used, stays unallocated
+// (HostUnallocated: it is zero already). Under MPI it is this rank's
+// own business (other ranks need not call it): the rank's elements are
+// zeroed, halos included, and the next loop that reads the dat's halo
+// exchanges it, since other ranks' halo copies of them may be stale. The
+// error reports a device failure.
+func (d *Dat[T]) Zero() error {
+	forced := lock(forStorage(&d.s))
 	defer unlock()
 	if forced != nil {
 		return forced
 	}
-	return syncHost(&g.s)
+	dist.HostWrite(&d.s)
+	return apiError(d.s.Zero())
 }
 
-// State says where the global's current values are (see DataState).
-func (g *Global[T]) State() DataState {
-	lock(forStatus)
-	defer unlock()
-	return g.s.State
-}
-
-// Arg passes the Global with the given access (Read, Inc, Min or Max).
-func (g *Global[T]) Arg(acc Access) Arg {
-	return Arg{e: engine.Arg{Core: core.Arg{Data: &g.s, Access: acc, Kind: core.ArgGlobal}}}
-}
-
-// Const is a named value that every kernel can read by that name, as a
-// scalar (dim 1) or an array. Changing it with Set takes effect in the next
-// loop without recompiling anything.
-type Const[T Scalar] struct {
-	c    core.Const
-	mu   sync.Mutex // guards data, pending and latest
-	data []T
-	// pending counts the assignments recorded after recorded loops (see
-	// Set) not yet made; latest holds the last one's values.
-	pending int
-	latest  []T
-	reg     *constRegistry
-}
-
-// constRegistry holds a runtime's constants by name; kernels refer to them
-// by name.
-type constRegistry struct {
-	sync.Mutex
-	byName map[string]*core.Const
-	gen    atomic.Uint64 // bumped when a constant is declared or removed
-}
-
-func newConstRegistry() *constRegistry {
-	return &constRegistry{byName: map[string]*core.Const{}}
-}
-
-// NewConst declares a constant with dim values (len(data) must equal dim)
-// in the default runtime (see NewConstIn).
-// The name must be a C identifier not used by another constant, and not a
-// C keyword (such as for, double or return), a stdint.h or stddef.h type
-// name (int32_t, size_t...), an OpenCL C keyword, type or built-in (global,
-// local, constant, kernel, half, float4, image2d_t, get_global_id...: they
-// would break the kernel on the opencl backend), nor start with op2_ or OP2_ (reserved for
-// GoOP2's generated code), __, or _ and a capital letter. dim may be at
-// most MaxDim.
-func NewConst[T Scalar](dim int, data []T, name string) (*Const[T], error) {
-	return NewConstIn(Default(), dim, data, name)
-}
-
-// NewConstIn declares a constant in runtime r: kernels of loops run by r
-// see it by name. The rules are NewConst's.
-func NewConstIn[T Scalar](r *Runtime, dim int, data []T, name string) (*Const[T], error) {
-	if why := core.ConstNameProblem(name); why != "" {
-		return nil, fmt.Errorf("op2: const %q: %s", name, why)
+// CopyTo copies every value of d to dst (PyOP2's Dat.copy), which must live
+// on the same set with the same dim; otherwise it returns an error naming
+// both dats and changes nothing. When d's current values are on a device,
+// and only there or dst has a copy on the same device, the copy is made
+// on the device (dst's device copy is allocated if needed and becomes
+// the current one, state Device); otherwise it is made on the host and
+// dst's host copy becomes the current one. Nothing is copied between
+// host and device either way. Under MPI halos are copied too, and, as
+// after Data, the next loop that reads dst's halo exchanges it. Copying a
+// dat to itself does nothing.
+func (d *Dat[T]) CopyTo(dst *Dat[T]) error {
+	if dst == nil {
+		return fmt.Errorf("op2: copying %s: destination dat is nil", d.s.Describe())
 	}
-	if _, err := checkShape(fmt.Sprintf("const %q", name), "dim", 1, dim, scalarType[T]().Size()); err != nil {
+	if dst.s.Set != d.s.Set || dst.s.Extruded != d.s.Extruded {
+		return fmt.Errorf("op2: copying %s to %s: the dats live on different sets", d.s.Describe(), dst.s.Describe())
+	}
+	if dst.s.Dim != d.s.Dim {
+		return fmt.Errorf("op2: copying %s to %s: dims differ (%d and %d)", d.s.Describe(), dst.s.Describe(), d.s.Dim, dst.s.Dim)
+	}
+	forced := lock(forStorage(&d.s))
+	defer unlock()
+	if forced != nil {
+		return forced
+	}
+	if dst != d {
+		dist.HostWrite(&dst.s)
+	}
+	return apiError(dst.s.CopyFrom(&d.s))
+}
+
+// Clone returns a new dat named name on d's set with d's dim and a copy
+// of d's values (PyOP2's Dat.duplicate), made as CopyTo makes it: on the
+// device when d's current values are there, else on the host. Under MPI
+// it is this rank's own business, like CopyTo: the clone's halo values
+// are copied too, and the next loop that reads its halo exchanges it.
+func (d *Dat[T]) Clone(name string) (*Dat[T], error) {
+	c, err := NewDat[T](setOf(d.s.Set), d.s.Dim, nil, name)
+	if err != nil {
 		return nil, err
 	}
-	if len(data) != dim {
-		return nil, fmt.Errorf("op2: const %q: dim %d with %d values; need one value per component", name, dim, len(data))
+	c.s.Extruded = d.s.Extruded // a clone of a dat on an extruded set is on it too
+	if err := d.CopyTo(c); err != nil {
+		return nil, err
 	}
-	c := &Const[T]{reg: r.consts}
-	c.data = pinned[T](c, dim)
-	copy(c.data, data)
-	c.c = core.Const{Name: name, Type: scalarType[T](), Dim: dim, Host: hostPtr(c.data), ID: core.NewID()}
-	c.c.Version.Store(1)
-	reg := r.consts
-	reg.Lock()
-	defer reg.Unlock()
-	if _, dup := reg.byName[name]; dup {
-		return nil, fmt.Errorf("op2: const %q is already declared", name)
-	}
-	reg.byName[name] = &c.c
-	reg.gen.Add(1)
 	return c, nil
 }
 
-// Name is the constant's name.
-func (c *Const[T]) Name() string { return c.c.Name }
+// Nbytes is the size in bytes of the values this process holds for the
+// dat (PyOP2's Dat.nbytes): every element's dim values, the halo's
+// included under MPI, whether or not they are allocated yet.
+func (d *Dat[T]) Nbytes() int { return d.s.Bytes() }
 
-// Value returns a copy of the current value: the last one Set gave, even
-// when that assignment is recorded after recorded loops (see Set). It is
-// safe to call while other goroutines call Set or run loops, and does
-// not wait for running loops.
-func (c *Const[T]) Value() []T {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.pending > 0 {
-		return append([]T(nil), c.latest...)
-	}
-	return append([]T(nil), c.data...)
-}
-
-// Set changes the value (same number of values as dim). Loops issued after
-// it see the new value.
-func (c *Const[T]) Set(values ...T) error {
-	if len(values) != c.c.Dim {
-		return fmt.Errorf("op2: const %q: %d values given, want dim = %d", c.c.Name, len(values), c.c.Dim)
-	}
-	// Not while a loop runs, and after the recorded loops (see Chain),
-	// which see the value of when they were issued: at once when none of
-	// them uses the constant, else recorded after them.
-	lock(forNoData)
+// DataWO returns the values of the owned elements for writing only
+// (PyOP2's Dat.data_wo): the host copy becomes the
+// current one and the device copy stale, as with Data, but nothing is
+// copied from the device, so the slice holds stale values wherever the
+// device held the current ones. Set every value you keep; read only what
+// you wrote. Under MPI, as after Data, the halos are exchanged before
+// the next loop that reads them.
+func (d *Dat[T]) DataWO() []T {
+	forced := lock(forStorage(&d.s))
 	defer unlock()
-	switch rt.proc.RecordConst(&c.c, &c.mu, &c.pending, unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), c.c.Bytes())) {
-	case engine.AssignRecorded:
-		c.mu.Lock()
-		c.latest = append(c.latest[:0], values...)
-		c.pending++
-		c.mu.Unlock()
-		return nil
-	case engine.AssignForced:
-		if forced := rt.proc.Force(); forced != nil {
-			return forced
+	mustForce(forced)
+	d.s.WriteOnly()
+	dist.HostWrite(&d.s)
+	return d.data[:d.s.Set.Owned*d.s.Dim]
+}
+
+// Range returns a copy of the values of the n elements first,
+// first+1, ..., first+n-1 (n×dim values), copied from wherever they are
+// current: on a device backend whose copy alone is current, only those
+// values are copied from the device and the dat's state does not change.
+// The elements must be owned elements (under MPI, in the rank's local
+// numbering: halo elements are refused); a range outside [0, Size) is
+// refused with an error, as is a failing copy from the device.
+func (d *Dat[T]) Range(first, n int) ([]T, error) {
+	owned := d.s.Set.Owned
+	if first < 0 || n < 0 || first > owned || n > owned-first {
+		return nil, fmt.Errorf("op2: %s: range of %d elements from element %d is outside the %d owned elements", d.s.Describe(), n, first, owned)
+	}
+	out := make([]T, n*d.s.Dim)
+	if n == 0 {
+		return out, nil
+	}
+	var z T
+	size := int(unsafe.Sizeof(z))
+	forced := lock(forStorage(&d.s))
+	defer unlock()
+	if forced != nil {
+		return nil, forced
+	}
+	if err := d.s.ReadRange(unsafe.Pointer(&out[0]), first*d.s.Dim*size, len(out)*size); err != nil {
+		return nil, apiError(err)
+	}
+	return out, nil
+}
+
+// Gather collects the values of every element of the dat, over all ranks,
+// in the declared global numbering (OP2's op_fetch_data): rank 0 gets
+// them, the other ranks nil. It is collective: every rank must call it.
+// Without MPI it returns a copy of the values, in the declared numbering
+// also after Renumber (where Data has the new order).
+func (d *Dat[T]) Gather() ([]T, error) {
+	forced := lock(forCollective)
+	defer unlock()
+	if forced != nil {
+		return nil, forced
+	}
+	owned := d.s.Set.Owned * d.s.Dim
+	h, ok := d.s.Set.Halo.(*dist.SetHalo)
+	w := rt.proc.Started()
+	if ok && w != nil {
+		// A rank that cannot read its values says so to every rank.
+		what := fmt.Sprintf("Gather of dat %q on set %q", d.s.Name, d.s.Set.Name)
+		if err := mpiFatal(dist.AgreeStep(w, what, d.s.HostAccess(false))); err != nil {
+			return nil, fmt.Errorf("op2: %s: %w", what, err)
 		}
+	} else if err := d.s.HostAccess(false); err != nil {
+		return nil, err
 	}
-	c.set(values)
-	return nil
-}
-
-// set copies values into the constant.
-func (c *Const[T]) set(values []T) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	copy(c.data, values)
-	c.c.Version.Add(1)
-}
-
-// Remove withdraws the constant: later kernels can no longer refer to it,
-// and its name may be declared again.
-func (c *Const[T]) Remove() {
-	reg := c.reg
-	reg.Lock()
-	defer reg.Unlock()
-	if reg.byName[c.c.Name] == &c.c {
-		delete(reg.byName, c.c.Name)
-		reg.gen.Add(1)
-	}
-}
-
-// constsUsed lists, sorted by name, the constants whose names occur as
-// identifiers in the kernel source.
-func (reg *constRegistry) used(idents map[string]bool) ([]*core.Const, uint64) {
-	reg.Lock()
-	defer reg.Unlock()
-	var used []*core.Const
-	for name, c := range reg.byName {
-		if idents[name] {
-			used = append(used, c)
+	if !ok || w == nil {
+		if decl := d.s.Set.Declared; decl != nil {
+			return toDeclared(d.data[:owned], d.s.Dim, decl), nil
 		}
+		return append([]T(nil), d.data[:owned]...), nil
 	}
-	sort.Slice(used, func(i, j int) bool { return used[i].Name < used[j].Name })
-	return used, reg.gen.Load()
+	// Each rank sends rank 0 its owned values with their global numbers.
+	var out []T
+	if w.Rank() == 0 {
+		out = make([]T, h.GlobalSize*d.s.Dim)
+	}
+	elem := d.s.Dim * d.s.Type.Size()
+	vals := unsafe.Slice((*byte)(d.s.Host), d.s.Set.Owned*elem)
+	if err := dist.GatherRows(w, h.Global[:d.s.Set.Owned], vals, elem, rawBytes(out)); err != nil {
+		return nil, mpiFatal(fmt.Errorf("op2: Gather of %s: %w", d.s.Describe(), err))
+	}
+	return out, nil
 }
 
-func isCIdent(s string) bool {
-	if s == "" {
-		return false
+// dropDevice frees the device copy, whose values are being replaced.
+func (d *Dat[T]) dropDevice() {
+	if d.s.Dev != nil {
+		d.s.Dev.Free()
+		d.s.Dev = nil
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9')) {
-			return false
-		}
-	}
-	return true
 }

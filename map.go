@@ -5,64 +5,10 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
 )
-
-// Set is a collection of mesh elements (nodes, edges, cells) that loops run
-// over and data lives on.
-//
-// A set's elements come in sections, ready for distributed runs: core
-// elements, the other owned elements, the exec halo and the non-exec halo.
-// Without MPI every element is a core element and all sections end at Size.
-type Set struct {
-	c core.Set
-}
-
-// NewSet declares a set of size elements.
-func NewSet(size int, name string) (*Set, error) {
-	if size < 0 {
-		return nil, fmt.Errorf("op2: set %q: negative size %d", name, size)
-	}
-	if size > 1<<31-1 {
-		return nil, fmt.Errorf("op2: set %q: size %d exceeds the int32 index range", name, size)
-	}
-	if err := declareDistributed(fmt.Sprintf("set %q", name)); err != nil {
-		return nil, err
-	}
-	s := &Set{core.Set{Name: name, Core: size, Owned: size, Exec: size, Total: size, ID: core.NewID()}}
-	core.Track(&s.c) // plans built for the set go when it does
-	registerSet(s)
-	if rt.proc.DeclareBlocks() {
-		rt.proc.AddBlockSet(&s.c)
-	}
-	return s, nil
-}
-
-func setOf(c *core.Set) *Set {
-	// core.Set is the only field of Set, so the addresses coincide.
-	return (*Set)(unsafe.Pointer(c))
-}
-
-// Name is the set's name.
-func (s *Set) Name() string { return s.c.Name }
-
-// Size is the number of owned elements.
-func (s *Set) Size() int { return s.c.Owned }
-
-// CoreSize is the number of core elements: owned elements whose loops need
-// no halo data.
-func (s *Set) CoreSize() int { return s.c.Core }
-
-// ExecSize is the number of owned plus exec-halo elements.
-func (s *Set) ExecSize() int { return s.c.Exec }
-
-// TotalSize is the number of elements including both halos.
-func (s *Set) TotalSize() int { return s.c.Total }
-
-func (s *Set) String() string { return fmt.Sprintf("set %q (%d elements)", s.c.Name, s.c.Owned) }
 
 // Map connects each element of one set to arity elements of another, e.g.
 // each edge to its two nodes.
@@ -294,4 +240,51 @@ func composeTables(maps []*Map, what string, distributing bool) ([]int32, error)
 		table = rows
 	}
 	return table, nil
+}
+
+// Gather collects the map's table over all ranks in the declared global
+// numbering: element e's arity entries at [e*arity, (e+1)*arity), holding
+// global indices of the target set. Rank 0 gets them, the other ranks
+// nil. It is collective: every rank must call it. Without MPI it returns
+// a copy of the table (as Values does), except after Renumber: then rows
+// and entries are in the declared numbering, as under MPI.
+func (m *Map) Gather() ([]int32, error) {
+	lock(forNoData)
+	defer unlock()
+	from, ok := m.c.From.Halo.(*dist.SetHalo)
+	w := rt.proc.Started()
+	if !ok || w == nil {
+		tab := append([]int32(nil), m.c.Table[:m.c.From.Owned*m.c.Arity]...)
+		if to := m.c.To.Declared; to != nil {
+			for i, t := range tab {
+				tab[i] = to[t]
+			}
+		}
+		if from := m.c.From.Declared; from != nil {
+			tab = toDeclared(tab, m.c.Arity, from)
+		}
+		return tab, nil
+	}
+	to, ok := m.c.To.Halo.(*dist.SetHalo)
+	if !ok {
+		return nil, fmt.Errorf("op2: Gather of map %q: its target set %q is not partitioned", m.c.Name, m.c.To.Name)
+	}
+	what := fmt.Sprintf("Gather of map %q", m.c.Name)
+	if err := mpiFatal(dist.AgreeStep(w, what, nil)); err != nil {
+		return nil, fmt.Errorf("op2: %s: %w", what, err)
+	}
+	// Each rank sends rank 0 its owned rows, in global numbers.
+	k, owned := m.c.Arity, m.c.From.Owned
+	rows := make([]int32, owned*k)
+	for i, t := range m.c.Table[:owned*k] {
+		rows[i] = to.Global[t]
+	}
+	var out []int32
+	if w.Rank() == 0 {
+		out = make([]int32, from.GlobalSize*k)
+	}
+	if err := dist.GatherRows(w, from.Global[:owned], rawBytes(rows), 4*k, rawBytes(out)); err != nil {
+		return nil, mpiFatal(fmt.Errorf("op2: Gather of map %q: %w", m.c.Name, err))
+	}
+	return out, nil
 }

@@ -6,13 +6,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
-	"github.com/goop2/op2/internal/engine"
-	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/ptscotch"
 )
@@ -30,42 +27,11 @@ var ErrMETISUnavailable = dist.ErrNoMETIS
 // some rank.
 var ErrPTScotchUnavailable = ptscotch.ErrUnavailable
 
-// process is the state every runtime of the process shares: one value,
-// the default runtime's (rt.proc), which every runtime holds. The engine
-// part (engine.Process) owns the lock and, under it, the recorded loops
-// and what runs them, the crash report's view of the running loop and
-// the process's MPI job; the fields here are the declared objects,
-// PETSc's use, and the blocks of the mesh declared before Partition.
-type process struct {
-	*engine.Process
-
-	// petscState is the process's use of PETSc: the MPI world it runs on
-	// when GoOP2 started MPI for it (a program not started by a
-	// launcher), and the number of PETSc solvers made, for their option
-	// prefixes.
-	petscState struct {
-		sync.Mutex
-		own     *mpi.World // MPI started for PETSc alone (a world of one), or nil
-		solvers int
-	}
-	// addKernels are the kernels adding one Dat's values to another's,
-	// by C type and dim.
-	addKernels sync.Map
-}
-
 // meshDat is a Dat as the engine partitions and renumbers it
 // (engine.MeshData).
 type meshDat[T Scalar] struct{ d *Dat[T] }
 
 func (m meshDat[T]) Storage() *core.Storage { return &m.d.s }
-
-// dropDevice frees the device copy, whose values are being replaced.
-func (d *Dat[T]) dropDevice() {
-	if d.s.Dev != nil {
-		d.s.Dev.Free()
-		d.s.Dev = nil
-	}
-}
 
 func (m meshDat[T]) Replace(values []byte) {
 	d := m.d
@@ -152,12 +118,6 @@ func Finalize() error {
 	}
 	return err
 }
-
-// LevelTrace is the log level, below slog.LevelDebug, of the events of
-// every loop: its start and end and, under MPI, each halo exchange (Dat,
-// neighbours, bytes), each with the rank, so that a job's log shows where
-// every rank stands. OP2_LOG=trace chooses it.
-const LevelTrace = exec.LevelTrace
 
 // mpiFatal ends the job when err says that an MPI wait ran out of time
 // (engine.Process.Fatal); any other error is returned as it is.
@@ -396,15 +356,6 @@ func Partition(p Partitioner) (*PartitionInfo, error) {
 	return info, nil
 }
 
-// GlobalSize is the number of elements of the set over all ranks (Size
-// without MPI).
-func (s *Set) GlobalSize() int {
-	if h, ok := s.c.Halo.(*dist.SetHalo); ok {
-		return h.GlobalSize
-	}
-	return s.c.Owned
-}
-
 // Partitioned reports whether Partition has distributed the mesh over
 // more than one MPI rank. Before that, each rank's sets are its block of
 // the declared numbering; afterwards Set.DeclaredNumbers gives the
@@ -428,91 +379,25 @@ func declareDistributed(what string) error {
 	return nil
 }
 
-// Gather collects the values of every element of the dat, over all ranks,
-// in the declared global numbering (OP2's op_fetch_data): rank 0 gets
-// them, the other ranks nil. It is collective: every rank must call it.
-// Without MPI it returns a copy of the values, in the declared numbering
-// also after Renumber (where Data has the new order).
-func (d *Dat[T]) Gather() ([]T, error) {
-	forced := lock(forCollective)
-	defer unlock()
-	if forced != nil {
-		return nil, forced
-	}
-	owned := d.s.Set.Owned * d.s.Dim
-	h, ok := d.s.Set.Halo.(*dist.SetHalo)
-	w := rt.proc.Started()
-	if ok && w != nil {
-		// A rank that cannot read its values says so to every rank.
-		what := fmt.Sprintf("Gather of dat %q on set %q", d.s.Name, d.s.Set.Name)
-		if err := mpiFatal(dist.AgreeStep(w, what, d.s.HostAccess(false))); err != nil {
-			return nil, fmt.Errorf("op2: %s: %w", what, err)
-		}
-	} else if err := d.s.HostAccess(false); err != nil {
-		return nil, err
-	}
-	if !ok || w == nil {
-		if decl := d.s.Set.Declared; decl != nil {
-			return toDeclared(d.data[:owned], d.s.Dim, decl), nil
-		}
-		return append([]T(nil), d.data[:owned]...), nil
-	}
-	// Each rank sends rank 0 its owned values with their global numbers.
-	var out []T
-	if w.Rank() == 0 {
-		out = make([]T, h.GlobalSize*d.s.Dim)
-	}
-	elem := d.s.Dim * d.s.Type.Size()
-	vals := unsafe.Slice((*byte)(d.s.Host), d.s.Set.Owned*elem)
-	if err := dist.GatherRows(w, h.Global[:d.s.Set.Owned], vals, elem, rawBytes(out)); err != nil {
-		return nil, mpiFatal(fmt.Errorf("op2: Gather of %s: %w", d.s.Describe(), err))
-	}
-	return out, nil
+// HaloStats is this process's halo traffic under MPI (zero without it):
+// the point-to-point halo messages it sent and their bytes, and the
+// agreements (one small MPI_Allreduce each) before loops and recorded
+// chains. A recorded chain (see Chain) sends the halos its loops need
+// grouped, one message per neighbour and exchange point, and agrees once.
+type HaloStats struct {
+	Messages, Bytes int64
+	Agreements      int
 }
 
-// Gather collects the map's table over all ranks in the declared global
-// numbering: element e's arity entries at [e*arity, (e+1)*arity), holding
-// global indices of the target set. Rank 0 gets them, the other ranks
-// nil. It is collective: every rank must call it. Without MPI it returns
-// a copy of the table (as Values does), except after Renumber: then rows
-// and entries are in the declared numbering, as under MPI.
-func (m *Map) Gather() ([]int32, error) {
+// ReadHaloStats returns the process's halo traffic so far. It runs no
+// recorded loop.
+func ReadHaloStats() HaloStats {
 	lock(forNoData)
 	defer unlock()
-	from, ok := m.c.From.Halo.(*dist.SetHalo)
-	w := rt.proc.Started()
-	if !ok || w == nil {
-		tab := append([]int32(nil), m.c.Table[:m.c.From.Owned*m.c.Arity]...)
-		if to := m.c.To.Declared; to != nil {
-			for i, t := range tab {
-				tab[i] = to[t]
-			}
-		}
-		if from := m.c.From.Declared; from != nil {
-			tab = toDeclared(tab, m.c.Arity, from)
-		}
-		return tab, nil
+	if rt.proc.Job() == nil {
+		return HaloStats{}
 	}
-	to, ok := m.c.To.Halo.(*dist.SetHalo)
-	if !ok {
-		return nil, fmt.Errorf("op2: Gather of map %q: its target set %q is not partitioned", m.c.Name, m.c.To.Name)
-	}
-	what := fmt.Sprintf("Gather of map %q", m.c.Name)
-	if err := mpiFatal(dist.AgreeStep(w, what, nil)); err != nil {
-		return nil, fmt.Errorf("op2: %s: %w", what, err)
-	}
-	// Each rank sends rank 0 its owned rows, in global numbers.
-	k, owned := m.c.Arity, m.c.From.Owned
-	rows := make([]int32, owned*k)
-	for i, t := range m.c.Table[:owned*k] {
-		rows[i] = to.Global[t]
-	}
-	var out []int32
-	if w.Rank() == 0 {
-		out = make([]int32, from.GlobalSize*k)
-	}
-	if err := dist.GatherRows(w, from.Global[:owned], rawBytes(rows), 4*k, rawBytes(out)); err != nil {
-		return nil, mpiFatal(fmt.Errorf("op2: Gather of map %q: %w", m.c.Name, err))
-	}
-	return out, nil
+	h := rt.proc.Job().Halo()
+	m, b := h.Messages()
+	return HaloStats{Messages: m, Bytes: b, Agreements: h.Agreements()}
 }

@@ -96,3 +96,37 @@ func fillIndex(s *core.Set) {
 	}
 	s.Index, s.IndexOwner = &d.s, d
 }
+
+// Arg is one argument of a parallel loop. Make one with Dat.Arg, Dat.ArgMap,
+// Dat.ArgVec, Global.Arg, ArgIdx or Map.ArgIdx, and make it optional with
+// Opt.
+type Arg struct {
+	// e is the whole argument, as the engine binds it: an Arg has the
+	// layout of an engine.Arg, so that a loop's arguments are handed to
+	// the engine without copying (engineArgs).
+	e engine.Arg
+}
+
+// engineArgs is args as the engine's arguments: the same memory, so
+// that a loop's arguments are neither copied nor moved off the caller's
+// stack.
+func engineArgs(args []Arg) []engine.Arg {
+	return unsafe.Slice((*engine.Arg)(unsafe.Pointer(unsafe.SliceData(args))), len(args))
+}
+
+// Arg and engine.Arg have one size (and Arg's one field is at offset 0),
+// which engineArgs needs: either array length is negative otherwise.
+var (
+	_ [unsafe.Sizeof(Arg{}) - unsafe.Sizeof(engine.Arg{})]byte
+	_ [unsafe.Sizeof(engine.Arg{}) - unsafe.Sizeof(Arg{})]byte
+)
+
+// MaxReductionDim is the largest dim of a Global used for a reduction
+// (Inc, Min, Max): every thread or work item keeps a private copy.
+const MaxReductionDim = 1024
+
+// MaxMinMaxValues is the largest size in bytes, per loop element, of a
+// Dat argument with access Min or Max through a map (dim values, times the
+// map's arity for ArgVec): the kernel gets a private accumulator of that
+// size on every backend.
+const MaxMinMaxValues = 256

@@ -1,0 +1,170 @@
+package op2
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/engine"
+)
+
+// Const is a named value that every kernel can read by that name, as a
+// scalar (dim 1) or an array. Changing it with Set takes effect in the next
+// loop without recompiling anything.
+type Const[T Scalar] struct {
+	c    core.Const
+	mu   sync.Mutex // guards data, pending and latest
+	data []T
+	// pending counts the assignments recorded after recorded loops (see
+	// Set) not yet made; latest holds the last one's values.
+	pending int
+	latest  []T
+	reg     *constRegistry
+}
+
+// constRegistry holds a runtime's constants by name; kernels refer to them
+// by name.
+type constRegistry struct {
+	sync.Mutex
+	byName map[string]*core.Const
+	gen    atomic.Uint64 // bumped when a constant is declared or removed
+}
+
+func newConstRegistry() *constRegistry {
+	return &constRegistry{byName: map[string]*core.Const{}}
+}
+
+// NewConst declares a constant with dim values (len(data) must equal dim)
+// in the default runtime (see NewConstIn).
+// The name must be a C identifier not used by another constant, and not a
+// C keyword (such as for, double or return), a stdint.h or stddef.h type
+// name (int32_t, size_t...), an OpenCL C keyword, type or built-in (global,
+// local, constant, kernel, half, float4, image2d_t, get_global_id...: they
+// would break the kernel on the opencl backend), nor start with op2_ or OP2_ (reserved for
+// GoOP2's generated code), __, or _ and a capital letter. dim may be at
+// most MaxDim.
+func NewConst[T Scalar](dim int, data []T, name string) (*Const[T], error) {
+	return NewConstIn(Default(), dim, data, name)
+}
+
+// NewConstIn declares a constant in runtime r: kernels of loops run by r
+// see it by name. The rules are NewConst's.
+func NewConstIn[T Scalar](r *Runtime, dim int, data []T, name string) (*Const[T], error) {
+	if why := core.ConstNameProblem(name); why != "" {
+		return nil, fmt.Errorf("op2: const %q: %s", name, why)
+	}
+	if _, err := checkShape(fmt.Sprintf("const %q", name), "dim", 1, dim, scalarType[T]().Size()); err != nil {
+		return nil, err
+	}
+	if len(data) != dim {
+		return nil, fmt.Errorf("op2: const %q: dim %d with %d values; need one value per component", name, dim, len(data))
+	}
+	c := &Const[T]{reg: r.consts}
+	c.data = pinned[T](c, dim)
+	copy(c.data, data)
+	c.c = core.Const{Name: name, Type: scalarType[T](), Dim: dim, Host: hostPtr(c.data), ID: core.NewID()}
+	c.c.Version.Store(1)
+	reg := r.consts
+	reg.Lock()
+	defer reg.Unlock()
+	if _, dup := reg.byName[name]; dup {
+		return nil, fmt.Errorf("op2: const %q is already declared", name)
+	}
+	reg.byName[name] = &c.c
+	reg.gen.Add(1)
+	return c, nil
+}
+
+// Name is the constant's name.
+func (c *Const[T]) Name() string { return c.c.Name }
+
+// Value returns a copy of the current value: the last one Set gave, even
+// when that assignment is recorded after recorded loops (see Set). It is
+// safe to call while other goroutines call Set or run loops, and does
+// not wait for running loops.
+func (c *Const[T]) Value() []T {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending > 0 {
+		return append([]T(nil), c.latest...)
+	}
+	return append([]T(nil), c.data...)
+}
+
+// Set changes the value (same number of values as dim). Loops issued after
+// it see the new value.
+func (c *Const[T]) Set(values ...T) error {
+	if len(values) != c.c.Dim {
+		return fmt.Errorf("op2: const %q: %d values given, want dim = %d", c.c.Name, len(values), c.c.Dim)
+	}
+	// Not while a loop runs, and after the recorded loops (see Chain),
+	// which see the value of when they were issued: at once when none of
+	// them uses the constant, else recorded after them.
+	lock(forNoData)
+	defer unlock()
+	switch rt.proc.RecordConst(&c.c, &c.mu, &c.pending, unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), c.c.Bytes())) {
+	case engine.AssignRecorded:
+		c.mu.Lock()
+		c.latest = append(c.latest[:0], values...)
+		c.pending++
+		c.mu.Unlock()
+		return nil
+	case engine.AssignForced:
+		if forced := rt.proc.Force(); forced != nil {
+			return forced
+		}
+	}
+	c.set(values)
+	return nil
+}
+
+// set copies values into the constant.
+func (c *Const[T]) set(values []T) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	copy(c.data, values)
+	c.c.Version.Add(1)
+}
+
+// Remove withdraws the constant: later kernels can no longer refer to it,
+// and its name may be declared again.
+func (c *Const[T]) Remove() {
+	reg := c.reg
+	reg.Lock()
+	defer reg.Unlock()
+	if reg.byName[c.c.Name] == &c.c {
+		delete(reg.byName, c.c.Name)
+		reg.gen.Add(1)
+	}
+}
+
+// constsUsed lists, sorted by name, the constants whose names occur as
+// identifiers in the kernel source.
+func (reg *constRegistry) used(idents map[string]bool) ([]*core.Const, uint64) {
+	reg.Lock()
+	defer reg.Unlock()
+	var used []*core.Const
+	for name, c := range reg.byName {
+		if idents[name] {
+			used = append(used, c)
+		}
+	}
+	sort.Slice(used, func(i, j int) bool { return used[i].Name < used[j].Name })
+	return used, reg.gen.Load()
+}
+
+func isCIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9')) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,109 @@
+package op2
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/goop2/op2/internal/clex"
+	"github.com/goop2/op2/internal/core"
+)
+
+// Kernel is the C source of the work done for one element, and the name of
+// the function in it to call. The function takes one pointer parameter per
+// loop argument, in order (see the package documentation for the types;
+// void * and void ** are accepted for any data, which the kernel casts).
+// It may use math.h and refer to any declared Const by name. The
+// parameters of READ arguments are const in the generated code, whether
+// the source says so or not, so the kernel may only read through them
+// (and pass them to helpers taking pointers to const values).
+type Kernel struct {
+	c core.Kernel
+
+	once sync.Once
+	info *core.KernelInfo
+	err  error
+
+	constReg *constRegistry // the registry consts was computed from
+	constGen uint64         // its generation then
+	consts   []*core.Const
+}
+
+// NewKernel declares a kernel: C source defining function name. The source
+// is read when a loop first uses the kernel; errors are reported then.
+// Kernels with the same name and source share their compiled programs, so
+// declaring a kernel again (even on every loop) costs no new program.
+func NewKernel(source, name string) *Kernel {
+	// The source is kept normalised (clex.Normalize): continuations moved
+	// out of the tokens they split and digraphs spelled out, so that every
+	// reader and generator sees plain tokens at the offsets the kernel
+	// reader reports. The compiler reads the same program.
+	return newKernel(source, name, false)
+}
+
+// CXX returns the kernel declared as C++ rather than C: a new Kernel with
+// the same source and name (k itself is unchanged), as in
+//
+//	k := op2.NewKernel(src, "compute_flux").CXX()
+//
+// A C++ kernel is what OP2's C++ applications write: helper functions
+// taking references, inline and static inline functions, functional casts
+// (double(x)), constexpr, namespaces, structs with member functions and
+// templates. Its parameters follow the same rules as a C kernel's (one
+// pointer per argument, a pointer to pointers for ArgVec), and a
+// parameter may also be a reference to the element type (double &x, const
+// double &x) where the argument passes one value per element (dim 1, not
+// ArgVec): the kernel gets that value itself. The host backends
+// (sequential, openmp) compile the generated wrapper with the C++
+// compiler (Config.CXX: $CXX, else g++) and the kernel inlined as for C;
+// cuda compiles it with NVRTC, which is C++; opencl refuses it with an
+// error naming the kernel, since its generator writes OpenCL C and PoCL
+// and most OpenCL drivers have no C++ for OpenCL.
+func (k *Kernel) CXX() *Kernel {
+	if k.c.CXX {
+		return k
+	}
+	return newKernel(k.c.Source, k.c.Name, true)
+}
+
+// IsCXX reports whether the kernel was declared C++ (Kernel.CXX).
+func (k *Kernel) IsCXX() bool { return k.c.CXX }
+
+func newKernel(source, name string, cxx bool) *Kernel {
+	src := clex.Normalize(source)
+	return &Kernel{c: core.Kernel{Name: name, Source: src, ID: core.NewID(), CXX: cxx, Sum: core.KernelSum(name, src, cxx)}}
+}
+
+// Name is the kernel function's name.
+func (k *Kernel) Name() string { return k.c.Name }
+
+func (k *Kernel) parse() (*core.KernelInfo, error) {
+	k.once.Do(func() {
+		if !isCIdent(k.c.Name) {
+			k.err = fmt.Errorf("op2: kernel name %q is not a C identifier", k.c.Name)
+			return
+		}
+		k.info, k.err = core.ParseKernel(k.c.Source, k.c.Name)
+		if k.err != nil {
+			k.err = fmt.Errorf("op2: kernel %q: %w", k.c.Name, k.err)
+			return
+		}
+		// The source with the macros that write the definition expanded
+		// (the same program), where the reader's positions are.
+		k.c.Source = k.info.Source
+		k.c.Info = k.info
+	})
+	return k.info, k.err
+}
+
+// usedConsts returns the constants the kernel refers to, recomputed only
+// when constants have been declared or removed since the last call.
+func (k *Kernel) usedConsts(reg *constRegistry) []*core.Const {
+	if reg != k.constReg || reg.gen.Load() != k.constGen || k.consts == nil {
+		k.consts, k.constGen = reg.used(k.info.Idents)
+		k.constReg = reg
+		if k.consts == nil {
+			k.consts = []*core.Const{}
+		}
+	}
+	return k.consts
+}
