@@ -410,11 +410,9 @@ func (A *Mat[T]) exchangeHalo(r *Runtime, x *Dat[T]) error {
 		return err
 	}
 	col := A.sp.pairs[0].Col
-	return r.ParLoop(matHaloKernel, setOf(col.c.From), x.ArgMap(Read, col, 0))
+	return r.ParLoop(rt.proc.matHalo, setOf(col.c.From), x.ArgMap(Read, col, 0))
 }
 
-// matHaloKernel reads nothing: the loop it runs in exchanges a halo.
-var matHaloKernel = NewKernel("void goop2_mat_halo(const void *x) { (void)x; }", "goop2_mat_halo")
 
 // MaxDenseValues bounds the values Mat.Dense returns (a dense copy is for
 // tests and small problems).

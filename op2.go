@@ -247,7 +247,10 @@ func Default() *Runtime { return rt }
 
 // newProcess returns the process's shared state, made once with the
 // default runtime.
-func newProcess() *process { return &process{Process: engine.NewProcess(apiErrors{})} }
+func newProcess() *process {
+	return &process{Process: engine.NewProcess(apiErrors{}),
+		matHalo: NewKernel("void goop2_mat_halo(const void *x) { (void)x; }", "goop2_mat_halo")}
+}
 
 // newRuntime returns a runtime configured from the environment, in the
 // process d.
@@ -482,4 +485,6 @@ type process struct {
 	// addKernels are the kernels adding one Dat's values to another's,
 	// by C type and dim.
 	addKernels sync.Map
+	// matHalo reads nothing: the loop it runs in exchanges a halo.
+	matHalo *Kernel
 }

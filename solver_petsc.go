@@ -264,7 +264,7 @@ func (sp *Sparsity) globalColumns(w *mpi.World) (rstart, total int64, gcol []int
 	// A loop reading g through the columns' map brings the whole halo
 	// (exec and non-exec) from the owners, as Mat.Mult's does for x.
 	col := sp.pairs[0].Col
-	if err := ParLoop(matHaloKernel, setOf(col.c.From), g.ArgMap(Read, col, 0)); err != nil {
+	if err := ParLoop(rt.proc.matHalo, setOf(col.c.From), g.ArgMap(Read, col, 0)); err != nil {
 		return 0, 0, nil, err
 	}
 	err = lock(forCollective)
