@@ -2,86 +2,30 @@
 // OP2 and PyOP2.
 //
 // A program declares its mesh as Sets (nodes, edges, cells), Maps between
-// them (edges to their two nodes, cells to their four nodes) and data on the
-// sets (Dats), plus Globals (small arrays for reductions) and Consts (named
-// values every kernel can read). It then describes the work on one element
-// as a C function, a Kernel, and hands it to ParLoop together with the set
-// to loop over and the arguments. GoOP2 generates a C wrapper around the
-// kernel for the selected backend, compiles it once (results are cached in
-// memory and on disk), and runs it over the whole set.
+// them and data on the sets (Dats), plus Globals (small arrays for
+// reductions) and Consts (named values every kernel can read). It describes
+// the work on one element as a C function, a Kernel, and hands it to
+// ParLoop with the set to loop over and the arguments. GoOP2 generates the
+// code around the kernel for the selected backend, compiles it once (cached
+// in memory and on disk) and runs it over the set. The same program runs
+// unchanged on every backend: "sequential" (one core), "openmp" (all
+// cores), "opencl" (an OpenCL device) and "cuda" (an NVIDIA GPU), chosen
+// with Configure or OP2_BACKEND, and on several machines under MPI
+// (Partition).
 //
-// The same program runs unchanged on every backend; pick one with Configure
-// (Config.Backend) or the OP2_BACKEND environment variable:
+// Arguments reach the kernel as in OP2: a Dat directly or through one map
+// column as T*, through every column as T**, a Global as T*; Access says
+// how the kernel uses each. Loops may also be recorded and run later
+// (Chain, lazy mode), over Subsets, ExtrudedSets and MixedSets, and
+// assemble Mats for a Solver. Misuse is reported before anything runs, as
+// a *LoopError naming the loop, the argument and the objects involved;
+// every error message starts with "op2: ", once.
 //
-//   - "sequential": one core.
-//   - "openmp": all cores, through OpenMP, with a colouring execution plan
-//     so that increments through maps never race.
-//   - "opencl": an OpenCL device (a GPU, or CPUs through PoCL), loaded at
-//     run time; data moves between host and device only when stale.
-//   - "cuda": an NVIDIA GPU through the CUDA driver, its kernels compiled
-//     with NVRTC, both loaded at run time; data moves as on opencl.
-//
-// Arguments reach the kernel as in OP2: a Dat accessed directly or through
-// one column of a map arrives as a pointer to the element's values (T*); a
-// Dat through every column of a map arrives as an array of pointers (T**),
-// one per column; a Global arrives as a pointer to its values. ArgIdx and
-// Map.ArgIdx pass the element's index and a map's value (const int *);
-// Opt makes any argument optional (a null pointer when disabled). A
-// parameter may also be an untyped pointer (void *, void ** for a whole
-// map) that the kernel casts. Access modes say how the kernel uses each
-// argument (Read, Write, RW, Inc, Min, Max). The parameters of Read
-// arguments are const in the generated code on every backend, whatever
-// the kernel declares: a kernel that writes to one, or passes it where a
-// pointer to modifiable values is expected, does not compile.
-//
-// Errors a program could have avoided (a map from the wrong set, an index
-// past the map's arity, a Global with Write access, a kernel parameter of
-// the wrong type) are reported by ParLoop before anything runs, as a
-// *LoopError naming the loop, the argument and the objects involved.
-// Errors from the environment are returned as errors too, with the
-// compiler's messages: a kernel that does not compile is a *CompileError
-// (or a *DeviceBuildError on a device backend, a *LoadError if the built
-// library cannot be loaded); a missing C compiler matches ErrNoCompiler and
-// a backend that cannot be opened here matches ErrBackendUnavailable
-// (errors.Is). Every error message starts with "op2: ", once.
-//
-// The timing report (EnableTiming, Config.Timing or OP2_TIMING=1) gives,
-// per loop, the calls, their time, the plan and compile time and the
-// effective bandwidth (Timings, WriteTimingTable, WriteTimingCSV,
-// WriteTimingJSON). Events — the backend opened, programs compiled or
-// found in a cache, plans built, MPI initialised — go to a log/slog logger
-// when one is set (Config.Logger, or OP2_LOG=info|debug for text on
-// standard error); by default nothing is logged.
-//
-// Loops may also be recorded and run later: Chain records the loops issued
-// while a function runs and runs them when it returns, and lazy mode
-// (Config.Lazy, OP2_LAZY=1) records every loop until something needs its
-// results. Every access to data runs the recorded loops first, so results
-// are those of running each loop at once.
-//
-// Renumber reorders a mesh for locality before its first loop (OP2's
-// op_renumber): RCMOrdering (reverse Cuthill–McKee on a map's graph) or
-// RCBOrdering and RCBCentreOrdering (recursive coordinate bisection of a
-// set's coordinates, or of its elements' centres) order one set, the others
-// follow through the maps; Gather, the dumps and index arguments keep the
-// declared numbering.
-//
-// A loop may also run over a Subset, some of a set's elements, with the
-// same arguments as over the whole set, or over an ExtrudedSet, layers of
-// a base set's elements stacked in columns (PyOP2's extruded meshes),
-// with Dats on it (NewExtrudedDat), ExtrudedMaps and the layer
-// (ArgLayer). Dats have PyOP2's utilities:
-// Zero, CopyTo, a write-only accessor DataWO and Range for a few elements,
-// each moving no data between host and device beyond what it needs;
-// Globals of dim 1 have Value and SetValue.
-//
-// Failures are returned as errors, not panics, with these exceptions
-// (besides methods called on nil objects): Data and DataRO of a Dat or
-// Global, and Value and SetValue of a Global, panic when copying the values
-// from a device fails (a device error, possibly from an earlier loop that
-// ran asynchronously); Sync does the same copy and returns that failure as
-// an error instead. Value and SetValue also panic on a Global whose dim is
-// not 1.
+// The guide, docs/guide in the repository, has one page per topic: data
+// and kernels, loops and chains, matrices and solvers, extruded, mixed and
+// subsets, configuration (every setting, its variable and default), I/O,
+// MPI, checks and errors, timing and logging, and porting from OP2 or
+// PyOP2.
 package op2
 
 import (
