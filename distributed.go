@@ -322,7 +322,7 @@ func (p *PartitionInfo) String() string {
 			b.WriteString(", ")
 		}
 		name := c.Map
-		if !plainName(name) {
+		if !exec.PlainName(name) {
 			name = strconv.Quote(name)
 		}
 		fmt.Fprintf(&b, "%s %d", name, c.EdgeCut)
