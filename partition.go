@@ -10,6 +10,7 @@ import (
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/ptscotch"
 )
@@ -284,7 +285,7 @@ func (p *PartitionInfo) String() string {
 			b.WriteString(", ")
 		}
 		name := c.Map
-		if !plainName(name) {
+		if !exec.PlainName(name) {
 			name = strconv.Quote(name)
 		}
 		fmt.Fprintf(&b, "%s %d", name, c.EdgeCut)

@@ -25,7 +25,6 @@ func TestOnlyTheDefaultRuntimeIsMutable(t *testing.T) {
 		"forStatus":              "lock mode",
 		"forCollective":          "lock mode",
 		"_":                      "compile-time size checks",
-		"largestWritten":         "a constant big.Float",
 		"preRE":                  "a compiled regular expression",
 		"cgSteps":                "a constant table of kernel bodies",
 		"petscTypes":             "a constant table of names",

@@ -1,15 +1,9 @@
 package op2
 
 import (
-	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/goop2/op2/internal/exec"
 )
@@ -131,20 +125,22 @@ func (r *Runtime) Timings() []LoopTiming {
 	return r.timingRecords()
 }
 
-// timingReport runs the recorded loops and returns the timing report, or
-// the failure of a recorded loop.
-func (r *Runtime) timingReport() ([]LoopTiming, error) {
+// timingReport runs the recorded loops and returns the timing records,
+// or the failure of a recorded loop.
+func (r *Runtime) timingReport() ([]exec.TimingRecord, error) {
 	forced := lock(forData)
 	defer unlock()
 	if forced != nil {
 		return nil, forced
 	}
-	return r.timingRecords(), nil
+	return r.e.Timings.Records(), nil
 }
 
 // timingRecords returns the timing report. Caller holds mu.
-func (r *Runtime) timingRecords() []LoopTiming {
-	recs := r.e.Timings.Records()
+func (r *Runtime) timingRecords() []LoopTiming { return loopTimings(r.e.Timings.Records()) }
+
+// loopTimings is the timing report of recs.
+func loopTimings(recs []exec.TimingRecord) []LoopTiming {
 	out := make([]LoopTiming, len(recs))
 	for i, rec := range recs {
 		out[i] = LoopTiming{Kernel: rec.Kernel, Set: rec.Set, Backend: rec.Backend, Calls: rec.Calls,
@@ -179,88 +175,11 @@ func WriteTimingTable(w io.Writer) error { return rt.WriteTimingTable(w) }
 // WriteTimingTable writes runtime r's timing report as a table (see the
 // package-level WriteTimingTable).
 func (r *Runtime) WriteTimingTable(w io.Writer) error {
-	ts, err := r.timingReport()
+	recs, err := r.timingReport()
 	if err != nil {
 		return err
 	}
-	// Names left-aligned, numbers right-aligned. fmt pads to a width in
-	// characters (runes).
-	names := make([][3]string, len(ts))
-	wk, ws, wb := len("all loops"), len("set"), len("backend")
-	for i, t := range ts {
-		n := [3]string{tableName(t.Kernel), tableName(t.Set), tableName(t.Backend)}
-		names[i] = n
-		wk, ws, wb = max(wk, utf8.RuneCountInString(n[0])), max(ws, utf8.RuneCountInString(n[1])), max(wb, utf8.RuneCountInString(n[2]))
-	}
-	tuned := ""
-	for _, t := range ts {
-		if t.Tuned != "" {
-			tuned = "  tuned"
-		}
-	}
-	printf := func(format string, a ...any) {
-		if err == nil {
-			_, err = fmt.Fprintf(w, format, a...)
-		}
-	}
-	if n := Ranks(); n > 1 {
-		printf("rank %d of %d\n", Rank(), n)
-	}
-	const nums = " %8d %10.4f %11.1f %9.4f %10.4f %8.2f%s\n"
-	printf("%-*s  %-*s  %-*s %8s %10s %11s %9s %10s %8s%s\n", wk, "loop", ws, "set", wb, "backend",
-		"calls", "time s", "mean µs", "plan s", "compile s", "GB/s", tuned)
-	var sum LoopTiming
-	for i, t := range ts {
-		n := names[i]
-		printf("%-*s  %-*s  %-*s"+nums, wk, n[0], ws, n[1], wb, n[2], t.Calls,
-			t.Time.Seconds(), float64(t.Mean().Nanoseconds())/1e3, t.Plan.Seconds(), t.Compile.Seconds(), t.GBPerSecond(), tunedCell(tuned, t.Tuned))
-		sum.Calls += t.Calls
-		sum.Time += t.Time
-		sum.Plan += t.Plan
-		sum.Compile += t.Compile
-		sum.Bytes += t.Bytes
-	}
-	printf("%-*s  %-*s  %-*s %8d %10.4f %11s %9.4f %10.4f %8.2f\n", wk, "all loops", ws, "", wb, "", sum.Calls,
-		sum.Time.Seconds(), "", sum.Plan.Seconds(), sum.Compile.Seconds(), sum.GBPerSecond())
-	return err
-}
-
-// tunedCell is a row's tuned column: none when no loop was tuned.
-func tunedCell(column, setting string) string {
-	if column == "" {
-		return ""
-	}
-	if plainName(setting) {
-		return "  " + setting
-	}
-	return "  " + strconv.Quote(setting)
-}
-
-// maxTableName is the most characters a name takes in the timing table.
-const maxTableName = 40
-
-// tableName is a name as the timing table shows it: as it is when
-// plainName accepts it, quoted as Go's %q quotes it otherwise, and
-// shortened in the middle with "…" past maxTableName characters.
-func tableName(s string) string {
-	if !plainName(s) {
-		s = strconv.Quote(s)
-	}
-	if n := utf8.RuneCountInString(s); n > maxTableName {
-		r := []rune(s)
-		head := (maxTableName - 1) / 2
-		s = string(r[:head]) + "…" + string(r[n-(maxTableName-1-head):])
-	}
-	return s
-}
-
-// plainName reports whether s shows in a table as itself, on one line and
-// unambiguously: not empty, valid UTF-8, every character printable (no
-// newline, tab or other control character), no leading or trailing space
-// and no leading double quote (which would read as a quoted name).
-func plainName(s string) bool {
-	return s != "" && utf8.ValidString(s) && strings.TrimSpace(s) == s && s[0] != '"' &&
-		!strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) })
+	return exec.WriteTimingTable(w, recs, Rank(), Ranks())
 }
 
 // WriteTimingCSV writes the default runtime's timing report as CSV (OP2's
@@ -273,20 +192,11 @@ func WriteTimingCSV(w io.Writer) error { return rt.WriteTimingCSV(w) }
 // WriteTimingCSV writes runtime r's timing report as CSV (see the
 // package-level WriteTimingCSV).
 func (r *Runtime) WriteTimingCSV(w io.Writer) error {
-	ts, err := r.timingReport()
+	recs, err := r.timingReport()
 	if err != nil {
 		return err
 	}
-	rank := strconv.Itoa(Rank())
-	c := csv.NewWriter(w)
-	c.Write([]string{"rank", "kernel", "set", "backend", "calls", "time_s", "mean_s", "plan_s", "compile_s", "bytes", "gb_per_s", "tuned"})
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	for _, t := range ts {
-		c.Write([]string{rank, t.Kernel, t.Set, t.Backend, strconv.Itoa(t.Calls), f(t.Time.Seconds()), f(t.Mean().Seconds()),
-			f(t.Plan.Seconds()), f(t.Compile.Seconds()), f(t.Bytes), f(t.GBPerSecond()), t.Tuned})
-	}
-	c.Flush()
-	return c.Error()
+	return exec.WriteTimingCSV(w, recs, Rank())
 }
 
 // TimingReport is the timing report as WriteTimingJSON writes it.
@@ -323,10 +233,11 @@ func WriteTimingJSON(w io.Writer) error { return rt.WriteTimingJSON(w) }
 // WriteTimingJSON writes runtime r's timing report as JSON (see the
 // package-level WriteTimingJSON).
 func (r *Runtime) WriteTimingJSON(w io.Writer) error {
-	ts, err := r.timingReport()
+	recs, err := r.timingReport()
 	if err != nil {
 		return err
 	}
+	ts := loopTimings(recs)
 	rep := TimingReport{Rank: Rank(), Ranks: Ranks(), Loops: make([]TimingReportRow, len(ts))}
 	for i, t := range ts {
 		rep.Loops[i] = TimingReportRow{Kernel: t.Kernel, Set: t.Set, Backend: t.Backend, Calls: t.Calls,
