@@ -413,7 +413,6 @@ func (A *Mat[T]) exchangeHalo(r *Runtime, x *Dat[T]) error {
 	return r.ParLoop(rt.proc.matHalo, setOf(col.c.From), x.ArgMap(Read, col, 0))
 }
 
-
 // MaxDenseValues bounds the values Mat.Dense returns (a dense copy is for
 // tests and small problems).
 const MaxDenseValues = 1 << 24
