@@ -145,6 +145,15 @@ func TestMPIErrors(t *testing.T) {
 			want: []string{"/nonexistent/mpicc", "apt-get install openmpi-bin libopenmpi-dev", "MPICC"},
 		},
 		{
+			name: "rcb-nil-coordinates",
+			ranks: func(t *testing.T) error {
+				declareRing(t, 8)
+				_, err := op2.Partition(op2.RCBPartitioner(nil))
+				return err
+			},
+			want: []string{"RCBPartitioner: the coordinates dat was not declared before Partition"},
+		},
+		{
 			name: "owner-not-a-rank",
 			ranks: func(t *testing.T) error {
 				nodes, _ := declareRing(t, 8)
