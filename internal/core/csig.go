@@ -100,6 +100,9 @@ type KernelInfo struct {
 	// normalised (clex.Normalize), with the macro invocations that write
 	// the definition expanded in place (see ParseKernel).
 	Source string
+	// Blanked is Source with its comments and the contents of its
+	// literals blanked (clex.Blank), at the same offsets.
+	Blanked string
 	// Returns says the body has a return statement (outside macros).
 	Returns bool
 	// Protos are the spans of the parameter lists (between the
@@ -222,7 +225,7 @@ func parseKernel(src, name string) (*KernelInfo, string, error) {
 	info.NameStart, info.ListStart, info.ListEnd, info.BodyOpen, info.BodyClose = d.name, d.open+1, d.close, d.body, d.bodyEnd
 	info.Protos = protos
 	info.Returns = clex.IndexIdent(code[d.body:d.bodyEnd], "return") >= 0
-	info.pp, info.lit = pp, lit
+	info.pp, info.lit, info.Blanked = pp, lit, noComments
 	return info, "", nil
 }
 

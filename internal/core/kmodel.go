@@ -86,6 +86,8 @@ type SourceModel struct {
 	// lists and bodies (and the prototypes' names and lists) blanked:
 	// what C++ has outside them (namespaces, structs' member functions).
 	Outside string
+	// OutsideIdents are the identifiers of Outside.
+	OutsideIdents map[string]bool
 	// BodyIdents[i] are the identifiers of Defs[i]'s body; MacroIdents
 	// those of every #define's replacement text.
 	BodyIdents  []map[string]bool
@@ -148,7 +150,11 @@ func (k *KernelInfo) Body() (*KernelBody, error) {
 
 func readBody(k *KernelInfo) (*KernelBody, error) {
 	b := &KernelBody{}
-	raw := clex.Blank(k.Source[k.BodyOpen:k.BodyClose+1], true, nil)
+	blanked := k.Blanked
+	if len(blanked) != len(k.Source) {
+		blanked = clex.Blank(k.Source, true, nil)
+	}
+	raw := blanked[k.BodyOpen : k.BodyClose+1]
 	for _, line := range strings.Split(raw, "\n") {
 		if strings.HasPrefix(strings.TrimSpace(line), "#") {
 			b.Directive = true
@@ -330,6 +336,7 @@ func ReadSource(src string) (*SourceModel, error) {
 		}
 	}
 	u.Outside = string(outside)
+	u.OutsideIdents = setOf(clex.Identifiers(u.Outside))
 	for _, c := range findCalls(u.Outside, 0, len(outside), u.Defined) {
 		if declaredAfterType(code, c.NameAt) {
 			continue // a member function's declaration, named like a function of the file scope

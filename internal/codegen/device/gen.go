@@ -906,9 +906,8 @@ func constsOutsideFunctions(l *core.Loop, u *userSource, d *Dialect) error {
 	if !l.Kernel.CXX || len(l.Consts) == 0 {
 		return nil
 	}
-	idents := clex.Identifiers(u.Outside)
 	for _, c := range l.Consts {
-		if slices.Contains(idents, c.Name) {
+		if u.OutsideIdents[c.Name] {
 			return fmt.Errorf("the C++ kernel %q uses constant %q outside its file-scope functions (in a namespace, a struct's member function or a declaration): on %s, constants reach only functions defined at file scope; move that code to a file-scope function, pass the value as a parameter, or rename what shares the constant's name", l.Kernel.Name, c.Name, d.Name)
 		}
 	}
