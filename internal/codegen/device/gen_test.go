@@ -287,49 +287,6 @@ func TestArgumentPassing(t *testing.T) {
 
 var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 
-func TestPassedOn(t *testing.T) {
-	cases := []struct {
-		body  string
-		depth int
-		want  bool
-	}{
-		{"x[0] = 1;", 1, false},
-		{"*x = 2 * x[1];", 1, false},
-		{"y = a * x[0] + a**x;", 1, false},
-		{"y = (*x) + (double)x[2];", 1, false},
-		{"h(x);", 1, true},
-		{"h(x + 1);", 1, true},
-		{"double *t = x;", 1, true},
-		{"h(&x[1]);", 1, true},
-		{"y = x[0][1] + *x[1] + **x;", 2, false},
-		{"h(x[0]);", 2, true},
-		{"double *r = *x;", 2, true},
-		{"y = sizeof(x);", 1, true},
-		{"y = ADDX;", 1, true}, // named in a macro
-		{"if (*x < 7) *x = 7;", 1, false},
-		{"while (*x > 0) *x -= 1;", 1, false},
-		{"y = sizeof *x;", 1, false},
-		{"y = a *(x[0]) + (a) * x[1] + h(*x);", 1, false},
-		{"if (a) h(x);", 1, true},
-		{"for (int i = 0; i < 2; i++) *x += i;", 1, false},
-	}
-	for _, c := range cases {
-		src := "#define ADDX (x[0] + 1)\nvoid k(double *x) { double y, a = 1; " + c.body + " }"
-		u, err := scanSource(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := u.PassedOn(&u.Defs[0], []string{"x"}, []int{c.depth})[0]
-		if c.body != "y = ADDX;" {
-			u.MacroIdents = map[string]bool{}
-			got = u.PassedOn(&u.Defs[0], []string{"x"}, []int{c.depth})[0]
-		}
-		if got != c.want {
-			t.Errorf("%q (depth %d): passed on = %v, want %v", c.body, c.depth, got, c.want)
-		}
-	}
-}
-
 // TestOpenCLNamedConstRefused: a constant named like an OpenCL C keyword,
 // type or built-in (made without NewConst's check) is refused when the
 // device code is generated, with an error naming it.
