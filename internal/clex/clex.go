@@ -1,7 +1,8 @@
-// Package clex holds the small lexical helpers shared by the readers of C
-// source: the kernel reader (internal/core), the generators
-// (internal/codegen/hostc's lane rewriter, internal/codegen/device's source
-// adapter), loop fusion (internal/fuse), the opencl backend and package op2.
+// Package clex holds the small lexical helpers of C source: those of the
+// one kernel reader (internal/core: ParseKernel and the kernel model) and
+// of the code that edits the text it models (internal/codegen/hostc's lane
+// rewriter, internal/codegen/device's renames, internal/fuse), and
+// Normalize for package op2.
 package clex
 
 import "strings"

@@ -100,12 +100,23 @@ type KernelInfo struct {
 	// normalised (clex.Normalize), with the macro invocations that write
 	// the definition expanded in place (see ParseKernel).
 	Source string
+	// Blanked is Source with its comments and the contents of its
+	// literals blanked (clex.Blank), at the same offsets.
+	Blanked string
 	// Returns says the body has a return statement (outside macros).
 	Returns bool
 	// Protos are the spans of the parameter lists (between the
 	// parentheses) of the kernel's file-scope prototypes, which must
 	// follow any change to the definition's list.
 	Protos [][2]int
+
+	// pp and lit are what the reader made of Source (its directives
+	// read; Source with comments blanked), which ExpandedBody reuses.
+	pp  *preprocessed
+	lit string
+	// model is the rest of the kernel's model, read on first use
+	// (Model, Body).
+	model *kernelModel
 }
 
 // DefinesMacro reports whether the source #defines macro name.
@@ -137,6 +148,7 @@ func ParseKernel(src, name string) (*KernelInfo, error) {
 		if expanded == "" || err != nil {
 			if info != nil {
 				info.Source = src
+				info.model = &kernelModel{}
 			}
 			return info, err
 		}
@@ -161,7 +173,8 @@ func parseKernel(src, name string) (*KernelInfo, string, error) {
 		}
 		info.Idents[id] = true
 	}
-	pp, err := preprocess(noComments, clex.Blank(src, false, nil))
+	lit := clex.Blank(src, false, nil)
+	pp, err := preprocess(noComments, lit)
 	if err != nil {
 		return nil, "", err
 	}
@@ -172,7 +185,6 @@ func parseKernel(src, name string) (*KernelInfo, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	lit := clex.Blank(src, false, nil)
 	switch {
 	case len(defs) == 0 && knr >= 0:
 		return nil, "", fmt.Errorf("function %q at line %d has a K&R-style definition; write a prototype (e.g. void %s(double *x, ...))", name, lineOf(src, knr), name)
@@ -213,6 +225,7 @@ func parseKernel(src, name string) (*KernelInfo, string, error) {
 	info.NameStart, info.ListStart, info.ListEnd, info.BodyOpen, info.BodyClose = d.name, d.open+1, d.close, d.body, d.bodyEnd
 	info.Protos = protos
 	info.Returns = clex.IndexIdent(code[d.body:d.bodyEnd], "return") >= 0
+	info.pp, info.lit, info.Blanked = pp, lit, noComments
 	return info, "", nil
 }
 

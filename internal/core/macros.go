@@ -547,11 +547,16 @@ func expandInvocation(src, lit string, pp *preprocessed, from, to int, name stri
 // (a macro defined under a condition GoOP2 cannot evaluate, an expansion
 // that names a macro again).
 func ExpandedBody(info *KernelInfo) (string, error) {
-	src := info.Source
-	lit := clex.Blank(src, false, nil)
-	pp, err := preprocess(clex.Blank(src, true, nil), lit)
-	if err != nil {
-		return "", err
+	// The reader's directives, read once (ParseKernel).
+	pp, lit := info.pp, info.lit
+	if pp == nil || len(lit) != len(info.Source) {
+		src := info.Source
+		lit = clex.Blank(src, false, nil)
+		var err error
+		pp, err = preprocess(clex.Blank(src, true, nil), lit)
+		if err != nil {
+			return "", err
+		}
 	}
 	macros := pp.macrosAt(info.BodyOpen)
 	e := &expander{macros: macros, defs: map[string]*macroDef{}}

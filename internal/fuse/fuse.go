@@ -389,8 +389,7 @@ func rename(text, name, to string) (string, error) {
 // definition (from the first word of its head to its closing brace), so
 // that only the fused kernel uses its body. Prototypes stay.
 func withoutDefinition(info *core.KernelInfo) string {
-	src := info.Source
-	code := clex.Blank(src, true, nil)
+	src, code := info.Source, info.Blanked
 	start := info.NameStart
 	for start > 0 {
 		c := code[start-1]
@@ -417,23 +416,21 @@ func lineIsDirective(code string, i int) bool {
 func (f *Fuser) body(l *core.Loop, last bool, pnames []string, pos int) (string, error) {
 	info := l.Kernel.Info
 	name := l.Kernel.Name
-	raw := clex.Blank(info.Source[info.BodyOpen:info.BodyClose+1], true, nil)
-	for _, line := range strings.Split(raw, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "#") {
-			return "", fmt.Errorf("kernel %s has a preprocessor directive in its body", name)
-		}
+	kb, err := info.Body()
+	if kb.Directive {
+		return "", fmt.Errorf("kernel %s has a preprocessor directive in its body", name)
 	}
-	body, err := core.ExpandedBody(info)
 	if err != nil {
 		return "", fmt.Errorf("kernel %s: %w", name, err)
 	}
+	body := kb.Text
 	to := map[string]string{}
 	for i := range info.Params {
 		if p := info.Params[i].Name; p != "" {
 			to[p] = pnames[f.slot[pos+i]]
 		}
 	}
-	toks := clex.Tokenize(clex.Blank(body, true, nil))
+	toks := kb.Tokens
 	var b strings.Builder
 	at := 0
 	for i, t := range toks {

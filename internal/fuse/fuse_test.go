@@ -194,6 +194,7 @@ func TestFuseRefuses(t *testing.T) {
 		{"redeclared", "void k(double *q) { { double q = 1; (void)q; } }", "declares q"},
 		{"redeclared pointer", "void k(double *q) { { double *q = 0; (void)q; } }", "declares q"},
 		{"directive", "void k(double *q) {\n#if 1\n q[0] = 1;\n#endif\n}", "preprocessor directive"},
+		{"uncertain macro", "#ifdef __FAST_MATH__\n#define SCALE 2\n#endif\nvoid k(double *q) { q[0] = SCALE; }", "cannot evaluate"},
 	} {
 		first := &core.Loop{Kernel: kernel(t, "k", c.src), Set: m.cells, Args: []core.Arg{direct(m.q, core.RW)}}
 		var f Fuser

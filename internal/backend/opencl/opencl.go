@@ -20,7 +20,6 @@ import (
 	"strings"
 
 	"github.com/goop2/op2/internal/cache"
-	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/devrt"
@@ -393,11 +392,18 @@ var undeclaredRE = regexp.MustCompile(`(?:implicit declaration of function|undec
 // or drand48), or returns "".
 func missingFunctionsHint(l *core.Loop, log string) string {
 	info := l.Kernel.Info
+	if info == nil {
+		return ""
+	}
+	model, err := info.Model()
+	if err != nil {
+		return ""
+	}
 	var names []string
 	seen := map[string]bool{}
 	for _, m := range undeclaredRE.FindAllStringSubmatch(log, -1) {
 		name := m[1]
-		if seen[name] || strings.HasPrefix(name, "op2_") || info == nil || !info.Idents[name] || info.TopLevel[name] || !calls(l.Kernel.Source, name) {
+		if seen[name] || strings.HasPrefix(name, "op2_") || !info.Idents[name] || info.TopLevel[name] || !model.Called[name] {
 			continue
 		}
 		seen[name] = true
@@ -410,19 +416,4 @@ func missingFunctionsHint(l *core.Loop, log string) string {
 		return fmt.Sprintf("the kernel calls %s, which is not available in OpenCL C (OpenCL has its own built-in functions instead of the C library); define %s in the kernel source or run the loop on a host backend (sequential, openmp)", names[0], names[0])
 	}
 	return fmt.Sprintf("the kernel calls %s, which are not available in OpenCL C (OpenCL has its own built-in functions instead of the C library); define them in the kernel source or run the loop on a host backend (sequential, openmp)", strings.Join(names, ", "))
-}
-
-// calls reports whether C source src calls function name.
-func calls(src, name string) bool {
-	for off := 0; off < len(src); {
-		i := clex.IndexIdent(src[off:], name)
-		if i < 0 {
-			return false
-		}
-		off += i + len(name)
-		if j := clex.SkipSpace(src, off); j < len(src) && src[j] == '(' {
-			return true
-		}
-	}
-	return false
 }

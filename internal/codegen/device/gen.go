@@ -3,7 +3,6 @@ package device
 import (
 	"fmt"
 	"math/bits"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,7 +111,7 @@ const MaxDirectGroups = 4096
 // Copies cost time on some devices (PoCL keeps private arrays in memory),
 // so only arguments the kernel passes on get them: to a function or macro,
 // into a pointer variable, through pointer arithmetic (see
-// userSource.passedOn); an argument the kernel only indexes or
+// core.SourceModel.PassedOn); an argument the kernel only indexes or
 // dereferences gets a qualified pointer, which is just as valid there.
 //
 // Copies of large arguments would exhaust registers and private memory,
@@ -167,7 +166,7 @@ type Layout struct {
 	src        *userSource // the kernel source, read
 	d          *Dialect    // the language written
 	kdef       int         // the kernel's definition in src.defs
-	passed     []bool      // per kernel parameter: the kernel passes it on (userSource.passedOn)
+	passed     []bool      // per kernel parameter: the kernel passes it on (core.SourceModel.PassedOn)
 }
 
 // ConstSlot is a constant's place in the constant buffer.
@@ -348,15 +347,16 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 		return nil, fmt.Errorf("%s: kernel %q is C++ (Kernel.CXX), and the %s backend compiles %s only: C++ for OpenCL is not generated (PoCL, the driver GoOP2 is tested with, refuses -cl-std=CLC++); run C++ kernels on sequential, openmp or cuda, or write the kernel in C", l.Name(), l.Kernel.Name, d.Name, d.Language)
 	}
 	n := len(l.Args)
-	u, err := scanSource(l.Kernel.Source)
+	m, err := l.Kernel.Info.Model()
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading the kernel source: %w", l.Name(), err)
 	}
+	u := newUserSource(m)
 	u.renameBuiltins(d)
 	sig := l.Sig
 	lay := &Layout{Base: sig.Base, Inds: sig.Ind, NInd: sig.NInd, DSArg: sig.DSArg, Reductions: sig.Reductions, priv: make([]bool, n), src: u, d: d, soa: opts.SoA, wg: wg}
 	info := l.Kernel.Info
-	lay.kdef = slices.IndexFunc(u.defs, func(f funcDecl) bool { return f.nameAt == info.NameStart })
+	lay.kdef = slices.IndexFunc(u.Defs, func(f core.FuncDecl) bool { return f.NameAt == info.NameStart })
 	if lay.kdef < 0 {
 		return nil, fmt.Errorf("%s: the opencl generator cannot find the definition of %q that the kernel reader found", l.Name(), l.Kernel.Name)
 	}
@@ -366,7 +366,7 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 		names = append(names, p.Name)
 		depth = append(depth, max(p.Depth, 1))
 	}
-	passed := u.passedOn(&u.defs[lay.kdef], names, depth)
+	passed := u.PassedOn(&u.Defs[lay.kdef], names, depth)
 	lay.passed = passed
 	lay.dsStage = make([]bool, lay.NInd)
 	lay.DSGlobal = make([]bool, lay.NInd)
@@ -745,7 +745,34 @@ func (lay *Layout) vectorCast(l *core.Loop, i int) string {
 // built-in functions (dot, length, clamp...) and from generated names.
 func funcName(name string) string { return "op2_f_" + name }
 
-var longLong = regexp.MustCompile(`\blong\s+long\b`)
+// replaceLongLong returns s with every `long long` (the words, with any
+// blanks between them) replaced by int64.
+func replaceLongLong(s, int64 string) string {
+	word := func(i int) bool { return i >= 0 && i < len(s) && clex.IsIdentChar(s[i]) }
+	var b strings.Builder
+	pos := 0
+	for i := 0; i+4 <= len(s); i++ {
+		if s[i] != 'l' || !strings.HasPrefix(s[i:], "long") || word(i-1) {
+			continue
+		}
+		j := i + 4
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\f' || s[j] == '\r') {
+			j++
+		}
+		if j == i+4 || !strings.HasPrefix(s[j:], "long") || word(j+4) {
+			continue
+		}
+		b.WriteString(s[pos:i])
+		b.WriteString(int64)
+		pos = j + 4
+		i = pos - 1
+	}
+	if pos == 0 {
+		return s
+	}
+	b.WriteString(s[pos:])
+	return b.String()
+}
 
 // constQualifier qualifies pointers to the constants' buffer: constant
 // memory, or read-only device memory when the constants do not fit there
@@ -804,69 +831,69 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 	if len(params) == 0 {
 		kernelList = "void"
 	}
-	list := func(f *funcDecl) edit {
+	list := func(f *core.FuncDecl) edit {
 		switch {
-		case f.name == k.Name:
-			return edit{f.listStart, f.listEnd, kernelList}
+		case f.Name == k.Name:
+			return edit{f.ListStart, f.ListEnd, kernelList}
 		case !hasConsts:
-			return edit{f.listStart, f.listStart, ""}
-		case f.emptyList:
-			return edit{f.listStart, f.listEnd, lay.hiddenParam()}
+			return edit{f.ListStart, f.ListStart, ""}
+		case f.EmptyList:
+			return edit{f.ListStart, f.ListEnd, lay.hiddenParam()}
 		}
-		return edit{f.listStart, f.listStart, lay.hiddenParam() + ", "}
+		return edit{f.ListStart, f.ListStart, lay.hiddenParam() + ", "}
 	}
 	var edits []edit
 	// First, so that at equal positions they come before other edits.
-	for _, c := range u.mathCalls {
-		for _, a := range argSpans(u.code, c.open) {
+	for _, c := range u.MathCalls {
+		for _, a := range u.ArgSpans(c.Open) {
 			edits = append(edits, edit{a[0], a[0], "(double)("}, edit{a[1], a[1], ")"})
 		}
 	}
 	for _, s := range u.includes {
 		edits = append(edits, edit{s[0], s[1], ""})
 	}
-	for _, at := range u.constTables {
+	for _, at := range u.ConstTables {
 		edits = append(edits, edit{at, at, lay.d.ConstTable + " "})
 	}
-	for _, at := range u.constPtrs {
+	for _, at := range u.ConstPtrs {
 		edits = append(edits, edit{at, at, " " + lay.d.Constant + " "})
 	}
-	for i := range u.defs {
-		f := &u.defs[i]
-		edits = append(edits, edit{f.nameAt, f.nameAt + len(f.name), funcName(f.name)}, list(f))
+	for i := range u.Defs {
+		f := &u.Defs[i]
+		edits = append(edits, edit{f.NameAt, f.NameAt + len(f.Name), funcName(f.Name)}, list(f))
 		if hasConsts {
-			edits = append(edits, edit{f.bodyOpen + 1, f.bodyOpen + 1, constLocals(lay, u, i) + " {"},
-				edit{f.bodyClose, f.bodyClose, "}"})
+			edits = append(edits, edit{f.BodyOpen + 1, f.BodyOpen + 1, constLocals(lay, u, i) + " {"},
+				edit{f.BodyClose, f.BodyClose, "}"})
 		}
 	}
-	for i := range u.protos {
-		f := &u.protos[i]
-		if u.defined[f.name] {
-			edits = append(edits, edit{f.nameAt, f.nameAt + len(f.name), funcName(f.name)}, list(f))
+	for i := range u.Protos {
+		f := &u.Protos[i]
+		if u.Defined[f.Name] {
+			edits = append(edits, edit{f.NameAt, f.NameAt + len(f.Name), funcName(f.Name)}, list(f))
 		}
 	}
-	for _, c := range u.calls {
-		edits = append(edits, edit{c.nameAt, c.nameAt + len(c.name), funcName(c.name)})
+	for _, c := range u.Calls {
+		edits = append(edits, edit{c.NameAt, c.NameAt + len(c.Name), funcName(c.Name)})
 		if hasConsts {
 			arg := "op2_consts, "
-			if c.empty {
+			if c.Empty {
 				arg = "op2_consts"
 			}
-			edits = append(edits, edit{c.open + 1, c.open + 1, arg})
+			edits = append(edits, edit{c.Open + 1, c.Open + 1, arg})
 		}
 	}
 	edits = append(edits, u.renameEdits(edits)...)
 	// [[...]] attributes are blanked in place (same offsets, so they never
 	// collide with the edits).
 	src := []byte(k.Source)
-	for _, sp := range u.stdAttrs {
+	for _, sp := range u.StdAttrs {
 		for i := sp[0]; i < sp[1]; i++ {
 			if src[i] != '\n' {
 				src[i] = ' '
 			}
 		}
 	}
-	return longLong.ReplaceAllString(applyEdits(string(src), edits), lay.d.Int64), nil
+	return replaceLongLong(applyEdits(string(src), edits), lay.d.Int64), nil
 }
 
 // constsOutsideFunctions refuses a C++ kernel that uses a constant, or
@@ -879,15 +906,14 @@ func constsOutsideFunctions(l *core.Loop, u *userSource, d *Dialect) error {
 	if !l.Kernel.CXX || len(l.Consts) == 0 {
 		return nil
 	}
-	idents := clex.Identifiers(u.outside)
 	for _, c := range l.Consts {
-		if slices.Contains(idents, c.Name) {
+		if u.OutsideIdents[c.Name] {
 			return fmt.Errorf("the C++ kernel %q uses constant %q outside its file-scope functions (in a namespace, a struct's member function or a declaration): on %s, constants reach only functions defined at file scope; move that code to a file-scope function, pass the value as a parameter, or rename what shares the constant's name", l.Kernel.Name, c.Name, d.Name)
 		}
 	}
-	for _, c := range u.calls {
-		if c.outside {
-			return fmt.Errorf("the C++ kernel %q calls its function %q outside its file-scope functions (in a namespace or a struct's member function): with constants declared, its file-scope functions take them as a hidden parameter, which code there cannot pass; move that code to a file-scope function", l.Kernel.Name, c.name)
+	for _, c := range u.Calls {
+		if c.Outside {
+			return fmt.Errorf("the C++ kernel %q calls its function %q outside its file-scope functions (in a namespace or a struct's member function): with constants declared, its file-scope functions take them as a hidden parameter, which code there cannot pass; move that code to a file-scope function", l.Kernel.Name, c.Name)
 		}
 	}
 	return nil
@@ -904,11 +930,11 @@ func constsOutsideFunctions(l *core.Loop, u *userSource, d *Dialect) error {
 // the source, are left out: the parameter (or the type) is what the name
 // means there.
 func constLocals(lay *Layout, u *userSource, i int) string {
-	f := &u.defs[i]
+	f := &u.Defs[i]
 	var b strings.Builder
 	for _, s := range lay.Consts {
 		c := s.Const
-		if slices.Contains(f.params, c.Name) || u.typedefs[c.Name] || !(u.bodyIdents[i][c.Name] || u.macroIdents[c.Name]) {
+		if slices.Contains(f.Params, c.Name) || u.Typedefs[c.Name] || !(u.BodyIdents[i][c.Name] || u.MacroIdents[c.Name]) {
 			continue
 		}
 		t := lay.d.typeName(c.Type)
@@ -1019,13 +1045,13 @@ func Generate(l *core.Loop, lay *Layout) (string, error) {
 	}
 	var undef []string
 	for _, m := range provided {
-		if u.uses(m.name) && !u.declares(m.name) {
+		if u.Uses(m.name) && !u.Declares(m.name) {
 			w.p("%s\n", m.def)
 			undef = append(undef, m.name)
 		}
 	}
 	w.p("\n%s/* user kernel %s */\n%s\n/* end of user kernel */\n%s", d.StrictConstPush, l.Kernel.Name, user, d.StrictConstPop)
-	for _, m := range append(undef, u.macros...) {
+	for _, m := range append(undef, u.Macros...) {
 		w.p("#undef %s\n", u.deviceName(m))
 	}
 	w.p("\n")

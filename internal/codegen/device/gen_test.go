@@ -139,7 +139,7 @@ func TestGeneratedNamesReserved(t *testing.T) {
 			}
 		}
 		body := s[strings.Index(s, "/* user kernel"):strings.Index(s, "/* end of user kernel")]
-		body = blankComments(body)
+		body = clex.Blank(body, true, nil)
 		for _, id := range identRE.FindAllString(body, -1) {
 			if !strings.HasPrefix(id, "op2_") && !openCLWords[id] && !user[id] && id != "long" {
 				t.Errorf("%s: the adapted user source introduces %q", name, id)
@@ -190,22 +190,6 @@ func TestStandardIncludesDropped(t *testing.T) {
 			if got, want := strings.Count(user, "\n"), strings.Count(src, "\n")+2; got != want {
 				t.Errorf("%s: %d lines, want %d:\n%s", inc, got, want, user)
 			}
-		}
-	}
-}
-
-// TestBlankComments: comments and literals' contents become spaces, an
-// #include's quoted file name stays, and so does every newline, also for
-// a comment that starts after an #include and ends on a later line.
-func TestBlankComments(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{`x = "ab"; // c`, `x = "  ";     `},
-		{"#include \"m.h\" // c\ny", "#include \"m.h\"     \ny"},
-		{" # include \"m.h\" /* a\nb */ y", " # include \"m.h\"     \n     y"},
-		{`s = "#include \"m.h\""`, `s = "                "`},
-	} {
-		if got := blankComments(c.in); got != c.want {
-			t.Errorf("blankComments(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
@@ -302,69 +286,6 @@ func TestArgumentPassing(t *testing.T) {
 }
 
 var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
-
-func TestIsConstTable(t *testing.T) {
-	for decl, want := range map[string]bool{
-		"static const double w[3] = {1, 2, 3}":  true,
-		"const int n = 4, m = 5":                true,
-		"double const v = 1":                    true,
-		"__constant double w[2] = {1, 2}":       false,
-		"extern const int n":                    false,
-		"struct s { const double a; }":          false,
-		"struct s { const double a; } v = {1}":  false,
-		"double v = 1":                          false,
-		"const double w[2]":                     false,
-		"typedef const double cd":               false,
-		"struct pair { const double a; } const": false,
-	} {
-		if got := isConstTable(decl); got != want {
-			t.Errorf("isConstTable(%q) = %v, want %v", decl, got, want)
-		}
-	}
-}
-
-func TestPassedOn(t *testing.T) {
-	cases := []struct {
-		body  string
-		depth int
-		want  bool
-	}{
-		{"x[0] = 1;", 1, false},
-		{"*x = 2 * x[1];", 1, false},
-		{"y = a * x[0] + a**x;", 1, false},
-		{"y = (*x) + (double)x[2];", 1, false},
-		{"h(x);", 1, true},
-		{"h(x + 1);", 1, true},
-		{"double *t = x;", 1, true},
-		{"h(&x[1]);", 1, true},
-		{"y = x[0][1] + *x[1] + **x;", 2, false},
-		{"h(x[0]);", 2, true},
-		{"double *r = *x;", 2, true},
-		{"y = sizeof(x);", 1, true},
-		{"y = ADDX;", 1, true}, // named in a macro
-		{"if (*x < 7) *x = 7;", 1, false},
-		{"while (*x > 0) *x -= 1;", 1, false},
-		{"y = sizeof *x;", 1, false},
-		{"y = a *(x[0]) + (a) * x[1] + h(*x);", 1, false},
-		{"if (a) h(x);", 1, true},
-		{"for (int i = 0; i < 2; i++) *x += i;", 1, false},
-	}
-	for _, c := range cases {
-		src := "#define ADDX (x[0] + 1)\nvoid k(double *x) { double y, a = 1; " + c.body + " }"
-		u, err := scanSource(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := u.passedOn(&u.defs[0], []string{"x"}, []int{c.depth})[0]
-		if c.body != "y = ADDX;" {
-			u.macroIdents = map[string]bool{}
-			got = u.passedOn(&u.defs[0], []string{"x"}, []int{c.depth})[0]
-		}
-		if got != c.want {
-			t.Errorf("%q (depth %d): passed on = %v, want %v", c.body, c.depth, got, c.want)
-		}
-	}
-}
 
 // TestOpenCLNamedConstRefused: a constant named like an OpenCL C keyword,
 // type or built-in (made without NewConst's check) is refused when the

@@ -1,7 +1,6 @@
 package device
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/goop2/op2/internal/clex"
@@ -30,11 +29,31 @@ func builtinRename(name string) string { return "op2_u_" + name }
 var sharedBuiltins = setOf(strings.Fields(`bool size_t ptrdiff_t intptr_t uintptr_t
 	int8_t uint8_t int16_t uint16_t int32_t uint32_t int64_t uint64_t`))
 
-// cudaVectorRE matches CUDA's built-in vector types (vector_types.h,
-// which NVRTC includes in every program), with the 16- and 32-byte
-// aligned forms of the 4-element 64-bit ones that newer CUDA releases
-// add.
-var cudaVectorRE = regexp.MustCompile(`^(?:u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4]$|^(?:u?long|u?longlong|double)4_(?:16|32)a$|^dim3$`)
+// cudaVector reports whether name is one of CUDA's built-in vector types
+// (vector_types.h, which NVRTC includes in every program), with the 16-
+// and 32-byte aligned forms of the 4-element 64-bit ones that newer CUDA
+// releases add, or dim3.
+func cudaVector(name string) bool {
+	if name == "dim3" {
+		return true
+	}
+	base := strings.TrimPrefix(name, "u")
+	if b, ok := strings.CutSuffix(base, "4_16a"); ok && (b == "long" || b == "longlong" || b == "double" && base == name) {
+		return true
+	}
+	if b, ok := strings.CutSuffix(base, "4_32a"); ok && (b == "long" || b == "longlong" || b == "double" && base == name) {
+		return true
+	}
+	if n := len(base); n > 1 && base[n-1] >= '1' && base[n-1] <= '4' {
+		switch b := base[:n-1]; b {
+		case "char", "short", "int", "long", "longlong":
+			return true
+		case "float", "double":
+			return base == name
+		}
+	}
+	return false
+}
 
 // openCLBuiltin reports whether OpenCL C reserves or predefines name (its
 // keywords, scalar and vector types, the built-ins core.OpenCLNameProblem
@@ -65,7 +84,7 @@ func openCLReserved(name string) bool {
 // cudaBuiltin reports whether NVRTC predefines name as a type (the vector
 // types, dim3, size_t) or the generated preamble declares it.
 func cudaBuiltin(name string) bool {
-	return sharedBuiltins[name] || cudaVectorRE.MatchString(name)
+	return sharedBuiltins[name] || cudaVector(name)
 }
 
 // renameBuiltins records in u.renamed the names the source declares that
@@ -80,85 +99,21 @@ func (u *userSource) renameBuiltins(d *Dialect) {
 			u.renamed[name] = true
 		}
 	}
-	for _, m := range u.macros {
+	for _, m := range u.Macros {
 		note(m)
 	}
-	toks := clex.Tokenize(u.code)
+	for _, name := range u.DeclaredTypes {
+		note(name)
+	}
 	u.reserved = map[string]bool{}
 	if d.Reserved != nil {
-		for _, t := range toks {
-			for _, name := range strings.Split(t.Text, ".") { // a.b as one token: a, then a member
-				if isIdent(name) && d.Reserved(name) {
-					u.reserved[name] = true
-				}
-			}
-		}
-	}
-	text := func(i int) string {
-		if i < 0 || i >= len(toks) {
-			return ""
-		}
-		return toks[i].Text
-	}
-	for i, t := range toks {
-		switch t.Text {
-		case "typedef":
-			for _, name := range typedefNames(toks[i+1:]) {
-				note(name)
-			}
-		case "struct", "union", "enum", "class":
-			// A definition: the tag, then the body or (C++) a base
-			// class or an enum's underlying type.
-			if name, next := text(i+1), text(i+2); isIdent(name) && (next == "{" || next == ":" && text(i+3) != ":") {
-				note(name)
-			}
-		case "using":
-			if name := text(i + 1); isIdent(name) && text(i+2) == "=" {
-				note(name)
+		for name := range u.Names {
+			if d.Reserved(name) {
+				u.reserved[name] = true
 			}
 		}
 	}
 }
-
-// typedefNames returns the names the typedef declaration whose tokens
-// follow its typedef keyword declares: the declarators' identifiers
-// outside any braces, each followed by ',', ';', '[' or '=' outside
-// parentheses, or by ')' after a '*' (a pointer to a function). A type
-// the declaration only uses (typedef double3 vec;) is not one.
-func typedefNames(toks []clex.Token) []string {
-	var names []string
-	braces, parens := 0, 0
-	for j, t := range toks {
-		switch t.Text {
-		case "{":
-			braces++
-		case "}":
-			braces--
-		case "(", "[":
-			parens++
-		case ")", "]":
-			parens--
-		case ";":
-			if braces == 0 && parens == 0 {
-				return names
-			}
-		}
-		if braces != 0 || !isIdent(t.Text) || j+1 >= len(toks) {
-			continue
-		}
-		next := toks[j+1].Text
-		switch {
-		case parens == 0 && (next == "," || next == ";" || next == "[" || next == "="):
-			names = append(names, t.Text)
-		case next == ")" && j > 0 && toks[j-1].Text == "*":
-			names = append(names, t.Text)
-		}
-	}
-	return names
-}
-
-// isIdent reports whether token text t is an identifier.
-func isIdent(t string) bool { return t != "" && clex.IsIdentStart(t[0]) }
 
 // deviceName is the name the source's name has in the generated code.
 func (u *userSource) deviceName(name string) string {
@@ -176,7 +131,11 @@ func (u *userSource) renames(s string) []edit {
 	if len(u.renamed) == 0 && len(u.reserved) == 0 {
 		return nil
 	}
-	toks := clex.Tokenize(clex.BlankAttributes(clex.Blank(s, true, nil)))
+	return u.renameTokens(clex.Tokenize(clex.BlankAttributes(clex.Blank(s, true, nil))))
+}
+
+// renameTokens is renames of the text whose tokens are toks.
+func (u *userSource) renameTokens(toks []clex.Token) []edit {
 	var out []edit
 	for i, t := range toks {
 		member := i > 0 && (toks[i-1].Text == "." || toks[i-1].Text == "->")
@@ -199,7 +158,10 @@ func (u *userSource) renames(s string) []edit {
 // them there).
 func (u *userSource) renameEdits(others []edit) []edit {
 	var out []edit
-	for _, r := range u.renames(u.src) {
+	if len(u.renamed) == 0 && len(u.reserved) == 0 {
+		return nil
+	}
+	for _, r := range u.renameTokens(u.SrcTokens) {
 		inside := false
 		for _, e := range others {
 			if e.end > e.at && r.at < e.end && e.at < r.end {

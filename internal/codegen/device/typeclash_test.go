@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/core"
 )
 
@@ -169,7 +170,7 @@ void k(double *q) { double half = 0.5 * q[0]; int uchar = 3, constant = 1; box b
 						t.Errorf("no %q in the user's source as generated:\n%s", w, user)
 					}
 				}
-				code := blankComments(user)
+				code := clex.Blank(user, true, nil)
 				for _, name := range tc.bare {
 					if bareName(name).FindStringIndex(code) == nil || strings.Contains(src, builtinRename(name)) {
 						t.Errorf("%s renamed:\n%s", name, user)

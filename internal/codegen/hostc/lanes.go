@@ -138,24 +138,19 @@ func LaneName(kernel string) string { return "op2_lanes_" + kernel }
 // the kernel uses a lane parameter in any other way than p[e] or *p.
 func LaneKernel(l *core.Loop, lanes int) (string, error) {
 	info := l.Kernel.Info
-	src := info.Source
 	if len(info.Params) != len(l.Args) {
 		return "", fmt.Errorf("kernel %s has %d parameters for %d arguments", l.Kernel.Name, len(info.Params), len(l.Args))
 	}
-	raw := clex.Blank(src[info.BodyOpen:info.BodyClose+1], true, nil)
-	for _, line := range strings.Split(raw, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "#") {
-			return "", fmt.Errorf("kernel %s has a preprocessor directive in its body", l.Kernel.Name)
-		}
+	// The body as the compiler sees it (the kernel model's): macros
+	// expanded, so that a use of a parameter inside a macro is seen (and
+	// the lane form does not depend on the macros).
+	body, err := info.Body()
+	if body.Directive {
+		return "", fmt.Errorf("kernel %s has a preprocessor directive in its body", l.Kernel.Name)
 	}
-	// The body as the compiler sees it: macros expanded, so that a use
-	// of a parameter inside a macro is seen (and the lane form does not
-	// depend on the macros).
-	body, err := core.ExpandedBody(info)
 	if err != nil {
 		return "", fmt.Errorf("kernel %s: %w", l.Kernel.Name, err)
 	}
-	code := clex.Blank(body, true, nil)
 	lane := map[string]int{} // lane parameters: pointer depth
 	var decls []string
 	for i := range l.Args {
@@ -188,8 +183,7 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 		}
 		decls = append(decls, fmt.Sprintf("%s%s %s%s", c, a.Data.Type.CName(), name, shape))
 	}
-	code = unparen(code, lane)
-	toks := clex.Tokenize(code)
+	code, toks := unparen(body.Code, body.Tokens, lane)
 	r := &laneRewriter{l: l, body: code, toks: toks, lane: lane}
 	rewritten, err := r.rewrite(0, len(toks), 0, len(code))
 	if err != nil {
@@ -206,9 +200,9 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 // alone, (p), removed where they only group (macro expansions write
 // (V)[0]); not those of a call f(p), which stays a use of p the lane form
 // refuses.
-func unparen(code string, lane map[string]int) string {
+// toks are code's tokens; the result's tokens come with it.
+func unparen(code string, toks []clex.Token, lane map[string]int) (string, []clex.Token) {
 	for {
-		toks := clex.Tokenize(code)
 		var b strings.Builder
 		pos, changed := 0, false
 		for i := 1; i+1 < len(toks); i++ {
@@ -224,10 +218,11 @@ func unparen(code string, lane map[string]int) string {
 			i++
 		}
 		if !changed {
-			return code
+			return code, toks
 		}
 		b.WriteString(code[pos:])
 		code = b.String()
+		toks = clex.Tokenize(code)
 	}
 }
 

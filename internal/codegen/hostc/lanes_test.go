@@ -178,6 +178,10 @@ void macro(const double *w, double *q) { *NEXT(q) += w[0]; }`, two, "uses q othe
   q[1] += 1;
 #endif
   q[0] += w[0]; }`, two, "preprocessor directive"},
+		{"uncertain", `#ifdef __FAST_MATH__
+#define SCALE 2
+#endif
+void uncertain(const double *w, double *q) { q[0] += SCALE * w[0]; }`, two, "cannot evaluate"},
 		{"twice", `void twice(const double *w, double *q) { q[0][0] += w[0]; }`, two, "indexes q 2 times"},
 		{"vecrow", `void vecrow(const double *w, double **q) { double *r = q[1]; r[0] += w[0]; }`, vtwo, "other than as q[i][j] or *q[i]"},
 		{"vecderef", `void vecderef(const double *w, double **q) { (*q)[0] += w[0]; }`, vtwo, "other than as q[i][j]"},

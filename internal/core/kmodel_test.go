@@ -1,0 +1,249 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goop2/op2/internal/clex"
+)
+
+func TestIsConstTable(t *testing.T) {
+	for decl, want := range map[string]bool{
+		"static const double w[3] = {1, 2, 3}":  true,
+		"const int n = 4, m = 5":                true,
+		"double const v = 1":                    true,
+		"__constant double w[2] = {1, 2}":       false,
+		"extern const int n":                    false,
+		"struct s { const double a; }":          false,
+		"struct s { const double a; } v = {1}":  false,
+		"double v = 1":                          false,
+		"const double w[2]":                     false,
+		"typedef const double cd":               false,
+		"struct pair { const double a; } const": false,
+	} {
+		if got := isConstTable(decl); got != want {
+			t.Errorf("isConstTable(%q) = %v, want %v", decl, got, want)
+		}
+	}
+}
+
+// TestBlankComments: comments and literals' contents become spaces, an
+// #include's quoted file name stays, and so does every newline, also for
+// a comment that starts after an #include and ends on a later line.
+func TestBlankComments(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`x = "ab"; // c`, `x = "  ";     `},
+		{"#include \"m.h\" // c\ny", "#include \"m.h\"     \ny"},
+		{" # include \"m.h\" /* a\nb */ y", " # include \"m.h\"     \n     y"},
+		{`s = "#include \"m.h\""`, `s = "                "`},
+	} {
+		if got := clex.Blank(c.in, true, isIncludeName); got != c.want {
+			t.Errorf("blankComments(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestPassedOn(t *testing.T) {
+	cases := []struct {
+		body  string
+		depth int
+		want  bool
+	}{
+		{"x[0] = 1;", 1, false},
+		{"*x = 2 * x[1];", 1, false},
+		{"y = a * x[0] + a**x;", 1, false},
+		{"y = (*x) + (double)x[2];", 1, false},
+		{"h(x);", 1, true},
+		{"h(x + 1);", 1, true},
+		{"double *t = x;", 1, true},
+		{"h(&x[1]);", 1, true},
+		{"y = x[0][1] + *x[1] + **x;", 2, false},
+		{"h(x[0]);", 2, true},
+		{"double *r = *x;", 2, true},
+		{"y = sizeof(x);", 1, true},
+		{"y = ADDX;", 1, true}, // named in a macro
+		{"if (*x < 7) *x = 7;", 1, false},
+		{"while (*x > 0) *x -= 1;", 1, false},
+		{"y = sizeof *x;", 1, false},
+		{"y = a *(x[0]) + (a) * x[1] + h(*x);", 1, false},
+		{"if (a) h(x);", 1, true},
+		{"for (int i = 0; i < 2; i++) *x += i;", 1, false},
+	}
+	for _, c := range cases {
+		src := "#define ADDX (x[0] + 1)\nvoid k(double *x) { double y, a = 1; " + c.body + " }"
+		u, err := ReadSource(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := u.PassedOn(&u.Defs[0], []string{"x"}, []int{c.depth})[0]
+		if c.body != "y = ADDX;" {
+			u.MacroIdents = map[string]bool{}
+			got = u.PassedOn(&u.Defs[0], []string{"x"}, []int{c.depth})[0]
+		}
+		if got != c.want {
+			t.Errorf("%q (depth %d): passed on = %v, want %v", c.body, c.depth, got, c.want)
+		}
+	}
+}
+
+// TestReadSource: the file-scope model of a source: functions and
+// prototypes with their spans, calls (in bodies, in macros, outside
+// functions), math calls, typedefs and declared types, macros, includes,
+// attributes, const tables.
+func TestReadSource(t *testing.T) {
+	src := `#include <math.h>
+#  include "mine.h"
+#include_next <x.h>
+#define SQ(a) ((a) * helper(a))
+#define N 3
+#define N 4
+typedef struct pt { double x; } pt, *ptp;
+struct tag { int i; };
+typedef double real;
+static const double w[2] = {1, 2};
+static const char *msg = "hi";
+double helper(double v);
+[[nodiscard]] double helper(double v) { return sqrt(v) + hypot(v, 1) + fabs(v); }
+void k(double *x, const real y[2], int) { x[0] = helper(y[0]) + SQ(x[1]) + w[N - 3]; obj.helper(1); p->helper(2); }
+`
+	u, err := ReadSource(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var defs, protos []string
+	for _, f := range u.Defs {
+		defs = append(defs, f.Name+"("+strings.Join(f.Params, ",")+")")
+		if u.Src[f.BodyOpen] != '{' || u.Src[f.BodyClose] != '}' || !f.Defined {
+			t.Errorf("%s: body span %d..%d", f.Name, f.BodyOpen, f.BodyClose)
+		}
+	}
+	for _, f := range u.Protos {
+		protos = append(protos, f.Name)
+	}
+	if got, want := strings.Join(defs, " "), "helper(v) k(x,y,)"; got != want {
+		t.Errorf("definitions %q, want %q", got, want)
+	}
+	if got, want := strings.Join(protos, " "), "helper"; got != want {
+		t.Errorf("prototypes %q, want %q", got, want)
+	}
+	var calls []string
+	for _, c := range u.Calls {
+		calls = append(calls, fmt.Sprintf("%s@%d", c.Name, strings.Count(src[:c.NameAt], "\n")+1))
+		if src[c.NameAt:c.NameAt+len(c.Name)] != c.Name || src[c.Open] != '(' {
+			t.Errorf("call %s: position %d, '(' at %d", c.Name, c.NameAt, c.Open)
+		}
+	}
+	if got, want := strings.Join(calls, " "), "helper@14 helper@4"; got != want {
+		t.Errorf("calls %q, want %q", got, want)
+	}
+	var math []string
+	for _, c := range u.MathCalls {
+		math = append(math, c.Name)
+		if len(u.ArgSpans(c.Open)) == 0 {
+			t.Errorf("%s: no arguments", c.Name)
+		}
+	}
+	if got, want := strings.Join(math, " "), "sqrt hypot fabs"; got != want {
+		t.Errorf("math calls %q, want %q", got, want)
+	}
+	if got := u.ArgSpans(u.MathCalls[1].Open); len(got) != 2 || src[got[0][0]:got[0][1]] != "v" || src[got[1][0]:got[1][1]] != "1" {
+		t.Errorf("hypot's arguments %v", got)
+	}
+	if got, want := strings.Join(u.Macros, " "), "SQ N"; got != want {
+		t.Errorf("macros %q, want %q", got, want)
+	}
+	if !u.MacroIdents["helper"] || u.MacroIdents["SQ"] || !u.Typedefs["real"] || !u.Typedefs["ptp"] || u.Typedefs["pt"] {
+		t.Errorf("macro identifiers %v, typedefs %v", u.MacroIdents, u.Typedefs)
+	}
+	slices.Sort(u.DeclaredTypes)
+	if got, want := strings.Join(u.DeclaredTypes, " "), "pt pt ptp real tag"; got != want {
+		t.Errorf("declared types %q, want %q", got, want)
+	}
+	var inc []string
+	for _, in := range u.Includes {
+		inc = append(inc, in.Header+"="+src[in.Start:in.End])
+	}
+	if got, want := strings.Join(inc, " "), `math.h=#include <math.h> mine.h=#  include "mine.h"`; got != want {
+		t.Errorf("includes %q, want %q", got, want)
+	}
+	if len(u.StdAttrs) != 1 || src[u.StdAttrs[0][0]:u.StdAttrs[0][1]] != "[[nodiscard]]" {
+		t.Errorf("attributes %v", u.StdAttrs)
+	}
+	if len(u.ConstTables) != 2 || !strings.HasPrefix(src[u.ConstTables[0]:], "static const double w") || len(u.ConstPtrs) != 1 || !strings.HasPrefix(src[u.ConstPtrs[0]:], "msg") {
+		t.Errorf("const tables %v, pointers %v", u.ConstTables, u.ConstPtrs)
+	}
+	if !u.Called["sqrt"] || !u.Called["SQ"] || !u.Called["helper"] || u.Called["x"] || !u.Names["obj"] || !u.Names["helper"] {
+		t.Errorf("called %v", u.Called)
+	}
+	if !u.Uses("w") || !u.Uses("helper") || u.Uses("msg") || !u.Declares("N") || !u.Declares("helper") || !u.Declares("real") || u.Declares("w") {
+		t.Error("Uses or Declares wrong")
+	}
+	if !u.OutsideIdents["msg"] || u.OutsideIdents["sqrt"] {
+		t.Errorf("outside identifiers %v", u.OutsideIdents)
+	}
+	for _, bad := range []string{"void f(double *x { }", "void f(double *x) { x[0] = 1;", "int a; { "} {
+		if _, err := ReadSource(bad); err == nil {
+			t.Errorf("%q read", bad)
+		}
+	}
+}
+
+// TestReadSourceCXX: calls outside the file-scope functions (a member
+// function) are marked, and a member function's declaration named like
+// a file-scope function is no call.
+func TestReadSourceCXX(t *testing.T) {
+	src := "static double g(double v) { return v; }\nstruct S { double g(double v); double h() { return ::g(1) + g(2); } };\nnamespace n { double m() { return g(3); } }\n"
+	u, err := ReadSource(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outside []int
+	for _, c := range u.Calls {
+		if c.Outside {
+			outside = append(outside, c.NameAt)
+		}
+	}
+	if len(outside) != 2 {
+		t.Errorf("calls outside at %v, want 2 (g(2), g(3))", outside)
+	}
+}
+
+// TestKernelModelOnce: a kernel's model and body are read once and kept;
+// the body is expanded, tokenised, and says whether it has a directive.
+func TestKernelModelOnce(t *testing.T) {
+	info, err := ParseKernel("#define TWICE(v) (2 * (v))\nvoid k(double *x) { x[0] = TWICE(x[1]); /* c */ }", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1, err := info.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m2, _ := info.Model(); m1 != m2 || len(m1.Defs) != 1 {
+		t.Error("the model is read again, or wrong")
+	}
+	b, err := info.Body()
+	if err != nil || b.Directive || strings.Contains(b.Text, "TWICE") || !strings.Contains(b.Text, "2 *") || len(b.Tokens) == 0 {
+		t.Fatalf("body %+v, %v", b, err)
+	}
+	if b2, _ := info.Body(); b2 != b {
+		t.Error("the body is read again")
+	}
+	// Without the reader's cache (a KernelInfo made by hand) the same.
+	bare := &KernelInfo{Source: info.Source, BodyOpen: info.BodyOpen, BodyClose: info.BodyClose}
+	if b3, err := bare.Body(); err != nil || b3.Text != b.Text {
+		t.Errorf("uncached body %+v, %v", b3, err)
+	}
+	if m3, err := bare.Model(); err != nil || len(m3.Defs) != 1 {
+		t.Errorf("uncached model %v", err)
+	}
+	info, err = ParseKernel("void k(double *x) {\n#if 1\n x[0] = 1;\n#endif\n}", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := info.Body(); !b.Directive {
+		t.Error("the directive in the body is not seen")
+	}
+}
