@@ -107,20 +107,6 @@ type Arg struct {
 	e engine.Arg
 }
 
-// engineArgs is args as the engine's arguments: the same memory, so
-// that a loop's arguments are neither copied nor moved off the caller's
-// stack.
-func engineArgs(args []Arg) []engine.Arg {
-	return unsafe.Slice((*engine.Arg)(unsafe.Pointer(unsafe.SliceData(args))), len(args))
-}
-
-// Arg and engine.Arg have one size (and Arg's one field is at offset 0),
-// which engineArgs needs: either array length is negative otherwise.
-var (
-	_ [unsafe.Sizeof(Arg{}) - unsafe.Sizeof(engine.Arg{})]byte
-	_ [unsafe.Sizeof(engine.Arg{}) - unsafe.Sizeof(Arg{})]byte
-)
-
 // MaxReductionDim is the largest dim of a Global used for a reduction
 // (Inc, Min, Max): every thread or work item keeps a private copy.
 const MaxReductionDim = 1024

@@ -3,6 +3,7 @@ package op2
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/engine"
@@ -87,6 +88,20 @@ func hasMixed(args []Arg) bool {
 	}
 	return false
 }
+
+// engineArgs is args as the engine's arguments: the same memory, so
+// that a loop's arguments are neither copied nor moved off the caller's
+// stack.
+func engineArgs(args []Arg) []engine.Arg {
+	return unsafe.Slice((*engine.Arg)(unsafe.Pointer(unsafe.SliceData(args))), len(args))
+}
+
+// Arg and engine.Arg have one size (and Arg's one field is at offset 0),
+// which engineArgs needs: either array length is negative otherwise.
+var (
+	_ [unsafe.Sizeof(Arg{}) - unsafe.Sizeof(engine.Arg{})]byte
+	_ [unsafe.Sizeof(engine.Arg{}) - unsafe.Sizeof(Arg{})]byte
+)
 
 // bind validates a loop's pieces for the named backend and fills l with
 // them (engine.Process.Bind). Nothing is changed anywhere else, so a
