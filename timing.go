@@ -80,21 +80,11 @@ type LoopTiming struct {
 }
 
 // Mean is the mean time of one call (Time / Calls).
-func (t LoopTiming) Mean() time.Duration {
-	if t.Calls == 0 {
-		return 0
-	}
-	return t.Time / time.Duration(t.Calls)
-}
+func (t LoopTiming) Mean() time.Duration { return exec.MeanCall(t.Time, t.Calls) }
 
 // GBPerSecond is the effective bandwidth: Bytes / Time, in 10⁹ bytes per
 // second (0 when no time was measured).
-func (t LoopTiming) GBPerSecond() float64 {
-	if t.Time <= 0 {
-		return 0
-	}
-	return t.Bytes / t.Time.Seconds() / 1e9
-}
+func (t LoopTiming) GBPerSecond() float64 { return exec.Bandwidth(t.Bytes, t.Time) }
 
 // EnableTiming switches the default runtime's timing report on or off
 // (Config.Timing, OP2_TIMING=1). While it is on, every successful loop

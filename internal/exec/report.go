@@ -12,20 +12,28 @@ import (
 )
 
 // Mean is the mean time of one call (Run / Calls; 0 without calls).
-func (r TimingRecord) Mean() time.Duration {
-	if r.Calls == 0 {
-		return 0
-	}
-	return r.Run / time.Duration(r.Calls)
-}
+func (r TimingRecord) Mean() time.Duration { return MeanCall(r.Run, r.Calls) }
 
 // GBPerSecond is the effective bandwidth: Bytes / Run, in 10⁹ bytes per
 // second (0 when no time was measured).
-func (r TimingRecord) GBPerSecond() float64 {
-	if r.Run <= 0 {
+func (r TimingRecord) GBPerSecond() float64 { return Bandwidth(r.Bytes, r.Run) }
+
+// MeanCall is the mean time of one of calls calls taking run in all (0
+// without calls).
+func MeanCall(run time.Duration, calls int) time.Duration {
+	if calls == 0 {
 		return 0
 	}
-	return r.Bytes / r.Run.Seconds() / 1e9
+	return run / time.Duration(calls)
+}
+
+// Bandwidth is bytes moved in run, in 10⁹ bytes per second (0 when no
+// time was measured).
+func Bandwidth(bytes float64, run time.Duration) float64 {
+	if run <= 0 {
+		return 0
+	}
+	return bytes / run.Seconds() / 1e9
 }
 
 // WriteTimingTable writes recs as the timing table for people (op2's
