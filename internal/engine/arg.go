@@ -98,25 +98,11 @@ func describeData(a *core.Arg, role Role) string {
 // Each kind of argument (core.ArgKind) is one type here that holds the
 // rules it adds to binding: check (its access, and its data, maps and
 // pattern against the loop) and conflict (when two arguments of the kind
-// passing the same data may not appear in one loop). checkKind and
+// passing the same data may not appear in one loop). bind.go checkArg and
 // conflictKind dispatch on the kind; a new kind adds a type, its cases
 // there, and the generators' cases. (A switch rather than an interface
 // table: calls through an interface would move the loop's arguments to
 // the heap, and a repeated loop allocates nothing.)
-
-// checkKind returns why a, resolved, cannot be an argument of b's loop
-// ("" when it can), and whether a has a kind at all.
-func checkKind(b *Binding, a *core.Arg, arg *Arg) (msg string, ok bool) {
-	switch a.Kind {
-	case core.ArgDirect, core.ArgIndirect, core.ArgVector:
-		return datKind{}.check(b, a, arg), true
-	case core.ArgGlobal:
-		return globalKind{}.check(b, a, arg), true
-	case core.ArgMat:
-		return matKind{}.check(b, a, arg), true
-	}
-	return "", false
-}
 
 // conflictKind returns why a and b, two arguments passing the same data,
 // may not appear in one loop ("" when they may).

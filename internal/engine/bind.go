@@ -100,14 +100,18 @@ func (p *Process) checkArg(b *Binding, arg *Arg, a *core.Arg, pm *core.Param) st
 	if a.Data == nil && arg.Role == RoleMapIdx {
 		return "map value argument: map is nil"
 	}
-	msg, ok := "", false
+	msg := "empty argument; build arguments with Dat.Arg, Dat.ArgMap, Dat.ArgVec or Global.Arg"
 	if a.Data != nil {
-		msg, ok = checkKind(b, a, arg)
+		switch a.Kind { // the kind's rules (arg.go)
+		case core.ArgDirect, core.ArgIndirect, core.ArgVector:
+			msg = datKind{}.check(b, a, arg)
+		case core.ArgGlobal:
+			msg = globalKind{}.check(b, a, arg)
+		case core.ArgMat:
+			msg = matKind{}.check(b, a, arg)
+		}
 	}
-	switch {
-	case !ok:
-		return "empty argument; build arguments with Dat.Arg, Dat.ArgMap, Dat.ArgVec or Global.Arg"
-	case msg != "":
+	if msg != "" {
 		return msg
 	}
 	if paramFits(a, pm) {
