@@ -12,8 +12,9 @@ import (
 // is open or when it is lazy (Config.Lazy, OP2_LAZY=1). A recorded loop is
 // checked and its program built as ParLoop does, then kept in one
 // process-wide queue, in program order; the queue runs (is forced) when a
-// Chain returns and before anything else takes mu: every access to data
-// mu through lock in a mode that runs the queue first. So a loop that is
+// Chain returns and before anything else takes the lock: every access to
+// data takes it through lock in a mode that runs the queue first (the
+// machinery is internal/engine's queue.go). So a loop that is
 // recorded always runs before any host access, whatever accessor the
 // program calls; the only callers of lock(forNoData), which does not
 // force, are the functions the package's tests list as touching no data.
@@ -141,7 +142,7 @@ func (r *Runtime) chainScope(fn func() error) error {
 
 // record records a loop of r (ParLoop in a chain or in lazy mode): it is
 // bound and its program built as when it runs at once, with the same
-// errors. Caller holds mu.
+// errors. Caller holds the lock.
 func (r *Runtime) record(k *Kernel, set IterationSet, args []Arg) error {
 	if err := r.e.Reserve(); err != nil {
 		return err

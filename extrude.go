@@ -127,7 +127,7 @@ func (s *ExtrudedSet) iteration() (*Set, *Subset) { return s.base, nil }
 
 // layerData returns the int32 data holding each element's layer that
 // ArgLayer passes, making it the first time and again when the base
-// set's size changed (Partition). Caller holds mu.
+// set's size changed (Partition). Caller holds the lock.
 func (s *ExtrudedSet) layerData() *core.Storage {
 	b, layers := &s.base.c, s.x.Layers
 	if s.layer != nil && s.layer.s.Len == b.Total*layers {

@@ -518,7 +518,7 @@ func (A *Mat[T]) Gather() (rowptr, colidx []int32, vals []T, err error) {
 
 // declaredEntries returns the rank's entries as records of a scalar row
 // and a scalar column in the declared numbering (uint32 each) and the
-// value. Caller holds mu.
+// value. Caller holds the lock.
 func (A *Mat[T]) declaredEntries() ([]byte, error) {
 	if err := A.s.HostAccess(false); err != nil {
 		return nil, err

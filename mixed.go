@@ -530,7 +530,7 @@ func blockError(err error, flat []Arg) error {
 
 // parLoopMixed runs a loop over the mixed set ms as one loop per block
 // (see MixedSet). Every block's loop is checked before any runs. Caller
-// holds mu.
+// holds the lock.
 func (r *Runtime) parLoopMixed(k *Kernel, ms *MixedSet, args []Arg) error {
 	if err := checkMixedGlobals(k, ms, args); err != nil {
 		return err

@@ -176,7 +176,7 @@ func newSubset(set *Set, idx []int32) *Subset {
 	return sub
 }
 
-// indicesCopy returns a copy of the subset's indices, read under mu
+// indicesCopy returns a copy of the subset's indices, read under the lock
 // (Renumber changes them in place).
 func (sub *Subset) indicesCopy() []int32 {
 	lock(forNoData)
@@ -348,7 +348,7 @@ func (sub *Subset) offsetRows(off []int32, n int) ([]int32, *core.Storage) {
 // restrict turns l, bound for a loop over the parent set, into the loop
 // over the subset's elements: direct arguments go through the subset's
 // indices, map arguments through the subset's rows of their maps. Caller
-// holds mu.
+// holds the lock.
 func (sub *Subset) restrict(l *core.Loop) {
 	l.Set = &sub.iter.c
 	for i := range l.Args {

@@ -126,7 +126,7 @@ func (r *Runtime) timingReport() ([]exec.TimingRecord, error) {
 	return r.e.Timings.Records(), nil
 }
 
-// timingRecords returns the timing report. Caller holds mu.
+// timingRecords returns the timing report. Caller holds the lock.
 func (r *Runtime) timingRecords() []LoopTiming { return loopTimings(r.e.Timings.Records()) }
 
 // loopTimings is the timing report of recs.

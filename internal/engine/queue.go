@@ -116,7 +116,7 @@ func (q *chainQueue) slot() *Recorded {
 }
 
 // room runs the recorded loops when there are MaxRecordedLoops of them,
-// before another is recorded. Caller holds mu.
+// before another is recorded. Caller holds the lock.
 func (p *Process) room() error {
 	q := &p.queue
 	if q.n < MaxRecordedLoops {
@@ -131,7 +131,7 @@ func (p *Process) room() error {
 // loops as they will run plan their halo exchanges first (beginChain).
 // Runs of them that can run in sparse tiles (Config.Tile) do (runTiled).
 // The first loop that fails stops it: the loops recorded after it are
-// dropped, and the error is a *op2.ChainError. Caller holds mu.
+// dropped, and the error is a *op2.ChainError. Caller holds the lock.
 func (p *Process) runQueue() error {
 	q := &p.queue
 	n := q.n
@@ -312,7 +312,7 @@ func (q *chainQueue) passes(s *core.Storage) bool {
 }
 
 // usesConst reports whether a recorded loop's kernel uses constant c.
-// Caller holds mu.
+// Caller holds the lock.
 func (q *chainQueue) usesConst(c *core.Const) bool {
 	for _, e := range q.slots[:q.n] {
 		if e.cset == c {

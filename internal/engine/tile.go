@@ -132,7 +132,7 @@ func (p *Process) globalsAllow(l *core.Loop) bool {
 // entries) whose loops (fused or not) can run in tiles, when there are at
 // least two, and returns how many steps ran (0: none, and step k runs as
 // usual). The failure of one of them is stored in *err as a *ChainError.
-// Caller holds mu.
+// Caller holds the lock.
 func (p *Process) runTiled(k, n int, err *error) int {
 	q := &p.queue
 	l0, r := q.loop(&q.steps[k])
