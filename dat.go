@@ -207,14 +207,9 @@ func (d *Dat[T]) Sync() error {
 }
 
 // syncHost makes the host copy of s current without marking the device
-// copy stale. Data never allocated stays so: there is nothing to copy,
-// and Data allocates it (zeros) without a device access.
-func syncHost(s *core.Storage) error {
-	if s.State == core.StateHostUnallocated {
-		return nil
-	}
-	return apiError(s.HostAccess(false))
-}
+// copy stale (engine.SyncHost). Data never allocated stays so: there is
+// nothing to copy, and Data allocates it (zeros) without a device access.
+func syncHost(s *core.Storage) error { return apiError(engine.SyncHost(s)) }
 
 // mustHost panics with err, as the package reports it, when copying
 // values from the device failed.

@@ -130,13 +130,19 @@ func extrusionMatters(b *Binding, a *core.Arg, arg *Arg) bool {
 }
 
 // paramFits reports whether a plain pointer parameter pm takes argument
-// a as it is: paramProblem then finds nothing.
+// a as it is: paramProblem's rules, for the common case, so that it is
+// called only on the way to an error (or for a reference).
 func paramFits(a *core.Arg, pm *core.Param) bool {
-	want := 1
+	return pm.Problem == "" && !pm.Ref && pm.Depth == pointerDepth(a) && (pm.Untyped || pm.Type != 0 && pm.Type == a.Data.Type)
+}
+
+// pointerDepth is the pointer depth of the parameter that takes
+// argument a: T** for a vector argument, else T*.
+func pointerDepth(a *core.Arg) int {
 	if a.Kind == core.ArgVector {
-		want = 2
+		return 2
 	}
-	return pm.Problem == "" && !pm.Ref && pm.Depth == want && (pm.Untyped || pm.Type != 0 && pm.Type == a.Data.Type)
+	return 1
 }
 
 // resolve returns the core argument that arg stands for in b's loop:
@@ -165,10 +171,7 @@ func paramProblem(k *core.Kernel, a *core.Arg, arg *Arg, pm *core.Param) string 
 	if pm.Problem != "" {
 		return fmt.Sprintf("%s: kernel parameter %q: %s", a.Describe(), pm.Text, pm.Problem)
 	}
-	want := 1
-	if a.Kind == core.ArgVector {
-		want = 2
-	}
+	want := pointerDepth(a)
 	if pm.Ref {
 		if msg := refProblem(k, a, arg); msg != "" {
 			return fmt.Sprintf("%s: kernel parameter %q %s", a.Describe(), pm.Text, msg)

@@ -73,3 +73,34 @@ func TestBind(t *testing.T) {
 		})
 	}
 }
+
+// TestExtrusionMattersGatesCheckExtruded: Bind skips checkExtruded when
+// extrusionMatters says there is nothing to check, so for every shape of
+// argument that skip must lose no error.
+func TestExtrusionMattersGatesCheckExtruded(t *testing.T) {
+	base := &core.Set{Name: "cells"}
+	to := &core.Set{Name: "nodes"}
+	x := &core.Extrusion{Name: "prisms", Base: base, Layers: 3}
+	m := &core.Map{Name: "m", From: base, To: to, Arity: 1}
+	xm := &ExtMap{Name: "xm", From: x, Base: m}
+	for _, loopX := range []*core.Extrusion{nil, x} {
+		for _, role := range []Role{RoleData, RoleLayer} {
+			for _, kind := range []core.ArgKind{core.ArgDirect, core.ArgIndirect, core.ArgVector, core.ArgGlobal, core.ArgMat} {
+				for _, xmap := range []*ExtMap{nil, xm} {
+					for _, dataX := range []*core.Extrusion{nil, x} {
+						s := &core.Storage{Name: "d", Type: core.Float64, Dim: 1, Set: base, Extruded: dataX}
+						a := core.Arg{Data: s, Map: m, Kind: kind, Access: core.RW}
+						arg := &Arg{Core: a, Role: role, XMap: xmap}
+						b := &Binding{Set: base, Extruded: loopX}
+						if !extrusionMatters(b, &a, arg) {
+							if msg := checkExtruded(b, &a, arg); msg != "" {
+								t.Errorf("loop extruded %v, role %d, kind %d, extruded map %v, data extruded %v: skipped, but checkExtruded says %q",
+									loopX != nil, role, kind, xmap != nil, dataX != nil, msg)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -383,18 +383,31 @@ const (
 // made pending, when a recorded loop uses c. Caller holds the lock.
 func (p *Process) RecordConst(c *core.Const, mu *sync.Mutex, pending *int, values []byte) Assignment {
 	q := &p.queue
-	switch {
-	case q.n == 0 || q.failed != nil:
+	if q.failed != nil {
 		return AssignForced
-	case !q.usesConst(c):
-		return AssignNow
+	}
+	a := q.assignment(q.usesConst(c))
+	if a == AssignRecorded {
+		e := q.slot()
+		e.cset, e.cmu, e.cpend = c, mu, pending
+		e.buf = append(e.buf[:0], values...)
+		q.n++
+	}
+	return a
+}
+
+// assignment is how an assignment is made with the queue as it is (see
+// Assignment), used saying whether a recorded loop uses the value: the
+// caller records it when the answer is AssignRecorded.
+func (q *chainQueue) assignment(used bool) Assignment {
+	switch {
+	case q.n == 0:
+		return AssignForced
+	case !used:
+		return AssignNow // even with the queue full: nothing need run
 	case q.n >= MaxRecordedLoops:
 		return AssignForced
 	}
-	e := q.slot()
-	e.cset, e.cmu, e.cpend = c, mu, pending
-	e.buf = append(e.buf[:0], values...)
-	q.n++
 	return AssignRecorded
 }
 
@@ -403,19 +416,14 @@ func (p *Process) RecordConst(c *core.Const, mu *sync.Mutex, pending *int, value
 // Caller holds the lock.
 func (p *Process) RecordGlobal(s *core.Storage, v []byte) Assignment {
 	q := &p.queue
-	switch {
-	case q.n == 0:
-		return AssignForced
-	case !q.passes(s):
-		return AssignNow
-	case q.n >= MaxRecordedLoops:
-		return AssignForced
+	a := q.assignment(q.passes(s))
+	if a == AssignRecorded {
+		e := q.slot()
+		e.set = s
+		e.size = copy(e.val[:], v)
+		q.n++
 	}
-	e := q.slot()
-	e.set = s
-	e.size = copy(e.val[:], v)
-	q.n++
-	return AssignRecorded
+	return a
 }
 
 // TiledDistributedRuns is the number of tiled runs of recorded loops

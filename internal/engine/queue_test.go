@@ -74,6 +74,9 @@ func TestAssignments(t *testing.T) {
 	if got := p.RecordGlobal(g1, []byte{1}); got != AssignForced {
 		t.Errorf("full queue: RecordGlobal = %v, want AssignForced", got)
 	}
+	if got := p.RecordGlobal(g2, []byte{1}); got != AssignNow {
+		t.Errorf("full queue, a Global no loop passes: %v, want AssignNow", got)
+	}
 	p.queue.failed = errors.New("kept")
 	if got := p.RecordConst(c1, &mu, &pending, []byte{1}); got != AssignForced {
 		t.Errorf("a kept failure: RecordConst = %v, want AssignForced", got)

@@ -60,7 +60,7 @@ func (p *Process) Renumber(o Ordering) ([]string, error) {
 		order[si] = dist.RCMOrder(n, xadj, adj)
 	case "rcb":
 		c := o.Coords
-		if err := syncHost(c); err != nil {
+		if err := SyncHost(c); err != nil {
 			return nil, p.api.Internal(err)
 		}
 		coords := make([]float64, c.Set.Owned*c.Dim) // never written: zeros
@@ -91,7 +91,7 @@ func (p *Process) Renumber(o Ordering) ([]string, error) {
 	for _, dd := range dats {
 		s := dd.Storage()
 		if i, ok := index[s.Set]; ok && order[i] != nil {
-			if err := syncHost(s); err != nil {
+			if err := SyncHost(s); err != nil {
 				return nil, p.api.Internal(err)
 			}
 		}
@@ -170,8 +170,9 @@ func renumberMap(m *core.Map, from, to []int32) {
 	}
 }
 
-// syncHost makes the host copy of s current, unless it has no values yet.
-func syncHost(s *core.Storage) error {
+// SyncHost makes the host copy of s current without marking a device
+// copy stale, unless s has no values yet.
+func SyncHost(s *core.Storage) error {
 	if s.State == core.StateHostUnallocated {
 		return nil
 	}
