@@ -321,17 +321,35 @@ func LineCommentEnd(s string, i int) int {
 // left in place they would hide a definition's body or count as array
 // declarators.
 func BlankAttributes(code string) string {
-	if !strings.Contains(code, "__attribute") && !strings.Contains(code, "[[") {
+	spans := AttributeSpans(code)
+	if len(spans) == 0 {
 		return code
 	}
 	b := []byte(code)
-	clearSpan := func(from, to int) {
-		for k := from; k < to; k++ {
+	for _, sp := range spans {
+		for k := sp.From; k < sp.To; k++ {
 			if b[k] != '\n' {
 				b[k] = ' '
 			}
 		}
 	}
+	return string(b)
+}
+
+// AttributeSpan is an attribute in source: code[From:To], Std for a
+// standard one ([[...]]), else GNU (__attribute__((...))).
+type AttributeSpan struct {
+	From, To int
+	Std      bool
+}
+
+// AttributeSpans returns the attributes of code in order, as
+// BlankAttributes blanks them. An unterminated [[ ends the scan.
+func AttributeSpans(code string) []AttributeSpan {
+	if !strings.Contains(code, "__attribute") && !strings.Contains(code, "[[") {
+		return nil
+	}
+	var out []AttributeSpan
 	for i := 0; i < len(code); i++ {
 		switch {
 		case strings.HasPrefix(code[i:], "[["):
@@ -346,9 +364,9 @@ func BlankAttributes(code string) string {
 				}
 			}
 			if j >= len(code) {
-				return string(b)
+				return out
 			}
-			clearSpan(i, j+1)
+			out = append(out, AttributeSpan{From: i, To: j + 1, Std: true})
 			i = j
 		case IsIdentStart(code[i]) && (i == 0 || !IsIdentChar(code[i-1])):
 			j := i
@@ -359,7 +377,7 @@ func BlankAttributes(code string) string {
 				open := SkipSpace(code, j)
 				if open < len(code) && code[open] == '(' {
 					if close := MatchParen(code, open); close >= 0 {
-						clearSpan(i, close+1)
+						out = append(out, AttributeSpan{From: i, To: close + 1})
 						j = close + 1
 					}
 				}
@@ -367,5 +385,5 @@ func BlankAttributes(code string) string {
 			i = j - 1
 		}
 	}
-	return string(b)
+	return out
 }

@@ -156,3 +156,21 @@ func TestSplitList(t *testing.T) {
 		}
 	}
 }
+
+func TestAttributeSpans(t *testing.T) {
+	for _, c := range []struct {
+		code string
+		want []AttributeSpan
+	}{
+		{"void f(double *x) { *x = 1; }", nil},
+		{"[[maybe_unused]] int a;", []AttributeSpan{{0, 16, true}}},
+		{"int b __attribute__((aligned(8)));", []AttributeSpan{{6, 33, false}}},
+		{"[[a]] int c __attribute((x)); [[b]]", []AttributeSpan{{0, 5, true}, {12, 28, false}, {30, 35, true}}},
+		{"int d; [[unterminated", nil},
+		{"int my__attribute__x;", nil},
+	} {
+		if got := AttributeSpans(c.code); !slices.Equal(got, c.want) {
+			t.Errorf("AttributeSpans(%q) = %v, want %v", c.code, got, c.want)
+		}
+	}
+}

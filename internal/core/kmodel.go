@@ -177,7 +177,7 @@ func ReadSource(src string) (*SourceModel, error) {
 	withDirectives := clex.Blank(src, true, isIncludeName)
 	plain := blankDirectives(withDirectives)
 	code := clex.BlankAttributes(plain)
-	u := &SourceModel{Src: src, Code: code, StdAttrs: stdAttributeSpans(plain, code), Defined: map[string]bool{}, Typedefs: map[string]bool{}, MacroIdents: map[string]bool{},
+	u := &SourceModel{Src: src, Code: code, StdAttrs: stdAttributeSpans(plain), Defined: map[string]bool{}, Typedefs: map[string]bool{}, MacroIdents: map[string]bool{},
 		Called: map[string]bool{}, Names: map[string]bool{}}
 	u.Tokens = clex.Tokenize(code)
 	u.SrcTokens = clex.Tokenize(clex.BlankAttributes(clex.Blank(src, true, nil)))
@@ -901,29 +901,14 @@ func blankDirectives(s string) string {
 	return string(b)
 }
 
-// stdAttributeSpans returns the spans of the [[...]] attributes of plain
-// that clex.BlankAttributes blanked in code.
-func stdAttributeSpans(plain, code string) [][2]int {
+// stdAttributeSpans returns the spans of the [[...]] attributes of code
+// (clex.AttributeSpans).
+func stdAttributeSpans(code string) [][2]int {
 	var out [][2]int
-	for i := 0; i+1 < len(plain); i++ {
-		if plain[i] != '[' || plain[i+1] != '[' || code[i] != ' ' {
-			continue
+	for _, sp := range clex.AttributeSpans(code) {
+		if sp.Std {
+			out = append(out, [2]int{sp.From, sp.To})
 		}
-		depth, j := 0, i
-		for ; j < len(plain); j++ {
-			if plain[j] == '[' {
-				depth++
-			} else if plain[j] == ']' {
-				if depth--; depth == 0 {
-					break
-				}
-			}
-		}
-		if j >= len(plain) {
-			break
-		}
-		out = append(out, [2]int{i, j + 1})
-		i = j
 	}
 	return out
 }
