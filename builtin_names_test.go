@@ -208,7 +208,7 @@ func TestKernelsDeclaringBuiltinNamesNVRTC(t *testing.T) {
 // running every backend it has.
 func TestKernelsDeclaringBuiltinNamesMPI(t *testing.T) {
 	if !mpitest.InRanks() {
-		mpitest.Run(t, 2, 2*time.Minute)
+		mpiRun(t, 2, 2*time.Minute)
 		return
 	}
 	got := runBuiltinNames(t, allBackends)

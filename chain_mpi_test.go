@@ -61,7 +61,7 @@ func (d *chainMPIDats) gather(t *testing.T) [][]float64 {
 // recorded; a collective call (Gather) runs them; lazy mode is refused.
 func TestChainUnderMPI(t *testing.T) {
 	if !mpitest.InRanks() {
-		mpitest.Run(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=60s")
+		mpiRun(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=60s")
 		return
 	}
 	const n = 8

@@ -40,7 +40,7 @@ func TestTiledChainUnderMPI(t *testing.T) {
 	if !mpitest.InRanks() {
 		for _, ranks := range []int{2, 3} {
 			t.Run(fmt.Sprintf("%d-ranks", ranks), func(t *testing.T) {
-				mpitest.Run(t, ranks, 2*time.Minute, "OP2_MPI_TIMEOUT=60s")
+				mpiRun(t, ranks, 2*time.Minute, "OP2_MPI_TIMEOUT=60s")
 			})
 		}
 		return

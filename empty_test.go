@@ -102,7 +102,7 @@ func TestEmptyData(t *testing.T) {
 // order).
 func TestEmptyRankEveryLayout(t *testing.T) {
 	if !mpitest.InRanks() {
-		mpitest.Run(t, 3, 3*time.Minute)
+		mpiRun(t, 3, 3*time.Minute)
 		return
 	}
 	defer func() { check(t, op2.Configure(op2.Config{Backend: "sequential"})) }()

@@ -255,13 +255,13 @@ func TestSync(t *testing.T) {
 		check(t, untouched.Sync())
 		check(t, x.Sync()) // nothing left to copy
 		copies := op2.ReadStats().Downloads - before.Downloads
-		if want := map[bool]uint64{true: 1, false: 0}[op2.Backend() == "opencl"]; copies != want {
+		if want := map[bool]uint64{true: 1, false: 0}[isDevice(op2.Backend())]; copies != want {
 			t.Errorf("Sync made %d device copies, want %d", copies, want)
 		}
 		if s := untouched.State(); s != op2.HostUnallocated {
 			t.Errorf("Sync allocated a dat never used: state %v", s)
 		}
-		if op2.Backend() == "opencl" {
+		if isDevice(op2.Backend()) {
 			if s := x.State(); s != op2.Both {
 				t.Errorf("after Sync x is %v, want BOTH (device copy kept)", s)
 			}

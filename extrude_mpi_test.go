@@ -191,7 +191,7 @@ func TestMPIExtrudedAgreesWithOneRank(t *testing.T) {
 			zero = "1"
 		}
 		t.Run(fmt.Sprintf("%d-ranks-rank0decl%v", r.ranks, r.rankZero), func(t *testing.T) {
-			mpitest.Run(t, r.ranks, 3*time.Minute, "OP2_MPI_EXPECT="+path, "OP2_MPI_RANK_ZERO="+zero)
+			mpiRun(t, r.ranks, 3*time.Minute, "OP2_MPI_EXPECT="+path, "OP2_MPI_RANK_ZERO="+zero)
 		})
 	}
 }

@@ -5,8 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/ptscotch"
 )
 
 // hostBackends are the backends that need nothing but a C compiler.
@@ -16,7 +20,29 @@ var hostBackends = []string{"sequential", "openmp"}
 // backends and, where their drivers and devices exist, opencl and cuda.
 var allBackends = hostBackends
 
+// isDevice reports whether backend runs loops on a device (opencl, cuda).
+func isDevice(backend string) bool { return backend == "opencl" || backend == "cuda" }
+
 func TestMain(m *testing.M) { os.Exit(testMain(m)) }
+
+// mpiRun is mpitest.Run, skipping the test when the job asks for a
+// partitioner (OP2_MPI_PARTITIONER) whose library is not installed.
+func mpiRun(t *testing.T, np int, timeout time.Duration, env ...string) {
+	t.Helper()
+	for _, e := range env {
+		var err error
+		switch e {
+		case "OP2_MPI_PARTITIONER=metis":
+			err = dist.LoadMETIS()
+		case "OP2_MPI_PARTITIONER=ptscotch":
+			err = ptscotch.Load()
+		}
+		if err != nil {
+			t.Skipf("the job's partitioner is not installed: %v", err)
+		}
+	}
+	mpitest.Run(t, np, timeout, env...)
+}
 
 // testMain sets the test process up and runs the tests; its deferred
 // clean-up runs on every way out (tests passing or failing, a helper

@@ -147,16 +147,18 @@ func TestHugeVectorArity(t *testing.T) {
 	const arity = 9000
 	v := newVectorMesh(arity)
 	k, args := v.loop("huge_vec")
-	refused := func(t *testing.T, err error) {
+	refused := func(t *testing.T, backend string, err error) {
 		t.Helper()
 		var le *op2.LoopError
 		if !errors.As(err, &le) || le.Arg != -1 {
 			t.Fatalf("error %v, want a *LoopError about the loop", err)
 		}
-		wantErr(t, err, `loop "huge_vec"`, "9000 map entries", "op2.MaxDeviceVectorArity = 8192", "opencl backend")
+		wantErr(t, err, `loop "huge_vec"`, "9000 map entries", "op2.MaxDeviceVectorArity = 8192", backend+" backend")
 	}
-	_, err := op2.Generate("opencl", k, v.cells, args...)
-	refused(t, err)
+	for _, b := range []string{"opencl", "cuda"} {
+		_, err := op2.Generate(b, k, v.cells, args...)
+		refused(t, b, err)
+	}
 	for _, b := range hostBackends {
 		src, err := op2.Generate(b, k, v.cells, args...)
 		if err != nil || src == "" {
@@ -165,10 +167,10 @@ func TestHugeVectorArity(t *testing.T) {
 	}
 	onEachBackend(t, func(t *testing.T) {
 		err := op2.ParLoop(k, v.cells, args...)
-		if op2.Backend() == "opencl" {
-			refused(t, err)
+		if isDevice(op2.Backend()) {
+			refused(t, op2.Backend(), err)
 			_, err = op2.NewLoop(k, v.cells, args...)
-			refused(t, err)
+			refused(t, op2.Backend(), err)
 			return
 		}
 		check(t, err)

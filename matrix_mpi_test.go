@@ -209,7 +209,7 @@ func matOnRanks(t *testing.T, opts op2.SolverOptions, extra ...ranksCase) {
 			name += "/opencl"
 		}
 		t.Run(name, func(t *testing.T) {
-			mpitest.Run(t, r.ranks, 2*time.Minute, append([]string{"OP2_MAT_EXPECT=" + path, "OP2_MPI_PARTITIONER=" + r.partitioner}, r.env...)...)
+			mpiRun(t, r.ranks, 2*time.Minute, append([]string{"OP2_MAT_EXPECT=" + path, "OP2_MPI_PARTITIONER=" + r.partitioner}, r.env...)...)
 		})
 	}
 }

@@ -177,7 +177,7 @@ func TestMixedOnRanks(t *testing.T) {
 			name += "/opencl"
 		}
 		t.Run(name, func(t *testing.T) {
-			mpitest.Run(t, r.ranks, 2*time.Minute, append([]string{"OP2_MIXED_EXPECT=" + path, "OP2_MPI_PARTITIONER=" + r.partitioner, "OP2_TEST_CACHE_DIR=" + cache}, r.env...)...)
+			mpiRun(t, r.ranks, 2*time.Minute, append([]string{"OP2_MIXED_EXPECT=" + path, "OP2_MPI_PARTITIONER=" + r.partitioner, "OP2_TEST_CACHE_DIR=" + cache}, r.env...)...)
 		})
 	}
 }

@@ -311,7 +311,7 @@ func nodeEdges(nodes *op2.Set, ring *op2.Map, bad int32) *op2.Map {
 // is still a Go panic.
 func TestSignalHandlersSurviveMPIAndOpenCL(t *testing.T) {
 	if !mpitest.InRanks() {
-		mpitest.Run(t, 2, 2*time.Minute)
+		mpiRun(t, 2, 2*time.Minute)
 		return
 	}
 	nodes, _ := declareRing(t, 8)

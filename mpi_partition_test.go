@@ -113,7 +113,7 @@ func TestPartitionMemoryPerRank(t *testing.T) {
 // wrote before Partition moves with its values; loops then use both.
 func TestPartitionZeroDats(t *testing.T) {
 	if !mpitest.InRanks() {
-		mpitest.Run(t, 3, 2*time.Minute)
+		mpiRun(t, 3, 2*time.Minute)
 		return
 	}
 	const nx, ny = 12, 9
@@ -169,7 +169,7 @@ func TestAutoPartitioner(t *testing.T) {
 		}
 		for _, missing := range cases {
 			t.Run(missing, func(t *testing.T) {
-				mpitest.Run(t, 3, 2*time.Minute, "OP2_TEST_PTSCOTCH_MISSING="+missing)
+				mpiRun(t, 3, 2*time.Minute, "OP2_TEST_PTSCOTCH_MISSING="+missing)
 			})
 		}
 		return

@@ -719,7 +719,7 @@ func randomAgreesWithOneRank(t *testing.T, runs []mpiRandomRun, chained bool, en
 			fusion = "OP2_FUSION=on"
 		}
 		t.Run(fmt.Sprintf("%d-ranks-mesh%d-%s-rank0decl%v", r.ranks, r.meshSeed, r.partitioner, r.rankZero), func(t *testing.T) {
-			mpitest.Run(t, r.ranks, 4*time.Minute, append([]string{"OP2_MPI_EXPECT=" + expect[r.meshSeed], "OP2_MPI_MESH_SEED=" + strconv.FormatUint(r.meshSeed, 10),
+			mpiRun(t, r.ranks, 4*time.Minute, append([]string{"OP2_MPI_EXPECT=" + expect[r.meshSeed], "OP2_MPI_MESH_SEED=" + strconv.FormatUint(r.meshSeed, 10),
 				"OP2_MPI_PARTITIONER=" + r.partitioner, "OP2_MPI_RANK_ZERO=" + zero, "OP2_TEST_CACHE_DIR=" + cache, "OP2_MPI_TIMEOUT=120s", fusion}, env...)...)
 		})
 	}

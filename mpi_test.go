@@ -320,7 +320,7 @@ func TestMPIAgreesWithOneRank(t *testing.T) {
 			}
 		}
 		t.Run(name, func(t *testing.T) {
-			mpitest.Run(t, r.ranks, 3*time.Minute, env...)
+			mpiRun(t, r.ranks, 3*time.Minute, env...)
 		})
 	}
 }
@@ -334,7 +334,7 @@ func TestPartitionEdgeCuts(t *testing.T) {
 	if !mpitest.InRanks() {
 		for _, p := range []string{"block", "rcb", "metis", "ptscotch"} {
 			t.Run(p, func(t *testing.T) {
-				mpitest.Run(t, 3, 2*time.Minute, "OP2_MPI_PARTITIONER="+p)
+				mpiRun(t, 3, 2*time.Minute, "OP2_MPI_PARTITIONER="+p)
 			})
 		}
 		return

@@ -19,6 +19,8 @@ func TestOpenCLMissingSaysWhatToInstall(t *testing.T) {
 		want []string
 	}{
 		{"no ICD loader", "OP2_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1", []string{"cannot load the OpenCL library", "apt-get install", "pocl-opencl-icd"}},
+		// No vendors folder, and no drivers named in OCL_ICD_FILENAMES
+		// either (a machine may set it, as NVIDIA's images do).
 		{"no driver", "OCL_ICD_VENDORS=/nonexistent-vendors-dir", []string{"apt-get install", "pocl-opencl-icd"}},
 		// A library that loads but is not OpenCL: the error names it and
 		// the first entry point it lacks.
@@ -31,7 +33,7 @@ func TestOpenCLMissingSaysWhatToInstall(t *testing.T) {
 				t.Skip("the system has no ocl-icd loader to point at an empty driver list")
 			}
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), "OP2_TEST_HELPER=opencl-error", c.env)
+			cmd.Env = append(os.Environ(), "OP2_TEST_HELPER=opencl-error", c.env, "OCL_ICD_FILENAMES=")
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("%v: %s", err, out)

@@ -134,7 +134,7 @@ func TestMPISubsets(t *testing.T) {
 	}
 	for _, r := range runs {
 		t.Run(fmt.Sprintf("%d-ranks-%s", r.ranks, r.partitioner), func(t *testing.T) {
-			mpitest.Run(t, r.ranks, 3*time.Minute, "OP2_MPI_EXPECT="+path, "OP2_MPI_PARTITIONER="+r.partitioner, "OP2_MPI_SHORT="+short)
+			mpiRun(t, r.ranks, 3*time.Minute, "OP2_MPI_EXPECT="+path, "OP2_MPI_PARTITIONER="+r.partitioner, "OP2_MPI_SHORT="+short)
 		})
 	}
 }

@@ -71,6 +71,10 @@ var metisErr error
 // METIS library other than the system's libmetis.so.5 (a path or a soname).
 const METISLibraryEnv = "OP2_METIS_LIBRARY"
 
+// LoadMETIS loads the METIS library, once; its error says what to
+// install.
+func LoadMETIS() error { return loadMETIS() }
+
 func loadMETIS() error {
 	metisOnce.Do(func() {
 		var path *C.char
