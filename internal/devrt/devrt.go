@@ -84,6 +84,10 @@ type Program struct {
 	consts    Buffer
 	constHost []byte
 	constSeen []uint64
+	// pristine, when the kernel could write the constant buffer
+	// (Layout.ConstsWritable), holds the declared values on the device,
+	// copied over consts before each launch.
+	pristine Buffer
 
 	needs *exec.PlanNeeds // nil for a direct loop
 
@@ -128,6 +132,13 @@ func NewProgram(drv Driver, owner any, l *core.Loop, lay *device.Layout, src str
 		runtime.AddCleanup(p, func(b Buffer) { drv.Free(b) }, buf)
 		p.constHost = make([]byte, lay.ConstBytes)
 		p.constSeen = make([]uint64, len(lay.Consts))
+		if lay.ConstsWritable() {
+			if p.pristine, err = drv.Alloc(lay.ConstBytes); err != nil {
+				p.Release()
+				return nil, fmt.Errorf("%s: allocating the constant buffer: %w", l.Name(), err)
+			}
+			runtime.AddCleanup(p, func(b Buffer) { drv.Free(b) }, p.pristine)
+		}
 	}
 	return p, nil
 }
@@ -321,7 +332,9 @@ func (p *Program) prepareData(l *core.Loop) error {
 }
 
 // refreshConsts copies the constants whose values changed since the last
-// loop to the device: changing a constant needs no new program.
+// loop to the device: changing a constant needs no new program. Where the
+// kernel could have written the buffer, it is restored from the pristine
+// copy otherwise.
 func (p *Program) refreshConsts() error {
 	changed := false
 	for j, s := range p.lay.Consts {
@@ -333,11 +346,19 @@ func (p *Program) refreshConsts() error {
 		}
 	}
 	if !changed {
-		return nil
+		if p.pristine == nil {
+			return nil
+		}
+		return p.drv.Copy(p.consts, p.pristine, len(p.constHost))
 	}
-	if err := p.drv.Write(p.consts, unsafe.Pointer(unsafe.SliceData(p.constHost)), len(p.constHost)); err != nil {
-		clear(p.constSeen) // copy them all again next time
-		return fmt.Errorf("copying the constants to the device: %w", err)
+	for _, b := range []Buffer{p.consts, p.pristine} {
+		if b == nil {
+			continue
+		}
+		if err := p.drv.Write(b, unsafe.Pointer(unsafe.SliceData(p.constHost)), len(p.constHost)); err != nil {
+			clear(p.constSeen) // copy them all again next time
+			return fmt.Errorf("copying the constants to the device: %w", err)
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"errors"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -270,6 +271,77 @@ func TestIndirectLoopOnMockDevice(t *testing.T) {
 	pl.Device.Release()
 	if d.frees == frees {
 		t.Error("releasing the plan freed no device memory")
+	}
+}
+
+// TestWrittenConstantBufferRestored: where a kernel could write the
+// constant buffer (a constant too large for a private copy, in CUDA's one
+// address space), each launch starts from the declared values, copied on
+// the device from a pristine buffer; in OpenCL C (where such a write does
+// not build) the buffer is written once.
+func TestWrittenConstantBufferRestored(t *testing.T) {
+	for _, c := range []struct {
+		d        *device.Dialect
+		restores bool
+	}{{device.CUDA, true}, {device.OpenCL, false}} {
+		t.Run(c.d.Name, func(t *testing.T) {
+			f := newFixture(t, 100, 2)
+			y := f.dat("y", f.edges, 1, make([]float64, 100))
+			tab := &core.Const{Name: "tab", Type: core.Int32, Dim: 300, ID: core.NewID()}
+			vals := make([]int32, 300)
+			for i := range vals {
+				vals[i] = int32(i)
+			}
+			f.pin.Pin(&vals[0])
+			tab.Host = unsafe.Pointer(&vals[0])
+			tab.Version.Store(1)
+			l := loopOf(t, "void k(double *y) { *y = tab[7]; }", "k", f.edges, []*core.Const{tab},
+				core.Arg{Data: y, Access: core.Write, Kind: core.ArgDirect})
+			d := newMock(32 << 10)
+			lay, err := device.AnalyseWith(c.d, l, d.localMem, device.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lay.ConstsWritable() != c.restores {
+				t.Fatalf("ConstsWritable() = %v, want %v", lay.ConstsWritable(), c.restores)
+			}
+			src, err := device.Generate(l, lay)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := NewProgram(d, d, l, lay, src, "kernel", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var seen []int32 // tab[7] as each launch found it
+			d.run = func(args []Arg, groups int) {
+				buf := args[3].Buf.(*mockBuf).data
+				at := (*int32)(unsafe.Pointer(&buf[4*7]))
+				seen = append(seen, *at)
+				*at = -1000 // the kernel writes through a cast
+			}
+			for range 3 {
+				if err := p.Bind(l, nil); err != nil {
+					t.Fatal(err)
+				}
+				if err := p.Launch(exec.Range{First: 0, Last: 100}); err != nil {
+					t.Fatal(err)
+				}
+				if err := p.Finish(l); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := []int32{7, 7, 7}
+			if !c.restores {
+				want = []int32{7, -1000, -1000} // the mock lets the write through
+			}
+			if !slices.Equal(seen, want) {
+				t.Errorf("tab[7] at each launch: %v, want %v", seen, want)
+			}
+			if n := d.writes[p.consts.(*mockBuf)]; n != 1 {
+				t.Errorf("the unchanged constants were written %d times, want once", n)
+			}
+		})
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/mgcfd"
 	"github.com/goop2/op2/internal/nvrtc"
+	"github.com/goop2/op2/internal/poisson"
 	"github.com/goop2/op2/mesh"
 )
 
@@ -183,6 +184,18 @@ func TestNVRTCCompilesEveryLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("Poisson", func(t *testing.T) {
+		if err := op2.Configure(op2.Config{Backend: compileCheckName, CacheDir: t.TempDir()}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := poisson.Square(4, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := poisson.Solve(m, poisson.Problems["sine"], op2.SolverOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
 	compiledMu.Lock()
 	defer compiledMu.Unlock()
 	t.Logf("%d generated sources compiled for %v", len(compiled), archs)
@@ -248,6 +261,11 @@ void conditional(float *x) { }
 typedef real *realp;
 static __attribute__((unused)) int unused_helper(int a) { return a; }
 void typedefs(realp x, long long *n) { x[0] = fabs(x[1]) + pow(x[1], 2) + (real)*n; }`,
+		"limits": `#include <float.h>
+#include <limits.h>
+void limits(double *x, long long *n) { x[0] = DBL_EPSILON + DBL_MAX + DBL_MIN + FLT_EPSILON + FLT_MAX + FLT_MIN + DBL_DIG + FLT_DIG + DBL_MANT_DIG; *n = (INT_MAX > INT_MIN) + (CHAR_BIT == 8) + (CHAR_MAX > SCHAR_MIN) + (SCHAR_MAX < UCHAR_MAX) + (SHRT_MAX > SHRT_MIN) + (USHRT_MAX > 0) + (UINT_MAX > 0) + (LONG_MAX > LONG_MIN) + (LLONG_MAX > LLONG_MIN) + (ULONG_MAX > 0) + (ULLONG_MAX > 0); }`,
+		"mathconsts": `#include <math.h>
+void mathconsts(double *x, long long *n) { x[0] = M_PI * M_SQRT2 + M_E + M_LN2 + M_1_PI; x[1] = x[0] < INFINITY ? HUGE_VAL : NAN; *n = 0; }`,
 	}
 	for name, src := range kernels {
 		k := op2.NewKernel(src, name)

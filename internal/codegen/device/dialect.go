@@ -29,6 +29,11 @@ type Dialect struct {
 	// constants' buffer when the constants take more than the device's
 	// constant memory (Layout.ConstsGlobal).
 	ReadOnlyGlobal string
+	// ConstsCastable: one address space holds the constants' buffer and
+	// a kernel's own pointers, so a kernel casting a constant's const away
+	// can write the buffer (CUDA). In OpenCL C 1.2 such a cast crosses
+	// address spaces and does not build.
+	ConstsCastable bool
 	// LocalBarrier synchronises a work group's items and its shared
 	// memory; GlobalBarrier its view of device memory; BothBarrier both.
 	LocalBarrier, GlobalBarrier, BothBarrier string
@@ -178,6 +183,7 @@ var CUDA = &Dialect{
 	// is also restrict (Layout.hiddenParam), so that the compiler may
 	// read them through the read-only data cache.
 	ReadOnlyGlobal: "const",
+	ConstsCastable: true,
 	AtomicAdd: map[core.ScalarType]string{
 		core.Float64: "static inline void op2_atomic_add_double(double *op2_a, double op2_v) { atomicAdd(op2_a, op2_v); }\n",
 		core.Float32: "static inline void op2_atomic_add_float(float *op2_a, float op2_v) { atomicAdd(op2_a, op2_v); }\n",

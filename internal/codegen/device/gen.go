@@ -332,6 +332,24 @@ func (lay *Layout) WorkGroupSize() int { return lay.wg }
 // The buffer and its updates are the same either way.
 func (lay *Layout) ConstsGlobal() bool { return lay.constGlobal }
 
+// ConstsWritable reports whether a kernel casting a constant's const away
+// could write the constant buffer: some constant is too large for a
+// private copy, so the kernel reads it in the buffer, and the dialect
+// lets such a cast build (Dialect.ConstsCastable). The device runtime
+// then restores the buffer before each launch, so that every loop sees
+// the declared values.
+func (lay *Layout) ConstsWritable() bool {
+	if !lay.d.ConstsCastable {
+		return false
+	}
+	for _, s := range lay.Consts {
+		if s.Const.Dim > 1 && s.Const.Bytes() > privateLimit {
+			return true
+		}
+	}
+	return false
+}
+
 // AnalyseWith is Analyse with a backend's options; a loop the Atomics
 // scheme does not apply to gets the Staged layout.
 func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout, error) {
@@ -966,7 +984,8 @@ func (d *Dialect) typeName(t core.ScalarType) string {
 }
 
 // provided are macros the prelude defines when the kernel source uses the
-// name without defining it: what C headers give that OpenCL C lacks.
+// name without defining it: what C headers give that OpenCL C or NVRTC
+// lacks.
 var provided = []struct{ name, def string }{
 	{"MIN", "#define MIN(a, b) ((a) < (b) ? (a) : (b))"},
 	{"MAX", "#define MAX(a, b) ((a) > (b) ? (a) : (b))"},
@@ -983,8 +1002,70 @@ var provided = []struct{ name, def string }{
 	{"INT64_MAX", "#define INT64_MAX 9223372036854775807L"},
 	{"UINT64_MAX", "#define UINT64_MAX 18446744073709551615UL"},
 	{"SIZE_MAX", "#define SIZE_MAX ((size_t)-1)"},
+	// math.h's constants: NVRTC has no math.h; OpenCL C defines them
+	// (hence the guards).
+	{"M_E", ifUndefined("M_E", "2.718281828459045235360287471352662498")},
+	{"M_LOG2E", ifUndefined("M_LOG2E", "1.442695040888963407359924681001892137")},
+	{"M_LOG10E", ifUndefined("M_LOG10E", "0.434294481903251827651128918916605082")},
+	{"M_LN2", ifUndefined("M_LN2", "0.693147180559945309417232121458176568")},
+	{"M_LN10", ifUndefined("M_LN10", "2.302585092994045684017991454684364208")},
+	{"M_PI", ifUndefined("M_PI", "3.141592653589793238462643383279502884")},
+	{"M_PI_2", ifUndefined("M_PI_2", "1.570796326794896619231321691639751442")},
+	{"M_PI_4", ifUndefined("M_PI_4", "0.785398163397448309615660845819875721")},
+	{"M_1_PI", ifUndefined("M_1_PI", "0.318309886183790671537767526745028724")},
+	{"M_2_PI", ifUndefined("M_2_PI", "0.636619772367581343075535053490057448")},
+	{"M_2_SQRTPI", ifUndefined("M_2_SQRTPI", "1.128379167095512573896158903121545172")},
+	{"M_SQRT2", ifUndefined("M_SQRT2", "1.414213562373095048801688724209698079")},
+	{"M_SQRT1_2", ifUndefined("M_SQRT1_2", "0.707106781186547524400844362104849039")},
+	// As CUDA's math_constants.h spells them (OpenCL C has its own).
+	{"INFINITY", ifUndefined("INFINITY", "__int_as_float(0x7f800000U)")},
+	{"HUGE_VAL", ifUndefined("HUGE_VAL", "__longlong_as_double(0x7ff0000000000000ULL)")},
+	{"NAN", ifUndefined("NAN", "__int_as_float(0x7fffffffU)")},
+	// limits.h and float.h (LP64, IEEE 754), which NVRTC lacks too.
+	{"CHAR_BIT", ifUndefined("CHAR_BIT", "8")},
+	{"SCHAR_MIN", ifUndefined("SCHAR_MIN", "(-128)")},
+	{"SCHAR_MAX", ifUndefined("SCHAR_MAX", "127")},
+	{"UCHAR_MAX", ifUndefined("UCHAR_MAX", "255")},
+	{"CHAR_MIN", ifUndefined("CHAR_MIN", "(-128)")},
+	{"CHAR_MAX", ifUndefined("CHAR_MAX", "127")},
+	{"SHRT_MIN", ifUndefined("SHRT_MIN", "(-32768)")},
+	{"SHRT_MAX", ifUndefined("SHRT_MAX", "32767")},
+	{"USHRT_MAX", ifUndefined("USHRT_MAX", "65535")},
+	{"INT_MIN", ifUndefined("INT_MIN", "(-2147483647 - 1)")},
+	{"INT_MAX", ifUndefined("INT_MAX", "2147483647")},
+	{"UINT_MAX", ifUndefined("UINT_MAX", "4294967295U")},
+	{"LONG_MIN", ifUndefined("LONG_MIN", "(-9223372036854775807L - 1)")},
+	{"LONG_MAX", ifUndefined("LONG_MAX", "9223372036854775807L")},
+	{"ULONG_MAX", ifUndefined("ULONG_MAX", "18446744073709551615UL")},
+	{"LLONG_MIN", ifUndefined("LLONG_MIN", "(-9223372036854775807LL - 1)")},
+	{"LLONG_MAX", ifUndefined("LLONG_MAX", "9223372036854775807LL")},
+	{"ULLONG_MAX", ifUndefined("ULLONG_MAX", "18446744073709551615ULL")},
+	{"FLT_RADIX", ifUndefined("FLT_RADIX", "2")},
+	{"FLT_MANT_DIG", ifUndefined("FLT_MANT_DIG", "24")},
+	{"DBL_MANT_DIG", ifUndefined("DBL_MANT_DIG", "53")},
+	{"FLT_DIG", ifUndefined("FLT_DIG", "6")},
+	{"DBL_DIG", ifUndefined("DBL_DIG", "15")},
+	{"FLT_MIN_EXP", ifUndefined("FLT_MIN_EXP", "(-125)")},
+	{"DBL_MIN_EXP", ifUndefined("DBL_MIN_EXP", "(-1021)")},
+	{"FLT_MAX_EXP", ifUndefined("FLT_MAX_EXP", "128")},
+	{"DBL_MAX_EXP", ifUndefined("DBL_MAX_EXP", "1024")},
+	{"FLT_MIN_10_EXP", ifUndefined("FLT_MIN_10_EXP", "(-37)")},
+	{"DBL_MIN_10_EXP", ifUndefined("DBL_MIN_10_EXP", "(-307)")},
+	{"FLT_MAX_10_EXP", ifUndefined("FLT_MAX_10_EXP", "38")},
+	{"DBL_MAX_10_EXP", ifUndefined("DBL_MAX_10_EXP", "308")},
+	{"FLT_EPSILON", ifUndefined("FLT_EPSILON", "1.19209290e-07F")},
+	{"DBL_EPSILON", ifUndefined("DBL_EPSILON", "2.2204460492503131e-16")},
+	{"FLT_MIN", ifUndefined("FLT_MIN", "1.17549435e-38F")},
+	{"DBL_MIN", ifUndefined("DBL_MIN", "2.2250738585072014e-308")},
+	{"FLT_MAX", ifUndefined("FLT_MAX", "3.40282347e+38F")},
+	{"DBL_MAX", ifUndefined("DBL_MAX", "1.7976931348623157e+308")},
 	{"memcpy", "static void *op2_memcpy(void *op2_d, const void *op2_s, size_t op2_n) { char *op2_a = (char *)op2_d; const char *op2_b = (const char *)op2_s; for (size_t op2_i = 0; op2_i < op2_n; op2_i++) op2_a[op2_i] = op2_b[op2_i]; return op2_d; }\n#define memcpy(d, s, n) op2_memcpy(d, s, n)"},
 	{"memset", "static void *op2_memset(void *op2_d, int op2_v, size_t op2_n) { char *op2_a = (char *)op2_d; for (size_t op2_i = 0; op2_i < op2_n; op2_i++) op2_a[op2_i] = (char)op2_v; return op2_d; }\n#define memset(d, v, n) op2_memset(d, v, n)"},
+}
+
+// ifUndefined defines name as value unless the dialect defines it.
+func ifUndefined(name, value string) string {
+	return "#ifndef " + name + "\n#define " + name + " " + value + "\n#endif"
 }
 
 type writer struct {
