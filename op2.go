@@ -108,17 +108,18 @@ type Config struct {
 	OpenCLPlatform string
 	OpenCLDevice   string
 	// DeviceScheme is how the device backends apply increments through
-	// maps: "staged" (default: staged in shared memory, colour by
-	// colour) or "atomics" (atomic adds, no colours; sums vary in their
-	// last bits from run to run).
+	// maps: "staged" (staged in shared memory, colour by colour; the
+	// default on opencl) or "atomics" (atomic adds, no colours; sums vary
+	// in their last bits from run to run; the default on cuda).
 	DeviceScheme string
 	// DeviceLayout is how the device backends store Dats of dim > 1:
-	// "aos" (default, as on the host) or "soa" (each component
-	// contiguous). Kernels see the same pointers either way.
+	// "aos" (as on the host; the default on opencl) or "soa" (each
+	// component contiguous; the default on cuda). Kernels see the same
+	// pointers either way.
 	DeviceLayout string
 	// DeviceWorkGroupSize is the work items per work group (CUDA threads
 	// per block) on the device backends: a power of two from 32 to 1024
-	// (default 64).
+	// (default 64 on opencl, 256 on cuda).
 	DeviceWorkGroupSize int
 	// CUDADevice is the ordinal of the GPU the cuda backend uses.
 	CUDADevice int
