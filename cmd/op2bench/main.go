@@ -23,7 +23,8 @@
 // binaries in DIR) on the same mesh, interleaved with GoOP2's runs, and
 // prints the ratio GoOP2/OP2; -mgcfd-simd off,8 times each configuration
 // with the scalar code and with 8 SIMD lanes (8+fused: with its loops
-// recorded and fused too).
+// recorded and fused too); -mgcfd-device cuda also runs the cycles on a
+// device backend.
 //
 // -chains (-chains-only) times Airfoil's loops at once, recorded in lazy
 // mode, recorded and fused, and recorded and run in sparse tiles, against
@@ -36,7 +37,7 @@
 //	op2bench -locality-only [-threads 2] [-locality-iters 100] [-locality-rounds 1]
 //	op2bench -matrix-only [-threads 2] [-matrix-n 708] [-matrix-rounds 5]
 //	op2bench -floor-only [-threads 2] [-floor-iters 10] [-floor-rounds 3] [-floor-kib 256] [-floor-simd off,8]
-//	op2bench -mgcfd-only [-threads 2] [-mgcfd-n 65] [-mgcfd-levels 4] [-mgcfd-cycles 50] [-mgcfd-rounds 3] [-mgcfd-op2 DIR] [-mgcfd-simd off,8,8+fused]
+//	op2bench -mgcfd-only [-threads 2] [-mgcfd-n 65] [-mgcfd-levels 4] [-mgcfd-cycles 50] [-mgcfd-rounds 3] [-mgcfd-op2 DIR] [-mgcfd-simd off,8,8+fused] [-mgcfd-device cuda]
 //	op2bench -chains-only [-threads 2] [-chains-iters 200] [-chains-rounds 3] [-chains-simd off,8] [-chains-tile 16000]
 package main
 
@@ -85,6 +86,7 @@ func main() {
 	mgCycles := flag.Int("mgcfd-cycles", 50, "MG-CFD multigrid cycles per run")
 	mgRounds := flag.Int("mgcfd-rounds", 3, "rounds of the MG-CFD section, the runs interleaved; medians and bests are printed")
 	mgSIMD := flag.String("mgcfd-simd", "", "MG-CFD's SIMD settings, comma separated (Config.SIMD: off for the scalar code, 4 or 8 lanes; empty: as configured; a setting followed by +fused also records the loops and fuses them, e.g. 8+fused)")
+	mgDevice := flag.String("mgcfd-device", "", "a device backend (cuda or opencl) on which MG-CFD's cycles also run")
 	mgOP2 := flag.String("mgcfd-op2", "", "folder of the original MG-CFD's binaries built on OP2-Common (euler3d_genseq or euler3d_seq, euler3d_openmp), run on the same mesh")
 	ch := flag.Bool("chains", false, "also time Airfoil's loops recorded in chains (lazy mode), fused, against eager execution")
 	chOnly := flag.Bool("chains-only", false, "run only the STREAM triad and the loop-chain section")
@@ -103,7 +105,7 @@ func main() {
 	if *ch {
 		chainSettings = &chOpts
 	}
-	mgOpts := mgcfdOpts{n: *mgN, levels: *mgLevels, cycles: *mgCycles, rounds: *mgRounds, threads: *threads, op2Dir: *mgOP2}
+	mgOpts := mgcfdOpts{n: *mgN, levels: *mgLevels, cycles: *mgCycles, rounds: *mgRounds, threads: *threads, op2Dir: *mgOP2, device: *mgDevice}
 	if *mgSIMD != "" {
 		mgOpts.simd = strings.Split(*mgSIMD, ",")
 	}

@@ -30,6 +30,9 @@ type mgcfdOpts struct {
 	// (Config.SIMD: "off" for the scalar code, "4" or "8" lanes); nil
 	// runs the configured one.
 	simd []string
+	// device is a device backend (cuda or opencl) that also runs the
+	// cycles, once ("" runs none); the original has no run beside it.
+	device string
 }
 
 // mgcfdRun is one configuration of the MG-CFD section and what its rounds
@@ -115,6 +118,9 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 			runs = append(runs, &r)
 		}
 	}
+	if o.device != "" {
+		runs = append(runs, &mgcfdRun{name: o.device, backend: o.device, threads: 1})
+	}
 	// sibling is the run of r's configuration with the first SIMD
 	// setting: the one the original runs beside (its times serve all).
 	sibling := func(r *mgcfdRun) *mgcfdRun {
@@ -139,7 +145,7 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 			case sibling(r) != r:
 			case r.backend == "sequential":
 				r.op2Bin = seq
-			default:
+			case r.backend == "openmp":
 				r.op2Bin = omp
 			}
 		}

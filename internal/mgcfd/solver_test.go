@@ -62,7 +62,7 @@ func near(a, b, tol float64) bool {
 }
 
 // TestBackendsAgree runs the cycle on sequential, openmp (both schemes, 2
-// threads) and opencl, and checks each cycle's rms and every level's
+// threads), opencl and cuda (where they open), and checks each cycle's rms and every level's
 // variables against sequential's, to the reassociation of increments; and
 // sequential's rms against the golden values.
 func TestBackendsAgree(t *testing.T) {
@@ -81,11 +81,11 @@ func TestBackendsAgree(t *testing.T) {
 	for _, tc := range []struct {
 		backend, scheme string
 		threads         int
-	}{{"openmp", "owner", 2}, {"openmp", "colour", 2}, {"opencl", "", 0}} {
+	}{{"openmp", "owner", 2}, {"openmp", "colour", 2}, {"opencl", "", 0}, {"cuda", "", 0}} {
 		t.Run(tc.backend+" "+tc.scheme, func(t *testing.T) {
 			if err := op2.Configure(op2.Config{Backend: tc.backend, Threads: tc.threads, OpenMPScheme: tc.scheme}); err != nil {
-				if tc.backend == "opencl" {
-					t.Skipf("opencl unavailable: %v", err)
+				if tc.backend == "opencl" || tc.backend == "cuda" {
+					t.Skipf("%s unavailable: %v", tc.backend, err)
 				}
 				t.Fatal(err)
 			}
