@@ -415,7 +415,7 @@ func TestFusionSetting(t *testing.T) {
 	for _, c := range []struct {
 		env, cfg, simd string
 		fused          bool
-	}{{"off", "", "", false}, {"on", "", "", true}, {"auto", "", "", false}, {"auto", "", "8", true}, {"auto", "", "SIMD8", true}, {"auto", "", "off", false}, {"on", "off", "", false}, {"off", "auto", "4", true}} {
+	}{{"off", "", "", false}, {"on", "", "", true}, {"auto", "", "", true}, {"auto", "", "scalar", false}, {"auto", "", "8", true}, {"auto", "", "SIMD8", true}, {"auto", "", "off", false}, {"on", "off", "", false}, {"off", "auto", "4", true}} {
 		t.Setenv("OP2_FUSION", c.env)
 		r := must(op2.NewRuntime(op2.Config{Fusion: c.cfg, SIMD: c.simd, Timing: true}))
 		check(t, r.Chain(func() error {

@@ -167,7 +167,7 @@ func sameWithin(t *testing.T, what string, want, got simdOutcome, tol float64) {
 func TestSIMDSettingRefused(t *testing.T) {
 	for _, backend := range hostBackends {
 		_, err := op2.NewRuntime(op2.Config{Backend: backend, SIMD: "16"})
-		wantErr(t, err, `Config.SIMD: unknown SIMD setting "16": want auto, off, or a lane count (4, 8)`)
+		wantErr(t, err, `Config.SIMD: unknown SIMD setting "16": want auto, scalar, off, or a lane count (4, 8)`)
 		t.Setenv("OP2_SIMD", "wide")
 		_, err = op2.NewRuntime(op2.Config{Backend: backend})
 		wantErr(t, err, `OP2_SIMD="wide": unknown SIMD setting "wide"`)

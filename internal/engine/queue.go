@@ -290,7 +290,7 @@ func (r *Runtime) fuses(b *exec.Opened) bool {
 	switch b.Name() {
 	case "sequential", "openmp":
 		lanes, _, _ := exec.ParseSIMD(r.Cfg.SIMD) // checked by Configure
-		return r.Cfg.Tune || lanes > 0
+		return r.Cfg.Tune || lanes != 0
 	}
 	return true
 }

@@ -177,7 +177,7 @@ var Settings = []ConfigSetting{
 	{Field: "OpenMPScheme", Env: "OP2_OPENMP_SCHEME", Default: "`" + DefaultOpenMPScheme + "`", Doc: "how `openmp` runs loops that modify data through maps: `owner` runs each thread's own piece of the set in parallel, then the elements between pieces in block colours; `colour` colours blocks of the whole set, as OP2 does",
 		parse: choiceParser(checkOpenMPScheme), choice: true, check: choiceCheck(checkOpenMPScheme),
 		keyPos: 2, key: func(c *Config) string { return " omp=" + c.OpenMPScheme }},
-	{Field: "SIMD", Env: "OP2_SIMD", Default: "`auto`", Doc: "SIMD lanes on `sequential` and `openmp`: `auto` runs the scalar code and lets the tuner try lanes; `off` never; `4` or `8` runs every loop that can have lanes in chunks of that many",
+	{Field: "SIMD", Env: "OP2_SIMD", Default: "`auto`", Doc: "SIMD lanes on `sequential` and `openmp`: `auto` runs each loop that can have lanes in as many as the machine's vectors hold of its data (the scalar code where its kernel calls a math function the compiler cannot vectorise); `scalar` runs the scalar code and lets the tuner try lanes; `off` never lanes; `4` or `8` runs every loop that can have lanes in chunks of that many",
 		parse: choiceParser(checkSIMD), choice: true, check: choiceCheck(checkSIMD),
 		keyPos: 11, key: func(c *Config) string { return simdKey(c.SIMD) }},
 	{Field: "Fusion", Env: "OP2_FUSION", Default: "`auto`", Doc: "whether recorded loops over one set fuse into one generated loop: `auto` (where it was measured to pay), `on` or `off`",
@@ -428,14 +428,21 @@ func ParseOpenMPScheme(scheme string) (owner bool, err error) {
 	return false, fmt.Errorf("unknown openmp scheme %q (%s or %s)", scheme, OpenMPOwner, OpenMPColour)
 }
 
-// ParseSIMD reads a Config.SIMD value: "" or "auto" (scalar code, the
-// tuner tries lanes: lanes 0, off false), "off" (scalar code only: off
-// true), "scalar" (lanes 0, off false), or a lane count of
-// hostc.LaneWidths ("4", "8"; also "simd4", "simd8"), any case.
+// AutoLanes is the lane count ParseSIMD gives for "auto": each loop's
+// own, chosen when it is built (host.SIMD.For).
+const AutoLanes = -1
+
+// ParseSIMD reads a Config.SIMD value: "" or "auto" (lanes AutoLanes, off
+// false), "scalar" (the scalar code, which the tuner may replace by
+// lanes: lanes 0, off false), "off" (scalar code only: off true), or a
+// lane count of hostc.LaneWidths ("4", "8"; also "simd4", "simd8"), any
+// case.
 func ParseSIMD(s string) (lanes int, off bool, err error) {
 	v := strings.ToLower(strings.TrimSpace(s))
 	switch v {
-	case "", "auto", "scalar":
+	case "", "auto":
+		return AutoLanes, false, nil
+	case "scalar":
 		return 0, false, nil
 	case "off":
 		return 0, true, nil
@@ -446,7 +453,7 @@ func ParseSIMD(s string) (lanes int, off bool, err error) {
 		for i, n := range hostc.LaneWidths {
 			w[i] = strconv.Itoa(n)
 		}
-		return 0, false, fmt.Errorf("unknown SIMD setting %q: want auto, off, or a lane count (%s)", s, strings.Join(w, ", "))
+		return 0, false, fmt.Errorf("unknown SIMD setting %q: want auto, scalar, off, or a lane count (%s)", s, strings.Join(w, ", "))
 	}
 	return n, false, nil
 }

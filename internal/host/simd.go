@@ -2,9 +2,12 @@ package host
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
@@ -12,13 +15,62 @@ import (
 )
 
 // SIMD is a host backend's SIMD setting (exec.Config.SIMD): the lane
-// count loops are built with (0: the scalar code), and whether the tuner
-// may try lanes.
+// count loops are built with (0: the scalar code; exec.AutoLanes: each
+// loop's own, For), and whether the tuner may try lanes.
 type SIMD struct {
-	Lanes int  // configured lanes: 0 (scalar), or one of hostc.LaneWidths
+	Lanes int  // configured lanes: exec.AutoLanes, 0 (scalar), or one of hostc.LaneWidths
 	Off   bool // never lanes, not even tried by the tuner
 	Tune  bool // the tuner chooses each loop's variant (exec.Config.Tune)
+	// cannot is set once the compiler failed to build the lanes of a
+	// loop that can have them (BuildLanes): a compiler without lane
+	// support (GCC before 12). Loops are then built with the scalar
+	// code, and the tuner's lane variants fail to build.
+	cannot *atomic.Bool
 }
+
+// For returns the lanes loop l is built with: the configured count, or
+// under "auto" the loop's own (hostc.AutoLanes for this machine's
+// vectors). A loop that cannot have lanes gets the scalar code whatever
+// For returns (WithLanes).
+func (s SIMD) For(l *core.Loop) int {
+	switch {
+	case s.Off, s.cannot != nil && s.cannot.Load():
+		return 0
+	case s.Lanes == exec.AutoLanes:
+		return hostc.AutoLanes(l, VectorBytes())
+	}
+	return s.Lanes
+}
+
+// DefaultSIMD is the setting of the default configuration ("auto"), for
+// static generation.
+var DefaultSIMD = SIMD{Lanes: exec.AutoLanes}
+
+// VectorBytes is the width of this machine's widest vector registers
+// that compiled code may use, in bytes: 64 with AVX-512, 32 with AVX,
+// else 16 (SSE2, which every x86-64 has; Arm's NEON). Read once from
+// /proc/cpuinfo's flags.
+var VectorBytes = sync.OnceValue(func() int {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return 16
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || strings.TrimSpace(k) != "flags" {
+			continue
+		}
+		flags := strings.Fields(v)
+		switch {
+		case slices.Contains(flags, "avx512f"):
+			return 64
+		case slices.Contains(flags, "avx"):
+			return 32
+		}
+		break
+	}
+	return 16
+})
 
 // TileLanes returns the lane count of a loop's tile form (sparse tiling
 // of loop chains): the lanes its eager calls run with, so that tiling
@@ -31,7 +83,7 @@ type SIMD struct {
 // (hostc.SIMDCheck: every width or none) is built with the scalar code
 // whatever TileLanes returns (WithLanes), so TileLanes does not run the
 // check, which rewrites the kernel, on every tiled run.
-func (s SIMD) TileLanes(tuned string) int {
+func (s SIMD) TileLanes(l *core.Loop, tuned string) int {
 	if s.Off {
 		return 0
 	}
@@ -47,10 +99,11 @@ func (s SIMD) TileLanes(tuned string) int {
 			}
 		}
 	}
-	if s.Lanes == 0 && s.Tune {
+	lanes := s.For(l)
+	if lanes == 0 && s.Tune {
 		return slices.Max(hostc.LaneWidths)
 	}
-	return s.Lanes
+	return lanes
 }
 
 // Variant names of the lane counts.
@@ -67,7 +120,7 @@ func ParseSIMD(s string) (SIMD, error) {
 	if err != nil {
 		return SIMD{}, err
 	}
-	return SIMD{Lanes: lanes, Off: off}, nil
+	return SIMD{Lanes: lanes, Off: off, cannot: new(atomic.Bool)}, nil
 }
 
 // LaneVariant names the variant of lanes lanes: "scalar" for 0, else
@@ -107,9 +160,10 @@ func (s SIMD) Variants(l *core.Loop) []string {
 	if s.Off || hostc.SIMDCheck(l) != nil {
 		return nil
 	}
-	out := []string{LaneVariant(s.Lanes)}
+	lanes := s.For(l)
+	out := []string{LaneVariant(lanes)}
 	for _, n := range append([]int{0}, hostc.LaneWidths...) {
-		if n != s.Lanes {
+		if n != lanes {
 			out = append(out, LaneVariant(n))
 		}
 	}
@@ -126,6 +180,22 @@ func LaneFlags(lanes int) []string {
 	return []string{"-fopenmp-simd"}
 }
 
+// BuildLanes returns build(s.For(l)), or build(0) (the scalar code) when
+// that is 0 or fails. A failure for a loop that can have lanes
+// (hostc.SIMDCheck) is the compiler's: s then builds no more lanes.
+func BuildLanes[T any](s SIMD, l *core.Loop, build func(lanes int) (T, error)) (T, error) {
+	if lanes := s.For(l); lanes > 0 {
+		v, err := build(lanes)
+		if err == nil {
+			return v, nil
+		}
+		if s.cannot != nil && hostc.SIMDCheck(l) == nil {
+			s.cannot.Store(true)
+		}
+	}
+	return build(0)
+}
+
 // WithLanes returns build(lanes), or build(0) (the scalar code) when
 // lanes is 0 or build(lanes) fails: the loop cannot have lanes
 // (hostc.SIMDCheck), or the compiler cannot build them.
@@ -139,8 +209,10 @@ func WithLanes[T any](lanes int, build func(lanes int) (T, error)) (T, error) {
 }
 
 // TileVariant names the lanes of a loop's tile form: LaneVariant of
-// TileLanes(tuned) (exec.TileBuilder.TileVariant of the host backends).
-func (s SIMD) TileVariant(tuned string) string { return LaneVariant(s.TileLanes(tuned)) }
+// TileLanes(l, tuned) (exec.TileBuilder.TileVariant of the host backends).
+func (s SIMD) TileVariant(l *core.Loop, tuned string) string {
+	return LaneVariant(s.TileLanes(l, tuned))
+}
 
 // WithLaneVariant is WithLanes with the lanes a LaneVariant name gives
 // (exec.TileBuilder.BuildTiles of the host backends).

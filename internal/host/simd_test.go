@@ -25,12 +25,12 @@ func TestTileLanes(t *testing.T) {
 		{SIMD{Lanes: 4, Tune: true}, "owner", 4}, // a loop with no lanes to choose
 		{SIMD{Tune: true}, "simd16", 8},          // no such width
 	} {
-		if got := c.simd.TileLanes(c.tuned); got != c.want {
+		if got := c.simd.TileLanes(nil, c.tuned); got != c.want {
 			t.Errorf("%+v.TileLanes(%q) = %d, want %d", c.simd, c.tuned, got, c.want)
 		}
 	}
 	s := SIMD{Tune: true}
-	if a := testing.AllocsPerRun(10, func() { _ = LaneVariant(s.TileLanes("owner+simd8")) }); a != 0 {
+	if a := testing.AllocsPerRun(10, func() { _ = LaneVariant(s.TileLanes(nil, "owner+simd8")) }); a != 0 {
 		t.Errorf("naming a tile form's lanes allocates %v times", a)
 	}
 }

@@ -37,7 +37,10 @@ import (
 const Name = "openmp"
 
 func init() {
-	exec.RegisterGenerator(Name, hostc.OpenMP)
+	// Static generation writes what the default configuration builds.
+	exec.RegisterGenerator(Name, func(l *core.Loop) (string, error) {
+		return host.BuildLanes(host.DefaultSIMD, l, func(lanes int) (string, error) { return hostc.OpenMPLanes(l, lanes) })
+	})
 	exec.Register(Name, func(cfg *exec.Config) (exec.Backend, error) {
 		threads := cfg.Threads
 		if threads < 1 {
@@ -105,14 +108,14 @@ func (b *backend) Describe() []slog.Attr {
 // With SIMD lanes configured, a loop that cannot have them gets the
 // scalar code.
 func (b *backend) Generate(l *core.Loop) (string, error) {
-	return host.WithLanes(b.simd.Lanes, func(lanes int) (string, error) { return hostc.OpenMPLanes(l, lanes) })
+	return host.BuildLanes(b.simd, l, func(lanes int) (string, error) { return hostc.OpenMPLanes(l, lanes) })
 }
 
 // Build builds l's program in the configured scheme, in SIMD lanes when
 // configured (Config.SIMD); a loop that cannot have lanes, or whose lane
 // variant does not build, gets the scalar code.
 func (b *backend) Build(l *core.Loop) (exec.Program, error) {
-	return host.WithLanes(b.simd.Lanes, func(lanes int) (exec.Program, error) { return b.build(l, b.owner, lanes) })
+	return host.BuildLanes(b.simd, l, func(lanes int) (exec.Program, error) { return b.build(l, b.owner, lanes) })
 }
 
 // Variants offers, the configured way first, the two schemes for loops
@@ -148,7 +151,7 @@ func (b *backend) Variants(l *core.Loop) []string {
 // parts, joined by "+", a scheme and a lane count, either left out for
 // the configured one (exec.VariantBuilder).
 func (b *backend) BuildVariant(l *core.Loop, variant string) (exec.Program, error) {
-	owner, lanes := b.owner, b.simd.Lanes
+	owner, lanes := b.owner, b.simd.For(l)
 	for _, part := range strings.Split(variant, "+") {
 		if n, err := host.ParseLaneVariant(part); err == nil {
 			lanes = n
@@ -261,7 +264,7 @@ func slicePtr(s []int32) unsafe.Pointer {
 // TileVariant names the lanes of l's tile form: those its eager calls
 // run with (host.SIMD.TileLanes; the scheme part of a tuned variant does
 // not apply to tiles; exec.TileBuilder).
-func (b *backend) TileVariant(_ *core.Loop, tuned string) string { return b.simd.TileVariant(tuned) }
+func (b *backend) TileVariant(l *core.Loop, tuned string) string { return b.simd.TileVariant(l, tuned) }
 
 // BuildTiles builds l's tile form (hostc.OpenMPTilesLanes), for sparse
 // tiling of loop chains, with the lanes variant names; a loop that cannot

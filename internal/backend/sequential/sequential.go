@@ -18,7 +18,10 @@ import (
 const Name = "sequential"
 
 func init() {
-	exec.RegisterGenerator(Name, hostc.Sequential)
+	// Static generation writes what the default configuration builds.
+	exec.RegisterGenerator(Name, func(l *core.Loop) (string, error) {
+		return host.BuildLanes(host.DefaultSIMD, l, func(lanes int) (string, error) { return hostc.SequentialLanes(l, lanes) })
+	})
 	exec.Register(Name, func(cfg *exec.Config) (exec.Backend, error) {
 		simd, err := host.ParseSIMD(cfg.SIMD)
 		if err != nil {
@@ -51,14 +54,14 @@ func (b *backend) Describe() []slog.Attr {
 // With SIMD lanes configured, a loop that cannot have them gets the
 // scalar code.
 func (b *backend) Generate(l *core.Loop) (string, error) {
-	return host.WithLanes(b.simd.Lanes, func(lanes int) (string, error) { return hostc.SequentialLanes(l, lanes) })
+	return host.BuildLanes(b.simd, l, func(lanes int) (string, error) { return hostc.SequentialLanes(l, lanes) })
 }
 
 // Build builds l's program, in SIMD lanes when configured (Config.SIMD);
 // a loop that cannot have lanes, or whose lane variant does not build,
 // gets the scalar code.
 func (b *backend) Build(l *core.Loop) (exec.Program, error) {
-	return host.WithLanes(b.simd.Lanes, func(lanes int) (exec.Program, error) { return b.build(l, lanes) })
+	return host.BuildLanes(b.simd, l, func(lanes int) (exec.Program, error) { return b.build(l, lanes) })
 }
 
 // Variants offers the scalar code and the SIMD lane counts, the
@@ -114,7 +117,7 @@ func (p *program) Finish(l *core.Loop) error {
 
 // TileVariant names the lanes of l's tile form: those its eager calls
 // run with (host.SIMD.TileLanes; exec.TileBuilder).
-func (b *backend) TileVariant(_ *core.Loop, tuned string) string { return b.simd.TileVariant(tuned) }
+func (b *backend) TileVariant(l *core.Loop, tuned string) string { return b.simd.TileVariant(l, tuned) }
 
 // BuildTiles builds l's tile form (hostc.SequentialTilesLanes), for
 // sparse tiling of loop chains, with the lanes variant names; a loop that

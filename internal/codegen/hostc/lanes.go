@@ -661,3 +661,46 @@ func (g *Gen) rangeLanes(l *core.Loop, lanes int, runs bool) {
 	}
 	g.Printf("  return 0;\n}\n\n")
 }
+
+// vectorMath are the math.h functions a compiler vectorises without a
+// vector math library: each is an instruction of x86-64's and Arm's
+// vector units (with -fno-math-errno for sqrt, which the host backends'
+// default flags include).
+var vectorMath = map[string]bool{"sqrt": true, "fabs": true, "floor": true, "ceil": true, "trunc": true,
+	"rint": true, "nearbyint": true, "fmin": true, "fmax": true, "copysign": true, "fma": true}
+
+// AutoLanes is the lane count of loop l under SIMD "auto" on a machine
+// whose vectors hold vectorBytes bytes: 0 (the scalar code) when its
+// kernel calls a math.h function outside vectorMath (exp, pow, cbrt...,
+// which glibc vectorises only under -ffast-math, so that each lane would
+// call the scalar function: measured slower than the scalar code on
+// MG-CFD's mg_calc_dt), else as many of the loop's widest values as a
+// vector holds, bounded by LaneWidths. Whether l can have lanes at all
+// is SIMDCheck's question, not this one's.
+func AutoLanes(l *core.Loop, vectorBytes int) int {
+	if l.Kernel.Info != nil {
+		if m, err := l.Kernel.Info.Model(); err == nil {
+			for _, c := range m.MathCalls {
+				if !vectorMath[c.Name] {
+					return 0
+				}
+			}
+		}
+	}
+	widest := 0
+	for i := range l.Args {
+		if d := l.Args[i].Data; d != nil {
+			widest = max(widest, d.Type.Size())
+		}
+	}
+	if widest == 0 {
+		widest = 8
+	}
+	lanes := LaneWidths[0]
+	for _, n := range LaneWidths {
+		if n*widest <= max(vectorBytes, LaneWidths[0]*widest) {
+			lanes = n
+		}
+	}
+	return lanes
+}

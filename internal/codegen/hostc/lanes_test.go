@@ -259,3 +259,34 @@ func TestTileFormsLanes(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoLanes: under SIMD "auto" a loop gets as many lanes as the
+// machine's vectors hold of its widest values (within LaneWidths), and
+// the scalar code when its kernel, or a helper it defines, calls a math
+// function the compiler cannot vectorise.
+func TestAutoLanes(t *testing.T) {
+	m := newLaneMesh()
+	d := m.dat("d", m.edges, core.Float64, 1)
+	f := m.dat("f", m.edges, core.Float32, 1)
+	f2 := m.dat("f2", m.edges, core.Float32, 1)
+	for _, c := range []struct {
+		name, src   string
+		args        []core.Arg
+		vectorBytes int
+		want        int
+	}{
+		{"double_avx512", "void k(double *x) { *x = sqrt(fabs(*x)) + floor(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
+		{"double_avx", "void k(double *x) { *x += 1; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 32, 4},
+		{"double_sse", "void k(double *x) { *x += 1; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 16, 4},
+		{"float_avx", "void k(float *x, float *y) { *x += *y; }", []core.Arg{{Data: f, Access: core.RW, Kind: core.ArgDirect}, {Data: f2, Access: core.Read, Kind: core.ArgDirect}}, 32, 8},
+		{"mixed_avx", "void k(float *x, double *y) { *x += *y; }", []core.Arg{{Data: f, Access: core.RW, Kind: core.ArgDirect}, {Data: d, Access: core.Read, Kind: core.ArgDirect}}, 32, 4},
+		{"cbrt", "void k(double *x) { *x = 0.5 * cbrt(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"exp_in_helper", "static double g(double v) { return exp(v); }\nvoid k(double *x) { *x = g(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"pow", "void k(double *x) { *x = pow(*x, 3); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+	} {
+		l := laneLoop(t, m, "#include <math.h>\n"+c.src, "k", c.args...)
+		if got := AutoLanes(l, c.vectorBytes); got != c.want {
+			t.Errorf("%s: AutoLanes(%d bytes) = %d, want %d", c.name, c.vectorBytes, got, c.want)
+		}
+	}
+}
