@@ -129,7 +129,13 @@ func program(t *testing.T, d *mockDriver, l *core.Loop) *Program {
 // programWith is program with the generator's options.
 func programWith(t *testing.T, d *mockDriver, l *core.Loop, opts device.Options) *Program {
 	t.Helper()
-	lay, err := device.AnalyseWith(device.OpenCL, l, d.localMem, opts)
+	return programIn(t, d, l, device.OpenCL, opts)
+}
+
+// programIn is programWith in dialect dia.
+func programIn(t *testing.T, d *mockDriver, l *core.Loop, dia *device.Dialect, opts device.Options) *Program {
+	t.Helper()
+	lay, err := device.AnalyseWith(dia, l, d.localMem, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,20 +304,9 @@ func TestWrittenConstantBufferRestored(t *testing.T) {
 			l := loopOf(t, "void k(double *y) { *y = tab[7]; }", "k", f.edges, []*core.Const{tab},
 				core.Arg{Data: y, Access: core.Write, Kind: core.ArgDirect})
 			d := newMock(32 << 10)
-			lay, err := device.AnalyseWith(c.d, l, d.localMem, device.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if lay.ConstsWritable() != c.restores {
-				t.Fatalf("ConstsWritable() = %v, want %v", lay.ConstsWritable(), c.restores)
-			}
-			src, err := device.Generate(l, lay)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := NewProgram(d, d, l, lay, src, "kernel", nil)
-			if err != nil {
-				t.Fatal(err)
+			p := programIn(t, d, l, c.d, device.Options{})
+			if p.lay.ConstsWritable() != c.restores {
+				t.Fatalf("ConstsWritable() = %v, want %v", p.lay.ConstsWritable(), c.restores)
 			}
 			var seen []int32 // tab[7] as each launch found it
 			d.run = func(args []Arg, groups int) {
