@@ -9,7 +9,7 @@
 // rank 0 prints.
 //
 //	poisson [-n 64] [-jitter 0.25] [-seed 1] [-mesh BASE] [-write-mesh BASE]
-//	        [-renumber rcm|rcb] [-problem sine|linear]
+//	        [-renumber auto|rcm|rcb|none] [-problem sine|linear]
 //	        [-solver native|petsc] [-petsc-options "-ksp_type gmres ..."]
 //	        [-method cg|bicgstab] [-precond jacobi|none] [-rtol 1e-10]
 //	        [-norm default|preconditioned|unpreconditioned|natural]
@@ -71,7 +71,7 @@ func main() {
 	flag.StringVar(&o.backend, "backend", "", "backend: "+fmt.Sprint(op2.Backends())+" (default $OP2_BACKEND, else sequential)")
 	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs, shared among the MPI ranks on this machine)")
 	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with u as a VTK .vtu file")
-	flag.StringVar(&o.renumber, "renumber", "", "renumber the mesh for locality before assembling (one process): rcm (reverse Cuthill–McKee on the nodes: a banded matrix) or rcb (recursive coordinate bisection of the nodes)")
+	flag.StringVar(&o.renumber, "renumber", "auto", "renumber the mesh for locality before assembling: rcm (reverse Cuthill–McKee on the nodes: a banded matrix), rcb (recursive coordinate bisection of the nodes), none (the mesh's own numbering) or auto (rcm in one process; under MPI Partition orders each rank's part)")
 	flag.StringVar(&o.meshPath, "mesh", "", "read the mesh from Triangle's BASE.node (with boundary markers) and BASE.ele instead of generating it")
 	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the mesh as Triangle's BASE.node and BASE.ele")
 	flag.Parse()
@@ -131,7 +131,14 @@ func run(o options, out io.Writer) error {
 	if !ok && o.norm != "" {
 		return fmt.Errorf("unknown norm %q (default, preconditioned, unpreconditioned or natural)", o.norm)
 	}
-	res, err := poisson.SolveWith(m, p, poisson.Options{Renumber: o.renumber, Solver: op2.SolverOptions{Package: o.solver, PETScOptions: o.petscOptions,
+	renumber := o.renumber
+	switch {
+	case renumber == "none", renumber == "auto" && op2.Ranks() > 1:
+		renumber = ""
+	case renumber == "auto":
+		renumber = "rcm"
+	}
+	res, err := poisson.SolveWith(m, p, poisson.Options{Renumber: renumber, Solver: op2.SolverOptions{Package: o.solver, PETScOptions: o.petscOptions,
 		Method: o.method, Precond: o.precond, RTol: o.rtol, MaxIts: o.maxits, Norm: norm}})
 	if err != nil {
 		return err

@@ -96,9 +96,9 @@ func TestRunPETSc(t *testing.T) {
 	mpitest.Run(t, 2, 2*time.Minute, "POISSON_ERROR_LINE="+native[2])
 }
 
-// TestRunRenumbered: -renumber rcm and rcb print what the mesh's own
-// numbering prints and write the same solution to VTK (which is in the
-// declared numbering).
+// TestRunRenumbered: -renumber rcm, rcb and auto (the default: rcm in one
+// process) print what the mesh's own numbering (none) prints and write
+// the same solution to VTK (which is in the declared numbering).
 func TestRunRenumbered(t *testing.T) {
 	run1 := func(renumber string) ([]string, []float64) {
 		var out strings.Builder
@@ -117,8 +117,8 @@ func TestRunRenumbered(t *testing.T) {
 		}
 		return strings.Split(strings.TrimSpace(out.String()), "\n"), u
 	}
-	want, wantU := run1("")
-	for _, r := range []string{"rcm", "rcb"} {
+	want, wantU := run1("none")
+	for _, r := range []string{"rcm", "rcb", "auto"} {
 		got, u := run1(r)
 		if !slices.Equal(got, want) {
 			t.Errorf("-renumber %s printed\n%s\nwant\n%s", r, strings.Join(got, "\n"), strings.Join(want, "\n"))
