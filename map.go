@@ -1,13 +1,16 @@
 package op2
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"runtime"
 	"slices"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/engine"
 )
 
 // Map connects each element of one set to arity elements of another, e.g.
@@ -55,8 +58,27 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 	registerMap(m)
 	if distributing {
 		rt.proc.AddBlockMap(meshMap{m})
+	} else {
+		warnLocality(&m.c)
 	}
 	return m, nil
+}
+
+// warnLocality logs a warning, on the default runtime's logger, when m
+// is numbered with poor locality (engine.PoorLocality): Renumber would
+// speed its loops up. A mesh that Partition will lay out is ordered
+// there, and not looked at.
+func warnLocality(m *core.Map) {
+	l := rt.e.Logger()
+	if l == nil || !l.Enabled(context.Background(), slog.LevelWarn) {
+		return
+	}
+	gap := engine.MedianGap(m.Table, m.Arity, m.From.Total)
+	if engine.PoorLocality(gap, m.To.Total) {
+		l.LogAttrs(context.Background(), slog.LevelWarn, "op2: map with poor locality; op2.Renumber orders a mesh for it",
+			slog.String("map", m.Name), slog.String("from", m.From.Name), slog.String("to", m.To.Name),
+			slog.Int("median_gap", gap), slog.Int("target_set_size", m.To.Total))
+	}
 }
 
 func mapCore(m *Map) *core.Map {

@@ -2,6 +2,7 @@ package op2_test
 
 import (
 	"bytes"
+	"log/slog"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -425,4 +426,39 @@ func TestRenumberErrors(t *testing.T) {
 	must(op2.Renumber(op2.RCBOrdering(m2.x)))
 	must(op2.Renumber(op2.RCMOrdering(m2.pedge)))
 	m2.checkConsistent(t, "twice")
+}
+
+// TestPoorLocalityWarned: a map numbered at random is declared with a
+// warning naming it and its median gap, on the logger at warn level; a
+// map numbered for locality, or one declared with no logger, is not.
+func TestPoorLocalityWarned(t *testing.T) {
+	defer func() { check(t, op2.Configure(op2.Config{})) }()
+	var log bytes.Buffer
+	check(t, op2.Configure(op2.Config{Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))}))
+	const n = 20000
+	nodes := must(op2.NewSet(n, "pl_nodes"))
+	edges := must(op2.NewSet(n, "pl_edges"))
+	ordered := make([]int32, 2*n)
+	shuffled := make([]int32, 2*n)
+	perm := rand.New(rand.NewSource(1)).Perm(n)
+	for e := range n {
+		ordered[2*e], ordered[2*e+1] = int32(e), int32((e+1)%n)
+		shuffled[2*e], shuffled[2*e+1] = int32(perm[e]), int32(perm[(e+1)%n])
+	}
+	must(op2.NewMap(edges, nodes, 2, ordered, "pl_ordered"))
+	if log.Len() != 0 {
+		t.Errorf("a map numbered for locality was warned about:\n%s", log.String())
+	}
+	must(op2.NewMap(edges, nodes, 2, shuffled, "pl_shuffled"))
+	for _, want := range []string{"level=WARN", "poor locality", "op2.Renumber", "map=pl_shuffled", "median_gap=", "target_set_size=20000"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the warning does not mention %q:\n%s", want, log.String())
+		}
+	}
+	log.Reset()
+	check(t, op2.Configure(op2.Config{}))
+	must(op2.NewMap(edges, nodes, 2, shuffled, "pl_quiet"))
+	if log.Len() != 0 {
+		t.Errorf("a runtime with no logger wrote:\n%s", log.String())
+	}
 }

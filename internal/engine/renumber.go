@@ -196,3 +196,32 @@ func centres(coords []float64, dim int, table []int32, arity int) []float64 {
 	}
 	return out
 }
+
+// localitySamples bounds the pairs of consecutive elements MedianGap
+// looks at.
+const localitySamples = 4096
+
+// MedianGap is a map's locality: the median, over consecutive source
+// elements (up to localitySamples pairs, evenly spaced), of the distance
+// between their first targets. A mesh numbered for locality has gaps of
+// a few elements; a shuffled one, a good part of the target set.
+func MedianGap(table []int32, arity, elements int) int {
+	if elements < 2 || arity < 1 || len(table) < elements*arity {
+		return 0
+	}
+	pairs := elements - 1
+	step := max(1, pairs/localitySamples)
+	gaps := make([]int, 0, min(pairs, localitySamples+1))
+	for e := 0; e < pairs; e += step {
+		d := int(table[(e+1)*arity]) - int(table[e*arity])
+		gaps = append(gaps, max(d, -d))
+	}
+	slices.Sort(gaps)
+	return gaps[len(gaps)/2]
+}
+
+// PoorLocality reports whether a map whose MedianGap is gap over a
+// target set of size elements is numbered badly enough that renumbering
+// pays (Airfoil shuffled: median gaps of a third of the set, and its
+// loops 6.7× slower than ordered; docs/perf.md).
+func PoorLocality(gap, size int) bool { return gap > max(256, size/100) }
