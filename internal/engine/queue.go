@@ -289,8 +289,10 @@ func (r *Runtime) fuses(b *exec.Opened) bool {
 	}
 	switch b.Name() {
 	case "sequential", "openmp":
+		// Loops asked to run in sparse tiles (Config.Tile) run so:
+		// a fused loop would not.
 		lanes, _, _ := exec.ParseSIMD(r.Cfg.SIMD) // checked by Configure
-		return r.Cfg.Tune || lanes != 0
+		return r.Cfg.Tile == 0 && (r.Cfg.Tune || lanes != 0)
 	}
 	return true
 }
