@@ -132,10 +132,13 @@ type Config struct {
 	// through maps: "owner" (default: a piece per thread, then the
 	// separating elements in colours) or "colour" (OP2's block colours).
 	OpenMPScheme string
-	// SIMD is how the host backends use SIMD lanes: "auto" (default: the
-	// tuner may try them), "off", or "4" or "8" lanes for every loop that
-	// can have them. Results are bit-identical to the scalar code's but
-	// for Global increments.
+	// SIMD is how the host backends use SIMD lanes: "auto" (default: each
+	// loop that can have them gets as many as the machine's vectors hold,
+	// the scalar code where its kernel calls a math function the compiler
+	// cannot vectorise), "scalar" (the scalar code; the tuner may try
+	// lanes), "off", or "4" or "8" lanes for every loop that can have
+	// them. Results are the scalar code's up to fused multiply-adds and
+	// the order of Global increments.
 	SIMD string
 	// Timing records, per loop, the calls, their times and the bytes they
 	// move (see EnableTiming and Timings).
