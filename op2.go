@@ -113,13 +113,13 @@ type Config struct {
 	// in their last bits from run to run; the default on cuda).
 	DeviceScheme string
 	// DeviceLayout is how the device backends store Dats of dim > 1:
-	// "aos" (as on the host; the default on opencl) or "soa" (each
-	// component contiguous; the default on cuda). Kernels see the same
-	// pointers either way.
+	// "aos" (default, as on the host) or "soa" (each component
+	// contiguous; loops reading more than 1 KiB per element from device
+	// memory are refused). Kernels see the same pointers either way.
 	DeviceLayout string
 	// DeviceWorkGroupSize is the work items per work group (CUDA threads
 	// per block) on the device backends: a power of two from 32 to 1024
-	// (default 64 on opencl, 256 on cuda).
+	// (default 64).
 	DeviceWorkGroupSize int
 	// CUDADevice is the ordinal of the GPU the cuda backend uses.
 	CUDADevice int

@@ -146,10 +146,10 @@ var Settings = []ConfigSetting{
 	{Field: "DeviceScheme", Env: "OP2_DEVICE_SCHEME", Default: "`staged` on `opencl`, `atomics` on `cuda`", Doc: "how `opencl` and `cuda` apply increments through maps: `staged` stages a block's data in shared memory and applies increments colour by colour; `atomics` adds them atomically with no colours (loops whose only modifications through maps are increments; sums then vary in order from run to run)",
 		parse: choiceParser(checkDeviceScheme), choice: true, check: choiceCheck(checkDeviceScheme),
 		keyPos: 3, key: func(c *Config) string { return " dev=" + c.DeviceScheme }},
-	{Field: "DeviceLayout", Env: "OP2_DEVICE_LAYOUT", Default: "`aos` on `opencl`, `soa` on `cuda`", Doc: "how `opencl` and `cuda` store Dats of dim > 1: `aos`, or `soa` (component by component)",
+	{Field: "DeviceLayout", Env: "OP2_DEVICE_LAYOUT", Default: "`aos`", Doc: "how `opencl` and `cuda` store Dats of dim > 1: `aos`, or `soa` (component by component)",
 		parse: choiceParser(checkDeviceLayout), choice: true, check: choiceCheck(checkDeviceLayout),
 		keyPos: 4, key: func(c *Config) string { return "/" + c.DeviceLayout }},
-	{Field: "DeviceWorkGroupSize", Env: "OP2_DEVICE_WORKGROUP", Default: strconv.Itoa(device.DefaultWorkGroupSize) + " on `opencl`, 256 on `cuda`", Doc: "work items per work group (CUDA threads per block) of the `opencl` and `cuda` kernels: a power of two from 32 to 1024 within the device's limit",
+	{Field: "DeviceWorkGroupSize", Env: "OP2_DEVICE_WORKGROUP", Default: strconv.Itoa(device.DefaultWorkGroupSize), Doc: "work items per work group (CUDA threads per block) of the `opencl` and `cuda` kernels: a power of two from 32 to 1024 within the device's limit",
 		parse: func(env, v string) (any, error) {
 			n, err := device.ParseWorkGroupSize(v)
 			if err != nil {
