@@ -67,30 +67,23 @@ func LineStart(s string, i int) bool {
 }
 
 // MatchBrace returns the index of the brace closing the one at s[open], or -1.
-func MatchBrace(s string, open int) int {
-	depth := 0
-	for i := open; i < len(s); i++ {
-		switch s[i] {
-		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return -1
-}
+func MatchBrace(s string, open int) int { return matchPair(s, open, '{', '}') }
 
 // MatchParen returns the index of the parenthesis closing the one at s[open], or -1.
-func MatchParen(s string, open int) int {
+func MatchParen(s string, open int) int { return matchPair(s, open, '(', ')') }
+
+// MatchBracket returns the index of the bracket closing the one at s[open], or -1.
+func MatchBracket(s string, open int) int { return matchPair(s, open, '[', ']') }
+
+// matchPair returns the index of the closer matching the opener at
+// s[open], counting nested pairs, or -1.
+func matchPair(s string, open int, opener, closer byte) int {
 	depth := 0
 	for i := open; i < len(s); i++ {
 		switch s[i] {
-		case '(':
+		case opener:
 			depth++
-		case ')':
+		case closer:
 			depth--
 			if depth == 0 {
 				return i

@@ -570,7 +570,7 @@ func (u *SourceModel) PassedOn(f *FuncDecl, names []string, depth []int) []bool 
 			subs := 0
 			e := clex.SkipSpace(body, off)
 			for e < len(body) && body[e] == '[' {
-				c := matchBracket(body, e)
+				c := clex.MatchBracket(body, e)
 				if c < 0 {
 					break
 				}
@@ -621,22 +621,6 @@ func wordBefore(s string, end int) string {
 		start--
 	}
 	return s[start:end]
-}
-
-func matchBracket(s string, open int) int {
-	depth := 0
-	for i := open; i < len(s); i++ {
-		switch s[i] {
-		case '[':
-			depth++
-		case ']':
-			depth--
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return -1
 }
 
 // doubleMath are the math.h functions whose parameters are all double. In
