@@ -46,18 +46,14 @@ const NominalSharedMem = 48 << 10
 // defaults of opencl). The soa layout with 256 threads per block was
 // faster still (0.68 s) but refuses loops reading more than 1 KiB per
 // element from device memory, so it stays a choice (docs/perf.md).
-const DefaultScheme = "atomics"
+const DefaultScheme = device.Atomics
 
 func init() {
 	exec.Register(Name, open)
 	exec.RegisterDevice(Name)
 	// Static generation writes what the defaults build.
 	exec.RegisterGenerator(Name, func(l *core.Loop) (string, error) {
-		scheme, err := device.ParseScheme(DefaultScheme)
-		if err != nil {
-			return "", err
-		}
-		return GenerateWith(l, NominalSharedMem, device.Options{Scheme: scheme})
+		return GenerateWith(l, NominalSharedMem, device.Options{Scheme: DefaultScheme})
 	})
 }
 
@@ -91,19 +87,18 @@ type backend struct {
 
 func open(cfg *exec.Config) (exec.Backend, error) {
 	ordinal := cfg.CUDADevice
-	schemeName, wg := cfg.DeviceScheme, cfg.DeviceWorkGroupSize
-	if schemeName == "" {
-		schemeName = DefaultScheme
-	}
-	scheme, err := device.ParseScheme(schemeName)
-	if err != nil {
-		return nil, err
+	scheme := DefaultScheme
+	if cfg.DeviceScheme != "" {
+		var err error
+		if scheme, err = device.ParseScheme(cfg.DeviceScheme); err != nil {
+			return nil, err
+		}
 	}
 	soa, err := device.ParseLayout(cfg.DeviceLayout)
 	if err != nil {
 		return nil, err
 	}
-	if err := device.CheckWorkGroupSize(wg); err != nil {
+	if err := device.CheckWorkGroupSize(cfg.DeviceWorkGroupSize); err != nil {
 		return nil, err
 	}
 	dir, err := cache.Open(cfg.CacheDir)
@@ -118,7 +113,7 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 		return nil, err
 	}
 	drv := newDriver(dev)
-	if err := device.CheckWorkGroupLimit(wg, dev.MaxThreads, drv.Describe()); err != nil {
+	if err := device.CheckWorkGroupLimit(cfg.DeviceWorkGroupSize, dev.MaxThreads, drv.Describe()); err != nil {
 		dev.Close()
 		return nil, err
 	}
@@ -127,7 +122,7 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 		dev.Close()
 		return nil, core.Unavailable(fmt.Errorf("cuda: %w", err))
 	}
-	opts := device.Options{Scheme: scheme, SoA: soa, WorkGroupSize: wg, ConstMem: dev.ConstMem}
+	opts := device.Options{Scheme: scheme, SoA: soa, WorkGroupSize: cfg.DeviceWorkGroupSize, ConstMem: dev.ConstMem}
 	return &backend{opts: opts, dev: dev, nv: nv, drv: drv, cache: dir}, nil
 }
 

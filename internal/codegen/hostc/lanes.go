@@ -696,10 +696,10 @@ func AutoLanes(l *core.Loop, vectorBytes int) int {
 	if widest == 0 {
 		widest = 8
 	}
-	lanes := LaneWidths[0]
+	lanes := LaneWidths[0] // at least, however narrow the vectors
 	for _, n := range LaneWidths {
-		if n*widest <= max(vectorBytes, LaneWidths[0]*widest) {
-			lanes = n
+		if n*widest <= vectorBytes {
+			lanes = max(lanes, n)
 		}
 	}
 	return lanes
