@@ -866,3 +866,20 @@ func TestAirfoilChainSendsFewerMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestElapsed: -elapsed prints the time of the iterations without the
+// per-loop table (which -timing prints) and records no timings.
+func TestElapsed(t *testing.T) {
+	defer op2.ResetTimings()
+	var out bytes.Buffer
+	if _, err := run(options{iters: 2, ni: 4, nj: 6, elapsed: true}, &out); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	if !regexp.MustCompile(`\nbackend sequential, 2 iterations, [0-9.]+ s\n`).MatchString(s) {
+		t.Errorf("-elapsed does not print the iterations' time:\n%s", s)
+	}
+	if strings.Contains(s, "all loops") || len(op2.Timings()) != 0 {
+		t.Errorf("-elapsed printed or recorded per-loop timings:\n%s", s)
+	}
+}
