@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -128,7 +129,6 @@ func TestLocalityAndTuningRuns(t *testing.T) {
 		if ts := op2.Timings(); len(ts) != 0 {
 			t.Errorf("%d threads: the comparison left timing records behind: %v", tc.threads, ts)
 		}
-		t.Log(out.String())
 	}
 	for _, bad := range [][3]int{{0, 2, 1}, {12, 0, 1}, {12, 2, 0}} {
 		if err := localityAndTuning(io.Discard, m, bad[0], bad[1], bad[2], 10, 20); err == nil {
@@ -363,6 +363,22 @@ func TestMGCFDSection(t *testing.T) {
 	}
 	if ts := op2.Timings(); len(ts) != 0 {
 		t.Errorf("the benchmark left timing records behind: %v", ts)
+	}
+	// A device backend runs beside them, with no original of its own.
+	if err := op2.Use("opencl"); err != nil {
+		t.Logf("opencl unavailable, -mgcfd-device not checked: %v", err)
+	} else {
+		if err := op2.Use("sequential"); err != nil {
+			t.Fatal(err)
+		}
+		out.Reset()
+		if err := mgcfdSection(&out, mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: dir, device: "opencl"}); err != nil {
+			t.Fatal(err)
+		}
+		row := regexp.MustCompile(`(?m)^  opencl +[0-9.]+ / +[0-9.]+ +- +- +[0-9.e+-]+$`)
+		if !row.MatchString(out.String()) || strings.Contains(out.String(), "OP2 opencl") {
+			t.Errorf("-mgcfd-device opencl: no opencl row, or one with an original:\n%s", out.String())
+		}
 	}
 	// Without the original, GoOP2 alone; a folder without its binaries
 	// and bad settings are errors.
