@@ -123,7 +123,7 @@ func NewSparsity(rows *Set, rowDim int, cols *Set, colDim int, pairs []MapPair, 
 			N: p.Row.c.From.Exec, DropRows: true}
 	}
 	square := rows == cols && rowDim == colDim
-	pat, err := sparsity.Build(rows.c.Owned, cols.c.Total, qs, square)
+	pat, offsets, err := sparsity.BuildOffsets(rows.c.Owned, cols.c.Total, qs, square)
 	if err != nil {
 		return nil, fail("%v", err)
 	}
@@ -139,11 +139,7 @@ func NewSparsity(rows *Set, rowDim int, cols *Set, colDim int, pairs []MapPair, 
 		return nil, fail("%d blocks of %d×%d values exceed op2.MaxDataBytes for the values of a float64 matrix", pat.NNZ(), rowDim, colDim)
 	}
 	sp.pat = pat
-	for _, q := range qs {
-		off, err := pat.Offsets(q)
-		if err != nil {
-			return nil, fail("internal error: %v", err)
-		}
+	for _, off := range offsets {
 		if len(off) > 0 {
 			core.KeepPinned(sp, &off[0])
 		}

@@ -8,17 +8,20 @@
 // expands into an rdim×cdim block of values (block CSR, blocks row-major).
 // Scalar gives the equivalent scalar CSR, as PETSc's AIJ matrices use.
 //
-// Everything is linear in the element contributions: the columns of each
-// row are gathered by a counting sort and made unique per row, never by
-// sorting pairs, so that patterns of meshes with millions of elements
-// cost what their maps cost.
+// Everything is linear in the element contributions: the elements that
+// reach each row are found by a counting sort, and each row's columns are
+// gathered from them and made unique with a marker, never by sorting
+// pairs, so that patterns of meshes with millions of elements cost what
+// their maps cost.
 package sparsity
 
 import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 )
 
 // Pair is one (row map, column map) pair contributing to a pattern: both
@@ -75,19 +78,40 @@ func (q *Pair) check(k, nRows, nCols int) error {
 // every row also holds its diagonal entry, so that rows can later be given a
 // diagonal value (ZeroRows) whatever the maps reach.
 func Build(nRows, nCols int, pairs []Pair, diagonal bool) (*Pattern, error) {
+	p, _, err := build(nRows, nCols, pairs, diagonal, false)
+	return p, err
+}
+
+// BuildOffsets returns Build's pattern and, for each pair, what Offsets
+// returns for it, made in the same pass over the rows: cheaper than
+// Offsets' search.
+func BuildOffsets(nRows, nCols int, pairs []Pair, diagonal bool) (*Pattern, [][]int32, error) {
+	return build(nRows, nCols, pairs, diagonal, true)
+}
+
+// build is Build, with the pairs' offsets when withOffsets.
+//
+// It works row by row: the row entries of the pairs are first sorted by
+// row (a counting sort: each row's incidences, the elements that reach
+// it), then each row's columns are gathered from its incidences, made
+// unique with a marker per column (the last row that took the column),
+// and sorted; with the row's columns at hand, each incidence's offsets
+// are their positions in the row. Every write but the counting sort's is
+// in row order, so that the cost is close to that of reading the maps.
+func build(nRows, nCols int, pairs []Pair, diagonal, withOffsets bool) (*Pattern, [][]int32, error) {
 	if nRows < 0 || nCols < 0 {
-		return nil, fmt.Errorf("sparsity: %d rows and %d columns", nRows, nCols)
+		return nil, nil, fmt.Errorf("sparsity: %d rows and %d columns", nRows, nCols)
 	}
 	if diagonal && nRows > nCols {
-		return nil, fmt.Errorf("sparsity: a diagonal needs at least as many columns as rows, not %d rows × %d columns", nRows, nCols)
+		return nil, nil, fmt.Errorf("sparsity: a diagonal needs at least as many columns as rows, not %d rows × %d columns", nRows, nCols)
 	}
 	if nRows >= math.MaxInt32 || nCols >= math.MaxInt32 {
-		return nil, fmt.Errorf("sparsity: %d rows × %d columns do not fit 32-bit indices", nRows, nCols)
+		return nil, nil, fmt.Errorf("sparsity: %d rows × %d columns do not fit 32-bit indices", nRows, nCols)
 	}
 	total := int64(0)
 	for k := range pairs {
 		if err := pairs[k].check(k, nRows, nCols); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		total += int64(pairs[k].N) * int64(pairs[k].RowArity) * int64(pairs[k].ColArity)
 	}
@@ -95,44 +119,175 @@ func Build(nRows, nCols int, pairs []Pair, diagonal bool) (*Pattern, error) {
 		total += int64(nRows)
 	}
 	if total >= math.MaxInt32 {
-		return nil, fmt.Errorf("sparsity: %d element contributions do not fit 32-bit indices", total)
+		return nil, nil, fmt.Errorf("sparsity: %d element contributions do not fit 32-bit indices", total)
 	}
-	// Count each row's contributions, fill them in, then sort and
-	// deduplicate each row in place.
+	// The incidences: row entry s of pair k is incidence base[k]+s; those
+	// of row r are inc[iptr[r]:iptr[r+1]], in pair and entry order.
+	base := make([]int32, len(pairs)+1)
+	for k, q := range pairs {
+		base[k+1] = base[k] + int32(q.N*q.RowArity)
+	}
+	var offsets [][]int32
+	if withOffsets {
+		offsets = make([][]int32, len(pairs))
+		for k, q := range pairs {
+			offsets[k] = make([]int32, q.N*q.RowArity*q.ColArity)
+		}
+	}
+	iptr := make([]int32, nRows+1)
+	for k, q := range pairs {
+		for s, r := range q.Rows[:q.N*q.RowArity] {
+			if int(r) >= nRows { // dropped (DropRows)
+				if withOffsets {
+					for j := range q.ColArity {
+						offsets[k][s*q.ColArity+j] = -1
+					}
+				}
+				continue
+			}
+			iptr[r+1]++
+		}
+	}
+	for r := range nRows {
+		iptr[r+1] += iptr[r]
+	}
+	inc := make([]int32, iptr[nRows])
+	for k, q := range pairs {
+		for s, r := range q.Rows[:q.N*q.RowArity] {
+			if int(r) < nRows {
+				inc[iptr[r]] = base[k] + int32(s)
+				iptr[r]++
+			}
+		}
+	}
+	copy(iptr[1:], iptr[:nRows])
+	iptr[0] = 0
+
+	// The rows are cut into ranges of at least minRowsPerWorker, one per
+	// goroutine; each gathers its rows' columns into its own array, with
+	// positions (offsets) counted from its first row. The arrays are then
+	// joined and the later ranges' offsets moved by where they start.
+	w := &rowWorker{pairs: pairs, base: base, inc: inc, iptr: iptr, offsets: offsets, diagonal: diagonal}
+	workers := min(runtime.GOMAXPROCS(0), max(1, nRows/minRowsPerWorker))
+	parts := make([]rowPart, workers)
+	var wg sync.WaitGroup
+	for i := range parts {
+		parts[i].lo, parts[i].hi = int32(nRows*i/workers), int32(nRows*(i+1)/workers)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.rows(&parts[i], nCols)
+		}()
+	}
+	wg.Wait()
 	ptr := make([]int32, nRows+1)
-	each := func(f func(r, c int32)) {
-		for _, q := range pairs {
-			for e := 0; e < q.N; e++ {
-				cols := q.Cols[e*q.ColArity : (e+1)*q.ColArity]
-				for _, r := range q.Rows[e*q.RowArity : (e+1)*q.RowArity] {
-					if int(r) >= nRows {
-						continue // dropped (DropRows)
-					}
-					for _, c := range cols {
-						f(r, c)
-					}
+	n := 0
+	for _, p := range parts {
+		n += len(p.col)
+	}
+	col := make([]int32, 0, n)
+	for _, p := range parts {
+		at := int32(len(col))
+		col = append(col, p.col...)
+		for r := p.lo; r < p.hi; r++ {
+			ptr[r+1] = at + p.end[r-p.lo]
+		}
+		if at > 0 && offsets != nil {
+			for _, x := range inc[iptr[p.lo]:iptr[p.hi]] {
+				k, s := w.pairOf(x)
+				for j := range pairs[k].ColArity {
+					offsets[k][s*pairs[k].ColArity+j] += at
 				}
 			}
 		}
-		if diagonal {
-			for r := range int32(nRows) {
-				f(r, r)
+	}
+	return &Pattern{NRows: nRows, NCols: nCols, RowPtr: ptr, ColIdx: col}, offsets, nil
+}
+
+// minRowsPerWorker is the fewest rows Build gives a goroutine of its own
+// (a variable for the tests).
+var minRowsPerWorker = 1 << 15
+
+// rowWorker holds what the goroutines of build share: the pairs, the
+// incidences of each row (row entry s of pair k is incidence base[k]+s;
+// row r's are inc[iptr[r]:iptr[r+1]]), and the offsets to fill in (nil
+// when none are wanted).
+type rowWorker struct {
+	pairs    []Pair
+	base     []int32
+	inc      []int32
+	iptr     []int32
+	offsets  [][]int32
+	diagonal bool
+}
+
+// rowPart is one goroutine's rows, lo to hi, their columns (col) and
+// where each row's end in col (end[r-lo]).
+type rowPart struct {
+	lo, hi int32
+	col    []int32
+	end    []int32
+}
+
+// pairOf returns the pair of incidence x and its row entry there.
+func (w *rowWorker) pairOf(x int32) (int, int) {
+	k := 0
+	for x >= w.base[k+1] {
+		k++
+	}
+	return k, int(x - w.base[k])
+}
+
+// rows gathers the columns of p's rows, sorted and without repeats, and
+// their offsets, counted from the first row's first column.
+func (w *rowWorker) rows(p *rowPart, nCols int) {
+	// Per column, the last row that took it and, with offsets, its
+	// position in that row: side by side, as they are used together.
+	type colState struct{ row, at int32 }
+	cs := make([]colState, nCols)
+	for c := range cs {
+		cs[c].row = -1
+	}
+	p.end = make([]int32, p.hi-p.lo)
+	col := make([]int32, 0, 2*int(w.iptr[p.hi]-w.iptr[p.lo])+int(p.hi-p.lo))
+	for r := p.lo; r < p.hi; r++ {
+		start := len(col)
+		if w.diagonal {
+			cs[r].row = r
+			col = append(col, r)
+		}
+		incs := w.inc[w.iptr[r]:w.iptr[r+1]]
+		for _, x := range incs {
+			k, s := w.pairOf(x)
+			q := &w.pairs[k]
+			e := s / q.RowArity
+			for _, c := range q.Cols[e*q.ColArity : (e+1)*q.ColArity] {
+				if cs[c].row != r {
+					cs[c].row = r
+					col = append(col, c)
+				}
+			}
+		}
+		row := col[start:]
+		slices.Sort(row)
+		p.end[r-p.lo] = int32(len(col))
+		if w.offsets == nil {
+			continue
+		}
+		for t, c := range row {
+			cs[c].at = int32(start + t)
+		}
+		for _, x := range incs {
+			k, s := w.pairOf(x)
+			q := &w.pairs[k]
+			e := s / q.RowArity
+			off := w.offsets[k][s*q.ColArity : (s+1)*q.ColArity]
+			for j, c := range q.Cols[e*q.ColArity : (e+1)*q.ColArity] {
+				off[j] = cs[c].at
 			}
 		}
 	}
-	each(func(r, _ int32) { ptr[r+1]++ })
-	for r := 0; r < nRows; r++ {
-		ptr[r+1] += ptr[r]
-	}
-	col := make([]int32, ptr[nRows])
-	each(func(r, c int32) {
-		col[ptr[r]] = c
-		ptr[r]++
-	})
-	copy(ptr[1:], ptr[:nRows])
-	ptr[0] = 0
-	col = CompactRows(ptr, col)
-	return &Pattern{NRows: nRows, NCols: nCols, RowPtr: ptr, ColIdx: slices.Clip(col)}, nil
+	p.col = col
 }
 
 // CompactRows sorts the entries of each row of a compressed-row structure

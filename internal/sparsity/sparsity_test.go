@@ -3,6 +3,7 @@ package sparsity
 import (
 	"errors"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -74,10 +75,20 @@ func TestBuildMatchesBruteForce(t *testing.T) {
 				}
 			}
 		}
-		for _, q := range pairs {
+		p2, offsets, err := BuildOffsets(nRows, nCols, pairs, diagonal)
+		if err != nil {
+			t.Fatalf("trial %d: BuildOffsets: %v", trial, err)
+		}
+		if !slices.Equal(p2.RowPtr, p.RowPtr) || !slices.Equal(p2.ColIdx, p.ColIdx) {
+			t.Fatalf("trial %d: BuildOffsets' pattern differs from Build's", trial)
+		}
+		for k, q := range pairs {
 			off, err := p.Offsets(q)
 			if err != nil {
 				t.Fatalf("trial %d: Offsets: %v", trial, err)
+			}
+			if !slices.Equal(offsets[k], off) {
+				t.Fatalf("trial %d: BuildOffsets' offsets of pair %d differ from Offsets'", trial, k)
 			}
 			k := 0
 			for e := 0; e < q.N; e++ {
@@ -184,6 +195,52 @@ func TestBuildErrors(t *testing.T) {
 	}
 }
 
+// TestBuildInParts: patterns and offsets made by several goroutines, each
+// a range of rows (one row each, at the extreme), equal those made by one.
+func TestBuildInParts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	type result struct {
+		p   *Pattern
+		off [][]int32
+	}
+	build := func(nRows, nCols int, pairs []Pair, diagonal bool, perWorker, procs int) result {
+		t.Helper()
+		defer func(n int) { minRowsPerWorker = n }(minRowsPerWorker)
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		minRowsPerWorker = perWorker
+		p, off, err := BuildOffsets(nRows, nCols, pairs, diagonal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return result{p, off}
+	}
+	for trial := range 100 {
+		nRows, nCols := 1+rng.IntN(40), 1+rng.IntN(40)
+		diagonal := trial%2 == 0
+		if diagonal {
+			nCols = nRows
+		}
+		var pairs []Pair
+		for range 1 + rng.IntN(3) {
+			q := randomPair(rng, nRows+5, nCols)
+			q.DropRows = true // rows nRows.. are dropped
+			pairs = append(pairs, q)
+		}
+		one := build(nRows, nCols, pairs, diagonal, 1<<30, 1)
+		for _, procs := range []int{2, 3, 7} {
+			many := build(nRows, nCols, pairs, diagonal, 1, procs)
+			if !slices.Equal(many.p.RowPtr, one.p.RowPtr) || !slices.Equal(many.p.ColIdx, one.p.ColIdx) {
+				t.Fatalf("trial %d, %d goroutines: the pattern differs from one goroutine's", trial, procs)
+			}
+			for k := range pairs {
+				if !slices.Equal(many.off[k], one.off[k]) {
+					t.Fatalf("trial %d, %d goroutines: pair %d's offsets %v, one goroutine's %v", trial, procs, k, many.off[k], one.off[k])
+				}
+			}
+		}
+	}
+}
+
 // TestDropRows: a rank's pattern keeps its owned rows (the first nRows)
 // and drops the halo rows the maps reach, whose offsets are -1; columns
 // reach the halo.
@@ -205,6 +262,9 @@ func TestDropRows(t *testing.T) {
 	want := []int32{0, 1, -1, -1, -1, -1, -1, -1, 2, 3, -1, -1}
 	if !slices.Equal(off, want) {
 		t.Fatalf("offsets %v, want %v", off, want)
+	}
+	if _, offsets, err := BuildOffsets(2, 4, []Pair{q}, true); err != nil || !slices.Equal(offsets[0], want) {
+		t.Fatalf("BuildOffsets: offsets %v (%v), want %v", offsets, err, want)
 	}
 	q.DropRows = false
 	if _, err := Build(2, 4, []Pair{q}, false); err == nil || !strings.Contains(err.Error(), "outside the 2 rows") {
@@ -237,5 +297,54 @@ func BenchmarkBuildQuads(b *testing.B) {
 		if _, err := Build((n+1)*(n+1), (n+1)*(n+1), []Pair{q}, true); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// squareTriangles returns the triangles of cmd/poisson's n×n square mesh
+// (poisson.Square: each square cut into two, the cut alternating) over
+// (n+1)² nodes; with shuffled, the nodes numbered in a random order (as
+// a mesh generator's numbering may be: no locality).
+func squareTriangles(n int, shuffled bool) []int32 {
+	nodes := (n + 1) * (n + 1)
+	num := make([]int32, nodes)
+	for i := range num {
+		num[i] = int32(i)
+	}
+	if shuffled {
+		rand.New(rand.NewPCG(1, 2)).Shuffle(nodes, func(i, j int) { num[i], num[j] = num[j], num[i] })
+	}
+	tri := make([]int32, 0, 6*n*n)
+	for j := range n {
+		for i := range n {
+			a := int32(j*(n+1) + i)
+			b, c, d := a+1, a+int32(n)+2, a+int32(n)+1
+			if (i+j)%2 == 0 {
+				tri = append(tri, num[a], num[b], num[c], num[a], num[c], num[d])
+			} else {
+				tri = append(tri, num[a], num[b], num[d], num[b], num[c], num[d])
+			}
+		}
+	}
+	return tri
+}
+
+// BenchmarkPoisson times the P1 pattern of cmd/poisson -n 708 (1 002 528
+// triangles, 502 681 nodes) and its assembly offsets (BuildOffsets, as
+// op2.NewSparsity makes them), in the mesh's numbering and in a
+// random one.
+func BenchmarkPoisson(b *testing.B) {
+	const n = 708
+	for _, shuffled := range []bool{false, true} {
+		name := map[bool]string{false: "banded", true: "shuffled"}[shuffled]
+		tri := squareTriangles(n, shuffled)
+		q := Pair{Rows: tri, Cols: tri, RowArity: 3, ColArity: 3, N: len(tri) / 3}
+		nodes := (n + 1) * (n + 1)
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := BuildOffsets(nodes, nodes, []Pair{q}, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
