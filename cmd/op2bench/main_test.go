@@ -188,7 +188,8 @@ func TestMatrixSection(t *testing.T) {
 	}
 	s := out.String()
 	for _, want := range []string{"Matrix assembly", "512 triangles, 289 nodes", "GoOP2 sequential", "GoOP2 openmp 1", "GoOP2 openmp 2",
-		"PETSc MatSetValues", "CG iteration (Jacobi), 289 unknowns", "time/bound", "targets", "assembly speed-up, openmp 1 -> 2 threads"} {
+		"PETSc MatSetValues", "CG iteration (Jacobi), 289 unknowns", "time/bound", "targets", "assembly speed-up, openmp 1 -> 2 threads",
+		"Sparsity of the P1 pattern", "GoOP2 op2.NewSparsity"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)
 		}
@@ -199,16 +200,18 @@ func TestMatrixSection(t *testing.T) {
 	}
 }
 
-// TestMatrixSectionNoPETSc: with the library missing the PETSc line
-// says so and the rest is measured.
+// TestMatrixSectionNoPETSc: with the library (and DOLFINx) missing the
+// PETSc (and DOLFINx) lines say so and the rest is measured.
 func TestMatrixSectionNoPETSc(t *testing.T) {
 	t.Setenv("OP2_PETSC_LIBRARY", "libop2bench-no-such-petsc.so")
+	t.Setenv("OP2_PYTHON", "/no/such/python3")
 	var out bytes.Buffer
 	if err := matrixSection(&out, 16, 1, 1, 20, 20); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()
-	for _, want := range []string{"PETSc MatSetValues", "not measured", "install libpetsc-real3.18", "assembly against PETSc: not measured"} {
+	for _, want := range []string{"PETSc MatSetValues", "not measured", "install libpetsc-real3.18", "assembly against PETSc: not measured",
+		"GoOP2 op2.NewSparsity", "apt-get install python3-dolfinx"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)
 		}

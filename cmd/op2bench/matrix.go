@@ -36,7 +36,9 @@ func spread(v []float64, f float64, prec int) string {
 // matrices with PETSc's MatSetValues, and a CG iteration (Jacobi)
 // against the memory-bandwidth bound of its matrix product and vector
 // loops at the STREAM triad rates triad1 (1 thread) and triadN (threads
-// threads). Every figure is the median of rounds rounds, the
+// threads), also solved by PETSc through GoOP2; and the creation of the
+// pattern (op2.NewSparsity) against DOLFINx's, where a Python with
+// DOLFINx is found (dolfinxPython). Every figure is the median of rounds rounds, the
 // configurations interleaved in each round; each assembly figure is
 // the best of 3 assemblies into a zeroed matrix, after one untimed
 // assembly (plan, program, first touch).
@@ -109,6 +111,9 @@ func matrixSection(out io.Writer, n, rounds, threads int, triad1, triadN float64
 		return best, nil
 	}
 	asmSecs := make([][]float64, len(runs))
+	var spSecs, dolfinxSecs []float64
+	var dolfinx string // the version line; "" when not measured
+	noDOLFINx := error(nil)
 	var petscSecs, petscFirst, petscCG []float64
 	var petsc *petscRun
 	var noPETSc error
@@ -119,6 +124,23 @@ func matrixSection(out io.Writer, n, rounds, threads int, triad1, triadN float64
 				return fmt.Errorf("%s: %w", r.name, err)
 			}
 			asmSecs[i] = append(asmSecs[i], s)
+		}
+		sp, err := sparsitySeconds(m)
+		if err != nil {
+			return err
+		}
+		spSecs = append(spSecs, sp)
+		if noDOLFINx == nil {
+			d, version, err := dolfinxSparsity(dir, pb.meshFile, 3)
+			switch {
+			case errors.Is(err, errNoDOLFINx):
+				noDOLFINx = err
+			case err != nil:
+				return err
+			default:
+				dolfinx = version
+				dolfinxSecs = append(dolfinxSecs, d)
+			}
 		}
 		if noPETSc != nil {
 			continue
@@ -153,6 +175,17 @@ func matrixSection(out io.Writer, n, rounds, threads int, triad1, triadN float64
 	} else {
 		fmt.Fprintf(out, "  %-24s not measured: %v (install libpetsc-real3.18, or set OP2_PETSC_LIBRARY)\n", "PETSc MatSetValues", noPETSc)
 	}
+
+	fmt.Fprintf(out, "\n  Sparsity of the P1 pattern, medians of %d rounds (min-max), each the best of 3 after one untimed\n", rounds)
+	fmt.Fprintf(out, "  %-50s %26s\n", "run", "ms")
+	fmt.Fprintf(out, "  %-50s %26s\n", "GoOP2 op2.NewSparsity (with assembly offsets)", spread(spSecs, 1e3, 1))
+	if dolfinx != "" {
+		fmt.Fprintf(out, "  %-50s %26s\n", dolfinx+" create_sparsity_pattern + assemble", spread(dolfinxSecs, 1e3, 1))
+		fmt.Fprintf(out, "  (DOLFINx: its mesh of the same triangles and coordinates, numbered as DOLFINx numbers it; one process)\n")
+	} else {
+		fmt.Fprintf(out, "  %-50s not measured: %v\n", "DOLFINx", noDOLFINx)
+	}
+	fmt.Fprintln(out)
 
 	cgRuns := runs
 	if petsc != nil {
@@ -197,6 +230,9 @@ func matrixSection(out io.Writer, n, rounds, threads int, triad1, triadN float64
 		target("assembly, GoOP2 openmp 1 / PETSc", median(asmSecs[1])/median(petscSecs), 0.5, true)
 	} else {
 		fmt.Fprintln(out, "    assembly against PETSc: not measured (no PETSc)")
+	}
+	if dolfinx != "" {
+		target("sparsity, GoOP2 / DOLFINx", median(spSecs)/median(dolfinxSecs), 1, true)
 	}
 	if threads > 1 {
 		target(fmt.Sprintf("assembly speed-up, openmp 1 -> %d threads", threads), median(asmSecs[1])/median(asmSecs[2]), 1.7, false)
