@@ -185,7 +185,6 @@ func matrixSection(out io.Writer, n, rounds, threads int, triad1, triadN float64
 	} else {
 		fmt.Fprintf(out, "  %-50s not measured: %v\n", "DOLFINx", noDOLFINx)
 	}
-	fmt.Fprintln(out)
 
 	cgRuns := runs
 	if petsc != nil {
