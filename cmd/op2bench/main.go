@@ -24,7 +24,9 @@
 // prints the ratio GoOP2/OP2; -mgcfd-simd off,8 times each configuration
 // with the scalar code and with 8 SIMD lanes (8+fused: with its loops
 // recorded and fused too); -mgcfd-device cuda also runs the cycles on a
-// device backend.
+// device backend. -mgcfd-floor-only measures MG-CFD's loops on the
+// finest level against their floors as -floor does Airfoil's, the
+// in-cache floor from the cycles on two small meshes.
 //
 // -chains (-chains-only) times Airfoil's loops at once, recorded in lazy
 // mode, recorded and fused, and recorded and run in sparse tiles, against
@@ -37,6 +39,7 @@
 //	op2bench -locality-only [-threads 2] [-locality-iters 100] [-locality-rounds 1]
 //	op2bench -matrix-only [-threads 2] [-matrix-n 708] [-matrix-rounds 5]
 //	op2bench -floor-only [-threads 2] [-floor-iters 10] [-floor-rounds 3] [-floor-kib 256] [-floor-simd off,8]
+//	op2bench -mgcfd-floor-only [-threads 2] [-mgcfd-n 65] [-mgcfd-levels 4] [-mgcfd-cycles 50] [-mgcfd-rounds 3] [-mgcfd-floor-small 17,25]
 //	op2bench -mgcfd-only [-threads 2] [-mgcfd-n 65] [-mgcfd-levels 4] [-mgcfd-cycles 50] [-mgcfd-rounds 3] [-mgcfd-op2 DIR] [-mgcfd-simd off,8,8+fused] [-mgcfd-device cuda]
 //	op2bench -chains-only [-threads 2] [-chains-iters 200] [-chains-rounds 3] [-chains-simd off,8] [-chains-tile 16000]
 package main
@@ -87,6 +90,8 @@ func main() {
 	mgRounds := flag.Int("mgcfd-rounds", 3, "rounds of the MG-CFD section, the runs interleaved; medians and bests are printed")
 	mgSIMD := flag.String("mgcfd-simd", "", "MG-CFD's SIMD settings, comma separated (Config.SIMD: off for the scalar code, 4 or 8 lanes; empty: as configured; a setting followed by +fused also records the loops and fuses them, e.g. 8+fused)")
 	mgDevice := flag.String("mgcfd-device", "", "a device backend (cuda or opencl) on which MG-CFD's cycles also run")
+	mgFloor := flag.Bool("mgcfd-floor-only", false, "run only the STREAM triad and MG-CFD's loops against their compute floor (-mgcfd-n, -mgcfd-levels, -mgcfd-cycles, -mgcfd-rounds)")
+	mgFloorSmall := flag.String("mgcfd-floor-small", "17,25", "nodes per side of the two small meshes of MG-CFD's in-cache floor")
 	mgOP2 := flag.String("mgcfd-op2", "", "folder of the original MG-CFD's binaries built on OP2-Common (euler3d_genseq or euler3d_seq, euler3d_openmp), run on the same mesh")
 	ch := flag.Bool("chains", false, "also time Airfoil's loops recorded in chains (lazy mode), fused, against eager execution")
 	chOnly := flag.Bool("chains-only", false, "run only the STREAM triad and the loop-chain section")
@@ -108,6 +113,23 @@ func main() {
 	mgOpts := mgcfdOpts{n: *mgN, levels: *mgLevels, cycles: *mgCycles, rounds: *mgRounds, threads: *threads, op2Dir: *mgOP2, device: *mgDevice}
 	if *mgSIMD != "" {
 		mgOpts.simd = strings.Split(*mgSIMD, ",")
+	}
+	if *mgFloor {
+		var small [2]int
+		if _, err := fmt.Sscanf(*mgFloorSmall, "%d,%d", &small[0], &small[1]); err != nil {
+			fmt.Fprintf(os.Stderr, "op2bench: -mgcfd-floor-small %q: want two sizes, e.g. 17,25\n", *mgFloorSmall)
+			os.Exit(2)
+		}
+		fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())
+		triad1, triadN, err := stream(os.Stdout, *threads)
+		if err == nil {
+			err = mgcfdFloorSection(os.Stdout, mgOpts, small, triad1, triadN)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "op2bench:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *mgOnly {
 		fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())

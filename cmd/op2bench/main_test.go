@@ -439,3 +439,28 @@ func TestChainSection(t *testing.T) {
 		}
 	}
 }
+
+// TestMGCFDFloorSection runs MG-CFD's compute floor on small meshes: a
+// row per loop of the finest level with its floors, for both
+// configurations, and bad sizes refused.
+func TestMGCFDFloorSection(t *testing.T) {
+	var out bytes.Buffer
+	if err := mgcfdFloorSection(&out, mgcfdOpts{n: 9, levels: 2, cycles: 2, rounds: 1, threads: 2}, [2]int{3, 5}, 20, 30); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{"MG-CFD's loops on the finest level", "729 nodes", "sequential (STREAM triad 20.0 GB/s)",
+		"openmp 2 (STREAM triad 30.0 GB/s)", "mg_flux_edge", "mg_calc_dt", "mg_restrict_sum", "time/floor"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+	if ts := op2.Timings(); len(ts) != 0 {
+		t.Errorf("the benchmark left timing records behind: %v", ts)
+	}
+	for _, small := range [][2]int{{5, 3}, {3, 9}} {
+		if err := mgcfdFloorSection(&out, mgcfdOpts{n: 9, levels: 2, cycles: 1, rounds: 1, threads: 1}, small, 20, 20); err == nil || !strings.Contains(err.Error(), "increasing and smaller") {
+			t.Errorf("small meshes %v: %v", small, err)
+		}
+	}
+}
