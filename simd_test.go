@@ -18,6 +18,7 @@ import (
 // simdOutcome is what the loops of runSIMDLoops leave behind.
 type simdOutcome struct {
 	res, r3, r5, direct []float64
+	mat                 []float64
 	f                   []float32
 	n                   []int32
 	lo                  []float64
@@ -29,8 +30,8 @@ type simdOutcome struct {
 // consecutive edges share, loops of every shape SIMD lanes take:
 // increments through a map of dims 4, 3 (rows of 2 and 1) and 5 (4 and
 // 1), direct RW, WRITE and INC, float and int data, a view, Globals read
-// and reduced (INC, MIN, MAX), MIN through a map, an early return, and
-// vector arguments (READ, INC, MIN).
+// and reduced (INC, MIN, MAX), MIN through a map, an early return,
+// vector arguments (READ, INC, MIN) and a matrix argument.
 func runSIMDLoops(t *testing.T, ne, nn int) simdOutcome {
 	edges, cells, ecell := scatteredEdges(ne, nn, 3, 5)
 	vals := func(n int, seed float64) []float64 {
@@ -93,7 +94,18 @@ func runSIMDLoops(t *testing.T, ne, nn int) simdOutcome {
   }
 }`, "vec")
 	check(t, op2.ParLoop(vec, edges, q.ArgVec(op2.Read, ecell), w.Arg(op2.Read), r3.ArgVec(op2.Inc, ecell), lo.ArgVec(op2.Min, ecell)))
-	return simdOutcome{res: res.Data(), r3: r3.Data(), r5: r5.Data(), direct: direct.Data(), f: f.Data(), n: n.Data(),
+	// An element matrix of 2×2 blocks of 2×2 values added through the
+	// edges' cells (no a*b+c, which either form may contract).
+	sp := must(op2.NewSparsity(cells, 2, cells, 2, []op2.MapPair{{Row: ecell, Col: ecell}}, "sp"))
+	K := must(op2.NewMat[float64](sp, "K"))
+	emat := op2.NewKernel(`void emat(const double *w, const double *q1, const double *q2, double *K) {
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 4; j++) K[i * 4 + j] = (*w) * (i < 2 ? q1[i] : q2[i - 2]) / (j < 2 ? q2[j + 1] : q1[j]);
+}`, "emat")
+	check(t, op2.ParLoop(emat, edges, w.Arg(op2.Read), q.ArgMap(op2.Read, ecell, 0), q.ArgMap(op2.Read, ecell, 1), K.Arg(op2.Inc, ecell, ecell)))
+	_, _, mat, err := K.Values()
+	check(t, err)
+	return simdOutcome{res: res.Data(), r3: r3.Data(), r5: r5.Data(), direct: direct.Data(), mat: mat, f: f.Data(), n: n.Data(),
 		lo: lo.Data(), sum: sum.Value(), minmax: [2]float64{mn.Value(), mx.Value()}}
 }
 
@@ -146,7 +158,8 @@ func sameWithin(t *testing.T, what string, want, got simdOutcome, tol float64) {
 	for _, c := range []struct {
 		name string
 		w, g []float64
-	}{{"res", want.res, got.res}, {"r3", want.r3, got.r3}, {"r5", want.r5, got.r5}, {"direct", want.direct, got.direct}, {"lo", want.lo, got.lo}} {
+	}{{"res", want.res, got.res}, {"r3", want.r3, got.r3}, {"r5", want.r5, got.r5}, {"direct", want.direct, got.direct}, {"lo", want.lo, got.lo},
+		{"matrix", want.mat, got.mat}} {
 		for i := range c.w {
 			if !near(c.g[i], c.w[i]) {
 				t.Fatalf("%s: %s[%d] = %v, scalar sequential gives %v", what, c.name, i, c.g[i], c.w[i])

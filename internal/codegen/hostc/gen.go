@@ -654,7 +654,7 @@ func (g *Gen) combineBack(l *core.Loop, idx, indent string) {
 	for i := range l.Args {
 		a := &l.Args[i]
 		if a.Kind == core.ArgMat && !a.Off {
-			g.matBack(a, i, idx, indent)
+			g.matBack(a, i, idx, indent, func(k string) string { return fmt.Sprintf("op2_l%d[%s]", i, k) })
 			continue
 		}
 		if !Combining(a.Access) || !localCopy(l, a) {
@@ -681,12 +681,13 @@ func (g *Gen) combineBack(l *core.Loop, idx, indent string) {
 }
 
 // matBack writes the statements adding (INC) or storing (WRITE) matrix
-// argument i's element matrix, op2_l<i> (rows × cols, row-major, row
-// r*RDim+a for row map entry r and component a), into the matrix's block
+// argument i's element matrix, whose value k is val(k) (rows × cols,
+// row-major, row r*RDim+a for row map entry r and component a; the scalar
+// code's op2_l<i>[k]), into the matrix's block
 // values: block (r, c) of element idx is at the block index that the
 // offsets (op2_m<i>, passed in the map's place) give, its RDim×CDim
 // values row-major; a negative offset (a halo row under MPI) is skipped.
-func (g *Gen) matBack(a *core.Arg, i int, idx, indent string) {
+func (g *Gen) matBack(a *core.Arg, i int, idx, indent string, val func(k string) string) {
 	ra, ca, rd, cd := a.Map.Arity, a.Mat.Col.Arity, a.Mat.RDim, a.Mat.CDim
 	op := "+="
 	if a.Access == core.Write {
@@ -699,8 +700,8 @@ func (g *Gen) matBack(a *core.Arg, i int, idx, indent string) {
 	g.Printf("%s    %s *const op2_b = op2_a%d + (ptrdiff_t)op2_o * %d;\n", indent, a.Data.Type.CName(), i, rd*cd)
 	g.Printf("%s    for (int op2_p = 0; op2_p < %d; op2_p++)\n", indent, rd)
 	g.Printf("%s      for (int op2_q = 0; op2_q < %d; op2_q++)\n", indent, cd)
-	g.Printf("%s        op2_b[op2_p * %d + op2_q] %s op2_l%d[(op2_r * %d + op2_p) * %d + op2_c * %d + op2_q];\n",
-		indent, cd, op, i, rd, ca*cd, cd)
+	g.Printf("%s        op2_b[op2_p * %d + op2_q] %s %s;\n",
+		indent, cd, op, val(fmt.Sprintf("(op2_r * %d + op2_p) * %d + op2_c * %d + op2_q", rd, ca*cd, cd)))
 	g.Printf("%s  }\n", indent)
 }
 

@@ -87,15 +87,13 @@ func laneArgsCheck(l *core.Loop) error {
 		switch {
 		case a.Off || a.Hidden:
 			return fmt.Errorf("argument %d is a disabled optional argument", i)
-		case a.Kind == core.ArgMat:
-			return fmt.Errorf("argument %d is a matrix argument", i)
 		case (a.Kind == core.ArgIndirect || a.Kind == core.ArgVector) && (a.Access == core.RW || a.Access == core.Write):
 			return fmt.Errorf("argument %d writes through a map (%s)", i, a.Access)
-		case a.Dim() > maxLaneDim:
-			return fmt.Errorf("argument %d has %d values per element (at most %d)", i, a.Dim(), maxLaneDim)
+		case laneDim(a) > maxLaneDim:
+			return fmt.Errorf("argument %d has %d values per element (at most %d)", i, laneDim(a), maxLaneDim)
 		}
 		if a.Kind != core.ArgGlobal || a.IsReduction() {
-			n := a.Dim() * a.Data.Type.Size() * slices.Max(LaneWidths)
+			n := laneDim(a) * a.Data.Type.Size() * slices.Max(LaneWidths)
 			if a.Kind == core.ArgVector {
 				n *= a.Map.Arity
 			}
@@ -118,6 +116,16 @@ func laneArgsCheck(l *core.Loop) error {
 		return fmt.Errorf("the lane arrays would take %d bytes (at most %d)", bytes, maxLaneBytes)
 	}
 	return nil
+}
+
+// laneDim is the number of values per element of argument a's lane
+// array: its dim, or a matrix argument's element matrix (rows × columns).
+func laneDim(a *core.Arg) int {
+	if a.Kind == core.ArgMat {
+		r, c := a.MatShape()
+		return r * c
+	}
+	return a.Dim()
 }
 
 // modifies reports whether argument a changes its data.
@@ -565,11 +573,17 @@ func (g *Gen) rangeLanes(l *core.Loop, lanes int, runs bool) {
 			continue
 		}
 		t := a.Data.Type.CName()
-		shape := fmt.Sprintf("[%d][%d]", a.Dim(), lanes)
+		shape := fmt.Sprintf("[%d][%d]", laneDim(a), lanes)
 		if a.Kind == core.ArgVector {
 			shape = fmt.Sprintf("[%d]", a.Map.Arity) + shape
 		}
 		g.Printf("%s%s op2_x%d%s __attribute__((aligned(64)));\n", ind, t, i, shape)
+		if a.Kind == core.ArgMat {
+			// The element matrices start from zero, as the scalar code's.
+			g.Printf("%sfor (int op2_k = 0; op2_k < %d; op2_k++)\n%s  for (int op2_j = 0; op2_j < %d; op2_j++) op2_x%d[op2_k][op2_j] = 0;\n",
+				ind, laneDim(a), ind, lanes, i)
+			continue
+		}
 		if a.Kind == core.ArgGlobal || (a.Kind != core.ArgDirect && Combining(a.Access)) {
 			// Every value starts from the identity.
 			ents := 1
@@ -622,7 +636,7 @@ func (g *Gen) rangeLanes(l *core.Loop, lanes int, runs bool) {
 			continue
 		}
 		back = append(back, i)
-		if a.Access == core.Min || a.Access == core.Max {
+		if a.Access == core.Min || a.Access == core.Max || a.Kind == core.ArgMat {
 			continue // combined value by value below
 		}
 		for _, sl := range slots(a, i) {
@@ -632,6 +646,10 @@ func (g *Gen) rangeLanes(l *core.Loop, lanes int, runs bool) {
 	for j := 0; j < lanes; j++ {
 		for _, i := range back {
 			a := &l.Args[i]
+			if a.Kind == core.ArgMat {
+				g.matBack(a, i, fmt.Sprintf("op2_n + %d", j), ind, func(k string) string { return fmt.Sprintf("op2_x%d[%s][%d]", i, k, j) })
+				continue
+			}
 			for _, sl := range slots(a, i) {
 				if a.Access == core.Min || a.Access == core.Max {
 					for k := 0; k < a.Dim(); k++ {

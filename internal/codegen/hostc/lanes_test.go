@@ -89,6 +89,11 @@ void members(const double *x, double *y, double *g) { struct pt p = {x[1]}; y[0]
   for (int c = 0; c < 2; c++) for (int k = 0; k < 4; k++) acc[c][k] += x[1 - c][k] * (*w) + *x[c];
 }`, []core.Arg{vec(q, core.Read), vec(res, core.Inc), dir(w, core.Read)},
 			[]string{"acc[c][k][op2_lane] += x[1 - c][k][op2_lane] * (w[0][op2_lane]) + x[c][0][op2_lane]", "const double x[][4][L]", "double acc[][4][L]"}},
+		{"matrix", `void matrix(const double *w, const double *q1, double *K) {
+  for (int i = 0; i < 8; i++) for (int j = 0; j < 8; j++) K[i * 8 + j] = (*w) * q1[i % 4] * j;
+}`, []core.Arg{dir(w, core.Read), ind(q, 0, core.Read), {Data: m.dat("Kv", m.cells, core.Float64, 4), Map: m.ecell, Access: core.Inc, Kind: core.ArgMat,
+			Mat: &core.MatArg{Col: m.ecell, RDim: 2, CDim: 2}}},
+			[]string{"K[i * 8 + j][op2_lane] = (w[0][op2_lane]) * q1[i % 4][op2_lane] * j", "double K[][L]"}},
 		{"macros", `#define FIRST q1[0]
 #define STATE(V, r, u) double r = (V)[0], u = (V)[1] / r;
 void macros(const double *q1, const double *q2, const double *w, double *r1, double *r2) {
