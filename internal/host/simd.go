@@ -181,17 +181,21 @@ func LaneFlags(lanes int) []string {
 }
 
 // BuildLanes returns build(s.For(l)), or build(0) (the scalar code) when
-// that is 0 or fails. A failure for a loop that can have lanes
-// (hostc.SIMDCheck) is the compiler's: s then builds no more lanes.
+// that is 0 or fails. When the lanes of a loop that can have them
+// (hostc.SIMDCheck) fail to build and its scalar code builds, the
+// compiler cannot build lanes: s then builds no more. (A kernel that does
+// not compile fails both, and says nothing about lanes.)
 func BuildLanes[T any](s SIMD, l *core.Loop, build func(lanes int) (T, error)) (T, error) {
 	if lanes := s.For(l); lanes > 0 {
 		v, err := build(lanes)
 		if err == nil {
 			return v, nil
 		}
-		if s.cannot != nil && hostc.SIMDCheck(l) == nil {
+		v, err = build(0)
+		if err == nil && s.cannot != nil && hostc.SIMDCheck(l) == nil {
 			s.cannot.Store(true)
 		}
+		return v, err
 	}
 	return build(0)
 }

@@ -1,6 +1,12 @@
 package host
 
-import "testing"
+import (
+	"errors"
+	"testing"
+
+	"github.com/goop2/op2/internal/codegen/hostc"
+	"github.com/goop2/op2/internal/core"
+)
 
 // TestTileLanes: a tile form has the lanes of its loop's eager calls: the
 // tuner's choice when there is one, else the configured lanes, else the
@@ -32,5 +38,50 @@ func TestTileLanes(t *testing.T) {
 	s := SIMD{Tune: true}
 	if a := testing.AllocsPerRun(10, func() { _ = LaneVariant(s.TileLanes(nil, "owner+simd8")) }); a != 0 {
 		t.Errorf("naming a tile form's lanes allocates %v times", a)
+	}
+}
+
+// TestBuildLanesFailures: when a loop's lanes fail to build but its
+// scalar code builds, the compiler cannot build lanes and later loops get
+// none; a kernel that fails both ways (it does not compile) leaves lanes
+// on for the loops after it.
+func TestBuildLanesFailures(t *testing.T) {
+	src := `void k(const double *a, double *b) { b[0] = 2 * a[0]; }`
+	info, err := core.ParseKernel(src, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &core.Set{Name: "s", Core: 8, Owned: 8, Exec: 8, Total: 8, ID: core.NewID()}
+	dat := func(name string) *core.Storage {
+		return &core.Storage{Name: name, Type: core.Float64, Dim: 1, Set: set, Len: 8, ID: core.NewID()}
+	}
+	l := &core.Loop{Kernel: &core.Kernel{Name: "k", Source: src, Info: info, ID: core.NewID()}, Set: set,
+		Args: []core.Arg{{Data: dat("a"), Access: core.Read, Kind: core.ArgDirect}, {Data: dat("b"), Access: core.Write, Kind: core.ArgDirect}}}
+	l.Sig = core.Analyse(l)
+	if err := hostc.SIMDCheck(l); err != nil {
+		t.Fatalf("the loop cannot have lanes: %v", err)
+	}
+	s, err := ParseSIMD("8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := func(lanes int) (int, error) { return 0, errors.New("does not compile") }
+	if _, err := BuildLanes(s, l, broken); err == nil {
+		t.Fatal("a kernel that does not compile built")
+	}
+	if got := s.For(l); got != 8 {
+		t.Fatalf("after a kernel that does not compile, loops get %d lanes, want 8", got)
+	}
+	noLanes := func(lanes int) (int, error) {
+		if lanes > 0 {
+			return 0, errors.New("no lanes here")
+		}
+		return 1, nil
+	}
+	if v, err := BuildLanes(s, l, noLanes); err != nil || v != 1 {
+		t.Fatalf("BuildLanes = %v, %v; want the scalar code", v, err)
+	}
+	if got := s.For(l); got != 0 {
+		t.Fatalf("after a compiler refused lanes, loops get %d lanes, want 0", got)
 	}
 }
