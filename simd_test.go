@@ -31,7 +31,8 @@ type simdOutcome struct {
 // increments through a map of dims 4, 3 (rows of 2 and 1) and 5 (4 and
 // 1), direct RW, WRITE and INC, float and int data, a view, Globals read
 // and reduced (INC, MIN, MAX), MIN through a map, an early return,
-// vector arguments (READ, INC, MIN) and a matrix argument.
+// vector arguments (READ, INC, MIN), helper functions and a matrix
+// argument.
 func runSIMDLoops(t *testing.T, ne, nn int) simdOutcome {
 	edges, cells, ecell := scatteredEdges(ne, nn, 3, 5)
 	vals := func(n int, seed float64) []float64 {
@@ -94,6 +95,17 @@ func runSIMDLoops(t *testing.T, ne, nn int) simdOutcome {
   }
 }`, "vec")
 	check(t, op2.ParLoop(vec, edges, q.ArgVec(op2.Read, ecell), w.Arg(op2.Read), r3.ArgVec(op2.Inc, ecell), lo.ArgVec(op2.Min, ecell)))
+	// Helpers the kernel passes its parameters and a vector argument's
+	// row to.
+	helped := op2.NewKernel(`static void hdiff(const double *a[2], double d[3]) { for (int k = 0; k < 3; k++) d[k] = a[1][k] - a[0][k]; }
+static double hfirst(const double *v) { return v[0]; }
+void helped(const double **x, const double *w, double **acc) {
+  double d[3];
+  hdiff(x, d);
+  for (int c = 0; c < 2; c++)
+    for (int k = 0; k < 3; k++) acc[c][k] += d[k] / (1.0 + hfirst(w)) - hfirst(x[c]);
+}`, "helped")
+	check(t, op2.ParLoop(helped, edges, x3.ArgVec(op2.Read, ecell), w.Arg(op2.Read), r3.ArgVec(op2.Inc, ecell)))
 	// An element matrix of 2×2 blocks of 2×2 values added through the
 	// edges' cells (no a*b+c, which either form may contract).
 	sp := must(op2.NewSparsity(cells, 2, cells, 2, []op2.MapPair{{Row: ecell, Col: ecell}}, "sp"))

@@ -916,3 +916,15 @@ func lastTopStar(decl string) int {
 	}
 	return star
 }
+
+// HelperParams returns the parameters of def, a function the kernel's
+// source defines (one of Model's Defs), read as the kernel's own are:
+// types through the typedefs and macros in force at its definition.
+func (k *KernelInfo) HelperParams(def FuncDecl) []Param {
+	if k.pp == nil || def.ListEnd > len(k.pp.code) {
+		return nil
+	}
+	code := clex.BlankAttributes(k.pp.code)
+	r := &typeResolver{macros: k.pp.macrosAt(def.NameAt), typedefs: typedefs(code[:def.NameAt], k.pp)}
+	return parseParams(code[def.ListStart:def.ListEnd], def.ListStart, r)
+}

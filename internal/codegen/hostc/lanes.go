@@ -44,7 +44,11 @@ import (
 // let two lanes write one target), no Dat that the loop modifies is
 // read by another of its arguments, and the kernel uses its parameters
 // only as p[e] and *p (p[e][f] and *p[e] for vector arguments), with
-// its macros expanded.
+// its macros expanded, or passes them whole (or a vector argument's row
+// p[e]) to functions its source defines that use them so in turn: those
+// get lane forms of their own (laneHelpers). A matrix argument's element
+// matrix is a lane array like the others, added into the matrix lane by
+// lane in element order after the chunk.
 
 // LaneWidths are the lane counts the host backends offer (elements per
 // chunk), as SIMD variants "simd4" and "simd8".
@@ -159,7 +163,7 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("kernel %s: %w", l.Kernel.Name, err)
 	}
-	lane := map[string]int{} // lane parameters: pointer depth
+	lane := map[string]laneVar{} // lane parameters
 	var decls []string
 	for i := range l.Args {
 		a, p := &l.Args[i], &info.Params[i]
@@ -179,42 +183,171 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 			return "", fmt.Errorf("kernel %s's parameter %d (%s) is not a plain pointer to %s%s", l.Kernel.Name, i, p.Text,
 				a.Data.Type.CName(), map[int]string{1: "", 2: " pointers"}[depth])
 		}
-		name := p.Name
-		if name == "" {
-			name = fmt.Sprintf("op2_unnamed%d", i)
-		} else {
-			lane[name] = depth
-		}
 		c := ""
 		if a.Access == core.Read {
 			c = "const "
 		}
-		decls = append(decls, fmt.Sprintf("%s%s %s%s", c, a.Data.Type.CName(), name, shape))
+		v := laneVar{depth: depth, typ: a.Data.Type, decl: c + a.Data.Type.CName(), shape: shape}
+		name := p.Name
+		if name == "" {
+			name = fmt.Sprintf("op2_unnamed%d", i)
+		} else {
+			lane[name] = v
+		}
+		decls = append(decls, v.declare(name))
 	}
-	code, toks := unparen(body.Code, body.Tokens, lane)
-	r := &laneRewriter{l: l, body: code, toks: toks, lane: lane}
-	rewritten, err := r.rewrite(0, len(toks), 0, len(code))
+	model, err := info.Model()
+	if err != nil {
+		return "", fmt.Errorf("kernel %s: %w", l.Kernel.Name, err)
+	}
+	h := &laneHelpers{l: l, info: info, model: model, names: map[string]string{}, making: map[string]bool{}}
+	rewritten, err := h.rewriteBody(body.Code, body.Tokens, lane, 0)
 	if err != nil {
 		return "", err
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "#pragma GCC diagnostic push\n#pragma GCC diagnostic error \"-Wvla\"\n")
+	out.WriteString(h.out.String())
 	fmt.Fprintf(&out, "static inline __attribute__((always_inline)) void %s(%s, int op2_lane)\n%s\n", LaneName(l.Kernel.Name), strings.Join(decls, ", "), rewritten)
 	fmt.Fprintf(&out, "#pragma GCC diagnostic pop\n")
 	return out.String(), nil
 }
 
+// laneVar is a lane parameter in scope: its pointer depth as the kernel
+// declares it (2 for a vector argument's), its values' type, and its
+// lane array's declaration but for the name: the type (const for READ)
+// and the shape ([][L], or [][dim][L]).
+type laneVar struct {
+	depth int
+	typ   core.ScalarType
+	decl  string
+	shape string
+}
+
+// declare returns the declaration of lane array name.
+func (v laneVar) declare(name string) string { return fmt.Sprintf("%s %s%s", v.decl, name, v.shape) }
+
+// laneHelpers makes the lane forms of the functions the kernel source
+// defines that the kernel passes lane parameters to (helpers, such as a
+// finite-element kernel's geometry function): each is a copy of the
+// helper whose parameters that receive lane parameters are lane arrays
+// too, with its body rewritten as the kernel's is, and an op2_lane
+// parameter last; the call passes the lane arrays and op2_lane. One copy
+// is made per helper and set of such parameters; out collects them, each
+// after the copies it calls.
+type laneHelpers struct {
+	l      *core.Loop
+	info   *core.KernelInfo
+	model  *core.SourceModel
+	names  map[string]string // key (helper and its lane parameters) -> the copy's name
+	making map[string]bool   // the copies being made (a recursive helper calls one)
+	out    strings.Builder
+}
+
+// maxHelperDepth bounds the chain of helpers passing lane parameters on
+// (a recursive helper would have no end).
+const maxHelperDepth = 8
+
+// rewriteBody rewrites a function body (code, its tokens) in which the
+// lane parameters lane are in scope; depth counts the helpers above it.
+func (h *laneHelpers) rewriteBody(code string, toks []clex.Token, lane map[string]laneVar, depth int) (string, error) {
+	code, toks = unparen(code, toks, lane)
+	r := &laneRewriter{l: h.l, body: code, toks: toks, lane: lane, helpers: h, depth: depth}
+	return r.rewrite(0, len(toks), 0, len(code))
+}
+
+// helperHeadWords are the words a helper's head may have before its
+// return type that its lane form does not repeat (it is static inline).
+var helperHeadWords = map[string]bool{"static": true, "inline": true, "__inline": true, "__inline__": true}
+
+// copyOf returns the name of the lane form of helper def called with the
+// lane arrays vars at the parameter positions pos, making it first if
+// need be.
+func (h *laneHelpers) copyOf(def *core.FuncDecl, defIdx int, pos []int, vars []laneVar, depth int) (string, error) {
+	kname := h.l.Kernel.Name
+	if depth >= maxHelperDepth {
+		return "", fmt.Errorf("kernel %s passes its parameters through more than %d helpers (%s)", kname, maxHelperDepth, def.Name)
+	}
+	key := def.Name
+	for k, p := range pos {
+		key += fmt.Sprintf("|%d:%s%s", p, vars[k].decl, vars[k].shape)
+	}
+	if name, ok := h.names[key]; ok {
+		if h.making[name] {
+			return "", fmt.Errorf("kernel %s passes a parameter to %s, which calls itself with it", kname, def.Name)
+		}
+		return name, nil
+	}
+	u := h.model
+	if def.BodyOpen < 0 {
+		return "", fmt.Errorf("kernel %s passes a parameter to %s, which the source declares but does not define", kname, def.Name)
+	}
+	for _, line := range strings.Split(u.Src[def.BodyOpen:def.BodyClose+1], "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			return "", fmt.Errorf("kernel %s passes a parameter to %s, whose body has a preprocessor directive", kname, def.Name)
+		}
+	}
+	for _, m := range u.Macros {
+		if u.BodyIdents[defIdx][m] {
+			return "", fmt.Errorf("kernel %s passes a parameter to %s, whose body uses macro %s", kname, def.Name, m)
+		}
+	}
+	// The head: the return type, without static and inline.
+	start := def.NameAt
+	for start > 0 && !strings.ContainsRune(";}{", rune(u.Code[start-1])) {
+		start--
+	}
+	var head []string
+	for _, t := range clex.Tokenize(u.Code[start:def.NameAt]) {
+		switch {
+		case helperHeadWords[t.Text]:
+		case t.Text == "*" || clex.IsIdentStart(t.Text[0]):
+			head = append(head, t.Text)
+		default:
+			return "", fmt.Errorf("kernel %s passes a parameter to %s, whose declaration has %q before its name", kname, def.Name, t.Text)
+		}
+	}
+	params := h.info.HelperParams(*def)
+	lane := map[string]laneVar{}
+	decls := make([]string, len(params))
+	for k, p := range params {
+		decls[k] = p.Text
+	}
+	for k, at := range pos {
+		if at >= len(params) {
+			return "", fmt.Errorf("kernel %s calls %s with more arguments than its %d parameters", kname, def.Name, len(params))
+		}
+		p, v := params[at], vars[k]
+		if p.Name == "" || p.Depth != v.depth || p.Untyped || p.Ref || p.Plain != "" || p.Type != v.typ || p.Problem != "" {
+			return "", fmt.Errorf("kernel %s passes a parameter to %s, whose parameter %d (%s) is not a plain pointer to %s%s", kname, def.Name, at, p.Text,
+				v.typ.CName(), map[int]string{1: "", 2: " pointers"}[v.depth])
+		}
+		lane[p.Name] = v
+		decls[at] = v.declare(p.Name)
+	}
+	name := fmt.Sprintf("op2_lanes_%s_%s_%d", kname, def.Name, len(h.names))
+	h.names[key] = name
+	h.making[name] = true
+	code := u.Code[def.BodyOpen : def.BodyClose+1]
+	body, err := h.rewriteBody(code, clex.Tokenize(code), lane, depth+1)
+	if err != nil {
+		return "", err
+	}
+	delete(h.making, name)
+	fmt.Fprintf(&h.out, "static inline __attribute__((always_inline)) %s %s(%s, int op2_lane)\n%s\n", strings.Join(head, " "), name, strings.Join(decls, ", "), body)
+	return name, nil
+}
+
 // unparen returns code with the parentheses around a lane parameter
 // alone, (p), removed where they only group (macro expansions write
-// (V)[0]); not those of a call f(p), which stays a use of p the lane form
-// refuses.
+// (V)[0]); not those of a call f(p), which stays a call.
 // toks are code's tokens; the result's tokens come with it.
-func unparen(code string, toks []clex.Token, lane map[string]int) (string, []clex.Token) {
+func unparen(code string, toks []clex.Token, lane map[string]laneVar) (string, []clex.Token) {
 	for {
 		var b strings.Builder
 		pos, changed := 0, false
 		for i := 1; i+1 < len(toks); i++ {
-			if lane[toks[i].Text] == 0 || toks[i-1].Text != "(" || toks[i+1].Text != ")" {
+			if lane[toks[i].Text].depth == 0 || toks[i-1].Text != "(" || toks[i+1].Text != ")" {
 				continue
 			}
 			if i >= 2 && clex.OperandEnd(toks[i-2].Text) {
@@ -234,12 +367,15 @@ func unparen(code string, toks []clex.Token, lane map[string]int) (string, []cle
 	}
 }
 
-// laneRewriter rewrites a kernel body's uses of lane parameters.
+// laneRewriter rewrites a kernel body's uses of lane parameters (or a
+// helper's: see laneHelpers).
 type laneRewriter struct {
-	l    *core.Loop
-	body string
-	toks []clex.Token // body's tokens
-	lane map[string]int
+	l       *core.Loop
+	body    string
+	toks    []clex.Token // body's tokens
+	lane    map[string]laneVar
+	helpers *laneHelpers
+	depth   int // of the helper being rewritten; 0 for the kernel
 }
 
 // prev returns the text of the token before token i, or "".
@@ -262,7 +398,15 @@ func (r *laneRewriter) rewrite(from, to, start, stop int) (string, error) {
 	pos := start
 	for i := from; i < to; i++ {
 		t := r.toks[i]
-		depth := r.lane[t.Text]
+		if text, end, ok, err := r.helperCall(i, to); err != nil {
+			return "", err
+		} else if ok {
+			b.WriteString(r.body[pos:t.Start])
+			b.WriteString(text)
+			pos, i = r.toks[end].End, end
+			continue
+		}
+		depth := r.lane[t.Text].depth
 		if depth == 0 {
 			continue
 		}
@@ -337,6 +481,121 @@ func (r *laneRewriter) rewrite(from, to, start, stop int) (string, error) {
 	}
 	b.WriteString(r.body[pos:stop])
 	return b.String(), nil
+}
+
+// helperCall rewrites the call at token i (before token to) when it is a
+// call of a function the source defines with lane parameters as whole
+// arguments: it returns the call of the helper's lane form (laneHelpers)
+// and the index of the call's closing parenthesis, and ok. Other calls
+// are left to the caller.
+func (r *laneRewriter) helperCall(i, to int) (text string, end int, ok bool, err error) {
+	t := r.toks[i]
+	u := r.helpers.model
+	if !u.Defined[t.Text] || i+1 >= to || r.toks[i+1].Text != "(" || r.prev(i) == "." || r.prev(i) == "->" || r.lane[t.Text].depth > 0 {
+		return "", 0, false, nil
+	}
+	end = r.matchParen(i+1, to)
+	if end < 0 {
+		return "", 0, false, nil
+	}
+	// The arguments' token ranges, split at the top-level commas.
+	var args [][2]int
+	level, from := 0, i+2
+	for j := i + 2; j < end; j++ {
+		switch r.toks[j].Text {
+		case "(", "[", "{":
+			level++
+		case ")", "]", "}":
+			level--
+		case ",":
+			if level == 0 {
+				args, from = append(args, [2]int{from, j}), j+1
+			}
+		}
+	}
+	if from < end {
+		args = append(args, [2]int{from, end})
+	}
+	// Lane arguments: a lane parameter, or a row p[e] of a vector
+	// argument's (a lane array of one map entry).
+	var pos []int
+	var vars []laneVar
+	for k, a := range args {
+		v := r.lane[r.toks[a[0]].Text]
+		switch {
+		case a[1]-a[0] == 1 && v.depth > 0:
+		case v.depth == 2 && a[1]-a[0] > 3 && r.toks[a[0]+1].Text == "[" && r.closing(a[0]+1, a[1]) == a[1]-1:
+			v = laneVar{depth: 1, typ: v.typ, decl: v.decl, shape: "[]" + v.shape[strings.LastIndex(v.shape, "["):]}
+		default:
+			continue
+		}
+		pos, vars = append(pos, k), append(vars, v)
+	}
+	if len(pos) == 0 {
+		return "", 0, false, nil
+	}
+	defIdx := -1
+	for k := range u.Defs {
+		if u.Defs[k].Name == t.Text {
+			if defIdx >= 0 {
+				return "", 0, false, fmt.Errorf("kernel %s passes a parameter to %s, which the source defines more than once", r.l.Kernel.Name, t.Text)
+			}
+			defIdx = k
+		}
+	}
+	if defIdx < 0 {
+		return "", 0, false, nil
+	}
+	name, err := r.helpers.copyOf(&u.Defs[defIdx], defIdx, pos, vars, r.depth)
+	if err != nil {
+		return "", 0, false, err
+	}
+	var b strings.Builder
+	b.WriteString(name + "(")
+	for k, a := range args {
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		if k := slices.Index(pos, k); k >= 0 && vars[k].depth == r.lane[r.toks[a[0]].Text].depth {
+			b.WriteString(r.toks[a[0]].Text)
+			continue
+		} else if k >= 0 { // a row: p[e'], its subscript rewritten
+			sub, err := r.rewrite(a[0]+2, a[1]-1, r.toks[a[0]+1].End, r.toks[a[1]-1].Start)
+			if err != nil {
+				return "", 0, false, err
+			}
+			b.WriteString(r.toks[a[0]].Text + "[" + sub + "]")
+			continue
+		}
+		if a[0] == a[1] {
+			continue // an empty argument: the compiler says what is wrong
+		}
+		arg, err := r.rewrite(a[0], a[1], r.toks[a[0]].Start, r.toks[a[1]-1].End)
+		if err != nil {
+			return "", 0, false, err
+		}
+		b.WriteString(arg)
+	}
+	b.WriteString(", op2_lane)")
+	return b.String(), end, true, nil
+}
+
+// matchParen returns the index of the ) that closes the ( at token open
+// (before token to), or -1.
+func (r *laneRewriter) matchParen(open, to int) int {
+	depth := 0
+	for j := open; j < to; j++ {
+		switch r.toks[j].Text {
+		case "(":
+			depth++
+		case ")":
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
 }
 
 // closing returns the index of the ] that closes the [ at token open

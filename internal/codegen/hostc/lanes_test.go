@@ -94,6 +94,21 @@ void members(const double *x, double *y, double *g) { struct pt p = {x[1]}; y[0]
 }`, []core.Arg{dir(w, core.Read), ind(q, 0, core.Read), {Data: m.dat("Kv", m.cells, core.Float64, 4), Map: m.ecell, Access: core.Inc, Kind: core.ArgMat,
 			Mat: &core.MatArg{Col: m.ecell, RDim: 2, CDim: 2}}},
 			[]string{"K[i * 8 + j][op2_lane] = (w[0][op2_lane]) * q1[i % 4][op2_lane] * j", "double K[][L]"}},
+		{"helpers", `static void grad(const double *x[2], double b[2], double *len) {
+  double d = x[1][0] - x[0][0];
+  *len = d * d + x[1][1] * x[0][1];
+  b[0] = d; b[1] = -d;
+}
+static double first(const double *v) { return v[0]; }
+static double twice(const double *v, double s) { return s * first(v) + first(v); }
+void helpers(const double **x, const double *w, double **acc) {
+  double b[2], len;
+  grad(x, b, &len);
+  for (int c = 0; c < 2; c++) acc[c][0] += b[c] * len * twice(w, first(w)) + first(x[c]);
+}`, []core.Arg{vec(x3, core.Read), dir(w, core.Read), vec(res, core.Inc)},
+			[]string{"grad_0(const double x[][3][L], double b[2], double *len, int op2_lane)", "*len = d * d + x[1][1][op2_lane] * x[0][1][op2_lane]",
+				"double op2_lanes_helpers_first_2(const double v[][L], int op2_lane)", "return v[0][op2_lane];",
+				"op2_lanes_helpers_twice_1(const double v[][L], double s, int op2_lane)", "grad_0(x, b, &len, op2_lane);", "(w, op2_lanes_helpers_first_2(w, op2_lane), op2_lane)", "op2_lanes_helpers_first_2(x[c], op2_lane)"}},
 		{"macros", `#define FIRST q1[0]
 #define STATE(V, r, u) double r = (V)[0], u = (V)[1] / r;
 void macros(const double *q1, const double *q2, const double *w, double *r1, double *r2) {
@@ -170,7 +185,13 @@ func TestLaneKernelRefuses(t *testing.T) {
 		args      []core.Arg
 		why       string
 	}{
-		{"helper", `static double h(const double *a) { return a[0]; } void helper(const double *w, double *q) { q[0] += h(w); }`, two, "other than as w[i]"},
+		{"helper", `void helper(const double *w, double *q) { q[0] += fabs(*w); __builtin_memcpy(q, w, 8); }`, two, "other than as q[i]"},
+		{"untyped", `static double h(const void *a) { return *(const double *)a; } void untyped(const double *w, double *q) { q[0] += h(w); }`, two, "not a plain pointer to double"},
+		{"deeper", `static double h(const double *a) { return a[0]; } void deeper(const double *w, double **q) { q[0][0] += h(w) + h(q[1]); h(q); }`, vtwo, "not a plain pointer to double pointers"},
+		{"recursive", `static double h(const double *a, int n) { return n ? h(a, n - 1) : a[0]; } void recursive(const double *w, double *q) { q[0] += h(w, 3); }`, two, "calls itself"},
+		{"helpermacro", `#define TWICE(v) (2 * (v))
+static double h(const double *a) { return TWICE(a[0]); } void helpermacro(const double *w, double *q) { q[0] += h(w); }`, two, "uses macro TWICE"},
+		{"helperptr", `static double h(const double *a) { const double *b = a + 1; return *b; } void helperptr(const double *w, double *q) { q[0] += h(w); }`, two, "uses a other than as a[i]"},
 		{"address", `void address(const double *w, double *q) { double *p = &q[1]; *p += w[0]; }`, two, "address of an element of q"},
 		{"arith", `void arith(const double *w, double *q) { *(q + 1) += w[0]; }`, two, "other than as q[i]"},
 		{"shadow", `void shadow(const double *w, double *q) { { double q[2] = {0}; q[0] = w[0]; } }`, two, "declares q"},
