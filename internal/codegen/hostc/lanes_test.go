@@ -289,7 +289,7 @@ func TestTileFormsLanes(t *testing.T) {
 // TestAutoLanes: under SIMD "auto" a loop gets as many lanes as the
 // machine's vectors hold of its widest values (within LaneWidths), and
 // the scalar code when its kernel, or a helper it defines, calls a math
-// function the compiler cannot vectorise.
+// function the compiler cannot vectorise, or it has a matrix argument.
 func TestAutoLanes(t *testing.T) {
 	m := newLaneMesh()
 	d := m.dat("d", m.edges, core.Float64, 1)
@@ -309,6 +309,8 @@ func TestAutoLanes(t *testing.T) {
 		{"cbrt", "void k(double *x) { *x = 0.5 * cbrt(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"exp_in_helper", "static double g(double v) { return exp(v); }\nvoid k(double *x) { *x = g(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"pow", "void k(double *x) { *x = pow(*x, 3); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"matrix", "void k(const double *x, double *K) { K[0] = *x; }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect},
+			{Data: m.dat("Kv", m.cells, core.Float64, 1), Map: m.ecell, Access: core.Inc, Kind: core.ArgMat, Mat: &core.MatArg{Col: m.ecell, RDim: 1, CDim: 1}}}, 64, 0},
 	} {
 		l := laneLoop(t, m, "#include <math.h>\n"+c.src, "k", c.args...)
 		if got := AutoLanes(l, c.vectorBytes); got != c.want {
