@@ -70,7 +70,10 @@ type SourceModel struct {
 	// whose parameters are all double (and that the source does not
 	// define or declare itself).
 	MathCalls []Call
-	Defined   map[string]bool // names of the functions the source defines
+	// MacroMathCalls are the names of the math.h functions (as
+	// MathCalls) that #define replacement texts call.
+	MacroMathCalls []string
+	Defined        map[string]bool // names of the functions the source defines
 	Typedefs  map[string]bool // the last name each typedef declares
 	// DeclaredTypes are the type names the source declares: every name
 	// its typedefs declare, the tags of the structs, unions, enums and
@@ -346,6 +349,11 @@ func ReadSource(src string) (*SourceModel, error) {
 	}
 	for _, b := range macroBodies {
 		u.Calls = append(u.Calls, findCalls(withDirectives, b[0], b[1], u.Defined)...)
+		for _, c := range findCalls(withDirectives, b[0], b[1], doubleMath) {
+			if !u.Defined[c.Name] && !u.Declares(c.Name) {
+				u.MacroMathCalls = append(u.MacroMathCalls, c.Name)
+			}
+		}
 	}
 	return u, nil
 }

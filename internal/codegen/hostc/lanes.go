@@ -972,6 +972,11 @@ func AutoLanes(l *core.Loop, vectorBytes int) int {
 					return 0
 				}
 			}
+			for _, name := range m.MacroMathCalls {
+				if !vectorMath[name] {
+					return 0
+				}
+			}
 		}
 	}
 	widest := 0

@@ -308,6 +308,8 @@ func TestAutoLanes(t *testing.T) {
 		{"mixed_avx", "void k(float *x, double *y) { *x += *y; }", []core.Arg{{Data: f, Access: core.RW, Kind: core.ArgDirect}, {Data: d, Access: core.Read, Kind: core.ArgDirect}}, 32, 4},
 		{"cbrt", "void k(double *x) { *x = 0.5 * cbrt(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"exp_in_helper", "static double g(double v) { return exp(v); }\nvoid k(double *x) { *x = g(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"sin_in_macro", "#define F(v) (2 * sin(v))\nvoid k(double *x) { *x = F(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"sqrt_in_macro", "#define F(v) (2 * sqrt(v))\nvoid k(double *x) { *x = F(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"pow", "void k(double *x) { *x = pow(*x, 3); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"matrix", "void k(const double *x, double *K) { K[0] = *x; }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect},
 			{Data: m.dat("Kv", m.cells, core.Float64, 1), Map: m.ecell, Access: core.Inc, Kind: core.ArgMat, Mat: &core.MatArg{Col: m.ecell, RDim: 1, CDim: 1}}}, 64, 0},
