@@ -74,7 +74,7 @@ type SourceModel struct {
 	// MathCalls) that #define replacement texts call.
 	MacroMathCalls []string
 	Defined        map[string]bool // names of the functions the source defines
-	Typedefs  map[string]bool // the last name each typedef declares
+	Typedefs       map[string]bool // the last name each typedef declares
 	// DeclaredTypes are the type names the source declares: every name
 	// its typedefs declare, the tags of the structs, unions, enums and
 	// classes it defines and C++ aliases (using name = ...).
