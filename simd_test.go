@@ -19,6 +19,7 @@ import (
 type simdOutcome struct {
 	res, r3, r5, direct []float64
 	mat                 []float64
+	rw, wr              []float64
 	f                   []float32
 	n                   []int32
 	lo                  []float64
@@ -31,8 +32,10 @@ type simdOutcome struct {
 // increments through a map of dims 4, 3 (rows of 2 and 1) and 5 (4 and
 // 1), direct RW, WRITE and INC, float and int data, a view, Globals read
 // and reduced (INC, MIN, MAX), MIN through a map, an early return,
-// vector arguments (READ, INC, MIN), helper functions and a matrix
-// argument.
+// vector arguments (READ, INC, MIN), helper functions, a matrix
+// argument, and RW and WRITE through a map (one map entry and a vector
+// argument; WRITE leaving a component as it was), whose chunks conflict
+// where consecutive edges share a cell.
 func runSIMDLoops(t *testing.T, ne, nn int) simdOutcome {
 	edges, cells, ecell := scatteredEdges(ne, nn, 3, 5)
 	vals := func(n int, seed float64) []float64 {
@@ -117,7 +120,19 @@ void helped(const double **x, const double *w, double **acc) {
 	check(t, op2.ParLoop(emat, edges, w.Arg(op2.Read), q.ArgMap(op2.Read, ecell, 0), q.ArgMap(op2.Read, ecell, 1), K.Arg(op2.Inc, ecell, ecell)))
 	_, _, mat, err := K.Values()
 	check(t, err)
-	return simdOutcome{res: res.Data(), r3: r3.Data(), r5: r5.Data(), direct: direct.Data(), mat: mat, f: f.Data(), n: n.Data(),
+	rw := must(op2.NewDat(cells, 3, vals(3*nn, 2.3), "rw"))
+	wr := must(op2.NewDat(cells, 2, vals(2*nn, 0.9), "wr"))
+	relax := op2.NewKernel(`void relax(const double *w, double *a, double *c) {
+  a[0] = a[0] * 0.5 + a[1] * (*w);
+  a[2] += a[0] * 0.25;
+  c[1] = (*w) * 3.0 - a[1];
+}`, "relax")
+	check(t, op2.ParLoop(relax, edges, w.Arg(op2.Read), rw.ArgMap(op2.RW, ecell, 0), wr.ArgMap(op2.Write, ecell, 1)))
+	swap := op2.NewKernel(`void swap(const double *w, double **v) {
+  for (int k = 0; k < 3; k++) { double t = v[0][k]; v[0][k] = v[1][k] * (*w); v[1][k] = t - (*w); }
+}`, "swap")
+	check(t, op2.ParLoop(swap, edges, w.Arg(op2.Read), rw.ArgVec(op2.RW, ecell)))
+	return simdOutcome{res: res.Data(), r3: r3.Data(), r5: r5.Data(), direct: direct.Data(), mat: mat, rw: rw.Data(), wr: wr.Data(), f: f.Data(), n: n.Data(),
 		lo: lo.Data(), sum: sum.Value(), minmax: [2]float64{mn.Value(), mx.Value()}}
 }
 
@@ -152,26 +167,45 @@ func TestSIMDLanesMatchScalar(t *testing.T) {
 			}
 			for range runs {
 				got := runSIMDLoops(t, sz[0], sz[1])
-				if s.backend == "openmp" && s.threads > 1 {
+				if s.backend == "openmp" {
 					// Increments from different threads meet in another
-					// order than the sequential one.
-					sameWithin(t, what, want, got, 1e-12)
+					// order than the sequential one, and the plan's
+					// colours order RW and WRITE through maps: those
+					// are compared with the scalar code's run in the
+					// same order below.
+					sameWithin(t, what, want, got, 1e-12, false)
 					continue
 				}
-				sameWithin(t, what, want, got, 0)
+				sameWithin(t, what, want, got, 0, true)
+			}
+			if s.backend == "openmp" && !s.tune {
+				got := runSIMDLoops(t, sz[0], sz[1])
+				check(t, op2.Configure(op2.Config{Backend: s.backend, SIMD: "off", OpenMPScheme: s.scheme, Threads: s.threads}))
+				ref := runSIMDLoops(t, sz[0], sz[1])
+				if !slices.Equal(got.rw, ref.rw) || !slices.Equal(got.wr, ref.wr) {
+					t.Fatalf("%s: RW or WRITE through a map differs from the scalar code's in the same order", what)
+				}
 			}
 		}
 	}
 }
 
-func sameWithin(t *testing.T, what string, want, got simdOutcome, tol float64) {
+// sameWithin compares two outcomes of runSIMDLoops, the values that
+// depend on the order of conflicting RW and WRITE through maps only when
+// ordered (both ran the elements in the same order).
+func sameWithin(t *testing.T, what string, want, got simdOutcome, tol float64, ordered bool) {
 	t.Helper()
 	near := func(a, b float64) bool { return a == b || math.Abs(a-b) <= tol*math.Max(1, math.Abs(b)) }
-	for _, c := range []struct {
+	type cmp struct {
 		name string
 		w, g []float64
-	}{{"res", want.res, got.res}, {"r3", want.r3, got.r3}, {"r5", want.r5, got.r5}, {"direct", want.direct, got.direct}, {"lo", want.lo, got.lo},
-		{"matrix", want.mat, got.mat}} {
+	}
+	cmps := []cmp{{"res", want.res, got.res}, {"r3", want.r3, got.r3}, {"r5", want.r5, got.r5}, {"direct", want.direct, got.direct}, {"lo", want.lo, got.lo},
+		{"matrix", want.mat, got.mat}}
+	if ordered {
+		cmps = append(cmps, cmp{"rw", want.rw, got.rw}, cmp{"wr", want.wr, got.wr})
+	}
+	for _, c := range cmps {
 		for i := range c.w {
 			if !near(c.g[i], c.w[i]) {
 				t.Fatalf("%s: %s[%d] = %v, scalar sequential gives %v", what, c.name, i, c.g[i], c.w[i])
@@ -230,7 +264,7 @@ func TestSIMDFallsBackToScalar(t *testing.T) {
 			// Enough calls for the tuner to measure every variant
 			// (3 calls each) and then the block sizes.
 			for range 25 {
-				sameWithin(t, backend+" with a compiler refusing lanes", want, runSIMDLoops(t, 101, 37), 0)
+				sameWithin(t, backend+" with a compiler refusing lanes", want, runSIMDLoops(t, 101, 37), 0, backend == "sequential")
 			}
 		}
 		if !strings.Contains(log.String(), "simd8: failed to build") {

@@ -39,16 +39,17 @@ import (
 // increments differ.
 //
 // A loop has lanes only when running its elements W at a time cannot
-// change what any element reads (SIMDCheck): nothing is modified
-// through a map but by INC, MIN or MAX (RW or WRITE through a map would
-// let two lanes write one target), no Dat that the loop modifies is
-// read by another of its arguments, and the kernel uses its parameters
-// only as p[e] and *p (p[e][f] and *p[e] for vector arguments), with
-// its macros expanded, or passes them whole (or a vector argument's row
-// p[e]) to functions its source defines that use them so in turn: those
-// get lane forms of their own (laneHelpers). A matrix argument's element
-// matrix is a lane array like the others, added into the matrix lane by
-// lane in element order after the chunk.
+// change what any element reads (SIMDCheck): no Dat that the loop
+// modifies is read by another of its arguments, and the kernel uses its
+// parameters only as p[e] and *p (p[e][f] and *p[e] for vector
+// arguments), with its macros expanded, or passes them whole (or a
+// vector argument's row p[e]) to functions its source defines that use
+// them so in turn: those get lane forms of their own (laneHelpers). A
+// matrix argument's element matrix is a lane array like the others,
+// added into the matrix lane by lane in element order after the chunk.
+// RW and WRITE through a map are gathered and stored like direct
+// arguments; a chunk in which two elements reach one such target runs
+// with the scalar code (laneClash).
 
 // LaneWidths are the lane counts the host backends offer (elements per
 // chunk), as SIMD variants "simd4" and "simd8".
@@ -91,8 +92,6 @@ func laneArgsCheck(l *core.Loop) error {
 		switch {
 		case a.Off || a.Hidden:
 			return fmt.Errorf("argument %d is a disabled optional argument", i)
-		case (a.Kind == core.ArgIndirect || a.Kind == core.ArgVector) && (a.Access == core.RW || a.Access == core.Write):
-			return fmt.Errorf("argument %d writes through a map (%s)", i, a.Access)
 		case laneDim(a) > maxLaneDim:
 			return fmt.Errorf("argument %d has %d values per element (at most %d)", i, laneDim(a), maxLaneDim)
 		}
@@ -111,7 +110,7 @@ func laneArgsCheck(l *core.Loop) error {
 			if j == i || l.Sig.Base[j] != l.Sig.Base[i] || !a.Overlaps(b) {
 				continue
 			}
-			if b.Access != a.Access || a.Kind == core.ArgDirect || b.Kind == core.ArgDirect || a.Kind == core.ArgGlobal {
+			if b.Access != a.Access || !Combining(a.Access) || a.Kind == core.ArgDirect || b.Kind == core.ArgDirect || a.Kind == core.ArgGlobal {
 				return fmt.Errorf("arguments %d and %d pass the same data and one modifies it", i, j)
 			}
 		}
@@ -826,6 +825,7 @@ func (g *Gen) rangeLanes(l *core.Loop, lanes int, runs bool) {
 	}
 	g.Printf("  for (; op2_n + %d <= %s; op2_n += %d) {\n", lanes, end, lanes)
 	ind := "    "
+	g.laneClash(l, lanes, ind)
 	for i := range l.Args {
 		a := &l.Args[i]
 		if !laneParam(a) {
@@ -871,7 +871,9 @@ func (g *Gen) rangeLanes(l *core.Loop, lanes int, runs bool) {
 					g.Printf("%s%s *const %s = op2_a%d + (ptrdiff_t)op2_m%d[(ptrdiff_t)(op2_n + %d) * %d + %d] * %d;\n", ind, t, sl.row(j), i, i, j, a.Map.Arity, c, a.Data.Dim)
 				}
 			}
-			if a.Kind == core.ArgDirect || a.Access == core.Read {
+			if a.Kind == core.ArgDirect || !Combining(a.Access) {
+				// What the kernel reads, and what RW and WRITE leave
+				// as it was where the kernel writes nothing.
 				g.laneGather(a.Data.Type, a.Dim(), lanes, sl, ind)
 			}
 		}
@@ -917,7 +919,8 @@ func (g *Gen) rangeLanes(l *core.Loop, lanes int, runs bool) {
 					continue
 				}
 				// A zeroed accumulator through a map is added; a direct
-				// argument was gathered, and is stored.
+				// argument, and RW and WRITE through a map, were
+				// gathered, and are stored.
 				g.laneStore(a.Data.Type, a.Dim(), a.Kind != core.ArgDirect && a.Access == core.Inc, sl, j, ind)
 			}
 		}
@@ -937,6 +940,57 @@ func (g *Gen) rangeLanes(l *core.Loop, lanes int, runs bool) {
 		g.Printf("  }\n")
 	}
 	g.Printf("  return 0;\n}\n\n")
+}
+
+// laneClash writes, at the top of a chunk's body, the test whether two
+// of its elements reach one target of a Dat that the loop modifies
+// through a map with RW or WRITE: the lanes would read values gathered
+// before the chunk where the scalar code reads what an earlier element
+// wrote, or store rows that overwrite each other's components. Such a
+// chunk runs its elements with the scalar code, in order, and the next
+// chunk follows. Increments, MIN and MAX through maps combine in element
+// order after the chunk and need no test. The targets are compared per
+// Dat, every pair of every lane's map entries: a branch-free count that
+// the compiler vectorises.
+func (g *Gen) laneClash(l *core.Loop, lanes int, ind string) {
+	targets := map[int][]string{}
+	var bases []int
+	for i := range l.Args {
+		a := &l.Args[i]
+		if (a.Kind != core.ArgIndirect && a.Kind != core.ArgVector) || (a.Access != core.RW && a.Access != core.Write) {
+			continue
+		}
+		b := l.Sig.Base[i]
+		if _, ok := targets[b]; !ok {
+			bases = append(bases, b)
+		}
+		entries := []int{a.Idx}
+		if a.Kind == core.ArgVector {
+			entries = make([]int, a.Map.Arity)
+			for c := range entries {
+				entries[c] = c
+			}
+		}
+		for j := 0; j < lanes; j++ {
+			for _, c := range entries {
+				targets[b] = append(targets[b], fmt.Sprintf("op2_m%d[(ptrdiff_t)(op2_n + %d) * %d + %d]", i, j, a.Map.Arity, c))
+			}
+		}
+	}
+	if len(bases) == 0 {
+		return
+	}
+	g.Printf("%sint op2_clash = 0;\n", ind)
+	for _, b := range bases {
+		t := targets[b]
+		g.Printf("%s{\n%s  const int op2_t[%d] = {%s};\n", ind, ind, len(t), strings.Join(t, ", "))
+		g.Printf("%s  for (int op2_u = 1; op2_u < %d; op2_u++)\n%s    for (int op2_v = 0; op2_v < op2_u; op2_v++) op2_clash += op2_t[op2_u] == op2_t[op2_v];\n%s}\n",
+			ind, len(t), ind, ind)
+	}
+	g.Printf("%sif (op2_clash) {\n", ind)
+	g.Printf("%s  for (long long op2_s = op2_n; op2_s < op2_n + %d; op2_s++) {\n", ind, lanes)
+	g.ElementBody(l, "op2_s", ind+"    ", func(i int) string { return fmt.Sprintf("op2_r%d", i) })
+	g.Printf("%s  }\n%s  continue;\n%s}\n", ind, ind, ind)
 }
 
 // vectorMath are the math.h functions a compiler vectorises without a
