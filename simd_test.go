@@ -33,9 +33,9 @@ type simdOutcome struct {
 // 1), direct RW, WRITE and INC, float and int data, a view, Globals read
 // and reduced (INC, MIN, MAX), MIN through a map, an early return,
 // vector arguments (READ, INC, MIN), helper functions, a matrix
-// argument, and RW and WRITE through a map (one map entry and a vector
+// argument, RW and WRITE through a map (one map entry and a vector
 // argument; WRITE leaving a component as it was), whose chunks conflict
-// where consecutive edges share a cell.
+// where consecutive edges share a cell, and a C++ kernel.
 func runSIMDLoops(t *testing.T, ne, nn int) simdOutcome {
 	edges, cells, ecell := scatteredEdges(ne, nn, 3, 5)
 	vals := func(n int, seed float64) []float64 {
@@ -132,6 +132,19 @@ void helped(const double **x, const double *w, double **acc) {
   for (int k = 0; k < 3; k++) { double t = v[0][k]; v[0][k] = v[1][k] * (*w); v[1][k] = t - (*w); }
 }`, "swap")
 	check(t, op2.ParLoop(swap, edges, w.Arg(op2.Read), rw.ArgVec(op2.RW, ecell)))
+	// A C++ kernel: a template, a namespace, std:: math, auto.
+	cxx := op2.NewKernel(`#include <cmath>
+template <typename T> static inline T half(T a) { return a / 2; }
+namespace phys { inline double mu(double w, double x) { return w * x; } }
+void cxxflux(const double *q1, const double *q2, const double *w, double *r1, double *r2) {
+  const auto ri = 1.0 / q1[0];
+  for (int k = 0; k < 4; ++k) {
+    const double g = half(ri * q1[k] + q2[k]) + phys::mu(*w, std::fabs(q1[k] - q2[k]));
+    r1[k] += g; r2[k] -= g;
+  }
+}`, "cxxflux").CXX()
+	check(t, op2.ParLoop(cxx, edges, q.ArgMap(op2.Read, ecell, 0), q.ArgMap(op2.Read, ecell, 1), w.Arg(op2.Read),
+		res.ArgMap(op2.Inc, ecell, 0), res.ArgMap(op2.Inc, ecell, 1)))
 	return simdOutcome{res: res.Data(), r3: r3.Data(), r5: r5.Data(), direct: direct.Data(), mat: mat, rw: rw.Data(), wr: wr.Data(), f: f.Data(), n: n.Data(),
 		lo: lo.Data(), sum: sum.Value(), minmax: [2]float64{mn.Value(), mx.Value()}}
 }
@@ -269,6 +282,131 @@ func TestSIMDFallsBackToScalar(t *testing.T) {
 		}
 		if !strings.Contains(log.String(), "simd8: failed to build") {
 			t.Errorf("%s: the tuner did not mark the lane variants failed:\n%s", backend, log.String())
+		}
+	}
+}
+
+// TestCXXKernelBuildsLanes: a C++ kernel's loop is compiled with its lane
+// form by the C++ compiler (here a g++ that notes each lane form it
+// compiles) under SIMD 8 and the defaults, and gives the scalar code's
+// results.
+func TestCXXKernelBuildsLanes(t *testing.T) {
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("no g++ here")
+	}
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "built-lanes")
+	script := filepath.Join(dir, "gxx-noting-lanes")
+	body := "#!/bin/sh\n" + gxx + " \"$@\" || exit $?\nfor a in \"$@\"; do case \"$a\" in *.c|*.cc) if grep -q op2_lanes_ \"$a\"; then touch " + marker + "; fi;; esac; done\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { check(t, op2.Configure(op2.Config{})) }()
+	run := func() []float64 {
+		edges, _, ecell := scatteredEdges(203, 50, 3, 5)
+		q := must(op2.NewDat(ecell.To(), 4, iota32[float64](200), "q"))
+		r := must(op2.NewDat[float64](ecell.To(), 4, nil, "r"))
+		k := op2.NewKernel(`#include <cmath>
+namespace op { template <typename T> inline T twice(T a) { return a + a; } }
+void cxxk(const double *a, const double *b, double *ra, double *rb) {
+  for (int k = 0; k < 4; ++k) { const double d = op::twice(std::sqrt(a[k] + 1.0) - b[k]); ra[k] += d; rb[k] -= d; }
+}`, "cxxk").CXX()
+		check(t, op2.ParLoop(k, edges, q.ArgMap(op2.Read, ecell, 0), q.ArgMap(op2.Read, ecell, 1), r.ArgMap(op2.Inc, ecell, 0), r.ArgMap(op2.Inc, ecell, 1)))
+		return r.Data()
+	}
+	check(t, op2.Configure(op2.Config{Backend: "sequential", SIMD: "off"}))
+	want := run()
+	for _, backend := range hostBackends {
+		for _, simd := range []string{"8", ""} {
+			os.Remove(marker)
+			check(t, op2.Configure(op2.Config{Backend: backend, SIMD: simd, CXX: script, CacheDir: t.TempDir(), Threads: 1}))
+			if got := run(); !slices.Equal(got, want) {
+				t.Errorf("%s SIMD=%q: results differ from the scalar code's", backend, simd)
+			}
+			if _, err := os.Stat(marker); err != nil {
+				t.Errorf("%s SIMD=%q: the C++ compiler built no lane form", backend, simd)
+			}
+		}
+	}
+}
+
+// TestExtrudedLanesMatchScalar: loops over extruded sets, with fixed and
+// variable layers, run each column's layers in SIMD lanes (the lane form
+// is generated) and give the scalar code's results bit for bit: the
+// column's points reached through an extruded map of two layers per
+// element (READ and INC, so that consecutive layers increment one point),
+// a per-layer WRITE, the layer, a Dat on the base set read every layer,
+// and Global reductions; layer counts leave chunks unfilled.
+func TestExtrudedLanesMatchScalar(t *testing.T) {
+	defer func() { check(t, op2.Configure(op2.Config{})) }()
+	const ncol = 37
+	src := `void seg(const double *zb, const double *zt, const double *w, const int *layer, double *len, double **p, double *sum, double *hi) {
+  double d = (zt[0] - zb[0]) * (*w) + 0.125 * (*layer);
+  len[0] = d; len[1] = d * zb[1];
+  for (int i = 0; i < 2; i++) { p[i][0] += d * (i + 1); p[i][1] -= zt[1] * 0.5; }
+  *sum += d;
+  if (d > *hi) *hi = d;
+}`
+	run := func(nz int, variable bool) [][]float64 {
+		cols := must(op2.NewSet(ncol, "cols"))
+		var segs *op2.ExtrudedSet
+		if variable {
+			ranges := make([]int32, 2*ncol)
+			for c := range ncol {
+				lo := (c * 7) % (nz / 2)
+				ranges[2*c], ranges[2*c+1] = int32(lo), int32(nz-(c*3)%(nz/2))
+			}
+			segs = must(op2.NewVariableExtrudedSet(cols, nz, ranges, "segs"))
+		} else {
+			segs = must(op2.NewExtrudedSet(cols, nz, "segs"))
+		}
+		pts := must(op2.NewExtrudedSet(cols, nz+1, "pts"))
+		id := make([]int32, 2*ncol)
+		for c := range ncol {
+			id[2*c], id[2*c+1] = int32(c), int32(c)
+		}
+		two := must(op2.NewMap(cols, cols, 2, id, "two"))
+		m := must(op2.NewExtrudedMap(segs, pts, two, []int{0, 1}, []int{1, 1}, "m"))
+		z := make([]float64, 2*ncol*(nz+1))
+		for i := range z {
+			z[i] = 1 + math.Sin(float64(i)*0.37)
+		}
+		zd := must(op2.NewExtrudedDat(pts, 2, z, "z"))
+		w := must(op2.NewDat(cols, 1, z[:ncol], "w"))
+		length := must(op2.NewExtrudedDat(segs, 2, slices.Repeat([]float64{-7}, 2*ncol*nz), "len"))
+		acc := must(op2.NewExtrudedDat(pts, 2, slices.Repeat([]float64{0.25}, 2*ncol*(nz+1)), "acc"))
+		sum := must(op2.NewGlobal(1, []float64{0}, "sum"))
+		hi := must(op2.NewGlobal(1, []float64{math.Inf(-1)}, "hi"))
+		check(t, op2.ParLoop(op2.NewKernel(src, "seg"), segs, zd.ArgExtMap(op2.Read, m, 0), zd.ArgExtMap(op2.Read, m, 1), w.Arg(op2.Read),
+			op2.ArgLayer(), length.Arg(op2.Write), acc.ArgExtVec(op2.Inc, m), sum.Arg(op2.Inc), hi.Arg(op2.Max)))
+		gen, err := op2.Generate("sequential", op2.NewKernel(src, "seg"), segs, zd.ArgExtMap(op2.Read, m, 0), zd.ArgExtMap(op2.Read, m, 1), w.Arg(op2.Read),
+			op2.ArgLayer(), length.Arg(op2.Write), acc.ArgExtVec(op2.Inc, m), sum.Arg(op2.Inc), hi.Arg(op2.Max))
+		check(t, err)
+		if !strings.Contains(gen, "op2_lanes_seg(") {
+			t.Fatalf("%d layers, variable %v: the generated source has no lane form", nz, variable)
+		}
+		return [][]float64{length.Data(), acc.Data(), {sum.Value(), hi.Value()}}
+	}
+	for _, nz := range []int{5, 21} {
+		for _, variable := range []bool{false, true} {
+			check(t, op2.Configure(op2.Config{Backend: "sequential", SIMD: "off"}))
+			want := run(nz, variable)
+			for _, s := range []struct {
+				backend, simd string
+				threads       int
+			}{{"sequential", "4", 1}, {"sequential", "8", 1}, {"sequential", "", 1}, {"openmp", "8", 2}} {
+				check(t, op2.Configure(op2.Config{Backend: s.backend, SIMD: s.simd, Threads: s.threads}))
+				got := run(nz, variable)
+				for k, name := range []string{"len", "acc"} {
+					if !slices.Equal(got[k], want[k]) {
+						t.Fatalf("%d layers, variable %v, %s SIMD=%q: %s differs from the scalar code's", nz, variable, s.backend, s.simd, name)
+					}
+				}
+				if got[2][1] != want[2][1] || math.Abs(got[2][0]-want[2][0]) > 1e-12*math.Abs(want[2][0]) {
+					t.Fatalf("%d layers, variable %v, %s SIMD=%q: sum, max = %v, want %v", nz, variable, s.backend, s.simd, got[2], want[2])
+				}
+			}
 		}
 	}
 }

@@ -33,9 +33,9 @@ type mtok struct {
 	hide  []string
 }
 
-// punctuators are C's multi-character punctuators, longest first.
+// punctuators are C's multi-character punctuators, longest first, and C++'s ::.
 var punctuators = []string{"...", "<<=", ">>=", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||",
-	"*=", "/=", "%=", "+=", "-=", "&=", "^=", "|=", "##"}
+	"*=", "/=", "%=", "+=", "-=", "&=", "^=", "|=", "##", "::"}
 
 // splitTokens splits s (comments already blanked) into preprocessing tokens.
 func splitTokens(s string) []mtok {

@@ -21,11 +21,12 @@ type SIMD struct {
 	Lanes int  // configured lanes: exec.AutoLanes, 0 (scalar), or one of hostc.LaneWidths
 	Off   bool // never lanes, not even tried by the tuner
 	Tune  bool // the tuner chooses each loop's variant (exec.Config.Tune)
-	// cannot is set once the compiler failed to build the lanes of a
-	// loop that can have them (BuildLanes): a compiler without lane
-	// support (GCC before 12). Loops are then built with the scalar
-	// code, and the tuner's lane variants fail to build.
-	cannot *atomic.Bool
+	// cannot[lang] is set once the compiler of a language (0: C, 1:
+	// C++; see lang) failed to build the lanes of a loop that can have
+	// them (BuildLanes): a compiler without lane support (GCC before
+	// 12). That language's loops are then built with the scalar code,
+	// and the tuner's lane variants fail to build.
+	cannot *[2]atomic.Bool
 }
 
 // For returns the lanes loop l is built with: the configured count, or
@@ -34,12 +35,21 @@ type SIMD struct {
 // For returns (WithLanes).
 func (s SIMD) For(l *core.Loop) int {
 	switch {
-	case s.Off, s.cannot != nil && s.cannot.Load():
+	case s.Off, s.cannot != nil && s.cannot[lang(l)].Load():
 		return 0
 	case s.Lanes == exec.AutoLanes:
 		return hostc.AutoLanes(l, VectorBytes())
 	}
 	return s.Lanes
+}
+
+// lang is the index in SIMD.cannot of loop l's language: 1 for a C++
+// kernel, built by the C++ compiler, else 0.
+func lang(l *core.Loop) int {
+	if l.Kernel.CXX {
+		return 1
+	}
+	return 0
 }
 
 // DefaultSIMD is the setting of the default configuration ("auto"), for
@@ -120,7 +130,7 @@ func ParseSIMD(s string) (SIMD, error) {
 	if err != nil {
 		return SIMD{}, err
 	}
-	return SIMD{Lanes: lanes, Off: off, cannot: new(atomic.Bool)}, nil
+	return SIMD{Lanes: lanes, Off: off, cannot: new([2]atomic.Bool)}, nil
 }
 
 // LaneVariant names the variant of lanes lanes: "scalar" for 0, else
@@ -183,7 +193,8 @@ func LaneFlags(lanes int) []string {
 // BuildLanes returns build(s.For(l)), or build(0) (the scalar code) when
 // that is 0 or fails. When the lanes of a loop that can have them
 // (hostc.SIMDCheck) fail to build and its scalar code builds, the
-// compiler cannot build lanes: s then builds no more. (A kernel that does
+// compiler cannot build lanes: s then builds no more for loops of that
+// language (C, or C++: the compilers differ). (A kernel that does
 // not compile fails both, and says nothing about lanes.)
 func BuildLanes[T any](s SIMD, l *core.Loop, build func(lanes int) (T, error)) (T, error) {
 	if lanes := s.For(l); lanes > 0 {
@@ -193,7 +204,7 @@ func BuildLanes[T any](s SIMD, l *core.Loop, build func(lanes int) (T, error)) (
 		}
 		v, err = build(0)
 		if err == nil && s.cannot != nil && hostc.SIMDCheck(l) == nil {
-			s.cannot.Store(true)
+			s.cannot[lang(l)].Store(true)
 		}
 		return v, err
 	}

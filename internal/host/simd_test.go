@@ -42,8 +42,8 @@ func TestTileLanes(t *testing.T) {
 }
 
 // TestBuildLanesFailures: when a loop's lanes fail to build but its
-// scalar code builds, the compiler cannot build lanes and later loops get
-// none; a kernel that fails both ways (it does not compile) leaves lanes
+// scalar code builds, the compiler cannot build lanes and later loops of
+// its language (C or C++) get none; a kernel that fails both ways (it does not compile) leaves lanes
 // on for the loops after it.
 func TestBuildLanesFailures(t *testing.T) {
 	src := `void k(const double *a, double *b) { b[0] = 2 * a[0]; }`
@@ -77,6 +77,18 @@ func TestBuildLanesFailures(t *testing.T) {
 			return 0, errors.New("no lanes here")
 		}
 		return 1, nil
+	}
+	// The C++ compiler refuses lanes: C++ loops get none, C loops
+	// keep them.
+	cxx := *l
+	kc := *l.Kernel
+	kc.CXX = true
+	cxx.Kernel = &kc
+	if v, err := BuildLanes(s, &cxx, noLanes); err != nil || v != 1 {
+		t.Fatalf("BuildLanes = %v, %v; want the scalar code", v, err)
+	}
+	if got, gotC := s.For(&cxx), s.For(l); got != 0 || gotC != 8 {
+		t.Fatalf("after the C++ compiler refused lanes, C++ loops get %d lanes and C loops %d, want 0 and 8", got, gotC)
 	}
 	if v, err := BuildLanes(s, l, noLanes); err != nil || v != 1 {
 		t.Fatalf("BuildLanes = %v, %v; want the scalar code", v, err)

@@ -101,6 +101,9 @@ func (g *Gen) Prelude(l *core.Loop) {
 	if l.Kernel.CXX {
 		// C++ refuses code that discards const by its own rules.
 		g.Printf("\n/* user kernel %s (C++) */\n%s\n/* end of user kernel */\n", l.Kernel.Name, core.ReadOnlySource(l))
+		if g.Lanes > 0 {
+			g.Printf("/* its lane form (%d lanes) */\n%s", g.Lanes, g.LaneSource)
+		}
 	} else {
 		g.Printf("\n%s\n/* user kernel %s */\n%s\n/* end of user kernel */\n", strictConstPush, l.Kernel.Name, core.ReadOnlySource(l))
 		if g.Lanes > 0 {

@@ -3,6 +3,7 @@ package hostc
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/goop2/op2/internal/clex"
@@ -26,7 +27,9 @@ import (
 // runs on vectors while the memory traffic stays that of the scalar
 // code. The elements left after the last whole chunk run the scalar
 // code. The tile forms (tiles.go) run each run of consecutive elements
-// of a tile as a range (RunsRangeLanes).
+// of a tile as a range (RunsRangeLanes). In a loop over an extruded set
+// a chunk is consecutive layers of one column (extrudedLanes). C++
+// kernels get lanes as C kernels do, compiled by the C++ compiler.
 //
 // Every element computes the expressions it computes in the scalar
 // code, and increments through maps are added in the scalar code's order
@@ -49,7 +52,9 @@ import (
 // added into the matrix lane by lane in element order after the chunk.
 // RW and WRITE through a map are gathered and stored like direct
 // arguments; a chunk in which two elements reach one such target runs
-// with the scalar code (laneClash).
+// with the scalar code (laneClash). In a loop over an extruded set,
+// nothing is modified through a map but by INC, MIN or MAX, and no
+// data that every layer of a column shares is modified directly.
 
 // LaneWidths are the lane counts the host backends offer (elements per
 // chunk), as SIMD variants "simd4" and "simd8".
@@ -79,19 +84,24 @@ func laneArgsCheck(l *core.Loop) error {
 	switch {
 	case l.Check:
 		return fmt.Errorf("check mode passes the kernel pointers into the data")
-	case k.CXX:
-		return fmt.Errorf("kernel %s is C++", k.Name)
 	case k.Info == nil:
 		return fmt.Errorf("kernel %s's source was not read", k.Name)
-	case l.Extruded != nil:
-		return fmt.Errorf("the loop is over an extruded set")
 	}
 	bytes := 0
 	for i := range l.Args {
 		a := &l.Args[i]
+		if a.Hidden && i == l.RangeArg() {
+			continue // an extruded set's layer ranges: no lane array
+		}
 		switch {
 		case a.Off || a.Hidden:
 			return fmt.Errorf("argument %d is a disabled optional argument", i)
+		case l.Extruded != nil && (a.Kind == core.ArgIndirect || a.Kind == core.ArgVector) && (a.Access == core.RW || a.Access == core.Write):
+			return fmt.Errorf("argument %d writes through a map (%s) in a loop over an extruded set", i, a.Access)
+		case l.Extruded != nil && a.Kind == core.ArgDirect && modifies(a) && (a.Ext == nil || a.Ext.Offset[0] == 0):
+			return fmt.Errorf("argument %d modifies data every layer of a column shares", i)
+		case l.Extruded != nil && a.Kind == core.ArgMat:
+			return fmt.Errorf("argument %d is a matrix in a loop over an extruded set", i)
 		case laneDim(a) > maxLaneDim:
 			return fmt.Errorf("argument %d has %d values per element (at most %d)", i, laneDim(a), maxLaneDim)
 		}
@@ -135,8 +145,9 @@ func laneDim(a *core.Arg) int {
 func modifies(a *core.Arg) bool { return a.Access != core.Read }
 
 // laneParam reports whether kernel parameter i gets a lane array: every
-// argument but a READ Global (the same values for every lane).
-func laneParam(a *core.Arg) bool { return a.Kind != core.ArgGlobal || a.IsReduction() }
+// argument but a READ Global (the same values for every lane) and the
+// hidden layer ranges of an extruded loop (no parameter of the kernel).
+func laneParam(a *core.Arg) bool { return !a.Hidden && (a.Kind != core.ArgGlobal || a.IsReduction()) }
 
 // LaneName is the name of the lane form of kernel name.
 func LaneName(kernel string) string { return "op2_lanes_" + kernel }
@@ -149,8 +160,12 @@ func LaneName(kernel string) string { return "op2_lanes_" + kernel }
 // the kernel uses a lane parameter in any other way than p[e] or *p.
 func LaneKernel(l *core.Loop, lanes int) (string, error) {
 	info := l.Kernel.Info
-	if len(info.Params) != len(l.Args) {
-		return "", fmt.Errorf("kernel %s has %d parameters for %d arguments", l.Kernel.Name, len(info.Params), len(l.Args))
+	nargs := len(l.Args)
+	if l.RangeArg() >= 0 {
+		nargs-- // the layer ranges are the generated code's
+	}
+	if len(info.Params) != nargs {
+		return "", fmt.Errorf("kernel %s has %d parameters for %d arguments", l.Kernel.Name, len(info.Params), nargs)
 	}
 	// The body as the compiler sees it (the kernel model's): macros
 	// expanded, so that a use of a parameter inside a macro is seen (and
@@ -164,7 +179,7 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 	}
 	lane := map[string]laneVar{} // lane parameters
 	var decls []string
-	for i := range l.Args {
+	for i := range nargs {
 		a, p := &l.Args[i], &info.Params[i]
 		if !laneParam(a) {
 			text := p.Text
@@ -813,6 +828,10 @@ func (g *Gen) RunsRangeLanes(l *core.Loop, lanes int) { g.rangeLanes(l, lanes, t
 func (g *Gen) rangeLanes(l *core.Loop, lanes int, runs bool) {
 	g.laneTypes(l, lanes)
 	g.Printf("\n")
+	if l.Extruded != nil {
+		g.extrudedLanes(l, lanes, runs)
+		return
+	}
 	end := "op2_last"
 	if runs {
 		g.rangeHead(l, ",\n    const int *restrict op2_ru")
@@ -824,8 +843,90 @@ func (g *Gen) rangeLanes(l *core.Loop, lanes int, runs bool) {
 		g.Printf("  long long op2_n = op2_first;\n")
 	}
 	g.Printf("  for (; op2_n + %d <= %s; op2_n += %d) {\n", lanes, end, lanes)
-	ind := "    "
-	g.laneClash(l, lanes, ind)
+	g.laneClash(l, lanes, "    ")
+	g.laneChunk(l, lanes, "    ", laneAt{})
+	g.Printf("  }\n")
+	g.Printf("  for (; op2_n < %s; op2_n++) {\n", end)
+	g.ElementBody(l, "op2_n", "    ", func(i int) string { return fmt.Sprintf("op2_r%d", i) })
+	g.Printf("  }\n")
+	if runs {
+		g.Printf("  }\n")
+	}
+	g.Printf("  return 0;\n}\n\n")
+}
+
+// laneAt gives the elements of a chunk's lanes: lane j is element
+// op2_n + j, or in an extruded loop (extruded) layer op2_layer + j of
+// column op2_n.
+type laneAt struct{ extruded bool }
+
+// elem is the C expression of lane j's element (of its column, in an
+// extruded loop).
+func (at laneAt) elem(j int) string {
+	if at.extruded {
+		return "op2_n"
+	}
+	return fmt.Sprintf("op2_n + %d", j)
+}
+
+// row is the C expression of the pointer to the first value that map
+// entry c (a vector argument's; else ignored) of argument i reaches for
+// lane j.
+func (at laneAt) row(a *core.Arg, i, c, j int) string {
+	off := ""
+	if at.extruded && a.Ext != nil {
+		e := c
+		if a.Kind != core.ArgVector {
+			e = 0
+			if a.Kind == core.ArgIndirect {
+				e = a.Idx
+			}
+		}
+		off = fmt.Sprintf(" + (ptrdiff_t)(%s) * %d", a.Ext.Layer(e, fmt.Sprintf("(op2_layer + %d)", j)), a.Data.LayerDim())
+	}
+	switch a.Kind {
+	case core.ArgDirect:
+		return fmt.Sprintf("op2_a%d + (ptrdiff_t)(%s) * %d%s", i, at.elem(j), a.Data.Dim, off)
+	case core.ArgIndirect:
+		c = a.Idx
+	}
+	return fmt.Sprintf("op2_a%d + (ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + %d] * %d%s", i, i, at.elem(j), a.Map.Arity, c, a.Data.Dim, off)
+}
+
+// extrudedLanes writes the rest of RangeLanes (or RunsRangeLanes) for a
+// loop over an extruded set: in each column, chunks of lanes
+// consecutive layers run in SIMD lanes, in increasing order, then the
+// column's remaining layers run with the scalar code. A column's layers
+// are its elements in order, so that a chunk's lanes are its layers as
+// a plain loop's are its elements.
+func (g *Gen) extrudedLanes(l *core.Loop, lanes int, runs bool) {
+	g.ExtTables(l)
+	if runs {
+		g.rangeHead(l, ",\n    const int *restrict op2_ru")
+		g.Printf("  for (long long op2_q = op2_first; op2_q < op2_last; op2_q++)\n")
+		g.Printf("  for (long long op2_n = op2_ru[2 * op2_q]; op2_n < op2_ru[2 * op2_q + 1]; op2_n++) {\n")
+	} else {
+		g.rangeHead(l, "")
+		g.Printf("  for (long long op2_n = op2_first; op2_n < op2_last; op2_n++) {\n")
+	}
+	first, end := "0", strconv.Itoa(l.Extruded.Layers)
+	if h := l.RangeArg(); h >= 0 {
+		first = fmt.Sprintf("op2_a%d[(ptrdiff_t)op2_n * 2]", h)
+		end = fmt.Sprintf("op2_a%d[(ptrdiff_t)op2_n * 2 + 1]", h)
+	}
+	g.Printf("    int op2_layer = %s;\n    const int op2_lend = %s;\n", first, end)
+	g.Printf("    for (; op2_layer + %d <= op2_lend; op2_layer += %d) {\n", lanes, lanes)
+	g.laneChunk(l, lanes, "      ", laneAt{extruded: true})
+	g.Printf("    }\n    for (; op2_layer < op2_lend; op2_layer++) {\n")
+	g.elementBody(l, "op2_n", "      ", func(i int) string { return fmt.Sprintf("op2_r%d", i) })
+	g.Printf("    }\n  }\n  return 0;\n}\n\n")
+}
+
+// laneChunk writes the body of a chunk of lanes elements at indent ind,
+// its elements given by at: their lane arrays gathered, the lane kernel
+// run under #pragma omp simd, and the results written back lane by lane
+// in element order.
+func (g *Gen) laneChunk(l *core.Loop, lanes int, ind string, at laneAt) {
 	for i := range l.Args {
 		a := &l.Args[i]
 		if !laneParam(a) {
@@ -862,14 +963,7 @@ func (g *Gen) rangeLanes(l *core.Loop, lanes int, runs bool) {
 		}
 		for c, sl := range slots(a, i) {
 			for j := 0; j < lanes; j++ {
-				switch a.Kind {
-				case core.ArgDirect:
-					g.Printf("%s%s *const %s = op2_a%d + (ptrdiff_t)(op2_n + %d) * %d;\n", ind, t, sl.row(j), i, j, a.Data.Dim)
-				case core.ArgIndirect:
-					g.Printf("%s%s *const %s = op2_a%d + (ptrdiff_t)op2_m%d[(ptrdiff_t)(op2_n + %d) * %d + %d] * %d;\n", ind, t, sl.row(j), i, i, j, a.Map.Arity, a.Idx, a.Data.Dim)
-				default:
-					g.Printf("%s%s *const %s = op2_a%d + (ptrdiff_t)op2_m%d[(ptrdiff_t)(op2_n + %d) * %d + %d] * %d;\n", ind, t, sl.row(j), i, i, j, a.Map.Arity, c, a.Data.Dim)
-				}
+				g.Printf("%s%s *const %s = %s;\n", ind, t, sl.row(j), at.row(a, i, c, j))
 			}
 			if a.Kind == core.ArgDirect || !Combining(a.Access) {
 				// What the kernel reads, and what RW and WRITE leave
@@ -881,9 +975,11 @@ func (g *Gen) rangeLanes(l *core.Loop, lanes int, runs bool) {
 	g.Printf("%s#pragma omp simd\n%sfor (int op2_lane = 0; op2_lane < %d; op2_lane++)\n%s  %s(", ind, ind, lanes, ind, LaneName(l.Kernel.Name))
 	for i := range l.Args {
 		a := &l.Args[i]
-		if laneParam(a) {
+		switch {
+		case a.Hidden:
+		case laneParam(a):
 			g.Printf("op2_x%d, ", i)
-		} else {
+		default:
 			g.Printf("op2_a%d, ", i)
 		}
 	}
@@ -908,7 +1004,7 @@ func (g *Gen) rangeLanes(l *core.Loop, lanes int, runs bool) {
 		for _, i := range back {
 			a := &l.Args[i]
 			if a.Kind == core.ArgMat {
-				g.matBack(a, i, fmt.Sprintf("op2_n + %d", j), ind, func(k string) string { return fmt.Sprintf("op2_x%d[%s][%d]", i, k, j) })
+				g.matBack(a, i, at.elem(j), ind, func(k string) string { return fmt.Sprintf("op2_x%d[%s][%d]", i, k, j) })
 				continue
 			}
 			for _, sl := range slots(a, i) {
@@ -932,14 +1028,6 @@ func (g *Gen) rangeLanes(l *core.Loop, lanes int, runs bool) {
 				ind, lanes, ind, a.Dim(), Combine(a.Access, fmt.Sprintf("op2_r%d[op2_k]", i), fmt.Sprintf("op2_x%d[op2_k][op2_j]", i)))
 		}
 	}
-	g.Printf("  }\n")
-	g.Printf("  for (; op2_n < %s; op2_n++) {\n", end)
-	g.ElementBody(l, "op2_n", "    ", func(i int) string { return fmt.Sprintf("op2_r%d", i) })
-	g.Printf("  }\n")
-	if runs {
-		g.Printf("  }\n")
-	}
-	g.Printf("  return 0;\n}\n\n")
 }
 
 // laneClash writes, at the top of a chunk's body, the test whether two

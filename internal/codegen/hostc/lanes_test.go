@@ -329,3 +329,65 @@ func TestAutoLanes(t *testing.T) {
 		}
 	}
 }
+
+// TestCXXKernelLanes: a C++ kernel (a template, a namespace, std:: math,
+// auto, a reference in a helper) gets lanes, and its translation units
+// compile with the C++ compiler (g++ -fsyntax-only, -Werror), with 4 and
+// 8 lanes; a C++ kernel taking a reference parameter stays scalar.
+func TestCXXKernelLanes(t *testing.T) {
+	cxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("no g++ here")
+	}
+	m := newLaneMesh()
+	q := m.dat("q", m.cells, core.Float64, 4)
+	res := m.dat("res", m.cells, core.Float64, 4)
+	w := m.dat("w", m.edges, core.Float64, 1)
+	src := `#include <cmath>
+template <typename T> static inline T half(T a) { return a / 2; }
+namespace phys { inline double mu(double w, const double &x) { return w * x; } }
+void cxxflux(const double *q1, const double *q2, const double *w, double *r1, double *r2) {
+  const auto ri = 1.0 / q1[0];
+  for (int k = 0; k < 4; ++k) {
+    const double g = half(ri * q1[k] + q2[k]) + phys::mu(*w, std::fabs(q1[k] - q2[k]));
+    r1[k] += g; r2[k] -= g;
+  }
+}`
+	l := laneLoop(t, m, src, "cxxflux",
+		core.Arg{Data: q, Map: m.ecell, Idx: 0, Access: core.Read, Kind: core.ArgIndirect},
+		core.Arg{Data: q, Map: m.ecell, Idx: 1, Access: core.Read, Kind: core.ArgIndirect},
+		core.Arg{Data: w, Access: core.Read, Kind: core.ArgDirect},
+		core.Arg{Data: res, Map: m.ecell, Idx: 0, Access: core.Inc, Kind: core.ArgIndirect},
+		core.Arg{Data: res, Map: m.ecell, Idx: 1, Access: core.Inc, Kind: core.ArgIndirect})
+	l.Kernel.CXX = true
+	if err := SIMDCheck(l); err != nil {
+		t.Fatalf("SIMDCheck: %v", err)
+	}
+	for _, lanes := range LaneWidths {
+		for name, gen := range map[string]func(*core.Loop, int) (string, error){"sequential": SequentialLanes, "openmp": OpenMPLanes,
+			"sequential tiles": SequentialTilesLanes, "openmp tiles": OpenMPTilesLanes} {
+			src, err := gen(l, lanes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(src, LaneName("cxxflux")+"(") {
+				t.Fatalf("%s, %d lanes: no lane form", name, lanes)
+			}
+			f := filepath.Join(t.TempDir(), "lanes.cc")
+			if err := os.WriteFile(f, []byte(src), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(cxx, "-fsyntax-only", "-Wall", "-Werror", "-Wno-unused-variable", "-O3", "-march=native", "-fopenmp", f).CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s, %d lanes: %v\n%s", name, lanes, err, out)
+			}
+		}
+	}
+	ref := laneLoop(t, m, `void cxxref(const double &w, double *r) { r[0] += w; }`, "cxxref",
+		core.Arg{Data: w, Access: core.Read, Kind: core.ArgDirect},
+		core.Arg{Data: res, Map: m.ecell, Idx: 0, Access: core.Inc, Kind: core.ArgIndirect})
+	ref.Kernel.CXX = true
+	if err := SIMDCheck(ref); err == nil || !strings.Contains(err.Error(), "not a plain pointer") {
+		t.Fatalf("SIMDCheck of a reference parameter = %v, want an error saying it is not a plain pointer", err)
+	}
+}
