@@ -869,6 +869,26 @@ func (at laneAt) elem(j int) string {
 	return fmt.Sprintf("op2_n + %d", j)
 }
 
+// sameRow reports whether every lane of a chunk reaches the same row
+// through map entry c (as in row) of argument a: in an extruded loop,
+// data without layers, or an entry whose layer does not move with the
+// loop's.
+func (at laneAt) sameRow(a *core.Arg, c int) bool {
+	if !at.extruded {
+		return false
+	}
+	if a.Ext == nil {
+		return true
+	}
+	switch a.Kind {
+	case core.ArgDirect:
+		c = 0
+	case core.ArgIndirect:
+		c = a.Idx
+	}
+	return a.Ext.Offset[c] == 0
+}
+
 // row is the C expression of the pointer to the first value that map
 // entry c (a vector argument's; else ignored) of argument i reaches for
 // lane j.
@@ -962,6 +982,13 @@ func (g *Gen) laneChunk(l *core.Loop, lanes int, ind string, at laneAt) {
 			}
 		}
 		for c, sl := range slots(a, i) {
+			if a.Access == core.Read && at.sameRow(a, c) {
+				// One row for every lane: read once, broadcast.
+				g.Printf("%s{\n%s  const %s *const op2_b = %s;\n", ind, ind, t, at.row(a, i, c, 0))
+				g.Printf("%s  for (int op2_k = 0; op2_k < %d; op2_k++)\n%s    for (int op2_j = 0; op2_j < %d; op2_j++) %s[op2_k][op2_j] = op2_b[op2_k];\n%s}\n",
+					ind, a.Dim(), ind, lanes, sl.arr, ind)
+				continue
+			}
 			for j := 0; j < lanes; j++ {
 				g.Printf("%s%s *const %s = %s;\n", ind, t, sl.row(j), at.row(a, i, c, j))
 			}
@@ -1088,38 +1115,98 @@ func (g *Gen) laneClash(l *core.Loop, lanes int, ind string) {
 var vectorMath = map[string]bool{"sqrt": true, "fabs": true, "floor": true, "ceil": true, "trunc": true,
 	"rint": true, "nearbyint": true, "fmin": true, "fmax": true, "copysign": true, "fma": true}
 
+// scalarMath are the math.h functions outside vectorMath, and their
+// float forms (expf, powf...): each lane would call the scalar function.
+var scalarMath = func() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range strings.Fields(`acos asin atan atan2 cos sin tan acosh asinh atanh cosh sinh tanh exp exp2 expm1
+	log log10 log1p log2 logb cbrt hypot pow erf erfc lgamma tgamma round fmod remainder nextafter fdim`) {
+		m[f], m[f+"f"] = true, true
+	}
+	return m
+}()
+
 // AutoLanes is the lane count of loop l under SIMD "auto" on a machine
-// whose vectors hold vectorBytes bytes: 0 (the scalar code) when its
-// kernel calls a math.h function outside vectorMath (exp, pow, cbrt...,
-// which glibc vectorises only under -ffast-math, so that each lane would
-// call the scalar function: measured slower than the scalar code on
-// MG-CFD's mg_calc_dt), else as many of the loop's widest values as a
-// vector holds, bounded by LaneWidths. Whether l can have lanes at all
-// is SIMDCheck's question, not this one's. A loop with a matrix argument
-// gets the scalar code too: adding each element's matrix into the
-// matrix's scattered rows bounds it, which lanes leave as it is, while
-// their gathers and transposes cost more than the kernel's arithmetic
-// they speed up (cmd/poisson's stiffness, 1 002 528 triangles: 10.8-11.4
-// ns per triangle scalar, 11.6-13.1 with 8 lanes).
+// whose vectors hold vectorBytes bytes: as many of the loop's widest
+// values as a vector holds, bounded by LaneWidths, or 0 (the scalar
+// code) where lanes measured slower than the scalar code. That is, when
+// its kernel (or a function its source defines)
+//
+//   - calls a math.h function outside vectorMath (exp, pow, cbrt, their
+//     float forms, std::exp...), which glibc vectorises only under -ffast-math, so
+//     that each lane calls the scalar function (MG-CFD's mg_calc_dt);
+//   - does no work that vectors speed up: no division, no square root,
+//     and no sum into a Global (MG-CFD's mg_copy_vars, mg_residual,
+//     mg_restrict_sum, mg_min_dt and Airfoil's save_soln run 0.8-0.95x
+//     as fast in lanes, their gathers and transposes costing more than
+//     the additions and multiplications they vectorise; a loop writing
+//     through a map that reaches one target from consecutive elements,
+//     as mg_restrict_zero, would run each chunk with the scalar code
+//     after its clash test);
+//   - or has a matrix argument: adding each element's matrix into the
+//     matrix's scattered rows bounds it, which lanes leave as it is,
+//     while their gathers and transposes cost more than the kernel's
+//     arithmetic they speed up (cmd/poisson's stiffness, 1 002 528
+//     triangles: 10.8-11.4 ns per triangle scalar, 11.6-13.1 with 8
+//     lanes).
+//
+// Whether l can have lanes at all is SIMDCheck's question, not this
+// one's.
 func AutoLanes(l *core.Loop, vectorBytes int) int {
+	work := false
 	for i := range l.Args {
-		if l.Args[i].Kind == core.ArgMat {
+		a := &l.Args[i]
+		if a.Kind == core.ArgMat {
 			return 0
 		}
+		if a.Kind == core.ArgGlobal && a.Access == core.Inc {
+			work = true
+		}
 	}
-	if l.Kernel.Info != nil {
-		if m, err := l.Kernel.Info.Model(); err == nil {
-			for _, c := range m.MathCalls {
-				if !vectorMath[c.Name] {
-					return 0
+	if info := l.Kernel.Info; info != nil {
+		m, err := info.Model()
+		if err != nil {
+			return 0
+		}
+		for _, c := range m.MathCalls {
+			if !vectorMath[c.Name] {
+				return 0
+			}
+			work = work || c.Name == "sqrt"
+		}
+		for _, name := range m.MacroMathCalls {
+			if !vectorMath[name] {
+				return 0
+			}
+			work = work || name == "sqrt"
+		}
+		// Calls as the tokens show them (std::exp too), of functions
+		// the source does not define or declare itself.
+		look := func(toks []clex.Token) bool {
+			for k, t := range toks {
+				call := k+1 < len(toks) && toks[k+1].Text == "(" && !m.Defined[t.Text] && !m.Declares(t.Text)
+				switch {
+				case call && scalarMath[t.Text]:
+					return false
+				case t.Text == "/" || call && (t.Text == "sqrt" || t.Text == "sqrtf"):
+					work = true
 				}
 			}
-			for _, name := range m.MacroMathCalls {
-				if !vectorMath[name] {
-					return 0
-				}
+			return true
+		}
+		if body, err := info.Body(); err == nil && !look(body.Tokens) {
+			return 0
+		}
+		for _, d := range m.Defs {
+			lo, _ := slices.BinarySearchFunc(m.Tokens, d.BodyOpen, func(t clex.Token, at int) int { return t.Start - at })
+			hi, _ := slices.BinarySearchFunc(m.Tokens, d.BodyClose, func(t clex.Token, at int) int { return t.Start - at })
+			if !look(m.Tokens[lo:hi]) {
+				return 0
 			}
 		}
+	}
+	if !work {
+		return 0
 	}
 	widest := 0
 	for i := range l.Args {
