@@ -34,7 +34,7 @@ func goldenLoops() map[string]func() (*op2.Kernel, *op2.Set, []op2.Arg) {
 			edges, nodes, m := mesh()
 			x := must(op2.NewDat[float64](nodes, 2, nil, "x"))
 			r := must(op2.NewDat[float64](nodes, 1, nil, "r"))
-			return op2.NewKernel("void g_inc(const double *a, const double *b, double *ra, double *rb) { *ra += a[0] / b[1]; *rb -= a[1]; }", "g_inc"), edges,
+			return op2.NewKernel("void g_inc(const double *a, const double *b, double *ra, double *rb) { *ra += a[0] / b[1]; *rb -= a[1] / b[0]; }", "g_inc"), edges,
 				[]op2.Arg{x.ArgMap(op2.Read, m, 0), x.ArgMap(op2.Read, m, 1), r.ArgMap(op2.Inc, m, 0), r.ArgMap(op2.Inc, m, 1)}
 		},
 		"vector_rw": func() (*op2.Kernel, *op2.Set, []op2.Arg) {
@@ -55,7 +55,7 @@ func goldenLoops() map[string]func() (*op2.Kernel, *op2.Set, []op2.Arg) {
 			edges, nodes, m := mesh()
 			x := must(op2.NewDat[float64](nodes, 1, nil, "x"))
 			v := must(op2.NewDat[float64](nodes, 1, nil, "v"))
-			return op2.NewKernel("static double twice(const double *v) { return *v * g_gain / 2; }\nvoid g_const(double *a, double *b) { *a += twice(b) + g_tab[1]; }", "g_const"), edges,
+			return op2.NewKernel("static double twice(const double *v) { return *v / g_gain / 2; }\nvoid g_const(double *a, double *b) { *a += twice(b) + g_tab[1]; }", "g_const"), edges,
 				[]op2.Arg{x.ArgMap(op2.Inc, m, 0), v.ArgMap(op2.Read, m, 1)}
 		},
 		"large_dim": func() (*op2.Kernel, *op2.Set, []op2.Arg) {

@@ -310,7 +310,7 @@ func TestCXXKernelBuildsLanes(t *testing.T) {
 		k := op2.NewKernel(`#include <cmath>
 namespace op { template <typename T> inline T twice(T a) { return a + a; } }
 void cxxk(const double *a, const double *b, double *ra, double *rb) {
-  for (int k = 0; k < 4; ++k) { const double d = op::twice(std::sqrt(a[k] + 1.0) - b[k]); ra[k] += d; rb[k] -= d; }
+  for (int k = 0; k < 4; ++k) { const double d = op::twice(std::sqrt(a[k] + 1.0) - b[k] / (a[k] + 2.0)); ra[k] += d; rb[k] -= d; }
 }`, "cxxk").CXX()
 		check(t, op2.ParLoop(k, edges, q.ArgMap(op2.Read, ecell, 0), q.ArgMap(op2.Read, ecell, 1), r.ArgMap(op2.Inc, ecell, 0), r.ArgMap(op2.Inc, ecell, 1)))
 		return r.Data()

@@ -1135,14 +1135,20 @@ var scalarMath = func() map[string]bool {
 //   - calls a math.h function outside vectorMath (exp, pow, cbrt, their
 //     float forms, std::exp...), which glibc vectorises only under -ffast-math, so
 //     that each lane calls the scalar function (MG-CFD's mg_calc_dt);
-//   - does no work that vectors speed up: no division, no square root,
-//     and no sum into a Global (MG-CFD's mg_copy_vars, mg_residual,
-//     mg_restrict_sum, mg_min_dt and Airfoil's save_soln run 0.8-0.95x
-//     as fast in lanes, their gathers and transposes costing more than
-//     the additions and multiplications they vectorise; a loop writing
-//     through a map that reaches one target from consecutive elements,
-//     as mg_restrict_zero, would run each chunk with the scalar code
-//     after its clash test);
+//   - does too little work that vectors speed up: fewer than two
+//     divisions and square roots (counted in the source, as written) and
+//     no sum into a Global. Measured on MG-CFD's loops (AMD EPYC, 65³
+//     nodes): those that only move values (mg_copy_vars, mg_residual,
+//     mg_restrict_sum, mg_min_dt, and Airfoil's save_soln) or divide
+//     once per element (mg_time_step, mg_restrict_mean, mg_step_factor)
+//     ran 0.5-0.95x as fast in lanes, their gathers and transposes
+//     costing more than the arithmetic they vectorise, while every loop
+//     with more (mg_flux_edge, mg_flux_bnd, mg_volumes, Airfoil's
+//     adt_calc, res_calc, bres_calc) or with a sum into a Global
+//     (mg_rms, Airfoil's update) ran faster; a loop writing through a
+//     map that reaches one target from consecutive elements, as
+//     mg_restrict_zero, would run each chunk with the scalar code after
+//     its clash test (0.35x);
 //   - or has a matrix argument: adding each element's matrix into the
 //     matrix's scattered rows bounds it, which lanes leave as it is,
 //     while their gathers and transposes cost more than the kernel's
@@ -1153,14 +1159,14 @@ var scalarMath = func() map[string]bool {
 // Whether l can have lanes at all is SIMDCheck's question, not this
 // one's.
 func AutoLanes(l *core.Loop, vectorBytes int) int {
-	work := false
+	sums, work := false, 0 // a sum into a Global; divisions and square roots
 	for i := range l.Args {
 		a := &l.Args[i]
 		if a.Kind == core.ArgMat {
 			return 0
 		}
 		if a.Kind == core.ArgGlobal && a.Access == core.Inc {
-			work = true
+			sums = true
 		}
 	}
 	if info := l.Kernel.Info; info != nil {
@@ -1172,13 +1178,11 @@ func AutoLanes(l *core.Loop, vectorBytes int) int {
 			if !vectorMath[c.Name] {
 				return 0
 			}
-			work = work || c.Name == "sqrt"
 		}
 		for _, name := range m.MacroMathCalls {
 			if !vectorMath[name] {
 				return 0
 			}
-			work = work || name == "sqrt"
 		}
 		// Calls as the tokens show them (std::exp too), of functions
 		// the source does not define or declare itself.
@@ -1189,15 +1193,21 @@ func AutoLanes(l *core.Loop, vectorBytes int) int {
 				case call && scalarMath[t.Text]:
 					return false
 				case t.Text == "/" || call && (t.Text == "sqrt" || t.Text == "sqrtf"):
-					work = true
+					work++
 				}
 			}
 			return true
 		}
-		if body, err := info.Body(); err == nil && !look(body.Tokens) {
+		// The kernel's body with its macros expanded, and every
+		// other function the source defines as written.
+		body, err := info.Body()
+		if err == nil && !look(body.Tokens) {
 			return 0
 		}
 		for _, d := range m.Defs {
+			if err == nil && d.BodyOpen == info.BodyOpen {
+				continue // counted expanded
+			}
 			lo, _ := slices.BinarySearchFunc(m.Tokens, d.BodyOpen, func(t clex.Token, at int) int { return t.Start - at })
 			hi, _ := slices.BinarySearchFunc(m.Tokens, d.BodyClose, func(t clex.Token, at int) int { return t.Start - at })
 			if !look(m.Tokens[lo:hi]) {
@@ -1205,7 +1215,7 @@ func AutoLanes(l *core.Loop, vectorBytes int) int {
 			}
 		}
 	}
-	if !work {
+	if !sums && work < 2 {
 		return 0
 	}
 	widest := 0
