@@ -258,6 +258,7 @@ var forcings = map[string]forcing{
 	"Map.Arity":            {none: noMap},
 	"Map.From":             {none: noMap},
 	"Map.Gather":           {none: noMap},
+	"Map.Locality":         {none: noMap},
 	"Map.Name":             {none: noMap},
 	"Map.To":               {none: noMap},
 	"Map.Values":           {none: noMap},

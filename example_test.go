@@ -2,6 +2,7 @@ package op2_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -299,4 +300,31 @@ func ExampleDat_View() {
 	// Output:
 	// [2 4] [0 0 2 4 6 36] [0 4 36]
 	// op2: view of dat "xy" (float64, dim 2) on set "nodes": component 2 is out of range [0, 2)
+}
+
+// ExampleMap_Locality compares a map whose consecutive elements reach
+// neighbouring targets with the same map numbered at random: only the
+// second has poor locality, which Renumber would mend.
+func ExampleMap_Locality() {
+	const n = 100000
+	nodes, _ := op2.NewSet(n, "loc_nodes")
+	edges, _ := op2.NewSet(n-1, "loc_edges")
+	ordered := make([]int32, 0, 2*(n-1))
+	for e := 0; e < n-1; e++ {
+		ordered = append(ordered, int32(e), int32(e+1))
+	}
+	perm := rand.New(rand.NewPCG(1, 2)).Perm(n)
+	scattered := make([]int32, len(ordered))
+	for i, v := range ordered {
+		scattered[i] = int32(perm[v])
+	}
+	a, _ := op2.NewMap(edges, nodes, 2, ordered, "loc_ordered")
+	b, _ := op2.NewMap(edges, nodes, 2, scattered, "loc_scattered")
+	gap, poor := a.Locality()
+	fmt.Println("ordered:", gap, poor)
+	_, poor = b.Locality()
+	fmt.Println("scattered: poor", poor)
+	// Output:
+	// ordered: 1 false
+	// scattered: poor true
 }

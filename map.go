@@ -64,6 +64,18 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 	return m, nil
 }
 
+// Locality returns how well m's numbering keeps consecutive elements
+// together: the median, over consecutive elements of its source set (up
+// to 4 096 pairs, evenly spaced), of the distance between their first
+// targets, and whether that is poor locality, a median above 256 and
+// above 1% of the target set: the rule of the warning NewMap logs.
+// Loops through a map with poor locality run faster once the mesh is
+// renumbered (Renumber).
+func (m *Map) Locality() (medianGap int, poor bool) {
+	gap := engine.MedianGap(m.c.Table, m.c.Arity, m.c.From.Total)
+	return gap, engine.PoorLocality(gap, m.c.To.Total)
+}
+
 // warnLocality logs a warning, on the default runtime's logger, when m
 // is numbered with poor locality (engine.PoorLocality): Renumber would
 // speed its loops up. A mesh that Partition will lay out is ordered

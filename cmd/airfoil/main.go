@@ -120,7 +120,7 @@ func main() {
 	flag.StringVar(&o.partition, "partition", "", "under MPI: how the mesh is split over the ranks (ptscotch, rcb, block or metis; default ptscotch when it loads on every rank, else rcb)")
 	flag.Uint64Var(&o.shuffle, "shuffle", 0, "number the mesh's nodes, cells and edges in a random order drawn from this seed before declaring it (locality lost; 0: keep the order)")
 	flag.BoolVar(&o.startup, "startup", false, "every rank prints the time and peak memory of reading or generating its block of the mesh and of partitioning it")
-	flag.StringVar(&o.renumber, "renumber", "", "renumber the mesh for locality before the first iteration: rcm (reverse Cuthill–McKee on the cells), rcb (recursive coordinate bisection of the cells' centres) or rcb-nodes (of the nodes)")
+	flag.StringVar(&o.renumber, "renumber", "auto", "renumber the mesh for locality before the first iteration: rcm (reverse Cuthill–McKee on the cells), rcb (recursive coordinate bisection of the cells' centres), rcb-nodes (of the nodes), none (the mesh's own numbering) or auto (rcm in one process when a map of the mesh has poor locality, op2.Map.Locality; none under MPI, where Partition orders each rank's part)")
 	flag.Parse()
 	o.noGather = o.dumpQ == ""
 	if flag.NArg() > 0 {
@@ -156,6 +156,11 @@ const (
 func run(o options, out io.Writer) (*result, error) {
 	if o.iters < 0 {
 		return nil, fmt.Errorf("-iters %d: the number of iterations must not be negative", o.iters)
+	}
+	switch o.renumber {
+	case "", "none", "auto", "rcm", "rcb", "rcb-nodes":
+	default:
+		return nil, fmt.Errorf("-renumber %q: want rcm, rcb, rcb-nodes, none or auto", o.renumber)
 	}
 	cfg := op2.Config{Backend: o.backend, Threads: o.threads, BlockSize: o.blockSize, Timing: o.timing, Lazy: o.lazy, Tile: o.tile, Fusion: o.fusion}
 	if err := op2.Configure(cfg); err != nil {
@@ -211,9 +216,22 @@ func run(o options, out io.Writer) (*result, error) {
 	if o.startup {
 		rep.print(out)
 	}
-	if o.renumber != "" {
+	ordering := o.renumber
+	switch {
+	case ordering == "none":
+		ordering = ""
+	case ordering == "auto":
+		ordering = ""
+		if poor := s.PoorLocality(); ranks == 1 && len(poor) > 0 {
+			ordering = "rcm"
+			if o.timing {
+				fmt.Fprintf(out, "maps with poor locality: %s\n", strings.Join(poor, ", "))
+			}
+		}
+	}
+	if ordering != "" {
 		start := time.Now()
-		info, err := s.Renumber(o.renumber)
+		info, err := s.Renumber(ordering)
 		if err != nil {
 			return nil, err
 		}

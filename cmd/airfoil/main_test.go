@@ -247,9 +247,11 @@ func TestSmallMeshLazy(t *testing.T) {
 }
 
 // TestShuffleRenumber: the shuffled mesh (-shuffle) gives the ordered
-// mesh's rms history, and renumbering it (-renumber rcm, rcb, rcb-nodes) gives the
+// mesh's rms history, and renumbering it (-renumber rcm, rcb, rcb-nodes,
+// and auto, which finds its maps' poor locality and takes rcm) gives the
 // shuffled run's q in its declared numbering, within rounding (sums run in
-// another order), on the host backends.
+// another order), on the host backends; auto leaves the ordered mesh as
+// it is.
 func TestShuffleRenumber(t *testing.T) {
 	defer op2.EnableTiming(false) // -timing below: leave no timings to other tests
 	defer op2.ResetTimings()
@@ -265,17 +267,24 @@ func TestShuffleRenumber(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ord := range []string{"", "rcm", "rcb", "rcb-nodes"} {
+		for _, ord := range []string{"", "none", "rcm", "rcb", "rcb-nodes", "auto"} {
 			o := sh
 			o.renumber = ord
 			got := shuffled
-			if ord != "" {
+			if ord != "" && ord != "none" {
 				var out bytes.Buffer
 				o.timing = true
 				if got, err = run(o, &out); err != nil {
 					t.Fatal(err)
 				}
-				if !strings.Contains(out.String(), "renumbered by "+strings.TrimSuffix(ord, "-nodes")+" ([") {
+				want := strings.TrimSuffix(ord, "-nodes")
+				if ord == "auto" {
+					want = "rcm"
+					if !strings.Contains(out.String(), "maps with poor locality: pedge (median gap") {
+						t.Errorf("%s -shuffle -renumber auto -timing does not name the maps with poor locality:\n%s", backend, out.String())
+					}
+				}
+				if !strings.Contains(out.String(), "renumbered by "+want+" ([") {
 					t.Errorf("%s -renumber %s -timing does not report the renumbering:\n%s", backend, ord, out.String())
 				}
 				for i := range shuffled.q {
@@ -289,8 +298,16 @@ func TestShuffleRenumber(t *testing.T) {
 			}
 		}
 	}
+	// The ordered mesh: auto keeps its numbering.
+	var out bytes.Buffer
+	if _, err := run(options{iters: 1, ni: 40, nj: 60, renumber: "auto", timing: true}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "renumbered") || strings.Contains(out.String(), "poor locality") {
+		t.Errorf("-renumber auto renumbered the ordered mesh:\n%s", out.String())
+	}
 	o := options{iters: 1, ni: 4, nj: 6, renumber: "metis"}
-	if _, err := run(o, io.Discard); err == nil || !strings.Contains(err.Error(), "rcm, rcb or rcb-nodes") {
+	if _, err := run(o, io.Discard); err == nil || !strings.Contains(err.Error(), `-renumber "metis": want rcm, rcb, rcb-nodes, none or auto`) {
 		t.Errorf("-renumber metis: %v", err)
 	}
 }
