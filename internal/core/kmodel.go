@@ -113,6 +113,61 @@ type kernelModel struct {
 	bodyOnce sync.Once
 	body     *KernelBody
 	bodyErr  error
+	opsOnce  sync.Once
+	ops      Ops
+}
+
+// Ops is what a kernel's code computes, counted in its source
+// (KernelInfo.Ops): in the kernel's body with its macros expanded, and in
+// every other function its source defines as written.
+type Ops struct {
+	// Divisions counts the / operators (in /= too).
+	Divisions int
+	// Calls counts the calls of each function the source neither
+	// defines nor declares (math.h's; C++'s std::exp by its last name).
+	Calls map[string]int
+}
+
+// Ops returns the kernel's Ops, read on the first call and kept. A
+// source the model cannot read counts nothing.
+func (k *KernelInfo) Ops() Ops {
+	if k.model == nil {
+		return readOps(k)
+	}
+	m := k.model
+	m.opsOnce.Do(func() { m.ops = readOps(k) })
+	return m.ops
+}
+
+func readOps(k *KernelInfo) Ops {
+	o := Ops{Calls: map[string]int{}}
+	m, err := k.Model()
+	if err != nil {
+		return o
+	}
+	count := func(toks []clex.Token) {
+		for i, t := range toks {
+			switch {
+			case t.Text == "/":
+				o.Divisions++
+			case i+1 < len(toks) && toks[i+1].Text == "(" && clex.IsIdentStart(t.Text[0]) && !m.Defined[t.Text] && !m.Declares(t.Text):
+				o.Calls[t.Text]++
+			}
+		}
+	}
+	body, err := k.Body()
+	if err == nil {
+		count(body.Tokens)
+	}
+	for _, d := range m.Defs {
+		if err == nil && d.BodyOpen == k.BodyOpen {
+			continue // counted expanded
+		}
+		lo, _ := slices.BinarySearchFunc(m.Tokens, d.BodyOpen, func(t clex.Token, at int) int { return t.Start - at })
+		hi, _ := slices.BinarySearchFunc(m.Tokens, d.BodyClose, func(t clex.Token, at int) int { return t.Start - at })
+		count(m.Tokens[lo:hi])
+	}
+	return o
 }
 
 // Model returns the model of the kernel's whole source (ReadSource of

@@ -247,3 +247,24 @@ func TestKernelModelOnce(t *testing.T) {
 		t.Error("the directive in the body is not seen")
 	}
 }
+
+// TestKernelOps: Ops counts the divisions and the calls of functions the
+// source does not define, in the kernel's body with its macros expanded
+// and in the source's other functions, C++'s std:: calls by their last
+// name; a function the source defines is not counted as a call.
+func TestKernelOps(t *testing.T) {
+	src := `#define INV(v) (1.0 / (v))
+static double half(double v) { return v / 2 + std::exp(v); }
+void k(double *x, double *y) { *x = INV(*y) + half(*x) + sqrt(*y) / 3; *y /= sqrt(*x); }`
+	info, err := ParseKernel(src, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := info.Ops()
+	if ops.Divisions != 4 || ops.Calls["sqrt"] != 2 || ops.Calls["exp"] != 1 || ops.Calls["half"] != 0 || ops.Calls["INV"] != 0 {
+		t.Fatalf("Ops = %+v, want 4 divisions, sqrt twice, exp once, no half or INV", ops)
+	}
+	if again := info.Ops(); again.Divisions != ops.Divisions {
+		t.Fatalf("Ops again = %+v", again)
+	}
+}

@@ -1184,36 +1184,15 @@ func AutoLanes(l *core.Loop, vectorBytes int) int {
 				return 0
 			}
 		}
-		// Calls as the tokens show them (std::exp too), of functions
-		// the source does not define or declare itself.
-		look := func(toks []clex.Token) bool {
-			for k, t := range toks {
-				call := k+1 < len(toks) && toks[k+1].Text == "(" && !m.Defined[t.Text] && !m.Declares(t.Text)
-				switch {
-				case call && scalarMath[t.Text]:
-					return false
-				case t.Text == "/" || call && (t.Text == "sqrt" || t.Text == "sqrtf"):
-					work++
-				}
-			}
-			return true
-		}
-		// The kernel's body with its macros expanded, and every
-		// other function the source defines as written.
-		body, err := info.Body()
-		if err == nil && !look(body.Tokens) {
-			return 0
-		}
-		for _, d := range m.Defs {
-			if err == nil && d.BodyOpen == info.BodyOpen {
-				continue // counted expanded
-			}
-			lo, _ := slices.BinarySearchFunc(m.Tokens, d.BodyOpen, func(t clex.Token, at int) int { return t.Start - at })
-			hi, _ := slices.BinarySearchFunc(m.Tokens, d.BodyClose, func(t clex.Token, at int) int { return t.Start - at })
-			if !look(m.Tokens[lo:hi]) {
+		// Calls as the tokens show them (std::exp too), counted once
+		// per kernel (core.KernelInfo.Ops).
+		ops := info.Ops()
+		for name := range ops.Calls {
+			if scalarMath[name] {
 				return 0
 			}
 		}
+		work = ops.Divisions + ops.Calls["sqrt"] + ops.Calls["sqrtf"]
 	}
 	if !sums && work < 2 {
 		return 0
