@@ -222,7 +222,10 @@ func run(o options, out io.Writer) (*result, error) {
 		ordering = ""
 	case ordering == "auto":
 		ordering = ""
-		if poor := s.PoorLocality(); ranks == 1 && len(poor) > 0 {
+		if ranks > 1 {
+			break // Partition ordered each rank's part
+		}
+		if poor := s.PoorLocality(); len(poor) > 0 {
 			ordering = "rcm"
 			if o.timing {
 				fmt.Fprintf(out, "maps with poor locality: %s\n", strings.Join(poor, ", "))
