@@ -30,23 +30,7 @@ func BenchmarkAdtCalcMovement(b *testing.B) {
 	for _, simd := range []string{"off", "auto"} {
 		for _, k := range []struct{ name, src string }{{"adt_calc", adtCalcSrc}, {"move", move}} {
 			b.Run(k.name+"/"+simd, func(b *testing.B) {
-				if err := op2.Configure(op2.Config{Backend: "sequential", SIMD: simd}); err != nil {
-					b.Fatal(err)
-				}
-				s, err := New(m)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer s.Close()
-				s.adtCalc = op2.NewKernel(k.src, "adt_calc")
-				if err := s.RunLoop("adt_calc", 2); err != nil {
-					b.Fatal(err)
-				}
-				b.ResetTimer()
-				if err := s.RunLoop("adt_calc", b.N); err != nil {
-					b.Fatal(err)
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(m.NCell), "ns/cell")
+				benchLoop(b, m, simd, "adt_calc", func(s *Solver) { s.adtCalc = op2.NewKernel(k.src, "adt_calc") })
 			})
 		}
 	}
