@@ -596,31 +596,21 @@ func (r *laneRewriter) helperCall(i, to int) (text string, end int, ok bool, err
 
 // matchParen returns the index of the ) that closes the ( at token open
 // (before token to), or -1.
-func (r *laneRewriter) matchParen(open, to int) int {
-	depth := 0
-	for j := open; j < to; j++ {
-		switch r.toks[j].Text {
-		case "(":
-			depth++
-		case ")":
-			depth--
-			if depth == 0 {
-				return j
-			}
-		}
-	}
-	return -1
-}
+func (r *laneRewriter) matchParen(open, to int) int { return r.match(open, to, "(", ")") }
 
 // closing returns the index of the ] that closes the [ at token open
 // (before token to), or -1.
-func (r *laneRewriter) closing(open, to int) int {
+func (r *laneRewriter) closing(open, to int) int { return r.match(open, to, "[", "]") }
+
+// match returns the index of the token c that closes the token o at
+// token open (before token to), or -1.
+func (r *laneRewriter) match(open, to int, o, c string) int {
 	depth := 0
 	for j := open; j < to; j++ {
 		switch r.toks[j].Text {
-		case "[":
+		case o:
 			depth++
-		case "]":
+		case c:
 			depth--
 			if depth == 0 {
 				return j
@@ -877,16 +867,19 @@ func (at laneAt) sameRow(a *core.Arg, c int) bool {
 	if !at.extruded {
 		return false
 	}
-	if a.Ext == nil {
-		return true
-	}
+	return a.Ext == nil || a.Ext.Offset[entry(a, c)] == 0
+}
+
+// entry is the map entry argument a reaches: 0 for a direct argument,
+// its index for an indirect one, c for a vector argument's entry c.
+func entry(a *core.Arg, c int) int {
 	switch a.Kind {
 	case core.ArgDirect:
-		c = 0
+		return 0
 	case core.ArgIndirect:
-		c = a.Idx
+		return a.Idx
 	}
-	return a.Ext.Offset[c] == 0
+	return c
 }
 
 // row is the C expression of the pointer to the first value that map
@@ -895,22 +888,12 @@ func (at laneAt) sameRow(a *core.Arg, c int) bool {
 func (at laneAt) row(a *core.Arg, i, c, j int) string {
 	off := ""
 	if at.extruded && a.Ext != nil {
-		e := c
-		if a.Kind != core.ArgVector {
-			e = 0
-			if a.Kind == core.ArgIndirect {
-				e = a.Idx
-			}
-		}
-		off = fmt.Sprintf(" + (ptrdiff_t)(%s) * %d", a.Ext.Layer(e, fmt.Sprintf("(op2_layer + %d)", j)), a.Data.LayerDim())
+		off = fmt.Sprintf(" + (ptrdiff_t)(%s) * %d", a.Ext.Layer(entry(a, c), fmt.Sprintf("(op2_layer + %d)", j)), a.Data.LayerDim())
 	}
-	switch a.Kind {
-	case core.ArgDirect:
+	if a.Kind == core.ArgDirect {
 		return fmt.Sprintf("op2_a%d + (ptrdiff_t)(%s) * %d%s", i, at.elem(j), a.Data.Dim, off)
-	case core.ArgIndirect:
-		c = a.Idx
 	}
-	return fmt.Sprintf("op2_a%d + (ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + %d] * %d%s", i, i, at.elem(j), a.Map.Arity, c, a.Data.Dim, off)
+	return fmt.Sprintf("op2_a%d + (ptrdiff_t)op2_m%d[(ptrdiff_t)(%s) * %d + %d] * %d%s", i, i, at.elem(j), a.Map.Arity, entry(a, c), a.Data.Dim, off)
 }
 
 // extrudedLanes writes the rest of RangeLanes (or RunsRangeLanes) for a
@@ -1141,7 +1124,7 @@ var scalarMath = func() map[string]bool {
 //     nodes): those that only move values (mg_copy_vars, mg_residual,
 //     mg_restrict_sum, mg_min_dt, and Airfoil's save_soln) or divide
 //     once per element (mg_time_step, mg_restrict_mean, mg_step_factor)
-//     ran 0.5-0.95x as fast in lanes, their gathers and transposes
+//     ran 0.47-0.95x as fast in lanes, their gathers and transposes
 //     costing more than the arithmetic they vectorise, while every loop
 //     with more (mg_flux_edge, mg_flux_bnd, mg_volumes, Airfoil's
 //     adt_calc, res_calc, bres_calc) or with a sum into a Global
@@ -1174,11 +1157,8 @@ func AutoLanes(l *core.Loop, vectorBytes int) int {
 		if err != nil {
 			return 0
 		}
-		for _, c := range m.MathCalls {
-			if !vectorMath[c.Name] {
-				return 0
-			}
-		}
+		// Macros' replacement texts (a helper's macros are not
+		// expanded in Ops' count).
 		for _, name := range m.MacroMathCalls {
 			if !vectorMath[name] {
 				return 0
