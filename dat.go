@@ -397,6 +397,48 @@ func (d *Dat[T]) Gather() ([]T, error) {
 	return out, nil
 }
 
+// GatherBlock collects the values of this rank's block of the dat's
+// elements in the declared global numbering: the elements [start,
+// start+len(values)/Dim) of the even split mesh.Block and hdf5.Block
+// give (n/ranks elements each, one more on the first n mod ranks ranks).
+// It is collective: every rank must call it. Each rank sends its owned
+// values to the ranks whose blocks hold them, so no rank holds more than
+// its own values and its block (Gather gives rank 0 every value). Without
+// MPI it returns 0 and what Gather returns. Parallel writers use it: each
+// rank writes its block at its place in the file.
+func (d *Dat[T]) GatherBlock() (start int, values []T, err error) {
+	h, ok := d.s.Set.Halo.(*dist.SetHalo)
+	w := rt.proc.Started()
+	if !ok || w == nil {
+		v, err := d.Gather()
+		return 0, v, err
+	}
+	forced := lock(forCollective)
+	defer unlock()
+	if forced != nil {
+		return 0, nil, forced
+	}
+	what := fmt.Sprintf("GatherBlock of dat %q on set %q", d.s.Name, d.s.Set.Name)
+	if err := mpiFatal(dist.AgreeStep(w, what, d.s.HostAccess(false))); err != nil {
+		return 0, nil, fmt.Errorf("op2: %s: %w", what, err)
+	}
+	elem := d.s.Dim * d.s.Type.Size()
+	vals := unsafe.Slice((*byte)(d.s.Host), d.s.Set.Owned*elem)
+	start, block, err := dist.ToBlocks(w, h.Global[:d.s.Set.Owned], vals, elem, h.GlobalSize)
+	if err != nil {
+		return 0, nil, mpiFatal(fmt.Errorf("op2: %s: %w", what, err))
+	}
+	return start, fromBytes[T](block), nil
+}
+
+// fromBytes copies b's bytes into a new slice of T.
+func fromBytes[T Scalar](b []byte) []T {
+	var z T
+	out := make([]T, len(b)/int(unsafe.Sizeof(z)))
+	copy(rawBytes(out), b)
+	return out
+}
+
 // dropDevice frees the device copy, whose values are being replaced.
 func (d *Dat[T]) dropDevice() {
 	if d.s.Dev != nil {

@@ -276,6 +276,42 @@ func composeTables(maps []*Map, what string, distributing bool) ([]int32, error)
 	return table, nil
 }
 
+// GatherBlock collects the rows of this rank's block of the map's source
+// elements in the declared global numbering (the elements [start,
+// start+len(table)/Arity) of the split Dat.GatherBlock uses), holding
+// global indices of the target set, as Gather gives them. It is
+// collective: every rank must call it, and no rank holds more than its
+// own rows and its block. Without MPI it returns 0 and what Gather
+// returns.
+func (m *Map) GatherBlock() (start int, table []int32, err error) {
+	from, ok := m.c.From.Halo.(*dist.SetHalo)
+	w := rt.proc.Started()
+	if !ok || w == nil {
+		t, err := m.Gather()
+		return 0, t, err
+	}
+	lock(forNoData)
+	defer unlock()
+	to, ok := m.c.To.Halo.(*dist.SetHalo)
+	if !ok {
+		return 0, nil, fmt.Errorf("op2: GatherBlock of map %q: its target set %q is not partitioned", m.c.Name, m.c.To.Name)
+	}
+	what := fmt.Sprintf("GatherBlock of map %q", m.c.Name)
+	if err := mpiFatal(dist.AgreeStep(w, what, nil)); err != nil {
+		return 0, nil, fmt.Errorf("op2: %s: %w", what, err)
+	}
+	k, owned := m.c.Arity, m.c.From.Owned
+	rows := make([]int32, owned*k)
+	for i, t := range m.c.Table[:owned*k] {
+		rows[i] = to.Global[t]
+	}
+	start, block, err := dist.ToBlocks(w, from.Global[:owned], rawBytes(rows), 4*k, from.GlobalSize)
+	if err != nil {
+		return 0, nil, mpiFatal(fmt.Errorf("op2: %s: %w", what, err))
+	}
+	return start, fromBytes[int32](block), nil
+}
+
 // Gather collects the map's table over all ranks in the declared global
 // numbering: element e's arity entries at [e*arity, (e+1)*arity), holding
 // global indices of the target set. Rank 0 gets them, the other ranks

@@ -194,6 +194,11 @@ var rt = newRuntime(newProcess())
 // use.
 func Default() *Runtime { return rt }
 
+// Logger returns the logger that receives the runtime's events
+// (Config.Logger, or the one OP2_LOG made), or nil when there is none.
+// Packages built on GoOP2 (hdf5, vtk) log through it.
+func (r *Runtime) Logger() *slog.Logger { return r.e.Logger() }
+
 // newProcess returns the process's shared state, made once with the
 // default runtime.
 func newProcess() *process {

@@ -73,7 +73,9 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/h5"
+	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/regfile"
 	"github.com/goop2/op2/mesh"
 )
@@ -130,6 +132,9 @@ type File struct {
 	// mapBase is the number of the first element in the file's map
 	// tables (SetMapBase).
 	mapBase int32
+	// world is the job of a file every rank writes through MPI-IO
+	// (parallel.go); nil otherwise.
+	world *mpi.World
 }
 
 // SetMapBase sets the number the file's map tables give the first element
@@ -144,6 +149,11 @@ func (f *File) SetMapBase(base int) error {
 	f.mapBase = int32(base)
 	return nil
 }
+
+// Parallel reports whether every rank writes the file through MPI-IO
+// (see Create); false for a file opened for reading, written by one
+// process, or gathered to rank 0.
+func (f *File) Parallel() bool { return f.world != nil }
 
 // Path returns the file's path.
 func (f *File) Path() string { return f.path }
@@ -180,9 +190,24 @@ func wrapOpen(path string, err error) error {
 }
 
 // Create creates the file (truncating one that exists) for writing. Under
-// MPI only rank 0 creates it; the other ranks get a File whose writers
-// take part in the collective gathers and write nothing.
+// MPI it is collective, as every writer of the file is: with a parallel
+// HDF5 library installed (Debian: libhdf5-openmpi-103-1) every rank opens
+// the file through MPI-IO and writes its own rows; without one, rank 0
+// alone creates it (a line says so once, on the logger or standard error)
+// and the other ranks get a File whose writers take part in the
+// collective gathers and write nothing.
 func Create(path string) (*File, error) {
+	if w := parallelWorld(); w != nil {
+		if f, ok, err := openParallel(w, path, true); ok {
+			return f, err
+		}
+	}
+	return createOnRoot(path)
+}
+
+// createOnRoot creates the file on rank 0; the other ranks get a File
+// that writes nothing.
+func createOnRoot(path string) (*File, error) {
 	if op2.Rank() != 0 {
 		return &File{path: path}, nil
 	}
@@ -194,16 +219,34 @@ func Create(path string) (*File, error) {
 }
 
 // OpenWrite opens a file for adding datasets, creating it when it does
-// not exist (as op_write_const_hdf5 does). Under MPI only rank 0 opens it.
-// An existing path that is not a regular file (a FIFO, a device, a
+// not exist (as op_write_const_hdf5 does). Under MPI it is collective,
+// and the file is written in parallel or by rank 0 as for Create. An
+// existing path that is not a regular file (a FIFO, a device, a
 // directory) is refused.
 func OpenWrite(path string) (*File, error) {
+	if w := parallelWorld(); w != nil {
+		_, statErr := regfile.Stat(path)
+		var bad error
+		if statErr != nil && !errors.Is(statErr, os.ErrNotExist) {
+			bad = fmt.Errorf("hdf5: %w", statErr)
+		}
+		if err := dist.AgreeStep(w, fmt.Sprintf("hdf5: open %q for writing", path), bad); err != nil {
+			return nil, err
+		}
+		exists, err := rootShape(w, boolInt(statErr == nil))
+		if err != nil {
+			return nil, fmt.Errorf("hdf5: %s: %w", path, err)
+		}
+		if f, ok, err := openParallel(w, path, exists == 0); ok {
+			return f, err
+		}
+	}
 	if op2.Rank() != 0 {
 		return &File{path: path}, nil
 	}
 	_, err := regfile.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return Create(path)
+		return createOnRoot(path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("hdf5: %w", err)
@@ -496,7 +539,7 @@ func (f *File) WriteSetSize(name string, size int) error {
 		return f.dsErr(name, fmt.Errorf("set size %d out of range", size))
 	}
 	v := []int32{int32(size)}
-	if err := f.h.Write(name, h5.Int32, 1, 1, 1, ptr(v)); err != nil {
+	if err := f.writeRoot(name, h5.Int32, 1, 1, 1, ptr(v)); err != nil {
 		return f.dsErr(name, err)
 	}
 	return nil
@@ -516,20 +559,29 @@ func (f *File) WriteMapTable(name string, arity int, values []int32) error {
 	if rows > math.MaxInt32 {
 		return f.dsErr(name, fmt.Errorf("%d elements exceed an int", rows))
 	}
-	if err := f.h.Write(name, h5.Int32, 2, rows, arity, ptr(values)); err != nil {
+	if err := f.writeRoot(name, h5.Int32, 2, rows, arity, ptr(values)); err != nil {
 		return f.dsErr(name, err)
+	}
+	if f.world != nil {
+		var err error
+		if rows, err = f.rootShape(rows); err != nil {
+			return f.dsErr(name, err)
+		}
 	}
 	return f.attrs(name, int32(rows), arity, "int", 10)
 }
 
 func (f *File) attrs(name string, size int32, dim int, typ string, typeLen int) error {
-	err := f.h.WriteIntAttr(name, "size", size)
-	if err == nil {
-		err = f.h.WriteIntAttr(name, "dim", int32(dim))
-	}
-	if err == nil {
-		err = f.h.WriteStringAttr(name, "type", typ, typeLen)
-	}
+	err := f.writeAttrs(name, func() error {
+		err := f.h.WriteIntAttr(name, "size", size)
+		if err == nil {
+			err = f.h.WriteIntAttr(name, "dim", int32(dim))
+		}
+		if err == nil {
+			err = f.h.WriteStringAttr(name, "type", typ, typeLen)
+		}
+		return err
+	})
 	if err != nil {
 		return f.dsErr(name, err)
 	}
@@ -549,7 +601,7 @@ func WriteArray[T op2.Scalar](f *File, name string, dim int, values []T) error {
 	}
 	typ, tname, _ := elemType[T]()
 	var z T
-	if err := f.h.Write(name, typ, 2, len(values)/dim, dim, ptr(values)); err != nil {
+	if err := f.writeRoot(name, typ, 2, len(values)/dim, dim, ptr(values)); err != nil {
 		return f.dsErr(name, err)
 	}
 	return f.attrs(name, int32(dim*int(unsafe.Sizeof(z))), dim, tname, len(tname))
@@ -565,13 +617,23 @@ func WriteConst[T op2.Scalar](f *File, name string, values []T) error {
 		return f.dsErr(name, errors.New("a constant needs at least one value"))
 	}
 	typ, tname, _ := elemType[T]()
-	if err := f.h.Write(name, typ, 1, len(values), 1, ptr(values)); err != nil {
+	if err := f.writeRoot(name, typ, 1, len(values), 1, ptr(values)); err != nil {
 		return f.dsErr(name, err)
 	}
-	err := f.h.WriteIntAttr(name, "dim", int32(len(values)))
-	if err == nil {
-		err = f.h.WriteStringAttr(name, "type", tname, len(tname))
+	n := len(values)
+	if f.world != nil {
+		var err error
+		if n, err = f.rootShape(n); err != nil {
+			return f.dsErr(name, err)
+		}
 	}
+	err := f.writeAttrs(name, func() error {
+		err := f.h.WriteIntAttr(name, "dim", int32(n))
+		if err == nil {
+			err = f.h.WriteStringAttr(name, "type", tname, len(tname))
+		}
+		return err
+	})
 	if err != nil {
 		return f.dsErr(name, err)
 	}

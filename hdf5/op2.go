@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/goop2/op2"
 )
@@ -264,9 +265,25 @@ func (f *File) WriteSet(s *op2.Set) error {
 }
 
 // WriteMap writes the map's table in the declared numbering. Under MPI it
-// is collective (op2.Map.Gather) and rank 0 writes.
+// is collective: in a file written in parallel (see Create) each rank
+// writes its block of the rows (op2.Map.GatherBlock), else rank 0 writes
+// them all (op2.Map.Gather).
 // The entries are written with the file's map base (SetMapBase).
 func (f *File) WriteMap(m *op2.Map) error {
+	if f.world != nil {
+		start, v, err := m.GatherBlock()
+		if err != nil {
+			return f.dsErr(m.Name(), err)
+		}
+		for i := range v {
+			v[i] += f.mapBase
+		}
+		rows := m.From().GlobalSize()
+		if err := writeBlocks(f, m.Name(), rows, m.Arity(), start, v); err != nil {
+			return f.dsErr(m.Name(), err)
+		}
+		return f.attrs(m.Name(), int32(rows), m.Arity(), "int", 10)
+	}
 	v, err := m.Gather()
 	if err != nil {
 		return f.dsErr(m.Name(), err)
@@ -279,7 +296,9 @@ func (f *File) WriteMap(m *op2.Map) error {
 
 // WriteDat writes the dat's values in the declared numbering, as
 // op_dump_to_hdf5 writes each dat (op_fetch_data_hdf5_file for one). Under
-// MPI it is collective (op2.Dat.Gather) and rank 0 writes.
+// MPI it is collective: in a file written in parallel (see Create) each
+// rank writes its block of the rows (op2.Dat.GatherBlock), else rank 0
+// writes them all (op2.Dat.Gather).
 func WriteDat[T op2.Scalar](f *File, d *op2.Dat[T]) error {
 	return WriteDatAs(f, d, d.Name())
 }
@@ -289,6 +308,18 @@ func WriteDat[T op2.Scalar](f *File, d *op2.Dat[T]) error {
 // as OP2 writes a dat under another name (op_fetch_data_hdf5_file after
 // renaming it).
 func WriteDatAs[T op2.Scalar](f *File, d *op2.Dat[T], dataset string) error {
+	if f.world != nil {
+		start, v, err := d.GatherBlock()
+		if err != nil {
+			return f.dsErr(dataset, err)
+		}
+		if err := writeBlocks(f, dataset, d.Set().GlobalSize(), d.Dim(), start, v); err != nil {
+			return f.dsErr(dataset, err)
+		}
+		_, tname, _ := elemType[T]()
+		var z T
+		return f.attrs(dataset, int32(d.Dim()*int(unsafe.Sizeof(z))), d.Dim(), tname, len(tname))
+	}
 	v, err := d.Gather()
 	if err != nil {
 		return f.dsErr(dataset, err)

@@ -3,6 +3,8 @@ package dist
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/goop2/op2/mesh"
 )
 
 // GatherRows collects a distributed array on rank 0 in global order: every
@@ -71,4 +73,70 @@ func ScatterRows(c Comm, global []int32, all []byte, elem int) ([]byte, error) {
 		return nil, err
 	}
 	return got[0], nil
+}
+
+// ToBlocks moves a distributed array into even blocks of its global
+// numbering (mesh.Block of total elements): every rank passes the global
+// numbers of its owned elements and their values, elem bytes each, one
+// after another, and gets the values of its block's elements in global
+// order, with the block's first element. It is collective: one
+// all-to-all in which each row goes to the rank whose block holds it, as
+// a little-endian uint32 global number followed by the values, so a rank
+// holds its rows, its block and the messages between them, never the
+// whole array (as GatherRows's rank 0 does). Every element of the block
+// must arrive exactly once.
+func ToBlocks(c Comm, global []int32, vals []byte, elem, total int) (start int, block []byte, err error) {
+	if len(vals) != len(global)*elem {
+		return 0, nil, fmt.Errorf("ToBlocks: %d bytes of values for %d elements of %d bytes", len(vals), len(global), elem)
+	}
+	size := c.Size()
+	st := make([]int, size+1)
+	for r := range size {
+		st[r+1], _ = mesh.Block(total, r+1, size)
+	}
+	st[size] = total
+	bl := blocks{start: st}
+	lens := make([]int, size)
+	for _, g := range global {
+		if g < 0 || int(g) >= total {
+			return 0, nil, fmt.Errorf("ToBlocks: element %d outside a set of %d", g, total)
+		}
+		lens[bl.home(g)] += 4 + elem
+	}
+	send := make([][]byte, size)
+	for q := range send {
+		send[q] = make([]byte, 0, lens[q])
+	}
+	for i, g := range global {
+		q := bl.home(g)
+		send[q] = binary.LittleEndian.AppendUint32(send[q], uint32(g))
+		send[q] = append(send[q], vals[i*elem:(i+1)*elem]...)
+	}
+	got, err := c.Alltoallv(send)
+	if err != nil {
+		return 0, nil, err
+	}
+	clear(send)
+	me := c.Rank()
+	start, count := st[me], st[me+1]-st[me]
+	block = make([]byte, count*elem)
+	n := 0
+	for r, b := range got {
+		if len(b)%(4+elem) != 0 {
+			return 0, nil, fmt.Errorf("ToBlocks: rank %d sent %d bytes, not rows of %d", r, len(b), 4+elem)
+		}
+		for k := 0; k < len(b); k += 4 + elem {
+			g := int(binary.LittleEndian.Uint32(b[k:]))
+			if g < start || g >= start+count {
+				return 0, nil, fmt.Errorf("ToBlocks: rank %d sent element %d, outside block [%d,%d)", r, g, start, start+count)
+			}
+			copy(block[(g-start)*elem:], b[k+4:k+4+elem])
+			n++
+		}
+		got[r] = nil
+	}
+	if n != count {
+		return 0, nil, fmt.Errorf("ToBlocks: block [%d,%d) received %d rows", start, start+count, n)
+	}
+	return start, block, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/dist/disttest"
+	"github.com/goop2/op2/mesh"
 )
 
 // TestGatherScatterRows gathers every rank's owned elements of ringMesh's
@@ -59,5 +60,48 @@ func TestGatherScatterRows(t *testing.T) {
 				return nil
 			}))
 		})
+	}
+}
+
+// TestToBlocks moves every rank's owned elements of ringMesh's nodes
+// (owners from a random-looking partition) into even blocks of the global
+// numbering, on 1 to 5 simulated ranks, and checks each block's start and
+// rows.
+func TestToBlocks(t *testing.T) {
+	const elem = 8
+	row := func(g int) []byte {
+		return binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, uint32(g)), uint32(g*g+1))
+	}
+	for _, n := range []int{3, 24, 37} {
+		for ranks := 1; ranks <= 5; ranks++ {
+			t.Run(fmt.Sprintf("%d-elements-%d-ranks", n, ranks), func(t *testing.T) {
+				m, owner := ringMesh(n, ranks)
+				locals, err := dist.Layout(m, owner, ranks)
+				if err != nil {
+					t.Fatal(err)
+				}
+				noErrors(t, disttest.Run(ranks, 0, func(p *disttest.Proc) error {
+					ls := &locals[p.Rank()].Sets[0]
+					var vals []byte
+					for _, g := range ls.Global[:ls.Owned] {
+						vals = append(vals, row(int(g))...)
+					}
+					start, block, err := dist.ToBlocks(p, ls.Global[:ls.Owned], vals, elem, n)
+					if err != nil {
+						return err
+					}
+					wantStart, count := mesh.Block(n, p.Rank(), ranks)
+					if start != wantStart || len(block) != count*elem {
+						return fmt.Errorf("block starts at %d with %d bytes, want %d and %d", start, len(block), wantStart, count*elem)
+					}
+					for i := range count {
+						if got, want := block[i*elem:(i+1)*elem], row(start+i); string(got) != string(want) {
+							return fmt.Errorf("element %d: %v, want %v", start+i, got, want)
+						}
+					}
+					return nil
+				}))
+			})
+		}
 	}
 }

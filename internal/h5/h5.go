@@ -68,6 +68,16 @@ static herr_t (*pH5Tclose)(hid_t);
 static hid_t (*pH5Pcreate)(hid_t);
 static herr_t (*pH5Pset_create_intermediate_group)(hid_t, unsigned);
 static herr_t (*pH5Pclose)(hid_t);
+// Present in every build but looked up as optional, so that an older
+// library still loads: selecting nothing, and not writing fill values.
+static herr_t (*pH5Sselect_none)(hid_t);
+static herr_t (*pH5Pset_fill_time)(hid_t, int);
+// Only in a parallel (MPI) build. H5Pset_fapl_mpio takes MPI handles,
+// whose C types are the MPI library's business: it is called through a
+// function compiled with mpicc (op2_h5_create_mpio's setter).
+static void *pH5Pset_fapl_mpio;
+static herr_t (*pH5Pset_dxpl_mpio)(hid_t, int);
+static hid_t clsFAPL, clsDXPL, clsDCPL; // property list classes
 
 // The predefined types, read from the library's globals after H5open.
 // Index: 0 double, 1 float, 2 int, 3 long long, 4 unsigned int, 5 C string.
@@ -110,6 +120,17 @@ static const char *op2_h5_load(const char *path, const char **missing, unsigned 
 	if (!lc) { *missing = "H5P_CLS_LINK_CREATE_ID_g"; dlclose(h); return NULL; }
 	h5lcpl = pH5Pcreate(*lc);
 	if (h5lcpl < 0 || pH5Pset_create_intermediate_group(h5lcpl, 1) < 0) { *missing = "H5Pcreate"; dlclose(h); return NULL; }
+	pH5Sselect_none = dlsym(h, "H5Sselect_none");
+	pH5Pset_fill_time = dlsym(h, "H5Pset_fill_time");
+	pH5Pset_fapl_mpio = dlsym(h, "H5Pset_fapl_mpio");
+	pH5Pset_dxpl_mpio = dlsym(h, "H5Pset_dxpl_mpio");
+	const char *classes[3] = {"H5P_CLS_FILE_ACCESS_ID_g", "H5P_CLS_DATASET_XFER_ID_g", "H5P_CLS_DATASET_CREATE_ID_g"};
+	hid_t *cls[3] = {&clsFAPL, &clsDXPL, &clsDCPL};
+	for (int i = 0; i < 3; i++) {
+		hid_t *g = dlsym(h, classes[i]);
+		if (!g) { *missing = classes[i]; dlclose(h); return NULL; }
+		*cls[i] = *g;
+	}
 	pH5Eset_auto2(0, NULL, NULL); // H5E_DEFAULT: errors come back as values, not printed
 	h5lib = h;
 	return NULL;
@@ -202,16 +223,71 @@ out:
 	return err;
 }
 
-// op2_h5_write creates a dataset of ndims (1 or 2) dimensions and writes
-// buf, of type typ, into it; with buf NULL it writes nothing.
-static const char *op2_h5_write(hid_t f, const char *name, int typ, int ndims, hsize_t rows, hsize_t dim, const void *buf) { op2_h5_quiet();
+// op2_h5_parallel: 1 when the library loaded is a parallel (MPI) build.
+static int op2_h5_parallel(void) { return pH5Pset_fapl_mpio && pH5Pset_dxpl_mpio && pH5Sselect_none; }
+
+// op2_h5_open_mpio creates (trunc) or opens for writing the file at path
+// on every rank of the job at once, through MPI-IO: setter is a function
+// built with mpicc that calls H5Pset_fapl_mpio (its first argument) on the
+// file access list with the job's communicator. *dxpl receives a transfer
+// list for collective writes. It returns the file, or -1 to -4 for the
+// step that failed.
+static hid_t op2_h5_open_mpio(const char *path, void *setter, int trunc, hid_t *dxpl) { op2_h5_quiet();
+	*dxpl = -1;
+	hid_t fapl = pH5Pcreate(clsFAPL);
+	if (fapl < 0) return -1;
+	if (((int (*)(void *, long long))setter)(pH5Pset_fapl_mpio, fapl) < 0) { pH5Pclose(fapl); return -2; }
+	hid_t f = trunc ? pH5Fcreate(path, 2u, 0, fapl) : pH5Fopen(path, 1u, fapl);
+	pH5Pclose(fapl);
+	if (f < 0) return -3;
+	hid_t x = pH5Pcreate(clsDXPL);
+	if (x < 0 || pH5Pset_dxpl_mpio(x, 1) < 0) { // H5FD_MPIO_COLLECTIVE
+		if (x >= 0) pH5Pclose(x);
+		pH5Fclose(f);
+		return -4;
+	}
+	*dxpl = x;
+	return f;
+}
+
+static void op2_h5_close_plist(hid_t p) { if (p > 0) pH5Pclose(p); }
+
+// op2_h5_write_part creates a dataset of rows × dim values (ndims 1 or 2)
+// and writes rows [start, start+count) from buf. dxpl is 0 for a file of
+// one process (buf NULL then writes nothing), or a collective transfer
+// list: every rank of the job calls it, each with its own rows (count 0
+// for none), and the values are not filled before they are written.
+static const char *op2_h5_write_part(hid_t f, const char *name, int typ, int ndims, hsize_t rows, hsize_t dim,
+		hsize_t start, hsize_t count, const void *buf, hid_t dxpl) { op2_h5_quiet();
 	hsize_t dims[2] = {rows, dim};
 	hid_t s = pH5Screate_simple(ndims, dims, NULL);
 	if (s < 0) return "dataspace cannot be created";
-	hid_t d = pH5Dcreate2(f, name, h5types[typ], s, h5lcpl, 0, 0);
+	hid_t dcpl = 0;
+	if (dxpl > 0 && pH5Pset_fill_time) {
+		dcpl = pH5Pcreate(clsDCPL);
+		if (dcpl < 0 || pH5Pset_fill_time(dcpl, 2) < 0) { if (dcpl >= 0) pH5Pclose(dcpl); dcpl = 0; } // H5D_FILL_TIME_NEVER
+	}
+	hid_t d = pH5Dcreate2(f, name, h5types[typ], s, h5lcpl, dcpl, 0);
+	if (dcpl > 0) pH5Pclose(dcpl);
 	const char *err = NULL;
-	if (d < 0) err = "cannot be created (does it exist already?)";
-	else if (buf && rows * dim > 0 && pH5Dwrite(d, h5types[typ], 0, 0, 0, buf) < 0) err = "cannot be written";
+	hid_t ms = -1;
+	static const double dummy = 0;
+	if (d < 0) { err = "cannot be created (does it exist already?)"; goto out; }
+	if (rows * dim == 0 || (dxpl <= 0 && (!buf || count * dim == 0))) goto out;
+	if (count * dim == 0 || !buf) {
+		hsize_t one = 1;
+		ms = pH5Screate_simple(1, &one, NULL);
+		if (ms < 0 || pH5Sselect_none(ms) < 0 || pH5Sselect_none(s) < 0) { err = "empty selection cannot be made"; goto out; }
+		buf = &dummy;
+	} else {
+		hsize_t off[2] = {start, 0}, cnt[2] = {ndims == 1 ? count * dim : count, dim}, n = count * dim;
+		if (pH5Sselect_hyperslab(s, 0, off, NULL, cnt, NULL) < 0) { err = "rows cannot be selected"; goto out; }
+		ms = pH5Screate_simple(1, &n, NULL);
+		if (ms < 0) { err = "memory dataspace cannot be created"; goto out; }
+	}
+	if (pH5Dwrite(d, h5types[typ], ms, s, dxpl > 0 ? dxpl : 0, buf) < 0) err = "cannot be written";
+out:
+	if (ms >= 0) pH5Sclose(ms);
 	if (d >= 0) pH5Dclose(d);
 	pH5Sclose(s);
 	return err;
@@ -293,8 +369,12 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/goop2/op2/internal/mpi"
 )
 
 // ErrNoHDF5 is wrapped by the errors returned when the HDF5 library cannot
@@ -308,14 +388,36 @@ const LibraryEnv = "OP2_HDF5_LIBRARY"
 // Install says what provides the library on Debian.
 const Install = "apt-get install libhdf5-103-1, or libhdf5-dev"
 
+// InstallParallel says what provides the parallel library on Debian.
+const InstallParallel = "apt-get install libhdf5-openmpi-103-1"
+
 // sonames are tried in order: Debian's serial build, then upstream's names.
 var sonames = []string{"libhdf5_serial.so.103", "libhdf5.so.103", "libhdf5_serial.so", "libhdf5.so", "libhdf5.so.310", "libhdf5.so.200"}
+
+// parallelSonames are Debian's parallel builds, for Open MPI and MPICH.
+var parallelSonames = []string{"libhdf5_openmpi.so.103", "libhdf5_openmpi.so", "libhdf5_mpich.so.103", "libhdf5_mpich.so"}
 
 var (
 	mu      sync.Mutex
 	loaded  bool
 	loadErr error
+	// parallel is true when the library loaded is a parallel build:
+	// its calls then run on MPI's thread once MPI is started.
+	parallel bool
+	// setter calls H5Pset_fapl_mpio with MPI's communicator (built on
+	// first use by OpenMPIO).
+	setter unsafe.Pointer
 )
+
+// Parallel reports whether the library loaded (loading it if need be) is
+// a parallel build that OpenMPIO can use. In a program started by an MPI
+// launcher on several processes the library loaded is Debian's parallel
+// build for the MPI in use when one is installed, else the serial one.
+func Parallel() bool {
+	mu.Lock()
+	defer mu.Unlock()
+	return load() == nil && parallel
+}
 
 // Load opens the HDF5 library once (the one named by $OP2_HDF5_LIBRARY,
 // else the system's) and reports why it cannot be used.
@@ -330,6 +432,13 @@ func load() error {
 		return loadErr
 	}
 	names := sonames
+	if mpi.Launched() > 1 {
+		par := parallelSonames
+		if w := mpi.Current(); w != nil && strings.Contains(w.Library(), "MPICH") {
+			par = []string{par[2], par[3], par[0], par[1]}
+		}
+		names = append(slices.Clone(par), sonames...)
+	}
 	if p := os.Getenv(LibraryEnv); p != "" {
 		names = []string{p}
 	}
@@ -338,11 +447,13 @@ func load() error {
 		cname := C.CString(name)
 		var missing *C.char
 		var maj, min C.uint
-		msg := C.op2_h5_load(cname, &missing, &maj, &min)
+		var msg *C.char
+		do(func() { msg = C.op2_h5_load(cname, &missing, &maj, &min) })
 		C.free(unsafe.Pointer(cname))
 		switch {
 		case msg == nil && missing == nil:
 			loaded = true
+			parallel = C.op2_h5_parallel() != 0
 			return nil
 		case msg != nil:
 			msgs = append(msgs, C.GoString(msg))
@@ -376,7 +487,22 @@ const (
 
 // File is an open HDF5 file.
 type File struct {
-	id C.hid_t
+	id   C.hid_t
+	dxpl C.hid_t // a collective transfer list for a file opened by OpenMPIO; 0 otherwise
+}
+
+// do runs f, a call into the library, on the thread that makes MPI's
+// calls when the library is a parallel build and MPI is started (MPI was
+// initialised for serialised calls from one thread), else on the
+// caller's.
+func do(f func()) {
+	if parallel {
+		if w := mpi.Current(); w != nil {
+			w.Do(f)
+			return
+		}
+	}
+	f()
 }
 
 // enter takes the library's lock and returns C copies of strs; done
@@ -409,7 +535,8 @@ func Create(path string) (*File, error) {
 	if err := load(); err != nil {
 		return nil, err
 	}
-	id := C.op2_h5_create(c[0])
+	var id C.hid_t
+	do(func() { id = C.op2_h5_create(c[0]) })
 	if id < 0 {
 		return nil, errors.New("cannot be created")
 	}
@@ -427,11 +554,66 @@ func Open(path string, write bool) (*File, error) {
 	if write {
 		rw = 1
 	}
-	id := C.op2_h5_open(c[0], rw)
+	var id C.hid_t
+	do(func() { id = C.op2_h5_open(c[0], rw) })
 	if id < 0 {
 		return nil, errors.New("is not an HDF5 file or cannot be opened")
 	}
 	return &File{id: id}, nil
+}
+
+// setterSource calls H5Pset_fapl_mpio with MPI_COMM_WORLD; compiled with
+// the MPI compiler wrapper, it knows what an MPI_Comm is.
+const setterSource = `#include <mpi.h>
+__attribute__((visibility("default"))) int op2h5_set_fapl(void *fn, long long fapl) {
+	return ((int (*)(long long, MPI_Comm, MPI_Info))fn)(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
+}
+`
+
+// OpenMPIO creates (truncate) or opens for writing the file at path on
+// every rank of MPI's world (mpi.Current), through MPI-IO. It is collective:
+// every rank calls it, and then every method of the file, with the same
+// arguments in the same order (WriteRows with each rank's rows). It needs
+// the parallel library (Parallel).
+func OpenMPIO(path string, truncate bool) (*File, error) {
+	c, done := enter(path)
+	defer done()
+	if err := load(); err != nil {
+		return nil, err
+	}
+	world := mpi.Current()
+	if world == nil {
+		return nil, errors.New("cannot be written through MPI-IO: MPI is not started")
+	}
+	if !parallel {
+		return nil, fmt.Errorf("%w: the HDF5 library loaded is not a parallel build (%s)", ErrNoHDF5, InstallParallel)
+	}
+	if setter == nil {
+		lib, err := world.Build(setterSource, []string{"op2h5_set_fapl"})
+		if err != nil {
+			return nil, fmt.Errorf("building the MPI-IO shim: %w", err)
+		}
+		if setter, err = lib.Symbol("op2h5_set_fapl"); err != nil {
+			return nil, err
+		}
+	}
+	t := C.int(0)
+	if truncate {
+		t = 1
+	}
+	var id, dxpl C.hid_t
+	world.Do(func() { id = C.op2_h5_open_mpio(c[0], setter, t, &dxpl) })
+	switch {
+	case id == -2:
+		return nil, errors.New("cannot be opened through MPI-IO (H5Pset_fapl_mpio failed)")
+	case id == -4:
+		return nil, errors.New("has no collective transfer list (H5Pset_dxpl_mpio failed)")
+	case id < 0 && truncate:
+		return nil, errors.New("cannot be created")
+	case id < 0:
+		return nil, errors.New("is not an HDF5 file or cannot be opened for writing")
+	}
+	return &File{id: id, dxpl: dxpl}, nil
 }
 
 // Close closes the file; it is safe to call twice.
@@ -441,7 +623,11 @@ func (f *File) Close() error {
 	if f.id < 0 {
 		return nil
 	}
-	rc := C.op2_h5_close(f.id)
+	var rc C.herr_t
+	do(func() {
+		C.op2_h5_close_plist(f.dxpl)
+		rc = C.op2_h5_close(f.id)
+	})
 	f.id = -1
 	if rc < 0 {
 		return errors.New("closing failed")
@@ -453,7 +639,8 @@ func (f *File) Close() error {
 func (f *File) Exists(name string) (bool, error) {
 	c, done := enter(name)
 	defer done()
-	r := C.op2_h5_exists(f.id, c[0])
+	var r C.int
+	do(func() { r = C.op2_h5_exists(f.id, c[0]) })
 	if r < 0 {
 		return false, errors.New("cannot be looked up")
 	}
@@ -507,7 +694,9 @@ func (f *File) Stat(name string) (Shape, error) {
 	var dims [2]C.hsize_t
 	var size C.size_t
 	var storage C.hsize_t
-	if err := errOf(C.op2_h5_shape(f.id, c[0], &nd, &dims[0], &cls, &size, &sign, &storage, &layout, &nfilters)); err != nil {
+	var msg *C.char
+	do(func() { msg = C.op2_h5_shape(f.id, c[0], &nd, &dims[0], &cls, &size, &sign, &storage, &layout, &nfilters) })
+	if err := errOf(msg); err != nil {
 		return Shape{}, err
 	}
 	hi, count := bits.Mul64(uint64(dims[0]), uint64(dims[1]))
@@ -549,7 +738,11 @@ func typeName(s Shape) string {
 func (f *File) Read(name string, typ Type, ndims, start, count, dim int, buf unsafe.Pointer) error {
 	c, done := enter(name)
 	defer done()
-	return errOf(C.op2_h5_read(f.id, c[0], C.int(typ), C.int(ndims), C.hsize_t(start), C.hsize_t(count), C.hsize_t(dim), buf))
+	var msg *C.char
+	do(func() {
+		msg = C.op2_h5_read(f.id, c[0], C.int(typ), C.int(ndims), C.hsize_t(start), C.hsize_t(count), C.hsize_t(dim), buf)
+	})
+	return errOf(msg)
 }
 
 // Write creates the dataset name (rank ndims, 1 or 2; groups in its path
@@ -558,23 +751,45 @@ func (f *File) Read(name string, typ Type, ndims, start, count, dim int, buf uns
 // written, and reads them as zeros (tests make datasets whose extent
 // claims more than their file holds this way).
 func (f *File) Write(name string, typ Type, ndims, rows, dim int, buf unsafe.Pointer) error {
+	return f.WriteRows(name, typ, ndims, rows, dim, 0, rows, buf)
+}
+
+// WriteRows creates the dataset name as Write does (rows × dim values of
+// typ) and writes rows [start, start+count) of it from buf, which holds
+// count×dim values. In a file opened by OpenMPIO it is collective: every
+// rank calls it with the same name, type and shape, each with its own
+// rows (count 0: none), in one collective MPI-IO write, and the values
+// are not filled before they are written.
+func (f *File) WriteRows(name string, typ Type, ndims, rows, dim, start, count int, buf unsafe.Pointer) error {
 	c, done := enter(name)
 	defer done()
-	return errOf(C.op2_h5_write(f.id, c[0], C.int(typ), C.int(ndims), C.hsize_t(rows), C.hsize_t(dim), buf))
+	if start < 0 || count < 0 || start > rows || count > rows-start {
+		return fmt.Errorf("rows [%d,%d) of %d cannot be written", start, start+count, rows)
+	}
+	var msg *C.char
+	do(func() {
+		msg = C.op2_h5_write_part(f.id, c[0], C.int(typ), C.int(ndims), C.hsize_t(rows), C.hsize_t(dim),
+			C.hsize_t(start), C.hsize_t(count), buf, f.dxpl)
+	})
+	return errOf(msg)
 }
 
 // WriteIntAttr attaches a one-element int attribute to dataset name.
 func (f *File) WriteIntAttr(name, attr string, v int32) error {
 	c, done := enter(name, attr)
 	defer done()
-	return errOf(C.op2_h5_write_int_attr(f.id, c[0], c[1], C.int(v)))
+	var msg *C.char
+	do(func() { msg = C.op2_h5_write_int_attr(f.id, c[0], c[1], C.int(v)) })
+	return errOf(msg)
 }
 
 // WriteStringAttr attaches a fixed-length string attribute of size bytes.
 func (f *File) WriteStringAttr(name, attr, v string, size int) error {
 	c, done := enter(name, attr, v)
 	defer done()
-	return errOf(C.op2_h5_write_str_attr(f.id, c[0], c[1], c[2], C.size_t(size)))
+	var msg *C.char
+	do(func() { msg = C.op2_h5_write_str_attr(f.id, c[0], c[1], c[2], C.size_t(size)) })
+	return errOf(msg)
 }
 
 // IntAttr reads an integer attribute; found is false when it is absent.
@@ -582,7 +797,9 @@ func (f *File) IntAttr(name, attr string) (v int32, found bool, err error) {
 	c, done := enter(name, attr)
 	defer done()
 	var iv, fd C.int
-	err = errOf(C.op2_h5_read_attr(f.id, c[0], c[1], 0, &iv, nil, 0, &fd))
+	var msg *C.char
+	do(func() { msg = C.op2_h5_read_attr(f.id, c[0], c[1], 0, &iv, nil, 0, &fd) })
+	err = errOf(msg)
 	return int32(iv), fd != 0, err
 }
 
@@ -595,7 +812,9 @@ func (f *File) StringAttr(name, attr string) (v string, found bool, err error) {
 	buf := (*C.char)(C.calloc(capacity, 1))
 	defer C.free(unsafe.Pointer(buf))
 	var fd C.int
-	if err = errOf(C.op2_h5_read_attr(f.id, c[0], c[1], 1, nil, buf, capacity-1, &fd)); err != nil {
+	var msg *C.char
+	do(func() { msg = C.op2_h5_read_attr(f.id, c[0], c[1], 1, nil, buf, capacity-1, &fd) })
+	if err = errOf(msg); err != nil {
 		return "", fd != 0, err
 	}
 	return C.GoString(buf), fd != 0, nil

@@ -85,6 +85,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -213,15 +214,24 @@ var (
 	initOnce sync.Once
 	world    *World
 	initErr  error
+	current  atomic.Pointer[World]
 )
 
 // Init initialises MPI once per process, compiling the shim with mpicc
 // (the MPICC environment variable names another wrapper) into the cache
 // directory cacheDir. Later calls return the same World or error.
 func Init(cacheDir string) (*World, error) {
-	initOnce.Do(func() { world, initErr = initWorld(cacheDir) })
+	initOnce.Do(func() {
+		world, initErr = initWorld(cacheDir)
+		current.Store(world)
+	})
 	return world, initErr
 }
+
+// Current returns the World Init started, or nil before Init succeeded.
+// Packages that need MPI only when the program already uses it (parallel
+// HDF5) ask for it here rather than starting MPI themselves.
+func Current() *World { return current.Load() }
 
 func initWorld(cacheDir string) (*World, error) {
 	cc := os.Getenv("MPICC")

@@ -1,0 +1,152 @@
+package hdf5
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"unsafe"
+
+	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/h5"
+	"github.com/goop2/op2/internal/mpi"
+)
+
+// A file created under MPI is written in parallel when the HDF5 library
+// is a parallel build (Debian's libhdf5-openmpi-103-1): every rank opens
+// it through MPI-IO and writes its own rows of each dataset, at their
+// place in the declared numbering, in one collective write. Each
+// collective call into HDF5 is preceded by an agreement through GoOP2's
+// MPI (dist.AgreeStep, bounded by OP2_MPI_TIMEOUT), so ranks that call
+// the writers differently get an error naming what each called instead of
+// waiting in HDF5 for ever, and followed by one that gives every rank the
+// same error when one failed.
+
+// parallelWorld returns the MPI world when this process is one of several
+// ranks, else nil.
+func parallelWorld() *mpi.World {
+	if op2.Ranks() < 2 {
+		return nil
+	}
+	return mpi.Current()
+}
+
+// openParallel opens path for writing on every rank through MPI-IO
+// (truncate: create it anew). ok is false when the ranks agree that the
+// parallel library is missing: the caller then uses the gathering path.
+func openParallel(w *mpi.World, path string, truncate bool) (f *File, ok bool, err error) {
+	have := int64(0)
+	if h5.Parallel() {
+		have = 1
+	}
+	buf := []int64{have}
+	if err := w.AllreduceInt64(buf, mpi.Min); err != nil {
+		return nil, false, fmt.Errorf("hdf5: %s: %w", path, err)
+	}
+	if buf[0] == 0 {
+		noParallel(w.Rank())
+		return nil, false, nil
+	}
+	what := fmt.Sprintf("hdf5: open %q for writing through MPI-IO", path)
+	if err := dist.AgreeStep(w, what, nil); err != nil {
+		return nil, true, fmt.Errorf("hdf5: %s: %w", path, err)
+	}
+	h, err := h5.OpenMPIO(path, truncate)
+	if err = dist.AgreeStep(w, what, err); err != nil {
+		if h != nil {
+			h.Close()
+		}
+		return nil, true, fmt.Errorf("hdf5: %s: %w", path, err)
+	}
+	return &File{h: h, path: path, size: -1, world: w}, true, nil
+}
+
+var noParallelOnce sync.Once
+
+// noParallel says once, on rank 0, that files are gathered to rank 0
+// because no parallel HDF5 library is installed: at Warn on the default
+// runtime's logger, or on standard error without one.
+func noParallel(rank int) {
+	if rank != 0 {
+		return
+	}
+	noParallelOnce.Do(func() {
+		msg := "hdf5: the HDF5 library is not a parallel build (" + h5.InstallParallel + "): rank 0 gathers and writes every file"
+		if l := op2.Default().Logger(); l != nil {
+			l.LogAttrs(context.Background(), slog.LevelWarn, msg)
+			return
+		}
+		fmt.Fprintln(os.Stderr, msg)
+	})
+}
+
+// collective runs write, a collective call into HDF5 named what, on every
+// rank: the ranks first agree that they are all at what, and afterwards
+// every rank returns the error any rank had.
+func (f *File) collective(what string, write func() error) error {
+	if err := dist.AgreeStep(f.world, what, nil); err != nil {
+		return err
+	}
+	return dist.AgreeStep(f.world, what, write())
+}
+
+// rootShape gives every rank rank 0's n (the rows of a plain slice, which
+// the other ranks need not pass).
+func (f *File) rootShape(n int) (int, error) { return rootShape(f.world, n) }
+
+func rootShape(w *mpi.World, n int) (int, error) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(n))
+	if err := w.Bcast(b[:], 0); err != nil {
+		return 0, err
+	}
+	return int(binary.LittleEndian.Uint64(b[:])), nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// writeRoot writes a dataset of rank 0's values (rows × dim of typ from
+// buf, read on rank 0 only) collectively: every rank creates it, rank 0
+// writes the rows. In a file of one process it is a plain write.
+func (f *File) writeRoot(name string, typ h5.Type, ndims, rows, dim int, buf unsafe.Pointer) error {
+	if f.world == nil {
+		return f.h.Write(name, typ, ndims, rows, dim, buf)
+	}
+	rows, err := f.rootShape(rows)
+	if err != nil {
+		return err
+	}
+	count := rows
+	if f.world.Rank() != 0 {
+		count, buf = 0, nil
+	}
+	return f.collective(fmt.Sprintf("hdf5: write %q (%d × %d)", name, rows, dim), func() error {
+		return f.h.WriteRows(name, typ, ndims, rows, dim, 0, count, buf)
+	})
+}
+
+// writeAttrs writes a dataset's attributes (collectively in a parallel
+// file: every rank writes the same values).
+func (f *File) writeAttrs(name string, attrs func() error) error {
+	if f.world == nil {
+		return attrs()
+	}
+	return f.collective(fmt.Sprintf("hdf5: attributes of %q", name), attrs)
+}
+
+// writeBlocks writes a dataset of rows × dim values of which this rank
+// holds the rows [start, start+len(v)/dim) in v, every rank its block.
+func writeBlocks[T op2.Scalar](f *File, name string, rows, dim, start int, v []T) error {
+	typ, _, _ := elemType[T]()
+	return f.collective(fmt.Sprintf("hdf5: write %q (%d × %d) in blocks", name, rows, dim), func() error {
+		return f.h.WriteRows(name, typ, 2, rows, dim, start, len(v)/dim, ptr(v))
+	})
+}
