@@ -695,7 +695,9 @@ func (f *File) Stat(name string) (Shape, error) {
 	var size C.size_t
 	var storage C.hsize_t
 	var msg *C.char
-	do(func() { msg = C.op2_h5_shape(f.id, c[0], &nd, &dims[0], &cls, &size, &sign, &storage, &layout, &nfilters) })
+	do(func() {
+		msg = C.op2_h5_shape(f.id, c[0], &nd, &dims[0], &cls, &size, &sign, &storage, &layout, &nfilters)
+	})
 	if err := errOf(msg); err != nil {
 		return Shape{}, err
 	}
