@@ -233,7 +233,7 @@ func OpenWrite(path string) (*File, error) {
 		if err := dist.AgreeStep(w, fmt.Sprintf("hdf5: open %q for writing", path), bad); err != nil {
 			return nil, err
 		}
-		exists, err := rootShape(w, boolInt(statErr == nil))
+		exists, err := h5.RootInt(w, boolInt(statErr == nil))
 		if err != nil {
 			return nil, fmt.Errorf("hdf5: %s: %w", path, err)
 		}

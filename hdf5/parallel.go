@@ -2,7 +2,6 @@ package hdf5
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"os"
@@ -83,29 +82,6 @@ func noParallel(rank int) {
 	})
 }
 
-// collective runs write, a collective call into HDF5 named what, on every
-// rank: the ranks first agree that they are all at what, and afterwards
-// every rank returns the error any rank had.
-func (f *File) collective(what string, write func() error) error {
-	if err := dist.AgreeStep(f.world, what, nil); err != nil {
-		return err
-	}
-	return dist.AgreeStep(f.world, what, write())
-}
-
-// rootShape gives every rank rank 0's n (the rows of a plain slice, which
-// the other ranks need not pass).
-func (f *File) rootShape(n int) (int, error) { return rootShape(f.world, n) }
-
-func rootShape(w *mpi.World, n int) (int, error) {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(n))
-	if err := w.Bcast(b[:], 0); err != nil {
-		return 0, err
-	}
-	return int(binary.LittleEndian.Uint64(b[:])), nil
-}
-
 func boolInt(b bool) int {
 	if b {
 		return 1
@@ -113,40 +89,25 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// rootShape gives every rank rank 0's n (the rows of a plain slice, which
+// the other ranks need not pass).
+func (f *File) rootShape(n int) (int, error) { return h5.RootInt(f.world, n) }
+
 // writeRoot writes a dataset of rank 0's values (rows × dim of typ from
-// buf, read on rank 0 only) collectively: every rank creates it, rank 0
-// writes the rows. In a file of one process it is a plain write.
+// buf, read on rank 0 only; see h5.File.WriteRoot).
 func (f *File) writeRoot(name string, typ h5.Type, ndims, rows, dim int, buf unsafe.Pointer) error {
-	if f.world == nil {
-		return f.h.Write(name, typ, ndims, rows, dim, buf)
-	}
-	rows, err := f.rootShape(rows)
-	if err != nil {
-		return err
-	}
-	count := rows
-	if f.world.Rank() != 0 {
-		count, buf = 0, nil
-	}
-	return f.collective(fmt.Sprintf("hdf5: write %q (%d × %d)", name, rows, dim), func() error {
-		return f.h.WriteRows(name, typ, ndims, rows, dim, 0, count, buf)
-	})
+	return f.h.WriteRoot(name, typ, ndims, rows, dim, buf)
 }
 
 // writeAttrs writes a dataset's attributes (collectively in a parallel
 // file: every rank writes the same values).
 func (f *File) writeAttrs(name string, attrs func() error) error {
-	if f.world == nil {
-		return attrs()
-	}
-	return f.collective(fmt.Sprintf("hdf5: attributes of %q", name), attrs)
+	return f.h.Collective(fmt.Sprintf("hdf5: attributes of %q", name), attrs)
 }
 
 // writeBlocks writes a dataset of rows × dim values of which this rank
 // holds the rows [start, start+len(v)/dim) in v, every rank its block.
 func writeBlocks[T op2.Scalar](f *File, name string, rows, dim, start int, v []T) error {
 	typ, _, _ := elemType[T]()
-	return f.collective(fmt.Sprintf("hdf5: write %q (%d × %d) in blocks", name, rows, dim), func() error {
-		return f.h.WriteRows(name, typ, 2, rows, dim, start, len(v)/dim, ptr(v))
-	})
+	return f.h.WriteBlock(name, typ, rows, dim, start, len(v)/dim, ptr(v))
 }

@@ -487,8 +487,9 @@ const (
 
 // File is an open HDF5 file.
 type File struct {
-	id   C.hid_t
-	dxpl C.hid_t // a collective transfer list for a file opened by OpenMPIO; 0 otherwise
+	id    C.hid_t
+	dxpl  C.hid_t    // a collective transfer list for a file opened by OpenMPIO; 0 otherwise
+	world *mpi.World // the job of a file opened by OpenMPIO; nil otherwise
 }
 
 // do runs f, a call into the library, on the thread that makes MPI's
@@ -613,7 +614,7 @@ func OpenMPIO(path string, truncate bool) (*File, error) {
 	case id < 0:
 		return nil, errors.New("is not an HDF5 file or cannot be opened for writing")
 	}
-	return &File{id: id, dxpl: dxpl}, nil
+	return &File{id: id, dxpl: dxpl, world: world}, nil
 }
 
 // Close closes the file; it is safe to call twice.
