@@ -3,6 +3,7 @@ package op2
 import (
 	"fmt"
 	"unsafe"
+	"weak"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/engine"
@@ -29,6 +30,13 @@ func NewGlobal[T Scalar](dim int, data []T, name string) (*Global[T], error) {
 	g.data = pinned[T](g, dim)
 	copy(g.data, data)
 	g.s = core.Storage{Name: name, Type: scalarType[T](), Dim: dim, Host: hostPtr(g.data), Len: dim, ID: core.NewID()}
+	p := weak.Make(g)
+	rt.proc.RegisterGlobal(func() *core.Storage {
+		if g := p.Value(); g != nil {
+			return &g.s
+		}
+		return nil
+	})
 	return g, nil
 }
 

@@ -140,3 +140,60 @@ func ToBlocks(c Comm, global []int32, vals []byte, elem, total int) (start int, 
 	}
 	return start, block, nil
 }
+
+// FromBlocks is ToBlocks's reverse: every rank holds the rows of its even
+// block of an array of total elements (mesh.Block), elem bytes each, in
+// block, and gets those of the global elements need names, one after
+// another. It is collective: each rank asks the rank whose block holds
+// each element (little-endian uint32 global numbers) in one all-to-all,
+// and gets the rows back in a second.
+func FromBlocks(c Comm, need []int32, block []byte, elem, total int) ([]byte, error) {
+	size := c.Size()
+	st := make([]int, size+1)
+	for r := range size {
+		st[r+1], _ = mesh.Block(total, r+1, size)
+	}
+	st[size] = total
+	me := c.Rank()
+	if len(block) != (st[me+1]-st[me])*elem {
+		return nil, fmt.Errorf("FromBlocks: %d bytes for block [%d,%d) of %d-byte rows", len(block), st[me], st[me+1], elem)
+	}
+	bl := blocks{start: st}
+	ask := make([][]byte, size)
+	for _, g := range need {
+		if g < 0 || int(g) >= total {
+			return nil, fmt.Errorf("FromBlocks: element %d outside a set of %d", g, total)
+		}
+		q := bl.home(g)
+		ask[q] = binary.LittleEndian.AppendUint32(ask[q], uint32(g))
+	}
+	asked, err := c.Alltoallv(ask)
+	if err != nil {
+		return nil, err
+	}
+	reply := make([][]byte, size)
+	for r, a := range asked {
+		out := make([]byte, 0, len(a)/4*elem)
+		for k := 0; k+4 <= len(a); k += 4 {
+			g := int(binary.LittleEndian.Uint32(a[k:])) - st[me]
+			if g < 0 || g >= st[me+1]-st[me] {
+				return nil, fmt.Errorf("FromBlocks: rank %d asked for element %d, outside block [%d,%d)", r, g+st[me], st[me], st[me+1])
+			}
+			out = append(out, block[g*elem:(g+1)*elem]...)
+		}
+		reply[r] = out
+	}
+	got, err := c.Alltoallv(reply)
+	if err != nil {
+		return nil, err
+	}
+	// The rows come back grouped by home rank, each group in need's order.
+	out := make([]byte, len(need)*elem)
+	next := make([]int, size)
+	for i, g := range need {
+		q := bl.home(g)
+		copy(out[i*elem:(i+1)*elem], got[q][next[q]:next[q]+elem])
+		next[q] += elem
+	}
+	return out, nil
+}

@@ -99,6 +99,16 @@ func TestToBlocks(t *testing.T) {
 							return fmt.Errorf("element %d: %v, want %v", start+i, got, want)
 						}
 					}
+					// Back to every local element, halo included.
+					back, err := dist.FromBlocks(p, ls.Global[:ls.Total], block, elem, n)
+					if err != nil {
+						return err
+					}
+					for i, g := range ls.Global[:ls.Total] {
+						if got, want := back[i*elem:(i+1)*elem], row(int(g)); string(got) != string(want) {
+							return fmt.Errorf("FromBlocks: local element %d (global %d): %v, want %v", i, g, got, want)
+						}
+					}
 					return nil
 				}))
 			})

@@ -52,6 +52,7 @@ type declared struct {
 	maps    []func() *core.Map
 	dats    []func() MeshData
 	subsets []func() MeshSubset
+	globals []func() *core.Storage
 	live    int // entries after the last pruning
 }
 
@@ -83,6 +84,28 @@ func (p *Process) RegisterSubset(get func() MeshSubset) {
 	p.register(func(d *declared) { d.subsets = append(d.subsets, get) })
 }
 
+// RegisterGlobal records a declared global (op2.Checkpoint saves it).
+func (p *Process) RegisterGlobal(get func() *core.Storage) {
+	p.register(func(d *declared) { d.globals = append(d.globals, get) })
+}
+
+// LiveData returns the declared dats still alive, in declaration order.
+func (p *Process) LiveData() []MeshData {
+	d := &p.declared
+	d.Lock()
+	defer d.Unlock()
+	return live(d.dats)
+}
+
+// LiveGlobals returns the declared globals still alive, in declaration
+// order.
+func (p *Process) LiveGlobals() []*core.Storage {
+	d := &p.declared
+	d.Lock()
+	defer d.Unlock()
+	return live(d.globals)
+}
+
 // register adds one object to the registry, pruning collected entries
 // when the lists have doubled since the last pruning.
 func (p *Process) register(add func(*declared)) {
@@ -90,7 +113,7 @@ func (p *Process) register(add func(*declared)) {
 	d.Lock()
 	defer d.Unlock()
 	add(d)
-	n := len(d.sets) + len(d.maps) + len(d.dats) + len(d.subsets)
+	n := len(d.sets) + len(d.maps) + len(d.dats) + len(d.subsets) + len(d.globals)
 	if n < 2*max(d.live, 256) {
 		return
 	}
@@ -98,7 +121,8 @@ func (p *Process) register(add func(*declared)) {
 	d.maps = prune(d.maps)
 	d.dats = prune(d.dats)
 	d.subsets = prune(d.subsets)
-	d.live = len(d.sets) + len(d.maps) + len(d.dats) + len(d.subsets)
+	d.globals = prune(d.globals)
+	d.live = len(d.sets) + len(d.maps) + len(d.dats) + len(d.subsets) + len(d.globals)
 }
 
 // prune drops the entries whose object was collected.

@@ -80,8 +80,9 @@ static herr_t (*pH5Pset_dxpl_mpio)(hid_t, int);
 static hid_t clsFAPL, clsDXPL, clsDCPL; // property list classes
 
 // The predefined types, read from the library's globals after H5open.
-// Index: 0 double, 1 float, 2 int, 3 long long, 4 unsigned int, 5 C string.
-static hid_t h5types[6];
+// Index: 0 double, 1 float, 2 int, 3 long long, 4 unsigned int, 5 C string,
+// 6 unsigned char.
+static hid_t h5types[7];
 static hid_t h5lcpl; // link creation: create intermediate groups
 
 #define LOAD(name) if (!(p##name = dlsym(h, #name))) { *missing = #name; dlclose(h); return NULL; }
@@ -109,9 +110,9 @@ static const char *op2_h5_load(const char *path, const char **missing, unsigned 
 	pH5get_libversion(maj, min, &rel);
 	if (*maj < 1 || (*maj == 1 && *min < 10)) { *missing = "version"; dlclose(h); return NULL; }
 	if (pH5open() < 0) { *missing = "H5open"; dlclose(h); return NULL; }
-	const char *globals[6] = {"H5T_NATIVE_DOUBLE_g", "H5T_NATIVE_FLOAT_g", "H5T_NATIVE_INT_g",
-		"H5T_NATIVE_LLONG_g", "H5T_NATIVE_UINT_g", "H5T_C_S1_g"};
-	for (int i = 0; i < 6; i++) {
+	const char *globals[7] = {"H5T_NATIVE_DOUBLE_g", "H5T_NATIVE_FLOAT_g", "H5T_NATIVE_INT_g",
+		"H5T_NATIVE_LLONG_g", "H5T_NATIVE_UINT_g", "H5T_C_S1_g", "H5T_NATIVE_UCHAR_g"};
+	for (int i = 0; i < 7; i++) {
 		hid_t *g = dlsym(h, globals[i]);
 		if (!g) { *missing = globals[i]; dlclose(h); return NULL; }
 		h5types[i] = *g;
@@ -483,6 +484,8 @@ const (
 	Int32               // int
 	Int64               // long long
 	Uint32              // unsigned int
+	// Uint8 is unsigned char (bytes); 5 is the shim's C string type.
+	Uint8 Type = 6
 )
 
 // File is an open HDF5 file.

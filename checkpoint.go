@@ -1,0 +1,682 @@
+package op2
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/h5"
+	"github.com/goop2/op2/internal/mpi"
+	"github.com/goop2/op2/internal/regfile"
+	"github.com/goop2/op2/mesh"
+)
+
+// A checkpoint is an HDF5 file (see Checkpoint) holding:
+//
+//   - "op2_checkpoint": six ints, the format version, the ranks that wrote
+//     it, and how many dats, globals, constants and user entries follow;
+//   - "dats/K": the K-th live dat in declaration order, one row per
+//     element of its set over all ranks in the declared numbering, with
+//     the attributes name, set, dim and type (its C type);
+//   - "globals/K": the K-th live Global's values, attributes name and type;
+//   - "consts/NAME": each constant of the default runtime, attribute type;
+//   - "user/K": the K-th entry of the program's state, in key order, as
+//     bytes, attribute key.
+const checkpointVersion = 1
+
+// Checkpoint saves what a run needs to continue from this point into the
+// HDF5 file at path: the values of every dat the program still holds, of
+// every Global, of the default runtime's constants, and state, the
+// program's own (a step counter, a time: whatever it needs to find its
+// place again), which Restore returns. Dats are saved in the numbering
+// the mesh was declared with, so a run on any number of ranks can restore
+// them. The file is written under a temporary name (path + ".partial")
+// and renamed over path once complete, so a run stopped while it writes
+// leaves the previous checkpoint intact.
+//
+// It is collective under MPI (every rank calls it, after Partition, with
+// the same state): with a parallel HDF5 library (Debian:
+// libhdf5-openmpi-103-1) every rank writes its own rows of each dat
+// through MPI-IO; without one they are gathered to rank 0, which writes
+// them. Recorded loops run first. It needs the HDF5 library at run time
+// (Debian: libhdf5-103-1).
+func Checkpoint(path string, state map[string][]byte) error {
+	if path == "" {
+		return errors.New("op2: Checkpoint: the path is empty")
+	}
+	runtime.GC() // dats the program no longer holds are not saved
+	forced := lock(forCollective)
+	defer unlock()
+	if forced != nil {
+		return forced
+	}
+	what := fmt.Sprintf("op2.Checkpoint(%q)", path)
+	c, err := checkpointContents(what, state)
+	if err != nil {
+		return err
+	}
+	if err := mpiFatal(c.agree(what + " " + c.layout())); err != nil {
+		return fmt.Errorf("op2: %s: %w", what, err)
+	}
+	tmp := path + ".partial"
+	f, par, err := c.create(tmp)
+	if err != nil {
+		return fmt.Errorf("op2: %s: %s: %w", what, tmp, err)
+	}
+	w := &ckptWriter{f: f, w: c.w, par: par}
+	werr := c.write(w)
+	if f != nil {
+		werr = errors.Join(werr, f.Close())
+	}
+	if err := mpiFatal(c.agreeErr(what, werr)); err != nil {
+		if c.rank() == 0 {
+			os.Remove(tmp)
+		}
+		return fmt.Errorf("op2: %s: %s: %w", what, tmp, err)
+	}
+	var rerr error
+	if c.rank() == 0 {
+		rerr = publish(tmp, path)
+	}
+	if err := mpiFatal(c.agreeErr(what+" rename", rerr)); err != nil {
+		return fmt.Errorf("op2: %s: %w", what, err)
+	}
+	return nil
+}
+
+// publish makes the complete file tmp the checkpoint at path: its data
+// reach the disk before the rename, and the rename before it returns.
+func publish(tmp, path string) error {
+	f, err := os.Open(tmp)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	f.Close()
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// ckptContents is what a checkpoint holds, listed the same way on every
+// rank.
+type ckptContents struct {
+	w       *mpi.World // the job when it has several ranks; nil otherwise
+	dats    []*core.Storage
+	globals []*core.Storage
+	consts  []*core.Const // by name
+	keys    []string      // the state's, sorted
+	state   map[string][]byte
+}
+
+// checkpointContents lists what to save or restore.
+func checkpointContents(what string, state map[string][]byte) (*ckptContents, error) {
+	c := &ckptContents{state: state}
+	if w := rt.proc.Started(); w != nil && w.Size() > 1 {
+		if !rt.proc.Partitioned() {
+			return nil, fmt.Errorf("op2: %s: the mesh is not partitioned yet: call it after op2.Partition", what)
+		}
+		c.w = w
+	}
+	for _, d := range rt.proc.LiveData() {
+		c.dats = append(c.dats, d.Storage())
+	}
+	c.globals = rt.proc.LiveGlobals()
+	reg := rt.consts
+	reg.Lock()
+	for _, k := range reg.byName {
+		c.consts = append(c.consts, k)
+	}
+	reg.Unlock()
+	slices.SortFunc(c.consts, func(a, b *core.Const) int { return cmpString(a.Name, b.Name) })
+	for k := range state {
+		c.keys = append(c.keys, k)
+	}
+	slices.Sort(c.keys)
+	return c, nil
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (c *ckptContents) rank() int {
+	if c.w == nil {
+		return 0
+	}
+	return c.w.Rank()
+}
+
+// layout is a short fingerprint of the contents, for the ranks to agree on.
+func (c *ckptContents) layout() string {
+	h := fnv.New64a()
+	for _, s := range c.dats {
+		fmt.Fprintf(h, "d%s\x00%s\x00%d\x00%s\x00", s.Name, s.Set.Name, s.Dim, s.Type.CName())
+	}
+	for _, s := range c.globals {
+		fmt.Fprintf(h, "g%s\x00%d\x00%s\x00", s.Name, s.Dim, s.Type.CName())
+	}
+	for _, k := range c.consts {
+		fmt.Fprintf(h, "c%s\x00%d\x00%s\x00", k.Name, k.Dim, k.Type.CName())
+	}
+	for _, k := range c.keys {
+		fmt.Fprintf(h, "u%s\x00%d\x00", k, len(c.state[k]))
+	}
+	return fmt.Sprintf("(%d dats, %d globals, %d constants, %d state entries; layout %016x)", len(c.dats), len(c.globals), len(c.consts), len(c.keys), h.Sum64())
+}
+
+func (c *ckptContents) agree(what string) error { return c.agreeErr(what, nil) }
+
+func (c *ckptContents) agreeErr(what string, err error) error {
+	if c.w == nil {
+		return err
+	}
+	return dist.AgreeStep(c.w, what, err)
+}
+
+// create opens tmp for writing: on every rank through MPI-IO when the
+// job has several ranks and a parallel HDF5 library (par), else on rank 0
+// only (the other ranks get nil).
+func (c *ckptContents) create(tmp string) (f *h5.File, par bool, err error) {
+	if c.w != nil {
+		have := []int64{0}
+		if h5.Parallel() {
+			have[0] = 1
+		}
+		if err := c.w.AllreduceInt64(have, mpi.Min); err != nil {
+			return nil, false, mpiFatal(err)
+		}
+		if have[0] == 1 {
+			f, err := h5.OpenMPIO(tmp, true)
+			if err = c.agreeErr("op2.Checkpoint: create "+tmp, err); err != nil {
+				if f != nil {
+					f.Close()
+				}
+				return nil, false, err
+			}
+			return f, true, nil
+		}
+	}
+	if c.rank() == 0 {
+		f, err = h5.Create(tmp)
+	}
+	return f, false, c.agreeErr("op2.Checkpoint: create "+tmp, err)
+}
+
+// ckptWriter writes datasets in one of three ways: one process; every
+// rank through MPI-IO (par); gathered to rank 0 (f nil on the others).
+type ckptWriter struct {
+	f   *h5.File
+	w   *mpi.World
+	par bool
+	err error // gathered: rank 0's first failure; the ranks go on gathering
+}
+
+// root writes a dataset of values every rank holds alike, from rank 0.
+func (cw *ckptWriter) root(name string, typ h5.Type, rows int, buf unsafe.Pointer) error {
+	switch {
+	case cw.par:
+		return cw.f.WriteRoot(name, typ, 1, rows, 1, buf)
+	case cw.f != nil && cw.err == nil:
+		cw.err = cw.f.Write(name, typ, 1, rows, 1, buf)
+	}
+	return nil
+}
+
+// attrs writes string and int attributes of a dataset.
+func (cw *ckptWriter) attrs(name string, strs [][2]string, ints [][2]string) error {
+	write := func() error {
+		for _, a := range strs {
+			if err := cw.f.WriteStringAttr(name, a[0], a[1], min(len(a[1]), 255)); err != nil {
+				return err
+			}
+		}
+		for _, a := range ints {
+			v, _ := strconv.Atoi(a[1])
+			if err := cw.f.WriteIntAttr(name, a[0], int32(v)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	switch {
+	case cw.par:
+		return cw.f.Collective("op2.Checkpoint: attributes of "+name, write)
+	case cw.f != nil && cw.err == nil:
+		cw.err = write()
+	}
+	return nil
+}
+
+// dat writes a dat's owned values in the declared numbering.
+func (cw *ckptWriter) dat(name string, s *core.Storage) error {
+	if err := s.HostAccess(false); err != nil {
+		return err
+	}
+	elem := s.Dim * s.Type.Size()
+	owned := s.Set.Owned
+	var vals []byte
+	if s.Host != nil {
+		vals = unsafe.Slice((*byte)(s.Host), owned*elem)
+	} else {
+		vals = make([]byte, owned*elem) // declared without values, never used: zeros
+	}
+	typ := h5Type(s.Type)
+	h, ok := s.Set.Halo.(*dist.SetHalo)
+	if cw.w == nil || !ok {
+		if decl := s.Set.Declared; decl != nil {
+			vals = toDeclared(vals, elem, decl)
+		}
+		if cw.err == nil {
+			cw.err = cw.f.WriteRows(name, typ, 2, owned, s.Dim, 0, owned, bytesPtr(vals))
+		}
+		return nil
+	}
+	rows := h.GlobalSize
+	if cw.par {
+		start, block, err := dist.ToBlocks(cw.w, h.Global[:owned], vals, elem, rows)
+		if err != nil {
+			return mpiFatal(err)
+		}
+		return cw.f.WriteBlock(name, typ, rows, s.Dim, start, len(block)/max(elem, 1), bytesPtr(block))
+	}
+	var all []byte
+	if cw.w.Rank() == 0 {
+		all = make([]byte, rows*elem)
+	}
+	if err := dist.GatherRows(cw.w, h.Global[:owned], vals, elem, all); err != nil {
+		return mpiFatal(err)
+	}
+	if cw.f != nil && cw.err == nil {
+		cw.err = cw.f.WriteRows(name, typ, 2, rows, s.Dim, 0, rows, bytesPtr(all))
+	}
+	return nil
+}
+
+func bytesPtr(b []byte) unsafe.Pointer {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(unsafe.SliceData(b))
+}
+
+// h5Type is the HDF5 shim's type of t.
+func h5Type(t core.ScalarType) h5.Type {
+	switch t {
+	case core.Float32:
+		return h5.Float32
+	case core.Int32:
+		return h5.Int32
+	case core.Int64:
+		return h5.Int64
+	case core.Uint32:
+		return h5.Uint32
+	}
+	return h5.Float64
+}
+
+// write writes every dataset of the checkpoint.
+func (c *ckptContents) write(cw *ckptWriter) error {
+	ranks := 1
+	if c.w != nil {
+		ranks = c.w.Size()
+	}
+	head := []int32{checkpointVersion, int32(ranks), int32(len(c.dats)), int32(len(c.globals)), int32(len(c.consts)), int32(len(c.keys))}
+	if err := cw.root("op2_checkpoint", h5.Int32, len(head), unsafe.Pointer(&head[0])); err != nil {
+		return err
+	}
+	for k, s := range c.dats {
+		name := "dats/" + strconv.Itoa(k)
+		if err := cw.dat(name, s); err != nil {
+			return fmt.Errorf("dat %q on set %q: %w", s.Name, s.Set.Name, err)
+		}
+		if err := cw.attrs(name, [][2]string{{"name", s.Name}, {"set", s.Set.Name}, {"type", s.Type.CName()}}, [][2]string{{"dim", strconv.Itoa(s.Dim)}}); err != nil {
+			return err
+		}
+	}
+	for k, s := range c.globals {
+		name := "globals/" + strconv.Itoa(k)
+		if err := s.HostAccess(false); err != nil {
+			return fmt.Errorf("global %q: %w", s.Name, err)
+		}
+		if err := cw.root(name, h5Type(s.Type), s.Dim, s.Host); err != nil {
+			return err
+		}
+		if err := cw.attrs(name, [][2]string{{"name", s.Name}, {"type", s.Type.CName()}}, nil); err != nil {
+			return err
+		}
+	}
+	for _, k := range c.consts {
+		name := "consts/" + k.Name
+		if err := cw.root(name, h5Type(k.Type), k.Dim, k.Host); err != nil {
+			return err
+		}
+		if err := cw.attrs(name, [][2]string{{"type", k.Type.CName()}}, nil); err != nil {
+			return err
+		}
+	}
+	for i, key := range c.keys {
+		name := "user/" + strconv.Itoa(i)
+		v := c.state[key]
+		if err := cw.root(name, h5.Uint8, len(v), bytesPtr(v)); err != nil {
+			return err
+		}
+		if err := cw.attrs(name, [][2]string{{"key", key}}, nil); err != nil {
+			return err
+		}
+	}
+	return cw.err
+}
+
+// Restore loads a checkpoint that Checkpoint wrote into the program's
+// dats, Globals and constants, and returns the state saved with it. The
+// program must have declared the same mesh, dats, Globals and constants
+// (names, sets, dims and types; dats and Globals are matched by these,
+// in declaration order), and under MPI partitioned it, on any number of
+// ranks: each rank reads the rows of its own elements and their halo. A
+// checkpoint that does not match is refused, naming what differs, and
+// nothing is changed. It is collective under MPI; recorded loops run
+// first.
+func Restore(path string) (map[string][]byte, error) {
+	forced := lock(forCollective)
+	defer unlock()
+	if forced != nil {
+		return nil, forced
+	}
+	what := fmt.Sprintf("op2.Restore(%q)", path)
+	c, err := checkpointContents(what, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := mpiFatal(c.agree(what + " " + c.layout())); err != nil {
+		return nil, fmt.Errorf("op2: %s: %w", what, err)
+	}
+	r, err := c.plan(path)
+	if r != nil && r.f != nil {
+		defer r.f.Close()
+	}
+	// Every rank checks the file before any rank changes anything.
+	if err := mpiFatal(c.agreeErr(what, err)); err != nil {
+		return nil, fmt.Errorf("op2: %s: %w", what, err)
+	}
+	if err := mpiFatal(c.agreeErr(what+" read", r.apply())); err != nil {
+		return nil, fmt.Errorf("op2: %s: %w", what, err)
+	}
+	return r.state, nil
+}
+
+// ckptRestore is a checked plan of what Restore reads where.
+type ckptRestore struct {
+	c      *ckptContents
+	f      *h5.File
+	size   int64 // the file's
+	dats   []string
+	global []string
+	state  map[string][]byte
+}
+
+// plan opens the file and matches its contents with the program's,
+// changing nothing.
+func (c *ckptContents) plan(path string) (*ckptRestore, error) {
+	fi, err := regfile.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := h5.Open(path, false)
+	if err != nil {
+		return nil, fmt.Errorf("%s %w", path, err)
+	}
+	r := &ckptRestore{c: c, f: f, size: fi.Size(), state: map[string][]byte{}}
+	head := make([]int32, 6)
+	if err := r.read("op2_checkpoint", h5.Int32, 4, 0, 6, 1, unsafe.Pointer(&head[0])); err != nil {
+		return r, fmt.Errorf("%s is not a GoOP2 checkpoint: %w", path, err)
+	}
+	if head[0] != checkpointVersion {
+		return r, fmt.Errorf("%s: checkpoint format %d, this GoOP2 reads %d", path, head[0], checkpointVersion)
+	}
+	for _, n := range head[2:] {
+		if n < 0 {
+			return r, fmt.Errorf("%s: the header holds negative counts %v", path, head)
+		}
+	}
+	// Dats and Globals: the file's entries by name, set, dim and type, in order.
+	pending := map[string][]string{}
+	for k := range int(head[2]) {
+		name := "dats/" + strconv.Itoa(k)
+		key, err := r.key(name, true)
+		if err != nil {
+			return r, err
+		}
+		pending[key] = append(pending[key], name)
+	}
+	for k := range int(head[3]) {
+		name := "globals/" + strconv.Itoa(k)
+		key, err := r.key(name, false)
+		if err != nil {
+			return r, err
+		}
+		pending[key] = append(pending[key], name)
+	}
+	take := func(key string) string {
+		if q := pending[key]; len(q) > 0 {
+			pending[key] = q[1:]
+			return q[0]
+		}
+		return ""
+	}
+	for _, s := range c.dats {
+		name := take(datKey(s.Name, s.Set.Name, s.Dim, s.Type.CName()))
+		if name == "" {
+			return r, fmt.Errorf("%s holds no dat %q on set %q of dim %d and type %s", path, s.Name, s.Set.Name, s.Dim, s.Type.CName())
+		}
+		if err := r.shape(name, globalSize(s.Set), s.Dim, s.Type); err != nil {
+			return r, fmt.Errorf("dat %q on set %q: %w", s.Name, s.Set.Name, err)
+		}
+		r.dats = append(r.dats, name)
+	}
+	for _, s := range c.globals {
+		name := take(datKey(s.Name, "", s.Dim, s.Type.CName()))
+		if name == "" {
+			return r, fmt.Errorf("%s holds no global %q of dim %d and type %s", path, s.Name, s.Dim, s.Type.CName())
+		}
+		if err := r.shape(name, s.Dim, 1, s.Type); err != nil {
+			return r, fmt.Errorf("global %q: %w", s.Name, err)
+		}
+		r.global = append(r.global, name)
+	}
+	for _, k := range c.consts {
+		name := "consts/" + k.Name
+		if ok, err := f.Exists(name); err != nil || !ok {
+			return r, fmt.Errorf("%s holds no constant %q", path, k.Name)
+		}
+		if err := r.shape(name, k.Dim, 1, k.Type); err != nil {
+			return r, fmt.Errorf("constant %q: %w", k.Name, err)
+		}
+	}
+	for k := range int(head[5]) {
+		name := "user/" + strconv.Itoa(k)
+		key, found, err := f.StringAttr(name, "key")
+		if err != nil || !found {
+			return r, fmt.Errorf("%s: %s has no key attribute", path, name)
+		}
+		sh, err := r.stat(name)
+		if err != nil {
+			return r, err
+		}
+		v := make([]byte, sh.Rows)
+		if err := r.read(name, h5.Uint8, 1, 0, sh.Rows, 1, bytesPtr(v)); err != nil {
+			return r, err
+		}
+		r.state[key] = v
+	}
+	return r, nil
+}
+
+func datKey(name, set string, dim int, typ string) string {
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%s", name, set, dim, typ)
+}
+
+// globalSize is the set's size over all ranks.
+func globalSize(s *core.Set) int {
+	if h, ok := s.Halo.(*dist.SetHalo); ok {
+		return h.GlobalSize
+	}
+	return s.Owned
+}
+
+// key reads the attributes of a dat (or Global) entry.
+func (r *ckptRestore) key(name string, dat bool) (string, error) {
+	var v [3]string
+	for i, a := range []string{"name", "set", "type"} {
+		if a == "set" && !dat {
+			continue
+		}
+		s, found, err := r.f.StringAttr(name, a)
+		if err != nil || !found {
+			return "", fmt.Errorf("%s: its %s attribute cannot be read", name, a)
+		}
+		v[i] = s
+	}
+	dim := 0
+	if dat {
+		d, found, err := r.f.IntAttr(name, "dim")
+		if err != nil || !found {
+			return "", fmt.Errorf("%s: its dim attribute cannot be read", name)
+		}
+		dim = int(d)
+	} else {
+		sh, err := r.stat(name)
+		if err != nil {
+			return "", err
+		}
+		dim = sh.Rows
+	}
+	return datKey(v[0], v[1], dim, v[2]), nil
+}
+
+// stat describes a dataset, refusing one whose values the file does not
+// hold (a truncated or forged file).
+func (r *ckptRestore) stat(name string) (h5.Shape, error) {
+	sh, err := r.f.Stat(name)
+	if err != nil {
+		return sh, fmt.Errorf("%s: %w", name, err)
+	}
+	bytes := sh.ElemCount * uint64(sh.Size)
+	if sh.Filters == 0 && (bytes > sh.Storage || bytes > uint64(r.size)) {
+		return sh, fmt.Errorf("%s claims %d bytes of values, but the file stores %d and is %d bytes long", name, bytes, sh.Storage, r.size)
+	}
+	return sh, nil
+}
+
+// shape checks that a dataset holds rows × dim values of t's kind and size.
+func (r *ckptRestore) shape(name string, rows, dim int, t core.ScalarType) error {
+	sh, err := r.stat(name)
+	if err != nil {
+		return err
+	}
+	class := 1
+	if t == core.Int32 || t == core.Int64 || t == core.Uint32 {
+		class = 0
+	}
+	if sh.Rows != rows || sh.Dim != dim || sh.Class != class || sh.Size != t.Size() {
+		return fmt.Errorf("%s holds %d × %d %s values; the program's are %d × %d %s", name, sh.Rows, sh.Dim, sh.TypeName, rows, dim, t.CName())
+	}
+	return nil
+}
+
+func (r *ckptRestore) read(name string, typ h5.Type, ndims, start, count, dim int, buf unsafe.Pointer) error {
+	if err := r.f.Read(name, typ, ndims, start, count, dim, buf); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// apply reads the values into the program's dats, Globals and constants.
+func (r *ckptRestore) apply() error {
+	c := r.c
+	for k, s := range c.dats {
+		if err := r.dat(r.dats[k], s); err != nil {
+			return fmt.Errorf("dat %q on set %q: %w", s.Name, s.Set.Name, err)
+		}
+	}
+	for k, s := range c.globals {
+		if err := s.HostAccess(true); err != nil {
+			return err
+		}
+		if err := r.read(r.global[k], h5Type(s.Type), 1, 0, s.Dim, 1, s.Host); err != nil {
+			return err
+		}
+	}
+	for _, k := range c.consts {
+		if err := r.read("consts/"+k.Name, h5Type(k.Type), 1, 0, k.Dim, 1, k.Host); err != nil {
+			return err
+		}
+		k.Version.Add(1)
+	}
+	return nil
+}
+
+// dat reads a dat's values: every local element's, halo included, from
+// the row of its declared number.
+func (r *ckptRestore) dat(name string, s *core.Storage) error {
+	elem := s.Dim * s.Type.Size()
+	typ := h5Type(s.Type)
+	h, ok := s.Set.Halo.(*dist.SetHalo)
+	var local []byte
+	if r.c.w == nil || !ok {
+		rows := s.Set.Owned
+		all := make([]byte, rows*elem)
+		if err := r.read(name, typ, 2, 0, rows, s.Dim, bytesPtr(all)); err != nil {
+			return err
+		}
+		local = all
+		if decl := s.Set.Declared; decl != nil {
+			local = make([]byte, len(all))
+			for i, g := range decl {
+				copy(local[i*elem:(i+1)*elem], all[int(g)*elem:(int(g)+1)*elem])
+			}
+		}
+	} else {
+		start, count := mesh.Block(h.GlobalSize, r.c.w.Rank(), r.c.w.Size())
+		block := make([]byte, count*elem)
+		if err := r.read(name, typ, 2, start, count, s.Dim, bytesPtr(block)); err != nil {
+			return err
+		}
+		var err error
+		if local, err = dist.FromBlocks(r.c.w, h.Global[:s.Set.Total], block, elem, h.GlobalSize); err != nil {
+			return mpiFatal(err)
+		}
+	}
+	if err := s.HostAccess(true); err != nil {
+		return err
+	}
+	if len(local) > 0 {
+		copy(unsafe.Slice((*byte)(s.Host), len(local)), local)
+	}
+	if ok && r.c.w != nil {
+		s.HaloStale = false // the halo got its owners' values too
+	}
+	return nil
+}

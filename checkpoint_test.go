@@ -1,0 +1,219 @@
+package op2_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/h5"
+	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/mesh"
+)
+
+// ckptRun is a small run to checkpoint: Airfoil's generated mesh (this
+// rank's block of it under MPI, partitioned), a cell dat updated from its
+// nodes through a map (in any order and on any ranks bit for bit the
+// same), a count dat, a Global minimum and a constant.
+type ckptRun struct {
+	q    *op2.Dat[float64]
+	cnt  *op2.Dat[int32]
+	low  *op2.Global[float64]
+	k    *op2.Const[float64]
+	step func() error
+}
+
+func newCkptRun(t *testing.T) *ckptRun {
+	t.Helper()
+	m, err := mesh.GenerateBlock(10, 6, op2.Rank(), op2.Ranks())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := must(op2.NewSet(m.NNode, "nodes"))
+	cells := must(op2.NewSet(m.NCell, "cells"))
+	pcell := must(op2.NewMap(cells, nodes, 4, m.Cell, "pcell"))
+	x := must(op2.NewDat(nodes, 2, m.X, "x"))
+	r := &ckptRun{
+		q:   must(op2.NewDat[float64](cells, 4, nil, "q")),
+		cnt: must(op2.NewDat[int32](cells, 1, nil, "cnt")),
+		low: must(op2.NewGlobal[float64](1, nil, "low")),
+	}
+	if op2.Ranks() > 1 {
+		if _, err := op2.Partition(op2.RCBPartitioner(x)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := "ckpt_k"
+	if c, err := op2.NewConst(1, []float64{0.75}, name); err == nil {
+		r.k = c
+	} else {
+		t.Fatal(err)
+	}
+	k := op2.NewKernel(`void ckpt_step(const double *a, const double *b, const double *c, const double *d, double *q, int *n, double *low) {
+		for (int i = 0; i < 4; i++) q[i] = ckpt_k * q[i] + a[i % 2] * b[1] - c[0] * d[(i + 1) % 2] + 0.125 * (*n);
+		*n += 1;
+		if (q[0] < *low) *low = q[0];
+	}`, "ckpt_step")
+	r.step = func() error {
+		r.low.Data()[0] = 1e300
+		return op2.ParLoop(k, cells, x.ArgMap(op2.Read, pcell, 0), x.ArgMap(op2.Read, pcell, 1), x.ArgMap(op2.Read, pcell, 2),
+			x.ArgMap(op2.Read, pcell, 3), r.q.Arg(op2.RW), r.cnt.Arg(op2.RW), r.low.Arg(op2.Min))
+	}
+	return r
+}
+
+func (r *ckptRun) steps(t *testing.T, n int) {
+	t.Helper()
+	for range n {
+		if err := r.step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// result is what the run computed, gathered on rank 0.
+type ckptResult struct {
+	Q   []float64
+	Cnt []int32
+	Low float64
+	K   float64
+}
+
+func (r *ckptRun) result(t *testing.T) ckptResult {
+	t.Helper()
+	return ckptResult{Q: must(r.q.Gather()), Cnt: must(r.cnt.Gather()), Low: r.low.DataRO()[0], K: r.k.Value()[0]}
+}
+
+func (a ckptResult) equal(b ckptResult) bool {
+	return slices.Equal(a.Q, b.Q) && slices.Equal(a.Cnt, b.Cnt) && a.Low == b.Low && a.K == b.K
+}
+
+// TestCheckpointRestore: a run restored from a checkpoint after its values
+// were spoiled continues bit for bit as it went on from the checkpoint;
+// the program's state comes back; the file replaces the previous one
+// whole; a checkpoint that does not match the program is refused and
+// changes nothing.
+func TestCheckpointRestore(t *testing.T) {
+	needHDF5(t)
+	r := newCkptRun(t)
+	defer r.k.Remove()
+	path := filepath.Join(t.TempDir(), "run.ckpt")
+	r.steps(t, 2)
+	if err := op2.Checkpoint(path, map[string][]byte{"step": []byte("2")}); err != nil {
+		t.Fatal(err)
+	}
+	r.steps(t, 1)
+	if err := op2.Checkpoint(path, map[string][]byte{"step": []byte("3"), "time": []byte("0.3")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + ".partial"); !os.IsNotExist(err) {
+		t.Errorf("the temporary file is left: %v", err)
+	}
+	r.steps(t, 4)
+	want := r.result(t)
+
+	copy(r.q.Data(), make([]float64, len(r.q.Data())))
+	r.cnt.Data()[0] = 99
+	r.low.Data()[0] = -1
+	if err := r.k.Set(2); err != nil {
+		t.Fatal(err)
+	}
+	state, err := op2.Restore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(state["step"]) != "3" || string(state["time"]) != "0.3" || len(state) != 2 {
+		t.Errorf("state %q, want step 3 and time 0.3", state)
+	}
+	r.steps(t, 4)
+	if got := r.result(t); !got.equal(want) {
+		t.Errorf("restored run: low %v k %v, want %v %v; q equal %v, cnt equal %v", got.Low, got.K, want.Low, want.K,
+			slices.Equal(got.Q, want.Q), slices.Equal(got.Cnt, want.Cnt))
+	}
+
+	// A dat declared after the checkpoint: the file is refused, nothing changes.
+	extra := must(op2.NewDat[float64](r.q.Set(), 3, nil, "extra"))
+	before := r.result(t)
+	if _, err := op2.Restore(path); err == nil || !strings.Contains(err.Error(), `no dat "extra"`) {
+		t.Errorf("restoring without dat extra: %v, want an error naming it", err)
+	}
+	if !r.result(t).equal(before) {
+		t.Error("a refused restore changed values")
+	}
+	_ = extra
+	if _, err := op2.Restore(filepath.Join(t.TempDir(), "none")); err == nil {
+		t.Error("restoring a missing file: no error")
+	}
+}
+
+// TestCheckpointAcrossRanks checkpoints a run on 2 ranks, finishes it, and
+// restores the checkpoint on 3 ranks and on one and finishes there: the
+// three results are bit for bit equal.
+func TestCheckpointAcrossRanks(t *testing.T) {
+	const ckptEnv, outEnv, modeEnv = "OP2_TEST_CKPT_FILE", "OP2_TEST_CKPT_OUT", "OP2_TEST_CKPT_MODE"
+	if mpitest.InRanks() {
+		r := newCkptRun(t)
+		if os.Getenv(modeEnv) == "write" {
+			r.steps(t, 3)
+			if err := op2.Checkpoint(os.Getenv(ckptEnv), map[string][]byte{"step": []byte("3")}); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			state, err := op2.Restore(os.Getenv(ckptEnv))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(state["step"]) != "3" {
+				t.Errorf("state %q", state)
+			}
+		}
+		r.steps(t, 4)
+		res := r.result(t)
+		if op2.Rank() == 0 {
+			b, _ := json.Marshal(res)
+			if err := os.WriteFile(os.Getenv(outEnv), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := op2.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	needHDF5(t)
+	dir := t.TempDir()
+	ckpt := filepath.Join(dir, "run.ckpt")
+	var results []ckptResult
+	for i, job := range []struct {
+		ranks int
+		mode  string
+	}{{2, "write"}, {3, "read"}, {1, "read"}, {2, "read"}} {
+		out := filepath.Join(dir, "out"+strconv.Itoa(i))
+		mpitest.Run(t, job.ranks, 2*time.Minute, ckptEnv+"="+ckpt, outEnv+"="+out, modeEnv+"="+job.mode)
+		var res ckptResult
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &res); err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, res)
+		if !res.equal(results[0]) {
+			t.Errorf("%d ranks restored (%s): the result differs from the uninterrupted 2-rank run", job.ranks, job.mode)
+		}
+	}
+}
+
+// needHDF5 skips a test when libhdf5 is truly absent.
+func needHDF5(t *testing.T) {
+	t.Helper()
+	if err := h5.Load(); err != nil {
+		t.Skipf("libhdf5 is not installed (%v)", err)
+	}
+}
