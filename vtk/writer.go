@@ -272,7 +272,7 @@ func cornerKernel[T op2.Scalar](dim, arity int) (*op2.Kernel, error) {
 	default:
 		return nil, fmt.Errorf("vtk: no kernel for values of type %T", z)
 	}
-	name := fmt.Sprintf("op2_vtk_corners_%s_%d_%d", tag, dim, arity)
+	name := fmt.Sprintf("vtk_corners_%s_%d_%d", tag, dim, arity)
 	if k, ok := kernels.Load(name); ok {
 		return k.(*op2.Kernel), nil
 	}
