@@ -137,6 +137,10 @@ func (w *Writer) add(name string, set *op2.Set, cell bool, whole func(*Grid) err
 // ghost cells, so nothing is marked with vtkGhostType; points shared by
 // pieces appear in each of them.
 //
+// On several ranks it runs those loops and reads their results at once,
+// so call it outside op2.Chain there (inside, reading is refused with the
+// chain's error).
+//
 // A program may add arrays to the grid (values derived from its arrays,
 // the same names on every rank) before writing it with WriteParallel.
 func (w *Writer) Piece() (*Grid, error) {
