@@ -26,8 +26,9 @@
 // (default: PT-Scotch on the cells sharing an edge when libptscotch loads
 // on every rank, else rcb, recursive coordinate bisection of the nodes;
 // both run distributed; metis runs METIS on rank 0), rank 0
-// prints, and -dump-q and -vtk gather the solution in the mesh's
-// numbering. Since no rank has the whole mesh, -write-mesh and -shuffle
+// prints, -dump-q gathers the solution in the mesh's numbering, and -vtk
+// writes a parallel file: FILE.pvtu and one piece per rank in folder FILE
+// (package vtk's WriteParallel), gathering nothing. Since no rank has the whole mesh, -write-mesh and -shuffle
 // are refused under MPI: convert or shuffle a mesh on one process (or
 // convert it with op2mesh).
 //
@@ -42,8 +43,10 @@
 // On one process the line (rank 0/1) has the read step only.
 //
 // -vtk FILE writes the mesh and the final solution (q, pressure, Mach
-// number on the cells) as a VTK XML UnstructuredGrid; ParaView opens it,
-// and op2render draws a picture of it.
+// number and each cell's number on the cells) as a VTK XML
+// UnstructuredGrid; ParaView opens it, and op2render draws a picture of
+// it. Under MPI it writes FILE.pvtu (for FILE.vtu) and its pieces, which
+// ParaView opens as one mesh.
 //
 // Without -mesh it generates OP2's reference mesh (720 000 cells) in memory.
 // -mesh reads OP2's ASCII format (optionally gzipped) or, for a file that
@@ -110,7 +113,7 @@ func main() {
 	flag.IntVar(&o.nj, "J", 600, "generated mesh: cells from the surface to the far field")
 	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the mesh in OP2's ASCII format (.gz compresses), or its HDF5 layout for *.h5; with -iters 0 do nothing else")
 	flag.StringVar(&o.dumpQ, "dump-q", "", "write the final q in OP2's binary dat format")
-	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with q, pressure and Mach number as a VTK .vtu file after the run (for ParaView or op2render)")
+	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with q, pressure and Mach number as a VTK .vtu file after the run (for ParaView or op2render; under MPI a .pvtu file and one piece per rank)")
 	flag.BoolVar(&o.timing, "timing", false, "print op2's per-loop timing table (under MPI: rank 0's loops)")
 	flag.BoolVar(&o.elapsed, "elapsed", false, "print the time of the iterations (without -timing's waits after each loop)")
 	flag.BoolVar(&o.lazy, "lazy", false, "record the loops and run them when their results are needed (op2.Config.Lazy; one process only)")

@@ -603,7 +603,7 @@ func TestAirfoilOnRanks(t *testing.T) {
 				"AIRFOIL_DUMP="+dump, "AIRFOIL_OUT="+outPath, "AIRFOIL_VTK="+vtu, fmt.Sprintf("AIRFOIL_MESH=%d %d %d", j.ni, j.nj, j.iters),
 				"AIRFOIL_MESHFILE="+meshFile, "AIRFOIL_STARTUP="+startup, fmt.Sprintf("AIRFOIL_CHAIN=%v", j.chain),
 				fmt.Sprintf("AIRFOIL_TILE=%d", j.tile), fmt.Sprintf("OP2_TIMING=%v", j.tile > 0))
-			checkVTK(t, vtu, j.ni, j.nj, serial[key].q)
+			checkVTK(t, strings.TrimSuffix(vtu, ".vtu")+".pvtu", j.ni, j.nj, serial[key].q)
 			var out []byte
 			for rank := range j.ranks {
 				path := outPath
@@ -695,11 +695,22 @@ func readDat(t *testing.T, path string) []float64 {
 	return v
 }
 
-// checkVTK reads the .vtu that -vtk wrote and compares it with the
-// generated mesh and the solution q of a one-rank run.
+// checkVTK reads the .vtu that -vtk wrote (or, for a .pvtu, its pieces,
+// one after another) and compares it with the generated mesh and the
+// solution q of a one-rank run, cell by cell through each cell's declared
+// number: its nodes' coordinates, q and the derived fields.
 func checkVTK(t *testing.T, path string, ni, nj int, q []float64) {
 	t.Helper()
-	g, err := vtk.ReadFile(path)
+	var g *vtk.Grid
+	var err error
+	if strings.HasSuffix(path, ".pvtu") {
+		var pieces []*vtk.Grid
+		if pieces, err = vtk.ReadPVTUFile(path); err == nil {
+			g, err = vtk.Merge(pieces)
+		}
+	} else {
+		g, err = vtk.ReadFile(path)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -707,28 +718,36 @@ func checkVTK(t *testing.T, path string, ni, nj int, q []float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Type != vtk.Quad || !slices.Equal(g.Cells, m.Cell) || g.NumPoints() != m.NNode {
-		t.Fatalf("-vtk: %d cells of type %d on %d points; want the mesh's %d quads on %d nodes", g.NumCells(), g.Type, g.NumPoints(), m.NCell, m.NNode)
+	if g.Type != vtk.Quad || g.NumCells() != m.NCell {
+		t.Fatalf("-vtk: %d cells of type %d; want the mesh's %d quads", g.NumCells(), g.Type, m.NCell)
 	}
-	for i := 0; i < m.NNode; i++ {
-		if g.Points[3*i] != m.X[2*i] || g.Points[3*i+1] != m.X[2*i+1] || g.Points[3*i+2] != 0 {
-			t.Fatalf("-vtk: point %d is %v, want %v", i, g.Points[3*i:3*i+3], m.X[2*i:2*i+2])
-		}
+	if !strings.HasSuffix(path, ".pvtu") && (!slices.Equal(g.Cells, m.Cell) || g.NumPoints() != m.NNode) {
+		t.Fatalf("-vtk: %d points, cells differ from the mesh's; want the mesh's %d nodes and cells", g.NumPoints(), m.NNode)
 	}
-	gq, p, mach := g.CellArray("q"), g.CellArray("pressure"), g.CellArray("mach")
-	if gq == nil || p == nil || mach == nil || gq.Components != 4 {
-		t.Fatalf("-vtk: cell arrays %v; want q (4 components), pressure, mach", g.CellData)
+	gq, p, mach, num := g.CellArray("q"), g.CellArray("pressure"), g.CellArray("mach"), g.CellArray(vtk.DeclaredNumberArray)
+	if gq == nil || p == nil || mach == nil || num == nil || gq.Components != 4 {
+		t.Fatalf("-vtk: cell arrays %v; want q (4 components), pressure, mach, %s", g.CellData, vtk.DeclaredNumberArray)
 	}
-	qv, pv, mv := gq.Float64s(), p.Float64s(), mach.Float64s()
+	qv, pv, mv, nv := gq.Float64s(), p.Float64s(), mach.Float64s(), num.Float64s()
+	seen := make([]bool, m.NCell)
 	for c := 0; c < m.NCell; c++ {
+		d := int(nv[c])
+		if d < 0 || d >= m.NCell || seen[d] {
+			t.Fatalf("-vtk: cell %d has declared number %d: outside the mesh or seen before", c, d)
+		}
+		seen[d] = true
 		for k := 0; k < 4; k++ {
-			if !close(qv[4*c+k], q[4*c+k], 1e-12) {
-				t.Fatalf("-vtk: q[%d] = %.17g, want %.17g", 4*c+k, qv[4*c+k], q[4*c+k])
+			pt, n := g.Cells[4*c+k], m.Cell[4*d+k]
+			if g.Points[3*pt] != m.X[2*n] || g.Points[3*pt+1] != m.X[2*n+1] || g.Points[3*pt+2] != 0 {
+				t.Fatalf("-vtk: cell %d, node %d is at %v, want %v", d, k, g.Points[3*pt:3*pt+3], m.X[2*n:2*n+2])
+			}
+			if !close(qv[4*c+k], q[4*d+k], 1e-12) {
+				t.Fatalf("-vtk: q[%d] = %.17g, want %.17g", 4*d+k, qv[4*c+k], q[4*d+k])
 			}
 		}
-		wp, wm := airfoil.Derived(q[4*c : 4*c+4])
+		wp, wm := airfoil.Derived(q[4*d : 4*d+4])
 		if !close(pv[c], wp, 1e-12) || !close(mv[c], wm, 1e-12) {
-			t.Fatalf("-vtk: cell %d: pressure %g, Mach %g; want %g, %g", c, pv[c], mv[c], wp, wm)
+			t.Fatalf("-vtk: cell %d: pressure %g, Mach %g; want %g, %g", d, pv[c], mv[c], wp, wm)
 		}
 	}
 }

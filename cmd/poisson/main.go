@@ -6,7 +6,8 @@
 // by PETSc (loaded at run time: Debian's libpetsc-real3.18), and the
 // error against the exact solution is printed. Under MPI (mpirun -np N poisson …)
 // rank 0 declares the mesh, Partition spreads it (AutoPartitioner) and
-// rank 0 prints.
+// rank 0 prints; -vtk out.vtu then writes out.pvtu and one piece per rank
+// in folder out (package vtk's WriteParallel).
 //
 //	poisson [-n 64] [-jitter 0.25] [-seed 1] [-mesh BASE] [-write-mesh BASE]
 //	        [-renumber auto|rcm|rcb|none] [-problem sine|linear]
@@ -70,7 +71,7 @@ func main() {
 	flag.BoolVar(&o.timing, "timing", false, "print the time of assembly and solve, and op2's per-loop timing table")
 	flag.StringVar(&o.backend, "backend", "", "backend: "+fmt.Sprint(op2.Backends())+" (default $OP2_BACKEND, else sequential)")
 	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs, shared among the MPI ranks on this machine)")
-	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with u as a VTK .vtu file")
+	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with u as a VTK .vtu file (under MPI a .pvtu file and one piece per rank)")
 	flag.StringVar(&o.renumber, "renumber", "auto", "renumber the mesh for locality before assembling: rcm (reverse Cuthill–McKee on the nodes: a banded matrix), rcb (recursive coordinate bisection of the nodes), none (the mesh's own numbering) or auto (rcm in one process; under MPI Partition orders each rank's part)")
 	flag.StringVar(&o.meshPath, "mesh", "", "read the mesh from Triangle's BASE.node (with boundary markers) and BASE.ele instead of generating it")
 	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the mesh as Triangle's BASE.node and BASE.ele")
@@ -164,17 +165,16 @@ func run(o options, out io.Writer) error {
 		}
 	}
 	if o.vtkPath != "" {
-		g, err := vtk.FromOP2(res.X, res.Tri)
+		// One .vtu on one process; under MPI a .pvtu and a piece per rank.
+		w, err := vtk.NewWriter(res.X, res.Tri)
 		if err != nil {
 			return err
 		}
-		if err := vtk.AddPointDat(g, res.U); err != nil {
+		if err := vtk.PointDat(w, res.U); err != nil {
 			return err
 		}
-		if g != nil { // rank 0 under MPI
-			if err := g.WriteFile(o.vtkPath, vtk.Binary); err != nil {
-				return err
-			}
+		if err := w.WriteFile(o.vtkPath, vtk.Binary); err != nil {
+			return err
 		}
 	}
 	return nil

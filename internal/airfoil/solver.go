@@ -360,20 +360,25 @@ func (s *Solver) Cells() int { return s.cells.GlobalSize() }
 // WriteVTK writes the mesh and the solution to path as a VTK XML
 // UnstructuredGrid (.vtu, base64 binary), for ParaView or cmd/op2render:
 // the cells (quads) carry q (4 components: density, x and y momentum,
-// energy) and the fields derived from it, pressure p = (γ−1)(q3 −
-// ½(q1²+q2²)/q0) and Mach number √(u²+v²)/c with c = √(γp/q0); the points
-// carry nothing. In a distributed run it is collective and rank 0 writes
-// the file.
+// energy), the fields derived from it, pressure p = (γ−1)(q3 −
+// ½(q1²+q2²)/q0) and Mach number √(u²+v²)/c with c = √(γp/q0), and each
+// cell's number in the mesh's numbering (vtk.DeclaredNumberArray); the
+// points carry nothing. In a distributed run it is collective and writes
+// a parallel file instead (vtk.WriteParallel: path with .pvtu for .vtu,
+// and one piece per rank holding the rank's cells), so that no rank
+// gathers the mesh.
 func (s *Solver) WriteVTK(path string) error {
-	g, err := vtk.FromOP2(s.x, s.pcell)
+	w, err := vtk.NewWriter(s.x, s.pcell)
 	if err != nil {
 		return err
 	}
-	if err := vtk.AddCellDat(g, s.q); err != nil {
+	w.DeclaredNumbers = true
+	if err := vtk.CellDat(w, s.q); err != nil {
 		return err
 	}
-	if op2.Rank() != 0 {
-		return nil
+	g, err := w.Piece()
+	if err != nil {
+		return err
 	}
 	a := g.CellArray(s.q.Name())
 	a.Name = "q"
@@ -386,7 +391,7 @@ func (s *Solver) WriteVTK(path string) error {
 	g.CellData = append(g.CellData,
 		vtk.Array{Name: "pressure", Components: 1, Values: p},
 		vtk.Array{Name: "mach", Components: 1, Values: mach})
-	return g.WriteFile(path, vtk.Binary)
+	return vtk.WriteParallel(g, path, vtk.Binary)
 }
 
 // Derived returns the pressure and the Mach number of one cell's state q

@@ -1,0 +1,316 @@
+package vtk
+
+import (
+	"bufio"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/regfile"
+)
+
+// OutputPath is the file WriteParallel (and Writer.WriteFile) writes for
+// path: on one process path itself, or path with .vtu for .pvtu; on
+// several MPI ranks path with .pvtu for .vtu, or with .pvtu appended to
+// any other name. So "out.vtu" names out.vtu on one process and out.pvtu
+// under MPI.
+func OutputPath(path string) string {
+	stem, ext := splitExt(path)
+	if op2.Ranks() > 1 {
+		return stem + ".pvtu"
+	}
+	if ext == ".pvtu" {
+		return stem + ".vtu"
+	}
+	return path
+}
+
+// PiecePath is the file of rank's piece of the .pvtu file pvtu: for
+// dir/out.pvtu, dir/out/out_<rank>.vtu (the layout ParaView's own parallel
+// writer uses). The .pvtu names it relatively, as out/out_<rank>.vtu, so
+// the .pvtu and its folder can be moved together.
+func PiecePath(pvtu string, rank int) string {
+	stem, _ := splitExt(pvtu)
+	return filepath.Join(stem, pieceName(filepath.Base(stem), rank))
+}
+
+func pieceName(base string, rank int) string { return base + "_" + strconv.Itoa(rank) + ".vtu" }
+
+// splitExt returns path without a .vtu or .pvtu extension, and that
+// extension ("" for another name).
+func splitExt(path string) (string, string) {
+	for _, ext := range []string{".pvtu", ".vtu"} {
+		if s, ok := strings.CutSuffix(path, ext); ok && s != "" && !strings.HasSuffix(s, string(filepath.Separator)) {
+			return s, ext
+		}
+	}
+	return path, ""
+}
+
+// WriteParallel writes g, this process's grid, to OutputPath(path). It is
+// collective under MPI: every rank calls it with its piece (as
+// Writer.Piece gives it).
+//
+// On one process it writes g as a .vtu file. On several ranks each rank
+// writes its piece to PiecePath (creating the folder), and rank 0 writes
+// the .pvtu file (VTK's PUnstructuredGrid), which lists the points' and
+// the cells' arrays as rank 0's piece has them (every piece must have the
+// same arrays, of the same types and components) and names every rank's
+// piece. Nothing is exchanged between the ranks: a rank's write error is
+// that rank's alone, and says which rank and file (end the job with
+// op2.Abort if a rank fails).
+func WriteParallel(g *Grid, path string, enc Encoding) error {
+	out := OutputPath(path)
+	ranks, rank := op2.Ranks(), op2.Rank()
+	if g == nil {
+		return fmt.Errorf("vtk: rank %d has no grid to write to %s", rank, out)
+	}
+	if ranks == 1 {
+		return g.WriteFile(out, enc)
+	}
+	piece := PiecePath(out, rank)
+	if err := os.MkdirAll(filepath.Dir(piece), 0o755); err != nil {
+		return fmt.Errorf("vtk: rank %d: %w", rank, err)
+	}
+	if err := g.WriteFile(piece, enc); err != nil {
+		return fmt.Errorf("%w (rank %d's piece of %s)", err, rank, out)
+	}
+	if rank != 0 {
+		return nil
+	}
+	stem, _ := splitExt(out)
+	base := filepath.Base(stem)
+	sources := make([]string, ranks)
+	for r := range sources {
+		sources[r] = base + "/" + pieceName(base, r)
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return fmt.Errorf("vtk: %w", err)
+	}
+	if err := g.WritePVTU(f, sources); err != nil {
+		f.Close()
+		return fmt.Errorf("%w (writing %s)", err, out)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("vtk: %w", err)
+	}
+	return nil
+}
+
+// WritePVTU writes a VTK XML PUnstructuredGrid file (.pvtu) whose pieces
+// are the .vtu files sources (relative to the .pvtu file's folder, or
+// absolute) and whose arrays are g's: the names, types and components of
+// its point and cell arrays, and 3-D Float64 points, as Write writes
+// them. g's values are not written; g is the layout every piece shares.
+func (g *Grid) WritePVTU(w io.Writer, sources []string) error {
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	bw.WriteString("<?xml version=\"1.0\"?>\n<VTKFile type=\"PUnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n")
+	bw.WriteString("  <PUnstructuredGrid GhostLevel=\"0\">\n")
+	section := func(tag string, arrays []Array) {
+		if len(arrays) == 0 {
+			return
+		}
+		fmt.Fprintf(bw, "    <%s>\n", tag)
+		for _, a := range arrays {
+			typ, _ := typeName(a.Values)
+			writePArray(bw, typ, a.Name, a.Components)
+		}
+		fmt.Fprintf(bw, "    </%s>\n", tag)
+	}
+	section("PPointData", g.PointData)
+	section("PCellData", g.CellData)
+	bw.WriteString("    <PPoints>\n")
+	writePArray(bw, "Float64", "Points", 3)
+	bw.WriteString("    </PPoints>\n")
+	for _, s := range sources {
+		bw.WriteString(`    <Piece Source="`)
+		xml.EscapeText(bw, []byte(s))
+		bw.WriteString("\"/>\n")
+	}
+	bw.WriteString("  </PUnstructuredGrid>\n</VTKFile>\n")
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("vtk: %w", err)
+	}
+	return nil
+}
+
+func writePArray(w *bufio.Writer, typ, name string, comps int) {
+	w.WriteString(`      <PDataArray type="` + typ + `" Name="`)
+	xml.EscapeText(w, []byte(name))
+	w.WriteString(`"`)
+	if comps > 1 {
+		fmt.Fprintf(w, ` NumberOfComponents="%d"`, comps)
+	}
+	w.WriteString("/>\n")
+}
+
+// The .pvtu XML as ReadPVTUFile sees it.
+type xmlPFile struct {
+	XMLName xml.Name `xml:"VTKFile"`
+	Type    string   `xml:"type,attr"`
+	Grid    struct {
+		PointData []xmlArray `xml:"PPointData>PDataArray"`
+		CellData  []xmlArray `xml:"PCellData>PDataArray"`
+		Pieces    []struct {
+			Source string `xml:"Source,attr"`
+		} `xml:"Piece"`
+	} `xml:"PUnstructuredGrid"`
+}
+
+// ReadPVTUFile reads a .pvtu file and each of its pieces (with ReadFile,
+// from paths relative to the .pvtu file's folder unless absolute), in the
+// file's order, and checks that every piece has the arrays the .pvtu
+// declares, with their components. Merge joins the pieces into one grid.
+func ReadPVTUFile(path string) ([]*Grid, error) {
+	f, err := regfile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("vtk: %w", err)
+	}
+	var p xmlPFile
+	err = xml.NewDecoder(bufio.NewReader(f.Reader())).Decode(&p)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("vtk: %s is not a VTK XML file: %w", path, err)
+	}
+	if p.Type != "PUnstructuredGrid" {
+		return nil, fmt.Errorf("vtk: %s is a %q file; want a PUnstructuredGrid", path, p.Type)
+	}
+	var out []*Grid
+	for i, pc := range p.Grid.Pieces {
+		if pc.Source == "" {
+			return nil, fmt.Errorf("vtk: %s: piece %d has no Source", path, i)
+		}
+		src := filepath.FromSlash(pc.Source)
+		if !filepath.IsAbs(src) {
+			src = filepath.Join(filepath.Dir(path), src)
+		}
+		g, err := ReadFile(src)
+		if err != nil {
+			return nil, fmt.Errorf("%w (piece %d of %s)", err, i, path)
+		}
+		for _, want := range []struct {
+			where  string
+			arrays []xmlArray
+			get    func(string) *Array
+		}{{"point", p.Grid.PointData, g.PointArray}, {"cell", p.Grid.CellData, g.CellArray}} {
+			for _, x := range want.arrays {
+				a := want.get(x.Name)
+				if a == nil || a.Components != max(x.Components, 1) {
+					return nil, fmt.Errorf("vtk: %s: piece %d (%s) lacks the %s array %q of %d components the .pvtu declares", path, i, src, want.where, x.Name, max(x.Components, 1))
+				}
+			}
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// Merge returns one grid holding the pieces one after another: their
+// points (a point shared by two pieces appears twice), their cells (with
+// the point numbers shifted) and their arrays, joined by name. Every piece
+// with cells must have cells of the same type, and every piece the same
+// arrays (names, components and value types) in the same order, as the
+// pieces of one .pvtu file have; a piece without cells may lack a cell
+// type.
+func Merge(pieces []*Grid) (*Grid, error) {
+	if len(pieces) == 0 {
+		return nil, fmt.Errorf("vtk: merging no pieces")
+	}
+	first := pieces[0]
+	for _, p := range pieces {
+		if p.NumCells() > 0 {
+			first = p
+			break
+		}
+	}
+	out := &Grid{Dim: first.Dim, NodesPerCell: first.NodesPerCell, Type: first.Type}
+	for i, p := range pieces {
+		if p.Dim != out.Dim {
+			return nil, fmt.Errorf("vtk: piece %d has %d-D points, piece 0 %d-D", i, p.Dim, out.Dim)
+		}
+		if p.NumCells() > 0 && (p.Type != out.Type || p.NodesPerCell != out.NodesPerCell) {
+			return nil, fmt.Errorf("vtk: piece %d has cells of type %d, another piece of type %d", i, p.Type, out.Type)
+		}
+		shift := int32(out.NumPoints())
+		for _, c := range p.Cells {
+			out.Cells = append(out.Cells, c+shift)
+		}
+		out.Points = append(out.Points, p.Points...)
+		var err error
+		if out.PointData, err = join(out.PointData, p.PointData, i, i == 0, "point"); err != nil {
+			return nil, err
+		}
+		if out.CellData, err = join(out.CellData, p.CellData, i, i == 0, "cell"); err != nil {
+			return nil, err
+		}
+	}
+	if err := out.Validate(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// join appends piece i's arrays to dst, array by array.
+func join(dst, src []Array, i int, start bool, where string) ([]Array, error) {
+	if start {
+		for _, a := range src {
+			dst = append(dst, Array{Name: a.Name, Components: a.Components, Values: appendValues(nil, a.Values)})
+		}
+		return dst, nil
+	}
+	if len(src) != len(dst) {
+		return nil, fmt.Errorf("vtk: piece %d has %d %s arrays, piece 0 %d", i, len(src), where, len(dst))
+	}
+	for k, a := range src {
+		d := &dst[k]
+		if a.Name != d.Name || a.Components != d.Components {
+			return nil, fmt.Errorf("vtk: piece %d's %s array %d is %q of %d components; piece 0's is %q of %d", i, where, k, a.Name, a.Components, d.Name, d.Components)
+		}
+		v := appendValues(d.Values, a.Values)
+		if v == nil {
+			return nil, fmt.Errorf("vtk: piece %d's %s array %q holds %T, piece 0's %T", i, where, a.Name, a.Values, d.Values)
+		}
+		d.Values = v
+	}
+	return dst, nil
+}
+
+// appendValues appends src to dst, slices of one type (dst nil: a copy of
+// src); nil when the types differ.
+func appendValues(dst, src any) any {
+	switch s := src.(type) {
+	case []float64:
+		return appendTyped(dst, s)
+	case []float32:
+		return appendTyped(dst, s)
+	case []int32:
+		return appendTyped(dst, s)
+	case []int64:
+		return appendTyped(dst, s)
+	case []uint32:
+		return appendTyped(dst, s)
+	case []uint8:
+		return appendTyped(dst, s)
+	}
+	return nil
+}
+
+func appendTyped[T any](dst any, src []T) any {
+	if dst == nil {
+		return append([]T{}, src...)
+	}
+	d, ok := dst.([]T)
+	if !ok {
+		return nil
+	}
+	return append(d, src...)
+}

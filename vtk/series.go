@@ -1,0 +1,142 @@
+package vtk
+
+import (
+	"bufio"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/regfile"
+)
+
+// Series is a time series of VTK files, one per step (.vtu or .pvtu, as
+// Writer.WriteFile writes them), listed in a ParaView data collection
+// (.pvd) that opens them as one data set over time:
+//
+//	s := vtk.NewSeries("run.pvd")
+//	for step := ... {
+//		p := fmt.Sprintf("run_%04d.vtu", step)
+//		err = w.WriteFile(p, vtk.Binary)
+//		err = s.Add(t, vtk.OutputPath(p)) // rewrites run.pvd
+//	}
+//
+// Under MPI every rank calls Add (nothing is exchanged) and rank 0 writes
+// the .pvd file.
+type Series struct {
+	path  string
+	steps []Step
+}
+
+// Step is one step of a Series: its time and its file, relative to the
+// .pvd file's folder when it is inside it.
+type Step struct {
+	Time float64
+	File string
+}
+
+// NewSeries returns an empty series to be written to path (by convention
+// ending in .pvd). Nothing is written until the first Add.
+func NewSeries(path string) *Series { return &Series{path: path} }
+
+// Steps returns the steps added so far.
+func (s *Series) Steps() []Step { return append([]Step(nil), s.steps...) }
+
+// Add appends the step at time t whose data is file (a path as the
+// program names it, which the .pvd records relative to its own folder
+// when it can) and rewrites the .pvd file, through a temporary file
+// renamed over it, so that a reader never sees half a file. Under MPI
+// only rank 0 writes.
+func (s *Series) Add(t float64, file string) error {
+	rel := file
+	if d, err := filepath.Abs(filepath.Dir(s.path)); err == nil {
+		if f, err := filepath.Abs(file); err == nil {
+			if r, err := filepath.Rel(d, f); err == nil {
+				rel = r
+			}
+		}
+	}
+	s.steps = append(s.steps, Step{Time: t, File: filepath.ToSlash(rel)})
+	if op2.Rank() != 0 {
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(s.path), "."+filepath.Base(s.path)+".*")
+	if err != nil {
+		return fmt.Errorf("vtk: series %s: %w", s.path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("vtk: series %s: %w", s.path, err)
+	}
+	if err := s.Write(tmp); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("%w (writing series %s)", err, s.path)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("vtk: series %s: %w", s.path, err)
+	}
+	if err := os.Rename(tmp.Name(), s.path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("vtk: series %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Write writes the series as a VTK XML Collection file (.pvd): one
+// DataSet element per step, with its timestep and file.
+func (s *Series) Write(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <Collection>\n")
+	for _, st := range s.steps {
+		bw.WriteString(`    <DataSet timestep="` + strconv.FormatFloat(st.Time, 'g', -1, 64) + `" group="" part="0" file="`)
+		xml.EscapeText(bw, []byte(st.File))
+		bw.WriteString("\"/>\n")
+	}
+	bw.WriteString("  </Collection>\n</VTKFile>\n")
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("vtk: %w", err)
+	}
+	return nil
+}
+
+// ReadSeriesFile reads the steps of a .pvd file: each DataSet's timestep
+// and file, as written (relative to the .pvd file's folder or absolute).
+func ReadSeriesFile(path string) ([]Step, error) {
+	f, err := regfile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("vtk: %w", err)
+	}
+	b, err := f.ReadAll()
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("vtk: %w", err)
+	}
+	var x struct {
+		Type string `xml:"type,attr"`
+		Sets []struct {
+			Time string `xml:"timestep,attr"`
+			File string `xml:"file,attr"`
+		} `xml:"Collection>DataSet"`
+	}
+	if err := xml.Unmarshal(b, &x); err != nil {
+		return nil, fmt.Errorf("vtk: %s is not a VTK XML file: %w", path, err)
+	}
+	if x.Type != "Collection" {
+		return nil, fmt.Errorf("vtk: %s is a %q file; want a Collection", path, x.Type)
+	}
+	out := make([]Step, len(x.Sets))
+	for i, d := range x.Sets {
+		t, err := strconv.ParseFloat(d.Time, 64)
+		if err != nil {
+			return nil, fmt.Errorf("vtk: %s: data set %d: timestep %q is not a number", path, i, d.Time)
+		}
+		out[i] = Step{Time: t, File: d.File}
+	}
+	return out, nil
+}
