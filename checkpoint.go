@@ -400,6 +400,7 @@ func (c *ckptContents) write(cw *ckptWriter) error {
 // nothing is changed. It is collective under MPI; recorded loops run
 // first.
 func Restore(path string) (map[string][]byte, error) {
+	runtime.GC() // dats the program no longer holds are not restored
 	forced := lock(forCollective)
 	defer unlock()
 	if forced != nil {

@@ -7,6 +7,12 @@
 //	airfoil [-backend sequential|openmp|opencl|cuda] [-threads N] [-iters N] [-mesh FILE]
 //	        [-I 400 -J 600] [-write-mesh FILE] [-dump-q FILE] [-vtk FILE.vtu] [-timing] [-elapsed]
 //	        [-partition ptscotch|rcb|block|metis] [-startup] [-lazy] [-chain] [-fusion auto|on|off] [-tile N]
+//	        [-checkpoint FILE [-checkpoint-every 100]]
+//
+// -checkpoint FILE saves an op2.Checkpoint every -checkpoint-every
+// iterations; started again with FILE present (after a failure, on the
+// same or another number of ranks), the run restores it and prints the
+// rms lines still to come, the same as a run never stopped.
 //
 // -lazy records the loops and runs them when their results are read
 // (op2.Config.Lazy; one process only), with the same output. -chain
@@ -81,21 +87,27 @@ type options struct {
 	threads   int
 	blockSize int
 	iters     int
-	meshPath  string
-	ni, nj    int
-	writeMesh string
-	dumpQ     string
-	vtkPath   string
-	timing    bool
-	elapsed   bool
-	lazy      bool
-	chain     bool
-	tile      int
-	fusion    string
-	partition string
-	shuffle   uint64
-	renumber  string
-	startup   bool
+	// checkpoint and checkpointEvery: -checkpoint, -checkpoint-every.
+	checkpoint      string
+	checkpointEvery int
+	// killAt and killRank, for the fault tests: rank killRank kills
+	// itself once iteration killAt is done (0: never).
+	killAt, killRank int
+	meshPath         string
+	ni, nj           int
+	writeMesh        string
+	dumpQ            string
+	vtkPath          string
+	timing           bool
+	elapsed          bool
+	lazy             bool
+	chain            bool
+	tile             int
+	fusion           string
+	partition        string
+	shuffle          uint64
+	renumber         string
+	startup          bool
 	// noGather skips gathering the final q when nothing uses it (the
 	// command without -dump-q): under MPI the gather puts the whole q on
 	// rank 0. The tests leave it false and compare q.
@@ -114,6 +126,8 @@ func main() {
 	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the mesh in OP2's ASCII format (.gz compresses), or its HDF5 layout for *.h5; with -iters 0 do nothing else")
 	flag.StringVar(&o.dumpQ, "dump-q", "", "write the final q in OP2's binary dat format")
 	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with q, pressure and Mach number as a VTK .vtu file after the run (for ParaView or op2render; under MPI a .pvtu file and one piece per rank)")
+	flag.StringVar(&o.checkpoint, "checkpoint", "", "save an op2.Checkpoint to this file every -checkpoint-every iterations; when the file exists at start, resume from it (on any number of ranks) and print the rms lines still to come")
+	flag.IntVar(&o.checkpointEvery, "checkpoint-every", 100, "iterations between checkpoints (with -checkpoint)")
 	flag.BoolVar(&o.timing, "timing", false, "print op2's per-loop timing table (under MPI: rank 0's loops)")
 	flag.BoolVar(&o.elapsed, "elapsed", false, "print the time of the iterations (without -timing's waits after each loop)")
 	flag.BoolVar(&o.lazy, "lazy", false, "record the loops and run them when their results are needed (op2.Config.Lazy; one process only)")
@@ -216,6 +230,15 @@ func run(o options, out io.Writer) (*result, error) {
 	}
 	defer s.Close()
 	s.Chained = o.chain
+	if o.checkpoint != "" {
+		if o.checkpointEvery < 1 {
+			return nil, fmt.Errorf("-checkpoint-every %d: the iterations between checkpoints must be at least 1", o.checkpointEvery)
+		}
+		s.CheckpointPath, s.CheckpointEvery = o.checkpoint, o.checkpointEvery
+	}
+	if o.killAt > 0 {
+		s.SetKill(o.killAt, o.killRank)
+	}
 	if o.startup {
 		rep.print(out)
 	}

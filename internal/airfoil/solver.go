@@ -4,10 +4,14 @@
 package airfoil
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/goop2/op2"
@@ -43,7 +47,24 @@ type Solver struct {
 	// op2.Chain scope (the rms resets order themselves after the
 	// recorded loops). The results are the same bits.
 	Chained bool
+
+	// CheckpointPath, when not empty, makes Iterate save an
+	// op2.Checkpoint there every CheckpointEvery iterations (its state:
+	// the iteration) and, when the file exists as Iterate starts,
+	// restore it and go on after the iteration it holds: a run killed
+	// and started again with the same arguments, on any number of ranks,
+	// prints the rms lines still to come, bit for bit those of a run
+	// never stopped.
+	CheckpointPath  string
+	CheckpointEvery int
+
+	// killAt, for tests, makes rank killRank kill itself (SIGKILL) when
+	// iteration killAt is done.
+	killAt, killRank int
 }
+
+// iterKey is the key of the iteration in a checkpoint's state.
+const iterKey = "airfoil.iteration"
 
 // New declares the problem on mesh m: every set, map, dat and constant,
 // with q initialised to the free stream. Close withdraws the constants.
@@ -255,10 +276,22 @@ func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.
 	if s.Chained {
 		run = func() error { return op2.Chain(iteration) }
 	}
+	first, err := s.resume(niter)
+	if err != nil {
+		return nil, 0, err
+	}
 	start := time.Now()
-	for iter := 1; iter <= niter; iter++ {
+	for iter := first; iter <= niter; iter++ {
 		if err := run(); err != nil {
 			return nil, 0, err
+		}
+		if s.killAt == iter && op2.Rank() == s.killRank {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+		if s.CheckpointPath != "" && s.CheckpointEvery > 0 && iter%s.CheckpointEvery == 0 && iter < niter {
+			if err := op2.Checkpoint(s.CheckpointPath, map[string][]byte{iterKey: []byte(strconv.Itoa(iter))}); err != nil {
+				return nil, 0, err
+			}
 		}
 		if iter%100 == 0 {
 			r := math.Sqrt(s.rms.DataRO()[0] / float64(s.cells.GlobalSize()))
@@ -273,6 +306,33 @@ func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.
 	}
 	return rms, time.Since(start), nil
 }
+
+// resume restores the checkpoint at CheckpointPath when the file exists
+// and returns the first iteration to run.
+func (s *Solver) resume(niter int) (int, error) {
+	if s.CheckpointPath == "" {
+		return 1, nil
+	}
+	if _, err := os.Stat(s.CheckpointPath); errors.Is(err, os.ErrNotExist) {
+		return 1, nil
+	}
+	state, err := op2.Restore(s.CheckpointPath)
+	if err != nil {
+		return 0, err
+	}
+	done, err := strconv.Atoi(string(state[iterKey]))
+	if err != nil || done < 0 {
+		return 0, fmt.Errorf("airfoil: checkpoint %s holds no iteration (%q): was it written by airfoil?", s.CheckpointPath, state[iterKey])
+	}
+	if done > niter {
+		return 0, fmt.Errorf("airfoil: checkpoint %s is at iteration %d, past the %d iterations asked for", s.CheckpointPath, done, niter)
+	}
+	return done + 1, nil
+}
+
+// SetKill makes rank kill itself with SIGKILL once iteration iter is done
+// (a rank failing mid-run, for the fault tests).
+func (s *Solver) SetKill(iter, rank int) { s.killAt, s.killRank = iter, rank }
 
 // Loops names Airfoil's five loops (their kernels), in the order an
 // iteration first runs them; RunLoop runs one of them.
