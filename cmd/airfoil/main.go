@@ -123,7 +123,7 @@ func main() {
 	flag.StringVar(&o.meshPath, "mesh", "", "mesh file: OP2 ASCII, optionally gzipped, or OP2's HDF5 layout (default: generate the reference mesh)")
 	flag.IntVar(&o.ni, "I", 400, "generated mesh: cells around the aerofoil section (the grid has 3I columns)")
 	flag.IntVar(&o.nj, "J", 600, "generated mesh: cells from the surface to the far field")
-	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the mesh in OP2's ASCII format (.gz compresses), or its HDF5 layout for *.h5; with -iters 0 do nothing else")
+	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the mesh in OP2's ASCII format (.gz compresses), or its HDF5 layout with the flow fields and constants for *.h5 (under MPI only .h5, every rank writing its part); with -iters 0 do nothing else")
 	flag.StringVar(&o.dumpQ, "dump-q", "", "write the final q in OP2's binary dat format")
 	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with q, pressure and Mach number as a VTK .vtu file after the run (for ParaView or op2render; under MPI a .pvtu file and one piece per rank)")
 	flag.StringVar(&o.checkpoint, "checkpoint", "", "save an op2.Checkpoint to this file every -checkpoint-every iterations; when the file exists at start, resume from it (on any number of ranks) and print the rms lines still to come")
@@ -188,8 +188,8 @@ func run(o options, out io.Writer) (*result, error) {
 	if ranks > 1 {
 		// Every rank holds only its block of the mesh until Partition
 		// distributes it: nothing can write or renumber the whole mesh.
-		if o.writeMesh != "" {
-			return nil, fmt.Errorf("-write-mesh under MPI: each rank holds only its block of the mesh; write the mesh on one process (airfoil -iters 0 -write-mesh FILE) or convert it with op2mesh")
+		if o.writeMesh != "" && !isHDF5Name(o.writeMesh) {
+			return nil, fmt.Errorf("-write-mesh under MPI: %s is not an HDF5 file (FILE.h5), the only kind every rank writes its part of; for OP2's ASCII format write the mesh on one process (airfoil -iters 0 -write-mesh FILE) or convert it with op2mesh", o.writeMesh)
 		}
 		if o.shuffle != 0 {
 			return nil, fmt.Errorf("-shuffle under MPI: each rank holds only its block of the mesh; write a shuffled mesh on one process (airfoil -shuffle SEED -iters 0 -write-mesh FILE) and run on that file")
@@ -204,12 +204,12 @@ func run(o options, out io.Writer) (*result, error) {
 	if o.shuffle != 0 {
 		m = m.Shuffled(o.shuffle)
 	}
-	if o.writeMesh != "" {
+	if o.writeMesh != "" && ranks == 1 {
 		if err := writeMesh(o.writeMesh, m); err != nil {
 			return nil, err
 		}
 	}
-	if o.iters == 0 {
+	if o.iters == 0 && (ranks == 1 || o.writeMesh == "") {
 		if o.startup {
 			rep.print(out)
 		}
@@ -230,6 +230,19 @@ func run(o options, out io.Writer) (*result, error) {
 	}
 	defer s.Close()
 	s.Chained = o.chain
+	if o.writeMesh != "" && ranks > 1 {
+		// The partitioned problem, every rank writing its part.
+		start := time.Now()
+		if err := s.WriteHDF5(o.writeMesh); err != nil {
+			return nil, err
+		}
+		if o.startup && root {
+			fmt.Fprintf(out, "wrote %s in %.3f s\n", o.writeMesh, time.Since(start).Seconds())
+		}
+		if o.iters == 0 {
+			return &result{}, nil
+		}
+	}
 	if o.checkpoint != "" {
 		if o.checkpointEvery < 1 {
 			return nil, fmt.Errorf("-checkpoint-every %d: the iterations between checkpoints must be at least 1", o.checkpointEvery)
@@ -295,6 +308,20 @@ func run(o options, out io.Writer) (*result, error) {
 	}
 	if (o.timing || o.elapsed) && root {
 		fmt.Fprintf(out, "\nbackend %s, %d iterations, %.3f s\n", op2.Backend(), o.iters, res.elapsed.Seconds())
+		if c := s.Checkpoints; c.Written > 0 || c.Restored {
+			size := int64(0)
+			if fi, err := os.Stat(o.checkpoint); err == nil {
+				size = fi.Size()
+			}
+			fmt.Fprintf(out, "checkpoints: %d written in %.3f s, %.1f MB each", c.Written, c.Write.Seconds(), float64(size)/1e6)
+			if c.Written > 0 {
+				fmt.Fprintf(out, " (%.3f s, %.2f GB/s each)", c.Write.Seconds()/float64(c.Written), float64(size)*float64(c.Written)/c.Write.Seconds()/1e9)
+			}
+			if c.Restored {
+				fmt.Fprintf(out, "; restored in %.3f s (%.2f GB/s)", c.Restore.Seconds(), float64(size)/c.Restore.Seconds()/1e9)
+			}
+			fmt.Fprintln(out)
+		}
 		if ranks > 1 {
 			it := float64(o.iters)
 			fmt.Fprintf(out, "rank 0 halo traffic: %.2f messages (%.0f bytes) and %.2f agreements per iteration\n",

@@ -1,8 +1,10 @@
 package airfoil
 
 import (
+	"errors"
 	"math"
 
+	"github.com/goop2/op2"
 	"github.com/goop2/op2/hdf5"
 	"github.com/goop2/op2/mesh"
 )
@@ -42,6 +44,55 @@ func WriteHDF5(f *hdf5.File, m *mesh.Mesh) error {
 		v    []float64
 	}{{"gam", []float64{gamValue}}, {"gm1", []float64{gm1Value}}, {"cfl", []float64{cflValue}}, {"eps", []float64{epsValue}},
 		{"mach", []float64{machValue}}, {"alpha", []float64{alphaValue}}, {"qinf", qinfValue}} {
+		if err := hdf5.WriteConst(f, c.name, c.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteHDF5 writes the declared problem to path as OP2's Airfoil HDF5
+// file (new_grid.h5): the sets, maps, the dats p_bound, p_x, p_q, p_qold,
+// p_adt and p_res with their current values, and the constants, all in
+// the mesh's declared numbering. Under MPI it is collective, and with a
+// parallel HDF5 library every rank writes its own rows (hdf5.Create).
+func (s *Solver) WriteHDF5(path string) error {
+	f, err := hdf5.Create(path)
+	if err != nil {
+		return err
+	}
+	werr := s.writeHDF5(f)
+	return errors.Join(werr, f.Close())
+}
+
+func (s *Solver) writeHDF5(f *hdf5.File) error {
+	for _, set := range []*op2.Set{s.nodes, s.edges, s.bedges, s.cells} {
+		if err := f.WriteSet(set); err != nil {
+			return err
+		}
+	}
+	for _, m := range []*op2.Map{s.pedge, s.pecell, s.pbedge, s.pbecell, s.pcell} {
+		if err := f.WriteMap(m); err != nil {
+			return err
+		}
+	}
+	if err := hdf5.WriteDat(f, s.bound); err != nil {
+		return err
+	}
+	for _, d := range []*op2.Dat[float64]{s.x, s.q, s.qold, s.adt, s.res} {
+		if err := hdf5.WriteDat(f, d); err != nil {
+			return err
+		}
+	}
+	for _, c := range []*op2.Const[float64]{s.gam, s.gm1, s.cfl, s.eps} {
+		if err := hdf5.WriteConst(f, c.Name(), c.Value()); err != nil {
+			return err
+		}
+	}
+	for _, c := range []struct {
+		name string
+		v    []float64
+	}{{"mach", []float64{machValue}}, {"alpha", []float64{alphaValue}}, {"qinf", s.qinf.Value()}} {
 		if err := hdf5.WriteConst(f, c.name, c.v); err != nil {
 			return err
 		}

@@ -57,10 +57,20 @@ type Solver struct {
 	// never stopped.
 	CheckpointPath  string
 	CheckpointEvery int
+	// Checkpoints says what the checkpoints of the last Iterate cost.
+	Checkpoints CheckpointStats
 
 	// killAt, for tests, makes rank killRank kill itself (SIGKILL) when
 	// iteration killAt is done.
 	killAt, killRank int
+}
+
+// CheckpointStats is the time of Iterate's checkpoints: Written of them
+// in Write, and the restore it began with (Restored).
+type CheckpointStats struct {
+	Written        int
+	Write, Restore time.Duration
+	Restored       bool
 }
 
 // iterKey is the key of the iteration in a checkpoint's state.
@@ -276,6 +286,7 @@ func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.
 	if s.Chained {
 		run = func() error { return op2.Chain(iteration) }
 	}
+	s.Checkpoints = CheckpointStats{}
 	first, err := s.resume(niter)
 	if err != nil {
 		return nil, 0, err
@@ -289,9 +300,12 @@ func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
 		if s.CheckpointPath != "" && s.CheckpointEvery > 0 && iter%s.CheckpointEvery == 0 && iter < niter {
+			t := time.Now()
 			if err := op2.Checkpoint(s.CheckpointPath, map[string][]byte{iterKey: []byte(strconv.Itoa(iter))}); err != nil {
 				return nil, 0, err
 			}
+			s.Checkpoints.Written++
+			s.Checkpoints.Write += time.Since(t)
 		}
 		if iter%100 == 0 {
 			r := math.Sqrt(s.rms.DataRO()[0] / float64(s.cells.GlobalSize()))
@@ -316,10 +330,12 @@ func (s *Solver) resume(niter int) (int, error) {
 	if _, err := os.Stat(s.CheckpointPath); errors.Is(err, os.ErrNotExist) {
 		return 1, nil
 	}
+	t := time.Now()
 	state, err := op2.Restore(s.CheckpointPath)
 	if err != nil {
 		return 0, err
 	}
+	s.Checkpoints.Restore, s.Checkpoints.Restored = time.Since(t), true
 	done, err := strconv.Atoi(string(state[iterKey]))
 	if err != nil || done < 0 {
 		return 0, fmt.Errorf("airfoil: checkpoint %s holds no iteration (%q): was it written by airfoil?", s.CheckpointPath, state[iterKey])
