@@ -54,11 +54,20 @@
 // see Block), which is the declaration op2.Partition expects; constants
 // are read by every rank. After op2.Partition, DeclareDat reads the rows
 // of the rank's owned elements (the halo gets the owners' values at the
-// first exchange), and DeclareMap refuses, as op2.NewMap does. Writing is collective: every rank calls WriteMap
-// and WriteDat (they gather the values in the declared numbering), and
-// rank 0 alone writes the file; Create and the writers of plain slices do
-// nothing on the other ranks. Write OP2 objects after op2.Partition (or
-// without MPI): before it each rank knows only its own declarations.
+// first exchange), and DeclareMap refuses, as op2.NewMap does.
+//
+// Writing is collective: every rank calls Create (or OpenWrite) and
+// every writer, in the same order. With a parallel HDF5 library (Debian:
+// libhdf5-openmpi-103-1, loaded in place of the serial one when the
+// program runs on several ranks) every rank opens the file through
+// MPI-IO, and WriteDat and WriteMap write each rank's block of the
+// declared numbering in one collective write (op2.Dat.GatherBlock), so
+// that no rank holds more than its part and its block; the writers of
+// plain slices write rank 0's values. Without it, WriteDat and WriteMap
+// gather every value on rank 0 (op2.Dat.Gather), which alone writes the
+// file, and a line says so once. The file is the same either way. Write
+// OP2 objects after op2.Partition (or without MPI): before it each rank
+// knows only its own declarations.
 package hdf5
 
 import (
