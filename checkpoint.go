@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"unsafe"
@@ -351,6 +352,11 @@ func (c *ckptContents) write(cw *ckptWriter) error {
 		name := "dats/" + strconv.Itoa(k)
 		if err := cw.dat(name, s); err != nil {
 			return fmt.Errorf("dat %q on set %q: %w", s.Name, s.Set.Name, err)
+		}
+		if c.w != nil {
+			// The exchange's buffers, each the size of this rank's part
+			// of the dat, go back before the next dat's are made.
+			debug.FreeOSMemory()
 		}
 		if err := cw.attrs(name, [][2]string{{"name", s.Name}, {"set", s.Set.Name}, {"type", s.Type.CName()}}, [][2]string{{"dim", strconv.Itoa(s.Dim)}}); err != nil {
 			return err

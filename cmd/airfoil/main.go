@@ -136,7 +136,7 @@ func main() {
 	flag.StringVar(&o.fusion, "fusion", "", "with -lazy or -chain, whether recorded loops fuse: auto, on or off (op2.Config.Fusion; default $OP2_FUSION, else auto)")
 	flag.StringVar(&o.partition, "partition", "", "under MPI: how the mesh is split over the ranks (ptscotch, rcb, block or metis; default ptscotch when it loads on every rank, else rcb)")
 	flag.Uint64Var(&o.shuffle, "shuffle", 0, "number the mesh's nodes, cells and edges in a random order drawn from this seed before declaring it (locality lost; 0: keep the order)")
-	flag.BoolVar(&o.startup, "startup", false, "every rank prints the time and peak memory of reading or generating its block of the mesh and of partitioning it")
+	flag.BoolVar(&o.startup, "startup", false, "every rank prints the time and peak memory of reading or generating its block of the mesh and of partitioning it (with -checkpoint, also what a checkpoint write added to its memory)")
 	flag.StringVar(&o.renumber, "renumber", "auto", "renumber the mesh for locality before the first iteration: rcm (reverse Cuthill–McKee on the cells), rcb (recursive coordinate bisection of the cells' centres), rcb-nodes (of the nodes), none (the mesh's own numbering) or auto (rcm in one process when a map of the mesh has poor locality, op2.Map.Locality; none under MPI, where Partition orders each rank's part)")
 	flag.Parse()
 	o.noGather = o.dumpQ == ""
@@ -254,6 +254,13 @@ func run(o options, out io.Writer) (*result, error) {
 	}
 	if o.startup {
 		rep.print(out)
+	}
+	if o.startup && o.checkpoint != "" {
+		defer func() {
+			if c := s.Checkpoints; c.Written > 0 {
+				fmt.Fprintf(out, "rank %d: %d owned cells; a checkpoint write grew its memory by at most %.1f MB\n", rank, s.OwnedCells(), float64(c.Extra)/1e6)
+			}
+		}()
 	}
 	ordering := o.renumber
 	switch {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/rss"
 	"github.com/goop2/op2/mesh"
 	"github.com/goop2/op2/vtk"
 )
@@ -71,6 +72,10 @@ type CheckpointStats struct {
 	Written        int
 	Write, Restore time.Duration
 	Restored       bool
+	// Extra is the most memory this rank's resident size grew by while
+	// a checkpoint was written (its peak during the write less its size
+	// before), where the system reports it (Linux).
+	Extra int64
 }
 
 // iterKey is the key of the iteration in a checkpoint's state.
@@ -300,12 +305,17 @@ func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
 		if s.CheckpointPath != "" && s.CheckpointEvery > 0 && iter%s.CheckpointEvery == 0 && iter < niter {
+			before, _ := rss.Status()
+			rss.ResetPeak()
 			t := time.Now()
 			if err := op2.Checkpoint(s.CheckpointPath, map[string][]byte{iterKey: []byte(strconv.Itoa(iter))}); err != nil {
 				return nil, 0, err
 			}
 			s.Checkpoints.Written++
 			s.Checkpoints.Write += time.Since(t)
+			if _, peak := rss.Status(); before > 0 {
+				s.Checkpoints.Extra = max(s.Checkpoints.Extra, peak-before)
+			}
 		}
 		if iter%100 == 0 {
 			r := math.Sqrt(s.rms.DataRO()[0] / float64(s.cells.GlobalSize()))
@@ -432,6 +442,9 @@ func (s *Solver) Q() ([]float64, error) { return s.q.Gather() }
 
 // Cells is the number of cells.
 func (s *Solver) Cells() int { return s.cells.GlobalSize() }
+
+// OwnedCells is the number of cells this rank owns.
+func (s *Solver) OwnedCells() int { return s.cells.Size() }
 
 // WriteVTK writes the mesh and the solution to path as a VTK XML
 // UnstructuredGrid (.vtu, base64 binary), for ParaView or cmd/op2render:

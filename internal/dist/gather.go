@@ -103,9 +103,14 @@ func ToBlocks(c Comm, global []int32, vals []byte, elem, total int) (start int, 
 		}
 		lens[bl.home(g)] += 4 + elem
 	}
+	// One buffer, sliced per rank, which Alltoallv sends without copying:
+	// each slice is appended exactly its rank's bytes, within its part.
+	flat := make([]byte, len(global)*(4+elem))
 	send := make([][]byte, size)
+	off := 0
 	for q := range send {
-		send[q] = make([]byte, 0, lens[q])
+		send[q] = flat[off:off]
+		off += lens[q]
 	}
 	for i, g := range global {
 		q := bl.home(g)
@@ -117,6 +122,7 @@ func ToBlocks(c Comm, global []int32, vals []byte, elem, total int) (start int, 
 		return 0, nil, err
 	}
 	clear(send)
+	flat = nil
 	me := c.Rank()
 	start, count := st[me], st[me+1]-st[me]
 	block = make([]byte, count*elem)

@@ -2,6 +2,7 @@ package rss
 
 import (
 	"runtime"
+	"runtime/debug"
 	"testing"
 )
 
@@ -23,4 +24,32 @@ func TestPeakGrows(t *testing.T) {
 		t.Errorf("Peak() = %d after touching 64 MiB, %d before", after, before)
 	}
 	runtime.KeepAlive(b)
+}
+
+func TestResetPeak(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Linux only")
+	}
+	b := make([]byte, 64<<20)
+	for i := range b {
+		b[i] = 1
+	}
+	runtime.KeepAlive(b)
+	b = nil
+	debug.FreeOSMemory()
+	if !ResetPeak() {
+		t.Skip("/proc/self/clear_refs is not writable here")
+	}
+	now, peak := Status()
+	if now <= 0 || peak < now {
+		t.Fatalf("Status() = %d, %d after ResetPeak", now, peak)
+	}
+	c := make([]byte, 32<<20)
+	for i := range c {
+		c[i] = 1
+	}
+	if _, p := Status(); p < now+16<<20 || p > now+160<<20 {
+		t.Errorf("peak %d after touching 32 MiB more than %d", p, now)
+	}
+	runtime.KeepAlive(c)
 }
