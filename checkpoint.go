@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
@@ -53,17 +54,41 @@ func Checkpoint(path string, state map[string][]byte) error {
 	if path == "" {
 		return errors.New("op2: Checkpoint: the path is empty")
 	}
+	if err := reservedKeys(state); err != nil {
+		return err
+	}
 	runtime.GC() // dats the program no longer holds are not saved
 	forced := lock(forCollective)
 	defer unlock()
 	if forced != nil {
 		return forced
 	}
+	return writeCheckpoint(path, state, nil)
+}
+
+// autoKey starts the keys of the state automatic checkpoints keep.
+const autoKey = "op2."
+
+// reservedKeys refuses state keys of automatic checkpoints.
+func reservedKeys(state map[string][]byte) error {
+	for k := range state {
+		if strings.HasPrefix(k, autoKey) {
+			return fmt.Errorf("op2: Checkpoint: state key %q: keys starting with %q are the automatic checkpoints'", k, autoKey)
+		}
+	}
+	return nil
+}
+
+// writeCheckpoint is Checkpoint with the lock held and no recorded loop
+// left; omit, when not nil, names dats whose values need not be saved
+// (the file lists them without values).
+func writeCheckpoint(path string, state map[string][]byte, omit func(*core.Storage) bool) error {
 	what := fmt.Sprintf("op2.Checkpoint(%q)", path)
 	c, err := checkpointContents(what, state)
 	if err != nil {
 		return err
 	}
+	c.omit = omit
 	if err := mpiFatal(c.agree(what + " " + c.layout())); err != nil {
 		return fmt.Errorf("op2: %s: %w", what, err)
 	}
@@ -124,6 +149,7 @@ type ckptContents struct {
 	consts  []*core.Const // by name
 	keys    []string      // the state's, sorted
 	state   map[string][]byte
+	omit    func(*core.Storage) bool // dats saved without values (automatic checkpoints)
 }
 
 // checkpointContents lists what to save or restore.
@@ -246,6 +272,17 @@ func (cw *ckptWriter) root(name string, typ h5.Type, rows int, buf unsafe.Pointe
 	return nil
 }
 
+// empty writes a dataset of no rows of dim columns.
+func (cw *ckptWriter) empty(name string, typ h5.Type, dim int) error {
+	switch {
+	case cw.par:
+		return cw.f.WriteBlock(name, typ, 0, dim, 0, 0, nil)
+	case cw.f != nil && cw.err == nil:
+		cw.err = cw.f.WriteRows(name, typ, 2, 0, dim, 0, 0, nil)
+	}
+	return nil
+}
+
 // attrs writes string and int attributes of a dataset.
 func (cw *ckptWriter) attrs(name string, strs [][2]string, ints [][2]string) error {
 	write := func() error {
@@ -350,8 +387,20 @@ func (c *ckptContents) write(cw *ckptWriter) error {
 	}
 	for k, s := range c.dats {
 		name := "dats/" + strconv.Itoa(k)
-		if err := cw.dat(name, s); err != nil {
+		saved := c.omit == nil || !c.omit(s)
+		var err error
+		if saved {
+			err = cw.dat(name, s)
+		} else {
+			err = cw.empty(name, h5Type(s.Type), s.Dim)
+		}
+		if err != nil {
 			return fmt.Errorf("dat %q on set %q: %w", s.Name, s.Set.Name, err)
+		}
+		if !saved {
+			if err := cw.attrs(name, nil, [][2]string{{"saved", "0"}}); err != nil {
+				return err
+			}
 		}
 		if c.w != nil {
 			// The exchange's buffers, each the size of this rank's part
@@ -447,27 +496,12 @@ type ckptRestore struct {
 // plan opens the file and matches its contents with the program's,
 // changing nothing.
 func (c *ckptContents) plan(path string) (*ckptRestore, error) {
-	fi, err := regfile.Stat(path)
+	r, head, err := openCheckpoint(path)
 	if err != nil {
-		return nil, err
+		return r, err
 	}
-	f, err := h5.Open(path, false)
-	if err != nil {
-		return nil, fmt.Errorf("%s %w", path, err)
-	}
-	r := &ckptRestore{c: c, f: f, size: fi.Size(), state: map[string][]byte{}}
-	head := make([]int32, 6)
-	if err := r.read("op2_checkpoint", h5.Int32, 4, 0, 6, 1, unsafe.Pointer(&head[0])); err != nil {
-		return r, fmt.Errorf("%s is not a GoOP2 checkpoint: %w", path, err)
-	}
-	if head[0] != checkpointVersion {
-		return r, fmt.Errorf("%s: checkpoint format %d, this GoOP2 reads %d", path, head[0], checkpointVersion)
-	}
-	for _, n := range head[2:] {
-		if n < 0 {
-			return r, fmt.Errorf("%s: the header holds negative counts %v", path, head)
-		}
-	}
+	r.c = c
+	f := r.f
 	// Dats and Globals: the file's entries by name, set, dim and type, in order.
 	pending := map[string][]string{}
 	for k := range int(head[2]) {
@@ -498,6 +532,10 @@ func (c *ckptContents) plan(path string) (*ckptRestore, error) {
 		if name == "" {
 			return r, fmt.Errorf("%s holds no dat %q on set %q of dim %d and type %s", path, s.Name, s.Set.Name, s.Dim, s.Type.CName())
 		}
+		if v, found, err := f.IntAttr(name, "saved"); err == nil && found && v == 0 {
+			r.dats = append(r.dats, "") // an automatic checkpoint's: written before it is read
+			continue
+		}
 		if err := r.shape(name, globalSize(s.Set), s.Dim, s.Type); err != nil {
 			return r, fmt.Errorf("dat %q on set %q: %w", s.Name, s.Set.Name, err)
 		}
@@ -522,23 +560,69 @@ func (c *ckptContents) plan(path string) (*ckptRestore, error) {
 			return r, fmt.Errorf("constant %q: %w", k.Name, err)
 		}
 	}
-	for k := range int(head[5]) {
+	return r, r.readState(path, int(head[5]))
+}
+
+// readState reads the n entries of the program's state.
+func (r *ckptRestore) readState(path string, n int) error {
+	for k := range n {
 		name := "user/" + strconv.Itoa(k)
-		key, found, err := f.StringAttr(name, "key")
+		key, found, err := r.f.StringAttr(name, "key")
 		if err != nil || !found {
-			return r, fmt.Errorf("%s: %s has no key attribute", path, name)
+			return fmt.Errorf("%s: %s has no key attribute", path, name)
 		}
 		sh, err := r.stat(name)
 		if err != nil {
-			return r, err
+			return err
 		}
 		v := make([]byte, sh.Rows)
 		if err := r.read(name, h5.Uint8, 1, 0, sh.Rows, 1, bytesPtr(v)); err != nil {
-			return r, err
+			return err
 		}
 		r.state[key] = v
 	}
-	return r, nil
+	return nil
+}
+
+// openCheckpoint opens a checkpoint and reads its header.
+func openCheckpoint(path string) (*ckptRestore, []int32, error) {
+	fi, err := regfile.Stat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := h5.Open(path, false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s %w", path, err)
+	}
+	r := &ckptRestore{f: f, size: fi.Size(), state: map[string][]byte{}}
+	head := make([]int32, 6)
+	if err := r.read("op2_checkpoint", h5.Int32, 4, 0, 6, 1, unsafe.Pointer(&head[0])); err != nil {
+		return r, nil, fmt.Errorf("%s is not a GoOP2 checkpoint: %w", path, err)
+	}
+	if head[0] != checkpointVersion {
+		return r, nil, fmt.Errorf("%s: checkpoint format %d, this GoOP2 reads %d", path, head[0], checkpointVersion)
+	}
+	for _, n := range head[2:] {
+		if n < 0 {
+			return r, nil, fmt.Errorf("%s: the header holds negative counts %v", path, head)
+		}
+	}
+	return r, head, nil
+}
+
+// checkpointState reads the state a checkpoint holds, and nothing else.
+func checkpointState(path string) (map[string][]byte, error) {
+	r, head, err := openCheckpoint(path)
+	if r != nil {
+		defer r.f.Close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := r.readState(path, int(head[5])); err != nil {
+		return nil, err
+	}
+	return r.state, nil
 }
 
 func datKey(name, set string, dim int, typ string) string {
@@ -624,6 +708,9 @@ func (r *ckptRestore) read(name string, typ h5.Type, ndims, start, count, dim in
 func (r *ckptRestore) apply() error {
 	c := r.c
 	for k, s := range c.dats {
+		if r.dats[k] == "" {
+			continue
+		}
 		if err := r.dat(r.dats[k], s); err != nil {
 			return fmt.Errorf("dat %q on set %q: %w", s.Name, s.Set.Name, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -145,7 +146,7 @@ func TestCheckpointRestore(t *testing.T) {
 	if !r.result(t).equal(before) {
 		t.Error("a refused restore changed values")
 	}
-	_ = extra
+	runtime.KeepAlive(extra) // Restore collects the dats the program no longer holds
 	if _, err := op2.Restore(filepath.Join(t.TempDir(), "none")); err == nil {
 		t.Error("restoring a missing file: no error")
 	}
