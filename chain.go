@@ -161,7 +161,10 @@ func (r *Runtime) record(k *Kernel, set IterationSet, args []Arg) error {
 		e.Release()
 		return err
 	}
-	return r.e.Commit(e, b)
+	if err := r.e.Commit(e, b); err != nil {
+		return err
+	}
+	return rt.proc.autoRecorded()
 }
 
 // Loop chains under MPI.

@@ -63,7 +63,7 @@ func Checkpoint(path string, state map[string][]byte) error {
 	if forced != nil {
 		return forced
 	}
-	return writeCheckpoint(path, state, nil)
+	return writeCheckpoint(path, state)
 }
 
 // autoKey starts the keys of the state automatic checkpoints keep.
@@ -80,40 +80,100 @@ func reservedKeys(state map[string][]byte) error {
 }
 
 // writeCheckpoint is Checkpoint with the lock held and no recorded loop
-// left; omit, when not nil, names dats whose values need not be saved
-// (the file lists them without values).
-func writeCheckpoint(path string, state map[string][]byte, omit func(*core.Storage) bool) error {
-	what := fmt.Sprintf("op2.Checkpoint(%q)", path)
-	c, err := checkpointContents(what, state)
+// left.
+func writeCheckpoint(path string, state map[string][]byte) error {
+	cs, err := beginCheckpoint(path, state, nil)
 	if err != nil {
 		return err
 	}
-	c.omit = omit
+	return cs.finish(nil)
+}
+
+// ckptSession is a checkpoint being written: its file is open under the
+// temporary name until finish renames it. The values of the dats in
+// deferred are not written yet (automatic checkpoints write them, or
+// list them without values, as the loops after the checkpoint show
+// whether they are read before being written whole).
+type ckptSession struct {
+	c         *ckptContents
+	cw        *ckptWriter
+	path, tmp string
+	what      string
+	deferred  map[*core.Storage]int // a dat: its index in c.dats
+}
+
+// beginCheckpoint opens the checkpoint's file and writes everything but
+// the values of the dats defer names.
+func beginCheckpoint(path string, state map[string][]byte, deferred func(*core.Storage) bool) (*ckptSession, error) {
+	what := fmt.Sprintf("op2.Checkpoint(%q)", path)
+	c, err := checkpointContents(what, state)
+	if err != nil {
+		return nil, err
+	}
 	if err := mpiFatal(c.agree(what + " " + c.layout())); err != nil {
-		return fmt.Errorf("op2: %s: %w", what, err)
+		return nil, fmt.Errorf("op2: %s: %w", what, err)
 	}
 	tmp := path + ".partial"
 	f, par, err := c.create(tmp)
 	if err != nil {
-		return fmt.Errorf("op2: %s: %s: %w", what, tmp, err)
+		return nil, fmt.Errorf("op2: %s: %s: %w", what, tmp, err)
 	}
-	w := &ckptWriter{f: f, w: c.w, par: par}
-	werr := c.write(w)
-	if f != nil {
+	cs := &ckptSession{c: c, cw: &ckptWriter{f: f, w: c.w, par: par}, path: path, tmp: tmp, what: what, deferred: map[*core.Storage]int{}}
+	for k, s := range c.dats {
+		if deferred != nil && deferred(s) {
+			cs.deferred[s] = k
+		}
+	}
+	if err := c.write(cs.cw, cs.deferred); err != nil {
+		return nil, cs.finish(err)
+	}
+	return cs, nil
+}
+
+// resolve writes deferred dat s: its values (saved), or no values.
+func (cs *ckptSession) resolve(s *core.Storage, saved bool) error {
+	k, ok := cs.deferred[s]
+	if !ok {
+		return nil
+	}
+	delete(cs.deferred, s)
+	return cs.c.writeDat(cs.cw, k, s, saved)
+}
+
+// finish writes the deferred dats' values, closes the file and, when
+// every rank wrote it without error (werr is this rank's error so far),
+// renames it over the checkpoint; else it removes it.
+func (cs *ckptSession) finish(werr error) error {
+	c := cs.c
+	if werr == nil {
+		// In the dats' order: under MPI every rank writes them alike.
+		left := make([]*core.Storage, 0, len(cs.deferred))
+		for s := range cs.deferred {
+			left = append(left, s)
+		}
+		slices.SortFunc(left, func(a, b *core.Storage) int { return cs.deferred[a] - cs.deferred[b] })
+		for _, s := range left {
+			if werr = cs.resolve(s, true); werr != nil {
+				break
+			}
+		}
+	}
+	werr = errors.Join(werr, cs.cw.err)
+	if f := cs.cw.f; f != nil {
 		werr = errors.Join(werr, f.Close())
 	}
-	if err := mpiFatal(c.agreeErr(what, werr)); err != nil {
+	if err := mpiFatal(c.agreeErr(cs.what, werr)); err != nil {
 		if c.rank() == 0 {
-			os.Remove(tmp)
+			os.Remove(cs.tmp)
 		}
-		return fmt.Errorf("op2: %s: %s: %w", what, tmp, err)
+		return fmt.Errorf("op2: %s: %s: %w", cs.what, cs.tmp, err)
 	}
 	var rerr error
 	if c.rank() == 0 {
-		rerr = publish(tmp, path)
+		rerr = publish(cs.tmp, cs.path)
 	}
-	if err := mpiFatal(c.agreeErr(what+" rename", rerr)); err != nil {
-		return fmt.Errorf("op2: %s: %w", what, err)
+	if err := mpiFatal(c.agreeErr(cs.what+" rename", rerr)); err != nil {
+		return fmt.Errorf("op2: %s: %w", cs.what, err)
 	}
 	return nil
 }
@@ -149,7 +209,6 @@ type ckptContents struct {
 	consts  []*core.Const // by name
 	keys    []string      // the state's, sorted
 	state   map[string][]byte
-	omit    func(*core.Storage) bool // dats saved without values (automatic checkpoints)
 }
 
 // checkpointContents lists what to save or restore.
@@ -375,8 +434,33 @@ func h5Type(t core.ScalarType) h5.Type {
 	return h5.Float64
 }
 
-// write writes every dataset of the checkpoint.
-func (c *ckptContents) write(cw *ckptWriter) error {
+// writeDat writes dat k, s: its values when saved, else a dataset of no
+// rows marked saved = 0; then its attributes.
+func (c *ckptContents) writeDat(cw *ckptWriter, k int, s *core.Storage, saved bool) error {
+	name := "dats/" + strconv.Itoa(k)
+	var err error
+	if saved {
+		err = cw.dat(name, s)
+	} else {
+		err = cw.empty(name, h5Type(s.Type), s.Dim)
+	}
+	if err != nil {
+		return fmt.Errorf("dat %q on set %q: %w", s.Name, s.Set.Name, err)
+	}
+	if c.w != nil {
+		// The exchange's buffers, each the size of this rank's part of
+		// the dat, go back before the next dat's are made.
+		debug.FreeOSMemory()
+	}
+	ints := [][2]string{{"dim", strconv.Itoa(s.Dim)}}
+	if !saved {
+		ints = append(ints, [2]string{"saved", "0"})
+	}
+	return cw.attrs(name, [][2]string{{"name", s.Name}, {"set", s.Set.Name}, {"type", s.Type.CName()}}, ints)
+}
+
+// write writes every dataset of the checkpoint but the dats deferred.
+func (c *ckptContents) write(cw *ckptWriter, deferred map[*core.Storage]int) error {
 	ranks := 1
 	if c.w != nil {
 		ranks = c.w.Size()
@@ -386,28 +470,10 @@ func (c *ckptContents) write(cw *ckptWriter) error {
 		return err
 	}
 	for k, s := range c.dats {
-		name := "dats/" + strconv.Itoa(k)
-		saved := c.omit == nil || !c.omit(s)
-		var err error
-		if saved {
-			err = cw.dat(name, s)
-		} else {
-			err = cw.empty(name, h5Type(s.Type), s.Dim)
+		if _, later := deferred[s]; later {
+			continue
 		}
-		if err != nil {
-			return fmt.Errorf("dat %q on set %q: %w", s.Name, s.Set.Name, err)
-		}
-		if !saved {
-			if err := cw.attrs(name, nil, [][2]string{{"saved", "0"}}); err != nil {
-				return err
-			}
-		}
-		if c.w != nil {
-			// The exchange's buffers, each the size of this rank's part
-			// of the dat, go back before the next dat's are made.
-			debug.FreeOSMemory()
-		}
-		if err := cw.attrs(name, [][2]string{{"name", s.Name}, {"set", s.Set.Name}, {"type", s.Type.CName()}}, [][2]string{{"dim", strconv.Itoa(s.Dim)}}); err != nil {
+		if err := c.writeDat(cw, k, s, true); err != nil {
 			return err
 		}
 	}
@@ -461,6 +527,12 @@ func Restore(path string) (map[string][]byte, error) {
 	if forced != nil {
 		return nil, forced
 	}
+	return restoreCheckpoint(path)
+}
+
+// restoreCheckpoint is Restore with the lock held and no recorded loop
+// left.
+func restoreCheckpoint(path string) (map[string][]byte, error) {
 	what := fmt.Sprintf("op2.Restore(%q)", path)
 	c, err := checkpointContents(what, nil)
 	if err != nil {

@@ -186,7 +186,23 @@ func (r *Runtime) ParLoop(k *Kernel, set IterationSet, args ...Arg) error {
 	if err != nil {
 		return err
 	}
-	return r.e.Run(b, l)
+	return runNow(r.e, b, l)
+}
+
+// runNow runs loop l at once in r, with the automatic checkpoints' part
+// (autockpt.go): l may be skipped, or a checkpoint written or restored
+// before it, and the Globals it reduced are logged after it. Caller holds
+// the lock.
+func runNow(r *engine.Runtime, b *exec.Opened, l *core.Loop) error {
+	skip, err := rt.proc.autoBefore(l)
+	if err != nil || skip {
+		return err
+	}
+	if err := r.Run(b, l); err != nil {
+		return err
+	}
+	rt.proc.autoAfter(l)
+	return nil
 }
 
 // Generate returns the source that backend would compile for a loop of k
@@ -299,7 +315,10 @@ func (lp *Loop) Compute() error {
 		args := append(e.Loop.Args[:0], lp.l.Args...)
 		e.Loop = lp.l
 		e.Loop.Args = args
-		return r.Commit(e, lp.backend)
+		if err := r.Commit(e, lp.backend); err != nil {
+			return err
+		}
+		return rt.proc.autoRecorded()
 	}
-	return lp.rt.e.Run(lp.backend, &lp.l)
+	return runNow(lp.rt.e, lp.backend, &lp.l)
 }

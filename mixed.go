@@ -561,9 +561,12 @@ func (r *Runtime) parLoopMixed(k *Kernel, ms *MixedSet, args []Arg) error {
 			if err := r.e.Commit(e, be); err != nil {
 				return err
 			}
+			if err := rt.proc.autoRecorded(); err != nil {
+				return err
+			}
 			continue
 		}
-		if err := r.e.Run(be, &loops[b]); err != nil {
+		if err := runNow(r.e, be, &loops[b]); err != nil {
 			return err
 		}
 	}

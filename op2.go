@@ -163,6 +163,21 @@ type Config struct {
 	// hits and plans at Debug; failed builds and ignored tuning files at
 	// Warn.
 	Logger *slog.Logger
+	// Checkpoint turns on automatic checkpoints, OP2's checkpointing:
+	// every CheckpointEvery the run saves an op2.Checkpoint to this path,
+	// at the loop of the program's repeating sequence of loops where the
+	// fewest bytes of Dats must be saved (a Dat that loop sequence writes
+	// whole before reading it is listed without its values). When the
+	// file exists as the run starts, the loops before the saved one are
+	// skipped (a Global they reduced gets the value it had) and the
+	// checkpoint is restored there, so that the run goes on from it. It
+	// needs loops that run at once: a loop recorded by Chain or Lazy turns
+	// it off for the run (a warning says so). Only the default runtime's
+	// configuration counts.
+	Checkpoint string
+	// CheckpointEvery is how often Checkpoint saves: a duration ("90s",
+	// "10m", the default) or a number of loops ("500").
+	CheckpointEvery string
 }
 
 // Runtime is one GoOP2 run time: a configuration and its open backends,
@@ -426,6 +441,10 @@ func (r *Runtime) Stats() Stats {
 // PETSc's use, and the blocks of the mesh declared before Partition.
 type process struct {
 	*engine.Process
+
+	// auto is the automatic checkpointing (Config.Checkpoint), under the
+	// lock; nil when off.
+	auto *autoCkpt
 
 	// petscState is the process's use of PETSc: the MPI world it runs on
 	// when GoOP2 started MPI for it (a program not started by a

@@ -59,6 +59,8 @@ func TestEverySettingChecked(t *testing.T) {
 		"Fusion":              {bad: func(c *op2.Config) { c.Fusion = "yes" }, want: []string{"Config.Fusion", `"yes"`}},
 		"Tile":                {bad: func(c *op2.Config) { c.Tile = -1 }, want: []string{"Config.Tile"}},
 		"Logger":              {reason: "any *slog.Logger; nil keeps the default"},
+		"Checkpoint":          {reason: "a path: one that cannot be written fails the loop at which the first checkpoint is due, naming it (TestAutoCheckpointBadPath)"},
+		"CheckpointEvery":     {bad: func(c *op2.Config) { c.CheckpointEvery = "soon" }, want: []string{"Config.CheckpointEvery", "neither a positive duration"}},
 	}
 	fields := reflect.VisibleFields(reflect.TypeFor[op2.Config]())
 	rows := map[string]bool{}
@@ -162,6 +164,8 @@ func TestEveryVariableChecked(t *testing.T) {
 		"OP2_CACHE_DIR":        {reason: "a directory, created if missing; one that cannot be used is refused, naming it, when a backend opens (TestErrorsCallersCanInspect)"},
 		"OP2_CFLAGS":           {bad: "-O3 -fno-such-flag", want: "refuses the flags"},
 		"OP2_CHECK":            {bad: "maybe", want: "not a boolean"},
+		"OP2_CHECKPOINT":       {reason: "a path: one that cannot be written fails the loop at which the first checkpoint is due, naming it (TestAutoCheckpointBadPath)"},
+		"OP2_CHECKPOINT_EVERY": {bad: "0", want: "want at least 1"},
 		"OP2_CUDA_DEVICE":      {bad: "-1", want: "not a device number"},
 		"OP2_DEBUG_PLAN":       {bad: "maybe", want: "not a boolean"},
 		"OP2_DEVICE_LAYOUT":    {bad: "csr", want: `unknown device layout "csr"`},

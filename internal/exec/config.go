@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/codegen/hostc"
@@ -44,6 +45,8 @@ type Config struct {
 	OpenMPScheme        string
 	SIMD                string
 	Fusion              string
+	Checkpoint          string
+	CheckpointEvery     string
 }
 
 // A ConfigSetting is one row of the configuration table (Settings): a
@@ -182,6 +185,44 @@ var Settings = []ConfigSetting{
 		keyPos: 11, key: func(c *Config) string { return simdKey(c.SIMD) }},
 	{Field: "Fusion", Env: "OP2_FUSION", Default: "`auto`", Doc: "whether recorded loops over one set fuse into one generated loop: `auto` (where it was measured to pay), `on` or `off`",
 		parse: choiceParser(CheckFusion), choice: true, check: choiceCheck(CheckFusion)},
+	{Field: "Checkpoint", Env: "OP2_CHECKPOINT", Default: "none", Doc: "automatic checkpoints (`op2.Checkpoint`'s files) to this path, every `CheckpointEvery`, each at the loop of the program's repeating sequence where the fewest bytes of Dats must be saved; when the file exists at the start, the run skips the loops before it (Globals reduced by them get their saved values) and restores it there",
+		parse: text},
+	{Field: "CheckpointEvery", Env: "OP2_CHECKPOINT_EVERY", Default: "`10m`", Doc: "how often `Checkpoint` saves: a duration (`90s`, `10m`) or a number of loops (`500`)",
+		parse: func(env, v string) (any, error) {
+			if _, _, err := ParseEvery(v); err != nil {
+				return nil, fmt.Errorf("%s=%q: %w", env, v, err)
+			}
+			return strings.TrimSpace(v), nil
+		},
+		check: func(field string, v any) error {
+			if _, _, err := ParseEvery(v.(string)); err != nil {
+				return fmt.Errorf("%s: %w", field, err)
+			}
+			return nil
+		}},
+}
+
+// DefaultCheckpointEvery is CheckpointEvery's default.
+const DefaultCheckpointEvery = 10 * time.Minute
+
+// ParseEvery reads CheckpointEvery: a duration ("90s", "10m"; a positive
+// one), or a positive number of loops; empty is the default.
+func ParseEvery(s string) (every time.Duration, loops int, err error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return DefaultCheckpointEvery, 0, nil
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		if n < 1 {
+			return 0, 0, fmt.Errorf("%d loops: want at least 1", n)
+		}
+		return 0, n, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, 0, fmt.Errorf("neither a positive duration (90s, 10m) nor a number of loops")
+	}
+	return d, 0, nil
 }
 
 // Value readers of the rows.

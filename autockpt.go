@@ -1,0 +1,456 @@
+package op2
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"strconv"
+	"time"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/mpi"
+)
+
+// Automatic checkpoints (Config.Checkpoint), as OP2's op_checkpointing
+// makes them:
+//
+//   - Every loop the program issues gets an index, in every runtime.
+//   - Once a checkpoint is due (Config.CheckpointEvery), the loops that
+//     follow are watched until the first of them comes again: the
+//     program's loops repeat with that period. For each position in the
+//     period, the Dats whose first use from there on writes them whole
+//     (WRITE on the loop's own set) need not be saved; the position where
+//     the fewest bytes remain is chosen, and the checkpoint is written
+//     when the loops reach it again (a loop that breaks the pattern
+//     starts the watch over; 1000 loops without a repeat save at once).
+//   - The values of the Globals each loop reduced are logged as it runs,
+//     and saved with the checkpoint with the index of the loop it was
+//     written before.
+//   - A run that starts with the file present skips the loops before that
+//     index, giving the Globals they reduced their logged values (so a
+//     program that tests a residual takes the same path), and restores
+//     the checkpoint before running the loop at the index.
+//
+// Only loops that run at once take part: a loop recorded by Chain or
+// Lazy turns automatic checkpoints off for the rest of the run.
+
+// The state keys of an automatic checkpoint.
+const (
+	autoLoopKey = autoKey + "loop"
+	autoLogKey  = autoKey + "reductions"
+)
+
+// autoWatchMost is how many loops are watched for a repeat before the
+// checkpoint is written at once, with every Dat.
+const autoWatchMost = 1000
+
+// autoAgreeEvery is how often, in loops, the ranks compare their clocks
+// for a time-based interval (under MPI they must decide alike).
+const autoAgreeEvery = 16
+
+// autoCkpt is the process's automatic checkpointing, under the lock.
+type autoCkpt struct {
+	path  string
+	every time.Duration // or, when 0, loops
+	loops int
+
+	n      int64     // loops issued so far: the index of the next one
+	since  time.Time // the last checkpoint, or the first loop
+	sinceN int64
+	off    bool
+
+	replayTo int64            // the index to restore at; -1 when not replaying
+	replay   map[int64][]byte // the reductions of the loops to skip
+
+	log []byte // every loop's reductions so far: index, length, values
+
+	seq    []loopShape // the loops watched since the checkpoint came due
+	target int         // position in seq to write before; -1 while watching
+	pos    int         // position of the last loop in seq
+	omit   map[uint64]bool
+
+	// pending is the checkpoint written before the last target loop
+	// whose deferred dats are not decided yet: each is saved or not at
+	// its first use in the loops that follow, for at most left loops.
+	pending *ckptSession
+	left    int
+}
+
+// loopShape is what the choice of a checkpoint's place sees of a loop.
+type loopShape struct {
+	kernel uint64
+	set    uint64
+	dats   []datUse
+}
+
+type datUse struct {
+	s     *core.Storage
+	whole bool // every use of the dat in the loop writes it whole
+}
+
+func (a loopShape) equal(b loopShape) bool {
+	if a.kernel != b.kernel || a.set != b.set || len(a.dats) != len(b.dats) {
+		return false
+	}
+	for i := range a.dats {
+		if a.dats[i] != b.dats[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// shapeOf describes loop l.
+func shapeOf(l *core.Loop) loopShape {
+	sh := loopShape{kernel: l.Kernel.ID, set: l.Set.ID}
+	for _, a := range l.Args {
+		if a.Off || a.Data == nil || a.Data.Set == nil || a.Kind == core.ArgGlobal || a.Kind == core.ArgMat {
+			continue
+		}
+		whole := a.Kind == core.ArgDirect && a.Access == core.Write && !a.View && l.Extruded == nil
+		found := false
+		for i := range sh.dats {
+			if sh.dats[i].s == a.Data {
+				sh.dats[i].whole = sh.dats[i].whole && whole
+				found = true
+			}
+		}
+		if !found {
+			sh.dats = append(sh.dats, datUse{s: a.Data, whole: whole})
+		}
+	}
+	return sh
+}
+
+// autoState returns the automatic checkpointing, starting it when the
+// default runtime's configuration names a file (nil when it does not).
+func (p *process) autoState() (*autoCkpt, error) {
+	cfg := &rt.e.Cfg
+	if cfg.Checkpoint == "" {
+		p.auto = nil
+		return nil, nil
+	}
+	if a := p.auto; a != nil && a.path == cfg.Checkpoint {
+		a.every, a.loops, _ = exec.ParseEvery(cfg.CheckpointEvery)
+		return a, nil
+	}
+	every, loops, err := exec.ParseEvery(cfg.CheckpointEvery)
+	if err != nil {
+		return nil, fmt.Errorf("op2: Config.CheckpointEvery: %w", err)
+	}
+	a := &autoCkpt{path: cfg.Checkpoint, every: every, loops: loops, since: time.Now(), replayTo: -1, target: -1}
+	p.auto = a
+	// A checkpoint from an earlier run: skip to it.
+	w := p.Started()
+	if w != nil && w.Size() < 2 {
+		w = nil
+	}
+	what := fmt.Sprintf("automatic checkpoint %q", a.path)
+	var state map[string][]byte
+	_, statErr := os.Stat(a.path)
+	if statErr == nil {
+		state, err = checkpointState(a.path)
+	}
+	at := int64(-1)
+	if err == nil && statErr == nil {
+		if at, err = strconv.ParseInt(string(state[autoLoopKey]), 10, 64); err != nil || at < 0 {
+			err = fmt.Errorf("%s holds no loop index: it was not written by an automatic checkpoint (OP2_CHECKPOINT)", a.path)
+		}
+	}
+	if w != nil {
+		err = dist.AgreeStep(w, fmt.Sprintf("%s: resume at loop %d", what, at), err)
+	}
+	if err != nil {
+		p.auto = nil
+		return nil, fmt.Errorf("op2: %s: %w", what, err)
+	}
+	if at >= 0 {
+		a.replayTo = at
+		a.log = state[autoLogKey]
+		if a.replay, err = parseReductionLog(a.log); err != nil {
+			p.auto = nil
+			return nil, fmt.Errorf("op2: %s: %w", what, err)
+		}
+	}
+	return a, nil
+}
+
+// parseReductionLog reads the log of reductions.
+func parseReductionLog(b []byte) (map[int64][]byte, error) {
+	out := map[int64][]byte{}
+	for len(b) > 0 {
+		if len(b) < 12 {
+			return nil, errors.New("the log of reductions is cut short")
+		}
+		idx, n := int64(binary.LittleEndian.Uint64(b)), int(binary.LittleEndian.Uint32(b[8:]))
+		if n > len(b)-12 {
+			return nil, errors.New("the log of reductions is cut short")
+		}
+		out[idx] = b[12 : 12+n]
+		b = b[12+n:]
+	}
+	return out, nil
+}
+
+// autoBefore is called, with the lock held, before loop l runs at once.
+// It reports whether to skip l: a loop before a restored checkpoint.
+func (p *process) autoBefore(l *core.Loop) (skip bool, err error) {
+	if rt.e.Cfg.Checkpoint == "" && p.auto == nil {
+		return false, nil
+	}
+	a, err := p.autoState()
+	if a == nil || err != nil {
+		return false, err
+	}
+	idx := a.n
+	a.n++
+	if a.replayTo >= 0 {
+		if idx < a.replayTo {
+			return true, a.setReductions(l, a.replay[idx])
+		}
+		runtime.GC()
+		if _, err := restoreCheckpoint(a.path); err != nil {
+			return false, err
+		}
+		a.replayTo, a.replay = -1, nil
+		a.since, a.sinceN = time.Now(), idx
+		p.autoLog(slog.LevelInfo, "op2: restored the automatic checkpoint", slog.String("file", a.path), slog.Int64("loop", idx))
+		return false, nil
+	}
+	if a.pending != nil {
+		if err := a.decide(l); err != nil {
+			return false, err
+		}
+	}
+	if a.off {
+		return false, nil
+	}
+	if a.target < 0 {
+		if a.seq == nil && !a.due(p, idx) {
+			return false, nil
+		}
+		sh := shapeOf(l)
+		if len(a.seq) == 0 || !sh.equal(a.seq[0]) {
+			a.seq = append(a.seq, sh)
+			if len(a.seq) >= autoWatchMost && a.pending == nil {
+				return false, a.save(idx, nil)
+			}
+			return false, nil
+		}
+		// The loops repeat with period len(a.seq): this loop is at 0.
+		a.target, a.omit = a.choose()
+		a.pos = 0
+	} else {
+		a.pos = (a.pos + 1) % len(a.seq)
+		if sh := shapeOf(l); !sh.equal(a.seq[a.pos]) {
+			a.seq, a.target = []loopShape{sh}, -1 // the pattern changed: watch again
+			return false, nil
+		}
+	}
+	if a.pos == a.target && a.pending == nil {
+		if err := a.save(idx, a.omit); err != nil {
+			return false, err
+		}
+		if a.pending != nil {
+			return false, a.decide(l) // the loop at the checkpoint is the first to look at
+		}
+	}
+	return false, nil
+}
+
+// decide looks at loop l, about to run after the pending checkpoint:
+// each deferred dat it uses is saved now (its values are still those of
+// the checkpoint), unless l writes it whole without reading it, which
+// makes its values unneeded. The checkpoint is finished when no dat is
+// left to decide or after a period of loops (the rest are saved).
+func (a *autoCkpt) decide(l *core.Loop) error {
+	cs := a.pending
+	for _, d := range shapeOf(l).dats {
+		if _, ok := cs.deferred[d.s]; ok {
+			if err := cs.resolve(d.s, !d.whole); err != nil {
+				a.pending = nil
+				return cs.finish(err)
+			}
+		}
+	}
+	a.left--
+	if len(cs.deferred) > 0 && a.left > 0 {
+		return nil
+	}
+	a.pending = nil
+	return cs.finish(nil)
+}
+
+// due reports whether a checkpoint is due before loop idx; every rank
+// decides alike.
+func (a *autoCkpt) due(p *process, idx int64) bool {
+	if a.every == 0 {
+		return idx-a.sinceN >= int64(a.loops)
+	}
+	late := time.Since(a.since) >= a.every
+	w := p.Started()
+	if w == nil || w.Size() < 2 {
+		return late
+	}
+	if idx%autoAgreeEvery != 0 {
+		return false
+	}
+	v := []int64{0}
+	if late {
+		v[0] = 1
+	}
+	if err := w.AllreduceInt64(v, mpi.Max); err != nil {
+		p.Fatal(err)
+		return false
+	}
+	return v[0] == 1
+}
+
+// choose returns the position in the period where the fewest bytes of
+// Dats must be saved, and the Dats that need not be there.
+func (a *autoCkpt) choose() (int, map[uint64]bool) {
+	best, bestSaved := 0, int64(-1)
+	var bestOmit map[uint64]bool
+	p := len(a.seq)
+	for i := range p {
+		first := map[uint64]bool{} // dat ID: whether its first use writes it whole
+		saved := int64(0)
+		omit := map[uint64]bool{}
+		for k := range p {
+			for _, d := range a.seq[(i+k)%p].dats {
+				if _, seen := first[d.s.ID]; seen {
+					continue
+				}
+				first[d.s.ID] = d.whole
+				if d.whole {
+					omit[d.s.ID] = true
+					saved += int64(globalSize(d.s.Set)) * int64(d.s.Dim*d.s.Type.Size())
+				}
+			}
+		}
+		if saved > bestSaved {
+			best, bestSaved, bestOmit = i, saved, omit
+		}
+	}
+	return best, bestOmit
+}
+
+// save begins the checkpoint before loop idx. The dats of later, whose
+// first use in the period is expected to write them whole, are decided
+// by the loops that follow (decide); the others are written now.
+func (a *autoCkpt) save(idx int64, later map[uint64]bool) error {
+	runtime.GC()
+	state := map[string][]byte{autoLoopKey: []byte(strconv.FormatInt(idx, 10)), autoLogKey: a.log}
+	var deferred func(*core.Storage) bool
+	if len(later) > 0 {
+		deferred = func(s *core.Storage) bool { return later[s.ID] }
+	}
+	start := time.Now()
+	cs, err := beginCheckpoint(a.path, state, deferred)
+	if err != nil {
+		return err
+	}
+	a.left = max(len(a.seq), 1)
+	a.seq, a.target, a.omit = nil, -1, nil
+	a.since, a.sinceN = time.Now(), idx
+	rt.proc.autoLog(slog.LevelInfo, "op2: automatic checkpoint", slog.String("file", a.path), slog.Int64("loop", idx),
+		slog.Int("dats_decided_later", len(cs.deferred)), slog.Float64("seconds", time.Since(start).Seconds()))
+	if len(cs.deferred) == 0 {
+		return cs.finish(nil)
+	}
+	a.pending = cs
+	return nil
+}
+
+// autoAfter logs the Globals loop l reduced, after it ran at once.
+func (p *process) autoAfter(l *core.Loop) {
+	a := p.auto
+	if a == nil || a.off || a.replayTo >= 0 {
+		return
+	}
+	start := len(a.log)
+	for _, arg := range l.Args {
+		if arg.Kind != core.ArgGlobal || arg.Access == core.Read || arg.Off {
+			continue
+		}
+		if start == len(a.log) {
+			a.log = binary.LittleEndian.AppendUint64(a.log, uint64(a.n-1))
+			a.log = binary.LittleEndian.AppendUint32(a.log, 0)
+		}
+		s := arg.Data
+		if err := s.HostAccess(false); err != nil {
+			a.log = a.log[:start]
+			a.turnOff(p, fmt.Sprintf("the values of global %q cannot be read: %v", s.Name, err))
+			return
+		}
+		a.log = append(a.log, unsafe.Slice((*byte)(s.Host), s.Dim*s.Type.Size())...)
+	}
+	if len(a.log) > start {
+		binary.LittleEndian.PutUint32(a.log[start+8:], uint32(len(a.log)-start-12))
+	}
+}
+
+// setReductions gives the Globals a skipped loop reduced the values it
+// gave them (v, from the log).
+func (a *autoCkpt) setReductions(l *core.Loop, v []byte) error {
+	for _, arg := range l.Args {
+		if arg.Kind != core.ArgGlobal || arg.Access == core.Read || arg.Off {
+			continue
+		}
+		s := arg.Data
+		n := s.Dim * s.Type.Size()
+		if len(v) < n {
+			return fmt.Errorf("op2: automatic checkpoint %q: the log holds no values of global %q for loop %d: the program issues other loops than the run that wrote it", a.path, s.Name, a.n-1)
+		}
+		if err := s.HostAccess(true); err != nil {
+			return err
+		}
+		copy(unsafe.Slice((*byte)(s.Host), n), v[:n])
+		v = v[n:]
+	}
+	return nil
+}
+
+// autoRecorded counts a loop recorded by Chain or Lazy, which turns the
+// automatic checkpoints off.
+func (p *process) autoRecorded() error {
+	if rt.e.Cfg.Checkpoint == "" && p.auto == nil {
+		return nil
+	}
+	a, err := p.autoState()
+	if a == nil || err != nil {
+		return err
+	}
+	a.n++
+	if a.replayTo >= 0 {
+		return fmt.Errorf("op2: automatic checkpoint %q: a loop recorded (Chain, Lazy) before the loop it was written at: automatic checkpoints need loops that run at once", a.path)
+	}
+	a.turnOff(p, "a loop was recorded (Chain, Lazy): automatic checkpoints need loops that run at once")
+	return nil
+}
+
+func (a *autoCkpt) turnOff(p *process, why string) {
+	if !a.off {
+		a.off = true
+		p.autoLog(slog.LevelWarn, "op2: automatic checkpoints off", slog.String("file", a.path), slog.String("why", why))
+	}
+}
+
+// autoLog logs an event of the automatic checkpoints on the default
+// runtime's logger; a warning goes to standard error without one.
+func (p *process) autoLog(level slog.Level, msg string, attrs ...slog.Attr) {
+	if l := rt.e.Logger(); l != nil {
+		l.LogAttrs(context.Background(), level, msg, attrs...)
+		return
+	}
+	if level >= slog.LevelWarn && Rank() == 0 {
+		fmt.Fprintln(os.Stderr, msg, slog.GroupValue(attrs...))
+	}
+}

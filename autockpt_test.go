@@ -1,0 +1,172 @@
+package op2_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/h5"
+	"github.com/goop2/op2/internal/mpitest"
+)
+
+// autoProgram is a time-stepping program for the automatic checkpoints:
+// each step saves q in qold (a loop writing qold whole), then updates q
+// from qold through the mesh and takes the minimum of q in a Global, whose
+// value the step reports, and the program stops early when it falls
+// below a bound (a path taken on a reduction). Rank killRank kills itself
+// with SIGKILL after step killAt (0: never).
+func autoProgram(t *testing.T, steps, killAt, killRank int) []string {
+	t.Helper()
+	r := newCkptRun(t)
+	qold := must(op2.NewDat[float64](r.q.Set(), 4, nil, "qold"))
+	save := op2.NewKernel(`void auto_save(const double *q, double *qold) { for (int i = 0; i < 4; i++) qold[i] = q[i]; }`, "auto_save")
+	update := op2.NewKernel(`void auto_update(const double *qold, double *q, int *n, double *low) {
+		for (int i = 0; i < 4; i++) q[i] = 0.5 * qold[i] + 0.25 * q[i] + 0.0625 * (*n);
+		*n += 1;
+		if (q[0] < *low) *low = q[0];
+	}`, "auto_update")
+	var lines []string
+	for step := 1; step <= steps; step++ {
+		check(t, op2.ParLoop(save, r.q.Set(), r.q.Arg(op2.Read), qold.Arg(op2.Write)))
+		r.low.Data()[0] = 1e300
+		check(t, op2.ParLoop(update, r.q.Set(), qold.Arg(op2.Read), r.q.Arg(op2.RW), r.cnt.Arg(op2.RW), r.low.Arg(op2.Min)))
+		low := r.low.DataRO()[0]
+		lines = append(lines, fmt.Sprintf("step %d low %.17g", step, low))
+		if step == killAt && op2.Rank() == killRank {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+		if low > 1e6 { // never: a branch on a reduction, as a convergence test is
+			break
+		}
+	}
+	res := r.result(t)
+	sum := 0.0
+	for _, v := range res.Q {
+		sum += v
+	}
+	return append(lines, fmt.Sprintf("q sum %.17g, %d values", sum, len(res.Q)))
+}
+
+// TestAutoCheckpoint runs autoProgram with automatic checkpoints every 5
+// loops on 1 and 2 ranks, kills a rank after step 9, and starts the run
+// again: on the same rank count and on another, it prints every line of a
+// run never stopped (the steps before the checkpoint are skipped, their
+// reductions replayed from the log). The checkpoint lists qold without
+// its values: the loops write it whole before reading it.
+func TestAutoCheckpoint(t *testing.T) {
+	const outEnv, killEnv = "OP2_TEST_AUTO_OUT", "OP2_TEST_AUTO_KILL"
+	if mpitest.InRanks() {
+		var killAt, killRank int
+		fmt.Sscan(os.Getenv(killEnv), &killAt, &killRank)
+		lines := autoProgram(t, 15, killAt, killRank)
+		if op2.Rank() == 0 {
+			check(t, os.WriteFile(os.Getenv(outEnv), []byte(strings.Join(lines, "\n")), 0o644))
+		}
+		check(t, op2.Finalize())
+		return
+	}
+	needHDF5(t)
+	dir := t.TempDir()
+	run := func(ranks int, ckpt, kill string) (string, error) {
+		out := filepath.Join(dir, fmt.Sprintf("out-%d", time.Now().UnixNano()))
+		env := []string{outEnv + "=" + out, killEnv + "=" + kill, "OP2_CHECKPOINT_EVERY=5"}
+		if ckpt != "" {
+			env = append(env, "OP2_CHECKPOINT="+ckpt)
+		}
+		b, err := mpitest.Output(t, ranks, 2*time.Minute, env...)
+		if err != nil {
+			return string(b), err
+		}
+		if testing.Verbose() {
+			t.Logf("%d ranks, OP2_CHECKPOINT=%q:\n%s", ranks, ckpt, b)
+		}
+		got, err := os.ReadFile(out)
+		return string(got), err
+	}
+	want, err := run(1, "", "")
+	if err != nil {
+		t.Fatalf("uninterrupted run: %v\n%s", err, want)
+	}
+	for _, c := range []struct{ ranks, restart int }{{1, 1}, {2, 2}, {2, 3}} {
+		ckpt := filepath.Join(dir, fmt.Sprintf("auto-%d-%d.ckpt", c.ranks, c.restart))
+		if out, err := run(c.ranks, ckpt, fmt.Sprintf("9 %d", c.ranks-1)); err == nil {
+			t.Fatalf("%d ranks: the run whose rank was killed succeeded:\n%s", c.ranks, out)
+		}
+		if _, err := os.Stat(ckpt); err != nil {
+			t.Fatalf("%d ranks: no checkpoint after the killed run: %v", c.ranks, err)
+		}
+		omitted := savedAttr(t, ckpt, "qold")
+		got, err := run(c.restart, ckpt, "")
+		if err != nil {
+			t.Fatalf("%d ranks restarting the run of %d: %v\n%s", c.restart, c.ranks, err, got)
+		}
+		if got != want {
+			t.Errorf("%d ranks restarting the run of %d printed\n%s\nwant\n%s", c.restart, c.ranks, got, want)
+		}
+		if !omitted {
+			t.Errorf("%d ranks: the checkpoint saved qold's values, which the loops write whole before reading", c.ranks)
+		}
+	}
+}
+
+// savedAttr reports whether the checkpoint lists the dat named name
+// without its values.
+func savedAttr(t *testing.T, path, name string) bool {
+	t.Helper()
+	f, err := h5.Open(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for k := 0; ; k++ {
+		ds := fmt.Sprintf("dats/%d", k)
+		if ok, _ := f.Exists(ds); !ok {
+			t.Fatalf("%s lists no dat %q", path, name)
+		}
+		if n, _, _ := f.StringAttr(ds, "name"); n != name {
+			continue
+		}
+		v, found, err := f.IntAttr(ds, "saved")
+		return err == nil && found && v == 0
+	}
+}
+
+// TestAutoCheckpointBadPath: a checkpoint path that cannot be written
+// fails the loop at which the checkpoint is due, naming the path; and a
+// file that is not an automatic checkpoint is refused at the first loop.
+func TestAutoCheckpointBadPath(t *testing.T) {
+	needHDF5(t)
+	for _, c := range []struct {
+		name, path, want string
+	}{
+		{"unwritable", filepath.Join(t.TempDir(), "no", "such", "dir", "c.ckpt"), "no/such/dir"},
+		{"not-automatic", writeManualCheckpoint(t), "not written by an automatic checkpoint"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cache := os.Getenv("OP2_CACHE_DIR")
+			check(t, op2.Configure(op2.Config{CacheDir: cache, Checkpoint: c.path, CheckpointEvery: "2"}))
+			defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) }()
+			r := newCkptRun(t)
+			defer r.k.Remove()
+			var err error
+			for i := 0; i < 6 && err == nil; i++ {
+				err = r.step()
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("loops with OP2_CHECKPOINT=%s: %v, want an error saying %q", c.path, err, c.want)
+			}
+		})
+	}
+}
+
+// writeManualCheckpoint writes a checkpoint with op2.Checkpoint.
+func writeManualCheckpoint(t *testing.T) string {
+	path := filepath.Join(t.TempDir(), "manual.ckpt")
+	check(t, op2.Checkpoint(path, nil))
+	return path
+}
