@@ -170,3 +170,33 @@ func writeManualCheckpoint(t *testing.T) string {
 	check(t, op2.Checkpoint(path, nil))
 	return path
 }
+
+// TestAutoCheckpointEndsEarly: a run that restarts from an automatic
+// checkpoint but ends before the loop it was written at (its loops all
+// skipped) is told so by Finalize.
+func TestAutoCheckpointEndsEarly(t *testing.T) {
+	if mpitest.InRanks() {
+		r := newCkptRun(t)
+		for range 2 {
+			check(t, r.step())
+		}
+		if err := op2.Finalize(); err == nil || !strings.Contains(err.Error(), "the run ended after 2 loops, before loop") {
+			t.Errorf("Finalize: %v, want an error saying the run ended before the checkpoint's loop", err)
+		}
+		return
+	}
+	needHDF5(t)
+	cache := os.Getenv("OP2_CACHE_DIR")
+	path := filepath.Join(t.TempDir(), "auto.ckpt")
+	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) }()
+	r := newCkptRun(t)
+	defer r.k.Remove()
+	check(t, op2.Configure(op2.Config{CacheDir: cache, Checkpoint: path, CheckpointEvery: "3"}))
+	for range 8 {
+		check(t, r.step())
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("no automatic checkpoint after 8 loops every 3: %v", err)
+	}
+	mpitest.Run(t, 1, 2*time.Minute, "OP2_CHECKPOINT="+path, "OP2_CHECKPOINT_EVERY=3")
+}

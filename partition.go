@@ -114,6 +114,9 @@ func Finalize() error {
 		return forced
 	}
 	err := finalizePETSc()
+	if a := rt.proc.auto; a != nil && a.replayTo >= 0 {
+		err = errors.Join(err, fmt.Errorf("op2: automatic checkpoint %q: the run ended after %d loops, before loop %d, where the checkpoint was written: the loops were skipped and their results are not this run's (run the program as it was run when the checkpoint was written, or remove the file)", a.path, a.n, a.replayTo))
+	}
 	if w, _ := mpiWorld(); w != nil {
 		return errors.Join(err, w.Finalize())
 	}
