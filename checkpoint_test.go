@@ -99,8 +99,14 @@ func (a ckptResult) equal(b ckptResult) bool {
 // the program's state comes back; the file replaces the previous one
 // whole; a checkpoint that does not match the program is refused and
 // changes nothing.
+// On every backend: values on a device are brought back to be saved,
+// and restored values reach the device.
 func TestCheckpointRestore(t *testing.T) {
 	needHDF5(t)
+	onEachBackend(t, checkpointRestore)
+}
+
+func checkpointRestore(t *testing.T) {
 	r := newCkptRun(t)
 	defer r.k.Remove()
 	path := filepath.Join(t.TempDir(), "run.ckpt")
