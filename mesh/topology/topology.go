@@ -1,0 +1,287 @@
+// Package topology derives the connectivity unstructured-mesh codes write
+// by hand from a mesh's cells: the facets (edges of 2-D cells, faces of
+// 3-D cells) with their nodes, the cells on each side of each facet and
+// the facet's local number in each, the facets and neighbours of each
+// cell, and the boundary facets. It works on plain slices (a mesh read
+// from a file, before it is declared to GoOP2), in time linear in the
+// mesh's size up to a sort of the facets' keys.
+//
+// Local numbering follows Gmsh's and VTK's node orders. A facet's nodes
+// are listed as its first cell sees it, oriented outward from that cell
+// when the cell is positively oriented (counter-clockwise triangles and
+// quadrilaterals; tetrahedra with (n1-n0)×(n2-n0)·(n3-n0) > 0; hexahedra
+// and prisms with their bottom face counter-clockwise seen from above),
+// so a boundary facet's normal points out of the mesh.
+package topology
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Kind is a kind of cell or facet.
+type Kind int
+
+// The kinds.
+const (
+	Line Kind = iota + 1
+	Triangle
+	Quadrilateral
+	Tetrahedron
+	Hexahedron
+	Prism
+)
+
+var kindNames = map[Kind]string{Line: "line", Triangle: "triangle", Quadrilateral: "quadrilateral",
+	Tetrahedron: "tetrahedron", Hexahedron: "hexahedron", Prism: "prism"}
+
+func (k Kind) String() string {
+	if s, ok := kindNames[k]; ok {
+		return s
+	}
+	return fmt.Sprintf("kind %d", int(k))
+}
+
+// Nodes is the number of nodes of a cell of kind k.
+func (k Kind) Nodes() int {
+	switch k {
+	case Line:
+		return 2
+	case Triangle:
+		return 3
+	case Quadrilateral, Tetrahedron:
+		return 4
+	case Prism:
+		return 6
+	case Hexahedron:
+		return 8
+	}
+	return 0
+}
+
+// Dim is the dimension of kind k.
+func (k Kind) Dim() int {
+	switch k {
+	case Line:
+		return 1
+	case Triangle, Quadrilateral:
+		return 2
+	}
+	return 3
+}
+
+// facets lists each kind's local facets: their nodes as local node
+// numbers, oriented outward.
+var facets = map[Kind][][]int{
+	Triangle:      {{0, 1}, {1, 2}, {2, 0}},
+	Quadrilateral: {{0, 1}, {1, 2}, {2, 3}, {3, 0}},
+	Tetrahedron:   {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}},
+	Hexahedron:    {{0, 3, 2, 1}, {4, 5, 6, 7}, {0, 1, 5, 4}, {1, 2, 6, 5}, {2, 3, 7, 6}, {3, 0, 4, 7}},
+	Prism:         {{0, 2, 1}, {3, 4, 5}, {0, 1, 4, 3}, {1, 2, 5, 4}, {2, 0, 3, 5}},
+}
+
+// LocalFacets returns the local facets of kind k: each a list of local
+// node numbers, oriented outward (see the package doc); nil for a line.
+func LocalFacets(k Kind) [][]int {
+	return facets[k]
+}
+
+// facetKind is the kind of a facet of n nodes in a cell of dimension d.
+func facetKind(n int) Kind {
+	switch n {
+	case 2:
+		return Line
+	case 3:
+		return Triangle
+	}
+	return Quadrilateral
+}
+
+// Facets is one kind of facet of a mesh: prisms have triangular and
+// quadrilateral faces, other cells one kind.
+type Facets struct {
+	Kind Kind
+	// Nodes holds each facet's nodes (Kind.Nodes() per facet), as its
+	// first cell sees it (outward from that cell).
+	Nodes []int32
+	// Cells holds the two cells of each facet: the first, and the second
+	// or -1 for a boundary facet.
+	Cells []int32
+	// Local holds each facet's local number in each of its two cells
+	// (LocalFacets' index; -1 where Cells is -1).
+	Local []int8
+	// Boundary lists the facets with one cell, in increasing order.
+	Boundary []int32
+}
+
+// Len is the number of facets.
+func (f *Facets) Len() int { return len(f.Cells) / 2 }
+
+// Topology is what Derive finds of a mesh of one kind of cell.
+type Topology struct {
+	Kind   Kind // the cells'
+	Cells  int  // how many
+	Facets []Facets
+	// CellFacet holds, for each cell and each of its local facets (in
+	// LocalFacets' order), the facet's set (index into Facets) and its
+	// index in that set: CellFacet[2*(c*F+i)] and CellFacet[2*(c*F+i)+1],
+	// F being len(LocalFacets(Kind)). For cells of one kind of facet the
+	// set is always 0.
+	CellFacet []int32
+	// CellCell holds, for each cell and each local facet, the cell across
+	// that facet, or -1 on the boundary.
+	CellCell []int32
+}
+
+// FacetsPerCell is the number of facets of each cell.
+func (t *Topology) FacetsPerCell() int { return len(facets[t.Kind]) }
+
+// Derive derives the topology of n cells of kind k whose nodes are
+// cells[i*k.Nodes() : (i+1)*k.Nodes()], nodes being numbered from 0 to
+// nodes-1. A facet shared by more than two cells, a cell that repeats a
+// node and a node out of range are errors naming the cell.
+func Derive(k Kind, cells []int32, nodes int) (*Topology, error) {
+	lf := facets[k]
+	if lf == nil {
+		return nil, fmt.Errorf("topology: %v cells have no facets to derive", k)
+	}
+	nn := k.Nodes()
+	if len(cells)%nn != 0 {
+		return nil, fmt.Errorf("topology: %d node entries are not whole %vs of %d nodes", len(cells), k, nn)
+	}
+	n := len(cells) / nn
+	for c := range n {
+		row := cells[c*nn : (c+1)*nn]
+		for i, v := range row {
+			if v < 0 || int(v) >= nodes {
+				return nil, fmt.Errorf("topology: %v %d: node %d is %d, outside [0,%d)", k, c, i, v, nodes)
+			}
+			for _, w := range row[:i] {
+				if w == v {
+					return nil, fmt.Errorf("topology: %v %d holds node %d twice", k, c, v)
+				}
+			}
+		}
+	}
+	t := &Topology{Kind: k, Cells: n, CellFacet: make([]int32, 2*n*len(lf)), CellCell: make([]int32, n*len(lf))}
+	// One set per facet size, in increasing size.
+	sizes := []int{}
+	for _, f := range lf {
+		if !slices.Contains(sizes, len(f)) {
+			sizes = append(sizes, len(f))
+		}
+	}
+	slices.Sort(sizes)
+	for set, size := range sizes {
+		fs, err := derive(k, cells, n, lf, size, int32(set), t)
+		if err != nil {
+			return nil, err
+		}
+		t.Facets = append(t.Facets, fs)
+	}
+	return t, nil
+}
+
+// half is one cell's side of a facet: its sorted nodes (the key), the
+// cell and the local facet.
+type half struct {
+	key   [4]int32
+	cell  int32
+	local int8
+}
+
+// sortHalves orders halves by key, then cell: a counting sort on the
+// smallest node (linear), then a sort of each node's few halves.
+func sortHalves(halves []half, nodes int) []half {
+	start := make([]int32, nodes+1)
+	for _, h := range halves {
+		start[h.key[0]+1]++
+	}
+	for v := range nodes {
+		start[v+1] += start[v]
+	}
+	out := make([]half, len(halves))
+	next := slices.Clone(start[:nodes])
+	for _, h := range halves { // in cell order: each bucket stays sorted by cell
+		out[next[h.key[0]]] = h
+		next[h.key[0]]++
+	}
+	for v := range nodes {
+		b := out[start[v]:start[v+1]]
+		if len(b) > 1 {
+			slices.SortStableFunc(b, func(a, b half) int {
+				if c := cmp.Compare(a.key[1], b.key[1]); c != 0 {
+					return c
+				}
+				if c := cmp.Compare(a.key[2], b.key[2]); c != 0 {
+					return c
+				}
+				return cmp.Compare(a.key[3], b.key[3])
+			})
+		}
+	}
+	return out
+}
+
+// derive finds the facets of size nodes.
+func derive(k Kind, cells []int32, n int, lf [][]int, size int, set int32, t *Topology) (Facets, error) {
+	nn := k.Nodes()
+	per := 0
+	for _, f := range lf {
+		if len(f) == size {
+			per++
+		}
+	}
+	halves := make([]half, 0, n*per)
+	maxNode := int32(-1)
+	for c := range n {
+		for i, f := range lf {
+			if len(f) != size {
+				continue
+			}
+			h := half{key: [4]int32{-1, -1, -1, -1}, cell: int32(c), local: int8(i)}
+			for j, v := range f {
+				h.key[j] = cells[c*nn+v]
+			}
+			slices.Sort(h.key[:size])
+			maxNode = max(maxNode, h.key[0])
+			halves = append(halves, h)
+		}
+	}
+	halves = sortHalves(halves, int(maxNode)+1)
+	fs := Facets{Kind: facetKind(size)}
+	F := len(lf)
+	for i := 0; i < len(halves); {
+		j := i + 1
+		for j < len(halves) && halves[j].key == halves[i].key {
+			j++
+		}
+		if j-i > 2 {
+			return Facets{}, fmt.Errorf("topology: a %v facet with nodes %v is shared by %d cells (%d, %d, %d...): a mesh's facet has one or two cells", fs.Kind, halves[i].key[:size], j-i, halves[i].cell, halves[i+1].cell, halves[i+2].cell)
+		}
+		id := int32(fs.Len())
+		a := halves[i]
+		for _, v := range lf[a.local] {
+			fs.Nodes = append(fs.Nodes, cells[int(a.cell)*nn+v])
+		}
+		t.CellFacet[2*(int(a.cell)*F+int(a.local))] = set
+		t.CellFacet[2*(int(a.cell)*F+int(a.local))+1] = id
+		if j-i == 2 {
+			b := halves[i+1]
+			fs.Cells = append(fs.Cells, a.cell, b.cell)
+			fs.Local = append(fs.Local, a.local, b.local)
+			t.CellFacet[2*(int(b.cell)*F+int(b.local))] = set
+			t.CellFacet[2*(int(b.cell)*F+int(b.local))+1] = id
+			t.CellCell[int(a.cell)*F+int(a.local)] = b.cell
+			t.CellCell[int(b.cell)*F+int(b.local)] = a.cell
+		} else {
+			fs.Cells = append(fs.Cells, a.cell, -1)
+			fs.Local = append(fs.Local, a.local, -1)
+			fs.Boundary = append(fs.Boundary, id)
+			t.CellCell[int(a.cell)*F+int(a.local)] = -1
+		}
+		i = j
+	}
+	return fs, nil
+}

@@ -1,0 +1,338 @@
+package topology
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// grid returns the nodes of an (n+1)^d grid on the unit square or cube,
+// node (i,j[,l]) numbered i + (n+1)(j + (n+1) l).
+func grid(n, d int) []float64 {
+	var x []float64
+	m := n + 1
+	count := m * m
+	if d == 3 {
+		count *= m
+	}
+	for v := range count {
+		i, j, l := v%m, v/m%m, v/(m*m)
+		x = append(x, float64(i)/float64(n), float64(j)/float64(n))
+		if d == 3 {
+			x = append(x, float64(l)/float64(n))
+		}
+	}
+	return x
+}
+
+func quads(n int) []int32 {
+	m := int32(n + 1)
+	var c []int32
+	for j := range int32(n) {
+		for i := range int32(n) {
+			a := i + j*m
+			c = append(c, a, a+1, a+1+m, a+m)
+		}
+	}
+	return c
+}
+
+func triangles(n int) []int32 {
+	q := quads(n)
+	var c []int32
+	for k := 0; k < len(q); k += 4 {
+		c = append(c, q[k], q[k+1], q[k+2], q[k], q[k+2], q[k+3])
+	}
+	return c
+}
+
+// cube returns the node numbers of the cube with corner (i,j,l), in
+// hexahedron order.
+func cube(n, i, j, l int) [8]int32 {
+	m := n + 1
+	v := func(a, b, c int) int32 { return int32(a + m*(b+m*c)) }
+	return [8]int32{v(i, j, l), v(i+1, j, l), v(i+1, j+1, l), v(i, j+1, l), v(i, j, l+1), v(i+1, j, l+1), v(i+1, j+1, l+1), v(i, j+1, l+1)}
+}
+
+func hexes(n int) []int32 {
+	var c []int32
+	for l := range n {
+		for j := range n {
+			for i := range n {
+				h := cube(n, i, j, l)
+				c = append(c, h[:]...)
+			}
+		}
+	}
+	return c
+}
+
+func prisms(n int) []int32 {
+	var c []int32
+	for l := range n {
+		for j := range n {
+			for i := range n {
+				h := cube(n, i, j, l)
+				c = append(c, h[0], h[1], h[2], h[4], h[5], h[6], h[0], h[2], h[3], h[4], h[6], h[7])
+			}
+		}
+	}
+	return c
+}
+
+// tets splits each cube into the six tetrahedra around its main diagonal
+// (the same in every cube, so faces match), each positively oriented.
+func tets(n int, x []float64) []int32 {
+	var c []int32
+	paths := [][3]int{{1, 2, 6}, {1, 5, 6}, {3, 2, 6}, {3, 7, 6}, {4, 5, 6}, {4, 7, 6}}
+	for l := range n {
+		for j := range n {
+			for i := range n {
+				h := cube(n, i, j, l)
+				for _, p := range paths {
+					t := []int32{h[0], h[p[0]], h[p[1]], h[p[2]]}
+					if orient(x, t) < 0 {
+						t[1], t[2] = t[2], t[1]
+					}
+					c = append(c, t...)
+				}
+			}
+		}
+	}
+	return c
+}
+
+func orient(x []float64, t []int32) float64 {
+	p := func(k int) [3]float64 { return point(x, 3, t[k]) }
+	a, b, c, d := p(0), p(1), p(2), p(3)
+	n := cross(sub(b, a), sub(c, a))
+	e := sub(d, a)
+	return n[0]*e[0] + n[1]*e[1] + n[2]*e[2]
+}
+
+// relabel numbers the nodes and orders the cells at random.
+func relabel(k Kind, cells []int32, x []float64, dim int, seed uint64) ([]int32, []float64) {
+	r := rand.New(rand.NewPCG(seed, 1))
+	nodes := len(x) / dim
+	perm := r.Perm(nodes)
+	x2 := make([]float64, len(x))
+	for v, p := range perm {
+		copy(x2[p*dim:(p+1)*dim], x[v*dim:(v+1)*dim])
+	}
+	nn := k.Nodes()
+	order := r.Perm(len(cells) / nn)
+	c2 := make([]int32, 0, len(cells))
+	for _, c := range order {
+		for _, v := range cells[c*nn : (c+1)*nn] {
+			c2 = append(c2, int32(perm[v]))
+		}
+	}
+	return c2, x2
+}
+
+func TestDerive(t *testing.T) {
+	const n = 4
+	x2, x3 := grid(n, 2), grid(n, 3)
+	cases := []struct {
+		kind          Kind
+		cells         []int32
+		x             []float64
+		dim           int
+		facets        []int // per facet set
+		boundary      []int
+		volume        float64
+		facetsPerCell int
+	}{
+		{Quadrilateral, quads(n), x2, 2, []int{2 * n * (n + 1)}, []int{4 * n}, 1, 4},
+		{Triangle, triangles(n), x2, 2, []int{(n+1)*(n+1) + 2*n*n - 1}, []int{4 * n}, 1, 3},
+		{Hexahedron, hexes(n), x3, 3, []int{3 * n * n * (n + 1)}, []int{6 * n * n}, 1, 6},
+		{Tetrahedron, tets(n, x3), x3, 3, nil, []int{12 * n * n}, 1, 4},
+		{Prism, prisms(n), x3, 3, nil, []int{4 * n * n, 4 * n * n}, 1, 5},
+	}
+	for _, c := range cases {
+		for _, seed := range []uint64{0, 1, 2} {
+			t.Run(fmt.Sprintf("%v/%d", c.kind, seed), func(t *testing.T) {
+				cells, x := c.cells, c.x
+				if seed > 0 {
+					cells, x = relabel(c.kind, cells, x, c.dim, seed)
+				}
+				top, err := Derive(c.kind, cells, len(x)/c.dim)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := top.FacetsPerCell(); got != c.facetsPerCell {
+					t.Errorf("FacetsPerCell %d, want %d", got, c.facetsPerCell)
+				}
+				for s, fs := range top.Facets {
+					if c.facets != nil && fs.Len() != c.facets[s] {
+						t.Errorf("set %d (%v): %d facets, want %d", s, fs.Kind, fs.Len(), c.facets[s])
+					}
+					if len(fs.Boundary) != c.boundary[s] {
+						t.Errorf("set %d (%v): %d boundary facets, want %d", s, fs.Kind, len(fs.Boundary), c.boundary[s])
+					}
+				}
+				checkTopology(t, top, cells, x, c.dim)
+				vol, _, err := CellGeometry(c.kind, cells, x, c.dim)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum := 0.0
+				for i, v := range vol {
+					if v <= 0 {
+						t.Fatalf("cell %d has volume %g", i, v)
+					}
+					sum += v
+				}
+				if math.Abs(sum-c.volume) > 1e-12 {
+					t.Errorf("total volume %.17g, want %g", sum, c.volume)
+				}
+			})
+		}
+	}
+}
+
+// checkTopology checks every relation Derive gives against the others
+// and against the geometry: each facet's nodes are its first cell's
+// local facet; an interior facet's second cell sees the same nodes the
+// other way round (opposite area vectors); each cell's facets close
+// (their outward area vectors sum to zero); boundary facets point out of
+// their cell; the boundary closes.
+func checkTopology(t *testing.T, top *Topology, cells []int32, x []float64, dim int) {
+	t.Helper()
+	lf := LocalFacets(top.Kind)
+	F, nn := len(lf), top.Kind.Nodes()
+	nodesOf := func(c int32, l int8) []int32 {
+		var out []int32
+		for _, v := range lf[l] {
+			out = append(out, cells[int(c)*nn+v])
+		}
+		return out
+	}
+	var bsum [3]float64
+	for s := range top.Facets {
+		fs := &top.Facets[s]
+		fn := fs.Kind.Nodes()
+		for f := range fs.Len() {
+			a, b := fs.Cells[2*f], fs.Cells[2*f+1]
+			la, lb := fs.Local[2*f], fs.Local[2*f+1]
+			nodes := fs.Nodes[f*fn : (f+1)*fn]
+			if !slices.Equal(nodes, nodesOf(a, la)) {
+				t.Fatalf("facet %d/%d: nodes %v, but its first cell %d's local facet %d is %v", s, f, nodes, a, la, nodesOf(a, la))
+			}
+			if got := top.CellFacet[2*(int(a)*F+int(la)) : 2*(int(a)*F+int(la))+2]; got[0] != int32(s) || got[1] != int32(f) {
+				t.Fatalf("CellFacet of cell %d, local %d is %v, want %d/%d", a, la, got, s, f)
+			}
+			na := areaVector(x, dim, nodes)
+			if b < 0 {
+				if !slices.Contains(fs.Boundary, int32(f)) || lb != -1 {
+					t.Fatalf("facet %d/%d has one cell but is not in Boundary (local %d)", s, f, lb)
+				}
+				if top.CellCell[int(a)*F+int(la)] != -1 {
+					t.Fatalf("cell %d across its boundary facet %d: %d, want -1", a, la, top.CellCell[int(a)*F+int(la)])
+				}
+				fc := centroid(x, dim, nodes)
+				cc := centroid(x, dim, cells[int(a)*nn:(int(a)+1)*nn])
+				if d := sub(fc, cc); d[0]*na[0]+d[1]*na[1]+d[2]*na[2] <= 0 {
+					t.Fatalf("boundary facet %d/%d points into its cell", s, f)
+				}
+				for i := range bsum {
+					bsum[i] += na[i]
+				}
+				continue
+			}
+			other := nodesOf(b, lb)
+			if x, y := slices.Sorted(slices.Values(other)), slices.Sorted(slices.Values(nodes)); !slices.Equal(x, y) {
+				t.Fatalf("facet %d/%d: second cell %d's local facet %d holds %v, not %v", s, f, b, lb, other, nodes)
+			}
+			nb := areaVector(x, dim, other)
+			for i := range 3 {
+				if math.Abs(na[i]+nb[i]) > 1e-12 {
+					t.Fatalf("facet %d/%d: the two cells see area vectors %v and %v, not opposite", s, f, na, nb)
+				}
+			}
+			if top.CellCell[int(a)*F+int(la)] != b || top.CellCell[int(b)*F+int(lb)] != a {
+				t.Fatalf("CellCell does not join cells %d and %d across facet %d/%d", a, b, s, f)
+			}
+		}
+	}
+	for i := range bsum {
+		if math.Abs(bsum[i]) > 1e-12 {
+			t.Errorf("the boundary does not close: its area vectors sum to %v", bsum)
+		}
+	}
+	for c := range top.Cells {
+		var sum [3]float64
+		for l := range F {
+			a := areaVector(x, dim, nodesOf(int32(c), int8(l)))
+			for i := range sum {
+				sum[i] += a[i]
+			}
+		}
+		for i := range sum {
+			if math.Abs(sum[i]) > 1e-12 {
+				t.Fatalf("cell %d's facets do not close: %v", c, sum)
+			}
+		}
+	}
+}
+
+func TestDeriveErrors(t *testing.T) {
+	cases := []struct {
+		name  string
+		kind  Kind
+		cells []int32
+		nodes int
+		want  string
+	}{
+		{"three cells on an edge", Triangle, []int32{0, 1, 2, 1, 0, 3, 0, 1, 4}, 5, "shared by 3 cells"},
+		{"node twice", Triangle, []int32{0, 1, 1}, 3, "holds node 1 twice"},
+		{"node out of range", Quadrilateral, []int32{0, 1, 2, 7}, 4, "node 3 is 7, outside [0,4)"},
+		{"not whole cells", Tetrahedron, []int32{0, 1, 2}, 4, "not whole"},
+		{"lines", Line, []int32{0, 1}, 2, "no facets"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := Derive(c.kind, c.cells, c.nodes); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Derive: %v, want an error saying %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestFacetGeometry(t *testing.T) {
+	x := grid(2, 2)
+	top, err := Derive(Quadrilateral, quads(2), len(x)/2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	normals, centroids, err := top.Facets[0].Geometry(x, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for f := range top.Facets[0].Len() {
+		length := math.Hypot(normals[2*f], normals[2*f+1])
+		if math.Abs(length-0.5) > 1e-15 {
+			t.Errorf("facet %d: normal %v, length %g, want 0.5", f, normals[2*f:2*f+2], length)
+		}
+		cx, cy := centroids[2*f], centroids[2*f+1]
+		if math.Mod(cx*4, 1) != 0 || math.Mod(cy*4, 1) != 0 {
+			t.Errorf("facet %d: centroid (%g, %g) is not an edge's midpoint", f, cx, cy)
+		}
+	}
+}
+
+func BenchmarkDeriveTets(b *testing.B) {
+	const n = 40 // 384 000 tetrahedra
+	x := grid(n, 3)
+	cells := tets(n, x)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Derive(Tetrahedron, cells, len(x)/3); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(cells)/4), "cells")
+}
