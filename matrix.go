@@ -300,6 +300,139 @@ func (A *Mat[T]) ZeroRows(rows []int, diag T) error {
 	return nil
 }
 
+// ZeroRowsColumns applies Dirichlet conditions symmetrically, as PETSc's
+// MatZeroRowsColumns(A, rows, diag, x, b) does: the rows and the columns
+// of the given row elements (every component of each) are zeroed and
+// diag put on their diagonal, so the matrix stays symmetric; with x and b
+// (Dats on the matrix's set with its dim, or both nil) the right-hand
+// side is lifted first, b -= A[:, rows] x[rows] on the other rows, and
+// b[rows] = diag × x[rows], x holding the prescribed values at rows. The
+// solution of the new system then takes x's values at rows, and a
+// program needs no elimination in its element kernels. The pattern is
+// kept. Rows are local element indices (in a distributed run, of this
+// rank's owned elements; a rank may pass none); every rank calls it
+// (it exchanges which columns are Dirichlet and x's halo).
+// Out-of-range elements and wrong Dats are refused before anything
+// changes.
+func (A *Mat[T]) ZeroRowsColumns(rows []int, diag T, x, b *Dat[T]) error {
+	sp := A.sp
+	switch {
+	case sp.rows != sp.cols || sp.rdim != sp.cdim:
+		return fmt.Errorf("op2: %s: ZeroRowsColumns needs a square matrix (rows and columns on one set, equal dims)", A.s.Matrix)
+	case (x == nil) != (b == nil):
+		return fmt.Errorf("op2: %s: ZeroRowsColumns: give both x and b (the lifting) or neither", A.s.Matrix)
+	}
+	for _, d := range []*Dat[T]{x, b} {
+		if d != nil && (d.s.Set != &sp.rows.c || d.s.Dim != sp.rdim) {
+			return fmt.Errorf("op2: %s: ZeroRowsColumns: %s must be on the matrix's set %q with dim %d", A.s.Matrix, d.s.Describe(), sp.rows.c.Name, sp.rdim)
+		}
+	}
+	if x != nil && x == b {
+		return fmt.Errorf("op2: %s: ZeroRowsColumns: x and b are the same %s", A.s.Matrix, x.s.Describe())
+	}
+	for k, r := range rows {
+		if r < 0 || r >= sp.pat.NRows {
+			return fmt.Errorf("op2: %s: ZeroRowsColumns: row element %d (position %d) is outside set %q (%d owned elements)", A.s.Matrix, r, k, sp.rows.c.Name, sp.pat.NRows)
+		}
+	}
+	// Which local columns are Dirichlet: this rank's rows, and in a
+	// distributed run the halo's, from their owners (a Dat of flags
+	// exchanged as a loop reading it through a map exchanges it); x's
+	// halo likewise.
+	dirichlet := make([]bool, sp.pat.NCols)
+	for _, r := range rows {
+		dirichlet[r] = true
+	}
+	if w, err := mpiWorld(); err != nil {
+		return err
+	} else if w != nil && w.Size() > 1 {
+		flags := make([]T, sp.cols.c.Owned)
+		for _, r := range rows {
+			flags[r] = 1
+		}
+		mark, err := NewDat(sp.cols, 1, flags, "Dirichlet columns of "+A.s.Name)
+		if err != nil {
+			return err
+		}
+		if err := A.exchangeHalo(rt, mark); err != nil {
+			return err
+		}
+		if x != nil {
+			if err := A.exchangeHalo(rt, x); err != nil {
+				return err
+			}
+		}
+		forced := lock(forData)
+		err = mark.s.HostAccess(false)
+		if err == nil {
+			for j := range dirichlet {
+				dirichlet[j] = mark.data[j] != 0
+			}
+		}
+		unlock()
+		if forced != nil {
+			return forced
+		}
+		if err != nil {
+			return err
+		}
+	}
+	forced := lock(forData)
+	defer unlock()
+	if forced != nil {
+		return forced
+	}
+	if err := A.s.HostAccess(true); err != nil {
+		return err
+	}
+	var xv, bv []T
+	if x != nil {
+		if err := x.s.HostAccess(false); err != nil {
+			return err
+		}
+		if err := b.s.HostAccess(true); err != nil {
+			return err
+		}
+		dist.HostWrite(&b.s)
+		xv, bv = x.data, b.data
+	}
+	dim, bs := sp.rdim, sp.rdim*sp.cdim
+	isRow := make([]bool, sp.pat.NRows)
+	for _, r := range rows {
+		isRow[r] = true
+	}
+	for i := range sp.pat.NRows {
+		lo, hi := int(sp.pat.RowPtr[i]), int(sp.pat.RowPtr[i+1])
+		if isRow[i] {
+			clear(A.data[lo*bs : hi*bs])
+			d := int(sp.pat.Find(int32(i), int32(i)))
+			for a := range dim {
+				A.data[d*bs+a*dim+a] = diag
+				if bv != nil {
+					bv[i*dim+a] = diag * xv[i*dim+a]
+				}
+			}
+			continue
+		}
+		for e := lo; e < hi; e++ {
+			j := int(sp.pat.ColIdx[e])
+			if !dirichlet[j] {
+				continue
+			}
+			block := A.data[e*bs : (e+1)*bs]
+			if bv != nil {
+				for a := range dim {
+					for c := range dim {
+						bv[i*dim+a] -= block[a*dim+c] * xv[j*dim+c]
+					}
+				}
+			}
+			clear(block)
+		}
+	}
+	return nil
+}
+
 // Values returns the matrix in scalar compressed row form (copies): the
 // entries of scalar row r are at columns colidx[rowptr[r]:rowptr[r+1]],
 // increasing, with values vals[rowptr[r]:rowptr[r+1]]. Scalar row
