@@ -1,0 +1,182 @@
+package dist
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/goop2/op2/mesh"
+	"github.com/goop2/op2/mesh/topology"
+)
+
+// FacetBlock is one rank's share of a mesh's facets of one kind, found
+// by Facets: the facets whose smallest node is in this rank's block of
+// the nodes, in increasing order of their sorted nodes, numbered from
+// First over all ranks (interior and boundary facets separately).
+type FacetBlock struct {
+	Kind topology.Kind
+	// Interior facets: their nodes (as their first cell sees them, the
+	// cell of smaller global number), the two cells (global numbers) and
+	// the facet's local number in each.
+	Nodes []int32
+	Cells []int32
+	Local []int8
+	First int // the global number of the first
+	// Boundary facets: nodes, cell, local number.
+	BNodes []int32
+	BCells []int32
+	BLocal []int8
+	BFirst int
+	// Interior and BoundaryTotal count the facets over all ranks.
+	InteriorTotal, BoundaryTotal int
+}
+
+// facetHalf is one cell's side of a facet on its way to the facet's home.
+type facetHalf struct {
+	key   [4]int32 // sorted nodes, -1 past the facet's size
+	nodes [4]int32 // as the cell sees them
+	cell  int32    // global
+	local int8
+}
+
+// Facets derives a mesh's facets over the ranks, before it is
+// partitioned: every rank passes its block of the cells (all of kind k,
+// cells holding their global node numbers, the first being global cell
+// firstCell) and the mesh's node count, and gets the facets whose
+// smallest node lies in its block of the nodes (mesh.Block). One
+// all-to-all takes each cell's facets to their homes; an exclusive sum
+// numbers them. The result, one FacetBlock per facet kind (prisms have
+// two), is in the declared layout op2.Partition expects: each rank's
+// block of the facet sets with maps to global cells and nodes. A facet
+// shared by more than two cells is an error on every rank.
+func Facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int) ([]FacetBlock, error) {
+	lf := topology.LocalFacets(k)
+	nn := k.Nodes()
+	var bad error
+	switch {
+	case lf == nil:
+		bad = fmt.Errorf("%v cells have no facets", k)
+	case len(cells)%nn != 0:
+		bad = fmt.Errorf("%d node entries are not whole %vs", len(cells), k)
+	}
+	if bad == nil {
+		for i, v := range cells {
+			if v < 0 || int(v) >= nodes {
+				bad = fmt.Errorf("%v %d: node %d is %d, outside [0,%d)", k, firstCell+i/nn, i%nn, v, nodes)
+				break
+			}
+		}
+	}
+	if err := AgreeStep(c, "facets: check the cells", bad); err != nil {
+		return nil, err
+	}
+	size := c.Size()
+	st := make([]int, size+1)
+	for r := range size {
+		st[r+1], _ = mesh.Block(nodes, r+1, size)
+	}
+	st[size] = nodes
+	bl := blocks{start: st}
+	sizes := []int{}
+	for _, f := range lf {
+		if !slices.Contains(sizes, len(f)) {
+			sizes = append(sizes, len(f))
+		}
+	}
+	slices.Sort(sizes)
+	var out []FacetBlock
+	n := len(cells) / nn
+	for _, fsize := range sizes {
+		// Halves to their homes: 10 int32 per half (key, nodes, cell,
+		// local).
+		send := make([][]int32, size)
+		for cl := range n {
+			for l, f := range lf {
+				if len(f) != fsize {
+					continue
+				}
+				var h facetHalf
+				h.key, h.nodes = [4]int32{-1, -1, -1, -1}, [4]int32{-1, -1, -1, -1}
+				for j, v := range f {
+					h.nodes[j] = cells[cl*nn+v]
+					h.key[j] = h.nodes[j]
+				}
+				slices.Sort(h.key[:fsize])
+				q := bl.home(h.key[0])
+				send[q] = append(send[q], h.key[0], h.key[1], h.key[2], h.key[3], h.nodes[0], h.nodes[1], h.nodes[2], h.nodes[3], int32(firstCell+cl), int32(l))
+			}
+		}
+		got, err := alltoallInt32(c, send)
+		if err != nil {
+			return nil, err
+		}
+		var halves []facetHalf
+		for _, m := range got {
+			for i := 0; i+10 <= len(m); i += 10 {
+				halves = append(halves, facetHalf{key: [4]int32(m[i : i+4]), nodes: [4]int32(m[i+4 : i+8]), cell: m[i+8], local: int8(m[i+9])})
+			}
+		}
+		slices.SortFunc(halves, func(a, b facetHalf) int {
+			for j := range 4 {
+				if c := cmp.Compare(a.key[j], b.key[j]); c != 0 {
+					return c
+				}
+			}
+			return cmp.Compare(a.cell, b.cell)
+		})
+		fb := FacetBlock{Kind: facetKindOf(fsize)}
+		bad = nil
+		for i := 0; i < len(halves); {
+			j := i + 1
+			for j < len(halves) && halves[j].key == halves[i].key {
+				j++
+			}
+			a := halves[i]
+			switch j - i {
+			case 1:
+				fb.BNodes = append(fb.BNodes, a.nodes[:fsize]...)
+				fb.BCells = append(fb.BCells, a.cell)
+				fb.BLocal = append(fb.BLocal, a.local)
+			case 2:
+				b := halves[i+1]
+				fb.Nodes = append(fb.Nodes, a.nodes[:fsize]...)
+				fb.Cells = append(fb.Cells, a.cell, b.cell)
+				fb.Local = append(fb.Local, a.local, b.local)
+			default:
+				if bad == nil {
+					bad = fmt.Errorf("a %v facet with nodes %v is shared by %d cells (%d, %d, %d...): a mesh's facet has one or two cells", fb.Kind, a.key[:fsize], j-i, a.cell, halves[i+1].cell, halves[i+2].cell)
+				}
+			}
+			i = j
+		}
+		if err := AgreeStep(c, "facets: pair the halves", bad); err != nil {
+			return nil, err
+		}
+		// Number them: exclusive sums of the counts.
+		counts, err := allgather(c, int64Bytes([]int64{int64(len(fb.Cells) / 2), int64(len(fb.BCells))}))
+		if err != nil {
+			return nil, err
+		}
+		for r, b := range counts {
+			v := bytesInt64(b)
+			if r < c.Rank() {
+				fb.First += int(v[0])
+				fb.BFirst += int(v[1])
+			}
+			fb.InteriorTotal += int(v[0])
+			fb.BoundaryTotal += int(v[1])
+		}
+		out = append(out, fb)
+	}
+	return out, nil
+}
+
+func facetKindOf(n int) topology.Kind {
+	switch n {
+	case 2:
+		return topology.Line
+	case 3:
+		return topology.Triangle
+	}
+	return topology.Quadrilateral
+}

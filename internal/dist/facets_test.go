@@ -1,0 +1,148 @@
+package dist_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/dist/disttest"
+	"github.com/goop2/op2/mesh"
+	"github.com/goop2/op2/mesh/topology"
+)
+
+// cubeCells returns the cells of kind k on an n×n (×n) grid of nodes
+// numbered at random (seed): quadrilaterals, triangles (two per square),
+// hexahedra, prisms (two per cube) or tetrahedra (six per cube), and the
+// node count.
+func cubeCells(k topology.Kind, n int, seed uint64) ([]int32, int) {
+	m := n + 1
+	d := k.Dim()
+	count := m * m
+	if d == 3 {
+		count *= m
+	}
+	perm := rand.New(rand.NewPCG(seed, 3)).Perm(count)
+	v := func(i, j, l int) int32 { return int32(perm[i+m*(j+m*l)]) }
+	var c []int32
+	layers := 1
+	if d == 3 {
+		layers = n
+	}
+	for l := range layers {
+		for j := range n {
+			for i := range n {
+				q := [8]int32{v(i, j, l), v(i+1, j, l), v(i+1, j+1, l), v(i, j+1, l)}
+				if d == 3 {
+					q[4], q[5], q[6], q[7] = v(i, j, l+1), v(i+1, j, l+1), v(i+1, j+1, l+1), v(i, j+1, l+1)
+				}
+				switch k {
+				case topology.Quadrilateral:
+					c = append(c, q[:4]...)
+				case topology.Triangle:
+					c = append(c, q[0], q[1], q[2], q[0], q[2], q[3])
+				case topology.Hexahedron:
+					c = append(c, q[:]...)
+				case topology.Prism:
+					c = append(c, q[0], q[1], q[2], q[4], q[5], q[6], q[0], q[2], q[3], q[4], q[6], q[7])
+				case topology.Tetrahedron:
+					for _, p := range [][3]int{{1, 2, 6}, {1, 5, 6}, {3, 2, 6}, {3, 7, 6}, {4, 5, 6}, {4, 7, 6}} {
+						c = append(c, q[0], q[p[0]], q[p[1]], q[p[2]])
+					}
+				}
+			}
+		}
+	}
+	return c, count
+}
+
+// TestFacets derives the facets of meshes of every kind on 1 to 4
+// simulated ranks, each holding a block of the cells, and checks that the
+// ranks' blocks, one after another, are topology.Derive's facets of the
+// whole mesh, interior and boundary apart, in the same order.
+func TestFacets(t *testing.T) {
+	kinds := []topology.Kind{topology.Triangle, topology.Quadrilateral, topology.Tetrahedron, topology.Hexahedron, topology.Prism}
+	for _, k := range kinds {
+		for ranks := 1; ranks <= 4; ranks++ {
+			t.Run(fmt.Sprintf("%v/%d-ranks", k, ranks), func(t *testing.T) {
+				cells, nodes := cubeCells(k, 3, uint64(ranks))
+				whole, err := topology.Derive(k, cells, nodes)
+				if err != nil {
+					t.Fatal(err)
+				}
+				nn := k.Nodes()
+				n := len(cells) / nn
+				var mu sync.Mutex
+				got := make([][]dist.FacetBlock, ranks)
+				noErrors(t, disttest.Run(ranks, 0, func(p *disttest.Proc) error {
+					start, count := mesh.Block(n, p.Rank(), ranks)
+					fb, err := dist.Facets(p, k, cells[start*nn:(start+count)*nn], start, nodes)
+					mu.Lock()
+					got[p.Rank()] = fb
+					mu.Unlock()
+					return err
+				}))
+				for s, fs := range whole.Facets {
+					var nodesI, cellsI, nodesB, cellsB []int32
+					var localI, localB []int8
+					fn := fs.Kind.Nodes()
+					for f := range fs.Len() {
+						if fs.Cells[2*f+1] < 0 {
+							nodesB = append(nodesB, fs.Nodes[f*fn:(f+1)*fn]...)
+							cellsB = append(cellsB, fs.Cells[2*f])
+							localB = append(localB, fs.Local[2*f])
+							continue
+						}
+						nodesI = append(nodesI, fs.Nodes[f*fn:(f+1)*fn]...)
+						cellsI = append(cellsI, fs.Cells[2*f:2*f+2]...)
+						localI = append(localI, fs.Local[2*f:2*f+2]...)
+					}
+					var gn, gc, gbn, gbc []int32
+					var gl, gbl []int8
+					for r := range ranks {
+						b := got[r][s]
+						if b.Kind != fs.Kind || b.First != len(gc)/2 || b.BFirst != len(gbc) {
+							t.Fatalf("rank %d, set %d: kind %v, first %d/%d; want %v, %d/%d", r, s, b.Kind, b.First, b.BFirst, fs.Kind, len(gc)/2, len(gbc))
+						}
+						gn, gc, gl = append(gn, b.Nodes...), append(gc, b.Cells...), append(gl, b.Local...)
+						gbn, gbc, gbl = append(gbn, b.BNodes...), append(gbc, b.BCells...), append(gbl, b.BLocal...)
+					}
+					if !slices.Equal(gn, nodesI) || !slices.Equal(gc, cellsI) || !slices.Equal(gl, localI) {
+						t.Errorf("set %d: the interior facets differ from topology.Derive's", s)
+					}
+					if !slices.Equal(gbn, nodesB) || !slices.Equal(gbc, cellsB) || !slices.Equal(gbl, localB) {
+						t.Errorf("set %d: the boundary facets differ from topology.Derive's", s)
+					}
+					if b := got[0][s]; b.InteriorTotal != len(cellsI)/2 || b.BoundaryTotal != len(cellsB) {
+						t.Errorf("set %d: totals %d and %d, want %d and %d", s, b.InteriorTotal, b.BoundaryTotal, len(cellsI)/2, len(cellsB))
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestFacetsErrors: a facet of three cells, on whichever rank finds it,
+// and a node out of range are every rank's error.
+func TestFacetsErrors(t *testing.T) {
+	cells := []int32{0, 1, 2, 1, 0, 3, 0, 1, 4}
+	for _, c := range []struct {
+		cells []int32
+		nodes int
+		want  string
+	}{{cells, 5, "shared by 3 cells"}, {cells, 4, "outside [0,4)"}} {
+		errs := disttest.Run(2, 0, func(p *disttest.Proc) error {
+			start, count := mesh.Block(3, p.Rank(), 2)
+			_, err := dist.Facets(p, topology.Triangle, c.cells[3*start:3*(start+count)], start, c.nodes)
+			return err
+		})
+		for r, err := range errs {
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("rank %d: %v, want an error saying %q", r, err, c.want)
+			}
+		}
+	}
+}
