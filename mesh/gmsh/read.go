@@ -86,9 +86,10 @@ type parser struct {
 	version string // "2.2" or "4.1"
 
 	// What is being read, for errors: "$Nodes: node 3 of 30: ".
-	section string
-	item    string
-	i, n    int64
+	section   string
+	sectionAt int // where the section's name is
+	item      string
+	i, n      int64
 
 	m        *Mesh
 	nodes    tagIndex
@@ -331,7 +332,7 @@ func (p *parser) parse() error {
 			return p.errorf("a second %s section", sec)
 		}
 		p.seen[sec] = true
-		p.section = sec
+		p.section, p.sectionAt = sec, p.at
 		var err error
 		switch sec {
 		case "$MeshFormat":
@@ -353,7 +354,9 @@ func (p *parser) parse() error {
 		case "$PartitionedEntities":
 			return p.errorf("partitioned meshes are not supported (write the mesh unpartitioned, or with Mesh.PartitionSplitMeshFiles)")
 		default:
-			err = p.skipSection(sec)
+			if err := p.skipSection(sec); err != nil {
+				return err
+			}
 			continue
 		}
 		if err != nil {
@@ -362,6 +365,12 @@ func (p *parser) parse() error {
 		p.item = ""
 		if err := p.end(sec); err != nil {
 			return err
+		}
+	}
+	for _, sec := range []string{"$Nodes", "$Elements"} {
+		if !p.seen[sec] {
+			p.at = len(p.data)
+			return p.errorf("the input ends without a %s section", sec)
 		}
 	}
 	for _, b := range p.m.Blocks {
@@ -621,6 +630,7 @@ func (p *parser) nodes41() error {
 	if err != nil {
 		return err
 	}
+	header := p.at
 	for _, what := range []string{"the smallest node tag", "the largest node tag"} {
 		if _, err := p.size(what, 0, math.MaxInt64); err != nil {
 			return err
@@ -686,6 +696,7 @@ func (p *parser) nodes41() error {
 	}
 	if int64(len(m.NodeTags)) != n {
 		p.setItem("", 0, 0)
+		p.at = header
 		return p.errorf("the blocks hold %d nodes, the section's header %d", len(m.NodeTags), n)
 	}
 	return nil
@@ -707,6 +718,7 @@ func (t *tagIndex) build(p *parser) error {
 	lo, hi := slices.Min(tags), slices.Max(tags)
 	t.min = lo
 	dup := func(i int, j int32) error {
+		p.at = p.sectionAt
 		return p.errorf("node tag %d is given twice (nodes %d and %d of the section)", tags[i], j+1, i+1)
 	}
 	if uint64(hi-lo) < uint64(2*len(tags)+1024) {
@@ -929,6 +941,7 @@ func (p *parser) elements41() error {
 	if err != nil {
 		return err
 	}
+	header := p.at
 	for _, what := range []string{"the smallest element tag", "the largest element tag"} {
 		if _, err := p.size(what, 0, math.MaxInt64); err != nil {
 			return err
@@ -1007,6 +1020,7 @@ func (p *parser) elements41() error {
 	}
 	if read != n {
 		p.setItem("", 0, 0)
+		p.at = header
 		return p.errorf("the blocks hold %d elements, the section's header %d", read, n)
 	}
 	return nil
