@@ -9,13 +9,17 @@
 // rank 0 prints; -vtk out.vtu then writes out.pvtu and one piece per rank
 // in folder out (package vtk's WriteParallel).
 //
-//	poisson [-n 64] [-jitter 0.25] [-seed 1] [-mesh BASE] [-write-mesh BASE]
+//	poisson [-n 64] [-jitter 0.25] [-seed 1] [-mesh FILE.msh|BASE] [-write-mesh BASE]
 //	        [-renumber auto|rcm|rcb|none] [-problem sine|linear]
 //	        [-solver native|petsc] [-petsc-options "-ksp_type gmres ..."]
 //	        [-method cg|bicgstab] [-precond jacobi|none] [-rtol 1e-10]
 //	        [-norm default|preconditioned|unpreconditioned|natural]
 //	        [-maxits N] [-backend sequential|openmp|...] [-threads N]
 //	        [-timing] [-vtk out.vtu]
+//
+// -mesh reads a Gmsh mesh of triangles (FILE.msh, MSH 2.2 or 4.1: its
+// physical group "boundary" holds the Dirichlet nodes, else every
+// boundary edge's) or Triangle's BASE.node and BASE.ele.
 //
 // It prints the mesh, how the solve ended and the errors, e.g.
 //
@@ -29,9 +33,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/poisson"
+	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/vtk"
 )
 
@@ -73,7 +79,7 @@ func main() {
 	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs, shared among the MPI ranks on this machine)")
 	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with u as a VTK .vtu file (under MPI a .pvtu file and one piece per rank)")
 	flag.StringVar(&o.renumber, "renumber", "auto", "renumber the mesh for locality before assembling: rcm (reverse Cuthill–McKee on the nodes: a banded matrix), rcb (recursive coordinate bisection of the nodes), none (the mesh's own numbering) or auto (rcm in one process; under MPI Partition orders each rank's part)")
-	flag.StringVar(&o.meshPath, "mesh", "", "read the mesh from Triangle's BASE.node (with boundary markers) and BASE.ele instead of generating it")
+	flag.StringVar(&o.meshPath, "mesh", "", "read the mesh instead of generating it: a Gmsh FILE.msh of triangles (its physical group \"boundary\" is the Dirichlet boundary, else every boundary edge), or Triangle's BASE.node (with boundary markers) and BASE.ele")
 	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the mesh as Triangle's BASE.node and BASE.ele")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -112,12 +118,22 @@ func run(o options, out io.Writer) error {
 	}
 	var m *poisson.Mesh
 	var err error
-	if o.meshPath != "" {
+	switch {
+	case strings.HasSuffix(o.meshPath, ".msh"):
+		g, err := gmsh.ReadFile(o.meshPath)
+		if err != nil {
+			return err
+		}
+		if m, err = poisson.FromGmsh(g); err != nil {
+			return fmt.Errorf("%s: %w", o.meshPath, err)
+		}
+		fmt.Fprintf(out, "mesh: %s, %d nodes, %d triangles\n", o.meshPath, m.Nodes, len(m.Tri)/3)
+	case o.meshPath != "":
 		if m, err = poisson.ReadTriangle(o.meshPath); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "mesh: %s, %d nodes, %d triangles\n", o.meshPath, m.Nodes, len(m.Tri)/3)
-	} else {
+	default:
 		if m, err = poisson.Square(o.n, o.jitter, o.seed); err != nil {
 			return err
 		}

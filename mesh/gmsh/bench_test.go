@@ -67,7 +67,7 @@ func BenchmarkReadFile(b *testing.B) {
 				b.Fatalf("%d triangles", n)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/triangle")
-			b.Log(fmt.Sprintf("%d triangles, %d bytes", n, fi.Size()))
+			b.Logf("%d triangles, %d bytes", n, fi.Size())
 		})
 	}
 }

@@ -1,0 +1,147 @@
+package poisson
+
+import (
+	"fmt"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/goop2/op2"
+	"github.com/goop2/op2/mesh/gmsh"
+)
+
+// TestFromGmshFixtures solves the linear problem, which P1 elements
+// reproduce to rounding, on the unit square Gmsh wrote in its four
+// encodings (mesh/gmsh's fixtures), the boundary being the physical
+// group "boundary".
+func TestFromGmshFixtures(t *testing.T) {
+	for _, enc := range []string{"22-ascii", "22-binary", "41-ascii", "41-binary"} {
+		t.Run(enc, func(t *testing.T) {
+			g, err := gmsh.ReadFile(filepath.Join("..", "..", "mesh", "gmsh", "testdata", "square-"+enc+".msh"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := FromGmsh(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			onBoundary := 0
+			for i, b := range m.Boundary {
+				x, y := m.X[2*i], m.X[2*i+1]
+				edge := x < 1e-12 || y < 1e-12 || x > 1-1e-12 || y > 1-1e-12
+				if (b != 0) != edge {
+					t.Errorf("node %d at (%g, %g): boundary %d", i, x, y, b)
+				}
+				onBoundary += int(b)
+			}
+			res, err := Solve(m, Problems["linear"], op2.SolverOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.L2Error > 1e-9 {
+				t.Errorf("linear problem: L2 error %g on %d nodes (%d on the boundary)", res.L2Error, m.Nodes, onBoundary)
+			}
+		})
+	}
+}
+
+var gmshPython struct {
+	once sync.Once
+	path string
+}
+
+// pythonGmsh returns a python3 with Gmsh's module, or skips t.
+func pythonGmsh(t *testing.T) string {
+	gmshPython.once.Do(func() {
+		for _, p := range []string{"python3", "/usr/bin/python3"} {
+			if exec.Command(p, "-c", "import gmsh").Run() == nil {
+				gmshPython.path = p
+				return
+			}
+		}
+	})
+	if gmshPython.path == "" {
+		t.Skip("needs python3 with Gmsh's module (Debian: apt-get install python3-gmsh)")
+	}
+	return gmshPython.path
+}
+
+// squareScript makes a unit-square triangle mesh of size h with Gmsh,
+// with or without the physical group "boundary".
+const squareScript = `
+import sys, gmsh
+h, path, groups = float(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
+gmsh.initialize()
+gmsh.option.setNumber("General.Terminal", 0)
+gmsh.model.add("square")
+s = gmsh.model.occ.addRectangle(0, 0, 0, 1, 1)
+gmsh.model.occ.synchronize()
+if groups:
+    curves = [t for _, t in gmsh.model.getBoundary([(2, s)], oriented=False)]
+    g = gmsh.model.addPhysicalGroup(1, curves)
+    gmsh.model.setPhysicalName(1, g, "boundary")
+    g = gmsh.model.addPhysicalGroup(2, [s])
+    gmsh.model.setPhysicalName(2, g, "domain")
+else:
+    gmsh.option.setNumber("Mesh.SaveAll", 1)
+gmsh.model.mesh.setSize(gmsh.model.getEntities(0), h)
+gmsh.model.mesh.generate(2)
+gmsh.option.setNumber("Mesh.MshFileVersion", 4.1)
+gmsh.write(path)
+gmsh.finalize()
+`
+
+// gmshSquare writes a Gmsh unit square of size h and reads it.
+func gmshSquare(t *testing.T, h float64, groups bool) *Mesh {
+	t.Helper()
+	py := pythonGmsh(t)
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("square-%g.msh", h))
+	g := "0"
+	if groups {
+		g = "1"
+	}
+	if out, err := exec.Command(py, "-c", squareScript, fmt.Sprint(h), path, g).CombinedOutput(); err != nil {
+		t.Fatalf("gmsh: %v\n%s", err, out)
+	}
+	gm, err := gmsh.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := FromGmsh(gm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestGmshConvergence solves the sine problem on unit squares Gmsh
+// meshes with sizes 0.1, 0.05 and 0.025: the L2 error falls at second
+// order (by about 4 per halving). Without a boundary group, the boundary
+// comes from the mesh's topology and the linear problem is exact.
+func TestGmshConvergence(t *testing.T) {
+	var errs []float64
+	for _, h := range []float64{0.1, 0.05, 0.025} {
+		m := gmshSquare(t, h, true)
+		res, err := Solve(m, Problems["sine"], op2.SolverOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs = append(errs, res.L2Error)
+		t.Logf("h %g: %d nodes, %d triangles, L2 error %.3e", h, m.Nodes, len(m.Tri)/3, res.L2Error)
+	}
+	for i := 1; i < len(errs); i++ {
+		if rate := math.Log2(errs[i-1] / errs[i]); rate < 1.8 {
+			t.Errorf("L2 errors %v: order %.2f from h/%d to h/%d, want about 2", errs, rate, 1<<(i-1), 1<<i)
+		}
+	}
+	m := gmshSquare(t, 0.1, false)
+	res, err := Solve(m, Problems["linear"], op2.SolverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.L2Error > 1e-9 {
+		t.Errorf("linear problem, boundary from the topology: L2 error %g", res.L2Error)
+	}
+}
