@@ -1,7 +1,6 @@
 package gmsh
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
