@@ -534,28 +534,6 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestParseInt(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"0", 0, true}, {"-0", 0, true}, {"+7", 7, true}, {"0012", 12, true},
-		{"9223372036854775807", math.MaxInt64, true},
-		{"-9223372036854775808", math.MinInt64, true},
-		{"9223372036854775808", 0, false},
-		{"-9223372036854775809", 0, false},
-		{"99999999999999999999", 0, false},
-		{"", 0, false}, {"-", 0, false}, {"+", 0, false}, {"1a", 0, false}, {"0x1", 0, false}, {"1_0", 0, false},
-	}
-	for _, tc := range tests {
-		v, ok := parseInt([]byte(tc.in))
-		if v != tc.want || ok != tc.ok {
-			t.Errorf("parseInt(%q) = %d, %v, want %d, %v", tc.in, v, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 func BenchmarkGenerate(b *testing.B) {
 	for b.Loop() {
 		if _, err := Generate(400, 600); err != nil {

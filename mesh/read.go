@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/goop2/op2/internal/regfile"
+	"github.com/goop2/op2/internal/textnum"
 )
 
 // MaxLineLength is the longest line, in bytes and including the newline,
@@ -265,40 +266,6 @@ func splitFields(line []byte, out [][]byte) int {
 	}
 }
 
-// parseInt parses a decimal integer with an optional sign. ok is false for
-// anything else, including values outside the int64 range.
-func parseInt(b []byte) (v int64, ok bool) {
-	neg := false
-	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
-		neg = b[0] == '-'
-		b = b[1:]
-	}
-	if len(b) == 0 {
-		return 0, false
-	}
-	var u uint64
-	for _, c := range b {
-		d := c - '0'
-		if d > 9 {
-			return 0, false
-		}
-		if u > (math.MaxInt64+1)/10 {
-			return 0, false
-		}
-		u = u*10 + uint64(d)
-	}
-	if neg {
-		if u > math.MaxInt64+1 {
-			return 0, false
-		}
-		return -int64(u), true
-	}
-	if u > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(u), true
-}
-
 // negNaN is a NaN with the sign bit set, the value Read gives to "-nan".
 var negNaN = math.Float64frombits(math.Float64bits(math.NaN()) | 1<<63)
 
@@ -350,7 +317,7 @@ func (p *parser) parse(rank, ranks int) (*Mesh, error) {
 	}
 	var counts [4]int
 	for k := range counts {
-		v, ok := parseInt(f[k])
+		v, ok := textnum.ParseInt(f[k])
 		switch {
 		case !ok:
 			return nil, p.errorf("header: %s: invalid count %q", headerNames[k], f[k])
@@ -388,7 +355,7 @@ func (p *parser) parse(rank, ranks int) (*Mesh, error) {
 	}
 	// Parses field k of the current line as an index in [0, limit).
 	index := func(what string, i, k int, kind string, limit int) (int32, error) {
-		v, ok := parseInt(f[k])
+		v, ok := textnum.ParseInt(f[k])
 		if !ok {
 			return 0, p.errorf("%s %d: invalid %s index %q", what, i, kind, f[k])
 		}
@@ -490,7 +457,7 @@ func (p *parser) parse(rank, ranks int) (*Mesh, error) {
 				return nil, err
 			}
 		}
-		b, ok := parseInt(f[3])
+		b, ok := textnum.ParseInt(f[3])
 		if !ok || b < math.MinInt32 || b > math.MaxInt32 {
 			return nil, p.errorf("bedge %d: invalid boundary kind %q (want an int32)", i, f[3])
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/goop2/op2/mesh"
 	"github.com/goop2/op2/mesh/topology"
 )
 
@@ -71,12 +70,7 @@ func Facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int) ([]Fac
 		return nil, err
 	}
 	size := c.Size()
-	st := make([]int, size+1)
-	for r := range size {
-		st[r+1], _ = mesh.Block(nodes, r+1, size)
-	}
-	st[size] = nodes
-	bl := blocks{start: st}
+	bl := evenBlocks(nodes, size)
 	sizes := []int{}
 	for _, f := range lf {
 		if !slices.Contains(sizes, len(f)) {

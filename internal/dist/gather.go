@@ -90,12 +90,8 @@ func ToBlocks(c Comm, global []int32, vals []byte, elem, total int) (start int, 
 		return 0, nil, fmt.Errorf("ToBlocks: %d bytes of values for %d elements of %d bytes", len(vals), len(global), elem)
 	}
 	size := c.Size()
-	st := make([]int, size+1)
-	for r := range size {
-		st[r+1], _ = mesh.Block(total, r+1, size)
-	}
-	st[size] = total
-	bl := blocks{start: st}
+	bl := evenBlocks(total, size)
+	st := bl.start
 	lens := make([]int, size)
 	for _, g := range global {
 		if g < 0 || int(g) >= total {
@@ -155,16 +151,12 @@ func ToBlocks(c Comm, global []int32, vals []byte, elem, total int) (start int, 
 // and gets the rows back in a second.
 func FromBlocks(c Comm, need []int32, block []byte, elem, total int) ([]byte, error) {
 	size := c.Size()
-	st := make([]int, size+1)
-	for r := range size {
-		st[r+1], _ = mesh.Block(total, r+1, size)
-	}
-	st[size] = total
+	bl := evenBlocks(total, size)
+	st := bl.start
 	me := c.Rank()
 	if len(block) != (st[me+1]-st[me])*elem {
 		return nil, fmt.Errorf("FromBlocks: %d bytes for block [%d,%d) of %d-byte rows", len(block), st[me], st[me+1], elem)
 	}
-	bl := blocks{start: st}
 	ask := make([][]byte, size)
 	for _, g := range need {
 		if g < 0 || int(g) >= total {
@@ -202,4 +194,15 @@ func FromBlocks(c Comm, need []int32, block []byte, elem, total int) ([]byte, er
 		next[q] += elem
 	}
 	return out, nil
+}
+
+// evenBlocks is the even split of total elements over size ranks
+// (mesh.Block): rank r holds [start[r], start[r+1]).
+func evenBlocks(total, size int) blocks {
+	st := make([]int, size+1)
+	for r := range size {
+		st[r+1], _ = mesh.Block(total, r+1, size)
+	}
+	st[size] = total
+	return blocks{start: st}
 }

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/regfile"
+	"github.com/goop2/op2/internal/textnum"
 )
 
 // Error is the error Read and ReadFile return for a malformed file.
@@ -149,7 +150,7 @@ func (p *parser) int(what string, lo, hi int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	v, ok := parseInt(b)
+	v, ok := textnum.ParseInt(b)
 	if !ok {
 		return 0, p.errorf("%s: invalid integer %q", what, clip(b))
 	}
@@ -1024,35 +1025,4 @@ func (p *parser) elements41() error {
 		return p.errorf("the blocks hold %d elements, the section's header %d", read, n)
 	}
 	return nil
-}
-
-// parseInt parses a decimal integer with an optional sign; ok is false for
-// anything else, including values outside the int64 range.
-func parseInt(b []byte) (v int64, ok bool) {
-	neg := false
-	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
-		neg = b[0] == '-'
-		b = b[1:]
-	}
-	if len(b) == 0 {
-		return 0, false
-	}
-	var u uint64
-	for _, c := range b {
-		d := c - '0'
-		if d > 9 || u > (math.MaxInt64+1)/10 {
-			return 0, false
-		}
-		u = u*10 + uint64(d)
-	}
-	if neg {
-		if u > math.MaxInt64+1 {
-			return 0, false
-		}
-		return -int64(u), true
-	}
-	if u > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(u), true
 }
