@@ -57,9 +57,10 @@ const autoAgreeEvery = 16
 
 // autoCkpt is the process's automatic checkpointing, under the lock.
 type autoCkpt struct {
-	path  string
-	every time.Duration // or, when 0, loops
-	loops int
+	path      string
+	everyText string        // CheckpointEvery, as configured
+	every     time.Duration // or, when 0, loops
+	loops     int
 
 	n      int64     // loops issued so far: the index of the next one
 	since  time.Time // the last checkpoint, or the first loop
@@ -138,14 +139,17 @@ func (p *process) autoState() (*autoCkpt, error) {
 		return nil, nil
 	}
 	if a := p.auto; a != nil && a.path == cfg.Checkpoint {
-		a.every, a.loops, _ = exec.ParseEvery(cfg.CheckpointEvery)
+		if a.everyText != cfg.CheckpointEvery {
+			a.every, a.loops, _ = exec.ParseEvery(cfg.CheckpointEvery)
+			a.everyText = cfg.CheckpointEvery
+		}
 		return a, nil
 	}
 	every, loops, err := exec.ParseEvery(cfg.CheckpointEvery)
 	if err != nil {
 		return nil, fmt.Errorf("op2: Config.CheckpointEvery: %w", err)
 	}
-	a := &autoCkpt{path: cfg.Checkpoint, every: every, loops: loops, since: time.Now(), replayTo: -1, target: -1}
+	a := &autoCkpt{path: cfg.Checkpoint, everyText: cfg.CheckpointEvery, every: every, loops: loops, since: time.Now(), replayTo: -1, target: -1}
 	p.auto = a
 	// A checkpoint from an earlier run: skip to it.
 	w := p.Started()

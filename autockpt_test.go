@@ -200,3 +200,18 @@ func TestAutoCheckpointEndsEarly(t *testing.T) {
 	}
 	mpitest.Run(t, 1, 2*time.Minute, "OP2_CHECKPOINT="+path, "OP2_CHECKPOINT_EVERY=3")
 }
+
+// TestAutoCheckpointLoopAllocations: with automatic checkpoints on, a
+// loop between checkpoints allocates no more than its log entry needs.
+func TestAutoCheckpointLoopAllocations(t *testing.T) {
+	needHDF5(t)
+	cache := os.Getenv("OP2_CACHE_DIR")
+	check(t, op2.Configure(op2.Config{CacheDir: cache, Checkpoint: filepath.Join(t.TempDir(), "a.ckpt"), CheckpointEvery: "1h"}))
+	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) }()
+	r := newCkptRun(t)
+	defer r.k.Remove()
+	check(t, r.step())
+	if n := testing.AllocsPerRun(100, func() { check(t, r.step()) }); n > 1 {
+		t.Errorf("a loop with automatic checkpoints allocates %v times", n)
+	}
+}
