@@ -285,3 +285,34 @@ func derive(k Kind, cells []int32, n int, lf [][]int, size int, set int32, t *To
 	}
 	return fs, nil
 }
+
+// Find returns the index in f of each facet listed in nodes (Kind.Nodes()
+// per facet, in any order): the facets of a boundary group as a mesh file
+// lists them, such as a Gmsh physical group's lines or faces. A facet f
+// lacks is an error naming its position and nodes.
+func (f *Facets) Find(nodes []int32) ([]int32, error) {
+	nn := f.Kind.Nodes()
+	if len(nodes)%nn != 0 {
+		return nil, fmt.Errorf("topology: %d node entries are not whole %vs", len(nodes), f.Kind)
+	}
+	key := func(v []int32) [4]int32 {
+		k := [4]int32{-1, -1, -1, -1}
+		copy(k[:], v)
+		slices.Sort(k[:len(v)])
+		return k
+	}
+	index := make(map[[4]int32]int32, f.Len())
+	for i := range f.Len() {
+		index[key(f.Nodes[i*nn:(i+1)*nn])] = int32(i)
+	}
+	out := make([]int32, len(nodes)/nn)
+	for i := range out {
+		v := nodes[i*nn : (i+1)*nn]
+		id, ok := index[key(v)]
+		if !ok {
+			return nil, fmt.Errorf("topology: facet %d of the list, nodes %v, is not a %v of the mesh", i, v, f.Kind)
+		}
+		out[i] = id
+	}
+	return out, nil
+}

@@ -336,3 +336,29 @@ func BenchmarkDeriveTets(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(cells)/4), "cells")
 }
+
+// TestFind finds the boundary facets of a hexahedron grid from their
+// nodes, given in another order, and refuses a facet the mesh lacks.
+func TestFind(t *testing.T) {
+	x := grid(2, 3)
+	top, err := Derive(Hexahedron, hexes(2), len(x)/3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := &top.Facets[0]
+	var list []int32
+	for _, b := range fs.Boundary {
+		v := fs.Nodes[4*b : 4*b+4]
+		list = append(list, v[2], v[0], v[3], v[1])
+	}
+	got, err := fs.Find(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, fs.Boundary) {
+		t.Errorf("Find gave %v, want %v", got, fs.Boundary)
+	}
+	if _, err := fs.Find([]int32{0, 1, 2, 26}); err == nil || !strings.Contains(err.Error(), "facet 0 of the list") {
+		t.Errorf("a facet the mesh lacks: %v", err)
+	}
+}
