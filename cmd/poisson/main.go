@@ -17,9 +17,11 @@
 //	        [-maxits N] [-backend sequential|openmp|...] [-threads N]
 //	        [-timing] [-vtk out.vtu]
 //
-// -mesh reads a Gmsh mesh of triangles (FILE.msh, MSH 2.2 or 4.1: its
-// physical group "boundary" holds the Dirichlet nodes, else every
-// boundary edge's) or Triangle's BASE.node and BASE.ele.
+// -mesh reads a Gmsh mesh (FILE.msh, MSH 2.2 or 4.1) of triangles, or of
+// tetrahedra for the 3-D problem (u = sin πx sin πy sin πz, or linear;
+// the boundary applied with Mat.ZeroRowsColumns): its physical group
+// "boundary" holds the Dirichlet nodes, else every boundary facet's. Or
+// Triangle's BASE.node and BASE.ele.
 //
 // It prints the mesh, how the solve ended and the errors, e.g.
 //
@@ -79,7 +81,7 @@ func main() {
 	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs, shared among the MPI ranks on this machine)")
 	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with u as a VTK .vtu file (under MPI a .pvtu file and one piece per rank)")
 	flag.StringVar(&o.renumber, "renumber", "auto", "renumber the mesh for locality before assembling: rcm (reverse Cuthill–McKee on the nodes: a banded matrix), rcb (recursive coordinate bisection of the nodes), none (the mesh's own numbering) or auto (rcm in one process; under MPI Partition orders each rank's part)")
-	flag.StringVar(&o.meshPath, "mesh", "", "read the mesh instead of generating it: a Gmsh FILE.msh of triangles (its physical group \"boundary\" is the Dirichlet boundary, else every boundary edge), or Triangle's BASE.node (with boundary markers) and BASE.ele")
+	flag.StringVar(&o.meshPath, "mesh", "", "read the mesh instead of generating it: a Gmsh FILE.msh of triangles, or of tetrahedra for the 3-D problem (its physical group \"boundary\" is the Dirichlet boundary, else every boundary facet), or Triangle's BASE.node (with boundary markers) and BASE.ele")
 	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the mesh as Triangle's BASE.node and BASE.ele")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -123,6 +125,9 @@ func run(o options, out io.Writer) error {
 		g, err := gmsh.ReadFile(o.meshPath)
 		if err != nil {
 			return err
+		}
+		if g.Dim == 3 {
+			return solve3(o, g, out)
 		}
 		if m, err = poisson.FromGmsh(g); err != nil {
 			return fmt.Errorf("%s: %w", o.meshPath, err)
@@ -193,5 +198,40 @@ func run(o options, out io.Writer) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// solve3 solves the 3-D problem on Gmsh tetrahedral mesh g: the
+// boundary applied with Mat.ZeroRowsColumns, the mesh renumbered by RCM
+// in one process (Partition orders each rank's part under MPI).
+func solve3(o options, g *gmsh.Mesh, out io.Writer) error {
+	p, ok := poisson.Problems3[o.problem]
+	if !ok {
+		return fmt.Errorf("unknown problem %q (sine or linear)", o.problem)
+	}
+	m, err := poisson.FromGmsh3(g)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.meshPath, err)
+	}
+	if o.writeMesh != "" || o.vtkPath != "" {
+		return fmt.Errorf("-write-mesh and -vtk are for 2-D meshes")
+	}
+	fmt.Fprintf(out, "mesh: %s, %d nodes, %d tetrahedra\n", o.meshPath, m.Nodes, len(m.Tet)/4)
+	norm, ok := norms[o.norm]
+	if !ok && o.norm != "" {
+		return fmt.Errorf("unknown norm %q (default, preconditioned, unpreconditioned or natural)", o.norm)
+	}
+	res, err := poisson.Solve3(m, p, op2.SolverOptions{Package: o.solver, PETScOptions: o.petscOptions,
+		Method: o.method, Precond: o.precond, RTol: o.rtol, MaxIts: o.maxits, Norm: norm})
+	if err != nil {
+		return err
+	}
+	state := "converged"
+	if !res.Info.Converged {
+		state = res.Info.Reason
+	}
+	fmt.Fprintf(out, "solve: %s/%s, %d iterations, residual %.1e (%s norm), %s\n", res.Info.Method, res.Info.Precond, res.Info.Iterations,
+		res.Info.Residual, res.Info.Norm, state)
+	fmt.Fprintf(out, "error: L2 %.1e\n", res.L2Error)
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -127,6 +128,30 @@ func TestRunRenumbered(t *testing.T) {
 			if math.Abs(u[i]-wantU[i]) > 1e-10 {
 				t.Fatalf("-renumber %s: u of point %d is %v, want %v", r, i, u[i], wantU[i])
 			}
+		}
+	}
+}
+
+// TestRunGmsh runs the command on Gmsh's fixtures: a square of triangles
+// and a box of tetrahedra (the 3-D problem), where the linear problem is
+// exact to rounding.
+func TestRunGmsh(t *testing.T) {
+	for _, c := range []struct{ file, mesh string }{
+		{"square-41-binary.msh", "30 nodes, 42 triangles"},
+		{"box-22-ascii.msh", "45 nodes, 101 tetrahedra"},
+	} {
+		var out strings.Builder
+		path := filepath.Join("..", "..", "mesh", "gmsh", "testdata", c.file)
+		if err := run(options{problem: "linear", method: "cg", precond: "jacobi", rtol: 1e-12, meshPath: path}, &out); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != 3 || lines[0] != "mesh: "+path+", "+c.mesh || !strings.HasSuffix(lines[1], ", converged") {
+			t.Fatalf("%s: output:\n%s", c.file, out.String())
+		}
+		var l2 float64
+		if _, err := fmt.Sscanf(strings.TrimPrefix(lines[2], "error: L2 "), "%g", &l2); err != nil || l2 > 1e-9 {
+			t.Errorf("%s: %q: want an L2 error below 1e-9", c.file, lines[2])
 		}
 	}
 }
