@@ -3,12 +3,16 @@ package poisson
 import (
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/mesh/gmsh"
 )
 
@@ -252,5 +256,52 @@ func TestFromGmsh3Fixture(t *testing.T) {
 		if res.L2Error > 1e-9 {
 			t.Errorf("%s: linear problem: L2 error %g", enc, res.L2Error)
 		}
+	}
+}
+
+// TestSolve3OnRanks solves the 3-D problem on a Gmsh box (written once by
+// the test) on 2 and 3 MPI ranks and compares the L2 error with one
+// process's.
+func TestSolve3OnRanks(t *testing.T) {
+	const meshEnv, l2Env = "POISSON3_MESH", "POISSON3_L2"
+	solve := func(path string) float64 {
+		g, err := gmsh.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := FromGmsh3(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Solve3(m, Problems3["sine"], op2.SolverOptions{RTol: 1e-13})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.L2Error
+	}
+	if mpitest.InRanks() {
+		got := solve(os.Getenv(meshEnv))
+		want, err := strconv.ParseFloat(os.Getenv(l2Env), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got-want) > 1e-10 {
+			t.Errorf("rank %d of %d: L2 error %.17g; one process %.17g", op2.Rank(), op2.Ranks(), got, want)
+		}
+		if err := op2.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	py := pythonGmsh(t)
+	path := filepath.Join(t.TempDir(), "box.msh")
+	if out, err := exec.Command(py, "-c", boxScript, "0.15", path, "1").CombinedOutput(); err != nil {
+		t.Fatalf("gmsh: %v\n%s", err, out)
+	}
+	want := solve(path)
+	for _, ranks := range []int{2, 3} {
+		t.Run(strconv.Itoa(ranks), func(t *testing.T) {
+			mpitest.Run(t, ranks, 2*time.Minute, meshEnv+"="+path, fmt.Sprintf("%s=%.17g", l2Env, want))
+		})
 	}
 }
