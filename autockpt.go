@@ -335,7 +335,7 @@ func (a *autoCkpt) choose() (int, map[uint64]bool) {
 				first[d.s.ID] = d.whole
 				if d.whole {
 					omit[d.s.ID] = true
-					saved += int64(globalSize(d.s.Set)) * int64(d.s.Dim*d.s.Type.Size())
+					saved += int64(setOf(d.s.Set).GlobalSize()) * int64(d.s.Dim*d.s.Type.Size())
 				}
 			}
 		}

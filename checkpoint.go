@@ -1,6 +1,7 @@
 package op2
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -230,22 +231,12 @@ func checkpointContents(what string, state map[string][]byte) (*ckptContents, er
 		c.consts = append(c.consts, k)
 	}
 	reg.Unlock()
-	slices.SortFunc(c.consts, func(a, b *core.Const) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(c.consts, func(a, b *core.Const) int { return cmp.Compare(a.Name, b.Name) })
 	for k := range state {
 		c.keys = append(c.keys, k)
 	}
 	slices.Sort(c.keys)
 	return c, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func (c *ckptContents) rank() int {
@@ -287,22 +278,9 @@ func (c *ckptContents) agreeErr(what string, err error) error {
 // only (the other ranks get nil).
 func (c *ckptContents) create(tmp string) (f *h5.File, par bool, err error) {
 	if c.w != nil {
-		have := []int64{0}
-		if h5.Parallel() {
-			have[0] = 1
-		}
-		if err := c.w.AllreduceInt64(have, mpi.Min); err != nil {
-			return nil, false, mpiFatal(err)
-		}
-		if have[0] == 1 {
-			f, err := h5.OpenMPIO(tmp, true)
-			if err = c.agreeErr("op2.Checkpoint: create "+tmp, err); err != nil {
-				if f != nil {
-					f.Close()
-				}
-				return nil, false, err
-			}
-			return f, true, nil
+		f, par, err := h5.OpenOnRanks(c.w, tmp, true)
+		if par || err != nil {
+			return f, par, mpiFatal(err)
 		}
 	}
 	if c.rank() == 0 {
@@ -387,7 +365,7 @@ func (cw *ckptWriter) dat(name string, s *core.Storage) error {
 			vals = toDeclared(vals, elem, decl)
 		}
 		if cw.err == nil {
-			cw.err = cw.f.WriteRows(name, typ, 2, owned, s.Dim, 0, owned, bytesPtr(vals))
+			cw.err = cw.f.WriteRows(name, typ, 2, owned, s.Dim, 0, owned, hostPtr(vals))
 		}
 		return nil
 	}
@@ -397,7 +375,7 @@ func (cw *ckptWriter) dat(name string, s *core.Storage) error {
 		if err != nil {
 			return mpiFatal(err)
 		}
-		return cw.f.WriteBlock(name, typ, rows, s.Dim, start, len(block)/max(elem, 1), bytesPtr(block))
+		return cw.f.WriteBlock(name, typ, rows, s.Dim, start, len(block)/max(elem, 1), hostPtr(block))
 	}
 	var all []byte
 	if cw.w.Rank() == 0 {
@@ -407,16 +385,9 @@ func (cw *ckptWriter) dat(name string, s *core.Storage) error {
 		return mpiFatal(err)
 	}
 	if cw.f != nil && cw.err == nil {
-		cw.err = cw.f.WriteRows(name, typ, 2, rows, s.Dim, 0, rows, bytesPtr(all))
+		cw.err = cw.f.WriteRows(name, typ, 2, rows, s.Dim, 0, rows, hostPtr(all))
 	}
 	return nil
-}
-
-func bytesPtr(b []byte) unsafe.Pointer {
-	if len(b) == 0 {
-		return nil
-	}
-	return unsafe.Pointer(unsafe.SliceData(b))
 }
 
 // h5Type is the HDF5 shim's type of t.
@@ -501,7 +472,7 @@ func (c *ckptContents) write(cw *ckptWriter, deferred map[*core.Storage]int) err
 	for i, key := range c.keys {
 		name := "user/" + strconv.Itoa(i)
 		v := c.state[key]
-		if err := cw.root(name, h5.Uint8, len(v), bytesPtr(v)); err != nil {
+		if err := cw.root(name, h5.Uint8, len(v), hostPtr(v)); err != nil {
 			return err
 		}
 		if err := cw.attrs(name, [][2]string{{"key", key}}, nil); err != nil {
@@ -608,7 +579,7 @@ func (c *ckptContents) plan(path string) (*ckptRestore, error) {
 			r.dats = append(r.dats, "") // an automatic checkpoint's: written before it is read
 			continue
 		}
-		if err := r.shape(name, globalSize(s.Set), s.Dim, s.Type); err != nil {
+		if err := r.shape(name, setOf(s.Set).GlobalSize(), s.Dim, s.Type); err != nil {
 			return r, fmt.Errorf("dat %q on set %q: %w", s.Name, s.Set.Name, err)
 		}
 		r.dats = append(r.dats, name)
@@ -648,7 +619,7 @@ func (r *ckptRestore) readState(path string, n int) error {
 			return err
 		}
 		v := make([]byte, sh.Rows)
-		if err := r.read(name, h5.Uint8, 1, 0, sh.Rows, 1, bytesPtr(v)); err != nil {
+		if err := r.read(name, h5.Uint8, 1, 0, sh.Rows, 1, hostPtr(v)); err != nil {
 			return err
 		}
 		r.state[key] = v
@@ -699,14 +670,6 @@ func checkpointState(path string) (map[string][]byte, error) {
 
 func datKey(name, set string, dim int, typ string) string {
 	return fmt.Sprintf("%s\x00%s\x00%d\x00%s", name, set, dim, typ)
-}
-
-// globalSize is the set's size over all ranks.
-func globalSize(s *core.Set) int {
-	if h, ok := s.Halo.(*dist.SetHalo); ok {
-		return h.GlobalSize
-	}
-	return s.Owned
 }
 
 // key reads the attributes of a dat (or Global) entry.
@@ -814,7 +777,7 @@ func (r *ckptRestore) dat(name string, s *core.Storage) error {
 	if r.c.w == nil || !ok {
 		rows := s.Set.Owned
 		all := make([]byte, rows*elem)
-		if err := r.read(name, typ, 2, 0, rows, s.Dim, bytesPtr(all)); err != nil {
+		if err := r.read(name, typ, 2, 0, rows, s.Dim, hostPtr(all)); err != nil {
 			return err
 		}
 		local = all
@@ -827,7 +790,7 @@ func (r *ckptRestore) dat(name string, s *core.Storage) error {
 	} else {
 		start, count := mesh.Block(h.GlobalSize, r.c.w.Rank(), r.c.w.Size())
 		block := make([]byte, count*elem)
-		if err := r.read(name, typ, 2, start, count, s.Dim, bytesPtr(block)); err != nil {
+		if err := r.read(name, typ, 2, start, count, s.Dim, hostPtr(block)); err != nil {
 			return err
 		}
 		var err error

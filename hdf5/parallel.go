@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2"
-	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/h5"
 	"github.com/goop2/op2/internal/mpi"
 )
@@ -37,28 +36,13 @@ func parallelWorld() *mpi.World {
 // (truncate: create it anew). ok is false when the ranks agree that the
 // parallel library is missing: the caller then uses the gathering path.
 func openParallel(w *mpi.World, path string, truncate bool) (f *File, ok bool, err error) {
-	have := int64(0)
-	if h5.Parallel() {
-		have = 1
-	}
-	buf := []int64{have}
-	if err := w.AllreduceInt64(buf, mpi.Min); err != nil {
-		return nil, false, fmt.Errorf("hdf5: %s: %w", path, err)
-	}
-	if buf[0] == 0 {
+	h, ok, err := h5.OpenOnRanks(w, path, truncate)
+	switch {
+	case err != nil:
+		return nil, ok, fmt.Errorf("hdf5: %s: %w", path, err)
+	case !ok:
 		noParallel(w.Rank())
 		return nil, false, nil
-	}
-	what := fmt.Sprintf("hdf5: open %q for writing through MPI-IO", path)
-	if err := dist.AgreeStep(w, what, nil); err != nil {
-		return nil, true, fmt.Errorf("hdf5: %s: %w", path, err)
-	}
-	h, err := h5.OpenMPIO(path, truncate)
-	if err = dist.AgreeStep(w, what, err); err != nil {
-		if h != nil {
-			h.Close()
-		}
-		return nil, true, fmt.Errorf("hdf5: %s: %w", path, err)
 	}
 	return &File{h: h, path: path, size: -1, world: w}, true, nil
 }

@@ -79,3 +79,33 @@ func (f *File) WriteBlock(name string, typ Type, rows, dim, start, count int, bu
 		return f.WriteRows(name, typ, 2, rows, dim, start, count, buf)
 	})
 }
+
+// OpenOnRanks opens the file at path for writing on every rank of w
+// through MPI-IO (truncate: created anew), when every rank has a parallel
+// library (Parallel). ok is false when a rank lacks one: nothing is
+// opened, and the caller writes another way (gathered to rank 0). It is
+// collective, and an error is every rank's.
+func OpenOnRanks(w *mpi.World, path string, truncate bool) (f *File, ok bool, err error) {
+	have := []int64{0}
+	if Parallel() {
+		have[0] = 1
+	}
+	if err := w.AllreduceInt64(have, mpi.Min); err != nil {
+		return nil, false, err
+	}
+	if have[0] == 0 {
+		return nil, false, nil
+	}
+	what := fmt.Sprintf("hdf5: open %q for writing through MPI-IO", path)
+	if err := dist.AgreeStep(w, what, nil); err != nil {
+		return nil, true, err
+	}
+	f, err = OpenMPIO(path, truncate)
+	if err = dist.AgreeStep(w, what, err); err != nil {
+		if f != nil {
+			f.Close()
+		}
+		return nil, true, err
+	}
+	return f, true, nil
+}
