@@ -397,13 +397,9 @@ func (A *Mat[T]) ZeroRowsColumns(rows []int, diag T, x, b *Dat[T]) error {
 		xv, bv = x.data, b.data
 	}
 	dim, bs := sp.rdim, sp.rdim*sp.cdim
-	isRow := make([]bool, sp.pat.NRows)
-	for _, r := range rows {
-		isRow[r] = true
-	}
 	for i := range sp.pat.NRows {
 		lo, hi := int(sp.pat.RowPtr[i]), int(sp.pat.RowPtr[i+1])
-		if isRow[i] {
+		if dirichlet[i] { // the owned columns are the rows
 			clear(A.data[lo*bs : hi*bs])
 			d := int(sp.pat.Find(int32(i), int32(i)))
 			for a := range dim {
