@@ -8,7 +8,7 @@ import (
 )
 
 // BoundaryGroup is the name of the physical group whose nodes FromGmsh
-// takes as the Dirichlet boundary, when the mesh has one.
+// and FromGmsh3 take as the Dirichlet boundary, when the mesh has one.
 const BoundaryGroup = "boundary"
 
 // FromGmsh takes a 2-D triangle mesh read by package mesh/gmsh: the
@@ -19,65 +19,73 @@ const BoundaryGroup = "boundary"
 // so that the system stays regular. Other cells (quadrangles, volume
 // meshes) are refused: the solver's elements are linear triangles.
 func FromGmsh(g *gmsh.Mesh) (*Mesh, error) {
-	if g.Dim != 2 {
-		return nil, fmt.Errorf("poisson: the Gmsh mesh is %d-D; this solver takes 2-D triangle meshes", g.Dim)
+	x := g.Coords(2)
+	tri, bnd, err := gmshCells(g, gmsh.Triangle, topology.Triangle, x, 2)
+	if err != nil {
+		return nil, err
 	}
-	var tri []int32
+	return &Mesh{Nodes: g.NumNodes(), X: x, Tri: tri, Boundary: bnd}, nil
+}
+
+// gmshCells returns g's cells, all of Gmsh type t (topology kind k, of
+// dimension dim, x holding dim coordinates per node), each oriented
+// positively (a cell of negative volume, CellGeometry's sign, gets two
+// nodes swapped), and the boundary flag of every node: on the physical
+// group "boundary" when g has one, else on a facet with one cell (Derive),
+// and every node in no cell.
+func gmshCells(g *gmsh.Mesh, t gmsh.Type, k topology.Kind, x []float64, dim int) (cells, boundary []int32, err error) {
+	if g.Dim != dim {
+		return nil, nil, fmt.Errorf("poisson: the Gmsh mesh is %d-D; this solver takes %d-D meshes of %vs", g.Dim, dim, k)
+	}
 	for _, b := range g.Cells() {
-		if b.Type != gmsh.Triangle {
-			return nil, fmt.Errorf("poisson: the Gmsh mesh has %d %vs; the solver's elements are linear triangles", b.Len(), b.Type)
+		if b.Type != t {
+			return nil, nil, fmt.Errorf("poisson: the Gmsh mesh has %d %vs; the solver's elements are linear %vs", b.Len(), b.Type, k)
 		}
-		tri = append(tri, b.Nodes...)
+		cells = append(cells, b.Nodes...)
 	}
+	vol, _, err := topology.CellGeometry(k, cells, x, dim)
+	if err != nil {
+		return nil, nil, fmt.Errorf("poisson: %w", err)
+	}
+	nn := k.Nodes()
 	n := g.NumNodes()
-	m := &Mesh{Nodes: n, X: g.Coords(2), Tri: tri, Boundary: make([]int32, n)}
 	used := make([]bool, n)
-	for t := 0; t < len(tri); t += 3 {
-		v := tri[t : t+3]
-		ax, ay := m.X[2*v[0]], m.X[2*v[0]+1]
-		det := (m.X[2*v[1]]-ax)*(m.X[2*v[2]+1]-ay) - (m.X[2*v[2]]-ax)*(m.X[2*v[1]+1]-ay)
-		if det == 0 {
-			return nil, fmt.Errorf("poisson: Gmsh triangle %d (tag %d) is degenerate (zero area)", t/3, tagOf(g, t/3))
+	for c, v := range vol {
+		row := cells[c*nn : (c+1)*nn]
+		switch {
+		case v == 0:
+			return nil, nil, fmt.Errorf("poisson: Gmsh %v %d is degenerate (zero volume)", k, c)
+		case v < 0:
+			row[1], row[2] = row[2], row[1]
 		}
-		if det < 0 {
-			v[1], v[2] = v[2], v[1]
-		}
-		for _, i := range v {
+		for _, i := range row {
 			used[i] = true
 		}
 	}
+	boundary = make([]int32, n)
 	if blocks, err := g.Group(BoundaryGroup); err == nil {
 		for _, b := range blocks {
 			for _, i := range b.Nodes {
-				m.Boundary[i] = 1
+				boundary[i] = 1
 			}
 		}
 	} else {
-		top, err := topology.Derive(topology.Triangle, tri, n)
+		top, err := topology.Derive(k, cells, n)
 		if err != nil {
-			return nil, fmt.Errorf("poisson: %w", err)
+			return nil, nil, fmt.Errorf("poisson: %w", err)
 		}
-		edges := &top.Facets[0]
-		for _, e := range edges.Boundary {
-			m.Boundary[edges.Nodes[2*e]] = 1
-			m.Boundary[edges.Nodes[2*e+1]] = 1
+		facets := &top.Facets[0]
+		fn := facets.Kind.Nodes()
+		for _, f := range facets.Boundary {
+			for _, i := range facets.Nodes[int(f)*fn : (int(f)+1)*fn] {
+				boundary[i] = 1
+			}
 		}
 	}
 	for i, u := range used {
 		if !u {
-			m.Boundary[i] = 1
+			boundary[i] = 1
 		}
 	}
-	return m, nil
-}
-
-// tagOf is the file's tag of triangle k of g's cells.
-func tagOf(g *gmsh.Mesh, k int) int64 {
-	for _, b := range g.Cells() {
-		if k < b.Len() {
-			return b.Tags[k]
-		}
-		k -= b.Len()
-	}
-	return -1
+	return cells, boundary, nil
 }

@@ -204,31 +204,14 @@ func SolveWith(m *Mesh, p Problem, o Options) (*Result, error) {
 	if err := op2.ParLoop(a.kern("boundary"), a.nodes, a.x.Arg(op2.Read), a.bnd.Arg(op2.Read), a.rhs.Arg(op2.RW), a.u.Arg(op2.Write)); err != nil {
 		return nil, err
 	}
-	var rows []int // this rank's boundary nodes
-	for i, b := range a.bnd.DataRO()[:a.nodes.Size()] {
-		if b != 0 {
-			rows = append(rows, i)
-		}
-	}
-	if err := a.K.ZeroRows(rows, 1); err != nil {
+	if err := a.K.ZeroRows(boundaryRows(a.bnd, a.nodes), 1); err != nil {
 		return nil, err
 	}
 	assembly := time.Since(start)
-	start = time.Now()
-	s, err := op2.NewSolver(opts)
+	info, solverStart, solve, err := solveSystem(opts, a.K, a.u, a.rhs)
 	if err != nil {
 		return nil, err
 	}
-	solverStart := time.Since(start)
-	start = time.Now()
-	info, err := s.Solve(a.K, a.u, a.rhs)
-	if cerr := s.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	solve := time.Since(start)
 	e2, err := op2.NewGlobal[float64](1, nil, "error")
 	if err != nil {
 		return nil, err
@@ -253,6 +236,34 @@ func SolveWith(m *Mesh, p Problem, o Options) (*Result, error) {
 	}
 	res.MaxNode = worst.Value()
 	return res, nil
+}
+
+// boundaryRows lists this rank's boundary nodes (bnd not 0).
+func boundaryRows(bnd *op2.Dat[int32], nodes *op2.Set) []int {
+	var rows []int
+	for i, b := range bnd.DataRO()[:nodes.Size()] {
+		if b != 0 {
+			rows = append(rows, i)
+		}
+	}
+	return rows
+}
+
+// solveSystem solves K u = rhs with a solver made with opts, and returns how
+// it ended and the times of making the solver and of the solve.
+func solveSystem(opts op2.SolverOptions, K *op2.Mat[float64], u, rhs *op2.Dat[float64]) (info op2.SolveInfo, start, solve time.Duration, err error) {
+	t := time.Now()
+	s, err := op2.NewSolver(opts)
+	if err != nil {
+		return info, 0, 0, err
+	}
+	start = time.Since(t)
+	t = time.Now()
+	info, err = s.Solve(K, u, rhs)
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	return info, start, time.Since(t), err
 }
 
 // assembly is the problem declared to GoOP2: the mesh, its data, the

@@ -50,65 +50,11 @@ type Mesh3 struct {
 // one, else those of every face with one tetrahedron (mesh/topology). A
 // node in no tetrahedron gets a boundary value too.
 func FromGmsh3(g *gmsh.Mesh) (*Mesh3, error) {
-	if g.Dim != 3 {
-		return nil, fmt.Errorf("poisson: the Gmsh mesh is %d-D, not a tetrahedral volume mesh", g.Dim)
+	tet, bnd, err := gmshCells(g, gmsh.Tetrahedron, topology.Tetrahedron, g.X, 3)
+	if err != nil {
+		return nil, err
 	}
-	var tet []int32
-	for _, b := range g.Cells() {
-		if b.Type != gmsh.Tetrahedron {
-			return nil, fmt.Errorf("poisson: the Gmsh mesh has %d %vs; the 3-D solver's elements are linear tetrahedra", b.Len(), b.Type)
-		}
-		tet = append(tet, b.Nodes...)
-	}
-	n := g.NumNodes()
-	m := &Mesh3{Nodes: n, X: g.X, Tet: tet, Boundary: make([]int32, n)}
-	used := make([]bool, n)
-	for t := 0; t < len(tet); t += 4 {
-		v := tet[t : t+4]
-		p := func(k int) [3]float64 { return [3]float64(m.X[3*v[k] : 3*v[k]+3]) }
-		a, b, c, d := p(0), p(1), p(2), p(3)
-		det := orient3(a, b, c, d)
-		if det == 0 {
-			return nil, fmt.Errorf("poisson: Gmsh tetrahedron %d is degenerate (zero volume)", t/4)
-		}
-		if det < 0 {
-			v[1], v[2] = v[2], v[1]
-		}
-		for _, i := range v {
-			used[i] = true
-		}
-	}
-	if blocks, err := g.Group(BoundaryGroup); err == nil {
-		for _, b := range blocks {
-			for _, i := range b.Nodes {
-				m.Boundary[i] = 1
-			}
-		}
-	} else {
-		top, err := topology.Derive(topology.Tetrahedron, tet, n)
-		if err != nil {
-			return nil, fmt.Errorf("poisson: %w", err)
-		}
-		faces := &top.Facets[0]
-		for _, f := range faces.Boundary {
-			for _, i := range faces.Nodes[3*f : 3*f+3] {
-				m.Boundary[i] = 1
-			}
-		}
-	}
-	for i, u := range used {
-		if !u {
-			m.Boundary[i] = 1
-		}
-	}
-	return m, nil
-}
-
-func orient3(a, b, c, d [3]float64) float64 {
-	u := [3]float64{b[0] - a[0], b[1] - a[1], b[2] - a[2]}
-	v := [3]float64{c[0] - a[0], c[1] - a[1], c[2] - a[2]}
-	w := [3]float64{d[0] - a[0], d[1] - a[1], d[2] - a[2]}
-	return u[0]*(v[1]*w[2]-v[2]*w[1]) - u[1]*(v[0]*w[2]-v[2]*w[0]) + u[2]*(v[0]*w[1]-v[1]*w[0])
+	return &Mesh3{Nodes: g.NumNodes(), X: g.X, Tet: tet, Boundary: bnd}, nil
 }
 
 // tetKernels: the element matrix and load without any boundary
@@ -259,29 +205,14 @@ func Solve3(m *Mesh3, p Problem3, opts op2.SolverOptions) (*Result, error) {
 	if err := op2.ParLoop(kern("tet_boundary"), nodes, x.Arg(op2.Read), bnd.Arg(op2.Read), g.Arg(op2.Write)); err != nil {
 		return nil, err
 	}
-	var rows []int // this rank's boundary nodes
-	for i, b := range bnd.DataRO()[:nodes.Size()] {
-		if b != 0 {
-			rows = append(rows, i)
-		}
-	}
-	if err := K.ZeroRowsColumns(rows, 1, g, rhs); err != nil {
+	if err := K.ZeroRowsColumns(boundaryRows(bnd, nodes), 1, g, rhs); err != nil {
 		return nil, err
 	}
 	assembly := time.Since(start)
-	s, err := op2.NewSolver(opts)
+	info, solverStart, solve, err := solveSystem(opts, K, u, rhs)
 	if err != nil {
 		return nil, err
 	}
-	start = time.Now()
-	info, err := s.Solve(K, u, rhs)
-	if cerr := s.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	solve := time.Since(start)
 	e2, err := op2.NewGlobal[float64](1, nil, "error")
 	if err != nil {
 		return nil, err
@@ -289,5 +220,5 @@ func Solve3(m *Mesh3, p Problem3, opts op2.SolverOptions) (*Result, error) {
 	if err := op2.ParLoop(kern("tet_l2error"), tets, x.ArgVec(op2.Read, ptet), u.ArgVec(op2.Read, ptet), e2.Arg(op2.Inc)); err != nil {
 		return nil, err
 	}
-	return &Result{Info: info, L2Error: math.Sqrt(e2.Value()), U: u, X: x, Tri: ptet, Assembly: assembly, MatrixAssembly: matrix, Solve: solve}, nil
+	return &Result{Info: info, L2Error: math.Sqrt(e2.Value()), U: u, X: x, Tri: ptet, Assembly: assembly, MatrixAssembly: matrix, SolverStart: solverStart, Solve: solve}, nil
 }
