@@ -73,6 +73,7 @@ import (
 	"math"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/goop2/op2"
@@ -249,8 +250,12 @@ func run(o options, out io.Writer) (*result, error) {
 		}
 		s.CheckpointPath, s.CheckpointEvery = o.checkpoint, o.checkpointEvery
 	}
-	if o.killAt > 0 {
-		s.SetKill(o.killAt, o.killRank)
+	if o.killAt > 0 && rank == o.killRank {
+		s.AfterIteration = func(iter int) {
+			if iter == o.killAt {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+		}
 	}
 	if o.startup {
 		rep.print(out)

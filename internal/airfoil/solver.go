@@ -11,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/goop2/op2"
@@ -61,9 +60,10 @@ type Solver struct {
 	// Checkpoints says what the checkpoints of the last Iterate cost.
 	Checkpoints CheckpointStats
 
-	// killAt, for tests, makes rank killRank kill itself (SIGKILL) when
-	// iteration killAt is done.
-	killAt, killRank int
+	// AfterIteration, when not nil, is called after each iteration's
+	// loops with the iteration's number (the fault tests stop a rank
+	// there).
+	AfterIteration func(iter int)
 }
 
 // CheckpointStats is the time of Iterate's checkpoints: Written of them
@@ -301,8 +301,8 @@ func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.
 		if err := run(); err != nil {
 			return nil, 0, err
 		}
-		if s.killAt == iter && op2.Rank() == s.killRank {
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		if s.AfterIteration != nil {
+			s.AfterIteration(iter)
 		}
 		if s.CheckpointPath != "" && s.CheckpointEvery > 0 && iter%s.CheckpointEvery == 0 && iter < niter {
 			before, _ := rss.Status()
@@ -355,10 +355,6 @@ func (s *Solver) resume(niter int) (int, error) {
 	}
 	return done + 1, nil
 }
-
-// SetKill makes rank kill itself with SIGKILL once iteration iter is done
-// (a rank failing mid-run, for the fault tests).
-func (s *Solver) SetKill(iter, rank int) { s.killAt, s.killRank = iter, rank }
 
 // Loops names Airfoil's five loops (their kernels), in the order an
 // iteration first runs them; RunLoop runs one of them.
