@@ -121,6 +121,10 @@ func NewProgram(drv Driver, owner any, l *core.Loop, lay *device.Layout, src str
 				p.needs.Unstaged[i] = lay.DSGlobal[d]
 			}
 		}
+		if lay.Atomic {
+			// Nothing is staged: one element per work item.
+			p.needs.BlockSize = lay.WorkGroupSize()
+		}
 	}
 	if lay.ConstBytes > 0 {
 		buf, err := drv.Alloc(lay.ConstBytes)

@@ -128,6 +128,13 @@ type PlanNeeds struct {
 	// many pieces, one per thread (host programs; see plan.Input.Owners);
 	// 0 asks for the plain block colouring.
 	Owners int
+	// BlockSize, when positive, is the block size device programs start
+	// from where the configuration names none, instead of the planner's
+	// adaptive size (which is chosen for staging): the atomics scheme
+	// stages nothing and asks for one element per work item, so that a
+	// small set still spreads over the device (on an H100, Airfoil's
+	// bres_calc over 2 800 edges ran on 3 blocks of 1 024 elements).
+	BlockSize int
 	// TooLarge, if not nil, explains that one element's staged data does
 	// not fit SharedBudget.
 	TooLarge func(l *core.Loop, nshared int) error

@@ -41,11 +41,11 @@ const Name = "cuda"
 const NominalSharedMem = 48 << 10
 
 // DefaultScheme is the backend's scheme where the configuration names
-// none: on an H100, Airfoil's 1000 iterations took 1.03-1.04 s with
-// atomics against 1.12-1.16 s staged (aos, 64 threads per block; the
-// defaults of opencl). The soa layout with 256 threads per block was
-// faster still (0.68 s) but refuses loops reading more than 1 KiB per
-// element from device memory, so it stays a choice (docs/perf.md).
+// none: on an H100, Airfoil's 1000 iterations took 0.83 s with atomics
+// against 1.10 s staged (aos, 64 threads per block; the defaults of
+// opencl). The soa layout was faster still (0.57 s) but refuses loops
+// reading more than 1 KiB per element from device memory, so it stays a
+// choice (docs/perf.md).
 const DefaultScheme = device.Atomics
 
 func init() {
