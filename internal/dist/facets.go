@@ -28,6 +28,19 @@ type FacetBlock struct {
 	BFirst int
 	// Interior and BoundaryTotal count the facets over all ranks.
 	InteriorTotal, BoundaryTotal int
+	// Tags and BTags hold each interior and boundary facet's tag from
+	// FacetsTagged's list, 0 for a facet the list does not name (nil from
+	// Facets).
+	Tags, BTags []int32
+}
+
+// TaggedFacets lists facets of one kind with a tag each, such as a mesh
+// file's boundary elements with their physical groups: Nodes holds
+// Kind.Nodes() nodes (global numbers, in any order) per facet.
+type TaggedFacets struct {
+	Kind  topology.Kind
+	Nodes []int32
+	Tags  []int32
 }
 
 // facetHalf is one cell's side of a facet on its way to the facet's home.
@@ -49,6 +62,22 @@ type facetHalf struct {
 // block of the facet sets with maps to global cells and nodes. A facet
 // shared by more than two cells is an error on every rank.
 func Facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int) ([]FacetBlock, error) {
+	return facets(c, k, cells, firstCell, nodes, nil, false)
+}
+
+// FacetsTagged is Facets with tags: each rank also passes some facets
+// with a tag each (any of them, such as its block of a file's boundary
+// elements), and every facet derived gets the tag of the listed facet with
+// the same nodes (FacetBlock.Tags, BTags; 0 where none is listed; one of
+// them where several are). A listed facet that is no cell's facet
+// is an error on every rank naming its nodes and tag.
+// FacetsTagged is collective as Facets is: every rank calls it, with
+// its own list (possibly empty).
+func FacetsTagged(c Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged []TaggedFacets) ([]FacetBlock, error) {
+	return facets(c, k, cells, firstCell, nodes, tagged, true)
+}
+
+func facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged []TaggedFacets, tag bool) ([]FacetBlock, error) {
 	lf := topology.LocalFacets(k)
 	nn := k.Nodes()
 	var bad error
@@ -63,6 +92,23 @@ func Facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int) ([]Fac
 			if v < 0 || int(v) >= nodes {
 				bad = fmt.Errorf("%v %d: node %d is %d, outside [0,%d)", k, firstCell+i/nn, i%nn, v, nodes)
 				break
+			}
+		}
+	}
+	for _, tf := range tagged {
+		fn := tf.Kind.Nodes()
+		if bad != nil {
+			break
+		}
+		switch {
+		case tf.Kind.Dim() != k.Dim()-1:
+			bad = fmt.Errorf("tagged %vs are not facets of %vs", tf.Kind, k)
+		case len(tf.Nodes) != fn*len(tf.Tags):
+			bad = fmt.Errorf("%d tagged %vs have %d node entries, not %d", len(tf.Tags), tf.Kind, len(tf.Nodes), fn*len(tf.Tags))
+		}
+		for i, v := range tf.Nodes {
+			if bad == nil && (v < 0 || int(v) >= nodes) {
+				bad = fmt.Errorf("tagged %v %d (tag %d): node %d is %d, outside [0,%d)", tf.Kind, i/fn, tf.Tags[i/fn], i%fn, v, nodes)
 			}
 		}
 	}
@@ -119,6 +165,7 @@ func Facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int) ([]Fac
 			return cmp.Compare(a.cell, b.cell)
 		})
 		fb := FacetBlock{Kind: facetKindOf(fsize)}
+		var ikeys, bkeys [][4]int32 // in increasing order
 		bad = nil
 		for i := 0; i < len(halves); {
 			j := i + 1
@@ -128,10 +175,12 @@ func Facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int) ([]Fac
 			a := halves[i]
 			switch j - i {
 			case 1:
+				bkeys = append(bkeys, a.key)
 				fb.BNodes = append(fb.BNodes, a.nodes[:fsize]...)
 				fb.BCells = append(fb.BCells, a.cell)
 				fb.BLocal = append(fb.BLocal, a.local)
 			case 2:
+				ikeys = append(ikeys, a.key)
 				b := halves[i+1]
 				fb.Nodes = append(fb.Nodes, a.nodes[:fsize]...)
 				fb.Cells = append(fb.Cells, a.cell, b.cell)
@@ -145,6 +194,11 @@ func Facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int) ([]Fac
 		}
 		if err := AgreeStep(c, "facets: pair the halves", bad); err != nil {
 			return nil, err
+		}
+		if tag {
+			if err := tagFacets(c, &fb, fsize, bl, ikeys, bkeys, tagged); err != nil {
+				return nil, err
+			}
 		}
 		// Number them: exclusive sums of the counts.
 		counts, err := allgather(c, int64Bytes([]int64{int64(len(fb.Cells) / 2), int64(len(fb.BCells))}))
@@ -163,6 +217,53 @@ func Facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int) ([]Fac
 		out = append(out, fb)
 	}
 	return out, nil
+}
+
+// tagFacets sends the tagged facets of fsize nodes to the homes of their
+// smallest nodes, where each finds its facet among this rank's (ikeys
+// interior, bkeys boundary, both sorted) and gives it its tag.
+func tagFacets(c Comm, fb *FacetBlock, fsize int, bl blocks, ikeys, bkeys [][4]int32, tagged []TaggedFacets) error {
+	send := make([][]int32, c.Size())
+	for _, tf := range tagged {
+		if tf.Kind.Nodes() != fsize {
+			continue
+		}
+		for i, tag := range tf.Tags {
+			key := [4]int32{-1, -1, -1, -1}
+			copy(key[:], tf.Nodes[i*fsize:(i+1)*fsize])
+			slices.Sort(key[:fsize])
+			q := bl.home(key[0])
+			send[q] = append(send[q], key[0], key[1], key[2], key[3], tag)
+		}
+	}
+	got, err := alltoallInt32(c, send)
+	if err != nil {
+		return err
+	}
+	fb.Tags = make([]int32, len(ikeys))
+	fb.BTags = make([]int32, len(bkeys))
+	cmpKey := func(a, b [4]int32) int {
+		for j := range 4 {
+			if c := cmp.Compare(a[j], b[j]); c != 0 {
+				return c
+			}
+		}
+		return 0
+	}
+	var bad error
+	for _, m := range got {
+		for i := 0; i+5 <= len(m); i += 5 {
+			key, tag := [4]int32(m[i:i+4]), m[i+4]
+			if j, ok := slices.BinarySearchFunc(ikeys, key, cmpKey); ok {
+				fb.Tags[j] = tag
+			} else if j, ok := slices.BinarySearchFunc(bkeys, key, cmpKey); ok {
+				fb.BTags[j] = tag
+			} else if bad == nil {
+				bad = fmt.Errorf("a tagged %v with nodes %v (tag %d) is not a facet of any cell", fb.Kind, key[:fsize], tag)
+			}
+		}
+	}
+	return AgreeStep(c, "facets: tag them", bad)
 }
 
 func facetKindOf(n int) topology.Kind {
