@@ -1,0 +1,187 @@
+package unstructured
+
+import (
+	"fmt"
+	"strings"
+
+	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/mesh/topology"
+)
+
+// plural names a set of elements of kind k.
+func plural(k topology.Kind) string {
+	switch k {
+	case topology.Line:
+		return "edges"
+	case topology.Triangle:
+		return "triangles"
+	case topology.Quadrilateral:
+		return "quadrilaterals"
+	case topology.Tetrahedron:
+		return "tetrahedra"
+	case topology.Hexahedron:
+		return "hexahedra"
+	case topology.Prism:
+		return "prisms"
+	}
+	return strings.ToLower(k.String()) + "s"
+}
+
+// declare derives the facets of the ranks' blocks in src, declares the
+// mesh, partitions it (MPI) or renumbers it (one process) and makes the
+// groups' subsets.
+func declare(src *source, opts Options) (*Mesh, error) {
+	switch opts.Renumber {
+	case "", "rcm", "none":
+	default:
+		return nil, fmt.Errorf("unstructured: Options.Renumber is %q: want \"rcm\" or \"none\"", opts.Renumber)
+	}
+	blocks, err := dist.FacetsTagged(comm(), src.kind, src.cellNodes, src.firstCell, src.nodes, src.tagged)
+	if err != nil {
+		return nil, fmt.Errorf("unstructured: deriving the facets: %w", err)
+	}
+	m := &Mesh{Dim: src.dim, Kind: src.kind}
+	var errs []error
+	try := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	set := func(n int, name string) *op2.Set {
+		s, err := op2.NewSet(n, name)
+		try(err)
+		return s
+	}
+	mapOf := func(from, to *op2.Set, arity int, table []int32, name string) *op2.Map {
+		if from == nil || to == nil {
+			return nil
+		}
+		mp, err := op2.NewMap(from, to, arity, table, name)
+		try(err)
+		return mp
+	}
+	int32Dat := func(s *op2.Set, dim int, values []int32, name string) *op2.Dat[int32] {
+		if s == nil {
+			return nil
+		}
+		d, err := op2.NewDat(s, dim, values, name)
+		try(err)
+		return d
+	}
+	cellName := plural(src.kind)
+	m.Nodes = set(len(src.x)/src.dim, "nodes")
+	if m.Nodes != nil {
+		var err error
+		m.X, err = op2.NewDat(m.Nodes, src.dim, src.x, "x")
+		try(err)
+	}
+	m.Cells = set(len(src.cellTag), cellName)
+	m.CellNodes = mapOf(m.Cells, m.Nodes, src.kind.Nodes(), src.cellNodes, cellName+"_nodes")
+	m.CellTag = int32Dat(m.Cells, 1, src.cellTag, cellName+"_tag")
+	widen := func(v []int8) []int32 {
+		out := make([]int32, len(v))
+		for i, x := range v {
+			out[i] = int32(x)
+		}
+		return out
+	}
+	for _, b := range blocks {
+		fn := b.Kind.Nodes()
+		for _, side := range []struct {
+			name         string
+			nodes, cells []int32
+			local        []int8
+			tags         []int32
+			arity        int
+			into         *[]Facets
+		}{
+			{"interior_" + plural(b.Kind), b.Nodes, b.Cells, b.Local, b.Tags, 2, &m.Interior},
+			{"boundary_" + plural(b.Kind), b.BNodes, b.BCells, b.BLocal, b.BTags, 1, &m.Boundary},
+		} {
+			f := Facets{Kind: b.Kind, Set: set(len(side.nodes)/fn, side.name)}
+			f.Nodes = mapOf(f.Set, m.Nodes, fn, side.nodes, side.name+"_nodes")
+			f.Cells = mapOf(f.Set, m.Cells, side.arity, side.cells, side.name+"_cells")
+			f.Local = int32Dat(f.Set, side.arity, widen(side.local), side.name+"_local")
+			f.Tag = int32Dat(f.Set, 1, side.tags, side.name+"_tag")
+			*side.into = append(*side.into, f)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("unstructured: declaring the mesh: %w", errs[0])
+	}
+	// The map whose target set's adjacency orders and partitions the
+	// mesh: the first interior facet set's map to the cells (cells
+	// sharing a facet), or, in a mesh of one cell, the cells' map to the
+	// nodes. The totals are every rank's.
+	graph := m.CellNodes
+	for i, b := range blocks {
+		if b.InteriorTotal > 0 {
+			graph = m.Interior[i].Cells
+			break
+		}
+	}
+	if op2.Ranks() > 1 {
+		p := opts.Partitioner
+		if p == nil {
+			auto := op2.AutoPartitioner(graph, m.X)
+			p = &auto
+		}
+		info, err := op2.Partition(*p)
+		if err != nil {
+			return nil, fmt.Errorf("unstructured: %w", err)
+		}
+		m.Partition = info
+	} else if opts.Renumber != "none" {
+		info, err := op2.Renumber(op2.RCMOrdering(graph))
+		if err != nil {
+			return nil, fmt.Errorf("unstructured: renumbering: %w", err)
+		}
+		m.Renumbered = info
+	}
+	if err := m.makeGroups(src); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// makeGroups makes the named groups' subsets from the tags.
+func (m *Mesh) makeGroups(src *source) error {
+	pick := func(tag *op2.Dat[int32], want int32) []int32 {
+		var idx []int32
+		for i, t := range tag.DataRO() {
+			if t == want {
+				idx = append(idx, int32(i))
+			}
+		}
+		return idx
+	}
+	for _, g := range src.groups {
+		gr := Group{Name: g.Name, Tag: g.Tag, Dim: g.Dim}
+		var err error
+		switch g.Dim {
+		case m.Dim:
+			gr.Cells, err = op2.NewSubset(m.Cells, pick(m.CellTag, g.Tag))
+		case m.Dim - 1:
+			for _, side := range []struct {
+				facets []Facets
+				into   *[]*op2.Subset
+			}{{m.Interior, &gr.Interior}, {m.Boundary, &gr.Boundary}} {
+				for _, f := range side.facets {
+					var sub *op2.Subset
+					if sub, err = op2.NewSubset(f.Set, pick(f.Tag, g.Tag)); err != nil {
+						break
+					}
+					*side.into = append(*side.into, sub)
+				}
+			}
+		default:
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("unstructured: physical group %q: %w", g.Name, err)
+		}
+		m.Groups = append(m.Groups, gr)
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package unstructured
+
+import (
+	"fmt"
+
+	"github.com/goop2/op2/hdf5"
+	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/mesh"
+	"github.com/goop2/op2/mesh/gmsh"
+	"github.com/goop2/op2/mesh/topology"
+)
+
+// The HDF5 layout WriteHDF5 writes, in OP2's conventions (package hdf5):
+//
+//	unstructured   int array: version (1), dim, the cells' Gmsh type, then
+//	               the Gmsh type of each kind of tagged facet element
+//	nodes          set; x: dat of dim doubles per node
+//	cells          set; cell_nodes: map to nodes (positively oriented);
+//	               cell_tag: int per cell
+//	tagged_T       set of the facet elements of Gmsh type T with a physical
+//	               tag; tagged_T_nodes: map to nodes; tagged_T_tag: int each
+//	groups         int array: per named group dim, tag, name length, name bytes
+const layoutVersion = 1
+
+// WriteHDF5 writes mesh g (as Declare takes it) to path in an HDF5 layout
+// that Load reads on any number of ranks, each rank reading only its
+// blocks: the file's nodes and cells, positively oriented, and the facet
+// elements of its physical groups. Run it on one process (`op2mesh
+// convert FILE.msh FILE.h5`).
+func WriteHDF5(path string, g *gmsh.Mesh) (err error) {
+	s, err := fromGmsh(g, 0, 1)
+	if err != nil {
+		return fmt.Errorf("unstructured: %w", err)
+	}
+	f, err := hdf5.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	head := []int32{layoutVersion, int32(s.dim), int32(gmshType(s.kind))}
+	for _, tf := range s.tagged {
+		head = append(head, int32(gmshType(tf.Kind)))
+	}
+	var groups []int32
+	for _, gr := range s.groups {
+		groups = append(groups, int32(gr.Dim), gr.Tag, int32(len(gr.Name)))
+		for _, b := range []byte(gr.Name) {
+			groups = append(groups, int32(b))
+		}
+	}
+	steps := []func() error{
+		func() error { return hdf5.WriteArray(f, "unstructured", 1, head) },
+		func() error { return hdf5.WriteArray(f, "groups", 1, groups) },
+		func() error { return f.WriteSetSize("nodes", s.nodes) },
+		func() error { return hdf5.WriteArray(f, "x", s.dim, s.x) },
+		func() error { return f.WriteSetSize("cells", s.cells) },
+		func() error { return f.WriteMapTable("cell_nodes", s.kind.Nodes(), s.cellNodes) },
+		func() error { return hdf5.WriteArray(f, "cell_tag", 1, s.cellTag) },
+	}
+	for _, tf := range s.tagged {
+		name := taggedName(tf.Kind)
+		steps = append(steps,
+			func() error { return f.WriteSetSize(name, len(tf.Tags)) },
+			func() error { return f.WriteMapTable(name+"_nodes", tf.Kind.Nodes(), tf.Nodes) },
+			func() error { return hdf5.WriteArray(f, name+"_tag", 1, tf.Tags) })
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func taggedName(k topology.Kind) string { return fmt.Sprintf("tagged_%d", gmshType(k)) }
+
+// readHDF5Block reads this rank's blocks of the mesh WriteHDF5 wrote.
+func readHDF5Block(path string, rank, ranks int) (s *source, err error) {
+	f, err := hdf5.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("unstructured: %s: %s", path, fmt.Sprintf(format, args...))
+	}
+	head, err := hdf5.ReadAll[int32](f, "unstructured", 1)
+	if err != nil {
+		return nil, err
+	}
+	if len(head) < 3 || head[0] != layoutVersion {
+		return nil, bad("dataset unstructured is %v: not a mesh written by unstructured.WriteHDF5 (version %d)", head, layoutVersion)
+	}
+	k, ok := kindOf(gmsh.Type(head[2]))
+	if !ok || k.Dim() != int(head[1]) || k.Dim() < 2 {
+		return nil, bad("dataset unstructured names cells of Gmsh type %d in %d dimensions", head[2], head[1])
+	}
+	s = &source{dim: int(head[1]), kind: k}
+	groups, err := hdf5.ReadAll[int32](f, "groups", 1)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < len(groups); {
+		if i+3 > len(groups) || groups[i+2] < 0 || i+3+int(groups[i+2]) > len(groups) {
+			return nil, bad("dataset groups is cut short at entry %d", i)
+		}
+		n := int(groups[i+2])
+		name := make([]byte, n)
+		for j := range n {
+			name[j] = byte(groups[i+3+j])
+		}
+		s.groups = append(s.groups, gmsh.PhysicalGroup{Dim: int(groups[i]), Tag: groups[i+1], Name: string(name)})
+		i += 3 + n
+	}
+	if s.nodes, err = f.SetSize("nodes"); err != nil {
+		return nil, err
+	}
+	if s.cells, err = f.SetSize("cells"); err != nil {
+		return nil, err
+	}
+	nn := k.Nodes()
+	var count int
+	s.firstNode, count = mesh.Block(s.nodes, rank, ranks)
+	if s.x, err = hdf5.ReadRows[float64](f, "x", s.dim, s.firstNode, count); err != nil {
+		return nil, err
+	}
+	s.firstCell, count = mesh.Block(s.cells, rank, ranks)
+	if s.cellNodes, err = hdf5.ReadRows[int32](f, "cell_nodes", nn, s.firstCell, count); err != nil {
+		return nil, err
+	}
+	if s.cellTag, err = hdf5.ReadRows[int32](f, "cell_tag", 1, s.firstCell, count); err != nil {
+		return nil, err
+	}
+	for _, v := range s.cellNodes {
+		if v < 0 || int(v) >= s.nodes {
+			return nil, bad("cell_nodes holds node %d, outside [0,%d)", v, s.nodes)
+		}
+	}
+	for _, t := range head[3:] {
+		fk, ok := kindOf(gmsh.Type(t))
+		if !ok || fk.Dim() != s.dim-1 {
+			return nil, bad("dataset unstructured names tagged facets of Gmsh type %d", t)
+		}
+		name := taggedName(fk)
+		n, err := f.SetSize(name)
+		if err != nil {
+			return nil, err
+		}
+		start, count := mesh.Block(n, rank, ranks)
+		tf := dist.TaggedFacets{Kind: fk}
+		if tf.Nodes, err = hdf5.ReadRows[int32](f, name+"_nodes", fk.Nodes(), start, count); err != nil {
+			return nil, err
+		}
+		if tf.Tags, err = hdf5.ReadRows[int32](f, name+"_tag", 1, start, count); err != nil {
+			return nil, err
+		}
+		s.tagged = append(s.tagged, tf)
+	}
+	return s, nil
+}

@@ -1,0 +1,153 @@
+package unstructured
+
+import (
+	"fmt"
+
+	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/mesh"
+	"github.com/goop2/op2/mesh/gmsh"
+	"github.com/goop2/op2/mesh/topology"
+)
+
+// source is one rank's blocks of a mesh, before it is declared: node,
+// cell and facet numbers are global (the file's numbering from 0).
+type source struct {
+	dim   int
+	kind  topology.Kind
+	nodes int // over all ranks
+	cells int
+	// The rank's block of the nodes (dim coordinates each) and of the
+	// cells (their nodes, positively oriented, and tags).
+	firstNode, firstCell int
+	x                    []float64
+	cellNodes, cellTag   []int32
+	// The rank's block of the file's facet elements with a physical tag,
+	// one entry per facet kind.
+	tagged []dist.TaggedFacets
+	groups []gmsh.PhysicalGroup
+}
+
+// kindOf is the topology kind of Gmsh type t.
+func kindOf(t gmsh.Type) (topology.Kind, bool) {
+	switch t {
+	case gmsh.Line:
+		return topology.Line, true
+	case gmsh.Triangle:
+		return topology.Triangle, true
+	case gmsh.Quadrangle:
+		return topology.Quadrilateral, true
+	case gmsh.Tetrahedron:
+		return topology.Tetrahedron, true
+	case gmsh.Hexahedron:
+		return topology.Hexahedron, true
+	case gmsh.Prism:
+		return topology.Prism, true
+	}
+	return 0, false
+}
+
+// gmshType is the Gmsh type of kind k.
+func gmshType(k topology.Kind) gmsh.Type {
+	for t := gmsh.Type(1); t <= 15; t++ {
+		if kk, ok := kindOf(t); ok && kk == k {
+			return t
+		}
+	}
+	return 0
+}
+
+// flip lists, per kind, the pairs of local nodes whose swap turns a cell
+// the other way round.
+var flip = map[topology.Kind][][2]int{
+	topology.Triangle:      {{1, 2}},
+	topology.Quadrilateral: {{1, 3}},
+	topology.Tetrahedron:   {{1, 2}},
+	topology.Hexahedron:    {{1, 3}, {5, 7}},
+	topology.Prism:         {{1, 2}, {4, 5}},
+}
+
+// cellsOf returns g's cells: the elements of its highest dimension, which
+// must be 2 or 3 and of one kind.
+func cellsOf(g *gmsh.Mesh) (topology.Kind, *gmsh.Block, error) {
+	if g.Dim < 2 {
+		return 0, nil, errNoCells
+	}
+	blocks := g.Cells()
+	if len(blocks) != 1 {
+		names := make([]string, len(blocks))
+		for i := range blocks {
+			names[i] = fmt.Sprintf("%d %vs", blocks[i].Len(), blocks[i].Type)
+		}
+		return 0, nil, fmt.Errorf("the mesh's cells are of %d kinds (%s); a mesh declared by package unstructured has cells of one kind", len(blocks), joinComma(names))
+	}
+	k, ok := kindOf(blocks[0].Type)
+	if !ok {
+		return 0, nil, fmt.Errorf("the mesh's cells are %vs, which package mesh/topology does not derive", blocks[0].Type)
+	}
+	return k, &blocks[0], nil
+}
+
+// orient returns the nodes of the cells of kind k, each positively
+// oriented; x holds dim coordinates per node; tags are the cells' file
+// tags, for errors.
+func orient(k topology.Kind, nodes []int32, tags []int64, x []float64, dim int) ([]int32, error) {
+	vol, _, err := topology.CellGeometry(k, nodes, x, dim)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]int32(nil), nodes...)
+	nn := k.Nodes()
+	for c, v := range vol {
+		row := out[c*nn : (c+1)*nn]
+		switch {
+		case v == 0:
+			return nil, fmt.Errorf("%v %d (element tag %d) has zero volume", k, c, tags[c])
+		case v < 0:
+			for _, p := range flip[k] {
+				row[p[0]], row[p[1]] = row[p[1]], row[p[0]]
+			}
+		}
+	}
+	return out, nil
+}
+
+// fromGmsh takes this rank's blocks of g.
+func fromGmsh(g *gmsh.Mesh, rank, ranks int) (*source, error) {
+	k, cells, err := cellsOf(g)
+	if err != nil {
+		return nil, err
+	}
+	dim := k.Dim()
+	x := g.Coords(dim)
+	nn := k.Nodes()
+	s := &source{dim: dim, kind: k, nodes: g.NumNodes(), cells: cells.Len(), groups: g.Physical}
+	start, count := mesh.Block(s.cells, rank, ranks)
+	s.firstCell = start
+	if s.cellNodes, err = orient(k, cells.Nodes[start*nn:(start+count)*nn], cells.Tags[start:start+count], x, dim); err != nil {
+		return nil, err
+	}
+	s.cellTag = append([]int32(nil), cells.Physical[start:start+count]...)
+	start, count = mesh.Block(s.nodes, rank, ranks)
+	s.firstNode = start
+	s.x = append([]float64(nil), x[start*dim:(start+count)*dim]...)
+	for _, b := range g.Blocks {
+		if b.Type.Dim() != dim-1 {
+			continue
+		}
+		fk, ok := kindOf(b.Type)
+		if !ok {
+			return nil, fmt.Errorf("the mesh has %d %vs", b.Len(), b.Type)
+		}
+		fn := fk.Nodes()
+		start, count := mesh.Block(b.Len(), rank, ranks)
+		tf := dist.TaggedFacets{Kind: fk}
+		for i := start; i < start+count; i++ {
+			if b.Physical[i] != 0 {
+				tf.Nodes = append(tf.Nodes, b.Nodes[i*fn:(i+1)*fn]...)
+				tf.Tags = append(tf.Tags, b.Physical[i])
+			}
+		}
+		s.tagged = append(s.tagged, tf)
+	}
+	return s, nil
+}

@@ -1,0 +1,237 @@
+// Package unstructured declares an unstructured mesh to GoOP2 in one call:
+// a Gmsh .msh file (package mesh/gmsh), or the HDF5 file `op2mesh
+// convert` makes of one, becomes the sets, maps and Dats a finite-volume
+// or finite-element code declares by hand — nodes with their coordinates,
+// cells with their nodes, the facets (edges in 2-D, faces in 3-D) with
+// their nodes, the cells on each side and the facet's local number in each,
+// the boundary facets, and the physical groups as Subsets — ready for
+// loops on one process or under MPI:
+//
+//	m, err := unstructured.Load("box.msh", unstructured.Options{})
+//	g, err := m.Geometry() // cell volumes and centres, facet area vectors
+//	f := m.Interior[0]     // the interior faces of a tetrahedral mesh
+//	err = op2.ParLoop(flux, f.Set, q.ArgMap(op2.Inc, f.Cells, 0), q.ArgMap(op2.Inc, f.Cells, 1), ...)
+//	inlet, err := m.Group("inlet") // inlet.Boundary[0]: a Subset of m.Boundary[0].Set
+//
+// # What is declared
+//
+// The cells are the mesh's elements of its highest dimension (2 or 3), all
+// of one kind (triangles, quadrilaterals, tetrahedra, hexahedra, prisms or
+// pyramids); a file mixing kinds of that dimension is refused. Each cell is
+// oriented positively as package mesh/topology defines it (a cell the
+// file gives the other way round has two nodes swapped), so a facet's
+// nodes, listed as the first of its cells sees it, give a normal pointing
+// out of that cell and, on the boundary, out of the mesh. The facets come
+// in one set per kind (prisms and pyramids have triangular and
+// quadrilateral faces): interior facets in Mesh.Interior, with a map to
+// their two cells, and boundary facets in Mesh.Boundary, with a map to
+// their one cell.
+//
+// Physical groups become tags and Subsets. Every cell and facet has the
+// tag of the physical group of the file's element on it (Mesh.CellTag,
+// Facets.Tag; 0 where none; the first group of an element in several);
+// each named group of the cells' dimension is a Subset of the cells and
+// each of the facets' dimension a Subset of every facet set (Group).
+// Groups of lower dimension (curves and points of a 3-D mesh) are not
+// declared.
+//
+// # Numbering
+//
+// The declared numbering is the file's: node i is the file's i-th node,
+// cell i its i-th cell, so that Dat.Gather, hdf5 and vtk output list
+// values in the file's order. On one process the sets are then renumbered
+// for locality by default (Options.Renumber: reverse Cuthill–McKee on the
+// cells through their facets, the other sets following; Gmsh numbers
+// nodes with little locality), which loops see and output does not.
+// Facets are numbered by their sorted nodes.
+//
+// # Under MPI
+//
+// Every rank calls Load (it is collective). Each rank takes its block of
+// the nodes, the cells and the file's boundary elements, the facets are
+// derived over the ranks before partitioning (each facet at the rank
+// holding its smallest node), and op2.Partition distributes the whole.
+// From a .msh file every rank reads the file, keeping its blocks; from the
+// HDF5 file `op2mesh convert` writes, every rank reads its blocks only, so
+// that no rank holds the whole mesh.
+package unstructured
+
+import (
+	"errors"
+	"fmt"
+
+	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/hdf5"
+	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/mpi"
+	"github.com/goop2/op2/mesh/gmsh"
+	"github.com/goop2/op2/mesh/topology"
+)
+
+// Options tune Load and Declare. The zero value gives the defaults.
+type Options struct {
+	// Renumber orders the mesh for locality on one process: "rcm" (or
+	// ""), reverse Cuthill–McKee on the cells through their interior
+	// facets (op2.RCMOrdering), or "none", the file's order. Under MPI
+	// op2.Partition orders each rank's part and Renumber is not used.
+	Renumber string
+	// Partitioner is used under MPI; nil chooses
+	// op2.AutoPartitioner(the first interior facet set's map to cells,
+	// the coordinates).
+	Partitioner *op2.Partitioner
+}
+
+// Mesh is a mesh declared to GoOP2.
+type Mesh struct {
+	// Dim is the cells' dimension, 2 or 3; X holds Dim coordinates per
+	// node.
+	Dim int
+	// Kind is the cells' kind.
+	Kind  topology.Kind
+	Nodes *op2.Set
+	X     *op2.Dat[float64]
+	Cells *op2.Set
+	// CellNodes maps each cell to its Kind.Nodes() nodes, in Gmsh's
+	// (and VTK's) order, positively oriented.
+	CellNodes *op2.Map
+	// CellTag holds each cell's physical group tag (0: none).
+	CellTag *op2.Dat[int32]
+	// Interior and Boundary hold the facets, one Facets per facet kind.
+	Interior, Boundary []Facets
+	// Groups lists the named physical groups of the cells' and the
+	// facets' dimensions.
+	Groups []Group
+	// Partition is what op2.Partition reported under MPI, nil otherwise;
+	// Renumbered what op2.Renumber did on one process, nil if nothing.
+	Partition  *op2.PartitionInfo
+	Renumbered *op2.RenumberInfo
+}
+
+// Facets is one kind of facet, interior or boundary.
+type Facets struct {
+	Kind topology.Kind
+	Set  *op2.Set
+	// Nodes maps each facet to its Kind.Nodes() nodes, as its first cell
+	// sees it: its normal (right-hand rule; in 2-D the edge's direction
+	// turned clockwise) points out of that cell.
+	Nodes *op2.Map
+	// Cells maps an interior facet to its two cells (the first as Nodes
+	// says, then the other), a boundary facet to its cell.
+	Cells *op2.Map
+	// Local holds the facet's local number in each of Cells
+	// (topology.LocalFacets' index): dim 2 or 1.
+	Local *op2.Dat[int32]
+	// Tag holds the physical group tag of the file's element on the
+	// facet (0: none).
+	Tag *op2.Dat[int32]
+}
+
+// Group is a named physical group.
+type Group struct {
+	Name string
+	Tag  int32
+	Dim  int
+	// Cells is the group's cells when Dim is the mesh's Dim, else nil.
+	Cells *op2.Subset
+	// Interior and Boundary hold, when Dim is the facets' dimension, the
+	// group's facets in each of Mesh.Interior and Mesh.Boundary (empty
+	// Subsets where it has none); else nil.
+	Interior, Boundary []*op2.Subset
+}
+
+// Group returns the group called name, or an error listing the names.
+func (m *Mesh) Group(name string) (*Group, error) {
+	var names []string
+	for i := range m.Groups {
+		if m.Groups[i].Name == name {
+			return &m.Groups[i], nil
+		}
+		names = append(names, fmt.Sprintf("%q", m.Groups[i].Name))
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("unstructured: no physical group %q (the mesh has none)", name)
+	}
+	return nil, fmt.Errorf("unstructured: no physical group %q (the mesh has %s)", name, joinComma(names))
+}
+
+func joinComma(s []string) string {
+	out := ""
+	for i, v := range s {
+		if i > 0 {
+			out += ", "
+		}
+		out += v
+	}
+	return out
+}
+
+// Load reads the mesh in path — a Gmsh .msh file, or an HDF5 file written
+// by WriteHDF5 (`op2mesh convert`) — and declares it (see Declare). Under
+// MPI it is collective.
+func Load(path string, opts Options) (*Mesh, error) {
+	isH5, err := hdf5.IsHDF5(path)
+	if err != nil {
+		return nil, agree(fmt.Errorf("unstructured: %w", err))
+	}
+	var src *source
+	if isH5 {
+		src, err = readHDF5Block(path, op2.Rank(), op2.Ranks())
+	} else {
+		var g *gmsh.Mesh
+		if g, err = gmsh.ReadFile(path); err == nil {
+			src, err = fromGmsh(g, op2.Rank(), op2.Ranks())
+		}
+		if err != nil {
+			err = fmt.Errorf("unstructured: %w", err)
+		}
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	return declare(src, opts)
+}
+
+// Declare declares mesh g, read by package mesh/gmsh. Under MPI it is
+// collective and every rank passes the same mesh, of which it keeps its
+// blocks.
+func Declare(g *gmsh.Mesh, opts Options) (*Mesh, error) {
+	src, err := fromGmsh(g, op2.Rank(), op2.Ranks())
+	if err != nil {
+		err = fmt.Errorf("unstructured: %w", err)
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	return declare(src, opts)
+}
+
+// comm is the communicator of the ranks: MPI's world, or one process.
+func comm() dist.Comm {
+	if op2.Ranks() > 1 {
+		if w := mpi.Current(); w != nil {
+			return w
+		}
+	}
+	return single{}
+}
+
+// single is the communicator of one process.
+type single struct{}
+
+func (single) Rank() int { return 0 }
+func (single) Size() int { return 1 }
+func (single) Alltoallv(send [][]byte) ([][]byte, error) {
+	return [][]byte{append([]byte(nil), send[0]...)}, nil
+}
+
+// agree makes any rank's error every rank's, so that no rank goes on to
+// wait for the others in a collective call.
+func agree(err error) error {
+	if op2.Ranks() == 1 {
+		return err
+	}
+	return dist.AgreeStep(comm(), "unstructured: read the mesh", err)
+}
+
+// errNoCells is returned for a mesh without cells of dimension 2 or 3.
+var errNoCells = errors.New("the mesh has no cells of dimension 2 or 3 (triangles, quadrangles, tetrahedra, hexahedra, prisms or pyramids)")

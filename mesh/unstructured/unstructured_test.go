@@ -1,0 +1,293 @@
+package unstructured_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/testcache"
+	"github.com/goop2/op2/mesh/gmsh"
+	"github.com/goop2/op2/mesh/topology"
+	"github.com/goop2/op2/mesh/unstructured"
+)
+
+func TestMain(m *testing.M) { os.Exit(testcache.Run(m, "goop2-unstructured-cache-")) }
+
+const fixtures = "../gmsh/testdata"
+
+// summary is what a declared mesh holds, over all ranks.
+type summary struct {
+	Nodes, Cells       int
+	Interior, Boundary []int
+	Volume             float64 // the cells' volumes added
+	BoundaryFlux       float64 // Σ over boundary facets of centre · normal: Dim × Volume
+	NormalSum          []float64
+	Groups             map[string][]int // cells, then each facet set's subset size
+}
+
+// loopSum adds per element of set what kernel src (named name, with a
+// last argument double *s) computes from args, into a Global of dim values.
+func loopSum(t *testing.T, set op2.IterationSet, dim int, src, name string, args ...op2.Arg) []float64 {
+	t.Helper()
+	g, err := op2.NewGlobal[float64](dim, nil, name+"_sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := op2.ParLoop(op2.NewKernel(src, name), set, append(args, g.Arg(op2.Inc))...); err != nil {
+		t.Fatal(err)
+	}
+	return g.Data()
+}
+
+func count(t *testing.T, set op2.IterationSet) int {
+	return int(loopSum(t, set, 1, "void one(double *s) { *s += 1; }", "one")[0])
+}
+
+func summarize(t *testing.T, m *unstructured.Mesh) summary {
+	t.Helper()
+	geo, err := m.Geometry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := summary{Nodes: m.Nodes.GlobalSize(), Cells: m.Cells.GlobalSize(), NormalSum: make([]float64, m.Dim), Groups: map[string][]int{}}
+	s.Volume = loopSum(t, m.Cells, 1, "void vol(const double *v, double *s) { *s += *v; }", "vol", geo.CellVolume.Arg(op2.Read))[0]
+	flux := fmt.Sprintf(`void flux(const double *c, const double *a, double *s) {
+  for (int k = 0; k < %d; k++) { s[0] += c[k] * a[k]; s[1 + k] += a[k]; }
+}`, m.Dim)
+	for i, f := range m.Interior {
+		s.Interior = append(s.Interior, f.Set.GlobalSize())
+		// Interior normals add up over a cell's facets; here: each points
+		// from its first cell's centre towards the second's.
+		ok := loopSum(t, f.Set, 1, fmt.Sprintf(`void away(const double *c0, const double *c1, const double *a, double *s) {
+  double d = 0;
+  for (int k = 0; k < %d; k++) d += (c1[k] - c0[k]) * a[k];
+  if (d <= 0) *s += 1;
+}`, m.Dim), "away", geo.CellCentre.ArgMap(op2.Read, f.Cells, 0), geo.CellCentre.ArgMap(op2.Read, f.Cells, 1), geo.Interior[i].Normal.Arg(op2.Read))
+		if ok[0] != 0 {
+			t.Errorf("%s: %g facets' normals do not point from the first cell to the second", f.Set.Name(), ok[0])
+		}
+	}
+	for i, f := range m.Boundary {
+		s.Boundary = append(s.Boundary, f.Set.GlobalSize())
+		r := loopSum(t, f.Set, 1+m.Dim, flux, "flux", geo.Boundary[i].Centre.Arg(op2.Read), geo.Boundary[i].Normal.Arg(op2.Read))
+		s.BoundaryFlux += r[0]
+		for k := range m.Dim {
+			s.NormalSum[k] += r[1+k]
+		}
+	}
+	for _, g := range m.Groups {
+		var sizes []int
+		if g.Cells != nil {
+			sizes = append(sizes, count(t, g.Cells))
+		}
+		for _, sub := range append(slices.Clone(g.Interior), g.Boundary...) {
+			sizes = append(sizes, count(t, sub))
+		}
+		s.Groups[g.Name] = sizes
+	}
+	return s
+}
+
+// same compares two summaries, the sums to round-off.
+func same(a, b summary) string {
+	near := func(x, y float64) bool { return math.Abs(x-y) <= 1e-11*(1+math.Abs(x)) }
+	switch {
+	case a.Nodes != b.Nodes || a.Cells != b.Cells || !slices.Equal(a.Interior, b.Interior) || !slices.Equal(a.Boundary, b.Boundary):
+		return fmt.Sprintf("counts %d %d %v %v, want %d %d %v %v", a.Nodes, a.Cells, a.Interior, a.Boundary, b.Nodes, b.Cells, b.Interior, b.Boundary)
+	case !near(a.Volume, b.Volume) || !near(a.BoundaryFlux, b.BoundaryFlux):
+		return fmt.Sprintf("volume %.17g flux %.17g, want %.17g %.17g", a.Volume, a.BoundaryFlux, b.Volume, b.BoundaryFlux)
+	case len(a.Groups) != len(b.Groups):
+		return fmt.Sprintf("groups %v, want %v", a.Groups, b.Groups)
+	}
+	for name, sizes := range b.Groups {
+		if !slices.Equal(a.Groups[name], sizes) {
+			return fmt.Sprintf("group %q: sizes %v, want %v", name, a.Groups[name], sizes)
+		}
+	}
+	return ""
+}
+
+// expected is what mesh/gmsh and mesh/topology say of the file: counts and
+// the groups' sizes (every facet of these fixtures' groups is a boundary
+// facet).
+func expected(t *testing.T, path string) summary {
+	t.Helper()
+	g, err := gmsh.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := g.Cells()[0]
+	k := map[gmsh.Type]topology.Kind{gmsh.Triangle: topology.Triangle, gmsh.Tetrahedron: topology.Tetrahedron}[cells.Type]
+	top, err := topology.Derive(k, cells.Nodes, g.NumNodes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := top.Facets[0]
+	s := summary{Nodes: g.NumNodes(), Cells: cells.Len(), Interior: []int{f.Len() - len(f.Boundary)}, Boundary: []int{len(f.Boundary)}, Volume: 1, BoundaryFlux: float64(k.Dim()), Groups: map[string][]int{}}
+	for _, p := range g.Physical {
+		b, err := g.Group(p.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Dim == k.Dim() {
+			s.Groups[p.Name] = []int{b[0].Len()}
+		} else {
+			s.Groups[p.Name] = []int{0, b[0].Len()}
+		}
+	}
+	return s
+}
+
+// TestLoad declares the Gmsh fixtures (unit square and box, every
+// encoding) with and without renumbering, and from the HDF5 file
+// WriteHDF5 makes of them: the counts and groups are those of mesh/gmsh
+// and mesh/topology, the volumes add up to 1, the boundary normals to
+// zero, Σ centre·normal over the boundary is Dim × the volume (the
+// divergence theorem), every interior normal points from its first cell to
+// its second, and the coordinates gather in the file's order.
+func TestLoad(t *testing.T) {
+	for _, name := range []string{"square", "box"} {
+		for _, enc := range []string{"22-ascii", "22-binary", "41-ascii", "41-binary"} {
+			path := filepath.Join(fixtures, name+"-"+enc+".msh")
+			t.Run(name+"-"+enc, func(t *testing.T) {
+				want := expected(t, path)
+				g, err := gmsh.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h5 := filepath.Join(t.TempDir(), "mesh.h5")
+				if err := unstructured.WriteHDF5(h5, g); err != nil {
+					t.Fatal(err)
+				}
+				// The same mesh with every other cell turned the other way
+				// round: Declare orients them back.
+				flipped, err := gmsh.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range flipped.Blocks {
+					b := &flipped.Blocks[i]
+					if b.Type.Dim() == flipped.Dim {
+						nn := b.Type.NumNodes()
+						for c := 0; c < b.Len(); c += 2 {
+							b.Nodes[c*nn+1], b.Nodes[c*nn+2] = b.Nodes[c*nn+2], b.Nodes[c*nn+1]
+						}
+					}
+				}
+				for _, c := range []struct {
+					path string
+					opts unstructured.Options
+				}{{path, unstructured.Options{}}, {path, unstructured.Options{Renumber: "none"}}, {h5, unstructured.Options{}}, {"flipped", unstructured.Options{}}} {
+					var m *unstructured.Mesh
+					if c.path == "flipped" {
+						m, err = unstructured.Declare(flipped, c.opts)
+					} else {
+						m, err = unstructured.Load(c.path, c.opts)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					if (m.Renumbered != nil) != (c.opts.Renumber == "") {
+						t.Errorf("%s %+v: renumbered %v", c.path, c.opts, m.Renumbered != nil)
+					}
+					got := summarize(t, m)
+					if d := same(got, want); d != "" {
+						t.Errorf("%s %+v: %s", c.path, c.opts, d)
+					}
+					for k, v := range got.NormalSum {
+						if math.Abs(v) > 1e-12 {
+							t.Errorf("%s: boundary normals add up to %g in component %d", c.path, v, k)
+						}
+					}
+					x, err := m.X.Gather()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(x, g.Coords(m.Dim)) {
+						t.Errorf("%s %+v: the coordinates do not gather in the file's order", c.path, c.opts)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestLoadErrors: files the package refuses, with what is wrong.
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	lines := filepath.Join(dir, "lines.msh")
+	if err := os.WriteFile(lines, []byte("$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 2 1 2\n1 1 0 2\n1\n2\n0 0 0\n1 0 0\n$EndNodes\n$Elements\n1 1 1 1\n1 1 1 1\n1 1 2\n$EndElements\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		opts unstructured.Options
+		want string
+	}{
+		{filepath.Join(fixtures, "mixed-41-binary.msh"), unstructured.Options{}, "cells are of 2 kinds"},
+		{lines, unstructured.Options{}, "no cells of dimension 2 or 3"},
+		{filepath.Join(dir, "absent.msh"), unstructured.Options{}, "absent.msh"},
+		{filepath.Join(fixtures, "square-41-ascii.msh"), unstructured.Options{Renumber: "metis"}, `Renumber is "metis"`},
+	} {
+		_, err := unstructured.Load(c.path, c.opts)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want an error saying %q", c.path, err, c.want)
+		}
+	}
+}
+
+// TestLoadOnRanks declares the box fixture from the .msh file and from
+// its HDF5 conversion on 2 and 3 MPI ranks: the summary equals one
+// process's.
+func TestLoadOnRanks(t *testing.T) {
+	const pathEnv, wantEnv = "UNSTRUCTURED_MESH", "UNSTRUCTURED_WANT"
+	if mpitest.InRanks() {
+		var want summary
+		if err := json.Unmarshal([]byte(os.Getenv(wantEnv)), &want); err != nil {
+			t.Fatal(err)
+		}
+		m, err := unstructured.Load(os.Getenv(pathEnv), unstructured.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := same(summarize(t, m), want); d != "" {
+			t.Errorf("rank %d of %d: %s", op2.Rank(), op2.Ranks(), d)
+		}
+		if err := op2.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	path := filepath.Join(fixtures, "box-41-binary.msh")
+	g, err := gmsh.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h5 := filepath.Join(t.TempDir(), "box.h5")
+	if err := unstructured.WriteHDF5(h5, g); err != nil {
+		t.Fatal(err)
+	}
+	m, err := unstructured.Load(path, unstructured.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(summarize(t, m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{path, h5} {
+		for _, ranks := range []int{2, 3} {
+			t.Run(fmt.Sprintf("%s/%d", filepath.Ext(file), ranks), func(t *testing.T) {
+				mpitest.Run(t, ranks, 2*time.Minute, pathEnv+"="+file, wantEnv+"="+string(want))
+			})
+		}
+	}
+}
