@@ -480,6 +480,78 @@ func jiggle(x []float64, a float64, seed uint64) []float64 {
 	return x
 }
 
+// hexVolume is the volume of the trilinear map of the reference cube
+// onto the hexahedron with nodes p (hexahedron order), by 2×2×2-point
+// Gauss quadrature of its Jacobian, a polynomial of degree 2 in each
+// variable: exact. A pyramid, prism or tetrahedron is the hexahedron
+// with nodes repeated (a pyramid's apex four times), the map's image
+// being the cell bounded by flat triangles and bilinear quadrilaterals.
+func hexVolume(p [8][3]float64) float64 {
+	g := [2]float64{0.5 - 0.5/math.Sqrt(3), 0.5 + 0.5/math.Sqrt(3)}
+	v := 0.0
+	for _, u := range g {
+		for _, w := range g {
+			for _, s := range g {
+				var du, dw, ds [3]float64
+				for i := range 3 {
+					du[i] = (1-w)*(1-s)*(p[1][i]-p[0][i]) + w*(1-s)*(p[2][i]-p[3][i]) + (1-w)*s*(p[5][i]-p[4][i]) + w*s*(p[6][i]-p[7][i])
+					dw[i] = (1-u)*(1-s)*(p[3][i]-p[0][i]) + u*(1-s)*(p[2][i]-p[1][i]) + (1-u)*s*(p[7][i]-p[4][i]) + u*s*(p[6][i]-p[5][i])
+					ds[i] = (1-u)*(1-w)*(p[4][i]-p[0][i]) + u*(1-w)*(p[5][i]-p[1][i]) + u*w*(p[6][i]-p[2][i]) + (1-u)*w*(p[7][i]-p[3][i])
+				}
+				n := cross(du, dw)
+				v += (n[0]*ds[0] + n[1]*ds[1] + n[2]*ds[2]) / 8
+			}
+		}
+	}
+	return v
+}
+
+// TestCellGeometryExact checks CellGeometry's volumes of cells with
+// non-planar quadrilateral faces (the nodes of a reference cell moved at
+// random) against the volume of the first-order element's map, and a
+// pyramid's against the average of its two splittings into tetrahedra.
+func TestCellGeometryExact(t *testing.T) {
+	cube := []float64{0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0, 1, 1, 0, 1, 1, 1, 1, 0, 1, 1}
+	cases := []struct {
+		kind Kind
+		x    []float64
+		hex  [8]int // the cell's nodes as a hexahedron's
+	}{
+		{Hexahedron, cube, [8]int{0, 1, 2, 3, 4, 5, 6, 7}},
+		{Prism, []float64{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 1, 0, 1, 1}, [8]int{0, 1, 2, 2, 3, 4, 5, 5}},
+		{Pyramid, []float64{0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0.5, 0.5, 1}, [8]int{0, 1, 2, 3, 4, 4, 4, 4}},
+		{Tetrahedron, []float64{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1}, [8]int{0, 1, 2, 2, 3, 3, 3, 3}},
+	}
+	for _, c := range cases {
+		for seed := range uint64(20) {
+			x := jiggle(c.x, 0.25, seed)
+			cell := make([]int32, c.kind.Nodes())
+			for i := range cell {
+				cell[i] = int32(i)
+			}
+			vol, _, err := CellGeometry(c.kind, cell, x, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var p [8][3]float64
+			for i, v := range c.hex {
+				p[i] = point(x, 3, int32(v))
+			}
+			if want := hexVolume(p); math.Abs(vol[0]-want) > 1e-14 {
+				t.Errorf("%v %d: volume %.17g, the element's %.17g", c.kind, seed, vol[0], want)
+			}
+			if c.kind != Pyramid {
+				continue
+			}
+			tet := func(a, b, c, d int32) float64 { return orient(x, []int32{a, b, c, d}) / 6 }
+			split := (tet(0, 1, 2, 4) + tet(0, 2, 3, 4) + tet(0, 1, 3, 4) + tet(1, 2, 3, 4)) / 2
+			if math.Abs(vol[0]-split) > 1e-14 {
+				t.Errorf("pyramid %d: volume %.17g, its splittings' average %.17g", seed, vol[0], split)
+			}
+		}
+	}
+}
+
 // TestPyramidsFillHexahedra splits the cubes of a grid whose nodes were
 // moved at random (so the pyramids' bases are not planar) into six
 // pyramids each, and checks the topology against the geometry and that
