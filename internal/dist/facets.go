@@ -57,10 +57,11 @@ type facetHalf struct {
 // firstCell) and the mesh's node count, and gets the facets whose
 // smallest node lies in its block of the nodes (mesh.Block). One
 // all-to-all takes each cell's facets to their homes; an exclusive sum
-// numbers them. The result, one FacetBlock per facet kind (prisms have
-// two), is in the declared layout op2.Partition expects: each rank's
-// block of the facet sets with maps to global cells and nodes. A facet
-// shared by more than two cells is an error on every rank.
+// numbers them. The result, one FacetBlock per facet kind (prisms and
+// pyramids have two), is in the declared layout op2.Partition expects:
+// each rank's block of the facet sets with maps to global cells and
+// nodes. A facet shared by more than two cells is an error on every
+// rank.
 func Facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int) ([]FacetBlock, error) {
 	return facets(c, k, cells, firstCell, nodes, nil, false)
 }

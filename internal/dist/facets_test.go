@@ -16,8 +16,9 @@ import (
 
 // cubeCells returns the cells of kind k on an n×n (×n) grid of nodes
 // numbered at random (seed): quadrilaterals, triangles (two per square),
-// hexahedra, prisms (two per cube) or tetrahedra (six per cube), and the
-// node count.
+// hexahedra, prisms (two per cube), tetrahedra (six per cube) or
+// pyramids (six per cube, one on each face, their apex a node added at
+// the cube's centre), and the node count.
 func cubeCells(k topology.Kind, n int, seed uint64) ([]int32, int) {
 	m := n + 1
 	d := k.Dim()
@@ -25,8 +26,13 @@ func cubeCells(k topology.Kind, n int, seed uint64) ([]int32, int) {
 	if d == 3 {
 		count *= m
 	}
+	grid := count
+	if k == topology.Pyramid {
+		count += n * n * n
+	}
 	perm := rand.New(rand.NewPCG(seed, 3)).Perm(count)
 	v := func(i, j, l int) int32 { return int32(perm[i+m*(j+m*l)]) }
+	centre := func(i, j, l int) int32 { return int32(perm[grid+i+n*(j+n*l)]) }
 	var c []int32
 	layers := 1
 	if d == 3 {
@@ -48,6 +54,10 @@ func cubeCells(k topology.Kind, n int, seed uint64) ([]int32, int) {
 					c = append(c, q[:]...)
 				case topology.Prism:
 					c = append(c, q[0], q[1], q[2], q[4], q[5], q[6], q[0], q[2], q[3], q[4], q[6], q[7])
+				case topology.Pyramid:
+					for _, f := range [6][4]int{{0, 1, 2, 3}, {4, 7, 6, 5}, {0, 4, 5, 1}, {1, 5, 6, 2}, {2, 6, 7, 3}, {3, 7, 4, 0}} {
+						c = append(c, q[f[0]], q[f[1]], q[f[2]], q[f[3]], centre(i, j, l))
+					}
 				case topology.Tetrahedron:
 					for _, p := range [][3]int{{1, 2, 6}, {1, 5, 6}, {3, 2, 6}, {3, 7, 6}, {4, 5, 6}, {4, 7, 6}} {
 						c = append(c, q[0], q[p[0]], q[p[1]], q[p[2]])
@@ -64,7 +74,7 @@ func cubeCells(k topology.Kind, n int, seed uint64) ([]int32, int) {
 // ranks' blocks, one after another, are topology.Derive's facets of the
 // whole mesh, interior and boundary apart, in the same order.
 func TestFacets(t *testing.T) {
-	kinds := []topology.Kind{topology.Triangle, topology.Quadrilateral, topology.Tetrahedron, topology.Hexahedron, topology.Prism}
+	kinds := []topology.Kind{topology.Triangle, topology.Quadrilateral, topology.Tetrahedron, topology.Hexahedron, topology.Prism, topology.Pyramid}
 	for _, k := range kinds {
 		for ranks := 1; ranks <= 4; ranks++ {
 			t.Run(fmt.Sprintf("%v/%d-ranks", k, ranks), func(t *testing.T) {

@@ -20,9 +20,8 @@ func cross(a, b [3]float64) [3]float64 {
 // areaVector is the outward area vector of a facet with nodes nodes (in
 // their order): for an edge of a 2-D cell its outward normal scaled by
 // its length; for a triangle or quadrilateral face its normal scaled by
-// its area (for a quadrilateral that is not planar, the normal of the
-// surface through its diagonals' average, half the cross product of its
-// diagonals).
+// its area (for a quadrilateral that is not planar, that of the bilinear
+// surface through its nodes, half the cross product of its diagonals).
 func areaVector(x []float64, dim int, nodes []int32) [3]float64 {
 	switch len(nodes) {
 	case 2:
@@ -90,9 +89,16 @@ func (f *Facets) Geometry(x []float64, dim int) (normals, centroids []float64, e
 // CellGeometry returns the volume (area in 2-D) and centroid (the
 // average of the nodes) of each of the n cells of kind k whose nodes are
 // cells (as Derive takes them). The volume is a third (a half in 2-D) of
-// the sum over the cell's facets of the facet centroid dotted with its
-// outward area vector (the divergence theorem): exact for cells with
-// planar faces, and negative for a cell oriented the other way.
+// the sum over the cell's facets of the facet centroid (the average of
+// its nodes) dotted with its outward area vector (the divergence
+// theorem), and negative for a cell oriented the other way. It is exact
+// for cells with planar faces and also for those whose quadrilateral
+// faces are not planar (hexahedra, prisms, a pyramid's base), each such
+// face being taken as the bilinear surface through its four nodes, as
+// the first-order element's map makes it: for that surface the area
+// vector and the node average dotted with it are exact. So a pyramid
+// with a non-planar base has the average of the volumes of the two ways
+// of splitting it into two tetrahedra.
 func CellGeometry(k Kind, cells []int32, x []float64, dim int) (volumes, centroids []float64, err error) {
 	if err := checkCoords(k, x, dim); err != nil {
 		return nil, nil, err

@@ -10,8 +10,11 @@
 // are listed as its first cell sees it, oriented outward from that cell
 // when the cell is positively oriented (counter-clockwise triangles and
 // quadrilaterals; tetrahedra with (n1-n0)×(n2-n0)·(n3-n0) > 0; hexahedra
-// and prisms with their bottom face counter-clockwise seen from above),
-// so a boundary facet's normal points out of the mesh.
+// and prisms with their bottom face counter-clockwise seen from above;
+// pyramids, quadrilateral base n0..n3 and apex n4, with their base
+// counter-clockwise seen from the apex, (n1-n0)×(n3-n0)·(n4-n0) > 0, as
+// Gmsh's reference pyramid and the pyramids Gmsh writes are), so a
+// boundary facet's normal points out of the mesh.
 package topology
 
 import (
@@ -31,10 +34,11 @@ const (
 	Tetrahedron
 	Hexahedron
 	Prism
+	Pyramid // quadrilateral base n0..n3, apex n4
 )
 
 var kindNames = map[Kind]string{Line: "line", Triangle: "triangle", Quadrilateral: "quadrilateral",
-	Tetrahedron: "tetrahedron", Hexahedron: "hexahedron", Prism: "prism"}
+	Tetrahedron: "tetrahedron", Hexahedron: "hexahedron", Prism: "prism", Pyramid: "pyramid"}
 
 func (k Kind) String() string {
 	if s, ok := kindNames[k]; ok {
@@ -52,6 +56,8 @@ func (k Kind) Nodes() int {
 		return 3
 	case Quadrilateral, Tetrahedron:
 		return 4
+	case Pyramid:
+		return 5
 	case Prism:
 		return 6
 	case Hexahedron:
@@ -79,6 +85,7 @@ var facets = map[Kind][][]int{
 	Tetrahedron:   {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}},
 	Hexahedron:    {{0, 3, 2, 1}, {4, 5, 6, 7}, {0, 1, 5, 4}, {1, 2, 6, 5}, {2, 3, 7, 6}, {3, 0, 4, 7}},
 	Prism:         {{0, 2, 1}, {3, 4, 5}, {0, 1, 4, 3}, {1, 2, 5, 4}, {2, 0, 3, 5}},
+	Pyramid:       {{0, 3, 2, 1}, {0, 1, 4}, {1, 2, 4}, {2, 3, 4}, {3, 0, 4}},
 }
 
 // LocalFacets returns the local facets of kind k: each a list of local
@@ -98,8 +105,8 @@ func facetKind(n int) Kind {
 	return Quadrilateral
 }
 
-// Facets is one kind of facet of a mesh: prisms have triangular and
-// quadrilateral faces, other cells one kind.
+// Facets is one kind of facet of a mesh: prisms and pyramids have
+// triangular and quadrilateral faces, other cells one kind.
 type Facets struct {
 	Kind Kind
 	// Nodes holds each facet's nodes (Kind.Nodes() per facet), as its

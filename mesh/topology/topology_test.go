@@ -105,6 +105,39 @@ func tets(n int, x []float64) []int32 {
 	return c
 }
 
+// pyramidFaces are the six faces of a cube (hexahedron node numbers),
+// each listed counter-clockwise seen from the cube's centre.
+var pyramidFaces = [6][4]int{{0, 1, 2, 3}, {4, 7, 6, 5}, {0, 4, 5, 1}, {1, 5, 6, 2}, {2, 6, 7, 3}, {3, 7, 4, 0}}
+
+// pyramids splits each cube of the grid x (grid(n, 3)) into pyramids, one
+// on each face listed in faces (pyramidFaces' indices) with its apex at
+// the cube's centre, a node added after the grid's; a pyramid oriented
+// negatively ((n1-n0)×(n3-n0)·(n4-n0) < 0) gets n1 and n3 swapped. It
+// returns the cells and the nodes with the centres.
+func pyramids(n int, x []float64, faces []int) ([]int32, []float64) {
+	var c []int32
+	x = slices.Clone(x)
+	for l := range n {
+		for j := range n {
+			for i := range n {
+				h := cube(n, i, j, l)
+				apex := int32(len(x) / 3)
+				cc := centroid(x, 3, h[:])
+				x = append(x, cc[:]...)
+				for _, f := range faces {
+					q := pyramidFaces[f]
+					p := []int32{h[q[0]], h[q[1]], h[q[2]], h[q[3]], apex}
+					if orient(x, []int32{p[0], p[1], p[3], p[4]}) < 0 {
+						p[1], p[3] = p[3], p[1]
+					}
+					c = append(c, p...)
+				}
+			}
+		}
+	}
+	return c, x
+}
+
 func orient(x []float64, t []int32) float64 {
 	p := func(k int) [3]float64 { return point(x, 3, t[k]) }
 	a, b, c, d := p(0), p(1), p(2), p(3)
@@ -136,6 +169,8 @@ func relabel(k Kind, cells []int32, x []float64, dim int, seed uint64) ([]int32,
 func TestDerive(t *testing.T) {
 	const n = 4
 	x2, x3 := grid(n, 2), grid(n, 3)
+	pyr6, xp6 := pyramids(n, x3, []int{0, 1, 2, 3, 4, 5})
+	pyr2, xp2 := pyramids(n, x3, []int{0, 1})
 	cases := []struct {
 		kind          Kind
 		cells         []int32
@@ -151,10 +186,15 @@ func TestDerive(t *testing.T) {
 		{Hexahedron, hexes(n), x3, 3, []int{3 * n * n * (n + 1)}, []int{6 * n * n}, 1, 6},
 		{Tetrahedron, tets(n, x3), x3, 3, nil, []int{12 * n * n}, 1, 4},
 		{Prism, prisms(n), x3, 3, nil, []int{4 * n * n, 4 * n * n}, 1, 5},
+		// Six pyramids per cube: every triangle is shared.
+		{Pyramid, pyr6, xp6, 3, []int{12 * n * n * n, 3 * n * n * (n + 1)}, []int{0, 6 * n * n}, 1, 5},
+		// The two on the cube's bottom and top: every triangle on the
+		// boundary, bases shared across the cubes' horizontal faces.
+		{Pyramid, pyr2, xp2, 3, []int{8 * n * n * n, n * n * (n + 1)}, []int{8 * n * n * n, 2 * n * n}, 1.0 / 3, 5},
 	}
 	for _, c := range cases {
 		for _, seed := range []uint64{0, 1, 2} {
-			t.Run(fmt.Sprintf("%v/%d", c.kind, seed), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%v-%d/%d", c.kind, len(c.cells)/c.kind.Nodes(), seed), func(t *testing.T) {
 				cells, x := c.cells, c.x
 				if seed > 0 {
 					cells, x = relabel(c.kind, cells, x, c.dim, seed)
@@ -364,5 +404,185 @@ func TestFind(t *testing.T) {
 	}
 	if _, err := fs.Find([]int32{0, 1, 2, 26}); err == nil || !strings.Contains(err.Error(), "facet 0 of the list") {
 		t.Errorf("a facet the mesh lacks: %v", err)
+	}
+}
+
+// TestKinds checks each kind's node count, dimension and name, and that
+// its local facets, on the positively oriented reference cell (Gmsh's
+// reference nodes; its pyramid's base is the square [-1,1]² at z = 0,
+// counter-clockwise seen from its apex (0,0,1)), point out of the cell
+// and close, and that the cell's volume is the reference cell's.
+func TestKinds(t *testing.T) {
+	cases := []struct {
+		kind   Kind
+		nodes  int
+		dim    int
+		name   string
+		facets []int // nodes per local facet
+		x      []float64
+		volume float64
+	}{
+		{Triangle, 3, 2, "triangle", []int{2, 2, 2}, []float64{0, 0, 1, 0, 0, 1}, 0.5},
+		{Quadrilateral, 4, 2, "quadrilateral", []int{2, 2, 2, 2}, []float64{-1, -1, 1, -1, 1, 1, -1, 1}, 4},
+		{Tetrahedron, 4, 3, "tetrahedron", []int{3, 3, 3, 3}, []float64{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1}, 1.0 / 6},
+		{Hexahedron, 8, 3, "hexahedron", []int{4, 4, 4, 4, 4, 4},
+			[]float64{-1, -1, -1, 1, -1, -1, 1, 1, -1, -1, 1, -1, -1, -1, 1, 1, -1, 1, 1, 1, 1, -1, 1, 1}, 8},
+		{Prism, 6, 3, "prism", []int{3, 3, 4, 4, 4},
+			[]float64{0, 0, -1, 1, 0, -1, 0, 1, -1, 0, 0, 1, 1, 0, 1, 0, 1, 1}, 1},
+		{Pyramid, 5, 3, "pyramid", []int{4, 3, 3, 3, 3},
+			[]float64{-1, -1, 0, 1, -1, 0, 1, 1, 0, -1, 1, 0, 0, 0, 1}, 4.0 / 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			k := c.kind
+			if k.Nodes() != c.nodes || k.Dim() != c.dim || k.String() != c.name {
+				t.Fatalf("Nodes %d, Dim %d, String %q; want %d, %d, %q", k.Nodes(), k.Dim(), k, c.nodes, c.dim, c.name)
+			}
+			lf := LocalFacets(k)
+			var sizes []int
+			for _, f := range lf {
+				sizes = append(sizes, len(f))
+			}
+			if !slices.Equal(sizes, c.facets) {
+				t.Fatalf("local facets %v, want sizes %v", lf, c.facets)
+			}
+			cell := make([]int32, c.nodes)
+			for i := range cell {
+				cell[i] = int32(i)
+			}
+			top, err := Derive(k, cell, c.nodes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkTopology(t, top, cell, c.x, c.dim)
+			vol, _, err := CellGeometry(k, cell, c.x, c.dim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(vol[0]-c.volume) > 1e-15 {
+				t.Errorf("volume %g, want %g", vol[0], c.volume)
+			}
+		})
+	}
+	if s := Kind(0).String(); s != "kind 0" {
+		t.Errorf("Kind(0) is %q", s)
+	}
+}
+
+// jiggle moves every node of x (dim 3) by up to a in each coordinate,
+// at random.
+func jiggle(x []float64, a float64, seed uint64) []float64 {
+	r := rand.New(rand.NewPCG(seed, 2))
+	x = slices.Clone(x)
+	for i := range x {
+		x[i] += a * (2*r.Float64() - 1)
+	}
+	return x
+}
+
+// hexVolume is the volume of the trilinear map of the reference cube
+// onto the hexahedron with nodes p (hexahedron order), by 2×2×2-point
+// Gauss quadrature of its Jacobian, a polynomial of degree 2 in each
+// variable: exact. A pyramid, prism or tetrahedron is the hexahedron
+// with nodes repeated (a pyramid's apex four times), the map's image
+// being the cell bounded by flat triangles and bilinear quadrilaterals.
+func hexVolume(p [8][3]float64) float64 {
+	g := [2]float64{0.5 - 0.5/math.Sqrt(3), 0.5 + 0.5/math.Sqrt(3)}
+	v := 0.0
+	for _, u := range g {
+		for _, w := range g {
+			for _, s := range g {
+				var du, dw, ds [3]float64
+				for i := range 3 {
+					du[i] = (1-w)*(1-s)*(p[1][i]-p[0][i]) + w*(1-s)*(p[2][i]-p[3][i]) + (1-w)*s*(p[5][i]-p[4][i]) + w*s*(p[6][i]-p[7][i])
+					dw[i] = (1-u)*(1-s)*(p[3][i]-p[0][i]) + u*(1-s)*(p[2][i]-p[1][i]) + (1-u)*s*(p[7][i]-p[4][i]) + u*s*(p[6][i]-p[5][i])
+					ds[i] = (1-u)*(1-w)*(p[4][i]-p[0][i]) + u*(1-w)*(p[5][i]-p[1][i]) + u*w*(p[6][i]-p[2][i]) + (1-u)*w*(p[7][i]-p[3][i])
+				}
+				n := cross(du, dw)
+				v += (n[0]*ds[0] + n[1]*ds[1] + n[2]*ds[2]) / 8
+			}
+		}
+	}
+	return v
+}
+
+// TestCellGeometryExact checks CellGeometry's volumes of cells with
+// non-planar quadrilateral faces (the nodes of a reference cell moved at
+// random) against the volume of the first-order element's map, and a
+// pyramid's against the average of its two splittings into tetrahedra.
+func TestCellGeometryExact(t *testing.T) {
+	cube := []float64{0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0, 1, 1, 0, 1, 1, 1, 1, 0, 1, 1}
+	cases := []struct {
+		kind Kind
+		x    []float64
+		hex  [8]int // the cell's nodes as a hexahedron's
+	}{
+		{Hexahedron, cube, [8]int{0, 1, 2, 3, 4, 5, 6, 7}},
+		{Prism, []float64{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 1, 0, 1, 1}, [8]int{0, 1, 2, 2, 3, 4, 5, 5}},
+		{Pyramid, []float64{0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0.5, 0.5, 1}, [8]int{0, 1, 2, 3, 4, 4, 4, 4}},
+		{Tetrahedron, []float64{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1}, [8]int{0, 1, 2, 2, 3, 3, 3, 3}},
+	}
+	for _, c := range cases {
+		for seed := range uint64(20) {
+			x := jiggle(c.x, 0.25, seed)
+			cell := make([]int32, c.kind.Nodes())
+			for i := range cell {
+				cell[i] = int32(i)
+			}
+			vol, _, err := CellGeometry(c.kind, cell, x, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var p [8][3]float64
+			for i, v := range c.hex {
+				p[i] = point(x, 3, int32(v))
+			}
+			if want := hexVolume(p); math.Abs(vol[0]-want) > 1e-14 {
+				t.Errorf("%v %d: volume %.17g, the element's %.17g", c.kind, seed, vol[0], want)
+			}
+			if c.kind != Pyramid {
+				continue
+			}
+			tet := func(a, b, c, d int32) float64 { return orient(x, []int32{a, b, c, d}) / 6 }
+			split := (tet(0, 1, 2, 4) + tet(0, 2, 3, 4) + tet(0, 1, 3, 4) + tet(1, 2, 3, 4)) / 2
+			if math.Abs(vol[0]-split) > 1e-14 {
+				t.Errorf("pyramid %d: volume %.17g, its splittings' average %.17g", seed, vol[0], split)
+			}
+		}
+	}
+}
+
+// TestPyramidsFillHexahedra splits the cubes of a grid whose nodes were
+// moved at random (so the pyramids' bases are not planar) into six
+// pyramids each, and checks the topology against the geometry and that
+// each cube's pyramids have the volume CellGeometry gives the hexahedron.
+func TestPyramidsFillHexahedra(t *testing.T) {
+	const n = 3
+	x := jiggle(grid(n, 3), 0.2/n, 7)
+	cells, xp := pyramids(n, x, []int{0, 1, 2, 3, 4, 5})
+	hv, _, err := CellGeometry(Hexahedron, hexes(n), x, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := Derive(Pyramid, cells, len(xp)/3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTopology(t, top, cells, xp, 3)
+	pv, _, err := CellGeometry(Pyramid, cells, xp, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, v := range hv {
+		sum := 0.0
+		for _, p := range pv[6*c : 6*c+6] {
+			if p <= 0 {
+				t.Fatalf("cube %d: a pyramid of volume %g", c, p)
+			}
+			sum += p
+		}
+		if math.Abs(sum-v) > 1e-15 {
+			t.Errorf("cube %d: its pyramids' volumes sum to %.17g, the hexahedron's %.17g", c, sum, v)
+		}
 	}
 }
