@@ -24,6 +24,8 @@ func plural(k topology.Kind) string {
 		return "hexahedra"
 	case topology.Prism:
 		return "prisms"
+	case topology.Pyramid:
+		return "pyramids"
 	}
 	return strings.ToLower(k.String()) + "s"
 }

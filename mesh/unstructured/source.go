@@ -42,6 +42,8 @@ func kindOf(t gmsh.Type) (topology.Kind, bool) {
 		return topology.Hexahedron, true
 	case gmsh.Prism:
 		return topology.Prism, true
+	case gmsh.Pyramid:
+		return topology.Pyramid, true
 	}
 	return 0, false
 }
@@ -64,6 +66,7 @@ var flip = map[topology.Kind][][2]int{
 	topology.Tetrahedron:   {{1, 2}},
 	topology.Hexahedron:    {{1, 3}, {5, 7}},
 	topology.Prism:         {{1, 2}, {4, 5}},
+	topology.Pyramid:       {{1, 3}},
 }
 
 // cellsOf returns g's cells: the elements of its highest dimension, which

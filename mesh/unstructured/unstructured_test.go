@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -289,5 +291,130 @@ func TestLoadOnRanks(t *testing.T) {
 				mpitest.Run(t, ranks, 2*time.Minute, pathEnv+"="+file, wantEnv+"="+string(want))
 			})
 		}
+	}
+}
+
+// extrudeScript makes a unit cube with Gmsh by extruding the unit square's
+// mesh in 3 layers: prisms from triangles, or hexahedra from a
+// recombined transfinite square; groups "bottom", "top", "sides" and
+// "volume".
+const extrudeScript = `
+import sys, gmsh
+kind, path = sys.argv[1], sys.argv[2]
+gmsh.initialize()
+gmsh.option.setNumber("General.Terminal", 0)
+gmsh.model.add("cube")
+geo = gmsh.model.geo
+p = [geo.addPoint(x, y, 0, 0.3) for x, y in [(0, 0), (1, 0), (1, 1), (0, 1)]]
+lines = [geo.addLine(p[i], p[(i + 1) % 4]) for i in range(4)]
+s = geo.addPlaneSurface([geo.addCurveLoop(lines)])
+if kind == "hex":
+    for c in lines:
+        geo.mesh.setTransfiniteCurve(c, 4)
+    geo.mesh.setTransfiniteSurface(s)
+    geo.mesh.setRecombine(2, s)
+out = geo.extrude([(2, s)], 0, 0, 1, numElements=[3], recombine=True)
+geo.synchronize()
+for dim, tags, name in [(2, [s], "bottom"), (2, [out[0][1]], "top"), (2, [t for d, t in out[2:]], "sides"), (3, [out[1][1]], "volume")]:
+    g = gmsh.model.addPhysicalGroup(dim, tags)
+    gmsh.model.setPhysicalName(dim, g, name)
+gmsh.model.mesh.generate(3)
+gmsh.option.setNumber("Mesh.MshFileVersion", 4.1)
+gmsh.option.setNumber("Mesh.Binary", 1)
+gmsh.write(path)
+gmsh.finalize()
+`
+
+// gmshExtruded writes the extruded cube of kind "prism" or "hex" with Gmsh
+// into dir and returns its path; it skips the test without Gmsh's Python
+// module.
+func gmshExtruded(t *testing.T, kind, dir string) string {
+	t.Helper()
+	var py string
+	for _, p := range []string{"/usr/bin/python3", "python3"} {
+		if exec.Command(p, "-c", "import gmsh").Run() == nil {
+			py = p
+			break
+		}
+	}
+	if py == "" {
+		t.Skip("needs python3 with Gmsh's module (Debian: apt-get install python3-gmsh)")
+	}
+	path := filepath.Join(dir, kind+".msh")
+	if out, err := exec.Command(py, "-c", extrudeScript, kind, path).CombinedOutput(); err != nil {
+		t.Fatalf("gmsh: %v\n%s", err, out)
+	}
+	return path
+}
+
+// TestLoadExtruded declares prism and hexahedron meshes Gmsh made (prisms
+// have triangular and quadrilateral facets, in two sets each): the facet
+// counts are mesh/topology's, the geometry adds up, every face of a group
+// is in its subsets, on one process and on 2 and 3 ranks.
+func TestLoadExtruded(t *testing.T) {
+	const pathEnv, wantEnv = "UNSTRUCTURED_MESH", "UNSTRUCTURED_WANT"
+	if mpitest.InRanks() {
+		TestLoadOnRanks(t)
+		return
+	}
+	dir := t.TempDir()
+	for _, kind := range []string{"prism", "hex"} {
+		t.Run(kind, func(t *testing.T) {
+			path := gmshExtruded(t, kind, dir)
+			g, err := gmsh.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := unstructured.Load(path, unstructured.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := summarize(t, m)
+			cells := g.Cells()[0]
+			k := map[gmsh.Type]topology.Kind{gmsh.Prism: topology.Prism, gmsh.Hexahedron: topology.Hexahedron}[cells.Type]
+			if m.Kind != k {
+				t.Fatalf("kind %v, want %v", m.Kind, k)
+			}
+			top, err := topology.Derive(k, cells.Nodes, g.NumNodes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var interior, boundary []int
+			for _, f := range top.Facets {
+				interior = append(interior, f.Len()-len(f.Boundary))
+				boundary = append(boundary, len(f.Boundary))
+			}
+			if !slices.Equal(got.Interior, interior) || !slices.Equal(got.Boundary, boundary) {
+				t.Errorf("facets %v and %v, want %v and %v", got.Interior, got.Boundary, interior, boundary)
+			}
+			if math.Abs(got.Volume-1) > 1e-12 || math.Abs(got.BoundaryFlux-3) > 1e-12 {
+				t.Errorf("volume %.17g and boundary flux %.17g, want 1 and 3", got.Volume, got.BoundaryFlux)
+			}
+			for _, p := range g.Physical {
+				blocks, err := g.Group(p.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, in := 0, 0
+				for _, b := range blocks {
+					n += b.Len()
+				}
+				for _, v := range got.Groups[p.Name] {
+					in += v
+				}
+				if n == 0 || in != n {
+					t.Errorf("group %q: %v in the subsets, %d in the file", p.Name, got.Groups[p.Name], n)
+				}
+			}
+			want, err := json.Marshal(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ranks := range []int{2, 3} {
+				t.Run(strconv.Itoa(ranks), func(t *testing.T) {
+					mpitest.Run(t, ranks, 2*time.Minute, pathEnv+"="+path, wantEnv+"="+string(want))
+				})
+			}
+		})
 	}
 }
