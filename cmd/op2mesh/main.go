@@ -1,10 +1,19 @@
 // Command op2mesh converts Airfoil meshes between OP2's ASCII format
 // (new_grid.dat, optionally gzipped) and OP2's HDF5 layout (new_grid.h5),
-// or writes the generated NACA0012 mesh in either.
+// or writes the generated NACA0012 mesh in either; and it converts Gmsh
+// meshes to the HDF5 layout package mesh/unstructured reads in blocks, one
+// per MPI rank.
 //
 // Usage:
 //
 //	op2mesh [-in FILE | -I 400 -J 600] -o FILE
+//	op2mesh convert FILE.msh FILE.h5
+//
+// An input named *.msh is a Gmsh mesh (package mesh/gmsh): it is written,
+// cells oriented positively, with its physical groups, as
+// unstructured.WriteHDF5 does, and the output must be *.h5 or *.hdf5;
+// unstructured.Load then declares it on any number of ranks, each reading
+// only its blocks of the file.
 //
 // The input is read as HDF5 when it starts with HDF5's signature, else as
 // ASCII; without -in the mesh is generated (-I, -J as cmd/airfoil). An
@@ -26,6 +35,8 @@ import (
 	"github.com/goop2/op2/hdf5"
 	"github.com/goop2/op2/internal/airfoil"
 	"github.com/goop2/op2/mesh"
+	"github.com/goop2/op2/mesh/gmsh"
+	"github.com/goop2/op2/mesh/unstructured"
 )
 
 func main() {
@@ -34,8 +45,10 @@ func main() {
 	nj := flag.Int("J", 600, "generated mesh: cells from the surface to the far field")
 	out := flag.String("o", "", "output file: *.h5 or *.hdf5 for OP2's HDF5 layout, else ASCII (.gz compresses)")
 	flag.Parse()
-	if *out == "" || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: op2mesh [-in FILE | -I 400 -J 600] -o FILE")
+	if flag.NArg() == 3 && flag.Arg(0) == "convert" {
+		*in, *out = flag.Arg(1), flag.Arg(2)
+	} else if *out == "" || flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "usage: op2mesh [-in FILE | -I 400 -J 600] -o FILE\n       op2mesh convert IN OUT")
 		os.Exit(2)
 	}
 	if err := convert(*in, *ni, *nj, *out); err != nil {
@@ -50,6 +63,20 @@ func isHDF5Name(path string) bool {
 }
 
 func convert(in string, ni, nj int, out string) error {
+	if strings.HasSuffix(in, ".msh") {
+		if !isHDF5Name(out) {
+			return fmt.Errorf("%s: a Gmsh mesh converts to HDF5 only: name the output *.h5 or *.hdf5", out)
+		}
+		g, err := gmsh.ReadFile(in)
+		if err != nil {
+			return err
+		}
+		if err := unstructured.WriteHDF5(out, g); err != nil {
+			os.Remove(out)
+			return err
+		}
+		return nil
+	}
 	m, err := read(in, ni, nj)
 	if err != nil {
 		return err

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/goop2/op2/hdf5"
+	"github.com/goop2/op2/mesh/gmsh"
+	"github.com/goop2/op2/mesh/unstructured"
 )
 
 // TestConvert: generated → HDF5 → ASCII gives the ASCII file written
@@ -59,5 +62,31 @@ func TestConvert(t *testing.T) {
 	}
 	if v, err := hdf5.ReadConst[float64](f, "gam", 1); err != nil || v[0] != 1.3999999761581421 {
 		t.Errorf("gam = %v, %v", v, err)
+	}
+}
+
+// TestConvertGmsh: `op2mesh convert box.msh box.h5` writes the layout
+// unstructured.Load reads, with the fixture's counts; a Gmsh mesh to an
+// ASCII name is refused.
+func TestConvertGmsh(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "box.h5")
+	if err := convert("../../mesh/gmsh/testdata/box-41-binary.msh", 0, 0, out); errors.Is(err, hdf5.ErrNoHDF5) {
+		t.Skipf("libhdf5 is not installed: %v", err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	m, err := unstructured.Load(out, unstructured.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gmsh.ReadFile("../../mesh/gmsh/testdata/box-41-binary.msh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Nodes.Size() != g.NumNodes() || m.Cells.Size() != g.Cells()[0].Len() || len(m.Groups) != 2 {
+		t.Errorf("%d nodes, %d cells, %d groups; want %d, %d, 2", m.Nodes.Size(), m.Cells.Size(), len(m.Groups), g.NumNodes(), g.Cells()[0].Len())
+	}
+	if err := convert("../../mesh/gmsh/testdata/box-41-binary.msh", 0, 0, "box.dat"); err == nil || !strings.Contains(err.Error(), "converts to HDF5 only") {
+		t.Errorf("Gmsh to ASCII: %v", err)
 	}
 }
