@@ -294,39 +294,8 @@ func TestLoadOnRanks(t *testing.T) {
 	}
 }
 
-// extrudeScript makes a unit cube with Gmsh by extruding the unit square's
-// mesh in 3 layers: prisms from triangles, or hexahedra from a
-// recombined transfinite square; groups "bottom", "top", "sides" and
-// "volume".
-const extrudeScript = `
-import sys, gmsh
-kind, path = sys.argv[1], sys.argv[2]
-gmsh.initialize()
-gmsh.option.setNumber("General.Terminal", 0)
-gmsh.model.add("cube")
-geo = gmsh.model.geo
-p = [geo.addPoint(x, y, 0, 0.3) for x, y in [(0, 0), (1, 0), (1, 1), (0, 1)]]
-lines = [geo.addLine(p[i], p[(i + 1) % 4]) for i in range(4)]
-s = geo.addPlaneSurface([geo.addCurveLoop(lines)])
-if kind == "hex":
-    for c in lines:
-        geo.mesh.setTransfiniteCurve(c, 4)
-    geo.mesh.setTransfiniteSurface(s)
-    geo.mesh.setRecombine(2, s)
-out = geo.extrude([(2, s)], 0, 0, 1, numElements=[3], recombine=True)
-geo.synchronize()
-for dim, tags, name in [(2, [s], "bottom"), (2, [out[0][1]], "top"), (2, [t for d, t in out[2:]], "sides"), (3, [out[1][1]], "volume")]:
-    g = gmsh.model.addPhysicalGroup(dim, tags)
-    gmsh.model.setPhysicalName(dim, g, name)
-gmsh.model.mesh.generate(3)
-gmsh.option.setNumber("Mesh.MshFileVersion", 4.1)
-gmsh.option.setNumber("Mesh.Binary", 1)
-gmsh.write(path)
-gmsh.finalize()
-`
-
 // gmshExtruded writes the extruded cube of kind "prism" or "hex" with Gmsh
-// into dir and returns its path; it skips the test without Gmsh's Python
+// (testdata/extrude.py) into dir and returns its path; it skips the test without Gmsh's Python
 // module.
 func gmshExtruded(t *testing.T, kind, dir string) string {
 	t.Helper()
@@ -341,7 +310,7 @@ func gmshExtruded(t *testing.T, kind, dir string) string {
 		t.Skip("needs python3 with Gmsh's module (Debian: apt-get install python3-gmsh)")
 	}
 	path := filepath.Join(dir, kind+".msh")
-	if out, err := exec.Command(py, "-c", extrudeScript, kind, path).CombinedOutput(); err != nil {
+	if out, err := exec.Command(py, "testdata/extrude.py", kind, path).CombinedOutput(); err != nil {
 		t.Fatalf("gmsh: %v\n%s", err, out)
 	}
 	return path

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/testcache"
+	"github.com/goop2/op2/vtk"
+)
+
+func TestMain(m *testing.M) { os.Exit(testcache.Run(m, "goop2-advect-cache-")) }
+
+// meshes returns the meshes the tests advect on: the generated cube (""),
+// the Gmsh fixtures (a square of triangles, a box of tetrahedra) and, where
+// Gmsh's Python module is installed, a cube of prisms Gmsh makes.
+func meshes(t *testing.T) []string {
+	t.Helper()
+	list := []string{"", "../../mesh/gmsh/testdata/square-41-ascii.msh", "../../mesh/gmsh/testdata/box-41-binary.msh"}
+	for _, py := range []string{"/usr/bin/python3", "python3"} {
+		if exec.Command(py, "-c", "import gmsh").Run() != nil {
+			continue
+		}
+		path := filepath.Join(t.TempDir(), "prism.msh")
+		if out, err := exec.Command(py, "../../mesh/unstructured/testdata/extrude.py", "prism", path).CombinedOutput(); err != nil {
+			t.Fatalf("gmsh: %v\n%s", err, out)
+		}
+		return append(list, path)
+	}
+	t.Log("no python3 with Gmsh's module (Debian: apt-get install python3-gmsh): no prism mesh")
+	return list
+}
+
+// meshName names a mesh of meshes in subtests.
+func meshName(path string) string {
+	if path == "" {
+		return "cube"
+	}
+	return strings.TrimSuffix(filepath.Base(path), ".msh")
+}
+
+func gathered(t *testing.T, q *op2.Dat[float64]) []float64 {
+	t.Helper()
+	v, err := q.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestConservesOnEveryBackend advects on each mesh on every backend: the
+// total stays what it was to round-off, q stays in [0, 1], and the values
+// equal the sequential backend's to round-off.
+func TestConservesOnEveryBackend(t *testing.T) {
+	for _, path := range meshes(t) {
+		var want []float64
+		for _, b := range []string{"sequential", "openmp", "opencl"} {
+			t.Run(fmt.Sprintf("%s/%s", meshName(path), b), func(t *testing.T) {
+				res, err := run(options{mesh: path, n: 5, steps: 60, every: 20, cfl: 0.9, backend: b}, io.Discard)
+				if errors.Is(err, op2.ErrBackendUnavailable) {
+					t.Skipf("the %s backend cannot run here: %v", b, err)
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				if d := math.Abs(res.last-res.total0) / res.total0; d > 1e-13 || res.total0 <= 0 {
+					t.Errorf("total %.17g then %.17g: relative change %.1e", res.total0, res.last, d)
+				}
+				if res.lo < -1e-15 || res.hi > 1+1e-15 {
+					t.Errorf("q in [%g, %g], outside [0, 1]", res.lo, res.hi)
+				}
+				q := gathered(t, res.q)
+				if want == nil {
+					want = q
+					return
+				}
+				for i := range q {
+					if math.Abs(q[i]-want[i]) > 1e-12 {
+						t.Fatalf("cell %d: q %.17g, sequential %.17g", i, q[i], want[i])
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestOnRanks advects on 2, 3 and 4 MPI ranks and compares q, gathered in
+// the file's numbering, and the .pvtu file's cell values with one
+// process's.
+func TestOnRanks(t *testing.T) {
+	const meshEnv, wantEnv, dirEnv = "ADVECT_MESH", "ADVECT_WANT", "ADVECT_DIR"
+	opts := func(path string) options {
+		return options{mesh: path, n: 4, steps: 40, every: 40, cfl: 0.9}
+	}
+	if mpitest.InRanks() {
+		o := opts(os.Getenv(meshEnv))
+		o.vtk = filepath.Join(os.Getenv(dirEnv), fmt.Sprintf("q%d.vtu", op2.Ranks()))
+		res, err := run(o, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := gathered(t, res.q)
+		if op2.Rank() == 0 {
+			b, err := os.ReadFile(os.Getenv(wantEnv))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float64, len(b)/8)
+			for i := range want {
+				want[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+			}
+			if len(q) != len(want) {
+				t.Fatalf("%d cells, one process %d", len(q), len(want))
+			}
+			for i := range q {
+				if math.Abs(q[i]-want[i]) > 1e-12 {
+					t.Fatalf("%d ranks: cell %d: q %.17g, one process %.17g", op2.Ranks(), i, q[i], want[i])
+				}
+			}
+		}
+		if err := op2.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	for _, path := range meshes(t)[:3] {
+		t.Run(meshName(path), func(t *testing.T) {
+			res, err := run(opts(path), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := gathered(t, res.q)
+			dir := t.TempDir()
+			want := filepath.Join(dir, "q.bin")
+			b := make([]byte, 8*len(q))
+			for i, v := range q {
+				binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
+			}
+			if err := os.WriteFile(want, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, ranks := range []int{2, 3, 4} {
+				mpitest.Run(t, ranks, 2*time.Minute, meshEnv+"="+path, wantEnv+"="+want, dirEnv+"="+dir)
+				pieces, err := vtk.ReadPVTUFile(filepath.Join(dir, fmt.Sprintf("q%d.pvtu", ranks)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(pieces) != ranks {
+					t.Errorf("%d ranks: %d pieces", ranks, len(pieces))
+				}
+				n := 0
+				for _, p := range pieces {
+					n += p.NumCells()
+					if a := p.CellArray("q"); a == nil {
+						t.Errorf("%d ranks: a piece has no cell array q", ranks)
+					}
+				}
+				if n != len(q) {
+					t.Errorf("%d ranks: %d cells in the pieces, want %d", ranks, n, len(q))
+				}
+			}
+		})
+	}
+}
+
+// TestOptions: bad options are errors saying which.
+func TestOptions(t *testing.T) {
+	for _, c := range []struct {
+		o    options
+		want string
+	}{
+		{options{n: 2, steps: 1, every: 1, cfl: 1.5}, "-cfl 1.5"},
+		{options{n: 0, steps: 1, every: 1, cfl: 0.5}, "-n 0"},
+		{options{n: 2, steps: 1, every: 0, cfl: 0.5}, "-every 0"},
+		{options{mesh: "../../mesh/gmsh/testdata/mixed-41-ascii.msh", steps: 1, every: 1, cfl: 0.5}, "of 2 kinds"},
+	} {
+		if _, err := run(c.o, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v; want an error saying %q", c.o, err, c.want)
+		}
+	}
+}
