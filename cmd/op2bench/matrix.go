@@ -219,7 +219,7 @@ func matrixSection(out io.Writer, n, rounds, threads int, triad1, triadN float64
 		fmt.Fprintf(out, "  %-24s %26s %10.2f %10.2fx\n", "PETSc KSPCG + PCJACOBI", spread(petscCG, 1e3, 2), bound*1e3, median(petscCG)/bound)
 	}
 	fmt.Fprintf(out, "  (bound: the bytes at the STREAM triad rate above for the run's thread count; PETSc: the same system\n")
-	fmt.Fprintf(out, "   (MatZeroRows on the boundary rows), one process, timed in the assembly program's runs; GoOP2 -> PETSc:\n")
+	fmt.Fprintf(out, "   (MatZeroRowsColumns on the boundary nodes), one process, timed in the assembly program's runs; GoOP2 -> PETSc:\n")
 	fmt.Fprintf(out, "   GoOP2's matrix solved with SolverOptions.Package \"petsc\", KSPCG + PCJACOBI, timed as GoOP2's own)\n\n")
 
 	fmt.Fprintln(out, "  targets")

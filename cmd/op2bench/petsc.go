@@ -43,12 +43,12 @@ func petscLibrary() string {
 // first), and prints one line per assembly ("assembly I SECONDS"), then
 // the matrix's used nonzeros and the mallocs PETSc made during
 // assembly (MatGetInfo) and its Frobenius norm. Then, as cmd/poisson
-// does, it zeroes the boundary nodes' rows with 1 on the diagonal
-// (MatZeroRows) and times PETSc's conjugate gradients with a Jacobi
-// preconditioner (KSPCG, PCJACOBI, set up beforehand) for argv[4] and
-// then argv[5] iterations from x = 0 (the tolerances out of reach),
-// printing "cg ITERATIONS SECONDS" for each. It exits with status 3,
-// saying why, when the library cannot be loaded.
+// does, it zeroes the boundary nodes' rows and columns with 1 on the
+// diagonal (MatZeroRowsColumns) and times PETSc's conjugate gradients
+// with a Jacobi preconditioner (KSPCG, PCJACOBI, set up beforehand)
+// for argv[4] and then argv[5] iterations from x = 0 (the tolerances out
+// of reach), printing "cg ITERATIONS SECONDS" for each. It exits with
+// status 3, saying why, when the library cannot be loaded.
 const petscMain = `
 #include <dlfcn.h>
 #include <stdint.h>
@@ -113,7 +113,7 @@ int main(int argc, char **argv) {
   op2b_err (*get_info)(op2b_mat, int, double *) = op2b_sym(h, "MatGetInfo");
   op2b_err (*norm)(op2b_mat, int, double *) = op2b_sym(h, "MatNorm");
   op2b_err (*destroy)(op2b_mat *) = op2b_sym(h, "MatDestroy");
-  op2b_err (*zero_rows)(op2b_mat, op2b_int, const op2b_int *, double, op2b_vec, op2b_vec) = op2b_sym(h, "MatZeroRows");
+  op2b_err (*zero_rows_columns)(op2b_mat, op2b_int, const op2b_int *, double, op2b_vec, op2b_vec) = op2b_sym(h, "MatZeroRowsColumns");
   op2b_err (*create_vecs)(op2b_mat, op2b_vec *, op2b_vec *) = op2b_sym(h, "MatCreateVecs");
   op2b_err (*vec_set)(op2b_vec, double) = op2b_sym(h, "VecSet");
   op2b_err (*vec_destroy)(op2b_vec *) = op2b_sym(h, "VecDestroy");
@@ -172,9 +172,8 @@ int main(int argc, char **argv) {
     for (int64_t t = 0; t < nt; t++) {
       const int *v = tri + 3 * t;
       const double *xp[3] = {x + 2 * v[0], x + 2 * v[1], x + 2 * v[2]};
-      const int *bp[3] = {bnd + v[0], bnd + v[1], bnd + v[2]};
       double K[9] = {0};
-      stiffness(xp, bp, K);
+      stiffness(xp, K);
       OP2B_CHECK(set_values(A, 3, v, 3, v, K, add_values));
     }
     OP2B_CHECK(begin(A, final_assembly));
@@ -189,7 +188,7 @@ int main(int argc, char **argv) {
   int nb = 0;
   for (int64_t i = 0; i < nn; i++)
     if (bnd[i]) nnz[nb++] = (int)i; /* nnz is free now */
-  OP2B_CHECK(zero_rows(A, nb, nnz, 1.0, NULL, NULL));
+  OP2B_CHECK(zero_rows_columns(A, nb, nnz, 1.0, NULL, NULL));
   op2b_vec xv, bv;
   OP2B_CHECK(create_vecs(A, &xv, &bv));
   OP2B_CHECK(vec_set(bv, 1.0));

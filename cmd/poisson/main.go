@@ -1,10 +1,12 @@
 // Command poisson solves −Δu = f on the unit square with P1 finite
 // elements on an unstructured triangle mesh and Dirichlet boundary values,
 // with GoOP2 (internal/poisson): the stiffness matrix and the load are
-// assembled by parallel loops over the triangles, the system is solved by
-// the built-in conjugate gradients (or BiCGStab) or, with -solver petsc,
-// by PETSc (loaded at run time: Debian's libpetsc-real3.18), and the
-// error against the exact solution is printed. Under MPI (mpirun -np N poisson …)
+// assembled by parallel loops over the triangles, the Dirichlet values
+// are applied with Mat.ZeroRowsColumns (symmetric elimination, the
+// right-hand side lifted), the system is solved by the built-in
+// conjugate gradients (or BiCGStab) or, with -solver petsc, by PETSc
+// (loaded at run time: Debian's libpetsc-real3.18), and the error
+// against the exact solution is printed. Under MPI (mpirun -np N poisson …)
 // rank 0 declares the mesh, Partition spreads it (AutoPartitioner) and
 // rank 0 prints; -vtk out.vtu then writes out.pvtu and one piece per rank
 // in folder out (package vtk's WriteParallel).
@@ -19,7 +21,7 @@
 //
 // -mesh reads a Gmsh mesh (FILE.msh, MSH 2.2 or 4.1) of triangles, or of
 // tetrahedra for the 3-D problem (u = sin πx sin πy sin πz, or linear;
-// the boundary applied with Mat.ZeroRowsColumns): its physical group
+// the boundary applied the same way): its physical group
 // "boundary" holds the Dirichlet nodes, else every boundary facet's. Or
 // Triangle's BASE.node and BASE.ele.
 //

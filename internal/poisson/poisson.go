@@ -2,9 +2,12 @@
 // finite elements on an unstructured triangle mesh and Dirichlet
 // boundary values u = g, with GoOP2: the stiffness matrix and the load
 // vector are assembled by loops over the triangles (a matrix argument and
-// vector increments through the triangle→node map), the boundary values
-// are eliminated symmetrically inside the element kernels, and the system
-// is solved by the built-in conjugate gradients. cmd/poisson runs it.
+// vector increments through the triangle→node map) without any boundary
+// treatment, the Dirichlet values are applied as users write them, with
+// op2.Mat.ZeroRowsColumns (the boundary rows and columns eliminated
+// symmetrically, the right-hand side lifted), and the system is solved by
+// the built-in conjugate gradients. cmd/poisson runs it, and in 3-D
+// (Solve3) the same way on tetrahedra.
 package poisson
 
 import (
@@ -96,19 +99,19 @@ type Result struct {
 	Info    op2.SolveInfo
 	L2Error float64 // ‖u_h − u‖ over the square (edge-midpoint quadrature)
 	MaxNode float64 // the largest |u_h − u| at a node
-	// Assembly is the time of the stiffness matrix and load loops
-	// (MatrixAssembly the matrix's alone), SolverStart NewSolver's (with
-	// PETSc, starting it), Solve the Solve's (Info.Setup of it set-up).
+	// Assembly is the time of the stiffness matrix and load loops and of
+	// applying the boundary (MatrixAssembly the matrix's loop alone),
+	// SolverStart NewSolver's (with PETSc, starting it), Solve the
+	// Solve's (Info.Setup of it set-up).
 	Assembly, MatrixAssembly, SolverStart, Solve time.Duration
 	U                                            *op2.Dat[float64]
 	X                                            *op2.Dat[float64]
 	Tri                                          *op2.Map
 }
 
-// element matrix and load, with the boundary eliminated symmetrically:
-// rows and columns of boundary nodes are zero (their diagonal is set
-// afterwards), and each interior row's load loses what the boundary
-// values contribute through the element.
+// kernels: the element matrix and load without any boundary treatment
+// (the whole operator; ZeroRowsColumns applies the boundary), the
+// boundary values, and the L2 error by edge midpoints.
 const kernels = `
 static double op2p_u(double x, double y) { return UEXPR; }
 static double op2p_f(double x, double y) { return FEXPR; }
@@ -124,30 +127,23 @@ static void op2p_grad(const double *x[3], double b[3], double c[3], double *area
   *area = 0.5 * det;
 }
 
-void stiffness(const double *x[3], const int *bnd[3], double *K) {
+void stiffness(const double *x[3], double *K) {
   double b[3], c[3], area;
   op2p_grad(x, b, c, &area);
   for (int i = 0; i < 3; i++)
     for (int j = 0; j < 3; j++)
-      K[i * 3 + j] = (*bnd[i] || *bnd[j]) ? 0.0 : area * (b[i] * b[j] + c[i] * c[j]);
+      K[i * 3 + j] = area * (b[i] * b[j] + c[i] * c[j]);
 }
 
-void load(const double *x[3], const int *bnd[3], double *rhs[3]) {
+void load(const double *x[3], double *rhs[3]) {
   double b[3], c[3], area;
   op2p_grad(x, b, c, &area);
   double fc = op2p_f((x[0][0] + x[1][0] + x[2][0]) / 3.0, (x[0][1] + x[1][1] + x[2][1]) / 3.0);
-  for (int i = 0; i < 3; i++) {
-    if (*bnd[i]) continue;
-    double r = fc * area / 3.0;
-    for (int j = 0; j < 3; j++)
-      if (*bnd[j]) r -= area * (b[i] * b[j] + c[i] * c[j]) * op2p_u(x[j][0], x[j][1]);
-    *rhs[i] += r;
-  }
+  for (int i = 0; i < 3; i++) *rhs[i] += fc * area / 3.0;
 }
 
-void boundary(const double *x, const int *bnd, double *rhs, double *u) {
-  if (*bnd) *rhs = op2p_u(x[0], x[1]);
-  *u = 0.0;
+void boundary(const double *x, const int *bnd, double *g) {
+  *g = *bnd ? op2p_u(x[0], x[1]) : 0.0;
 }
 
 void maxval(double *m) { (void)m; }
@@ -198,13 +194,10 @@ func SolveWith(m *Mesh, p Problem, o Options) (*Result, error) {
 		return nil, err
 	}
 	matrix := time.Since(start)
-	if err := op2.ParLoop(a.kern("load"), a.tris, a.x.ArgVec(op2.Read, a.ptri), a.bnd.ArgVec(op2.Read, a.ptri), a.rhs.ArgVec(op2.Inc, a.ptri)); err != nil {
+	if err := op2.ParLoop(a.kern("load"), a.tris, a.x.ArgVec(op2.Read, a.ptri), a.rhs.ArgVec(op2.Inc, a.ptri)); err != nil {
 		return nil, err
 	}
-	if err := op2.ParLoop(a.kern("boundary"), a.nodes, a.x.Arg(op2.Read), a.bnd.Arg(op2.Read), a.rhs.Arg(op2.RW), a.u.Arg(op2.Write)); err != nil {
-		return nil, err
-	}
-	if err := a.K.ZeroRows(boundaryRows(a.bnd, a.nodes), 1); err != nil {
+	if err := applyBoundary(a.kern("boundary"), a.nodes, a.x, a.bnd, a.K, a.rhs); err != nil {
 		return nil, err
 	}
 	assembly := time.Since(start)
@@ -236,6 +229,24 @@ func SolveWith(m *Mesh, p Problem, o Options) (*Result, error) {
 	}
 	res.MaxNode = worst.Value()
 	return res, nil
+}
+
+// applyBoundary applies the Dirichlet values as users write them: the
+// boundary kernel (node coordinates x, the flag bnd, the value g, which
+// it sets to u on the boundary and 0 elsewhere) writes g, and
+// K.ZeroRowsColumns zeroes the boundary nodes' rows and columns with 1
+// on the diagonal, lifting rhs (rhs -= K[:, rows] g[rows], rhs[rows] =
+// g[rows]), so that the solution takes g's values there. Every rank
+// calls it.
+func applyBoundary(boundary *op2.Kernel, nodes *op2.Set, x *op2.Dat[float64], bnd *op2.Dat[int32], K *op2.Mat[float64], rhs *op2.Dat[float64]) error {
+	g, err := op2.NewDat[float64](nodes, 1, nil, "g")
+	if err != nil {
+		return err
+	}
+	if err := op2.ParLoop(boundary, nodes, x.Arg(op2.Read), bnd.Arg(op2.Read), g.Arg(op2.Write)); err != nil {
+		return err
+	}
+	return K.ZeroRowsColumns(boundaryRows(bnd, nodes), 1, g, rhs)
 }
 
 // boundaryRows lists this rank's boundary nodes (bnd not 0).
@@ -349,18 +360,19 @@ func (a *assembly) kern(name string) *op2.Kernel { return op2.NewKernel(a.src, n
 
 // stiffness adds the element stiffness matrices into K.
 func (a *assembly) stiffness() error {
-	return op2.ParLoop(a.kern("stiffness"), a.tris, a.x.ArgVec(op2.Read, a.ptri), a.bnd.ArgVec(op2.Read, a.ptri), a.K.Arg(op2.Inc, a.ptri, a.ptri))
+	return op2.ParLoop(a.kern("stiffness"), a.tris, a.x.ArgVec(op2.Read, a.ptri), a.K.Arg(op2.Inc, a.ptri, a.ptri))
 }
 
 // KernelSource is the C source of problem p's element kernels, the
 // stiffness matrix's among them:
 //
-//	void stiffness(const double *x[3], const int *bnd[3], double *K);
+//	void stiffness(const double *x[3], double *K);
 //
-// (the coordinates and boundary flags of a triangle's three nodes, and
-// the 3×3 element matrix, row-major, zeroed by the caller; rows and
-// columns of boundary nodes stay zero). op2bench compiles it into its
-// PETSc assembly, so that both assemble the same element matrices.
+// (the coordinates of a triangle's three nodes, and the 3×3 element
+// matrix, row-major, zeroed by the caller: the whole operator, with no
+// boundary treatment, which Solve applies afterwards with
+// Mat.ZeroRowsColumns). op2bench compiles it into its PETSc assembly, so
+// that both assemble the same element matrices.
 func KernelSource(p Problem) string {
 	return fmt.Sprintf("#define FEXPR %s\n#define UEXPR %s\n%s", p.F, p.U, kernels)
 }
@@ -381,7 +393,8 @@ func NewAssembly(m *Mesh, p Problem) (*Assembly, error) {
 
 // Stiffness adds the element stiffness matrices into the matrix: one
 // loop over the triangles with a matrix argument, on the default
-// runtime's backend.
+// runtime's backend. The matrix is the whole operator, boundary rows
+// and columns included (Solve eliminates them afterwards).
 func (a *Assembly) Stiffness() error { return a.a.stiffness() }
 
 // Matrix returns the stiffness matrix.

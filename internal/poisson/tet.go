@@ -12,10 +12,10 @@ import (
 )
 
 // The 3-D problem: −Δu = f on a tetrahedral mesh with P1 elements and
-// Dirichlet values u = g on the boundary, which are applied as users
-// write them: the element kernels assemble the whole operator, and
-// op2.Mat.ZeroRowsColumns eliminates the boundary symmetrically, lifting
-// the right-hand side.
+// Dirichlet values u = g on the boundary, applied as in 2-D: the element
+// kernels assemble the whole operator, and applyBoundary
+// (op2.Mat.ZeroRowsColumns) eliminates the boundary symmetrically,
+// lifting the right-hand side.
 
 // Problem3 is an exact solution in 3-D with its right-hand side: u and
 // f = −Δu as C expressions in x, y and z, and u in Go.
@@ -182,10 +182,6 @@ func Solve3(m *Mesh3, p Problem3, opts op2.SolverOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := op2.NewDat[float64](nodes, 1, nil, "g")
-	if err != nil {
-		return nil, err
-	}
 	sp, err := op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: ptet, Col: ptet}}, "P1 tetrahedra")
 	if err != nil {
 		return nil, err
@@ -202,10 +198,7 @@ func Solve3(m *Mesh3, p Problem3, opts op2.SolverOptions) (*Result, error) {
 	if err := op2.ParLoop(kern("tet_load"), tets, x.ArgVec(op2.Read, ptet), rhs.ArgVec(op2.Inc, ptet)); err != nil {
 		return nil, err
 	}
-	if err := op2.ParLoop(kern("tet_boundary"), nodes, x.Arg(op2.Read), bnd.Arg(op2.Read), g.Arg(op2.Write)); err != nil {
-		return nil, err
-	}
-	if err := K.ZeroRowsColumns(boundaryRows(bnd, nodes), 1, g, rhs); err != nil {
+	if err := applyBoundary(kern("tet_boundary"), nodes, x, bnd, K, rhs); err != nil {
 		return nil, err
 	}
 	assembly := time.Since(start)

@@ -1136,8 +1136,11 @@ var scalarMath = func() map[string]bool {
 //     matrix's scattered rows bounds it, which lanes leave as it is,
 //     while their gathers and transposes cost more than the kernel's
 //     arithmetic they speed up (cmd/poisson's stiffness, 1 002 528
-//     triangles: 10.8-11.4 ns per triangle scalar, 11.6-13.1 with 8
-//     lanes).
+//     triangles, when it read a boundary flag per node: 10.8-11.4 ns
+//     per triangle scalar, 11.6-13.1 with 8 lanes; its flag-free form
+//     now ran 9.5-11.0 scalar, 5.4-7.6 with 8 lanes, on a family-26
+//     EPYC, where the flagged one ran 10.8-11.2 / 8.3-9.3:
+//     docs/perf.md).
 //
 // Whether l can have lanes at all is SIMDCheck's question, not this
 // one's.
