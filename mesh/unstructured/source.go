@@ -2,6 +2,7 @@ package unstructured
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/mesh"
@@ -81,7 +82,7 @@ func cellsOf(g *gmsh.Mesh) (topology.Kind, *gmsh.Block, error) {
 		for i := range blocks {
 			names[i] = fmt.Sprintf("%d %vs", blocks[i].Len(), blocks[i].Type)
 		}
-		return 0, nil, fmt.Errorf("the mesh's cells are of %d kinds (%s); a mesh declared by package unstructured has cells of one kind", len(blocks), joinComma(names))
+		return 0, nil, fmt.Errorf("the mesh's cells are of %d kinds (%s); a mesh declared by package unstructured has cells of one kind", len(blocks), strings.Join(names, ", "))
 	}
 	k, ok := kindOf(blocks[0].Type)
 	if !ok {

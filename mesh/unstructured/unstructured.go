@@ -59,6 +59,7 @@ package unstructured
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/hdf5"
@@ -151,18 +152,7 @@ func (m *Mesh) Group(name string) (*Group, error) {
 	if len(names) == 0 {
 		return nil, fmt.Errorf("unstructured: no physical group %q (the mesh has none)", name)
 	}
-	return nil, fmt.Errorf("unstructured: no physical group %q (the mesh has %s)", name, joinComma(names))
-}
-
-func joinComma(s []string) string {
-	out := ""
-	for i, v := range s {
-		if i > 0 {
-			out += ", "
-		}
-		out += v
-	}
-	return out
+	return nil, fmt.Errorf("unstructured: no physical group %q (the mesh has %s)", name, strings.Join(names, ", "))
 }
 
 // Load reads the mesh in path — a Gmsh .msh file, or an HDF5 file written
