@@ -130,19 +130,34 @@ func facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged
 	for _, fsize := range sizes {
 		// Halves to their homes: 10 int32 per half (key, nodes, cell,
 		// local).
+		// Count, then fill: one allocation per destination.
+		homeOf := func(cl int, f []int) (h facetHalf) {
+			h.key, h.nodes = [4]int32{-1, -1, -1, -1}, [4]int32{-1, -1, -1, -1}
+			for j, v := range f {
+				h.nodes[j] = cells[cl*nn+v]
+				h.key[j] = h.nodes[j]
+			}
+			slices.Sort(h.key[:fsize])
+			return h
+		}
+		nsend := make([]int, size)
+		for cl := range n {
+			for _, f := range lf {
+				if len(f) == fsize {
+					nsend[bl.home(homeOf(cl, f).key[0])] += 10
+				}
+			}
+		}
 		send := make([][]int32, size)
+		for q := range send {
+			send[q] = make([]int32, 0, nsend[q])
+		}
 		for cl := range n {
 			for l, f := range lf {
 				if len(f) != fsize {
 					continue
 				}
-				var h facetHalf
-				h.key, h.nodes = [4]int32{-1, -1, -1, -1}, [4]int32{-1, -1, -1, -1}
-				for j, v := range f {
-					h.nodes[j] = cells[cl*nn+v]
-					h.key[j] = h.nodes[j]
-				}
-				slices.Sort(h.key[:fsize])
+				h := homeOf(cl, f)
 				q := bl.home(h.key[0])
 				send[q] = append(send[q], h.key[0], h.key[1], h.key[2], h.key[3], h.nodes[0], h.nodes[1], h.nodes[2], h.nodes[3], int32(firstCell+cl), int32(l))
 			}
@@ -151,20 +166,7 @@ func facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged
 		if err != nil {
 			return nil, err
 		}
-		var halves []facetHalf
-		for _, m := range got {
-			for i := 0; i+10 <= len(m); i += 10 {
-				halves = append(halves, facetHalf{key: [4]int32(m[i : i+4]), nodes: [4]int32(m[i+4 : i+8]), cell: m[i+8], local: int8(m[i+9])})
-			}
-		}
-		slices.SortFunc(halves, func(a, b facetHalf) int {
-			for j := range 4 {
-				if c := cmp.Compare(a.key[j], b.key[j]); c != 0 {
-					return c
-				}
-			}
-			return cmp.Compare(a.cell, b.cell)
-		})
+		halves := sortHalves(got, bl.start[c.Rank()], bl.start[c.Rank()+1])
 		fb := FacetBlock{Kind: facetKindOf(fsize)}
 		var ikeys, bkeys [][4]int32 // in increasing order
 		bad = nil
@@ -218,6 +220,54 @@ func facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged
 		out = append(out, fb)
 	}
 	return out, nil
+}
+
+// sortHalves decodes the halves received (10 int32 each) and sorts them
+// by key, then cell: a counting sort on the smallest node, which lies in
+// [lo, hi) (this rank's block of the nodes), then a sort of each node's
+// few halves.
+func sortHalves(got [][]int32, lo, hi int) []facetHalf {
+	total := 0
+	for _, m := range got {
+		total += len(m) / 10
+	}
+	start := make([]int, hi-lo+1)
+	for _, m := range got {
+		for i := 0; i+10 <= len(m); i += 10 {
+			start[int(m[i])-lo+1]++
+		}
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	halves := make([]facetHalf, total)
+	next := slices.Clone(start[:len(start)-1])
+	for _, m := range got {
+		for i := 0; i+10 <= len(m); i += 10 {
+			b := int(m[i]) - lo
+			halves[next[b]] = facetHalf{key: [4]int32(m[i : i+4]), nodes: [4]int32(m[i+4 : i+8]), cell: m[i+8], local: int8(m[i+9])}
+			next[b]++
+		}
+	}
+	for b := range len(start) - 1 {
+		bucket := halves[start[b]:start[b+1]]
+		// Insertion sort: a node starts a few dozen facets at most.
+		for i := 1; i < len(bucket); i++ {
+			for j := i; j > 0 && lessHalf(&bucket[j], &bucket[j-1]); j-- {
+				bucket[j], bucket[j-1] = bucket[j-1], bucket[j]
+			}
+		}
+	}
+	return halves
+}
+
+func lessHalf(a, b *facetHalf) bool {
+	for j := 1; j < 4; j++ {
+		if a.key[j] != b.key[j] {
+			return a.key[j] < b.key[j]
+		}
+	}
+	return a.cell < b.cell
 }
 
 // tagFacets sends the tagged facets of fsize nodes to the homes of their
