@@ -168,7 +168,10 @@ func run(o options, out io.Writer) (*result, error) {
 		return nil, err
 	}
 	src := fmt.Sprintf("#define D %d\n%s", m.Dim, kernels)
-	kern := func(name string) *op2.Kernel { return op2.NewKernel(src, name) }
+	kernels := map[string]*op2.Kernel{}
+	for _, name := range []string{"face_speed", "outflow", "cell_dt", "initial", "mass", "flux", "update"} {
+		kernels[name] = op2.NewKernel(src, name)
+	}
 	res := &result{mesh: m}
 	dat := func(set *op2.Set, dim int, name string) *op2.Dat[float64] {
 		d, e := op2.NewDat[float64](set, dim, nil, name)
@@ -188,7 +191,7 @@ func run(o options, out io.Writer) (*result, error) {
 	}
 	loop := func(k string, set op2.IterationSet, args ...op2.Arg) {
 		if err == nil {
-			if e := op2.ParLoop(kern(k), set, args...); e != nil {
+			if e := op2.ParLoop(kernels[k], set, args...); e != nil {
 				err = fmt.Errorf("loop %s: %w", k, e)
 			}
 		}
