@@ -30,8 +30,9 @@
 //
 // -gmsh FILE.msh times only reading a Gmsh mesh (package mesh/gmsh) and
 // deriving its facets and connectivity (package mesh/topology), each phase
-// apart, -gmsh-rounds times (docs/perf.md compares them with DOLFINx's;
-// scripts/bench-gmsh runs both on a 1.1 M-tetrahedron mesh).
+// apart, then declaring it in one call (unstructured.Load), -gmsh-rounds
+// times each (docs/perf.md compares them with DOLFINx's; scripts/bench-gmsh
+// runs both on a 1.1 M-tetrahedron mesh).
 //
 // -chains (-chains-only) times Airfoil's loops at once, recorded in lazy
 // mode, recorded and fused, and recorded and run in sparse tiles, against
@@ -105,7 +106,7 @@ func main() {
 	chRounds := flag.Int("chains-rounds", 3, "rounds of the loop-chain section, the runs interleaved; medians are printed")
 	chSIMD := flag.String("chains-simd", "off,8", "the loop-chain section's SIMD settings, comma separated (Config.SIMD)")
 	chTile := flag.Int("chains-tile", 16000, "the loop-chain section's tile size in cells for its tiled modes (Config.Tile; 0: no tiled modes)")
-	gmshPath := flag.String("gmsh", "", "time only reading this Gmsh mesh (.msh) and deriving its facets and connectivity, each phase apart")
+	gmshPath := flag.String("gmsh", "", "time only reading this Gmsh mesh (.msh), deriving its facets and connectivity, each phase apart, and declaring it (unstructured.Load)")
 	gmshRounds := flag.Int("gmsh-rounds", 3, "rounds of -gmsh; medians are printed")
 	flag.Parse()
 	if *gmshPath != "" {
