@@ -28,6 +28,12 @@
 // finest level against their floors as -floor does Airfoil's, the
 // in-cache floor from the cycles on two small meshes.
 //
+// -gmsh FILE.msh times only reading a Gmsh mesh (package mesh/gmsh) and
+// deriving its facets and connectivity (package mesh/topology), each phase
+// apart, then declaring it in one call (unstructured.Load), -gmsh-rounds
+// times each (docs/perf.md compares them with DOLFINx's; scripts/bench-gmsh
+// runs both on a 1.1 M-tetrahedron mesh).
+//
 // -chains (-chains-only) times Airfoil's loops at once, recorded in lazy
 // mode, recorded and fused, and recorded and run in sparse tiles, against
 // each other and the memory floor: loop time and bytes per iteration.
@@ -42,6 +48,7 @@
 //	op2bench -mgcfd-floor-only [-threads 2] [-mgcfd-n 65] [-mgcfd-levels 4] [-mgcfd-cycles 50] [-mgcfd-rounds 3] [-mgcfd-floor-small 17,25]
 //	op2bench -mgcfd-only [-threads 2] [-mgcfd-n 65] [-mgcfd-levels 4] [-mgcfd-cycles 50] [-mgcfd-rounds 3] [-mgcfd-op2 DIR] [-mgcfd-simd off,8,8+fused] [-mgcfd-device cuda]
 //	op2bench -chains-only [-threads 2] [-chains-iters 200] [-chains-rounds 3] [-chains-simd off,8] [-chains-tile 16000]
+//	op2bench -gmsh FILE.msh [-gmsh-rounds 3]
 package main
 
 import (
@@ -99,7 +106,17 @@ func main() {
 	chRounds := flag.Int("chains-rounds", 3, "rounds of the loop-chain section, the runs interleaved; medians are printed")
 	chSIMD := flag.String("chains-simd", "off,8", "the loop-chain section's SIMD settings, comma separated (Config.SIMD)")
 	chTile := flag.Int("chains-tile", 16000, "the loop-chain section's tile size in cells for its tiled modes (Config.Tile; 0: no tiled modes)")
+	gmshPath := flag.String("gmsh", "", "time only reading this Gmsh mesh (.msh), deriving its facets and connectivity, each phase apart, and declaring it (unstructured.Load)")
+	gmshRounds := flag.Int("gmsh-rounds", 3, "rounds of -gmsh; medians are printed")
 	flag.Parse()
+	if *gmshPath != "" {
+		fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s)\n\n", numCPU(), cpuModel())
+		if err := gmshSection(os.Stdout, *gmshPath, *gmshRounds); err != nil {
+			fmt.Fprintln(os.Stderr, "op2bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	chOpts := chainOpts{iters: *chIters, rounds: *chRounds, threads: *threads, simd: strings.Split(*chSIMD, ","), tile: *chTile}
 	if *chOnly {
 		onlySection(*threads, func(m *mesh.Mesh, triad1, triadN float64) error {
