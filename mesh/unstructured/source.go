@@ -95,7 +95,7 @@ func cellsOf(g *gmsh.Mesh) (topology.Kind, *gmsh.Block, error) {
 // oriented; x holds dim coordinates per node; tags are the cells' file
 // tags, for errors.
 func orient(k topology.Kind, nodes []int32, tags []int64, x []float64, dim int) ([]int32, error) {
-	vol, _, err := topology.CellGeometry(k, nodes, x, dim)
+	vol, err := signedVolumes(k, nodes, x, dim)
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +113,40 @@ func orient(k topology.Kind, nodes []int32, tags []int64, x []float64, dim int) 
 		}
 	}
 	return out, nil
+}
+
+// signedVolumes returns a value per cell whose sign is its orientation's:
+// for simplices a determinant (six or two times the volume), for the
+// other kinds topology.CellGeometry's volume.
+func signedVolumes(k topology.Kind, nodes []int32, x []float64, dim int) ([]float64, error) {
+	if k != topology.Tetrahedron && k != topology.Triangle {
+		vol, _, err := topology.CellGeometry(k, nodes, x, dim)
+		return vol, err
+	}
+	nn := k.Nodes()
+	for _, v := range nodes {
+		if v < 0 || int(v)*dim+dim > len(x) {
+			return nil, fmt.Errorf("node %d has no coordinates (%d values of dim %d)", v, len(x), dim)
+		}
+	}
+	vol := make([]float64, len(nodes)/nn)
+	for c := range vol {
+		p := nodes[c*nn : (c+1)*nn]
+		a := x[int(p[0])*dim:]
+		var d [3][3]float64
+		for i := 1; i < nn; i++ {
+			b := x[int(p[i])*dim:]
+			for j := range dim {
+				d[i-1][j] = b[j] - a[j]
+			}
+		}
+		if dim == 2 {
+			vol[c] = d[0][0]*d[1][1] - d[0][1]*d[1][0]
+		} else {
+			vol[c] = d[0][0]*(d[1][1]*d[2][2]-d[1][2]*d[2][1]) - d[0][1]*(d[1][0]*d[2][2]-d[1][2]*d[2][0]) + d[0][2]*(d[1][0]*d[2][1]-d[1][1]*d[2][0])
+		}
+	}
+	return vol, nil
 }
 
 // fromGmsh takes this rank's blocks of g.
