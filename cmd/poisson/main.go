@@ -7,11 +7,10 @@
 // conjugate gradients (or BiCGStab) or, with -solver petsc, by PETSc
 // (loaded at run time: Debian's libpetsc-real3.18), and the error
 // against the exact solution is printed. Under MPI (mpirun -np N poisson …)
-// rank 0 declares the mesh, Partition spreads it (AutoPartitioner) and
-// rank 0 prints; -vtk out.vtu then writes out.pvtu and one piece per rank
+// rank 0 prints, and -vtk out.vtu writes out.pvtu and one piece per rank
 // in folder out (package vtk's WriteParallel).
 //
-//	poisson [-n 64] [-jitter 0.25] [-seed 1] [-mesh FILE.msh|BASE] [-write-mesh BASE]
+//	poisson [-n 64] [-jitter 0.25] [-seed 1] [-mesh FILE.msh|FILE.h5|BASE] [-write-mesh BASE]
 //	        [-renumber auto|rcm|rcb|none] [-problem sine|linear]
 //	        [-solver native|petsc] [-petsc-options "-ksp_type gmres ..."]
 //	        [-method cg|bicgstab] [-precond jacobi|none] [-rtol 1e-10]
@@ -19,11 +18,19 @@
 //	        [-maxits N] [-backend sequential|openmp|...] [-threads N]
 //	        [-timing] [-vtk out.vtu]
 //
-// -mesh reads a Gmsh mesh (FILE.msh, MSH 2.2 or 4.1) of triangles, or of
-// tetrahedra for the 3-D problem (u = sin πx sin πy sin πz, or linear;
-// the boundary applied the same way): its physical group
-// "boundary" holds the Dirichlet nodes, else every boundary facet's. Or
-// Triangle's BASE.node and BASE.ele.
+// -mesh FILE.msh reads a Gmsh mesh (MSH 2.2 or 4.1), and -mesh FILE.h5 the
+// HDF5 file `op2mesh convert FILE.msh FILE.h5` writes of one, through
+// package mesh/unstructured: a mesh of triangles, or of tetrahedra for the
+// 3-D problem (u = sin πx sin πy sin πz, or linear; the boundary applied
+// the same way). Loops over the boundary facets mark the Dirichlet nodes:
+// those of the physical group "boundary" when the mesh has one (lines in
+// 2-D, surfaces in 3-D), else of every boundary facet, and any node in no
+// cell (poisson.Dirichlet). Under MPI every rank reads its blocks of the
+// mesh (of an .h5 file only those, so that no rank holds the whole) and
+// Partition distributes it. -mesh BASE reads Triangle's BASE.node (with
+// boundary markers) and BASE.ele, and without -mesh the mesh is generated;
+// under MPI rank 0 declares those and Partition spreads them
+// (AutoPartitioner).
 //
 // It prints the mesh, how the solve ended and the errors, e.g.
 //
@@ -41,7 +48,6 @@ import (
 
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/poisson"
-	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/vtk"
 )
 
@@ -83,8 +89,8 @@ func main() {
 	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs, shared among the MPI ranks on this machine)")
 	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with u as a VTK .vtu file (under MPI a .pvtu file and one piece per rank)")
 	flag.StringVar(&o.renumber, "renumber", "auto", "renumber the mesh for locality before assembling: rcm (reverse Cuthill–McKee on the nodes: a banded matrix), rcb (recursive coordinate bisection of the nodes), none (the mesh's own numbering) or auto (rcm in one process; under MPI Partition orders each rank's part)")
-	flag.StringVar(&o.meshPath, "mesh", "", "read the mesh instead of generating it: a Gmsh FILE.msh of triangles, or of tetrahedra for the 3-D problem (its physical group \"boundary\" is the Dirichlet boundary, else every boundary facet), or Triangle's BASE.node (with boundary markers) and BASE.ele")
-	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the mesh as Triangle's BASE.node and BASE.ele")
+	flag.StringVar(&o.meshPath, "mesh", "", "read the mesh instead of generating it: a Gmsh FILE.msh, or the FILE.h5 that op2mesh convert makes of one (under MPI each rank reads its blocks), of triangles, or of tetrahedra for the 3-D problem (its physical group \"boundary\" is the Dirichlet boundary, else every boundary facet), or Triangle's BASE.node (with boundary markers) and BASE.ele")
+	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the 2-D mesh as Triangle's BASE.node and BASE.ele, the Dirichlet nodes marked")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "poisson: unexpected arguments %q\n", flag.Args())
@@ -120,27 +126,17 @@ func run(o options, out io.Writer) error {
 	if err := op2.Configure(op2.Config{Backend: o.backend, Threads: o.threads, Timing: o.timing}); err != nil {
 		return err
 	}
+	if isMeshFile(o.meshPath) {
+		return runMesh(o, out)
+	}
 	var m *poisson.Mesh
 	var err error
-	switch {
-	case strings.HasSuffix(o.meshPath, ".msh"):
-		g, err := gmsh.ReadFile(o.meshPath)
-		if err != nil {
-			return err
-		}
-		if g.Dim == 3 {
-			return solve3(o, g, out)
-		}
-		if m, err = poisson.FromGmsh(g); err != nil {
-			return fmt.Errorf("%s: %w", o.meshPath, err)
-		}
-		fmt.Fprintf(out, "mesh: %s, %d nodes, %d triangles\n", o.meshPath, m.Nodes, len(m.Tri)/3)
-	case o.meshPath != "":
+	if o.meshPath != "" {
 		if m, err = poisson.ReadTriangle(o.meshPath); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "mesh: %s, %d nodes, %d triangles\n", o.meshPath, m.Nodes, len(m.Tri)/3)
-	default:
+	} else {
 		if m, err = poisson.Square(o.n, o.jitter, o.seed); err != nil {
 			return err
 		}
@@ -151,22 +147,108 @@ func run(o options, out io.Writer) error {
 			return err
 		}
 	}
-	norm, ok := norms[o.norm]
-	if !ok && o.norm != "" {
-		return fmt.Errorf("unknown norm %q (default, preconditioned, unpreconditioned or natural)", o.norm)
-	}
-	renumber := o.renumber
-	switch {
-	case renumber == "none", renumber == "auto" && op2.Ranks() > 1:
-		renumber = ""
-	case renumber == "auto":
-		renumber = "rcm"
-	}
-	res, err := poisson.SolveWith(m, p, poisson.Options{Renumber: renumber, Solver: op2.SolverOptions{Package: o.solver, PETScOptions: o.petscOptions,
-		Method: o.method, Precond: o.precond, RTol: o.rtol, MaxIts: o.maxits, Norm: norm}})
+	solverOpts, err := o.solverOptions()
 	if err != nil {
 		return err
 	}
+	res, err := poisson.SolveWith(m, p, poisson.Options{Renumber: o.ordering(), Solver: solverOpts})
+	if err != nil {
+		return err
+	}
+	return report(o, res, 2, out)
+}
+
+// isMeshFile tells a mesh file for package mesh/unstructured (a Gmsh
+// .msh, or the .h5 `op2mesh convert` writes) from Triangle's BASE.
+func isMeshFile(path string) bool {
+	return strings.HasSuffix(path, ".msh") || strings.HasSuffix(path, ".h5")
+}
+
+// solverOptions are the solver's options as the flags say.
+func (o options) solverOptions() (op2.SolverOptions, error) {
+	norm, ok := norms[o.norm]
+	if !ok && o.norm != "" {
+		return op2.SolverOptions{}, fmt.Errorf("unknown norm %q (default, preconditioned, unpreconditioned or natural)", o.norm)
+	}
+	return op2.SolverOptions{Package: o.solver, PETScOptions: o.petscOptions,
+		Method: o.method, Precond: o.precond, RTol: o.rtol, MaxIts: o.maxits, Norm: norm}, nil
+}
+
+// ordering is -renumber as poisson.Options.Renumber takes it: auto is
+// rcm in one process and, under MPI (where Partition orders each rank's
+// part), the mesh's own numbering, as none is.
+func (o options) ordering() string {
+	switch {
+	case o.renumber == "none", o.renumber == "auto" && op2.Ranks() > 1:
+		return ""
+	case o.renumber == "auto":
+		return "rcm"
+	}
+	return o.renumber
+}
+
+// runMesh solves on the mesh file o.meshPath, declared by package
+// mesh/unstructured (under MPI every rank reads its blocks): the 2-D
+// problem on triangles, the 3-D one on tetrahedra.
+func runMesh(o options, out io.Writer) error {
+	solverOpts, err := o.solverOptions()
+	if err != nil {
+		return err
+	}
+	m, err := poisson.Load(o.meshPath, o.ordering())
+	if err != nil {
+		return err
+	}
+	var res *poisson.Result
+	cells := "triangles"
+	if m.Dim == 3 {
+		cells = "tetrahedra"
+		if o.writeMesh != "" {
+			return fmt.Errorf("-write-mesh writes Triangle's 2-D format; %s is a 3-D mesh", o.meshPath)
+		}
+	}
+	fmt.Fprintf(out, "mesh: %s, %d nodes, %d %s\n", o.meshPath, m.Nodes.GlobalSize(), m.Cells.GlobalSize(), cells)
+	if m.Dim == 3 {
+		res, err = poisson.SolveMesh3(m, poisson.Problems3[o.problem], solverOpts)
+	} else {
+		res, err = poisson.SolveMesh(m, poisson.Problems[o.problem], solverOpts)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.meshPath, err)
+	}
+	if o.writeMesh != "" {
+		if err := writeTriangle(res, o.writeMesh); err != nil {
+			return err
+		}
+	}
+	return report(o, res, m.Dim, out)
+}
+
+// writeTriangle writes the 2-D mesh of res, with its Dirichlet nodes as
+// boundary markers, as Triangle's base.node and base.ele, in the file's
+// numbering: rank 0 gathers it (collective).
+func writeTriangle(res *poisson.Result, base string) error {
+	x, err := res.X.Gather()
+	if err != nil {
+		return err
+	}
+	tri, err := res.Cells.Gather()
+	if err != nil {
+		return err
+	}
+	bnd, err := res.Boundary.Gather()
+	if err != nil {
+		return err
+	}
+	if op2.Rank() != 0 {
+		return nil
+	}
+	return poisson.WriteTriangle(&poisson.Mesh{Nodes: len(bnd), X: x, Tri: tri, Boundary: bnd}, base)
+}
+
+// report prints how the solve ended and the errors (in 3-D the L2 error
+// alone), with -timing the times and op2's table, and with -vtk writes u.
+func report(o options, res *poisson.Result, dim int, out io.Writer) error {
 	state := "converged"
 	if !res.Info.Converged {
 		state = res.Info.Reason
@@ -177,7 +259,11 @@ func run(o options, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "solve: %s%s/%s, %d iterations, residual %.1e (%s norm), %s\n", who, res.Info.Method, res.Info.Precond, res.Info.Iterations,
 		res.Info.Residual, res.Info.Norm, state)
-	fmt.Fprintf(out, "error: L2 %.1e, largest at a node %.1e\n", res.L2Error, res.MaxNode)
+	if dim == 3 {
+		fmt.Fprintf(out, "error: L2 %.1e\n", res.L2Error)
+	} else {
+		fmt.Fprintf(out, "error: L2 %.1e, largest at a node %.1e\n", res.L2Error, res.MaxNode)
+	}
 	if o.timing {
 		iterating := res.Solve - res.Info.Setup
 		fmt.Fprintf(out, "time: assembly %.3f s (matrix %.3f s), solver start %.3f s, solve %.3f s (set-up %.3f s, %.2f ms per iteration)\n",
@@ -189,7 +275,7 @@ func run(o options, out io.Writer) error {
 	}
 	if o.vtkPath != "" {
 		// One .vtu on one process; under MPI a .pvtu and a piece per rank.
-		w, err := vtk.NewWriter(res.X, res.Tri)
+		w, err := vtk.NewWriter(res.X, res.Cells)
 		if err != nil {
 			return err
 		}
@@ -200,40 +286,5 @@ func run(o options, out io.Writer) error {
 			return err
 		}
 	}
-	return nil
-}
-
-// solve3 solves the 3-D problem on Gmsh tetrahedral mesh g: the
-// boundary applied with Mat.ZeroRowsColumns, the mesh renumbered by RCM
-// in one process (Partition orders each rank's part under MPI).
-func solve3(o options, g *gmsh.Mesh, out io.Writer) error {
-	p, ok := poisson.Problems3[o.problem]
-	if !ok {
-		return fmt.Errorf("unknown problem %q (sine or linear)", o.problem)
-	}
-	m, err := poisson.FromGmsh3(g)
-	if err != nil {
-		return fmt.Errorf("%s: %w", o.meshPath, err)
-	}
-	if o.writeMesh != "" || o.vtkPath != "" {
-		return fmt.Errorf("-write-mesh and -vtk are for 2-D meshes")
-	}
-	fmt.Fprintf(out, "mesh: %s, %d nodes, %d tetrahedra\n", o.meshPath, m.Nodes, len(m.Tet)/4)
-	norm, ok := norms[o.norm]
-	if !ok && o.norm != "" {
-		return fmt.Errorf("unknown norm %q (default, preconditioned, unpreconditioned or natural)", o.norm)
-	}
-	res, err := poisson.Solve3(m, p, op2.SolverOptions{Package: o.solver, PETScOptions: o.petscOptions,
-		Method: o.method, Precond: o.precond, RTol: o.rtol, MaxIts: o.maxits, Norm: norm})
-	if err != nil {
-		return err
-	}
-	state := "converged"
-	if !res.Info.Converged {
-		state = res.Info.Reason
-	}
-	fmt.Fprintf(out, "solve: %s/%s, %d iterations, residual %.1e (%s norm), %s\n", res.Info.Method, res.Info.Precond, res.Info.Iterations,
-		res.Info.Residual, res.Info.Norm, state)
-	fmt.Fprintf(out, "error: L2 %.1e\n", res.L2Error)
 	return nil
 }

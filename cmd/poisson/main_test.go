@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/internal/petsc"
+	"github.com/goop2/op2/mesh/gmsh"
+	"github.com/goop2/op2/mesh/unstructured"
 	"github.com/goop2/op2/vtk"
 )
 
@@ -132,26 +135,132 @@ func TestRunRenumbered(t *testing.T) {
 	}
 }
 
-// TestRunGmsh runs the command on Gmsh's fixtures: a square of triangles
-// and a box of tetrahedra (the 3-D problem), where the linear problem is
-// exact to rounding.
+// gmshFixture is the path of mesh/gmsh's fixture name.
+func gmshFixture(name string) string {
+	return filepath.Join("..", "..", "mesh", "gmsh", "testdata", name)
+}
+
+// convert writes the HDF5 file `op2mesh convert` makes of the Gmsh mesh
+// in path to a temporary folder, and returns its path.
+func convert(t *testing.T, path string) string {
+	t.Helper()
+	g, err := gmsh.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h5 := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(path), ".msh")+".h5")
+	if err := unstructured.WriteHDF5(h5, g); err != nil {
+		t.Fatal(err)
+	}
+	return h5
+}
+
+// TestRunGmsh runs the command on Gmsh's fixtures and their HDF5
+// conversions: a square of triangles and a box of tetrahedra (the 3-D
+// problem), where the linear problem is exact to rounding; -vtk writes
+// either mesh with u.
 func TestRunGmsh(t *testing.T) {
-	for _, c := range []struct{ file, mesh string }{
-		{"square-41-binary.msh", "30 nodes, 42 triangles"},
-		{"box-22-ascii.msh", "45 nodes, 101 tetrahedra"},
+	for _, c := range []struct {
+		file         string
+		nodes, cells int
+		kind         string
+	}{
+		{"square-41-binary.msh", 30, 42, "triangles"},
+		{"box-22-ascii.msh", 45, 101, "tetrahedra"},
 	} {
+		msh := gmshFixture(c.file)
+		for _, path := range []string{msh, convert(t, msh)} {
+			var out strings.Builder
+			vtu := filepath.Join(t.TempDir(), "u.vtu")
+			if err := run(options{problem: "linear", method: "cg", precond: "jacobi", rtol: 1e-12, meshPath: path, vtkPath: vtu}, &out); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			if len(lines) != 3 || lines[0] != fmt.Sprintf("mesh: %s, %d nodes, %d %s", path, c.nodes, c.cells, c.kind) || !strings.HasSuffix(lines[1], ", converged") {
+				t.Fatalf("%s: output:\n%s", path, out.String())
+			}
+			var l2 float64
+			if _, err := fmt.Sscanf(strings.TrimPrefix(lines[2], "error: L2 "), "%g", &l2); err != nil || l2 > 1e-9 {
+				t.Errorf("%s: %q: want an L2 error below 1e-9", path, lines[2])
+			}
+			g, err := vtk.ReadFile(vtu)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.NumPoints() != c.nodes || g.NumCells() != c.cells || g.PointArray("u") == nil {
+				t.Errorf("%s: VTK file of %d points, %d cells; want %d and %d, with u", path, g.NumPoints(), g.NumCells(), c.nodes, c.cells)
+			}
+		}
+	}
+}
+
+// TestRunGmshWriteMesh: -write-mesh writes a Gmsh mesh in Triangle's
+// format with its Dirichlet nodes as markers, which solved again (by the
+// plain-slice path, whose boundary comes from the markers) prints what
+// the Gmsh mesh printed; a 3-D mesh and a mesh of two cell kinds are
+// refused.
+func TestRunGmshWriteMesh(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "square")
+	o := options{problem: "sine", method: "cg", precond: "jacobi", rtol: 1e-12, meshPath: gmshFixture("square-22-ascii.msh"), writeMesh: base}
+	var a, b strings.Builder
+	if err := run(o, &a); err != nil {
+		t.Fatal(err)
+	}
+	o.meshPath, o.writeMesh = base, ""
+	if err := run(o, &b); err != nil {
+		t.Fatal(err)
+	}
+	if ra, rb := strings.SplitN(a.String(), "\n", 2)[1], strings.SplitN(b.String(), "\n", 2)[1]; ra != rb {
+		t.Fatalf("from Triangle's files:\n%s\nfrom Gmsh's:\n%s", rb, ra)
+	}
+	for _, c := range []struct{ file, want string }{
+		{"box-41-binary.msh", "-write-mesh writes Triangle's 2-D format"},
+		{"mixed-41-ascii.msh", "of 2 kinds"},
+	} {
+		o := options{problem: "linear", method: "cg", precond: "jacobi", meshPath: gmshFixture(c.file), writeMesh: base}
+		if err := run(o, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want an error saying %q", c.file, err, c.want)
+		}
+	}
+}
+
+// TestRunGmshOnRanks: on 2 and 3 MPI ranks the command prints, for a
+// Gmsh square and box and their HDF5 conversions, the mesh and the
+// errors one process prints.
+func TestRunGmshOnRanks(t *testing.T) {
+	const meshEnv, wantEnv = "POISSON_GMSH", "POISSON_GMSH_WANT"
+	lines := func(path string) string {
 		var out strings.Builder
-		path := filepath.Join("..", "..", "mesh", "gmsh", "testdata", c.file)
-		if err := run(options{problem: "linear", method: "cg", precond: "jacobi", rtol: 1e-12, meshPath: path}, &out); err != nil {
+		if err := run(options{problem: "sine", method: "cg", precond: "jacobi", rtol: 1e-12, meshPath: path, renumber: "auto"}, &out); err != nil {
 			t.Fatal(err)
 		}
-		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-		if len(lines) != 3 || lines[0] != "mesh: "+path+", "+c.mesh || !strings.HasSuffix(lines[1], ", converged") {
-			t.Fatalf("%s: output:\n%s", c.file, out.String())
+		l := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(l) != 3 {
+			t.Fatalf("output:\n%s", out.String())
 		}
-		var l2 float64
-		if _, err := fmt.Sscanf(strings.TrimPrefix(lines[2], "error: L2 "), "%g", &l2); err != nil || l2 > 1e-9 {
-			t.Errorf("%s: %q: want an L2 error below 1e-9", c.file, lines[2])
+		return l[0] + "\n" + l[2]
+	}
+	if mpitest.InRanks() {
+		got := lines(os.Getenv(meshEnv))
+		if want := os.Getenv(wantEnv); op2.Rank() == 0 && got != want {
+			t.Errorf("%d ranks printed\n%s\none process\n%s", op2.Ranks(), got, want)
+		}
+		if err := op2.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	for _, file := range []string{"square-41-ascii.msh", "box-41-binary.msh"} {
+		msh := gmshFixture(file)
+		h5 := convert(t, msh)
+		want := lines(msh)
+		for _, path := range []string{msh, h5} {
+			for _, ranks := range []int{2, 3} {
+				t.Run(fmt.Sprintf("%s/%d", filepath.Base(path), ranks), func(t *testing.T) {
+					w := strings.Replace(want, msh, path, 1)
+					mpitest.Run(t, ranks, 2*time.Minute, meshEnv+"="+path, wantEnv+"="+w)
+				})
+			}
 		}
 	}
 }

@@ -6,8 +6,14 @@
 // treatment, the Dirichlet values are applied as users write them, with
 // op2.Mat.ZeroRowsColumns (the boundary rows and columns eliminated
 // symmetrically, the right-hand side lifted), and the system is solved by
-// the built-in conjugate gradients. cmd/poisson runs it, and in 3-D
-// (Solve3) the same way on tetrahedra.
+// the built-in conjugate gradients. cmd/poisson runs it.
+//
+// Solve takes a mesh in plain slices (Square, ReadTriangle), which rank 0
+// declares under MPI. SolveMesh takes a mesh declared by package
+// mesh/unstructured (Load: a Gmsh .msh file, or the HDF5 file `op2mesh
+// convert` writes), whose Dirichlet nodes loops over its boundary facets
+// find (Dirichlet), and under MPI of which no rank holds the whole;
+// SolveMesh3 solves the 3-D problem on its tetrahedra the same way.
 package poisson
 
 import (
@@ -97,16 +103,19 @@ func Square(n int, jitter float64, seed uint64) (*Mesh, error) {
 // Result is what Solve found.
 type Result struct {
 	Info    op2.SolveInfo
-	L2Error float64 // ‖u_h − u‖ over the square (edge-midpoint quadrature)
+	L2Error float64 // ‖u_h − u‖ over the domain (2-D: edge-midpoint quadrature; 3-D: the 4-point rule)
 	MaxNode float64 // the largest |u_h − u| at a node
 	// Assembly is the time of the stiffness matrix and load loops and of
 	// applying the boundary (MatrixAssembly the matrix's loop alone),
 	// SolverStart NewSolver's (with PETSc, starting it), Solve the
 	// Solve's (Info.Setup of it set-up).
 	Assembly, MatrixAssembly, SolverStart, Solve time.Duration
-	U                                            *op2.Dat[float64]
-	X                                            *op2.Dat[float64]
-	Tri                                          *op2.Map
+	// U is the solution on the nodes, X their coordinates (2 or 3 per
+	// node), Cells the cell→node map (triangles or tetrahedra) and
+	// Boundary the Dirichlet flag of each node (1: u = g there).
+	U, X     *op2.Dat[float64]
+	Cells    *op2.Map
+	Boundary *op2.Dat[int32]
 }
 
 // kernels: the element matrix and load without any boundary treatment
@@ -181,20 +190,25 @@ type Options struct {
 
 // SolveWith is Solve with the mesh renumbered as o says.
 func SolveWith(m *Mesh, p Problem, o Options) (*Result, error) {
-	opts := o.Solver
-	if opts.RTol == 0 {
-		opts.RTol = 1e-10
-	}
 	a, err := newAssembly(m, p, o.Renumber)
 	if err != nil {
 		return nil, err
+	}
+	return a.solve(o.Solver)
+}
+
+// solve assembles the matrix and the load, applies the boundary, solves
+// with opts (a zero RTol is 1e-10) and measures the errors.
+func (a *assembly) solve(opts op2.SolverOptions) (*Result, error) {
+	if opts.RTol == 0 {
+		opts.RTol = 1e-10
 	}
 	start := time.Now()
 	if err := a.stiffness(); err != nil {
 		return nil, err
 	}
 	matrix := time.Since(start)
-	if err := op2.ParLoop(a.kern("load"), a.tris, a.x.ArgVec(op2.Read, a.ptri), a.rhs.ArgVec(op2.Inc, a.ptri)); err != nil {
+	if err := op2.ParLoop(a.kern("load"), a.cells, a.x.ArgVec(op2.Read, a.cellNodes), a.rhs.ArgVec(op2.Inc, a.cellNodes)); err != nil {
 		return nil, err
 	}
 	if err := applyBoundary(a.kern("boundary"), a.nodes, a.x, a.bnd, a.K, a.rhs); err != nil {
@@ -209,10 +223,11 @@ func SolveWith(m *Mesh, p Problem, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := op2.ParLoop(a.kern("l2error"), a.tris, a.x.ArgVec(op2.Read, a.ptri), a.u.ArgVec(op2.Read, a.ptri), e2.Arg(op2.Inc)); err != nil {
+	if err := op2.ParLoop(a.kern("l2error"), a.cells, a.x.ArgVec(op2.Read, a.cellNodes), a.u.ArgVec(op2.Read, a.cellNodes), e2.Arg(op2.Inc)); err != nil {
 		return nil, err
 	}
-	res := &Result{Info: info, L2Error: math.Sqrt(e2.Value()), U: a.u, X: a.x, Tri: a.ptri, Assembly: assembly, MatrixAssembly: matrix, SolverStart: solverStart, Solve: solve}
+	res := &Result{Info: info, L2Error: math.Sqrt(e2.Value()), U: a.u, X: a.x, Cells: a.cellNodes, Boundary: a.bnd,
+		Assembly: assembly, MatrixAssembly: matrix, SolverStart: solverStart, Solve: solve}
 	// The largest nodal error over every rank's nodes (collective).
 	xs, us := a.x.DataRO(), a.u.DataRO()
 	worst, err := op2.NewGlobal[float64](1, nil, "largest nodal error")
@@ -221,7 +236,7 @@ func SolveWith(m *Mesh, p Problem, o Options) (*Result, error) {
 	}
 	local := 0.0
 	for i := 0; i < a.nodes.Size(); i++ {
-		local = max(local, math.Abs(us[i]-p.Exact(xs[2*i], xs[2*i+1])))
+		local = max(local, math.Abs(us[i]-a.exact(xs[a.dim*i:a.dim*(i+1)])))
 	}
 	worst.SetValue(local)
 	if err := op2.ParLoop(a.kern("maxval"), a.nodes, worst.Arg(op2.Max)); err != nil {
@@ -280,13 +295,17 @@ func solveSystem(opts op2.SolverOptions, K *op2.Mat[float64], u, rhs *op2.Dat[fl
 // assembly is the problem declared to GoOP2: the mesh, its data, the
 // matrix and the kernels.
 type assembly struct {
-	nodes, tris *op2.Set
-	ptri        *op2.Map
-	x           *op2.Dat[float64]
-	bnd         *op2.Dat[int32]
-	rhs, u      *op2.Dat[float64]
-	K           *op2.Mat[float64]
-	src         string
+	dim          int // 2: triangles, 3: tetrahedra
+	nodes, cells *op2.Set
+	cellNodes    *op2.Map
+	x            *op2.Dat[float64]
+	bnd          *op2.Dat[int32]
+	rhs, u       *op2.Dat[float64]
+	K            *op2.Mat[float64]
+	// src holds the kernels, each named prefix + stiffness, load,
+	// boundary, l2error and maxval; exact is u at a node's coordinates.
+	src, prefix string
+	exact       func(x []float64) float64
 }
 
 // newAssembly declares mesh m and problem p, renumbered by ordering (see
@@ -295,15 +314,10 @@ func newAssembly(m *Mesh, p Problem, ordering string) (*assembly, error) {
 	if m == nil || len(m.Tri) == 0 {
 		return nil, errors.New("poisson: the mesh has no triangles")
 	}
-	switch ordering {
-	case "", "rcm", "rcb":
-	default:
-		return nil, fmt.Errorf("poisson: unknown renumbering %q (rcm or rcb)", ordering)
+	if err := checkOrdering(ordering); err != nil {
+		return nil, err
 	}
-	if ordering != "" && op2.Ranks() > 1 {
-		return nil, fmt.Errorf("poisson: renumbering (%s) is for one process; under MPI Partition orders each rank's part", ordering)
-	}
-	a := &assembly{src: KernelSource(p)}
+	a := &assembly{dim: 2, src: KernelSource(p), exact: func(x []float64) float64 { return p.Exact(x[0], x[1]) }}
 	// Under MPI rank 0 declares the mesh and Partition spreads it.
 	nn, nt := m.Nodes, len(m.Tri)/3
 	distributed := op2.Ranks() > 1
@@ -314,10 +328,10 @@ func newAssembly(m *Mesh, p Problem, ordering string) (*assembly, error) {
 	if a.nodes, err = op2.NewSet(nn, "nodes"); err != nil {
 		return nil, err
 	}
-	if a.tris, err = op2.NewSet(nt, "triangles"); err != nil {
+	if a.cells, err = op2.NewSet(nt, "triangles"); err != nil {
 		return nil, err
 	}
-	if a.ptri, err = op2.NewMap(a.tris, a.nodes, 3, m.Tri[:3*nt], "ptri"); err != nil {
+	if a.cellNodes, err = op2.NewMap(a.cells, a.nodes, 3, m.Tri[:3*nt], "ptri"); err != nil {
 		return nil, err
 	}
 	if a.x, err = op2.NewDat(a.nodes, 2, m.X[:2*nn], "x"); err != nil {
@@ -327,40 +341,67 @@ func newAssembly(m *Mesh, p Problem, ordering string) (*assembly, error) {
 		return nil, err
 	}
 	if distributed {
-		if _, err := op2.Partition(op2.AutoPartitioner(a.ptri, a.x)); err != nil {
+		if _, err := op2.Partition(op2.AutoPartitioner(a.cellNodes, a.x)); err != nil {
 			return nil, err
 		}
 	}
-	switch ordering {
-	case "rcm":
-		_, err = op2.Renumber(op2.RCMOrdering(a.ptri))
-	case "rcb":
-		_, err = op2.Renumber(op2.RCBOrdering(a.x))
-	}
-	if err != nil {
+	if err := renumber(ordering, a.cellNodes, a.x); err != nil {
 		return nil, err
 	}
-	if a.rhs, err = op2.NewDat[float64](a.nodes, 1, nil, "rhs"); err != nil {
-		return nil, err
-	}
-	if a.u, err = op2.NewDat[float64](a.nodes, 1, nil, "u"); err != nil {
-		return nil, err
-	}
-	sp, err := op2.NewSparsity(a.nodes, 1, a.nodes, 1, []op2.MapPair{{Row: a.ptri, Col: a.ptri}}, "P1")
-	if err != nil {
-		return nil, err
-	}
-	if a.K, err = op2.NewMat[float64](sp, "K"); err != nil {
-		return nil, err
-	}
-	return a, nil
+	return a, a.declareSystem()
 }
 
-func (a *assembly) kern(name string) *op2.Kernel { return op2.NewKernel(a.src, name) }
+// checkOrdering checks a renumbering (Options.Renumber) and refuses one
+// under MPI.
+func checkOrdering(ordering string) error {
+	switch ordering {
+	case "", "rcm", "rcb":
+	default:
+		return fmt.Errorf("poisson: unknown renumbering %q (rcm or rcb)", ordering)
+	}
+	if ordering != "" && op2.Ranks() > 1 {
+		return fmt.Errorf("poisson: renumbering (%s) is for one process; under MPI Partition orders each rank's part", ordering)
+	}
+	return nil
+}
+
+// renumber renumbers the mesh of cellNodes and x as ordering says (see
+// Options.Renumber).
+func renumber(ordering string, cellNodes *op2.Map, x *op2.Dat[float64]) error {
+	var err error
+	switch ordering {
+	case "rcm":
+		_, err = op2.Renumber(op2.RCMOrdering(cellNodes))
+	case "rcb":
+		_, err = op2.Renumber(op2.RCBOrdering(x))
+	}
+	return err
+}
+
+// declareSystem declares the load, the solution and the matrix on the
+// declared (and partitioned or renumbered) mesh.
+func (a *assembly) declareSystem() error {
+	var err error
+	if a.rhs, err = op2.NewDat[float64](a.nodes, 1, nil, "rhs"); err != nil {
+		return err
+	}
+	if a.u, err = op2.NewDat[float64](a.nodes, 1, nil, "u"); err != nil {
+		return err
+	}
+	sp, err := op2.NewSparsity(a.nodes, 1, a.nodes, 1, []op2.MapPair{{Row: a.cellNodes, Col: a.cellNodes}}, fmt.Sprintf("P1 %s", a.cells.Name()))
+	if err != nil {
+		return err
+	}
+	a.K, err = op2.NewMat[float64](sp, "K")
+	return err
+}
+
+// kern is the kernel called a.prefix + name.
+func (a *assembly) kern(name string) *op2.Kernel { return op2.NewKernel(a.src, a.prefix+name) }
 
 // stiffness adds the element stiffness matrices into K.
 func (a *assembly) stiffness() error {
-	return op2.ParLoop(a.kern("stiffness"), a.tris, a.x.ArgVec(op2.Read, a.ptri), a.K.Arg(op2.Inc, a.ptri, a.ptri))
+	return op2.ParLoop(a.kern("stiffness"), a.cells, a.x.ArgVec(op2.Read, a.cellNodes), a.K.Arg(op2.Inc, a.cellNodes, a.cellNodes))
 }
 
 // KernelSource is the C source of problem p's element kernels, the
