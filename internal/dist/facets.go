@@ -28,10 +28,13 @@ type FacetBlock struct {
 	BFirst int
 	// Interior and BoundaryTotal count the facets over all ranks.
 	InteriorTotal, BoundaryTotal int
-	// Tags and BTags hold each interior and boundary facet's tag from
-	// FacetsTagged's list, 0 for a facet the list does not name (nil from
-	// Facets).
+	// Tags and BTags hold each interior and boundary facet's tags from
+	// FacetsTagged's list: TagDim values per facet, the distinct tags
+	// listed for it in increasing order, then zeros (nil from Facets).
+	// TagDim is the most tags any facet of this kind has, over all ranks,
+	// and at least 1.
 	Tags, BTags []int32
+	TagDim      int
 }
 
 // TaggedFacets lists facets of one kind with a tag each, such as a mesh
@@ -68,9 +71,9 @@ func Facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int) ([]Fac
 
 // FacetsTagged is Facets with tags: each rank also passes some facets
 // with a tag each (any of them, such as its block of a file's boundary
-// elements), and every facet derived gets the tag of the listed facet with
-// the same nodes (FacetBlock.Tags, BTags; 0 where none is listed; one of
-// them where several are). A listed facet that is no cell's facet
+// elements, a facet listed once per physical group it is in), and every
+// facet derived gets the tags of the listed facets with the same nodes
+// (FacetBlock.Tags, BTags: none where none is listed). A listed facet that is no cell's facet
 // is an error on every rank naming its nodes and tag.
 // FacetsTagged is collective as Facets is: every rank calls it, with
 // its own list (possibly empty).
@@ -291,8 +294,6 @@ func tagFacets(c Comm, fb *FacetBlock, fsize int, bl blocks, ikeys, bkeys [][4]i
 	if err != nil {
 		return err
 	}
-	fb.Tags = make([]int32, len(ikeys))
-	fb.BTags = make([]int32, len(bkeys))
 	cmpKey := func(a, b [4]int32) int {
 		for j := range 4 {
 			if c := cmp.Compare(a[j], b[j]); c != 0 {
@@ -301,20 +302,60 @@ func tagFacets(c Comm, fb *FacetBlock, fsize int, bl blocks, ikeys, bkeys [][4]i
 		}
 		return 0
 	}
+	// (facet, tag) pairs: interior facets first, then boundary ones
+	// (their index offset by len(ikeys)).
+	var pairs [][2]int32
 	var bad error
 	for _, m := range got {
 		for i := 0; i+5 <= len(m); i += 5 {
 			key, tag := [4]int32(m[i:i+4]), m[i+4]
 			if j, ok := slices.BinarySearchFunc(ikeys, key, cmpKey); ok {
-				fb.Tags[j] = tag
+				pairs = append(pairs, [2]int32{int32(j), tag})
 			} else if j, ok := slices.BinarySearchFunc(bkeys, key, cmpKey); ok {
-				fb.BTags[j] = tag
+				pairs = append(pairs, [2]int32{int32(len(ikeys) + j), tag})
 			} else if bad == nil {
 				bad = fmt.Errorf("a tagged %v with nodes %v (tag %d) is not a facet of any cell", fb.Kind, key[:fsize], tag)
 			}
 		}
 	}
-	return AgreeStep(c, "facets: tag them", bad)
+	slices.SortFunc(pairs, func(a, b [2]int32) int {
+		if c := cmp.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a[1], b[1])
+	})
+	pairs = slices.Compact(pairs)
+	width := 1
+	for i := 0; i < len(pairs); {
+		j := i + 1
+		for j < len(pairs) && pairs[j][0] == pairs[i][0] {
+			j++
+		}
+		width = max(width, j-i)
+		i = j
+	}
+	if err := AgreeStep(c, "facets: tag them", bad); err != nil {
+		return err
+	}
+	_, hi, err := minMax(c, []float64{0}, []float64{float64(width)})
+	if err != nil {
+		return err
+	}
+	fb.TagDim = int(hi[0])
+	fb.Tags = make([]int32, len(ikeys)*fb.TagDim)
+	fb.BTags = make([]int32, len(bkeys)*fb.TagDim)
+	for i := 0; i < len(pairs); {
+		f := int(pairs[i][0])
+		dst := fb.Tags
+		if f >= len(ikeys) {
+			dst, f = fb.BTags, f-len(ikeys)
+		}
+		for k := 0; i < len(pairs) && int(pairs[i][0]) == int(pairs[i-k][0]); k++ {
+			dst[f*fb.TagDim+k] = pairs[i][1]
+			i++
+		}
+	}
+	return nil
 }
 
 func facetKindOf(n int) topology.Kind {

@@ -158,10 +158,11 @@ func TestFacetsErrors(t *testing.T) {
 }
 
 // TestFacetsTagged tags every boundary facet and every third interior
-// facet of meshes of each kind, each rank listing a block of the tagged
-// facets with their nodes rotated, on 1 to 4 simulated ranks: every facet
-// derived carries its tag, the others 0; a listed facet of no cell is
-// every rank's error.
+// facet of meshes of each kind, every fourth of them with a second tag
+// too, and one with the same tag twice, each rank listing a block of the
+// tagged facets with their nodes rotated, on 1 to 4 simulated ranks:
+// every facet derived carries its tags in increasing order, the others
+// none; a listed facet of no cell is every rank's error.
 func TestFacetsTagged(t *testing.T) {
 	tagOf := func(key []int32) int32 { return 1 + (key[0]+2*key[len(key)-1])%5 }
 	for _, k := range []topology.Kind{topology.Triangle, topology.Quadrilateral, topology.Tetrahedron, topology.Hexahedron, topology.Prism} {
@@ -173,7 +174,7 @@ func TestFacetsTagged(t *testing.T) {
 					t.Fatal(err)
 				}
 				// The listed facets, per kind; want: tag by sorted nodes.
-				want := map[string]int32{}
+				want := map[string][]int32{}
 				keyOf := func(f []int32) string {
 					s := slices.Clone(f)
 					slices.Sort(s)
@@ -189,10 +190,19 @@ func TestFacetsTagged(t *testing.T) {
 						}
 						nd := slices.Clone(fs.Nodes[f*fn : (f+1)*fn])
 						tag := tagOf(nd)
-						want[keyOf(nd)] = tag
+						want[keyOf(nd)] = []int32{tag}
 						nd = append(nd[1:], nd[0]) // another start
 						tf.Nodes = append(tf.Nodes, nd...)
 						tf.Tags = append(tf.Tags, tag)
+						if f%4 == 0 {
+							want[keyOf(nd)] = []int32{tag, 100}
+							tf.Nodes = append(tf.Nodes, nd...)
+							tf.Tags = append(tf.Tags, 100)
+						}
+						if f == 1 {
+							tf.Nodes = append(tf.Nodes, nd...)
+							tf.Tags = append(tf.Tags, tag)
+						}
 					}
 					list = append(list, tf)
 				}
@@ -218,13 +228,17 @@ func TestFacetsTagged(t *testing.T) {
 				for r := range ranks {
 					for _, b := range got[r] {
 						fn := b.Kind.Nodes()
+						if b.TagDim != 2 {
+							t.Errorf("rank %d: %v: TagDim %d, want 2", r, b.Kind, b.TagDim)
+						}
 						check := func(nd, tags []int32, what string) {
-							for f, tag := range tags {
+							for f := range len(nd) / fn {
 								w := want[keyOf(nd[f*fn:(f+1)*fn])]
-								if tag != w {
-									t.Errorf("rank %d: %s %v %v: tag %d, want %d", r, what, b.Kind, nd[f*fn:(f+1)*fn], tag, w)
+								got := slices.DeleteFunc(slices.Clone(tags[f*b.TagDim:(f+1)*b.TagDim]), func(v int32) bool { return v == 0 })
+								if !slices.Equal(got, w) {
+									t.Errorf("rank %d: %s %v %v: tags %v, want %v", r, what, b.Kind, nd[f*fn:(f+1)*fn], got, w)
 								}
-								if w != 0 {
+								if w != nil {
 									seen++
 								}
 							}

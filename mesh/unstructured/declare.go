@@ -78,9 +78,9 @@ func declare(src *source, opts Options) (*Mesh, error) {
 		m.X, err = op2.NewDat(m.Nodes, src.dim, src.x, "x")
 		try(err)
 	}
-	m.Cells = set(len(src.cellTag), cellName)
+	m.Cells = set(len(src.cellTags)/src.cellTagDim, cellName)
 	m.CellNodes = mapOf(m.Cells, m.Nodes, src.kind.Nodes(), src.cellNodes, cellName+"_nodes")
-	m.CellTag = int32Dat(m.Cells, 1, src.cellTag, cellName+"_tag")
+	m.CellTags = int32Dat(m.Cells, src.cellTagDim, src.cellTags, cellName+"_tags")
 	widen := func(v []int8) []int32 {
 		out := make([]int32, len(v))
 		for i, x := range v {
@@ -95,17 +95,18 @@ func declare(src *source, opts Options) (*Mesh, error) {
 			nodes, cells []int32
 			local        []int8
 			tags         []int32
+			tagDim       int
 			arity        int
 			into         *[]Facets
 		}{
-			{"interior_" + plural(b.Kind), b.Nodes, b.Cells, b.Local, b.Tags, 2, &m.Interior},
-			{"boundary_" + plural(b.Kind), b.BNodes, b.BCells, b.BLocal, b.BTags, 1, &m.Boundary},
+			{"interior_" + plural(b.Kind), b.Nodes, b.Cells, b.Local, b.Tags, b.TagDim, 2, &m.Interior},
+			{"boundary_" + plural(b.Kind), b.BNodes, b.BCells, b.BLocal, b.BTags, b.TagDim, 1, &m.Boundary},
 		} {
 			f := Facets{Kind: b.Kind, Set: set(len(side.nodes)/fn, side.name)}
 			f.Nodes = mapOf(f.Set, m.Nodes, fn, side.nodes, side.name+"_nodes")
 			f.Cells = mapOf(f.Set, m.Cells, side.arity, side.cells, side.name+"_cells")
 			f.Local = int32Dat(f.Set, side.arity, widen(side.local), side.name+"_local")
-			f.Tag = int32Dat(f.Set, 1, side.tags, side.name+"_tag")
+			f.Tags = int32Dat(f.Set, side.tagDim, side.tags, side.name+"_tags")
 			*side.into = append(*side.into, f)
 		}
 	}
@@ -149,11 +150,12 @@ func declare(src *source, opts Options) (*Mesh, error) {
 
 // makeGroups makes the named groups' subsets from the tags.
 func (m *Mesh) makeGroups(src *source) error {
-	pick := func(tag *op2.Dat[int32], want int32) []int32 {
+	pick := func(tags *op2.Dat[int32], want int32) []int32 {
 		var idx []int32
-		for i, t := range tag.DataRO() {
-			if t == want {
-				idx = append(idx, int32(i))
+		d := tags.Dim()
+		for i, t := range tags.DataRO() {
+			if t == want && (len(idx) == 0 || idx[len(idx)-1] != int32(i/d)) {
+				idx = append(idx, int32(i/d))
 			}
 		}
 		return idx
@@ -163,7 +165,7 @@ func (m *Mesh) makeGroups(src *source) error {
 		var err error
 		switch g.Dim {
 		case m.Dim:
-			gr.Cells, err = op2.NewSubset(m.Cells, pick(m.CellTag, g.Tag))
+			gr.Cells, err = op2.NewSubset(m.Cells, pick(m.CellTags, g.Tag))
 		case m.Dim - 1:
 			for _, side := range []struct {
 				facets []Facets
@@ -171,7 +173,7 @@ func (m *Mesh) makeGroups(src *source) error {
 			}{{m.Interior, &gr.Interior}, {m.Boundary, &gr.Boundary}} {
 				for _, f := range side.facets {
 					var sub *op2.Subset
-					if sub, err = op2.NewSubset(f.Set, pick(f.Tag, g.Tag)); err != nil {
+					if sub, err = op2.NewSubset(f.Set, pick(f.Tags, g.Tag)); err != nil {
 						break
 					}
 					*side.into = append(*side.into, sub)

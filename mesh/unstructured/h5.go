@@ -16,9 +16,11 @@ import (
 //	               the Gmsh type of each kind of tagged facet element
 //	nodes          set; x: dat of dim doubles per node
 //	cells          set; cell_nodes: map to nodes (positively oriented);
-//	               cell_tag: int per cell
+//	               cell_tags: dat of the cells' physical tags, increasing
+//	               then zeros, as many per cell as the most any cell has
 //	tagged_T       set of the facet elements of Gmsh type T with a physical
-//	               tag; tagged_T_nodes: map to nodes; tagged_T_tag: int each
+//	               tag, an element once per group it is in;
+//	               tagged_T_nodes: map to nodes; tagged_T_tag: int each
 //	groups         int array: per named group dim, tag, name length, name bytes
 const layoutVersion = 1
 
@@ -59,7 +61,7 @@ func WriteHDF5(path string, g *gmsh.Mesh) (err error) {
 		func() error { return hdf5.WriteArray(f, "x", s.dim, s.x) },
 		func() error { return f.WriteSetSize("cells", s.cells) },
 		func() error { return f.WriteMapTable("cell_nodes", s.kind.Nodes(), s.cellNodes) },
-		func() error { return hdf5.WriteArray(f, "cell_tag", 1, s.cellTag) },
+		func() error { return hdf5.WriteArray(f, "cell_tags", s.cellTagDim, s.cellTags) },
 	}
 	for _, tf := range s.tagged {
 		name := taggedName(tf.Kind)
@@ -136,7 +138,12 @@ func readHDF5Block(path string, rank, ranks int) (s *source, err error) {
 	if s.cellNodes, err = hdf5.ReadRows[int32](f, "cell_nodes", nn, s.firstCell, count); err != nil {
 		return nil, err
 	}
-	if s.cellTag, err = hdf5.ReadRows[int32](f, "cell_tag", 1, s.firstCell, count); err != nil {
+	info, err := f.Info("cell_tags")
+	if err != nil {
+		return nil, err
+	}
+	s.cellTagDim = max(info.Dim, 1)
+	if s.cellTags, err = hdf5.ReadRows[int32](f, "cell_tags", s.cellTagDim, s.firstCell, count); err != nil {
 		return nil, err
 	}
 	for _, v := range s.cellNodes {

@@ -2,6 +2,7 @@ package unstructured
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/goop2/op2/internal/dist"
@@ -21,7 +22,11 @@ type source struct {
 	// cells (their nodes, positively oriented, and tags).
 	firstNode, firstCell int
 	x                    []float64
-	cellNodes, cellTag   []int32
+	cellNodes            []int32
+	// cellTags holds cellTagDim physical tags per cell, increasing, then
+	// zeros.
+	cellTags   []int32
+	cellTagDim int
 	// The rank's block of the file's facet elements with a physical tag,
 	// one entry per facet kind.
 	tagged []dist.TaggedFacets
@@ -149,6 +154,66 @@ func signedVolumes(k topology.Kind, nodes []int32, x []float64, dim int) ([]floa
 	return vol, nil
 }
 
+// physicalOf returns a function giving the physical groups of element i
+// of a block: in a 4.1 file those of its entity ($Entities), in a 2.2 file
+// its first tag (an element in several groups is repeated, once per
+// group).
+func physicalOf(g *gmsh.Mesh) func(b *gmsh.Block, i int) []int32 {
+	type key struct {
+		dim int
+		tag int32
+	}
+	ent := map[key][]int32{}
+	for _, e := range g.Entities {
+		ent[key{e.Dim, e.Tag}] = e.Physical
+	}
+	return func(b *gmsh.Block, i int) []int32 {
+		if p, ok := ent[key{b.Type.Dim(), b.Entity[i]}]; ok && len(g.Entities) > 0 {
+			return p
+		}
+		if b.Physical[i] != 0 {
+			return b.Physical[i : i+1]
+		}
+		return nil
+	}
+}
+
+// uniqueCells returns the cells of block b with the physical groups of
+// each (phys). A 2.2 file (no $Entities) writes an element in several
+// groups once per group, under different tags: where the file has
+// several groups of the cells' dimension, repeated cells (the same nodes
+// in the same order) are kept once, with all their groups.
+func uniqueCells(g *gmsh.Mesh, b *gmsh.Block, phys func(*gmsh.Block, int) []int32) (nodes []int32, tags []int64, groups [][]int32) {
+	nn := b.Type.NumNodes()
+	n := 0
+	for _, p := range g.Physical {
+		if p.Dim == b.Type.Dim() {
+			n++
+		}
+	}
+	var where map[[8]int32]int // a cell's nodes → its index in the result
+	if len(g.Entities) == 0 && n > 1 {
+		where = map[[8]int32]int{}
+	}
+	for i := range b.Len() {
+		p := phys(b, i)
+		row := b.Nodes[i*nn : (i+1)*nn]
+		if where != nil {
+			key := [8]int32{-1, -1, -1, -1, -1, -1, -1, -1}
+			copy(key[:], row)
+			if j, ok := where[key]; ok {
+				groups[j] = append(groups[j], p...)
+				continue
+			}
+			where[key] = len(tags)
+		}
+		nodes = append(nodes, row...)
+		tags = append(tags, b.Tags[i])
+		groups = append(groups, slices.Clone(p))
+	}
+	return nodes, tags, groups
+}
+
 // fromGmsh takes this rank's blocks of g.
 func fromGmsh(g *gmsh.Mesh, rank, ranks int) (*source, error) {
 	k, cells, err := cellsOf(g)
@@ -158,13 +223,22 @@ func fromGmsh(g *gmsh.Mesh, rank, ranks int) (*source, error) {
 	dim := k.Dim()
 	x := g.Coords(dim)
 	nn := k.Nodes()
-	s := &source{dim: dim, kind: k, nodes: g.NumNodes(), cells: cells.Len(), groups: g.Physical}
+	phys := physicalOf(g)
+	cellNodes, cellTags, cellGroups := uniqueCells(g, cells, phys)
+	s := &source{dim: dim, kind: k, nodes: g.NumNodes(), cells: len(cellTags), groups: g.Physical, cellTagDim: 1}
+	for _, p := range cellGroups {
+		slices.Sort(p)
+		s.cellTagDim = max(s.cellTagDim, len(slices.Compact(p)))
+	}
 	start, count := mesh.Block(s.cells, rank, ranks)
 	s.firstCell = start
-	if s.cellNodes, err = orient(k, cells.Nodes[start*nn:(start+count)*nn], cells.Tags[start:start+count], x, dim); err != nil {
+	if s.cellNodes, err = orient(k, cellNodes[start*nn:(start+count)*nn], cellTags[start:start+count], x, dim); err != nil {
 		return nil, err
 	}
-	s.cellTag = append([]int32(nil), cells.Physical[start:start+count]...)
+	s.cellTags = make([]int32, count*s.cellTagDim)
+	for c := range count {
+		copy(s.cellTags[c*s.cellTagDim:], slices.Compact(cellGroups[start+c]))
+	}
 	start, count = mesh.Block(s.nodes, rank, ranks)
 	s.firstNode = start
 	s.x = append([]float64(nil), x[start*dim:(start+count)*dim]...)
@@ -180,9 +254,9 @@ func fromGmsh(g *gmsh.Mesh, rank, ranks int) (*source, error) {
 		start, count := mesh.Block(b.Len(), rank, ranks)
 		tf := dist.TaggedFacets{Kind: fk}
 		for i := start; i < start+count; i++ {
-			if b.Physical[i] != 0 {
+			for _, p := range phys(&b, i) {
 				tf.Nodes = append(tf.Nodes, b.Nodes[i*fn:(i+1)*fn]...)
-				tf.Tags = append(tf.Tags, b.Physical[i])
+				tf.Tags = append(tf.Tags, p)
 			}
 		}
 		s.tagged = append(s.tagged, tf)

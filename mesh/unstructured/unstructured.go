@@ -28,8 +28,10 @@
 // their one cell.
 //
 // Physical groups become tags and Subsets. Every cell and facet has the
-// tag of the physical group of the file's element on it (Mesh.CellTag,
-// Facets.Tag; 0 where none; the first group of an element in several);
+// tags of the physical groups of the file's element on it (Mesh.CellTags,
+// Facets.Tags: as many values per element as the most groups any element
+// is in, increasing, then zeros; in a 4.1 file an element's groups are
+// its entity's, in a 2.2 file the element is repeated once per group);
 // each named group of the cells' dimension is a Subset of the cells and
 // each of the facets' dimension a Subset of every facet set (Group).
 // Groups of lower dimension (curves and points of a 3-D mesh) are not
@@ -38,7 +40,7 @@
 // # Numbering
 //
 // The declared numbering is the file's: node i is the file's i-th node,
-// cell i its i-th cell, so that Dat.Gather, hdf5 and vtk output list
+// cell i its i-th cell (a 2.2 file's repeated elements counted once), so that Dat.Gather, hdf5 and vtk output list
 // values in the file's order. On one process the sets are then renumbered
 // for locality by default (Options.Renumber: reverse Cuthill–McKee on the
 // cells through their facets, the other sets following; Gmsh numbers
@@ -95,8 +97,9 @@ type Mesh struct {
 	// CellNodes maps each cell to its Kind.Nodes() nodes, in Gmsh's
 	// (and VTK's) order, positively oriented.
 	CellNodes *op2.Map
-	// CellTag holds each cell's physical group tag (0: none).
-	CellTag *op2.Dat[int32]
+	// CellTags holds each cell's physical group tags: Dim() values per
+	// cell, increasing, then zeros (0: none).
+	CellTags *op2.Dat[int32]
 	// Interior and Boundary hold the facets, one Facets per facet kind.
 	Interior, Boundary []Facets
 	// Groups lists the named physical groups of the cells' and the
@@ -122,9 +125,9 @@ type Facets struct {
 	// Local holds the facet's local number in each of Cells
 	// (topology.LocalFacets' index): dim 2 or 1.
 	Local *op2.Dat[int32]
-	// Tag holds the physical group tag of the file's element on the
-	// facet (0: none).
-	Tag *op2.Dat[int32]
+	// Tags holds the physical group tags of the file's element on the
+	// facet: Dim() values per facet, increasing, then zeros (0: none).
+	Tags *op2.Dat[int32]
 }
 
 // Group is a named physical group.

@@ -297,7 +297,7 @@ func TestLoadOnRanks(t *testing.T) {
 // gmshExtruded writes the extruded cube of kind "prism" or "hex" with Gmsh
 // (testdata/extrude.py) into dir and returns its path; it skips the test without Gmsh's Python
 // module.
-func gmshExtruded(t *testing.T, kind, dir string) string {
+func gmshExtruded(t *testing.T, kind, version, dir string) string {
 	t.Helper()
 	var py string
 	for _, p := range []string{"/usr/bin/python3", "python3"} {
@@ -309,17 +309,19 @@ func gmshExtruded(t *testing.T, kind, dir string) string {
 	if py == "" {
 		t.Skip("needs python3 with Gmsh's module (Debian: apt-get install python3-gmsh)")
 	}
-	path := filepath.Join(dir, kind+".msh")
-	if out, err := exec.Command(py, "testdata/extrude.py", kind, path).CombinedOutput(); err != nil {
+	path := filepath.Join(dir, kind+"-"+version+".msh")
+	if out, err := exec.Command(py, "testdata/extrude.py", kind, path, version).CombinedOutput(); err != nil {
 		t.Fatalf("gmsh: %v\n%s", err, out)
 	}
 	return path
 }
 
 // TestLoadExtruded declares prism and hexahedron meshes Gmsh made (prisms
-// have triangular and quadrilateral facets, in two sets each): the facet
-// counts are mesh/topology's, the geometry adds up, every face of a group
-// is in its subsets, on one process and on 2 and 3 ranks.
+// have triangular and quadrilateral facets, in two sets each), every
+// element in two physical groups: the facet counts are mesh/topology's,
+// the geometry adds up, every element of a group is in its subsets, on one
+// process and on 2 and 3 ranks; the prisms written as MSH 2.2 (elements
+// repeated once per group) give what MSH 4.1 gives.
 func TestLoadExtruded(t *testing.T) {
 	const pathEnv, wantEnv = "UNSTRUCTURED_MESH", "UNSTRUCTURED_WANT"
 	if mpitest.InRanks() {
@@ -327,9 +329,10 @@ func TestLoadExtruded(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
+	summaries := map[string]summary{}
 	for _, kind := range []string{"prism", "hex"} {
 		t.Run(kind, func(t *testing.T) {
-			path := gmshExtruded(t, kind, dir)
+			path := gmshExtruded(t, kind, "4.1", dir)
 			g, err := gmsh.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -339,6 +342,15 @@ func TestLoadExtruded(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := summarize(t, m)
+			summaries[kind] = got
+			if d := m.CellTags.Dim(); d != 2 {
+				t.Errorf("CellTags has %d values per cell, want 2 (volume, everything)", d)
+			}
+			for _, f := range m.Boundary {
+				if d := f.Tags.Dim(); d != 2 {
+					t.Errorf("%s: Tags has %d values per facet, want 2", f.Set.Name(), d)
+				}
+			}
 			cells := g.Cells()[0]
 			k := map[gmsh.Type]topology.Kind{gmsh.Prism: topology.Prism, gmsh.Hexahedron: topology.Hexahedron}[cells.Type]
 			if m.Kind != k {
@@ -386,6 +398,15 @@ func TestLoadExtruded(t *testing.T) {
 			}
 		})
 	}
+	t.Run("prism-2.2", func(t *testing.T) {
+		m, err := unstructured.Load(gmshExtruded(t, "prism", "2.2", dir), unstructured.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := same(summarize(t, m), summaries["prism"]); d != "" {
+			t.Errorf("MSH 2.2 against 4.1: %s", d)
+		}
+	})
 }
 
 // BenchmarkDeclare declares Cube(40) (384 000 tetrahedra, 787 200
