@@ -343,6 +343,15 @@ func TestLoadExtruded(t *testing.T) {
 			}
 			got := summarize(t, m)
 			summaries[kind] = got
+			h5 := filepath.Join(dir, kind+".h5")
+			if err := unstructured.WriteHDF5(h5, g); err != nil {
+				t.Fatal(err)
+			}
+			if mh, err := unstructured.Load(h5, unstructured.Options{}); err != nil {
+				t.Error(err)
+			} else if d := same(summarize(t, mh), got); d != "" {
+				t.Errorf("from HDF5: %s", d)
+			}
 			if d := m.CellTags.Dim(); d != 2 {
 				t.Errorf("CellTags has %d values per cell, want 2 (volume, everything)", d)
 			}
