@@ -10,13 +10,20 @@
 // The velocity is the vortex u = (sin πx cos πy, −cos πx sin πy, 0), which
 // is tangent to the walls of the unit square and cube; the boundary facets
 // are walls (no flux), so the total Σ V·q over the cells is conserved to
-// round-off whatever the mesh. Each step computes the flux through every
+// round-off whatever the mesh. The flux through a facet is that of u =
+// curl(0, 0, ψ), ψ = sin πx sin πy / π, by Stokes' theorem: in 2-D the
+// difference of ψ between the edge's ends, in 3-D the circulation of
+// (0, 0, ψ) around the face (ψ at each edge's midpoint times its rise in
+// z). Each edge's term enters the two facets sharing it with opposite
+// signs, so the fluxes out of every cell add up to zero: the discrete
+// velocity is divergence-free, and upwinding keeps q between its initial
+// bounds. Each step computes the flux through every
 // interior facet from the upwind cell (a loop over each interior facet
 // set, incrementing both cells) and updates the cells (a loop that also
 // adds up the total, the minimum and the maximum). The time step is the
 // CFL number times the smallest V / Σ outflow over the cells. q starts at
-// 1 in a ball of radius 0.2 around (0.5, 0.75, 0.5) and 0 elsewhere;
-// upwinding keeps it in [0, 1].
+// 1 in a ball of radius 0.2 around (0.5, 0.75, 0.5) and 0 elsewhere, and
+// stays in [0, 1].
 //
 // Without -mesh the mesh is the unit cube cut into n³ cubes of six
 // tetrahedra. Every -every steps (and at the end) rank 0 prints the step,
@@ -84,18 +91,30 @@ func main() {
 
 // kernels are the scheme's loops; D is the mesh's dimension.
 const kernels = `
-static void op2a_velocity(const double *x, double u[3]) {
-  u[0] = sin(M_PI * x[0]) * cos(M_PI * x[1]);
-  u[1] = -cos(M_PI * x[0]) * sin(M_PI * x[1]);
-  u[2] = 0.0;
-}
+/* The stream function of the vortex: u = curl(0, 0, psi). */
+static double op2a_psi(double x, double y) { return sin(M_PI * x) * sin(M_PI * y) / M_PI; }
 
-/* The normal velocity through a facet, times its area: u(centre) · a. */
-void face_speed(const double *centre, const double *a, double *un) {
-  double u[3];
-  op2a_velocity(centre, u);
-  *un = 0.0;
-  for (int k = 0; k < D; k++) *un += u[k] * a[k];
+/* The flux of u out of a facet's first cell, by Stokes' theorem: an edge
+   from x[0] to x[1] (2-D), or the circulation of (0, 0, psi) around a
+   face, its nodes counter-clockwise seen from outside. */
+void face_speed2(const double *x[2], double *un) {
+  *un = op2a_psi(x[1][0], x[1][1]) - op2a_psi(x[0][0], x[0][1]);
+}
+void face_speed3(const double *x[3], double *un) {
+  double f = 0.0;
+  for (int i = 0; i < 3; i++) {
+    int j = (i + 1) % 3;
+    f += op2a_psi(0.5 * (x[i][0] + x[j][0]), 0.5 * (x[i][1] + x[j][1])) * (x[j][2] - x[i][2]);
+  }
+  *un = f;
+}
+void face_speed4(const double *x[4], double *un) {
+  double f = 0.0;
+  for (int i = 0; i < 4; i++) {
+    int j = (i + 1) % 4;
+    f += op2a_psi(0.5 * (x[i][0] + x[j][0]), 0.5 * (x[i][1] + x[j][1])) * (x[j][2] - x[i][2]);
+  }
+  *un = f;
 }
 
 /* Each cell's outflow, Σ over its facets of max(u·a, 0). */
@@ -136,6 +155,8 @@ void mass(const double *vol, const double *q, double *total) { *total += *vol * 
 type result struct {
 	mesh         *unstructured.Mesh
 	q            *op2.Dat[float64]
+	un           []*op2.Dat[float64] // per interior facet set: the flux out of the first cell
+	outflow      *op2.Dat[float64]   // per cell
 	total0, last float64
 	lo, hi       float64
 }
@@ -169,7 +190,7 @@ func run(o options, out io.Writer) (*result, error) {
 	}
 	src := fmt.Sprintf("#define D %d\n%s", m.Dim, kernels)
 	kernels := map[string]*op2.Kernel{}
-	for _, name := range []string{"face_speed", "outflow", "cell_dt", "initial", "mass", "flux", "update"} {
+	for _, name := range []string{"face_speed2", "face_speed3", "face_speed4", "outflow", "cell_dt", "initial", "mass", "flux", "update"} {
 		kernels[name] = op2.NewKernel(src, name)
 	}
 	res := &result{mesh: m}
@@ -189,6 +210,7 @@ func run(o options, out io.Writer) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
+	res.un, res.outflow = un, outf
 	loop := func(k string, set op2.IterationSet, args ...op2.Arg) {
 		if err == nil {
 			if e := op2.ParLoop(kernels[k], set, args...); e != nil {
@@ -208,7 +230,7 @@ func run(o options, out io.Writer) (*result, error) {
 		return nil, err
 	}
 	for i, f := range m.Interior {
-		loop("face_speed", f.Set, geo.Interior[i].Centre.Arg(op2.Read), geo.Interior[i].Normal.Arg(op2.Read), un[i].Arg(op2.Write))
+		loop(fmt.Sprintf("face_speed%d", f.Kind.Nodes()), f.Set, m.X.ArgVec(op2.Read, f.Nodes), un[i].Arg(op2.Write))
 		loop("outflow", f.Set, un[i].Arg(op2.Read), outf.ArgMap(op2.Inc, f.Cells, 0), outf.ArgMap(op2.Inc, f.Cells, 1))
 	}
 	loop("cell_dt", m.Cells, geo.CellVolume.Arg(op2.Read), outf.Arg(op2.Read), dt.Arg(op2.Min))

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,40 @@ func TestConservesOnEveryBackend(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestDivergenceFree: on each mesh the fluxes out of every cell add up to
+// zero (to round-off against the largest outflow), which keeps q in
+// [0, 1]; on a finer cube too.
+func TestDivergenceFree(t *testing.T) {
+	for _, path := range meshes(t) {
+		t.Run(meshName(path), func(t *testing.T) {
+			res, err := run(options{mesh: path, n: 12, steps: 150, every: 150, cfl: 1}, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := res.mesh
+			div, err := op2.NewDat[float64](m.Cells, 1, nil, "div")
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := op2.NewKernel("void divergence(const double *un, double *d0, double *d1) { *d0 += *un; *d1 -= *un; }", "divergence")
+			for i, f := range m.Interior {
+				if err := op2.ParLoop(k, f.Set, res.un[i].Arg(op2.Read), div.ArgMap(op2.Inc, f.Cells, 0), div.ArgMap(op2.Inc, f.Cells, 1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			scale := slices.Max(res.outflow.DataRO())
+			for c, d := range div.DataRO() {
+				if math.Abs(d) > 1e-13*scale {
+					t.Fatalf("cell %d: the fluxes add up to %g (largest outflow %g)", c, d, scale)
+				}
+			}
+			if res.lo < 0 || res.hi > 1+1e-14 {
+				t.Errorf("q in [%g, %g], outside [0, 1]", res.lo, res.hi)
+			}
+		})
 	}
 }
 
