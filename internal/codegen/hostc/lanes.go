@@ -1091,15 +1091,13 @@ func (g *Gen) laneClash(l *core.Loop, lanes int, ind string) {
 	g.Printf("%s  }\n%s  continue;\n%s}\n", ind, ind, ind)
 }
 
-// vectorMath are the math.h functions a compiler vectorises without a
-// vector math library: each is an instruction of x86-64's and Arm's
-// vector units (with -fno-math-errno for sqrt, which the host backends'
-// default flags include).
-var vectorMath = map[string]bool{"sqrt": true, "fabs": true, "floor": true, "ceil": true, "trunc": true,
-	"rint": true, "nearbyint": true, "fmin": true, "fmax": true, "copysign": true, "fma": true}
-
-// scalarMath are the math.h functions outside vectorMath, and their
-// float forms (expf, powf...): each lane would call the scalar function.
+// scalarMath are the math.h functions a compiler does not vectorise
+// without a vector math library, and their float forms (expf, powf...):
+// each lane would call the scalar function. The others (sqrt, fabs,
+// floor, ceil, trunc, rint, nearbyint, fmin, fmax, copysign, fma) are
+// each an instruction of x86-64's and Arm's vector units (with
+// -fno-math-errno for sqrt, which the host backends' default flags
+// include).
 var scalarMath = func() map[string]bool {
 	m := map[string]bool{}
 	for _, f := range strings.Fields(`acos asin atan atan2 cos sin tan acosh asinh atanh cosh sinh tanh exp exp2 expm1
@@ -1113,14 +1111,17 @@ var scalarMath = func() map[string]bool {
 // whose vectors hold vectorBytes bytes: as many of the loop's widest
 // values as a vector holds, bounded by LaneWidths, or 0 (the scalar
 // code) where lanes measured slower than the scalar code. That is, when
-// its kernel (or a function its source defines)
+// its kernel (or a function of its source that it calls, directly or
+// through others: core.KernelInfo.Ops; not the other kernels of a source
+// that defines several)
 //
-//   - calls a math.h function outside vectorMath (exp, pow, cbrt, their
-//     float forms, std::exp...), which glibc vectorises only under -ffast-math, so
-//     that each lane calls the scalar function (MG-CFD's mg_calc_dt);
+//   - calls a math.h function of scalarMath (exp, pow, cbrt, their
+//     float forms, std::exp...), which glibc vectorises only under
+//     -ffast-math, so that each lane calls the scalar function (MG-CFD's
+//     mg_calc_dt);
 //   - does too little work that vectors speed up: fewer than two
-//     divisions and square roots (counted in the source, as written) and
-//     no sum into a Global. Measured on MG-CFD's loops (AMD EPYC, 65³
+//     divisions and square roots (counted in those functions, macros
+//     expanded) and no sum into a Global. Measured on MG-CFD's loops (AMD EPYC, 65³
 //     nodes): those that only move values (mg_copy_vars, mg_residual,
 //     mg_restrict_sum, mg_min_dt, and Airfoil's save_soln) or divide
 //     once per element (mg_time_step, mg_restrict_mean, mg_step_factor)
@@ -1156,19 +1157,12 @@ func AutoLanes(l *core.Loop, vectorBytes int) int {
 		}
 	}
 	if info := l.Kernel.Info; info != nil {
-		m, err := info.Model()
-		if err != nil {
+		if _, err := info.Model(); err != nil {
 			return 0
 		}
-		// Macros' replacement texts (a helper's macros are not
-		// expanded in Ops' count).
-		for _, name := range m.MacroMathCalls {
-			if !vectorMath[name] {
-				return 0
-			}
-		}
-		// Calls as the tokens show them (std::exp too), counted once
-		// per kernel (core.KernelInfo.Ops).
+		// Calls as the tokens show them (std::exp too), in the kernel
+		// and the functions it calls, macros expanded, counted once per
+		// kernel (core.KernelInfo.Ops).
 		ops := info.Ops()
 		for name := range ops.Calls {
 			if scalarMath[name] {
