@@ -298,9 +298,9 @@ func TestTileFormsLanes(t *testing.T) {
 // TestAutoLanes: under SIMD "auto" a loop gets as many lanes as the
 // machine's vectors hold of its widest values (within LaneWidths), and
 // the scalar code when its kernel, or a helper it calls, calls a math
-// function the compiler cannot vectorise (float forms too), when it does
-// too little work lanes speed up (fewer than two divisions and square
-// roots, and no sum into a Global), or when it has a matrix argument.
+// function the compiler cannot vectorise (float forms too), or when it
+// does too little work lanes speed up (fewer than two divisions and
+// square roots, no sum into a Global and no matrix argument).
 func TestAutoLanes(t *testing.T) {
 	m := newLaneMesh()
 	d := m.dat("d", m.edges, core.Float64, 1)
@@ -335,7 +335,15 @@ func TestAutoLanes(t *testing.T) {
 		{"sin_in_macro", "#define F(v) (2 * sin(v))\nvoid k(double *x) { *x = F(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"sqrt_in_macro", "#define F(v) (2 * sqrt(v))\nvoid k(double *x) { *x = F(*x) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"pow", "void k(double *x) { *x = pow(*x, 3); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
-		{"matrix", "void k(const double *x, double *K) { K[0] = *x; }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg}, 64, 0},
+		// A matrix argument gets lanes however little the kernel
+		// computes: internal/poisson's P1 mass matrix (one division)
+		// ran faster in lanes, as its 2-D and 3-D stiffness matrices
+		// (BenchmarkMass, BenchmarkStiffness, BenchmarkTetStiffness;
+		// docs/perf.md); a math function lanes would call lane by lane
+		// still keeps the scalar code.
+		{"matrix", "void k(const double *x, double *K) { K[0] = *x; }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg}, 64, 8},
+		{"matrix_avx", "void k(const double *x, double *K) { K[0] = *x / 2; }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg}, 32, 4},
+		{"matrix_exp", "void k(const double *x, double *K) { K[0] = exp(*x); }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg}, 64, 0},
 		// Only the functions the kernel calls count: another kernel of
 		// the source calling exp, or a macro calling sin that only
 		// another function uses, leaves lanes; a helper the kernel
