@@ -135,11 +135,12 @@ type Config struct {
 	// SIMD is how the host backends use SIMD lanes: "auto" (default: each
 	// loop that can have them gets as many as the machine's vectors hold,
 	// the scalar code where lanes measured slower: a math function the
-	// compiler cannot vectorise, little arithmetic, a matrix argument;
-	// see docs/guide/loops-and-chains.md), "scalar" (the scalar code; the
-	// tuner may try lanes), "off", or "4" or "8" lanes for every loop that
-	// can have them. Results are the scalar code's up to fused multiply-adds and
-	// the order of Global increments.
+	// compiler cannot vectorise, little arithmetic without a sum into a
+	// Global or a matrix argument; see docs/guide/loops-and-chains.md),
+	// "scalar" (the scalar code; the tuner may try lanes), "off", or "4"
+	// or "8" lanes for every loop that can have them. Results are the
+	// scalar code's up to fused multiply-adds and the order of Global
+	// increments.
 	SIMD string
 	// Timing records, per loop, the calls, their times and the bytes they
 	// move (see EnableTiming and Timings).

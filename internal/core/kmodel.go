@@ -118,8 +118,10 @@ type kernelModel struct {
 }
 
 // Ops is what a kernel's code computes, counted in its source
-// (KernelInfo.Ops): in the kernel's body with its macros expanded, and in
-// every other function its source defines as written.
+// (KernelInfo.Ops): in the kernel's body and in the bodies of the
+// functions its source defines that it calls, directly or through
+// others, with their macros expanded. Functions it does not call (the
+// other kernels of a source that defines several) do not count.
 type Ops struct {
 	// Divisions counts the / operators (in /= too).
 	Divisions int
@@ -129,7 +131,11 @@ type Ops struct {
 }
 
 // Ops returns the kernel's Ops, read on the first call and kept. A
-// source the model cannot read counts nothing.
+// source the model cannot read counts nothing. Where a body cannot be
+// expanded (ExpandedBody's errors), the whole source counts as written:
+// the kernel's body expanded when it can be, every function the source
+// defines, and a call of each math.h function that a macro's replacement
+// text calls (SourceModel.MacroMathCalls).
 func (k *KernelInfo) Ops() Ops {
 	if k.model == nil {
 		return readOps(k)
@@ -155,6 +161,12 @@ func readOps(k *KernelInfo) Ops {
 			}
 		}
 	}
+	if bodies, ok := reachedBodies(k, m); ok {
+		for _, toks := range bodies {
+			count(toks)
+		}
+		return o
+	}
 	body, err := k.Body()
 	if err == nil {
 		count(body.Tokens)
@@ -167,7 +179,47 @@ func readOps(k *KernelInfo) Ops {
 		hi, _ := slices.BinarySearchFunc(m.Tokens, d.BodyClose, func(t clex.Token, at int) int { return t.Start - at })
 		count(m.Tokens[lo:hi])
 	}
+	for _, name := range m.MacroMathCalls {
+		o.Calls[name]++
+	}
 	return o
+}
+
+// reachedBodies returns the tokens of the kernel's body and of the bodies
+// of the functions source model m defines that it calls, directly or
+// through others (every definition of a name that a call names, C++'s
+// overloads too), each with its macros expanded; false when one cannot
+// be expanded.
+func reachedBodies(k *KernelInfo, m *SourceModel) ([][]clex.Token, bool) {
+	body, err := k.Body()
+	if err != nil {
+		return nil, false
+	}
+	out := [][]clex.Token{body.Tokens}
+	seen := map[int]bool{}
+	for i, d := range m.Defs {
+		seen[i] = d.BodyOpen == k.BodyOpen
+	}
+	for next := 0; next < len(out); next++ {
+		toks := out[next]
+		for i, t := range toks {
+			if i+1 >= len(toks) || toks[i+1].Text != "(" || !m.Defined[t.Text] {
+				continue
+			}
+			for j, d := range m.Defs {
+				if d.Name != t.Text || seen[j] {
+					continue
+				}
+				seen[j] = true
+				text, err := expandedSpan(k, d.BodyOpen, d.BodyClose, d.Name+"'s body")
+				if err != nil {
+					return nil, false
+				}
+				out = append(out, clex.Tokenize(clex.Blank(text, true, nil)))
+			}
+		}
+	}
+	return out, true
 }
 
 // Model returns the model of the kernel's whole source (ReadSource of

@@ -249,22 +249,43 @@ func TestKernelModelOnce(t *testing.T) {
 }
 
 // TestKernelOps: Ops counts the divisions and the calls of functions the
-// source does not define, in the kernel's body with its macros expanded
-// and in the source's other functions, C++'s std:: calls by their last
-// name; a function the source defines is not counted as a call.
+// source does not define, in the kernel's body and the functions it
+// calls (through others too), their macros expanded, C++'s std:: calls
+// by their last name; a function the source defines is not counted as a
+// call, and a function the kernel does not call (another kernel), with
+// the macros only it uses, does not count.
 func TestKernelOps(t *testing.T) {
 	src := `#define INV(v) (1.0 / (v))
-static double half(double v) { return v / 2 + std::exp(v); }
+#define U(v) sin(v) / 7
+static double third(double v) { return INV(v) / 3; }
+static double half(double v) { return v / 2 + std::exp(v) + third(v); }
+static double unused(double v) { return cbrt(v) / 5 + U(v); }
+void other(double *x) { *x = unused(*x) / 9; }
 void k(double *x, double *y) { *x = INV(*y) + half(*x) + sqrt(*y) / 3; *y /= sqrt(*x); }`
 	info, err := ParseKernel(src, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ops := info.Ops()
-	if ops.Divisions != 4 || ops.Calls["sqrt"] != 2 || ops.Calls["exp"] != 1 || ops.Calls["half"] != 0 || ops.Calls["INV"] != 0 {
-		t.Fatalf("Ops = %+v, want 4 divisions, sqrt twice, exp once, no half or INV", ops)
+	if ops.Divisions != 6 || ops.Calls["sqrt"] != 2 || ops.Calls["exp"] != 1 || ops.Calls["half"] != 0 || ops.Calls["INV"] != 0 ||
+		ops.Calls["cbrt"] != 0 || ops.Calls["sin"] != 0 {
+		t.Fatalf("Ops = %+v, want 6 divisions, sqrt twice, exp once, no half, INV, cbrt or sin", ops)
 	}
 	if again := info.Ops(); again.Divisions != ops.Divisions {
 		t.Fatalf("Ops again = %+v", again)
+	}
+	// A helper's body that cannot be expanded: the whole source counts,
+	// every macro's math calls too.
+	info, err = ParseKernel(`#define A B
+#define B A
+#define U(v) sin(v)
+static double h(double v) { return A + v; }
+static double unused(double v) { return cbrt(v) / 5; }
+void k(double *x) { *x = h(*x) / 2; }`, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ops := info.Ops(); ops.Divisions != 2 || ops.Calls["cbrt"] != 1 || ops.Calls["sin"] != 1 {
+		t.Fatalf("Ops = %+v with a helper that cannot be expanded, want the whole source's: 2 divisions, cbrt, sin", ops)
 	}
 }

@@ -547,6 +547,13 @@ func expandInvocation(src, lit string, pp *preprocessed, from, to int, name stri
 // (a macro defined under a condition GoOP2 cannot evaluate, an expansion
 // that names a macro again).
 func ExpandedBody(info *KernelInfo) (string, error) {
+	return expandedSpan(info, info.BodyOpen, info.BodyClose, "the kernel's body")
+}
+
+// expandedSpan is ExpandedBody for the text of info's source from
+// position from to position to (included), which errors call what:
+// another function's body.
+func expandedSpan(info *KernelInfo, from, to int, what string) (string, error) {
 	// The reader's directives, read once (ParseKernel).
 	pp, lit := info.pp, info.lit
 	if pp == nil || len(lit) != len(info.Source) {
@@ -558,15 +565,15 @@ func ExpandedBody(info *KernelInfo) (string, error) {
 			return "", err
 		}
 	}
-	macros := pp.macrosAt(info.BodyOpen)
+	macros := pp.macrosAt(from)
 	e := &expander{macros: macros, defs: map[string]*macroDef{}}
-	out, err := e.expand(splitTokens(lit[info.BodyOpen : info.BodyClose+1]))
+	out, err := e.expand(splitTokens(lit[from : to+1]))
 	if err != nil {
 		return "", err
 	}
 	for _, t := range out {
 		if m, ok := macros[t.s]; t.kind == 'i' && ok && m.state != undefined {
-			return "", fmt.Errorf("the expansion of the kernel's body names macro %s again", t.s)
+			return "", fmt.Errorf("the expansion of %s names macro %s again", what, t.s)
 		}
 	}
 	return renderTokens(out), nil

@@ -53,8 +53,7 @@ func SolveMesh(m *unstructured.Mesh, p Problem, opts op2.SolverOptions) (*Result
 // m, declared by package mesh/unstructured (Load), as SolveMesh does in
 // 2-D.
 func SolveMesh3(m *unstructured.Mesh, p Problem3, opts op2.SolverOptions) (*Result, error) {
-	src := fmt.Sprintf("#define FEXPR %s\n#define UEXPR %s\n%s", p.F, p.U, tetKernels)
-	a, err := newMeshAssembly(m, topology.Tetrahedron, src, "tet_", func(x []float64) float64 { return p.Exact(x[0], x[1], x[2]) })
+	a, err := newMeshAssembly(m, topology.Tetrahedron, tetSource(p), "tet_", func(x []float64) float64 { return p.Exact(x[0], x[1], x[2]) })
 	if err != nil {
 		return nil, err
 	}

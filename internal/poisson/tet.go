@@ -1,6 +1,9 @@
 package poisson
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // The 3-D problem: −Δu = f on a tetrahedral mesh with P1 elements and
 // Dirichlet values u = g on the boundary, applied as in 2-D: the element
@@ -100,3 +103,13 @@ void tet_l2error(const double *x[4], const double *u[4], double *err) {
 
 void tet_maxval(double *m) { (void)m; }
 `
+
+// tetSource is the C source of the 3-D kernels of problem p, among them
+//
+//	void tet_stiffness(const double *x[4], double *K);
+//
+// (the coordinates of a tetrahedron's four nodes, and the 4×4 element
+// matrix, row-major, zeroed by the caller).
+func tetSource(p Problem3) string {
+	return fmt.Sprintf("#define FEXPR %s\n#define UEXPR %s\n%s", p.F, p.U, tetKernels)
+}

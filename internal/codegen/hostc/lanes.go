@@ -1091,15 +1091,13 @@ func (g *Gen) laneClash(l *core.Loop, lanes int, ind string) {
 	g.Printf("%s  }\n%s  continue;\n%s}\n", ind, ind, ind)
 }
 
-// vectorMath are the math.h functions a compiler vectorises without a
-// vector math library: each is an instruction of x86-64's and Arm's
-// vector units (with -fno-math-errno for sqrt, which the host backends'
-// default flags include).
-var vectorMath = map[string]bool{"sqrt": true, "fabs": true, "floor": true, "ceil": true, "trunc": true,
-	"rint": true, "nearbyint": true, "fmin": true, "fmax": true, "copysign": true, "fma": true}
-
-// scalarMath are the math.h functions outside vectorMath, and their
-// float forms (expf, powf...): each lane would call the scalar function.
+// scalarMath are the math.h functions a compiler does not vectorise
+// without a vector math library, and their float forms (expf, powf...):
+// each lane would call the scalar function. The others (sqrt, fabs,
+// floor, ceil, trunc, rint, nearbyint, fmin, fmax, copysign, fma) are
+// each an instruction of x86-64's and Arm's vector units (with
+// -fno-math-errno for sqrt, which the host backends' default flags
+// include).
 var scalarMath = func() map[string]bool {
 	m := map[string]bool{}
 	for _, f := range strings.Fields(`acos asin atan atan2 cos sin tan acosh asinh atanh cosh sinh tanh exp exp2 expm1
@@ -1113,62 +1111,60 @@ var scalarMath = func() map[string]bool {
 // whose vectors hold vectorBytes bytes: as many of the loop's widest
 // values as a vector holds, bounded by LaneWidths, or 0 (the scalar
 // code) where lanes measured slower than the scalar code. That is, when
-// its kernel (or a function its source defines)
+// its kernel (or a function of its source that it calls, directly or
+// through others: core.KernelInfo.Ops; not the other kernels of a source
+// that defines several)
 //
-//   - calls a math.h function outside vectorMath (exp, pow, cbrt, their
-//     float forms, std::exp...), which glibc vectorises only under -ffast-math, so
-//     that each lane calls the scalar function (MG-CFD's mg_calc_dt);
-//   - does too little work that vectors speed up: fewer than two
-//     divisions and square roots (counted in the source, as written) and
-//     no sum into a Global. Measured on MG-CFD's loops (AMD EPYC, 65³
-//     nodes): those that only move values (mg_copy_vars, mg_residual,
-//     mg_restrict_sum, mg_min_dt, and Airfoil's save_soln) or divide
-//     once per element (mg_time_step, mg_restrict_mean, mg_step_factor)
-//     ran 0.47-0.95x as fast in lanes, their gathers and transposes
-//     costing more than the arithmetic they vectorise, while every loop
-//     with more (mg_flux_edge, mg_flux_bnd, mg_volumes, Airfoil's
-//     adt_calc, res_calc, bres_calc) or with a sum into a Global
-//     (mg_rms, Airfoil's update) ran faster; a loop writing through a
-//     map that reaches one target from consecutive elements, as
+//   - calls a math.h function of scalarMath (exp, pow, cbrt, their
+//     float forms, std::exp...), which glibc vectorises only under
+//     -ffast-math, so that each lane calls the scalar function (MG-CFD's
+//     mg_calc_dt);
+//   - or does too little work that vectors speed up: fewer than two
+//     divisions and square roots (counted in those functions, macros
+//     expanded), no sum into a Global and no matrix argument. Measured
+//     on MG-CFD's loops (AMD EPYC, 65³ nodes): those that only move
+//     values (mg_copy_vars, mg_residual, mg_restrict_sum, mg_min_dt, and
+//     Airfoil's save_soln) or divide once per element (mg_time_step,
+//     mg_restrict_mean, mg_step_factor) ran 0.47-0.95x as fast in lanes,
+//     their gathers and transposes costing more than the arithmetic they
+//     vectorise, while every loop with more (mg_flux_edge, mg_flux_bnd,
+//     mg_volumes, Airfoil's adt_calc, res_calc, bres_calc) or with a sum
+//     into a Global (mg_rms, Airfoil's update) ran faster; a loop writing
+//     through a map that reaches one target from consecutive elements, as
 //     mg_restrict_zero, would run each chunk with the scalar code after
-//     its clash test (0.35x);
-//   - or has a matrix argument: adding each element's matrix into the
-//     matrix's scattered rows bounds it, which lanes leave as it is,
-//     while their gathers and transposes cost more than the kernel's
-//     arithmetic they speed up (cmd/poisson's stiffness, 1 002 528
-//     triangles, when it read a boundary flag per node: 10.8-11.4 ns
-//     per triangle scalar, 11.6-13.1 with 8 lanes; its flag-free form
-//     now ran 9.5-11.0 scalar, 5.4-7.6 with 8 lanes, on a family-26
-//     EPYC, where the flagged one ran 10.8-11.2 / 8.3-9.3:
-//     docs/perf.md).
+//     its clash test (0.35x).
+//
+// A loop with a matrix argument gets lanes however little its kernel
+// computes: internal/poisson's element matrices ran faster in lanes,
+// the cheapest too (a family-26 AMD EPYC, AVX-512, 1 M elements, ns per
+// element, scalar against 8 lanes, medians of 8 interleaved runs,
+// sequential: the 2-D stiffness, one division, 7.85 / 5.09; the 3-D
+// stiffness 15.42 / 10.85; a 2-D P1 mass matrix, a determinant and one
+// division, 6.22 / 5.28; on openmp, 2 threads, 1.24-1.47x; 4 lanes as
+// 8: docs/perf.md). (When the 2-D stiffness read a boundary flag per
+// node, lanes had run it slower on a family-25 EPYC: 10.8-11.4 scalar,
+// 11.6-13.1 with 8 lanes.)
 //
 // Whether l can have lanes at all is SIMDCheck's question, not this
 // one's.
 func AutoLanes(l *core.Loop, vectorBytes int) int {
-	sums, work := false, 0 // a sum into a Global; divisions and square roots
+	mat, sums, work := false, false, 0 // a matrix argument; a sum into a Global; divisions and square roots
 	for i := range l.Args {
 		a := &l.Args[i]
-		if a.Kind == core.ArgMat {
-			return 0
-		}
-		if a.Kind == core.ArgGlobal && a.Access == core.Inc {
+		switch {
+		case a.Kind == core.ArgMat:
+			mat = true
+		case a.Kind == core.ArgGlobal && a.Access == core.Inc:
 			sums = true
 		}
 	}
 	if info := l.Kernel.Info; info != nil {
-		m, err := info.Model()
-		if err != nil {
+		if _, err := info.Model(); err != nil {
 			return 0
 		}
-		// Macros' replacement texts (a helper's macros are not
-		// expanded in Ops' count).
-		for _, name := range m.MacroMathCalls {
-			if !vectorMath[name] {
-				return 0
-			}
-		}
-		// Calls as the tokens show them (std::exp too), counted once
-		// per kernel (core.KernelInfo.Ops).
+		// Calls as the tokens show them (std::exp too), in the kernel
+		// and the functions it calls, macros expanded, counted once per
+		// kernel (core.KernelInfo.Ops).
 		ops := info.Ops()
 		for name := range ops.Calls {
 			if scalarMath[name] {
@@ -1177,7 +1173,7 @@ func AutoLanes(l *core.Loop, vectorBytes int) int {
 		}
 		work = ops.Divisions + ops.Calls["sqrt"] + ops.Calls["sqrtf"]
 	}
-	if !sums && work < 2 {
+	if !mat && !sums && work < 2 {
 		return 0
 	}
 	widest := 0

@@ -297,16 +297,17 @@ func TestTileFormsLanes(t *testing.T) {
 
 // TestAutoLanes: under SIMD "auto" a loop gets as many lanes as the
 // machine's vectors hold of its widest values (within LaneWidths), and
-// the scalar code when its kernel, or a helper it defines, calls a math
-// function the compiler cannot vectorise (float forms too), when it does
-// too little work lanes speed up (fewer than two divisions and square
-// roots, and no sum into a Global), or when it has a matrix argument.
+// the scalar code when its kernel, or a helper it calls, calls a math
+// function the compiler cannot vectorise (float forms too), or when it
+// does too little work lanes speed up (fewer than two divisions and
+// square roots, no sum into a Global and no matrix argument).
 func TestAutoLanes(t *testing.T) {
 	m := newLaneMesh()
 	d := m.dat("d", m.edges, core.Float64, 1)
 	f := m.dat("f", m.edges, core.Float32, 1)
 	f2 := m.dat("f2", m.edges, core.Float32, 1)
 	g := &core.Storage{Name: "g", Type: core.Float64, Dim: 1, Len: 1, ID: core.NewID()}
+	matArg := core.Arg{Data: m.dat("Kv", m.cells, core.Float64, 1), Map: m.ecell, Access: core.Inc, Kind: core.ArgMat, Mat: &core.MatArg{Col: m.ecell, RDim: 1, CDim: 1}}
 	for _, c := range []struct {
 		name, src   string
 		args        []core.Arg
@@ -334,8 +335,23 @@ func TestAutoLanes(t *testing.T) {
 		{"sin_in_macro", "#define F(v) (2 * sin(v))\nvoid k(double *x) { *x = F(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"sqrt_in_macro", "#define F(v) (2 * sqrt(v))\nvoid k(double *x) { *x = F(*x) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"pow", "void k(double *x) { *x = pow(*x, 3); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
-		{"matrix", "void k(const double *x, double *K) { K[0] = *x; }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect},
-			{Data: m.dat("Kv", m.cells, core.Float64, 1), Map: m.ecell, Access: core.Inc, Kind: core.ArgMat, Mat: &core.MatArg{Col: m.ecell, RDim: 1, CDim: 1}}}, 64, 0},
+		// A matrix argument gets lanes however little the kernel
+		// computes: internal/poisson's P1 mass matrix (one division)
+		// ran faster in lanes, as its 2-D and 3-D stiffness matrices
+		// (BenchmarkMass, BenchmarkStiffness, BenchmarkTetStiffness;
+		// docs/perf.md); a math function lanes would call lane by lane
+		// still keeps the scalar code.
+		{"matrix", "void k(const double *x, double *K) { K[0] = *x; }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg}, 64, 8},
+		{"matrix_avx", "void k(const double *x, double *K) { K[0] = *x / 2; }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg}, 32, 4},
+		{"matrix_exp", "void k(const double *x, double *K) { K[0] = exp(*x); }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg}, 64, 0},
+		// Only the functions the kernel calls count: another kernel of
+		// the source calling exp, or a macro calling sin that only
+		// another function uses, leaves lanes; a helper the kernel
+		// calls whose macro calls sin does not.
+		{"exp_elsewhere", "static double e(double v) { return exp(v); }\nvoid other(double *x) { *x = e(*x); }\nvoid k(double *x) { *x = 1 / *x / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
+		{"sin_macro_elsewhere", "#define U(v) sin(v)\nstatic double u(double v) { return U(v); }\nstatic double h(double v) { return v / 3; }\nvoid k(double *x) { *x = h(*x) / 2; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
+		{"sin_macro_in_helper", "#define U(v) sin(v)\nstatic double u(double v) { return U(v) / 3; }\nstatic double h(double v) { return u(v) / 3; }\nvoid k(double *x) { *x = h(*x) / 2; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"divisions_elsewhere", "static double h(double v) { return v / 3 / 5; }\nvoid k(double *x) { *x = *x * 2; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 	} {
 		l := laneLoop(t, m, "#include <math.h>\n"+c.src, "k", c.args...)
 		if got := AutoLanes(l, c.vectorBytes); got != c.want {
