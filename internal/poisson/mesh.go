@@ -2,7 +2,6 @@ package poisson
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/mesh/topology"
@@ -68,7 +67,7 @@ func newMeshAssembly(m *unstructured.Mesh, k topology.Kind, src, prefix string, 
 		return nil, fmt.Errorf("poisson: no mesh")
 	}
 	if m.Kind != k {
-		return nil, fmt.Errorf("poisson: the mesh's cells are %d-D %s; this solver's elements are linear %s", m.Dim, kindName(m.Kind), kindName(k))
+		return nil, fmt.Errorf("poisson: the mesh's cells are %d-D %s; this solver's elements are linear %s", m.Dim, m.Kind.Plural(), k.Plural())
 	}
 	bnd, err := Dirichlet(m)
 	if err != nil {
@@ -76,17 +75,6 @@ func newMeshAssembly(m *unstructured.Mesh, k topology.Kind, src, prefix string, 
 	}
 	a := &assembly{dim: m.Dim, nodes: m.Nodes, cells: m.Cells, cellNodes: m.CellNodes, x: m.X, bnd: bnd, src: src, prefix: prefix, exact: exact}
 	return a, a.declareSystem()
-}
-
-// kindName names cells of kind k.
-func kindName(k topology.Kind) string {
-	switch k {
-	case topology.Triangle:
-		return "triangles"
-	case topology.Tetrahedron:
-		return "tetrahedra"
-	}
-	return strings.ToLower(k.String()) + "s"
 }
 
 // markKernels mark nodes through a map of arity N: in_cell proposes 0

@@ -47,6 +47,20 @@ func (k Kind) String() string {
 	return fmt.Sprintf("kind %d", int(k))
 }
 
+// Plural names several elements of kind k: "triangles", "tetrahedra",
+// "hexahedra", and lines as "edges".
+func (k Kind) Plural() string {
+	switch k {
+	case Line:
+		return "edges"
+	case Tetrahedron:
+		return "tetrahedra"
+	case Hexahedron:
+		return "hexahedra"
+	}
+	return k.String() + "s"
+}
+
 // Nodes is the number of nodes of a cell of kind k.
 func (k Kind) Nodes() int {
 	switch k {

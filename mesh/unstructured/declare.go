@@ -2,33 +2,10 @@ package unstructured
 
 import (
 	"fmt"
-	"strings"
 
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/internal/dist"
-	"github.com/goop2/op2/mesh/topology"
 )
-
-// plural names a set of elements of kind k.
-func plural(k topology.Kind) string {
-	switch k {
-	case topology.Line:
-		return "edges"
-	case topology.Triangle:
-		return "triangles"
-	case topology.Quadrilateral:
-		return "quadrilaterals"
-	case topology.Tetrahedron:
-		return "tetrahedra"
-	case topology.Hexahedron:
-		return "hexahedra"
-	case topology.Prism:
-		return "prisms"
-	case topology.Pyramid:
-		return "pyramids"
-	}
-	return strings.ToLower(k.String()) + "s"
-}
 
 // declare derives the facets of the ranks' blocks in src, declares the
 // mesh, partitions it (MPI) or renumbers it (one process) and makes the
@@ -71,7 +48,7 @@ func declare(src *source, opts Options) (*Mesh, error) {
 		try(err)
 		return d
 	}
-	cellName := plural(src.kind)
+	cellName := src.kind.Plural()
 	m.Nodes = set(len(src.x)/src.dim, "nodes")
 	if m.Nodes != nil {
 		var err error
@@ -99,8 +76,8 @@ func declare(src *source, opts Options) (*Mesh, error) {
 			arity        int
 			into         *[]Facets
 		}{
-			{"interior_" + plural(b.Kind), b.Nodes, b.Cells, b.Local, b.Tags, b.TagDim, 2, &m.Interior},
-			{"boundary_" + plural(b.Kind), b.BNodes, b.BCells, b.BLocal, b.BTags, b.TagDim, 1, &m.Boundary},
+			{"interior_" + b.Kind.Plural(), b.Nodes, b.Cells, b.Local, b.Tags, b.TagDim, 2, &m.Interior},
+			{"boundary_" + b.Kind.Plural(), b.BNodes, b.BCells, b.BLocal, b.BTags, b.TagDim, 1, &m.Boundary},
 		} {
 			f := Facets{Kind: b.Kind, Set: set(len(side.nodes)/fn, side.name)}
 			f.Nodes = mapOf(f.Set, m.Nodes, fn, side.nodes, side.name+"_nodes")
