@@ -35,7 +35,6 @@ import (
 	"github.com/goop2/op2/hdf5"
 	"github.com/goop2/op2/internal/airfoil"
 	"github.com/goop2/op2/mesh"
-	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/mesh/unstructured"
 )
 
@@ -67,15 +66,7 @@ func convert(in string, ni, nj int, out string) error {
 		if !isHDF5Name(out) {
 			return fmt.Errorf("%s: a Gmsh mesh converts to HDF5 only: name the output *.h5 or *.hdf5", out)
 		}
-		g, err := gmsh.ReadFile(in)
-		if err != nil {
-			return err
-		}
-		if err := unstructured.WriteHDF5(out, g); err != nil {
-			os.Remove(out)
-			return err
-		}
-		return nil
+		return unstructured.Convert(in, out)
 	}
 	m, err := read(in, ni, nj)
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/internal/petsc"
-	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/mesh/unstructured"
 	"github.com/goop2/op2/vtk"
 )
@@ -144,12 +143,8 @@ func gmshFixture(name string) string {
 // in path to a temporary folder, and returns its path.
 func convert(t *testing.T, path string) string {
 	t.Helper()
-	g, err := gmsh.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	h5 := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(path), ".msh")+".h5")
-	if err := unstructured.WriteHDF5(h5, g); err != nil {
+	if err := unstructured.Convert(path, h5); err != nil {
 		t.Fatal(err)
 	}
 	return h5

@@ -28,12 +28,8 @@ func fixture(name string) string {
 // convert` writes, in a temporary folder, and returns its path.
 func toHDF5(t *testing.T, path string) string {
 	t.Helper()
-	g, err := gmsh.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	h5 := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(path), ".msh")+".h5")
-	if err := unstructured.WriteHDF5(h5, g); err != nil {
+	if err := unstructured.Convert(path, h5); err != nil {
 		t.Fatal(err)
 	}
 	return h5

@@ -2,6 +2,7 @@ package unstructured
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/goop2/op2/hdf5"
 	"github.com/goop2/op2/internal/dist"
@@ -74,6 +75,20 @@ func WriteHDF5(path string, g *gmsh.Mesh) (err error) {
 		if err := step(); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// Convert reads the Gmsh mesh in msh and writes it to h5 as WriteHDF5
+// does (`op2mesh convert msh h5`); on an error it leaves no h5 file.
+func Convert(msh, h5 string) error {
+	g, err := gmsh.ReadFile(msh)
+	if err != nil {
+		return err
+	}
+	if err := WriteHDF5(h5, g); err != nil {
+		os.Remove(h5)
+		return err
 	}
 	return nil
 }
