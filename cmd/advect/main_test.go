@@ -15,6 +15,7 @@ import (
 	"time"
 
 	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/gmshtest"
 	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/internal/testcache"
 	"github.com/goop2/op2/vtk"
@@ -28,10 +29,7 @@ func TestMain(m *testing.M) { os.Exit(testcache.Run(m, "goop2-advect-cache-")) }
 func meshes(t *testing.T) []string {
 	t.Helper()
 	list := []string{"", "../../mesh/gmsh/testdata/square-41-ascii.msh", "../../mesh/gmsh/testdata/box-41-binary.msh"}
-	for _, py := range []string{"/usr/bin/python3", "python3"} {
-		if exec.Command(py, "-c", "import gmsh").Run() != nil {
-			continue
-		}
+	if py := gmshtest.Python(); py != "" {
 		path := filepath.Join(t.TempDir(), "prism.msh")
 		if out, err := exec.Command(py, "../../mesh/unstructured/testdata/extrude.py", "prism", path).CombinedOutput(); err != nil {
 			t.Fatalf("gmsh: %v\n%s", err, out)

@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/gmshtest"
 	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/mesh/unstructured"
@@ -103,33 +103,6 @@ func TestMeshFixtures(t *testing.T) {
 	}
 }
 
-var gmshPython struct {
-	once sync.Once
-	path string
-}
-
-// pythonGmsh returns a python3 with Gmsh's module, or "".
-func pythonGmsh() string {
-	gmshPython.once.Do(func() {
-		for _, p := range []string{"python3", "/usr/bin/python3"} {
-			if exec.Command(p, "-c", "import gmsh").Run() == nil {
-				gmshPython.path = p
-				return
-			}
-		}
-	})
-	return gmshPython.path
-}
-
-// needGmsh returns a python3 with Gmsh's module, or skips t.
-func needGmsh(t *testing.T) string {
-	py := pythonGmsh()
-	if py == "" {
-		t.Skip("needs python3 with Gmsh's module (Debian: apt-get install python3-gmsh)")
-	}
-	return py
-}
-
 // squareScript makes a unit-square triangle mesh of size h with Gmsh,
 // with or without the physical group "boundary".
 const squareScript = `
@@ -186,7 +159,7 @@ gmsh.finalize()
 // its path.
 func gmshFile(t *testing.T, script, name string, h float64, groups bool) string {
 	t.Helper()
-	py := needGmsh(t)
+	py := gmshtest.Need(t)
 	path := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%g.msh", name, h))
 	g := "0"
 	if groups {
@@ -385,7 +358,7 @@ func TestMeshRenumbered(t *testing.T) {
 // sequential gives, on a 2-D and a 3-D Gmsh mesh.
 func TestMeshSameOnEveryBackend(t *testing.T) {
 	paths := []string{fixture("square-41-binary.msh"), fixture("box-41-binary.msh")}
-	if pythonGmsh() != "" {
+	if gmshtest.Python() != "" {
 		paths = []string{gmshFile(t, squareScript, "square", 0.05, true), gmshFile(t, boxScript, "box", 0.15, false)}
 	}
 	for _, path := range paths {
@@ -458,7 +431,7 @@ func TestMeshOnRanks(t *testing.T) {
 		return
 	}
 	paths := []string{fixture("square-41-binary.msh"), fixture("box-41-binary.msh")}
-	if pythonGmsh() != "" {
+	if gmshtest.Python() != "" {
 		paths = []string{gmshFile(t, squareScript, "square", 0.05, true), gmshFile(t, boxScript, "box", 0.15, true)}
 	} else {
 		t.Log("no python3 with Gmsh's module: the fixtures only")

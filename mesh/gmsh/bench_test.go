@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/goop2/op2/internal/gmshtest"
 )
 
 // bigScript writes a structured (transfinite) unit square of 2×707²
@@ -32,16 +34,7 @@ gmsh.finalize()
 // start (not committed: about 60 MB in ASCII); it reports the time per
 // triangle.
 func BenchmarkReadFile(b *testing.B) {
-	py := ""
-	for _, p := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(p, "-c", "import gmsh").Run() == nil {
-			py = p
-			break
-		}
-	}
-	if py == "" {
-		b.Skip("needs python3 with the gmsh module (Debian: apt-get install python3-gmsh)")
-	}
+	py := gmshtest.Need(b)
 	dir := b.TempDir()
 	if out, err := exec.Command(py, "-c", bigScript, dir).CombinedOutput(); err != nil {
 		b.Fatalf("gmsh: %v\n%s", err, out)

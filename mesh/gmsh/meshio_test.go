@@ -7,38 +7,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/goop2/op2/internal/gmshtest"
 )
 
 // meshioNames are meshio's names of the element types.
 var meshioNames = map[Type]string{
 	Point: "vertex", Line: "line", Triangle: "triangle", Quadrangle: "quad",
 	Tetrahedron: "tetra", Hexahedron: "hexahedron", Prism: "wedge", Pyramid: "pyramid",
-}
-
-var python struct {
-	once sync.Once
-	path string // a python3 that imports gmsh and meshio, or ""
-}
-
-// pythonWithGmsh returns a python3 that has the gmsh and meshio modules,
-// or skips t. Debian's modules are for /usr/bin/python3, which another
-// python3 on the PATH (pyenv, a virtual environment) may hide.
-func pythonWithGmsh(t *testing.T) string {
-	python.once.Do(func() {
-		for _, p := range []string{"python3", "/usr/bin/python3"} {
-			if exec.Command(p, "-c", "import gmsh, meshio").Run() == nil {
-				python.path = p
-				return
-			}
-		}
-	})
-	if python.path == "" {
-		t.Skip("needs python3 with the gmsh and meshio modules (Debian: apt-get install python3-gmsh python3-meshio)")
-	}
-	return python.path
 }
 
 type counts struct {
@@ -103,7 +81,7 @@ func compareWithMeshio(t *testing.T, py, path string) {
 // TestFixturesAgreeWithMeshio: nodes, elements per type and elements per
 // physical group agree with meshio's for every fixture.
 func TestFixturesAgreeWithMeshio(t *testing.T) {
-	py := pythonWithGmsh(t)
+	py := gmshtest.Need(t, "meshio")
 	for _, f := range fixtures {
 		for _, enc := range encodings {
 			compareWithMeshio(t, py, fixture(f.name, enc))
@@ -115,7 +93,7 @@ func TestFixturesAgreeWithMeshio(t *testing.T) {
 // a hole, some recombined into quadrangles, and 3-D boxes) with random
 // sizes now (testdata/gen_random.py), and compares Read with meshio.
 func TestGmshGeneratedAgreesWithMeshio(t *testing.T) {
-	py := pythonWithGmsh(t)
+	py := gmshtest.Need(t, "meshio")
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 0))
 	runs := 4

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/gmshtest"
 	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/internal/testcache"
 	"github.com/goop2/op2/mesh/gmsh"
@@ -299,16 +300,7 @@ func TestLoadOnRanks(t *testing.T) {
 // module.
 func gmshExtruded(t *testing.T, kind, version, dir string) string {
 	t.Helper()
-	var py string
-	for _, p := range []string{"/usr/bin/python3", "python3"} {
-		if exec.Command(p, "-c", "import gmsh").Run() == nil {
-			py = p
-			break
-		}
-	}
-	if py == "" {
-		t.Skip("needs python3 with Gmsh's module (Debian: apt-get install python3-gmsh)")
-	}
+	py := gmshtest.Need(t)
 	path := filepath.Join(dir, kind+"-"+version+".msh")
 	if out, err := exec.Command(py, "testdata/extrude.py", kind, path, version).CombinedOutput(); err != nil {
 		t.Fatalf("gmsh: %v\n%s", err, out)
