@@ -133,35 +133,43 @@ func facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged
 	for _, fsize := range sizes {
 		// Halves to their homes: 10 int32 per half (key, nodes, cell,
 		// local).
-		// Count, then fill: one allocation per destination.
-		homeOf := func(cl int, f []int) (h facetHalf) {
-			h.key, h.nodes = [4]int32{-1, -1, -1, -1}, [4]int32{-1, -1, -1, -1}
-			for j, v := range f {
-				h.nodes[j] = cells[cl*nn+v]
-				h.key[j] = h.nodes[j]
-			}
-			slices.Sort(h.key[:fsize])
-			return h
-		}
+		// Each half's home (the rank of its smallest node), counted, then
+		// the halves sent: one allocation per destination.
+		var homes []int32
 		nsend := make([]int, size)
 		for cl := range n {
 			for _, f := range lf {
-				if len(f) == fsize {
-					nsend[bl.home(homeOf(cl, f).key[0])] += 10
+				if len(f) != fsize {
+					continue
 				}
+				low := cells[cl*nn+f[0]]
+				for _, v := range f[1:] {
+					low = min(low, cells[cl*nn+v])
+				}
+				q := bl.home(low)
+				homes = append(homes, int32(q))
+				nsend[q] += 10
 			}
 		}
 		send := make([][]int32, size)
 		for q := range send {
 			send[q] = make([]int32, 0, nsend[q])
 		}
+		i := 0
 		for cl := range n {
 			for l, f := range lf {
 				if len(f) != fsize {
 					continue
 				}
-				h := homeOf(cl, f)
-				q := bl.home(h.key[0])
+				var h facetHalf
+				h.key, h.nodes = [4]int32{-1, -1, -1, -1}, [4]int32{-1, -1, -1, -1}
+				for j, v := range f {
+					h.nodes[j] = cells[cl*nn+v]
+					h.key[j] = h.nodes[j]
+				}
+				slices.Sort(h.key[:fsize])
+				q := homes[i]
+				i++
 				send[q] = append(send[q], h.key[0], h.key[1], h.key[2], h.key[3], h.nodes[0], h.nodes[1], h.nodes[2], h.nodes[3], int32(firstCell+cl), int32(l))
 			}
 		}
