@@ -14,17 +14,6 @@ import (
 	"github.com/goop2/op2/mesh/unstructured"
 )
 
-// gmshKinds maps the Gmsh cell types that package topology derives to its
-// kinds.
-var gmshKinds = map[gmsh.Type]topology.Kind{
-	gmsh.Triangle:    topology.Triangle,
-	gmsh.Quadrangle:  topology.Quadrilateral,
-	gmsh.Tetrahedron: topology.Tetrahedron,
-	gmsh.Hexahedron:  topology.Hexahedron,
-	gmsh.Prism:       topology.Prism,
-	gmsh.Pyramid:     topology.Pyramid,
-}
-
 // gmshPhases are the phases gmshSection times, in order.
 var gmshPhases = []string{"read", "derive", "cell geometry", "facet geometry"}
 
@@ -84,7 +73,7 @@ func gmshSection(out io.Writer, path string, rounds int) error {
 			}
 			return fmt.Errorf("%s: %s: want cells of one kind", path, strings.Join(kinds, ", "))
 		}
-		k, ok := gmshKinds[cells[0].Type]
+		k, ok := unstructured.KindOf(cells[0].Type)
 		if !ok {
 			return fmt.Errorf("%s: package topology does not derive cells of type %v", path, cells[0].Type)
 		}

@@ -116,7 +116,7 @@ func readHDF5Block(path string, rank, ranks int) (s *source, err error) {
 	if len(head) < 3 || head[0] != layoutVersion {
 		return nil, bad("dataset unstructured is %v: not a mesh written by unstructured.WriteHDF5 (version %d)", head, layoutVersion)
 	}
-	k, ok := kindOf(gmsh.Type(head[2]))
+	k, ok := KindOf(gmsh.Type(head[2]))
 	if !ok || k.Dim() != int(head[1]) || k.Dim() < 2 {
 		return nil, bad("dataset unstructured names cells of Gmsh type %d in %d dimensions", head[2], head[1])
 	}
@@ -167,7 +167,7 @@ func readHDF5Block(path string, rank, ranks int) (s *source, err error) {
 		}
 	}
 	for _, t := range head[3:] {
-		fk, ok := kindOf(gmsh.Type(t))
+		fk, ok := KindOf(gmsh.Type(t))
 		if !ok || fk.Dim() != s.dim-1 {
 			return nil, bad("dataset unstructured names tagged facets of Gmsh type %d", t)
 		}

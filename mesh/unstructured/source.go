@@ -33,8 +33,10 @@ type source struct {
 	groups []gmsh.PhysicalGroup
 }
 
-// kindOf is the topology kind of Gmsh type t.
-func kindOf(t gmsh.Type) (topology.Kind, bool) {
+// KindOf is the mesh/topology kind of Gmsh element type t, and whether
+// package topology has one (the first-order lines, triangles,
+// quadrangles, tetrahedra, hexahedra, prisms and pyramids).
+func KindOf(t gmsh.Type) (topology.Kind, bool) {
 	switch t {
 	case gmsh.Line:
 		return topology.Line, true
@@ -57,7 +59,7 @@ func kindOf(t gmsh.Type) (topology.Kind, bool) {
 // gmshType is the Gmsh type of kind k.
 func gmshType(k topology.Kind) gmsh.Type {
 	for t := gmsh.Type(1); t <= 15; t++ {
-		if kk, ok := kindOf(t); ok && kk == k {
+		if kk, ok := KindOf(t); ok && kk == k {
 			return t
 		}
 	}
@@ -89,7 +91,7 @@ func cellsOf(g *gmsh.Mesh) (topology.Kind, *gmsh.Block, error) {
 		}
 		return 0, nil, fmt.Errorf("the mesh's cells are of %d kinds (%s); a mesh declared by package unstructured has cells of one kind", len(blocks), strings.Join(names, ", "))
 	}
-	k, ok := kindOf(blocks[0].Type)
+	k, ok := KindOf(blocks[0].Type)
 	if !ok {
 		return 0, nil, fmt.Errorf("the mesh's cells are %vs, which package mesh/topology does not derive", blocks[0].Type)
 	}
@@ -246,7 +248,7 @@ func fromGmsh(g *gmsh.Mesh, rank, ranks int) (*source, error) {
 		if b.Type.Dim() != dim-1 {
 			continue
 		}
-		fk, ok := kindOf(b.Type)
+		fk, ok := KindOf(b.Type)
 		if !ok {
 			return nil, fmt.Errorf("the mesh has %d %vs", b.Len(), b.Type)
 		}

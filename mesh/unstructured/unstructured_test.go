@@ -128,7 +128,7 @@ func expected(t *testing.T, path string) summary {
 		t.Fatal(err)
 	}
 	cells := g.Cells()[0]
-	k := map[gmsh.Type]topology.Kind{gmsh.Triangle: topology.Triangle, gmsh.Tetrahedron: topology.Tetrahedron}[cells.Type]
+	k, _ := unstructured.KindOf(cells.Type)
 	top, err := topology.Derive(k, cells.Nodes, g.NumNodes())
 	if err != nil {
 		t.Fatal(err)
@@ -353,7 +353,7 @@ func TestLoadExtruded(t *testing.T) {
 				}
 			}
 			cells := g.Cells()[0]
-			k := map[gmsh.Type]topology.Kind{gmsh.Prism: topology.Prism, gmsh.Hexahedron: topology.Hexahedron}[cells.Type]
+			k, _ := unstructured.KindOf(cells.Type)
 			if m.Kind != k {
 				t.Fatalf("kind %v, want %v", m.Kind, k)
 			}
