@@ -65,25 +65,7 @@ func BenchmarkTetStiffness(b *testing.B) {
 
 // BenchmarkMass assembles the 2-D P1 mass matrix (massKernel) of
 // BenchmarkStiffness's mesh once per iteration, as BenchmarkStiffness.
-func BenchmarkMass(b *testing.B) {
-	m, err := Square(708, 0.2, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	a, err := newAssembly(m, Problems["sine"], "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := a.mass(); err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		if err := a.mass(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(m.Tri)/3), "ns/triangle")
-}
+func BenchmarkMass(b *testing.B) { benchAssembly(b, (*assembly).mass) }
 
 // TestMatrixLanes: the matrix-assembly loops (2-D and 3-D stiffness, 2-D
 // mass) give the scalar sequential code's matrix with 4 and 8 SIMD lanes

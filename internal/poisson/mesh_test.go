@@ -103,69 +103,47 @@ func TestMeshFixtures(t *testing.T) {
 	}
 }
 
-// squareScript makes a unit-square triangle mesh of size h with Gmsh,
-// with or without the physical group "boundary".
-const squareScript = `
+// gmshScript makes, with Gmsh, a unit square of triangles ("square",
+// written in ASCII) or a unit box of tetrahedra ("box", binary) of mesh
+// size h, with the physical groups "boundary" (its boundary) and "domain"
+// or "volume" when groups is "1".
+const gmshScript = `
 import sys, gmsh
-h, path, groups = float(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
+kind, h, path, groups = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
+dim = 2 if kind == "square" else 3
 gmsh.initialize()
 gmsh.option.setNumber("General.Terminal", 0)
-gmsh.model.add("square")
-s = gmsh.model.occ.addRectangle(0, 0, 0, 1, 1)
+gmsh.model.add(kind)
+tag = gmsh.model.occ.addRectangle(0, 0, 0, 1, 1) if dim == 2 else gmsh.model.occ.addBox(0, 0, 0, 1, 1, 1)
 gmsh.model.occ.synchronize()
 if groups:
-    curves = [t for _, t in gmsh.model.getBoundary([(2, s)], oriented=False)]
-    g = gmsh.model.addPhysicalGroup(1, curves)
-    gmsh.model.setPhysicalName(1, g, "boundary")
-    g = gmsh.model.addPhysicalGroup(2, [s])
-    gmsh.model.setPhysicalName(2, g, "domain")
+    bnd = [t for _, t in gmsh.model.getBoundary([(dim, tag)], oriented=False)]
+    g = gmsh.model.addPhysicalGroup(dim - 1, bnd)
+    gmsh.model.setPhysicalName(dim - 1, g, "boundary")
+    g = gmsh.model.addPhysicalGroup(dim, [tag])
+    gmsh.model.setPhysicalName(dim, g, "domain" if dim == 2 else "volume")
 else:
     gmsh.option.setNumber("Mesh.SaveAll", 1)
 gmsh.model.mesh.setSize(gmsh.model.getEntities(0), h)
-gmsh.model.mesh.generate(2)
+gmsh.model.mesh.generate(dim)
 gmsh.option.setNumber("Mesh.MshFileVersion", 4.1)
+gmsh.option.setNumber("Mesh.Binary", 1 if dim == 3 else 0)
 gmsh.write(path)
 gmsh.finalize()
 `
 
-// boxScript makes a unit-box tetrahedral mesh of size h with Gmsh, with
-// the physical group "boundary" (its faces) when groups is set.
-const boxScript = `
-import sys, gmsh
-h, path, groups = float(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
-gmsh.initialize()
-gmsh.option.setNumber("General.Terminal", 0)
-gmsh.model.add("box")
-v = gmsh.model.occ.addBox(0, 0, 0, 1, 1, 1)
-gmsh.model.occ.synchronize()
-if groups:
-    faces = [t for _, t in gmsh.model.getBoundary([(3, v)], oriented=False)]
-    g = gmsh.model.addPhysicalGroup(2, faces)
-    gmsh.model.setPhysicalName(2, g, "boundary")
-    g = gmsh.model.addPhysicalGroup(3, [v])
-    gmsh.model.setPhysicalName(3, g, "volume")
-else:
-    gmsh.option.setNumber("Mesh.SaveAll", 1)
-gmsh.model.mesh.setSize(gmsh.model.getEntities(0), h)
-gmsh.model.mesh.generate(3)
-gmsh.option.setNumber("Mesh.MshFileVersion", 4.1)
-gmsh.option.setNumber("Mesh.Binary", 1)
-gmsh.write(path)
-gmsh.finalize()
-`
-
-// gmshFile writes the mesh script makes with size h (and the group
-// "boundary" when groups is set) to a temporary .msh file, and returns
-// its path.
-func gmshFile(t *testing.T, script, name string, h float64, groups bool) string {
+// gmshFile writes gmshScript's mesh of kind "square" or "box" with size
+// h (and its groups when groups is set) to a temporary .msh file, and
+// returns its path.
+func gmshFile(t *testing.T, kind string, h float64, groups bool) string {
 	t.Helper()
 	py := gmshtest.Need(t)
-	path := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%g.msh", name, h))
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%g.msh", kind, h))
 	g := "0"
 	if groups {
 		g = "1"
 	}
-	if out, err := exec.Command(py, "-c", script, fmt.Sprint(h), path, g).CombinedOutput(); err != nil {
+	if out, err := exec.Command(py, "-c", gmshScript, kind, fmt.Sprint(h), path, g).CombinedOutput(); err != nil {
 		t.Fatalf("gmsh: %v\n%s", err, out)
 	}
 	return path
@@ -178,7 +156,7 @@ func gmshFile(t *testing.T, script, name string, h float64, groups bool) string 
 func TestGmshConvergence(t *testing.T) {
 	var errs []float64
 	for _, h := range []float64{0.1, 0.05, 0.025} {
-		m, res := solveFile(t, gmshFile(t, squareScript, "square", h, true), "sine", op2.SolverOptions{})
+		m, res := solveFile(t, gmshFile(t, "square", h, true), "sine", op2.SolverOptions{})
 		errs = append(errs, res.L2Error)
 		t.Logf("h %g: %d nodes, %d triangles, L2 error %.3e, %d iterations", h, m.Nodes.Size(), m.Cells.Size(), res.L2Error, res.Info.Iterations)
 	}
@@ -187,7 +165,7 @@ func TestGmshConvergence(t *testing.T) {
 			t.Errorf("L2 errors %v: order %.2f from h/%d to h/%d, want about 2", errs, rate, 1<<(i-1), 1<<i)
 		}
 	}
-	_, res := solveFile(t, gmshFile(t, squareScript, "square", 0.1, false), "linear", op2.SolverOptions{})
+	_, res := solveFile(t, gmshFile(t, "square", 0.1, false), "linear", op2.SolverOptions{})
 	if res.L2Error > 1e-9 {
 		t.Errorf("linear problem, boundary from the boundary facets: L2 error %g", res.L2Error)
 	}
@@ -202,7 +180,7 @@ func TestGmshConvergence(t *testing.T) {
 func TestGmsh3DConvergence(t *testing.T) {
 	var errs []float64
 	for _, h := range []float64{0.2, 0.1, 0.05} {
-		m, res := solveOrdered(t, gmshFile(t, boxScript, "box", h, true), "rcm", "sine", op2.SolverOptions{})
+		m, res := solveOrdered(t, gmshFile(t, "box", h, true), "rcm", "sine", op2.SolverOptions{})
 		errs = append(errs, res.L2Error)
 		t.Logf("h %g: %d nodes, %d tetrahedra, L2 error %.3e, %d iterations", h, m.Nodes.Size(), m.Cells.Size(), res.L2Error, res.Info.Iterations)
 	}
@@ -217,7 +195,7 @@ func TestGmsh3DConvergence(t *testing.T) {
 		t.Errorf("L2 errors %v: order %.2f overall, want about 2", errs, rate)
 	}
 	for _, groups := range []bool{true, false} {
-		_, res := solveFile(t, gmshFile(t, boxScript, "box", 0.3, groups), "linear", op2.SolverOptions{})
+		_, res := solveFile(t, gmshFile(t, "box", 0.3, groups), "linear", op2.SolverOptions{})
 		if res.L2Error > 1e-9 {
 			t.Errorf("linear problem (boundary group %v): L2 error %g", groups, res.L2Error)
 		}
@@ -359,7 +337,7 @@ func TestMeshRenumbered(t *testing.T) {
 func TestMeshSameOnEveryBackend(t *testing.T) {
 	paths := []string{fixture("square-41-binary.msh"), fixture("box-41-binary.msh")}
 	if gmshtest.Python() != "" {
-		paths = []string{gmshFile(t, squareScript, "square", 0.05, true), gmshFile(t, boxScript, "box", 0.15, false)}
+		paths = []string{gmshFile(t, "square", 0.05, true), gmshFile(t, "box", 0.15, false)}
 	}
 	for _, path := range paths {
 		solve := func(t *testing.T, cfg op2.Config) ([]float64, []int32) {
@@ -432,7 +410,7 @@ func TestMeshOnRanks(t *testing.T) {
 	}
 	paths := []string{fixture("square-41-binary.msh"), fixture("box-41-binary.msh")}
 	if gmshtest.Python() != "" {
-		paths = []string{gmshFile(t, squareScript, "square", 0.05, true), gmshFile(t, boxScript, "box", 0.15, true)}
+		paths = []string{gmshFile(t, "square", 0.05, true), gmshFile(t, "box", 0.15, true)}
 	} else {
 		t.Log("no python3 with Gmsh's module: the fixtures only")
 	}
