@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"time"
 	"unsafe"
@@ -29,26 +30,37 @@ import (
 //     (WRITE on the loop's own set) need not be saved; the position where
 //     the fewest bytes remain is chosen, and the checkpoint is written
 //     when the loops reach it again (a loop that breaks the pattern
-//     starts the watch over; 1000 loops without a repeat save at once).
+//     starts the watch over; 1000 loops after the checkpoint came due
+//     without a settled repeat, it is written at once).
 //   - The values of the Globals each loop reduced are logged as it runs,
 //     and saved with the checkpoint with the index of the loop it was
 //     written before.
-//   - A run that starts with the file present skips the loops before that
-//     index, giving the Globals they reduced their logged values (so a
-//     program that tests a residual takes the same path), and restores
-//     the checkpoint before running the loop at the index.
+//   - The host's reads of data a loop wrote (Dat.Data, Gather, a
+//     matrix's values, a Solve; see hostRead) and the loops that assemble
+//     a matrix are noted: the checkpoint keeps the index of the loop after
+//     the last of them before it.
+//   - A run that starts with the file present runs the loops before that
+//     second index again (so what the host read, built from it, or a
+//     matrix assembled is as it was), skips the loops from there to the
+//     checkpoint's, giving the Globals they reduced their logged values
+//     (so a program that tests a residual takes the same path), and
+//     restores the checkpoint before running the loop at the index. A host
+//     read of data a skipped loop wrote (the program took another path) is
+//     refused, naming both.
 //
 // Only loops that run at once take part: a loop recorded by Chain or
 // Lazy turns automatic checkpoints off for the rest of the run.
 
 // The state keys of an automatic checkpoint.
 const (
-	autoLoopKey = autoKey + "loop"
-	autoLogKey  = autoKey + "reductions"
+	autoLoopKey  = autoKey + "loop"
+	autoLogKey   = autoKey + "reductions"
+	autoRerunKey = autoKey + "rerun"
 )
 
-// autoWatchMost is how many loops are watched for a repeat before the
-// checkpoint is written at once, with every Dat.
+// autoWatchMost is how many loops from the one a checkpoint came due at
+// are watched for a repeat before the checkpoint is written at once, with
+// every Dat.
 const autoWatchMost = 1000
 
 // autoAgreeEvery is how often, in loops, the ranks compare their clocks
@@ -67,21 +79,30 @@ type autoCkpt struct {
 	sinceN int64
 	off    bool
 
-	replayTo int64            // the index to restore at; -1 when not replaying
-	replay   map[int64][]byte // the reductions of the loops to skip
+	replayTo int64             // the index to restore at; -1 when not replaying
+	replay   map[int64][]byte  // the reductions of the loops to skip
+	rerunTo  int64             // replaying: the loops before it run again
+	stale    map[uint64]string // replaying: the data skipped loops wrote (by ID): the loop's kernel
+
+	// The last point the host saw what loops made: the index of the next
+	// loop then, and what it did (op on data named name).
+	lastObs        int64
+	lastOp, lastOn string
 
 	log []byte // every loop's reductions so far: index, length, values
 
-	seq    []loopShape // the loops watched since the checkpoint came due
-	target int         // position in seq to write before; -1 while watching
-	pos    int         // position of the last loop in seq
-	omit   map[uint64]bool
+	seq       []loopShape // the loops watched since the checkpoint came due
+	watchFrom int64       // the index of the loop the checkpoint came due at
+	target    int         // position in seq to write before; -1 while watching
+	pos       int         // position of the last loop in seq
+	omit      map[uint64]bool
 
 	// pending is the checkpoint written before the last target loop
 	// whose deferred dats are not decided yet: each is saved or not at
 	// its first use in the loops that follow, for at most left loops.
 	pending *ckptSession
 	left    int
+	touched map[*core.Storage][]byte // deferred dats the host used meanwhile: their values at the checkpoint
 }
 
 // loopShape is what the choice of a checkpoint's place sees of a loop.
@@ -176,7 +197,15 @@ func (p *process) autoState() (*autoCkpt, error) {
 		return nil, fmt.Errorf("op2: %s: %w", what, err)
 	}
 	if at >= 0 {
-		a.replayTo = at
+		a.replayTo, a.rerunTo = at, at
+		if v, ok := state[autoRerunKey]; ok {
+			// Without it (a file of an earlier GoOP2) every loop runs again.
+			if a.rerunTo, err = strconv.ParseInt(string(v), 10, 64); err != nil || a.rerunTo < 0 || a.rerunTo > at {
+				p.auto = nil
+				return nil, fmt.Errorf("op2: %s: its index of the loops to run again, %q, is not one from 0 to %d", what, v, at)
+			}
+		}
+		a.stale = map[uint64]string{}
 		a.log = state[autoLogKey]
 		if a.replay, err = parseReductionLog(a.log); err != nil {
 			p.auto = nil
@@ -216,16 +245,26 @@ func (p *process) autoBefore(l *core.Loop) (skip bool, err error) {
 	idx := a.n
 	a.n++
 	if a.replayTo >= 0 {
+		if idx < a.rerunTo {
+			return false, nil // the host read what it made: it runs again
+		}
 		if idx < a.replayTo {
+			for _, arg := range l.Args {
+				if s := writtenData(arg); s != nil {
+					s.LoopWritten = true
+					a.stale[s.ID] = l.Kernel.Name
+				}
+			}
 			return true, a.setReductions(l, a.replay[idx])
 		}
 		runtime.GC()
 		if _, err := restoreCheckpoint(a.path); err != nil {
 			return false, err
 		}
-		a.replayTo, a.replay = -1, nil
+		a.replayTo, a.replay, a.stale = -1, nil, nil
 		a.since, a.sinceN = time.Now(), idx
-		p.autoLog(slog.LevelInfo, "op2: restored the automatic checkpoint", slog.String("file", a.path), slog.Int64("loop", idx))
+		p.autoLog(slog.LevelInfo, "op2: restored the automatic checkpoint", slog.String("file", a.path), slog.Int64("loop", idx),
+			slog.Int64("loops_run_again", a.rerunTo), slog.Int64("loops_skipped", idx-a.rerunTo))
 		return false, nil
 	}
 	if a.pending != nil {
@@ -237,13 +276,16 @@ func (p *process) autoBefore(l *core.Loop) (skip bool, err error) {
 		return false, nil
 	}
 	if a.target < 0 {
-		if a.seq == nil && !a.due(p, idx) {
-			return false, nil
+		if a.seq == nil {
+			if !a.due(p, idx) {
+				return false, nil
+			}
+			a.watchFrom = idx
 		}
 		sh := shapeOf(l)
 		if len(a.seq) == 0 || !sh.equal(a.seq[0]) {
 			a.seq = append(a.seq, sh)
-			if len(a.seq) >= autoWatchMost && a.pending == nil {
+			if idx-a.watchFrom >= autoWatchMost && a.pending == nil {
 				return false, a.save(idx, nil)
 			}
 			return false, nil
@@ -255,6 +297,9 @@ func (p *process) autoBefore(l *core.Loop) (skip bool, err error) {
 		a.pos = (a.pos + 1) % len(a.seq)
 		if sh := shapeOf(l); !sh.equal(a.seq[a.pos]) {
 			a.seq, a.target = []loopShape{sh}, -1 // the pattern changed: watch again
+			if idx-a.watchFrom >= autoWatchMost && a.pending == nil {
+				return false, a.save(idx, nil) // the loops do not repeat
+			}
 			return false, nil
 		}
 	}
@@ -276,6 +321,10 @@ func (p *process) autoBefore(l *core.Loop) (skip bool, err error) {
 // left to decide or after a period of loops (the rest are saved).
 func (a *autoCkpt) decide(l *core.Loop) error {
 	cs := a.pending
+	if err := a.saveTouched(); err != nil {
+		a.pending, a.touched = nil, nil
+		return cs.finish(err)
+	}
 	for _, d := range shapeOf(l).dats {
 		if _, ok := cs.deferred[d.s]; ok {
 			if err := cs.resolve(d.s, !d.whole); err != nil {
@@ -351,7 +400,16 @@ func (a *autoCkpt) choose() (int, map[uint64]bool) {
 // by the loops that follow (decide); the others are written now.
 func (a *autoCkpt) save(idx int64, later map[uint64]bool) error {
 	runtime.GC()
-	state := map[string][]byte{autoLoopKey: []byte(strconv.FormatInt(idx, 10)), autoLogKey: a.log}
+	rerun := []int64{a.lastObs}
+	if w := rt.proc.Started(); w != nil && w.Size() > 1 {
+		// Ranks that read data on the host alone: every rank runs the
+		// loops again as far as the last of them.
+		if err := w.AllreduceInt64(rerun, mpi.Max); err != nil {
+			return err
+		}
+	}
+	state := map[string][]byte{autoLoopKey: []byte(strconv.FormatInt(idx, 10)), autoLogKey: a.log,
+		autoRerunKey: []byte(strconv.FormatInt(rerun[0], 10))}
 	var deferred func(*core.Storage) bool
 	if len(later) > 0 {
 		deferred = func(s *core.Storage) bool { return later[s.ID] }
@@ -364,8 +422,13 @@ func (a *autoCkpt) save(idx int64, later map[uint64]bool) error {
 	a.left = max(len(a.seq), 1)
 	a.seq, a.target, a.omit = nil, -1, nil
 	a.since, a.sinceN = time.Now(), idx
-	rt.proc.autoLog(slog.LevelInfo, "op2: automatic checkpoint", slog.String("file", a.path), slog.Int64("loop", idx),
-		slog.Int("dats_decided_later", len(cs.deferred)), slog.Float64("seconds", time.Since(start).Seconds()))
+	attrs := []slog.Attr{slog.String("file", a.path), slog.Int64("loop", idx),
+		slog.Int("dats_decided_later", len(cs.deferred)), slog.Float64("seconds", time.Since(start).Seconds()),
+		slog.Int64("restart_runs_loops", rerun[0])}
+	if a.lastOp != "" && a.lastObs == rerun[0] {
+		attrs = append(attrs, slog.String("because", fmt.Sprintf("%s of %q before loop %d", a.lastOp, a.lastOn, a.lastObs)))
+	}
+	rt.proc.autoLog(slog.LevelInfo, "op2: automatic checkpoint", attrs...)
 	if len(cs.deferred) == 0 {
 		return cs.finish(nil)
 	}
@@ -376,7 +439,19 @@ func (a *autoCkpt) save(idx int64, later map[uint64]bool) error {
 // autoAfter logs the Globals loop l reduced, after it ran at once.
 func (p *process) autoAfter(l *core.Loop) {
 	a := p.auto
-	if a == nil || a.off || a.replayTo >= 0 {
+	if a == nil || a.off {
+		return
+	}
+	for _, arg := range l.Args {
+		if s := writtenData(arg); s != nil {
+			s.LoopWritten = true
+			if arg.Kind == core.ArgMat {
+				// A matrix is not saved: a restart assembles it again.
+				a.lastObs, a.lastOp, a.lastOn = a.n, "loop "+l.Kernel.Name+" assembling", s.Name
+			}
+		}
+	}
+	if a.replayTo >= 0 {
 		return
 	}
 	start := len(a.log)
@@ -457,4 +532,187 @@ func (p *process) autoLog(level slog.Level, msg string, attrs ...slog.Attr) {
 	if level >= slog.LevelWarn && Rank() == 0 {
 		fmt.Fprintln(os.Stderr, msg, slog.GroupValue(attrs...))
 	}
+}
+
+// writtenData returns the Dat or matrix argument a changes, or nil.
+func writtenData(a core.Arg) *core.Storage {
+	if a.Off || a.Data == nil || a.Access == core.Read || a.Kind == core.ArgGlobal {
+		return nil
+	}
+	return a.Data
+}
+
+// hostRead is called, with the lock held, by every function of the API
+// that gives the host the values of Dats or matrices (ss), or computes
+// from them on the host, before it does: op says which (for the log and
+// errors). Globals are skipped: their values are in the log of
+// reductions. It notes the point for the automatic checkpoints (a
+// restart runs the loops before it again), keeps the checkpoint's values
+// of a dat not saved yet, and, replaying a checkpoint, refuses data a
+// skipped loop wrote: this run took another path than the one that wrote
+// the checkpoint.
+func (p *process) hostRead(op string, ss ...*core.Storage) error {
+	a := p.auto
+	if a == nil || a.off {
+		return nil
+	}
+	for _, s := range ss {
+		if s == nil || (s.Set == nil && s.Matrix == "") {
+			continue
+		}
+		if a.replayTo >= 0 {
+			if k, ok := a.stale[s.ID]; ok {
+				return fmt.Errorf("op2: automatic checkpoint %q: %s reads %s before loop %d, which the run that wrote the checkpoint did not (loop %q, skipped on this restart, wrote it): this run takes another path, and cannot resume from the file; remove it to start again",
+					a.path, op, s.Describe(), a.n, k)
+			}
+		}
+		if err := a.touch(s); err != nil {
+			return err
+		}
+		if s.LoopWritten {
+			a.lastObs, a.lastOp, a.lastOn = a.n, op, s.Name
+		}
+	}
+	return nil
+}
+
+// hostReadAll is hostRead of every live Dat.
+func (p *process) hostReadAll(op string) error {
+	if p.auto == nil || p.auto.off {
+		return nil
+	}
+	for _, d := range p.LiveData() {
+		if err := p.hostRead(op, d.Storage()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// observe takes the lock for hostRead.
+func observe(op string, ss ...*core.Storage) error {
+	forced := lock(forData)
+	defer unlock()
+	if forced != nil {
+		return forced
+	}
+	return rt.proc.hostRead(op, ss...)
+}
+
+// hostWrote is called, with the lock held, by the functions of the API
+// that overwrite Dats (ss) on the host without reading them: the
+// checkpoint's values of a dat not saved yet are kept.
+func (p *process) hostWrote(ss ...*core.Storage) error {
+	a := p.auto
+	if a == nil || a.off {
+		return nil
+	}
+	for _, s := range ss {
+		if err := a.touch(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hostProduct is called, with the lock held, before the host computes
+// y from the Dats or matrices in (a matrix product): it reports whether
+// to skip it, when replaying a checkpoint a skipped loop wrote one of in
+// (y is then restored with the checkpoint, like the dats skipped loops
+// write). y counts as written by a loop.
+func (p *process) hostProduct(y *core.Storage, in ...*core.Storage) (skip bool, err error) {
+	a := p.auto
+	if a == nil || a.off {
+		return false, nil
+	}
+	for _, s := range append(in, y) {
+		if err := a.touch(s); err != nil {
+			return false, err
+		}
+	}
+	y.LoopWritten = true
+	if a.replayTo >= 0 {
+		for _, s := range in {
+			if k, ok := a.stale[s.ID]; ok {
+				a.stale[y.ID] = k
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// touch keeps the values of s, a dat the pending checkpoint has not
+// saved yet, before the host reads or changes them: they are saved at the
+// next loop (decide), when the ranks agree on them.
+func (a *autoCkpt) touch(s *core.Storage) error {
+	cs := a.pending
+	if cs == nil {
+		return nil
+	}
+	if _, deferred := cs.deferred[s]; !deferred {
+		return nil
+	}
+	if _, kept := a.touched[s]; kept {
+		return nil
+	}
+	if err := s.HostAccess(false); err != nil {
+		return err
+	}
+	if a.touched == nil {
+		a.touched = map[*core.Storage][]byte{}
+	}
+	a.touched[s] = slices.Clone(unsafe.Slice((*byte)(s.Host), s.Bytes()))
+	return nil
+}
+
+// saveTouched saves the values kept of the pending checkpoint's dats that
+// the host used on any rank (each rank its own: a rank that kept none
+// still holds the checkpoint's).
+func (a *autoCkpt) saveTouched() error {
+	cs := a.pending
+	w := rt.proc.Started()
+	several := w != nil && w.Size() > 1
+	if len(a.touched) == 0 && !several {
+		return nil
+	}
+	order := make([]*core.Storage, 0, len(cs.deferred))
+	for s := range cs.deferred {
+		order = append(order, s)
+	}
+	slices.SortFunc(order, func(x, y *core.Storage) int { return cs.deferred[x] - cs.deferred[y] })
+	used := make([]int64, len(order))
+	for i, s := range order {
+		if _, ok := a.touched[s]; ok {
+			used[i] = 1
+		}
+	}
+	if several && len(used) > 0 {
+		if err := w.AllreduceInt64(used, mpi.Max); err != nil {
+			return err
+		}
+	}
+	defer func() { a.touched = nil }()
+	for i, s := range order {
+		if used[i] == 0 {
+			continue
+		}
+		kept, ok := a.touched[s]
+		if !ok {
+			if err := cs.resolve(s, true); err != nil {
+				return err
+			}
+			continue
+		}
+		// Saved from the values kept, the host's own put back after.
+		host := unsafe.Slice((*byte)(s.Host), s.Bytes())
+		now := slices.Clone(host)
+		copy(host, kept)
+		err := cs.resolve(s, true)
+		copy(host, now)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -64,6 +64,9 @@ func Checkpoint(path string, state map[string][]byte) error {
 	if forced != nil {
 		return forced
 	}
+	if err := rt.proc.hostReadAll("Checkpoint"); err != nil {
+		return err
+	}
 	return writeCheckpoint(path, state)
 }
 

@@ -164,6 +164,7 @@ func (d *Dat[T]) Data() []T {
 	forced := lock(forStorage(&d.s))
 	defer unlock()
 	mustForce(forced)
+	mustHost(rt.proc.hostRead("Data", &d.s))
 	mustHost(d.s.HostAccess(true))
 	dist.HostWrite(&d.s)
 	return d.data[:d.s.Set.Owned*d.s.Dim]
@@ -177,6 +178,7 @@ func (d *Dat[T]) DataRO() []T {
 	forced := lock(forStorage(&d.s))
 	defer unlock()
 	mustForce(forced)
+	mustHost(rt.proc.hostRead("DataRO", &d.s))
 	mustHost(d.s.HostAccess(false))
 	return append([]T(nil), d.data[:d.s.Set.Owned*d.s.Dim]...)
 }
@@ -253,6 +255,9 @@ func (d *Dat[T]) Zero() error {
 	if forced != nil {
 		return forced
 	}
+	if err := rt.proc.hostWrote(&d.s); err != nil {
+		return err
+	}
 	dist.HostWrite(&d.s)
 	return apiError(d.s.Zero())
 }
@@ -283,6 +288,12 @@ func (d *Dat[T]) CopyTo(dst *Dat[T]) error {
 		return forced
 	}
 	if dst != d {
+		if err := rt.proc.hostRead("CopyTo", &d.s); err != nil {
+			return err
+		}
+		if err := rt.proc.hostWrote(&dst.s); err != nil {
+			return err
+		}
 		dist.HostWrite(&dst.s)
 	}
 	return apiError(dst.s.CopyFrom(&d.s))
@@ -321,6 +332,7 @@ func (d *Dat[T]) DataWO() []T {
 	forced := lock(forStorage(&d.s))
 	defer unlock()
 	mustForce(forced)
+	mustHost(rt.proc.hostWrote(&d.s))
 	d.s.WriteOnly()
 	dist.HostWrite(&d.s)
 	return d.data[:d.s.Set.Owned*d.s.Dim]
@@ -349,6 +361,9 @@ func (d *Dat[T]) Range(first, n int) ([]T, error) {
 	if forced != nil {
 		return nil, forced
 	}
+	if err := rt.proc.hostRead("Range", &d.s); err != nil {
+		return nil, err
+	}
 	if err := d.s.ReadRange(unsafe.Pointer(&out[0]), first*d.s.Dim*size, len(out)*size); err != nil {
 		return nil, apiError(err)
 	}
@@ -365,6 +380,9 @@ func (d *Dat[T]) Gather() ([]T, error) {
 	defer unlock()
 	if forced != nil {
 		return nil, forced
+	}
+	if err := rt.proc.hostRead("Gather", &d.s); err != nil {
+		return nil, err
 	}
 	owned := d.s.Set.Owned * d.s.Dim
 	h, ok := d.s.Set.Halo.(*dist.SetHalo)
@@ -417,6 +435,9 @@ func (d *Dat[T]) GatherBlock() (start int, values []T, err error) {
 	defer unlock()
 	if forced != nil {
 		return 0, nil, forced
+	}
+	if err := rt.proc.hostRead("GatherBlock", &d.s); err != nil {
+		return 0, nil, err
 	}
 	what := fmt.Sprintf("GatherBlock of dat %q on set %q", d.s.Name, d.s.Set.Name)
 	if err := mpiFatal(dist.AgreeStep(w, what, d.s.HostAccess(false))); err != nil {

@@ -285,6 +285,9 @@ func (A *Mat[T]) ZeroRows(rows []int, diag T) error {
 			return fmt.Errorf("op2: %s: ZeroRows: row element %d (position %d) is outside set %q (%d owned elements)", A.s.Matrix, r, k, sp.rows.c.Name, sp.pat.NRows)
 		}
 	}
+	if err := rt.proc.hostRead("ZeroRows", &A.s); err != nil {
+		return err
+	}
 	if err := A.s.HostAccess(true); err != nil {
 		return err
 	}
@@ -382,6 +385,13 @@ func (A *Mat[T]) ZeroRowsColumns(rows []int, diag T, x, b *Dat[T]) error {
 	if forced != nil {
 		return forced
 	}
+	in := []*core.Storage{&A.s}
+	if x != nil {
+		in = append(in, &x.s, &b.s)
+	}
+	if err := rt.proc.hostRead("ZeroRowsColumns", in...); err != nil {
+		return err
+	}
 	if err := A.s.HostAccess(true); err != nil {
 		return err
 	}
@@ -439,6 +449,9 @@ func (A *Mat[T]) Values() (rowptr, colidx []int32, vals []T, err error) {
 	if forced != nil {
 		return nil, nil, nil, forced
 	}
+	if err := rt.proc.hostRead("Values", &A.s); err != nil {
+		return nil, nil, nil, err
+	}
 	if err := A.s.HostAccess(false); err != nil {
 		return nil, nil, nil, err
 	}
@@ -480,6 +493,9 @@ func (A *Mat[T]) mult(r *Runtime, x, y *Dat[T]) error {
 	}
 	b, err := r.e.CurrentBackend()
 	if err != nil {
+		return err
+	}
+	if skip, err := rt.proc.hostProduct(&y.s, &A.s, &x.s); err != nil || skip {
 		return err
 	}
 	if mv, ok := b.Backend.(exec.MatVecer); ok {
@@ -645,6 +661,9 @@ func (A *Mat[T]) Gather() (rowptr, colidx []int32, vals []T, err error) {
 // and a scalar column in the declared numbering (uint32 each) and the
 // value. Caller holds the lock.
 func (A *Mat[T]) declaredEntries() ([]byte, error) {
+	if err := rt.proc.hostRead("Gather", &A.s); err != nil {
+		return nil, err
+	}
 	if err := A.s.HostAccess(false); err != nil {
 		return nil, err
 	}

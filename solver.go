@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/goop2/op2/internal/petsc"
@@ -147,6 +148,25 @@ type Solver struct {
 	// The loops, made once: kernels by name and block dim.
 	kernels map[kernelKey]*Kernel
 	petsc   *petscSolver // with Package "petsc"
+
+	// The native solves' work vectors, by set and dim, made by the first
+	// solve that needs them and reused (zeroed) by the next, so that the
+	// loops of every solve are the same (what automatic checkpoints look
+	// for) and a solve allocates no Dat; mu makes solves on one Solver
+	// one at a time.
+	mu   sync.Mutex
+	work map[workKey]*solverWork
+}
+
+type workKey struct {
+	set *Set
+	dim int
+}
+
+// solverWork is what the native solves on one set and dim reuse.
+type solverWork struct {
+	vecs []*Dat[float64]
+	dinv *Dat[float64] // the inverse diagonal (Jacobi)
 }
 
 // NewSolver checks opts and returns a solver. With Package "petsc" it
@@ -248,10 +268,34 @@ func (s *Solver) Solve(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
 	if x == b {
 		return SolveInfo{}, fmt.Errorf("op2: Solve: x and b are the same %s", x.s.Describe())
 	}
+	// The host reads A, x and b, and gets what the solve found: a
+	// restart from an automatic checkpoint runs the loops up to here.
+	if err := observe("Solve", &A.s, &x.s, &b.s); err != nil {
+		return SolveInfo{}, err
+	}
+	info, err := s.solve(A, x, b)
+	if oerr := observe("Solve", &A.s, &x.s, &b.s); err == nil {
+		err = oerr
+	}
+	return info, err
+}
+
+// solve is Solve, the arguments checked.
+func (s *Solver) solve(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
+	sp := A.sp
 	if s.petsc != nil {
 		return s.solvePETSc(A, x, b)
 	}
-	k := &krylov{s: s, A: A, r: s.opts.Runtime, set: sp.rows, dim: sp.rdim}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := workKey{sp.rows, sp.rdim}
+	if s.work[key] == nil {
+		if s.work == nil {
+			s.work = map[workKey]*solverWork{}
+		}
+		s.work[key] = &solverWork{}
+	}
+	k := &krylov{s: s, A: A, r: s.opts.Runtime, set: sp.rows, dim: sp.rdim, work: s.work[key]}
 	k.info.Method, k.info.Precond, k.info.Norm = s.opts.Method, s.opts.Precond, s.opts.Norm
 	if k.info.Norm == NormDefault {
 		k.info.Norm = NormPreconditioned
@@ -267,9 +311,10 @@ func (s *Solver) Solve(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
 		return SolveInfo{}, err
 	}
 	if s.opts.Precond == "jacobi" {
-		if k.dinv, err = A.inverseDiagonal(k.set, k.dim); err != nil {
+		if k.dinv, err = A.inverseDiagonal(k.set, k.dim, k.work.dinv); err != nil {
 			return SolveInfo{}, err
 		}
+		k.work.dinv = k.dinv
 	}
 	if s.opts.Method == "bicgstab" {
 		return k.bicgstab(x, b)
@@ -293,12 +338,22 @@ type krylov struct {
 	bnorm     float64 // ‖b‖
 	tol       float64
 	temporary int
+	work      *solverWork
 }
 
-// vec returns a new work vector on the solve's set.
+// vec returns a work vector on the solve's set, zeroed: the next one the
+// solver keeps, or a new one.
 func (k *krylov) vec() (*Dat[float64], error) {
 	k.temporary++
-	return NewDat[float64](k.set, k.dim, nil, fmt.Sprintf("solver vector %d", k.temporary))
+	if k.temporary <= len(k.work.vecs) {
+		v := k.work.vecs[k.temporary-1]
+		return v, v.Zero()
+	}
+	v, err := NewDat[float64](k.set, k.dim, nil, fmt.Sprintf("solver vector %d", k.temporary))
+	if err == nil {
+		k.work.vecs = append(k.work.vecs, v)
+	}
+	return v, err
 }
 
 // vecs makes a work vector for each of vs.
@@ -730,8 +785,8 @@ func (k *krylov) bicgstab(x, b *Dat[float64]) (SolveInfo, error) {
 
 // inverseDiagonal returns a Dat on set with dim values per element: the
 // inverses of the matrix's diagonal entries, or an error naming a zero
-// one.
-func (A *Mat[T]) inverseDiagonal(set *Set, dim int) (*Dat[float64], error) {
+// one. The Dat is into, when not nil, else a new one.
+func (A *Mat[T]) inverseDiagonal(set *Set, dim int, into *Dat[float64]) (*Dat[float64], error) {
 	err := lock(forCollective)
 	if err == nil {
 		err = A.s.HostAccess(false)
@@ -756,6 +811,10 @@ func (A *Mat[T]) inverseDiagonal(set *Set, dim int) (*Dat[float64], error) {
 	unlock()
 	if err != nil {
 		return nil, err
+	}
+	if into != nil {
+		copy(into.DataWO(), vals)
+		return into, nil
 	}
 	return NewDat(set, dim, vals, "solver inverse diagonal")
 }

@@ -83,6 +83,7 @@ func (v *DatView[T]) DataRO() []T {
 	defer unlock()
 	mustForce(forced)
 	d := v.d
+	mustHost(rt.proc.hostRead("DataRO", &d.s))
 	mustHost(d.s.HostAccess(false))
 	n, dim := d.s.Set.Owned, d.s.Dim
 	out := make([]T, n)

@@ -185,6 +185,10 @@ type Storage struct {
 	HostDirty bool
 	// HaloBuf holds the run time's exchange buffers for the data.
 	HaloBuf any
+	// LoopWritten says that a loop (or a matrix product) has written the
+	// values at least once: automatic checkpoints count a host read of
+	// such data as a point a restarted run must reach by running loops.
+	LoopWritten bool
 	// Matrix names what a matrix's values are (a Mat's Describe), empty
 	// for Dats and Globals; a matrix's storage has no Set, like a
 	// Global's, and Len values: its nonzeros.

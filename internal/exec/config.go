@@ -185,7 +185,7 @@ var Settings = []ConfigSetting{
 		keyPos: 11, key: func(c *Config) string { return simdKey(c.SIMD) }},
 	{Field: "Fusion", Env: "OP2_FUSION", Default: "`auto`", Doc: "whether recorded loops over one set fuse into one generated loop: `auto` (where it was measured to pay), `on` or `off`",
 		parse: choiceParser(CheckFusion), choice: true, check: choiceCheck(CheckFusion)},
-	{Field: "Checkpoint", Env: "OP2_CHECKPOINT", Default: "none", Doc: "automatic checkpoints (`op2.Checkpoint`'s files) to this path, every `CheckpointEvery`, each at the loop of the program's repeating sequence where the fewest bytes of Dats must be saved; when the file exists at the start, the run skips the loops before it (Globals reduced by them get their saved values) and restores it there",
+	{Field: "Checkpoint", Env: "OP2_CHECKPOINT", Default: "none", Doc: "automatic checkpoints (`op2.Checkpoint`'s files) to this path, every `CheckpointEvery`, each at the loop of the program's repeating sequence where the fewest bytes of Dats must be saved; when the file exists at the start, the run runs the loops again as far as the host last read their results, skips the rest before the checkpoint (Globals reduced by them get their saved values) and restores it there",
 		parse: text},
 	{Field: "CheckpointEvery", Env: "OP2_CHECKPOINT_EVERY", Default: "`10m`", Doc: "how often `Checkpoint` saves: a duration (`90s`, `10m`) or a number of loops (`500`)",
 		parse: func(env, v string) (any, error) {

@@ -1,0 +1,259 @@
+package op2_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/mesh"
+)
+
+// replayProgram is a time-stepping program on the nodes of a block mesh
+// whose steps depend on more than Dats and Globals, for the automatic
+// checkpoints' restarts. A set-up loop flags the nodes left of x = 0.4;
+// then, by mode:
+//
+//   - "subset": the host reads the flags (Data) and builds a Subset of
+//     the flagged nodes; each step relaxes u and adds 1 over the subset;
+//   - "mat-once": a matrix (a mass matrix plus the identity) is assembled
+//     once, before the steps; each step sets t = A u (Mult) and relaxes u
+//     towards it;
+//   - "solve-each": each step assembles a matrix depending on u and the
+//     flags and solves A v = u by CG, then sets u from v;
+//   - "read-between": each step relaxes u, the host sums w, and a loop
+//     sets w = u: the checkpoint comes before the first loop, listing w,
+//     which the second writes whole, to be decided later, and the host's
+//     read between has it saved.
+//
+// Every step sums u into a Global, whose value the step reports with
+// the step number. Rank killRank kills itself with SIGKILL after step
+// killAt (0: never).
+func replayProgram(t *testing.T, mode string, steps, killAt, killRank int) []string {
+	t.Helper()
+	m, err := mesh.GenerateBlock(12, 8, op2.Rank(), op2.Ranks())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := must(op2.NewSet(m.NNode, "nodes"))
+	cells := must(op2.NewSet(m.NCell, "cells"))
+	pcell := must(op2.NewMap(cells, nodes, 4, m.Cell, "pcell"))
+	x := must(op2.NewDat(nodes, 2, m.X, "x"))
+	u := must(op2.NewDat[float64](nodes, 1, nil, "u"))
+	flag := must(op2.NewDat[float64](nodes, 1, nil, "flag"))
+	tmp := must(op2.NewDat[float64](nodes, 1, nil, "t"))
+	w := must(op2.NewDat[float64](nodes, 1, nil, "w"))
+	sum := must(op2.NewGlobal[float64](1, nil, "sum"))
+	// The identity map of the nodes (each rank its block of them).
+	whole, err := mesh.GenerateBlock(12, 8, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, count := mesh.Block(whole.NNode, op2.Rank(), op2.Ranks())
+	self := make([]int32, count)
+	for i := range self {
+		self[i] = int32(start + i)
+	}
+	ident := must(op2.NewMap(nodes, nodes, 1, self, "ident"))
+	if op2.Ranks() > 1 {
+		must(op2.Partition(op2.RCBPartitioner(x)))
+	}
+	setup := op2.NewKernel(`void rp_setup(const double *x, double *flag, double *u) {
+		*flag = x[0] < 0.4 ? 1 : 0;
+		*u = x[0] + 2 * x[1];
+	}`, "rp_setup")
+	check(t, op2.ParLoop(setup, nodes, x.Arg(op2.Read), flag.Arg(op2.Write), u.Arg(op2.Write)))
+
+	relax := op2.NewKernel(`void rp_relax(const double *t, double *u, double *s) {
+		*u = 0.5 * *u + 0.25 * *t + 0.01;
+		*s += *u;
+	}`, "rp_relax")
+	var sp *op2.Sparsity
+	var A *op2.Mat[float64]
+	assemble := func() {
+		A.Zero()
+		k := op2.NewKernel(`void rp_cell(const double *u0, const double *u1, const double *u2, const double *u3, double *A) {
+			double c = 0.05 * (1 + 0.1 * (*u0 * *u0 + *u1 * *u1 + *u2 * *u2 + *u3 * *u3));
+			for (int i = 0; i < 4; i++)
+				for (int j = 0; j < 4; j++)
+					A[i * 4 + j] = i == j ? 2 * c : -c / 3;
+		}`, "rp_cell")
+		check(t, op2.ParLoop(k, cells, u.ArgMap(op2.Read, pcell, 0), u.ArgMap(op2.Read, pcell, 1), u.ArgMap(op2.Read, pcell, 2),
+			u.ArgMap(op2.Read, pcell, 3), A.Arg(op2.Inc, pcell, pcell)))
+		diag := op2.NewKernel(`void rp_ident(const double *flag, double *A) { A[0] = 1 + *flag; }`, "rp_ident")
+		check(t, op2.ParLoop(diag, nodes, flag.Arg(op2.Read), A.Arg(op2.Inc, ident, ident)))
+	}
+	var sub *op2.Subset
+	switch mode {
+	case "read-between":
+	case "subset":
+		var idx []int32
+		for i, f := range flag.DataRO() {
+			if f != 0 {
+				idx = append(idx, int32(i))
+			}
+		}
+		sub = must(op2.NewSubset(nodes, idx))
+	case "mat-once", "solve-each":
+		sp = must(op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: pcell, Col: pcell}, {Row: ident, Col: ident}}, "rp_sp"))
+		A = must(op2.NewMat[float64](sp, "rp_A"))
+		if mode == "mat-once" {
+			assemble()
+		}
+	default:
+		t.Fatalf("mode %q", mode)
+	}
+	solver := must(op2.NewSolver(op2.SolverOptions{Method: "cg", RTol: 1e-12}))
+	defer solver.Close()
+	add := op2.NewKernel(`void rp_add(double *u) { *u += 1; }`, "rp_add")
+	copyK := op2.NewKernel(`void rp_copy(const double *v, double *t) { *t = *v; }`, "rp_copy")
+	var lines []string
+	for step := 1; step <= steps; step++ {
+		sum.Data()[0] = 0
+		switch mode {
+		case "subset":
+			check(t, op2.ParLoop(relax, nodes, flag.Arg(op2.Read), u.Arg(op2.RW), sum.Arg(op2.Inc)))
+			check(t, op2.ParLoop(add, sub, u.Arg(op2.RW)))
+		case "read-between":
+			check(t, op2.ParLoop(relax, nodes, flag.Arg(op2.Read), u.Arg(op2.RW), sum.Arg(op2.Inc)))
+			ws := 0.0
+			for _, v := range w.DataRO() {
+				ws += v
+			}
+			lines = append(lines, fmt.Sprintf("step %d w %.17g", step, ws))
+			check(t, op2.ParLoop(copyK, nodes, u.Arg(op2.Read), w.Arg(op2.Write)))
+		case "mat-once":
+			check(t, A.Mult(u, tmp))
+			check(t, op2.ParLoop(relax, nodes, tmp.Arg(op2.Read), u.Arg(op2.RW), sum.Arg(op2.Inc)))
+		case "solve-each":
+			assemble()
+			info, err := solver.Solve(A, tmp, u)
+			check(t, err)
+			if !info.Converged {
+				t.Fatalf("step %d: %+v", step, info)
+			}
+			check(t, op2.ParLoop(copyK, nodes, tmp.Arg(op2.Read), u.Arg(op2.Write)))
+			check(t, op2.ParLoop(relax, nodes, tmp.Arg(op2.Read), u.Arg(op2.RW), sum.Arg(op2.Inc)))
+		}
+		lines = append(lines, fmt.Sprintf("step %d sum %.17g", step, sum.DataRO()[0]))
+		if step == killAt && op2.Rank() == killRank {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+	}
+	got := must(u.Gather())
+	s := 0.0
+	for _, v := range got {
+		s += v
+	}
+	return append(lines, fmt.Sprintf("u sum %.17g, %d values", s, len(got)))
+}
+
+// TestAutoCheckpointReplaysWhatLoopsBuilt restarts replayProgram's
+// three forms from automatic checkpoints written every 7 loops, a rank
+// killed after step 8 of 12, on 1 and 2 ranks: each prints every line of
+// a run never stopped. What the set-up loops produced reaches the steps
+// through the host (a subset built from flags), a matrix assembled once,
+// or a matrix assembled and solved every step: the restart runs the
+// loops again as far as the host last read what loops wrote, or a loop
+// assembled a matrix, and skips the rest (its log says how many), which
+// for the subset and the matrix assembled once is most of them.
+func TestAutoCheckpointReplaysWhatLoopsBuilt(t *testing.T) {
+	const modeEnv, outEnv, killEnv = "OP2_TEST_REPLAY_MODE", "OP2_TEST_REPLAY_OUT", "OP2_TEST_REPLAY_KILL"
+	if mpitest.InRanks() {
+		var killAt, killRank int
+		fmt.Sscan(os.Getenv(killEnv), &killAt, &killRank)
+		lines := replayProgram(t, os.Getenv(modeEnv), 12, killAt, killRank)
+		if op2.Rank() == 0 {
+			check(t, os.WriteFile(os.Getenv(outEnv), []byte(strings.Join(lines, "\n")), 0o644))
+		}
+		check(t, op2.Finalize())
+		return
+	}
+	needHDF5(t)
+	dir := t.TempDir()
+	skippedRE := regexp.MustCompile(`loops_skipped=(\d+)`)
+	// The loops each restart must skip at least.
+	skips := map[string]int{"subset": 4, "mat-once": 4, "read-between": 1, "solve-each": 0}
+	for _, mode := range []string{"subset", "mat-once", "read-between", "solve-each"} {
+		run := func(ranks int, ckpt, kill string) (string, string, error) {
+			out := filepath.Join(dir, fmt.Sprintf("out-%s-%d", mode, time.Now().UnixNano()))
+			env := []string{modeEnv + "=" + mode, outEnv + "=" + out, killEnv + "=" + kill, "OP2_CHECKPOINT_EVERY=7", "OP2_LOG=info"}
+			if ckpt != "" {
+				env = append(env, "OP2_CHECKPOINT="+ckpt)
+			}
+			b, err := mpitest.Output(t, ranks, 2*time.Minute, env...)
+			if err != nil {
+				return "", string(b), err
+			}
+			got, err := os.ReadFile(out)
+			return string(got), string(b), err
+		}
+		for _, ranks := range []int{1, 2} {
+			want, log, err := run(ranks, "", "")
+			if err != nil {
+				t.Fatalf("%s, %d ranks, uninterrupted: %v\n%s", mode, ranks, err, log)
+			}
+			ckpt := filepath.Join(dir, fmt.Sprintf("%s-%d.ckpt", mode, ranks))
+			if _, log, err := run(ranks, ckpt, fmt.Sprintf("8 %d", ranks-1)); err == nil {
+				t.Fatalf("%s, %d ranks: the run whose rank was killed succeeded:\n%s", mode, ranks, log)
+			}
+			if _, err := os.Stat(ckpt); err != nil {
+				t.Fatalf("%s, %d ranks: no checkpoint after the killed run: %v", mode, ranks, err)
+			}
+			got, log, err := run(ranks, ckpt, "")
+			if err != nil {
+				t.Fatalf("%s, %d ranks restarting: %v\n%s", mode, ranks, err, log)
+			}
+			if got != want {
+				t.Errorf("%s, %d ranks restarting printed\n%s\nwant\n%s\nlog:\n%s", mode, ranks, got, want, log)
+			}
+			sm := skippedRE.FindStringSubmatch(log)
+			if sm == nil {
+				t.Errorf("%s, %d ranks: the restart logged no restore:\n%s", mode, ranks, log)
+				continue
+			}
+			if n, _ := strconv.Atoi(sm[1]); n < skips[mode] {
+				t.Errorf("%s, %d ranks: the restart skipped %d loops; the steps before the checkpoint need not run again:\n%s", mode, ranks, n, log)
+			}
+		}
+	}
+}
+
+// TestAutoCheckpointRefusesAnotherPath: a restart that reads on the host
+// a dat a skipped loop wrote, which the run that wrote the checkpoint
+// did not read there, gets an error saying so, rather than the stale
+// values.
+func TestAutoCheckpointRefusesAnotherPath(t *testing.T) {
+	if mpitest.InRanks() {
+		r := newCkptRun(t)
+		for range 2 {
+			check(t, r.step())
+		}
+		if _, err := r.q.Range(0, 1); err == nil || !strings.Contains(err.Error(), "this run takes another path") {
+			t.Errorf("reading q where the first run did not: %v, want an error saying the run takes another path", err)
+		}
+		op2.Finalize() // says the run ended before the checkpoint's loop
+		return
+	}
+	needHDF5(t)
+	cache := os.Getenv("OP2_CACHE_DIR")
+	path := filepath.Join(t.TempDir(), "auto.ckpt")
+	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) }()
+	r := newCkptRun(t)
+	defer r.k.Remove()
+	check(t, op2.Configure(op2.Config{CacheDir: cache, Checkpoint: path, CheckpointEvery: "3"}))
+	for range 8 {
+		check(t, r.step())
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("no automatic checkpoint after 8 loops every 3: %v", err)
+	}
+	mpitest.Run(t, 1, 2*time.Minute, "OP2_CHECKPOINT="+path, "OP2_CHECKPOINT_EVERY=3")
+}

@@ -1,0 +1,76 @@
+package op2_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"strings"
+	"testing"
+)
+
+// TestHostAccessIsSeenByCheckpoints parses the package: every function
+// that brings the values of Dats or matrices to the host (HostAccess,
+// ReadRange, CopyFrom) tells the automatic checkpoints first (hostRead,
+// hostWrote, hostProduct, hostReadAll or observe), so that a restart
+// runs the loops whose results the host saw again, or is one of the
+// functions below, each with its reason.
+func TestHostAccessIsSeenByCheckpoints(t *testing.T) {
+	exempt := map[string]string{
+		"inverseDiagonal": "inside Solve, which observes A, x and b before and after",
+		"solvePETSc":      "inside Solve, which observes A, x and b before and after",
+		"globalColumns":   "reads global numbers in a Dat it made, which no loop writes",
+		"autoAfter":       "the automatic checkpoints' own log of reductions",
+		"setReductions":   "the automatic checkpoints' own replay of reductions",
+		"touch":           "the automatic checkpoints' own copy of a dat not saved yet",
+		"dat":             "writes a checkpoint (Checkpoint observes every dat) or restores one",
+		"write":           "writes a checkpoint (Checkpoint observes every dat)",
+		"apply":           "restores a checkpoint",
+		"Data":            "Global.Data: the log of reductions holds the Globals' values", // Dat.Data is checked below
+		"DataRO":          "Global.DataRO: the log of reductions holds the Globals' values",
+		"Value":           "Global.Value: the log of reductions holds the Globals' values",
+		"SetValue":        "Global.SetValue: the log of reductions holds the Globals' values",
+	}
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pkgs {
+		for file, f := range p.Files {
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || fd.Body == nil {
+					continue
+				}
+				var access, seen bool
+				ast.Inspect(fd.Body, func(n ast.Node) bool {
+					c, ok := n.(*ast.CallExpr)
+					if !ok {
+						return true
+					}
+					switch fun := c.Fun.(type) {
+					case *ast.SelectorExpr:
+						switch fun.Sel.Name {
+						case "HostAccess", "ReadRange", "CopyFrom":
+							access = true
+						case "hostRead", "hostWrote", "hostProduct", "hostReadAll":
+							seen = true
+						}
+					case *ast.Ident:
+						seen = seen || fun.Name == "observe"
+					}
+					return true
+				})
+				if !access || seen {
+					continue
+				}
+				name := fd.Name.Name
+				if _, ok := exempt[name]; ok && (file == "global.go" || !strings.HasPrefix(name, "Data") && name != "Value" && name != "SetValue") {
+					continue
+				}
+				t.Errorf("%s: %s reads or writes data on the host without telling the automatic checkpoints (hostRead, hostWrote, hostProduct, observe)", fset.Position(fd.Pos()), name)
+			}
+		}
+	}
+}
