@@ -599,6 +599,13 @@ func (c *ckptContents) plan(path string) (*ckptRestore, error) {
 		if ok, err := f.Exists(name); err != nil || !ok {
 			return r, fmt.Errorf("%s holds no constant %q", path, k.Name)
 		}
+		// Matched by type, as dats and Globals are: int and unsigned int
+		// have one size and class, and would convert (-5 into 0).
+		if typ, found, err := f.StringAttr(name, "type"); err != nil || !found {
+			return r, fmt.Errorf("constant %q: %s: its type attribute cannot be read", k.Name, name)
+		} else if typ != k.Type.CName() {
+			return r, fmt.Errorf("constant %q: saved as %s, declared %s", k.Name, typ, k.Type.CName())
+		}
 		if err := r.shape(name, k.Dim, 1, k.Type); err != nil {
 			return r, fmt.Errorf("constant %q: %w", k.Name, err)
 		}
@@ -722,11 +729,11 @@ func (r *ckptRestore) shape(name string, rows, dim int, t core.ScalarType) error
 	if err != nil {
 		return err
 	}
-	class := 1
+	class, signed := 1, t != core.Uint32
 	if t == core.Int32 || t == core.Int64 || t == core.Uint32 {
 		class = 0
 	}
-	if sh.Rows != rows || sh.Dim != dim || sh.Class != class || sh.Size != t.Size() {
+	if sh.Rows != rows || sh.Dim != dim || sh.Class != class || sh.Size != t.Size() || (class == 0 && sh.Signed != signed) {
 		return fmt.Errorf("%s holds %d × %d %s values; the program's are %d × %d %s", name, sh.Rows, sh.Dim, sh.TypeName, rows, dim, t.CName())
 	}
 	return nil
