@@ -49,8 +49,8 @@ const checkpointVersion = 2
 const oldestCheckpoint = 1
 
 // Checkpoint saves what a run needs to continue from this point into the
-// HDF5 file at path: the values of every dat the program still holds, of
-// every Global, of the default runtime's constants, and state, the
+// HDF5 file at path: the values of every dat the program still holds
+// (but those Dat.SetNoCheckpoint leaves out), of every Global, of the default runtime's constants, and state, the
 // program's own (a step counter, a time: whatever it needs to find its
 // place again), which Restore returns. Dats are saved in the numbering
 // the mesh was declared with, so a run on any number of ranks can restore
@@ -79,6 +79,20 @@ func Checkpoint(path string, state map[string][]byte) error {
 	}
 	return writeCheckpoint(path, state)
 }
+
+// SetNoCheckpoint(true) leaves the dat out of checkpoints, Checkpoint's
+// and the automatic ones (Config.Checkpoint): its values are not saved,
+// and Restore leaves them as the program has them, whether or not the
+// file holds them. SetNoCheckpoint(false) puts it back (the default).
+// It is for data a restarted program has again without the checkpoint:
+// values it declares again (coordinates read from the mesh), or that the
+// loops after the checkpoint write whole before reading them (output
+// only). Restoring a file that left a dat out into a program that saves
+// it is refused, naming the dat. An automatic restart skips the loops
+// before the checkpoint, so a dat left out keeps the values it was
+// declared with until a loop writes it. Under MPI every rank must make
+// the same choice: Checkpoint and Restore refuse ranks whose dats differ.
+func (d *Dat[T]) SetNoCheckpoint(omit bool) { d.noCheckpoint.Store(omit) }
 
 // autoKey starts the keys of the state automatic checkpoints keep.
 const autoKey = "op2."
@@ -235,6 +249,9 @@ func checkpointContents(what string, state map[string][]byte) (*ckptContents, er
 		c.w = w
 	}
 	for _, d := range rt.proc.LiveData() {
+		if o, ok := d.(interface{ omitted() bool }); ok && o.omitted() {
+			continue // SetNoCheckpoint: neither saved nor restored
+		}
 		c.dats = append(c.dats, d.Storage())
 	}
 	c.globals = rt.proc.LiveGlobals()
@@ -524,11 +541,12 @@ func (c *ckptContents) names() []byte {
 // dats, Globals and constants, and returns the state saved with it. The
 // program must have declared the same mesh, dats, Globals and constants
 // (names, sets, dims and types; dats and Globals are matched by these,
-// in declaration order), and under MPI partitioned it, on any number of
-// ranks: each rank reads the rows of its own elements and their halo. A
-// checkpoint that does not match is refused, naming what differs, and
-// nothing is changed. It is collective under MPI; recorded loops run
-// first.
+// in declaration order; dats that Dat.SetNoCheckpoint leaves out are not
+// looked for and keep their values), and under MPI partitioned it, on any
+// number of ranks: each rank reads the rows of its own elements and their
+// halo. A checkpoint that does not match is refused, naming what
+// differs, and nothing is changed. It is collective under MPI; recorded
+// loops run first.
 func Restore(path string) (map[string][]byte, error) {
 	runtime.GC() // dats the program no longer holds are not restored
 	forced := lock(forCollective)
