@@ -168,7 +168,7 @@ func (p *process) autoState() (*autoCkpt, error) {
 	}
 	every, loops, err := exec.ParseEvery(cfg.CheckpointEvery)
 	if err != nil {
-		return nil, fmt.Errorf("op2: Config.CheckpointEvery: %w", err)
+		return nil, fmt.Errorf("op2: Config.CheckpointEvery = %q: %w", cfg.CheckpointEvery, err)
 	}
 	a := &autoCkpt{path: cfg.Checkpoint, everyText: cfg.CheckpointEvery, every: every, loops: loops, since: time.Now(), replayTo: -1, target: -1}
 	p.auto = a

@@ -211,6 +211,8 @@ var forcings = map[string]forcing{
 	"Dat.WriteText":   {call: func(f *walkFixture) { f.d.WriteText(filepath.Join(f.dir, "w.txt")) }},
 	"Dat.Zero":        {call: func(f *walkFixture) { f.d2.Zero() }},
 
+	"Dat.SetNoCheckpoint": {none: "a flag the next Checkpoint or Restore reads; touches no values"},
+
 	// DatView.
 	"DatView.Arg":       {none: noArg},
 	"DatView.ArgMap":    {none: noArg},

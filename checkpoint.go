@@ -2,6 +2,7 @@ package op2
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -26,18 +27,30 @@ import (
 //
 //   - "op2_checkpoint": six ints, the format version, the ranks that wrote
 //     it, and how many dats, globals, constants and user entries follow;
-//   - "dats/K": the K-th live dat in declaration order, one row per
+//   - "op2_names" (format 2): bytes, the names of the entries below as
+//     data, so that any Go string round-trips (empty, long, holding
+//     NULs): each dat's name and its set's, each Global's name, each
+//     state key, in that order, each as its length (a uvarint) and its
+//     bytes;
+//   - "dats/K": the K-th saved dat in declaration order, one row per
 //     element of its set over all ranks in the declared numbering, with
-//     the attributes name, set, dim and type (its C type);
+//     the attributes dim and type (its C type), and name and set;
 //   - "globals/K": the K-th live Global's values, attributes name and type;
 //   - "consts/NAME": each constant of the default runtime, attribute type;
 //   - "user/K": the K-th entry of the program's state, in key order, as
 //     bytes, attribute key.
-const checkpointVersion = 1
+//
+// The name, set and key attributes are for people reading the file
+// (h5dump): fixed-length strings of at most 255 bytes, cut there and at a
+// NUL. Format 1 had no op2_names, and Restore reads its names from them.
+const checkpointVersion = 2
+
+// oldestCheckpoint is the oldest format Restore reads.
+const oldestCheckpoint = 1
 
 // Checkpoint saves what a run needs to continue from this point into the
-// HDF5 file at path: the values of every dat the program still holds, of
-// every Global, of the default runtime's constants, and state, the
+// HDF5 file at path: the values of every dat the program still holds
+// (but those Dat.SetNoCheckpoint leaves out), of every Global, of the default runtime's constants, and state, the
 // program's own (a step counter, a time: whatever it needs to find its
 // place again), which Restore returns. Dats are saved in the numbering
 // the mesh was declared with, so a run on any number of ranks can restore
@@ -69,6 +82,20 @@ func Checkpoint(path string, state map[string][]byte) error {
 	}
 	return writeCheckpoint(path, state)
 }
+
+// SetNoCheckpoint(true) leaves the dat out of checkpoints, Checkpoint's
+// and the automatic ones (Config.Checkpoint): its values are not saved,
+// and Restore leaves them as the program has them, whether or not the
+// file holds them. SetNoCheckpoint(false) puts it back (the default).
+// It is for data a restarted program has again without the checkpoint:
+// values it declares again (coordinates read from the mesh), or that the
+// loops after the checkpoint write whole before reading them (output
+// only). Restoring a file that left a dat out into a program that saves
+// it is refused, naming the dat. An automatic restart skips the loops
+// before the checkpoint, so a dat left out keeps the values it was
+// declared with until a loop writes it. Under MPI every rank must make
+// the same choice: Checkpoint and Restore refuse ranks whose dats differ.
+func (d *Dat[T]) SetNoCheckpoint(omit bool) { d.noCheckpoint.Store(omit) }
 
 // autoKey starts the keys of the state automatic checkpoints keep.
 const autoKey = "op2."
@@ -225,6 +252,9 @@ func checkpointContents(what string, state map[string][]byte) (*ckptContents, er
 		c.w = w
 	}
 	for _, d := range rt.proc.LiveData() {
+		if o, ok := d.(interface{ omitted() bool }); ok && o.omitted() {
+			continue // SetNoCheckpoint: neither saved nor restored
+		}
 		c.dats = append(c.dats, d.Storage())
 	}
 	c.globals = rt.proc.LiveGlobals()
@@ -253,16 +283,16 @@ func (c *ckptContents) rank() int {
 func (c *ckptContents) layout() string {
 	h := fnv.New64a()
 	for _, s := range c.dats {
-		fmt.Fprintf(h, "d%s\x00%s\x00%d\x00%s\x00", s.Name, s.Set.Name, s.Dim, s.Type.CName())
+		fmt.Fprintf(h, "d%q%q%d%q", s.Name, s.Set.Name, s.Dim, s.Type.CName())
 	}
 	for _, s := range c.globals {
-		fmt.Fprintf(h, "g%s\x00%d\x00%s\x00", s.Name, s.Dim, s.Type.CName())
+		fmt.Fprintf(h, "g%q%d%q", s.Name, s.Dim, s.Type.CName())
 	}
 	for _, k := range c.consts {
-		fmt.Fprintf(h, "c%s\x00%d\x00%s\x00", k.Name, k.Dim, k.Type.CName())
+		fmt.Fprintf(h, "c%q%d%q", k.Name, k.Dim, k.Type.CName())
 	}
 	for _, k := range c.keys {
-		fmt.Fprintf(h, "u%s\x00%d\x00", k, len(c.state[k]))
+		fmt.Fprintf(h, "u%q%d", k, len(c.state[k]))
 	}
 	return fmt.Sprintf("(%d dats, %d globals, %d constants, %d state entries; layout %016x)", len(c.dats), len(c.globals), len(c.consts), len(c.keys), h.Sum64())
 }
@@ -327,7 +357,8 @@ func (cw *ckptWriter) empty(name string, typ h5.Type, dim int) error {
 func (cw *ckptWriter) attrs(name string, strs [][2]string, ints [][2]string) error {
 	write := func() error {
 		for _, a := range strs {
-			if err := cw.f.WriteStringAttr(name, a[0], a[1], min(len(a[1]), 255)); err != nil {
+			// At least one byte: HDF5 has no strings of none.
+			if err := cw.f.WriteStringAttr(name, a[0], a[1], max(1, min(len(a[1]), 255))); err != nil {
 				return err
 			}
 		}
@@ -443,6 +474,10 @@ func (c *ckptContents) write(cw *ckptWriter, deferred map[*core.Storage]int) err
 	if err := cw.root("op2_checkpoint", h5.Int32, len(head), unsafe.Pointer(&head[0])); err != nil {
 		return err
 	}
+	names := c.names()
+	if err := cw.root("op2_names", h5.Uint8, len(names), hostPtr(names)); err != nil {
+		return err
+	}
 	for k, s := range c.dats {
 		if _, later := deferred[s]; later {
 			continue
@@ -485,15 +520,36 @@ func (c *ckptContents) write(cw *ckptWriter, deferred map[*core.Storage]int) err
 	return cw.err
 }
 
+// names is the op2_names dataset of the checkpoint.
+func (c *ckptContents) names() []byte {
+	var b []byte
+	add := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	for _, s := range c.dats {
+		add(s.Name)
+		add(s.Set.Name)
+	}
+	for _, s := range c.globals {
+		add(s.Name)
+	}
+	for _, k := range c.keys {
+		add(k)
+	}
+	return b
+}
+
 // Restore loads a checkpoint that Checkpoint wrote into the program's
 // dats, Globals and constants, and returns the state saved with it. The
 // program must have declared the same mesh, dats, Globals and constants
 // (names, sets, dims and types; dats and Globals are matched by these,
-// in declaration order), and under MPI partitioned it, on any number of
-// ranks: each rank reads the rows of its own elements and their halo. A
-// checkpoint that does not match is refused, naming what differs, and
-// nothing is changed. It is collective under MPI; recorded loops run
-// first.
+// in declaration order; dats that Dat.SetNoCheckpoint leaves out are not
+// looked for and keep their values), and under MPI partitioned it, on any
+// number of ranks: each rank reads the rows of its own elements and their
+// halo. A checkpoint that does not match is refused, naming what
+// differs, and nothing is changed. It is collective under MPI; recorded
+// loops run first.
 func Restore(path string) (map[string][]byte, error) {
 	runtime.GC() // dats the program no longer holds are not restored
 	forced := lock(forCollective)
@@ -537,6 +593,12 @@ type ckptRestore struct {
 	dats   []string
 	global []string
 	state  map[string][]byte
+
+	// The file's names: each dat's and its set's, each Global's, each
+	// state key, in the file's order.
+	datNames    [][2]string
+	globalNames []string
+	keys        []string
 }
 
 // plan opens the file and matches its contents with the program's,
@@ -552,7 +614,7 @@ func (c *ckptContents) plan(path string) (*ckptRestore, error) {
 	pending := map[string][]string{}
 	for k := range int(head[2]) {
 		name := "dats/" + strconv.Itoa(k)
-		key, err := r.key(name, true)
+		key, err := r.key(name, r.datNames[k][0], r.datNames[k][1], true)
 		if err != nil {
 			return r, err
 		}
@@ -560,7 +622,7 @@ func (c *ckptContents) plan(path string) (*ckptRestore, error) {
 	}
 	for k := range int(head[3]) {
 		name := "globals/" + strconv.Itoa(k)
-		key, err := r.key(name, false)
+		key, err := r.key(name, r.globalNames[k], "", false)
 		if err != nil {
 			return r, err
 		}
@@ -602,6 +664,13 @@ func (c *ckptContents) plan(path string) (*ckptRestore, error) {
 		if ok, err := f.Exists(name); err != nil || !ok {
 			return r, fmt.Errorf("%s holds no constant %q", path, k.Name)
 		}
+		// Matched by type, as dats and Globals are: int and unsigned int
+		// have one size and class, and would convert (-5 into 0).
+		if typ, found, err := f.StringAttr(name, "type"); err != nil || !found {
+			return r, fmt.Errorf("constant %q: %s: its type attribute cannot be read", k.Name, name)
+		} else if typ != k.Type.CName() {
+			return r, fmt.Errorf("constant %q: saved as %s, declared %s", k.Name, typ, k.Type.CName())
+		}
 		if err := r.shape(name, k.Dim, 1, k.Type); err != nil {
 			return r, fmt.Errorf("constant %q: %w", k.Name, err)
 		}
@@ -613,10 +682,7 @@ func (c *ckptContents) plan(path string) (*ckptRestore, error) {
 func (r *ckptRestore) readState(path string, n int) error {
 	for k := range n {
 		name := "user/" + strconv.Itoa(k)
-		key, found, err := r.f.StringAttr(name, "key")
-		if err != nil || !found {
-			return fmt.Errorf("%s: %s has no key attribute", path, name)
-		}
+		key := r.keys[k]
 		sh, err := r.stat(name)
 		if err != nil {
 			return err
@@ -645,15 +711,119 @@ func openCheckpoint(path string) (*ckptRestore, []int32, error) {
 	if err := r.read("op2_checkpoint", h5.Int32, 4, 0, 6, 1, unsafe.Pointer(&head[0])); err != nil {
 		return r, nil, fmt.Errorf("%s is not a GoOP2 checkpoint: %w", path, err)
 	}
-	if head[0] != checkpointVersion {
-		return r, nil, fmt.Errorf("%s: checkpoint format %d, this GoOP2 reads %d", path, head[0], checkpointVersion)
+	if head[0] < oldestCheckpoint || head[0] > checkpointVersion {
+		return r, nil, fmt.Errorf("%s: checkpoint format %d, this GoOP2 reads formats %d to %d", path, head[0], oldestCheckpoint, checkpointVersion)
 	}
 	for _, n := range head[2:] {
 		if n < 0 {
 			return r, nil, fmt.Errorf("%s: the header holds negative counts %v", path, head)
 		}
 	}
+	var nerr error
+	if head[0] == 1 {
+		nerr = r.attrNames(head)
+	} else {
+		nerr = r.readNames(head)
+	}
+	if nerr != nil {
+		return r, nil, fmt.Errorf("%s: %w", path, nerr)
+	}
 	return r, head, nil
+}
+
+// readNames reads the names of a checkpoint of format 2 from op2_names.
+func (r *ckptRestore) readNames(head []int32) error {
+	const name = "op2_names"
+	sh, err := r.stat(name)
+	if err != nil {
+		return err
+	}
+	if sh.NDims != 1 {
+		return fmt.Errorf("%s is not a list of bytes (%d dimensions)", name, sh.NDims)
+	}
+	b := make([]byte, sh.Rows)
+	if err := r.read(name, h5.Uint8, 1, 0, sh.Rows, 1, hostPtr(b)); err != nil {
+		return err
+	}
+	// Each name takes a byte at least: a forged header's counts cannot
+	// make this allocate more than the file holds.
+	if n := 2*int64(head[2]) + int64(head[3]) + int64(head[5]); n > int64(len(b)) {
+		return fmt.Errorf("%s holds %d bytes, too few for the %d names the header counts", name, len(b), n)
+	}
+	next := func() (string, error) {
+		n, w := binary.Uvarint(b)
+		if w <= 0 || n > uint64(len(b)-w) {
+			return "", fmt.Errorf("%s is cut short or garbled", name)
+		}
+		s := string(b[w : w+int(n)])
+		b = b[w+int(n):]
+		return s, nil
+	}
+	r.datNames = make([][2]string, head[2])
+	for k := range r.datNames {
+		for i := range 2 {
+			if r.datNames[k][i], err = next(); err != nil {
+				return err
+			}
+		}
+	}
+	r.globalNames = make([]string, head[3])
+	for k := range r.globalNames {
+		if r.globalNames[k], err = next(); err != nil {
+			return err
+		}
+	}
+	r.keys = make([]string, head[5])
+	for k := range r.keys {
+		if r.keys[k], err = next(); err != nil {
+			return err
+		}
+	}
+	if len(b) > 0 {
+		return fmt.Errorf("%s holds %d bytes after the names the header counts", name, len(b))
+	}
+	return nil
+}
+
+// attrNames reads the names of a checkpoint of format 1 from the
+// attributes of its entries.
+func (r *ckptRestore) attrNames(head []int32) error {
+	attr := func(name, a string) (string, error) {
+		s, found, err := r.f.StringAttr(name, a)
+		if err != nil || !found {
+			return "", fmt.Errorf("%s: its %s attribute cannot be read", name, a)
+		}
+		return s, nil
+	}
+	// Appended, not allocated from the header's counts: a forged count
+	// fails at the first entry missing.
+	for k := range int(head[2]) {
+		name := "dats/" + strconv.Itoa(k)
+		var v [2]string
+		for i, a := range []string{"name", "set"} {
+			s, err := attr(name, a)
+			if err != nil {
+				return err
+			}
+			v[i] = s
+		}
+		r.datNames = append(r.datNames, v)
+	}
+	for k := range int(head[3]) {
+		s, err := attr("globals/"+strconv.Itoa(k), "name")
+		if err != nil {
+			return err
+		}
+		r.globalNames = append(r.globalNames, s)
+	}
+	for k := range int(head[5]) {
+		s, err := attr("user/"+strconv.Itoa(k), "key")
+		if err != nil {
+			return fmt.Errorf("user/%d has no key attribute", k)
+		}
+		r.keys = append(r.keys, s)
+	}
+	return nil
 }
 
 // checkpointState reads the state a checkpoint holds, and nothing else.
@@ -672,21 +842,15 @@ func checkpointState(path string) (map[string][]byte, error) {
 }
 
 func datKey(name, set string, dim int, typ string) string {
-	return fmt.Sprintf("%s\x00%s\x00%d\x00%s", name, set, dim, typ)
+	return fmt.Sprintf("%q %q %d %q", name, set, dim, typ)
 }
 
-// key reads the attributes of a dat (or Global) entry.
-func (r *ckptRestore) key(name string, dat bool) (string, error) {
-	var v [3]string
-	for i, a := range []string{"name", "set", "type"} {
-		if a == "set" && !dat {
-			continue
-		}
-		s, found, err := r.f.StringAttr(name, a)
-		if err != nil || !found {
-			return "", fmt.Errorf("%s: its %s attribute cannot be read", name, a)
-		}
-		v[i] = s
+// key is the key of a dat (or Global) entry of the file: its name and
+// set's name, and its attributes.
+func (r *ckptRestore) key(name, datName, setName string, dat bool) (string, error) {
+	typ, found, err := r.f.StringAttr(name, "type")
+	if err != nil || !found {
+		return "", fmt.Errorf("%s: its type attribute cannot be read", name)
 	}
 	dim := 0
 	if dat {
@@ -702,7 +866,7 @@ func (r *ckptRestore) key(name string, dat bool) (string, error) {
 		}
 		dim = sh.Rows
 	}
-	return datKey(v[0], v[1], dim, v[2]), nil
+	return datKey(datName, setName, dim, typ), nil
 }
 
 // stat describes a dataset, refusing one whose values the file does not
@@ -725,11 +889,11 @@ func (r *ckptRestore) shape(name string, rows, dim int, t core.ScalarType) error
 	if err != nil {
 		return err
 	}
-	class := 1
+	class, signed := 1, t != core.Uint32
 	if t == core.Int32 || t == core.Int64 || t == core.Uint32 {
 		class = 0
 	}
-	if sh.Rows != rows || sh.Dim != dim || sh.Class != class || sh.Size != t.Size() {
+	if sh.Rows != rows || sh.Dim != dim || sh.Class != class || sh.Size != t.Size() || (class == 0 && sh.Signed != signed) {
 		return fmt.Errorf("%s holds %d × %d %s values; the program's are %d × %d %s", name, sh.Rows, sh.Dim, sh.TypeName, rows, dim, t.CName())
 	}
 	return nil

@@ -2,6 +2,7 @@ package op2_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -222,5 +223,46 @@ func needHDF5(t *testing.T) {
 	t.Helper()
 	if err := h5.Load(); err != nil {
 		t.Skipf("libhdf5 is not installed (%v)", err)
+	}
+}
+
+// TestRestoreConstType: a Const is restored only into a Const of its
+// type; another type of the same size is refused, naming the const and
+// both types, and nothing changes.
+func TestRestoreConstType(t *testing.T) {
+	needHDF5(t)
+	for _, c := range []struct {
+		name        string
+		save        func() (remove func())
+		declare     func() (value func() string, remove func())
+		saved, decl string
+	}{
+		{"int into unsigned int",
+			func() func() { return must(op2.NewConst(1, []int32{-5}, "ckpt_type_c")).Remove },
+			func() (func() string, func()) {
+				k := must(op2.NewConst(1, []uint32{9}, "ckpt_type_c"))
+				return func() string { return fmt.Sprint(k.Value()) }, k.Remove
+			}, "int", "unsigned int"},
+		{"unsigned int into int",
+			func() func() { return must(op2.NewConst(2, []uint32{1, 4000000000}, "ckpt_type_c")).Remove },
+			func() (func() string, func()) {
+				k := must(op2.NewConst(2, []int32{9, 9}, "ckpt_type_c"))
+				return func() string { return fmt.Sprint(k.Value()) }, k.Remove
+			}, "unsigned int", "int"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "const.ckpt")
+			remove := c.save()
+			check(t, op2.Checkpoint(path, nil))
+			remove()
+			value, remove := c.declare()
+			defer remove()
+			before := value()
+			_, err := op2.Restore(path)
+			wantErr(t, err, `constant "ckpt_type_c"`, "saved as "+c.saved, "declared "+c.decl)
+			if after := value(); after != before {
+				t.Errorf("a refused restore changed the constant from %s to %s", before, after)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
@@ -92,6 +93,8 @@ type Dat[T Scalar] struct {
 	s    core.Storage // first field: device backends tie cleanups to &s
 	data []T
 	pin  *runtime.Pinner // data's pin (repinned)
+
+	noCheckpoint atomic.Bool // SetNoCheckpoint
 }
 
 // NewDat declares data on set with dim values per element. data supplies

@@ -34,6 +34,9 @@ type meshDat[T Scalar] struct{ d *Dat[T] }
 
 func (m meshDat[T]) Storage() *core.Storage { return &m.d.s }
 
+// omitted reports whether checkpoints leave the dat out (SetNoCheckpoint).
+func (m meshDat[T]) omitted() bool { return m.d.noCheckpoint.Load() }
+
 func (m meshDat[T]) Replace(values []byte) {
 	d := m.d
 	n := len(values) / d.s.Type.Size()

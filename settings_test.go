@@ -60,7 +60,7 @@ func TestEverySettingChecked(t *testing.T) {
 		"Tile":                {bad: func(c *op2.Config) { c.Tile = -1 }, want: []string{"Config.Tile"}},
 		"Logger":              {reason: "any *slog.Logger; nil keeps the default"},
 		"Checkpoint":          {reason: "a path: one that cannot be written fails the loop at which the first checkpoint is due, naming it (TestAutoCheckpointBadPath)"},
-		"CheckpointEvery":     {bad: func(c *op2.Config) { c.CheckpointEvery = "soon" }, want: []string{"Config.CheckpointEvery", "neither a positive duration"}},
+		"CheckpointEvery":     {bad: func(c *op2.Config) { c.CheckpointEvery = "soon" }, want: []string{`Config.CheckpointEvery = "soon"`, "neither a positive duration"}},
 	}
 	fields := reflect.VisibleFields(reflect.TypeFor[op2.Config]())
 	rows := map[string]bool{}

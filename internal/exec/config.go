@@ -196,7 +196,7 @@ var Settings = []ConfigSetting{
 		},
 		check: func(field string, v any) error {
 			if _, _, err := ParseEvery(v.(string)); err != nil {
-				return fmt.Errorf("%s: %w", field, err)
+				return fmt.Errorf("%s = %q: %w", field, v, err)
 			}
 			return nil
 		}},
