@@ -31,6 +31,7 @@ package op2
 import (
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/engine"
@@ -83,6 +84,12 @@ type Config struct {
 	// (Kernel.CXX; default $CXX, else "g++").
 	CC  string
 	CXX string
+	// CompileTimeout bounds each run of those compilers for a loop
+	// (default 5 minutes, or $OP2_COMPILE_TIMEOUT): a compiler still
+	// running then is stopped, with the processes it started, and the
+	// loop fails with a *CompileError that names the loop and
+	// matches context.DeadlineExceeded.
+	CompileTimeout time.Duration
 	// CFlags replaces the optimisation flags (default
 	// "-O3 -march=native -fno-math-errno", or $OP2_CFLAGS).
 	CFlags []string

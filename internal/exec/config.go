@@ -24,6 +24,7 @@ type Config struct {
 	Backend             string
 	CC                  string
 	CXX                 string
+	CompileTimeout      time.Duration
 	CFlags              []string
 	CacheDir            string
 	Threads             int
@@ -88,15 +89,31 @@ var Settings = []ConfigSetting{
 	{Field: "Backend", Env: "OP2_BACKEND", Default: "`sequential`", Doc: "the backend: `sequential`, `openmp`, `opencl` or `cuda`",
 		parse: choiceParser(CheckBackend), choice: true, check: choiceCheck(CheckBackend)},
 	{Field: "CC", Env: "CC", Default: "`cc`", Doc: "the C compiler command, which may include arguments (`gcc -std=gnu11`); one named explicitly must run, whatever the backend",
-		parse: text, verify: func(c *Config, source string) error { return (&jit.Compiler{CC: c.CC}).Check() }},
+		parse: text, verify: func(c *Config, source string) error {
+			return (&jit.Compiler{CC: c.CC, Timeout: c.CompileTimeout}).Check()
+		}},
 	// The C++ compiler is optional: a missing one is reported when a C++
 	// kernel is built, and C kernels still run.
 	{Field: "CXX", Env: "CXX", Default: "`g++`", Doc: "the C++ compiler of C++ kernels (`Kernel.CXX`) on the host backends, run only when one is built",
 		parse: text},
+	{Field: "CompileTimeout", Env: "OP2_COMPILE_TIMEOUT", Default: "`" + strings.TrimSuffix(jit.DefaultTimeout.String(), "0s") + "`", Doc: "how long the C and C++ compilers of the host backends may run for one build (a duration: `90s`, `10m`); one still running then is stopped, and the loop it was building fails with a `CompileError` naming the loop",
+		parse: func(env, v string) (any, error) {
+			d, err := time.ParseDuration(strings.TrimSpace(v))
+			if err != nil || d <= 0 {
+				return nil, fmt.Errorf("%s=%q is not a positive duration (90s, 10m)", env, v)
+			}
+			return d, nil
+		},
+		check: func(field string, v any) error {
+			if d := v.(time.Duration); d < 0 {
+				return fmt.Errorf("%s = %v must not be negative", field, d)
+			}
+			return nil
+		}},
 	{Field: "CFlags", Env: "OP2_CFLAGS", Default: "`" + strings.Join(DefaultCFlags, " ") + "`", Doc: "the optimisation flags, replaced whole (the variable: separated by spaces; set and empty: none); flags named explicitly must compile",
 		parse: func(_, v string) (any, error) { return strings.Fields(v), nil }, emptyIsValue: true,
 		verify: func(c *Config, source string) error {
-			return (&jit.Compiler{CC: c.CC, Flags: c.CFlags}).CheckFlags(source)
+			return (&jit.Compiler{CC: c.CC, Flags: c.CFlags, Timeout: c.CompileTimeout}).CheckFlags(source)
 		},
 		keyPos: 9, key: func(c *Config) string { return " cflags=" + strings.Join(c.CFlags, " ") }},
 	{Field: "CacheDir", Env: "OP2_CACHE_DIR", Default: "`goop2` in the user's cache directory, else `goop2-<uid>` in the temporary directory", Doc: "compiled loops and tuning choices; created 0700; a directory another user owns or others can write is refused",
