@@ -3,6 +3,7 @@ package op2_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,4 +101,101 @@ func TestExplicitFalseWinsOverEnvironment(t *testing.T) {
 	if n := recorded(op2.Default()); n != 0 {
 		t.Errorf("after a refused Configure %d loops were recorded: the configuration changed", n)
 	}
+}
+
+// TestErrFormsReturnRecordedLoopFailure: each accessor that returns
+// values but no error has an Err form that returns, instead of panicking
+// with it, the failure of a recorded loop it runs first (here check mode
+// finds a kernel writing to a READ argument only when the loop runs); the
+// plain form panics with that same error.
+func TestErrFormsReturnRecordedLoopFailure(t *testing.T) {
+	r := must(op2.NewRuntime(op2.Config{Check: true, Lazy: true}))
+	set := must(op2.NewSet(4, "cells"))
+	x := must(op2.NewDat(set, 1, []float64{1, 2, 3, 4}, "x"))
+	y := must(op2.NewDat[float64](set, 2, nil, "y"))
+	g := must(op2.NewGlobal[float64](1, []float64{3}, "g"))
+	ms := must(op2.NewMixedSet([]*op2.Set{set, set}, "ms"))
+	md := must(op2.NewMixedDat[float64](ms, []int{1, 1}, nil, "md"))
+	view := must(y.View(1))
+	bad := op2.NewKernel("void errform_bad(const double *x, double *y) { y[0] = *x; ((double *)x)[0] = -1; }", "errform_bad")
+	issue := func() { check(t, r.ParLoop(bad, set, x.Arg(op2.Read), y.Arg(op2.Write))) }
+	wantChainError := func(what string, err error) {
+		t.Helper()
+		var ce *op2.ChainError
+		if !errors.As(err, &ce) || ce.Kernel != "errform_bad" {
+			t.Fatalf("%s: %v, want a *ChainError for errform_bad", what, err)
+		}
+		wantPrefixOnce(t, err)
+		if n := op2.RecordedLoops(); n != 0 {
+			t.Errorf("%s: %d loops still recorded", what, n)
+		}
+	}
+	// ignore turns an Err form's results into its error.
+	ignore := func(_ any, err error) error { return err }
+	cases := []struct {
+		name  string
+		err   func() error
+		plain func()
+	}{
+		{"Dat.Data", func() error { return ignore(x.DataErr()) }, func() { x.Data() }},
+		{"Dat.DataRO", func() error { return ignore(x.DataROErr()) }, func() { x.DataRO() }},
+		{"Dat.DataWO", func() error { return ignore(y.DataWOErr()) }, func() { y.DataWO() }},
+		{"Global.Data", func() error { return ignore(g.DataErr()) }, func() { g.Data() }},
+		{"Global.DataRO", func() error { return ignore(g.DataROErr()) }, func() { g.DataRO() }},
+		{"Global.Value", func() error { return ignore(g.ValueErr()) }, func() { g.Value() }},
+		{"DatView.DataRO", func() error { return ignore(view.DataROErr()) }, func() { view.DataRO() }},
+		{"MixedDat.Data", func() error { return ignore(md.DataErr()) }, func() { md.Data() }},
+		{"MixedDat.DataRO", func() error { return ignore(md.DataROErr()) }, func() { md.DataRO() }},
+	}
+	for _, c := range cases {
+		issue()
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("%sErr panicked: %v", c.name, p)
+				}
+			}()
+			wantChainError(c.name+"Err", c.err())
+		}()
+		issue()
+		func() {
+			defer func() {
+				p, ok := recover().(error)
+				if !ok {
+					t.Fatalf("%s did not panic with an error after a recorded loop failed: %v", c.name, p)
+				}
+				wantChainError(c.name+"'s panic", p)
+			}()
+			c.plain()
+		}()
+	}
+	// After the failures, the Err forms give the values.
+	if v, err := x.DataROErr(); err != nil || len(v) != 4 {
+		t.Errorf("DataROErr with nothing failing: %v, %v", v, err)
+	}
+	if v, err := g.ValueErr(); err != nil || v != 3 {
+		t.Errorf("ValueErr with nothing failing: %v, %v", v, err)
+	}
+}
+
+// TestScalarErrFormsRefuseArrays: ValueErr and SetValueErr return an
+// error for a Global whose dim is not 1, where Value and SetValue panic
+// (a programming error).
+func TestScalarErrFormsRefuseArrays(t *testing.T) {
+	g := must(op2.NewGlobal[int32](2, nil, "pair"))
+	if _, err := g.ValueErr(); err == nil || !strings.Contains(err.Error(), "Value needs dim 1") {
+		t.Errorf("ValueErr on dim 2: %v", err)
+	}
+	if err := g.SetValueErr(1); err == nil || !strings.Contains(err.Error(), "SetValue needs dim 1") {
+		t.Errorf("SetValueErr on dim 2: %v", err)
+	}
+	if got := g.DataRO(); got[0] != 0 || got[1] != 0 {
+		t.Errorf("a refused SetValueErr changed the values: %v", got)
+	}
+	defer func() {
+		if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "Value needs dim 1") {
+			t.Errorf("Value on dim 2 panicked with %v", p)
+		}
+	}()
+	g.Value()
 }

@@ -383,13 +383,14 @@ func lock(m engine.Mode) error { return rt.proc.Lock(m) }
 // unlock releases the lock lock took.
 func unlock() { rt.proc.Unlock() }
 
-// mustForce panics with the failure of a recorded loop forced by an
-// accessor that returns values but no error (as Data panics when a device
-// copy fails). Call Wait first to get such a failure as an error.
-func mustForce(err error) {
+// orPanic returns v, or panics with err. The accessors that return values
+// but no error (Dat.Data and the like) are their Err forms through it, so
+// that they panic with the very error the Err form returns.
+func orPanic[T any](v T, err error) T {
 	if err != nil {
 		panic(err)
 	}
+	return v
 }
 
 // Backend returns the name of the backend the next loop will run on.
