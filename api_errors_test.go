@@ -199,3 +199,34 @@ func TestScalarErrFormsRefuseArrays(t *testing.T) {
 	}()
 	g.Value()
 }
+
+// TestExtrudedSizeRunsNothing: the size of an extruded set with variable
+// layers is read without running the recorded loops, so a recorded loop
+// that fails does not make Size panic; the failure stays for the next
+// call that runs them.
+func TestExtrudedSizeRunsNothing(t *testing.T) {
+	r := must(op2.NewRuntime(op2.Config{Check: true, Lazy: true}))
+	base := must(op2.NewSet(3, "columns"))
+	xs := must(op2.NewVariableExtrudedSet(base, 4, []int32{0, 4, 1, 3, 2, 2}, "layers"))
+	x := must(op2.NewDat(base, 1, []float64{1, 2, 3}, "x"))
+	y := must(op2.NewDat[float64](base, 1, nil, "y"))
+	bad := op2.NewKernel("void sizes_bad(const double *x, double *y) { *y = *x; ((double *)x)[0] = -1; }", "sizes_bad")
+	check(t, r.ParLoop(bad, base, x.Arg(op2.Read), y.Arg(op2.Write)))
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				t.Fatalf("Size panicked: %v", p)
+			}
+		}()
+		if n := xs.Size(); n != 6 {
+			t.Errorf("Size = %d, want 6", n)
+		}
+	}()
+	if n := op2.RecordedLoops(); n != 1 {
+		t.Errorf("Size ran the recorded loops: %d left, want 1", n)
+	}
+	var ce *op2.ChainError
+	if err := op2.Wait(); !errors.As(err, &ce) {
+		t.Errorf("Wait after Size: %v, want the recorded loop's *ChainError", err)
+	}
+}

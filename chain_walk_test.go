@@ -521,6 +521,7 @@ var noDataLockers = map[string]string{
 	"Subset.indicesCopy":   "reads a subset",
 	"Set.DeclaredNumbers":  "reads the numbering (Renumber forces)",
 	"Const.Set":            "orders itself after the recorded loops using the constant (TestConstSetOrdersAfterRecordedLoops)",
+	"ExtrudedSet.Size":     "reads layer ranges, which loops only read",
 	"Global.SetValueErr":   "orders itself after the recorded loops passing the Global (TestSetValueOrdersAfterRecordedLoops)",
 }
 
