@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -26,10 +27,6 @@ func TestHostAccessIsSeenByCheckpoints(t *testing.T) {
 		"dat":             "writes a checkpoint (Checkpoint observes every dat) or restores one",
 		"write":           "writes a checkpoint (Checkpoint observes every dat)",
 		"apply":           "restores a checkpoint",
-		"Data":            "Global.Data: the log of reductions holds the Globals' values", // Dat.Data is checked below
-		"DataRO":          "Global.DataRO: the log of reductions holds the Globals' values",
-		"Value":           "Global.Value: the log of reductions holds the Globals' values",
-		"SetValue":        "Global.SetValue: the log of reductions holds the Globals' values",
 	}
 	fset := token.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
@@ -66,7 +63,7 @@ func TestHostAccessIsSeenByCheckpoints(t *testing.T) {
 					continue
 				}
 				name := fd.Name.Name
-				if _, ok := exempt[name]; ok && (file == "global.go" || !strings.HasPrefix(name, "Data") && name != "Value" && name != "SetValue") {
+				if _, ok := exempt[name]; ok || filepath.Base(file) == "global.go" { // Globals: the log of reductions holds their values
 					continue
 				}
 				t.Errorf("%s: %s reads or writes data on the host without telling the automatic checkpoints (hostRead, hostWrote, hostProduct, observe)", fset.Position(fd.Pos()), name)

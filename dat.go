@@ -159,31 +159,52 @@ func (d *Dat[T]) Set() *Set { return setOf(d.s.Set) }
 // changed, so the next loop that reads the dat's halo (through a map)
 // exchanges it; use DataRO to read without that.
 //
-// Data panics if copying the values from the device fails (a device error,
-// which may come from an earlier, asynchronous loop). Call Sync first to
-// get that failure as an error: after a Sync that returned nil, Data and
-// DataRO do not panic until the next loop.
-func (d *Dat[T]) Data() []T {
+// Data panics with the error DataErr would return: the failure of a
+// recorded loop it runs first (see Chain), or of the copy from the device
+// (a device error, which may come from an earlier, asynchronous loop).
+// DataErr is the form for programs that handle those failures.
+func (d *Dat[T]) Data() []T { return orPanic(d.DataErr()) }
+
+// DataErr is Data, returning as an error what Data panics with: the
+// failure of a recorded loop it runs first, or of the copy of the values
+// from the device. On error it returns nil and nothing has changed.
+func (d *Dat[T]) DataErr() ([]T, error) {
 	forced := lock(forStorage(&d.s))
 	defer unlock()
-	mustForce(forced)
-	mustHost(rt.proc.hostRead("Data", &d.s))
-	mustHost(d.s.HostAccess(true))
+	if forced != nil {
+		return nil, forced
+	}
+	if err := rt.proc.hostRead("Data", &d.s); err != nil {
+		return nil, err
+	}
+	if err := d.s.HostAccess(true); err != nil {
+		return nil, apiError(err)
+	}
 	dist.HostWrite(&d.s)
-	return d.data[:d.s.Set.Owned*d.s.Dim]
+	return d.data[:d.s.Set.Owned*d.s.Dim], nil
 }
 
 // DataRO returns a copy of the values of the owned elements, for reading.
 // Changing the copy never changes the dat, on any backend (use Data to
 // change values). On device backends the device copy stays valid. Like
-// Data, it panics if copying from the device fails; see Sync.
-func (d *Dat[T]) DataRO() []T {
+// Data, it panics with the error its Err form, DataROErr, would return.
+func (d *Dat[T]) DataRO() []T { return orPanic(d.DataROErr()) }
+
+// DataROErr is DataRO, returning as an error the failure of a recorded
+// loop it runs first or of the copy from the device.
+func (d *Dat[T]) DataROErr() ([]T, error) {
 	forced := lock(forStorage(&d.s))
 	defer unlock()
-	mustForce(forced)
-	mustHost(rt.proc.hostRead("DataRO", &d.s))
-	mustHost(d.s.HostAccess(false))
-	return append([]T(nil), d.data[:d.s.Set.Owned*d.s.Dim]...)
+	if forced != nil {
+		return nil, forced
+	}
+	if err := rt.proc.hostRead("DataRO", &d.s); err != nil {
+		return nil, err
+	}
+	if err := d.s.HostAccess(false); err != nil {
+		return nil, apiError(err)
+	}
+	return append([]T(nil), d.data[:d.s.Set.Owned*d.s.Dim]...), nil
 }
 
 // State says where the dat's current values are: on the host, on a
@@ -215,14 +236,6 @@ func (d *Dat[T]) Sync() error {
 // copy stale (engine.SyncHost). Data never allocated stays so: there is
 // nothing to copy, and Data allocates it (zeros) without a device access.
 func syncHost(s *core.Storage) error { return apiError(engine.SyncHost(s)) }
-
-// mustHost panics with err, as the package reports it, when copying
-// values from the device failed.
-func mustHost(err error) {
-	if err != nil {
-		panic(apiError(err))
-	}
-}
 
 // Arg passes the dat directly: the kernel gets a T* to the loop element's values.
 func (d *Dat[T]) Arg(acc Access) Arg {
@@ -331,14 +344,26 @@ func (d *Dat[T]) Nbytes() int { return d.s.Bytes() }
 // device held the current ones. Set every value you keep; read only what
 // you wrote. Under MPI, as after Data, the halos are exchanged before
 // the next loop that reads them.
-func (d *Dat[T]) DataWO() []T {
+//
+// DataWO copies nothing, so it can fail only as a recorded loop it runs
+// first fails (see Chain): it panics with that error, which DataWOErr
+// returns.
+func (d *Dat[T]) DataWO() []T { return orPanic(d.DataWOErr()) }
+
+// DataWOErr is DataWO, returning as an error the failure of a recorded
+// loop it runs first.
+func (d *Dat[T]) DataWOErr() ([]T, error) {
 	forced := lock(forStorage(&d.s))
 	defer unlock()
-	mustForce(forced)
-	mustHost(rt.proc.hostWrote(&d.s))
+	if forced != nil {
+		return nil, forced
+	}
+	if err := rt.proc.hostWrote(&d.s); err != nil {
+		return nil, err
+	}
 	d.s.WriteOnly()
 	dist.HostWrite(&d.s)
-	return d.data[:d.s.Set.Owned*d.s.Dim]
+	return d.data[:d.s.Set.Owned*d.s.Dim], nil
 }
 
 // Range returns a copy of the values of the n elements first,

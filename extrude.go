@@ -104,7 +104,13 @@ func (s *ExtrudedSet) Size() int {
 	if s.ranges == nil {
 		return s.base.c.Owned * s.x.Layers
 	}
-	n, r := 0, s.ranges.DataRO()
+	// Only Partition and Renumber change the ranges, on the host under
+	// the lock; loops only read them, so the host copy is current and
+	// Size neither copies nor runs the recorded loops (which could fail).
+	lock(forNoData)
+	defer unlock()
+	d := s.ranges
+	n, r := 0, d.data[:d.s.Set.Owned*d.s.Dim]
 	for c := 0; c+1 < len(r); c += 2 {
 		n += int(r[c+1] - r[c])
 	}

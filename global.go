@@ -48,24 +48,42 @@ func (g *Global[T]) Dim() int { return g.s.Dim }
 
 // Data returns the values for reading and writing; after a reduction loop
 // they hold the initial values combined with every contribution. It panics
-// if copying the values from the device fails; see Sync.
-func (g *Global[T]) Data() []T {
+// with the error DataErr would return: the failure of a recorded loop it
+// runs first, or of the copy of the values from the device.
+func (g *Global[T]) Data() []T { return orPanic(g.DataErr()) }
+
+// DataErr is Data, returning as an error the failure of a recorded loop
+// it runs first or of the copy from the device.
+func (g *Global[T]) DataErr() ([]T, error) {
 	forced := lock(forStorage(&g.s))
 	defer unlock()
-	mustForce(forced)
-	mustHost(g.s.HostAccess(true))
-	return g.data
+	if forced != nil {
+		return nil, forced
+	}
+	if err := g.s.HostAccess(true); err != nil {
+		return nil, apiError(err)
+	}
+	return g.data, nil
 }
 
 // DataRO returns a copy of the values, for reading. Changing the copy
 // never changes the Global, on any backend (use Data to change values).
-// It panics if copying the values from the device fails; see Sync.
-func (g *Global[T]) DataRO() []T {
+// Like Data, it panics with the error its Err form, DataROErr, would
+// return.
+func (g *Global[T]) DataRO() []T { return orPanic(g.DataROErr()) }
+
+// DataROErr is DataRO, returning as an error the failure of a recorded
+// loop it runs first or of the copy from the device.
+func (g *Global[T]) DataROErr() ([]T, error) {
 	forced := lock(forStorage(&g.s))
 	defer unlock()
-	mustForce(forced)
-	mustHost(g.s.HostAccess(false))
-	return append([]T(nil), g.data...)
+	if forced != nil {
+		return nil, forced
+	}
+	if err := g.s.HostAccess(false); err != nil {
+		return nil, apiError(err)
+	}
+	return append([]T(nil), g.data...), nil
 }
 
 // Sync brings the host copy of the global's values up to date and returns
@@ -98,22 +116,39 @@ func (g *Global[T]) Nbytes() int { return g.s.Bytes() }
 
 // Value returns the value of a Global of dim 1 (PyOP2's Global.value),
 // after a reduction the initial value combined with every contribution.
-// Like Data it panics if copying the value from the device fails (see
-// Sync); it also panics when the Global's dim is not 1, a programming
-// error (use Data or DataRO for arrays).
+// Like Data it panics with the error its Err form, ValueErr, would return
+// (a recorded loop or the copy from the device failed); it also panics
+// when the Global's dim is not 1, a programming error (use Data or DataRO
+// for arrays).
 func (g *Global[T]) Value() T {
 	g.mustScalar("Value")
+	return orPanic(g.ValueErr())
+}
+
+// ValueErr is Value, returning its failures as errors: a Global whose dim
+// is not 1, the failure of a recorded loop it runs first, or of the copy
+// from the device.
+func (g *Global[T]) ValueErr() (T, error) {
+	var zero T
+	if err := g.scalar("Value"); err != nil {
+		return zero, err
+	}
 	forced := lock(forStorage(&g.s))
 	defer unlock()
-	mustForce(forced)
-	mustHost(g.s.HostAccess(false))
-	return g.data[0]
+	if forced != nil {
+		return zero, forced
+	}
+	if err := g.s.HostAccess(false); err != nil {
+		return zero, apiError(err)
+	}
+	return g.data[0], nil
 }
 
 // SetValue sets the value of a Global of dim 1; loops issued after it
 // see the new value. It panics when the Global's dim is not 1, a
-// programming error (use Data for arrays), or, like Data, if copying the
-// values from the device fails.
+// programming error (use Data for arrays), and, like Data, with the error
+// its Err form, SetValueErr, would return: the failure of a recorded loop
+// it runs first, or of the copy of the values from the device.
 //
 // With loops recorded (see Chain), SetValue runs none of them: when none
 // of them passes the Global, it sets the value at once (they cannot see
@@ -123,20 +158,46 @@ func (g *Global[T]) Value() T {
 // change, therefore leaves the loops recorded, to be fused or tiled.
 func (g *Global[T]) SetValue(v T) {
 	g.mustScalar("SetValue")
+	orPanic(struct{}{}, g.SetValueErr(v))
+}
+
+// SetValueErr is SetValue, returning its failures as errors: a Global
+// whose dim is not 1, the failure of the recorded loops it runs (only
+// where it cannot record the assignment), or of the copy from the device.
+// On error the value is unchanged.
+func (g *Global[T]) SetValueErr(v T) error {
+	if err := g.scalar("SetValue"); err != nil {
+		return err
+	}
 	lock(forNoData)
 	defer unlock()
 	switch rt.proc.RecordGlobal(&g.s, unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v))) {
 	case engine.AssignRecorded:
-		return
+		return nil
 	case engine.AssignForced:
-		mustForce(rt.proc.Force())
+		if err := rt.proc.Force(); err != nil {
+			return err
+		}
 	}
-	mustHost(g.s.HostAccess(true))
+	if err := g.s.HostAccess(true); err != nil {
+		return apiError(err)
+	}
 	g.data[0] = v
+	return nil
 }
 
-func (g *Global[T]) mustScalar(method string) {
+// scalar returns an error when the Global's dim is not 1: method (Value,
+// SetValue) needs a single value.
+func (g *Global[T]) scalar(method string) error {
 	if g.s.Dim != 1 {
-		panic(fmt.Sprintf("op2: %s: %s needs dim 1 (use Data or DataRO for %d values)", g.s.Describe(), method, g.s.Dim))
+		return fmt.Errorf("op2: %s: %s needs dim 1 (use Data or DataRO for %d values)", g.s.Describe(), method, g.s.Dim)
+	}
+	return nil
+}
+
+// mustScalar panics when the Global's dim is not 1, a programming error.
+func (g *Global[T]) mustScalar(method string) {
+	if err := g.scalar(method); err != nil {
+		panic(err.Error())
 	}
 }

@@ -253,22 +253,38 @@ func (md *MixedDat[T]) Dims() []int {
 
 // Data returns each block's Data (PyOP2's MixedDat.data, a tuple of
 // arrays), with the same rules: the slices may be changed, and a device
-// backend's copies are marked stale.
-func (md *MixedDat[T]) Data() [][]T {
+// backend's copies are marked stale. It panics with the error its Err
+// form, DataErr, would return.
+func (md *MixedDat[T]) Data() [][]T { return orPanic(md.DataErr()) }
+
+// DataErr is Data, returning as an error the first block's failure (see
+// Dat.DataErr), naming the block.
+func (md *MixedDat[T]) DataErr() ([][]T, error) {
 	out := make([][]T, len(md.dats))
 	for i, d := range md.dats {
-		out[i] = d.Data()
+		var err error
+		if out[i], err = d.DataErr(); err != nil {
+			return nil, md.blockError(i, err)
+		}
 	}
-	return out
+	return out, nil
 }
 
-// DataRO returns a copy of each block's values (see Dat.DataRO).
-func (md *MixedDat[T]) DataRO() [][]T {
+// DataRO returns a copy of each block's values (see Dat.DataRO). It
+// panics with the error its Err form, DataROErr, would return.
+func (md *MixedDat[T]) DataRO() [][]T { return orPanic(md.DataROErr()) }
+
+// DataROErr is DataRO, returning as an error the first block's failure
+// (see Dat.DataROErr), naming the block.
+func (md *MixedDat[T]) DataROErr() ([][]T, error) {
 	out := make([][]T, len(md.dats))
 	for i, d := range md.dats {
-		out[i] = d.DataRO()
+		var err error
+		if out[i], err = d.DataROErr(); err != nil {
+			return nil, md.blockError(i, err)
+		}
 	}
-	return out
+	return out, nil
 }
 
 // Sync brings every block's host copy up to date (see Dat.Sync); the

@@ -30,7 +30,9 @@ package op2
 
 import (
 	"log/slog"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/engine"
@@ -70,7 +72,9 @@ const (
 )
 
 // Config is the run-time configuration. Zero fields take their defaults,
-// which the OP2_* environment variables override. Every value is checked
+// which the OP2_* environment variables override; a field named with
+// Explicit counts even when zero, so that a program can turn off what a
+// variable turned on. Every value is checked
 // when configured, whatever the backend. The settings table in
 // docs/guide/configuration.md gives each field's variable, default and
 // accepted values; the guide's topic pages say what each does.
@@ -83,6 +87,12 @@ type Config struct {
 	// (Kernel.CXX; default $CXX, else "g++").
 	CC  string
 	CXX string
+	// CompileTimeout bounds each run of those compilers for a loop
+	// (default 5 minutes, or $OP2_COMPILE_TIMEOUT): a compiler still
+	// running then is stopped, with the processes it started, and the
+	// loop fails with a *CompileError that names the loop and
+	// matches context.DeadlineExceeded.
+	CompileTimeout time.Duration
 	// CFlags replaces the optimisation flags (default
 	// "-O3 -march=native -fno-math-errno", or $OP2_CFLAGS).
 	CFlags []string
@@ -179,6 +189,26 @@ type Config struct {
 	// CheckpointEvery is how often Checkpoint saves: a duration ("90s",
 	// "10m", the default) or a number of loops ("500").
 	CheckpointEvery string
+
+	// explicit names the fields whose values count even when zero
+	// (Explicit).
+	explicit []string
+}
+
+// Explicit returns a copy of c in which the named fields count as set
+// even where they hold their zero value, so that what the program says
+// wins over the environment: Config{}.Explicit("Lazy") runs loops at once
+// under OP2_LAZY=1, and Config{Backend: "openmp"}.Explicit("Tile",
+// "Logger") turns tiling and logging off whatever OP2_TILE and OP2_LOG
+// say. A named field at its zero value takes the built-in default (the
+// settings table's Default column), never the variable's; a named field
+// with another value is taken as it would be anyway. Fields not named
+// keep the rule that zero means the variable's value, else the default.
+// Configure and NewRuntime refuse a name that is not a field of Config,
+// with an error naming it.
+func (c Config) Explicit(fields ...string) Config {
+	c.explicit = append(slices.Clip(c.explicit), fields...)
+	return c
 }
 
 // Runtime is one GoOP2 run time: a configuration and its open backends,
@@ -244,7 +274,8 @@ func NewRuntime(c Config) (*Runtime, error) {
 }
 
 // Configure replaces the run-time configuration; zero fields of c keep the
-// defaults (which include the environment's overrides). It checks the new
+// defaults (which include the environment's overrides), except those
+// Config.Explicit names. It checks the new
 // configuration and opens the chosen backend before anything changes: on
 // error the previous configuration and backend stay in use, so later loops
 // run as before.
@@ -266,7 +297,7 @@ func (r *Runtime) Configure(c Config) error {
 	if err != nil {
 		return apiError(err)
 	}
-	if err := def.Merge(c); err != nil {
+	if err := def.Merge(c, c.explicit); err != nil {
 		return apiError(err)
 	}
 	if def.Lazy {
@@ -352,13 +383,14 @@ func lock(m engine.Mode) error { return rt.proc.Lock(m) }
 // unlock releases the lock lock took.
 func unlock() { rt.proc.Unlock() }
 
-// mustForce panics with the failure of a recorded loop forced by an
-// accessor that returns values but no error (as Data panics when a device
-// copy fails). Call Wait first to get such a failure as an error.
-func mustForce(err error) {
+// orPanic returns v, or panics with err. The accessors that return values
+// but no error (Dat.Data and the like) are their Err forms through it, so
+// that they panic with the very error the Err form returns.
+func orPanic[T any](v T, err error) T {
 	if err != nil {
 		panic(err)
 	}
+	return v
 }
 
 // Backend returns the name of the backend the next loop will run on.

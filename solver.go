@@ -370,22 +370,48 @@ func (k *krylov) vecs(vs ...**Dat[float64]) error {
 // inner returns u·v (a loop reducing into a Global).
 func (k *krylov) inner(u, v *Dat[float64]) (float64, error) {
 	dotK := k.s.kernel("dot", "const double *x, const double *y, double *s", "*s += x[k] * y[k];", k.dim)
-	k.dot.SetValue(0)
+	if err := k.dot.SetValueErr(0); err != nil {
+		return 0, err
+	}
 	if err := k.r.ParLoop(dotK, k.set, u.Arg(Read), v.Arg(Read), k.dot.Arg(Inc)); err != nil {
 		return 0, err
 	}
-	return k.dot.Value(), nil
+	return k.dot.ValueErr()
+}
+
+// setCoef sets the first coefficient to a.
+func (k *krylov) setCoef(a float64) error {
+	c, err := k.coef.DataErr()
+	if err != nil {
+		return err
+	}
+	c[0] = a
+	return nil
+}
+
+// zeroDots zeroes the two products before a loop sums into them.
+func (k *krylov) zeroDots() error {
+	d, err := k.dots.DataErr()
+	if err != nil {
+		return err
+	}
+	d[0], d[1] = 0, 0
+	return nil
 }
 
 // combine sets z = x + a y (z may be y but not x).
 func (k *krylov) combine(x *Dat[float64], a float64, y, z *Dat[float64]) error {
 	if z == y {
 		xpayK := k.s.kernel("xpay", "const double *a, const double *x, double *y", "y[k] = x[k] + a[0] * y[k];", k.dim)
-		k.coef.Data()[0] = a
+		if err := k.setCoef(a); err != nil {
+			return err
+		}
 		return k.r.ParLoop(xpayK, k.set, k.coef.Arg(Read), x.Arg(Read), y.Arg(RW))
 	}
 	lin := k.s.kernel("lin", "const double *a, const double *x, const double *y, double *z", "z[k] = x[k] + a[0] * y[k];", k.dim)
-	k.coef.Data()[0] = a
+	if err := k.setCoef(a); err != nil {
+		return err
+	}
 	return k.r.ParLoop(lin, k.set, k.coef.Arg(Read), x.Arg(Read), y.Arg(Read), z.Arg(Write))
 }
 
@@ -451,13 +477,18 @@ func (k *krylov) vecLoop(name string, coefs []float64, body string, args []vecAr
 	}
 	params += ", double *acc"
 	loopArgs = append(loopArgs, k.dots.Arg(Inc))
-	data := k.coef.Data()
+	data, err := k.coef.DataErr()
+	if err != nil {
+		return nil, err
+	}
 	copy(data, coefs)
-	k.dots.Data()[0], k.dots.Data()[1] = 0, 0
+	if err := k.zeroDots(); err != nil {
+		return nil, err
+	}
 	if err := k.r.ParLoop(k.s.kernel(name, params, body, k.dim), k.set, loopArgs...); err != nil {
 		return nil, err
 	}
-	return k.dots.DataRO(), nil
+	return k.dots.DataROErr()
 }
 
 // begin sets r = b - A x (q is work space) or, without
@@ -517,11 +548,17 @@ func (k *krylov) setTolerance(r0 float64, b *Dat[float64], right bool) error {
 			// ‖B b‖² and b·B b in one loop.
 			bK := k.s.kernel("bnorms", "const double *d, const double *b, double *acc",
 				"const double z = d[k] * b[k]; acc[0] += z * z; acc[1] += b[k] * z;", k.dim)
-			k.dots.Data()[0], k.dots.Data()[1] = 0, 0
+			if err := k.zeroDots(); err != nil {
+				return err
+			}
 			if err := k.r.ParLoop(bK, k.set, k.dinv.Arg(Read), b.Arg(Read), k.dots.Arg(Inc)); err != nil {
 				return err
 			}
-			if dots := k.dots.DataRO(); k.info.Norm == NormNatural {
+			dots, err := k.dots.DataROErr()
+			if err != nil {
+				return err
+			}
+			if k.info.Norm == NormNatural {
 				snorm = math.Sqrt(math.Abs(dots[1]))
 			} else {
 				snorm = math.Sqrt(dots[0])

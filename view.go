@@ -77,18 +77,28 @@ func (v *DatView[T]) view(a Arg) Arg {
 
 // DataRO returns a copy of the component's values for the owned elements,
 // one per element, for reading; as Dat.DataRO, it leaves a device copy
-// valid and panics if copying from the device fails (see Dat.Sync).
-func (v *DatView[T]) DataRO() []T {
+// valid and panics with the error its Err form, DataROErr, would return.
+func (v *DatView[T]) DataRO() []T { return orPanic(v.DataROErr()) }
+
+// DataROErr is DataRO, returning as an error the failure of a recorded
+// loop it runs first or of the copy from the device.
+func (v *DatView[T]) DataROErr() ([]T, error) {
 	forced := lock(forStorage(&v.d.s))
 	defer unlock()
-	mustForce(forced)
+	if forced != nil {
+		return nil, forced
+	}
 	d := v.d
-	mustHost(rt.proc.hostRead("DataRO", &d.s))
-	mustHost(d.s.HostAccess(false))
+	if err := rt.proc.hostRead("DataRO", &d.s); err != nil {
+		return nil, err
+	}
+	if err := d.s.HostAccess(false); err != nil {
+		return nil, apiError(err)
+	}
 	n, dim := d.s.Set.Owned, d.s.Dim
 	out := make([]T, n)
 	for e := range out {
 		out[e] = d.data[e*dim+v.comp]
 	}
-	return out
+	return out, nil
 }

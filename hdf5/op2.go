@@ -241,7 +241,11 @@ func ReadDat[T op2.Scalar](f *File, d *op2.Dat[T], dataset string) error {
 	if err != nil {
 		return err
 	}
-	copy(d.DataWO(), v)
+	w, err := d.DataWOErr()
+	if err != nil {
+		return err
+	}
+	copy(w, v)
 	return nil
 }
 

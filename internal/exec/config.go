@@ -24,6 +24,7 @@ type Config struct {
 	Backend             string
 	CC                  string
 	CXX                 string
+	CompileTimeout      time.Duration
 	CFlags              []string
 	CacheDir            string
 	Threads             int
@@ -88,15 +89,31 @@ var Settings = []ConfigSetting{
 	{Field: "Backend", Env: "OP2_BACKEND", Default: "`sequential`", Doc: "the backend: `sequential`, `openmp`, `opencl` or `cuda`",
 		parse: choiceParser(CheckBackend), choice: true, check: choiceCheck(CheckBackend)},
 	{Field: "CC", Env: "CC", Default: "`cc`", Doc: "the C compiler command, which may include arguments (`gcc -std=gnu11`); one named explicitly must run, whatever the backend",
-		parse: text, verify: func(c *Config, source string) error { return (&jit.Compiler{CC: c.CC}).Check() }},
+		parse: text, verify: func(c *Config, source string) error {
+			return (&jit.Compiler{CC: c.CC, Timeout: c.CompileTimeout}).Check()
+		}},
 	// The C++ compiler is optional: a missing one is reported when a C++
 	// kernel is built, and C kernels still run.
 	{Field: "CXX", Env: "CXX", Default: "`g++`", Doc: "the C++ compiler of C++ kernels (`Kernel.CXX`) on the host backends, run only when one is built",
 		parse: text},
+	{Field: "CompileTimeout", Env: "OP2_COMPILE_TIMEOUT", Default: "`" + strings.TrimSuffix(jit.DefaultTimeout.String(), "0s") + "`", Doc: "how long the C and C++ compilers of the host backends may run for one build (a duration: `90s`, `10m`); one still running then is stopped, and the loop it was building fails with a `CompileError` naming the loop",
+		parse: func(env, v string) (any, error) {
+			d, err := time.ParseDuration(strings.TrimSpace(v))
+			if err != nil || d <= 0 {
+				return nil, fmt.Errorf("%s=%q is not a positive duration (90s, 10m)", env, v)
+			}
+			return d, nil
+		},
+		check: func(field string, v any) error {
+			if d := v.(time.Duration); d < 0 {
+				return fmt.Errorf("%s = %v must not be negative", field, d)
+			}
+			return nil
+		}},
 	{Field: "CFlags", Env: "OP2_CFLAGS", Default: "`" + strings.Join(DefaultCFlags, " ") + "`", Doc: "the optimisation flags, replaced whole (the variable: separated by spaces; set and empty: none); flags named explicitly must compile",
 		parse: func(_, v string) (any, error) { return strings.Fields(v), nil }, emptyIsValue: true,
 		verify: func(c *Config, source string) error {
-			return (&jit.Compiler{CC: c.CC, Flags: c.CFlags}).CheckFlags(source)
+			return (&jit.Compiler{CC: c.CC, Flags: c.CFlags, Timeout: c.CompileTimeout}).CheckFlags(source)
 		},
 		keyPos: 9, key: func(c *Config) string { return " cflags=" + strings.Join(c.CFlags, " ") }},
 	{Field: "CacheDir", Env: "OP2_CACHE_DIR", Default: "`goop2` in the user's cache directory, else `goop2-<uid>` in the temporary directory", Doc: "compiled loops and tuning choices; created 0700; a directory another user owns or others can write is refused",
@@ -288,13 +305,19 @@ func checkSIMD(s string) error         { _, _, err := ParseSIMD(s); return err }
 // field is the Config field named name.
 func (c *Config) field(name string) reflect.Value { return reflect.ValueOf(c).Elem().FieldByName(name) }
 
+// Defaults returns the built-in configuration: each setting's default,
+// without the environment's overrides.
+func Defaults() Config {
+	return Config{Backend: "sequential", CC: "cc", CXX: "g++", CFlags: slices.Clone(DefaultCFlags),
+		CacheDir: DefaultCacheDir(), Threads: DefaultThreads()}
+}
+
 // ConfigFromEnv returns the default configuration with the environment's
 // overrides applied: every variable of Settings, each read and checked
 // as its row says (whatever the backend). The error names the first
 // variable whose value its setting does not take.
 func ConfigFromEnv() (Config, error) {
-	cfg := Config{Backend: "sequential", CC: "cc", CXX: "g++", CFlags: slices.Clone(DefaultCFlags),
-		CacheDir: DefaultCacheDir(), Threads: DefaultThreads()}
+	cfg := Defaults()
 	for _, s := range Settings {
 		v, set := os.LookupEnv(s.Env)
 		if !set || v == "" && !s.emptyIsValue {
@@ -318,23 +341,36 @@ func ConfigFromEnv() (Config, error) {
 // Config, a struct whose fields are those of Settings but the EnvOnly
 // ones), to c, the configuration from the environment: each non-zero
 // field is checked as its row says (the error names it "Config.F") and
-// replaces c's; a bool that is true turns c's on. Then the values a
-// program or the environment named explicitly are verified (compilers
-// run). On error c is unchanged.
-func (c *Config) Merge(user any) error {
+// replaces c's. A field named in explicit replaces c's even when zero:
+// its zero value stands for the built-in default (Defaults), not the
+// environment's, so that a program can turn off what a variable turned
+// on; explicit may name only fields of user that have a row. Then the
+// values a program or the environment named explicitly are verified
+// (compilers run). On error c is unchanged.
+func (c *Config) Merge(user any, explicit []string) error {
 	u := reflect.ValueOf(user)
+	for _, name := range explicit {
+		i := slices.IndexFunc(Settings, func(s ConfigSetting) bool { return s.Field == name })
+		if i < 0 || Settings[i].EnvOnly || !u.FieldByName(name).IsValid() {
+			return fmt.Errorf("Config.Explicit(%q): Config has no such setting", name)
+		}
+	}
 	merged := *c
+	var defaults *Config // made when an explicit zero needs it
 	type named struct {
 		s      ConfigSetting
 		source string
 	}
-	var explicit []named
+	var verified []named
 	for _, s := range Settings {
 		source := ""
 		if v, set := os.LookupEnv(s.Env); set && (v != "" || s.emptyIsValue) {
 			source = s.Env
 		}
-		if v := u.FieldByName(s.Field); !s.EnvOnly && !v.IsZero() {
+		v := u.FieldByName(s.Field)
+		switch {
+		case s.EnvOnly || !v.IsValid(): // not a field of user
+		case !v.IsZero():
 			if s.check != nil {
 				if err := s.check("Config."+s.Field, v.Interface()); err != nil {
 					return err
@@ -344,20 +380,25 @@ func (c *Config) Merge(user any) error {
 				v = reflect.ValueOf(Choice(v.String()))
 			}
 			switch f := merged.field(s.Field); f.Kind() {
-			case reflect.Bool:
-				f.SetBool(true)
 			case reflect.Slice: // a copy: the program may change its slice
 				f.Set(reflect.AppendSlice(reflect.MakeSlice(v.Type(), 0, v.Len()), v))
 			default:
 				f.Set(v)
 			}
 			source = "Config." + s.Field
+		case slices.Contains(explicit, s.Field):
+			if defaults == nil {
+				d := Defaults()
+				defaults = &d
+			}
+			merged.field(s.Field).Set(defaults.field(s.Field))
+			source = "" // the default, which is not verified
 		}
 		if s.verify != nil && source != "" {
-			explicit = append(explicit, named{s, source})
+			verified = append(verified, named{s, source})
 		}
 	}
-	for _, e := range explicit {
+	for _, e := range verified {
 		if err := e.s.verify(&merged, e.source); err != nil {
 			return err
 		}

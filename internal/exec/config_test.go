@@ -304,3 +304,58 @@ func TestSettingsTableInGuide(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeExplicitZeroWins: a field the program names explicitly wins
+// over the environment even at its zero value, which stands for the
+// built-in default; the zero fields it does not name keep the
+// environment's values; a name that is not a setting of the program's
+// Config is refused, naming it, with nothing changed.
+func TestMergeExplicitZeroWins(t *testing.T) {
+	t.Setenv("OP2_LAZY", "1")
+	t.Setenv("OP2_TIMING", "1")
+	t.Setenv("OP2_BLOCK_SIZE", "128")
+	t.Setenv("OP2_SIMD", "off")
+	t.Setenv("OP2_LOG", "debug")
+	t.Setenv("OP2_CFLAGS", "-O1")
+	type user struct {
+		Lazy, Timing bool
+		BlockSize    int
+		SIMD         string
+		Logger       *slog.Logger
+		CFlags       []string
+	}
+	env, err := ConfigFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !env.Lazy || !env.Timing || env.BlockSize != 128 || env.SIMD != "off" || env.Logger == nil {
+		t.Fatalf("the environment's configuration: %+v", env)
+	}
+	c := env
+	if err := c.Merge(user{}, nil); err != nil || !reflect.DeepEqual(c, env) {
+		t.Errorf("zero fields named nowhere changed the environment's configuration: %+v (%v)", c, err)
+	}
+	if err := c.Merge(user{}, []string{"Lazy", "BlockSize", "SIMD", "Logger", "CFlags"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Lazy || c.BlockSize != 0 || c.SIMD != "" || c.Logger != nil || !reflect.DeepEqual(c.CFlags, DefaultCFlags) {
+		t.Errorf("explicit zero values did not win: lazy %v, block size %d, SIMD %q, logger %v, flags %q", c.Lazy, c.BlockSize, c.SIMD, c.Logger, c.CFlags)
+	}
+	if !c.Timing {
+		t.Error("Timing, not named, lost the environment's value")
+	}
+	c = env
+	if err := c.Merge(user{Lazy: true, BlockSize: 64}, []string{"Lazy", "BlockSize"}); err != nil || !c.Lazy || c.BlockSize != 64 {
+		t.Errorf("explicit non-zero values: lazy %v, block size %d (%v)", c.Lazy, c.BlockSize, err)
+	}
+	for _, name := range []string{"Lazzy", "DebugPlan", "Tile"} { // a typo, a variable only, a field user lacks
+		c := env
+		err := c.Merge(user{}, []string{"Lazy", name})
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", name)) {
+			t.Errorf("explicit %q: error %v, want one naming it", name, err)
+		}
+		if !reflect.DeepEqual(c, env) {
+			t.Errorf("explicit %q: the refused merge changed the configuration", name)
+		}
+	}
+}

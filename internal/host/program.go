@@ -81,7 +81,7 @@ func NewCompiler(cfg *exec.Config) (*Compilers, error) {
 	if err != nil {
 		return nil, err
 	}
-	cc := &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, Cache: dir}
+	cc := &jit.Compiler{CC: cfg.CC, Flags: cfg.CFlags, Cache: dir, Timeout: cfg.CompileTimeout}
 	if err := cc.Check(); err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func NewCompiler(cfg *exec.Config) (*Compilers, error) {
 	if cxx == "" {
 		cxx = "g++"
 	}
-	return &Compilers{C: cc, CXX: &jit.Compiler{CC: cxx, Flags: cfg.CFlags, Cache: dir, CXX: true}}, nil
+	return &Compilers{C: cc, CXX: &jit.Compiler{CC: cxx, Flags: cfg.CFlags, Cache: dir, CXX: true, Timeout: cfg.CompileTimeout}}, nil
 }
 
 // For returns the compiler of loop l's kernel: C++ for a C++ kernel.

@@ -59,16 +59,20 @@ static void op2_pin_deps(void *h, const char *skip) {
 import "C"
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/cache"
@@ -103,11 +107,59 @@ type Compiler struct {
 	// and the sources are C++: they are compiled with -x c++, and its
 	// messages name the C++ compiler and what to install for it.
 	CXX bool
+	// Timeout bounds each run of the compiler (a build, the flag and
+	// version probes); 0 means DefaultTimeout. A compiler still running
+	// then is killed, with every process it started, and the build
+	// fails with a *CompileError that says so.
+	Timeout time.Duration
 
 	idOnce sync.Once
 	argv   []string // CC split into words, the first resolved to a path
 	id     string
 	idErr  error
+}
+
+// DefaultTimeout is how long a compiler may run when Compiler.Timeout is
+// 0: generated loops compile in seconds, so a compiler still running
+// after it is taken to hang.
+const DefaultTimeout = 5 * time.Minute
+
+// timeout is the compiler's time limit.
+func (c *Compiler) timeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return DefaultTimeout
+}
+
+// errTimedOut is the error of a compiler run stopped at its time limit;
+// it matches context.DeadlineExceeded.
+type errTimedOut struct{ limit time.Duration }
+
+func (e *errTimedOut) Error() string {
+	return fmt.Sprintf("did not finish within %v and was stopped (the limit is Config.CompileTimeout or OP2_COMPILE_TIMEOUT)", e.limit)
+}
+func (e *errTimedOut) Unwrap() error { return context.DeadlineExceeded }
+
+// run runs the command argv with input stdin (nil: none) for at most
+// limit and returns its combined output. A command still running at the
+// limit is killed with the processes it started (its process group: a
+// compiler driver runs cc1, as and ld), and the error is an *errTimedOut.
+func run(argv []string, stdin io.Reader, limit time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdin = stdin
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// Output pipes held open by a process that escaped the group do not
+	// keep the call waiting.
+	cmd.WaitDelay = 2 * time.Second
+	out, err := cmd.CombinedOutput()
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		err = &errTimedOut{limit}
+	}
+	return out, err
 }
 
 // loaded holds every library this process has loaded, by cache key. It is
@@ -160,11 +212,24 @@ type CompileError struct {
 	Compiler   string // the command line, without input and output files
 	SourcePath string // where the generated source was written
 	Output     string // the compiler's messages
+	// Err, when not nil, is why the compiler was stopped: it overran its
+	// time limit (the error matches context.DeadlineExceeded).
+	Err error
 }
 
 func (e *CompileError) Error() string {
+	if e.Err != nil {
+		msg := fmt.Sprintf("the %s compiler %s (%s; generated source %s)", e.lang(), e.Err, e.Compiler, e.SourcePath)
+		if out := strings.TrimSpace(e.Output); out != "" {
+			msg += "; its output so far:\n" + out
+		}
+		return msg
+	}
 	return fmt.Sprintf("%s compilation failed (%s; generated source %s):\n%s", e.lang(), e.Compiler, e.SourcePath, strings.TrimSpace(e.Output))
 }
+
+// Unwrap returns Err.
+func (e *CompileError) Unwrap() error { return e.Err }
 
 func (e *CompileError) lang() string {
 	if e.CXX {
@@ -281,10 +346,8 @@ func (c *Compiler) CheckFlags(source string) error {
 		if c.CXX {
 			lang = "c++"
 		}
-		args := append(append(append([]string{}, c.argv[1:]...), c.Flags...), "-c", "-o", os.DevNull, "-x", lang, "-")
-		cmd := exec.Command(c.argv[0], args...)
-		cmd.Stdin = strings.NewReader("int op2_flags_probe;\n")
-		if out, err := cmd.CombinedOutput(); err != nil {
+		argv := append(append(append([]string{}, c.argv...), c.Flags...), "-c", "-o", os.DevNull, "-x", lang, "-")
+		if out, err := run(argv, strings.NewReader("int op2_flags_probe;\n"), c.timeout()); err != nil {
 			p.err = fmt.Errorf("the %s compiler %q refuses the flags %s=%q: %v: %s", c.lang().name, c.CC, source, strings.Join(c.Flags, " "), err, strings.TrimSpace(string(out)))
 		}
 	})
@@ -322,7 +385,7 @@ var (
 	langCXX = language{"C++", "CXX", "g++"}
 )
 
-func probeCompiler(cc string, lang language) *probe {
+func probeCompiler(cc string, lang language, limit time.Duration) *probe {
 	v, _ := probes.LoadOrStore(lang.name+"\x00"+cc+"\x00"+os.Getenv("PATH"), &probe{})
 	p := v.(*probe)
 	p.once.Do(func() {
@@ -340,7 +403,7 @@ func probeCompiler(cc string, lang language) *probe {
 			return
 		}
 		argv[0] = path
-		out, err := exec.Command(path, append(argv[1:len(argv):len(argv)], "--version")...).CombinedOutput()
+		out, err := run(append(argv[:len(argv):len(argv)], "--version"), nil, limit)
 		if err != nil {
 			p.err = &noCompiler{fmt.Errorf("the %s compiler %q does not run (`%s --version`): %v: %s (install %s: `apt-get install %s`, or set %s to a working %s compiler)", lang.name, cc, strings.Join(argv, " "), err, strings.TrimSpace(string(out)), lang.pkg, lang.pkg, lang.env, lang.name)}
 			return
@@ -355,7 +418,7 @@ func probeCompiler(cc string, lang language) *probe {
 // command, the resolved path, the version line and the CPU.
 func (c *Compiler) identity() (string, error) {
 	c.idOnce.Do(func() {
-		p := probeCompiler(c.CC, c.lang())
+		p := probeCompiler(c.CC, c.lang(), c.timeout())
 		if p.err != nil {
 			c.idErr = p.err
 			return
@@ -531,8 +594,11 @@ func (c *Compiler) compile(src string, symbols, extra []string, name, srcPath, b
 	}
 	command := strings.Join(append([]string{c.argv[0]}, args...), " ")
 	args = append(args, "-o", tmpLib, tmpSrc, "-x", "none", "-lm")
-	out, err := exec.Command(c.argv[0], args...).CombinedOutput()
+	out, err := run(append([]string{c.argv[0]}, args...), nil, c.timeout())
 	msg := strings.ReplaceAll(strings.ReplaceAll(string(out), tmpSrc, srcPath), tmpLib, "<library>")
+	if t, ok := err.(*errTimedOut); ok {
+		return nil, &CompileError{CXX: c.CXX, Compiler: command, SourcePath: srcPath, Output: msg, Err: t}
+	}
 	if err != nil {
 		if len(strings.TrimSpace(msg)) == 0 {
 			msg = err.Error()

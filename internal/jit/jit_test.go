@@ -1,6 +1,7 @@
 package jit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goop2/op2/internal/cache"
 )
@@ -308,4 +310,49 @@ func TestUndefinedSymbolShowsWarnings(t *testing.T) {
 		t.Errorf("error names a temporary file:\n%v", err)
 	}
 	noTemps(t, c)
+}
+
+// TestHungCompilerIsStopped: a compiler that never finishes is killed at
+// the compiler's time limit, with the processes it started, and the build
+// fails with a *CompileError that says so, names the limit and matches
+// context.DeadlineExceeded; no temporary file is left.
+func TestHungCompilerIsStopped(t *testing.T) {
+	// The fake compiler answers --version, then starts a child that
+	// holds its output open and waits for it, as a driver waits for cc1.
+	cc := script(t, `for a; do [ "$a" = --version ] && { echo "hung cc 1.0"; exit 0; }; done
+echo "hung compiler started"
+sleep 600 &
+wait`)
+	c := newCompiler(t, cc)
+	c.Timeout = 300 * time.Millisecond
+	start := time.Now()
+	_, err := c.Build("int op2_loop(void) { return 0; }", []string{"op2_loop"})
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the build returned after %v, with a limit of %v", d, c.Timeout)
+	}
+	var ce *CompileError
+	if !errors.As(err, &ce) {
+		t.Fatalf("error %v, want a *CompileError", err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v does not match context.DeadlineExceeded", err)
+	}
+	msg := err.Error()
+	for _, w := range []string{"did not finish within 300ms", "OP2_COMPILE_TIMEOUT", "hung compiler started", cc} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("error does not mention %q:\n%s", w, msg)
+		}
+	}
+	noTemps(t, c)
+}
+
+// TestDefaultTimeout: a compiler without a limit of its own gets
+// DefaultTimeout, minutes rather than for ever.
+func TestDefaultTimeout(t *testing.T) {
+	if got := (&Compiler{}).timeout(); got != DefaultTimeout || got < time.Minute {
+		t.Errorf("timeout %v, want DefaultTimeout (%v)", got, DefaultTimeout)
+	}
+	if got := (&Compiler{Timeout: time.Second}).timeout(); got != time.Second {
+		t.Errorf("timeout %v, want 1s", got)
+	}
 }
