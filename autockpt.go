@@ -83,6 +83,9 @@ type autoCkpt struct {
 	replay   map[int64][]byte  // the reductions of the loops to skip
 	rerunTo  int64             // replaying: the loops before it run again
 	stale    map[uint64]string // replaying: the data skipped loops wrote (by ID): the loop's kernel
+	// After the restore, the dats left out of checkpoints (SetNoCheckpoint)
+	// that skipped loops wrote, until a loop writes them whole.
+	unrestored map[uint64]string
 
 	// The last point the host saw what loops made: the index of the next
 	// loop then, and what it did (op on data named name).
@@ -261,11 +264,25 @@ func (p *process) autoBefore(l *core.Loop) (skip bool, err error) {
 		if _, err := restoreCheckpoint(a.path); err != nil {
 			return false, err
 		}
+		for _, d := range p.LiveData() {
+			s := d.Storage()
+			if k, ok := a.stale[s.ID]; ok && d.(interface{ omitted() bool }).omitted() {
+				if a.unrestored == nil {
+					a.unrestored = map[uint64]string{}
+				}
+				a.unrestored[s.ID] = k
+			}
+		}
 		a.replayTo, a.replay, a.stale = -1, nil, nil
 		a.since, a.sinceN = time.Now(), idx
 		p.autoLog(slog.LevelInfo, "op2: restored the automatic checkpoint", slog.String("file", a.path), slog.Int64("loop", idx),
 			slog.Int64("loops_run_again", a.rerunTo), slog.Int64("loops_skipped", idx-a.rerunTo))
 		return false, nil
+	}
+	if len(a.unrestored) > 0 {
+		if err := a.checkUnrestored(l); err != nil {
+			return false, err
+		}
 	}
 	if a.pending != nil {
 		if err := a.decide(l); err != nil {
@@ -560,6 +577,9 @@ func (p *process) hostRead(op string, ss ...*core.Storage) error {
 		if s == nil || (s.Set == nil && s.Matrix == "") {
 			continue
 		}
+		if k, ok := a.unrestored[s.ID]; ok {
+			return fmt.Errorf("op2: automatic checkpoint %q: %s reads %s, which the checkpoint left out (SetNoCheckpoint) and loop %q, skipped on this restart, wrote: its values were not restored", a.path, op, s.Describe(), k)
+		}
 		if a.replayTo >= 0 {
 			if k, ok := a.stale[s.ID]; ok {
 				return fmt.Errorf("op2: automatic checkpoint %q: %s reads %s before loop %d, which the run that wrote the checkpoint did not (loop %q, skipped on this restart, wrote it): this run takes another path, and cannot resume from the file; remove it to start again",
@@ -713,6 +733,24 @@ func (a *autoCkpt) saveTouched() error {
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkUnrestored refuses loop l, after the restore, when it reads a dat
+// the checkpoint left out that skipped loops wrote; a loop writing such a
+// dat whole gives it its values again.
+func (a *autoCkpt) checkUnrestored(l *core.Loop) error {
+	for _, d := range shapeOf(l).dats {
+		k, ok := a.unrestored[d.s.ID]
+		if !ok {
+			continue
+		}
+		if !d.whole {
+			return fmt.Errorf("op2: automatic checkpoint %q: loop %q over set %q reads %s, which the checkpoint left out (SetNoCheckpoint) and loop %q, skipped on this restart, wrote: its values were not restored (leave out only dats that loops write whole before they read them)",
+				a.path, l.Kernel.Name, l.Set.Name, d.s.Describe(), k)
+		}
+		delete(a.unrestored, d.s.ID)
 	}
 	return nil
 }

@@ -257,3 +257,42 @@ func TestAutoCheckpointRefusesAnotherPath(t *testing.T) {
 	}
 	mpitest.Run(t, 1, 2*time.Minute, "OP2_CHECKPOINT="+path, "OP2_CHECKPOINT_EVERY=3")
 }
+
+// TestAutoCheckpointLeftOutDat: after a restart, a loop that reads a dat
+// the checkpoint left out (SetNoCheckpoint), which the skipped loops
+// wrote, is refused: its values were not restored.
+func TestAutoCheckpointLeftOutDat(t *testing.T) {
+	run := func() error {
+		r := newCkptRun(t)
+		defer r.k.Remove()
+		o := must(op2.NewDat[float64](r.q.Set(), 1, nil, "left out"))
+		o.SetNoCheckpoint(true)
+		inc := op2.NewKernel(`void lo_inc(const double *q, double *o) { *o += q[0]; }`, "lo_inc")
+		for range 8 {
+			if err := r.step(); err != nil {
+				return err
+			}
+			if err := op2.ParLoop(inc, r.q.Set(), r.q.Arg(op2.Read), o.Arg(op2.RW)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if mpitest.InRanks() {
+		if err := run(); err == nil || !strings.Contains(err.Error(), `left out (SetNoCheckpoint) and loop`) {
+			t.Errorf("restarted loops reading a dat left out: %v, want an error saying its values were not restored", err)
+		}
+		op2.Finalize()
+		return
+	}
+	needHDF5(t)
+	cache := os.Getenv("OP2_CACHE_DIR")
+	path := filepath.Join(t.TempDir(), "auto.ckpt")
+	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) }()
+	check(t, op2.Configure(op2.Config{CacheDir: cache, Checkpoint: path, CheckpointEvery: "5"}))
+	check(t, run())
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("no automatic checkpoint: %v", err)
+	}
+	mpitest.Run(t, 1, 2*time.Minute, "OP2_CHECKPOINT="+path, "OP2_CHECKPOINT_EVERY=5")
+}
