@@ -163,7 +163,8 @@ func replayProgram(t *testing.T, mode string, steps, killAt, killRank int) []str
 // or a matrix assembled and solved every step: the restart runs the
 // loops again as far as the host last read what loops wrote, or a loop
 // assembled a matrix, and skips the rest (its log says how many), which
-// for the subset and the matrix assembled once is most of them.
+// for the subset and the matrix assembled once is most of them. With
+// -short, on 2 ranks only.
 func TestAutoCheckpointReplaysWhatLoopsBuilt(t *testing.T) {
 	const modeEnv, outEnv, killEnv = "OP2_TEST_REPLAY_MODE", "OP2_TEST_REPLAY_OUT", "OP2_TEST_REPLAY_KILL"
 	if mpitest.InRanks() {
@@ -195,7 +196,11 @@ func TestAutoCheckpointReplaysWhatLoopsBuilt(t *testing.T) {
 			got, err := os.ReadFile(out)
 			return string(got), string(b), err
 		}
-		for _, ranks := range []int{1, 2} {
+		rankCounts := []int{1, 2}
+		if testing.Short() {
+			rankCounts = []int{2}
+		}
+		for _, ranks := range rankCounts {
 			want, log, err := run(ranks, "", "")
 			if err != nil {
 				t.Fatalf("%s, %d ranks, uninterrupted: %v\n%s", mode, ranks, err, log)
