@@ -28,10 +28,11 @@ import (
 type ppIdent uint8
 
 const (
-	ppNotMacro ppIdent = iota // certainly no macro: 0
-	ppObject                  // an object-like macro with a known body
-	ppFunction                // a function-like macro with a known body
-	ppUnknown                 // may or may not be a macro (headers, flags, compiler)
+	ppNotMacro   ppIdent = iota // certainly no macro: 0
+	ppObject                    // an object-like macro with a known body
+	ppFunction                  // a function-like macro with a known body
+	ppUnknown                   // may or may not be a macro (headers, flags, compiler)
+	ppPredefined                // certainly a macro, of a value GoOP2 does not know (a compiler's own)
 )
 
 // ppLookup tells the evaluator about an identifier: what it is and, for a
@@ -235,7 +236,7 @@ func ppExpand(toks []ppTok, lookup ppLookup, active map[string]bool, depth int) 
 			active[t.text] = true
 			out = append(out, ppExpand(sub, lookup, active, depth+1)...)
 			delete(active, t.text)
-		case call && (kind == ppFunction || kind == ppUnknown || strings.HasPrefix(t.text, "__has_")):
+		case call && (kind == ppFunction || kind == ppUnknown || kind == ppPredefined || strings.HasPrefix(t.text, "__has_")):
 			// A call GoOP2 does not evaluate: skip its arguments.
 			level := 0
 			for i++; i < len(toks); i++ {
@@ -248,7 +249,7 @@ func ppExpand(toks []ppTok, lookup ppLookup, active map[string]bool, depth int) 
 				}
 			}
 			out = append(out, ppTok{ppUnknownTok, t.text})
-		case kind == ppUnknown:
+		case kind == ppUnknown || kind == ppPredefined:
 			out = append(out, ppTok{ppUnknownTok, t.text})
 		default:
 			out = append(out, t) // no macro: 0
@@ -536,7 +537,7 @@ func (p *ppParser) primary(ev tri) ppVal {
 		switch kind, _ := p.lookup(name); kind {
 		case ppNotMacro:
 			return ppBool(false)
-		case ppObject, ppFunction:
+		case ppObject, ppFunction, ppPredefined:
 			return ppBool(true)
 		}
 		return ppVal{}

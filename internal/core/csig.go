@@ -768,6 +768,17 @@ type preprocessed struct {
 	events    []macroEvent
 	names     []string // macros #defined anywhere, in order of first definition
 	uncertain []region // code in branches GoOP2 cannot evaluate
+	// skipped are the lines in branches not taken: code, and the
+	// directives other than the conditionals' own.
+	skipped [][2]int
+}
+
+func (p *preprocessed) addSkipped(from, to int) {
+	if n := len(p.skipped); n > 0 && p.skipped[n-1][1] == from {
+		p.skipped[n-1][1] = to
+		return
+	}
+	p.skipped = append(p.skipped, [2]int{from, to})
 }
 
 func (p *preprocessed) uncertainAt(pos int) string {
@@ -807,6 +818,13 @@ type condFrame struct {
 // division by zero, a syntax error), #else or #endif without #if, an
 // unterminated #if.
 func preprocess(src, lit string) (*preprocessed, error) {
+	return preprocessWith(src, lit, nil)
+}
+
+// preprocessWith is preprocess for a compiler that defines the macros
+// predef says are ppPredefined and certainly does not define those it
+// says are ppNotMacro (unless the source defines them).
+func preprocessWith(src, lit string, predef map[string]ppIdent) (*preprocessed, error) {
 	p := &preprocessed{}
 	b := []byte(src)
 	clear := func(from, to int) {
@@ -816,7 +834,7 @@ func preprocess(src, lit string) (*preprocessed, error) {
 			}
 		}
 	}
-	st := &ppState{macros: map[string]macro{}, included: no}
+	st := &ppState{macros: map[string]macro{}, included: no, predef: predef}
 	seen := map[string]bool{}
 	var stack []condFrame
 	state := func() (tri, string) {
@@ -841,6 +859,7 @@ func preprocess(src, lit string) (*preprocessed, error) {
 		if k >= len(src) || src[k] != '#' {
 			if st, why := state(); st == no {
 				clear(i, lineEnd)
+				p.addSkipped(i, min(lineEnd+1, len(src)))
 			} else if st == maybe {
 				p.addUncertain(i, lineEnd+1, why)
 			}
@@ -903,6 +922,7 @@ func preprocess(src, lit string) (*preprocessed, error) {
 			st.included = or3(st.included, cur)
 		case "define", "undef":
 			if cur == no {
+				p.addSkipped(k, min(end+1, len(src)))
 				break
 			}
 			name, body := splitWord(rest)
@@ -1000,6 +1020,9 @@ func (st *ppState) evalDirective(directive, rest string, line int) (tri, error) 
 type ppState struct {
 	macros   map[string]macro
 	included tri // whether an #include before this point is compiled
+	// predef says what the compiler itself defines (ppPredefined) and
+	// certainly does not (ppNotMacro), where known (preprocessWith).
+	predef map[string]ppIdent
 }
 
 // ident says what name is at this point of the source. A name the source
@@ -1019,6 +1042,9 @@ func (st *ppState) ident(name string) ppIdent {
 			return ppFunction
 		}
 		return ppObject
+	}
+	if k, ok := st.predef[name]; ok {
+		return k
 	}
 	if st.included != no || mayBePredefined(name) {
 		return ppUnknown

@@ -79,9 +79,15 @@ type SourceModel struct {
 	// its typedefs declare, the tags of the structs, unions, enums and
 	// classes it defines and C++ aliases (using name = ...).
 	DeclaredTypes []string
+	// DeclaredAt[i] is the offset of the name DeclaredTypes[i] where it
+	// is declared (a name declared twice is listed twice).
+	DeclaredAt []int
 	// Names are the identifiers of Code, the parts of a.b counted alone.
 	Names  map[string]bool
 	Macros []string // names the source #defines, in order, once each
+	// MacroDefs are the source's #defines, in order: each name with the
+	// offset of its directive's '#'.
+	MacroDefs []MacroDef
 	// Called are the identifiers followed by '(' anywhere in the source
 	// but comments and literals (directives included).
 	Called map[string]bool
@@ -326,6 +332,7 @@ func ReadSource(src string) (*SourceModel, error) {
 			seen[dir.macro] = true
 			u.Macros = append(u.Macros, dir.macro)
 		}
+		u.MacroDefs = append(u.MacroDefs, MacroDef{Name: dir.macro, At: d[0] + dir.hash})
 		body := dir.body
 		if dir.funcLike { // skip the parameter list
 			if e := strings.IndexByte(line[body:], ')'); e >= 0 {
@@ -547,28 +554,37 @@ func (u *SourceModel) readTypes() {
 	for i, t := range toks {
 		switch t.Text {
 		case "typedef":
-			u.DeclaredTypes = append(u.DeclaredTypes, typedefNames(toks[i+1:])...)
+			for _, j := range typedefNames(toks[i+1:]) {
+				u.declare(toks[i+1+j])
+			}
 		case "struct", "union", "enum", "class":
 			// A definition: the tag, then the body or (C++) a base
 			// class or an enum's underlying type.
 			if name, next := text(i+1), text(i+2); isIdentToken(name) && (next == "{" || next == ":" && text(i+3) != ":") {
-				u.DeclaredTypes = append(u.DeclaredTypes, name)
+				u.declare(toks[i+1])
 			}
 		case "using":
 			if name := text(i + 1); isIdentToken(name) && text(i+2) == "=" {
-				u.DeclaredTypes = append(u.DeclaredTypes, name)
+				u.declare(toks[i+1])
 			}
 		}
 	}
 }
 
-// typedefNames returns the names the typedef declaration whose tokens
-// follow its typedef keyword declares: the declarators' identifiers
-// outside any braces, each followed by ',', ';', '[' or '=' outside
-// parentheses, or by ')' after a '*' (a pointer to a function). A type
-// the declaration only uses (typedef double3 vec;) is not one.
-func typedefNames(toks []clex.Token) []string {
-	var names []string
+// declare records the type name t declares.
+func (u *SourceModel) declare(t clex.Token) {
+	u.DeclaredTypes = append(u.DeclaredTypes, t.Text)
+	u.DeclaredAt = append(u.DeclaredAt, t.Start)
+}
+
+// typedefNames returns the indices in toks of the names the typedef
+// declaration whose tokens follow its typedef keyword declares: the
+// declarators' identifiers outside any braces, each followed by ',', ';',
+// '[' or '=' outside parentheses, or by ')' after a '*' (a pointer to a
+// function). A type the declaration only uses (typedef double3 vec;) is
+// not one.
+func typedefNames(toks []clex.Token) []int {
+	var names []int
 	braces, parens := 0, 0
 	for j, t := range toks {
 		switch t.Text {
@@ -591,9 +607,9 @@ func typedefNames(toks []clex.Token) []string {
 		next := toks[j+1].Text
 		switch {
 		case parens == 0 && (next == "," || next == ";" || next == "[" || next == "="):
-			names = append(names, t.Text)
+			names = append(names, j)
 		case next == ")" && j > 0 && toks[j-1].Text == "*":
-			names = append(names, t.Text)
+			names = append(names, j)
 		}
 	}
 	return names
@@ -939,6 +955,59 @@ func (u *SourceModel) Declares(id string) bool {
 		return true
 	}
 	return slices.ContainsFunc(u.Protos, func(f FuncDecl) bool { return f.Name == id })
+}
+
+// MacroDef is a #define of the source: the macro's name and the offset
+// of the directive's '#'.
+type MacroDef struct {
+	Name string
+	At   int
+}
+
+// Predefined is what a compiler defines itself, as far as GoOP2 knows:
+// the macros it certainly defines (whatever their values) and those it
+// certainly does not. Other names reserved for the implementation
+// (__GNUC__...) stay unknown.
+type Predefined struct {
+	Defined, Undefined []string
+}
+
+// Skipped returns the spans of the source (offsets into Src, in order)
+// that a compiler defining p's macros does not compile: the lines of the
+// groups of #if, #ifdef, #elif and #else whose conditions are false
+// there, given the source's own #defines and #undefs before them, and
+// the #defines and #undefs on those lines. Code in a group whose
+// condition GoOP2 cannot evaluate (a macro a header may define) is not
+// skipped. The error is a directive such a compiler would refuse in code
+// it compiles.
+func (u *SourceModel) Skipped(p Predefined) ([][2]int, error) {
+	predef := make(map[string]ppIdent, len(p.Defined)+len(p.Undefined))
+	for _, name := range p.Undefined {
+		predef[name] = ppNotMacro
+	}
+	for _, name := range p.Defined {
+		predef[name] = ppPredefined
+	}
+	pp, err := preprocessWith(clex.Blank(u.Src, true, nil), clex.Blank(u.Src, false, nil), predef)
+	if err != nil {
+		return nil, err
+	}
+	return pp.skipped, nil
+}
+
+// InSpans reports whether offset at is in one of spans (in order, as
+// Skipped returns them).
+func InSpans(spans [][2]int, at int) bool {
+	i, _ := slices.BinarySearchFunc(spans, at, func(s [2]int, at int) int {
+		switch {
+		case s[1] <= at:
+			return -1
+		case s[0] > at:
+			return 1
+		}
+		return 0
+	})
+	return i < len(spans) && spans[i][0] <= at && at < spans[i][1]
 }
 
 // isIncludeName reports whether src[i] is the '"' that opens the file name

@@ -289,3 +289,82 @@ void k(double *x) { *x = h(*x) / 2; }`, "k")
 		t.Fatalf("Ops = %+v with a helper that cannot be expanded, want the whole source's: 2 divisions, cbrt, sin", ops)
 	}
 }
+
+// TestSkipped: with a compiler's predefined macros, the groups it skips
+// are known, the source's own #define and #undef taking precedence, and
+// groups on names it may or may not define (__GNUC__, a header's) are
+// not skipped; a predefined macro's value is unknown. Without them
+// (Predefined{}), nothing on a compiler's macros is skipped.
+func TestSkipped(t *testing.T) {
+	src := `#if !defined(__OPENCL_VERSION__) && !defined(__CUDACC__)
+int hostA;
+#define HOSTMACRO 1
+#endif
+#ifdef __OPENCL_VERSION__
+int clB;
+#else
+int notclC;
+#endif
+#if __OPENCL_VERSION__ >= 200
+int cl2D;
+#endif
+#ifndef __GNUC__
+int gnuE;
+#endif
+#define __CUDACC__ 1
+#ifdef __CUDACC__
+int ownF;
+#endif
+#undef __OPENCL_VERSION__
+#ifndef __OPENCL_VERSION__
+int undefG;
+#endif
+#if 0
+int neverH;
+#endif
+typedef struct { int x; } T1, *T2; struct S3 { int y; }; using T4 = int;
+`
+	m, err := ReadSource(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ocl := Predefined{Defined: []string{"__OPENCL_VERSION__"}, Undefined: []string{"__CUDACC__"}}
+	for _, c := range []struct {
+		p    Predefined
+		want string // the names declared on skipped lines, and the skipped #define
+	}{
+		{ocl, "hostA HOSTMACRO notclC neverH"},
+		{Predefined{Defined: []string{"__CUDACC__"}, Undefined: []string{"__OPENCL_VERSION__"}}, "hostA HOSTMACRO clB cl2D neverH"},
+		{Predefined{}, "neverH"},
+	} {
+		spans, err := m.Skipped(c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, name := range strings.Fields("hostA HOSTMACRO clB notclC cl2D gnuE ownF undefG neverH") {
+			if InSpans(spans, strings.Index(src, name)) {
+				got = append(got, name)
+			}
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%+v: skipped %q, want %q (spans %v)", c.p, got, c.want, spans)
+		}
+	}
+	if got := strings.Join(m.DeclaredTypes, " "); got != "T1 T2 S3 T4" {
+		t.Errorf("DeclaredTypes %q", got)
+	}
+	for i, name := range m.DeclaredTypes {
+		if at := m.DeclaredAt[i]; src[at:at+len(name)] != name {
+			t.Errorf("DeclaredAt[%d] = %d: %q, not %q", i, at, src[at:at+len(name)], name)
+		}
+	}
+	for _, d := range m.MacroDefs {
+		if !strings.HasPrefix(src[d.At:], "#define "+d.Name) {
+			t.Errorf("MacroDef %s at %d: %q", d.Name, d.At, src[d.At:min(d.At+20, len(src))])
+		}
+	}
+	if len(m.MacroDefs) != 2 {
+		t.Errorf("MacroDefs %v, want HOSTMACRO and __CUDACC__", m.MacroDefs)
+	}
+}

@@ -115,6 +115,17 @@ func NewDistributed(m *Mesh, partitioner string) (*Solver, *op2.PartitionInfo, e
 	return s, info, nil
 }
 
+// kernelSources are the kernels' sources by name (tests run other forms
+// of them).
+var kernelSources = map[string]string{
+	"mg_flux_edge": fluxEdgeSrc, "mg_flux_bnd": fluxBndSrc, "mg_init_vars": initVarsSrc,
+	"mg_zero5": zero5Src, "mg_zero1": zero1Src, "mg_volumes": volumesSrc, "mg_damp": dampSrc,
+	"mg_copy_vars": copyVarsSrc, "mg_calc_dt": calcDtSrc, "mg_min_dt": minDtSrc,
+	"mg_step_factor": stepFactorSrc, "mg_time_step": timeStepSrc, "mg_residual": residualSrc,
+	"mg_rms": rmsSrc, "mg_bad_vals": badValsSrc, "mg_restrict_zero": restrictZeroSrc,
+	"mg_restrict_sum": restrictSumSrc, "mg_restrict_mean": restrictMeanSrc, "mg_prolong": prolongSrc,
+}
+
 // newSolver declares block rank of ranks of every set of m, calls
 // partition (when not nil) and runs the set-up loops.
 func newSolver(m *Mesh, rank, ranks int, partition func(*Solver) error) (*Solver, error) {
@@ -122,14 +133,7 @@ func newSolver(m *Mesh, rank, ranks int, partition func(*Solver) error) (*Solver
 		return nil, err
 	}
 	s := &Solver{k: map[string]*op2.Kernel{}}
-	for name, src := range map[string]string{
-		"mg_flux_edge": fluxEdgeSrc, "mg_flux_bnd": fluxBndSrc, "mg_init_vars": initVarsSrc,
-		"mg_zero5": zero5Src, "mg_zero1": zero1Src, "mg_volumes": volumesSrc, "mg_damp": dampSrc,
-		"mg_copy_vars": copyVarsSrc, "mg_calc_dt": calcDtSrc, "mg_min_dt": minDtSrc,
-		"mg_step_factor": stepFactorSrc, "mg_time_step": timeStepSrc, "mg_residual": residualSrc,
-		"mg_rms": rmsSrc, "mg_bad_vals": badValsSrc, "mg_restrict_zero": restrictZeroSrc,
-		"mg_restrict_sum": restrictSumSrc, "mg_restrict_mean": restrictMeanSrc, "mg_prolong": prolongSrc,
-	} {
+	for name, src := range kernelSources {
 		s.k[name] = op2.NewKernel(src, name)
 	}
 	err := s.declare(blockOf(m, rank, ranks))

@@ -184,6 +184,57 @@ type Entity struct {
 // NumNodes is the number of nodes.
 func (m *Mesh) NumNodes() int { return len(m.NodeTags) }
 
+// Check reports whether m's slices agree, as Read makes them: X holds
+// three coordinates per node of NodeTags; each block is of a type Read
+// accepts and holds, for each of its Len() elements (its Tags), NumNodes()
+// node indices in [0, NumNodes()), one Physical and one Entity; Dim is the
+// highest dimension of the blocks (0 with none). The error names the
+// block, or X, and the lengths found and wanted. A mesh built by hand
+// should pass it before it is used: Coords, Cells and GroupTag assume it
+// does (Group checks it), and so do the packages that declare a mesh.
+func (m *Mesh) Check() error {
+	if want := 3 * len(m.NodeTags); len(m.X) != want {
+		return fmt.Errorf("gmsh: X has %d values, want %d (3 per node, %d nodes by NodeTags)", len(m.X), want, len(m.NodeTags))
+	}
+	dim := 0
+	for k := range m.Blocks {
+		b := &m.Blocks[k]
+		if !b.Type.Supported() {
+			return fmt.Errorf("gmsh: block %d is of %v, not a type Read accepts (%s)", k, b.Type, supportedList)
+		}
+		n, nn := b.Len(), b.Type.NumNodes()
+		for _, s := range []struct {
+			name   string
+			got    int
+			per    int
+			detail string
+		}{
+			{"Nodes", len(b.Nodes), nn, fmt.Sprintf(" × %d nodes", nn)},
+			{"Physical", len(b.Physical), 1, ""},
+			{"Entity", len(b.Entity), 1, ""},
+		} {
+			if s.got != n*s.per {
+				return fmt.Errorf("gmsh: block %d (%v): %s has %d entries, want %d (%d elements by Tags%s)", k, b.Type, s.name, s.got, n*s.per, n, s.detail)
+			}
+		}
+		for i, v := range b.Nodes {
+			if v < 0 || int(v) >= len(m.NodeTags) {
+				return fmt.Errorf("gmsh: block %d (%v): element %d (tag %d): node %d is %d, outside [0,%d)", k, b.Type, i/nn, b.Tags[i/nn], i%nn, v, len(m.NodeTags))
+			}
+		}
+		dim = max(dim, b.Type.Dim())
+	}
+	if m.Dim != dim {
+		for k := range m.Blocks {
+			if d := m.Blocks[k].Type.Dim(); d == dim {
+				return fmt.Errorf("gmsh: Dim is %d, but block %d (%v) has dimension %d, the highest", m.Dim, k, m.Blocks[k].Type, d)
+			}
+		}
+		return fmt.Errorf("gmsh: Dim is %d, but the mesh has no elements", m.Dim)
+	}
+	return nil
+}
+
 // Coords returns the nodes' coordinates with dim (1, 2 or 3) values per
 // node, dropping the others: Coords(2) gives x, y per node for a 2-D mesh.
 func (m *Mesh) Coords(dim int) []float64 {
@@ -215,8 +266,12 @@ func (m *Mesh) Cells() []Block {
 // the group's dimension that belong to it (the boundary facets of a
 // boundary group, the cells of a region), one Block per type, in the
 // order of m.Blocks, with new slices. A name that no group has, or that
-// groups of several dimensions share, is an error.
+// groups of several dimensions share, is an error, as is a mesh that
+// fails Check.
 func (m *Mesh) Group(name string) ([]Block, error) {
+	if err := m.Check(); err != nil {
+		return nil, err
+	}
 	var found []PhysicalGroup
 	for _, g := range m.Physical {
 		if g.Name == name {

@@ -62,6 +62,9 @@ func check(t testing.TB, m *Mesh) {
 	if m.Dim != dim {
 		t.Fatalf("Dim %d, blocks up to dimension %d", m.Dim, dim)
 	}
+	if err := m.Check(); err != nil {
+		t.Fatalf("Check refuses a consistent mesh: %v", err)
+	}
 }
 
 func TestFixtures(t *testing.T) {

@@ -70,8 +70,11 @@ func (f *Facets) Geometry(x []float64, dim int) (normals, centroids []float64, e
 	if dim != 2 && dim != 3 {
 		return nil, nil, fmt.Errorf("topology: coordinates of dim %d: want 2 or 3", dim)
 	}
+	if err := f.check(); err != nil {
+		return nil, nil, err
+	}
 	for _, v := range f.Nodes {
-		if int(v)*dim+dim > len(x) {
+		if v < 0 || int(v)*dim+dim > len(x) {
 			return nil, nil, fmt.Errorf("topology: node %d has no coordinates (%d values of dim %d)", v, len(x), dim)
 		}
 	}

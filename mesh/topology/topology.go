@@ -139,6 +139,24 @@ type Facets struct {
 // Len is the number of facets.
 func (f *Facets) Len() int { return len(f.Cells) / 2 }
 
+// check reports whether f's slices agree on its number of facets, as
+// Derive makes them, before Geometry or Find reads them: Facets built by
+// hand whose Nodes were short would panic there, or be read past their
+// length.
+func (f *Facets) check() error {
+	nn := f.Kind.Nodes()
+	if nn == 0 {
+		return fmt.Errorf("topology: facets of kind %v", f.Kind)
+	}
+	if len(f.Cells)%2 != 0 {
+		return fmt.Errorf("topology: %v facets: Cells has %d entries, not two per facet", f.Kind, len(f.Cells))
+	}
+	if want := f.Len() * nn; len(f.Nodes) != want {
+		return fmt.Errorf("topology: %v facets: Nodes has %d entries, want %d (%d facets by Cells × %d nodes)", f.Kind, len(f.Nodes), want, f.Len(), nn)
+	}
+	return nil
+}
+
 // Topology is what Derive finds of a mesh of one kind of cell.
 type Topology struct {
 	Kind   Kind // the cells'
@@ -312,6 +330,9 @@ func derive(k Kind, cells []int32, n int, lf [][]int, size int, set int32, t *To
 // lists them, such as a Gmsh physical group's lines or faces. A facet f
 // lacks is an error naming its position and nodes.
 func (f *Facets) Find(nodes []int32) ([]int32, error) {
+	if err := f.check(); err != nil {
+		return nil, err
+	}
 	nn := f.Kind.Nodes()
 	if len(nodes)%nn != 0 {
 		return nil, fmt.Errorf("topology: %d node entries are not whole %vs", len(nodes), f.Kind)

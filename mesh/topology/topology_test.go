@@ -368,6 +368,59 @@ func TestFacetGeometry(t *testing.T) {
 	}
 }
 
+// TestFacetsMalformed hands Geometry and Find Facets built by hand whose
+// slices disagree, the short slice clipped and with spare capacity behind
+// it (where reading past its length would not panic): each is an error
+// naming the lengths, never a panic or a read past the end.
+func TestFacetsMalformed(t *testing.T) {
+	x := grid(2, 2)
+	top, err := Derive(Quadrilateral, quads(2), len(x)/2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := top.Facets[0]
+	clone := func(spare bool, s []int32, drop int) []int32 {
+		s = slices.Clone(s)[:len(s)-drop]
+		if spare {
+			return s
+		}
+		return slices.Clip(s)
+	}
+	for _, spare := range []bool{false, true} {
+		for _, c := range []struct {
+			name string
+			f    Facets
+			want string
+		}{
+			{"nodes one facet short", Facets{Kind: Line, Nodes: clone(spare, good.Nodes, 2), Cells: good.Cells}, fmt.Sprintf("Nodes has %d entries, want %d", len(good.Nodes)-2, len(good.Nodes))},
+			{"nodes one short", Facets{Kind: Line, Nodes: clone(spare, good.Nodes, 1), Cells: good.Cells}, fmt.Sprintf("Nodes has %d entries, want %d", len(good.Nodes)-1, len(good.Nodes))},
+			{"cells odd", Facets{Kind: Line, Nodes: good.Nodes, Cells: clone(spare, good.Cells, 1)}, fmt.Sprintf("Cells has %d entries", len(good.Cells)-1)},
+			{"node negative", Facets{Kind: Line, Nodes: append([]int32{-1}, good.Nodes[1:]...), Cells: good.Cells}, "node -1 has no coordinates"},
+		} {
+			t.Run(fmt.Sprintf("%s/spare=%v", c.name, spare), func(t *testing.T) {
+				call := func(what string, fn func() error) {
+					var err error
+					func() {
+						defer func() {
+							if p := recover(); p != nil {
+								err = fmt.Errorf("panic: %v", p)
+							}
+						}()
+						err = fn()
+					}()
+					if err == nil || !strings.Contains(err.Error(), c.want) {
+						t.Errorf("%s: %v; want an error saying %q", what, err, c.want)
+					}
+				}
+				call("Geometry", func() error { _, _, err := c.f.Geometry(x, 2); return err })
+				if c.name != "node negative" { // Find looks nodes up, reading no coordinates
+					call("Find", func() error { _, err := c.f.Find(good.Nodes[:2]); return err })
+				}
+			})
+		}
+	}
+}
+
 func BenchmarkDeriveTets(b *testing.B) {
 	const n = 40 // 384 000 tetrahedra
 	x := grid(n, 3)

@@ -29,7 +29,8 @@ const layoutVersion = 1
 // that Load reads on any number of ranks, each rank reading only its
 // blocks: the file's nodes and cells, positively oriented, and the facet
 // elements of its physical groups. Run it on one process (`op2mesh
-// convert FILE.msh FILE.h5`).
+// convert FILE.msh FILE.h5`). A mesh that fails gmsh.Mesh.Check is an
+// error, and no file is written.
 func WriteHDF5(path string, g *gmsh.Mesh) (err error) {
 	s, err := fromGmsh(g, 0, 1)
 	if err != nil {

@@ -218,6 +218,11 @@ func uniqueCells(g *gmsh.Mesh, b *gmsh.Block, phys func(*gmsh.Block, int) []int3
 
 // fromGmsh takes this rank's blocks of g.
 func fromGmsh(g *gmsh.Mesh, rank, ranks int) (*source, error) {
+	// Before anything reads a slice: a hand-built mesh whose slices
+	// disagree would panic below, or read past their lengths.
+	if err := g.Check(); err != nil {
+		return nil, err
+	}
 	k, cells, err := cellsOf(g)
 	if err != nil {
 		return nil, err

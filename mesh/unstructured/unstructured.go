@@ -186,7 +186,8 @@ func Load(path string, opts Options) (*Mesh, error) {
 
 // Declare declares mesh g, read by package mesh/gmsh. Under MPI it is
 // collective and every rank passes the same mesh, of which it keeps its
-// blocks.
+// blocks. A mesh built by hand whose slices disagree (gmsh.Mesh.Check)
+// is an error naming the block and the lengths, and nothing is declared.
 func Declare(g *gmsh.Mesh, opts Options) (*Mesh, error) {
 	src, err := fromGmsh(g, op2.Rank(), op2.Ranks())
 	if err != nil {

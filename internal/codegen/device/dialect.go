@@ -83,6 +83,12 @@ type Dialect struct {
 	// it (a variable, a parameter, a member), so every use is renamed,
 	// members included; nil: no name is.
 	Reserved func(name string) bool
+	// Predefined are the macros the device compiler defines itself and
+	// those it certainly does not, as far as GoOP2 knows: with them the
+	// source's #if groups are evaluated, so that a name the source
+	// declares only for other compilers (#ifndef __OPENCL_VERSION__) is
+	// the language's own in the device code, not renamed (Builtin).
+	Predefined core.Predefined
 }
 
 // OpenCL is OpenCL C 1.2.
@@ -120,6 +126,12 @@ var OpenCL = &Dialect{
 	ReadOnlyGlobal: "__global const",
 	Builtin:        openCLBuiltin,
 	Reserved:       openCLReserved,
+	// As PoCL's clang defines them with -cl-std=CL1.2 (and every OpenCL
+	// C 1.2 compiler must).
+	Predefined: core.Predefined{
+		Defined:   []string{"__OPENCL_VERSION__", "__OPENCL_C_VERSION__", "CL_VERSION_1_0", "CL_VERSION_1_1", "CL_VERSION_1_2"},
+		Undefined: []string{"__cplusplus", "__CUDACC__", "__CUDACC_RTC__", "__CUDA_ARCH__", "__NVCC__"},
+	},
 	AtomicAdd: map[core.ScalarType]string{
 		// OpenCL 1.2 has no floating-point atomics: compare and swap.
 		core.Float64: "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n" +
@@ -164,6 +176,12 @@ var CUDA = &Dialect{
 	ConstTable:    "__device__",
 	SharedOffsets: true,
 	Builtin:       cudaBuiltin,
+	// As NVRTC defines them (11.8, checked; its guide lists them). It
+	// does not define __NVCC__, which nvcc does: left unknown.
+	Predefined: core.Predefined{
+		Defined:   []string{"__CUDACC__", "__CUDACC_RTC__", "__CUDA_ARCH__", "__cplusplus", "__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__"},
+		Undefined: []string{"__OPENCL_VERSION__", "__OPENCL_C_VERSION__", "CL_VERSION_1_0", "CL_VERSION_1_1", "CL_VERSION_1_2"},
+	},
 	// <cmath>'s functions under std:: (NVRTC declares them in the global
 	// namespace); pow with an int exponent converts it, as NVRTC has no
 	// device definition of pow(double, int).

@@ -370,7 +370,9 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 		return nil, fmt.Errorf("%s: reading the kernel source: %w", l.Name(), err)
 	}
 	u := newUserSource(m)
-	u.renameBuiltins(d)
+	if err := u.renameBuiltins(d); err != nil {
+		return nil, fmt.Errorf("%s: reading the kernel source's directives as %s compiles them: %w", l.Name(), d.Language, err)
+	}
 	sig := l.Sig
 	lay := &Layout{Base: sig.Base, Inds: sig.Ind, NInd: sig.NInd, DSArg: sig.DSArg, Reductions: sig.Reductions, priv: make([]bool, n), src: u, d: d, soa: opts.SoA, wg: wg}
 	info := l.Kernel.Info

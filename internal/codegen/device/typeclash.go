@@ -14,7 +14,9 @@ import (
 // definition. So that the same kernel runs on every backend, the device
 // generator renames, in the device code only, each name the source
 // declares itself that the dialect has built in. Functions the source
-// defines (dot, clamp, min...) are renamed anyway (funcName).
+// defines (dot, clamp, min...) are renamed anyway (funcName). A name the
+// source declares only for the host compilers (in #if groups the device
+// compiler skips) is the device language's own there, and kept.
 
 // builtinRename is the name that name, declared by the kernel source and
 // built into the dialect, has in the generated device code. Kernel
@@ -91,19 +93,31 @@ func cudaBuiltin(name string) bool {
 // dialect d has built in (Dialect.Builtin): typedef names, the tags of
 // the structs, unions, enums and classes it defines, C++ aliases (using
 // name = ...) and macros. A name the source only uses, such as OpenCL's
-// own double3, stays the built-in.
-func (u *userSource) renameBuiltins(d *Dialect) {
+// own double3, stays the built-in, and so does a name the source
+// declares only in #if groups that the device compiler skips (with
+// Dialect.Predefined's macros: MG-CFD's double3 for host compilers
+// only), since the device code would otherwise use the renamed type that
+// nothing declares there. A declaration in a group GoOP2 cannot decide is
+// renamed. The error is a directive the device compiler would refuse.
+func (u *userSource) renameBuiltins(d *Dialect) error {
 	u.renamed = map[string]bool{}
-	note := func(name string) {
-		if d.Builtin != nil && d.Builtin(name) {
+	var skipped [][2]int
+	if d.Builtin != nil && (len(u.MacroDefs) > 0 || len(u.DeclaredTypes) > 0) {
+		var err error
+		if skipped, err = u.Skipped(d.Predefined); err != nil {
+			return err
+		}
+	}
+	note := func(name string, at int) {
+		if d.Builtin != nil && d.Builtin(name) && !core.InSpans(skipped, at) {
 			u.renamed[name] = true
 		}
 	}
-	for _, m := range u.Macros {
-		note(m)
+	for _, m := range u.MacroDefs {
+		note(m.Name, m.At)
 	}
-	for _, name := range u.DeclaredTypes {
-		note(name)
+	for i, name := range u.DeclaredTypes {
+		note(name, u.DeclaredAt[i])
 	}
 	u.reserved = map[string]bool{}
 	if d.Reserved != nil {
@@ -113,6 +127,7 @@ func (u *userSource) renameBuiltins(d *Dialect) {
 			}
 		}
 	}
+	return nil
 }
 
 // deviceName is the name the source's name has in the generated code.

@@ -146,6 +146,72 @@ void k(double *q) { double half = 0.5 * q[0]; int uchar = 3, constant = 1; box b
 			gone: []string{"half", "global", "local", "uchar", "constant"},
 		},
 		{
+			// MG-CFD's structures.h: the device compilers have their
+			// own double3, which the kernels use there.
+			name: "double3 declared for host compilers only",
+			src: `#if !defined(__OPENCL_VERSION__) && !defined(__CUDACC__)
+typedef struct { double x, y, z; } double3;
+#endif
+void k(double *q) { double3 v = {q[0], q[1], q[2]}; q[0] = v.x + v.y + v.z; }`,
+			args:     qArg,
+			dialects: []*Dialect{OpenCL, CUDA},
+			want:     []string{"#if !defined(__OPENCL_VERSION__) && !defined(__CUDACC__)\ntypedef struct { double x, y, z; } double3;\n#endif", "double3 v = {q[0], q[1], q[2]};"},
+			bare:     []string{"double3"},
+		},
+		{
+			name: "double3 declared but for CUDA, on OpenCL",
+			src: `#ifndef __CUDACC__
+typedef struct { double x, y, z; } double3;
+#endif
+void k(double *q) { double3 v = {q[0], q[1], q[2]}; q[0] = v.x + v.y + v.z; }`,
+			args:     qArg,
+			dialects: []*Dialect{OpenCL},
+			want:     []string{"typedef struct { double x, y, z; } op2_u_double3;", "op2_u_double3 v = {"},
+			gone:     []string{"double3"},
+		},
+		{
+			name: "double3 declared but for CUDA, on CUDA",
+			src: `#ifndef __CUDACC__
+typedef struct { double x, y, z; } double3;
+#endif
+void k(double *q) { double3 v = {q[0], q[1], q[2]}; q[0] = v.x + v.y + v.z; }`,
+			args:     qArg,
+			dialects: []*Dialect{CUDA},
+			bare:     []string{"double3"},
+		},
+		{
+			// The device branch uses the built-in; the host branch
+			// declares it, and a macro, for hosts.
+			name: "an #else for host compilers",
+			src: `#if defined(__OPENCL_VERSION__) || defined(__CUDACC__)
+#define ONE 1.0
+#elif __STDC_VERSION__ >= 199901L
+typedef struct { double x, y, z; } double3;
+#define float4 double
+#define ONE 1.0
+#else
+#error C99 needed
+#endif
+void k(double *q) { double3 v = {q[0], q[1], q[2]}; q[0] = ONE * (v.x + v.y + v.z); }`,
+			args:     qArg,
+			dialects: []*Dialect{OpenCL, CUDA},
+			want:     []string{"typedef struct { double x, y, z; } double3;", "#define float4 double"},
+			bare:     []string{"double3", "float4"},
+		},
+		{
+			// Whether a host compiler's macro is defined on the device
+			// is not known: declared, as far as GoOP2 can tell.
+			name: "a condition GoOP2 cannot decide",
+			src: `#ifndef __GNUC__
+typedef struct { double x, y, z; } double3;
+#endif
+void k(double *q) { double3 v = {q[0], q[1], q[2]}; q[0] = v.x + v.y + v.z; }`,
+			args:     qArg,
+			dialects: []*Dialect{OpenCL, CUDA},
+			want:     []string{"typedef struct { double x, y, z; } op2_u_double3;"},
+			gone:     []string{"double3"},
+		},
+		{
 			name:     "a member named like a built-in type",
 			src:      "typedef struct { double float2; } pair;\nvoid k(double *q) { pair p = {q[0]}; pair *pp = &p; q[0] = p.float2 + pp->float2; }",
 			args:     qArg,
@@ -205,7 +271,9 @@ func TestTypedefNames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		u.renameBuiltins(&Dialect{Builtin: func(string) bool { return true }})
+		if err := u.renameBuiltins(&Dialect{Builtin: func(string) bool { return true }}); err != nil {
+			t.Fatal(err)
+		}
 		var got []string
 		for _, name := range strings.Fields("double3 double3p vec int2 float4 a b bits i f x") {
 			if u.renamed[name] {
