@@ -77,8 +77,8 @@ func init() {
 // default is 300 000 (about 3 ms): on a machine whose cores other work
 // keeps busy, or with more threads than free cores (several MPI ranks per
 // node), a thread spinning that long holds a core that the thread it
-// waits for needs, and an indirect loop of 518 elements took 2.9 ms on
-// 2 threads against 3 µs on one (docs/perf.md).
+// waits for needs, and an indirect loop of 518 elements took 0.15-6 ms
+// on 2 threads against 2 µs on one (docs/perf.md).
 const SpinCount = "1000"
 
 var waitOnce sync.Once
