@@ -22,7 +22,7 @@ type constWriter struct {
 }
 
 func newConstWriter(name string, scalar, array string) *constWriter {
-	set := must(op2.NewSet(600, "s")) // several blocks and threads
+	set := must(op2.NewSet(1200, "s")) // several blocks and threads (openmp.MinPerThread each)
 	return &constWriter{
 		set:  set,
 		flag: must(op2.NewGlobal(1, []int32{0}, "flag")),

@@ -59,7 +59,10 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 	if distributing {
 		rt.proc.AddBlockMap(meshMap{m})
 	} else {
-		warnLocality(&m.c)
+		// Looked at by the first loop through it: a loader that
+		// renumbers the mesh it declares (mesh/unstructured) has done
+		// so by then, and the advice would not apply.
+		m.c.LocalityUnchecked = true
 	}
 	return m, nil
 }
@@ -68,26 +71,38 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 // together: the median, over consecutive elements of its source set (up
 // to 4 096 pairs, evenly spaced), of the distance between their first
 // targets, and whether that is poor locality, a median above 256 and
-// above 1% of the target set: the rule of the warning NewMap logs.
-// Loops through a map with poor locality run faster once the mesh is
-// renumbered (Renumber).
+// above 1% of the target set: the rule of the warning logged by the first
+// loop through a map. Loops through a map with poor locality run faster
+// once the mesh is renumbered (Renumber).
 func (m *Map) Locality() (medianGap int, poor bool) {
 	gap := engine.MedianGap(m.c.Table, m.c.Arity, m.c.From.Total)
 	return gap, engine.PoorLocality(gap, m.c.To.Total)
 }
 
-// warnLocality logs a warning, on the default runtime's logger, when m
-// is numbered with poor locality (engine.PoorLocality): Renumber would
-// speed its loops up. A mesh that Partition will lay out is ordered
-// there, and not looked at.
-func warnLocality(m *core.Map) {
-	l := rt.e.Logger()
+// checkLocality looks, once per map, at the numbering of the maps of
+// loop l, just bound by runtime r: the first loop through a map comes
+// after any Renumber (Renumber refuses to run later), so the numbering
+// looked at is the one loops will use. A map that Partition lays out is
+// ordered there and never looked at.
+func checkLocality(r *Runtime, l *core.Loop) {
+	for i := range l.Args {
+		if m := l.Args[i].Map; m != nil && m.LocalityUnchecked {
+			m.LocalityUnchecked = false
+			warnLocality(r, m)
+		}
+	}
+}
+
+// warnLocality logs a warning, on r's logger, when m is numbered with
+// poor locality (engine.PoorLocality): Renumber would speed its loops up.
+func warnLocality(r *Runtime, m *core.Map) {
+	l := r.e.Logger()
 	if l == nil || !l.Enabled(context.Background(), slog.LevelWarn) {
 		return
 	}
 	gap := engine.MedianGap(m.Table, m.Arity, m.From.Total)
 	if engine.PoorLocality(gap, m.To.Total) {
-		l.LogAttrs(context.Background(), slog.LevelWarn, "op2: map with poor locality; op2.Renumber orders a mesh for it",
+		l.LogAttrs(context.Background(), slog.LevelWarn, "op2: map with poor locality; op2.Renumber, before the first loop, orders a mesh for it",
 			slog.String("map", m.Name), slog.String("from", m.From.Name), slog.String("to", m.To.Name),
 			slog.Int("median_gap", gap), slog.Int("target_set_size", m.To.Total))
 	}

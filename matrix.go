@@ -13,7 +13,6 @@ import (
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/engine"
 	"github.com/goop2/op2/internal/exec"
-	"github.com/goop2/op2/internal/host"
 	"github.com/goop2/op2/internal/linalg"
 	"github.com/goop2/op2/internal/sparsity"
 )
@@ -521,26 +520,7 @@ func (A *Mat[T]) mult(r *Runtime, x, y *Dat[T]) error {
 	if r.e.Cfg.Backend == "openmp" {
 		threads = linalg.Threads(r.e.Cfg.Threads, sp.pat.NRows, len(A.data))
 	}
-	m := &matMult[T]{threads: threads, A: A, x: x.data, y: y.data[:sp.pat.NRows*sp.rdim]}
-	if threads == 1 {
-		return m.RunOnMaster()
-	}
-	// On the thread that starts the openmp loops' regions, so that
-	// OpenMP keeps one pool of workers.
-	return host.OnMaster(m)
-}
-
-// matMult is one product y = A x on threads threads (host.MasterJob).
-type matMult[T float32 | float64] struct {
-	threads int
-	A       *Mat[T]
-	x, y    []T
-}
-
-// RunOnMaster makes the product.
-func (m *matMult[T]) RunOnMaster() error {
-	sp := m.A.sp
-	return linalg.MulBlockThreads(m.threads, sp.pat.RowPtr, sp.pat.ColIdx, m.A.data, sp.rdim, sp.cdim, m.x, m.y)
+	return linalg.MulBlockThreads(threads, sp.pat.RowPtr, sp.pat.ColIdx, A.data, sp.rdim, sp.cdim, x.data, y.data[:sp.pat.NRows*sp.rdim])
 }
 
 // exchangeHalo brings x's halo up to date in a distributed run, as a

@@ -428,36 +428,66 @@ func TestRenumberErrors(t *testing.T) {
 	m2.checkConsistent(t, "twice")
 }
 
-// TestPoorLocalityWarned: a map numbered at random is declared with a
-// warning naming it and its median gap, on the logger at warn level; a
-// map numbered for locality, or one declared with no logger, is not.
+// TestPoorLocalityWarned: the first loop through a map numbered at
+// random warns, naming the map and its median gap, on the logger at warn
+// level; a map numbered for locality, one whose mesh was renumbered
+// before its first loop (as mesh/unstructured's loader does), one only
+// declared, and one used with no logger are not warned about.
 func TestPoorLocalityWarned(t *testing.T) {
 	defer func() { check(t, op2.Configure(op2.Config{})) }()
 	var log bytes.Buffer
 	check(t, op2.Configure(op2.Config{Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))}))
 	const n = 20000
-	nodes := must(op2.NewSet(n, "pl_nodes"))
-	edges := must(op2.NewSet(n, "pl_edges"))
-	ordered := make([]int32, 2*n)
-	shuffled := make([]int32, 2*n)
 	perm := rand.New(rand.NewSource(1)).Perm(n)
-	for e := range n {
-		ordered[2*e], ordered[2*e+1] = int32(e), int32((e+1)%n)
-		shuffled[2*e], shuffled[2*e+1] = int32(perm[e]), int32(perm[(e+1)%n])
+	// mesh declares a ring of n edges over n nodes, in order or
+	// shuffled, and a loop through its map.
+	mesh := func(prefix string, shuffled bool) (*op2.Map, func()) {
+		nodes := must(op2.NewSet(n, prefix+"_nodes"))
+		edges := must(op2.NewSet(n, prefix+"_edges"))
+		table := make([]int32, 2*n)
+		for e := range n {
+			table[2*e], table[2*e+1] = int32(e), int32((e+1)%n)
+			if shuffled {
+				table[2*e], table[2*e+1] = int32(perm[e]), int32(perm[(e+1)%n])
+			}
+		}
+		m := must(op2.NewMap(edges, nodes, 2, table, prefix))
+		x := must(op2.NewDat[float64](nodes, 1, nil, prefix+"_x"))
+		y := must(op2.NewDat[float64](edges, 1, nil, prefix+"_y"))
+		k := op2.NewKernel("void pl_sum(const double *a, const double *b, double *y) { *y = *a + *b; }", "pl_sum")
+		return m, func() {
+			check(t, op2.ParLoop(k, edges, x.ArgMap(op2.Read, m, 0), x.ArgMap(op2.Read, m, 1), y.Arg(op2.Write)))
+		}
 	}
-	must(op2.NewMap(edges, nodes, 2, ordered, "pl_ordered"))
+	_, loop := mesh("pl_ordered", false)
+	loop()
 	if log.Len() != 0 {
 		t.Errorf("a map numbered for locality was warned about:\n%s", log.String())
 	}
-	must(op2.NewMap(edges, nodes, 2, shuffled, "pl_shuffled"))
+	_, loop = mesh("pl_shuffled", true)
+	if log.Len() != 0 {
+		t.Errorf("a map was warned about before a loop used it:\n%s", log.String())
+	}
+	loop()
 	for _, want := range []string{"level=WARN", "poor locality", "op2.Renumber", "map=pl_shuffled", "median_gap=", "target_set_size=20000"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("the warning does not mention %q:\n%s", want, log.String())
 		}
 	}
 	log.Reset()
+	loop()
+	if log.Len() != 0 {
+		t.Errorf("a map was warned about twice:\n%s", log.String())
+	}
+	m, loop := mesh("pl_renumbered", true)
+	must(op2.Renumber(op2.RCMOrdering(m)))
+	loop()
+	if log.Len() != 0 {
+		t.Errorf("a map renumbered before its first loop was warned about:\n%s", log.String())
+	}
 	check(t, op2.Configure(op2.Config{}))
-	must(op2.NewMap(edges, nodes, 2, shuffled, "pl_quiet"))
+	_, loop = mesh("pl_quiet", true)
+	loop()
 	if log.Len() != 0 {
 		t.Errorf("a runtime with no logger wrote:\n%s", log.String())
 	}

@@ -3,8 +3,10 @@ package vtk
 import (
 	"bufio"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,8 +26,9 @@ import (
 //		err = s.Add(t, vtk.OutputPath(p)) // rewrites run.pvd
 //	}
 //
-// Under MPI every rank calls Add (nothing is exchanged) and rank 0 writes
-// the .pvd file.
+// A run restarted from a checkpoint continues its series with OpenSeries
+// in place of NewSeries. Under MPI every rank calls Add (nothing is
+// exchanged) and rank 0 writes the .pvd file.
 type Series struct {
 	path  string
 	steps []Step
@@ -41,6 +44,38 @@ type Step struct {
 // NewSeries returns an empty series to be written to path (by convention
 // ending in .pvd). Nothing is written until the first Add.
 func NewSeries(path string) *Series { return &Series{path: path} }
+
+// OpenSeries returns the series that the .pvd file at path lists, to be
+// continued: a program restarted from a checkpoint opens its series and
+// Adds the steps that follow, and path is rewritten with the old steps
+// and the new. The old steps keep their files as recorded (relative to
+// the .pvd file's folder, or absolute); new ones are given to Add as the
+// program names them, as always. A missing file gives an empty series,
+// as NewSeries does. Steps the restarted run computes again (after the
+// checkpoint's time) can be dropped first with Truncate.
+func OpenSeries(path string) (*Series, error) {
+	steps, err := ReadSeriesFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return NewSeries(path), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Series{path: path, steps: steps}, nil
+}
+
+// Truncate drops the steps whose time is after t, as a run restarted
+// from a checkpoint at time t writes them again; the .pvd file is
+// rewritten at the next Add.
+func (s *Series) Truncate(t float64) {
+	kept := s.steps[:0]
+	for _, st := range s.steps {
+		if st.Time <= t {
+			kept = append(kept, st)
+		}
+	}
+	s.steps = kept
+}
 
 // Steps returns the steps added so far.
 func (s *Series) Steps() []Step { return append([]Step(nil), s.steps...) }
@@ -107,6 +142,10 @@ func (s *Series) Write(w io.Writer) error {
 
 // ReadSeriesFile reads the steps of a .pvd file: each DataSet's timestep
 // and file, as written (relative to the .pvd file's folder or absolute).
+// The program names such a file filepath.Join(filepath.Dir(path), File)
+// when it is relative; to continue the series, use OpenSeries rather than
+// passing these Files to Series.Add, which takes paths as the program
+// names them.
 func ReadSeriesFile(path string) ([]Step, error) {
 	f, err := regfile.Open(path)
 	if err != nil {

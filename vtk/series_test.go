@@ -1,6 +1,7 @@
 package vtk_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -46,5 +47,71 @@ func TestSeries(t *testing.T) {
 	}
 	if _, err := vtk.ReadSeriesFile(filepath.Join(dir, "none.pvd")); err == nil {
 		t.Error("reading a missing .pvd: no error")
+	}
+}
+
+// TestSeriesContinued: a series written into a subfolder, with its files
+// named relative to the working folder, is opened again after a
+// "restart" (OpenSeries), truncated to the checkpoint's time and
+// continued: the .pvd lists every step once, in order, and every file it
+// names resolves, from the .pvd's folder, to a file the program wrote.
+func TestSeriesContinued(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.Mkdir("out", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const pvd = "out/run.pvd"
+	write := func(s *vtk.Series, step int) {
+		t.Helper()
+		p := fmt.Sprintf("out/run_%04d.vtu", step)
+		if err := os.WriteFile(p, []byte("<VTKFile/>\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Add(float64(step)/10, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := vtk.NewSeries(pvd)
+	for step := range 3 {
+		write(s, step)
+	}
+	// The run stopped after step 2; it restarts from a checkpoint of
+	// step 1 and writes step 2 again, then step 3.
+	s, err := vtk.OpenSeries(pvd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Steps()) != 3 {
+		t.Fatalf("opened %v, want 3 steps", s.Steps())
+	}
+	s.Truncate(0.1)
+	for step := 2; step < 4; step++ {
+		write(s, step)
+	}
+	steps, err := vtk.ReadSeriesFile(pvd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []vtk.Step
+	for step := range 4 {
+		want = append(want, vtk.Step{Time: float64(step) / 10, File: fmt.Sprintf("run_%04d.vtu", step)})
+	}
+	if !reflect.DeepEqual(steps, want) {
+		t.Errorf("read back %v, want %v", steps, want)
+	}
+	for _, st := range steps {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(pvd), st.File)); err != nil {
+			t.Errorf("step %g: file %q does not resolve from the .pvd's folder: %v", st.Time, st.File, err)
+		}
+	}
+	// A series that does not exist yet opens empty.
+	if s, err := vtk.OpenSeries("out/none.pvd"); err != nil || len(s.Steps()) != 0 {
+		t.Errorf("OpenSeries of a missing file: %v, %v", s.Steps(), err)
+	}
+	if err := os.WriteFile("out/bad.pvd", []byte("not xml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vtk.OpenSeries("out/bad.pvd"); err == nil {
+		t.Error("OpenSeries of a broken file: no error")
 	}
 }

@@ -59,14 +59,7 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.mesh, "mesh", "", "a Gmsh FILE.msh, or the FILE.h5 `op2mesh convert` makes of one (default: the unit cube cut into n³ cubes of six tetrahedra)")
-	flag.IntVar(&o.n, "n", 16, "without -mesh: cubes along each side of the unit cube")
-	flag.IntVar(&o.steps, "steps", 200, "time steps")
-	flag.IntVar(&o.every, "every", 50, "print every this many steps")
-	flag.Float64Var(&o.cfl, "cfl", 0.5, "CFL number (at most 1)")
-	flag.StringVar(&o.backend, "backend", "", "backend: "+fmt.Sprint(op2.Backends())+" (default $OP2_BACKEND, else sequential)")
-	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs, shared among the MPI ranks on this machine)")
-	flag.StringVar(&o.vtk, "vtk", "", "write q on the cells at the end as a VTK .vtu file (under MPI a .pvtu file and one piece per rank)")
+	defineFlags(flag.CommandLine, &o)
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "advect: unexpected arguments %q\n", flag.Args())
@@ -87,6 +80,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, "advect:", err)
 		os.Exit(1)
 	}
+}
+
+// defineFlags defines the command's flags on fs, to be parsed into o.
+func defineFlags(fs *flag.FlagSet, o *options) {
+	fs.StringVar(&o.mesh, "mesh", "", "read the mesh from `FILE`: a Gmsh .msh file, or the .h5 file that \"op2mesh convert FILE.msh FILE.h5\" makes of one (default: the unit cube cut into n³ cubes of six tetrahedra)")
+	fs.IntVar(&o.n, "n", 16, "without -mesh: cubes along each side of the unit cube")
+	fs.IntVar(&o.steps, "steps", 200, "time steps")
+	fs.IntVar(&o.every, "every", 50, "print every this many steps")
+	fs.Float64Var(&o.cfl, "cfl", 0.5, "CFL number (at most 1)")
+	fs.StringVar(&o.backend, "backend", "", "backend: "+fmt.Sprint(op2.Backends())+" (default $OP2_BACKEND, else sequential)")
+	fs.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs, shared among the MPI ranks on this machine)")
+	fs.StringVar(&o.vtk, "vtk", "", "write q on the cells at the end as a VTK .vtu file (under MPI a .pvtu file and one piece per rank)")
 }
 
 // kernels are the scheme's loops; D is the mesh's dimension.

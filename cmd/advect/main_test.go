@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -219,5 +220,23 @@ func TestOptions(t *testing.T) {
 		if _, err := run(c.o, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v; want an error saying %q", c.o, err, c.want)
 		}
+	}
+}
+
+// TestFlagPlaceholders: -help names each flag's argument with one word
+// (Go's flag package takes the first backquoted text of a usage string as
+// the placeholder: -mesh once showed "op2mesh convert"); -mesh's is FILE.
+func TestFlagPlaceholders(t *testing.T) {
+	fs := flag.NewFlagSet("advect", flag.ContinueOnError)
+	var o options
+	defineFlags(fs, &o)
+	fs.VisitAll(func(f *flag.Flag) {
+		name, _ := flag.UnquoteUsage(f)
+		if strings.ContainsAny(name, " \t") {
+			t.Errorf("-%s's placeholder is %q", f.Name, name)
+		}
+	})
+	if name, _ := flag.UnquoteUsage(fs.Lookup("mesh")); name != "FILE" {
+		t.Errorf("-mesh's placeholder is %q, want FILE", name)
 	}
 }

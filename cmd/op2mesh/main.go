@@ -43,17 +43,33 @@ func main() {
 	ni := flag.Int("I", 400, "generated mesh: cells around the aerofoil section (the grid has 3I columns)")
 	nj := flag.Int("J", 600, "generated mesh: cells from the surface to the far field")
 	out := flag.String("o", "", "output file: *.h5 or *.hdf5 for OP2's HDF5 layout, else ASCII (.gz compresses)")
+	flag.Usage = func() { usage(flag.CommandLine) }
 	flag.Parse()
 	if flag.NArg() == 3 && flag.Arg(0) == "convert" {
 		*in, *out = flag.Arg(1), flag.Arg(2)
 	} else if *out == "" || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: op2mesh [-in FILE | -I 400 -J 600] -o FILE\n       op2mesh convert IN OUT")
+		flag.Usage()
 		os.Exit(2)
 	}
 	if err := convert(*in, *ni, *nj, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "op2mesh:", err)
 		os.Exit(1)
 	}
+}
+
+// usage writes the command's two forms and fs's flags to fs's output.
+func usage(fs *flag.FlagSet) {
+	fmt.Fprint(fs.Output(), `usage: op2mesh [-in FILE | -I 400 -J 600] -o FILE
+       op2mesh convert FILE.msh FILE.h5
+
+The first form converts an Airfoil mesh between OP2's ASCII format and
+OP2's HDF5 layout (by the output's name: *.h5 or *.hdf5, else ASCII), or
+writes the generated NACA0012 mesh. The second converts a Gmsh mesh to
+the HDF5 file that unstructured.Load reads in blocks, one per MPI rank
+(an OP2 mesh converts with it too: op2mesh convert IN OUT).
+
+`)
+	fs.PrintDefaults()
 }
 
 // isHDF5Name reports whether a file name asks for HDF5.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,5 +89,20 @@ func TestConvertGmsh(t *testing.T) {
 	}
 	if err := convert("../../mesh/gmsh/testdata/box-41-binary.msh", 0, 0, "box.dat"); err == nil || !strings.Contains(err.Error(), "converts to HDF5 only") {
 		t.Errorf("Gmsh to ASCII: %v", err)
+	}
+}
+
+// TestUsage: -help shows both forms, the Gmsh conversion included, and
+// the flags.
+func TestUsage(t *testing.T) {
+	var b bytes.Buffer
+	fs := flag.NewFlagSet("op2mesh", flag.ContinueOnError)
+	fs.SetOutput(&b)
+	fs.String("o", "", "output file")
+	usage(fs)
+	for _, want := range []string{"op2mesh [-in FILE | -I 400 -J 600] -o FILE", "op2mesh convert FILE.msh FILE.h5", "unstructured.Load", "-o string"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("usage does not show %q:\n%s", want, b.String())
+		}
 	}
 }

@@ -148,6 +148,10 @@ type Map struct {
 	Arity    int
 	Table    []int32 // len = From.Total*Arity; pinned for the map's lifetime
 	ID       uint64
+	// LocalityUnchecked says that the map's numbering is still to be
+	// looked at for locality, by the first loop bound through it (after
+	// any renumbering); only under the loop lock.
+	LocalityUnchecked bool
 }
 
 // Ptr is the address of the first entry (nil for an empty map).

@@ -157,6 +157,7 @@ func (x *Executor) program(b *Opened, l *core.Loop, variant string) (Program, er
 		if note := core.ReadOnlyNote(l, err); note != "" {
 			err = fmt.Errorf("%w\n%s", err, note)
 		}
+		err = core.UndeclaredError(l, err)
 	}
 	d := time.Since(start)
 	x.built += d

@@ -1,15 +1,19 @@
 // Package linalg holds the sparse matrix kernels the run time calls
 // itself, in C (compiled with the package, not generated per loop):
 // the product of a block compressed-row matrix with a vector, on one
-// thread or split by rows between OpenMP threads.
+// thread or split by rows between threads.
+//
+// The threads are goroutines, not OpenMP's: a package linked with
+// -fopenmp would load libgomp with every GoOP2 program, and libgomp reads
+// its environment (OMP_WAIT_POLICY, GOMP_SPINCOUNT) once, when it is
+// loaded; the openmp backend sets their defaults before it loads libgomp
+// with its first loop (internal/backend/openmp).
 package linalg
 
 /*
-#cgo CFLAGS: -O3 -fopenmp
-#cgo LDFLAGS: -fopenmp
+#cgo CFLAGS: -O3
 #include <stddef.h>
 #include <stdint.h>
-#include <omp.h>
 
 // OP2_AHEAD is how far ahead, in bytes, the product prefetches the
 // values and column indices it streams through: the next 4 KiB page
@@ -78,28 +82,13 @@ static void op2_spmv_rows(int f32, int64_t r0, int64_t r1, uintptr_t rowptr, uin
 			(const double *)x, (double *)y);
 }
 
-// op2_spmv runs the product on threads threads (one: no parallel
-// region), each on a contiguous piece of the rows.
-static void op2_spmv(int f32, int threads, int64_t nrows, uintptr_t rowptr, uintptr_t colidx, uintptr_t vals,
-		int rdim, int cdim, uintptr_t x, uintptr_t y) {
-	if (threads <= 1) {
-		op2_spmv_rows(f32, 0, nrows, rowptr, colidx, vals, rdim, cdim, x, y);
-		return;
-	}
-	#pragma omp parallel num_threads(threads)
-	{
-		const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-		const int32_t *rp = (const int32_t *)rowptr;
-		op2_spmv_rows(f32, op2_split(rp, nrows, t, nt), op2_split(rp, nrows, t + 1, nt), rowptr, colidx, vals,
-			rdim, cdim, x, y);
-	}
-}
 */
 import "C"
 
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"unsafe"
 )
 
@@ -128,13 +117,11 @@ func MulBlock[T float32 | float64](rowptr, colidx []int32, vals []T, rdim, cdim 
 	return MulBlockThreads(1, rowptr, colidx, vals, rdim, cdim, x, y)
 }
 
-// MulBlockThreads is MulBlock on up to threads OpenMP threads, each
-// computing a contiguous piece of the rows with about as many blocks as
-// the others (fewer threads when the matrix is small: Threads). With
-// more than one thread the caller should be the thread that starts the
-// process's other parallel regions (package host's OnMaster). Every row's sum
-// is made as MulBlock makes it, so the result does not depend on the
-// thread count.
+// MulBlockThreads is MulBlock on up to threads threads (the caller's
+// and threads-1 goroutines), each computing a contiguous piece of the
+// rows with about as many blocks as the others (fewer threads when the
+// matrix is small: Threads). Every row's sum is made as MulBlock makes
+// it, so the result does not depend on the thread count.
 func MulBlockThreads[T float32 | float64](threads int, rowptr, colidx []int32, vals []T, rdim, cdim int, x, y []T) error {
 	nrows := len(rowptr) - 1
 	switch {
@@ -166,7 +153,21 @@ func MulBlockThreads[T float32 | float64](threads int, rowptr, colidx []int32, v
 	if len(colidx) > 0 {
 		cp, vp = unsafe.Pointer(&colidx[0]), unsafe.Pointer(&vals[0])
 	}
-	C.op2_spmv(f32, C.int(threads), C.int64_t(nrows), p(unsafe.Pointer(&rowptr[0])), p(cp), p(vp), C.int(rdim), C.int(cdim), p(xp), p(unsafe.Pointer(&y[0])))
+	rows := func(t int) {
+		r0 := C.op2_split((*C.int32_t)(unsafe.Pointer(&rowptr[0])), C.int64_t(nrows), C.int(t), C.int(threads))
+		r1 := C.op2_split((*C.int32_t)(unsafe.Pointer(&rowptr[0])), C.int64_t(nrows), C.int(t+1), C.int(threads))
+		C.op2_spmv_rows(f32, r0, r1, p(unsafe.Pointer(&rowptr[0])), p(cp), p(vp), C.int(rdim), C.int(cdim), p(xp), p(unsafe.Pointer(&y[0])))
+	}
+	var wg sync.WaitGroup
+	for t := 1; t < threads; t++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rows(t)
+		}()
+	}
+	rows(0)
+	wg.Wait()
 	runtime.KeepAlive(rowptr)
 	runtime.KeepAlive(colidx)
 	runtime.KeepAlive(vals)

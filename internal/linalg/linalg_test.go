@@ -3,6 +3,7 @@ package linalg
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 )
@@ -140,5 +141,19 @@ func BenchmarkMulBlock(b *testing.B) {
 			}
 			b.ReportMetric(bytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 		})
+	}
+}
+
+// TestNoOpenMPRuntimeLinked: the package does not link the OpenMP run
+// time, so that a GoOP2 program loads libgomp only with its first openmp
+// loop, after the openmp backend has set libgomp's waiting defaults
+// (libgomp reads its environment once, when it is loaded).
+func TestNoOpenMPRuntimeLinked(t *testing.T) {
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skipf("no /proc/self/maps: %v", err)
+	}
+	if strings.Contains(string(maps), "libgomp") {
+		t.Errorf("libgomp is loaded at start-up:\n%s", maps)
 	}
 }

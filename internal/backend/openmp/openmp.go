@@ -23,8 +23,10 @@ package openmp
 
 import (
 	"log/slog"
+	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/codegen/hostc"
@@ -42,6 +44,7 @@ func init() {
 		return host.BuildLanes(host.DefaultSIMD, l, func(lanes int) (string, error) { return hostc.OpenMPLanes(l, lanes) })
 	})
 	exec.Register(Name, func(cfg *exec.Config) (exec.Backend, error) {
+		setWaitDefaults()
 		threads := cfg.Threads
 		if threads < 1 {
 			threads = min(runtime.NumCPU(), exec.MaxThreads)
@@ -63,6 +66,36 @@ func init() {
 		}
 		simd.Tune = cfg.Tune
 		return &backend{cc: cc, threads: threads, owner: owner, simd: simd}, nil
+	})
+}
+
+// SpinCount is the GOMP_SPINCOUNT the backend sets when neither it nor
+// OMP_WAIT_POLICY is in the environment: how many times (some 100 to the
+// microsecond) a thread of libgomp's team spins at a barrier or between
+// parallel regions before it sleeps, here some 10 µs, enough to catch
+// the next loop of a program running loops back to back. libgomp's own
+// default is 300 000 (about 3 ms): on a machine whose cores other work
+// keeps busy, or with more threads than free cores (several MPI ranks per
+// node), a thread spinning that long holds a core that the thread it
+// waits for needs, and an indirect loop of 518 elements took 0.15-6 ms
+// on 2 threads against 2 µs on one (docs/perf.md).
+const SpinCount = "1000"
+
+var waitOnce sync.Once
+
+// setWaitDefaults sets GOMP_SPINCOUNT to SpinCount unless the environment
+// sets it or OMP_WAIT_POLICY (the user's choice stands), before the
+// backend's first loop loads libgomp, which reads them once, when it is
+// loaded. GoOP2 loads libgomp only with the openmp backend's generated
+// code (package internal/linalg uses goroutines); a program that links
+// libgomp itself has it read the environment at start-up, unchanged.
+func setWaitDefaults() {
+	waitOnce.Do(func() {
+		_, policy := os.LookupEnv("OMP_WAIT_POLICY")
+		_, spin := os.LookupEnv("GOMP_SPINCOUNT")
+		if !policy && !spin {
+			os.Setenv("GOMP_SPINCOUNT", SpinCount)
+		}
 	})
 }
 
@@ -183,8 +216,12 @@ func (b *backend) build(l *core.Loop, owner bool, lanes int) (exec.Program, erro
 	return &program{Program: p, b: b, coloured: l.Sig.Colour, needs: needs}, nil
 }
 
-// serialBelow is the set size under which a loop runs on one thread.
-const serialBelow = 512
+// MinPerThread is the fewest elements a loop gives each thread: a loop
+// of n elements runs on at most n/MinPerThread threads (one below
+// 2×MinPerThread). Waking a thread costs microseconds on an idle machine
+// and a scheduler's time slice on a busy one, more than a few hundred
+// elements' work.
+const MinPerThread = 512
 
 // program runs the wrapper once per launched range: elements for a loop
 // split evenly between threads, block colours of the plan for a coloured
@@ -212,10 +249,7 @@ func (p *program) Bind(l *core.Loop, pl *exec.Plan) error {
 		return err
 	}
 	p.l = l
-	p.threads = p.b.threads
-	if l.IterEnd() < serialBelow {
-		p.threads = 1 // waking a thread team costs more than the work
-	}
+	p.threads = max(1, min(p.b.threads, l.IterEnd()/MinPerThread))
 	p.SetInt(hostc.IvThreads, p.threads)
 	if p.coloured {
 		p.SetPtr(hostc.PvBlkMap, slicePtr(pl.BlkMap))

@@ -1,0 +1,55 @@
+package core
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestUndeclared: the identifiers that gcc, g++, clang (PoCL) and NVRTC
+// report as undeclared are found when the kernel's source names them,
+// and the error built from them names the loop, the kernel, each
+// identifier and NewConst, and keeps the compiler's error.
+func TestUndeclared(t *testing.T) {
+	src := "void scale(double *h) { *h = 2 * *h; }\nvoid fall(double *u) { *u = *u - grav - drag[0]; }\n"
+	info, err := ParseKernel(src, "scale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &Loop{Kernel: &Kernel{Name: "scale", Source: src, Info: info}, Set: &Set{Name: "cells"}}
+	for _, c := range []struct {
+		log  string
+		want []string
+	}{
+		{"k.c: In function ‘fall’:\nk.c:2:34: error: ‘grav’ undeclared (first use in this function)\nk.c:2:41: error: ‘drag’ undeclared (first use in this function)", []string{"drag", "grav"}},
+		{"k.c:2:34: error: 'grav' undeclared (first use in this function)", []string{"grav"}},
+		{"k.cpp:2:34: error: ‘grav’ was not declared in this scope", []string{"grav"}},
+		{"error: k.cl:14:43: use of undeclared identifier 'grav'\nerror: k.cl:14:43: use of undeclared identifier 'grav'", []string{"grav"}},
+		{`k.cu(2): error: identifier "drag" is undefined`, []string{"drag"}},
+		// Names of the generated code are not the kernel's.
+		{"k.c:9:1: error: ‘op2_tmp’ undeclared (first use in this function)", nil},
+		{"k.c:2:1: error: expected ‘;’ before ‘}’ token", nil},
+	} {
+		base := errors.New(c.log)
+		if got := Undeclared(l, base); !slices.Equal(got, c.want) {
+			t.Errorf("Undeclared(%q) = %q, want %q", c.log, got, c.want)
+		}
+		got := UndeclaredError(l, base)
+		if !errors.Is(got, base) {
+			t.Errorf("UndeclaredError(%q) does not wrap the compiler's error", c.log)
+		}
+		if c.want == nil {
+			if got != base {
+				t.Errorf("UndeclaredError(%q) = %v, want the error unchanged", c.log, got)
+			}
+			continue
+		}
+		msg := got.Error()
+		for _, part := range append([]string{`loop "scale" over set "cells"`, `kernel "scale"`, "NewConst", "before the first loop that compiles"}, c.want...) {
+			if !strings.Contains(msg, part) {
+				t.Errorf("UndeclaredError(%q) = %q, does not mention %q", c.log, msg, part)
+			}
+		}
+	}
+}
