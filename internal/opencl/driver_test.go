@@ -2,21 +2,22 @@ package opencl
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
+
+	"github.com/goop2/op2/internal/testreq"
 )
 
 func device(t *testing.T) *Context {
 	t.Helper()
 	devs, err := Devices(TypeAll)
-	if err != nil {
-		t.Skipf("opencl: skipped, no OpenCL runtime: %v", err)
-	}
+	testreq.Check(t, "opencl", err, ErrUnavailable)
 	if len(devs) == 0 {
-		t.Skip("opencl: skipped, no OpenCL device")
+		testreq.Skip(t, "opencl", errors.New("opencl: no OpenCL device"))
 	}
 	ctx, err := NewContext(devs[0])
 	if err != nil {
@@ -137,4 +138,24 @@ func TestDeviceConstantMemory(t *testing.T) {
 		t.Errorf("device %q: %d bytes of constant memory, %d __constant arguments; want at least 1 KiB and 4", d.Name, d.ConstMem, d.ConstArgs)
 	}
 	t.Logf("device %q: %d bytes of constant memory, %d __constant arguments", d.Name, d.ConstMem, d.ConstArgs)
+}
+
+// TestMissingLibraryIsUnavailable: a library that is not OpenCL's, or one
+// that finds no platform, gives an error matching ErrUnavailable, which
+// the tests skip on (and nothing else).
+func TestMissingLibraryIsUnavailable(t *testing.T) {
+	for _, err := range []error{
+		unavailable{errors.New("opencl: cannot load the OpenCL library")},
+		fmt.Errorf("wrapped: %w", unavailable{errors.New("opencl: no OpenCL platform found")}),
+	} {
+		if !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%v does not match ErrUnavailable", err)
+		}
+		if strings.Contains(err.Error(), ErrUnavailable.Error()) {
+			t.Errorf("%v: the marker changed the text", err)
+		}
+	}
+	if errors.Is(&Error{Call: "clBuildProgram", Code: -11}, ErrUnavailable) {
+		t.Error("a failed call matches ErrUnavailable")
+	}
 }
