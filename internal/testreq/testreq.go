@@ -98,7 +98,7 @@ func Skip(tb testing.TB, what string, err error) {
 	if Required(tb, what) {
 		tb.Fatalf("%s names %s, but it is not available here: %v", Env, what, err)
 	}
-	tb.Skipf("%s is not available here (%v); to run this test install %s (with %s=%s it fails instead)", what, err, Libraries[what], Env, what)
+	tb.Skipf("%s is not available here (%v); this test needs %s (with %s=%s it fails instead)", what, err, Libraries[what], Env, what)
 }
 
 // Check returns when err is nil. When err is, or wraps, unavailable (the
