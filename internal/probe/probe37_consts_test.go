@@ -1,11 +1,11 @@
 package probe_test
 
 import (
-	"os"
 	"testing"
 
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/internal/nvrtc"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // Issue 37, item 7: constants larger than the device's constant memory
@@ -88,12 +88,7 @@ void p37_lc1(double *y, const int *e) { *y = p37_sc * p37_f(*e * 7919) + p37_ita
 // which the generator also puts in constant memory.
 func TestProbe37ConstsAtCUDALimit(t *testing.T) {
 	nv, err := nvrtc.Load()
-	if err != nil {
-		if os.Getenv("OP2_REQUIRE_NVRTC") != "" {
-			t.Fatalf("OP2_REQUIRE_NVRTC is set but: %v", err)
-		}
-		t.Skipf("NVRTC: %v", err)
-	}
+	testreq.Check(t, "nvrtc", err, nvrtc.ErrUnavailable)
 	const n = 64 << 10 / 8
 	c := must(op2.NewConst(n, make([]float64, n), "p37_cudatab"))
 	defer c.Remove()

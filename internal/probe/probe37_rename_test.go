@@ -2,13 +2,13 @@ package probe_test
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/internal/nvrtc"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // Issue 37, item 3: kernel sources declaring names built into OpenCL C or
@@ -78,8 +78,8 @@ func probe37RunRename(t *testing.T, k probe37Kernel) []string {
 		} else if _, log, err := nv.Compile(src, k.name+".cu", 80); err != nil {
 			fails = append(fails, "NVRTC: "+firstLines(err.Error()+"\n"+log, 8))
 		}
-	} else if os.Getenv("OP2_REQUIRE_NVRTC") != "" {
-		t.Fatalf("OP2_REQUIRE_NVRTC is set but: %v", err)
+	} else if testreq.Required(t, "nvrtc") {
+		t.Fatalf("%s names nvrtc, but: %v", testreq.Env, err)
 	}
 	return fails
 }

@@ -1,12 +1,12 @@
 package probe_test
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"testing"
 
 	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // Issue 37, items 4-6: PETSc direct solves, InitialGuessNonzero, norms,
@@ -19,10 +19,7 @@ import (
 func probe37NeedPETSc(t *testing.T) {
 	t.Helper()
 	s, err := op2.NewSolver(op2.SolverOptions{Package: "petsc"})
-	if errors.Is(err, op2.ErrPETScUnavailable) {
-		t.Skipf("PETSc: %v", err)
-	}
-	check(t, err)
+	testreq.Check(t, "petsc", err, op2.ErrPETScUnavailable)
 	check(t, s.Close())
 }
 
@@ -281,9 +278,7 @@ func TestProbe37SolverCloseThenSolve(t *testing.T) {
 // opencl runtime in the soa layout (NormNatural, InitialGuessNonzero)
 // give the sequential runtime's solution.
 func TestProbe37SolverDeviceRuntime(t *testing.T) {
-	if !haveOpenCL() {
-		t.Skip("no opencl")
-	}
+	needOpenCL(t)
 	r := must(op2.NewRuntime(op2.Config{Backend: "opencl", DeviceLayout: "soa", CacheDir: cacheDir}))
 	s := probe37System(t, 50, 0)
 	x0 := make([]float64, 50)
