@@ -35,7 +35,7 @@ const NVRTCEnv = "OP2_REQUIRE_NVRTC"
 // Libraries are the names OP2_REQUIRE takes, each with what to install
 // (on Debian) when it is missing.
 var Libraries = map[string]string{
-	"cc":       "a C compiler: apt-get install gcc",
+	"cc":       "a C and a C++ compiler: apt-get install gcc g++",
 	"opencl":   "an OpenCL loader and driver: apt-get install ocl-icd-libopencl1 pocl-opencl-icd (PoCL runs on the CPU)",
 	"cuda":     "an NVIDIA GPU with its driver (libcuda.so.1)",
 	"nvrtc":    "NVRTC: apt-get install libnvrtc11.2 libnvrtc-builtins11.8 (non-free; scripts/test-all fetches it into a private folder), or set OP2_NVRTC_LIBRARY",
