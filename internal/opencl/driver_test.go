@@ -93,10 +93,14 @@ func TestBuildLog(t *testing.T) {
 
 // TestCaptureStderr: what is written to file descriptor 2 while a build
 // runs is captured, and standard error works as before afterwards.
+// fd2 is a Go file on standard error's descriptor: os.Stderr is not one
+// under go test -json, which points it at standard output.
+var fd2 = os.NewFile(uintptr(syscall.Stderr), "/dev/stderr")
+
 func TestCaptureStderr(t *testing.T) {
 	out := captureStderr(func() {
 		syscall.Write(2, []byte("from the driver\n"))
-		os.Stderr.WriteString("from Go\n")
+		fd2.WriteString("from Go\n")
 	})
 	if out != "from the driver\nfrom Go\n" {
 		t.Errorf("captured %q", out)
