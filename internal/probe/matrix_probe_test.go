@@ -2,8 +2,8 @@ package probe_test
 
 // Independent probes of the sparse-matrix feature (issue 23), written from
 // the outside against the public API and kept as regression tests; the
-// findings are in MATRIX_FINDINGS.md. Probes of fixes still pending are
-// skipped with the reason ("solver fix pending (issue 23)").
+// findings, all fixed, are in
+// docs/history/probe-matrix-findings-2026-11-24.md.
 
 import (
 	"fmt"
