@@ -4,9 +4,9 @@
 // HDF5, the atomics scheme, sparse matrices and solvers), kept as
 // regression tests, one file per subject. The bugs it found, all fixed,
 // are described in docs/history/probe*-findings-*.md: probe 12's, the
-// matrix feature's (matrix_probe_test.go, solver_test.go), loop fusion's
-// (fuse_test.go), sparse tiling's (tile_probe_test.go,
-// tile_probe_mpi_test.go) and issue 37's fixes' (consts_test.go,
+// matrix feature's (matrix_test.go, solver_test.go), loop fusion's
+// (fuse_test.go), sparse tiling's (tile_test.go,
+// tile_mpi_test.go) and issue 37's fixes' (consts_test.go,
 // empty_test.go, builtin_names_test.go, settings_test.go, solver_test.go,
 // solver_mpi_test.go).
 package probe_test
