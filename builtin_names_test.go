@@ -1,7 +1,6 @@
 package op2_test
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/internal/nvrtc"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // The kernels of these tests are written as MG-CFD writes its own: they
@@ -172,12 +172,7 @@ func TestKernelsDeclaringBuiltinNames(t *testing.T) {
 // with NVRTC (no GPU needed), without a warning.
 func TestKernelsDeclaringBuiltinNamesNVRTC(t *testing.T) {
 	nv, err := nvrtc.Load()
-	if err != nil {
-		if os.Getenv("OP2_REQUIRE_NVRTC") != "" {
-			t.Fatalf("OP2_REQUIRE_NVRTC is set but: %v", err)
-		}
-		t.Skipf("NVRTC is not installed: %v", err)
-	}
+	testreq.Check(t, "nvrtc", err, nvrtc.ErrUnavailable)
 	tab, x0, w0 := builtinMesh()
 	nodes := must(op2.NewSet(builtinNodes, "nodes"))
 	edges := must(op2.NewSet(builtinEdges, "edges"))

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -115,9 +114,7 @@ func TestLoopCrashReport(t *testing.T) {
 				mode += "/after-go-panic"
 			}
 			t.Run(mode, func(t *testing.T) {
-				if b == "opencl" && !slices.Contains(allBackends, "opencl") {
-					t.Skipf("no OpenCL device: %v", op2.Use("opencl"))
-				}
+				needBackend(t, b)
 				stdout, stderr, err := runCrashChild(t, "TestLoopCrashReport", mode, "OMP_NUM_THREADS=2")
 				if b == "opencl" && c.kind == "div" && strings.Contains(stdout, "the faulting loop returned") {
 					// PoCL recovered: there must be no report either.
@@ -223,9 +220,7 @@ func TestGoPanicDuringLoop(t *testing.T) {
 	}
 	for _, b := range []string{"sequential", "openmp", "opencl"} {
 		t.Run(b, func(t *testing.T) {
-			if b == "opencl" && !slices.Contains(allBackends, "opencl") {
-				t.Skipf("no OpenCL device: %v", op2.Use("opencl"))
-			}
+			needBackend(t, b)
 			stdout, stderr, err := runCrashChild(t, "TestGoPanicDuringLoop", b, "OMP_NUM_THREADS=2")
 			if err != nil {
 				t.Fatalf("child: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)

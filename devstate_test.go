@@ -1,21 +1,16 @@
 package op2_test
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/goop2/op2"
 )
 
 // requireDevice selects the opencl backend for the test, or skips it with
-// the reason when no OpenCL runtime or device is present.
+// the reason when no OpenCL runtime or device is present (needBackend).
 func requireDevice(t *testing.T) {
 	t.Helper()
-	if !slices.Contains(allBackends, "opencl") {
-		err := op2.Use("opencl")
-		op2.Use("sequential")
-		t.Skipf("opencl backend unavailable: %v", err)
-	}
+	needBackend(t, "opencl")
 	check(t, op2.Use("opencl"))
 	t.Cleanup(func() { op2.Use("sequential") })
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,14 +12,43 @@ import (
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/internal/ptscotch"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // hostBackends are the backends that need nothing but a C compiler.
 var hostBackends = []string{"sequential", "openmp"}
 
+// deviceBackends are the backends that need a driver and a device.
+var deviceBackends = []string{"opencl", "cuda"}
+
 // allBackends are the backends every conformance test runs on: the host
 // backends and, where their drivers and devices exist, opencl and cuda.
+// A device backend left out is in missingBackends, with the error of
+// opening it: onEachBackend, needBackend and TestDeviceBackends record it
+// as a skip (or a failure where OP2_REQUIRE names it).
 var allBackends = hostBackends
+
+// missingBackends holds the error of each device backend TestMain could
+// not open.
+var missingBackends = map[string]error{}
+
+// needBackend returns when backend opened in TestMain; else it skips t,
+// saying what to install, when its driver or device is missing and
+// OP2_REQUIRE does not name it, and fails t otherwise.
+func needBackend(t testing.TB, backend string) {
+	t.Helper()
+	if err := missingBackends[backend]; err != nil {
+		testreq.Check(t, backend, err, op2.ErrBackendUnavailable)
+	}
+}
+
+// TestDeviceBackends records, as a skip or (under OP2_REQUIRE) a failure,
+// each device backend the tests leave out of allBackends.
+func TestDeviceBackends(t *testing.T) {
+	for _, b := range deviceBackends {
+		t.Run(b, func(t *testing.T) { needBackend(t, b) })
+	}
+}
 
 // isDevice reports whether backend runs loops on a device (opencl, cuda).
 func isDevice(backend string) bool { return backend == "opencl" || backend == "cuda" }
@@ -26,19 +56,16 @@ func isDevice(backend string) bool { return backend == "opencl" || backend == "c
 func TestMain(m *testing.M) { os.Exit(testMain(m)) }
 
 // mpiRun is mpitest.Run, skipping the test when the job asks for a
-// partitioner (OP2_MPI_PARTITIONER) whose library is not installed.
+// partitioner (OP2_MPI_PARTITIONER) whose library is not installed
+// (failing it where OP2_REQUIRE names the library).
 func mpiRun(t *testing.T, np int, timeout time.Duration, env ...string) {
 	t.Helper()
 	for _, e := range env {
-		var err error
 		switch e {
 		case "OP2_MPI_PARTITIONER=metis":
-			err = dist.LoadMETIS()
+			testreq.Check(t, "metis", dist.LoadMETIS(), op2.ErrMETISUnavailable)
 		case "OP2_MPI_PARTITIONER=ptscotch":
-			err = ptscotch.Load()
-		}
-		if err != nil {
-			t.Skipf("the job's partitioner is not installed: %v", err)
+			testreq.Check(t, "ptscotch", ptscotch.Load(), op2.ErrPTScotchUnavailable)
 		}
 	}
 	mpitest.Run(t, np, timeout, env...)
@@ -72,9 +99,9 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "configuring the tests:", err)
 		return 2
 	}
-	for _, device := range []string{"opencl", "cuda"} {
+	for _, device := range deviceBackends {
 		if err := op2.Use(device); err != nil {
-			fmt.Printf("%s backend tests skipped: %v\n", device, err)
+			missingBackends[device] = err
 		} else {
 			allBackends = append(allBackends, device)
 		}
@@ -98,10 +125,12 @@ func check(t testing.TB, err error) {
 	}
 }
 
-// onEachBackend runs f as a subtest on every backend.
+// onEachBackend runs f as a subtest on every backend; a device backend
+// that is missing here gives a skipped subtest (needBackend).
 func onEachBackend(t *testing.T, f func(t *testing.T)) {
-	for _, b := range allBackends {
+	for _, b := range append(slices.Clone(hostBackends), deviceBackends...) {
 		t.Run(b, func(t *testing.T) {
+			needBackend(t, b)
 			check(t, op2.Use(b))
 			defer op2.Use("sequential")
 			f(t)

@@ -339,9 +339,7 @@ func TestMatElementMatrixLimit(t *testing.T) {
 	// A 32×32 element matrix fits a work item, but 1024 of them would
 	// overflow the stack PoCL keeps a work group's private memory on: an
 	// error, not a crash.
-	if !slices.Contains(allBackends, "opencl") {
-		return
-	}
+	needBackend(t, "opencl")
 	r, err := op2.NewRuntime(op2.Config{Backend: "opencl", DeviceWorkGroupSize: 1024})
 	if err != nil {
 		t.Skipf("opencl with work groups of 1024: %v", err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // TestOpenCLMissingSays what to install: run in a child process whose
@@ -30,7 +31,7 @@ func TestOpenCLMissingSaysWhatToInstall(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.name == "no driver" && !onSystemLoader() {
-				t.Skip("the system has no ocl-icd loader to point at an empty driver list")
+				testreq.Skip(t, "opencl", errors.New("the system has no ocl-icd loader to point at an empty driver list"))
 			}
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
 			cmd.Env = append(os.Environ(), "OP2_TEST_HELPER=opencl-error", c.env, "OCL_ICD_FILENAMES=")

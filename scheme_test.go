@@ -1,7 +1,6 @@
 package op2_test
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -13,9 +12,7 @@ import (
 // the sequential backend's result, and a loop that also writes through a
 // map stays staged; an unknown scheme is refused.
 func TestDeviceSchemeAtomics(t *testing.T) {
-	if !slices.Contains(allBackends, "opencl") {
-		t.Skip("no OpenCL device here")
-	}
+	needBackend(t, "opencl")
 	defer func() { check(t, op2.Configure(op2.Config{Backend: "sequential"})) }()
 	_, err := op2.NewRuntime(op2.Config{Backend: "opencl", DeviceScheme: "colourful"})
 	wantErr(t, err, `unknown device scheme "colourful"`)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // simdOutcome is what the loops of runSIMDLoops leave behind.
@@ -258,7 +259,7 @@ func TestSIMDSettingRefused(t *testing.T) {
 func TestSIMDFallsBackToScalar(t *testing.T) {
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
-		t.Skip("no gcc here")
+		testreq.Skip(t, "cc", err)
 	}
 	script := filepath.Join(t.TempDir(), "cc-without-lanes")
 	body := "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in *.c) if grep -q op2_lanes_ \"$a\"; then echo 'no lanes here' >&2; exit 1; fi;; esac; done\nexec " + gcc + " \"$@\"\n"
@@ -293,7 +294,7 @@ func TestSIMDFallsBackToScalar(t *testing.T) {
 func TestCXXKernelBuildsLanes(t *testing.T) {
 	gxx, err := exec.LookPath("g++")
 	if err != nil {
-		t.Skip("no g++ here")
+		testreq.Skip(t, "cc", err)
 	}
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "built-lanes")

@@ -13,9 +13,7 @@ import (
 // pointers, and host access (Data, Range, CopyTo) sees the values in
 // element order; the results equal the sequential backend's.
 func TestDeviceLayoutSoA(t *testing.T) {
-	if !slices.Contains(allBackends, "opencl") {
-		t.Skip("no OpenCL device here")
-	}
+	needBackend(t, "opencl")
 	defer func() { check(t, op2.Configure(op2.Config{Backend: "sequential"})) }()
 	_, err := op2.NewRuntime(op2.Config{Backend: "opencl", DeviceLayout: "columns"})
 	wantErr(t, err, `unknown device layout "columns"`)

@@ -28,9 +28,7 @@ func TestDeviceWorkGroupSize(t *testing.T) {
 			wantErr(t, err, `OP2_DEVICE_WORKGROUP="`+bad+`"`, "32, 64, 128, 256, 512, 1024")
 		})
 	}
-	if !slices.Contains(allBackends, "opencl") {
-		t.Skip("no OpenCL device here")
-	}
+	needBackend(t, "opencl")
 
 	edges, nodes, m := scatteredEdges(3000, 1000, 37, 3)
 	w := must(op2.NewDat(edges, 1, iota32[float64](3000), "w"))

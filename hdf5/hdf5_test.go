@@ -15,6 +15,7 @@ import (
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/h5"
 	"github.com/goop2/op2/internal/regfile/regfiletest"
+	"github.com/goop2/op2/internal/testreq"
 	"github.com/goop2/op2/mesh"
 )
 
@@ -38,9 +39,7 @@ func TestMain(m *testing.M) {
 // needHDF5 skips a test when libhdf5 is truly absent.
 func needHDF5(t *testing.T) {
 	t.Helper()
-	if err := h5.Load(); err != nil {
-		t.Skipf("libhdf5 is not installed (%v)", err)
-	}
+	testreq.Check(t, "hdf5", h5.Load(), h5.ErrNoHDF5)
 }
 
 // helper runs in a child process: it opens a file and prints the error.

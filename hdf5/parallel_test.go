@@ -11,6 +11,7 @@ import (
 
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/testreq"
 	"github.com/goop2/op2/mesh"
 )
 
@@ -55,6 +56,15 @@ func TestParallelWrite(t *testing.T) {
 
 	_, parErr := exec.LookPath("h5diff")
 	parallel := hasParallelHDF5()
+	if testreq.Required(t, "hdf5") {
+		// scripts/test-all installs both: their absence is an error there.
+		if parErr != nil {
+			t.Errorf("%s names hdf5, but h5diff is missing (apt-get install hdf5-tools): %v", testreq.Env, parErr)
+		}
+		if !parallel {
+			t.Errorf("%s names hdf5, but the parallel HDF5 library is missing (apt-get install libhdf5-openmpi-103-1)", testreq.Env)
+		}
+	}
 	runs := []struct {
 		name  string
 		ranks int

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/hdf5"
+	"github.com/goop2/op2/internal/testreq"
 	"github.com/goop2/op2/mesh"
 )
 
@@ -350,8 +353,8 @@ func TestMGCFDSection(t *testing.T) {
 	}
 	var out bytes.Buffer
 	err := mgcfdSection(&out, mgcfdOpts{n: 5, levels: 2, cycles: 2, rounds: 1, threads: 2, op2Dir: dir, simd: []string{"off", "8", "8+fused"}})
-	if err != nil && strings.Contains(strings.ToLower(err.Error()), "hdf5") {
-		t.Skipf("libhdf5 unavailable: %v", err)
+	if errors.Is(err, hdf5.ErrNoHDF5) {
+		testreq.Skip(t, "hdf5", err)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/goop2/op2/hdf5"
+	"github.com/goop2/op2/internal/testreq"
 	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/mesh/unstructured"
 )
@@ -19,11 +19,7 @@ import (
 func TestConvert(t *testing.T) {
 	dir := t.TempDir()
 	h5File, direct, back := filepath.Join(dir, "new_grid.h5"), filepath.Join(dir, "direct.dat"), filepath.Join(dir, "back.dat")
-	if err := convert("", 20, 30, h5File); errors.Is(err, hdf5.ErrNoHDF5) {
-		t.Skipf("libhdf5 is not installed: %v", err)
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	testreq.Check(t, "hdf5", convert("", 20, 30, h5File), hdf5.ErrNoHDF5)
 	if err := convert("", 20, 30, direct); err != nil {
 		t.Fatal(err)
 	}
@@ -71,11 +67,7 @@ func TestConvert(t *testing.T) {
 // ASCII name is refused.
 func TestConvertGmsh(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "box.h5")
-	if err := convert("../../mesh/gmsh/testdata/box-41-binary.msh", 0, 0, out); errors.Is(err, hdf5.ErrNoHDF5) {
-		t.Skipf("libhdf5 is not installed: %v", err)
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	testreq.Check(t, "hdf5", convert("../../mesh/gmsh/testdata/box-41-binary.msh", 0, 0, out), hdf5.ErrNoHDF5)
 	m, err := unstructured.Load(out, unstructured.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/internal/petsc"
+	"github.com/goop2/op2/internal/testreq"
 	"github.com/goop2/op2/mesh/unstructured"
 	"github.com/goop2/op2/vtk"
 )
@@ -61,9 +62,7 @@ func TestRun(t *testing.T) {
 // TestRunPETSc: with -solver petsc the command prints the same errors as
 // with the native solver, in one process and on 2 MPI ranks.
 func TestRunPETSc(t *testing.T) {
-	if err := petsc.Load(); err != nil {
-		t.Skipf("PETSc is not installed, so its tests cannot run (Debian: apt-get install libpetsc-real3.18 libopenmpi-dev): %v", err)
-	}
+	testreq.Check(t, "petsc", petsc.Load(), petsc.ErrUnavailable)
 	o := options{n: 12, jitter: 0.2, seed: 3, problem: "sine", method: "cg", precond: "jacobi", rtol: 1e-12}
 	lines := func(o options) []string {
 		var out strings.Builder

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/goop2/op2/internal/testcache"
+	"github.com/goop2/op2/internal/testreq"
 
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/mesh"
@@ -33,10 +34,10 @@ func TestRunLoop(t *testing.T) {
 		threads int
 	}{{"sequential", 1}, {"openmp", 2}, {"opencl", 0}} {
 		t.Run(tc.backend, func(t *testing.T) {
-			if err := op2.Configure(op2.Config{Backend: tc.backend, Threads: tc.threads}); err != nil {
-				if tc.backend == "opencl" {
-					t.Skipf("opencl unavailable: %v", err)
-				}
+			err := op2.Configure(op2.Config{Backend: tc.backend, Threads: tc.threads})
+			if tc.backend == "opencl" {
+				testreq.Check(t, "opencl", err, op2.ErrBackendUnavailable)
+			} else if err != nil {
 				t.Fatal(err)
 			}
 			solve := func(f func(s *Solver) error) []float64 {

@@ -9,6 +9,9 @@
 //
 // OP2_TEST_BACKENDS (a comma-separated list of names) limits which
 // backends' suites run; unset, every backend that can be opened runs it.
+// A backend that cannot be opened because its driver or device is missing
+// skips the suite, saying what to install, unless OP2_REQUIRE names it
+// (internal/testreq); any other failure to open it fails the suite.
 package backendtest
 
 import (
@@ -18,20 +21,20 @@ import (
 	"testing"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // Run runs the conformance suite on backend, in the default runtime
 // configured for it with a private cache directory and plan checking. It
 // skips, saying why, when OP2_TEST_BACKENDS leaves the backend out or the
-// backend cannot be opened on this machine.
+// backend's driver or device is not installed (op2.ErrBackendUnavailable)
+// and OP2_REQUIRE does not name it; it fails on any other error.
 func Run(t *testing.T, backend string) {
 	if list := os.Getenv("OP2_TEST_BACKENDS"); list != "" && !slices.Contains(strings.Split(list, ","), backend) {
 		t.Skipf("OP2_TEST_BACKENDS=%s leaves out %s", list, backend)
 	}
 	cache := t.TempDir()
-	if err := op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true}); err != nil {
-		t.Skipf("backend %s unavailable here: %v", backend, err)
-	}
+	NeedBackend(t, backend, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true}))
 	for _, c := range conformance {
 		t.Run(c.name, c.test)
 	}
@@ -44,6 +47,22 @@ func Run(t *testing.T, backend string) {
 			t.Run("TiledChains", func(t *testing.T) { testTiledChains(t, backend, cache) })
 		}
 	}
+}
+
+// NeedBackend returns when err, the error of opening backend, is nil; it
+// skips t when the backend's driver or device is missing
+// (op2.ErrBackendUnavailable) and OP2_REQUIRE does not name it, and fails
+// t otherwise. The host backends are always required: a C compiler is all
+// they need.
+func NeedBackend(t testing.TB, backend string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if _, optional := testreq.Libraries[backend]; !optional {
+		t.Fatalf("backend %s: %v", backend, err)
+	}
+	testreq.Check(t, backend, err, op2.ErrBackendUnavailable)
 }
 
 // must returns v, panicking (and so failing the test) when err is not nil.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // TestMissingDriverSaysWhatToInstall loads the driver from a library that
@@ -55,9 +57,7 @@ func TestParamsSlots(t *testing.T) {
 // zeroed and read back. Elsewhere it skips, saying why.
 func TestDeviceRoundTrip(t *testing.T) {
 	d, err := Open(0)
-	if err != nil {
-		t.Skipf("no CUDA device here: %v", err)
-	}
+	testreq.Check(t, "cuda", err, ErrUnavailable)
 	defer d.Close()
 	t.Logf("%s sm_%d, %d SMs, %d KiB shared and %d threads per block, driver %d", d.Name, d.Arch, d.SMs, d.SharedMem>>10, d.MaxThreads, d.Driver)
 	if d.MaxThreads < 1024 {

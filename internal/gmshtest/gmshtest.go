@@ -6,10 +6,13 @@
 package gmshtest
 
 import (
+	"fmt"
 	"os/exec"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/goop2/op2/internal/testreq"
 )
 
 var found sync.Map // modules, comma-joined → the python3 found, or ""
@@ -41,7 +44,7 @@ func Need(tb testing.TB, modules ...string) string {
 		for _, m := range modules {
 			pkgs += " python3-" + m
 		}
-		tb.Skipf("needs python3 with the modules gmsh %s (Debian: apt-get install %s)", strings.Join(modules, " "), pkgs)
+		testreq.Skip(tb, "gmsh", fmt.Errorf("no python3 imports gmsh %s (Debian: apt-get install %s)", strings.Join(modules, " "), pkgs))
 	}
 	return p
 }

@@ -1,8 +1,11 @@
 package gmshtest
 
 import (
+	"errors"
 	"os/exec"
 	"testing"
+
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // TestPython: no python3 imports a module that does not exist; the one
@@ -13,7 +16,7 @@ func TestPython(t *testing.T) {
 	}
 	p := Python()
 	if p == "" {
-		t.Skip("no python3 with Gmsh's module here (Debian: apt-get install python3-gmsh)")
+		testreq.Skip(t, "gmsh", errors.New("no python3 imports gmsh (Debian: apt-get install python3-gmsh)"))
 	}
 	if err := exec.Command(p, "-c", "import gmsh").Run(); err != nil {
 		t.Errorf("%s cannot import gmsh: %v", p, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/internal/sigstack"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 func world(t *testing.T) *mpi.World {
@@ -127,7 +128,7 @@ func TestLauncherOfAnotherMPI(t *testing.T) {
 		return
 	}
 	if _, err := exec.LookPath("mpicc"); err != nil {
-		t.Skipf("mpicc not found (Debian: apt-get install openmpi-bin libopenmpi-dev): %v", err)
+		testreq.Skip(t, "mpi", err)
 	}
 	if !strings.Contains(mpiLibraryKind(), "Open MPI") {
 		t.Skip("needs Open MPI, which ignores MPICH's PMI_SIZE")

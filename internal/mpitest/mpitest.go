@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/goop2/op2/internal/mpi"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // InRanks reports whether this process is a rank started by Run (or by any
@@ -46,7 +47,7 @@ func Output(t *testing.T, np int, timeout time.Duration, env ...string) ([]byte,
 	t.Helper()
 	path, err := Mpirun()
 	if err != nil {
-		t.Skipf("mpirun not found (Debian: apt-get install openmpi-bin libopenmpi-dev): %v", err)
+		testreq.Skip(t, "mpi", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

@@ -3,26 +3,20 @@ package nvrtc
 import (
 	"bytes"
 	"errors"
-	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/goop2/op2/internal/testreq"
 )
 
-// RequireEnv, when set (the README's test command sets it after fetching
-// NVRTC), makes a missing NVRTC fail the tests that need it instead of
-// skipping them.
-const RequireEnv = "OP2_REQUIRE_NVRTC"
-
+// loadOrSkip loads NVRTC, skipping t where it is not installed, or
+// failing it where OP2_REQUIRE names nvrtc (scripts/test-all fetches
+// NVRTC and sets it; OP2_REQUIRE_NVRTC=1 still works).
 func loadOrSkip(t *testing.T) *Library {
 	t.Helper()
 	l, err := Load()
-	if err != nil {
-		if os.Getenv(RequireEnv) != "" {
-			t.Fatalf("%s is set but: %v", RequireEnv, err)
-		}
-		t.Skipf("NVRTC is not installed: %v", err)
-	}
+	testreq.Check(t, "nvrtc", err, ErrUnavailable)
 	return l
 }
 

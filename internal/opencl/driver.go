@@ -109,6 +109,7 @@ static cl_int op2cl_finish(cl_handle q) { return pFinish(q); }
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -124,6 +125,17 @@ import (
 
 // InstallHint says what to install when no OpenCL runtime is found.
 const InstallHint = "install an OpenCL ICD loader and a driver, e.g. `apt-get install ocl-icd-libopencl1 pocl-opencl-icd` for CPUs, or your GPU vendor's OpenCL driver"
+
+// ErrUnavailable is matched (errors.Is) by the errors that say no OpenCL
+// runtime or platform is installed: the library does not load, or it
+// finds no platform. Their text is unchanged by it.
+var ErrUnavailable = errors.New("OpenCL is not available")
+
+// unavailable marks err as matching ErrUnavailable.
+type unavailable struct{ error }
+
+func (u unavailable) Unwrap() error        { return u.error }
+func (u unavailable) Is(target error) bool { return target == ErrUnavailable }
 
 var (
 	loadOnce sync.Once
@@ -159,7 +171,7 @@ func Load() error {
 				return
 			}
 		}
-		loadErr = fmt.Errorf("opencl: cannot load the OpenCL library (%s); %s", strings.Join(msgs, "; "), InstallHint)
+		loadErr = unavailable{fmt.Errorf("opencl: cannot load the OpenCL library (%s); %s", strings.Join(msgs, "; "), InstallHint)}
 	})
 	return loadErr
 }
@@ -281,7 +293,7 @@ func Devices(typ uint64) ([]Device, error) {
 	}
 	var n C.cl_uint
 	if code := C.op2cl_platforms(0, nil, &n); code != 0 || n == 0 {
-		return nil, fmt.Errorf("opencl: no OpenCL platform found (clGetPlatformIDs: %d platforms, error %d); %s", n, code, InstallHint)
+		return nil, unavailable{fmt.Errorf("opencl: no OpenCL platform found (clGetPlatformIDs: %d platforms, error %d); %s", n, code, InstallHint)}
 	}
 	// The drivers start with the first platform query; PoCL installs a
 	// SIGFPE handler without SA_ONSTACK, which the Go run time needs.

@@ -2,21 +2,22 @@ package opencl
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
+
+	"github.com/goop2/op2/internal/testreq"
 )
 
 func device(t *testing.T) *Context {
 	t.Helper()
 	devs, err := Devices(TypeAll)
-	if err != nil {
-		t.Skipf("opencl: skipped, no OpenCL runtime: %v", err)
-	}
+	testreq.Check(t, "opencl", err, ErrUnavailable)
 	if len(devs) == 0 {
-		t.Skip("opencl: skipped, no OpenCL device")
+		testreq.Skip(t, "opencl", errors.New("opencl: no OpenCL device"))
 	}
 	ctx, err := NewContext(devs[0])
 	if err != nil {
@@ -92,10 +93,14 @@ func TestBuildLog(t *testing.T) {
 
 // TestCaptureStderr: what is written to file descriptor 2 while a build
 // runs is captured, and standard error works as before afterwards.
+// fd2 is a Go file on standard error's descriptor: os.Stderr is not one
+// under go test -json, which points it at standard output.
+var fd2 = os.NewFile(uintptr(syscall.Stderr), "/dev/stderr")
+
 func TestCaptureStderr(t *testing.T) {
 	out := captureStderr(func() {
 		syscall.Write(2, []byte("from the driver\n"))
-		os.Stderr.WriteString("from Go\n")
+		fd2.WriteString("from Go\n")
 	})
 	if out != "from the driver\nfrom Go\n" {
 		t.Errorf("captured %q", out)
@@ -137,4 +142,24 @@ func TestDeviceConstantMemory(t *testing.T) {
 		t.Errorf("device %q: %d bytes of constant memory, %d __constant arguments; want at least 1 KiB and 4", d.Name, d.ConstMem, d.ConstArgs)
 	}
 	t.Logf("device %q: %d bytes of constant memory, %d __constant arguments", d.Name, d.ConstMem, d.ConstArgs)
+}
+
+// TestMissingLibraryIsUnavailable: a library that is not OpenCL's, or one
+// that finds no platform, gives an error matching ErrUnavailable, which
+// the tests skip on (and nothing else).
+func TestMissingLibraryIsUnavailable(t *testing.T) {
+	for _, err := range []error{
+		unavailable{errors.New("opencl: cannot load the OpenCL library")},
+		fmt.Errorf("wrapped: %w", unavailable{errors.New("opencl: no OpenCL platform found")}),
+	} {
+		if !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%v does not match ErrUnavailable", err)
+		}
+		if strings.Contains(err.Error(), ErrUnavailable.Error()) {
+			t.Errorf("%v: the marker changed the text", err)
+		}
+	}
+	if errors.Is(&Error{Call: "clBuildProgram", Code: -11}, ErrUnavailable) {
+		t.Error("a failed call matches ErrUnavailable")
+	}
 }

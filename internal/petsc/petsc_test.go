@@ -13,18 +13,14 @@ import (
 
 	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/sigstack"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // needLibrary skips t when PETSc cannot be loaded here.
 func needLibrary(t *testing.T) *library {
 	t.Helper()
 	l, err := load()
-	if errors.Is(err, ErrUnavailable) {
-		t.Skipf("PETSc is not installed (Debian: apt-get install libpetsc-real3.18): %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	testreq.Check(t, "petsc", err, ErrUnavailable)
 	return l
 }
 
@@ -161,9 +157,7 @@ func TestSolve(t *testing.T) {
 	needLibrary(t)
 	before := sigstack.Handlers()
 	w, err := mpi.Init(t.TempDir())
-	if err != nil {
-		t.Skipf("MPI is not usable here (Debian: apt-get install openmpi-bin libopenmpi-dev): %v", err)
-	}
+	testreq.Check(t, "mpi", err, mpi.ErrUnavailable)
 	afterMPI := sigstack.Handlers()
 	if before != afterMPI {
 		t.Errorf("MPI_Init changed signal handlers")

@@ -1,7 +1,6 @@
 package poisson
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/internal/petsc"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // TestLinearExact: P1 elements reproduce a linear solution to rounding,
@@ -81,8 +81,8 @@ func TestSameOnEveryBackend(t *testing.T) {
 	solve := func(t *testing.T, cfg op2.Config) []float64 {
 		cfg.CacheDir = os.Getenv("OP2_CACHE_DIR")
 		if err := op2.Configure(cfg); err != nil {
-			if cfg.Backend == "opencl" && errors.Is(err, op2.ErrBackendUnavailable) {
-				t.Skipf("opencl unavailable: %v", err)
+			if cfg.Backend == "opencl" {
+				testreq.Check(t, "opencl", err, op2.ErrBackendUnavailable)
 			}
 			t.Fatal(err)
 		}
@@ -258,9 +258,7 @@ func TestTriangleFiles(t *testing.T) {
 // README's test command installs it).
 func needPETSc(t *testing.T) {
 	t.Helper()
-	if err := petsc.Load(); err != nil {
-		t.Skipf("PETSc is not installed, so its tests cannot run (Debian: apt-get install libpetsc-real3.18 libopenmpi-dev): %v", err)
-	}
+	testreq.Check(t, "petsc", petsc.Load(), petsc.ErrUnavailable)
 }
 
 // TestPETSc: solved by PETSc, the linear solution is reproduced to

@@ -2,11 +2,13 @@
 // outside against the public API (timing, logging, index and optional
 // arguments, MIN/MAX through maps, Dat utilities, subsets, dumps, VTK,
 // HDF5, the atomics scheme, sparse matrices and solvers), kept as
-// regression tests. The bugs it found are in FINDINGS.md (all fixed) and
-// MATRIX_FINDINGS.md (the matrix feature's; those pending are skipped);
-// FUSE_FINDINGS.md has the loop fusion probe's (fuse_test.go), TILE_FINDINGS.md
-// the sparse tiling probe's (tile_probe_test.go, tile_probe_mpi_test.go),
-// I37_FINDINGS.md issue 37's fixes' (probe37_*_test.go).
+// regression tests, one file per subject. The bugs it found, all fixed,
+// are described in docs/history/probe*-findings-*.md: probe 12's, the
+// matrix feature's (matrix_test.go, solver_test.go), loop fusion's
+// (fuse_test.go), sparse tiling's (tile_test.go,
+// tile_mpi_test.go) and issue 37's fixes' (consts_test.go,
+// empty_test.go, builtin_names_test.go, settings_test.go, solver_test.go,
+// solver_mpi_test.go).
 package probe_test
 
 import (

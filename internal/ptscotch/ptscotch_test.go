@@ -13,18 +13,14 @@ import (
 
 	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // needLibrary skips t when PT-Scotch cannot be loaded here.
 func needLibrary(t *testing.T) *library {
 	t.Helper()
 	l, err := load()
-	if errors.Is(err, ErrUnavailable) {
-		t.Skipf("PT-Scotch is not installed (Debian: apt-get install libptscotch-7.0): %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	testreq.Check(t, "ptscotch", err, ErrUnavailable)
 	return l
 }
 
@@ -229,7 +225,7 @@ func TestPart(t *testing.T) {
 	if !mpitest.InRanks() {
 		needLibrary(t)
 		if _, err := mpitest.Mpirun(); err != nil {
-			t.Skipf("mpirun not found (Debian: apt-get install openmpi-bin libopenmpi-dev): %v", err)
+			testreq.Skip(t, "mpi", err)
 		}
 		dir := cacheDir(t)
 		for _, np := range []int{1, 2, 3, 4} {

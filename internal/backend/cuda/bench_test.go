@@ -5,6 +5,7 @@ import (
 
 	"github.com/goop2/op2"
 	cudadrv "github.com/goop2/op2/internal/cuda"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // bandwidthElems is the length of the vectors the bandwidth benchmarks
@@ -14,9 +15,7 @@ const bandwidthElems = 100_000_000
 // useCUDA configures the cuda backend, skipping where none opens.
 func useCUDA(b *testing.B) {
 	b.Helper()
-	if err := op2.Configure(op2.Config{Backend: "cuda"}); err != nil {
-		b.Skipf("cuda unavailable: %v", err)
-	}
+	testreq.Check(b, "cuda", op2.Configure(op2.Config{Backend: "cuda"}), op2.ErrBackendUnavailable)
 	b.Cleanup(func() { _ = op2.Configure(op2.Config{Backend: "sequential"}) })
 }
 
@@ -25,9 +24,7 @@ func useCUDA(b *testing.B) {
 // against. Bytes count what is read and written.
 func BenchmarkDeviceCopy(b *testing.B) {
 	d, err := cudadrv.Open(0)
-	if err != nil {
-		b.Skipf("no CUDA device here: %v", err)
-	}
+	testreq.Check(b, "cuda", err, cudadrv.ErrUnavailable)
 	defer d.Close()
 	const n = bandwidthElems * 8
 	src, err := d.Alloc(n)

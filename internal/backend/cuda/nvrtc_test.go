@@ -3,7 +3,6 @@ package cuda_test
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/goop2/op2/internal/mgcfd"
 	"github.com/goop2/op2/internal/nvrtc"
 	"github.com/goop2/op2/internal/poisson"
+	"github.com/goop2/op2/internal/testreq"
 	"github.com/goop2/op2/mesh"
 )
 
@@ -443,16 +443,11 @@ void lc_indirect(double *n, const int *e) { *n += lc_scale * lc_look(*e * 7919);
 }
 
 // loadNVRTC loads NVRTC, skipping the test when it is not installed,
-// unless OP2_REQUIRE_NVRTC is set (the README's test command sets it
-// after fetching NVRTC), which makes its absence a failure.
+// unless OP2_REQUIRE names nvrtc (scripts/test-all sets it after fetching
+// NVRTC), which makes its absence a failure.
 func loadNVRTC(t *testing.T) *nvrtc.Library {
 	t.Helper()
 	nv, err := nvrtc.Load()
-	if err != nil {
-		if os.Getenv("OP2_REQUIRE_NVRTC") != "" {
-			t.Fatalf("OP2_REQUIRE_NVRTC is set but: %v", err)
-		}
-		t.Skipf("NVRTC is not installed (the README's test command fetches it): %v", err)
-	}
+	testreq.Check(t, "nvrtc", err, nvrtc.ErrUnavailable)
 	return nv
 }

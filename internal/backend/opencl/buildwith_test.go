@@ -2,7 +2,6 @@ package opencl
 
 import (
 	"crypto/md5"
-	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -12,20 +11,17 @@ import (
 	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // openBackend opens the opencl backend with cfg's device settings, or
-// skips where no OpenCL device can be opened.
+// skips where no OpenCL device can be opened (fails instead where
+// OP2_REQUIRE names opencl).
 func openBackend(t *testing.T, cfg exec.Config) *backend {
 	t.Helper()
 	cfg.CacheDir = t.TempDir()
 	b, err := open(&cfg)
-	if err != nil {
-		if errors.Is(err, core.ErrBackendUnavailable) {
-			t.Skipf("no OpenCL device here: %v", err)
-		}
-		t.Fatal(err)
-	}
+	testreq.Check(t, "opencl", err, core.ErrBackendUnavailable)
 	return b.(*backend)
 }
 

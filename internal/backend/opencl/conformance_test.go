@@ -58,9 +58,7 @@ func TestConformanceWorkGroupSizes(t *testing.T) {
 func checkWorkGroupSize(t *testing.T, n int) {
 	t.Helper()
 	r, err := op2.NewRuntime(op2.Config{Backend: "opencl", CacheDir: t.TempDir()})
-	if err != nil {
-		t.Skipf("backend opencl unavailable here: %v", err)
-	}
+	backendtest.NeedBackend(t, "opencl", err)
 	set, err := op2.NewSet(4, "wgcheck")
 	if err != nil {
 		t.Fatal(err)

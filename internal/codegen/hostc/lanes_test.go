@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // laneMesh is a small mesh for loops built by hand: edges, cells, a map
@@ -162,7 +163,7 @@ func compiles(t *testing.T, what, src string) {
 	t.Helper()
 	cc, err := exec.LookPath("gcc")
 	if err != nil {
-		t.Skip("no gcc here")
+		testreq.Skip(t, "cc", err)
 	}
 	f := filepath.Join(t.TempDir(), "lanes.c")
 	if err := os.WriteFile(f, []byte(src), 0o600); err != nil {
@@ -367,7 +368,7 @@ func TestAutoLanes(t *testing.T) {
 func TestCXXKernelLanes(t *testing.T) {
 	cxx, err := exec.LookPath("g++")
 	if err != nil {
-		t.Skip("no g++ here")
+		testreq.Skip(t, "cc", err)
 	}
 	m := newLaneMesh()
 	q := m.dat("q", m.cells, core.Float64, 4)

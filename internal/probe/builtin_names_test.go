@@ -2,13 +2,13 @@ package probe_test
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/internal/nvrtc"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // Issue 37, item 3: kernel sources declaring names built into OpenCL C or
@@ -18,9 +18,9 @@ import (
 // cuda (NVRTC) and the host, helpers and kernels named like built-in
 // functions, and variables named like OpenCL C keywords.
 
-// probe37Kernel is one kernel of the rename probes: a direct loop over 6
+// renameKernel is one kernel of the rename probes: a direct loop over 6
 // elements reading x (dim 3) and writing y (dim 4).
-type probe37Kernel struct {
+type renameKernel struct {
 	name, src string
 	cxx       bool
 	// want is y for x = iota (the values each element computes), nil to
@@ -28,9 +28,9 @@ type probe37Kernel struct {
 	want []float64
 }
 
-// probe37RunRename runs k on each of the backends named (those
+// runRename runs k on each of the backends named (those
 // available) and NVRTC, and returns the failures, one line each.
-func probe37RunRename(t *testing.T, k probe37Kernel) []string {
+func runRename(t *testing.T, k renameKernel) []string {
 	t.Helper()
 	kernel := op2.NewKernel(k.src, k.name)
 	if k.cxx {
@@ -78,16 +78,16 @@ func probe37RunRename(t *testing.T, k probe37Kernel) []string {
 		} else if _, log, err := nv.Compile(src, k.name+".cu", 80); err != nil {
 			fails = append(fails, "NVRTC: "+firstLines(err.Error()+"\n"+log, 8))
 		}
-	} else if os.Getenv("OP2_REQUIRE_NVRTC") != "" {
-		t.Fatalf("OP2_REQUIRE_NVRTC is set but: %v", err)
+	} else if testreq.Required(t, "nvrtc") {
+		t.Fatalf("%s names nvrtc, but: %v", testreq.Env, err)
 	}
 	return fails
 }
 
 func fmtF(v []float64) string { return fmt.Sprint(v) }
 
-// probe37Expect is y for each element e: y = f(x0, x1, x2) per element.
-func probe37Expect(f func(a, b, c float64) [4]float64) []float64 {
+// renameExpect is y for each element e: y = f(x0, x1, x2) per element.
+func renameExpect(f func(a, b, c float64) [4]float64) []float64 {
 	var out []float64
 	for e := range 6 {
 		v := f(float64(3*e), float64(3*e+1), float64(3*e+2))
@@ -96,11 +96,11 @@ func probe37Expect(f func(a, b, c float64) [4]float64) []float64 {
 	return out
 }
 
-// TestProbe37RenamePassing: declarations of built-in names that are
+// TestRenamePassing: declarations of built-in names that are
 // renamed correctly (documented behaviour).
-func TestProbe37RenamePassing(t *testing.T) {
-	sum3 := probe37Expect(func(a, b, c float64) [4]float64 { return [4]float64{a + b + c, a * b, 3, c} })
-	for _, k := range []probe37Kernel{
+func TestRenamePassing(t *testing.T) {
+	sum3 := renameExpect(func(a, b, c float64) [4]float64 { return [4]float64{a + b + c, a * b, 3, c} })
+	for _, k := range []renameKernel{
 		{name: "p37_ifdef", src: `#define double3 struct p37vec
 struct p37vec { double x, y, z; };
 #ifdef double3
@@ -161,19 +161,19 @@ void p37_macros(const double *x, double *y) {
 }`, want: sum3},
 	} {
 		t.Run(k.name, func(t *testing.T) {
-			if fails := probe37RunRename(t, k); len(fails) > 0 {
+			if fails := runRename(t, k); len(fails) > 0 {
 				t.Errorf("%s", strings.Join(fails, "\n"))
 			}
 		})
 	}
 }
 
-// TestProbe37RenameCXXStruct: a C++ kernel (Kernel.CXX) declaring
+// TestRenameCXXStruct: a C++ kernel (Kernel.CXX) declaring
 // struct double3 with a constructor, operators and a member function
 // dot, and a helper make_double3 (CUDA's own function's name), on the
 // host backends and on cuda through NVRTC.
-func TestProbe37RenameCXXStruct(t *testing.T) {
-	k := probe37Kernel{name: "p37_cxx", cxx: true, src: `struct double3 {
+func TestRenameCXXStruct(t *testing.T) {
+	k := renameKernel{name: "p37_cxx", cxx: true, src: `struct double3 {
   double x, y, z;
   double3() : x(0), y(0), z(0) {}
   double3(double a, double b, double c) : x(a), y(b), z(c) {}
@@ -185,36 +185,36 @@ void p37_cxx(const double *x, double *y) {
   double3 a = make_double3(x[0], x[1], x[2]);
   double3 s = a + double3();
   y[0] = s.dot(double3(1, 1, 1)); y[1] = x[0] * x[1]; y[2] = double(sizeof(double3) / sizeof(double)); y[3] = s.z;
-}`, want: probe37Expect(func(a, b, c float64) [4]float64 { return [4]float64{a + b + c, a * b, 3, c} })}
-	if fails := probe37RunRename(t, k); len(fails) > 0 {
+}`, want: renameExpect(func(a, b, c float64) [4]float64 { return [4]float64{a + b + c, a * b, 3, c} })}
+	if fails := runRename(t, k); len(fails) > 0 {
 		t.Errorf("%s", strings.Join(fails, "\n"))
 	}
 }
 
-// TestProbe37RenameKernelNamedBuiltin: a kernel whose own name is an
+// TestRenameKernelNamedBuiltin: a kernel whose own name is an
 // OpenCL C built-in function (normalize), calling a helper named
 // clamp, runs on every backend.
-func TestProbe37RenameKernelNamedBuiltin(t *testing.T) {
-	k := probe37Kernel{name: "normalize", src: `static double clamp(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
+func TestRenameKernelNamedBuiltin(t *testing.T) {
+	k := renameKernel{name: "normalize", src: `static double clamp(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
 void normalize(const double *x, double *y) {
   double s = x[0] + x[1] + x[2];
   y[0] = s; y[1] = x[0] * x[1]; y[2] = clamp(s, 0, 3) > 2 ? 3 : 3; y[3] = x[2];
-}`, want: probe37Expect(func(a, b, c float64) [4]float64 { return [4]float64{a + b + c, a * b, 3, c} })}
-	if fails := probe37RunRename(t, k); len(fails) > 0 {
+}`, want: renameExpect(func(a, b, c float64) [4]float64 { return [4]float64{a + b + c, a * b, 3, c} })}
+	if fails := runRename(t, k); len(fails) > 0 {
 		t.Errorf("%s", strings.Join(fails, "\n"))
 	}
 }
 
-// TestProbe37RenameVariablesNamedLikeKeywords: local variables and
+// TestRenameVariablesNamedLikeKeywords: local variables and
 // parameters of helpers named like OpenCL C's keywords and types (half,
 // local, global, constant, private, uchar) are ordinary C names: the
 // kernel runs on the host, and must run on opencl (and cuda) too, as
 // the issue asks of names a kernel declares.
-func TestProbe37RenameVariablesNamedLikeKeywords(t *testing.T) {
+func TestRenameVariablesNamedLikeKeywords(t *testing.T) {
 	// Finding 1 (fixed): variables named half, local, global... broke
 	// the kernel on opencl (a build error), although the source is valid
 	// C; the device generator now renames every word OpenCL C reserves.
-	for _, k := range []probe37Kernel{
+	for _, k := range []renameKernel{
 		{name: "p37_half", src: `void p37_half(const double *x, double *y) {
   double half = 0.5 * x[0];
   y[0] = x[0] + x[1] + x[2]; y[1] = 2 * half * x[1]; y[2] = 3; y[3] = x[2];
@@ -229,9 +229,9 @@ void p37_local(const double *x, double *y) {
   y[0] = x[0] + x[1] + x[2]; y[1] = x[0] * x[1] * constant; y[2] = uchar; y[3] = x[2];
 }`},
 	} {
-		k.want = probe37Expect(func(a, b, c float64) [4]float64 { return [4]float64{a + b + c, a * b, 3, c} })
+		k.want = renameExpect(func(a, b, c float64) [4]float64 { return [4]float64{a + b + c, a * b, 3, c} })
 		t.Run(k.name, func(t *testing.T) {
-			if fails := probe37RunRename(t, k); len(fails) > 0 {
+			if fails := runRename(t, k); len(fails) > 0 {
 				t.Errorf("%s", strings.Join(fails, "\n"))
 			}
 		})

@@ -20,7 +20,7 @@ import (
 // host accesses), run in tiles of 1 to thousands of elements on the host
 // backends with 1 to 3 threads, SIMD off/4/8 and fusion on/off, compared
 // with the loops run at once on one process. Values are small integers,
-// so every comparison is exact. tile_probe_mpi_test.go runs the same
+// so every comparison is exact. tile_mpi_test.go runs the same
 // sequences on 2 and 3 ranks.
 
 // tpMesh is a random mesh: nodes on a strip of width 40 (numbered with

@@ -1,11 +1,11 @@
 package probe_test
 
 import (
-	"os"
 	"testing"
 
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/internal/nvrtc"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // Issue 37, item 7: constants larger than the device's constant memory
@@ -15,12 +15,12 @@ import (
 // and in check mode, and compile constants exactly at CUDA's 64 KiB
 // limit (NVRTC) beside file-scope lookup tables.
 
-// TestProbe37LargeConstsMixedTypes: a float32 and an int32 constant of
+// TestLargeConstsMixedTypes: a float32 and an int32 constant of
 // 600 000 bytes each (1.2 MB together, each alone within PoCL's 1 MiB)
 // and a double scalar; a direct loop reads all three at spread indices,
 // in plain, check and lazy fused modes, and a new value of the int
 // table reaches the next loop.
-func TestProbe37LargeConstsMixedTypes(t *testing.T) {
+func TestLargeConstsMixedTypes(t *testing.T) {
 	const n = 150000
 	fv := make([]float32, n)
 	iv := make([]int32, n)
@@ -82,18 +82,13 @@ void p37_lc1(double *y, const int *e) { *y = p37_sc * p37_f(*e * 7919) + p37_ita
 	}
 }
 
-// TestProbe37ConstsAtCUDALimit: CUDA code (NVRTC, sm_80) for constants
+// TestConstsAtCUDALimit: CUDA code (NVRTC, sm_80) for constants
 // of exactly 64 KiB (in __constant__ memory, as the fix places constants
 // that fit), alone and beside a file-scope lookup table of the kernel,
 // which the generator also puts in constant memory.
-func TestProbe37ConstsAtCUDALimit(t *testing.T) {
+func TestConstsAtCUDALimit(t *testing.T) {
 	nv, err := nvrtc.Load()
-	if err != nil {
-		if os.Getenv("OP2_REQUIRE_NVRTC") != "" {
-			t.Fatalf("OP2_REQUIRE_NVRTC is set but: %v", err)
-		}
-		t.Skipf("NVRTC: %v", err)
-	}
+	testreq.Check(t, "nvrtc", err, nvrtc.ErrUnavailable)
 	const n = 64 << 10 / 8
 	c := must(op2.NewConst(n, make([]float64, n), "p37_cudatab"))
 	defer c.Remove()
@@ -115,10 +110,10 @@ void p37_cl2(double *y, const int *e) { *y = p37_w[*e % 4] * p37_cudatab[(*e * 7
 	})
 }
 
-// TestProbe37LargeConstSetInsideChain: in lazy mode, a large constant
+// TestLargeConstSetInsideChain: in lazy mode, a large constant
 // set between two recorded loops: the first loop sees the old value, the
 // second the new one (as without Lazy).
-func TestProbe37LargeConstSetInsideChain(t *testing.T) {
+func TestLargeConstSetInsideChain(t *testing.T) {
 	const n = 200000 // 1.6 MB of doubles: beyond PoCL's 1 MiB
 	cfgs := []op2.Config{{Backend: "sequential", Lazy: true, Fusion: "on"}}
 	if haveOpenCL() {

@@ -10,12 +10,12 @@ import (
 	"github.com/goop2/op2/internal/mpitest"
 )
 
-// TestProbe37SolverRankOwningNothing: on 2 ranks with every node owned
+// TestSolverRankOwningNothing: on 2 ranks with every node owned
 // by rank 0 (rank 1 owns nothing, so its matrix has 0 rows), the native
 // CG, PETSc's CG and PETSc's direct solve (MUMPS) solve a tridiagonal
 // system from x = NaN without InitialGuessNonzero, and rank 0 gathers
 // the solution.
-func TestProbe37SolverRankOwningNothing(t *testing.T) {
+func TestSolverRankOwningNothing(t *testing.T) {
 	if !mpitest.InRanks() {
 		mpitest.Run(t, 2, 2*time.Minute)
 		return

@@ -496,6 +496,7 @@ func TestProbeWorkGroupSizes(t *testing.T) {
 	for _, n := range sizes {
 		for _, scheme := range []string{"staged", "atomics"} {
 			t.Run(fmt.Sprintf("wg%d-%s", n, scheme), func(t *testing.T) {
+				needOpenCL(t)
 				r, err := op2.NewRuntime(op2.Config{Backend: "opencl", CacheDir: cacheDir, DeviceWorkGroupSize: n, DeviceScheme: scheme, DeviceLayout: "soa"})
 				if err != nil {
 					t.Skipf("device refuses: %v", err)

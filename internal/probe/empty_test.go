@@ -12,9 +12,9 @@ import (
 // views, subsets, mixed dats, Global reductions of dim 3, recorded chains
 // (fusion, tiling) and copies between runtimes of different backends.
 
-// probe37EmptyConfigs are the configurations the empty-set probes run:
+// emptyConfigs are the configurations the empty-set probes run:
 // the host backends, and opencl in both layouts and schemes.
-func probe37EmptyConfigs(t *testing.T) []op2.Config {
+func emptyConfigs(t *testing.T) []op2.Config {
 	cfgs := []op2.Config{{Backend: "sequential"}, {Backend: "openmp", Threads: 2, OpenMPScheme: "owner"}}
 	if haveOpenCL() {
 		cfgs = append(cfgs,
@@ -25,18 +25,18 @@ func probe37EmptyConfigs(t *testing.T) []op2.Config {
 	return cfgs
 }
 
-func probe37EachEmpty(t *testing.T, f func(t *testing.T, r *op2.Runtime)) {
-	for _, cfg := range probe37EmptyConfigs(t) {
+func eachEmpty(t *testing.T, f func(t *testing.T, r *op2.Runtime)) {
+	for _, cfg := range emptyConfigs(t) {
 		cfg.CacheDir = cacheDir
 		t.Run(cfgName(cfg), func(t *testing.T) { f(t, must(op2.NewRuntime(cfg))) })
 	}
 }
 
-// TestProbe37EmptyExtruded: an extruded set over an empty base set, with
+// TestEmptyExtruded: an extruded set over an empty base set, with
 // dim-3 extruded dats read and incremented through an extruded map, a
 // dim-3 Global incremented and a dim-3 Min and Max: nothing changes.
-func TestProbe37EmptyExtruded(t *testing.T) {
-	probe37EachEmpty(t, func(t *testing.T, r *op2.Runtime) {
+func TestEmptyExtruded(t *testing.T) {
+	eachEmpty(t, func(t *testing.T, r *op2.Runtime) {
 		cells := must(op2.NewSet(0, "cells"))
 		nodes := must(op2.NewSet(0, "nodes"))
 		cn := must(op2.NewMap(cells, nodes, 2, nil, "cn"))
@@ -61,11 +61,11 @@ func TestProbe37EmptyExtruded(t *testing.T) {
 	})
 }
 
-// TestProbe37EmptyViewsSubsetsMixed: views of a dim-3 Dat on an empty
+// TestEmptyViewsSubsetsMixed: views of a dim-3 Dat on an empty
 // set, a loop over an empty subset of a non-empty set with dim-3 dats
 // (in soa), and a mixed dat with an empty block.
-func TestProbe37EmptyViewsSubsetsMixed(t *testing.T) {
-	probe37EachEmpty(t, func(t *testing.T, r *op2.Runtime) {
+func TestEmptyViewsSubsetsMixed(t *testing.T) {
+	eachEmpty(t, func(t *testing.T, r *op2.Runtime) {
 		empty := must(op2.NewSet(0, "empty"))
 		x := must(op2.NewDat[float64](empty, 3, nil, "x"))
 		view := must(x.View(2))
@@ -110,11 +110,11 @@ func TestProbe37EmptyViewsSubsetsMixed(t *testing.T) {
 	})
 }
 
-// TestProbe37EmptyChains: a recorded chain (Lazy) of loops over an empty
+// TestEmptyChains: a recorded chain (Lazy) of loops over an empty
 // set with dim-3 dats, fused ("on") and tiled (Tile 4) on the host, and
 // recorded on opencl in soa; then Zero and CopyTo between runtimes of two
 // backends.
-func TestProbe37EmptyChains(t *testing.T) {
+func TestEmptyChains(t *testing.T) {
 	cfgs := []op2.Config{
 		{Backend: "sequential", Lazy: true, Fusion: "on"},
 		{Backend: "openmp", Threads: 2, Lazy: true, Fusion: "on", Tile: 4},

@@ -12,21 +12,21 @@ import (
 // (exec.Settings). These probes try spellings (case, spaces), the
 // environment against Config, and Configure after a refused Configure.
 
-// probe37Spelling configures one choice setting spelt value and reports
+// spelling configures one choice setting spelt value and reports
 // whether Configure took it.
-func probe37Spelling(t *testing.T, set func(c *op2.Config, v string), v string) error {
+func spelling(t *testing.T, set func(c *op2.Config, v string), v string) error {
 	t.Helper()
 	cfg := op2.Config{Backend: "sequential", CacheDir: cacheDir}
 	set(&cfg, v)
 	return op2.Configure(cfg)
 }
 
-// TestProbe37ChoiceSpellings: the settings that name one of a few choices
+// TestChoiceSpellings: the settings that name one of a few choices
 // take the same spellings. OpenMPScheme, SIMD and OpenCLDevice take any
 // case and surrounding spaces ("OWNER", " colour ", "SIMD8", "CPU"); the
 // probe asks the same of DeviceScheme, DeviceLayout and Fusion, as
 // Config and as OP2_* variables.
-func TestProbe37ChoiceSpellings(t *testing.T) {
+func TestChoiceSpellings(t *testing.T) {
 	// Finding 2: DeviceScheme, DeviceLayout and Fusion refuse "SOA",
 	// " soa", "Atomics", " staged", "ON", "off " (and the same through
 	// OP2_DEVICE_LAYOUT...), while OpenMPScheme, SIMD and OpenCLDevice
@@ -48,7 +48,7 @@ func TestProbe37ChoiceSpellings(t *testing.T) {
 	var refused []string
 	for _, s := range settings {
 		for _, v := range s.values {
-			if err := probe37Spelling(t, s.set, v); err != nil {
+			if err := spelling(t, s.set, v); err != nil {
 				refused = append(refused, "Config."+s.name+"="+strconvQuote(v)+": "+err.Error())
 			}
 			t.Setenv(s.env, v)
@@ -66,11 +66,11 @@ func TestProbe37ChoiceSpellings(t *testing.T) {
 
 func strconvQuote(s string) string { return `"` + s + `"` }
 
-// TestProbe37EnvAndConfig: Config's values win over the environment's;
+// TestEnvAndConfig: Config's values win over the environment's;
 // OP2_LOG of spaces means no logger; Configure after a refused Configure
 // (bad Config, then bad variable) takes the next good one; bools set in
 // the environment stay on (documented "also enabled by").
-func TestProbe37EnvAndConfig(t *testing.T) {
+func TestEnvAndConfig(t *testing.T) {
 	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cacheDir})) }()
 	t.Setenv("OP2_LOG", "  ")
 	check(t, op2.Configure(op2.Config{Backend: "sequential", CacheDir: cacheDir}))
@@ -130,11 +130,11 @@ func TestProbe37EnvAndConfig(t *testing.T) {
 	t.Setenv("OMP_NUM_THREADS", "2")
 }
 
-// TestProbe37NumericSpellings: numeric variables with surrounding spaces.
+// TestNumericSpellings: numeric variables with surrounding spaces.
 // OMP_NUM_THREADS=" 2" and OP2_DEVICE_WORKGROUP=" 64" are taken (their
 // parsers trim); the probe asks the same of OP2_BLOCK_SIZE, OP2_TILE
 // and OP2_CUDA_DEVICE, and of the booleans (OP2_TIMING=" 1").
-func TestProbe37NumericSpellings(t *testing.T) {
+func TestNumericSpellings(t *testing.T) {
 	// Finding 3 (low): OP2_BLOCK_SIZE=" 8", OP2_TILE="4 ",
 	// OP2_CUDA_DEVICE=" 0" and OP2_TIMING=" true" are refused while
 	// OMP_NUM_THREADS=" 2" and OP2_DEVICE_WORKGROUP=" 64" are taken.

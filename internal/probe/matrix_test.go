@@ -2,8 +2,8 @@ package probe_test
 
 // Independent probes of the sparse-matrix feature (issue 23), written from
 // the outside against the public API and kept as regression tests; the
-// findings are in MATRIX_FINDINGS.md. Probes of fixes still pending are
-// skipped with the reason ("solver fix pending (issue 23)").
+// findings, all fixed, are in
+// docs/history/probe-matrix-findings-2026-11-24.md.
 
 import (
 	"fmt"
@@ -18,21 +18,31 @@ import (
 	"testing"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/testreq"
 )
 
-// haveOpenCL reports whether the opencl backend starts here (PoCL in CI).
-var haveOpenCL = sync.OnceValue(func() bool {
+// openCLErr is the error of starting the opencl backend here (PoCL in CI).
+var openCLErr = sync.OnceValue(func() error {
 	_, err := op2.NewRuntime(op2.Config{Backend: "opencl"})
-	return err == nil
+	return err
 })
 
-// needOpenCL skips t when the opencl backend does not start here.
+// haveOpenCL reports whether the opencl backend starts here. Probes that
+// add opencl configurations only where it does are covered by
+// TestProbeOpenCL, which records its absence.
+func haveOpenCL() bool { return openCLErr() == nil }
+
+// needOpenCL skips t when the opencl backend's driver or device is
+// missing here, and fails it when OP2_REQUIRE names opencl or the backend
+// fails for another reason.
 func needOpenCL(t *testing.T) {
 	t.Helper()
-	if !haveOpenCL() {
-		t.Skip("opencl backend unavailable")
-	}
+	testreq.Check(t, "opencl", openCLErr(), op2.ErrBackendUnavailable)
 }
+
+// TestProbeOpenCL records, as a skip (a failure under OP2_REQUIRE), that
+// the probes leave their opencl configurations out.
+func TestProbeOpenCL(t *testing.T) { needOpenCL(t) }
 
 func iota32[T ~int32 | ~float64 | ~float32](n int) []T {
 	s := make([]T, n)
@@ -1271,6 +1281,7 @@ func TestProbeMatLargestElementBigGroups(t *testing.T) {
 	for _, wg := range []int{256, 512, 1024} {
 		for _, scheme := range []string{"staged", "atomics"} {
 			t.Run(fmt.Sprintf("wg%d-%s", wg, scheme), func(t *testing.T) {
+				needOpenCL(t)
 				r, err := op2.NewRuntime(op2.Config{Backend: "opencl", DeviceScheme: scheme, DeviceWorkGroupSize: wg})
 				if err != nil {
 					t.Skipf("work-group size %d: %v", wg, err)
@@ -1543,6 +1554,9 @@ func TestProbeMatTwoBigElementsWG512(t *testing.T) {
 				for i := 0; i < tc.ar; i++ {
 					tab = append(tab, int32((e*7+i*3)%nn))
 				}
+			}
+			if tc.backend == "opencl" {
+				needOpenCL(t)
 			}
 			r, err := op2.NewRuntime(op2.Config{Backend: tc.backend, DeviceWorkGroupSize: tc.wg})
 			if err != nil {
