@@ -1,14 +1,13 @@
 package mgcfd
 
 import (
-	"errors"
 	"math"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/nvrtc"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // The original MG-CFD's structures.h declares double3 for host compilers
@@ -57,10 +56,7 @@ func TestHostOnlyDouble3(t *testing.T) {
 		t.Errorf("sequential: rms %.17g, want %.17g (or the variables differ)", rms, wantRMS)
 	}
 	if err := op2.Configure(op2.Config{Backend: "opencl"}); err != nil {
-		if errors.Is(err, op2.ErrBackendUnavailable) {
-			t.Skipf("opencl: %v", err)
-		}
-		t.Fatal(err)
+		testreq.Check(t, "opencl", err, op2.ErrBackendUnavailable)
 	}
 	defer op2.Configure(op2.Config{Backend: "sequential"})
 	rms, vars = solve(t, m, cycles)
@@ -102,12 +98,7 @@ func equalRuns(rms []float64, vars [][]float64, wantRMS []float64, wantVars [][]
 // GPU needed), without a warning.
 func TestDouble3NVRTC(t *testing.T) {
 	nv, err := nvrtc.Load()
-	if err != nil {
-		if os.Getenv("OP2_REQUIRE_NVRTC") != "" {
-			t.Fatalf("OP2_REQUIRE_NVRTC is set but: %v", err)
-		}
-		t.Skipf("NVRTC is not installed: %v", err)
-	}
+	testreq.Check(t, "nvrtc", err, nvrtc.ErrUnavailable)
 	m := sequentialMesh(t, 5, 1)
 	for _, form := range []string{"own", "host only"} {
 		t.Run(form, func(t *testing.T) {
