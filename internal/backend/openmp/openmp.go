@@ -26,7 +26,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/codegen/hostc"
@@ -81,22 +80,20 @@ func init() {
 // on 2 threads against 2 µs on one (docs/perf.md).
 const SpinCount = "1000"
 
-var waitOnce sync.Once
-
 // setWaitDefaults sets GOMP_SPINCOUNT to SpinCount unless the environment
 // sets it or OMP_WAIT_POLICY (the user's choice stands), before the
 // backend's first loop loads libgomp, which reads them once, when it is
 // loaded. GoOP2 loads libgomp only with the openmp backend's generated
 // code (package internal/linalg uses goroutines); a program that links
 // libgomp itself has it read the environment at start-up, unchanged.
+// Calling it again does nothing (GOMP_SPINCOUNT is then set), and two
+// calls at once both set the same value.
 func setWaitDefaults() {
-	waitOnce.Do(func() {
-		_, policy := os.LookupEnv("OMP_WAIT_POLICY")
-		_, spin := os.LookupEnv("GOMP_SPINCOUNT")
-		if !policy && !spin {
-			os.Setenv("GOMP_SPINCOUNT", SpinCount)
-		}
-	})
+	_, policy := os.LookupEnv("OMP_WAIT_POLICY")
+	_, spin := os.LookupEnv("GOMP_SPINCOUNT")
+	if !policy && !spin {
+		os.Setenv("GOMP_SPINCOUNT", SpinCount)
+	}
 }
 
 type backend struct {
