@@ -247,19 +247,7 @@ func TestAutoCheckpointRefusesAnotherPath(t *testing.T) {
 		op2.Finalize() // says the run ended before the checkpoint's loop
 		return
 	}
-	needHDF5(t)
-	cache := os.Getenv("OP2_CACHE_DIR")
-	path := filepath.Join(t.TempDir(), "auto.ckpt")
-	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) }()
-	r := newCkptRun(t)
-	defer r.k.Remove()
-	check(t, op2.Configure(op2.Config{CacheDir: cache, Checkpoint: path, CheckpointEvery: "3"}))
-	for range 8 {
-		check(t, r.step())
-	}
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("no automatic checkpoint after 8 loops every 3: %v", err)
-	}
+	path := writeAutoCheckpoint(t)
 	mpitest.Run(t, 1, 2*time.Minute, "OP2_CHECKPOINT="+path, "OP2_CHECKPOINT_EVERY=3")
 }
 

@@ -185,6 +185,14 @@ func TestAutoCheckpointEndsEarly(t *testing.T) {
 		}
 		return
 	}
+	path := writeAutoCheckpoint(t)
+	mpitest.Run(t, 1, 2*time.Minute, "OP2_CHECKPOINT="+path, "OP2_CHECKPOINT_EVERY=3")
+}
+
+// writeAutoCheckpoint runs 8 steps of newCkptRun in this process with
+// automatic checkpoints every 3 loops and returns the file they wrote.
+func writeAutoCheckpoint(t *testing.T) string {
+	t.Helper()
 	needHDF5(t)
 	cache := os.Getenv("OP2_CACHE_DIR")
 	path := filepath.Join(t.TempDir(), "auto.ckpt")
@@ -198,7 +206,7 @@ func TestAutoCheckpointEndsEarly(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("no automatic checkpoint after 8 loops every 3: %v", err)
 	}
-	mpitest.Run(t, 1, 2*time.Minute, "OP2_CHECKPOINT="+path, "OP2_CHECKPOINT_EVERY=3")
+	return path
 }
 
 // TestAutoCheckpointLoopAllocations: with automatic checkpoints on, a
