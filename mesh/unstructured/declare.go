@@ -127,30 +127,41 @@ func declare(src *source, opts Options) (*Mesh, error) {
 
 // makeGroups makes the named groups' subsets from the tags.
 func (m *Mesh) makeGroups(src *source) error {
-	pick := func(tags *op2.Dat[int32], want int32) []int32 {
+	pick := func(tags *op2.Dat[int32], want int32) ([]int32, error) {
+		vals, err := tags.DataROErr()
+		if err != nil {
+			return nil, err
+		}
 		var idx []int32
 		d := tags.Dim()
-		for i, t := range tags.DataRO() {
+		for i, t := range vals {
 			if t == want && (len(idx) == 0 || idx[len(idx)-1] != int32(i/d)) {
 				idx = append(idx, int32(i/d))
 			}
 		}
-		return idx
+		return idx, nil
 	}
 	for _, g := range src.groups {
 		gr := Group{Name: g.Name, Tag: g.Tag, Dim: g.Dim}
 		var err error
 		switch g.Dim {
 		case m.Dim:
-			gr.Cells, err = op2.NewSubset(m.Cells, pick(m.CellTags, g.Tag))
+			var idx []int32
+			if idx, err = pick(m.CellTags, g.Tag); err == nil {
+				gr.Cells, err = op2.NewSubset(m.Cells, idx)
+			}
 		case m.Dim - 1:
 			for _, side := range []struct {
 				facets []Facets
 				into   *[]*op2.Subset
 			}{{m.Interior, &gr.Interior}, {m.Boundary, &gr.Boundary}} {
 				for _, f := range side.facets {
+					var idx []int32
+					if idx, err = pick(f.Tags, g.Tag); err != nil {
+						break
+					}
 					var sub *op2.Subset
-					if sub, err = op2.NewSubset(f.Set, pick(f.Tags, g.Tag)); err != nil {
+					if sub, err = op2.NewSubset(f.Set, idx); err != nil {
 						break
 					}
 					*side.into = append(*side.into, sub)
