@@ -266,7 +266,8 @@ func (p *process) autoBefore(l *core.Loop) (skip bool, err error) {
 		}
 		for _, d := range p.LiveData() {
 			s := d.Storage()
-			if k, ok := a.stale[s.ID]; ok && d.(interface{ omitted() bool }).omitted() {
+			o, isDat := d.(interface{ omitted() bool })
+			if k, ok := a.stale[s.ID]; ok && isDat && o.omitted() {
 				if a.unrestored == nil {
 					a.unrestored = map[uint64]string{}
 				}
@@ -277,6 +278,9 @@ func (p *process) autoBefore(l *core.Loop) (skip bool, err error) {
 		a.since, a.sinceN = time.Now(), idx
 		p.autoLog(slog.LevelInfo, "op2: restored the automatic checkpoint", slog.String("file", a.path), slog.Int64("loop", idx),
 			slog.Int64("loops_run_again", a.rerunTo), slog.Int64("loops_skipped", idx-a.rerunTo))
+		if len(a.unrestored) > 0 {
+			return false, a.checkUnrestored(l) // the loop at the checkpoint reads them too
+		}
 		return false, nil
 	}
 	if len(a.unrestored) > 0 {
