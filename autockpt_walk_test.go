@@ -2,11 +2,7 @@ package op2_test
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -28,46 +24,41 @@ func TestHostAccessIsSeenByCheckpoints(t *testing.T) {
 		"write":           "writes a checkpoint (Checkpoint observes every dat)",
 		"apply":           "restores a checkpoint",
 	}
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range pkgs {
-		for file, f := range p.Files {
-			for _, d := range f.Decls {
-				fd, ok := d.(*ast.FuncDecl)
-				if !ok || fd.Body == nil {
-					continue
-				}
-				var access, seen bool
-				ast.Inspect(fd.Body, func(n ast.Node) bool {
-					c, ok := n.(*ast.CallExpr)
-					if !ok {
-						return true
-					}
-					switch fun := c.Fun.(type) {
-					case *ast.SelectorExpr:
-						switch fun.Sel.Name {
-						case "HostAccess", "ReadRange", "CopyFrom":
-							access = true
-						case "hostRead", "hostWrote", "hostProduct", "hostReadAll":
-							seen = true
-						}
-					case *ast.Ident:
-						seen = seen || fun.Name == "observe"
-					}
-					return true
-				})
-				if !access || seen {
-					continue
-				}
-				name := fd.Name.Name
-				if _, ok := exempt[name]; ok || filepath.Base(file) == "global.go" { // Globals: the log of reductions holds their values
-					continue
-				}
-				t.Errorf("%s: %s reads or writes data on the host without telling the automatic checkpoints (hostRead, hostWrote, hostProduct, observe)", fset.Position(fd.Pos()), name)
+	fset, files := parsePackage(t)
+	for _, f := range files {
+		file := fset.Position(f.Pos()).Filename
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
 			}
+			var access, seen bool
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				c, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				switch fun := c.Fun.(type) {
+				case *ast.SelectorExpr:
+					switch fun.Sel.Name {
+					case "HostAccess", "ReadRange", "CopyFrom":
+						access = true
+					case "hostRead", "hostWrote", "hostProduct", "hostReadAll":
+						seen = true
+					}
+				case *ast.Ident:
+					seen = seen || fun.Name == "observe"
+				}
+				return true
+			})
+			if !access || seen {
+				continue
+			}
+			name := fd.Name.Name
+			if _, ok := exempt[name]; ok || filepath.Base(file) == "global.go" { // Globals: the log of reductions holds their values
+				continue
+			}
+			t.Errorf("%s: %s reads or writes data on the host without telling the automatic checkpoints (hostRead, hostWrote, hostProduct, observe)", fset.Position(fd.Pos()), name)
 		}
 	}
 }
