@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/engine"
 )
@@ -53,7 +54,7 @@ func NewConst[T Scalar](dim int, data []T, name string) (*Const[T], error) {
 // NewConstIn declares a constant in runtime r: kernels of loops run by r
 // see it by name. The rules are NewConst's.
 func NewConstIn[T Scalar](r *Runtime, dim int, data []T, name string) (*Const[T], error) {
-	if why := core.ConstNameProblem(name); why != "" {
+	if why := cfront.ConstNameProblem(name); why != "" {
 		return nil, fmt.Errorf("op2: const %q: %s", name, why)
 	}
 	if _, err := checkShape(fmt.Sprintf("const %q", name), "dim", 1, dim, scalarType[T]().Size()); err != nil {

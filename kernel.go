@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/core"
 )
@@ -82,7 +83,7 @@ func (k *Kernel) parse() (*core.KernelInfo, error) {
 			k.err = fmt.Errorf("op2: kernel name %q is not a C identifier", k.c.Name)
 			return
 		}
-		k.info, k.err = core.ParseKernel(k.c.Source, k.c.Name)
+		k.info, k.err = cfront.ParseKernel(k.c.Source, k.c.Name)
 		if k.err != nil {
 			k.err = fmt.Errorf("op2: kernel %q: %w", k.c.Name, k.err)
 			return

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
@@ -111,7 +112,7 @@ func (f *fixture) dat(name string, set *core.Set, dim int, vals []float64) *core
 
 func loopOf(t *testing.T, src, name string, set *core.Set, consts []*core.Const, args ...core.Arg) *core.Loop {
 	t.Helper()
-	info, err := core.ParseKernel(src, name)
+	info, err := cfront.ParseKernel(src, name)
 	if err != nil {
 		t.Fatal(err)
 	}

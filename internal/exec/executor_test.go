@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
 
@@ -129,7 +130,7 @@ func newMesh(t *testing.T, coreN, owned, exec int) *mesh {
 func (ms *mesh) values(s *core.Storage) []float64 { return unsafe.Slice((*float64)(s.Host), s.Len) }
 
 func kernel(t *testing.T, src, name string) *core.Kernel {
-	info, err := core.ParseKernel(src, name)
+	info, err := cfront.ParseKernel(src, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/core"
 )
@@ -338,7 +339,7 @@ func (f *Fuser) kernel(loops []*core.Loop, args []core.Arg) (*core.Kernel, error
 		pos += len(l.Args)
 	}
 	src.WriteString("}\n")
-	info, err := core.ParseKernel(src.String(), name)
+	info, err := cfront.ParseKernel(src.String(), name)
 	if err != nil {
 		return nil, fmt.Errorf("the fused kernel %s: %w", name, err)
 	}
@@ -363,7 +364,7 @@ func argAt(loops []*core.Loop, pos int) (*core.Loop, int) {
 // fresh returns name, or name with a number appended, that is not in used
 // and is a name the kernel reader accepts.
 func fresh(name string, used map[string]bool) string {
-	if strings.HasPrefix(strings.ToLower(name), core.ReservedPrefix) {
+	if strings.HasPrefix(strings.ToLower(name), cfront.ReservedPrefix) {
 		name = "k" + name
 	}
 	cand := name
@@ -416,7 +417,7 @@ func lineIsDirective(code string, i int) bool {
 func (f *Fuser) body(l *core.Loop, last bool, pnames []string, pos int) (string, error) {
 	info := l.Kernel.Info
 	name := l.Kernel.Name
-	kb, err := info.Body()
+	kb, err := cfront.Body(info)
 	if kb.Directive {
 		return "", fmt.Errorf("kernel %s has a preprocessor directive in its body", name)
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/core"
 )
 
@@ -32,7 +33,7 @@ func newMesh() *mesh {
 
 func kernel(t *testing.T, name, src string) *core.Kernel {
 	t.Helper()
-	info, err := core.ParseKernel(src, name)
+	info, err := cfront.ParseKernel(src, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
 )
@@ -47,7 +48,7 @@ func TestTileLanes(t *testing.T) {
 // on for the loops after it.
 func TestBuildLanesFailures(t *testing.T) {
 	src := `void k(const double *a, double *b) { b[0] = 2 * a[0]; }`
-	info, err := core.ParseKernel(src, "k")
+	info, err := cfront.ParseKernel(src, "k")
 	if err != nil {
 		t.Fatal(err)
 	}

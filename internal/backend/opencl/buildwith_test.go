@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
@@ -60,7 +61,7 @@ func newMeshLoops(t *testing.T, n int) *meshLoops {
 	}
 	ws, as, gs := dat("w", edges, w), dat("acc", nodes, ml.acc), dat("total", nil, ml.total)
 	loop := func(src, name string, args ...core.Arg) *core.Loop {
-		info, err := core.ParseKernel(src, name)
+		info, err := cfront.ParseKernel(src, name)
 		if err != nil {
 			t.Fatal(err)
 		}

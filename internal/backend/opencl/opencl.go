@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/goop2/op2/internal/cache"
+	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/devrt"
@@ -395,7 +396,7 @@ func missingFunctionsHint(l *core.Loop, log string) string {
 	if info == nil {
 		return ""
 	}
-	model, err := info.Model()
+	model, err := cfront.Model(info)
 	if err != nil {
 		return ""
 	}

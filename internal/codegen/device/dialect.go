@@ -3,6 +3,7 @@ package device
 import (
 	"strings"
 
+	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
 )
@@ -88,7 +89,7 @@ type Dialect struct {
 	// source's #if groups are evaluated, so that a name the source
 	// declares only for other compilers (#ifndef __OPENCL_VERSION__) is
 	// the language's own in the device code, not renamed (Builtin).
-	Predefined core.Predefined
+	Predefined cfront.Predefined
 }
 
 // OpenCL is OpenCL C 1.2.
@@ -128,7 +129,7 @@ var OpenCL = &Dialect{
 	Reserved:       openCLReserved,
 	// As PoCL's clang defines them with -cl-std=CL1.2 (and every OpenCL
 	// C 1.2 compiler must).
-	Predefined: core.Predefined{
+	Predefined: cfront.Predefined{
 		Defined:   []string{"__OPENCL_VERSION__", "__OPENCL_C_VERSION__", "CL_VERSION_1_0", "CL_VERSION_1_1", "CL_VERSION_1_2"},
 		Undefined: []string{"__cplusplus", "__CUDACC__", "__CUDACC_RTC__", "__CUDA_ARCH__", "__NVCC__"},
 	},
@@ -178,7 +179,7 @@ var CUDA = &Dialect{
 	Builtin:       cudaBuiltin,
 	// As NVRTC defines them (11.8, checked; its guide lists them). It
 	// does not define __NVCC__, which nvcc does: left unknown.
-	Predefined: core.Predefined{
+	Predefined: cfront.Predefined{
 		Defined:   []string{"__CUDACC__", "__CUDACC_RTC__", "__CUDA_ARCH__", "__cplusplus", "__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__"},
 		Undefined: []string{"__OPENCL_VERSION__", "__OPENCL_C_VERSION__", "CL_VERSION_1_0", "CL_VERSION_1_1", "CL_VERSION_1_2"},
 	},

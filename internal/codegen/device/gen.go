@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
@@ -111,7 +112,7 @@ const MaxDirectGroups = 4096
 // Copies cost time on some devices (PoCL keeps private arrays in memory),
 // so only arguments the kernel passes on get them: to a function or macro,
 // into a pointer variable, through pointer arithmetic (see
-// core.SourceModel.PassedOn); an argument the kernel only indexes or
+// cfront.SourceModel.PassedOn); an argument the kernel only indexes or
 // dereferences gets a qualified pointer, which is just as valid there.
 //
 // Copies of large arguments would exhaust registers and private memory,
@@ -166,7 +167,7 @@ type Layout struct {
 	src        *userSource // the kernel source, read
 	d          *Dialect    // the language written
 	kdef       int         // the kernel's definition in src.defs
-	passed     []bool      // per kernel parameter: the kernel passes it on (core.SourceModel.PassedOn)
+	passed     []bool      // per kernel parameter: the kernel passes it on (cfront.SourceModel.PassedOn)
 }
 
 // ConstSlot is a constant's place in the constant buffer.
@@ -365,7 +366,7 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 		return nil, fmt.Errorf("%s: kernel %q is C++ (Kernel.CXX), and the %s backend compiles %s only: C++ for OpenCL is not generated (PoCL, the driver GoOP2 is tested with, refuses -cl-std=CLC++); run C++ kernels on sequential, openmp or cuda, or write the kernel in C", l.Name(), l.Kernel.Name, d.Name, d.Language)
 	}
 	n := len(l.Args)
-	m, err := l.Kernel.Info.Model()
+	m, err := cfront.Model(l.Kernel.Info)
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading the kernel source: %w", l.Name(), err)
 	}
@@ -376,7 +377,7 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 	sig := l.Sig
 	lay := &Layout{Base: sig.Base, Inds: sig.Ind, NInd: sig.NInd, DSArg: sig.DSArg, Reductions: sig.Reductions, priv: make([]bool, n), src: u, d: d, soa: opts.SoA, wg: wg}
 	info := l.Kernel.Info
-	lay.kdef = slices.IndexFunc(u.Defs, func(f core.FuncDecl) bool { return f.NameAt == info.NameStart })
+	lay.kdef = slices.IndexFunc(u.Defs, func(f cfront.FuncDecl) bool { return f.NameAt == info.NameStart })
 	if lay.kdef < 0 {
 		return nil, fmt.Errorf("%s: the opencl generator cannot find the definition of %q that the kernel reader found", l.Name(), l.Kernel.Name)
 	}
@@ -467,7 +468,7 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 		}
 	}
 	for _, c := range l.Consts {
-		if why := core.OpenCLNameProblem(c.Name); why != "" {
+		if why := cfront.OpenCLNameProblem(c.Name); why != "" {
 			return nil, fmt.Errorf("const %q: its name is %s; rename the constant", c.Name, why)
 		}
 		off := (lay.ConstBytes + 7) &^ 7
@@ -851,7 +852,7 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 	if len(params) == 0 {
 		kernelList = "void"
 	}
-	list := func(f *core.FuncDecl) edit {
+	list := func(f *cfront.FuncDecl) edit {
 		switch {
 		case f.Name == k.Name:
 			return edit{f.ListStart, f.ListEnd, kernelList}

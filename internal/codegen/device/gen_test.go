@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/core"
 )
 
@@ -45,7 +46,7 @@ func newConst(name string, vals ...float64) *core.Const {
 
 func loop(t *testing.T, src, name string, set *core.Set, consts []*core.Const, args ...core.Arg) *core.Loop {
 	t.Helper()
-	info, err := core.ParseKernel(src, name)
+	info, err := cfront.ParseKernel(src, name)
 	if err != nil {
 		t.Fatal(err)
 	}

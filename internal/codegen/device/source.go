@@ -4,11 +4,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/cfront"
 )
 
 // The generator adapts the user's kernel source with what the kernel
-// model (core.SourceModel, read once per kernel: KernelInfo.Model) says
+// model (cfront.SourceModel, read once per kernel: cfront.Model) says
 // of it: the functions it defines and declares, the calls between them,
 // its typedef names, the macros it defines and the headers it includes.
 // Every position is an offset into the original source, so the source
@@ -17,7 +17,7 @@ import (
 // userSource is what the generator knows about a kernel's source: the
 // kernel model, and the names the dialect makes it rename.
 type userSource struct {
-	*core.SourceModel
+	*cfront.SourceModel
 	// includes are the spans of the #include directives of headers
 	// OpenCL C provides (builtinHeaders), which are dropped.
 	includes [][2]int
@@ -30,7 +30,7 @@ type userSource struct {
 }
 
 // newUserSource is the generator's view of model m.
-func newUserSource(m *core.SourceModel) *userSource {
+func newUserSource(m *cfront.SourceModel) *userSource {
 	u := &userSource{SourceModel: m}
 	for _, in := range m.Includes {
 		if builtinHeaders[in.Header] {
@@ -42,7 +42,7 @@ func newUserSource(m *core.SourceModel) *userSource {
 
 // scanSource reads src, which need not define a kernel.
 func scanSource(src string) (*userSource, error) {
-	m, err := core.ReadSource(src)
+	m, err := cfront.ReadSource(src)
 	if err != nil {
 		return nil, err
 	}

@@ -3,8 +3,8 @@ package device
 import (
 	"strings"
 
+	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/clex"
-	"github.com/goop2/op2/internal/core"
 )
 
 // A kernel source is C for the host compilers, which know nothing of the
@@ -58,10 +58,10 @@ func cudaVector(name string) bool {
 }
 
 // openCLBuiltin reports whether OpenCL C reserves or predefines name (its
-// keywords, scalar and vector types, the built-ins core.OpenCLNameProblem
+// keywords, scalar and vector types, the built-ins cfront.OpenCLNameProblem
 // lists) or the generated preamble declares it.
 func openCLBuiltin(name string) bool {
-	return sharedBuiltins[name] || core.OpenCLNameProblem(name) != ""
+	return sharedBuiltins[name] || cfront.OpenCLNameProblem(name) != ""
 }
 
 // openCLForeignTypes are the type names OpenCL C has built in that no C
@@ -75,7 +75,7 @@ var openCLForeignTypes = setOf(strings.Fields(`half quad uchar event_t sampler_t
 // kernel...), a type no C header declares (half, uchar, image2d_t...), a
 // built-in function or a CLK_ macro.
 func openCLReserved(name string) bool {
-	switch core.OpenCLNameProblem(name) {
+	switch cfront.OpenCLNameProblem(name) {
 	case "an OpenCL C keyword", "an OpenCL C built-in function":
 		return true
 	}
@@ -109,7 +109,7 @@ func (u *userSource) renameBuiltins(d *Dialect) error {
 		}
 	}
 	note := func(name string, at int) {
-		if d.Builtin != nil && d.Builtin(name) && !core.InSpans(skipped, at) {
+		if d.Builtin != nil && d.Builtin(name) && !cfront.InSpans(skipped, at) {
 			u.renamed[name] = true
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/core"
 )
 
@@ -55,7 +56,7 @@ func (g *Gen) Printf(format string, a ...any) { fmt.Fprintf(&g.Builder, format, 
 
 // Prelude writes the headers, the constants the kernel uses and the kernel.
 //
-// The parameters of READ arguments are declared const (core.ReadOnlySource)
+// The parameters of READ arguments are declared const (cfront.ReadOnlySource)
 // and code that discards a const qualifier is an error in the kernel
 // source (strictConstPush), so a kernel that would write to a READ
 // argument does not compile.
@@ -100,12 +101,12 @@ func (g *Gen) Prelude(l *core.Loop) {
 	}
 	if l.Kernel.CXX {
 		// C++ refuses code that discards const by its own rules.
-		g.Printf("\n/* user kernel %s (C++) */\n%s\n/* end of user kernel */\n", l.Kernel.Name, core.ReadOnlySource(l))
+		g.Printf("\n/* user kernel %s (C++) */\n%s\n/* end of user kernel */\n", l.Kernel.Name, cfront.ReadOnlySource(l))
 		if g.Lanes > 0 {
 			g.Printf("/* its lane form (%d lanes) */\n%s", g.Lanes, g.LaneSource)
 		}
 	} else {
-		g.Printf("\n%s\n/* user kernel %s */\n%s\n/* end of user kernel */\n", strictConstPush, l.Kernel.Name, core.ReadOnlySource(l))
+		g.Printf("\n%s\n/* user kernel %s */\n%s\n/* end of user kernel */\n", strictConstPush, l.Kernel.Name, cfront.ReadOnlySource(l))
 		if g.Lanes > 0 {
 			g.Printf("/* its lane form (%d lanes) */\n%s", g.Lanes, g.LaneSource)
 		}

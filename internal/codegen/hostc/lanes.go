@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/core"
 )
@@ -170,7 +171,7 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 	// The body as the compiler sees it (the kernel model's): macros
 	// expanded, so that a use of a parameter inside a macro is seen (and
 	// the lane form does not depend on the macros).
-	body, err := info.Body()
+	body, err := cfront.Body(info)
 	if body.Directive {
 		return "", fmt.Errorf("kernel %s has a preprocessor directive in its body", l.Kernel.Name)
 	}
@@ -210,7 +211,7 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 		}
 		decls = append(decls, v.declare(name))
 	}
-	model, err := info.Model()
+	model, err := cfront.Model(info)
 	if err != nil {
 		return "", fmt.Errorf("kernel %s: %w", l.Kernel.Name, err)
 	}
@@ -252,7 +253,7 @@ func (v laneVar) declare(name string) string { return fmt.Sprintf("%s %s%s", v.d
 type laneHelpers struct {
 	l      *core.Loop
 	info   *core.KernelInfo
-	model  *core.SourceModel
+	model  *cfront.SourceModel
 	names  map[string]string // key (helper and its lane parameters) -> the copy's name
 	making map[string]bool   // the copies being made (a recursive helper calls one)
 	out    strings.Builder
@@ -277,7 +278,7 @@ var helperHeadWords = map[string]bool{"static": true, "inline": true, "__inline"
 // copyOf returns the name of the lane form of helper def called with the
 // lane arrays vars at the parameter positions pos, making it first if
 // need be.
-func (h *laneHelpers) copyOf(def *core.FuncDecl, defIdx int, pos []int, vars []laneVar, depth int) (string, error) {
+func (h *laneHelpers) copyOf(def *cfront.FuncDecl, defIdx int, pos []int, vars []laneVar, depth int) (string, error) {
 	kname := h.l.Kernel.Name
 	if depth >= maxHelperDepth {
 		return "", fmt.Errorf("kernel %s passes its parameters through more than %d helpers (%s)", kname, maxHelperDepth, def.Name)
@@ -321,7 +322,7 @@ func (h *laneHelpers) copyOf(def *core.FuncDecl, defIdx int, pos []int, vars []l
 			return "", fmt.Errorf("kernel %s passes a parameter to %s, whose declaration has %q before its name", kname, def.Name, t.Text)
 		}
 	}
-	params := h.info.HelperParams(*def)
+	params := cfront.HelperParams(h.info, *def)
 	lane := map[string]laneVar{}
 	decls := make([]string, len(params))
 	for k, p := range params {
@@ -1112,7 +1113,7 @@ var scalarMath = func() map[string]bool {
 // values as a vector holds, bounded by LaneWidths, or 0 (the scalar
 // code) where lanes measured slower than the scalar code. That is, when
 // its kernel (or a function of its source that it calls, directly or
-// through others: core.KernelInfo.Ops; not the other kernels of a source
+// through others: cfront.CountOps; not the other kernels of a source
 // that defines several)
 //
 //   - calls a math.h function of scalarMath (exp, pow, cbrt, their
@@ -1159,13 +1160,13 @@ func AutoLanes(l *core.Loop, vectorBytes int) int {
 		}
 	}
 	if info := l.Kernel.Info; info != nil {
-		if _, err := info.Model(); err != nil {
+		if _, err := cfront.Model(info); err != nil {
 			return 0
 		}
 		// Calls as the tokens show them (std::exp too), in the kernel
 		// and the functions it calls, macros expanded, counted once per
-		// kernel (core.KernelInfo.Ops).
-		ops := info.Ops()
+		// kernel (cfront.CountOps).
+		ops := cfront.CountOps(info)
 		for name := range ops.Calls {
 			if scalarMath[name] {
 				return 0

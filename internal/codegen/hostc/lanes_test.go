@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/testreq"
 )
@@ -33,7 +34,7 @@ func (m *laneMesh) dat(name string, set *core.Set, t core.ScalarType, dim int) *
 
 func laneLoop(t *testing.T, m *laneMesh, src, name string, args ...core.Arg) *core.Loop {
 	t.Helper()
-	info, err := core.ParseKernel(src, name)
+	info, err := cfront.ParseKernel(src, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,30 +1,32 @@
-package core
+package cfront
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/goop2/op2/internal/core"
 )
 
 func TestParseKernel(t *testing.T) {
 	cases := []struct {
 		name, src, fn string
-		want          []Param // Text is not compared; CType only when set
+		want          []core.Param // Text is not compared; CType only when set
 		err           []string
 	}{
 		{"plain", "void k(double *a, const float *b, int c[4]) { }", "k",
-			[]Param{{Name: "a", Type: Float64, Depth: 1}, {Name: "b", Type: Float32, Depth: 1}, {Name: "c", Type: Int32, Depth: 1}}, nil},
+			[]core.Param{{Name: "a", Type: core.Float64, Depth: 1}, {Name: "b", Type: core.Float32, Depth: 1}, {Name: "c", Type: core.Int32, Depth: 1}}, nil},
 		{"vector and qualifiers", "static inline void k(const double *restrict *x, double *y[3], unsigned int *__restrict__ u)\n{}", "k",
-			[]Param{{Name: "x", Type: Float64, Depth: 2}, {Name: "y", Type: Float64, Depth: 2}, {Name: "u", Type: Uint32, Depth: 1}}, nil},
+			[]core.Param{{Name: "x", Type: core.Float64, Depth: 2}, {Name: "y", Type: core.Float64, Depth: 2}, {Name: "u", Type: core.Uint32, Depth: 1}}, nil},
 		{"integer spellings", "void k(long long *a, long *b, unsigned *c, int64_t *d, uint32_t *e, long int *f, int long long *g, signed *h) {}", "k",
-			[]Param{{Name: "a", Type: Int64, Depth: 1}, {Name: "b", Type: Int64, Depth: 1}, {Name: "c", Type: Uint32, Depth: 1},
-				{Name: "d", Type: Int64, Depth: 1}, {Name: "e", Type: Uint32, Depth: 1}, {Name: "f", Type: Int64, Depth: 1},
-				{Name: "g", Type: Int64, Depth: 1}, {Name: "h", Type: Int32, Depth: 1}}, nil},
+			[]core.Param{{Name: "a", Type: core.Int64, Depth: 1}, {Name: "b", Type: core.Int64, Depth: 1}, {Name: "c", Type: core.Uint32, Depth: 1},
+				{Name: "d", Type: core.Int64, Depth: 1}, {Name: "e", Type: core.Uint32, Depth: 1}, {Name: "f", Type: core.Int64, Depth: 1},
+				{Name: "g", Type: core.Int64, Depth: 1}, {Name: "h", Type: core.Int32, Depth: 1}}, nil},
 		{"unnamed parameters", "void k(double *, unsigned long *, const int32_t *) {}", "k",
-			[]Param{{Type: Float64, Depth: 1}, {Type: 0, Depth: 1, CType: "unsigned long"}, {Type: Int32, Depth: 1}}, nil},
+			[]core.Param{{Type: core.Float64, Depth: 1}, {Type: 0, Depth: 1, CType: "unsigned long"}, {Type: core.Int32, Depth: 1}}, nil},
 		{"prototype and call before the definition", "void k(double *a);\nvoid g(double *b) { k(b); }\nvoid k(double *a) { *a = 1; }", "k",
-			[]Param{{Name: "a", Type: Float64, Depth: 1}}, nil},
+			[]core.Param{{Name: "a", Type: core.Float64, Depth: 1}}, nil},
 		{"comments and preprocessor", "#define N 3\n/* void k(float *z) {} */\n// void k(int *q) {}\nvoid k(double *a) {}", "k",
-			[]Param{{Name: "a", Type: Float64, Depth: 1}}, nil},
+			[]core.Param{{Name: "a", Type: core.Float64, Depth: 1}}, nil},
 		{"no parameters", "void k(void) {}", "k", nil, nil},
 		{"longer name is not a match", "void kk(double *a) {}", "k", nil, []string{"no definition"}},
 		{"missing", "void other(double *a) {}", "k", nil, []string{"no definition"}},
@@ -39,7 +41,7 @@ func TestParseKernelTypes(t *testing.T) {
 	cases := []struct {
 		decl  string // declarations before the kernel
 		param string
-		typ   ScalarType
+		typ   core.ScalarType
 		ctype string // substring of CType
 	}{
 		{"", "long double *a", 0, "long double"},
@@ -55,35 +57,35 @@ func TestParseKernelTypes(t *testing.T) {
 		{"", "mytype *a", 0, "mytype"},
 		{"", "_Bool *a", 0, "_Bool"},
 		{"", "double (*a)[3]", 0, "function pointer or parenthesised"},
-		{"", "double *a, ...", Float64, "double"},
-		{"typedef double real;", "real *a", Float64, "real (typedef of double)"},
-		{"typedef double real;", "const real *restrict a", Float64, "typedef of double"},
-		{"typedef double real; typedef real real2;", "real2 *a", Float64, "real2 (typedef of real (typedef of double))"},
+		{"", "double *a, ...", core.Float64, "double"},
+		{"typedef double real;", "real *a", core.Float64, "real (typedef of double)"},
+		{"typedef double real;", "const real *restrict a", core.Float64, "typedef of double"},
+		{"typedef double real; typedef real real2;", "real2 *a", core.Float64, "real2 (typedef of real (typedef of double))"},
 		{"typedef unsigned long ulong;", "ulong *a", 0, "typedef of unsigned long"},
-		{"typedef double *dptr;", "dptr a", Float64, "dptr (typedef of double *)"},
-		{"typedef double *dptr;", "dptr *a", Float64, "typedef of double *"},
-		{"typedef const float *cfp;", "cfp a", Float32, "typedef of float *"},
-		{"typedef double vec3[3];", "vec3 a", Float64, "typedef of double []"},
-		{"#define N 3\ntypedef double vecN[N];", "vecN a", Float64, "vecN (typedef of double []"},
+		{"typedef double *dptr;", "dptr a", core.Float64, "dptr (typedef of double *)"},
+		{"typedef double *dptr;", "dptr *a", core.Float64, "typedef of double *"},
+		{"typedef const float *cfp;", "cfp a", core.Float32, "typedef of float *"},
+		{"typedef double vec3[3];", "vec3 a", core.Float64, "typedef of double []"},
+		{"#define N 3\ntypedef double vecN[N];", "vecN a", core.Float64, "vecN (typedef of double []"},
 		{"typedef double (*fp)(double);", "fp a", 0, "function type"},
 		{"typedef struct { double x; } pt;", "pt *a", 0, "struct"},
-		{"typedef float flt, *fltp;", "flt *a", Float32, "typedef of float"},
-		{"typedef float flt, *fltp;", "fltp a", Float32, "typedef of float *"},
-		{"#define real double", "real *a", Float64, "macro for double"},
+		{"typedef float flt, *fltp;", "flt *a", core.Float32, "typedef of float"},
+		{"typedef float flt, *fltp;", "fltp a", core.Float32, "typedef of float *"},
+		{"#define real double", "real *a", core.Float64, "macro for double"},
 		{"#define real long double", "real *a", 0, "long double"},
-		{"#define INT unsigned", "INT *a", Uint32, "macro"},
+		{"#define INT unsigned", "INT *a", core.Uint32, "macro"},
 		// Macros that write more than type names are expanded, as the
 		// compiler expands them (TestParseKernelMacroDefinitions).
-		{"#define PTR double *", "PTR a", Float64, "double"},
-		{"#define T(x) x", "T(double) *a", Float64, "double"},
-		{"#define real double\n#undef real\n#define real float", "real *a", Float32, "macro for float"},
-		{"#if 0\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", Float64, "typedef of double"},
-		{"#ifdef USE_FLOAT\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", Float64, "typedef of double"},
+		{"#define PTR double *", "PTR a", core.Float64, "double"},
+		{"#define T(x) x", "T(double) *a", core.Float64, "double"},
+		{"#define real double\n#undef real\n#define real float", "real *a", core.Float32, "macro for float"},
+		{"#if 0\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", core.Float64, "typedef of double"},
+		{"#ifdef USE_FLOAT\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", core.Float64, "typedef of double"},
 		{"#include <x.h>\n#ifdef USE_FLOAT\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", 0, "#ifdef USE_FLOAT"},
 		{"#ifdef __FAST_MATH__\ntypedef float real;\n#else\ntypedef double real;\n#endif", "real *a", 0, "#ifdef __FAST_MATH__"},
 		{"#ifdef USE_FLOAT\n#define real float\n#endif", "real *a", 0, "real"},
 		{"#ifdef __FAST_MATH__\n#define real float\n#endif", "real *a", 0, "cannot evaluate"},
-		{"void g(void) { typedef float real; }\ntypedef double real;", "real *a", Float64, "typedef of double"},
+		{"void g(void) { typedef float real; }\ntypedef double real;", "real *a", core.Float64, "typedef of double"},
 	}
 	for _, c := range cases {
 		t.Run(c.decl+"|"+c.param, func(t *testing.T) {
@@ -102,10 +104,10 @@ func TestParseKernelTypes(t *testing.T) {
 // TestParseKernelPreprocessor: the reader sees the code the compiler
 // sees, and refuses what it cannot evaluate.
 func TestParseKernelPreprocessor(t *testing.T) {
-	dbl := []Param{{Name: "a", Type: Float64, Depth: 1}}
+	dbl := []core.Param{{Name: "a", Type: core.Float64, Depth: 1}}
 	cases := []struct {
 		name, src, fn string
-		want          []Param
+		want          []core.Param
 		err           []string
 	}{
 		{"#if 0 around a second definition", "#if 0\nvoid k(float *a) {}\n#endif\nvoid k(double *a) {}", "k", dbl, nil},
@@ -158,25 +160,25 @@ func TestParseKernelPreprocessor(t *testing.T) {
 // expanded in place, keeping the source's lines. Invocations GoOP2
 // cannot expand soundly are refused with a message naming the macro.
 func TestParseKernelMacroDefinitions(t *testing.T) {
-	dbl := []Param{{Name: "x", Type: Float64, Depth: 1}}
+	dbl := []core.Param{{Name: "x", Type: core.Float64, Depth: 1}}
 	cases := []struct {
 		name, src, fn string
-		want          []Param
+		want          []core.Param
 		err           []string
 	}{
 		{"function-like head", "#define DEF(name) void name(double *x)\nDEF(k) { *x += 1; }", "k", dbl, nil},
 		{"head spread over lines", "#define DEF(name) void name(double *x)\nDEF(\n  k\n) { *x += 1; }", "k", dbl, nil},
 		{"pasted name", "#define KERNEL(n) void n##_kernel(double *x, int *i)\nKERNEL(k) { *x += *i; }", "k_kernel",
-			[]Param{{Name: "x", Type: Float64, Depth: 1}, {Name: "i", Type: Int32, Depth: 1}}, nil},
+			[]core.Param{{Name: "x", Type: core.Float64, Depth: 1}, {Name: "i", Type: core.Int32, Depth: 1}}, nil},
 		{"nested macros", "#define T double\n#define HEAD(n, t) void n(t *a, t **b)\n#define DEF(n) HEAD(n, T)\nDEF(k) { *a = **b; }", "k",
-			[]Param{{Name: "a", Type: Float64, Depth: 1}, {Name: "b", Type: Float64, Depth: 2}}, nil},
+			[]core.Param{{Name: "a", Type: core.Float64, Depth: 1}, {Name: "b", Type: core.Float64, Depth: 2}}, nil},
 		{"whole kernel, variadic body", "#define KERNEL(n, ...) void n(double *x) { __VA_ARGS__ }\nKERNEL(k, *x += 1; *x *= 2, 3;)", "k", dbl, nil},
 		{"stringized name", "#define DEF(n) void n(double *x) { const char *s = #n; (void)s; }\nDEF(k)", "k", dbl, nil},
 		{"object-like head", "#define HEAD void k(double *x)\nHEAD { *x = 1; }", "k", dbl, nil},
 		{"function-like parameters", "#define ARR(T, n) T *n\nvoid k(ARR(double, x), ARR(int, i)) { *x = *i; }", "k",
-			[]Param{{Name: "x", Type: Float64, Depth: 1}, {Name: "i", Type: Int32, Depth: 1}}, nil},
+			[]core.Param{{Name: "x", Type: core.Float64, Depth: 1}, {Name: "i", Type: core.Int32, Depth: 1}}, nil},
 		{"object-like parameter list", "#define PARAMS double *x, double **v\nvoid k(PARAMS) { *x = v[0][0]; }", "k",
-			[]Param{{Name: "x", Type: Float64, Depth: 1}, {Name: "v", Type: Float64, Depth: 2}}, nil},
+			[]core.Param{{Name: "x", Type: core.Float64, Depth: 1}, {Name: "v", Type: core.Float64, Depth: 2}}, nil},
 		{"parameters of a macro-written head", "#define P(n) double *n\n#define DEF(name) void name(P(x))\nDEF(k) { }", "k", dbl, nil},
 		{"other macros stay", "#define SQ(a) ((a) * (a))\n#define DEF(name) void name(double *x)\nDEF(k) { *x = SQ(*x); }", "k", dbl, nil},
 		{"GNU comma", "#define DEF(n, ...) void n(double *x , ## __VA_ARGS__)\nDEF(k) { }", "k", dbl, nil},
@@ -201,7 +203,7 @@ func TestParseKernelMacroDefinitions(t *testing.T) {
 
 func runParseCases(t *testing.T, cases []struct {
 	name, src, fn string
-	want          []Param
+	want          []core.Param
 	err           []string
 }) {
 	t.Helper()
@@ -343,14 +345,14 @@ func TestReadOnlySource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &Storage{Type: Float64, Dim: 1}
-	var args []Arg
+	d := &core.Storage{Type: core.Float64, Dim: 1}
+	var args []core.Arg
 	for range 11 {
-		args = append(args, Arg{Data: d, Access: Read, Kind: ArgDirect})
+		args = append(args, core.Arg{Data: d, Access: core.Read, Kind: core.ArgDirect})
 	}
-	args[10].Kind = ArgVector
-	args = append(args, Arg{Data: d, Access: RW, Kind: ArgDirect}, OffArg(Float64))
-	l := &Loop{Kernel: &Kernel{Name: "k", Source: info.Source, Info: info}, Args: args}
+	args[10].Kind = core.ArgVector
+	args = append(args, core.Arg{Data: d, Access: core.RW, Kind: core.ArgDirect}, core.OffArg(core.Float64))
+	l := &core.Loop{Kernel: &core.Kernel{Name: "k", Source: info.Source, Info: info}, Args: args}
 	got := ReadOnlySource(l)
 	if n := strings.Count(got, want); n != 2 {
 		t.Errorf("%d of 2 declarations are\n%s\nin\n%s", n, want, got)

@@ -1,4 +1,4 @@
-package core
+package cfront
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/goop2/op2/internal/clex"
+	"github.com/goop2/op2/internal/core"
 )
 
 func TestIsConstTable(t *testing.T) {
@@ -217,33 +218,33 @@ func TestKernelModelOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m1, err := info.Model()
+	m1, err := Model(info)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m2, _ := info.Model(); m1 != m2 || len(m1.Defs) != 1 {
+	if m2, _ := Model(info); m1 != m2 || len(m1.Defs) != 1 {
 		t.Error("the model is read again, or wrong")
 	}
-	b, err := info.Body()
+	b, err := Body(info)
 	if err != nil || b.Directive || strings.Contains(b.Text, "TWICE") || !strings.Contains(b.Text, "2 *") || len(b.Tokens) == 0 {
 		t.Fatalf("body %+v, %v", b, err)
 	}
-	if b2, _ := info.Body(); b2 != b {
+	if b2, _ := Body(info); b2 != b {
 		t.Error("the body is read again")
 	}
 	// Without the reader's cache (a KernelInfo made by hand) the same.
-	bare := &KernelInfo{Source: info.Source, BodyOpen: info.BodyOpen, BodyClose: info.BodyClose}
-	if b3, err := bare.Body(); err != nil || b3.Text != b.Text {
+	bare := &core.KernelInfo{Source: info.Source, BodyOpen: info.BodyOpen, BodyClose: info.BodyClose}
+	if b3, err := Body(bare); err != nil || b3.Text != b.Text {
 		t.Errorf("uncached body %+v, %v", b3, err)
 	}
-	if m3, err := bare.Model(); err != nil || len(m3.Defs) != 1 {
+	if m3, err := Model(bare); err != nil || len(m3.Defs) != 1 {
 		t.Errorf("uncached model %v", err)
 	}
 	info, err = ParseKernel("void k(double *x) {\n#if 1\n x[0] = 1;\n#endif\n}", "k")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := info.Body(); !b.Directive {
+	if b, _ := Body(info); !b.Directive {
 		t.Error("the directive in the body is not seen")
 	}
 }
@@ -266,12 +267,12 @@ void k(double *x, double *y) { *x = INV(*y) + half(*x) + sqrt(*y) / 3; *y /= sqr
 	if err != nil {
 		t.Fatal(err)
 	}
-	ops := info.Ops()
+	ops := CountOps(info)
 	if ops.Divisions != 6 || ops.Calls["sqrt"] != 2 || ops.Calls["exp"] != 1 || ops.Calls["half"] != 0 || ops.Calls["INV"] != 0 ||
 		ops.Calls["cbrt"] != 0 || ops.Calls["sin"] != 0 {
 		t.Fatalf("Ops = %+v, want 6 divisions, sqrt twice, exp once, no half, INV, cbrt or sin", ops)
 	}
-	if again := info.Ops(); again.Divisions != ops.Divisions {
+	if again := CountOps(info); again.Divisions != ops.Divisions {
 		t.Fatalf("Ops again = %+v", again)
 	}
 	// A helper's body that cannot be expanded: the whole source counts,
@@ -285,7 +286,7 @@ void k(double *x) { *x = h(*x) / 2; }`, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ops := info.Ops(); ops.Divisions != 2 || ops.Calls["cbrt"] != 1 || ops.Calls["sin"] != 1 {
+	if ops := CountOps(info); ops.Divisions != 2 || ops.Calls["cbrt"] != 1 || ops.Calls["sin"] != 1 {
 		t.Fatalf("Ops = %+v with a helper that cannot be expanded, want the whole source's: 2 divisions, cbrt, sin", ops)
 	}
 }

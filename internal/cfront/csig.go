@@ -1,4 +1,4 @@
-package core
+package cfront
 
 import (
 	"fmt"
@@ -6,128 +6,13 @@ import (
 	"strings"
 
 	"github.com/goop2/op2/internal/clex"
+	"github.com/goop2/op2/internal/core"
 )
 
 // ReservedPrefix starts every identifier that GoOP2's generated code
 // introduces. Kernel sources may not use identifiers starting with it or
 // with its upper-case form OP2_.
 const ReservedPrefix = "op2_"
-
-// Param is one parameter of a kernel's C signature as far as GoOP2 can read it.
-type Param struct {
-	Text  string     // the declaration as written
-	Name  string     // parameter name, "" if unnamed
-	Type  ScalarType // 0 when the base type is not one GoOP2 supports
-	Depth int        // pointer depth: '*' and '[]' counted together
-	// CType describes the base type as GoOP2 resolved it, for messages:
-	// "double", "real (typedef of double)", "long double", "uint64_t".
-	CType string
-	// Plain, set when a typedef hides pointer or array declarators
-	// (typedef double *dp; dp x), is the declaration spelled without it
-	// ("double *x"), for generators that must qualify the pointer.
-	Plain string
-	// Problem, when set, says why no argument can be passed to this
-	// parameter (an array of arrays), naming it.
-	Problem string
-	// Ref says the parameter is a C++ reference (double &x, const
-	// double &x): the kernel gets the element's one value itself.
-	Ref bool
-	// Untyped says the parameter is an untyped pointer (void *, or
-	// void ** for a vector argument): it takes data of any element type,
-	// which the kernel casts to the type it knows.
-	Untyped bool
-	// ConstData says the values the parameter points to are const
-	// (const double *x, or through a typedef or macro).
-	ConstData bool
-	// Start and End delimit the declaration in the source (Text as
-	// written there), and TypeAt is the offset of its first type word,
-	// where ReadOnlyText puts its const.
-	Start, End, TypeAt int
-}
-
-// ReadOnlyText is the declaration with the values it points to made
-// const, as generated code declares the parameter of a READ argument:
-// const before the type words, or, where a typedef hides the pointer,
-// the declaration spelled out (Plain) after const. A declaration whose
-// values are const already is returned as it is.
-func (p *Param) ReadOnlyText() string {
-	switch {
-	case p.ConstData:
-		return p.Text
-	case p.Plain != "":
-		return "const " + p.Plain
-	}
-	at := p.TypeAt - p.Start
-	return p.Text[:at] + "const " + p.Text[at:]
-}
-
-// KernelInfo is what GoOP2 reads from a kernel's source once.
-//
-// The source is read as the compiler sees it: line continuations and
-// digraphs are undone (clex.Normalize), comments and literals are skipped,
-// and preprocessor conditionals (#if, #ifdef, #ifndef, #elif, #elifdef,
-// #elifndef, #else) are evaluated as C does (see cppexpr.go: intmax_t and
-// uintmax_t arithmetic, an identifier that is no macro is 0); code in a
-// branch that is not taken is ignored. A macro the source neither defines
-// nor undefines is taken as undefined, unless a header included before or
-// the compiler may define it (names reserved for the implementation such
-// as __GNUC__ or __OPENCL_VERSION__, OpenCL's cl_* and CL_*): conditions
-// on those cannot be evaluated. A definition of the kernel inside a branch
-// GoOP2 cannot evaluate is refused, as are two definitions, K&R-style
-// definitions, identifiers with GoOP2's reserved prefix (op2_, OP2_) and
-// directives the compiler would reject (a division by zero in #if, #endif
-// without #if, an unterminated #if), with the line. Macros given to the
-// compiler with -D in Config.CFlags are not seen: define them in the
-// source.
-type KernelInfo struct {
-	Params []Param
-	Idents map[string]bool // every identifier in the source, to find the constants it uses
-	// Macros are the names of the macros the source #defines (in any
-	// branch), in order of first definition: generated code #undefs them
-	// after the kernel so that they cannot change it.
-	Macros []string
-	// TopLevel holds the identifiers that occur at file scope in the code
-	// the compiler sees (outside function bodies and directives): the
-	// names the source declares (functions, variables, typedefs) and the
-	// types it uses in those declarations.
-	TopLevel map[string]bool
-	// Positions in the source of the definition's name, of its parameter
-	// list (Source[ListStart:ListEnd] is the text between the parentheses)
-	// and of its body's braces (Source[BodyOpen] is '{', Source[BodyClose]
-	// '}'). Backends adapt the definition with them.
-	NameStart, ListStart, ListEnd, BodyOpen, BodyClose int
-	// Source is the source these positions are in: the kernel's source
-	// normalised (clex.Normalize), with the macro invocations that write
-	// the definition expanded in place (see ParseKernel).
-	Source string
-	// Blanked is Source with its comments and the contents of its
-	// literals blanked (clex.Blank), at the same offsets.
-	Blanked string
-	// Returns says the body has a return statement (outside macros).
-	Returns bool
-	// Protos are the spans of the parameter lists (between the
-	// parentheses) of the kernel's file-scope prototypes, which must
-	// follow any change to the definition's list.
-	Protos [][2]int
-
-	// pp and lit are what the reader made of Source (its directives
-	// read; Source with comments blanked), which ExpandedBody reuses.
-	pp  *preprocessed
-	lit string
-	// model is the rest of the kernel's model, read on first use
-	// (Model, Body).
-	model *kernelModel
-}
-
-// DefinesMacro reports whether the source #defines macro name.
-func (k *KernelInfo) DefinesMacro(name string) bool {
-	for _, m := range k.Macros {
-		if m == name {
-			return true
-		}
-	}
-	return false
-}
 
 // ParseKernel finds the definition of function name in src and reads its
 // parameters. It returns an error when no usable definition is found. It
@@ -139,7 +24,7 @@ func (k *KernelInfo) DefinesMacro(name string) bool {
 // them (see macros.go), and the result is the source with the
 // expansions; its lines stay where they were. The offsets in the result
 // are offsets into Source, which is what a Kernel's Source must hold.
-func ParseKernel(src, name string) (*KernelInfo, error) {
+func ParseKernel(src, name string) (*core.KernelInfo, error) {
 	src = clex.Normalize(src)
 	// Each round expands the invocations it needs completely; a second
 	// one expands macros in a parameter list the first one wrote.
@@ -148,7 +33,6 @@ func ParseKernel(src, name string) (*KernelInfo, error) {
 		if expanded == "" || err != nil {
 			if info != nil {
 				info.Source = src
-				info.model = &kernelModel{}
 			}
 			return info, err
 		}
@@ -162,9 +46,9 @@ func ParseKernel(src, name string) (*KernelInfo, error) {
 // parseKernel is one round of ParseKernel: the kernel's information, or
 // src with the macro invocations expanded that the definition's head or
 // parameters come from, for another round.
-func parseKernel(src, name string) (*KernelInfo, string, error) {
+func parseKernel(src, name string) (*core.KernelInfo, string, error) {
 	noComments := clex.Blank(src, true, nil)
-	info := &KernelInfo{Idents: map[string]bool{}, TopLevel: map[string]bool{}}
+	info := &core.KernelInfo{Idents: map[string]bool{}, TopLevel: map[string]bool{}}
 	// Identifiers in macro bodies count: a macro may use a constant.
 	for _, id := range clex.Identifiers(noComments) {
 		if hasReservedPrefix(id) {
@@ -225,7 +109,8 @@ func parseKernel(src, name string) (*KernelInfo, string, error) {
 	info.NameStart, info.ListStart, info.ListEnd, info.BodyOpen, info.BodyClose = d.name, d.open+1, d.close, d.body, d.bodyEnd
 	info.Protos = protos
 	info.Returns = clex.IndexIdent(code[d.body:d.bodyEnd], "return") >= 0
-	info.pp, info.lit, info.Blanked = pp, lit, noComments
+	info.Blanked = noComments
+	info.Front = &reading{pp: pp, lit: lit}
 	return info, "", nil
 }
 
@@ -358,12 +243,12 @@ func topLevelIdents(code string) []string {
 
 // parseParams reads the parameter list list, which starts at offset at of
 // the source.
-func parseParams(list string, at int, r *typeResolver) []Param {
+func parseParams(list string, at int, r *typeResolver) []core.Param {
 	parts := clex.SplitList(list)
 	if len(parts) == 1 && (strings.TrimSpace(parts[0]) == "" || strings.TrimSpace(parts[0]) == "void") {
 		return nil
 	}
-	params := make([]Param, len(parts))
+	params := make([]core.Param, len(parts))
 	for i, p := range parts {
 		text := strings.TrimSpace(p)
 		start := at + strings.Index(p, text)
@@ -388,8 +273,8 @@ var specifierWords = map[string]bool{
 	"__int128": true, "struct": true, "union": true, "enum": true,
 }
 
-func parseParam(text string, r *typeResolver) Param {
-	p := Param{Text: text}
+func parseParam(text string, r *typeResolver) core.Param {
+	p := core.Param{Text: text}
 	p.Depth = strings.Count(text, "*") + strings.Count(text, "[")
 	if strings.Contains(text, "...") {
 		p.CType = "... (variadic)"
@@ -496,8 +381,8 @@ type typedef struct {
 
 // resolvedType is what a parameter's type words denote.
 type resolvedType struct {
-	t    ScalarType // 0 if no type GoOP2 supports
-	desc string     // a description for messages
+	t    core.ScalarType // 0 if no type GoOP2 supports
+	desc string          // a description for messages
 	// ptrs and arrays are the pointer and array declarators that
 	// typedefs add (typedef double *dp).
 	ptrs, arrays int
@@ -564,19 +449,19 @@ func (r *typeResolver) resolve(words []string, depth int) resolvedType {
 // canonicalType maps the words of an arithmetic type specifier (in any
 // order, as C allows) or a stdint name to the scalar type GoOP2 stores
 // that way, or 0. `long` is 64 bits, as on the LP64 systems GoOP2 runs on.
-func canonicalType(words []string) ScalarType {
+func canonicalType(words []string) core.ScalarType {
 	if len(words) == 1 {
 		switch words[0] {
 		case "double":
-			return Float64
+			return core.Float64
 		case "float":
-			return Float32
+			return core.Float32
 		case "int32_t":
-			return Int32
+			return core.Int32
 		case "int64_t":
-			return Int64
+			return core.Int64
 		case "uint32_t":
-			return Uint32
+			return core.Uint32
 		}
 	}
 	var signed, unsigned, ints, longs int
@@ -599,11 +484,11 @@ func canonicalType(words []string) ScalarType {
 	}
 	switch {
 	case longs == 0 && unsigned == 1:
-		return Uint32
+		return core.Uint32
 	case longs == 0:
-		return Int32
+		return core.Int32
 	case unsigned == 0:
-		return Int64
+		return core.Int64
 	}
 	return 0 // unsigned long: GoOP2 has no unsigned 64-bit data
 }
@@ -1129,17 +1014,12 @@ func ConstNameProblem(name string) string {
 	return ""
 }
 
-// ReadOnlyArg reports whether generated code declares the kernel
-// parameter of argument a const: an enabled READ argument (a Dat, a
-// Global or an index), whose values the kernel may only read.
-func ReadOnlyArg(a *Arg) bool { return a.Access == Read && !a.Off }
-
 // ReadOnlySource returns the loop's kernel source with the parameters of
 // its READ arguments (ReadOnlyArg) declared const (Param.ReadOnlyText),
 // in the definition and in every file-scope prototype, so that a kernel
 // that writes through one, or passes it on where a non-const pointer is
 // expected, does not compile. Nothing else changes.
-func ReadOnlySource(l *Loop) string {
+func ReadOnlySource(l *core.Loop) string {
 	k := l.Kernel
 	info := k.Info
 	src := k.Source
@@ -1150,7 +1030,7 @@ func ReadOnlySource(l *Loop) string {
 	pos := info.ListStart
 	for i := range info.Params {
 		p := &info.Params[i]
-		if i >= len(l.Args) || !ReadOnlyArg(&l.Args[i]) || p.ConstData {
+		if i >= len(l.Args) || !core.ReadOnlyArg(&l.Args[i]) || p.ConstData {
 			continue
 		}
 		b.WriteString(src[pos:p.Start])
@@ -1174,40 +1054,4 @@ func ReadOnlySource(l *Loop) string {
 	}
 	out.WriteString(src[pos:])
 	return out.String()
-}
-
-// constDiagnostics are words of the compilers' messages (GCC, Clang,
-// NVRTC; lower case) about writing to const values or discarding const.
-var constDiagnostics = []string{"read-only", "discards", "incompatible pointer type", "modifiable lvalue", "not assignable",
-	"const-qualified", `"const `}
-
-// ReadOnlyNote explains a failed build of loop l whose compiler messages
-// (in err) may come from a READ argument's parameter that generated code
-// declared const (ReadOnlySource) although the kernel did not: it names
-// those parameters and their arguments. It returns "" when the messages
-// say nothing of const, or when the kernel declared every such parameter
-// const itself.
-func ReadOnlyNote(l *Loop, err error) string {
-	if l.Kernel.Info == nil || err == nil {
-		return ""
-	}
-	msg := strings.ToLower(err.Error())
-	if !slices.ContainsFunc(constDiagnostics, func(d string) bool { return strings.Contains(msg, d) }) {
-		return ""
-	}
-	var made []string
-	for i, p := range l.Kernel.Info.Params {
-		if i < len(l.Args) && ReadOnlyArg(&l.Args[i]) && !p.ConstData {
-			name := p.Name
-			if name == "" {
-				name = p.Text
-			}
-			made = append(made, fmt.Sprintf("parameter %q (argument %d, %s)", name, i, l.Args[i].Describe()))
-		}
-	}
-	if len(made) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("note: kernel %q may only read its READ arguments: on every backend GoOP2 declares their parameters const, so the kernel may not write through them, nor pass them where a pointer to modifiable values is expected (a helper's or a variable's); here %s; declare them const in the kernel and its helpers, or pass the data with an access that writes (WRITE, RW, INC)",
-		l.Kernel.Name, strings.Join(made, ", "))
 }

@@ -1,4 +1,4 @@
-package core
+package cfront
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/goop2/op2/internal/clex"
+	"github.com/goop2/op2/internal/core"
 )
 
 // This file expands the macros of a kernel source where the kernel's
@@ -546,16 +547,20 @@ func expandInvocation(src, lit string, pp *preprocessed, from, to int, name stri
 // on one line. It returns an error when an invocation cannot be expanded
 // (a macro defined under a condition GoOP2 cannot evaluate, an expansion
 // that names a macro again).
-func ExpandedBody(info *KernelInfo) (string, error) {
+func ExpandedBody(info *core.KernelInfo) (string, error) {
 	return expandedSpan(info, info.BodyOpen, info.BodyClose, "the kernel's body")
 }
 
 // expandedSpan is ExpandedBody for the text of info's source from
 // position from to position to (included), which errors call what:
 // another function's body.
-func expandedSpan(info *KernelInfo, from, to int, what string) (string, error) {
+func expandedSpan(info *core.KernelInfo, from, to int, what string) (string, error) {
 	// The reader's directives, read once (ParseKernel).
-	pp, lit := info.pp, info.lit
+	var pp *preprocessed
+	var lit string
+	if r := readingOf(info); r != nil {
+		pp, lit = r.pp, r.lit
+	}
 	if pp == nil || len(lit) != len(info.Source) {
 		src := info.Source
 		lit = clex.Blank(src, false, nil)

@@ -1,4 +1,4 @@
-package core
+package cfront
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/goop2/op2/internal/clex"
+	"github.com/goop2/op2/internal/core"
 )
 
 // This file is the kernel model's file-scope part: what the generators
@@ -17,7 +18,7 @@ import (
 // its body with the macros expanded (KernelBody). Every position is a
 // byte offset into the source read, so that generators can edit it in
 // place and keep its lines. A kernel's model is read once, on first use,
-// and kept on its KernelInfo (KernelInfo.Model, KernelInfo.Body).
+// and kept with its KernelInfo (Model, Body, CountOps).
 
 // FuncDecl is a function definition or prototype at the top level of the
 // source.
@@ -111,6 +112,24 @@ type SourceModel struct {
 	ConstPtrs []int
 }
 
+// reading is what the front end keeps of a kernel's source on its
+// KernelInfo (core.KernelInfo.Front): what the reader made of Source (its
+// directives read; Source with comments blanked), which ExpandedBody
+// reuses, and the rest of the kernel's model, read on first use (Model,
+// Body, CountOps).
+type reading struct {
+	pp    *preprocessed
+	lit   string
+	model kernelModel
+}
+
+// readingOf returns the front end's reading kept on k, or nil for a
+// KernelInfo that ParseKernel did not make.
+func readingOf(k *core.KernelInfo) *reading {
+	r, _ := k.Front.(*reading)
+	return r
+}
+
 // kernelModel holds the parts of a kernel's model read on first use.
 type kernelModel struct {
 	srcOnce  sync.Once
@@ -124,7 +143,7 @@ type kernelModel struct {
 }
 
 // Ops is what a kernel's code computes, counted in its source
-// (KernelInfo.Ops): in the kernel's body and in the bodies of the
+// (CountOps): in the kernel's body and in the bodies of the
 // functions its source defines that it calls, directly or through
 // others, with their macros expanded. Functions it does not call (the
 // other kernels of a source that defines several) do not count.
@@ -136,24 +155,25 @@ type Ops struct {
 	Calls map[string]int
 }
 
-// Ops returns the kernel's Ops, read on the first call and kept. A
-// source the model cannot read counts nothing. Where a body cannot be
+// CountOps returns the Ops of the kernel k describes, read on the first
+// call and kept. A source the model cannot read counts nothing. Where a body cannot be
 // expanded (ExpandedBody's errors), the whole source counts as written:
 // the kernel's body expanded when it can be, every function the source
 // defines, and a call of each math.h function that a macro's replacement
 // text calls (SourceModel.MacroMathCalls).
-func (k *KernelInfo) Ops() Ops {
-	if k.model == nil {
+func CountOps(k *core.KernelInfo) Ops {
+	r := readingOf(k)
+	if r == nil {
 		return readOps(k)
 	}
-	m := k.model
+	m := &r.model
 	m.opsOnce.Do(func() { m.ops = readOps(k) })
 	return m.ops
 }
 
-func readOps(k *KernelInfo) Ops {
+func readOps(k *core.KernelInfo) Ops {
 	o := Ops{Calls: map[string]int{}}
-	m, err := k.Model()
+	m, err := Model(k)
 	if err != nil {
 		return o
 	}
@@ -173,7 +193,7 @@ func readOps(k *KernelInfo) Ops {
 		}
 		return o
 	}
-	body, err := k.Body()
+	body, err := Body(k)
 	if err == nil {
 		count(body.Tokens)
 	}
@@ -196,8 +216,8 @@ func readOps(k *KernelInfo) Ops {
 // through others (every definition of a name that a call names, C++'s
 // overloads too), each with its macros expanded; false when one cannot
 // be expanded.
-func reachedBodies(k *KernelInfo, m *SourceModel) ([][]clex.Token, bool) {
-	body, err := k.Body()
+func reachedBodies(k *core.KernelInfo, m *SourceModel) ([][]clex.Token, bool) {
+	body, err := Body(k)
 	if err != nil {
 		return nil, false
 	}
@@ -228,13 +248,14 @@ func reachedBodies(k *KernelInfo, m *SourceModel) ([][]clex.Token, bool) {
 	return out, true
 }
 
-// Model returns the model of the kernel's whole source (ReadSource of
-// Source), read on the first call and kept.
-func (k *KernelInfo) Model() (*SourceModel, error) {
-	if k.model == nil {
+// Model returns the model of the whole source of the kernel k describes
+// (ReadSource of k.Source), read on the first call and kept.
+func Model(k *core.KernelInfo) (*SourceModel, error) {
+	r := readingOf(k)
+	if r == nil {
 		return ReadSource(k.Source)
 	}
-	m := k.model
+	m := &r.model
 	m.srcOnce.Do(func() { m.src, m.srcErr = ReadSource(k.Source) })
 	return m.src, m.srcErr
 }
@@ -253,18 +274,19 @@ type KernelBody struct {
 	Tokens []clex.Token
 }
 
-// Body returns the kernel's body (KernelBody), read on the first call and
-// kept. The error is ExpandedBody's.
-func (k *KernelInfo) Body() (*KernelBody, error) {
-	if k.model == nil {
+// Body returns the body (KernelBody) of the kernel k describes, read on
+// the first call and kept. The error is ExpandedBody's.
+func Body(k *core.KernelInfo) (*KernelBody, error) {
+	r := readingOf(k)
+	if r == nil {
 		return readBody(k)
 	}
-	m := k.model
+	m := &r.model
 	m.bodyOnce.Do(func() { m.body, m.bodyErr = readBody(k) })
 	return m.body, m.bodyErr
 }
 
-func readBody(k *KernelInfo) (*KernelBody, error) {
+func readBody(k *core.KernelInfo) (*KernelBody, error) {
 	b := &KernelBody{}
 	blanked := k.Blanked
 	if len(blanked) != len(k.Source) {
@@ -1101,14 +1123,17 @@ func lastTopStar(decl string) int {
 	return star
 }
 
-// HelperParams returns the parameters of def, a function the kernel's
-// source defines (one of Model's Defs), read as the kernel's own are:
-// types through the typedefs and macros in force at its definition.
-func (k *KernelInfo) HelperParams(def FuncDecl) []Param {
-	if k.pp == nil || def.ListEnd > len(k.pp.code) {
+// HelperParams returns the parameters of def, a function the source of
+// the kernel k describes defines (one of Model's Defs), read as the
+// kernel's own are: types through the typedefs and macros in force at its
+// definition.
+func HelperParams(k *core.KernelInfo, def FuncDecl) []core.Param {
+	rd := readingOf(k)
+	if rd == nil || def.ListEnd > len(rd.pp.code) {
 		return nil
 	}
-	code := clex.BlankAttributes(k.pp.code)
-	r := &typeResolver{macros: k.pp.macrosAt(def.NameAt), typedefs: typedefs(code[:def.NameAt], k.pp)}
+	pp := rd.pp
+	code := clex.BlankAttributes(pp.code)
+	r := &typeResolver{macros: pp.macrosAt(def.NameAt), typedefs: typedefs(code[:def.NameAt], pp)}
 	return parseParams(code[def.ListStart:def.ListEnd], def.ListStart, r)
 }
