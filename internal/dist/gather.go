@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/goop2/op2/mesh"
+	"github.com/goop2/op2/internal/collective"
 )
 
 // GatherRows collects a distributed array on rank 0 in global order: every
@@ -201,7 +201,7 @@ func FromBlocks(c Comm, need []int32, block []byte, elem, total int) ([]byte, er
 func evenBlocks(total, size int) blocks {
 	st := make([]int, size+1)
 	for r := range size {
-		st[r+1], _ = mesh.Block(total, r+1, size)
+		st[r+1], _ = collective.Block(total, r+1, size)
 	}
 	st[size] = total
 	return blocks{start: st}
