@@ -10,6 +10,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/regfile"
 	"github.com/goop2/op2/internal/textnum"
 )
@@ -132,17 +133,7 @@ func readFileBlock(path string, rank, ranks int) (*Mesh, error) {
 // rank gets n/ranks consecutive elements and the first n mod ranks ranks
 // one more. ReadBlock, GenerateBlock and hdf5.ReadMeshBlock split every
 // set this way. ranks below 1 count as 1.
-func Block(n, rank, ranks int) (start, count int) {
-	if ranks < 1 {
-		ranks = 1
-	}
-	q, r := n/ranks, n%ranks
-	count = q
-	if rank < r {
-		count++
-	}
-	return rank*q + min(rank, r), count
-}
+func Block(n, rank, ranks int) (start, count int) { return collective.Block(n, rank, ranks) }
 
 // parser reads the mesh line by line, keeping the current line number.
 type parser struct {

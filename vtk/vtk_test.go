@@ -1,23 +1,15 @@
 package vtk_test
 
 import (
-	"bytes"
-	"encoding/xml"
-	"flag"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/goop2/op2"
-	"github.com/goop2/op2/internal/regfile/regfiletest"
 	"github.com/goop2/op2/vtk"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // tiny is two quads side by side: points 0..5, x in {0,1,2}, y in {0,1}.
 func tiny() *vtk.Grid {
@@ -32,165 +24,6 @@ func tiny() *vtk.Grid {
 			{Name: "id & <kind>", Components: 1, Values: []int32{7, -8}},
 		},
 		PointData: []vtk.Array{{Name: "t", Components: 1, Values: []float32{0.5, 1, 1.5, 2, 2.5, 3}}},
-	}
-}
-
-func TestGolden(t *testing.T) {
-	var b bytes.Buffer
-	if err := tiny().Write(&b, vtk.ASCII); err != nil {
-		t.Fatal(err)
-	}
-	golden := filepath.Join("testdata", "two-quads.vtu")
-	if *update {
-		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(b.Bytes(), want) {
-		t.Errorf("output differs from %s (go test -run TestGolden -update rewrites it):\n%s", golden, b.String())
-	}
-}
-
-// wellFormed parses the whole document with encoding/xml and returns the
-// element names in order.
-func wellFormed(t *testing.T, b []byte) []string {
-	t.Helper()
-	d := xml.NewDecoder(bytes.NewReader(b))
-	var names []string
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("not well-formed XML: %v", err)
-		}
-		if s, ok := tok.(xml.StartElement); ok {
-			names = append(names, s.Name.Local)
-		}
-	}
-	return names
-}
-
-func TestWriteReadBothEncodings(t *testing.T) {
-	for _, enc := range []vtk.Encoding{vtk.ASCII, vtk.Binary} {
-		var b bytes.Buffer
-		g := tiny()
-		if err := g.Write(&b, enc); err != nil {
-			t.Fatal(err)
-		}
-		names := strings.Join(wellFormed(t, b.Bytes()), " ")
-		want := "VTKFile UnstructuredGrid Piece PointData DataArray CellData DataArray DataArray Points DataArray Cells DataArray DataArray DataArray"
-		if names != want {
-			t.Errorf("encoding %d: elements %s, want %s", enc, names, want)
-		}
-		back, err := vtk.Read(&b)
-		if err != nil {
-			t.Fatalf("encoding %d: %v", enc, err)
-		}
-		// Points come back 3-D, padded with z = 0.
-		if back.Dim != 3 || back.NumPoints() != 6 || back.Points[3*4] != 1 || back.Points[3*4+1] != 1 || back.Points[3*4+2] != 0 {
-			t.Errorf("encoding %d: points %v (dim %d)", enc, back.Points, back.Dim)
-		}
-		if back.Type != vtk.Quad || !reflect.DeepEqual(back.Cells, g.Cells) {
-			t.Errorf("encoding %d: cells %v type %d", enc, back.Cells, back.Type)
-		}
-		if !reflect.DeepEqual(back.CellData, g.CellData) || !reflect.DeepEqual(back.PointData, g.PointData) {
-			t.Errorf("encoding %d: arrays\n%v %v\nwant\n%v %v", enc, back.CellData, back.PointData, g.CellData, g.PointData)
-		}
-	}
-}
-
-// VTK's own writer and others differ in whether the base64 header is
-// encoded apart from the data; Read takes both.
-func TestReadSeparateHeader(t *testing.T) {
-	var b bytes.Buffer
-	if err := tiny().Write(&b, vtk.ASCII); err != nil {
-		t.Fatal(err)
-	}
-	// Replace the int32 array with a binary one encoded in two parts.
-	raw := []byte{7, 0, 0, 0, 0xf8, 0xff, 0xff, 0xff}
-	hdr := []byte{8, 0, 0, 0, 0, 0, 0, 0}
-	enc := b64(hdr) + b64(raw)
-	s := b.String()
-	i := strings.Index(s, `<DataArray type="Int32" Name="id &amp; &lt;kind&gt;" format="ascii">`)
-	j := strings.Index(s[i:], "</DataArray>") + i
-	s = s[:i] + `<DataArray type="Int32" Name="id &amp; &lt;kind&gt;" format="binary">` + enc + s[j:]
-	g, err := vtk.Read(strings.NewReader(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := g.CellArray("id & <kind>").Values; !reflect.DeepEqual(v, []int32{7, -8}) {
-		t.Errorf("read %v", v)
-	}
-}
-
-func b64(b []byte) string {
-	var w strings.Builder
-	e := base64Encoder(&w)
-	e.Write(b)
-	e.Close()
-	return w.String()
-}
-
-func TestCellTypeFor(t *testing.T) {
-	for _, c := range []struct {
-		arity, dim int
-		want       vtk.CellType
-	}{{2, 2, vtk.Line}, {3, 2, vtk.Triangle}, {3, 3, vtk.Triangle}, {4, 2, vtk.Quad}, {4, 3, vtk.Tetra}, {8, 3, vtk.Hexahedron}} {
-		got, err := vtk.CellTypeFor(c.arity, c.dim)
-		if err != nil || got != c.want {
-			t.Errorf("CellTypeFor(%d, %d) = %d, %v; want %d", c.arity, c.dim, got, err, c.want)
-		}
-	}
-	if _, err := vtk.CellTypeFor(5, 2); err == nil {
-		t.Error("CellTypeFor(5, 2): no error")
-	}
-}
-
-func TestValidate(t *testing.T) {
-	cases := map[string]func(g *vtk.Grid){
-		"dim":        func(g *vtk.Grid) { g.Dim = 4 },
-		"points":     func(g *vtk.Grid) { g.Points = g.Points[:5] },
-		"type":       func(g *vtk.Grid) { g.Type = vtk.Triangle },
-		"node":       func(g *vtk.Grid) { g.Cells[3] = 6 },
-		"components": func(g *vtk.Grid) { g.CellData[0].Components = 3 },
-		"values":     func(g *vtk.Grid) { g.CellData[1].Values = []string{"a", "b"} },
-		"name":       func(g *vtk.Grid) { g.PointData[0].Name = "q"; g.CellData = append(g.CellData, g.CellData[0]) },
-	}
-	for name, spoil := range cases {
-		g := tiny()
-		spoil(g)
-		if err := g.Write(io.Discard, vtk.ASCII); err == nil || !strings.HasPrefix(err.Error(), "vtk: ") {
-			t.Errorf("%s: Write gave %v, want an error", name, err)
-		}
-	}
-}
-
-func TestReadRejects(t *testing.T) {
-	for name, s := range map[string]string{
-		"not xml":    "hello",
-		"polydata":   `<VTKFile type="PolyData"><PolyData><Piece/></PolyData></VTKFile>`,
-		"compressed": `<VTKFile type="UnstructuredGrid" compressor="vtkZLibDataCompressor"><UnstructuredGrid><Piece/></UnstructuredGrid></VTKFile>`,
-	} {
-		if _, err := vtk.Read(strings.NewReader(s)); err == nil {
-			t.Errorf("%s: no error", name)
-		}
-	}
-}
-
-// TestReadFileRefusesSpecialFiles: a FIFO, a link to /dev/zero or a
-// directory given as the .vtu file is refused at once, naming the path and
-// what it is (a FIFO used to block ReadFile for ever).
-func TestReadFileRefusesSpecialFiles(t *testing.T) {
-	for _, s := range regfiletest.Make(t, "grid.vtu") {
-		t.Run(s.Name, func(t *testing.T) {
-			regfiletest.Refused(t, s, func() error { _, err := vtk.ReadFile(s.Path); return err })
-		})
 	}
 }
 

@@ -29,7 +29,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/goop2/op2/vtk"
+	"github.com/goop2/op2/vtk/vtkfile"
 )
 
 func main() {
@@ -74,7 +74,7 @@ func numbers(s string, n int, what string) ([]float64, error) {
 }
 
 func render(in, out, field string, comp int, window, rng string, width int) error {
-	g, err := vtk.ReadFile(in)
+	g, err := vtkfile.ReadFile(in)
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func render(in, out, field string, comp int, window, rng string, width int) erro
 }
 
 // meshOf takes the 2-D mesh and one component of a cell array from g.
-func meshOf(g *vtk.Grid, field string, comp int) (*Mesh, error) {
+func meshOf(g *vtkfile.Grid, field string, comp int) (*Mesh, error) {
 	a := g.CellArray(field)
 	if a == nil {
 		var names []string

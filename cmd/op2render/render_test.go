@@ -9,16 +9,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goop2/op2/vtk"
+	"github.com/goop2/op2/vtk/vtkfile"
 )
 
 // Two unit squares side by side, values 0 and 1, and a triangle above
 // them with value 0.5.
-func squares() *vtk.Grid {
-	return &vtk.Grid{
+func squares() *vtkfile.Grid {
+	return &vtkfile.Grid{
 		Points: []float64{0, 0, 1, 0, 2, 0, 0, 1, 1, 1, 2, 1},
-		Dim:    2, Cells: []int32{0, 1, 4, 3, 1, 2, 5, 4}, NodesPerCell: 4, Type: vtk.Quad,
-		CellData: []vtk.Array{{Name: "v", Components: 2, Values: []float64{0, 9, 1, 9}}},
+		Dim:    2, Cells: []int32{0, 1, 4, 3, 1, 2, 5, 4}, NodesPerCell: 4, Type: vtkfile.Quad,
+		CellData: []vtkfile.Array{{Name: "v", Components: 2, Values: []float64{0, 9, 1, 9}}},
 	}
 }
 
@@ -100,7 +100,7 @@ func TestColormapEnds(t *testing.T) {
 func TestRenderFile(t *testing.T) {
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "m.vtu"), filepath.Join(dir, "m.png")
-	if err := squares().WriteFile(in, vtk.Binary); err != nil {
+	if err := squares().WriteFile(in, vtkfile.Binary); err != nil {
 		t.Fatal(err)
 	}
 	if err := render(in, out, "v", 1, "", "", 100); err != nil {

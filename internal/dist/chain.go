@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
-	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/mpi"
 )
 
@@ -369,7 +368,7 @@ func (h *Halo) beginGroup(l *core.Loop, group []*core.Storage) error {
 			h.recvOf = append(h.recvOf, nil)
 		}
 		if h.trace != nil {
-			h.trace.LogAttrs(context.Background(), exec.LevelTrace, "op2: grouped halo exchange", slog.Int("rank", h.w.Rank()),
+			h.trace.LogAttrs(context.Background(), core.LevelTrace, "op2: grouped halo exchange", slog.Int("rank", h.w.Rank()),
 				slog.String("kernel", l.Kernel.Name), slog.String("dats", h.groupNames()), slog.Int("peer", pm.rank),
 				slog.Int("send_bytes", pm.send), slog.Int("recv_bytes", pm.recv))
 		}

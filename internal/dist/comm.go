@@ -1,159 +1,23 @@
 package dist
 
-import (
-	"encoding/binary"
-	"math"
-	"unsafe"
-)
+import "github.com/goop2/op2/internal/collective"
 
-// Comm is what the distributed algorithms of this package need from MPI:
-// the rank, the number of ranks and a personalised all-to-all exchange.
-// Every rank calls the same operations in the same order. An *mpi.World
-// is a Comm; tests use simulated ranks.
-type Comm interface {
-	Rank() int
-	Size() int
-	// Alltoallv sends send[q] to rank q and returns what each rank
-	// sent this one, indexed by sender, in buffers that belong to the
-	// caller (not the senders' and not reused by the Comm).
-	Alltoallv(send [][]byte) ([][]byte, error)
-}
+// Comm is what the distributed algorithms of this package need from MPI
+// (collective.Comm): the rank, the number of ranks and a personalised
+// all-to-all exchange. An *mpi.World is a Comm; tests use simulated ranks.
+type Comm = collective.Comm
 
 // Reducer is a Comm with element-wise reductions of int64 values in one
-// collective (MPI_Allreduce: what a rank sends and receives does not grow
-// with the ranks); op is 0 for the sum, 1 the minimum, 2 the maximum (as
-// internal/mpi's Sum, Min, Max). The algorithms use it when their Comm
+// collective (collective.Reducer); the algorithms use it when their Comm
 // has it, else an all-to-all.
-type Reducer interface {
-	AllreduceInt64(buf []int64, op int) error
-}
+type Reducer = collective.Reducer
 
-const (
-	opSum = 0
-	opMin = 1
-	opMax = 2
-)
-
-// allgather sends b to every rank and returns every rank's b.
-func allgather(c Comm, b []byte) ([][]byte, error) {
-	send := make([][]byte, c.Size())
-	for q := range send {
-		send[q] = b
-	}
-	return c.Alltoallv(send)
-}
-
-// sumInt64 returns the element-wise sums of v over the ranks.
-func sumInt64(c Comm, v []int64) ([]int64, error) {
-	if r, ok := c.(Reducer); ok {
-		out := append([]int64(nil), v...)
-		return out, r.AllreduceInt64(out, opSum)
-	}
-	got, err := allgather(c, int64Bytes(v))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]int64, len(v))
-	for _, b := range got {
-		for i, x := range bytesInt64(b) {
-			if i < len(out) {
-				out[i] += x
-			}
-		}
-	}
-	return out, nil
-}
-
-// minMax returns the element-wise minimum of lo and maximum of hi over
-// the ranks.
-func minMax(c Comm, lo, hi []float64) ([]float64, []float64, error) {
-	if r, ok := c.(Reducer); ok {
-		// Floats as int64 in the same order: the sign bit set flips
-		// the others.
-		key := func(x float64) int64 {
-			i := int64(math.Float64bits(x))
-			if i < 0 {
-				i ^= math.MaxInt64
-			}
-			return i
-		}
-		val := func(i int64) float64 {
-			if i < 0 {
-				i ^= math.MaxInt64
-			}
-			return math.Float64frombits(uint64(i))
-		}
-		kl, kh := make([]int64, len(lo)), make([]int64, len(hi))
-		for i, x := range lo {
-			kl[i] = key(x)
-		}
-		for i, x := range hi {
-			kh[i] = key(x)
-		}
-		if err := r.AllreduceInt64(kl, opMin); err != nil {
-			return nil, nil, err
-		}
-		if err := r.AllreduceInt64(kh, opMax); err != nil {
-			return nil, nil, err
-		}
-		outLo, outHi := make([]float64, len(lo)), make([]float64, len(hi))
-		for i, k := range kl {
-			outLo[i] = val(k)
-		}
-		for i, k := range kh {
-			outHi[i] = val(k)
-		}
-		return outLo, outHi, nil
-	}
-	b := make([]byte, 0, 8*(len(lo)+len(hi)))
-	for _, x := range append(append([]float64(nil), lo...), hi...) {
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
-	}
-	got, err := allgather(c, b)
-	if err != nil {
-		return nil, nil, err
-	}
-	outLo, outHi := make([]float64, len(lo)), make([]float64, len(hi))
-	for i := range outLo {
-		outLo[i] = math.Inf(1)
-	}
-	for i := range outHi {
-		outHi[i] = math.Inf(-1)
-	}
-	for _, g := range got {
-		for i := range outLo {
-			outLo[i] = min(outLo[i], math.Float64frombits(binary.LittleEndian.Uint64(g[8*i:])))
-		}
-		for i := range outHi {
-			outHi[i] = max(outHi[i], math.Float64frombits(binary.LittleEndian.Uint64(g[8*(len(lo)+i):])))
-		}
-	}
-	return outLo, outHi, nil
-}
-
-// alltoallInt32 is Alltoallv for int32 messages: send[q] goes to rank q,
-// and it returns what each rank sent this one, indexed by sender. The
-// received messages are viewed in place where they are aligned (the
-// Comm's buffers are the caller's), so that they are not held twice.
-func alltoallInt32(c Comm, send [][]int32) ([][]int32, error) {
-	out := make([][]byte, len(send))
-	for q := range send {
-		out[q] = int32Bytes(send[q])
-	}
-	got, err := c.Alltoallv(out)
-	if err != nil {
-		return nil, err
-	}
-	in := make([][]int32, len(got))
-	for q, b := range got {
-		if len(b) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%4 == 0 && len(b)%4 == 0 {
-			in[q] = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
-		} else {
-			in[q] = bytesInt32(b)
-		}
-	}
-	return in, nil
-}
+// AgreeStep is collective.AgreeStep: every rank passes the collective
+// operation it is at (what) and its own error, and gets back an error
+// naming every rank that failed and why, or that the ranks are at
+// different operations, or nil. When the exchange itself fails the error
+// wraps MPI's (which may be a timeout: see TimedOut).
+func AgreeStep(c Comm, what string, err error) error { return collective.AgreeStep(c, what, err) }
 
 // pairMessages builds the messages of an all-to-all of int32 pairs in
 // one buffer, sized first: each calls emit(q, a, b) for every pair
@@ -210,37 +74,6 @@ func groupPairs(got [][]int32, first int32, n int) (start []int64, vals []int32)
 	copy(start[1:], start[:n])
 	start[0] = 0
 	return start, vals
-}
-
-// int32Bytes views v as bytes (the machine's byte order; every rank of a
-// job runs on the same kind of machine).
-func int32Bytes(v []int32) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
-}
-
-// bytesInt32 copies b into a new []int32.
-func bytesInt32(b []byte) []int32 {
-	v := make([]int32, len(b)/4)
-	copy(int32Bytes(v), b)
-	return v
-}
-
-func int64Bytes(v []int64) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 8*len(v))
-}
-
-func bytesInt64(b []byte) []int64 {
-	v := make([]int64, len(b)/8)
-	if len(v) > 0 {
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 8*len(v)), b)
-	}
-	return v
 }
 
 // blocks describes how a set's elements are spread over the ranks before

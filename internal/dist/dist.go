@@ -20,8 +20,9 @@
 // World (what it needs of MPI, which *mpi.World implements and package
 // disttest simulates), whether the mesh is partitioned, and the Halo that
 // exchanges halos and combines reductions around every loop (the
-// executor's exec.Halo). AgreeStep, GatherRows and ScatterRows are the
-// collective steps of op2.Partition, Gather and the dumps.
+// executor's exec.Halo). AgreeStep (internal/collective's), GatherRows
+// and ScatterRows are the collective steps of op2.Partition, Gather and
+// the dumps.
 package dist
 
 import (

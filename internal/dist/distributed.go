@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/rss"
 	"github.com/goop2/op2/internal/sparsity"
 )
@@ -180,7 +181,7 @@ func newDistMesh(c Comm, m *BlockMesh) (*distMesh, error) {
 	for s, set := range m.Sets {
 		sizes[s] = int64(set.Size)
 	}
-	got, err := allgather(c, int64Bytes(sizes))
+	got, err := collective.Allgather(c, collective.Int64Bytes(sizes))
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +189,7 @@ func newDistMesh(c Comm, m *BlockMesh) (*distMesh, error) {
 	for s := range m.Sets {
 		st := make([]int, c.Size()+1)
 		for r, b := range got {
-			st[r+1] = st[r] + int(bytesInt64(b)[s])
+			st[r+1] = st[r] + int(collective.BytesInt64(b)[s])
 		}
 		d.bl[s] = blocks{start: st}
 	}
@@ -251,7 +252,7 @@ func (d *distMesh) fetch(s int, need []int32, rec int, fill func(i int, dst []by
 		for j < len(need) && int(need[j]) < d.bl[s].start[q+1] {
 			j++
 		}
-		send[q] = int32Bytes(need[i:j])
+		send[q] = collective.Int32Bytes(need[i:j])
 		i = j
 	}
 	got, err := d.c.Alltoallv(send)
@@ -260,7 +261,7 @@ func (d *distMesh) fetch(s int, need []int32, rec int, fill func(i int, dst []by
 	}
 	first := d.first(s)
 	for q, b := range got {
-		req := bytesInt32(b)
+		req := collective.BytesInt32(b)
 		out := make([]byte, len(req)*rec)
 		for k, g := range req {
 			fill(int(g)-first, out[k*rec:(k+1)*rec])
@@ -386,7 +387,7 @@ func (d *distMesh) owners(p Partitioning) ([][]int32, int, error) {
 func (d *distMesh) metisOwners(mi int) ([]int32, int, error) {
 	mp := &d.m.Maps[mi]
 	send := make([][]byte, d.c.Size())
-	send[0] = int32Bytes(mp.Table)
+	send[0] = collective.Int32Bytes(mp.Table)
 	got, err := d.c.Alltoallv(send)
 	if err != nil {
 		return nil, 0, err
@@ -396,7 +397,7 @@ func (d *distMesh) metisOwners(mi int) ([]int32, int, error) {
 	cut := 0
 	if d.c.Rank() == 0 {
 		whole := *mp
-		whole.Table = bytesInt32(slices.Concat(got...))
+		whole.Table = collective.BytesInt32(slices.Concat(got...))
 		n := d.bl[mp.To].total()
 		xadj, adj := Adjacency(&whole, n)
 		o, c, err := METISOwners(n, xadj, adj, d.c.Size())
@@ -404,7 +405,7 @@ func (d *distMesh) metisOwners(mi int) ([]int32, int, error) {
 		if err == nil {
 			for q := range send {
 				b := d.bl[mp.To]
-				send[q] = append(int32Bytes(o[b.start[q]:b.start[q+1]]), binary.LittleEndian.AppendUint32(nil, uint32(c))...)
+				send[q] = append(collective.Int32Bytes(o[b.start[q]:b.start[q+1]]), binary.LittleEndian.AppendUint32(nil, uint32(c))...)
 			}
 		}
 	}
@@ -420,7 +421,7 @@ func (d *distMesh) metisOwners(mi int) ([]int32, int, error) {
 		return nil, 0, errors.New("dist: internal error: no METIS partition from rank 0")
 	}
 	cut = int(binary.LittleEndian.Uint32(b[len(b)-4:]))
-	return bytesInt32(b[:len(b)-4]), cut, nil
+	return collective.BytesInt32(b[:len(b)-4]), cut, nil
 }
 
 // graphOwners builds the distributed graph of map mi's target set (two
@@ -470,7 +471,7 @@ func (d *distMesh) adjacency(mp *Map) ([]int64, []int32, error) {
 			}
 		}
 	})
-	got, err := alltoallInt32(d.c, send)
+	got, err := collective.AlltoallInt32(d.c, send)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -516,7 +517,7 @@ func (d *distMesh) spread(owner [][]int32) error {
 			}
 		})
 		o := d.blockOwnersOf(mp.To)
-		got, err := alltoallInt32(d.c, send)
+		got, err := collective.AlltoallInt32(d.c, send)
 		if err != nil {
 			failed = errors.Join(failed, err)
 			return o
@@ -616,7 +617,7 @@ func (d *distMesh) fillRecord(s, i int, kind, owner int32, dst []byte) {
 	off := 8
 	for _, mi := range d.mapsFrom[s] {
 		mp := &d.m.Maps[mi]
-		copy(dst[off:], int32Bytes(mp.Table[i*mp.Arity:(i+1)*mp.Arity]))
+		copy(dst[off:], collective.Int32Bytes(mp.Table[i*mp.Arity:(i+1)*mp.Arity]))
 		off += 4 * mp.Arity
 	}
 }
@@ -694,7 +695,7 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 		}
 		recs[s] = records{b: b, size: size, n0: len(b) / size}
 	}
-	stats, err := sumInt64(d.c, stats)
+	stats, err := collective.SumInt64(d.c, stats)
 	if err != nil {
 		return nil, err
 	}
@@ -734,7 +735,7 @@ func (d *distMesh) cutStats(mi int, from, to []int32, stats []int64) error {
 			}
 		}
 	}
-	got, err := alltoallInt32(d.c, pairs)
+	got, err := collective.AlltoallInt32(d.c, pairs)
 	if err != nil {
 		return err
 	}
@@ -768,13 +769,13 @@ func (d *distMesh) planRounds(s int) error {
 		fan = float64(len(ds.rank)) / float64(n)
 	}
 	chunk := max(1, int(float64(roundBytes)/(float64(per)*fan)))
-	rounds, err := allgather(d.c, int64Bytes([]int64{int64((n + chunk - 1) / chunk)}))
+	rounds, err := collective.Allgather(d.c, collective.Int64Bytes([]int64{int64((n + chunk - 1) / chunk)}))
 	if err != nil {
 		return err
 	}
 	most := 0
 	for _, b := range rounds {
-		most = max(most, int(bytesInt64(b)[0]))
+		most = max(most, int(collective.BytesInt64(b)[0]))
 	}
 	if d.chunk == nil {
 		d.chunk, d.rounds = make([]int, len(d.m.Sets)), make([]int, len(d.m.Sets))
@@ -932,7 +933,7 @@ func (d *distMesh) fetchFromOwners(t int, need []int32, owner [][]int32, recs []
 		pos[q] = append(pos[q], int32(p))
 	}
 	own = nil
-	asks, err := alltoallInt32(d.c, req)
+	asks, err := collective.AlltoallInt32(d.c, req)
 	if err != nil {
 		return nil, err
 	}
@@ -1139,7 +1140,7 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 			send[q] = append(send[q], perRank[q]...)
 		}
 	}
-	got, err := alltoallInt32(d.c, send)
+	got, err := collective.AlltoallInt32(d.c, send)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/dist/disttest"
 )
 
@@ -21,7 +22,7 @@ func (c simReducer) AllreduceInt64(buf []int64, op int) error {
 	got, err := c.Alltoallv(func() [][]byte {
 		s := make([][]byte, c.Size())
 		for q := range s {
-			s[q] = int64Bytes(buf)
+			s[q] = collective.Int64Bytes(buf)
 		}
 		return s
 	}())
@@ -29,14 +30,14 @@ func (c simReducer) AllreduceInt64(buf []int64, op int) error {
 		return err
 	}
 	for i := range buf {
-		acc := bytesInt64(got[0])[i]
+		acc := collective.BytesInt64(got[0])[i]
 		for _, b := range got[1:] {
-			switch v := bytesInt64(b)[i]; op {
-			case opSum:
+			switch v := collective.BytesInt64(b)[i]; op {
+			case collective.OpSum:
 				acc += v
-			case opMin:
+			case collective.OpMin:
 				acc = min(acc, v)
-			case opMax:
+			case collective.OpMax:
 				acc = max(acc, v)
 			}
 		}

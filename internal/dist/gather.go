@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/goop2/op2/mesh"
+	"github.com/goop2/op2/internal/collective"
 )
 
 // GatherRows collects a distributed array on rank 0 in global order: every
@@ -76,7 +76,7 @@ func ScatterRows(c Comm, global []int32, all []byte, elem int) ([]byte, error) {
 }
 
 // ToBlocks moves a distributed array into even blocks of its global
-// numbering (mesh.Block of total elements): every rank passes the global
+// numbering (collective.Block of total elements): every rank passes the global
 // numbers of its owned elements and their values, elem bytes each, one
 // after another, and gets the values of its block's elements in global
 // order, with the block's first element. It is collective: one
@@ -144,7 +144,7 @@ func ToBlocks(c Comm, global []int32, vals []byte, elem, total int) (start int, 
 }
 
 // FromBlocks is ToBlocks's reverse: every rank holds the rows of its even
-// block of an array of total elements (mesh.Block), elem bytes each, in
+// block of an array of total elements (collective.Block), elem bytes each, in
 // block, and gets those of the global elements need names, one after
 // another. It is collective: each rank asks the rank whose block holds
 // each element (little-endian uint32 global numbers) in one all-to-all,
@@ -197,11 +197,11 @@ func FromBlocks(c Comm, need []int32, block []byte, elem, total int) ([]byte, er
 }
 
 // evenBlocks is the even split of total elements over size ranks
-// (mesh.Block): rank r holds [start[r], start[r+1]).
+// (collective.Block): rank r holds [start[r], start[r+1]).
 func evenBlocks(total, size int) blocks {
 	st := make([]int, size+1)
 	for r := range size {
-		st[r+1], _ = mesh.Block(total, r+1, size)
+		st[r+1], _ = collective.Block(total, r+1, size)
 	}
 	st[size] = total
 	return blocks{start: st}

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/dist/disttest"
-	"github.com/goop2/op2/mesh"
 )
 
 // TestGatherScatterRows gathers every rank's owned elements of ringMesh's
@@ -90,7 +90,7 @@ func TestToBlocks(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					wantStart, count := mesh.Block(n, p.Rank(), ranks)
+					wantStart, count := collective.Block(n, p.Rank(), ranks)
 					if start != wantStart || len(block) != count*elem {
 						return fmt.Errorf("block starts at %d with %d bytes, want %d and %d", start, len(block), wantStart, count*elem)
 					}

@@ -12,7 +12,6 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
-	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/mpi"
 )
 
@@ -68,8 +67,6 @@ type Halo struct {
 	// sends).
 	DropSends bool
 }
-
-var _ exec.TileHalo = (*Halo)(nil)
 
 // NewHalo returns the halo exchange of the rank w is.
 func NewHalo(w World) *Halo { return &Halo{w: w} }
@@ -132,7 +129,7 @@ func readsHalo(a *core.Arg, runsExec bool) bool {
 // which they also check that they run the same loop with the same
 // optional arguments enabled; otherwise the decision is every rank's
 // alike without it. trace, if not nil, is the logger Begin logs the loop's
-// exchanges to (exec.LevelTrace). The error names the loop (and, when
+// exchanges to (core.LevelTrace). The error names the loop (and, when
 // the ranks are at different loops, every rank's); an MPI timeout is
 // wrapped (see TimedOut).
 func (h *Halo) Agree(l *core.Loop, trace *slog.Logger) error {
@@ -293,7 +290,7 @@ func (h *Halo) Begin(l *core.Loop) error {
 			}
 		}
 		if h.trace != nil {
-			h.trace.LogAttrs(context.Background(), exec.LevelTrace, "op2: halo exchange", slog.Int("rank", h.w.Rank()),
+			h.trace.LogAttrs(context.Background(), core.LevelTrace, "op2: halo exchange", slog.Int("rank", h.w.Rank()),
 				slog.String("kernel", l.Kernel.Name), slog.String("dat", s.Name), slog.Int("neighbours", len(sh.Neighbours)),
 				slog.Int("send_bytes", so*d.elem), slog.Int("recv_bytes", ro*d.elem))
 		}

@@ -3,8 +3,8 @@ package dist
 import (
 	"errors"
 	"fmt"
-	"strings"
 
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/mpi"
 )
 
@@ -91,54 +91,11 @@ func TimedOut(err error) bool {
 	return errors.As(err, &te)
 }
 
-// AgreeStep is collective: every rank passes the collective operation it
-// is at (what) and its own error (nil when it has none), and gets back an
-// error naming every rank that failed and why, or that the ranks are at
-// different operations (a program whose ranks took different paths), or
-// nil. The message has no "op2: " prefix, for the caller to wrap. A
-// collective operation whose ranks can fail on their own (a device copy,
-// a file) calls it before the step in which the ranks meet, so that no rank
-// waits for one that has given up or gone elsewhere. With one rank it
-// returns err. When the exchange itself fails the error wraps MPI's (which
-// may be a timeout: see TimedOut).
-func AgreeStep(c Comm, what string, err error) error {
-	if c.Size() == 1 {
-		return err
-	}
-	mine := []byte(what + "\x00")
-	if err != nil {
-		mine = append(mine, strings.TrimPrefix(err.Error(), "op2: ")...)
-	}
-	got, aerr := allgather(c, mine)
-	if aerr != nil {
-		return fmt.Errorf("rank %d: %s: agreeing with the other ranks: %w", c.Rank(), what, aerr)
-	}
-	var at, failed []string
-	same := true
-	for r, b := range got {
-		op, msg, _ := strings.Cut(string(b), "\x00")
-		same = same && op == what
-		at = append(at, fmt.Sprintf("rank %d: %s", r, op))
-		if msg != "" {
-			failed = append(failed, fmt.Sprintf("rank %d: %s", r, msg))
-		}
-	}
-	switch {
-	case !same:
-		return fmt.Errorf("the ranks are at different collective operations (every rank must call them in the same order):\n  %s", strings.Join(at, "\n  "))
-	case len(failed) == 1:
-		return errors.New(failed[0])
-	case len(failed) > 1:
-		return fmt.Errorf("%d ranks failed:\n  %s", len(failed), strings.Join(failed, "\n  "))
-	}
-	return nil
-}
-
 // SameDeclarations checks that every rank declared the same mesh shape
 // (sets, maps, dats, partitioner: one line each) as rank 0, giving every
 // rank the same error otherwise.
 func SameDeclarations(c Comm, shape string) error {
-	got, err := allgather(c, []byte(shape))
+	got, err := collective.Allgather(c, []byte(shape))
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,10 @@
 package dist
 
-import "math"
+import (
+	"math"
+
+	"github.com/goop2/op2/internal/collective"
+)
 
 // rcbDistributed is RCBOwners over points spread across the ranks: this
 // rank holds the points [first, first+len(coords)/dim) of the global
@@ -56,11 +60,11 @@ func rcbDistributed(c Comm, coords []float64, dim, first, ranks int) ([]int32, e
 				lo[a*dim+d], hi[a*dim+d] = min(lo[a*dim+d], x), max(hi[a*dim+d], x)
 			}
 		}
-		count, err := sumInt64(c, count)
+		count, err := collective.SumInt64(c, count)
 		if err != nil {
 			return nil, err
 		}
-		if lo, hi, err = minMax(c, lo, hi); err != nil {
+		if lo, hi, err = collective.MinMax(c, lo, hi); err != nil {
 			return nil, err
 		}
 		axis := make([]int, na)
@@ -95,7 +99,7 @@ func rcbDistributed(c Comm, coords []float64, dim, first, ranks int) ([]int32, e
 				}
 				hist[a*256+int(keyDigit(keys[i], uint32(first+i), round))]++
 			}
-			tot, err := sumInt64(c, hist)
+			tot, err := collective.SumInt64(c, hist)
 			if err != nil {
 				return nil, err
 			}

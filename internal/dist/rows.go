@@ -3,6 +3,8 @@ package dist
 import (
 	"fmt"
 	"slices"
+
+	"github.com/goop2/op2/internal/collective"
 )
 
 // BlockRows returns the rows of a table spread over the ranks in blocks
@@ -19,13 +21,13 @@ func BlockRows(c Comm, rows []int32, k int, need []int32, what string) ([]int32,
 	if k < 1 || len(rows)%k != 0 {
 		return nil, fmt.Errorf("%s: %d values in rows of %d", what, len(rows), k)
 	}
-	got, err := allgather(c, int64Bytes([]int64{int64(len(rows) / k)}))
+	got, err := collective.Allgather(c, collective.Int64Bytes([]int64{int64(len(rows) / k)}))
 	if err != nil {
 		return nil, err
 	}
 	st := make([]int, c.Size()+1)
 	for r, b := range got {
-		st[r+1] = st[r] + int(bytesInt64(b)[0])
+		st[r+1] = st[r] + int(collective.BytesInt64(b)[0])
 	}
 	bl := blocks{start: st}
 	var bad error
@@ -52,7 +54,7 @@ func BlockRows(c Comm, rows []int32, k int, need []int32, what string) ([]int32,
 		ask[q] = uniq[i:j]
 		i = j
 	}
-	asked, err := alltoallInt32(c, ask)
+	asked, err := collective.AlltoallInt32(c, ask)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +70,7 @@ func BlockRows(c Comm, rows []int32, k int, need []int32, what string) ([]int32,
 		}
 		answer[q] = out
 	}
-	back, err := alltoallInt32(c, answer)
+	back, err := collective.AlltoallInt32(c, answer)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 
-	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
 )
@@ -14,7 +13,7 @@ const MaxElementMatrixBytes = 1 << 16
 
 // MaxDeviceElementMatrixBytes bounds the element matrices of a loop on
 // the device backends (see op2.MaxDeviceElementMatrixBytes).
-const MaxDeviceElementMatrixBytes = device.MaxElementMatrixBytes
+const MaxDeviceElementMatrixBytes = core.MaxDeviceElementMatrixBytes
 
 // matKind is a matrix passed through a (row map, column map) pair of its
 // sparsity (core.ArgMat).

@@ -84,7 +84,7 @@ type Process struct {
 		key         []byte
 		chain       exec.TiledChain
 		globals     []tiledGlobal
-		halo        *dist.Halo
+		halo        exec.Halo
 		agree       func(*core.Loop) error
 		distributed int
 	}

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/goop2/op2/internal/core"
-	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/exec"
 )
 
@@ -195,7 +194,7 @@ func (r *Runtime) RunProgram(b *exec.Opened, l *core.Loop, p exec.Program) error
 	if trace != nil {
 		r.traceLoop(trace, "op2: loop start", l, nil)
 	}
-	if h, ok := r.X.Halo.(*dist.Halo); ok {
+	if h := r.X.Halo; h != nil {
 		if err := h.Agree(l, trace); err != nil {
 			return r.Proc.Fatal(r.Proc.api.Internal(err))
 		}

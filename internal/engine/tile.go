@@ -55,15 +55,18 @@ type tiledGlobal struct {
 	reduced bool
 }
 
+// The job's halo exchange, the executor's Halo under MPI, runs tiles.
+var _ exec.TileHalo = (*dist.Halo)(nil)
+
 // tileable reports whether loop l of runtime r may run in tiles on
-// backend b at all. Under MPI, r's halo exchange must be the job's (a
-// *dist.Halo, for the boundary's agreements).
+// backend b at all. Under MPI, r's halo exchange must be one loops can
+// run in tiles under (an exec.TileHalo, as the job's dist.Halo is).
 func tileable(r *Runtime, b *exec.Opened, l *core.Loop) bool {
 	if r.Cfg.Tile <= 0 || l.Check || l.Extruded != nil || r.X.Tuner != nil || r.tracer() != nil {
 		return false
 	}
 	if r.X.Halo != nil {
-		if _, ok := r.X.Halo.(*dist.Halo); !ok {
+		if _, ok := r.X.Halo.(exec.TileHalo); !ok {
 			return false
 		}
 	} else if l.Set.Halo != nil {
@@ -184,7 +187,7 @@ func (p *Process) runTiled(k, n int, err *error) int {
 	}
 	if ferr == nil {
 		threads := b.Backend.(exec.TileBuilder).TileThreads()
-		h, _ := r.X.Halo.(*dist.Halo)
+		h := r.X.Halo
 		ts := p.schedule(c.Loops, r.Cfg.Tile, threads > 1, h != nil)
 		c.Schedule, c.Bytes, c.Moved = ts.s, ts.bytes, ts.moved
 		c.Threads = threads

@@ -304,5 +304,5 @@ func envLogger(level slog.Level) *slog.Logger {
 
 // LevelTrace is the log level (below Debug) of the events of every loop:
 // its start and end and, under MPI, each halo exchange, with the rank
-// (OP2_LOG=trace).
-const LevelTrace = slog.LevelDebug - 4
+// (OP2_LOG=trace). It is core.LevelTrace.
+const LevelTrace = core.LevelTrace

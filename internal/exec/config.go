@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goop2/op2/internal/codegen/device"
-	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/jit"
 )
@@ -169,16 +167,16 @@ var Settings = []ConfigSetting{
 	{Field: "DeviceLayout", Env: "OP2_DEVICE_LAYOUT", Default: "`aos`", Doc: "how `opencl` and `cuda` store Dats of dim > 1: `aos`, or `soa` (component by component)",
 		parse: choiceParser(checkDeviceLayout), choice: true, check: choiceCheck(checkDeviceLayout),
 		keyPos: 4, key: func(c *Config) string { return "/" + c.DeviceLayout }},
-	{Field: "DeviceWorkGroupSize", Env: "OP2_DEVICE_WORKGROUP", Default: strconv.Itoa(device.DefaultWorkGroupSize), Doc: "work items per work group (CUDA threads per block) of the `opencl` and `cuda` kernels: a power of two from 32 to 1024 within the device's limit",
+	{Field: "DeviceWorkGroupSize", Env: "OP2_DEVICE_WORKGROUP", Doc: "work items per work group (CUDA threads per block) of the `opencl` and `cuda` kernels: a power of two from 32 to 1024 within the device's limit",
 		parse: func(env, v string) (any, error) {
-			n, err := device.ParseWorkGroupSize(v)
+			n, err := parseWorkGroupSize(v)
 			if err != nil {
 				return nil, fmt.Errorf("%s=%q: %w", env, v, err)
 			}
 			return n, nil
 		},
 		check: func(field string, v any) error {
-			if err := device.CheckWorkGroupSize(v.(int)); err != nil {
+			if err := checkWorkGroupSize(v.(int)); err != nil {
 				return fmt.Errorf("%s: %w", field, err)
 			}
 			return nil
@@ -297,8 +295,6 @@ func choiceCheck(check func(string) error) func(field string, v any) error {
 	}
 }
 
-func checkDeviceScheme(s string) error { _, err := device.ParseScheme(s); return err }
-func checkDeviceLayout(s string) error { _, err := device.ParseLayout(s); return err }
 func checkOpenMPScheme(s string) error { _, err := ParseOpenMPScheme(s); return err }
 func checkSIMD(s string) error         { _, _, err := ParseSIMD(s); return err }
 
@@ -437,7 +433,7 @@ func simdKey(s string) string {
 // work-group size other than the default ("" for the default, so that
 // choices saved before the size was configurable still apply).
 func workGroupKey(n int) string {
-	if n == 0 || n == device.DefaultWorkGroupSize {
+	if n == 0 || n == deviceOptions.DefaultWorkGroupSize {
 		return ""
 	}
 	return fmt.Sprintf("/wg%d", n)
@@ -517,8 +513,8 @@ const AutoLanes = -1
 // ParseSIMD reads a Config.SIMD value: "" or "auto" (lanes AutoLanes, off
 // false), "scalar" (the scalar code, which the tuner may replace by
 // lanes: lanes 0, off false), "off" (scalar code only: off true), or a
-// lane count of hostc.LaneWidths ("4", "8"; also "simd4", "simd8"), any
-// case.
+// lane count of the host code generator's (HostOptions.LaneWidths: "4",
+// "8"; also "simd4", "simd8"), any case.
 func ParseSIMD(s string) (lanes int, off bool, err error) {
 	v := strings.ToLower(strings.TrimSpace(s))
 	switch v {
@@ -530,9 +526,9 @@ func ParseSIMD(s string) (lanes int, off bool, err error) {
 		return 0, true, nil
 	}
 	n, err := strconv.Atoi(strings.TrimPrefix(v, "simd"))
-	if err != nil || !slices.Contains(hostc.LaneWidths, n) {
-		w := make([]string, len(hostc.LaneWidths))
-		for i, n := range hostc.LaneWidths {
+	if err != nil || !slices.Contains(hostOptions.LaneWidths, n) {
+		w := make([]string, len(hostOptions.LaneWidths))
+		for i, n := range hostOptions.LaneWidths {
 			w[i] = strconv.Itoa(n)
 		}
 		return 0, false, fmt.Errorf("unknown SIMD setting %q: want auto, scalar, off, or a lane count (%s)", s, strings.Join(w, ", "))

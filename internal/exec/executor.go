@@ -97,6 +97,10 @@ type Halo interface {
 	// End combines l's reductions across ranks and marks the halos of
 	// the data l modified out of date.
 	End(l *core.Loop) error
+	// Agree runs before the executor does, on every rank: the ranks
+	// agree on l and on the halos it exchanges (dist.Halo.Agree). trace,
+	// if not nil, is the logger Begin logs l's exchanges to (LevelTrace).
+	Agree(l *core.Loop, trace *slog.Logger) error
 }
 
 // DeviceMemory is implemented by backends whose programs work on device

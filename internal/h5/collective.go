@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/mpi"
 )
 
 // A file opened by OpenMPIO is written by every rank of the job together.
 // Each collective call into HDF5 is preceded by an agreement through
-// GoOP2's own MPI calls (dist.AgreeStep, bounded by OP2_MPI_TIMEOUT), so
+// GoOP2's own MPI calls (collective.AgreeStep, bounded by OP2_MPI_TIMEOUT), so
 // ranks that call the writers differently get an error naming what each
 // called instead of waiting in HDF5 for ever, and followed by one that
 // gives every rank the same error when one failed.
@@ -28,10 +28,10 @@ func (f *File) Collective(what string, write func() error) error {
 	if f.world == nil {
 		return write()
 	}
-	if err := dist.AgreeStep(f.world, what, nil); err != nil {
+	if err := collective.AgreeStep(f.world, what, nil); err != nil {
 		return err
 	}
-	return dist.AgreeStep(f.world, what, write())
+	return collective.AgreeStep(f.world, what, write())
 }
 
 // RootInt gives every rank of w rank 0's n.
@@ -97,11 +97,11 @@ func OpenOnRanks(w *mpi.World, path string, truncate bool) (f *File, ok bool, er
 		return nil, false, nil
 	}
 	what := fmt.Sprintf("hdf5: open %q for writing through MPI-IO", path)
-	if err := dist.AgreeStep(w, what, nil); err != nil {
+	if err := collective.AgreeStep(w, what, nil); err != nil {
 		return nil, true, err
 	}
 	f, err = OpenMPIO(path, truncate)
-	if err = dist.AgreeStep(w, what, err); err != nil {
+	if err = collective.AgreeStep(w, what, err); err != nil {
 		if f != nil {
 			f.Close()
 		}

@@ -119,7 +119,6 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/sigstack"
 )
 
@@ -142,16 +141,23 @@ var (
 	loadErr  error
 )
 
+// NoRank is Load's rank for a process that is not one of several an MPI
+// launcher started.
+const NoRank = -1
+
 // Load opens the OpenCL ICD loader: $OP2_OPENCL_LIBRARY if set, else
-// libOpenCL.so.1. It is safe to call more than once.
+// libOpenCL.so.1. It is safe to call more than once; the first call
+// loads the library and later calls return its result.
 //
-// In a process an MPI launcher started with more than one process, it
-// first gives PoCL a kernel cache directory of the rank's own
-// (separateRankCache): PoCL's cache is not safe for several processes
-// building the same program at once, which ranks on one node do.
-func Load() error {
+// rank is this process's rank when an MPI launcher started it with more
+// than one process, else NoRank (the caller knows; the driver does not
+// ask MPI). With a rank, Load first gives PoCL a kernel cache directory
+// of the rank's own (separateRankCache): PoCL's cache is not safe for
+// several processes building the same program at once, which ranks on
+// one node do.
+func Load(rank int) error {
 	loadOnce.Do(func() {
-		separateRankCache()
+		separateRankCache(rank)
 		var msgs []string
 		names := []string{"libOpenCL.so.1", "libOpenCL.so"}
 		if lib := os.Getenv("OP2_OPENCL_LIBRARY"); lib != "" {
@@ -183,10 +189,10 @@ func Load() error {
 // in one PoCL cache at once can crash PoCL (pocl/pocl#430; seen here as a
 // SIGSEGV in clGetProgramInfo on a cold cache). Each rank keeps its own
 // cache across runs. Other OpenCL drivers ignore the variable. Nothing is
-// changed outside a launcher-started job of more than one process.
-func separateRankCache() {
-	rank, ok := mpi.LaunchedRank()
-	if !ok || mpi.Launched() < 2 {
+// changed for NoRank (a process outside a launcher-started job of more
+// than one process).
+func separateRankCache(rank int) {
+	if rank < 0 {
 		return
 	}
 	base := os.Getenv("POCL_CACHE_DIR")
@@ -286,9 +292,10 @@ func deviceUint(d C.cl_handle, what C.cl_uint) uint64 {
 	return v
 }
 
-// Devices lists the devices of every platform whose type matches typ.
+// Devices lists the devices of every platform whose type matches typ. It
+// loads the library as Load(NoRank) does where no call to Load has.
 func Devices(typ uint64) ([]Device, error) {
-	if err := Load(); err != nil {
+	if err := Load(NoRank); err != nil {
 		return nil, err
 	}
 	var n C.cl_uint

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	op2 "github.com/goop2/op2"
-	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/facets"
 )
 
 // declare derives the facets of the ranks' blocks in src, declares the
@@ -16,7 +16,7 @@ func declare(src *source, opts Options) (*Mesh, error) {
 	default:
 		return nil, fmt.Errorf("unstructured: Options.Renumber is %q: want \"rcm\" or \"none\"", opts.Renumber)
 	}
-	blocks, err := dist.FacetsTagged(comm(), src.kind, src.cellNodes, src.firstCell, src.nodes, src.tagged)
+	blocks, err := facets.DeriveTagged(comm(), src.kind, src.cellNodes, src.firstCell, src.nodes, src.tagged)
 	if err != nil {
 		return nil, fmt.Errorf("unstructured: deriving the facets: %w", err)
 	}

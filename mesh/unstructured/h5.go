@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"github.com/goop2/op2/hdf5"
-	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/facets"
 	"github.com/goop2/op2/mesh"
 	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/mesh/topology"
@@ -178,7 +178,7 @@ func readHDF5Block(path string, rank, ranks int) (s *source, err error) {
 			return nil, err
 		}
 		start, count := mesh.Block(n, rank, ranks)
-		tf := dist.TaggedFacets{Kind: fk}
+		tf := facets.Tagged{Kind: fk}
 		if tf.Nodes, err = hdf5.ReadRows[int32](f, name+"_nodes", fk.Nodes(), start, count); err != nil {
 			return nil, err
 		}

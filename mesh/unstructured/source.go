@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/facets"
 	"github.com/goop2/op2/mesh"
 	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/mesh/topology"
@@ -29,7 +29,7 @@ type source struct {
 	cellTagDim int
 	// The rank's block of the file's facet elements with a physical tag,
 	// one entry per facet kind.
-	tagged []dist.TaggedFacets
+	tagged []facets.Tagged
 	groups []gmsh.PhysicalGroup
 }
 
@@ -259,7 +259,7 @@ func fromGmsh(g *gmsh.Mesh, rank, ranks int) (*source, error) {
 		}
 		fn := fk.Nodes()
 		start, count := mesh.Block(b.Len(), rank, ranks)
-		tf := dist.TaggedFacets{Kind: fk}
+		tf := facets.Tagged{Kind: fk}
 		for i := start; i < start+count; i++ {
 			for _, p := range phys(&b, i) {
 				tf.Nodes = append(tf.Nodes, b.Nodes[i*fn:(i+1)*fn]...)

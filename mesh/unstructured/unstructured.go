@@ -65,7 +65,7 @@ import (
 
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/hdf5"
-	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/mesh/topology"
@@ -200,7 +200,7 @@ func Declare(g *gmsh.Mesh, opts Options) (*Mesh, error) {
 }
 
 // comm is the communicator of the ranks: MPI's world, or one process.
-func comm() dist.Comm {
+func comm() collective.Comm {
 	if op2.Ranks() > 1 {
 		if w := mpi.Current(); w != nil {
 			return w
@@ -224,7 +224,7 @@ func agree(err error) error {
 	if op2.Ranks() == 1 {
 		return err
 	}
-	return dist.AgreeStep(comm(), "unstructured: read the mesh", err)
+	return collective.AgreeStep(comm(), "unstructured: read the mesh", err)
 }
 
 // errNoCells is returned for a mesh without cells of dimension 2 or 3.

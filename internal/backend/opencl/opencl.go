@@ -26,6 +26,7 @@ import (
 	"github.com/goop2/op2/internal/devrt"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/jit"
+	"github.com/goop2/op2/internal/mpi"
 	cl "github.com/goop2/op2/internal/opencl"
 )
 
@@ -135,6 +136,9 @@ func chooseDevice(cfg *exec.Config) (*cl.Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := cl.Load(launchedRank()); err != nil {
+		return nil, err
+	}
 	devs, err := cl.Devices(typ)
 	if err != nil {
 		return nil, err
@@ -156,6 +160,17 @@ func chooseDevice(cfg *exec.Config) (*cl.Device, error) {
 		return nil, fmt.Errorf("opencl: no device on a platform matching %q (found %s)", cfg.OpenCLPlatform, strings.Join(seen, ", "))
 	}
 	return chosen, nil
+}
+
+// launchedRank is this process's rank for the driver's Load: the rank
+// the MPI launcher gave it in a job of more than one process, else
+// cl.NoRank.
+func launchedRank() int {
+	rank, ok := mpi.LaunchedRank()
+	if !ok || mpi.Launched() < 2 {
+		return cl.NoRank
+	}
+	return rank
 }
 
 func (b *backend) Name() string { return Name }

@@ -1559,8 +1559,9 @@ func matBack(w *writer, l *core.Loop, lay *Layout, i int, indent string) {
 
 // MaxElementMatrixBytes bounds the element matrices of a loop's matrix
 // arguments on a device backend (rows × columns × value size, summed over
-// the arguments): every work item keeps them privately.
-const MaxElementMatrixBytes = 8192
+// the arguments): every work item keeps them privately. It is
+// core.MaxDeviceElementMatrixBytes.
+const MaxElementMatrixBytes = core.MaxDeviceElementMatrixBytes
 
 // MaxGroupElementMatrixBytes bounds the element matrices of a whole work
 // group (MaxElementMatrixBytes's sum times the work-group size). A CPU

@@ -1,4 +1,4 @@
-package vtk_test
+package vtkfile_test
 
 import (
 	"encoding/base64"

@@ -1,4 +1,4 @@
-package vtk
+package vtkfile
 
 import (
 	"bufio"
@@ -10,18 +10,17 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/regfile"
 )
 
-// OutputPath is the file WriteParallel (and Writer.WriteFile) writes for
-// path: on one process path itself, or path with .vtu for .pvtu; on
+// OutputPath is the file WriteParallel writes for path on ranks
+// processes: on one process path itself, or path with .vtu for .pvtu; on
 // several MPI ranks path with .pvtu for .vtu, or with .pvtu appended to
 // any other name. So "out.vtu" names out.vtu on one process and out.pvtu
 // under MPI.
-func OutputPath(path string) string {
+func OutputPath(path string, ranks int) string {
 	stem, ext := splitExt(path)
-	if op2.Ranks() > 1 {
+	if ranks > 1 {
 		return stem + ".pvtu"
 	}
 	if ext == ".pvtu" {
@@ -52,9 +51,9 @@ func splitExt(path string) (string, string) {
 	return path, ""
 }
 
-// WriteParallel writes g, this process's grid, to OutputPath(path). It is
-// collective under MPI: every rank calls it with its piece (as
-// Writer.Piece gives it).
+// WriteParallel writes g, the grid of rank (of ranks processes), to
+// OutputPath(path, ranks). It is collective under MPI: every rank calls
+// it with its piece.
 //
 // On one process it writes g as a .vtu file. On several ranks each rank
 // writes its piece to PiecePath (creating the folder), and rank 0 writes
@@ -64,9 +63,8 @@ func splitExt(path string) (string, string) {
 // piece. Nothing is exchanged between the ranks: a rank's write error is
 // that rank's alone, and says which rank and file (end the job with
 // op2.Abort if a rank fails).
-func WriteParallel(g *Grid, path string, enc Encoding) error {
-	out := OutputPath(path)
-	ranks, rank := op2.Ranks(), op2.Rank()
+func WriteParallel(g *Grid, path string, enc Encoding, rank, ranks int) error {
+	out := OutputPath(path, ranks)
 	if g == nil {
 		return fmt.Errorf("vtk: rank %d has no grid to write to %s", rank, out)
 	}

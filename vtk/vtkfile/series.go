@@ -1,4 +1,4 @@
-package vtk
+package vtkfile
 
 import (
 	"bufio"
@@ -11,25 +11,28 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/regfile"
 )
 
-// Series is a time series of VTK files, one per step (.vtu or .pvtu, as
-// Writer.WriteFile writes them), listed in a ParaView data collection
-// (.pvd) that opens them as one data set over time:
+// Series is a time series of VTK files, one per step (.vtu or .pvtu),
+// listed in a ParaView data collection (.pvd) that opens them as one data
+// set over time:
 //
-//	s := vtk.NewSeries("run.pvd")
+//	s := vtkfile.NewSeries("run.pvd")
 //	for step := ... {
 //		p := fmt.Sprintf("run_%04d.vtu", step)
-//		err = w.WriteFile(p, vtk.Binary)
-//		err = s.Add(t, vtk.OutputPath(p)) // rewrites run.pvd
+//		err = g.WriteFile(p, vtkfile.Binary)
+//		err = s.Add(t, p) // rewrites run.pvd
 //	}
 //
 // A run restarted from a checkpoint continues its series with OpenSeries
 // in place of NewSeries. Under MPI every rank calls Add (nothing is
-// exchanged) and rank 0 writes the .pvd file.
+// exchanged) and, with Rank set, rank 0 writes the .pvd file.
 type Series struct {
+	// Rank, when not nil, gives this process's MPI rank at each Add:
+	// only rank 0 writes the .pvd file. Package vtk's NewSeries and
+	// OpenSeries set it to op2.Rank.
+	Rank  func() int
 	path  string
 	steps []Step
 }
@@ -84,7 +87,7 @@ func (s *Series) Steps() []Step { return append([]Step(nil), s.steps...) }
 // program names it, which the .pvd records relative to its own folder
 // when it can) and rewrites the .pvd file, through a temporary file
 // renamed over it, so that a reader never sees half a file. Under MPI
-// only rank 0 writes.
+// only rank 0 writes (with Rank set).
 func (s *Series) Add(t float64, file string) error {
 	rel := file
 	if d, err := filepath.Abs(filepath.Dir(s.path)); err == nil {
@@ -95,7 +98,7 @@ func (s *Series) Add(t float64, file string) error {
 		}
 	}
 	s.steps = append(s.steps, Step{Time: t, File: filepath.ToSlash(rel)})
-	if op2.Rank() != 0 {
+	if s.Rank != nil && s.Rank() != 0 {
 		return nil
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(s.path), "."+filepath.Base(s.path)+".*")

@@ -1,18 +1,25 @@
-package dist
+// Package facets derives a mesh's facets over the ranks before the mesh is
+// partitioned: every rank passes its block of the cells and gets its
+// block of the facets, with their cells and tags (Derive, DeriveTagged).
+// It is the mesh layer's use of the collective operations: the cell
+// shapes are mesh/topology's, the exchanges internal/collective's, and
+// mesh/unstructured declares the result to GoOP2.
+package facets
 
 import (
 	"cmp"
 	"fmt"
 	"slices"
 
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/mesh/topology"
 )
 
-// FacetBlock is one rank's share of a mesh's facets of one kind, found
-// by Facets: the facets whose smallest node is in this rank's block of
+// Block is one rank's share of a mesh's facets of one kind, found
+// by Derive: the facets whose smallest node is in this rank's block of
 // the nodes, in increasing order of their sorted nodes, numbered from
 // First over all ranks (interior and boundary facets separately).
-type FacetBlock struct {
+type Block struct {
 	Kind topology.Kind
 	// Interior facets: their nodes (as their first cell sees them, the
 	// cell of smaller global number), the two cells (global numbers) and
@@ -29,22 +36,29 @@ type FacetBlock struct {
 	// Interior and BoundaryTotal count the facets over all ranks.
 	InteriorTotal, BoundaryTotal int
 	// Tags and BTags hold each interior and boundary facet's tags from
-	// FacetsTagged's list: TagDim values per facet, the distinct tags
-	// listed for it in increasing order, then zeros (nil from Facets).
+	// DeriveTagged's list: TagDim values per facet, the distinct tags
+	// listed for it in increasing order, then zeros (nil from Derive).
 	// TagDim is the most tags any facet of this kind has, over all ranks,
 	// and at least 1.
 	Tags, BTags []int32
 	TagDim      int
 }
 
-// TaggedFacets lists facets of one kind with a tag each, such as a mesh
+// Tagged lists facets of one kind with a tag each, such as a mesh
 // file's boundary elements with their physical groups: Nodes holds
 // Kind.Nodes() nodes (global numbers, in any order) per facet.
-type TaggedFacets struct {
+type Tagged struct {
 	Kind  topology.Kind
 	Nodes []int32
 	Tags  []int32
 }
+
+// nodeBlocks is the even split of a mesh's nodes over the ranks
+// (collective.Block): a facet's home is the rank of its smallest node.
+type nodeBlocks struct{ n, ranks int }
+
+// home returns the rank whose block holds node g.
+func (b nodeBlocks) home(g int32) int { return collective.BlockHome(b.n, b.ranks, int(g)) }
 
 // facetHalf is one cell's side of a facet on its way to the facet's home.
 type facetHalf struct {
@@ -54,34 +68,34 @@ type facetHalf struct {
 	local int8
 }
 
-// Facets derives a mesh's facets over the ranks, before it is
+// Derive derives a mesh's facets over the ranks, before it is
 // partitioned: every rank passes its block of the cells (all of kind k,
 // cells holding their global node numbers, the first being global cell
 // firstCell) and the mesh's node count, and gets the facets whose
 // smallest node lies in its block of the nodes (mesh.Block). One
 // all-to-all takes each cell's facets to their homes; an exclusive sum
-// numbers them. The result, one FacetBlock per facet kind (prisms and
+// numbers them. The result, one Block per facet kind (prisms and
 // pyramids have two), is in the declared layout op2.Partition expects:
 // each rank's block of the facet sets with maps to global cells and
 // nodes. A facet shared by more than two cells is an error on every
 // rank.
-func Facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int) ([]FacetBlock, error) {
+func Derive(c collective.Comm, k topology.Kind, cells []int32, firstCell, nodes int) ([]Block, error) {
 	return facets(c, k, cells, firstCell, nodes, nil, false)
 }
 
-// FacetsTagged is Facets with tags: each rank also passes some facets
+// DeriveTagged is Derive with tags: each rank also passes some facets
 // with a tag each (any of them, such as its block of a file's boundary
 // elements, a facet listed once per physical group it is in), and every
 // facet derived gets the tags of the listed facets with the same nodes
-// (FacetBlock.Tags, BTags: none where none is listed). A listed facet that is no cell's facet
+// (Block.Tags, BTags: none where none is listed). A listed facet that is no cell's facet
 // is an error on every rank naming its nodes and tag.
-// FacetsTagged is collective as Facets is: every rank calls it, with
+// DeriveTagged is collective as Derive is: every rank calls it, with
 // its own list (possibly empty).
-func FacetsTagged(c Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged []TaggedFacets) ([]FacetBlock, error) {
+func DeriveTagged(c collective.Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged []Tagged) ([]Block, error) {
 	return facets(c, k, cells, firstCell, nodes, tagged, true)
 }
 
-func facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged []TaggedFacets, tag bool) ([]FacetBlock, error) {
+func facets(c collective.Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged []Tagged, tag bool) ([]Block, error) {
 	lf := topology.LocalFacets(k)
 	nn := k.Nodes()
 	var bad error
@@ -116,11 +130,11 @@ func facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged
 			}
 		}
 	}
-	if err := AgreeStep(c, "facets: check the cells", bad); err != nil {
+	if err := collective.AgreeStep(c, "facets: check the cells", bad); err != nil {
 		return nil, err
 	}
 	size := c.Size()
-	bl := evenBlocks(nodes, size)
+	bl := nodeBlocks{n: nodes, ranks: size}
 	sizes := []int{}
 	for _, f := range lf {
 		if !slices.Contains(sizes, len(f)) {
@@ -128,7 +142,7 @@ func facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged
 		}
 	}
 	slices.Sort(sizes)
-	var out []FacetBlock
+	var out []Block
 	n := len(cells) / nn
 	for _, fsize := range sizes {
 		// Halves to their homes: 10 int32 per half (key, nodes, cell,
@@ -173,12 +187,13 @@ func facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged
 				send[q] = append(send[q], h.key[0], h.key[1], h.key[2], h.key[3], h.nodes[0], h.nodes[1], h.nodes[2], h.nodes[3], int32(firstCell+cl), int32(l))
 			}
 		}
-		got, err := alltoallInt32(c, send)
+		got, err := collective.AlltoallInt32(c, send)
 		if err != nil {
 			return nil, err
 		}
-		halves := sortHalves(got, bl.start[c.Rank()], bl.start[c.Rank()+1])
-		fb := FacetBlock{Kind: facetKindOf(fsize)}
+		lo, count := collective.Block(nodes, c.Rank(), size)
+		halves := sortHalves(got, lo, lo+count)
+		fb := Block{Kind: facetKindOf(fsize)}
 		var ikeys, bkeys [][4]int32 // in increasing order
 		bad = nil
 		for i := 0; i < len(halves); {
@@ -206,7 +221,7 @@ func facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged
 			}
 			i = j
 		}
-		if err := AgreeStep(c, "facets: pair the halves", bad); err != nil {
+		if err := collective.AgreeStep(c, "facets: pair the halves", bad); err != nil {
 			return nil, err
 		}
 		if tag {
@@ -215,12 +230,12 @@ func facets(c Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged
 			}
 		}
 		// Number them: exclusive sums of the counts.
-		counts, err := allgather(c, int64Bytes([]int64{int64(len(fb.Cells) / 2), int64(len(fb.BCells))}))
+		counts, err := collective.Allgather(c, collective.Int64Bytes([]int64{int64(len(fb.Cells) / 2), int64(len(fb.BCells))}))
 		if err != nil {
 			return nil, err
 		}
 		for r, b := range counts {
-			v := bytesInt64(b)
+			v := collective.BytesInt64(b)
 			if r < c.Rank() {
 				fb.First += int(v[0])
 				fb.BFirst += int(v[1])
@@ -284,7 +299,7 @@ func lessHalf(a, b *facetHalf) bool {
 // tagFacets sends the tagged facets of fsize nodes to the homes of their
 // smallest nodes, where each finds its facet among this rank's (ikeys
 // interior, bkeys boundary, both sorted) and gives it its tag.
-func tagFacets(c Comm, fb *FacetBlock, fsize int, bl blocks, ikeys, bkeys [][4]int32, tagged []TaggedFacets) error {
+func tagFacets(c collective.Comm, fb *Block, fsize int, bl nodeBlocks, ikeys, bkeys [][4]int32, tagged []Tagged) error {
 	send := make([][]int32, c.Size())
 	for _, tf := range tagged {
 		if tf.Kind.Nodes() != fsize {
@@ -298,7 +313,7 @@ func tagFacets(c Comm, fb *FacetBlock, fsize int, bl blocks, ikeys, bkeys [][4]i
 			send[q] = append(send[q], key[0], key[1], key[2], key[3], tag)
 		}
 	}
-	got, err := alltoallInt32(c, send)
+	got, err := collective.AlltoallInt32(c, send)
 	if err != nil {
 		return err
 	}
@@ -342,10 +357,10 @@ func tagFacets(c Comm, fb *FacetBlock, fsize int, bl blocks, ikeys, bkeys [][4]i
 		width = max(width, j-i)
 		i = j
 	}
-	if err := AgreeStep(c, "facets: tag them", bad); err != nil {
+	if err := collective.AgreeStep(c, "facets: tag them", bad); err != nil {
 		return err
 	}
-	_, hi, err := minMax(c, []float64{0}, []float64{float64(width)})
+	_, hi, err := collective.MinMax(c, []float64{0}, []float64{float64(width)})
 	if err != nil {
 		return err
 	}

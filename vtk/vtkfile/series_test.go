@@ -1,4 +1,4 @@
-package vtk_test
+package vtkfile_test
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/goop2/op2/vtk"
+	"github.com/goop2/op2/vtk/vtkfile"
 )
 
 const seriesPVD = `<?xml version="1.0"?>
@@ -22,7 +22,7 @@ const seriesPVD = `<?xml version="1.0"?>
 func TestSeries(t *testing.T) {
 	dir := t.TempDir()
 	pvd := filepath.Join(dir, "run.pvd")
-	s := vtk.NewSeries(pvd)
+	s := vtkfile.NewSeries(pvd)
 	if err := s.Add(0, filepath.Join(dir, "run_0000.vtu")); err != nil {
 		t.Fatal(err)
 	}
@@ -37,15 +37,15 @@ func TestSeries(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", b, seriesPVD)
 	}
 	wellFormed(t, b)
-	steps, err := vtk.ReadSeriesFile(pvd)
-	want := []vtk.Step{{Time: 0, File: "run_0000.vtu"}, {Time: 0.25, File: "steps/run_0001.pvtu"}}
+	steps, err := vtkfile.ReadSeriesFile(pvd)
+	want := []vtkfile.Step{{Time: 0, File: "run_0000.vtu"}, {Time: 0.25, File: "steps/run_0001.pvtu"}}
 	if err != nil || !reflect.DeepEqual(steps, want) || !reflect.DeepEqual(s.Steps(), want) {
 		t.Errorf("read back %v, %v; Steps %v; want %v", steps, err, s.Steps(), want)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("files left in the folder: %v", ents)
 	}
-	if _, err := vtk.ReadSeriesFile(filepath.Join(dir, "none.pvd")); err == nil {
+	if _, err := vtkfile.ReadSeriesFile(filepath.Join(dir, "none.pvd")); err == nil {
 		t.Error("reading a missing .pvd: no error")
 	}
 }
@@ -61,7 +61,7 @@ func TestSeriesContinued(t *testing.T) {
 		t.Fatal(err)
 	}
 	const pvd = "out/run.pvd"
-	write := func(s *vtk.Series, step int) {
+	write := func(s *vtkfile.Series, step int) {
 		t.Helper()
 		p := fmt.Sprintf("out/run_%04d.vtu", step)
 		if err := os.WriteFile(p, []byte("<VTKFile/>\n"), 0o644); err != nil {
@@ -71,13 +71,13 @@ func TestSeriesContinued(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := vtk.NewSeries(pvd)
+	s := vtkfile.NewSeries(pvd)
 	for step := range 3 {
 		write(s, step)
 	}
 	// The run stopped after step 2; it restarts from a checkpoint of
 	// step 1 and writes step 2 again, then step 3.
-	s, err := vtk.OpenSeries(pvd)
+	s, err := vtkfile.OpenSeries(pvd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,13 +88,13 @@ func TestSeriesContinued(t *testing.T) {
 	for step := 2; step < 4; step++ {
 		write(s, step)
 	}
-	steps, err := vtk.ReadSeriesFile(pvd)
+	steps, err := vtkfile.ReadSeriesFile(pvd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want []vtk.Step
+	var want []vtkfile.Step
 	for step := range 4 {
-		want = append(want, vtk.Step{Time: float64(step) / 10, File: fmt.Sprintf("run_%04d.vtu", step)})
+		want = append(want, vtkfile.Step{Time: float64(step) / 10, File: fmt.Sprintf("run_%04d.vtu", step)})
 	}
 	if !reflect.DeepEqual(steps, want) {
 		t.Errorf("read back %v, want %v", steps, want)
@@ -105,13 +105,30 @@ func TestSeriesContinued(t *testing.T) {
 		}
 	}
 	// A series that does not exist yet opens empty.
-	if s, err := vtk.OpenSeries("out/none.pvd"); err != nil || len(s.Steps()) != 0 {
+	if s, err := vtkfile.OpenSeries("out/none.pvd"); err != nil || len(s.Steps()) != 0 {
 		t.Errorf("OpenSeries of a missing file: %v, %v", s.Steps(), err)
 	}
 	if err := os.WriteFile("out/bad.pvd", []byte("not xml"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := vtk.OpenSeries("out/bad.pvd"); err == nil {
+	if _, err := vtkfile.OpenSeries("out/bad.pvd"); err == nil {
 		t.Error("OpenSeries of a broken file: no error")
+	}
+}
+
+// TestSeriesRank: with Rank set, only rank 0 writes the .pvd file; every
+// rank keeps the steps.
+func TestSeriesRank(t *testing.T) {
+	dir := t.TempDir()
+	for rank, want := range []bool{true, false} {
+		pvd := filepath.Join(dir, fmt.Sprintf("rank%d.pvd", rank))
+		s := vtkfile.NewSeries(pvd)
+		s.Rank = func() int { return rank }
+		if err := s.Add(0, "a.vtu"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(pvd); (err == nil) != want || len(s.Steps()) != 1 {
+			t.Errorf("rank %d: %s written: %v, want %v; steps %v", rank, pvd, err == nil, want, s.Steps())
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package dist_test
+package facets_test
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/dist/disttest"
-	"github.com/goop2/op2/mesh"
+	"github.com/goop2/op2/internal/facets"
 	"github.com/goop2/op2/mesh/topology"
 )
 
@@ -86,10 +86,10 @@ func TestFacets(t *testing.T) {
 				nn := k.Nodes()
 				n := len(cells) / nn
 				var mu sync.Mutex
-				got := make([][]dist.FacetBlock, ranks)
+				got := make([][]facets.Block, ranks)
 				noErrors(t, disttest.Run(ranks, 0, func(p *disttest.Proc) error {
-					start, count := mesh.Block(n, p.Rank(), ranks)
-					fb, err := dist.Facets(p, k, cells[start*nn:(start+count)*nn], start, nodes)
+					start, count := collective.Block(n, p.Rank(), ranks)
+					fb, err := facets.Derive(p, k, cells[start*nn:(start+count)*nn], start, nodes)
 					mu.Lock()
 					got[p.Rank()] = fb
 					mu.Unlock()
@@ -145,8 +145,8 @@ func TestFacetsErrors(t *testing.T) {
 		want  string
 	}{{cells, 5, "shared by 3 cells"}, {cells, 4, "outside [0,4)"}} {
 		errs := disttest.Run(2, 0, func(p *disttest.Proc) error {
-			start, count := mesh.Block(3, p.Rank(), 2)
-			_, err := dist.Facets(p, topology.Triangle, c.cells[3*start:3*(start+count)], start, c.nodes)
+			start, count := collective.Block(3, p.Rank(), 2)
+			_, err := facets.Derive(p, topology.Triangle, c.cells[3*start:3*(start+count)], start, c.nodes)
 			return err
 		})
 		for r, err := range errs {
@@ -180,9 +180,9 @@ func TestFacetsTagged(t *testing.T) {
 					slices.Sort(s)
 					return fmt.Sprint(s)
 				}
-				var list []dist.TaggedFacets
+				var list []facets.Tagged
 				for _, fs := range whole.Facets {
-					tf := dist.TaggedFacets{Kind: fs.Kind}
+					tf := facets.Tagged{Kind: fs.Kind}
 					fn := fs.Kind.Nodes()
 					for f := range fs.Len() {
 						if fs.Cells[2*f+1] >= 0 && f%3 != 0 {
@@ -209,16 +209,16 @@ func TestFacetsTagged(t *testing.T) {
 				nn := k.Nodes()
 				n := len(cells) / nn
 				var mu sync.Mutex
-				got := make([][]dist.FacetBlock, ranks)
+				got := make([][]facets.Block, ranks)
 				noErrors(t, disttest.Run(ranks, 0, func(p *disttest.Proc) error {
-					start, count := mesh.Block(n, p.Rank(), ranks)
-					var mine []dist.TaggedFacets
+					start, count := collective.Block(n, p.Rank(), ranks)
+					var mine []facets.Tagged
 					for _, tf := range list {
 						fn := tf.Kind.Nodes()
-						s, c := mesh.Block(len(tf.Tags), p.Rank(), ranks)
-						mine = append(mine, dist.TaggedFacets{Kind: tf.Kind, Nodes: tf.Nodes[s*fn : (s+c)*fn], Tags: tf.Tags[s : s+c]})
+						s, c := collective.Block(len(tf.Tags), p.Rank(), ranks)
+						mine = append(mine, facets.Tagged{Kind: tf.Kind, Nodes: tf.Nodes[s*fn : (s+c)*fn], Tags: tf.Tags[s : s+c]})
 					}
-					fb, err := dist.FacetsTagged(p, k, cells[start*nn:(start+count)*nn], start, nodes, mine)
+					fb, err := facets.DeriveTagged(p, k, cells[start*nn:(start+count)*nn], start, nodes, mine)
 					mu.Lock()
 					got[p.Rank()] = fb
 					mu.Unlock()
@@ -256,17 +256,27 @@ func TestFacetsTagged(t *testing.T) {
 	// A listed triangle no cell has.
 	cells := []int32{0, 1, 2, 1, 3, 2}
 	errs := disttest.Run(2, 0, func(p *disttest.Proc) error {
-		start, count := mesh.Block(2, p.Rank(), 2)
-		var tf []dist.TaggedFacets
+		start, count := collective.Block(2, p.Rank(), 2)
+		var tf []facets.Tagged
 		if p.Rank() == 1 {
-			tf = []dist.TaggedFacets{{Kind: topology.Line, Nodes: []int32{0, 3}, Tags: []int32{7}}}
+			tf = []facets.Tagged{{Kind: topology.Line, Nodes: []int32{0, 3}, Tags: []int32{7}}}
 		}
-		_, err := dist.FacetsTagged(p, topology.Triangle, cells[3*start:3*(start+count)], start, 4, tf)
+		_, err := facets.DeriveTagged(p, topology.Triangle, cells[3*start:3*(start+count)], start, 4, tf)
 		return err
 	})
 	for r, err := range errs {
 		if err == nil || !strings.Contains(err.Error(), "nodes [0 3] (tag 7) is not a facet") {
 			t.Errorf("rank %d: %v; want the untagged facet named", r, err)
+		}
+	}
+}
+
+// noErrors fails the test for every rank's error.
+func noErrors(t *testing.T, errs []error) {
+	t.Helper()
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d: %v", r, err)
 		}
 	}
 }
