@@ -140,7 +140,7 @@ func (d *Dat[T]) load(path string, tooLarge func(size int64, n int) error, parse
 	if forced != nil {
 		return forced
 	}
-	if err := rt.proc.hostWrote(&d.s); err != nil {
+	if err := rt.proc.HostWrote(&d.s); err != nil {
 		return err
 	}
 	h, ok := d.s.Set.Halo.(*dist.SetHalo)
