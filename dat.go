@@ -174,7 +174,7 @@ func (d *Dat[T]) DataErr() ([]T, error) {
 	if forced != nil {
 		return nil, forced
 	}
-	if err := rt.proc.hostRead("Data", &d.s); err != nil {
+	if err := rt.proc.HostRead("Data", &d.s); err != nil {
 		return nil, err
 	}
 	if err := d.s.HostAccess(true); err != nil {
@@ -198,7 +198,7 @@ func (d *Dat[T]) DataROErr() ([]T, error) {
 	if forced != nil {
 		return nil, forced
 	}
-	if err := rt.proc.hostRead("DataRO", &d.s); err != nil {
+	if err := rt.proc.HostRead("DataRO", &d.s); err != nil {
 		return nil, err
 	}
 	if err := d.s.HostAccess(false); err != nil {
@@ -271,7 +271,7 @@ func (d *Dat[T]) Zero() error {
 	if forced != nil {
 		return forced
 	}
-	if err := rt.proc.hostWrote(&d.s); err != nil {
+	if err := rt.proc.HostWrote(&d.s); err != nil {
 		return err
 	}
 	dist.HostWrite(&d.s)
@@ -304,10 +304,10 @@ func (d *Dat[T]) CopyTo(dst *Dat[T]) error {
 		return forced
 	}
 	if dst != d {
-		if err := rt.proc.hostRead("CopyTo", &d.s); err != nil {
+		if err := rt.proc.HostRead("CopyTo", &d.s); err != nil {
 			return err
 		}
-		if err := rt.proc.hostWrote(&dst.s); err != nil {
+		if err := rt.proc.HostWrote(&dst.s); err != nil {
 			return err
 		}
 		dist.HostWrite(&dst.s)
@@ -358,7 +358,7 @@ func (d *Dat[T]) DataWOErr() ([]T, error) {
 	if forced != nil {
 		return nil, forced
 	}
-	if err := rt.proc.hostWrote(&d.s); err != nil {
+	if err := rt.proc.HostWrote(&d.s); err != nil {
 		return nil, err
 	}
 	d.s.WriteOnly()
@@ -389,7 +389,7 @@ func (d *Dat[T]) Range(first, n int) ([]T, error) {
 	if forced != nil {
 		return nil, forced
 	}
-	if err := rt.proc.hostRead("Range", &d.s); err != nil {
+	if err := rt.proc.HostRead("Range", &d.s); err != nil {
 		return nil, err
 	}
 	if err := d.s.ReadRange(unsafe.Pointer(&out[0]), first*d.s.Dim*size, len(out)*size); err != nil {
@@ -409,7 +409,7 @@ func (d *Dat[T]) Gather() ([]T, error) {
 	if forced != nil {
 		return nil, forced
 	}
-	if err := rt.proc.hostRead("Gather", &d.s); err != nil {
+	if err := rt.proc.HostRead("Gather", &d.s); err != nil {
 		return nil, err
 	}
 	owned := d.s.Set.Owned * d.s.Dim
@@ -464,7 +464,7 @@ func (d *Dat[T]) GatherBlock() (start int, values []T, err error) {
 	if forced != nil {
 		return 0, nil, forced
 	}
-	if err := rt.proc.hostRead("GatherBlock", &d.s); err != nil {
+	if err := rt.proc.HostRead("GatherBlock", &d.s); err != nil {
 		return 0, nil, err
 	}
 	what := fmt.Sprintf("GatherBlock of dat %q on set %q", d.s.Name, d.s.Set.Name)

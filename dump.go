@@ -5,7 +5,6 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
-	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/dumpfile"
 )
 
@@ -89,27 +88,7 @@ func (d *Dat[T]) dump(path string, format func([]T) []byte) error {
 			err = fmt.Errorf("op2: writing %s: %w", d.s.Describe(), werr)
 		}
 	}
-	return shareError(fmt.Sprintf("writing dat %q", d.s.Name), err)
-}
-
-// shareError gives every rank rank 0's error (collective under MPI), and
-// an error when the ranks are at different operations (what).
-func shareError(what string, err error) error {
-	w := rt.proc.Started()
-	if w == nil || w.Size() == 1 {
-		return err
-	}
-	if w.Rank() != 0 {
-		err = nil
-	}
-	aerr := mpiFatal(dist.AgreeStep(w, what, err))
-	switch {
-	case aerr == nil:
-		return nil
-	case err != nil:
-		return err // rank 0's own error, as the other ranks report it
-	}
-	return fmt.Errorf("op2: %s: %w", what, aerr)
+	return rt.proc.ShareError(fmt.Sprintf("writing dat %q", d.s.Name), err)
 }
 
 // load reads path on rank 0, parses it with parse (given the dat's global
@@ -132,7 +111,7 @@ func (d *Dat[T]) load(path string, tooLarge func(size int64, n int) error, parse
 			err = fmt.Errorf("op2: reading %s from %s: %w", d.s.Describe(), path, err)
 		}
 	}
-	if err = shareError(fmt.Sprintf("reading dat %q", d.s.Name), err); err != nil {
+	if err = rt.proc.ShareError(fmt.Sprintf("reading dat %q", d.s.Name), err); err != nil {
 		return err
 	}
 	forced := lock(forCollective)
@@ -140,35 +119,8 @@ func (d *Dat[T]) load(path string, tooLarge func(size int64, n int) error, parse
 	if forced != nil {
 		return forced
 	}
-	if err := rt.proc.hostWrote(&d.s); err != nil {
+	if err := rt.proc.HostWrote(&d.s); err != nil {
 		return err
 	}
-	h, ok := d.s.Set.Halo.(*dist.SetHalo)
-	w := rt.proc.Started()
-	if !ok || w == nil {
-		if err := apiError(d.s.HostAccess(true)); err != nil {
-			return err
-		}
-		if decl := d.s.Set.Declared; decl != nil { // renumbered: the file is in the declared numbering
-			dim := d.s.Dim
-			for i, g := range decl {
-				copy(d.data[i*dim:(i+1)*dim], vals[int(g)*dim:(int(g)+1)*dim])
-			}
-			return nil
-		}
-		copy(d.data[:d.s.Set.Owned*d.s.Dim], vals)
-		return nil
-	}
-	// Each rank gets its local elements from rank 0 by global number.
-	total := d.s.Set.Total
-	got, err := dist.ScatterRows(w, h.Global[:total], rawBytes(vals), d.s.Dim*d.s.Type.Size())
-	if err != nil {
-		return mpiFatal(fmt.Errorf("op2: reading %s: %w", d.s.Describe(), err))
-	}
-	if err := apiError(d.s.HostAccess(true)); err != nil {
-		return err
-	}
-	copy(rawBytes(d.data[:total*d.s.Dim]), got)
-	d.s.HaloStale = false // the halo got the file's values too
-	return nil
+	return rt.proc.LoadDat(&d.s, rawBytes(vals))
 }

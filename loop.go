@@ -190,21 +190,9 @@ func (r *Runtime) ParLoop(k *Kernel, set IterationSet, args ...Arg) error {
 	return runNow(r.e, b, l)
 }
 
-// runNow runs loop l at once in r, with the automatic checkpoints' part
-// (autockpt.go): l may be skipped, or a checkpoint written or restored
-// before it, and the Globals it reduced are logged after it. Caller holds
-// the lock.
-func runNow(r *engine.Runtime, b *exec.Opened, l *core.Loop) error {
-	skip, err := rt.proc.autoBefore(l)
-	if err != nil || skip {
-		return err
-	}
-	if err := r.Run(b, l); err != nil {
-		return err
-	}
-	rt.proc.autoAfter(l)
-	return nil
-}
+// runNow runs loop l at once in r, through the automatic checkpoints
+// (engine.Runtime.RunNow). Caller holds the lock.
+func runNow(r *engine.Runtime, b *exec.Opened, l *core.Loop) error { return r.RunNow(b, l) }
 
 // Generate returns the source that backend would compile for a loop of k
 // over set with args, without running anything and without opening the
@@ -319,7 +307,7 @@ func (lp *Loop) Compute() error {
 		if err := r.Commit(e, lp.backend); err != nil {
 			return err
 		}
-		return rt.proc.autoRecorded()
+		return rt.proc.AutoRecorded()
 	}
 	return runNow(lp.rt.e, lp.backend, &lp.l)
 }

@@ -256,6 +256,7 @@ func newProcess() *process {
 // process d.
 func newRuntime(d *process) *Runtime {
 	r := &Runtime{e: engine.NewRuntime(d.Process), consts: newConstRegistry(), proc: d}
+	r.e.Consts = r.consts.all
 	if d.Default == nil {
 		d.Default = r.e
 	}
@@ -474,10 +475,6 @@ func (r *Runtime) Stats() Stats {
 // PETSc's use, and the blocks of the mesh declared before Partition.
 type process struct {
 	*engine.Process
-
-	// auto is the automatic checkpointing (Config.Checkpoint), under the
-	// lock; nil when off.
-	auto *autoCkpt
 
 	// petscState is the process's use of PETSc: the MPI world it runs on
 	// when GoOP2 started MPI for it (a program not started by a

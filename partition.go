@@ -34,8 +34,8 @@ type meshDat[T Scalar] struct{ d *Dat[T] }
 
 func (m meshDat[T]) Storage() *core.Storage { return &m.d.s }
 
-// omitted reports whether checkpoints leave the dat out (SetNoCheckpoint).
-func (m meshDat[T]) omitted() bool { return m.d.noCheckpoint.Load() }
+// Omitted reports whether checkpoints leave the dat out (SetNoCheckpoint).
+func (m meshDat[T]) Omitted() bool { return m.d.noCheckpoint.Load() }
 
 func (m meshDat[T]) Replace(values []byte) {
 	d := m.d
@@ -117,9 +117,7 @@ func Finalize() error {
 		return forced
 	}
 	err := finalizePETSc()
-	if a := rt.proc.auto; a != nil && a.replayTo >= 0 {
-		err = errors.Join(err, fmt.Errorf("op2: automatic checkpoint %q: the run ended after %d loops, before loop %d, where the checkpoint was written: the loops were skipped and their results are not this run's (run the program as it was run when the checkpoint was written, or remove the file)", a.path, a.n, a.replayTo))
-	}
+	err = errors.Join(err, rt.proc.AutoUnfinished())
 	if w, _ := mpiWorld(); w != nil {
 		return errors.Join(err, w.Finalize())
 	}

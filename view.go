@@ -89,7 +89,7 @@ func (v *DatView[T]) DataROErr() ([]T, error) {
 		return nil, forced
 	}
 	d := v.d
-	if err := rt.proc.hostRead("DataRO", &d.s); err != nil {
+	if err := rt.proc.HostRead("DataRO", &d.s); err != nil {
 		return nil, err
 	}
 	if err := d.s.HostAccess(false); err != nil {

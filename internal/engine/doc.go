@@ -43,4 +43,15 @@
 //
 // Nothing here allocates for a loop that repeats: the bound loop, the
 // queue's slots and the tiling buffers are reused.
+//
+// # Checkpoints
+//
+// A loop that runs at once goes through Runtime.RunNow, which passes it
+// to the automatic checkpoints (autockpt.go; op2.Config.Checkpoint of
+// the Default runtime): it may be skipped on a restart, or a checkpoint
+// written or restored before it, and the Globals it reduced are logged.
+// The API's functions that bring data to the host tell them first
+// (HostRead, HostWrote, HostProduct, HostReadAll). Runtime.Checkpoint and
+// Restore list what a checkpoint holds; internal/checkpoint writes and
+// reads the file.
 package engine

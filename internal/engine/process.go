@@ -104,6 +104,10 @@ type Process struct {
 	declared declared
 	blocks   blocks
 
+	// auto is the automatic checkpointing (Config.Checkpoint of the
+	// Default runtime), under mu; nil when off.
+	auto *autoCkpt
+
 	// The process's part in an MPI job.
 	once  sync.Once
 	world *mpi.World // nil when not started by a launcher

@@ -26,7 +26,10 @@ type Runtime struct {
 	Err     error
 	Timings *exec.Timings
 	Proc    *Process
-	logger  atomic.Pointer[slog.Logger] // nil: no logging
+	// Consts lists the runtime's constants, which its checkpoints save
+	// (set by the op2 package).
+	Consts func() []*core.Const
+	logger atomic.Pointer[slog.Logger] // nil: no logging
 	// chains counts the open chain scopes.
 	chains int
 }

@@ -1,4 +1,4 @@
-package op2
+package engine
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/checkpoint"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/exec"
@@ -36,7 +37,7 @@ import (
 //     and saved with the checkpoint with the index of the loop it was
 //     written before.
 //   - The host's reads of data a loop wrote (Dat.Data, Gather, a
-//     matrix's values, a Solve; see hostRead) and the loops that assemble
+//     matrix's values, a Solve; see HostRead) and the loops that assemble
 //     a matrix are noted: the checkpoint keeps the index of the loop after
 //     the last of them before it.
 //   - A run that starts with the file present runs the loops before that
@@ -53,9 +54,9 @@ import (
 
 // The state keys of an automatic checkpoint.
 const (
-	autoLoopKey  = autoKey + "loop"
-	autoLogKey   = autoKey + "reductions"
-	autoRerunKey = autoKey + "rerun"
+	autoLoopKey  = AutoKey + "loop"
+	autoLogKey   = AutoKey + "reductions"
+	autoRerunKey = AutoKey + "rerun"
 )
 
 // autoWatchMost is how many loops from the one a checkpoint came due at
@@ -69,6 +70,7 @@ const autoAgreeEvery = 16
 
 // autoCkpt is the process's automatic checkpointing, under the lock.
 type autoCkpt struct {
+	p         *Process
 	path      string
 	everyText string        // CheckpointEvery, as configured
 	every     time.Duration // or, when 0, loops
@@ -103,7 +105,7 @@ type autoCkpt struct {
 	// pending is the checkpoint written before the last target loop
 	// whose deferred dats are not decided yet: each is saved or not at
 	// its first use in the loops that follow, for at most left loops.
-	pending *ckptSession
+	pending *checkpoint.Session
 	left    int
 	touched map[*core.Storage][]byte // deferred dats the host used meanwhile: their values at the checkpoint
 }
@@ -156,8 +158,8 @@ func shapeOf(l *core.Loop) loopShape {
 
 // autoState returns the automatic checkpointing, starting it when the
 // default runtime's configuration names a file (nil when it does not).
-func (p *process) autoState() (*autoCkpt, error) {
-	cfg := &rt.e.Cfg
+func (p *Process) autoState() (*autoCkpt, error) {
+	cfg := &p.Default.Cfg
 	if cfg.Checkpoint == "" {
 		p.auto = nil
 		return nil, nil
@@ -173,7 +175,7 @@ func (p *process) autoState() (*autoCkpt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("op2: Config.CheckpointEvery = %q: %w", cfg.CheckpointEvery, err)
 	}
-	a := &autoCkpt{path: cfg.Checkpoint, everyText: cfg.CheckpointEvery, every: every, loops: loops, since: time.Now(), replayTo: -1, target: -1}
+	a := &autoCkpt{p: p, path: cfg.Checkpoint, everyText: cfg.CheckpointEvery, every: every, loops: loops, since: time.Now(), replayTo: -1, target: -1}
 	p.auto = a
 	// A checkpoint from an earlier run: skip to it.
 	w := p.Started()
@@ -184,7 +186,7 @@ func (p *process) autoState() (*autoCkpt, error) {
 	var state map[string][]byte
 	_, statErr := os.Stat(a.path)
 	if statErr == nil {
-		state, err = checkpointState(a.path)
+		state, err = checkpoint.State(a.path)
 	}
 	at := int64(-1)
 	if err == nil && statErr == nil {
@@ -237,8 +239,8 @@ func parseReductionLog(b []byte) (map[int64][]byte, error) {
 
 // autoBefore is called, with the lock held, before loop l runs at once.
 // It reports whether to skip l: a loop before a restored checkpoint.
-func (p *process) autoBefore(l *core.Loop) (skip bool, err error) {
-	if rt.e.Cfg.Checkpoint == "" && p.auto == nil {
+func (p *Process) autoBefore(l *core.Loop) (skip bool, err error) {
+	if p.Default.Cfg.Checkpoint == "" && p.auto == nil {
 		return false, nil
 	}
 	a, err := p.autoState()
@@ -261,13 +263,12 @@ func (p *process) autoBefore(l *core.Loop) (skip bool, err error) {
 			return true, a.setReductions(l, a.replay[idx])
 		}
 		runtime.GC()
-		if _, err := restoreCheckpoint(a.path); err != nil {
+		if _, err := p.Default.Restore(a.path); err != nil {
 			return false, err
 		}
 		for _, d := range p.LiveData() {
 			s := d.Storage()
-			o, isDat := d.(interface{ omitted() bool })
-			if k, ok := a.stale[s.ID]; ok && isDat && o.omitted() {
+			if k, ok := a.stale[s.ID]; ok && omitted(d) {
 				if a.unrestored == nil {
 					a.unrestored = map[uint64]string{}
 				}
@@ -344,27 +345,27 @@ func (a *autoCkpt) decide(l *core.Loop) error {
 	cs := a.pending
 	if err := a.saveTouched(); err != nil {
 		a.pending, a.touched = nil, nil
-		return cs.finish(err)
+		return cs.Finish(err)
 	}
 	for _, d := range shapeOf(l).dats {
-		if _, ok := cs.deferred[d.s]; ok {
-			if err := cs.resolve(d.s, !d.whole); err != nil {
+		if _, ok := cs.Deferred[d.s]; ok {
+			if err := cs.Resolve(d.s, !d.whole); err != nil {
 				a.pending = nil
-				return cs.finish(err)
+				return cs.Finish(err)
 			}
 		}
 	}
 	a.left--
-	if len(cs.deferred) > 0 && a.left > 0 {
+	if len(cs.Deferred) > 0 && a.left > 0 {
 		return nil
 	}
 	a.pending = nil
-	return cs.finish(nil)
+	return cs.Finish(nil)
 }
 
 // due reports whether a checkpoint is due before loop idx; every rank
 // decides alike.
-func (a *autoCkpt) due(p *process, idx int64) bool {
+func (a *autoCkpt) due(p *Process, idx int64) bool {
 	if a.every == 0 {
 		return idx-a.sinceN >= int64(a.loops)
 	}
@@ -405,7 +406,7 @@ func (a *autoCkpt) choose() (int, map[uint64]bool) {
 				first[d.s.ID] = d.whole
 				if d.whole {
 					omit[d.s.ID] = true
-					saved += int64(setOf(d.s.Set).GlobalSize()) * int64(d.s.Dim*d.s.Type.Size())
+					saved += int64(checkpoint.GlobalSize(d.s.Set)) * int64(d.s.Dim*d.s.Type.Size())
 				}
 			}
 		}
@@ -422,7 +423,7 @@ func (a *autoCkpt) choose() (int, map[uint64]bool) {
 func (a *autoCkpt) save(idx int64, later map[uint64]bool) error {
 	runtime.GC()
 	rerun := []int64{a.lastObs}
-	if w := rt.proc.Started(); w != nil && w.Size() > 1 {
+	if w := a.p.Started(); w != nil && w.Size() > 1 {
 		// Ranks that read data on the host alone: every rank runs the
 		// loops again as far as the last of them.
 		if err := w.AllreduceInt64(rerun, mpi.Max); err != nil {
@@ -436,7 +437,7 @@ func (a *autoCkpt) save(idx int64, later map[uint64]bool) error {
 		deferred = func(s *core.Storage) bool { return later[s.ID] }
 	}
 	start := time.Now()
-	cs, err := beginCheckpoint(a.path, state, deferred)
+	cs, err := checkpoint.Begin(a.p.Default.program(), a.path, state, deferred)
 	if err != nil {
 		return err
 	}
@@ -444,21 +445,21 @@ func (a *autoCkpt) save(idx int64, later map[uint64]bool) error {
 	a.seq, a.target, a.omit = nil, -1, nil
 	a.since, a.sinceN = time.Now(), idx
 	attrs := []slog.Attr{slog.String("file", a.path), slog.Int64("loop", idx),
-		slog.Int("dats_decided_later", len(cs.deferred)), slog.Float64("seconds", time.Since(start).Seconds()),
+		slog.Int("dats_decided_later", len(cs.Deferred)), slog.Float64("seconds", time.Since(start).Seconds()),
 		slog.Int64("restart_runs_loops", rerun[0])}
 	if a.lastOp != "" && a.lastObs == rerun[0] {
 		attrs = append(attrs, slog.String("because", fmt.Sprintf("%s of %q before loop %d", a.lastOp, a.lastOn, a.lastObs)))
 	}
-	rt.proc.autoLog(slog.LevelInfo, "op2: automatic checkpoint", attrs...)
-	if len(cs.deferred) == 0 {
-		return cs.finish(nil)
+	a.p.autoLog(slog.LevelInfo, "op2: automatic checkpoint", attrs...)
+	if len(cs.Deferred) == 0 {
+		return cs.Finish(nil)
 	}
 	a.pending = cs
 	return nil
 }
 
 // autoAfter logs the Globals loop l reduced, after it ran at once.
-func (p *process) autoAfter(l *core.Loop) {
+func (p *Process) autoAfter(l *core.Loop) {
 	a := p.auto
 	if a == nil || a.off {
 		return
@@ -518,10 +519,10 @@ func (a *autoCkpt) setReductions(l *core.Loop, v []byte) error {
 	return nil
 }
 
-// autoRecorded counts a loop recorded by Chain or Lazy, which turns the
+// AutoRecorded counts a loop recorded by Chain or Lazy, which turns the
 // automatic checkpoints off.
-func (p *process) autoRecorded() error {
-	if rt.e.Cfg.Checkpoint == "" && p.auto == nil {
+func (p *Process) AutoRecorded() error {
+	if p.Default.Cfg.Checkpoint == "" && p.auto == nil {
 		return nil
 	}
 	a, err := p.autoState()
@@ -536,7 +537,7 @@ func (p *process) autoRecorded() error {
 	return nil
 }
 
-func (a *autoCkpt) turnOff(p *process, why string) {
+func (a *autoCkpt) turnOff(p *Process, why string) {
 	if !a.off {
 		a.off = true
 		p.autoLog(slog.LevelWarn, "op2: automatic checkpoints off", slog.String("file", a.path), slog.String("why", why))
@@ -545,12 +546,12 @@ func (a *autoCkpt) turnOff(p *process, why string) {
 
 // autoLog logs an event of the automatic checkpoints on the default
 // runtime's logger; a warning goes to standard error without one.
-func (p *process) autoLog(level slog.Level, msg string, attrs ...slog.Attr) {
-	if l := rt.e.Logger(); l != nil {
+func (p *Process) autoLog(level slog.Level, msg string, attrs ...slog.Attr) {
+	if l := p.Default.Logger(); l != nil {
 		l.LogAttrs(context.Background(), level, msg, attrs...)
 		return
 	}
-	if level >= slog.LevelWarn && Rank() == 0 {
+	if w, _ := p.World(); level >= slog.LevelWarn && (w == nil || w.Rank() == 0) {
 		fmt.Fprintln(os.Stderr, msg, slog.GroupValue(attrs...))
 	}
 }
@@ -563,7 +564,7 @@ func writtenData(a core.Arg) *core.Storage {
 	return a.Data
 }
 
-// hostRead is called, with the lock held, by every function of the API
+// HostRead is called, with the lock held, by every function of the API
 // that gives the host the values of Dats or matrices (ss), or computes
 // from them on the host, before it does: op says which (for the log and
 // errors). Globals are skipped: their values are in the log of
@@ -572,7 +573,7 @@ func writtenData(a core.Arg) *core.Storage {
 // of a dat not saved yet, and, replaying a checkpoint, refuses data a
 // skipped loop wrote: this run took another path than the one that wrote
 // the checkpoint.
-func (p *process) hostRead(op string, ss ...*core.Storage) error {
+func (p *Process) HostRead(op string, ss ...*core.Storage) error {
 	a := p.auto
 	if a == nil || a.off {
 		return nil
@@ -600,33 +601,23 @@ func (p *process) hostRead(op string, ss ...*core.Storage) error {
 	return nil
 }
 
-// hostReadAll is hostRead of every live Dat.
-func (p *process) hostReadAll(op string) error {
+// HostReadAll is HostRead of every live Dat.
+func (p *Process) HostReadAll(op string) error {
 	if p.auto == nil || p.auto.off {
 		return nil
 	}
 	for _, d := range p.LiveData() {
-		if err := p.hostRead(op, d.Storage()); err != nil {
+		if err := p.HostRead(op, d.Storage()); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// observe takes the lock for hostRead.
-func observe(op string, ss ...*core.Storage) error {
-	forced := lock(forData)
-	defer unlock()
-	if forced != nil {
-		return forced
-	}
-	return rt.proc.hostRead(op, ss...)
-}
-
-// hostWrote is called, with the lock held, by the functions of the API
+// HostWrote is called, with the lock held, by the functions of the API
 // that overwrite Dats (ss) on the host without reading them: the
 // checkpoint's values of a dat not saved yet are kept.
-func (p *process) hostWrote(ss ...*core.Storage) error {
+func (p *Process) HostWrote(ss ...*core.Storage) error {
 	a := p.auto
 	if a == nil || a.off {
 		return nil
@@ -639,12 +630,12 @@ func (p *process) hostWrote(ss ...*core.Storage) error {
 	return nil
 }
 
-// hostProduct is called, with the lock held, before the host computes
+// HostProduct is called, with the lock held, before the host computes
 // y from the Dats or matrices in (a matrix product): it reports whether
 // to skip it, when replaying a checkpoint a skipped loop wrote one of in
 // (y is then restored with the checkpoint, like the dats skipped loops
 // write). y counts as written by a loop.
-func (p *process) hostProduct(y *core.Storage, in ...*core.Storage) (skip bool, err error) {
+func (p *Process) HostProduct(y *core.Storage, in ...*core.Storage) (skip bool, err error) {
 	a := p.auto
 	if a == nil || a.off {
 		return false, nil
@@ -674,7 +665,7 @@ func (a *autoCkpt) touch(s *core.Storage) error {
 	if cs == nil {
 		return nil
 	}
-	if _, deferred := cs.deferred[s]; !deferred {
+	if _, deferred := cs.Deferred[s]; !deferred {
 		return nil
 	}
 	if _, kept := a.touched[s]; kept {
@@ -695,16 +686,16 @@ func (a *autoCkpt) touch(s *core.Storage) error {
 // still holds the checkpoint's).
 func (a *autoCkpt) saveTouched() error {
 	cs := a.pending
-	w := rt.proc.Started()
+	w := a.p.Started()
 	several := w != nil && w.Size() > 1
 	if len(a.touched) == 0 && !several {
 		return nil
 	}
-	order := make([]*core.Storage, 0, len(cs.deferred))
-	for s := range cs.deferred {
+	order := make([]*core.Storage, 0, len(cs.Deferred))
+	for s := range cs.Deferred {
 		order = append(order, s)
 	}
-	slices.SortFunc(order, func(x, y *core.Storage) int { return cs.deferred[x] - cs.deferred[y] })
+	slices.SortFunc(order, func(x, y *core.Storage) int { return cs.Deferred[x] - cs.Deferred[y] })
 	used := make([]int64, len(order))
 	for i, s := range order {
 		if _, ok := a.touched[s]; ok {
@@ -723,7 +714,7 @@ func (a *autoCkpt) saveTouched() error {
 		}
 		kept, ok := a.touched[s]
 		if !ok {
-			if err := cs.resolve(s, true); err != nil {
+			if err := cs.Resolve(s, true); err != nil {
 				return err
 			}
 			continue
@@ -732,7 +723,7 @@ func (a *autoCkpt) saveTouched() error {
 		host := unsafe.Slice((*byte)(s.Host), s.Bytes())
 		now := slices.Clone(host)
 		copy(host, kept)
-		err := cs.resolve(s, true)
+		err := cs.Resolve(s, true)
 		copy(host, now)
 		if err != nil {
 			return err

@@ -1,0 +1,171 @@
+// Package checkpoint reads and writes GoOP2's checkpoint files: the
+// values of a program's dats, Globals and constants, and its own state,
+// in one HDF5 file (internal/h5) that a run on any number of MPI ranks
+// can restore. The op2 package's Checkpoint and Restore, and the
+// engine's automatic checkpoints, list what to save (Program) and call
+// Write, Begin, Restore or State; this package knows nothing of the
+// lock, the runtimes or the API's objects.
+//
+// A checkpoint is an HDF5 file holding:
+//
+//   - "op2_checkpoint": six ints, the format version, the ranks that wrote
+//     it, and how many dats, globals, constants and user entries follow;
+//   - "op2_names" (format 2): bytes, the names of the entries below as
+//     data, so that any Go string round-trips (empty, long, holding
+//     NULs): each dat's name and its set's, each Global's name, each
+//     state key, in that order, each as its length (a uvarint) and its
+//     bytes;
+//   - "dats/K": the K-th saved dat in declaration order, one row per
+//     element of its set over all ranks in the declared numbering, with
+//     the attributes dim and type (its C type), and name and set;
+//   - "globals/K": the K-th live Global's values, attributes name and type;
+//   - "consts/NAME": each constant of the default runtime, attribute type;
+//   - "user/K": the K-th entry of the program's state, in key order, as
+//     bytes, attribute key.
+//
+// The name, set and key attributes are for people reading the file
+// (h5dump): fixed-length strings of at most 255 bytes, cut there and at a
+// NUL. Format 1 had no op2_names, and Restore reads its names from them.
+package checkpoint
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/mpi"
+)
+
+// version is the format Write writes.
+const version = 2
+
+// oldest is the oldest format Restore reads.
+const oldest = 1
+
+// Program is what a checkpoint holds of a program, listed alike on every
+// rank.
+type Program struct {
+	// World is the job when it has several ranks; nil otherwise.
+	World *mpi.World
+	// Partitioned says whether the mesh is partitioned (asked only with
+	// a World).
+	Partitioned bool
+	// Dats are the dats saved and restored, in declaration order.
+	Dats []*core.Storage
+	// Globals are the live Globals, in declaration order.
+	Globals []*core.Storage
+	// Consts are the constants saved and restored, in any order.
+	Consts []*core.Const
+	// Fatal ends the job when err says that an MPI wait ran out of time;
+	// any other error it returns as it is.
+	Fatal func(err error) error
+}
+
+// contents is what a checkpoint holds, listed the same way on every
+// rank.
+type contents struct {
+	w       *mpi.World // the job when it has several ranks; nil otherwise
+	fatal   func(error) error
+	dats    []*core.Storage
+	globals []*core.Storage
+	consts  []*core.Const // by name
+	keys    []string      // the state's, sorted
+	state   map[string][]byte
+}
+
+// newContents lists what to save or restore (what names the call).
+func newContents(what string, p Program, state map[string][]byte) (*contents, error) {
+	c := &contents{state: state, fatal: p.Fatal, dats: p.Dats, globals: p.Globals}
+	if c.fatal == nil {
+		c.fatal = func(err error) error { return err }
+	}
+	if w := p.World; w != nil && w.Size() > 1 {
+		if !p.Partitioned {
+			return nil, fmt.Errorf("op2: %s: the mesh is not partitioned yet: call it after op2.Partition", what)
+		}
+		c.w = w
+	}
+	c.consts = slices.Clone(p.Consts)
+	slices.SortFunc(c.consts, func(a, b *core.Const) int { return cmp.Compare(a.Name, b.Name) })
+	for k := range state {
+		c.keys = append(c.keys, k)
+	}
+	slices.Sort(c.keys)
+	return c, nil
+}
+
+func (c *contents) rank() int {
+	if c.w == nil {
+		return 0
+	}
+	return c.w.Rank()
+}
+
+// layout is a short fingerprint of the contents, for the ranks to agree on.
+func (c *contents) layout() string {
+	h := fnv.New64a()
+	for _, s := range c.dats {
+		fmt.Fprintf(h, "d%q%q%d%q", s.Name, s.Set.Name, s.Dim, s.Type.CName())
+	}
+	for _, s := range c.globals {
+		fmt.Fprintf(h, "g%q%d%q", s.Name, s.Dim, s.Type.CName())
+	}
+	for _, k := range c.consts {
+		fmt.Fprintf(h, "c%q%d%q", k.Name, k.Dim, k.Type.CName())
+	}
+	for _, k := range c.keys {
+		fmt.Fprintf(h, "u%q%d", k, len(c.state[k]))
+	}
+	return fmt.Sprintf("(%d dats, %d globals, %d constants, %d state entries; layout %016x)", len(c.dats), len(c.globals), len(c.consts), len(c.keys), h.Sum64())
+}
+
+func (c *contents) agree(what string) error { return c.agreeErr(what, nil) }
+
+func (c *contents) agreeErr(what string, err error) error {
+	if c.w == nil {
+		return err
+	}
+	return dist.AgreeStep(c.w, what, err)
+}
+
+// names is the op2_names dataset of the checkpoint.
+func (c *contents) names() []byte {
+	var b []byte
+	add := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	for _, s := range c.dats {
+		add(s.Name)
+		add(s.Set.Name)
+	}
+	for _, s := range c.globals {
+		add(s.Name)
+	}
+	for _, k := range c.keys {
+		add(k)
+	}
+	return b
+}
+
+// GlobalSize is the number of elements of set s over all ranks (its
+// owned elements without MPI).
+func GlobalSize(s *core.Set) int {
+	if h, ok := s.Halo.(*dist.SetHalo); ok {
+		return h.GlobalSize
+	}
+	return s.Owned
+}
+
+// ptr is the address of b's first byte, nil when b is empty.
+func ptr(b []byte) unsafe.Pointer {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&b[0])
+}

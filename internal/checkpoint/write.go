@@ -1,0 +1,371 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/h5"
+	"github.com/goop2/op2/internal/mpi"
+)
+
+// Write writes a checkpoint of p and state to path (see op2.Checkpoint):
+// under a temporary name, renamed over path once every rank wrote it.
+// The caller holds the lock with no recorded loop left.
+func Write(p Program, path string, state map[string][]byte) error {
+	cs, err := Begin(p, path, state, nil)
+	if err != nil {
+		return err
+	}
+	return cs.Finish(nil)
+}
+
+// Session is a checkpoint being written: its file is open under the
+// temporary name until Finish renames it. The values of the dats in
+// Deferred are not written yet (automatic checkpoints write them, or
+// list them without values, as the loops after the checkpoint show
+// whether they are read before being written whole).
+type Session struct {
+	c         *contents
+	cw        *writer
+	path, tmp string
+	what      string
+	// Deferred holds the dats whose values are not written yet, each
+	// with its index in the checkpoint's dats.
+	Deferred map[*core.Storage]int
+}
+
+// Begin opens the checkpoint's file and writes everything but the values
+// of the dats deferred names.
+func Begin(p Program, path string, state map[string][]byte, deferred func(*core.Storage) bool) (*Session, error) {
+	what := fmt.Sprintf("op2.Checkpoint(%q)", path)
+	c, err := newContents(what, p, state)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.fatal(c.agree(what + " " + c.layout())); err != nil {
+		return nil, fmt.Errorf("op2: %s: %w", what, err)
+	}
+	tmp := path + ".partial"
+	f, par, err := c.create(tmp)
+	if err != nil {
+		return nil, fmt.Errorf("op2: %s: %s: %w", what, tmp, err)
+	}
+	cs := &Session{c: c, cw: &writer{f: f, w: c.w, par: par, fatal: c.fatal}, path: path, tmp: tmp, what: what, Deferred: map[*core.Storage]int{}}
+	for k, s := range c.dats {
+		if deferred != nil && deferred(s) {
+			cs.Deferred[s] = k
+		}
+	}
+	if err := c.write(cs.cw, cs.Deferred); err != nil {
+		return nil, cs.Finish(err)
+	}
+	return cs, nil
+}
+
+// Resolve writes deferred dat s: its values (saved), or no values.
+func (cs *Session) Resolve(s *core.Storage, saved bool) error {
+	k, ok := cs.Deferred[s]
+	if !ok {
+		return nil
+	}
+	delete(cs.Deferred, s)
+	return cs.c.writeDat(cs.cw, k, s, saved)
+}
+
+// Order returns the dats still deferred, in the checkpoint's order: under
+// MPI every rank handles them alike.
+func (cs *Session) Order() []*core.Storage {
+	left := make([]*core.Storage, 0, len(cs.Deferred))
+	for s := range cs.Deferred {
+		left = append(left, s)
+	}
+	slices.SortFunc(left, func(a, b *core.Storage) int { return cs.Deferred[a] - cs.Deferred[b] })
+	return left
+}
+
+// Finish writes the deferred dats' values, closes the file and, when
+// every rank wrote it without error (werr is this rank's error so far),
+// renames it over the checkpoint; else it removes it.
+func (cs *Session) Finish(werr error) error {
+	c := cs.c
+	if werr == nil {
+		for _, s := range cs.Order() {
+			if werr = cs.Resolve(s, true); werr != nil {
+				break
+			}
+		}
+	}
+	werr = errors.Join(werr, cs.cw.err)
+	if f := cs.cw.f; f != nil {
+		werr = errors.Join(werr, f.Close())
+	}
+	if err := c.fatal(c.agreeErr(cs.what, werr)); err != nil {
+		if c.rank() == 0 {
+			os.Remove(cs.tmp)
+		}
+		return fmt.Errorf("op2: %s: %s: %w", cs.what, cs.tmp, err)
+	}
+	var rerr error
+	if c.rank() == 0 {
+		rerr = publish(cs.tmp, cs.path)
+	}
+	if err := c.fatal(c.agreeErr(cs.what+" rename", rerr)); err != nil {
+		return fmt.Errorf("op2: %s: %w", cs.what, err)
+	}
+	return nil
+}
+
+// publish makes the complete file tmp the checkpoint at path: its data
+// reach the disk before the rename, and the rename before it returns.
+func publish(tmp, path string) error {
+	f, err := os.Open(tmp)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	f.Close()
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// create opens tmp for writing: on every rank through MPI-IO when the
+// job has several ranks and a parallel HDF5 library (par), else on rank 0
+// only (the other ranks get nil).
+func (c *contents) create(tmp string) (f *h5.File, par bool, err error) {
+	if c.w != nil {
+		f, par, err := h5.OpenOnRanks(c.w, tmp, true)
+		if par || err != nil {
+			return f, par, c.fatal(err)
+		}
+	}
+	if c.rank() == 0 {
+		f, err = h5.Create(tmp)
+	}
+	return f, false, c.agreeErr("op2.Checkpoint: create "+tmp, err)
+}
+
+// writer writes datasets in one of three ways: one process; every
+// rank through MPI-IO (par); gathered to rank 0 (f nil on the others).
+type writer struct {
+	f     *h5.File
+	w     *mpi.World
+	par   bool
+	fatal func(error) error
+	err   error // gathered: rank 0's first failure; the ranks go on gathering
+}
+
+// root writes a dataset of values every rank holds alike, from rank 0.
+func (cw *writer) root(name string, typ h5.Type, rows int, buf unsafe.Pointer) error {
+	switch {
+	case cw.par:
+		return cw.f.WriteRoot(name, typ, 1, rows, 1, buf)
+	case cw.f != nil && cw.err == nil:
+		cw.err = cw.f.Write(name, typ, 1, rows, 1, buf)
+	}
+	return nil
+}
+
+// empty writes a dataset of no rows of dim columns.
+func (cw *writer) empty(name string, typ h5.Type, dim int) error {
+	switch {
+	case cw.par:
+		return cw.f.WriteBlock(name, typ, 0, dim, 0, 0, nil)
+	case cw.f != nil && cw.err == nil:
+		cw.err = cw.f.WriteRows(name, typ, 2, 0, dim, 0, 0, nil)
+	}
+	return nil
+}
+
+// attrs writes string and int attributes of a dataset.
+func (cw *writer) attrs(name string, strs [][2]string, ints [][2]string) error {
+	write := func() error {
+		for _, a := range strs {
+			// At least one byte: HDF5 has no strings of none.
+			if err := cw.f.WriteStringAttr(name, a[0], a[1], max(1, min(len(a[1]), 255))); err != nil {
+				return err
+			}
+		}
+		for _, a := range ints {
+			v, _ := strconv.Atoi(a[1])
+			if err := cw.f.WriteIntAttr(name, a[0], int32(v)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	switch {
+	case cw.par:
+		return cw.f.Collective("op2.Checkpoint: attributes of "+name, write)
+	case cw.f != nil && cw.err == nil:
+		cw.err = write()
+	}
+	return nil
+}
+
+// dat writes a dat's owned values in the declared numbering.
+func (cw *writer) dat(name string, s *core.Storage) error {
+	if err := s.HostAccess(false); err != nil {
+		return err
+	}
+	elem := s.Dim * s.Type.Size()
+	owned := s.Set.Owned
+	var vals []byte
+	if s.Host != nil {
+		vals = unsafe.Slice((*byte)(s.Host), owned*elem)
+	} else {
+		vals = make([]byte, owned*elem) // declared without values, never used: zeros
+	}
+	typ := h5Type(s.Type)
+	h, ok := s.Set.Halo.(*dist.SetHalo)
+	if cw.w == nil || !ok {
+		if decl := s.Set.Declared; decl != nil {
+			vals = toDeclared(vals, elem, decl)
+		}
+		if cw.err == nil {
+			cw.err = cw.f.WriteRows(name, typ, 2, owned, s.Dim, 0, owned, ptr(vals))
+		}
+		return nil
+	}
+	rows := h.GlobalSize
+	if cw.par {
+		start, block, err := dist.ToBlocks(cw.w, h.Global[:owned], vals, elem, rows)
+		if err != nil {
+			return cw.fatal(err)
+		}
+		return cw.f.WriteBlock(name, typ, rows, s.Dim, start, len(block)/max(elem, 1), ptr(block))
+	}
+	var all []byte
+	if cw.w.Rank() == 0 {
+		all = make([]byte, rows*elem)
+	}
+	if err := dist.GatherRows(cw.w, h.Global[:owned], vals, elem, all); err != nil {
+		return cw.fatal(err)
+	}
+	if cw.f != nil && cw.err == nil {
+		cw.err = cw.f.WriteRows(name, typ, 2, rows, s.Dim, 0, rows, ptr(all))
+	}
+	return nil
+}
+
+// toDeclared returns the owned elements' values (elem bytes each) of a
+// renumbered set's storage in the declared numbering.
+func toDeclared(vals []byte, elem int, decl []int32) []byte {
+	out := make([]byte, len(decl)*elem)
+	for i, g := range decl {
+		copy(out[int(g)*elem:(int(g)+1)*elem], vals[i*elem:(i+1)*elem])
+	}
+	return out
+}
+
+// h5Type is the HDF5 shim's type of t.
+func h5Type(t core.ScalarType) h5.Type {
+	switch t {
+	case core.Float32:
+		return h5.Float32
+	case core.Int32:
+		return h5.Int32
+	case core.Int64:
+		return h5.Int64
+	case core.Uint32:
+		return h5.Uint32
+	}
+	return h5.Float64
+}
+
+// writeDat writes dat k, s: its values when saved, else a dataset of no
+// rows marked saved = 0; then its attributes.
+func (c *contents) writeDat(cw *writer, k int, s *core.Storage, saved bool) error {
+	name := "dats/" + strconv.Itoa(k)
+	var err error
+	if saved {
+		err = cw.dat(name, s)
+	} else {
+		err = cw.empty(name, h5Type(s.Type), s.Dim)
+	}
+	if err != nil {
+		return fmt.Errorf("dat %q on set %q: %w", s.Name, s.Set.Name, err)
+	}
+	if c.w != nil {
+		// The exchange's buffers, each the size of this rank's part of
+		// the dat, go back before the next dat's are made.
+		debug.FreeOSMemory()
+	}
+	ints := [][2]string{{"dim", strconv.Itoa(s.Dim)}}
+	if !saved {
+		ints = append(ints, [2]string{"saved", "0"})
+	}
+	return cw.attrs(name, [][2]string{{"name", s.Name}, {"set", s.Set.Name}, {"type", s.Type.CName()}}, ints)
+}
+
+// write writes every dataset of the checkpoint but the dats deferred.
+func (c *contents) write(cw *writer, deferred map[*core.Storage]int) error {
+	ranks := 1
+	if c.w != nil {
+		ranks = c.w.Size()
+	}
+	head := []int32{version, int32(ranks), int32(len(c.dats)), int32(len(c.globals)), int32(len(c.consts)), int32(len(c.keys))}
+	if err := cw.root("op2_checkpoint", h5.Int32, len(head), unsafe.Pointer(&head[0])); err != nil {
+		return err
+	}
+	names := c.names()
+	if err := cw.root("op2_names", h5.Uint8, len(names), ptr(names)); err != nil {
+		return err
+	}
+	for k, s := range c.dats {
+		if _, later := deferred[s]; later {
+			continue
+		}
+		if err := c.writeDat(cw, k, s, true); err != nil {
+			return err
+		}
+	}
+	for k, s := range c.globals {
+		name := "globals/" + strconv.Itoa(k)
+		if err := s.HostAccess(false); err != nil {
+			return fmt.Errorf("global %q: %w", s.Name, err)
+		}
+		if err := cw.root(name, h5Type(s.Type), s.Dim, s.Host); err != nil {
+			return err
+		}
+		if err := cw.attrs(name, [][2]string{{"name", s.Name}, {"type", s.Type.CName()}}, nil); err != nil {
+			return err
+		}
+	}
+	for _, k := range c.consts {
+		name := "consts/" + k.Name
+		if err := cw.root(name, h5Type(k.Type), k.Dim, k.Host); err != nil {
+			return err
+		}
+		if err := cw.attrs(name, [][2]string{{"type", k.Type.CName()}}, nil); err != nil {
+			return err
+		}
+	}
+	for i, key := range c.keys {
+		name := "user/" + strconv.Itoa(i)
+		v := c.state[key]
+		if err := cw.root(name, h5.Uint8, len(v), ptr(v)); err != nil {
+			return err
+		}
+		if err := cw.attrs(name, [][2]string{{"key", key}}, nil); err != nil {
+			return err
+		}
+	}
+	return cw.err
+}

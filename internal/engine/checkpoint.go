@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/goop2/op2/internal/checkpoint"
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
+)
+
+// Checkpoints: what a runtime's checkpoints hold (the file format is
+// internal/checkpoint's), and the run path of a loop that runs at once,
+// through the automatic checkpoints (autockpt.go).
+
+// AutoKey starts the keys of the state automatic checkpoints keep; the
+// program's own state may not use it.
+const AutoKey = "op2."
+
+// program is what r's checkpoints hold: every live dat but those left
+// out (op2's SetNoCheckpoint), every live Global, and r's constants.
+func (r *Runtime) program() checkpoint.Program {
+	p := r.Proc
+	prog := checkpoint.Program{Fatal: p.Fatal}
+	if w := p.Started(); w != nil && w.Size() > 1 {
+		prog.World, prog.Partitioned = w, p.Partitioned()
+	}
+	for _, d := range p.LiveData() {
+		if omitted(d) {
+			continue // SetNoCheckpoint: neither saved nor restored
+		}
+		prog.Dats = append(prog.Dats, d.Storage())
+	}
+	prog.Globals = p.LiveGlobals()
+	if r.Consts != nil {
+		prog.Consts = r.Consts()
+	}
+	return prog
+}
+
+// omitted reports whether checkpoints leave d out: a MeshData with an
+// Omitted method saying so.
+func omitted(d MeshData) bool {
+	o, ok := d.(interface{ Omitted() bool })
+	return ok && o.Omitted()
+}
+
+// Checkpoint writes a checkpoint of r's program and state to path (see
+// op2.Checkpoint). Caller holds the lock, with no recorded loop left.
+func (r *Runtime) Checkpoint(path string, state map[string][]byte) error {
+	return checkpoint.Write(r.program(), path, state)
+}
+
+// Restore restores the checkpoint at path into r's program and returns
+// the state saved with it (see op2.Restore). Caller holds the lock, with
+// no recorded loop left.
+func (r *Runtime) Restore(path string) (map[string][]byte, error) {
+	return checkpoint.Restore(r.program(), path)
+}
+
+// RunNow runs loop l at once with backend b, with the automatic
+// checkpoints' part: l may be skipped, or a checkpoint written or
+// restored before it, and the Globals it reduced are logged after it.
+// Caller holds the lock.
+func (r *Runtime) RunNow(b *exec.Opened, l *core.Loop) error {
+	skip, err := r.Proc.autoBefore(l)
+	if err != nil || skip {
+		return err
+	}
+	if err := r.Run(b, l); err != nil {
+		return err
+	}
+	r.Proc.autoAfter(l)
+	return nil
+}
+
+// AutoUnfinished is the error of a run that ends (op2.Finalize) while
+// replaying an automatic checkpoint, before the loop it was written at;
+// nil otherwise. Caller holds the lock.
+func (p *Process) AutoUnfinished() error {
+	if a := p.auto; a != nil && a.replayTo >= 0 {
+		return fmt.Errorf("op2: automatic checkpoint %q: the run ended after %d loops, before loop %d, where the checkpoint was written: the loops were skipped and their results are not this run's (run the program as it was run when the checkpoint was written, or remove the file)", a.path, a.n, a.replayTo)
+	}
+	return nil
+}
