@@ -365,7 +365,15 @@ func (k *krylov) Mult(x, y *Dat[float64]) error { return k.A.mult(k.r, x, y) }
 func (k *krylov) Describe(v *Dat[float64]) string { return v.s.Describe() }
 
 // accessOf is the loop access of a vector argument.
-var accessOf = [...]Access{solver.Read: Read, solver.Write: Write, solver.RW: RW}
+func accessOf(a solver.Access) Access {
+	switch a {
+	case solver.Write:
+		return Write
+	case solver.RW:
+		return RW
+	}
+	return Read
+}
 
 // Loop runs a vector loop of the solve (see solver.Ops) on the
 // solver's runtime, over the matrix's row set.
@@ -376,7 +384,7 @@ func (k *krylov) Loop(name, params, body string, coefs []float64, args []solver.
 	for _, a := range args {
 		switch a.Kind {
 		case solver.Vector:
-			loopArgs = append(loopArgs, a.V.Arg(accessOf[a.Acc]))
+			loopArgs = append(loopArgs, a.V.Arg(accessOf(a.Acc)))
 		case solver.Coefs:
 			loopArgs = append(loopArgs, k.coef.Arg(Read))
 			c, err := k.coef.DataErr()
