@@ -9,7 +9,7 @@ func PETScMatInfo(s *Solver) ([]petsc.MatInfo, error) {
 		return nil, nil
 	}
 	var out []petsc.MatInfo
-	for _, sys := range s.petsc.systems {
+	for _, sys := range s.petsc.Systems() {
 		info, err := sys.A.Info()
 		if err != nil {
 			return nil, err

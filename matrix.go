@@ -1,11 +1,8 @@
 package op2
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
-	"slices"
-	"sort"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/codegen/device"
@@ -14,6 +11,7 @@ import (
 	"github.com/goop2/op2/internal/engine"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/linalg"
+	"github.com/goop2/op2/internal/matrix"
 	"github.com/goop2/op2/internal/sparsity"
 )
 
@@ -290,16 +288,13 @@ func (A *Mat[T]) ZeroRows(rows []int, diag T) error {
 	if err := A.s.HostAccess(true); err != nil {
 		return err
 	}
-	bs := sp.rdim * sp.cdim
-	for _, r := range rows {
-		lo, hi := int(sp.pat.RowPtr[r]), int(sp.pat.RowPtr[r+1])
-		clear(A.data[lo*bs : hi*bs])
-		d := int(sp.pat.Find(int32(r), int32(r)))
-		for a := 0; a < sp.rdim; a++ {
-			A.data[d*bs+a*sp.cdim+a] = diag
-		}
-	}
+	A.block().ZeroRows(rows, diag)
 	return nil
+}
+
+// block is the matrix's values on its pattern, for internal/matrix.
+func (A *Mat[T]) block() matrix.Block[T] {
+	return matrix.Block[T]{Pat: A.sp.pat, RDim: A.sp.rdim, CDim: A.sp.cdim, Data: A.data}
 }
 
 // ZeroRowsColumns applies Dirichlet conditions symmetrically, as PETSc's
@@ -317,72 +312,25 @@ func (A *Mat[T]) ZeroRows(rows []int, diag T) error {
 // Out-of-range elements and wrong Dats are refused before anything
 // changes.
 func (A *Mat[T]) ZeroRowsColumns(rows []int, diag T, x, b *Dat[T]) error {
-	sp := A.sp
-	switch {
-	case sp.rows != sp.cols || sp.rdim != sp.cdim:
-		return fmt.Errorf("op2: %s: ZeroRowsColumns needs a square matrix (rows and columns on one set, equal dims)", A.s.Matrix)
-	case (x == nil) != (b == nil):
-		return fmt.Errorf("op2: %s: ZeroRowsColumns: give both x and b (the lifting) or neither", A.s.Matrix)
-	}
-	for _, d := range []*Dat[T]{x, b} {
-		if d != nil && (d.s.Set != &sp.rows.c || d.s.Dim != sp.rdim) {
-			return fmt.Errorf("op2: %s: ZeroRowsColumns: %s must be on the matrix's set %q with dim %d", A.s.Matrix, d.s.Describe(), sp.rows.c.Name, sp.rdim)
-		}
-	}
-	if x != nil && x == b {
-		return fmt.Errorf("op2: %s: ZeroRowsColumns: x and b are the same %s", A.s.Matrix, x.s.Describe())
-	}
-	for k, r := range rows {
-		if r < 0 || r >= sp.pat.NRows {
-			return fmt.Errorf("op2: %s: ZeroRowsColumns: row element %d (position %d) is outside set %q (%d owned elements)", A.s.Matrix, r, k, sp.rows.c.Name, sp.pat.NRows)
-		}
-	}
-	// Which local columns are Dirichlet: this rank's rows, and in a
-	// distributed run the halo's, from their owners (a Dat of flags
-	// exchanged as a loop reading it through a map exchanges it); x's
-	// halo likewise.
-	dirichlet := make([]bool, sp.pat.NCols)
-	for _, r := range rows {
-		dirichlet[r] = true
-	}
-	if w, err := mpiWorld(); err != nil {
+	if err := A.checkZeroRowsColumns(rows, x, b); err != nil {
 		return err
-	} else if w != nil && w.Size() > 1 {
-		flags := make([]T, sp.cols.c.Owned)
-		for _, r := range rows {
-			flags[r] = 1
-		}
-		mark, err := NewDat(sp.cols, 1, flags, "Dirichlet columns of "+A.s.Name)
-		if err != nil {
-			return err
-		}
-		if err := A.exchangeHalo(rt, mark); err != nil {
-			return err
-		}
-		if x != nil {
-			if err := A.exchangeHalo(rt, x); err != nil {
-				return err
-			}
-		}
-		forced := lock(forData)
-		err = mark.s.HostAccess(false)
-		if err == nil {
-			for j := range dirichlet {
-				dirichlet[j] = mark.data[j] != 0
-			}
-		}
-		unlock()
-		if forced != nil {
-			return forced
-		}
-		if err != nil {
-			return err
-		}
+	}
+	dirichlet, mark, err := A.dirichletColumns(rows, x)
+	if err != nil {
+		return err
 	}
 	forced := lock(forData)
 	defer unlock()
 	if forced != nil {
 		return forced
+	}
+	if mark != nil { // the halo's flags, from their owners
+		if err := mark.s.HostAccess(false); err != nil {
+			return err
+		}
+		for j := range dirichlet {
+			dirichlet[j] = mark.data[j] != 0
+		}
 	}
 	in := []*core.Storage{&A.s}
 	if x != nil {
@@ -405,37 +353,65 @@ func (A *Mat[T]) ZeroRowsColumns(rows []int, diag T, x, b *Dat[T]) error {
 		dist.HostWrite(&b.s)
 		xv, bv = x.data, b.data
 	}
-	dim, bs := sp.rdim, sp.rdim*sp.cdim
-	for i := range sp.pat.NRows {
-		lo, hi := int(sp.pat.RowPtr[i]), int(sp.pat.RowPtr[i+1])
-		if dirichlet[i] { // the owned columns are the rows
-			clear(A.data[lo*bs : hi*bs])
-			d := int(sp.pat.Find(int32(i), int32(i)))
-			for a := range dim {
-				A.data[d*bs+a*dim+a] = diag
-				if bv != nil {
-					bv[i*dim+a] = diag * xv[i*dim+a]
-				}
-			}
-			continue
+	A.block().ZeroRowsColumns(dirichlet, diag, xv, bv)
+	return nil
+}
+
+// checkZeroRowsColumns checks ZeroRowsColumns' arguments.
+func (A *Mat[T]) checkZeroRowsColumns(rows []int, x, b *Dat[T]) error {
+	sp := A.sp
+	switch {
+	case sp.rows != sp.cols || sp.rdim != sp.cdim:
+		return fmt.Errorf("op2: %s: ZeroRowsColumns needs a square matrix (rows and columns on one set, equal dims)", A.s.Matrix)
+	case (x == nil) != (b == nil):
+		return fmt.Errorf("op2: %s: ZeroRowsColumns: give both x and b (the lifting) or neither", A.s.Matrix)
+	}
+	for _, d := range []*Dat[T]{x, b} {
+		if d != nil && (d.s.Set != &sp.rows.c || d.s.Dim != sp.rdim) {
+			return fmt.Errorf("op2: %s: ZeroRowsColumns: %s must be on the matrix's set %q with dim %d", A.s.Matrix, d.s.Describe(), sp.rows.c.Name, sp.rdim)
 		}
-		for e := lo; e < hi; e++ {
-			j := int(sp.pat.ColIdx[e])
-			if !dirichlet[j] {
-				continue
-			}
-			block := A.data[e*bs : (e+1)*bs]
-			if bv != nil {
-				for a := range dim {
-					for c := range dim {
-						bv[i*dim+a] -= block[a*dim+c] * xv[j*dim+c]
-					}
-				}
-			}
-			clear(block)
+	}
+	if x != nil && x == b {
+		return fmt.Errorf("op2: %s: ZeroRowsColumns: x and b are the same %s", A.s.Matrix, x.s.Describe())
+	}
+	for k, r := range rows {
+		if r < 0 || r >= sp.pat.NRows {
+			return fmt.Errorf("op2: %s: ZeroRowsColumns: row element %d (position %d) is outside set %q (%d owned elements)", A.s.Matrix, r, k, sp.rows.c.Name, sp.pat.NRows)
 		}
 	}
 	return nil
+}
+
+// dirichletColumns returns which local columns are Dirichlet: this
+// rank's rows and, in a distributed run, the halo's, whose flags it
+// returns in mark, exchanged from their owners (a Dat of flags
+// exchanged as a loop reading it through a map exchanges it); x's halo
+// likewise.
+func (A *Mat[T]) dirichletColumns(rows []int, x *Dat[T]) (dirichlet []bool, mark *Dat[T], err error) {
+	sp := A.sp
+	dirichlet = make([]bool, sp.pat.NCols)
+	for _, r := range rows {
+		dirichlet[r] = true
+	}
+	if w, err := mpiWorld(); err != nil || w == nil || w.Size() == 1 {
+		return dirichlet, nil, err
+	}
+	flags := make([]T, sp.cols.c.Owned)
+	for _, r := range rows {
+		flags[r] = 1
+	}
+	if mark, err = NewDat(sp.cols, 1, flags, "Dirichlet columns of "+A.s.Name); err != nil {
+		return nil, nil, err
+	}
+	if err := A.exchangeHalo(rt, mark); err != nil {
+		return nil, nil, err
+	}
+	if x != nil {
+		if err := A.exchangeHalo(rt, x); err != nil {
+			return nil, nil, err
+		}
+	}
+	return dirichlet, mark, nil
 }
 
 // Values returns the matrix in scalar compressed row form (copies): the
@@ -557,14 +533,7 @@ func (A *Mat[T]) Dense() ([][]T, error) {
 	if err != nil || rowptr == nil {
 		return nil, err
 	}
-	out := make([][]T, r)
-	for i := range out {
-		out[i] = make([]T, c)
-		for k := rowptr[i]; k < rowptr[i+1]; k++ {
-			out[i][colidx[k]] = vals[k]
-		}
-	}
-	return out, nil
+	return matrix.Dense(r, c, rowptr, colidx, vals), nil
 }
 
 // Gather returns the whole matrix in scalar compressed row form, as
@@ -604,36 +573,7 @@ func (A *Mat[T]) Gather() (rowptr, colidx []int32, vals []T, err error) {
 			return nil, nil, nil, err
 		}
 	}
-	// Rows are owned by one rank each: count per row, place, then sort
-	// each row's entries by column.
-	var z T
-	rec := 8 + int(unsafe.Sizeof(z))
-	rowptr = make([]int32, R+1)
-	n := 0
-	for _, b := range got {
-		for ; len(b) >= rec; b = b[rec:] {
-			rowptr[binary.LittleEndian.Uint32(b)+1]++
-			n++
-		}
-	}
-	for i := 0; i < R; i++ {
-		rowptr[i+1] += rowptr[i]
-	}
-	colidx, vals = make([]int32, n), make([]T, n)
-	next := slices.Clone(rowptr[:R])
-	for _, b := range got {
-		for ; len(b) >= rec; b = b[rec:] {
-			r := binary.LittleEndian.Uint32(b)
-			k := next[r]
-			next[r]++
-			colidx[k] = int32(binary.LittleEndian.Uint32(b[4:]))
-			copy(unsafe.Slice((*byte)(unsafe.Pointer(&vals[k])), rec-8), b[8:rec])
-		}
-	}
-	for r := 0; r < R; r++ {
-		lo, hi := rowptr[r], rowptr[r+1]
-		sortRow(colidx[lo:hi], vals[lo:hi])
-	}
+	rowptr, colidx, vals = matrix.Assemble[T](R, got)
 	return rowptr, colidx, vals, nil
 }
 
@@ -648,49 +588,7 @@ func (A *Mat[T]) declaredEntries() ([]byte, error) {
 		return nil, err
 	}
 	sp := A.sp
-	rowG, colG := declaredNumbers(&sp.rows.c), declaredNumbers(&sp.cols.c)
-	declared := func(g []int32, i int32) int {
-		if g == nil {
-			return int(i) // never renumbered
-		}
-		return int(g[i])
-	}
-	bs := sp.rdim * sp.cdim
-	var z T
-	size := int(unsafe.Sizeof(z))
-	msg := make([]byte, 0, len(A.data)*(8+size))
-	for r := 0; r < sp.pat.NRows; r++ {
-		gr := declared(rowG, int32(r))
-		for k := sp.pat.RowPtr[r]; k < sp.pat.RowPtr[r+1]; k++ {
-			gc := declared(colG, sp.pat.ColIdx[k])
-			for a := 0; a < sp.rdim; a++ {
-				for b := 0; b < sp.cdim; b++ {
-					msg = binary.LittleEndian.AppendUint32(msg, uint32(gr*sp.rdim+a))
-					msg = binary.LittleEndian.AppendUint32(msg, uint32(gc*sp.cdim+b))
-					v := A.data[int(k)*bs+a*sp.cdim+b]
-					msg = append(msg, unsafe.Slice((*byte)(unsafe.Pointer(&v)), size)...)
-				}
-			}
-		}
-	}
-	return msg, nil
-}
-
-// sortRow sorts one row's entries by column: by insertion when the row
-// is short, as rows of finite-element matrices are, else by sort.Sort.
-func sortRow[T any](cols []int32, vals []T) {
-	if len(cols) > 32 {
-		sort.Sort(rowEntries[T]{cols, vals})
-		return
-	}
-	for i := 1; i < len(cols); i++ {
-		c, v := cols[i], vals[i]
-		j := i
-		for ; j > 0 && cols[j-1] > c; j-- {
-			cols[j], vals[j] = cols[j-1], vals[j-1]
-		}
-		cols[j], vals[j] = c, v
-	}
+	return A.block().Entries(declaredNumbers(&sp.rows.c), declaredNumbers(&sp.cols.c)), nil
 }
 
 // MaxElementMatrixBytes bounds the element matrix of a matrix argument
@@ -705,19 +603,6 @@ const MaxElementMatrixBytes = 1 << 16
 // matrix arguments together, and a work group's worth of them (see
 // device.MaxGroupElementMatrixBytes), saying which work-group size fits.
 const MaxDeviceElementMatrixBytes = device.MaxElementMatrixBytes
-
-// rowEntries sorts a row's columns and values together.
-type rowEntries[T any] struct {
-	cols []int32
-	vals []T
-}
-
-func (r rowEntries[T]) Len() int           { return len(r.cols) }
-func (r rowEntries[T]) Less(i, j int) bool { return r.cols[i] < r.cols[j] }
-func (r rowEntries[T]) Swap(i, j int) {
-	r.cols[i], r.cols[j] = r.cols[j], r.cols[i]
-	r.vals[i], r.vals[j] = r.vals[j], r.vals[i]
-}
 
 // Nbytes is the size in bytes of the matrix's values on this process
 // (PyOP2's Mat.nbytes): its blocks' values, not the pattern's indices.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/engine"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/ptscotch"
@@ -190,19 +191,14 @@ func (p Partitioner) resolve(w *mpi.World) (Partitioner, error) {
 	if p.kind != "auto" {
 		return p, nil
 	}
-	missing := []byte{0}
-	if p.m == nil || ptscotch.Load() != nil {
-		missing[0] = 1
+	kind, err := engine.AutoPartitioner(w, p.m != nil, p.coords != nil)
+	if err != nil {
+		return p, mpiFatal(fmt.Errorf("op2: Partition (rank %d of %d): choosing the partitioner: %w", w.Rank(), w.Size(), err))
 	}
-	if w != nil && w.Size() > 1 {
-		if err := w.AllreduceOr(missing); err != nil {
-			return p, mpiFatal(fmt.Errorf("op2: Partition (rank %d of %d): choosing the partitioner: %w", w.Rank(), w.Size(), err))
-		}
-	}
-	switch {
-	case missing[0] == 0:
+	switch kind {
+	case "ptscotch":
 		return PTScotchPartitioner(p.m), nil
-	case p.coords != nil:
+	case "rcb":
 		return Partitioner{kind: "rcb", coords: p.coords}, nil
 	}
 	return BlockPartitioner(), nil

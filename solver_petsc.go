@@ -1,17 +1,14 @@
 package op2
 
 import (
-	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/goop2/op2/internal/dist"
-	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/petsc"
+	"github.com/goop2/op2/internal/solver"
 )
 
 // ErrPETScUnavailable is matched (errors.Is) by the errors Solve returns
@@ -32,12 +29,8 @@ func petscWorld() (*mpi.World, error) {
 	if rt.proc.petscState.own != nil {
 		return rt.proc.petscState.own, nil
 	}
-	cfg, err := exec.ConfigFromEnv()
-	if err != nil {
+	if w, err = solver.StartMPI(); err != nil {
 		return nil, err
-	}
-	if w, err = mpi.Init(cfg.CacheDir); err != nil {
-		return nil, fmt.Errorf("%w: PETSc runs on MPI, which cannot start: %v (%s)", petsc.ErrUnavailable, err, petsc.Install)
 	}
 	rt.proc.petscState.own = w
 	return w, nil
@@ -55,31 +48,17 @@ func finalizePETSc() error {
 	return err
 }
 
-// petscSolver is a Solver's PETSc side: its options prefix and, per
-// matrix it solved with, PETSc's copy of the matrix and a KSP for it.
-type petscSolver struct {
-	prefix string
-	// In the order they were made, the same on every rank (Close
-	// destroys them in that order, collectively).
-	systems []*petscSystem
-}
-
 // newPETScSolver starts PETSc (collectively), if no solver did, and
 // puts options into its database under a new solver's prefix.
-func newPETScSolver(options string) (*petscSolver, error) {
+func newPETScSolver(options string) (*solver.PETSc, error) {
 	if _, err := startPETSc(); err != nil {
 		return nil, err
 	}
 	rt.proc.petscState.Lock()
 	rt.proc.petscState.solvers++
-	ps := &petscSolver{prefix: fmt.Sprintf("op2_%d_", rt.proc.petscState.solvers)}
+	n := rt.proc.petscState.solvers
 	rt.proc.petscState.Unlock()
-	if options != "" {
-		if err := petsc.SetOptions(ps.prefix, options); err != nil {
-			return nil, err
-		}
-	}
-	return ps, nil
+	return solver.NewPETSc(n, options)
 }
 
 // startPETSc loads PETSc and initialises it, once per process, on the
@@ -100,33 +79,11 @@ func startPETSc() (*mpi.World, error) {
 	if w == nil {
 		return nil, err
 	}
-	if err == nil && !petsc.Initialized() {
-		if err = petsc.Init(w); err == nil {
-			if l := rt.e.Logger(); l != nil {
-				version, path := petsc.Version()
-				l.LogAttrs(context.Background(), slog.LevelInfo, "op2: PETSc initialised", slog.Int("rank", w.Rank()),
-					slog.String("version", version), slog.String("library", path), slog.Int("index_bytes", petsc.IntBytes()),
-					slog.Float64("seconds", time.Since(start).Seconds()))
-			}
-		}
-	}
-	// A rank that cannot start PETSc says so to every rank, which would
-	// otherwise wait for it in PETSc's collectives.
-	if err := mpiFatal(dist.AgreeStep(w, "starting PETSc", err)); err != nil {
+	if err := mpiFatal(solver.StartPETSc(w, err, rt.e.Logger(), start)); err != nil {
 		return nil, err
 	}
 	return w, nil
 }
-
-type petscSystem struct {
-	mat *Mat[float64] // GoOP2's matrix
-	A   *petsc.Mat    // PETSc's copy
-	ksp *petsc.KSP
-}
-
-// petscTypes maps the built-in solver's names onto PETSc's; other names
-// are PETSc's own and pass through.
-var petscTypes = map[string]string{"bicgstab": "bcgs"}
 
 // solvePETSc is Solve with Package "petsc".
 func (s *Solver) solvePETSc(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
@@ -136,20 +93,13 @@ func (s *Solver) solvePETSc(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, err
 	if err != nil {
 		return SolveInfo{}, fmt.Errorf("op2: Solve with PETSc: %w", err)
 	}
-	ps := s.petsc
-	var sys *petscSystem
-	for _, y := range ps.systems {
-		if y.mat == A {
-			sys = y
-		}
-	}
+	sys := s.petsc.System(A)
 	var setup time.Duration
 	if sys == nil {
 		start := time.Now()
 		if sys, err = s.newPETScSystem(w, A); err != nil {
 			return SolveInfo{}, fmt.Errorf("op2: Solve with PETSc (%s): %w", A.s.Matrix, err)
 		}
-		ps.systems = append(ps.systems, sys)
 		setup = time.Since(start)
 	}
 
@@ -175,9 +125,7 @@ func (s *Solver) solvePETSc(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, err
 	err = dist.AgreeStep(w, "PETSc solve", err)
 	var res petsc.Result
 	if err == nil {
-		if err = sys.A.SetValues(A.data); err == nil {
-			res, err = sys.ksp.Solve(x.data[:n], b.data[:n])
-		}
+		res, err = sys.Solve(A.data, x.data[:n], b.data[:n])
 	}
 	unlock()
 	if err != nil {
@@ -185,7 +133,7 @@ func (s *Solver) solvePETSc(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, err
 	}
 	info := SolveInfo{Iterations: res.Iterations, Residual: res.Residual, Norm: NormType(res.Norm), Converged: res.Reason > 0,
 		Reason: res.ReasonName, Setup: setup}
-	if info.Method, info.Precond, err = sys.ksp.Types(); err != nil {
+	if info.Method, info.Precond, err = sys.Types(); err != nil {
 		return info, fmt.Errorf("op2: Solve with PETSc (%s): %w", A.s.Matrix, err)
 	}
 	if res.Reason < 0 && res.ReasonName != "DIVERGED_ITS" {
@@ -197,27 +145,14 @@ func (s *Solver) solvePETSc(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, err
 
 // newPETScSystem hands A's pattern to PETSc (collectively) and makes a
 // KSP for it.
-func (s *Solver) newPETScSystem(w *mpi.World, A *Mat[float64]) (*petscSystem, error) {
+func (s *Solver) newPETScSystem(w *mpi.World, A *Mat[float64]) (*solver.System, error) {
 	rstart, N, gcol, err := A.sp.globalColumns(w)
 	if err != nil {
 		return nil, err
 	}
-	sp := A.sp
-	pm, err := petsc.NewMat(s.petsc.prefix, sp.rdim, sp.pat.RowPtr, sp.pat.ColIdx, gcol, rstart, N)
-	if err != nil {
-		return nil, err
-	}
-	o := s.opts
-	method, precond := o.Method, o.Precond
-	if t, ok := petscTypes[method]; ok {
-		method = t
-	}
-	ksp, err := petsc.NewKSP(pm, N, petsc.KSPConfig{Prefix: s.petsc.prefix, KSPType: method, PCType: precond,
+	sp, o := A.sp, s.opts
+	return s.petsc.NewSystem(A, sp.rdim, sp.pat.RowPtr, sp.pat.ColIdx, gcol, rstart, N, solver.KSPOptions{Method: o.Method, Precond: o.Precond,
 		RTol: o.RTol, ATol: o.ATol, MaxIts: o.MaxIts, Norm: petsc.NormType(o.Norm), InitialGuessNonzero: o.InitialGuessNonzero})
-	if err != nil {
-		return nil, errors.Join(err, pm.Destroy())
-	}
-	return &petscSystem{mat: A, A: pm, ksp: ksp}, nil
 }
 
 // globalColumns numbers the rows of a square sparsity contiguously over
@@ -228,36 +163,17 @@ func (s *Solver) newPETScSystem(w *mpi.World, A *Mat[float64]) (*petscSystem, er
 // numbers, through a halo exchange). Collective.
 func (sp *Sparsity) globalColumns(w *mpi.World) (rstart, total int64, gcol []int64, err error) {
 	n := sp.pat.NRows
-	gcol = make([]int64, sp.pat.NCols)
 	if w.Size() == 1 {
+		gcol = make([]int64, sp.pat.NCols)
 		for i := range gcol {
 			gcol[i] = int64(i)
 		}
 		return 0, int64(n), gcol, nil
 	}
-	mine := binary.LittleEndian.AppendUint64(nil, uint64(n))
-	all := make([]byte, 8*w.Size())
-	if err := w.Allgather(mine, all); err != nil {
+	if rstart, total, err = solver.RowStart(w, n); err != nil {
 		return 0, 0, nil, mpiFatal(err)
 	}
-	for r := 0; r < w.Size(); r++ {
-		c := int64(binary.LittleEndian.Uint64(all[8*r:]))
-		if r < w.Rank() {
-			rstart += c
-		}
-		total += c
-	}
-	if total > 1<<31-1 {
-		return 0, 0, nil, fmt.Errorf("%d row elements in all do not fit GoOP2's 32-bit element numbers", total)
-	}
-	nums := make([]int32, sp.rows.c.Total)
-	for i := range nums {
-		nums[i] = -1
-		if i < n {
-			nums[i] = int32(rstart) + int32(i)
-		}
-	}
-	g, err := NewDat(sp.rows, 1, nums, fmt.Sprintf("global numbers of %q", sp.rows.c.Name))
+	g, err := NewDat(sp.rows, 1, solver.Numbers(rstart, n, sp.rows.c.Total), fmt.Sprintf("global numbers of %q", sp.rows.c.Name))
 	if err != nil {
 		return 0, 0, nil, err
 	}
@@ -272,18 +188,11 @@ func (sp *Sparsity) globalColumns(w *mpi.World) (rstart, total int64, gcol []int
 		err = g.s.HostAccess(false)
 	}
 	if err == nil {
-		for c := range gcol {
-			gcol[c] = int64(g.data[c])
-		}
+		gcol, err = solver.Columns(g.data[:sp.pat.NCols], sp.pat.ColIdx)
 	}
 	unlock()
 	if err != nil {
 		return 0, 0, nil, err
-	}
-	for k, c := range sp.pat.ColIdx {
-		if gcol[c] < 0 {
-			return 0, 0, nil, fmt.Errorf("internal error: column element %d (entry %d) received no global number from its owner", c, k)
-		}
 	}
 	return rstart, total, gcol, nil
 }
@@ -294,13 +203,8 @@ func (sp *Sparsity) globalColumns(w *mpi.World) (rstart, total int64, gcol []int
 // used afterwards. A solver that is not closed keeps them until the
 // program ends; after Finalize, Close has nothing left to free.
 func (s *Solver) Close() error {
-	if s.petsc == nil || len(s.petsc.systems) == 0 {
+	if s.petsc == nil {
 		return nil
 	}
-	var errs []error
-	for _, sys := range s.petsc.systems {
-		errs = append(errs, sys.ksp.Destroy(), sys.A.Destroy())
-	}
-	s.petsc.systems = nil
-	return errors.Join(errs...)
+	return s.petsc.Close()
 }

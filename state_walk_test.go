@@ -25,9 +25,6 @@ func TestOnlyTheDefaultRuntimeIsMutable(t *testing.T) {
 		"forStatus":              "lock mode",
 		"forCollective":          "lock mode",
 		"_":                      "compile-time size checks",
-		"preRE":                  "a compiled regular expression",
-		"cgSteps":                "a constant table of kernel bodies",
-		"petscTypes":             "a constant table of names",
 	}
 	_, files := parsePackage(t)
 	seen := map[string]bool{}

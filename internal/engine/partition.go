@@ -152,3 +152,26 @@ func (p *Process) partition(w *mpi.World, kind string, pm *core.Map, pcoords *co
 	}
 	return res, nil
 }
+
+// AutoPartitioner is the partitioner op2.AutoPartitioner chooses for the
+// job: "ptscotch" when it has a map and PT-Scotch loads on every rank,
+// else "rcb" when it has coordinates, else "block". The ranks of w decide
+// together (w nil: this process alone).
+func AutoPartitioner(w *mpi.World, haveMap, haveCoords bool) (string, error) {
+	missing := []byte{0}
+	if !haveMap || ptscotch.Load() != nil {
+		missing[0] = 1
+	}
+	if w != nil && w.Size() > 1 {
+		if err := w.AllreduceOr(missing); err != nil {
+			return "", err
+		}
+	}
+	switch {
+	case missing[0] == 0:
+		return "ptscotch", nil
+	case haveCoords:
+		return "rcb", nil
+	}
+	return "block", nil
+}
