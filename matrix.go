@@ -5,7 +5,6 @@ import (
 	"math"
 	"unsafe"
 
-	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/engine"
@@ -282,7 +281,7 @@ func (A *Mat[T]) ZeroRows(rows []int, diag T) error {
 			return fmt.Errorf("op2: %s: ZeroRows: row element %d (position %d) is outside set %q (%d owned elements)", A.s.Matrix, r, k, sp.rows.c.Name, sp.pat.NRows)
 		}
 	}
-	if err := rt.proc.hostRead("ZeroRows", &A.s); err != nil {
+	if err := rt.proc.HostRead("ZeroRows", &A.s); err != nil {
 		return err
 	}
 	if err := A.s.HostAccess(true); err != nil {
@@ -336,7 +335,7 @@ func (A *Mat[T]) ZeroRowsColumns(rows []int, diag T, x, b *Dat[T]) error {
 	if x != nil {
 		in = append(in, &x.s, &b.s)
 	}
-	if err := rt.proc.hostRead("ZeroRowsColumns", in...); err != nil {
+	if err := rt.proc.HostRead("ZeroRowsColumns", in...); err != nil {
 		return err
 	}
 	if err := A.s.HostAccess(true); err != nil {
@@ -424,7 +423,7 @@ func (A *Mat[T]) Values() (rowptr, colidx []int32, vals []T, err error) {
 	if forced != nil {
 		return nil, nil, nil, forced
 	}
-	if err := rt.proc.hostRead("Values", &A.s); err != nil {
+	if err := rt.proc.HostRead("Values", &A.s); err != nil {
 		return nil, nil, nil, err
 	}
 	if err := A.s.HostAccess(false); err != nil {
@@ -470,7 +469,7 @@ func (A *Mat[T]) mult(r *Runtime, x, y *Dat[T]) error {
 	if err != nil {
 		return err
 	}
-	if skip, err := rt.proc.hostProduct(&y.s, &A.s, &x.s); err != nil || skip {
+	if skip, err := rt.proc.HostProduct(&y.s, &A.s, &x.s); err != nil || skip {
 		return err
 	}
 	if mv, ok := b.Backend.(exec.MatVecer); ok {
@@ -581,7 +580,7 @@ func (A *Mat[T]) Gather() (rowptr, colidx []int32, vals []T, err error) {
 // and a scalar column in the declared numbering (uint32 each) and the
 // value. Caller holds the lock.
 func (A *Mat[T]) declaredEntries() ([]byte, error) {
-	if err := rt.proc.hostRead("Gather", &A.s); err != nil {
+	if err := rt.proc.HostRead("Gather", &A.s); err != nil {
 		return nil, err
 	}
 	if err := A.s.HostAccess(false); err != nil {
@@ -602,7 +601,7 @@ const MaxElementMatrixBytes = 1 << 16
 // matrix argument exceeds it; the device generator also bounds all its
 // matrix arguments together, and a work group's worth of them (see
 // device.MaxGroupElementMatrixBytes), saying which work-group size fits.
-const MaxDeviceElementMatrixBytes = device.MaxElementMatrixBytes
+const MaxDeviceElementMatrixBytes = core.MaxDeviceElementMatrixBytes
 
 // Nbytes is the size in bytes of the matrix's values on this process
 // (PyOP2's Mat.nbytes): its blocks' values, not the pattern's indices.
