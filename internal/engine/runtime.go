@@ -52,9 +52,7 @@ func NewRuntime(p *Process) *Runtime {
 // lock (or owns r alone).
 func (r *Runtime) Apply(cfg exec.Config) {
 	r.Cfg = cfg
-	r.X.BlockSize = cfg.BlockSize
-	r.X.PlanCheck = cfg.PlanCheck
-	r.X.DebugPlan = cfg.DebugPlan
+	r.X.Configure(&cfg)
 	r.SetLogger(cfg.Logger)
 	r.SetTiming(cfg.Timing)
 	r.SetTuning(cfg.Tune)
@@ -80,7 +78,7 @@ func (r *Runtime) SetTuning(on bool) {
 		return
 	}
 	c := &r.Cfg
-	t := exec.NewTuner(c.CacheDir, c.TunerKey())
+	t := exec.NewTuner(c.CacheDir, exec.TunerKey(c))
 	t.Chosen = func(key string, chosen exec.Setting, tried []exec.Trial) {
 		l := r.logger.Load()
 		if l == nil {

@@ -122,6 +122,12 @@ type DeviceMemory interface {
 	DeviceMemory() bool
 }
 
+// Configure takes the plan settings of c: BlockSize, PlanCheck and
+// OP2_DEBUG_PLAN's DebugPlan.
+func (x *Executor) Configure(c *Config) {
+	x.BlockSize, x.PlanCheck, x.DebugPlan = c.BlockSize, c.PlanCheck, c.debugPlan
+}
+
 // New returns an executor with empty caches.
 func New() *Executor {
 	return &Executor{plans: core.NewPlanCache(func(p *Plan) { p.release() })}
