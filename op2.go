@@ -173,35 +173,7 @@ func (r *Runtime) Configure(c Config) error {
 	if err != nil {
 		return err
 	}
-	def, err := exec.ConfigFromEnv()
-	if err != nil {
-		return apiError(err)
-	}
-	if err := exec.MergeConfig(&def, c); err != nil {
-		return apiError(err)
-	}
-	if def.Lazy {
-		if err := rt.proc.SingleProcess("Config.Lazy"); err != nil {
-			return err
-		}
-	}
-	if c.Logger != nil {
-		def.Logger = c.Logger
-	}
-	cfg := def
-	opened, err := exec.Open(cfg.Backend, &cfg)
-	if err != nil {
-		return apiError(err)
-	}
-	b := &exec.Opened{Backend: opened, ID: core.NewID()}
-	e := r.e
-	e.Err = nil
-	e.Backend = b
-	e.Backends = map[string]*exec.Opened{def.Backend: b}
-	e.X.Clear()
-	e.Apply(def)
-	e.LogOpened(opened)
-	return nil
+	return r.e.Configure(c)
 }
 
 // Use selects the backend for the loops that follow, keeping the rest of
@@ -218,15 +190,7 @@ func (r *Runtime) Use(backend string) error {
 	if err != nil {
 		return err
 	}
-	e := r.e
-	prevName, prev := e.Cfg.Backend, e.Backend
-	e.Cfg.Backend = backend
-	e.Backend = nil
-	if _, err := e.CurrentBackend(); err != nil {
-		e.Cfg.Backend, e.Backend = prevName, prev
-		return err
-	}
-	return nil
+	return r.e.Use(backend)
 }
 
 // MaxPrograms is the number of compiled loop programs kept in memory. A

@@ -140,19 +140,76 @@ func (r *Runtime) CurrentBackend() (*exec.Opened, error) {
 	if r.Err != nil {
 		return nil, r.Err
 	}
-	b, ok := r.Backends[r.Cfg.Backend]
-	if !ok {
-		cfg := r.Cfg
-		opened, err := exec.Open(cfg.Backend, &cfg)
-		if err != nil {
-			return nil, r.Proc.api.Internal(err)
+	if err := r.install(r.Cfg, true); err != nil {
+		return nil, err
+	}
+	return r.Backend, nil
+}
+
+// Configure makes user (op2.Config) the runtime's configuration, merged
+// over the environment's (exec.MergeConfig), with a fresh set of open
+// backends, programs and plans. It checks the configuration and opens
+// its backend before anything changes: on error r is as it was. Caller
+// holds the lock, in a forcing mode (recorded loops have run).
+func (r *Runtime) Configure(user exec.Config) error {
+	cfg, err := exec.ConfigFromEnv()
+	if err != nil {
+		return r.Proc.api.Internal(err)
+	}
+	if err := exec.MergeConfig(&cfg, user); err != nil {
+		return r.Proc.api.Internal(err)
+	}
+	if cfg.Lazy {
+		if err := r.Proc.SingleProcess("Config.Lazy"); err != nil {
+			return err
 		}
-		b = &exec.Opened{Backend: opened, ID: core.NewID()}
-		r.Backends[cfg.Backend] = b
-		r.LogOpened(opened)
+	}
+	return r.install(cfg, false)
+}
+
+// Use selects backend name for r's next loops, keeping the rest of the
+// configuration, and a backend already open with it. On error the
+// previous backend stays selected. Caller holds the lock, in a forcing
+// mode.
+func (r *Runtime) Use(name string) error {
+	if r.Err != nil {
+		return r.Err
+	}
+	cfg := r.Cfg
+	cfg.Backend = name
+	return r.install(cfg, true)
+}
+
+// install makes cfg r's configuration and the backend it names r's
+// backend, opening it (the one place that does) unless keep finds it
+// open already; nothing changes when it cannot be opened. Without keep,
+// the backends opened before are forgotten and the executor drops its
+// programs and plans, and cfg is applied (Apply) before the opened
+// backend is logged, with cfg's logger. Caller holds the lock.
+func (r *Runtime) install(cfg exec.Config, keep bool) error {
+	b, ok := r.Backends[cfg.Backend]
+	if !keep || !ok {
+		c := cfg
+		opened, err := exec.Open(c.Backend, &c)
+		if err != nil {
+			return r.Proc.api.Internal(err)
+		}
+		b, ok = &exec.Opened{Backend: opened, ID: core.NewID()}, false
+	}
+	if keep {
+		r.Cfg.Backend = cfg.Backend
+	} else {
+		r.Err = nil
+		r.Backends = map[string]*exec.Opened{}
+		r.X.Clear()
+		r.Apply(cfg)
 	}
 	r.Backend = b
-	return b, nil
+	if !ok {
+		r.Backends[cfg.Backend] = b
+		r.LogOpened(b.Backend)
+	}
+	return nil
 }
 
 // OpenChain opens a chain scope of r: its loops are recorded until the
