@@ -73,7 +73,7 @@ func bindOver(r *Runtime, backend string, l *core.Loop, k *Kernel, over Iteratio
 	} else if err := bind(r, backend, l, k, set, x, args); err != nil {
 		return blockError(err, args) // a block's loop of a loop over a mixed set
 	}
-	checkLocality(r, l)
+	r.e.CheckLocality(l)
 	if sub != nil {
 		sub.restrict(l)
 	}
