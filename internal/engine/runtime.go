@@ -212,6 +212,37 @@ func (r *Runtime) install(cfg exec.Config, keep bool) error {
 	return nil
 }
 
+// Source is the source backend name compiles for the bound loop l
+// (whose signature it sets): the program's, when one is built for l on
+// b, else what the backend generates, without opening it when b is nil
+// (static generation). Caller holds the lock.
+func (r *Runtime) Source(name string, b *exec.Opened, l *core.Loop) (string, error) {
+	l.Sig = core.Analyse(l)
+	if b == nil {
+		src, err := exec.Generate(name, l)
+		return src, r.Proc.api.Internal(err)
+	}
+	if src, ok := r.X.Source(b, l); ok {
+		return src, nil
+	}
+	src, err := b.Generate(l)
+	return src, r.Proc.api.Internal(err)
+}
+
+// RecordCopy records a copy of the bound loop l to run on b (an
+// op2.Loop's Compute in a chain or in lazy mode), with its program built
+// now (Commit). Caller holds the lock.
+func (r *Runtime) RecordCopy(l *core.Loop, b *exec.Opened) error {
+	if err := r.Reserve(); err != nil {
+		return err
+	}
+	e := r.Proc.Slot()
+	args := append(e.Loop.Args[:0], l.Args...)
+	e.Loop = *l
+	e.Loop.Args = args
+	return r.Commit(e, b)
+}
+
 // OpenChain opens a chain scope of r: its loops are recorded until the
 // matching CloseChain. It fails when MPI cannot start. Caller holds the
 // lock.
