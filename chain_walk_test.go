@@ -105,7 +105,6 @@ var forcings = map[string]forcing{
 	"BlockPartitioner":       {none: noDecl},
 	"Chain":                  {call: func(f *walkFixture) { op2.Chain(func() error { return nil }) }},
 	"Configure":              {call: func(f *walkFixture) { op2.Configure(op2.Config{}) }},
-	"Config.Explicit":        {none: "returns a copy of a Config; nothing runs"},
 	"Default":                {none: "the default runtime"},
 	"EnableTiming":           {call: func(f *walkFixture) { op2.EnableTiming(false) }},
 	"Finalize":               {static: true},

@@ -73,7 +73,7 @@ func bindOver(r *Runtime, backend string, l *core.Loop, k *Kernel, over Iteratio
 	} else if err := bind(r, backend, l, k, set, x, args); err != nil {
 		return blockError(err, args) // a block's loop of a loop over a mixed set
 	}
-	checkLocality(r, l)
+	r.e.CheckLocality(l)
 	if sub != nil {
 		sub.restrict(l)
 	}
@@ -92,7 +92,11 @@ func hasMixed(args []Arg) bool {
 
 // engineArgs is args as the engine's arguments: the same memory, so
 // that a loop's arguments are neither copied nor moved off the caller's
-// stack.
+// stack. The safe forms tried cost an allocation per loop: handing the
+// engine a closure that returns &args[i].e makes args escape (escape
+// analysis ties the closure's result to the engine's use of each
+// argument, whose contents leak), and so does a generic engine function
+// given an accessor function (its argument escapes through the call).
 func engineArgs(args []Arg) []engine.Arg {
 	return unsafe.Slice((*engine.Arg)(unsafe.Pointer(unsafe.SliceData(args))), len(args))
 }
@@ -214,9 +218,7 @@ func (r *Runtime) Generate(backend string, k *Kernel, set IterationSet, args ...
 		return "", err
 	}
 	l.Check = r.e.Cfg.Check
-	l.Sig = core.Analyse(&l)
-	src, err := exec.Generate(backend, &l)
-	return src, apiError(err)
+	return r.e.Source(backend, nil, &l)
 }
 
 // Loop is a parallel loop as an object (PyOP2's backend API): Generate
@@ -273,16 +275,7 @@ func (lp *Loop) Generate() (string, error) {
 	lock(forNoData)
 	defer unlock()
 	lp.l.Consts = lp.kernel.usedConsts(lp.rt.consts)
-	lp.l.Sig = core.Analyse(&lp.l)
-	if lp.backend == nil {
-		src, err := exec.Generate(lp.name, &lp.l)
-		return src, apiError(err)
-	}
-	if src, ok := lp.rt.e.X.Source(lp.backend, &lp.l); ok {
-		return src, nil
-	}
-	src, err := lp.backend.Generate(&lp.l)
-	return src, apiError(err)
+	return lp.rt.e.Source(lp.name, lp.backend, &lp.l)
 }
 
 // Compute runs the loop, compiling it first if needed.
@@ -297,14 +290,7 @@ func (lp *Loop) Compute() error {
 	}
 	lp.l.Consts = lp.kernel.usedConsts(lp.rt.consts)
 	if r := lp.rt.e; r.Recording() {
-		if err := r.Reserve(); err != nil {
-			return err
-		}
-		e := rt.proc.Slot()
-		args := append(e.Loop.Args[:0], lp.l.Args...)
-		e.Loop = lp.l
-		e.Loop.Args = args
-		if err := r.Commit(e, lp.backend); err != nil {
+		if err := r.RecordCopy(&lp.l, lp.backend); err != nil {
 			return err
 		}
 		return rt.proc.AutoRecorded()

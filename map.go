@@ -1,12 +1,9 @@
 package op2
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"math"
 	"runtime"
-	"slices"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
@@ -77,35 +74,6 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 func (m *Map) Locality() (medianGap int, poor bool) {
 	gap := engine.MedianGap(m.c.Table, m.c.Arity, m.c.From.Total)
 	return gap, engine.PoorLocality(gap, m.c.To.Total)
-}
-
-// checkLocality looks, once per map, at the numbering of the maps of
-// loop l, just bound by runtime r: the first loop through a map comes
-// after any Renumber (Renumber refuses to run later), so the numbering
-// looked at is the one loops will use. A map that Partition lays out is
-// ordered there and never looked at.
-func checkLocality(r *Runtime, l *core.Loop) {
-	for i := range l.Args {
-		if m := l.Args[i].Map; m != nil && m.LocalityUnchecked {
-			m.LocalityUnchecked = false
-			warnLocality(r, m)
-		}
-	}
-}
-
-// warnLocality logs a warning, on r's logger, when m is numbered with
-// poor locality (engine.PoorLocality): Renumber would speed its loops up.
-func warnLocality(r *Runtime, m *core.Map) {
-	l := r.e.Logger()
-	if l == nil || !l.Enabled(context.Background(), slog.LevelWarn) {
-		return
-	}
-	gap := engine.MedianGap(m.Table, m.Arity, m.From.Total)
-	if engine.PoorLocality(gap, m.To.Total) {
-		l.LogAttrs(context.Background(), slog.LevelWarn, "op2: map with poor locality; op2.Renumber, before the first loop, orders a mesh for it",
-			slog.String("map", m.Name), slog.String("from", m.From.Name), slog.String("to", m.To.Name),
-			slog.Int("median_gap", gap), slog.Int("target_set_size", m.To.Total))
-	}
 }
 
 func mapCore(m *Map) *core.Map {
@@ -221,7 +189,11 @@ func composedTable(what string, maps []*Map) (int, []int32, error) {
 	case rt.proc.Partitioned():
 		return 0, nil, fmt.Errorf("op2: %s declared after Partition: compose maps before op2.Partition, which then builds the halos that loops through the composed map need", what)
 	}
-	table, err := composeTables(maps, what, distributing)
+	cs := make([]*core.Map, len(maps))
+	for i, m := range maps {
+		cs[i] = &m.c
+	}
+	table, err := rt.proc.ComposeTables(cs, what, distributing)
 	return arity, table, err
 }
 
@@ -262,33 +234,6 @@ func arities(maps []*Map) string {
 		s += fmt.Sprint(m.c.Arity)
 	}
 	return s
-}
-
-// composeTables evaluates the composition of maps (NewComposedMap's
-// order), innermost first: each map's rows replace the entries so far.
-// Before Partition on several ranks the entries are global numbers and
-// the rows come from the ranks whose blocks hold them (collective).
-func composeTables(maps []*Map, what string, distributing bool) ([]int32, error) {
-	table := slices.Clone(maps[len(maps)-1].c.Table)
-	for i := len(maps) - 2; i >= 0; i-- {
-		m := maps[i]
-		k := m.c.Arity
-		if distributing {
-			at := fmt.Sprintf("%s: map %q at the entries through map %q (elements of set %q)", what, m.c.Name, maps[i+1].c.Name, m.c.From.Name)
-			rows, err := dist.BlockRows(rt.proc.Started(), m.c.Table, k, table, at)
-			if err != nil {
-				return nil, mpiFatal(fmt.Errorf("op2: %w", err))
-			}
-			table = rows
-			continue
-		}
-		rows := make([]int32, 0, len(table)*k)
-		for _, t := range table {
-			rows = append(rows, m.c.Table[int(t)*k:(int(t)+1)*k]...)
-		}
-		table = rows
-	}
-	return table, nil
 }
 
 // GatherBlock collects the rows of this rank's block of the map's source

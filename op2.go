@@ -30,9 +30,7 @@ package op2
 
 import (
 	"log/slog"
-	"slices"
 	"sync"
-	"time"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/engine"
@@ -78,138 +76,19 @@ const (
 // when configured, whatever the backend. The settings table in
 // docs/guide/configuration.md gives each field's variable, default and
 // accepted values; the guide's topic pages say what each does.
-type Config struct {
-	// Backend is the backend name: "sequential" (default), "openmp",
-	// "opencl" or "cuda".
-	Backend string
-	// CC is the C compiler command, with arguments if needed (default
-	// $CC, else "cc"); CXX the C++ compiler, run only for C++ kernels
-	// (Kernel.CXX; default $CXX, else "g++").
-	CC  string
-	CXX string
-	// CompileTimeout bounds each run of those compilers for a loop
-	// (default 5 minutes, or $OP2_COMPILE_TIMEOUT): a compiler still
-	// running then is stopped, with the processes it started, and the
-	// loop fails with a *CompileError that names the loop and
-	// matches context.DeadlineExceeded.
-	CompileTimeout time.Duration
-	// CFlags replaces the optimisation flags (default
-	// "-O3 -march=native -fno-math-errno", or $OP2_CFLAGS).
-	CFlags []string
-	// CacheDir is where compiled loops and tuning choices are kept; a
-	// directory another user owns, or group- or world-writable, is
-	// refused.
-	CacheDir string
-	// Threads is the OpenMP thread count, at most MaxThreads (default:
-	// the CPUs the process may use, shared among the MPI ranks on the
-	// machine).
-	Threads int
-	// BlockSize fixes the execution plan's block size; 0 chooses it
-	// adaptively.
-	BlockSize int
-	// PlanCheck verifies every invariant of each new execution plan.
-	PlanCheck bool
-	// Check turns on check mode, for debugging kernels: a loop that
-	// writes to a READ argument or (host backends) a Const returns a
-	// *LoopError naming it, and the values are restored (docs/safety.md).
-	Check bool
-	// OpenCLPlatform selects the OpenCL platform whose name contains it;
-	// OpenCLDevice the device type ("cpu", "gpu", "accelerator").
-	OpenCLPlatform string
-	OpenCLDevice   string
-	// DeviceScheme is how the device backends apply increments through
-	// maps: "staged" (staged in shared memory, colour by colour; the
-	// default on opencl) or "atomics" (atomic adds, no colours; sums vary
-	// in their last bits from run to run; the default on cuda).
-	DeviceScheme string
-	// DeviceLayout is how the device backends store Dats of dim > 1:
-	// "aos" (default, as on the host) or "soa" (each component
-	// contiguous; loops reading more than 1 KiB per element from device
-	// memory are refused). Kernels see the same pointers either way.
-	DeviceLayout string
-	// DeviceWorkGroupSize is the work items per work group (CUDA threads
-	// per block) on the device backends: a power of two from 32 to 1024
-	// (default 64).
-	DeviceWorkGroupSize int
-	// CUDADevice is the ordinal of the GPU the cuda backend uses.
-	CUDADevice int
-	// Tune turns on the auto-tuner: the first calls of each loop try the
-	// backend's ways of running it (lanes, scheme, work-group and block
-	// sizes) and the fastest is kept, and saved in CacheDir for later
-	// runs; results are correct with every setting.
-	Tune bool
-	// OpenMPScheme is how the openmp backend runs loops that modify data
-	// through maps: "owner" (default: a piece per thread, then the
-	// separating elements in colours) or "colour" (OP2's block colours).
-	OpenMPScheme string
-	// SIMD is how the host backends use SIMD lanes: "auto" (default: each
-	// loop that can have them gets as many as the machine's vectors hold,
-	// the scalar code where lanes measured slower: a math function the
-	// compiler cannot vectorise, little arithmetic without a sum into a
-	// Global or a matrix argument; see docs/guide/loops-and-chains.md),
-	// "scalar" (the scalar code; the tuner may try lanes), "off", or "4"
-	// or "8" lanes for every loop that can have them. Results are the
-	// scalar code's up to fused multiply-adds and the order of Global
-	// increments.
-	SIMD string
-	// Timing records, per loop, the calls, their times and the bytes they
-	// move (see EnableTiming and Timings).
-	Timing bool
-	// Lazy records loops instead of running them, until something needs
-	// their results (see Chain). Not available on several MPI ranks.
-	Lazy bool
-	// Fusion says whether recorded loops (Chain, Lazy) over one set fuse
-	// into one generated loop: "auto" (default: where it was measured to
-	// pay), "on" or "off". Results are bit for bit those of the loops run
-	// one by one.
-	Fusion string
-	// Tile runs recorded loops on the host backends as sparse tiles of
-	// this many elements of the first loop's set, so that their data stays
-	// in cache from loop to loop; 0 (default) turns tiling off.
-	// Increments may reach an element in another order than loop by loop.
-	Tile int
-	// Logger receives GoOP2's events through log/slog (default: a text
-	// handler on standard error when OP2_LOG names a level, else none):
-	// backends opened, programs compiled, MPI initialised at Info; cache
-	// hits and plans at Debug; failed builds and ignored tuning files at
-	// Warn.
-	Logger *slog.Logger
-	// Checkpoint turns on automatic checkpoints, OP2's checkpointing:
-	// every CheckpointEvery the run saves an op2.Checkpoint to this path,
-	// at the loop of the program's repeating sequence of loops where the
-	// fewest bytes of Dats must be saved (a Dat that loop sequence writes
-	// whole before reading it is listed without its values). When the
-	// file exists as the run starts, the loops before the saved one are
-	// skipped (a Global they reduced gets the value it had) and the
-	// checkpoint is restored there, so that the run goes on from it. It
-	// needs loops that run at once: a loop recorded by Chain or Lazy turns
-	// it off for the run (a warning says so). Only the default runtime's
-	// configuration counts.
-	Checkpoint string
-	// CheckpointEvery is how often Checkpoint saves: a duration ("90s",
-	// "10m", the default) or a number of loops ("500").
-	CheckpointEvery string
-
-	// explicit names the fields whose values count even when zero
-	// (Explicit).
-	explicit []string
-}
-
-// Explicit returns a copy of c in which the named fields count as set
-// even where they hold their zero value, so that what the program says
-// wins over the environment: Config{}.Explicit("Lazy") runs loops at once
-// under OP2_LAZY=1, and Config{Backend: "openmp"}.Explicit("Tile",
-// "Logger") turns tiling and logging off whatever OP2_TILE and OP2_LOG
-// say. A named field at its zero value takes the built-in default (the
-// settings table's Default column), never the variable's; a named field
-// with another value is taken as it would be anyway. Fields not named
-// keep the rule that zero means the variable's value, else the default.
-// Configure and NewRuntime refuse a name that is not a field of Config,
-// with an error naming it.
-func (c Config) Explicit(fields ...string) Config {
-	c.explicit = append(slices.Clip(c.explicit), fields...)
-	return c
-}
+//
+// Config is the engine's configuration type itself, so that the
+// compiler keeps the API's fields and the settings table in step. Its
+// fields: Backend, CC, CXX, CompileTimeout, CFlags, CacheDir, Threads,
+// BlockSize, PlanCheck, Check, OpenCLPlatform, OpenCLDevice,
+// DeviceScheme, DeviceLayout, DeviceWorkGroupSize, CUDADevice, Tune,
+// OpenMPScheme, SIMD, Timing, Lazy, Fusion, Tile, Logger, Checkpoint and
+// CheckpointEvery. Its method Explicit(fields ...string) Config returns
+// a copy of c in which the named fields count as set even where they
+// hold their zero value: Config{}.Explicit("Lazy") runs loops at once
+// under OP2_LAZY=1. Configure and NewRuntime refuse a name that is not a
+// field of Config, with an error naming it.
+type Config = exec.Config
 
 // Runtime is one GoOP2 run time: a configuration and its open backends,
 // the compiled programs and execution plans, the constants kernels can
@@ -294,35 +173,7 @@ func (r *Runtime) Configure(c Config) error {
 	if err != nil {
 		return err
 	}
-	def, err := exec.ConfigFromEnv()
-	if err != nil {
-		return apiError(err)
-	}
-	if err := def.Merge(c, c.explicit); err != nil {
-		return apiError(err)
-	}
-	if def.Lazy {
-		if err := rt.proc.SingleProcess("Config.Lazy"); err != nil {
-			return err
-		}
-	}
-	if c.Logger != nil {
-		def.Logger = c.Logger
-	}
-	cfg := def
-	opened, err := exec.Open(cfg.Backend, &cfg)
-	if err != nil {
-		return apiError(err)
-	}
-	b := &exec.Opened{Backend: opened, ID: core.NewID()}
-	e := r.e
-	e.Err = nil
-	e.Backend = b
-	e.Backends = map[string]*exec.Opened{def.Backend: b}
-	e.X.Clear()
-	e.Apply(def)
-	e.LogOpened(opened)
-	return nil
+	return r.e.Configure(c)
 }
 
 // Use selects the backend for the loops that follow, keeping the rest of
@@ -339,15 +190,7 @@ func (r *Runtime) Use(backend string) error {
 	if err != nil {
 		return err
 	}
-	e := r.e
-	prevName, prev := e.Cfg.Backend, e.Backend
-	e.Cfg.Backend = backend
-	e.Backend = nil
-	if _, err := e.CurrentBackend(); err != nil {
-		e.Cfg.Backend, e.Backend = prevName, prev
-		return err
-	}
-	return nil
+	return r.e.Use(backend)
 }
 
 // MaxPrograms is the number of compiled loop programs kept in memory. A

@@ -1,7 +1,6 @@
 package op2
 
 import (
-	"encoding/json"
 	"io"
 	"time"
 
@@ -189,29 +188,16 @@ func (r *Runtime) WriteTimingCSV(w io.Writer) error {
 	return exec.WriteTimingCSV(w, recs, Rank())
 }
 
-// TimingReport is the timing report as WriteTimingJSON writes it.
-type TimingReport struct {
-	Rank  int               `json:"rank"`  // the MPI rank whose loops these are (0 without MPI)
-	Ranks int               `json:"ranks"` // the number of ranks (1 without MPI)
-	Loops []TimingReportRow `json:"loops"`
-}
+// TimingReport is the timing report as WriteTimingJSON writes it: the
+// rank and the number of ranks, and one TimingReportRow per loop (a
+// LoopTiming with times in seconds, JSON names kernel, set, backend,
+// calls, time_s, mean_s, plan_s, compile_s, bytes, moved_bytes, gb_per_s
+// and tuned).
+type TimingReport = exec.TimingReport
 
 // TimingReportRow is one loop of a TimingReport: a LoopTiming with times
 // in seconds.
-type TimingReportRow struct {
-	Kernel   string  `json:"kernel"`
-	Set      string  `json:"set"`
-	Backend  string  `json:"backend"`
-	Calls    int     `json:"calls"`
-	Time     float64 `json:"time_s"`
-	Mean     float64 `json:"mean_s"`
-	Plan     float64 `json:"plan_s"`
-	Compile  float64 `json:"compile_s"`
-	Bytes    float64 `json:"bytes"`
-	Moved    float64 `json:"moved_bytes"` // LoopTiming.Moved
-	GBPerSec float64 `json:"gb_per_s"`
-	Tuned    string  `json:"tuned,omitempty"` // LoopTiming.Tuned
-}
+type TimingReportRow = exec.TimingReportRow
 
 // WriteTimingJSON writes the default runtime's timing report as one JSON
 // object, a TimingReport: {"rank": 0, "ranks": 1, "loops": [{"kernel":
@@ -227,16 +213,7 @@ func (r *Runtime) WriteTimingJSON(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ts := loopTimings(recs)
-	rep := TimingReport{Rank: Rank(), Ranks: Ranks(), Loops: make([]TimingReportRow, len(ts))}
-	for i, t := range ts {
-		rep.Loops[i] = TimingReportRow{Kernel: t.Kernel, Set: t.Set, Backend: t.Backend, Calls: t.Calls,
-			Time: t.Time.Seconds(), Mean: t.Mean().Seconds(), Plan: t.Plan.Seconds(), Compile: t.Compile.Seconds(),
-			Bytes: t.Bytes, Moved: t.Moved, GBPerSec: t.GBPerSecond(), Tuned: t.Tuned}
-	}
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	return e.Encode(rep)
+	return exec.WriteTimingJSON(w, recs, Rank(), Ranks())
 }
 
 // LevelTrace is the log level, below slog.LevelDebug, of the events of

@@ -52,9 +52,7 @@ func NewRuntime(p *Process) *Runtime {
 // lock (or owns r alone).
 func (r *Runtime) Apply(cfg exec.Config) {
 	r.Cfg = cfg
-	r.X.BlockSize = cfg.BlockSize
-	r.X.PlanCheck = cfg.PlanCheck
-	r.X.DebugPlan = cfg.DebugPlan
+	r.X.Configure(&cfg)
 	r.SetLogger(cfg.Logger)
 	r.SetTiming(cfg.Timing)
 	r.SetTuning(cfg.Tune)
@@ -80,7 +78,7 @@ func (r *Runtime) SetTuning(on bool) {
 		return
 	}
 	c := &r.Cfg
-	t := exec.NewTuner(c.CacheDir, c.TunerKey())
+	t := exec.NewTuner(c.CacheDir, exec.TunerKey(c))
 	t.Chosen = func(key string, chosen exec.Setting, tried []exec.Trial) {
 		l := r.logger.Load()
 		if l == nil {
@@ -142,19 +140,107 @@ func (r *Runtime) CurrentBackend() (*exec.Opened, error) {
 	if r.Err != nil {
 		return nil, r.Err
 	}
-	b, ok := r.Backends[r.Cfg.Backend]
-	if !ok {
-		cfg := r.Cfg
-		opened, err := exec.Open(cfg.Backend, &cfg)
-		if err != nil {
-			return nil, r.Proc.api.Internal(err)
+	if err := r.install(r.Cfg, true); err != nil {
+		return nil, err
+	}
+	return r.Backend, nil
+}
+
+// Configure makes user (op2.Config) the runtime's configuration, merged
+// over the environment's (exec.MergeConfig), with a fresh set of open
+// backends, programs and plans. It checks the configuration and opens
+// its backend before anything changes: on error r is as it was. Caller
+// holds the lock, in a forcing mode (recorded loops have run).
+func (r *Runtime) Configure(user exec.Config) error {
+	cfg, err := exec.ConfigFromEnv()
+	if err != nil {
+		return r.Proc.api.Internal(err)
+	}
+	if err := exec.MergeConfig(&cfg, user); err != nil {
+		return r.Proc.api.Internal(err)
+	}
+	if cfg.Lazy {
+		if err := r.Proc.SingleProcess("Config.Lazy"); err != nil {
+			return err
 		}
-		b = &exec.Opened{Backend: opened, ID: core.NewID()}
-		r.Backends[cfg.Backend] = b
-		r.LogOpened(opened)
+	}
+	return r.install(cfg, false)
+}
+
+// Use selects backend name for r's next loops, keeping the rest of the
+// configuration, and a backend already open with it. On error the
+// previous backend stays selected. Caller holds the lock, in a forcing
+// mode.
+func (r *Runtime) Use(name string) error {
+	if r.Err != nil {
+		return r.Err
+	}
+	cfg := r.Cfg
+	cfg.Backend = name
+	return r.install(cfg, true)
+}
+
+// install makes cfg r's configuration and the backend it names r's
+// backend, opening it (the one place that does) unless keep finds it
+// open already; nothing changes when it cannot be opened. Without keep,
+// the backends opened before are forgotten and the executor drops its
+// programs and plans, and cfg is applied (Apply) before the opened
+// backend is logged, with cfg's logger. Caller holds the lock.
+func (r *Runtime) install(cfg exec.Config, keep bool) error {
+	b, ok := r.Backends[cfg.Backend]
+	if !keep || !ok {
+		c := cfg
+		opened, err := exec.Open(c.Backend, &c)
+		if err != nil {
+			return r.Proc.api.Internal(err)
+		}
+		b, ok = &exec.Opened{Backend: opened, ID: core.NewID()}, false
+	}
+	if keep {
+		r.Cfg.Backend = cfg.Backend
+	} else {
+		r.Err = nil
+		r.Backends = map[string]*exec.Opened{}
+		r.X.Clear()
+		r.Apply(cfg)
 	}
 	r.Backend = b
-	return b, nil
+	if !ok {
+		r.Backends[cfg.Backend] = b
+		r.LogOpened(b.Backend)
+	}
+	return nil
+}
+
+// Source is the source backend name compiles for the bound loop l
+// (whose signature it sets): the program's, when one is built for l on
+// b, else what the backend generates, without opening it when b is nil
+// (static generation). Caller holds the lock.
+func (r *Runtime) Source(name string, b *exec.Opened, l *core.Loop) (string, error) {
+	l.Sig = core.Analyse(l)
+	if b == nil {
+		src, err := exec.Generate(name, l)
+		return src, r.Proc.api.Internal(err)
+	}
+	if src, ok := r.X.Source(b, l); ok {
+		return src, nil
+	}
+	src, err := b.Generate(l)
+	return src, r.Proc.api.Internal(err)
+}
+
+// RecordCopy records a copy of the bound loop l to run on b (an
+// op2.Loop's Compute in a chain or in lazy mode), with its program built
+// now (Commit). Caller holds the lock.
+func (r *Runtime) RecordCopy(l *core.Loop, b *exec.Opened) error {
+	if err := r.Reserve(); err != nil {
+		return err
+	}
+	e := r.Proc.Slot()
+	args := append(e.Loop.Args[:0], l.Args...)
+	e.Loop = *l
+	e.Loop.Args = args
+	return r.Commit(e, b)
 }
 
 // OpenChain opens a chain scope of r: its loops are recorded until the

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,63 +13,26 @@ import (
 	"github.com/goop2/op2/internal/jit"
 )
 
-// Config is the run-time configuration shared by all backends: package
-// op2's Config, with the settings only the environment sets. Each field
-// is one row of Settings, which says what it sets, where it comes from,
-// its default and how it is checked; op2.Config's comments say the rest.
-type Config struct {
-	Backend             string
-	CC                  string
-	CXX                 string
-	CompileTimeout      time.Duration
-	CFlags              []string
-	CacheDir            string
-	Threads             int
-	BlockSize           int
-	PlanCheck           bool
-	Check               bool
-	Timing              bool
-	Lazy                bool
-	Tile                int
-	DebugPlan           bool // no op2.Config field: OP2_DEBUG_PLAN only
-	Logger              *slog.Logger
-	OpenCLPlatform      string
-	OpenCLDevice        string
-	DeviceScheme        string
-	DeviceLayout        string
-	DeviceWorkGroupSize int
-	CUDADevice          int
-	Tune                bool
-	OpenMPScheme        string
-	SIMD                string
-	Fusion              string
-	Checkpoint          string
-	CheckpointEvery     string
-}
-
 // A ConfigSetting is one row of the configuration table (Settings): a
 // field of Config, the environment variable that sets it, its default,
 // how a value is read and checked, and its part in the tuner's key.
-// ConfigFromEnv, Merge (package op2's Configure), TunerKey and the
+// ConfigFromEnv, MergeConfig (package op2's Configure), TunerKey and the
 // configuration guide's table all come from the rows.
 type ConfigSetting struct {
-	Field   string // the Config field (and package op2's Config field, unless EnvOnly)
+	Field   string // the Config field's name, as Explicit and errors name it
 	Env     string // the environment variable
 	Default string // the default, in words
 	Doc     string // what it does, in one sentence
-	// EnvOnly says that package op2's Config has no such field: only
-	// the variable sets it.
+	// EnvOnly says that the row's field is unexported: only the variable
+	// sets it.
 	EnvOnly bool
-	// parse reads the variable's value (unset: not called; set but
-	// empty: called only with emptyIsValue) into the field's type, or
-	// returns an error naming the variable and the value.
-	parse        func(env, v string) (any, error)
+	// value is the row's field, reached through a typed accessor: how
+	// the variable's value is read into it (unset: not called; set but
+	// empty: called only with emptyIsValue) and how a value a program
+	// configured (not the zero value, which means the default) is
+	// checked, its error naming the field.
+	value        access
 	emptyIsValue bool
-	// check, when not nil, checks a value a program configured (not
-	// the zero value, which means the default); its error names the
-	// field. choice says the value is a name, stored as Choice gives it.
-	check  func(field string, v any) error
-	choice bool
 	// verify, when not nil, checks the value in use when the program
 	// or the environment named it explicitly, whatever the backend
 	// (running a compiler); source is "Config.F" or the variable.
@@ -81,72 +43,154 @@ type ConfigSetting struct {
 	key    func(c *Config) string
 }
 
+// access is a row's Config field, whatever its type (value).
+type access interface {
+	// fromEnv reads the variable env's value v into c's field, or
+	// returns an error naming the variable and the value.
+	fromEnv(c *Config, env, v string) error
+	// merge copies user's field to dst's when it is not zero, after
+	// checking it (the error names it as name), and reports whether it
+	// did.
+	merge(dst, user *Config, name string) (bool, error)
+	// reset copies from's field to dst's.
+	reset(dst, from *Config)
+	// addr is the field's address in c, as a typed pointer (tests).
+	addr(c *Config) any
+}
+
+// value is a Config field of type T as a row sees it: its accessor, how
+// the variable's text is read into a T, how a configured value is
+// checked (nil: every value is taken) and stored (norm, nil: as it is),
+// and which value is the zero one (the default).
+type value[T any] struct {
+	field func(c *Config) *T
+	parse func(env, v string) (T, error)
+	check func(name string, v T) error
+	norm  func(v T) T
+	zero  func(v T) bool
+}
+
+func (f *value[T]) fromEnv(c *Config, env, v string) error {
+	x, err := f.parse(env, v)
+	if err != nil {
+		return err
+	}
+	*f.field(c) = x
+	return nil
+}
+
+func (f *value[T]) merge(dst, user *Config, name string) (bool, error) {
+	v := *f.field(user)
+	if f.zero(v) {
+		return false, nil
+	}
+	if f.check != nil {
+		if err := f.check(name, v); err != nil {
+			return false, err
+		}
+	}
+	if f.norm != nil {
+		v = f.norm(v)
+	}
+	*f.field(dst) = v
+	return true, nil
+}
+
+func (f *value[T]) reset(dst, from *Config) { *f.field(dst) = *f.field(from) }
+
+func (f *value[T]) addr(c *Config) any { return f.field(c) }
+
+// scalar is the row value of a field of a comparable type, whose zero
+// value is the default.
+func scalar[T comparable](field func(c *Config) *T, parse func(env, v string) (T, error), check func(name string, v T) error) *value[T] {
+	return &value[T]{field: field, parse: parse, check: check, zero: func(v T) bool { var z T; return v == z }}
+}
+
+// boolean is the row value of a boolean field.
+func boolean(field func(c *Config) *bool) *value[bool] { return scalar(field, parseBool, nil) }
+
+// text is the row value of a string field that takes any text.
+func text(field func(c *Config) *string) *value[string] {
+	return scalar(field, func(_, v string) (string, error) { return v, nil }, nil)
+}
+
+// choice is the row value of a string field that names one of a fixed
+// set of values with check, stored as Choice gives it.
+func choice(field func(c *Config) *string, check func(string) error) *value[string] {
+	f := scalar(field, choiceParser(check), choiceCheck(check))
+	f.norm = Choice
+	return f
+}
+
 // Settings is the configuration table, in the order the configuration
 // guide lists it.
 var Settings = []ConfigSetting{
 	{Field: "Backend", Env: "OP2_BACKEND", Default: "`sequential`", Doc: "the backend: `sequential`, `openmp`, `opencl` or `cuda`",
-		parse: choiceParser(CheckBackend), choice: true, check: choiceCheck(CheckBackend)},
+		value: choice(func(c *Config) *string { return &c.Backend }, CheckBackend)},
 	{Field: "CC", Env: "CC", Default: "`cc`", Doc: "the C compiler command, which may include arguments (`gcc -std=gnu11`); one named explicitly must run, whatever the backend",
-		parse: text, verify: func(c *Config, source string) error {
+		value: text(func(c *Config) *string { return &c.CC }), verify: func(c *Config, source string) error {
 			return (&jit.Compiler{CC: c.CC, Timeout: c.CompileTimeout}).Check()
 		}},
 	// The C++ compiler is optional: a missing one is reported when a C++
 	// kernel is built, and C kernels still run.
 	{Field: "CXX", Env: "CXX", Default: "`g++`", Doc: "the C++ compiler of C++ kernels (`Kernel.CXX`) on the host backends, run only when one is built",
-		parse: text},
+		value: text(func(c *Config) *string { return &c.CXX })},
 	{Field: "CompileTimeout", Env: "OP2_COMPILE_TIMEOUT", Default: "`" + strings.TrimSuffix(jit.DefaultTimeout.String(), "0s") + "`", Doc: "how long the C and C++ compilers of the host backends may run for one build (a duration: `90s`, `10m`); one still running then is stopped, and the loop it was building fails with a `CompileError` naming the loop",
-		parse: func(env, v string) (any, error) {
+		value: scalar(func(c *Config) *time.Duration { return &c.CompileTimeout }, func(env, v string) (time.Duration, error) {
 			d, err := time.ParseDuration(strings.TrimSpace(v))
 			if err != nil || d <= 0 {
-				return nil, fmt.Errorf("%s=%q is not a positive duration (90s, 10m)", env, v)
+				return 0, fmt.Errorf("%s=%q is not a positive duration (90s, 10m)", env, v)
 			}
 			return d, nil
-		},
-		check: func(field string, v any) error {
-			if d := v.(time.Duration); d < 0 {
+		}, func(field string, d time.Duration) error {
+			if d < 0 {
 				return fmt.Errorf("%s = %v must not be negative", field, d)
 			}
 			return nil
-		}},
+		})},
 	{Field: "CFlags", Env: "OP2_CFLAGS", Default: "`" + strings.Join(DefaultCFlags, " ") + "`", Doc: "the optimisation flags, replaced whole (the variable: separated by spaces; set and empty: none); flags named explicitly must compile",
-		parse: func(_, v string) (any, error) { return strings.Fields(v), nil }, emptyIsValue: true,
+		value: &value[[]string]{field: func(c *Config) *[]string { return &c.CFlags },
+			parse: func(_, v string) ([]string, error) { return strings.Fields(v), nil },
+			// A copy, which the program cannot change; an empty slice
+			// (no flags) is not the default.
+			norm: slices.Clone[[]string], zero: func(v []string) bool { return v == nil }},
+		emptyIsValue: true,
 		verify: func(c *Config, source string) error {
 			return (&jit.Compiler{CC: c.CC, Flags: c.CFlags, Timeout: c.CompileTimeout}).CheckFlags(source)
 		},
 		keyPos: 9, key: func(c *Config) string { return " cflags=" + strings.Join(c.CFlags, " ") }},
 	{Field: "CacheDir", Env: "OP2_CACHE_DIR", Default: "`goop2` in the user's cache directory, else `goop2-<uid>` in the temporary directory", Doc: "compiled loops and tuning choices; created 0700; a directory another user owns or others can write is refused",
-		parse: text},
+		value: text(func(c *Config) *string { return &c.CacheDir })},
 	{Field: "Threads", Env: "OMP_NUM_THREADS", Default: "the CPUs the process may use, shared among the MPI ranks a launcher started on this machine", Doc: fmt.Sprintf("OpenMP threads, 1 to %d (the variable: its first number)", MaxThreads),
-		parse: func(env, v string) (any, error) {
+		value: scalar(func(c *Config) *int { return &c.Threads }, func(env, v string) (int, error) {
 			n, err := strconv.Atoi(strings.TrimSpace(strings.Split(v, ",")[0]))
 			if err != nil || n < 1 {
-				return nil, fmt.Errorf("%s=%q is not a positive integer", env, v)
+				return 0, fmt.Errorf("%s=%q is not a positive integer", env, v)
 			}
 			return n, CheckThreads(n, env)
-		},
-		check: func(field string, v any) error {
-			if v.(int) < 0 {
+		}, func(field string, v int) error {
+			if v < 0 {
 				return fmt.Errorf("%s = %d must not be negative", field, v)
 			}
-			return CheckThreads(v.(int), field)
-		},
+			return CheckThreads(v, field)
+		}),
 		keyPos: 1, key: func(c *Config) string { return fmt.Sprintf("threads=%d", c.Threads) }},
 	{Field: "BlockSize", Env: "OP2_BLOCK_SIZE", Default: "0: chosen per loop", Doc: "execution plan block size",
-		parse: intParser(0, "a non-negative integer"), check: nonNegative,
+		value:  scalar(func(c *Config) *int { return &c.BlockSize }, intParser(0, "a non-negative integer"), nonNegative),
 		keyPos: 10, key: func(c *Config) string { return blockSizeKey(c.BlockSize) }},
-	{Field: "PlanCheck", Env: "OP2_PLAN_CHECK", Default: "off", Doc: "verify every invariant of each new execution plan", parse: boolean},
-	{Field: "Check", Env: "OP2_CHECK", Default: "off", Doc: "check mode: find kernels that cast away the `const` of READ arguments (or, on the host backends, Consts) and write to them, and undo the writes", parse: boolean},
-	{Field: "Timing", Env: "OP2_TIMING", Default: "off", Doc: "the timing report: each loop's calls, times and bytes (`op2.EnableTiming` switches it until the next `Configure`)", parse: boolean},
-	{Field: "Lazy", Env: "OP2_LAZY", Default: "off", Doc: "record loops until their results are needed (one process only)", parse: boolean},
+	{Field: "PlanCheck", Env: "OP2_PLAN_CHECK", Default: "off", Doc: "verify every invariant of each new execution plan", value: boolean(func(c *Config) *bool { return &c.PlanCheck })},
+	{Field: "Check", Env: "OP2_CHECK", Default: "off", Doc: "check mode: find kernels that cast away the `const` of READ arguments (or, on the host backends, Consts) and write to them, and undo the writes", value: boolean(func(c *Config) *bool { return &c.Check })},
+	{Field: "Timing", Env: "OP2_TIMING", Default: "off", Doc: "the timing report: each loop's calls, times and bytes (`op2.EnableTiming` switches it until the next `Configure`)", value: boolean(func(c *Config) *bool { return &c.Timing })},
+	{Field: "Lazy", Env: "OP2_LAZY", Default: "off", Doc: "record loops until their results are needed (one process only)", value: boolean(func(c *Config) *bool { return &c.Lazy })},
 	{Field: "Tile", Env: "OP2_TILE", Default: "0: off", Doc: "run recorded loops on the host backends as sparse tiles of this many elements of the first loop's set",
-		parse: intParser(0, "a non-negative integer"), check: nonNegative},
+		value: scalar(func(c *Config) *int { return &c.Tile }, intParser(0, "a non-negative integer"), nonNegative)},
 	{Field: "DebugPlan", Env: "OP2_DEBUG_PLAN", Default: "off", Doc: "print each new execution plan's blocks, block size, colours and owner pieces on standard error (`OP2_LOG=debug` logs them too)",
-		EnvOnly: true, parse: boolean},
+		EnvOnly: true, value: boolean(func(c *Config) *bool { return &c.debugPlan })},
 	{Field: "Logger", Env: "OP2_LOG", Default: "none", Doc: "a `*slog.Logger` for GoOP2's events (the variable: a text handler on standard error at `trace`, `debug`, `info`, `warn` or `error`; `off`: none)",
-		parse: func(env, v string) (any, error) {
+		value: scalar(func(c *Config) **slog.Logger { return &c.Logger }, func(env, v string) (*slog.Logger, error) {
 			v = strings.TrimSpace(v)
 			if v == "" || strings.EqualFold(v, "off") {
-				return (*slog.Logger)(nil), nil
+				return nil, nil
 			}
 			level := LevelTrace
 			if !strings.EqualFold(v, "trace") {
@@ -155,66 +199,63 @@ var Settings = []ConfigSetting{
 				}
 			}
 			return envLogger(level), nil
-		}},
+		}, nil)},
 	{Field: "OpenCLPlatform", Env: "OP2_OPENCL_PLATFORM", Default: "the first platform with a device", Doc: "a substring of the OpenCL platform's name, checked when `opencl` opens",
-		parse: text, keyPos: 6, key: func(c *Config) string { return " cl=" + c.OpenCLPlatform }},
+		value: text(func(c *Config) *string { return &c.OpenCLPlatform }), keyPos: 6, key: func(c *Config) string { return " cl=" + c.OpenCLPlatform }},
 	{Field: "OpenCLDevice", Env: "OP2_OPENCL_DEVICE", Default: "any", Doc: "the OpenCL device type: `cpu`, `gpu`, `accelerator`, `default` or `all`",
-		parse: choiceParser(CheckOpenCLDevice), choice: true, check: choiceCheck(CheckOpenCLDevice),
+		value:  choice(func(c *Config) *string { return &c.OpenCLDevice }, CheckOpenCLDevice),
 		keyPos: 7, key: func(c *Config) string { return "/" + c.OpenCLDevice }},
 	{Field: "DeviceScheme", Env: "OP2_DEVICE_SCHEME", Default: "`staged` on `opencl`, `atomics` on `cuda`", Doc: "how `opencl` and `cuda` apply increments through maps: `staged` stages a block's data in shared memory and applies increments colour by colour; `atomics` adds them atomically with no colours (loops whose only modifications through maps are increments; sums then vary in order from run to run)",
-		parse: choiceParser(checkDeviceScheme), choice: true, check: choiceCheck(checkDeviceScheme),
+		value:  choice(func(c *Config) *string { return &c.DeviceScheme }, checkDeviceScheme),
 		keyPos: 3, key: func(c *Config) string { return " dev=" + c.DeviceScheme }},
 	{Field: "DeviceLayout", Env: "OP2_DEVICE_LAYOUT", Default: "`aos`", Doc: "how `opencl` and `cuda` store Dats of dim > 1: `aos`, or `soa` (component by component)",
-		parse: choiceParser(checkDeviceLayout), choice: true, check: choiceCheck(checkDeviceLayout),
+		value:  choice(func(c *Config) *string { return &c.DeviceLayout }, checkDeviceLayout),
 		keyPos: 4, key: func(c *Config) string { return "/" + c.DeviceLayout }},
 	{Field: "DeviceWorkGroupSize", Env: "OP2_DEVICE_WORKGROUP", Doc: "work items per work group (CUDA threads per block) of the `opencl` and `cuda` kernels: a power of two from 32 to 1024 within the device's limit",
-		parse: func(env, v string) (any, error) {
+		value: scalar(func(c *Config) *int { return &c.DeviceWorkGroupSize }, func(env, v string) (int, error) {
 			n, err := parseWorkGroupSize(v)
 			if err != nil {
-				return nil, fmt.Errorf("%s=%q: %w", env, v, err)
+				return 0, fmt.Errorf("%s=%q: %w", env, v, err)
 			}
 			return n, nil
-		},
-		check: func(field string, v any) error {
-			if err := checkWorkGroupSize(v.(int)); err != nil {
+		}, func(field string, v int) error {
+			if err := checkWorkGroupSize(v); err != nil {
 				return fmt.Errorf("%s: %w", field, err)
 			}
 			return nil
-		},
+		}),
 		keyPos: 5, key: func(c *Config) string { return workGroupKey(c.DeviceWorkGroupSize) }},
 	{Field: "CUDADevice", Env: "OP2_CUDA_DEVICE", Default: "0", Doc: "the ordinal of the GPU `cuda` uses",
-		parse: intParser(0, "a device number (0, 1, ...)"),
-		check: func(field string, v any) error {
-			if v.(int) < 0 {
+		value: scalar(func(c *Config) *int { return &c.CUDADevice }, intParser(0, "a device number (0, 1, ...)"), func(field string, v int) error {
+			if v < 0 {
 				return fmt.Errorf("%s = %d: device numbers start at 0", field, v)
 			}
 			return nil
-		},
+		}),
 		keyPos: 8, key: func(c *Config) string { return fmt.Sprintf(" cuda=%d", c.CUDADevice) }},
-	{Field: "Tune", Env: "OP2_TUNE", Default: "off", Doc: "the auto-tuner: the first calls of each loop try its variants and then block sizes; the fastest is kept and saved for this machine and configuration", parse: boolean},
+	{Field: "Tune", Env: "OP2_TUNE", Default: "off", Doc: "the auto-tuner: the first calls of each loop try its variants and then block sizes; the fastest is kept and saved for this machine and configuration", value: boolean(func(c *Config) *bool { return &c.Tune })},
 	{Field: "OpenMPScheme", Env: "OP2_OPENMP_SCHEME", Default: "`" + DefaultOpenMPScheme + "`", Doc: "how `openmp` runs loops that modify data through maps: `owner` runs each thread's own piece of the set in parallel, then the elements between pieces in block colours; `colour` colours blocks of the whole set, as OP2 does",
-		parse: choiceParser(checkOpenMPScheme), choice: true, check: choiceCheck(checkOpenMPScheme),
+		value:  choice(func(c *Config) *string { return &c.OpenMPScheme }, checkOpenMPScheme),
 		keyPos: 2, key: func(c *Config) string { return " omp=" + c.OpenMPScheme }},
 	{Field: "SIMD", Env: "OP2_SIMD", Default: "`auto`", Doc: "SIMD lanes on `sequential` and `openmp`: `auto` runs each loop that can have lanes in as many as the machine's vectors hold of its data (the scalar code where lanes measured slower: a math function the compiler cannot vectorise; fewer than two divisions and square roots with no sum into a Global and no matrix argument); `scalar` runs the scalar code and lets the tuner try lanes; `off` never lanes; `4` or `8` runs every loop that can have lanes in chunks of that many",
-		parse: choiceParser(checkSIMD), choice: true, check: choiceCheck(checkSIMD),
+		value:  choice(func(c *Config) *string { return &c.SIMD }, checkSIMD),
 		keyPos: 11, key: func(c *Config) string { return simdKey(c.SIMD) }},
 	{Field: "Fusion", Env: "OP2_FUSION", Default: "`auto`", Doc: "whether recorded loops over one set fuse into one generated loop: `auto` (where it was measured to pay), `on` or `off`",
-		parse: choiceParser(CheckFusion), choice: true, check: choiceCheck(CheckFusion)},
+		value: choice(func(c *Config) *string { return &c.Fusion }, CheckFusion)},
 	{Field: "Checkpoint", Env: "OP2_CHECKPOINT", Default: "none", Doc: "automatic checkpoints (`op2.Checkpoint`'s files) to this path, every `CheckpointEvery`, each at the loop of the program's repeating sequence where the fewest bytes of Dats must be saved; when the file exists at the start, the run runs the loops again as far as the host last read their results, skips the rest before the checkpoint (Globals reduced by them get their saved values) and restores it there",
-		parse: text},
+		value: text(func(c *Config) *string { return &c.Checkpoint })},
 	{Field: "CheckpointEvery", Env: "OP2_CHECKPOINT_EVERY", Default: "`10m`", Doc: "how often `Checkpoint` saves: a duration (`90s`, `10m`) or a number of loops (`500`)",
-		parse: func(env, v string) (any, error) {
+		value: scalar(func(c *Config) *string { return &c.CheckpointEvery }, func(env, v string) (string, error) {
 			if _, _, err := ParseEvery(v); err != nil {
-				return nil, fmt.Errorf("%s=%q: %w", env, v, err)
+				return "", fmt.Errorf("%s=%q: %w", env, v, err)
 			}
 			return strings.TrimSpace(v), nil
-		},
-		check: func(field string, v any) error {
-			if _, _, err := ParseEvery(v.(string)); err != nil {
+		}, func(field string, v string) error {
+			if _, _, err := ParseEvery(v); err != nil {
 				return fmt.Errorf("%s = %q: %w", field, v, err)
 			}
 			return nil
-		}},
+		})},
 }
 
 // DefaultCheckpointEvery is CheckpointEvery's default.
@@ -240,30 +281,28 @@ func ParseEvery(s string) (every time.Duration, loops int, err error) {
 	return d, 0, nil
 }
 
-// Value readers of the rows.
-func text(_, v string) (any, error) { return v, nil }
-
-func boolean(env, v string) (any, error) {
+// Value readers and checks of the rows.
+func parseBool(env, v string) (bool, error) {
 	b, err := strconv.ParseBool(strings.TrimSpace(v))
 	if err != nil {
-		return nil, fmt.Errorf("%s=%q is not a boolean", env, v)
+		return false, fmt.Errorf("%s=%q is not a boolean", env, v)
 	}
 	return b, nil
 }
 
 // intParser reads an integer of at least lo, described as what.
-func intParser(lo int, what string) func(env, v string) (any, error) {
-	return func(env, v string) (any, error) {
+func intParser(lo int, what string) func(env, v string) (int, error) {
+	return func(env, v string) (int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < lo {
-			return nil, fmt.Errorf("%s=%q is not %s", env, v, what)
+			return 0, fmt.Errorf("%s=%q is not %s", env, v, what)
 		}
 		return n, nil
 	}
 }
 
-func nonNegative(field string, v any) error {
-	if v.(int) < 0 {
+func nonNegative(field string, v int) error {
+	if v < 0 {
 		return fmt.Errorf("%s = %d must not be negative", field, v)
 	}
 	return nil
@@ -272,10 +311,10 @@ func nonNegative(field string, v any) error {
 // choiceParser and choiceCheck read and check a setting that names one of
 // a fixed set of values with check. Names are taken in any case, with
 // spaces around them (Choice).
-func choiceParser(check func(string) error) func(env, v string) (any, error) {
-	return func(env, v string) (any, error) {
+func choiceParser(check func(string) error) func(env, v string) (string, error) {
+	return func(env, v string) (string, error) {
 		if err := check(Choice(v)); err != nil {
-			return nil, fmt.Errorf("%s=%q: %w", env, v, err)
+			return "", fmt.Errorf("%s=%q: %w", env, v, err)
 		}
 		return Choice(v), nil
 	}
@@ -286,9 +325,9 @@ func choiceParser(check func(string) error) func(env, v string) (any, error) {
 // so that "SOA" and "soa" are one setting (and one tuner key).
 func Choice(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
-func choiceCheck(check func(string) error) func(field string, v any) error {
-	return func(field string, v any) error {
-		if err := check(Choice(v.(string))); err != nil {
+func choiceCheck(check func(string) error) func(field string, v string) error {
+	return func(field string, v string) error {
+		if err := check(Choice(v)); err != nil {
 			return fmt.Errorf("%s: %w", field, err)
 		}
 		return nil
@@ -297,9 +336,6 @@ func choiceCheck(check func(string) error) func(field string, v any) error {
 
 func checkOpenMPScheme(s string) error { _, err := ParseOpenMPScheme(s); return err }
 func checkSIMD(s string) error         { _, _, err := ParseSIMD(s); return err }
-
-// field is the Config field named name.
-func (c *Config) field(name string) reflect.Value { return reflect.ValueOf(c).Elem().FieldByName(name) }
 
 // Defaults returns the built-in configuration: each setting's default,
 // without the environment's overrides.
@@ -319,35 +355,26 @@ func ConfigFromEnv() (Config, error) {
 		if !set || v == "" && !s.emptyIsValue {
 			continue
 		}
-		x, err := s.parse(s.Env, v)
-		if err != nil {
+		if err := s.value.fromEnv(&cfg, s.Env, v); err != nil {
 			return cfg, err
-		}
-		f := cfg.field(s.Field)
-		if x == nil {
-			f.SetZero()
-		} else {
-			f.Set(reflect.ValueOf(x))
 		}
 	}
 	return cfg, nil
 }
 
-// Merge applies the settings a program configured, user (package op2's
-// Config, a struct whose fields are those of Settings but the EnvOnly
-// ones), to c, the configuration from the environment: each non-zero
-// field is checked as its row says (the error names it "Config.F") and
-// replaces c's. A field named in explicit replaces c's even when zero:
-// its zero value stands for the built-in default (Defaults), not the
-// environment's, so that a program can turn off what a variable turned
-// on; explicit may name only fields of user that have a row. Then the
-// values a program or the environment named explicitly are verified
-// (compilers run). On error c is unchanged.
-func (c *Config) Merge(user any, explicit []string) error {
-	u := reflect.ValueOf(user)
-	for _, name := range explicit {
+// MergeConfig applies the settings a program configured, user (package
+// op2's Config), to c, the configuration from the environment: each
+// non-zero field is checked as its row says (the error names it
+// "Config.F") and replaces c's. A field user.Explicit named replaces c's
+// even when zero: its zero value stands for the built-in default
+// (Defaults), not the environment's, so that a program can turn off what
+// a variable turned on; Explicit may name only exported fields, which
+// all have a row. Then the values a program or the environment named
+// explicitly are verified (compilers run). On error c is unchanged.
+func MergeConfig(c *Config, user Config) error {
+	for _, name := range user.explicit {
 		i := slices.IndexFunc(Settings, func(s ConfigSetting) bool { return s.Field == name })
-		if i < 0 || Settings[i].EnvOnly || !u.FieldByName(name).IsValid() {
+		if i < 0 || Settings[i].EnvOnly {
 			return fmt.Errorf("Config.Explicit(%q): Config has no such setting", name)
 		}
 	}
@@ -363,32 +390,21 @@ func (c *Config) Merge(user any, explicit []string) error {
 		if v, set := os.LookupEnv(s.Env); set && (v != "" || s.emptyIsValue) {
 			source = s.Env
 		}
-		v := u.FieldByName(s.Field)
-		switch {
-		case s.EnvOnly || !v.IsValid(): // not a field of user
-		case !v.IsZero():
-			if s.check != nil {
-				if err := s.check("Config."+s.Field, v.Interface()); err != nil {
-					return err
+		if !s.EnvOnly {
+			set, err := s.value.merge(&merged, &user, "Config."+s.Field)
+			switch {
+			case err != nil:
+				return err
+			case set:
+				source = "Config." + s.Field
+			case slices.Contains(user.explicit, s.Field):
+				if defaults == nil {
+					d := Defaults()
+					defaults = &d
 				}
+				s.value.reset(&merged, defaults)
+				source = "" // the default, which is not verified
 			}
-			if s.choice {
-				v = reflect.ValueOf(Choice(v.String()))
-			}
-			switch f := merged.field(s.Field); f.Kind() {
-			case reflect.Slice: // a copy: the program may change its slice
-				f.Set(reflect.AppendSlice(reflect.MakeSlice(v.Type(), 0, v.Len()), v))
-			default:
-				f.Set(v)
-			}
-			source = "Config." + s.Field
-		case slices.Contains(explicit, s.Field):
-			if defaults == nil {
-				d := Defaults()
-				defaults = &d
-			}
-			merged.field(s.Field).Set(defaults.field(s.Field))
-			source = "" // the default, which is not verified
 		}
 		if s.verify != nil && source != "" {
 			verified = append(verified, named{s, source})
@@ -403,9 +419,9 @@ func (c *Config) Merge(user any, explicit []string) error {
 	return nil
 }
 
-// TunerKey is the configuration's part of the tuner's keys: the settings
+// TunerKey is configuration c's part of the tuner's keys: the settings
 // that change which way of running a loop is fastest.
-func (c *Config) TunerKey() string {
+func TunerKey(c *Config) string {
 	var rows []ConfigSetting
 	for _, s := range Settings {
 		if s.keyPos > 0 {

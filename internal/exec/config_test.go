@@ -245,35 +245,51 @@ func TestTunerKeyUnchanged(t *testing.T) {
 			Backend: "openmp", Tune: true, Tile: 4, Fusion: "on"},
 		{DeviceWorkGroupSize: 64, SIMD: "auto", OpenMPScheme: "owner"},
 	} {
-		if got, want := c.TunerKey(), old(&c); got != want {
+		if got, want := TunerKey(&c), old(&c); got != want {
 			t.Errorf("TunerKey() = %q, want %q", got, want)
 		}
 	}
 }
 
-// TestSettingsCoverConfig: every field of Config has one row in
-// Settings, every row names a field, and no two rows share a variable.
+// TestSettingsCoverConfig: every exported field of Config has one row in
+// Settings, every row's accessor reaches the field its name says (an
+// EnvOnly row: the unexported field of that name), and no two rows share
+// a variable.
 func TestSettingsCoverConfig(t *testing.T) {
 	rows := map[string]int{}
 	envs := map[string]bool{}
+	var c Config
+	fields := reflect.ValueOf(&c).Elem()
 	for _, s := range Settings {
 		rows[s.Field]++
 		if envs[s.Env] {
 			t.Errorf("two rows read %s", s.Env)
 		}
 		envs[s.Env] = true
-		if s.parse == nil || s.Doc == "" || s.Default == "" {
-			t.Errorf("row %s: a reader, a default and a description are required", s.Field)
+		if s.value == nil || s.Doc == "" || s.Default == "" {
+			t.Errorf("row %s: a value, a default and a description are required", s.Field)
+			continue
+		}
+		name := s.Field
+		if s.EnvOnly {
+			name = strings.ToLower(name[:1]) + name[1:]
+		}
+		f := fields.FieldByName(name)
+		if !f.IsValid() || f.Addr().Pointer() != reflect.ValueOf(s.value.addr(&c)).Pointer() ||
+			f.Type() != reflect.TypeOf(s.value.addr(&c)).Elem() {
+			t.Errorf("row %s does not reach Config.%s", s.Field, name)
+		}
+		if f.IsValid() && f.CanInterface() == s.EnvOnly {
+			t.Errorf("row %s: EnvOnly is %v, but Config.%s exported is %v", s.Field, s.EnvOnly, name, f.CanInterface())
 		}
 	}
 	for _, f := range reflect.VisibleFields(reflect.TypeFor[Config]()) {
+		if !f.IsExported() {
+			continue
+		}
 		if rows[f.Name] != 1 {
 			t.Errorf("Config.%s has %d rows in Settings, want 1", f.Name, rows[f.Name])
 		}
-		delete(rows, f.Name)
-	}
-	for name := range rows {
-		t.Errorf("Settings has a row for %q, which is not a field of Config", name)
 	}
 }
 
@@ -317,13 +333,6 @@ func TestMergeExplicitZeroWins(t *testing.T) {
 	t.Setenv("OP2_SIMD", "off")
 	t.Setenv("OP2_LOG", "debug")
 	t.Setenv("OP2_CFLAGS", "-O1")
-	type user struct {
-		Lazy, Timing bool
-		BlockSize    int
-		SIMD         string
-		Logger       *slog.Logger
-		CFlags       []string
-	}
 	env, err := ConfigFromEnv()
 	if err != nil {
 		t.Fatal(err)
@@ -332,10 +341,10 @@ func TestMergeExplicitZeroWins(t *testing.T) {
 		t.Fatalf("the environment's configuration: %+v", env)
 	}
 	c := env
-	if err := c.Merge(user{}, nil); err != nil || !reflect.DeepEqual(c, env) {
+	if err := MergeConfig(&c, Config{}); err != nil || !reflect.DeepEqual(c, env) {
 		t.Errorf("zero fields named nowhere changed the environment's configuration: %+v (%v)", c, err)
 	}
-	if err := c.Merge(user{}, []string{"Lazy", "BlockSize", "SIMD", "Logger", "CFlags"}); err != nil {
+	if err := MergeConfig(&c, Config{}.Explicit("Lazy", "BlockSize", "SIMD", "Logger", "CFlags")); err != nil {
 		t.Fatal(err)
 	}
 	if c.Lazy || c.BlockSize != 0 || c.SIMD != "" || c.Logger != nil || !reflect.DeepEqual(c.CFlags, DefaultCFlags) {
@@ -345,12 +354,12 @@ func TestMergeExplicitZeroWins(t *testing.T) {
 		t.Error("Timing, not named, lost the environment's value")
 	}
 	c = env
-	if err := c.Merge(user{Lazy: true, BlockSize: 64}, []string{"Lazy", "BlockSize"}); err != nil || !c.Lazy || c.BlockSize != 64 {
+	if err := MergeConfig(&c, Config{Lazy: true, BlockSize: 64}.Explicit("Lazy", "BlockSize")); err != nil || !c.Lazy || c.BlockSize != 64 {
 		t.Errorf("explicit non-zero values: lazy %v, block size %d (%v)", c.Lazy, c.BlockSize, err)
 	}
-	for _, name := range []string{"Lazzy", "DebugPlan", "Tile"} { // a typo, a variable only, a field user lacks
+	for _, name := range []string{"Lazzy", "DebugPlan", "debugPlan", "explicit"} { // a typo, a variable only, unexported fields
 		c := env
-		err := c.Merge(user{}, []string{"Lazy", name})
+		err := MergeConfig(&c, Config{}.Explicit("Lazy", name))
 		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", name)) {
 			t.Errorf("explicit %q: error %v, want one naming it", name, err)
 		}

@@ -27,8 +27,11 @@ import (
 type Executor struct {
 	programs programCache
 	plans    *core.PlanCache[*Plan]
-	key      []byte
-	saved    []savedState
+	// key is the buffer of the program and plan keys (reused); saved
+	// holds the running loop's data states (run and RunTiles; reused,
+	// emptied after each run by forget).
+	key   []byte
+	saved []savedState
 	// kept holds the reduction Globals' values across a loop's exec-halo
 	// pass (keepReductions; reused).
 	kept        []byte
@@ -58,18 +61,27 @@ type Executor struct {
 	// BlockSize is 0, its plan's block size by measurement.
 	Tuner *Tuner
 
-	// The time the current loop spent building its program and its plan.
-	built, planned time.Duration
-	// tuned holds the tuner's choices by backend, loop shape and size.
+	// tuned holds the tuner's choices by backend, loop shape and size;
+	// tunedKey is the buffer of their keys (tunedChoiceKey, reused).
 	tuned    map[string]tunedChoice
 	tunedKey []byte
-	// The current call's setting when a tuner chose it (tuning), and
-	// whether the call is one of the tuner's measurements (measuring,
-	// saved under tuneKey) and used a plan (planUsed).
+}
+
+// call is the state of one RunProgram call, made on its stack and passed
+// down: what the call spent building its program and plan, the setting
+// the tuner chose for it and how many launches it made. The Executor
+// itself keeps only what outlives a call (caches, reused buffers,
+// configuration).
+type call struct {
+	// The time the call spent building its program and its plan.
+	built, planned time.Duration
+	// The call's setting when a tuner chose it (tuning), and whether
+	// the call is one of the tuner's measurements (measuring, saved
+	// under tuneKey) and used a plan (planUsed).
 	tuning, measuring, planUsed bool
 	setting                     tunedChoice
 	tuneKey                     string
-	// launched counts the current loop's launches (run).
+	// launched counts the call's launches (run).
 	launched int
 }
 
@@ -110,6 +122,12 @@ type DeviceMemory interface {
 	DeviceMemory() bool
 }
 
+// Configure takes the plan settings of c: BlockSize, PlanCheck and
+// OP2_DEBUG_PLAN's DebugPlan.
+func (x *Executor) Configure(c *Config) {
+	x.BlockSize, x.PlanCheck, x.DebugPlan = c.BlockSize, c.PlanCheck, c.debugPlan
+}
+
 // New returns an executor with empty caches.
 func New() *Executor {
 	return &Executor{plans: core.NewPlanCache(func(p *Plan) { p.release() })}
@@ -132,13 +150,13 @@ type savedState struct {
 // Program returns the program for l's shape on b, generating and compiling
 // it only for a shape not seen before, and sets l.Sig.
 func (x *Executor) Program(b *Opened, l *core.Loop) (Program, error) {
-	return x.program(b, l, "")
+	return x.program(b, l, "", nil)
 }
 
 // program returns the program for l's shape on b in one of the backend's
 // variants ("": the configured one, which sets l.Sig; another needs l.Sig
-// set).
-func (x *Executor) program(b *Opened, l *core.Loop, variant string) (Program, error) {
+// set). The time a build takes is added to c's, when c is not nil.
+func (x *Executor) program(b *Opened, l *core.Loop, variant string, c *call) (Program, error) {
 	x.key = programKey(x.key[:0], b.ID, variant, l)
 	if p, sig, ok := x.programs.get(x.key); ok {
 		l.Sig = sig
@@ -164,7 +182,9 @@ func (x *Executor) program(b *Opened, l *core.Loop, variant string) (Program, er
 		err = core.UndeclaredError(l, err)
 	}
 	d := time.Since(start)
-	x.built += d
+	if c != nil {
+		c.built += d
+	}
 	if x.Logger != nil {
 		x.logBuild(b, l, variant, d, before, err)
 	}
@@ -247,14 +267,14 @@ func (x *Executor) RunProgram(b *Opened, l *core.Loop, p Program) error {
 	if x.Tuner != nil || x.Timing != nil {
 		return x.runMeasured(b, l, p)
 	}
-	x.tuning = false
 	if p == nil {
 		var err error
 		if p, err = x.Program(b, l); err != nil {
 			return err
 		}
 	}
-	return x.run(b, p, l)
+	var c call
+	return x.run(b, p, l, &c)
 }
 
 // Dropped is the number of programs dropped so far (least recently used
@@ -268,59 +288,60 @@ func (x *Executor) Dropped() uint64 { return x.programs.removed }
 // loop) as its run time, which goes to x.Timing and, when the call is one
 // of the tuner's measurements, to the tuner.
 func (x *Executor) runMeasured(b *Opened, l *core.Loop, p Program) error {
-	x.tuning, x.measuring, x.planUsed, x.setting = false, false, false, tunedChoice{}
-	x.built, x.planned = 0, 0
+	var c call
 	start := time.Now()
 	var err error
 	if p == nil {
-		p, err = x.Program(b, l)
+		p, err = x.program(b, l, "", &c)
 	}
 	configured := p
 	if err == nil && x.Tuner != nil {
-		p, err = x.tunedProgram(b, l, p)
+		p, err = x.tunedProgram(b, l, p, &c)
 	}
 	w, waiter := b.Backend.(Waiter)
-	if waiter && err == nil && x.measuring && x.Timing == nil {
+	if waiter && err == nil && c.measuring && x.Timing == nil {
 		// Loops queued before this one must not count in its time.
 		if err = w.Wait(); err == nil {
-			start, x.built = time.Now(), 0
+			start, c.built = time.Now(), 0
 		}
 	}
 	if err == nil {
-		err = x.run(b, p, l)
-		if err != nil && x.tuning && x.setting.chosen() {
+		err = x.run(b, p, l, &c)
+		if err != nil && c.tuning && c.setting.chosen() {
 			// The tuner's setting failed (a plan, a binding or a launch
 			// the device refuses): it is not a choice. When nothing had
 			// run, the loop runs again as configured.
-			launched := x.launched
-			x.dropSetting(b, l, err)
+			launched := c.launched
+			x.dropSetting(b, l, err, &c)
 			if launched == 0 {
-				err = x.run(b, configured, l)
+				err = x.run(b, configured, l, &c)
 			}
 		}
 	}
-	if waiter && err == nil && (x.measuring || x.Timing != nil) {
+	if waiter && err == nil && (c.measuring || x.Timing != nil) {
 		err = w.Wait()
 	}
 	if err != nil {
 		return err
 	}
-	run := time.Since(start) - x.built - x.planned
-	if x.measuring {
-		x.Tuner.Record(x.tuneKey, run, x.planUsed && x.BlockSize == 0)
+	run := time.Since(start) - c.built - c.planned
+	if c.measuring {
+		x.Tuner.Record(c.tuneKey, run, c.planUsed && x.BlockSize == 0)
 	}
 	if x.Timing != nil {
-		x.Timing.add(l, b.Name(), run, x.planned, x.built, x.setting.label)
+		x.Timing.add(l, b.Name(), run, c.planned, c.built, c.setting.label)
 	}
 	return nil
 }
 
-func (x *Executor) run(b *Opened, p Program, l *core.Loop) error {
-	x.launched = 0
+// run runs l on b with program p for the call c, counting its launches
+// in c.launched.
+func (x *Executor) run(b *Opened, p Program, l *core.Loop, c *call) error {
+	c.launched = 0
 	var pl *Plan
 	if needs := p.PlanNeeds(); needs != nil {
 		var err error
-		if pl, err = x.plan(b, l, needs); err != nil {
+		if pl, err = x.plan(b, l, needs, c); err != nil {
 			return err
 		}
 	}
@@ -410,12 +431,12 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop) error {
 				x.OnLaunch(l, r)
 			}
 			if err := p.Launch(r); err != nil {
-				if x.launched == 0 {
+				if c.launched == 0 {
 					return fail(err)
 				}
-				return fmt.Errorf("%w (after %d of its launches had run or been queued: the data this loop modifies may be partly updated)", err, x.launched)
+				return fmt.Errorf("%w (after %d of its launches had run or been queued: the data this loop modifies may be partly updated)", err, c.launched)
 			}
-			x.launched++
+			c.launched++
 		}
 		if err := p.Finish(l); err != nil {
 			return err
@@ -483,9 +504,10 @@ func (p *Plan) release() {
 }
 
 // plan returns the execution plan for l's set and maps on b, building it the
-// first time. Plans are kept until their set or one of their maps is
-// garbage collected.
-func (x *Executor) plan(b *Opened, l *core.Loop, needs *PlanNeeds) (*Plan, error) {
+// first time, for the call c (the tuner's setting, the time spent).
+// Plans are kept until their set or one of their maps is garbage
+// collected.
+func (x *Executor) plan(b *Opened, l *core.Loop, needs *PlanNeeds, c *call) (*Plan, error) {
 	k := binary.LittleEndian.AppendUint64(x.key[:0], b.ID)
 	k = append(k, l.Sig.Key...)
 	k = binary.LittleEndian.AppendUint64(k, l.Set.ID)
@@ -495,16 +517,16 @@ func (x *Executor) plan(b *Opened, l *core.Loop, needs *PlanNeeds) (*Plan, error
 		}
 	}
 	blockSize := x.BlockSize
-	if x.tuning {
+	if c.tuning {
 		// The variant's program may ask for another plan (the openmp
 		// scheme's owner pieces, a device scheme's colouring).
 		if blockSize == 0 {
-			blockSize = x.setting.BlockSize
+			blockSize = c.setting.BlockSize
 		}
 		k = binary.LittleEndian.AppendUint64(k, uint64(blockSize))
-		k = append(k, x.setting.Variant...)
+		k = append(k, c.setting.Variant...)
 	}
-	x.planUsed = true
+	c.planUsed = true
 	x.key = k
 	if pl, ok := x.plans.Get(k); ok {
 		return pl, nil
@@ -512,7 +534,7 @@ func (x *Executor) plan(b *Opened, l *core.Loop, needs *PlanNeeds) (*Plan, error
 	start := time.Now()
 	built, err := ChoosePlan(l, needs, blockSize, x.PlanCheck)
 	d := time.Since(start)
-	x.planned += d
+	c.planned += d
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Name(), err)
 	}
@@ -618,13 +640,13 @@ func ChoosePlan(l *core.Loop, needs *PlanNeeds, blockSize int, check bool) (*pla
 // variant, or a block size other than the executor's own.
 func (c *tunedChoice) chosen() bool { return !c.configured || c.BlockSize != 0 }
 
-// dropSetting gives up the tuner's setting for this call of l, which
+// dropSetting gives up the tuner's setting for the call c of l, which
 // failed with err: a measurement's setting is never chosen (Tuner.Fail), a
 // saved choice is forgotten and measured again; the call continues as
 // configured, unmeasured.
-func (x *Executor) dropSetting(b *Opened, l *core.Loop, err error) {
-	if x.measuring {
-		x.Tuner.Fail(x.tuneKey)
+func (x *Executor) dropSetting(b *Opened, l *core.Loop, err error, c *call) {
+	if c.measuring {
+		x.Tuner.Fail(c.tuneKey)
 	} else {
 		x.Tuner.Forget(x.Tuner.Key(backendKey(b), l.Sig.Key, l.IterEnd()))
 		delete(x.tuned, string(x.tunedKey))
@@ -632,17 +654,17 @@ func (x *Executor) dropSetting(b *Opened, l *core.Loop, err error) {
 	if x.Logger != nil {
 		x.Logger.LogAttrs(context.Background(), slog.LevelInfo, "op2: tuning drops a setting",
 			slog.String("kernel", l.Kernel.Name), slog.String("set", l.Set.Name), slog.String("backend", b.Name()),
-			slog.String("setting", x.setting.Setting.String()), slog.Bool("measuring", x.measuring), slog.String("error", err.Error()))
+			slog.String("setting", c.setting.Setting.String()), slog.Bool("measuring", c.measuring), slog.String("error", err.Error()))
 	}
-	x.measuring = false
-	x.setting = tunedChoice{configured: true, label: "as configured (the tuned setting failed)"}
+	c.measuring = false
+	c.setting = tunedChoice{configured: true, label: "as configured (the tuned setting failed)"}
 }
 
-// tunedProgram sets x.setting to the tuner's setting for this call of l
-// on b (its choice once made, looked up without allocating; else the
-// setting this call measures, x.measuring) and returns the program of its
-// variant: configured, the loop's usual program, or another one.
-func (x *Executor) tunedProgram(b *Opened, l *core.Loop, configured Program) (Program, error) {
+// tunedProgram sets cl.setting to the tuner's setting for the call cl of
+// l on b (its choice once made, looked up without allocating; else the
+// setting this call measures, cl.measuring) and returns the program of
+// its variant: configured, the loop's usual program, or another one.
+func (x *Executor) tunedProgram(b *Opened, l *core.Loop, configured Program, cl *call) (Program, error) {
 	k := x.tunedChoiceKey(b, l)
 	c, ok := x.tuned[string(k)]
 	if !ok {
@@ -654,7 +676,7 @@ func (x *Executor) tunedProgram(b *Opened, l *core.Loop, configured Program) (Pr
 			// One way to run the loop, and no plan to size.
 			c = tunedChoice{configured: true, label: "nothing to choose"}
 			x.remember(k, c)
-			x.tuning, x.setting = true, c
+			cl.tuning, cl.setting = true, c
 			return configured, nil
 		}
 		key := x.Tuner.Key(backendKey(b), l.Sig.Key, l.IterEnd())
@@ -666,22 +688,22 @@ func (x *Executor) tunedProgram(b *Opened, l *core.Loop, configured Program) (Pr
 		}
 		c.label = shown.String()
 		if measuring {
-			x.measuring, x.tuneKey = true, key
+			cl.measuring, cl.tuneKey = true, key
 			c.label = "measuring " + c.label
 		} else {
 			x.remember(k, c)
 		}
 	}
-	x.tuning, x.setting = true, c
+	cl.tuning, cl.setting = true, c
 	if c.configured {
 		return configured, nil
 	}
-	p, err := x.program(b, l, c.Variant)
+	p, err := x.program(b, l, c.Variant, cl)
 	if err != nil {
 		// A variant the device cannot build (a work-group size beyond
 		// its resources for this kernel) is not a choice: this call runs
 		// as configured.
-		x.dropSetting(b, l, err)
+		x.dropSetting(b, l, err, cl)
 		return configured, nil
 	}
 	return p, nil

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -136,4 +137,43 @@ func WriteTimingCSV(w io.Writer, recs []TimingRecord, rank int) error {
 	}
 	c.Flush()
 	return c.Error()
+}
+
+// TimingReport is the timing report as WriteTimingJSON writes it
+// (op2.TimingReport).
+type TimingReport struct {
+	Rank  int               `json:"rank"`  // the MPI rank whose loops these are (0 without MPI)
+	Ranks int               `json:"ranks"` // the number of ranks (1 without MPI)
+	Loops []TimingReportRow `json:"loops"`
+}
+
+// TimingReportRow is one loop of a TimingReport: a loop's timing
+// (op2.LoopTiming) with times in seconds.
+type TimingReportRow struct {
+	Kernel   string  `json:"kernel"`
+	Set      string  `json:"set"`
+	Backend  string  `json:"backend"`
+	Calls    int     `json:"calls"`
+	Time     float64 `json:"time_s"`
+	Mean     float64 `json:"mean_s"`
+	Plan     float64 `json:"plan_s"`
+	Compile  float64 `json:"compile_s"`
+	Bytes    float64 `json:"bytes"`
+	Moved    float64 `json:"moved_bytes"` // op2.LoopTiming.Moved
+	GBPerSec float64 `json:"gb_per_s"`
+	Tuned    string  `json:"tuned,omitempty"` // op2.LoopTiming.Tuned
+}
+
+// WriteTimingJSON writes recs as one JSON object, a TimingReport (op2's
+// WriteTimingJSON documents it), indented by two spaces.
+func WriteTimingJSON(w io.Writer, recs []TimingRecord, rank, ranks int) error {
+	rep := TimingReport{Rank: rank, Ranks: ranks, Loops: make([]TimingReportRow, len(recs))}
+	for i, r := range recs {
+		rep.Loops[i] = TimingReportRow{Kernel: r.Kernel, Set: r.Set, Backend: r.Backend, Calls: r.Calls,
+			Time: r.Run.Seconds(), Mean: r.Mean().Seconds(), Plan: r.Plan.Seconds(), Compile: r.Compile.Seconds(),
+			Bytes: r.Bytes, Moved: r.Moved, GBPerSec: r.GBPerSecond(), Tuned: r.Tuned}
+	}
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(rep)
 }

@@ -155,7 +155,6 @@ func (x *Executor) RunTiles(b *Opened, c *TiledChain) (failed int, err error) {
 			return 0, fmt.Errorf("%s: loops under MPI run in tiles only with a boundary schedule and a TileHalo", c.Loops[0].Name())
 		}
 	}
-	x.tuning = false
 	defer x.forget()
 	for _, l := range c.Loops {
 		for i := range l.Args {
