@@ -111,14 +111,14 @@ func (r *Runtime) Chain(fn func() error) error {
 	if fn == nil {
 		return errors.New("op2: Chain: the function is nil")
 	}
-	lock(forNoData)
+	lock(forNoData, "Runtime.Chain")
 	err := r.e.OpenChain()
 	unlock()
 	if err != nil {
 		return err
 	}
 	ferr := r.chainScope(fn)
-	err = lock(forCollective)
+	err = lock(forCollective, "Runtime.Chain")
 	unlock()
 	switch {
 	case ferr == nil:
@@ -133,7 +133,7 @@ func (r *Runtime) Chain(fn func() error) error {
 // returns.
 func (r *Runtime) chainScope(fn func() error) error {
 	defer func() {
-		lock(forNoData)
+		lock(forNoData, "Runtime.Chain")
 		r.e.CloseChain()
 		unlock()
 	}()

@@ -3,7 +3,7 @@ package op2
 // RecordedLoops is the number of loops recorded and not yet run (see
 // Chain).
 func RecordedLoops() int {
-	rt.proc.Lock(forNoData)
+	rt.proc.Lock(forNoData, "test")
 	defer rt.proc.Unlock()
 	return rt.proc.Recorded()
 }
@@ -11,7 +11,7 @@ func RecordedLoops() int {
 // TiledDistributedRuns is the number of tiled runs of recorded loops
 // under MPI so far.
 func TiledDistributedRuns() int {
-	rt.proc.Lock(forNoData)
+	rt.proc.Lock(forNoData, "test")
 	defer rt.proc.Unlock()
 	return rt.proc.TiledDistributedRuns()
 }

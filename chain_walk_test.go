@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -523,7 +524,7 @@ var noDataLockers = map[string]string{
 	"Set.DeclaredNumbers":  "reads the numbering (Renumber forces)",
 	"Const.Set":            "orders itself after the recorded loops using the constant (TestConstSetOrdersAfterRecordedLoops)",
 	"ExtrudedSet.Size":     "reads layer ranges, which loops only read",
-	"Global.SetValueErr":   "orders itself after the recorded loops passing the Global (TestSetValueOrdersAfterRecordedLoops)",
+	"Global.setValueErr":   "orders itself after the recorded loops passing the Global (TestSetValueOrdersAfterRecordedLoops)",
 }
 
 // TestDataAccessTakesMuThroughLock checks the structure that makes
@@ -584,7 +585,7 @@ func TestDataAccessTakesMuThroughLock(t *testing.T) {
 // isLock reports whether c is a call lock(mode).
 func isLock(c *ast.CallExpr, mode string) bool {
 	id, ok := c.Fun.(*ast.Ident)
-	if !ok || id.Name != "lock" || len(c.Args) != 1 {
+	if !ok || id.Name != "lock" || len(c.Args) != 2 {
 		return false
 	}
 	arg, ok := c.Args[0].(*ast.Ident)
@@ -601,4 +602,70 @@ func locks(body ast.Node, mode string) bool {
 		return !found
 	})
 	return found
+}
+
+// TestLockNamesItsCaller: every lock call names the API call it serves,
+// the name a *ChainAccessError gives: an exported function or method
+// passes its own name ("Dat.Data", "Wait"), and an unexported helper
+// either passes on a name its caller gave it (a parameter) or names an
+// exported function of the package. The engine reads no call stack.
+func TestLockNamesItsCaller(t *testing.T) {
+	fset, files := parsePackage(t)
+	exported := map[string]bool{}
+	for name, fd := range packageDecls(t) {
+		if ast.IsExported(fd.Name.Name) {
+			exported[name] = true
+		}
+	}
+	for _, file := range files {
+		for _, d := range file.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil || fd.Name.Name == "lock" {
+				continue
+			}
+			name := fd.Name.Name
+			if fd.Recv != nil {
+				name = receiverType(fd.Recv.List[0].Type) + "." + name
+			}
+			params := map[string]bool{}
+			for _, f := range fd.Type.Params.List {
+				for _, n := range f.Names {
+					params[n.Name] = true
+				}
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				c, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				if id, isID := c.Fun.(*ast.Ident); !isID || id.Name != "lock" {
+					return true
+				}
+				at := fset.Position(c.Pos())
+				if len(c.Args) != 2 {
+					t.Errorf("%s (%s): lock takes a mode and the API call's name", name, at)
+					return true
+				}
+				switch arg := c.Args[1].(type) {
+				case *ast.BasicLit:
+					got, err := strconv.Unquote(arg.Value)
+					switch {
+					case err != nil:
+						t.Errorf("%s (%s): lock's name %s: %v", name, at, arg.Value, err)
+					case ast.IsExported(fd.Name.Name) && exported[name] && got != name:
+						t.Errorf("%s (%s) locks as %q: an exported call names itself, %q", name, at, got, name)
+					case !exported[got]:
+						t.Errorf("%s (%s) locks as %q, which is no exported function or method of the package", name, at, got)
+					}
+				case *ast.Ident:
+					if !params[arg.Name] || ast.IsExported(fd.Name.Name) && exported[name] {
+						t.Errorf("%s (%s) locks with %s: only an unexported helper passes on a name, as a parameter its caller gave", name, at, arg.Name)
+					}
+				default:
+					t.Errorf("%s (%s): lock's name is neither a string literal nor a parameter", name, at)
+				}
+				return true
+			})
+		}
+	}
 }

@@ -41,7 +41,7 @@ func Checkpoint(path string, state map[string][]byte) error {
 		return err
 	}
 	runtime.GC() // dats the program no longer holds are not saved
-	forced := lock(forCollective)
+	forced := lock(forCollective, "Checkpoint")
 	defer unlock()
 	if forced != nil {
 		return forced
@@ -88,7 +88,7 @@ func reservedKeys(state map[string][]byte) error {
 // loops run first.
 func Restore(path string) (map[string][]byte, error) {
 	runtime.GC() // dats the program no longer holds are not restored
-	forced := lock(forCollective)
+	forced := lock(forCollective, "Restore")
 	defer unlock()
 	if forced != nil {
 		return nil, forced
@@ -97,8 +97,8 @@ func Restore(path string) (map[string][]byte, error) {
 }
 
 // observe takes the lock for HostRead.
-func observe(op string, ss ...*core.Storage) error {
-	forced := lock(forData)
+func observe(caller, op string, ss ...*core.Storage) error {
+	forced := lock(forData, caller)
 	defer unlock()
 	if forced != nil {
 		return forced

@@ -104,7 +104,7 @@ func (c *Const[T]) Set(values ...T) error {
 	// Not while a loop runs, and after the recorded loops (see Chain),
 	// which see the value of when they were issued: at once when none of
 	// them uses the constant, else recorded after them.
-	lock(forNoData)
+	lock(forNoData, "Const.Set")
 	defer unlock()
 	switch rt.proc.RecordConst(&c.c, &c.mu, &c.pending, unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), c.c.Bytes())) {
 	case engine.AssignRecorded:

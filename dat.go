@@ -163,13 +163,16 @@ func (d *Dat[T]) Set() *Set { return setOf(d.s.Set) }
 // recorded loop it runs first (see Chain), or of the copy from the device
 // (a device error, which may come from an earlier, asynchronous loop).
 // DataErr is the form for programs that handle those failures.
-func (d *Dat[T]) Data() []T { return orPanic(d.DataErr()) }
+func (d *Dat[T]) Data() []T { return orPanic(d.dataErr("Dat.Data")) }
 
 // DataErr is Data, returning as an error what Data panics with: the
 // failure of a recorded loop it runs first, or of the copy of the values
 // from the device. On error it returns nil and nothing has changed.
-func (d *Dat[T]) DataErr() ([]T, error) {
-	forced := lock(forStorage(&d.s))
+func (d *Dat[T]) DataErr() ([]T, error) { return d.dataErr("Dat.DataErr") }
+
+// dataErr is DataErr for the API call named api.
+func (d *Dat[T]) dataErr(api string) ([]T, error) {
+	forced := lock(forStorage(&d.s), api)
 	defer unlock()
 	if forced != nil {
 		return nil, forced
@@ -188,12 +191,15 @@ func (d *Dat[T]) DataErr() ([]T, error) {
 // Changing the copy never changes the dat, on any backend (use Data to
 // change values). On device backends the device copy stays valid. Like
 // Data, it panics with the error its Err form, DataROErr, would return.
-func (d *Dat[T]) DataRO() []T { return orPanic(d.DataROErr()) }
+func (d *Dat[T]) DataRO() []T { return orPanic(d.dataROErr("Dat.DataRO")) }
 
 // DataROErr is DataRO, returning as an error the failure of a recorded
 // loop it runs first or of the copy from the device.
-func (d *Dat[T]) DataROErr() ([]T, error) {
-	forced := lock(forStorage(&d.s))
+func (d *Dat[T]) DataROErr() ([]T, error) { return d.dataROErr("Dat.DataROErr") }
+
+// dataROErr is DataROErr for the API call named api.
+func (d *Dat[T]) dataROErr(api string) ([]T, error) {
+	forced := lock(forStorage(&d.s), api)
 	defer unlock()
 	if forced != nil {
 		return nil, forced
@@ -212,7 +218,7 @@ func (d *Dat[T]) DataROErr() ([]T, error) {
 // HostUnallocated until first used; host backends and host access then make
 // it DeviceUnallocated (host copy only).
 func (d *Dat[T]) State() DataState {
-	lock(forStatus)
+	lock(forStatus, "Dat.State")
 	defer unlock()
 	return d.s.State
 }
@@ -224,7 +230,7 @@ func (d *Dat[T]) State() DataState {
 // returns nil. It is the error-returning way to do what Data and DataRO
 // do before they return the values.
 func (d *Dat[T]) Sync() error {
-	forced := lock(forStorage(&d.s))
+	forced := lock(forStorage(&d.s), "Dat.Sync")
 	defer unlock()
 	if forced != nil {
 		return forced
@@ -266,7 +272,7 @@ func (d *Dat[T]) ArgVec(acc Access, m *Map) Arg {
 // exchanges it, since other ranks' halo copies of them may be stale. The
 // error reports a device failure.
 func (d *Dat[T]) Zero() error {
-	forced := lock(forStorage(&d.s))
+	forced := lock(forStorage(&d.s), "Dat.Zero")
 	defer unlock()
 	if forced != nil {
 		return forced
@@ -298,7 +304,7 @@ func (d *Dat[T]) CopyTo(dst *Dat[T]) error {
 	if dst.s.Dim != d.s.Dim {
 		return fmt.Errorf("op2: copying %s to %s: dims differ (%d and %d)", d.s.Describe(), dst.s.Describe(), d.s.Dim, dst.s.Dim)
 	}
-	forced := lock(forStorage(&d.s))
+	forced := lock(forStorage(&d.s), "Dat.CopyTo")
 	defer unlock()
 	if forced != nil {
 		return forced
@@ -348,12 +354,15 @@ func (d *Dat[T]) Nbytes() int { return d.s.Bytes() }
 // DataWO copies nothing, so it can fail only as a recorded loop it runs
 // first fails (see Chain): it panics with that error, which DataWOErr
 // returns.
-func (d *Dat[T]) DataWO() []T { return orPanic(d.DataWOErr()) }
+func (d *Dat[T]) DataWO() []T { return orPanic(d.dataWOErr("Dat.DataWO")) }
 
 // DataWOErr is DataWO, returning as an error the failure of a recorded
 // loop it runs first.
-func (d *Dat[T]) DataWOErr() ([]T, error) {
-	forced := lock(forStorage(&d.s))
+func (d *Dat[T]) DataWOErr() ([]T, error) { return d.dataWOErr("Dat.DataWOErr") }
+
+// dataWOErr is DataWOErr for the API call named api.
+func (d *Dat[T]) dataWOErr(api string) ([]T, error) {
+	forced := lock(forStorage(&d.s), api)
 	defer unlock()
 	if forced != nil {
 		return nil, forced
@@ -384,7 +393,7 @@ func (d *Dat[T]) Range(first, n int) ([]T, error) {
 	}
 	var z T
 	size := int(unsafe.Sizeof(z))
-	forced := lock(forStorage(&d.s))
+	forced := lock(forStorage(&d.s), "Dat.Range")
 	defer unlock()
 	if forced != nil {
 		return nil, forced
@@ -404,7 +413,7 @@ func (d *Dat[T]) Range(first, n int) ([]T, error) {
 // Without MPI it returns a copy of the values, in the declared numbering
 // also after Renumber (where Data has the new order).
 func (d *Dat[T]) Gather() ([]T, error) {
-	forced := lock(forCollective)
+	forced := lock(forCollective, "Dat.Gather")
 	defer unlock()
 	if forced != nil {
 		return nil, forced
@@ -459,7 +468,7 @@ func (d *Dat[T]) GatherBlock() (start int, values []T, err error) {
 		v, err := d.Gather()
 		return 0, v, err
 	}
-	forced := lock(forCollective)
+	forced := lock(forCollective, "Dat.GatherBlock")
 	defer unlock()
 	if forced != nil {
 		return 0, nil, forced

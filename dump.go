@@ -41,7 +41,7 @@ func (d *Dat[T]) WriteBinary(path string) error {
 // and the dat is left unchanged. Under MPI it is collective: rank 0 reads
 // the file and every rank receives its elements, halo included.
 func (d *Dat[T]) ReadText(path string) error {
-	return d.load(path, nil, func(b []byte, n int) ([]T, error) { return dumpfile.ParseText[T](b, d.s.Type, n, d.s.Dim) })
+	return d.load("Dat.ReadText", path, nil, func(b []byte, n int) ([]T, error) { return dumpfile.ParseText[T](b, d.s.Type, n, d.s.Dim) })
 }
 
 // ReadBinary loads the dat's values from a file in OP2's binary format, as
@@ -49,7 +49,7 @@ func (d *Dat[T]) ReadText(path string) error {
 // the header must match the dat, and the file must hold exactly size×dim
 // values of the dat's type. Like ReadText it is collective under MPI.
 func (d *Dat[T]) ReadBinary(path string) error {
-	return d.load(path, dumpfile.BinaryTooLarge(d.s.Type, d.s.Dim), func(b []byte, n int) ([]T, error) {
+	return d.load("Dat.ReadBinary", path, dumpfile.BinaryTooLarge(d.s.Type, d.s.Dim), func(b []byte, n int) ([]T, error) {
 		return dumpfile.ParseBinary[T](b, d.s.Type, n, d.s.Dim)
 	})
 }
@@ -96,7 +96,7 @@ func (d *Dat[T]) dump(path string, format func([]T) []byte) error {
 // local elements' values. The path must name a regular file, read no
 // further than its size; tooLarge, if not nil, refuses a file's size
 // before it is read.
-func (d *Dat[T]) load(path string, tooLarge func(size int64, n int) error, parse func(b []byte, n int) ([]T, error)) error {
+func (d *Dat[T]) load(api, path string, tooLarge func(size int64, n int) error, parse func(b []byte, n int) ([]T, error)) error {
 	if err := refuseUnpartitioned("reading", &d.s); err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (d *Dat[T]) load(path string, tooLarge func(size int64, n int) error, parse
 	if err = rt.proc.ShareError(fmt.Sprintf("reading dat %q", d.s.Name), err); err != nil {
 		return err
 	}
-	forced := lock(forCollective)
+	forced := lock(forCollective, api)
 	defer unlock()
 	if forced != nil {
 		return forced

@@ -8,12 +8,12 @@ import (
 // SetMaxPrograms lowers the program cache's capacity for a test and
 // returns a function that restores it.
 func SetMaxPrograms(n int) (restore func()) {
-	rt.proc.Lock(forNoData)
+	rt.proc.Lock(forNoData, "test")
 	defer rt.proc.Unlock()
 	old := rt.e.X.MaxPrograms()
 	rt.e.X.SetMaxPrograms(n)
 	return func() {
-		rt.proc.Lock(forNoData)
+		rt.proc.Lock(forNoData, "test")
 		defer rt.proc.Unlock()
 		rt.e.X.SetMaxPrograms(old)
 	}
@@ -21,7 +21,7 @@ func SetMaxPrograms(n int) (restore func()) {
 
 // HaloExchanges is the number of Dat halo exchanges started so far.
 func HaloExchanges() int {
-	rt.proc.Lock(forNoData)
+	rt.proc.Lock(forNoData, "test")
 	defer rt.proc.Unlock()
 	if rt.proc.Job() == nil {
 		return 0
@@ -32,7 +32,7 @@ func HaloExchanges() int {
 // DropHaloSends makes this rank post no halo sends, as a rank that has
 // stopped would (tests of OP2_MPI_TIMEOUT).
 func DropHaloSends(on bool) {
-	rt.proc.Lock(forNoData)
+	rt.proc.Lock(forNoData, "test")
 	defer rt.proc.Unlock()
 	if rt.proc.Job() != nil {
 		rt.proc.Job().Halo().DropSends = on
@@ -42,7 +42,7 @@ func DropHaloSends(on bool) {
 // OnLaunch calls f before every launch of r's loops with the iteration
 // set's name and the launched range (block colours when colours is set).
 func OnLaunch(r *Runtime, f func(set string, first, last int, colours bool)) {
-	rt.proc.Lock(forNoData)
+	rt.proc.Lock(forNoData, "test")
 	defer rt.proc.Unlock()
 	r.e.X.OnLaunch = func(l *core.Loop, rg exec.Range) { f(l.Set.Name, rg.First, rg.Last, rg.Colours) }
 }

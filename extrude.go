@@ -107,7 +107,7 @@ func (s *ExtrudedSet) Size() int {
 	// Only Partition and Renumber change the ranges, on the host under
 	// the lock; loops only read them, so the host copy is current and
 	// Size neither copies nor runs the recorded loops (which could fail).
-	lock(forNoData)
+	lock(forNoData, "ExtrudedSet.Size")
 	defer unlock()
 	d := s.ranges
 	n, r := 0, d.data[:d.s.Set.Owned*d.s.Dim]

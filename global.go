@@ -50,12 +50,15 @@ func (g *Global[T]) Dim() int { return g.s.Dim }
 // they hold the initial values combined with every contribution. It panics
 // with the error DataErr would return: the failure of a recorded loop it
 // runs first, or of the copy of the values from the device.
-func (g *Global[T]) Data() []T { return orPanic(g.DataErr()) }
+func (g *Global[T]) Data() []T { return orPanic(g.dataErr("Global.Data")) }
 
 // DataErr is Data, returning as an error the failure of a recorded loop
 // it runs first or of the copy from the device.
-func (g *Global[T]) DataErr() ([]T, error) {
-	forced := lock(forStorage(&g.s))
+func (g *Global[T]) DataErr() ([]T, error) { return g.dataErr("Global.DataErr") }
+
+// dataErr is DataErr for the API call named api.
+func (g *Global[T]) dataErr(api string) ([]T, error) {
+	forced := lock(forStorage(&g.s), api)
 	defer unlock()
 	if forced != nil {
 		return nil, forced
@@ -70,12 +73,15 @@ func (g *Global[T]) DataErr() ([]T, error) {
 // never changes the Global, on any backend (use Data to change values).
 // Like Data, it panics with the error its Err form, DataROErr, would
 // return.
-func (g *Global[T]) DataRO() []T { return orPanic(g.DataROErr()) }
+func (g *Global[T]) DataRO() []T { return orPanic(g.dataROErr("Global.DataRO")) }
 
 // DataROErr is DataRO, returning as an error the failure of a recorded
 // loop it runs first or of the copy from the device.
-func (g *Global[T]) DataROErr() ([]T, error) {
-	forced := lock(forStorage(&g.s))
+func (g *Global[T]) DataROErr() ([]T, error) { return g.dataROErr("Global.DataROErr") }
+
+// dataROErr is DataROErr for the API call named api.
+func (g *Global[T]) dataROErr(api string) ([]T, error) {
+	forced := lock(forStorage(&g.s), api)
 	defer unlock()
 	if forced != nil {
 		return nil, forced
@@ -90,7 +96,7 @@ func (g *Global[T]) DataROErr() ([]T, error) {
 // an error if copying them from the device fails, instead of panicking as
 // Data and DataRO do; see Dat.Sync.
 func (g *Global[T]) Sync() error {
-	forced := lock(forStorage(&g.s))
+	forced := lock(forStorage(&g.s), "Global.Sync")
 	defer unlock()
 	if forced != nil {
 		return forced
@@ -100,7 +106,7 @@ func (g *Global[T]) Sync() error {
 
 // State says where the global's current values are (see DataState).
 func (g *Global[T]) State() DataState {
-	lock(forStatus)
+	lock(forStatus, "Global.State")
 	defer unlock()
 	return g.s.State
 }
@@ -122,18 +128,21 @@ func (g *Global[T]) Nbytes() int { return g.s.Bytes() }
 // for arrays).
 func (g *Global[T]) Value() T {
 	g.mustScalar("Value")
-	return orPanic(g.ValueErr())
+	return orPanic(g.valueErr("Global.Value"))
 }
 
 // ValueErr is Value, returning its failures as errors: a Global whose dim
 // is not 1, the failure of a recorded loop it runs first, or of the copy
 // from the device.
-func (g *Global[T]) ValueErr() (T, error) {
+func (g *Global[T]) ValueErr() (T, error) { return g.valueErr("Global.ValueErr") }
+
+// valueErr is ValueErr for the API call named api.
+func (g *Global[T]) valueErr(api string) (T, error) {
 	var zero T
 	if err := g.scalar("Value"); err != nil {
 		return zero, err
 	}
-	forced := lock(forStorage(&g.s))
+	forced := lock(forStorage(&g.s), api)
 	defer unlock()
 	if forced != nil {
 		return zero, forced
@@ -158,18 +167,21 @@ func (g *Global[T]) ValueErr() (T, error) {
 // change, therefore leaves the loops recorded, to be fused or tiled.
 func (g *Global[T]) SetValue(v T) {
 	g.mustScalar("SetValue")
-	orPanic(struct{}{}, g.SetValueErr(v))
+	orPanic(struct{}{}, g.setValueErr(v, "Global.SetValue"))
 }
 
 // SetValueErr is SetValue, returning its failures as errors: a Global
 // whose dim is not 1, the failure of the recorded loops it runs (only
 // where it cannot record the assignment), or of the copy from the device.
 // On error the value is unchanged.
-func (g *Global[T]) SetValueErr(v T) error {
+func (g *Global[T]) SetValueErr(v T) error { return g.setValueErr(v, "Global.SetValueErr") }
+
+// setValueErr is SetValueErr for the API call named api.
+func (g *Global[T]) setValueErr(v T, api string) error {
 	if err := g.scalar("SetValue"); err != nil {
 		return err
 	}
-	lock(forNoData)
+	lock(forNoData, api)
 	defer unlock()
 	switch rt.proc.RecordGlobal(&g.s, unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v))) {
 	case engine.AssignRecorded:

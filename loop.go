@@ -174,7 +174,7 @@ func ParLoop(k *Kernel, set IterationSet, args ...Arg) error { return rt.ParLoop
 
 // ParLoop runs a loop in runtime r (see the package-level ParLoop).
 func (r *Runtime) ParLoop(k *Kernel, set IterationSet, args ...Arg) error {
-	lock(forNoData)
+	lock(forNoData, "Runtime.ParLoop")
 	defer unlock()
 	if r.e.Recording() {
 		return r.record(k, set, args)
@@ -211,7 +211,7 @@ func Generate(backend string, k *Kernel, set IterationSet, args ...Arg) (string,
 // Generate returns backend's source for a loop in runtime r (see the
 // package-level Generate).
 func (r *Runtime) Generate(backend string, k *Kernel, set IterationSet, args ...Arg) (string, error) {
-	lock(forNoData)
+	lock(forNoData, "Runtime.Generate")
 	defer unlock()
 	var l core.Loop
 	if err := bindOver(r, backend, &l, k, set, args); err != nil {
@@ -245,7 +245,7 @@ func NewLoop(k *Kernel, set IterationSet, args ...Arg) (*Loop, error) {
 // NewLoop records a loop of runtime r (see the package-level NewLoop).
 func (r *Runtime) NewLoop(k *Kernel, set IterationSet, args ...Arg) (*Loop, error) {
 	lp := &Loop{kernel: k, rt: r}
-	lock(forNoData)
+	lock(forNoData, "Runtime.NewLoop")
 	defer unlock()
 	if err := bindOver(r, r.e.Cfg.Backend, &lp.l, k, set, args); err != nil {
 		return nil, err
@@ -272,7 +272,7 @@ func (lp *Loop) Backend() string { return lp.name }
 // loop whose backend cannot be opened here gets the backend's static
 // generation (see the package-level Generate).
 func (lp *Loop) Generate() (string, error) {
-	lock(forNoData)
+	lock(forNoData, "Loop.Generate")
 	defer unlock()
 	lp.l.Consts = lp.kernel.usedConsts(lp.rt.consts)
 	return lp.rt.e.Source(lp.name, lp.backend, &lp.l)
@@ -283,7 +283,7 @@ func (lp *Loop) Generate() (string, error) {
 // In a chain or in lazy mode (see Chain), Compute records the loop, as
 // ParLoop does.
 func (lp *Loop) Compute() error {
-	lock(forNoData)
+	lock(forNoData, "Loop.Compute")
 	defer unlock()
 	if lp.backend == nil {
 		return lp.openErr

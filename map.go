@@ -121,7 +121,7 @@ func NewPermutedMap(m *Map, perm []int, name string) (*Map, error) {
 		}
 		seen[p] = true
 	}
-	lock(forNoData)
+	lock(forNoData, "NewPermutedMap")
 	partitioned := rt.proc.Partitioned()
 	table := m.c.Table
 	values := make([]int32, len(table))
@@ -159,7 +159,7 @@ func NewPermutedMap(m *Map, perm []int, name string) (*Map, error) {
 // it is refused. A nil map, fewer than two maps, or maps whose sets do not
 // chain are errors naming the maps and the sets.
 func NewComposedMap(name string, maps ...*Map) (*Map, error) {
-	arity, table, err := composedTable(fmt.Sprintf("composed map %q", name), maps)
+	arity, table, err := composedTable(fmt.Sprintf("composed map %q", name), maps, "NewComposedMap")
 	if err != nil {
 		return nil, err
 	}
@@ -168,13 +168,13 @@ func NewComposedMap(name string, maps ...*Map) (*Map, error) {
 
 // composedTable checks NewComposedMap's maps and evaluates their
 // composition: its arity and table.
-func composedTable(what string, maps []*Map) (int, []int32, error) {
+func composedTable(what string, maps []*Map, api string) (int, []int32, error) {
 	arity, err := checkComposed(what, maps)
 	w, werr := mpiWorld()
 	if werr != nil {
 		return 0, nil, werr
 	}
-	lock(forNoData)
+	lock(forNoData, api)
 	defer unlock()
 	distributing := w != nil && w.Size() > 1 && !rt.proc.Partitioned()
 	switch {
@@ -250,7 +250,7 @@ func (m *Map) GatherBlock() (start int, table []int32, err error) {
 		t, err := m.Gather()
 		return 0, t, err
 	}
-	lock(forNoData)
+	lock(forNoData, "Map.GatherBlock")
 	defer unlock()
 	to, ok := m.c.To.Halo.(*dist.SetHalo)
 	if !ok {
@@ -279,7 +279,7 @@ func (m *Map) GatherBlock() (start int, table []int32, err error) {
 // a copy of the table (as Values does), except after Renumber: then rows
 // and entries are in the declared numbering, as under MPI.
 func (m *Map) Gather() ([]int32, error) {
-	lock(forNoData)
+	lock(forNoData, "Map.Gather")
 	defer unlock()
 	from, ok := m.c.From.Halo.(*dist.SetHalo)
 	w := rt.proc.Started()

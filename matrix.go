@@ -222,7 +222,7 @@ func (A *Mat[T]) Name() string { return A.s.Name }
 // matrix assembled on a device backend stays there until the host reads
 // it.
 func (A *Mat[T]) State() DataState {
-	lock(forStatus)
+	lock(forStatus, "Mat.State")
 	defer unlock()
 	return A.s.State
 }
@@ -252,7 +252,7 @@ func (A *Mat[T]) Arg(acc Access, rowmap, colmap *Map) Arg {
 // Zero sets every value to zero, keeping the pattern: on the device when
 // the matrix's values are current there.
 func (A *Mat[T]) Zero() error {
-	forced := lock(forData)
+	forced := lock(forData, "Mat.Zero")
 	defer unlock()
 	if forced != nil {
 		return forced
@@ -267,7 +267,7 @@ func (A *Mat[T]) Zero() error {
 // element indices (in a distributed run, of this rank's owned elements).
 // Out-of-range elements are refused before anything changes.
 func (A *Mat[T]) ZeroRows(rows []int, diag T) error {
-	forced := lock(forData)
+	forced := lock(forData, "Mat.ZeroRows")
 	defer unlock()
 	if forced != nil {
 		return forced
@@ -318,7 +318,7 @@ func (A *Mat[T]) ZeroRowsColumns(rows []int, diag T, x, b *Dat[T]) error {
 	if err != nil {
 		return err
 	}
-	forced := lock(forData)
+	forced := lock(forData, "Mat.ZeroRowsColumns")
 	defer unlock()
 	if forced != nil {
 		return forced
@@ -418,7 +418,7 @@ func (A *Mat[T]) dirichletColumns(rows []int, x *Dat[T]) (dirichlet []bool, mark
 // increasing, with values vals[rowptr[r]:rowptr[r+1]]. Scalar row
 // i*rowDim+a is component a of row element i, and likewise for columns.
 func (A *Mat[T]) Values() (rowptr, colidx []int32, vals []T, err error) {
-	forced := lock(forData)
+	forced := lock(forData, "Mat.Values")
 	defer unlock()
 	if forced != nil {
 		return nil, nil, nil, forced
@@ -442,10 +442,10 @@ func (A *Mat[T]) Values() (rowptr, colidx []int32, vals []T, err error) {
 // there first: on the runtime's OpenMP threads (Config.Threads) when its
 // backend is openmp, each thread computing a contiguous piece of the
 // rows, else on one thread.
-func (A *Mat[T]) Mult(x, y *Dat[T]) error { return A.mult(rt, x, y) }
+func (A *Mat[T]) Mult(x, y *Dat[T]) error { return A.mult(rt, x, y, "Mat.Mult") }
 
 // mult is Mult on runtime r's backend and threads.
-func (A *Mat[T]) mult(r *Runtime, x, y *Dat[T]) error {
+func (A *Mat[T]) mult(r *Runtime, x, y *Dat[T], api string) error {
 	sp := A.sp
 	switch {
 	case x == nil || y == nil:
@@ -460,7 +460,7 @@ func (A *Mat[T]) mult(r *Runtime, x, y *Dat[T]) error {
 	if err := A.exchangeHalo(r, x); err != nil {
 		return err
 	}
-	forced := lock(forCollective)
+	forced := lock(forCollective, api)
 	defer unlock()
 	if forced != nil {
 		return forced
@@ -555,7 +555,7 @@ func (A *Mat[T]) Gather() (rowptr, colidx []int32, vals []T, err error) {
 	if R >= math.MaxInt32 || C >= math.MaxInt32 {
 		return nil, nil, nil, fmt.Errorf("op2: %s: Gather: %d×%d scalar rows and columns exceed the int32 indices of the gathered form", A.s.Matrix, R, C)
 	}
-	msg, err := []byte(nil), lock(forCollective)
+	msg, err := []byte(nil), lock(forCollective, "Mat.Gather")
 	if err == nil {
 		msg, err = A.declaredEntries()
 	}

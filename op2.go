@@ -147,7 +147,7 @@ func newRuntime(d *process) *Runtime {
 // include the environment's overrides).
 func NewRuntime(c Config) (*Runtime, error) {
 	r := newRuntime(rt.proc)
-	if err := r.Configure(c); err != nil {
+	if err := r.configure(c, "NewRuntime"); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -159,7 +159,7 @@ func NewRuntime(c Config) (*Runtime, error) {
 // configuration and opens the chosen backend before anything changes: on
 // error the previous configuration and backend stay in use, so later loops
 // run as before.
-func Configure(c Config) error { return rt.Configure(c) }
+func Configure(c Config) error { return rt.configure(c, "Configure") }
 
 // Configure replaces runtime r's configuration (see the package-level
 // Configure).
@@ -167,8 +167,11 @@ func Configure(c Config) error { return rt.Configure(c) }
 // The loops recorded so far (see Chain) run first, with the configuration
 // they were issued under; if one fails, Configure returns its error
 // (*ChainError) and changes nothing.
-func (r *Runtime) Configure(c Config) error {
-	err := lock(forData)
+func (r *Runtime) Configure(c Config) error { return r.configure(c, "Runtime.Configure") }
+
+// configure is Configure for the API call named caller.
+func (r *Runtime) configure(c Config, caller string) error {
+	err := lock(forData, caller)
 	defer unlock()
 	if err != nil {
 		return err
@@ -178,14 +181,17 @@ func (r *Runtime) Configure(c Config) error {
 
 // Use selects the backend for the loops that follow, keeping the rest of
 // the configuration. On error the previous backend stays selected.
-func Use(backend string) error { return rt.Use(backend) }
+func Use(backend string) error { return rt.use(backend, "Use") }
 
 // Use selects runtime r's backend (see the package-level Use).
 // The loops recorded so far (see Chain) run first, on the backend they
 // were issued for; if one fails, Use returns its error and keeps the
 // backend.
-func (r *Runtime) Use(backend string) error {
-	err := lock(forData)
+func (r *Runtime) Use(backend string) error { return r.use(backend, "Runtime.Use") }
+
+// use is Use for the API call named caller.
+func (r *Runtime) use(backend string, caller string) error {
+	err := lock(forData, caller)
 	defer unlock()
 	if err != nil {
 		return err
@@ -219,10 +225,11 @@ var (
 // Global whose storage is s.
 func forStorage(s *core.Storage) engine.Mode { return engine.ForStorage(s) }
 
-// lock takes the process's lock in mode m (engine.Process.Lock): the one
-// way the package takes it. It returns with the lock held whether or not
+// lock takes the process's lock in mode m for the API call named caller
+// (engine.Process.Lock: "Dat.Data", "Wait", the name a ChainAccessError
+// gives): the one way the package takes it. It returns with the lock held whether or not
 // the recorded loops ran.
-func lock(m engine.Mode) error { return rt.proc.Lock(m) }
+func lock(m engine.Mode, caller string) error { return rt.proc.Lock(m, caller) }
 
 // unlock releases the lock lock took.
 func unlock() { rt.proc.Unlock() }
@@ -242,7 +249,7 @@ func Backend() string { return rt.Backend() }
 
 // Backend returns the name of the backend runtime r's next loop runs on.
 func (r *Runtime) Backend() string {
-	lock(forNoData)
+	lock(forNoData, "Runtime.Backend")
 	defer unlock()
 	return r.e.Cfg.Backend
 }
@@ -252,11 +259,14 @@ func (r *Runtime) Backend() string {
 // waits as needed); Wait is for timing them. On host backends it returns at
 // once, after running the loops recorded so far (see Chain), whose
 // failure it returns.
-func Wait() error { return rt.Wait() }
+func Wait() error { return rt.wait("Wait") }
 
 // Wait returns when every loop runtime r issued has finished.
-func (r *Runtime) Wait() error {
-	err := lock(forData)
+func (r *Runtime) Wait() error { return r.wait("Runtime.Wait") }
+
+// wait is Wait for the API call named caller.
+func (r *Runtime) wait(caller string) error {
+	err := lock(forData, caller)
 	defer unlock()
 	if err != nil {
 		return err
@@ -301,7 +311,7 @@ func ReadStats() Stats { return rt.Stats() }
 // are r's own; the compiler, disk cache, library and transfer counters are
 // the process's. The loops recorded so far (see Chain) run first.
 func (r *Runtime) Stats() Stats {
-	lock(forStatus)
+	lock(forStatus, "Runtime.Stats")
 	defer unlock()
 	js := jit.ReadStats()
 	up, down, upB, downB := core.TransferStats()

@@ -112,7 +112,7 @@ func Ranks() int {
 // by a launcher, with the MPI GoOP2 started for PETSc). It does nothing
 // otherwise. No loop or solve may run afterwards.
 func Finalize() error {
-	forced := lock(forCollective)
+	forced := lock(forCollective, "Finalize")
 	defer unlock()
 	if forced != nil {
 		return forced
@@ -314,7 +314,7 @@ func (p *PartitionInfo) String() string {
 // Every set, map and dat must be declared before Partition (dats may also
 // be declared after it); loops may run only after it.
 func Partition(p Partitioner) (*PartitionInfo, error) {
-	forced := lock(forCollective)
+	forced := lock(forCollective, "Partition")
 	defer unlock()
 	if forced != nil {
 		return nil, forced
@@ -364,7 +364,7 @@ func Partition(p Partitioner) (*PartitionInfo, error) {
 // of data in the declared numbering (package hdf5) use it to find each
 // element's row.
 func Partitioned() bool {
-	lock(forNoData)
+	lock(forNoData, "Partitioned")
 	defer unlock()
 	return rt.proc.Partitioned()
 }
@@ -393,7 +393,7 @@ type HaloStats struct {
 // ReadHaloStats returns the process's halo traffic so far. It runs no
 // recorded loop.
 func ReadHaloStats() HaloStats {
-	lock(forNoData)
+	lock(forNoData, "ReadHaloStats")
 	defer unlock()
 	if rt.proc.Job() == nil {
 		return HaloStats{}

@@ -149,7 +149,7 @@ type RenumberInfo struct {
 // index arguments (ArgIdx, Map.ArgIdx) pass declared numbers, and
 // Set.DeclaredNumbers gives each element's declared number.
 func Renumber(o Ordering) (*RenumberInfo, error) {
-	forced := lock(forData)
+	forced := lock(forData, "Renumber")
 	defer unlock()
 	if forced != nil {
 		return nil, forced

@@ -76,7 +76,7 @@ func (s *Set) GlobalSize() int {
 // reordered the set or Partition distributed it over MPI ranks (then the
 // global number of each of this rank's elements).
 func (s *Set) DeclaredNumbers() []int32 {
-	lock(forNoData)
+	lock(forNoData, "Set.DeclaredNumbers")
 	defer unlock()
 	if d := declaredNumbers(&s.c); d != nil {
 		return slices.Clone(d[:s.c.Owned])

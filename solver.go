@@ -270,11 +270,11 @@ func (s *Solver) Solve(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
 	}
 	// The host reads A, x and b, and gets what the solve found: a
 	// restart from an automatic checkpoint runs the loops up to here.
-	if err := observe("Solve", &A.s, &x.s, &b.s); err != nil {
+	if err := observe("Solver.Solve", "Solve", &A.s, &x.s, &b.s); err != nil {
 		return SolveInfo{}, err
 	}
 	info, err := s.solve(A, x, b)
-	if oerr := observe("Solve", &A.s, &x.s, &b.s); err == nil {
+	if oerr := observe("Solver.Solve", "Solve", &A.s, &x.s, &b.s); err == nil {
 		err = oerr
 	}
 	return info, err
@@ -359,7 +359,7 @@ func (k *krylov) Vec() (*Dat[float64], error) {
 func (k *krylov) Zero(x *Dat[float64]) error { return x.Zero() }
 
 // Mult sets y = A x on the solver's runtime.
-func (k *krylov) Mult(x, y *Dat[float64]) error { return k.A.mult(k.r, x, y) }
+func (k *krylov) Mult(x, y *Dat[float64]) error { return k.A.mult(k.r, x, y, "Solver.Solve") }
 
 // Describe names v in errors.
 func (k *krylov) Describe(v *Dat[float64]) string { return v.s.Describe() }
@@ -436,7 +436,7 @@ func (k *krylov) zero(sums *Global[float64]) error {
 // inverses of the matrix's diagonal entries, or an error naming a zero
 // one. The Dat is into, when not nil, else a new one.
 func (A *Mat[T]) inverseDiagonal(set *Set, dim int, into *Dat[float64]) (*Dat[float64], error) {
-	err := lock(forCollective)
+	err := lock(forCollective, "Solver.Solve")
 	if err == nil {
 		err = A.s.HostAccess(false)
 	}

@@ -105,7 +105,7 @@ func (s *Solver) solvePETSc(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, err
 
 	sp := A.sp
 	n := sp.pat.NRows * sp.rdim
-	err = lock(forCollective)
+	err = lock(forCollective, "Solver.Solve")
 	if err == nil {
 		err = A.s.HostAccess(false)
 	}
@@ -183,7 +183,7 @@ func (sp *Sparsity) globalColumns(w *mpi.World) (rstart, total int64, gcol []int
 	if err := ParLoop(rt.proc.matHalo, setOf(col.c.From), g.ArgMap(Read, col, 0)); err != nil {
 		return 0, 0, nil, err
 	}
-	err = lock(forCollective)
+	err = lock(forCollective, "Solver.Solve")
 	if err == nil {
 		err = g.s.HostAccess(false)
 	}

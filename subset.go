@@ -128,7 +128,7 @@ func NewSubset(set IterationSet, indices []int32) (*Subset, error) {
 // the subset from their owners.
 func newDistributedSubset(w dist.World, parent *Set, owned []int32, bad error) (*Subset, error) {
 	what := fmt.Sprintf("subset of set %q", parent.c.Name)
-	lock(forNoData)
+	lock(forNoData, "NewSubset")
 	if bad == nil && !rt.proc.Partitioned() {
 		bad = fmt.Errorf("op2: %s: in a distributed run subsets are declared after op2.Partition, each rank naming its owned elements in its own numbering", what)
 	}
@@ -136,7 +136,7 @@ func newDistributedSubset(w dist.World, parent *Set, owned []int32, bad error) (
 	if err := mpiFatal(dist.AgreeStep(w, what, bad)); err != nil {
 		return nil, fmt.Errorf("op2: %w", err)
 	}
-	lock(forNoData)
+	lock(forNoData, "NewSubset")
 	defer unlock()
 	sh, _ := parent.c.Halo.(*dist.SetHalo)
 	flags := make([]int32, parent.c.Total)
@@ -179,7 +179,7 @@ func newSubset(set *Set, idx []int32) *Subset {
 // indicesCopy returns a copy of the subset's indices, read under the lock
 // (Renumber changes them in place).
 func (sub *Subset) indicesCopy() []int32 {
-	lock(forNoData)
+	lock(forNoData, "Subset.Indices")
 	defer unlock()
 	return slices.Clone(sub.indices)
 }

@@ -96,7 +96,7 @@ func EnableTiming(on bool) { rt.EnableTiming(on) }
 // EnableTiming switches runtime r's timing report (see the package-level
 // EnableTiming).
 func (r *Runtime) EnableTiming(on bool) {
-	lock(forStatus)
+	lock(forStatus, "Runtime.EnableTiming")
 	defer unlock()
 	r.e.SetTiming(on)
 }
@@ -109,15 +109,15 @@ func Timings() []LoopTiming { return rt.Timings() }
 // Timings returns runtime r's timing report (see the package-level
 // Timings). The loops recorded so far (see Chain) run first.
 func (r *Runtime) Timings() []LoopTiming {
-	lock(forStatus)
+	lock(forStatus, "Runtime.Timings")
 	defer unlock()
 	return r.timingRecords()
 }
 
 // timingReport runs the recorded loops and returns the timing records,
 // or the failure of a recorded loop.
-func (r *Runtime) timingReport() ([]exec.TimingRecord, error) {
-	forced := lock(forData)
+func (r *Runtime) timingReport(api string) ([]exec.TimingRecord, error) {
+	forced := lock(forData, api)
 	defer unlock()
 	if forced != nil {
 		return nil, forced
@@ -143,7 +143,7 @@ func ResetTimings() { rt.ResetTimings() }
 
 // ResetTimings forgets runtime r's timing report.
 func (r *Runtime) ResetTimings() {
-	lock(forStatus)
+	lock(forStatus, "Runtime.ResetTimings")
 	defer unlock()
 	r.e.Timings.Reset()
 }
@@ -159,12 +159,17 @@ func (r *Runtime) ResetTimings() {
 // quote, is shown quoted as Go's %q quotes it, and a name longer than 40
 // characters is shortened in the middle with "…" (WriteTimingCSV and
 // WriteTimingJSON give every name whole).
-func WriteTimingTable(w io.Writer) error { return rt.WriteTimingTable(w) }
+func WriteTimingTable(w io.Writer) error { return rt.writeTimingTable(w, "WriteTimingTable") }
 
 // WriteTimingTable writes runtime r's timing report as a table (see the
 // package-level WriteTimingTable).
 func (r *Runtime) WriteTimingTable(w io.Writer) error {
-	recs, err := r.timingReport()
+	return r.writeTimingTable(w, "Runtime.WriteTimingTable")
+}
+
+// writeTimingTable is WriteTimingTable for the API call named api.
+func (r *Runtime) writeTimingTable(w io.Writer, api string) error {
+	recs, err := r.timingReport(api)
 	if err != nil {
 		return err
 	}
@@ -176,12 +181,17 @@ func (r *Runtime) WriteTimingTable(w io.Writer) error {
 // rank, kernel, set, backend, calls, time_s, mean_s, plan_s, compile_s,
 // bytes, gb_per_s (seconds and bytes as plain decimal or exponent
 // numbers) and tuned (LoopTiming.Tuned, empty when tuning is off).
-func WriteTimingCSV(w io.Writer) error { return rt.WriteTimingCSV(w) }
+func WriteTimingCSV(w io.Writer) error { return rt.writeTimingCSV(w, "WriteTimingCSV") }
 
 // WriteTimingCSV writes runtime r's timing report as CSV (see the
 // package-level WriteTimingCSV).
 func (r *Runtime) WriteTimingCSV(w io.Writer) error {
-	recs, err := r.timingReport()
+	return r.writeTimingCSV(w, "Runtime.WriteTimingCSV")
+}
+
+// writeTimingCSV is WriteTimingCSV for the API call named api.
+func (r *Runtime) writeTimingCSV(w io.Writer, api string) error {
+	recs, err := r.timingReport(api)
 	if err != nil {
 		return err
 	}
@@ -204,12 +214,17 @@ type TimingReportRow = exec.TimingReportRow
 // ..., "set": ..., "backend": ..., "calls": ..., "time_s": ..., "mean_s":
 // ..., "plan_s": ..., "compile_s": ..., "bytes": ..., "moved_bytes": ..., "gb_per_s": ...,
 // "tuned": ... (only when tuning)}]}.
-func WriteTimingJSON(w io.Writer) error { return rt.WriteTimingJSON(w) }
+func WriteTimingJSON(w io.Writer) error { return rt.writeTimingJSON(w, "WriteTimingJSON") }
 
 // WriteTimingJSON writes runtime r's timing report as JSON (see the
 // package-level WriteTimingJSON).
 func (r *Runtime) WriteTimingJSON(w io.Writer) error {
-	recs, err := r.timingReport()
+	return r.writeTimingJSON(w, "Runtime.WriteTimingJSON")
+}
+
+// writeTimingJSON is WriteTimingJSON for the API call named api.
+func (r *Runtime) writeTimingJSON(w io.Writer, api string) error {
+	recs, err := r.timingReport(api)
 	if err != nil {
 		return err
 	}

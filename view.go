@@ -78,12 +78,15 @@ func (v *DatView[T]) view(a Arg) Arg {
 // DataRO returns a copy of the component's values for the owned elements,
 // one per element, for reading; as Dat.DataRO, it leaves a device copy
 // valid and panics with the error its Err form, DataROErr, would return.
-func (v *DatView[T]) DataRO() []T { return orPanic(v.DataROErr()) }
+func (v *DatView[T]) DataRO() []T { return orPanic(v.dataROErr("DatView.DataRO")) }
 
 // DataROErr is DataRO, returning as an error the failure of a recorded
 // loop it runs first or of the copy from the device.
-func (v *DatView[T]) DataROErr() ([]T, error) {
-	forced := lock(forStorage(&v.d.s))
+func (v *DatView[T]) DataROErr() ([]T, error) { return v.dataROErr("DatView.DataROErr") }
+
+// dataROErr is DataROErr for the API call named api.
+func (v *DatView[T]) dataROErr(api string) ([]T, error) {
+	forced := lock(forStorage(&v.d.s), api)
 	defer unlock()
 	if forced != nil {
 		return nil, forced

@@ -58,19 +58,3 @@ func TestConflictRules(t *testing.T) {
 		})
 	}
 }
-
-// TestAccessorNames: the accessor named in a ChainAccessError is the
-// API's function, without receiver decoration or closures.
-func TestAccessorNames(t *testing.T) {
-	for in, want := range map[string]string{
-		"(*Dat[...]).Data":          "Dat.Data",
-		"Wait":                      "Wait",
-		"(*Runtime).Chain.func1":    "Runtime.Chain",
-		"(*Global[go.shape]).Value": "Global.Value",
-		"":                          "a call",
-	} {
-		if got := cleanFuncName(in); got != want {
-			t.Errorf("cleanFuncName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

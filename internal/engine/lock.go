@@ -2,8 +2,6 @@ package engine
 
 import (
 	"errors"
-	"runtime"
-	"strings"
 
 	"github.com/goop2/op2/internal/core"
 )
@@ -54,10 +52,13 @@ var (
 func ForStorage(s *core.Storage) Mode { return Mode{kind: lockStorage, s: s} }
 
 // Lock takes the lock that serialises loops of every runtime and host
-// access to data, in mode m: the one place it is taken. It returns with
-// the lock held whether or not the recorded loops ran.
-func (p *Process) Lock(m Mode) error {
+// access to data, in mode m, for the API call named caller (as "Dat.Data"
+// or "Wait": the name a *op2.ChainAccessError gives): the one place it is
+// taken. It returns with the lock held whether or not the recorded loops
+// ran.
+func (p *Process) Lock(m Mode, caller string) error {
 	p.mu.Lock()
+	p.caller = caller
 	switch m.kind {
 	case lockData:
 		return p.Force()
@@ -118,8 +119,8 @@ func (p *Process) ForceCollective() error {
 }
 
 // refuseForce returns a *op2.ChainAccessError when the queue holds loops
-// of a runtime on several ranks and the caller (named from the call
-// stack) is not collective; s, if not nil, is the data it accesses.
+// of a runtime on several ranks and the caller (the API call that took
+// the lock) is not collective; s, if not nil, is the data it accesses.
 // Caller holds the lock.
 func (p *Process) refuseForce(s *core.Storage) error {
 	if p.distQueued == 0 || p.collective || p.queue.n == 0 {
@@ -133,56 +134,9 @@ func (p *Process) refuseForce(s *core.Storage) error {
 	if w := p.world; w != nil {
 		rank, ranks = w.Rank(), w.Size()
 	}
-	return p.api.ChainAccess(accessorName(), data, rank, ranks, p.queue.n)
-}
-
-// accessorName names the exported call of the API package that the
-// program made, from the call stack: the outermost of that package's
-// frames, as "Dat.Data" or "Wait".
-func accessorName() string {
-	var pcs [32]uintptr
-	n := runtime.Callers(3, pcs[:])
-	frames := runtime.CallersFrames(pcs[:n])
-	const pkg = "github.com/goop2/op2."
-	name := ""
-	for {
-		f, more := frames.Next()
-		fn, ok := strings.CutPrefix(f.Function, pkg)
-		if !ok {
-			if name != "" {
-				break
-			}
-		} else if fn != "" && !strings.HasPrefix(fn, "lock") && !strings.HasPrefix(fn, "force") {
-			name = fn
-		}
-		if !more {
-			break
-		}
+	caller := p.caller
+	if caller == "" {
+		caller = "a call"
 	}
-	return cleanFuncName(name)
-}
-
-// cleanFuncName turns "(*Dat[...]).Data" into "Dat.Data".
-func cleanFuncName(fn string) string {
-	var b strings.Builder
-	depth := 0
-	for _, c := range fn {
-		switch {
-		case c == '[':
-			depth++
-		case c == ']':
-			depth--
-		case depth > 0 || c == '(' || c == ')' || c == '*':
-		default:
-			b.WriteRune(c)
-		}
-	}
-	s := b.String()
-	if i := strings.Index(s, ".func"); i > 0 {
-		s = s[:i]
-	}
-	if s == "" {
-		return "a call"
-	}
-	return s
+	return p.api.ChainAccess(caller, data, rank, ranks, p.queue.n)
 }

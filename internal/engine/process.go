@@ -57,6 +57,8 @@ type Process struct {
 	mu sync.Mutex
 	// api makes the API's errors.
 	api API
+	// caller names the API call holding the lock (Lock's caller).
+	caller string
 	// Default is the default runtime, whose logger reports MPI's start.
 	Default *Runtime
 

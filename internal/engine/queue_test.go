@@ -89,22 +89,22 @@ func TestLockKeepsAFailureForStatus(t *testing.T) {
 	p := NewProcess(testAPI{})
 	kept := errors.New("a recorded loop failed")
 	p.queue.failed = kept
-	if err := p.Lock(ForStatus); err != nil {
+	if err := p.Lock(ForStatus, "test"); err != nil {
 		t.Errorf("Lock(ForStatus) = %v, want nil", err)
 	}
 	p.Unlock()
 	if p.queue.failed != kept {
 		t.Fatalf("ForStatus lost the failure: %v", p.queue.failed)
 	}
-	if err := p.Lock(ForNoData); err != nil {
+	if err := p.Lock(ForNoData, "test"); err != nil {
 		t.Errorf("Lock(ForNoData) = %v, want nil", err)
 	}
 	p.Unlock()
-	if err := p.Lock(ForData); !errors.Is(err, kept) {
+	if err := p.Lock(ForData, "test"); !errors.Is(err, kept) {
 		t.Errorf("Lock(ForData) = %v, want the kept failure", err)
 	}
 	p.Unlock()
-	if err := p.Lock(ForCollective); err != nil {
+	if err := p.Lock(ForCollective, "test"); err != nil {
 		t.Errorf("second forcing Lock = %v, want nil: the failure is returned once", err)
 	}
 	p.Unlock()
