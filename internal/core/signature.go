@@ -64,6 +64,9 @@ type ArgSig struct {
 	View   bool
 	Comp   int
 	Stride int
+	// Facts are the argument's role and what the loop does with it
+	// (see ArgFacts), for the code that must not test the kind.
+	Facts ArgFacts
 }
 
 // IsReduction reports whether the argument is a Global reduced by the loop.
@@ -160,7 +163,7 @@ func Analyse(l *Loop) *Signature {
 	for i := range l.Args {
 		a := &l.Args[i]
 		as := ArgSig{Kind: a.Kind, Type: a.Data.Type, Dim: a.Dim(), Access: a.Access, Idx: a.Idx, Off: a.Off, Index: a.Index,
-			View: a.View, Comp: a.Comp, Stride: a.Data.Dim}
+			View: a.View, Comp: a.Comp, Stride: a.Data.Dim, Facts: a.Facts()}
 		if a.Map != nil {
 			as.Arity = a.Map.Arity
 		}
