@@ -305,14 +305,15 @@ func (p *Program) prepareData(l *core.Loop) error {
 			if a.Data != s {
 				continue
 			}
-			if a.Kind == core.ArgGlobal {
+			f := l.Sig.Args[j].Facts
+			if f.Any(core.FactGlobal) {
 				read = true // a Global's device copy is only read; reductions combine on the host
 				continue
 			}
 			// A direct WRITE replaces every value; a view's
 			// (core.Arg.View) only its component's, so the others
 			// must be on the device.
-			if !(a.Kind == core.ArgDirect && a.Access == core.Write && !a.View) {
+			if !f.Any(core.FactWholeWrite) {
 				read = true
 			}
 			if a.Access.Modifies() {
@@ -325,8 +326,8 @@ func (p *Program) prepareData(l *core.Loop) error {
 	}
 	// A matrix argument's block offsets are read like a Dat.
 	for i := range l.Args {
-		if a := &l.Args[i]; a.Kind == core.ArgMat {
-			s := a.Mat.OffsetData
+		if l.Sig.Args[i].Facts.Any(core.FactMat) {
+			s := l.Args[i].Mat.OffsetData
 			if err := s.DeviceAccess(p.owner, true, false, p.alloc(s)); err != nil {
 				return fmt.Errorf("%s: argument %d: %w", l.Name(), i, err)
 			}
@@ -411,8 +412,8 @@ func (p *Program) dataArgs(l *core.Loop) {
 		}
 	}
 	for i := range l.Args {
-		if a := &l.Args[i]; a.Kind == core.ArgMat {
-			p.args = append(p.args, Arg{Kind: ArgBuffer, Buf: a.Mat.OffsetData.Dev.(*devBuf).buf}) // op2_moff<i>
+		if l.Sig.Args[i].Facts.Any(core.FactMat) {
+			p.args = append(p.args, Arg{Kind: ArgBuffer, Buf: l.Args[i].Mat.OffsetData.Dev.(*devBuf).buf}) // op2_moff<i>
 		}
 	}
 }

@@ -52,7 +52,7 @@ type argShape struct {
 	data, m uint64
 	idx     int
 	access  core.Access
-	kind    core.ArgKind
+	facts   core.ArgFacts // the argument's role with the rest
 }
 
 // NewTimings returns an empty Timings.
@@ -108,7 +108,7 @@ func (t *Timings) record(l *core.Loop, backend string, run, plan, compile time.D
 		r.shape = r.shape[:0]
 		for i := range l.Args {
 			a := &l.Args[i]
-			s := argShape{data: a.Data.ID, idx: a.Idx, access: a.Access, kind: a.Kind}
+			s := argShape{data: a.Data.ID, idx: a.Idx, access: a.Access, facts: a.Facts()}
 			if a.Map != nil {
 				s.m = a.Map.ID
 			}
@@ -134,7 +134,7 @@ func (r *TimingRecord) sameShape(l *core.Loop) bool {
 		if a.Map != nil {
 			m = a.Map.ID
 		}
-		if s.data != a.Data.ID || s.m != m || s.idx != a.Idx || s.access != a.Access || s.kind != a.Kind {
+		if s.data != a.Data.ID || s.m != m || s.idx != a.Idx || s.access != a.Access || s.facts != a.Facts() {
 			return false
 		}
 	}
@@ -173,14 +173,15 @@ func LoopBytes(l *core.Loop) float64 {
 		if a.Off {
 			continue // a disabled optional argument moves nothing
 		}
-		indirect := a.Kind == core.ArgIndirect || a.Kind == core.ArgVector
+		facts := a.Facts()
+		indirect := facts.Any(core.FactMapped)
 		// Count each Dat once per kind of access (direct or through
 		// maps): only at its first argument of that kind.
 		first, read, written := true, false, false
 		var comps uint64 // the components views pass; all of them for a whole Dat
 		for j := range l.Args {
 			b := &l.Args[j]
-			if b.Data != a.Data || (b.Kind == core.ArgIndirect || b.Kind == core.ArgVector) != indirect {
+			if b.Data != a.Data || b.Facts().Any(core.FactMapped) != indirect {
 				continue
 			}
 			if j < i {
@@ -217,12 +218,12 @@ func LoopBytes(l *core.Loop) float64 {
 		}
 		elem := float64(values * a.Data.Type.Size() * times)
 		switch {
-		case a.Kind == core.ArgMat:
+		case facts.Any(core.FactMat):
 			// The element matrix's values, each read and written
 			// (INC) or written (WRITE), and the offsets read.
 			r, c := a.MatShape()
 			total += float64(n) * float64(r*c*a.Data.Type.Size()*times+4*a.Map.Arity*a.Mat.Col.Arity)
-		case a.Kind == core.ArgGlobal:
+		case facts.Any(core.FactGlobal):
 			total += elem
 		case !indirect:
 			total += elem * float64(n)
@@ -233,7 +234,7 @@ func LoopBytes(l *core.Loop) float64 {
 	// Maps, each once.
 	for i := range l.Args {
 		m := l.Args[i].Map
-		if m == nil || l.Args[i].Kind == core.ArgMat {
+		if m == nil || l.Args[i].Facts().Any(core.FactMat) {
 			continue // a matrix argument's offsets are counted with it
 		}
 		seen := false
@@ -283,15 +284,15 @@ func ChainBytes(loops []*core.Loop) float64 {
 			if a.Off {
 				continue
 			}
-			switch a.Kind {
-			case core.ArgGlobal:
+			switch facts := a.Facts(); {
+			case facts.Any(core.FactGlobal):
 				times := 1
 				if a.IsReduction() {
 					times = 2
 				}
 				total += float64(a.ElemValues() * a.Data.Type.Size() * times)
 				continue
-			case core.ArgMat:
+			case facts.Any(core.FactMat):
 				r, c := a.MatShape()
 				times := 1
 				if a.Access != core.Write {
@@ -386,7 +387,7 @@ func reached(a *core.Arg, n int, mark func(int32)) int {
 	rows := min(n, len(m.Table)/max(m.Arity, 1))
 	for e := 0; e < rows; e++ {
 		row := m.Table[e*m.Arity : (e+1)*m.Arity]
-		if a.Kind == core.ArgVector {
+		if a.Facts().Any(core.FactAllColumns) {
 			for _, v := range row {
 				mark(v)
 			}

@@ -56,7 +56,7 @@ func eligible(l *core.Loop, explain bool) error {
 		why = "its kernel was not read"
 	}
 	for i := range l.Args {
-		if a := &l.Args[i]; why == "" && (a.Kind == core.ArgMat || a.Hidden) {
+		if a := &l.Args[i]; why == "" && (a.Facts().Any(core.FactMat) || a.Hidden) {
 			if !explain {
 				return errNo
 			}
@@ -111,16 +111,17 @@ func check(group []*core.Loop, b *core.Loop, explain bool) error {
 				if x.Data != y.Data || (x.Access == core.Read && y.Access == core.Read) {
 					continue
 				}
-				if x.Kind == core.ArgDirect && y.Kind == core.ArgDirect && x.View && y.View && x.Comp != y.Comp {
+				xDirect := x.Facts().Any(core.FactDirect)
+				if xDirect && y.Facts().Any(core.FactDirect) && x.View && y.View && x.Comp != y.Comp {
 					continue // different components
 				}
-				if x.Kind == core.ArgDirect && sameSlot(x, y) && !(x.Access.Modifies() && y.Access.Modifies()) {
+				if xDirect && sameSlot(x, y) && !(x.Access.Modifies() && y.Access.Modifies()) {
 					continue
 				}
 				if !explain {
 					return errNo
 				}
-				if x.Access.Modifies() && y.Access.Modifies() && x.Kind == core.ArgDirect && sameSlot(x, y) {
+				if x.Access.Modifies() && y.Access.Modifies() && xDirect && sameSlot(x, y) {
 					return fmt.Errorf("loops %q and %q both modify %s: in one function the compiler may contract a product the first stores with a sum the second makes into one fused multiply-add, rounding unlike the loops apart",
 						g.Kernel.Name, b.Kernel.Name, x.Data.Describe())
 				}
@@ -140,11 +141,11 @@ func check(group []*core.Loop, b *core.Loop, explain bool) error {
 // call gets its own copy of the index, which it may write without
 // changing what a later kernel sees.
 func sameSlot(x, y *core.Arg) bool {
-	if x.Data != y.Data || x.Map != y.Map || x.Idx != y.Idx || x.Kind != y.Kind || x.View != y.View || x.Comp != y.Comp ||
+	if x.Data != y.Data || x.Map != y.Map || x.Idx != y.Idx || x.Facts().Role() != y.Facts().Role() || x.View != y.View || x.Comp != y.Comp ||
 		x.Off || y.Off || x.Index || y.Index || x.Optional != y.Optional {
 		return false
 	}
-	return x.Kind == core.ArgDirect || (x.Access == core.Read && y.Access == core.Read)
+	return x.Facts().Any(core.FactDirect) || (x.Access == core.Read && y.Access == core.Read)
 }
 
 // Fuser makes fused loops (Fuse). It keeps the fused kernels it made, by
