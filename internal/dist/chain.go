@@ -90,7 +90,7 @@ func argFlags(a *core.Arg, runsExec bool) byte {
 	switch {
 	case a.Off:
 		return argOff
-	case a.Kind == core.ArgGlobal:
+	case a.Facts().Any(core.FactGlobal):
 		if a.Access != core.Read {
 			return argShared
 		}
@@ -212,7 +212,7 @@ func (h *Halo) PlanChain(loops []*core.Loop, trace *slog.Logger) error {
 		}
 		for k := range l.Args { // as End marks them
 			a := &l.Args[k]
-			if a.Kind != core.ArgGlobal && a.Access.Modifies() {
+			if a.Facts().Any(core.FactDirtiesHalo) {
 				stale[a.Data] = true
 				lastMod[a.Data] = i
 			}

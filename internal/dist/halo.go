@@ -115,10 +115,11 @@ const (
 // depends on the loop's arguments only, never on this rank's part of the
 // mesh.
 func readsHalo(a *core.Arg, runsExec bool) bool {
-	if a.Kind == core.ArgGlobal || a.Off || (a.Access != core.Read && a.Access != core.RW) || a.Data.Set.Halo == nil {
+	f := a.Facts()
+	if !f.Any(core.FactMapRead|core.FactOwnRead) || a.Data.Set.Halo == nil {
 		return false
 	}
-	return a.Map != nil || runsExec
+	return f.Any(core.FactMapRead) || runsExec
 }
 
 // Agree runs before every loop, on every rank, and decides the Dats whose
@@ -204,7 +205,7 @@ func (h *Halo) Agree(l *core.Loop, trace *slog.Logger) error {
 func (h *Halo) addExchange(l *core.Loop, k int) {
 	b := k
 	for j := range k {
-		if l.Args[j].Data == l.Args[k].Data && l.Args[j].Kind != core.ArgGlobal {
+		if l.Args[j].Data == l.Args[k].Data && !l.Args[j].Facts().Any(core.FactGlobal) {
 			b = j
 			break
 		}
@@ -313,7 +314,7 @@ func (h *Halo) StartReductions(l *core.Loop) error {
 	}
 	for i := range l.Args {
 		a := &l.Args[i]
-		if l.Sig.Base[i] == i && a.Kind == core.ArgGlobal && a.Access == core.Inc {
+		if l.Sig.Base[i] == i && l.Sig.Args[i].Facts.Any(core.FactGlobal) && a.Access == core.Inc {
 			if err := a.Data.HostAccess(true); err != nil {
 				return err
 			}
@@ -399,9 +400,8 @@ func (h *Halo) msgDats(d *datHalo) string {
 // result is the same bits on every rank and repeatable.
 func (h *Halo) End(l *core.Loop) error {
 	for i := range l.Args {
-		a := &l.Args[i]
-		if a.Kind != core.ArgGlobal && a.Access.Modifies() {
-			a.Data.HaloStale = true
+		if l.Sig.Args[i].Facts.Any(core.FactDirtiesHalo) {
+			l.Args[i].Data.HaloStale = true
 		}
 	}
 	for _, i := range l.Sig.Reductions {
