@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/engine"
@@ -457,67 +458,51 @@ func (m *mixedArg) BlockName(b int) string {
 	return fmt.Sprintf("block %s of %s", blockName(b, m.cols), m.what())
 }
 
+// Blocks, Direct, Problem and What make a mixed argument one the engine
+// expands (engine.MixedBlocks).
+func (m *mixedArg) Blocks() []engine.Arg { return engineArgs(m.blocks) }
+func (m *mixedArg) Direct() bool         { return m.direct }
+func (m *mixedArg) Problem() string      { return m.bad }
+func (m *mixedArg) What() string         { return m.what() }
+
+// engineBuf and apiArgs are engineArgs keeping the capacity, both ways:
+// an expanded list is made in the memory of the runtime's reused buffer.
+func engineBuf(args []Arg) []engine.Arg {
+	return unsafe.Slice((*engine.Arg)(unsafe.Pointer(unsafe.SliceData(args))), cap(args))[:len(args)]
+}
+
+func apiArgs(args []engine.Arg) []Arg {
+	return unsafe.Slice((*Arg)(unsafe.Pointer(unsafe.SliceData(args))), cap(args))[:len(args)]
+}
+
 // expandMixed returns the loop's arguments with every mixed argument
-// replaced by its blocks' arguments, for a loop of k over set (block is
-// -1), or for block block's loop of a loop over the mixed set ms, in
-// buf's memory when it has room (never in args'). Errors name the loop
-// and the argument, as bind's do.
+// replaced by its blocks' arguments (engine.ExpandMixed), for a loop of
+// k over set (block is -1), or for block block's loop of a loop over the
+// mixed set ms, in buf's memory when it has room (never in args'), and
+// checks that the kernel takes them. Errors name the loop and the
+// argument, as bind's do.
 func expandMixed(k *Kernel, setName string, args []Arg, ms *MixedSet, block int, buf []Arg) ([]Arg, error) {
-	n := 0
-	for i := range args {
-		if args[i].isMixed() && (ms == nil || !args[i].mixed().direct) {
-			n += len(args[i].mixed().blocks)
-		} else {
-			n++
-		}
-	}
 	kname := "<nil>"
 	if k != nil {
 		kname = k.c.Name
 	}
-	fail := func(i int, format string, a ...any) error {
-		return &LoopError{Kernel: kname, Set: setName, Arg: i, Msg: fmt.Sprintf(format, a...)}
+	l := engine.MixedLoop{Kernel: kname, Set: setName}
+	if ms != nil {
+		l.MixedSet, l.Blocks, l.Block = ms.name, len(ms.sets), block
 	}
-	flat := buf[:0]
-	if cap(flat) < n {
-		flat = make([]Arg, 0, n)
+	eflat, err := rt.proc.ExpandMixed(l, engineArgs(args), engineBuf(buf))
+	if err != nil {
+		return nil, err
 	}
-	for i := range args {
-		a := &args[i]
-		if !a.isMixed() {
-			flat = append(flat, *a)
-			flat[len(flat)-1].e.Origin = engine.Origin{Pos: int32(i), Moved: true}
-			continue
-		}
-		m := a.mixed()
-		if m.bad != "" {
-			return nil, fail(i, "%s", m.bad)
-		}
-		blocks := m.blocks
-		first := 0
-		if ms != nil {
-			if !m.direct {
-				return nil, fail(i, "%s: in a loop over mixed set %q each block's loop runs over its own set, which a mixed map does not go from; pass mixed dats directly (MixedDat.Arg)", m.what(), ms.name)
-			}
-			if len(blocks) != len(ms.sets) {
-				return nil, fail(i, "%s has %d blocks but the loop's mixed set %q has %d", m.what(), len(blocks), ms.name, len(ms.sets))
-			}
-			blocks, first = blocks[block:block+1], block
-		}
-		for j, b := range blocks {
-			b.e.Off, b.e.Opt = a.e.Off, a.e.Opt
-			b.e.Origin = engine.Origin{Of: m, Pos: int32(i), Block: int32(first + j)}
-			flat = append(flat, b)
-		}
-	}
+	flat := apiArgs(eflat)
 	if k != nil && ms == nil {
 		info, err := k.parse()
 		if err != nil {
 			return nil, err
 		}
 		if len(info.Params) != len(flat) {
-			return nil, fail(-1, "kernel %q takes %d parameters but the loop's %d arguments pass %d (a mixed argument passes one per block)",
-				kname, len(info.Params), len(args), len(flat))
+			return nil, &LoopError{Kernel: kname, Set: setName, Arg: -1, Msg: fmt.Sprintf("kernel %q takes %d parameters but the loop's %d arguments pass %d (a mixed argument passes one per block)",
+				kname, len(info.Params), len(args), len(flat))}
 		}
 	}
 	return flat, nil
@@ -590,27 +575,11 @@ func (r *Runtime) parLoopMixed(k *Kernel, ms *MixedSet, args []Arg) error {
 }
 
 // checkMixedGlobals refuses a loop over a mixed set that passes one
-// Global for reading and for a reduction: its blocks run one after
-// another, so the later blocks would read what the earlier ones reduced,
-// where a loop's READ arguments see the value from before the loop.
+// Global for reading and for a reduction (engine.CheckMixedGlobals).
 func checkMixedGlobals(k *Kernel, ms *MixedSet, args []Arg) error {
-	for j := range args {
-		b := &args[j].e.Core
-		if b.Kind != core.ArgGlobal || args[j].e.Off {
-			continue
-		}
-		for i := range args[:j] {
-			a := &args[i].e.Core
-			if a.Data != b.Data || a.Kind != core.ArgGlobal || args[i].e.Off || (a.Access == core.Read) == (b.Access == core.Read) {
-				continue
-			}
-			name := "<nil>"
-			if k != nil {
-				name = k.c.Name
-			}
-			return &LoopError{Kernel: name, Set: ms.name, Arg: j, Msg: fmt.Sprintf(
-				"%s is also passed as argument %d: a loop over a mixed set runs its blocks one after another, so a Global may not be both read and reduced in it", b.Data.Describe(), i)}
-		}
+	name := "<nil>"
+	if k != nil {
+		name = k.c.Name
 	}
-	return nil
+	return rt.proc.CheckMixedGlobals(name, ms.name, engineArgs(args))
 }

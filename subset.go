@@ -7,6 +7,7 @@ import (
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/engine"
 )
 
 // Subset is some of the elements of a set (PyOP2's op2.Subset): a loop
@@ -196,41 +197,14 @@ func (sub *Subset) Union(other IterationSet) (*Subset, error) {
 // (PyOP2's a & b), which may be empty. other is a subset of the same set,
 // or the set itself; otherwise the error names both.
 func (sub *Subset) Intersection(other IterationSet) (*Subset, error) {
-	return sub.combine("intersection", other, func(a, b []int32) []int32 {
-		var out []int32
-		i, j := 0, 0
-		for i < len(a) && j < len(b) {
-			switch {
-			case a[i] < b[j]:
-				i++
-			case a[i] > b[j]:
-				j++
-			default:
-				out = append(out, a[i])
-				i, j = i+1, j+1
-			}
-		}
-		return out
-	})
+	return sub.combine("intersection", other, engine.IntersectSorted)
 }
 
 // Difference returns the subset of the elements in sub and not in other
 // (PyOP2's a - b), which may be empty. other is a subset of the same set,
 // or the set itself; otherwise the error names both.
 func (sub *Subset) Difference(other IterationSet) (*Subset, error) {
-	return sub.combine("difference", other, func(a, b []int32) []int32 {
-		var out []int32
-		j := 0
-		for _, v := range a {
-			for j < len(b) && b[j] < v {
-				j++
-			}
-			if j == len(b) || b[j] != v {
-				out = append(out, v)
-			}
-		}
-		return out
-	})
+	return sub.combine("difference", other, engine.SubtractSorted)
 }
 
 // combine checks that sub and other are subsets of one set and returns
@@ -314,10 +288,7 @@ func (sub *Subset) rowsOf(m *core.Map) *Map {
 	if d, ok := sub.derived[m]; ok {
 		return d
 	}
-	values := make([]int32, 0, len(sub.indices)*m.Arity)
-	for _, e := range sub.indices {
-		values = append(values, m.Table[int(e)*m.Arity:(int(e)+1)*m.Arity]...)
-	}
+	values := engine.SubsetRows(make([]int32, 0, len(sub.indices)*m.Arity), m.Table, sub.indices, m.Arity)
 	d := derivedMap(sub.iter, setOf(m.To), m.Arity, values, m.Name+"[subset]")
 	sub.derived[m] = d
 	return d
@@ -333,10 +304,7 @@ func (sub *Subset) offsetRows(off []int32, n int) ([]int32, *core.Storage) {
 	if d, ok := sub.derivedOffsets[&off[0]]; ok {
 		return unsafe.Slice((*int32)(d.Host), d.Len), d
 	}
-	d := pinned[int32](sub, len(sub.indices)*n)
-	for k, e := range sub.indices {
-		copy(d[k*n:(k+1)*n], off[int(e)*n:(int(e)+1)*n])
-	}
+	d := engine.SubsetRows(pinned[int32](sub, len(sub.indices)*n)[:0], off, sub.indices, n)
 	if sub.derivedOffsets == nil {
 		sub.derivedOffsets = map[*int32]*core.Storage{}
 	}
@@ -346,23 +314,19 @@ func (sub *Subset) offsetRows(off []int32, n int) ([]int32, *core.Storage) {
 }
 
 // restrict turns l, bound for a loop over the parent set, into the loop
-// over the subset's elements: direct arguments go through the subset's
-// indices, map arguments through the subset's rows of their maps. Caller
-// holds the lock.
+// over the subset's elements (engine.RestrictToSubset): direct arguments
+// go through the subset's indices, map arguments through the subset's
+// rows of their maps. Caller holds the lock.
 func (sub *Subset) restrict(l *core.Loop) {
-	l.Set = &sub.iter.c
-	for i := range l.Args {
-		a := &l.Args[i]
-		switch a.Kind {
-		case core.ArgDirect:
-			a.Kind, a.Map, a.Idx = core.ArgIndirect, &sub.ident.c, 0
-		case core.ArgIndirect, core.ArgVector:
-			a.Map = &sub.rowsOf(a.Map).c
-		case core.ArgMat:
-			m := *a.Mat
-			m.Offsets, m.OffsetData = sub.offsetRows(a.Mat.Offsets, a.Map.Arity*m.Col.Arity)
-			m.Col = &sub.rowsOf(m.Col).c
-			a.Map, a.Mat = &sub.rowsOf(a.Map).c, &m
-		}
-	}
+	engine.RestrictToSubset(l, &sub.iter.c, &sub.ident.c, subsetMaps{sub})
+}
+
+// subsetMaps is a subset's derived maps as the engine asks for them
+// (engine.SubsetMaps).
+type subsetMaps struct{ sub *Subset }
+
+func (m subsetMaps) Rows(c *core.Map) *core.Map { return &m.sub.rowsOf(c).c }
+
+func (m subsetMaps) OffsetRows(off []int32, n int) ([]int32, *core.Storage) {
+	return m.sub.offsetRows(off, n)
 }
