@@ -52,7 +52,7 @@ type argShape struct {
 	data, m uint64
 	idx     int
 	access  core.Access
-	facts   core.ArgFacts // the argument's role with the rest
+	role    core.ArgFacts // the argument's role (core.ArgFacts.Role)
 }
 
 // NewTimings returns an empty Timings.
@@ -108,7 +108,7 @@ func (t *Timings) record(l *core.Loop, backend string, run, plan, compile time.D
 		r.shape = r.shape[:0]
 		for i := range l.Args {
 			a := &l.Args[i]
-			s := argShape{data: a.Data.ID, idx: a.Idx, access: a.Access, facts: a.Facts()}
+			s := argShape{data: a.Data.ID, idx: a.Idx, access: a.Access, role: a.Facts().Role()}
 			if a.Map != nil {
 				s.m = a.Map.ID
 			}
@@ -134,7 +134,7 @@ func (r *TimingRecord) sameShape(l *core.Loop) bool {
 		if a.Map != nil {
 			m = a.Map.ID
 		}
-		if s.data != a.Data.ID || s.m != m || s.idx != a.Idx || s.access != a.Access || s.facts != a.Facts() {
+		if s.data != a.Data.ID || s.m != m || s.idx != a.Idx || s.access != a.Access || s.role != a.Facts().Role() {
 			return false
 		}
 	}
