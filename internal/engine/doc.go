@@ -31,7 +31,10 @@
 //     the kernel's parameters and the iteration set, and fills the
 //     core.Loop, changing nothing else. Failures are *op2.LoopError,
 //     made through API, the interface by which the op2 package makes its
-//     exported errors.
+//     exported errors. Before, Process.ExpandMixed replaces mixed
+//     arguments by their blocks' (mixed.go); after, RestrictToSubset
+//     turns a loop over a set into one over a subset's elements
+//     (subset.go).
 //  2. Runtime.Run forces other runtimes' recorded loops and calls
 //     RunProgram: under MPI the ranks agree on the loop, check mode
 //     snapshots its READ arguments (check.go), the crash report names it,
