@@ -38,8 +38,7 @@ func TestHostAccessIsSeenByCheckpoints(t *testing.T) {
 					switch fun.Sel.Name {
 					case "HostAccess", "ReadRange", "CopyFrom":
 						access = true
-					case "HostRead", "HostWrote", "HostProduct", "HostReadAll",
-						"hostRead", "hostProduct": // the root's names for them (matrix.go)
+					case "HostRead", "HostWrote", "HostProduct", "HostReadAll":
 						seen = true
 					}
 				case *ast.Ident:

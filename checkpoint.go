@@ -106,16 +106,6 @@ func observe(caller, op string, ss ...*core.Storage) error {
 	return rt.proc.HostRead(op, ss...)
 }
 
-// The engine's hooks under the names matrix.go and mixed.go call them by.
-
-func (p *process) hostRead(op string, ss ...*core.Storage) error { return p.HostRead(op, ss...) }
-
-func (p *process) hostProduct(y *core.Storage, in ...*core.Storage) (bool, error) {
-	return p.HostProduct(y, in...)
-}
-
-func (p *process) autoRecorded() error { return p.AutoRecorded() }
-
 // all returns the registry's constants, in no order: a runtime's
 // checkpoints save them (engine.Runtime.Consts).
 func (reg *constRegistry) all() []*core.Const {
