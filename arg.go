@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/engine"
 )
 
@@ -70,7 +71,7 @@ func indexData(s *core.Set) *core.Storage {
 func fillIndex(s *core.Set) {
 	d := &Dat[int32]{}
 	d.data = pinned[int32](d, s.Total)
-	decl := declaredNumbers(s)
+	decl := dist.DeclaredNumbers(s)
 	for i := range d.data {
 		if decl != nil {
 			d.data[i] = decl[i]

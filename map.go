@@ -291,7 +291,7 @@ func (m *Map) Gather() ([]int32, error) {
 			}
 		}
 		if from := m.c.From.Declared; from != nil {
-			tab = toDeclared(tab, m.c.Arity, from)
+			tab = dist.ToDeclared(tab, m.c.Arity, from)
 		}
 		return tab, nil
 	}

@@ -587,7 +587,7 @@ func (A *Mat[T]) declaredEntries() ([]byte, error) {
 		return nil, err
 	}
 	sp := A.sp
-	return A.block().Entries(declaredNumbers(&sp.rows.c), declaredNumbers(&sp.cols.c)), nil
+	return A.block().Entries(dist.DeclaredNumbers(&sp.rows.c), dist.DeclaredNumbers(&sp.cols.c)), nil
 }
 
 // MaxElementMatrixBytes bounds the element matrix of a matrix argument

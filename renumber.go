@@ -7,7 +7,6 @@ import (
 	"weak"
 
 	"github.com/goop2/op2/internal/core"
-	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/engine"
 )
 
@@ -196,23 +195,4 @@ func Renumber(o Ordering) (*RenumberInfo, error) {
 		return nil, err
 	}
 	return &RenumberInfo{Ordering: o.kind, Sets: sets}, nil
-}
-
-// declaredNumbers is the declared (global) number of each local element
-// of s, or nil when that is the element's own number.
-func declaredNumbers(s *core.Set) []int32 {
-	if h, ok := s.Halo.(*dist.SetHalo); ok {
-		return h.Global
-	}
-	return s.Declared
-}
-
-// toDeclared returns the owned elements' values of a renumbered set's
-// storage in the declared numbering.
-func toDeclared[T any](vals []T, dim int, decl []int32) []T {
-	out := make([]T, len(decl)*dim)
-	for i, g := range decl {
-		copy(out[int(g)*dim:(int(g)+1)*dim], vals[i*dim:(i+1)*dim])
-	}
-	return out
 }

@@ -78,7 +78,7 @@ func (s *Set) GlobalSize() int {
 func (s *Set) DeclaredNumbers() []int32 {
 	lock(forNoData)
 	defer unlock()
-	if d := declaredNumbers(&s.c); d != nil {
+	if d := dist.DeclaredNumbers(&s.c); d != nil {
 		return slices.Clone(d[:s.c.Owned])
 	}
 	out := make([]int32, s.c.Owned)
