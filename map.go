@@ -260,16 +260,11 @@ func (m *Map) GatherBlock() (start int, table []int32, err error) {
 	if err := mpiFatal(dist.AgreeStep(w, what, nil)); err != nil {
 		return 0, nil, fmt.Errorf("op2: %s: %w", what, err)
 	}
-	k, owned := m.c.Arity, m.c.From.Owned
-	rows := make([]int32, owned*k)
-	for i, t := range m.c.Table[:owned*k] {
-		rows[i] = to.Global[t]
-	}
-	start, block, err := dist.ToBlocks(w, from.Global[:owned], rawBytes(rows), 4*k, from.GlobalSize)
+	start, table, err = dist.BlockTable(w, &m.c, from, to)
 	if err != nil {
 		return 0, nil, mpiFatal(fmt.Errorf("op2: %s: %w", what, err))
 	}
-	return start, fromBytes[int32](block), nil
+	return start, table, nil
 }
 
 // Gather collects the map's table over all ranks in the declared global
@@ -284,16 +279,7 @@ func (m *Map) Gather() ([]int32, error) {
 	from, ok := m.c.From.Halo.(*dist.SetHalo)
 	w := rt.proc.Started()
 	if !ok || w == nil {
-		tab := append([]int32(nil), m.c.Table[:m.c.From.Owned*m.c.Arity]...)
-		if to := m.c.To.Declared; to != nil {
-			for i, t := range tab {
-				tab[i] = to[t]
-			}
-		}
-		if from := m.c.From.Declared; from != nil {
-			tab = dist.ToDeclared(tab, m.c.Arity, from)
-		}
-		return tab, nil
+		return dist.DeclaredTable(&m.c), nil
 	}
 	to, ok := m.c.To.Halo.(*dist.SetHalo)
 	if !ok {
@@ -304,16 +290,8 @@ func (m *Map) Gather() ([]int32, error) {
 		return nil, fmt.Errorf("op2: %s: %w", what, err)
 	}
 	// Each rank sends rank 0 its owned rows, in global numbers.
-	k, owned := m.c.Arity, m.c.From.Owned
-	rows := make([]int32, owned*k)
-	for i, t := range m.c.Table[:owned*k] {
-		rows[i] = to.Global[t]
-	}
-	var out []int32
-	if w.Rank() == 0 {
-		out = make([]int32, from.GlobalSize*k)
-	}
-	if err := dist.GatherRows(w, from.Global[:owned], rawBytes(rows), 4*k, rawBytes(out)); err != nil {
+	out, err := dist.GatherTable(w, &m.c, from, to)
+	if err != nil {
 		return nil, mpiFatal(fmt.Errorf("op2: Gather of map %q: %w", m.c.Name, err))
 	}
 	return out, nil
