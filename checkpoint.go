@@ -115,15 +115,3 @@ func (p *process) hostProduct(y *core.Storage, in ...*core.Storage) (bool, error
 }
 
 func (p *process) autoRecorded() error { return p.AutoRecorded() }
-
-// all returns the registry's constants, in no order: a runtime's
-// checkpoints save them (engine.Runtime.Consts).
-func (reg *constRegistry) all() []*core.Const {
-	reg.Lock()
-	defer reg.Unlock()
-	out := make([]*core.Const, 0, len(reg.byName))
-	for _, k := range reg.byName {
-		out = append(out, k)
-	}
-	return out
-}

@@ -103,7 +103,7 @@ type Runtime struct {
 	// e is the runtime's engine: configuration, backends, executor,
 	// timings, logger and the process it shares with every runtime.
 	e      *engine.Runtime
-	consts *constRegistry
+	consts *engine.Consts
 	// proc is the process's shared state, the same for every runtime
 	// (the default runtime's); proc.Process is e.Proc.
 	proc *process
@@ -134,8 +134,8 @@ func newProcess() *process {
 // newRuntime returns a runtime configured from the environment, in the
 // process d.
 func newRuntime(d *process) *Runtime {
-	r := &Runtime{e: engine.NewRuntime(d.Process), consts: newConstRegistry(), proc: d}
-	r.e.Consts = r.consts.all
+	r := &Runtime{e: engine.NewRuntime(d.Process), consts: engine.NewConsts(), proc: d}
+	r.e.Consts = r.consts.All
 	if d.Default == nil {
 		d.Default = r.e
 	}
