@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"weak"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
@@ -52,7 +53,7 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 	copy(table, values)
 	m.c = core.Map{Name: name, From: &from.c, To: &to.c, Arity: arity, Table: table, ID: core.NewID()}
 	core.Track(&m.c) // plans built with the map go when it does
-	registerMap(m)
+	rt.proc.RegisterMap(weak.Make(&m.c).Value) // for Renumber, not kept alive
 	if distributing {
 		rt.proc.AddBlockMap(meshMap{m})
 	} else {

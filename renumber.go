@@ -10,29 +10,9 @@ import (
 	"github.com/goop2/op2/internal/engine"
 )
 
-// registerSet, registerMap, registerSubset and registerDat record a
-// declared object for Renumber (engine.Process.RegisterSet...) without
-// keeping it alive.
-func registerSet(s *Set) {
-	p := weak.Make(s)
-	rt.proc.RegisterSet(func() *core.Set {
-		if s := p.Value(); s != nil {
-			return &s.c
-		}
-		return nil
-	})
-}
-
-func registerMap(m *Map) {
-	p := weak.Make(m)
-	rt.proc.RegisterMap(func() *core.Map {
-		if m := p.Value(); m != nil {
-			return &m.c
-		}
-		return nil
-	})
-}
-
+// registerSubset and registerDat record a declared object for Renumber
+// (engine.Process.RegisterSubset, RegisterData) without keeping it
+// alive; sets and maps register their core objects themselves.
 func registerSubset(sub *Subset) {
 	p := weak.Make(sub)
 	rt.proc.RegisterSubset(func() engine.MeshSubset {

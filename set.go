@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"unsafe"
+	"weak"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
@@ -32,7 +33,7 @@ func NewSet(size int, name string) (*Set, error) {
 	}
 	s := &Set{core.Set{Name: name, Core: size, Owned: size, Exec: size, Total: size, ID: core.NewID()}}
 	core.Track(&s.c) // plans built for the set go when it does
-	registerSet(s)
+	rt.proc.RegisterSet(weak.Make(&s.c).Value) // for Renumber, not kept alive
 	if rt.proc.DeclareBlocks() {
 		rt.proc.AddBlockSet(&s.c)
 	}
