@@ -32,7 +32,7 @@ func NewSet(size int, name string) (*Set, error) {
 		return nil, err
 	}
 	s := &Set{core.Set{Name: name, Core: size, Owned: size, Exec: size, Total: size, ID: core.NewID()}}
-	core.Track(&s.c) // plans built for the set go when it does
+	core.Track(&s.c)                           // plans built for the set go when it does
 	rt.proc.RegisterSet(weak.Make(&s.c).Value) // for Renumber, not kept alive
 	if rt.proc.DeclareBlocks() {
 		rt.proc.AddBlockSet(&s.c)
