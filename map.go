@@ -52,8 +52,9 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 	table := repinned[int32](m, len(values), &m.pin)
 	copy(table, values)
 	m.c = core.Map{Name: name, From: &from.c, To: &to.c, Arity: arity, Table: table, ID: core.NewID()}
-	core.Track(&m.c)                           // plans built with the map go when it does
-	rt.proc.RegisterMap(weak.Make(&m.c).Value) // for Renumber, not kept alive
+	core.Track(&m.c) // plans built with the map go when it does
+	// Renumber finds it, without keeping it alive.
+	rt.proc.RegisterMap(weak.Make(&m.c).Value)
 	if distributing {
 		rt.proc.AddBlockMap(meshMap{m})
 	} else {

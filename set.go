@@ -32,8 +32,9 @@ func NewSet(size int, name string) (*Set, error) {
 		return nil, err
 	}
 	s := &Set{core.Set{Name: name, Core: size, Owned: size, Exec: size, Total: size, ID: core.NewID()}}
-	core.Track(&s.c)                           // plans built for the set go when it does
-	rt.proc.RegisterSet(weak.Make(&s.c).Value) // for Renumber, not kept alive
+	core.Track(&s.c) // plans built for the set go when it does
+	// Renumber finds it, without keeping it alive.
+	rt.proc.RegisterSet(weak.Make(&s.c).Value)
 	if rt.proc.DeclareBlocks() {
 		rt.proc.AddBlockSet(&s.c)
 	}
