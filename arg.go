@@ -1,9 +1,6 @@
 package op2
 
 import (
-	"fmt"
-	"unsafe"
-
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/engine"
 )
@@ -54,47 +51,6 @@ func (m *Map) ArgIdx(idx int) Arg {
 func Opt(on bool, a Arg) Arg {
 	a.e.Off, a.e.Opt = !on, true
 	return a
-}
-
-// indexData returns set s's index Dat (see core.Set.Index), making it the
-// first time: each element's number in the declared numbering, halo
-// elements included.
-func indexData(s *core.Set) *core.Storage {
-	if s.Index == nil || s.Index.Len != s.Total {
-		fillIndex(s)
-	}
-	return s.Index
-}
-
-// fillIndex (re)makes set s's index Dat for its current layout.
-func fillIndex(s *core.Set) {
-	d := &Dat[int32]{}
-	d.data = pinned[int32](d, s.Total)
-	decl := declaredNumbers(s)
-	for i := range d.data {
-		if decl != nil {
-			d.data[i] = decl[i]
-		} else {
-			d.data[i] = int32(i)
-		}
-	}
-	d.s = core.Storage{Name: fmt.Sprintf("index of set %s", s.Name), Type: core.Int32, Dim: 1, Set: s, Len: s.Total,
-		Host: unsafe.Pointer(unsafe.SliceData(d.data)), ID: core.NewID()}
-	if s.Total == 0 {
-		d.s.Host = nil
-	}
-	if old := s.Index; old != nil {
-		// Loops bound earlier (NewLoop) hold the old storage: give it
-		// the new values in place.
-		if old.Dev != nil {
-			old.Dev.Free()
-			old.Dev = nil
-		}
-		old.Host, old.Len, old.State = d.s.Host, d.s.Len, core.StateDeviceUnallocated
-		s.IndexOwner = d // the new values' memory; the old Dat lives on through s.Index
-		return
-	}
-	s.Index, s.IndexOwner = &d.s, d
 }
 
 // Arg is one argument of a parallel loop. Make one with Dat.Arg, Dat.ArgMap,

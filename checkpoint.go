@@ -105,15 +105,3 @@ func observe(caller, op string, ss ...*core.Storage) error {
 	}
 	return rt.proc.HostRead(op, ss...)
 }
-
-// all returns the registry's constants, in no order: a runtime's
-// checkpoints save them (engine.Runtime.Consts).
-func (reg *constRegistry) all() []*core.Const {
-	reg.Lock()
-	defer reg.Unlock()
-	out := make([]*core.Const, 0, len(reg.byName))
-	for _, k := range reg.byName {
-		out = append(out, k)
-	}
-	return out
-}

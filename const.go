@@ -2,9 +2,7 @@ package op2
 
 import (
 	"fmt"
-	"sort"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/cfront"
@@ -23,19 +21,7 @@ type Const[T Scalar] struct {
 	// Set) not yet made; latest holds the last one's values.
 	pending int
 	latest  []T
-	reg     *constRegistry
-}
-
-// constRegistry holds a runtime's constants by name; kernels refer to them
-// by name.
-type constRegistry struct {
-	sync.Mutex
-	byName map[string]*core.Const
-	gen    atomic.Uint64 // bumped when a constant is declared or removed
-}
-
-func newConstRegistry() *constRegistry {
-	return &constRegistry{byName: map[string]*core.Const{}}
+	reg     *engine.Consts
 }
 
 // NewConst declares a constant with dim values (len(data) must equal dim)
@@ -68,14 +54,9 @@ func NewConstIn[T Scalar](r *Runtime, dim int, data []T, name string) (*Const[T]
 	copy(c.data, data)
 	c.c = core.Const{Name: name, Type: scalarType[T](), Dim: dim, Host: hostPtr(c.data), ID: core.NewID()}
 	c.c.Version.Store(1)
-	reg := r.consts
-	reg.Lock()
-	defer reg.Unlock()
-	if _, dup := reg.byName[name]; dup {
+	if !r.consts.Declare(&c.c) {
 		return nil, fmt.Errorf("op2: const %q is already declared", name)
 	}
-	reg.byName[name] = &c.c
-	reg.gen.Add(1)
 	return c, nil
 }
 
@@ -133,39 +114,5 @@ func (c *Const[T]) set(values []T) {
 // Remove withdraws the constant: later kernels can no longer refer to it,
 // and its name may be declared again.
 func (c *Const[T]) Remove() {
-	reg := c.reg
-	reg.Lock()
-	defer reg.Unlock()
-	if reg.byName[c.c.Name] == &c.c {
-		delete(reg.byName, c.c.Name)
-		reg.gen.Add(1)
-	}
-}
-
-// constsUsed lists, sorted by name, the constants whose names occur as
-// identifiers in the kernel source.
-func (reg *constRegistry) used(idents map[string]bool) ([]*core.Const, uint64) {
-	reg.Lock()
-	defer reg.Unlock()
-	var used []*core.Const
-	for name, c := range reg.byName {
-		if idents[name] {
-			used = append(used, c)
-		}
-	}
-	sort.Slice(used, func(i, j int) bool { return used[i].Name < used[j].Name })
-	return used, reg.gen.Load()
-}
-
-func isCIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9')) {
-			return false
-		}
-	}
-	return true
+	c.reg.Remove(&c.c)
 }

@@ -435,7 +435,7 @@ func (d *Dat[T]) Gather() ([]T, error) {
 	}
 	if !ok || w == nil {
 		if decl := d.s.Set.Declared; decl != nil {
-			return toDeclared(d.data[:owned], d.s.Dim, decl), nil
+			return dist.ToDeclared(d.data[:owned], d.s.Dim, decl), nil
 		}
 		return append([]T(nil), d.data[:owned]...), nil
 	}

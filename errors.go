@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/engine"
 	"github.com/goop2/op2/internal/jit"
 )
 
@@ -151,8 +152,8 @@ func (apiErrors) ChainAccess(accessor, data string, rank, ranks, recorded int) e
 
 func (apiErrors) Internal(err error) error { return apiError(err) }
 
-func (apiErrors) IndexData(s *core.Set) *core.Storage { return indexData(s) }
+func (apiErrors) IndexData(s *core.Set) *core.Storage { return engine.IndexData(s) }
 
 func (apiErrors) LayerData(x *core.Extrusion) *core.Storage { return extrudedOf(x).layerData() }
 
-func (apiErrors) RefillIndex(s *core.Set) { fillIndex(s) }
+func (apiErrors) RefillIndex(s *core.Set) { engine.FillIndex(s) }

@@ -32,10 +32,10 @@ import (
 type ExtrudedSet struct {
 	x     core.Extrusion // first field: extrudedOf converts back
 	base  *Set
-	layer *Dat[int32] // each element's layer, made by the first ArgLayer
-	// layerOwner owns the memory of layer's current values once the
-	// base set was resized (Partition), as core.Set.IndexOwner does.
-	layerOwner *Dat[int32]
+	layer *core.Storage // each element's layer, made by the first ArgLayer
+	// layerOwner owns the memory of layer's current values
+	// (engine.LayerData), as core.Set.IndexOwner does.
+	layerOwner any
 	ranges     *Dat[int32] // each column's layer range (variable layers), else nil
 }
 
@@ -135,32 +135,11 @@ func (s *ExtrudedSet) iteration() (*Set, *Subset) { return s.base, nil }
 // ArgLayer passes, making it the first time and again when the base
 // set's size changed (Partition). Caller holds the lock.
 func (s *ExtrudedSet) layerData() *core.Storage {
-	b, layers := &s.base.c, s.x.Layers
-	if s.layer != nil && s.layer.s.Len == b.Total*layers {
-		return &s.layer.s
+	l, owner := engine.LayerData(&s.x, &s.base.c, s.layer)
+	if owner != nil {
+		s.layer, s.layerOwner = l, owner
 	}
-	d := &Dat[int32]{}
-	n := b.Total * layers
-	d.data = pinned[int32](d, n)
-	for i := range d.data {
-		d.data[i] = int32(i % layers)
-	}
-	d.s = core.Storage{Name: fmt.Sprintf("layer of extruded set %s", s.x.Name), Type: core.Int32, Dim: layers, Set: b, Len: n,
-		Host: hostPtr(d.data), ID: core.NewID(), Extruded: &s.x}
-	if old := s.layer; old != nil {
-		// Loops made earlier (NewLoop) hold the old storage: give it
-		// the new values in place.
-		if old.s.Dev != nil {
-			old.s.Dev.Free()
-			old.s.Dev = nil
-		}
-		old.s.Host, old.s.Len, old.s.State = d.s.Host, d.s.Len, core.StateDeviceUnallocated
-		old.data = d.data
-		s.layerOwner = d // the new values' memory, pinned while d lives
-		return &old.s
-	}
-	s.layer = d
-	return &d.s
+	return l
 }
 
 // ArgLayer passes the layer of the loop element in a loop over an

@@ -7,6 +7,7 @@ import (
 	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/engine"
 )
 
 // Kernel is the C source of the work done for one element, and the name of
@@ -24,9 +25,7 @@ type Kernel struct {
 	info *core.KernelInfo
 	err  error
 
-	constReg *constRegistry // the registry consts was computed from
-	constGen uint64         // its generation then
-	consts   []*core.Const
+	consts engine.UsedConsts // the constants it refers to, by registry
 }
 
 // NewKernel declares a kernel: C source defining function name. The source
@@ -79,7 +78,7 @@ func (k *Kernel) Name() string { return k.c.Name }
 
 func (k *Kernel) parse() (*core.KernelInfo, error) {
 	k.once.Do(func() {
-		if !isCIdent(k.c.Name) {
+		if !clex.IsIdent(k.c.Name) {
 			k.err = fmt.Errorf("op2: kernel name %q is not a C identifier", k.c.Name)
 			return
 		}
@@ -98,13 +97,6 @@ func (k *Kernel) parse() (*core.KernelInfo, error) {
 
 // usedConsts returns the constants the kernel refers to, recomputed only
 // when constants have been declared or removed since the last call.
-func (k *Kernel) usedConsts(reg *constRegistry) []*core.Const {
-	if reg != k.constReg || reg.gen.Load() != k.constGen || k.consts == nil {
-		k.consts, k.constGen = reg.used(k.info.Idents)
-		k.constReg = reg
-		if k.consts == nil {
-			k.consts = []*core.Const{}
-		}
-	}
-	return k.consts
+func (k *Kernel) usedConsts(reg *engine.Consts) []*core.Const {
+	return k.consts.Of(reg, k.info.Idents)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"weak"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
@@ -52,7 +53,8 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 	copy(table, values)
 	m.c = core.Map{Name: name, From: &from.c, To: &to.c, Arity: arity, Table: table, ID: core.NewID()}
 	core.Track(&m.c) // plans built with the map go when it does
-	registerMap(m)
+	// Renumber finds it, without keeping it alive.
+	rt.proc.RegisterMap(weak.Make(&m.c).Value)
 	if distributing {
 		rt.proc.AddBlockMap(meshMap{m})
 	} else {
@@ -260,16 +262,11 @@ func (m *Map) GatherBlock() (start int, table []int32, err error) {
 	if err := mpiFatal(dist.AgreeStep(w, what, nil)); err != nil {
 		return 0, nil, fmt.Errorf("op2: %s: %w", what, err)
 	}
-	k, owned := m.c.Arity, m.c.From.Owned
-	rows := make([]int32, owned*k)
-	for i, t := range m.c.Table[:owned*k] {
-		rows[i] = to.Global[t]
-	}
-	start, block, err := dist.ToBlocks(w, from.Global[:owned], rawBytes(rows), 4*k, from.GlobalSize)
+	start, table, err = dist.BlockTable(w, &m.c, from, to)
 	if err != nil {
 		return 0, nil, mpiFatal(fmt.Errorf("op2: %s: %w", what, err))
 	}
-	return start, fromBytes[int32](block), nil
+	return start, table, nil
 }
 
 // Gather collects the map's table over all ranks in the declared global
@@ -284,16 +281,7 @@ func (m *Map) Gather() ([]int32, error) {
 	from, ok := m.c.From.Halo.(*dist.SetHalo)
 	w := rt.proc.Started()
 	if !ok || w == nil {
-		tab := append([]int32(nil), m.c.Table[:m.c.From.Owned*m.c.Arity]...)
-		if to := m.c.To.Declared; to != nil {
-			for i, t := range tab {
-				tab[i] = to[t]
-			}
-		}
-		if from := m.c.From.Declared; from != nil {
-			tab = toDeclared(tab, m.c.Arity, from)
-		}
-		return tab, nil
+		return dist.DeclaredTable(&m.c), nil
 	}
 	to, ok := m.c.To.Halo.(*dist.SetHalo)
 	if !ok {
@@ -304,16 +292,8 @@ func (m *Map) Gather() ([]int32, error) {
 		return nil, fmt.Errorf("op2: %s: %w", what, err)
 	}
 	// Each rank sends rank 0 its owned rows, in global numbers.
-	k, owned := m.c.Arity, m.c.From.Owned
-	rows := make([]int32, owned*k)
-	for i, t := range m.c.Table[:owned*k] {
-		rows[i] = to.Global[t]
-	}
-	var out []int32
-	if w.Rank() == 0 {
-		out = make([]int32, from.GlobalSize*k)
-	}
-	if err := dist.GatherRows(w, from.Global[:owned], rawBytes(rows), 4*k, rawBytes(out)); err != nil {
+	out, err := dist.GatherTable(w, &m.c, from, to)
+	if err != nil {
 		return nil, mpiFatal(fmt.Errorf("op2: Gather of map %q: %w", m.c.Name, err))
 	}
 	return out, nil

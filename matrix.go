@@ -563,17 +563,11 @@ func (A *Mat[T]) Gather() (rowptr, colidx []int32, vals []T, err error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	got := [][]byte{msg}
+	var c matrix.Comm
 	if distributed {
-		send := make([][]byte, w.Size())
-		send[0] = msg
-		got, err = w.Alltoallv(send)
-		if err != nil || w.Rank() != 0 {
-			return nil, nil, nil, err
-		}
+		c = w
 	}
-	rowptr, colidx, vals = matrix.Assemble[T](R, got)
-	return rowptr, colidx, vals, nil
+	return matrix.Gather[T](c, R, msg)
 }
 
 // declaredEntries returns the rank's entries as records of a scalar row
@@ -587,7 +581,7 @@ func (A *Mat[T]) declaredEntries() ([]byte, error) {
 		return nil, err
 	}
 	sp := A.sp
-	return A.block().Entries(declaredNumbers(&sp.rows.c), declaredNumbers(&sp.cols.c)), nil
+	return A.block().Entries(dist.DeclaredNumbers(&sp.rows.c), dist.DeclaredNumbers(&sp.cols.c)), nil
 }
 
 // MaxElementMatrixBytes bounds the element matrix of a matrix argument

@@ -36,7 +36,7 @@ import (
 	"github.com/goop2/op2/internal/engine"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/jit"
-	"github.com/goop2/op2/internal/mpi"
+	"github.com/goop2/op2/internal/solver"
 
 	// The host backends register themselves.
 	_ "github.com/goop2/op2/internal/backend/cuda"
@@ -103,7 +103,7 @@ type Runtime struct {
 	// e is the runtime's engine: configuration, backends, executor,
 	// timings, logger and the process it shares with every runtime.
 	e      *engine.Runtime
-	consts *constRegistry
+	consts *engine.Consts
 	// proc is the process's shared state, the same for every runtime
 	// (the default runtime's); proc.Process is e.Proc.
 	proc *process
@@ -134,8 +134,8 @@ func newProcess() *process {
 // newRuntime returns a runtime configured from the environment, in the
 // process d.
 func newRuntime(d *process) *Runtime {
-	r := &Runtime{e: engine.NewRuntime(d.Process), consts: newConstRegistry(), proc: d}
-	r.e.Consts = r.consts.all
+	r := &Runtime{e: engine.NewRuntime(d.Process), consts: engine.NewConsts(), proc: d}
+	r.e.Consts = r.consts.All
 	if d.Default == nil {
 		d.Default = r.e
 	}
@@ -329,15 +329,8 @@ func (r *Runtime) Stats() Stats {
 type process struct {
 	*engine.Process
 
-	// petscState is the process's use of PETSc: the MPI world it runs on
-	// when GoOP2 started MPI for it (a program not started by a
-	// launcher), and the number of PETSc solvers made, for their option
-	// prefixes.
-	petscState struct {
-		sync.Mutex
-		own     *mpi.World // MPI started for PETSc alone (a world of one), or nil
-		solvers int
-	}
+	// petsc is the process's use of PETSc.
+	petsc solver.Process
 	// addKernels are the kernels adding one Dat's values to another's,
 	// by C type and dim.
 	addKernels sync.Map

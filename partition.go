@@ -117,7 +117,7 @@ func Finalize() error {
 	if forced != nil {
 		return forced
 	}
-	err := finalizePETSc()
+	err := rt.proc.petsc.Finalize()
 	err = errors.Join(err, rt.proc.AutoUnfinished())
 	if w, _ := mpiWorld(); w != nil {
 		return errors.Join(err, w.Finalize())

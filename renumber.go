@@ -7,33 +7,12 @@ import (
 	"weak"
 
 	"github.com/goop2/op2/internal/core"
-	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/engine"
 )
 
-// registerSet, registerMap, registerSubset and registerDat record a
-// declared object for Renumber (engine.Process.RegisterSet...) without
-// keeping it alive.
-func registerSet(s *Set) {
-	p := weak.Make(s)
-	rt.proc.RegisterSet(func() *core.Set {
-		if s := p.Value(); s != nil {
-			return &s.c
-		}
-		return nil
-	})
-}
-
-func registerMap(m *Map) {
-	p := weak.Make(m)
-	rt.proc.RegisterMap(func() *core.Map {
-		if m := p.Value(); m != nil {
-			return &m.c
-		}
-		return nil
-	})
-}
-
+// registerSubset and registerDat record a declared object for Renumber
+// (engine.Process.RegisterSubset, RegisterData) without keeping it
+// alive; sets and maps register their core objects themselves.
 func registerSubset(sub *Subset) {
 	p := weak.Make(sub)
 	rt.proc.RegisterSubset(func() engine.MeshSubset {
@@ -196,23 +175,4 @@ func Renumber(o Ordering) (*RenumberInfo, error) {
 		return nil, err
 	}
 	return &RenumberInfo{Ordering: o.kind, Sets: sets}, nil
-}
-
-// declaredNumbers is the declared (global) number of each local element
-// of s, or nil when that is the element's own number.
-func declaredNumbers(s *core.Set) []int32 {
-	if h, ok := s.Halo.(*dist.SetHalo); ok {
-		return h.Global
-	}
-	return s.Declared
-}
-
-// toDeclared returns the owned elements' values of a renumbered set's
-// storage in the declared numbering.
-func toDeclared[T any](vals []T, dim int, decl []int32) []T {
-	out := make([]T, len(decl)*dim)
-	for i, g := range decl {
-		copy(out[int(g)*dim:(int(g)+1)*dim], vals[i*dim:(i+1)*dim])
-	}
-	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"unsafe"
+	"weak"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
@@ -32,7 +33,8 @@ func NewSet(size int, name string) (*Set, error) {
 	}
 	s := &Set{core.Set{Name: name, Core: size, Owned: size, Exec: size, Total: size, ID: core.NewID()}}
 	core.Track(&s.c) // plans built for the set go when it does
-	registerSet(s)
+	// Renumber finds it, without keeping it alive.
+	rt.proc.RegisterSet(weak.Make(&s.c).Value)
 	if rt.proc.DeclareBlocks() {
 		rt.proc.AddBlockSet(&s.c)
 	}
@@ -78,7 +80,7 @@ func (s *Set) GlobalSize() int {
 func (s *Set) DeclaredNumbers() []int32 {
 	lock(forNoData, "Set.DeclaredNumbers")
 	defer unlock()
-	if d := declaredNumbers(&s.c); d != nil {
+	if d := dist.DeclaredNumbers(&s.c); d != nil {
 		return slices.Clone(d[:s.c.Owned])
 	}
 	out := make([]int32, s.c.Owned)

@@ -217,7 +217,7 @@ func NewSolver(opts SolverOptions) (*Solver, error) {
 	s := &Solver{opts: opts, kernels: map[kernelKey]*Kernel{}}
 	if opts.Package == "petsc" {
 		var err error
-		if s.petsc, err = newPETScSolver(opts.PETScOptions); err != nil {
+		if s.petsc, err = rt.proc.petsc.NewSolver(mpiWorld, mpiFatal, rt.e.Logger(), opts.PETScOptions); err != nil {
 			return nil, fmt.Errorf("op2: NewSolver with PETSc: %w", err)
 		}
 	}

@@ -1,7 +1,6 @@
 package op2
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -16,73 +15,10 @@ import (
 // message says what to install.
 var ErrPETScUnavailable = petsc.ErrUnavailable
 
-// petscWorld returns the MPI world PETSc runs on: the launcher's or,
-// in a program not started by one, a world of one started for it
-// (PETSc is built on MPI, which must start before PETSc does).
-func petscWorld() (*mpi.World, error) {
-	w, err := mpiWorld()
-	if err != nil || w != nil {
-		return w, err
-	}
-	rt.proc.petscState.Lock()
-	defer rt.proc.petscState.Unlock()
-	if rt.proc.petscState.own != nil {
-		return rt.proc.petscState.own, nil
-	}
-	if w, err = solver.StartMPI(); err != nil {
-		return nil, err
-	}
-	rt.proc.petscState.own = w
-	return w, nil
-}
-
-// finalizePETSc ends PETSc, if it started, and the MPI started for it;
-// the launcher's MPI is Finalize's to end.
-func finalizePETSc() error {
-	err := petsc.Finalize()
-	rt.proc.petscState.Lock()
-	defer rt.proc.petscState.Unlock()
-	if w := rt.proc.petscState.own; w != nil {
-		err = errors.Join(err, w.Finalize())
-	}
-	return err
-}
-
-// newPETScSolver starts PETSc (collectively), if no solver did, and
-// puts options into its database under a new solver's prefix.
-func newPETScSolver(options string) (*solver.PETSc, error) {
-	if _, err := startPETSc(); err != nil {
-		return nil, err
-	}
-	rt.proc.petscState.Lock()
-	rt.proc.petscState.solvers++
-	n := rt.proc.petscState.solvers
-	rt.proc.petscState.Unlock()
-	return solver.NewPETSc(n, options)
-}
-
-// startPETSc loads PETSc and initialises it, once per process, on the
-// launcher's MPI or on a world of one started for it, and returns that
-// world. Collective: every rank agrees on the outcome.
+// startPETSc loads PETSc and initialises it, once per process, and
+// returns the world it runs on (solver.Process.Start). Collective.
 func startPETSc() (*mpi.World, error) {
-	// The library first: without it, a program not started by a
-	// launcher need not start MPI to learn that it cannot solve.
-	start := time.Now()
-	err := petsc.Load()
-	w, werr := mpiWorld()
-	if werr == nil && w == nil && err == nil {
-		w, werr = petscWorld()
-	}
-	if werr != nil {
-		return nil, werr
-	}
-	if w == nil {
-		return nil, err
-	}
-	if err := mpiFatal(solver.StartPETSc(w, err, rt.e.Logger(), start)); err != nil {
-		return nil, err
-	}
-	return w, nil
+	return rt.proc.petsc.Start(mpiWorld, mpiFatal, rt.e.Logger())
 }
 
 // solvePETSc is Solve with Package "petsc".

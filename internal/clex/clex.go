@@ -56,6 +56,19 @@ func IsIdentStart(c byte) bool {
 	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
 }
 
+// IsIdent reports whether s is a C identifier.
+func IsIdent(s string) bool {
+	if s == "" || !IsIdentStart(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !IsIdentChar(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // LineStart reports whether only blanks precede s[i] on its line.
 func LineStart(s string, i int) bool {
 	for k := i - 1; k >= 0 && s[k] != '\n'; k-- {

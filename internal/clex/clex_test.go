@@ -38,6 +38,11 @@ func TestHelpers(t *testing.T) {
 	if !IsIdentStart('_') || IsIdentStart('1') || !IsIdentChar('1') || IsIdentChar('-') {
 		t.Error("IsIdentStart/IsIdentChar")
 	}
+	for s, want := range map[string]bool{"res_calc": true, "_x1": true, "": false, "1x": false, "a-b": false, "a b": false} {
+		if IsIdent(s) != want {
+			t.Errorf("IsIdent(%q) = %v, want %v", s, !want, want)
+		}
+	}
 }
 
 func TestJoinLines(t *testing.T) {

@@ -219,3 +219,28 @@ func (r rowEntries[T]) Swap(i, j int) {
 	r.cols[i], r.cols[j] = r.cols[j], r.cols[i]
 	r.vals[i], r.vals[j] = r.vals[j], r.vals[i]
 }
+
+// Comm is what Gather needs of an MPI world.
+type Comm interface {
+	Rank() int
+	Size() int
+	Alltoallv(send [][]byte) ([][]byte, error)
+}
+
+// Gather assembles the entries records (Block.Entries) of every rank of
+// c on rank 0 into the scalar compressed rows of R rows that Assemble
+// makes; the other ranks get nils. With c nil only this rank's records
+// are assembled. Collective.
+func Gather[T float32 | float64](c Comm, R int, mine []byte) (rowptr, colidx []int32, vals []T, err error) {
+	got := [][]byte{mine}
+	if c != nil {
+		send := make([][]byte, c.Size())
+		send[0] = mine
+		got, err = c.Alltoallv(send)
+		if err != nil || c.Rank() != 0 {
+			return nil, nil, nil, err
+		}
+	}
+	rowptr, colidx, vals = Assemble[T](R, got)
+	return rowptr, colidx, vals, nil
+}
