@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/h5"
 	"github.com/goop2/op2/internal/regfile"
-	"github.com/goop2/op2/mesh"
 )
 
 // Restore loads the checkpoint at path into p's dats, Globals and
@@ -411,7 +411,7 @@ func (r *restore) dat(name string, s *core.Storage) error {
 			}
 		}
 	} else {
-		start, count := mesh.Block(h.GlobalSize, r.c.w.Rank(), r.c.w.Size())
+		start, count := collective.Block(h.GlobalSize, r.c.w.Rank(), r.c.w.Size())
 		block := make([]byte, count*elem)
 		if err := r.read(name, typ, 2, start, count, s.Dim, ptr(block)); err != nil {
 			return err
