@@ -364,6 +364,9 @@ func (k *krylov) Mult(x, y *Dat[float64]) error { return k.A.mult(k.r, x, y, "So
 // Describe names v in errors.
 func (k *krylov) Describe(v *Dat[float64]) string { return v.s.Describe() }
 
+// Err makes the solve's errors the API's.
+func (k *krylov) Err(err error) error { return apiError(err) }
+
 // accessOf is the loop access of a vector argument.
 func accessOf(a solver.Access) Access {
 	switch a {

@@ -64,6 +64,9 @@ type Program struct {
 	// Fatal ends the job when err says that an MPI wait ran out of time;
 	// any other error it returns as it is.
 	Fatal func(err error) error
+	// API makes err an error as the API returns it (the engine's
+	// API.Internal: "op2: " before the message); nil leaves it as it is.
+	API func(err error) error
 }
 
 // contents is what a checkpoint holds, listed the same way on every
@@ -71,6 +74,7 @@ type Program struct {
 type contents struct {
 	w       *mpi.World // the job when it has several ranks; nil otherwise
 	fatal   func(error) error
+	api     func(error) error // Program.API
 	dats    []*core.Storage
 	globals []*core.Storage
 	consts  []*core.Const // by name
@@ -80,13 +84,17 @@ type contents struct {
 
 // newContents lists what to save or restore (what names the call).
 func newContents(what string, p Program, state map[string][]byte) (*contents, error) {
-	c := &contents{state: state, fatal: p.Fatal, dats: p.Dats, globals: p.Globals}
+	c := &contents{state: state, fatal: p.Fatal, api: p.API, dats: p.Dats, globals: p.Globals}
+	asIs := func(err error) error { return err }
 	if c.fatal == nil {
-		c.fatal = func(err error) error { return err }
+		c.fatal = asIs
+	}
+	if c.api == nil {
+		c.api = asIs
 	}
 	if w := p.World; w != nil && w.Size() > 1 {
 		if !p.Partitioned {
-			return nil, fmt.Errorf("op2: %s: the mesh is not partitioned yet: call it after op2.Partition", what)
+			return nil, c.api(fmt.Errorf("%s: the mesh is not partitioned yet: call it after op2.Partition", what))
 		}
 		c.w = w
 	}

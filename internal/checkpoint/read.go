@@ -25,7 +25,7 @@ func Restore(p Program, path string) (map[string][]byte, error) {
 		return nil, err
 	}
 	if err := c.fatal(c.agree(what + " " + c.layout())); err != nil {
-		return nil, fmt.Errorf("op2: %s: %w", what, err)
+		return nil, c.api(fmt.Errorf("%s: %w", what, err))
 	}
 	r, err := c.plan(path)
 	if r != nil && r.f != nil {
@@ -33,10 +33,10 @@ func Restore(p Program, path string) (map[string][]byte, error) {
 	}
 	// Every rank checks the file before any rank changes anything.
 	if err := c.fatal(c.agreeErr(what, err)); err != nil {
-		return nil, fmt.Errorf("op2: %s: %w", what, err)
+		return nil, c.api(fmt.Errorf("%s: %w", what, err))
 	}
 	if err := c.fatal(c.agreeErr(what+" read", r.apply())); err != nil {
-		return nil, fmt.Errorf("op2: %s: %w", what, err)
+		return nil, c.api(fmt.Errorf("%s: %w", what, err))
 	}
 	return r.state, nil
 }

@@ -51,12 +51,12 @@ func Begin(p Program, path string, state map[string][]byte, deferred func(*core.
 		return nil, err
 	}
 	if err := c.fatal(c.agree(what + " " + c.layout())); err != nil {
-		return nil, fmt.Errorf("op2: %s: %w", what, err)
+		return nil, c.api(fmt.Errorf("%s: %w", what, err))
 	}
 	tmp := path + ".partial"
 	f, par, err := c.create(tmp)
 	if err != nil {
-		return nil, fmt.Errorf("op2: %s: %s: %w", what, tmp, err)
+		return nil, c.api(fmt.Errorf("%s: %s: %w", what, tmp, err))
 	}
 	cs := &Session{c: c, cw: &writer{f: f, w: c.w, par: par, fatal: c.fatal}, path: path, tmp: tmp, what: what, Deferred: map[*core.Storage]int{}}
 	for k, s := range c.dats {
@@ -111,14 +111,14 @@ func (cs *Session) Finish(werr error) error {
 		if c.rank() == 0 {
 			os.Remove(cs.tmp)
 		}
-		return fmt.Errorf("op2: %s: %s: %w", cs.what, cs.tmp, err)
+		return c.api(fmt.Errorf("%s: %s: %w", cs.what, cs.tmp, err))
 	}
 	var rerr error
 	if c.rank() == 0 {
 		rerr = publish(cs.tmp, cs.path)
 	}
 	if err := c.fatal(c.agreeErr(cs.what+" rename", rerr)); err != nil {
-		return fmt.Errorf("op2: %s: %w", cs.what, err)
+		return c.api(fmt.Errorf("%s: %w", cs.what, err))
 	}
 	return nil
 }

@@ -173,7 +173,7 @@ func (p *Process) autoState() (*autoCkpt, error) {
 	}
 	every, loops, err := exec.ParseEvery(cfg.CheckpointEvery)
 	if err != nil {
-		return nil, fmt.Errorf("op2: Config.CheckpointEvery = %q: %w", cfg.CheckpointEvery, err)
+		return nil, p.api.Internal(fmt.Errorf("Config.CheckpointEvery = %q: %w", cfg.CheckpointEvery, err))
 	}
 	a := &autoCkpt{p: p, path: cfg.Checkpoint, everyText: cfg.CheckpointEvery, every: every, loops: loops, since: time.Now(), replayTo: -1, target: -1}
 	p.auto = a
@@ -199,7 +199,7 @@ func (p *Process) autoState() (*autoCkpt, error) {
 	}
 	if err != nil {
 		p.auto = nil
-		return nil, fmt.Errorf("op2: %s: %w", what, err)
+		return nil, p.api.Internal(fmt.Errorf("%s: %w", what, err))
 	}
 	if at >= 0 {
 		a.replayTo, a.rerunTo = at, at
@@ -207,14 +207,14 @@ func (p *Process) autoState() (*autoCkpt, error) {
 			// Without it (a file of an earlier GoOP2) every loop runs again.
 			if a.rerunTo, err = strconv.ParseInt(string(v), 10, 64); err != nil || a.rerunTo < 0 || a.rerunTo > at {
 				p.auto = nil
-				return nil, fmt.Errorf("op2: %s: its index of the loops to run again, %q, is not one from 0 to %d", what, v, at)
+				return nil, p.api.Internal(fmt.Errorf("%s: its index of the loops to run again, %q, is not one from 0 to %d", what, v, at))
 			}
 		}
 		a.stale = map[uint64]string{}
 		a.log = state[autoLogKey]
 		if a.replay, err = parseReductionLog(a.log); err != nil {
 			p.auto = nil
-			return nil, fmt.Errorf("op2: %s: %w", what, err)
+			return nil, p.api.Internal(fmt.Errorf("%s: %w", what, err))
 		}
 	}
 	return a, nil
@@ -508,7 +508,7 @@ func (a *autoCkpt) setReductions(l *core.Loop, v []byte) error {
 		s := arg.Data
 		n := s.Dim * s.Type.Size()
 		if len(v) < n {
-			return fmt.Errorf("op2: automatic checkpoint %q: the log holds no values of global %q for loop %d: the program issues other loops than the run that wrote it", a.path, s.Name, a.n-1)
+			return a.p.api.Internal(fmt.Errorf("automatic checkpoint %q: the log holds no values of global %q for loop %d: the program issues other loops than the run that wrote it", a.path, s.Name, a.n-1))
 		}
 		if err := s.HostAccess(true); err != nil {
 			return err
@@ -531,7 +531,7 @@ func (p *Process) AutoRecorded() error {
 	}
 	a.n++
 	if a.replayTo >= 0 {
-		return fmt.Errorf("op2: automatic checkpoint %q: a loop recorded (Chain, Lazy) before the loop it was written at: automatic checkpoints need loops that run at once", a.path)
+		return p.api.Internal(fmt.Errorf("automatic checkpoint %q: a loop recorded (Chain, Lazy) before the loop it was written at: automatic checkpoints need loops that run at once", a.path))
 	}
 	a.turnOff(p, "a loop was recorded (Chain, Lazy): automatic checkpoints need loops that run at once")
 	return nil
@@ -583,12 +583,12 @@ func (p *Process) HostRead(op string, ss ...*core.Storage) error {
 			continue
 		}
 		if k, ok := a.unrestored[s.ID]; ok {
-			return fmt.Errorf("op2: automatic checkpoint %q: %s reads %s, which the checkpoint left out (SetNoCheckpoint) and loop %q, skipped on this restart, wrote: its values were not restored", a.path, op, s.Describe(), k)
+			return p.api.Internal(fmt.Errorf("automatic checkpoint %q: %s reads %s, which the checkpoint left out (SetNoCheckpoint) and loop %q, skipped on this restart, wrote: its values were not restored", a.path, op, s.Describe(), k))
 		}
 		if a.replayTo >= 0 {
 			if k, ok := a.stale[s.ID]; ok {
-				return fmt.Errorf("op2: automatic checkpoint %q: %s reads %s before loop %d, which the run that wrote the checkpoint did not (loop %q, skipped on this restart, wrote it): this run takes another path, and cannot resume from the file; remove it to start again",
-					a.path, op, s.Describe(), a.n, k)
+				return p.api.Internal(fmt.Errorf("automatic checkpoint %q: %s reads %s before loop %d, which the run that wrote the checkpoint did not (loop %q, skipped on this restart, wrote it): this run takes another path, and cannot resume from the file; remove it to start again",
+					a.path, op, s.Describe(), a.n, k))
 			}
 		}
 		if err := a.touch(s); err != nil {
@@ -742,8 +742,8 @@ func (a *autoCkpt) checkUnrestored(l *core.Loop) error {
 			continue
 		}
 		if !d.whole {
-			return fmt.Errorf("op2: automatic checkpoint %q: loop %q over set %q reads %s, which the checkpoint left out (SetNoCheckpoint) and loop %q, skipped on this restart, wrote: its values were not restored (leave out only dats that loops write whole before they read them)",
-				a.path, l.Kernel.Name, l.Set.Name, d.s.Describe(), k)
+			return a.p.api.Internal(fmt.Errorf("automatic checkpoint %q: loop %q over set %q reads %s, which the checkpoint left out (SetNoCheckpoint) and loop %q, skipped on this restart, wrote: its values were not restored (leave out only dats that loops write whole before they read them)",
+				a.path, l.Kernel.Name, l.Set.Name, d.s.Describe(), k))
 		}
 		delete(a.unrestored, d.s.ID)
 	}

@@ -21,6 +21,9 @@ const AutoKey = "op2."
 func (r *Runtime) program() checkpoint.Program {
 	p := r.Proc
 	prog := checkpoint.Program{Fatal: p.Fatal}
+	if p.api != nil {
+		prog.API = p.api.Internal
+	}
 	if w := p.Started(); w != nil && w.Size() > 1 {
 		prog.World, prog.Partitioned = w, p.Partitioned()
 	}
@@ -78,7 +81,7 @@ func (r *Runtime) RunNow(b *exec.Opened, l *core.Loop) error {
 // nil otherwise. Caller holds the lock.
 func (p *Process) AutoUnfinished() error {
 	if a := p.auto; a != nil && a.replayTo >= 0 {
-		return fmt.Errorf("op2: automatic checkpoint %q: the run ended after %d loops, before loop %d, where the checkpoint was written: the loops were skipped and their results are not this run's (run the program as it was run when the checkpoint was written, or remove the file)", a.path, a.n, a.replayTo)
+		return p.api.Internal(fmt.Errorf("automatic checkpoint %q: the run ended after %d loops, before loop %d, where the checkpoint was written: the loops were skipped and their results are not this run's (run the program as it was run when the checkpoint was written, or remove the file)", a.path, a.n, a.replayTo))
 	}
 	return nil
 }

@@ -29,7 +29,7 @@ func (p *Process) ShareError(what string, err error) error {
 	case err != nil:
 		return err // rank 0's own error, as the other ranks report it
 	}
-	return fmt.Errorf("op2: %s: %w", what, aerr)
+	return p.api.Internal(fmt.Errorf("%s: %w", what, aerr))
 }
 
 // LoadDat puts vals, the values of every element of s's set in the
@@ -59,7 +59,7 @@ func (p *Process) LoadDat(s *core.Storage, vals []byte) error {
 	total := s.Set.Total
 	got, err := dist.ScatterRows(w, h.Global[:total], vals, elem)
 	if err != nil {
-		return p.Fatal(fmt.Errorf("op2: reading %s: %w", s.Describe(), err))
+		return p.Fatal(p.api.Internal(fmt.Errorf("reading %s: %w", s.Describe(), err)))
 	}
 	if err := p.api.Internal(s.HostAccess(true)); err != nil {
 		return err

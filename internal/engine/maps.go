@@ -54,7 +54,7 @@ func (p *Process) ComposeTables(maps []*core.Map, what string, distributing bool
 			at := fmt.Sprintf("%s: map %q at the entries through map %q (elements of set %q)", what, m.Name, maps[i+1].Name, m.From.Name)
 			rows, err := dist.BlockRows(p.Started(), m.Table, k, table, at)
 			if err != nil {
-				return nil, p.Fatal(fmt.Errorf("op2: %w", err))
+				return nil, p.Fatal(p.api.Internal(err))
 			}
 			table = rows
 			continue

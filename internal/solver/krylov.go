@@ -6,7 +6,7 @@
 //
 // The API checks the options and the arguments, takes the lock and
 // tells the automatic checkpoints what the host reads; the code here
-// computes, and its errors are the API's (they say "op2: Solve").
+// computes, and its errors are the API's (Ops.Err makes them).
 package solver
 
 import (
@@ -103,6 +103,9 @@ type Ops[V comparable] interface {
 	Loop(name, params, body string, coefs []float64, args []Arg[V]) ([]float64, error)
 	// Describe names a vector in errors.
 	Describe(v V) string
+	// Err makes err an error as the API returns it ("op2: " before
+	// the message).
+	Err(err error) error
 }
 
 // Solve solves A x = b, A the matrix named matrix (in errors), from
@@ -251,7 +254,7 @@ func (k *krylov[V]) begin(x, b, r, q V) (done bool, err error) {
 		return false, err
 	}
 	if !isFinite(bb) {
-		return false, fmt.Errorf("op2: Solve: the right-hand side %s has ‖b‖² = %g: it holds a NaN or infinity, or values too large to square", k.ops.Describe(b), bb)
+		return false, k.ops.Err(fmt.Errorf("Solve: the right-hand side %s has ‖b‖² = %g: it holds a NaN or infinity, or values too large to square", k.ops.Describe(b), bb))
 	}
 	k.bnorm = math.Sqrt(bb)
 	if bb == 0 {
@@ -276,7 +279,7 @@ func (k *krylov[V]) begin(x, b, r, q V) (done bool, err error) {
 		return false, err
 	}
 	if !isFinite(rr) {
-		return false, fmt.Errorf("op2: Solve: the first residual b - A x has ‖r‖² = %g: %s or the starting %s holds a NaN or infinity", rr, k.matrix, k.ops.Describe(x))
+		return false, k.ops.Err(fmt.Errorf("Solve: the first residual b - A x has ‖r‖² = %g: %s or the starting %s holds a NaN or infinity", rr, k.matrix, k.ops.Describe(x)))
 	}
 	return false, nil
 }
@@ -318,7 +321,7 @@ func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 // (k.err).
 func (k *krylov[V]) more() bool {
 	if !isFinite(k.info.Residual) {
-		k.err = fmt.Errorf("op2: Solve: %s diverged: the residual is %g at iteration %d (%s)", k.info.Method, k.info.Residual, k.info.Iterations, k.matrix)
+		k.err = k.ops.Err(fmt.Errorf("Solve: %s diverged: the residual is %g at iteration %d (%s)", k.info.Method, k.info.Residual, k.info.Iterations, k.matrix))
 		k.info.Reason = "the residual is not finite"
 		return false
 	}
@@ -335,5 +338,5 @@ func (k *krylov[V]) more() bool {
 }
 
 func (k *krylov[V]) breakdown(method, what string, v float64) error {
-	return fmt.Errorf("op2: Solve: %s broke down at iteration %d: %s = %g (%s)", method, k.info.Iterations, what, v, k.matrix)
+	return k.ops.Err(fmt.Errorf("Solve: %s broke down at iteration %d: %s = %g (%s)", method, k.info.Iterations, what, v, k.matrix))
 }
