@@ -89,14 +89,22 @@ type Mesh struct {
 	// Dim is the cells' dimension, 2 or 3; X holds Dim coordinates per
 	// node.
 	Dim int
-	// Kind is the cells' kind.
+	// Kind is the cells' kind; 0 for a mixed mesh (cells of several
+	// kinds: see CellKinds).
 	Kind  topology.Kind
 	Nodes *op2.Set
 	X     *op2.Dat[float64]
+	// Cells is every cell, of whatever kind, in one set, so that cell
+	// data is one Dat.
 	Cells *op2.Set
 	// CellNodes maps each cell to its Kind.Nodes() nodes, in Gmsh's
-	// (and VTK's) order, positively oriented.
+	// (and VTK's) order, positively oriented; nil for a mixed mesh,
+	// whose cells reach their nodes through CellKinds.
 	CellNodes *op2.Map
+	// CellKinds holds the cells of each kind, in the order the cells are
+	// numbered: one entry for a mesh of one kind (its Set is Cells), one
+	// per kind for a mixed mesh.
+	CellKinds []CellKind
 	// CellTags holds each cell's physical group tags: Dim() values per
 	// cell, increasing, then zeros (0: none).
 	CellTags *op2.Dat[int32]
@@ -109,6 +117,34 @@ type Mesh struct {
 	// Renumbered what op2.Renumber did on one process, nil if nothing.
 	Partition  *op2.PartitionInfo
 	Renumbered *op2.RenumberInfo
+
+	// cellNodesPadded maps each cell of a mixed mesh to its nodes and,
+	// after them, its last node again up to the most nodes of any kind:
+	// declared so that op2.Partition and op2.Renumber keep the nodes
+	// with the cells (through it every node has its cells), not for
+	// loops.
+	cellNodesPadded *op2.Map
+}
+
+// CellKind is the cells of one kind. OP2's maps have one arity, so a
+// loop that needs the nodes of the cells runs over each kind's Set,
+// reading the nodes through Nodes and the cells' Dats (on Mesh.Cells)
+// through Cells:
+//
+//	for _, ck := range m.CellKinds {
+//		err = op2.ParLoop(volume[ck.Kind], ck.Set, m.X.ArgVec(op2.Read, ck.Nodes), vol.ArgMap(op2.Write, ck.Cells, 0))
+//	}
+type CellKind struct {
+	Kind topology.Kind
+	// Set holds the cells of this kind, in the order of their numbers
+	// in Mesh.Cells; for a mesh of one kind it is Mesh.Cells itself.
+	Set *op2.Set
+	// Cells maps each element of Set to its cell in Mesh.Cells (arity
+	// 1; for a mesh of one kind, the identity).
+	Cells *op2.Map
+	// Nodes maps each element of Set to its Kind.Nodes() nodes, as
+	// Mesh.CellNodes does (for a mesh of one kind, it is CellNodes).
+	Nodes *op2.Map
 }
 
 // Facets is one kind of facet, interior or boundary.
