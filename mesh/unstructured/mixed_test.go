@@ -157,6 +157,33 @@ func checkKinds(t *testing.T, m *unstructured.Mesh, kinds []topology.Kind, volum
 			t.Fatal(err)
 		}
 	}
+	// Each rank's cells of each kind are its elements of that kind's
+	// set: the kinds' sets follow their cells when partitioned.
+	which, err := op2.NewDat[int32](m.Cells, 1, nil, "which")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ck := range m.CellKinds {
+		src := fmt.Sprintf("void which_%d(int *w) { *w = %d; }", i, i)
+		if err := op2.ParLoop(op2.NewKernel(src, fmt.Sprintf("which_%d", i)), ck.Set, which.ArgMap(op2.Write, ck.Cells, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := which.DataROErr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ck := range m.CellKinds {
+		n := 0
+		for _, v := range w {
+			if v == int32(i) {
+				n++
+			}
+		}
+		if n != ck.Set.Size() {
+			t.Errorf("rank %d: %d of its cells are %s, its %v set has %d", op2.Rank(), n, ck.Kind.Plural(), ck.Kind, ck.Set.Size())
+		}
+	}
 	once := loopSum(t, m.Cells, 1, "void once(const double *h, double *s) { if (*h == 1) *s += 1; }", "once", hits.Arg(op2.Read))[0]
 	if int(once) != m.Cells.GlobalSize() {
 		t.Errorf("%g of %d cells are in one kind's set exactly", once, m.Cells.GlobalSize())
