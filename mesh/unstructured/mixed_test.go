@@ -277,8 +277,10 @@ func TestLoadMixed(t *testing.T) {
 }
 
 // TestLoadMixedOnRanks declares Gmsh's boundary-layer cube and square,
-// from the .msh file and its HDF5 conversion, on 2 and 3 MPI ranks: the
-// summary equals one process's, and every cell is in one kind's set.
+// from the .msh file (partitioned by PT-Scotch where it is installed) and
+// its HDF5 conversion (by RCB), on 2 and 3 MPI ranks: the summary equals
+// one process's, every cell is in one kind's set, and each rank's cells
+// of a kind are its elements of that kind's set.
 func TestLoadMixedOnRanks(t *testing.T) {
 	const pathEnv, wantEnv, kindsEnv = "UNSTRUCTURED_MESH", "UNSTRUCTURED_WANT", "UNSTRUCTURED_KINDS"
 	if mpitest.InRanks() {
@@ -296,6 +298,9 @@ func TestLoadMixedOnRanks(t *testing.T) {
 		}
 		if d := same(summarize(t, m), want); d != "" {
 			t.Errorf("rank %d of %d: %s", op2.Rank(), op2.Ranks(), d)
+		}
+		if os.Getenv("OP2_PTSCOTCH_LIBRARY") != "" && m.Partition.Partitioner != "rcb" {
+			t.Errorf("partitioned by %s, want rcb without PT-Scotch", m.Partition.Partitioner)
 		}
 		checkKinds(t, m, kinds, want.Volume)
 		if err := op2.Finalize(); err != nil {
@@ -332,8 +337,17 @@ func TestLoadMixedOnRanks(t *testing.T) {
 				if (kind == "square" || file == h5) && (ranks == 3 || kind == "square" && file == h5) {
 					continue // to keep the test short: the layer's .msh on 2 and 3 ranks, its HDF5 and the square on 2
 				}
-				t.Run(fmt.Sprintf("%s%s/%d", kind, filepath.Ext(file), ranks), func(t *testing.T) {
-					mpitest.Run(t, ranks, 2*time.Minute, pathEnv+"="+file, wantEnv+"="+string(want), kindsEnv+"="+string(kj))
+				env := []string{pathEnv + "=" + file, wantEnv + "=" + string(want), kindsEnv + "=" + string(kj)}
+				name := fmt.Sprintf("%s%s/%d", kind, filepath.Ext(file), ranks)
+				if file == h5 {
+					// Without PT-Scotch: the automatic partitioner's RCB on
+					// the nodes, which the cells follow through their
+					// padded map to the nodes.
+					env = append(env, "OP2_PTSCOTCH_LIBRARY="+filepath.Join(dir, "absent.so"))
+					name += "-rcb"
+				}
+				t.Run(name, func(t *testing.T) {
+					mpitest.Run(t, ranks, 2*time.Minute, env...)
 				})
 			}
 		}
