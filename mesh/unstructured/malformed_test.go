@@ -144,3 +144,72 @@ func TestDeclareMalformed(t *testing.T) {
 		})
 	}
 }
+
+// hybridByHand is a hexahedron (the unit cube), a pyramid on its top
+// face and a tetrahedron on one of the pyramid's triangles, as Gmsh
+// would list them (by type: the tetrahedron, the hexahedron, the
+// pyramid), element tags 50, 60 and 70.
+func hybridByHand() *gmsh.Mesh {
+	g := &gmsh.Mesh{Dim: 3}
+	for _, p := range [][3]float64{{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1},
+		{0.5, 0.5, 1.5}, {0.5, -0.5, 1.3}} {
+		g.X = append(g.X, p[:]...)
+		g.NodeTags = append(g.NodeTags, int64(len(g.NodeTags)+1))
+	}
+	block := func(t gmsh.Type, tag int64, nodes ...int32) gmsh.Block {
+		return gmsh.Block{Type: t, Nodes: nodes, Tags: []int64{tag}, Physical: []int32{0}, Entity: []int32{1}}
+	}
+	g.Blocks = []gmsh.Block{
+		block(gmsh.Tetrahedron, 50, 4, 5, 8, 9),
+		block(gmsh.Hexahedron, 60, 0, 1, 2, 3, 4, 5, 6, 7),
+		block(gmsh.Pyramid, 70, 4, 5, 6, 7, 8),
+	}
+	return g
+}
+
+// TestDeclareMixedMalformed: a mixed mesh built by hand declares, with
+// its shared faces interior; made wrong, each is an error naming what is
+// wrong (the cell's kind and element tag), from Declare and WriteHDF5.
+func TestDeclareMixedMalformed(t *testing.T) {
+	m, err := unstructured.Declare(hybridByHand(), unstructured.Options{})
+	if err != nil {
+		t.Fatalf("the well-formed mesh: %v", err)
+	}
+	if len(m.CellKinds) != 3 || m.Cells.Size() != 3 || len(m.Interior) != 2 || m.Interior[0].Set.Size() != 1 || m.Interior[1].Set.Size() != 1 {
+		t.Fatalf("%d kinds, %d cells and %d interior facet sets; want 3, 3 and a triangle and a quadrilateral between the cells", len(m.CellKinds), m.Cells.Size(), len(m.Interior))
+	}
+	for _, c := range []struct {
+		name  string
+		bad   func(g *gmsh.Mesh)
+		wants []string
+	}{
+		{"pyramid of zero volume", func(g *gmsh.Mesh) { g.X[3*8+2] = 1 }, []string{"pyramid 0 (element tag 70) has zero volume"}},
+		{"hexahedron of zero volume", func(g *gmsh.Mesh) {
+			copy(g.Blocks[1].Nodes[4:], g.Blocks[1].Nodes[:4])
+			g.Blocks[1].Nodes[4], g.Blocks[1].Nodes[6] = g.Blocks[1].Nodes[6], g.Blocks[1].Nodes[4]
+		}, []string{"hexahedron 0 (element tag 60)"}},
+		{"a face of three cells", func(g *gmsh.Mesh) {
+			g.Blocks[0].Nodes = append(g.Blocks[0].Nodes, 4, 5, 8, 3)
+			g.Blocks[0].Tags, g.Blocks[0].Physical, g.Blocks[0].Entity = append(g.Blocks[0].Tags, 51), append(g.Blocks[0].Physical, 0), append(g.Blocks[0].Entity, 1)
+		}, []string{"triangle facet", "shared by 3 cells"}},
+		{"node out of range", func(g *gmsh.Mesh) { g.Blocks[2].Nodes[4] = 10 }, []string{"block 2 (pyramid)", "node 4 is 10"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := hybridByHand()
+			c.bad(g)
+			m, err := unstructured.Declare(g, unstructured.Options{})
+			if err == nil || m != nil {
+				t.Fatalf("Declare: mesh %v, error %v", m != nil, err)
+			}
+			herr := unstructured.WriteHDF5(filepath.Join(t.TempDir(), "m.h5"), g)
+			for _, w := range c.wants {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Declare: %v; want an error saying %q", err, w)
+				}
+				if c.name != "a face of three cells" && (herr == nil || !strings.Contains(herr.Error(), w)) {
+					t.Errorf("WriteHDF5: %v; want an error saying %q", herr, w)
+				}
+			}
+		})
+	}
+}
