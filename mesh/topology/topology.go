@@ -2,7 +2,9 @@
 // by hand from a mesh's cells: the facets (edges of 2-D cells, faces of
 // 3-D cells) with their nodes, the cells on each side of each facet and
 // the facet's local number in each, the facets and neighbours of each
-// cell, and the boundary facets. It works on plain slices (a mesh read
+// cell, and the boundary facets, for cells of one kind (Derive) or of
+// several (DeriveMixed: a boundary layer of prisms under tetrahedra with
+// pyramids between). It works on plain slices (a mesh read
 // from a file, before it is declared to GoOP2), in time linear in the
 // mesh's size up to a sort of the facets' keys.
 //

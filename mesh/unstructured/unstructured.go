@@ -15,17 +15,32 @@
 //
 // # What is declared
 //
-// The cells are the mesh's elements of its highest dimension (2 or 3), all
-// of one kind (triangles, quadrilaterals, tetrahedra, hexahedra, prisms or
-// pyramids); a file mixing kinds of that dimension is refused. Each cell is
-// oriented positively as package mesh/topology defines it (a cell the
-// file gives the other way round has two nodes swapped), so a facet's
-// nodes, listed as the first of its cells sees it, give a normal pointing
-// out of that cell and, on the boundary, out of the mesh. The facets come
-// in one set per kind (prisms and pyramids have triangular and
-// quadrilateral faces): interior facets in Mesh.Interior, with a map to
-// their two cells, and boundary facets in Mesh.Boundary, with a map to
-// their one cell.
+// The cells are the mesh's elements of its highest dimension (2 or 3):
+// triangles and quadrilaterals, or tetrahedra, hexahedra, prisms and
+// pyramids, of one kind or mixed. Each cell is oriented positively as
+// package mesh/topology defines it (a cell the file gives the other way
+// round has two nodes swapped), so a facet's nodes, listed as the first of
+// its cells sees it, give a normal pointing out of that cell and, on the
+// boundary, out of the mesh. The facets come in one set per kind (edges
+// in 2-D; triangles and quadrilaterals in 3-D, as prisms and pyramids
+// have both): interior facets in Mesh.Interior, with a map to their two
+// cells, and boundary facets in Mesh.Boundary, with a map to their one
+// cell.
+//
+// Every cell, of whatever kind, is an element of the one set Mesh.Cells,
+// so that cell data (a finite-volume code's unknowns, the geometry's
+// volumes) is one Dat and the facets' maps lead into one numbering. OP2's
+// maps have one arity, so the cells' nodes are reached per kind:
+// Mesh.CellKinds holds, for each kind, its own set of the cells of that
+// kind, a map of arity 1 from it to Mesh.Cells and a map to the nodes. A
+// loop that needs a cell's nodes runs over each kind's set and writes the
+// cell's Dat through the map of arity 1 (CellKind's example); a facet's
+// Local is its number in each cell's own kind. A mesh of one kind also
+// declares Mesh.CellNodes (Mesh.Kind is its kind, and its one CellKind
+// has Mesh.Cells as its set); a mixed mesh has Kind 0 and CellNodes nil.
+// A face shared by cells of two kinds (a prism's triangle and a
+// tetrahedron's, a pyramid's base and a hexahedron's face) is an interior
+// facet.
 //
 // Physical groups become tags and Subsets. Every cell and facet has the
 // tags of the physical groups of the file's element on it (Mesh.CellTags,
@@ -41,7 +56,10 @@
 //
 // The declared numbering is the file's: node i is the file's i-th node,
 // cell i its i-th cell (a 2.2 file's repeated elements counted once), so that Dat.Gather, hdf5 and vtk output list
-// values in the file's order. On one process the sets are then renumbered
+// values in the file's order. The cells of a mixed mesh are numbered
+// kind after kind, in the order of gmsh.Mesh.Cells (triangles before
+// quadrilaterals; tetrahedra, hexahedra, prisms, pyramids), each kind in
+// the file's order; each kind's set follows its cells in that order. On one process the sets are then renumbered
 // for locality by default (Options.Renumber: reverse Cuthill–McKee on the
 // cells through their facets, the other sets following; Gmsh numbers
 // nodes with little locality), which loops see and output does not.
@@ -52,7 +70,12 @@
 // Every rank calls Load (it is collective). Each rank takes its block of
 // the nodes, the cells and the file's boundary elements, the facets are
 // derived over the ranks before partitioning (each facet at the rank
-// holding its smallest node), and op2.Partition distributes the whole.
+// holding its smallest node), and op2.Partition distributes the whole:
+// the sets of each kind of cell follow their cells through their maps to
+// Mesh.Cells (a mixed mesh also declares an unexported map of each cell
+// to its nodes, padded to the most nodes of a kind, so that the nodes
+// follow the cells, and the cells the nodes when RCB partitions the
+// nodes).
 // From a .msh file every rank reads the file, keeping its blocks; from the
 // HDF5 file `op2mesh convert` writes, every rank reads its blocks only, so
 // that no rank holds the whole mesh.
