@@ -160,8 +160,8 @@ func readHDF5Block(path string, rank, ranks int) (s *source, err error) {
 		}
 		for _, t := range head[3 : 3+head[2]] {
 			k, _ := KindOf(gmsh.Type(t))
-			if k == 0 || slices.Contains(kinds, k) {
-				return nil, bad("dataset unstructured names cells of Gmsh type %d in %d dimensions", t, head[1])
+			if k != 0 && slices.Contains(kinds, k) {
+				return nil, bad("dataset unstructured names cells of Gmsh type %d twice", t)
 			}
 			kinds = append(kinds, k)
 		}

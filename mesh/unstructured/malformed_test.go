@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goop2/op2/hdf5"
+	"github.com/goop2/op2/internal/testreq"
 	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/mesh/unstructured"
 )
@@ -209,6 +211,69 @@ func TestDeclareMixedMalformed(t *testing.T) {
 				if c.name != "a face of three cells" && (herr == nil || !strings.Contains(herr.Error(), w)) {
 					t.Errorf("WriteHDF5: %v; want an error saying %q", herr, w)
 				}
+			}
+		})
+	}
+}
+
+// TestMixedHDF5Malformed: HDF5 files in the mixed layout (2) that
+// WriteHDF5 would not write are errors naming the file and what is wrong.
+func TestMixedHDF5Malformed(t *testing.T) {
+	type kindSet struct {
+		name  string
+		size  int
+		arity int
+		nodes []int32
+	}
+	write := func(t *testing.T, head []int32, cells int, kinds []kindSet) string {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "bad.h5")
+		f, err := hdf5.Create(path)
+		testreq.Check(t, "hdf5", err, hdf5.ErrNoHDF5)
+		x := []float64{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1}
+		steps := []func() error{
+			func() error { return hdf5.WriteArray(f, "unstructured", 1, head) },
+			func() error { return hdf5.WriteArray(f, "groups", 1, []int32{}) },
+			func() error { return f.WriteSetSize("nodes", 5) },
+			func() error { return hdf5.WriteArray(f, "x", 3, x) },
+			func() error { return f.WriteSetSize("cells", cells) },
+			func() error { return hdf5.WriteArray(f, "cell_tags", 1, make([]int32, cells)) },
+		}
+		for _, k := range kinds {
+			steps = append(steps, func() error { return f.WriteSetSize(k.name, k.size) },
+				func() error { return f.WriteMapTable(k.name+"_nodes", k.arity, k.nodes) })
+		}
+		for _, s := range steps {
+			if err := s(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	tet := kindSet{"cells_4", 1, 4, []int32{0, 1, 2, 3}}
+	pyr := kindSet{"cells_7", 1, 5, []int32{0, 1, 4, 2, 3}}
+	for _, c := range []struct {
+		name  string
+		head  []int32
+		cells int
+		kinds []kindSet
+		want  string
+	}{
+		{"one kind in the mixed layout", []int32{2, 3, 1, 4}, 1, []kindSet{tet}, "a mesh of 1 kinds of cell lists 1"},
+		{"kinds cut short", []int32{2, 3, 3, 4, 7}, 2, []kindSet{tet, pyr}, "a mesh of 3 kinds of cell lists 2"},
+		{"a kind twice", []int32{2, 3, 2, 4, 4}, 2, []kindSet{tet}, "cells of Gmsh type 4 twice"},
+		{"a kind of another dimension", []int32{2, 3, 2, 4, 2}, 2, []kindSet{tet}, "cells of Gmsh type 2 in 3 dimensions"},
+		{"counts disagree", []int32{2, 3, 2, 4, 7}, 3, []kindSet{tet, pyr}, "hold 2 cells, the set cells 3"},
+		{"node out of range", []int32{2, 3, 2, 4, 7}, 2, []kindSet{tet, {"cells_7", 1, 5, []int32{0, 1, 4, 2, 9}}}, "cells_7_nodes holds node 9, outside [0,5)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := write(t, c.head, c.cells, c.kinds)
+			_, err := unstructured.Load(path, unstructured.Options{})
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("%v; want an error naming %s and saying %q", err, path, c.want)
 			}
 		})
 	}
