@@ -98,12 +98,17 @@ import (
 type Options struct {
 	// Renumber orders the mesh for locality on one process: "rcm" (or
 	// ""), reverse Cuthill–McKee on the cells through their interior
-	// facets (op2.RCMOrdering), or "none", the file's order. Under MPI
-	// op2.Partition orders each rank's part and Renumber is not used.
+	// facets (op2.RCMOrdering; for a mixed mesh on the nodes through the
+	// cells, the cells following), or "none", the file's order. Under
+	// MPI op2.Partition orders each rank's part and Renumber is not
+	// used.
 	Renumber string
 	// Partitioner is used under MPI; nil chooses
 	// op2.AutoPartitioner(the first interior facet set's map to cells,
-	// the coordinates).
+	// the coordinates); for a mixed mesh, whose kinds meet through
+	// facets of several kinds, its map is the cells' (unexported) padded
+	// map to the nodes, so that the nodes are partitioned and the cells
+	// follow them.
 	Partitioner *op2.Partitioner
 }
 
