@@ -223,18 +223,19 @@ func readHDF5Block(path string, rank, ranks int) (s *source, err error) {
 			}
 			s.kinds = append(s.kinds, kindCount{k, n})
 			lo, hi := max(s.firstCell, at), min(s.firstCell+count, at+n)
-			if lo < hi {
-				rows, err := hdf5.ReadRows[int32](f, cellsName(k)+"_nodes", k.Nodes(), lo-at, hi-lo)
-				if err != nil {
-					return nil, err
-				}
-				for _, v := range rows {
-					if v < 0 || int(v) >= s.nodes {
-						return nil, bad("%s_nodes holds node %d, outside [0,%d)", cellsName(k), v, s.nodes)
-					}
-				}
-				s.cellNodes = append(s.cellNodes, rows...)
+			if hi < lo {
+				lo, hi = at, at // none here: every rank reads every dataset, were the reads collective
 			}
+			rows, err := hdf5.ReadRows[int32](f, cellsName(k)+"_nodes", k.Nodes(), lo-at, hi-lo)
+			if err != nil {
+				return nil, err
+			}
+			for _, v := range rows {
+				if v < 0 || int(v) >= s.nodes {
+					return nil, bad("%s_nodes holds node %d, outside [0,%d)", cellsName(k), v, s.nodes)
+				}
+			}
+			s.cellNodes = append(s.cellNodes, rows...)
 			at += n
 		}
 		if at != s.cells {
