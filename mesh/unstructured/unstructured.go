@@ -187,7 +187,7 @@ type Facets struct {
 	// says, then the other), a boundary facet to its cell.
 	Cells *op2.Map
 	// Local holds the facet's local number in each of Cells
-	// (topology.LocalFacets' index): dim 2 or 1.
+	// (topology.LocalFacets' index for that cell's kind): dim 2 or 1.
 	Local *op2.Dat[int32]
 	// Tags holds the physical group tags of the file's element on the
 	// facet: Dim() values per facet, increasing, then zeros (0: none).
