@@ -53,6 +53,7 @@ static int (*p_cg_nsols)(int, int, int, int *);
 static int (*p_cg_sol_info)(int, int, int, int, char *, int *);
 static int (*p_cg_sol_write)(int, int, int, const char *, int, int *);
 static int (*p_cg_field_write)(int, int, int, int, int, const char *, const void *, int *);
+static int (*p_cg_field_read)(int, int, int, int, const char *, int, const void *, const void *, void *);
 static const char *(*p_cg_ElementTypeName)(int);
 
 #define LOAD(name) if (!(p_##name = dlsym(h, #name))) { *missing = #name; dlclose(h); return NULL; }
@@ -72,7 +73,7 @@ static const char *op2cg_load(const char *path, const char **missing) {
 	LOAD(cg_poly_elements_read) LOAD(cg_npe)
 	LOAD(cg_nbocos) LOAD(cg_boco_info) LOAD(cg_boco_read) LOAD(cg_boco_gridlocation_read)
 	LOAD(cg_nfamilies) LOAD(cg_family_read) LOAD(cg_goto) LOAD(cg_famname_read)
-	LOAD(cg_nsols) LOAD(cg_sol_info) LOAD(cg_sol_write) LOAD(cg_field_write) LOAD(cg_ElementTypeName)
+	LOAD(cg_nsols) LOAD(cg_sol_info) LOAD(cg_sol_write) LOAD(cg_field_write) LOAD(cg_field_read) LOAD(cg_ElementTypeName)
 	cglib = h;
 	return NULL;
 }
@@ -132,6 +133,9 @@ static int op2cg_sol_info(int fn, int B, int Z, int S, char *name, int *loc) { r
 static int op2cg_sol_write(int fn, int B, int Z, const char *name, int loc, int *S) { return p_cg_sol_write(fn, B, Z, name, loc, S); }
 static int op2cg_field_write(int fn, int B, int Z, int S, const char *name, const double *v, int *F) {
 	return p_cg_field_write(fn, B, Z, S, 4, name, v, F); // RealDouble
+}
+static int op2cg_field_read(int fn, int B, int Z, int S, const char *name, const void *rmin, const void *rmax, double *v) {
+	return p_cg_field_read(fn, B, Z, S, name, 4, rmin, rmax, v); // RealDouble
 }
 static const char *op2cg_type_name(int t) { return p_cg_ElementTypeName(t); }
 */
@@ -704,4 +708,27 @@ func (f *File) FieldWrite(B, Z, S int, name string, values []float64) error {
 		return fail("cg_field_write")
 	}
 	return nil
+}
+
+// FieldRead reads field name of flow solution S, n values, as float64.
+func (f *File) FieldRead(B, Z, S int, name string, n int64) ([]float64, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	lo, err := newSizes(1)
+	if err != nil {
+		return nil, err
+	}
+	hi, _ := newSizes(1)
+	if width == 4 {
+		lo.i32[0], hi.i32[0] = 1, int32(n)
+	} else {
+		lo.i64[0], hi.i64[0] = 1, n
+	}
+	v := make([]float64, max(n, 1))
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	if C.op2cg_field_read(f.fn, C.int(B), C.int(Z), C.int(S), cn, lo.ptr(), hi.ptr(), (*C.double)(unsafe.Pointer(&v[0]))) != 0 {
+		return nil, fail("cg_field_read")
+	}
+	return v[:n], nil
 }
