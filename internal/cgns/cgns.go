@@ -55,6 +55,9 @@ static int (*p_cg_sol_write)(int, int, int, const char *, int, int *);
 static int (*p_cg_field_write)(int, int, int, int, int, const char *, const void *, int *);
 static int (*p_cg_field_read)(int, int, int, int, const char *, int, const void *, const void *, void *);
 static const char *(*p_cg_ElementTypeName)(int);
+static int (*p_cg_family_write)(int, int, const char *, int *);
+static int (*p_cg_famname_write)(const char *);
+static void *p_cg_boco_write; // cgsize_t npnts by value: called through a type per width
 
 #define LOAD(name) if (!(p_##name = dlsym(h, #name))) { *missing = #name; dlclose(h); return NULL; }
 
@@ -74,6 +77,7 @@ static const char *op2cg_load(const char *path, const char **missing) {
 	LOAD(cg_nbocos) LOAD(cg_boco_info) LOAD(cg_boco_read) LOAD(cg_boco_gridlocation_read)
 	LOAD(cg_nfamilies) LOAD(cg_family_read) LOAD(cg_goto) LOAD(cg_famname_read)
 	LOAD(cg_nsols) LOAD(cg_sol_info) LOAD(cg_sol_write) LOAD(cg_field_write) LOAD(cg_field_read) LOAD(cg_ElementTypeName)
+	LOAD(cg_family_write) LOAD(cg_famname_write) LOAD(cg_boco_write)
 	cglib = h;
 	return NULL;
 }
@@ -136,6 +140,19 @@ static int op2cg_field_write(int fn, int B, int Z, int S, const char *name, cons
 }
 static int op2cg_field_read(int fn, int B, int Z, int S, const char *name, const void *rmin, const void *rmax, double *v) {
 	return p_cg_field_read(fn, B, Z, S, name, 4, rmin, rmax, v); // RealDouble
+}
+static int op2cg_family_write(int fn, int B, const char *name, int *F) { return p_cg_family_write(fn, B, name, F); }
+// op2cg_famname_write writes a FamilyName under the zone (kind 0) or its
+// boundary condition S (kind 2), as op2cg_famname reads it.
+static int op2cg_famname_write(int fn, int B, int Z, int kind, int S, const char *name) {
+	int rc = kind == 0 ? p_cg_goto(fn, B, "Zone_t", Z, "end") : p_cg_goto(fn, B, "Zone_t", Z, "ZoneBC_t", 1, "BC_t", S, "end");
+	if (rc != 0) return rc;
+	return p_cg_famname_write(name);
+}
+static int op2cg_boco_write(int fn, int B, int Z, const char *name, int type, int pst, long long n, const void *pts, int width, int *BC) {
+	if (width == 4)
+		return ((int (*)(int, int, int, const char *, int, int, int32_t, const void *, int *))p_cg_boco_write)(fn, B, Z, name, type, pst, (int32_t)n, pts, BC);
+	return ((int (*)(int, int, int, const char *, int, int, int64_t, const void *, int *))p_cg_boco_write)(fn, B, Z, name, type, pst, (int64_t)n, pts, BC);
 }
 static const char *op2cg_type_name(int t) { return p_cg_ElementTypeName(t); }
 */
@@ -622,7 +639,8 @@ func (f *File) Family(B, F int) (string, error) {
 	return nm.String(), nil
 }
 
-// The nodes whose FamilyName FamName reads.
+// The nodes whose FamilyName FamName reads (OfSection: under an element
+// section, which CGNS 3.4 does not allow).
 const (
 	OfZone    = 0
 	OfSection = 1
@@ -731,4 +749,56 @@ func (f *File) FieldRead(B, Z, S int, name string, n int64) ([]float64, error) {
 		return nil, fail("cg_field_read")
 	}
 	return v[:n], nil
+}
+
+// FamilyWrite adds family name to base B.
+func (f *File) FamilyWrite(B int, name string) error {
+	mu.Lock()
+	defer mu.Unlock()
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	var fi C.int
+	if C.op2cg_family_write(f.fn, C.int(B), cn, &fi) != 0 {
+		return fail("cg_family_write")
+	}
+	return nil
+}
+
+// FamNameWrite writes the FamilyName name under zone Z (kind OfZone) or
+// its boundary condition S (OfBoco).
+func (f *File) FamNameWrite(B, Z, kind, S int, name string) error {
+	mu.Lock()
+	defer mu.Unlock()
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	if C.op2cg_famname_write(f.fn, C.int(B), C.int(Z), C.int(kind), C.int(S), cn) != 0 {
+		return fail("cg_famname_write")
+	}
+	return nil
+}
+
+// BocoWrite adds the boundary condition name of BCType typ to zone Z,
+// given as pts of point set type pointSet (at the library's default
+// location for it: Vertex for PointList and PointRange).
+func (f *File) BocoWrite(B, Z int, name string, typ, pointSet int, pts []int64) (int, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	p, err := newSizes(int64(len(pts)))
+	if err != nil {
+		return 0, err
+	}
+	for i, v := range pts {
+		if width == 4 {
+			p.i32[i] = int32(v)
+		} else {
+			p.i64[i] = v
+		}
+	}
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	var bc C.int
+	if C.op2cg_boco_write(f.fn, C.int(B), C.int(Z), cn, C.int(typ), C.int(pointSet), C.longlong(len(pts)), p.ptr(), C.int(width), &bc) != 0 {
+		return 0, fail("cg_boco_write")
+	}
+	return int(bc), nil
 }

@@ -19,6 +19,7 @@ type grouping struct {
 	groups []gmsh.PhysicalGroup
 	byKey  map[string]int32    // "dim/name" → tag
 	member map[elemRef][]int32 // element → its groups' tags
+	inBC   map[elemRef]bool    // elements in a boundary condition
 }
 
 // group returns the tag of the group name of dimension dim, made if new.
@@ -55,7 +56,7 @@ func find(m *gmsh.Mesh, id int64) (elemRef, bool) {
 
 // groups reads the boundary conditions and families into m's groups.
 func (r *reader) groups(m *gmsh.Mesh, zp string, secs map[int]section) error {
-	g := &grouping{m: m, byKey: map[string]int32{}, member: map[elemRef][]int32{}}
+	g := &grouping{m: m, byKey: map[string]int32{}, member: map[elemRef][]int32{}, inBC: map[elemRef]bool{}}
 	// The zone's family: its cells.
 	zfam, _, err := r.f.FamName(1, 1, cg.OfZone, 0)
 	if err != nil {
@@ -77,6 +78,24 @@ func (r *reader) groups(m *gmsh.Mesh, zp string, secs map[int]section) error {
 	for bc := 1; bc <= nbc; bc++ {
 		if err := r.boco(g, zp, bc); err != nil {
 			return err
+		}
+	}
+	// Sections of facets that no boundary condition names: groups of
+	// their own (converters such as patran_to_cgns write a named boundary
+	// patch so, without a BC_t).
+	for s := 1; s <= len(secs); s++ {
+		sec := secs[s]
+		var elems []elemRef
+		for id := sec.start; id <= sec.end; id++ {
+			e, ok := find(m, id)
+			if !ok || m.Blocks[e.block].Type.Dim() != m.Dim-1 || g.inBC[e] {
+				elems = nil
+				break
+			}
+			elems = append(elems, e)
+		}
+		for _, e := range elems {
+			g.add(e, sec.name)
 		}
 	}
 	// Entities: one per distinct set of groups, of the elements' dimension.
@@ -177,6 +196,7 @@ func (r *reader) boco(g *grouping, zp string, bc int) error {
 		dim = d
 	}
 	for _, e := range elems {
+		g.inBC[e] = true
 		g.add(e, b.Name)
 		if fam != "" {
 			g.add(e, fam)

@@ -28,18 +28,25 @@
 // nodes of every supported kind in the same order, so node lists are the
 // file's.
 //
-// Boundary conditions and families become physical groups:
+// Boundary conditions, families and named boundary sections become
+// physical groups:
+//
 //   - every boundary condition is a group named as the BC_t node, holding
 //     the elements it lists (PointList/PointRange or ElementList/ElementRange
 //     at FaceCenter, EdgeCenter or CellCenter), or, for a BC at Vertex, the
 //     elements one dimension below the cells whose nodes all lie in its
 //     points;
+//
 //   - every family named by a boundary condition or by the zone
 //     (FamilyName) is a group named as the family, holding the elements of
-//     every such boundary condition (the zone's: its cells). CGNS 3.4 has
-//     no FamilyName under an element section, and none is read there.
+//     every such boundary condition (the zone's: its cells); CGNS 3.4 has
+//     no FamilyName under an element section, and none is read there;
 //
-// A group of the same name and dimension from a BC and a family is one
+//   - an element section of facets (one dimension below the cells) none of
+//     whose elements is in a boundary condition is a group named as the
+//     section (patran_to_cgns, for one, writes named boundary patches so).
+//
+// A group of the same name and dimension from several of these is one
 // group. An element in several groups has an Entity listing them (see
 // gmsh.Mesh.GroupTag); Physical holds its first group, 0 for none.
 //
@@ -297,7 +304,7 @@ func (r *reader) sections(zp string) (map[int]section, error) {
 		if err := r.section(sp, s, sec, n); err != nil {
 			return nil, err
 		}
-		out[s] = section{start: sec.Start, end: sec.End, path: sp}
+		out[s] = section{start: sec.Start, end: sec.End, name: sec.Name, path: sp}
 	}
 	return out, nil
 }
@@ -305,7 +312,7 @@ func (r *reader) sections(zp string) (map[int]section, error) {
 // section is an element section's range.
 type section struct {
 	start, end int64
-	path       string
+	name, path string
 }
 
 // unsupported says why element type t is not read.
@@ -333,9 +340,9 @@ func (r *reader) section(sp string, s int, sec cg.Section, n int64) error {
 		if size < 2*n {
 			return r.errorf(sp, "MIXED section of %d elements has %d connectivity values, fewer than %d", n, size, 2*n)
 		}
-		conn, off, err := r.f.PolyElements(1, 1, s, size, n)
+		conn, off, err := r.mixed(sp, s, size, n)
 		if err != nil {
-			return r.call(sp, err)
+			return err
 		}
 		for i := range n {
 			a, b := off[i], off[i+1]
@@ -374,6 +381,34 @@ func (r *reader) section(sp string, s int, sec cg.Section, n int64) error {
 		}
 	}
 	return nil
+}
+
+// mixed reads MIXED section s, n elements in size values: its
+// connectivity (each element's type, then its nodes) and each element's
+// offset in it (n+1 values). The offsets are found by walking the types:
+// CGNS 3.4 stores none, and its cg_poly_elements_read (which CGNS 4 needs
+// for MIXED sections, and 3.4 accepts) returns wrong ones.
+func (r *reader) mixed(sp string, s int, size, n int64) (conn, off []int64, err error) {
+	if conn, _, err = r.f.PolyElements(1, 1, s, size, n); err != nil {
+		return nil, nil, r.call(sp, err)
+	}
+	off = make([]int64, n+1)
+	for i := range n {
+		a := off[i]
+		if a >= size {
+			return nil, nil, r.errorf(sp, "element %d of %d: the %d connectivity values end before it", i+1, n, size)
+		}
+		t := int(conn[a])
+		k, ok := kinds[t]
+		if !ok {
+			return nil, nil, r.errorf(sp, "element %d of the section: %s", i+1, unsupported(t))
+		}
+		off[i+1] = a + 1 + int64(k.NumNodes())
+	}
+	if off[n] != size {
+		return nil, nil, r.errorf(sp, "%d elements take %d connectivity values, the section has %d", n, off[n], size)
+	}
+	return conn, off, nil
 }
 
 // add adds element id of kind k with the file's 1-based nodes.
