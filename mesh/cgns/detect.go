@@ -10,8 +10,9 @@ import (
 	"github.com/goop2/op2/internal/regfile"
 )
 
-// adfMagic starts a CGNS file in the older ADF format.
-var adfMagic = []byte("@(#)ADF Database Version")
+// adfMagic is at offset 4 of a CGNS file in the older ADF format (after
+// "@(#)" written with the high bits set).
+var adfMagic = []byte("ADF Database Version")
 
 // IsCGNS reports whether the file at path is a CGNS file, by its content:
 // an HDF5 file whose root holds a CGNSLibraryVersion node, or an ADF file
@@ -22,13 +23,13 @@ func IsCGNS(path string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	head := make([]byte, len(adfMagic))
+	head := make([]byte, 4+len(adfMagic))
 	_, err = f.ReadAt(head, 0)
 	f.Close()
 	if err != nil && err != io.EOF {
 		return false, err
 	}
-	if bytes.Equal(head, adfMagic) {
+	if bytes.Equal(head[4:], adfMagic) {
 		return true, nil
 	}
 	isH5, err := hdf5.IsHDF5(path)

@@ -5,7 +5,14 @@ groups "wall" (two faces), "inlet" and "farfield" (three). layer.msh: a
 boundary layer of prisms (two layers extruded from the triangulated
 square z = 0) under tetrahedra, with the groups "wall" (z = 0),
 "layer_sides" (the prisms' quadrilaterals), "sides" and "top". Every
-boundary face is in one group."""
+boundary face is in one group.
+
+It also writes box.ugrid (ASCII AFLR3: each boundary face's surface ID is
+its group's tag) and, with libcgns's converter (Debian: cgns-convert),
+box.cgns from it: aflr3_to_cgns -f box.ugrid box.cgns. The tests make
+their .cgns files themselves the same way; box.cgns is for the example."""
+import os
+import subprocess
 import gmsh
 
 def save(path):
@@ -32,6 +39,36 @@ sides = [t for d, t in out[2:]]
 groups([(2, [s, sides[0]], "wall"), (2, [sides[1]], "inlet"), (2, [out[0][1]] + sides[2:], "farfield"), (3, [out[1][1]], "fluid")])
 gmsh.model.mesh.generate(3)
 save("box.msh")
+
+def write_ugrid(path):
+    tags, x, _ = gmsh.model.mesh.getNodes()
+    index = {int(t): i + 1 for i, t in enumerate(tags)}
+    tris, ids, tets = [], [], []
+    for dim, tag in gmsh.model.getPhysicalGroups(2):
+        for ent in gmsh.model.getEntitiesForPhysicalGroup(dim, tag):
+            for etype, _, nodes in zip(*gmsh.model.mesh.getElements(2, ent)):
+                assert etype == 2
+                for k in range(0, len(nodes), 3):
+                    tris.append([index[int(n)] for n in nodes[k:k + 3]])
+                    ids.append(tag)
+    for etype, _, nodes in zip(*gmsh.model.mesh.getElements(3)):
+        assert etype == 4
+        for k in range(0, len(nodes), 4):
+            tets.append([index[int(n)] for n in nodes[k:k + 4]])
+    with open(path, "w") as f:
+        f.write(f"{len(tags)} {len(tris)} 0 {len(tets)} 0 0 0\n")
+        for i in range(len(tags)):
+            f.write("%.17g %.17g %.17g\n" % tuple(x[3 * i:3 * i + 3]))
+        for t in tris:
+            f.write("%d %d %d\n" % tuple(t))
+        for i in ids:
+            f.write(f"{i}\n")
+        for t in tets:
+            f.write("%d %d %d %d\n" % tuple(t))
+
+write_ugrid("box.ugrid")
+subprocess.run(["aflr3_to_cgns", "-f", "box.ugrid", "box.cgns"], check=True, stdout=subprocess.DEVNULL)
+os.remove("box.ugrid")
 
 gmsh.model.add("layer")
 p = [geo.addPoint(x, y, 0, 0.3) for x, y in [(0, 0), (1, 0), (1, 1), (0, 1)]]
