@@ -118,15 +118,14 @@ static int op2cg_boco_location(int fn, int B, int Z, int BC, int *loc) { return 
 static int op2cg_nfamilies(int fn, int B, int *n) { return p_cg_nfamilies(fn, B, n); }
 static int op2cg_family_read(int fn, int B, int F, char *name, int *nb, int *ng) { return p_cg_family_read(fn, B, F, name, nb, ng); }
 
-// op2cg_famname reads the FamilyName under the node: the zone (kind 0),
-// its section S (1) or its boundary condition S (2). It returns
+// op2cg_famname reads the FamilyName under the node: the zone (kind 0)
+// or its boundary condition S (2). It returns
 // cg_goto's or cg_famname_read's code (CG_NODE_NOT_FOUND, 2, when the
 // node has no FamilyName).
 static int op2cg_famname(int fn, int B, int Z, int kind, int S, char *name) {
 	int rc;
 	switch (kind) {
 	case 0: rc = p_cg_goto(fn, B, "Zone_t", Z, "end"); break;
-	case 1: rc = p_cg_goto(fn, B, "Zone_t", Z, "Elements_t", S, "end"); break;
 	default: rc = p_cg_goto(fn, B, "Zone_t", Z, "ZoneBC_t", 1, "BC_t", S, "end"); break;
 	}
 	if (rc != 0) return rc;
@@ -639,17 +638,14 @@ func (f *File) Family(B, F int) (string, error) {
 	return nm.String(), nil
 }
 
-// The nodes whose FamilyName FamName reads (OfSection: under an element
-// section, which CGNS 3.4 does not allow).
+// The nodes whose FamilyName FamName reads and FamNameWrite writes.
 const (
-	OfZone    = 0
-	OfSection = 1
-	OfBoco    = 2
+	OfZone = 0
+	OfBoco = 2
 )
 
-// FamName reads the FamilyName under zone Z (kind OfZone), its section S
-// (OfSection) or its boundary condition S (OfBoco); found is false when
-// the node has none.
+// FamName reads the FamilyName under zone Z (kind OfZone) or its
+// boundary condition S (OfBoco); found is false when the node has none.
 func (f *File) FamName(B, Z, kind, S int) (name string, found bool, err error) {
 	mu.Lock()
 	defer mu.Unlock()

@@ -100,7 +100,18 @@ func (r *reader) groups(m *gmsh.Mesh, zp string, secs map[int]section) error {
 	}
 	// Entities: one per distinct set of groups, of the elements' dimension.
 	ents := map[string]int32{}
-	for e, tags := range g.member {
+	order := make([]elemRef, 0, len(g.member))
+	for e := range g.member {
+		order = append(order, e)
+	}
+	slices.SortFunc(order, func(a, b elemRef) int {
+		if a.block != b.block {
+			return a.block - b.block
+		}
+		return a.i - b.i
+	})
+	for _, e := range order {
+		tags := g.member[e]
 		slices.Sort(tags)
 		b := &m.Blocks[e.block]
 		key := fmt.Sprint(b.Type.Dim(), tags)
@@ -113,7 +124,6 @@ func (r *reader) groups(m *gmsh.Mesh, zp string, secs map[int]section) error {
 		b.Entity[e.i] = t
 		b.Physical[e.i] = tags[0]
 	}
-	slices.SortFunc(m.Entities, func(a, b gmsh.Entity) int { return int(a.Tag - b.Tag) })
 	m.Physical = g.groups
 	return nil
 }

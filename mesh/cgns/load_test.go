@@ -107,6 +107,27 @@ func TestLoadCGNS(t *testing.T) {
 	}
 }
 
+// TestLoadHybridCGNS: the boundary-layer mesh (prisms under tetrahedra)
+// from its .cgns is read (TestReadConverted) and declared or refused as
+// its .msh is: the same error or the same mesh.
+func TestLoadHybridCGNS(t *testing.T) {
+	path, _ := convert(t, "layer")
+	c, cerr := unstructured.Load(path, unstructured.Options{})
+	g, gerr := unstructured.Load(filepath.Join("testdata", "layer.msh"), unstructured.Options{})
+	switch {
+	case (cerr == nil) != (gerr == nil):
+		t.Fatalf("from .cgns: %v; from .msh: %v", cerr, gerr)
+	case cerr != nil:
+		if cerr.Error() != gerr.Error() {
+			t.Errorf("from .cgns: %v\nfrom .msh: %v", cerr, gerr)
+		}
+	default:
+		if d := same(summarize(t, c), summarize(t, g)); d != "" {
+			t.Error(d)
+		}
+	}
+}
+
 // cellValues is a Dat over m's cells: cell volume and centre (dim 4).
 func cellValues(t *testing.T, m *unstructured.Mesh) (*op2.Dat[float64], *op2.Dat[float64]) {
 	t.Helper()
