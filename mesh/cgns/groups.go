@@ -114,7 +114,10 @@ func (r *reader) groups(m *gmsh.Mesh, zp string, secs map[int]section) error {
 		tags := g.member[e]
 		slices.Sort(tags)
 		b := &m.Blocks[e.block]
-		key := fmt.Sprint(b.Type.Dim(), tags)
+		key := strconv.Itoa(b.Type.Dim())
+		for _, t := range tags {
+			key += "," + strconv.Itoa(int(t))
+		}
 		t, ok := ents[key]
 		if !ok {
 			t = int32(len(m.Entities) + 1)

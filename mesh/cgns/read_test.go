@@ -16,7 +16,7 @@ import (
 )
 
 // need skips t unless libcgns loads and aflr3_to_cgns runs.
-func need(t *testing.T) {
+func need(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("aflr3_to_cgns"); err != nil {
 		testreq.Skip(t, "cgns", fmt.Errorf("no aflr3_to_cgns (Debian: apt-get install cgns-convert): %w", err))
@@ -26,7 +26,7 @@ func need(t *testing.T) {
 
 // writeUGRID writes g's volume elements and boundary faces as an ASCII
 // AFLR3 .ugrid file, each face's surface ID its physical group's tag.
-func writeUGRID(t *testing.T, g *gmsh.Mesh, path string) {
+func writeUGRID(t testing.TB, g *gmsh.Mesh, path string) {
 	t.Helper()
 	surf := map[string]int32{} // face key → group tag
 	for _, pg := range g.Physical {
@@ -98,10 +98,17 @@ func key(nodes []int32) string {
 
 // convert reads testdata/name.msh and makes a .cgns of it with libcgns's
 // aflr3_to_cgns, in a temporary folder.
-func convert(t *testing.T, name string) (path string, g *gmsh.Mesh) {
+func convert(t testing.TB, name string) (path string, g *gmsh.Mesh) {
+	t.Helper()
+	return convertFile(t, filepath.Join("testdata", name+".msh"))
+}
+
+// convertFile is convert for the .msh at msh.
+func convertFile(t testing.TB, msh string) (path string, g *gmsh.Mesh) {
 	t.Helper()
 	need(t)
-	g, err := gmsh.ReadFile(filepath.Join("testdata", name+".msh"))
+	name := strings.TrimSuffix(filepath.Base(msh), ".msh")
+	g, err := gmsh.ReadFile(msh)
 	if err != nil {
 		t.Fatal(err)
 	}
