@@ -3,6 +3,9 @@ package cgns_test
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,6 +97,61 @@ func TestReadMalformed(t *testing.T) {
 	}
 	if _, err := cgns.Read(filepath.Join(dir, "none.cgns")); err == nil || !os.IsNotExist(errorsUnwrapAll(err)) {
 		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// TestReadCorruptConnectivity overwrites node numbers of the box's
+// tetrahedra in the file (values out of range, zero, negative, huge, or in
+// range): Read gives an error naming the section and the element, or a
+// mesh that passes gmsh.Mesh.Check — never a crash.
+func TestReadCorruptConnectivity(t *testing.T) {
+	path, g := convert(t, "box")
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := cgns.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tets := m.Cells()[0]
+	conn := make([]int32, len(tets.Nodes))
+	for i, v := range tets.Nodes {
+		conn[i] = v + 1
+	}
+	at := bytes.Index(good, int32s(conn...))
+	if at < 0 || bytes.Count(good, int32s(conn[:16]...)) != 1 {
+		t.Fatal("the connectivity is not stored once, contiguous, as 32-bit little-endian values")
+	}
+	rng := rand.New(rand.NewPCG(52, 2))
+	nv := int32(g.NumNodes())
+	values := []int32{0, -1, nv + 1, math.MaxInt32, math.MinInt32, 1, nv}
+	dir := t.TempDir()
+	for k := range 40 {
+		data := bytes.Clone(good)
+		i := rng.IntN(len(conn))
+		v := values[k%len(values)]
+		binary.LittleEndian.PutUint32(data[at+4*i:], uint32(v))
+		p := filepath.Join(dir, fmt.Sprintf("corrupt%d.cgns", k))
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := cgns.Read(p)
+		switch {
+		case v >= 1 && v <= nv:
+			if err != nil {
+				t.Errorf("node %d of element %d set to %d, in range: %v", i%4, i/4+1, v, err)
+			} else if err := m.Check(); err != nil {
+				t.Error(err)
+			}
+		case err == nil:
+			t.Errorf("node %d of element %d set to %d: no error", i%4, i/4+1, v)
+		default:
+			want := fmt.Sprintf("/Base/Zone/TetElements: element %d (tetrahedron): node %d is %d, outside [1, %d]", i/4+1, i%4, v, nv)
+			if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), p) {
+				t.Errorf("error %q, want %q", err, want)
+			}
+		}
 	}
 }
 
