@@ -358,3 +358,75 @@ func TestReadUnsupported(t *testing.T) {
 		})
 	}
 }
+
+// TestReadHybridTecplot reads the hexahedra, pyramids and tetrahedra of
+// testdata/hybrid.msh written as Tecplot bricks (pyramids and tetrahedra
+// as degenerate bricks) and converted by libcgns's tecplot_to_cgns -f,
+// which turns degenerate bricks back into their kinds in one MIXED
+// section (with its offsets stored): each kind's cells are the .msh's,
+// nodes in the same order.
+func TestReadHybridTecplot(t *testing.T) {
+	need(t)
+	g, err := gmsh.ReadFile(filepath.Join("testdata", "hybrid.msh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bricks := map[gmsh.Type][]int{
+		gmsh.Hexahedron:  {0, 1, 2, 3, 4, 5, 6, 7},
+		gmsh.Pyramid:     {0, 1, 2, 3, 4, 4, 4, 4},
+		gmsh.Tetrahedron: {0, 1, 2, 2, 3, 3, 3, 3},
+	}
+	var b strings.Builder
+	cells := 0
+	for _, c := range g.Cells() {
+		cells += c.Len()
+	}
+	fmt.Fprintf(&b, "VARIABLES=\"X\",\"Y\",\"Z\"\nZONE N=%d, E=%d, F=FEPOINT, ET=BRICK\n", g.NumNodes(), cells)
+	for i := range g.NumNodes() {
+		fmt.Fprintf(&b, "%.9g %.9g %.9g\n", g.X[3*i], g.X[3*i+1], g.X[3*i+2])
+	}
+	for _, c := range g.Cells() {
+		order, ok := bricks[c.Type]
+		if !ok {
+			t.Fatalf("no brick for %v", c.Type)
+		}
+		nn := c.Type.NumNodes()
+		for i := range c.Len() {
+			for j, k := range order {
+				if j > 0 {
+					b.WriteString(" ")
+				}
+				fmt.Fprint(&b, c.Nodes[nn*i+k]+1)
+			}
+			b.WriteString("\n")
+		}
+	}
+	dir := t.TempDir()
+	in, path := filepath.Join(dir, "hybrid.dat"), filepath.Join(dir, "hybrid.cgns")
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("tecplot_to_cgns", "-f", in, path).CombinedOutput(); err != nil {
+		t.Fatalf("tecplot_to_cgns: %v\n%s", err, out)
+	}
+	m, err := cgns.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range g.X {
+		if math.Abs(m.X[i]-float64(float32(g.X[i]))) > 1e-6 {
+			t.Fatalf("coordinate %d: %g, want %g", i, m.X[i], g.X[i])
+		}
+	}
+	want, got := g.Cells(), m.Cells()
+	if len(got) != 3 {
+		t.Fatalf("%d kinds of cells, want 3", len(got))
+	}
+	for k := range want {
+		if got[k].Type != want[k].Type || !slices.Equal(facesOf(got[k:k+1]), facesOf(want[k:k+1])) {
+			t.Errorf("%v cells differ from the .msh's %v (%d and %d)", got[k].Type, want[k].Type, got[k].Len(), want[k].Len())
+		} else if !slices.Equal(got[k].Nodes, want[k].Nodes) {
+			t.Errorf("%v: the same cells, their nodes in another order than the .msh's", got[k].Type)
+		}
+	}
+}

@@ -5,7 +5,9 @@ groups "wall" (two faces), "inlet" and "farfield" (three). layer.msh: a
 boundary layer of prisms (two layers extruded from the triangulated
 square z = 0) under tetrahedra, with the groups "wall" (z = 0),
 "layer_sides" (the prisms' quadrilaterals), "sides" and "top". Every
-boundary face is in one group.
+boundary face is in one group. hybrid.msh: two layers of hexahedra
+(a recombined transfinite square extruded) under tetrahedra, with the
+pyramids Gmsh puts between them; no groups.
 
 It also writes box.ugrid (ASCII AFLR3: each boundary face's surface ID is
 its group's tag) and, with libcgns's converter (Debian: cgns-convert),
@@ -81,4 +83,18 @@ groups([(2, [s], "wall"), (2, [t for d, t in lay[2:]], "layer_sides"), (2, [t fo
         (2, [top[0][1]], "top"), (3, [lay[1][1], top[1][1]], "fluid")])
 gmsh.model.mesh.generate(3)
 save("layer.msh")
+
+gmsh.model.add("hybrid")
+p = [geo.addPoint(x, y, 0, 0.3) for x, y in [(0, 0), (1, 0), (1, 1), (0, 1)]]
+lines = [geo.addLine(p[i], p[(i + 1) % 4]) for i in range(4)]
+s = geo.addPlaneSurface([geo.addCurveLoop(lines)])
+for c in lines:
+    geo.mesh.setTransfiniteCurve(c, 4)
+geo.mesh.setTransfiniteSurface(s)
+geo.mesh.setRecombine(2, s)
+lay = geo.extrude([(2, s)], 0, 0, 0.3, numElements=[2], recombine=True)
+geo.extrude([(2, lay[0][1])], 0, 0, 0.7)
+geo.synchronize()
+gmsh.model.mesh.generate(3)
+save("hybrid.msh")
 gmsh.finalize()
