@@ -375,6 +375,13 @@ func (r *reader) section(sp string, s int, sec cg.Section, n int64) error {
 	if err != nil {
 		return r.call(sp, err)
 	}
+	e := r.elems[k]
+	if e == nil {
+		e = &elems{}
+		r.elems[k] = e
+	}
+	e.ids = slices.Grow(e.ids, int(n))
+	e.nodes = slices.Grow(e.nodes, int(size))
 	for i := range n {
 		if err := r.add(sp, k, sec.Start+i, conn[i*npe:(i+1)*npe]); err != nil {
 			return err
@@ -428,8 +435,12 @@ func (r *reader) add(sp string, k gmsh.Type, id int64, nodes []int64) error {
 	return nil
 }
 
-// block sorts e by element number into a Block.
+// block sorts e by element number into a Block (its slices, when the
+// file gave the elements in order).
 func (e *elems) block(t gmsh.Type) gmsh.Block {
+	if slices.IsSorted(e.ids) {
+		return gmsh.Block{Type: t, Nodes: e.nodes, Tags: e.ids, Physical: make([]int32, len(e.ids)), Entity: make([]int32, len(e.ids))}
+	}
 	nn := t.NumNodes()
 	idx := make([]int, len(e.ids))
 	for i := range idx {
