@@ -191,6 +191,17 @@ func TestWriteSolution(t *testing.T) {
 	if got, err := cgns.ReadField(out, "Step2", "Index"); err != nil || !slices.Equal(got, ones) {
 		t.Errorf("Step2/Index: %v", err)
 	}
+	// Another path to the same file: in place, not a copy onto itself.
+	alias := filepath.Join(filepath.Dir(out), "link.cgns")
+	if err := os.Symlink(out, alias); err != nil {
+		t.Fatal(err)
+	}
+	if err := cgns.WriteSolution(alias, out, "Step3", cgns.Field{Name: "Index", Values: ones}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := cgns.ReadField(out, "Step3", "Index"); err != nil || !slices.Equal(got, ones) {
+		t.Errorf("Step3/Index: %v", err)
+	}
 	if got, err := cgns.ReadField(out, "FlowSolution", vol.Name()); err != nil || !slices.Equal(got, wantVol) {
 		t.Errorf("FlowSolution after Step2: %v", err)
 	}

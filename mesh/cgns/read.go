@@ -106,9 +106,6 @@ type reader struct {
 	path  string
 	size  int64 // the file's bytes
 	f     *cg.File
-	base  string
-	zone  string
-	cdim  int
 	nv    int64
 	elems map[gmsh.Type]*elems
 }
@@ -175,7 +172,6 @@ func (r *reader) read() (*gmsh.Mesh, error) {
 	if err != nil {
 		return nil, r.call("/", err)
 	}
-	r.base, r.cdim = base, cdim
 	bp := "/" + base
 	if cdim < 1 || cdim > 3 || pdim < cdim || pdim > 3 {
 		return nil, r.errorf(bp, "cell dimension %d, physical dimension %d: not a 1-, 2- or 3-D mesh", cdim, pdim)
@@ -202,7 +198,6 @@ func (r *reader) read() (*gmsh.Mesh, error) {
 	if err != nil {
 		return nil, r.call(bp, err)
 	}
-	r.zone = zone
 	zp := bp + "/" + zone
 	r.nv = size[0]
 	if err := r.fits(zp, "vertices", r.nv); err != nil {

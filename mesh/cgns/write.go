@@ -70,7 +70,8 @@ func checkName(what, name string) error {
 // WriteSolution writes fields as the flow solution called solution
 // (FlowSolution_t, GridLocation CellCenter, values in double precision)
 // into the CGNS file out: a copy of the mesh file mesh when out is
-// another path (out is created or replaced), else mesh itself. A solution
+// another file (out is created or replaced), else mesh itself (also when
+// out is another path to the same file). A solution
 // of that name already in the file is replaced. Every field must have one
 // value per cell of the mesh (see Field), and the file's cells must be its
 // elements 1 to NCells, as CGNS's cell-centred data assume.
@@ -90,7 +91,7 @@ func WriteSolution(out, mesh, solution string, fields ...Field) error {
 			return fmt.Errorf("cgns: field %q has %d values, want %d (one per cell of %s)", fl.Name, len(fl.Values), z.n, mesh)
 		}
 	}
-	if out != mesh {
+	if !samePath(out, mesh) {
 		if err := copyFile(out, mesh); err != nil {
 			return fmt.Errorf("cgns: %w", err)
 		}
@@ -163,6 +164,20 @@ func ReadField(path, solution, field string) ([]float64, error) {
 		have = []string{"none"}
 	}
 	return nil, fmt.Errorf("cgns: %s: no flow solution %q (the zone has %s)", path, solution, strings.Join(have, ", "))
+}
+
+// samePath reports whether a and b name the same file (the same path, or
+// paths to one file), so that a copy never truncates its source.
+func samePath(a, b string) bool {
+	if a == b {
+		return true
+	}
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }
 
 // copyFile copies the regular file src to dst.
