@@ -108,10 +108,11 @@ func WriteHDF5(path string, g *gmsh.Mesh) (err error) {
 	return nil
 }
 
-// Convert reads the Gmsh mesh in msh and writes it to h5 as WriteHDF5
-// does (`op2mesh convert msh h5`); on an error it leaves no h5 file.
+// Convert reads the Gmsh mesh in msh (or a CGNS mesh, known by its
+// content) and writes it to h5 as WriteHDF5 does (`op2mesh convert msh
+// h5`); on an error it leaves no h5 file.
 func Convert(msh, h5 string) error {
-	g, err := gmsh.ReadFile(msh)
+	g, err := readMeshFile(msh)
 	if err != nil {
 		return err
 	}

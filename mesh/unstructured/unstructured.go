@@ -222,13 +222,20 @@ func (m *Mesh) Group(name string) (*Group, error) {
 	return nil, fmt.Errorf("unstructured: no physical group %q (the mesh has %s)", name, strings.Join(names, ", "))
 }
 
-// Load reads the mesh in path — a Gmsh .msh file, or an HDF5 file written
-// by WriteHDF5 (`op2mesh convert`) — and declares it (see Declare). Under
-// MPI it is collective.
+// Load reads the mesh in path — a Gmsh .msh file, an HDF5 file written
+// by WriteHDF5 (`op2mesh convert`), or a CGNS file (package mesh/cgns,
+// known by its content) — and declares it (see Declare). Under MPI it is
+// collective.
 func Load(path string, opts Options) (*Mesh, error) {
 	isH5, err := hdf5.IsHDF5(path)
 	if err != nil {
 		return nil, agree(fmt.Errorf("unstructured: %w", err))
+	}
+	if src, ok, err := loadCGNS(path); ok {
+		if err := agree(err); err != nil {
+			return nil, err
+		}
+		return declare(src, opts)
 	}
 	var src *source
 	if isH5 {
