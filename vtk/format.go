@@ -22,11 +22,13 @@ const (
 	Quad       CellType = vtkfile.Quad       // 4 nodes in 2-D, in order around the cell
 	Tetra      CellType = vtkfile.Tetra      // 4 nodes in 3-D
 	Hexahedron CellType = vtkfile.Hexahedron // 8 nodes
+	Wedge      CellType = vtkfile.Wedge      // 6 nodes, a prism in VTK's order (see vtkfile.Wedge)
+	Pyramid    CellType = vtkfile.Pyramid    // 5 nodes: the base, then the apex
 )
 
 // CellTypeFor chooses the cell type of cells with arity nodes in a mesh of
 // dimension dim (2 or 3): 2 nodes make lines, 3 triangles, 4 quads in 2-D
-// and tetrahedra in 3-D, 8 hexahedra.
+// and tetrahedra in 3-D, 5 pyramids, 6 wedges and 8 hexahedra in 3-D.
 func CellTypeFor(arity, dim int) (CellType, error) { return vtkfile.CellTypeFor(arity, dim) }
 
 // Encoding says how Write stores the values.
@@ -44,7 +46,9 @@ const (
 // or []uint8.
 type Array = vtkfile.Array
 
-// Grid is an unstructured mesh with one kind of cell, and values on it.
+// Grid is an unstructured mesh, and values on it. Its cells are of one
+// kind (Type, with NodesPerCell nodes each) or, when Types is set, of
+// several kinds.
 type Grid = vtkfile.Grid
 
 // ReadFile reads a .vtu file (see Read). The path must name a regular
@@ -53,8 +57,9 @@ type Grid = vtkfile.Grid
 // size is read.
 func ReadFile(path string) (*Grid, error) { return vtkfile.ReadFile(path) }
 
-// Read reads a VTK XML UnstructuredGrid: one piece, cells of one type,
-// arrays inline in ASCII or uncompressed base64 binary, little-endian.
+// Read reads a VTK XML UnstructuredGrid: one piece, cells of the types
+// CellType names (of one type: a Grid with Type and NodesPerCell; of
+// several: a Grid with Types), arrays inline in ASCII or uncompressed base64 binary, little-endian.
 // Integer arrays of other widths are read as int64 (unsigned as uint32
 // when they fit), and Int8/UInt8 arrays too.
 func Read(r io.Reader) (*Grid, error) { return vtkfile.Read(r) }
@@ -96,11 +101,12 @@ func ReadPVTUFile(path string) ([]*Grid, error) { return vtkfile.ReadPVTUFile(pa
 
 // Merge returns one grid holding the pieces one after another: their
 // points (a point shared by two pieces appears twice), their cells (with
-// the point numbers shifted) and their arrays, joined by name. Every piece
-// with cells must have cells of the same type, and every piece the same
-// arrays (names, components and value types) in the same order, as the
-// pieces of one .pvtu file have; a piece without cells may lack a cell
-// type.
+// the point numbers shifted) and their arrays, joined by name. When every
+// piece with cells has cells of one and the same type, so has the grid;
+// otherwise (pieces of mixed cells, or of different types) it has a type
+// per cell (Types). Every piece must have the same arrays (names,
+// components and value types) in the same order, as the pieces of one
+// .pvtu file have; a piece without cells may lack a cell type.
 func Merge(pieces []*Grid) (*Grid, error) { return vtkfile.Merge(pieces) }
 
 // Series is a time series of VTK files, one per step (.vtu or .pvtu, as

@@ -214,11 +214,12 @@ func ReadPVTUFile(path string) ([]*Grid, error) {
 
 // Merge returns one grid holding the pieces one after another: their
 // points (a point shared by two pieces appears twice), their cells (with
-// the point numbers shifted) and their arrays, joined by name. Every piece
-// with cells must have cells of the same type, and every piece the same
-// arrays (names, components and value types) in the same order, as the
-// pieces of one .pvtu file have; a piece without cells may lack a cell
-// type.
+// the point numbers shifted) and their arrays, joined by name. When every
+// piece with cells has cells of one and the same type, so has the grid;
+// otherwise (pieces of mixed cells, or of different types) it has a type
+// per cell (Types). Every piece must have the same arrays (names,
+// components and value types) in the same order, as the pieces of one
+// .pvtu file have; a piece without cells may lack a cell type.
 func Merge(pieces []*Grid) (*Grid, error) {
 	if len(pieces) == 0 {
 		return nil, fmt.Errorf("vtk: merging no pieces")
@@ -231,12 +232,23 @@ func Merge(pieces []*Grid) (*Grid, error) {
 		}
 	}
 	out := &Grid{Dim: first.Dim, NodesPerCell: first.NodesPerCell, Type: first.Type}
+	mixed := false
+	for _, p := range pieces {
+		if p.NumCells() > 0 && (p.Mixed() || p.Type != first.Type || p.NodesPerCell != first.NodesPerCell) {
+			mixed = true
+		}
+	}
+	if mixed {
+		out.NodesPerCell, out.Type, out.Types = 0, 0, []CellType{}
+	}
 	for i, p := range pieces {
 		if p.Dim != out.Dim {
 			return nil, fmt.Errorf("vtk: piece %d has %d-D points, piece 0 %d-D", i, p.Dim, out.Dim)
 		}
-		if p.NumCells() > 0 && (p.Type != out.Type || p.NodesPerCell != out.NodesPerCell) {
-			return nil, fmt.Errorf("vtk: piece %d has cells of type %d, another piece of type %d", i, p.Type, out.Type)
+		if mixed {
+			for c := range p.NumCells() {
+				out.Types = append(out.Types, p.CellTypeOf(c))
+			}
 		}
 		shift := int32(out.NumPoints())
 		for _, c := range p.Cells {

@@ -168,10 +168,6 @@ func TestReadPVTURejects(t *testing.T) {
 
 func TestMergeRejects(t *testing.T) {
 	cases := map[string]func(p []*vtkfile.Grid){
-		"cell type": func(p []*vtkfile.Grid) {
-			p[1].Type, p[1].NodesPerCell, p[1].Cells = vtkfile.Triangle, 3, []int32{0, 1, 2}
-			p[1].CellData = nil
-		},
 		"array name": func(p []*vtkfile.Grid) { p[1].CellData[0].Name = "r" },
 		"arrays":     func(p []*vtkfile.Grid) { p[1].PointData = nil },
 		"value type": func(p []*vtkfile.Grid) { p[1].PointData[0].Values = []float64{1, 1.5, 3, 2.5} },

@@ -1,7 +1,8 @@
 // Package vtkfile is VTK's XML file formats, with no part of the GoOP2
 // run time: meshes with data in the UnstructuredGrid format (.vtu), which
 // ParaView and VisIt open: points (2-D coordinates are padded with z = 0),
-// cells of one kind given by a cell-to-node table, and arrays of values on
+// cells given by a cell-to-node table (of one kind, or of several kinds
+// with a type per cell), and arrays of values on
 // the cells (CellData) and on the points (PointData), each with any number
 // of components; parallel files (.pvtu, PUnstructuredGrid) naming one .vtu
 // piece per rank; and ParaView collections (.pvd) listing the files of a
@@ -11,7 +12,7 @@
 // data inline in the XML (no compression, no appended section), so the
 // file is well-formed XML that any XML parser reads. Read reads such files
 // back, as written here or by VTK itself when they hold one piece of cells
-// of one kind, inline and uncompressed; ReadPVTUFile reads a .pvtu file's
+// of the kinds CellType names, inline and uncompressed; ReadPVTUFile reads a .pvtu file's
 // pieces and Merge joins them into one Grid.
 //
 // Package vtk builds Grids from GoOP2's Dats and Maps and writes them
@@ -44,14 +45,28 @@ const (
 	Quad       CellType = 9  // 4 nodes in 2-D, in order around the cell
 	Tetra      CellType = 10 // 4 nodes in 3-D
 	Hexahedron CellType = 12 // 8 nodes
+	// Wedge is a prism: 6 nodes, the triangle n0 n1 n2 and the triangle
+	// n3 n4 n5 above it (n3 over n0), in VTK's order, where n0 n1 n2 turn
+	// clockwise seen from n3 n4 n5 (the normal of n0 n1 n2 by the
+	// right-hand rule points away from the other triangle). Gmsh lists a
+	// prism's first triangle the other way round: VTK's n0..n5 are Gmsh's
+	// n0 n2 n1 n3 n5 n4.
+	Wedge CellType = 13
+	// Pyramid has 5 nodes: the quadrilateral base n0..n3, counter-clockwise
+	// seen from the apex n4 (its normal points toward the apex), as Gmsh's.
+	Pyramid CellType = 14
 )
 
 // nodes is the number of nodes of each cell type.
-var nodes = map[CellType]int{Line: 2, Triangle: 3, Quad: 4, Tetra: 4, Hexahedron: 8}
+var nodes = map[CellType]int{Line: 2, Triangle: 3, Quad: 4, Tetra: 4, Hexahedron: 8, Wedge: 6, Pyramid: 5}
+
+// Nodes is the number of nodes of a cell of type t, 0 for a type a Grid
+// cannot hold.
+func (t CellType) Nodes() int { return nodes[t] }
 
 // CellTypeFor chooses the cell type of cells with arity nodes in a mesh of
 // dimension dim (2 or 3): 2 nodes make lines, 3 triangles, 4 quads in 2-D
-// and tetrahedra in 3-D, 8 hexahedra.
+// and tetrahedra in 3-D, 5 pyramids, 6 wedges and 8 hexahedra in 3-D.
 func CellTypeFor(arity, dim int) (CellType, error) {
 	switch {
 	case arity == 2:
@@ -62,10 +77,14 @@ func CellTypeFor(arity, dim int) (CellType, error) {
 		return Quad, nil
 	case arity == 4 && dim == 3:
 		return Tetra, nil
+	case arity == 5 && dim == 3:
+		return Pyramid, nil
+	case arity == 6 && dim == 3:
+		return Wedge, nil
 	case arity == 8 && dim == 3:
 		return Hexahedron, nil
 	}
-	return 0, fmt.Errorf("vtk: no cell type for %d nodes per cell in %d dimensions (2: line, 3: triangle, 4: quad in 2-D or tetrahedron in 3-D, 8: hexahedron in 3-D)", arity, dim)
+	return 0, fmt.Errorf("vtk: no cell type for %d nodes per cell in %d dimensions (2: line, 3: triangle, 4: quad in 2-D or tetrahedron in 3-D, 5: pyramid, 6: wedge, 8: hexahedron in 3-D)", arity, dim)
 }
 
 // Encoding says how Write stores the values.
@@ -133,18 +152,52 @@ func convert[T float32 | int32 | int64 | uint32 | uint8](v []T) []float64 {
 	return out
 }
 
-// Grid is an unstructured mesh with one kind of cell, and values on it.
+// Grid is an unstructured mesh, and values on it. Its cells are of one
+// kind (Type, with NodesPerCell nodes each) or, when Types is set, of
+// several kinds.
 type Grid struct {
 	// Points holds Dim coordinates per point (Dim 1, 2 or 3; missing
 	// coordinates are written as 0).
 	Points []float64
 	Dim    int
-	// Cells holds NodesPerCell point indices per cell (0-based).
+	// Cells holds each cell's point indices (0-based), one cell after
+	// another: NodesPerCell per cell of the one Type, or for a grid of
+	// mixed cells Types[i].Nodes() for cell i.
 	Cells        []int32
 	NodesPerCell int
 	Type         CellType
+	// Types holds the type of each cell of a grid of mixed cells (VTK's
+	// per-cell types, with the offsets they imply); NodesPerCell and Type
+	// are then 0. Nil for cells of one kind.
+	Types []CellType
 
 	PointData, CellData []Array
+}
+
+// Mixed says whether the grid's cells are given a type each (Types).
+func (g *Grid) Mixed() bool { return g.Types != nil }
+
+// Offsets returns where each cell's nodes start in Cells, and after the
+// last cell len(Cells): cell i's nodes are Cells[o[i]:o[i+1]].
+func (g *Grid) Offsets() []int {
+	n := g.NumCells()
+	o := make([]int, n+1)
+	for i := range n {
+		if g.Types != nil {
+			o[i+1] = o[i] + g.Types[i].Nodes()
+		} else {
+			o[i+1] = o[i] + g.NodesPerCell
+		}
+	}
+	return o
+}
+
+// CellTypeOf is the type of cell i.
+func (g *Grid) CellTypeOf(i int) CellType {
+	if g.Types != nil {
+		return g.Types[i]
+	}
+	return g.Type
 }
 
 // NumPoints is the number of points.
@@ -157,6 +210,9 @@ func (g *Grid) NumPoints() int {
 
 // NumCells is the number of cells.
 func (g *Grid) NumCells() int {
+	if g.Types != nil {
+		return len(g.Types)
+	}
 	if g.NodesPerCell <= 0 {
 		return 0
 	}
@@ -193,16 +249,23 @@ func (g *Grid) Validate() error {
 	if len(g.Points)%g.Dim != 0 {
 		return fmt.Errorf("vtk: %d coordinates is not a whole number of %d-D points", len(g.Points), g.Dim)
 	}
-	if n, ok := nodes[g.Type]; !ok || n != g.NodesPerCell {
-		return fmt.Errorf("vtk: cell type %d with %d nodes per cell (known: line 3/2, triangle 5/3, quad 9/4, tetra 10/4, hexahedron 12/8)", g.Type, g.NodesPerCell)
-	}
-	if len(g.Cells)%g.NodesPerCell != 0 {
-		return fmt.Errorf("vtk: %d cell entries is not a whole number of %d-node cells", len(g.Cells), g.NodesPerCell)
+	if g.Types != nil {
+		if err := g.validateMixed(); err != nil {
+			return err
+		}
+	} else {
+		if n, ok := nodes[g.Type]; !ok || n != g.NodesPerCell {
+			return fmt.Errorf("vtk: cell type %d with %d nodes per cell (known: line 3/2, triangle 5/3, quad 9/4, tetra 10/4, pyramid 14/5, wedge 13/6, hexahedron 12/8)", g.Type, g.NodesPerCell)
+		}
+		if len(g.Cells)%g.NodesPerCell != 0 {
+			return fmt.Errorf("vtk: %d cell entries is not a whole number of %d-node cells", len(g.Cells), g.NodesPerCell)
+		}
 	}
 	np := g.NumPoints()
 	for i, p := range g.Cells {
 		if p < 0 || int(p) >= np {
-			return fmt.Errorf("vtk: cell %d, node %d is point %d, outside [0,%d)", i/g.NodesPerCell, i%g.NodesPerCell, p, np)
+			c, k := g.cellOf(i)
+			return fmt.Errorf("vtk: cell %d, node %d is point %d, outside [0,%d)", c, k, p, np)
 		}
 	}
 	check := func(where string, arrays []Array, n int) error {
@@ -228,6 +291,41 @@ func (g *Grid) Validate() error {
 		return err
 	}
 	return check("cell", g.CellData, g.NumCells())
+}
+
+// validateMixed checks a grid of mixed cells' types against its
+// connectivity.
+func (g *Grid) validateMixed() error {
+	if g.NodesPerCell != 0 || g.Type != 0 {
+		return fmt.Errorf("vtk: a grid with a type per cell (Types) has NodesPerCell %d and Type %d; want 0", g.NodesPerCell, g.Type)
+	}
+	n := 0
+	for i, t := range g.Types {
+		k := t.Nodes()
+		if k == 0 {
+			return fmt.Errorf("vtk: cell %d has type %d (known: line 3, triangle 5, quad 9, tetra 10, hexahedron 12, wedge 13, pyramid 14)", i, t)
+		}
+		n += k
+	}
+	if n != len(g.Cells) {
+		return fmt.Errorf("vtk: %d cell entries for %d cells whose types have %d nodes in all", len(g.Cells), len(g.Types), n)
+	}
+	return nil
+}
+
+// cellOf returns the cell and the node within it of entry i of Cells.
+func (g *Grid) cellOf(i int) (int, int) {
+	if g.Types == nil {
+		return i / g.NodesPerCell, i % g.NodesPerCell
+	}
+	o := 0
+	for c, t := range g.Types {
+		if i < o+t.Nodes() {
+			return c, i - o
+		}
+		o += t.Nodes()
+	}
+	return len(g.Types), 0
 }
 
 func typeName(v any) (string, bool) {
@@ -294,9 +392,12 @@ func (g *Grid) Write(w io.Writer, enc Encoding) error {
 	fmt.Fprintf(bw, "      </Points>\n      <Cells>\n")
 	offsets := make([]int64, nc)
 	types := make([]uint8, nc)
+	end := int64(0)
 	for i := range offsets {
-		offsets[i] = int64(i+1) * int64(g.NodesPerCell)
-		types[i] = uint8(g.Type)
+		t := g.CellTypeOf(i)
+		end += int64(t.Nodes())
+		offsets[i] = end
+		types[i] = uint8(t)
 	}
 	writeArray(bw, "connectivity", 1, g.Cells, enc)
 	writeArray(bw, "offsets", 1, offsets, enc)
@@ -425,8 +526,9 @@ func ReadFile(path string) (*Grid, error) {
 	return g, nil
 }
 
-// Read reads a VTK XML UnstructuredGrid: one piece, cells of one type,
-// arrays inline in ASCII or uncompressed base64 binary, little-endian.
+// Read reads a VTK XML UnstructuredGrid: one piece, cells of the types
+// CellType names (of one type: a Grid with Type and NodesPerCell; of
+// several: a Grid with Types), arrays inline in ASCII or uncompressed base64 binary, little-endian.
 // Integer arrays of other widths are read as int64 (unsigned as uint32
 // when they fit), and Int8/UInt8 arrays too.
 func Read(r io.Reader) (*Grid, error) {
@@ -493,22 +595,36 @@ func Read(r io.Reader) (*Grid, error) {
 	if len(offs) != p.Cells || len(types) != p.Cells {
 		return nil, fmt.Errorf("vtk: %d offsets and %d types for %d cells", len(offs), len(types), p.Cells)
 	}
-	if p.Cells > 0 {
+	mixed := false
+	end := int64(0)
+	for i := range types {
+		t := CellType(types[i])
+		if types[i] < 0 || types[i] > math.MaxUint8 || t.Nodes() == 0 {
+			return nil, fmt.Errorf("vtk: cell type %d is not supported", types[i])
+		}
+		end += int64(t.Nodes())
+		if offs[i] != end {
+			return nil, fmt.Errorf("vtk: cell %d of type %d ends at offset %d; its nodes end at %d", i, types[i], offs[i], end)
+		}
+		mixed = mixed || types[i] != types[0]
+	}
+	switch {
+	case p.Cells == 0:
+		g.Type, g.NodesPerCell = Line, 2
+	case mixed:
+		g.Types = make([]CellType, p.Cells)
+		for i, t := range types {
+			g.Types[i] = CellType(t)
+		}
+	default:
 		g.Type = CellType(types[0])
 		g.NodesPerCell = nodes[g.Type]
-		for i := range types {
-			if types[i] != types[0] || offs[i] != int64(i+1)*int64(g.NodesPerCell) {
-				return nil, fmt.Errorf("vtk: cell %d: cells of more than one kind are not supported", i)
-			}
-		}
-		if g.NodesPerCell == 0 {
-			return nil, fmt.Errorf("vtk: cell type %d is not supported", types[0])
-		}
-	} else {
-		g.Type, g.NodesPerCell = Line, 2
 	}
-	if len(conn) != p.Cells*g.NodesPerCell {
-		return nil, fmt.Errorf("vtk: %d connectivity entries for %d cells of %d nodes", len(conn), p.Cells, g.NodesPerCell)
+	if int64(len(conn)) != end {
+		if !mixed {
+			return nil, fmt.Errorf("vtk: %d connectivity entries for %d cells of %d nodes", len(conn), p.Cells, g.NodesPerCell)
+		}
+		return nil, fmt.Errorf("vtk: %d connectivity entries for %d cells of %d nodes in all", len(conn), p.Cells, end)
 	}
 	g.Cells = make([]int32, len(conn))
 	for i, c := range conn {

@@ -139,14 +139,16 @@ func TestCellTypeFor(t *testing.T) {
 	for _, c := range []struct {
 		arity, dim int
 		want       vtkfile.CellType
-	}{{2, 2, vtkfile.Line}, {3, 2, vtkfile.Triangle}, {3, 3, vtkfile.Triangle}, {4, 2, vtkfile.Quad}, {4, 3, vtkfile.Tetra}, {8, 3, vtkfile.Hexahedron}} {
+	}{{2, 2, vtkfile.Line}, {3, 2, vtkfile.Triangle}, {3, 3, vtkfile.Triangle}, {4, 2, vtkfile.Quad}, {4, 3, vtkfile.Tetra}, {5, 3, vtkfile.Pyramid}, {6, 3, vtkfile.Wedge}, {8, 3, vtkfile.Hexahedron}} {
 		got, err := vtkfile.CellTypeFor(c.arity, c.dim)
 		if err != nil || got != c.want {
 			t.Errorf("CellTypeFor(%d, %d) = %d, %v; want %d", c.arity, c.dim, got, err, c.want)
 		}
 	}
-	if _, err := vtkfile.CellTypeFor(5, 2); err == nil {
-		t.Error("CellTypeFor(5, 2): no error")
+	for _, c := range [][2]int{{5, 2}, {6, 2}, {7, 3}} {
+		if _, err := vtkfile.CellTypeFor(c[0], c[1]); err == nil {
+			t.Errorf("CellTypeFor(%d, %d): no error", c[0], c[1])
+		}
 	}
 }
 
