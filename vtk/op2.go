@@ -10,8 +10,10 @@ import (
 // elements of coords' set, with coords' dim (1, 2 or 3) values as their
 // coordinates, and the cells are the source elements of cells, a map to
 // that set whose arity and coords' dim choose the cell type (see
-// CellTypeFor). Values on the mesh are added with AddCellDat and
-// AddPointDat.
+// CellTypeFor). The map lists each cell's nodes in Gmsh's order, as
+// mesh/unstructured declares them; the grid has them in VTK's (a prism's
+// first triangle turned round: see Wedge). Values on the mesh are added
+// with AddCellDat and AddPointDat.
 //
 // Under MPI it is collective (every rank calls it, and the Add functions,
 // in the same order): rank 0 gets the whole mesh in its declared
@@ -38,6 +40,7 @@ func FromOP2(coords *op2.Dat[float64], cells *op2.Map) (*Grid, error) {
 	if op2.Rank() != 0 {
 		return nil, nil
 	}
+	toVTKOrder(typ, table)
 	g := &Grid{Points: x, Dim: coords.Dim(), Cells: table, NodesPerCell: cells.Arity(), Type: typ}
 	if err := g.Validate(); err != nil {
 		return nil, err
@@ -94,4 +97,27 @@ func plain[T op2.Scalar](v []T) any {
 		out[i] = float64(x)
 	}
 	return out
+}
+
+// vtkOrder gives, for the cell types whose node order is not Gmsh's, VTK's
+// order: VTK's node j is Gmsh's node vtkOrder[t][j]. A wedge's first
+// triangle turns clockwise seen from its second in VTK, counter-clockwise
+// in Gmsh (and in mesh/topology's positive orientation).
+var vtkOrder = map[CellType][]int{Wedge: {0, 2, 1, 3, 5, 4}}
+
+// toVTKOrder reorders, in place, the nodes of cells of type t listed one
+// cell after another in Gmsh's order into VTK's.
+func toVTKOrder(t CellType, conn []int32) {
+	order := vtkOrder[t]
+	if order == nil {
+		return
+	}
+	n := len(order)
+	var tmp [8]int32
+	for c := 0; c+n <= len(conn); c += n {
+		copy(tmp[:n], conn[c:c+n])
+		for j, k := range order {
+			conn[c+j] = tmp[k]
+		}
+	}
 }

@@ -37,9 +37,24 @@ type Writer struct {
 	DeclaredNumbers bool
 
 	coords *op2.Dat[float64]
-	cells  *op2.Map
-	typ    CellType
+	// cells is the cell-to-node map of a mesh of one kind; nil for a
+	// mesh of mixed cells (NewMixedWriter).
+	cells *op2.Map
+	// set is the cells' set.
+	set *op2.Set
+	// kinds is the kinds of cell: one, whose nodes map is cells and whose
+	// cells map is nil (the identity), for a mesh of one kind.
+	kinds  []kind
 	fields []field
+	// covered records that every cell was found in one kind's cells
+	// exactly (mixed cells under MPI, checked once).
+	covered bool
+}
+
+// kind is one kind of cell a Writer writes.
+type kind struct {
+	nodes, cells *op2.Map
+	typ          CellType
 }
 
 // field is a Dat added to a Writer, with the ways to read it.
@@ -49,17 +64,26 @@ type field struct {
 	// whole adds the dat to the grid of the whole mesh (collective
 	// under MPI: Gather).
 	whole func(g *Grid) error
-	// piece returns this rank's array: the owned rows for a cell dat;
-	// for a point dat, the values at the corners corner (indices into the
-	// owned cells' rows of the map, cell × arity + column) of the cells.
-	piece func(w *Writer, corner []int32) (Array, error)
+	// piece returns this rank's array: the values of the owned cells of
+	// each kind, kind after kind, for a cell dat; for a point dat, the
+	// values at the corners corner of the cells.
+	piece func(w *Writer, corner []cornerRef) (Array, error)
+}
+
+// cornerRef names a corner of a cell: the entry (cell × arity + column)
+// of the owned rows of the nodes map of the writer's kind kind.
+type cornerRef struct {
+	kind  int32
+	entry int32
 }
 
 // NewWriter returns a Writer of the mesh whose points are the elements of
 // coords' set, with coords' dim (1, 2 or 3) values as coordinates, and
 // whose cells are the source elements of cells, a map to that set; the
-// map's arity and the dim choose the cell type (see CellTypeFor). It
-// reads no values and is not collective.
+// map's arity and the dim choose the cell type (see CellTypeFor). The map
+// lists each cell's nodes in Gmsh's order, as mesh/unstructured declares
+// them, and the files have them in VTK's (see Wedge). It reads no values
+// and is not collective.
 func NewWriter(coords *op2.Dat[float64], cells *op2.Map) (*Writer, error) {
 	if coords == nil || cells == nil {
 		return nil, fmt.Errorf("vtk: NewWriter needs coordinates and a cell map")
@@ -71,14 +95,18 @@ func NewWriter(coords *op2.Dat[float64], cells *op2.Map) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (map %q, coordinates %q)", err, cells.Name(), coords.Name())
 	}
-	return &Writer{coords: coords, cells: cells, typ: typ}, nil
+	return &Writer{coords: coords, cells: cells, set: cells.From(), kinds: []kind{{nodes: cells, typ: typ}}}, nil
 }
 
 // CellDat adds d, a Dat on the cells' set, to what w writes: a cell array
 // named after d with d's dim as its number of components.
 func CellDat[T op2.Scalar](w *Writer, d *op2.Dat[T]) error {
 	return w.add(d.Name(), d.Set(), true, func(g *Grid) error { return AddCellDat(g, d) },
-		func(w *Writer, _ []int32) (Array, error) {
+		func(w *Writer, _ []cornerRef) (Array, error) {
+			if w.cells == nil {
+				v, err := cellsByKind(w, d)
+				return Array{Name: d.Name(), Components: d.Dim(), Values: plain(v)}, err
+			}
 			if err := d.Sync(); err != nil {
 				return Array{}, err
 			}
@@ -90,22 +118,19 @@ func CellDat[T op2.Scalar](w *Writer, d *op2.Dat[T]) error {
 // array named after d with d's dim as its number of components.
 func PointDat[T op2.Scalar](w *Writer, d *op2.Dat[T]) error {
 	return w.add(d.Name(), d.Set(), false, func(g *Grid) error { return AddPointDat(g, d) },
-		func(w *Writer, corner []int32) (Array, error) {
-			v, err := corners(d, w.cells)
-			if err != nil {
-				return Array{}, err
-			}
-			return Array{Name: d.Name(), Components: d.Dim(), Values: plain(pick(v, corner, d.Dim()))}, nil
+		func(w *Writer, corner []cornerRef) (Array, error) {
+			v, err := pointValues(w, d, corner)
+			return Array{Name: d.Name(), Components: d.Dim(), Values: plain(v)}, err
 		})
 }
 
-func (w *Writer) add(name string, set *op2.Set, cell bool, whole func(*Grid) error, piece func(*Writer, []int32) (Array, error)) error {
+func (w *Writer) add(name string, set *op2.Set, cell bool, whole func(*Grid) error, piece func(*Writer, []cornerRef) (Array, error)) error {
 	if w == nil {
 		return fmt.Errorf("vtk: adding dat %q to a nil Writer", name)
 	}
-	want, where := w.cells.To(), "points"
+	want, where := w.coords.Set(), "points"
 	if cell {
-		want, where = w.cells.From(), "cells"
+		want, where = w.set, "cells"
 	}
 	if set.Name() != want.Name() || set.GlobalSize() != want.GlobalSize() {
 		return fmt.Errorf("vtk: dat %q is on set %q; the %s are set %q", name, set.Name(), where, want.Name())
@@ -148,38 +173,60 @@ func (w *Writer) Piece() (*Grid, error) {
 		return w.whole()
 	}
 	if !op2.Partitioned() {
-		return nil, fmt.Errorf("vtk: rank %d of %d: writing map %q before op2.Partition; partition the mesh first", op2.Rank(), op2.Ranks(), w.cells.Name())
+		return nil, fmt.Errorf("vtk: rank %d of %d: writing map %q before op2.Partition; partition the mesh first", op2.Rank(), op2.Ranks(), w.kinds[0].nodes.Name())
 	}
-	from, to, arity := w.cells.From(), w.cells.To(), w.cells.Arity()
-	owned, total := from.Size(), to.TotalSize()
-	table := w.cells.Values()
-	if len(table) < owned*arity {
-		return nil, fmt.Errorf("vtk: rank %d: map %q has %d entries for %d owned cells of %d nodes", op2.Rank(), w.cells.Name(), len(table), owned, arity)
+	if w.cells == nil && !w.covered {
+		if err := w.checkCover(); err != nil {
+			return nil, err
+		}
+		w.covered = true
 	}
-	table = table[:owned*arity]
+	to := w.coords.Set()
+	total := to.TotalSize()
 	// Number the points the owned cells use, in order of first use;
 	// corner[p] is the first map entry naming point p.
 	id := make([]int32, total)
 	for i := range id {
 		id[i] = -1
 	}
-	conn := make([]int32, len(table))
-	var corner []int32
-	for i, n := range table {
-		if n < 0 || int(n) >= total {
-			return nil, fmt.Errorf("vtk: rank %d: map %q, cell %d, column %d is node %d, outside the %d nodes of set %q (halo included)", op2.Rank(), w.cells.Name(), i/arity, i%arity, n, total, to.Name())
+	var conn []int32
+	var corner []cornerRef
+	var types []CellType
+	for k, kd := range w.kinds {
+		owned, arity := kd.nodes.From().Size(), kd.nodes.Arity()
+		table := kd.nodes.Values()
+		if len(table) < owned*arity {
+			return nil, fmt.Errorf("vtk: rank %d: map %q has %d entries for %d owned cells of %d nodes", op2.Rank(), kd.nodes.Name(), len(table), owned, arity)
 		}
-		if id[n] < 0 {
-			id[n] = int32(len(corner))
-			corner = append(corner, int32(i))
+		table = table[:owned*arity]
+		start := len(conn)
+		for i, n := range table {
+			if n < 0 || int(n) >= total {
+				return nil, fmt.Errorf("vtk: rank %d: map %q, cell %d, column %d is node %d, outside the %d nodes of set %q (halo included)", op2.Rank(), kd.nodes.Name(), i/arity, i%arity, n, total, to.Name())
+			}
+			if id[n] < 0 {
+				id[n] = int32(len(corner))
+				corner = append(corner, cornerRef{int32(k), int32(i)})
+			}
+			conn = append(conn, id[n])
 		}
-		conn[i] = id[n]
+		toVTKOrder(kd.typ, conn[start:])
+		if w.cells == nil {
+			for range owned {
+				types = append(types, kd.typ)
+			}
+		}
 	}
-	x, err := corners(w.coords, w.cells)
+	x, err := pointValues(w, w.coords, corner)
 	if err != nil {
 		return nil, err
 	}
-	g := &Grid{Points: pick(x, corner, w.coords.Dim()), Dim: w.coords.Dim(), Cells: conn, NodesPerCell: arity, Type: w.typ}
+	g := &Grid{Points: x, Dim: w.coords.Dim(), Cells: conn}
+	if w.cells != nil {
+		g.NodesPerCell, g.Type = w.cells.Arity(), w.kinds[0].typ
+	} else {
+		g.Types = types
+	}
 	for _, f := range w.fields {
 		a, err := f.piece(w, corner)
 		if err != nil {
@@ -192,7 +239,18 @@ func (w *Writer) Piece() (*Grid, error) {
 		}
 	}
 	if w.DeclaredNumbers {
-		g.CellData = append(g.CellData, Array{Name: DeclaredNumberArray, Components: 1, Values: from.DeclaredNumbers()})
+		nums := w.set.DeclaredNumbers()
+		if w.cells == nil {
+			d, err := op2.NewDat[int32](w.set, 1, nil, "vtk_declared_"+w.set.Name())
+			if err != nil {
+				return nil, err
+			}
+			copy(d.Data(), nums)
+			if nums, err = cellsByKind(w, d); err != nil {
+				return nil, err
+			}
+		}
+		g.CellData = append(g.CellData, Array{Name: DeclaredNumberArray, Components: 1, Values: nums})
 	}
 	if err := g.Validate(); err != nil {
 		return nil, fmt.Errorf("%w (rank %d's piece)", err, op2.Rank())
@@ -202,7 +260,13 @@ func (w *Writer) Piece() (*Grid, error) {
 
 // whole is Piece on one process: the gathered mesh.
 func (w *Writer) whole() (*Grid, error) {
-	g, err := FromOP2(w.coords, w.cells)
+	var g *Grid
+	var err error
+	if w.cells != nil {
+		g, err = FromOP2(w.coords, w.cells)
+	} else {
+		g, err = w.wholeMixed()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -230,6 +294,42 @@ func (w *Writer) WriteFile(path string, enc Encoding) error {
 		return err
 	}
 	return WriteParallel(g, path, enc)
+}
+
+// pointValues returns the values of d, a Dat on the points, at the
+// corners corner of the owned cells of w's kinds (see corners).
+func pointValues[T op2.Scalar](w *Writer, d *op2.Dat[T], corner []cornerRef) ([]T, error) {
+	vals := make([][]T, len(w.kinds))
+	for k, kd := range w.kinds {
+		v, err := corners(d, kd.nodes)
+		if err != nil {
+			return nil, err
+		}
+		vals[k] = v
+	}
+	dim := d.Dim()
+	out := make([]T, 0, len(corner)*dim)
+	for _, c := range corner {
+		e := int(c.entry)
+		out = append(out, vals[c.kind][e*dim:(e+1)*dim]...)
+	}
+	return out, nil
+}
+
+// cellsByKind returns the values of d, a Dat on the cells of a mesh of
+// mixed cells, at the owned cells of each kind, kind after kind, read
+// through each kind's map to the cells (whose halo the loops bring up to
+// date).
+func cellsByKind[T op2.Scalar](w *Writer, d *op2.Dat[T]) ([]T, error) {
+	var out []T
+	for _, kd := range w.kinds {
+		v, err := corners(d, kd.cells)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v...)
+	}
+	return out, nil
 }
 
 // corners returns, for each owned cell of m's source set, the values of d
@@ -287,13 +387,4 @@ func cornerKernel[T op2.Scalar](dim, arity int) (*op2.Kernel, error) {
 }`, name, ctype, ctype, arity, dim, dim)
 	k, _ := kernels.LoadOrStore(name, op2.NewKernel(src, name))
 	return k.(*op2.Kernel), nil
-}
-
-// pick returns the dim values at each of rows in v.
-func pick[T any](v []T, rows []int32, dim int) []T {
-	out := make([]T, 0, len(rows)*dim)
-	for _, r := range rows {
-		out = append(out, v[int(r)*dim:(int(r)+1)*dim]...)
-	}
-	return out
 }
