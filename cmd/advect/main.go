@@ -28,8 +28,8 @@
 // The mesh may mix kinds of cell (a boundary layer of prisms and
 // hexahedra under tetrahedra, with pyramids between them; quadrilaterals
 // beside triangles): the scheme's loops run over the cells and the
-// facets, one set per facet kind, whatever the cells' kinds (-vtk needs
-// cells of one kind).
+// facets, one set per facet kind, whatever the cells' kinds (and -vtk
+// writes a cell type per cell).
 //
 // Without -mesh the mesh is the unit cube cut into n³ cubes of six
 // tetrahedra. Every -every steps (and at the end) rank 0 prints the step,
@@ -284,10 +284,7 @@ func run(o options, out io.Writer) (*result, error) {
 	}
 	fmt.Fprintf(out, "total changed by %.1e (relative) in %d steps of %.3f s\n", math.Abs(res.last-res.total0)/res.total0, o.steps, time.Since(start).Seconds())
 	if o.vtk != "" {
-		if m.CellNodes == nil {
-			return nil, fmt.Errorf("-vtk %s: the mesh is %s, and package vtk writes cells of one kind", o.vtk, kinds(m))
-		}
-		w, err := vtk.NewWriter(m.X, m.CellNodes)
+		w, err := writer(m)
 		if err != nil {
 			return nil, err
 		}
@@ -299,6 +296,19 @@ func run(o options, out io.Writer) (*result, error) {
 		}
 	}
 	return res, nil
+}
+
+// writer returns a vtk.Writer of m's cells: of its one kind, or of each
+// of its kinds for a mixed mesh.
+func writer(m *unstructured.Mesh) (*vtk.Writer, error) {
+	if m.CellNodes != nil {
+		return vtk.NewWriter(m.X, m.CellNodes)
+	}
+	kinds := make([]vtk.CellKind, len(m.CellKinds))
+	for i, ck := range m.CellKinds {
+		kinds[i] = vtk.CellKind{Nodes: ck.Nodes, Cells: ck.Cells}
+	}
+	return vtk.NewMixedWriter(m.X, m.Cells, kinds)
 }
 
 // kinds names the mesh's kind of cell, or for a mixed mesh its kinds

@@ -226,15 +226,17 @@ func TestOnRanks(t *testing.T) {
 // TestHybridOnRanks advects on Gmsh's cube with a boundary layer
 // (hexahedra, prisms, pyramids and tetrahedra) on 2, 3 and 4 MPI ranks:
 // q, gathered in the file's numbering, equals one process's to round-off,
-// and so does the total, conserved.
+// and so does the total, conserved; the cells of the .pvtu file's pieces
+// (-vtk) are those of one process's .vtu file, with their types and q.
 func TestHybridOnRanks(t *testing.T) {
-	const meshEnv, wantEnv = "ADVECT_MESH", "ADVECT_WANT"
+	const meshEnv, wantEnv, dirEnv = "ADVECT_MESH", "ADVECT_WANT", "ADVECT_DIR"
 	if mpitest.InRanks() {
 		TestOnRanks(t)
 		return
 	}
 	path := hybridMesh(t, gmshtest.Need(t), "layer")
-	res, err := run(options{mesh: path, n: 4, steps: 40, every: 40, cfl: 0.9}, io.Discard)
+	dir := t.TempDir()
+	res, err := run(options{mesh: path, n: 4, steps: 40, every: 40, cfl: 0.9, vtk: filepath.Join(dir, "q1.vtu")}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,8 +252,76 @@ func TestHybridOnRanks(t *testing.T) {
 	if err := os.WriteFile(want, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	g, err := vtk.ReadFile(filepath.Join(dir, "q1.vtu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := cellsOf(t, g)
 	for _, ranks := range []int{2, 3, 4} {
-		mpitest.Run(t, ranks, 2*time.Minute, meshEnv+"="+path, wantEnv+"="+want)
+		mpitest.Run(t, ranks, 2*time.Minute, meshEnv+"="+path, wantEnv+"="+want, dirEnv+"="+dir)
+		pieces, err := vtk.ReadPVTUFile(filepath.Join(dir, fmt.Sprintf("q%d.pvtu", ranks)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := cellsOf(t, pieces...)
+		if len(got) != len(one) {
+			t.Errorf("%d ranks: %d cells in the pieces, one process wrote %d", ranks, len(got), len(one))
+		}
+		for k, v := range one {
+			if w, ok := got[k]; !ok || math.Abs(w-v) > 1e-12 {
+				t.Fatalf("%d ranks: cell %s has q %v (present %v); one process wrote %v", ranks, k, w, ok, v)
+			}
+		}
+	}
+}
+
+// cellsOf returns q on each cell of the grids by the cell's type and its
+// nodes' coordinates, failing on a cell written twice.
+func cellsOf(t *testing.T, gs ...*vtk.Grid) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, g := range gs {
+		q := g.CellArray("q")
+		if q == nil {
+			t.Fatal("no cell array q")
+		}
+		qv, o := q.Float64s(), g.Offsets()
+		for c := range g.NumCells() {
+			key := fmt.Sprint(g.CellTypeOf(c))
+			for _, p := range g.Cells[o[c]:o[c+1]] {
+				key += fmt.Sprint(g.Points[3*p : 3*p+3])
+			}
+			if _, dup := out[key]; dup {
+				t.Fatalf("cell %s written twice", key)
+			}
+			out[key] = qv[c]
+		}
+	}
+	return out
+}
+
+// TestVTKMixed: -vtk writes a mesh of mixed cells (mesh/gmsh's fixture of
+// hexahedra and prisms) with a type per cell, in the file's numbering,
+// with q's gathered values.
+func TestVTKMixed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "q.vtu")
+	res, err := run(options{mesh: "../../mesh/gmsh/testdata/mixed-41-ascii.msh", steps: 3, every: 3, cfl: 0.5, vtk: path}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := vtk.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[vtk.CellType]int{}
+	for c := range g.NumCells() {
+		count[g.CellTypeOf(c)]++
+	}
+	if !g.Mixed() || count[vtk.Hexahedron] != 4 || count[vtk.Wedge] != 14 || len(count) != 2 {
+		t.Errorf("cells of types %v, want 4 hexahedra (12) and 14 wedges (13)", count)
+	}
+	if q := g.CellArray("q"); q == nil || !slices.Equal(q.Float64s(), gathered(t, res.q)) {
+		t.Errorf("q written %v, gathered %v", q, gathered(t, res.q))
 	}
 }
 
@@ -264,7 +334,6 @@ func TestOptions(t *testing.T) {
 		{options{n: 2, steps: 1, every: 1, cfl: 1.5}, "-cfl 1.5"},
 		{options{n: 0, steps: 1, every: 1, cfl: 0.5}, "-n 0"},
 		{options{n: 2, steps: 1, every: 0, cfl: 0.5}, "-every 0"},
-		{options{mesh: "../../mesh/gmsh/testdata/mixed-41-ascii.msh", steps: 1, every: 1, cfl: 0.5, vtk: filepath.Join(t.TempDir(), "q.vtu")}, "the mesh is mixed (4 hexahedra, 14 prisms), and package vtk writes cells of one kind"},
 	} {
 		if _, err := run(c.o, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v; want an error saying %q", c.o, err, c.want)
