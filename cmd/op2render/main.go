@@ -2,12 +2,14 @@
 // mesh stored in a VTK XML UnstructuredGrid file, such as the one
 // `airfoil -vtk` writes, using nothing but Go's standard library: every
 // cell is filled with the colour of its value on a viridis colour map,
-// and a colour bar on the right gives the scale.
+// and a colour bar on the right gives the scale. The cells are triangles
+// and quadrilaterals, of one kind or mixed (as `advect -vtk` writes a
+// hybrid square); a .pvtu file's pieces are drawn together.
 //
 // Usage:
 //
 //	op2render [-field mach] [-component 0] [-window x0,x1,y0,y1] [-width 900]
-//	          [-range lo,hi] [-o picture.png] FILE.vtu
+//	          [-range lo,hi] [-o picture.png] FILE.vtu|FILE.pvtu
 //
 // -window chooses the part of the plane to draw (default: the whole mesh;
 // the Airfoil aerofoil lies between x = 0 and x = 1 around y = 0, so
@@ -42,7 +44,7 @@ func main() {
 		out    = flag.String("o", "picture.png", "PNG file to write")
 	)
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: op2render [flags] FILE.vtu\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: op2render [flags] FILE.vtu|FILE.pvtu\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -74,7 +76,7 @@ func numbers(s string, n int, what string) ([]float64, error) {
 }
 
 func render(in, out, field string, comp int, window, rng string, width int) error {
-	g, err := vtkfile.ReadFile(in)
+	g, err := read(in)
 	if err != nil {
 		return err
 	}
@@ -118,6 +120,22 @@ func render(in, out, field string, comp int, window, rng string, width int) erro
 	return f.Close()
 }
 
+// read reads a .vtu file, or a .pvtu file's pieces merged into one grid.
+func read(path string) (*vtkfile.Grid, error) {
+	if !strings.HasSuffix(path, ".pvtu") {
+		return vtkfile.ReadFile(path)
+	}
+	pieces, err := vtkfile.ReadPVTUFile(path)
+	if err != nil {
+		return nil, err
+	}
+	g, err := vtkfile.Merge(pieces)
+	if err != nil {
+		return nil, fmt.Errorf("%w (merging the pieces of %s)", err, path)
+	}
+	return g, nil
+}
+
 // meshOf takes the 2-D mesh and one component of a cell array from g.
 func meshOf(g *vtkfile.Grid, field string, comp int) (*Mesh, error) {
 	a := g.CellArray(field)
@@ -134,11 +152,22 @@ func meshOf(g *vtkfile.Grid, field string, comp int) (*Mesh, error) {
 	if g.NumCells() == 0 {
 		return nil, fmt.Errorf("the mesh has no cells to draw")
 	}
-	if g.NodesPerCell < 3 {
+	if !g.Mixed() && g.NodesPerCell < 3 {
 		return nil, fmt.Errorf("cells of %d nodes have no area to draw", g.NodesPerCell)
+	}
+	for c := range g.NumCells() {
+		switch t := g.CellTypeOf(c); t {
+		case vtkfile.Line:
+			return nil, fmt.Errorf("cell %d is a line (VTK type %d): it has no area to draw", c, t)
+		case vtkfile.Tetra, vtkfile.Pyramid, vtkfile.Wedge, vtkfile.Hexahedron:
+			return nil, fmt.Errorf("cell %d is a 3-D cell (VTK type %d): op2render draws the triangles and quadrilaterals of 2-D meshes", c, t)
+		}
 	}
 	np := g.NumPoints()
 	m := &Mesh{XY: make([]float64, 2*np), Cells: g.Cells, Nodes: g.NodesPerCell, Values: make([]float64, g.NumCells())}
+	if g.Mixed() {
+		m.Start = g.Offsets()
+	}
 	for i := 0; i < np; i++ {
 		m.XY[2*i] = g.Points[g.Dim*i]
 		if g.Dim > 1 {
@@ -170,7 +199,7 @@ func valueRange(m *Mesh, win Window) (lo, hi float64) {
 		if math.IsNaN(v) {
 			continue
 		}
-		for _, p := range m.Cells[c*m.Nodes : (c+1)*m.Nodes] {
+		for _, p := range m.cell(c) {
 			x, y := m.XY[2*p], m.XY[2*p+1]
 			if x >= win.X0 && x <= win.X1 && y >= win.Y0 && y <= win.Y1 {
 				lo, hi = min(lo, v), max(hi, v)

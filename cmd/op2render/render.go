@@ -61,12 +61,32 @@ func level(v, lo, hi float64) uint8 {
 type Window struct{ X0, X1, Y0, Y1 float64 }
 
 // Mesh is what the rasteriser draws: 2-D points, cells as point indices
-// (nodes per cell), and one value per cell.
+// (Nodes per cell, or for cells of several kinds from Start), and one
+// value per cell.
 type Mesh struct {
-	XY     []float64 // x, y per point
-	Cells  []int32
-	Nodes  int
+	XY    []float64 // x, y per point
+	Cells []int32
+	Nodes int
+	// Start holds, for cells of several kinds, where each cell's nodes
+	// start in Cells, then len(Cells); nil for cells of Nodes nodes each.
+	Start  []int
 	Values []float64
+}
+
+// numCells is the number of cells.
+func (m *Mesh) numCells() int {
+	if m.Start != nil {
+		return len(m.Start) - 1
+	}
+	return len(m.Cells) / m.Nodes
+}
+
+// cell returns cell c's nodes.
+func (m *Mesh) cell(c int) []int32 {
+	if m.Start != nil {
+		return m.Cells[m.Start[c]:m.Start[c+1]]
+	}
+	return m.Cells[c*m.Nodes : (c+1)*m.Nodes]
 }
 
 // Raster fills the plot area of img (the rectangle r) with the cells of m
@@ -79,10 +99,10 @@ func Raster(img *image.Paletted, r image.Rectangle, m *Mesh, win Window, lo, hi 
 	toPixel := func(p int32) (float64, float64) {
 		return (m.XY[2*p] - win.X0) * sx, (win.Y1 - m.XY[2*p+1]) * sy
 	}
-	nc := len(m.Cells) / m.Nodes
+	nc := m.numCells()
 	for c := 0; c < nc; c++ {
 		idx := level(m.Values[c], lo, hi)
-		nodes := m.Cells[c*m.Nodes : (c+1)*m.Nodes]
+		nodes := m.cell(c)
 		ax, ay := toPixel(nodes[0])
 		for k := 1; k+1 < len(nodes); k++ {
 			bx, by := toPixel(nodes[k])

@@ -133,3 +133,68 @@ func TestRenderFile(t *testing.T) {
 		t.Errorf("component out of range: %v", err)
 	}
 }
+
+// TestRenderMixed: a mesh of a quadrilateral and two triangles (VTK's
+// cells of mixed types, as `advect -vtk` writes a hybrid square) is drawn
+// cell by cell, from a .vtu file and from a .pvtu file of two pieces;
+// 3-D cells are refused, saying so.
+func TestRenderMixed(t *testing.T) {
+	g := &vtkfile.Grid{
+		Points: []float64{0, 0, 1, 0, 2, 0, 0, 1, 1, 1, 2, 1}, Dim: 2,
+		Cells:    []int32{0, 1, 4, 3, 1, 2, 5, 1, 5, 4},
+		Types:    []vtkfile.CellType{vtkfile.Quad, vtkfile.Triangle, vtkfile.Triangle},
+		CellData: []vtkfile.Array{{Name: "v", Components: 1, Values: []float64{0, 1, 0.5}}},
+	}
+	dir := t.TempDir()
+	vtu := filepath.Join(dir, "m.vtu")
+	if err := g.WriteFile(vtu, vtkfile.Binary); err != nil {
+		t.Fatal(err)
+	}
+	// The pieces: the quadrilateral, and the triangles.
+	pieces := []*vtkfile.Grid{
+		{Points: []float64{0, 0, 1, 0, 1, 1, 0, 1}, Dim: 2, Cells: []int32{0, 1, 2, 3}, Type: vtkfile.Quad, NodesPerCell: 4,
+			CellData: []vtkfile.Array{{Name: "v", Components: 1, Values: []float64{0}}}},
+		{Points: []float64{1, 0, 2, 0, 2, 1, 1, 1}, Dim: 2, Cells: []int32{0, 1, 2, 0, 2, 3}, Type: vtkfile.Triangle, NodesPerCell: 3,
+			CellData: []vtkfile.Array{{Name: "v", Components: 1, Values: []float64{1, 0.5}}}},
+	}
+	pvtu := filepath.Join(dir, "p.pvtu")
+	for r, p := range pieces {
+		if err := vtkfile.WriteParallel(p, pvtu, vtkfile.ASCII, r, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, in := range []string{vtu, pvtu} {
+		out := filepath.Join(dir, "m.png")
+		if err := render(in, out, "v", 0, "", "0,1", 100); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		f, err := os.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// (x, y) = (0.5, 0.5) is in the quadrilateral, (1.8, 0.2) in the
+		// first triangle, (1.2, 0.8) in the second.
+		for _, c := range []struct {
+			px, py int
+			v      float64
+		}{{25, 25, 0}, {90, 40, 1}, {60, 10, 0.5}} {
+			if got, want := rgba(img.At(c.px, c.py)), rgba(palette()[level(c.v, 0, 1)]); got != want {
+				t.Errorf("%s: pixel (%d, %d) %v, want %v (value %g)", filepath.Base(in), c.px, c.py, got, want, c.v)
+			}
+		}
+	}
+	tet := &vtkfile.Grid{Points: []float64{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1}, Dim: 3, Cells: []int32{0, 1, 2, 3}, Type: vtkfile.Tetra, NodesPerCell: 4,
+		CellData: []vtkfile.Array{{Name: "v", Components: 1, Values: []float64{1}}}}
+	in := filepath.Join(dir, "tet.vtu")
+	if err := tet.WriteFile(in, vtkfile.ASCII); err != nil {
+		t.Fatal(err)
+	}
+	if err := render(in, filepath.Join(dir, "tet.png"), "v", 0, "", "", 100); err == nil || !strings.Contains(err.Error(), "cell 0 is a 3-D cell (VTK type 10)") {
+		t.Errorf("a tetrahedron: %v", err)
+	}
+}
