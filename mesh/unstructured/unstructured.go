@@ -167,9 +167,15 @@ func Load(path string, opts Options) (*Mesh, error) {
 		return nil, agree(fmt.Errorf("unstructured: %w", err))
 	}
 	var src *source
-	if isH5 {
+	switch {
+	case isH5:
 		src, err = readHDF5Block(path, op2.Rank(), op2.Ranks())
-	} else {
+	case op2.Ranks() > 1:
+		// Collective, and its error is every rank's already.
+		if src, err = readGmshBlock(comm(), path); err != nil {
+			return nil, err
+		}
+	default:
 		var g *gmsh.Mesh
 		if g, err = gmsh.ReadFile(path); err == nil {
 			src, err = fromGmsh(g, op2.Rank(), op2.Ranks())

@@ -1,0 +1,112 @@
+package unstructured_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/mesh/gmsh"
+	"github.com/goop2/op2/mesh/unstructured"
+)
+
+// sparseTags writes the ASCII 2.2 mesh in path to dir with its nodes in
+// the reverse order and tags 1000, 1007, 1014, ... (sparse, and not in the
+// nodes' order), and returns the new file's path.
+func sparseTags(t *testing.T, path, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	newTag := map[string]string{}
+	var out []string
+	for i := 0; i < len(lines); i++ {
+		out = append(out, lines[i])
+		switch lines[i] {
+		case "$Nodes":
+			n, _ := strconv.Atoi(lines[i+1])
+			nodes := slices.Clone(lines[i+2 : i+2+n])
+			slices.Reverse(nodes)
+			for k, l := range nodes {
+				f := strings.Fields(l)
+				newTag[f[0]] = strconv.Itoa(1000 + 7*k)
+				f[0] = newTag[f[0]]
+				nodes[k] = strings.Join(f, " ")
+			}
+			out = append(append(out, lines[i+1]), nodes...)
+			i += 1 + n
+		case "$Elements":
+			n, _ := strconv.Atoi(lines[i+1])
+			out = append(out, lines[i+1])
+			for k := range n {
+				f := strings.Fields(lines[i+2+k])
+				tv, _ := strconv.Atoi(f[1])
+				nn := gmsh.Type(tv).NumNodes()
+				for j := len(f) - nn; j < len(f); j++ {
+					f[j] = newTag[f[j]]
+				}
+				out = append(out, strings.Join(f, " "))
+			}
+			i += 1 + n
+		}
+	}
+	sparse := filepath.Join(dir, "sparse-"+filepath.Base(path))
+	if err := os.WriteFile(sparse, []byte(strings.Join(out, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return sparse
+}
+
+// TestLoadStreamedOnRanks loads .msh files on 2, 3 and 4 MPI ranks, where
+// each rank streams the file and keeps its blocks (gmsh.ReadFilePart):
+// the summary equals one process's, which reads the file whole. The files:
+// the fixtures in every encoding (each on one rank count, in turn), a
+// mesh with sparse node tags not in the nodes' order, and Gmsh's prisms
+// in MSH 2.2 (each element repeated once per group) where Gmsh's Python
+// module is installed, these on every rank count.
+func TestLoadStreamedOnRanks(t *testing.T) {
+	const pathEnv, wantEnv = "UNSTRUCTURED_MESH", "UNSTRUCTURED_WANT"
+	if mpitest.InRanks() {
+		TestLoadOnRanks(t)
+		return
+	}
+	dir := t.TempDir()
+	type run struct {
+		path  string
+		ranks []int
+	}
+	var runs []run
+	for i, name := range []string{"square-22-ascii", "square-22-binary", "square-41-ascii", "square-41-binary", "box-22-ascii", "box-22-binary", "box-41-ascii", "box-41-binary"} {
+		runs = append(runs, run{filepath.Join(fixtures, name+".msh"), []int{2 + i%3}})
+	}
+	runs = append(runs, run{sparseTags(t, filepath.Join(fixtures, "box-22-ascii.msh"), dir), []int{2, 3, 4}})
+	// Gmsh's prisms last, in a subtest that skips without Gmsh.
+	runs = append(runs, run{"prism-2.2", []int{2, 3, 4}})
+	for _, r := range runs {
+		t.Run(filepath.Base(r.path), func(t *testing.T) {
+			if r.path == "prism-2.2" {
+				r.path = gmshExtruded(t, "prism", "2.2", dir)
+			}
+			m, err := unstructured.Load(r.path, unstructured.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := json.Marshal(summarize(t, m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ranks := range r.ranks {
+				t.Run(strconv.Itoa(ranks), func(t *testing.T) {
+					mpitest.Run(t, ranks, 2*time.Minute, pathEnv+"="+r.path, wantEnv+"="+string(want))
+				})
+			}
+		})
+	}
+}
