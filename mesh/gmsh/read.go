@@ -207,13 +207,25 @@ func isSpace(c byte) bool {
 }
 
 func (p *parser) skipSpace() {
-	for {
+	i := p.pos - p.off
+	for i < len(p.data) && isSpace(p.data[i]) {
+		i++
+	}
+	p.pos = p.off + i
+	if i == len(p.data) && p.src != nil {
+		p.skipSpaceOn()
+	}
+}
+
+// skipSpaceOn is skipSpace past the window's end.
+func (p *parser) skipSpaceOn() {
+	for p.fill(p.pos) {
 		i := p.pos - p.off
 		for i < len(p.data) && isSpace(p.data[i]) {
 			i++
 		}
 		p.pos = p.off + i
-		if i < len(p.data) || !p.fill(p.pos) {
+		if i < len(p.data) {
 			return
 		}
 	}
@@ -315,10 +327,14 @@ func (p *parser) binaryStart() error {
 // bytes returns the next n bytes of binary data.
 func (p *parser) bytes(n int, what string) ([]byte, error) {
 	p.at = p.pos
-	if !p.avail(n) {
-		return nil, p.errorf("truncated: input ends in %s (%d bytes needed, %d left)", what, n, p.off+len(p.data)-p.pos)
+	i := p.pos - p.off
+	if len(p.data)-i < n {
+		if !p.avail(n) {
+			return nil, p.errorf("truncated: input ends in %s (%d bytes needed, %d left)", what, n, p.off+len(p.data)-p.pos)
+		}
+		i = p.pos - p.off
 	}
-	b := p.data[p.pos-p.off : p.pos-p.off+n]
+	b := p.data[i : i+n]
 	p.pos += n
 	return b, nil
 }
