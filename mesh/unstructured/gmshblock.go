@@ -36,7 +36,9 @@ func readGmshBlock(c collective.Comm, path string) (*source, error) {
 	scan, err := gmsh.ScanFile(path)
 	var pl *gmshPlan
 	if err == nil {
-		pl, err = planGmsh(scan)
+		if pl, err = planGmsh(scan); err != nil {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	if err := step("scan", err); err != nil {
 		return nil, err
@@ -106,6 +108,11 @@ func readGmshBlock(c collective.Comm, path string) (*source, error) {
 			cellGroups = append(cellGroups, slices.Clone(p))
 		}
 	}
+	if pl.merge {
+		if err := distinctCells(c, path, cellNodes, nn, start, cellTags); err != nil {
+			return nil, err
+		}
+	}
 	most := int64(1)
 	for _, p := range cellGroups {
 		slices.Sort(p)
@@ -140,7 +147,9 @@ func readGmshBlock(c collective.Comm, path string) (*source, error) {
 		local[i] = int32(k)
 	}
 	oriented, err := orient(pl.kind, local, cellTags, xl, dim)
-	if err == nil {
+	if err != nil {
+		err = fmt.Errorf("%s: %w", path, err)
+	} else {
 		s.cellNodes = make([]int32, len(oriented))
 		for i, k := range oriented {
 			s.cellNodes[i] = need[k]
@@ -396,6 +405,59 @@ func coordinatesOf(c collective.Comm, nodes []int32, n, first int, x []float64, 
 		next[q] += dim
 	}
 	return out, nil
+}
+
+// distinctCells checks that no two of the ranks' cells (nn nodes each in
+// nodes, this rank's from cell first on, with their element tags) have the
+// same nodes in the same order: a 2.2 file's copies of an element that
+// do not follow one another, which readGmshBlock would count as two cells
+// (fromGmsh finds them, holding the whole mesh). Each cell goes to the
+// rank its nodes hash to. Its error is every rank's.
+func distinctCells(c collective.Comm, path string, nodes []int32, nn, first int, tags []int64) error {
+	ranks := c.Size()
+	home := func(row []int32) int {
+		h := uint64(14695981039346656037)
+		for _, v := range row {
+			h = (h ^ uint64(uint32(v))) * 1099511628211
+		}
+		return int(h % uint64(ranks))
+	}
+	send := make([][]int64, ranks)
+	for i := range len(tags) {
+		row := nodes[i*nn : (i+1)*nn]
+		q := home(row)
+		send[q] = append(send[q], int64(first+i), tags[i])
+		for _, v := range row {
+			send[q] = append(send[q], int64(v))
+		}
+	}
+	got, err := alltoallInt64(c, send)
+	if err != nil {
+		return err
+	}
+	type cell struct{ index, tag int64 }
+	seen := map[[8]int32]cell{}
+	var bad error
+	for _, msg := range got {
+		for k := 0; k+2+nn <= len(msg) && bad == nil; k += 2 + nn {
+			key := [8]int32{-1, -1, -1, -1, -1, -1, -1, -1}
+			for j := range nn {
+				key[j] = int32(msg[k+2+j])
+			}
+			this := cell{msg[k], msg[k+1]}
+			if other, ok := seen[key]; ok {
+				a, b := this, other
+				if other.index < this.index {
+					a, b = other, this
+				}
+				bad = fmt.Errorf("unstructured: %s: elements %d and %d (cells %d and %d) have the same nodes %v, and are not one after the other: "+
+					"a 2.2 file's copies of an element in several physical groups must follow one another, as Gmsh writes them, to be read on several ranks "+
+					"(write the mesh in MSH 4.1, or convert it on one process: op2mesh convert)", path, a.tag, b.tag, a.index, b.index, key[:nn])
+			}
+			seen[key] = this
+		}
+	}
+	return collective.AgreeStep(c, "unstructured: read the mesh: repeated cells", bad)
 }
 
 // alltoallInt64 is Alltoallv for int64 messages.

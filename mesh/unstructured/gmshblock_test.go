@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/mesh/unstructured"
@@ -109,4 +110,104 @@ func TestLoadStreamedOnRanks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLoadStreamedErrors: on 3 ranks, malformed .msh files give every rank
+// an error naming the file and what is wrong, and no rank waits for the
+// others: a truncated file, node tags not in $Nodes (dense and sparse
+// tags), a sparse tag given twice, cells of two kinds, and a 2.2 file
+// whose copies of an element in two groups do not follow one another.
+func TestLoadStreamedErrors(t *testing.T) {
+	const casesEnv = "UNSTRUCTURED_ERRORS"
+	type errCase struct{ Path, Want string }
+	if mpitest.InRanks() {
+		var cases []errCase
+		if err := json.Unmarshal([]byte(os.Getenv(casesEnv)), &cases); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cases {
+			_, err := unstructured.Load(c.Path, unstructured.Options{})
+			if err == nil || !strings.Contains(err.Error(), c.Want) || !strings.Contains(err.Error(), filepath.Base(c.Path)) {
+				t.Errorf("%s: %v; want an error naming the file and saying %q", c.Path, err, c.Want)
+			}
+		}
+		if err := op2.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	read := func(path string) string {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	box := read(filepath.Join(fixtures, "box-22-ascii.msh"))
+	sparse := read(sparseTags(t, filepath.Join(fixtures, "box-22-ascii.msh"), dir))
+	// The last element's last node tag made one no node has.
+	lastNode := func(s, tag string) string {
+		end := strings.LastIndex(s, "\n$EndElements")
+		sp := strings.LastIndex(s[:end], " ")
+		return s[:sp+1] + tag + s[end:]
+	}
+	square := strings.Split(read(filepath.Join(fixtures, "square-22-ascii.msh")), "\n")
+	// A third group of the triangles, its copies of the first triangle
+	// at the end of $Elements.
+	var apart []string
+	for i := 0; i < len(square); i++ {
+		l := square[i]
+		switch l {
+		case "$PhysicalNames":
+			n, _ := strconv.Atoi(square[i+1])
+			apart = append(append(append(apart, l, strconv.Itoa(n+1)), square[i+2:i+2+n]...), `2 99 "again"`)
+			i += 1 + n
+			continue
+		case "$Elements":
+			n, _ := strconv.Atoi(square[i+1])
+			els := slices.Clone(square[i+2 : i+2+n])
+			for _, e := range els {
+				if f := strings.Fields(e); f[1] == "2" {
+					f[0], f[3] = "100000", "99"
+					els = append(els, strings.Join(f, " "))
+					break
+				}
+			}
+			apart = append(append(apart, l, strconv.Itoa(len(els))), els...)
+			i += 1 + n
+			continue
+		}
+		apart = append(apart, l)
+	}
+	dup := strings.Replace(sparse, "\n1007 ", "\n1000 ", 1)
+	cases := []errCase{
+		{write("cut.msh", box[:len(box)*2/3]), "truncated"},
+		{write("missing.msh", lastNode(box, "46")), "node tag 46 is not in $Nodes"},
+		{write("missing-sparse.msh", lastNode(sparse, "1001")), "node tag 1001 is not in $Nodes"},
+		{write("twice.msh", dup), "node tag 1000 is given twice"},
+		{filepath.Join(fixtures, "mixed-41-binary.msh"), "cells are of 2 kinds"},
+		{write("apart.msh", strings.Join(apart, "\n")), "are not one after the other"},
+	}
+	for _, c := range cases[:len(cases)-1] {
+		if _, err := unstructured.Load(c.Path, unstructured.Options{}); err == nil {
+			t.Errorf("%s: one process reads it", c.Path)
+		}
+	}
+	// One process finds the copies apart.
+	if _, err := unstructured.Load(cases[len(cases)-1].Path, unstructured.Options{}); err != nil {
+		t.Errorf("one process: %v", err)
+	}
+	js, err := json.Marshal(cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mpitest.Run(t, 3, 2*time.Minute, casesEnv+"="+string(js))
 }
