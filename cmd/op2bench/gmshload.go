@@ -17,9 +17,8 @@ import (
 // seconds Load took and the process's peak resident memory (VmHWM) before
 // and after it, and at the end of each phase of op2.Partition (within
 // Load, after the read and the facets' derivation), then (rank 0) the
-// declared sizes. Under MPI each rank
-// streams the file and keeps its blocks; on one process Load reads the
-// file whole.
+// declared sizes. Under MPI each rank streams the file and keeps its
+// blocks; on one process Load reads the file whole.
 func gmshLoadSection(out io.Writer, path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
