@@ -4,11 +4,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/internal/rss"
+	"github.com/goop2/op2/mesh"
+	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/mesh/unstructured"
 )
 
@@ -49,4 +54,63 @@ func gmshLoadSection(out io.Writer, path string) error {
 		fmt.Fprintf(out, "load: %d nodes, %d %v\n", m.Nodes.GlobalSize(), m.Cells.GlobalSize(), m.Kind.Plural())
 	}
 	return op2.Finalize()
+}
+
+// gmshReadSection measures, in one process, the memory that reading a
+// rank's part of the Gmsh mesh in path takes: the whole file read by
+// gmsh.ReadFile (what Load did on every rank before it streamed the
+// file), and, for each rank of 2 and 4, its blocks streamed by
+// gmsh.ScanFile and gmsh.ReadFilePart (what Load does on each rank now).
+// Each figure is the peak resident memory (VmHWM, reset before each read)
+// above the resident memory before it, after a garbage collection.
+func gmshReadSection(out io.Writer, path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	mb := func(b int64) float64 { return float64(b) / (1 << 20) }
+	measure := func(what string, read func() (any, error)) error {
+		runtime.GC()
+		debug.FreeOSMemory()
+		now, _ := rss.Status()
+		if !rss.ResetPeak() {
+			return fmt.Errorf("cannot reset the peak resident memory (/proc/self/clear_refs)")
+		}
+		t0 := time.Now()
+		v, err := read()
+		if err != nil {
+			return err
+		}
+		secs := time.Since(t0).Seconds()
+		_, peak := rss.Status()
+		runtime.KeepAlive(v)
+		fmt.Fprintf(out, "read %s (%.1f MB), %s: %.2f s, peak RSS +%.1f MB\n", filepath.Base(path), float64(fi.Size())/1e6, what, secs, mb(peak-now))
+		return nil
+	}
+	if err := measure("whole (gmsh.ReadFile)", func() (any, error) { return gmsh.ReadFile(path) }); err != nil {
+		return err
+	}
+	for _, ranks := range []int{2, 4} {
+		for rank := range ranks {
+			err := measure(fmt.Sprintf("rank %d of %d streamed (gmsh.ScanFile, gmsh.ReadFilePart)", rank, ranks), func() (any, error) {
+				scan, err := gmsh.ScanFile(path)
+				if err != nil {
+					return nil, err
+				}
+				block := func(n int64) gmsh.Range {
+					s, c := mesh.Block(int(n), rank, ranks)
+					return gmsh.Range{Start: int64(s), Count: int64(c)}
+				}
+				keep := gmsh.Keep{Nodes: block(scan.NumNodes), Elements: map[gmsh.Type]gmsh.Range{}}
+				for t, n := range scan.Counts {
+					keep.Elements[t] = block(n)
+				}
+				return gmsh.ReadFilePart(path, keep)
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
