@@ -55,15 +55,16 @@
 // holding its smallest node), and op2.Partition distributes the whole.
 // No rank holds the whole mesh. From a .msh file every rank streams the
 // file through a buffer of a fixed size (gmsh.ScanFile to count, then
-// gmsh.ReadFilePart) and keeps its blocks only, so that its peak memory
-// is its share of the mesh and the buffer: node tags 1..N, as Gmsh writes
-// them, are node tag−1, other tags are looked up in a directory spread
-// over the ranks, and the coordinates a rank's cells need from other
-// blocks, to orient them, come from the ranks holding them. A 2.2 file's
-// element in several groups is counted once where its copies follow one
-// another, as Gmsh writes them (one process finds copies anywhere in the
-// file). From the HDF5 file `op2mesh convert` writes, every rank reads its
-// blocks only, and reads the file once.
+// gmsh.ReadFilePart) and keeps its blocks only, so that what it holds
+// while reading is its share of the mesh and the buffer, not the whole
+// file and mesh: node tags 1..N, as Gmsh writes them, are node tag−1,
+// other tags are looked up in a directory spread over the ranks, and the
+// coordinates a rank's cells need from other blocks, to orient them, come
+// from the ranks holding them. A 2.2 file's element in several groups is
+// one cell where its copies follow one another, as Gmsh writes them;
+// copies apart are an error naming them (one process finds copies
+// anywhere in the file). From the HDF5 file `op2mesh convert` writes,
+// every rank reads its blocks only, and reads the file once.
 package unstructured
 
 import (
