@@ -155,6 +155,7 @@ type partState struct {
 	counts, unique [maxType]int64
 	last           [maxType][]int64
 	blocks         [maxType]*PartBlock
+	room           [maxType]int // elements a block is made with room for
 	// The element being read.
 	t        Type
 	tag      int64
@@ -190,6 +191,17 @@ func (s *partState) nodeX(i int64, x []float64) {
 	}
 }
 
+// elements starts the elements, n of them (n fits in the input): each
+// type's block will be made with room for the elements its range keeps,
+// so that it is not grown (and held twice) as it fills.
+func (s *partState) elements(n int64) {
+	for t, r := range s.keep.Elements {
+		if t.Supported() {
+			s.room[t] = int(max(0, min(r.Count, n)))
+		}
+	}
+}
+
 // begin starts an element of type t, whose nodes node gives.
 func (s *partState) begin(t Type, tag int64, phys, ent int32) {
 	s.t, s.tag, s.phys, s.ent, s.nn = t, tag, phys, ent, 0
@@ -221,7 +233,12 @@ func (s *partState) end() {
 	}
 	b := s.blocks[t]
 	if b == nil {
-		b = &PartBlock{Type: t, First: idx}
+		c := s.room[t]
+		b = &PartBlock{Type: t, First: idx, Nodes: make([]int64, 0, c*len(nodes)), Tags: make([]int64, 0, c),
+			Physical: make([]int32, 0, c), Entity: make([]int32, 0, c)}
+		if unique {
+			b.Repeat = make([]bool, 0, c)
+		}
 		s.blocks[t] = b
 	}
 	b.Nodes = append(b.Nodes, nodes...)

@@ -982,6 +982,9 @@ func (p *parser) elements22() error {
 	if err := p.fits(n, 4, "elements"); err != nil {
 		return err
 	}
+	if p.part != nil {
+		p.part.elements(n)
+	}
 	for i := range n {
 		p.setItem("element", i, n)
 		tag, err := p.int("the element tag", math.MinInt64, math.MaxInt64)
@@ -1054,6 +1057,9 @@ func (p *parser) elements22Binary() error {
 	}
 	if err := p.fits(n, 8, "elements"); err != nil { // a point with no tags
 		return err
+	}
+	if p.part != nil {
+		p.part.elements(n)
 	}
 	for i := int64(0); i < n; {
 		p.setItem("element", i, n)
@@ -1146,6 +1152,9 @@ func (p *parser) elements41() error {
 	}
 	if err := p.fits(n, p.per(2, 16), "elements"); err != nil {
 		return err
+	}
+	if p.part != nil {
+		p.part.elements(n)
 	}
 	var read int64
 	for k := range blocks {
