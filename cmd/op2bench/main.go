@@ -123,7 +123,11 @@ func main() {
 		if op2.Rank() == 0 {
 			fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s)\n", numCPU(), cpuModel())
 		}
-		if err := gmshLoadSection(os.Stdout, *gmshLoad); err != nil {
+		err := gmshLoadSection(os.Stdout, *gmshLoad)
+		if err == nil {
+			err = op2.Finalize()
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "op2bench:", err)
 			os.Exit(1)
 		}
