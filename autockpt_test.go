@@ -223,3 +223,36 @@ func TestAutoCheckpointLoopAllocations(t *testing.T) {
 		t.Errorf("a loop with automatic checkpoints allocates %v times", n)
 	}
 }
+
+// TestAutoCheckpointOfARuntime: the automatic checkpoints follow the
+// configuration of the runtime a loop runs on: a runtime made with
+// Config.Checkpoint writes them though the default runtime names no file,
+// and a second runtime naming another file is refused at its first loop.
+func TestAutoCheckpointOfARuntime(t *testing.T) {
+	const pathEnv = "OP2_TEST_AUTO_RUNTIME"
+	if mpitest.InRanks() {
+		path := os.Getenv(pathEnv)
+		cells := must(op2.NewSet(50, "cells"))
+		q := must(op2.NewDat(cells, 1, make([]float64, 50), "q"))
+		qold := must(op2.NewDat[float64](cells, 1, nil, "qold"))
+		save := op2.NewKernel(`void rt_save(const double *q, double *qold) { *qold = *q; }`, "rt_save")
+		update := op2.NewKernel(`void rt_update(const double *qold, double *q) { *q = 0.5 * *qold + 1.0; }`, "rt_update")
+		r := must(op2.NewRuntime(op2.Config{Checkpoint: path, CheckpointEvery: "4"}))
+		for range 10 {
+			check(t, r.ParLoop(save, cells, q.Arg(op2.Read), qold.Arg(op2.Write)))
+			check(t, r.ParLoop(update, cells, qold.Arg(op2.Read), q.Arg(op2.RW)))
+		}
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("no automatic checkpoint from the runtime whose configuration names %s: %v", path, err)
+		}
+		other := must(op2.NewRuntime(op2.Config{Checkpoint: path + ".other"}))
+		err := other.ParLoop(save, cells, q.Arg(op2.Read), qold.Arg(op2.Write))
+		if err == nil || !strings.Contains(err.Error(), "a process has one automatic checkpoint file") {
+			t.Errorf("a loop of a runtime naming a second checkpoint file: %v, want an error naming both files", err)
+		}
+		check(t, op2.Finalize())
+		return
+	}
+	needHDF5(t)
+	mpitest.Run(t, 1, 2*time.Minute, pathEnv+"="+filepath.Join(t.TempDir(), "runtime.ckpt"))
+}

@@ -164,7 +164,7 @@ func (r *Runtime) record(k *Kernel, set IterationSet, args []Arg) error {
 	if err := r.e.Commit(e, b); err != nil {
 		return err
 	}
-	return rt.proc.AutoRecorded()
+	return r.e.AutoRecorded()
 }
 
 // Loop chains under MPI.

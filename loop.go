@@ -293,7 +293,7 @@ func (lp *Loop) Compute() error {
 		if err := r.RecordCopy(&lp.l, lp.backend); err != nil {
 			return err
 		}
-		return rt.proc.AutoRecorded()
+		return lp.rt.e.AutoRecorded()
 	}
 	return runNow(lp.rt.e, lp.backend, &lp.l)
 }

@@ -8,8 +8,6 @@ import (
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/engine"
-	"github.com/goop2/op2/internal/exec"
-	"github.com/goop2/op2/internal/linalg"
 	"github.com/goop2/op2/internal/matrix"
 	"github.com/goop2/op2/internal/sparsity"
 )
@@ -465,37 +463,9 @@ func (A *Mat[T]) mult(r *Runtime, x, y *Dat[T], api string) error {
 	if forced != nil {
 		return forced
 	}
-	b, err := r.e.CurrentBackend()
-	if err != nil {
-		return err
-	}
-	if skip, err := rt.proc.HostProduct(&y.s, &A.s, &x.s); err != nil || skip {
-		return err
-	}
-	if mv, ok := b.Backend.(exec.MatVecer); ok {
-		rowptr, colidx := sp.patternData()
-		err := mv.MatVec(&exec.MatVec{Name: A.s.Matrix, Values: &A.s, RowPtr: rowptr, ColIdx: colidx, X: &x.s, Y: &y.s,
-			Rows: sp.pat.NRows, RDim: sp.rdim, CDim: sp.cdim})
-		if err != nil {
-			return apiError(err)
-		}
-		dist.HostWrite(&y.s) // other ranks' halo copies of y are stale
-		return nil
-	}
-	for _, s := range []*core.Storage{&A.s, &x.s} {
-		if err := s.HostAccess(false); err != nil {
-			return err
-		}
-	}
-	if err := y.s.HostAccess(true); err != nil {
-		return err
-	}
-	dist.HostWrite(&y.s)
-	threads := 1
-	if r.e.Cfg.Backend == "openmp" {
-		threads = linalg.Threads(r.e.Cfg.Threads, sp.pat.NRows, len(A.data))
-	}
-	return linalg.MulBlockThreads(threads, sp.pat.RowPtr, sp.pat.ColIdx, A.data, sp.rdim, sp.cdim, x.data, y.data[:sp.pat.NRows*sp.rdim])
+	rowptr, colidx := sp.patternData()
+	return engine.Mult(r.e, &engine.Product[T]{Name: A.s.Matrix, A: &A.s, X: &x.s, Y: &y.s, Values: &A.data, XV: &x.data, YV: &y.data,
+		RowPtr: sp.pat.RowPtr, ColIdx: sp.pat.ColIdx, RowPtrData: rowptr, ColIdxData: colidx, Rows: sp.pat.NRows, RDim: sp.rdim, CDim: sp.cdim})
 }
 
 // exchangeHalo brings x's halo up to date in a distributed run, as a

@@ -562,7 +562,7 @@ func (r *Runtime) parLoopMixed(k *Kernel, ms *MixedSet, args []Arg) error {
 			if err := r.e.Commit(e, be); err != nil {
 				return err
 			}
-			if err := rt.proc.AutoRecorded(); err != nil {
+			if err := r.e.AutoRecorded(); err != nil {
 				return err
 			}
 			continue

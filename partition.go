@@ -4,14 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/engine"
-	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/ptscotch"
 )
@@ -272,28 +269,11 @@ type MapEdgeCut struct {
 //
 // METIS's own figure is added only for METISPartitioner.
 func (p *PartitionInfo) String() string {
-	var b strings.Builder
-	ranks := "ranks"
-	if p.Ranks == 1 {
-		ranks = "rank"
-	}
-	fmt.Fprintf(&b, "partition %s on %d %s: %d map entries cross ranks", p.Partitioner, p.Ranks, ranks, p.Cut)
+	maps, cuts := make([]string, len(p.EdgeCuts)), make([]int, len(p.EdgeCuts))
 	for i, c := range p.EdgeCuts {
-		if i == 0 {
-			b.WriteString("; edge cut per map graph: ")
-		} else {
-			b.WriteString(", ")
-		}
-		name := c.Map
-		if !exec.PlainName(name) {
-			name = strconv.Quote(name)
-		}
-		fmt.Fprintf(&b, "%s %d", name, c.EdgeCut)
+		maps[i], cuts[i] = c.Map, c.EdgeCut
 	}
-	if p.Partitioner == "metis" {
-		fmt.Fprintf(&b, " (METIS reported edge cut %d)", p.MetisCut)
-	}
-	return b.String()
+	return engine.PartitionSummary(p.Partitioner, p.Ranks, p.Cut, maps, cuts, p.MetisCut)
 }
 
 // Partition distributes the mesh over the MPI ranks. Before it, each rank

@@ -3,8 +3,6 @@ package op2
 import (
 	"errors"
 	"fmt"
-	"math"
-	"strings"
 	"sync"
 	"time"
 
@@ -174,43 +172,12 @@ type solverWork struct {
 // PETScOptions: an error matching ErrPETScUnavailable says that PETSc
 // cannot be loaded or started, and what to install.
 func NewSolver(opts SolverOptions) (*Solver, error) {
-	if opts.Package == "" {
-		opts.Package = "native"
+	c := solver.Choice{Package: opts.Package, Method: opts.Method, Precond: opts.Precond, PETScOptions: opts.PETScOptions,
+		RTol: opts.RTol, ATol: opts.ATol, MaxIts: opts.MaxIts, Norm: petsc.NormType(opts.Norm)}
+	if err := c.Settle(); err != nil {
+		return nil, fmt.Errorf("op2: NewSolver: %w", err)
 	}
-	if opts.Method == "" {
-		opts.Method = "cg"
-	}
-	if opts.Precond == "" {
-		opts.Precond = "jacobi"
-	}
-	if opts.RTol == 0 && opts.ATol == 0 {
-		opts.RTol = 1e-8
-	}
-	if opts.MaxIts == 0 {
-		opts.MaxIts = 10000
-	}
-	switch {
-	case opts.Package != "native" && opts.Package != "petsc":
-		return nil, fmt.Errorf("op2: NewSolver: package %q; there are \"native\" (GoOP2's own solvers, the default) and \"petsc\"", opts.Package)
-	case opts.Package == "native" && opts.PETScOptions != "":
-		return nil, fmt.Errorf("op2: NewSolver: PETSc options %q for the native solver; they need Package \"petsc\"", opts.PETScOptions)
-	case opts.Package == "petsc" && strings.ContainsRune(opts.Method+opts.Precond, ' '):
-		return nil, fmt.Errorf("op2: NewSolver: method %q or preconditioner %q is not a PETSc type name (PETScOptions takes options)", opts.Method, opts.Precond)
-	case opts.Package == "native" && opts.Method != "cg" && opts.Method != "bicgstab":
-		return nil, fmt.Errorf("op2: NewSolver: method %q; the built-in solver has \"cg\" (conjugate gradients) and \"bicgstab\"", opts.Method)
-	case opts.Package == "native" && opts.Precond != "jacobi" && opts.Precond != "none":
-		return nil, fmt.Errorf("op2: NewSolver: preconditioner %q; the built-in solver has \"jacobi\" and \"none\"", opts.Precond)
-	case opts.RTol < 0 || opts.ATol < 0 || math.IsNaN(opts.RTol) || math.IsNaN(opts.ATol):
-		return nil, fmt.Errorf("op2: NewSolver: tolerances %g (relative) and %g (absolute) must be at least 0", opts.RTol, opts.ATol)
-	case opts.MaxIts < 0:
-		return nil, fmt.Errorf("op2: NewSolver: at most %d iterations", opts.MaxIts)
-	case opts.Norm < NormDefault || opts.Norm > NormNone:
-		return nil, fmt.Errorf("op2: NewSolver: norm type %d; there are NormDefault, NormPreconditioned, NormUnpreconditioned, NormNatural and NormNone", int(opts.Norm))
-	case opts.Package == "native" && opts.Norm == NormNone:
-		return nil, fmt.Errorf("op2: NewSolver: the native solvers do not support the norm %q (NormNone): their convergence test needs one", opts.Norm)
-	case opts.Package == "native" && opts.Method == "bicgstab" && opts.Norm == NormNatural:
-		return nil, fmt.Errorf("op2: NewSolver: method %q does not support the natural norm (NormNatural); it has NormPreconditioned (left preconditioning, the default) and NormUnpreconditioned (right preconditioning), as PETSc's bcgs", opts.Method)
-	}
+	opts.Package, opts.Method, opts.Precond, opts.RTol, opts.MaxIts = c.Package, c.Method, c.Precond, c.RTol, c.MaxIts
 	if opts.Runtime == nil {
 		opts.Runtime = rt
 	}

@@ -25,6 +25,12 @@
 // 1 in a ball of radius 0.2 around (0.5, 0.75, 0.5) and 0 elsewhere, and
 // stays in [0, 1].
 //
+// The mesh may mix kinds of cell (a boundary layer of prisms and
+// hexahedra under tetrahedra, with pyramids between them; quadrilaterals
+// beside triangles): the scheme's loops run over the cells and the
+// facets, one set per facet kind, whatever the cells' kinds (-vtk needs
+// cells of one kind).
+//
 // Without -mesh the mesh is the unit cube cut into n³ cubes of six
 // tetrahedra. Every -every steps (and at the end) rank 0 prints the step,
 // time, total, minimum and maximum, and at the end the relative change of
@@ -39,6 +45,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	op2 "github.com/goop2/op2"
@@ -250,8 +257,8 @@ func run(o options, out io.Writer) (*result, error) {
 	step := o.cfl * dt.Value()
 	dt.SetValue(step)
 	res.total0 = total.Value()
-	fmt.Fprintf(out, "mesh: %d nodes, %d %v cells, %d interior and %d boundary facets; dt %.6e\n",
-		m.Nodes.GlobalSize(), m.Cells.GlobalSize(), m.Kind, sizes(m.Interior), sizes(m.Boundary), step)
+	fmt.Fprintf(out, "mesh: %d nodes, %d %s cells, %d interior and %d boundary facets; dt %.6e\n",
+		m.Nodes.GlobalSize(), m.Cells.GlobalSize(), kinds(m), sizes(m.Interior), sizes(m.Boundary), step)
 	fmt.Fprintf(out, "step %6d  t %.6f  total %.12e\n", 0, 0.0, res.total0)
 	start := time.Now()
 	for s := 1; s <= o.steps; s++ {
@@ -277,6 +284,9 @@ func run(o options, out io.Writer) (*result, error) {
 	}
 	fmt.Fprintf(out, "total changed by %.1e (relative) in %d steps of %.3f s\n", math.Abs(res.last-res.total0)/res.total0, o.steps, time.Since(start).Seconds())
 	if o.vtk != "" {
+		if m.CellNodes == nil {
+			return nil, fmt.Errorf("-vtk %s: the mesh is %s, and package vtk writes cells of one kind", o.vtk, kinds(m))
+		}
 		w, err := vtk.NewWriter(m.X, m.CellNodes)
 		if err != nil {
 			return nil, err
@@ -289,6 +299,19 @@ func run(o options, out io.Writer) (*result, error) {
 		}
 	}
 	return res, nil
+}
+
+// kinds names the mesh's kind of cell, or for a mixed mesh its kinds
+// and how many cells of each: "mixed (1200 tetrahedra, 64 pyramids)".
+func kinds(m *unstructured.Mesh) string {
+	if m.Kind != 0 {
+		return m.Kind.String()
+	}
+	var parts []string
+	for _, ck := range m.CellKinds {
+		parts = append(parts, fmt.Sprintf("%d %s", ck.Set.GlobalSize(), ck.Kind.Plural()))
+	}
+	return "mixed (" + strings.Join(parts, ", ") + ")"
 }
 
 // sizes adds up the global sizes of facet sets.

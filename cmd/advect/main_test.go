@@ -26,7 +26,9 @@ func TestMain(m *testing.M) { os.Exit(testcache.Run(m, "goop2-advect-cache-")) }
 
 // meshes returns the meshes the tests advect on: the generated cube (""),
 // the Gmsh fixtures (a square of triangles, a box of tetrahedra) and, where
-// Gmsh's Python module is installed, a cube of prisms Gmsh makes.
+// Gmsh's Python module is installed, a cube of prisms Gmsh makes and two
+// hybrid meshes (hybridMesh): the cube with a boundary layer and the
+// square of quadrilaterals and triangles.
 func meshes(t *testing.T) []string {
 	t.Helper()
 	list := []string{"", "../../mesh/gmsh/testdata/square-41-ascii.msh", "../../mesh/gmsh/testdata/box-41-binary.msh"}
@@ -35,10 +37,23 @@ func meshes(t *testing.T) []string {
 		if out, err := exec.Command(py, "../../mesh/unstructured/testdata/extrude.py", "prism", path).CombinedOutput(); err != nil {
 			t.Fatalf("gmsh: %v\n%s", err, out)
 		}
-		return append(list, path)
+		return append(list, path, hybridMesh(t, py, "layer"), hybridMesh(t, py, "square"))
 	}
 	t.Log("no python3 with Gmsh's module (Debian: apt-get install python3-gmsh): no prism mesh")
 	return list
+}
+
+// hybridMesh writes Gmsh's hybrid mesh kind (mesh/unstructured's
+// testdata/hybrid.py): "layer", the unit cube with a boundary layer of
+// hexahedra and prisms on its bottom and tetrahedra above, pyramids
+// between; "square", quadrilaterals beside triangles.
+func hybridMesh(t *testing.T, py, kind string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), kind+".msh")
+	if out, err := exec.Command(py, "../../mesh/unstructured/testdata/hybrid.py", kind, path, "0.25").CombinedOutput(); err != nil {
+		t.Fatalf("gmsh: %v\n%s", err, out)
+	}
+	return path
 }
 
 // meshName names a mesh of meshes in subtests.
@@ -137,7 +152,9 @@ func TestOnRanks(t *testing.T) {
 	}
 	if mpitest.InRanks() {
 		o := opts(os.Getenv(meshEnv))
-		o.vtk = filepath.Join(os.Getenv(dirEnv), fmt.Sprintf("q%d.vtu", op2.Ranks()))
+		if dir := os.Getenv(dirEnv); dir != "" {
+			o.vtk = filepath.Join(dir, fmt.Sprintf("q%d.vtu", op2.Ranks()))
+		}
 		res, err := run(o, io.Discard)
 		if err != nil {
 			t.Fatal(err)
@@ -206,6 +223,38 @@ func TestOnRanks(t *testing.T) {
 	}
 }
 
+// TestHybridOnRanks advects on Gmsh's cube with a boundary layer
+// (hexahedra, prisms, pyramids and tetrahedra) on 2, 3 and 4 MPI ranks:
+// q, gathered in the file's numbering, equals one process's to round-off,
+// and so does the total, conserved.
+func TestHybridOnRanks(t *testing.T) {
+	const meshEnv, wantEnv = "ADVECT_MESH", "ADVECT_WANT"
+	if mpitest.InRanks() {
+		TestOnRanks(t)
+		return
+	}
+	path := hybridMesh(t, gmshtest.Need(t), "layer")
+	res, err := run(options{mesh: path, n: 4, steps: 40, every: 40, cfl: 0.9}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := math.Abs(res.last-res.total0) / res.total0; d > 1e-13 {
+		t.Errorf("one process: the total changed by %.1e", d)
+	}
+	q := gathered(t, res.q)
+	want := filepath.Join(t.TempDir(), "q.bin")
+	b := make([]byte, 8*len(q))
+	for i, v := range q {
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
+	}
+	if err := os.WriteFile(want, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, ranks := range []int{2, 3, 4} {
+		mpitest.Run(t, ranks, 2*time.Minute, meshEnv+"="+path, wantEnv+"="+want)
+	}
+}
+
 // TestOptions: bad options are errors saying which.
 func TestOptions(t *testing.T) {
 	for _, c := range []struct {
@@ -215,7 +264,7 @@ func TestOptions(t *testing.T) {
 		{options{n: 2, steps: 1, every: 1, cfl: 1.5}, "-cfl 1.5"},
 		{options{n: 0, steps: 1, every: 1, cfl: 0.5}, "-n 0"},
 		{options{n: 2, steps: 1, every: 0, cfl: 0.5}, "-every 0"},
-		{options{mesh: "../../mesh/gmsh/testdata/mixed-41-ascii.msh", steps: 1, every: 1, cfl: 0.5}, "of 2 kinds"},
+		{options{mesh: "../../mesh/gmsh/testdata/mixed-41-ascii.msh", steps: 1, every: 1, cfl: 0.5, vtk: filepath.Join(t.TempDir(), "q.vtu")}, "the mesh is mixed (4 hexahedra, 14 prisms), and package vtk writes cells of one kind"},
 	} {
 		if _, err := run(c.o, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v; want an error saying %q", c.o, err, c.want)

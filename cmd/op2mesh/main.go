@@ -8,8 +8,10 @@
 //
 //	op2mesh [-in FILE | -I 400 -J 600] -o FILE
 //	op2mesh convert FILE.msh FILE.h5
+//	op2mesh convert FILE.cgns FILE.h5
 //
-// An input named *.msh is a Gmsh mesh (package mesh/gmsh): it is written,
+// An input named *.msh is a Gmsh mesh (package mesh/gmsh), one named
+// *.cgns a CGNS mesh (package mesh/cgns, libcgns at run time): it is written,
 // cells oriented positively, with its physical groups, as
 // unstructured.WriteHDF5 does, and the output must be *.h5 or *.hdf5;
 // unstructured.Load then declares it on any number of ranks, each reading
@@ -66,7 +68,8 @@ The first form converts an Airfoil mesh between OP2's ASCII format and
 OP2's HDF5 layout (by the output's name: *.h5 or *.hdf5, else ASCII), or
 writes the generated NACA0012 mesh. The second converts a Gmsh mesh to
 the HDF5 file that unstructured.Load reads in blocks, one per MPI rank
-(an OP2 mesh converts with it too: op2mesh convert IN OUT).
+(a CGNS mesh, FILE.cgns, and an OP2 mesh convert with it too: op2mesh
+convert IN OUT).
 
 `)
 	fs.PrintDefaults()
@@ -78,9 +81,13 @@ func isHDF5Name(path string) bool {
 }
 
 func convert(in string, ni, nj int, out string) error {
-	if strings.HasSuffix(in, ".msh") {
+	if strings.HasSuffix(in, ".msh") || strings.HasSuffix(in, ".cgns") {
 		if !isHDF5Name(out) {
-			return fmt.Errorf("%s: a Gmsh mesh converts to HDF5 only: name the output *.h5 or *.hdf5", out)
+			what := "a Gmsh mesh"
+			if strings.HasSuffix(in, ".cgns") {
+				what = "a CGNS mesh"
+			}
+			return fmt.Errorf("%s: %s converts to HDF5 only: name the output *.h5 or *.hdf5", out, what)
 		}
 		return unstructured.Convert(in, out)
 	}

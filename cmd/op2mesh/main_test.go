@@ -10,6 +10,7 @@ import (
 
 	"github.com/goop2/op2/hdf5"
 	"github.com/goop2/op2/internal/testreq"
+	"github.com/goop2/op2/mesh/cgns"
 	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/mesh/unstructured"
 )
@@ -81,6 +82,30 @@ func TestConvertGmsh(t *testing.T) {
 	}
 	if err := convert("../../mesh/gmsh/testdata/box-41-binary.msh", 0, 0, "box.dat"); err == nil || !strings.Contains(err.Error(), "converts to HDF5 only") {
 		t.Errorf("Gmsh to ASCII: %v", err)
+	}
+}
+
+// TestConvertCGNS: `op2mesh convert box.cgns box.h5` (the CGNS file
+// libcgns's aflr3_to_cgns made, mesh/cgns/testdata) writes the layout
+// unstructured.Load reads, declaring what the .cgns declares.
+func TestConvertCGNS(t *testing.T) {
+	const in = "../../mesh/cgns/testdata/box.cgns"
+	testreq.Check(t, "cgns", cgns.Load(), cgns.ErrUnavailable)
+	out := filepath.Join(t.TempDir(), "box.h5")
+	testreq.Check(t, "hdf5", convert(in, 0, 0, out), hdf5.ErrNoHDF5)
+	m, err := unstructured.Load(out, unstructured.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := unstructured.Load(in, unstructured.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Nodes.Size() != c.Nodes.Size() || m.Cells.Size() != c.Cells.Size() || len(m.Groups) != len(c.Groups) || len(c.Groups) != 3 {
+		t.Errorf("%d nodes, %d cells, %d groups; want %d, %d, %d (3)", m.Nodes.Size(), m.Cells.Size(), len(m.Groups), c.Nodes.Size(), c.Cells.Size(), len(c.Groups))
+	}
+	if err := convert(in, 0, 0, "box.dat"); err == nil || !strings.Contains(err.Error(), "converts to HDF5 only") {
+		t.Errorf("CGNS to ASCII: %v", err)
 	}
 }
 

@@ -70,7 +70,10 @@ const autoAgreeEvery = 16
 
 // autoCkpt is the process's automatic checkpointing, under the lock.
 type autoCkpt struct {
-	p         *Process
+	p *Process
+	// rt is the runtime whose configuration started it: its Checkpoint
+	// and CheckpointEvery, its constants and its logger.
+	rt        *Runtime
 	path      string
 	everyText string        // CheckpointEvery, as configured
 	every     time.Duration // or, when 0, loops
@@ -156,26 +159,38 @@ func shapeOf(l *core.Loop) loopShape {
 	return sh
 }
 
-// autoState returns the automatic checkpointing, starting it when the
-// default runtime's configuration names a file (nil when it does not).
-func (p *Process) autoState() (*autoCkpt, error) {
-	cfg := &p.Default.Cfg
-	if cfg.Checkpoint == "" {
-		p.auto = nil
-		return nil, nil
-	}
-	if a := p.auto; a != nil && a.path == cfg.Checkpoint {
-		if a.everyText != cfg.CheckpointEvery {
-			a.every, a.loops, _ = exec.ParseEvery(cfg.CheckpointEvery)
-			a.everyText = cfg.CheckpointEvery
+// autoState returns the automatic checkpointing for a loop of runtime r
+// (nil when it is off), starting it when r's configuration names a file.
+// Once started it counts the loops of every runtime, since a restart
+// replays the process's sequence of loops; the runtime that started it
+// decides when it stops (its Checkpoint cleared) and how often it saves,
+// and a runtime naming another file is an error.
+func (p *Process) autoState(r *Runtime) (*autoCkpt, error) {
+	cfg := &r.Cfg
+	if a := p.auto; a != nil {
+		switch {
+		case a.rt == r && cfg.Checkpoint != a.path:
+			// Its runtime was configured again: stop, or start afresh
+			// with the new file.
+			p.auto = nil
+		case cfg.Checkpoint != "" && cfg.Checkpoint != a.path:
+			return nil, p.api.Internal(fmt.Errorf("Config.Checkpoint = %q, but another runtime's automatic checkpoints go to %q: a process has one automatic checkpoint file", cfg.Checkpoint, a.path))
+		default:
+			if c := &a.rt.Cfg; a.everyText != c.CheckpointEvery {
+				a.every, a.loops, _ = exec.ParseEvery(c.CheckpointEvery)
+				a.everyText = c.CheckpointEvery
+			}
+			return a, nil
 		}
-		return a, nil
+	}
+	if cfg.Checkpoint == "" {
+		return nil, nil
 	}
 	every, loops, err := exec.ParseEvery(cfg.CheckpointEvery)
 	if err != nil {
 		return nil, p.api.Internal(fmt.Errorf("Config.CheckpointEvery = %q: %w", cfg.CheckpointEvery, err))
 	}
-	a := &autoCkpt{p: p, path: cfg.Checkpoint, everyText: cfg.CheckpointEvery, every: every, loops: loops, since: time.Now(), replayTo: -1, target: -1}
+	a := &autoCkpt{p: p, rt: r, path: cfg.Checkpoint, everyText: cfg.CheckpointEvery, every: every, loops: loops, since: time.Now(), replayTo: -1, target: -1}
 	p.auto = a
 	// A checkpoint from an earlier run: skip to it.
 	w := p.Started()
@@ -237,13 +252,14 @@ func parseReductionLog(b []byte) (map[int64][]byte, error) {
 	return out, nil
 }
 
-// autoBefore is called, with the lock held, before loop l runs at once.
-// It reports whether to skip l: a loop before a restored checkpoint.
-func (p *Process) autoBefore(l *core.Loop) (skip bool, err error) {
-	if p.Default.Cfg.Checkpoint == "" && p.auto == nil {
+// autoBefore is called, with the lock held, before loop l of runtime r
+// runs at once. It reports whether to skip l: a loop before a restored
+// checkpoint.
+func (p *Process) autoBefore(r *Runtime, l *core.Loop) (skip bool, err error) {
+	if r.Cfg.Checkpoint == "" && p.auto == nil {
 		return false, nil
 	}
-	a, err := p.autoState()
+	a, err := p.autoState(r)
 	if a == nil || err != nil {
 		return false, err
 	}
@@ -263,7 +279,7 @@ func (p *Process) autoBefore(l *core.Loop) (skip bool, err error) {
 			return true, a.setReductions(l, a.replay[idx])
 		}
 		runtime.GC()
-		if _, err := p.Default.Restore(a.path); err != nil {
+		if _, err := a.rt.Restore(a.path); err != nil {
 			return false, err
 		}
 		for _, d := range p.LiveData() {
@@ -277,7 +293,7 @@ func (p *Process) autoBefore(l *core.Loop) (skip bool, err error) {
 		}
 		a.replayTo, a.replay, a.stale = -1, nil, nil
 		a.since, a.sinceN = time.Now(), idx
-		p.autoLog(slog.LevelInfo, "op2: restored the automatic checkpoint", slog.String("file", a.path), slog.Int64("loop", idx),
+		a.report(slog.LevelInfo, "op2: restored the automatic checkpoint", slog.String("file", a.path), slog.Int64("loop", idx),
 			slog.Int64("loops_run_again", a.rerunTo), slog.Int64("loops_skipped", idx-a.rerunTo))
 		if len(a.unrestored) > 0 {
 			return false, a.checkUnrestored(l) // the loop at the checkpoint reads them too
@@ -437,7 +453,7 @@ func (a *autoCkpt) save(idx int64, later map[uint64]bool) error {
 		deferred = func(s *core.Storage) bool { return later[s.ID] }
 	}
 	start := time.Now()
-	cs, err := checkpoint.Begin(a.p.Default.program(), a.path, state, deferred)
+	cs, err := checkpoint.Begin(a.rt.program(), a.path, state, deferred)
 	if err != nil {
 		return err
 	}
@@ -450,7 +466,7 @@ func (a *autoCkpt) save(idx int64, later map[uint64]bool) error {
 	if a.lastOp != "" && a.lastObs == rerun[0] {
 		attrs = append(attrs, slog.String("because", fmt.Sprintf("%s of %q before loop %d", a.lastOp, a.lastOn, a.lastObs)))
 	}
-	a.p.autoLog(slog.LevelInfo, "op2: automatic checkpoint", attrs...)
+	a.report(slog.LevelInfo, "op2: automatic checkpoint", attrs...)
 	if len(cs.Deferred) == 0 {
 		return cs.Finish(nil)
 	}
@@ -488,7 +504,7 @@ func (p *Process) autoAfter(l *core.Loop) {
 		s := arg.Data
 		if err := s.HostAccess(false); err != nil {
 			a.log = a.log[:start]
-			a.turnOff(p, fmt.Sprintf("the values of global %q cannot be read: %v", s.Name, err))
+			a.turnOff(fmt.Sprintf("the values of global %q cannot be read: %v", s.Name, err))
 			return
 		}
 		a.log = append(a.log, unsafe.Slice((*byte)(s.Host), s.Dim*s.Type.Size())...)
@@ -519,13 +535,14 @@ func (a *autoCkpt) setReductions(l *core.Loop, v []byte) error {
 	return nil
 }
 
-// AutoRecorded counts a loop recorded by Chain or Lazy, which turns the
-// automatic checkpoints off.
-func (p *Process) AutoRecorded() error {
-	if p.Default.Cfg.Checkpoint == "" && p.auto == nil {
+// AutoRecorded counts a loop of r recorded by Chain or Lazy, which turns
+// the automatic checkpoints off.
+func (r *Runtime) AutoRecorded() error {
+	p := r.Proc
+	if r.Cfg.Checkpoint == "" && p.auto == nil {
 		return nil
 	}
-	a, err := p.autoState()
+	a, err := p.autoState(r)
 	if a == nil || err != nil {
 		return err
 	}
@@ -533,21 +550,22 @@ func (p *Process) AutoRecorded() error {
 	if a.replayTo >= 0 {
 		return p.api.Internal(fmt.Errorf("automatic checkpoint %q: a loop recorded (Chain, Lazy) before the loop it was written at: automatic checkpoints need loops that run at once", a.path))
 	}
-	a.turnOff(p, "a loop was recorded (Chain, Lazy): automatic checkpoints need loops that run at once")
+	a.turnOff("a loop was recorded (Chain, Lazy): automatic checkpoints need loops that run at once")
 	return nil
 }
 
-func (a *autoCkpt) turnOff(p *Process, why string) {
+func (a *autoCkpt) turnOff(why string) {
 	if !a.off {
 		a.off = true
-		p.autoLog(slog.LevelWarn, "op2: automatic checkpoints off", slog.String("file", a.path), slog.String("why", why))
+		a.report(slog.LevelWarn, "op2: automatic checkpoints off", slog.String("file", a.path), slog.String("why", why))
 	}
 }
 
-// autoLog logs an event of the automatic checkpoints on the default
-// runtime's logger; a warning goes to standard error without one.
-func (p *Process) autoLog(level slog.Level, msg string, attrs ...slog.Attr) {
-	if l := p.Default.Logger(); l != nil {
+// report logs an event of the automatic checkpoints on the logger of the
+// runtime that started them; a warning goes to standard error without one.
+func (a *autoCkpt) report(level slog.Level, msg string, attrs ...slog.Attr) {
+	p := a.p
+	if l := a.rt.Logger(); l != nil {
 		l.LogAttrs(context.Background(), level, msg, attrs...)
 		return
 	}

@@ -65,7 +65,7 @@ func (r *Runtime) Restore(path string) (map[string][]byte, error) {
 // restored before it, and the Globals it reduced are logged after it.
 // Caller holds the lock.
 func (r *Runtime) RunNow(b *exec.Opened, l *core.Loop) error {
-	skip, err := r.Proc.autoBefore(l)
+	skip, err := r.Proc.autoBefore(r, l)
 	if err != nil || skip {
 		return err
 	}

@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/ptscotch"
 )
@@ -174,4 +176,31 @@ func AutoPartitioner(w *mpi.World, haveMap, haveCoords bool) (string, error) {
 		return "rcb", nil
 	}
 	return "block", nil
+}
+
+// PartitionSummary is op2.PartitionInfo.String: the partitioner, the
+// ranks, the map entries that cross ranks, the edge cut of each map's
+// graph (maps and cuts, in step) and, for METIS, its own figure.
+func PartitionSummary(partitioner string, ranks, cut int, maps []string, cuts []int, metisCut int) string {
+	var b strings.Builder
+	rs := "ranks"
+	if ranks == 1 {
+		rs = "rank"
+	}
+	fmt.Fprintf(&b, "partition %s on %d %s: %d map entries cross ranks", partitioner, ranks, rs, cut)
+	for i, name := range maps {
+		if i == 0 {
+			b.WriteString("; edge cut per map graph: ")
+		} else {
+			b.WriteString(", ")
+		}
+		if !exec.PlainName(name) {
+			name = strconv.Quote(name)
+		}
+		fmt.Fprintf(&b, "%s %d", name, cuts[i])
+	}
+	if partitioner == "metis" {
+		fmt.Fprintf(&b, " (METIS reported edge cut %d)", metisCut)
+	}
+	return b.String()
 }

@@ -121,8 +121,11 @@ type Config struct {
 	// skipped (a Global they reduced gets the value it had) and the
 	// checkpoint is restored there, so that the run goes on from it. It
 	// needs loops that run at once: a loop recorded by Chain or Lazy turns
-	// it off for the run (a warning says so). Only the default runtime's
-	// configuration counts.
+	// it off for the run (a warning says so). The configuration of the
+	// runtime a loop runs on counts: the first loop of a runtime naming a
+	// file starts them, and from then on every runtime's loops are counted
+	// (a restart replays the process's sequence of loops); a runtime
+	// naming another file is refused.
 	Checkpoint string
 	// CheckpointEvery is how often Checkpoint saves: a duration ("90s",
 	// "10m", the default) or a number of loops ("500").

@@ -8,6 +8,7 @@ package facets
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -80,7 +81,7 @@ type facetHalf struct {
 // nodes. A facet shared by more than two cells is an error on every
 // rank.
 func Derive(c collective.Comm, k topology.Kind, cells []int32, firstCell, nodes int) ([]Block, error) {
-	return facets(c, k, cells, firstCell, nodes, nil, false)
+	return facets(c, []topology.Cells{{Kind: k, Nodes: cells}}, firstCell, nodes, nil, false)
 }
 
 // DeriveTagged is Derive with tags: each rank also passes some facets
@@ -92,26 +93,47 @@ func Derive(c collective.Comm, k topology.Kind, cells []int32, firstCell, nodes 
 // DeriveTagged is collective as Derive is: every rank calls it, with
 // its own list (possibly empty).
 func DeriveTagged(c collective.Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged []Tagged) ([]Block, error) {
-	return facets(c, k, cells, firstCell, nodes, tagged, true)
+	return facets(c, []topology.Cells{{Kind: k, Nodes: cells}}, firstCell, nodes, tagged, true)
 }
 
-func facets(c collective.Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged []Tagged, tag bool) ([]Block, error) {
-	lf := topology.LocalFacets(k)
-	nn := k.Nodes()
+// DeriveMixed is DeriveTagged for a mesh whose cells are of several kinds
+// of one dimension: each rank passes its block of the cells as blocks of
+// one kind each, numbered one after another from global cell firstCell
+// (topology.DeriveMixed's numbering), every rank the same kinds in the
+// same order (a block may be empty). A facet's Local is its local number
+// in each cell's own kind.
+func DeriveMixed(c collective.Comm, blocks []topology.Cells, firstCell, nodes int, tagged []Tagged) ([]Block, error) {
+	return facets(c, blocks, firstCell, nodes, tagged, true)
+}
+
+func facets(c collective.Comm, blocks []topology.Cells, firstCell, nodes int, tagged []Tagged, tag bool) ([]Block, error) {
 	var bad error
-	switch {
-	case lf == nil:
-		bad = fmt.Errorf("%v cells have no facets", k)
-	case len(cells)%nn != 0:
-		bad = fmt.Errorf("%d node entries are not whole %vs", len(cells), k)
+	if len(blocks) == 0 {
+		bad = errors.New("no cells: no block of cells is given")
 	}
-	if bad == nil {
-		for i, v := range cells {
+	first := firstCell
+	for _, b := range blocks {
+		k := b.Kind
+		nn := k.Nodes()
+		switch {
+		case bad != nil:
+		case topology.LocalFacets(k) == nil:
+			bad = fmt.Errorf("%v cells have no facets", k)
+		case k.Dim() != blocks[0].Kind.Dim():
+			bad = fmt.Errorf("%v cells in a mesh of %v cells: the cells must be of one dimension", k, blocks[0].Kind)
+		case len(b.Nodes)%nn != 0:
+			bad = fmt.Errorf("%d node entries are not whole %vs", len(b.Nodes), k)
+		}
+		if bad != nil {
+			break
+		}
+		for i, v := range b.Nodes {
 			if v < 0 || int(v) >= nodes {
-				bad = fmt.Errorf("%v %d: node %d is %d, outside [0,%d)", k, firstCell+i/nn, i%nn, v, nodes)
+				bad = fmt.Errorf("%v %d: node %d is %d, outside [0,%d)", k, first+i/nn, i%nn, v, nodes)
 				break
 			}
 		}
+		first += b.Len()
 	}
 	for _, tf := range tagged {
 		fn := tf.Kind.Nodes()
@@ -119,8 +141,8 @@ func facets(c collective.Comm, k topology.Kind, cells []int32, firstCell, nodes 
 			break
 		}
 		switch {
-		case tf.Kind.Dim() != k.Dim()-1:
-			bad = fmt.Errorf("tagged %vs are not facets of %vs", tf.Kind, k)
+		case tf.Kind.Dim() != blocks[0].Kind.Dim()-1:
+			bad = fmt.Errorf("tagged %vs are not facets of %vs", tf.Kind, blocks[0].Kind)
 		case len(tf.Nodes) != fn*len(tf.Tags):
 			bad = fmt.Errorf("%d tagged %vs have %d node entries, not %d", len(tf.Tags), tf.Kind, len(tf.Nodes), fn*len(tf.Tags))
 		}
@@ -136,14 +158,15 @@ func facets(c collective.Comm, k topology.Kind, cells []int32, firstCell, nodes 
 	size := c.Size()
 	bl := nodeBlocks{n: nodes, ranks: size}
 	sizes := []int{}
-	for _, f := range lf {
-		if !slices.Contains(sizes, len(f)) {
-			sizes = append(sizes, len(f))
+	for _, b := range blocks {
+		for _, f := range topology.LocalFacets(b.Kind) {
+			if !slices.Contains(sizes, len(f)) {
+				sizes = append(sizes, len(f))
+			}
 		}
 	}
 	slices.Sort(sizes)
 	var out []Block
-	n := len(cells) / nn
 	for _, fsize := range sizes {
 		// Halves to their homes: 10 int32 per half (key, nodes, cell,
 		// local).
@@ -151,41 +174,48 @@ func facets(c collective.Comm, k topology.Kind, cells []int32, firstCell, nodes 
 		// the halves sent: one allocation per destination.
 		var homes []int32
 		nsend := make([]int, size)
-		for cl := range n {
-			for _, f := range lf {
-				if len(f) != fsize {
-					continue
+		for _, b := range blocks {
+			lf, nn, cells := topology.LocalFacets(b.Kind), b.Kind.Nodes(), b.Nodes
+			for cl := range b.Len() {
+				for _, f := range lf {
+					if len(f) != fsize {
+						continue
+					}
+					low := cells[cl*nn+f[0]]
+					for _, v := range f[1:] {
+						low = min(low, cells[cl*nn+v])
+					}
+					q := bl.home(low)
+					homes = append(homes, int32(q))
+					nsend[q] += 10
 				}
-				low := cells[cl*nn+f[0]]
-				for _, v := range f[1:] {
-					low = min(low, cells[cl*nn+v])
-				}
-				q := bl.home(low)
-				homes = append(homes, int32(q))
-				nsend[q] += 10
 			}
 		}
 		send := make([][]int32, size)
 		for q := range send {
 			send[q] = make([]int32, 0, nsend[q])
 		}
-		i := 0
-		for cl := range n {
-			for l, f := range lf {
-				if len(f) != fsize {
-					continue
+		i, cell0 := 0, firstCell
+		for _, b := range blocks {
+			lf, nn, cells := topology.LocalFacets(b.Kind), b.Kind.Nodes(), b.Nodes
+			for cl := range b.Len() {
+				for l, f := range lf {
+					if len(f) != fsize {
+						continue
+					}
+					var h facetHalf
+					h.key, h.nodes = [4]int32{-1, -1, -1, -1}, [4]int32{-1, -1, -1, -1}
+					for j, v := range f {
+						h.nodes[j] = cells[cl*nn+v]
+						h.key[j] = h.nodes[j]
+					}
+					slices.Sort(h.key[:fsize])
+					q := homes[i]
+					i++
+					send[q] = append(send[q], h.key[0], h.key[1], h.key[2], h.key[3], h.nodes[0], h.nodes[1], h.nodes[2], h.nodes[3], int32(cell0+cl), int32(l))
 				}
-				var h facetHalf
-				h.key, h.nodes = [4]int32{-1, -1, -1, -1}, [4]int32{-1, -1, -1, -1}
-				for j, v := range f {
-					h.nodes[j] = cells[cl*nn+v]
-					h.key[j] = h.nodes[j]
-				}
-				slices.Sort(h.key[:fsize])
-				q := homes[i]
-				i++
-				send[q] = append(send[q], h.key[0], h.key[1], h.key[2], h.key[3], h.nodes[0], h.nodes[1], h.nodes[2], h.nodes[3], int32(firstCell+cl), int32(l))
 			}
+			cell0 += b.Len()
 		}
 		got, err := collective.AlltoallInt32(c, send)
 		if err != nil {

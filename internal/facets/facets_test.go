@@ -95,42 +95,51 @@ func TestFacets(t *testing.T) {
 					mu.Unlock()
 					return err
 				}))
-				for s, fs := range whole.Facets {
-					var nodesI, cellsI, nodesB, cellsB []int32
-					var localI, localB []int8
-					fn := fs.Kind.Nodes()
-					for f := range fs.Len() {
-						if fs.Cells[2*f+1] < 0 {
-							nodesB = append(nodesB, fs.Nodes[f*fn:(f+1)*fn]...)
-							cellsB = append(cellsB, fs.Cells[2*f])
-							localB = append(localB, fs.Local[2*f])
-							continue
-						}
-						nodesI = append(nodesI, fs.Nodes[f*fn:(f+1)*fn]...)
-						cellsI = append(cellsI, fs.Cells[2*f:2*f+2]...)
-						localI = append(localI, fs.Local[2*f:2*f+2]...)
-					}
-					var gn, gc, gbn, gbc []int32
-					var gl, gbl []int8
-					for r := range ranks {
-						b := got[r][s]
-						if b.Kind != fs.Kind || b.First != len(gc)/2 || b.BFirst != len(gbc) {
-							t.Fatalf("rank %d, set %d: kind %v, first %d/%d; want %v, %d/%d", r, s, b.Kind, b.First, b.BFirst, fs.Kind, len(gc)/2, len(gbc))
-						}
-						gn, gc, gl = append(gn, b.Nodes...), append(gc, b.Cells...), append(gl, b.Local...)
-						gbn, gbc, gbl = append(gbn, b.BNodes...), append(gbc, b.BCells...), append(gbl, b.BLocal...)
-					}
-					if !slices.Equal(gn, nodesI) || !slices.Equal(gc, cellsI) || !slices.Equal(gl, localI) {
-						t.Errorf("set %d: the interior facets differ from topology.Derive's", s)
-					}
-					if !slices.Equal(gbn, nodesB) || !slices.Equal(gbc, cellsB) || !slices.Equal(gbl, localB) {
-						t.Errorf("set %d: the boundary facets differ from topology.Derive's", s)
-					}
-					if b := got[0][s]; b.InteriorTotal != len(cellsI)/2 || b.BoundaryTotal != len(cellsB) {
-						t.Errorf("set %d: totals %d and %d, want %d and %d", s, b.InteriorTotal, b.BoundaryTotal, len(cellsI)/2, len(cellsB))
-					}
-				}
+				sameAsWhole(t, whole, got)
 			})
+		}
+	}
+}
+
+// sameAsWhole checks that the ranks' blocks (got), one after another, are
+// the facets of the whole mesh, interior and boundary apart, in the same
+// order.
+func sameAsWhole(t *testing.T, whole *topology.Topology, got [][]facets.Block) {
+	t.Helper()
+	ranks := len(got)
+	for s, fs := range whole.Facets {
+		var nodesI, cellsI, nodesB, cellsB []int32
+		var localI, localB []int8
+		fn := fs.Kind.Nodes()
+		for f := range fs.Len() {
+			if fs.Cells[2*f+1] < 0 {
+				nodesB = append(nodesB, fs.Nodes[f*fn:(f+1)*fn]...)
+				cellsB = append(cellsB, fs.Cells[2*f])
+				localB = append(localB, fs.Local[2*f])
+				continue
+			}
+			nodesI = append(nodesI, fs.Nodes[f*fn:(f+1)*fn]...)
+			cellsI = append(cellsI, fs.Cells[2*f:2*f+2]...)
+			localI = append(localI, fs.Local[2*f:2*f+2]...)
+		}
+		var gn, gc, gbn, gbc []int32
+		var gl, gbl []int8
+		for r := range ranks {
+			b := got[r][s]
+			if b.Kind != fs.Kind || b.First != len(gc)/2 || b.BFirst != len(gbc) {
+				t.Fatalf("rank %d, set %d: kind %v, first %d/%d; want %v, %d/%d", r, s, b.Kind, b.First, b.BFirst, fs.Kind, len(gc)/2, len(gbc))
+			}
+			gn, gc, gl = append(gn, b.Nodes...), append(gc, b.Cells...), append(gl, b.Local...)
+			gbn, gbc, gbl = append(gbn, b.BNodes...), append(gbc, b.BCells...), append(gbl, b.BLocal...)
+		}
+		if !slices.Equal(gn, nodesI) || !slices.Equal(gc, cellsI) || !slices.Equal(gl, localI) {
+			t.Errorf("set %d: the interior facets differ from topology.Derive's", s)
+		}
+		if !slices.Equal(gbn, nodesB) || !slices.Equal(gbc, cellsB) || !slices.Equal(gbl, localB) {
+			t.Errorf("set %d: the boundary facets differ from topology.Derive's", s)
+		}
+		if b := got[0][s]; b.InteriorTotal != len(cellsI)/2 || b.BoundaryTotal != len(cellsB) {
+			t.Errorf("set %d: totals %d and %d, want %d and %d", s, b.InteriorTotal, b.BoundaryTotal, len(cellsI)/2, len(cellsB))
 		}
 	}
 }
@@ -277,6 +286,70 @@ func noErrors(t *testing.T, errs []error) {
 	for r, err := range errs {
 		if err != nil {
 			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+}
+
+// TestFacetsMixed derives the facets of meshes of several kinds on 1 to
+// 4 simulated ranks, each holding a block of the cells (which straddles
+// the kinds' blocks): a grid of cubes with the first layer hexahedra
+// and the others two prisms each (the layers' faces do not match: they
+// are boundary facets), a square of triangles and quadrilaterals
+// sharing edges, and an empty block of prisms before tetrahedra. The
+// ranks' blocks are topology.DeriveMixed's facets of the whole mesh.
+func TestFacetsMixed(t *testing.T) {
+	type mixed struct {
+		name   string
+		blocks []topology.Cells
+		nodes  int
+	}
+	var cases []mixed
+	// Hexahedra and prisms on the same numbered grid: cubeCells numbers
+	// the nodes the same way for the same seed and n.
+	hex, nodes := cubeCells(topology.Hexahedron, 3, 7)
+	pri, _ := cubeCells(topology.Prism, 3, 7)
+	cases = append(cases, mixed{"hexahedra and prisms", []topology.Cells{{Kind: topology.Hexahedron, Nodes: hex[:8*9]}, {Kind: topology.Prism, Nodes: pri[12*9:]}}, nodes})
+	quad, nodes2 := cubeCells(topology.Quadrilateral, 4, 5)
+	tri, _ := cubeCells(topology.Triangle, 4, 5)
+	cases = append(cases, mixed{"quadrilaterals and triangles", []topology.Cells{{Kind: topology.Triangle, Nodes: tri[:6*5]}, {Kind: topology.Quadrilateral, Nodes: quad[4*5:]}}, nodes2})
+	tet, nodes3 := cubeCells(topology.Tetrahedron, 2, 3)
+	cases = append(cases, mixed{"prisms and tetrahedra", []topology.Cells{{Kind: topology.Prism, Nodes: pri[:0]}, {Kind: topology.Tetrahedron, Nodes: tet}}, nodes3})
+	for _, c := range cases {
+		whole, err := topology.DeriveMixed(c.blocks, c.nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, b := range c.blocks {
+			n += b.Len()
+		}
+		for ranks := 1; ranks <= 4; ranks++ {
+			t.Run(fmt.Sprintf("%s/%d-ranks", c.name, ranks), func(t *testing.T) {
+				var mu sync.Mutex
+				got := make([][]facets.Block, ranks)
+				noErrors(t, disttest.Run(ranks, 0, func(p *disttest.Proc) error {
+					start, count := collective.Block(n, p.Rank(), ranks)
+					// This rank's part of each kind's block.
+					var mine []topology.Cells
+					first := 0
+					for _, b := range c.blocks {
+						lo, hi := max(start, first), min(start+count, first+b.Len())
+						nn := b.Kind.Nodes()
+						part := topology.Cells{Kind: b.Kind}
+						if lo < hi {
+							part.Nodes = b.Nodes[(lo-first)*nn : (hi-first)*nn]
+						}
+						mine = append(mine, part)
+						first += b.Len()
+					}
+					fb, err := facets.DeriveMixed(p, mine, start, c.nodes, nil)
+					mu.Lock()
+					got[p.Rank()] = fb
+					mu.Unlock()
+					return err
+				}))
+				sameAsWhole(t, whole, got)
+			})
 		}
 	}
 }

@@ -2,6 +2,7 @@ package poisson
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/mesh/topology"
@@ -28,6 +29,13 @@ func Load(path, ordering string) (*unstructured.Mesh, error) {
 	m, err := unstructured.Load(path, unstructured.Options{Renumber: "none"})
 	if err != nil {
 		return nil, err
+	}
+	if m.Kind == 0 {
+		var kinds []string
+		for _, ck := range m.CellKinds {
+			kinds = append(kinds, ck.Kind.Plural())
+		}
+		return nil, fmt.Errorf("poisson: %s: the mesh's cells are of %d kinds (%s); this solver's elements are linear triangles or tetrahedra", path, len(kinds), strings.Join(kinds, ", "))
 	}
 	if err := renumber(ordering, m.CellNodes, m.X); err != nil {
 		return nil, err
@@ -65,6 +73,9 @@ func SolveMesh3(m *unstructured.Mesh, p Problem3, opts op2.SolverOptions) (*Resu
 func newMeshAssembly(m *unstructured.Mesh, k topology.Kind, src, prefix string, exact func([]float64) float64) (*assembly, error) {
 	if m == nil {
 		return nil, fmt.Errorf("poisson: no mesh")
+	}
+	if m.Kind == 0 {
+		return nil, fmt.Errorf("poisson: the mesh's cells are of several kinds; this solver's elements are linear %s", k.Plural())
 	}
 	if m.Kind != k {
 		return nil, fmt.Errorf("poisson: the mesh's cells are %d-D %s; this solver's elements are linear %s", m.Dim, m.Kind.Plural(), k.Plural())

@@ -45,6 +45,7 @@ var Libraries = map[string]string{
 	"metis":    "METIS: apt-get install libmetis5",
 	"ptscotch": "PT-Scotch: apt-get install libptscotch-7.0 libopenmpi-dev",
 	"gmsh":     "Gmsh for Python: apt-get install python3-gmsh python3-meshio",
+	"cgns":     "CGNS: apt-get install libcgns3.4 cgns-convert",
 }
 
 // Required reports whether OP2_REQUIRE (or OP2_REQUIRE_NVRTC, for nvrtc)

@@ -2,7 +2,9 @@
 // by hand from a mesh's cells: the facets (edges of 2-D cells, faces of
 // 3-D cells) with their nodes, the cells on each side of each facet and
 // the facet's local number in each, the facets and neighbours of each
-// cell, and the boundary facets. It works on plain slices (a mesh read
+// cell, and the boundary facets, for cells of one kind (Derive) or of
+// several (DeriveMixed: a boundary layer of prisms under tetrahedra with
+// pyramids between). It works on plain slices (a mesh read
 // from a file, before it is declared to GoOP2), in time linear in the
 // mesh's size up to a sort of the facets' keys.
 //
@@ -157,24 +159,60 @@ func (f *Facets) check() error {
 	return nil
 }
 
-// Topology is what Derive finds of a mesh of one kind of cell.
+// Topology is what Derive finds of a mesh of one kind of cell, or
+// DeriveMixed of a mesh of several.
 type Topology struct {
-	Kind   Kind // the cells'
-	Cells  int  // how many
+	// Kind is the cells' kind: 0 when they are of several kinds
+	// (DeriveMixed).
+	Kind  Kind
+	Cells int // how many
+	// Facets holds one set per kind of facet, in increasing number of
+	// nodes (edges; or triangles, then quadrilaterals).
 	Facets []Facets
 	// CellFacet holds, for each cell and each of its local facets (in
-	// LocalFacets' order), the facet's set (index into Facets) and its
-	// index in that set: CellFacet[2*(c*F+i)] and CellFacet[2*(c*F+i)+1],
-	// F being len(LocalFacets(Kind)). For cells of one kind of facet the
-	// set is always 0.
+	// LocalFacets' order for the cell's kind), the facet's set (index
+	// into Facets) and its index in that set: CellFacet[2*(Start(c)+i)]
+	// and CellFacet[2*(Start(c)+i)+1]. For cells of one kind, Start(c)
+	// is c*FacetsPerCell(); for cells with one kind of facet the set is
+	// always 0.
 	CellFacet []int32
 	// CellCell holds, for each cell and each local facet, the cell across
-	// that facet, or -1 on the boundary.
+	// that facet, or -1 on the boundary: CellCell[Start(c)+i].
 	CellCell []int32
+	// Offset holds, for a mesh of several kinds of cell (DeriveMixed),
+	// Start(c) for each cell c and then the number of entries of
+	// CellCell: cell c's local facets are CellCell[Offset[c]:Offset[c+1]].
+	// It is nil for cells of one kind.
+	Offset []int32
 }
 
-// FacetsPerCell is the number of facets of each cell.
+// FacetsPerCell is the number of facets of each cell: 0 when the cells
+// are of several kinds (see Offset).
 func (t *Topology) FacetsPerCell() int { return len(facets[t.Kind]) }
+
+// Start is the index in CellCell of cell c's first local facet (in
+// CellFacet, twice that).
+func (t *Topology) Start(c int) int {
+	if t.Offset != nil {
+		return int(t.Offset[c])
+	}
+	return c * len(facets[t.Kind])
+}
+
+// Cells is a block of cells of one kind, as DeriveMixed takes them:
+// Nodes holds Kind.Nodes() node numbers per cell.
+type Cells struct {
+	Kind  Kind
+	Nodes []int32
+}
+
+// Len is the number of cells in c (0 for a kind without nodes).
+func (c Cells) Len() int {
+	if n := c.Kind.Nodes(); n > 0 {
+		return len(c.Nodes) / n
+	}
+	return 0
+}
 
 // Derive derives the topology of n cells of kind k whose nodes are
 // cells[i*k.Nodes() : (i+1)*k.Nodes()], nodes being numbered from 0 to
@@ -191,35 +229,107 @@ func Derive(k Kind, cells []int32, nodes int) (*Topology, error) {
 	}
 	n := len(cells) / nn
 	for c := range n {
-		row := cells[c*nn : (c+1)*nn]
-		for i, v := range row {
-			if v < 0 || int(v) >= nodes {
-				return nil, fmt.Errorf("topology: %v %d: node %d is %d, outside [0,%d)", k, c, i, v, nodes)
-			}
-			for _, w := range row[:i] {
-				if w == v {
-					return nil, fmt.Errorf("topology: %v %d holds node %d twice", k, c, v)
-				}
-			}
+		if err := checkCell(cells[c*nn:(c+1)*nn], nodes, func() string { return fmt.Sprintf("%v %d", k, c) }); err != nil {
+			return nil, err
 		}
 	}
 	t := &Topology{Kind: k, Cells: n, CellFacet: make([]int32, 2*n*len(lf)), CellCell: make([]int32, n*len(lf))}
-	// One set per facet size, in increasing size.
+	if err := t.derive([]Cells{{k, cells}}); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// checkCell checks one cell's nodes: in [0,nodes), none twice; name
+// names the cell in the error.
+func checkCell(row []int32, nodes int, name func() string) error {
+	for i, v := range row {
+		if v < 0 || int(v) >= nodes {
+			return fmt.Errorf("topology: %s: node %d is %d, outside [0,%d)", name(), i, v, nodes)
+		}
+		for _, w := range row[:i] {
+			if w == v {
+				return fmt.Errorf("topology: %s holds node %d twice", name(), v)
+			}
+		}
+	}
+	return nil
+}
+
+// DeriveMixed derives the topology of a mesh whose cells are of several
+// kinds of one dimension (triangles and quadrilaterals; tetrahedra,
+// hexahedra, prisms and pyramids), given as blocks of one kind each: the
+// cells are numbered block after block, blocks[0]'s first. A face that a
+// cell of one kind shares with a cell of another (a prism's triangle with
+// a tetrahedron, a pyramid's base with a hexahedron) is an interior
+// facet; each facet's Local is its local number in each cell's own kind.
+// The errors are Derive's, naming the cell by its number and kind, and
+// blocks of different dimensions are refused. Kind is the blocks' kind
+// when they have one, else 0; Offset locates each cell's facets.
+func DeriveMixed(blocks []Cells, nodes int) (*Topology, error) {
+	t := &Topology{}
+	total := 0
+	for i, b := range blocks {
+		lf := facets[b.Kind]
+		switch {
+		case lf == nil:
+			return nil, fmt.Errorf("topology: block %d: %v cells have no facets to derive", i, b.Kind)
+		case b.Kind.Dim() != blocks[0].Kind.Dim():
+			return nil, fmt.Errorf("topology: block %d: %v cells in a mesh of %v cells: the cells must be of one dimension", i, b.Kind, blocks[0].Kind)
+		case len(b.Nodes)%b.Kind.Nodes() != 0:
+			return nil, fmt.Errorf("topology: block %d: %d node entries are not whole %vs of %d nodes", i, len(b.Nodes), b.Kind, b.Kind.Nodes())
+		}
+		if i == 0 || t.Kind == b.Kind {
+			t.Kind = b.Kind
+		} else {
+			t.Kind = 0
+		}
+		nn := b.Kind.Nodes()
+		for c := range b.Len() {
+			if err := checkCell(b.Nodes[c*nn:(c+1)*nn], nodes, func() string { return fmt.Sprintf("cell %d (%v)", total+c, b.Kind) }); err != nil {
+				return nil, err
+			}
+		}
+		total += b.Len()
+	}
+	t.Cells = total
+	t.Offset = make([]int32, 0, total+1)
+	off := int32(0)
+	for _, b := range blocks {
+		F := int32(len(facets[b.Kind]))
+		for range b.Len() {
+			t.Offset = append(t.Offset, off)
+			off += F
+		}
+	}
+	t.Offset = append(t.Offset, off)
+	t.CellFacet, t.CellCell = make([]int32, 2*off), make([]int32, off)
+	if err := t.derive(blocks); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// derive finds the facets of blocks, whose cells t counts and locates,
+// one set per facet size.
+func (t *Topology) derive(blocks []Cells) error {
 	sizes := []int{}
-	for _, f := range lf {
-		if !slices.Contains(sizes, len(f)) {
-			sizes = append(sizes, len(f))
+	for _, b := range blocks {
+		for _, f := range facets[b.Kind] {
+			if !slices.Contains(sizes, len(f)) {
+				sizes = append(sizes, len(f))
+			}
 		}
 	}
 	slices.Sort(sizes)
 	for set, size := range sizes {
-		fs, err := derive(k, cells, n, lf, size, int32(set), t)
+		fs, err := t.deriveSize(blocks, size, int32(set))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		t.Facets = append(t.Facets, fs)
 	}
-	return t, nil
+	return nil
 }
 
 // half is one cell's side of a facet: its sorted nodes (the key), the
@@ -263,34 +373,55 @@ func sortHalves(halves []half, nodes int) []half {
 	return out
 }
 
-// derive finds the facets of size nodes.
-func derive(k Kind, cells []int32, n int, lf [][]int, size int, set int32, t *Topology) (Facets, error) {
-	nn := k.Nodes()
+// deriveSize finds the facets of size nodes.
+func (t *Topology) deriveSize(blocks []Cells, size int, set int32) (Facets, error) {
 	per := 0
-	for _, f := range lf {
-		if len(f) == size {
-			per++
+	for _, b := range blocks {
+		for _, f := range facets[b.Kind] {
+			if len(f) == size {
+				per += b.Len()
+			}
 		}
 	}
-	halves := make([]half, 0, n*per)
-	maxNode := int32(-1)
-	for c := range n {
-		for i, f := range lf {
-			if len(f) != size {
+	// cell returns cell c's block and its nodes.
+	cell := func(c int32) (*Cells, []int32) {
+		for i := range blocks {
+			b := &blocks[i]
+			if n := int32(b.Len()); c >= n {
+				c -= n
 				continue
 			}
-			h := half{key: [4]int32{-1, -1, -1, -1}, cell: int32(c), local: int8(i)}
-			for j, v := range f {
-				h.key[j] = cells[c*nn+v]
+			nn := int32(b.Kind.Nodes())
+			return b, b.Nodes[c*nn : (c+1)*nn]
+		}
+		return nil, nil
+	}
+	halves := make([]half, 0, per)
+	maxNode := int32(-1)
+	c := int32(0)
+	for _, b := range blocks {
+		lf := facets[b.Kind]
+		nn := b.Kind.Nodes()
+		for k := range b.Len() {
+			row := b.Nodes[k*nn : (k+1)*nn]
+			for i, f := range lf {
+				if len(f) != size {
+					continue
+				}
+				h := half{key: [4]int32{-1, -1, -1, -1}, cell: c, local: int8(i)}
+				for j, v := range f {
+					h.key[j] = row[v]
+				}
+				slices.Sort(h.key[:size])
+				maxNode = max(maxNode, h.key[0])
+				halves = append(halves, h)
 			}
-			slices.Sort(h.key[:size])
-			maxNode = max(maxNode, h.key[0])
-			halves = append(halves, h)
+			c++
 		}
 	}
 	halves = sortHalves(halves, int(maxNode)+1)
 	fs := Facets{Kind: facetKind(size)}
-	F := len(lf)
+	at := func(cell int32, local int8) int { return t.Start(int(cell)) + int(local) }
 	for i := 0; i < len(halves); {
 		j := i + 1
 		for j < len(halves) && halves[j].key == halves[i].key {
@@ -301,24 +432,25 @@ func derive(k Kind, cells []int32, n int, lf [][]int, size int, set int32, t *To
 		}
 		id := int32(fs.Len())
 		a := halves[i]
-		for _, v := range lf[a.local] {
-			fs.Nodes = append(fs.Nodes, cells[int(a.cell)*nn+v])
+		ab, row := cell(a.cell)
+		for _, v := range facets[ab.Kind][a.local] {
+			fs.Nodes = append(fs.Nodes, row[v])
 		}
-		t.CellFacet[2*(int(a.cell)*F+int(a.local))] = set
-		t.CellFacet[2*(int(a.cell)*F+int(a.local))+1] = id
+		t.CellFacet[2*at(a.cell, a.local)] = set
+		t.CellFacet[2*at(a.cell, a.local)+1] = id
 		if j-i == 2 {
 			b := halves[i+1]
 			fs.Cells = append(fs.Cells, a.cell, b.cell)
 			fs.Local = append(fs.Local, a.local, b.local)
-			t.CellFacet[2*(int(b.cell)*F+int(b.local))] = set
-			t.CellFacet[2*(int(b.cell)*F+int(b.local))+1] = id
-			t.CellCell[int(a.cell)*F+int(a.local)] = b.cell
-			t.CellCell[int(b.cell)*F+int(b.local)] = a.cell
+			t.CellFacet[2*at(b.cell, b.local)] = set
+			t.CellFacet[2*at(b.cell, b.local)+1] = id
+			t.CellCell[at(a.cell, a.local)] = b.cell
+			t.CellCell[at(b.cell, b.local)] = a.cell
 		} else {
 			fs.Cells = append(fs.Cells, a.cell, -1)
 			fs.Local = append(fs.Local, a.local, -1)
 			fs.Boundary = append(fs.Boundary, id)
-			t.CellCell[int(a.cell)*F+int(a.local)] = -1
+			t.CellCell[at(a.cell, a.local)] = -1
 		}
 		i = j
 	}

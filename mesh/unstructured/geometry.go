@@ -105,7 +105,8 @@ func facetGeometryKernel(k topology.Kind, d int) (string, string) {
 }
 
 // Geometry computes the cells' volumes and centroids and the facets' area
-// vectors and centroids, in loops. Under MPI it is collective.
+// vectors and centroids, in loops (for a mixed mesh, one loop per kind of
+// cell over CellKinds). Under MPI it is collective.
 func (m *Mesh) Geometry() (*Geometry, error) {
 	g := &Geometry{}
 	var err error
@@ -115,10 +116,22 @@ func (m *Mesh) Geometry() (*Geometry, error) {
 	if g.CellCentre, err = op2.NewDat[float64](m.Cells, m.Dim, nil, "cell_centre"); err != nil {
 		return nil, err
 	}
-	src, name := cellGeometryKernel(m.Kind)
-	if err := op2.ParLoop(op2.NewKernel(src, name), m.Cells, m.X.ArgVec(op2.Read, m.CellNodes),
-		g.CellVolume.Arg(op2.Write), g.CellCentre.Arg(op2.Write)); err != nil {
-		return nil, fmt.Errorf("unstructured: cell geometry: %w", err)
+	if m.CellNodes != nil {
+		src, name := cellGeometryKernel(m.Kind)
+		if err := op2.ParLoop(op2.NewKernel(src, name), m.Cells, m.X.ArgVec(op2.Read, m.CellNodes),
+			g.CellVolume.Arg(op2.Write), g.CellCentre.Arg(op2.Write)); err != nil {
+			return nil, fmt.Errorf("unstructured: cell geometry: %w", err)
+		}
+	} else {
+		// A mixed mesh: a loop per kind, writing its cells' values
+		// through the map to the cells.
+		for _, ck := range m.CellKinds {
+			src, name := cellGeometryKernel(ck.Kind)
+			if err := op2.ParLoop(op2.NewKernel(src, name), ck.Set, m.X.ArgVec(op2.Read, ck.Nodes),
+				g.CellVolume.ArgMap(op2.Write, ck.Cells, 0), g.CellCentre.ArgMap(op2.Write, ck.Cells, 0)); err != nil {
+				return nil, fmt.Errorf("unstructured: %v geometry: %w", ck.Kind, err)
+			}
+		}
 	}
 	for _, side := range []struct {
 		facets []Facets

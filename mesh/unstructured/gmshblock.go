@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/facets"
 	"github.com/goop2/op2/mesh/gmsh"
-	"github.com/goop2/op2/mesh/topology"
 )
 
 // readGmshBlock reads this rank's blocks of the Gmsh file at path, as
@@ -83,34 +81,50 @@ func readGmshBlock(c collective.Comm, path string) (*source, error) {
 		return nil, err
 	}
 
-	s := &source{dim: pl.kind.Dim(), kind: pl.kind, nodes: int(scan.NumNodes), cells: int(pl.cells), groups: scan.Physical, cellTagDim: 1}
-	dim, nn := s.dim, pl.kind.Nodes()
+	s := &source{dim: pl.kinds[0].kind.Dim(), nodes: int(scan.NumNodes), cells: int(pl.cells), groups: scan.Physical, cellTagDim: 1, kinds: pl.kinds}
+	if len(pl.kinds) == 1 {
+		s.kind = pl.kinds[0].kind
+	}
+	dim := s.dim
 	phys := partPhysical(scan)
 	start, _ := collective.Block(s.cells, rank, ranks)
 	s.firstCell = start
+	// The rank's cells, kind after kind: seg[i] of kind i, the first of
+	// them its first[i]-th.
 	var cellNodes []int32
 	var cellTags []int64
 	var cellGroups [][]int32
-	for _, b := range part.Blocks {
-		if b.Type != pl.cellType {
-			continue
-		}
-		nodes := blocks[b.Type]
-		for i := range b.Len() {
-			p := phys(b.Type, b.Entity[i], b.Physical[i])
-			if b.Repeat != nil && b.Repeat[i] && len(cellGroups) > 0 {
-				last := len(cellGroups) - 1
-				cellGroups[last] = append(cellGroups[last], p...)
+	seg, first := make([]int, len(pl.kinds)), make([]int, len(pl.kinds))
+	for i, t := range pl.cellTypes {
+		nn := t.NumNodes()
+		for _, b := range part.Blocks {
+			if b.Type != t {
 				continue
 			}
-			cellNodes = append(cellNodes, nodes[i*nn:(i+1)*nn]...)
-			cellTags = append(cellTags, b.Tags[i])
-			cellGroups = append(cellGroups, slices.Clone(p))
+			first[i] = int(b.First)
+			nodes := blocks[b.Type]
+			for j := range b.Len() {
+				p := phys(b.Type, b.Entity[j], b.Physical[j])
+				if b.Repeat != nil && b.Repeat[j] && seg[i] > 0 {
+					last := len(cellGroups) - 1
+					cellGroups[last] = append(cellGroups[last], p...)
+					continue
+				}
+				cellNodes = append(cellNodes, nodes[j*nn:(j+1)*nn]...)
+				cellTags = append(cellTags, b.Tags[j])
+				cellGroups = append(cellGroups, slices.Clone(p))
+				seg[i]++
+			}
 		}
 	}
 	if pl.merge {
-		if err := distinctCells(c, path, cellNodes, nn, start, cellTags); err != nil {
-			return nil, err
+		at, off := start, 0
+		for i, t := range pl.cellTypes {
+			nn := t.NumNodes()
+			if err := distinctCells(c, path, cellNodes[off:off+seg[i]*nn], nn, at, cellTags[at-start:at-start+seg[i]]); err != nil {
+				return nil, err
+			}
+			at, off = at+seg[i], off+seg[i]*nn
 		}
 	}
 	most := int64(1)
@@ -146,14 +160,20 @@ func readGmshBlock(c collective.Comm, path string) (*source, error) {
 		k, _ := slices.BinarySearch(need, v)
 		local[i] = int32(k)
 	}
-	oriented, err := orient(pl.kind, local, cellTags, xl, dim)
-	if err != nil {
-		err = fmt.Errorf("%s: %w", path, err)
-	} else {
-		s.cellNodes = make([]int32, len(oriented))
-		for i, k := range oriented {
-			s.cellNodes[i] = need[k]
+	s.cellNodes = make([]int32, 0, len(local))
+	at, off := 0, 0
+	for i, kc := range pl.kinds {
+		nn := kc.kind.Nodes()
+		var oriented []int32
+		oriented, err = orient(kc.kind, local[off:off+seg[i]*nn], cellTags[at:at+seg[i]], first[i], xl, dim)
+		if err != nil {
+			err = fmt.Errorf("%s: %w", path, err)
+			break
 		}
+		for _, k := range oriented {
+			s.cellNodes = append(s.cellNodes, need[k])
+		}
+		at, off = at+seg[i], off+seg[i]*nn
 	}
 	if err := step("orient", err); err != nil {
 		return nil, err
@@ -182,8 +202,10 @@ func readGmshBlock(c collective.Comm, path string) (*source, error) {
 
 // gmshPlan is what readGmshBlock reads of a file, from its counts.
 type gmshPlan struct {
-	kind     topology.Kind
-	cellType gmsh.Type
+	// The cells' types and kinds, with their counts, in declared order
+	// (cellsOf's: by type).
+	cellTypes []gmsh.Type
+	kinds     []kindCount
 	// merge: the cells are counted with their repeats once (a 2.2 file
 	// with several groups of the cells' dimension).
 	merge      bool
@@ -203,28 +225,14 @@ func planGmsh(scan *gmsh.Part) (*gmshPlan, error) {
 	}
 	slices.Sort(types)
 	pl := &gmshPlan{}
-	var cellTypes []gmsh.Type
 	for _, t := range types {
 		switch t.Dim() {
 		case scan.Dim:
-			cellTypes = append(cellTypes, t)
+			pl.cellTypes = append(pl.cellTypes, t)
 		case scan.Dim - 1:
 			pl.facetTypes = append(pl.facetTypes, t)
 		}
 	}
-	if len(cellTypes) != 1 {
-		names := make([]string, len(cellTypes))
-		for i, t := range cellTypes {
-			names[i] = fmt.Sprintf("%d %vs", scan.Counts[t], t)
-		}
-		return nil, fmt.Errorf("the mesh's cells are of %d kinds (%s); a mesh declared by package unstructured has cells of one kind", len(cellTypes), strings.Join(names, ", "))
-	}
-	pl.cellType = cellTypes[0]
-	k, ok := KindOf(pl.cellType)
-	if !ok {
-		return nil, fmt.Errorf("the mesh's cells are %vs, which package mesh/topology does not derive", pl.cellType)
-	}
-	pl.kind = k
 	groups := 0
 	for _, p := range scan.Physical {
 		if p.Dim == scan.Dim {
@@ -232,9 +240,17 @@ func planGmsh(scan *gmsh.Part) (*gmshPlan, error) {
 		}
 	}
 	pl.merge = len(scan.Entities) == 0 && groups > 1
-	pl.cells = scan.Counts[pl.cellType]
-	if pl.merge {
-		pl.cells = scan.Unique[pl.cellType]
+	for _, t := range pl.cellTypes {
+		k, ok := KindOf(t)
+		if !ok {
+			return nil, fmt.Errorf("the mesh's cells are %vs, which package mesh/topology does not derive", t)
+		}
+		n := scan.Counts[t]
+		if pl.merge {
+			n = scan.Unique[t]
+		}
+		pl.kinds = append(pl.kinds, kindCount{k, int(n)})
+		pl.cells += n
 	}
 	for _, t := range pl.facetTypes {
 		if _, ok := KindOf(t); !ok {
@@ -244,8 +260,9 @@ func planGmsh(scan *gmsh.Part) (*gmshPlan, error) {
 	return pl, nil
 }
 
-// keep is what rank keeps: its block of the nodes, of the cells (counted
-// with their repeats once when merging) and of every other type.
+// keep is what rank keeps: its block of the nodes, of the cells (numbered
+// kind after kind, counted with their repeats once when merging) and of
+// every other type.
 func (pl *gmshPlan) keep(scan *gmsh.Part, rank, ranks int) gmsh.Keep {
 	block := func(n int64) gmsh.Range {
 		s, c := collective.Block(int(n), rank, ranks)
@@ -255,9 +272,14 @@ func (pl *gmshPlan) keep(scan *gmsh.Part, rank, ranks int) gmsh.Keep {
 	for t, n := range scan.Counts {
 		k.Elements[t] = block(n)
 	}
-	if pl.merge {
-		k.Elements[pl.cellType] = block(pl.cells)
-		k.Unique[pl.cellType] = true
+	cells := block(pl.cells)
+	at := int64(0)
+	for i, t := range pl.cellTypes {
+		n := int64(pl.kinds[i].count)
+		lo, hi := max(cells.Start, at), min(cells.Start+cells.Count, at+n)
+		k.Elements[t] = gmsh.Range{Start: lo - at, Count: max(0, hi-lo)}
+		k.Unique[t] = pl.merge
+		at += n
 	}
 	return k
 }

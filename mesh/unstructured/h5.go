@@ -3,6 +3,7 @@ package unstructured
 import (
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/goop2/op2/hdf5"
 	"github.com/goop2/op2/internal/facets"
@@ -23,7 +24,18 @@ import (
 //	               tag, an element once per group it is in;
 //	               tagged_T_nodes: map to nodes; tagged_T_tag: int each
 //	groups         int array: per named group dim, tag, name length, name bytes
+//
+// A mesh whose cells are of several kinds is written in layout 2: the
+// array unstructured holds 2, dim, the number of kinds K, the Gmsh type
+// of each kind (the declared order), then the tagged facets' types; the
+// cells set and cell_tags are as above, and each kind of Gmsh type T has
+//
+//	cells_T        set of the cells of that kind, the declared numbering's
+//	               next block; cells_T_nodes: map to nodes
 const layoutVersion = 1
+
+// mixedLayoutVersion is the layout of a mesh of several kinds of cell.
+const mixedLayoutVersion = 2
 
 // WriteHDF5 writes mesh g (as Declare takes it) to path in an HDF5 layout
 // that Load reads on any number of ranks, each rank reading only its
@@ -46,6 +58,12 @@ func WriteHDF5(path string, g *gmsh.Mesh) (err error) {
 		}
 	}()
 	head := []int32{layoutVersion, int32(s.dim), int32(gmshType(s.kind))}
+	if s.kind == 0 {
+		head = []int32{mixedLayoutVersion, int32(s.dim), int32(len(s.kinds))}
+		for _, kc := range s.kinds {
+			head = append(head, int32(gmshType(kc.kind)))
+		}
+	}
 	for _, tf := range s.tagged {
 		head = append(head, int32(gmshType(tf.Kind)))
 	}
@@ -62,8 +80,18 @@ func WriteHDF5(path string, g *gmsh.Mesh) (err error) {
 		func() error { return f.WriteSetSize("nodes", s.nodes) },
 		func() error { return hdf5.WriteArray(f, "x", s.dim, s.x) },
 		func() error { return f.WriteSetSize("cells", s.cells) },
-		func() error { return f.WriteMapTable("cell_nodes", s.kind.Nodes(), s.cellNodes) },
 		func() error { return hdf5.WriteArray(f, "cell_tags", s.cellTagDim, s.cellTags) },
+	}
+	if s.kind != 0 {
+		steps = append(steps, func() error { return f.WriteMapTable("cell_nodes", s.kind.Nodes(), s.cellNodes) })
+	} else {
+		blocks, _, _ := s.pieces()
+		for _, b := range blocks {
+			name := cellsName(b.Kind)
+			steps = append(steps,
+				func() error { return f.WriteSetSize(name, b.Len()) },
+				func() error { return f.WriteMapTable(name+"_nodes", b.Kind.Nodes(), b.Nodes) })
+		}
 	}
 	for _, tf := range s.tagged {
 		name := taggedName(tf.Kind)
@@ -80,10 +108,11 @@ func WriteHDF5(path string, g *gmsh.Mesh) (err error) {
 	return nil
 }
 
-// Convert reads the Gmsh mesh in msh and writes it to h5 as WriteHDF5
-// does (`op2mesh convert msh h5`); on an error it leaves no h5 file.
+// Convert reads the Gmsh mesh in msh (or a CGNS mesh, known by its
+// content) and writes it to h5 as WriteHDF5 does (`op2mesh convert msh
+// h5`); on an error it leaves no h5 file.
 func Convert(msh, h5 string) error {
-	g, err := gmsh.ReadFile(msh)
+	g, err := readMeshFile(msh)
 	if err != nil {
 		return err
 	}
@@ -95,6 +124,9 @@ func Convert(msh, h5 string) error {
 }
 
 func taggedName(k topology.Kind) string { return fmt.Sprintf("tagged_%d", gmshType(k)) }
+
+// cellsName is the set of the cells of kind k in layout 2.
+func cellsName(k topology.Kind) string { return fmt.Sprintf("cells_%d", gmshType(k)) }
 
 // readHDF5Block reads this rank's blocks of the mesh WriteHDF5 wrote.
 func readHDF5Block(path string, rank, ranks int) (s *source, err error) {
@@ -114,14 +146,41 @@ func readHDF5Block(path string, rank, ranks int) (s *source, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(head) < 3 || head[0] != layoutVersion {
+	if len(head) < 3 || head[0] != layoutVersion && head[0] != mixedLayoutVersion {
 		return nil, bad("dataset unstructured is %v: not a mesh written by unstructured.WriteHDF5 (version %d)", head, layoutVersion)
 	}
-	k, ok := KindOf(gmsh.Type(head[2]))
-	if !ok || k.Dim() != int(head[1]) || k.Dim() < 2 {
-		return nil, bad("dataset unstructured names cells of Gmsh type %d in %d dimensions", head[2], head[1])
+	// The cells' kinds, and where the tagged facets' types start.
+	var kinds []topology.Kind
+	tagged := head[3:]
+	if head[0] == layoutVersion {
+		kinds = []topology.Kind{0}
+		kinds[0], _ = KindOf(gmsh.Type(head[2]))
+	} else {
+		if head[2] < 2 || len(head) < 3+int(head[2]) {
+			return nil, bad("dataset unstructured is %v: a mesh of %d kinds of cell lists %d", head, head[2], len(head)-3)
+		}
+		for _, t := range head[3 : 3+head[2]] {
+			k, _ := KindOf(gmsh.Type(t))
+			if k != 0 && slices.Contains(kinds, k) {
+				return nil, bad("dataset unstructured names cells of Gmsh type %d twice", t)
+			}
+			kinds = append(kinds, k)
+		}
+		tagged = head[3+head[2]:]
 	}
-	s = &source{dim: int(head[1]), kind: k}
+	for i, k := range kinds {
+		if k == 0 || k.Dim() != int(head[1]) || k.Dim() < 2 {
+			t := head[2]
+			if head[0] != layoutVersion {
+				t = head[3+i]
+			}
+			return nil, bad("dataset unstructured names cells of Gmsh type %d in %d dimensions", t, head[1])
+		}
+	}
+	s = &source{dim: int(head[1])}
+	if len(kinds) == 1 {
+		s.kind = kinds[0]
+	}
 	groups, err := hdf5.ReadAll[int32](f, "groups", 1)
 	if err != nil {
 		return nil, err
@@ -144,15 +203,45 @@ func readHDF5Block(path string, rank, ranks int) (s *source, err error) {
 	if s.cells, err = f.SetSize("cells"); err != nil {
 		return nil, err
 	}
-	nn := k.Nodes()
 	var count int
 	s.firstNode, count = mesh.Block(s.nodes, rank, ranks)
 	if s.x, err = hdf5.ReadRows[float64](f, "x", s.dim, s.firstNode, count); err != nil {
 		return nil, err
 	}
 	s.firstCell, count = mesh.Block(s.cells, rank, ranks)
-	if s.cellNodes, err = hdf5.ReadRows[int32](f, "cell_nodes", nn, s.firstCell, count); err != nil {
-		return nil, err
+	if s.kind != 0 {
+		s.kinds = []kindCount{{s.kind, s.cells}}
+		if s.cellNodes, err = hdf5.ReadRows[int32](f, "cell_nodes", s.kind.Nodes(), s.firstCell, count); err != nil {
+			return nil, err
+		}
+	} else {
+		// Each kind's part of the rank's block of the cells.
+		at := 0
+		for _, k := range kinds {
+			n, err := f.SetSize(cellsName(k))
+			if err != nil {
+				return nil, err
+			}
+			s.kinds = append(s.kinds, kindCount{k, n})
+			lo, hi := max(s.firstCell, at), min(s.firstCell+count, at+n)
+			if hi < lo {
+				lo, hi = at, at // none here: every rank reads every dataset, were the reads collective
+			}
+			rows, err := hdf5.ReadRows[int32](f, cellsName(k)+"_nodes", k.Nodes(), lo-at, hi-lo)
+			if err != nil {
+				return nil, err
+			}
+			for _, v := range rows {
+				if v < 0 || int(v) >= s.nodes {
+					return nil, bad("%s_nodes holds node %d, outside [0,%d)", cellsName(k), v, s.nodes)
+				}
+			}
+			s.cellNodes = append(s.cellNodes, rows...)
+			at += n
+		}
+		if at != s.cells {
+			return nil, bad("the sets of each kind of cell hold %d cells, the set cells %d", at, s.cells)
+		}
 	}
 	info, err := f.Info("cell_tags")
 	if err != nil {
@@ -167,7 +256,7 @@ func readHDF5Block(path string, rank, ranks int) (s *source, err error) {
 			return nil, bad("cell_nodes holds node %d, outside [0,%d)", v, s.nodes)
 		}
 	}
-	for _, t := range head[3:] {
+	for _, t := range tagged {
 		fk, ok := KindOf(gmsh.Type(t))
 		if !ok || fk.Dim() != s.dim-1 {
 			return nil, bad("dataset unstructured names tagged facets of Gmsh type %d", t)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goop2/op2/hdf5"
+	"github.com/goop2/op2/internal/testreq"
 	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/mesh/unstructured"
 )
@@ -141,6 +143,138 @@ func TestDeclareMalformed(t *testing.T) {
 				t.Errorf("WriteHDF5 left %s", h5)
 			}
 			check("Group", func() error { _, err := g.Group("bottom"); return err })
+		})
+	}
+}
+
+// hybridByHand is a hexahedron (the unit cube), a pyramid on its top
+// face and a tetrahedron on one of the pyramid's triangles, as Gmsh
+// would list them (by type: the tetrahedron, the hexahedron, the
+// pyramid), element tags 50, 60 and 70.
+func hybridByHand() *gmsh.Mesh {
+	g := &gmsh.Mesh{Dim: 3}
+	for _, p := range [][3]float64{{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1},
+		{0.5, 0.5, 1.5}, {0.5, -0.5, 1.3}} {
+		g.X = append(g.X, p[:]...)
+		g.NodeTags = append(g.NodeTags, int64(len(g.NodeTags)+1))
+	}
+	block := func(t gmsh.Type, tag int64, nodes ...int32) gmsh.Block {
+		return gmsh.Block{Type: t, Nodes: nodes, Tags: []int64{tag}, Physical: []int32{0}, Entity: []int32{1}}
+	}
+	g.Blocks = []gmsh.Block{
+		block(gmsh.Tetrahedron, 50, 4, 5, 8, 9),
+		block(gmsh.Hexahedron, 60, 0, 1, 2, 3, 4, 5, 6, 7),
+		block(gmsh.Pyramid, 70, 4, 5, 6, 7, 8),
+	}
+	return g
+}
+
+// TestDeclareMixedMalformed: a mixed mesh built by hand declares, with
+// its shared faces interior; made wrong, each is an error naming what is
+// wrong (the cell's kind and element tag), from Declare and WriteHDF5.
+func TestDeclareMixedMalformed(t *testing.T) {
+	m, err := unstructured.Declare(hybridByHand(), unstructured.Options{})
+	if err != nil {
+		t.Fatalf("the well-formed mesh: %v", err)
+	}
+	if len(m.CellKinds) != 3 || m.Cells.Size() != 3 || len(m.Interior) != 2 || m.Interior[0].Set.Size() != 1 || m.Interior[1].Set.Size() != 1 {
+		t.Fatalf("%d kinds, %d cells and %d interior facet sets; want 3, 3 and a triangle and a quadrilateral between the cells", len(m.CellKinds), m.Cells.Size(), len(m.Interior))
+	}
+	for _, c := range []struct {
+		name  string
+		bad   func(g *gmsh.Mesh)
+		wants []string
+	}{
+		{"pyramid of zero volume", func(g *gmsh.Mesh) { g.X[3*8+2] = 1 }, []string{"pyramid 0 (element tag 70) has zero volume"}},
+		{"hexahedron of zero volume", func(g *gmsh.Mesh) {
+			copy(g.Blocks[1].Nodes[4:], g.Blocks[1].Nodes[:4])
+			g.Blocks[1].Nodes[4], g.Blocks[1].Nodes[6] = g.Blocks[1].Nodes[6], g.Blocks[1].Nodes[4]
+		}, []string{"hexahedron 0 (element tag 60)"}},
+		{"a face of three cells", func(g *gmsh.Mesh) {
+			g.Blocks[0].Nodes = append(g.Blocks[0].Nodes, 4, 5, 8, 3)
+			g.Blocks[0].Tags, g.Blocks[0].Physical, g.Blocks[0].Entity = append(g.Blocks[0].Tags, 51), append(g.Blocks[0].Physical, 0), append(g.Blocks[0].Entity, 1)
+		}, []string{"triangle facet", "shared by 3 cells"}},
+		{"node out of range", func(g *gmsh.Mesh) { g.Blocks[2].Nodes[4] = 10 }, []string{"block 2 (pyramid)", "node 4 is 10"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := hybridByHand()
+			c.bad(g)
+			m, err := unstructured.Declare(g, unstructured.Options{})
+			if err == nil || m != nil {
+				t.Fatalf("Declare: mesh %v, error %v", m != nil, err)
+			}
+			herr := unstructured.WriteHDF5(filepath.Join(t.TempDir(), "m.h5"), g)
+			for _, w := range c.wants {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Declare: %v; want an error saying %q", err, w)
+				}
+				if c.name != "a face of three cells" && (herr == nil || !strings.Contains(herr.Error(), w)) {
+					t.Errorf("WriteHDF5: %v; want an error saying %q", herr, w)
+				}
+			}
+		})
+	}
+}
+
+// TestMixedHDF5Malformed: HDF5 files in the mixed layout (2) that
+// WriteHDF5 would not write are errors naming the file and what is wrong.
+func TestMixedHDF5Malformed(t *testing.T) {
+	type kindSet struct {
+		name  string
+		size  int
+		arity int
+		nodes []int32
+	}
+	write := func(t *testing.T, head []int32, cells int, kinds []kindSet) string {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "bad.h5")
+		f, err := hdf5.Create(path)
+		testreq.Check(t, "hdf5", err, hdf5.ErrNoHDF5)
+		x := []float64{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1}
+		steps := []func() error{
+			func() error { return hdf5.WriteArray(f, "unstructured", 1, head) },
+			func() error { return hdf5.WriteArray(f, "groups", 1, []int32{}) },
+			func() error { return f.WriteSetSize("nodes", 5) },
+			func() error { return hdf5.WriteArray(f, "x", 3, x) },
+			func() error { return f.WriteSetSize("cells", cells) },
+			func() error { return hdf5.WriteArray(f, "cell_tags", 1, make([]int32, cells)) },
+		}
+		for _, k := range kinds {
+			steps = append(steps, func() error { return f.WriteSetSize(k.name, k.size) },
+				func() error { return f.WriteMapTable(k.name+"_nodes", k.arity, k.nodes) })
+		}
+		for _, s := range steps {
+			if err := s(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	tet := kindSet{"cells_4", 1, 4, []int32{0, 1, 2, 3}}
+	pyr := kindSet{"cells_7", 1, 5, []int32{0, 1, 4, 2, 3}}
+	for _, c := range []struct {
+		name  string
+		head  []int32
+		cells int
+		kinds []kindSet
+		want  string
+	}{
+		{"one kind in the mixed layout", []int32{2, 3, 1, 4}, 1, []kindSet{tet}, "a mesh of 1 kinds of cell lists 1"},
+		{"kinds cut short", []int32{2, 3, 3, 4, 7}, 2, []kindSet{tet, pyr}, "a mesh of 3 kinds of cell lists 2"},
+		{"a kind twice", []int32{2, 3, 2, 4, 4}, 2, []kindSet{tet}, "cells of Gmsh type 4 twice"},
+		{"a kind of another dimension", []int32{2, 3, 2, 4, 2}, 2, []kindSet{tet}, "cells of Gmsh type 2 in 3 dimensions"},
+		{"counts disagree", []int32{2, 3, 2, 4, 7}, 3, []kindSet{tet, pyr}, "hold 2 cells, the set cells 3"},
+		{"node out of range", []int32{2, 3, 2, 4, 7}, 2, []kindSet{tet, {"cells_7", 1, 5, []int32{0, 1, 4, 2, 9}}}, "cells_7_nodes holds node 9, outside [0,5)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := write(t, c.head, c.cells, c.kinds)
+			_, err := unstructured.Load(path, unstructured.Options{})
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("%v; want an error naming %s and saying %q", err, path, c.want)
+			}
 		})
 	}
 }

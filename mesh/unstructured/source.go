@@ -3,7 +3,6 @@ package unstructured
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/goop2/op2/internal/facets"
 	"github.com/goop2/op2/mesh"
@@ -14,12 +13,17 @@ import (
 // source is one rank's blocks of a mesh, before it is declared: node,
 // cell and facet numbers are global (the file's numbering from 0).
 type source struct {
-	dim   int
+	dim int
+	// kind is the cells' kind, 0 when they are of several: kinds lists
+	// them with their counts over all ranks, in declared order (the
+	// cells are numbered kind after kind).
 	kind  topology.Kind
+	kinds []kindCount
 	nodes int // over all ranks
 	cells int
 	// The rank's block of the nodes (dim coordinates each) and of the
-	// cells (their nodes, positively oriented, and tags).
+	// cells (their nodes, positively oriented, Kind.Nodes() per cell of
+	// each kind, and tags).
 	firstNode, firstCell int
 	x                    []float64
 	cellNodes            []int32
@@ -31,6 +35,32 @@ type source struct {
 	// one entry per facet kind.
 	tagged []facets.Tagged
 	groups []gmsh.PhysicalGroup
+}
+
+// kindCount is one kind of cell and how many cells of it a mesh has.
+type kindCount struct {
+	kind  topology.Kind
+	count int
+}
+
+// pieces splits the rank's block of the cells by kind: one entry per
+// kind of s.kinds (empty where the block has none), with the global
+// number of its first cell and its first cell's index in its kind.
+func (s *source) pieces() (blocks []topology.Cells, first, inKind []int) {
+	n := len(s.cellTags) / max(s.cellTagDim, 1)
+	lo, hi := s.firstCell, s.firstCell+n
+	at, off := 0, 0 // the kind's first cell; offset into cellNodes
+	for _, k := range s.kinds {
+		a, b := max(lo, at), min(hi, at+k.count)
+		b = max(a, b)
+		nn := k.kind.Nodes()
+		blocks = append(blocks, topology.Cells{Kind: k.kind, Nodes: s.cellNodes[off : off+(b-a)*nn]})
+		first = append(first, a)
+		inKind = append(inKind, a-at)
+		off += (b - a) * nn
+		at += k.count
+	}
+	return blocks, first, inKind
 }
 
 // KindOf is the mesh/topology kind of Gmsh element type t, and whether
@@ -78,30 +108,28 @@ var flip = map[topology.Kind][][2]int{
 }
 
 // cellsOf returns g's cells: the elements of its highest dimension, which
-// must be 2 or 3 and of one kind.
-func cellsOf(g *gmsh.Mesh) (topology.Kind, *gmsh.Block, error) {
+// must be 2 or 3, one block per kind (gmsh.Mesh.Cells' order).
+func cellsOf(g *gmsh.Mesh) ([]topology.Kind, []gmsh.Block, error) {
 	if g.Dim < 2 {
-		return 0, nil, errNoCells
+		return nil, nil, errNoCells
 	}
 	blocks := g.Cells()
-	if len(blocks) != 1 {
-		names := make([]string, len(blocks))
-		for i := range blocks {
-			names[i] = fmt.Sprintf("%d %vs", blocks[i].Len(), blocks[i].Type)
+	kinds := make([]topology.Kind, len(blocks))
+	for i, b := range blocks {
+		k, ok := KindOf(b.Type)
+		if !ok {
+			return nil, nil, fmt.Errorf("the mesh's cells are %vs, which package mesh/topology does not derive", b.Type)
 		}
-		return 0, nil, fmt.Errorf("the mesh's cells are of %d kinds (%s); a mesh declared by package unstructured has cells of one kind", len(blocks), strings.Join(names, ", "))
+		kinds[i] = k
 	}
-	k, ok := KindOf(blocks[0].Type)
-	if !ok {
-		return 0, nil, fmt.Errorf("the mesh's cells are %vs, which package mesh/topology does not derive", blocks[0].Type)
-	}
-	return k, &blocks[0], nil
+	return kinds, blocks, nil
 }
 
 // orient returns the nodes of the cells of kind k, each positively
 // oriented; x holds dim coordinates per node; tags are the cells' file
-// tags, for errors.
-func orient(k topology.Kind, nodes []int32, tags []int64, x []float64, dim int) ([]int32, error) {
+// tags, and first the first cell's index among the cells of kind k, for
+// errors.
+func orient(k topology.Kind, nodes []int32, tags []int64, first int, x []float64, dim int) ([]int32, error) {
 	vol, err := signedVolumes(k, nodes, x, dim)
 	if err != nil {
 		return nil, err
@@ -112,7 +140,7 @@ func orient(k topology.Kind, nodes []int32, tags []int64, x []float64, dim int) 
 		row := out[c*nn : (c+1)*nn]
 		switch {
 		case v == 0:
-			return nil, fmt.Errorf("%v %d (element tag %d) has zero volume", k, c, tags[c])
+			return nil, fmt.Errorf("%v %d (element tag %d) has zero volume", k, first+c, tags[c])
 		case v < 0:
 			for _, p := range flip[k] {
 				row[p[0]], row[p[1]] = row[p[1]], row[p[0]]
@@ -223,24 +251,46 @@ func fromGmsh(g *gmsh.Mesh, rank, ranks int) (*source, error) {
 	if err := g.Check(); err != nil {
 		return nil, err
 	}
-	k, cells, err := cellsOf(g)
+	kinds, blocks, err := cellsOf(g)
 	if err != nil {
 		return nil, err
 	}
-	dim := k.Dim()
+	dim := kinds[0].Dim()
 	x := g.Coords(dim)
-	nn := k.Nodes()
 	phys := physicalOf(g)
-	cellNodes, cellTags, cellGroups := uniqueCells(g, cells, phys)
-	s := &source{dim: dim, kind: k, nodes: g.NumNodes(), cells: len(cellTags), groups: g.Physical, cellTagDim: 1}
+	s := &source{dim: dim, nodes: g.NumNodes(), groups: g.Physical, cellTagDim: 1}
+	if len(kinds) == 1 {
+		s.kind = kinds[0]
+	}
+	var cellNodes []int32
+	var cellTags []int64
+	var cellGroups [][]int32
+	for i := range blocks {
+		nodes, tags, groups := uniqueCells(g, &blocks[i], phys)
+		cellNodes, cellTags, cellGroups = append(cellNodes, nodes...), append(cellTags, tags...), append(cellGroups, groups...)
+		s.kinds = append(s.kinds, kindCount{kinds[i], len(tags)})
+	}
+	s.cells = len(cellTags)
 	for _, p := range cellGroups {
 		slices.Sort(p)
 		s.cellTagDim = max(s.cellTagDim, len(slices.Compact(p)))
 	}
 	start, count := mesh.Block(s.cells, rank, ranks)
 	s.firstCell = start
-	if s.cellNodes, err = orient(k, cellNodes[start*nn:(start+count)*nn], cellTags[start:start+count], x, dim); err != nil {
-		return nil, err
+	// The rank's cells, kind by kind: at is the kind's first cell, off
+	// its first node entry.
+	at, off := 0, 0
+	for _, kc := range s.kinds {
+		lo, hi := max(start, at), min(start+count, at+kc.count)
+		nn := kc.kind.Nodes()
+		if lo < hi {
+			o, err := orient(kc.kind, cellNodes[off+(lo-at)*nn:off+(hi-at)*nn], cellTags[lo:hi], lo-at, x, dim)
+			if err != nil {
+				return nil, err
+			}
+			s.cellNodes = append(s.cellNodes, o...)
+		}
+		at, off = at+kc.count, off+kc.count*nn
 	}
 	s.cellTags = make([]int32, count*s.cellTagDim)
 	for c := range count {

@@ -15,17 +15,32 @@
 //
 // # What is declared
 //
-// The cells are the mesh's elements of its highest dimension (2 or 3), all
-// of one kind (triangles, quadrilaterals, tetrahedra, hexahedra, prisms or
-// pyramids); a file mixing kinds of that dimension is refused. Each cell is
-// oriented positively as package mesh/topology defines it (a cell the
-// file gives the other way round has two nodes swapped), so a facet's
-// nodes, listed as the first of its cells sees it, give a normal pointing
-// out of that cell and, on the boundary, out of the mesh. The facets come
-// in one set per kind (prisms and pyramids have triangular and
-// quadrilateral faces): interior facets in Mesh.Interior, with a map to
-// their two cells, and boundary facets in Mesh.Boundary, with a map to
-// their one cell.
+// The cells are the mesh's elements of its highest dimension (2 or 3):
+// triangles and quadrilaterals, or tetrahedra, hexahedra, prisms and
+// pyramids, of one kind or mixed. Each cell is oriented positively as
+// package mesh/topology defines it (a cell the file gives the other way
+// round has two nodes swapped), so a facet's nodes, listed as the first of
+// its cells sees it, give a normal pointing out of that cell and, on the
+// boundary, out of the mesh. The facets come in one set per kind (edges
+// in 2-D; triangles and quadrilaterals in 3-D, as prisms and pyramids
+// have both): interior facets in Mesh.Interior, with a map to their two
+// cells, and boundary facets in Mesh.Boundary, with a map to their one
+// cell.
+//
+// Every cell, of whatever kind, is an element of the one set Mesh.Cells,
+// so that cell data (a finite-volume code's unknowns, the geometry's
+// volumes) is one Dat and the facets' maps lead into one numbering. OP2's
+// maps have one arity, so the cells' nodes are reached per kind:
+// Mesh.CellKinds holds, for each kind, its own set of the cells of that
+// kind, a map of arity 1 from it to Mesh.Cells and a map to the nodes. A
+// loop that needs a cell's nodes runs over each kind's set and writes the
+// cell's Dat through the map of arity 1 (CellKind's example); a facet's
+// Local is its number in each cell's own kind. A mesh of one kind also
+// declares Mesh.CellNodes (Mesh.Kind is its kind, and its one CellKind
+// has Mesh.Cells as its set); a mixed mesh has Kind 0 and CellNodes nil.
+// A face shared by cells of two kinds (a prism's triangle and a
+// tetrahedron's, a pyramid's base and a hexahedron's face) is an interior
+// facet.
 //
 // Physical groups become tags and Subsets. Every cell and facet has the
 // tags of the physical groups of the file's element on it (Mesh.CellTags,
@@ -41,7 +56,10 @@
 //
 // The declared numbering is the file's: node i is the file's i-th node,
 // cell i its i-th cell (a 2.2 file's repeated elements counted once), so that Dat.Gather, hdf5 and vtk output list
-// values in the file's order. On one process the sets are then renumbered
+// values in the file's order. The cells of a mixed mesh are numbered
+// kind after kind, in the order of gmsh.Mesh.Cells (triangles before
+// quadrilaterals; tetrahedra, hexahedra, prisms, pyramids), each kind in
+// the file's order; each kind's set follows its cells in that order. On one process the sets are then renumbered
 // for locality by default (Options.Renumber: reverse Cuthill–McKee on the
 // cells through their facets, the other sets following; Gmsh numbers
 // nodes with little locality), which loops see and output does not.
@@ -52,17 +70,21 @@
 // Every rank calls Load (it is collective). Each rank takes its block of
 // the nodes, the cells and the file's boundary elements, the facets are
 // derived over the ranks before partitioning (each facet at the rank
-// holding its smallest node), and op2.Partition distributes the whole.
-// No rank holds the whole mesh. From a .msh file every rank streams the
-// file through a buffer of a fixed size (gmsh.ScanFile to count, then
-// gmsh.ReadFilePart) and keeps its blocks only, so that what it holds
-// while reading is its share of the mesh and the buffer, not the whole
-// file and mesh: node tags 1..N, as Gmsh writes them, are node tag−1,
-// other tags are looked up in a directory spread over the ranks, and the
-// coordinates a rank's cells need from other blocks, to orient them, come
-// from the ranks holding them. A 2.2 file's element in several groups is
-// one cell where its copies follow one another, as Gmsh writes them;
-// copies apart are an error naming them (one process finds copies
+// holding its smallest node), and op2.Partition distributes the whole:
+// the sets of each kind of cell follow their cells through their maps to
+// Mesh.Cells (a mixed mesh also declares an unexported map of each cell
+// to its nodes, padded to the most nodes of a kind, so that the nodes
+// follow the cells, and the cells the nodes when RCB partitions the
+// nodes). No rank holds the whole mesh. From a .msh file every rank
+// streams the file through a buffer of a fixed size (gmsh.ScanFile to
+// count, then gmsh.ReadFilePart) and keeps its blocks only, so that what
+// it holds while reading is its share of the mesh and the buffer, not the
+// whole file and mesh: node tags 1..N, as Gmsh writes them, are node
+// tag−1, other tags are looked up in a directory spread over the ranks,
+// and the coordinates a rank's cells need from other blocks, to orient
+// them, come from the ranks holding them. A 2.2 file's element in several
+// groups is one cell where its copies follow one another, as Gmsh writes
+// them; copies apart are an error naming them (one process finds copies
 // anywhere in the file). From the HDF5 file `op2mesh convert` writes,
 // every rank reads its blocks only, and reads the file once.
 package unstructured
@@ -84,12 +106,17 @@ import (
 type Options struct {
 	// Renumber orders the mesh for locality on one process: "rcm" (or
 	// ""), reverse Cuthill–McKee on the cells through their interior
-	// facets (op2.RCMOrdering), or "none", the file's order. Under MPI
-	// op2.Partition orders each rank's part and Renumber is not used.
+	// facets (op2.RCMOrdering; for a mixed mesh on the nodes through the
+	// cells, the cells following), or "none", the file's order. Under
+	// MPI op2.Partition orders each rank's part and Renumber is not
+	// used.
 	Renumber string
 	// Partitioner is used under MPI; nil chooses
 	// op2.AutoPartitioner(the first interior facet set's map to cells,
-	// the coordinates).
+	// the coordinates); for a mixed mesh, whose kinds meet through
+	// facets of several kinds, its map is the cells' (unexported) padded
+	// map to the nodes, so that the nodes are partitioned and the cells
+	// follow them.
 	Partitioner *op2.Partitioner
 }
 
@@ -98,14 +125,22 @@ type Mesh struct {
 	// Dim is the cells' dimension, 2 or 3; X holds Dim coordinates per
 	// node.
 	Dim int
-	// Kind is the cells' kind.
+	// Kind is the cells' kind; 0 for a mixed mesh (cells of several
+	// kinds: see CellKinds).
 	Kind  topology.Kind
 	Nodes *op2.Set
 	X     *op2.Dat[float64]
+	// Cells is every cell, of whatever kind, in one set, so that cell
+	// data is one Dat.
 	Cells *op2.Set
 	// CellNodes maps each cell to its Kind.Nodes() nodes, in Gmsh's
-	// (and VTK's) order, positively oriented.
+	// (and VTK's) order, positively oriented; nil for a mixed mesh,
+	// whose cells reach their nodes through CellKinds.
 	CellNodes *op2.Map
+	// CellKinds holds the cells of each kind, in the order the cells are
+	// numbered: one entry for a mesh of one kind (its Set is Cells), one
+	// per kind for a mixed mesh.
+	CellKinds []CellKind
 	// CellTags holds each cell's physical group tags: Dim() values per
 	// cell, increasing, then zeros (0: none).
 	CellTags *op2.Dat[int32]
@@ -118,6 +153,34 @@ type Mesh struct {
 	// Renumbered what op2.Renumber did on one process, nil if nothing.
 	Partition  *op2.PartitionInfo
 	Renumbered *op2.RenumberInfo
+
+	// cellNodesPadded maps each cell of a mixed mesh to its nodes and,
+	// after them, its last node again up to the most nodes of any kind:
+	// declared so that op2.Partition and op2.Renumber keep the nodes
+	// with the cells (through it every node has its cells), not for
+	// loops.
+	cellNodesPadded *op2.Map
+}
+
+// CellKind is the cells of one kind. OP2's maps have one arity, so a
+// loop that needs the nodes of the cells runs over each kind's Set,
+// reading the nodes through Nodes and the cells' Dats (on Mesh.Cells)
+// through Cells:
+//
+//	for _, ck := range m.CellKinds {
+//		err = op2.ParLoop(volume[ck.Kind], ck.Set, m.X.ArgVec(op2.Read, ck.Nodes), vol.ArgMap(op2.Write, ck.Cells, 0))
+//	}
+type CellKind struct {
+	Kind topology.Kind
+	// Set holds the cells of this kind, in the order of their numbers
+	// in Mesh.Cells; for a mesh of one kind it is Mesh.Cells itself.
+	Set *op2.Set
+	// Cells maps each element of Set to its cell in Mesh.Cells (arity
+	// 1; for a mesh of one kind, the identity).
+	Cells *op2.Map
+	// Nodes maps each element of Set to its Kind.Nodes() nodes, as
+	// Mesh.CellNodes does (for a mesh of one kind, it is CellNodes).
+	Nodes *op2.Map
 }
 
 // Facets is one kind of facet, interior or boundary.
@@ -132,7 +195,7 @@ type Facets struct {
 	// says, then the other), a boundary facet to its cell.
 	Cells *op2.Map
 	// Local holds the facet's local number in each of Cells
-	// (topology.LocalFacets' index): dim 2 or 1.
+	// (topology.LocalFacets' index for that cell's kind): dim 2 or 1.
 	Local *op2.Dat[int32]
 	// Tags holds the physical group tags of the file's element on the
 	// facet: Dim() values per facet, increasing, then zeros (0: none).
@@ -167,13 +230,20 @@ func (m *Mesh) Group(name string) (*Group, error) {
 	return nil, fmt.Errorf("unstructured: no physical group %q (the mesh has %s)", name, strings.Join(names, ", "))
 }
 
-// Load reads the mesh in path — a Gmsh .msh file, or an HDF5 file written
-// by WriteHDF5 (`op2mesh convert`) — and declares it (see Declare). Under
-// MPI it is collective.
+// Load reads the mesh in path — a Gmsh .msh file, an HDF5 file written
+// by WriteHDF5 (`op2mesh convert`), or a CGNS file (package mesh/cgns,
+// known by its content) — and declares it (see Declare). Under MPI it is
+// collective.
 func Load(path string, opts Options) (*Mesh, error) {
 	isH5, err := hdf5.IsHDF5(path)
 	if err != nil {
 		return nil, agree(fmt.Errorf("unstructured: %w", err))
+	}
+	if src, ok, err := loadCGNS(path); ok {
+		if err := agree(err); err != nil {
+			return nil, err
+		}
+		return declare(src, opts)
 	}
 	var src *source
 	switch {

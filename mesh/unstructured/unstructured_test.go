@@ -235,7 +235,6 @@ func TestLoadErrors(t *testing.T) {
 		opts unstructured.Options
 		want string
 	}{
-		{filepath.Join(fixtures, "mixed-41-binary.msh"), unstructured.Options{}, "cells are of 2 kinds"},
 		{lines, unstructured.Options{}, "no cells of dimension 2 or 3"},
 		{filepath.Join(dir, "absent.msh"), unstructured.Options{}, "absent.msh"},
 		{filepath.Join(fixtures, "square-41-ascii.msh"), unstructured.Options{Renumber: "metis"}, `Renumber is "metis"`},

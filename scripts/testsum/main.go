@@ -2,7 +2,9 @@
 // package finishes, its result and how long the run has taken so far; the
 // output of every test that fails, as it fails; and at the end a summary
 // of the skipped tests grouped by the reason they gave (with -skips=false,
-// their number only). It exits 1 when a
+// their number only) and the slowest top-level tests (-slowest, 15 by
+// default), so that a suite that grows shows where its time goes. It
+// exits 1 when a
 // test, a package or a build failed. scripts/test-all pipes its go test
 // runs through it, so that a long run shows progress and no skip passes
 // unseen:
@@ -12,6 +14,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -44,12 +47,20 @@ type summary struct {
 	failed   bool
 	packages int
 	list     bool // list the skips, not only count them
+	// timed holds the top-level tests that ran, with their time.
+	timed []timed
+}
+
+type timed struct {
+	name    string
+	elapsed float64
 }
 
 type skip struct{ pkg, test, reason string }
 
 func main() {
 	list := flag.Bool("skips", true, "list the skipped tests by reason (false: count them)")
+	slowest := flag.Int("slowest", 15, "list this many of the slowest top-level tests")
 	flag.Parse()
 	s := newSummary(os.Stdout)
 	s.list = *list
@@ -58,6 +69,7 @@ func main() {
 		os.Exit(2)
 	}
 	s.printSkips()
+	s.printSlowest(*slowest)
 	if s.failed {
 		os.Exit(1)
 	}
@@ -94,6 +106,9 @@ func (s *summary) handle(e event) {
 		return
 	}
 	k := key{e.Package, e.Test}
+	if e.Test != "" && !strings.Contains(e.Test, "/") && (e.Action == "pass" || e.Action == "fail") {
+		s.timed = append(s.timed, timed{e.Package[strings.LastIndex(e.Package, "/")+1:] + "." + e.Test, e.Elapsed})
+	}
 	switch e.Action {
 	case "output":
 		s.output[k] = append(s.output[k], e.Output)
@@ -211,5 +226,23 @@ func (s *summary) printSkips() {
 			r = r[:300] + "…"
 		}
 		fmt.Fprintf(s.out, "%5d× %s\n       %s%s\n", len(tests), r, strings.Join(shown, ", "), more)
+	}
+}
+
+// printSlowest prints the n slowest top-level tests (their subtests'
+// time included).
+func (s *summary) printSlowest(n int) {
+	if n <= 0 || len(s.timed) == 0 {
+		return
+	}
+	slices.SortStableFunc(s.timed, func(a, b timed) int { return cmp.Compare(b.elapsed, a.elapsed) })
+	total := 0.0
+	for _, t := range s.timed {
+		total += t.elapsed
+	}
+	shown := s.timed[:min(n, len(s.timed))]
+	fmt.Fprintf(s.out, "== the %d slowest of %d tests (%.0fs of tests in all):\n", len(shown), len(s.timed), total)
+	for _, t := range shown {
+		fmt.Fprintf(s.out, "%8.1fs %s\n", t.elapsed, t.name)
 	}
 }

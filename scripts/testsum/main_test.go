@@ -34,11 +34,13 @@ func TestSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.printSkips()
+	s.printSlowest(5)
 	got := out.String()
 	for _, want := range []string{
 		"ok   m/a", "--- FAIL: m/b TestZ", "z_test.go:9: wrong: 3", "FAIL m/b",
 		"not json: printed as it is", "2 packages",
 		"2 tests skipped, for 1 reasons", "2× opencl is not available here", "a.TestX, a.TestY",
+		"the 1 slowest of 1 tests", "0.2s b.TestZ",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
