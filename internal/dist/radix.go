@@ -1,24 +1,25 @@
 package dist
 
-// sortPairs sorts keys (non-negative int32) in increasing order, carrying
-// vals along, stably: an LSD radix sort of 11-bit digits, three passes at
-// most, linear in the number of pairs. It is what the layout's lookups
-// of global numbers rest on (comparison sorts and binary searches cost
-// several times more on meshes of millions of elements).
-func sortPairs(keys, vals []int32) {
+// sortPairs sorts keys (non-negative: global numbers) in increasing
+// order, carrying vals along, stably: an LSD radix sort of 11-bit digits,
+// as many passes as the largest key needs (three below 2³³), linear in
+// the number of pairs. It is what the layout's lookups of global numbers
+// rest on (comparison sorts and binary searches cost several times more
+// on meshes of millions of elements).
+func sortPairs[K int32 | int64](keys []K, vals []int32) {
 	n := len(keys)
 	if n < 2 {
 		return
 	}
-	maxKey := int32(0)
+	maxKey := K(0)
 	for _, k := range keys {
 		maxKey = max(maxKey, k)
 	}
-	tk, tv := make([]int32, n), make([]int32, n)
+	tk, tv := make([]K, n), make([]int32, n)
 	src, srcV, dst, dstV := keys, vals, tk, tv
 	var count [1 << 11]int
 	passes := 0
-	for shift := uint(0); shift < 32 && maxKey>>shift > 0; shift += 11 {
+	for shift := uint(0); shift < 64 && maxKey>>shift > 0; shift += 11 {
 		clear(count[:])
 		for _, k := range src {
 			count[k>>shift&0x7ff]++
@@ -42,13 +43,13 @@ func sortPairs(keys, vals []int32) {
 	}
 }
 
-// table maps non-negative int32 keys (global numbers) to int32 values
+// table maps non-negative int64 keys (global numbers) to int32 values
 // (local indices): open addressing with linear probing, at most half
 // full, so that a lookup costs about one cache miss, and memory
 // follows the keys stored (a rank's part and halo), not the range they
 // come from.
 type table struct {
-	keys   []int32 // -1: empty
+	keys   []int64 // -1: empty
 	vals   []int32
 	groups uint64 // len(keys) / 16
 	n      int
@@ -56,7 +57,7 @@ type table struct {
 
 func newTable(hint int) *table {
 	groups := max((2*hint+15)/16, 1)
-	t := &table{keys: make([]int32, 16*groups), vals: make([]int32, 16*groups), groups: uint64(groups)}
+	t := &table{keys: make([]int64, 16*groups), vals: make([]int32, 16*groups), groups: uint64(groups)}
 	for i := range t.keys {
 		t.keys[i] = -1
 	}
@@ -67,13 +68,13 @@ func newTable(hint int) *table {
 // bits start in one run of 16 slots, so that lookups of nearby global
 // numbers (a mesh's neighbours mostly are) share cache lines; the runs
 // are scattered by a multiplicative hash scaled to the number of runs.
-func (t *table) slot(k int32) int {
-	h := uint64(uint32(k>>4) * 2654435761)
+func (t *table) slot(k int64) int {
+	h := uint64(k>>4) * 0x9e3779b97f4a7c15 >> 32
 	return int(h*t.groups>>32)*16 + int(k&15)
 }
 
 // find returns k's value, or -1.
-func (t *table) find(k int32) int32 {
+func (t *table) find(k int64) int32 {
 	for i := t.slot(k); ; {
 		switch t.keys[i] {
 		case k:
@@ -88,7 +89,7 @@ func (t *table) find(k int32) int32 {
 }
 
 // put sets k's value.
-func (t *table) put(k, v int32) {
+func (t *table) put(k int64, v int32) {
 	if 2*(t.n+1) > len(t.keys) {
 		old := *t
 		*t = *newTable(2 * (t.n + 1))
@@ -117,9 +118,9 @@ func (t *table) put(k, v int32) {
 // sortBy orders idx by (major, minor): major[k] (below nMajor) is idx[k]'s
 // major key, minor(idx[k]) its minor key (non-negative). A radix sort
 // by the minor keys, then a stable counting sort by the major ones.
-func sortBy(major []int32, minor func(int32) int32, idx []int32, nMajor int) {
+func sortBy(major []int32, minor func(int32) int64, idx []int32, nMajor int) {
 	n := len(idx)
-	keys := make([]int32, n)
+	keys := make([]int64, n)
 	pos := make([]int32, n) // positions into idx and major
 	for k := range keys {
 		keys[k], pos[k] = minor(idx[k]), int32(k)
@@ -148,14 +149,15 @@ func sortBy(major []int32, minor func(int32) int32, idx []int32, nMajor int) {
 // the directory and a few neighbouring pairs. Lookups of nearby numbers
 // (a mesh's neighbours mostly are) touch nearby memory.
 type index struct {
-	g, l  []int32 // sorted by g
-	lo    int32
+	g     []int64 // sorted
+	l     []int32 // the local index of each of g
+	lo    int64
 	shift uint
 	dir   []int32 // dir[p]: the first position whose number is on page p or later
 }
 
-func newIndex(global []int32) *index {
-	x := &index{g: append([]int32(nil), global...), l: make([]int32, len(global))}
+func newIndex(global []int64) *index {
+	x := &index{g: append([]int64(nil), global...), l: make([]int32, len(global))}
 	for i := range x.l {
 		x.l[i] = int32(i)
 	}
@@ -164,8 +166,8 @@ func newIndex(global []int32) *index {
 		return x
 	}
 	x.lo = x.g[0]
-	span := int64(x.g[len(x.g)-1]-x.lo) + 1
-	for span>>x.shift > int64(len(x.g)/4+1) {
+	span := uint64(x.g[len(x.g)-1]-x.lo) + 1 // up to 2⁶³
+	for span>>x.shift > uint64(len(x.g)/4+1) {
 		x.shift++
 	}
 	pages := int(span>>x.shift) + 1
@@ -183,7 +185,7 @@ func newIndex(global []int32) *index {
 }
 
 // find returns g's local index, or -1.
-func (x *index) find(g int32) int32 {
+func (x *index) find(g int64) int32 {
 	if len(x.g) == 0 || g < x.lo {
 		return -1
 	}

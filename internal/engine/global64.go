@@ -1,0 +1,41 @@
+package engine
+
+import "github.com/goop2/op2/internal/core"
+
+// MeshMap64 is a MeshMap declared with 64-bit global numbers (op2.NewMap64)
+// under MPI before Partition: its block's table is Table64, not the core
+// map's (which Partition then fills with local indices).
+type MeshMap64 interface {
+	MeshMap
+	// Table64 is the block's table in the global numbering; nil when
+	// the map holds its table in Map().Table.
+	Table64() []int64
+}
+
+// numberBase is the global number of every set's first element when a
+// mesh declared in blocks is partitioned: 0, but in tests
+// (SetNumberBaseForTest).
+var numberBase int64
+
+// SetNumberBaseForTest makes every set that Partition distributes numbered
+// from base instead of 0: the global numbers of a set of n elements are
+// [base, base+n), in the blocks' maps and in Set.DeclaredNumbers64, and
+// rows of whole-set arrays (Gather, files) are global numbers less base.
+// Tests use it to carry a small mesh's global numbers beyond 2³¹ without
+// the memory of a mesh that large. It returns the previous base.
+func SetNumberBaseForTest(base int64) int64 {
+	old := numberBase
+	numberBase = base
+	return old
+}
+
+// blockTable64 is m's 64-bit block table, or nil.
+func blockTable64(mm MeshMap) []int64 {
+	if m, ok := mm.(MeshMap64); ok {
+		return m.Table64()
+	}
+	return nil
+}
+
+// blockRows is the number of table entries of m's block.
+func blockRows(m *core.Map) int { return min(len(m.Table), m.From.Owned*m.Arity) }
