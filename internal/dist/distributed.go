@@ -660,7 +660,9 @@ func (r *records) rec(i int) []byte {
 	return r.nb[i*r.size : (i+1)*r.size]
 }
 func (r *records) global(i int) int64 { return getNumber(r.rec(i), r.width) }
-func (r *records) kind(i int) int32   { return int32(binary.LittleEndian.Uint32(r.rec(i)[r.width:]) >> 30) }
+func (r *records) kind(i int) int32 {
+	return int32(binary.LittleEndian.Uint32(r.rec(i)[r.width:]) >> 30)
+}
 func (r *records) owner(i int) int32 {
 	return int32(binary.LittleEndian.Uint32(r.rec(i)[r.width:]) & (1<<30 - 1))
 }
