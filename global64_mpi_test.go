@@ -1,0 +1,137 @@
+package op2_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/engine"
+	"github.com/goop2/op2/internal/mpitest"
+)
+
+// global64Base numbers the sets beyond 2³¹ on the ranks of
+// TestGlobal64BeyondInt32 (engine.SetNumberBaseForTest): every rank's
+// block starts past int32.
+const global64Base = 1<<31 + 12_345
+
+type global64Result struct {
+	Q, Res []float64
+	Pcell  []int64
+	Sum    float64
+	Back   []float64 // q restored from a checkpoint after being zeroed
+}
+
+// runGlobal64 declares scenarioMesh's nodes, edges and cells in blocks
+// with maps of 64-bit values numbered from base (0 on one process),
+// partitions it, runs loops through the maps and gathers the results, a
+// checkpoint written to path and restored included.
+func runGlobal64(t *testing.T, base int64, partitioner, path string) global64Result {
+	r, ranks := op2.Rank(), op2.Ranks()
+	xy, pedge, pcell, _, q0, w0 := scenarioMesh()
+	nlo, nhi := block(mpiNodes, r, ranks, false)
+	elo, ehi := block(mpiEdges, r, ranks, false)
+	clo, chi := block(mpiCells, r, ranks, false)
+	shift := func(v []int32) []int64 {
+		out := make([]int64, len(v))
+		for i, x := range v {
+			out[i] = int64(x) + base
+		}
+		return out
+	}
+	nodes := must(op2.NewSet(nhi-nlo, "nodes"))
+	edges := must(op2.NewSet(ehi-elo, "edges"))
+	cells := must(op2.NewSet(chi-clo, "cells"))
+	mEdge := must(op2.NewMap64(edges, nodes, 2, shift(pedge[2*elo:2*ehi]), "pedge"))
+	mCell := must(op2.NewMap64(cells, nodes, 4, shift(pcell[4*clo:4*chi]), "pcell"))
+	dxy := must(op2.NewDat(nodes, 2, xy[2*nlo:2*nhi], "xy"))
+	q := must(op2.NewDat(nodes, 1, q0[nlo:nhi], "q"))
+	dw := must(op2.NewDat(edges, 1, w0[elo:ehi], "w"))
+	p := op2.BlockPartitioner()
+	if partitioner == "rcb" {
+		p = op2.RCBPartitioner(dxy)
+	}
+	if _, err := op2.Partition(p); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range nodes.DeclaredNumbers64() {
+		if g < base || g >= base+mpiNodes {
+			t.Fatalf("rank %d: node numbered %d, outside [%d,%d)", r, g, base, base+mpiNodes)
+		}
+	}
+	flux := op2.NewKernel(`void flux(const double *q0, const double *q1, const double *w, double *r0, double *r1) {
+	double f = *w * (*q0 - 0.5 * *q1);
+	*r0 += f; *r1 -= 0.5 * f; }`, "flux")
+	relax := op2.NewKernel("void relax(double *q, const double *r) { *q = 0.5 * *q + 0.25 * *r; }", "relax")
+	gather4 := op2.NewKernel(`void gather4(double **q, double *s) { for (int i = 0; i < 4; i++) *s += *q[i]; }`, "gather4")
+	res := must(op2.NewDat[float64](nodes, 1, nil, "res"))
+	sum := must(op2.NewGlobal(1, []float64{0}, "sum"))
+	for range 3 {
+		check(t, op2.ParLoop(flux, edges, q.ArgMap(op2.Read, mEdge, 0), q.ArgMap(op2.Read, mEdge, 1), dw.Arg(op2.Read),
+			res.ArgMap(op2.Inc, mEdge, 0), res.ArgMap(op2.Inc, mEdge, 1)))
+		check(t, op2.ParLoop(relax, nodes, q.Arg(op2.RW), res.Arg(op2.Read)))
+	}
+	check(t, op2.ParLoop(gather4, cells, q.ArgVec(op2.Read, mCell), sum.Arg(op2.Inc)))
+	var out global64Result
+	out.Q, out.Res, out.Sum = must(q.Gather()), must(res.Gather()), sum.Value()
+	out.Pcell = must(mCell.Gather64())
+	if base > 0 {
+		// The 32-bit form names the map and the number that does not fit.
+		_, err := mCell.Gather()
+		if r == 0 && (err == nil || !strings.Contains(err.Error(), `map "pcell"`) || !strings.Contains(err.Error(), "beyond int32")) {
+			t.Errorf("Gather of a map numbered beyond int32: %v, want an error naming the map and the value", err)
+		}
+	}
+	check(t, op2.Checkpoint(path, nil))
+	check(t, q.Zero())
+	must(op2.Restore(path))
+	out.Back = must(q.Gather())
+	return out
+}
+
+// TestGlobal64BeyondInt32 runs a mesh whose global numbers start past
+// 2³¹ (maps declared with NewMap64, every rank's block numbered beyond
+// int32) through Partition, halo exchanges, Gather, Map.Gather64 and a
+// checkpoint on 2 and 3 ranks, and compares it with the same mesh
+// numbered from 0 in one process.
+func TestGlobal64BeyondInt32(t *testing.T) {
+	if mpitest.InRanks() {
+		var want global64Result
+		check(t, json.Unmarshal(must(os.ReadFile(os.Getenv("OP2_G64_EXPECT"))), &want))
+		defer engine.SetNumberBaseForTest(engine.SetNumberBaseForTest(global64Base))
+		got := runGlobal64(t, global64Base, os.Getenv("OP2_G64_PARTITIONER"), os.Getenv("OP2_G64_CKPT"))
+		if op2.Rank() == 0 {
+			for i := range got.Pcell {
+				got.Pcell[i] -= global64Base
+			}
+			if !slices.Equal(got.Q, want.Q) || !slices.Equal(got.Res, want.Res) || got.Sum != want.Sum {
+				t.Errorf("%d ranks: results differ from one process (q %v res %v sum %v/%v)", op2.Ranks(),
+					slices.Equal(got.Q, want.Q), slices.Equal(got.Res, want.Res), got.Sum, want.Sum)
+			}
+			if !slices.Equal(got.Pcell, want.Pcell) {
+				t.Errorf("%d ranks: Map.Gather64 less the base differs from one process", op2.Ranks())
+			}
+			if !slices.Equal(got.Back, want.Back) || !slices.Equal(got.Back, got.Q) {
+				t.Errorf("%d ranks: q restored from a checkpoint differs", op2.Ranks())
+			}
+		}
+		check(t, op2.Finalize())
+		return
+	}
+	want := runGlobal64(t, 0, "block", filepath.Join(t.TempDir(), "one.ckpt"))
+	path := filepath.Join(t.TempDir(), "want.json")
+	check(t, os.WriteFile(path, must(json.Marshal(want)), 0o600))
+	for _, run := range []struct {
+		ranks       int
+		partitioner string
+	}{{2, "rcb"}, {3, "block"}} {
+		t.Run(run.partitioner, func(t *testing.T) {
+			mpiRun(t, run.ranks, 3*time.Minute, "OP2_G64_EXPECT="+path, "OP2_G64_PARTITIONER="+run.partitioner,
+				"OP2_G64_CKPT="+filepath.Join(t.TempDir(), "ranks.ckpt"))
+		})
+	}
+}
