@@ -10,12 +10,14 @@ import (
 	"time"
 
 	op2 "github.com/goop2/op2"
-	"github.com/goop2/op2/internal/engine"
+	"github.com/goop2/op2/hdf5"
+	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // global64Base numbers the sets beyond 2³¹ on the ranks of
-// TestGlobal64BeyondInt32 (engine.SetNumberBaseForTest): every rank's
+// TestGlobal64BeyondInt32 (dist.SetNumberBaseForTest): every rank's
 // block starts past int32.
 const global64Base = 1<<31 + 12_345
 
@@ -27,10 +29,12 @@ type global64Result struct {
 }
 
 // runGlobal64 declares scenarioMesh's nodes, edges and cells in blocks
-// with maps of 64-bit values numbered from base (0 on one process),
-// partitions it, runs loops through the maps and gathers the results, a
-// checkpoint written to path and restored included.
-func runGlobal64(t *testing.T, base int64, partitioner, path string) global64Result {
+// with maps of 64-bit values numbered from base (0 on one process), or
+// reads them from the HDF5 file load, partitions the mesh, writes it to
+// the HDF5 file save (when not empty), runs loops through the maps and
+// gathers the results, a checkpoint written to ckpt and restored
+// included.
+func runGlobal64(t *testing.T, base int64, partitioner, ckpt, load, save string) global64Result {
 	r, ranks := op2.Rank(), op2.Ranks()
 	xy, pedge, pcell, _, q0, w0 := scenarioMesh()
 	nlo, nhi := block(mpiNodes, r, ranks, false)
@@ -43,20 +47,44 @@ func runGlobal64(t *testing.T, base int64, partitioner, path string) global64Res
 		}
 		return out
 	}
-	nodes := must(op2.NewSet(nhi-nlo, "nodes"))
-	edges := must(op2.NewSet(ehi-elo, "edges"))
-	cells := must(op2.NewSet(chi-clo, "cells"))
-	mEdge := must(op2.NewMap64(edges, nodes, 2, shift(pedge[2*elo:2*ehi]), "pedge"))
-	mCell := must(op2.NewMap64(cells, nodes, 4, shift(pcell[4*clo:4*chi]), "pcell"))
-	dxy := must(op2.NewDat(nodes, 2, xy[2*nlo:2*nhi], "xy"))
-	q := must(op2.NewDat(nodes, 1, q0[nlo:nhi], "q"))
-	dw := must(op2.NewDat(edges, 1, w0[elo:ehi], "w"))
+	var nodes, edges, cells *op2.Set
+	var mEdge, mCell *op2.Map
+	var dxy, q, dw *op2.Dat[float64]
+	if load != "" {
+		f := must(hdf5.Open(load))
+		nodes, edges, cells = must(f.DeclareSet("nodes")), must(f.DeclareSet("edges")), must(f.DeclareSet("cells"))
+		mEdge, mCell = must(f.DeclareMap(edges, nodes, 2, "pedge")), must(f.DeclareMap(cells, nodes, 4, "pcell"))
+		dxy, q = must(hdf5.DeclareDat[float64](f, nodes, 2, "xy")), must(hdf5.DeclareDat[float64](f, nodes, 1, "q"))
+		dw = must(hdf5.DeclareDat[float64](f, edges, 1, "w"))
+		check(t, f.Close())
+	} else {
+		nodes = must(op2.NewSet(nhi-nlo, "nodes"))
+		edges = must(op2.NewSet(ehi-elo, "edges"))
+		cells = must(op2.NewSet(chi-clo, "cells"))
+		mEdge = must(op2.NewMap64(edges, nodes, 2, shift(pedge[2*elo:2*ehi]), "pedge"))
+		mCell = must(op2.NewMap64(cells, nodes, 4, shift(pcell[4*clo:4*chi]), "pcell"))
+		dxy = must(op2.NewDat(nodes, 2, xy[2*nlo:2*nhi], "xy"))
+		q = must(op2.NewDat(nodes, 1, q0[nlo:nhi], "q"))
+		dw = must(op2.NewDat(edges, 1, w0[elo:ehi], "w"))
+	}
 	p := op2.BlockPartitioner()
 	if partitioner == "rcb" {
 		p = op2.RCBPartitioner(dxy)
 	}
 	if _, err := op2.Partition(p); err != nil {
 		t.Fatal(err)
+	}
+	if save != "" {
+		f := must(hdf5.Create(save))
+		for _, s := range []*op2.Set{nodes, edges, cells} {
+			check(t, f.WriteSet(s))
+		}
+		check(t, f.WriteMap(mEdge))
+		check(t, f.WriteMap(mCell))
+		check(t, hdf5.WriteDat(f, dxy))
+		check(t, hdf5.WriteDat(f, q))
+		check(t, hdf5.WriteDat(f, dw))
+		check(t, f.Close())
 	}
 	for _, g := range nodes.DeclaredNumbers64() {
 		if g < base || g >= base+mpiNodes {
@@ -86,24 +114,26 @@ func runGlobal64(t *testing.T, base int64, partitioner, path string) global64Res
 			t.Errorf("Gather of a map numbered beyond int32: %v, want an error naming the map and the value", err)
 		}
 	}
-	check(t, op2.Checkpoint(path, nil))
+	check(t, op2.Checkpoint(ckpt, nil))
 	check(t, q.Zero())
-	must(op2.Restore(path))
+	must(op2.Restore(ckpt))
 	out.Back = must(q.Gather())
 	return out
 }
 
 // TestGlobal64BeyondInt32 runs a mesh whose global numbers start past
 // 2³¹ (maps declared with NewMap64, every rank's block numbered beyond
-// int32) through Partition, halo exchanges, Gather, Map.Gather64 and a
-// checkpoint on 2 and 3 ranks, and compares it with the same mesh
-// numbered from 0 in one process.
+// int32) through Partition, halo exchanges, Gather, Map.Gather64, an HDF5
+// file and a checkpoint on 3 ranks, then reads the mesh back from the
+// file (its maps 64-bit datasets) on 2 ranks, and compares both runs with
+// the same mesh numbered from 0 in one process.
 func TestGlobal64BeyondInt32(t *testing.T) {
 	if mpitest.InRanks() {
 		var want global64Result
 		check(t, json.Unmarshal(must(os.ReadFile(os.Getenv("OP2_G64_EXPECT"))), &want))
-		defer engine.SetNumberBaseForTest(engine.SetNumberBaseForTest(global64Base))
-		got := runGlobal64(t, global64Base, os.Getenv("OP2_G64_PARTITIONER"), os.Getenv("OP2_G64_CKPT"))
+		defer dist.SetNumberBaseForTest(dist.SetNumberBaseForTest(global64Base))
+		got := runGlobal64(t, global64Base, os.Getenv("OP2_G64_PARTITIONER"), os.Getenv("OP2_G64_CKPT"),
+			os.Getenv("OP2_G64_LOAD"), os.Getenv("OP2_G64_SAVE"))
 		if op2.Rank() == 0 {
 			for i := range got.Pcell {
 				got.Pcell[i] -= global64Base
@@ -122,16 +152,43 @@ func TestGlobal64BeyondInt32(t *testing.T) {
 		check(t, op2.Finalize())
 		return
 	}
-	want := runGlobal64(t, 0, "block", filepath.Join(t.TempDir(), "one.ckpt"))
-	path := filepath.Join(t.TempDir(), "want.json")
+	if _, err := hdf5.Create(filepath.Join(t.TempDir(), "probe.h5")); err != nil {
+		testreq.Check(t, "hdf5", err, hdf5.ErrNoHDF5)
+	}
+	dir := t.TempDir()
+	want := runGlobal64(t, 0, "block", filepath.Join(dir, "one.ckpt"), "", "")
+	path := filepath.Join(dir, "want.json")
 	check(t, os.WriteFile(path, must(json.Marshal(want)), 0o600))
+	mesh := filepath.Join(dir, "mesh.h5")
 	for _, run := range []struct {
-		ranks       int
-		partitioner string
-	}{{2, "rcb"}, {3, "block"}} {
-		t.Run(run.partitioner, func(t *testing.T) {
+		name, partitioner string
+		ranks             int
+		env               string
+	}{
+		{"3-ranks-block-write", "block", 3, "OP2_G64_SAVE=" + mesh},
+		{"2-ranks-rcb-read", "rcb", 2, "OP2_G64_LOAD=" + mesh},
+	} {
+		t.Run(run.name, func(t *testing.T) {
 			mpiRun(t, run.ranks, 3*time.Minute, "OP2_G64_EXPECT="+path, "OP2_G64_PARTITIONER="+run.partitioner,
-				"OP2_G64_CKPT="+filepath.Join(t.TempDir(), "ranks.ckpt"))
+				"OP2_G64_CKPT="+filepath.Join(t.TempDir(), "ranks.ckpt"), run.env)
 		})
+		if t.Failed() {
+			return
+		}
+	}
+	// The file's maps are 64-bit datasets holding the numbers beyond 2³¹.
+	f := must(hdf5.Open(mesh))
+	defer f.Close()
+	for _, name := range []string{"pedge", "pcell"} {
+		if info := must(f.Info(name)); info.Type != "long long" {
+			t.Errorf("map %s written as %q, want long long", name, info.Type)
+		}
+	}
+	_, _, pcell, _, _, _ := scenarioMesh()
+	got := must(hdf5.ReadAll[int64](f, "pcell", 4))
+	for i, v := range got {
+		if v != int64(pcell[i])+global64Base {
+			t.Fatalf("pcell entry %d in the file is %d, want %d", i, v, int64(pcell[i])+global64Base)
+		}
 	}
 }

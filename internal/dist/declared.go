@@ -156,3 +156,26 @@ func BlockTable64(c Comm, m *core.Map, from, to *SetHalo) (start int, block []in
 func int64Bytes(v []int64) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 8*len(v))
 }
+
+// numberBase is BlockMesh.Base for the meshes op2.Partition distributes:
+// 0, but in tests (SetNumberBaseForTest).
+var numberBase int64
+
+// NumberBase is the global number of every set's first element in the
+// meshes op2.Partition distributes: 0, unless a test set another
+// (SetNumberBaseForTest). Readers of files in the declared numbering
+// (package hdf5) subtract it to find an element's row.
+func NumberBase() int64 { return numberBase }
+
+// SetNumberBaseForTest makes every set that op2.Partition distributes
+// numbered from base instead of 0: the global numbers of a set of n
+// elements are [base, base+n), in the blocks' maps (op2.NewMap64) and in
+// Set.DeclaredNumbers64, and rows of whole-set arrays (Gather, files,
+// checkpoints) are global numbers less base. Tests use it to carry a
+// small mesh's global numbers beyond 2³¹ without the memory of a mesh
+// that large. It returns the previous base.
+func SetNumberBaseForTest(base int64) int64 {
+	old := numberBase
+	numberBase = base
+	return old
+}

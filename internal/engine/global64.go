@@ -12,23 +12,6 @@ type MeshMap64 interface {
 	Table64() []int64
 }
 
-// numberBase is the global number of every set's first element when a
-// mesh declared in blocks is partitioned: 0, but in tests
-// (SetNumberBaseForTest).
-var numberBase int64
-
-// SetNumberBaseForTest makes every set that Partition distributes numbered
-// from base instead of 0: the global numbers of a set of n elements are
-// [base, base+n), in the blocks' maps and in Set.DeclaredNumbers64, and
-// rows of whole-set arrays (Gather, files) are global numbers less base.
-// Tests use it to carry a small mesh's global numbers beyond 2³¹ without
-// the memory of a mesh that large. It returns the previous base.
-func SetNumberBaseForTest(base int64) int64 {
-	old := numberBase
-	numberBase = base
-	return old
-}
-
 // blockTable64 is m's 64-bit block table, or nil.
 func blockTable64(mm MeshMap) []int64 {
 	if m, ok := mm.(MeshMap64); ok {

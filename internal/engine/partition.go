@@ -33,7 +33,7 @@ func (p *Process) partition(w *mpi.World, kind string, pm *core.Map, pcoords *co
 	var shape strings.Builder
 	fmt.Fprintf(&shape, "partitioner %s\n", kind)
 	index := map[*core.Set]int{}
-	blk := &dist.BlockMesh{Base: numberBase}
+	blk := &dist.BlockMesh{Base: dist.NumberBase()}
 	for i, s := range ds.sets {
 		index[s] = i
 		fmt.Fprintf(&shape, "set %q\n", s.Name)
