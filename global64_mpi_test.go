@@ -26,6 +26,9 @@ type global64Result struct {
 	Pcell  []int64
 	Sum    float64
 	Back   []float64 // q restored from a checkpoint after being zeroed
+	// q restored from the checkpoint another run wrote (on another
+	// number of ranks), before this run's own.
+	Other []float64
 }
 
 // runGlobal64 declares scenarioMesh's nodes, edges and cells in blocks
@@ -33,8 +36,9 @@ type global64Result struct {
 // reads them from the HDF5 file load, partitions the mesh, writes it to
 // the HDF5 file save (when not empty), runs loops through the maps and
 // gathers the results, a checkpoint written to ckpt and restored
-// included.
-func runGlobal64(t *testing.T, base int64, partitioner, ckpt, load, save string) global64Result {
+// included (and, first, when other is not empty, the checkpoint there
+// restored).
+func runGlobal64(t *testing.T, base int64, partitioner, ckpt, load, save, other string) global64Result {
 	r, ranks := op2.Rank(), op2.Ranks()
 	xy, pedge, pcell, _, q0, w0 := scenarioMesh()
 	nlo, nhi := block(mpiNodes, r, ranks, false)
@@ -114,6 +118,11 @@ func runGlobal64(t *testing.T, base int64, partitioner, ckpt, load, save string)
 			t.Errorf("Gather of a map numbered beyond int32: %v, want an error naming the map and the value", err)
 		}
 	}
+	if other != "" {
+		check(t, q.Zero())
+		must(op2.Restore(other))
+		out.Other = must(q.Gather())
+	}
 	check(t, op2.Checkpoint(ckpt, nil))
 	check(t, q.Zero())
 	must(op2.Restore(ckpt))
@@ -125,15 +134,16 @@ func runGlobal64(t *testing.T, base int64, partitioner, ckpt, load, save string)
 // 2³¹ (maps declared with NewMap64, every rank's block numbered beyond
 // int32) through Partition, halo exchanges, Gather, Map.Gather64, an HDF5
 // file and a checkpoint on 3 ranks, then reads the mesh back from the
-// file (its maps 64-bit datasets) on 2 ranks, and compares both runs with
-// the same mesh numbered from 0 in one process.
+// file (its maps 64-bit datasets) on 2 ranks and restores the 3 ranks'
+// checkpoint there, and compares both runs with the same mesh numbered
+// from 0 in one process.
 func TestGlobal64BeyondInt32(t *testing.T) {
 	if mpitest.InRanks() {
 		var want global64Result
 		check(t, json.Unmarshal(must(os.ReadFile(os.Getenv("OP2_G64_EXPECT"))), &want))
 		defer dist.SetNumberBaseForTest(dist.SetNumberBaseForTest(global64Base))
 		got := runGlobal64(t, global64Base, os.Getenv("OP2_G64_PARTITIONER"), os.Getenv("OP2_G64_CKPT"),
-			os.Getenv("OP2_G64_LOAD"), os.Getenv("OP2_G64_SAVE"))
+			os.Getenv("OP2_G64_LOAD"), os.Getenv("OP2_G64_SAVE"), os.Getenv("OP2_G64_OTHER"))
 		if op2.Rank() == 0 {
 			for i := range got.Pcell {
 				got.Pcell[i] -= global64Base
@@ -148,6 +158,9 @@ func TestGlobal64BeyondInt32(t *testing.T) {
 			if !slices.Equal(got.Back, want.Back) || !slices.Equal(got.Back, got.Q) {
 				t.Errorf("%d ranks: q restored from a checkpoint differs", op2.Ranks())
 			}
+			if os.Getenv("OP2_G64_OTHER") != "" && !slices.Equal(got.Other, want.Q) {
+				t.Errorf("%d ranks: q restored from the checkpoint another number of ranks wrote differs", op2.Ranks())
+			}
 		}
 		check(t, op2.Finalize())
 		return
@@ -156,21 +169,22 @@ func TestGlobal64BeyondInt32(t *testing.T) {
 		testreq.Check(t, "hdf5", err, hdf5.ErrNoHDF5)
 	}
 	dir := t.TempDir()
-	want := runGlobal64(t, 0, "block", filepath.Join(dir, "one.ckpt"), "", "")
+	want := runGlobal64(t, 0, "block", filepath.Join(dir, "one.ckpt"), "", "", "")
 	path := filepath.Join(dir, "want.json")
 	check(t, os.WriteFile(path, must(json.Marshal(want)), 0o600))
 	mesh := filepath.Join(dir, "mesh.h5")
 	for _, run := range []struct {
 		name, partitioner string
 		ranks             int
-		env               string
+		env, other        string
 	}{
-		{"3-ranks-block-write", "block", 3, "OP2_G64_SAVE=" + mesh},
-		{"2-ranks-rcb-read", "rcb", 2, "OP2_G64_LOAD=" + mesh},
+		{"3-ranks-block-write", "block", 3, "OP2_G64_SAVE=" + mesh, ""},
+		// Restores the first run's checkpoint too.
+		{"2-ranks-rcb-read", "rcb", 2, "OP2_G64_LOAD=" + mesh, filepath.Join(dir, "3-ranks-block-write.ckpt")},
 	} {
 		t.Run(run.name, func(t *testing.T) {
 			mpiRun(t, run.ranks, 3*time.Minute, "OP2_G64_EXPECT="+path, "OP2_G64_PARTITIONER="+run.partitioner,
-				"OP2_G64_CKPT="+filepath.Join(t.TempDir(), "ranks.ckpt"), run.env)
+				"OP2_G64_CKPT="+filepath.Join(dir, run.name+".ckpt"), run.env, "OP2_G64_OTHER="+run.other)
 		})
 		if t.Failed() {
 			return
