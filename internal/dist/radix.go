@@ -1,12 +1,17 @@
 package dist
 
+import (
+	"math"
+	"slices"
+)
+
 // sortPairs sorts keys (non-negative: global numbers) in increasing
 // order, carrying vals along, stably: an LSD radix sort of 11-bit digits,
 // as many passes as the largest key needs (three below 2³³), linear in
 // the number of pairs. It is what the layout's lookups of global numbers
 // rest on (comparison sorts and binary searches cost several times more
 // on meshes of millions of elements).
-func sortPairs[K int32 | int64](keys []K, vals []int32) {
+func sortPairs[K int32 | int64 | uint32](keys []K, vals []int32) {
 	n := len(keys)
 	if n < 2 {
 		return
@@ -116,16 +121,33 @@ func (t *table) put(k int64, v int32) {
 }
 
 // sortBy orders idx by (major, minor): major[k] (below nMajor) is idx[k]'s
-// major key, minor(idx[k]) its minor key (non-negative). A radix sort
-// by the minor keys, then a stable counting sort by the major ones.
+// major key, minor(idx[k]) its minor key (non-negative: a global
+// number). A radix sort by the minor keys, then a stable counting sort by
+// the major ones. The minor keys are sorted as 32-bit offsets from the
+// least when they span less than 2³² (always but in meshes of more
+// elements), so that 64-bit global numbers cost no more than 32-bit ones.
 func sortBy(major []int32, minor func(int32) int64, idx []int32, nMajor int) {
 	n := len(idx)
-	keys := make([]int64, n)
 	pos := make([]int32, n) // positions into idx and major
-	for k := range keys {
-		keys[k], pos[k] = minor(idx[k]), int32(k)
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for k := range pos {
+		v := minor(idx[k])
+		lo, hi = min(lo, v), max(hi, v)
+		pos[k] = int32(k)
 	}
-	sortPairs(keys, pos)
+	if n > 0 && hi-lo <= math.MaxUint32 {
+		keys := make([]uint32, n)
+		for k := range keys {
+			keys[k] = uint32(minor(idx[k]) - lo)
+		}
+		sortPairs(keys, pos)
+	} else {
+		keys := make([]int64, n)
+		for k := range keys {
+			keys[k] = minor(idx[k])
+		}
+		sortPairs(keys, pos)
+	}
 	start := make([]int, nMajor+1)
 	for _, m := range major {
 		start[m+1]++
@@ -147,64 +169,99 @@ func sortBy(major []int32, minor func(int32) int64, idx []int32, nMajor int) {
 // and a directory of the sorted array's positions for pages of the
 // numbers' range (about four numbers per page), so that a lookup reads
 // the directory and a few neighbouring pairs. Lookups of nearby numbers
-// (a mesh's neighbours mostly are) touch nearby memory.
+// (a mesh's neighbours mostly are) touch nearby memory. The numbers are
+// held as 32-bit offsets from the least when they span less than 2³²
+// (g32), else as they are (g64).
 type index struct {
-	g     []int64 // sorted
-	l     []int32 // the local index of each of g
+	g32   []uint32 // sorted offsets from lo
+	g64   []int64  // sorted numbers, when g32 is nil
+	l     []int32  // the local index of each of g32 or g64
 	lo    int64
 	shift uint
 	dir   []int32 // dir[p]: the first position whose number is on page p or later
 }
 
 func newIndex(global []int64) *index {
-	x := &index{g: append([]int64(nil), global...), l: make([]int32, len(global))}
+	x := &index{l: make([]int32, len(global))}
+	if len(global) == 0 {
+		return x
+	}
+	lo, hi := global[0], global[0]
+	for _, g := range global {
+		lo, hi = min(lo, g), max(hi, g)
+	}
 	for i := range x.l {
 		x.l[i] = int32(i)
 	}
-	sortPairs(x.g, x.l)
-	if len(x.g) == 0 {
-		return x
+	x.lo = lo
+	span := uint64(hi-lo) + 1 // up to 2⁶³
+	n := len(global)
+	if hi-lo <= math.MaxUint32 {
+		x.g32 = make([]uint32, n)
+		for i, g := range global {
+			x.g32[i] = uint32(g - lo)
+		}
+		sortPairs(x.g32, x.l)
+	} else {
+		x.g64 = slices.Clone(global)
+		sortPairs(x.g64, x.l)
 	}
-	x.lo = x.g[0]
-	span := uint64(x.g[len(x.g)-1]-x.lo) + 1 // up to 2⁶³
-	for span>>x.shift > uint64(len(x.g)/4+1) {
+	for span>>x.shift > uint64(n/4+1) {
 		x.shift++
 	}
 	pages := int(span>>x.shift) + 1
 	x.dir = make([]int32, pages+1)
 	p := 0
-	for i, g := range x.g {
-		for q := int((g - x.lo) >> x.shift); p <= q; p++ {
+	for i := range n {
+		for q := int(x.offset(i) >> x.shift); p <= q; p++ {
 			x.dir[p] = int32(i)
 		}
 	}
 	for ; p <= pages; p++ {
-		x.dir[p] = int32(len(x.g))
+		x.dir[p] = int32(n)
 	}
 	return x
 }
 
+// offset is the i-th sorted number less lo.
+func (x *index) offset(i int) uint64 {
+	if x.g32 != nil {
+		return uint64(x.g32[i])
+	}
+	return uint64(x.g64[i] - x.lo)
+}
+
 // find returns g's local index, or -1.
 func (x *index) find(g int64) int32 {
-	if len(x.g) == 0 || g < x.lo {
+	if len(x.l) == 0 || g < x.lo {
 		return -1
 	}
-	p := int((g - x.lo) >> x.shift)
-	if p+1 >= len(x.dir) {
+	off := uint64(g - x.lo)
+	p := off >> x.shift
+	if p+1 >= uint64(len(x.dir)) {
 		return -1
 	}
 	lo, hi := int(x.dir[p]), int(x.dir[p+1])
+	if x.g32 != nil {
+		return search(x.g32, x.l, lo, hi, uint32(off))
+	}
+	return search(x.g64, x.l, lo, hi, g)
+}
+
+// search finds k among the sorted keys[lo:hi] and returns its value in
+// vals, or -1.
+func search[K uint32 | int64](keys []K, vals []int32, lo, hi int, k K) int32 {
 	for hi-lo > 8 {
 		mid := (lo + hi) / 2
-		if x.g[mid] <= g {
+		if keys[mid] <= k {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
 	for i := lo; i < hi; i++ {
-		if x.g[i] == g {
-			return x.l[i]
+		if keys[i] == k {
+			return vals[i]
 		}
 	}
 	return -1
