@@ -299,13 +299,26 @@ func (d *distMesh) fetch(s int, need []int64, rec int, fill func(i int, dst []by
 // each entry's target.
 func (d *distMesh) targetOwners(mi int, owner [][]int32) ([]int32, error) {
 	mp := &d.m.Maps[mi]
+	// The targets are looked up as 32-bit offsets from the set's first
+	// number where the set has fewer than 2³² elements.
+	if b := d.bl[mp.To]; b.total() < math.MaxUint32 {
+		base := int64(b.start[0])
+		return targetOwnersBy(d, mi, owner, func(g int64) uint32 { return uint32(g - base) })
+	}
+	return targetOwnersBy(d, mi, owner, func(g int64) int64 { return g })
+}
+
+// targetOwnersBy is targetOwners with the targets' keys in a table given
+// by key.
+func targetOwnersBy[K uint32 | int64](d *distMesh, mi int, owner [][]int32, key func(int64) K) ([]int32, error) {
+	mp := &d.m.Maps[mi]
 	// The distinct targets, asked for once each; the table then maps
 	// each to its owner.
-	h := newTable(mp.entries() / 8)
+	h := newTable[K](mp.entries() / 8)
 	var need []int64
 	for k := range mp.entries() {
-		if g := mp.at(k); h.find(g) < 0 {
-			h.put(g, 0)
+		if g := mp.at(k); h.find(key(g)) < 0 {
+			h.put(key(g), 0)
 			need = append(need, g)
 		}
 	}
@@ -317,12 +330,12 @@ func (d *distMesh) targetOwners(mi int, owner [][]int32) ([]int32, error) {
 		return nil, err
 	}
 	for i, g := range need {
-		h.put(g, int32(binary.LittleEndian.Uint32(recs[4*i:])))
+		h.put(key(g), int32(binary.LittleEndian.Uint32(recs[4*i:])))
 	}
 	need, recs = nil, nil
 	out := make([]int32, mp.entries())
 	for k := range out {
-		out[k] = h.find(mp.at(k))
+		out[k] = h.find(key(mp.at(k)))
 	}
 	return out, nil
 }

@@ -48,23 +48,23 @@ func sortPairs[K int32 | int64 | uint32](keys []K, vals []int32) {
 	}
 }
 
-// table maps non-negative int64 keys (global numbers) to int32 values
-// (local indices): open addressing with linear probing, at most half
-// full, so that a lookup costs about one cache miss, and memory
-// follows the keys stored (a rank's part and halo), not the range they
-// come from.
-type table struct {
-	keys   []int64 // -1: empty
+// table maps non-negative keys (global numbers, or their offsets from a
+// set's first: K) to int32 values (local indices): open addressing with
+// linear probing, at most half full, so that a lookup costs about one
+// cache miss, and memory follows the keys stored (a rank's part and
+// halo), not the range they come from.
+type table[K uint32 | int64] struct {
+	keys   []K // empty: ^K(0)
 	vals   []int32
 	groups uint64 // len(keys) / 16
 	n      int
 }
 
-func newTable(hint int) *table {
+func newTable[K uint32 | int64](hint int) *table[K] {
 	groups := max((2*hint+15)/16, 1)
-	t := &table{keys: make([]int64, 16*groups), vals: make([]int32, 16*groups), groups: uint64(groups)}
+	t := &table[K]{keys: make([]K, 16*groups), vals: make([]int32, 16*groups), groups: uint64(groups)}
 	for i := range t.keys {
-		t.keys[i] = -1
+		t.keys[i] = ^K(0)
 	}
 	return t
 }
@@ -73,18 +73,18 @@ func newTable(hint int) *table {
 // bits start in one run of 16 slots, so that lookups of nearby global
 // numbers (a mesh's neighbours mostly are) share cache lines; the runs
 // are scattered by a multiplicative hash scaled to the number of runs.
-func (t *table) slot(k int64) int {
+func (t *table[K]) slot(k K) int {
 	h := uint64(k>>4) * 0x9e3779b97f4a7c15 >> 32
 	return int(h*t.groups>>32)*16 + int(k&15)
 }
 
 // find returns k's value, or -1.
-func (t *table) find(k int64) int32 {
+func (t *table[K]) find(k K) int32 {
 	for i := t.slot(k); ; {
 		switch t.keys[i] {
 		case k:
 			return t.vals[i]
-		case -1:
+		case ^K(0):
 			return -1
 		}
 		if i++; i == len(t.keys) {
@@ -94,12 +94,12 @@ func (t *table) find(k int64) int32 {
 }
 
 // put sets k's value.
-func (t *table) put(k int64, v int32) {
+func (t *table[K]) put(k K, v int32) {
 	if 2*(t.n+1) > len(t.keys) {
 		old := *t
-		*t = *newTable(2 * (t.n + 1))
+		*t = *newTable[K](2 * (t.n + 1))
 		for i, ok := range old.keys {
-			if ok >= 0 {
+			if ok != ^K(0) {
 				t.put(ok, old.vals[i])
 			}
 		}
@@ -109,7 +109,7 @@ func (t *table) put(k int64, v int32) {
 		case k:
 			t.vals[i] = v
 			return
-		case -1:
+		case ^K(0):
 			t.keys[i], t.vals[i] = k, v
 			t.n++
 			return

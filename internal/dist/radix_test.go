@@ -53,9 +53,14 @@ func TestLookups(t *testing.T) {
 				where[k] = int32(i)
 			}
 			x := newIndex(keys)
-			tb := newTable(1)
+			tb := newTable[int64](1)
+			t32 := newTable[uint32](1) // for keys below 2³²-1
+			narrow := !slices.ContainsFunc(keys, func(k int64) bool { return k >= 1<<32-1 })
 			for i, k := range keys {
 				tb.put(k, int32(i))
+				if narrow {
+					t32.put(uint32(k), int32(i))
+				}
 			}
 			probe := append(slices.Clone(keys), -5, 3, 1<<31-2, 999_999)
 			for _, k := range probe {
@@ -68,6 +73,9 @@ func TestLookups(t *testing.T) {
 				}
 				if got := x.find(k); got != want {
 					t.Fatalf("index.find(%d) = %d, want %d", k, got, want)
+				}
+				if got := t32.find(uint32(k)); narrow && k < 1<<32-1 && got != want {
+					t.Fatalf("table[uint32].find(%d) = %d, want %d", k, got, want)
 				}
 				if got := tb.find(k); got != want {
 					t.Fatalf("table.find(%d) = %d, want %d", k, got, want)
