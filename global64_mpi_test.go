@@ -112,8 +112,14 @@ func runGlobal64(t *testing.T, base int64, partitioner, ckpt, load, save, other 
 	out.Q, out.Res, out.Sum = must(q.Gather()), must(res.Gather()), sum.Value()
 	out.Pcell = must(mCell.Gather64())
 	if base > 0 {
+		// Index arguments are 32-bit: refused, naming the set.
+		idx := must(op2.NewDat[int32](cells, 1, nil, "idx"))
+		err := op2.ParLoop(op2.NewKernel("void idk(const int *c, int *o) { *o = *c; }", "idk"), cells, op2.ArgIdx(), idx.Arg(op2.Write))
+		if err == nil || !strings.Contains(err.Error(), `set "cells" is numbered beyond int32`) {
+			t.Errorf("rank %d: an index argument on a set numbered beyond int32: %v, want an error naming the set", r, err)
+		}
 		// The 32-bit form names the map and the number that does not fit.
-		_, err := mCell.Gather()
+		_, err = mCell.Gather()
 		if r == 0 && (err == nil || !strings.Contains(err.Error(), `map "pcell"`) || !strings.Contains(err.Error(), "beyond int32")) {
 			t.Errorf("Gather of a map numbered beyond int32: %v, want an error naming the map and the value", err)
 		}

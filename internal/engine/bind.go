@@ -100,6 +100,11 @@ func (p *Process) checkArg(b *Binding, arg *Arg, a *core.Arg, pm *core.Param) st
 	if a.Data == nil && arg.Role == RoleMapIdx {
 		return "map value argument: map is nil"
 	}
+	if arg.Role == RoleIterIdx || arg.Role == RoleMapIdx {
+		if msg := indexBeyond32(a); msg != "" {
+			return msg
+		}
+	}
 	msg := "empty argument; build arguments with Dat.Arg, Dat.ArgMap, Dat.ArgVec or Global.Arg"
 	if a.Data != nil {
 		switch a.Kind { // the kind's rules (arg.go)

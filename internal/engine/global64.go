@@ -1,6 +1,11 @@
 package engine
 
-import "github.com/goop2/op2/internal/core"
+import (
+	"fmt"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
+)
 
 // MeshMap64 is a MeshMap declared with 64-bit global numbers (op2.NewMap64)
 // under MPI before Partition: its block's table is Table64, not the core
@@ -22,3 +27,16 @@ func blockTable64(mm MeshMap) []int64 {
 
 // blockRows is the number of table entries of m's block.
 func blockRows(m *core.Map) int { return min(len(m.Table), m.From.Owned*m.Arity) }
+
+// indexBeyond32 refuses an index argument (ArgIdx, Map.ArgIdx) whose set
+// is numbered beyond int32: kernels get index values as 32-bit ints.
+func indexBeyond32(a *core.Arg) string {
+	if a.Data == nil {
+		return ""
+	}
+	h, ok := a.Data.Set.Halo.(*dist.SetHalo)
+	if !ok || h.Fits32() {
+		return ""
+	}
+	return fmt.Sprintf("index argument: set %q is numbered beyond int32 (global numbers %d to %d), and index arguments are 32-bit", a.Data.Set.Name, h.Base, h.Base+int64(h.GlobalSize)-1)
+}

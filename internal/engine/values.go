@@ -54,8 +54,9 @@ func FillIndex(s *core.Set) {
 		core.Storage{Name: fmt.Sprintf("index of set %s", s.Name), Type: core.Int32, Dim: 1, Set: s, ID: core.NewID()},
 		s.Total, func(i int) int32 {
 			if decl != nil {
-				// Index arguments are 32-bit: a set numbered
-				// beyond int32 (issue 52) has no index argument.
+				// Index arguments are 32-bit: Bind refuses
+				// them on a set numbered beyond int32
+				// (indexBeyond32).
 				return int32(decl[i])
 			}
 			return int32(i)
