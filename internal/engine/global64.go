@@ -28,15 +28,27 @@ func blockTable64(mm MeshMap) []int64 {
 // blockRows is the number of table entries of m's block.
 func blockRows(m *core.Map) int { return min(len(m.Table), m.From.Owned*m.Arity) }
 
-// indexBeyond32 refuses an index argument (ArgIdx, Map.ArgIdx) whose set
-// is numbered beyond int32: kernels get index values as 32-bit ints.
-func indexBeyond32(a *core.Arg) string {
-	if a.Data == nil {
+// beyond32 reports whether set s is numbered beyond int32 (a partitioned
+// set whose global numbers exceed it).
+func beyond32(s *core.Set) bool {
+	h, ok := s.Halo.(*dist.SetHalo)
+	return ok && !h.Fits32()
+}
+
+// indexBeyond32 is why index argument arg (resolved: a, its data nil)
+// of loop b is refused when its set is numbered beyond int32 (kernels get
+// index values as 32-bit ints), "" for any other argument.
+func indexBeyond32(b *Binding, a *core.Arg, arg *Arg) string {
+	var s *core.Set
+	switch {
+	case arg.Role == RoleIterIdx:
+		s = b.Set
+	case arg.Role == RoleMapIdx && a.Map != nil:
+		s = a.Map.To
+	}
+	if s == nil || !beyond32(s) {
 		return ""
 	}
-	h, ok := a.Data.Set.Halo.(*dist.SetHalo)
-	if !ok || h.Fits32() {
-		return ""
-	}
-	return fmt.Sprintf("index argument: set %q is numbered beyond int32 (global numbers %d to %d), and index arguments are 32-bit", a.Data.Set.Name, h.Base, h.Base+int64(h.GlobalSize)-1)
+	h := s.Halo.(*dist.SetHalo)
+	return fmt.Sprintf("index argument: set %q is numbered beyond int32 (global numbers %d to %d), and index arguments are 32-bit", s.Name, h.Base, h.Base+int64(h.GlobalSize)-1)
 }
