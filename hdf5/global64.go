@@ -66,6 +66,9 @@ func (f *File) writeMap64(m *op2.Map) error {
 			v[i] += int64(f.mapBase)
 		}
 		rows := m.From().GlobalSize()
+		if err := sizeAttr(rows); err != nil {
+			return f.dsErr(name, err)
+		}
 		if err := writeBlocks(f, name, rows, arity, start, v); err != nil {
 			return f.dsErr(name, err)
 		}
@@ -82,10 +85,22 @@ func (f *File) writeMap64(m *op2.Map) error {
 		v[i] += int64(f.mapBase)
 	}
 	rows := len(v) / arity
+	if err := sizeAttr(rows); err != nil {
+		return f.dsErr(name, err)
+	}
 	if err := f.writeRoot(name, h5.Int64, 2, rows, arity, ptr(v)); err != nil {
 		return f.dsErr(name, err)
 	}
 	return f.attrs(name, int32(rows), arity, "long long", 9)
+}
+
+// sizeAttr refuses a map of rows elements that OP2's size attribute (an
+// int) cannot hold.
+func sizeAttr(rows int) error {
+	if rows > math.MaxInt32 {
+		return fmt.Errorf("%d elements exceed an int (OP2's size attribute)", rows)
+	}
+	return nil
 }
 
 // declaredRows is each owned element's row in the file: its declared

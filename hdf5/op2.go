@@ -291,6 +291,9 @@ func (f *File) WriteMap(m *op2.Map) error {
 			v[i] += f.mapBase
 		}
 		rows := m.From().GlobalSize()
+		if err := sizeAttr(rows); err != nil {
+			return f.dsErr(m.Name(), err)
+		}
 		if err := writeBlocks(f, m.Name(), rows, m.Arity(), start, v); err != nil {
 			return f.dsErr(m.Name(), err)
 		}
