@@ -2,6 +2,7 @@ package vtk
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"sync"
 
@@ -10,7 +11,8 @@ import (
 
 // DeclaredNumberArray is the name of the Int32 cell array a Writer adds
 // when its DeclaredNumbers field is set: each cell's number in the
-// numbering its set was declared with.
+// numbering its set was declared with (Int64 for a set numbered beyond
+// 2³¹, op2.NewMap64).
 const DeclaredNumberArray = "op2_declared_number"
 
 // Writer writes a mesh declared to GoOP2, with Dats on its cells and
@@ -192,7 +194,7 @@ func (w *Writer) Piece() (*Grid, error) {
 		}
 	}
 	if w.DeclaredNumbers {
-		g.CellData = append(g.CellData, Array{Name: DeclaredNumberArray, Components: 1, Values: from.DeclaredNumbers()})
+		g.CellData = append(g.CellData, Array{Name: DeclaredNumberArray, Components: 1, Values: declaredNumbers(from)})
 	}
 	if err := g.Validate(); err != nil {
 		return nil, fmt.Errorf("%w (rank %d's piece)", err, op2.Rank())
@@ -294,6 +296,20 @@ func pick[T any](v []T, rows []int32, dim int) []T {
 	out := make([]T, 0, len(rows)*dim)
 	for _, r := range rows {
 		out = append(out, v[int(r)*dim:(int(r)+1)*dim]...)
+	}
+	return out
+}
+
+// declaredNumbers is the declared number of each of set's owned elements:
+// []int32 where they fit, else []int64 (a set numbered beyond 2³¹).
+func declaredNumbers(set *op2.Set) any {
+	d := set.DeclaredNumbers64()
+	out := make([]int32, len(d))
+	for i, v := range d {
+		if v > math.MaxInt32 {
+			return d
+		}
+		out[i] = int32(v)
 	}
 	return out
 }
