@@ -446,7 +446,7 @@ func (d *Dat[T]) Gather() ([]T, error) {
 	}
 	elem := d.s.Dim * d.s.Type.Size()
 	vals := unsafe.Slice((*byte)(d.s.Host), d.s.Set.Owned*elem)
-	if err := dist.GatherRows(w, h.Global[:d.s.Set.Owned], vals, elem, rawBytes(out)); err != nil {
+	if err := dist.GatherRows(w, h.Global[:d.s.Set.Owned], h.Base, vals, elem, rawBytes(out)); err != nil {
 		return nil, mpiFatal(fmt.Errorf("op2: Gather of %s: %w", d.s.Describe(), err))
 	}
 	return out, nil
@@ -482,7 +482,7 @@ func (d *Dat[T]) GatherBlock() (start int, values []T, err error) {
 	}
 	elem := d.s.Dim * d.s.Type.Size()
 	vals := unsafe.Slice((*byte)(d.s.Host), d.s.Set.Owned*elem)
-	start, block, err := dist.ToBlocks(w, h.Global[:d.s.Set.Owned], vals, elem, h.GlobalSize)
+	start, block, err := dist.ToBlocks(w, h.Global[:d.s.Set.Owned], h.Base, vals, elem, h.GlobalSize)
 	if err != nil {
 		return 0, nil, mpiFatal(fmt.Errorf("op2: %s: %w", what, err))
 	}

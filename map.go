@@ -1,6 +1,7 @@
 package op2
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"runtime"
@@ -14,8 +15,9 @@ import (
 // Map connects each element of one set to arity elements of another, e.g.
 // each edge to its two nodes.
 type Map struct {
-	c   core.Map
-	pin *runtime.Pinner // the table's pin (repinned)
+	c       core.Map
+	pin     *runtime.Pinner // the table's pin (repinned)
+	table64 []int64         // NewMap64's block rows beyond int32, until Partition
 }
 
 // NewMap declares a map from one set to another with arity entries per
@@ -97,7 +99,8 @@ func (m *Map) From() *Set { return setOf(m.c.From) }
 // To is the target set.
 func (m *Map) To() *Set { return setOf(m.c.To) }
 
-// Values returns a copy of the table.
+// Values returns a copy of the table (empty for a map NewMap64 declared
+// with numbers beyond int32 under MPI, until Partition).
 func (m *Map) Values() []int32 { return append([]int32(nil), m.c.Table...) }
 
 // NewPermutedMap declares the map that gives, for each element, m's
@@ -111,6 +114,9 @@ func (m *Map) Values() []int32 { return append([]int32(nil), m.c.Table...) }
 func NewPermutedMap(m *Map, perm []int, name string) (*Map, error) {
 	if m == nil {
 		return nil, fmt.Errorf("op2: permuted map %q: the map is nil", name)
+	}
+	if err := refuse64(fmt.Sprintf("permuted map %q", name), m); err != nil {
+		return nil, err
 	}
 	ar := m.c.Arity
 	seen := make([]bool, ar)
@@ -172,6 +178,9 @@ func NewComposedMap(name string, maps ...*Map) (*Map, error) {
 // composition: its arity and table.
 func composedTable(what string, maps []*Map, api string) (int, []int32, error) {
 	arity, err := checkComposed(what, maps)
+	for _, m := range maps {
+		err = cmp.Or(err, refuse64(what, m))
+	}
 	w, werr := mpiWorld()
 	if werr != nil {
 		return 0, nil, werr
@@ -262,6 +271,14 @@ func (m *Map) GatherBlock() (start int, table []int32, err error) {
 	if err := mpiFatal(dist.AgreeStep(w, what, nil)); err != nil {
 		return 0, nil, fmt.Errorf("op2: %s: %w", what, err)
 	}
+	if !to.Fits32() {
+		start, t64, err := dist.BlockTable64(w, &m.c, from, to)
+		if err != nil {
+			return 0, nil, mpiFatal(fmt.Errorf("op2: %s: %w", what, err))
+		}
+		table, err = narrowTable("GatherBlock", "GatherBlock64", m, t64)
+		return start, table, err
+	}
 	start, table, err = dist.BlockTable(w, &m.c, from, to)
 	if err != nil {
 		return 0, nil, mpiFatal(fmt.Errorf("op2: %s: %w", what, err))
@@ -292,6 +309,13 @@ func (m *Map) Gather() ([]int32, error) {
 		return nil, fmt.Errorf("op2: %s: %w", what, err)
 	}
 	// Each rank sends rank 0 its owned rows, in global numbers.
+	if !to.Fits32() {
+		out, err := dist.GatherTable64(w, &m.c, from, to)
+		if err != nil {
+			return nil, mpiFatal(fmt.Errorf("op2: Gather of map %q: %w", m.c.Name, err))
+		}
+		return narrowTable("Gather", "Gather64", m, out)
+	}
 	out, err := dist.GatherTable(w, &m.c, from, to)
 	if err != nil {
 		return nil, mpiFatal(fmt.Errorf("op2: Gather of map %q: %w", m.c.Name, err))

@@ -551,7 +551,15 @@ func (A *Mat[T]) declaredEntries() ([]byte, error) {
 		return nil, err
 	}
 	sp := A.sp
-	return A.block().Entries(dist.DeclaredNumbers(&sp.rows.c), dist.DeclaredNumbers(&sp.cols.c)), nil
+	rows, err := dist.Narrow(fmt.Sprintf("Gather of matrix %q: set %q", A.s.Name, sp.rows.c.Name), dist.DeclaredRows(&sp.rows.c))
+	if err != nil {
+		return nil, fmt.Errorf("op2: %w", err)
+	}
+	cols, err := dist.Narrow(fmt.Sprintf("Gather of matrix %q: set %q", A.s.Name, sp.cols.c.Name), dist.DeclaredRows(&sp.cols.c))
+	if err != nil {
+		return nil, fmt.Errorf("op2: %w", err)
+	}
+	return A.block().Entries(rows, cols), nil
 }
 
 // MaxElementMatrixBytes bounds the element matrix of a matrix argument

@@ -76,7 +76,10 @@ func (m meshMap) Map() *core.Map { return &m.m.c }
 
 // Adopt makes table (allocated by the partitioner for it) the map's
 // table, unpinning the old one.
-func (m meshMap) Adopt(table []int32) { m.m.c.Table = adoptPinned(m.m, table, &m.m.pin) }
+func (m meshMap) Adopt(table []int32) {
+	m.m.table64 = nil // NewMap64's rows, replaced too
+	m.m.c.Table = adoptPinned(m.m, table, &m.m.pin)
+}
 
 // mpiWorld returns the MPI world of the process, initialising MPI the
 // first time when the program was started by an MPI launcher; nil

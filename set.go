@@ -2,7 +2,6 @@ package op2
 
 import (
 	"fmt"
-	"slices"
 	"unsafe"
 	"weak"
 
@@ -76,12 +75,18 @@ func (s *Set) GlobalSize() int {
 // DeclaredNumbers returns, for each owned element, its number in the
 // numbering the set was declared with: the identity, unless Renumber
 // reordered the set or Partition distributed it over MPI ranks (then the
-// global number of each of this rank's elements).
+// global number of each of this rank's elements). It panics, naming the
+// set and the number, when a number exceeds int32: DeclaredNumbers64 is
+// the form for sets numbered beyond 2³¹.
 func (s *Set) DeclaredNumbers() []int32 {
 	lock(forNoData, "Set.DeclaredNumbers")
 	defer unlock()
 	if d := dist.DeclaredNumbers(&s.c); d != nil {
-		return slices.Clone(d[:s.c.Owned])
+		out, err := dist.Narrow(fmt.Sprintf("op2: Set.DeclaredNumbers of set %q", s.c.Name), d[:s.c.Owned])
+		if err != nil {
+			panic(err.Error())
+		}
+		return out
 	}
 	out := make([]int32, s.c.Owned)
 	for i := range out {

@@ -252,7 +252,7 @@ func TestReadPicked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	for _, rows := range [][]int32{
+	for _, rows := range [][]int64{
 		{},
 		{5},
 		{n - 1, 0, 2*readWindow + 3, readWindow, 1, readWindow - 1},
@@ -270,7 +270,7 @@ func TestReadPicked(t *testing.T) {
 			t.Errorf("rows %v: %v, want %v", rows, got, want)
 		}
 	}
-	if _, err := readPicked[int64](f, "v", 2, n, []int32{n}); err == nil {
+	if _, err := readPicked[int64](f, "v", 2, n, []int64{n}); err == nil {
 		t.Error("a row past the dataset: no error")
 	}
 }

@@ -50,13 +50,18 @@ func (f *File) DeclareSetInferSize(name, dataset string) (*op2.Set, error) {
 // after it reordered to, each entry is translated to the target's new
 // number, so that the map connects the same elements as the file says.
 // Maps are declared before op2.Partition (as op2.NewMap requires): after
-// it DeclareMap returns an error.
+// it DeclareMap returns an error. A dataset of 64-bit integers (what
+// WriteMap writes for a target set numbered beyond int32) is declared
+// with op2.NewMap64.
 func (f *File) DeclareMap(from, to *op2.Set, arity int, name string) (*op2.Map, error) {
 	if from == nil || to == nil {
 		return nil, f.dsErr(name, fmt.Errorf("source and target sets must not be nil"))
 	}
 	if op2.Partitioned() {
 		return nil, f.dsErr(name, fmt.Errorf("map declared after op2.Partition: declare every map before partitioning the mesh"))
+	}
+	if s, err := f.stat(name); err == nil && s.Class == 0 && s.Size == 8 {
+		return f.declareMap64(from, to, arity, name)
 	}
 	v, err := readElements[int32](f, name, arity, from)
 	if err != nil {
@@ -102,7 +107,7 @@ func readElements[T op2.Scalar](f *File, name string, dim int, set *op2.Set) ([]
 		if info.Rows != set.GlobalSize() {
 			return nil, f.dsErr(name, fmt.Errorf("has %d rows, but set %q has %d elements over all ranks", info.Rows, set.Name(), set.GlobalSize()))
 		}
-		return readPicked[T](f, name, dim, info.Rows, set.DeclaredNumbers())
+		return readPicked[T](f, name, dim, info.Rows, declaredRows(set))
 	}
 	start, err := f.blockOf(name, set)
 	if err != nil {
@@ -110,7 +115,7 @@ func readElements[T op2.Scalar](f *File, name string, dim int, set *op2.Set) ([]
 	}
 	if op2.Ranks() == 1 {
 		if rows := declared(set); rows != nil {
-			return readPicked[T](f, name, dim, info.Rows, rows)
+			return readPicked[T](f, name, dim, info.Rows, widen(rows))
 		}
 	}
 	return readRows[T](f, name, dim, start, set.Size())
@@ -166,10 +171,10 @@ const readWindow = 1 << 16
 // windows of at most max(readWindow, len(rows)) rows that hold at least
 // one of them, so that a rank reading its scattered elements of a large
 // dataset never holds much more than its own rows.
-func readPicked[T op2.Scalar](f *File, name string, dim, total int, rows []int32) ([]T, error) {
+func readPicked[T op2.Scalar](f *File, name string, dim, total int, rows []int64) ([]T, error) {
 	order := make([]int32, len(rows))
 	for k := range order {
-		if r := rows[k]; r < 0 || int(r) >= total {
+		if r := rows[k]; r < 0 || r >= int64(total) {
 			return nil, f.dsErr(name, fmt.Errorf("element %d's declared number %d is outside its %d rows", k, r, total))
 		}
 		order[k] = int32(k)
@@ -274,6 +279,9 @@ func (f *File) WriteSet(s *op2.Set) error {
 // them all (op2.Map.Gather).
 // The entries are written with the file's map base (SetMapBase).
 func (f *File) WriteMap(m *op2.Map) error {
+	if wideMap(m, f.mapBase) {
+		return f.writeMap64(m)
+	}
 	if f.world != nil {
 		start, v, err := m.GatherBlock()
 		if err != nil {
@@ -283,6 +291,9 @@ func (f *File) WriteMap(m *op2.Map) error {
 			v[i] += f.mapBase
 		}
 		rows := m.From().GlobalSize()
+		if err := sizeAttr(rows); err != nil {
+			return f.dsErr(m.Name(), err)
+		}
 		if err := writeBlocks(f, m.Name(), rows, m.Arity(), start, v); err != nil {
 			return f.dsErr(m.Name(), err)
 		}

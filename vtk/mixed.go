@@ -176,7 +176,7 @@ func (w *Writer) checkCover() error {
 	if err != nil {
 		return err
 	}
-	nums := w.set.DeclaredNumbers()
+	nums := w.set.DeclaredNumbers64()
 	for c, n := range v {
 		if n != 1 {
 			return fmt.Errorf("vtk: rank %d: cell %d of set %q is in %d kinds' elements (%s); each cell must be in one (%d such cells in all)", op2.Rank(), nums[c], w.set.Name(), n, w.kindSets(), nbad)

@@ -2,6 +2,7 @@ package vtk
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"sync"
 
@@ -10,7 +11,8 @@ import (
 
 // DeclaredNumberArray is the name of the Int32 cell array a Writer adds
 // when its DeclaredNumbers field is set: each cell's number in the
-// numbering its set was declared with.
+// numbering its set was declared with (Int64 for a set numbered beyond
+// 2³¹, op2.NewMap64).
 const DeclaredNumberArray = "op2_declared_number"
 
 // Writer writes a mesh declared to GoOP2, with Dats on its cells and
@@ -239,16 +241,18 @@ func (w *Writer) Piece() (*Grid, error) {
 		}
 	}
 	if w.DeclaredNumbers {
-		nums := w.set.DeclaredNumbers()
+		var nums any = declaredNumbers(w.set)
 		if w.cells == nil {
-			d, err := op2.NewDat[int32](w.set, 1, nil, "vtk_declared_"+w.set.Name())
+			d, err := op2.NewDat[int64](w.set, 1, nil, "vtk_declared_"+w.set.Name())
 			if err != nil {
 				return nil, err
 			}
-			copy(d.Data(), nums)
-			if nums, err = cellsByKind(w, d); err != nil {
+			copy(d.Data(), w.set.DeclaredNumbers64())
+			v, err := cellsByKind(w, d)
+			if err != nil {
 				return nil, err
 			}
+			nums = narrow(v)
 		}
 		g.CellData = append(g.CellData, Array{Name: DeclaredNumberArray, Components: 1, Values: nums})
 	}
@@ -387,4 +391,22 @@ func cornerKernel[T op2.Scalar](dim, arity int) (*op2.Kernel, error) {
 }`, name, ctype, ctype, arity, dim, dim)
 	k, _ := kernels.LoadOrStore(name, op2.NewKernel(src, name))
 	return k.(*op2.Kernel), nil
+}
+
+// declaredNumbers is the declared number of each of set's owned elements:
+// []int32 where they fit, else []int64 (a set numbered beyond 2³¹).
+func declaredNumbers(set *op2.Set) any {
+	return narrow(set.DeclaredNumbers64())
+}
+
+// narrow returns d as []int32 where every value fits, else d.
+func narrow(d []int64) any {
+	out := make([]int32, len(d))
+	for i, v := range d {
+		if v > math.MaxInt32 {
+			return d
+		}
+		out[i] = int32(v)
+	}
+	return out
 }

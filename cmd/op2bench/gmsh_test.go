@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 )
@@ -41,5 +42,36 @@ func TestGmshSection(t *testing.T) {
 	}
 	if err := gmshSection(&out, dir+"box-41-binary.msh", 0); err == nil {
 		t.Error("0 rounds: no error")
+	}
+}
+
+// TestGmshLoadAndReadSections runs -gmsh-load (on one process) and
+// -gmsh-read on the committed box and checks what they print: the
+// declared sizes, the peaks named per rank; never the figures. A missing
+// file is an error.
+func TestGmshLoadAndReadSections(t *testing.T) {
+	const box = "../../mesh/gmsh/testdata/box-41-binary.msh"
+	var out bytes.Buffer
+	if err := gmshLoadSection(&out, box); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"rank 0 of 1: ", "MB before Load", "45 nodes, 101 cells here", "load: 45 nodes, 101 tetrahedra"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("-gmsh-load: output lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := gmshReadSection(&out, box); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"whole (gmsh.ReadFile): ", "rank 1 of 2 streamed", "rank 3 of 4 streamed", "peak RSS +"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("-gmsh-read: output lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, f := range []func(io.Writer, string) error{gmshLoadSection, gmshReadSection} {
+		if err := f(&out, "absent.msh"); err == nil || !strings.Contains(err.Error(), "absent.msh") {
+			t.Errorf("absent file: error %v", err)
+		}
 	}
 }

@@ -108,7 +108,31 @@ func main() {
 	chTile := flag.Int("chains-tile", 16000, "the loop-chain section's tile size in cells for its tiled modes (Config.Tile; 0: no tiled modes)")
 	gmshPath := flag.String("gmsh", "", "time only reading this Gmsh mesh (.msh), deriving its facets and connectivity, each phase apart, and declaring it (unstructured.Load)")
 	gmshRounds := flag.Int("gmsh-rounds", 3, "rounds of -gmsh; medians are printed")
+	gmshLoad := flag.String("gmsh-load", "", "only load this Gmsh mesh (.msh) with unstructured.Load, on one process or each rank under mpirun, and print each rank's seconds and peak memory")
+	gmshRead := flag.String("gmsh-read", "", "only measure the memory that reading a rank's part of this Gmsh mesh (.msh) takes, whole and streamed, for 2 and 4 ranks, in one process")
 	flag.Parse()
+	if *gmshRead != "" {
+		fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s)\n", numCPU(), cpuModel())
+		if err := gmshReadSection(os.Stdout, *gmshRead); err != nil {
+			fmt.Fprintln(os.Stderr, "op2bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *gmshLoad != "" {
+		if op2.Rank() == 0 {
+			fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s)\n", numCPU(), cpuModel())
+		}
+		err := gmshLoadSection(os.Stdout, *gmshLoad)
+		if err == nil {
+			err = op2.Finalize()
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "op2bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *gmshPath != "" {
 		fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s)\n\n", numCPU(), cpuModel())
 		if err := gmshSection(os.Stdout, *gmshPath, *gmshRounds); err != nil {

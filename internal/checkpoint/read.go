@@ -417,7 +417,7 @@ func (r *restore) dat(name string, s *core.Storage) error {
 			return err
 		}
 		var err error
-		if local, err = dist.FromBlocks(r.c.w, h.Global[:s.Set.Total], block, elem, h.GlobalSize); err != nil {
+		if local, err = dist.FromBlocks(r.c.w, h.Global[:s.Set.Total], h.Base, block, elem, h.GlobalSize); err != nil {
 			return r.c.fatal(err)
 		}
 	}

@@ -245,7 +245,7 @@ func (cw *writer) dat(name string, s *core.Storage) error {
 	}
 	rows := h.GlobalSize
 	if cw.par {
-		start, block, err := dist.ToBlocks(cw.w, h.Global[:owned], vals, elem, rows)
+		start, block, err := dist.ToBlocks(cw.w, h.Global[:owned], h.Base, vals, elem, rows)
 		if err != nil {
 			return cw.fatal(err)
 		}
@@ -255,7 +255,7 @@ func (cw *writer) dat(name string, s *core.Storage) error {
 	if cw.w.Rank() == 0 {
 		all = make([]byte, rows*elem)
 	}
-	if err := dist.GatherRows(cw.w, h.Global[:owned], vals, elem, all); err != nil {
+	if err := dist.GatherRows(cw.w, h.Global[:owned], h.Base, vals, elem, all); err != nil {
 		return cw.fatal(err)
 	}
 	if cw.f != nil && cw.err == nil {

@@ -15,7 +15,7 @@ func BenchmarkPartitionAirfoil(b *testing.B) {
 		b.Fatal(err)
 	}
 	m := &Mesh{Sets: []Set{{"nodes", am.NNode}, {"edges", am.NEdge}, {"bedges", am.NBedge}, {"cells", am.NCell}}}
-	m.Maps = []Map{{"pedge", 1, 0, 2, am.Edge}, {"pecell", 1, 3, 2, am.Ecell}, {"pbedge", 2, 0, 2, am.Bedge}, {"pbecell", 2, 3, 1, am.Becell}, {"pcell", 3, 0, 4, am.Cell}}
+	m.Maps = []Map{{Name: "pedge", From: 1, To: 0, Arity: 2, Table: am.Edge}, {Name: "pecell", From: 1, To: 3, Arity: 2, Table: am.Ecell}, {Name: "pbedge", From: 2, To: 0, Arity: 2, Table: am.Bedge}, {Name: "pbecell", From: 2, To: 3, Arity: 1, Table: am.Becell}, {Name: "pcell", From: 3, To: 0, Arity: 4, Table: am.Cell}}
 	xb := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(am.X))), 8*len(am.X))
 	dats := []BlockDat{{Name: "x", Set: 0, Elem: 16, Values: xb}, {Name: "bound", Set: 2, Elem: 4, Values: make([]byte, 4*am.NBedge)}}
 	for _, n := range []string{"q", "qold", "res"} {

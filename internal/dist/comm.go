@@ -77,13 +77,14 @@ func groupPairs(got [][]int32, first int32, n int) (start []int64, vals []int32)
 }
 
 // blocks describes how a set's elements are spread over the ranks before
-// partitioning: rank r holds the global elements [Start[r], Start[r+1]).
+// partitioning: rank r holds the global elements [Start[r], Start[r+1]);
+// start[0] is the first global number (BlockMesh.Base), 0 but in tests.
 type blocks struct {
 	start []int // len ranks+1
 }
 
 // home returns the rank holding global element g.
-func (b blocks) home(g int32) int {
+func (b blocks) home(g int64) int {
 	// The last r with start[r] <= g; empty blocks share a start.
 	lo, hi := 0, len(b.start)-1
 	for hi-lo > 1 {
@@ -97,4 +98,8 @@ func (b blocks) home(g int32) int {
 	return lo
 }
 
-func (b blocks) total() int { return b.start[len(b.start)-1] }
+// total is the number of elements over all ranks.
+func (b blocks) total() int { return b.start[len(b.start)-1] - b.start[0] }
+
+// end is the global number after the last element.
+func (b blocks) end() int64 { return int64(b.start[len(b.start)-1]) }

@@ -1,6 +1,8 @@
 package dist
 
 import (
+	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
@@ -8,11 +10,41 @@ import (
 
 // DeclaredNumbers is the declared (global) number of each local element
 // of s, or nil when that is the element's own number.
-func DeclaredNumbers(s *core.Set) []int32 {
+func DeclaredNumbers(s *core.Set) []int64 {
 	if h, ok := s.Halo.(*SetHalo); ok {
 		return h.Global
 	}
-	return s.Declared
+	if s.Declared == nil {
+		return nil
+	}
+	return widen(make([]int64, 0, len(s.Declared)), s.Declared)
+}
+
+// DeclaredRows is DeclaredNumbers less the set's first global number
+// (SetHalo.Base): each local element's row in arrays of the whole set;
+// nil when that is the element's own number.
+func DeclaredRows(s *core.Set) []int64 {
+	h, ok := s.Halo.(*SetHalo)
+	if !ok || h.Base == 0 {
+		return DeclaredNumbers(s)
+	}
+	return h.Rows(len(h.Global))
+}
+
+// Narrow returns the global numbers g as int32, or an error naming what
+// they number and the first that does not fit.
+func Narrow(what string, g []int64) ([]int32, error) {
+	if g == nil {
+		return nil, nil
+	}
+	out := make([]int32, len(g))
+	for i, v := range g {
+		if v < 0 || v > math.MaxInt32 {
+			return nil, fmt.Errorf("%s: element %d has global number %d, beyond int32 (use the 64-bit form)", what, i, v)
+		}
+		out[i] = int32(v)
+	}
+	return out, nil
 }
 
 // ToDeclared returns the owned elements' values of a renumbered set's
@@ -44,32 +76,44 @@ func DeclaredTable(m *core.Map) []int32 {
 
 // globalRows returns map m's owned rows with their entries in the
 // global numbering of the target set, whose halo is to.
-func globalRows(m *core.Map, to *SetHalo) []int32 {
+func globalRows(m *core.Map, to *SetHalo) []int64 {
 	k, owned := m.Arity, m.From.Owned
-	rows := make([]int32, owned*k)
+	rows := make([]int64, owned*k)
 	for i, t := range m.Table[:owned*k] {
 		rows[i] = to.Global[t]
 	}
 	return rows
 }
 
-// GatherTable collects map m's table over the ranks of c in the global
-// numbering (from and to are the halos of its source and target sets):
-// rank 0 gets every row, the other ranks nil. Collective.
+// Fits32 reports whether every global number of set s fits int32.
+func (h *SetHalo) Fits32() bool { return h.Base+int64(h.GlobalSize) <= math.MaxInt32+1 }
+
+// globalRows32 is globalRows in 32 bits, for a target set whose global
+// numbers fit int32 (Fits32).
+func globalRows32(m *core.Map, to *SetHalo) []int32 {
+	k, owned := m.Arity, m.From.Owned
+	rows := make([]int32, owned*k)
+	for i, t := range m.Table[:owned*k] {
+		rows[i] = int32(to.Global[t])
+	}
+	return rows
+}
+
+// GatherTable is GatherTable64 in 32 bits, for a target set whose global
+// numbers fit int32 (SetHalo.Fits32). Collective.
 func GatherTable(c Comm, m *core.Map, from, to *SetHalo) ([]int32, error) {
 	var out []int32
 	if c.Rank() == 0 {
 		out = make([]int32, from.GlobalSize*m.Arity)
 	}
-	err := GatherRows(c, from.Global[:m.From.Owned], int32Bytes(globalRows(m, to)), 4*m.Arity, int32Bytes(out))
+	err := GatherRows(c, from.Global[:m.From.Owned], from.Base, int32Bytes(globalRows32(m, to)), 4*m.Arity, int32Bytes(out))
 	return out, err
 }
 
-// BlockTable collects the rows of this rank's block of map m's source
-// elements (ToBlocks' even split) in the global numbering, as
-// GatherTable gives them. Collective.
+// BlockTable is BlockTable64 in 32 bits, for a target set whose global
+// numbers fit int32 (SetHalo.Fits32). Collective.
 func BlockTable(c Comm, m *core.Map, from, to *SetHalo) (start int, block []int32, err error) {
-	start, b, err := ToBlocks(c, from.Global[:m.From.Owned], int32Bytes(globalRows(m, to)), 4*m.Arity, from.GlobalSize)
+	start, b, err := ToBlocks(c, from.Global[:m.From.Owned], from.Base, int32Bytes(globalRows32(m, to)), 4*m.Arity, from.GlobalSize)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -81,4 +125,57 @@ func BlockTable(c Comm, m *core.Map, from, to *SetHalo) (start int, block []int3
 // int32Bytes is v's memory as bytes.
 func int32Bytes(v []int32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
+}
+
+// GatherTable64 collects map m's table over the ranks of c in the global
+// numbering (from and to are the halos of its source and target sets):
+// rank 0 gets every row, the other ranks nil. Collective.
+func GatherTable64(c Comm, m *core.Map, from, to *SetHalo) ([]int64, error) {
+	var out []int64
+	if c.Rank() == 0 {
+		out = make([]int64, from.GlobalSize*m.Arity)
+	}
+	err := GatherRows(c, from.Global[:m.From.Owned], from.Base, int64Bytes(globalRows(m, to)), 8*m.Arity, int64Bytes(out))
+	return out, err
+}
+
+// BlockTable64 collects the rows of this rank's block of map m's source
+// elements (ToBlocks' even split) in the global numbering, as
+// GatherTable64 gives them. Collective.
+func BlockTable64(c Comm, m *core.Map, from, to *SetHalo) (start int, block []int64, err error) {
+	start, b, err := ToBlocks(c, from.Global[:m.From.Owned], from.Base, int64Bytes(globalRows(m, to)), 8*m.Arity, from.GlobalSize)
+	if err != nil {
+		return 0, nil, err
+	}
+	block = make([]int64, len(b)/8)
+	copy(int64Bytes(block), b)
+	return start, block, nil
+}
+
+// int64Bytes is v's memory as bytes.
+func int64Bytes(v []int64) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 8*len(v))
+}
+
+// numberBase is BlockMesh.Base for the meshes op2.Partition distributes:
+// 0, but in tests (SetNumberBaseForTest).
+var numberBase int64
+
+// NumberBase is the global number of every set's first element in the
+// meshes op2.Partition distributes: 0, unless a test set another
+// (SetNumberBaseForTest). Readers of files in the declared numbering
+// (package hdf5) subtract it to find an element's row.
+func NumberBase() int64 { return numberBase }
+
+// SetNumberBaseForTest makes every set that op2.Partition distributes
+// numbered from base instead of 0: the global numbers of a set of n
+// elements are [base, base+n), in the blocks' maps (op2.NewMap64) and in
+// Set.DeclaredNumbers64, and rows of whole-set arrays (Gather, files,
+// checkpoints) are global numbers less base. Tests use it to carry a
+// small mesh's global numbers beyond 2³¹ without the memory of a mesh
+// that large. It returns the previous base.
+func SetNumberBaseForTest(base int64) int64 {
+	old := numberBase
+	numberBase = base
+	return old
 }

@@ -49,6 +49,38 @@ type Map struct {
 	From, To int
 	Arity    int
 	Table    []int32
+	// Table64, when not nil, is the table instead of Table, for global
+	// numbers beyond int32 (PartitionBlocks only: a BlockMesh's map
+	// declared with 64-bit values).
+	Table64 []int64
+}
+
+// entries is the number of entries of the map's table.
+func (m *Map) entries() int {
+	if m.Table64 != nil {
+		return len(m.Table64)
+	}
+	return len(m.Table)
+}
+
+// at is entry k of the map's table.
+func (m *Map) at(k int) int64 {
+	if m.Table64 != nil {
+		return m.Table64[k]
+	}
+	return int64(m.Table[k])
+}
+
+// row copies element e's row of the map's table into dst (Arity entries).
+func (m *Map) row(e int, dst []int64) []int64 {
+	dst = dst[:0]
+	if m.Table64 != nil {
+		return append(dst, m.Table64[e*m.Arity:(e+1)*m.Arity]...)
+	}
+	for _, t := range m.Table[e*m.Arity : (e+1)*m.Arity] {
+		dst = append(dst, int64(t))
+	}
+	return dst
 }
 
 // Validate checks every map entry against its target set's size.
@@ -85,7 +117,7 @@ type LocalSet struct {
 	// halo, [Exec,Total) the non-exec halo.
 	Core, Owned, Exec, Total int
 	// Global is the global number of each local element.
-	Global []int32
+	Global []int64
 	// Neighbours are the ranks this rank exchanges elements of the set
 	// with, in increasing rank order.
 	Neighbours []Neighbour
@@ -184,10 +216,10 @@ func Layout(m *Mesh, owner [][]int32, ranks int) ([]Local, error) {
 		coreEls[r], ownedEls[r], execEls[r] = nil, nil, nil
 		for s := range m.Sets {
 			ls := &loc.Sets[s]
-			ls.Global = append(append(ls.Global, coreEl[s]...), ownedEl[s]...)
+			ls.Global = widen(widen(ls.Global, coreEl[s]), ownedEl[s])
 			ls.Core, ls.Owned = len(coreEl[s]), len(ls.Global)
 			byOwner(execEl[s], owner[s])
-			ls.Global = append(ls.Global, execEl[s]...)
+			ls.Global = widen(ls.Global, execEl[s])
 			ls.Exec = len(ls.Global)
 			for i, g := range ls.Global {
 				where[s][g] = int32(i)
@@ -215,7 +247,7 @@ func Layout(m *Mesh, owner [][]int32, ranks int) ([]Local, error) {
 		for s := range m.Sets {
 			ls := &loc.Sets[s]
 			byOwner(nonexec[s], owner[s])
-			ls.Global = append(ls.Global, nonexec[s]...)
+			ls.Global = widen(ls.Global, nonexec[s])
 			ls.Total = len(ls.Global)
 			for i, g := range ls.Global[ls.Exec:] {
 				where[s][g] = int32(ls.Exec + i)
@@ -293,6 +325,14 @@ func Layout(m *Mesh, owner [][]int32, ranks int) ([]Local, error) {
 }
 
 // getNeighbour returns ls's entry for rank q, adding it in rank order.
+// widen appends the global numbers src to dst.
+func widen(dst []int64, src []int32) []int64 {
+	for _, g := range src {
+		dst = append(dst, int64(g))
+	}
+	return dst
+}
+
 func getNeighbour(ls *LocalSet, q int) *Neighbour {
 	i, found := slices.BinarySearchFunc(ls.Neighbours, q, func(n Neighbour, q int) int { return n.Rank - q })
 	if !found {

@@ -23,7 +23,7 @@ func randomMesh(rng *rand.Rand, nodes int) (*Mesh, []float64) {
 	for c := range pc {
 		pc[c] = near(c / 4)
 	}
-	m.Maps = []Map{{"pedge", 1, 0, 2, pe}, {"pcell", 2, 0, 4, pc}}
+	m.Maps = []Map{{Name: "pedge", From: 1, To: 0, Arity: 2, Table: pe}, {Name: "pcell", From: 2, To: 0, Arity: 4, Table: pc}}
 	xy := make([]float64, 2*nodes)
 	for i := 0; i < nodes; i++ {
 		xy[2*i], xy[2*i+1] = float64(i)+rng.Float64(), rng.Float64()
@@ -43,7 +43,7 @@ func checkLayout(t *testing.T, m *Mesh, owner [][]int32, locals []Local) {
 			if !(0 <= ls.Core && ls.Core <= ls.Owned && ls.Owned <= ls.Exec && ls.Exec <= ls.Total && ls.Total == len(ls.Global)) {
 				t.Fatalf("rank %d set %s: sections %d %d %d %d (%d)", r, set.Name, ls.Core, ls.Owned, ls.Exec, ls.Total, len(ls.Global))
 			}
-			seen := map[int32]bool{}
+			seen := map[int64]bool{}
 			for i, g := range ls.Global {
 				if seen[g] {
 					t.Fatalf("rank %d set %s: element %d twice", r, set.Name, g)
@@ -70,7 +70,7 @@ func checkLayout(t *testing.T, m *Mesh, owner [][]int32, locals []Local) {
 			for i := 0; i < from.Exec; i++ {
 				g := from.Global[i]
 				for c := 0; c < mp.Arity; c++ {
-					if want, got := mp.Table[int(g)*mp.Arity+c], to.Global[tab[i*mp.Arity+c]]; want != got {
+					if want, got := int64(mp.Table[int(g)*mp.Arity+c]), to.Global[tab[i*mp.Arity+c]]; want != got {
 						t.Fatalf("rank %d map %s row %d col %d: %d, want %d", r, mp.Name, g, c, got, want)
 					}
 					if i < from.Core && int(tab[i*mp.Arity+c]) >= to.Owned {
@@ -80,13 +80,13 @@ func checkLayout(t *testing.T, m *Mesh, owner [][]int32, locals []Local) {
 			}
 			// Every element touching an owned target is present and
 			// executed: owner-compute needs all contributions.
-			present := map[int32]bool{}
+			present := map[int64]bool{}
 			for _, g := range from.Global[:from.Exec] {
 				present[g] = true
 			}
 			for e := 0; e < m.Sets[mp.From].Size; e++ {
 				for _, tg := range mp.Table[e*mp.Arity : (e+1)*mp.Arity] {
-					if owner[mp.To][tg] == int32(r) && !present[int32(e)] {
+					if owner[mp.To][tg] == int32(r) && !present[int64(e)] {
 						t.Fatalf("rank %d map %s: element %d touches owned %d but is not executed", r, mp.Name, e, tg)
 					}
 				}
@@ -95,10 +95,10 @@ func checkLayout(t *testing.T, m *Mesh, owner [][]int32, locals []Local) {
 	}
 	// Exchange: every local element ends up holding its global number.
 	for s := range m.Sets {
-		vals := make([][]int32, ranks)
+		vals := make([][]int64, ranks)
 		for r := range locals {
 			ls := &locals[r].Sets[s]
-			vals[r] = make([]int32, ls.Total)
+			vals[r] = make([]int64, ls.Total)
 			for i := range vals[r] {
 				vals[r][i] = -1
 			}
@@ -108,7 +108,7 @@ func checkLayout(t *testing.T, m *Mesh, owner [][]int32, locals []Local) {
 		}
 		for r := range locals {
 			for _, n := range locals[r].Sets[s].Neighbours {
-				var msg []int32
+				var msg []int64
 				for _, i := range n.Send {
 					msg = append(msg, vals[r][i])
 				}
@@ -222,7 +222,7 @@ func TestMETIS(t *testing.T) {
 			}
 		}
 	}
-	m.Maps = []Map{{"pecell", 1, 0, 2, tab}}
+	m.Maps = []Map{{Name: "pecell", From: 1, To: 0, Arity: 2, Table: tab}}
 	xadj, adj := Adjacency(&m.Maps[0], 16)
 	if len(adj) != 48 {
 		t.Fatalf("adjacency has %d entries, want 48", len(adj))
@@ -270,7 +270,7 @@ func TestEdgeCut(t *testing.T) {
 }
 
 func TestValidateNamesTheEntry(t *testing.T) {
-	m := &Mesh{Sets: []Set{{"a", 2}, {"b", 3}}, Maps: []Map{{"m", 0, 1, 2, []int32{0, 1, 2, 3}}}}
+	m := &Mesh{Sets: []Set{{"a", 2}, {"b", 3}}, Maps: []Map{{Name: "m", From: 0, To: 1, Arity: 2, Table: []int32{0, 1, 2, 3}}}}
 	err := m.Validate()
 	if err == nil || err.Error() != `map "m" from "a" to "b": entry 3 (element 1, column 1) is 3, outside the target set [0,3)` {
 		t.Fatalf("got %v", err)

@@ -1,9 +1,11 @@
 package dist
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -35,6 +37,11 @@ type BlockMesh struct {
 	// caller may drop them then (its maps get their local tables through
 	// ReplaceMap later).
 	ReleaseMaps func()
+	// Base is the global number of every set's first element: 0, but
+	// for tests that number a small mesh beyond 2³¹ (the same on every
+	// rank). The global numbers of a set are [Base, Base+its global
+	// size).
+	Base int64
 }
 
 // BlockDat is a dat's values on one rank's block.
@@ -159,6 +166,7 @@ type distMesh struct {
 	mapsFrom [][]int  // per set, the maps from it
 	datsOn   [][]int  // per set, the dats on it
 	recSize  []int    // per set, bytes of an element record
+	width    int      // bytes of a global number in a record: 4 or 8
 	// What moving the dats' values needs, per set: the ranks each
 	// element of the block went to (migrate), the order in which this
 	// rank received its elements and the non-exec halo it fetched
@@ -168,7 +176,7 @@ type distMesh struct {
 	rounds   []int     // per set, the rounds (the same on every rank)
 	order    [][]int32 // local element -> received record (migrated, then non-exec)
 	migrated []int     // records received in the migration
-	need     [][]int32 // the non-exec halo's global numbers, as fetched
+	need     [][]int64 // the non-exec halo's global numbers, as fetched
 }
 
 // dests lists, for each element of a rank's block of a set, the ranks
@@ -188,6 +196,7 @@ func newDistMesh(c Comm, m *BlockMesh) (*distMesh, error) {
 	d.bl = make([]blocks, len(m.Sets))
 	for s := range m.Sets {
 		st := make([]int, c.Size()+1)
+		st[0] = int(m.Base)
 		for r, b := range got {
 			st[r+1] = st[r] + int(collective.BytesInt64(b)[s])
 		}
@@ -199,11 +208,19 @@ func newDistMesh(c Comm, m *BlockMesh) (*distMesh, error) {
 	for i, dd := range m.Dats {
 		d.datsOn[dd.Set] = append(d.datsOn[dd.Set], i)
 	}
+	// Records carry global numbers in 4 bytes when every set's fit
+	// int32, else in 8.
+	d.width = 4
+	for s := range m.Sets {
+		if d.bl[s].end() > math.MaxInt32 {
+			d.width = 8
+		}
+	}
 	d.recSize = make([]int, len(m.Sets))
 	for s := range m.Sets {
-		n := 8 // global number; kind and owner
+		n := d.width + 4 // global number; kind and owner
 		for _, mi := range d.mapsFrom[s] {
-			n += 4 * m.Maps[mi].Arity
+			n += d.width * m.Maps[mi].Arity
 		}
 		d.recSize[s] = n
 	}
@@ -216,16 +233,16 @@ func (d *distMesh) validate() error {
 	m := d.m
 	for _, mp := range m.Maps {
 		from, to := m.Sets[mp.From], m.Sets[mp.To]
-		if len(mp.Table) != from.Size*mp.Arity {
+		if mp.entries() != from.Size*mp.Arity {
 			return fmt.Errorf("map %q from %q to %q: %d entries, want %d (%d elements × arity %d)",
-				mp.Name, from.Name, to.Name, len(mp.Table), from.Size*mp.Arity, from.Size, mp.Arity)
+				mp.Name, from.Name, to.Name, mp.entries(), from.Size*mp.Arity, from.Size, mp.Arity)
 		}
-		n := d.bl[mp.To].total()
+		lo, hi := int64(d.bl[mp.To].start[0]), d.bl[mp.To].end()
 		first := d.first(mp.From)
-		for i, v := range mp.Table {
-			if v < 0 || int(v) >= n {
-				return fmt.Errorf("map %q from %q to %q: entry %d (element %d, column %d) is %d, outside the target set [0,%d)",
-					mp.Name, from.Name, to.Name, first*mp.Arity+i, first+i/mp.Arity, i%mp.Arity, v, n)
+		for i := range mp.entries() {
+			if v := mp.at(i); v < lo || v >= hi {
+				return fmt.Errorf("map %q from %q to %q: entry %d (element %d, column %d) is %d, outside the target set [%d,%d)",
+					mp.Name, from.Name, to.Name, first*mp.Arity+i, first+i/mp.Arity, i%mp.Arity, v, lo, hi)
 			}
 		}
 	}
@@ -243,28 +260,31 @@ func (d *distMesh) first(s int) int { return d.bl[s].start[d.c.Rank()] }
 // fetch asks, for each global element of set s in need (sorted, unique),
 // the rank holding it for rec bytes that fill writes for the element (its
 // index in that rank's block), and returns the records in need's order.
-func (d *distMesh) fetch(s int, need []int32, rec int, fill func(i int, dst []byte)) ([]byte, error) {
+func (d *distMesh) fetch(s int, need []int64, rec int, fill func(i int, dst []byte)) ([]byte, error) {
 	ranks := d.c.Size()
 	send := make([][]byte, ranks)
+	// Each element is asked for by its index in its home rank's block,
+	// which fits 32 bits whatever the global numbers.
+	ask := make([]int32, len(need))
 	for i := 0; i < len(need); {
 		q := d.bl[s].home(need[i])
 		j := i
 		for j < len(need) && int(need[j]) < d.bl[s].start[q+1] {
+			ask[j] = int32(int(need[j]) - d.bl[s].start[q])
 			j++
 		}
-		send[q] = collective.Int32Bytes(need[i:j])
+		send[q] = collective.Int32Bytes(ask[i:j])
 		i = j
 	}
 	got, err := d.c.Alltoallv(send)
 	if err != nil {
 		return nil, err
 	}
-	first := d.first(s)
 	for q, b := range got {
 		req := collective.BytesInt32(b)
 		out := make([]byte, len(req)*rec)
-		for k, g := range req {
-			fill(int(g)-first, out[k*rec:(k+1)*rec])
+		for k, i := range req {
+			fill(int(i), out[k*rec:(k+1)*rec])
 		}
 		send[q] = out
 	}
@@ -279,13 +299,26 @@ func (d *distMesh) fetch(s int, need []int32, rec int, fill func(i int, dst []by
 // each entry's target.
 func (d *distMesh) targetOwners(mi int, owner [][]int32) ([]int32, error) {
 	mp := &d.m.Maps[mi]
+	// The targets are looked up as 32-bit offsets from the set's first
+	// number where the set has fewer than 2³² elements.
+	if b := d.bl[mp.To]; b.total() < math.MaxUint32 {
+		base := int64(b.start[0])
+		return targetOwnersBy(d, mi, owner, func(g int64) uint32 { return uint32(g - base) })
+	}
+	return targetOwnersBy(d, mi, owner, func(g int64) int64 { return g })
+}
+
+// targetOwnersBy is targetOwners with the targets' keys in a table given
+// by key.
+func targetOwnersBy[K uint32 | int64](d *distMesh, mi int, owner [][]int32, key func(int64) K) ([]int32, error) {
+	mp := &d.m.Maps[mi]
 	// The distinct targets, asked for once each; the table then maps
 	// each to its owner.
-	h := newTable(len(mp.Table) / 8)
-	var need []int32
-	for _, g := range mp.Table {
-		if h.find(g) < 0 {
-			h.put(g, 0)
+	h := newTable[K](mp.entries() / 8)
+	var need []int64
+	for k := range mp.entries() {
+		if g := mp.at(k); h.find(key(g)) < 0 {
+			h.put(key(g), 0)
 			need = append(need, g)
 		}
 	}
@@ -297,12 +330,12 @@ func (d *distMesh) targetOwners(mi int, owner [][]int32) ([]int32, error) {
 		return nil, err
 	}
 	for i, g := range need {
-		h.put(g, int32(binary.LittleEndian.Uint32(recs[4*i:])))
+		h.put(key(g), int32(binary.LittleEndian.Uint32(recs[4*i:])))
 	}
 	need, recs = nil, nil
-	out := make([]int32, len(mp.Table))
-	for k, g := range mp.Table {
-		out[k] = h.find(g)
+	out := make([]int32, mp.entries())
+	for k := range out {
+		out[k] = h.find(key(mp.at(k)))
 	}
 	return out, nil
 }
@@ -310,7 +343,7 @@ func (d *distMesh) targetOwners(mi int, owner [][]int32) ([]int32, error) {
 // blockOwnersOf gives the owners BlockOwners gives the rank's block of set s.
 func (d *distMesh) blockOwnersOf(s int) []int32 {
 	n, ranks := d.bl[s].total(), d.c.Size()
-	first := d.first(s)
+	first := d.first(s) - d.bl[s].start[0]
 	o := make([]int32, d.m.Sets[s].Size)
 	r := 0
 	for i := range o {
@@ -336,7 +369,7 @@ func (d *distMesh) owners(p Partitioning) ([][]int32, int, error) {
 		}
 		return owner, 0, nil
 	case "rcb":
-		first := d.first(p.CoordSet)
+		first := d.first(p.CoordSet) - d.bl[p.CoordSet].start[0]
 		if len(p.Coords) != m.Sets[p.CoordSet].Size*max(p.CoordDim, 1) {
 			return nil, 0, AgreeStep(d.c, "Partition: the coordinates", fmt.Errorf("%d coordinates for the %d elements of set %q (dim %d)", len(p.Coords), m.Sets[p.CoordSet].Size, m.Sets[p.CoordSet].Name, p.CoordDim))
 		}
@@ -387,7 +420,11 @@ func (d *distMesh) owners(p Partitioning) ([][]int32, int, error) {
 func (d *distMesh) metisOwners(mi int) ([]int32, int, error) {
 	mp := &d.m.Maps[mi]
 	send := make([][]byte, d.c.Size())
-	send[0] = collective.Int32Bytes(mp.Table)
+	dense, err := d.denseTable(mp)
+	if err := AgreeStep(d.c, "Partition: METIS's graph", err); err != nil {
+		return nil, 0, err
+	}
+	send[0] = collective.Int32Bytes(dense)
 	got, err := d.c.Alltoallv(send)
 	if err != nil {
 		return nil, 0, err
@@ -405,7 +442,7 @@ func (d *distMesh) metisOwners(mi int) ([]int32, int, error) {
 		if err == nil {
 			for q := range send {
 				b := d.bl[mp.To]
-				send[q] = append(collective.Int32Bytes(o[b.start[q]:b.start[q+1]]), binary.LittleEndian.AppendUint32(nil, uint32(c))...)
+				send[q] = append(collective.Int32Bytes(o[b.start[q]-b.start[0]:b.start[q+1]-b.start[0]]), binary.LittleEndian.AppendUint32(nil, uint32(c))...)
 			}
 		}
 	}
@@ -422,6 +459,25 @@ func (d *distMesh) metisOwners(mi int) ([]int32, int, error) {
 	}
 	cut = int(binary.LittleEndian.Uint32(b[len(b)-4:]))
 	return collective.BytesInt32(b[:len(b)-4]), cut, nil
+}
+
+// denseTable is map mp's block table with its entries numbered from 0
+// (less the target set's first global number), as int32: what the
+// sequential and graph partitioners take. A target set of 2³¹ elements or
+// more is an error naming the map.
+func (d *distMesh) denseTable(mp *Map) ([]int32, error) {
+	b := d.bl[mp.To]
+	if b.total() > math.MaxInt32 {
+		return nil, fmt.Errorf("map %q: its target set %q has %d elements, more than a graph partitioner's 32-bit vertex numbers allow (use RCBPartitioner, OwnerPartitioner or BlockPartitioner)", mp.Name, d.m.Sets[mp.To].Name, b.total())
+	}
+	if mp.Table64 == nil && b.start[0] == 0 {
+		return mp.Table, nil
+	}
+	out := make([]int32, mp.entries())
+	for k := range out {
+		out[k] = int32(mp.at(k) - int64(b.start[0]))
+	}
+	return out, nil
 }
 
 // graphOwners builds the distributed graph of map mi's target set (two
@@ -457,12 +513,18 @@ func (d *distMesh) graphOwners(mi int, part func(xadj []int64, adj []int32, part
 // entries to the rank holding the pair's first element.
 func (d *distMesh) adjacency(mp *Map) ([]int64, []int32, error) {
 	b := d.bl[mp.To]
-	rows := len(mp.Table) / max(mp.Arity, 1)
+	// The graph's vertices are numbered from 0 (global numbers less the
+	// set's first), in 32 bits.
+	dense, err := d.denseTable(mp)
+	if err := AgreeStep(d.c, "Partition: the graph", err); err != nil {
+		return nil, nil, err
+	}
+	rows := len(dense) / max(mp.Arity, 1)
 	send := pairMessages(d.c.Size(), func(emit func(q int, a, b int32)) {
 		for e := 0; e < rows; e++ {
-			row := mp.Table[e*mp.Arity : (e+1)*mp.Arity]
+			row := dense[e*mp.Arity : (e+1)*mp.Arity]
 			for _, x := range row {
-				q := b.home(x)
+				q := b.home(int64(x) + int64(b.start[0]))
 				for _, y := range row {
 					if x != y {
 						emit(q, x, y)
@@ -471,12 +533,13 @@ func (d *distMesh) adjacency(mp *Map) ([]int64, []int32, error) {
 			}
 		}
 	})
+	dense = nil
 	got, err := collective.AlltoallInt32(d.c, send)
 	if err != nil {
 		return nil, nil, err
 	}
 	clear(send)
-	xadj, adj := groupPairs(got, int32(d.first(mp.To)), d.m.Sets[mp.To].Size)
+	xadj, adj := groupPairs(got, int32(d.first(mp.To)-b.start[0]), d.m.Sets[mp.To].Size)
 	clear(got)
 	// Each element's neighbours sorted, without repeats.
 	return xadj, sparsity.CompactRows(xadj, adj), nil
@@ -506,13 +569,17 @@ func (d *distMesh) spread(owner [][]int32) error {
 	toTarget := func(mp *Map) []int32 {
 		// Each entry's vote (target, owner of the row) goes to the
 		// target's rank.
+		// (The target goes by its index in its home rank's block,
+		// which fits 32 bits whatever the global numbers.)
 		b := d.bl[mp.To]
 		from := owner[mp.From]
-		rows := len(mp.Table) / max(mp.Arity, 1)
+		rows := mp.entries() / max(mp.Arity, 1)
 		send := pairMessages(d.c.Size(), func(emit func(q int, a, b int32)) {
 			for e := 0; e < rows; e++ {
-				for _, t := range mp.Table[e*mp.Arity : (e+1)*mp.Arity] {
-					emit(b.home(t), t, from[e])
+				for k := e * mp.Arity; k < (e+1)*mp.Arity; k++ {
+					t := mp.at(k)
+					q := b.home(t)
+					emit(q, int32(int(t)-b.start[q]), from[e])
 				}
 			}
 		})
@@ -523,7 +590,7 @@ func (d *distMesh) spread(owner [][]int32) error {
 			return o
 		}
 		clear(send)
-		start, votes := groupPairs(got, int32(d.first(mp.To)), len(o))
+		start, votes := groupPairs(got, 0, len(o))
 		clear(got)
 		count := make([]int32, d.c.Size())
 		for t := range o {
@@ -585,12 +652,14 @@ const (
 
 // records are a set's element records on one rank: fixed-size records of
 // the global number, the kind (2 bits) and owner (30 bits) in one word,
-// and the rows of the maps from the set (global targets).
+// and the rows of the maps from the set (global targets). Global numbers
+// take 4 bytes when every set's fit int32, else 8 (distMesh.width).
 type records struct {
-	b    []byte // the migrated records
-	nb   []byte // the non-exec halo's records, after them
-	n0   int    // records in b
-	size int
+	b     []byte // the migrated records
+	nb    []byte // the non-exec halo's records, after them
+	n0    int    // records in b
+	size  int
+	width int // bytes of a global number: 4 or 8
 }
 
 func (r *records) n() int { return r.n0 + len(r.nb)/r.size }
@@ -603,22 +672,57 @@ func (r *records) rec(i int) []byte {
 	i -= r.n0
 	return r.nb[i*r.size : (i+1)*r.size]
 }
-func (r *records) global(i int) int32 { return int32(binary.LittleEndian.Uint32(r.rec(i))) }
-func (r *records) kind(i int) int32   { return int32(binary.LittleEndian.Uint32(r.rec(i)[4:]) >> 30) }
-func (r *records) owner(i int) int32 {
-	return int32(binary.LittleEndian.Uint32(r.rec(i)[4:]) & (1<<30 - 1))
+func (r *records) global(i int) int64 { return getNumber(r.rec(i), r.width) }
+func (r *records) kind(i int) int32 {
+	return int32(binary.LittleEndian.Uint32(r.rec(i)[r.width:]) >> 30)
 }
-func (r *records) entry(i, k int) int32 { return int32(binary.LittleEndian.Uint32(r.rec(i)[8+4*k:])) }
+func (r *records) owner(i int) int32 {
+	return int32(binary.LittleEndian.Uint32(r.rec(i)[r.width:]) & (1<<30 - 1))
+}
+func (r *records) entry(i, k int) int64 {
+	return getNumber(r.rec(i)[r.width+4+r.width*k:], r.width)
+}
+
+// getNumber reads a global number of width bytes (4 or 8).
+func getNumber(b []byte, width int) int64 {
+	if width == 4 {
+		return int64(int32(binary.LittleEndian.Uint32(b)))
+	}
+	return int64(binary.LittleEndian.Uint64(b))
+}
+
+// putNumber writes global number g in width bytes (4 or 8).
+func putNumber(b []byte, width int, g int64) {
+	if width == 4 {
+		binary.LittleEndian.PutUint32(b, uint32(g))
+		return
+	}
+	binary.LittleEndian.PutUint64(b, uint64(g))
+}
+
+// setKindOwner rewrites a record's kind and owner.
+func (d *distMesh) setKindOwner(rec []byte, kind, owner int32) {
+	binary.LittleEndian.PutUint32(rec[d.width:], uint32(kind)<<30|uint32(owner)) // ranks < 2^30
+}
 
 // fillRecord writes the record of element i of the rank's block of set s.
 func (d *distMesh) fillRecord(s, i int, kind, owner int32, dst []byte) {
-	binary.LittleEndian.PutUint32(dst, uint32(d.first(s)+i))
-	binary.LittleEndian.PutUint32(dst[4:], uint32(kind)<<30|uint32(owner)) // ranks < 2^30
-	off := 8
+	w := d.width
+	putNumber(dst, w, int64(d.first(s)+i))
+	d.setKindOwner(dst, kind, owner)
+	off := w + 4
 	for _, mi := range d.mapsFrom[s] {
 		mp := &d.m.Maps[mi]
-		copy(dst[off:], collective.Int32Bytes(mp.Table[i*mp.Arity:(i+1)*mp.Arity]))
-		off += 4 * mp.Arity
+		switch {
+		case w == 4 && mp.Table64 == nil:
+			copy(dst[off:], collective.Int32Bytes(mp.Table[i*mp.Arity:(i+1)*mp.Arity]))
+			off += 4 * mp.Arity
+		default:
+			for k := i * mp.Arity; k < (i+1)*mp.Arity; k++ {
+				putNumber(dst[off:], w, mp.at(k))
+				off += w
+			}
+		}
 	}
 }
 
@@ -693,7 +797,7 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 		if err != nil {
 			return nil, err
 		}
-		recs[s] = records{b: b, size: size, n0: len(b) / size}
+		recs[s] = records{b: b, size: size, n0: len(b) / size, width: d.width}
 	}
 	stats, err := collective.SumInt64(d.c, stats)
 	if err != nil {
@@ -722,28 +826,42 @@ func (d *distMesh) cutStats(mi int, from, to []int32, stats []int64) error {
 	if mp.Arity < 2 {
 		return nil
 	}
-	pairs := make([][]int32, ranks)
+	// Each pair as its two numbers from the target set's first, packed
+	// into one 8-byte key, or two for a set of 2³² elements or more.
+	base := int64(d.bl[mp.To].start[0])
+	wide := d.bl[mp.To].total() >= 1<<32
+	pairs := make([][]byte, ranks)
+	var row []int64
 	for e := 0; e < d.m.Sets[mp.From].Size; e++ {
-		row := mp.Table[e*mp.Arity : (e+1)*mp.Arity]
+		row = mp.row(e, row)
 		ro := to[e*mp.Arity : (e+1)*mp.Arity]
 		for x, a := range row {
 			for y, b := range row {
 				if a < b && ro[x] != ro[y] {
 					q := d.bl[mp.To].home(a)
-					pairs[q] = append(pairs[q], a, b)
+					if wide {
+						pairs[q] = binary.LittleEndian.AppendUint64(pairs[q], uint64(a-base))
+						pairs[q] = binary.LittleEndian.AppendUint64(pairs[q], uint64(b-base))
+					} else {
+						pairs[q] = binary.LittleEndian.AppendUint64(pairs[q], uint64(a-base)<<32|uint64(b-base))
+					}
 				}
 			}
 		}
 	}
-	got, err := collective.AlltoallInt32(d.c, pairs)
+	got, err := d.c.Alltoallv(pairs)
 	if err != nil {
 		return err
 	}
 	var all []int64
 	for _, v := range got {
-		for k := 0; k+1 < len(v); k += 2 {
-			all = append(all, int64(v[k])<<32|int64(v[k+1]))
-		}
+		all = append(all, collective.BytesInt64(v)...)
+	}
+	if wide {
+		keys := unsafe.Slice((*[2]int64)(unsafe.Pointer(unsafe.SliceData(all))), len(all)/2)
+		slices.SortFunc(keys, func(x, y [2]int64) int { return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1])) })
+		stats[1+mi] = int64(len(slices.Compact(keys)))
+		return nil
 	}
 	slices.Sort(all)
 	stats[1+mi] = int64(len(slices.Compact(all)))
@@ -917,7 +1035,7 @@ func joined(got [][]byte) []byte {
 // in the migration (so that the declared blocks' map tables are not
 // needed after it). order and lk are this rank's received records of t,
 // sorted, and their lookup.
-func (d *distMesh) fetchFromOwners(t int, need []int32, owner [][]int32, recs []records, order []int32, lk *index) ([]byte, error) {
+func (d *distMesh) fetchFromOwners(t int, need []int64, owner [][]int32, recs []records, order []int32, lk *index) ([]byte, error) {
 	ranks, size := d.c.Size(), d.recSize[t]
 	own, err := d.fetch(t, need, 4, func(i int, dst []byte) {
 		binary.LittleEndian.PutUint32(dst, uint32(owner[t][i]))
@@ -925,17 +1043,21 @@ func (d *distMesh) fetchFromOwners(t int, need []int32, owner [][]int32, recs []
 	if err != nil {
 		return nil, err
 	}
-	req := make([][]int32, ranks) // per owner, the global numbers asked for, increasing
+	req := make([][]byte, ranks)  // per owner, the global numbers asked for, increasing
 	pos := make([][]int32, ranks) // and their positions in need
 	for p, g := range need {
 		q := int32(binary.LittleEndian.Uint32(own[4*p:]))
-		req[q] = append(req[q], g)
+		req[q] = binary.LittleEndian.AppendUint64(req[q], uint64(g))
 		pos[q] = append(pos[q], int32(p))
 	}
 	own = nil
-	asks, err := collective.AlltoallInt32(d.c, req)
+	asked, err := d.c.Alltoallv(req)
 	if err != nil {
 		return nil, err
+	}
+	asks := make([][]int64, ranks)
+	for q, b := range asked {
+		asks[q] = collective.BytesInt64(b)
 	}
 	r := &recs[t]
 	owned := d.owned(order, r)
@@ -951,7 +1073,7 @@ func (d *distMesh) fetchFromOwners(t int, need []int32, owner [][]int32, recs []
 			}
 			dst := out[j*size : (j+1)*size]
 			copy(dst, r.rec(int(order[i])))
-			binary.LittleEndian.PutUint32(dst[4:], kindNonexec<<30|uint32(d.c.Rank()))
+			d.setKindOwner(dst, kindNonexec, int32(d.c.Rank()))
 		}
 		send[q] = out
 	}
@@ -1002,9 +1124,9 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 		for i := range idx {
 			major[i] = r.kind(i)*int32(ranks) + r.owner(i)
 		}
-		sortBy(major, func(i int32) int32 { return r.global(int(i)) }, idx, 3*ranks)
+		sortBy(major, func(i int32) int64 { return r.global(int(i)) }, idx, 3*ranks)
 		ls := &loc.Sets[s]
-		ls.Global = make([]int32, len(idx))
+		ls.Global = make([]int64, len(idx))
 		for i, k := range idx {
 			ls.Global[i] = r.global(int(k))
 			switch r.kind(int(k)) {
@@ -1025,9 +1147,9 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 	for s := range m.Sets {
 		migrated[s] = recs[s].n()
 	}
-	d.need = make([][]int32, len(m.Sets))
+	d.need = make([][]int64, len(m.Sets))
 	for t := range m.Sets {
-		var need []int32
+		var need []int64
 		for s := range m.Sets {
 			r := &recs[s]
 			col := 0
@@ -1063,7 +1185,7 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 		for i, k := range idx {
 			major[i] = r.owner(int(k))
 		}
-		sortBy(major, func(i int32) int32 { return r.global(int(i)) }, idx, ranks)
+		sortBy(major, func(i int32) int64 { return r.global(int(i)) }, idx, ranks)
 		ls := &loc.Sets[t]
 		for _, k := range idx {
 			ls.Global = append(ls.Global, r.global(int(k)))
@@ -1089,18 +1211,16 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 			tab := make([]int32, ls.Total*mp.Arity)
 			for i, k := range order[s] {
 				for c := 0; c < mp.Arity; c++ {
-					tab[i*mp.Arity+c] = r.entry(int(k), col+c)
-				}
-			}
-			for e, g := range tab {
-				w := lks[mp.To].find(g)
-				if w < 0 {
-					if i := e / mp.Arity; i < ls.Exec {
-						return fmt.Errorf("dist: internal error: rank %d map %q row %d: target %d absent", d.c.Rank(), mp.Name, ls.Global[i], tab[e])
+					g := r.entry(int(k), col+c)
+					w := lks[mp.To].find(g)
+					if w < 0 {
+						if i < ls.Exec {
+							return fmt.Errorf("dist: internal error: rank %d map %q row %d: target %d absent", d.c.Rank(), mp.Name, ls.Global[i], g)
+						}
+						w = 0
 					}
-					w = 0
+					tab[i*mp.Arity+c] = w
 				}
-				tab[e] = w
 			}
 			if m.ReplaceMap != nil {
 				m.ReplaceMap(mi, tab)
@@ -1115,11 +1235,11 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 	// Exchange lists: this rank's halo elements owned by q are contiguous
 	// ranges (exec, then non-exec); q sends them in this rank's order, so
 	// this rank tells q their global numbers and q finds its local ones.
-	send := make([][]int32, ranks)
+	send := make([][]int64, ranks)
 	for s := range m.Sets {
 		ls := &loc.Sets[s]
 		own := haloOwner[s]
-		perRank := make([][]int32, ranks)
+		perRank := make([][]int64, ranks)
 		for i := ls.Owned; i < ls.Total; {
 			q := int(own[i-ls.Owned])
 			j := i
@@ -1136,15 +1256,20 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 			i = j
 		}
 		for q := range send {
-			send[q] = append(send[q], int32(len(perRank[q])))
+			send[q] = append(send[q], int64(len(perRank[q])))
 			send[q] = append(send[q], perRank[q]...)
 		}
 	}
-	got, err := collective.AlltoallInt32(d.c, send)
+	sent := make([][]byte, ranks)
+	for q, v := range send {
+		sent[q] = collective.Int64Bytes(v)
+	}
+	gotBytes, err := d.c.Alltoallv(sent)
 	if err != nil {
 		return err
 	}
-	for q, v := range got {
+	for q, b := range gotBytes {
+		v := collective.BytesInt64(b)
 		p := 0
 		for s := range m.Sets {
 			if p >= len(v) {

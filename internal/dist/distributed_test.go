@@ -146,7 +146,9 @@ func sameLocal(a, b *Local) error {
 // TestPartitionBlocksMatchesWholeMesh partitions random meshes declared in
 // random blocks on simulated ranks with every partitioner and checks that
 // every rank's layout, values and figures equal those of Owners and Layout
-// on the whole mesh.
+// on the whole mesh. One trial in three numbers the mesh from beyond 2³¹
+// (BlockMesh.Base, 64-bit map tables): the same layout, its global
+// numbers shifted.
 func TestPartitionBlocksMatchesWholeMesh(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	kinds := []string{"block", "rcb", "owners", "graph", "metis"}
@@ -206,6 +208,10 @@ func TestPartitionBlocksMatchesWholeMesh(t *testing.T) {
 		} else {
 			roundBytes = 8 << 20
 		}
+		base := int64(0)
+		if trial%3 == 1 {
+			base = 1<<31 + int64(trial)*1_000_003
+		}
 		replaced := make([][][]byte, ranks)      // per rank, per dat: values given to Replace
 		replacedMaps := make([][][]int32, ranks) // per rank, per map: tables given to ReplaceMap
 		results, errs := runRanks(ranks, func(c Comm) (*Result, error) {
@@ -223,6 +229,20 @@ func TestPartitionBlocksMatchesWholeMesh(t *testing.T) {
 				bb.Maps = slices.Clone(b.Maps)
 				replacedMaps[c.Rank()] = make([][]int32, len(bb.Maps))
 				bb.ReplaceMap = func(i int, t []int32) { replacedMaps[c.Rank()][i] = t }
+				b = &bb
+			}
+			if base != 0 {
+				bb := *b
+				bb.Base = base
+				bb.Maps = slices.Clone(b.Maps)
+				for i := range bb.Maps {
+					mp := &bb.Maps[i]
+					mp.Table64 = make([]int64, len(mp.Table))
+					for k, v := range mp.Table {
+						mp.Table64[k] = int64(v) + base
+					}
+					mp.Table = nil
+				}
 				b = &bb
 			}
 			p := Partitioning{Kind: kind, CoordDim: 2, CoordSet: 0, Map: 1, OwnerSet: 2}
@@ -260,6 +280,13 @@ func TestPartitionBlocksMatchesWholeMesh(t *testing.T) {
 			res := results[r]
 			if trial%2 == 1 {
 				res.Local.Maps = replacedMaps[r]
+			}
+			for s := range res.Local.Sets {
+				for i := range res.Local.Sets[s].Global {
+					if res.Local.Sets[s].Global[i] -= base; base != 0 && res.Local.Sets[s].Global[i] < 0 {
+						t.Fatalf("trial %d rank %d: global number %d below the base %d", trial, r, res.Local.Sets[s].Global[i]+base, base)
+					}
+				}
 			}
 			if err := sameLocal(&res.Local, &locals[r]); err != nil {
 				t.Fatalf("trial %d (%s, %d ranks, %d nodes): rank %d: %v", trial, kind, ranks, nodes, r, err)

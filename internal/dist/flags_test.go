@@ -19,7 +19,7 @@ func TestExchangeFlags(t *testing.T) {
 		table[2*e], table[2*e+1] = int32(e), int32((e+1)%n)
 	}
 	m.Maps = []dist.Map{{Name: "ring", From: 1, To: 0, Arity: 2, Table: table}}
-	value := func(g int32) int32 { return 3*g + 1 }
+	value := func(g int64) int32 { return int32(3*g + 1) }
 	for ranks := 1; ranks <= 3; ranks++ {
 		t.Run(fmt.Sprintf("%d ranks", ranks), func(t *testing.T) {
 			owner := [][]int32{make([]int32, n), make([]int32, n)}

@@ -12,7 +12,8 @@ import (
 
 // TestGatherScatterRows gathers every rank's owned elements of ringMesh's
 // nodes on rank 0 and scatters them back to every local element, halos
-// included, on 1 to 4 simulated ranks.
+// included, on 1 to 4 simulated ranks; on odd numbers of ranks the
+// global numbers start beyond 2³³ (SetHalo.Base).
 func TestGatherScatterRows(t *testing.T) {
 	const n, elem = 24, 8
 	row := func(g int) []byte { // element g's values: its number and its square
@@ -35,7 +36,8 @@ func TestGatherScatterRows(t *testing.T) {
 				if p.Rank() == 0 {
 					all = make([]byte, n*elem)
 				}
-				if err := dist.GatherRows(p, ls.Global[:ls.Owned], vals, elem, all); err != nil {
+				base := int64(ranks%2) * (1<<33 + 5)
+				if err := dist.GatherRows(p, shifted(ls.Global[:ls.Owned], base), base, vals, elem, all); err != nil {
 					return err
 				}
 				if p.Rank() == 0 {
@@ -45,7 +47,7 @@ func TestGatherScatterRows(t *testing.T) {
 						}
 					}
 				}
-				got, err := dist.ScatterRows(p, ls.Global[:ls.Total], all, elem)
+				got, err := dist.ScatterRows(p, shifted(ls.Global[:ls.Total], base), base, all, elem)
 				if err != nil {
 					return err
 				}
@@ -66,7 +68,7 @@ func TestGatherScatterRows(t *testing.T) {
 // TestToBlocks moves every rank's owned elements of ringMesh's nodes
 // (owners from a random-looking partition) into even blocks of the global
 // numbering, on 1 to 5 simulated ranks, and checks each block's start and
-// rows.
+// rows; on odd numbers of ranks the global numbers start beyond 2³³.
 func TestToBlocks(t *testing.T) {
 	const elem = 8
 	row := func(g int) []byte {
@@ -86,7 +88,8 @@ func TestToBlocks(t *testing.T) {
 					for _, g := range ls.Global[:ls.Owned] {
 						vals = append(vals, row(int(g))...)
 					}
-					start, block, err := dist.ToBlocks(p, ls.Global[:ls.Owned], vals, elem, n)
+					base := int64(ranks%2) * (1<<33 + 5)
+					start, block, err := dist.ToBlocks(p, shifted(ls.Global[:ls.Owned], base), base, vals, elem, n)
 					if err != nil {
 						return err
 					}
@@ -100,7 +103,7 @@ func TestToBlocks(t *testing.T) {
 						}
 					}
 					// Back to every local element, halo included.
-					back, err := dist.FromBlocks(p, ls.Global[:ls.Total], block, elem, n)
+					back, err := dist.FromBlocks(p, shifted(ls.Global[:ls.Total], base), base, block, elem, n)
 					if err != nil {
 						return err
 					}
@@ -114,4 +117,13 @@ func TestToBlocks(t *testing.T) {
 			})
 		}
 	}
+}
+
+// shifted is g with base added to each number.
+func shifted(g []int64, base int64) []int64 {
+	out := make([]int64, len(g))
+	for i, v := range g {
+		out[i] = v + base
+	}
+	return out
 }

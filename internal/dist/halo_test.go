@@ -57,7 +57,7 @@ func newRankMesh(p *disttest.Proc, m *dist.Mesh, l *dist.Local) *rankMesh {
 
 // value is the value of component c of global element g of the dat named
 // name, at version v.
-func value(name string, g int32, c, v int) float64 {
+func value(name string, g int64, c, v int) float64 {
 	return float64(len(name))*1000 + float64(g)*10 + float64(c) + float64(v)*0.5
 }
 

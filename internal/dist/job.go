@@ -72,15 +72,32 @@ func (j *Job) Halo() *Halo { return j.halo }
 // SetHalo is a partitioned set's numbering and exchange lists: what
 // core.Set.Halo holds in a distributed run.
 type SetHalo struct {
-	Global     []int32 // the global number of each local element
+	Global     []int64 // the global number of each local element
 	Neighbours []Neighbour
 	GlobalSize int // the number of elements over all ranks
+	// Base is the set's first global number (BlockMesh.Base): 0 but in
+	// tests. An element's row in arrays of the whole set (Gather, files)
+	// is its global number less Base.
+	Base int64
 }
 
 // NewSetHalo is the SetHalo of a rank's part ls of a set of globalSize
-// elements.
+// elements (numbered from 0: set Base otherwise).
 func NewSetHalo(ls *LocalSet, globalSize int) *SetHalo {
 	return &SetHalo{Global: ls.Global, Neighbours: ls.Neighbours, GlobalSize: globalSize}
+}
+
+// Row is local element i's row in arrays of the whole set: its global
+// number less Base.
+func (h *SetHalo) Row(i int) int64 { return h.Global[i] - h.Base }
+
+// Rows are the rows (Row) of the local elements [0, n).
+func (h *SetHalo) Rows(n int) []int64 {
+	out := make([]int64, n)
+	for i, g := range h.Global[:n] {
+		out[i] = g - h.Base
+	}
+	return out
 }
 
 // TimedOut reports whether err holds an *mpi.TimeoutError: an MPI wait ran

@@ -1,24 +1,30 @@
 package dist
 
-// sortPairs sorts keys (non-negative int32) in increasing order, carrying
-// vals along, stably: an LSD radix sort of 11-bit digits, three passes at
-// most, linear in the number of pairs. It is what the layout's lookups
-// of global numbers rest on (comparison sorts and binary searches cost
-// several times more on meshes of millions of elements).
-func sortPairs(keys, vals []int32) {
+import (
+	"math"
+	"slices"
+)
+
+// sortPairs sorts keys (non-negative: global numbers) in increasing
+// order, carrying vals along, stably: an LSD radix sort of 11-bit digits,
+// as many passes as the largest key needs (three below 2³³), linear in
+// the number of pairs. It is what the layout's lookups of global numbers
+// rest on (comparison sorts and binary searches cost several times more
+// on meshes of millions of elements).
+func sortPairs[K int32 | int64 | uint32](keys []K, vals []int32) {
 	n := len(keys)
 	if n < 2 {
 		return
 	}
-	maxKey := int32(0)
+	maxKey := K(0)
 	for _, k := range keys {
 		maxKey = max(maxKey, k)
 	}
-	tk, tv := make([]int32, n), make([]int32, n)
+	tk, tv := make([]K, n), make([]int32, n)
 	src, srcV, dst, dstV := keys, vals, tk, tv
 	var count [1 << 11]int
 	passes := 0
-	for shift := uint(0); shift < 32 && maxKey>>shift > 0; shift += 11 {
+	for shift := uint(0); shift < 64 && maxKey>>shift > 0; shift += 11 {
 		clear(count[:])
 		for _, k := range src {
 			count[k>>shift&0x7ff]++
@@ -42,23 +48,23 @@ func sortPairs(keys, vals []int32) {
 	}
 }
 
-// table maps non-negative int32 keys (global numbers) to int32 values
-// (local indices): open addressing with linear probing, at most half
-// full, so that a lookup costs about one cache miss, and memory
-// follows the keys stored (a rank's part and halo), not the range they
-// come from.
-type table struct {
-	keys   []int32 // -1: empty
+// table maps non-negative keys (global numbers, or their offsets from a
+// set's first: K) to int32 values (local indices): open addressing with
+// linear probing, at most half full, so that a lookup costs about one
+// cache miss, and memory follows the keys stored (a rank's part and
+// halo), not the range they come from.
+type table[K uint32 | int64] struct {
+	keys   []K // empty: ^K(0)
 	vals   []int32
 	groups uint64 // len(keys) / 16
 	n      int
 }
 
-func newTable(hint int) *table {
+func newTable[K uint32 | int64](hint int) *table[K] {
 	groups := max((2*hint+15)/16, 1)
-	t := &table{keys: make([]int32, 16*groups), vals: make([]int32, 16*groups), groups: uint64(groups)}
+	t := &table[K]{keys: make([]K, 16*groups), vals: make([]int32, 16*groups), groups: uint64(groups)}
 	for i := range t.keys {
-		t.keys[i] = -1
+		t.keys[i] = ^K(0)
 	}
 	return t
 }
@@ -67,18 +73,18 @@ func newTable(hint int) *table {
 // bits start in one run of 16 slots, so that lookups of nearby global
 // numbers (a mesh's neighbours mostly are) share cache lines; the runs
 // are scattered by a multiplicative hash scaled to the number of runs.
-func (t *table) slot(k int32) int {
-	h := uint64(uint32(k>>4) * 2654435761)
+func (t *table[K]) slot(k K) int {
+	h := uint64(k>>4) * 0x9e3779b97f4a7c15 >> 32
 	return int(h*t.groups>>32)*16 + int(k&15)
 }
 
 // find returns k's value, or -1.
-func (t *table) find(k int32) int32 {
+func (t *table[K]) find(k K) int32 {
 	for i := t.slot(k); ; {
 		switch t.keys[i] {
 		case k:
 			return t.vals[i]
-		case -1:
+		case ^K(0):
 			return -1
 		}
 		if i++; i == len(t.keys) {
@@ -88,12 +94,12 @@ func (t *table) find(k int32) int32 {
 }
 
 // put sets k's value.
-func (t *table) put(k, v int32) {
+func (t *table[K]) put(k K, v int32) {
 	if 2*(t.n+1) > len(t.keys) {
 		old := *t
-		*t = *newTable(2 * (t.n + 1))
+		*t = *newTable[K](2 * (t.n + 1))
 		for i, ok := range old.keys {
-			if ok >= 0 {
+			if ok != ^K(0) {
 				t.put(ok, old.vals[i])
 			}
 		}
@@ -103,7 +109,7 @@ func (t *table) put(k, v int32) {
 		case k:
 			t.vals[i] = v
 			return
-		case -1:
+		case ^K(0):
 			t.keys[i], t.vals[i] = k, v
 			t.n++
 			return
@@ -115,16 +121,33 @@ func (t *table) put(k, v int32) {
 }
 
 // sortBy orders idx by (major, minor): major[k] (below nMajor) is idx[k]'s
-// major key, minor(idx[k]) its minor key (non-negative). A radix sort
-// by the minor keys, then a stable counting sort by the major ones.
-func sortBy(major []int32, minor func(int32) int32, idx []int32, nMajor int) {
+// major key, minor(idx[k]) its minor key (non-negative: a global
+// number). A radix sort by the minor keys, then a stable counting sort by
+// the major ones. The minor keys are sorted as 32-bit offsets from the
+// least when they span less than 2³² (always but in meshes of more
+// elements), so that 64-bit global numbers cost no more than 32-bit ones.
+func sortBy(major []int32, minor func(int32) int64, idx []int32, nMajor int) {
 	n := len(idx)
-	keys := make([]int32, n)
 	pos := make([]int32, n) // positions into idx and major
-	for k := range keys {
-		keys[k], pos[k] = minor(idx[k]), int32(k)
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for k := range pos {
+		v := minor(idx[k])
+		lo, hi = min(lo, v), max(hi, v)
+		pos[k] = int32(k)
 	}
-	sortPairs(keys, pos)
+	if n > 0 && hi-lo <= math.MaxUint32 {
+		keys := make([]uint32, n)
+		for k := range keys {
+			keys[k] = uint32(minor(idx[k]) - lo)
+		}
+		sortPairs(keys, pos)
+	} else {
+		keys := make([]int64, n)
+		for k := range keys {
+			keys[k] = minor(idx[k])
+		}
+		sortPairs(keys, pos)
+	}
 	start := make([]int, nMajor+1)
 	for _, m := range major {
 		start[m+1]++
@@ -146,63 +169,99 @@ func sortBy(major []int32, minor func(int32) int32, idx []int32, nMajor int) {
 // and a directory of the sorted array's positions for pages of the
 // numbers' range (about four numbers per page), so that a lookup reads
 // the directory and a few neighbouring pairs. Lookups of nearby numbers
-// (a mesh's neighbours mostly are) touch nearby memory.
+// (a mesh's neighbours mostly are) touch nearby memory. The numbers are
+// held as 32-bit offsets from the least when they span less than 2³²
+// (g32), else as they are (g64).
 type index struct {
-	g, l  []int32 // sorted by g
-	lo    int32
+	g32   []uint32 // sorted offsets from lo
+	g64   []int64  // sorted numbers, when g32 is nil
+	l     []int32  // the local index of each of g32 or g64
+	lo    int64
 	shift uint
 	dir   []int32 // dir[p]: the first position whose number is on page p or later
 }
 
-func newIndex(global []int32) *index {
-	x := &index{g: append([]int32(nil), global...), l: make([]int32, len(global))}
+func newIndex(global []int64) *index {
+	x := &index{l: make([]int32, len(global))}
+	if len(global) == 0 {
+		return x
+	}
+	lo, hi := global[0], global[0]
+	for _, g := range global {
+		lo, hi = min(lo, g), max(hi, g)
+	}
 	for i := range x.l {
 		x.l[i] = int32(i)
 	}
-	sortPairs(x.g, x.l)
-	if len(x.g) == 0 {
-		return x
+	x.lo = lo
+	span := uint64(hi-lo) + 1 // up to 2⁶³
+	n := len(global)
+	if hi-lo <= math.MaxUint32 {
+		x.g32 = make([]uint32, n)
+		for i, g := range global {
+			x.g32[i] = uint32(g - lo)
+		}
+		sortPairs(x.g32, x.l)
+	} else {
+		x.g64 = slices.Clone(global)
+		sortPairs(x.g64, x.l)
 	}
-	x.lo = x.g[0]
-	span := int64(x.g[len(x.g)-1]-x.lo) + 1
-	for span>>x.shift > int64(len(x.g)/4+1) {
+	for span>>x.shift > uint64(n/4+1) {
 		x.shift++
 	}
 	pages := int(span>>x.shift) + 1
 	x.dir = make([]int32, pages+1)
 	p := 0
-	for i, g := range x.g {
-		for q := int((g - x.lo) >> x.shift); p <= q; p++ {
+	for i := range n {
+		for q := int(x.offset(i) >> x.shift); p <= q; p++ {
 			x.dir[p] = int32(i)
 		}
 	}
 	for ; p <= pages; p++ {
-		x.dir[p] = int32(len(x.g))
+		x.dir[p] = int32(n)
 	}
 	return x
 }
 
+// offset is the i-th sorted number less lo.
+func (x *index) offset(i int) uint64 {
+	if x.g32 != nil {
+		return uint64(x.g32[i])
+	}
+	return uint64(x.g64[i] - x.lo)
+}
+
 // find returns g's local index, or -1.
-func (x *index) find(g int32) int32 {
-	if len(x.g) == 0 || g < x.lo {
+func (x *index) find(g int64) int32 {
+	if len(x.l) == 0 || g < x.lo {
 		return -1
 	}
-	p := int((g - x.lo) >> x.shift)
-	if p+1 >= len(x.dir) {
+	off := uint64(g - x.lo)
+	p := off >> x.shift
+	if p+1 >= uint64(len(x.dir)) {
 		return -1
 	}
 	lo, hi := int(x.dir[p]), int(x.dir[p+1])
+	if x.g32 != nil {
+		return search(x.g32, x.l, lo, hi, uint32(off))
+	}
+	return search(x.g64, x.l, lo, hi, g)
+}
+
+// search finds k among the sorted keys[lo:hi] and returns its value in
+// vals, or -1.
+func search[K uint32 | int64](keys []K, vals []int32, lo, hi int, k K) int32 {
 	for hi-lo > 8 {
 		mid := (lo + hi) / 2
-		if x.g[mid] <= g {
+		if keys[mid] <= k {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
 	for i := lo; i < hi; i++ {
-		if x.g[i] == g {
-			return x.l[i]
+		if keys[i] == k {
+			return vals[i]
 		}
 	}
 	return -1

@@ -46,7 +46,7 @@ func BlockRows(c Comm, rows []int32, k int, need []int32, what string) ([]int32,
 	uniq = slices.Compact(uniq)
 	ask := make([][]int32, c.Size())
 	for i := 0; i < len(uniq); {
-		q := bl.home(uniq[i])
+		q := bl.home(int64(uniq[i]))
 		j := i
 		for j < len(uniq) && int(uniq[j]) < st[q+1] {
 			j++

@@ -97,8 +97,15 @@ func (p *Process) checkArg(b *Binding, arg *Arg, a *core.Arg, pm *core.Param) st
 			return msg
 		}
 	}
-	if a.Data == nil && arg.Role == RoleMapIdx {
-		return "map value argument: map is nil"
+	if a.Data == nil {
+		// (An index argument's data is nil on a set numbered beyond
+		// int32: IndexData.)
+		if msg := indexBeyond32(b, a, arg); msg != "" {
+			return msg
+		}
+		if arg.Role == RoleMapIdx {
+			return "map value argument: map is nil"
+		}
 	}
 	msg := "empty argument; build arguments with Dat.Arg, Dat.ArgMap, Dat.ArgVec or Global.Arg"
 	if a.Data != nil {

@@ -57,7 +57,7 @@ func (p *Process) LoadDat(s *core.Storage, vals []byte) error {
 	}
 	// Each rank gets its local elements from rank 0 by global number.
 	total := s.Set.Total
-	got, err := dist.ScatterRows(w, h.Global[:total], vals, elem)
+	got, err := dist.ScatterRows(w, h.Global[:total], h.Base, vals, elem)
 	if err != nil {
 		return p.Fatal(p.api.Internal(fmt.Errorf("reading %s: %w", s.Describe(), err)))
 	}

@@ -35,7 +35,7 @@ func (p *Process) partition(w *mpi.World, kind string, pm *core.Map, pcoords *co
 	var shape strings.Builder
 	fmt.Fprintf(&shape, "partitioner %s\n", kind)
 	index := map[*core.Set]int{}
-	blk := &dist.BlockMesh{}
+	blk := &dist.BlockMesh{Base: dist.NumberBase()}
 	for i, s := range ds.sets {
 		index[s] = i
 		fmt.Fprintf(&shape, "set %q\n", s.Name)
@@ -45,7 +45,11 @@ func (p *Process) partition(w *mpi.World, kind string, pm *core.Map, pcoords *co
 	for i, mm := range ds.maps {
 		m := mm.Map()
 		fmt.Fprintf(&shape, "map %q %d->%d arity %d\n", m.Name, index[m.From], index[m.To], m.Arity)
-		blk.Maps = append(blk.Maps, dist.Map{Name: m.Name, From: index[m.From], To: index[m.To], Arity: m.Arity, Table: m.Table[:min(len(m.Table), m.From.Owned*m.Arity)]})
+		bm := dist.Map{Name: m.Name, From: index[m.From], To: index[m.To], Arity: m.Arity, Table: m.Table[:blockRows(m)]}
+		if t := blockTable64(mm); t != nil {
+			bm.Table, bm.Table64 = nil, t
+		}
+		blk.Maps = append(blk.Maps, bm)
 		if m == pm {
 			part.Map = i
 		}
@@ -143,7 +147,9 @@ func (p *Process) partition(w *mpi.World, kind string, pm *core.Map, pcoords *co
 	for i, s := range ds.sets {
 		ls := &l.Sets[i]
 		s.Core, s.Owned, s.Exec, s.Total = ls.Core, ls.Owned, ls.Exec, ls.Total
-		s.Halo = dist.NewSetHalo(ls, res.GlobalSizes[i])
+		h := dist.NewSetHalo(ls, res.GlobalSizes[i])
+		h.Base = blk.Base
+		s.Halo = h
 		if s.Index != nil {
 			p.api.RefillIndex(s) // the elements' global numbers in the new layout
 		}

@@ -54,7 +54,8 @@ func FillIndex(s *core.Set) {
 		core.Storage{Name: fmt.Sprintf("index of set %s", s.Name), Type: core.Int32, Dim: 1, Set: s, ID: core.NewID()},
 		s.Total, func(i int) int32 {
 			if decl != nil {
-				return decl[i]
+				// Not beyond int32: IndexData.
+				return int32(decl[i])
 			}
 			return int32(i)
 		})
@@ -76,8 +77,12 @@ func LayerData(x *core.Extrusion, b *core.Set, old *core.Storage) (s *core.Stora
 }
 
 // IndexData returns set s's index storage (core.Set.Index), making it
-// the first time and again when the set's layout changed.
+// the first time and again when the set's layout changed; nil for a set
+// numbered beyond int32, which has none (Bind says why: indexBeyond32).
 func IndexData(s *core.Set) *core.Storage {
+	if beyond32(s) {
+		return nil
+	}
 	if s.Index == nil || s.Index.Len != s.Total {
 		FillIndex(s)
 	}

@@ -32,6 +32,15 @@
 // gives their 0-based indices. Elements keep the file's order within each
 // kind and their file tags.
 //
+// # Reading a part
+//
+// Read and ReadFile hold the input and the mesh whole. ScanFile streams a
+// file through a buffer of a fixed size and returns its counts, and
+// ReadFilePart streams it again keeping only the ranges of nodes and of
+// each type's elements it is given (a process's block of a mesh read in
+// parallel), with the elements' node tags for the caller to turn into
+// indices (Part.DenseTags says when tag t is node t-1).
+//
 // # Safety
 //
 // Read and ReadFile follow docs/safety.md: every count is checked against

@@ -68,18 +68,25 @@ func ReadFile(path string) (*Mesh, error) {
 }
 
 func parse(data []byte) (*Mesh, error) {
-	p := &parser{data: data, m: &Mesh{}}
+	p := &parser{data: data, length: len(data), m: &Mesh{}}
 	if err := p.parse(); err != nil {
 		return nil, err
 	}
 	return p.m, nil
 }
 
-// parser reads the whole input held in data. In binary files the counts
-// and values of $Entities, $Nodes and $Elements are binary; everything
-// else is ASCII in both kinds.
+// parser reads the input through a window, data, which holds the input
+// from byte off on: the whole input (Read, ReadFile), or a part of it
+// that fill moves along a file it streams (ScanFile, ReadFilePart).
+// Positions (pos, at, sectionAt, headerAt) are byte offsets in the whole
+// input. In binary files the counts and values of $Entities, $Nodes and
+// $Elements are binary; everything else is ASCII in both kinds.
 type parser struct {
 	data    []byte
+	off     int // the input's offset of data[0]
+	length  int // the input's length
+	src     io.Reader
+	lines   int // newlines before off
 	pos     int
 	at      int // where the item being read starts, for errors
 	binary  bool
@@ -91,8 +98,15 @@ type parser struct {
 	sectionAt int // where the section's name is
 	item      string
 	i, n      int64
+	// Where the header of $Nodes or $Elements (4.1) is, for an error
+	// found at the end of the section; the lines of the two marks, kept
+	// when fill drops them from the window.
+	headerAt                int
+	sectionLine, headerLine int
+	readErr                 error // what stopped fill, other than the input's end
 
 	m        *Mesh
+	part     *partState // ScanFile and ReadFilePart: what to keep
 	nodes    tagIndex
 	entities map[[2]int32]int // (dim, tag) → index in m.Entities
 	block    map[Type]int     // type → index in m.Blocks
@@ -107,14 +121,83 @@ func (p *parser) errorf(format string, args ...any) error {
 	if p.section != "" {
 		msg = p.section + ": " + msg
 	}
+	if p.readErr != nil {
+		msg += fmt.Sprintf(" (reading failed: %v)", p.readErr)
+	}
 	e := &Error{Binary: p.binary, Msg: msg}
-	at := min(p.at, len(p.data))
+	at := min(p.at, p.off+len(p.data))
 	if p.binary {
 		e.Offset = int64(at)
 	} else {
-		e.Line = bytes.Count(p.data[:at], []byte{'\n'}) + 1
+		e.Line = p.lineOf(at)
 	}
 	return e
+}
+
+// lineOf is the 1-based line of offset at: in the window, or one of the
+// marks fill kept.
+func (p *parser) lineOf(at int) int {
+	switch {
+	case at >= p.off:
+		return p.lines + bytes.Count(p.data[:at-p.off], []byte{'\n'}) + 1
+	case at == p.sectionAt:
+		return p.sectionLine
+	case at == p.headerAt:
+		return p.headerLine
+	}
+	return 0
+}
+
+// fill moves the window along a streamed input: it drops what is before
+// offset keep (no earlier than off) and reads more after the window's end.
+// It returns false, reading nothing, at the input's end, when the input is
+// held whole, or when reading fails (readErr, which the next error
+// names).
+func (p *parser) fill(keep int) bool {
+	if p.src == nil || p.readErr != nil || p.off+len(p.data) >= p.length {
+		return false
+	}
+	k := keep - p.off
+	if !p.binary {
+		for _, m := range []struct {
+			at   int
+			line *int
+		}{{p.sectionAt, &p.sectionLine}, {p.headerAt, &p.headerLine}} {
+			if m.at >= p.off && m.at < keep {
+				*m.line = p.lineOf(m.at)
+			}
+		}
+		p.lines += bytes.Count(p.data[:k], []byte{'\n'})
+	}
+	buf := p.data[:cap(p.data)]
+	n := copy(buf, p.data[k:])
+	if n == len(buf) { // an item longer than the window
+		buf = make([]byte, 2*len(buf))
+		copy(buf, p.data[k:])
+	}
+	got, err := io.ReadAtLeast(p.src, buf[n:min(len(buf), n+p.length-(keep+n))], 1)
+	p.off, p.data = keep, buf[:n+got]
+	if err != nil && err != io.EOF {
+		p.readErr = err
+	}
+	if got == 0 {
+		if err == nil || err == io.EOF || err == io.ErrUnexpectedEOF {
+			p.length = p.off + len(p.data) // the input is shorter than its size said
+		}
+		return false
+	}
+	return true
+}
+
+// avail reports whether the n bytes at pos are in the window, moving it
+// along a streamed input as needed.
+func (p *parser) avail(n int) bool {
+	for p.off+len(p.data)-p.pos < n {
+		if !p.fill(p.pos) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *parser) setItem(item string, i, n int64) { p.item, p.i, p.n = item, i, n }
@@ -124,24 +207,53 @@ func isSpace(c byte) bool {
 }
 
 func (p *parser) skipSpace() {
-	for p.pos < len(p.data) && isSpace(p.data[p.pos]) {
-		p.pos++
+	i := p.pos - p.off
+	for i < len(p.data) && isSpace(p.data[i]) {
+		i++
+	}
+	p.pos = p.off + i
+	if i == len(p.data) && p.src != nil {
+		p.skipSpaceOn()
 	}
 }
+
+// skipSpaceOn is skipSpace past the window's end.
+func (p *parser) skipSpaceOn() {
+	for p.fill(p.pos) {
+		i := p.pos - p.off
+		for i < len(p.data) && isSpace(p.data[i]) {
+			i++
+		}
+		p.pos = p.off + i
+		if i < len(p.data) {
+			return
+		}
+	}
+}
+
+// atEnd reports whether the input ends at pos.
+func (p *parser) atEnd() bool { return !p.avail(1) }
 
 // token returns the next whitespace-separated ASCII token; what names it
 // for the error at the end of the input.
 func (p *parser) token(what string) ([]byte, error) {
 	p.skipSpace()
 	p.at = p.pos
-	if p.pos == len(p.data) {
+	if p.pos-p.off == len(p.data) {
 		return nil, p.errorf("truncated: input ends where %s was expected", what)
 	}
 	start := p.pos
-	for p.pos < len(p.data) && !isSpace(p.data[p.pos]) {
-		p.pos++
+	for {
+		i := p.pos - p.off
+		for i < len(p.data) && !isSpace(p.data[i]) {
+			i++
+		}
+		p.pos = p.off + i
+		if i < len(p.data) || !p.fill(start) {
+			break
+		}
 	}
-	return p.data[start:p.pos], nil
+	return p.data[start-p.off : p.pos-p.off], nil
 }
 
 // int reads an ASCII integer in [lo, hi].
@@ -186,15 +298,18 @@ func clip(b []byte) []byte {
 // endLine passes the end of the current line: only blanks may remain on
 // it. Binary data starts after it.
 func (p *parser) endLine() error {
-	for p.pos < len(p.data) && (p.data[p.pos] == ' ' || p.data[p.pos] == '\t' || p.data[p.pos] == '\r') {
+	for p.avail(1) {
+		if c := p.data[p.pos-p.off]; c != ' ' && c != '\t' && c != '\r' {
+			break
+		}
 		p.pos++
 	}
 	p.at = p.pos
-	if p.pos == len(p.data) {
+	if !p.avail(1) {
 		return p.errorf("truncated: input ends where a newline was expected")
 	}
-	if p.data[p.pos] != '\n' {
-		return p.errorf("unexpected %q where the line should end", p.data[p.pos])
+	if c := p.data[p.pos-p.off]; c != '\n' {
+		return p.errorf("unexpected %q where the line should end", c)
 	}
 	p.pos++
 	return nil
@@ -212,10 +327,14 @@ func (p *parser) binaryStart() error {
 // bytes returns the next n bytes of binary data.
 func (p *parser) bytes(n int, what string) ([]byte, error) {
 	p.at = p.pos
-	if len(p.data)-p.pos < n {
-		return nil, p.errorf("truncated: input ends in %s (%d bytes needed, %d left)", what, n, len(p.data)-p.pos)
+	i := p.pos - p.off
+	if len(p.data)-i < n {
+		if !p.avail(n) {
+			return nil, p.errorf("truncated: input ends in %s (%d bytes needed, %d left)", what, n, p.off+len(p.data)-p.pos)
+		}
+		i = p.pos - p.off
 	}
-	b := p.data[p.pos : p.pos+n]
+	b := p.data[i : i+n]
 	p.pos += n
 	return b, nil
 }
@@ -282,14 +401,14 @@ func (p *parser) real(what string) (float64, error) {
 // (ASCII: a token and a separator, two bytes, per token), fit in what is
 // left of the input.
 func (p *parser) fits(n int64, per int, what string) error {
-	left := int64(len(p.data) - p.pos)
+	left := int64(p.length - p.pos)
 	need := int64(per)
 	if !p.binary {
 		need = 2 * int64(per)
 		left++ // the last token needs no separator
 	}
 	if n > left/need {
-		return p.errorf("%d %s claimed, but the %d bytes left in the input hold at most %d", n, what, len(p.data)-p.pos, left/need)
+		return p.errorf("%d %s claimed, but the %d bytes left in the input hold at most %d", n, what, p.length-p.pos, left/need)
 	}
 	return nil
 }
@@ -313,7 +432,7 @@ func (p *parser) parse() error {
 	for {
 		p.section, p.item = "", ""
 		p.skipSpace()
-		if p.pos == len(p.data) {
+		if p.atEnd() {
 			if first {
 				p.at = p.pos
 				return p.errorf("empty input: expected $MeshFormat")
@@ -370,7 +489,7 @@ func (p *parser) parse() error {
 	}
 	for _, sec := range []string{"$Nodes", "$Elements"} {
 		if !p.seen[sec] {
-			p.at = len(p.data)
+			p.at = p.pos
 			return p.errorf("the input ends without a %s section", sec)
 		}
 	}
@@ -401,12 +520,17 @@ func (p *parser) end(sec string) error {
 func (p *parser) skipSection(sec string) error {
 	marker := []byte("\n$End" + sec[1:])
 	for {
-		i := bytes.Index(p.data[p.pos:], marker)
+		i := bytes.Index(p.data[p.pos-p.off:], marker)
 		if i < 0 {
-			return p.errorf("no $End%s: the section is not closed", sec[1:])
+			// Keep what could be the marker's start.
+			p.pos = max(p.pos, p.off+len(p.data)-len(marker)+1)
+			if !p.fill(p.pos) {
+				return p.errorf("no $End%s: the section is not closed", sec[1:])
+			}
+			continue
 		}
 		p.pos += i + len(marker)
-		if p.pos == len(p.data) || isSpace(p.data[p.pos]) {
+		if p.atEnd() || isSpace(p.data[p.pos-p.off]) {
 			return nil
 		}
 	}
@@ -477,14 +601,26 @@ func (p *parser) physicalNames() error {
 		}
 		p.skipSpace()
 		p.at = p.pos
-		if p.pos == len(p.data) || p.data[p.pos] != '"' {
+		if p.atEnd() || p.data[p.pos-p.off] != '"' {
 			return p.errorf("expected a quoted name")
 		}
-		end := bytes.IndexAny(p.data[p.pos+1:], "\"\n")
-		if end < 0 || p.data[p.pos+1+end] != '"' {
+		end := -1
+		for from := 1; ; {
+			w := p.data[p.pos-p.off:]
+			if end = bytes.IndexAny(w[from:], "\"\n"); end >= 0 {
+				end += from - 1
+				break
+			}
+			from = len(w)
+			if !p.fill(p.pos) {
+				break
+			}
+		}
+		w := p.data[p.pos-p.off:]
+		if end < 0 || w[1+end] != '"' {
 			return p.errorf("the name's closing quote is missing")
 		}
-		name := string(p.data[p.pos+1 : p.pos+1+end])
+		name := string(w[1 : 1+end])
 		p.pos += end + 2
 		p.m.Physical = append(p.m.Physical, PhysicalGroup{Dim: int(dim), Tag: int32(tag), Name: name})
 	}
@@ -581,6 +717,9 @@ func (p *parser) readNodes() error {
 		return err
 	}
 	p.setItem("", 0, 0)
+	if p.part != nil {
+		return nil
+	}
 	return p.nodes.build(p)
 }
 
@@ -599,13 +738,28 @@ func (p *parser) nodes22() error {
 		return err
 	}
 	m := p.m
-	m.NodeTags = make([]int64, n)
-	m.X = make([]float64, 3*n)
+	if p.part != nil {
+		p.part.nodes(n)
+	} else {
+		m.NodeTags = make([]int64, n)
+		m.X = make([]float64, 3*n)
+	}
 	for i := range n {
 		p.setItem("node", i, n)
 		tag, err := p.integer("the node tag", 1, math.MaxInt64)
 		if err != nil {
 			return err
+		}
+		if p.part != nil {
+			var x [3]float64
+			for k := range x {
+				if x[k], err = p.real("a coordinate"); err != nil {
+					return err
+				}
+			}
+			p.part.nodeTag(i, tag)
+			p.part.nodeX(i, x[:])
+			continue
 		}
 		m.NodeTags[i] = tag
 		for k := range 3 {
@@ -631,7 +785,7 @@ func (p *parser) nodes41() error {
 	if err != nil {
 		return err
 	}
-	header := p.at
+	p.headerAt = p.at
 	for _, what := range []string{"the smallest node tag", "the largest node tag"} {
 		if _, err := p.size(what, 0, math.MaxInt64); err != nil {
 			return err
@@ -644,8 +798,13 @@ func (p *parser) nodes41() error {
 		return err
 	}
 	m := p.m
-	m.NodeTags = make([]int64, 0, n)
-	m.X = make([]float64, 0, 3*n)
+	if p.part != nil {
+		p.part.nodes(n)
+	} else {
+		m.NodeTags = make([]int64, 0, n)
+		m.X = make([]float64, 0, 3*n)
+	}
+	read := int64(0) // nodes before the block
 	for b := range blocks {
 		p.setItem("node block", b, blocks)
 		dim, err := p.integer("the entity dimension", 0, 3)
@@ -663,7 +822,7 @@ func (p *parser) nodes41() error {
 		if err != nil {
 			return err
 		}
-		first := int64(len(m.NodeTags))
+		first := read
 		if count > n-first {
 			return p.errorf("the blocks hold more than the %d nodes the section's header gives", n)
 		}
@@ -673,6 +832,10 @@ func (p *parser) nodes41() error {
 			if err != nil {
 				return err
 			}
+			if p.part != nil {
+				p.part.nodeTag(first+i, tag)
+				continue
+			}
 			m.NodeTags = append(m.NodeTags, tag)
 		}
 		extra := 0
@@ -681,12 +844,16 @@ func (p *parser) nodes41() error {
 		}
 		for i := range count {
 			p.setItem("node", first+i, n)
-			for range 3 {
-				x, err := p.real("a coordinate")
-				if err != nil {
+			var x [3]float64
+			for k := range x {
+				if x[k], err = p.real("a coordinate"); err != nil {
 					return err
 				}
-				m.X = append(m.X, x)
+			}
+			if p.part != nil {
+				p.part.nodeX(first+i, x[:])
+			} else {
+				m.X = append(m.X, x[:]...)
 			}
 			for range extra {
 				if _, err := p.real("a parametric coordinate"); err != nil {
@@ -694,11 +861,12 @@ func (p *parser) nodes41() error {
 				}
 			}
 		}
+		read += count
 	}
-	if int64(len(m.NodeTags)) != n {
+	if read != n {
 		p.setItem("", 0, 0)
-		p.at = header
-		return p.errorf("the blocks hold %d nodes, the section's header %d", len(m.NodeTags), n)
+		p.at = p.headerAt
+		return p.errorf("the blocks hold %d nodes, the section's header %d", read, n)
 	}
 	return nil
 }
@@ -814,6 +982,9 @@ func (p *parser) elements22() error {
 	if err := p.fits(n, 4, "elements"); err != nil {
 		return err
 	}
+	if p.part != nil {
+		p.part.elements(n)
+	}
 	for i := range n {
 		p.setItem("element", i, n)
 		tag, err := p.int("the element tag", math.MinInt64, math.MaxInt64)
@@ -845,6 +1016,18 @@ func (p *parser) elements22() error {
 				ent = v
 			}
 		}
+		if p.part != nil {
+			p.part.begin(t, tag, int32(phys), int32(ent))
+			for range t.NumNodes() {
+				v, err := p.int("a node tag", math.MinInt64, math.MaxInt64)
+				if err != nil {
+					return err
+				}
+				p.part.node(v)
+			}
+			p.part.end()
+			continue
+		}
 		b := p.blockOf(t, 1)
 		b.Tags = append(b.Tags, tag)
 		b.Physical = append(b.Physical, int32(phys))
@@ -875,6 +1058,9 @@ func (p *parser) elements22Binary() error {
 	if err := p.fits(n, 8, "elements"); err != nil { // a point with no tags
 		return err
 	}
+	if p.part != nil {
+		p.part.elements(n)
+	}
 	for i := int64(0); i < n; {
 		p.setItem("element", i, n)
 		tv, err := p.binInt("the element type", math.MinInt32, math.MaxInt32)
@@ -899,7 +1085,10 @@ func (p *parser) elements22Binary() error {
 		}
 		// The bytes of the count elements are there (fits), and any int
 		// is a valid tag: only node tags can be wrong below.
-		b := p.blockOf(t, count)
+		var b *Block
+		if p.part == nil {
+			b = p.blockOf(t, count)
+		}
 		for range count {
 			p.setItem("element", i, n)
 			tag, _ := p.binInt("the element tag", math.MinInt32, math.MaxInt32)
@@ -912,6 +1101,16 @@ func (p *parser) elements22Binary() error {
 				case 1:
 					ent = v
 				}
+			}
+			if p.part != nil {
+				p.part.begin(t, tag, int32(phys), int32(ent))
+				for range t.NumNodes() {
+					v, _ := p.binInt("a node tag", math.MinInt32, math.MaxInt32)
+					p.part.node(v)
+				}
+				p.part.end()
+				i++
+				continue
 			}
 			b.Tags = append(b.Tags, tag)
 			b.Physical = append(b.Physical, int32(phys))
@@ -942,7 +1141,7 @@ func (p *parser) elements41() error {
 	if err != nil {
 		return err
 	}
-	header := p.at
+	p.headerAt = p.at
 	for _, what := range []string{"the smallest element tag", "the largest element tag"} {
 		if _, err := p.size(what, 0, math.MaxInt64); err != nil {
 			return err
@@ -953,6 +1152,9 @@ func (p *parser) elements41() error {
 	}
 	if err := p.fits(n, p.per(2, 16), "elements"); err != nil {
 		return err
+	}
+	if p.part != nil {
+		p.part.elements(n)
 	}
 	var read int64
 	for k := range blocks {
@@ -997,12 +1199,28 @@ func (p *parser) elements41() error {
 		if err := p.fits(count, per, "elements"); err != nil {
 			return err
 		}
-		b := p.blockOf(t, count)
+		var b *Block
+		if p.part == nil {
+			b = p.blockOf(t, count)
+		}
 		for range count {
 			p.setItem("element", read, n)
 			tag, err := p.size("the element tag", 0, math.MaxInt64)
 			if err != nil {
 				return err
+			}
+			if p.part != nil {
+				p.part.begin(t, tag, phys, int32(etag))
+				for range t.NumNodes() {
+					v, err := p.size("a node tag", 0, math.MaxInt64)
+					if err != nil {
+						return err
+					}
+					p.part.node(v)
+				}
+				p.part.end()
+				read++
+				continue
 			}
 			b.Tags = append(b.Tags, tag)
 			b.Physical = append(b.Physical, phys)
@@ -1021,7 +1239,7 @@ func (p *parser) elements41() error {
 	}
 	if read != n {
 		p.setItem("", 0, 0)
-		p.at = header
+		p.at = p.headerAt
 		return p.errorf("the blocks hold %d elements, the section's header %d", read, n)
 	}
 	return nil

@@ -309,7 +309,15 @@ func TestByteOrders(t *testing.T) {
 	}
 }
 
-func TestErrors(t *testing.T) {
+// errorCase is a malformed input and what the error says.
+type errorCase struct {
+	name string
+	data []byte
+	want string
+}
+
+// errorCases are TestErrors' inputs (and TestPartErrorsAreRead's).
+func errorCases() []errorCase {
 	repl := func(src string, pairs ...string) []byte {
 		if !strings.Contains(src, pairs[0]) {
 			panic(pairs[0])
@@ -321,11 +329,7 @@ func TestErrors(t *testing.T) {
 	// The last int of the second element header's last triangle: node 40.
 	i := bytes.LastIndex(badNode, []byte{40, 0, 0, 0})
 	badNode[i] = 41
-	cases := []struct {
-		name string
-		data []byte
-		want string
-	}{
+	return []errorCase{
 		{"empty", nil, "line 1: empty input: expected $MeshFormat"},
 		{"not msh", []byte("hello\n"), `line 1: expected a section ($Name), found "hello"`},
 		{"format first", repl(small22, "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n", ""), "line 1: the file must start with $MeshFormat"},
@@ -359,7 +363,10 @@ func TestErrors(t *testing.T) {
 		{"binary missing node", badNode, fmt.Sprintf("byte %d: $Elements: element 3 of 3: triangle 3: node tag 41 is not in $Nodes", i)},
 		{"binary truncated", le[:len(le)-30], "$Elements: element 2 of 3: 2 elements claimed, but the"},
 	}
-	for _, c := range cases {
+}
+
+func TestErrors(t *testing.T) {
+	for _, c := range errorCases() {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := Read(bytes.NewReader(c.data))
 			if err == nil {

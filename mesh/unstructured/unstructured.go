@@ -75,10 +75,18 @@
 // Mesh.Cells (a mixed mesh also declares an unexported map of each cell
 // to its nodes, padded to the most nodes of a kind, so that the nodes
 // follow the cells, and the cells the nodes when RCB partitions the
-// nodes).
-// From a .msh file every rank reads the file, keeping its blocks; from the
-// HDF5 file `op2mesh convert` writes, every rank reads its blocks only, so
-// that no rank holds the whole mesh.
+// nodes). No rank holds the whole mesh. From a .msh file every rank
+// streams the file through a buffer of a fixed size (gmsh.ScanFile to
+// count, then gmsh.ReadFilePart) and keeps its blocks only, so that what
+// it holds while reading is its share of the mesh and the buffer, not the
+// whole file and mesh: node tags 1..N, as Gmsh writes them, are node
+// tag−1, other tags are looked up in a directory spread over the ranks,
+// and the coordinates a rank's cells need from other blocks, to orient
+// them, come from the ranks holding them. A 2.2 file's element in several
+// groups is one cell where its copies follow one another, as Gmsh writes
+// them; copies apart are an error naming them (one process finds copies
+// anywhere in the file). From the HDF5 file `op2mesh convert` writes,
+// every rank reads its blocks only, and reads the file once.
 package unstructured
 
 import (
@@ -238,9 +246,15 @@ func Load(path string, opts Options) (*Mesh, error) {
 		return declare(src, opts)
 	}
 	var src *source
-	if isH5 {
+	switch {
+	case isH5:
 		src, err = readHDF5Block(path, op2.Rank(), op2.Ranks())
-	} else {
+	case op2.Ranks() > 1:
+		// Collective, and its error is every rank's already.
+		if src, err = readGmshBlock(comm(), path); err != nil {
+			return nil, err
+		}
+	default:
 		var g *gmsh.Mesh
 		if g, err = gmsh.ReadFile(path); err == nil {
 			src, err = fromGmsh(g, op2.Rank(), op2.Ranks())
