@@ -134,7 +134,7 @@ type Mesh struct {
 	// data is one Dat.
 	Cells *op2.Set
 	// CellNodes maps each cell to its Kind.Nodes() nodes, in Gmsh's
-	// (and VTK's) order, positively oriented; nil for a mixed mesh,
+	// order (VTK's for all but prisms: see vtk.Wedge), positively oriented; nil for a mixed mesh,
 	// whose cells reach their nodes through CellKinds.
 	CellNodes *op2.Map
 	// CellKinds holds the cells of each kind, in the order the cells are
