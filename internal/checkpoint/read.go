@@ -16,8 +16,9 @@ import (
 // Restore loads the checkpoint at path into p's dats, Globals and
 // constants and returns the state saved with it (see op2.Restore). Every
 // rank checks the file before any changes anything; a file that does not
-// match is refused and nothing is changed. The caller holds the lock with
-// no recorded loop left.
+// match is refused and nothing is changed. Under MPI each rank reads its
+// own elements' rows, where they lie in few runs (direct.go), else its
+// block, exchanged. The caller holds the lock with no recorded loop left.
 func Restore(p Program, path string) (map[string][]byte, error) {
 	what := fmt.Sprintf("op2.Restore(%q)", path)
 	c, err := newContents(what, p, nil)

@@ -2,7 +2,8 @@
 // later), loaded at run time with dlopen so that nothing about HDF5 is
 // needed to build GoOP2 or to run programs that do not read or write HDF5
 // files. It covers what package hdf5 uses: files, two-dimensional datasets
-// read and written whole or by blocks of rows (hyperslabs), scalar integer
+// read and written whole or by blocks of rows (hyperslabs; ReadRuns reads
+// many runs of rows in one call), scalar integer
 // and fixed-length string attributes.
 //
 // HDF5's predefined types (H5T_NATIVE_DOUBLE and the others) are macros over
