@@ -151,4 +151,8 @@ func TestReadDirect(t *testing.T) {
 	if _, err := r.readDirect("dats/0", s, p, nil); err == nil || !strings.Contains(err.Error(), "dats/0") {
 		t.Errorf("reading rows past the dataset: %v, want an error naming it", err)
 	}
+	p, _ = planDirect([]int32{0, 1})
+	if _, err := r.readDirect("dats/9", s, p, nil); err == nil || !strings.Contains(err.Error(), "dats/9") {
+		t.Errorf("reading a dataset the file lacks: %v, want an error naming it", err)
+	}
 }

@@ -228,11 +228,12 @@ out:
 // op2_h5_read_runs reads n runs of rows of a two-dimensional dataset of
 // dim columns as type typ, with one opening of the dataset: run i, rows
 // [start[i], start[i]+count[i]), goes to bufs[into[i]] at byte offset
-// off[i]. It returns NULL, or what failed with *failed the run.
+// off[i]. It returns NULL, or what failed with *failed the run (n when
+// no run had begun).
 static const char *op2_h5_read_runs(hid_t f, const char *name, int typ, hsize_t dim, size_t n,
 		const hsize_t *start, const hsize_t *count, const unsigned char *into, const size_t *off,
 		void *buf0, void *buf1, size_t *failed) { op2_h5_quiet();
-	*failed = 0;
+	*failed = n;
 	hid_t d = pH5Dopen2(f, name, 0);
 	if (d < 0) return "cannot be opened as a dataset";
 	const char *err = NULL;
@@ -823,8 +824,11 @@ func (f *File) ReadRuns(name string, typ Type, dim int, runs []Run, buf0, buf1 u
 		msg = C.op2_h5_read_runs(f.id, c[0], C.int(typ), C.hsize_t(dim), C.size_t(n), &start[0], &count[0], &into[0], &off[0], buf0, buf1, &failed)
 	})
 	if err := errOf(msg); err != nil {
-		r := runs[failed]
-		return fmt.Errorf("rows [%d,%d): %w", r.Start, r.Start+r.Count, err)
+		if int(failed) < n {
+			r := runs[failed]
+			return fmt.Errorf("rows [%d,%d): %w", r.Start, r.Start+r.Count, err)
+		}
+		return err
 	}
 	return nil
 }
