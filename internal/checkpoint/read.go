@@ -16,8 +16,9 @@ import (
 // Restore loads the checkpoint at path into p's dats, Globals and
 // constants and returns the state saved with it (see op2.Restore). Every
 // rank checks the file before any changes anything; a file that does not
-// match is refused and nothing is changed. The caller holds the lock with
-// no recorded loop left.
+// match is refused and nothing is changed. Under MPI each rank reads its
+// own elements' rows, where they lie in few runs (direct.go), else its
+// block, exchanged. The caller holds the lock with no recorded loop left.
 func Restore(p Program, path string) (map[string][]byte, error) {
 	what := fmt.Sprintf("op2.Restore(%q)", path)
 	c, err := newContents(what, p, nil)
@@ -55,6 +56,11 @@ type restore struct {
 	datNames    [][2]string
 	globalNames []string
 	keys        []string
+
+	// Under MPI, the sets each rank reads directly (direct.go), and
+	// their scratch buffer.
+	direct  map[*core.Set]*directPlan
+	scratch []byte
 }
 
 // plan opens the file and matches its contents with the program's,
@@ -365,6 +371,11 @@ func (r *restore) read(name string, typ h5.Type, ndims, start, count, dim int, b
 // apply reads the values into the program's dats, Globals and constants.
 func (r *restore) apply() error {
 	c := r.c
+	if c.w != nil {
+		if err := r.planSets(); err != nil {
+			return err
+		}
+	}
 	for k, s := range c.dats {
 		if r.dats[k] == "" {
 			continue
@@ -410,6 +421,13 @@ func (r *restore) dat(name string, s *core.Storage) error {
 				copy(local[i*elem:(i+1)*elem], all[int(g)*elem:(int(g)+1)*elem])
 			}
 		}
+	} else if p := r.direct[s.Set]; p != nil {
+		var err error
+		if r.scratch, err = r.readDirect(name, s, p, r.scratch); err != nil {
+			return err
+		}
+		s.HaloStale = false // the halo got its owners' values too
+		return nil
 	} else {
 		start, count := collective.Block(h.GlobalSize, r.c.w.Rank(), r.c.w.Size())
 		block := make([]byte, count*elem)

@@ -2,7 +2,8 @@
 // later), loaded at run time with dlopen so that nothing about HDF5 is
 // needed to build GoOP2 or to run programs that do not read or write HDF5
 // files. It covers what package hdf5 uses: files, two-dimensional datasets
-// read and written whole or by blocks of rows (hyperslabs), scalar integer
+// read and written whole or by blocks of rows (hyperslabs; ReadRuns reads
+// many runs of rows in one call), scalar integer
 // and fixed-length string attributes.
 //
 // HDF5's predefined types (H5T_NATIVE_DOUBLE and the others) are macros over
@@ -217,6 +218,39 @@ static const char *op2_h5_read(hid_t f, const char *name, int typ, int ndims, hs
 	ms = pH5Screate_simple(1, &n, NULL);
 	if (ms < 0) { err = "memory dataspace cannot be created"; goto out; }
 	if (pH5Dread(d, h5types[typ], ms, fs, 0, buf) < 0) err = "cannot be read (or its values do not convert to the requested type)";
+out:
+	if (ms >= 0) pH5Sclose(ms);
+	if (fs >= 0) pH5Sclose(fs);
+	pH5Dclose(d);
+	return err;
+}
+
+// op2_h5_read_runs reads n runs of rows of a two-dimensional dataset of
+// dim columns as type typ, with one opening of the dataset: run i, rows
+// [start[i], start[i]+count[i]), goes to bufs[into[i]] at byte offset
+// off[i]. It returns NULL, or what failed with *failed the run (n when
+// no run had begun).
+static const char *op2_h5_read_runs(hid_t f, const char *name, int typ, hsize_t dim, size_t n,
+		const hsize_t *start, const hsize_t *count, const unsigned char *into, const size_t *off,
+		void *buf0, void *buf1, size_t *failed) { op2_h5_quiet();
+	*failed = n;
+	hid_t d = pH5Dopen2(f, name, 0);
+	if (d < 0) return "cannot be opened as a dataset";
+	const char *err = NULL;
+	hid_t fs = pH5Dget_space(d), ms = -1;
+	if (fs < 0) { err = "has no readable dataspace"; goto out; }
+	for (size_t i = 0; i < n; i++) {
+		if (count[i] == 0) continue;
+		hsize_t o[2] = {start[i], 0}, c[2] = {count[i], dim}, m = count[i] * dim;
+		*failed = i;
+		if (pH5Sselect_hyperslab(fs, 0, o, NULL, c, NULL) < 0) { err = "rows cannot be selected"; goto out; }
+		ms = pH5Screate_simple(1, &m, NULL);
+		if (ms < 0) { err = "memory dataspace cannot be created"; goto out; }
+		char *to = (char *)(into[i] ? buf1 : buf0) + off[i];
+		if (pH5Dread(d, h5types[typ], ms, fs, 0, to) < 0) { err = "cannot be read (or its values do not convert to the requested type)"; goto out; }
+		pH5Sclose(ms);
+		ms = -1;
+	}
 out:
 	if (ms >= 0) pH5Sclose(ms);
 	if (fs >= 0) pH5Sclose(fs);
@@ -749,6 +783,54 @@ func (f *File) Read(name string, typ Type, ndims, start, count, dim int, buf uns
 		msg = C.op2_h5_read(f.id, c[0], C.int(typ), C.int(ndims), C.hsize_t(start), C.hsize_t(count), C.hsize_t(dim), buf)
 	})
 	return errOf(msg)
+}
+
+// Run is a run of rows that ReadRuns reads: Count rows from row Start of
+// the dataset, to byte Offset of one of its two buffers (Into 0 or 1).
+type Run struct {
+	Start, Count uint64
+	Into         uint8
+	Offset       uintptr
+}
+
+// ReadRuns reads runs of rows of the two-dimensional dataset name, of dim
+// columns, as type typ, opening the dataset once: each run's rows go to
+// buf0 or buf1 at its offset, which must hold them (Count × dim values
+// of typ). It is not collective: each rank reads its own runs.
+func (f *File) ReadRuns(name string, typ Type, dim int, runs []Run, buf0, buf1 unsafe.Pointer) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	n := len(runs)
+	// C memory: the runs' arrays hold no Go pointers, but one allocation
+	// in C keeps them out of the garbage collector's way.
+	mem := C.malloc(C.size_t(n) * C.size_t(3*8+1))
+	if mem == nil {
+		return errors.New("no memory for the runs to read")
+	}
+	defer C.free(mem)
+	start := unsafe.Slice((*C.hsize_t)(mem), n)
+	count := unsafe.Slice((*C.hsize_t)(unsafe.Add(mem, 8*n)), n)
+	off := unsafe.Slice((*C.size_t)(unsafe.Add(mem, 16*n)), n)
+	into := unsafe.Slice((*C.uchar)(unsafe.Add(mem, 24*n)), n)
+	for i, r := range runs {
+		start[i], count[i], off[i], into[i] = C.hsize_t(r.Start), C.hsize_t(r.Count), C.size_t(r.Offset), C.uchar(r.Into)
+	}
+	c, done := enter(name)
+	defer done()
+	var msg *C.char
+	var failed C.size_t
+	do(func() {
+		msg = C.op2_h5_read_runs(f.id, c[0], C.int(typ), C.hsize_t(dim), C.size_t(n), &start[0], &count[0], &into[0], &off[0], buf0, buf1, &failed)
+	})
+	if err := errOf(msg); err != nil {
+		if int(failed) < n {
+			r := runs[failed]
+			return fmt.Errorf("rows [%d,%d): %w", r.Start, r.Start+r.Count, err)
+		}
+		return err
+	}
+	return nil
 }
 
 // Write creates the dataset name (rank ndims, 1 or 2; groups in its path
