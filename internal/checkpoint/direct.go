@@ -166,7 +166,14 @@ func (r *restore) planSets() error {
 			continue
 		}
 		seen[s.Set] = true
-		p, ok := planDirect(h.Global[:s.Set.Total])
+		rows := h.Global[:s.Set.Total] // the file's rows: global numbers less the base
+		if h.Base != 0 {
+			rows = make([]int64, s.Set.Total)
+			for i, g := range h.Global[:s.Set.Total] {
+				rows[i] = g - h.Base
+			}
+		}
+		p, ok := planDirect(rows)
 		sets = append(sets, s.Set)
 		r.direct[s.Set] = p
 		oks = append(oks, 0)
