@@ -8,8 +8,9 @@
 // from a file, before it is declared to GoOP2), in time linear in the
 // mesh's size up to a sort of the facets' keys.
 //
-// Local numbering follows Gmsh's node orders (VTK's too, but for prisms: see package vtk's Wedge). A facet's nodes
-// are listed as its first cell sees it, oriented outward from that cell
+// Local numbering follows Gmsh's node orders (VTK's too, but for prisms:
+// see package vtk's Wedge). A facet's nodes are listed as its first cell
+// sees it, oriented outward from that cell
 // when the cell is positively oriented (counter-clockwise triangles and
 // quadrilaterals; tetrahedra with (n1-n0)×(n2-n0)·(n3-n0) > 0; hexahedra
 // and prisms with their bottom face counter-clockwise seen from above;

@@ -134,8 +134,9 @@ type Mesh struct {
 	// data is one Dat.
 	Cells *op2.Set
 	// CellNodes maps each cell to its Kind.Nodes() nodes, in Gmsh's
-	// order (VTK's for all but prisms: see vtk.Wedge), positively oriented; nil for a mixed mesh,
-	// whose cells reach their nodes through CellKinds.
+	// order (VTK's for all but prisms: see vtk.Wedge), positively
+	// oriented; nil for a mixed mesh, whose cells reach their nodes
+	// through CellKinds.
 	CellNodes *op2.Map
 	// CellKinds holds the cells of each kind, in the order the cells are
 	// numbered: one entry for a mesh of one kind (its Set is Cells), one
