@@ -402,6 +402,20 @@ func newSizes(n int64) (*sizes, error) {
 	return &sizes{i64: make([]int64, max(n, 1))}, nil
 }
 
+// wholeRange is the range 1 to n that a read of a whole array takes.
+func wholeRange(n int64) (lo, hi *sizes, err error) {
+	if lo, err = newSizes(1); err != nil {
+		return nil, nil, err
+	}
+	hi, _ = newSizes(1)
+	if width == 4 {
+		lo.i32[0], hi.i32[0] = 1, int32(n)
+	} else {
+		lo.i64[0], hi.i64[0] = 1, n
+	}
+	return lo, hi, nil
+}
+
 func (s *sizes) ptr() unsafe.Pointer {
 	if s.i32 != nil {
 		return unsafe.Pointer(&s.i32[0])
@@ -442,15 +456,9 @@ func (f *File) CoordName(B, Z, c int) (string, error) {
 func (f *File) Coord(B, Z int, name string, n int64) ([]float64, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	lo, err := newSizes(1)
+	lo, hi, err := wholeRange(n)
 	if err != nil {
 		return nil, err
-	}
-	hi, _ := newSizes(1)
-	if width == 4 {
-		lo.i32[0], hi.i32[0] = 1, int32(n)
-	} else {
-		lo.i64[0], hi.i64[0] = 1, n
 	}
 	x := make([]float64, max(n, 1))
 	cn := C.CString(name)
@@ -728,15 +736,9 @@ func (f *File) FieldWrite(B, Z, S int, name string, values []float64) error {
 func (f *File) FieldRead(B, Z, S int, name string, n int64) ([]float64, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	lo, err := newSizes(1)
+	lo, hi, err := wholeRange(n)
 	if err != nil {
 		return nil, err
-	}
-	hi, _ := newSizes(1)
-	if width == 4 {
-		lo.i32[0], hi.i32[0] = 1, int32(n)
-	} else {
-		lo.i64[0], hi.i64[0] = 1, n
 	}
 	v := make([]float64, max(n, 1))
 	cn := C.CString(name)
