@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/goop2/op2/mesh/cgns"
+	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/mesh/unstructured"
 )
 
@@ -35,12 +36,10 @@ func patch(t *testing.T, data, old, new []byte) []byte {
 	return bytes.Replace(data, old, new, 1)
 }
 
-// TestReadMalformed: a .cgns aflr3_to_cgns wrote, truncated or with its
-// data corrupted (a node number out of range, a zone claiming more
-// vertices than the file holds, a section claiming more elements), and
-// files that are not CGNS, give an error naming the file — and the node
-// where it can — never a crash.
-func TestReadMalformed(t *testing.T) {
+// convertedBox converts the box mesh (convert) and returns the mesh it
+// came from, the .cgns file's bytes and its tetrahedra as Read gives them.
+func convertedBox(t *testing.T) (g *gmsh.Mesh, good []byte, tets gmsh.Block) {
+	t.Helper()
 	path, g := convert(t, "box")
 	good, err := os.ReadFile(path)
 	if err != nil {
@@ -50,7 +49,16 @@ func TestReadMalformed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tets := m.Cells()[0]
+	return g, good, m.Cells()[0]
+}
+
+// TestReadMalformed: a .cgns aflr3_to_cgns wrote, truncated or with its
+// data corrupted (a node number out of range, a zone claiming more
+// vertices than the file holds, a section claiming more elements), and
+// files that are not CGNS, give an error naming the file — and the node
+// where it can — never a crash.
+func TestReadMalformed(t *testing.T) {
+	g, good, tets := convertedBox(t)
 	nv, nt := int32(g.NumNodes()), int32(tets.Len())
 	first := make([]int32, 4)
 	for i, v := range tets.Nodes[:4] {
@@ -105,16 +113,7 @@ func TestReadMalformed(t *testing.T) {
 // range): Read gives an error naming the section and the element, or a
 // mesh that passes gmsh.Mesh.Check — never a crash.
 func TestReadCorruptConnectivity(t *testing.T) {
-	path, g := convert(t, "box")
-	good, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := cgns.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tets := m.Cells()[0]
+	g, good, tets := convertedBox(t)
 	conn := make([]int32, len(tets.Nodes))
 	for i, v := range tets.Nodes {
 		conn[i] = v + 1

@@ -19,7 +19,8 @@ import (
 func need(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("aflr3_to_cgns"); err != nil {
-		testreq.Skip(t, "cgns", fmt.Errorf("no aflr3_to_cgns (Debian: apt-get install cgns-convert): %w", err))
+		// Absent (exec.ErrNotFound) skips; any other failure fails.
+		testreq.Check(t, "cgns", fmt.Errorf("no aflr3_to_cgns (Debian: apt-get install cgns-convert): %w", err), exec.ErrNotFound)
 	}
 	testreq.Check(t, "cgns", cgns.Load(), cgns.ErrUnavailable)
 }
