@@ -156,15 +156,15 @@ func replayProgram(t *testing.T, mode string, steps, killAt, killRank int) []str
 }
 
 // TestAutoCheckpointReplaysWhatLoopsBuilt restarts replayProgram's
-// three forms from automatic checkpoints written every 7 loops, a rank
-// killed after step 8 of 12, on 1 and 2 ranks: each prints every line of
+// four forms from automatic checkpoints written every 7 loops, a rank
+// killed after step 8 of 12, on 2 ranks: each prints every line of
 // a run never stopped. What the set-up loops produced reaches the steps
 // through the host (a subset built from flags), a matrix assembled once,
 // or a matrix assembled and solved every step: the restart runs the
 // loops again as far as the host last read what loops wrote, or a loop
 // assembled a matrix, and skips the rest (its log says how many), which
-// for the subset and the matrix assembled once is most of them. With
-// -short, on 2 ranks only.
+// for the subset and the matrix assembled once is most of them. The
+// subset and the solve each step also run on 1 rank (not with -short).
 func TestAutoCheckpointReplaysWhatLoopsBuilt(t *testing.T) {
 	const modeEnv, outEnv, killEnv = "OP2_TEST_REPLAY_MODE", "OP2_TEST_REPLAY_OUT", "OP2_TEST_REPLAY_KILL"
 	if mpitest.InRanks() {
@@ -196,9 +196,9 @@ func TestAutoCheckpointReplaysWhatLoopsBuilt(t *testing.T) {
 			got, err := os.ReadFile(out)
 			return string(got), string(b), err
 		}
-		rankCounts := []int{1, 2}
-		if testing.Short() {
-			rankCounts = []int{2}
+		rankCounts := []int{2}
+		if !testing.Short() && (mode == "subset" || mode == "solve-each") {
+			rankCounts = []int{1, 2}
 		}
 		for _, ranks := range rankCounts {
 			want, log, err := run(ranks, "", "")

@@ -22,9 +22,9 @@ import (
 )
 
 // compileCheck is a backend that compiles the CUDA source of every loop it
-// is asked to build with NVRTC, for each architecture in archs, each
-// shared-memory size in sharedSizes and each work-group size in
-// workGroupSizes, and then runs the loop on the sequential backend, so
+// is asked to build with NVRTC, for each shared-memory size in
+// sharedSizes and each work-group size in workGroupSizes (see variants)
+// and the architectures in archs (see variant.archs), and then runs the loop on the sequential backend, so
 // that the conformance suite, the random meshes and Airfoil (which check
 // their results) drive it through every loop shape they have. No GPU is
 // needed.
@@ -46,7 +46,7 @@ var (
 	aosOnly bool
 
 	compiledMu sync.Mutex
-	compiled   = map[string]bool{} // sources compiled (each for every arch)
+	compiled   = map[string]bool{} // sources compiled (each for its variant's archs)
 	failures   []string
 )
 
@@ -69,11 +69,16 @@ type variant struct {
 // variants are the shared-memory sizes, work-group sizes, schemes and
 // data layouts each loop is generated for; with -short, sizes other than
 // the default only in the aos layout (the layout and the size change
-// different lines of the code).
+// different lines of the code). A shared-memory size other than the
+// nominal one is generated with the default work-group size only (the
+// two change different lines too).
 func variants() []variant {
 	var out []variant
 	for _, shared := range sharedSizes {
 		for _, wg := range workGroupSizes {
+			if shared != cuda.NominalSharedMem && wg != 0 {
+				continue
+			}
 			for _, scheme := range []device.Scheme{device.Staged, device.Atomics} {
 				for _, soa := range []bool{false, true} {
 					if soa && (wg != 0 || aosOnly) && testing.Short() {
@@ -85,6 +90,16 @@ func variants() []variant {
 		}
 	}
 	return out
+}
+
+// archs are the architectures v's source is compiled for: every one in
+// archs for the default sizes, the newest only for the other sizes (the
+// sizes change the same lines whatever the architecture).
+func (v variant) archs() []int {
+	if v.shared == cuda.NominalSharedMem && v.opts.WorkGroupSize == 0 {
+		return archs
+	}
+	return archs[len(archs)-1:]
 }
 
 func (c *compileCheck) Name() string { return compileCheckName }
@@ -111,7 +126,7 @@ func (c *compileCheck) Build(l *core.Loop) (exec.Program, error) {
 		if done {
 			continue
 		}
-		for _, arch := range archs {
+		for _, arch := range v.archs() {
 			_, log, err := nv.Compile(src, l.Kernel.Name+".cu", arch, cuda.CompileOptions(l)...)
 			if err != nil || strings.TrimSpace(log) != "" {
 				compiledMu.Lock()
@@ -128,7 +143,8 @@ func (c *compileCheck) Build(l *core.Loop) (exec.Program, error) {
 // (staged and atomics) and both data layouts (aos and soa), with NVRTC for
 // sm_80 and sm_90 and fails on any error or warning. In the full run each
 // loop is also generated for a device with 2 KiB of shared memory, so the
-// code for data too large to stage is compiled as well. MG-CFD's loops
+// code for data too large to stage is compiled as well. Sizes other than
+// the defaults are compiled for sm_90 only. MG-CFD's loops
 // (internal/mgcfd) are compiled too (with -short in the aos layout and
 // for sm_90 only). Airfoil's loops
 // are also compiled with 128 and 256 threads per block instead of the
