@@ -366,8 +366,9 @@ func declareDistributed(what string) error {
 // HaloStats is this process's halo traffic under MPI (zero without it):
 // the point-to-point halo messages it sent and their bytes, and the
 // agreements (one small MPI_Allreduce each) before loops and recorded
-// chains. A recorded chain (see Chain) sends the halos its loops need
-// grouped, one message per neighbour and exchange point, and agrees once.
+// chains. The halos of the Dats one loop exchanges travel grouped, one
+// message per neighbour; a recorded chain (see Chain) groups those of its
+// loops by exchange point, and agrees once.
 type HaloStats struct {
 	Messages, Bytes int64
 	Agreements      int

@@ -29,7 +29,8 @@ import (
 // arguments and on the Dats to exchange, which depend on what a rank did
 // alone (Data, DataWO, Zero, CopyTo); the decisions themselves depend only
 // on the loop's arguments, never on a rank's own part of the mesh; a
-// message's tag is the argument's position.
+// message's tag is the argument's position, or groupTag for the grouped
+// message of several Dats.
 type Halo struct {
 	w World
 	// The agreement buffer and its outcome: the arguments whose Dats the
@@ -57,6 +58,7 @@ type Halo struct {
 	needs        []need
 	points       []int
 	group        []*core.Storage
+	single       []*core.Storage // a single loop's Dats, grouped by Begin
 	grouped      bool
 	parts        []groupPart
 	peers        []peerMsg
@@ -246,7 +248,10 @@ func (h *Halo) disagree(l *core.Loop) error {
 }
 
 // Begin starts the exchanges Agree decided on and sets the other ranks'
-// INC reductions to zero, so that the declared value is counted once. A
+// INC reductions to zero, so that the declared value is counted once.
+// The halos of several Dats travel grouped, one message to and from each
+// neighbouring rank (as a chain's exchange points do; OP2 groups them on
+// its device backends only), instead of one per Dat and neighbour. A
 // second Begin for the same call (the executor running the loop again as
 // configured after a tuned setting failed to start) exchanges nothing.
 func (h *Halo) Begin(l *core.Loop) error {
@@ -262,6 +267,16 @@ func (h *Halo) Begin(l *core.Loop) error {
 	}
 	exchange := h.exchange
 	h.exchange = h.exchange[:0]
+	if len(exchange) > 1 { // several Dats: one message per neighbour
+		group := h.single[:0]
+		for _, i := range exchange {
+			group = append(group, l.Args[i].Data)
+		}
+		err := h.beginGroup(l, group)
+		clear(group)
+		h.single = group[:0]
+		return err
+	}
 	for _, i := range exchange {
 		s := l.Args[i].Data
 		sh, ok := s.Set.Halo.(*SetHalo)
