@@ -145,7 +145,8 @@ func balancedHomes(c collective.Comm, blocks []topology.Cells, fsize, nodes int)
 // exchangeHalves sends the rank's halves of fsize nodes (mine of them) to
 // their homes in rounds of at most roundBytes sent per rank, and returns
 // the halves whose home this rank is (want of them), sorted by key, then
-// cell. Every rank takes part in as many rounds as the rank of the most
+// cell, then local number. What a rank receives in a round is what the
+// others send it, about roundBytes where the homes are balanced. Every rank takes part in as many rounds as the rank of the most
 // halves needs.
 func exchangeHalves(c collective.Comm, blocks []topology.Cells, firstCell, fsize int, h homes, mine, want int) ([]facetHalf, error) {
 	ranks := c.Size()
@@ -205,7 +206,10 @@ func exchangeHalves(c collective.Comm, blocks []topology.Cells, firstCell, fsize
 				return c
 			}
 		}
-		return cmp.Compare(a.cell, b.cell)
+		if c := cmp.Compare(a.cell, b.cell); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.local, b.local)
 	})
 	return halves, nil
 }

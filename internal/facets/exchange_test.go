@@ -56,3 +56,31 @@ func TestFacetsInRoundsAndBalanced(t *testing.T) {
 		}
 	}
 }
+
+// TestFacetsMoreRanksThanNodes derives the facets of two triangles (four
+// nodes) on up to 6 simulated ranks, some of them home to no node and
+// holding no cell, in rounds of one half: the same as topology.Derive's.
+func TestFacetsMoreRanksThanNodes(t *testing.T) {
+	defer facets.SetRoundBytes(1)()
+	k := topology.Triangle
+	cells, nodes := []int32{0, 1, 2, 2, 1, 3}, 4
+	whole, err := topology.Derive(k, cells, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ranks := range []int{3, 4, 6} {
+		t.Run(fmt.Sprintf("%d-ranks", ranks), func(t *testing.T) {
+			var mu sync.Mutex
+			got := make([][]facets.Block, ranks)
+			noErrors(t, disttest.Run(ranks, 0, func(p *disttest.Proc) error {
+				start, count := collective.Block(2, p.Rank(), ranks)
+				fb, err := facets.Derive(p, k, cells[start*3:(start+count)*3], start, nodes)
+				mu.Lock()
+				got[p.Rank()] = fb
+				mu.Unlock()
+				return err
+			}))
+			sameAsWhole(t, whole, got)
+		})
+	}
+}
