@@ -17,9 +17,11 @@ import (
 )
 
 // Block is one rank's share of a mesh's facets of one kind, found
-// by Derive: the facets whose smallest node is in this rank's block of
-// the nodes, in increasing order of their sorted nodes, numbered from
-// First over all ranks (interior and boundary facets separately).
+// by Derive: the facets whose smallest node is in this rank's range of
+// the nodes (consecutive ranges in rank order, cut so that the ranks
+// hold about as many facets each), in increasing order of their sorted
+// nodes, numbered from First over all ranks (interior and boundary
+// facets separately).
 type Block struct {
 	Kind topology.Kind
 	// Interior facets: their nodes (as their first cell sees them, the
@@ -54,28 +56,57 @@ type Tagged struct {
 	Tags  []int32
 }
 
-// nodeBlocks is the even split of a mesh's nodes over the ranks
-// (collective.Block): a facet's home is the rank of its smallest node.
-type nodeBlocks struct{ n, ranks int }
-
-// home returns the rank whose block holds node g.
-func (b nodeBlocks) home(g int32) int { return collective.BlockHome(b.n, b.ranks, int(g)) }
-
-// facetHalf is one cell's side of a facet on its way to the facet's home.
+// facetHalf is one cell's side of a facet, at the facet's home: the
+// facet's sorted nodes (-1 past its size), the cell (global), the facet's
+// local number in it, and the order of the nodes as the cell sees them
+// (perm: node j is key[perm>>(2j)&3]). 24 bytes.
 type facetHalf struct {
-	key   [4]int32 // sorted nodes, -1 past the facet's size
-	nodes [4]int32 // as the cell sees them
-	cell  int32    // global
+	key   [4]int32
+	cell  int32
 	local int8
+	perm  uint8
+}
+
+// newHalf is the half of cell whose local facet local has nodes (fsize of
+// them, as the cell sees them).
+func newHalf(nodes [4]int32, fsize int, cell int32, local int8) facetHalf {
+	h := facetHalf{key: [4]int32{-1, -1, -1, -1}, cell: cell, local: local}
+	idx := [4]uint8{0, 1, 2, 3}
+	// Insertion sort of the positions by node: at most 4.
+	for i := 1; i < fsize; i++ {
+		for j := i; j > 0 && nodes[idx[j]] < nodes[idx[j-1]]; j-- {
+			idx[j], idx[j-1] = idx[j-1], idx[j]
+		}
+	}
+	for k := range fsize {
+		h.key[k] = nodes[idx[k]]
+		h.perm |= uint8(k) << (2 * idx[k])
+	}
+	return h
+}
+
+// nodes returns the facet's nodes as the half's cell sees them (-1 past
+// the facet's size).
+func (h *facetHalf) nodes() [4]int32 {
+	out := [4]int32{-1, -1, -1, -1}
+	for j := range 4 {
+		if h.key[j] >= 0 {
+			out[j] = h.key[h.perm>>(2*j)&3]
+		}
+	}
+	return out
 }
 
 // Derive derives a mesh's facets over the ranks, before it is
 // partitioned: every rank passes its block of the cells (all of kind k,
 // cells holding their global node numbers, the first being global cell
 // firstCell) and the mesh's node count, and gets the facets whose
-// smallest node lies in its block of the nodes (mesh.Block). One
-// all-to-all takes each cell's facets to their homes; an exclusive sum
-// numbers them. The result, one Block per facet kind (prisms and
+// smallest node lies in its range of the nodes: the ranks' ranges are
+// consecutive and cut from a histogram of the facets' smallest nodes so
+// that each rank is home to about as many facets. All-to-alls in rounds
+// of a bounded size (roundBytes sent per rank) take each cell's facets
+// to their homes, so that a rank holds its share of the facets and a
+// round's messages; an exclusive sum numbers them. The result, one Block per facet kind (prisms and
 // pyramids have two), is in the declared layout op2.Partition expects:
 // each rank's block of the facet sets with maps to global cells and
 // nodes. A facet shared by more than two cells is an error on every
@@ -155,8 +186,6 @@ func facets(c collective.Comm, blocks []topology.Cells, firstCell, nodes int, ta
 	if err := collective.AgreeStep(c, "facets: check the cells", bad); err != nil {
 		return nil, err
 	}
-	size := c.Size()
-	bl := nodeBlocks{n: nodes, ranks: size}
 	sizes := []int{}
 	for _, b := range blocks {
 		for _, f := range topology.LocalFacets(b.Kind) {
@@ -168,63 +197,38 @@ func facets(c collective.Comm, blocks []topology.Cells, firstCell, nodes int, ta
 	slices.Sort(sizes)
 	var out []Block
 	for _, fsize := range sizes {
-		// Halves to their homes: 10 int32 per half (key, nodes, cell,
-		// local).
-		// Each half's home (the rank of its smallest node), counted, then
-		// the halves sent: one allocation per destination.
-		var homes []int32
-		nsend := make([]int, size)
-		for _, b := range blocks {
-			lf, nn, cells := topology.LocalFacets(b.Kind), b.Kind.Nodes(), b.Nodes
-			for cl := range b.Len() {
-				for _, f := range lf {
-					if len(f) != fsize {
-						continue
-					}
-					low := cells[cl*nn+f[0]]
-					for _, v := range f[1:] {
-						low = min(low, cells[cl*nn+v])
-					}
-					q := bl.home(low)
-					homes = append(homes, int32(q))
-					nsend[q] += 10
-				}
-			}
-		}
-		send := make([][]int32, size)
-		for q := range send {
-			send[q] = make([]int32, 0, nsend[q])
-		}
-		i, cell0 := 0, firstCell
-		for _, b := range blocks {
-			lf, nn, cells := topology.LocalFacets(b.Kind), b.Kind.Nodes(), b.Nodes
-			for cl := range b.Len() {
-				for l, f := range lf {
-					if len(f) != fsize {
-						continue
-					}
-					var h facetHalf
-					h.key, h.nodes = [4]int32{-1, -1, -1, -1}, [4]int32{-1, -1, -1, -1}
-					for j, v := range f {
-						h.nodes[j] = cells[cl*nn+v]
-						h.key[j] = h.nodes[j]
-					}
-					slices.Sort(h.key[:fsize])
-					q := homes[i]
-					i++
-					send[q] = append(send[q], h.key[0], h.key[1], h.key[2], h.key[3], h.nodes[0], h.nodes[1], h.nodes[2], h.nodes[3], int32(cell0+cl), int32(l))
-				}
-			}
-			cell0 += b.Len()
-		}
-		got, err := collective.AlltoallInt32(c, send)
+		// Halves to their homes, the ranges of smallest nodes cut so
+		// that every rank is home to about as many halves (a facet's
+		// smallest node is more often a small number: a triangle's is in
+		// the first half of the nodes 7 times in 8), sent in rounds of a
+		// bounded size.
+		h, mine, want, err := balancedHomes(c, blocks, fsize, nodes)
 		if err != nil {
 			return nil, err
 		}
-		lo, count := collective.Block(nodes, c.Rank(), size)
-		halves := sortHalves(got, lo, lo+count)
+		halves, err := exchangeHalves(c, blocks, firstCell, fsize, h, mine, want)
+		if err != nil {
+			return nil, err
+		}
 		fb := Block{Kind: facetKindOf(fsize)}
-		var ikeys, bkeys [][4]int32 // in increasing order
+		// Counted, then filled: the blocks' slices are allocated once.
+		ni, nb := 0, 0
+		for i := 0; i < len(halves); {
+			j := i + 1
+			for j < len(halves) && halves[j].key == halves[i].key {
+				j++
+			}
+			switch j - i {
+			case 1:
+				nb++
+			case 2:
+				ni++
+			}
+			i = j
+		}
+		ikeys, bkeys := make([][4]int32, 0, ni), make([][4]int32, 0, nb) // in increasing order
+		fb.Nodes, fb.Cells, fb.Local = make([]int32, 0, ni*fsize), make([]int32, 0, 2*ni), make([]int8, 0, 2*ni)
+		fb.BNodes, fb.BCells, fb.BLocal = make([]int32, 0, nb*fsize), make([]int32, 0, nb), make([]int8, 0, nb)
 		bad = nil
 		for i := 0; i < len(halves); {
 			j := i + 1
@@ -235,13 +239,15 @@ func facets(c collective.Comm, blocks []topology.Cells, firstCell, nodes int, ta
 			switch j - i {
 			case 1:
 				bkeys = append(bkeys, a.key)
-				fb.BNodes = append(fb.BNodes, a.nodes[:fsize]...)
+				nd := a.nodes()
+				fb.BNodes = append(fb.BNodes, nd[:fsize]...)
 				fb.BCells = append(fb.BCells, a.cell)
 				fb.BLocal = append(fb.BLocal, a.local)
 			case 2:
 				ikeys = append(ikeys, a.key)
 				b := halves[i+1]
-				fb.Nodes = append(fb.Nodes, a.nodes[:fsize]...)
+				nd := a.nodes()
+				fb.Nodes = append(fb.Nodes, nd[:fsize]...)
 				fb.Cells = append(fb.Cells, a.cell, b.cell)
 				fb.Local = append(fb.Local, a.local, b.local)
 			default:
@@ -251,11 +257,12 @@ func facets(c collective.Comm, blocks []topology.Cells, firstCell, nodes int, ta
 			}
 			i = j
 		}
+		halves = nil
 		if err := collective.AgreeStep(c, "facets: pair the halves", bad); err != nil {
 			return nil, err
 		}
 		if tag {
-			if err := tagFacets(c, &fb, fsize, bl, ikeys, bkeys, tagged); err != nil {
+			if err := tagFacets(c, &fb, fsize, h, ikeys, bkeys, tagged); err != nil {
 				return nil, err
 			}
 		}
@@ -278,58 +285,10 @@ func facets(c collective.Comm, blocks []topology.Cells, firstCell, nodes int, ta
 	return out, nil
 }
 
-// sortHalves decodes the halves received (10 int32 each) and sorts them
-// by key, then cell: a counting sort on the smallest node, which lies in
-// [lo, hi) (this rank's block of the nodes), then a sort of each node's
-// few halves.
-func sortHalves(got [][]int32, lo, hi int) []facetHalf {
-	total := 0
-	for _, m := range got {
-		total += len(m) / 10
-	}
-	start := make([]int, hi-lo+1)
-	for _, m := range got {
-		for i := 0; i+10 <= len(m); i += 10 {
-			start[int(m[i])-lo+1]++
-		}
-	}
-	for i := 1; i < len(start); i++ {
-		start[i] += start[i-1]
-	}
-	halves := make([]facetHalf, total)
-	next := slices.Clone(start[:len(start)-1])
-	for _, m := range got {
-		for i := 0; i+10 <= len(m); i += 10 {
-			b := int(m[i]) - lo
-			halves[next[b]] = facetHalf{key: [4]int32(m[i : i+4]), nodes: [4]int32(m[i+4 : i+8]), cell: m[i+8], local: int8(m[i+9])}
-			next[b]++
-		}
-	}
-	for b := range len(start) - 1 {
-		bucket := halves[start[b]:start[b+1]]
-		// Insertion sort: a node starts a few dozen facets at most.
-		for i := 1; i < len(bucket); i++ {
-			for j := i; j > 0 && lessHalf(&bucket[j], &bucket[j-1]); j-- {
-				bucket[j], bucket[j-1] = bucket[j-1], bucket[j]
-			}
-		}
-	}
-	return halves
-}
-
-func lessHalf(a, b *facetHalf) bool {
-	for j := 1; j < 4; j++ {
-		if a.key[j] != b.key[j] {
-			return a.key[j] < b.key[j]
-		}
-	}
-	return a.cell < b.cell
-}
-
 // tagFacets sends the tagged facets of fsize nodes to the homes of their
 // smallest nodes, where each finds its facet among this rank's (ikeys
 // interior, bkeys boundary, both sorted) and gives it its tag.
-func tagFacets(c collective.Comm, fb *Block, fsize int, bl nodeBlocks, ikeys, bkeys [][4]int32, tagged []Tagged) error {
+func tagFacets(c collective.Comm, fb *Block, fsize int, bl homes, ikeys, bkeys [][4]int32, tagged []Tagged) error {
 	send := make([][]int32, c.Size())
 	for _, tf := range tagged {
 		if tf.Kind.Nodes() != fsize {

@@ -70,7 +70,9 @@
 // Every rank calls Load (it is collective). Each rank takes its block of
 // the nodes, the cells and the file's boundary elements, the facets are
 // derived over the ranks before partitioning (each facet at the rank
-// holding its smallest node), and op2.Partition distributes the whole:
+// whose range of the nodes holds its smallest node, the ranges cut so
+// that the ranks hold about as many facets each, and the facets sent in
+// rounds of a bounded size), and op2.Partition distributes the whole:
 // the sets of each kind of cell follow their cells through their maps to
 // Mesh.Cells (a mixed mesh also declares an unexported map of each cell
 // to its nodes, padded to the most nodes of a kind, so that the nodes
