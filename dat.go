@@ -418,38 +418,7 @@ func (d *Dat[T]) Gather() ([]T, error) {
 	if forced != nil {
 		return nil, forced
 	}
-	if err := rt.proc.HostRead("Gather", &d.s); err != nil {
-		return nil, err
-	}
-	owned := d.s.Set.Owned * d.s.Dim
-	h, ok := d.s.Set.Halo.(*dist.SetHalo)
-	w := rt.proc.Started()
-	if ok && w != nil {
-		// A rank that cannot read its values says so to every rank.
-		what := fmt.Sprintf("Gather of dat %q on set %q", d.s.Name, d.s.Set.Name)
-		if err := mpiFatal(dist.AgreeStep(w, what, d.s.HostAccess(false))); err != nil {
-			return nil, fmt.Errorf("op2: %s: %w", what, err)
-		}
-	} else if err := d.s.HostAccess(false); err != nil {
-		return nil, err
-	}
-	if !ok || w == nil {
-		if decl := d.s.Set.Declared; decl != nil {
-			return dist.ToDeclared(d.data[:owned], d.s.Dim, decl), nil
-		}
-		return append([]T(nil), d.data[:owned]...), nil
-	}
-	// Each rank sends rank 0 its owned values with their global numbers.
-	var out []T
-	if w.Rank() == 0 {
-		out = make([]T, h.GlobalSize*d.s.Dim)
-	}
-	elem := d.s.Dim * d.s.Type.Size()
-	vals := unsafe.Slice((*byte)(d.s.Host), d.s.Set.Owned*elem)
-	if err := dist.GatherRows(w, h.Global[:d.s.Set.Owned], h.Base, vals, elem, rawBytes(out)); err != nil {
-		return nil, mpiFatal(fmt.Errorf("op2: Gather of %s: %w", d.s.Describe(), err))
-	}
-	return out, nil
+	return engine.GatherDat(rt.proc.Process, &d.s, &d.data)
 }
 
 // GatherBlock collects the values of this rank's block of the dat's
@@ -462,9 +431,7 @@ func (d *Dat[T]) Gather() ([]T, error) {
 // MPI it returns 0 and what Gather returns. Parallel writers use it: each
 // rank writes its block at its place in the file.
 func (d *Dat[T]) GatherBlock() (start int, values []T, err error) {
-	h, ok := d.s.Set.Halo.(*dist.SetHalo)
-	w := rt.proc.Started()
-	if !ok || w == nil {
+	if !rt.proc.Gathered(d.s.Set) {
 		v, err := d.Gather()
 		return 0, v, err
 	}
@@ -473,18 +440,9 @@ func (d *Dat[T]) GatherBlock() (start int, values []T, err error) {
 	if forced != nil {
 		return 0, nil, forced
 	}
-	if err := rt.proc.HostRead("GatherBlock", &d.s); err != nil {
-		return 0, nil, err
-	}
-	what := fmt.Sprintf("GatherBlock of dat %q on set %q", d.s.Name, d.s.Set.Name)
-	if err := mpiFatal(dist.AgreeStep(w, what, d.s.HostAccess(false))); err != nil {
-		return 0, nil, fmt.Errorf("op2: %s: %w", what, err)
-	}
-	elem := d.s.Dim * d.s.Type.Size()
-	vals := unsafe.Slice((*byte)(d.s.Host), d.s.Set.Owned*elem)
-	start, block, err := dist.ToBlocks(w, h.Global[:d.s.Set.Owned], h.Base, vals, elem, h.GlobalSize)
+	start, block, err := engine.GatherDatBlock(rt.proc.Process, &d.s)
 	if err != nil {
-		return 0, nil, mpiFatal(fmt.Errorf("op2: %s: %w", what, err))
+		return 0, nil, err
 	}
 	return start, fromBytes[T](block), nil
 }

@@ -99,14 +99,7 @@ func (s *Set) DeclaredNumbers64() []int64 {
 func (m *Map) Gather64() ([]int64, error) {
 	lock(forNoData, "Map.Gather64")
 	defer unlock()
-	return m.gather64("Gather64")
-}
-
-// gather64 is Gather64 under the lock; api names the caller for errors.
-func (m *Map) gather64(api string) ([]int64, error) {
-	from, ok := m.c.From.Halo.(*dist.SetHalo)
-	w := rt.proc.Started()
-	if !ok || w == nil {
+	if !rt.proc.Gathered(m.c.From) {
 		t := dist.DeclaredTable(&m.c)
 		out := make([]int64, len(t))
 		for i, v := range t {
@@ -114,64 +107,20 @@ func (m *Map) gather64(api string) ([]int64, error) {
 		}
 		return out, nil
 	}
-	to, ok := m.c.To.Halo.(*dist.SetHalo)
-	if !ok {
-		return nil, fmt.Errorf("op2: %s of map %q: its target set %q is not partitioned", api, m.c.Name, m.c.To.Name)
-	}
-	what := fmt.Sprintf("%s of map %q", api, m.c.Name)
-	if err := mpiFatal(dist.AgreeStep(w, what, nil)); err != nil {
-		return nil, fmt.Errorf("op2: %s: %w", what, err)
-	}
-	// Each rank sends rank 0 its owned rows, in global numbers.
-	out, err := dist.GatherTable64(w, &m.c, from, to)
-	if err != nil {
-		return nil, mpiFatal(fmt.Errorf("op2: %s of map %q: %w", api, m.c.Name, err))
-	}
-	return out, nil
+	_, _, table, err := rt.proc.GatherMap(&m.c, "Gather64", "", false)
+	return table, err
 }
 
 // GatherBlock64 is GatherBlock in 64 bits: the rows of this rank's block
 // of the map's source elements in the declared global numbering, for maps
 // whose target set's global numbers may exceed int32. Collective.
 func (m *Map) GatherBlock64() (start int, table []int64, err error) {
-	from, ok := m.c.From.Halo.(*dist.SetHalo)
-	w := rt.proc.Started()
-	if !ok || w == nil {
+	if !rt.proc.Gathered(m.c.From) {
 		t, err := m.Gather64()
 		return 0, t, err
 	}
 	lock(forNoData, "Map.GatherBlock64")
 	defer unlock()
-	return m.gatherBlock64(w, from, "GatherBlock64")
-}
-
-// gatherBlock64 is GatherBlock64 under the lock, on a partitioned mesh.
-func (m *Map) gatherBlock64(w dist.Comm, from *dist.SetHalo, api string) (int, []int64, error) {
-	to, ok := m.c.To.Halo.(*dist.SetHalo)
-	if !ok {
-		return 0, nil, fmt.Errorf("op2: %s of map %q: its target set %q is not partitioned", api, m.c.Name, m.c.To.Name)
-	}
-	what := fmt.Sprintf("%s of map %q", api, m.c.Name)
-	if err := mpiFatal(dist.AgreeStep(w, what, nil)); err != nil {
-		return 0, nil, fmt.Errorf("op2: %s: %w", what, err)
-	}
-	start, table, err := dist.BlockTable64(w, &m.c, from, to)
-	if err != nil {
-		return 0, nil, mpiFatal(fmt.Errorf("op2: %s: %w", what, err))
-	}
-	return start, table, nil
-}
-
-// narrowTable is a gathered table in 32 bits, or an error naming the map,
-// the entry and its value when one does not fit (the 64-bit form, api64,
-// is what such a map needs).
-func narrowTable(api, api64 string, m *Map, t []int64) ([]int32, error) {
-	out := make([]int32, len(t))
-	for i, v := range t {
-		if v > math.MaxInt32 {
-			return nil, fmt.Errorf("op2: %s of map %q: entry %d is %d, beyond int32 (the target set %q is numbered beyond 2³¹): use %s", api, m.c.Name, i, v, m.c.To.Name, api64)
-		}
-		out[i] = int32(v)
-	}
-	return out, nil
+	start, _, table, err = rt.proc.GatherMap(&m.c, "GatherBlock64", "", true)
+	return start, table, err
 }

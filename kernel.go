@@ -1,10 +1,6 @@
 package op2
 
 import (
-	"fmt"
-	"sync"
-
-	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/engine"
@@ -19,13 +15,7 @@ import (
 // the source says so or not, so the kernel may only read through them
 // (and pass them to helpers taking pointers to const values).
 type Kernel struct {
-	c core.Kernel
-
-	once sync.Once
-	info *core.KernelInfo
-	err  error
-
-	consts engine.UsedConsts // the constants it refers to, by registry
+	c engine.Kernel
 }
 
 // NewKernel declares a kernel: C source defining function name. The source
@@ -70,33 +60,15 @@ func (k *Kernel) IsCXX() bool { return k.c.CXX }
 
 func newKernel(source, name string, cxx bool) *Kernel {
 	src := clex.Normalize(source)
-	return &Kernel{c: core.Kernel{Name: name, Source: src, ID: core.NewID(), CXX: cxx, Sum: core.KernelSum(name, src, cxx)}}
+	return &Kernel{c: engine.Kernel{Kernel: core.Kernel{Name: name, Source: src, ID: core.NewID(), CXX: cxx, Sum: core.KernelSum(name, src, cxx)}}}
 }
 
 // Name is the kernel function's name.
 func (k *Kernel) Name() string { return k.c.Name }
 
-func (k *Kernel) parse() (*core.KernelInfo, error) {
-	k.once.Do(func() {
-		if !clex.IsIdent(k.c.Name) {
-			k.err = fmt.Errorf("op2: kernel name %q is not a C identifier", k.c.Name)
-			return
-		}
-		k.info, k.err = cfront.ParseKernel(k.c.Source, k.c.Name)
-		if k.err != nil {
-			k.err = fmt.Errorf("op2: kernel %q: %w", k.c.Name, k.err)
-			return
-		}
-		// The source with the macros that write the definition expanded
-		// (the same program), where the reader's positions are.
-		k.c.Source = k.info.Source
-		k.c.Info = k.info
-	})
-	return k.info, k.err
-}
+// parse reads the kernel's source on first use (engine.Kernel.Parse).
+func (k *Kernel) parse() (*core.KernelInfo, error) { return k.c.Parse(apiError) }
 
 // usedConsts returns the constants the kernel refers to, recomputed only
 // when constants have been declared or removed since the last call.
-func (k *Kernel) usedConsts(reg *engine.Consts) []*core.Const {
-	return k.consts.Of(reg, k.info.Idents)
-}
+func (k *Kernel) usedConsts(reg *engine.Consts) []*core.Const { return k.c.UsedConsts(reg) }

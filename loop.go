@@ -125,7 +125,7 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, x *Extr
 	if err != nil {
 		return err
 	}
-	b := engine.Binding{Backend: backend, Kernel: &k.c, Info: info, Set: &set.c, Consts: k.usedConsts(r.consts)}
+	b := engine.Binding{Backend: backend, Kernel: &k.c.Kernel, Info: info, Set: &set.c, Consts: k.usedConsts(r.consts)}
 	if x != nil {
 		b.Extruded = &x.x
 	}

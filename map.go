@@ -255,35 +255,14 @@ func arities(maps []*Map) string {
 // own rows and its block. Without MPI it returns 0 and what Gather
 // returns.
 func (m *Map) GatherBlock() (start int, table []int32, err error) {
-	from, ok := m.c.From.Halo.(*dist.SetHalo)
-	w := rt.proc.Started()
-	if !ok || w == nil {
+	if !rt.proc.Gathered(m.c.From) {
 		t, err := m.Gather()
 		return 0, t, err
 	}
 	lock(forNoData, "Map.GatherBlock")
 	defer unlock()
-	to, ok := m.c.To.Halo.(*dist.SetHalo)
-	if !ok {
-		return 0, nil, fmt.Errorf("op2: GatherBlock of map %q: its target set %q is not partitioned", m.c.Name, m.c.To.Name)
-	}
-	what := fmt.Sprintf("GatherBlock of map %q", m.c.Name)
-	if err := mpiFatal(dist.AgreeStep(w, what, nil)); err != nil {
-		return 0, nil, fmt.Errorf("op2: %s: %w", what, err)
-	}
-	if !to.Fits32() {
-		start, t64, err := dist.BlockTable64(w, &m.c, from, to)
-		if err != nil {
-			return 0, nil, mpiFatal(fmt.Errorf("op2: %s: %w", what, err))
-		}
-		table, err = narrowTable("GatherBlock", "GatherBlock64", m, t64)
-		return start, table, err
-	}
-	start, table, err = dist.BlockTable(w, &m.c, from, to)
-	if err != nil {
-		return 0, nil, mpiFatal(fmt.Errorf("op2: %s: %w", what, err))
-	}
-	return start, table, nil
+	start, table, _, err = rt.proc.GatherMap(&m.c, "GatherBlock", "GatherBlock64", true)
+	return start, table, err
 }
 
 // Gather collects the map's table over all ranks in the declared global
@@ -295,30 +274,9 @@ func (m *Map) GatherBlock() (start int, table []int32, err error) {
 func (m *Map) Gather() ([]int32, error) {
 	lock(forNoData, "Map.Gather")
 	defer unlock()
-	from, ok := m.c.From.Halo.(*dist.SetHalo)
-	w := rt.proc.Started()
-	if !ok || w == nil {
+	if !rt.proc.Gathered(m.c.From) {
 		return dist.DeclaredTable(&m.c), nil
 	}
-	to, ok := m.c.To.Halo.(*dist.SetHalo)
-	if !ok {
-		return nil, fmt.Errorf("op2: Gather of map %q: its target set %q is not partitioned", m.c.Name, m.c.To.Name)
-	}
-	what := fmt.Sprintf("Gather of map %q", m.c.Name)
-	if err := mpiFatal(dist.AgreeStep(w, what, nil)); err != nil {
-		return nil, fmt.Errorf("op2: %s: %w", what, err)
-	}
-	// Each rank sends rank 0 its owned rows, in global numbers.
-	if !to.Fits32() {
-		out, err := dist.GatherTable64(w, &m.c, from, to)
-		if err != nil {
-			return nil, mpiFatal(fmt.Errorf("op2: Gather of map %q: %w", m.c.Name, err))
-		}
-		return narrowTable("Gather", "Gather64", m, out)
-	}
-	out, err := dist.GatherTable(w, &m.c, from, to)
-	if err != nil {
-		return nil, mpiFatal(fmt.Errorf("op2: Gather of map %q: %w", m.c.Name, err))
-	}
-	return out, nil
+	_, table, _, err := rt.proc.GatherMap(&m.c, "Gather", "Gather64", false)
+	return table, err
 }

@@ -6,7 +6,6 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
-	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/engine"
 	"github.com/goop2/op2/internal/matrix"
 	"github.com/goop2/op2/internal/sparsity"
@@ -279,20 +278,16 @@ func (A *Mat[T]) ZeroRows(rows []int, diag T) error {
 			return fmt.Errorf("op2: %s: ZeroRows: row element %d (position %d) is outside set %q (%d owned elements)", A.s.Matrix, r, k, sp.rows.c.Name, sp.pat.NRows)
 		}
 	}
-	if err := rt.proc.HostRead("ZeroRows", &A.s); err != nil {
-		return err
-	}
-	if err := A.s.HostAccess(true); err != nil {
-		return err
-	}
-	A.block().ZeroRows(rows, diag)
-	return nil
+	return engine.ZeroRows(rt.proc.Process, A.engine(), rows, diag)
 }
 
 // block is the matrix's values on its pattern, for internal/matrix.
 func (A *Mat[T]) block() matrix.Block[T] {
 	return matrix.Block[T]{Pat: A.sp.pat, RDim: A.sp.rdim, CDim: A.sp.cdim, Data: A.data}
 }
+
+// engine is the matrix as the engine takes it.
+func (A *Mat[T]) engine() engine.Mat[T] { return engine.Mat[T]{S: &A.s, Block: A.block()} }
 
 // ZeroRowsColumns applies Dirichlet conditions symmetrically, as PETSc's
 // MatZeroRowsColumns(A, rows, diag, x, b) does: the rows and the columns
@@ -321,37 +316,14 @@ func (A *Mat[T]) ZeroRowsColumns(rows []int, diag T, x, b *Dat[T]) error {
 	if forced != nil {
 		return forced
 	}
-	if mark != nil { // the halo's flags, from their owners
-		if err := mark.s.HostAccess(false); err != nil {
-			return err
-		}
-		for j := range dirichlet {
-			dirichlet[j] = mark.data[j] != 0
-		}
-	}
-	in := []*core.Storage{&A.s}
+	var xe, be, me *engine.Vec[T]
 	if x != nil {
-		in = append(in, &x.s, &b.s)
+		xe, be = &engine.Vec[T]{S: &x.s, V: &x.data}, &engine.Vec[T]{S: &b.s, V: &b.data}
 	}
-	if err := rt.proc.HostRead("ZeroRowsColumns", in...); err != nil {
-		return err
+	if mark != nil {
+		me = &engine.Vec[T]{S: &mark.s, V: &mark.data}
 	}
-	if err := A.s.HostAccess(true); err != nil {
-		return err
-	}
-	var xv, bv []T
-	if x != nil {
-		if err := x.s.HostAccess(false); err != nil {
-			return err
-		}
-		if err := b.s.HostAccess(true); err != nil {
-			return err
-		}
-		dist.HostWrite(&b.s)
-		xv, bv = x.data, b.data
-	}
-	A.block().ZeroRowsColumns(dirichlet, diag, xv, bv)
-	return nil
+	return engine.ZeroRowsColumns(rt.proc.Process, A.engine(), dirichlet, diag, me, xe, be)
 }
 
 // checkZeroRowsColumns checks ZeroRowsColumns' arguments.
@@ -527,7 +499,7 @@ func (A *Mat[T]) Gather() (rowptr, colidx []int32, vals []T, err error) {
 	}
 	msg, err := []byte(nil), lock(forCollective, "Mat.Gather")
 	if err == nil {
-		msg, err = A.declaredEntries()
+		msg, err = engine.DeclaredEntries(rt.proc.Process, A.engine(), &sp.rows.c, &sp.cols.c)
 	}
 	unlock()
 	if err != nil {
@@ -538,28 +510,6 @@ func (A *Mat[T]) Gather() (rowptr, colidx []int32, vals []T, err error) {
 		c = w
 	}
 	return matrix.Gather[T](c, R, msg)
-}
-
-// declaredEntries returns the rank's entries as records of a scalar row
-// and a scalar column in the declared numbering (uint32 each) and the
-// value. Caller holds the lock.
-func (A *Mat[T]) declaredEntries() ([]byte, error) {
-	if err := rt.proc.HostRead("Gather", &A.s); err != nil {
-		return nil, err
-	}
-	if err := A.s.HostAccess(false); err != nil {
-		return nil, err
-	}
-	sp := A.sp
-	rows, err := dist.Narrow(fmt.Sprintf("Gather of matrix %q: set %q", A.s.Name, sp.rows.c.Name), dist.DeclaredRows(&sp.rows.c))
-	if err != nil {
-		return nil, fmt.Errorf("op2: %w", err)
-	}
-	cols, err := dist.Narrow(fmt.Sprintf("Gather of matrix %q: set %q", A.s.Name, sp.cols.c.Name), dist.DeclaredRows(&sp.cols.c))
-	if err != nil {
-		return nil, fmt.Errorf("op2: %w", err)
-	}
-	return A.block().Entries(rows, cols), nil
 }
 
 // MaxElementMatrixBytes bounds the element matrix of a matrix argument

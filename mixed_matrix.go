@@ -2,9 +2,7 @@ package op2
 
 import (
 	"fmt"
-	"sync"
 
-	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/engine"
 )
 
@@ -90,9 +88,7 @@ type MixedMat[T float32 | float64] struct {
 	name   string
 	sp     *MixedSparsity
 	blocks [][]*Mat[T]
-
-	tmpMu sync.Mutex
-	tmp   []*Dat[T] // Mult's products, per row block, made on first use
+	tmp    engine.Products[*Dat[T]] // Mult's products, per row block
 }
 
 // NewMixedMat declares a block matrix of zeros on sp; block (i, j) is
@@ -204,7 +200,10 @@ func (A *MixedMat[T]) Mult(x, y *MixedDat[T]) error {
 		for j, b := range row {
 			out := y.dats[i]
 			if j > 0 {
-				t, err := A.product(i)
+				sp := A.blocks[i][0].sp
+				t, err := A.tmp.Get(i, len(A.blocks), func() (*Dat[T], error) {
+					return NewDat[T](sp.rows, sp.rdim, nil, fmt.Sprintf("%s product %d", A.name, i))
+				})
 				if err != nil {
 					return err
 				}
@@ -214,48 +213,12 @@ func (A *MixedMat[T]) Mult(x, y *MixedDat[T]) error {
 				return fmt.Errorf("op2: mixed mat %q: Mult: block (%d, %d): %w", A.name, i, j, unprefixed(err))
 			}
 			if j > 0 {
-				if err := ParLoop(addKernel[T](out.s.Dim), setOf(out.s.Set), y.dats[i].Arg(Inc), out.Arg(Read)); err != nil {
+				add := rt.proc.addKernels.Get(scalarType[T](), out.s.Dim, func(src, name string) any { return NewKernel(src, name) })
+				if err := ParLoop(add.(*Kernel), setOf(out.s.Set), y.dats[i].Arg(Inc), out.Arg(Read)); err != nil {
 					return err
 				}
 			}
 		}
 	}
 	return nil
-}
-
-// product returns the Dat holding the products of row block i (made the
-// first time).
-func (A *MixedMat[T]) product(i int) (*Dat[T], error) {
-	A.tmpMu.Lock()
-	defer A.tmpMu.Unlock()
-	if A.tmp == nil {
-		A.tmp = make([]*Dat[T], len(A.blocks))
-	}
-	if A.tmp[i] == nil {
-		sp := A.blocks[i][0].sp
-		d, err := NewDat[T](sp.rows, sp.rdim, nil, fmt.Sprintf("%s product %d", A.name, i))
-		if err != nil {
-			return nil, err
-		}
-		A.tmp[i] = d
-	}
-	return A.tmp[i], nil
-}
-
-// addKernel returns the kernel y += t for dim values of T.
-func addKernel[T float32 | float64](dim int) *Kernel {
-	type addKey struct {
-		t   core.ScalarType
-		dim int
-	}
-	key := addKey{scalarType[T](), dim}
-	if k, ok := rt.proc.addKernels.Load(key); ok {
-		return k.(*Kernel)
-	}
-	ctype := key.t.CName()
-	k := NewKernel(fmt.Sprintf(`void goop2_mixed_add(%[1]s *y, const %[1]s *t) {
-  for (int c = 0; c < %[2]d; c++) y[c] += t[c];
-}`, ctype, dim), "goop2_mixed_add")
-	k2, _ := rt.proc.addKernels.LoadOrStore(key, k)
-	return k2.(*Kernel)
 }

@@ -30,7 +30,6 @@ package op2
 
 import (
 	"log/slog"
-	"sync"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/engine"
@@ -333,7 +332,7 @@ type process struct {
 	petsc solver.Process
 	// addKernels are the kernels adding one Dat's values to another's,
 	// by C type and dim.
-	addKernels sync.Map
+	addKernels engine.AddKernels
 	// matHalo reads nothing: the loop it runs in exchanges a halo.
 	matHalo *Kernel
 }

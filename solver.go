@@ -3,7 +3,6 @@ package op2
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/goop2/op2/internal/petsc"
@@ -142,29 +141,9 @@ type SolveInfo struct {
 // numbered contiguously over the ranks for PETSc, and NewSolver (with
 // Package "petsc"), Solve and Close are collective.
 type Solver struct {
-	opts SolverOptions
-	// The loops, made once: kernels by name and block dim.
-	kernels map[kernelKey]*Kernel
-	petsc   *solver.PETSc // with Package "petsc"
-
-	// The native solves' work vectors, by set and dim, made by the first
-	// solve that needs them and reused (zeroed) by the next, so that the
-	// loops of every solve are the same (what automatic checkpoints look
-	// for) and a solve allocates no Dat; mu makes solves on one Solver
-	// one at a time.
-	mu   sync.Mutex
-	work map[workKey]*solverWork
-}
-
-type workKey struct {
-	set *Set
-	dim int
-}
-
-// solverWork is what the native solves on one set and dim reuse.
-type solverWork struct {
-	vecs []*Dat[float64]
-	dinv *Dat[float64] // the inverse diagonal (Jacobi)
+	opts   SolverOptions
+	native solver.Native[*Dat[float64], *Kernel] // kernels and work vectors of the native solves
+	petsc  *solver.PETSc                         // with Package "petsc"
 }
 
 // NewSolver checks opts and returns a solver. With Package "petsc" it
@@ -181,7 +160,7 @@ func NewSolver(opts SolverOptions) (*Solver, error) {
 	if opts.Runtime == nil {
 		opts.Runtime = rt
 	}
-	s := &Solver{opts: opts, kernels: map[kernelKey]*Kernel{}}
+	s := &Solver{opts: opts}
 	if opts.Package == "petsc" {
 		var err error
 		if s.petsc, err = rt.proc.petsc.NewSolver(mpiWorld, mpiFatal, rt.e.Logger(), opts.PETScOptions); err != nil {
@@ -189,26 +168,6 @@ func NewSolver(opts SolverOptions) (*Solver, error) {
 		}
 	}
 	return s, nil
-}
-
-// kernelKey names a solver kernel: each name has one parameter list and
-// body.
-type kernelKey struct {
-	name string
-	dim  int
-}
-
-// kernel returns the vector kernel name for dat dim dim, made the first
-// time: body is the loop over one element's dim values, k its index.
-func (s *Solver) kernel(name, params, body string, dim int) *Kernel {
-	key := kernelKey{name, dim}
-	if k, ok := s.kernels[key]; ok {
-		return k
-	}
-	fn := fmt.Sprintf("op2solver_%s", name)
-	k := NewKernel(fmt.Sprintf("void %s(%s) {\n  for (int k = 0; k < %d; k++) { %s }\n}\n", fn, params, dim, body), fn)
-	s.kernels[key] = k
-	return k
 }
 
 // Solve solves A x = b, from zero or (with InitialGuessNonzero) from
@@ -249,181 +208,48 @@ func (s *Solver) Solve(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
 
 // solve is Solve, the arguments checked.
 func (s *Solver) solve(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
-	sp := A.sp
-	if s.petsc != nil {
-		return s.solvePETSc(A, x, b)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	key := workKey{sp.rows, sp.rdim}
-	if s.work[key] == nil {
-		if s.work == nil {
-			s.work = map[workKey]*solverWork{}
-		}
-		s.work[key] = &solverWork{}
-	}
-	k := &krylov{s: s, A: A, r: s.opts.Runtime, set: sp.rows, dim: sp.rdim, work: s.work[key]}
-	o := s.opts
-	norm := o.Norm
-	if norm == NormDefault {
-		norm = NormPreconditioned
-	}
+	sp, o := A.sp, s.opts
+	var info solver.Info
 	var err error
-	if k.dot, err = NewGlobal[float64](1, nil, "solver dot"); err != nil {
-		return SolveInfo{}, err
-	}
-	if k.coef, err = NewGlobal[float64](2, nil, "solver coefficients"); err != nil {
-		return SolveInfo{}, err
-	}
-	if k.dots, err = NewGlobal[float64](2, nil, "solver dots"); err != nil {
-		return SolveInfo{}, err
-	}
-	if o.Precond == "jacobi" {
-		if k.dinv, err = A.inverseDiagonal(k.set, k.dim, k.work.dinv); err != nil {
-			return SolveInfo{}, err
+	if s.petsc != nil {
+		info, err = s.solvePETSc(A, x, b)
+	} else {
+		norm := o.Norm
+		if norm == NormDefault {
+			norm = NormPreconditioned
 		}
-		k.work.dinv = k.dinv
+		info, err = solver.SolveNative(&s.native, nativeAPI(A, o.Runtime), sp.rows, sp.rdim, solver.Options{Method: o.Method,
+			Precond: o.Precond, RTol: o.RTol, ATol: o.ATol, MaxIts: o.MaxIts, Norm: petsc.NormType(norm),
+			InitialGuessNonzero: o.InitialGuessNonzero}, A.s.Matrix, x, b)
 	}
-	info, err := solver.Solve[*Dat[float64]](k, solver.Options{Method: o.Method, Precond: o.Precond, RTol: o.RTol, ATol: o.ATol,
-		MaxIts: o.MaxIts, Norm: petsc.NormType(norm), InitialGuessNonzero: o.InitialGuessNonzero}, A.s.Matrix, x, b)
 	return SolveInfo{Iterations: info.Iterations, Residual: info.Residual, Norm: NormType(info.Norm), Converged: info.Converged,
-		Reason: info.Reason, Method: info.Method, Precond: info.Precond}, err
+		Reason: info.Reason, Method: info.Method, Precond: info.Precond, Setup: info.Setup}, err
 }
 
-// krylov is one native solve's vector operations (solver.Ops): loops on
-// the runtime r over the matrix's row set, using the solve's Globals and
-// preconditioner.
-type krylov struct {
-	s         *Solver
-	A         *Mat[float64]
-	r         *Runtime
-	set       *Set
-	dim       int
-	dot, coef *Global[float64]
-	dots      *Global[float64] // two products at once
-	sum       [1]float64       // the product of dot, returned
-	dinv      *Dat[float64]    // the inverse diagonal (Jacobi), or nil
-	temporary int
-	work      *solverWork
-}
-
-// Vec returns a work vector on the solve's set, zeroed: the next one the
-// solver keeps, or a new one.
-func (k *krylov) Vec() (*Dat[float64], error) {
-	k.temporary++
-	if k.temporary <= len(k.work.vecs) {
-		v := k.work.vecs[k.temporary-1]
-		return v, v.Zero()
-	}
-	v, err := NewDat[float64](k.set, k.dim, nil, fmt.Sprintf("solver vector %d", k.temporary))
-	if err == nil {
-		k.work.vecs = append(k.work.vecs, v)
-	}
-	return v, err
-}
-
-// Zero sets x to zero.
-func (k *krylov) Zero(x *Dat[float64]) error { return x.Zero() }
-
-// Mult sets y = A x on the solver's runtime.
-func (k *krylov) Mult(x, y *Dat[float64]) error { return k.A.mult(k.r, x, y, "Solver.Solve") }
-
-// Describe names v in errors.
-func (k *krylov) Describe(v *Dat[float64]) string { return v.s.Describe() }
-
-// Err makes the solve's errors the API's.
-func (k *krylov) Err(err error) error { return apiError(err) }
-
-// accessOf is the loop access of a vector argument.
-func accessOf(a solver.Access) Access {
-	switch a {
-	case solver.Write:
-		return Write
-	case solver.RW:
-		return RW
-	}
-	return Read
-}
-
-// Loop runs a vector loop of the solve (see solver.Ops) on the
-// solver's runtime, over the matrix's row set.
-func (k *krylov) Loop(name, params, body string, coefs []float64, args []solver.Arg[*Dat[float64]]) ([]float64, error) {
-	var buf [12]Arg
-	loopArgs := buf[:0]
-	var sums *Global[float64]
-	for _, a := range args {
-		switch a.Kind {
-		case solver.Vector:
-			loopArgs = append(loopArgs, a.V.Arg(accessOf(a.Acc)))
-		case solver.Coefs:
-			loopArgs = append(loopArgs, k.coef.Arg(Read))
-			c, err := k.coef.DataErr()
-			if err != nil {
-				return nil, err
+// nativeAPI is what a native solve with A on runtime r needs of the API.
+func nativeAPI(A *Mat[float64], r *Runtime) solver.API[*Dat[float64], *Global[float64], Arg, *Kernel] {
+	sp := A.sp
+	return solver.API[*Dat[float64], *Global[float64], Arg, *Kernel]{
+		NewVec: func(vals []float64, name string) (*Dat[float64], error) {
+			return NewDat(sp.rows, sp.rdim, vals, name)
+		},
+		NewGlobal: func(dim int, name string) (*Global[float64], error) { return NewGlobal[float64](dim, nil, name) },
+		NewKernel: NewKernel,
+		ParLoop:   func(k *Kernel, args ...Arg) error { return r.ParLoop(k, sp.rows, args...) },
+		Mult:      func(x, y *Dat[float64]) error { return A.mult(r, x, y, "Solver.Solve") },
+		InverseDiagonal: func() (vals []float64, row, comp int, err error) {
+			row = -1
+			if err = lock(forCollective, "Solver.Solve"); err == nil {
+				err = A.s.HostAccess(false)
 			}
-			copy(c, coefs)
-		case solver.Diag:
-			loopArgs = append(loopArgs, k.dinv.Arg(Read))
-		case solver.Dot, solver.Sums:
-			sums = k.dots
-			if a.Kind == solver.Dot {
-				sums = k.dot
+			if err == nil {
+				vals = make([]float64, sp.pat.NRows*sp.rdim)
+				row, comp = A.block().InverseDiagonal(vals)
 			}
-			loopArgs = append(loopArgs, sums.Arg(Inc))
-		}
+			unlock()
+			return vals, row, comp, err
+		},
+		Describe: func(v *Dat[float64]) string { return v.s.Describe() },
+		Err:      apiError,
 	}
-	if err := k.zero(sums); err != nil {
-		return nil, err
-	}
-	if err := k.r.ParLoop(k.s.kernel(name, params, body, k.dim), k.set, loopArgs...); err != nil || sums == nil {
-		return nil, err
-	}
-	if sums == k.dot {
-		v, err := k.dot.ValueErr()
-		k.sum[0] = v
-		return k.sum[:], err
-	}
-	return k.dots.DataROErr()
-}
-
-// zero zeroes the sums before a loop adds into them.
-func (k *krylov) zero(sums *Global[float64]) error {
-	switch sums {
-	case nil:
-		return nil
-	case k.dot:
-		return k.dot.SetValueErr(0)
-	}
-	d, err := k.dots.DataErr()
-	if err != nil {
-		return err
-	}
-	d[0], d[1] = 0, 0
-	return nil
-}
-
-// inverseDiagonal returns a Dat on set with dim values per element: the
-// inverses of the matrix's diagonal entries, or an error naming a zero
-// one. The Dat is into, when not nil, else a new one.
-func (A *Mat[T]) inverseDiagonal(set *Set, dim int, into *Dat[float64]) (*Dat[float64], error) {
-	err := lock(forCollective, "Solver.Solve")
-	if err == nil {
-		err = A.s.HostAccess(false)
-	}
-	var vals []float64
-	if err == nil {
-		vals = make([]float64, A.sp.pat.NRows*dim)
-		if r, a := A.block().InverseDiagonal(vals); r >= 0 {
-			err = fmt.Errorf("op2: Solve: %s has a zero diagonal entry in scalar row %d (row element %d, component %d); the Jacobi preconditioner needs none (use Precond \"none\")", A.s.Matrix, r*dim+a, r, a)
-		}
-	}
-	unlock()
-	if err != nil {
-		return nil, err
-	}
-	if into != nil {
-		copy(into.DataWO(), vals)
-		return into, nil
-	}
-	return NewDat(set, dim, vals, "solver inverse diagonal")
 }

@@ -139,20 +139,11 @@ func newDistributedSubset(w dist.World, parent *Set, owned []int32, bad error) (
 	}
 	lock(forNoData, "NewSubset")
 	defer unlock()
-	sh, _ := parent.c.Halo.(*dist.SetHalo)
-	flags := make([]int32, parent.c.Total)
-	for _, e := range owned {
-		flags[e] = 1
-	}
-	if err := mpiFatal(dist.ExchangeFlags(w, sh, flags, "op2: "+what+": learning its exec halo elements")); err != nil {
+	idx, err := engine.WithExecHalo(w, &parent.c, owned, "op2: "+what+": learning its exec halo elements")
+	if err := mpiFatal(err); err != nil {
 		return nil, err
 	}
-	for e := parent.c.Owned; e < parent.c.Exec; e++ {
-		if flags[e] != 0 {
-			owned = append(owned, int32(e))
-		}
-	}
-	return newSubset(parent, owned), nil
+	return newSubset(parent, idx), nil
 }
 
 // newSubset makes the subset of set made of the checked elements idx (in

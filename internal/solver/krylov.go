@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"time"
 
 	"github.com/goop2/op2/internal/petsc"
 )
@@ -30,16 +31,18 @@ type Options struct {
 	InitialGuessNonzero bool
 }
 
-// Info says how a solve ended: op2.SolveInfo's fields that the native
-// methods set.
+// Info says how a solve ended: op2.SolveInfo's fields.
 type Info struct {
 	Iterations int
 	Residual   float64
 	Norm       petsc.NormType
 	Converged  bool
 	Reason     string
-	// Method and Precond are Options'.
+	// Method and Precond are Options' (with PETSc, its type names).
 	Method, Precond string
+	// Setup is the time a PETSc solve spent setting up (zero for the
+	// native methods).
+	Setup time.Duration
 }
 
 // Access is how a loop uses a vector.
