@@ -187,7 +187,9 @@ func TestSmallMeshTiled(t *testing.T) {
 	defer op2.Configure(op2.Config{})
 	base := options{backend: "sequential", iters: 100, ni: 40, nj: 60}
 	var sink bytes.Buffer
-	want, err := run(base, &sink)
+	eager := base
+	eager.eager = true
+	want, err := run(eager, &sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +227,7 @@ func TestSmallMeshTiled(t *testing.T) {
 func TestSmallMeshLazy(t *testing.T) {
 	defer op2.Configure(op2.Config{})
 	for _, backend := range []string{"sequential", "openmp", "opencl"} {
-		o := options{backend: backend, threads: 2, iters: 100, ni: 40, nj: 60}
+		o := options{backend: backend, threads: 2, iters: 100, ni: 40, nj: 60, eager: true}
 		var sink bytes.Buffer
 		want, err := run(o, &sink)
 		if err != nil && backend == "opencl" && strings.Contains(err.Error(), "install") {
@@ -235,7 +237,7 @@ func TestSmallMeshLazy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o.lazy = true
+		o.lazy, o.eager = true, false
 		got, err := run(o, &sink)
 		if err != nil {
 			t.Fatal(err)
