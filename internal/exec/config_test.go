@@ -184,9 +184,10 @@ func TestLazyFromEnv(t *testing.T) {
 	}
 }
 
-// TestLazyOffWithAutomaticCheckpoints: automatic checkpoints need loops
-// that run at once, so Lazy's default is off when Checkpoint is set, by
-// the environment or the program; Lazy set explicitly is kept.
+// TestLazyOffWithAutomaticCheckpoints: automatic checkpoints and check
+// mode need loops that run at once, so Lazy's default is off when
+// Checkpoint (or Check) is set, by the environment or the program; Lazy
+// set explicitly is kept.
 func TestLazyOffWithAutomaticCheckpoints(t *testing.T) {
 	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS", "PMIX_RANK", "PMI_RANK", "OP2_LAZY", "OP2_CHECKPOINT"} {
 		t.Setenv(v, "")
@@ -203,6 +204,8 @@ func TestLazyOffWithAutomaticCheckpoints(t *testing.T) {
 		{"", "", Config{Checkpoint: "ck.h5", Lazy: true}, true},
 		{"", "1", Config{Checkpoint: "ck.h5"}, true},
 		{"ck.h5", "", Config{}.Explicit("Checkpoint"), true},
+		{"", "", Config{Check: true}, false}, // check mode reports each loop's writes at the loop
+		{"", "", Config{Check: true, Lazy: true}, true},
 	} {
 		t.Setenv("OP2_CHECKPOINT", c.env)
 		t.Setenv("OP2_LAZY", c.lazyEnv)
