@@ -187,7 +187,7 @@ func (p *Process) plan(n int) {
 		var f *core.Loop
 		var prog exec.Program
 		var dropped uint64
-		if q.slots[i].isLoop() {
+		if q.slots[i].isLoop() && i+1 < n { // a last loop fuses with none
 			if j := p.fusable(i, n); j-i >= 2 {
 				if nf == len(q.fused) {
 					q.fused = append(q.fused, new(core.Loop))
