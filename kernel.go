@@ -24,6 +24,8 @@ type Kernel struct {
 	once sync.Once
 	info *core.KernelInfo
 	err  error
+	// output says the kernel names an output function (lazy_output.go).
+	output bool
 
 	consts engine.UsedConsts // the constants it refers to, by registry
 }
@@ -91,6 +93,7 @@ func (k *Kernel) parse() (*core.KernelInfo, error) {
 		// (the same program), where the reader's positions are.
 		k.c.Source = k.info.Source
 		k.c.Info = k.info
+		k.output = writesOutput(k.info.Idents)
 	})
 	return k.info, k.err
 }

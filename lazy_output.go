@@ -40,6 +40,6 @@ func runsAtOnce(r *engine.Runtime, k *Kernel) bool {
 	if k == nil || r.InChain() {
 		return false
 	}
-	info, err := k.parse()
-	return err == nil && writesOutput(info.Idents)
+	_, err := k.parse()
+	return err == nil && k.output
 }
