@@ -40,8 +40,8 @@ type ConfigSetting struct {
 	zeroIsOff bool
 	// auto, when not nil, sets the field's default from the rest of the
 	// configuration, when neither the program nor the environment set
-	// the field (Lazy: off when automatic checkpoints or check mode are
-	// on, which need loops that run at once).
+	// the field (Lazy: off when automatic checkpoints, check mode or the
+	// tuner are on, which expect loops that run at once).
 	auto func(c *Config)
 	// verify, when not nil, checks the value in use when the program
 	// or the environment named it explicitly, whatever the backend
@@ -191,9 +191,9 @@ var Settings = []ConfigSetting{
 	{Field: "PlanCheck", Env: "OP2_PLAN_CHECK", Default: "off", Doc: "verify every invariant of each new execution plan", value: boolean(func(c *Config) *bool { return &c.PlanCheck })},
 	{Field: "Check", Env: "OP2_CHECK", Default: "off", Doc: "check mode: find kernels that cast away the `const` of READ arguments (or, on the host backends, Consts) and write to them, and undo the writes", value: boolean(func(c *Config) *bool { return &c.Check })},
 	{Field: "Timing", Env: "OP2_TIMING", Default: "off", Doc: "the timing report: each loop's calls, times and bytes (`op2.EnableTiming` switches it until the next `Configure`)", value: boolean(func(c *Config) *bool { return &c.Timing })},
-	{Field: "Lazy", Env: "OP2_LAZY", Default: "on in one process, unless `Checkpoint` or `Check` is set; off on several MPI ranks", Doc: "record loops until their results are needed, running them (fused where that pays) when something forces them; `false` (`Config{}.Explicit(\"Lazy\")`, `OP2_LAZY=0`) runs each loop at once; on several MPI ranks it is refused",
+	{Field: "Lazy", Env: "OP2_LAZY", Default: "on in one process, unless `Checkpoint`, `Check` or `Tune` is set; off on several MPI ranks", Doc: "record loops until their results are needed, running them (fused where that pays) when something forces them; `false` (`Config{}.Explicit(\"Lazy\")`, `OP2_LAZY=0`) runs each loop at once; on several MPI ranks it is refused",
 		value: boolean(func(c *Config) *bool { return &c.Lazy }), zeroIsOff: true,
-		auto: func(c *Config) { c.Lazy = DefaultLazy() && c.Checkpoint == "" && !c.Check }},
+		auto: func(c *Config) { c.Lazy = DefaultLazy() && c.Checkpoint == "" && !c.Check && !c.Tune }},
 	{Field: "Tile", Env: "OP2_TILE", Default: "0: off", Doc: "run recorded loops on the host backends as sparse tiles of this many elements of the first loop's set",
 		value: scalar(func(c *Config) *int { return &c.Tile }, intParser(0, "a non-negative integer"), nonNegative)},
 	{Field: "DebugPlan", Env: "OP2_DEBUG_PLAN", Default: "off", Doc: "print each new execution plan's blocks, block size, colours and owner pieces on standard error (`OP2_LOG=debug` logs them too)",

@@ -206,6 +206,8 @@ func TestLazyOffWithAutomaticCheckpoints(t *testing.T) {
 		{"ck.h5", "", Config{}.Explicit("Checkpoint"), true},
 		{"", "", Config{Check: true}, false}, // check mode reports each loop's writes at the loop
 		{"", "", Config{Check: true, Lazy: true}, true},
+		{"", "", Config{Tune: true}, false}, // the tuner's saved choices are per loop as issued
+		{"", "", Config{Tune: true, Lazy: true}, true},
 	} {
 		t.Setenv("OP2_CHECKPOINT", c.env)
 		t.Setenv("OP2_LAZY", c.lazyEnv)
