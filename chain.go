@@ -9,7 +9,8 @@ import (
 // Loop chains and lazy evaluation.
 //
 // A runtime records its loops instead of running them while a Chain scope
-// is open or when it is lazy (Config.Lazy, OP2_LAZY=1). A recorded loop is
+// is open or when it is lazy (Config.Lazy: by default in one process;
+// OP2_LAZY). A recorded loop is
 // checked and its program built as ParLoop does, then kept in one
 // process-wide queue, in program order; the queue runs (is forced) when a
 // Chain returns and before anything else takes the lock: every access to

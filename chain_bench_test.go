@@ -30,7 +30,7 @@ func BenchmarkChainOverhead(b *testing.B) {
 				if batch < 0 {
 					fusion, batch = "on", -batch
 				}
-				r := must(op2.NewRuntime(op2.Config{Backend: backend, Lazy: batch > 0, Fusion: fusion}))
+				r := must(op2.NewRuntime(op2.Config{Backend: backend, Lazy: batch > 0, Fusion: fusion}.Explicit("Lazy")))
 				set := must(op2.NewSet(1, "one"))
 				x := must(op2.NewDat[float64](set, 1, nil, "x"))
 				y := must(op2.NewDat[float64](set, 1, nil, "y"))

@@ -22,7 +22,7 @@ var recordModes = []recordMode{{"eager", false, false}, {"chain", false, true}, 
 // runtime returns a runtime on backend for the mode.
 func (m recordMode) runtime(t *testing.T, backend string) *op2.Runtime {
 	t.Helper()
-	return must(op2.NewRuntime(op2.Config{Backend: backend, Lazy: m.lazy}))
+	return must(op2.NewRuntime(op2.Config{Backend: backend, Lazy: m.lazy}.Explicit("Lazy")))
 }
 
 // issue issues r's loops in the mode and waits for them.
@@ -463,7 +463,7 @@ func TestSetValueOrdersAfterRecordedLoops(t *testing.T) {
 		x.Data()
 		copy(x.Data(), []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
 		sum.SetValue(100)
-		r := must(op2.NewRuntime(op2.Config{Lazy: lazy, Fusion: "on"}))
+		r := must(op2.NewRuntime(op2.Config{Lazy: lazy, Fusion: "on"}.Explicit("Lazy")))
 		seen := steps(r)
 		if other.Value() != 7 {
 			t.Errorf("other = %v, want 7", other.Value())
@@ -546,7 +546,7 @@ func TestConstSetOrdersAfterRecordedLoops(t *testing.T) {
 	run := func(lazy bool) ([]float64, []int) {
 		check(t, c.Set(1, 10))
 		copy(x.Data(), []float64{1, 2, 3, 4, 5})
-		check(t, op2.Configure(op2.Config{Lazy: lazy}))
+		check(t, op2.Configure(op2.Config{Lazy: lazy}.Explicit("Lazy")))
 		defer op2.Configure(op2.Config{})
 		r := op2.Default()
 		var seen []int

@@ -105,7 +105,7 @@ var forcings = map[string]forcing{
 	"Backends":               {none: "the registered backends' names"},
 	"BlockPartitioner":       {none: noDecl},
 	"Chain":                  {call: func(f *walkFixture) { op2.Chain(func() error { return nil }) }},
-	"Configure":              {call: func(f *walkFixture) { op2.Configure(op2.Config{}) }},
+	"Configure":              {call: func(f *walkFixture) { op2.Configure(op2.Config{}.Explicit("Lazy")) }},
 	"Default":                {none: "the default runtime"},
 	"EnableTiming":           {call: func(f *walkFixture) { op2.EnableTiming(false) }},
 	"Finalize":               {static: true},
@@ -473,6 +473,11 @@ func TestEveryExportedAPIForcesRecordedLoops(t *testing.T) {
 		}
 	}
 	sort.Strings(names)
+	// The default runtime runs its loops at once, so that a call that
+	// issues one (ParLoop, Loop.Compute, Mat.Mult...) runs the loops the
+	// fixture recorded before it, rather than recording its own after
+	// them (lazy mode, the default in one process).
+	check(t, op2.Configure(op2.Config{}.Explicit("Lazy")))
 	f := newWalkFixture(t)
 	defer op2.Configure(op2.Config{}) // the default runtime as TestMain set it
 	for _, name := range names {

@@ -176,7 +176,7 @@ func ParLoop(k *Kernel, set IterationSet, args ...Arg) error { return rt.ParLoop
 func (r *Runtime) ParLoop(k *Kernel, set IterationSet, args ...Arg) error {
 	lock(forNoData, "Runtime.ParLoop")
 	defer unlock()
-	if r.e.Recording() {
+	if r.e.Recording() && !runsAtOnce(r.e, k) {
 		return r.record(k, set, args)
 	}
 	if ms, ok := set.(*MixedSet); ok && ms != nil {
@@ -289,7 +289,7 @@ func (lp *Loop) Compute() error {
 		return lp.openErr
 	}
 	lp.l.Consts = lp.kernel.usedConsts(lp.rt.consts)
-	if r := lp.rt.e; r.Recording() {
+	if r := lp.rt.e; r.Recording() && !runsAtOnce(r, lp.kernel) {
 		if err := r.RecordCopy(&lp.l, lp.backend); err != nil {
 			return err
 		}

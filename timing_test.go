@@ -349,6 +349,7 @@ func TestLogging(t *testing.T) {
 			for i := 0; i < 3; i++ {
 				check(t, tm.runInc(r))
 			}
+			check(t, op2.Wait()) // the loops run (lazy mode, the default, records them)
 			levels, attrs := h.find("op2: backend opened")
 			if len(attrs) != 1 || levels[0] != slog.LevelInfo || attrs[0]["backend"] != backend || attrs[0]["platform"] != "host" || attrs[0]["compiler"] == "" {
 				t.Errorf("backend opened: %v %v", levels, attrs)

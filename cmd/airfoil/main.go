@@ -6,7 +6,7 @@
 //
 //	airfoil [-backend sequential|openmp|opencl|cuda] [-threads N] [-iters N] [-mesh FILE]
 //	        [-I 400 -J 600] [-write-mesh FILE] [-dump-q FILE] [-vtk FILE.vtu] [-timing] [-elapsed]
-//	        [-partition ptscotch|rcb|block|metis] [-startup] [-lazy] [-chain] [-fusion auto|on|off] [-tile N]
+//	        [-partition ptscotch|rcb|block|metis] [-startup] [-lazy[=false]] [-chain] [-fusion auto|on|off] [-tile N]
 //	        [-checkpoint FILE [-checkpoint-every 100]]
 //
 // -checkpoint FILE saves an op2.Checkpoint every -checkpoint-every
@@ -14,8 +14,10 @@
 // same or another number of ranks), the run restores it and prints the
 // rms lines still to come, the same as a run never stopped.
 //
-// -lazy records the loops and runs them when their results are read
-// (op2.Config.Lazy; one process only), with the same output. -chain
+// In one process the loops are recorded and run when their results are
+// read (op2.Config.Lazy, on by default there), with the same output;
+// -lazy=false runs each loop at once, and -lazy asks for lazy mode,
+// which is refused under MPI (its default there is off). -chain
 // records each iteration's loops in one op2.Chain scope (also under MPI,
 // where a chain's halo exchanges are grouped), with the same output.
 // -fusion sets how recorded loops fuse (op2.Config.Fusion) and -tile N
@@ -102,13 +104,16 @@ type options struct {
 	timing           bool
 	elapsed          bool
 	lazy             bool
-	chain            bool
-	tile             int
-	fusion           string
-	partition        string
-	shuffle          uint64
-	renumber         string
-	startup          bool
+	// eager runs each loop at once (-lazy=false: Lazy false, named
+	// with op2.Config.Explicit), whatever the default and OP2_LAZY say.
+	eager     bool
+	chain     bool
+	tile      int
+	fusion    string
+	partition string
+	shuffle   uint64
+	renumber  string
+	startup   bool
 	// noGather skips gathering the final q when nothing uses it (the
 	// command without -dump-q): under MPI the gather puts the whole q on
 	// rank 0. The tests leave it false and compare q.
@@ -131,15 +136,20 @@ func main() {
 	flag.IntVar(&o.checkpointEvery, "checkpoint-every", 100, "iterations between checkpoints (with -checkpoint)")
 	flag.BoolVar(&o.timing, "timing", false, "print op2's per-loop timing table (under MPI: rank 0's loops)")
 	flag.BoolVar(&o.elapsed, "elapsed", false, "print the time of the iterations (without -timing's waits after each loop)")
-	flag.BoolVar(&o.lazy, "lazy", false, "record the loops and run them when their results are needed (op2.Config.Lazy; one process only)")
+	flag.BoolVar(&o.lazy, "lazy", false, "record the loops and run them when their results are needed (op2.Config.Lazy; one process only); -lazy=false runs each loop at once (default $OP2_LAZY, else lazy in one process and at once under MPI)")
 	flag.BoolVar(&o.chain, "chain", false, "record each iteration's loops in op2.Chain scopes (under MPI: grouped halo exchanges)")
-	flag.IntVar(&o.tile, "tile", 0, "with -lazy or -chain, run the recorded loops as sparse tiles of this many cells on the host backends (op2.Config.Tile; default $OP2_TILE, else 0: off)")
-	flag.StringVar(&o.fusion, "fusion", "", "with -lazy or -chain, whether recorded loops fuse: auto, on or off (op2.Config.Fusion; default $OP2_FUSION, else auto)")
+	flag.IntVar(&o.tile, "tile", 0, "with lazy mode or -chain, run the recorded loops as sparse tiles of this many cells on the host backends (op2.Config.Tile; default $OP2_TILE, else 0: off)")
+	flag.StringVar(&o.fusion, "fusion", "", "with lazy mode or -chain, whether recorded loops fuse: auto, on or off (op2.Config.Fusion; default $OP2_FUSION, else auto)")
 	flag.StringVar(&o.partition, "partition", "", "under MPI: how the mesh is split over the ranks (ptscotch, rcb, block or metis; default ptscotch when it loads on every rank, else rcb)")
 	flag.Uint64Var(&o.shuffle, "shuffle", 0, "number the mesh's nodes, cells and edges in a random order drawn from this seed before declaring it (locality lost; 0: keep the order)")
 	flag.BoolVar(&o.startup, "startup", false, "every rank prints the time and peak memory of reading or generating its block of the mesh and of partitioning it (with -checkpoint, also what a checkpoint write added to its memory)")
 	flag.StringVar(&o.renumber, "renumber", "auto", "renumber the mesh for locality before the first iteration: rcm (reverse Cuthill–McKee on the cells), rcb (recursive coordinate bisection of the cells' centres), rcb-nodes (of the nodes), none (the mesh's own numbering) or auto (rcm in one process when a map of the mesh has poor locality, op2.Map.Locality; none under MPI, where Partition orders each rank's part)")
 	flag.Parse()
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == "lazy" {
+			o.eager = !o.lazy
+		}
+	})
 	o.noGather = o.dumpQ == ""
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "airfoil: unexpected arguments %q\n", flag.Args())
@@ -181,6 +191,9 @@ func run(o options, out io.Writer) (*result, error) {
 		return nil, fmt.Errorf("-renumber %q: want rcm, rcb, rcb-nodes, none or auto", o.renumber)
 	}
 	cfg := op2.Config{Backend: o.backend, Threads: o.threads, BlockSize: o.blockSize, Timing: o.timing, Lazy: o.lazy, Tile: o.tile, Fusion: o.fusion}
+	if o.eager {
+		cfg = cfg.Explicit("Lazy")
+	}
 	if err := op2.Configure(cfg); err != nil {
 		return nil, err
 	}

@@ -19,14 +19,17 @@ type chainMode struct {
 	config func(c *op2.Config)
 }
 
-// chainModes are the chain section's modes: every loop at once; recorded
-// (lazy mode: Airfoil's loops run when it reads its rms Global, every 100
-// iterations, or MaxRecordedLoops are recorded) and run one by one;
-// recorded and fused; and with tile > 0 recorded and run in sparse tiles
-// of tile cells, without and with fusion.
+// chainModes are the chain section's modes: every loop at once (Lazy
+// false, named explicitly); the defaults (in one process lazy mode,
+// Airfoil's loops running when it reads its rms Global, every 100
+// iterations, or MaxRecordedLoops are recorded, fused where
+// Config.Fusion's auto says); recorded and run one by one; recorded and
+// fused; and with tile > 0 recorded and run in sparse tiles of tile
+// cells, without and with fusion.
 func chainModes(tile int) []chainMode {
 	modes := []chainMode{
-		{"eager", func(c *op2.Config) {}},
+		{"eager", func(c *op2.Config) { *c = c.Explicit("Lazy") }},
+		{"default", func(c *op2.Config) {}},
 		{"chain", func(c *op2.Config) { c.Lazy, c.Fusion = true, "off" }},
 		{"chain+fusion", func(c *op2.Config) { c.Lazy, c.Fusion = true, "on" }},
 	}

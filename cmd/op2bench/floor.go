@@ -224,10 +224,11 @@ func floorSection(out io.Writer, m *mesh.Mesh, threads, iters, rounds, budget in
 	return nil
 }
 
-// floorIterate runs Airfoil on m in r's configuration: a warm-up
-// iteration, then iters timed ones, and returns op2's timing report.
+// floorIterate runs Airfoil on m in r's configuration, each loop at once
+// (Lazy off, so that each loop is timed alone): a warm-up iteration, then
+// iters timed ones, and returns op2's timing report.
 func floorIterate(r *floorRun, m *mesh.Mesh, iters int) ([]op2.LoopTiming, error) {
-	if err := op2.Configure(op2.Config{Backend: r.backend, Threads: r.threads, SIMD: r.simd, Timing: true}); err != nil {
+	if err := op2.Configure(op2.Config{Backend: r.backend, Threads: r.threads, SIMD: r.simd, Timing: true}.Explicit("Lazy")); err != nil {
 		return nil, err
 	}
 	s, err := airfoil.New(m)
@@ -246,11 +247,12 @@ func floorIterate(r *floorRun, m *mesh.Mesh, iters int) ([]op2.LoopTiming, error
 	return op2.Timings(), nil
 }
 
-// floorRepeat runs Airfoil's loop alone on m in r's configuration: once
+// floorRepeat runs Airfoil's loop alone on m in r's configuration (each
+// call at once, Lazy off): once
 // to compile, plan and bring its data into cache, then reps times, and
 // returns the mean time per call in seconds.
 func floorRepeat(r *floorRun, m *mesh.Mesh, loop string, reps int) (float64, error) {
-	if err := op2.Configure(op2.Config{Backend: r.backend, Threads: r.threads, SIMD: r.simd, Timing: true}); err != nil {
+	if err := op2.Configure(op2.Config{Backend: r.backend, Threads: r.threads, SIMD: r.simd, Timing: true}.Explicit("Lazy")); err != nil {
 		return 0, err
 	}
 	s, err := airfoil.New(m)

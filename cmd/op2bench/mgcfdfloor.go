@@ -96,7 +96,7 @@ func mgcfdFloorSection(out io.Writer, o mgcfdOpts, small [2]int, triad1, triadN 
 	share := map[string]float64{}
 	for round := 0; round < o.rounds; round++ {
 		for _, r := range runs {
-			if err := op2.Configure(op2.Config{Backend: r.backend, Threads: r.threads, Timing: true}); err != nil {
+			if err := op2.Configure(op2.Config{Backend: r.backend, Threads: r.threads, Timing: true}.Explicit("Lazy")); err != nil {
 				return err
 			}
 			for _, c := range []struct {

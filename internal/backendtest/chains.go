@@ -196,14 +196,14 @@ func testRandomChains(t *testing.T, backend, cache string) {
 		for i, op := range ops {
 			names[i] = chainOps[op]
 		}
-		check(t, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true}))
+		check(t, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true}.Explicit("Lazy")))
 		want := runChainOps(t, m, ops, false)
 		for _, mode := range []string{"chain", "lazy"} {
 			// The chain fuses every run of loops that can be fused
 			// (Config.Fusion "on"); lazy mode fuses where it pays
 			// (the default).
 			fusion := map[string]string{"chain": "on", "lazy": ""}[mode]
-			check(t, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true, Lazy: mode == "lazy", Fusion: fusion}))
+			check(t, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true, Lazy: mode == "lazy", Fusion: fusion}.Explicit("Lazy")))
 			got := runChainOps(t, m, ops, mode == "chain")
 			what := fmt.Sprintf("%s, %s, steps %v", backend, mode, names)
 			sameOutcome(t, what, got, want)

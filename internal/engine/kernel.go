@@ -19,6 +19,10 @@ type Kernel struct {
 	err  error
 
 	consts UsedConsts // the constants it refers to, by registry
+
+	// Output says the parsed kernel names an output function (see
+	// outputCalls).
+	Output bool
 }
 
 // Parse reads the kernel's source the first time (cfront.ParseKernel)
@@ -39,6 +43,7 @@ func (k *Kernel) Parse(wrap func(error) error) (*core.KernelInfo, error) {
 		}
 		k.Source = k.info.Source
 		k.Info = k.info
+		k.Output = writesOutput(k.info.Idents)
 	})
 	return k.info, k.err
 }
@@ -48,4 +53,23 @@ func (k *Kernel) Parse(wrap func(error) error) (*core.KernelInfo, error) {
 // the last call.
 func (k *Kernel) UsedConsts(reg *Consts) []*core.Const {
 	return k.consts.Of(reg, k.info.Idents)
+}
+
+// outputCalls are the identifiers through which a kernel may write
+// output: the C library's output functions and C++'s standard streams.
+var outputCalls = []string{
+	"printf", "fprintf", "vprintf", "vfprintf", "puts", "fputs", "putchar",
+	"fputc", "putc", "fwrite", "perror", "write", "fflush",
+	"cout", "cerr", "clog",
+}
+
+// writesOutput reports whether a kernel's identifiers include an output
+// function (outputCalls).
+func writesOutput(idents map[string]bool) bool {
+	for _, f := range outputCalls {
+		if idents[f] {
+			return true
+		}
+	}
+	return false
 }

@@ -12,7 +12,8 @@ import (
 // Loop chains and lazy evaluation.
 //
 // A runtime records its loops instead of running them while a chain scope
-// is open or when it is lazy (Config.Lazy, OP2_LAZY=1). A recorded loop is
+// is open or when it is lazy (Config.Lazy: by default in one process;
+// OP2_LAZY). A recorded loop is
 // checked and its program built as a loop that runs at once, then kept in
 // one process-wide queue, in program order; the queue runs (is forced)
 // when a chain ends and before anything else takes the lock: every access
@@ -186,7 +187,7 @@ func (p *Process) plan(n int) {
 		var f *core.Loop
 		var prog exec.Program
 		var dropped uint64
-		if q.slots[i].isLoop() {
+		if q.slots[i].isLoop() && i+1 < n { // a last loop fuses with none
 			if j := p.fusable(i, n); j-i >= 2 {
 				if nf == len(q.fused) {
 					q.fused = append(q.fused, new(core.Loop))

@@ -257,6 +257,10 @@ func (r *Runtime) OpenChain() error {
 // CloseChain closes the scope OpenChain opened. Caller holds the lock.
 func (r *Runtime) CloseChain() { r.chains-- }
 
+// InChain reports whether a chain scope of r is open. Caller holds the
+// lock.
+func (r *Runtime) InChain() bool { return r.chains > 0 }
+
 // Recording reports whether r records its loops (a chain scope is open,
 // or it is lazy). Caller holds the lock.
 func (r *Runtime) Recording() bool { return r.chains > 0 || r.Cfg.Lazy }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/jit"
+	"github.com/goop2/op2/internal/mpi"
 )
 
 // A ConfigSetting is one row of the configuration table (Settings): a
@@ -33,6 +34,15 @@ type ConfigSetting struct {
 	// checked, its error naming the field.
 	value        access
 	emptyIsValue bool
+	// zeroIsOff says that a field Explicit names at its zero value
+	// takes that value (false, off) rather than the built-in default:
+	// the row of a setting whose default is on (Lazy).
+	zeroIsOff bool
+	// auto, when not nil, sets the field's default from the rest of the
+	// configuration, when neither the program nor the environment set
+	// the field (Lazy: off when automatic checkpoints, check mode or the
+	// tuner are on, which expect loops that run at once).
+	auto func(c *Config)
 	// verify, when not nil, checks the value in use when the program
 	// or the environment named it explicitly, whatever the backend
 	// (running a compiler); source is "Config.F" or the variable.
@@ -181,7 +191,9 @@ var Settings = []ConfigSetting{
 	{Field: "PlanCheck", Env: "OP2_PLAN_CHECK", Default: "off", Doc: "verify every invariant of each new execution plan", value: boolean(func(c *Config) *bool { return &c.PlanCheck })},
 	{Field: "Check", Env: "OP2_CHECK", Default: "off", Doc: "check mode: find kernels that cast away the `const` of READ arguments (or, on the host backends, Consts) and write to them, and undo the writes", value: boolean(func(c *Config) *bool { return &c.Check })},
 	{Field: "Timing", Env: "OP2_TIMING", Default: "off", Doc: "the timing report: each loop's calls, times and bytes (`op2.EnableTiming` switches it until the next `Configure`)", value: boolean(func(c *Config) *bool { return &c.Timing })},
-	{Field: "Lazy", Env: "OP2_LAZY", Default: "off", Doc: "record loops until their results are needed (one process only)", value: boolean(func(c *Config) *bool { return &c.Lazy })},
+	{Field: "Lazy", Env: "OP2_LAZY", Default: "on in one process, unless `Checkpoint`, `Check` or `Tune` is set; off on several MPI ranks", Doc: "record loops until their results are needed, running them (fused where that pays) when something forces them; `false` (`Config{}.Explicit(\"Lazy\")`, `OP2_LAZY=0`) runs each loop at once; on several MPI ranks it is refused",
+		value: boolean(func(c *Config) *bool { return &c.Lazy }), zeroIsOff: true,
+		auto: func(c *Config) { c.Lazy = DefaultLazy() && c.Checkpoint == "" && !c.Check && !c.Tune }},
 	{Field: "Tile", Env: "OP2_TILE", Default: "0: off", Doc: "run recorded loops on the host backends as sparse tiles of this many elements of the first loop's set",
 		value: scalar(func(c *Config) *int { return &c.Tile }, intParser(0, "a non-negative integer"), nonNegative)},
 	{Field: "DebugPlan", Env: "OP2_DEBUG_PLAN", Default: "off", Doc: "print each new execution plan's blocks, block size, colours and owner pieces on standard error (`OP2_LOG=debug` logs them too)",
@@ -341,8 +353,15 @@ func checkSIMD(s string) error         { _, _, err := ParseSIMD(s); return err }
 // without the environment's overrides.
 func Defaults() Config {
 	return Config{Backend: "sequential", CC: "cc", CXX: "g++", CFlags: slices.Clone(DefaultCFlags),
-		CacheDir: DefaultCacheDir(), Threads: DefaultThreads()}
+		CacheDir: DefaultCacheDir(), Threads: DefaultThreads(), Lazy: DefaultLazy()}
 }
+
+// DefaultLazy is Lazy's default: on when the program runs as one process
+// (no MPI launcher, or a launcher that started one process), off when a
+// launcher started several, where lazy mode is refused (a loop recorded
+// on every rank but forced by an accessor on some ranks only would
+// deadlock their halo exchanges).
+func DefaultLazy() bool { return mpi.Launched() <= 1 }
 
 // ConfigFromEnv returns the default configuration with the environment's
 // overrides applied: every variable of Settings, each read and checked
@@ -359,6 +378,11 @@ func ConfigFromEnv() (Config, error) {
 			return cfg, err
 		}
 	}
+	for _, s := range Settings {
+		if v := os.Getenv(s.Env); s.auto != nil && v == "" {
+			s.auto(&cfg)
+		}
+	}
 	return cfg, nil
 }
 
@@ -368,7 +392,8 @@ func ConfigFromEnv() (Config, error) {
 // "Config.F") and replaces c's. A field user.Explicit named replaces c's
 // even when zero: its zero value stands for the built-in default
 // (Defaults), not the environment's, so that a program can turn off what
-// a variable turned on; Explicit may name only exported fields, which
+// a variable turned on (Lazy's zero, false, is taken as it is: its
+// default is on); Explicit may name only exported fields, which
 // all have a row. Then the values a program or the environment named
 // explicitly are verified (compilers run). On error c is unchanged.
 func MergeConfig(c *Config, user Config) error {
@@ -385,6 +410,7 @@ func MergeConfig(c *Config, user Config) error {
 		source string
 	}
 	var verified []named
+	var auto []ConfigSetting // rows left to their default
 	for _, s := range Settings {
 		source := ""
 		if v, set := os.LookupEnv(s.Env); set && (v != "" || s.emptyIsValue) {
@@ -397,6 +423,11 @@ func MergeConfig(c *Config, user Config) error {
 				return err
 			case set:
 				source = "Config." + s.Field
+			case slices.Contains(user.explicit, s.Field) && s.zeroIsOff:
+				s.value.reset(&merged, &user)
+				source = ""
+			case s.auto != nil && source == "":
+				auto = append(auto, s)
 			case slices.Contains(user.explicit, s.Field):
 				if defaults == nil {
 					d := Defaults()
@@ -409,6 +440,9 @@ func MergeConfig(c *Config, user Config) error {
 		if s.verify != nil && source != "" {
 			verified = append(verified, named{s, source})
 		}
+	}
+	for _, s := range auto {
+		s.auto(&merged)
 	}
 	for _, e := range verified {
 		if err := e.s.verify(&merged, e.source); err != nil {

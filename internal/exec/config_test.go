@@ -153,18 +153,70 @@ func TestDeviceWorkGroupFromEnv(t *testing.T) {
 	}
 }
 
-// TestLazyFromEnv: OP2_LAZY turns lazy mode on, nothing leaves it off, and
-// a value that is not a boolean is refused.
+// TestLazyFromEnv: lazy mode is on by default in one process (no MPI
+// launcher, or one that started one process) and off when a launcher
+// started several; OP2_LAZY overrides it either way, and a value that is
+// not a boolean is refused.
 func TestLazyFromEnv(t *testing.T) {
+	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS", "PMIX_RANK", "PMI_RANK"} {
+		t.Setenv(v, "") // as if no launcher started the test
+	}
 	for _, c := range []struct {
-		v    string
-		lazy bool
-		ok   bool
-	}{{"", false, true}, {"1", true, true}, {"true", true, true}, {"0", false, true}, {"maybe", false, false}} {
+		v     string
+		ranks string // OMPI_COMM_WORLD_SIZE; "": no launcher
+		lazy  bool
+		ok    bool
+	}{
+		{"", "", true, true}, {"", "1", true, true}, {"", "2", false, true},
+		{"1", "", true, true}, {"true", "", true, true}, {"1", "2", true, true},
+		{"0", "", false, true}, {"false", "1", false, true}, {"0", "2", false, true},
+		{"maybe", "", true, false},
+	} {
 		t.Setenv("OP2_LAZY", c.v)
+		t.Setenv("OMPI_COMM_WORLD_SIZE", c.ranks)
 		cfg, err := ConfigFromEnv()
-		if (err == nil) != c.ok || (err != nil && !strings.Contains(err.Error(), "OP2_LAZY")) || cfg.Lazy != c.lazy {
-			t.Errorf("OP2_LAZY=%q: lazy %v, error %v", c.v, cfg.Lazy, err)
+		if (err == nil) != c.ok || (err != nil && !strings.Contains(err.Error(), "OP2_LAZY")) || c.ok && cfg.Lazy != c.lazy {
+			t.Errorf("OP2_LAZY=%q with %q ranks launched: lazy %v, error %v", c.v, c.ranks, cfg.Lazy, err)
+		}
+		if d := Defaults(); d.Lazy != (c.ranks != "2") {
+			t.Errorf("%q ranks launched: default lazy %v", c.ranks, d.Lazy)
+		}
+	}
+}
+
+// TestLazyOffWithAutomaticCheckpoints: automatic checkpoints and check
+// mode need loops that run at once, so Lazy's default is off when
+// Checkpoint (or Check) is set, by the environment or the program; Lazy
+// set explicitly is kept.
+func TestLazyOffWithAutomaticCheckpoints(t *testing.T) {
+	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS", "PMIX_RANK", "PMI_RANK", "OP2_LAZY", "OP2_CHECKPOINT"} {
+		t.Setenv(v, "")
+	}
+	for _, c := range []struct {
+		env, lazyEnv string // OP2_CHECKPOINT, OP2_LAZY
+		user         Config
+		lazy         bool
+	}{
+		{"", "", Config{}, true},
+		{"ck.h5", "", Config{}, false},
+		{"ck.h5", "1", Config{}, true},
+		{"", "", Config{Checkpoint: "ck.h5"}, false},
+		{"", "", Config{Checkpoint: "ck.h5", Lazy: true}, true},
+		{"", "1", Config{Checkpoint: "ck.h5"}, true},
+		{"ck.h5", "", Config{}.Explicit("Checkpoint"), true},
+		{"", "", Config{Check: true}, false}, // check mode reports each loop's writes at the loop
+		{"", "", Config{Check: true, Lazy: true}, true},
+		{"", "", Config{Tune: true}, false}, // the tuner's saved choices are per loop as issued
+		{"", "", Config{Tune: true, Lazy: true}, true},
+	} {
+		t.Setenv("OP2_CHECKPOINT", c.env)
+		t.Setenv("OP2_LAZY", c.lazyEnv)
+		cfg, err := ConfigFromEnv()
+		if err == nil {
+			err = MergeConfig(&cfg, c.user)
+		}
+		if err != nil || cfg.Lazy != c.lazy {
+			t.Errorf("OP2_CHECKPOINT=%q OP2_LAZY=%q, Config{Checkpoint: %q, Lazy: %v}: lazy %v (%v), want %v", c.env, c.lazyEnv, c.user.Checkpoint, c.user.Lazy, cfg.Lazy, err, c.lazy)
 		}
 	}
 }
@@ -347,6 +399,7 @@ func TestMergeExplicitZeroWins(t *testing.T) {
 	if err := MergeConfig(&c, Config{}.Explicit("Lazy", "BlockSize", "SIMD", "Logger", "CFlags")); err != nil {
 		t.Fatal(err)
 	}
+	// Lazy's zero value wins as false (off), although its default is on.
 	if c.Lazy || c.BlockSize != 0 || c.SIMD != "" || c.Logger != nil || !reflect.DeepEqual(c.CFlags, DefaultCFlags) {
 		t.Errorf("explicit zero values did not win: lazy %v, block size %d, SIMD %q, logger %v, flags %q", c.Lazy, c.BlockSize, c.SIMD, c.Logger, c.CFlags)
 	}

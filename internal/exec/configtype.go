@@ -94,7 +94,10 @@ type Config struct {
 	// move (see op2.EnableTiming and op2.Timings).
 	Timing bool
 	// Lazy records loops instead of running them, until something needs
-	// their results (see op2.Chain). Not available on several MPI ranks.
+	// their results (see op2.Chain). It is on by default in one process
+	// (off on several MPI ranks, where it is refused): as a zero value
+	// means the default, turn it off with Config{}.Explicit("Lazy") or
+	// OP2_LAZY=0.
 	Lazy bool
 	// Fusion says whether recorded loops (Chain, Lazy) over one set fuse
 	// into one generated loop: "auto" (default: where it was measured to
@@ -146,7 +149,9 @@ type Config struct {
 // under OP2_LAZY=1, and Config{Backend: "openmp"}.Explicit("Tile",
 // "Logger") turns tiling and logging off whatever OP2_TILE and OP2_LOG
 // say. A named field at its zero value takes the built-in default (the
-// settings table's Default column), never the variable's; a named field
+// settings table's Default column), never the variable's, except Lazy,
+// whose default is on in one process: Lazy false named so runs loops at
+// once whatever the default and OP2_LAZY say; a named field
 // with another value is taken as it would be anyway. Fields not named
 // keep the rule that zero means the variable's value, else the default.
 // Configure and NewRuntime refuse a name that is not a field of Config,

@@ -595,7 +595,7 @@ func (c tpConfig) config(lazy bool) op2.Config {
 		fusion = "off"
 	}
 	return op2.Config{Backend: c.backend, Threads: c.threads, Tile: c.tile, SIMD: simd, Fusion: fusion, OpenMPScheme: c.scheme,
-		Lazy: lazy, Timing: true, CacheDir: cacheDir}
+		Lazy: lazy, Timing: true, CacheDir: cacheDir}.Explicit("Lazy")
 }
 
 // tpCheckTimings checks the timing report of a run: every loop's Moved

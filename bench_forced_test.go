@@ -1,0 +1,97 @@
+package op2_test
+
+import (
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/goop2/op2"
+)
+
+// forcedModes are the two ways a loop runs in one process: at once (Lazy
+// named off) and recorded by default, lazy mode, which a program that
+// reads its data after every loop forces at each read.
+var forcedModes = []struct {
+	name string
+	cfg  func(backend string) op2.Config
+}{
+	{"eager", func(b string) op2.Config { return op2.Config{Backend: b}.Explicit("Lazy") }},
+	{"default", func(b string) op2.Config { return op2.Config{Backend: b} }},
+}
+
+// BenchmarkParLoopOverheadForced is BenchmarkParLoopOverhead for a
+// program that reads its data after every loop (the reduction's value),
+// eager and with the default configuration (lazy mode in one process:
+// each loop is recorded, then run by the read). The two should cost
+// about the same per loop, and allocate nothing.
+//
+//	go test -run '^$' -bench ParLoopOverheadForced -count 5 .
+func BenchmarkParLoopOverheadForced(b *testing.B) {
+	for _, backend := range allBackends {
+		for _, mode := range forcedModes {
+			b.Run(backend+"/"+mode.name, func(b *testing.B) {
+				r := must(op2.NewRuntime(mode.cfg(backend)))
+				set := must(op2.NewSet(1, "one"))
+				x := must(op2.NewDat[float64](set, 1, nil, "x"))
+				g := must(op2.NewGlobal[float64](1, nil, "g"))
+				k := op2.NewKernel("void k(double *x, double *g) { *x += 1; *g += *x; }", "k")
+				check(b, r.ParLoop(k, set, x.Arg(op2.RW), g.Arg(op2.Inc)))
+				check(b, readValue(g))
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if err := r.ParLoop(k, set, x.Arg(op2.RW), g.Arg(op2.Inc)); err != nil {
+						b.Fatal(err)
+					}
+					if err := readValue(g); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// readValue reads g's value, which runs the loops recorded before it.
+func readValue(g *op2.Global[float64]) error {
+	_, err := g.ValueErr()
+	return err
+}
+
+// TestRepeatedForcedLoopAllocatesNothing is TestRepeatedLoopAllocatesNothing
+// for a program that reads its data after every loop, eager and with the
+// default configuration (lazy mode: each loop recorded, then run by the
+// read): neither allocates.
+func TestRepeatedForcedLoopAllocatesNothing(t *testing.T) {
+	if on, _ := strconv.ParseBool(os.Getenv("OP2_CHECK")); on {
+		t.Skip("OP2_CHECK is set: check mode copies every READ argument per loop")
+	}
+	onEachBackend(t, func(t *testing.T) {
+		const n = 2000
+		edges := must(op2.NewSet(n, "edges"))
+		nodes := must(op2.NewSet(n, "nodes"))
+		v := make([]int32, 2*n)
+		for i := 0; i < n; i++ {
+			v[2*i], v[2*i+1] = int32(i), int32((i+1)%n)
+		}
+		m := must(op2.NewMap(edges, nodes, 2, v, "pedge"))
+		d := must(op2.NewDat[float64](nodes, 1, nil, "d"))
+		w := must(op2.NewDat[float64](edges, 1, nil, "w"))
+		g := must(op2.NewGlobal[float64](1, nil, "g"))
+		k := op2.NewKernel("void alloc_inc_g(const double *w, double *a, double *b, double *g) { *a += *w; *b += *w; *g += *w; }", "alloc_inc_g")
+		for _, mode := range forcedModes {
+			r := must(op2.NewRuntime(mode.cfg(op2.Backend())))
+			run := func() {
+				check(t, r.ParLoop(k, edges, w.Arg(op2.Read), d.ArgMap(op2.Inc, m, 0), d.ArgMap(op2.Inc, m, 1), g.Arg(op2.Inc)))
+				check(t, readValue(g))
+			}
+			run()
+			if n := op2.RecordedLoops(); n != 0 {
+				t.Fatalf("%s: %d loops recorded after a read, want 0", mode.name, n)
+			}
+			if a := testing.AllocsPerRun(20, run); a != 0 {
+				t.Errorf("%s: a repeated loop whose data is read after it allocates %v times per call, want 0", mode.name, a)
+			}
+		}
+	})
+}

@@ -1,0 +1,49 @@
+package op2_test
+
+import (
+	"testing"
+
+	"github.com/goop2/op2"
+)
+
+// TestLazyRunsOutputKernelsAtOnce: in lazy mode a loop whose kernel
+// writes output (printf...) runs when issued, after the loops recorded
+// before it, so that its output comes in program order and a program
+// ending after it still prints; other loops are recorded, and a Chain
+// records both.
+func TestLazyRunsOutputKernelsAtOnce(t *testing.T) {
+	r := must(op2.NewRuntime(op2.Config{Backend: "sequential", Lazy: true}))
+	set := must(op2.NewSet(2, "out_set"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	quiet := op2.NewKernel("void out_quiet(double *x) { x[0] += 1; }", "out_quiet")
+	for _, c := range []struct {
+		name, src string
+		atOnce    bool
+	}{
+		{"out_quiet", "void out_quiet(double *x) { x[0] += 1; }", false},
+		{"out_printf", "#include <stdio.h>\nvoid out_printf(double *x) { x[0] += 1; if (x[0] < 0) printf(\"%g\\n\", x[0]); }", true},
+		{"out_fputs", "#include <stdio.h>\nvoid out_fputs(double *x) { x[0] += 1; if (x[0] < 0) fputs(\"negative\\n\", stderr); }", true},
+		{"out_word", "void out_word(double *x) { double printed = 1; x[0] += printed; }", false},
+	} {
+		k := op2.NewKernel(c.src, c.name)
+		check(t, r.ParLoop(quiet, set, x.Arg(op2.RW)))
+		check(t, r.ParLoop(k, set, x.Arg(op2.RW)))
+		want := 2 // both recorded
+		if c.atOnce {
+			want = 0 // the second ran, after the first
+		}
+		if n := op2.RecordedLoops(); n != want {
+			t.Errorf("%s: %d loops recorded, want %d", c.name, n, want)
+		}
+		check(t, r.Chain(func() error {
+			check(t, r.ParLoop(k, set, x.Arg(op2.RW)))
+			if n := op2.RecordedLoops(); n != want+1 {
+				t.Errorf("%s in a Chain: %d loops recorded, want %d", c.name, n, want+1)
+			}
+			return nil
+		}))
+	}
+	if v := x.DataRO(); v[0] != 12 || v[1] != 12 {
+		t.Errorf("x = %v, want [12 12]", v)
+	}
+}
