@@ -273,6 +273,8 @@ void elem(const int *e, float *a00, float *a01, float *a10, float *a11) {
 // the Go side: nothing when the mixed argument is made once, and only
 // the argument itself (its blocks) when it is made on every call.
 func TestMixedLoopAllocations(t *testing.T) {
+	check(t, op2.Configure(op2.Config{}.Explicit("Lazy"))) // loops run at once
+	defer op2.Configure(op2.Config{})
 	f := newMixedFixture(t)
 	arg := f.u.ArgVec(op2.Inc, f.mm)
 	once := func() { check(t, op2.ParLoop(f.assemble, f.tris, f.w.Arg(op2.Read), arg)) }

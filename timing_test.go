@@ -59,7 +59,8 @@ func (tm *timingMesh) runInc(r *op2.Runtime) error {
 func TestTimingCounts(t *testing.T) {
 	for _, backend := range allBackends {
 		t.Run(backend, func(t *testing.T) {
-			r := must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: os.Getenv("OP2_CACHE_DIR")}))
+			// Loops run at once: each call is timed as issued.
+			r := must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: os.Getenv("OP2_CACHE_DIR")}.Explicit("Lazy")))
 			tm := newTimingMesh(t)
 			check(t, tm.runScale(r)) // not timed
 			r.EnableTiming(true)
@@ -132,7 +133,9 @@ func TestTimingOffAllocatesNothing(t *testing.T) {
 		t.Skip("OP2_CHECK is set: check mode copies every READ argument per loop")
 	}
 	for _, timing := range []bool{false, true} {
-		r := must(op2.NewRuntime(op2.Config{CacheDir: os.Getenv("OP2_CACHE_DIR")}))
+		// Loops run at once (recorded ones allocate the queue's slots
+		// the first time it grows).
+		r := must(op2.NewRuntime(op2.Config{CacheDir: os.Getenv("OP2_CACHE_DIR")}.Explicit("Lazy")))
 		r.EnableTiming(timing)
 		tm := newTimingMesh(t)
 		run := func() { check(t, tm.runInc(r)) }
@@ -145,7 +148,8 @@ func TestTimingOffAllocatesNothing(t *testing.T) {
 
 // timedRuntime returns a runtime whose report has both loops of a mesh.
 func timedRuntime(t *testing.T) *op2.Runtime {
-	r := must(op2.NewRuntime(op2.Config{Timing: true, CacheDir: os.Getenv("OP2_CACHE_DIR")}))
+	// Loops run at once (recorded, the two kernels would fuse).
+	r := must(op2.NewRuntime(op2.Config{Timing: true, CacheDir: os.Getenv("OP2_CACHE_DIR")}.Explicit("Lazy")))
 	tm := newTimingMesh(t)
 	for i := 0; i < 4; i++ {
 		check(t, tm.runScale(r))
@@ -193,7 +197,8 @@ func TestTimingNamesEscaped(t *testing.T) {
 		{"ячейки µ", "tn_plain", "ячейки µ"},
 		{"plain set", long, "plain set"},
 	}
-	r := must(op2.NewRuntime(op2.Config{Timing: true, CacheDir: os.Getenv("OP2_CACHE_DIR")}))
+	// Loops run at once (recorded, the two kernels would fuse).
+	r := must(op2.NewRuntime(op2.Config{Timing: true, CacheDir: os.Getenv("OP2_CACHE_DIR")}.Explicit("Lazy")))
 	for _, c := range cases {
 		set := must(op2.NewSet(3, c.set))
 		d := must(op2.NewDat[float64](set, 1, nil, "tn_d"))

@@ -263,7 +263,7 @@ func (r *Runtime) InChain() bool { return r.chains > 0 }
 
 // Recording reports whether r records its loops (a chain scope is open,
 // or it is lazy). Caller holds the lock.
-func (r *Runtime) Recording() bool { return r.chains > 0 || r.Cfg.Lazy }
+func (r *Runtime) Recording() bool { return r.chains > 0 || r.Cfg.Recording() }
 
 // Run executes a bound loop on backend b, after the recorded loops of
 // other runtimes (this one's are recorded: see Recording). Caller holds

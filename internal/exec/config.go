@@ -191,9 +191,12 @@ var Settings = []ConfigSetting{
 	{Field: "PlanCheck", Env: "OP2_PLAN_CHECK", Default: "off", Doc: "verify every invariant of each new execution plan", value: boolean(func(c *Config) *bool { return &c.PlanCheck })},
 	{Field: "Check", Env: "OP2_CHECK", Default: "off", Doc: "check mode: find kernels that cast away the `const` of READ arguments (or, on the host backends, Consts) and write to them, and undo the writes", value: boolean(func(c *Config) *bool { return &c.Check })},
 	{Field: "Timing", Env: "OP2_TIMING", Default: "off", Doc: "the timing report: each loop's calls, times and bytes (`op2.EnableTiming` switches it until the next `Configure`)", value: boolean(func(c *Config) *bool { return &c.Timing })},
-	{Field: "Lazy", Env: "OP2_LAZY", Default: "on in one process, unless `Checkpoint`, `Check` or `Tune` is set; off on several MPI ranks", Doc: "record loops until their results are needed, running them (fused where that pays) when something forces them; `false` (`Config{}.Explicit(\"Lazy\")`, `OP2_LAZY=0`) runs each loop at once; on several MPI ranks it is refused",
+	{Field: "Lazy", Env: "OP2_LAZY", Default: "on in one process on the host backends, unless `Checkpoint`, `Check` or `Tune` is set; off on `opencl`, `cuda` and several MPI ranks", Doc: "record loops until their results are needed, running them (fused where that pays) when something forces them; `false` (`Config{}.Explicit(\"Lazy\")`, `OP2_LAZY=0`) runs each loop at once; on several MPI ranks it is refused",
 		value: boolean(func(c *Config) *bool { return &c.Lazy }), zeroIsOff: true,
-		auto: func(c *Config) { c.Lazy = DefaultLazy() && c.Checkpoint == "" && !c.Check && !c.Tune }},
+		auto: func(c *Config) {
+			c.Lazy = DefaultLazy() && c.Checkpoint == "" && !c.Check && !c.Tune
+			c.lazyDefault = true
+		}},
 	{Field: "Tile", Env: "OP2_TILE", Default: "0: off", Doc: "run recorded loops on the host backends as sparse tiles of this many elements of the first loop's set",
 		value: scalar(func(c *Config) *int { return &c.Tile }, intParser(0, "a non-negative integer"), nonNegative)},
 	{Field: "DebugPlan", Env: "OP2_DEBUG_PLAN", Default: "off", Doc: "print each new execution plan's blocks, block size, colours and owner pieces on standard error (`OP2_LOG=debug` logs them too)",
@@ -404,7 +407,8 @@ func MergeConfig(c *Config, user Config) error {
 		}
 	}
 	merged := *c
-	var defaults *Config // made when an explicit zero needs it
+	merged.lazyDefault = false // until Lazy's row is left to its default
+	var defaults *Config       // made when an explicit zero needs it
 	type named struct {
 		s      ConfigSetting
 		source string

@@ -189,6 +189,10 @@ func TestLazyFromEnv(t *testing.T) {
 // Checkpoint (or Check) is set, by the environment or the program; Lazy
 // set explicitly is kept.
 func TestLazyOffWithAutomaticCheckpoints(t *testing.T) {
+	// A device backend, registered as the opencl and cuda backends' init
+	// functions register theirs.
+	Register("lazytestdevice", func(*Config) (Backend, error) { return nil, errors.New("never opened") })
+	RegisterDevice("lazytestdevice")
 	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS", "PMIX_RANK", "PMI_RANK", "OP2_LAZY", "OP2_CHECKPOINT"} {
 		t.Setenv(v, "")
 	}
@@ -208,6 +212,8 @@ func TestLazyOffWithAutomaticCheckpoints(t *testing.T) {
 		{"", "", Config{Check: true, Lazy: true}, true},
 		{"", "", Config{Tune: true}, false}, // the tuner's saved choices are per loop as issued
 		{"", "", Config{Tune: true, Lazy: true}, true},
+		{"", "", Config{Backend: "lazytestdevice"}, false}, // device failures come back from ParLoop
+		{"", "", Config{Backend: "lazytestdevice", Lazy: true}, true},
 	} {
 		t.Setenv("OP2_CHECKPOINT", c.env)
 		t.Setenv("OP2_LAZY", c.lazyEnv)
@@ -215,8 +221,8 @@ func TestLazyOffWithAutomaticCheckpoints(t *testing.T) {
 		if err == nil {
 			err = MergeConfig(&cfg, c.user)
 		}
-		if err != nil || cfg.Lazy != c.lazy {
-			t.Errorf("OP2_CHECKPOINT=%q OP2_LAZY=%q, Config{Checkpoint: %q, Lazy: %v}: lazy %v (%v), want %v", c.env, c.lazyEnv, c.user.Checkpoint, c.user.Lazy, cfg.Lazy, err, c.lazy)
+		if err != nil || cfg.Recording() != c.lazy {
+			t.Errorf("OP2_CHECKPOINT=%q OP2_LAZY=%q, Config{Backend: %q, Checkpoint: %q, Lazy: %v}: lazy %v (%v), want %v", c.env, c.lazyEnv, c.user.Backend, c.user.Checkpoint, c.user.Lazy, cfg.Recording(), err, c.lazy)
 		}
 	}
 }

@@ -95,9 +95,9 @@ type Config struct {
 	Timing bool
 	// Lazy records loops instead of running them, until something needs
 	// their results (see op2.Chain). It is on by default in one process
-	// (off on several MPI ranks, where it is refused): as a zero value
-	// means the default, turn it off with Config{}.Explicit("Lazy") or
-	// OP2_LAZY=0.
+	// on the host backends (off on opencl and cuda, and on several MPI
+	// ranks, where it is refused): as a zero value means the default,
+	// turn it off with Config{}.Explicit("Lazy") or OP2_LAZY=0.
 	Lazy bool
 	// Fusion says whether recorded loops (Chain, Lazy) over one set fuse
 	// into one generated loop: "auto" (default: where it was measured to
@@ -141,6 +141,17 @@ type Config struct {
 	// explicit names the fields whose values count even when zero
 	// (Explicit).
 	explicit []string
+	// lazyDefault says that Lazy is its default, which a device backend
+	// turns off (see Recording): Use may switch the backend later.
+	lazyDefault bool
+}
+
+// Recording reports whether loops are recorded under c: Lazy, unless it
+// is only the default and the backend is a device backend (opencl,
+// cuda), whose failures found on the device come back from the loop's
+// call.
+func (c *Config) Recording() bool {
+	return c.Lazy && !(c.lazyDefault && IsDevice(c.Backend))
 }
 
 // Explicit returns a copy of c in which the named fields count as set
