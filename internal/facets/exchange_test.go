@@ -2,11 +2,8 @@ package facets_test
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 
-	"github.com/goop2/op2/internal/collective"
-	"github.com/goop2/op2/internal/dist/disttest"
 	"github.com/goop2/op2/internal/facets"
 	"github.com/goop2/op2/mesh/topology"
 )
@@ -31,18 +28,7 @@ func TestFacetsInRoundsAndBalanced(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				nn := k.Nodes()
-				n := len(cells) / nn
-				var mu sync.Mutex
-				got := make([][]facets.Block, ranks)
-				noErrors(t, disttest.Run(ranks, 0, func(p *disttest.Proc) error {
-					start, count := collective.Block(n, p.Rank(), ranks)
-					fb, err := facets.Derive(p, k, cells[start*nn:(start+count)*nn], start, nodes)
-					mu.Lock()
-					got[p.Rank()] = fb
-					mu.Unlock()
-					return err
-				}))
+				got := derivePlain(t, k, cells, nodes, ranks)
 				sameAsWhole(t, whole, got)
 				total := got[0][0].InteriorTotal + got[0][0].BoundaryTotal
 				for r := range ranks {
@@ -70,17 +56,7 @@ func TestFacetsMoreRanksThanNodes(t *testing.T) {
 	}
 	for _, ranks := range []int{3, 4, 6} {
 		t.Run(fmt.Sprintf("%d-ranks", ranks), func(t *testing.T) {
-			var mu sync.Mutex
-			got := make([][]facets.Block, ranks)
-			noErrors(t, disttest.Run(ranks, 0, func(p *disttest.Proc) error {
-				start, count := collective.Block(2, p.Rank(), ranks)
-				fb, err := facets.Derive(p, k, cells[start*3:(start+count)*3], start, nodes)
-				mu.Lock()
-				got[p.Rank()] = fb
-				mu.Unlock()
-				return err
-			}))
-			sameAsWhole(t, whole, got)
+			sameAsWhole(t, whole, derivePlain(t, k, cells, nodes, ranks))
 		})
 	}
 }

@@ -83,19 +83,7 @@ func TestFacets(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				nn := k.Nodes()
-				n := len(cells) / nn
-				var mu sync.Mutex
-				got := make([][]facets.Block, ranks)
-				noErrors(t, disttest.Run(ranks, 0, func(p *disttest.Proc) error {
-					start, count := collective.Block(n, p.Rank(), ranks)
-					fb, err := facets.Derive(p, k, cells[start*nn:(start+count)*nn], start, nodes)
-					mu.Lock()
-					got[p.Rank()] = fb
-					mu.Unlock()
-					return err
-				}))
-				sameAsWhole(t, whole, got)
+				sameAsWhole(t, whole, derivePlain(t, k, cells, nodes, ranks))
 			})
 		}
 	}
@@ -217,9 +205,7 @@ func TestFacetsTagged(t *testing.T) {
 				}
 				nn := k.Nodes()
 				n := len(cells) / nn
-				var mu sync.Mutex
-				got := make([][]facets.Block, ranks)
-				noErrors(t, disttest.Run(ranks, 0, func(p *disttest.Proc) error {
+				got := onRanks(t, ranks, func(p *disttest.Proc) ([]facets.Block, error) {
 					start, count := collective.Block(n, p.Rank(), ranks)
 					var mine []facets.Tagged
 					for _, tf := range list {
@@ -227,12 +213,8 @@ func TestFacetsTagged(t *testing.T) {
 						s, c := collective.Block(len(tf.Tags), p.Rank(), ranks)
 						mine = append(mine, facets.Tagged{Kind: tf.Kind, Nodes: tf.Nodes[s*fn : (s+c)*fn], Tags: tf.Tags[s : s+c]})
 					}
-					fb, err := facets.DeriveTagged(p, k, cells[start*nn:(start+count)*nn], start, nodes, mine)
-					mu.Lock()
-					got[p.Rank()] = fb
-					mu.Unlock()
-					return err
-				}))
+					return facets.DeriveTagged(p, k, cells[start*nn:(start+count)*nn], start, nodes, mine)
+				})
 				seen := 0
 				for r := range ranks {
 					for _, b := range got[r] {
@@ -281,6 +263,34 @@ func TestFacetsTagged(t *testing.T) {
 }
 
 // noErrors fails the test for every rank's error.
+// onRanks runs derive on ranks simulated ranks and returns each rank's
+// facet blocks.
+func onRanks(t *testing.T, ranks int, derive func(p *disttest.Proc) ([]facets.Block, error)) [][]facets.Block {
+	t.Helper()
+	var mu sync.Mutex
+	got := make([][]facets.Block, ranks)
+	noErrors(t, disttest.Run(ranks, 0, func(p *disttest.Proc) error {
+		fb, err := derive(p)
+		mu.Lock()
+		got[p.Rank()] = fb
+		mu.Unlock()
+		return err
+	}))
+	return got
+}
+
+// derivePlain derives the facets of cells of kind k on ranks simulated
+// ranks, each given its block of the cells.
+func derivePlain(t *testing.T, k topology.Kind, cells []int32, nodes, ranks int) [][]facets.Block {
+	t.Helper()
+	nn := k.Nodes()
+	n := len(cells) / nn
+	return onRanks(t, ranks, func(p *disttest.Proc) ([]facets.Block, error) {
+		start, count := collective.Block(n, p.Rank(), ranks)
+		return facets.Derive(p, k, cells[start*nn:(start+count)*nn], start, nodes)
+	})
+}
+
 func noErrors(t *testing.T, errs []error) {
 	t.Helper()
 	for r, err := range errs {
@@ -325,9 +335,7 @@ func TestFacetsMixed(t *testing.T) {
 		}
 		for ranks := 1; ranks <= 4; ranks++ {
 			t.Run(fmt.Sprintf("%s/%d-ranks", c.name, ranks), func(t *testing.T) {
-				var mu sync.Mutex
-				got := make([][]facets.Block, ranks)
-				noErrors(t, disttest.Run(ranks, 0, func(p *disttest.Proc) error {
+				got := onRanks(t, ranks, func(p *disttest.Proc) ([]facets.Block, error) {
 					start, count := collective.Block(n, p.Rank(), ranks)
 					// This rank's part of each kind's block.
 					var mine []topology.Cells
@@ -342,12 +350,8 @@ func TestFacetsMixed(t *testing.T) {
 						mine = append(mine, part)
 						first += b.Len()
 					}
-					fb, err := facets.DeriveMixed(p, mine, start, c.nodes, nil)
-					mu.Lock()
-					got[p.Rank()] = fb
-					mu.Unlock()
-					return err
-				}))
+					return facets.DeriveMixed(p, mine, start, c.nodes, nil)
+				})
 				sameAsWhole(t, whole, got)
 			})
 		}
