@@ -1,22 +1,22 @@
 package op2_test
 
 import (
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/goop2/op2"
 )
 
 // forcedModes are the two ways a loop runs in one process: at once (Lazy
-// named off) and recorded by default, lazy mode, which a program that
-// reads its data after every loop forces at each read.
+// named off) and by default (on the host backends recorded, lazy mode,
+// which a program that reads its data after every loop forces at each
+// read). Check mode is named off in both, whatever OP2_CHECK says (it
+// copies every READ argument per loop).
 var forcedModes = []struct {
 	name string
 	cfg  func(backend string) op2.Config
 }{
-	{"eager", func(b string) op2.Config { return op2.Config{Backend: b}.Explicit("Lazy") }},
-	{"default", func(b string) op2.Config { return op2.Config{Backend: b} }},
+	{"eager", func(b string) op2.Config { return op2.Config{Backend: b}.Explicit("Lazy", "Check") }},
+	{"default", func(b string) op2.Config { return op2.Config{Backend: b}.Explicit("Check") }},
 }
 
 // BenchmarkParLoopOverheadForced is BenchmarkParLoopOverhead for a
@@ -63,20 +63,8 @@ func readValue(g *op2.Global[float64]) error {
 // default configuration (lazy mode: each loop recorded, then run by the
 // read): neither allocates.
 func TestRepeatedForcedLoopAllocatesNothing(t *testing.T) {
-	if on, _ := strconv.ParseBool(os.Getenv("OP2_CHECK")); on {
-		t.Skip("OP2_CHECK is set: check mode copies every READ argument per loop")
-	}
 	onEachBackend(t, func(t *testing.T) {
-		const n = 2000
-		edges := must(op2.NewSet(n, "edges"))
-		nodes := must(op2.NewSet(n, "nodes"))
-		v := make([]int32, 2*n)
-		for i := 0; i < n; i++ {
-			v[2*i], v[2*i+1] = int32(i), int32((i+1)%n)
-		}
-		m := must(op2.NewMap(edges, nodes, 2, v, "pedge"))
-		d := must(op2.NewDat[float64](nodes, 1, nil, "d"))
-		w := must(op2.NewDat[float64](edges, 1, nil, "w"))
+		edges, m, d, w := allocMesh()
 		g := must(op2.NewGlobal[float64](1, nil, "g"))
 		k := op2.NewKernel("void alloc_inc_g(const double *w, double *a, double *b, double *g) { *a += *w; *b += *w; *g += *w; }", "alloc_inc_g")
 		for _, mode := range forcedModes {

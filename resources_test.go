@@ -175,6 +175,22 @@ func TestPlansFreedWithMeshes(t *testing.T) {
 	})
 }
 
+// allocMesh is the ring of the allocation tests: 2000 edges, each
+// joining two of 2000 nodes (map m), a node Dat d and an edge Dat w.
+func allocMesh() (edges *op2.Set, m *op2.Map, d, w *op2.Dat[float64]) {
+	const n = 2000
+	edges = must(op2.NewSet(n, "edges"))
+	nodes := must(op2.NewSet(n, "nodes"))
+	v := make([]int32, 2*n)
+	for i := 0; i < n; i++ {
+		v[2*i], v[2*i+1] = int32(i), int32((i+1)%n)
+	}
+	m = must(op2.NewMap(edges, nodes, 2, v, "pedge"))
+	d = must(op2.NewDat[float64](nodes, 1, nil, "d"))
+	w = must(op2.NewDat[float64](edges, 1, nil, "w"))
+	return edges, m, d, w
+}
+
 // TestRepeatedLoopAllocatesNothing: the checks and caches in front of a
 // repeated loop (conflict rule, program cache, plan cache) allocate nothing;
 // in lazy mode (the default in one process) neither does recording it,
@@ -185,16 +201,7 @@ func TestRepeatedLoopAllocatesNothing(t *testing.T) {
 		t.Skip("OP2_CHECK is set: check mode copies every READ argument per loop")
 	}
 	onEachBackend(t, func(t *testing.T) {
-		const n = 2000
-		edges := must(op2.NewSet(n, "edges"))
-		nodes := must(op2.NewSet(n, "nodes"))
-		v := make([]int32, 2*n)
-		for i := 0; i < n; i++ {
-			v[2*i], v[2*i+1] = int32(i), int32((i+1)%n)
-		}
-		m := must(op2.NewMap(edges, nodes, 2, v, "pedge"))
-		d := must(op2.NewDat[float64](nodes, 1, nil, "d"))
-		w := must(op2.NewDat[float64](edges, 1, nil, "w"))
+		edges, m, d, w := allocMesh()
 		k := op2.NewKernel("void alloc_inc(const double *w, double *a, double *b) { *a += *w; *b += *w; }", "alloc_inc")
 		run := func() {
 			check(t, op2.ParLoop(k, edges, w.Arg(op2.Read), d.ArgMap(op2.Inc, m, 0), d.ArgMap(op2.Inc, m, 1)))
