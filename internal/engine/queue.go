@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -93,9 +94,13 @@ func (e *Recorded) Release() {
 
 // chainQueue is the process's recorded loops, in program order. Its slots
 // are reused from one forcing to the next, so that a repeated chain
-// allocates nothing.
+// allocates nothing; they are made in blocks (grow), so that a queue
+// first growing to depth n allocates O(log n) times.
 type chainQueue struct {
-	slots []*Recorded // slots[:n] hold the recorded loops
+	// slots[:n] hold the recorded loops. Each points into a block of
+	// Recorded values that never moves (callers keep a slot's address
+	// while they fill it); only this slice of pointers is reallocated.
+	slots []*Recorded
 	n     int
 	// failed is a recorded loop's failure that a call reporting no
 	// error met (lock(forStatus)), for the next call that forces.
@@ -111,9 +116,37 @@ type chainQueue struct {
 // (Runtime.Commit) or released.
 func (q *chainQueue) slot() *Recorded {
 	if q.n == len(q.slots) {
-		q.slots = append(q.slots, new(Recorded))
+		q.grow()
 	}
 	return q.slots[q.n]
+}
+
+const (
+	// slotBlock is the fewest slots the queue makes at once.
+	slotBlock = 8
+	// slotArgs is the number of arguments each new slot has room for
+	// (a loop passing more makes its own list, once, kept by the slot).
+	slotArgs = 8
+)
+
+// grow adds as many slots as the queue has (at least slotBlock, and no
+// more than reach MaxRecordedLoops once that many are wanted): one block
+// of Recorded values and one of their argument lists, so that the queue
+// doubles in two allocations, and its pointer slice grows once.
+func (q *chainQueue) grow() {
+	k := max(len(q.slots), slotBlock)
+	if have := len(q.slots); have < MaxRecordedLoops && have+k > MaxRecordedLoops {
+		k = MaxRecordedLoops - have
+	}
+	block := make([]Recorded, k)
+	args := make([]core.Arg, k*slotArgs)
+	q.slots = slices.Grow(q.slots, k)
+	for i := range block {
+		// A full slice expression: a slot's list appended past its
+		// room is reallocated, never spilling into the next slot's.
+		block[i].Loop.Args = args[i*slotArgs : i*slotArgs : (i+1)*slotArgs]
+		q.slots = append(q.slots, &block[i])
+	}
 }
 
 // room runs the recorded loops when there are MaxRecordedLoops of them,
