@@ -159,8 +159,9 @@ func probeMatScenario(t *testing.T, ranks int, partition bool) probeMatResult {
 
 // TestProbeMatRanks: the scenario on 2 and 3 ranks (owners by nodes, one
 // rank of three empty, or by cells), sequential, openmp, opencl staged
-// and atomics, against one process (sixteen mpirun jobs; one in -short
-// mode).
+// and atomics, against one process: sixteen mpirun jobs, of which a run
+// takes four by rotation (one per backend, each rank count and owner
+// kind twice, the empty rank among them), and one in -short mode.
 func TestProbeMatRanks(t *testing.T) {
 	if mpitest.InRanks() {
 		var want probeMatResult
@@ -205,31 +206,40 @@ func TestProbeMatRanks(t *testing.T) {
 	// In -short mode one of the sixteen jobs: 3 ranks, sequential, the
 	// last rank empty (its loops compiled by this process already; on
 	// opencl each rank compiles its kernels, 10 s with a cold PoCL cache).
-	rankCounts := []int{2, 3}
-	short := map[string]bool{"3//nodes": true}
-	if testing.Short() {
-		rankCounts = []int{3}
+	type job struct {
+		ranks  int
+		owners string
 	}
-	for _, ranks := range rankCounts {
-		want := probeMatScenario(t, ranks, false)
-		path := filepath.Join(t.TempDir(), "want.json")
-		b, err := json.Marshal(want)
-		check(t, err)
-		check(t, os.WriteFile(path, b, 0o600))
-		for _, backend := range []string{"", "openmp", "opencl", "opencl+atomics"} {
-			b, scheme, _ := strings.Cut(backend, "+")
-			if b == "opencl" && !haveOpenCL() {
-				continue
+	// Each backend takes one of these (in -short mode, the first
+	// backend the first), from a place that moves by one a run.
+	jobs := []job{{2, "nodes"}, {2, "cells"}, {3, "nodes"}, {3, "cells"}}
+	rot := rotation{}
+	if !testing.Short() {
+		rot = probeRotation(t)
+	}
+	wants := map[int]string{}
+	for i, backend := range []string{"", "openmp", "opencl", "opencl+atomics"} {
+		b, scheme, _ := strings.Cut(backend, "+")
+		if b == "opencl" && !haveOpenCL() || testing.Short() && i > 0 {
+			continue
+		}
+		js := pick(rotation{n: rot.n + i, all: rot.all}, jobs, 1)
+		if testing.Short() {
+			js = jobs[2:3] // 3 ranks, the last one empty
+		}
+		for _, j := range js {
+			path, ok := wants[j.ranks]
+			if !ok {
+				want := probeMatScenario(t, j.ranks, false)
+				path = filepath.Join(t.TempDir(), "want.json")
+				b, err := json.Marshal(want)
+				check(t, err)
+				check(t, os.WriteFile(path, b, 0o600))
+				wants[j.ranks] = path
 			}
-			for _, owners := range []string{"nodes", "cells"} {
-				name := strconv.Itoa(ranks) + "/" + backend + "/" + owners
-				if testing.Short() && !short[name] {
-					continue
-				}
-				t.Run(name, func(t *testing.T) {
-					mpitest.Run(t, ranks, 3*time.Minute, "OP2_PROBE_EXPECT="+path, "OP2_PROBE_BACKEND="+b, "OP2_PROBE_OWNERS="+owners, "OP2_DEVICE_SCHEME="+scheme)
-				})
-			}
+			t.Run(strconv.Itoa(j.ranks)+"/"+backend+"/"+j.owners, func(t *testing.T) {
+				mpitest.Run(t, j.ranks, 3*time.Minute, "OP2_PROBE_EXPECT="+path, "OP2_PROBE_BACKEND="+b, "OP2_PROBE_OWNERS="+j.owners, "OP2_DEVICE_SCHEME="+scheme)
+			})
 		}
 	}
 }

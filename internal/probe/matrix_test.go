@@ -990,19 +990,27 @@ func TestProbeSparsityHugeDims(t *testing.T) {
 // TestProbeMatRandomShapes: random meshes and shapes (arities 1-4 on
 // each side, block dims 1-3, square or rectangular, float32 or float64,
 // whole set or subset, block sizes), on every config, against the
-// assembly computed in Go: bit for bit.
+// assembly computed in Go: bit for bit. Each run takes 6 trials (4 with
+// -short) from a seed that moves by one a run (the rotation; with
+// OP2_PROBE_ROTATION=all 12 trials from seed 99, as every run once did).
+// PROBE_SEED and PROBE_TRIALS set them.
 func TestProbeMatRandomShapes(t *testing.T) {
-	trials := 12
-	if testing.Short() {
-		trials = 4
+	trials, seed := 4, uint64(99)
+	if !testing.Short() {
+		trials = 6
+		if r := probeRotation(t); r.all {
+			trials = 12
+		} else {
+			seed += uint64(r.n)
+		}
 	}
 	if v, err := strconv.Atoi(os.Getenv("PROBE_TRIALS")); err == nil {
 		trials = v
 	}
-	seed := uint64(99)
 	if v, err := strconv.ParseUint(os.Getenv("PROBE_SEED"), 10, 64); err == nil {
 		seed = v
 	}
+	t.Logf("%d trials from seed %d", trials, seed)
 	rng := rand.New(rand.NewPCG(seed, 7))
 	for trial := 0; trial < trials; trial++ {
 		ra, ca := 1+rng.IntN(4), 1+rng.IntN(4)

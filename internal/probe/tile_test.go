@@ -670,13 +670,18 @@ var tpMore = []tpConfig{
 	{name: "openmp 2 threads tile 1000 simd 8 colour", backend: "openmp", threads: 2, tile: 1000, simd: "8", scheme: "colour"},
 }
 
+// tpRandomSequences are the sequences TestTileProbeRandom runs without
+// -short: one per run, by rotation (each one's loops compile anew in
+// every configuration, some 50 s on a loaded 2-core machine).
+var tpRandomSequences = []uint64{2, 3}
+
 // TestTileProbeRandom: random sequences on a random mesh of 1500 nodes
-// (4000 without -short) give the bits of the loops run at once in every
-// configuration.
+// (4000 without -short, in more configurations) give the bits of the
+// loops run at once in every configuration.
 func TestTileProbeRandom(t *testing.T) {
 	n, seeds, cfgs := 1500, []uint64{1}, tpQuick
 	if !testing.Short() {
-		n, seeds, cfgs = 4000, []uint64{2, 3}, append(slices.Clone(tpQuick), tpMore...)
+		n, seeds, cfgs = 4000, pick(probeRotation(t), tpRandomSequences, 1), append(slices.Clone(tpQuick), tpMore...)
 	}
 	m := tpRandomMesh(5, n)
 	for _, seed := range seeds {
