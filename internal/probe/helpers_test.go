@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/mpitest"
 )
 
 type bk struct{ name, backend, scheme string }
@@ -30,7 +31,18 @@ var backends = []bk{
 
 var cacheDir string
 
+// probeCacheEnv names, for the ranks a test launches (mpitest.Run), the
+// launcher's cache directory, which they then share: the loops it
+// compiled before launching them, they find.
+const probeCacheEnv = "PROBE_CACHE"
+
 func TestMain(m *testing.M) {
+	os.Setenv("OMP_NUM_THREADS", "2")
+	if dir := os.Getenv(probeCacheEnv); dir != "" && mpitest.InRanks() {
+		cacheDir = dir
+		os.Setenv("OP2_CACHE_DIR", dir)
+		os.Exit(m.Run()) // the launcher removes it
+	}
 	dir, err := os.MkdirTemp("", "probe12-cache-")
 	if err != nil {
 		fmt.Println(err)
@@ -38,7 +50,6 @@ func TestMain(m *testing.M) {
 	}
 	cacheDir = dir
 	os.Setenv("OP2_CACHE_DIR", dir)
-	os.Setenv("OMP_NUM_THREADS", "2")
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

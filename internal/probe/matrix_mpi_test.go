@@ -237,8 +237,16 @@ func TestProbeMatRanks(t *testing.T) {
 				check(t, os.WriteFile(path, b, 0o600))
 				wants[j.ranks] = path
 			}
+			// Rehearsed in this process on the job's backend, each
+			// loop running at once as on several ranks, the loops
+			// compile once, in the cache the ranks share, where each
+			// rank would compile them all at once.
+			check(t, op2.Configure(op2.Config{Backend: b, DeviceScheme: scheme, CacheDir: cacheDir}.Explicit("Lazy")))
+			probeMatScenario(t, j.ranks, false)
+			check(t, op2.Configure(op2.Config{CacheDir: cacheDir}))
 			t.Run(strconv.Itoa(j.ranks)+"/"+backend+"/"+j.owners, func(t *testing.T) {
-				mpitest.Run(t, j.ranks, 3*time.Minute, "OP2_PROBE_EXPECT="+path, "OP2_PROBE_BACKEND="+b, "OP2_PROBE_OWNERS="+j.owners, "OP2_DEVICE_SCHEME="+scheme)
+				mpitest.Run(t, j.ranks, 3*time.Minute, "OP2_PROBE_EXPECT="+path, "OP2_PROBE_BACKEND="+b, "OP2_PROBE_OWNERS="+j.owners, "OP2_DEVICE_SCHEME="+scheme,
+					probeCacheEnv+"="+cacheDir)
 			})
 		}
 	}

@@ -85,7 +85,8 @@ func TestTileProbeMPI(t *testing.T) {
 		// Each configuration's first job is rehearsed here, in one
 		// process, each run of loops between host accesses in a Chain:
 		// it compiles the loops once, in the cache the ranks share
-		// (TP_CACHE), where each rank would compile them all at once.
+		// (probeCacheEnv), where each rank would compile them all at
+		// once.
 		for _, ci := range r.configs {
 			if rehearsed[ci] {
 				continue
@@ -109,16 +110,13 @@ func TestTileProbeMPI(t *testing.T) {
 		}
 		t.Run(fmt.Sprintf("%d-ranks-%d-nodes-%s", r.ranks, r.nodes, r.partitioner), func(t *testing.T) {
 			mpitest.Run(t, r.ranks, 4*time.Minute, "TP_WANT="+path, "TP_NODES="+strconv.Itoa(r.nodes), "TP_PARTITIONER="+r.partitioner,
-				"TP_CONFIGS="+strings.Join(cs, ","), "TP_SEQUENCES="+strings.Join(ss, ","), "TP_CACHE="+cacheDir, "OP2_MPI_TIMEOUT=120s")
+				"TP_CONFIGS="+strings.Join(cs, ","), "TP_SEQUENCES="+strings.Join(ss, ","), probeCacheEnv+"="+cacheDir, "OP2_MPI_TIMEOUT=120s")
 		})
 	}
 }
 
 // tpRanks is TestTileProbeMPI's part on the ranks.
 func tpRanks(t *testing.T) {
-	if c := os.Getenv("TP_CACHE"); c != "" {
-		cacheDir = c // share the launcher's compiled loops
-	}
 	var want []tpResult
 	check(t, json.Unmarshal(must(os.ReadFile(os.Getenv("TP_WANT"))), &want))
 	var seqs []uint64
