@@ -9,8 +9,8 @@ import (
 	"github.com/goop2/op2"
 )
 
-// TestTuneProbeLazyShapes: with lazy evaluation the tuner measures the
-// loops that run, each shape apart: a loop alone, the fused loop it
+// TestTuneProbeLazyShapes: with lazy evaluation (named: Tune turns its
+// default off) the tuner measures the loops that run, each shape apart: a loop alone, the fused loop it
 // makes with its neighbour where they fuse, a loop whose optional
 // arguments are on or off. A runtime (openmp) runs tuneRun's programme
 // one iteration at a time (forced at the same points each time, so that
