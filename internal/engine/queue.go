@@ -126,26 +126,34 @@ const (
 	slotBlock = 8
 	// slotArgs is the number of arguments each new slot has room for
 	// (a loop passing more makes its own list, once, kept by the slot).
-	slotArgs = 8
+	slotArgs = 4
 )
 
+// slotMem is a slot and the room for its arguments, side by side as
+// when each slot's list was made by its first loop (a queue's run reads
+// both).
+type slotMem struct {
+	e    Recorded
+	args [slotArgs]core.Arg
+}
+
 // grow adds as many slots as the queue has (at least slotBlock, and no
-// more than reach MaxRecordedLoops once that many are wanted): one block
-// of Recorded values and one of their argument lists, so that the queue
-// doubles in two allocations, and its pointer slice grows once.
+// more than reach MaxRecordedLoops once that many are wanted) as one
+// block, each slot with room for slotArgs arguments, so that the queue
+// doubles in one allocation, and its pointer slice grows once.
 func (q *chainQueue) grow() {
 	k := max(len(q.slots), slotBlock)
 	if have := len(q.slots); have < MaxRecordedLoops && have+k > MaxRecordedLoops {
 		k = MaxRecordedLoops - have
 	}
-	block := make([]Recorded, k)
-	args := make([]core.Arg, k*slotArgs)
+	block := make([]slotMem, k)
 	q.slots = slices.Grow(q.slots, k)
 	for i := range block {
-		// A full slice expression: a slot's list appended past its
-		// room is reallocated, never spilling into the next slot's.
-		block[i].Loop.Args = args[i*slotArgs : i*slotArgs : (i+1)*slotArgs]
-		q.slots = append(q.slots, &block[i])
+		// A full slice expression: a list appended past its room is
+		// reallocated, never spilling into the next slot.
+		m := &block[i]
+		m.e.Loop.Args = m.args[:0:slotArgs]
+		q.slots = append(q.slots, &m.e)
 	}
 }
 

@@ -37,12 +37,12 @@ func TestQueueGrowsInBlocks(t *testing.T) {
 				fill()
 			})
 			t.Logf("growing to %d slots: %v allocations", n, first)
-			// Each block: its Recorded values, their argument lists
-			// and the longer slice of pointers; and the Process.
-			if want := 3*grows(n) + 1; first > float64(want) {
+			// Each block (its slots with their argument lists) and
+			// the longer slice of pointers; and the Process.
+			if want := 2*grows(n) + 1; first > float64(want) {
 				t.Errorf("growing to %d slots: %v allocations, want at most %d", n, first, want)
 			}
-			if limit := 3*(bits.Len(uint(n))+1) + 1; first > float64(limit) {
+			if limit := 2*(bits.Len(uint(n))+1) + 1; first > float64(limit) {
 				t.Errorf("growing to %d slots: %v allocations, more than O(log n) (%d)", n, first, limit)
 			}
 			again := testing.AllocsPerRun(5, func() {
