@@ -61,7 +61,7 @@ func TestPrecompileFailures(t *testing.T) {
 		want      any
 	}{
 		{"compile error", "int op2_loop(void) { return 1 +; }", new(*CompileError)},
-		{"missing symbol", `__attribute__((visibility("default"))) int op2_other(void) { return 2; }`, new(*LoadError)},
+		{"missing symbol", `__attribute__((visibility("default"))) int op2_precompiled_other(void) { return 2; }`, new(*LoadError)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCompiler(t, "cc")
