@@ -151,21 +151,11 @@ func (e *errTimedOut) Unwrap() error { return context.DeadlineExceeded }
 // limit is killed with the processes it started (its process group: a
 // compiler driver runs cc1, as and ld), and the error is an *errTimedOut.
 func run(argv []string, stdin io.Reader, limit time.Duration) ([]byte, error) {
-	return runWith(argv, stdin, limit, false)
-}
-
-// runWith is run; orphan, for a compile in the background (runLow), has
-// the command killed when the thread that started it ends, as it does
-// when the process exits.
-func runWith(argv []string, stdin io.Reader, limit time.Duration, orphan bool) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdin = stdin
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if orphan {
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// Output pipes held open by a process that escaped the group do not
 	// keep the call waiting.
@@ -549,6 +539,13 @@ func (c *Compiler) Build(src string, symbols []string, extra ...string) (*Librar
 		}
 		stats.rebuilds.Add(1) // valid entry, yet unloadable or incomplete
 	case errors.Is(err, os.ErrNotExist):
+		// A compile in the background (Precompile) may have left it.
+		if lib := c.adopt(name, bind, srcPath, symbols); lib != nil {
+			stats.diskHits.Add(1)
+			lib.key, lib.refs = key, 1
+			loaded.m[key] = lib
+			return lib, nil
+		}
 	default:
 		stats.rebuilds.Add(1) // damaged, foreign or unsafe
 	}

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -47,8 +48,8 @@ import (
 const LowPriority = 19
 
 // Ready reports whether Build would find src's library (built with extra
-// flags) without compiling it: loaded in this process, or a valid entry
-// in the disk cache.
+// flags) without compiling it: loaded in this process, a valid entry in
+// the disk cache, or a library a compile in the background left there.
 func (c *Compiler) Ready(src string, extra ...string) bool {
 	key, name, bind, err := c.entry(src, extra)
 	if err != nil {
@@ -67,29 +68,41 @@ func (c *Compiler) ready(key, name, bind string) bool {
 	if c.Cache == nil {
 		return false
 	}
-	e, err := c.Cache.Get(name, bind)
-	return err == nil && e.Unchanged() == nil
+	if e, err := c.Cache.Get(name, bind); err == nil && e.Unchanged() == nil {
+		return true
+	}
+	fi, err := os.Lstat(c.Cache.File(pendingName(name)))
+	return err == nil && fi.Mode().IsRegular()
 }
 
-// Precompile compiles src (with extra flags) into the disk cache, unless
-// the cache or this process has it already, so that a later Build loads
-// it without compiling. It is made for a goroutine that builds what the
-// program will need while the program goes on:
+// pendingName is the name under which a compile in the background leaves
+// the library of the entry called name, without its trailer, for Build
+// to make it the entry (adopt).
+func pendingName(name string) string { return strings.TrimSuffix(name, ".so") + ".pending.so" }
+
+// Precompile compiles src (with extra flags) for the disk cache, unless
+// the cache or this process has it already, so that a later Build, in
+// this process or another, loads it without compiling. It is made for a
+// goroutine that builds what the program will need while the program
+// goes on:
 //
 //   - the compiler runs at the lowest priority (LowPriority), from a
-//     thread of its own, and is killed if the process exits first;
+//     thread of its own;
 //   - it works in a private directory outside the cache (removed
-//     afterwards), and the library enters the cache only once it has
-//     been loaded and found to define symbols, written atomically: a
-//     process that ends midway leaves no entry, and a cache directory
-//     removed meanwhile is not recreated;
-//   - the library is not kept loaded, and Build's statistics count it
-//     as a disk hit when it loads it (Stats.Precompiles counts these
-//     compiles).
+//     afterwards), so a cache directory removed meanwhile is not written
+//     into but for a moment at the end;
+//   - when it succeeds, the library is copied into the cache under a
+//     temporary name and renamed to a pending name (pendingName), by a
+//     shell around the compiler, so that a process that exits while it
+//     compiles still leaves the library for the next one; Build takes a
+//     pending library as an entry once it has loaded it and found its
+//     symbols (adopt), and Precompile itself checks them first (loading
+//     it and closing it again);
+//   - the library is not kept loaded, and Build counts it as a disk hit
+//     when it loads it (Stats.Precompiles counts these compiles).
 //
-// A compiler error is a *CompileError, as from Build; one that is never
-// shown to the user (the caller keeps running without the program) still
-// names the source, which stays in the cache for a look.
+// A compiler error is a *CompileError, as from Build; it names the
+// source, which is written to the cache for a look.
 func (c *Compiler) Precompile(src string, symbols []string, extra ...string) error {
 	if c.Cache == nil {
 		return errors.New("jit: no cache directory")
@@ -101,6 +114,9 @@ func (c *Compiler) Precompile(src string, symbols []string, extra ...string) err
 	if c.ready(key, name, bind) {
 		return nil
 	}
+	if err := c.Cache.WriteFile(key+".c", []byte(src)); err != nil {
+		return fmt.Errorf("writing generated source: %w", err)
+	}
 	sweepWorkDirs()
 	dir, err := os.MkdirTemp("", workPrefix+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
@@ -111,29 +127,69 @@ func (c *Compiler) Precompile(src string, symbols []string, extra ...string) err
 	if err := os.WriteFile(tmpSrc, []byte(src), 0o600); err != nil {
 		return fmt.Errorf("writing generated source: %w", err)
 	}
-	srcPath := c.Cache.File(key + ".c")
-	command, msg, err := c.runCompiler(tmpSrc, tmpLib, srcPath, extra, runLow)
+	pending := c.Cache.File(pendingName(name))
+	stage := c.Cache.TempPath("pending", ".so")
+	defer os.Remove(stage) // gone after the shell's rename
+	runner := func(argv []string, stdin io.Reader, limit time.Duration) ([]byte, error) {
+		// A process that has exited no longer stops a compiler at its
+		// limit: the shell's timeout does, where there is one.
+		if t, err := exec.LookPath("timeout"); err == nil {
+			argv = append([]string{t, "-s", "KILL", strconv.Itoa(int(limit.Seconds()) + 1)}, argv...)
+		}
+		return runLow(append([]string{"/bin/sh", "-c", pendingScript, "sh", tmpLib, stage, pending}, argv...), stdin, limit)
+	}
+	command, msg, err := c.runCompiler(tmpSrc, tmpLib, c.Cache.File(key+".c"), extra, runner)
 	if err != nil {
-		_ = c.Cache.WriteFile(key+".c", []byte(src)) // what the error names
 		return err
 	}
-	if reason := checkSymbols(tmpLib, symbols); reason != "" {
-		_ = c.Cache.WriteFile(key+".c", []byte(src))
-		return &LoadError{Path: c.Cache.File(name), SourcePath: srcPath, Compiler: command,
-			Reason: strings.ReplaceAll(reason, tmpLib, "the compiled library"), Warnings: msg}
+	if _, err := os.Lstat(pending); err != nil {
+		return fmt.Errorf("the library compiled by `%s` did not reach the cache: %w", command, err)
 	}
-	body, err := os.ReadFile(tmpLib)
-	if err != nil {
-		return fmt.Errorf("reading the compiled library: %w", err)
-	}
-	if err := c.Cache.WriteFile(key+".c", []byte(src)); err != nil {
-		return fmt.Errorf("writing generated source: %w", err)
-	}
-	if err := c.Cache.Put(name, bind, body); err != nil {
-		return err
+	if reason := checkSymbols(pending, symbols); reason != "" {
+		os.Remove(pending)
+		return &LoadError{Path: c.Cache.File(name), SourcePath: c.Cache.File(key + ".c"), Compiler: command,
+			Reason: strings.ReplaceAll(reason, pending, "the compiled library"), Warnings: msg}
 	}
 	stats.precompiles.Add(1)
 	return nil
+}
+
+// pendingScript runs a compiler (its arguments after the library it
+// writes, a temporary name in the cache and the pending name) and, when
+// it succeeds, copies the library into the cache under the temporary
+// name and renames it to the pending name, with the compiler's status.
+const pendingScript = `lib=$1 stage=$2 pending=$3
+shift 3
+"$@"
+s=$?
+if [ "$s" = 0 ] && [ -s "$lib" ]; then cp "$lib" "$stage" && mv "$stage" "$pending"; fi
+exit "$s"`
+
+// adopt makes the library a compile in the background left for the entry
+// name (pendingName) that entry, bound to bind, and returns it loaded with
+// symbols, or nil when there is none or it cannot be used (it is then
+// removed, and the caller compiles). Caller holds loaded.
+func (c *Compiler) adopt(name, bind, srcPath string, symbols []string) *Library {
+	d := c.Cache
+	pending := d.File(pendingName(name))
+	if fi, err := os.Lstat(pending); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	tmp := d.TempPath("lib", ".so")
+	if os.Rename(pending, tmp) != nil {
+		return nil // another process took it
+	}
+	defer os.Remove(tmp) // gone after Commit
+	if d.AppendTrailer(tmp, bind) != nil {
+		return nil
+	}
+	lib, err := load(tmp, symbols)
+	if err != nil {
+		return nil
+	}
+	_ = d.Commit(tmp, name) // the library stays loaded under tmp's name
+	lib.Path, lib.SourcePath = d.File(name), srcPath
+	return lib
 }
 
 // checkSymbols loads the library at path, looks up symbols and closes it
@@ -158,10 +214,9 @@ func checkSymbols(path string, symbols []string) string {
 }
 
 // runLow is run for Precompile: the command starts from a thread of its
-// own set to LowPriority, whose nice value it inherits, and is killed
-// (Pdeathsig) if that thread ends before it does, which happens only when
-// the process exits. The thread is never handed back to Go: it ends with
-// the goroutine, keeping its priority to itself.
+// own set to LowPriority, whose nice value it inherits (on Linux a nice
+// value is a thread's). The thread is never handed back to Go: it ends
+// with the goroutine, keeping its priority to itself.
 func runLow(argv []string, stdin io.Reader, limit time.Duration) ([]byte, error) {
 	type result struct {
 		out []byte
@@ -170,9 +225,8 @@ func runLow(argv []string, stdin io.Reader, limit time.Duration) ([]byte, error)
 	done := make(chan result, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
-		// On Linux a nice value is a thread's, and a child inherits it.
 		_ = syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), LowPriority)
-		out, err := runWith(argv, stdin, limit, true)
+		out, err := run(argv, stdin, limit)
 		done <- result{out, err}
 	}()
 	r := <-done

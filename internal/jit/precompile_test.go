@@ -1,13 +1,19 @@
 package jit
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/goop2/op2/internal/cache"
 )
 
 // TestPrecompile: Precompile puts the library in the disk cache without
@@ -151,4 +157,74 @@ func noWorkDirs(t *testing.T) {
 	if len(left) != 0 {
 		t.Errorf("private directories left behind: %v", left)
 	}
+}
+
+// exitingPrecompileEnv makes TestPrecompileOutlivesTheProcess's child: it
+// starts a Precompile in the cache directory the variable names, with the
+// slow compiler exitingCompilerEnv names, and exits while it compiles.
+const (
+	exitingPrecompileEnv = "OP2_JIT_EXITING_PRECOMPILE_DIR"
+	exitingCompilerEnv   = "OP2_JIT_EXITING_PRECOMPILE_CC"
+)
+
+// exitingSource is what the child compiles.
+const exitingSource = `__attribute__((visibility("default"))) int op2_loop(void) { return 1234; }`
+
+// TestPrecompileOutlivesTheProcess: a process that exits while a compile
+// in the background runs leaves the library for the next process, which
+// loads it without compiling.
+func TestPrecompileOutlivesTheProcess(t *testing.T) {
+	if dir := os.Getenv(exitingPrecompileEnv); dir != "" {
+		d, err := cache.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &Compiler{CC: os.Getenv(exitingCompilerEnv), Flags: []string{"-O1"}, Cache: d}
+		go c.Precompile(exitingSource, []string{"op2_loop"})
+		time.Sleep(300 * time.Millisecond)
+		os.Exit(0) // midway: the compiler sleeps
+	}
+	// The same compiler (its identity is in the key) in both processes.
+	slow := script(t, `for a; do [ "$a" = --version ] && exec cc "$@"; done
+sleep 1
+exec cc "$@"`)
+	c := newCompiler(t, slow)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPrecompileOutlivesTheProcess$")
+	cmd.Env = append(os.Environ(), exitingPrecompileEnv+"="+c.Cache.Path(), exitingCompilerEnv+"="+slow, "TMPDIR="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the child: %v\n%s", err, out)
+	}
+	key, name, _, err := c.entry(exitingSource, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(c.Cache.File(pendingName(name))); err == nil {
+		t.Fatal("the library was there when the child exited: the test shows nothing")
+	}
+	for end := time.Now().Add(time.Minute); !c.Ready(exitingSource); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the compile the child started left no library")
+		}
+	}
+	before := ReadStats()
+	lib, err := c.Build(exitingSource, []string{"op2_loop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Release()
+	if s := ReadStats(); s.Compiles != before.Compiles || s.DiskHits != before.DiskHits+1 {
+		t.Errorf("Build after the child: %d compiles, %d disk hits; want 0 and 1", s.Compiles-before.Compiles, s.DiskHits-before.DiskHits)
+	}
+	if _, err := c.Cache.Get(name, "goop2-jit-lib\x00"+key+"\x00"+srcHash(exitingSource)); err != nil {
+		t.Errorf("the adopted library is no valid entry: %v", err)
+	}
+	if _, err := os.Stat(c.Cache.File(pendingName(name))); err == nil {
+		t.Error("the pending library is still there")
+	}
+	noTemps(t, c)
+}
+
+func srcHash(src string) string {
+	h := sha256.Sum256([]byte(src))
+	return hex.EncodeToString(h[:])
 }
