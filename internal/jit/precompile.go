@@ -143,6 +143,9 @@ func (c *Compiler) Precompile(src string, symbols []string, extra ...string) err
 		return err
 	}
 	if _, err := os.Lstat(pending); err != nil {
+		if c.ready(key, name, bind) {
+			return nil // another process sharing the cache took it
+		}
 		return fmt.Errorf("the library compiled by `%s` did not reach the cache: %w", command, err)
 	}
 	if reason := checkSymbols(pending, symbols); reason != "" {
