@@ -9,7 +9,9 @@
 // for another key, or loadable but lacking a symbol the caller needs (see
 // Build). A fresh build is loaded from its private temporary file and checked
 // before it is renamed into the cache, so a build that cannot be loaded never
-// reaches the cache.
+// reaches the cache. A build in the background (Precompile) leaves its
+// library under a pending name, which Build makes an entry only once it has
+// loaded it (adopt).
 //
 // The compiler is CC, a command that may carry arguments ("gcc -std=gnu11",
 // with simple shell quoting). Libraries are linked with -lm, so kernels may
