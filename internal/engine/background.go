@@ -16,7 +16,9 @@ import (
 // forcings run the loops one by one, and the first forcing after they
 // are uses them. A setting that asks for them (Config.Fusion "on",
 // Config.Tile) builds them at once, as the user expects to see them run
-// at the first forcing (and a failure to build them at once).
+// at the first forcing (and a failure to build them at once). So do
+// several MPI ranks: they must run the same loops, and a build in the
+// background would end at another time on each rank.
 
 // BuildMode says when the programs that only make recorded loops faster
 // (fused loops' programs, tile forms) are built (Process.Builds).
@@ -34,9 +36,14 @@ const (
 )
 
 // atOnce reports whether r builds a fused loop's program or a tile form
-// at once: always or never under the process's Builds, else when a
-// setting asked for it (explicit).
+// at once: always on several MPI ranks (they must run the same loops, and
+// a build in the background ends when it ends on each rank), always or
+// never under the process's Builds, else when a setting asked for it
+// (explicit).
 func (r *Runtime) atOnce(explicit bool) bool {
+	if r.Proc.multiRank() {
+		return true
+	}
 	switch r.Proc.Builds {
 	case BuildAtOnce:
 		return true
