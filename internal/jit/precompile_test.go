@@ -181,14 +181,23 @@ func TestPrecompileOutlivesTheProcess(t *testing.T) {
 		}
 		c := &Compiler{CC: os.Getenv(exitingCompilerEnv), Flags: []string{"-O1"}, Cache: d}
 		go c.Precompile(exitingSource, []string{"op2_loop"})
-		time.Sleep(300 * time.Millisecond)
-		os.Exit(0) // midway: the compiler sleeps
+		// Exit once the compiler has started (it then sleeps 3 s).
+		started := filepath.Join(dir, "started")
+		for end := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(started); err == nil || time.Now().After(end) {
+				break
+			}
+		}
+		os.Exit(0)
 	}
-	// The same compiler (its identity is in the key) in both processes.
+	// The same compiler (its identity is in the key) in both processes;
+	// it says in the cache directory when it starts.
+	c := newCompiler(t, "")
 	slow := script(t, `for a; do [ "$a" = --version ] && exec cc "$@"; done
-sleep 1
+: > "`+c.Cache.Path()+`/started"
+sleep 3
 exec cc "$@"`)
-	c := newCompiler(t, slow)
+	c.CC = slow
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPrecompileOutlivesTheProcess$")
 	cmd.Env = append(os.Environ(), exitingPrecompileEnv+"="+c.Cache.Path(), exitingCompilerEnv+"="+slow, "TMPDIR="+t.TempDir())
 	if out, err := cmd.CombinedOutput(); err != nil {
