@@ -90,6 +90,7 @@ func testMain(m *testing.M) int {
 		}
 		defer os.RemoveAll(dir)
 	}
+	defer op2.WaitBuilds() // builds in the background into dir, before it is removed
 	os.Setenv("OP2_CACHE_DIR", dir)
 	os.Setenv("OP2_PLAN_CHECK", "1")
 	if os.Getenv("OP2_TEST_HELPER") != "" {

@@ -680,6 +680,9 @@ func measureLocRun(r *locRun, iters int, tuneDir string, budget float64, first b
 		if _, _, err := s.Iterate(1, io.Discard); err != nil {
 			return m, err
 		}
+		if err := settle(false, func() error { _, _, err := s.Iterate(1, io.Discard); return err }); err != nil {
+			return m, err
+		}
 		// Collect now, so that the collector does not take a core from
 		// the loops while they are timed.
 		runtime.GC()
@@ -1071,6 +1074,10 @@ func schemes(out io.Writer, m *mesh.Mesh, threads, rounds, iters int) error {
 				return err
 			}
 			if _, _, err := s.Iterate(1, io.Discard); err != nil { // plans and programs
+				s.Close()
+				return err
+			}
+			if err := settle(false, func() error { _, _, err := s.Iterate(1, io.Discard); return err }); err != nil {
 				s.Close()
 				return err
 			}

@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/testreq"
 )
 
@@ -34,6 +35,9 @@ func Run(t *testing.T, backend string) {
 		t.Skipf("OP2_TEST_BACKENDS=%s leaves out %s", list, backend)
 	}
 	cache := t.TempDir()
+	// Fused loops build in the background into cache: done before it
+	// is removed.
+	t.Cleanup(exec.WaitBuilds)
 	NeedBackend(t, backend, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true}))
 	for _, c := range conformance {
 		t.Run(c.name, c.test)

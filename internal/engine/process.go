@@ -66,6 +66,9 @@ type Process struct {
 	queue chainQueue
 	// fuser fuses recorded loops (under mu).
 	fuser fuse.Fuser
+	// Builds says when fused loops' programs and tile forms are built
+	// (under mu; background.go).
+	Builds BuildMode
 	// distQueued is the number of recorded loops whose runtime runs on
 	// several MPI ranks, and collective is set while a collective call
 	// runs the recorded loops (both under mu).

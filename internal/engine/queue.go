@@ -218,8 +218,9 @@ type step struct {
 
 // plan fills q.steps for the n recorded entries: each run of loops that
 // fuse (fusable) becomes one step with its fused loop and program, unless
-// their kernels cannot be combined or the fused program does not build;
-// every other entry is a step of its own.
+// their kernels cannot be combined, the fused program does not build, or
+// it is being built in the background (fusedProgram); every other entry
+// is a step of its own.
 func (p *Process) plan(n int) {
 	q := &p.queue
 	nf := 0
@@ -236,11 +237,11 @@ func (p *Process) plan(n int) {
 				e, l := q.slots[i], q.fused[nf]
 				err := p.fuser.Fuse(l, q.group[:j-i])
 				if err == nil {
-					if prog, err = e.r.X.Program(e.b, l); err != nil {
+					if prog, err = e.r.fusedProgram(e.b, l); err != nil {
 						p.fuser.Failed(err)
 					}
 				}
-				if err == nil {
+				if err == nil && prog != nil { // nil: built in the background
 					f, end, dropped = l, j, e.r.X.Dropped()
 					nf++
 				} else {

@@ -157,18 +157,24 @@ func (p *Process) runTiled(k, n int, err *error) int {
 	// The run: loops of the same runtime and backend that can run in
 	// tiles, whose Globals allow it, each with its own program (a
 	// program holds one loop's bindings at a time).
+	// A loop whose tile form is being built in the background
+	// (tileProgram) ends the run; the forms of the loops after it are
+	// still asked for, to be built too.
 	dropped := r.X.Dropped()
+	pending := false
 	for j := k; j < len(q.steps); j++ {
 		l, lr := q.loop(&q.steps[j])
 		if l == nil || lr != r || q.slots[q.steps[j].i].b != b || !tileable(r, b, l) || !p.globalsAllow(l) {
 			break
 		}
-		p, perr := r.X.TileProgram(b, l)
-		if perr != nil || slices.Contains(c.Programs, p) {
+		p, perr := r.tileProgram(b, l)
+		if perr != nil || p != nil && slices.Contains(c.Programs, p) {
 			break // a loop whose tile form does not build runs alone
 		}
-		c.Loops = append(c.Loops, l)
-		c.Programs = append(c.Programs, p)
+		if pending = pending || p == nil; !pending {
+			c.Loops = append(c.Loops, l)
+			c.Programs = append(c.Programs, p)
+		}
 	}
 	count := len(c.Loops)
 	if count < 2 || r.X.Dropped() != dropped {

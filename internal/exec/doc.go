@@ -42,5 +42,7 @@
 // lets MPI (halo exchanges between the core and the rest) and new devices
 // be added once. Programs that hold memory outside Go implement Releaser;
 // the executor calls Release when it drops them. Backends that run
-// asynchronously implement Waiter.
+// asynchronously implement Waiter. Backends whose programs can be compiled
+// on another goroutine implement BackgroundBuilder, for the programs that
+// only make loops faster (ProgramSoon, TileProgramSoon; background.go).
 package exec

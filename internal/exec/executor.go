@@ -65,6 +65,10 @@ type Executor struct {
 	// tunedKey is the buffer of their keys (tunedChoiceKey, reused).
 	tuned    map[string]tunedChoice
 	tunedKey []byte
+
+	// bg is the builds in the background this executor started
+	// (ProgramSoon, TileProgramSoon; background.go).
+	bg background
 }
 
 // call is the state of one RunProgram call, made on its stack and passed
@@ -753,6 +757,7 @@ func (x *Executor) Clear() {
 	x.programs.clear()
 	x.plans.Clear()
 	clear(x.tuned)
+	x.bg = background{}
 }
 
 // Plans is the number of plans held.

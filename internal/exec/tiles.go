@@ -66,13 +66,7 @@ func (x *Executor) TileProgram(b *Opened, l *core.Loop) (TileProgram, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: the %s backend cannot run loops in tiles", l.Name(), b.Name())
 	}
-	tuned := ""
-	if x.Tuner != nil {
-		if c, ok := x.tuned[string(x.tunedChoiceKey(b, l))]; ok {
-			tuned = c.Variant
-		}
-	}
-	variant := tb.TileVariant(l, tuned)
+	variant := tb.TileVariant(l, x.tunedVariant(b, l))
 	x.key = tileKey(x.key[:0], b.ID, variant, l)
 	if p, _, ok := x.programs.get(x.key); ok {
 		return p.(TileProgram), nil

@@ -100,21 +100,37 @@ func (c *Compilers) For(l *core.Loop) *jit.Compiler {
 	return c.C
 }
 
-// NewProgram compiles src (or takes it from the cache) with the compiler
-// of l's kernel and prepares argument arrays with room for extraPtrs
-// pointers after the per-argument ones.
-func NewProgram(ccs *Compilers, l *core.Loop, src string, extraPtrs int, extraFlags ...string) (*Program, error) {
-	symbols := []string{hostc.EntryPoint}
-	for _, c := range l.Consts {
-		symbols = append(symbols, hostc.ConstSymbol(c))
-	}
-	cc := ccs.For(l)
+// checked returns the compiler of loop l's kernel (For), checked first
+// when it is the C++ compiler.
+func (c *Compilers) checked(l *core.Loop) (*jit.Compiler, error) {
+	cc := c.For(l)
 	if l.Kernel.CXX {
 		if err := cc.Check(); err != nil {
 			return nil, fmt.Errorf("%s: kernel %q is C++: %w", l.Name(), l.Kernel.Name, err)
 		}
 	}
-	lib, err := cc.Build(src, symbols, extraFlags...)
+	return cc, nil
+}
+
+// symbols are the names NewProgram looks up in the library of a program
+// of l: the entry point and each constant's variable.
+func symbols(l *core.Loop) []string {
+	s := []string{hostc.EntryPoint}
+	for _, c := range l.Consts {
+		s = append(s, hostc.ConstSymbol(c))
+	}
+	return s
+}
+
+// NewProgram compiles src (or takes it from the cache) with the compiler
+// of l's kernel and prepares argument arrays with room for extraPtrs
+// pointers after the per-argument ones.
+func NewProgram(ccs *Compilers, l *core.Loop, src string, extraPtrs int, extraFlags ...string) (*Program, error) {
+	cc, err := ccs.checked(l)
+	if err != nil {
+		return nil, err
+	}
+	lib, err := cc.Build(src, symbols(l), extraFlags...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Name(), err)
 	}

@@ -9,7 +9,9 @@
 // for another key, or loadable but lacking a symbol the caller needs (see
 // Build). A fresh build is loaded from its private temporary file and checked
 // before it is renamed into the cache, so a build that cannot be loaded never
-// reaches the cache.
+// reaches the cache. A build in the background (Precompile) leaves its
+// library under a pending name, which Build makes an entry only once it has
+// loaded it (adopt).
 //
 // The compiler is CC, a command that may carry arguments ("gcc -std=gnu11",
 // with simple shell quoting). Libraries are linked with -lm, so kernels may
@@ -84,9 +86,12 @@ type Stats struct {
 	DiskHits  uint64 // libraries loaded from the disk cache without compiling
 	Rebuilds  uint64 // damaged cache entries detected and rebuilt
 	MemoryHit uint64 // builds answered from the in-process cache
+	// Precompiles counts compiles in the background (Precompile) that
+	// succeeded: their libraries are loaded later, from the disk cache.
+	Precompiles uint64
 }
 
-var stats struct{ compiles, diskHits, rebuilds, memHits atomic.Uint64 }
+var stats struct{ compiles, diskHits, rebuilds, memHits, precompiles atomic.Uint64 }
 
 // ReadStats returns the counters.
 func ReadStats() Stats {
@@ -95,6 +100,8 @@ func ReadStats() Stats {
 		DiskHits:  stats.diskHits.Load(),
 		Rebuilds:  stats.rebuilds.Load(),
 		MemoryHit: stats.memHits.Load(),
+
+		Precompiles: stats.precompiles.Load(),
 	}
 }
 
@@ -534,6 +541,13 @@ func (c *Compiler) Build(src string, symbols []string, extra ...string) (*Librar
 		}
 		stats.rebuilds.Add(1) // valid entry, yet unloadable or incomplete
 	case errors.Is(err, os.ErrNotExist):
+		// A compile in the background (Precompile) may have left it.
+		if lib := c.adopt(name, bind, srcPath, symbols); lib != nil {
+			stats.diskHits.Add(1)
+			lib.key, lib.refs = key, 1
+			loaded.m[key] = lib
+			return lib, nil
+		}
 	default:
 		stats.rebuilds.Add(1) // damaged, foreign or unsafe
 	}
@@ -585,32 +599,9 @@ func (c *Compiler) compile(src string, symbols, extra []string, name, srcPath, b
 	tmpLib := d.TempPath("lib", ".so")
 	defer os.Remove(tmpLib) // gone after a successful rename
 
-	args := append([]string{}, c.argv[1:]...)
-	args = append(args, c.Flags...)
-	args = append(args, extra...)
-	args = append(args, "-fPIC", "-shared", "-fvisibility=hidden")
-	if c.CXX {
-		args = append(args, "-x", "c++")
-	}
-	command := strings.Join(append([]string{c.argv[0]}, args...), " ")
-	args = append(args, "-o", tmpLib, tmpSrc, "-x", "none", "-lm")
-	out, err := run(append([]string{c.argv[0]}, args...), nil, c.timeout())
-	msg := strings.ReplaceAll(strings.ReplaceAll(string(out), tmpSrc, srcPath), tmpLib, "<library>")
-	if t, ok := err.(*errTimedOut); ok {
-		return nil, &CompileError{CXX: c.CXX, Compiler: command, SourcePath: srcPath, Output: msg, Err: t}
-	}
+	command, msg, err := c.runCompiler(tmpSrc, tmpLib, srcPath, extra, run)
 	if err != nil {
-		if len(strings.TrimSpace(msg)) == 0 {
-			msg = err.Error()
-		}
-		return nil, &CompileError{CXX: c.CXX, Compiler: command, SourcePath: srcPath, Output: msg}
-	}
-	if fi, err := os.Stat(tmpLib); err != nil || fi.Size() == 0 {
-		if len(strings.TrimSpace(msg)) == 0 {
-			msg = "(no output)"
-		}
-		return nil, &CompileError{CXX: c.CXX, Compiler: command, SourcePath: srcPath,
-			Output: "the compiler exited successfully but wrote no library; its output:\n" + msg}
+		return nil, err
 	}
 	stats.compiles.Add(1)
 	if err := d.AppendTrailer(tmpLib, bind); err != nil {
@@ -635,6 +626,42 @@ func (c *Compiler) compile(src string, symbols, extra []string, name, srcPath, b
 	lib.SourcePath = srcPath
 	lib.Warnings = msg
 	return lib, nil
+}
+
+// runCompiler compiles the source file tmpSrc into the library tmpLib
+// with extra flags, running the compiler through runner (run, or runLow
+// in the background), and returns the command line (without input and
+// output files) and the compiler's messages, in which srcPath (the source
+// kept in the cache) names the source. A failure is a *CompileError.
+func (c *Compiler) runCompiler(tmpSrc, tmpLib, srcPath string, extra []string, runner func([]string, io.Reader, time.Duration) ([]byte, error)) (command, msg string, err error) {
+	args := append([]string{}, c.argv[1:]...)
+	args = append(args, c.Flags...)
+	args = append(args, extra...)
+	args = append(args, "-fPIC", "-shared", "-fvisibility=hidden")
+	if c.CXX {
+		args = append(args, "-x", "c++")
+	}
+	command = strings.Join(append([]string{c.argv[0]}, args...), " ")
+	args = append(args, "-o", tmpLib, tmpSrc, "-x", "none", "-lm")
+	out, err := runner(append([]string{c.argv[0]}, args...), nil, c.timeout())
+	msg = strings.ReplaceAll(strings.ReplaceAll(string(out), tmpSrc, srcPath), tmpLib, "<library>")
+	if t, ok := err.(*errTimedOut); ok {
+		return command, msg, &CompileError{CXX: c.CXX, Compiler: command, SourcePath: srcPath, Output: msg, Err: t}
+	}
+	if err != nil {
+		if len(strings.TrimSpace(msg)) == 0 {
+			msg = err.Error()
+		}
+		return command, msg, &CompileError{CXX: c.CXX, Compiler: command, SourcePath: srcPath, Output: msg}
+	}
+	if fi, err := os.Stat(tmpLib); err != nil || fi.Size() == 0 {
+		if len(strings.TrimSpace(msg)) == 0 {
+			msg = "(no output)"
+		}
+		return command, msg, &CompileError{CXX: c.CXX, Compiler: command, SourcePath: srcPath,
+			Output: "the compiler exited successfully but wrote no library; its output:\n" + msg}
+	}
+	return command, msg, nil
 }
 
 // load opens the library at path and checks that it defines symbols. On

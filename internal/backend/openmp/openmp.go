@@ -395,3 +395,23 @@ func (p *tileProgram) SetTiles(runs, offsets unsafe.Pointer) {
 	p.SetPtr(hostc.PvTileRuns, runs)
 	p.SetPtr(hostc.PvTileOffsets, offsets)
 }
+
+// openMPFlags are the extra flags of the backend's programs, whatever
+// their lanes (-fopenmp includes the simd pragma).
+func openMPFlags(int) []string { return []string{"-fopenmp"} }
+
+// PrepareBuild generates l's program as Build builds it and returns nil
+// when it is compiled already, else the job that compiles it into the
+// disk cache (exec.BackgroundBuilder).
+func (b *backend) PrepareBuild(l *core.Loop) (func() error, error) {
+	return host.PrepareLanes(b.simd, b.cc, l, func(lanes int) (string, error) { return hostc.OpenMPLanes(l, lanes) }, openMPFlags)
+}
+
+// PrepareTiles is PrepareBuild for l's tile form in variant, as
+// BuildTiles builds it (exec.BackgroundBuilder).
+func (b *backend) PrepareTiles(l *core.Loop, variant string) (func() error, error) {
+	return host.PrepareWithLaneVariant(variant, b.cc, l, func(lanes int) (string, error) { return hostc.OpenMPTilesLanes(l, lanes) }, openMPFlags)
+}
+
+// The host backends compile fused loops and tile forms in the background.
+var _ exec.BackgroundBuilder = (*backend)(nil)

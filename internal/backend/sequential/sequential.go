@@ -159,3 +159,19 @@ func (p *tileProgram) LaunchTiles(first, last int) error {
 	p.SetInt(hostc.IvEnd, int(off[last]))
 	return p.Call(p.l)
 }
+
+// PrepareBuild generates l's program as Build builds it and returns nil
+// when it is compiled already, else the job that compiles it into the
+// disk cache (exec.BackgroundBuilder).
+func (b *backend) PrepareBuild(l *core.Loop) (func() error, error) {
+	return host.PrepareLanes(b.simd, b.cc, l, func(lanes int) (string, error) { return hostc.SequentialLanes(l, lanes) }, host.LaneFlags)
+}
+
+// PrepareTiles is PrepareBuild for l's tile form in variant, as
+// BuildTiles builds it (exec.BackgroundBuilder).
+func (b *backend) PrepareTiles(l *core.Loop, variant string) (func() error, error) {
+	return host.PrepareWithLaneVariant(variant, b.cc, l, func(lanes int) (string, error) { return hostc.SequentialTilesLanes(l, lanes) }, host.LaneFlags)
+}
+
+// The host backends compile fused loops and tile forms in the background.
+var _ exec.BackgroundBuilder = (*backend)(nil)

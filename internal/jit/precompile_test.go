@@ -1,0 +1,239 @@
+package jit
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goop2/op2/internal/cache"
+)
+
+// TestPrecompile: Precompile puts the library in the disk cache without
+// loading it for the caller; Build then loads it from there, compiling
+// nothing; Ready tells the two states apart.
+func TestPrecompile(t *testing.T) {
+	c := newCompiler(t, "cc")
+	const src = `__attribute__((visibility("default"))) int op2_loop(void) { return 41; }`
+	if c.Ready(src) {
+		t.Fatal("Ready before anything was built")
+	}
+	before, loadedBefore := ReadStats(), Loaded()
+	if err := c.Precompile(src, []string{"op2_loop"}); err != nil {
+		t.Fatal(err)
+	}
+	after := ReadStats()
+	if got := after.Precompiles - before.Precompiles; got != 1 {
+		t.Errorf("%d compiles in the background, want 1", got)
+	}
+	if after.Compiles != before.Compiles || Loaded() != loadedBefore {
+		t.Errorf("Precompile counted %d compiles and left %d libraries loaded", after.Compiles-before.Compiles, Loaded()-loadedBefore)
+	}
+	if !c.Ready(src) {
+		t.Fatal("not Ready after Precompile")
+	}
+	if _, err := os.Stat(c.Cache.File(mustKey(t, c, src) + ".c")); err != nil {
+		t.Errorf("the source is not kept next to the library: %v", err)
+	}
+	// Again: nothing to do.
+	if err := c.Precompile(src, []string{"op2_loop"}); err != nil || ReadStats().Precompiles != after.Precompiles {
+		t.Errorf("a second Precompile: %v, %d compiles", err, ReadStats().Precompiles-after.Precompiles)
+	}
+	lib, err := c.Build(src, []string{"op2_loop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Release()
+	if s := ReadStats(); s.Compiles != before.Compiles || s.DiskHits != after.DiskHits+1 {
+		t.Errorf("Build after Precompile: %d compiles, %d disk hits; want 0 and 1", s.Compiles-before.Compiles, s.DiskHits-after.DiskHits)
+	}
+	noTemps(t, c)
+	noWorkDirs(t)
+}
+
+// TestPrecompileFailures: a compile error and a library lacking a symbol
+// are errors as from Build, and leave no entry, temporary file or
+// private directory behind.
+func TestPrecompileFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		want      any
+	}{
+		{"compile error", "int op2_loop(void) { return 1 +; }", new(*CompileError)},
+		{"missing symbol", `__attribute__((visibility("default"))) int op2_precompiled_other(void) { return 2; }`, new(*LoadError)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCompiler(t, "cc")
+			err := c.Precompile(tc.src, []string{"op2_loop"})
+			if !errors.As(err, tc.want) {
+				t.Fatalf("error %v, want a %T", err, tc.want)
+			}
+			if strings.Contains(err.Error(), workPrefix) {
+				t.Errorf("the error names the private directory: %v", err)
+			}
+			if c.Ready(tc.src) {
+				t.Error("Ready after a failed Precompile")
+			}
+			libs, _ := filepath.Glob(filepath.Join(c.Cache.Path(), "*.so"))
+			if len(libs) != 0 {
+				t.Errorf("a failed build was stored: %v", libs)
+			}
+			noTemps(t, c)
+			noWorkDirs(t)
+		})
+	}
+}
+
+// TestPrecompileRunsTheCompilerNiced: the compiler Precompile runs has
+// the lowest priority; Build's has the caller's.
+func TestPrecompileRunsTheCompilerNiced(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "nice")
+	cc := script(t, `for a; do [ "$a" = --version ] && exec cc "$@"; done
+nice > "`+out+`"
+exec cc "$@"`)
+	c := newCompiler(t, cc)
+	const src = `__attribute__((visibility("default"))) int op2_loop(void) { return 3; }`
+	if err := c.Precompile(src, []string{"op2_loop"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readNice(t, out); got != LowPriority {
+		t.Errorf("the background compiler ran at nice %d, want %d", got, LowPriority)
+	}
+	// Build's compiler starts from the calling thread, with its nice
+	// value.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	own := readNice(t, "/proc/thread-self/stat")
+	lib, err := c.Build(src+"\n", []string{"op2_loop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib.Release()
+	if got := readNice(t, out); got != own {
+		t.Errorf("Build's compiler ran at nice %d, want the process's %d", got, own)
+	}
+}
+
+// readNice reads a nice value: the number in a file the fake compiler
+// wrote, or the 19th field of a /proc stat file.
+func readNice(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.TrimSpace(string(b))
+	if strings.HasPrefix(path, "/proc/") {
+		s = strings.Fields(s[strings.LastIndexByte(s, ')')+2:])[16]
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return n
+}
+
+func mustKey(t *testing.T, c *Compiler, src string) string {
+	t.Helper()
+	k, err := c.Key(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// noWorkDirs fails when this process left a private directory of
+// Precompile in the temporary directory.
+func noWorkDirs(t *testing.T) {
+	t.Helper()
+	left, _ := filepath.Glob(filepath.Join(os.TempDir(), workPrefix+strconv.Itoa(os.Getpid())+"-*"))
+	if len(left) != 0 {
+		t.Errorf("private directories left behind: %v", left)
+	}
+}
+
+// exitingPrecompileEnv makes TestPrecompileOutlivesTheProcess's child: it
+// starts a Precompile in the cache directory the variable names, with the
+// slow compiler exitingCompilerEnv names, and exits while it compiles.
+const (
+	exitingPrecompileEnv = "OP2_JIT_EXITING_PRECOMPILE_DIR"
+	exitingCompilerEnv   = "OP2_JIT_EXITING_PRECOMPILE_CC"
+)
+
+// exitingSource is what the child compiles.
+const exitingSource = `__attribute__((visibility("default"))) int op2_loop(void) { return 1234; }`
+
+// TestPrecompileOutlivesTheProcess: a process that exits while a compile
+// in the background runs leaves the library for the next process, which
+// loads it without compiling.
+func TestPrecompileOutlivesTheProcess(t *testing.T) {
+	if dir := os.Getenv(exitingPrecompileEnv); dir != "" {
+		d, err := cache.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &Compiler{CC: os.Getenv(exitingCompilerEnv), Flags: []string{"-O1"}, Cache: d}
+		go c.Precompile(exitingSource, []string{"op2_loop"})
+		// Exit once the compiler has started (it then sleeps 3 s).
+		started := filepath.Join(dir, "started")
+		for end := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(started); err == nil || time.Now().After(end) {
+				break
+			}
+		}
+		os.Exit(0)
+	}
+	// The same compiler (its identity is in the key) in both processes;
+	// it says in the cache directory when it starts.
+	c := newCompiler(t, "")
+	slow := script(t, `for a; do [ "$a" = --version ] && exec cc "$@"; done
+: > "`+c.Cache.Path()+`/started"
+sleep 3
+exec cc "$@"`)
+	c.CC = slow
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPrecompileOutlivesTheProcess$")
+	cmd.Env = append(os.Environ(), exitingPrecompileEnv+"="+c.Cache.Path(), exitingCompilerEnv+"="+slow, "TMPDIR="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the child: %v\n%s", err, out)
+	}
+	key, name, _, err := c.entry(exitingSource, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(c.Cache.File(pendingName(name))); err == nil {
+		t.Fatal("the library was there when the child exited: the test shows nothing")
+	}
+	for end := time.Now().Add(time.Minute); !c.Ready(exitingSource); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the compile the child started left no library")
+		}
+	}
+	before := ReadStats()
+	lib, err := c.Build(exitingSource, []string{"op2_loop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Release()
+	if s := ReadStats(); s.Compiles != before.Compiles || s.DiskHits != before.DiskHits+1 {
+		t.Errorf("Build after the child: %d compiles, %d disk hits; want 0 and 1", s.Compiles-before.Compiles, s.DiskHits-before.DiskHits)
+	}
+	if _, err := c.Cache.Get(name, "goop2-jit-lib\x00"+key+"\x00"+srcHash(exitingSource)); err != nil {
+		t.Errorf("the adopted library is no valid entry: %v", err)
+	}
+	if _, err := os.Stat(c.Cache.File(pendingName(name))); err == nil {
+		t.Error("the pending library is still there")
+	}
+	noTemps(t, c)
+}
+
+func srcHash(src string) string {
+	h := sha256.Sum256([]byte(src))
+	return hex.EncodeToString(h[:])
+}
