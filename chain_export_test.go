@@ -24,7 +24,7 @@ func TiledDistributedRuns() int {
 func SetTileCaches(l2, llc int64) (restore func()) {
 	rt.proc.Lock(forNoData, "test")
 	defer rt.proc.Unlock()
-	rt.proc.SetTileCaches(&tile.Caches{L2: l2, LLC: llc})
+	rt.proc.SetTileCaches(&tile.Caches{L2: l2, LLC: llc, Sharing: 1})
 	return func() {
 		rt.proc.Lock(forNoData, "test")
 		defer rt.proc.Unlock()

@@ -62,7 +62,7 @@ func (p *Process) autoTileSize(r *Runtime, loops []*core.Loop) int {
 	p.tiling.auto[string(key)] = size
 	if log := r.Logger(); log != nil {
 		log.Debug("op2: automatic tiling", "loop", loops[0].Name(), "loops", len(loops), "data_bytes", f.Data,
-			"moved_bytes", f.Loops, "tiled_bytes", f.Chain, "l2", caches.L2, "llc", caches.LLC, "tile", size)
+			"moved_bytes", f.Loops, "tiled_bytes", f.Chain, "l2", caches.L2, "llc", caches.LLC, "llc_cpus", caches.Sharing, "tile", size)
 	}
 	return size
 }
