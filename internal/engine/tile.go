@@ -67,7 +67,7 @@ func tileable(r *Runtime, b *exec.Opened, l *core.Loop) bool {
 	if r.Cfg.Tile == 0 || l.Check || l.Extruded != nil || r.X.Tuner != nil || r.tracer() != nil {
 		return false
 	}
-	if r.Cfg.Tile == exec.TileAuto && (r.X.Halo != nil || !autoTiles(r)) {
+	if r.Cfg.Tile == exec.TileAuto && r.X.Halo != nil {
 		return false
 	}
 	if r.X.Halo != nil {

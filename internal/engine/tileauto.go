@@ -14,20 +14,10 @@ import (
 // bytes it moves in tiles (exec.ChainBytes) are at most tile.AutoMinGain
 // of those its loops move one by one (the sum of exec.LoopBytes). The
 // tile size is chosen so that a tile's share of the chain's data fills
-// half of one core's L2 cache. The choice is made once per distinct chain
-// (chainKey) and kept, so that a repeated chain costs a map lookup and no
-// tile form is built for a chain that runs untiled.
-
-// autoTiles reports whether automatic tiling applies to runtime r's
-// loops at all: with the SIMD lanes the host backends give loops by
-// default, where tiles were measured to pay, and not with the scalar
-// code alone (Config.SIMD "scalar" or "off"), whose tiles were measured
-// slower than running the loops one by one (see
-// docs/guide/loops-and-chains.md).
-func autoTiles(r *Runtime) bool {
-	lanes, _, _ := exec.ParseSIMD(r.Cfg.SIMD) // checked by Configure
-	return lanes != 0
-}
+// half of one CPU's part of the last-level cache. The choice is made once
+// per distinct chain (chainKey) and kept, so that a repeated chain costs a
+// map lookup, and no tile form is built for a chain that runs untiled.
+// Fusion stays on (Runtime.fuses), so fused loops run in tiles.
 
 // repeatsShape reports whether loop l has the shape (the signature, and
 // so the program) of one of loops: the run being tiled ends before it,

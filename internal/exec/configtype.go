@@ -110,7 +110,7 @@ type Config struct {
 	// the field is 0 and OP2_TILE is unset) tiles a chain of loops in one
 	// process only when its data does not fit the last-level cache and
 	// tiles reduce the bytes it moves, with a size chosen from the
-	// per-core L2 cache (see docs/guide/loops-and-chains.md); 0 named
+	// caches (see docs/guide/loops-and-chains.md); 0 named
 	// with Explicit("Tile"), or OP2_TILE=0, turns tiling off.
 	// Increments may reach an element in another order than loop by loop.
 	Tile int
