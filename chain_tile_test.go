@@ -127,10 +127,14 @@ func TestTiledChainGlobals(t *testing.T) {
 	}
 }
 
-// TestTileConfig: a negative Config.Tile is refused.
+// TestTileConfig: a Config.Tile below TileAuto is refused; TileAuto is
+// taken.
 func TestTileConfig(t *testing.T) {
-	_, err := op2.NewRuntime(op2.Config{Tile: -1})
+	_, err := op2.NewRuntime(op2.Config{Tile: -2})
 	wantErr(t, err, "Config.Tile")
+	if _, err := op2.NewRuntime(op2.Config{Tile: op2.TileAuto}); err != nil {
+		t.Errorf("Config{Tile: TileAuto}: %v", err)
+	}
 }
 
 // TestTiledChainProgramsDropped: with the program cache too small for a

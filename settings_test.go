@@ -59,7 +59,7 @@ func TestEverySettingChecked(t *testing.T) {
 		"Timing":              {reason: "a bool"},
 		"Lazy":                {reason: "a bool (refused under MPI with more than one rank: chain_mpi_test.go)"},
 		"Fusion":              {bad: func(c *op2.Config) { c.Fusion = "yes" }, want: []string{"Config.Fusion", `"yes"`}},
-		"Tile":                {bad: func(c *op2.Config) { c.Tile = -1 }, want: []string{"Config.Tile"}},
+		"Tile":                {bad: func(c *op2.Config) { c.Tile = -2 }, want: []string{"Config.Tile"}},
 		"Logger":              {reason: "any *slog.Logger; nil keeps the default"},
 		"Checkpoint":          {reason: "a path: one that cannot be written fails the loop at which the first checkpoint is due, naming it (TestAutoCheckpointBadPath)"},
 		"CheckpointEvery":     {bad: func(c *op2.Config) { c.CheckpointEvery = "soon" }, want: []string{`Config.CheckpointEvery = "soon"`, "neither a positive duration"}},

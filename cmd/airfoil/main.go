@@ -22,7 +22,8 @@
 // where a chain's halo exchanges are grouped), with the same output.
 // -fusion sets how recorded loops fuse (op2.Config.Fusion) and -tile N
 // runs them as sparse tiles of N cells (op2.Config.Tile) on the host
-// backends. Under MPI -timing also prints rank 0's halo messages and
+// backends (by default the size is chosen per chain, where tiles pay;
+// -tile 0 turns tiling off). Under MPI -timing also prints rank 0's halo messages and
 // agreements per iteration. -elapsed prints the time of the iterations
 // alone, without the per-loop table: -timing waits for an asynchronous
 // device after each loop to time it, which -elapsed does not.
@@ -106,9 +107,12 @@ type options struct {
 	lazy             bool
 	// eager runs each loop at once (-lazy=false: Lazy false, named
 	// with op2.Config.Explicit), whatever the default and OP2_LAZY say.
-	eager     bool
-	chain     bool
-	tile      int
+	eager bool
+	chain bool
+	tile  int
+	// noTile turns tiling off (-tile 0: Tile 0, named with
+	// op2.Config.Explicit), whatever the default and OP2_TILE say.
+	noTile    bool
 	fusion    string
 	partition string
 	shuffle   uint64
@@ -138,7 +142,7 @@ func main() {
 	flag.BoolVar(&o.elapsed, "elapsed", false, "print the time of the iterations (without -timing's waits after each loop)")
 	flag.BoolVar(&o.lazy, "lazy", false, "record the loops and run them when their results are needed (op2.Config.Lazy; one process only); -lazy=false runs each loop at once (default $OP2_LAZY, else lazy in one process and at once under MPI)")
 	flag.BoolVar(&o.chain, "chain", false, "record each iteration's loops in op2.Chain scopes (under MPI: grouped halo exchanges)")
-	flag.IntVar(&o.tile, "tile", 0, "with lazy mode or -chain, run the recorded loops as sparse tiles of this many cells on the host backends (op2.Config.Tile; default $OP2_TILE, else 0: off)")
+	flag.IntVar(&o.tile, "tile", 0, "with lazy mode or -chain, run the recorded loops as sparse tiles of this many cells on the host backends (op2.Config.Tile; -1: chosen per chain; 0: off; default $OP2_TILE, else chosen per chain)")
 	flag.StringVar(&o.fusion, "fusion", "", "with lazy mode or -chain, whether recorded loops fuse: auto, on or off (op2.Config.Fusion; default $OP2_FUSION, else auto)")
 	flag.StringVar(&o.partition, "partition", "", "under MPI: how the mesh is split over the ranks (ptscotch, rcb, block or metis; default ptscotch when it loads on every rank, else rcb)")
 	flag.Uint64Var(&o.shuffle, "shuffle", 0, "number the mesh's nodes, cells and edges in a random order drawn from this seed before declaring it (locality lost; 0: keep the order)")
@@ -148,6 +152,9 @@ func main() {
 	flag.Visit(func(f *flag.Flag) {
 		if f.Name == "lazy" {
 			o.eager = !o.lazy
+		}
+		if f.Name == "tile" {
+			o.noTile = o.tile == 0
 		}
 	})
 	o.noGather = o.dumpQ == ""
@@ -193,6 +200,9 @@ func run(o options, out io.Writer) (*result, error) {
 	cfg := op2.Config{Backend: o.backend, Threads: o.threads, BlockSize: o.blockSize, Timing: o.timing, Lazy: o.lazy, Tile: o.tile, Fusion: o.fusion}
 	if o.eager {
 		cfg = cfg.Explicit("Lazy")
+	}
+	if o.noTile {
+		cfg = cfg.Explicit("Tile")
 	}
 	if err := op2.Configure(cfg); err != nil {
 		return nil, err

@@ -23,20 +23,32 @@ type chainMode struct {
 // false, named explicitly); the defaults (in one process lazy mode,
 // Airfoil's loops running when it reads its rms Global, every 100
 // iterations, or MaxRecordedLoops are recorded, fused where
-// Config.Fusion's auto says); recorded and run one by one; recorded and
-// fused; and with tile > 0 recorded and run in sparse tiles of tile
-// cells, without and with fusion.
-func chainModes(tile int) []chainMode {
+// Config.Fusion's auto says and run in tiles where Config.Tile's auto
+// says); recorded and run one by one; recorded and fused (both without
+// tiles, Tile 0 named explicitly: "chain+fusion" is the default before
+// automatic tiling on SIMD lanes, "chain" on the scalar code); and with
+// tile > 0 recorded and run in sparse tiles of tile cells, without and
+// with fusion, and for each size of more recorded, fused and run in
+// tiles of that many cells ("fus+tile/N"). only, when not empty, keeps
+// the modes it names (eager is always kept: the others are compared
+// with it).
+func chainModes(tile int, more []int, only []string) []chainMode {
 	modes := []chainMode{
 		{"eager", func(c *op2.Config) { *c = c.Explicit("Lazy") }},
 		{"default", func(c *op2.Config) {}},
-		{"chain", func(c *op2.Config) { c.Lazy, c.Fusion = true, "off" }},
-		{"chain+fusion", func(c *op2.Config) { c.Lazy, c.Fusion = true, "on" }},
+		{"chain", func(c *op2.Config) { c.Lazy, c.Fusion = true, "off"; *c = c.Explicit("Tile") }},
+		{"chain+fusion", func(c *op2.Config) { c.Lazy, c.Fusion = true, "on"; *c = c.Explicit("Tile") }},
 	}
 	if tile > 0 {
 		modes = append(modes,
 			chainMode{"chain+tiling", func(c *op2.Config) { c.Lazy, c.Fusion, c.Tile = true, "off", tile }},
 			chainMode{"chain+fus+tile", func(c *op2.Config) { c.Lazy, c.Fusion, c.Tile = true, "on", tile }})
+	}
+	for _, n := range more {
+		modes = append(modes, chainMode{fmt.Sprintf("fus+tile/%d", n), func(c *op2.Config) { c.Lazy, c.Fusion, c.Tile = true, "on", n }})
+	}
+	if len(only) > 0 {
+		modes = slices.DeleteFunc(modes, func(m chainMode) bool { return m.name != "eager" && !slices.Contains(only, m.name) })
 	}
 	return modes
 }
@@ -46,6 +58,8 @@ type chainOpts struct {
 	iters, rounds, threads int
 	simd                   []string // Config.SIMD values
 	tile                   int      // Config.Tile of the tiled modes; 0: none
+	modes                  []string // the modes to run (chainModes' only)
+	moreTiles              []int    // more tile sizes, each a fused and tiled mode
 }
 
 // chainRun is one backend, SIMD setting and mode of the chain section,
@@ -80,7 +94,7 @@ func chainSection(out io.Writer, m *mesh.Mesh, o chainOpts, triad1, triadN float
 		threads int
 	}{{"sequential", 1}, {"openmp", o.threads}} {
 		for _, simd := range o.simd {
-			for _, mode := range chainModes(o.tile) {
+			for _, mode := range chainModes(o.tile, o.moreTiles, o.modes) {
 				runs = append(runs, &chainRun{backend: b.name, threads: b.threads, simd: simd, mode: mode})
 			}
 		}

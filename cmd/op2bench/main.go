@@ -61,6 +61,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -105,6 +106,8 @@ func main() {
 	chIters := flag.Int("chains-iters", 200, "Airfoil iterations per run of the loop-chain section")
 	chRounds := flag.Int("chains-rounds", 3, "rounds of the loop-chain section, the runs interleaved; medians are printed")
 	chSIMD := flag.String("chains-simd", "off,8", "the loop-chain section's SIMD settings, comma separated (Config.SIMD)")
+	chModes := flag.String("chains-modes", "", "the loop-chain section's modes to run besides eager, comma separated (default, chain, chain+fusion, chain+tiling, chain+fus+tile; empty: all)")
+	chMore := flag.String("chains-more-tiles", "", "more tile sizes in cells, comma separated: the loop-chain section runs each fused and tiled (mode fus+tile/N)")
 	chTile := flag.Int("chains-tile", 16000, "the loop-chain section's tile size in cells for its tiled modes (Config.Tile; 0: no tiled modes)")
 	gmshPath := flag.String("gmsh", "", "time only reading this Gmsh mesh (.msh), deriving its facets and connectivity, each phase apart, and declaring it (unstructured.Load)")
 	gmshRounds := flag.Int("gmsh-rounds", 3, "rounds of -gmsh; medians are printed")
@@ -142,6 +145,19 @@ func main() {
 		return
 	}
 	chOpts := chainOpts{iters: *chIters, rounds: *chRounds, threads: *threads, simd: strings.Split(*chSIMD, ","), tile: *chTile}
+	if *chModes != "" {
+		chOpts.modes = strings.Split(*chModes, ",")
+	}
+	if *chMore != "" {
+		for _, v := range strings.Split(*chMore, ",") {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				fmt.Fprintf(os.Stderr, "op2bench: -chains-more-tiles %q: want positive tile sizes, comma separated\n", *chMore)
+				os.Exit(2)
+			}
+			chOpts.moreTiles = append(chOpts.moreTiles, n)
+		}
+	}
 	if *chOnly {
 		onlySection(*threads, func(m *mesh.Mesh, triad1, triadN float64) error {
 			return chainSection(os.Stdout, m, chOpts, triad1, triadN)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -441,6 +442,31 @@ func TestChainSection(t *testing.T) {
 		"tiles of 300 cells", "sequential off  chain+tiling", "openmp     8    chain+fus+tile"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+// TestChainModes: the chain section's modes are eager, the defaults,
+// the chained modes without tiles, the tiled modes with a tile size, one
+// fused tiled mode per further size, and only those named (eager
+// always) when some are.
+func TestChainModes(t *testing.T) {
+	for _, c := range []struct {
+		tile int
+		more []int
+		only []string
+		want []string
+	}{
+		{0, nil, nil, []string{"eager", "default", "chain", "chain+fusion"}},
+		{300, []int{64, 128}, nil, []string{"eager", "default", "chain", "chain+fusion", "chain+tiling", "chain+fus+tile", "fus+tile/64", "fus+tile/128"}},
+		{300, []int{64}, []string{"default", "fus+tile/64"}, []string{"eager", "default", "fus+tile/64"}},
+	} {
+		var got []string
+		for _, m := range chainModes(c.tile, c.more, c.only) {
+			got = append(got, m.name)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("chainModes(%d, %v, %v) = %v, want %v", c.tile, c.more, c.only, got, c.want)
 		}
 	}
 }

@@ -75,9 +75,8 @@ func (r *Runtime) tileProgram(b *exec.Opened, l *core.Loop) (exec.TileProgram, e
 
 // tileSizeChosen reports whether r's loops run in tiles of a size the
 // library chose, rather than the one Config.Tile names: then their tile
-// forms are built in the background. (Every tiled run follows
-// Config.Tile for now.)
-func (r *Runtime) tileSizeChosen() bool { return false }
+// forms are built in the background (Config.Tile TileAuto, the default).
+func (r *Runtime) tileSizeChosen() bool { return r.Cfg.Tile == exec.TileAuto }
 
 // WaitBuilds waits until the programs being built in the background are
 // built (exec.WaitBuilds): the next forcing finds them. For measurements

@@ -15,6 +15,7 @@ import (
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/fuse"
 	"github.com/goop2/op2/internal/mpi"
+	"github.com/goop2/op2/internal/tile"
 )
 
 // API makes the errors the public package exports: the engine reports
@@ -83,9 +84,13 @@ type Process struct {
 	// tiling is the state of the tiled runs (under mu): the kept
 	// schedules and buffers reused from one forcing to the next, the halo
 	// exchange of the run under MPI, its agreement function (made once)
-	// and the number of runs under MPI (tests).
+	// and the number of runs under MPI (tests); the automatic tile sizes
+	// chosen per chain (Config.Tile TileAuto: tileauto.go), and the
+	// caches they are chosen for when a test set them.
 	tiling struct {
 		byKey       map[string]*tiledSchedule
+		auto        map[string]int
+		caches      *tile.Caches
 		key         []byte
 		chain       exec.TiledChain
 		globals     []tiledGlobal

@@ -332,10 +332,11 @@ func (r *Runtime) fuses(b *exec.Opened) bool {
 	}
 	switch b.Name() {
 	case "sequential", "openmp":
-		// Loops asked to run in sparse tiles (Config.Tile) run so:
-		// a fused loop would not.
+		// Loops asked to run in sparse tiles of a given size
+		// (Config.Tile) run so, unfused; with the automatic choice
+		// (exec.TileAuto) fused loops run in tiles where tiles pay.
 		lanes, _, _ := exec.ParseSIMD(r.Cfg.SIMD) // checked by Configure
-		return r.Cfg.Tile == 0 && (r.Cfg.Tune || lanes != 0)
+		return r.Cfg.Tile <= 0 && (r.Cfg.Tune || lanes != 0)
 	}
 	return true
 }

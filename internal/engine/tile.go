@@ -60,9 +60,14 @@ var _ exec.TileHalo = (*dist.Halo)(nil)
 
 // tileable reports whether loop l of runtime r may run in tiles on
 // backend b at all. Under MPI, r's halo exchange must be one loops can
-// run in tiles under (an exec.TileHalo, as the job's dist.Halo is).
+// run in tiles under (an exec.TileHalo, as the job's dist.Halo is), and
+// the tile size one the program chose (exec.TileAuto tiles in one
+// process only).
 func tileable(r *Runtime, b *exec.Opened, l *core.Loop) bool {
-	if r.Cfg.Tile <= 0 || l.Check || l.Extruded != nil || r.X.Tuner != nil || r.tracer() != nil {
+	if r.Cfg.Tile == 0 || l.Check || l.Extruded != nil || r.X.Tuner != nil || r.tracer() != nil {
+		return false
+	}
+	if r.Cfg.Tile == exec.TileAuto && r.X.Halo != nil {
 		return false
 	}
 	if r.X.Halo != nil {
@@ -138,6 +143,9 @@ func (p *Process) globalsAllow(l *core.Loop) bool {
 // Caller holds the lock.
 func (p *Process) runTiled(k, n int, err *error) int {
 	q := &p.queue
+	if k+1 >= len(q.steps) {
+		return 0 // a run of tiles needs two steps
+	}
 	l0, r := q.loop(&q.steps[k])
 	if l0 == nil {
 		return 0 // an assignment
@@ -156,25 +164,44 @@ func (p *Process) runTiled(k, n int, err *error) int {
 	}()
 	// The run: loops of the same runtime and backend that can run in
 	// tiles, whose Globals allow it, each with its own program (a
-	// program holds one loop's bindings at a time).
+	// program holds one loop's bindings at a time: a loop of the shape
+	// of an earlier one ends the run).
+	dropped := r.X.Dropped()
+	for j := k; j < len(q.steps); j++ {
+		l, lr := q.loop(&q.steps[j])
+		if l == nil || lr != r || q.slots[q.steps[j].i].b != b || !tileable(r, b, l) || repeatsShape(c.Loops, l) || !p.globalsAllow(l) {
+			break
+		}
+		c.Loops = append(c.Loops, l)
+	}
+	if len(c.Loops) < 2 {
+		return 0
+	}
+	size := r.Cfg.Tile
+	if size == exec.TileAuto {
+		if size = p.autoTileSize(r, c.Loops); size == 0 {
+			return 0 // tiles would not pay: no tile form is built
+		}
+	}
 	// A loop whose tile form is being built in the background
 	// (tileProgram) ends the run; the forms of the loops after it are
 	// still asked for, to be built too.
-	dropped := r.X.Dropped()
 	pending := false
-	for j := k; j < len(q.steps); j++ {
-		l, lr := q.loop(&q.steps[j])
-		if l == nil || lr != r || q.slots[q.steps[j].i].b != b || !tileable(r, b, l) || !p.globalsAllow(l) {
-			break
-		}
+	for j, l := range c.Loops {
 		p, perr := r.tileProgram(b, l)
 		if perr != nil || p != nil && slices.Contains(c.Programs, p) {
-			break // a loop whose tile form does not build runs alone
+			// A loop whose tile form does not build runs alone.
+			clear(c.Loops[j:])
+			c.Loops = c.Loops[:j]
+			break
 		}
 		if pending = pending || p == nil; !pending {
-			c.Loops = append(c.Loops, l)
 			c.Programs = append(c.Programs, p)
 		}
+	}
+	if len(c.Programs) < len(c.Loops) {
+		clear(c.Loops[len(c.Programs):])
+		c.Loops = c.Loops[:len(c.Programs)]
 	}
 	count := len(c.Loops)
 	if count < 2 || r.X.Dropped() != dropped {
@@ -194,7 +221,7 @@ func (p *Process) runTiled(k, n int, err *error) int {
 	if ferr == nil {
 		threads := b.Backend.(exec.TileBuilder).TileThreads()
 		h := r.X.Halo
-		ts := p.schedule(c.Loops, r.Cfg.Tile, threads > 1, h != nil)
+		ts := p.schedule(c.Loops, size, threads > 1, h != nil)
 		c.Schedule, c.Bytes, c.Moved = ts.s, ts.bytes, ts.moved
 		c.Threads = threads
 		if h != nil {
@@ -220,30 +247,7 @@ func (p *Process) runTiled(k, n int, err *error) int {
 // schedule returns the tile schedule of loops, with a boundary under MPI
 // (distributed), computing it only for a chain not seen before.
 func (p *Process) schedule(loops []*core.Loop, size int, parallel, distributed bool) *tiledSchedule {
-	key := binary.AppendUvarint(p.tiling.key[:0], uint64(size))
-	key = append(key, boolByte(parallel), boolByte(distributed))
-	for _, l := range loops {
-		key = binary.AppendUvarint(key, l.Set.ID)
-		key = binary.AppendUvarint(key, uint64(l.IterEnd()))
-		if distributed {
-			key = binary.AppendUvarint(key, uint64(l.Set.Core))
-			key = binary.AppendUvarint(key, uint64(l.Set.Owned))
-		}
-		key = binary.AppendUvarint(key, uint64(len(l.Args)))
-		for i := range l.Args {
-			a := &l.Args[i]
-			if a.Off || a.Kind == core.ArgGlobal {
-				key = append(key, 0)
-				continue
-			}
-			key = append(key, byte(a.Kind), byte(a.Access))
-			key = binary.AppendUvarint(key, a.Data.ID)
-			if a.Map != nil {
-				key = binary.AppendUvarint(key, a.Map.ID)
-				key = binary.AppendUvarint(key, uint64(a.Idx))
-			}
-		}
-	}
+	key := chainKey(p.tiling.key[:0], loops, size, parallel, distributed)
 	p.tiling.key = key
 	if ts, ok := p.tiling.byKey[string(key)]; ok {
 		return ts
@@ -283,6 +287,38 @@ func (p *Process) schedule(loops []*core.Loop, size int, parallel, distributed b
 	}
 	p.tiling.byKey[string(key)] = ts
 	return ts
+}
+
+// chainKey appends to buf the key of a chain of loops tiled with size
+// seed elements per tile, on threads (parallel), under MPI (distributed):
+// the loops' sets, element counts and arguments (their data, maps and
+// access), which decide the schedule.
+func chainKey(buf []byte, loops []*core.Loop, size int, parallel, distributed bool) []byte {
+	key := binary.AppendUvarint(buf, uint64(size))
+	key = append(key, boolByte(parallel), boolByte(distributed))
+	for _, l := range loops {
+		key = binary.AppendUvarint(key, l.Set.ID)
+		key = binary.AppendUvarint(key, uint64(l.IterEnd()))
+		if distributed {
+			key = binary.AppendUvarint(key, uint64(l.Set.Core))
+			key = binary.AppendUvarint(key, uint64(l.Set.Owned))
+		}
+		key = binary.AppendUvarint(key, uint64(len(l.Args)))
+		for i := range l.Args {
+			a := &l.Args[i]
+			if a.Off || a.Kind == core.ArgGlobal {
+				key = append(key, 0)
+				continue
+			}
+			key = append(key, byte(a.Kind), byte(a.Access))
+			key = binary.AppendUvarint(key, a.Data.ID)
+			if a.Map != nil {
+				key = binary.AppendUvarint(key, a.Map.ID)
+				key = binary.AppendUvarint(key, uint64(a.Idx))
+			}
+		}
+	}
+	return key
 }
 
 func boolByte(b bool) byte {

@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/tile"
+)
+
+// Automatic sparse tiling (Config.Tile exec.TileAuto, the default).
+//
+// In one process, a run of recorded loops that could run in tiles does
+// so when package tile's Auto says tiles pay for the chain: its data
+// (each Dat and map once) does not fit the last-level cache, and the
+// bytes it moves in tiles (exec.ChainBytes) are at most tile.AutoMinGain
+// of those its loops move one by one (the sum of exec.LoopBytes). The
+// tile size is chosen so that a tile's share of the chain's data fills
+// half of one CPU's part of the last-level cache. The choice is made once
+// per distinct chain (chainKey) and kept, so that a repeated chain costs a
+// map lookup, and no tile form is built for a chain that runs untiled.
+// Fusion stays on (Runtime.fuses), so fused loops run in tiles.
+
+// repeatsShape reports whether loop l has the shape (the signature, and
+// so the program) of one of loops: the run being tiled ends before it,
+// as a program holds one loop's bindings at a time.
+func repeatsShape(loops []*core.Loop, l *core.Loop) bool {
+	for _, m := range loops {
+		if m.Sig == l.Sig && l.Sig != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// autoTileSize returns the tile size automatic tiling gives the chain of
+// loops (seed elements per tile), or 0 for no tiles, choosing it the
+// first time the chain is seen (see tile.Auto).
+func (p *Process) autoTileSize(r *Runtime, loops []*core.Loop) int {
+	key := chainKey(p.tiling.key[:0], loops, exec.TileAuto, false, false)
+	p.tiling.key = key
+	if size, ok := p.tiling.auto[string(key)]; ok {
+		return size
+	}
+	if len(p.tiling.auto) >= maxTiledChains || p.tiling.auto == nil {
+		p.tiling.auto = map[string]int{}
+	}
+	caches := tile.MachineCaches()
+	if p.tiling.caches != nil {
+		caches = *p.tiling.caches
+	}
+	f := chainFootprint(loops)
+	size := tile.Auto(caches, f)
+	p.tiling.auto[string(key)] = size
+	if log := r.Logger(); log != nil {
+		log.Debug("op2: automatic tiling", "loop", loops[0].Name(), "loops", len(loops), "data_bytes", f.Data,
+			"moved_bytes", f.Loops, "tiled_bytes", f.Chain, "l2", caches.L2, "llc", caches.LLC, "llc_cpus", caches.Sharing, "tile", size)
+	}
+	return size
+}
+
+// chainFootprint is what tile.Auto weighs of a chain of loops: the bytes
+// of the distinct Dats and map tables they pass, the bytes they move one
+// by one and in tiles, and the first loop's elements.
+func chainFootprint(loops []*core.Loop) tile.Footprint {
+	f := tile.Footprint{Seed: loops[0].IterEnd(), Chain: exec.ChainBytes(loops)}
+	seen := map[any]bool{}
+	for _, l := range loops {
+		f.Loops += exec.LoopBytes(l)
+		for i := range l.Args {
+			a := &l.Args[i]
+			if a.Off || a.Kind == core.ArgGlobal || a.Kind == core.ArgMat {
+				continue
+			}
+			if !seen[a.Data] {
+				seen[a.Data] = true
+				f.Data += float64(a.Data.Bytes())
+			}
+			if a.Map != nil && !seen[a.Map] {
+				seen[a.Map] = true
+				f.Data += float64(4 * len(a.Map.Table))
+			}
+		}
+	}
+	return f
+}
+
+// SetTileCaches makes automatic tiling weigh chains against caches c
+// instead of the machine's, forgetting the sizes chosen so far; nil puts
+// the machine's back (tests). Caller holds the lock.
+func (p *Process) SetTileCaches(c *tile.Caches) {
+	p.tiling.caches, p.tiling.auto = c, nil
+}
