@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/goop2/op2/internal/core"
 )
@@ -44,10 +45,18 @@ type BackgroundBuilder interface {
 
 // backgroundBuild is a job on the background queue and its outcome.
 type backgroundBuild struct {
-	job  func() error
-	err  error // set before done
-	done atomic.Bool
+	job    func() error
+	err    error // set before done
+	done   atomic.Bool
+	queued time.Time
 }
+
+// BackgroundPatience is how long a program waits for a build in the
+// background before it builds the program itself, at once: a program
+// that keeps every core busy leaves the low-priority compiler little
+// time, and a long run should not go on without its fused loops and
+// tile forms for long. A run shorter than this never waits for them.
+var BackgroundPatience = 10 * time.Second
 
 // builds is the process's queue of background builds and the goroutine
 // that runs them, one at a time, while there are any.
@@ -63,7 +72,7 @@ func init() { builds.idle.L = &builds.Mutex }
 
 // startBuild queues job and returns its build.
 func startBuild(job func() error) *backgroundBuild {
-	bg := &backgroundBuild{job: job}
+	bg := &backgroundBuild{job: job, queued: time.Now()}
 	builds.Lock()
 	defer builds.Unlock()
 	builds.queue = append(builds.queue, bg)
@@ -181,7 +190,13 @@ func (x *Executor) soon(b *Opened, l *core.Loop, form string, prepare func() (fu
 	}
 	if p, ok := bg.pending[string(x.key)]; ok {
 		if !p.done.Load() {
-			return false, nil
+			if time.Since(p.queued) < BackgroundPatience {
+				return false, nil
+			}
+			// Waited long enough: build it at once. The build in the
+			// background, if it runs later, finds it compiled.
+			delete(bg.pending, string(x.key))
+			return true, nil
 		}
 		delete(bg.pending, string(x.key))
 		if p.err != nil {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
@@ -202,5 +203,33 @@ func TestBackgroundBuildsOneAtATime(t *testing.T) {
 	}
 	if bb.overlap.Load() {
 		t.Error("two builds ran at once")
+	}
+}
+
+// TestProgramSoonPatience: a build still pending after BackgroundPatience
+// is made at once by the next ask; the build in the background, when it
+// ends, changes nothing.
+func TestProgramSoonPatience(t *testing.T) {
+	ms := newMesh(t, 10, 10, 10)
+	bb := &bgBackend{gate: make(chan struct{})}
+	bb.launchOK = -1
+	old := exec.BackgroundPatience
+	exec.BackgroundPatience = 20 * time.Millisecond
+	defer func() { exec.BackgroundPatience = old }()
+	x := exec.New()
+	b := &exec.Opened{Backend: bb, ID: core.NewID()}
+	l := ms.directLoop(t)
+	if p, err := x.ProgramSoon(b, l); p != nil || err != nil {
+		t.Fatalf("first ask: %v, %v; want nil while it builds", p, err)
+	}
+	time.Sleep(2 * exec.BackgroundPatience)
+	p, err := x.ProgramSoon(b, l)
+	if p == nil || err != nil || len(bb.progs) != 1 {
+		t.Fatalf("ask after the patience: %v, %v, %d programs; want one built at once", p, err, len(bb.progs))
+	}
+	close(bb.gate)
+	exec.WaitBuilds()
+	if q, err := x.ProgramSoon(b, l); q != p || err != nil || len(bb.progs) != 1 {
+		t.Fatalf("after the build: %v, %v, %d programs; want the same program", q, err, len(bb.progs))
 	}
 }
