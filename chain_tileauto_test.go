@@ -8,11 +8,10 @@ import (
 	"github.com/goop2/op2"
 )
 
-// TestAutoTiling: by default (Config.Tile TileAuto) a chain of recorded
+// TestAutoTiling: with Config.Tile TileAuto a chain of recorded
 // loops runs in tiles when its data exceeds the last-level cache (here a
 // small one the test sets) and its tiles move fewer bytes, and runs
-// untiled when its data fits or with tiling turned off (Tile 0 named
-// with Explicit); the scalar code (SIMD off) is tiled too; in every case the
+// untiled when its data fits or with tiling off (the default); the scalar code (SIMD off) is tiled too; in every case the
 // Dats hold, byte for byte, what running each loop at once gives (the
 // values are integers, so increments reaching an item in another order
 // give the same sums).
@@ -44,12 +43,12 @@ func TestAutoTiling(t *testing.T) {
 			cfg   op2.Config
 			tiled bool
 		}{
-			{"exceeds the cache", small, op2.Config{}, true},
-			{"auto named", small, op2.Config{Tile: op2.TileAuto}, true},
-			{"fits the cache", large, op2.Config{}, false},
-			{"scalar code", small, op2.Config{SIMD: "off"}, true},
-			{"scalar code, fits", large, op2.Config{SIMD: "off"}, false},
-			{"tiling off", small, op2.Config{}.Explicit("Tile"), false},
+			{"exceeds the cache", small, op2.Config{Tile: op2.TileAuto}, true},
+			{"fits the cache", large, op2.Config{Tile: op2.TileAuto}, false},
+			{"scalar code", small, op2.Config{SIMD: "off", Tile: op2.TileAuto}, true},
+			{"scalar code, fits", large, op2.Config{SIMD: "off", Tile: op2.TileAuto}, false},
+			{"tiling off by default", small, op2.Config{}, false},
+			{"tiling named off", small, op2.Config{}.Explicit("Tile"), false},
 			{"a tile size", large, op2.Config{Tile: 100}, true},
 		} {
 			what := fmt.Sprintf("%s, %s", backend, c.name)

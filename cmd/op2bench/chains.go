@@ -23,10 +23,11 @@ type chainMode struct {
 // false, named explicitly); the defaults (in one process lazy mode,
 // Airfoil's loops running when it reads its rms Global, every 100
 // iterations, or MaxRecordedLoops are recorded, fused where
-// Config.Fusion's auto says and run in tiles where Config.Tile's auto
-// says); recorded and run one by one; recorded and fused (both without
-// tiles, Tile 0 named explicitly: "chain+fusion" is the default before
-// automatic tiling on SIMD lanes, "chain" on the scalar code); and with
+// Config.Fusion's auto says); the defaults with automatic tiles
+// ("auto-tiles": Config.Tile TileAuto, opt-in); recorded and run one by
+// one; recorded and fused (both with Tile 0 named explicitly:
+// "chain+fusion" is the default on SIMD lanes, "chain" on the scalar
+// code); and with
 // tile > 0 recorded and run in sparse tiles of tile cells, without and
 // with fusion, and for each size of more recorded, fused and run in
 // tiles of that many cells ("fus+tile/N"). only, when not empty, keeps
@@ -36,6 +37,7 @@ func chainModes(tile int, more []int, only []string) []chainMode {
 	modes := []chainMode{
 		{"eager", func(c *op2.Config) { *c = c.Explicit("Lazy") }},
 		{"default", func(c *op2.Config) {}},
+		{"auto-tiles", func(c *op2.Config) { c.Tile = op2.TileAuto }},
 		{"chain", func(c *op2.Config) { c.Lazy, c.Fusion = true, "off"; *c = c.Explicit("Tile") }},
 		{"chain+fusion", func(c *op2.Config) { c.Lazy, c.Fusion = true, "on"; *c = c.Explicit("Tile") }},
 	}

@@ -106,7 +106,7 @@ func main() {
 	chIters := flag.Int("chains-iters", 200, "Airfoil iterations per run of the loop-chain section")
 	chRounds := flag.Int("chains-rounds", 3, "rounds of the loop-chain section, the runs interleaved; medians are printed")
 	chSIMD := flag.String("chains-simd", "off,8", "the loop-chain section's SIMD settings, comma separated (Config.SIMD)")
-	chModes := flag.String("chains-modes", "", "the loop-chain section's modes to run besides eager, comma separated (default, chain, chain+fusion, chain+tiling, chain+fus+tile; empty: all)")
+	chModes := flag.String("chains-modes", "", "the loop-chain section's modes to run besides eager, comma separated (default, auto-tiles, chain, chain+fusion, chain+tiling, chain+fus+tile; empty: all)")
 	chMore := flag.String("chains-more-tiles", "", "more tile sizes in cells, comma separated: the loop-chain section runs each fused and tiled (mode fus+tile/N)")
 	chTile := flag.Int("chains-tile", 16000, "the loop-chain section's tile size in cells for its tiled modes (Config.Tile; 0: no tiled modes)")
 	gmshPath := flag.String("gmsh", "", "time only reading this Gmsh mesh (.msh), deriving its facets and connectivity, each phase apart, and declaring it (unstructured.Load)")

@@ -457,8 +457,8 @@ func TestChainModes(t *testing.T) {
 		only []string
 		want []string
 	}{
-		{0, nil, nil, []string{"eager", "default", "chain", "chain+fusion"}},
-		{300, []int{64, 128}, nil, []string{"eager", "default", "chain", "chain+fusion", "chain+tiling", "chain+fus+tile", "fus+tile/64", "fus+tile/128"}},
+		{0, nil, nil, []string{"eager", "default", "auto-tiles", "chain", "chain+fusion"}},
+		{300, []int{64, 128}, nil, []string{"eager", "default", "auto-tiles", "chain", "chain+fusion", "chain+tiling", "chain+fus+tile", "fus+tile/64", "fus+tile/128"}},
 		{300, []int{64}, []string{"default", "fus+tile/64"}, []string{"eager", "default", "fus+tile/64"}},
 	} {
 		var got []string

@@ -75,7 +75,7 @@ func (r *Runtime) tileProgram(b *exec.Opened, l *core.Loop) (exec.TileProgram, e
 
 // tileSizeChosen reports whether r's loops run in tiles of a size the
 // library chose, rather than the one Config.Tile names: then their tile
-// forms are built in the background (Config.Tile TileAuto, the default).
+// forms are built in the background (Config.Tile TileAuto).
 func (r *Runtime) tileSizeChosen() bool { return r.Cfg.Tile == exec.TileAuto }
 
 // WaitBuilds waits until the programs being built in the background are

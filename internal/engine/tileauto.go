@@ -6,7 +6,7 @@ import (
 	"github.com/goop2/op2/internal/tile"
 )
 
-// Automatic sparse tiling (Config.Tile exec.TileAuto, the default).
+// Automatic sparse tiling (Config.Tile exec.TileAuto, OP2_TILE=auto).
 //
 // In one process, a run of recorded loops that could run in tiles does
 // so when package tile's Auto says tiles pay for the chain: its data

@@ -36,8 +36,7 @@ type ConfigSetting struct {
 	emptyIsValue bool
 	// zeroIsOff says that a field Explicit names at its zero value
 	// takes that value (false, off) rather than the built-in default:
-	// the row of a setting whose default is on (Lazy; Tile, whose
-	// default is TileAuto).
+	// the row of a setting whose default is on (Lazy).
 	zeroIsOff bool
 	// auto, when not nil, sets the field's default from the rest of the
 	// configuration, when neither the program nor the environment set
@@ -198,8 +197,8 @@ var Settings = []ConfigSetting{
 			c.Lazy = DefaultLazy() && c.Checkpoint == "" && !c.Check && !c.Tune
 			c.lazyDefault = true
 		}},
-	{Field: "Tile", Env: "OP2_TILE", Default: "`auto` (`TileAuto`, -1)", Doc: "run recorded loops on the host backends as sparse tiles of this many elements of the first loop's set; `auto` tiles a chain, in one process, only where its data does not fit the last-level cache and tiles cut the bytes it moves, each tile's data filling half of one CPU's part of the last-level cache; `0` (`Config{}.Explicit(\"Tile\")`, `OP2_TILE=0`) turns tiling off",
-		value: scalar(func(c *Config) *int { return &c.Tile }, parseTile, checkTile), zeroIsOff: true},
+	{Field: "Tile", Env: "OP2_TILE", Default: "0: off", Doc: "run recorded loops on the host backends as sparse tiles of this many elements of the first loop's set; `auto` (`TileAuto`, -1) tiles a chain, in one process, only where its data does not fit the last-level cache and tiles cut the bytes it moves, each tile's data filling half of one CPU's part of the last-level cache",
+		value: scalar(func(c *Config) *int { return &c.Tile }, parseTile, checkTile)},
 	{Field: "DebugPlan", Env: "OP2_DEBUG_PLAN", Default: "off", Doc: "print each new execution plan's blocks, block size, colours and owner pieces on standard error (`OP2_LOG=debug` logs them too)",
 		EnvOnly: true, value: boolean(func(c *Config) *bool { return &c.debugPlan })},
 	{Field: "Logger", Env: "OP2_LOG", Default: "none", Doc: "a `*slog.Logger` for GoOP2's events (the variable: a text handler on standard error at `trace`, `debug`, `info`, `warn` or `error`; `off`: none)",
@@ -357,7 +356,7 @@ func checkSIMD(s string) error         { _, _, err := ParseSIMD(s); return err }
 // without the environment's overrides.
 func Defaults() Config {
 	return Config{Backend: "sequential", CC: "cc", CXX: "g++", CFlags: slices.Clone(DefaultCFlags),
-		CacheDir: DefaultCacheDir(), Threads: DefaultThreads(), Lazy: DefaultLazy(), Tile: TileAuto}
+		CacheDir: DefaultCacheDir(), Threads: DefaultThreads(), Lazy: DefaultLazy()}
 }
 
 // DefaultLazy is Lazy's default: on when the program runs as one process

@@ -106,12 +106,11 @@ type Config struct {
 	Fusion string
 	// Tile runs recorded loops on the host backends as sparse tiles of
 	// this many elements of the first loop's set, so that their data stays
-	// in cache from loop to loop. TileAuto (-1, the default in effect when
-	// the field is 0 and OP2_TILE is unset) tiles a chain of loops in one
-	// process only when its data does not fit the last-level cache and
-	// tiles reduce the bytes it moves, with a size chosen from the
-	// caches (see docs/guide/loops-and-chains.md); 0 named
-	// with Explicit("Tile"), or OP2_TILE=0, turns tiling off.
+	// in cache from loop to loop (default 0: off). TileAuto (-1,
+	// OP2_TILE=auto) tiles a chain of loops in one process only when its
+	// data does not fit the last-level cache and tiles reduce the bytes
+	// it moves, with a size chosen from the caches (see
+	// docs/guide/loops-and-chains.md).
 	// Increments may reach an element in another order than loop by loop.
 	Tile int
 	// Logger receives GoOP2's events through log/slog (default: a text
@@ -167,8 +166,7 @@ func (c *Config) Recording() bool {
 // say. A named field at its zero value takes the built-in default (the
 // settings table's Default column), never the variable's, except Lazy,
 // whose default is on in one process: Lazy false named so runs loops at
-// once whatever the default and OP2_LAZY say, and Tile, whose default is
-// TileAuto: Tile 0 named so turns tiling off; a named field
+// once whatever the default and OP2_LAZY say; a named field
 // with another value is taken as it would be anyway. Fields not named
 // keep the rule that zero means the variable's value, else the default.
 // Configure and NewRuntime refuse a name that is not a field of Config,

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// TileAuto is the Config.Tile value (OP2_TILE=auto, the default) that
+// TileAuto is the Config.Tile value (OP2_TILE=auto) that
 // lets the engine choose, chain by chain, whether recorded loops run in
 // sparse tiles and how large the tiles are (package tile's Auto).
 const TileAuto = -1
@@ -23,8 +23,8 @@ func parseTile(env, v string) (int, error) {
 	return n, nil
 }
 
-// checkTile checks a Config.Tile a program set: TileAuto, or a tile size
-// (0, off, only through Explicit).
+// checkTile checks a Config.Tile a program set: TileAuto, 0 (off) or a
+// tile size.
 func checkTile(field string, v int) error {
 	if v < TileAuto {
 		return fmt.Errorf("%s = %d: want a tile size (elements of the first loop's set), 0 for off, or TileAuto (-1)", field, v)
