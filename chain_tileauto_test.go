@@ -17,6 +17,10 @@ import (
 // give the same sums).
 func TestAutoTiling(t *testing.T) {
 	const small, large = 16 << 10, 64 << 20 // last-level caches; the chain's data is about 100 KiB
+	// The tile forms of automatic tiles build in the background; here
+	// the one forcing of each run must find them (TestBackgroundBuildsMatchEager
+	// covers the background).
+	defer op2.SetBuilds(op2.BuildAtOnce)()
 	edges, nodes, pedge := scatteredEdges(4000, 3000, 7, 3)
 	gather := op2.NewKernel("void ta_gather(double *w, const double **q) { *w = q[0][0] + q[1][1]; }", "ta_gather")
 	scatter := op2.NewKernel("void ta_scatter(const double *w, double **q) { q[0][0] += *w; q[1][1] += 1; }", "ta_scatter")
