@@ -22,7 +22,11 @@ import (
 // iteration then measures again.)
 func TestTuneProbeLazyShapes(t *testing.T) {
 	resetTuning(t)
-	cfg := op2.Config{Backend: "openmp", Threads: 2, CacheDir: cacheDir, Tune: true, Lazy: true, Timing: true}
+	// Fusion "on" builds the fused loops when first wanted, as Fusion
+	// auto (which fuses the same loops here) would build them in the
+	// background: the loops would then run apart at first, a shape of
+	// their own that would get too few calls to tune.
+	cfg := op2.Config{Backend: "openmp", Threads: 2, CacheDir: cacheDir, Tune: true, Lazy: true, Fusion: "on", Timing: true}
 	r := must(op2.NewRuntime(cfg))
 	// The longest tuning: 6 variants (2 schemes, scalar and 2 SIMD
 	// widths), then 4 block sizes, 3 calls each; then a call that runs
