@@ -154,3 +154,21 @@ func TestBackgroundFusionFailureRunsLoopsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigureWaitsForBuildsOfTheCacheItLeaves: a configuration naming
+// another cache directory waits for the fused loops building in the
+// background for the old one, so that the old one can be removed as soon
+// as Configure returns.
+func TestConfigureWaitsForBuildsOfTheCacheItLeaves(t *testing.T) {
+	defer op2.SetBuilds(op2.BuildInBackground)()
+	old := t.TempDir()
+	b := newBGLoops(t, op2.Config{Backend: "sequential", CacheDir: old})
+	b.iterate(t)
+	if op2.PendingBuilds() == 0 {
+		t.Fatal("nothing builds in the background")
+	}
+	check(t, b.r.Configure(op2.Config{Backend: "sequential", CacheDir: t.TempDir()}))
+	if n := op2.PendingBuilds(); n != 0 {
+		t.Errorf("%d builds pending after Configure left their cache", n)
+	}
+}

@@ -165,7 +165,10 @@ func Configure(c Config) error { return rt.configure(c, "Configure") }
 //
 // The loops recorded so far (see Chain) run first, with the configuration
 // they were issued under; if one fails, Configure returns its error
-// (*ChainError) and changes nothing.
+// (*ChainError) and changes nothing. A configuration naming another
+// CacheDir first waits for the programs compiling in the background
+// (fused loops, tile forms), so that none writes into the cache left
+// behind after Configure returns.
 func (r *Runtime) Configure(c Config) error { return r.configure(c, "Runtime.Configure") }
 
 // configure is Configure for the API call named caller.

@@ -164,6 +164,12 @@ func (r *Runtime) Configure(user exec.Config) error {
 			return err
 		}
 	}
+	if cfg.CacheDir != r.Cfg.CacheDir {
+		// Nothing built in the background for the cache r leaves is
+		// still writing into it when Configure returns (a program, or
+		// a test, may remove it then).
+		WaitBuilds()
+	}
 	return r.install(cfg, false)
 }
 
