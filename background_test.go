@@ -161,9 +161,14 @@ func TestBackgroundFusionFailureRunsLoopsApart(t *testing.T) {
 // as Configure returns.
 func TestConfigureWaitsForBuildsOfTheCacheItLeaves(t *testing.T) {
 	defer op2.SetBuilds(op2.BuildInBackground)()
-	old := t.TempDir()
-	b := newBGLoops(t, op2.Config{Backend: "sequential", CacheDir: old})
-	b.iterate(t)
+	// Kernels of its own: a fused loop another test of the process has
+	// loaded would not build again.
+	ka := op2.NewKernel("void cfw_a(double *x, const double *w) { x[0] = x[0] * 1.5 + w[0]; }", "cfw_a")
+	kb := op2.NewKernel("void cfw_b(const double *x, double *w) { w[0] = x[0] - 0.25; }", "cfw_b")
+	b := newBGLoops(t, op2.Config{Backend: "sequential", CacheDir: t.TempDir()})
+	check(t, b.r.ParLoop(ka, b.set, b.x.Arg(op2.RW), b.w.Arg(op2.Read)))
+	check(t, b.r.ParLoop(kb, b.set, b.x.Arg(op2.Read), b.w.Arg(op2.Write)))
+	check(t, b.r.Wait())
 	if op2.PendingBuilds() == 0 {
 		t.Fatal("nothing builds in the background")
 	}
