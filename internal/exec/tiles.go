@@ -106,7 +106,8 @@ type TiledChain struct {
 	Bytes []float64
 	// Moved is each loop's share of the bytes the chain moves
 	// (ChainBytes shared in proportion to Bytes), for the timing report's
-	// Moved.
+	// Moved. Bytes and Moved are read only when the executor times its
+	// loops (Timing set), and may be nil otherwise.
 	Moved []float64
 	// Agree, under MPI (the executor's Halo set), is called before each
 	// loop's exchanges (Begin) in the boundary: the ranks' agreement on

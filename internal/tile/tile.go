@@ -167,7 +167,7 @@ func Build(c *Chain, size int, parallel bool) *Schedule {
 	for b := range rank {
 		rank[b] = int32(b)
 	}
-	tileOf := grow(c, size, rank)
+	tileOf := grow(c, size, rank, !parallel)
 	s := &Schedule{Tiles: nb, Parallel: parallel}
 	s.Elems, s.Offsets = group(tileOf, groups)
 	if !parallel {
@@ -180,7 +180,7 @@ func Build(c *Chain, size int, parallel bool) *Schedule {
 		// the tiles grown in block order, so that tiles of one colour
 		// are far apart.
 		rank = colourRanks(c, s)
-		tileOf = grow(c, size, rank)
+		tileOf = grow(c, size, rank, false)
 		s.Elems, s.Offsets = group(tileOf, groups)
 	}
 	level := levels(c, s)
@@ -236,15 +236,26 @@ func (s *Schedule) finish(c *Chain, tileOf [][]int32) {
 // highest rank among the earlier elements it depends on (or, with none,
 // to the rank of the seed block at its relative position). With late
 // items (c.Late), a late element goes to the boundary, rank len(rank).
-func grow(c *Chain, size int, rank []int32) [][]int32 {
+// With ordered (a sequential schedule, whose tiles run in rank order),
+// an element that modifies an item goes to no lower rank than the
+// elements before it in its loop that modify that item (orderWrites), so
+// that an item's modifications by one loop come in element order, as
+// when the loop runs alone, and increments give the same bits.
+//
+// It goes argument by argument over the elements (depend, markTouched), which
+// keeps each pass a plain loop over one map.
+func grow(c *Chain, size int, rank []int32, ordered bool) [][]int32 {
 	nb := len(rank)
 	bnd := int32(nb)
 	// last[d][k]: the latest tile (in rank) that modified (w) or read (r)
 	// item k of data d so far; -1 none.
 	lastW := make([][]int32, len(c.Data))
 	lastR := make([][]int32, len(c.Data))
+	var same [][]int32 // ordered: this loop's latest modification of each item
+	if ordered {
+		same = make([][]int32, len(c.Data))
+	}
 	tileOf := make([][]int32, len(c.Loops))
-	var buf [1]int32
 	for j := range c.Loops {
 		l := &c.Loops[j]
 		for _, a := range l.Args {
@@ -253,35 +264,24 @@ func grow(c *Chain, size int, rank []int32) [][]int32 {
 				lastR[a.Data] = filled(c.Data[a.Data], -1)
 			}
 		}
-		t := make([]int32, l.Size)
+		t := filled(l.Size, -1)
 		early := l.Size // elements from early on are late
 		if c.Late != nil {
 			early = min(l.Core, l.Size)
 		}
+		for ai := range l.Args {
+			a := &l.Args[ai]
+			var late []Lateness
+			if c.Late != nil {
+				late = c.Late[a.Data]
+			}
+			depend(t[:early], a, lastW[a.Data], lastR[a.Data], late, bnd)
+		}
 		for e := range t {
-			if e >= early {
-				t[e] = bnd
-				continue
-			}
-			dep := int32(-1)
-			for ai := range l.Args {
-				a := &l.Args[ai]
-				w, r := lastW[a.Data], lastR[a.Data]
-				var late []Lateness
-				if c.Late != nil {
-					late = c.Late[a.Data]
-				}
-				for _, k := range a.items(e, &buf) {
-					dep = max(dep, w[k])
-					if a.Write {
-						dep = max(dep, r[k])
-					}
-					if late != nil && (late[k] == LateTouch || a.Write && late[k] == LateWrite) {
-						dep = bnd
-					}
-				}
-			}
+			dep := t[e]
 			switch {
+			case e >= early:
+				dep = bnd
 			case j == 0 && dep < bnd:
 				dep = rank[e/size]
 			case dep < 0:
@@ -289,23 +289,116 @@ func grow(c *Chain, size int, rank []int32) [][]int32 {
 			}
 			t[e] = dep
 		}
+		if ordered {
+			orderWrites(c, l, t, same)
+		}
 		// The loop's elements are independent of each other: its
 		// accesses count for the loops after it only.
-		for e, te := range t {
-			for ai := range l.Args {
-				a := &l.Args[ai]
-				last := lastR[a.Data]
-				if a.Write {
-					last = lastW[a.Data]
-				}
-				for _, k := range a.items(e, &buf) {
-					last[k] = max(last[k], te)
-				}
+		for ai := range l.Args {
+			a := &l.Args[ai]
+			last := lastR[a.Data]
+			if a.Write {
+				last = lastW[a.Data]
 			}
+			markTouched(t, a, last)
 		}
 		tileOf[j] = t
 	}
 	return tileOf
+}
+
+// depend raises t[e], for each element e of t, to the latest tile among
+// those that touched what argument a touches for e in a way it depends
+// on: modified it (w), or read it when a modifies it (r); to the boundary
+// bnd when a touches a late item so (late, nil: none).
+func depend(t []int32, a *Arg, w, r []int32, late []Lateness, bnd int32) {
+	dep := func(e int, k int32) {
+		d := w[k]
+		if a.Write {
+			d = max(d, r[k])
+		}
+		if late != nil && (late[k] == LateTouch || a.Write && late[k] == LateWrite) {
+			d = bnd
+		}
+		t[e] = max(t[e], d)
+	}
+	switch m, ar := a.Map, a.Arity; {
+	case m == nil:
+		for e := range t {
+			dep(e, int32(e))
+		}
+	case a.Idx >= 0:
+		for e := range t {
+			dep(e, m[e*ar+a.Idx])
+		}
+	default:
+		for e := range t {
+			for _, k := range m[e*ar : (e+1)*ar] {
+				dep(e, k)
+			}
+		}
+	}
+}
+
+// markTouched raises last[k] to the tile of each element of t that touches item
+// k through argument a.
+func markTouched(t []int32, a *Arg, last []int32) {
+	switch m, ar := a.Map, a.Arity; {
+	case m == nil:
+		for e, te := range t {
+			last[e] = max(last[e], te)
+		}
+	case a.Idx >= 0:
+		for e, te := range t {
+			k := m[e*ar+a.Idx]
+			last[k] = max(last[k], te)
+		}
+	default:
+		for e, te := range t {
+			for _, k := range m[e*ar : (e+1)*ar] {
+				last[k] = max(last[k], te)
+			}
+		}
+	}
+}
+
+// orderWrites raises the tiles t of loop l's elements, in element order,
+// so that an element modifying an item goes to no lower tile than the
+// elements before it that modify the item (same[d] holds, per item of
+// data d, the latest tile of those so far; it is reset here for the data
+// l modifies).
+func orderWrites(c *Chain, l *Loop, t []int32, same [][]int32) {
+	var writes []*Arg
+	for ai := range l.Args {
+		a := &l.Args[ai]
+		if !a.Write {
+			continue
+		}
+		writes = append(writes, a)
+		if same[a.Data] == nil {
+			same[a.Data] = make([]int32, c.Data[a.Data])
+		}
+		for k := range same[a.Data] {
+			same[a.Data][k] = -1
+		}
+	}
+	if len(writes) == 0 {
+		return
+	}
+	var buf [1]int32
+	for e, te := range t {
+		for _, a := range writes {
+			for _, k := range a.items(e, &buf) {
+				te = max(te, same[a.Data][k])
+			}
+		}
+		t[e] = te
+		for _, a := range writes {
+			for _, k := range a.items(e, &buf) {
+				same[a.Data][k] = te
+			}
+		}
+	}
 }
 
 // colourRanks colours the tiles of s (grown in block order) greedily, in

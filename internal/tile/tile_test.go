@@ -66,6 +66,7 @@ func randomChain(rng *rand.Rand, n int) *Chain {
 type touch struct {
 	loop, tile int
 	write      bool
+	elem, at   int // the element, and its tile in the boundary's two
 }
 
 // check verifies a schedule's invariants: every element of every loop is
@@ -73,7 +74,9 @@ type touch struct {
 // item that one of them modifies, the earlier loop's element runs in the
 // same tile or an earlier one (in an earlier colour when the tiles
 // differ, for a parallel schedule); tiles of one colour of a parallel
-// schedule share no item that one of them modifies.
+// schedule share no item that one of them modifies; in a sequential
+// schedule, the elements of one loop modifying an item run in element
+// order.
 //
 // With late items (c.Late), the boundary's two tiles come after every
 // colour, their elements ordered by loop (as one tile); every late
@@ -127,7 +130,7 @@ func check(c *Chain, s *Schedule) error {
 					var buf [1]int32
 					for _, k := range a.items(int(e), &buf) {
 						key := [2]int{a.Data, int(k)}
-						touches[key] = append(touches[key], touch{j, min(t, early), a.Write})
+						touches[key] = append(touches[key], touch{j, min(t, early), a.Write, int(e), t})
 					}
 				}
 			}
@@ -141,6 +144,9 @@ func check(c *Chain, s *Schedule) error {
 	for key, ts := range touches {
 		for _, x := range ts {
 			for _, y := range ts {
+				if !s.Parallel && x.loop == y.loop && x.write && y.write && x.elem < y.elem && x.at > y.at {
+					return fmt.Errorf("data %d item %d: loop %d's element %d in tile %d modifies it after element %d in tile %d", key[0], key[1], x.loop, x.elem, x.at, y.elem, y.at)
+				}
 				if !(x.write || y.write) || x.tile == y.tile {
 					continue
 				}
