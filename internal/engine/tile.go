@@ -342,8 +342,9 @@ func boolByte(b bool) byte {
 	return 0
 }
 
-// describeChain describes loops for package tile: their sizes and, for
-// every enabled Dat argument, its data, map and access. Under MPI
+// describeChain describes loops for package tile: their sizes, whether
+// their elements must run in order (a floating-point Global reduction),
+// and, for every enabled Dat argument, its data, map and access. Under MPI
 // (distributed) it also gives each loop its set's core and owned
 // elements, and each Dat its late items (lateItems).
 func describeChain(loops []*core.Loop, distributed bool) *tile.Chain {
@@ -358,7 +359,13 @@ func describeChain(loops []*core.Loop, distributed bool) *tile.Chain {
 		tl.Core, tl.Owned = min(l.Set.Core, tl.Size), min(l.Set.Owned, tl.Size)
 		for i := range l.Args {
 			a := &l.Args[i]
-			if a.Off || a.Kind == core.ArgGlobal {
+			if a.Off {
+				continue
+			}
+			if a.Kind == core.ArgGlobal {
+				// A floating-point sum depends on the order of its
+				// terms (a minimum or maximum on signed zeros too).
+				tl.InOrder = tl.InOrder || a.IsReduction() && (a.Data.Type == core.Float64 || a.Data.Type == core.Float32)
 				continue
 			}
 			d, ok := data[a.Data]

@@ -33,13 +33,16 @@ import (
 	"github.com/goop2/op2/internal/jit"
 )
 
-// chainDriverSource is the chain driver: in one parallel region, for each
+// chainDriverSource is the chain driver: in one parallel region (built
+// with OpenMP; without it, on the calling thread), for each
 // colour in order, the colour's tiles are split statically among the
 // threads (so that a run is repeatable for a thread count), and each
 // thread runs each of its tiles through every loop of the chain in turn
 // (hostc.TileRun), so that the tile's data stay in its cache.
 const chainDriverSource = `#include <stdint.h>
+#ifdef _OPENMP
 #include <omp.h>
+#endif
 typedef int (*op2_tile_fn)(const long long *, void *const *, long long, long long, int);
 static int op2_tiles(int nloops, const uintptr_t *fns, const uintptr_t *ivs, const uintptr_t *pvs, const int *colours, int ncolours, int tid, int parallel)
 {
@@ -63,15 +66,19 @@ int op2_chain(int nloops, const uintptr_t *fns, const uintptr_t *ivs, const uint
 {
 	if (nthreads <= 1) return op2_tiles(nloops, fns, ivs, pvs, colours, ncolours, 0, 0);
 	int failed = 0;
+#ifdef _OPENMP
 	#pragma omp parallel num_threads(nthreads) reduction(|:failed)
 	failed |= op2_tiles(nloops, fns, ivs, pvs, colours, ncolours, omp_get_thread_num(), 1);
+#else
+	failed = op2_tiles(nloops, fns, ivs, pvs, colours, ncolours, 0, 0);
+#endif
 	return failed;
 }
 `
 
 // ChainDriver runs every loop of a tiled chain in one OpenMP parallel
-// region (chainDriverSource), with the tile forms of its loops
-// (hostc.OpenMPTiles). Filling its arrays and calling it allocates
+// region (chainDriverSource), or on the calling thread, with the tile
+// forms of its loops (hostc.OpenMPTiles, hostc.SequentialTiles). Filling its arrays and calling it allocates
 // nothing once they have grown to the chain's length.
 type ChainDriver struct {
 	lib           *jit.Library
@@ -90,9 +97,15 @@ func (m *driverMemory) free() {
 	}
 }
 
-// NewChainDriver builds the chain driver with cc and OpenMP.
-func NewChainDriver(cc *jit.Compiler) (*ChainDriver, error) {
-	lib, err := cc.Build(chainDriverSource, []string{"op2_chain"}, "-fopenmp")
+// NewChainDriver builds the chain driver with cc, with OpenMP when
+// openmp is set (the openmp backend), else without it (the sequential
+// backend, whose driver runs the tiles on the calling thread).
+func NewChainDriver(cc *jit.Compiler, openmp bool) (*ChainDriver, error) {
+	var flags []string
+	if openmp {
+		flags = []string{"-fopenmp"}
+	}
+	lib, err := cc.Build(chainDriverSource, []string{"op2_chain"}, flags...)
 	if err != nil {
 		return nil, err
 	}

@@ -70,6 +70,12 @@ type Arg struct {
 type Loop struct {
 	Size int
 	Args []Arg
+	// InOrder asks, in a sequential schedule (Build without parallel),
+	// for the loop's elements to run in element order across the tiles
+	// (each tile's elements are then one range, after the previous
+	// tile's): a loop whose result depends on that order, such as a sum
+	// of floating-point values into a Global.
+	InOrder bool
 	// Core and Owned count only when the chain has late items
 	// (Chain.Late): elements from Core on are late, and the boundary's
 	// elements from Owned on (the exec halo, whose reductions a
@@ -237,10 +243,13 @@ func (s *Schedule) finish(c *Chain, tileOf [][]int32) {
 // to the rank of the seed block at its relative position). With late
 // items (c.Late), a late element goes to the boundary, rank len(rank).
 // With ordered (a sequential schedule, whose tiles run in rank order),
-// an element that modifies an item goes to no lower rank than the
-// elements before it in its loop that modify that item (orderWrites), so
-// that an item's modifications by one loop come in element order, as
-// when the loop runs alone, and increments give the same bits.
+// each chunk of Lanes elements goes to one tile, and an element that
+// modifies an item goes to no lower rank than the elements before it in
+// its loop that modify that item (orderWrites), so that an item's
+// modifications by one loop come in element order, as when the loop runs
+// alone, and increments give the same bits; and the elements of a loop
+// that asks for it (Loop.InOrder) go to no lower rank than the elements
+// before them.
 //
 // It goes argument by argument over the elements (depend, markTouched), which
 // keeps each pass a plain loop over one map.
@@ -362,11 +371,22 @@ func markTouched(t []int32, a *Arg, last []int32) {
 	}
 }
 
-// orderWrites raises the tiles t of loop l's elements, in element order,
-// so that an element modifying an item goes to no lower tile than the
-// elements before it that modify the item (same[d] holds, per item of
-// data d, the latest tile of those so far; it is reset here for the data
-// l modifies).
+// Lanes is the number of consecutive elements, starting at a multiple of
+// it, that a sequential schedule keeps in one tile (orderWrites): the
+// widest SIMD lanes of the host backends, so that a tile's runs of a
+// loop's elements are cut into the chunks of lanes that running the loop
+// alone makes, and each element runs in lanes, or with the scalar code,
+// in both (the two may round differently where the compiler fuses a
+// multiply and an add in one and not the other).
+const Lanes = 8
+
+// orderWrites raises the tiles t of loop l's elements, chunk of Lanes
+// elements by chunk in element order, so that a chunk's elements share
+// one tile and an element modifying an item goes to no lower tile than
+// the elements before it that modify the item (same[d] holds, per item
+// of data d, the latest tile of those so far; it is reset here for the
+// data l modifies); with l.InOrder, to no lower tile than the elements
+// before it.
 func orderWrites(c *Chain, l *Loop, t []int32, same [][]int32) {
 	var writes []*Arg
 	for ai := range l.Args {
@@ -382,22 +402,32 @@ func orderWrites(c *Chain, l *Loop, t []int32, same [][]int32) {
 			same[a.Data][k] = -1
 		}
 	}
-	if len(writes) == 0 {
-		return
-	}
 	var buf [1]int32
-	for e, te := range t {
-		for _, a := range writes {
-			for _, k := range a.items(e, &buf) {
-				te = max(te, same[a.Data][k])
+	prev := int32(-1)
+	for e0 := 0; e0 < len(t); e0 += Lanes {
+		chunk := t[e0:min(e0+Lanes, len(t))]
+		tc := slices.Max(chunk)
+		if l.InOrder {
+			tc = max(tc, prev)
+		}
+		for e := e0; e < e0+len(chunk); e++ {
+			for _, a := range writes {
+				for _, k := range a.items(e, &buf) {
+					tc = max(tc, same[a.Data][k])
+				}
 			}
 		}
-		t[e] = te
-		for _, a := range writes {
-			for _, k := range a.items(e, &buf) {
-				same[a.Data][k] = te
+		for i := range chunk {
+			chunk[i] = tc
+		}
+		for e := e0; e < e0+len(chunk); e++ {
+			for _, a := range writes {
+				for _, k := range a.items(e, &buf) {
+					same[a.Data][k] = tc
+				}
 			}
 		}
+		prev = tc
 	}
 }
 

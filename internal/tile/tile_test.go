@@ -45,7 +45,7 @@ func randomChain(rng *rand.Rand, n int) *Chain {
 	}
 	for range n {
 		set := rng.IntN(len(sizes))
-		l := Loop{Size: sizes[set]}
+		l := Loop{Size: sizes[set], InOrder: rng.IntN(4) == 0}
 		for range 1 + rng.IntN(4) {
 			d := rng.IntN(len(c.Data))
 			a := Arg{Data: d, Write: rng.IntN(3) == 0}
@@ -138,6 +138,32 @@ func check(c *Chain, s *Schedule) error {
 		for e, n := range seen {
 			if n != 1 {
 				return fmt.Errorf("loop %d element %d is in %d tiles", j, e, n)
+			}
+		}
+		if !s.Parallel {
+			// Chunks of Lanes elements stay in one tile (the
+			// boundary's two count as one).
+			tileOf := make([]int, l.Size)
+			for t := range s.Tiles {
+				for _, e := range s.Elems[j][s.Offsets[j][t]:s.Offsets[j][t+1]] {
+					tileOf[e] = min(t, early)
+				}
+			}
+			for e := range tileOf {
+				if e%Lanes != 0 && tileOf[e] != tileOf[e-1] {
+					return fmt.Errorf("loop %d: elements %d and %d of one chunk in tiles %d and %d", j, e-1, e, tileOf[e-1], tileOf[e])
+				}
+			}
+		}
+		if l.InOrder && !s.Parallel {
+			// In tile order (the boundary's two in theirs), the
+			// elements come in element order.
+			var order []int32
+			for t := range s.Tiles {
+				order = append(order, s.Elems[j][s.Offsets[j][t]:s.Offsets[j][t+1]]...)
+			}
+			if !slices.IsSorted(order) {
+				return fmt.Errorf("loop %d runs in order, but its tiles give %v", j, order)
 			}
 		}
 	}
@@ -272,7 +298,9 @@ func TestBuildStrip(t *testing.T) {
 			t.Errorf("%d colours, want at most 3", n)
 		}
 		for tl := range s.Tiles {
-			if n := s.Offsets[2][tl+1] - s.Offsets[2][tl]; n < 90 || n > 110 {
+			// A sequential schedule keeps chunks of Lanes elements
+			// in one tile.
+			if n := s.Offsets[2][tl+1] - s.Offsets[2][tl]; n < 90-Lanes || n > 110+Lanes {
 				t.Errorf("parallel %v: tile %d has %d cells of the last loop", par, tl, n)
 			}
 		}

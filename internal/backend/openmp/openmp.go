@@ -339,7 +339,7 @@ func (b *backend) TileThreads() int { return b.threads }
 // loop in turn (exec.TileChainRunner).
 func (b *backend) RunTileChain(progs []exec.TileProgram, colours []int32) error {
 	if b.driver == nil {
-		d, err := host.NewChainDriver(b.cc.C)
+		d, err := host.NewChainDriver(b.cc.C, true)
 		if err != nil {
 			return err
 		}

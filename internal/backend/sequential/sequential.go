@@ -37,8 +37,10 @@ func init() {
 }
 
 type backend struct {
-	cc   *host.Compilers
-	simd host.SIMD
+	cc     *host.Compilers
+	simd   host.SIMD
+	driver *host.ChainDriver // runs tiled chains (RunTileChain), built the first time
+	chain  []host.TileLoop   // the chain being run, kept to allocate nothing
 }
 
 func (b *backend) Name() string { return Name }
@@ -133,22 +135,60 @@ func (b *backend) BuildTiles(l *core.Loop, variant string) (exec.TileProgram, er
 		if err != nil {
 			return nil, err
 		}
-		return &tileProgram{program: program{Program: p}}, nil
+		tp := &tileProgram{program: program{Program: p}}
+		tp.fns.P = p
+		if tp.fns.Tile, err = p.Symbol(hostc.TileRun); err == nil && len(l.Sig.Reductions) > 0 {
+			if tp.fns.Begin, err = p.Symbol(hostc.TileBegin); err == nil {
+				tp.fns.End, err = p.Symbol(hostc.TileEnd)
+			}
+		}
+		if err != nil {
+			p.Release()
+			return nil, err
+		}
+		return tp, nil
 	})
+}
+
+// RunTileChain runs a tiled chain tile by tile with the chain driver
+// (host.ChainDriver without OpenMP, built the first time): each tile runs
+// through every loop in turn, and each loop's Global reductions
+// accumulate over all its tiles in one partial result, combined into the
+// Globals after the last, so that they meet in a run of the loop's
+// elements in order as when it runs alone (exec.TileChainRunner).
+func (b *backend) RunTileChain(progs []exec.TileProgram, colours []int32) error {
+	if b.driver == nil {
+		d, err := host.NewChainDriver(b.cc.C, false)
+		if err != nil {
+			return err
+		}
+		b.driver = d
+	}
+	b.chain = b.chain[:0]
+	for _, p := range progs {
+		b.chain = append(b.chain, p.(*tileProgram).fns)
+	}
+	err := b.driver.Run(b.chain, colours, 1)
+	clear(b.chain)
+	b.chain = b.chain[:0]
+	return err
 }
 
 // TileThreads is 1: tiles run one after another (exec.TileBuilder).
 func (b *backend) TileThreads() int { return 1 }
 
-// tileProgram runs the tile form once per launched run of tiles.
+// tileProgram runs the tile form: through the chain driver
+// (RunTileChain), or once per launched run of tiles.
 type tileProgram struct {
 	program
 	offsets unsafe.Pointer // the first run of each tile (SetTiles)
+	fns     host.TileLoop
 }
 
 // SetTiles gives the program its loop's tiles (exec.TileProgram).
 func (p *tileProgram) SetTiles(runs, offsets unsafe.Pointer) {
 	p.SetPtr(hostc.PvTileRuns, runs)
+	p.SetPtr(hostc.PvTileOffsets, offsets)
 	p.offsets = offsets
 }
 
@@ -175,3 +215,6 @@ func (b *backend) PrepareTiles(l *core.Loop, variant string) (func() error, erro
 
 // The host backends compile fused loops and tile forms in the background.
 var _ exec.BackgroundBuilder = (*backend)(nil)
+
+// The sequential backend runs tiled chains with its chain driver.
+var _ exec.TileChainRunner = (*backend)(nil)

@@ -259,7 +259,7 @@ func TestTileFormsLanes(t *testing.T) {
 		gen    func(*core.Loop, int) (string, error)
 		want   []string // besides the runs' lanes
 	}{
-		{"sequential", SequentialTiles, SequentialTilesLanes, nil},
+		{"sequential", SequentialTiles, SequentialTilesLanes, []string{TileBegin, TileRun + "(", TileEnd}},
 		{"openmp", OpenMPTiles, OpenMPTilesLanes, []string{TileBegin, TileRun + "(", TileEnd}},
 	}
 	for _, f := range forms {

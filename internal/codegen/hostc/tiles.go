@@ -30,7 +30,11 @@ func (g *Gen) RunsRange(l *core.Loop) {
 // for sparse tiling of loop chains: the wrapper runs the elements of runs
 // [op2_iv[IvStart], op2_iv[IvEnd]) of the run list (PvTileRuns), in
 // order, and combines Global reductions into the
-// Global after them, as Sequential does for a range.
+// Global after them, as Sequential does for a range. TileBegin, TileRun
+// and TileEnd (see OpenMPTiles) let a chain driver run the loop's tiles
+// one by one with one thread's partial results, which it combines into
+// the Globals once, after the last tile: the contributions then meet in
+// the order, and with the association, of a run of the loop alone.
 func SequentialTiles(l *core.Loop) (string, error) { return SequentialTilesLanes(l, 0) }
 
 // SequentialTilesLanes is SequentialTiles with the SIMD variant of lanes
@@ -49,11 +53,13 @@ func SequentialTilesLanes(l *core.Loop, lanes int) (string, error) {
 	g.Printf("  const int *const op2_ru = (const int *)op2_pv[%d];\n", 2*len(l.Args)+PvTileRuns)
 	g.sequentialEntry(l, fmt.Sprintf("op2_iv[%d], op2_ru", IvEnd))
 	g.EntryClose(l)
+	g.tileFunctions(l)
 	return g.String(), nil
 }
 
-// Functions of the openmp tile form besides EntryPoint, for a chain
-// driver that runs every loop of a tiled chain in one parallel region:
+// Functions of the host tile forms besides EntryPoint, for a chain
+// driver that runs every loop of a tiled chain in turn, tile by tile (on
+// openmp in one parallel region):
 //
 //	void *op2_tile_begin(const long long *op2_iv, void *const *op2_pv);
 //	int op2_tile(const long long *op2_iv, void *const *op2_pv, long long op2_t0, long long op2_t1, int op2_tid);
@@ -93,6 +99,13 @@ func OpenMPTilesLanes(l *core.Loop, lanes int) (string, error) {
 	}
 	g := &Gen{}
 	g.Printf("%s\n", src)
+	g.tileFunctions(l)
+	return g.String(), nil
+}
+
+// tileFunctions writes TileBegin, TileRun and TileEnd for l after its
+// op2_range for runs (RunsRange or RunsRangeLanes).
+func (g *Gen) tileFunctions(l *core.Loop) {
 	ext := ""
 	if l.Kernel.CXX {
 		ext = "extern \"C\" "
@@ -157,7 +170,6 @@ func OpenMPTilesLanes(l *core.Loop, lanes int) (string, error) {
 		g.Printf("  fflush(0);\n")
 	}
 	g.Printf("}\n")
-	return g.String(), nil
 }
 
 // partStride is the distance, in values, between two threads' partial
