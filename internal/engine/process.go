@@ -84,11 +84,13 @@ type Process struct {
 	// tiling is the state of the tiled runs (under mu): the kept
 	// schedules and buffers reused from one forcing to the next, the halo
 	// exchange of the run under MPI, its agreement function (made once)
-	// and the number of runs under MPI (tests); the automatic tile sizes
+	// and the number of runs under MPI (tests); the schedules computed in
+	// the background (pending); the automatic tile sizes
 	// chosen per chain (Config.Tile TileAuto: tileauto.go), and the
 	// caches they are chosen for when a test set them.
 	tiling struct {
 		byKey       map[string]*tiledSchedule
+		pending     map[string]*pendingSchedule
 		auto        map[string]int
 		caches      *tile.Caches
 		key         []byte

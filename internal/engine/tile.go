@@ -209,6 +209,16 @@ func (p *Process) runTiled(k, n int, err *error) int {
 		// (a full program cache): the loops run one by one.
 		return 0
 	}
+	// A schedule the library computes in the background (a size it
+	// chose, on one thread, in one process) leaves the loops to run as
+	// usual until it is done.
+	threads := b.Backend.(exec.TileBuilder).TileThreads()
+	h := r.X.Halo
+	soon := threads == 1 && h == nil && !r.atOnce(!r.tileSizeChosen())
+	ts := p.schedule(c.Loops, size, threads > 1, h != nil, soon)
+	if ts == nil {
+		return 0
+	}
 	failed := 0
 	var ferr error
 	for j, l := range c.Loops {
@@ -219,9 +229,6 @@ func (p *Process) runTiled(k, n int, err *error) int {
 		MarkLooped(l)
 	}
 	if ferr == nil {
-		threads := b.Backend.(exec.TileBuilder).TileThreads()
-		h := r.X.Halo
-		ts := p.schedule(c.Loops, size, threads > 1, h != nil)
 		if r.X.Timing != nil {
 			ts = ts.counted(c.Loops)
 		}
@@ -247,13 +254,54 @@ func (p *Process) runTiled(k, n int, err *error) int {
 	return count
 }
 
+// pendingSchedule is a schedule computed in the background.
+type pendingSchedule struct {
+	job exec.Job
+	s   *tile.Schedule // set by the job
+}
+
 // schedule returns the tile schedule of loops, with a boundary under MPI
-// (distributed), computing it only for a chain not seen before.
-func (p *Process) schedule(loops []*core.Loop, size int, parallel, distributed bool) *tiledSchedule {
+// (distributed), computing it only for a chain not seen before. With
+// soon, a new chain's schedule is computed in the background
+// (exec.StartJob) and schedule returns nil until it is done: the loops
+// then run as usual, which only a sequential schedule may do, since its
+// tiles give their results bit for bit. No schedule starts while builds
+// are pending in the background: the chains of recorded loops change as
+// fused programs and tile forms arrive, and a chain seen only then would
+// be weighed for nothing.
+func (p *Process) schedule(loops []*core.Loop, size int, parallel, distributed, soon bool) *tiledSchedule {
 	key := chainKey(p.tiling.key[:0], loops, size, parallel, distributed)
 	p.tiling.key = key
 	if ts, ok := p.tiling.byKey[string(key)]; ok {
 		return ts
+	}
+	var s *tile.Schedule
+	if soon {
+		ps, ok := p.tiling.pending[string(key)]
+		switch {
+		case ok && !ps.job.Done():
+			return nil
+		case ok:
+			delete(p.tiling.pending, string(key))
+			s = ps.s
+		case exec.PendingBuilds() > 0:
+			return nil
+		default:
+			if len(p.tiling.pending) >= maxTiledChains || p.tiling.pending == nil {
+				p.tiling.pending = map[string]*pendingSchedule{}
+			}
+			// The chain is described here (it reads the loops), and
+			// only the inspector, which reads the description and
+			// the map tables (fixed once a loop used them), runs on.
+			ch := describeChain(loops, distributed)
+			ps := &pendingSchedule{}
+			ps.job = exec.StartJob(func() error {
+				ps.s = tile.Build(ch, size, parallel)
+				return nil
+			})
+			p.tiling.pending[string(key)] = ps
+			return nil
+		}
 	}
 	if len(p.tiling.byKey) >= maxTiledChains {
 		for _, ts := range p.tiling.byKey {
@@ -264,7 +312,10 @@ func (p *Process) schedule(loops []*core.Loop, size int, parallel, distributed b
 	if p.tiling.byKey == nil {
 		p.tiling.byKey = map[string]*tiledSchedule{}
 	}
-	ts := &tiledSchedule{s: tile.Build(describeChain(loops, distributed), size, parallel)}
+	if s == nil {
+		s = tile.Build(describeChain(loops, distributed), size, parallel)
+	}
+	ts := &tiledSchedule{s: s}
 	// The runs are what the tile forms read: the element lists would
 	// only double the memory kept (14 MB per chain on Airfoil's mesh).
 	ts.s.Elems, ts.s.Offsets = nil, nil

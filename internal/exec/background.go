@@ -103,6 +103,22 @@ func runBuilds() {
 	builds.Unlock()
 }
 
+// Job is work queued in the background with the builds (StartJob).
+type Job struct{ b *backgroundBuild }
+
+// StartJob queues job to run in the background, one at a time with the
+// builds (after those queued before it): other work that only makes
+// loops faster, such as a tiled chain's schedule. WaitBuilds waits for
+// it and PendingBuilds counts it. job must not panic.
+func StartJob(job func() error) Job { return Job{startBuild(job)} }
+
+// Done reports whether the job has run; its effects are then visible to
+// the caller.
+func (j Job) Done() bool { return j.b.done.Load() }
+
+// Err is the job's error, once Done.
+func (j Job) Err() error { return j.b.err }
+
 // WaitBuilds waits until every build queued in the background (by any
 // executor) is done, for measurements of the steady state and tests: the
 // programs they built are then found by the next ProgramSoon and

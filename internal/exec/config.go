@@ -197,7 +197,7 @@ var Settings = []ConfigSetting{
 			c.Lazy = DefaultLazy() && c.Checkpoint == "" && !c.Check && !c.Tune
 			c.lazyDefault = true
 		}},
-	{Field: "Tile", Env: "OP2_TILE", Default: "0: off", Doc: "run recorded loops on the host backends as sparse tiles of this many elements of the first loop's set; `auto` (`TileAuto`, -1) tiles a chain, in one process, only where its data does not fit the last-level cache and tiles cut the bytes it moves, each tile's data filling half of one CPU's part of the last-level cache",
+	{Field: "Tile", Env: "OP2_TILE", Default: "0: off", Doc: "run recorded loops on the host backends as sparse tiles of this many elements of the first loop's set; `auto` (`TileAuto`, -1) tiles a chain, in one process, only where its data does not fit the last-level cache and tiles cut the bytes it moves, each tile's data filling half of one CPU's part of the last-level cache; `off` is 0",
 		value: scalar(func(c *Config) *int { return &c.Tile }, parseTile, checkTile)},
 	{Field: "DebugPlan", Env: "OP2_DEBUG_PLAN", Default: "off", Doc: "print each new execution plan's blocks, block size, colours and owner pieces on standard error (`OP2_LOG=debug` logs them too)",
 		EnvOnly: true, value: boolean(func(c *Config) *bool { return &c.debugPlan })},

@@ -227,15 +227,15 @@ func TestLazyOffWithAutomaticCheckpoints(t *testing.T) {
 	}
 }
 
-// TestTileFromEnv: OP2_TILE sets the tile size, 0 and nothing leave
-// tiling off, "auto" leaves the choice to the engine (TileAuto), and a
+// TestTileFromEnv: OP2_TILE sets the tile size, 0, "off" and nothing
+// leave tiling off, "auto" leaves the choice to the engine (TileAuto), and a
 // value that is neither "auto" nor a non-negative integer is refused.
 func TestTileFromEnv(t *testing.T) {
 	for _, c := range []struct {
 		v    string
 		tile int
 		ok   bool
-	}{{"", 0, true}, {"0", 0, true}, {"2000", 2000, true}, {"auto", TileAuto, true}, {" AUTO ", TileAuto, true},
+	}{{"", 0, true}, {"0", 0, true}, {"off", 0, true}, {" Off", 0, true}, {"2000", 2000, true}, {"auto", TileAuto, true}, {" AUTO ", TileAuto, true},
 		{"-1", 0, false}, {"big", 0, false}} {
 		t.Setenv("OP2_TILE", c.v)
 		cfg, err := ConfigFromEnv()

@@ -11,10 +11,14 @@ import (
 // sparse tiles and how large the tiles are (package tile's Auto).
 const TileAuto = -1
 
-// parseTile reads OP2_TILE: "auto" (TileAuto), 0 (off) or a tile size.
+// parseTile reads OP2_TILE: "auto" (TileAuto), 0 or "off" (off) or a
+// tile size.
 func parseTile(env, v string) (int, error) {
-	if strings.EqualFold(strings.TrimSpace(v), "auto") {
+	switch v := strings.TrimSpace(v); {
+	case strings.EqualFold(v, "auto"):
 		return TileAuto, nil
+	case strings.EqualFold(v, "off"):
+		return 0, nil
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 0 {
