@@ -40,6 +40,9 @@ static int (*p_cg_section_read)(int, int, int, int, char *, int *, void *, void 
 static int (*p_cg_ElementDataSize)(int, int, int, int, void *);
 static int (*p_cg_elements_read)(int, int, int, int, void *, void *);
 static int (*p_cg_poly_elements_read)(int, int, int, int, void *, void *, void *);
+static void *p_cg_elements_partial_read;      // cgsize_t start, end by value: called through a type per width
+static void *p_cg_poly_elements_partial_read; // likewise
+static void *p_cg_ElementPartialSize;         // likewise
 static int (*p_cg_npe)(int, int *);
 static int (*p_cg_nbocos)(int, int, int, int *);
 static int (*p_cg_boco_info)(int, int, int, int, char *, int *, int *, void *, int *, void *, int *, int *);
@@ -74,6 +77,7 @@ static const char *op2cg_load(const char *path, const char **missing) {
 	LOAD(cg_ncoords) LOAD(cg_coord_info) LOAD(cg_coord_read)
 	LOAD(cg_nsections) LOAD(cg_section_read) LOAD(cg_ElementDataSize) LOAD(cg_elements_read)
 	LOAD(cg_poly_elements_read) LOAD(cg_npe)
+	LOAD(cg_elements_partial_read) LOAD(cg_poly_elements_partial_read) LOAD(cg_ElementPartialSize)
 	LOAD(cg_nbocos) LOAD(cg_boco_info) LOAD(cg_boco_read) LOAD(cg_boco_gridlocation_read)
 	LOAD(cg_nfamilies) LOAD(cg_family_read) LOAD(cg_goto) LOAD(cg_famname_read)
 	LOAD(cg_nsols) LOAD(cg_sol_info) LOAD(cg_sol_write) LOAD(cg_field_write) LOAD(cg_field_read) LOAD(cg_ElementTypeName)
@@ -104,6 +108,28 @@ static int op2cg_data_size(int fn, int B, int Z, int S, void *n) { return p_cg_E
 static int op2cg_elements_read(int fn, int B, int Z, int S, void *e) { return p_cg_elements_read(fn, B, Z, S, e, NULL); }
 static int op2cg_poly_elements_read(int fn, int B, int Z, int S, void *e, void *off) {
 	return p_cg_poly_elements_read(fn, B, Z, S, e, off, NULL);
+}
+// op2cg_coord_range reads coordinate name of vertices lo to hi (from 1).
+static int op2cg_coord_range(int fn, int B, int Z, const char *name, long long lo, long long hi, int width, double *x) {
+	int32_t l32 = (int32_t)lo, h32 = (int32_t)hi;
+	int64_t l64 = lo, h64 = hi;
+	if (width == 4) return p_cg_coord_read(fn, B, Z, name, 4, &l32, &h32, x);
+	return p_cg_coord_read(fn, B, Z, name, 4, &l64, &h64, x);
+}
+static int op2cg_elements_partial_read(int fn, int B, int Z, int S, long long start, long long end, int width, void *e) {
+	if (width == 4)
+		return ((int (*)(int, int, int, int, int32_t, int32_t, void *, void *))p_cg_elements_partial_read)(fn, B, Z, S, (int32_t)start, (int32_t)end, e, NULL);
+	return ((int (*)(int, int, int, int, int64_t, int64_t, void *, void *))p_cg_elements_partial_read)(fn, B, Z, S, (int64_t)start, (int64_t)end, e, NULL);
+}
+static int op2cg_poly_elements_partial_read(int fn, int B, int Z, int S, long long start, long long end, int width, void *e, void *off) {
+	if (width == 4)
+		return ((int (*)(int, int, int, int, int32_t, int32_t, void *, void *, void *))p_cg_poly_elements_partial_read)(fn, B, Z, S, (int32_t)start, (int32_t)end, e, off, NULL);
+	return ((int (*)(int, int, int, int, int64_t, int64_t, void *, void *, void *))p_cg_poly_elements_partial_read)(fn, B, Z, S, (int64_t)start, (int64_t)end, e, off, NULL);
+}
+static int op2cg_partial_size(int fn, int B, int Z, int S, long long start, long long end, int width, void *n) {
+	if (width == 4)
+		return ((int (*)(int, int, int, int, int32_t, int32_t, void *))p_cg_ElementPartialSize)(fn, B, Z, S, (int32_t)start, (int32_t)end, n);
+	return ((int (*)(int, int, int, int, int64_t, int64_t, void *))p_cg_ElementPartialSize)(fn, B, Z, S, (int64_t)start, (int64_t)end, n);
 }
 static int op2cg_npe(int t, int *n) { return p_cg_npe(t, n); }
 static int op2cg_nbocos(int fn, int B, int Z, int *n) { return p_cg_nbocos(fn, B, Z, n); }
@@ -469,6 +495,27 @@ func (f *File) Coord(B, Z int, name string, n int64) ([]float64, error) {
 	return x[:n], nil
 }
 
+// CoordRange reads vertices lo to hi (from 1, inclusive) of coordinate
+// array name of zone Z, as float64: cg_coord_read with a range, so that
+// a process reads its block of a large zone without the rest.
+func (f *File) CoordRange(B, Z int, name string, lo, hi int64) ([]float64, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if width == 0 {
+		return nil, &Error{Call: "cg_coord_read", Msg: "cgsize_t's width is not known before a zone is read"}
+	}
+	if lo < 1 || hi < lo {
+		return nil, &Error{Call: "cg_coord_read", Msg: fmt.Sprintf("vertex range [%d, %d] is not a range from 1", lo, hi)}
+	}
+	x := make([]float64, hi-lo+1)
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	if C.op2cg_coord_range(f.fn, C.int(B), C.int(Z), cn, C.longlong(lo), C.longlong(hi), C.int(width), (*C.double)(unsafe.Pointer(&x[0]))) != 0 {
+		return nil, fail("cg_coord_read")
+	}
+	return x, nil
+}
+
 // NSections is the number of element sections of zone Z.
 func (f *File) NSections(B, Z int) (int, error) {
 	return count("cg_nsections", func(n *C.int) C.int { return C.op2cg_nsections(f.fn, C.int(B), C.int(Z), n) })
@@ -541,6 +588,74 @@ func (f *File) PolyElements(B, Z, S int, size, n int64) (conn, offsets []int64, 
 	o, _ := newSizes(n + 1)
 	if C.op2cg_poly_elements_read(f.fn, C.int(B), C.int(Z), C.int(S), e.ptr(), o.ptr()) != 0 {
 		return nil, nil, fail("cg_poly_elements_read")
+	}
+	return e.values(size), o.values(n + 1), nil
+}
+
+// checkRange refuses an element range the library would not read.
+func checkRange(call string, start, end int64) error {
+	if width == 0 {
+		return &Error{Call: call, Msg: "cgsize_t's width is not known before a zone is read"}
+	}
+	if start < 1 || end < start {
+		return &Error{Call: call, Msg: fmt.Sprintf("element range [%d, %d] is not a range from 1", start, end)}
+	}
+	return nil
+}
+
+// ElementPartialSize is the number of connectivity values of elements
+// start to end (element numbers, inclusive) of section S.
+func (f *File) ElementPartialSize(B, Z, S int, start, end int64) (int64, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if err := checkRange("cg_ElementPartialSize", start, end); err != nil {
+		return 0, err
+	}
+	n, _ := newSizes(1)
+	if C.op2cg_partial_size(f.fn, C.int(B), C.int(Z), C.int(S), C.longlong(start), C.longlong(end), C.int(width), n.ptr()) != 0 {
+		return 0, fail("cg_ElementPartialSize")
+	}
+	return n.values(1)[0], nil
+}
+
+// ElementsPartial reads the connectivity of elements start to end
+// (element numbers, inclusive) of a section S of one element type, size
+// values (the caller computes them from the type and checks them first):
+// cg_elements_partial_read.
+func (f *File) ElementsPartial(B, Z, S int, start, end, size int64) ([]int64, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if err := checkRange("cg_elements_partial_read", start, end); err != nil {
+		return nil, err
+	}
+	e, err := newSizes(size)
+	if err != nil {
+		return nil, err
+	}
+	if C.op2cg_elements_partial_read(f.fn, C.int(B), C.int(Z), C.int(S), C.longlong(start), C.longlong(end), C.int(width), e.ptr()) != 0 {
+		return nil, fail("cg_elements_partial_read")
+	}
+	return e.values(size), nil
+}
+
+// PolyElementsPartial reads the connectivity of elements start to end
+// (element numbers, inclusive) of a MIXED (or polygonal) section S, size
+// values (ElementPartialSize), and their end-start+2 offsets:
+// cg_poly_elements_partial_read.
+func (f *File) PolyElementsPartial(B, Z, S int, start, end, size int64) (conn, offsets []int64, err error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if err := checkRange("cg_poly_elements_partial_read", start, end); err != nil {
+		return nil, nil, err
+	}
+	e, err := newSizes(size)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := end - start + 1
+	o, _ := newSizes(n + 1)
+	if C.op2cg_poly_elements_partial_read(f.fn, C.int(B), C.int(Z), C.int(S), C.longlong(start), C.longlong(end), C.int(width), e.ptr(), o.ptr()) != 0 {
+		return nil, nil, fail("cg_poly_elements_partial_read")
 	}
 	return e.values(size), o.values(n + 1), nil
 }

@@ -1,0 +1,638 @@
+package cgns
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+
+	cg "github.com/goop2/op2/internal/cgns"
+	"github.com/goop2/op2/internal/collective"
+	"github.com/goop2/op2/mesh/gmsh"
+)
+
+// Layout is what Scan finds of a CGNS file without reading its arrays
+// whole: the counts a process of a parallel job needs to choose its
+// blocks (Part, as gmsh.ScanFile gives them for a Gmsh file), and where
+// each element section's elements go among those of their kind.
+type Layout struct {
+	// Part holds the file's counts: Dim, NumNodes, DenseTags (true: node
+	// i is vertex i+1 of the zone) and Counts (Unique as Counts). It
+	// keeps no node and no element, and no group: ReadPart finds them.
+	Part *gmsh.Part
+
+	path string
+	zp   string
+	pdim int
+	// sections in the order of their element numbers.
+	secs []partSection
+}
+
+// partSection is one element section as Scan saw it.
+type partSection struct {
+	s          int // its index in the file, from 1
+	name, path string
+	typ        int   // its ElementType_t (mixed for MIXED)
+	start, end int64 // its element numbers
+	size       int64 // its connectivity values
+	// before[t] is the number of elements of kind t in the sections
+	// before it; count[t] its own.
+	before, count map[gmsh.Type]int64
+}
+
+// openReader opens path for reading, as Read does.
+func openReader(path string) (*reader, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("cgns: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("cgns: %s: not a regular file", path)
+	}
+	r := &reader{path: path, size: st.Size(), elems: map[gmsh.Type]*elems{}}
+	if r.f, err = cg.Open(path, cg.Read); err != nil {
+		return nil, r.call("", err)
+	}
+	return r, nil
+}
+
+// Scan reads the layout of the CGNS file at path and checks it as Read
+// does, holding none of its large arrays: a section of one element kind
+// is known by its counts, and a MIXED section's elements are counted by
+// kind from its connectivity, which is read and dropped (CGNS 3.4
+// stores wrong offsets for MIXED sections, so no part of one can be read
+// alone). Its errors are Read's.
+func Scan(path string) (*Layout, error) {
+	r, err := openReader(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.f.Close()
+	zp, pdim, err := r.header()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.coordNames(zp, pdim); err != nil {
+		return nil, err
+	}
+	l := &Layout{path: path, zp: zp, pdim: pdim,
+		Part: &gmsh.Part{NumNodes: r.nv, DenseTags: true, Counts: map[gmsh.Type]int64{}, Unique: map[gmsh.Type]int64{}}}
+	ns, err := r.f.NSections(1, 1)
+	if err != nil {
+		return nil, r.call(zp, err)
+	}
+	var ranges [][2]int64
+	for s := 1; s <= ns; s++ {
+		sec, err := r.f.SectionRead(1, 1, s)
+		if err != nil {
+			return nil, r.call(fmt.Sprintf("%s/Elements %d", zp, s), err)
+		}
+		sp := zp + "/" + sec.Name
+		n := sec.End - sec.Start + 1
+		if sec.Start < 1 || n < 1 {
+			return nil, r.errorf(sp, "element range [%d, %d]: not a range of element numbers from 1", sec.Start, sec.End)
+		}
+		if err := r.fits(sp, "elements", n); err != nil {
+			return nil, err
+		}
+		for _, q := range ranges {
+			if sec.Start <= q[1] && q[0] <= sec.End {
+				return nil, r.errorf(sp, "element range [%d, %d] overlaps another section's [%d, %d]", sec.Start, sec.End, q[0], q[1])
+			}
+		}
+		ranges = append(ranges, [2]int64{sec.Start, sec.End})
+		size, err := r.f.ElementDataSize(1, 1, s)
+		if err != nil {
+			return nil, r.call(sp, err)
+		}
+		if err := r.fits(sp, "connectivity", size); err != nil {
+			return nil, err
+		}
+		ps := partSection{s: s, name: sec.Name, path: sp, typ: sec.Type, start: sec.Start, end: sec.End, size: size, count: map[gmsh.Type]int64{}}
+		if sec.Type == mixed {
+			if size < 2*n {
+				return nil, r.errorf(sp, "MIXED section of %d elements has %d connectivity values, fewer than %d", n, size, 2*n)
+			}
+			conn, _, err := r.mixed(sp, s, size, n)
+			if err != nil {
+				return nil, err
+			}
+			for a := int64(0); a < size; {
+				k := kinds[int(conn[a])]
+				ps.count[k]++
+				a += 1 + int64(k.NumNodes())
+			}
+		} else {
+			k, ok := kinds[sec.Type]
+			if !ok {
+				return nil, r.errorf(sp, "%s", unsupported(sec.Type))
+			}
+			if npe := int64(k.NumNodes()); size != n*npe {
+				return nil, r.errorf(sp, "%d %s elements have %d connectivity values, want %d", n, cg.TypeName(sec.Type), size, n*npe)
+			}
+			ps.count[k] = n
+		}
+		l.secs = append(l.secs, ps)
+	}
+	slices.SortFunc(l.secs, func(a, b partSection) int { return cmp.Compare(a.start, b.start) })
+	for i := range l.secs {
+		ps := &l.secs[i]
+		ps.before = map[gmsh.Type]int64{}
+		for k, n := range ps.count {
+			ps.before[k] = l.Part.Counts[k]
+			l.Part.Counts[k] += n
+			l.Part.Unique[k] += n
+			l.Part.Dim = max(l.Part.Dim, k.Dim())
+		}
+	}
+	return l, nil
+}
+
+// coordNames checks that the zone has the Cartesian coordinates, as
+// coords does before reading them.
+func (r *reader) coordNames(zp string, pdim int) error {
+	_, err := r.coordList(zp, pdim)
+	return err
+}
+
+// ReadPart reads what keep selects of the file Scan read, as
+// gmsh.ReadFilePart does of a Gmsh file: the vertices in keep.Nodes and
+// the elements of each kind t whose index among the file's elements of
+// that kind (by element number, as Read's blocks hold them) is in
+// keep.Elements[t], with the 1-based vertex numbers as node tags and the
+// element numbers as Tags. Vertices and sections of one kind are read in
+// part (cg_coord_read with a range, cg_elements_partial_read); MIXED
+// sections whole, one after the other, keeping their part.
+//
+// The groups are Read's, over all the ranks of c: each rank reads every
+// boundary condition's list (libcgns has no partial read of them) and
+// keeps what it says of its elements, and the ranks agree on which groups
+// hold elements, and of what dimension, so that Part.Physical is the list
+// Read makes on every rank. Part.Entities are the rank's own: one per
+// distinct set of groups of its elements. It is collective, and its error
+// is every rank's.
+func (l *Layout) ReadPart(c collective.Comm, keep gmsh.Keep) (*gmsh.Part, error) {
+	part, g, err := l.readLocal(keep)
+	if err := collective.AgreeStep(c, "cgns: read the part", err); err != nil {
+		return nil, err
+	}
+	// One count per boundary condition and dimension, then per section
+	// the elements that keep it from being a group of its own.
+	nb := len(g.bcs)
+	v := make([]int64, 4*nb+len(l.secs)+1)
+	for b, bc := range g.bcs {
+		for d := range 4 {
+			v[4*b+d] = bc.dims[d]
+		}
+	}
+	for i, bad := range g.secBad {
+		v[4*nb+i] = bad
+	}
+	v[len(v)-1] = g.cells
+	sum, err := collective.SumInt64(c, v)
+	if err != nil {
+		return nil, err
+	}
+	err = l.assign(part, g, sum)
+	if err := collective.AgreeStep(c, "cgns: read the groups", err); err != nil {
+		return nil, err
+	}
+	return part, nil
+}
+
+// partBC is one boundary condition as a rank sees it.
+type partBC struct {
+	name, fam string
+	dims      [4]int64 // its elements on the rank, by dimension
+	// members are its elements on the rank.
+	members []elemRef
+}
+
+// partGroups is what a rank finds of the groups of its elements.
+type partGroups struct {
+	zfam   string
+	cells  int64 // the rank's elements of the cells' dimension
+	bcs    []partBC
+	inBC   map[elemRef]bool
+	secBad []int64 // per section (Layout.secs): its elements on the rank that are no boundary patch
+}
+
+// readLocal reads the rank's nodes and elements, and what its boundary
+// conditions say of them.
+func (l *Layout) readLocal(keep gmsh.Keep) (*gmsh.Part, *partGroups, error) {
+	r, err := openReader(l.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.f.Close()
+	if _, _, err := r.header(); err != nil {
+		return nil, nil, err
+	}
+	p := l.Part
+	if r.nv != p.NumNodes {
+		return nil, nil, r.errorf(l.zp, "%d vertices, %d when scanned: the file changed", r.nv, p.NumNodes)
+	}
+	part := &gmsh.Part{Dim: p.Dim, NumNodes: p.NumNodes, DenseTags: true, Counts: p.Counts, Unique: p.Unique}
+	if err := l.readNodes(r, part, keep.Nodes); err != nil {
+		return nil, nil, err
+	}
+	if err := l.readElements(r, part, keep); err != nil {
+		return nil, nil, err
+	}
+	g, err := l.readGroups(r, part)
+	if err != nil {
+		return nil, nil, err
+	}
+	return part, g, nil
+}
+
+// clip returns r clipped to [0, n).
+func clip(r gmsh.Range, n int64) (lo, hi int64) {
+	lo = min(max(r.Start, 0), n)
+	hi = min(max(r.Start+max(r.Count, 0), lo), n)
+	return lo, hi
+}
+
+// readNodes reads the vertices in want.
+func (l *Layout) readNodes(r *reader, part *gmsh.Part, want gmsh.Range) error {
+	lo, hi := clip(want, part.NumNodes)
+	part.FirstNode = lo
+	if lo == hi {
+		return nil
+	}
+	gp := l.zp + "/GridCoordinates"
+	names, err := r.coordList(l.zp, l.pdim)
+	if err != nil {
+		return err
+	}
+	part.X = make([]float64, 3*(hi-lo))
+	for k, n := range names {
+		v, err := r.f.CoordRange(1, 1, n, lo+1, hi)
+		if err != nil {
+			return r.call(gp+"/"+n, err)
+		}
+		for i, xi := range v {
+			part.X[3*i+k] = xi
+		}
+	}
+	part.NodeTags = make([]int64, hi-lo)
+	for i := range part.NodeTags {
+		part.NodeTags[i] = lo + int64(i) + 1
+	}
+	return nil
+}
+
+// chunk is the most elements of a section read at once.
+var chunk int64 = 1 << 16
+
+// readElements reads the elements keep selects, section after section.
+func (l *Layout) readElements(r *reader, part *gmsh.Part, keep gmsh.Keep) error {
+	blocks := map[gmsh.Type]*gmsh.PartBlock{}
+	span := map[gmsh.Type][2]int64{}
+	for k, n := range part.Counts {
+		lo, hi := clip(keep.Elements[k], n)
+		if lo < hi {
+			span[k] = [2]int64{lo, hi}
+			blocks[k] = &gmsh.PartBlock{Type: k, First: lo}
+		}
+	}
+	add := func(sp string, k gmsh.Type, id int64, nodes []int64) error {
+		b := blocks[k]
+		for j, v := range nodes {
+			if v < 1 || v > r.nv {
+				return r.errorf(sp, "element %d (%v): node %d is %d, outside [1, %d]", id, k, j, v, r.nv)
+			}
+		}
+		b.Nodes = append(b.Nodes, nodes...)
+		b.Tags = append(b.Tags, id)
+		return nil
+	}
+	for _, ps := range l.secs {
+		if ps.typ == mixed {
+			need := false
+			for k, n := range ps.count {
+				s, ok := span[k]
+				need = need || ok && s[0] < ps.before[k]+n && ps.before[k] < s[1]
+			}
+			if !need {
+				continue
+			}
+			n := ps.end - ps.start + 1
+			conn, _, err := r.mixed(ps.path, ps.s, ps.size, n)
+			if err != nil {
+				return err
+			}
+			at := map[gmsh.Type]int64{}
+			for k := range ps.count {
+				at[k] = ps.before[k]
+			}
+			a := int64(0)
+			for i := range n {
+				k := kinds[int(conn[a])]
+				nn := int64(k.NumNodes())
+				if s, ok := span[k]; ok && at[k] >= s[0] && at[k] < s[1] {
+					if err := add(ps.path, k, ps.start+i, conn[a+1:a+1+nn]); err != nil {
+						return err
+					}
+				}
+				at[k]++
+				a += 1 + nn
+			}
+			continue
+		}
+		k := kinds[ps.typ]
+		s, ok := span[k]
+		if !ok {
+			continue
+		}
+		lo, hi := max(s[0], ps.before[k]), min(s[1], ps.before[k]+ps.count[k])
+		npe := int64(k.NumNodes())
+		for a := lo; a < hi; a += chunk {
+			b := min(hi, a+chunk)
+			first := ps.start + a - ps.before[k]
+			conn, err := r.f.ElementsPartial(1, 1, ps.s, first, first+b-a-1, (b-a)*npe)
+			if err != nil {
+				return r.call(ps.path, err)
+			}
+			for i := range b - a {
+				if err := add(ps.path, k, first+i, conn[i*npe:(i+1)*npe]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, b := range blocks {
+		b.Physical = make([]int32, b.Len())
+		b.Entity = make([]int32, b.Len())
+		part.Blocks = append(part.Blocks, *b)
+	}
+	slices.SortFunc(part.Blocks, func(a, b gmsh.PartBlock) int {
+		return cmp.Or(cmp.Compare(a.Type.Dim(), b.Type.Dim()), cmp.Compare(a.Type, b.Type))
+	})
+	return nil
+}
+
+// findPart returns the rank's element numbered id, if it has it.
+func findPart(part *gmsh.Part, id int64) (elemRef, bool) {
+	for k := range part.Blocks {
+		tags := part.Blocks[k].Tags
+		if i, ok := slices.BinarySearch(tags, id); ok {
+			return elemRef{k, i}, true
+		}
+	}
+	return elemRef{}, false
+}
+
+// holds reports whether a section holds element id.
+func (l *Layout) holds(id int64) bool {
+	i, _ := slices.BinarySearchFunc(l.secs, id, func(s partSection, id int64) int {
+		return cmp.Compare(s.end, id)
+	})
+	return i < len(l.secs) && l.secs[i].start <= id
+}
+
+// readGroups reads the zone's family and the boundary conditions, and
+// what they say of the rank's elements, with Read's checks.
+func (l *Layout) readGroups(r *reader, part *gmsh.Part) (*partGroups, error) {
+	g := &partGroups{inBC: map[elemRef]bool{}, secBad: make([]int64, len(l.secs))}
+	var err error
+	if g.zfam, _, err = r.f.FamName(1, 1, cg.OfZone, 0); err != nil {
+		return nil, r.call(l.zp, err)
+	}
+	for k := range part.Blocks {
+		if part.Blocks[k].Type.Dim() == part.Dim {
+			g.cells += int64(part.Blocks[k].Len())
+		}
+	}
+	nbc, err := r.f.NBocos(1, 1)
+	if err != nil {
+		return nil, r.call(l.zp+"/ZoneBC", err)
+	}
+	for bc := 1; bc <= nbc; bc++ {
+		b, err := r.bocoRead(l.zp, bc)
+		if err != nil {
+			return nil, err
+		}
+		pb := partBC{name: b.b.Name, fam: b.fam}
+		if b.vertex {
+			if pb.members, err = l.vertexFacets(r, part, b); err != nil {
+				return nil, err
+			}
+		} else {
+			each := func(id int64) error {
+				if e, ok := findPart(part, id); ok {
+					pb.members = append(pb.members, e)
+				} else if !l.holds(id) {
+					return r.errorf(b.bp, "element %d: no section holds it", id)
+				}
+				return nil
+			}
+			if b.isRange {
+				// The first element no section holds, then the rank's.
+				for id := b.pts[0]; id <= b.pts[1]; {
+					i, _ := slices.BinarySearchFunc(l.secs, id, func(s partSection, id int64) int { return cmp.Compare(s.end, id) })
+					if i == len(l.secs) || l.secs[i].start > id {
+						return nil, r.errorf(b.bp, "element %d: no section holds it", id)
+					}
+					id = l.secs[i].end + 1
+				}
+				for k := range part.Blocks {
+					tags := part.Blocks[k].Tags
+					i, _ := slices.BinarySearch(tags, b.pts[0])
+					for ; i < len(tags) && tags[i] <= b.pts[1]; i++ {
+						pb.members = append(pb.members, elemRef{k, i})
+					}
+				}
+			} else {
+				for _, id := range b.pts {
+					if err := each(id); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+		for _, e := range pb.members {
+			pb.dims[part.Blocks[e.block].Type.Dim()]++
+			g.inBC[e] = true
+		}
+		g.bcs = append(g.bcs, pb)
+	}
+	// The sections none of whose elements is anything but a facet in no
+	// boundary condition.
+	for i, ps := range l.secs {
+		for k := range part.Blocks {
+			b := &part.Blocks[k]
+			lo, _ := slices.BinarySearch(b.Tags, ps.start)
+			hi, _ := slices.BinarySearch(b.Tags, ps.end+1)
+			for j := lo; j < hi; j++ {
+				if b.Type.Dim() != part.Dim-1 || g.inBC[elemRef{k, j}] {
+					g.secBad[i]++
+				}
+			}
+		}
+	}
+	return g, nil
+}
+
+// vertexFacets returns the rank's elements one dimension below the cells
+// whose nodes all lie in the points of a Vertex boundary condition.
+func (l *Layout) vertexFacets(r *reader, part *gmsh.Part, b *bocoList) ([]elemRef, error) {
+	var in func(v int64) bool
+	if b.isRange {
+		lo, hi := b.pts[0], b.pts[1]
+		if lo > hi {
+			return nil, r.errorf(b.bp, "vertex range [%d, %d] is empty", lo, hi)
+		}
+		switch {
+		case lo < 1:
+			return nil, r.errorf(b.bp, "vertex %d outside [1, %d]", lo, r.nv)
+		case hi > r.nv:
+			return nil, r.errorf(b.bp, "vertex %d outside [1, %d]", r.nv+1, r.nv)
+		}
+		in = func(v int64) bool { return v >= lo && v <= hi }
+	} else {
+		for _, v := range b.pts {
+			if v < 1 || v > r.nv {
+				return nil, r.errorf(b.bp, "vertex %d outside [1, %d]", v, r.nv)
+			}
+		}
+		pts := slices.Clone(b.pts)
+		slices.Sort(pts)
+		in = func(v int64) bool { _, ok := slices.BinarySearch(pts, v); return ok }
+	}
+	facets := int64(0)
+	for k, n := range part.Counts {
+		if k.Dim() == part.Dim-1 {
+			facets += n
+		}
+	}
+	if facets == 0 {
+		return nil, r.errorf(b.bp, "a boundary condition at Vertex, but the zone has no elements of dimension %d to hold it: not supported (give its faces as elements, or the BC at FaceCenter)", part.Dim-1)
+	}
+	var out []elemRef
+	for k := range part.Blocks {
+		pb := &part.Blocks[k]
+		if pb.Type.Dim() != part.Dim-1 {
+			continue
+		}
+		nn := pb.Type.NumNodes()
+		for i := range pb.Len() {
+			all := true
+			for _, v := range pb.Nodes[nn*i : nn*i+nn] {
+				all = all && in(v)
+			}
+			if all {
+				out = append(out, elemRef{k, i})
+			}
+		}
+	}
+	return out, nil
+}
+
+// assign makes the groups from the ranks' sums (ReadPart's vector), in
+// Read's order, and gives the rank's elements theirs.
+func (l *Layout) assign(part *gmsh.Part, g *partGroups, sum []int64) error {
+	var groups []gmsh.PhysicalGroup
+	byKey := map[string]int32{}
+	group := func(dim int, name string) int32 {
+		key := strconv.Itoa(dim) + "/" + name
+		if t, ok := byKey[key]; ok {
+			return t
+		}
+		t := int32(len(groups) + 1)
+		groups = append(groups, gmsh.PhysicalGroup{Dim: dim, Tag: t, Name: name})
+		byKey[key] = t
+		return t
+	}
+	member := map[elemRef][]int32{}
+	add := func(e elemRef, t int32) {
+		if !slices.Contains(member[e], t) {
+			member[e] = append(member[e], t)
+		}
+	}
+	if g.zfam != "" && sum[len(sum)-1] > 0 {
+		t := group(part.Dim, g.zfam)
+		for k := range part.Blocks {
+			if part.Blocks[k].Type.Dim() == part.Dim {
+				for i := range part.Blocks[k].Len() {
+					add(elemRef{k, i}, t)
+				}
+			}
+		}
+	}
+	nb := len(g.bcs)
+	for b, bc := range g.bcs {
+		dim := -1
+		for d := range 4 {
+			if sum[4*b+d] == 0 {
+				continue
+			}
+			if dim >= 0 {
+				return fmt.Errorf("cgns: %s: %s/ZoneBC/%s: elements of dimensions %d and %d: a group holds elements of one dimension", l.path, l.zp, bc.name, dim, d)
+			}
+			dim = d
+		}
+		if dim < 0 {
+			continue
+		}
+		t := group(dim, bc.name)
+		var tf int32
+		if bc.fam != "" {
+			tf = group(dim, bc.fam)
+		}
+		for _, e := range bc.members {
+			add(e, t)
+			if bc.fam != "" {
+				add(e, tf)
+			}
+		}
+	}
+	// Sections in the file's order, as Read makes their groups.
+	order := make([]int, len(l.secs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(l.secs[a].s, l.secs[b].s) })
+	for _, i := range order {
+		ps := l.secs[i]
+		if sum[4*nb+i] > 0 {
+			continue
+		}
+		t := group(part.Dim-1, ps.name)
+		for k := range part.Blocks {
+			b := &part.Blocks[k]
+			lo, _ := slices.BinarySearch(b.Tags, ps.start)
+			hi, _ := slices.BinarySearch(b.Tags, ps.end+1)
+			for j := lo; j < hi; j++ {
+				add(elemRef{k, j}, t)
+			}
+		}
+	}
+	// The rank's entities: one per distinct set of groups.
+	ents := map[string]int32{}
+	refs := make([]elemRef, 0, len(member))
+	for e := range member {
+		refs = append(refs, e)
+	}
+	slices.SortFunc(refs, func(a, b elemRef) int { return cmp.Or(cmp.Compare(a.block, b.block), cmp.Compare(a.i, b.i)) })
+	for _, e := range refs {
+		tags := member[e]
+		slices.Sort(tags)
+		b := &part.Blocks[e.block]
+		key := strconv.Itoa(b.Type.Dim())
+		for _, t := range tags {
+			key += "," + strconv.Itoa(int(t))
+		}
+		t, ok := ents[key]
+		if !ok {
+			t = int32(len(part.Entities) + 1)
+			ents[key] = t
+			part.Entities = append(part.Entities, gmsh.Entity{Dim: b.Type.Dim(), Tag: t, Physical: tags})
+		}
+		b.Entity[e.i] = t
+		b.Physical[e.i] = tags[0]
+	}
+	part.Physical = groups
+	return nil
+}

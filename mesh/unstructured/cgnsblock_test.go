@@ -1,0 +1,321 @@
+package unstructured
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	op2 "github.com/goop2/op2"
+	cg "github.com/goop2/op2/internal/cgns"
+	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/testreq"
+	"github.com/goop2/op2/mesh/cgns"
+	"github.com/goop2/op2/mesh/gmsh"
+)
+
+// cgnsFixtures is the folder of the CGNS tests' Gmsh meshes.
+const cgnsFixtures = "../cgns/testdata"
+
+// needConverter skips t unless libcgns loads and libcgns's converter
+// tool runs.
+func needConverter(t *testing.T, tool string) {
+	t.Helper()
+	if _, err := exec.LookPath(tool); err != nil {
+		testreq.Check(t, "cgns", fmt.Errorf("no %s (Debian: apt-get install cgns-convert): %w", tool, err), exec.ErrNotFound)
+	}
+	testreq.Check(t, "cgns", cgns.Load(), cgns.ErrUnavailable)
+}
+
+// toUGRID writes g's cells and boundary faces as an ASCII AFLR3 .ugrid
+// file (each face's surface ID its physical group's tag) and converts it
+// with aflr3_to_cgns, which writes a section per kind and a boundary
+// condition per surface ID.
+func toUGRID(t *testing.T, g *gmsh.Mesh, dir, name string) string {
+	t.Helper()
+	needConverter(t, "aflr3_to_cgns")
+	surf := map[string]int32{}
+	for _, pg := range g.Physical {
+		if pg.Dim == 2 {
+			for _, b := range g.GroupTag(2, pg.Tag) {
+				nn := b.Type.NumNodes()
+				for i := range b.Len() {
+					surf[faceKey(b.Nodes[nn*i:nn*i+nn])] = pg.Tag
+				}
+			}
+		}
+	}
+	blocks := map[gmsh.Type]gmsh.Block{}
+	for _, b := range g.Blocks {
+		blocks[b.Type] = b
+	}
+	ugrid := filepath.Join(dir, name+".ugrid")
+	f, err := os.Create(ugrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	count := func(typ gmsh.Type) int { return len(blocks[typ].Tags) }
+	fmt.Fprintln(w, g.NumNodes(), count(gmsh.Triangle), count(gmsh.Quadrangle), count(gmsh.Tetrahedron),
+		count(gmsh.Pyramid), count(gmsh.Prism), count(gmsh.Hexahedron))
+	for i := range g.NumNodes() {
+		fmt.Fprintf(w, "%.17g %.17g %.17g\n", g.X[3*i], g.X[3*i+1], g.X[3*i+2])
+	}
+	conn := func(typ gmsh.Type, order []int) {
+		b := blocks[typ]
+		nn := typ.NumNodes()
+		for i := range b.Len() {
+			for j, k := range order {
+				fmt.Fprint(w, map[bool]string{true: "", false: " "}[j == 0], b.Nodes[nn*i+k]+1)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	conn(gmsh.Triangle, []int{0, 1, 2})
+	conn(gmsh.Quadrangle, []int{0, 1, 2, 3})
+	for _, typ := range []gmsh.Type{gmsh.Triangle, gmsh.Quadrangle} {
+		b := blocks[typ]
+		nn := typ.NumNodes()
+		for i := range b.Len() {
+			fmt.Fprintln(w, surf[faceKey(b.Nodes[nn*i:nn*i+nn])])
+		}
+	}
+	conn(gmsh.Tetrahedron, []int{0, 1, 2, 3})
+	conn(gmsh.Pyramid, []int{0, 3, 4, 1, 2}) // aflr3_to_cgns turns AFLR3's order into CGNS's
+	conn(gmsh.Prism, []int{0, 1, 2, 3, 4, 5})
+	conn(gmsh.Hexahedron, []int{0, 1, 2, 3, 4, 5, 6, 7})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name+".cgns")
+	if out, err := exec.Command("aflr3_to_cgns", "-f", ugrid, path).CombinedOutput(); err != nil {
+		t.Fatalf("aflr3_to_cgns: %v\n%s", err, out)
+	}
+	return path
+}
+
+// toPatran writes g's tetrahedra and prisms as a Patran neutral file,
+// its 2-D groups as named components of their nodes, and converts it with
+// patran_to_cgns, which writes the cells as one MIXED section and each
+// component as a section of the boundary faces within it.
+func toPatran(t *testing.T, g *gmsh.Mesh, dir, name string) string {
+	t.Helper()
+	needConverter(t, "patran_to_cgns")
+	pat := filepath.Join(dir, name+".pat")
+	f, err := os.Create(pat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	for i := range g.NumNodes() {
+		fmt.Fprintf(w, " 1%8d%8d%8d\n%16.9E%16.9E%16.9E\n1G       6       0       0  000000\n", i+1, 0, 2, g.X[3*i], g.X[3*i+1], g.X[3*i+2])
+	}
+	id := 0
+	for _, b := range g.Blocks {
+		shape := map[gmsh.Type]int{gmsh.Tetrahedron: 5, gmsh.Prism: 7}[b.Type]
+		if b.Type.Dim() != 3 || shape == 0 {
+			continue
+		}
+		nn := b.Type.NumNodes()
+		for i := range b.Len() {
+			id++
+			fmt.Fprintf(w, " 2%8d%8d%8d\n%8d%8d%8d%8d\n", id, shape, 2, nn, 0, 1, 0)
+			for _, v := range b.Nodes[nn*i : nn*i+nn] {
+				fmt.Fprintf(w, "%8d", v+1)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	for c, pg := range g.Physical {
+		if pg.Dim != 2 {
+			continue
+		}
+		var nodes []int32
+		for _, b := range g.GroupTag(2, pg.Tag) {
+			nodes = append(nodes, b.Nodes...)
+		}
+		slices.Sort(nodes)
+		nodes = slices.Compact(nodes)
+		fmt.Fprintf(w, "21%8d%8d%8d\n%s\n", c+1, 2*len(nodes), (len(nodes)+4)/5, pg.Name)
+		for i, v := range nodes {
+			fmt.Fprintf(w, "%8d%8d", 5, v+1)
+			if i%5 == 4 || i == len(nodes)-1 {
+				fmt.Fprintln(w)
+			}
+		}
+	}
+	fmt.Fprintf(w, "99%8d%8d%8d\n", 0, 0, 1)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name+".cgns")
+	if out, err := exec.Command("patran_to_cgns", pat, path).CombinedOutput(); err != nil {
+		t.Fatalf("patran_to_cgns: %v\n%s", err, out)
+	}
+	return path
+}
+
+// withFamilies copies the converted box to dir and adds to it families
+// (of two boundary conditions and of the zone) and boundary conditions
+// at Vertex: a list of points and a range of all of them.
+func withFamilies(t *testing.T, dir string) string {
+	t.Helper()
+	needConverter(t, "aflr3_to_cgns")
+	path := filepath.Join(dir, "families.cgns")
+	src, err := os.Open(filepath.Join(cgnsFixtures, "box.cgns"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := cg.Open(path, cg.Modify)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, size, err := f.ZoneRead(1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var low []int64 // the vertices below z = 0.5 (about half)
+	x, err := f.Coord(1, 1, "CoordinateZ", size[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, z := range x {
+		if z < 0.5 {
+			low = append(low, int64(i)+1)
+		}
+	}
+	const userDefined = 1
+	for _, step := range []func() error{
+		func() error { return f.FamilyWrite(1, "walls") },
+		func() error { return f.FamilyWrite(1, "fluid") },
+		func() error { return f.FamNameWrite(1, 1, cg.OfBoco, 1, "walls") },
+		func() error { return f.FamNameWrite(1, 1, cg.OfBoco, 2, "walls") },
+		func() error { return f.FamNameWrite(1, 1, cg.OfZone, 0, "fluid") },
+		func() error { _, err := f.BocoWrite(1, 1, "low points", userDefined, cg.PointList, low); return err },
+		func() error {
+			_, err := f.BocoWrite(1, 1, "all points", userDefined, cg.PointRange, []int64{1, size[0]})
+			return err
+		},
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func faceKey(nodes []int32) string {
+	s := slices.Clone(nodes)
+	slices.Sort(s)
+	return fmt.Sprint(s)
+}
+
+// TestCGNSBlocks: on 2 and 3 MPI ranks, each rank's blocks of a CGNS
+// file read by blocks (readBlock through cgns.Layout.ReadPart) are the
+// blocks fromGmsh takes of the file read whole — nodes, cells oriented,
+// cell groups, tagged facets, the groups — for tetrahedra with boundary
+// conditions (aflr3_to_cgns), a boundary layer of prisms under
+// tetrahedra, hexahedra, pyramids and tetrahedra, the boundary layer as
+// one MIXED section with its boundary patches as sections (MIXED among
+// them; patran_to_cgns), and families with boundary conditions at
+// Vertex.
+func TestCGNSBlocks(t *testing.T) {
+	const filesEnv = "CGNS_BLOCK_FILES"
+	if mpitest.InRanks() {
+		for _, path := range strings.Split(os.Getenv(filesEnv), string(os.PathListSeparator)) {
+			got, err := readBlock(comm(), path, &cgnsFile{path: path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := cgns.Read(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := fromGmsh(g, op2.Rank(), op2.Ranks())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := sourceDiff(got, want); d != "" {
+				t.Errorf("%s: rank %d of %d: %s", filepath.Base(path), op2.Rank(), op2.Ranks(), d)
+			}
+		}
+		if err := op2.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	dir := t.TempDir()
+	read := func(name string) *gmsh.Mesh {
+		g, err := gmsh.ReadFile(filepath.Join(cgnsFixtures, name+".msh"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	files := []string{
+		toUGRID(t, read("box"), dir, "box"),
+		toUGRID(t, read("layer"), dir, "layer"),
+		toUGRID(t, read("hybrid"), dir, "hybrid"),
+		toPatran(t, read("layer"), dir, "mixed"),
+		withFamilies(t, dir),
+	}
+	for _, ranks := range []int{2, 3} {
+		t.Run(fmt.Sprint(ranks), func(t *testing.T) {
+			mpitest.Run(t, ranks, 2*time.Minute, filesEnv+"="+strings.Join(files, string(os.PathListSeparator)))
+		})
+	}
+}
+
+// sourceDiff says how a differs from b, or "".
+func sourceDiff(a, b *source) string {
+	var diffs []string
+	check := func(ok bool, what string, x, y any) {
+		if !ok {
+			s := fmt.Sprintf("%s: %v, want %v", what, x, y)
+			if len(s) > 300 {
+				s = s[:300] + "..."
+			}
+			diffs = append(diffs, s)
+		}
+	}
+	check(a.dim == b.dim && a.kind == b.kind && a.nodes == b.nodes && a.cells == b.cells, "sizes",
+		[]int{a.dim, int(a.kind), a.nodes, a.cells}, []int{b.dim, int(b.kind), b.nodes, b.cells})
+	check(slices.Equal(a.kinds, b.kinds), "kinds", a.kinds, b.kinds)
+	check(a.firstNode == b.firstNode && a.firstCell == b.firstCell, "first node, cell", []int{a.firstNode, a.firstCell}, []int{b.firstNode, b.firstCell})
+	check(slices.Equal(a.x, b.x), "x", a.x, b.x)
+	check(slices.Equal(a.cellNodes, b.cellNodes), "cellNodes", a.cellNodes, b.cellNodes)
+	check(a.cellTagDim == b.cellTagDim && slices.Equal(a.cellTags, b.cellTags), "cellTags", a.cellTags, b.cellTags)
+	check(slices.Equal(a.groups, b.groups), "groups", a.groups, b.groups)
+	check(len(a.tagged) == len(b.tagged), "facet kinds", len(a.tagged), len(b.tagged))
+	for k := range min(len(a.tagged), len(b.tagged)) {
+		ta, tb := a.tagged[k], b.tagged[k]
+		check(ta.Kind == tb.Kind && slices.Equal(ta.Nodes, tb.Nodes) && slices.Equal(ta.Tags, tb.Tags), fmt.Sprintf("tagged %v", ta.Kind), ta, tb)
+	}
+	return strings.Join(diffs, "; ")
+}
