@@ -2,7 +2,8 @@
 // 3.4 or later), loaded at run time with dlopen so that nothing of CGNS is
 // needed to build GoOP2 or to run programs that do not read CGNS files. It
 // covers what package mesh/cgns uses: opening a file, its bases and
-// zones, coordinates, element sections, boundary conditions, families and
+// zones, coordinates and element sections (whole or a range of them),
+// boundary conditions, families and
 // family names, and writing a flow solution's fields.
 //
 // The width of cgsize_t (4 bytes in Debian's legacy build, 8 in a 64-bit
@@ -40,9 +41,7 @@ static int (*p_cg_section_read)(int, int, int, int, char *, int *, void *, void 
 static int (*p_cg_ElementDataSize)(int, int, int, int, void *);
 static int (*p_cg_elements_read)(int, int, int, int, void *, void *);
 static int (*p_cg_poly_elements_read)(int, int, int, int, void *, void *, void *);
-static void *p_cg_elements_partial_read;      // cgsize_t start, end by value: called through a type per width
-static void *p_cg_poly_elements_partial_read; // likewise
-static void *p_cg_ElementPartialSize;         // likewise
+static void *p_cg_elements_partial_read; // cgsize_t start, end by value: called through a type per width
 static int (*p_cg_npe)(int, int *);
 static int (*p_cg_nbocos)(int, int, int, int *);
 static int (*p_cg_boco_info)(int, int, int, int, char *, int *, int *, void *, int *, void *, int *, int *);
@@ -77,7 +76,7 @@ static const char *op2cg_load(const char *path, const char **missing) {
 	LOAD(cg_ncoords) LOAD(cg_coord_info) LOAD(cg_coord_read)
 	LOAD(cg_nsections) LOAD(cg_section_read) LOAD(cg_ElementDataSize) LOAD(cg_elements_read)
 	LOAD(cg_poly_elements_read) LOAD(cg_npe)
-	LOAD(cg_elements_partial_read) LOAD(cg_poly_elements_partial_read) LOAD(cg_ElementPartialSize)
+	LOAD(cg_elements_partial_read)
 	LOAD(cg_nbocos) LOAD(cg_boco_info) LOAD(cg_boco_read) LOAD(cg_boco_gridlocation_read)
 	LOAD(cg_nfamilies) LOAD(cg_family_read) LOAD(cg_goto) LOAD(cg_famname_read)
 	LOAD(cg_nsols) LOAD(cg_sol_info) LOAD(cg_sol_write) LOAD(cg_field_write) LOAD(cg_field_read) LOAD(cg_ElementTypeName)
@@ -120,16 +119,6 @@ static int op2cg_elements_partial_read(int fn, int B, int Z, int S, long long st
 	if (width == 4)
 		return ((int (*)(int, int, int, int, int32_t, int32_t, void *, void *))p_cg_elements_partial_read)(fn, B, Z, S, (int32_t)start, (int32_t)end, e, NULL);
 	return ((int (*)(int, int, int, int, int64_t, int64_t, void *, void *))p_cg_elements_partial_read)(fn, B, Z, S, (int64_t)start, (int64_t)end, e, NULL);
-}
-static int op2cg_poly_elements_partial_read(int fn, int B, int Z, int S, long long start, long long end, int width, void *e, void *off) {
-	if (width == 4)
-		return ((int (*)(int, int, int, int, int32_t, int32_t, void *, void *, void *))p_cg_poly_elements_partial_read)(fn, B, Z, S, (int32_t)start, (int32_t)end, e, off, NULL);
-	return ((int (*)(int, int, int, int, int64_t, int64_t, void *, void *, void *))p_cg_poly_elements_partial_read)(fn, B, Z, S, (int64_t)start, (int64_t)end, e, off, NULL);
-}
-static int op2cg_partial_size(int fn, int B, int Z, int S, long long start, long long end, int width, void *n) {
-	if (width == 4)
-		return ((int (*)(int, int, int, int, int32_t, int32_t, void *))p_cg_ElementPartialSize)(fn, B, Z, S, (int32_t)start, (int32_t)end, n);
-	return ((int (*)(int, int, int, int, int64_t, int64_t, void *))p_cg_ElementPartialSize)(fn, B, Z, S, (int64_t)start, (int64_t)end, n);
 }
 static int op2cg_npe(int t, int *n) { return p_cg_npe(t, n); }
 static int op2cg_nbocos(int fn, int B, int Z, int *n) { return p_cg_nbocos(fn, B, Z, n); }
@@ -603,21 +592,6 @@ func checkRange(call string, start, end int64) error {
 	return nil
 }
 
-// ElementPartialSize is the number of connectivity values of elements
-// start to end (element numbers, inclusive) of section S.
-func (f *File) ElementPartialSize(B, Z, S int, start, end int64) (int64, error) {
-	mu.Lock()
-	defer mu.Unlock()
-	if err := checkRange("cg_ElementPartialSize", start, end); err != nil {
-		return 0, err
-	}
-	n, _ := newSizes(1)
-	if C.op2cg_partial_size(f.fn, C.int(B), C.int(Z), C.int(S), C.longlong(start), C.longlong(end), C.int(width), n.ptr()) != 0 {
-		return 0, fail("cg_ElementPartialSize")
-	}
-	return n.values(1)[0], nil
-}
-
 // ElementsPartial reads the connectivity of elements start to end
 // (element numbers, inclusive) of a section S of one element type, size
 // values (the caller computes them from the type and checks them first):
@@ -636,28 +610,6 @@ func (f *File) ElementsPartial(B, Z, S int, start, end, size int64) ([]int64, er
 		return nil, fail("cg_elements_partial_read")
 	}
 	return e.values(size), nil
-}
-
-// PolyElementsPartial reads the connectivity of elements start to end
-// (element numbers, inclusive) of a MIXED (or polygonal) section S, size
-// values (ElementPartialSize), and their end-start+2 offsets:
-// cg_poly_elements_partial_read.
-func (f *File) PolyElementsPartial(B, Z, S int, start, end, size int64) (conn, offsets []int64, err error) {
-	mu.Lock()
-	defer mu.Unlock()
-	if err := checkRange("cg_poly_elements_partial_read", start, end); err != nil {
-		return nil, nil, err
-	}
-	e, err := newSizes(size)
-	if err != nil {
-		return nil, nil, err
-	}
-	n := end - start + 1
-	o, _ := newSizes(n + 1)
-	if C.op2cg_poly_elements_partial_read(f.fn, C.int(B), C.int(Z), C.int(S), C.longlong(start), C.longlong(end), C.int(width), e.ptr(), o.ptr()) != 0 {
-		return nil, nil, fail("cg_poly_elements_partial_read")
-	}
-	return e.values(size), o.values(n + 1), nil
 }
 
 // NodesPerElement is the number of nodes of an element of type t

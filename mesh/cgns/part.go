@@ -165,7 +165,8 @@ func (r *reader) coordNames(zp string, pdim int) error {
 // part (cg_coord_read with a range, cg_elements_partial_read); MIXED
 // sections whole, one after the other, keeping their part.
 //
-// The groups are Read's, over all the ranks of c: each rank reads every
+// The groups are Read's, over all the ranks of c, when the ranks' keeps
+// together select every element once (gmsh.Keep's blocks): each rank reads every
 // boundary condition's list (libcgns has no partial read of them) and
 // keeps what it says of its elements, and the ranks agree on which groups
 // hold elements, and of what dimension, so that Part.Physical is the list

@@ -58,3 +58,6 @@ func (f *cgnsFile) scan() (*gmsh.Part, error) {
 func (f *cgnsFile) read(c collective.Comm, keep gmsh.Keep) (*gmsh.Part, error) {
 	return f.layout.ReadPart(c, keep)
 }
+
+// agreed: ReadPart's error is every rank's.
+func (*cgnsFile) agreed() bool { return true }

@@ -2,6 +2,8 @@ package unstructured
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -318,4 +320,117 @@ func sourceDiff(a, b *source) string {
 		check(ta.Kind == tb.Kind && slices.Equal(ta.Nodes, tb.Nodes) && slices.Equal(ta.Tags, tb.Tags), fmt.Sprintf("tagged %v", ta.Kind), ta, tb)
 	}
 	return strings.Join(diffs, "; ")
+}
+
+// TestCGNSBlockErrors: on 3 MPI ranks, malformed CGNS files give every
+// rank the same error, naming the file and the node: a node number out of
+// range in the last tetrahedron (which only the last rank reads), a
+// boundary condition listing an element no section holds, a structured
+// zone (plot3d_to_cgns), and a truncated file.
+func TestCGNSBlockErrors(t *testing.T) {
+	const casesEnv, outEnv = "CGNS_BLOCK_ERRORS", "CGNS_BLOCK_OUT"
+	if mpitest.InRanks() {
+		for i, path := range strings.Split(os.Getenv(casesEnv), string(os.PathListSeparator)) {
+			_, err := Load(path, Options{})
+			msg := "no error"
+			if err != nil {
+				msg = err.Error()
+			}
+			out := filepath.Join(os.Getenv(outEnv), fmt.Sprintf("%d-%d.txt", i, op2.Rank()))
+			if err := os.WriteFile(out, []byte(msg), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := op2.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	needConverter(t, "plot3d_to_cgns")
+	dir := t.TempDir()
+	good, err := os.ReadFile(filepath.Join(cgnsFixtures, "box.cgns"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := cgns.Read(filepath.Join(cgnsFixtures, "box.cgns"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tets := m.Cells()[0]
+	last := tets.Nodes[len(tets.Nodes)-4:]
+	int32s := func(v ...int32) []byte {
+		var b []byte
+		for _, x := range v {
+			b = binary.LittleEndian.AppendUint32(b, uint32(x))
+		}
+		return b
+	}
+	old := int32s(last[0]+1, last[1]+1, last[2]+1, last[3]+1)
+	if bytes.Count(good, old) != 1 {
+		t.Fatal("the last tetrahedron's nodes are not stored once as 32-bit values")
+	}
+	nv := int32(m.NumNodes())
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	badNode := write("node.cgns", bytes.Replace(good, old, int32s(last[0]+1, last[1]+1, nv+5, last[3]+1), 1))
+	noSection := write("nosection.cgns", good)
+	f, err := cg.Open(noSection, cg.Modify)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.ZoneRead(1, 1); err != nil {
+		t.Fatal(err)
+	}
+	const elementList, userDefined = 7, 1
+	if _, err := f.BocoWrite(1, 1, "nowhere", userDefined, elementList, []int64{1, 999999}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	plot3d := write("structured.in", []byte("2 2 2\n0 1 0 1 0 1 0 1\n0 0 1 1 0 0 1 1\n0 0 0 0 1 1 1 1\n"))
+	structured := filepath.Join(dir, "structured.cgns")
+	if out, err := exec.Command("plot3d_to_cgns", "-s", "-f", plot3d, structured).CombinedOutput(); err != nil {
+		t.Fatalf("plot3d_to_cgns: %v\n%s", err, out)
+	}
+	cut := write("cut.cgns", good[:len(good)-100])
+	cases := []struct {
+		path string
+		want []string
+	}{
+		{badNode, []string{"/Base/Zone/TetElements", fmt.Sprintf("element %d (tetrahedron): node 2 is %d, outside [1, %d]", tets.Tags[tets.Len()-1], nv+5, nv)}},
+		{noSection, []string{"/Base/Zone/ZoneBC/nowhere", "element 999999: no section holds it"}},
+		{structured, []string{"/Base/Zone 1", "structured zone", "not supported"}},
+		{cut, nil},
+	}
+	var paths []string
+	for _, c := range cases {
+		paths = append(paths, c.path)
+	}
+	out := t.TempDir()
+	mpitest.Run(t, 3, 2*time.Minute, casesEnv+"="+strings.Join(paths, string(os.PathListSeparator)), outEnv+"="+out)
+	for i, c := range cases {
+		var msgs []string
+		for r := range 3 {
+			b, err := os.ReadFile(filepath.Join(out, fmt.Sprintf("%d-%d.txt", i, r)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs = append(msgs, string(b))
+		}
+		t.Logf("%s: %s", filepath.Base(c.path), msgs[0])
+		if msgs[1] != msgs[0] || msgs[2] != msgs[0] {
+			t.Errorf("%s: the ranks' errors differ:\n%s", filepath.Base(c.path), strings.Join(msgs, "\n"))
+		}
+		for _, w := range append(c.want, c.path) {
+			if !strings.Contains(msgs[0], w) {
+				t.Errorf("%s: error %q does not say %q", filepath.Base(c.path), msgs[0], w)
+			}
+		}
+	}
 }

@@ -17,8 +17,10 @@ type blockFile interface {
 	// (gmsh.ScanFile's); its error is the file's, the same on every rank.
 	scan() (*gmsh.Part, error)
 	// read returns what keep selects of the file (gmsh.ReadFilePart's),
-	// with its physical groups and entities. It is collective.
+	// with its physical groups and entities. It is collective; agreed
+	// reports whether its error is every rank's already.
 	read(c collective.Comm, keep gmsh.Keep) (*gmsh.Part, error)
+	agreed() bool
 }
 
 // gmshFile is a Gmsh .msh file read by blocks.
@@ -28,6 +30,7 @@ func (f gmshFile) scan() (*gmsh.Part, error) { return gmsh.ScanFile(string(f)) }
 func (f gmshFile) read(_ collective.Comm, keep gmsh.Keep) (*gmsh.Part, error) {
 	return gmsh.ReadFilePart(string(f), keep)
 }
+func (gmshFile) agreed() bool { return false }
 
 // readGmshBlock reads this rank's blocks of the Gmsh file at path, as
 // fromGmsh takes them from the whole mesh, without any rank holding more
@@ -69,8 +72,13 @@ func readBlock(c collective.Comm, path string, f blockFile) (*source, error) {
 		return nil, err
 	}
 	part, err := f.read(c, pl.keep(scan, rank, ranks))
-	if err := step("read", err); err != nil {
-		return nil, err
+	switch {
+	case f.agreed() && err != nil:
+		return nil, fmt.Errorf("unstructured: %w", err)
+	case !f.agreed():
+		if err := step("read", err); err != nil {
+			return nil, err
+		}
 	}
 	// Every element kept, its node tags made indices: a tag that is not a
 	// node's is an error, as gmsh.ReadFile says.
