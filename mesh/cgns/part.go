@@ -166,13 +166,13 @@ func (r *reader) coordNames(zp string, pdim int) error {
 // sections whole, one after the other, keeping their part.
 //
 // The groups are Read's, over all the ranks of c, when the ranks' keeps
-// together select every element once (gmsh.Keep's blocks): each rank reads every
-// boundary condition's list (libcgns has no partial read of them) and
-// keeps what it says of its elements, and the ranks agree on which groups
-// hold elements, and of what dimension, so that Part.Physical is the list
-// Read makes on every rank. Part.Entities are the rank's own: one per
-// distinct set of groups of its elements. It is collective, and its error
-// is every rank's.
+// together select every element once (as gmsh.Keep's blocks do): each
+// rank reads every boundary condition's list (libcgns has no partial
+// read of them) and keeps what it says of its elements, and the ranks
+// agree on which groups hold elements, and of what dimension, so that
+// Part.Physical is the list Read makes, on every rank. Part.Entities are
+// the rank's own: one per distinct set of groups of its elements. It is
+// collective, and its error is every rank's.
 func (l *Layout) ReadPart(c collective.Comm, keep gmsh.Keep) (*gmsh.Part, error) {
 	part, g, err := l.readLocal(keep)
 	if err := collective.AgreeStep(c, "cgns: read the part", err); err != nil {

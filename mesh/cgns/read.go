@@ -50,6 +50,14 @@
 // group. An element in several groups has an Entity listing them (see
 // gmsh.Mesh.GroupTag); Physical holds its first group, 0 for none.
 //
+// # Reading by blocks
+//
+// A process of a parallel job reads its part of a file without the rest:
+// Scan reads the file's counts (a Layout), and Layout.ReadPart the
+// vertices and elements a gmsh.Keep selects, with the groups agreed over
+// the ranks, as gmsh.ScanFile and gmsh.ReadFilePart do for a Gmsh file.
+// Package mesh/unstructured's Load uses them on several ranks.
+//
 // # Safety
 //
 // Every size the library returns is checked before anything is allocated
