@@ -42,6 +42,13 @@ static int (*p_cg_ElementDataSize)(int, int, int, int, void *);
 static int (*p_cg_elements_read)(int, int, int, int, void *, void *);
 static int (*p_cg_poly_elements_read)(int, int, int, int, void *, void *, void *);
 static void *p_cg_elements_partial_read; // cgsize_t start, end by value: called through a type per width
+static int (*p_cg_get_cgio)(int, int *);
+static int (*p_cg_root_id)(int, double *);
+static int (*p_cgio_get_node_id)(int, double, const char *, double *);
+static int (*p_cgio_get_data_type)(int, double, char *);
+static int (*p_cgio_get_dimensions)(int, double, int *, void *);
+static int (*p_cgio_error_message)(char *);
+static void *p_cgio_read_block_data; // cgsize_t b_start, b_end by value: called through a type per width
 static int (*p_cg_npe)(int, int *);
 static int (*p_cg_nbocos)(int, int, int, int *);
 static int (*p_cg_boco_info)(int, int, int, int, char *, int *, int *, void *, int *, void *, int *, int *);
@@ -77,6 +84,8 @@ static const char *op2cg_load(const char *path, const char **missing) {
 	LOAD(cg_nsections) LOAD(cg_section_read) LOAD(cg_ElementDataSize) LOAD(cg_elements_read)
 	LOAD(cg_poly_elements_read) LOAD(cg_npe)
 	LOAD(cg_elements_partial_read)
+	LOAD(cg_get_cgio) LOAD(cg_root_id) LOAD(cgio_get_node_id) LOAD(cgio_get_data_type) LOAD(cgio_get_dimensions)
+	LOAD(cgio_error_message) LOAD(cgio_read_block_data)
 	LOAD(cg_nbocos) LOAD(cg_boco_info) LOAD(cg_boco_read) LOAD(cg_boco_gridlocation_read)
 	LOAD(cg_nfamilies) LOAD(cg_family_read) LOAD(cg_goto) LOAD(cg_famname_read)
 	LOAD(cg_nsols) LOAD(cg_sol_info) LOAD(cg_sol_write) LOAD(cg_field_write) LOAD(cg_field_read) LOAD(cg_ElementTypeName)
@@ -119,6 +128,33 @@ static int op2cg_elements_partial_read(int fn, int B, int Z, int S, long long st
 	if (width == 4)
 		return ((int (*)(int, int, int, int, int32_t, int32_t, void *, void *))p_cg_elements_partial_read)(fn, B, Z, S, (int32_t)start, (int32_t)end, e, NULL);
 	return ((int (*)(int, int, int, int, int64_t, int64_t, void *, void *))p_cg_elements_partial_read)(fn, B, Z, S, (int64_t)start, (int64_t)end, e, NULL);
+}
+// op2cg_array_node finds the node at path (from the file's root) through
+// the file's cgio handle and returns its data type (2 characters and a
+// NUL) and its length, which must be 1-D. It returns 0, or -1 with msg
+// (80 characters and a NUL) set to cgio's message, or -2 for an array
+// of several dimensions.
+static int op2cg_array_node(int fn, const char *path, int width, int *cgio, double *id, char *type, long long *n, char *msg) {
+	double root;
+	int nd = 0;
+	int64_t dims[12];
+	if (p_cg_get_cgio(fn, cgio) || p_cg_root_id(fn, &root)) { strcpy(msg, p_cg_get_error()); return -1; }
+	if (p_cgio_get_node_id(*cgio, root, path, id) || p_cgio_get_data_type(*cgio, *id, type) || p_cgio_get_dimensions(*cgio, *id, &nd, dims)) {
+		p_cgio_error_message(msg);
+		return -1;
+	}
+	if (nd != 1) return -2;
+	*n = width == 4 ? (long long)((int32_t *)dims)[0] : (long long)dims[0];
+	return 0;
+}
+// op2cg_read_block reads values lo to hi (from 1) of the 1-D array node
+// id, in its own type; -1 with msg set on failure.
+static int op2cg_read_block(int cgio, double id, long long lo, long long hi, int width, void *data, char *msg) {
+	int rc = width == 4
+		? ((int (*)(int, double, int32_t, int32_t, void *))p_cgio_read_block_data)(cgio, id, (int32_t)lo, (int32_t)hi, data)
+		: ((int (*)(int, double, int64_t, int64_t, void *))p_cgio_read_block_data)(cgio, id, (int64_t)lo, (int64_t)hi, data);
+	if (rc) { p_cgio_error_message(msg); return -1; }
+	return 0;
 }
 static int op2cg_npe(int t, int *n) { return p_cg_npe(t, n); }
 static int op2cg_nbocos(int fn, int B, int Z, int *n) { return p_cg_nbocos(fn, B, Z, n); }
@@ -610,6 +646,78 @@ func (f *File) ElementsPartial(B, Z, S int, start, end, size int64) ([]int64, er
 		return nil, fail("cg_elements_partial_read")
 	}
 	return e.values(size), nil
+}
+
+// IntArray is a 1-D integer array node of a file (such as a section's
+// ElementConnectivity), read a block at a time with ReadBlock.
+type IntArray struct {
+	f    *File
+	cgio C.int
+	id   C.double
+	i8   bool
+	// Len is the array's number of values.
+	Len int64
+}
+
+// IntArray opens the 1-D array of 32- or 64-bit integers at path, a node
+// path from the file's root ("/Base/Zone/Elements/ElementConnectivity"),
+// through the library's cgio layer, which reads ADF and HDF5 files alike.
+func (f *File) IntArray(path string) (*IntArray, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if width == 0 {
+		return nil, &Error{Call: "cgio_get_node_id", Msg: "cgsize_t's width is not known before a zone is read"}
+	}
+	cp := C.CString(path)
+	defer C.free(unsafe.Pointer(cp))
+	var typ [3]C.char
+	var msg [81]C.char
+	var n C.longlong
+	a := &IntArray{f: f}
+	switch C.op2cg_array_node(f.fn, cp, C.int(width), &a.cgio, &a.id, &typ[0], &n, &msg[0]) {
+	case 0:
+	case -2:
+		return nil, &Error{Call: "cgio_get_dimensions", Msg: path + ": not a 1-D array"}
+	default:
+		return nil, &Error{Call: "cgio_get_node_id", Msg: path + ": " + C.GoString(&msg[0])}
+	}
+	switch t := C.GoString(&typ[0]); t {
+	case "I4":
+	case "I8":
+		a.i8 = true
+	default:
+		return nil, &Error{Call: "cgio_get_data_type", Msg: fmt.Sprintf("%s: data type %q, not I4 or I8", path, t)}
+	}
+	a.Len = int64(n)
+	return a, nil
+}
+
+// ReadBlock reads values lo to hi (from 1, inclusive) of a
+// (cgio_read_block_data).
+func (a *IntArray) ReadBlock(lo, hi int64) ([]int64, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if lo < 1 || hi < lo || hi > a.Len {
+		return nil, &Error{Call: "cgio_read_block_data", Msg: fmt.Sprintf("values [%d, %d] of an array of %d", lo, hi, a.Len)}
+	}
+	n := hi - lo + 1
+	out := make([]int64, n)
+	var buf unsafe.Pointer
+	var i32 []int32
+	if a.i8 {
+		buf = unsafe.Pointer(&out[0])
+	} else {
+		i32 = make([]int32, n)
+		buf = unsafe.Pointer(&i32[0])
+	}
+	var msg [81]C.char
+	if C.op2cg_read_block(a.cgio, a.id, C.longlong(lo), C.longlong(hi), C.int(width), buf, &msg[0]) != 0 {
+		return nil, &Error{Call: "cgio_read_block_data", Msg: C.GoString(&msg[0])}
+	}
+	for i, v := range i32 {
+		out[i] = int64(v)
+	}
+	return out, nil
 }
 
 // NodesPerElement is the number of nodes of an element of type t

@@ -25,9 +25,10 @@ func TestMissingLibrary(t *testing.T) {
 }
 
 // TestPartialReads: on the converted box (mesh/cgns's testdata), ranges
-// of vertices and of a section's elements read alone are those ranges of
-// the whole arrays, and a range the file does not have is an *Error
-// naming the call.
+// of vertices and of a section's elements read alone, and blocks of a
+// section's connectivity array read through cgio, are those ranges of
+// the whole arrays; a range the file does not have, a node it lacks and
+// an array not of integers are an *Error naming the call.
 func TestPartialReads(t *testing.T) {
 	testreq.Check(t, "cgns", Load(), ErrUnavailable)
 	f, err := Open(filepath.Join("..", "..", "mesh", "cgns", "testdata", "box.cgns"), Read)
@@ -35,7 +36,11 @@ func TestPartialReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	_, size, err := f.ZoneRead(1, 1)
+	base, _, _, err := f.Base(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zone, size, err := f.ZoneRead(1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +85,20 @@ func TestPartialReads(t *testing.T) {
 		if _, err := f.ElementsPartial(1, 1, s, sec.Start, sec.End+1, (n+1)*int64(npe)); err == nil {
 			t.Errorf("%s: a range past the section's end: no error", sec.Name)
 		}
+		a, err := f.IntArray("/" + base + "/" + zone + "/" + sec.Name + "/ElementConnectivity")
+		if err != nil || a.Len != int64(len(all)) {
+			t.Fatalf("%s: IntArray: %v (%v values, want %d)", sec.Name, err, a, len(all))
+		}
+		for lo := int64(1); lo <= a.Len; lo += 7 {
+			hi := min(a.Len, lo+6)
+			got, err := a.ReadBlock(lo, hi)
+			if err != nil || !slices.Equal(got, all[lo-1:hi]) {
+				t.Fatalf("%s: values [%d, %d]: %v, %v; want %v", sec.Name, lo, hi, got, err, all[lo-1:hi])
+			}
+		}
+		if _, err := a.ReadBlock(a.Len, a.Len+1); !errors.As(err, new(*Error)) {
+			t.Errorf("%s: values past the end: %v", sec.Name, err)
+		}
 	}
 	var e *Error
 	for _, tc := range []struct {
@@ -91,6 +110,14 @@ func TestPartialReads(t *testing.T) {
 		{"cg_coord_read", func() error { _, err := f.CoordRange(1, 1, "CoordinateX", 1, nv+1); return err }()},
 		{"cg_coord_read", func() error { _, err := f.CoordRange(1, 1, "CoordinateW", 1, 2); return err }()},
 		{"cg_elements_partial_read", func() error { _, err := f.ElementsPartial(1, 1, 1, 0, 1, 4); return err }()},
+		{"cgio_get_node_id", func() error {
+			_, err := f.IntArray("/" + base + "/" + zone + "/Nothing/ElementConnectivity")
+			return err
+		}()},
+		{"cgio_get_data_type", func() error {
+			_, err := f.IntArray("/" + base + "/" + zone + "/GridCoordinates/CoordinateX")
+			return err
+		}()},
 	} {
 		if !errors.As(tc.err, &e) || e.Call != tc.call {
 			t.Errorf("%v: want an *Error of %s", tc.err, tc.call)

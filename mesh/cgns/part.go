@@ -60,9 +60,8 @@ func openReader(path string) (*reader, error) {
 // Scan reads the layout of the CGNS file at path and checks it as Read
 // does, holding none of its large arrays: a section of one element kind
 // is known by its counts, and a MIXED section's elements are counted by
-// kind from its connectivity, which is read and dropped (CGNS 3.4
-// stores wrong offsets for MIXED sections, so no part of one can be read
-// alone). Its errors are Read's.
+// kind from its connectivity, read a window at a time (walkMixed). Its
+// errors are Read's.
 func Scan(path string) (*Layout, error) {
 	r, err := openReader(path)
 	if err != nil {
@@ -114,14 +113,12 @@ func Scan(path string) (*Layout, error) {
 			if size < 2*n {
 				return nil, r.errorf(sp, "MIXED section of %d elements has %d connectivity values, fewer than %d", n, size, 2*n)
 			}
-			conn, _, err := r.mixed(sp, s, size, n)
+			err := r.walkMixed(&ps, func(_ int64, k gmsh.Type, _ []int64) error {
+				ps.count[k]++
+				return nil
+			})
 			if err != nil {
 				return nil, err
-			}
-			for a := int64(0); a < size; {
-				k := kinds[int(conn[a])]
-				ps.count[k]++
-				a += 1 + int64(k.NumNodes())
 			}
 		} else {
 			k, ok := kinds[sec.Type]
@@ -149,6 +146,76 @@ func Scan(path string) (*Layout, error) {
 	return l, nil
 }
 
+// window is the most connectivity values of a MIXED section read at once.
+var window int64 = 1 << 16
+
+// walkMixed reads MIXED section ps's connectivity a window at a time and
+// calls each for every element (its index in the section, from 0; its
+// kind; its nodes as the file numbers them, valid during the call), with
+// r.mixed's checks: CGNS 3.4 writes wrong offsets for MIXED sections, so
+// that no part of one can be read through the library's partial reads;
+// the connectivity array is read in blocks through its cgio layer
+// instead.
+func (r *reader) walkMixed(ps *partSection, each func(i int64, k gmsh.Type, nodes []int64) error) error {
+	n, size := ps.end-ps.start+1, ps.size
+	a, err := r.f.IntArray(ps.path + "/ElementConnectivity")
+	if err != nil {
+		return r.call(ps.path, err)
+	}
+	if a.Len != size {
+		return r.errorf(ps.path, "connectivity of %d values, the section's size says %d", a.Len, size)
+	}
+	var buf []int64
+	next := int64(1) // the next value to read, from 1
+	// fill reads the next window after what buf holds; false at the end.
+	fill := func() (bool, error) {
+		if next > size {
+			return false, nil
+		}
+		hi := min(size, next+window-1)
+		v, err := a.ReadBlock(next, hi)
+		if err != nil {
+			return false, r.call(ps.path, err)
+		}
+		buf = append(slices.Clone(buf), v...)
+		next = hi + 1
+		return true, nil
+	}
+	used := int64(0) // values before buf[0]
+	for i := range n {
+		if len(buf) == 0 {
+			if ok, err := fill(); err != nil {
+				return err
+			} else if !ok {
+				return r.errorf(ps.path, "element %d of %d: the %d connectivity values end before it", i+1, n, size)
+			}
+		}
+		k, ok := kinds[int(buf[0])]
+		if !ok {
+			return r.errorf(ps.path, "element %d of the section: %s", i+1, unsupported(int(buf[0])))
+		}
+		nn := k.NumNodes()
+		for len(buf) < 1+nn {
+			if ok, err := fill(); err != nil {
+				return err
+			} else if !ok {
+				if i == n-1 {
+					return r.errorf(ps.path, "%d elements take %d connectivity values, the section has %d", n, used+1+int64(nn), size)
+				}
+				return r.errorf(ps.path, "element %d of %d: the %d connectivity values end before it", i+2, n, size)
+			}
+		}
+		if err := each(i, k, buf[1:1+nn]); err != nil {
+			return err
+		}
+		buf, used = buf[1+nn:], used+1+int64(nn)
+	}
+	if used != size {
+		return r.errorf(ps.path, "%d elements take %d connectivity values, the section has %d", n, used, size)
+	}
+	return nil
+}
+
 // coordNames checks that the zone has the Cartesian coordinates, as
 // coords does before reading them.
 func (r *reader) coordNames(zp string, pdim int) error {
@@ -162,8 +229,8 @@ func (r *reader) coordNames(zp string, pdim int) error {
 // that kind (by element number, as Read's blocks hold them) is in
 // keep.Elements[t], with the 1-based vertex numbers as node tags and the
 // element numbers as Tags. Vertices and sections of one kind are read in
-// part (cg_coord_read with a range, cg_elements_partial_read); MIXED
-// sections whole, one after the other, keeping their part.
+// part (cg_coord_read with a range, cg_elements_partial_read); a MIXED
+// section a window at a time (walkMixed), keeping its part.
 //
 // The groups are Read's, over all the ranks of c, when the ranks' keeps
 // together select every element once (as gmsh.Keep's blocks do): each
@@ -295,7 +362,8 @@ func (l *Layout) readElements(r *reader, part *gmsh.Part, keep gmsh.Keep) error 
 		lo, hi := clip(keep.Elements[k], n)
 		if lo < hi {
 			span[k] = [2]int64{lo, hi}
-			blocks[k] = &gmsh.PartBlock{Type: k, First: lo}
+			blocks[k] = &gmsh.PartBlock{Type: k, First: lo,
+				Nodes: make([]int64, 0, (hi-lo)*int64(k.NumNodes())), Tags: make([]int64, 0, hi-lo)}
 		}
 	}
 	add := func(sp string, k gmsh.Type, id int64, nodes []int64) error {
@@ -319,26 +387,19 @@ func (l *Layout) readElements(r *reader, part *gmsh.Part, keep gmsh.Keep) error 
 			if !need {
 				continue
 			}
-			n := ps.end - ps.start + 1
-			conn, _, err := r.mixed(ps.path, ps.s, ps.size, n)
-			if err != nil {
-				return err
-			}
 			at := map[gmsh.Type]int64{}
 			for k := range ps.count {
 				at[k] = ps.before[k]
 			}
-			a := int64(0)
-			for i := range n {
-				k := kinds[int(conn[a])]
-				nn := int64(k.NumNodes())
+			err := r.walkMixed(&ps, func(i int64, k gmsh.Type, nodes []int64) error {
+				defer func() { at[k]++ }()
 				if s, ok := span[k]; ok && at[k] >= s[0] && at[k] < s[1] {
-					if err := add(ps.path, k, ps.start+i, conn[a+1:a+1+nn]); err != nil {
-						return err
-					}
+					return add(ps.path, k, ps.start+i, nodes)
 				}
-				at[k]++
-				a += 1 + nn
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 			continue
 		}

@@ -2,8 +2,12 @@ package cgns
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	cg "github.com/goop2/op2/internal/cgns"
@@ -121,6 +125,88 @@ func TestScanErrors(t *testing.T) {
 		var e *cg.Error
 		if errors.As(serr, &e) {
 			t.Logf("%s: %v", path, serr)
+		}
+	}
+}
+
+// TestReadPartMixed converts a Patran file of prisms and a tetrahedron
+// with patran_to_cgns (one MIXED section) and reads it by parts with
+// windows of 3 and 5 values, so that elements straddle them: the counts
+// and each kind's elements are Read's.
+func TestReadPartMixed(t *testing.T) {
+	testreq.Check(t, "cgns", cg.Load(), ErrUnavailable)
+	if _, err := exec.LookPath("patran_to_cgns"); err != nil {
+		testreq.Check(t, "cgns", fmt.Errorf("no patran_to_cgns (Debian: apt-get install cgns-convert): %w", err), exec.ErrNotFound)
+	}
+	var pat strings.Builder
+	xs := [][3]float64{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {0, 1, 1}, {0, 0, 2}, {1, 0, 2}, {0, 1, 2}, {0, 0, 3}}
+	for i, x := range xs {
+		fmt.Fprintf(&pat, " 1%8d%8d%8d\n%16.9E%16.9E%16.9E\n1G       6       0       0  000000\n", i+1, 0, 2, x[0], x[1], x[2])
+	}
+	cells := [][]int{{1, 2, 3, 4, 5, 6}, {7, 8, 9, 10}, {4, 5, 6, 7, 8, 9}, {4, 5, 6, 10}}
+	for i, c := range cells {
+		shape := map[int]int{4: 5, 6: 7}[len(c)]
+		fmt.Fprintf(&pat, " 2%8d%8d%8d\n%8d%8d%8d%8d\n", i+1, shape, 2, len(c), 0, 1, 0)
+		for _, v := range c {
+			fmt.Fprintf(&pat, "%8d", v)
+		}
+		pat.WriteString("\n")
+	}
+	fmt.Fprintf(&pat, "99%8d%8d%8d\n", 0, 0, 1)
+	dir := t.TempDir()
+	in, path := filepath.Join(dir, "cells.pat"), filepath.Join(dir, "cells.cgns")
+	if err := os.WriteFile(in, []byte(pat.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("patran_to_cgns", in, path).CombinedOutput(); err != nil {
+		t.Fatalf("patran_to_cgns: %v\n%s", err, out)
+	}
+	m, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(w int64) { window = w }(window)
+	for _, w := range []int64{3, 5, 1 << 16} {
+		window = w
+		l, err := Scan(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range m.Blocks {
+			if l.Part.Counts[b.Type] != int64(b.Len()) {
+				t.Errorf("window %d: %d %vs, want %d", w, l.Part.Counts[b.Type], b.Type, b.Len())
+			}
+		}
+		for first := range 3 {
+			keep := gmsh.Keep{Nodes: gmsh.Range{Count: int64(len(xs))}, Elements: map[gmsh.Type]gmsh.Range{}}
+			for _, b := range m.Blocks {
+				keep.Elements[b.Type] = gmsh.Range{Start: int64(first), Count: 1}
+			}
+			p, err := l.ReadPart(one{}, keep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range m.Blocks {
+				i := slices.IndexFunc(p.Blocks, func(pb gmsh.PartBlock) bool { return pb.Type == b.Type })
+				if first >= b.Len() {
+					if i >= 0 {
+						t.Errorf("window %d: %v %d: read, but there are %d", w, b.Type, first, b.Len())
+					}
+					continue
+				}
+				nn := b.Type.NumNodes()
+				var want []int64
+				for _, v := range b.Nodes[first*nn : (first+1)*nn] {
+					want = append(want, int64(v)+1)
+				}
+				if i < 0 {
+					t.Errorf("window %d: %v %d: not read", w, b.Type, first)
+					continue
+				}
+				if !slices.Equal(p.Blocks[i].Nodes, want) || p.Blocks[i].Tags[0] != b.Tags[first] {
+					t.Errorf("window %d: %v %d: %v, want %v", w, b.Type, first, p.Blocks[i], want)
+				}
+			}
 		}
 	}
 }

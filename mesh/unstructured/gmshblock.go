@@ -321,17 +321,17 @@ func (pl *gmshPlan) keep(scan *gmsh.Part, rank, ranks int) gmsh.Keep {
 
 // partPhysical gives the physical groups of an element of part as
 // physicalOf does: its entity's in a 4.1 file, else its tag, if not 0.
-func partPhysical(scan *gmsh.Part) func(t gmsh.Type, entity, phys int32) []int32 {
+func partPhysical(part *gmsh.Part) func(t gmsh.Type, entity, phys int32) []int32 {
 	type key struct {
 		dim int
 		tag int32
 	}
 	ent := map[key][]int32{}
-	for _, e := range scan.Entities {
+	for _, e := range part.Entities {
 		ent[key{e.Dim, e.Tag}] = e.Physical
 	}
 	return func(t gmsh.Type, entity, phys int32) []int32 {
-		if p, ok := ent[key{t.Dim(), entity}]; ok && len(scan.Entities) > 0 {
+		if p, ok := ent[key{t.Dim(), entity}]; ok && len(part.Entities) > 0 {
 			return p
 		}
 		if phys != 0 {
