@@ -46,6 +46,9 @@ type cgnsFile struct {
 	layout *cgns.Layout
 }
 
+// scan returns the file's counts. They name no group (ReadPart finds
+// them), so planGmsh merges no cells: CGNS writes an element once, in
+// however many groups.
 func (f *cgnsFile) scan() (*gmsh.Part, error) {
 	l, err := cgns.Scan(f.path)
 	if err != nil {
