@@ -232,6 +232,18 @@ func withFamilies(t *testing.T, dir string) string {
 	return path
 }
 
+// toADF writes the CGNS file at path in the ADF format with libcgns's
+// cgnsconvert -a, beside it, and returns the new file's path.
+func toADF(t *testing.T, path string) string {
+	t.Helper()
+	needConverter(t, "cgnsconvert")
+	out := strings.TrimSuffix(path, ".cgns") + "-adf.cgns"
+	if b, err := exec.Command("cgnsconvert", "-a", path, out).CombinedOutput(); err != nil {
+		t.Fatalf("cgnsconvert: %v\n%s", err, b)
+	}
+	return out
+}
+
 func faceKey(nodes []int32) string {
 	s := slices.Clone(nodes)
 	slices.Sort(s)
@@ -245,8 +257,8 @@ func faceKey(nodes []int32) string {
 // conditions (aflr3_to_cgns), a boundary layer of prisms under
 // tetrahedra, hexahedra, pyramids and tetrahedra, the boundary layer as
 // one MIXED section with its boundary patches as sections (MIXED among
-// them; patran_to_cgns), and families with boundary conditions at
-// Vertex.
+// them; patran_to_cgns), that file in the ADF format (cgnsconvert -a),
+// and families with boundary conditions at Vertex.
 func TestCGNSBlocks(t *testing.T) {
 	const filesEnv = "CGNS_BLOCK_FILES"
 	if mpitest.InRanks() {
@@ -280,11 +292,13 @@ func TestCGNSBlocks(t *testing.T) {
 		}
 		return g
 	}
+	mixed := toPatran(t, read("layer"), dir, "mixed")
 	files := []string{
 		toUGRID(t, read("box"), dir, "box"),
 		toUGRID(t, read("layer"), dir, "layer"),
 		toUGRID(t, read("hybrid"), dir, "hybrid"),
-		toPatran(t, read("layer"), dir, "mixed"),
+		mixed,
+		toADF(t, mixed),
 		withFamilies(t, dir),
 	}
 	for _, ranks := range []int{2, 3} {
