@@ -131,9 +131,9 @@ static int op2cg_elements_partial_read(int fn, int B, int Z, int S, long long st
 }
 // op2cg_array_node finds the node at path (from the file's root) through
 // the file's cgio handle and returns its data type (2 characters and a
-// NUL) and its length, which must be 1-D. It returns 0, or -1 with msg
-// (80 characters and a NUL) set to cgio's message, or -2 for an array
-// of several dimensions.
+// NUL) and its length, of which one dimension at most is above 1. It
+// returns 0, or -1 with msg (80 characters and a NUL) set to cgio's
+// message, or -2 for an array of several dimensions above 1.
 static int op2cg_array_node(int fn, const char *path, int width, int *cgio, double *id, char *type, long long *n, char *msg) {
 	double root;
 	int nd = 0;
@@ -143,8 +143,14 @@ static int op2cg_array_node(int fn, const char *path, int width, int *cgio, doub
 		p_cgio_error_message(msg);
 		return -1;
 	}
-	if (nd != 1) return -2;
-	*n = width == 4 ? (long long)((int32_t *)dims)[0] : (long long)dims[0];
+	*n = 1;
+	int big = 0;
+	for (int i = 0; i < nd && i < 12; i++) {
+		long long d = width == 4 ? (long long)((int32_t *)dims)[i] : (long long)dims[i];
+		if (d > 1) big++;
+		*n *= d;
+	}
+	if (nd < 1 || nd > 12 || big > 1) return -2;
 	return 0;
 }
 // op2cg_read_block reads values lo to hi (from 1) of the 1-D array node
@@ -662,6 +668,8 @@ type IntArray struct {
 // IntArray opens the 1-D array of 32- or 64-bit integers at path, a node
 // path from the file's root ("/Base/Zone/Elements/ElementConnectivity"),
 // through the library's cgio layer, which reads ADF and HDF5 files alike.
+// An array of one row or column (a boundary condition's PointList, 1 by
+// n) is read as 1-D.
 func (f *File) IntArray(path string) (*IntArray, error) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -677,7 +685,7 @@ func (f *File) IntArray(path string) (*IntArray, error) {
 	switch C.op2cg_array_node(f.fn, cp, C.int(width), &a.cgio, &a.id, &typ[0], &n, &msg[0]) {
 	case 0:
 	case -2:
-		return nil, &Error{Call: "cgio_get_dimensions", Msg: path + ": not a 1-D array"}
+		return nil, &Error{Call: "cgio_get_dimensions", Msg: path + ": not a 1-D array (nor one of 1 row or column)"}
 	default:
 		return nil, &Error{Call: "cgio_get_node_id", Msg: path + ": " + C.GoString(&msg[0])}
 	}

@@ -132,8 +132,8 @@ func (r *reader) groups(m *gmsh.Mesh, zp string, secs map[int]section) error {
 }
 
 // bocoList is one boundary condition as read and checked: its node, its
-// family (or ""), its points or elements (a range of 2 or a list), and
-// whether they are vertices.
+// family (or ""), its points or elements (a range of 2 or a list, or nil
+// for a list not read), and whether they are vertices.
 type bocoList struct {
 	b       cg.Boco
 	bp, fam string
@@ -142,8 +142,9 @@ type bocoList struct {
 	vertex  bool
 }
 
-// bocoRead reads boundary condition bc and checks what it is.
-func (r *reader) bocoRead(zp string, bc int) (*bocoList, error) {
+// bocoRead reads boundary condition bc and checks what it is; a list's
+// points are read only when lists is set (a range's always).
+func (r *reader) bocoRead(zp string, bc int, lists bool) (*bocoList, error) {
 	b, err := r.f.BocoInfo(1, 1, bc)
 	if err != nil {
 		return nil, r.call(fmt.Sprintf("%s/ZoneBC/BC %d", zp, bc), err)
@@ -159,16 +160,18 @@ func (r *reader) bocoRead(zp string, bc int) (*bocoList, error) {
 	if err != nil {
 		return nil, r.call(bp, err)
 	}
-	pts, err := r.f.BocoRead(1, 1, bc, b)
-	if err != nil {
-		return nil, r.call(bp, err)
-	}
 	isRange := b.PointSet == cg.PointRange || b.PointSet == cg.ElementRange
-	if isRange && len(pts) != 2 {
-		return nil, r.errorf(bp, "a range of %d values, want 2", len(pts))
-	}
 	if !isRange && b.PointSet != cg.PointList && b.PointSet != cg.ElementList {
 		return nil, r.errorf(bp, "point set type %d: not supported (GoOP2 reads PointList, PointRange, ElementList and ElementRange)", b.PointSet)
+	}
+	var pts []int64
+	if isRange || lists {
+		if pts, err = r.f.BocoRead(1, 1, bc, b); err != nil {
+			return nil, r.call(bp, err)
+		}
+	}
+	if isRange && len(pts) != 2 {
+		return nil, r.errorf(bp, "a range of %d values, want 2", len(pts))
 	}
 	vertex := b.Location == cg.Vertex && (b.PointSet == cg.PointList || b.PointSet == cg.PointRange)
 	if !vertex {
@@ -192,7 +195,7 @@ func (r *reader) bocoRead(zp string, bc int) (*bocoList, error) {
 
 // boco reads boundary condition bc into its group (and its family's).
 func (r *reader) boco(g *grouping, zp string, bc int) error {
-	l, err := r.bocoRead(zp, bc)
+	l, err := r.bocoRead(zp, bc, true)
 	if err != nil {
 		return err
 	}

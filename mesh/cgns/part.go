@@ -234,17 +234,21 @@ func (r *reader) coordNames(zp string, pdim int) error {
 //
 // The groups are Read's, over all the ranks of c, when the ranks' keeps
 // together select every element once (as gmsh.Keep's blocks do): each
-// rank reads every boundary condition's list (libcgns has no partial
-// read of them) and keeps what it says of its elements, and the ranks
-// agree on which groups hold elements, and of what dimension, so that
+// rank reads its block of every boundary condition's list (through
+// cgio) and sends it where it is needed (route), and the ranks agree on
+// which groups hold elements, and of what dimension, so that
 // Part.Physical is the list Read makes, on every rank. Part.Entities are
 // the rank's own: one per distinct set of groups of its elements. It is
 // collective, and its error is every rank's.
 func (l *Layout) ReadPart(c collective.Comm, keep gmsh.Keep) (*gmsh.Part, error) {
-	part, g, err := l.readLocal(keep)
+	part, g, err := l.readLocal(keep, c.Rank(), c.Size())
 	if err := collective.AgreeStep(c, "cgns: read the part", err); err != nil {
 		return nil, err
 	}
+	if err := l.route(c, part, g, keep); err != nil {
+		return nil, err
+	}
+	g.finish(l, part)
 	// One count per boundary condition and dimension, then per section
 	// the elements that keep it from being a group of its own.
 	nb := len(g.bcs)
@@ -275,6 +279,10 @@ type partBC struct {
 	dims      [4]int64 // its elements on the rank, by dimension
 	// members are its elements on the rank.
 	members []elemRef
+	// list is the rank's block of its list of elements or vertices (of
+	// vertex, at Vertex), which route sends where it is needed.
+	list   []int64
+	vertex bool
 }
 
 // partGroups is what a rank finds of the groups of its elements.
@@ -288,7 +296,7 @@ type partGroups struct {
 
 // readLocal reads the rank's nodes and elements, and what its boundary
 // conditions say of them.
-func (l *Layout) readLocal(keep gmsh.Keep) (*gmsh.Part, *partGroups, error) {
+func (l *Layout) readLocal(keep gmsh.Keep, rank, ranks int) (*gmsh.Part, *partGroups, error) {
 	r, err := openReader(l.path)
 	if err != nil {
 		return nil, nil, err
@@ -308,7 +316,7 @@ func (l *Layout) readLocal(keep gmsh.Keep) (*gmsh.Part, *partGroups, error) {
 	if err := l.readElements(r, part, keep); err != nil {
 		return nil, nil, err
 	}
-	g, err := l.readGroups(r, part)
+	g, err := l.readGroups(r, part, rank, ranks)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -456,7 +464,7 @@ func (l *Layout) holds(id int64) bool {
 
 // readGroups reads the zone's family and the boundary conditions, and
 // what they say of the rank's elements, with Read's checks.
-func (l *Layout) readGroups(r *reader, part *gmsh.Part) (*partGroups, error) {
+func (l *Layout) readGroups(r *reader, part *gmsh.Part, rank, ranks int) (*partGroups, error) {
 	g := &partGroups{inBC: map[elemRef]bool{}, secBad: make([]int64, len(l.secs))}
 	var err error
 	if g.zfam, _, err = r.f.FamName(1, 1, cg.OfZone, 0); err != nil {
@@ -472,56 +480,53 @@ func (l *Layout) readGroups(r *reader, part *gmsh.Part) (*partGroups, error) {
 		return nil, r.call(l.zp+"/ZoneBC", err)
 	}
 	for bc := 1; bc <= nbc; bc++ {
-		b, err := r.bocoRead(l.zp, bc)
+		b, err := r.bocoRead(l.zp, bc, false)
 		if err != nil {
 			return nil, err
 		}
-		pb := partBC{name: b.b.Name, fam: b.fam}
-		if b.vertex {
+		pb := partBC{name: b.b.Name, fam: b.fam, vertex: b.vertex}
+		if !b.isRange {
+			if pb.list, err = l.listBlock(r, part, b, rank, ranks); err != nil {
+				return nil, err
+			}
+		} else if b.vertex {
 			if pb.members, err = l.vertexFacets(r, part, b); err != nil {
 				return nil, err
 			}
 		} else {
-			each := func(id int64) error {
-				if e, ok := findPart(part, id); ok {
-					pb.members = append(pb.members, e)
-				} else if !l.holds(id) {
-					return r.errorf(b.bp, "element %d: no section holds it", id)
+			// An element range: the first element no section holds, then
+			// the rank's.
+			for id := b.pts[0]; id <= b.pts[1]; {
+				i, _ := slices.BinarySearchFunc(l.secs, id, func(s partSection, id int64) int { return cmp.Compare(s.end, id) })
+				if i == len(l.secs) || l.secs[i].start > id {
+					return nil, r.errorf(b.bp, "element %d: no section holds it", id)
 				}
-				return nil
+				id = l.secs[i].end + 1
 			}
-			if b.isRange {
-				// The first element no section holds, then the rank's.
-				for id := b.pts[0]; id <= b.pts[1]; {
-					i, _ := slices.BinarySearchFunc(l.secs, id, func(s partSection, id int64) int { return cmp.Compare(s.end, id) })
-					if i == len(l.secs) || l.secs[i].start > id {
-						return nil, r.errorf(b.bp, "element %d: no section holds it", id)
-					}
-					id = l.secs[i].end + 1
-				}
-				for k := range part.Blocks {
-					tags := part.Blocks[k].Tags
-					i, _ := slices.BinarySearch(tags, b.pts[0])
-					for ; i < len(tags) && tags[i] <= b.pts[1]; i++ {
-						pb.members = append(pb.members, elemRef{k, i})
-					}
-				}
-			} else {
-				for _, id := range b.pts {
-					if err := each(id); err != nil {
-						return nil, err
-					}
+			for k := range part.Blocks {
+				tags := part.Blocks[k].Tags
+				i, _ := slices.BinarySearch(tags, b.pts[0])
+				for ; i < len(tags) && tags[i] <= b.pts[1]; i++ {
+					pb.members = append(pb.members, elemRef{k, i})
 				}
 			}
 		}
+		g.bcs = append(g.bcs, pb)
+	}
+	return g, nil
+}
+
+// finish counts the rank's elements of each boundary condition by
+// dimension, and those of each section that are not facets in no
+// boundary condition (which keep a section from being a group).
+func (g *partGroups) finish(l *Layout, part *gmsh.Part) {
+	for i := range g.bcs {
+		pb := &g.bcs[i]
 		for _, e := range pb.members {
 			pb.dims[part.Blocks[e.block].Type.Dim()]++
 			g.inBC[e] = true
 		}
-		g.bcs = append(g.bcs, pb)
 	}
-	// The sections none of whose elements is anything but a facet in no
-	// boundary condition.
 	for i, ps := range l.secs {
 		for k := range part.Blocks {
 			b := &part.Blocks[k]
@@ -534,43 +539,260 @@ func (l *Layout) readGroups(r *reader, part *gmsh.Part) (*partGroups, error) {
 			}
 		}
 	}
-	return g, nil
+}
+
+// listBlock reads the rank's block of the list of boundary condition b
+// (its PointList, through cgio) and checks it as Read does: vertices in
+// the zone, elements that a section holds.
+func (l *Layout) listBlock(r *reader, part *gmsh.Part, b *bocoList, rank, ranks int) ([]int64, error) {
+	if b.vertex {
+		if err := l.facetsFor(r, part, b); err != nil {
+			return nil, err
+		}
+	}
+	var a *cg.IntArray
+	var err error
+	for _, name := range []string{"PointList", "ElementList"} {
+		if a, err = r.f.IntArray(b.bp + "/" + name); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, r.call(b.bp, err)
+	}
+	if a.Len != b.b.NPoints {
+		return nil, r.errorf(b.bp, "a list of %d values, the boundary condition says %d", a.Len, b.b.NPoints)
+	}
+	s, n := collective.Block(int(a.Len), rank, ranks)
+	if n == 0 {
+		return nil, nil
+	}
+	pts, err := a.ReadBlock(int64(s)+1, int64(s+n))
+	if err != nil {
+		return nil, r.call(b.bp, err)
+	}
+	for _, v := range pts {
+		switch {
+		case b.vertex && (v < 1 || v > r.nv):
+			return nil, r.errorf(b.bp, "vertex %d outside [1, %d]", v, r.nv)
+		case !b.vertex && !l.holds(v):
+			return nil, r.errorf(b.bp, "element %d: no section holds it", v)
+		}
+	}
+	return pts, nil
+}
+
+// facetsFor refuses a Vertex boundary condition in a zone without
+// elements one dimension below the cells.
+func (l *Layout) facetsFor(r *reader, part *gmsh.Part, b *bocoList) error {
+	for k, n := range part.Counts {
+		if k.Dim() == part.Dim-1 && n > 0 {
+			return nil
+		}
+	}
+	return r.errorf(b.bp, "a boundary condition at Vertex, but the zone has no elements of dimension %d to hold it: not supported (give its faces as elements, or the BC at FaceCenter)", part.Dim-1)
+}
+
+// route sends the ranks' blocks of the boundary conditions' lists where
+// they are needed, and adds to each condition's members the rank's
+// elements it lists: an element goes to the rank whose keep holds it (an
+// element of a MIXED section, whose kind only its section's connectivity
+// tells, to every rank); a vertex to the rank whose block of the
+// vertices holds it, which then tells each rank, for the nodes of its
+// facets, the conditions listing them, so that a facet whose nodes all
+// lie in a condition's points is in it. It is collective.
+func (l *Layout) route(c collective.Comm, part *gmsh.Part, g *partGroups, keep gmsh.Keep) error {
+	lists, vertices := false, false
+	for _, pb := range g.bcs {
+		lists = lists || !pb.vertex && pb.list != nil
+		vertices = vertices || pb.vertex
+	}
+	any, err := collective.SumInt64(c, []int64{b2i(lists), b2i(vertices)})
+	if err != nil || any[0]+any[1] == 0 {
+		return err
+	}
+	ranks := c.Size()
+	// Every rank's keep, kind by kind in the order of types.
+	types := make([]gmsh.Type, 0, len(l.Part.Counts))
+	for k := range l.Part.Counts {
+		types = append(types, k)
+	}
+	slices.Sort(types)
+	mine := make([]int64, 0, 2*len(types))
+	for _, k := range types {
+		lo, hi := clip(keep.Elements[k], l.Part.Counts[k])
+		mine = append(mine, lo, hi)
+	}
+	got, err := collective.Allgather(c, collective.Int64Bytes(mine))
+	if err != nil {
+		return err
+	}
+	spans := make([][]int64, ranks)
+	for q, b := range got {
+		spans[q] = collective.BytesInt64(b)
+	}
+	owner := func(k gmsh.Type, idx int64) int {
+		t, _ := slices.BinarySearch(types, k)
+		for q := range ranks {
+			if sp := spans[q]; len(sp) > 2*t+1 && sp[2*t] <= idx && idx < sp[2*t+1] {
+				return q
+			}
+		}
+		return -1
+	}
+	// (what, condition, value): what 0 an element, 1 a vertex.
+	send := make([][]int64, ranks)
+	for b, pb := range g.bcs {
+		for _, v := range pb.list {
+			if pb.vertex {
+				q := collective.BlockHome(int(l.Part.NumNodes), ranks, int(v-1))
+				send[q] = append(send[q], 1, int64(b), v)
+				continue
+			}
+			i, _ := slices.BinarySearchFunc(l.secs, v, func(s partSection, id int64) int { return cmp.Compare(s.end, id) })
+			ps := l.secs[i]
+			if ps.typ == mixed {
+				for q := range ranks {
+					send[q] = append(send[q], 0, int64(b), v)
+				}
+				continue
+			}
+			k := kinds[ps.typ]
+			if q := owner(k, ps.before[k]+v-ps.start); q >= 0 {
+				send[q] = append(send[q], 0, int64(b), v)
+			}
+		}
+	}
+	recv, err := alltoall(c, send)
+	if err != nil {
+		return err
+	}
+	type pair struct{ node, bc int64 }
+	var held []pair // the conditions listing the vertices of the rank's block
+	for _, msg := range recv {
+		for j := 0; j+2 < len(msg); j += 3 {
+			b, v := int(msg[j+1]), msg[j+2]
+			if msg[j] == 1 {
+				held = append(held, pair{v, int64(b)})
+			} else if e, ok := findPart(part, v); ok {
+				g.bcs[b].members = append(g.bcs[b].members, e)
+			}
+		}
+	}
+	if any[1] == 0 {
+		return nil
+	}
+	slices.SortFunc(held, func(a, b pair) int { return cmp.Or(cmp.Compare(a.node, b.node), cmp.Compare(a.bc, b.bc)) })
+	held = slices.Compact(held)
+	// The nodes of the rank's facets, asked of their homes.
+	var nodes []int64
+	for k := range part.Blocks {
+		if part.Blocks[k].Type.Dim() == part.Dim-1 {
+			nodes = append(nodes, part.Blocks[k].Nodes...)
+		}
+	}
+	slices.Sort(nodes)
+	nodes = slices.Compact(nodes)
+	ask := make([][]int64, ranks)
+	for _, v := range nodes {
+		q := collective.BlockHome(int(l.Part.NumNodes), ranks, int(v-1))
+		ask[q] = append(ask[q], v)
+	}
+	asked, err := alltoall(c, ask)
+	if err != nil {
+		return err
+	}
+	answer := make([][]int64, ranks)
+	for q, msg := range asked {
+		for _, v := range msg {
+			i, _ := slices.BinarySearchFunc(held, v, func(p pair, v int64) int { return cmp.Compare(p.node, v) })
+			j := i
+			for j < len(held) && held[j].node == v {
+				j++
+			}
+			answer[q] = append(answer[q], int64(j-i))
+			for _, p := range held[i:j] {
+				answer[q] = append(answer[q], p.bc)
+			}
+		}
+	}
+	replies, err := alltoall(c, answer)
+	if err != nil {
+		return err
+	}
+	in := make(map[int64][]int64, len(nodes)) // node → the conditions listing it
+	next := make([]int, ranks)
+	for _, v := range nodes {
+		q := collective.BlockHome(int(l.Part.NumNodes), ranks, int(v-1))
+		msg := replies[q]
+		n := int(msg[next[q]])
+		if n > 0 {
+			in[v] = msg[next[q]+1 : next[q]+1+n]
+		}
+		next[q] += 1 + n
+	}
+	for k := range part.Blocks {
+		pb := &part.Blocks[k]
+		if pb.Type.Dim() != part.Dim-1 {
+			continue
+		}
+		nn := pb.Type.NumNodes()
+		for i := range pb.Len() {
+			row := pb.Nodes[nn*i : nn*i+nn]
+			for _, b := range in[row[0]] {
+				all := true
+				for _, v := range row[1:] {
+					all = all && slices.Contains(in[v], b)
+				}
+				if all {
+					g.bcs[b].members = append(g.bcs[b].members, elemRef{k, i})
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// b2i is 1 for true.
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// alltoall is Alltoallv for int64 messages.
+func alltoall(c collective.Comm, send [][]int64) ([][]int64, error) {
+	out := make([][]byte, len(send))
+	for q := range send {
+		out[q] = collective.Int64Bytes(send[q])
+	}
+	got, err := c.Alltoallv(out)
+	if err != nil {
+		return nil, err
+	}
+	in := make([][]int64, len(got))
+	for q, b := range got {
+		in[q] = collective.BytesInt64(b)
+	}
+	return in, nil
 }
 
 // vertexFacets returns the rank's elements one dimension below the cells
-// whose nodes all lie in the points of a Vertex boundary condition.
+// whose nodes all lie in the vertex range of a Vertex boundary condition
+// (route does a list's).
 func (l *Layout) vertexFacets(r *reader, part *gmsh.Part, b *bocoList) ([]elemRef, error) {
-	var in func(v int64) bool
-	if b.isRange {
-		lo, hi := b.pts[0], b.pts[1]
-		if lo > hi {
-			return nil, r.errorf(b.bp, "vertex range [%d, %d] is empty", lo, hi)
-		}
-		switch {
-		case lo < 1:
-			return nil, r.errorf(b.bp, "vertex %d outside [1, %d]", lo, r.nv)
-		case hi > r.nv:
-			return nil, r.errorf(b.bp, "vertex %d outside [1, %d]", r.nv+1, r.nv)
-		}
-		in = func(v int64) bool { return v >= lo && v <= hi }
-	} else {
-		for _, v := range b.pts {
-			if v < 1 || v > r.nv {
-				return nil, r.errorf(b.bp, "vertex %d outside [1, %d]", v, r.nv)
-			}
-		}
-		pts := slices.Clone(b.pts)
-		slices.Sort(pts)
-		in = func(v int64) bool { _, ok := slices.BinarySearch(pts, v); return ok }
+	lo, hi := b.pts[0], b.pts[1]
+	switch {
+	case lo > hi:
+		return nil, r.errorf(b.bp, "vertex range [%d, %d] is empty", lo, hi)
+	case lo < 1:
+		return nil, r.errorf(b.bp, "vertex %d outside [1, %d]", lo, r.nv)
+	case hi > r.nv:
+		return nil, r.errorf(b.bp, "vertex %d outside [1, %d]", r.nv+1, r.nv)
 	}
-	facets := int64(0)
-	for k, n := range part.Counts {
-		if k.Dim() == part.Dim-1 {
-			facets += n
-		}
-	}
-	if facets == 0 {
-		return nil, r.errorf(b.bp, "a boundary condition at Vertex, but the zone has no elements of dimension %d to hold it: not supported (give its faces as elements, or the BC at FaceCenter)", part.Dim-1)
+	if err := l.facetsFor(r, part, b); err != nil {
+		return nil, err
 	}
 	var out []elemRef
 	for k := range part.Blocks {
@@ -582,7 +804,7 @@ func (l *Layout) vertexFacets(r *reader, part *gmsh.Part, b *bocoList) ([]elemRe
 		for i := range pb.Len() {
 			all := true
 			for _, v := range pb.Nodes[nn*i : nn*i+nn] {
-				all = all && in(v)
+				all = all && v >= lo && v <= hi
 			}
 			if all {
 				out = append(out, elemRef{k, i})

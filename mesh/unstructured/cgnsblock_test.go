@@ -170,8 +170,9 @@ func toPatran(t *testing.T, g *gmsh.Mesh, dir, name string) string {
 }
 
 // withFamilies copies the converted box to dir and adds to it families
-// (of two boundary conditions and of the zone) and boundary conditions
-// at Vertex: a list of points and a range of all of them.
+// (of two boundary conditions and of the zone), boundary conditions at
+// Vertex (a list of points and a range of all of them) and a list of
+// elements (every third boundary triangle).
 func withFamilies(t *testing.T, dir string) string {
 	t.Helper()
 	needConverter(t, "aflr3_to_cgns")
@@ -191,6 +192,18 @@ func withFamilies(t *testing.T, dir string) string {
 	if err := dst.Close(); err != nil {
 		t.Fatal(err)
 	}
+	m, err := cgns.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var some []int64 // every third boundary triangle, by element number
+	for _, b := range m.Blocks {
+		if b.Type == gmsh.Triangle {
+			for i := 0; i < b.Len(); i += 3 {
+				some = append(some, b.Tags[i])
+			}
+		}
+	}
 	f, err := cg.Open(path, cg.Modify)
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +222,7 @@ func withFamilies(t *testing.T, dir string) string {
 			low = append(low, int64(i)+1)
 		}
 	}
-	const userDefined = 1
+	const userDefined, elementList = 1, 7
 	for _, step := range []func() error{
 		func() error { return f.FamilyWrite(1, "walls") },
 		func() error { return f.FamilyWrite(1, "fluid") },
@@ -217,6 +230,7 @@ func withFamilies(t *testing.T, dir string) string {
 		func() error { return f.FamNameWrite(1, 1, cg.OfBoco, 2, "walls") },
 		func() error { return f.FamNameWrite(1, 1, cg.OfZone, 0, "fluid") },
 		func() error { _, err := f.BocoWrite(1, 1, "low points", userDefined, cg.PointList, low); return err },
+		func() error { _, err := f.BocoWrite(1, 1, "some faces", userDefined, elementList, some); return err },
 		func() error {
 			_, err := f.BocoWrite(1, 1, "all points", userDefined, cg.PointRange, []int64{1, size[0]})
 			return err
@@ -244,6 +258,46 @@ func toADF(t *testing.T, path string) string {
 	return out
 }
 
+// withCellList copies the CGNS file at path, adds to the copy a boundary
+// condition listing every fifth cell by element number (of a MIXED
+// section in patran_to_cgns's files), and returns the copy's path.
+func withCellList(t *testing.T, path string) string {
+	t.Helper()
+	m, err := cgns.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cells []int64
+	for _, b := range m.Cells() {
+		for i := 0; i < b.Len(); i += 5 {
+			cells = append(cells, b.Tags[i])
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := strings.TrimSuffix(path, ".cgns") + "-list.cgns"
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := cg.Open(out, cg.Modify)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.ZoneRead(1, 1); err != nil {
+		t.Fatal(err)
+	}
+	const userDefined, elementList = 1, 7
+	if _, err := f.BocoWrite(1, 1, "some cells", userDefined, elementList, cells); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func faceKey(nodes []int32) string {
 	s := slices.Clone(nodes)
 	slices.Sort(s)
@@ -257,8 +311,9 @@ func faceKey(nodes []int32) string {
 // conditions (aflr3_to_cgns), a boundary layer of prisms under
 // tetrahedra, hexahedra, pyramids and tetrahedra, the boundary layer as
 // one MIXED section with its boundary patches as sections (MIXED among
-// them; patran_to_cgns), that file in the ADF format (cgnsconvert -a),
-// and families with boundary conditions at Vertex.
+// them; patran_to_cgns), that file in the ADF format (cgnsconvert -a)
+// and with a list of some of its cells, and families with boundary
+// conditions at Vertex and a list of facets.
 func TestCGNSBlocks(t *testing.T) {
 	const filesEnv = "CGNS_BLOCK_FILES"
 	if mpitest.InRanks() {
@@ -299,6 +354,7 @@ func TestCGNSBlocks(t *testing.T) {
 		toUGRID(t, read("hybrid"), dir, "hybrid"),
 		mixed,
 		toADF(t, mixed),
+		withCellList(t, mixed),
 		withFamilies(t, dir),
 	}
 	for _, ranks := range []int{2, 3} {
