@@ -279,10 +279,11 @@ type partBC struct {
 	dims      [4]int64 // its elements on the rank, by dimension
 	// members are its elements on the rank.
 	members []elemRef
-	// list is the rank's block of its list of elements or vertices (of
-	// vertex, at Vertex), which route sends where it is needed.
-	list   []int64
-	vertex bool
+	// list is the rank's block of its list (listed) of elements or
+	// vertices (of vertex, at Vertex), which route sends where it is
+	// needed.
+	list           []int64
+	listed, vertex bool
 }
 
 // partGroups is what a rank finds of the groups of its elements.
@@ -484,7 +485,7 @@ func (l *Layout) readGroups(r *reader, part *gmsh.Part, rank, ranks int) (*partG
 		if err != nil {
 			return nil, err
 		}
-		pb := partBC{name: b.b.Name, fam: b.fam, vertex: b.vertex}
+		pb := partBC{name: b.b.Name, fam: b.fam, vertex: b.vertex, listed: !b.isRange}
 		if !b.isRange {
 			if pb.list, err = l.listBlock(r, part, b, rank, ranks); err != nil {
 				return nil, err
@@ -602,14 +603,14 @@ func (l *Layout) facetsFor(r *reader, part *gmsh.Part, b *bocoList) error {
 // facets, the conditions listing them, so that a facet whose nodes all
 // lie in a condition's points is in it. It is collective.
 func (l *Layout) route(c collective.Comm, part *gmsh.Part, g *partGroups, keep gmsh.Keep) error {
+	// Which lists there are is the file's, the same on every rank.
 	lists, vertices := false, false
 	for _, pb := range g.bcs {
-		lists = lists || !pb.vertex && pb.list != nil
-		vertices = vertices || pb.vertex
+		lists = lists || pb.listed && !pb.vertex
+		vertices = vertices || pb.listed && pb.vertex
 	}
-	any, err := collective.SumInt64(c, []int64{b2i(lists), b2i(vertices)})
-	if err != nil || any[0]+any[1] == 0 {
-		return err
+	if !lists && !vertices {
+		return nil
 	}
 	ranks := c.Size()
 	// Every rank's keep, kind by kind in the order of types.
@@ -679,7 +680,7 @@ func (l *Layout) route(c collective.Comm, part *gmsh.Part, g *partGroups, keep g
 			}
 		}
 	}
-	if any[1] == 0 {
+	if !vertices {
 		return nil
 	}
 	slices.SortFunc(held, func(a, b pair) int { return cmp.Or(cmp.Compare(a.node, b.node), cmp.Compare(a.bc, b.bc)) })
@@ -751,14 +752,6 @@ func (l *Layout) route(c collective.Comm, part *gmsh.Part, g *partGroups, keep g
 		}
 	}
 	return nil
-}
-
-// b2i is 1 for true.
-func b2i(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // alltoall is Alltoallv for int64 messages.
