@@ -657,7 +657,6 @@ func (f *File) ElementsPartial(B, Z, S int, start, end, size int64) ([]int64, er
 // IntArray is a 1-D integer array node of a file (such as a section's
 // ElementConnectivity), read a block at a time with ReadBlock.
 type IntArray struct {
-	f    *File
 	cgio C.int
 	id   C.double
 	i8   bool
@@ -681,7 +680,7 @@ func (f *File) IntArray(path string) (*IntArray, error) {
 	var typ [3]C.char
 	var msg [81]C.char
 	var n C.longlong
-	a := &IntArray{f: f}
+	a := &IntArray{}
 	switch C.op2cg_array_node(f.fn, cp, C.int(width), &a.cgio, &a.id, &typ[0], &n, &msg[0]) {
 	case 0:
 	case -2:

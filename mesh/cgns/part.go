@@ -72,7 +72,7 @@ func Scan(path string) (*Layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.coordNames(zp, pdim); err != nil {
+	if _, err := r.coordList(zp, pdim); err != nil {
 		return nil, err
 	}
 	l := &Layout{path: path, zp: zp, pdim: pdim,
@@ -214,13 +214,6 @@ func (r *reader) walkMixed(ps *partSection, each func(i int64, k gmsh.Type, node
 		return r.errorf(ps.path, "%d elements take %d connectivity values, the section has %d", n, used, size)
 	}
 	return nil
-}
-
-// coordNames checks that the zone has the Cartesian coordinates, as
-// coords does before reading them.
-func (r *reader) coordNames(zp string, pdim int) error {
-	_, err := r.coordList(zp, pdim)
-	return err
 }
 
 // ReadPart reads what keep selects of the file Scan read, as
