@@ -13,6 +13,7 @@ import (
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/internal/rss"
 	"github.com/goop2/op2/mesh"
+	"github.com/goop2/op2/mesh/cgns"
 	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/mesh/unstructured"
 )
@@ -57,7 +58,8 @@ func gmshLoadSection(out io.Writer, path string) error {
 }
 
 // gmshReadSection measures, in one process, the memory that reading a
-// rank's part of the Gmsh mesh in path takes: the whole file read by
+// rank's part of the Gmsh mesh in path takes (of a CGNS file:
+// cgnsReadSection's): the whole file read by
 // gmsh.ReadFile (what Load did on every rank before it streamed the
 // file), and, for each rank of 2 and 4, its blocks streamed by
 // gmsh.ScanFile and gmsh.ReadFilePart (what Load does on each rank now).
@@ -86,6 +88,9 @@ func gmshReadSection(out io.Writer, path string) error {
 		runtime.KeepAlive(v)
 		fmt.Fprintf(out, "read %s (%.1f MB), %s: %.2f s, peak RSS +%.1f MB\n", filepath.Base(path), float64(fi.Size())/1e6, what, secs, mb(peak-now))
 		return nil
+	}
+	if isCGNS, _ := cgns.IsCGNS(path); isCGNS {
+		return cgnsReadSection(path, measure)
 	}
 	if err := measure("whole (gmsh.ReadFile)", func() (any, error) { return gmsh.ReadFile(path) }); err != nil {
 		return err

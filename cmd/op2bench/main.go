@@ -112,7 +112,7 @@ func main() {
 	gmshPath := flag.String("gmsh", "", "time only reading this Gmsh mesh (.msh), deriving its facets and connectivity, each phase apart, and declaring it (unstructured.Load)")
 	gmshRounds := flag.Int("gmsh-rounds", 3, "rounds of -gmsh; medians are printed")
 	gmshLoad := flag.String("gmsh-load", "", "only load this Gmsh mesh (.msh) with unstructured.Load, on one process or each rank under mpirun, and print each rank's seconds and peak memory")
-	gmshRead := flag.String("gmsh-read", "", "only measure the memory that reading a rank's part of this Gmsh mesh (.msh) takes, whole and streamed, for 2 and 4 ranks, in one process")
+	gmshRead := flag.String("gmsh-read", "", "only measure the memory that reading a rank's part of this Gmsh mesh (.msh, or a CGNS file) takes, whole and streamed, for 2 and 4 ranks, in one process")
 	flag.Parse()
 	if *gmshRead != "" {
 		fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s)\n", numCPU(), cpuModel())

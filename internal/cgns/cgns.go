@@ -2,7 +2,8 @@
 // 3.4 or later), loaded at run time with dlopen so that nothing of CGNS is
 // needed to build GoOP2 or to run programs that do not read CGNS files. It
 // covers what package mesh/cgns uses: opening a file, its bases and
-// zones, coordinates, element sections, boundary conditions, families and
+// zones, coordinates and element sections (whole or a range of them),
+// boundary conditions, families and
 // family names, and writing a flow solution's fields.
 //
 // The width of cgsize_t (4 bytes in Debian's legacy build, 8 in a 64-bit
@@ -40,6 +41,14 @@ static int (*p_cg_section_read)(int, int, int, int, char *, int *, void *, void 
 static int (*p_cg_ElementDataSize)(int, int, int, int, void *);
 static int (*p_cg_elements_read)(int, int, int, int, void *, void *);
 static int (*p_cg_poly_elements_read)(int, int, int, int, void *, void *, void *);
+static void *p_cg_elements_partial_read; // cgsize_t start, end by value: called through a type per width
+static int (*p_cg_get_cgio)(int, int *);
+static int (*p_cg_root_id)(int, double *);
+static int (*p_cgio_get_node_id)(int, double, const char *, double *);
+static int (*p_cgio_get_data_type)(int, double, char *);
+static int (*p_cgio_get_dimensions)(int, double, int *, void *);
+static int (*p_cgio_error_message)(char *);
+static void *p_cgio_read_block_data; // cgsize_t b_start, b_end by value: called through a type per width
 static int (*p_cg_npe)(int, int *);
 static int (*p_cg_nbocos)(int, int, int, int *);
 static int (*p_cg_boco_info)(int, int, int, int, char *, int *, int *, void *, int *, void *, int *, int *);
@@ -74,6 +83,9 @@ static const char *op2cg_load(const char *path, const char **missing) {
 	LOAD(cg_ncoords) LOAD(cg_coord_info) LOAD(cg_coord_read)
 	LOAD(cg_nsections) LOAD(cg_section_read) LOAD(cg_ElementDataSize) LOAD(cg_elements_read)
 	LOAD(cg_poly_elements_read) LOAD(cg_npe)
+	LOAD(cg_elements_partial_read)
+	LOAD(cg_get_cgio) LOAD(cg_root_id) LOAD(cgio_get_node_id) LOAD(cgio_get_data_type) LOAD(cgio_get_dimensions)
+	LOAD(cgio_error_message) LOAD(cgio_read_block_data)
 	LOAD(cg_nbocos) LOAD(cg_boco_info) LOAD(cg_boco_read) LOAD(cg_boco_gridlocation_read)
 	LOAD(cg_nfamilies) LOAD(cg_family_read) LOAD(cg_goto) LOAD(cg_famname_read)
 	LOAD(cg_nsols) LOAD(cg_sol_info) LOAD(cg_sol_write) LOAD(cg_field_write) LOAD(cg_field_read) LOAD(cg_ElementTypeName)
@@ -104,6 +116,51 @@ static int op2cg_data_size(int fn, int B, int Z, int S, void *n) { return p_cg_E
 static int op2cg_elements_read(int fn, int B, int Z, int S, void *e) { return p_cg_elements_read(fn, B, Z, S, e, NULL); }
 static int op2cg_poly_elements_read(int fn, int B, int Z, int S, void *e, void *off) {
 	return p_cg_poly_elements_read(fn, B, Z, S, e, off, NULL);
+}
+// op2cg_coord_range reads coordinate name of vertices lo to hi (from 1).
+static int op2cg_coord_range(int fn, int B, int Z, const char *name, long long lo, long long hi, int width, double *x) {
+	int32_t l32 = (int32_t)lo, h32 = (int32_t)hi;
+	int64_t l64 = lo, h64 = hi;
+	if (width == 4) return p_cg_coord_read(fn, B, Z, name, 4, &l32, &h32, x);
+	return p_cg_coord_read(fn, B, Z, name, 4, &l64, &h64, x);
+}
+static int op2cg_elements_partial_read(int fn, int B, int Z, int S, long long start, long long end, int width, void *e) {
+	if (width == 4)
+		return ((int (*)(int, int, int, int, int32_t, int32_t, void *, void *))p_cg_elements_partial_read)(fn, B, Z, S, (int32_t)start, (int32_t)end, e, NULL);
+	return ((int (*)(int, int, int, int, int64_t, int64_t, void *, void *))p_cg_elements_partial_read)(fn, B, Z, S, (int64_t)start, (int64_t)end, e, NULL);
+}
+// op2cg_array_node finds the node at path (from the file's root) through
+// the file's cgio handle and returns its data type (2 characters and a
+// NUL) and its length, of which one dimension at most is above 1. It
+// returns 0, or -1 with msg (80 characters and a NUL) set to cgio's
+// message, or -2 for an array of several dimensions above 1.
+static int op2cg_array_node(int fn, const char *path, int width, int *cgio, double *id, char *type, long long *n, char *msg) {
+	double root;
+	int nd = 0;
+	int64_t dims[12];
+	if (p_cg_get_cgio(fn, cgio) || p_cg_root_id(fn, &root)) { strcpy(msg, p_cg_get_error()); return -1; }
+	if (p_cgio_get_node_id(*cgio, root, path, id) || p_cgio_get_data_type(*cgio, *id, type) || p_cgio_get_dimensions(*cgio, *id, &nd, dims)) {
+		p_cgio_error_message(msg);
+		return -1;
+	}
+	*n = 1;
+	int big = 0;
+	for (int i = 0; i < nd && i < 12; i++) {
+		long long d = width == 4 ? (long long)((int32_t *)dims)[i] : (long long)dims[i];
+		if (d > 1) big++;
+		*n *= d;
+	}
+	if (nd < 1 || nd > 12 || big > 1) return -2;
+	return 0;
+}
+// op2cg_read_block reads values lo to hi (from 1) of the 1-D array node
+// id, in its own type; -1 with msg set on failure.
+static int op2cg_read_block(int cgio, double id, long long lo, long long hi, int width, void *data, char *msg) {
+	int rc = width == 4
+		? ((int (*)(int, double, int32_t, int32_t, void *))p_cgio_read_block_data)(cgio, id, (int32_t)lo, (int32_t)hi, data)
+		: ((int (*)(int, double, int64_t, int64_t, void *))p_cgio_read_block_data)(cgio, id, (int64_t)lo, (int64_t)hi, data);
+	if (rc) { p_cgio_error_message(msg); return -1; }
+	return 0;
 }
 static int op2cg_npe(int t, int *n) { return p_cg_npe(t, n); }
 static int op2cg_nbocos(int fn, int B, int Z, int *n) { return p_cg_nbocos(fn, B, Z, n); }
@@ -469,6 +526,27 @@ func (f *File) Coord(B, Z int, name string, n int64) ([]float64, error) {
 	return x[:n], nil
 }
 
+// CoordRange reads vertices lo to hi (from 1, inclusive) of coordinate
+// array name of zone Z, as float64: cg_coord_read with a range, so that
+// a process reads its block of a large zone without the rest.
+func (f *File) CoordRange(B, Z int, name string, lo, hi int64) ([]float64, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if width == 0 {
+		return nil, &Error{Call: "cg_coord_read", Msg: "cgsize_t's width is not known before a zone is read"}
+	}
+	if lo < 1 || hi < lo {
+		return nil, &Error{Call: "cg_coord_read", Msg: fmt.Sprintf("vertex range [%d, %d] is not a range from 1", lo, hi)}
+	}
+	x := make([]float64, hi-lo+1)
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	if C.op2cg_coord_range(f.fn, C.int(B), C.int(Z), cn, C.longlong(lo), C.longlong(hi), C.int(width), (*C.double)(unsafe.Pointer(&x[0]))) != 0 {
+		return nil, fail("cg_coord_read")
+	}
+	return x, nil
+}
+
 // NSections is the number of element sections of zone Z.
 func (f *File) NSections(B, Z int) (int, error) {
 	return count("cg_nsections", func(n *C.int) C.int { return C.op2cg_nsections(f.fn, C.int(B), C.int(Z), n) })
@@ -543,6 +621,110 @@ func (f *File) PolyElements(B, Z, S int, size, n int64) (conn, offsets []int64, 
 		return nil, nil, fail("cg_poly_elements_read")
 	}
 	return e.values(size), o.values(n + 1), nil
+}
+
+// checkRange refuses an element range the library would not read.
+func checkRange(call string, start, end int64) error {
+	if width == 0 {
+		return &Error{Call: call, Msg: "cgsize_t's width is not known before a zone is read"}
+	}
+	if start < 1 || end < start {
+		return &Error{Call: call, Msg: fmt.Sprintf("element range [%d, %d] is not a range from 1", start, end)}
+	}
+	return nil
+}
+
+// ElementsPartial reads the connectivity of elements start to end
+// (element numbers, inclusive) of a section S of one element type, size
+// values (the caller computes them from the type and checks them first):
+// cg_elements_partial_read.
+func (f *File) ElementsPartial(B, Z, S int, start, end, size int64) ([]int64, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if err := checkRange("cg_elements_partial_read", start, end); err != nil {
+		return nil, err
+	}
+	e, err := newSizes(size)
+	if err != nil {
+		return nil, err
+	}
+	if C.op2cg_elements_partial_read(f.fn, C.int(B), C.int(Z), C.int(S), C.longlong(start), C.longlong(end), C.int(width), e.ptr()) != 0 {
+		return nil, fail("cg_elements_partial_read")
+	}
+	return e.values(size), nil
+}
+
+// IntArray is a 1-D integer array node of a file (such as a section's
+// ElementConnectivity), read a block at a time with ReadBlock.
+type IntArray struct {
+	cgio C.int
+	id   C.double
+	i8   bool
+	// Len is the array's number of values.
+	Len int64
+}
+
+// IntArray opens the 1-D array of 32- or 64-bit integers at path, a node
+// path from the file's root ("/Base/Zone/Elements/ElementConnectivity"),
+// through the library's cgio layer, which reads ADF and HDF5 files alike.
+// An array of one row or column (a boundary condition's PointList, 1 by
+// n) is read as 1-D.
+func (f *File) IntArray(path string) (*IntArray, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if width == 0 {
+		return nil, &Error{Call: "cgio_get_node_id", Msg: "cgsize_t's width is not known before a zone is read"}
+	}
+	cp := C.CString(path)
+	defer C.free(unsafe.Pointer(cp))
+	var typ [3]C.char
+	var msg [81]C.char
+	var n C.longlong
+	a := &IntArray{}
+	switch C.op2cg_array_node(f.fn, cp, C.int(width), &a.cgio, &a.id, &typ[0], &n, &msg[0]) {
+	case 0:
+	case -2:
+		return nil, &Error{Call: "cgio_get_dimensions", Msg: path + ": not a 1-D array (nor one of 1 row or column)"}
+	default:
+		return nil, &Error{Call: "cgio_get_node_id", Msg: path + ": " + C.GoString(&msg[0])}
+	}
+	switch t := C.GoString(&typ[0]); t {
+	case "I4":
+	case "I8":
+		a.i8 = true
+	default:
+		return nil, &Error{Call: "cgio_get_data_type", Msg: fmt.Sprintf("%s: data type %q, not I4 or I8", path, t)}
+	}
+	a.Len = int64(n)
+	return a, nil
+}
+
+// ReadBlock reads values lo to hi (from 1, inclusive) of a
+// (cgio_read_block_data).
+func (a *IntArray) ReadBlock(lo, hi int64) ([]int64, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if lo < 1 || hi < lo || hi > a.Len {
+		return nil, &Error{Call: "cgio_read_block_data", Msg: fmt.Sprintf("values [%d, %d] of an array of %d", lo, hi, a.Len)}
+	}
+	n := hi - lo + 1
+	out := make([]int64, n)
+	var buf unsafe.Pointer
+	var i32 []int32
+	if a.i8 {
+		buf = unsafe.Pointer(&out[0])
+	} else {
+		i32 = make([]int32, n)
+		buf = unsafe.Pointer(&i32[0])
+	}
+	var msg [81]C.char
+	if C.op2cg_read_block(a.cgio, a.id, C.longlong(lo), C.longlong(hi), C.int(width), buf, &msg[0]) != 0 {
+		return nil, &Error{Call: "cgio_read_block_data", Msg: C.GoString(&msg[0])}
+	}
+	for i, v := range i32 {
+		out[i] = int64(v)
+	}
+	return out, nil
 }
 
 // NodesPerElement is the number of nodes of an element of type t

@@ -131,46 +131,81 @@ func (r *reader) groups(m *gmsh.Mesh, zp string, secs map[int]section) error {
 	return nil
 }
 
-// boco reads boundary condition bc into its group (and its family's).
-func (r *reader) boco(g *grouping, zp string, bc int) error {
+// bocoList is one boundary condition as read and checked: its node, its
+// family (or ""), its points or elements (a range of 2 or a list, or nil
+// for a list not read), and whether they are vertices.
+type bocoList struct {
+	b       cg.Boco
+	bp, fam string
+	pts     []int64
+	isRange bool
+	vertex  bool
+}
+
+// bocoRead reads boundary condition bc and checks what it is; a list's
+// points are read only when lists is set (a range's always).
+func (r *reader) bocoRead(zp string, bc int, lists bool) (*bocoList, error) {
 	b, err := r.f.BocoInfo(1, 1, bc)
 	if err != nil {
-		return r.call(fmt.Sprintf("%s/ZoneBC/BC %d", zp, bc), err)
+		return nil, r.call(fmt.Sprintf("%s/ZoneBC/BC %d", zp, bc), err)
 	}
 	bp := zp + "/ZoneBC/" + b.Name
 	if err := r.fits(bp, "points", b.NPoints); err != nil {
-		return err
+		return nil, err
 	}
 	if err := r.fits(bp, "normals", b.NormalListSize); err != nil {
-		return err
+		return nil, err
 	}
 	fam, _, err := r.f.FamName(1, 1, cg.OfBoco, bc)
 	if err != nil {
-		return r.call(bp, err)
-	}
-	pts, err := r.f.BocoRead(1, 1, bc, b)
-	if err != nil {
-		return r.call(bp, err)
+		return nil, r.call(bp, err)
 	}
 	isRange := b.PointSet == cg.PointRange || b.PointSet == cg.ElementRange
-	if isRange && len(pts) != 2 {
-		return r.errorf(bp, "a range of %d values, want 2", len(pts))
-	}
 	if !isRange && b.PointSet != cg.PointList && b.PointSet != cg.ElementList {
-		return r.errorf(bp, "point set type %d: not supported (GoOP2 reads PointList, PointRange, ElementList and ElementRange)", b.PointSet)
+		return nil, r.errorf(bp, "point set type %d: not supported (GoOP2 reads PointList, PointRange, ElementList and ElementRange)", b.PointSet)
+	}
+	var pts []int64
+	if isRange || lists {
+		if pts, err = r.f.BocoRead(1, 1, bc, b); err != nil {
+			return nil, r.call(bp, err)
+		}
+	}
+	if isRange && len(pts) != 2 {
+		return nil, r.errorf(bp, "a range of %d values, want 2", len(pts))
 	}
 	vertex := b.Location == cg.Vertex && (b.PointSet == cg.PointList || b.PointSet == cg.PointRange)
+	if !vertex {
+		switch b.Location {
+		case cg.Vertex, cg.FaceCenter, cg.EdgeCenter, cg.CellCenter:
+		default:
+			return nil, r.errorf(bp, "grid location %d: not supported (GoOP2 reads Vertex, EdgeCenter, FaceCenter and CellCenter)", b.Location)
+		}
+		if isRange {
+			lo, hi := pts[0], pts[1]
+			if lo > hi || lo < 1 {
+				return nil, r.errorf(bp, "element range [%d, %d]: not a range of element numbers from 1", lo, hi)
+			}
+			if err := r.fits(bp, "range", hi-lo+1); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &bocoList{b: b, bp: bp, fam: fam, pts: pts, isRange: isRange, vertex: vertex}, nil
+}
+
+// boco reads boundary condition bc into its group (and its family's).
+func (r *reader) boco(g *grouping, zp string, bc int) error {
+	l, err := r.bocoRead(zp, bc, true)
+	if err != nil {
+		return err
+	}
+	b, bp, fam, pts, isRange, vertex := l.b, l.bp, l.fam, l.pts, l.isRange, l.vertex
 	var elems []elemRef
 	if vertex {
 		if elems, err = r.vertexFacets(g.m, bp, pts, isRange); err != nil {
 			return err
 		}
 	} else {
-		switch b.Location {
-		case cg.Vertex, cg.FaceCenter, cg.EdgeCenter, cg.CellCenter:
-		default:
-			return r.errorf(bp, "grid location %d: not supported (GoOP2 reads Vertex, EdgeCenter, FaceCenter and CellCenter)", b.Location)
-		}
 		each := func(id int64) error {
 			e, ok := find(g.m, id)
 			if !ok {
@@ -180,14 +215,7 @@ func (r *reader) boco(g *grouping, zp string, bc int) error {
 			return nil
 		}
 		if isRange {
-			lo, hi := pts[0], pts[1]
-			if lo > hi || lo < 1 {
-				return r.errorf(bp, "element range [%d, %d]: not a range of element numbers from 1", lo, hi)
-			}
-			if err := r.fits(bp, "range", hi-lo+1); err != nil {
-				return err
-			}
-			for id := lo; id <= hi; id++ {
+			for id := pts[0]; id <= pts[1]; id++ {
 				if err := each(id); err != nil {
 					return err
 				}

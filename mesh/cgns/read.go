@@ -50,6 +50,14 @@
 // group. An element in several groups has an Entity listing them (see
 // gmsh.Mesh.GroupTag); Physical holds its first group, 0 for none.
 //
+// # Reading by blocks
+//
+// A process of a parallel job reads its part of a file without the rest:
+// Scan reads the file's counts (a Layout), and Layout.ReadPart the
+// vertices and elements a gmsh.Keep selects, with the groups agreed over
+// the ranks, as gmsh.ScanFile and gmsh.ReadFilePart do for a Gmsh file.
+// Package mesh/unstructured's Load uses them on several ranks.
+//
 // # Safety
 //
 // Every size the library returns is checked before anything is allocated
@@ -161,46 +169,8 @@ func Read(path string) (*gmsh.Mesh, error) {
 }
 
 func (r *reader) read() (*gmsh.Mesh, error) {
-	nb, err := r.f.NBases()
+	zp, pdim, err := r.header()
 	if err != nil {
-		return nil, r.call("/", err)
-	}
-	if nb != 1 {
-		return nil, r.errorf("/", "%d bases (CGNSBase_t); GoOP2 reads files with one base", nb)
-	}
-	base, cdim, pdim, err := r.f.Base(1)
-	if err != nil {
-		return nil, r.call("/", err)
-	}
-	bp := "/" + base
-	if cdim < 1 || cdim > 3 || pdim < cdim || pdim > 3 {
-		return nil, r.errorf(bp, "cell dimension %d, physical dimension %d: not a 1-, 2- or 3-D mesh", cdim, pdim)
-	}
-	nz, err := r.f.NZones(1)
-	if err != nil {
-		return nil, r.call(bp, err)
-	}
-	if nz != 1 {
-		return nil, r.errorf(bp, "%d zones; GoOP2 reads files with one unstructured zone", nz)
-	}
-	zt, err := r.f.ZoneType(1, 1)
-	if err != nil {
-		return nil, r.call(bp, err)
-	}
-	if zt != cg.Unstructured {
-		what := fmt.Sprintf("zone type %d", zt)
-		if zt == cg.Structured {
-			what = "a structured zone"
-		}
-		return nil, r.errorf(bp+"/Zone 1", "%s: not supported (GoOP2 reads one unstructured zone)", what)
-	}
-	zone, size, err := r.f.ZoneRead(1, 1)
-	if err != nil {
-		return nil, r.call(bp, err)
-	}
-	zp := bp + "/" + zone
-	r.nv = size[0]
-	if err := r.fits(zp, "vertices", r.nv); err != nil {
 		return nil, err
 	}
 	m := &gmsh.Mesh{}
@@ -234,8 +204,77 @@ func (r *reader) read() (*gmsh.Mesh, error) {
 	return m, nil
 }
 
+// header reads the file's one base and its one unstructured zone: it
+// returns the zone's path and the physical dimension, and sets r.nv.
+func (r *reader) header() (zp string, pdim int, err error) {
+	nb, err := r.f.NBases()
+	if err != nil {
+		return "", 0, r.call("/", err)
+	}
+	if nb != 1 {
+		return "", 0, r.errorf("/", "%d bases (CGNSBase_t); GoOP2 reads files with one base", nb)
+	}
+	base, cdim, pdim, err := r.f.Base(1)
+	if err != nil {
+		return "", 0, r.call("/", err)
+	}
+	bp := "/" + base
+	if cdim < 1 || cdim > 3 || pdim < cdim || pdim > 3 {
+		return "", 0, r.errorf(bp, "cell dimension %d, physical dimension %d: not a 1-, 2- or 3-D mesh", cdim, pdim)
+	}
+	nz, err := r.f.NZones(1)
+	if err != nil {
+		return "", 0, r.call(bp, err)
+	}
+	if nz != 1 {
+		return "", 0, r.errorf(bp, "%d zones; GoOP2 reads files with one unstructured zone", nz)
+	}
+	zt, err := r.f.ZoneType(1, 1)
+	if err != nil {
+		return "", 0, r.call(bp, err)
+	}
+	if zt != cg.Unstructured {
+		what := fmt.Sprintf("zone type %d", zt)
+		if zt == cg.Structured {
+			what = "a structured zone"
+		}
+		return "", 0, r.errorf(bp+"/Zone 1", "%s: not supported (GoOP2 reads one unstructured zone)", what)
+	}
+	zone, size, err := r.f.ZoneRead(1, 1)
+	if err != nil {
+		return "", 0, r.call(bp, err)
+	}
+	zp = bp + "/" + zone
+	r.nv = size[0]
+	if err := r.fits(zp, "vertices", r.nv); err != nil {
+		return "", 0, err
+	}
+	return zp, pdim, nil
+}
+
 // coords reads the Cartesian coordinates into three values per node.
 func (r *reader) coords(zp string, pdim int) ([]float64, error) {
+	gp := zp + "/GridCoordinates"
+	want, err := r.coordList(zp, pdim)
+	if err != nil {
+		return nil, err
+	}
+	x := make([]float64, 3*r.nv)
+	for k, n := range want {
+		v, err := r.f.Coord(1, 1, n, r.nv)
+		if err != nil {
+			return nil, r.call(gp+"/"+n, err)
+		}
+		for i, xi := range v {
+			x[3*i+k] = xi
+		}
+	}
+	return x, nil
+}
+
+// coordList returns the names of the Cartesian coordinate arrays, X, Y
+// and (in 3-D) Z, checking that the zone has them.
+func (r *reader) coordList(zp string, pdim int) ([]string, error) {
 	gp := zp + "/GridCoordinates"
 	nc, err := r.f.NCoords(1, 1)
 	if err != nil {
@@ -252,20 +291,12 @@ func (r *reader) coords(zp string, pdim int) ([]float64, error) {
 		have[n] = true
 		names = append(names, n)
 	}
-	x := make([]float64, 3*r.nv)
-	for k, n := range want {
+	for _, n := range want {
 		if !have[n] {
 			return nil, r.errorf(gp, "no %s (it has %s): GoOP2 reads Cartesian coordinates", n, strings.Join(names, ", "))
 		}
-		v, err := r.f.Coord(1, 1, n, r.nv)
-		if err != nil {
-			return nil, r.call(gp+"/"+n, err)
-		}
-		for i, xi := range v {
-			x[3*i+k] = xi
-		}
 	}
-	return x, nil
+	return want, nil
 }
 
 // sections reads the element sections; it returns their element ranges,

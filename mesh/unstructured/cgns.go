@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/mesh/cgns"
 	"github.com/goop2/op2/mesh/gmsh"
 )
@@ -18,18 +19,48 @@ func readMeshFile(path string) (*gmsh.Mesh, error) {
 }
 
 // loadCGNS reads path as a CGNS file (package mesh/cgns) when its content
-// says it is one (ok); every rank reads the file and keeps its blocks, as
-// from a .msh file.
+// says it is one (ok). One process reads the file whole; on several ranks
+// each reads its blocks (readBlock through cgns.Layout.ReadPart). It is
+// collective, and its error is every rank's.
 func loadCGNS(path string) (src *source, ok bool, err error) {
 	if ok, err = cgns.IsCGNS(path); err != nil || !ok {
 		return nil, false, nil // not CGNS, or not readable as such: the other readers say why
+	}
+	if op2.Ranks() > 1 {
+		src, err = readBlock(comm(), path, &cgnsFile{path: path})
+		return src, true, err
 	}
 	g, err := cgns.Read(path)
 	if err == nil {
 		src, err = fromGmsh(g, op2.Rank(), op2.Ranks())
 	}
 	if err != nil {
-		return nil, true, fmt.Errorf("unstructured: %w", err)
+		return nil, true, agree(fmt.Errorf("unstructured: %w", err))
 	}
 	return src, true, nil
 }
+
+// cgnsFile is a CGNS file read by blocks.
+type cgnsFile struct {
+	path   string
+	layout *cgns.Layout
+}
+
+// scan returns the file's counts. They name no group (ReadPart finds
+// them), so planGmsh merges no cells: CGNS writes an element once, in
+// however many groups.
+func (f *cgnsFile) scan() (*gmsh.Part, error) {
+	l, err := cgns.Scan(f.path)
+	if err != nil {
+		return nil, err
+	}
+	f.layout = l
+	return l.Part, nil
+}
+
+func (f *cgnsFile) read(c collective.Comm, keep gmsh.Keep) (*gmsh.Part, error) {
+	return f.layout.ReadPart(c, keep)
+}
+
+// agreed: ReadPart's error is every rank's.
+func (*cgnsFile) agreed() bool { return true }

@@ -11,19 +11,49 @@ import (
 	"github.com/goop2/op2/mesh/gmsh"
 )
 
+// blockFile is a mesh file that readBlock reads by blocks.
+type blockFile interface {
+	// scan returns the file's counts, keeping no node and no element
+	// (gmsh.ScanFile's); its error is the file's, the same on every rank.
+	scan() (*gmsh.Part, error)
+	// read returns what keep selects of the file (gmsh.ReadFilePart's),
+	// with its physical groups and entities. It is collective; agreed
+	// reports whether its error is every rank's already.
+	read(c collective.Comm, keep gmsh.Keep) (*gmsh.Part, error)
+	agreed() bool
+}
+
+// gmshFile is a Gmsh .msh file read by blocks.
+type gmshFile string
+
+func (f gmshFile) scan() (*gmsh.Part, error) { return gmsh.ScanFile(string(f)) }
+func (f gmshFile) read(_ collective.Comm, keep gmsh.Keep) (*gmsh.Part, error) {
+	return gmsh.ReadFilePart(string(f), keep)
+}
+func (gmshFile) agreed() bool { return false }
+
 // readGmshBlock reads this rank's blocks of the Gmsh file at path, as
 // fromGmsh takes them from the whole mesh, without any rank holding more
 // than its blocks: every rank streams the file twice (gmsh.ScanFile to
 // count, gmsh.ReadFilePart to keep its block of the nodes, of the cells
-// and of each type of other element), the node tags of the elements become
-// indices (tag−1 where the file's tags are 1..N, as Gmsh writes them; else
-// through a directory of the tags spread over the ranks), and the
-// coordinates a rank's cells need from other blocks, to orient them, come
-// from the ranks holding them. A 2.2 file's element written once per group
-// is counted once where its copies follow one another, as Gmsh writes
-// them (fromGmsh finds copies anywhere in the file). It is collective, and
-// its error is every rank's.
+// and of each type of other element); readBlock does the rest. A 2.2
+// file's element written once per group is counted once where its copies
+// follow one another, as Gmsh writes them (fromGmsh finds copies anywhere
+// in the file). It is collective, and its error is every rank's.
 func readGmshBlock(c collective.Comm, path string) (*source, error) {
+	return readBlock(c, path, gmshFile(path))
+}
+
+// readBlock reads this rank's blocks of the mesh file at path, as
+// fromGmsh takes them from the whole mesh, without any rank holding more
+// than its blocks: f counts the file, then reads the rank's block of the
+// nodes, of the cells and of each type of other element; the node tags of
+// the elements become indices (tag−1 where the file's tags are 1..N, as
+// Gmsh writes them; else through a directory of the tags spread over the
+// ranks), and the coordinates a rank's cells need from other blocks, to
+// orient them, come from the ranks holding them. It is collective, and
+// its error is every rank's.
+func readBlock(c collective.Comm, path string, f blockFile) (*source, error) {
 	rank, ranks := c.Rank(), c.Size()
 	step := func(what string, err error) error {
 		if err != nil {
@@ -31,7 +61,7 @@ func readGmshBlock(c collective.Comm, path string) (*source, error) {
 		}
 		return collective.AgreeStep(c, "unstructured: read the mesh: "+what, err)
 	}
-	scan, err := gmsh.ScanFile(path)
+	scan, err := f.scan()
 	var pl *gmshPlan
 	if err == nil {
 		if pl, err = planGmsh(scan); err != nil {
@@ -41,9 +71,14 @@ func readGmshBlock(c collective.Comm, path string) (*source, error) {
 	if err := step("scan", err); err != nil {
 		return nil, err
 	}
-	part, err := gmsh.ReadFilePart(path, pl.keep(scan, rank, ranks))
-	if err := step("read", err); err != nil {
-		return nil, err
+	part, err := f.read(c, pl.keep(scan, rank, ranks))
+	switch {
+	case f.agreed() && err != nil:
+		return nil, fmt.Errorf("unstructured: %w", err)
+	case !f.agreed():
+		if err := step("read", err); err != nil {
+			return nil, err
+		}
 	}
 	// Every element kept, its node tags made indices: a tag that is not a
 	// node's is an error, as gmsh.ReadFile says.
@@ -81,12 +116,12 @@ func readGmshBlock(c collective.Comm, path string) (*source, error) {
 		return nil, err
 	}
 
-	s := &source{dim: pl.kinds[0].kind.Dim(), nodes: int(scan.NumNodes), cells: int(pl.cells), groups: scan.Physical, cellTagDim: 1, kinds: pl.kinds}
+	s := &source{dim: pl.kinds[0].kind.Dim(), nodes: int(scan.NumNodes), cells: int(pl.cells), groups: part.Physical, cellTagDim: 1, kinds: pl.kinds}
 	if len(pl.kinds) == 1 {
 		s.kind = pl.kinds[0].kind
 	}
 	dim := s.dim
-	phys := partPhysical(scan)
+	phys := partPhysical(part)
 	start, _ := collective.Block(s.cells, rank, ranks)
 	s.firstCell = start
 	// The rank's cells, kind after kind: seg[i] of kind i, the first of
@@ -200,7 +235,7 @@ func readGmshBlock(c collective.Comm, path string) (*source, error) {
 	return s, nil
 }
 
-// gmshPlan is what readGmshBlock reads of a file, from its counts.
+// gmshPlan is what readBlock reads of a file, from its counts.
 type gmshPlan struct {
 	// The cells' types and kinds, with their counts, in declared order
 	// (cellsOf's: by type).
@@ -284,19 +319,19 @@ func (pl *gmshPlan) keep(scan *gmsh.Part, rank, ranks int) gmsh.Keep {
 	return k
 }
 
-// partPhysical gives the physical groups of an element as physicalOf
-// does: its entity's in a 4.1 file, else its tag, if not 0.
-func partPhysical(scan *gmsh.Part) func(t gmsh.Type, entity, phys int32) []int32 {
+// partPhysical gives the physical groups of an element of part as
+// physicalOf does: its entity's in a 4.1 file, else its tag, if not 0.
+func partPhysical(part *gmsh.Part) func(t gmsh.Type, entity, phys int32) []int32 {
 	type key struct {
 		dim int
 		tag int32
 	}
 	ent := map[key][]int32{}
-	for _, e := range scan.Entities {
+	for _, e := range part.Entities {
 		ent[key{e.Dim, e.Tag}] = e.Physical
 	}
 	return func(t gmsh.Type, entity, phys int32) []int32 {
-		if p, ok := ent[key{t.Dim(), entity}]; ok && len(scan.Entities) > 0 {
+		if p, ok := ent[key{t.Dim(), entity}]; ok && len(part.Entities) > 0 {
 			return p
 		}
 		if phys != 0 {

@@ -243,8 +243,8 @@ func Load(path string, opts Options) (*Mesh, error) {
 		return nil, agree(fmt.Errorf("unstructured: %w", err))
 	}
 	if src, ok, err := loadCGNS(path); ok {
-		if err := agree(err); err != nil {
-			return nil, err
+		if err != nil {
+			return nil, err // every rank's already
 		}
 		return declare(src, opts)
 	}
