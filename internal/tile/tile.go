@@ -11,9 +11,19 @@
 // or that touch data it modifies (anti and output dependencies): running
 // the tiles in order then gives every data item the accesses it gets
 // when the loops run one after another, except that increments of one
-// loop reach an item in another order. An element that depends on
+// loop may reach an item in another order (not in a sequential
+// schedule, see below). An element that depends on
 // nothing goes to the tile of the seed block at the same relative
 // position in its set.
+//
+// Without threads (a sequential schedule), an element that modifies an
+// item goes to no earlier tile than the elements before it in its loop
+// that modify that item, the elements of a loop marked InOrder to no
+// earlier tile than any element before them, and each chunk of Lanes
+// consecutive elements to one tile: running the tiles in order then
+// gives every item its modifications in the order of running each loop
+// alone, and the same chunks of SIMD lanes, so the results are the same
+// bit for bit.
 //
 // For threads (Build with parallel set), the tiles grown in block order
 // are coloured so that tiles touching the same data get different
