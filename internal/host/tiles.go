@@ -30,6 +30,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/codegen/hostc"
+	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/jit"
 )
 
@@ -138,6 +139,20 @@ func (d *ChainDriver) grow(n int) {
 type TileLoop struct {
 	P                *Program
 	Begin, Tile, End unsafe.Pointer // Begin and End nil for a loop without reductions
+}
+
+// NewTileLoop returns the tile-form functions of p, the tile form of
+// loop l: TileRun, and TileBegin and TileEnd when l has Global
+// reductions (hostc.TileBegin and the others).
+func NewTileLoop(p *Program, l *core.Loop) (TileLoop, error) {
+	tl := TileLoop{P: p}
+	var err error
+	if tl.Tile, err = p.Symbol(hostc.TileRun); err == nil && len(l.Sig.Reductions) > 0 {
+		if tl.Begin, err = p.Symbol(hostc.TileBegin); err == nil {
+			tl.End, err = p.Symbol(hostc.TileEnd)
+		}
+	}
+	return tl, err
 }
 
 // ErrTileAlloc reports that a tile form could not allocate its working

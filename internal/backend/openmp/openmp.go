@@ -316,13 +316,7 @@ func (b *backend) buildTiles(l *core.Loop, lanes int) (exec.TileProgram, error) 
 		return nil, err
 	}
 	tp := &tileProgram{program: program{Program: p, b: b}}
-	tp.fns.P = p
-	if tp.fns.Tile, err = p.Symbol(hostc.TileRun); err == nil && len(l.Sig.Reductions) > 0 {
-		if tp.fns.Begin, err = p.Symbol(hostc.TileBegin); err == nil {
-			tp.fns.End, err = p.Symbol(hostc.TileEnd)
-		}
-	}
-	if err != nil {
+	if tp.fns, err = host.NewTileLoop(p, l); err != nil {
 		p.Release()
 		return nil, err
 	}

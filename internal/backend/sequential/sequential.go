@@ -136,13 +136,7 @@ func (b *backend) BuildTiles(l *core.Loop, variant string) (exec.TileProgram, er
 			return nil, err
 		}
 		tp := &tileProgram{program: program{Program: p}}
-		tp.fns.P = p
-		if tp.fns.Tile, err = p.Symbol(hostc.TileRun); err == nil && len(l.Sig.Reductions) > 0 {
-			if tp.fns.Begin, err = p.Symbol(hostc.TileBegin); err == nil {
-				tp.fns.End, err = p.Symbol(hostc.TileEnd)
-			}
-		}
-		if err != nil {
+		if tp.fns, err = host.NewTileLoop(p, l); err != nil {
 			p.Release()
 			return nil, err
 		}
