@@ -233,3 +233,57 @@ func TestProgramSoonPatience(t *testing.T) {
 		t.Fatalf("after the build: %v, %v, %d programs; want the same program", q, err, len(bb.progs))
 	}
 }
+
+// TestEndBuilds: an executor's EndBuilds drops its builds still queued
+// and returns once its build running is done; another executor's builds
+// go on; a program dropped is queued again when asked for again.
+func TestEndBuilds(t *testing.T) {
+	ms := newMesh(t, 10, 10, 10)
+	bb := &bgBackend{gate: make(chan struct{})}
+	bb.launchOK = -1
+	loop := func(name string) *core.Loop {
+		src := "void " + name + "(double *y) { *y = 1; }"
+		return &core.Loop{Kernel: kernel(t, src, name), Set: ms.edges, Args: []core.Arg{{Data: ms.y, Access: core.Write, Kind: core.ArgDirect}}}
+	}
+	x, other := exec.New(), exec.New()
+	b := &exec.Opened{Backend: bb, ID: core.NewID()}
+	ob := &exec.Opened{Backend: bb, ID: core.NewID()}
+	running, dropped, kept := loop("end_running"), loop("end_dropped"), loop("end_kept")
+	for _, c := range []struct {
+		x *exec.Executor
+		b *exec.Opened
+		l *core.Loop
+	}{{x, b, running}, {x, b, dropped}, {other, ob, kept}} {
+		if p, err := c.x.ProgramSoon(c.b, c.l); p != nil || err != nil {
+			t.Fatalf("%s: %v, %v; want nil while it builds", c.l.Kernel.Name, p, err)
+		}
+	}
+	for bb.running.Load() == 0 { // the first build has started
+		time.Sleep(time.Millisecond)
+	}
+	ended := make(chan []string)
+	go func() {
+		x.EndBuilds()
+		bb.mu.Lock()
+		defer bb.mu.Unlock()
+		ended <- slices.Clone(bb.ran)
+	}()
+	close(bb.gate)
+	if ran := <-ended; !slices.Contains(ran, "build end_running") {
+		t.Errorf("ran %q when EndBuilds returned, want the build that was running", ran)
+	}
+	exec.WaitBuilds()
+	bb.mu.Lock()
+	ran := slices.Clone(bb.ran)
+	bb.mu.Unlock()
+	if want := []string{"build end_running", "build end_kept"}; !slices.Equal(ran, want) {
+		t.Errorf("ran %q, want %q: the other executor's build, not the dropped one", ran, want)
+	}
+	if p, err := x.ProgramSoon(b, dropped); p != nil || err != nil || exec.PendingBuilds() != 1 {
+		t.Fatalf("dropped build asked again: %v, %v (%d pending); want it queued again", p, err, exec.PendingBuilds())
+	}
+	exec.WaitBuilds()
+	if p, err := x.ProgramSoon(b, dropped); p == nil || err != nil {
+		t.Fatalf("dropped build after its new build: %v, %v", p, err)
+	}
+}
