@@ -1,28 +1,41 @@
 package op2_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/goop2/op2"
 )
 
-// slowBackgroundCC writes a compiler command that runs cc, first taking
-// a second over each compile at the background's priority (nice
-// jit.LowPriority) and leaving a file in marks for each; the compiles of
-// loops run at once take no longer than cc's.
-func slowBackgroundCC(t *testing.T, marks string) string {
+// heldBackgroundCC writes a compiler command that runs cc; a compile at
+// the background's priority (nice jit.LowPriority) leaves a file
+// "compile.PID" in marks, then waits (a minute at most) for a file "go"
+// there. The compiles of loops run at once go straight to cc.
+func heldBackgroundCC(t *testing.T, marks string) string {
 	t.Helper()
 	cc, err := exec.LookPath("cc")
 	if err != nil {
 		t.Fatalf("no C compiler: %v", err)
 	}
-	script := filepath.Join(t.TempDir(), "slow-cc")
-	body := "#!/bin/sh\nif [ \"$(nice)\" = 19 ]; then : > \"" + marks + "/compile.$$\"; sleep 1; fi\nexec " + cc + " \"$@\"\n"
+	script := filepath.Join(t.TempDir(), "held-cc")
+	body := `#!/bin/sh
+if [ "$(nice)" = 19 ]; then
+	: > "` + marks + `/compile.$$"
+	i=0
+	while [ ! -e "` + marks + `/go" ] && [ $i -lt 6000 ]; do sleep 0.01; i=$((i+1)); done
+fi
+exec ` + cc + ` "$@"
+`
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +56,9 @@ func names(t *testing.T, dir string) []string {
 	return out
 }
 
+// closeRuns counts the runs of TestCloseEndsBuildsIntoItsCache.
+var closeRuns atomic.Int64
+
 // TestCloseEndsBuildsIntoItsCache: Close drops the fused loops a runtime
 // queued to compile in the background and waits for the one compiling,
 // so that nothing writes into its cache directory afterwards and the
@@ -53,15 +69,25 @@ func TestCloseEndsBuildsIntoItsCache(t *testing.T) {
 	op2.WaitBuilds() // other tests' builds
 	marks := t.TempDir()
 	dir := filepath.Join(t.TempDir(), "cache")
-	r := must(op2.NewRuntime(op2.Config{Backend: "sequential", CC: slowBackgroundCC(t, marks), CacheDir: dir}))
+	var log bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	queued := func() int { return strings.Count(log.String(), "program queued to build in the background") }
+	r := must(op2.NewRuntime(op2.Config{Backend: "sequential", CC: heldBackgroundCC(t, marks), CacheDir: dir, Logger: logger}))
 	t.Cleanup(func() { r.Close() })
-	// Kernels of its own: a fused loop another test of the process has
-	// loaded would not build again.
+	release := func() { os.WriteFile(filepath.Join(marks, "go"), nil, 0o600) }
+	t.Cleanup(release) // first, if the test stops early
+	// Kernels of their own, new in each run of the test: a fused loop
+	// this process has loaded would not build again.
+	run := closeRuns.Add(1)
+	const writesX, writesW = "double *x, const double *w", "const double *x, double *w"
+	kernel := func(name, params, body string) *op2.Kernel {
+		return op2.NewKernel(fmt.Sprintf("void %s(%s) { (void)%d; %s }", name, params, run, body), name)
+	}
 	ks := []*op2.Kernel{
-		op2.NewKernel("void ceb_a(double *x, const double *w) { x[0] = x[0] * 1.5 + w[0]; }", "ceb_a"),
-		op2.NewKernel("void ceb_b(const double *x, double *w) { w[0] = x[0] - 0.25; }", "ceb_b"),
-		op2.NewKernel("void ceb_c(double *x, const double *w) { x[0] = x[0] * 0.5 - w[0]; }", "ceb_c"),
-		op2.NewKernel("void ceb_d(const double *x, double *w) { w[0] = x[0] + 0.75; }", "ceb_d"),
+		kernel("ceb_a", writesX, "x[0] = x[0] * 1.5 + w[0];"),
+		kernel("ceb_b", writesW, "w[0] = x[0] - 0.25;"),
+		kernel("ceb_c", writesX, "x[0] = x[0] * 0.5 - w[0];"),
+		kernel("ceb_d", writesW, "w[0] = x[0] + 0.75;"),
 	}
 	set := must(op2.NewSet(100, "ceb_cells"))
 	x := must(op2.NewDat(set, 1, make([]float64, 100), "x"))
@@ -85,13 +111,20 @@ func TestCloseEndsBuildsIntoItsCache(t *testing.T) {
 			t.Fatalf("x, w = %v, %v; want %v, %v", gx[7], gw[7], wantX, wantW)
 		}
 	}
-	// Two fused loops to build: the first compiles (slowly), the second
+	// Two fused loops to build: the first compiles (held), the second
 	// waits in the queue.
 	pair(0)
 	pair(2)
 	if n := op2.PendingBuilds(); n != 2 {
 		t.Fatalf("%d builds in the background, want 2", n)
 	}
+	// The compiler goes on once Close has dropped the queued build.
+	go func() {
+		for op2.PendingBuilds() > 1 {
+			time.Sleep(time.Millisecond)
+		}
+		release()
+	}()
 	check(t, r.Close())
 	if n := op2.PendingBuilds(); n != 0 {
 		t.Errorf("%d builds pending after Close", n)
@@ -101,8 +134,8 @@ func TestCloseEndsBuildsIntoItsCache(t *testing.T) {
 	if after := names(t, dir); !slices.Equal(after, closed) {
 		t.Errorf("the cache directory changed after Close:\n at Close %q\n later    %q", closed, after)
 	}
-	if compiles := names(t, marks); len(compiles) > 1 {
-		t.Errorf("%d compiles in the background, want the one running at Close (the queued one dropped)", len(compiles))
+	if compiles := names(t, marks); len(compiles) != 2 { // and "go"
+		t.Errorf("compiles in the background %q, want the one running at Close (the queued one dropped)", compiles)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatalf("removing the cache directory after Close: %v", err)
@@ -111,12 +144,15 @@ func TestCloseEndsBuildsIntoItsCache(t *testing.T) {
 	// dropped is queued again and fails, quietly; the loops run one by
 	// one, with the right results, and the directory is not made again.
 	pair(2)
-	if n := op2.PendingBuilds(); n != 1 {
-		t.Errorf("%d builds in the background after Close, want the dropped one again", n)
+	if n := queued(); n != 3 {
+		t.Errorf("%d builds queued in all, want 3: the one Close dropped again", n)
 	}
 	op2.WaitBuilds()
 	pair(2)
 	pair(0)
+	if !strings.Contains(log.String(), "program built in the background failed") {
+		t.Errorf("the build into the removed directory did not fail (or was not logged):\n%s", log.String())
+	}
 	if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the removed cache directory is back: %v", err)
 	}

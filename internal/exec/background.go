@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -46,7 +47,7 @@ type BackgroundBuilder interface {
 // backgroundBuild is a job on the background queue and its outcome.
 type backgroundBuild struct {
 	job    func() error
-	owner  *Executor // the executor that queued it (EndBuilds)
+	owner  *Executor // the executor that queued it (EndBuilds); nil: a Job
 	err    error     // set before done
 	done   atomic.Bool
 	queued time.Time
@@ -116,8 +117,8 @@ type Job struct{ b *backgroundBuild }
 // it and PendingBuilds counts it. job must not panic.
 func StartJob(job func() error) Job { return Job{startBuild(job, nil)} }
 
-// Done reports whether the job has run; its effects are then visible to
-// the caller.
+// Done reports whether the job has run, its effects then visible to the
+// caller, or was dropped by EndAllBuilds without running (Err says so).
 func (j Job) Done() bool { return j.b.done.Load() }
 
 // Err is the job's error, once Done.
@@ -141,25 +142,45 @@ func WaitBuilds() {
 // if x queued it, is done, so that none writes into the directory
 // afterwards. x forgets them (not the failures it has seen): asked for
 // again, a program dropped is queued again, and one built is found in
-// the disk cache. Builds other executors queued go on. Caller owns x (as for ProgramSoon).
+// the disk cache. Builds other executors queued go on. Caller owns x (as
+// for ProgramSoon).
 func (x *Executor) EndBuilds() {
+	endBuilds(x)
+	clear(x.bg.pending)
+}
+
+// EndAllBuilds ends every build in the background, as EndBuilds ends an
+// executor's, for a process about to remove a cache directory (a test
+// binary its private one) whatever its runtimes still build. A program
+// whose build it dropped is queued again when asked for again; a Job it
+// dropped is Done, with an error, without having run.
+func EndAllBuilds() { endBuilds(nil) }
+
+// errDropped is the outcome of a build EndBuilds or EndAllBuilds dropped
+// from the queue: not a failure, the build is queued again (soon).
+var errDropped = errors.New("dropped from the queue of builds in the background")
+
+// endBuilds drops the queued builds of owner (nil: of every executor)
+// and waits for its running one.
+func endBuilds(owner *Executor) {
 	builds.Lock()
+	defer builds.Unlock()
 	kept := builds.queue[:0]
 	for _, bg := range builds.queue {
-		if bg.owner == x {
-			builds.active--
+		if owner != nil && bg.owner != owner {
+			kept = append(kept, bg)
 			continue
 		}
-		kept = append(kept, bg)
+		bg.err = errDropped
+		bg.done.Store(true)
+		builds.active--
 	}
 	clear(builds.queue[len(kept):])
 	builds.queue = kept
 	builds.idle.Broadcast()
-	for builds.current != nil && builds.current.owner == x {
+	for builds.current != nil && (owner == nil || builds.current.owner == owner) {
 		builds.idle.Wait()
 	}
-	builds.Unlock()
-	clear(x.bg.pending)
 }
 
 // PendingBuilds is the number of builds queued in the background or
@@ -246,6 +267,9 @@ func (x *Executor) soon(b *Opened, l *core.Loop, form string, prepare func() (fu
 			return true, nil
 		}
 		delete(bg.pending, string(x.key))
+		if p.err == errDropped {
+			return x.soon(b, l, form, prepare) // queued again
+		}
 		if p.err != nil {
 			x.buildFailed(b, l, form, p.err)
 			return false, p.err
