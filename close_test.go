@@ -158,3 +158,34 @@ func TestCloseEndsBuildsIntoItsCache(t *testing.T) {
 	}
 	check(t, r.Close())
 }
+
+// A runtime with a cache directory of its own, removed once the runtime
+// is closed: Close ends the fused loops compiling in the background for
+// it, so nothing writes into the directory afterwards.
+func ExampleRuntime_Close() {
+	dir, err := os.MkdirTemp("", "example-cache-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r, err := op2.NewRuntime(op2.Config{Backend: "sequential", CacheDir: dir})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	set, _ := op2.NewSet(4, "s")
+	x, _ := op2.NewDat(set, 1, []float64{1, 2, 3, 4}, "x")
+	y, _ := op2.NewDat[float64](set, 1, nil, "y")
+	twice := op2.NewKernel("void twice_x(double *x) { *x *= 2; }", "twice_x")
+	plus := op2.NewKernel("void plus_y(const double *x, double *y) { *y = *x + 1; }", "plus_y")
+	_ = r.ParLoop(twice, set, x.Arg(op2.RW))
+	_ = r.ParLoop(plus, set, x.Arg(op2.Read), y.Arg(op2.Write))
+	fmt.Println(y.Data())
+	if err := r.Close(); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println(os.RemoveAll(dir))
+	// Output:
+	// [3 5 7 9]
+	// <nil>
+}
