@@ -136,7 +136,7 @@ func TestOptionalArgumentPrograms(t *testing.T) {
 	x := must(op2.NewDat(nodes, 1, []float64{1, 2, 3, 4, 5}, "x"))
 	y := must(op2.NewDat[float64](nodes, 1, nil, "y"))
 	k := op2.NewKernel("void cp(const double *x, double *y) { *y = x ? 2 * *x : -1; }", "cp")
-	r := must(op2.NewRuntime(op2.Config{Backend: "sequential", CacheDir: t.TempDir()}))
+	r := closeAtEnd(t, must(op2.NewRuntime(op2.Config{Backend: "sequential", CacheDir: t.TempDir()})))
 	for i := 0; i < 4; i++ {
 		on := i%2 == 0
 		if err := r.ParLoop(k, nodes, op2.Opt(on, x.Arg(op2.Read)), y.Arg(op2.Write)); err != nil {

@@ -25,7 +25,7 @@ func TestTiledChainAllocatesNothing(t *testing.T) {
 	for _, c := range []struct{ backend, simd string }{{"sequential", "8"}, {"openmp", "4"}} {
 		t.Run(c.backend+"/simd"+c.simd, func(t *testing.T) {
 			cache := t.TempDir()
-			r := must(op2.NewRuntime(op2.Config{Backend: c.backend, Threads: 2, Lazy: true, Tile: 3, Timing: true, SIMD: c.simd, CacheDir: cache}))
+			r := closeAtEnd(t, must(op2.NewRuntime(op2.Config{Backend: c.backend, Threads: 2, Lazy: true, Tile: 3, Timing: true, SIMD: c.simd, CacheDir: cache})))
 			set := must(op2.NewSet(8, "cells"))
 			edges, nodes, pedge := scatteredEdges(600, 500, 3, 2)
 			x := must(op2.NewDat[float64](set, 1, nil, "x"))

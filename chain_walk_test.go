@@ -105,6 +105,7 @@ var forcings = map[string]forcing{
 	"Backends":               {none: "the registered backends' names"},
 	"BlockPartitioner":       {none: noDecl},
 	"Chain":                  {call: func(f *walkFixture) { op2.Chain(func() error { return nil }) }},
+	"Close":                  {call: func(f *walkFixture) { op2.Close() }},
 	"Configure":              {call: func(f *walkFixture) { op2.Configure(op2.Config{}.Explicit("Lazy")) }},
 	"Default":                {none: "the default runtime"},
 	"EnableTiming":           {call: func(f *walkFixture) { op2.EnableTiming(false) }},
@@ -363,6 +364,7 @@ var forcings = map[string]forcing{
 	// Runtime.
 	"Runtime.Backend":          {none: "the configured backend's name"},
 	"Runtime.Chain":            {call: func(f *walkFixture) { f.r.Chain(func() error { return nil }) }},
+	"Runtime.Close":            {call: func(f *walkFixture) { f.r.Close() }},
 	"Runtime.Configure":        {call: func(f *walkFixture) { f.r.Configure(op2.Config{Backend: "sequential", Lazy: true}) }},
 	"Runtime.EnableTiming":     {call: func(f *walkFixture) { f.r.EnableTiming(false) }},
 	"Runtime.Generate":         {none: "generates source; runs nothing"},

@@ -58,7 +58,7 @@ func TestKernelCXXIsANewKernel(t *testing.T) {
 // gets an error naming it and what to install, matching ErrNoCompiler;
 // C kernels are not affected.
 func TestMissingCXXCompiler(t *testing.T) {
-	r := must(op2.NewRuntime(op2.Config{Backend: "sequential", CXX: "no-such-cxx-compiler", CacheDir: t.TempDir()}))
+	r := closeAtEnd(t, must(op2.NewRuntime(op2.Config{Backend: "sequential", CXX: "no-such-cxx-compiler", CacheDir: t.TempDir()})))
 	set := must(op2.NewSet(3, "s"))
 	x := must(op2.NewDat[float64](set, 1, nil, "x"))
 	err := r.ParLoop(op2.NewKernel("void k(double &x) { x = 2; }", "k").CXX(), set, x.Arg(op2.Write))

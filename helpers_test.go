@@ -111,6 +111,16 @@ func testMain(m *testing.M) int {
 	return m.Run()
 }
 
+// closeAtEnd returns r, closed (Runtime.Close) when t ends: registered
+// after the t.TempDir that r compiles into, the clean-up runs before that
+// directory is removed (clean-ups run last registered first), so no
+// build in the background writes into it meanwhile. Close's error is the
+// test's own business.
+func closeAtEnd(t testing.TB, r *op2.Runtime) *op2.Runtime {
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
 // must returns v, panicking (and so failing the test) when err is not nil.
 func must[T any](v T, err error) T {
 	if err != nil {

@@ -166,9 +166,9 @@ func Configure(c Config) error { return rt.configure(c, "Configure") }
 // The loops recorded so far (see Chain) run first, with the configuration
 // they were issued under; if one fails, Configure returns its error
 // (*ChainError) and changes nothing. A configuration naming another
-// CacheDir first waits for the programs compiling in the background
-// (fused loops, tile forms), so that none writes into the cache left
-// behind after Configure returns.
+// CacheDir first ends the programs r queued to compile in the background
+// (fused loops, tile forms) as Close does, so that none writes into the
+// cache left behind after Configure returns.
 func (r *Runtime) Configure(c Config) error { return r.configure(c, "Runtime.Configure") }
 
 // configure is Configure for the API call named caller.
@@ -273,6 +273,12 @@ func (r *Runtime) wait(caller string) error {
 	if err != nil {
 		return err
 	}
+	return r.waitBackend()
+}
+
+// waitBackend waits for the loops queued on r's backend. Caller holds
+// the lock.
+func (r *Runtime) waitBackend() error {
 	if r.e.Backend == nil {
 		return nil
 	}
@@ -280,6 +286,32 @@ func (r *Runtime) wait(caller string) error {
 		return apiError(w.Wait())
 	}
 	return nil
+}
+
+// Close ends the default runtime's work before the program ends or
+// removes its cache directory (see Runtime.Close).
+func Close() error { return rt.close("Close") }
+
+// Close ends runtime r's work, for a program (or a test) about to remove
+// r's cache directory, or done with r. The loops recorded so far run and
+// Close waits for every loop r issued, as Wait does, and returns their
+// failure; then, failure or not, the programs r queued to compile in the
+// background (fused loops, tile forms; see Chain) are dropped, and the one
+// compiling, if r queued it, is waited for: once Close returns, nothing
+// writes into r's cache directory on r's behalf. r stays usable: its
+// later loops queue what they want built again, for a later Close to end.
+// (A Configure naming another CacheDir ends r's builds in the same way.)
+func (r *Runtime) Close() error { return r.close("Runtime.Close") }
+
+// close is Close for the API call named caller.
+func (r *Runtime) close(caller string) error {
+	err := lock(forData, caller)
+	defer unlock()
+	if err == nil {
+		err = r.waitBackend()
+	}
+	r.e.EndBuilds()
+	return err
 }
 
 // Backends lists the names of every registered backend.

@@ -345,7 +345,7 @@ func TestLogging(t *testing.T) {
 	for _, backend := range hostBackends {
 		t.Run(backend, func(t *testing.T) {
 			h := &logCapture{}
-			r := must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache, Threads: 2, Logger: slog.New(h)}))
+			r := closeAtEnd(t, must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache, Threads: 2, Logger: slog.New(h)})))
 			tm := newTimingMesh(t)
 			// A kernel of its own, so that this backend compiles it.
 			tm.inc = op2.NewKernel("void log_inc_"+backend+"(const double *w, double *a, double *b) { a[0] += *w; b[1] += *w; }", "log_inc_"+backend)
@@ -375,7 +375,7 @@ func TestLogging(t *testing.T) {
 			}
 			// A new runtime finds the program in the disk cache: Debug.
 			h2 := &logCapture{}
-			r2 := must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache, Threads: 2, Logger: slog.New(h2)}))
+			r2 := closeAtEnd(t, must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache, Threads: 2, Logger: slog.New(h2)})))
 			check(t, tm.runInc(r2))
 			levels, attrs = h2.find("op2: program built")
 			if len(attrs) != 1 || levels[0] != slog.LevelDebug || attrs[0]["cache"] == "miss" {

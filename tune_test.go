@@ -38,13 +38,13 @@ func TestTuneSameResults(t *testing.T) {
 				}
 				return append(acc.Data(), n.Data()...) // the increments, and the reduction
 			}
-			plain := must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache}))
+			plain := closeAtEnd(t, must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache})))
 			const calls = 60 // more than any backend's variants and block sizes take
 			want := run(plain, calls)
 
 			var log bytes.Buffer
 			logger := slog.New(slog.NewTextHandler(&log, nil))
-			tuned := must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache, Tune: true, Logger: logger, Threads: 2, Timing: true}))
+			tuned := closeAtEnd(t, must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache, Tune: true, Logger: logger, Threads: 2, Timing: true})))
 			if got := run(tuned, calls); !slices.Equal(got, want) {
 				t.Fatalf("tuned results differ from untuned")
 			}
@@ -69,7 +69,7 @@ func TestTuneSameResults(t *testing.T) {
 			}
 
 			log.Reset()
-			again := must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache, Tune: true, Logger: logger, Threads: 2}))
+			again := closeAtEnd(t, must(op2.NewRuntime(op2.Config{Backend: backend, CacheDir: cache, Tune: true, Logger: logger, Threads: 2})))
 			if got := run(again, calls); !slices.Equal(got, want) {
 				t.Fatalf("results with the saved choice differ from untuned")
 			}
@@ -111,6 +111,7 @@ func TestTuneFileNotChoices(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatal("NewRuntime still blocks after 20s")
 			}
+			closeAtEnd(t, r)
 			acc := must(op2.NewDat[int32](nodes, 1, nil, "acc"))
 			for range 60 {
 				check(t, r.ParLoop(k, edges, acc.ArgMap(op2.Inc, m, 0), acc.ArgMap(op2.Inc, m, 1)))

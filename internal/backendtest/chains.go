@@ -20,7 +20,11 @@ var chainsRan = struct {
 // in this process. They run once per backend, not again in the runs of
 // its other schemes, layouts and SIMD settings: recorded loops run
 // through the executor as loops run at once, so those are the
-// conformance suite's business (and CI's time is bounded).
+// conformance suite's business (and CI's time is bounded). Which run
+// that is depends on what -run selects (the whole package: the plain
+// TestConformance; -run TestConformanceSIMD/tuned alone: the tuned one),
+// so a chain test names in its Config every setting its checks depend
+// on (testTiledChains: Tune off) rather than taking the environment's.
 func firstChains(backend string) bool {
 	chainsRan.Lock()
 	defer chainsRan.Unlock()

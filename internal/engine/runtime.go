@@ -165,13 +165,20 @@ func (r *Runtime) Configure(user exec.Config) error {
 		}
 	}
 	if cfg.CacheDir != r.Cfg.CacheDir {
-		// Nothing built in the background for the cache r leaves is
+		// Nothing r built in the background for the cache it leaves is
 		// still writing into it when Configure returns (a program, or
 		// a test, may remove it then).
-		WaitBuilds()
+		r.EndBuilds()
 	}
 	return r.install(cfg, false)
 }
+
+// EndBuilds ends the programs r asked to build in the background (fused
+// loops, tile forms) into its cache directory: those queued are dropped
+// and the one compiling is waited for (exec.Executor.EndBuilds), so that
+// none writes into the directory once it returns. r's later forcings
+// queue what they still want again. Caller holds the lock.
+func (r *Runtime) EndBuilds() { r.X.EndBuilds() }
 
 // Use selects backend name for r's next loops, keeping the rest of the
 // configuration, and a backend already open with it. On error the

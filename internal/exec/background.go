@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -46,7 +47,8 @@ type BackgroundBuilder interface {
 // backgroundBuild is a job on the background queue and its outcome.
 type backgroundBuild struct {
 	job    func() error
-	err    error // set before done
+	owner  *Executor // the executor that queued it (EndBuilds); nil: a Job
+	err    error     // set before done
 	done   atomic.Bool
 	queued time.Time
 }
@@ -63,16 +65,18 @@ var BackgroundPatience = 10 * time.Second
 var builds struct {
 	sync.Mutex
 	queue   []*backgroundBuild
-	running bool      // a goroutine runs the queue
-	active  int       // builds queued or running
-	idle    sync.Cond // broadcast when active drops to 0
+	running bool             // a goroutine runs the queue
+	current *backgroundBuild // the build running, nil between builds
+	active  int              // builds queued or running
+	idle    sync.Cond        // broadcast when a build ends or is dropped
 }
 
 func init() { builds.idle.L = &builds.Mutex }
 
-// startBuild queues job and returns its build.
-func startBuild(job func() error) *backgroundBuild {
-	bg := &backgroundBuild{job: job, queued: time.Now()}
+// startBuild queues job for owner (nil: a job of StartJob) and returns
+// its build.
+func startBuild(job func() error, owner *Executor) *backgroundBuild {
+	bg := &backgroundBuild{job: job, owner: owner, queued: time.Now()}
 	builds.Lock()
 	defer builds.Unlock()
 	builds.queue = append(builds.queue, bg)
@@ -91,13 +95,14 @@ func runBuilds() {
 		bg := builds.queue[0]
 		builds.queue[0] = nil
 		builds.queue = builds.queue[1:]
+		builds.current = bg
 		builds.Unlock()
 		bg.err = bg.job()
 		bg.done.Store(true)
 		builds.Lock()
-		if builds.active--; builds.active == 0 {
-			builds.idle.Broadcast()
-		}
+		builds.current = nil
+		builds.active--
+		builds.idle.Broadcast()
 	}
 	builds.running = false
 	builds.Unlock()
@@ -110,10 +115,10 @@ type Job struct{ b *backgroundBuild }
 // builds (after those queued before it): other work that only makes
 // loops faster, such as a tiled chain's schedule. WaitBuilds waits for
 // it and PendingBuilds counts it. job must not panic.
-func StartJob(job func() error) Job { return Job{startBuild(job)} }
+func StartJob(job func() error) Job { return Job{startBuild(job, nil)} }
 
-// Done reports whether the job has run; its effects are then visible to
-// the caller.
+// Done reports whether the job has run, its effects then visible to the
+// caller, or was dropped by EndAllBuilds without running (Err says so).
 func (j Job) Done() bool { return j.b.done.Load() }
 
 // Err is the job's error, once Done.
@@ -127,6 +132,53 @@ func WaitBuilds() {
 	builds.Lock()
 	defer builds.Unlock()
 	for builds.active > 0 {
+		builds.idle.Wait()
+	}
+}
+
+// EndBuilds ends x's builds in the background, for a runtime done with
+// its cache directory (a program or a test may remove it then): those
+// still queued are dropped, and EndBuilds returns once the one running,
+// if x queued it, is done, so that none writes into the directory
+// afterwards. x forgets them (not the failures it has seen): asked for
+// again, a program dropped is queued again, and one built is found in
+// the disk cache. Builds other executors queued go on. Caller owns x (as
+// for ProgramSoon).
+func (x *Executor) EndBuilds() {
+	endBuilds(x)
+	clear(x.bg.pending)
+}
+
+// EndAllBuilds ends every build in the background, as EndBuilds ends an
+// executor's, for a process about to remove a cache directory (a test
+// binary its private one) whatever its runtimes still build. A program
+// whose build it dropped is queued again when asked for again; a Job it
+// dropped is Done, with an error, without having run.
+func EndAllBuilds() { endBuilds(nil) }
+
+// errDropped is the outcome of a build EndBuilds or EndAllBuilds dropped
+// from the queue: not a failure, the build is queued again (soon).
+var errDropped = errors.New("dropped from the queue of builds in the background")
+
+// endBuilds drops the queued builds of owner (nil: of every executor)
+// and waits for its running one.
+func endBuilds(owner *Executor) {
+	builds.Lock()
+	defer builds.Unlock()
+	kept := builds.queue[:0]
+	for _, bg := range builds.queue {
+		if owner != nil && bg.owner != owner {
+			kept = append(kept, bg)
+			continue
+		}
+		bg.err = errDropped
+		bg.done.Store(true)
+		builds.active--
+	}
+	clear(builds.queue[len(kept):])
+	builds.queue = kept
+	builds.idle.Broadcast()
+	for builds.current != nil && (owner == nil || builds.current.owner == owner) {
 		builds.idle.Wait()
 	}
 }
@@ -215,6 +267,9 @@ func (x *Executor) soon(b *Opened, l *core.Loop, form string, prepare func() (fu
 			return true, nil
 		}
 		delete(bg.pending, string(x.key))
+		if p.err == errDropped {
+			return x.soon(b, l, form, prepare) // queued again
+		}
 		if p.err != nil {
 			x.buildFailed(b, l, form, p.err)
 			return false, p.err
@@ -232,7 +287,7 @@ func (x *Executor) soon(b *Opened, l *core.Loop, form string, prepare func() (fu
 	if bg.pending == nil {
 		bg.pending = map[string]*backgroundBuild{}
 	}
-	bg.pending[string(x.key)] = startBuild(job)
+	bg.pending[string(x.key)] = startBuild(job, x)
 	if x.Logger != nil {
 		x.logBackground(b, l, form, slog.LevelDebug, "op2: program queued to build in the background", nil)
 	}

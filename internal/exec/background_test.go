@@ -233,3 +233,124 @@ func TestProgramSoonPatience(t *testing.T) {
 		t.Fatalf("after the build: %v, %v, %d programs; want the same program", q, err, len(bb.progs))
 	}
 }
+
+// TestEndBuilds: an executor's EndBuilds drops its builds still queued
+// and returns once its build running is done; another executor's builds
+// go on; a program dropped is queued again when asked for again.
+func TestEndBuilds(t *testing.T) {
+	ms := newMesh(t, 10, 10, 10)
+	bb := &bgBackend{gate: make(chan struct{})}
+	bb.launchOK = -1
+	loop := func(name string) *core.Loop {
+		src := "void " + name + "(double *y) { *y = 1; }"
+		return &core.Loop{Kernel: kernel(t, src, name), Set: ms.edges, Args: []core.Arg{{Data: ms.y, Access: core.Write, Kind: core.ArgDirect}}}
+	}
+	x, other := exec.New(), exec.New()
+	b := &exec.Opened{Backend: bb, ID: core.NewID()}
+	ob := &exec.Opened{Backend: bb, ID: core.NewID()}
+	running, dropped, kept := loop("end_running"), loop("end_dropped"), loop("end_kept")
+	for _, c := range []struct {
+		x *exec.Executor
+		b *exec.Opened
+		l *core.Loop
+	}{{x, b, running}, {x, b, dropped}, {other, ob, kept}} {
+		if p, err := c.x.ProgramSoon(c.b, c.l); p != nil || err != nil {
+			t.Fatalf("%s: %v, %v; want nil while it builds", c.l.Kernel.Name, p, err)
+		}
+	}
+	for bb.running.Load() == 0 { // the first build has started
+		time.Sleep(time.Millisecond)
+	}
+	ended := make(chan []string)
+	go func() {
+		x.EndBuilds()
+		bb.mu.Lock()
+		defer bb.mu.Unlock()
+		ended <- slices.Clone(bb.ran)
+	}()
+	for exec.PendingBuilds() > 2 { // the queued build of x dropped
+		time.Sleep(time.Millisecond)
+	}
+	close(bb.gate)
+	if ran := <-ended; !slices.Contains(ran, "build end_running") {
+		t.Errorf("ran %q when EndBuilds returned, want the build that was running", ran)
+	}
+	exec.WaitBuilds()
+	bb.mu.Lock()
+	ran := slices.Clone(bb.ran)
+	bb.mu.Unlock()
+	if want := []string{"build end_running", "build end_kept"}; !slices.Equal(ran, want) {
+		t.Errorf("ran %q, want %q: the other executor's build, not the dropped one", ran, want)
+	}
+	if p, err := x.ProgramSoon(b, dropped); p != nil || err != nil || countOf(bb.prepared, "build end_dropped") != 2 {
+		t.Fatalf("dropped build asked again: %v, %v (prepared %q); want it queued again", p, err, bb.prepared)
+	}
+	exec.WaitBuilds()
+	if p, err := x.ProgramSoon(b, dropped); p == nil || err != nil {
+		t.Fatalf("dropped build after its new build: %v, %v", p, err)
+	}
+}
+
+// TestEndAllBuilds: EndAllBuilds drops every executor's queued builds and
+// returns once the running one is done; an executor whose build it
+// dropped queues it again when it asks for the program again.
+func TestEndAllBuilds(t *testing.T) {
+	ms := newMesh(t, 10, 10, 10)
+	bb := &bgBackend{gate: make(chan struct{})}
+	bb.launchOK = -1
+	loop := func(name string) *core.Loop {
+		src := "void " + name + "(double *y) { *y = 2; }"
+		return &core.Loop{Kernel: kernel(t, src, name), Set: ms.edges, Args: []core.Arg{{Data: ms.y, Access: core.Write, Kind: core.ArgDirect}}}
+	}
+	x, other := exec.New(), exec.New()
+	b := &exec.Opened{Backend: bb, ID: core.NewID()}
+	ob := &exec.Opened{Backend: bb, ID: core.NewID()}
+	running, dropped := loop("endall_running"), loop("endall_dropped")
+	if p, err := x.ProgramSoon(b, running); p != nil || err != nil {
+		t.Fatalf("first build: %v, %v", p, err)
+	}
+	if p, err := other.ProgramSoon(ob, dropped); p != nil || err != nil {
+		t.Fatalf("second build: %v, %v", p, err)
+	}
+	for bb.running.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	ended := make(chan []string)
+	go func() {
+		exec.EndAllBuilds()
+		bb.mu.Lock()
+		defer bb.mu.Unlock()
+		ended <- slices.Clone(bb.ran)
+	}()
+	for exec.PendingBuilds() > 1 { // the queued build dropped
+		time.Sleep(time.Millisecond)
+	}
+	close(bb.gate)
+	if ran := <-ended; !slices.Equal(ran, []string{"build endall_running"}) {
+		t.Errorf("ran %q when EndAllBuilds returned, want the running build alone", ran)
+	}
+	if n := exec.PendingBuilds(); n != 0 {
+		t.Errorf("%d builds pending after EndAllBuilds", n)
+	}
+	if p, err := other.ProgramSoon(ob, dropped); p != nil || err != nil || countOf(bb.prepared, "build endall_dropped") != 2 {
+		t.Fatalf("dropped build asked again: %v, %v (prepared %q); want it queued again", p, err, bb.prepared)
+	}
+	exec.WaitBuilds()
+	if p, err := other.ProgramSoon(ob, dropped); p == nil || err != nil {
+		t.Fatalf("dropped build after its new build: %v, %v", p, err)
+	}
+	if p, err := x.ProgramSoon(b, running); p == nil || err != nil {
+		t.Fatalf("the build that ran: %v, %v", p, err)
+	}
+}
+
+// countOf is the number of times s holds v.
+func countOf(s []string, v string) int {
+	n := 0
+	for _, e := range s {
+		if e == v {
+			n++
+		}
+	}
+	return n
+}

@@ -237,3 +237,52 @@ func srcHash(src string) string {
 	h := sha256.Sum256([]byte(src))
 	return hex.EncodeToString(h[:])
 }
+
+// TestPrecompileIntoARemovedCache: a cache directory removed while
+// Precompile compiles for it (a program or a test done with it) makes
+// the build fail with an error, quietly: nothing panics, the directory
+// is not made again and nothing of the build is left elsewhere.
+func TestPrecompileIntoARemovedCache(t *testing.T) {
+	marks := t.TempDir()
+	started, proceed := filepath.Join(marks, "started"), filepath.Join(marks, "go")
+	// The compiler says it has started, then waits for the test.
+	cc := script(t, `for a; do [ "$a" = --version ] && exec cc "$@"; done
+: > "`+started+`"
+i=0
+while [ ! -e "`+proceed+`" ] && [ $i -lt 6000 ]; do sleep 0.01; i=$((i+1)); done
+exec cc "$@"`)
+	dir := filepath.Join(t.TempDir(), "cache")
+	d, err := cache.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Compiler{CC: cc, Flags: []string{"-O1"}, Cache: d}
+	const src = `__attribute__((visibility("default"))) int op2_loop(void) { return 5; }`
+	done := make(chan error, 1)
+	go func() { done <- c.Precompile(src, []string{"op2_loop"}) }()
+	for {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("Precompile returned before its compiler started: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatalf("removing the cache directory while the compiler runs: %v", err)
+	}
+	if err := os.WriteFile(proceed, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err == nil {
+		t.Error("Precompile into a removed cache directory succeeded")
+	} else {
+		t.Log(err)
+	}
+	if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the removed cache directory is back: %v", err)
+	}
+	noWorkDirs(t)
+}

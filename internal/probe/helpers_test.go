@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/mpitest"
 )
 
@@ -51,6 +52,7 @@ func TestMain(m *testing.M) {
 	cacheDir = dir
 	os.Setenv("OP2_CACHE_DIR", dir)
 	code := m.Run()
+	exec.EndAllBuilds() // builds in the background into dir end first
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -799,6 +799,7 @@ func TestProbeMatTuneCheckNewLoop(t *testing.T) {
 			}
 			t.Run(cfgName(cfg)+"/"+mode, func(t *testing.T) {
 				r := must(op2.NewRuntime(c))
+				t.Cleanup(func() { r.Close() }) // its builds end before c.CacheDir is removed
 				cells := must(op2.NewSet(n, "cells"))
 				nodes := must(op2.NewSet(8, "nodes"))
 				pcell := must(op2.NewMap(cells, nodes, 3, tab, "pcell"))

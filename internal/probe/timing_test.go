@@ -152,6 +152,7 @@ func TestLoggerEvents(t *testing.T) {
 		var buf bytes.Buffer
 		lg := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		check(t, op2.Configure(op2.Config{Backend: b.backend, DeviceScheme: b.scheme, CacheDir: t.TempDir(), Logger: lg, Threads: 2}))
+		t.Cleanup(func() { op2.Close() }) // its builds end before the TempDir is removed (use restores later)
 		s := must(op2.NewSet(10, "s"))
 		x := must(op2.NewDat[float64](s, 1, nil, "x"))
 		kn := "logk_" + strings.ReplaceAll(b.name, "-", "_")

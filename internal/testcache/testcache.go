@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/goop2/op2/internal/exec"
 )
 
 // Run runs m's tests with OP2_CACHE_DIR set to a new folder in the
 // temporary directory (its name starting with prefix) unless the
-// environment sets it already, removes the folder afterwards, and returns
-// the tests' exit code, for TestMain to pass to os.Exit.
+// environment sets it already, removes the folder afterwards (once the
+// programs building in the background are done or dropped:
+// exec.EndAllBuilds), and returns the tests' exit code, for TestMain to
+// pass to os.Exit.
 func Run(m *testing.M, prefix string) int {
 	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
@@ -20,6 +24,7 @@ func Run(m *testing.M, prefix string) int {
 		return 2
 	}
 	defer os.RemoveAll(dir)
+	defer exec.EndAllBuilds() // before dir is removed
 	if os.Getenv("OP2_CACHE_DIR") == "" {
 		os.Setenv("OP2_CACHE_DIR", dir)
 	}

@@ -19,6 +19,7 @@ func TestNVRTCCompilesMixedMeshLoops(t *testing.T) {
 	if err := op2.Configure(op2.Config{Backend: compileCheckName, CacheDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { op2.Close() }) // builds end before the TempDir is removed
 	compiledMu.Lock()
 	before, failed := len(compiled), len(failures)
 	compiledMu.Unlock()

@@ -166,6 +166,7 @@ func TestNVRTCCompilesEveryLoop(t *testing.T) {
 		if err := op2.Configure(op2.Config{Backend: compileCheckName, CacheDir: t.TempDir()}); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { op2.Close() }) // builds end before the TempDir is removed
 		m, err := mesh.Generate(6, 9)
 		if err != nil {
 			t.Fatal(err)
@@ -187,6 +188,7 @@ func TestNVRTCCompilesEveryLoop(t *testing.T) {
 		if err := op2.Configure(op2.Config{Backend: compileCheckName, CacheDir: t.TempDir()}); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { op2.Close() }) // builds end before the TempDir is removed
 		m, err := mgcfd.Generate(5, 2)
 		if err != nil {
 			t.Fatal(err)
@@ -204,6 +206,7 @@ func TestNVRTCCompilesEveryLoop(t *testing.T) {
 		if err := op2.Configure(op2.Config{Backend: compileCheckName, CacheDir: t.TempDir()}); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { op2.Close() }) // builds end before the TempDir is removed
 		m, err := poisson.Square(4, 0, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -244,6 +247,7 @@ func TestNVRTCCompilesKernelSourceForms(t *testing.T) {
 	if err := op2.Configure(op2.Config{Backend: "sequential", CacheDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { op2.Close() }) // builds end before the TempDir is removed
 	set, err := op2.NewSet(10, "forms")
 	if err != nil {
 		t.Fatal(err)
@@ -311,6 +315,7 @@ func TestNVRTCKernelParameters(t *testing.T) {
 	if err := op2.Configure(op2.Config{Backend: "sequential", CacheDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { op2.Close() }) // builds end before the TempDir is removed
 	nodes := must(op2.NewSet(5, "nodes"))
 	edges := must(op2.NewSet(4, "edges"))
 	pedge := must(op2.NewMap(edges, nodes, 2, []int32{0, 1, 1, 2, 2, 3, 3, 4}, "pedge"))
@@ -420,6 +425,7 @@ func TestNVRTCCompilesLargeConstants(t *testing.T) {
 	if err := op2.Configure(op2.Config{Backend: "sequential", CacheDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { op2.Close() }) // builds end before the TempDir is removed
 	edges := must(op2.NewSet(4, "lc_edges"))
 	nodes := must(op2.NewSet(5, "lc_nodes"))
 	pedge := must(op2.NewMap(edges, nodes, 2, []int32{0, 1, 1, 2, 2, 3, 3, 4}, "lc_pedge"))
