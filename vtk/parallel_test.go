@@ -1,7 +1,6 @@
 package vtk_test
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -28,7 +27,6 @@ func TestOutputPathOneProcess(t *testing.T) {
 // the Add functions give, to the .vtu file OutputPath names, with the
 // values the Dats hold at each write.
 func TestWriterOneProcess(t *testing.T) {
-	os.Setenv("OP2_CACHE_DIR", t.TempDir())
 	g0 := tiny()
 	nodes, _ := op2.NewSet(6, "wnodes")
 	cells, _ := op2.NewSet(2, "wcells")

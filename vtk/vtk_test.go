@@ -2,7 +2,6 @@ package vtk_test
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -29,7 +28,6 @@ func tiny() *vtk.Grid {
 
 // A mesh declared to GoOP2, with a loop's result as cell data.
 func TestFromOP2(t *testing.T) {
-	os.Setenv("OP2_CACHE_DIR", t.TempDir())
 	g0 := tiny()
 	nodes, _ := op2.NewSet(6, "nodes")
 	cells, _ := op2.NewSet(2, "cells")
@@ -80,7 +78,6 @@ func TestFromOP2(t *testing.T) {
 // TestFromOP2InChain: a Dat written by a loop recorded in an op2.Chain is
 // added with the loop's values: reading it runs the recorded loop first.
 func TestFromOP2InChain(t *testing.T) {
-	os.Setenv("OP2_CACHE_DIR", t.TempDir())
 	g0 := tiny()
 	nodes, _ := op2.NewSet(6, "nodes")
 	cells, _ := op2.NewSet(2, "cells")
