@@ -296,7 +296,9 @@ func (p *Process) schedule(loops []*core.Loop, size int, parallel, distributed, 
 			ch := describeChain(loops, distributed)
 			ps := &pendingSchedule{}
 			ps.job = exec.StartJob(func() error {
-				ps.s = tile.Build(ch, size, parallel)
+				s := tile.Build(ch, size, parallel)
+				s.Elems, s.Offsets = nil, nil // as kept below
+				ps.s = s
 				return nil
 			})
 			p.tiling.pending[string(key)] = ps
