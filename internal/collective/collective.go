@@ -166,6 +166,27 @@ func AlltoallInt32(c Comm, send [][]int32) ([][]int32, error) {
 	return in, nil
 }
 
+// AlltoallInt64 is AlltoallInt32 for int64 messages.
+func AlltoallInt64(c Comm, send [][]int64) ([][]int64, error) {
+	out := make([][]byte, len(send))
+	for q := range send {
+		out[q] = Int64Bytes(send[q])
+	}
+	got, err := c.Alltoallv(out)
+	if err != nil {
+		return nil, err
+	}
+	in := make([][]int64, len(got))
+	for q, b := range got {
+		if len(b) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 == 0 && len(b)%8 == 0 {
+			in[q] = unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
+		} else {
+			in[q] = BytesInt64(b)
+		}
+	}
+	return in, nil
+}
+
 // Int32Bytes views v as bytes (the machine's byte order; every rank of a
 // job runs on the same kind of machine).
 func Int32Bytes(v []int32) []byte {

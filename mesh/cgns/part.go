@@ -77,60 +77,41 @@ func Scan(path string) (*Layout, error) {
 	}
 	l := &Layout{path: path, zp: zp, pdim: pdim,
 		Part: &gmsh.Part{NumNodes: r.nv, DenseTags: true, Counts: map[gmsh.Type]int64{}, Unique: map[gmsh.Type]int64{}}}
-	ns, err := r.f.NSections(1, 1)
-	if err != nil {
-		return nil, r.call(zp, err)
-	}
-	var ranges [][2]int64
-	for s := 1; s <= ns; s++ {
-		sec, err := r.f.SectionRead(1, 1, s)
-		if err != nil {
-			return nil, r.call(fmt.Sprintf("%s/Elements %d", zp, s), err)
-		}
-		sp := zp + "/" + sec.Name
-		n := sec.End - sec.Start + 1
-		if sec.Start < 1 || n < 1 {
-			return nil, r.errorf(sp, "element range [%d, %d]: not a range of element numbers from 1", sec.Start, sec.End)
-		}
-		if err := r.fits(sp, "elements", n); err != nil {
-			return nil, err
-		}
-		for _, q := range ranges {
-			if sec.Start <= q[1] && q[0] <= sec.End {
-				return nil, r.errorf(sp, "element range [%d, %d] overlaps another section's [%d, %d]", sec.Start, sec.End, q[0], q[1])
-			}
-		}
-		ranges = append(ranges, [2]int64{sec.Start, sec.End})
+	err = r.eachSection(zp, func(s int, sec cg.Section, sp string, n int64) error {
 		size, err := r.f.ElementDataSize(1, 1, s)
 		if err != nil {
-			return nil, r.call(sp, err)
+			return r.call(sp, err)
 		}
 		if err := r.fits(sp, "connectivity", size); err != nil {
-			return nil, err
+			return err
 		}
 		ps := partSection{s: s, name: sec.Name, path: sp, typ: sec.Type, start: sec.Start, end: sec.End, size: size, count: map[gmsh.Type]int64{}}
 		if sec.Type == mixed {
 			if size < 2*n {
-				return nil, r.errorf(sp, "MIXED section of %d elements has %d connectivity values, fewer than %d", n, size, 2*n)
+				return r.errorf(sp, "MIXED section of %d elements has %d connectivity values, fewer than %d", n, size, 2*n)
 			}
 			err := r.walkMixed(&ps, func(_ int64, k gmsh.Type, _ []int64) error {
 				ps.count[k]++
 				return nil
 			})
 			if err != nil {
-				return nil, err
+				return err
 			}
 		} else {
 			k, ok := kinds[sec.Type]
 			if !ok {
-				return nil, r.errorf(sp, "%s", unsupported(sec.Type))
+				return r.errorf(sp, "%s", unsupported(sec.Type))
 			}
 			if npe := int64(k.NumNodes()); size != n*npe {
-				return nil, r.errorf(sp, "%d %s elements have %d connectivity values, want %d", n, cg.TypeName(sec.Type), size, n*npe)
+				return r.errorf(sp, "%d %s elements have %d connectivity values, want %d", n, cg.TypeName(sec.Type), size, n*npe)
 			}
 			ps.count[k] = n
 		}
 		l.secs = append(l.secs, ps)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(l.secs, func(a, b partSection) int { return cmp.Compare(a.start, b.start) })
 	for i := range l.secs {
@@ -657,7 +638,7 @@ func (l *Layout) route(c collective.Comm, part *gmsh.Part, g *partGroups, keep g
 			}
 		}
 	}
-	recv, err := alltoall(c, send)
+	recv, err := collective.AlltoallInt64(c, send)
 	if err != nil {
 		return err
 	}
@@ -692,7 +673,7 @@ func (l *Layout) route(c collective.Comm, part *gmsh.Part, g *partGroups, keep g
 		q := collective.BlockHome(int(l.Part.NumNodes), ranks, int(v-1))
 		ask[q] = append(ask[q], v)
 	}
-	asked, err := alltoall(c, ask)
+	asked, err := collective.AlltoallInt64(c, ask)
 	if err != nil {
 		return err
 	}
@@ -710,7 +691,7 @@ func (l *Layout) route(c collective.Comm, part *gmsh.Part, g *partGroups, keep g
 			}
 		}
 	}
-	replies, err := alltoall(c, answer)
+	replies, err := collective.AlltoallInt64(c, answer)
 	if err != nil {
 		return err
 	}
@@ -745,23 +726,6 @@ func (l *Layout) route(c collective.Comm, part *gmsh.Part, g *partGroups, keep g
 		}
 	}
 	return nil
-}
-
-// alltoall is Alltoallv for int64 messages.
-func alltoall(c collective.Comm, send [][]int64) ([][]int64, error) {
-	out := make([][]byte, len(send))
-	for q := range send {
-		out[q] = collective.Int64Bytes(send[q])
-	}
-	got, err := c.Alltoallv(out)
-	if err != nil {
-		return nil, err
-	}
-	in := make([][]int64, len(got))
-	for q, b := range got {
-		in[q] = collective.BytesInt64(b)
-	}
-	return in, nil
 }
 
 // vertexFacets returns the rank's elements one dimension below the cells

@@ -302,37 +302,55 @@ func (r *reader) coordList(zp string, pdim int) ([]string, error) {
 // sections reads the element sections; it returns their element ranges,
 // by section index.
 func (r *reader) sections(zp string) (map[int]section, error) {
+	out := map[int]section{}
+	err := r.eachSection(zp, func(s int, sec cg.Section, sp string, n int64) error {
+		if err := r.section(sp, s, sec, n); err != nil {
+			return err
+		}
+		out[s] = section{start: sec.Start, end: sec.End, name: sec.Name, path: sp}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eachSection calls f for each element section of the zone at path zp,
+// in the file's order, with its index, header, path and number of
+// elements, once the header is checked: a range of element numbers from
+// 1, no larger than this machine can index, overlapping no earlier
+// section's.
+func (r *reader) eachSection(zp string, f func(s int, sec cg.Section, sp string, n int64) error) error {
 	ns, err := r.f.NSections(1, 1)
 	if err != nil {
-		return nil, r.call(zp, err)
+		return r.call(zp, err)
 	}
-	out := map[int]section{}
 	var ranges [][2]int64
 	for s := 1; s <= ns; s++ {
 		sec, err := r.f.SectionRead(1, 1, s)
 		if err != nil {
-			return nil, r.call(fmt.Sprintf("%s/Elements %d", zp, s), err)
+			return r.call(fmt.Sprintf("%s/Elements %d", zp, s), err)
 		}
 		sp := zp + "/" + sec.Name
 		n := sec.End - sec.Start + 1
 		if sec.Start < 1 || n < 1 {
-			return nil, r.errorf(sp, "element range [%d, %d]: not a range of element numbers from 1", sec.Start, sec.End)
+			return r.errorf(sp, "element range [%d, %d]: not a range of element numbers from 1", sec.Start, sec.End)
 		}
 		if err := r.fits(sp, "elements", n); err != nil {
-			return nil, err
+			return err
 		}
 		for _, q := range ranges {
 			if sec.Start <= q[1] && q[0] <= sec.End {
-				return nil, r.errorf(sp, "element range [%d, %d] overlaps another section's [%d, %d]", sec.Start, sec.End, q[0], q[1])
+				return r.errorf(sp, "element range [%d, %d] overlaps another section's [%d, %d]", sec.Start, sec.End, q[0], q[1])
 			}
 		}
 		ranges = append(ranges, [2]int64{sec.Start, sec.End})
-		if err := r.section(sp, s, sec, n); err != nil {
-			return nil, err
+		if err := f(s, sec, sp, n); err != nil {
+			return err
 		}
-		out[s] = section{start: sec.Start, end: sec.End, name: sec.Name, path: sp}
 	}
-	return out, nil
+	return nil
 }
 
 // section is an element section's range.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"unsafe"
 
 	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/facets"
@@ -367,7 +366,7 @@ func nodeIndices(c collective.Comm, path string, part *gmsh.Part, tags []int64) 
 		q := home(tag)
 		send[q] = append(send[q], tag, part.FirstNode+int64(i))
 	}
-	got, err := alltoallInt64(c, send)
+	got, err := collective.AlltoallInt64(c, send)
 	if err != nil {
 		return nil, err
 	}
@@ -397,7 +396,7 @@ func nodeIndices(c collective.Comm, path string, part *gmsh.Part, tags []int64) 
 		q := home(tag)
 		ask[q] = append(ask[q], tag)
 	}
-	asked, err := alltoallInt64(c, ask)
+	asked, err := collective.AlltoallInt64(c, ask)
 	if err != nil {
 		return nil, err
 	}
@@ -412,7 +411,7 @@ func nodeIndices(c collective.Comm, path string, part *gmsh.Part, tags []int64) 
 			answer[q][k] = i
 		}
 	}
-	replies, err := alltoallInt64(c, answer)
+	replies, err := collective.AlltoallInt64(c, answer)
 	if err != nil {
 		return nil, err
 	}
@@ -435,7 +434,7 @@ func coordinatesOf(c collective.Comm, nodes []int32, n, first int, x []float64, 
 		q := collective.BlockHome(n, ranks, int(v))
 		ask[q] = append(ask[q], int64(v))
 	}
-	asked, err := alltoallInt64(c, ask)
+	asked, err := collective.AlltoallInt64(c, ask)
 	if err != nil {
 		return nil, err
 	}
@@ -448,7 +447,7 @@ func coordinatesOf(c collective.Comm, nodes []int32, n, first int, x []float64, 
 			}
 		}
 	}
-	replies, err := alltoallInt64(c, answer)
+	replies, err := collective.AlltoallInt64(c, answer)
 	if err != nil {
 		return nil, err
 	}
@@ -488,7 +487,7 @@ func distinctCells(c collective.Comm, path string, nodes []int32, nn, first int,
 			send[q] = append(send[q], int64(v))
 		}
 	}
-	got, err := alltoallInt64(c, send)
+	got, err := collective.AlltoallInt64(c, send)
 	if err != nil {
 		return err
 	}
@@ -515,27 +514,6 @@ func distinctCells(c collective.Comm, path string, nodes []int32, nn, first int,
 		}
 	}
 	return collective.AgreeStep(c, "unstructured: read the mesh: repeated cells", bad)
-}
-
-// alltoallInt64 is Alltoallv for int64 messages.
-func alltoallInt64(c collective.Comm, send [][]int64) ([][]int64, error) {
-	out := make([][]byte, len(send))
-	for q := range send {
-		out[q] = collective.Int64Bytes(send[q])
-	}
-	got, err := c.Alltoallv(out)
-	if err != nil {
-		return nil, err
-	}
-	in := make([][]int64, len(got))
-	for q, b := range got {
-		if len(b) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 == 0 && len(b)%8 == 0 {
-			in[q] = unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
-		} else {
-			in[q] = collective.BytesInt64(b)
-		}
-	}
-	return in, nil
 }
 
 // maxInt64 is the largest v over the ranks.
