@@ -1,6 +1,7 @@
 package cgns
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -99,34 +100,9 @@ func (r *reader) groups(m *gmsh.Mesh, zp string, secs map[int]section) error {
 		}
 	}
 	// Entities: one per distinct set of groups, of the elements' dimension.
-	ents := map[string]int32{}
-	order := make([]elemRef, 0, len(g.member))
-	for e := range g.member {
-		order = append(order, e)
-	}
-	slices.SortFunc(order, func(a, b elemRef) int {
-		if a.block != b.block {
-			return a.block - b.block
-		}
-		return a.i - b.i
+	setEntities(g.member, &m.Entities, func(k int) int { return m.Blocks[k].Type.Dim() }, func(e elemRef, ent, phys int32) {
+		m.Blocks[e.block].Entity[e.i], m.Blocks[e.block].Physical[e.i] = ent, phys
 	})
-	for _, e := range order {
-		tags := g.member[e]
-		slices.Sort(tags)
-		b := &m.Blocks[e.block]
-		key := strconv.Itoa(b.Type.Dim())
-		for _, t := range tags {
-			key += "," + strconv.Itoa(int(t))
-		}
-		t, ok := ents[key]
-		if !ok {
-			t = int32(len(m.Entities) + 1)
-			ents[key] = t
-			m.Entities = append(m.Entities, gmsh.Entity{Dim: b.Type.Dim(), Tag: t, Physical: tags})
-		}
-		b.Entity[e.i] = t
-		b.Physical[e.i] = tags[0]
-	}
 	m.Physical = g.groups
 	return nil
 }
@@ -296,4 +272,33 @@ func (r *reader) vertexFacets(m *gmsh.Mesh, bp string, pts []int64, isRange bool
 		return nil, r.errorf(bp, "a boundary condition at Vertex, but the zone has no elements of dimension %d to hold it: not supported (give its faces as elements, or the BC at FaceCenter)", m.Dim-1)
 	}
 	return out, nil
+}
+
+// setEntities gives the elements of member their entities: one per
+// distinct set of groups and dimension (dim gives a block's), appended to
+// entities in the order of the elements (block, then index); set records
+// an element's entity and physical group (its first, the tags sorted).
+func setEntities(member map[elemRef][]int32, entities *[]gmsh.Entity, dim func(block int) int, set func(e elemRef, entity, physical int32)) {
+	ents := map[string]int32{}
+	refs := make([]elemRef, 0, len(member))
+	for e := range member {
+		refs = append(refs, e)
+	}
+	slices.SortFunc(refs, func(a, b elemRef) int { return cmp.Or(cmp.Compare(a.block, b.block), cmp.Compare(a.i, b.i)) })
+	for _, e := range refs {
+		tags := member[e]
+		slices.Sort(tags)
+		d := dim(e.block)
+		key := strconv.Itoa(d)
+		for _, t := range tags {
+			key += "," + strconv.Itoa(int(t))
+		}
+		t, ok := ents[key]
+		if !ok {
+			t = int32(len(*entities) + 1)
+			ents[key] = t
+			*entities = append(*entities, gmsh.Entity{Dim: d, Tag: t, Physical: tags})
+		}
+		set(e, t, tags[0])
+	}
 }

@@ -844,29 +844,9 @@ func (l *Layout) assign(part *gmsh.Part, g *partGroups, sum []int64) error {
 		}
 	}
 	// The rank's entities: one per distinct set of groups.
-	ents := map[string]int32{}
-	refs := make([]elemRef, 0, len(member))
-	for e := range member {
-		refs = append(refs, e)
-	}
-	slices.SortFunc(refs, func(a, b elemRef) int { return cmp.Or(cmp.Compare(a.block, b.block), cmp.Compare(a.i, b.i)) })
-	for _, e := range refs {
-		tags := member[e]
-		slices.Sort(tags)
-		b := &part.Blocks[e.block]
-		key := strconv.Itoa(b.Type.Dim())
-		for _, t := range tags {
-			key += "," + strconv.Itoa(int(t))
-		}
-		t, ok := ents[key]
-		if !ok {
-			t = int32(len(part.Entities) + 1)
-			ents[key] = t
-			part.Entities = append(part.Entities, gmsh.Entity{Dim: b.Type.Dim(), Tag: t, Physical: tags})
-		}
-		b.Entity[e.i] = t
-		b.Physical[e.i] = tags[0]
-	}
+	setEntities(member, &part.Entities, func(k int) int { return part.Blocks[k].Type.Dim() }, func(e elemRef, ent, phys int32) {
+		part.Blocks[e.block].Entity[e.i], part.Blocks[e.block].Physical[e.i] = ent, phys
+	})
 	part.Physical = groups
 	return nil
 }

@@ -71,7 +71,6 @@ package cgns
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -153,16 +152,9 @@ func (r *reader) fits(node, what string, n int64) error {
 
 // Read reads the mesh in the CGNS file at path.
 func Read(path string) (*gmsh.Mesh, error) {
-	st, err := os.Stat(path)
+	r, err := openReader(path)
 	if err != nil {
-		return nil, fmt.Errorf("cgns: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("cgns: %s: not a regular file", path)
-	}
-	r := &reader{path: path, size: st.Size(), elems: map[gmsh.Type]*elems{}}
-	if r.f, err = cg.Open(path, cg.Read); err != nil {
-		return nil, r.call("", err)
+		return nil, err
 	}
 	defer r.f.Close()
 	return r.read()
