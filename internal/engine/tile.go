@@ -209,23 +209,27 @@ func (p *Process) runTiled(k, n int, err *error) int {
 		// (a full program cache): the loops run one by one.
 		return 0
 	}
-	// A schedule the library computes in the background (a size it
-	// chose, on one thread, in one process) leaves the loops to run as
-	// usual until it is done.
-	threads := b.Backend.(exec.TileBuilder).TileThreads()
-	h := r.X.Halo
-	soon := threads == 1 && h == nil && !r.atOnce(!r.tileSizeChosen())
-	ts := p.schedule(c.Loops, size, threads > 1, h != nil, soon)
-	if ts == nil {
-		return 0
-	}
-	failed := 0
+	failed := 0 // the loops checked; on a failure, the index of the loop that failed
 	var ferr error
 	for j, l := range c.Loops {
 		if ferr = r.checkPartitioned(l); ferr != nil {
-			failed = j
 			break
 		}
+		failed = j + 1
+	}
+	threads := b.Backend.(exec.TileBuilder).TileThreads()
+	h := r.X.Halo
+	var ts *tiledSchedule
+	if ferr == nil {
+		// A schedule the library computes in the background (a size
+		// it chose, on one thread, in one process) leaves the loops to
+		// run as usual until it is done.
+		soon := threads == 1 && h == nil && !r.atOnce(!r.tileSizeChosen())
+		if ts = p.schedule(c.Loops, size, threads > 1, h != nil, soon); ts == nil {
+			return 0
+		}
+	}
+	for _, l := range c.Loops[:failed] {
 		MarkLooped(l)
 	}
 	if ferr == nil {
