@@ -187,8 +187,8 @@ type devBuf struct {
 	drv   Driver
 	owner any
 	buf   Buffer
-	// soa: stored structure-of-arrays, n elements of dim values of esize
-	// bytes (component k of element e at k*n + e).
+	// n elements of dim values of esize bytes; soa: stored
+	// structure-of-arrays (component k of element e at k*n + e).
 	soa           bool
 	n, dim, esize int
 }
@@ -271,11 +271,11 @@ func newDevBuf(drv Driver, owner any, s *core.Storage, zeroed, soa bool) (*devBu
 			return nil, err
 		}
 	}
-	d := &devBuf{drv: drv, owner: owner, buf: buf}
-	if soa && device.SoAStorage(s) {
-		d.soa, d.dim, d.esize = true, s.Dim, s.Type.Size()
-		d.n = s.Bytes() / (d.dim * d.esize)
+	d := &devBuf{drv: drv, owner: owner, buf: buf, dim: s.Dim, esize: s.Type.Size()}
+	if row := d.dim * d.esize; row > 0 {
+		d.n = s.Bytes() / row
 	}
+	d.soa = soa && device.SoAStorage(s)
 	// Storage is the first field of its Dat or Global, so this frees
 	// the device memory when the Dat or Global is collected.
 	runtime.AddCleanup(s, func(d *devBuf) { d.Free() }, d)

@@ -58,11 +58,13 @@ type peerMsg struct {
 
 // groupPart is one Dat's part of the grouped messages with one neighbour.
 type groupPart struct {
-	s         *core.Storage
-	n         *Neighbour
-	elem      int
-	peer      int // index in h.peers
-	send, rcv int // offsets in the group's send and receive buffers
+	s *core.Storage
+	n *Neighbour
+	// The neighbour's send and receive rows (SetHalo.rowLists).
+	sendRows, recvRows *core.RowList
+	elem               int
+	peer               int // index in h.peers
+	send, rcv          int // offsets in the group's send and receive buffers
 }
 
 // pinnedBuf is a message buffer that MPI may read or write after the call
@@ -314,11 +316,8 @@ func (h *Halo) beginGroup(l *core.Loop, group []*core.Storage) error {
 		if !ok || len(sh.Neighbours) == 0 {
 			continue
 		}
-		if err := s.HostAccess(false); err != nil {
-			h.parts = h.parts[:0]
-			return fmt.Errorf("%s: dat %q: %w", l.Name(), s.Name, err)
-		}
 		exchanged++
+		rl := sh.rowLists()
 		elem := s.Dim * s.Type.Size()
 		for k := range sh.Neighbours {
 			n := &sh.Neighbours[k]
@@ -335,7 +334,7 @@ func (h *Halo) beginGroup(l *core.Loop, group []*core.Storage) error {
 			}
 			h.peers[p].send += len(n.Send) * elem
 			h.peers[p].recv += (int(n.RecvExec[1]-n.RecvExec[0]) + int(n.RecvNonexec[1]-n.RecvNonexec[0])) * elem
-			h.parts = append(h.parts, groupPart{s: s, n: n, elem: elem, peer: p})
+			h.parts = append(h.parts, groupPart{s: s, n: n, sendRows: rl.send[k], recvRows: rl.recv[k], elem: elem, peer: p})
 		}
 	}
 	sendTotal, recvTotal := 0, 0
@@ -351,8 +350,11 @@ func (h *Halo) beginGroup(l *core.Loop, group []*core.Storage) error {
 		pt := &h.parts[k]
 		pm := &h.peers[pt.peer]
 		pt.send, pt.rcv = pm.sendCursor, pm.recvCursor
-		if len(pt.n.Send) > 0 {
-			mpi.Pack(unsafe.Pointer(&send[pt.send]), pt.s.Host, pt.n.Send, pt.elem)
+		if len(pt.n.Send) > 0 && !h.DropSends {
+			if err := packRows(pt.s, send[pt.send:], pt.sendRows, pt.elem); err != nil {
+				h.parts = h.parts[:0]
+				return fmt.Errorf("%s: dat %q: %w", l.Name(), pt.s.Name, err)
+			}
 		}
 		pm.sendCursor += len(pt.n.Send) * pt.elem
 		pm.recvCursor += (int(pt.n.RecvExec[1]-pt.n.RecvExec[0]) + int(pt.n.RecvNonexec[1]-pt.n.RecvNonexec[0])) * pt.elem
@@ -388,25 +390,13 @@ func (h *Halo) waitGroup(l *core.Loop) error {
 		return fmt.Errorf("%s: halo exchange%s: %w", l.Name(), h.describePending(err), err)
 	}
 	recv := h.grecv.b
-	var last *core.Storage
 	for k := range h.parts {
 		pt := &h.parts[k]
-		s := pt.s
-		if s != last {
-			if err := s.HostAccess(true); err != nil { // the device copy, if any, is now stale
-				return err
-			}
-			last = s
+		if len(pt.recvRows.Idx) == 0 {
+			continue
 		}
-		ro := pt.rcv
-		for _, rng := range [2][2]int32{pt.n.RecvExec, pt.n.RecvNonexec} {
-			k := int(rng[1]-rng[0]) * pt.elem
-			if k == 0 {
-				continue
-			}
-			dst := unsafe.Slice((*byte)(unsafe.Add(s.Host, int(rng[0])*pt.elem)), k)
-			copy(dst, recv[ro:ro+k])
-			ro += k
+		if err := unpackRows(pt.s, recv[pt.rcv:], pt.recvRows, pt.elem); err != nil {
+			return fmt.Errorf("%s: dat %q: %w", l.Name(), pt.s.Name, err)
 		}
 	}
 	clear(h.parts)

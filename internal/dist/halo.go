@@ -284,16 +284,17 @@ func (h *Halo) Begin(l *core.Loop) error {
 		if !ok || len(sh.Neighbours) == 0 {
 			continue
 		}
-		if err := s.HostAccess(false); err != nil {
-			return fmt.Errorf("%s: argument %d: %w", l.Name(), i, err)
-		}
 		d := h.buffers(s, sh)
+		if rows := sh.rowLists().allSend; !h.DropSends && len(rows.Idx) > 0 {
+			if err := packRows(s, d.send, rows, d.elem); err != nil {
+				return fmt.Errorf("%s: argument %d: %w", l.Name(), i, err)
+			}
+		}
 		so, ro := 0, 0
 		tag := int32(i % 32000) // the same on every rank, whatever else each created
 		for _, n := range sh.Neighbours {
 			if len(n.Send) > 0 && !h.DropSends {
 				b := d.send[so*d.elem:]
-				mpi.Pack(unsafe.Pointer(&b[0]), s.Host, n.Send, d.elem)
 				h.sends = append(h.sends, mpi.Msg{Buf: uintptr(unsafe.Pointer(&b[0])), Bytes: int64(len(n.Send) * d.elem), Rank: int32(n.Rank), Tag: tag})
 				h.sendOf = append(h.sendOf, d)
 				so += len(n.Send)
@@ -351,25 +352,42 @@ func (h *Halo) Wait(l *core.Loop) error {
 		return fmt.Errorf("%s: halo exchange%s: %w", l.Name(), h.describePending(err), err)
 	}
 	for _, d := range h.pending {
-		s := d.s
-		if err := s.HostAccess(true); err != nil { // the device copy, if any, is now stale
-			return err
-		}
-		ro := 0
-		for _, n := range d.set.Neighbours {
-			for _, rng := range [2][2]int32{n.RecvExec, n.RecvNonexec} {
-				k := int(rng[1]-rng[0]) * d.elem
-				if k == 0 {
-					continue
-				}
-				dst := unsafe.Slice((*byte)(unsafe.Add(s.Host, int(rng[0])*d.elem)), k)
-				copy(dst, d.recv[ro:ro+k])
-				ro += k
+		if rows := d.set.rowLists().allRecv; len(rows.Idx) > 0 {
+			if err := unpackRows(d.s, d.recv, rows, d.elem); err != nil {
+				return fmt.Errorf("%s: %w", l.Name(), err)
 			}
 		}
 	}
 	clear(h.pending)
 	h.pending = h.pending[:0]
+	return nil
+}
+
+// packRows copies the elements rows of s to dst, one after another: on
+// the device when only its device copy is current (a gathering launch and
+// one copy of those elements), else from the host copy.
+func packRows(s *core.Storage, dst []byte, rows *core.RowList, elem int) error {
+	if ok, err := s.GatherRowsOnDevice(unsafe.Pointer(&dst[0]), rows); ok || err != nil {
+		return err
+	}
+	if err := s.HostAccess(false); err != nil {
+		return err
+	}
+	mpi.Pack(unsafe.Pointer(&dst[0]), s.Host, rows.Idx, elem)
+	return nil
+}
+
+// unpackRows copies consecutive elements of src to the elements rows of
+// s: into the device copy when only it is current, which stays so; else
+// into the host copy, which becomes the current one.
+func unpackRows(s *core.Storage, src []byte, rows *core.RowList, elem int) error {
+	if ok, err := s.ScatterRowsOnDevice(unsafe.Pointer(&src[0]), rows); ok || err != nil {
+		return err
+	}
+	if err := s.HostAccess(true); err != nil { // the device copy, if any, is now stale
+		return err
+	}
+	mpi.Unpack(s.Host, unsafe.Pointer(&src[0]), rows.Idx, elem)
 	return nil
 }
 

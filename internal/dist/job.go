@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/goop2/op2/internal/collective"
+	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/mpi"
 )
 
@@ -79,6 +80,41 @@ type SetHalo struct {
 	// tests. An element's row in arrays of the whole set (Gather, files)
 	// is its global number less Base.
 	Base int64
+	// lists are the exchange lists as core.RowLists (rowLists).
+	lists *rowLists
+}
+
+// rowLists are a set's exchange lists as core.RowLists, which a device
+// backend moves on the device: each neighbour's send rows and receive
+// rows (its exec halo, then its non-exec halo), and all neighbours' one
+// after another, as one exchange packs them.
+type rowLists struct {
+	send, recv       []*core.RowList
+	allSend, allRecv *core.RowList
+}
+
+// rowLists returns the set's exchange lists, made the first time.
+func (h *SetHalo) rowLists() *rowLists {
+	if h.lists != nil {
+		return h.lists
+	}
+	rl := &rowLists{}
+	var all, allRecv []int32
+	for _, n := range h.Neighbours {
+		var recv []int32
+		for _, rng := range [2][2]int32{n.RecvExec, n.RecvNonexec} {
+			for e := rng[0]; e < rng[1]; e++ {
+				recv = append(recv, e)
+			}
+		}
+		rl.send = append(rl.send, core.NewRowList(n.Send))
+		rl.recv = append(rl.recv, core.NewRowList(recv))
+		all = append(all, n.Send...)
+		allRecv = append(allRecv, recv...)
+	}
+	rl.allSend, rl.allRecv = core.NewRowList(all), core.NewRowList(allRecv)
+	h.lists = rl
+	return rl
 }
 
 // NewSetHalo is the SetHalo of a rank's part ls of a set of globalSize

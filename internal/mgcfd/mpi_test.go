@@ -20,8 +20,9 @@ type mpiReference struct {
 }
 
 // TestMPI runs the cycle on 2 ranks (rcb) and, in the full run, 3 ranks
-// (block partition) and, where opencl works, 2 ranks running opencl (the
-// flux kernels' own double3 renamed in the device code), and checks each
+// (block partition) and, where opencl and cuda work, 2 ranks running each
+// (the flux kernels' own double3 renamed in the device code; the halo rows
+// gathered and scattered on the device), and checks each
 // cycle's rms and every level's variables, gathered on rank 0, against
 // one process's on sequential.
 func TestMPI(t *testing.T) {
@@ -100,13 +101,17 @@ func TestMPI(t *testing.T) {
 		return
 	}
 	mpitest.Run(t, 3, 2*time.Minute, "MGCFD_REFERENCE="+ref, "MGCFD_PARTITIONER=block", "MGCFD_BACKEND=sequential")
-	err = op2.Configure(op2.Config{Backend: "opencl"})
-	if cerr := op2.Configure(op2.Config{Backend: "sequential"}); cerr != nil {
-		t.Fatal(cerr)
+	for _, backend := range []string{"opencl", "cuda"} {
+		t.Run(backend, func(t *testing.T) {
+			err := op2.Configure(op2.Config{Backend: backend})
+			if cerr := op2.Configure(op2.Config{Backend: "sequential"}); cerr != nil {
+				t.Fatal(cerr)
+			}
+			if err != nil {
+				testreq.Check(t, backend, err, op2.ErrBackendUnavailable) // skipped, or failed under OP2_REQUIRE
+				return
+			}
+			mpitest.Run(t, 2, 3*time.Minute, "MGCFD_REFERENCE="+ref, "MGCFD_PARTITIONER=rcb", "MGCFD_BACKEND="+backend)
+		})
 	}
-	if err != nil {
-		testreq.Check(t, "opencl", err, op2.ErrBackendUnavailable) // the 2-rank opencl run: skipped, or failed under OP2_REQUIRE
-		return
-	}
-	mpitest.Run(t, 2, 3*time.Minute, "MGCFD_REFERENCE="+ref, "MGCFD_PARTITIONER=rcb", "MGCFD_BACKEND=opencl")
 }

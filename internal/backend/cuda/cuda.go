@@ -123,7 +123,9 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 		return nil, core.Unavailable(fmt.Errorf("cuda: %w", err))
 	}
 	opts := device.Options{Scheme: scheme, SoA: soa, WorkGroupSize: cfg.DeviceWorkGroupSize, ConstMem: dev.ConstMem}
-	return &backend{opts: opts, dev: dev, nv: nv, drv: drv, cache: dir}, nil
+	b := &backend{opts: opts, dev: dev, nv: nv, drv: drv, cache: dir}
+	drv.rows.Build = b.buildRows
+	return b, nil
 }
 
 func (b *backend) Name() string { return Name }
@@ -259,7 +261,11 @@ type driver struct {
 	devrt.Buffers[*cu.Buffer]
 	dev    *cu.Device
 	params cu.Params
+	rows   devrt.Rows
 }
+
+// Rows moves halo rows on the GPU (devrt.RowMover).
+func (d *driver) Rows() *devrt.Rows { return &d.rows }
 
 func newDriver(dev *cu.Device) *driver {
 	return &driver{Buffers: devrt.Buffers[*cu.Buffer]{Mem: dev}, dev: dev}

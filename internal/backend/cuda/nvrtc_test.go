@@ -414,6 +414,19 @@ func TestNVRTCCompilesMatrixProducts(t *testing.T) {
 	}
 }
 
+// TestNVRTCCompilesHaloRows compiles the kernel that gathers and
+// scatters halo rows on the device (device.RowsSource) without a
+// warning.
+func TestNVRTCCompilesHaloRows(t *testing.T) {
+	nv := loadNVRTC(t)
+	src := device.RowsSource(device.CUDA)
+	for _, arch := range archs {
+		if _, log, err := nv.Compile(src, "rows.cu", arch); err != nil || strings.TrimSpace(log) != "" {
+			t.Errorf("sm_%d: %v\nlog:\n%s\nsource:\n%s", arch, err, log, src)
+		}
+	}
+}
+
 // TestNVRTCCompilesLargeConstants compiles, for sm_80 and sm_90, the CUDA
 // source of a direct loop and of an indirect loop whose helper reads a
 // table, with constants beyond CUDA's 64 KiB of constant memory (just

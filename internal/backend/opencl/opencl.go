@@ -104,7 +104,9 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 		return nil, core.Unavailable(err)
 	}
 	opts := device.Options{Scheme: scheme, SoA: soa, WorkGroupSize: cfg.DeviceWorkGroupSize, ConstMem: constMem(dev)}
-	return &backend{opts: opts, ctx: ctx, drv: newDriver(ctx), cache: dir, programs: map[string]*sharedProgram{}}, nil
+	b := &backend{opts: opts, ctx: ctx, drv: newDriver(ctx), cache: dir, programs: map[string]*sharedProgram{}}
+	b.drv.rows.Build = b.buildRows
+	return b, nil
 }
 
 // constMem is the constant memory the constants of a kernel may take on
@@ -361,7 +363,11 @@ type driver struct {
 	ctx  *cl.Context
 	last []devrt.Arg // the arguments the last launched kernel holds
 	k    *cl.Kernel
+	rows devrt.Rows
 }
+
+// Rows moves halo rows on the device (devrt.RowMover).
+func (d *driver) Rows() *devrt.Rows { return &d.rows }
 
 func newDriver(ctx *cl.Context) *driver {
 	return &driver{Buffers: devrt.Buffers[*cl.Buffer]{Mem: ctx}, ctx: ctx}

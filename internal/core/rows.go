@@ -1,0 +1,114 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"unsafe"
+)
+
+// RowList is a fixed list of element numbers whose values move together
+// between ranks: a halo's send rows, or the rows it receives. A device
+// backend keeps its own copy of the list (DeviceCopy), made the first
+// time the list moves rows of one of its device copies.
+type RowList struct {
+	Idx []int32
+	// lo and hi are the smallest and largest element of Idx.
+	lo, hi int
+	// owner and dev are the device copy of Idx and the backend instance
+	// it belongs to.
+	owner, dev any
+}
+
+// NewRowList returns the list of the elements idx.
+func NewRowList(idx []int32) *RowList {
+	r := &RowList{Idx: idx}
+	if len(idx) > 0 {
+		r.lo, r.hi = int(slices.Min(idx)), int(slices.Max(idx))
+	}
+	return r
+}
+
+// Bounds returns the smallest and largest element of the list (0 and 0
+// for an empty list).
+func (r *RowList) Bounds() (lo, hi int) { return r.lo, r.hi }
+
+// DeviceCopy returns the device copy of the list that backend owner
+// stored with SetDeviceCopy, if any.
+func (r *RowList) DeviceCopy(owner any) (any, bool) {
+	if r.dev == nil || r.owner != owner {
+		return nil, false
+	}
+	return r.dev, true
+}
+
+// SetDeviceCopy stores backend owner's device copy of the list.
+func (r *RowList) SetDeviceCopy(owner, dev any) { r.owner, r.dev = owner, dev }
+
+// RowOps moves chosen elements of a device copy to and from host memory
+// on the device: one gathering (or scattering) launch and one copy,
+// instead of copying the whole Dat. Device buffers may implement it; one
+// that cannot move the rows of a given Storage returns ErrNoRowOps.
+type RowOps interface {
+	// GatherRows copies the values of elements rows.Idx to dst, one
+	// element after another, each as the host lays it out.
+	GatherRows(s *Storage, dst unsafe.Pointer, rows *RowList) error
+	// ScatterRows copies consecutive elements of src, laid out as on
+	// the host, to elements rows.Idx of the device copy.
+	ScatterRows(s *Storage, src unsafe.Pointer, rows *RowList) error
+}
+
+// ErrNoRowOps says that a device copy cannot move chosen rows itself; the
+// caller moves them through the host copy.
+var ErrNoRowOps = errors.New("the device copy cannot move chosen rows")
+
+// rowOps returns s's row operations when the device copy alone holds the
+// current values and can move rows.
+func (s *Storage) rowOps() (RowOps, bool) {
+	if s.State != StateDevice {
+		return nil, false
+	}
+	ops, ok := s.Dev.(RowOps)
+	return ops, ok
+}
+
+// GatherRowsOnDevice copies the values of elements rows.Idx to dst, one
+// element after another, on the device when only the device copy is
+// current. It reports false, copying nothing, when the rows must come
+// from the host copy instead (no device copy, or host values current).
+// No state changes.
+func (s *Storage) GatherRowsOnDevice(dst unsafe.Pointer, rows *RowList) (bool, error) {
+	ops, ok := s.rowOps()
+	if !ok || len(rows.Idx) == 0 {
+		return false, nil
+	}
+	if err := ops.GatherRows(s, dst, rows); err != nil {
+		if errors.Is(err, ErrNoRowOps) {
+			return false, nil
+		}
+		return false, fmt.Errorf("copying %d elements of %s from the device: %w", len(rows.Idx), s.Describe(), err)
+	}
+	downloads.Add(1)
+	downloadBytes.Add(uint64(len(rows.Idx) * s.Dim * s.Type.Size()))
+	return true, nil
+}
+
+// ScatterRowsOnDevice copies consecutive elements of src to elements
+// rows.Idx of the device copy when only the device copy is current,
+// which stays the current one. It reports false, copying nothing, when
+// the rows must go to the host copy instead.
+func (s *Storage) ScatterRowsOnDevice(src unsafe.Pointer, rows *RowList) (bool, error) {
+	ops, ok := s.rowOps()
+	if !ok || len(rows.Idx) == 0 {
+		return false, nil
+	}
+	if err := ops.ScatterRows(s, src, rows); err != nil {
+		if errors.Is(err, ErrNoRowOps) {
+			return false, nil
+		}
+		return false, fmt.Errorf("copying %d elements of %s to the device: %w", len(rows.Idx), s.Describe(), err)
+	}
+	uploads.Add(1)
+	uploadBytes.Add(uint64(len(rows.Idx) * s.Dim * s.Type.Size()))
+	return true, nil
+}
