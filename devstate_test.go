@@ -151,12 +151,24 @@ func TestDeviceGlobalStates(t *testing.T) {
 	}
 	sum := must(op2.NewGlobal(1, []float64{0.5}, "sum"))
 	red := op2.NewKernel("void red(const double *x, double *s) { *s += *x; }", "red")
+	s2 := op2.ReadStats()
 	check(t, op2.ParLoop(red, set, x.Arg(op2.Read), sum.Arg(op2.Inc)))
 	if sum.State() != op2.Host {
 		t.Errorf("after a reduction the global is %v, want HOST", sum.State())
 	}
 	if got := sum.DataRO()[0]; got != 0.5+4*500 {
 		t.Errorf("sum = %v, want %v", got, 0.5+4*500)
+	}
+	// An increment's partial results start from zero: the Global's
+	// value is never copied to the device for it, even when the host
+	// changed it.
+	sum.SetValue(1)
+	check(t, op2.ParLoop(red, set, x.Arg(op2.Read), sum.Arg(op2.Inc)))
+	if s3 := op2.ReadStats(); s3.Uploads != s2.Uploads {
+		t.Errorf("two loops incrementing a Global copied %d values to the device, want none", s3.Uploads-s2.Uploads)
+	}
+	if got := sum.DataRO()[0]; got != 1+4*500 {
+		t.Errorf("sum = %v, want %v", got, 1+4*500)
 	}
 	if x.State() != op2.Device {
 		t.Errorf("dat modified on the device, then read, is %v, want DEVICE", x.State())

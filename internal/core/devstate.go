@@ -160,6 +160,27 @@ func (s *Storage) DeviceAccess(owner any, read, modifies bool, alloc func(zeroed
 	return nil
 }
 
+// DeviceAllocated gives s a device copy of owner's backend without
+// copying values to it, for a loop that passes the data to the device but
+// never reads it there (a Global it only increments: the partial results
+// start from zero and are combined on the host). A device copy made here
+// is stale: the host keeps the current values (HOST). Where the device
+// copy exists, or the data has no host values, it is DeviceAccess's read.
+func (s *Storage) DeviceAllocated(owner any, alloc func(zeroed bool) (DeviceBuffer, error)) error {
+	if s.Dev != nil && s.Dev.Owner() == owner {
+		return nil
+	}
+	if s.Dev != nil || s.State != StateDeviceUnallocated {
+		return s.DeviceAccess(owner, true, false, alloc)
+	}
+	buf, err := alloc(false)
+	if err != nil {
+		return fmt.Errorf("allocating %s on the device: %w", s.Describe(), err)
+	}
+	s.Dev, s.State = buf, StateHost
+	return nil
+}
+
 // DeviceOps are the operations on a device copy that need no host copy.
 // The device buffers of device backends implement them; the Storage
 // methods below fall back to the host copy for buffers that do not.

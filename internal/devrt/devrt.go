@@ -299,7 +299,7 @@ func (p *Program) prepareData(l *core.Loop) error {
 			continue
 		}
 		s := l.Args[i].Data
-		read, modifies := false, false
+		read, modifies, global := false, false, false
 		for j := i; j < len(l.Args); j++ {
 			a := &l.Args[j]
 			if a.Data != s {
@@ -307,7 +307,13 @@ func (p *Program) prepareData(l *core.Loop) error {
 			}
 			f := l.Sig.Args[j].Facts
 			if f.Any(core.FactGlobal) {
-				read = true // a Global's device copy is only read; reductions combine on the host
+				// A Global's device copy is only read; reductions
+				// combine on the host, and an increment's partial
+				// results start from zero, not from its value.
+				global = true
+				if a.Access != core.Inc {
+					read = true
+				}
 				continue
 			}
 			// A direct WRITE replaces every value; a view's
@@ -320,7 +326,13 @@ func (p *Program) prepareData(l *core.Loop) error {
 				modifies = true
 			}
 		}
-		if err := s.DeviceAccess(p.owner, read, modifies, p.alloc(s)); err != nil {
+		var err error
+		if global && !read {
+			err = s.DeviceAllocated(p.owner, p.alloc(s))
+		} else {
+			err = s.DeviceAccess(p.owner, read, modifies, p.alloc(s))
+		}
+		if err != nil {
 			return fmt.Errorf("%s: argument %d: %w", l.Name(), i, err)
 		}
 	}
