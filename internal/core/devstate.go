@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"unsafe"
@@ -84,12 +85,33 @@ func (s *Storage) upload() error {
 	return nil
 }
 
+// SetPending makes settle the first step of the next access to s: a
+// device backend's reduction whose partial results are still being copied
+// to the host, folded into the host values by settle once they arrive, so
+// that the host waits for them only when it needs them. The caller settles
+// what was pending before (Settle).
+func (s *Storage) SetPending(settle func() error) { s.pending = settle }
+
+// Settle runs the pending step, if any (SetPending). Every access below
+// settles first.
+func (s *Storage) Settle() error {
+	if s.pending == nil {
+		return nil
+	}
+	f := s.pending
+	s.pending = nil
+	return f()
+}
+
 // HostAccess makes the host copy current before the host uses it: it is
 // allocated if it never was, and copied from the device if the device holds
 // the only current values. write says the host may change the values, which
 // makes the device copy stale. Host backends call it for every argument;
 // Data and DataRO call it too.
 func (s *Storage) HostAccess(write bool) error {
+	if err := s.Settle(); err != nil {
+		return err
+	}
 	s.EnsureHost()
 	switch s.State {
 	case StateDeviceUnallocated, StateHost:
@@ -119,6 +141,9 @@ func (s *Storage) HostAccess(write bool) error {
 // table; the state afterwards is DEVICE if the loop modifies the data, else
 // BOTH (or DEVICE when there is no host copy).
 func (s *Storage) DeviceAccess(owner any, read, modifies bool, alloc func(zeroed bool) (DeviceBuffer, error)) error {
+	if err := s.Settle(); err != nil {
+		return err
+	}
 	if s.Dev != nil && s.Dev.Owner() != owner {
 		// A buffer of an earlier backend: bring its values home, drop it.
 		if err := s.HostAccess(false); err != nil {
@@ -167,6 +192,9 @@ func (s *Storage) DeviceAccess(owner any, read, modifies bool, alloc func(zeroed
 // is stale: the host keeps the current values (HOST). Where the device
 // copy exists, or the data has no host values, it is DeviceAccess's read.
 func (s *Storage) DeviceAllocated(owner any, alloc func(zeroed bool) (DeviceBuffer, error)) error {
+	if err := s.Settle(); err != nil {
+		return err
+	}
 	if s.Dev != nil && s.Dev.Owner() == owner {
 		return nil
 	}
@@ -235,6 +263,9 @@ func (s *Storage) WriteOnly() {
 // copy stale; else on the host. Data declared without values is zero
 // already and stays unallocated.
 func (s *Storage) Zero() error {
+	if err := s.Settle(); err != nil {
+		return err
+	}
 	switch s.State {
 	case StateHostUnallocated:
 	case StateDevice, StateBoth:
@@ -260,6 +291,9 @@ func (s *Storage) Zero() error {
 // DEVICE; otherwise it is made on the host and s's host copy becomes the
 // current one. Nothing is copied between host and device.
 func (s *Storage) CopyFrom(src *Storage) error {
+	if err := errors.Join(s.Settle(), src.Settle()); err != nil {
+		return err
+	}
 	if s == src {
 		return nil
 	}
@@ -307,6 +341,9 @@ func (s *Storage) CopyFrom(src *Storage) error {
 // download of n bytes), else from the host copy. No state changes. Data
 // declared without values reads as zeros: dst must hold zeros.
 func (s *Storage) ReadRange(dst unsafe.Pointer, off, n int) error {
+	if err := s.Settle(); err != nil {
+		return err
+	}
 	if n == 0 || s.State == StateHostUnallocated {
 		return nil
 	}

@@ -76,7 +76,8 @@ type Program struct {
 
 	red     []Buffer // partial results of reduction arguments, by argument
 	redSize []int
-	part    []byte // reused buffer for reading partial results
+	part    []byte         // reused buffer for reading partial results
+	folds   []*pendingFold // partial results on their way to the host, by argument
 
 	// consts is the device copy of the constants the kernel uses, packed
 	// as lay.Consts says; constHost its host image and constSeen the
@@ -153,6 +154,15 @@ func (p *Program) Source() string { return p.src }
 // Release frees the reduction buffers and the kernel. The constant buffer
 // goes when the program is collected.
 func (p *Program) Release() {
+	// Pending partial results reach their Globals first; an error there
+	// is the device's, which its next use reports.
+	_ = p.settleFolds()
+	for _, fd := range p.folds {
+		if fd != nil {
+			fd.free()
+		}
+	}
+	p.folds = nil
 	for i, buf := range p.red {
 		if buf != nil {
 			p.drv.Free(buf)
@@ -582,7 +592,7 @@ func (p *Program) Launch(r exec.Range) error {
 		if p.slots > 0 {
 			// Partial results are per work group: fold those of the
 			// previous range before this one overwrites them.
-			if err := p.finishReductions(p.l, p.slots); err != nil {
+			if err := p.finishReductions(p.l, p.slots, false); err != nil {
 				return err
 			}
 		}
@@ -604,9 +614,11 @@ func (p *Program) Launch(r exec.Range) error {
 	return nil
 }
 
-// Finish folds the reductions' partial results into the Globals.
+// Finish folds the reductions' partial results into the Globals: on a
+// driver that copies asynchronously (AsyncReader) the copy is queued and
+// the folding left pending until the host needs the Global.
 func (p *Program) Finish(l *core.Loop) error {
-	err := p.finishReductions(l, p.slots)
+	err := p.finishReductions(l, p.slots, true)
 	p.l, p.dp, p.slots = nil, nil, 0
 	clear(p.args) // keep no buffer alive
 	p.args = p.args[:0]
@@ -642,8 +654,9 @@ func (p *Program) checkRange(l *core.Loop, dp *devicePlan) error {
 }
 
 // finishReductions reads each reduction's per-group results and combines
-// them into the Global's host copy, in group order.
-func (p *Program) finishReductions(l *core.Loop, slots int) error {
+// them into the Global's host copy, in group order; later, when the
+// copies may be left pending (readLater).
+func (p *Program) finishReductions(l *core.Loop, slots int, later bool) error {
 	for _, i := range p.lay.Reductions {
 		a := &l.Args[i]
 		s := a.Data
@@ -654,6 +667,14 @@ func (p *Program) finishReductions(l *core.Loop, slots int) error {
 			continue
 		}
 		n := slots * s.Dim * s.Type.Size()
+		if later {
+			if ok, err := p.readLater(l, i, n, slots); ok || err != nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		if cap(p.part) < n {
 			p.part = make([]byte, n)
 		}

@@ -44,6 +44,8 @@ static cl_int (*pEnqueueNDRangeKernel)(cl_handle, cl_handle, cl_uint, const size
 static cl_int (*pFinish)(cl_handle);
 static cl_int (*pReleaseProgram)(cl_handle);
 static cl_int (*pReleaseKernel)(cl_handle);
+static cl_int (*pWaitForEvents)(cl_uint, const cl_handle *);
+static cl_int (*pReleaseEvent)(cl_handle);
 
 #define LOAD(name) if (!(p##name = dlsym(h, "cl" #name))) { *missing = "cl" #name; dlclose(h); return NULL; }
 
@@ -62,6 +64,7 @@ static const char *op2cl_load(const char *path, const char **missing) {
 	LOAD(CreateProgramWithSource) LOAD(CreateProgramWithBinary) LOAD(BuildProgram)
 	LOAD(GetProgramBuildInfo) LOAD(GetProgramInfo) LOAD(CreateKernel) LOAD(SetKernelArg) LOAD(GetKernelWorkGroupInfo)
 	LOAD(EnqueueNDRangeKernel) LOAD(Finish) LOAD(ReleaseProgram) LOAD(ReleaseKernel)
+	LOAD(WaitForEvents) LOAD(ReleaseEvent)
 	lib = h;
 	return NULL;
 }
@@ -105,6 +108,18 @@ static cl_int op2cl_launch(cl_handle q, cl_handle k, size_t global, size_t local
 	return pEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL);
 }
 static cl_int op2cl_finish(cl_handle q) { return pFinish(q); }
+// op2cl_read_async queues a read that does not block; *ev marks its end.
+static cl_int op2cl_read_async(cl_handle q, cl_handle b, size_t n, void *dst, cl_handle *ev) {
+	return pEnqueueReadBuffer(q, b, 0, 0, n, dst, 0, NULL, ev);
+}
+// op2cl_wait_event waits for ev and releases it.
+static cl_int op2cl_wait_event(cl_handle ev) {
+	cl_int r = pWaitForEvents(1, &ev);
+	cl_int r2 = pReleaseEvent(ev);
+	return r ? r : r2;
+}
+static void *op2cl_host_alloc(size_t n) { return malloc(n); }
+static void op2cl_host_free(void *p) { free(p); }
 */
 import "C"
 
@@ -426,6 +441,35 @@ func (c *Context) Zero(b *Buffer, n int) error {
 		return nil
 	}
 	return check("clEnqueueFillBuffer", C.op2cl_zero(c.queue, b.mem, C.size_t(n)))
+}
+
+// HostAlloc allocates n bytes of host memory outside Go's heap, which a
+// read queued with ReadAsync may fill after the call returns.
+func HostAlloc(n int) unsafe.Pointer { return C.op2cl_host_alloc(C.size_t(max(n, 1))) }
+
+// HostFree frees memory HostAlloc allocated.
+func HostFree(p unsafe.Pointer) { C.op2cl_host_free(p) }
+
+// Event marks the end of a queued read (ReadAsync).
+type Event struct{ ev C.cl_handle }
+
+// ReadAsync queues a copy of the first n bytes of b to dst (HostAlloc
+// memory) without waiting for it; Wait(e) waits for it.
+func (c *Context) ReadAsync(b *Buffer, dst unsafe.Pointer, n int, e *Event) error {
+	if e.ev != nil {
+		return fmt.Errorf("opencl: a read queued on an event not waited for")
+	}
+	return check("clEnqueueReadBuffer", C.op2cl_read_async(c.queue, b.mem, C.size_t(n), dst, &e.ev))
+}
+
+// Wait waits for the read e marks and releases its event.
+func (c *Context) Wait(e *Event) error {
+	if e.ev == nil {
+		return nil
+	}
+	ev := e.ev
+	e.ev = nil
+	return check("clWaitForEvents", C.op2cl_wait_event(ev))
 }
 
 // Finish waits for every queued command.

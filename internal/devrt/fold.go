@@ -1,0 +1,149 @@
+package devrt
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+)
+
+// Fence marks the end of an asynchronous copy (AsyncReader).
+type Fence any
+
+// AsyncReader is a Driver that copies device memory to the host without
+// waiting: a loop's reduction results then travel while later loops are
+// queued, and the host waits for them only when it reads the Global (or
+// a later loop needs it: core.Storage.SetPending).
+type AsyncReader interface {
+	// HostBuffer allocates n bytes of host memory the device may copy
+	// into after the call that queued the copy returns (pinned).
+	HostBuffer(n int) (unsafe.Pointer, error)
+	FreeHostBuffer(p unsafe.Pointer)
+	NewFence() (Fence, error)
+	FreeFence(f Fence)
+	// ReadAsync queues a copy of n bytes of b to dst, a HostBuffer,
+	// after the work queued before it; f marks its end.
+	ReadAsync(b Buffer, dst unsafe.Pointer, n int, f Fence) error
+	// Settle waits for the copy f marks.
+	Settle(f Fence) error
+}
+
+// pendingFold is a reduction argument's partial results on their way to the
+// host: the copy into host, which settle folds into the Global s once it
+// has arrived. A Program keeps one per reduction argument, reused.
+type pendingFold struct {
+	ar      AsyncReader
+	fence   Fence
+	host    unsafe.Pointer
+	size    int
+	n       int // bytes copied
+	slots   int
+	acc     core.Access
+	s       *core.Storage // the Global, while the copy is pending
+	loop    *core.Loop
+	pending func() error // settle, made once (SetPending's argument)
+}
+
+// settle waits for the copy and folds the partial results into the
+// Global, in slot order, as the synchronous path does.
+func (fd *pendingFold) settle() error {
+	s, l := fd.s, fd.loop
+	fd.s, fd.loop = nil, nil
+	if err := fd.ar.Settle(fd.fence); err != nil {
+		return fmt.Errorf("%s: reading the partial results of %s: %w", l.Name(), s.Describe(), err)
+	}
+	combine(fd.acc, s, unsafe.Slice((*byte)(fd.host), fd.n), fd.slots)
+	return nil
+}
+
+// wait settles the fold's pending copy, if any, through its Global.
+func (fd *pendingFold) wait() error {
+	if fd.s == nil {
+		return nil
+	}
+	return fd.s.Settle()
+}
+
+// free releases the fold's host memory and fence; its copy must be
+// settled.
+func (fd *pendingFold) free() {
+	if fd.host != nil {
+		fd.ar.FreeHostBuffer(fd.host)
+		fd.host, fd.size = nil, 0
+	}
+	if fd.fence != nil {
+		fd.ar.FreeFence(fd.fence)
+		fd.fence = nil
+	}
+}
+
+// foldFor returns argument i's fold with room for n bytes, its earlier
+// copy settled.
+func (p *Program) foldFor(ar AsyncReader, i, n int) (*pendingFold, error) {
+	if p.folds == nil {
+		p.folds = make([]*pendingFold, len(p.red))
+	}
+	fd := p.folds[i]
+	if fd == nil {
+		fd = &pendingFold{ar: ar}
+		fd.pending = fd.settle
+		p.folds[i] = fd
+	}
+	if err := fd.wait(); err != nil {
+		return nil, err
+	}
+	if fd.fence == nil {
+		f, err := ar.NewFence()
+		if err != nil {
+			return nil, err
+		}
+		fd.fence = f
+	}
+	if fd.size < n {
+		if fd.host != nil {
+			ar.FreeHostBuffer(fd.host)
+			fd.host, fd.size = nil, 0
+		}
+		h, err := ar.HostBuffer(n)
+		if err != nil {
+			return nil, err
+		}
+		fd.host, fd.size = h, n
+	}
+	return fd, nil
+}
+
+// readLater queues the copy of argument i's n bytes of partial results
+// (slots of them) and leaves their folding into the Global pending, when
+// the driver copies asynchronously; it reports false otherwise.
+func (p *Program) readLater(l *core.Loop, i, n, slots int) (bool, error) {
+	ar, ok := p.drv.(AsyncReader)
+	if !ok {
+		return false, nil
+	}
+	fd, err := p.foldFor(ar, i, n)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", l.Name(), err)
+	}
+	a := &l.Args[i]
+	if err := ar.ReadAsync(p.red[i], fd.host, n, fd.fence); err != nil {
+		return false, fmt.Errorf("%s: reading the partial results of %s: %w", l.Name(), a.Data.Describe(), err)
+	}
+	fd.n, fd.slots, fd.acc, fd.s, fd.loop = n, slots, a.Access, a.Data, l
+	a.Data.SetPending(fd.pending)
+	return true, nil
+}
+
+// settleFolds waits for every pending copy of the program's partial
+// results and folds them.
+func (p *Program) settleFolds() error {
+	var first error
+	for _, fd := range p.folds {
+		if fd != nil {
+			if err := fd.wait(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}

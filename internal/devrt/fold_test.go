@@ -1,0 +1,115 @@
+package devrt
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
+)
+
+// asyncMock is the mock driver with asynchronous reads: a read is made
+// when its fence is settled, so a fold that runs too early sees the
+// partial results of a later launch.
+type asyncMock struct {
+	*mockDriver
+	queued  map[*mockFence]func()
+	settled int
+	fail    error
+}
+
+type mockFence struct{ n int }
+
+func (d *asyncMock) HostBuffer(n int) (unsafe.Pointer, error) {
+	return unsafe.Pointer(unsafe.SliceData(make([]byte, n))), nil
+}
+func (d *asyncMock) FreeHostBuffer(unsafe.Pointer) {}
+func (d *asyncMock) NewFence() (Fence, error)      { return &mockFence{}, nil }
+func (d *asyncMock) FreeFence(Fence)               {}
+func (d *asyncMock) ReadAsync(b Buffer, dst unsafe.Pointer, n int, f Fence) error {
+	snapshot := append([]byte(nil), b.(*mockBuf).data[:n]...) // the values when the copy was queued
+	d.queued[f.(*mockFence)] = func() { copy(unsafe.Slice((*byte)(dst), n), snapshot) }
+	return nil
+}
+func (d *asyncMock) Settle(f Fence) error {
+	d.settled++
+	if d.fail != nil {
+		return d.fail
+	}
+	d.queued[f.(*mockFence)]()
+	delete(d.queued, f.(*mockFence))
+	return nil
+}
+
+// TestReductionFoldedWhenNeeded: on a driver that copies asynchronously,
+// Finish leaves a reduction's partial results on their way: the Global's
+// host value changes only when something accesses it, then by exactly
+// the loop's results; a second loop of the same program into another
+// Global settles the first's copy before reusing its host buffer; a
+// failed copy is reported at the access, naming the loop.
+func TestReductionFoldedWhenNeeded(t *testing.T) {
+	const n = 1000
+	f := newFixture(t, n, 2)
+	x := f.dat("x", f.edges, 1, make([]float64, n))
+	g := f.dat("g", nil, 1, []float64{5})
+	h := f.dat("h", nil, 1, []float64{7})
+	src := "void k(const double *x, double *g) { *g += *x; }"
+	l := loopOf(t, src, "k", f.edges, nil,
+		core.Arg{Data: x, Access: core.Read, Kind: core.ArgDirect}, core.Arg{Data: g, Access: core.Inc, Kind: core.ArgGlobal})
+	d := &asyncMock{mockDriver: newMock(32 << 10), queued: map[*mockFence]func(){}}
+	value := 1.0 // each work group's partial result
+	d.run = func(args []Arg, groups int) {
+		red := args[4].Buf.(*mockBuf).data
+		for gi := 0; gi < groups; gi++ {
+			*(*float64)(unsafe.Pointer(&red[8*gi])) = value
+		}
+	}
+	p := program(t, d.mockDriver, l)
+	p.drv = d
+	run := func(l *core.Loop) {
+		t.Helper()
+		if err := p.Bind(l, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Launch(exec.Range{First: 0, Last: n}); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Finish(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(l)
+	groups := float64(d.launches[0].groups)
+	if got := *(*float64)(g.Host); got != 5 || d.settled != 0 {
+		t.Fatalf("after Finish g = %v with %d copies waited for; want 5 (the results still on their way) and none", got, d.settled)
+	}
+	// The same program into h: g's copy is settled before its buffer is reused.
+	lh := loopOf(t, src, "k", f.edges, nil,
+		core.Arg{Data: x, Access: core.Read, Kind: core.ArgDirect}, core.Arg{Data: h, Access: core.Inc, Kind: core.ArgGlobal})
+	value = 2
+	run(lh)
+	if d.settled != 1 {
+		t.Errorf("%d copies waited for after the second loop, want 1 (the first's, before its buffer is reused)", d.settled)
+	}
+	if err := g.HostAccess(false); err != nil {
+		t.Fatal(err)
+	}
+	if got := *(*float64)(g.Host); got != 5+groups {
+		t.Errorf("g = %v, want 5 + %v", got, groups)
+	}
+	if err := h.HostAccess(false); err != nil {
+		t.Fatal(err)
+	}
+	if got := *(*float64)(h.Host); got != 7+2*groups || d.settled != 2 {
+		t.Errorf("h = %v after %d waits, want 7 + 2×%v after 2", got, d.settled, groups)
+	}
+	// A failed copy surfaces where the Global is accessed, naming the loop.
+	run(l)
+	d.fail = errors.New("device lost")
+	err := g.HostAccess(false)
+	if err == nil || !strings.Contains(err.Error(), "k") || !strings.Contains(err.Error(), "device lost") {
+		t.Errorf("a failed copy gave %v at the access", err)
+	}
+}
