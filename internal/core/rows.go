@@ -78,19 +78,7 @@ func (s *Storage) rowOps() (RowOps, bool) {
 // from the host copy instead (no device copy, or host values current).
 // No state changes.
 func (s *Storage) GatherRowsOnDevice(dst unsafe.Pointer, rows *RowList) (bool, error) {
-	ops, ok := s.rowOps()
-	if !ok || len(rows.Idx) == 0 {
-		return false, nil
-	}
-	if err := ops.GatherRows(s, dst, rows); err != nil {
-		if errors.Is(err, ErrNoRowOps) {
-			return false, nil
-		}
-		return false, fmt.Errorf("copying %d elements of %s from the device: %w", len(rows.Idx), s.Describe(), err)
-	}
-	downloads.Add(1)
-	downloadBytes.Add(uint64(len(rows.Idx) * s.Dim * s.Type.Size()))
-	return true, nil
+	return s.rowsOnDevice(dst, rows, false)
 }
 
 // ScatterRowsOnDevice copies consecutive elements of src to elements
@@ -98,17 +86,34 @@ func (s *Storage) GatherRowsOnDevice(dst unsafe.Pointer, rows *RowList) (bool, e
 // which stays the current one. It reports false, copying nothing, when
 // the rows must go to the host copy instead.
 func (s *Storage) ScatterRowsOnDevice(src unsafe.Pointer, rows *RowList) (bool, error) {
+	return s.rowsOnDevice(src, rows, true)
+}
+
+// rowsOnDevice gathers (or scatters) rows through host memory at on the
+// device, counting the copy.
+func (s *Storage) rowsOnDevice(at unsafe.Pointer, rows *RowList, scatter bool) (bool, error) {
+	if err := s.Settle(); err != nil {
+		return false, err
+	}
 	ops, ok := s.rowOps()
 	if !ok || len(rows.Idx) == 0 {
 		return false, nil
 	}
-	if err := ops.ScatterRows(s, src, rows); err != nil {
+	var err error
+	dir, count, bytes := "from", &downloads, &downloadBytes
+	if scatter {
+		dir, count, bytes = "to", &uploads, &uploadBytes
+		err = ops.ScatterRows(s, at, rows)
+	} else {
+		err = ops.GatherRows(s, at, rows)
+	}
+	if err != nil {
 		if errors.Is(err, ErrNoRowOps) {
 			return false, nil
 		}
-		return false, fmt.Errorf("copying %d elements of %s to the device: %w", len(rows.Idx), s.Describe(), err)
+		return false, fmt.Errorf("copying %d elements of %s %s the device: %w", len(rows.Idx), s.Describe(), dir, err)
 	}
-	uploads.Add(1)
-	uploadBytes.Add(uint64(len(rows.Idx) * s.Dim * s.Type.Size()))
+	count.Add(1)
+	bytes.Add(uint64(len(rows.Idx) * s.Dim * s.Type.Size()))
 	return true, nil
 }
