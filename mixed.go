@@ -422,15 +422,6 @@ type mixedArg struct {
 	bad    string  // why the argument is unusable, found when it was made
 }
 
-// isMixed says whether a is a mixed argument (one to expand).
-func (a *Arg) isMixed() bool { return a.e.Mixed != nil }
-
-// mixed is a mixed argument's blocks, nil for another argument.
-func (a *Arg) mixed() *mixedArg {
-	m, _ := a.e.Mixed.(*mixedArg)
-	return m
-}
-
 // what names the mixed argument in messages; only called on the way to
 // an error, so that a repeated loop formats nothing.
 func (m *mixedArg) what() string {

@@ -20,7 +20,7 @@ type asyncMock struct {
 	fail    error
 }
 
-type mockFence struct{ n int }
+type mockFence struct{ _ int } // not zero-sized: each fence is its own map key
 
 func (d *asyncMock) HostBuffer(n int) (unsafe.Pointer, error) {
 	return unsafe.Pointer(unsafe.SliceData(make([]byte, n))), nil
