@@ -238,6 +238,18 @@ type Device struct {
 	ctx        C.CUcontext
 }
 
+// Count loads the driver and returns the number of devices it sees.
+func Count() (int, error) {
+	if err := load(); err != nil {
+		return 0, err
+	}
+	var n C.int
+	if err := check("cuDeviceGetCount", C.op2_cuda_count(&n)); err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return int(n), nil
+}
+
 // Open loads the driver and opens device ordinal (its primary context).
 func Open(ordinal int) (*Device, error) {
 	if err := load(); err != nil {

@@ -240,7 +240,8 @@ var Settings = []ConfigSetting{
 			return nil
 		}),
 		keyPos: 5, key: func(c *Config) string { return workGroupKey(c.DeviceWorkGroupSize) }},
-	{Field: "CUDADevice", Env: "OP2_CUDA_DEVICE", Default: "0", Doc: "the ordinal of the GPU `cuda` uses",
+	{Field: "CUDADevice", Env: "OP2_CUDA_DEVICE", Default: "0; under an MPI launcher, the rank's number on its machine modulo the GPUs there", Doc: "the ordinal of the GPU `cuda` uses",
+		auto: func(c *Config) { c.CUDADevice, c.cudaDeviceDefault = 0, true },
 		value: scalar(func(c *Config) *int { return &c.CUDADevice }, intParser(0, "a device number (0, 1, ...)"), func(field string, v int) error {
 			if v < 0 {
 				return fmt.Errorf("%s = %d: device numbers start at 0", field, v)
@@ -408,7 +409,8 @@ func MergeConfig(c *Config, user Config) error {
 	}
 	merged := *c
 	merged.lazyDefault = false // until Lazy's row is left to its default
-	var defaults *Config       // made when an explicit zero needs it
+	merged.cudaDeviceDefault = false
+	var defaults *Config // made when an explicit zero needs it
 	type named struct {
 		s      ConfigSetting
 		source string
@@ -430,7 +432,7 @@ func MergeConfig(c *Config, user Config) error {
 			case slices.Contains(user.explicit, s.Field) && s.zeroIsOff:
 				s.value.reset(&merged, &user)
 				source = ""
-			case s.auto != nil && source == "":
+			case s.auto != nil && source == "" && !slices.Contains(user.explicit, s.Field):
 				auto = append(auto, s)
 			case slices.Contains(user.explicit, s.Field):
 				if defaults == nil {

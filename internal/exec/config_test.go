@@ -122,6 +122,36 @@ func TestDeviceSettingsFromEnv(t *testing.T) {
 	}
 }
 
+// TestCUDADeviceDefault: the GPU counts as left to its default (dealt
+// out per rank by cuda) only when neither the program nor OP2_CUDA_DEVICE
+// names one; an explicit 0 names device 0.
+func TestCUDADeviceDefault(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  string
+		user Config
+		want bool
+	}{
+		{"unset", "", Config{}, true},
+		{"variable", "0", Config{}, false},
+		{"config", "", Config{CUDADevice: 1}, false},
+		{"explicit zero", "", Config{}.Explicit("CUDADevice"), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.env != "" {
+				t.Setenv("OP2_CUDA_DEVICE", c.env)
+			}
+			cfg := Defaults()
+			if err := MergeConfig(&cfg, c.user); err != nil {
+				t.Fatal(err)
+			}
+			if cfg.CUDADeviceDefault() != c.want {
+				t.Errorf("CUDADeviceDefault = %v, want %v (device %d)", cfg.CUDADeviceDefault(), c.want, cfg.CUDADevice)
+			}
+		})
+	}
+}
+
 // TestDeviceWorkGroupFromEnv: OP2_DEVICE_WORKGROUP sets the device
 // backends' work-group size; a value that is not a power of two from 32
 // to 1024 is refused with an error naming the variable, the value and the

@@ -148,7 +148,15 @@ type Config struct {
 	// lazyDefault says that Lazy is its default, which a device backend
 	// turns off (see Recording): Use may switch the backend later.
 	lazyDefault bool
+	// cudaDeviceDefault says that CUDADevice is its default, which cuda
+	// resolves per rank (CUDADeviceDefault).
+	cudaDeviceDefault bool
 }
+
+// CUDADeviceDefault reports whether neither the program nor the
+// environment named the GPU (CUDADevice): cuda then gives ranks started
+// by an MPI launcher the machine's GPUs in turn.
+func (c *Config) CUDADeviceDefault() bool { return c.cudaDeviceDefault }
 
 // Recording reports whether loops are recorded under c: Lazy, unless it
 // is only the default and the backend is a device backend (opencl,

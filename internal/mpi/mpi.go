@@ -140,6 +140,20 @@ func LaunchedRank() (rank int, ok bool) {
 	return 0, false
 }
 
+// LocalRank is this process's number among the processes the MPI
+// launcher started on its machine (Open MPI, MPICH/Hydra, PMIx), readable
+// before MPI is initialised; ok is false when the launcher does not say.
+func LocalRank() (rank int, ok bool) {
+	for _, v := range []string{"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMIX_LOCAL_RANK"} {
+		if s := os.Getenv(v); s != "" {
+			if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+				return n, true
+			}
+		}
+	}
+	return 0, false
+}
+
 // ErrUnavailable is wrapped by the errors that say the MPI library cannot
 // be used.
 var ErrUnavailable = errors.New("MPI is not available")

@@ -30,6 +30,7 @@ import (
 	"github.com/goop2/op2/internal/devrt"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/jit"
+	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/nvrtc"
 )
 
@@ -88,6 +89,13 @@ type backend struct {
 
 func open(cfg *exec.Config) (exec.Backend, error) {
 	ordinal := cfg.CUDADevice
+	if cfg.CUDADeviceDefault() {
+		if local, ok := mpi.LocalRank(); ok {
+			if n, err := cu.Count(); err == nil {
+				ordinal = deviceForRank(local, n)
+			}
+		}
+	}
 	scheme := DefaultScheme
 	if cfg.DeviceScheme != "" {
 		var err error
@@ -127,6 +135,16 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 	b := &backend{opts: opts, dev: dev, nv: nv, drv: drv, cache: dir}
 	drv.rows.Build = b.buildRows
 	return b, nil
+}
+
+// deviceForRank is the GPU of the rank numbered local among the ranks on
+// its machine, which has n GPUs: they are dealt out in turn (ranks beyond
+// n share them).
+func deviceForRank(local, n int) int {
+	if n <= 0 {
+		return 0
+	}
+	return local % n
 }
 
 func (b *backend) Name() string { return Name }

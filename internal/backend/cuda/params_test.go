@@ -31,3 +31,14 @@ func TestPackParams(t *testing.T) {
 		t.Errorf("dynamic shared memory %d, want 640", shared)
 	}
 }
+
+// TestDeviceForRank: the ranks on a machine get its GPUs in turn.
+func TestDeviceForRank(t *testing.T) {
+	for _, c := range []struct{ local, gpus, want int }{
+		{0, 1, 0}, {3, 1, 0}, {0, 4, 0}, {1, 4, 1}, {5, 4, 1}, {2, 0, 0},
+	} {
+		if got := deviceForRank(c.local, c.gpus); got != c.want {
+			t.Errorf("local rank %d of a machine with %d GPUs: device %d, want %d", c.local, c.gpus, got, c.want)
+		}
+	}
+}
