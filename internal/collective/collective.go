@@ -147,41 +147,32 @@ func MinMax(c Comm, lo, hi []float64) ([]float64, []float64, error) {
 // received messages are viewed in place where they are aligned (the
 // Comm's buffers are the caller's), so that they are not held twice.
 func AlltoallInt32(c Comm, send [][]int32) ([][]int32, error) {
-	out := make([][]byte, len(send))
-	for q := range send {
-		out[q] = Int32Bytes(send[q])
-	}
-	got, err := c.Alltoallv(out)
-	if err != nil {
-		return nil, err
-	}
-	in := make([][]int32, len(got))
-	for q, b := range got {
-		if len(b) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%4 == 0 && len(b)%4 == 0 {
-			in[q] = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
-		} else {
-			in[q] = BytesInt32(b)
-		}
-	}
-	return in, nil
+	return alltoall(c, send, Int32Bytes, BytesInt32)
 }
 
 // AlltoallInt64 is AlltoallInt32 for int64 messages.
 func AlltoallInt64(c Comm, send [][]int64) ([][]int64, error) {
+	return alltoall(c, send, Int64Bytes, BytesInt64)
+}
+
+// alltoall is AlltoallInt32 and AlltoallInt64: toBytes views a message as
+// bytes, fromBytes copies a misaligned one back.
+func alltoall[T int32 | int64](c Comm, send [][]T, toBytes func([]T) []byte, fromBytes func([]byte) []T) ([][]T, error) {
 	out := make([][]byte, len(send))
 	for q := range send {
-		out[q] = Int64Bytes(send[q])
+		out[q] = toBytes(send[q])
 	}
 	got, err := c.Alltoallv(out)
 	if err != nil {
 		return nil, err
 	}
-	in := make([][]int64, len(got))
+	size := int(unsafe.Sizeof(T(0)))
+	in := make([][]T, len(got))
 	for q, b := range got {
-		if len(b) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 == 0 && len(b)%8 == 0 {
-			in[q] = unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
+		if len(b) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%uintptr(size) == 0 && len(b)%size == 0 {
+			in[q] = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/size)
 		} else {
-			in[q] = BytesInt64(b)
+			in[q] = fromBytes(b)
 		}
 	}
 	return in, nil
