@@ -139,7 +139,10 @@ func (s *Storage) HostAccess(write bool) error {
 // buffer; zeroed says it must be filled with zeros (for data never
 // allocated on the host). Only stale data is copied, following seed 000's
 // table; the state afterwards is DEVICE if the loop modifies the data, else
-// BOTH (or DEVICE when there is no host copy).
+// BOTH (or DEVICE when there is no host copy). Data neither read nor
+// modified (a Global a loop only increments: its partial results start
+// from zero) gets a device buffer and nothing copied: the host copy stays
+// the current one.
 func (s *Storage) DeviceAccess(owner any, read, modifies bool, alloc func(zeroed bool) (DeviceBuffer, error)) error {
 	if err := s.Settle(); err != nil {
 		return err
@@ -165,47 +168,19 @@ func (s *Storage) DeviceAccess(owner any, read, modifies bool, alloc func(zeroed
 			s.State = StateDevice
 			return nil
 		}
-		if read {
-			if err := s.upload(); err != nil {
-				return err
-			}
-		}
-		s.State = StateBoth
+		s.State = StateHost // the new device copy holds nothing yet
+		fallthrough
 	case StateHost:
 		if read {
 			if err := s.upload(); err != nil {
 				return err
 			}
+			s.State = StateBoth
 		}
-		s.State = StateBoth
 	}
 	if modifies {
 		s.State = StateDevice
 	}
-	return nil
-}
-
-// DeviceAllocated gives s a device copy of owner's backend without
-// copying values to it, for a loop that passes the data to the device but
-// never reads it there (a Global it only increments: the partial results
-// start from zero and are combined on the host). A device copy made here
-// is stale: the host keeps the current values (HOST). Where the device
-// copy exists, or the data has no host values, it is DeviceAccess's read.
-func (s *Storage) DeviceAllocated(owner any, alloc func(zeroed bool) (DeviceBuffer, error)) error {
-	if err := s.Settle(); err != nil {
-		return err
-	}
-	if s.Dev != nil && s.Dev.Owner() == owner {
-		return nil
-	}
-	if s.Dev != nil || s.State != StateDeviceUnallocated {
-		return s.DeviceAccess(owner, true, false, alloc)
-	}
-	buf, err := alloc(false)
-	if err != nil {
-		return fmt.Errorf("allocating %s on the device: %w", s.Describe(), err)
-	}
-	s.Dev, s.State = buf, StateHost
 	return nil
 }
 

@@ -309,7 +309,7 @@ func (p *Program) prepareData(l *core.Loop) error {
 			continue
 		}
 		s := l.Args[i].Data
-		read, modifies, global := false, false, false
+		read, modifies := false, false
 		for j := i; j < len(l.Args); j++ {
 			a := &l.Args[j]
 			if a.Data != s {
@@ -320,7 +320,6 @@ func (p *Program) prepareData(l *core.Loop) error {
 				// A Global's device copy is only read; reductions
 				// combine on the host, and an increment's partial
 				// results start from zero, not from its value.
-				global = true
 				if a.Access != core.Inc {
 					read = true
 				}
@@ -336,13 +335,7 @@ func (p *Program) prepareData(l *core.Loop) error {
 				modifies = true
 			}
 		}
-		var err error
-		if global && !read {
-			err = s.DeviceAllocated(p.owner, p.alloc(s))
-		} else {
-			err = s.DeviceAccess(p.owner, read, modifies, p.alloc(s))
-		}
-		if err != nil {
+		if err := s.DeviceAccess(p.owner, read, modifies, p.alloc(s)); err != nil {
 			return fmt.Errorf("%s: argument %d: %w", l.Name(), i, err)
 		}
 	}
@@ -668,10 +661,11 @@ func (p *Program) finishReductions(l *core.Loop, slots int, later bool) error {
 		}
 		n := slots * s.Dim * s.Type.Size()
 		if later {
-			if ok, err := p.readLater(l, i, n, slots); ok || err != nil {
-				if err != nil {
-					return err
-				}
+			ok, err := p.readLater(l, i, n, slots)
+			if err != nil {
+				return err
+			}
+			if ok {
 				continue
 			}
 		}
