@@ -24,13 +24,3 @@ func (b *backend) MatVec(m *exec.MatVec) error {
 		return f, nil
 	})
 }
-
-// buildRows compiles the kernel that moves halo rows (devrt.Rows).
-func (b *backend) buildRows() (devrt.Kernel, error) {
-	l := &core.Loop{Kernel: &core.Kernel{Name: "op2_rows"}, Set: &core.Set{Name: "halo rows"}}
-	cubin, err := b.compile(l, device.RowsSource(device.CUDA))
-	if err != nil {
-		return nil, err
-	}
-	return b.dev.Load(cubin, stubName)
-}

@@ -20,10 +20,3 @@ func (b *backend) MatVec(m *exec.MatVec) error {
 		return k, err
 	})
 }
-
-// buildRows builds the kernel that moves halo rows (devrt.Rows).
-func (b *backend) buildRows() (devrt.Kernel, error) {
-	l := &core.Loop{Kernel: &core.Kernel{Name: "op2_rows"}, Set: &core.Set{Name: "halo rows"}}
-	k, _, err := b.build(l, device.RowsSource(device.OpenCL))
-	return k, err
-}
