@@ -66,3 +66,65 @@ func TestDeviceLayoutSoA(t *testing.T) {
 		})
 	}
 }
+
+// TestDeviceLayoutPerDat: with the soa layout, a loop that cannot read a
+// Dat structure-of-arrays (here a vector argument of 2 × 80 doubles, above
+// the 1 KiB of a private copy) is not refused: that Dat is stored element
+// by element from then on, its values carried over from its
+// structure-of-arrays copy, while a Dat of the same shape that no such loop
+// reads stays structure-of-arrays. Loops of the same shape on either, and
+// CopyTo between them, give the sequential backend's values.
+func TestDeviceLayoutPerDat(t *testing.T) {
+	needBackend(t, "opencl")
+	defer func() { check(t, op2.Configure(op2.Config{Backend: "sequential"})) }()
+	const dim = 80
+	edges, nodes, m := scatteredEdges(300, 100, 37, 5)
+	scale := op2.NewKernel("void pd_scale(double *x) { for (int k = 0; k < 80; k++) x[k] = 0.5 * x[k] + k; }", "pd_scale")
+	gather := op2.NewKernel(`void pd_gather(const double **x, double *r0, double *r1) {
+	for (int k = 0; k < 80; k++) { *r0 += x[1][k] - x[0][k]; *r1 += x[0][k] * 1e-3; } }`, "pd_gather")
+	type result struct {
+		big, twin, r, cp, cp2 []float64
+		srcBig, srcTwin       string
+	}
+	run := func(backend string) result {
+		check(t, op2.Configure(op2.Config{Backend: backend, DeviceLayout: "soa", DeviceScheme: "atomics"}))
+		big := must(op2.NewDat(nodes, dim, iota32[float64](dim*100), "big"))
+		twin := must(op2.NewDat(nodes, dim, iota32[float64](dim*100), "twin"))
+		r := must(op2.NewDat[float64](nodes, 1, nil, "r"))
+		for _, d := range []*op2.Dat[float64]{big, twin} {
+			check(t, op2.ParLoop(scale, nodes, d.Arg(op2.RW)))
+		}
+		check(t, op2.ParLoop(gather, edges, big.ArgVec(op2.Read, m), r.ArgMap(op2.Inc, m, 0), r.ArgMap(op2.Inc, m, 1)))
+		for _, d := range []*op2.Dat[float64]{big, twin} {
+			check(t, op2.ParLoop(scale, nodes, d.Arg(op2.RW)))
+		}
+		cp := must(op2.NewDat[float64](nodes, dim, nil, "cp"))
+		check(t, big.CopyTo(cp))
+		cp2 := must(op2.NewDat[float64](nodes, dim, nil, "cp2"))
+		check(t, twin.CopyTo(cp2))
+		check(t, op2.ParLoop(scale, nodes, cp.Arg(op2.RW)))
+		check(t, cp2.CopyTo(big))
+		res := result{big: big.Data(), twin: twin.Data(), r: r.Data(), cp: cp.Data(), cp2: cp2.Data()}
+		res.srcBig = must(must(op2.NewLoop(scale, nodes, big.Arg(op2.RW))).Generate())
+		res.srcTwin = must(must(op2.NewLoop(scale, nodes, twin.Arg(op2.RW))).Generate())
+		return res
+	}
+	want := run("sequential")
+	got := run("opencl")
+	if strings.Contains(got.srcBig, "op2_stride") || !strings.Contains(got.srcTwin, "op2_stride") {
+		t.Errorf("the same loop on big should read it element by element, on twin structure-of-arrays:\n%s\n%s", got.srcBig, got.srcTwin)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want []float64
+	}{{"big", got.big, want.big}, {"twin", got.twin, want.twin}, {"cp", got.cp, want.cp}, {"cp2", got.cp2, want.cp2}} {
+		if !slices.Equal(c.got, c.want) {
+			t.Errorf("%s differs from sequential", c.name)
+		}
+	}
+	for i := range want.r {
+		if d := got.r[i] - want.r[i]; d > 1e-9 || d < -1e-9 {
+			t.Fatalf("r[%d] = %g, sequential %g", i, got.r[i], want.r[i])
+		}
+	}
+}

@@ -184,6 +184,27 @@ func (s *Storage) DeviceAccess(owner any, read, modifies bool, alloc func(zeroed
 	return nil
 }
 
+// KeepAoSOnDevice makes device backends store s element by element from
+// now on (DeviceAoS), for a loop that cannot read it structure-of-arrays.
+// A device copy stored otherwise is dropped, its values brought home
+// first, so that the next loop copies them up again in the new layout.
+func (s *Storage) KeepAoSOnDevice() error {
+	if s.DeviceAoS {
+		return nil
+	}
+	if s.Dev != nil {
+		if err := s.HostAccess(false); err != nil {
+			return err
+		}
+		s.Dev.Free()
+		s.Dev, s.State = nil, StateDeviceUnallocated
+	} else if err := s.Settle(); err != nil {
+		return err
+	}
+	s.DeviceAoS = true
+	return nil
+}
+
 // DeviceOps are the operations on a device copy that need no host copy.
 // The device buffers of device backends implement them; the Storage
 // methods below fall back to the host copy for buffers that do not.
@@ -264,7 +285,9 @@ func (s *Storage) Zero() error {
 // either only there or s has a device copy of the same backend, the copy is
 // made on the device (allocating s's device copy if needed) and s ends
 // DEVICE; otherwise it is made on the host and s's host copy becomes the
-// current one. Nothing is copied between host and device.
+// current one. Nothing is copied between host and device, unless the two
+// are stored in different device layouts (DeviceAoS): then src's values
+// come to the host, if only the device has them, and are copied there.
 func (s *Storage) CopyFrom(src *Storage) error {
 	if err := errors.Join(s.Settle(), src.Settle()); err != nil {
 		return err
@@ -275,7 +298,9 @@ func (s *Storage) CopyFrom(src *Storage) error {
 	if src.State == StateHostUnallocated {
 		return s.Zero()
 	}
-	if ops, ok := src.deviceOps(); ok && (src.State == StateDevice || (s.Dev != nil && s.Dev.Owner() == src.Dev.Owner())) {
+	// Data stored in different device layouts (DeviceAoS) is copied
+	// through the host.
+	if ops, ok := src.deviceOps(); ok && s.DeviceAoS == src.DeviceAoS && (src.State == StateDevice || (s.Dev != nil && s.Dev.Owner() == src.Dev.Owner())) {
 		if s.Dev != nil && s.Dev.Owner() != src.Dev.Owner() {
 			// A buffer of an earlier backend: bring its values home
 			// (s keeps them if what follows fails), drop it.

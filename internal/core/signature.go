@@ -118,6 +118,9 @@ func AppendKey(buf []byte, l *Loop) []byte {
 		if a.View {
 			flags |= 8
 		}
+		if a.Data.DeviceAoS {
+			flags |= 16
+		}
 		buf = append(buf, byte(a.Kind), byte(a.Data.Type), byte(a.Access), flags)
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(same))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(sameMap))

@@ -205,6 +205,13 @@ type Storage struct {
 	// values; it sets Host. Nil once the host copy exists.
 	AllocHost func()
 
+	// DeviceAoS says that device backends store the data element by
+	// element (array-of-structs) whatever their layout setting, because a
+	// loop could not read it structure-of-arrays (KeepAoSOnDevice). It
+	// only ever changes from false to true, and is part of a loop's key
+	// (AppendKey), so programs built for either layout are never mixed up.
+	DeviceAoS bool
+
 	// Extruded is, for a Dat on an extruded set, that set; nil otherwise.
 	// Such storage lives on the extruded set's base set (Set) with all
 	// the layers of a column together: Dim is the layers times the

@@ -14,6 +14,6 @@ func init() {
 		ParseWorkGroupSize:   device.ParseWorkGroupSize,
 		CheckWorkGroupSize:   device.CheckWorkGroupSize,
 		CheckScheme:          func(s string) error { _, err := device.ParseScheme(s); return err },
-		CheckLayout:          func(s string) error { _, err := device.ParseLayout(s); return err },
+		CheckLayout:          device.CheckLayout,
 	})
 }

@@ -223,7 +223,7 @@ var Settings = []ConfigSetting{
 	{Field: "DeviceScheme", Env: "OP2_DEVICE_SCHEME", Default: "`staged` on `opencl`, `atomics` on `cuda`", Doc: "how `opencl` and `cuda` apply increments through maps: `staged` stages a block's data in shared memory and applies increments colour by colour; `atomics` adds them atomically with no colours (loops whose only modifications through maps are increments; sums then vary in order from run to run)",
 		value:  choice(func(c *Config) *string { return &c.DeviceScheme }, checkDeviceScheme),
 		keyPos: 3, key: func(c *Config) string { return " dev=" + c.DeviceScheme }},
-	{Field: "DeviceLayout", Env: "OP2_DEVICE_LAYOUT", Default: "`aos`", Doc: "how `opencl` and `cuda` store Dats of dim > 1: `aos`, or `soa` (component by component)",
+	{Field: "DeviceLayout", Env: "OP2_DEVICE_LAYOUT", Default: "`soa` on a GPU, else `aos`", Doc: "how `opencl` and `cuda` store Dats of dim > 1: `aos`, or `soa` (component by component; a Dat some loop cannot read so is stored `aos`)",
 		value:  choice(func(c *Config) *string { return &c.DeviceLayout }, checkDeviceLayout),
 		keyPos: 4, key: func(c *Config) string { return "/" + c.DeviceLayout }},
 	{Field: "DeviceWorkGroupSize", Env: "OP2_DEVICE_WORKGROUP", Doc: "work items per work group (CUDA threads per block) of the `opencl` and `cuda` kernels: a power of two from 32 to 1024 within the device's limit",

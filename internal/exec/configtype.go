@@ -61,9 +61,12 @@ type Config struct {
 	// in their last bits from run to run; the default on cuda).
 	DeviceScheme string
 	// DeviceLayout is how the device backends store Dats of dim > 1:
-	// "aos" (default, as on the host) or "soa" (each component
-	// contiguous; loops reading more than 1 KiB per element from device
-	// memory are refused). Kernels see the same pointers either way.
+	// "aos" (as on the host) or "soa" (each component contiguous, so
+	// that the threads of a warp read consecutive words; a Dat some loop
+	// cannot read so, such as one passed as more than 1 KiB per element,
+	// is stored "aos"). The default is "soa" on a GPU (cuda, an OpenCL
+	// GPU) and "aos" on other OpenCL devices. Kernels see the same
+	// pointers either way.
 	DeviceLayout string
 	// DeviceWorkGroupSize is the work items per work group (CUDA threads
 	// per block) on the device backends: a power of two from 32 to 1024

@@ -195,6 +195,9 @@ func (x *Executor) program(b *Opened, l *core.Loop, variant string, c *call) (Pr
 	if err != nil {
 		return nil, err
 	}
+	// A device backend may have changed how some of the loop's data is
+	// stored (core.Storage.KeepAoSOnDevice), which is part of the key.
+	x.key = programKey(x.key[:0], b.ID, variant, l)
 	x.programs.put(x.key, p, l.Sig)
 	return p, nil
 }

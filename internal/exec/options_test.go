@@ -13,7 +13,7 @@ func init() {
 		ParseWorkGroupSize:   device.ParseWorkGroupSize,
 		CheckWorkGroupSize:   device.CheckWorkGroupSize,
 		CheckScheme:          func(s string) error { _, err := device.ParseScheme(s); return err },
-		CheckLayout:          func(s string) error { _, err := device.ParseLayout(s); return err },
+		CheckLayout:          device.CheckLayout,
 	})
 	RegisterHostOptions(HostOptions{LaneWidths: hostc.LaneWidths})
 }

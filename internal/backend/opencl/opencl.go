@@ -89,13 +89,16 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	soa, err := device.ParseLayout(cfg.DeviceLayout)
-	if err != nil {
+	if err := device.CheckLayout(cfg.DeviceLayout); err != nil {
 		return nil, err
 	}
 	dev, err := chooseDevice(cfg)
 	if err != nil {
 		return nil, core.Unavailable(err)
+	}
+	soa, err := device.ParseLayout(cfg.DeviceLayout, dev.Type&cl.TypeGPU != 0)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkWorkGroupSize(cfg.DeviceWorkGroupSize, dev); err != nil {
 		return nil, err
@@ -193,7 +196,7 @@ func (b *backend) DeviceMemory() bool { return true }
 func (b *backend) Wait() error { return b.ctx.Finish() }
 
 func (b *backend) Generate(l *core.Loop) (string, error) {
-	lay, err := device.AnalyseWith(device.OpenCL, l, b.ctx.Device.LocalMem, b.opts)
+	lay, err := devrt.Analyse(device.OpenCL, l, b.ctx.Device.LocalMem, b.opts)
 	if err != nil {
 		return "", err
 	}
@@ -326,7 +329,7 @@ func (b *backend) BuildWith(l *core.Loop, scheme string, workGroupSize int) (exe
 			}
 		}
 	}
-	lay, err := device.AnalyseWith(device.OpenCL, l, b.ctx.Device.LocalMem, opts)
+	lay, err := devrt.Analyse(device.OpenCL, l, b.ctx.Device.LocalMem, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -217,11 +217,23 @@ func ParseScheme(name string) (Scheme, error) {
 	return Staged, fmt.Errorf("unknown device scheme %q (staged or atomics)", name)
 }
 
-// ParseLayout reads a device data layout's name: "aos" (or "") or "soa",
-// and reports whether it is structure-of-arrays.
-func ParseLayout(name string) (soa bool, err error) {
+// CheckLayout returns an error unless name is a device data layout's name
+// (ParseLayout).
+func CheckLayout(name string) error {
+	_, err := ParseLayout(name, false)
+	return err
+}
+
+// ParseLayout reads a device data layout's name, "aos" or "soa", and
+// reports whether it is structure-of-arrays; "" is the default, which is
+// structure-of-arrays on a GPU (gpu), where it lets the threads of a warp
+// read consecutive words, and array-of-structs elsewhere (CPU devices read
+// an element's values from one cache line).
+func ParseLayout(name string, gpu bool) (soa bool, err error) {
 	switch name {
-	case "", "aos":
+	case "":
+		return gpu, nil
+	case "aos":
 		return false, nil
 	case "soa":
 		return true, nil
@@ -250,7 +262,8 @@ type Options struct {
 	// threads of a work group then read consecutive addresses. The
 	// kernel still sees each element's values together: arguments read
 	// from device memory get private copies, and staged data stays
-	// element by element in shared memory.
+	// element by element in shared memory. Data some loop cannot read
+	// so is stored element by element instead (AoSNeeded).
 	SoA bool
 	// WorkGroupSize is the number of work items per work group (CUDA
 	// threads per block) the code is generated and launched for; 0 means
@@ -309,8 +322,31 @@ func (o Options) With(scheme string, workGroupSize, limit int, what string) (Opt
 }
 
 // SoAStorage reports whether, with Options.SoA, the device copy of s is
-// stored structure-of-arrays: Dats (not Globals) of dim > 1.
-func SoAStorage(s *core.Storage) bool { return !s.IsGlobal() && s.Dim > 1 }
+// stored structure-of-arrays: Dats (not Globals) of dim > 1 that no loop
+// has needed element by element (core.Storage.DeviceAoS; see AoSNeeded).
+func SoAStorage(s *core.Storage) bool { return !s.IsGlobal() && s.Dim > 1 && !s.DeviceAoS }
+
+// AoSNeeded is AnalyseWith's error for a loop that cannot read some of
+// its data structure-of-arrays (Options.SoA): an argument too large for
+// the private copy the kernel would read it through, or one that must see
+// another argument's writes to the same element, so may not have a copy.
+// The device backends then store that data element by element
+// (core.Storage.KeepAoSOnDevice) and analyse the loop again: the layout
+// is chosen per Dat, and no loop is refused for it.
+type AoSNeeded struct {
+	Loop string
+	Data []*core.Storage // each once
+	Why  []string        // per Data, why
+}
+
+func (e *AoSNeeded) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: data the loop cannot read structure-of-arrays:", e.Loop)
+	for i, s := range e.Data {
+		fmt.Fprintf(&b, " %s (%s);", s.Describe(), e.Why[i])
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
 
 // SoAData reports whether argument i's data is stored structure-of-arrays
 // on the device, so that the kernel takes its stride (op2_stride<i>)
@@ -513,30 +549,31 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 // soaCopies gives private copies to the arguments whose values the kernel
 // would otherwise reach by a pointer into structure-of-arrays device
 // memory (direct arguments and datasets not staged), since the kernel
-// expects an element's values together.
+// expects an element's values together. An argument that cannot have one
+// makes its data stored element by element instead: the error is an
+// *AoSNeeded naming that data.
 func (lay *Layout) soaCopies(l *core.Loop) error {
 	if !lay.soa {
 		return nil
 	}
+	var need *AoSNeeded
 	for i := range l.Args {
-		a := &l.Args[i]
-		if !lay.SoAData(l, i) || a.Off || lay.priv[i] {
+		if why := lay.soaUnreadable(l, i); why != "" {
+			if need == nil {
+				need = &AoSNeeded{Loop: l.Name()}
+			}
+			if s := l.Args[i].Data; !slices.Contains(need.Data, s) {
+				need.Data = append(need.Data, s)
+				need.Why = append(need.Why, fmt.Sprintf("argument %d (%s): %s", i, l.Args[i].Describe(), why))
+			}
+		}
+	}
+	if need != nil {
+		return need
+	}
+	for i := range l.Args {
+		if !lay.needsSoACopy(l, i) {
 			continue
-		}
-		if d := lay.Inds[i]; a.Kind != core.ArgDirect && (d < 0 || !lay.DSGlobal[d]) {
-			continue // staged: element by element in shared memory
-		}
-		bytes := a.Dim() * a.Data.Type.Size()
-		if a.Kind == core.ArgVector {
-			bytes *= a.Map.Arity
-		}
-		why := lay.unshared[i]
-		if why == "" && bytes > privateLimit {
-			why = fmt.Sprintf("its values take %d bytes per element, more than the %d bytes of a private copy", bytes, privateLimit)
-		}
-		if why != "" {
-			return fmt.Errorf("%s: argument %d (%s) cannot be read from structure-of-arrays device memory: %s; use the aos device layout for this loop's data",
-				l.Name(), i, a.Describe(), why)
 		}
 		lay.priv[i] = true
 		if j := lay.alias[i]; j >= 0 {
@@ -549,6 +586,40 @@ func (lay *Layout) soaCopies(l *core.Loop) error {
 		}
 	}
 	return nil
+}
+
+// needsSoACopy reports whether argument i reads structure-of-arrays device
+// memory through a pointer, so needs a private copy: its data is stored so,
+// and it is neither staged (element by element in shared memory) nor
+// already private.
+func (lay *Layout) needsSoACopy(l *core.Loop, i int) bool {
+	a := &l.Args[i]
+	if !lay.SoAData(l, i) || a.Off || lay.priv[i] {
+		return false
+	}
+	d := lay.Inds[i]
+	return a.Kind == core.ArgDirect || d >= 0 && lay.DSGlobal[d]
+}
+
+// soaUnreadable is why argument i cannot be read from structure-of-arrays
+// device memory ("" if it can): it needs a private copy (needsSoACopy) it
+// cannot have.
+func (lay *Layout) soaUnreadable(l *core.Loop, i int) string {
+	if !lay.needsSoACopy(l, i) {
+		return ""
+	}
+	a := &l.Args[i]
+	bytes := a.Dim() * a.Data.Type.Size()
+	if a.Kind == core.ArgVector {
+		bytes *= a.Map.Arity
+	}
+	if why := lay.unshared[i]; why != "" {
+		return why
+	}
+	if bytes > privateLimit {
+		return fmt.Sprintf("its values take %d bytes per element, more than the %d bytes of a private copy", bytes, privateLimit)
+	}
+	return ""
 }
 
 // atomicsApply reports whether the Atomics scheme can run the loop: every
