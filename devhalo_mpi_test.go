@@ -26,7 +26,7 @@ var (
 }`, "dh_step")
 )
 
-// TestDeviceHalosOnRanks runs on 2 ranks, once with each device layout:
+// TestDeviceHalosOnRanks runs on 2 ranks, with each device layout and scheme:
 // on every device backend that opens, a loop sequence whose halos go
 // stale each iteration gives sequential's results exactly, and the
 // exchanges move only halo rows between host and device: the bytes
@@ -40,9 +40,11 @@ func TestDeviceHalosOnRanks(t *testing.T) {
 			}
 			return
 		}
-		for _, layout := range []string{"aos", "soa"} {
-			t.Run(layout, func(t *testing.T) {
-				mpiRun(t, 2, 3*time.Minute, "OP2_MPI_TIMEOUT=60s", "OP2_DEVICE_LAYOUT="+layout,
+		// The schemes: staged runs the plan's blocks, the halo's in a
+		// pass of their own; atomics runs without a plan, by ranges.
+		for _, c := range []struct{ layout, scheme string }{{"aos", "staged"}, {"soa", "staged"}, {"soa", "atomics"}} {
+			t.Run(c.layout+"/"+c.scheme, func(t *testing.T) {
+				mpiRun(t, 2, 3*time.Minute, "OP2_MPI_TIMEOUT=60s", "OP2_DEVICE_LAYOUT="+c.layout, "OP2_DEVICE_SCHEME="+c.scheme,
 					"OP2_TEST_CACHE_DIR="+t.TempDir())
 			})
 		}

@@ -152,6 +152,8 @@ type Map struct {
 	// looked at for locality, by the first loop bound through it (after
 	// any renumbering); only under the loop lock.
 	LocalityUnchecked bool
+	// Device is a device backend's copy of Table, nil until one makes it.
+	Device any
 }
 
 // Ptr is the address of the first entry (nil for an empty map).

@@ -109,7 +109,7 @@ type Program struct {
 func NewProgram(drv Driver, owner any, l *core.Loop, lay *device.Layout, src string, k Kernel, release func()) (*Program, error) {
 	p := &Program{drv: drv, owner: owner, src: src, lay: lay, k: k, release: release,
 		red: make([]Buffer, len(l.Args)), redSize: make([]int, len(l.Args))}
-	if lay.Indirect {
+	if lay.Indirect && !lay.PlanFree {
 		// Every element of a written-back dataset is stored back, so all
 		// its arguments constrain the colouring; datasets too large to
 		// stage take no local memory.
@@ -472,6 +472,18 @@ func (p *Program) Bind(l *core.Loop, pl *exec.Plan) error {
 func (p *Program) bindDirect(l *core.Loop) error {
 	p.args = append(p.args, Arg{Kind: ArgInt}, Arg{Kind: ArgInt})
 	p.dataArgs(l)
+	if p.lay.PlanFree {
+		for i := range l.Args {
+			if p.lay.MapParam[i] != i {
+				continue
+			}
+			buf, err := mapTable(p.drv, p.owner, l.Args[i].Map)
+			if err != nil {
+				return err
+			}
+			p.args = append(p.args, Arg{Kind: ArgBuffer, Buf: buf}) // op2_mt<i>
+		}
+	}
 	return p.tailArgs(l, p.directGroups(l.IterEnd()))
 }
 

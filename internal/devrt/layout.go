@@ -3,6 +3,7 @@ package devrt
 import (
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/goop2/op2/internal/codegen/device"
 	"github.com/goop2/op2/internal/core"
@@ -25,4 +26,34 @@ func Analyse(d *device.Dialect, l *core.Loop, localMem int, opts device.Options)
 		}
 	}
 	return device.AnalyseWith(d, l, localMem, opts)
+}
+
+// mapCopy is a map's table on a device (core.Map.Device), which a
+// device.Layout.PlanFree kernel reads.
+type mapCopy struct {
+	owner any
+	buf   Buffer
+}
+
+// mapTable returns the device copy of m's table for backend owner, copying
+// it the first time: tables do not change once a loop has used them
+// (op2.Renumber comes before). The copy is freed with the map.
+func mapTable(drv Driver, owner any, m *core.Map) (Buffer, error) {
+	if c, ok := m.Device.(*mapCopy); ok && c.owner == owner {
+		return c.buf, nil
+	}
+	n := len(m.Table) * 4
+	buf, err := drv.Alloc(max(n, 4))
+	if err != nil {
+		return nil, fmt.Errorf("allocating map %q on the device: %w", m.Name, err)
+	}
+	if n > 0 {
+		if err := drv.Write(buf, m.Ptr(), n); err != nil {
+			drv.Free(buf)
+			return nil, fmt.Errorf("copying map %q to the device: %w", m.Name, err)
+		}
+	}
+	runtime.AddCleanup(m, func(b Buffer) { drv.Free(b) }, buf)
+	m.Device = &mapCopy{owner: owner, buf: buf}
+	return buf, nil
 }

@@ -147,9 +147,19 @@ type Layout struct {
 	// data stays in global memory and increments are added atomically,
 	// so the plan need not colour anything.
 	Atomic bool
-	soa    bool   // Options.SoA
-	wg     int    // work items per work group (Options.WorkGroupSize, resolved)
-	priv   []bool // the kernel gets a pointer to a private copy of the argument
+	// PlanFree: an Atomic loop run without an execution plan, like a
+	// direct loop: each work item takes elements of the range in turn and
+	// reaches indirect data through the map tables themselves
+	// (op2_mt<j>, one per map: MapParam), with no staging, colours or
+	// blocks to build. Loops over extruded sets keep the plan.
+	PlanFree bool
+	// MapParam is, per argument, the first argument through the same map
+	// (whose table the plan-free kernel takes), or -1 for an argument
+	// through no map; nil unless PlanFree.
+	MapParam []int
+	soa      bool   // Options.SoA
+	wg       int    // work items per work group (Options.WorkGroupSize, resolved)
+	priv     []bool // the kernel gets a pointer to a private copy of the argument
 	// alias is, per argument, the earlier argument whose private copy it
 	// shares (it passes the same elements of the same data), or -1.
 	alias []int
@@ -494,6 +504,7 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 		for d := range lay.DSGlobal {
 			lay.DSGlobal[d] = true
 		}
+		lay.planFree(l)
 	}
 	if err := lay.soaCopies(l); err != nil {
 		return nil, err
@@ -620,6 +631,43 @@ func (lay *Layout) soaUnreadable(l *core.Loop, i int) string {
 		return fmt.Sprintf("its values take %d bytes per element, more than the %d bytes of a private copy", bytes, privateLimit)
 	}
 	return ""
+}
+
+// planFree makes an Atomic loop PlanFree unless it runs over an extruded
+// set or assembles a matrix, whose code keeps the plan's blocks.
+func (lay *Layout) planFree(l *core.Loop) {
+	if l.Extruded != nil || slices.ContainsFunc(l.Args, func(a core.Arg) bool { return a.Kind == core.ArgMat }) {
+		return
+	}
+	lay.PlanFree = true
+	lay.MapParam = make([]int, len(l.Args))
+	for i := range l.Args {
+		lay.MapParam[i] = -1
+		if m := l.Args[i].Map; m != nil {
+			lay.MapParam[i] = slices.IndexFunc(l.Args[:i+1], func(a core.Arg) bool { return a.Map == m })
+		}
+	}
+}
+
+// elemIndex is the C expression of the number of the element argument i
+// (indirect, its dataset in global memory) reaches from element e (map
+// column col for a vector argument): through the map's table in a
+// PlanFree loop, else through the block's local numbering (op2_loc) and
+// its list of the dataset's elements (op2_map).
+func (lay *Layout) elemIndex(l *core.Loop, i int, e, col string) string {
+	a := &l.Args[i]
+	if lay.PlanFree {
+		entry := strconv.Itoa(a.Idx)
+		if a.Kind == core.ArgVector {
+			entry = col
+		}
+		return fmt.Sprintf("op2_mt%d[(size_t)(%s) * %d + %s]", lay.MapParam[i], e, a.Map.Arity, entry)
+	}
+	loc := fmt.Sprintf("op2_loc%d[%s]", i, e)
+	if a.Kind == core.ArgVector {
+		loc = fmt.Sprintf("op2_loc%d[(size_t)(%s) * %d + %s]", i, e, a.Map.Arity, col)
+	}
+	return fmt.Sprintf("op2_map%d[%s]", lay.Inds[i], loc)
 }
 
 // atomicsApply reports whether the Atomics scheme can run the loop: every
@@ -1210,7 +1258,9 @@ func Generate(l *core.Loop, lay *Layout) (string, error) {
 		w.p("#undef %s\n", u.deviceName(m))
 	}
 	w.p("\n")
-	if lay.Indirect {
+	if lay.PlanFree {
+		planFreeStub(&w, l, lay)
+	} else if lay.Indirect {
 		indirectStub(&w, l, lay)
 	} else {
 		directStub(&w, l, lay)
@@ -1307,13 +1357,13 @@ func target(l *core.Loop, lay *Layout, i int, e, col string) string {
 	case core.ArgGlobal:
 		return fmt.Sprintf("op2_d%d", lay.Base[i])
 	}
+	d := lay.Inds[i]
+	if lay.DSGlobal[d] {
+		return fmt.Sprintf("op2_d%d + (size_t)%s * %d%s%s", lay.Base[i], lay.elemIndex(l, i, e, col), dim, layer, comp)
+	}
 	loc := fmt.Sprintf("op2_loc%d[%s]", i, e)
 	if a.Kind == core.ArgVector {
 		loc = fmt.Sprintf("op2_loc%d[(size_t)(%s) * %d + %s]", i, e, a.Map.Arity, col)
-	}
-	d := lay.Inds[i]
-	if lay.DSGlobal[d] {
-		return fmt.Sprintf("op2_d%d + (size_t)op2_map%d[%s] * %d%s%s", lay.Base[i], d, loc, dim, layer, comp)
 	}
 	if a.View {
 		dim = 1 // only the view's component is staged
@@ -1419,15 +1469,10 @@ func at(l *core.Loop, lay *Layout, i int, e, col string) string {
 	}
 	idx := e
 	if a.Kind != core.ArgDirect {
-		loc := fmt.Sprintf("op2_loc%d[%s]", i, e)
-		if a.Kind == core.ArgVector {
-			loc = fmt.Sprintf("op2_loc%d[(size_t)(%s) * %d + %s]", i, e, a.Map.Arity, col)
-		}
-		d := lay.Inds[i]
-		if !lay.DSGlobal[d] {
+		if !lay.DSGlobal[lay.Inds[i]] {
 			return fmt.Sprintf("(%s)[op2_k]", target(l, lay, i, e, col))
 		}
-		idx = fmt.Sprintf("op2_map%d[%s]", d, loc)
+		idx = lay.elemIndex(l, i, e, col)
 	}
 	k := "op2_k"
 	if a.Comp != 0 {
@@ -1570,6 +1615,29 @@ func directStub(w *writer, l *core.Loop, lay *Layout) {
 	layersOpen(w, l, lay, "op2_n", true, "    ")
 	callKernel(w, l, lay, "op2_n", "    ")
 	layersClose(w, l, "    ")
+	w.p("  }\n")
+	reductionFinish(w, l, lay, w.d.GroupID)
+	w.p("}\n")
+}
+
+// planFreeStub is the kernel of a PlanFree loop: a direct loop's range,
+// with the tables of the maps, and increments added atomically.
+func planFreeStub(w *writer, l *core.Loop, lay *Layout) {
+	atomicHelpers(w, l, lay)
+	w.p("$kernel op2_stub(\n    int op2_first, int op2_last,\n", lay.wg)
+	dataParams(w, l, lay)
+	for i := range l.Args {
+		if lay.MapParam[i] == i {
+			w.p("    $global const int *restrict op2_mt%d,\n", i)
+		}
+	}
+	tailParams(w, l, lay)
+	w.p("  const int op2_lid = $localid;\n  (void)op2_lid;\n")
+	argInit(w, l, lay)
+	w.p("  for (int op2_e = op2_first + $globalid; op2_e < op2_last; op2_e += $globalsize) {\n")
+	incDecls(w, l, lay, "    ")
+	callKernel(w, l, lay, "op2_e", "    ")
+	applyIncrements(w, l, lay, "    ")
 	w.p("  }\n")
 	reductionFinish(w, l, lay, w.d.GroupID)
 	w.p("}\n")

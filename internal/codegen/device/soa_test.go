@@ -3,6 +3,7 @@ package device
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,5 +109,66 @@ func TestParseLayout(t *testing.T) {
 	}
 	if err := CheckLayout("columns"); err == nil || !strings.Contains(err.Error(), `unknown device layout "columns"`) {
 		t.Errorf("CheckLayout(columns) = %v", err)
+	}
+}
+
+// TestPlanFree: a loop the atomics scheme runs is generated without a plan
+// (a direct loop's range, map tables read directly, one per map), in both
+// layouts; a loop that must stage keeps the plan.
+func TestPlanFree(t *testing.T) {
+	const inc = "void k(const double *x, const double *y, double *r) { r[0] += x[0] + y[1]; }"
+	const rw = "void k(const double *x, const double *y, double *r) { r[0] = x[0] + y[1]; }"
+	for _, tc := range []struct {
+		name   string
+		src    string
+		acc    core.Access
+		scheme Scheme
+		soa    bool
+		free   bool
+	}{
+		{"atomics", inc, core.Inc, Atomics, false, true},
+		{"atomics soa", inc, core.Inc, Atomics, true, true},
+		{"staged", inc, core.Inc, Staged, false, false},
+		{"atomics, a write through a map", rw, core.Write, Atomics, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tl := newTestLoop()
+			other := &core.Map{Name: "m2", From: tl.edges, To: tl.nodes, Arity: 2, Table: tl.m.Table, ID: core.NewID()}
+			x, y, r := tl.dat("x", 2, tl.nodes), tl.dat("y", 2, tl.nodes), tl.dat("r", 1, tl.nodes)
+			l := loop(t, tc.src, "k", tl.edges, nil,
+				core.Arg{Data: x, Map: tl.m, Idx: 0, Access: core.Read, Kind: core.ArgIndirect},
+				core.Arg{Data: y, Map: other, Idx: 1, Access: core.Read, Kind: core.ArgIndirect},
+				core.Arg{Data: r, Map: tl.m, Idx: 1, Access: tc.acc, Kind: core.ArgIndirect})
+			lay, err := AnalyseWith(OpenCL, l, 48<<10, Options{Scheme: tc.scheme, SoA: tc.soa})
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, err := Generate(l, lay)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lay.PlanFree != tc.free {
+				t.Fatalf("PlanFree %v, want %v", lay.PlanFree, tc.free)
+			}
+			if !tc.free {
+				if !strings.Contains(src, "op2_blkmap") {
+					t.Errorf("no plan in the source:\n%s", stub(src))
+				}
+				return
+			}
+			if !slices.Equal(lay.MapParam, []int{0, 1, 0}) {
+				t.Errorf("MapParam %v, want [0 1 0]", lay.MapParam)
+			}
+			for _, want := range []string{"int op2_first, int op2_last", "op2_mt0[(size_t)(op2_e) * 2 + 0]", "op2_mt1[(size_t)(op2_e) * 2 + 1]", "op2_mt0[(size_t)(op2_e) * 2 + 1]", "op2_atomic_add"} {
+				if !strings.Contains(src, want) {
+					t.Errorf("no %q in the source:\n%s", want, stub(src))
+				}
+			}
+			for _, bad := range []string{"op2_loc", "op2_blkmap", "op2_ind_map", "op2_mt2"} {
+				if strings.Contains(src, bad) {
+					t.Errorf("%q in the source:\n%s", bad, stub(src))
+				}
+			}
+		})
 	}
 }
