@@ -1550,7 +1550,9 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 				w.p("%s%s op2_p%d[%d][%d];\n%s%s *op2_v%d[%d];\n", indent, t, i, ar, dim, indent, t, i, ar)
 				w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) {\n", indent, ar)
 				w.p("%s  op2_v%d[op2_j] = op2_p%d[op2_j];\n", indent, i, i)
-				w.p("%s  for (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_j][op2_k] = %s;\n", indent, dim, i, at(l, lay, i, e, "op2_j"))
+				if !lay.writeOnly(l, i) {
+					w.p("%s  for (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_j][op2_k] = %s;\n", indent, dim, i, at(l, lay, i, e, "op2_j"))
+				}
 				w.p("%s}\n", indent)
 			} else if !lay.priv[i] {
 				q := lay.qualifier(l, i)
@@ -1564,10 +1566,13 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 			args = append(args, target(l, lay, i, e, ""))
 		case a.Kind == core.ArgIndirect && hostc.Combining(a.Access):
 			args = append(args, fmt.Sprintf("op2_p%d", i)) // declared by incDecls
+		case lay.writeOnly(l, i):
+			// A WRITE replaces every value and reads none (op2.Write):
+			// nothing to copy in, as in OP2.
+			w.p("%s%s op2_p%d[%d];\n", indent, t, i, dim)
+			args = append(args, fmt.Sprintf("op2_p%d", i))
 		default:
-			// Direct, or through one map entry: copied in whatever the
-			// access, so that values a WRITE kernel leaves alone keep
-			// their values when copied back.
+			// Direct, or through one map entry.
 			w.p("%s%s op2_p%d[%d];\n%sfor (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_k] = %s;\n",
 				indent, t, i, dim, indent, dim, i, at(l, lay, i, e, ""))
 			args = append(args, fmt.Sprintf("op2_p%d", i))
@@ -1618,6 +1623,13 @@ func directStub(w *writer, l *core.Loop, lay *Layout) {
 	w.p("  }\n")
 	reductionFinish(w, l, lay, w.d.GroupID)
 	w.p("}\n")
+}
+
+// writeOnly reports whether argument i's private copy starts with nothing
+// copied in: a WRITE (the kernel writes every value and reads none) whose
+// copy no other argument shares (see sharePrivateCopies).
+func (lay *Layout) writeOnly(l *core.Loop, i int) bool {
+	return l.Args[i].Access == core.Write && !slices.Contains(lay.alias, i)
 }
 
 // planFreeStub is the kernel of a PlanFree loop: a direct loop's range,

@@ -172,3 +172,33 @@ func TestPlanFree(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteNotCopiedIn: the private copy of a WRITE argument (here read
+// from structure-of-arrays memory) is not filled from the Dat, since the
+// kernel writes every value and reads none (OP2 copies nothing in
+// either); an RW argument's copy is, and both are copied back.
+func TestWriteNotCopiedIn(t *testing.T) {
+	tl := newTestLoop()
+	q, qold := tl.dat("q", 4, tl.nodes), tl.dat("qold", 4, tl.nodes)
+	l := loop(t, "void save(const double *q, double *qold, double *s) { for (int k = 0; k < 4; k++) { qold[k] = q[k]; s[k] += q[k]; } }", "save", tl.nodes, nil,
+		core.Arg{Data: q, Access: core.Read, Kind: core.ArgDirect},
+		core.Arg{Data: qold, Access: core.Write, Kind: core.ArgDirect},
+		core.Arg{Data: tl.dat("s", 4, tl.nodes), Access: core.RW, Kind: core.ArgDirect})
+	lay, err := AnalyseWith(OpenCL, l, 48<<10, Options{SoA: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := Generate(l, lay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = stub(src)
+	for _, want := range []string{"op2_p0[op2_k] = op2_d0[", "op2_p2[op2_k] = op2_d2[", "op2_d1[(size_t)(op2_n) + (size_t)(op2_k) * op2_stride1] = op2_p1[op2_k]"} {
+		if !strings.Contains(src, want) {
+			t.Errorf("no %q in the source:\n%s", want, src)
+		}
+	}
+	if strings.Contains(src, "op2_p1[op2_k] = ") {
+		t.Errorf("the WRITE argument's copy is filled from the Dat:\n%s", src)
+	}
+}
