@@ -85,22 +85,44 @@ func (s *Storage) upload() error {
 	return nil
 }
 
-// SetPending makes settle the first step of the next access to s: a
-// device backend's reduction whose partial results are still being copied
-// to the host, folded into the host values by settle once they arrive, so
-// that the host waits for them only when it needs them. The caller settles
-// what was pending before (Settle).
-func (s *Storage) SetPending(settle func() error) { s.pending = settle }
+// SetPending adds settle to the steps the next access to s runs first, in
+// the order they were added: a device reduction whose partial results are
+// on their way, folded into the host values by settle once they arrive, so
+// that the host waits for them only when it needs them. Steps may queue
+// up: a loop that only reduces into s need not wait for the steps of the
+// loops before it (DeviceAccess, HostWillChange).
+func (s *Storage) SetPending(settle func() error) { s.pending = append(s.pending, settle) }
 
-// Settle runs the pending step, if any (SetPending). Every access below
+// Settle runs the pending steps, if any (SetPending), in order; the first
+// error stops them (the later ones are dropped). Every access below
 // settles first.
 func (s *Storage) Settle() error {
-	if s.pending == nil {
+	if len(s.pending) == 0 {
 		return nil
 	}
-	f := s.pending
-	s.pending = nil
-	return f()
+	var err error
+	for i, f := range s.pending {
+		if err == nil {
+			err = f()
+		}
+		s.pending[i] = nil
+	}
+	s.pending = s.pending[:0]
+	return err
+}
+
+// HostWillChange prepares the host copy for a pending step that will
+// change it (SetPending): as HostAccess(true), except that when the host
+// copy is current already the steps pending before are left pending (they
+// run first, in order, at the next access).
+func (s *Storage) HostWillChange() error {
+	switch {
+	case len(s.pending) == 0 || s.State == StateDevice || s.State == StateHostUnallocated || s.AllocHost != nil:
+		return s.HostAccess(true)
+	case s.State == StateBoth:
+		s.State = StateHost
+	}
+	return nil
 }
 
 // HostAccess makes the host copy current before the host uses it: it is
@@ -144,8 +166,13 @@ func (s *Storage) HostAccess(write bool) error {
 // from zero) gets a device buffer and nothing copied: the host copy stays
 // the current one.
 func (s *Storage) DeviceAccess(owner any, read, modifies bool, alloc func(zeroed bool) (DeviceBuffer, error)) error {
-	if err := s.Settle(); err != nil {
-		return err
+	// Data the loop neither reads nor modifies, with a device copy of
+	// this backend already, is not touched: its pending steps stay
+	// pending (a Global the loop only reduces into).
+	if read || modifies || s.Dev == nil || s.Dev.Owner() != owner {
+		if err := s.Settle(); err != nil {
+			return err
+		}
 	}
 	if s.Dev != nil && s.Dev.Owner() != owner {
 		// A buffer of an earlier backend: bring its values home, drop it.

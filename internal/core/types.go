@@ -191,9 +191,9 @@ type Storage struct {
 	HostDirty bool
 	// HaloBuf holds the run time's exchange buffers for the data.
 	HaloBuf any
-	// pending, when not nil, is a step every access runs first
-	// (SetPending): a device reduction whose results are on their way.
-	pending func() error
+	// pending are steps every access runs first, in order (SetPending):
+	// device reductions whose results are on their way.
+	pending []func() error
 	// LoopWritten says that a loop (or a matrix product) has written the
 	// values at least once: automatic checkpoints count a host read of
 	// such data as a point a restarted run must reach by running loops.

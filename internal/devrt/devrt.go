@@ -76,8 +76,8 @@ type Program struct {
 
 	red     []Buffer // partial results of reduction arguments, by argument
 	redSize []int
-	part    []byte         // reused buffer for reading partial results
-	folds   []*pendingFold // partial results on their way to the host, by argument
+	part    []byte      // reused buffer for reading partial results
+	folds   []*foldRing // partial results on their way to the host, by argument
 
 	// consts is the device copy of the constants the kernel uses, packed
 	// as lay.Consts says; constHost its host image and constSeen the
@@ -157,9 +157,14 @@ func (p *Program) Release() {
 	// Pending partial results reach their Globals first; an error there
 	// is the device's, which its next use reports.
 	_ = p.settleFolds()
-	for _, fd := range p.folds {
-		if fd != nil {
-			fd.free()
+	for _, r := range p.folds {
+		if r == nil {
+			continue
+		}
+		for _, fd := range r.fd {
+			if fd != nil {
+				fd.free()
+			}
 		}
 	}
 	p.folds = nil
@@ -665,14 +670,8 @@ func (p *Program) finishReductions(l *core.Loop, slots int, later bool) error {
 	for _, i := range p.lay.Reductions {
 		a := &l.Args[i]
 		s := a.Data
-		if err := s.HostAccess(true); err != nil {
-			return err
-		}
-		if slots == 0 {
-			continue
-		}
 		n := slots * s.Dim * s.Type.Size()
-		if later {
+		if later && slots > 0 {
 			ok, err := p.readLater(l, i, n, slots)
 			if err != nil {
 				return err
@@ -680,6 +679,12 @@ func (p *Program) finishReductions(l *core.Loop, slots int, later bool) error {
 			if ok {
 				continue
 			}
+		}
+		if err := s.HostAccess(true); err != nil {
+			return err
+		}
+		if slots == 0 {
+			continue
 		}
 		if cap(p.part) < n {
 			p.part = make([]byte, n)

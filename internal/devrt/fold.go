@@ -28,9 +28,21 @@ type AsyncReader interface {
 	Settle(f Fence) error
 }
 
+// foldDepth is how many copies of one reduction argument's partial results
+// a Program keeps on their way at once: a loop that only reduces into a
+// Global, repeated, queues its copies without waiting, and waits (for
+// everything pending on that Global) once in foldDepth calls.
+const foldDepth = 8
+
+// foldRing is a reduction argument's pending folds, used in turn.
+type foldRing struct {
+	fd   [foldDepth]*pendingFold
+	next int
+}
+
 // pendingFold is a reduction argument's partial results on their way to the
 // host: the copy into host, which settle folds into the Global s once it
-// has arrived. A Program keeps one per reduction argument, reused.
+// has arrived. A Program keeps foldDepth per reduction argument, reused.
 type pendingFold struct {
 	ar      AsyncReader
 	fence   Fence
@@ -47,6 +59,9 @@ type pendingFold struct {
 // settle waits for the copy and folds the partial results into the
 // Global, in slot order, as the synchronous path does.
 func (fd *pendingFold) settle() error {
+	if fd.s == nil {
+		return nil
+	}
 	s, l := fd.s, fd.loop
 	fd.s, fd.loop = nil, nil
 	if err := fd.ar.Settle(fd.fence); err != nil {
@@ -77,18 +92,25 @@ func (fd *pendingFold) free() {
 	}
 }
 
-// foldFor returns argument i's fold with room for n bytes, its earlier
-// copy settled.
+// foldFor returns the next of argument i's folds, with room for n bytes;
+// if its earlier copy is still pending, everything pending on its Global
+// is settled first.
 func (p *Program) foldFor(ar AsyncReader, i, n int) (*pendingFold, error) {
 	if p.folds == nil {
-		p.folds = make([]*pendingFold, len(p.red))
+		p.folds = make([]*foldRing, len(p.red))
 	}
-	fd := p.folds[i]
+	r := p.folds[i]
+	if r == nil {
+		r = &foldRing{}
+		p.folds[i] = r
+	}
+	fd := r.fd[r.next]
 	if fd == nil {
 		fd = &pendingFold{ar: ar}
 		fd.pending = fd.settle
-		p.folds[i] = fd
+		r.fd[r.next] = fd
 	}
+	r.next = (r.next + 1) % foldDepth
 	if err := fd.wait(); err != nil {
 		return nil, err
 	}
@@ -126,6 +148,9 @@ func (p *Program) readLater(l *core.Loop, i, n, slots int) (bool, error) {
 		return false, fmt.Errorf("%s: %w", l.Name(), err)
 	}
 	a := &l.Args[i]
+	if err := a.Data.HostWillChange(); err != nil {
+		return false, err
+	}
 	if err := ar.ReadAsync(p.red[i], fd.host, n, fd.fence); err != nil {
 		return false, fmt.Errorf("%s: reading the partial results of %s: %w", l.Name(), a.Data.Describe(), err)
 	}
@@ -138,10 +163,15 @@ func (p *Program) readLater(l *core.Loop, i, n, slots int) (bool, error) {
 // results and folds them.
 func (p *Program) settleFolds() error {
 	var first error
-	for _, fd := range p.folds {
-		if fd != nil {
-			if err := fd.wait(); err != nil && first == nil {
-				first = err
+	for _, r := range p.folds {
+		if r == nil {
+			continue
+		}
+		for _, fd := range r.fd {
+			if fd != nil {
+				if err := fd.wait(); err != nil && first == nil {
+					first = err
+				}
 			}
 		}
 	}

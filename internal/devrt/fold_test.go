@@ -85,13 +85,14 @@ func TestReductionFoldedWhenNeeded(t *testing.T) {
 	if got := *(*float64)(g.Host); got != 5 || d.settled != 0 {
 		t.Fatalf("after Finish g = %v with %d copies waited for; want 5 (the results still on their way) and none", got, d.settled)
 	}
-	// The same program into h: g's copy is settled before its buffer is reused.
+	// The same program into h: its copy takes the next host buffer, and
+	// nothing is waited for.
 	lh := loopOf(t, src, "k", f.edges, nil,
 		core.Arg{Data: x, Access: core.Read, Kind: core.ArgDirect}, core.Arg{Data: h, Access: core.Inc, Kind: core.ArgGlobal})
 	value = 2
 	run(lh)
-	if d.settled != 1 {
-		t.Errorf("%d copies waited for after the second loop, want 1 (the first's, before its buffer is reused)", d.settled)
+	if d.settled != 0 {
+		t.Errorf("%d copies waited for after the second loop, want none", d.settled)
 	}
 	if err := g.HostAccess(false); err != nil {
 		t.Fatal(err)
@@ -104,6 +105,32 @@ func TestReductionFoldedWhenNeeded(t *testing.T) {
 	}
 	if got := *(*float64)(h.Host); got != 7+2*groups || d.settled != 2 {
 		t.Errorf("h = %v after %d waits, want 7 + 2×%v after 2", got, d.settled, groups)
+	}
+	// A loop that only reduces into g, repeated, queues foldDepth copies
+	// without waiting (not at Bind, not at Finish); the next reuses the
+	// oldest buffer, so everything pending on g is folded first, in order.
+	want := 5 + groups
+	for k := range foldDepth + 1 {
+		value = float64(k + 1)
+		run(l)
+		if k < foldDepth {
+			if d.settled != 2 || *(*float64)(g.Host) != want {
+				t.Fatalf("after %d loops into g: %d waits and g = %v; want 2 and %v", k+1, d.settled, *(*float64)(g.Host), want)
+			}
+			continue
+		}
+		for j := range foldDepth {
+			want += float64(j+1) * groups
+		}
+		if d.settled != 2+foldDepth || *(*float64)(g.Host) != want {
+			t.Fatalf("after %d loops into g: %d waits and g = %v; want %d and %v", k+1, d.settled, *(*float64)(g.Host), 2+foldDepth, want)
+		}
+	}
+	if err := g.HostAccess(false); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := *(*float64)(g.Host), want+(foldDepth+1)*groups; got != want || d.settled != 3+foldDepth {
+		t.Errorf("g = %v after %d waits, want %v after %d", got, d.settled, want, 3+foldDepth)
 	}
 	// A failed copy surfaces where the Global is accessed, naming the loop.
 	run(l)
