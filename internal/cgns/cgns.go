@@ -218,6 +218,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -340,7 +341,11 @@ func Open(path string, mode Mode) (*File, error) {
 	defer C.free(unsafe.Pointer(cp))
 	var fn C.int
 	if C.op2cg_open(cp, C.int(mode), &fn) != 0 {
-		return nil, fail("cg_open")
+		err := fail("cg_open").(*Error)
+		if strings.Contains(err.Msg, "more recent version") {
+			err.Msg += fmt.Sprintf(" (the CGNS library loaded is %s; point %s at a newer libcgns)", once.Path(), LibraryEnv)
+		}
+		return nil, err
 	}
 	return &File{fn: fn}, nil
 }

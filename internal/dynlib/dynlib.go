@@ -60,6 +60,9 @@ func (o *Once[L]) Load(name string, open func(name string) (*L, string, error)) 
 // Loaded returns the library loaded, or nil.
 func (o *Once[L]) Loaded() *L { return o.lib }
 
+// Path returns the file the library was loaded from, or "".
+func (o *Once[L]) Path() string { return o.path }
+
 // Forget drops the library and the remembered failures (for tests that
 // load another file; the library itself stays mapped).
 func (o *Once[L]) Forget() { o.lib, o.name, o.path, o.failed = nil, "", "", nil }
