@@ -62,10 +62,13 @@ type RowOps interface {
 // caller moves them through the host copy.
 var ErrNoRowOps = errors.New("the device copy cannot move chosen rows")
 
-// rowOps returns s's row operations when the device copy alone holds the
-// current values and can move rows.
-func (s *Storage) rowOps() (RowOps, bool) {
-	if s.State != StateDevice {
+// rowOps returns s's row operations when the device copy can move rows
+// and holds current values: alone, to gather rows from it (else the host
+// copy is read, with no wait for the device), or with the host copy too,
+// to scatter rows into it (which then makes the device copy the only
+// current one).
+func (s *Storage) rowOps(scatter bool) (RowOps, bool) {
+	if s.State != StateDevice && (!scatter || s.State != StateBoth) {
 		return nil, false
 	}
 	ops, ok := s.Dev.(RowOps)
@@ -82,9 +85,9 @@ func (s *Storage) GatherRowsOnDevice(dst unsafe.Pointer, rows *RowList) (bool, e
 }
 
 // ScatterRowsOnDevice copies consecutive elements of src to elements
-// rows.Idx of the device copy when only the device copy is current,
-// which stays the current one. It reports false, copying nothing, when
-// the rows must go to the host copy instead.
+// rows.Idx of the device copy when the device copy is current (alone or
+// with the host copy), which is then the only current one. It reports
+// false, copying nothing, when the rows must go to the host copy instead.
 func (s *Storage) ScatterRowsOnDevice(src unsafe.Pointer, rows *RowList) (bool, error) {
 	return s.rowsOnDevice(src, rows, true)
 }
@@ -95,7 +98,7 @@ func (s *Storage) rowsOnDevice(at unsafe.Pointer, rows *RowList, scatter bool) (
 	if err := s.Settle(); err != nil {
 		return false, err
 	}
-	ops, ok := s.rowOps()
+	ops, ok := s.rowOps(scatter)
 	if !ok || len(rows.Idx) == 0 {
 		return false, nil
 	}
@@ -112,6 +115,9 @@ func (s *Storage) rowsOnDevice(at unsafe.Pointer, rows *RowList, scatter bool) (
 			return false, nil
 		}
 		return false, fmt.Errorf("copying %d elements of %s %s the device: %w", len(rows.Idx), s.Describe(), dir, err)
+	}
+	if scatter {
+		s.State = StateDevice
 	}
 	count.Add(1)
 	bytes.Add(uint64(len(rows.Idx) * s.Dim * s.Type.Size()))

@@ -40,26 +40,29 @@ func (b *rowBuf) ScatterRows(s *Storage, src unsafe.Pointer, rows *RowList) erro
 	return nil
 }
 
-// TestRowsOnDevice: rows move on the device only when the device copy
-// alone is current and can move them; a device that cannot says so with
-// ErrNoRowOps and the caller falls back; another failure names the data.
+// TestRowsOnDevice: rows are gathered on the device only when the device
+// copy alone is current, and scattered there when it is current (alone or
+// with the host's, which it then is no longer), and when it can move them;
+// a device that cannot says so with ErrNoRowOps and the caller falls back;
+// another failure names the data.
 func TestRowsOnDevice(t *testing.T) {
 	rows := NewRowList([]int32{3, 0, 2})
 	if lo, hi := rows.Bounds(); lo != 0 || hi != 3 {
 		t.Fatalf("Bounds = %d, %d, want 0, 3", lo, hi)
 	}
 	for _, c := range []struct {
-		name   string
-		state  DataState
-		err    error
-		moved  bool
-		errors bool
+		name      string
+		state     DataState
+		err       error
+		moved     bool // gathered
+		scattered bool
+		errors    bool
 	}{
-		{"device", StateDevice, nil, true, false},
-		{"both", StateBoth, nil, false, false},
-		{"host", StateHost, nil, false, false},
-		{"refused", StateDevice, ErrNoRowOps, false, false},
-		{"failed", StateDevice, errors.New("launch failed"), false, true},
+		{"device", StateDevice, nil, true, true, false},
+		{"both", StateBoth, nil, false, true, false},
+		{"host", StateHost, nil, false, false, false},
+		{"refused", StateDevice, ErrNoRowOps, false, false, false},
+		{"failed", StateDevice, errors.New("launch failed"), false, false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := &rowBuf{vals: []int32{0, 1, 10, 11, 20, 21, 30, 31}, err: c.err}
@@ -87,8 +90,8 @@ func TestRowsOnDevice(t *testing.T) {
 			}
 			src := []int32{-1, -2, -3, -4, -5, -6}
 			moved, err = s.ScatterRowsOnDevice(unsafe.Pointer(&src[0]), rows)
-			if moved != c.moved || err != nil {
-				t.Fatalf("scatter: moved %v, err %v; want %v, nil", moved, err, c.moved)
+			if moved != c.scattered || err != nil {
+				t.Fatalf("scatter: moved %v, err %v; want %v, nil", moved, err, c.scattered)
 			}
 			if moved {
 				if want := []int32{-3, -4, 10, 11, -5, -6, -1, -2}; !slices.Equal(b.vals, want) {

@@ -100,10 +100,9 @@ type tunedChoice struct {
 
 // Halo is what a distributed (MPI) run adds to every loop. The executor
 // calls Begin before the program binds the data, Wait before the launch
-// that needs halo data (for programs reading host memory, after the core
-// elements, so that messages travel while they run; for device programs,
-// before Bind, so that the received values reach the device) and End after
-// Finish.
+// that needs halo data (after the core elements, so that messages travel
+// while they run; on a device the received rows go to the device copy the
+// program bound, core.Storage.ScatterRowsOnDevice) and End after Finish.
 type Halo interface {
 	// Begin starts the exchanges of the halos l reads that are out of
 	// date, and prepares its reductions.
@@ -117,13 +116,6 @@ type Halo interface {
 	// agree on l and on the halos it exchanges (dist.Halo.Agree). trace,
 	// if not nil, is the logger Begin logs l's exchanges to (LevelTrace).
 	Agree(l *core.Loop, trace *slog.Logger) error
-}
-
-// DeviceMemory is implemented by backends whose programs work on device
-// copies of the data; the executor then completes halo exchanges before
-// binding.
-type DeviceMemory interface {
-	DeviceMemory() bool
 }
 
 // Configure takes the plan settings of c: BlockSize, PlanCheck and
@@ -359,22 +351,11 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop, c *call) error {
 			x.saved = append(x.saved, savedState{s: s, state: s.State, dev: s.Dev})
 		}
 	}
-	device := false
-	if d, ok := b.Backend.(DeviceMemory); ok {
-		device = d.DeviceMemory()
-	}
 	halo := x.Halo
 	if halo != nil {
 		if err := halo.Begin(l); err != nil {
 			x.restore()
 			return err
-		}
-		if device {
-			if err := halo.Wait(l); err != nil {
-				x.restore()
-				return err
-			}
-			halo = nil
 		}
 	}
 	// The core elements (or the colours holding only core blocks) need no

@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"slices"
 	"strings"
@@ -381,5 +382,37 @@ func TestExecutorNothingToTune(t *testing.T) {
 	}
 	if recs := x.Timing.Records(); len(recs) != 1 || recs[0].Tuned != "nothing to choose" {
 		t.Errorf("timing records %+v", recs)
+	}
+}
+
+// fakeHalo records the executor's calls in the program's log.
+type fakeHalo struct{ fb *fakeBackend }
+
+func (h fakeHalo) log(s string) {
+	p := h.fb.progs[len(h.fb.progs)-1]
+	p.calls = append(p.calls, s)
+}
+func (h fakeHalo) Begin(*core.Loop) error                       { h.log("halo begin"); return nil }
+func (h fakeHalo) Wait(*core.Loop) error                        { h.log("halo wait"); return nil }
+func (h fakeHalo) End(*core.Loop) error                         { h.log("halo end"); return nil }
+func (h fakeHalo) Agree(l *core.Loop, trace *slog.Logger) error { return nil }
+
+// TestHaloWaitsAfterTheCore: in a distributed run the executor starts the
+// exchanges before Bind and completes them only after launching the core
+// elements, so that messages travel while they run — on every backend,
+// device ones (the fake program binds device copies) included: the rows
+// that arrive go to the device copy the program bound.
+func TestHaloWaitsAfterTheCore(t *testing.T) {
+	ms := newMesh(t, 40, 100, 120)
+	fb := &fakeBackend{launchOK: -1}
+	x := exec.New()
+	x.Halo = fakeHalo{fb}
+	b := &exec.Opened{Backend: fb, ID: core.NewID()}
+	if err := x.Run(b, ms.directLoop(t)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"halo begin", "bind", "launch elements [0,40)", "halo wait", "launch elements [40,100)", "finish", "halo end"}
+	if got := fb.progs[0].calls; !slices.Equal(got, want) {
+		t.Errorf("calls\n%q\nwant\n%q", got, want)
 	}
 }

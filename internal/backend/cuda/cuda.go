@@ -154,9 +154,6 @@ func (b *backend) Describe() []slog.Attr {
 		slog.Int("compute_capability", b.dev.Arch), slog.Int("driver", b.dev.Driver)}
 }
 
-// DeviceMemory reports that programs work on device copies of the data.
-func (b *backend) DeviceMemory() bool { return true }
-
 // Wait blocks until the device has finished every queued loop.
 func (b *backend) Wait() error { return b.dev.Synchronize() }
 

@@ -188,10 +188,6 @@ func (b *backend) Describe() []slog.Attr {
 		slog.String("version", d.Version), slog.String("driver", d.Driver)}
 }
 
-// DeviceMemory reports that programs work on device copies of the data
-// (exec.DeviceMemory).
-func (b *backend) DeviceMemory() bool { return true }
-
 // Wait blocks until the device has finished every queued loop.
 func (b *backend) Wait() error { return b.ctx.Finish() }
 
