@@ -1,11 +1,14 @@
 package op2_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/randkernel"
 )
 
 // TestDeviceLayoutSoA: with DeviceLayout "soa" the opencl backend stores a
@@ -127,4 +130,151 @@ func TestDeviceLayoutPerDat(t *testing.T) {
 			t.Fatalf("r[%d] = %g, sequential %g", i, got.r[i], want.r[i])
 		}
 	}
+}
+
+// TestDeviceLayoutsRandom runs random sequences of loops over a random
+// mesh, whose Dats have dims from 1 to 300 and are passed directly, through
+// one map column or through every column of maps of arity 2 and 4 (a
+// vector of 4 × 80 ints or 300 ints directly pass more than the 1 KiB of a
+// private copy): on opencl with the soa layout, in both schemes, some Dats
+// end up stored element by element at random points of the sequence, one
+// of them (read last as a vector of 4 × 80) after loops changed it on the
+// device, and every Dat equals the sequential backend's, bit for bit (the
+// kernels compute in integers, in any order alike).
+func TestDeviceLayoutsRandom(t *testing.T) {
+	needBackend(t, "opencl")
+	defer func() { check(t, op2.Configure(op2.Config{Backend: "sequential"})) }()
+	pinned := 0 // arguments that make their Dat stored element by element
+	for seed := range uint64(2) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		const ne, nn = 240, 90
+		edges := must(op2.NewSet(ne, "edges"))
+		nodes := must(op2.NewSet(nn, "nodes"))
+		maps := make([]*op2.Map, 2)
+		for k, arity := range []int{2, 4} {
+			tab := make([]int32, arity*ne)
+			for i := range tab {
+				tab[i] = int32(rng.IntN(nn))
+			}
+			maps[k] = must(op2.NewMap(edges, nodes, arity, tab, fmt.Sprintf("m%d", arity)))
+		}
+		dims := []int{1, 2, 3, 5, 80, 300}
+		type datSpec struct {
+			dim    int
+			onEdge bool
+		}
+		// Dat 0 is read as a vector of 4 (1280 bytes) by the last loop,
+		// after loops that change it on the device, into Dat 1.
+		specs := []datSpec{{80, false}, {1, false}}
+		for range 6 {
+			specs = append(specs, datSpec{dims[rng.IntN(len(dims))], rng.IntN(3) == 0})
+		}
+		type argSpec struct {
+			dat, mapk, col int
+			kind, access   string
+		}
+		type loopSpec struct {
+			edges bool
+			args  []argSpec
+		}
+		// First each Dat is changed on the device, so that a Dat stored
+		// element by element later has its current values only there.
+		var loops []loopSpec
+		for d, s := range specs {
+			loops = append(loops, loopSpec{edges: s.onEdge, args: []argSpec{{dat: d, kind: "direct", access: "RW"}}})
+		}
+		for range 12 {
+			ls := loopSpec{edges: rng.IntN(3) > 0}
+			for _, d := range rng.Perm(len(specs))[:1+rng.IntN(3)] {
+				s := specs[d]
+				a := argSpec{dat: d, mapk: rng.IntN(2), kind: "direct"}
+				switch {
+				case s.onEdge != ls.edges:
+					if !ls.edges {
+						continue // nodes reach no edge data
+					}
+					a.kind = []string{"indirect", "vector"}[rng.IntN(2)]
+					a.col = rng.IntN([]int{2, 4}[a.mapk])
+					a.access = []string{"Read", "Inc"}[rng.IntN(2)]
+				default:
+					a.access = []string{"Read", "Write", "RW"}[rng.IntN(3)]
+				}
+				ls.args = append(ls.args, a)
+			}
+			if len(ls.args) > 0 {
+				loops = append(loops, ls)
+			}
+			for _, a := range ls.args {
+				if bytes := 4 * specs[a.dat].dim; bytes > 1024 || a.kind == "vector" && bytes*[]int{2, 4}[a.mapk] > 1024 {
+					pinned++
+				}
+			}
+		}
+		loops = append(loops, loopSpec{edges: true, args: []argSpec{{dat: 0, mapk: 1, kind: "vector", access: "Read"}, {dat: 1, mapk: 1, col: 2, kind: "indirect", access: "Inc"}}})
+		pinned++
+		access := map[string]op2.Access{"Read": op2.Read, "Write": op2.Write, "RW": op2.RW, "Inc": op2.Inc}
+		kernels := make([]*op2.Kernel, len(loops))
+		for i, ls := range loops {
+			var ka []randkernel.Arg
+			for _, a := range ls.args {
+				ka = append(ka, randkernel.Arg{Kind: a.kind, Access: a.access, Type: "int", Dim: specs[a.dat].dim, Arity: []int{2, 4}[a.mapk]})
+			}
+			name := fmt.Sprintf("lr%d_%d", seed, i)
+			kernels[i] = op2.NewKernel(randkernel.Source(name, ka, ""), name)
+		}
+		run := func(backend, scheme string) [][]int32 {
+			check(t, op2.Configure(op2.Config{Backend: backend, DeviceLayout: "soa", DeviceScheme: scheme}))
+			dats := make([]*op2.Dat[int32], len(specs))
+			for d, s := range specs {
+				set, n := nodes, nn
+				if s.onEdge {
+					set, n = edges, ne
+				}
+				vals := make([]int32, n*s.dim)
+				for i := range vals {
+					vals[i] = int32((i*7 + d) % 23)
+				}
+				dats[d] = must(op2.NewDat(set, s.dim, vals, fmt.Sprintf("d%d", d)))
+			}
+			for i, ls := range loops {
+				set := nodes
+				if ls.edges {
+					set = edges
+				}
+				var args []op2.Arg
+				for _, a := range ls.args {
+					d, acc := dats[a.dat], access[a.access]
+					switch a.kind {
+					case "direct":
+						args = append(args, d.Arg(acc))
+					case "indirect":
+						args = append(args, d.ArgMap(acc, maps[a.mapk], a.col))
+					default:
+						args = append(args, d.ArgVec(acc, maps[a.mapk]))
+					}
+				}
+				if err := op2.ParLoop(kernels[i], set, args...); err != nil {
+					t.Fatalf("seed %d, loop %d (%s): %v", seed, i, backend, err)
+				}
+			}
+			var out [][]int32
+			for _, d := range dats {
+				out = append(out, slices.Clone(d.Data()))
+			}
+			return out
+		}
+		want := run("sequential", "")
+		for _, scheme := range []string{"staged", "atomics"} {
+			got := run("opencl", scheme)
+			for d := range want {
+				if !slices.Equal(got[d], want[d]) {
+					t.Errorf("seed %d, %s: Dat %d (dim %d) differs from sequential", seed, scheme, d, specs[d].dim)
+				}
+			}
+		}
+	}
+	if pinned == 0 {
+		t.Error("no loop passes more than 1 KiB per element: the seeds test no change of layout")
+	}
+	t.Logf("%d arguments made their Dat stored element by element", pinned)
 }
