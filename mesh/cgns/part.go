@@ -2,7 +2,9 @@ package cgns
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -39,7 +41,22 @@ type partSection struct {
 	// before[t] is the number of elements of kind t in the sections
 	// before it; count[t] its own.
 	before, count map[gmsh.Type]int64
+	// marks, for a MIXED section, are where Scan's walk crossed each
+	// window: a walk for some elements starts at the last mark before
+	// them (walkMixed).
+	marks []mixedMark
 }
+
+// mixedMark is a point of a MIXED section's walk: element elem (from 0)
+// starts at connectivity value value (from 0), and seen[t] elements of
+// kind t come before it in the section.
+type mixedMark struct {
+	elem, value int64
+	seen        map[gmsh.Type]int64
+}
+
+// errStop ends a walk early (walkMixed).
+var errStop = errors.New("stop")
 
 // openReader opens path for reading, as Read does.
 func openReader(path string) (*reader, error) {
@@ -90,7 +107,10 @@ func Scan(path string) (*Layout, error) {
 			if size < 2*n {
 				return r.errorf(sp, "MIXED section of %d elements has %d connectivity values, fewer than %d", n, size, 2*n)
 			}
-			err := r.walkMixed(&ps, func(_ int64, k gmsh.Type, _ []int64) error {
+			err := r.walkMixed(&ps, mixedMark{}, func(i, at int64, k gmsh.Type, _ []int64) error {
+				if at >= window*int64(len(ps.marks)+1) {
+					ps.marks = append(ps.marks, mixedMark{elem: i, value: at, seen: maps.Clone(ps.count)})
+				}
 				ps.count[k]++
 				return nil
 			})
@@ -130,14 +150,16 @@ func Scan(path string) (*Layout, error) {
 // window is the most connectivity values of a MIXED section read at once.
 var window int64 = 1 << 16
 
-// walkMixed reads MIXED section ps's connectivity a window at a time and
-// calls each for every element (its index in the section, from 0; its
-// kind; its nodes as the file numbers them, valid during the call), with
-// r.mixed's checks: CGNS 3.4 writes wrong offsets for MIXED sections, so
-// that no part of one can be read through the library's partial reads;
-// the connectivity array is read in blocks through its cgio layer
-// instead.
-func (r *reader) walkMixed(ps *partSection, each func(i int64, k gmsh.Type, nodes []int64) error) error {
+// walkMixed reads MIXED section ps's connectivity a window at a time,
+// from mark from (the zero mark: the start), and calls each for every
+// element (its index in the section, from 0; the offset of its first
+// value, from 0; its kind; its nodes as the file numbers them, valid
+// during the call), with r.mixed's checks: CGNS 3.4 writes wrong offsets
+// for MIXED sections, so that no part of one can be read through the
+// library's partial reads; the connectivity array is read in blocks
+// through its cgio layer instead. each returning errStop ends the walk
+// without an error.
+func (r *reader) walkMixed(ps *partSection, from mixedMark, each func(i, at int64, k gmsh.Type, nodes []int64) error) error {
 	n, size := ps.end-ps.start+1, ps.size
 	a, err := r.f.IntArray(ps.path + "/ElementConnectivity")
 	if err != nil {
@@ -147,7 +169,7 @@ func (r *reader) walkMixed(ps *partSection, each func(i int64, k gmsh.Type, node
 		return r.errorf(ps.path, "connectivity of %d values, the section's size says %d", a.Len, size)
 	}
 	var buf []int64
-	next := int64(1) // the next value to read, from 1
+	next := from.value + 1 // the next value to read, from 1
 	// fill reads the next window after what buf holds; false at the end.
 	fill := func() (bool, error) {
 		if next > size {
@@ -162,8 +184,8 @@ func (r *reader) walkMixed(ps *partSection, each func(i int64, k gmsh.Type, node
 		next = hi + 1
 		return true, nil
 	}
-	used := int64(0) // values before buf[0]
-	for i := range n {
+	used := from.value // values before buf[0]
+	for i := from.elem; i < n; i++ {
 		if len(buf) == 0 {
 			if ok, err := fill(); err != nil {
 				return err
@@ -186,7 +208,9 @@ func (r *reader) walkMixed(ps *partSection, each func(i int64, k gmsh.Type, node
 				return r.errorf(ps.path, "element %d of %d: the %d connectivity values end before it", i+2, n, size)
 			}
 		}
-		if err := each(i, k, buf[1:1+nn]); err != nil {
+		if err := each(i, used, k, buf[1:1+nn]); err == errStop {
+			return nil
+		} else if err != nil {
 			return err
 		}
 		buf, used = buf[1+nn:], used+1+int64(nn)
@@ -370,14 +394,47 @@ func (l *Layout) readElements(r *reader, part *gmsh.Part, keep gmsh.Keep) error 
 			if !need {
 				continue
 			}
+			// The rank's elements of each kind in the section, [lo, hi)
+			// in the kind's numbering; the walk goes from the last mark
+			// before the first of them to the last.
+			want := map[gmsh.Type][2]int64{}
+			for k, n := range ps.count {
+				if s, ok := span[k]; ok {
+					if lo, hi := max(s[0], ps.before[k]), min(s[1], ps.before[k]+n); lo < hi {
+						want[k] = [2]int64{lo, hi}
+					}
+				}
+			}
+			from := mixedMark{}
+			for _, m := range ps.marks {
+				before := true
+				for k, w := range want {
+					before = before && ps.before[k]+m.seen[k] <= w[0]
+				}
+				if !before {
+					break
+				}
+				from = m
+			}
 			at := map[gmsh.Type]int64{}
 			for k := range ps.count {
-				at[k] = ps.before[k]
+				at[k] = ps.before[k] + from.seen[k]
 			}
-			err := r.walkMixed(&ps, func(i int64, k gmsh.Type, nodes []int64) error {
+			done := func() bool {
+				for k, w := range want {
+					if at[k] < w[1] {
+						return false
+					}
+				}
+				return true
+			}
+			err := r.walkMixed(&ps, from, func(i, _ int64, k gmsh.Type, nodes []int64) error {
 				defer func() { at[k]++ }()
 				if s, ok := span[k]; ok && at[k] >= s[0] && at[k] < s[1] {
 					return add(ps.path, k, ps.start+i, nodes)
+				}
+				if done() {
+					return errStop
 				}
 				return nil
 			})

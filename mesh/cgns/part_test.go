@@ -131,8 +131,9 @@ func TestScanErrors(t *testing.T) {
 
 // TestReadPartMixed converts a Patran file of prisms and a tetrahedron
 // with patran_to_cgns (one MIXED section) and reads it by parts with
-// windows of 3 and 5 values, so that elements straddle them: the counts
-// and each kind's elements are Read's.
+// windows of 3 and 5 values, so that elements straddle them and later
+// walks start from Scan's marks: the counts and each kind's elements are
+// Read's.
 func TestReadPartMixed(t *testing.T) {
 	testreq.Check(t, "cgns", cg.Load(), ErrUnavailable)
 	if _, err := exec.LookPath("patran_to_cgns"); err != nil {
@@ -175,6 +176,12 @@ func TestReadPartMixed(t *testing.T) {
 		for _, b := range m.Blocks {
 			if l.Part.Counts[b.Type] != int64(b.Len()) {
 				t.Errorf("window %d: %d %vs, want %d", w, l.Part.Counts[b.Type], b.Type, b.Len())
+			}
+		}
+		for _, ps := range l.secs {
+			// Small windows leave marks that later walks start from.
+			if ps.typ == mixed && (len(ps.marks) == 0) != (w == 1<<16) {
+				t.Errorf("window %d: %d marks in MIXED section %s", w, len(ps.marks), ps.name)
 			}
 		}
 		for first := range 3 {
