@@ -175,13 +175,10 @@ func (s *Storage) DeviceAccess(owner any, read, modifies bool, alloc func(zeroed
 		}
 	}
 	if s.Dev != nil && s.Dev.Owner() != owner {
-		// A buffer of an earlier backend: bring its values home, drop it.
-		if err := s.HostAccess(false); err != nil {
+		// A buffer of an earlier backend.
+		if err := s.dropDevice(); err != nil {
 			return err
 		}
-		s.Dev.Free()
-		s.Dev = nil
-		s.State = StateDeviceUnallocated
 	}
 	switch s.State {
 	case StateDeviceUnallocated, StateHostUnallocated:
@@ -220,15 +217,24 @@ func (s *Storage) KeepAoSOnDevice() error {
 		return nil
 	}
 	if s.Dev != nil {
-		if err := s.HostAccess(false); err != nil {
+		if err := s.dropDevice(); err != nil {
 			return err
 		}
-		s.Dev.Free()
-		s.Dev, s.State = nil, StateDeviceUnallocated
 	} else if err := s.Settle(); err != nil {
 		return err
 	}
 	s.DeviceAoS = true
+	return nil
+}
+
+// dropDevice brings s's values home from its device copy, if only the
+// device has them, and frees the device copy; on error s is unchanged.
+func (s *Storage) dropDevice() error {
+	if err := s.HostAccess(false); err != nil {
+		return err
+	}
+	s.Dev.Free()
+	s.Dev, s.State = nil, StateDeviceUnallocated
 	return nil
 }
 
@@ -329,13 +335,11 @@ func (s *Storage) CopyFrom(src *Storage) error {
 	// through the host.
 	if ops, ok := src.deviceOps(); ok && s.DeviceAoS == src.DeviceAoS && (src.State == StateDevice || (s.Dev != nil && s.Dev.Owner() == src.Dev.Owner())) {
 		if s.Dev != nil && s.Dev.Owner() != src.Dev.Owner() {
-			// A buffer of an earlier backend: bring its values home
-			// (s keeps them if what follows fails), drop it.
-			if err := s.HostAccess(false); err != nil {
+			// A buffer of an earlier backend (s keeps its values if
+			// what follows fails).
+			if err := s.dropDevice(); err != nil {
 				return err
 			}
-			s.Dev.Free()
-			s.Dev, s.State = nil, StateDeviceUnallocated
 		}
 		fresh := false
 		if s.Dev == nil {
