@@ -59,6 +59,9 @@ func BenchmarkTetStiffness(b *testing.B) {
 		if err := a.stiffness(); err != nil {
 			b.Fatal(err)
 		}
+		if err := op2.Wait(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(a.cells.GlobalSize()), "ns/tetrahedron")
 }

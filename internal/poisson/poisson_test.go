@@ -136,6 +136,9 @@ func benchAssembly(b *testing.B, assemble func(*assembly) error) {
 		if err := assemble(a); err != nil {
 			b.Fatal(err)
 		}
+		if err := op2.Wait(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(m.Tri)/3), "ns/triangle")
 }
