@@ -56,31 +56,55 @@ func lang(l *core.Loop) int {
 // static generation.
 var DefaultSIMD = SIMD{Lanes: exec.AutoLanes}
 
-// VectorBytes is the width of this machine's widest vector registers
-// that compiled code may use, in bytes: 64 with AVX-512, 32 with AVX,
-// else 16 (SSE2, which every x86-64 has; Arm's NEON). Read once from
-// /proc/cpuinfo's flags.
+// VectorBytes is the width of the vectors loops in lanes are built for
+// under "auto", in bytes: this machine's widest vector registers, except
+// that an Intel core with AVX-512 gets 32 (see LaneBytes). Read once from
+// /proc/cpuinfo (16 where it cannot be read).
 var VectorBytes = sync.OnceValue(func() int {
 	b, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {
 		return 16
 	}
-	for _, line := range strings.Split(string(b), "\n") {
+	return LaneBytes(string(b))
+})
+
+// LaneBytes returns the vector width, in bytes, that loops in lanes are
+// built for on the machine /proc/cpuinfo's text describes (its first
+// processor's vendor_id and flags): 64 with AVX-512, 32 with AVX, else 16
+// (SSE2, which every x86-64 has; Arm's NEON). On Intel's cores
+// (GenuineIntel) with AVX-512 it is 32, as GCC's and LLVM's tunings for
+// them prefer 256-bit vectors (-mprefer-vector-width=256): there
+// Airfoil's and MG-CFD's indirect loops ran far slower in 8 lanes of 512
+// bits than in 4 of 256 (an Intel Xeon VM, AVX-512, sequential:
+// res_calc 6.67 against 4.69 ns an edge, Airfoil 100 iterations 3.45
+// against 2.7 s, MG-CFD's 50 cycles 3.77 against 2.86 s; matrix assembly
+// 5-10% faster in 8: docs/perf.md). AMD's cores with AVX-512 (Zen 4 and
+// 5) keep 64.
+func LaneBytes(cpuinfo string) int {
+	var vendor string
+	for _, line := range strings.Split(cpuinfo, "\n") {
 		k, v, ok := strings.Cut(line, ":")
-		if !ok || strings.TrimSpace(k) != "flags" {
+		if !ok {
 			continue
 		}
-		flags := strings.Fields(v)
-		switch {
-		case slices.Contains(flags, "avx512f"):
-			return 64
-		case slices.Contains(flags, "avx"):
-			return 32
+		switch strings.TrimSpace(k) {
+		case "vendor_id":
+			if vendor == "" {
+				vendor = strings.TrimSpace(v)
+			}
+		case "flags":
+			flags := strings.Fields(v)
+			switch {
+			case slices.Contains(flags, "avx512f") && vendor != "GenuineIntel":
+				return 64
+			case slices.Contains(flags, "avx"):
+				return 32
+			}
+			return 16
 		}
-		break
 	}
 	return 16
-})
+}
 
 // TileLanes returns the lane count of a loop's tile form (sparse tiling
 // of loop chains): the lanes its eager calls run with, so that tiling

@@ -98,3 +98,27 @@ func TestBuildLanesFailures(t *testing.T) {
 		t.Fatalf("after a compiler refused lanes, loops get %d lanes, want 0", got)
 	}
 }
+
+// TestLaneBytes: the vector width lanes are built for under "auto" is the
+// widest the flags name, but 256 bits on Intel's cores with AVX-512; the
+// first processor's vendor and flags count.
+func TestLaneBytes(t *testing.T) {
+	for _, c := range []struct {
+		name, cpuinfo string
+		want          int
+	}{
+		{"AMD with AVX-512", "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx avx2 avx512f avx512vl\n", 64},
+		{"Intel with AVX-512", "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu sse2 avx avx2 avx512f avx512vl\n", 32},
+		{"Intel with AVX2", "vendor_id\t: GenuineIntel\nflags\t\t: fpu sse2 avx avx2\n", 32},
+		{"AMD with AVX2", "vendor_id\t: AuthenticAMD\nflags\t\t: sse2 avx avx2\n", 32},
+		{"SSE2 only", "vendor_id\t: GenuineIntel\nflags\t\t: fpu sse2\n", 16},
+		{"no vendor (Arm)", "processor\t: 0\nFeatures\t: fp asimd\n", 16},
+		{"another vendor with AVX-512", "vendor_id\t: HygonGenuine\nflags\t\t: avx avx512f\n", 64},
+		{"second processor ignored", "vendor_id\t: AuthenticAMD\nflags\t\t: avx\nvendor_id\t: AuthenticAMD\nflags\t\t: avx avx512f\n", 32},
+		{"empty", "", 16},
+	} {
+		if got := LaneBytes(c.cpuinfo); got != c.want {
+			t.Errorf("%s: LaneBytes = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
