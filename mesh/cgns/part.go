@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"sort"
 	"strconv"
 
 	cg "github.com/goop2/op2/internal/cgns"
@@ -629,7 +630,7 @@ func (l *Layout) facetsFor(r *reader, part *gmsh.Part, b *bocoList) error {
 // they are needed, and adds to each condition's members the rank's
 // elements it lists: an element goes to the rank whose keep holds it (an
 // element of a MIXED section, whose kind only its section's connectivity
-// tells, to every rank); a vertex to the rank whose block of the
+// tells, to the ranks holding elements of its window: windowRanks); a vertex to the rank whose block of the
 // vertices holds it, which then tells each rank, for the nodes of its
 // facets, the conditions listing them, so that a facet whose nodes all
 // lie in a condition's points is in it. It is collective.
@@ -672,6 +673,7 @@ func (l *Layout) route(c collective.Comm, part *gmsh.Part, g *partGroups, keep g
 		}
 		return -1
 	}
+	windows := map[[2]int64][]int{} // windowRanks' answers, by section start and window
 	// (what, condition, value): what 0 an element, 1 a vertex.
 	send := make([][]int64, ranks)
 	for b, pb := range g.bcs {
@@ -684,7 +686,10 @@ func (l *Layout) route(c collective.Comm, part *gmsh.Part, g *partGroups, keep g
 			i, _ := slices.BinarySearchFunc(l.secs, v, func(s partSection, id int64) int { return cmp.Compare(s.end, id) })
 			ps := l.secs[i]
 			if ps.typ == mixed {
-				for q := range ranks {
+				for _, q := range windowRanks(&ps, v-ps.start, func(k gmsh.Type, lo, hi int64) []int {
+					t, _ := slices.BinarySearch(types, k)
+					return overlapping(spans, t, lo, hi)
+				}, windows) {
 					send[q] = append(send[q], 0, int64(b), v)
 				}
 				continue
@@ -783,6 +788,56 @@ func (l *Layout) route(c collective.Comm, part *gmsh.Part, g *partGroups, keep g
 		}
 	}
 	return nil
+}
+
+// windowRanks returns the ranks that may hold element i (from 0) of
+// MIXED section ps: its kind is known only to a walk of the section's
+// connectivity, but Scan's marks bound it to the window between two
+// marks, and so its number among the elements of its kind to the range
+// of those of each kind in the window. holders(k, lo, hi) gives the ranks
+// holding some of elements [lo, hi) of kind k; a rank is listed once.
+// The answer is kept in cache by section and window. Every rank held
+// such an element before (route sent it to all): now at most the two or
+// so ranks per kind whose parts meet the window.
+func windowRanks(ps *partSection, i int64, holders func(k gmsh.Type, lo, hi int64) []int, cache map[[2]int64][]int) []int {
+	w := sort.Search(len(ps.marks), func(j int) bool { return ps.marks[j].elem > i })
+	key := [2]int64{ps.start, int64(w)}
+	if qs, ok := cache[key]; ok {
+		return qs
+	}
+	var from map[gmsh.Type]int64 // the zero mark's: none seen
+	if w > 0 {
+		from = ps.marks[w-1].seen
+	}
+	to := ps.count
+	if w < len(ps.marks) {
+		to = ps.marks[w].seen
+	}
+	var qs []int
+	for k, n := range to {
+		if lo := from[k]; lo < n {
+			for _, q := range holders(k, ps.before[k]+lo, ps.before[k]+n) {
+				if !slices.Contains(qs, q) {
+					qs = append(qs, q)
+				}
+			}
+		}
+	}
+	slices.Sort(qs)
+	cache[key] = qs
+	return qs
+}
+
+// overlapping returns the ranks whose span of kind t's elements (spans[q]
+// holds each kind's [lo, hi) in turn) meets [lo, hi).
+func overlapping(spans [][]int64, t int, lo, hi int64) []int {
+	var qs []int
+	for q, sp := range spans {
+		if len(sp) > 2*t+1 && sp[2*t] < hi && lo < sp[2*t+1] {
+			qs = append(qs, q)
+		}
+	}
+	return qs
 }
 
 // vertexFacets returns the rank's elements one dimension below the cells

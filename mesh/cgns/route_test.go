@@ -1,0 +1,231 @@
+package cgns
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goop2/op2"
+	cg "github.com/goop2/op2/internal/cgns"
+	"github.com/goop2/op2/internal/mpi"
+	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/testreq"
+	"github.com/goop2/op2/mesh/gmsh"
+)
+
+// mixedWithList writes, through patran_to_cgns, n cells of random kinds
+// (tetrahedra and prisms, on nodes of a line: only their numbers count)
+// as one MIXED section, and adds a boundary condition listing every
+// third cell; it returns the file.
+func mixedWithList(t *testing.T, n int, seed uint64) string {
+	t.Helper()
+	if _, err := exec.LookPath("patran_to_cgns"); err != nil {
+		testreq.Check(t, "cgns", fmt.Errorf("no patran_to_cgns (Debian: apt-get install cgns-convert): %w", err), exec.ErrNotFound)
+	}
+	rng := rand.New(rand.NewPCG(seed, 7))
+	const nodes = 40
+	var pat strings.Builder
+	for i := range nodes {
+		fmt.Fprintf(&pat, " 1%8d%8d%8d\n%16.9E%16.9E%16.9E\n1G       6       0       0  000000\n", i+1, 0, 2, float64(i), float64(i%3), float64(i%5))
+	}
+	for i := range n {
+		nn, shape := 4, 5
+		if rng.IntN(3) == 0 {
+			nn, shape = 6, 7
+		}
+		fmt.Fprintf(&pat, " 2%8d%8d%8d\n%8d%8d%8d%8d\n", i+1, shape, 2, nn, 0, 1, 0)
+		for _, v := range rng.Perm(nodes)[:nn] {
+			fmt.Fprintf(&pat, "%8d", v+1)
+		}
+		pat.WriteString("\n")
+	}
+	fmt.Fprintf(&pat, "99%8d%8d%8d\n", 0, 0, 1)
+	dir := t.TempDir()
+	in, path := filepath.Join(dir, "cells.pat"), filepath.Join(dir, "cells.cgns")
+	if err := os.WriteFile(in, []byte(pat.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("patran_to_cgns", in, path).CombinedOutput(); err != nil {
+		t.Fatalf("patran_to_cgns: %v\n%s", err, out)
+	}
+	f, err := cg.Open(path, cg.Modify)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.ZoneRead(1, 1); err != nil {
+		t.Fatal(err)
+	}
+	var list []int64
+	for i := int64(1); i <= int64(n); i += 3 {
+		list = append(list, i)
+	}
+	const userDefined, elementList = 1, 7
+	if _, err := f.BocoWrite(1, 1, "listed", userDefined, elementList, list); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// blockKeeps splits every kind of l's elements, and its nodes, into
+// ranks blocks.
+func blockKeeps(l *Layout, ranks int) []gmsh.Keep {
+	keeps := make([]gmsh.Keep, ranks)
+	for q := range keeps {
+		lo, hi := l.Part.NumNodes*int64(q)/int64(ranks), l.Part.NumNodes*int64(q+1)/int64(ranks)
+		keeps[q] = gmsh.Keep{Nodes: gmsh.Range{Start: lo, Count: hi - lo}, Elements: map[gmsh.Type]gmsh.Range{}}
+		for k, n := range l.Part.Counts {
+			lo, hi := n*int64(q)/int64(ranks), n*int64(q+1)/int64(ranks)
+			keeps[q].Elements[k] = gmsh.Range{Start: lo, Count: hi - lo}
+		}
+	}
+	return keeps
+}
+
+// TestWindowRanks: an element of a MIXED section listed by a boundary
+// condition goes to the ranks whose parts meet its window between two of
+// Scan's marks, which include the one holding it, and no more than two
+// ranks per kind in the window (not every rank).
+func TestWindowRanks(t *testing.T) {
+	testreq.Check(t, "cgns", cg.Load(), ErrUnavailable)
+	path := mixedWithList(t, 300, 1)
+	m, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(w int64) { window = w }(window)
+	window = 16
+	l, err := Scan(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(l.secs, func(ps partSection) bool { return ps.typ == mixed })
+	if i < 0 || len(l.secs[i].marks) < 10 {
+		t.Fatalf("no MIXED section with marks every 16 values: %+v", l.secs)
+	}
+	ps := &l.secs[i]
+	// Each element's kind and number among its kind, from Read.
+	type where struct {
+		k   gmsh.Type
+		idx int64
+	}
+	at := map[int64]where{}
+	for _, b := range m.Blocks {
+		for j, id := range b.Tags {
+			at[id] = where{b.Type, int64(j)}
+		}
+	}
+	const ranks = 7
+	keeps := blockKeeps(l, ranks)
+	holders := func(k gmsh.Type, lo, hi int64) []int {
+		var qs []int
+		for q, kp := range keeps {
+			if r := kp.Elements[k]; r.Start < hi && lo < r.Start+r.Count {
+				qs = append(qs, q)
+			}
+		}
+		return qs
+	}
+	cache := map[[2]int64][]int{}
+	most := 0
+	for e := ps.start; e <= ps.end; e++ {
+		w, ok := at[e]
+		if !ok {
+			t.Fatalf("element %d: not read", e)
+		}
+		qs := windowRanks(ps, e-ps.start, holders, cache)
+		owner := holders(w.k, w.idx, w.idx+1)
+		if len(owner) != 1 || !slices.Contains(qs, owner[0]) {
+			t.Fatalf("element %d (%v %d): ranks %v, its holder %v", e, w.k, w.idx, qs, owner)
+		}
+		if len(qs) > 2*len(ps.count) {
+			t.Errorf("element %d: %d ranks %v, want at most %d", e, len(qs), qs, 2*len(ps.count))
+		}
+		most = max(most, len(qs))
+	}
+	if most >= ranks {
+		t.Errorf("an element went to all %d ranks", ranks)
+	}
+}
+
+// TestReadPartListedMixedOnRanks: on 4 MPI ranks, ReadPart of a MIXED
+// section listed by a boundary condition, its windows 16 values, gives
+// each listed cell its group on the rank that holds it, as Read does.
+func TestReadPartListedMixedOnRanks(t *testing.T) {
+	const pathEnv, ranks = "CGNS_LISTED_MIXED", 4
+	testreq.Check(t, "cgns", cg.Load(), ErrUnavailable)
+	if !mpitest.InRanks() {
+		path := mixedWithList(t, 240, 2)
+		mpitest.Run(t, ranks, 2*time.Minute, pathEnv+"="+path)
+		return
+	}
+	path := os.Getenv(pathEnv)
+	m, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := func(physical []gmsh.PhysicalGroup, ents []gmsh.Entity, dim int, entity int32) []string {
+		var names []string
+		for _, e := range ents {
+			if e.Dim == dim && e.Tag == entity {
+				for _, tag := range e.Physical {
+					for _, pg := range physical {
+						if pg.Dim == dim && pg.Tag == tag {
+							names = append(names, pg.Name)
+						}
+					}
+				}
+			}
+		}
+		return names
+	}
+	want := map[int64][]string{}
+	listed := 0
+	for _, b := range m.Blocks {
+		for j, id := range b.Tags {
+			want[id] = groups(m.Physical, m.Entities, b.Type.Dim(), b.Entity[j])
+			if slices.Contains(want[id], "listed") {
+				listed++
+			}
+		}
+	}
+	if listed != 80 {
+		t.Errorf("%d elements in the listed group, want 80", listed)
+	}
+	window = 16
+	l, err := Scan(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op2.Ranks() != ranks {
+		t.Fatalf("%d ranks, want %d", op2.Ranks(), ranks)
+	}
+	rank := op2.Rank()
+	part, err := l.ReadPart(mpi.Current(), blockKeeps(l, ranks)[rank])
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for _, b := range part.Blocks {
+		held += b.Len()
+		for j, id := range b.Tags {
+			if got := groups(part.Physical, part.Entities, b.Type.Dim(), b.Entity[j]); !slices.Equal(got, want[id]) {
+				t.Errorf("rank %d: element %d: groups %v, want %v", rank, id, got, want[id])
+			}
+		}
+	}
+	if held == 0 {
+		t.Errorf("rank %d holds no element", rank)
+	}
+	if err := op2.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+}
