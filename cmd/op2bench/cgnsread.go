@@ -3,21 +3,11 @@ package main
 import (
 	"fmt"
 
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/mesh"
 	"github.com/goop2/op2/mesh/cgns"
 	"github.com/goop2/op2/mesh/gmsh"
 )
-
-// alone is the communicator of one process, which cgnsReadSection reads
-// a rank's part with: its groups are those of that part alone, but what
-// it reads and holds is what the rank holds.
-type alone struct{}
-
-func (alone) Rank() int { return 0 }
-func (alone) Size() int { return 1 }
-func (alone) Alltoallv(send [][]byte) ([][]byte, error) {
-	return [][]byte{append([]byte(nil), send[0]...)}, nil
-}
 
 // cgnsReadSection is gmshReadSection for the CGNS file at path: the
 // whole file read by cgns.Read (what Load does on one process, and did
@@ -43,7 +33,7 @@ func cgnsReadSection(path string, measure func(string, func() (any, error)) erro
 				for t, n := range l.Part.Counts {
 					keep.Elements[t] = block(n)
 				}
-				return l.ReadPart(alone{}, keep)
+				return l.ReadPart(collective.Single{}, keep) // one process: the part's groups alone, but what a rank reads and holds
 			})
 			if err != nil {
 				return err

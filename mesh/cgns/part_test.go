@@ -11,18 +11,10 @@ import (
 	"testing"
 
 	cg "github.com/goop2/op2/internal/cgns"
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/testreq"
 	"github.com/goop2/op2/mesh/gmsh"
 )
-
-// one is the communicator of one process.
-type one struct{}
-
-func (one) Rank() int { return 0 }
-func (one) Size() int { return 1 }
-func (one) Alltoallv(send [][]byte) ([][]byte, error) {
-	return [][]byte{append([]byte(nil), send[0]...)}, nil
-}
 
 // TestReadPartRanges reads ranges of the converted box with ReadPart, its
 // sections in chunks of 7 elements: each is that range of what Read
@@ -65,7 +57,7 @@ func TestReadPartRanges(t *testing.T) {
 			s, c := part(b.Len())
 			keep.Elements[b.Type] = gmsh.Range{Start: int64(s), Count: int64(c)}
 		}
-		p, err := l.ReadPart(one{}, keep)
+		p, err := l.ReadPart(collective.Single{}, keep)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +181,7 @@ func TestReadPartMixed(t *testing.T) {
 			for _, b := range m.Blocks {
 				keep.Elements[b.Type] = gmsh.Range{Start: int64(first), Count: 1}
 			}
-			p, err := l.ReadPart(one{}, keep)
+			p, err := l.ReadPart(collective.Single{}, keep)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/gmshtest"
 	"github.com/goop2/op2/mesh/cgns"
 	"github.com/goop2/op2/mesh/gmsh"
@@ -96,7 +97,7 @@ func TestReadWideAndNewerFiles(t *testing.T) {
 			for _, b := range m.Blocks {
 				keep.Elements[b.Type] = gmsh.Range{Count: int64(b.Len())}
 			}
-			p, err := l.ReadPart(oneRank{}, keep)
+			p, err := l.ReadPart(collective.Single{}, keep)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,15 +148,6 @@ func sameMesh(t *testing.T, m, want *gmsh.Mesh) {
 	if !slices.Equal(m.Physical, want.Physical) {
 		t.Errorf("groups %v, want %v", m.Physical, want.Physical)
 	}
-}
-
-// oneRank is the communicator of one process.
-type oneRank struct{}
-
-func (oneRank) Rank() int { return 0 }
-func (oneRank) Size() int { return 1 }
-func (oneRank) Alltoallv(send [][]byte) ([][]byte, error) {
-	return [][]byte{append([]byte(nil), send[0]...)}, nil
 }
 
 // copyFile copies src to dst.
