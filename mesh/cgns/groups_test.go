@@ -1,7 +1,6 @@
 package cgns_test
 
 import (
-	"bufio"
 	"fmt"
 	"math"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	cg "github.com/goop2/op2/internal/cgns"
+	"github.com/goop2/op2/internal/cgnstest"
 	"github.com/goop2/op2/mesh/cgns"
 	"github.com/goop2/op2/mesh/gmsh"
 )
@@ -43,7 +43,7 @@ func facetsWithin(m *gmsh.Mesh, nodes map[int32]bool) []string {
 				all = all && nodes[v]
 			}
 			if all {
-				out = append(out, key(b.Nodes[nn*i:nn*i+nn]))
+				out = append(out, cgnstest.FaceKey(b.Nodes[nn*i:nn*i+nn]))
 			}
 		}
 	}
@@ -163,69 +163,6 @@ func groupTag(t *testing.T, m *gmsh.Mesh, name string) int32 {
 	return 0
 }
 
-// writePatran writes g's volume elements (tetrahedra and prisms) as a
-// Patran neutral file, and its boundary groups as named components of
-// their nodes, in the order of g.Physical.
-func writePatran(t *testing.T, g *gmsh.Mesh, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriter(f)
-	for i := range g.NumNodes() {
-		fmt.Fprintf(w, " 1%8d%8d%8d\n", i+1, 0, 2)
-		fmt.Fprintf(w, "%16.9E%16.9E%16.9E\n", g.X[3*i], g.X[3*i+1], g.X[3*i+2])
-		fmt.Fprintln(w, "1G       6       0       0  000000")
-	}
-	id := 0
-	for _, b := range g.Blocks {
-		shape := map[gmsh.Type]int{gmsh.Tetrahedron: 5, gmsh.Prism: 7}[b.Type]
-		if b.Type.Dim() != 3 {
-			continue
-		}
-		if shape == 0 {
-			t.Fatalf("no Patran shape for %v", b.Type)
-		}
-		nn := b.Type.NumNodes()
-		for i := range b.Len() {
-			id++
-			fmt.Fprintf(w, " 2%8d%8d%8d\n", id, shape, 2)
-			fmt.Fprintf(w, "%8d%8d%8d%8d\n", nn, 0, 1, 0)
-			for _, v := range b.Nodes[nn*i : nn*i+nn] {
-				fmt.Fprintf(w, "%8d", v+1)
-			}
-			fmt.Fprintln(w)
-		}
-	}
-	for c, pg := range g.Physical {
-		if pg.Dim != 2 {
-			continue
-		}
-		var nodes []int32
-		for _, b := range g.GroupTag(2, pg.Tag) {
-			nodes = append(nodes, b.Nodes...)
-		}
-		slices.Sort(nodes)
-		nodes = slices.Compact(nodes)
-		fmt.Fprintf(w, "21%8d%8d%8d\n", c+1, 2*len(nodes), (len(nodes)+4)/5)
-		fmt.Fprintln(w, pg.Name)
-		for i, v := range nodes {
-			fmt.Fprintf(w, "%8d%8d", 5, v+1)
-			if i%5 == 4 || i == len(nodes)-1 {
-				fmt.Fprintln(w)
-			}
-		}
-	}
-	fmt.Fprintf(w, "99%8d%8d%8d\n", 0, 0, 1)
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestReadMixed reads the boundary-layer mesh (prisms under tetrahedra)
 // converted by libcgns's patran_to_cgns, which writes the cells as one
 // MIXED section and each named group of nodes as a section of the
@@ -235,19 +172,12 @@ func writePatran(t *testing.T, g *gmsh.Mesh, path string) {
 // holding the faces whose nodes are all in it and in no earlier group.
 func TestReadMixed(t *testing.T) {
 	need(t)
-	if _, err := exec.LookPath("patran_to_cgns"); err != nil {
-		t.Fatal("aflr3_to_cgns is installed but patran_to_cgns is not; both come with cgns-convert")
-	}
 	g, err := gmsh.ReadFile(filepath.Join("testdata", "layer.msh"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	pat, path := filepath.Join(dir, "layer.pat"), filepath.Join(dir, "layer.cgns")
-	writePatran(t, g, pat)
-	if out, err := exec.Command("patran_to_cgns", pat, path).CombinedOutput(); err != nil {
-		t.Fatalf("patran_to_cgns: %v\n%s", err, out)
-	}
+	path := cgnstest.Patran(t, g, dir, "layer")
 	m, err := cgns.Read(path)
 	if err != nil {
 		t.Fatal(err)

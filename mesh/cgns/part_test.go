@@ -3,14 +3,13 @@ package cgns
 import (
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	cg "github.com/goop2/op2/internal/cgns"
+	"github.com/goop2/op2/internal/cgnstest"
 	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/testreq"
 	"github.com/goop2/op2/mesh/gmsh"
@@ -128,9 +127,6 @@ func TestScanErrors(t *testing.T) {
 // Read's.
 func TestReadPartMixed(t *testing.T) {
 	testreq.Check(t, "cgns", cg.Load(), ErrUnavailable)
-	if _, err := exec.LookPath("patran_to_cgns"); err != nil {
-		testreq.Check(t, "cgns", fmt.Errorf("no patran_to_cgns (Debian: apt-get install cgns-convert): %w", err), exec.ErrNotFound)
-	}
 	var pat strings.Builder
 	xs := [][3]float64{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {0, 1, 1}, {0, 0, 2}, {1, 0, 2}, {0, 1, 2}, {0, 0, 3}}
 	for i, x := range xs {
@@ -146,14 +142,7 @@ func TestReadPartMixed(t *testing.T) {
 		pat.WriteString("\n")
 	}
 	fmt.Fprintf(&pat, "99%8d%8d%8d\n", 0, 0, 1)
-	dir := t.TempDir()
-	in, path := filepath.Join(dir, "cells.pat"), filepath.Join(dir, "cells.cgns")
-	if err := os.WriteFile(in, []byte(pat.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("patran_to_cgns", in, path).CombinedOutput(); err != nil {
-		t.Fatalf("patran_to_cgns: %v\n%s", err, out)
-	}
+	path := cgnstest.PatranText(t, pat.String())
 	m, err := Read(path)
 	if err != nil {
 		t.Fatal(err)

@@ -1,101 +1,18 @@
 package cgns_test
 
 import (
-	"bufio"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/goop2/op2/internal/testreq"
+	"github.com/goop2/op2/internal/cgnstest"
 	"github.com/goop2/op2/mesh/cgns"
 	"github.com/goop2/op2/mesh/gmsh"
 )
 
 // need skips t unless libcgns loads and aflr3_to_cgns runs.
-func need(t testing.TB) {
-	t.Helper()
-	if _, err := exec.LookPath("aflr3_to_cgns"); err != nil {
-		// Absent (exec.ErrNotFound) skips; any other failure fails.
-		testreq.Check(t, "cgns", fmt.Errorf("no aflr3_to_cgns (Debian: apt-get install cgns-convert): %w", err), exec.ErrNotFound)
-	}
-	testreq.Check(t, "cgns", cgns.Load(), cgns.ErrUnavailable)
-}
-
-// writeUGRID writes g's volume elements and boundary faces as an ASCII
-// AFLR3 .ugrid file, each face's surface ID its physical group's tag.
-func writeUGRID(t testing.TB, g *gmsh.Mesh, path string) {
-	t.Helper()
-	surf := map[string]int32{} // face key → group tag
-	for _, pg := range g.Physical {
-		if pg.Dim != 2 {
-			continue
-		}
-		for _, b := range g.GroupTag(2, pg.Tag) {
-			nn := b.Type.NumNodes()
-			for i := range b.Len() {
-				surf[key(b.Nodes[nn*i:nn*i+nn])] = pg.Tag
-			}
-		}
-	}
-	blocks := map[gmsh.Type]gmsh.Block{}
-	for _, b := range g.Blocks {
-		blocks[b.Type] = b
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriter(f)
-	count := func(typ gmsh.Type) int { return len(blocks[typ].Tags) }
-	fmt.Fprintln(w, g.NumNodes(), count(gmsh.Triangle), count(gmsh.Quadrangle), count(gmsh.Tetrahedron),
-		count(gmsh.Pyramid), count(gmsh.Prism), count(gmsh.Hexahedron))
-	for i := range g.NumNodes() {
-		fmt.Fprintf(w, "%.17g %.17g %.17g\n", g.X[3*i], g.X[3*i+1], g.X[3*i+2])
-	}
-	conn := func(typ gmsh.Type, order []int) {
-		b := blocks[typ]
-		nn := typ.NumNodes()
-		for i := range b.Len() {
-			for j, k := range order {
-				if j > 0 {
-					fmt.Fprint(w, " ")
-				}
-				fmt.Fprint(w, b.Nodes[nn*i+k]+1)
-			}
-			fmt.Fprintln(w)
-		}
-	}
-	conn(gmsh.Triangle, []int{0, 1, 2})
-	conn(gmsh.Quadrangle, []int{0, 1, 2, 3})
-	for _, typ := range []gmsh.Type{gmsh.Triangle, gmsh.Quadrangle} {
-		b := blocks[typ]
-		nn := typ.NumNodes()
-		for i := range b.Len() {
-			fmt.Fprintln(w, surf[key(b.Nodes[nn*i:nn*i+nn])])
-		}
-	}
-	conn(gmsh.Tetrahedron, []int{0, 1, 2, 3})
-	conn(gmsh.Pyramid, []int{0, 3, 4, 1, 2}) // aflr3_to_cgns turns AFLR3's order into CGNS's (Gmsh's)
-	conn(gmsh.Prism, []int{0, 1, 2, 3, 4, 5})
-	conn(gmsh.Hexahedron, []int{0, 1, 2, 3, 4, 5, 6, 7})
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// key is a face's sorted nodes.
-func key(nodes []int32) string {
-	s := slices.Clone(nodes)
-	slices.Sort(s)
-	return fmt.Sprint(s)
-}
+func need(t testing.TB) { cgnstest.Need(t, "aflr3_to_cgns") }
 
 // convert reads testdata/name.msh and makes a .cgns of it with libcgns's
 // aflr3_to_cgns, in a temporary folder.
@@ -113,14 +30,7 @@ func convertFile(t testing.TB, msh string) (path string, g *gmsh.Mesh) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	ugrid := filepath.Join(dir, name+".ugrid")
-	writeUGRID(t, g, ugrid)
-	path = filepath.Join(dir, name+".cgns")
-	if out, err := exec.Command("aflr3_to_cgns", "-f", ugrid, path).CombinedOutput(); err != nil {
-		t.Fatalf("aflr3_to_cgns: %v\n%s", err, out)
-	}
-	return path, g
+	return cgnstest.UGRID(t, g, t.TempDir(), name), g
 }
 
 // facesOf returns the sorted face keys of blocks.
@@ -129,7 +39,7 @@ func facesOf(blocks []gmsh.Block) []string {
 	for _, b := range blocks {
 		nn := b.Type.NumNodes()
 		for i := range b.Len() {
-			out = append(out, key(b.Nodes[nn*i:nn*i+nn]))
+			out = append(out, cgnstest.FaceKey(b.Nodes[nn*i:nn*i+nn]))
 		}
 	}
 	slices.Sort(out)

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/goop2/op2"
 	cg "github.com/goop2/op2/internal/cgns"
+	"github.com/goop2/op2/internal/cgnstest"
 	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/internal/testreq"
@@ -25,9 +24,6 @@ import (
 // third cell; it returns the file.
 func mixedWithList(t *testing.T, n int, seed uint64) string {
 	t.Helper()
-	if _, err := exec.LookPath("patran_to_cgns"); err != nil {
-		testreq.Check(t, "cgns", fmt.Errorf("no patran_to_cgns (Debian: apt-get install cgns-convert): %w", err), exec.ErrNotFound)
-	}
 	rng := rand.New(rand.NewPCG(seed, 7))
 	const nodes = 40
 	var pat strings.Builder
@@ -45,34 +41,14 @@ func mixedWithList(t *testing.T, n int, seed uint64) string {
 		}
 		pat.WriteString("\n")
 	}
-	fmt.Fprintf(&pat, "99%8d%8d%8d\n", 0, 0, 1)
-	dir := t.TempDir()
-	in, path := filepath.Join(dir, "cells.pat"), filepath.Join(dir, "cells.cgns")
-	if err := os.WriteFile(in, []byte(pat.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("patran_to_cgns", in, path).CombinedOutput(); err != nil {
-		t.Fatalf("patran_to_cgns: %v\n%s", err, out)
-	}
-	f, err := cg.Open(path, cg.Modify)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := f.ZoneRead(1, 1); err != nil {
-		t.Fatal(err)
-	}
+	path := cgnstest.PatranText(t, pat.String())
 	var list []int64
 	for i := int64(1); i <= int64(n); i += 3 {
 		list = append(list, i)
 	}
-	const userDefined, elementList = 1, 7
-	if _, err := f.BocoWrite(1, 1, "listed", userDefined, elementList, list); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	out := strings.TrimSuffix(path, ".cgns") + "-list.cgns"
+	cgnstest.WithElementList(t, path, out, "listed", list)
+	return out
 }
 
 // blockKeeps splits every kind of l's elements, and its nodes, into

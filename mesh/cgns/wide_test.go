@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goop2/op2/internal/cgnstest"
 	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/gmshtest"
 	"github.com/goop2/op2/mesh/cgns"
@@ -67,12 +68,7 @@ func TestReadWideAndNewerFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	layerPatran := filepath.Join(t.TempDir(), "layer-mixed.cgns")
-	pat := filepath.Join(t.TempDir(), "layer.pat")
-	writePatran(t, g, pat)
-	if out, err := exec.Command("patran_to_cgns", pat, layerPatran).CombinedOutput(); err != nil {
-		t.Fatalf("patran_to_cgns: %v\n%s", err, out)
-	}
+	layerPatran := cgnstest.Patran(t, g, t.TempDir(), "layer-mixed")
 	for _, path := range []string{layerAflr, layerPatran} {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			narrow, err := cgns.Read(path)

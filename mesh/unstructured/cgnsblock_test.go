@@ -1,7 +1,6 @@
 package unstructured
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"fmt"
@@ -16,8 +15,8 @@ import (
 
 	op2 "github.com/goop2/op2"
 	cg "github.com/goop2/op2/internal/cgns"
+	"github.com/goop2/op2/internal/cgnstest"
 	"github.com/goop2/op2/internal/mpitest"
-	"github.com/goop2/op2/internal/testreq"
 	"github.com/goop2/op2/mesh/cgns"
 	"github.com/goop2/op2/mesh/gmsh"
 )
@@ -25,157 +24,13 @@ import (
 // cgnsFixtures is the folder of the CGNS tests' Gmsh meshes.
 const cgnsFixtures = "../cgns/testdata"
 
-// needConverter skips t unless libcgns loads and libcgns's converter
-// tool runs.
-func needConverter(t *testing.T, tool string) {
-	t.Helper()
-	if _, err := exec.LookPath(tool); err != nil {
-		testreq.Check(t, "cgns", fmt.Errorf("no %s (Debian: apt-get install cgns-convert): %w", tool, err), exec.ErrNotFound)
-	}
-	testreq.Check(t, "cgns", cgns.Load(), cgns.ErrUnavailable)
-}
-
-// toUGRID writes g's cells and boundary faces as an ASCII AFLR3 .ugrid
-// file (each face's surface ID its physical group's tag) and converts it
-// with aflr3_to_cgns, which writes a section per kind and a boundary
-// condition per surface ID.
-func toUGRID(t *testing.T, g *gmsh.Mesh, dir, name string) string {
-	t.Helper()
-	needConverter(t, "aflr3_to_cgns")
-	surf := map[string]int32{}
-	for _, pg := range g.Physical {
-		if pg.Dim == 2 {
-			for _, b := range g.GroupTag(2, pg.Tag) {
-				nn := b.Type.NumNodes()
-				for i := range b.Len() {
-					surf[faceKey(b.Nodes[nn*i:nn*i+nn])] = pg.Tag
-				}
-			}
-		}
-	}
-	blocks := map[gmsh.Type]gmsh.Block{}
-	for _, b := range g.Blocks {
-		blocks[b.Type] = b
-	}
-	ugrid := filepath.Join(dir, name+".ugrid")
-	f, err := os.Create(ugrid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriter(f)
-	count := func(typ gmsh.Type) int { return len(blocks[typ].Tags) }
-	fmt.Fprintln(w, g.NumNodes(), count(gmsh.Triangle), count(gmsh.Quadrangle), count(gmsh.Tetrahedron),
-		count(gmsh.Pyramid), count(gmsh.Prism), count(gmsh.Hexahedron))
-	for i := range g.NumNodes() {
-		fmt.Fprintf(w, "%.17g %.17g %.17g\n", g.X[3*i], g.X[3*i+1], g.X[3*i+2])
-	}
-	conn := func(typ gmsh.Type, order []int) {
-		b := blocks[typ]
-		nn := typ.NumNodes()
-		for i := range b.Len() {
-			for j, k := range order {
-				fmt.Fprint(w, map[bool]string{true: "", false: " "}[j == 0], b.Nodes[nn*i+k]+1)
-			}
-			fmt.Fprintln(w)
-		}
-	}
-	conn(gmsh.Triangle, []int{0, 1, 2})
-	conn(gmsh.Quadrangle, []int{0, 1, 2, 3})
-	for _, typ := range []gmsh.Type{gmsh.Triangle, gmsh.Quadrangle} {
-		b := blocks[typ]
-		nn := typ.NumNodes()
-		for i := range b.Len() {
-			fmt.Fprintln(w, surf[faceKey(b.Nodes[nn*i:nn*i+nn])])
-		}
-	}
-	conn(gmsh.Tetrahedron, []int{0, 1, 2, 3})
-	conn(gmsh.Pyramid, []int{0, 3, 4, 1, 2}) // aflr3_to_cgns turns AFLR3's order into CGNS's
-	conn(gmsh.Prism, []int{0, 1, 2, 3, 4, 5})
-	conn(gmsh.Hexahedron, []int{0, 1, 2, 3, 4, 5, 6, 7})
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, name+".cgns")
-	if out, err := exec.Command("aflr3_to_cgns", "-f", ugrid, path).CombinedOutput(); err != nil {
-		t.Fatalf("aflr3_to_cgns: %v\n%s", err, out)
-	}
-	return path
-}
-
-// toPatran writes g's tetrahedra and prisms as a Patran neutral file,
-// its 2-D groups as named components of their nodes, and converts it with
-// patran_to_cgns, which writes the cells as one MIXED section and each
-// component as a section of the boundary faces within it.
-func toPatran(t *testing.T, g *gmsh.Mesh, dir, name string) string {
-	t.Helper()
-	needConverter(t, "patran_to_cgns")
-	pat := filepath.Join(dir, name+".pat")
-	f, err := os.Create(pat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriter(f)
-	for i := range g.NumNodes() {
-		fmt.Fprintf(w, " 1%8d%8d%8d\n%16.9E%16.9E%16.9E\n1G       6       0       0  000000\n", i+1, 0, 2, g.X[3*i], g.X[3*i+1], g.X[3*i+2])
-	}
-	id := 0
-	for _, b := range g.Blocks {
-		shape := map[gmsh.Type]int{gmsh.Tetrahedron: 5, gmsh.Prism: 7}[b.Type]
-		if b.Type.Dim() != 3 || shape == 0 {
-			continue
-		}
-		nn := b.Type.NumNodes()
-		for i := range b.Len() {
-			id++
-			fmt.Fprintf(w, " 2%8d%8d%8d\n%8d%8d%8d%8d\n", id, shape, 2, nn, 0, 1, 0)
-			for _, v := range b.Nodes[nn*i : nn*i+nn] {
-				fmt.Fprintf(w, "%8d", v+1)
-			}
-			fmt.Fprintln(w)
-		}
-	}
-	for c, pg := range g.Physical {
-		if pg.Dim != 2 {
-			continue
-		}
-		var nodes []int32
-		for _, b := range g.GroupTag(2, pg.Tag) {
-			nodes = append(nodes, b.Nodes...)
-		}
-		slices.Sort(nodes)
-		nodes = slices.Compact(nodes)
-		fmt.Fprintf(w, "21%8d%8d%8d\n%s\n", c+1, 2*len(nodes), (len(nodes)+4)/5, pg.Name)
-		for i, v := range nodes {
-			fmt.Fprintf(w, "%8d%8d", 5, v+1)
-			if i%5 == 4 || i == len(nodes)-1 {
-				fmt.Fprintln(w)
-			}
-		}
-	}
-	fmt.Fprintf(w, "99%8d%8d%8d\n", 0, 0, 1)
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, name+".cgns")
-	if out, err := exec.Command("patran_to_cgns", pat, path).CombinedOutput(); err != nil {
-		t.Fatalf("patran_to_cgns: %v\n%s", err, out)
-	}
-	return path
-}
-
 // withFamilies copies the converted box to dir and adds to it families
 // (of two boundary conditions and of the zone), boundary conditions at
 // Vertex (a list of points and a range of all of them) and a list of
 // elements (every third boundary triangle).
 func withFamilies(t *testing.T, dir string) string {
 	t.Helper()
-	needConverter(t, "aflr3_to_cgns")
+	cgnstest.Need(t, "aflr3_to_cgns")
 	path := filepath.Join(dir, "families.cgns")
 	src, err := os.Open(filepath.Join(cgnsFixtures, "box.cgns"))
 	if err != nil {
@@ -250,7 +105,7 @@ func withFamilies(t *testing.T, dir string) string {
 // cgnsconvert -a, beside it, and returns the new file's path.
 func toADF(t *testing.T, path string) string {
 	t.Helper()
-	needConverter(t, "cgnsconvert")
+	cgnstest.Need(t, "cgnsconvert")
 	out := strings.TrimSuffix(path, ".cgns") + "-adf.cgns"
 	if b, err := exec.Command("cgnsconvert", "-a", path, out).CombinedOutput(); err != nil {
 		t.Fatalf("cgnsconvert: %v\n%s", err, b)
@@ -273,35 +128,9 @@ func withCellList(t *testing.T, path string) string {
 			cells = append(cells, b.Tags[i])
 		}
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := strings.TrimSuffix(path, ".cgns") + "-list.cgns"
-	if err := os.WriteFile(out, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := cg.Open(out, cg.Modify)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := f.ZoneRead(1, 1); err != nil {
-		t.Fatal(err)
-	}
-	const userDefined, elementList = 1, 7
-	if _, err := f.BocoWrite(1, 1, "some cells", userDefined, elementList, cells); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	cgnstest.WithElementList(t, path, out, "some cells", cells)
 	return out
-}
-
-func faceKey(nodes []int32) string {
-	s := slices.Clone(nodes)
-	slices.Sort(s)
-	return fmt.Sprint(s)
 }
 
 // TestCGNSBlocks: on 2 and 3 MPI ranks, each rank's blocks of a CGNS
@@ -347,11 +176,11 @@ func TestCGNSBlocks(t *testing.T) {
 		}
 		return g
 	}
-	mixed := toPatran(t, read("layer"), dir, "mixed")
+	mixed := cgnstest.Patran(t, read("layer"), dir, "mixed")
 	files := []string{
-		toUGRID(t, read("box"), dir, "box"),
-		toUGRID(t, read("layer"), dir, "layer"),
-		toUGRID(t, read("hybrid"), dir, "hybrid"),
+		cgnstest.UGRID(t, read("box"), dir, "box"),
+		cgnstest.UGRID(t, read("layer"), dir, "layer"),
+		cgnstest.UGRID(t, read("hybrid"), dir, "hybrid"),
 		mixed,
 		toADF(t, mixed),
 		withCellList(t, mixed),
@@ -416,7 +245,7 @@ func TestCGNSBlockErrors(t *testing.T) {
 		}
 		return
 	}
-	needConverter(t, "plot3d_to_cgns")
+	cgnstest.Need(t, "plot3d_to_cgns")
 	dir := t.TempDir()
 	good, err := os.ReadFile(filepath.Join(cgnsFixtures, "box.cgns"))
 	if err != nil {
