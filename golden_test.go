@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/host"
 )
 
@@ -77,8 +78,8 @@ func TestGeneratedSourceUnchanged(t *testing.T) {
 	r := must(op2.NewRuntime(op2.Config{}.Explicit("Check")))
 	// The host backends' lanes follow the machine's vectors: pin them
 	// to AVX-512's, so that the golden sources are every machine's.
-	defer func(v func() int) { host.VectorBytes = v }(host.VectorBytes)
-	host.VectorBytes = func() int { return 64 }
+	defer func(v func() hostc.Vectors) { host.VectorBytes = v }(host.VectorBytes)
+	host.VectorBytes = func() hostc.Vectors { return hostc.Vectors{Loops: 64, Matrix: 64} }
 	gain := must(op2.NewConstIn(r, 1, []float64{1.5}, "g_gain"))
 	defer gain.Remove()
 	tab := must(op2.NewConstIn(r, 3, []float64{1, 2, 3}, "g_tab"))

@@ -56,31 +56,35 @@ func lang(l *core.Loop) int {
 // static generation.
 var DefaultSIMD = SIMD{Lanes: exec.AutoLanes}
 
-// VectorBytes is the width of the vectors loops in lanes are built for
-// under "auto", in bytes: this machine's widest vector registers, except
-// that an Intel core with AVX-512 gets 32 (see LaneBytes). Read once from
-// /proc/cpuinfo (16 where it cannot be read).
-var VectorBytes = sync.OnceValue(func() int {
+// VectorBytes is the widths of the vectors loops in lanes are built for
+// under "auto", in bytes: this machine's widest vector registers, but
+// 256 bits for loops without a matrix argument on an Intel core with
+// AVX-512 (see LaneBytes). Read once from /proc/cpuinfo (16 where it
+// cannot be read).
+var VectorBytes = sync.OnceValue(func() hostc.Vectors {
 	b, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {
-		return 16
+		return hostc.Vectors{Loops: 16, Matrix: 16}
 	}
 	return LaneBytes(string(b))
 })
 
-// LaneBytes returns the vector width, in bytes, that loops in lanes are
-// built for on the machine /proc/cpuinfo's text describes (its first
+// LaneBytes returns the vector widths, in bytes, that loops in lanes
+// are built for on the machine /proc/cpuinfo's text describes (its first
 // processor's vendor_id and flags): 64 with AVX-512, 32 with AVX, else 16
 // (SSE2, which every x86-64 has; Arm's NEON). On Intel's cores
-// (GenuineIntel) with AVX-512 it is 32, as GCC's and LLVM's tunings for
-// them prefer 256-bit vectors (-mprefer-vector-width=256): there
-// Airfoil's and MG-CFD's indirect loops ran far slower in 8 lanes of 512
-// bits than in 4 of 256 (an Intel Xeon VM, AVX-512, sequential:
-// res_calc 6.67 against 4.69 ns an edge, Airfoil 100 iterations 3.45
-// against 2.7 s, MG-CFD's 50 cycles 3.77 against 2.86 s; matrix assembly
-// 5-10% faster in 8: docs/perf.md). AMD's cores with AVX-512 (Zen 4 and
-// 5) keep 64.
-func LaneBytes(cpuinfo string) int {
+// (GenuineIntel) with AVX-512 a loop without a matrix argument gets 32,
+// as GCC's and LLVM's tunings for them prefer 256-bit vectors
+// (-mprefer-vector-width=256): there Airfoil's and MG-CFD's indirect
+// loops ran far slower in 8 lanes of 512 bits than in 4 of 256 (an Intel
+// Xeon VM, AVX-512, sequential: res_calc 6.67 against 4.69 ns an edge,
+// Airfoil 100 iterations 3.45 against 2.7 s, MG-CFD's 50 cycles 3.77
+// against 2.86 s), while internal/poisson's matrix assembly ran faster
+// in 8 (ns an element, 3 interleaved runs: 3-D stiffness 18.8-19.4
+// against 22.1-23.7, 2-D 9.9-11.2 against 10.6-11.5, P1 mass 6.3-7.2
+// against 7.2-8.7). AMD's cores with AVX-512 (Zen 4 and 5) get 64 for
+// every loop.
+func LaneBytes(cpuinfo string) hostc.Vectors {
 	var vendor string
 	for _, line := range strings.Split(cpuinfo, "\n") {
 		k, v, ok := strings.Cut(line, ":")
@@ -95,15 +99,17 @@ func LaneBytes(cpuinfo string) int {
 		case "flags":
 			flags := strings.Fields(v)
 			switch {
-			case slices.Contains(flags, "avx512f") && vendor != "GenuineIntel":
-				return 64
+			case slices.Contains(flags, "avx512f") && vendor == "GenuineIntel":
+				return hostc.Vectors{Loops: 32, Matrix: 64}
+			case slices.Contains(flags, "avx512f"):
+				return hostc.Vectors{Loops: 64, Matrix: 64}
 			case slices.Contains(flags, "avx"):
-				return 32
+				return hostc.Vectors{Loops: 32, Matrix: 32}
 			}
-			return 16
+			return hostc.Vectors{Loops: 16, Matrix: 16}
 		}
 	}
-	return 16
+	return hostc.Vectors{Loops: 16, Matrix: 16}
 }
 
 // TileLanes returns the lane count of a loop's tile form (sparse tiling

@@ -99,26 +99,27 @@ func TestBuildLanesFailures(t *testing.T) {
 	}
 }
 
-// TestLaneBytes: the vector width lanes are built for under "auto" is the
-// widest the flags name, but 256 bits on Intel's cores with AVX-512; the
-// first processor's vendor and flags count.
+// TestLaneBytes: the vector widths lanes are built for under "auto" are
+// the widest the flags name, but 256 bits for loops without a matrix
+// argument on Intel's cores with AVX-512; the first processor's vendor
+// and flags count.
 func TestLaneBytes(t *testing.T) {
 	for _, c := range []struct {
 		name, cpuinfo string
-		want          int
+		want          hostc.Vectors
 	}{
-		{"AMD with AVX-512", "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx avx2 avx512f avx512vl\n", 64},
-		{"Intel with AVX-512", "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu sse2 avx avx2 avx512f avx512vl\n", 32},
-		{"Intel with AVX2", "vendor_id\t: GenuineIntel\nflags\t\t: fpu sse2 avx avx2\n", 32},
-		{"AMD with AVX2", "vendor_id\t: AuthenticAMD\nflags\t\t: sse2 avx avx2\n", 32},
-		{"SSE2 only", "vendor_id\t: GenuineIntel\nflags\t\t: fpu sse2\n", 16},
-		{"no vendor (Arm)", "processor\t: 0\nFeatures\t: fp asimd\n", 16},
-		{"another vendor with AVX-512", "vendor_id\t: HygonGenuine\nflags\t\t: avx avx512f\n", 64},
-		{"second processor ignored", "vendor_id\t: AuthenticAMD\nflags\t\t: avx\nvendor_id\t: AuthenticAMD\nflags\t\t: avx avx512f\n", 32},
-		{"empty", "", 16},
+		{"AMD with AVX-512", "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx avx2 avx512f avx512vl\n", hostc.Vectors{Loops: 64, Matrix: 64}},
+		{"Intel with AVX-512", "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu sse2 avx avx2 avx512f avx512vl\n", hostc.Vectors{Loops: 32, Matrix: 64}},
+		{"Intel with AVX2", "vendor_id\t: GenuineIntel\nflags\t\t: fpu sse2 avx avx2\n", hostc.Vectors{Loops: 32, Matrix: 32}},
+		{"AMD with AVX2", "vendor_id\t: AuthenticAMD\nflags\t\t: sse2 avx avx2\n", hostc.Vectors{Loops: 32, Matrix: 32}},
+		{"SSE2 only", "vendor_id\t: GenuineIntel\nflags\t\t: fpu sse2\n", hostc.Vectors{Loops: 16, Matrix: 16}},
+		{"no vendor (Arm)", "processor\t: 0\nFeatures\t: fp asimd\n", hostc.Vectors{Loops: 16, Matrix: 16}},
+		{"another vendor with AVX-512", "vendor_id\t: HygonGenuine\nflags\t\t: avx avx512f\n", hostc.Vectors{Loops: 64, Matrix: 64}},
+		{"second processor ignored", "vendor_id\t: AuthenticAMD\nflags\t\t: avx\nvendor_id\t: AuthenticAMD\nflags\t\t: avx avx512f\n", hostc.Vectors{Loops: 32, Matrix: 32}},
+		{"empty", "", hostc.Vectors{Loops: 16, Matrix: 16}},
 	} {
 		if got := LaneBytes(c.cpuinfo); got != c.want {
-			t.Errorf("%s: LaneBytes = %d, want %d", c.name, got, c.want)
+			t.Errorf("%s: LaneBytes = %+v, want %+v", c.name, got, c.want)
 		}
 	}
 }

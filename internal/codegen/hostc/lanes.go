@@ -1108,10 +1108,19 @@ var scalarMath = func() map[string]bool {
 	return m
 }()
 
+// Vectors are the widths, in bytes, of the vectors loops in lanes are
+// built for on a machine: Loops for a loop without a matrix argument,
+// Matrix for one with (see host.LaneBytes, which reads them from the
+// CPU).
+type Vectors struct {
+	Loops, Matrix int
+}
+
 // AutoLanes is the lane count of loop l under SIMD "auto" on a machine
-// whose vectors hold vectorBytes bytes: as many of the loop's widest
-// values as a vector holds, bounded by LaneWidths, or 0 (the scalar
-// code) where lanes measured slower than the scalar code. That is, when
+// whose vectors hold v's bytes (v.Matrix for a loop with a matrix
+// argument, else v.Loops): as many of the loop's widest values as a
+// vector holds, bounded by LaneWidths, or 0 (the scalar code) where
+// lanes measured slower than the scalar code. That is, when
 // its kernel (or a function of its source that it calls, directly or
 // through others: cfront.CountOps; not the other kernels of a source
 // that defines several)
@@ -1148,7 +1157,7 @@ var scalarMath = func() map[string]bool {
 //
 // Whether l can have lanes at all is SIMDCheck's question, not this
 // one's.
-func AutoLanes(l *core.Loop, vectorBytes int) int {
+func AutoLanes(l *core.Loop, v Vectors) int {
 	mat, sums, work := false, false, 0 // a matrix argument; a sum into a Global; divisions and square roots
 	for i := range l.Args {
 		a := &l.Args[i]
@@ -1176,6 +1185,10 @@ func AutoLanes(l *core.Loop, vectorBytes int) int {
 	}
 	if !mat && !sums && work < 2 {
 		return 0
+	}
+	vectorBytes := v.Loops
+	if mat {
+		vectorBytes = v.Matrix
 	}
 	widest := 0
 	for i := range l.Args {

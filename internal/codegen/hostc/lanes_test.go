@@ -356,9 +356,19 @@ func TestAutoLanes(t *testing.T) {
 		{"divisions_elsewhere", "static double h(double v) { return v / 3 / 5; }\nvoid k(double *x) { *x = *x * 2; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 	} {
 		l := laneLoop(t, m, "#include <math.h>\n"+c.src, "k", c.args...)
-		if got := AutoLanes(l, c.vectorBytes); got != c.want {
-			t.Errorf("%s: AutoLanes(%d bytes) = %d, want %d", c.name, c.vectorBytes, got, c.want)
+		v := Vectors{Loops: c.vectorBytes, Matrix: c.vectorBytes}
+		if got := AutoLanes(l, v); got != c.want {
+			t.Errorf("%s: AutoLanes(%+v) = %d, want %d", c.name, v, got, c.want)
 		}
+	}
+	// Intel's cores with AVX-512 (host.LaneBytes): 256-bit vectors for
+	// loops, 512-bit for matrix assembly.
+	intel := Vectors{Loops: 32, Matrix: 64}
+	if got := AutoLanes(laneLoop(t, m, "#include <math.h>\nvoid k(const double *x, double *K) { K[0] = *x / 2; }", "k", core.Arg{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg), intel); got != 8 {
+		t.Errorf("matrix on Intel: AutoLanes = %d, want 8", got)
+	}
+	if got := AutoLanes(laneLoop(t, m, "#include <math.h>\nvoid k(double *x) { *x = sqrt(fabs(*x)) / (1 + floor(*x)); }", "k", core.Arg{Data: d, Access: core.RW, Kind: core.ArgDirect}), intel); got != 4 {
+		t.Errorf("loop on Intel: AutoLanes = %d, want 4", got)
 	}
 }
 
