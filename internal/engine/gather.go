@@ -52,7 +52,7 @@ func GatherDat[T any](p *Process, s *core.Storage, data *[]T) ([]T, error) {
 	vals := unsafe.Slice((*byte)(s.Host), s.Set.Owned*elem)
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(out))), len(out)*int(unsafe.Sizeof(z)))
 	if err := dist.GatherRows(w, h.Global[:s.Set.Owned], h.Base, vals, elem, raw); err != nil {
-		return nil, p.Fatal(p.api.Internal(fmt.Errorf("Gather of %s: %w", s.Describe(), err)))
+		return nil, p.Fatal(p.api.Internal(fmt.Errorf("gathering %s: %w", s.Describe(), err)))
 	}
 	return out, nil
 }
