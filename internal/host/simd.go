@@ -56,8 +56,8 @@ func lang(l *core.Loop) int {
 // static generation.
 var DefaultSIMD = SIMD{Lanes: exec.AutoLanes}
 
-// VectorBytes is the widths of the vectors loops in lanes are built for
-// under "auto", in bytes: this machine's widest vector registers, but
+// VectorBytes gives the widths of the vectors loops in lanes are built
+// for under "auto", in bytes: this machine's widest vector registers, but
 // 256 bits for loops without a matrix argument on an Intel core with
 // AVX-512 (see LaneBytes). Read once from /proc/cpuinfo (16 where it
 // cannot be read).

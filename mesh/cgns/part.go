@@ -630,10 +630,11 @@ func (l *Layout) facetsFor(r *reader, part *gmsh.Part, b *bocoList) error {
 // they are needed, and adds to each condition's members the rank's
 // elements it lists: an element goes to the rank whose keep holds it (an
 // element of a MIXED section, whose kind only its section's connectivity
-// tells, to the ranks holding elements of its window: windowRanks); a vertex to the rank whose block of the
-// vertices holds it, which then tells each rank, for the nodes of its
-// facets, the conditions listing them, so that a facet whose nodes all
-// lie in a condition's points is in it. It is collective.
+// tells, to the ranks holding elements of its window: windowRanks); a
+// vertex to the rank whose block of the vertices holds it, which then
+// tells each rank, for the nodes of its facets, the conditions listing
+// them, so that a facet whose nodes all lie in a condition's points is in
+// it. It is collective.
 func (l *Layout) route(c collective.Comm, part *gmsh.Part, g *partGroups, keep gmsh.Keep) error {
 	// Which lists there are is the file's, the same on every rank.
 	lists, vertices := false, false
@@ -674,6 +675,10 @@ func (l *Layout) route(c collective.Comm, part *gmsh.Part, g *partGroups, keep g
 		return -1
 	}
 	windows := map[[2]int64][]int{} // windowRanks' answers, by section start and window
+	holders := func(k gmsh.Type, lo, hi int64) []int {
+		t, _ := slices.BinarySearch(types, k)
+		return overlapping(spans, t, lo, hi)
+	}
 	// (what, condition, value): what 0 an element, 1 a vertex.
 	send := make([][]int64, ranks)
 	for b, pb := range g.bcs {
@@ -686,10 +691,7 @@ func (l *Layout) route(c collective.Comm, part *gmsh.Part, g *partGroups, keep g
 			i, _ := slices.BinarySearchFunc(l.secs, v, func(s partSection, id int64) int { return cmp.Compare(s.end, id) })
 			ps := l.secs[i]
 			if ps.typ == mixed {
-				for _, q := range windowRanks(&ps, v-ps.start, func(k gmsh.Type, lo, hi int64) []int {
-					t, _ := slices.BinarySearch(types, k)
-					return overlapping(spans, t, lo, hi)
-				}, windows) {
+				for _, q := range windowRanks(&ps, v-ps.start, holders, windows) {
 					send[q] = append(send[q], 0, int64(b), v)
 				}
 				continue
