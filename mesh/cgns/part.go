@@ -30,6 +30,9 @@ type Layout struct {
 	pdim int
 	// sections in the order of their element numbers.
 	secs []partSection
+	// walked counts the MIXED connectivity values this process's scan
+	// read (none on ScanOn's ranks but 0).
+	walked int64
 }
 
 // partSection is one element section as Scan saw it.
@@ -80,7 +83,42 @@ func openReader(path string) (*reader, error) {
 // is known by its counts, and a MIXED section's elements are counted by
 // kind from its connectivity, read a window at a time (walkMixed). Its
 // errors are Read's.
-func Scan(path string) (*Layout, error) {
+func Scan(path string) (*Layout, error) { return ScanOn(collective.Single{}, path) }
+
+// ScanOn is Scan for the ranks of c, together: only rank 0 walks the
+// MIXED sections' connectivity and sends the others their counts and
+// marks, so that the file's MIXED sections are read once, not once per
+// rank. Every rank reads the headers and gets the same error, naming
+// the ranks that failed (collective.AgreeStep).
+func ScanOn(c collective.Comm, path string) (*Layout, error) {
+	l, err := scan(path, c.Rank() == 0)
+	if c.Size() > 1 {
+		err = collective.AgreeStep(c, "cgns: scan "+path, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.Size() > 1 {
+		var mine []int64
+		if c.Rank() == 0 {
+			mine = l.mixedCounts()
+		}
+		got, err := collective.Allgather(c, collective.Int64Bytes(mine))
+		if err != nil {
+			return nil, err
+		}
+		if c.Rank() != 0 {
+			l.setMixedCounts(collective.BytesInt64(got[0]))
+		}
+	}
+	l.countKinds()
+	return l, nil
+}
+
+// scan reads the layout of the file at path, walking its MIXED sections'
+// connectivity (their counts and marks) only when walk is set;
+// countKinds then fills the counts that depend on them.
+func scan(path string, walk bool) (*Layout, error) {
 	r, err := openReader(path)
 	if err != nil {
 		return nil, err
@@ -108,6 +146,10 @@ func Scan(path string) (*Layout, error) {
 			if size < 2*n {
 				return r.errorf(sp, "MIXED section of %d elements has %d connectivity values, fewer than %d", n, size, 2*n)
 			}
+			if !walk {
+				l.secs = append(l.secs, ps)
+				return nil
+			}
 			err := r.walkMixed(&ps, mixedMark{}, func(i, at int64, k gmsh.Type, _ []int64) error {
 				if at >= window*int64(len(ps.marks)+1) {
 					ps.marks = append(ps.marks, mixedMark{elem: i, value: at, seen: maps.Clone(ps.count)})
@@ -118,6 +160,7 @@ func Scan(path string) (*Layout, error) {
 			if err != nil {
 				return err
 			}
+			l.walked += size
 		} else {
 			k, ok := kinds[sec.Type]
 			if !ok {
@@ -135,6 +178,12 @@ func Scan(path string) (*Layout, error) {
 		return nil, err
 	}
 	slices.SortFunc(l.secs, func(a, b partSection) int { return cmp.Compare(a.start, b.start) })
+	return l, nil
+}
+
+// countKinds sets each section's elements of each kind before it and
+// the Part's counts, from the sections' counts.
+func (l *Layout) countKinds() {
 	for i := range l.secs {
 		ps := &l.secs[i]
 		ps.before = map[gmsh.Type]int64{}
@@ -145,7 +194,62 @@ func Scan(path string) (*Layout, error) {
 			l.Part.Dim = max(l.Part.Dim, k.Dim())
 		}
 	}
-	return l, nil
+}
+
+// mixedCounts encodes the MIXED sections' counts and marks, in the order
+// of l.secs: per section, its kinds (kind, count), then its marks
+// (element, value, kinds seen, (kind, count) each).
+func (l *Layout) mixedCounts() []int64 {
+	var out []int64
+	put := func(m map[gmsh.Type]int64) {
+		out = append(out, int64(len(m)))
+		for k, n := range m {
+			out = append(out, int64(k), n)
+		}
+	}
+	for _, ps := range l.secs {
+		if ps.typ != mixed {
+			continue
+		}
+		put(ps.count)
+		out = append(out, int64(len(ps.marks)))
+		for _, m := range ps.marks {
+			out = append(out, m.elem, m.value)
+			put(m.seen)
+		}
+	}
+	return out
+}
+
+// setMixedCounts sets the MIXED sections' counts and marks from what
+// mixedCounts encoded on another rank that read the same file.
+func (l *Layout) setMixedCounts(v []int64) {
+	get := func() map[gmsh.Type]int64 {
+		n := int(v[0])
+		m := make(map[gmsh.Type]int64, n)
+		for j := range n {
+			m[gmsh.Type(v[1+2*j])] = v[2+2*j]
+		}
+		v = v[1+2*n:]
+		return m
+	}
+	for i := range l.secs {
+		ps := &l.secs[i]
+		if ps.typ != mixed {
+			continue
+		}
+		ps.count = get()
+		ps.marks = nil
+		if n := v[0]; n > 0 {
+			ps.marks = make([]mixedMark, n)
+		}
+		v = v[1:]
+		for j := range ps.marks {
+			ps.marks[j].elem, ps.marks[j].value = v[0], v[1]
+			v = v[2:]
+			ps.marks[j].seen = get()
+		}
+	}
 }
 
 // window is the most connectivity values of a MIXED section read at once.

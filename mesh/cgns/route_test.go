@@ -1,9 +1,12 @@
 package cgns
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -49,6 +52,48 @@ func mixedWithList(t *testing.T, n int, seed uint64) string {
 	out := strings.TrimSuffix(path, ".cgns") + "-list.cgns"
 	cgnstest.WithElementList(t, path, out, "listed", list)
 	return out
+}
+
+// withBadMixedKind copies the file at path, one MIXED section of 32-bit
+// values, with the kind of its first element set to 99, which no
+// element type is.
+func withBadMixedKind(t *testing.T, path string) string {
+	t.Helper()
+	m, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first []int32 // the first element's code and nodes, as the file holds them
+	for _, b := range m.Blocks {
+		if len(b.Tags) > 0 && b.Tags[0] == 1 {
+			code := map[gmsh.Type]int32{gmsh.Tetrahedron: 10, gmsh.Prism: 14}[b.Type]
+			first = append(first, code)
+			for _, v := range b.Nodes[:b.Type.NumNodes()] {
+				first = append(first, v+1)
+			}
+		}
+	}
+	pattern := func(v []int32) []byte {
+		var out []byte
+		for _, x := range v {
+			out = binary.LittleEndian.AppendUint32(out, uint32(x))
+		}
+		return out
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := pattern(first)
+	if len(first) < 5 || first[0] == 0 || bytes.Count(data, good) != 1 {
+		t.Fatalf("the first element %v is not stored once as 32-bit values", first)
+	}
+	first[0] = 99
+	bad := strings.TrimSuffix(path, ".cgns") + "-bad.cgns"
+	if err := os.WriteFile(bad, bytes.Replace(data, good, pattern(first), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return bad
 }
 
 // blockKeeps splits every kind of l's elements, and its nodes, into
@@ -136,11 +181,11 @@ func TestWindowRanks(t *testing.T) {
 // section listed by a boundary condition, its windows 16 values, gives
 // each listed cell its group on the rank that holds it, as Read does.
 func TestReadPartListedMixedOnRanks(t *testing.T) {
-	const pathEnv, ranks = "CGNS_LISTED_MIXED", 4
+	const pathEnv, badEnv, ranks = "CGNS_LISTED_MIXED", "CGNS_BAD_MIXED", 4
 	testreq.Check(t, "cgns", cg.Load(), ErrUnavailable)
 	if !mpitest.InRanks() {
 		path := mixedWithList(t, 240, 2)
-		mpitest.Run(t, ranks, 2*time.Minute, pathEnv+"="+path)
+		mpitest.Run(t, ranks, 2*time.Minute, pathEnv+"="+path, badEnv+"="+withBadMixedKind(t, path))
 		return
 	}
 	path := os.Getenv(pathEnv)
@@ -177,14 +222,33 @@ func TestReadPartListedMixedOnRanks(t *testing.T) {
 		t.Errorf("%d elements in the listed group, want 80", listed)
 	}
 	window = 16
-	l, err := Scan(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if op2.Ranks() != ranks {
 		t.Fatalf("%d ranks, want %d", op2.Ranks(), ranks)
 	}
 	rank := op2.Rank()
+	// A MIXED section whose first element has an unknown kind: only
+	// rank 0 reads it, and every rank gets its error.
+	bad := os.Getenv(badEnv)
+	if _, err := ScanOn(mpi.Current(), bad); err == nil || !strings.Contains(err.Error(), "rank 0: ") || !strings.Contains(err.Error(), bad) ||
+		!strings.Contains(err.Error(), "element 1 of the section") {
+		t.Errorf("rank %d: ScanOn of a MIXED section with a bad kind: %v", op2.Rank(), err)
+	}
+	l, err := ScanOn(mpi.Current(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rank 0 alone walks the MIXED section; the others get its counts
+	// and marks, the same as a walk of their own would make.
+	own, err := Scan(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[bool]int64{true: own.walked, false: 0}[rank == 0]; l.walked != want || own.walked == 0 {
+		t.Errorf("rank %d: ScanOn walked %d values, want %d (%d in the file)", rank, l.walked, want, own.walked)
+	}
+	if !reflect.DeepEqual(l.secs, own.secs) || !reflect.DeepEqual(l.Part, own.Part) {
+		t.Errorf("rank %d: ScanOn's layout differs from Scan's", rank)
+	}
 	part, err := l.ReadPart(mpi.Current(), blockKeeps(l, ranks)[rank])
 	if err != nil {
 		t.Fatal(err)

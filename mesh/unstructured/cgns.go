@@ -46,11 +46,12 @@ type cgnsFile struct {
 	layout *cgns.Layout
 }
 
-// scan returns the file's counts. They name no group (ReadPart finds
-// them), so planGmsh merges no cells: CGNS writes an element once, in
-// however many groups.
-func (f *cgnsFile) scan() (*gmsh.Part, error) {
-	l, err := cgns.Scan(f.path)
+// scan returns the file's counts, rank 0 alone walking its MIXED
+// sections (cgns.ScanOn). They name no group (ReadPart finds them), so
+// planGmsh merges no cells: CGNS writes an element once, in however many
+// groups.
+func (f *cgnsFile) scan(c collective.Comm) (*gmsh.Part, error) {
+	l, err := cgns.ScanOn(c, f.path)
 	if err != nil {
 		return nil, err
 	}

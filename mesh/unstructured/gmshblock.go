@@ -14,7 +14,8 @@ import (
 type blockFile interface {
 	// scan returns the file's counts, keeping no node and no element
 	// (gmsh.ScanFile's); its error is the file's, the same on every rank.
-	scan() (*gmsh.Part, error)
+	// It is collective.
+	scan(c collective.Comm) (*gmsh.Part, error)
 	// read returns what keep selects of the file (gmsh.ReadFilePart's),
 	// with its physical groups and entities. It is collective; agreed
 	// reports whether its error is every rank's already.
@@ -25,7 +26,7 @@ type blockFile interface {
 // gmshFile is a Gmsh .msh file read by blocks.
 type gmshFile string
 
-func (f gmshFile) scan() (*gmsh.Part, error) { return gmsh.ScanFile(string(f)) }
+func (f gmshFile) scan(collective.Comm) (*gmsh.Part, error) { return gmsh.ScanFile(string(f)) }
 func (f gmshFile) read(_ collective.Comm, keep gmsh.Keep) (*gmsh.Part, error) {
 	return gmsh.ReadFilePart(string(f), keep)
 }
@@ -60,7 +61,7 @@ func readBlock(c collective.Comm, path string, f blockFile) (*source, error) {
 		}
 		return collective.AgreeStep(c, "unstructured: read the mesh: "+what, err)
 	}
-	scan, err := f.scan()
+	scan, err := f.scan(c)
 	var pl *gmshPlan
 	if err == nil {
 		if pl, err = planGmsh(scan); err != nil {
