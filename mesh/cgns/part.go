@@ -92,11 +92,8 @@ func Scan(path string) (*Layout, error) { return ScanOn(collective.Single{}, pat
 // the ranks that failed (collective.AgreeStep).
 func ScanOn(c collective.Comm, path string) (*Layout, error) {
 	l, err := scan(path, c.Rank() == 0)
-	if c.Size() > 1 {
-		err = collective.AgreeStep(c, "cgns: scan "+path, err)
-	}
-	if err != nil {
-		return nil, err
+	if err := collective.AgreeStep(c, "cgns: scan "+path, err); err != nil {
+		return nil, err // one process: scan's own error
 	}
 	if c.Size() > 1 {
 		var mine []int64
@@ -772,7 +769,7 @@ func (l *Layout) route(c collective.Comm, part *gmsh.Part, g *partGroups, keep g
 	owner := func(k gmsh.Type, idx int64) int {
 		t, _ := slices.BinarySearch(types, k)
 		for q := range ranks {
-			if sp := spans[q]; len(sp) > 2*t+1 && sp[2*t] <= idx && idx < sp[2*t+1] {
+			if meets(spans[q], t, idx, idx+1) {
 				return q
 			}
 		}
@@ -934,16 +931,22 @@ func windowRanks(ps *partSection, i int64, holders func(k gmsh.Type, lo, hi int6
 	return qs
 }
 
-// overlapping returns the ranks whose span of kind t's elements (spans[q]
-// holds each kind's [lo, hi) in turn) meets [lo, hi).
+// overlapping returns the ranks whose span of kind t's elements meets
+// [lo, hi).
 func overlapping(spans [][]int64, t int, lo, hi int64) []int {
 	var qs []int
 	for q, sp := range spans {
-		if len(sp) > 2*t+1 && sp[2*t] < hi && lo < sp[2*t+1] {
+		if meets(sp, t, lo, hi) {
 			qs = append(qs, q)
 		}
 	}
 	return qs
+}
+
+// meets reports whether a rank's span of kind t's elements (sp holds
+// each kind's [lo, hi) in turn) meets [lo, hi).
+func meets(sp []int64, t int, lo, hi int64) bool {
+	return len(sp) > 2*t+1 && sp[2*t] < hi && lo < sp[2*t+1]
 }
 
 // vertexFacets returns the rank's elements one dimension below the cells
