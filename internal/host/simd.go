@@ -78,8 +78,8 @@ var VectorBytes = sync.OnceValue(func() hostc.Vectors {
 // (-mprefer-vector-width=256): there Airfoil's and MG-CFD's indirect
 // loops ran far slower in 8 lanes of 512 bits than in 4 of 256 (an Intel
 // Xeon VM, AVX-512, sequential: res_calc 6.67 against 4.69 ns an edge,
-// Airfoil 100 iterations 3.45 against 2.7 s, MG-CFD's 50 cycles 3.77
-// against 2.86 s; so did BenchmarkExtrudedPrisms, 7.3-7.5 against
+// Airfoil 100 iterations 3.42-3.48 against 2.57-2.78 s, MG-CFD's 50
+// cycles 3.77 against 2.86 s; so did BenchmarkExtrudedPrisms, 7.3-7.5 against
 // 5.9-5.95 ns a prism, and BenchmarkRWThroughMap, 4.36 against 3.48 ns
 // an element), while internal/poisson's matrix assembly ran faster
 // in 8 (ns an element, 3 interleaved runs: 3-D stiffness 18.8-19.4
