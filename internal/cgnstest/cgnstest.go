@@ -177,13 +177,7 @@ func PatranText(t testing.TB, text string) string {
 // elements ids.
 func WithElementList(t testing.TB, path, out, name string, ids []int64) {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(out, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	CopyFile(t, path, out)
 	f, err := cg.Open(out, cg.Modify)
 	if err != nil {
 		t.Fatal(err)
@@ -196,6 +190,18 @@ func WithElementList(t testing.TB, path, out, name string, ids []int64) {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// CopyFile copies the file src to dst.
+func CopyFile(t testing.TB, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,7 +1,6 @@
 package cgns_test
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -76,7 +75,7 @@ func TestReadWideAndNewerFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			wide := strings.TrimSuffix(path, ".cgns") + "-wide.cgns"
-			copyFile(t, path, wide)
+			cgnstest.CopyFile(t, path, wide)
 			if changed := run(widen, wide); !strings.Contains(changed, "ElementConnectivity") || !strings.Contains(changed, "Base/Zone\n") {
 				t.Fatalf("the script widened only:\n%s", changed)
 			}
@@ -114,7 +113,7 @@ func TestReadWideAndNewerFiles(t *testing.T) {
 		})
 	}
 	newer := filepath.Join(t.TempDir(), "v4.cgns")
-	copyFile(t, layerAflr, newer)
+	cgnstest.CopyFile(t, layerAflr, newer)
 	run(version4, newer)
 	for _, read := range []func(string) error{
 		func(p string) error { _, err := cgns.Read(p); return err },
@@ -143,17 +142,5 @@ func sameMesh(t *testing.T, m, want *gmsh.Mesh) {
 	}
 	if !slices.Equal(m.Physical, want.Physical) {
 		t.Errorf("groups %v, want %v", m.Physical, want.Physical)
-	}
-}
-
-// copyFile copies src to dst.
-func copyFile(t *testing.T, src, dst string) {
-	t.Helper()
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, b, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
