@@ -18,7 +18,11 @@ import (
 // Config.Tile) builds them at once, as the user expects to see them run
 // at the first forcing (and a failure to build them at once). So do
 // several MPI ranks: they must run the same loops, and a build in the
-// background would end at another time on each rank.
+// background would end at another time on each rank. So does a runtime
+// that tunes (Config.Tune): the loops it measures are then the ones that
+// keep running, rather than loops run apart until their fused program is
+// built, which would get too few calls to be tuned and be measured again
+// by every run.
 
 // BuildMode says when the programs that only make recorded loops faster
 // (fused loops' programs, tile forms) are built (Process.Builds).
@@ -37,11 +41,12 @@ const (
 
 // atOnce reports whether r builds a fused loop's program or a tile form
 // at once: always on several MPI ranks (they must run the same loops, and
-// a build in the background ends when it ends on each rank), always or
+// a build in the background ends when it ends on each rank) and when r
+// tunes (its measurements are of the loops that keep running), always or
 // never under the process's Builds, else when a setting asked for it
 // (explicit).
 func (r *Runtime) atOnce(explicit bool) bool {
-	if r.Proc.multiRank() {
+	if r.Proc.multiRank() || r.X.Tuner != nil {
 		return true
 	}
 	switch r.Proc.Builds {

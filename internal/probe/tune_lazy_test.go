@@ -9,24 +9,23 @@ import (
 	"github.com/goop2/op2"
 )
 
-// TestTuneProbeLazyShapes: with lazy evaluation (named: Tune turns its
-// default off) the tuner measures the loops that run, each shape apart: a loop alone, the fused loop it
-// makes with its neighbour where they fuse, a loop whose optional
-// arguments are on or off. A runtime (openmp) runs tuneRun's programme
-// one iteration at a time (forced at the same points each time, so that
-// every shape recurs) until all are tuned; a second runtime on the same
-// cache then measures nothing. (With six iterations per run, as
-// TestTuneProbeTwoRuntimesOneCache does eagerly, a loop issued after the
-// previous iteration's last one fuses with it, and runs alone only once
-// per run: too few calls to tune that shape, which a run of one
-// iteration then measures again.)
+// TestTuneProbeLazyShapes: with lazy evaluation (the default, with Tune
+// too) the tuner measures the loops that run, each shape apart: a loop
+// alone, the fused loop it makes with its neighbour where they fuse, a
+// loop whose optional arguments are on or off. A runtime (openmp) runs
+// tuneRun's programme one iteration at a time (forced at the same points
+// each time, so that every shape recurs) until all are tuned; a second
+// runtime on the same cache then measures nothing. (With six iterations
+// per run, a loop issued after the previous iteration's last one fuses
+// with it, and runs alone only once per run: too few calls to tune that
+// shape, which a run of one iteration then measures again.)
 func TestTuneProbeLazyShapes(t *testing.T) {
 	resetTuning(t)
-	// Fusion "on" builds the fused loops when first wanted, as Fusion
-	// auto (which fuses the same loops here) would build them in the
-	// background: the loops would then run apart at first, a shape of
-	// their own that would get too few calls to tune.
-	cfg := op2.Config{Backend: "openmp", Threads: 2, CacheDir: cacheDir, Tune: true, Lazy: true, Fusion: "on", Timing: true}
+	// Fusion auto, the default: a runtime that tunes builds fused loops
+	// when first wanted, not in the background, else the loops would run
+	// apart at first, a shape of their own that would get too few calls
+	// to tune.
+	cfg := op2.Config{Backend: "openmp", Threads: 2, CacheDir: cacheDir, Tune: true, Timing: true}
 	r := must(op2.NewRuntime(cfg))
 	// The longest tuning: 6 variants (2 schemes, scalar and 2 SIMD
 	// widths), then 4 block sizes, 3 calls each; then a call that runs
