@@ -392,7 +392,8 @@ func TestMGCFDSection(t *testing.T) {
 			t.Fatal(err)
 		}
 		out.Reset()
-		if err := mgcfdSection(&out, mgcfdOpts{n: 5, levels: 2, cycles: 2, rounds: 1, threads: 1, op2Dir: dir, device: "opencl", op2Builds: []string{"cuda"}}); err != nil {
+		t.Chdir(filepath.Dir(dir)) // a relative folder, though runOP2 runs the binary from another
+		if err := mgcfdSection(&out, mgcfdOpts{n: 5, levels: 2, cycles: 2, rounds: 1, threads: 1, op2Dir: filepath.Base(dir), device: "opencl", op2Builds: []string{"cuda"}}); err != nil {
 			t.Fatal(err)
 		}
 		row = regexp.MustCompile(`(?m)^  opencl +[0-9.]+ / +[0-9.]+ +0\.250 / +0\.250 +[0-9.]+x +[0-9.e+-]+$`)

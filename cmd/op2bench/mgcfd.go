@@ -320,11 +320,15 @@ func mgcfdCycles(m *mgcfd.Mesh, cycles int, after func(*mgcfd.Solver) error) ([]
 	return rms, d, err
 }
 
-// findBinary is the path of the first of names that is an executable file
-// in dir, "" if none is.
+// findBinary is the absolute path of the first of names that is an
+// executable file in dir, "" if none is (absolute: runOP2 runs it from
+// another folder).
 func findBinary(dir string, names []string) string {
 	for _, n := range names {
-		p := filepath.Join(dir, n)
+		p, err := filepath.Abs(filepath.Join(dir, n))
+		if err != nil {
+			return ""
+		}
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
 			return p
 		}
