@@ -24,7 +24,9 @@
 // prints the ratio GoOP2/OP2; -mgcfd-simd off,8 times each configuration
 // with the scalar code and with 8 SIMD lanes (8+fused: with its loops
 // recorded and fused too); -mgcfd-device cuda also runs the cycles on a
-// device backend. -mgcfd-floor-only measures MG-CFD's loops on the
+// device backend, and -mgcfd-op2-builds cuda runs the original's CUDA
+// build (euler3d_cuda, scripts/op2cuda) beside it instead of the
+// sequential and OpenMP ones (seq,openmp, the default). -mgcfd-floor-only measures MG-CFD's loops on the
 // finest level against their floors as -floor does Airfoil's, the
 // in-cache floor from the cycles on two small meshes.
 //
@@ -46,7 +48,7 @@
 //	op2bench -matrix-only [-threads 2] [-matrix-n 708] [-matrix-rounds 5]
 //	op2bench -floor-only [-threads 2] [-floor-iters 10] [-floor-rounds 3] [-floor-kib 256] [-floor-simd off,8]
 //	op2bench -mgcfd-floor-only [-threads 2] [-mgcfd-n 65] [-mgcfd-levels 4] [-mgcfd-cycles 50] [-mgcfd-rounds 3] [-mgcfd-floor-small 17,25]
-//	op2bench -mgcfd-only [-threads 2] [-mgcfd-n 65] [-mgcfd-levels 4] [-mgcfd-cycles 50] [-mgcfd-rounds 3] [-mgcfd-op2 DIR] [-mgcfd-simd off,8,8+fused] [-mgcfd-device cuda]
+//	op2bench -mgcfd-only [-threads 2] [-mgcfd-n 65] [-mgcfd-levels 4] [-mgcfd-cycles 50] [-mgcfd-rounds 3] [-mgcfd-op2 DIR] [-mgcfd-op2-builds seq,openmp,cuda] [-mgcfd-simd off,8,8+fused] [-mgcfd-device cuda]
 //	op2bench -chains-only [-threads 2] [-chains-iters 200] [-chains-rounds 3] [-chains-simd off,8] [-chains-tile 16000]
 //	op2bench -gmsh FILE.msh [-gmsh-rounds 3]
 package main
@@ -100,7 +102,8 @@ func main() {
 	mgDevice := flag.String("mgcfd-device", "", "a device backend (cuda or opencl) on which MG-CFD's cycles also run")
 	mgFloor := flag.Bool("mgcfd-floor-only", false, "run only the STREAM triad and MG-CFD's loops against their compute floor (-mgcfd-n, -mgcfd-levels, -mgcfd-cycles, -mgcfd-rounds)")
 	mgFloorSmall := flag.String("mgcfd-floor-small", "17,25", "nodes per side of the two small meshes of MG-CFD's in-cache floor")
-	mgOP2 := flag.String("mgcfd-op2", "", "folder of the original MG-CFD's binaries built on OP2-Common (euler3d_genseq or euler3d_seq, euler3d_openmp), run on the same mesh")
+	mgOP2 := flag.String("mgcfd-op2", "", "folder of the original MG-CFD's binaries built on OP2-Common (euler3d_genseq or euler3d_seq, euler3d_openmp, euler3d_cuda), run on the same mesh")
+	mgOP2Builds := flag.String("mgcfd-op2-builds", "seq,openmp", "the original's builds run from -mgcfd-op2, comma separated: seq and openmp beside GoOP2's sequential and openmp runs, cuda (euler3d_cuda) beside the -mgcfd-device run")
 	ch := flag.Bool("chains", false, "also time Airfoil's loops recorded in chains (lazy mode), fused, against eager execution")
 	chOnly := flag.Bool("chains-only", false, "run only the STREAM triad and the loop-chain section")
 	chIters := flag.Int("chains-iters", 200, "Airfoil iterations per run of the loop-chain section")
@@ -170,6 +173,9 @@ func main() {
 	mgOpts := mgcfdOpts{n: *mgN, levels: *mgLevels, cycles: *mgCycles, rounds: *mgRounds, threads: *threads, op2Dir: *mgOP2, device: *mgDevice}
 	if *mgSIMD != "" {
 		mgOpts.simd = strings.Split(*mgSIMD, ",")
+	}
+	if *mgOP2Builds != "" {
+		mgOpts.op2Builds = strings.Split(*mgOP2Builds, ",")
 	}
 	if *mgFloor {
 		var small [2]int

@@ -386,6 +386,21 @@ func TestMGCFDSection(t *testing.T) {
 		if !row.MatchString(out.String()) || strings.Contains(out.String(), "OP2 opencl") {
 			t.Errorf("-mgcfd-device opencl: no opencl row, or one with an original:\n%s", out.String())
 		}
+		// -mgcfd-op2-builds cuda: the original's CUDA build beside the
+		// device run, and no other original.
+		if err := os.WriteFile(filepath.Join(dir, "euler3d_cuda"), []byte(fakeMGCFD), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out.Reset()
+		t.Chdir(filepath.Dir(dir)) // a relative folder, though runOP2 runs the binary from another
+		if err := mgcfdSection(&out, mgcfdOpts{n: 5, levels: 2, cycles: 2, rounds: 1, threads: 1, op2Dir: filepath.Base(dir), device: "opencl", op2Builds: []string{"cuda"}}); err != nil {
+			t.Fatal(err)
+		}
+		row = regexp.MustCompile(`(?m)^  opencl +[0-9.]+ / +[0-9.]+ +0\.250 / +0\.250 +[0-9.]+x +[0-9.e+-]+$`)
+		if !row.MatchString(out.String()) || !strings.Contains(out.String(), "OP2 opencl (euler3d_cuda): validation against GoOP2's variables passed (1 of 1 runs); its rms of every cycle within") ||
+			strings.Contains(out.String(), "OP2 sequential") || strings.Contains(out.String(), "OP2 openmp") {
+			t.Errorf("-mgcfd-op2-builds cuda: no original beside the opencl run, or others:\n%s", out.String())
+		}
 	}
 	// Without the original, GoOP2 alone; a folder without its binaries
 	// and bad settings are errors.
@@ -412,6 +427,9 @@ func TestMGCFDSection(t *testing.T) {
 		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: broken("echo hello\n")}, `printed no "Max total runtime = " line`},
 		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: broken("echo 'Performing MG cycle 2 / 1  rms 1e-7'; echo 'Max total runtime = 1'\n")}, "out of order"},
 		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: t.TempDir()}, "holds none of the original's binaries (euler3d_genseq, euler3d_seq, euler3d_openmp)"},
+		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: t.TempDir(), op2Builds: []string{"cuda"}, device: "cuda"}, "holds none of the original's binaries (euler3d_cuda)"},
+		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: broken(""), op2Builds: []string{"cuda"}}, "-mgcfd-op2-builds cuda wants -mgcfd-device"},
+		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: broken(""), op2Builds: []string{"hip"}}, `unknown build "hip"`},
 		{mgcfdOpts{n: 5, levels: 2, cycles: 0, rounds: 1, threads: 1}, "0 cycles"},
 		{mgcfdOpts{n: 6, levels: 2, cycles: 1, rounds: 1, threads: 1}, "multiple of 2^(levels−1)"},
 	} {

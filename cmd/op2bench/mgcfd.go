@@ -31,8 +31,14 @@ type mgcfdOpts struct {
 	// runs the configured one.
 	simd []string
 	// device is a device backend (cuda or opencl) that also runs the
-	// cycles, once ("" runs none); the original has no run beside it.
+	// cycles, once ("" runs none); the original's cuda build runs beside
+	// it when op2Builds names it.
 	device string
+	// op2Builds are the original's builds run from op2Dir, each beside
+	// GoOP2's run of its kind: seq (op2SeqBinaries) beside sequential,
+	// openmp beside openmp, cuda (op2CUDABinaries) beside device. nil
+	// runs seq and openmp.
+	op2Builds []string
 }
 
 // mgcfdRun is one configuration of the MG-CFD section and what its rounds
@@ -61,10 +67,11 @@ type mgcfdRun struct {
 
 // The original's binaries, as OP2-Common's makefiles name them, the first
 // found in the folder used: sequential (the generated sequential code,
-// else the plain one) and OpenMP.
+// else the plain one), OpenMP and CUDA (scripts/op2cuda builds it).
 var (
-	op2SeqBinaries = []string{"euler3d_genseq", "euler3d_seq"}
-	op2OMPBinaries = []string{"euler3d_openmp"}
+	op2SeqBinaries  = []string{"euler3d_genseq", "euler3d_seq"}
+	op2OMPBinaries  = []string{"euler3d_openmp"}
+	op2CUDABinaries = []string{"euler3d_cuda"}
 )
 
 // op2Runtime matches the original's line giving the time of its cycles,
@@ -81,8 +88,8 @@ var (
 // threads: o.rounds rounds of o.cycles cycles per configuration (after a
 // warm-up cycle that compiles the loops), interleaved. With o.op2Dir it
 // also writes the mesh in the original's HDF5 layout to a temporary
-// folder and runs the original's binaries from o.op2Dir on it, each after
-// GoOP2's run of the same configuration, with -v against GoOP2's
+// folder and runs the original's binaries from o.op2Dir on it (the builds
+// o.op2Builds names), each after GoOP2's run of the same configuration, with -v against GoOP2's
 // variables after the cycles (the original then says whether they agree
 // to its relative 10⁻⁷), and prints the ratio GoOP2/OP2 of the times of
 // the cycles. It prints the medians and bests, the final rms of each
@@ -136,17 +143,44 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 	}
 	var dir string
 	if o.op2Dir != "" {
-		seq, omp := findBinary(o.op2Dir, op2SeqBinaries), findBinary(o.op2Dir, op2OMPBinaries)
-		if seq == "" && omp == "" {
-			return fmt.Errorf("mgcfd: -mgcfd-op2 %s holds none of the original's binaries (%s)", o.op2Dir, strings.Join(append(slices.Clone(op2SeqBinaries), op2OMPBinaries...), ", "))
+		builds := o.op2Builds
+		if len(builds) == 0 {
+			builds = []string{"seq", "openmp"}
+		}
+		bins := map[string]string{} // build: its binary
+		var names []string
+		for _, b := range builds {
+			var candidates []string
+			switch b {
+			case "seq":
+				candidates = op2SeqBinaries
+			case "openmp":
+				candidates = op2OMPBinaries
+			case "cuda":
+				if o.device == "" {
+					return fmt.Errorf("mgcfd: the original's cuda build runs beside GoOP2's device run: -mgcfd-op2-builds cuda wants -mgcfd-device")
+				}
+				candidates = op2CUDABinaries
+			default:
+				return fmt.Errorf("mgcfd: -mgcfd-op2-builds: unknown build %q (seq, openmp or cuda)", b)
+			}
+			names = append(names, candidates...)
+			if bin := findBinary(o.op2Dir, candidates); bin != "" {
+				bins[b] = bin
+			}
+		}
+		if len(bins) == 0 {
+			return fmt.Errorf("mgcfd: -mgcfd-op2 %s holds none of the original's binaries (%s)", o.op2Dir, strings.Join(names, ", "))
 		}
 		for _, r := range runs {
 			switch {
 			case sibling(r) != r:
+			case r.backend == o.device:
+				r.op2Bin = bins["cuda"]
 			case r.backend == "sequential":
-				r.op2Bin = seq
+				r.op2Bin = bins["seq"]
 			case r.backend == "openmp":
-				r.op2Bin = omp
+				r.op2Bin = bins["openmp"]
 			}
 		}
 		if dir, err = os.MkdirTemp("", "op2bench-mgcfd-"); err != nil {
@@ -286,11 +320,15 @@ func mgcfdCycles(m *mgcfd.Mesh, cycles int, after func(*mgcfd.Solver) error) ([]
 	return rms, d, err
 }
 
-// findBinary is the path of the first of names that is an executable file
-// in dir, "" if none is.
+// findBinary is the absolute path of the first of names that is an
+// executable file in dir, "" if none is (absolute: runOP2 runs it from
+// another folder).
 func findBinary(dir string, names []string) string {
 	for _, n := range names {
-		p := filepath.Join(dir, n)
+		p, err := filepath.Abs(filepath.Join(dir, n))
+		if err != nil {
+			return ""
+		}
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
 			return p
 		}

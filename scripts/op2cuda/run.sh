@@ -2,6 +2,7 @@
 # Runs the OP2 CUDA Airfoil built by build.sh, RUNS times back to back (default 3),
 # in a temporary folder holding a symlink new_grid.dat -> MESH (the app reads
 # ./new_grid.dat from its cwd; niter = 1000 is hard-coded in airfoil.cpp).
+# MG-CFD's euler3d_cuda is run by op2bench (gpu-bin/run's part op2).
 #
 # Usage: bash .op2cuda/run.sh MESH [extra OP2 args, e.g. OP_BLOCK_SIZE=256]
 # Env:   RUNS (default 3), OP_PROFILE_LEVEL (default 2 = per-kernel timing table
