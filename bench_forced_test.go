@@ -21,7 +21,7 @@ var forcedModes = []struct {
 
 // BenchmarkParLoopOverheadForced is BenchmarkParLoopOverhead for a
 // program that reads its data after every loop (the reduction's value),
-// eager and with the default configuration (lazy mode in one process:
+// eager and with the default configuration (lazy mode:
 // each loop is recorded, then run by the read). The two should cost
 // about the same per loop, and allocate nothing.
 //

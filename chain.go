@@ -9,8 +9,8 @@ import (
 // Loop chains and lazy evaluation.
 //
 // A runtime records its loops instead of running them while a Chain scope
-// is open or when it is lazy (Config.Lazy: by default in one process;
-// OP2_LAZY). A recorded loop is
+// is open or when it is lazy (Config.Lazy: by default on the host
+// backends; OP2_LAZY). A recorded loop is
 // checked and its program built as ParLoop does, then kept in one
 // process-wide queue, in program order; the queue runs (is forced) when a
 // Chain returns and before anything else takes the lock: every access to
@@ -188,8 +188,13 @@ func (r *Runtime) record(k *Kernel, set IterationSet, args []Arg) error {
 //
 // When the recorded loops run on several ranks, dist.Halo.PlanChain
 // agrees on them once and groups their halo exchanges (see package dist).
+//
 // Lazy mode has no point every rank reaches together (any accessor may
-// force it), so it stays refused on several ranks.
+// force it), so on several ranks it records only the loops that meet no
+// other rank when they run: no halo to exchange (the ranks agree on that
+// when the loop is issued) and no reduction into a Global. Any accessor
+// may run those on its rank alone; every other loop runs when issued,
+// after them. A Chain first runs the loops lazy mode recorded.
 
 // ChainAccessError reports a call inside a Chain, on one of several MPI
 // ranks, that would have run the chain's recorded loops on this rank

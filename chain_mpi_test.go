@@ -29,16 +29,16 @@ type chainMPIDats struct {
 // sequence issues sum, scale, sum: the first sum reads a, b and c
 // (current: Partition filled their halos), the second a and b (modified
 // by scale: stale).
-func (d *chainMPIDats) sequence(t *testing.T, nodes, edges *op2.Set, ring *op2.Map) {
+func (d *chainMPIDats) sequence(t *testing.T, r *op2.Runtime, nodes, edges *op2.Set, ring *op2.Map) {
 	t.Helper()
 	sum := func(out *op2.Dat[float64]) {
-		check(t, op2.ParLoop(chainSum, edges,
+		check(t, r.ParLoop(chainSum, edges,
 			d.a.ArgMap(op2.Read, ring, 0), d.a.ArgMap(op2.Read, ring, 1),
 			d.b.ArgMap(op2.Read, ring, 0), d.b.ArgMap(op2.Read, ring, 1),
 			d.c.ArgMap(op2.Read, ring, 0), d.c.ArgMap(op2.Read, ring, 1), out.Arg(op2.Write)))
 	}
 	sum(d.e)
-	check(t, op2.ParLoop(chainScale, nodes, d.a.Arg(op2.RW), d.b.Arg(op2.RW)))
+	check(t, r.ParLoop(chainScale, nodes, d.a.Arg(op2.RW), d.b.Arg(op2.RW)))
 	sum(d.f)
 }
 
@@ -58,7 +58,8 @@ func (d *chainMPIDats) gather(t *testing.T) [][]float64 {
 // message per neighbour either way), with one agreement; inside a chain an accessor a rank may
 // call alone refuses to run the recorded loops (*ChainAccessError, or a
 // panic with it), on that rank alone without hanging, and leaves them
-// recorded; a collective call (Gather) runs them; lazy mode is refused.
+// recorded; a collective call (Gather) runs them; loops recorded in lazy
+// mode before a Chain run when it opens.
 func TestChainUnderMPI(t *testing.T) {
 	if !mpitest.InRanks() {
 		mpiRun(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=60s")
@@ -85,13 +86,11 @@ func TestChainUnderMPI(t *testing.T) {
 	eager, chained, probed := newDats("1"), newDats("2"), newDats("3")
 	must(op2.Partition(op2.BlockPartitioner()))
 
-	_, err := op2.NewRuntime(op2.Config{Lazy: true})
-	wantErr(t, err, "Config.Lazy", "2 MPI ranks", "op2.Chain")
-
+	atOnce := must(op2.NewRuntime(op2.Config{}.Explicit("Lazy")))
 	before := op2.ReadHaloStats()
-	eager.sequence(t, nodes, edges, ring)
+	eager.sequence(t, atOnce, nodes, edges, ring)
 	mid := op2.ReadHaloStats()
-	check(t, op2.Chain(func() error { chained.sequence(t, nodes, edges, ring); return nil }))
+	check(t, op2.Chain(func() error { chained.sequence(t, op2.Default(), nodes, edges, ring); return nil }))
 	after := op2.ReadHaloStats()
 	want := eager.gather(t)
 	if got := chained.gather(t); !slices.EqualFunc(got, want, slices.Equal) {
@@ -134,8 +133,21 @@ func TestChainUnderMPI(t *testing.T) {
 		return nil
 	}
 	g := must(op2.NewGlobal(1, []float64{0}, "g"))
+	// A loop recorded in lazy mode (the default) on every rank, run by
+	// an accessor on rank 1 alone, then a Chain: it opens on every rank
+	// with nothing recorded.
+	check(t, op2.ParLoop(chainScale, nodes, probed.c.Arg(op2.RW), probed.b.Arg(op2.RW)))
+	if got := op2.RecordedLoops(); got != 1 {
+		t.Errorf("rank %d: %d loops recorded in lazy mode, want 1", rank, got)
+	}
+	if rank == 1 {
+		_ = probed.c.Data()
+	}
 	check(t, op2.Chain(func() error {
-		probed.sequence(t, nodes, edges, ring)
+		if got := op2.RecordedLoops(); got != 0 {
+			t.Errorf("rank %d: %d loops recorded when a Chain opens, want 0", rank, got)
+		}
+		probed.sequence(t, op2.Default(), nodes, edges, ring)
 		// Rank 1 alone reads a Dat: refused there, with nothing to
 		// wait for on rank 0.
 		if rank == 1 {

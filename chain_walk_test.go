@@ -478,7 +478,7 @@ func TestEveryExportedAPIForcesRecordedLoops(t *testing.T) {
 	// The default runtime runs its loops at once, so that a call that
 	// issues one (ParLoop, Loop.Compute, Mat.Mult...) runs the loops the
 	// fixture recorded before it, rather than recording its own after
-	// them (lazy mode, the default in one process).
+	// them (lazy mode, the default).
 	check(t, op2.Configure(op2.Config{}.Explicit("Lazy")))
 	f := newWalkFixture(t)
 	defer op2.Configure(op2.Config{}) // the default runtime as TestMain set it

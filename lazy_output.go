@@ -4,7 +4,7 @@ import "github.com/goop2/op2/internal/engine"
 
 // Kernels that write output run at once in lazy mode.
 //
-// Lazy mode (Config.Lazy, the default in one process) defers a loop until
+// Lazy mode (Config.Lazy, the default on the host backends) defers a loop until
 // something reads its results; a kernel that prints (printf, puts,
 // fwrite, std::cout...) has results no accessor reads, and a program
 // that ends after its loop would never run it. So in lazy mode a loop

@@ -192,7 +192,7 @@ func allocMesh() (edges *op2.Set, m *op2.Map, d, w *op2.Dat[float64]) {
 
 // TestRepeatedLoopAllocatesNothing: the checks and caches in front of a
 // repeated loop (conflict rule, program cache, plan cache) allocate nothing;
-// in lazy mode (the default in one process) neither does recording it,
+// in lazy mode (the default) neither does recording it,
 // once the queue of recorded loops has held as many once (its slots are
 // made as it first grows, then reused). Check mode is named off, whatever
 // OP2_CHECK says (it copies every READ argument per loop).

@@ -140,7 +140,7 @@ func main() {
 	flag.IntVar(&o.checkpointEvery, "checkpoint-every", 100, "iterations between checkpoints (with -checkpoint)")
 	flag.BoolVar(&o.timing, "timing", false, "print op2's per-loop timing table (under MPI: rank 0's loops)")
 	flag.BoolVar(&o.elapsed, "elapsed", false, "print the time of the iterations (without -timing's waits after each loop)")
-	flag.BoolVar(&o.lazy, "lazy", false, "record the loops and run them when their results are needed (op2.Config.Lazy; one process only); -lazy=false runs each loop at once (default $OP2_LAZY, else lazy in one process and at once under MPI)")
+	flag.BoolVar(&o.lazy, "lazy", false, "record the loops and run them when their results are needed (op2.Config.Lazy; under MPI only the loops that send nothing); -lazy=false runs each loop at once (default $OP2_LAZY, else lazy)")
 	flag.BoolVar(&o.chain, "chain", false, "record each iteration's loops in op2.Chain scopes (under MPI: grouped halo exchanges)")
 	flag.IntVar(&o.tile, "tile", 0, "with lazy mode or -chain, run the recorded loops as sparse tiles of this many cells on the host backends (op2.Config.Tile; -1: chosen per chain; 0: off; default $OP2_TILE, else off)")
 	flag.StringVar(&o.fusion, "fusion", "", "with lazy mode or -chain, whether recorded loops fuse: auto, on or off (op2.Config.Fusion; default $OP2_FUSION, else auto)")

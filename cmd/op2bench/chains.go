@@ -20,7 +20,7 @@ type chainMode struct {
 }
 
 // chainModes are the chain section's modes: every loop at once (Lazy
-// false, named explicitly); the defaults (in one process lazy mode,
+// false, named explicitly); the defaults (lazy mode,
 // Airfoil's loops running when it reads its rms Global, every 100
 // iterations, or MaxRecordedLoops are recorded, fused where
 // Config.Fusion's auto says); the defaults with automatic tiles

@@ -501,3 +501,52 @@ func HostWrite(s *core.Storage) {
 		s.HostDirty = true
 	}
 }
+
+// AgreeAhead is Agree for a loop recorded to run later (lazy evaluation
+// on several ranks), called on every rank when the loop is issued: it
+// reports whether l, run whenever this rank forces it, neither exchanges
+// halos nor meets another rank, so that forcing it on this rank alone
+// (an accessor a program calls on some ranks) changes no other rank's
+// messages. That holds when l has no optional argument, reduces into no
+// Global (a reduction meets every rank as the loop ends) and reads the
+// halo of no Dat that is stale or that a loop recorded before it
+// modifies (dirtied, which the caller knows), and no rank changed those
+// it reads on the host. The first conditions give every rank the same
+// answer (a rank that ran the recorded loops already has the Dats they
+// modified stale, where another has them dirtied), so the ranks reach
+// the last one together: when l reads halos, they agree on it now, as
+// Agree would before the loop (one MPI_Allreduce). A false answer leaves
+// nothing agreed for the loop, which then runs at once through Agree as
+// usual. trace is as for Agree.
+func (h *Halo) AgreeAhead(l *core.Loop, dirtied func(*core.Storage) bool, trace *slog.Logger) (bool, error) {
+	runsExec := l.NeedsColouring()
+	reads := false
+	for k := range l.Args {
+		a := &l.Args[k]
+		if a.Optional || a.Facts().Any(core.FactGlobal) && a.Access != core.Read {
+			return false, nil
+		}
+		if readsHalo(a, runsExec) {
+			if a.Data.HaloStale || dirtied(a.Data) {
+				return false, nil
+			}
+			reads = true
+		}
+	}
+	if !reads {
+		return true, nil
+	}
+	if err := h.Agree(l, trace); err != nil {
+		return false, err
+	}
+	ahead := len(h.exchange) == 0
+	h.exchange = h.exchange[:0] // exchanged, if at all, by the loop's own Agree when it runs
+	return ahead, nil
+}
+
+// RunAhead is Agree for a loop AgreeAhead accepted (or loops fused from
+// such loops), as it runs: nothing to agree or exchange.
+func (h *Halo) RunAhead(trace *slog.Logger) {
+	h.trace = trace
+	h.exchange = h.exchange[:0]
+}

@@ -1,6 +1,11 @@
 package engine
 
-// Loop chains under MPI.
+import (
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/exec"
+)
+
+// Loop chains and lazy evaluation under MPI.
 //
 // On several ranks a chain is collective, as loops are: every rank
 // records the same loops. The recorded loops must then run at the same
@@ -16,25 +21,88 @@ package engine
 //
 // When the recorded loops run on several ranks, dist.Halo.PlanChain
 // agrees on them once and groups their halo exchanges (see package dist).
-// Lazy mode has no point every rank reaches together (any accessor may
-// force it), so it stays refused on several ranks.
+//
+// Lazy mode has no point every rank reaches together: any accessor, which
+// a program may call on some ranks only, forces the queue. So on several
+// ranks it records only loops that meet no other rank when they run
+// (dist.Halo.AgreeAhead): no halo to exchange (the ranks agree on that
+// when the loop is issued, if it reads halos that are up to date), no
+// reduction into a Global. Every other loop runs when issued, after the
+// recorded ones, as it would without lazy mode. Forcing the queue on one
+// rank then sends no message, and every rank's messages stay in program
+// order: a recorded loop fuses with its neighbours (save_soln with
+// adt_calc in Airfoil) and runs when something needs it, on each rank
+// alone.
 
 // mayRecord returns an error when r may not record the loop it is asked
-// to run: lazy mode outside a chain on several MPI ranks. Caller holds
-// the lock.
+// to run: MPI cannot start. Caller holds the lock.
 func (r *Runtime) mayRecord() error {
-	if r.chains > 0 {
-		_, err := r.Proc.World()
-		return err
-	}
-	return r.Proc.SingleProcess("lazy mode (Config.Lazy, OP2_LAZY)")
+	_, err := r.Proc.World()
+	return err
 }
 
-// noteRecorded counts a loop r recorded. Caller holds the lock.
-func (r *Runtime) noteRecorded() {
-	if r.Proc.multiRank() {
-		r.Proc.distQueued++
+// noteRecorded counts a loop r recorded in a chain on several ranks, and
+// notes the Dats a loop recorded in lazy mode there modifies. Caller
+// holds the lock.
+func (r *Runtime) noteRecorded(l *core.Loop) {
+	p := r.Proc
+	switch {
+	case !p.multiRank():
+	case r.chains > 0:
+		p.distQueued++
+	default:
+		if p.queueDirties == nil {
+			p.queueDirties = map[*core.Storage]bool{}
+		}
+		for i := range l.Args {
+			if l.Sig.Args[i].Facts.Any(core.FactDirtiesHalo) {
+				p.queueDirties[l.Args[i].Data] = true
+			}
+		}
 	}
+}
+
+// runsAhead reports whether loop l, bound for recording by r in lazy mode
+// on several ranks (outside a chain), may stay recorded: it meets no
+// other rank when it runs, whenever this rank runs it (see above). It
+// answers at once on one process and in a chain. Caller holds the lock.
+func (r *Runtime) runsAhead(l *core.Loop) (bool, error) {
+	p := r.Proc
+	if r.chains > 0 || !p.multiRank() {
+		return true, nil
+	}
+	if !p.Partitioned() || l.Check || l.Extruded != nil {
+		return false, nil // the loop runs now: its error, or check mode's report, at the call
+	}
+	for i := range l.Args {
+		if a := &l.Args[i]; a.Hidden || a.Facts().Any(core.FactMat) {
+			return false, nil
+		}
+	}
+	if err := r.checkPartitioned(l); err != nil {
+		return false, err
+	}
+	ok, err := p.job.Halo().AgreeAhead(l, func(s *core.Storage) bool { return p.queueDirties[s] }, r.tracer())
+	if err != nil {
+		return false, p.Fatal(p.api.Internal(err))
+	}
+	return ok, nil
+}
+
+// runAtOnce runs loop l, bound in the queue's next free slot e for r on
+// b with its program prog, when runsAhead refused to record it: after the
+// recorded loops, which meet no other rank, then as a loop that runs
+// when issued. The slot is released. Caller holds the lock.
+func (r *Runtime) runAtOnce(e *Recorded, b *exec.Opened, prog exec.Program) error {
+	defer e.Release()
+	dropped := r.X.Dropped()
+	if err := r.Proc.Force(); err != nil {
+		return err
+	}
+	if r.X.Dropped() != dropped {
+		prog = nil // building the recorded loops' programs may have unloaded it
+	}
+	return r.RunProgram(b, &e.Loop, prog)
 }
 
 // beginChain plans the halo exchanges of the steps about to run
@@ -43,7 +111,15 @@ func (r *Runtime) noteRecorded() {
 // Caller holds the lock.
 func (p *Process) beginChain() error {
 	q := &p.queue
+	chained := p.distQueued
 	p.distQueued = 0
+	clear(p.queueDirties)
+	if chained == 0 {
+		// One process, or loops recorded in lazy mode, which agreed
+		// when they were issued (runsAhead).
+		p.ahead = p.multiRank()
+		return nil
+	}
 	var r *Runtime
 	loops := p.chainRun.loops[:0]
 	for k := range q.steps {
@@ -76,6 +152,7 @@ func (p *Process) beginChain() error {
 
 // endChain ends the plan beginChain made. Caller holds the lock.
 func (p *Process) endChain() {
+	p.ahead = false
 	if p.chainRun.h != nil {
 		p.chainRun.h.EndChain()
 		p.chainRun.h = nil

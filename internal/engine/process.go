@@ -70,11 +70,17 @@ type Process struct {
 	// Builds says when fused loops' programs and tile forms are built
 	// (under mu; background.go).
 	Builds BuildMode
-	// distQueued is the number of recorded loops whose runtime runs on
-	// several MPI ranks, and collective is set while a collective call
-	// runs the recorded loops (both under mu).
+	// distQueued is the number of loops recorded in chains whose runtime
+	// runs on several MPI ranks, and collective is set while a collective
+	// call runs the recorded loops (both under mu).
 	distQueued int
 	collective bool
+	// On several MPI ranks in lazy mode (chain_mpi.go): queueDirties are
+	// the Dats the recorded loops modify, and ahead is set while the
+	// queue runs a step whose loops agreed when they were recorded (both
+	// under mu).
+	queueDirties map[*core.Storage]bool
+	ahead        bool
 	// chainRun is the chain being run by the queue: the halo exchange
 	// that planned it, and its loops (kept for the next chain).
 	chainRun struct {
@@ -190,20 +196,6 @@ func (p *Process) Distributing() (bool, error) {
 // multiRank reports whether the process is one of several MPI ranks (as
 // World, without starting MPI). Caller holds mu.
 func (p *Process) multiRank() bool { return p.world != nil && p.world.Size() > 1 }
-
-// SingleProcess returns an error naming what when this process is one
-// of several MPI ranks, where loops cannot be recorded outside a chain.
-// Caller holds mu.
-func (p *Process) SingleProcess(what string) error {
-	w, err := p.World()
-	if err != nil {
-		return err
-	}
-	if w != nil && w.Size() > 1 {
-		return p.api.Internal(fmt.Errorf("%s needs a single process, and this run has %d MPI ranks (a loop recorded on every rank but forced by an accessor on some ranks only would deadlock the halo exchanges); record loops with op2.Chain instead, which runs them where every rank does", what, w.Size()))
-	}
-	return nil
-}
 
 // Fatal ends the job when err says that an MPI wait ran out of time
 // (OP2_MPI_TIMEOUT): MPI's state is then unusable, and the other ranks

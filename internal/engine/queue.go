@@ -13,8 +13,9 @@ import (
 // Loop chains and lazy evaluation.
 //
 // A runtime records its loops instead of running them while a chain scope
-// is open or when it is lazy (Config.Lazy: by default in one process;
-// OP2_LAZY). A recorded loop is
+// is open or when it is lazy (Config.Lazy: by default on the host
+// backends; OP2_LAZY; on several MPI ranks only the loops chain_mpi.go
+// says). A recorded loop is
 // checked and its program built as a loop that runs at once, then kept in
 // one process-wide queue, in program order; the queue runs (is forced)
 // when a chain ends and before anything else takes the lock: every access
@@ -382,9 +383,9 @@ func (p *Process) Slot() *Recorded { return p.queue.slot() }
 // the queue. Caller holds the lock.
 func (p *Process) Recorded() int { return p.queue.n }
 
-// Reserve makes room in the queue for a loop r records: an error in lazy
-// mode under MPI with several ranks; the queue forced when it is full.
-// Caller holds the lock.
+// Reserve makes room in the queue for a loop r records: an error when
+// MPI cannot start; the queue forced when it is full. Caller holds the
+// lock.
 func (r *Runtime) Reserve() error {
 	if err := r.mayRecord(); err != nil {
 		return err
@@ -401,10 +402,16 @@ func (r *Runtime) Commit(e *Recorded, b *exec.Opened) error {
 		e.Release()
 		return r.Proc.api.Internal(err)
 	}
+	if ahead, err := r.runsAhead(&e.Loop); err != nil {
+		e.Release()
+		return err
+	} else if !ahead { // lazy mode on several MPI ranks: see chain_mpi.go
+		return r.runAtOnce(e, b, p)
+	}
 	MarkLooped(&e.Loop) // the loop holds the sets' current numbering
 	e.r, e.b, e.p, e.dropped = r, b, p, r.X.Dropped()
 	r.Proc.queue.n++
-	r.noteRecorded()
+	r.noteRecorded(&e.Loop)
 	return nil
 }
 

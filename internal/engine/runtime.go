@@ -159,11 +159,6 @@ func (r *Runtime) Configure(user exec.Config) error {
 	if err := exec.MergeConfig(&cfg, user); err != nil {
 		return r.Proc.api.Internal(err)
 	}
-	if cfg.Lazy {
-		if err := r.Proc.SingleProcess("Config.Lazy"); err != nil {
-			return err
-		}
-	}
 	if cfg.CacheDir != r.Cfg.CacheDir {
 		// Nothing r built in the background for the cache it leaves is
 		// still writing into it when Configure returns (a program, or
@@ -257,11 +252,18 @@ func (r *Runtime) RecordCopy(l *core.Loop, b *exec.Opened) error {
 }
 
 // OpenChain opens a chain scope of r: its loops are recorded until the
-// matching CloseChain. It fails when MPI cannot start. Caller holds the
-// lock.
+// matching CloseChain. It fails when MPI cannot start. On several ranks
+// it first runs the loops recorded in lazy mode, which a rank may have
+// run already (chain_mpi.go): a chain's loops are the same on every rank.
+// Caller holds the lock.
 func (r *Runtime) OpenChain() error {
 	if _, err := r.Proc.World(); err != nil {
 		return err
+	}
+	if p := r.Proc; p.multiRank() && p.distQueued == 0 && p.queue.n > 0 {
+		if err := p.Force(); err != nil {
+			return err
+		}
 	}
 	r.chains++
 	return nil
@@ -301,7 +303,9 @@ func (r *Runtime) RunProgram(b *exec.Opened, l *core.Loop, p exec.Program) error
 		r.traceLoop(trace, "op2: loop start", l, nil)
 	}
 	if h := r.X.Halo; h != nil {
-		if err := h.Agree(l, trace); err != nil {
+		if r.Proc.ahead { // agreed when recorded (runsAhead)
+			r.Proc.job.Halo().RunAhead(trace)
+		} else if err := h.Agree(l, trace); err != nil {
 			return r.Proc.Fatal(r.Proc.api.Internal(err))
 		}
 	}

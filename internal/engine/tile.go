@@ -143,8 +143,8 @@ func (p *Process) globalsAllow(l *core.Loop) bool {
 // Caller holds the lock.
 func (p *Process) runTiled(k, n int, err *error) int {
 	q := &p.queue
-	if k+1 >= len(q.steps) {
-		return 0 // a run of tiles needs two steps
+	if k+1 >= len(q.steps) || p.ahead {
+		return 0 // a run of tiles needs two steps; under MPI, a chain (its agreement)
 	}
 	l0, r := q.loop(&q.steps[k])
 	if l0 == nil {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/jit"
-	"github.com/goop2/op2/internal/mpi"
 )
 
 // A ConfigSetting is one row of the configuration table (Settings): a
@@ -191,10 +190,10 @@ var Settings = []ConfigSetting{
 	{Field: "PlanCheck", Env: "OP2_PLAN_CHECK", Default: "off", Doc: "verify every invariant of each new execution plan", value: boolean(func(c *Config) *bool { return &c.PlanCheck })},
 	{Field: "Check", Env: "OP2_CHECK", Default: "off", Doc: "check mode: find kernels that cast away the `const` of READ arguments (or, on the host backends, Consts) and write to them, and undo the writes", value: boolean(func(c *Config) *bool { return &c.Check })},
 	{Field: "Timing", Env: "OP2_TIMING", Default: "off", Doc: "the timing report: each loop's calls, times and bytes (`op2.EnableTiming` switches it until the next `Configure`)", value: boolean(func(c *Config) *bool { return &c.Timing })},
-	{Field: "Lazy", Env: "OP2_LAZY", Default: "on in one process on the host backends, unless `Checkpoint` or `Check` is set; off on `opencl`, `cuda` and several MPI ranks", Doc: "record loops until their results are needed, running them (fused where that pays) when something forces them; `false` (`Config{}.Explicit(\"Lazy\")`, `OP2_LAZY=0`) runs each loop at once; on several MPI ranks it is refused",
+	{Field: "Lazy", Env: "OP2_LAZY", Default: "on on the host backends, unless `Checkpoint` or `Check` is set; off on `opencl` and `cuda`", Doc: "record loops until their results are needed, running them (fused where that pays) when something forces them; on several MPI ranks only loops that meet no other rank as they run (no halo exchange, no reduction) are recorded; `false` (`Config{}.Explicit(\"Lazy\")`, `OP2_LAZY=0`) runs each loop at once",
 		value: boolean(func(c *Config) *bool { return &c.Lazy }), zeroIsOff: true,
 		auto: func(c *Config) {
-			c.Lazy = DefaultLazy() && c.Checkpoint == "" && !c.Check
+			c.Lazy = c.Checkpoint == "" && !c.Check
 			c.lazyDefault = true
 		}},
 	{Field: "Tile", Env: "OP2_TILE", Default: "0: off", Doc: "run recorded loops on the host backends as sparse tiles of this many elements of the first loop's set; `auto` (`TileAuto`, -1) tiles a chain, in one process, only where its data does not fit the last-level cache and tiles cut the bytes it moves, each tile's data filling half of one CPU's part of the last-level cache; `off` is 0",
@@ -357,15 +356,8 @@ func checkSIMD(s string) error         { _, _, err := ParseSIMD(s); return err }
 // without the environment's overrides.
 func Defaults() Config {
 	return Config{Backend: "sequential", CC: "cc", CXX: "g++", CFlags: slices.Clone(DefaultCFlags),
-		CacheDir: DefaultCacheDir(), Threads: DefaultThreads(), Lazy: DefaultLazy()}
+		CacheDir: DefaultCacheDir(), Threads: DefaultThreads(), Lazy: true}
 }
-
-// DefaultLazy is Lazy's default: on when the program runs as one process
-// (no MPI launcher, or a launcher that started one process), off when a
-// launcher started several, where lazy mode is refused (a loop recorded
-// on every rank but forced by an accessor on some ranks only would
-// deadlock their halo exchanges).
-func DefaultLazy() bool { return mpi.Launched() <= 1 }
 
 // ConfigFromEnv returns the default configuration with the environment's
 // overrides applied: every variable of Settings, each read and checked

@@ -176,7 +176,7 @@ func (c *Config) Recording() bool {
 // "Logger") turns tiling and logging off whatever OP2_TILE and OP2_LOG
 // say. A named field at its zero value takes the built-in default (the
 // settings table's Default column), never the variable's, except Lazy,
-// whose default is on in one process: Lazy false named so runs loops at
+// whose default is on: Lazy false named so runs loops at
 // once whatever the default and OP2_LAZY say; a named field
 // with another value is taken as it would be anyway. Fields not named
 // keep the rule that zero means the variable's value, else the default.
