@@ -17,8 +17,10 @@ import (
 // are uses them. A setting that asks for them (Config.Fusion "on",
 // Config.Tile) builds them at once, as the user expects to see them run
 // at the first forcing (and a failure to build them at once). So do
-// several MPI ranks: they must run the same loops, and a build in the
-// background would end at another time on each rank. So does a runtime
+// several MPI ranks running a chain: they must run the same loops, and a
+// build in the background would end at another time on each rank (the
+// loops lazy mode records there send nothing, so each rank may run them
+// fused or not: chain_mpi.go). So does a runtime
 // that tunes (Config.Tune): the loops it measures are then the ones that
 // keep running, rather than loops run apart until their fused program is
 // built, which would get too few calls to be tuned and be measured again
@@ -40,13 +42,14 @@ const (
 )
 
 // atOnce reports whether r builds a fused loop's program or a tile form
-// at once: always on several MPI ranks (they must run the same loops, and
-// a build in the background ends when it ends on each rank) and when r
+// at once: always for a chain on several MPI ranks (they must run the
+// same loops, and a build in the background ends when it ends on each
+// rank; not for the loops lazy mode records there, Process.ahead) and when r
 // tunes (its measurements are of the loops that keep running), always or
 // never under the process's Builds, else when a setting asked for it
 // (explicit).
 func (r *Runtime) atOnce(explicit bool) bool {
-	if r.Proc.multiRank() || r.X.Tuner != nil {
+	if r.Proc.multiRank() && !r.Proc.ahead || r.X.Tuner != nil {
 		return true
 	}
 	switch r.Proc.Builds {

@@ -115,10 +115,7 @@ func (p *Process) beginChain() error {
 	p.distQueued = 0
 	clear(p.queueDirties)
 	if chained == 0 {
-		// One process, or loops recorded in lazy mode, which agreed
-		// when they were issued (runsAhead).
-		p.ahead = p.multiRank()
-		return nil
+		return nil // one process, or loops recorded in lazy mode (runQueue set ahead)
 	}
 	var r *Runtime
 	loops := p.chainRun.loops[:0]

@@ -77,8 +77,8 @@ type Process struct {
 	collective bool
 	// On several MPI ranks in lazy mode (chain_mpi.go): queueDirties are
 	// the Dats the recorded loops modify, and ahead is set while the
-	// queue runs a step whose loops agreed when they were recorded (both
-	// under mu).
+	// queue runs loops that agreed when they were recorded (both under
+	// mu).
 	queueDirties map[*core.Storage]bool
 	ahead        bool
 	// chainRun is the chain being run by the queue: the halo exchange

@@ -179,6 +179,9 @@ func (p *Process) runQueue() error {
 	q := &p.queue
 	n := q.n
 	q.n = 0 // a loop never records while the queue runs, but be sure
+	// On several ranks, loops recorded in lazy mode agreed when they
+	// were issued and send nothing (chain_mpi.go); a chain's did not.
+	p.ahead = p.multiRank() && p.distQueued == 0
 	p.plan(n)
 	err := p.beginChain()
 	defer p.endChain()
