@@ -518,7 +518,7 @@ func HostWrite(s *core.Storage) {
 // Agree would before the loop (one MPI_Allreduce). A false answer leaves
 // nothing agreed for the loop, which then runs at once through Agree as
 // usual. trace is as for Agree.
-func (h *Halo) AgreeAhead(l *core.Loop, dirtied func(*core.Storage) bool, trace *slog.Logger) (bool, error) {
+func (h *Halo) AgreeAhead(l *core.Loop, dirtied map[*core.Storage]bool, trace *slog.Logger) (bool, error) {
 	runsExec := l.NeedsColouring()
 	reads := false
 	for k := range l.Args {
@@ -527,7 +527,7 @@ func (h *Halo) AgreeAhead(l *core.Loop, dirtied func(*core.Storage) bool, trace 
 			return false, nil
 		}
 		if readsHalo(a, runsExec) {
-			if a.Data.HaloStale || dirtied(a.Data) {
+			if a.Data.HaloStale || dirtied[a.Data] {
 				return false, nil
 			}
 			reads = true

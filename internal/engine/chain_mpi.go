@@ -82,7 +82,7 @@ func (r *Runtime) runsAhead(l *core.Loop) (bool, error) {
 	if err := r.checkPartitioned(l); err != nil {
 		return false, err
 	}
-	ok, err := p.job.Halo().AgreeAhead(l, func(s *core.Storage) bool { return p.queueDirties[s] }, r.tracer())
+	ok, err := p.job.Halo().AgreeAhead(l, p.queueDirties, r.tracer())
 	if err != nil {
 		return false, p.Fatal(p.api.Internal(err))
 	}
