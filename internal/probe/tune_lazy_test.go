@@ -28,9 +28,9 @@ func TestTuneProbeLazyShapes(t *testing.T) {
 	cfg := op2.Config{Backend: "openmp", Threads: 2, CacheDir: cacheDir, Tune: true, Timing: true}
 	r := must(op2.NewRuntime(cfg))
 	// The longest tuning: 6 variants (2 schemes, scalar and 2 SIMD
-	// widths), then 4 block sizes, 3 calls each; then a call that runs
-	// the choice.
-	for range 31 {
+	// widths), then 4 block sizes, then the configured setting and the
+	// fastest again, 3 calls each; then a call that runs the choice.
+	for range 37 {
 		tuneRun(t, r, 1, nil)
 	}
 	fused := false

@@ -171,9 +171,10 @@ func resetTuning(t *testing.T) {
 // enough calls every loop is tuned, and the timing report names a choice.
 func TestTuneProbeSameResults(t *testing.T) {
 	// Enough calls for the longest tuning (8 variants with the configured
-	// work-group size 32, then 4 block sizes: 36 calls) of the loop with
-	// its optional arguments on (3 calls in 4), and for the loop with them off.
-	calls := 52
+	// work-group size 32, then 4 block sizes, then the configured setting
+	// and the fastest again: 42 calls) of the loop with its optional
+	// arguments on (3 calls in 4), and for the loop with them off.
+	calls := 60
 	for _, tc := range tuneCfgs {
 		if testing.Short() && tc.cfg.Backend == "opencl" && tc.name != "opencl-atomics-wg32-soa" {
 			continue // each opencl configuration compiles every variant (a minute with a cold PoCL cache)
@@ -327,13 +328,13 @@ func testTuneBadFile(t *testing.T, backend string) {
 // tuning in turn: both keep their choices in the file, and each later
 // runtime starts tuned. Each run is of one iteration, so that under lazy
 // evaluation every shape (a loop alone, a fused loop) recurs in every
-// run (see TestTuneProbeLazyShapes); 31 runs tune the longest.
+// run (see TestTuneProbeLazyShapes); 37 runs tune the longest.
 func TestTuneProbeTwoRuntimesOneCache(t *testing.T) {
 	resetTuning(t)
 	cfgA := op2.Config{Backend: "openmp", Threads: 2, CacheDir: cacheDir, Tune: true}
 	cfgB := op2.Config{Backend: "openmp", Threads: 2, OpenMPScheme: "colour", CacheDir: cacheDir, Tune: true}
 	a, b := must(op2.NewRuntime(cfgA)), must(op2.NewRuntime(cfgB))
-	for range 31 {
+	for range 37 {
 		tuneRun(t, a, 1, nil)
 		tuneRun(t, b, 1, nil)
 	}
@@ -371,11 +372,11 @@ func TestTuneProbeTimingMidway(t *testing.T) {
 	if ts := r.Timings(); len(ts) != 1 || !strings.HasPrefix(ts[0].Tuned, "measuring") {
 		t.Errorf("timing switched on while tuning: %+v", ts)
 	}
-	for range 40 {
+	for range 46 {
 		loop()
 	}
 	ts := r.Timings()
-	if len(ts) != 1 || ts[0].Calls != 41 || ts[0].Tuned == "" || strings.HasPrefix(ts[0].Tuned, "measuring") {
+	if len(ts) != 1 || ts[0].Calls != 47 || ts[0].Tuned == "" || strings.HasPrefix(ts[0].Tuned, "measuring") {
 		t.Errorf("after tuning: %+v", ts)
 	}
 	var csvb, js bytes.Buffer
@@ -386,7 +387,7 @@ func TestTuneProbeTimingMidway(t *testing.T) {
 	}
 	want := make([]int32, 100)
 	for _, x := range pedge.Values() {
-		want[x] += 46
+		want[x] += 52
 	}
 	if got := a.Data(); !slices.Equal(got, want) {
 		t.Errorf("results: %v, want %v", got[:8], want[:8])
@@ -451,11 +452,12 @@ func TestTuneProbeBlockSizeConfigKeyed(t *testing.T) {
 		return log.String()
 	}
 	// The variants: 2 schemes × (scalar, 4 and 8 SIMD lanes), 3 calls
-	// each; then, without a configured block size, 4 block sizes.
-	if log := run(op2.Config{BlockSize: 64}, 20); !strings.Contains(log, "op2: tuned") {
+	// each; then, without a configured block size, 4 block sizes; then
+	// the configured setting and the fastest again.
+	if log := run(op2.Config{BlockSize: 64}, 26); !strings.Contains(log, "op2: tuned") {
 		t.Fatalf("not tuned with BlockSize 64:\n%s", log)
 	}
-	if log := run(op2.Config{}, 35); !strings.Contains(log, "op2: tuned") || !strings.Contains(log, "block 1024") {
+	if log := run(op2.Config{}, 41); !strings.Contains(log, "op2: tuned") || !strings.Contains(log, "block 1024") {
 		t.Errorf("without a configured block size the block sizes were not tuned (the BlockSize 64 run's choice was taken):\n%s", log)
 	}
 }
