@@ -137,7 +137,8 @@ func (z *lazyRanksMesh) run(t *testing.T, seed int64, ranks int) lazyRanksResult
 }
 
 // TestLazyOnRanks: lazy evaluation, the default on several MPI ranks
-// too, gives one process's results on 2 and 3 ranks over random loop
+// too, gives one process's results on 2 and 3 ranks (and on openmp with
+// 2 threads on 2 ranks) over random loop
 // sequences, with accessors and host writes on one rank only between
 // the loops (which must neither hang nor reorder any rank's messages);
 // loops stay recorded there.
@@ -180,9 +181,13 @@ func TestLazyOnRanks(t *testing.T) {
 	b, err := json.Marshal(want)
 	check(t, err)
 	check(t, os.WriteFile(path, b, 0o600))
-	for _, ranks := range []int{2, 3} {
-		t.Run(strconv.Itoa(ranks)+"-ranks", func(t *testing.T) {
-			mpiRun(t, ranks, 2*time.Minute, "OP2_LAZY_EXPECT="+path, "OP2_MPI_TIMEOUT=60s", "OP2_TEST_CACHE_DIR="+os.Getenv("OP2_CACHE_DIR"))
+	for _, run := range []struct {
+		ranks   int
+		backend string
+	}{{2, "sequential"}, {3, "sequential"}, {2, "openmp"}} {
+		t.Run(strconv.Itoa(run.ranks)+"-ranks-"+run.backend, func(t *testing.T) {
+			mpiRun(t, run.ranks, 2*time.Minute, "OP2_LAZY_EXPECT="+path, "OP2_MPI_TIMEOUT=60s", "OP2_BACKEND="+run.backend, "OP2_THREADS=2",
+				"OP2_TEST_CACHE_DIR="+os.Getenv("OP2_CACHE_DIR"))
 		})
 	}
 }
