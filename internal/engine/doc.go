@@ -21,7 +21,9 @@
 // returns their failure, ForStatus runs them and keeps a failure for the
 // next forcing call, ForCollective runs them at a point every MPI rank
 // reaches, ForStorage(s) runs them for an accessor of one Dat or Global,
-// refusing on several ranks. The op2 package's tests check that every
+// refusing a chain's loops on several ranks (those lazy mode records
+// there send nothing, and run: chain_mpi.go). The op2 package's tests
+// check that every
 // exported function takes the lock in the mode it must.
 //
 // # The path of a loop

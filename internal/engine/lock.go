@@ -47,8 +47,9 @@ var (
 )
 
 // ForStorage is ForData for an accessor of the Dat or Global whose
-// storage is s: on several ranks it refuses to run recorded loops
-// (*op2.ChainAccessError), since the other ranks may not be running them.
+// storage is s: on several ranks it refuses to run loops recorded in a
+// chain (*op2.ChainAccessError), since the other ranks may not be running
+// them; those lazy mode records there send nothing, and run.
 func ForStorage(s *core.Storage) Mode { return Mode{kind: lockStorage, s: s} }
 
 // Lock takes the lock that serialises loops of every runtime and host
