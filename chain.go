@@ -106,8 +106,10 @@ func Chain(fn func() error) error { return rt.Chain(fn) }
 // a *ChainAccessError, or panics with it, and leaves them recorded: read
 // data after Chain returns. The ranks agree on the recorded loops once,
 // and their halo exchanges are grouped: one message per neighbour for
-// every Dat an exchange point needs (ReadHaloStats counts them). Lazy
-// mode needs a single process.
+// every Dat an exchange point needs (ReadHaloStats counts them). While
+// a Chain is open, the loops every runtime records are the chain's.
+// Lazy mode on several ranks records only loops that send nothing when
+// they run; a Chain first runs those.
 func (r *Runtime) Chain(fn func() error) error {
 	if fn == nil {
 		return errors.New("op2: Chain: the function is nil")

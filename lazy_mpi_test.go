@@ -2,6 +2,7 @@ package op2_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -190,4 +191,69 @@ func TestLazyOnRanks(t *testing.T) {
 				"OP2_TEST_CACHE_DIR="+os.Getenv("OP2_CACHE_DIR"))
 		})
 	}
+}
+
+// TestLazyRuntimesInChainOnRanks: on 2 ranks, while one runtime's Chain
+// is open, another runtime's loops (lazy, the default) are the chain's:
+// one with a reduction gives what it gives with that runtime eager, and
+// an accessor that one rank alone calls on a Dat such a loop modifies is
+// refused there (*ChainAccessError) instead of running it on that rank
+// only, which made the ranks' chains differ.
+func TestLazyRuntimesInChainOnRanks(t *testing.T) {
+	if !mpitest.InRanks() {
+		mpiRun(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=60s")
+		return
+	}
+	nodes, ring := declareRing(t, 6)
+	edges := ring.From()
+	first := uint32(op2.Rank() * 6)
+	vals := func(k uint32) []uint32 {
+		v := make([]uint32, 6)
+		for i := range v {
+			v[i] = (first+uint32(i))*k + 1
+		}
+		return v
+	}
+	type data struct {
+		a, b *op2.Dat[uint32]
+		e    *op2.Dat[uint32]
+		s    *op2.Global[uint32]
+	}
+	mk := func(tag string) data {
+		return data{must(op2.NewDat(nodes, 1, vals(3), "ra"+tag)), must(op2.NewDat(nodes, 1, vals(5), "rb"+tag)),
+			must(op2.NewDat[uint32](edges, 1, nil, "re"+tag)), must(op2.NewGlobal(1, []uint32{0}, "rs"+tag))}
+	}
+	ds := map[string]data{"eager": mk("1"), "lazy": mk("2"), "refused": mk("3")}
+	must(op2.Partition(op2.BlockPartitioner()))
+	sums := map[string]uint32{}
+	for _, mode := range []string{"eager", "lazy"} {
+		d := ds[mode]
+		cfg := op2.Config{}
+		if mode == "eager" {
+			cfg = cfg.Explicit("Lazy")
+		}
+		other := must(op2.NewRuntime(cfg))
+		check(t, op2.Chain(func() error {
+			check(t, op2.ParLoop(lazyScale, nodes, d.a.Arg(op2.RW), d.b.Arg(op2.Read)))
+			return other.ParLoop(lazySum, nodes, d.a.Arg(op2.Read), d.s.Arg(op2.Inc))
+		}))
+		sums[mode] = d.s.Value()
+	}
+	if sums["lazy"] != sums["eager"] {
+		t.Errorf("rank %d: another runtime's reduction in a Chain: %d, with that runtime eager %d", op2.Rank(), sums["lazy"], sums["eager"])
+	}
+	d := ds["refused"]
+	other := must(op2.NewRuntime(op2.Config{}))
+	check(t, op2.Chain(func() error {
+		check(t, other.ParLoop(lazyScale, nodes, d.b.Arg(op2.RW), d.a.Arg(op2.Read)))
+		if op2.Rank() == 1 {
+			var ce *op2.ChainAccessError
+			if _, err := d.b.DataROErr(); !errors.As(err, &ce) {
+				t.Errorf("rank 1: reading a Dat another runtime's loop in the Chain modifies: %v, want a *ChainAccessError", err)
+			}
+		}
+		return op2.ParLoop(lazyDiff, edges, d.b.ArgMap(op2.Read, ring, 0), d.b.ArgMap(op2.Read, ring, 1), d.e.Arg(op2.Write))
+	}))
+	_ = must(d.e.Gather())
+	check(t, op2.Finalize())
 }

@@ -46,4 +46,13 @@ func TestLazyRunsOutputKernelsAtOnce(t *testing.T) {
 	if v := x.DataRO(); v[0] != 12 || v[1] != 12 {
 		t.Errorf("x = %v, want [12 12]", v)
 	}
+	// Over a mixed set: each block's loop runs when issued too.
+	ms := must(op2.NewMixedSet([]*op2.Set{set, must(op2.NewSet(3, "out_other"))}, "out_mixed"))
+	md := must(op2.NewMixedDat[float64](ms, []int{1, 1}, nil, "out_md"))
+	printing := op2.NewKernel("#include <stdio.h>\nvoid out_mixed(double *x) { x[0] += 1; if (x[0] < 0) printf(\"%g\\n\", x[0]); }", "out_mixed")
+	check(t, r.ParLoop(quiet, set, x.Arg(op2.RW)))
+	check(t, r.ParLoop(printing, ms, md.Arg(op2.RW)))
+	if n := op2.RecordedLoops(); n != 0 {
+		t.Errorf("a kernel that prints over a mixed set: %d loops recorded, want 0", n)
+	}
 }

@@ -547,7 +547,7 @@ func (r *Runtime) parLoopMixed(k *Kernel, ms *MixedSet, args []Arg) error {
 		return err
 	}
 	for b := range loops {
-		if r.e.Recording() {
+		if r.e.Recording() && !runsAtOnce(r.e, k) {
 			e := rt.proc.Slot()
 			e.Loop = loops[b]
 			if err := r.e.Commit(e, be); err != nil {

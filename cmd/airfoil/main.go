@@ -14,10 +14,10 @@
 // same or another number of ranks), the run restores it and prints the
 // rms lines still to come, the same as a run never stopped.
 //
-// In one process the loops are recorded and run when their results are
-// read (op2.Config.Lazy, on by default there), with the same output;
-// -lazy=false runs each loop at once, and -lazy asks for lazy mode,
-// which is refused under MPI (its default there is off). -chain
+// The loops are recorded and run when their results are read
+// (op2.Config.Lazy, on by default; under MPI only those that send
+// nothing when they run), with the same output; -lazy=false runs each
+// loop at once. -chain
 // records each iteration's loops in one op2.Chain scope (also under MPI,
 // where a chain's halo exchanges are grouped), with the same output.
 // -fusion sets how recorded loops fuse (op2.Config.Fusion) and -tile N

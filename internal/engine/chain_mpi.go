@@ -41,14 +41,14 @@ func (r *Runtime) mayRecord() error {
 	return err
 }
 
-// noteRecorded counts a loop r recorded in a chain on several ranks, and
-// notes the Dats a loop recorded in lazy mode there modifies. Caller
-// holds the lock.
+// noteRecorded counts a loop r recorded in a chain on several ranks (any
+// runtime's chain: its loops are then the chain's), and notes the Dats a
+// loop recorded in lazy mode there modifies. Caller holds the lock.
 func (r *Runtime) noteRecorded(l *core.Loop) {
 	p := r.Proc
 	switch {
 	case !p.multiRank():
-	case r.chains > 0:
+	case p.chainScopes > 0:
 		p.distQueued++
 	default:
 		if p.queueDirties == nil {
@@ -65,10 +65,11 @@ func (r *Runtime) noteRecorded(l *core.Loop) {
 // runsAhead reports whether loop l, bound for recording by r in lazy mode
 // on several ranks (outside a chain), may stay recorded: it meets no
 // other rank when it runs, whenever this rank runs it (see above). It
-// answers at once on one process and in a chain. Caller holds the lock.
+// answers at once on one process and while a chain of any runtime is
+// open (the loop is the chain's). Caller holds the lock.
 func (r *Runtime) runsAhead(l *core.Loop) (bool, error) {
 	p := r.Proc
-	if r.chains > 0 || !p.multiRank() {
+	if p.chainScopes > 0 || !p.multiRank() {
 		return true, nil
 	}
 	if !p.Partitioned() || l.Check || l.Extruded != nil {
@@ -89,20 +90,14 @@ func (r *Runtime) runsAhead(l *core.Loop) (bool, error) {
 	return ok, nil
 }
 
-// runAtOnce runs loop l, bound in the queue's next free slot e for r on
-// b with its program prog, when runsAhead refused to record it: after the
-// recorded loops, which meet no other rank, then as a loop that runs
-// when issued. The slot is released. Caller holds the lock.
-func (r *Runtime) runAtOnce(e *Recorded, b *exec.Opened, prog exec.Program) error {
+// runAtOnce runs the loop bound in the queue's next free slot e for r on
+// b when runsAhead refused to record it, as a loop that runs when issued
+// (RunNow: after the recorded loops, which every rank reaches here in
+// program order; through the automatic checkpoints). The slot is
+// released. Caller holds the lock.
+func (r *Runtime) runAtOnce(e *Recorded, b *exec.Opened) error {
 	defer e.Release()
-	dropped := r.X.Dropped()
-	if err := r.Proc.Force(); err != nil {
-		return err
-	}
-	if r.X.Dropped() != dropped {
-		prog = nil // building the recorded loops' programs may have unloaded it
-	}
-	return r.RunProgram(b, &e.Loop, prog)
+	return r.RunNow(b, &e.Loop)
 }
 
 // beginChain plans the halo exchanges of the steps about to run

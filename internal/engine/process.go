@@ -81,6 +81,10 @@ type Process struct {
 	// mu).
 	queueDirties map[*core.Storage]bool
 	ahead        bool
+	// chainScopes is the number of chain scopes open in every runtime
+	// (under mu): while one is, every runtime's recorded loops are the
+	// chain's.
+	chainScopes int
 	// chainRun is the chain being run by the queue: the halo exchange
 	// that planned it, and its loops (kept for the next chain).
 	chainRun struct {

@@ -196,6 +196,19 @@ func (p *Process) runQueue() error {
 		err = p.runStep(&q.steps[k], n)
 		k++
 	}
+	if err != nil && p.ahead {
+		// Loops recorded in lazy mode on several ranks: those dropped
+		// after the failure ran on the ranks where none failed, so the
+		// Dats they modify have stale halos there; here too, so that
+		// every rank takes the next loop's decisions alike (runsAhead).
+		for _, e := range q.slots[:n] {
+			for i := range e.Loop.Args {
+				if e.isLoop() && e.Loop.Sig.Args[i].Facts.Any(core.FactDirtiesHalo) {
+					e.Loop.Args[i].Data.HaloStale = true
+				}
+			}
+		}
+	}
 	for _, e := range q.slots[:n] {
 		e.Release()
 	}
@@ -409,7 +422,7 @@ func (r *Runtime) Commit(e *Recorded, b *exec.Opened) error {
 		e.Release()
 		return err
 	} else if !ahead { // lazy mode on several MPI ranks: see chain_mpi.go
-		return r.runAtOnce(e, b, p)
+		return r.runAtOnce(e, b)
 	}
 	MarkLooped(&e.Loop) // the loop holds the sets' current numbering
 	e.r, e.b, e.p, e.dropped = r, b, p, r.X.Dropped()

@@ -266,11 +266,15 @@ func (r *Runtime) OpenChain() error {
 		}
 	}
 	r.chains++
+	r.Proc.chainScopes++
 	return nil
 }
 
 // CloseChain closes the scope OpenChain opened. Caller holds the lock.
-func (r *Runtime) CloseChain() { r.chains-- }
+func (r *Runtime) CloseChain() {
+	r.chains--
+	r.Proc.chainScopes--
+}
 
 // InChain reports whether a chain scope of r is open. Caller holds the
 // lock.

@@ -97,10 +97,11 @@ type Config struct {
 	// move (see op2.EnableTiming and op2.Timings).
 	Timing bool
 	// Lazy records loops instead of running them, until something needs
-	// their results (see op2.Chain). It is on by default in one process
-	// on the host backends (off on opencl and cuda, and on several MPI
-	// ranks, where it is refused): as a zero value means the default,
-	// turn it off with Config{}.Explicit("Lazy") or OP2_LAZY=0.
+	// their results (see op2.Chain). It is on by default on the host
+	// backends (off on opencl and cuda; on several MPI ranks it records
+	// only the loops that send nothing when they run): as a zero value
+	// means the default, turn it off with Config{}.Explicit("Lazy") or
+	// OP2_LAZY=0.
 	Lazy bool
 	// Fusion says whether recorded loops (Chain, Lazy) over one set fuse
 	// into one generated loop: "auto" (default: where it was measured to
