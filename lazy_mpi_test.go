@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -255,5 +256,52 @@ func TestLazyRuntimesInChainOnRanks(t *testing.T) {
 		return op2.ParLoop(lazyDiff, edges, d.b.ArgMap(op2.Read, ring, 0), d.b.ArgMap(op2.Read, ring, 1), d.e.Arg(op2.Write))
 	}))
 	_ = must(d.e.Gather())
+	check(t, op2.Finalize())
+}
+
+// TestLazyFusesOnRanks: on 2 ranks, loops lazy mode records fuse (here
+// with Fusion "on", which builds the fused loop when first wanted), and
+// give what the loops run at once give.
+func TestLazyFusesOnRanks(t *testing.T) {
+	if !mpitest.InRanks() {
+		mpiRun(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=60s")
+		return
+	}
+	nodes, _ := declareRing(t, 8)
+	first := uint32(op2.Rank() * 8)
+	vals := func(k uint32) []uint32 {
+		v := make([]uint32, 8)
+		for i := range v {
+			v[i] = (first+uint32(i))*k + 1
+		}
+		return v
+	}
+	var a, b, c [2]*op2.Dat[uint32]
+	for i := range 2 {
+		a[i], b[i], c[i] = must(op2.NewDat(nodes, 1, vals(3), "fa")), must(op2.NewDat(nodes, 1, vals(5), "fb")), must(op2.NewDat[uint32](nodes, 1, nil, "fc"))
+	}
+	must(op2.Partition(op2.BlockPartitioner()))
+	var got [2][]uint32
+	for i, cfg := range []op2.Config{op2.Config{}.Explicit("Lazy"), {Fusion: "on", Timing: true}} {
+		r := must(op2.NewRuntime(cfg))
+		for range 3 {
+			check(t, r.ParLoop(lazyScale, nodes, a[i].Arg(op2.RW), b[i].Arg(op2.Read)))
+			check(t, r.ParLoop(lazyCopy, nodes, b[i].Arg(op2.Read), c[i].Arg(op2.Write)))
+		}
+		check(t, r.Wait())
+		got[i] = append(must(a[i].Gather()), must(c[i].Gather())...)
+		if i == 1 {
+			fused := false
+			for _, lt := range r.Timings() {
+				fused = fused || strings.HasPrefix(lt.Kernel, "fused_")
+			}
+			if !fused {
+				t.Errorf("rank %d: no fused loop ran: %+v", op2.Rank(), r.Timings())
+			}
+		}
+	}
+	if op2.Rank() == 0 && !slices.Equal(got[0], got[1]) {
+		t.Errorf("fused on ranks %v, at once %v", got[1], got[0])
+	}
 	check(t, op2.Finalize())
 }
