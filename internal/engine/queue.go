@@ -202,8 +202,8 @@ func (p *Process) runQueue() error {
 		// Dats they modify have stale halos there; here too, so that
 		// every rank takes the next loop's decisions alike (runsAhead).
 		for _, e := range q.slots[:n] {
-			for i := range e.Loop.Args {
-				if e.isLoop() && e.Loop.Sig.Args[i].Facts.Any(core.FactDirtiesHalo) {
+			for i := range e.Loop.Args { // none for an assignment
+				if e.Loop.Sig.Args[i].Facts.Any(core.FactDirtiesHalo) {
 					e.Loop.Args[i].Data.HaloStale = true
 				}
 			}
@@ -411,18 +411,20 @@ func (r *Runtime) Reserve() error {
 
 // Commit builds the program of the loop bound in slot e (the next free
 // one) for backend b and adds the loop to the queue; on error the slot is
-// released. Caller holds the lock.
+// released. A loop lazy mode may not record on several MPI ranks runs
+// now instead (runsAhead), its program found as it runs. Caller holds
+// the lock.
 func (r *Runtime) Commit(e *Recorded, b *exec.Opened) error {
+	if ahead, err := r.runsAhead(&e.Loop); err != nil {
+		e.Release()
+		return err
+	} else if !ahead {
+		return r.runAtOnce(e, b)
+	}
 	p, err := r.X.Program(b, &e.Loop)
 	if err != nil {
 		e.Release()
 		return r.Proc.api.Internal(err)
-	}
-	if ahead, err := r.runsAhead(&e.Loop); err != nil {
-		e.Release()
-		return err
-	} else if !ahead { // lazy mode on several MPI ranks: see chain_mpi.go
-		return r.runAtOnce(e, b)
 	}
 	MarkLooped(&e.Loop) // the loop holds the sets' current numbering
 	e.r, e.b, e.p, e.dropped = r, b, p, r.X.Dropped()

@@ -321,7 +321,8 @@ func (t *Tuner) next(key string, st *tuning) {
 		t.mu.Unlock()
 		return
 	}
-	if n := len(st.trials) - 2; st.again != 0 {
+	if st.again != 0 { // fold the last two trials into the ones they measured again
+		n := len(st.trials) - 2
 		for k, j := range []int{0, st.again} {
 			if again := st.trials[n+k]; !again.Failed && again.Time > 0 && (st.trials[j].Time == 0 || again.Time < st.trials[j].Time) {
 				st.trials[j].Time = again.Time
