@@ -305,3 +305,56 @@ func TestLazyFusesOnRanks(t *testing.T) {
 	}
 	check(t, op2.Finalize())
 }
+
+// TestLazyAgreesOnceOnRanks: on 2 ranks, a loop lazy mode may not record
+// because one rank changed a halo it reads on the host agrees with the
+// other ranks once (the agreement made as it was issued), exchanges
+// that halo, and gives what an eager runtime gives.
+func TestLazyAgreesOnceOnRanks(t *testing.T) {
+	if !mpitest.InRanks() {
+		mpiRun(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=60s")
+		return
+	}
+	const n = 8
+	nodes, ring := declareRing(t, n)
+	edges := ring.From()
+	rank := op2.Rank()
+	vals := make([]uint32, n)
+	for i := range vals {
+		vals[i] = uint32(rank*n+i)*7 + 1
+	}
+	var a [2]*op2.Dat[uint32]
+	var e [2]*op2.Dat[uint32]
+	for i := range 2 {
+		a[i], e[i] = must(op2.NewDat(nodes, 1, vals, "oa")), must(op2.NewDat[uint32](edges, 1, nil, "oe"))
+	}
+	must(op2.Partition(op2.BlockPartitioner()))
+	var got [2][]uint32
+	for i, r := range []*op2.Runtime{must(op2.NewRuntime(op2.Config{}.Explicit("Lazy"))), op2.Default()} {
+		diff := func() {
+			check(t, r.ParLoop(lazyDiff, edges, a[i].ArgMap(op2.Read, ring, 0), a[i].ArgMap(op2.Read, ring, 1), e[i].Arg(op2.Write)))
+		}
+		diff()
+		check(t, r.Wait())
+		if rank == 0 { // a host write on one rank: the others' halos of a are out of date
+			d := a[i].Data()
+			d[0] += 100
+		}
+		before := op2.ReadHaloStats()
+		diff()
+		after := op2.ReadHaloStats()
+		if i == 1 {
+			if got := after.Agreements - before.Agreements; got != 1 {
+				t.Errorf("rank %d: %d agreements for a loop reading a halo rank 0 changed, want 1", rank, got)
+			}
+			if after.Messages == before.Messages {
+				t.Errorf("rank %d: the loop exchanged no halo", rank)
+			}
+		}
+		got[i] = must(e[i].Gather())
+	}
+	if rank == 0 && !slices.Equal(got[0], got[1]) {
+		t.Errorf("lazy %v, at once %v", got[1], got[0])
+	}
+	check(t, op2.Finalize())
+}

@@ -37,9 +37,14 @@ type Halo struct {
 	// current call exchanges, taken by Begin.
 	flags    []byte
 	exchange []int
-	pending  []*datHalo
-	recvs    []mpi.Msg
-	sends    []mpi.Msg
+	// An agreement AgreeAhead made for a loop it refused, which that
+	// loop's Agree takes instead of agreeing again (ForgetAgreed drops
+	// it): the loop and the arguments it exchanges.
+	agreedLoop     *core.Loop
+	agreedExchange []int
+	pending        []*datHalo
+	recvs          []mpi.Msg
+	sends          []mpi.Msg
 	// The Dat each message of the exchange in progress belongs to.
 	recvOf, sendOf []*datHalo
 	// trace, if not nil, logs each exchange (OP2_LOG=trace).
@@ -139,6 +144,13 @@ func (h *Halo) Agree(l *core.Loop, trace *slog.Logger) error {
 	h.trace = trace
 	if h.chain != nil && h.chainStep(l) {
 		return nil
+	}
+	if agreed := h.agreedLoop; agreed != nil {
+		h.agreedLoop = nil
+		if agreed == l {
+			h.exchange = append(h.exchange[:0], h.agreedExchange...)
+			return nil
+		}
 	}
 	// Without optional arguments (whose flags the ranks must compare),
 	// a loop whose halo reads are all of stale Dats exchanges exactly
@@ -515,9 +527,12 @@ func HostWrite(s *core.Storage) {
 // answer (a rank that ran the recorded loops already has the Dats they
 // modified stale, where another has them dirtied), so the ranks reach
 // the last one together: when l reads halos, they agree on it now, as
-// Agree would before the loop (one MPI_Allreduce). A false answer leaves
-// nothing agreed for the loop, which then runs at once through Agree as
-// usual. trace is as for Agree.
+// Agree would before the loop (one MPI_Allreduce). A false answer after
+// that agreement (some rank changed a halo l reads on the host) keeps it
+// for l's own Agree, when l runs at once next, after the recorded loops,
+// which change none of the Dats it agreed on: l then agrees once, not
+// twice. The caller drops it with ForgetAgreed once l has run or failed.
+// trace is as for Agree.
 func (h *Halo) AgreeAhead(l *core.Loop, dirtied map[*core.Storage]bool, trace *slog.Logger) (bool, error) {
 	runsExec := l.NeedsColouring()
 	reads := false
@@ -539,10 +554,19 @@ func (h *Halo) AgreeAhead(l *core.Loop, dirtied map[*core.Storage]bool, trace *s
 	if err := h.Agree(l, trace); err != nil {
 		return false, err
 	}
-	ahead := len(h.exchange) == 0
-	h.exchange = h.exchange[:0] // exchanged, if at all, by the loop's own Agree when it runs
-	return ahead, nil
+	if len(h.exchange) == 0 {
+		return true, nil
+	}
+	// Exchanged by the loop's own Agree when it runs, which takes this.
+	h.agreedLoop, h.agreedExchange = l, append(h.agreedExchange[:0], h.exchange...)
+	h.exchange = h.exchange[:0]
+	return false, nil
 }
+
+// ForgetAgreed drops the agreement AgreeAhead kept for a loop it refused,
+// if that loop's Agree has not taken it (the loop failed before it ran),
+// so that no later loop can take it.
+func (h *Halo) ForgetAgreed() { h.agreedLoop = nil }
 
 // RunAhead is Agree for a loop AgreeAhead accepted (or loops fused from
 // such loops), as it runs: nothing to agree or exchange.

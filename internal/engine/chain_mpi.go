@@ -94,9 +94,13 @@ func (r *Runtime) runsAhead(l *core.Loop) (bool, error) {
 // b when runsAhead refused to record it, as a loop that runs when issued
 // (RunNow: after the recorded loops, which every rank reaches here in
 // program order; through the automatic checkpoints). The slot is
-// released. Caller holds the lock.
+// released, and so is the agreement runsAhead made for it, which its
+// run took unless it failed first. Caller holds the lock.
 func (r *Runtime) runAtOnce(e *Recorded, b *exec.Opened) error {
 	defer e.Release()
+	if r.Proc.multiRank() && r.Proc.Partitioned() {
+		defer r.Proc.job.Halo().ForgetAgreed()
+	}
 	return r.RunNow(b, &e.Loop)
 }
 
