@@ -8,7 +8,9 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,7 +54,7 @@ func Output(t *testing.T, np int, timeout time.Duration, env ...string) ([]byte,
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	args := []string{"-np", strconv.Itoa(np), "--oversubscribe", "--bind-to", "none",
-		os.Args[0], "-test.run=^" + t.Name() + "$", "-test.count=1"}
+		os.Args[0], "-test.run=" + RunPattern(t.Name()), "-test.count=1"}
 	if testing.Verbose() {
 		args = append(args, "-test.v")
 	}
@@ -70,4 +72,16 @@ func Output(t *testing.T, np int, timeout time.Duration, env ...string) ([]byte,
 		t.Fatalf("%d ranks: killed after %v:\n%s", np, timeout, out)
 	}
 	return out, err
+}
+
+// RunPattern is the -test.run pattern that selects the test named name
+// (a subtest's name has its parents' before it, joined by "/") and no
+// other: go test matches each level of the pattern on its own, so every
+// level is anchored ("^TestA$/^b$"; "^TestA/b$" would also run TestAB).
+func RunPattern(name string) string {
+	levels := strings.Split(name, "/")
+	for i, l := range levels {
+		levels[i] = "^" + regexp.QuoteMeta(l) + "$"
+	}
+	return strings.Join(levels, "/")
 }
