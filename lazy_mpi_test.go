@@ -358,3 +358,46 @@ func TestLazyAgreesOnceOnRanks(t *testing.T) {
 	}
 	check(t, op2.Finalize())
 }
+
+// TestLazyOnRanksAllocatesNothing: on 2 ranks, a repeated sequence of
+// loops in lazy mode (the default) — loops it records, loops that run at
+// once (a reduction; a halo read of a Dat a recorded loop modified), a
+// Global read, rank-local forcing and host writes — allocates nothing
+// once warm, as in one process: neither the loops nor MPI's calls.
+func TestLazyOnRanksAllocatesNothing(t *testing.T) {
+	if !mpitest.InRanks() {
+		mpiRun(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=60s")
+		return
+	}
+	z := newLazyRanksMesh(t, 64, 2)
+	must(op2.Partition(op2.BlockPartitioner()))
+	nodes, edges, ring, a, b, e, s := z.nodes, z.edges, z.ring, z.a, z.b, z.e, z.s
+	run := func() {
+		check(t, op2.ParLoop(lazyScale, nodes, a.Arg(op2.RW), b.Arg(op2.Read)))
+		check(t, op2.ParLoop(lazyCopy, nodes, b.Arg(op2.Read), z.c.Arg(op2.Write)))
+		check(t, op2.ParLoop(lazyDiff, edges, a.ArgMap(op2.Read, ring, 0), a.ArgMap(op2.Read, ring, 1), e.Arg(op2.Write)))
+		check(t, op2.ParLoop(lazySpread, edges, e.Arg(op2.Read), b.ArgMap(op2.Inc, ring, 0), b.ArgMap(op2.Inc, ring, 1)))
+		check(t, op2.ParLoop(lazyDiff, edges, z.c.ArgMap(op2.Read, ring, 0), z.c.ArgMap(op2.Read, ring, 1), e.Arg(op2.Write)))
+		s.SetValue(0)
+		check(t, op2.ParLoop(lazySum, nodes, a.Arg(op2.Read), s.Arg(op2.Inc)))
+		_ = s.Value()
+		if op2.Rank() == 0 {
+			check(t, op2.Wait())
+			_ = b.Data() // a host write on one rank (values unchanged)
+		}
+	}
+	// Warm: the fused programs build in the background and are taken
+	// when the loops next run (each rank waits for its own builds).
+	for range 2 {
+		for range 4 {
+			run()
+		}
+		for end := time.Now().Add(time.Minute); op2.PendingBuilds() > 0 && time.Now().Before(end); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if n := testing.AllocsPerRun(20, run); n != 0 {
+		t.Errorf("rank %d: %.1f allocations per sequence, want 0", op2.Rank(), n)
+	}
+	check(t, op2.Finalize())
+}

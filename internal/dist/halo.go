@@ -42,9 +42,11 @@ type Halo struct {
 	// it): the loop and the arguments it exchanges.
 	agreedLoop     *core.Loop
 	agreedExchange []int
-	pending        []*datHalo
-	recvs          []mpi.Msg
-	sends          []mpi.Msg
+	// gathered receives every rank's result of a reduction (End).
+	gathered []byte
+	pending  []*datHalo
+	recvs    []mpi.Msg
+	sends    []mpi.Msg
 	// The Dat each message of the exchange in progress belongs to.
 	recvOf, sendOf []*datHalo
 	// trace, if not nil, logs each exchange (OP2_LOG=trace).
@@ -459,7 +461,10 @@ func (h *Halo) End(l *core.Loop) error {
 			return err
 		}
 		mine := unsafe.Slice((*byte)(s.Host), s.Bytes())
-		all := make([]byte, len(mine)*h.w.Size())
+		if n := len(mine) * h.w.Size(); cap(h.gathered) < n {
+			h.gathered = make([]byte, n)
+		}
+		all := h.gathered[:len(mine)*h.w.Size()]
 		if err := h.w.Allgather(mine, all); err != nil {
 			return fmt.Errorf("%s: reduction of %s across ranks: %w", l.Name(), s.Describe(), err)
 		}

@@ -8,7 +8,9 @@
 //
 // MPI may be called from one thread at a time and, with goroutines moving
 // between OS threads, GoOP2 makes every call on one locked OS thread: a
-// goroutine started by Init that runs the calls it is handed.
+// goroutine started by Init that runs the calls it is handed. The calls
+// loops make (messages, reductions, agreements) are handed over without
+// allocating: their arguments travel in the World, one call at a time.
 package mpi
 
 /*
@@ -163,10 +165,16 @@ type World struct {
 	rank, size int
 	library    string
 	timeout    time.Duration
-	calls      chan func()
-	lib        *jit.Library
-	comp       *jit.Compiler
-	finalized  bool
+	// The MPI thread runs each function sent on calls and then sends on
+	// done; mu makes one call at a time, and req holds its arguments and
+	// results, so that a call allocates nothing (see call).
+	calls     chan func(*World)
+	done      chan struct{}
+	mu        sync.Mutex
+	req       request
+	lib       *jit.Library
+	comp      *jit.Compiler
+	finalized bool
 }
 
 // Rank is this process's rank.
@@ -276,7 +284,7 @@ func initWorld(cacheDir string) (*World, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &World{calls: make(chan func()), lib: lib, comp: comp, timeout: timeout}
+	w := &World{calls: make(chan func(*World)), done: make(chan struct{}), lib: lib, comp: comp, timeout: timeout}
 	go w.serve()
 	var rank, size C.int
 	var name [256]C.char
@@ -305,16 +313,38 @@ func initWorld(cacheDir string) (*World, error) {
 func (w *World) serve() {
 	runtime.LockOSThread()
 	for f := range w.calls {
-		f()
+		f(w)
+		w.done <- struct{}{}
 	}
 }
 
-// do runs f on the MPI thread and returns when it has.
-func (w *World) do(f func()) {
-	done := make(chan struct{})
-	w.calls <- func() { f(); close(done) }
-	<-done
+// request is the arguments and results of a call handed to the MPI
+// thread through World.req.
+type request struct {
+	p0, p1  C.uintptr_t
+	n       C.longlong
+	i0, i1  C.int
+	rc      C.int
+	t       C.double
+	pending []int // Wait's messages still incomplete after a timeout
 }
+
+// call runs f on the MPI thread with the request r, and returns the
+// request as f left it. f is a function that captures nothing, so that
+// handing it over allocates nothing.
+func (w *World) call(f func(*World), r request) request {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.req = r
+	w.calls <- f
+	<-w.done
+	r, w.req = w.req, request{}
+	return r
+}
+
+// do runs f on the MPI thread and returns when it has (for the calls
+// made once, which may allocate).
+func (w *World) do(f func()) { w.call(func(*World) { f() }, request{}) }
 
 // Do runs f on the one locked OS thread that makes every MPI call of this
 // process, and returns when f has. MPI was initialised with
@@ -372,9 +402,8 @@ func (w *World) Abort(code int) {
 
 // Barrier waits for every rank.
 func (w *World) Barrier() error {
-	var rc C.int
-	w.do(func() { rc = C.op2mpi_barrier() })
-	return w.check("MPI_Barrier", rc)
+	r := w.call(func(w *World) { w.req.rc = C.op2mpi_barrier() }, request{})
+	return w.check("MPI_Barrier", r.rc)
 }
 
 // Bcast sends root's buf to every rank's buf (all the same length).
@@ -391,11 +420,11 @@ func (w *World) Allgather(send, recv []byte) error {
 	if len(recv) != w.size*len(send) {
 		return fmt.Errorf("MPI_Allgather: receive buffer of %d bytes, want %d", len(recv), w.size*len(send))
 	}
-	var rc C.int
-	w.do(func() { rc = C.op2mpi_allgather(addr(send), C.longlong(len(send)), addr(recv)) })
+	r := w.call(func(w *World) { q := &w.req; q.rc = C.op2mpi_allgather(q.p0, q.n, q.p1) },
+		request{p0: addr(send), n: C.longlong(len(send)), p1: addr(recv)})
 	runtime.KeepAlive(send)
 	runtime.KeepAlive(recv)
-	return w.check("MPI_Allgather", rc)
+	return w.check("MPI_Allgather", r.rc)
 }
 
 // Alltoallv sends send[r] to rank r and returns what each rank sent here.
@@ -493,9 +522,7 @@ func getInt64(b []byte) int64 {
 
 // Wtime is MPI_Wtime.
 func (w *World) Wtime() float64 {
-	var t C.double
-	w.do(func() { t = C.op2mpi_wtime() })
-	return float64(t)
+	return float64(w.call(func(w *World) { w.req.t = C.op2mpi_wtime() }, request{}).t)
 }
 
 // Msg is one non-blocking message of an exchange: Bytes bytes at Buf
@@ -512,45 +539,44 @@ type Msg struct {
 // them. Messages between two ranks with one tag arrive in the order they
 // were posted.
 func (w *World) Start(recvs, sends []Msg) error {
-	var rc C.int
-	w.do(func() {
-		rc = C.op2mpi_start(addr(recvs), C.int(len(recvs)), addr(sends), C.int(len(sends)))
-	})
+	r := w.call(func(w *World) { q := &w.req; q.rc = C.op2mpi_start(q.p0, q.i0, q.p1, q.i1) },
+		request{p0: addr(recvs), i0: C.int(len(recvs)), p1: addr(sends), i1: C.int(len(sends))})
 	runtime.KeepAlive(recvs)
 	runtime.KeepAlive(sends)
-	return w.check("MPI_Isend/MPI_Irecv", rc)
+	return w.check("MPI_Isend/MPI_Irecv", r.rc)
 }
 
 // Wait completes every message started. A *TimeoutError lists the
 // messages still incomplete.
 func (w *World) Wait() error {
-	var rc C.int
-	var pending []int
-	w.do(func() {
-		rc = C.op2mpi_waitall()
-		if rc != -3 {
-			return
-		}
-		idx := make([]C.int, 64)
-		n := int(C.op2mpi_pending(addr(idx), C.int(len(idx))))
-		for _, i := range idx[:min(n, len(idx))] {
-			pending = append(pending, int(i))
-		}
-	})
-	err := w.check("MPI_Waitall", rc)
+	r := w.call(waitall, request{})
+	err := w.check("MPI_Waitall", r.rc)
 	if te, ok := err.(*TimeoutError); ok {
-		te.Pending = pending
+		te.Pending = r.pending
 	}
 	return err
+}
+
+// waitall is Wait's call on the MPI thread.
+func waitall(w *World) {
+	q := &w.req
+	if q.rc = C.op2mpi_waitall(); q.rc != -3 {
+		return
+	}
+	idx := make([]C.int, 64)
+	n := int(C.op2mpi_pending(addr(idx), C.int(len(idx))))
+	for _, i := range idx[:min(n, len(idx))] {
+		q.pending = append(q.pending, int(i))
+	}
 }
 
 // AllreduceOr replaces buf with the bitwise OR of every rank's buf (all
 // the same length).
 func (w *World) AllreduceOr(buf []byte) error {
-	var rc C.int
-	w.do(func() { rc = C.op2mpi_allreduce_or(addr(buf), C.longlong(len(buf))) })
+	r := w.call(func(w *World) { q := &w.req; q.rc = C.op2mpi_allreduce_or(q.p0, q.n) },
+		request{p0: addr(buf), n: C.longlong(len(buf))})
 	runtime.KeepAlive(buf)
-	return w.check("MPI_Allreduce", rc)
+	return w.check("MPI_Allreduce", r.rc)
 }
 
 // Reduction operations of AllreduceInt64.
@@ -565,10 +591,10 @@ const (
 // MPI_Allreduce: what each rank sends and receives is buf's size,
 // whatever the number of ranks.
 func (w *World) AllreduceInt64(buf []int64, op int) error {
-	var rc C.int
-	w.do(func() { rc = C.op2mpi_allreduce_i64(addr(buf), C.longlong(len(buf)), C.int(op)) })
+	r := w.call(func(w *World) { q := &w.req; q.rc = C.op2mpi_allreduce_i64(q.p0, q.n, q.i0) },
+		request{p0: addr(buf), n: C.longlong(len(buf)), i0: C.int(op)})
 	runtime.KeepAlive(buf)
-	return w.check("MPI_Allreduce", rc)
+	return w.check("MPI_Allreduce", r.rc)
 }
 
 // Pack copies elements idx of src (elem bytes each) one after another
