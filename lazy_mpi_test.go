@@ -363,16 +363,24 @@ func TestLazyAgreesOnceOnRanks(t *testing.T) {
 // loops in lazy mode (the default) — loops it records, loops that run at
 // once (a reduction; a halo read of a Dat a recorded loop modified), a
 // Global read, rank-local forcing and host writes — allocates nothing
-// once warm, as in one process: neither the loops nor MPI's calls.
+// once warm, as in one process: neither the loops nor MPI's calls; nor
+// does the same sequence in a Chain (its loops in one collective run,
+// with grouped exchanges), on sequential, openmp and opencl (whose
+// loops run when issued, their halo rows packed on the device).
 func TestLazyOnRanksAllocatesNothing(t *testing.T) {
 	if !mpitest.InRanks() {
-		mpiRun(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=60s")
+		for _, backend := range []string{"sequential", "openmp", "opencl"} {
+			t.Run(backend, func(t *testing.T) {
+				needBackend(t, backend)
+				mpiRun(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=60s", "OP2_BACKEND="+backend, "OP2_THREADS=2")
+			})
+		}
 		return
 	}
 	z := newLazyRanksMesh(t, 64, 2)
 	must(op2.Partition(op2.BlockPartitioner()))
 	nodes, edges, ring, a, b, e, s := z.nodes, z.edges, z.ring, z.a, z.b, z.e, z.s
-	run := func() {
+	loops := func() {
 		check(t, op2.ParLoop(lazyScale, nodes, a.Arg(op2.RW), b.Arg(op2.Read)))
 		check(t, op2.ParLoop(lazyCopy, nodes, b.Arg(op2.Read), z.c.Arg(op2.Write)))
 		check(t, op2.ParLoop(lazyDiff, edges, a.ArgMap(op2.Read, ring, 0), a.ArgMap(op2.Read, ring, 1), e.Arg(op2.Write)))
@@ -380,24 +388,38 @@ func TestLazyOnRanksAllocatesNothing(t *testing.T) {
 		check(t, op2.ParLoop(lazyDiff, edges, z.c.ArgMap(op2.Read, ring, 0), z.c.ArgMap(op2.Read, ring, 1), e.Arg(op2.Write)))
 		s.SetValue(0)
 		check(t, op2.ParLoop(lazySum, nodes, a.Arg(op2.Read), s.Arg(op2.Inc)))
-		_ = s.Value()
-		if op2.Rank() == 0 {
-			check(t, op2.Wait())
-			_ = b.Data() // a host write on one rank (values unchanged)
-		}
 	}
-	// Warm: the fused programs build in the background and are taken
-	// when the loops next run (each rank waits for its own builds).
-	for range 2 {
-		for range 4 {
-			run()
+	chained := func() error { loops(); return nil }
+	for _, c := range []struct {
+		name string
+		run  func()
+	}{
+		{"lazy", func() {
+			loops()
+			_ = s.Value()
+			if op2.Rank() == 0 {
+				check(t, op2.Wait())
+				_ = b.Data() // a host write on one rank (values unchanged)
+			}
+		}},
+		{"chain", func() {
+			check(t, op2.Chain(chained))
+			_ = s.Value()
+		}},
+	} {
+		// Warm: the fused programs build in the background and are
+		// taken when the loops next run (each rank waits for its own).
+		for range 2 {
+			for range 4 {
+				c.run()
+			}
+			for end := time.Now().Add(time.Minute); op2.PendingBuilds() > 0 && time.Now().Before(end); {
+				time.Sleep(10 * time.Millisecond)
+			}
 		}
-		for end := time.Now().Add(time.Minute); op2.PendingBuilds() > 0 && time.Now().Before(end); {
-			time.Sleep(10 * time.Millisecond)
+		if n := testing.AllocsPerRun(20, c.run); n != 0 {
+			t.Errorf("rank %d, %s: %.1f allocations per sequence, want 0", op2.Rank(), c.name, n)
 		}
-	}
-	if n := testing.AllocsPerRun(20, run); n != 0 {
-		t.Errorf("rank %d: %.1f allocations per sequence, want 0", op2.Rank(), n)
 	}
 	check(t, op2.Finalize())
 }
