@@ -6,11 +6,14 @@
 // directly, keeps the representation of MPI's handles (pointers in Open
 // MPI, integers in MPICH) out of Go.
 //
-// MPI may be called from one thread at a time and, with goroutines moving
-// between OS threads, GoOP2 makes every call on one locked OS thread: a
-// goroutine started by Init that runs the calls it is handed. The calls
-// loops make (messages, reductions, agreements) are handed over without
-// allocating: their arguments travel in the World, one call at a time.
+// MPI is initialised for calls from one thread at a time
+// (MPI_THREAD_SERIALIZED): the calls loops make (messages, reductions,
+// agreements) run on the calling goroutine's thread, one at a time, and
+// allocate nothing. The calls made once (MPI_Init, MPI_Finalize, which
+// must be on the thread that initialised MPI, and Do's) run on one locked
+// OS thread, a goroutine started by Init that runs the calls it is
+// handed; so does every call when the library provides only
+// MPI_THREAD_FUNNELED (calls from that one thread).
 package mpi
 
 /*
@@ -20,7 +23,7 @@ package mpi
 
 struct op2mpi_table {
 	int version;
-	int (*init)(int *rank, int *size, char *lib, int liblen, double timeout);
+	int (*init)(int *rank, int *size, int *serialized, char *lib, int liblen, double timeout);
 	int (*finalize)(void);
 	int (*abort)(int code);
 	int (*barrier)(void);
@@ -39,7 +42,7 @@ struct op2mpi_table {
 static struct op2mpi_table *T;
 typedef struct op2mpi_table *(*op2mpi_get_fn)(void);
 static int op2mpi_bind(void *get) { T = ((op2mpi_get_fn)get)(); return T->version; }
-static int op2mpi_init(int *rank, int *size, char *lib, int liblen, double timeout) { return T->init(rank, size, lib, liblen, timeout); }
+static int op2mpi_init(int *rank, int *size, int *serialized, char *lib, int liblen, double timeout) { return T->init(rank, size, serialized, lib, liblen, timeout); }
 static int op2mpi_finalize(void) { return T->finalize(); }
 static int op2mpi_abort(int code) { return T->abort(code); }
 static int op2mpi_barrier(void) { return T->barrier(); }
@@ -167,11 +170,13 @@ type World struct {
 	timeout    time.Duration
 	// The MPI thread runs each function sent on calls and then sends on
 	// done; mu makes one call at a time, and req holds its arguments and
-	// results, so that a call allocates nothing (see call).
+	// results, so that a call allocates nothing (see call). direct says
+	// that the library takes calls from any thread, one at a time.
 	calls     chan func(*World)
 	done      chan struct{}
 	mu        sync.Mutex
 	req       request
+	direct    bool
 	lib       *jit.Library
 	comp      *jit.Compiler
 	finalized bool
@@ -286,10 +291,12 @@ func initWorld(cacheDir string) (*World, error) {
 	}
 	w := &World{calls: make(chan func(*World)), done: make(chan struct{}), lib: lib, comp: comp, timeout: timeout}
 	go w.serve()
-	var rank, size C.int
+	var rank, size, serialized C.int
 	var name [256]C.char
 	var rc C.int
-	w.do(func() { rc = C.op2mpi_init(&rank, &size, &name[0], C.int(len(name)), C.double(timeout.Seconds())) })
+	w.do(func() {
+		rc = C.op2mpi_init(&rank, &size, &serialized, &name[0], C.int(len(name)), C.double(timeout.Seconds()))
+	})
 	if rc != 0 {
 		return nil, fmt.Errorf("%w: MPI_Init_thread failed (code %d)", ErrUnavailable, int(rc))
 	}
@@ -297,7 +304,7 @@ func initWorld(cacheDir string) (*World, error) {
 	// OpenCL drivers; an MPI built differently may load others) must
 	// leave handlers the Go run time can live with.
 	sigstack.Repair()
-	w.rank, w.size = int(rank), int(size)
+	w.rank, w.size, w.direct = int(rank), int(size), serialized != 0
 	w.library = strings.TrimSpace(C.GoString(&name[0]))
 	if n := Launched(); n > 1 && w.size != n {
 		// A launcher of another MPI (say MPICH's mpiexec running a shim
@@ -329,29 +336,38 @@ type request struct {
 	pending []int // Wait's messages still incomplete after a timeout
 }
 
-// call runs f on the MPI thread with the request r, and returns the
-// request as f left it. f is a function that captures nothing, so that
-// handing it over allocates nothing.
-func (w *World) call(f func(*World), r request) request {
+// call runs f with the request r, on this thread when the library allows
+// (direct), else on the MPI thread, and returns the request as f left it.
+// f is a function that captures nothing, so that a call allocates
+// nothing.
+func (w *World) call(f func(*World), r request) request { return w.run(f, r, w.direct) }
+
+// run runs f with the request r, on this thread with here, else on the
+// MPI thread, one call at a time.
+func (w *World) run(f func(*World), r request, here bool) request {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.req = r
-	w.calls <- f
-	<-w.done
+	if here {
+		f(w)
+	} else {
+		w.calls <- f
+		<-w.done
+	}
 	r, w.req = w.req, request{}
 	return r
 }
 
 // do runs f on the MPI thread and returns when it has (for the calls
 // made once, which may allocate).
-func (w *World) do(f func()) { w.call(func(*World) { f() }, request{}) }
+func (w *World) do(f func()) { w.run(func(*World) { f() }, request{}, false) }
 
-// Do runs f on the one locked OS thread that makes every MPI call of this
-// process, and returns when f has. MPI was initialised with
+// Do runs f on the locked OS thread that initialised MPI, while no other
+// MPI call runs, and returns when f has. MPI was initialised with
 // MPI_THREAD_SERIALIZED, so C code that calls MPI itself (a library built
 // on MPI, such as a distributed partitioner, through a shim made by Build)
 // must be called inside f. f must not call World's methods: they wait for
-// the thread f is running on. A collective inside f is not bounded by
+// the call f is in to end. A collective inside f is not bounded by
 // OP2_MPI_TIMEOUT unless the code f calls bounds it.
 func (w *World) Do(f func()) { w.do(f) }
 

@@ -6,7 +6,7 @@ package mpi
 const tableDecl = `
 struct op2mpi_table {
 	int version;
-	int (*init)(int *rank, int *size, char *lib, int liblen, double timeout);
+	int (*init)(int *rank, int *size, int *serialized, char *lib, int liblen, double timeout);
 	int (*finalize)(void);
 	int (*abort)(int code);
 	int (*barrier)(void);
@@ -24,7 +24,7 @@ struct op2mpi_table {
 `
 
 // tableVersion changes whenever tableDecl does.
-const tableVersion = 3
+const tableVersion = 4
 
 // shimSource is compiled with the MPI compiler wrapper (mpicc) against the
 // installed mpi.h, so that the handles' representation (pointers in Open
@@ -72,7 +72,7 @@ static int complete(MPI_Request *r, int n) {
 	}
 }
 
-static int op2mpi_init(int *rank, int *size, char *lib, int liblen, double limit) {
+static int op2mpi_init(int *rank, int *size, int *serialized, char *lib, int liblen, double limit) {
 	int inited = 0, provided = 0, len = 0;
 	/* Open MPI would install handlers for SIGSEGV, SIGBUS, SIGFPE and SIGILL
 	   over the Go run time's; the Go run time needs its own. Its hwloc
@@ -84,6 +84,8 @@ static int op2mpi_init(int *rank, int *size, char *lib, int liblen, double limit
 	timeout = limit;
 	MPI_Initialized(&inited);
 	if (!inited && MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) return 1;
+	if (inited) MPI_Query_thread(&provided);
+	*serialized = provided >= MPI_THREAD_SERIALIZED;
 	if (MPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) return 2;
 	MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
 	MPI_Comm_rank(comm, rank);
