@@ -126,7 +126,7 @@ func (z *lazyRanksMesh) checkBlocks(t *testing.T) {
 // lazyConfigs are the configurations run's Configure steps rotate
 // through (on every rank: Configure is collective); run ends with the
 // last one, the default.
-var lazyConfigs = []op2.Config{{Fusion: "on"}, op2.Config{}.Explicit("Lazy"), {Fusion: "off", Threads: 1}, {BlockSize: 3}, {Tile: 8}, {}}
+var lazyConfigs = []op2.Config{{Fusion: "on"}, op2.Config{}.Explicit("Lazy"), {Fusion: "off", Threads: 1}, {BlockSize: 3}, {Tile: 8}, {Check: true}, {}}
 
 // run runs a random sequence of steps (seed) over the mesh, whose
 // ranks it was declared for: loops that stay recorded on several ranks
