@@ -485,3 +485,47 @@ func TestLazyFusesOnRanks(t *testing.T) {
 	}
 	check(t, op2.Finalize())
 }
+
+// TestLazyOnSomeRanksOnly: on 2 ranks, lazy mode on one rank and off on
+// the other (Configure is a call a rank may make alone) agree as many
+// times before a loop: a loop lazy mode cannot record (it reads a halo a
+// rank changed on the host) agreed on as it is issued runs at once on
+// that agreement instead of agreeing again, which the rank running loops
+// at once did not (both ranks then waited, in different MPI calls,
+// until OP2_MPI_TIMEOUT).
+func TestLazyOnSomeRanksOnly(t *testing.T) {
+	if !mpitest.InRanks() {
+		mpiRun(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=20s")
+		return
+	}
+	nodes, ring := declareRing(t, 4)
+	edges := ring.From()
+	first := uint32(op2.Rank() * 4)
+	a := must(op2.NewDat(nodes, 1, []uint32{first + 1, first + 2, first + 3, first + 4}, "sa"))
+	e := must(op2.NewDat[uint32](edges, 1, nil, "se"))
+	must(op2.Partition(op2.BlockPartitioner()))
+	check(t, op2.ParLoop(lazyDiff, edges, a.ArgMap(op2.Read, ring, 0), a.ArgMap(op2.Read, ring, 1), e.Arg(op2.Write))) // a's halo is current
+	if op2.Rank() == 1 {
+		check(t, op2.Configure(op2.Config{}.Explicit("Lazy")))
+	}
+	for i := range 3 {
+		if op2.Rank() == i%2 {
+			d := a.Data()
+			d[0] += 7
+		}
+		check(t, op2.ParLoop(lazyDiff, edges, a.ArgMap(op2.Read, ring, 0), a.ArgMap(op2.Read, ring, 1), e.Arg(op2.Write)))
+	}
+	got := must(e.Gather())
+	check(t, op2.Configure(op2.Config{}))
+	if op2.Rank() == 0 {
+		want := []uint32{1, 2, 3, 4, 5, 6, 7, 8}
+		want[0] += 14
+		want[4] += 7
+		for k := range want {
+			if w := want[k] - 5*want[(k+1)%8]; got[k] != w {
+				t.Errorf("edge %d: %d, want %d", k, got[k], w)
+			}
+		}
+	}
+	check(t, op2.Finalize())
+}

@@ -65,6 +65,11 @@ type Halo struct {
 	gsend, grecv *pinnedBuf
 	stale        map[*core.Storage]bool
 	lastMod      map[*core.Storage]int
+	// agreedFor is the loop AgreeAhead agreed on and refused, which the
+	// caller runs at once: Agree takes agreed, its exchanges, for it
+	// instead of agreeing again (DropAgreed forgets them).
+	agreedFor *core.Loop
+	agreed    []int
 	// DropSends makes Begin post no sends (tests of a rank that never
 	// sends).
 	DropSends bool
@@ -138,6 +143,11 @@ func readsHalo(a *core.Arg, runsExec bool) bool {
 func (h *Halo) Agree(l *core.Loop, trace *slog.Logger) error {
 	h.trace = trace
 	if h.chain != nil && h.chainStep(l) {
+		return nil
+	}
+	if l == h.agreedFor {
+		h.agreedFor = nil
+		h.exchange = append(h.exchange[:0], h.agreed...)
 		return nil
 	}
 	// Without optional arguments (whose flags the ranks must compare),
@@ -515,10 +525,16 @@ func HostWrite(s *core.Storage) {
 // answer (a rank that ran the recorded loops already has the Dats they
 // modified stale, where another has them dirtied), so the ranks reach
 // the last one together: when l reads halos, they agree on it now, as
-// Agree would before the loop (one MPI_Allreduce). A false answer leaves
-// nothing agreed for the loop, which then runs at once through Agree as
-// usual. trace is as for Agree.
+// Agree would before the loop (one MPI_Allreduce). A false answer after
+// that agreement keeps it for the loop, which the caller then runs at
+// once (after the recorded loops, which exchange nothing and modify no
+// Dat whose halo l reads, so the agreement still holds): its Agree takes
+// it instead of agreeing again, so that every rank agrees once on the
+// loop, in lazy mode or not (a rank may turn lazy mode off alone). The
+// caller calls DropAgreed after running it, in case it did not run.
+// trace is as for Agree.
 func (h *Halo) AgreeAhead(l *core.Loop, dirtied map[*core.Storage]bool, trace *slog.Logger) (bool, error) {
+	h.agreedFor = nil
 	runsExec := l.NeedsColouring()
 	reads := false
 	for k := range l.Args {
@@ -540,9 +556,17 @@ func (h *Halo) AgreeAhead(l *core.Loop, dirtied map[*core.Storage]bool, trace *s
 		return false, err
 	}
 	ahead := len(h.exchange) == 0
-	h.exchange = h.exchange[:0] // exchanged, if at all, by the loop's own Agree when it runs
+	if !ahead { // exchanged by the loop as it runs at once, on this agreement
+		h.agreedFor = l
+		h.agreed = append(h.agreed[:0], h.exchange...)
+	}
+	h.exchange = h.exchange[:0]
 	return ahead, nil
 }
+
+// DropAgreed forgets the agreement AgreeAhead kept for a loop it refused,
+// once the caller ran the loop (which took it) or failed to.
+func (h *Halo) DropAgreed() { h.agreedFor = nil }
 
 // RunAhead is Agree for a loop AgreeAhead accepted (or loops fused from
 // such loops), as it runs: nothing to agree or exchange.

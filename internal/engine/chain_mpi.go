@@ -93,10 +93,14 @@ func (r *Runtime) runsAhead(l *core.Loop) (bool, error) {
 // runAtOnce runs the loop bound in the queue's next free slot e for r on
 // b when runsAhead refused to record it, as a loop that runs when issued
 // (RunNow: after the recorded loops, which every rank reaches here in
-// program order; through the automatic checkpoints). The slot is
+// program order; through the automatic checkpoints), on the agreement
+// runsAhead made for it, if any (dist.Halo.AgreeAhead). The slot is
 // released. Caller holds the lock.
 func (r *Runtime) runAtOnce(e *Recorded, b *exec.Opened) error {
 	defer e.Release()
+	if p := r.Proc; p.multiRank() && p.Partitioned() {
+		defer p.job.Halo().DropAgreed() // taken by the loop's Agree, unless it did not run
+	}
 	return r.RunNow(b, &e.Loop)
 }
 
