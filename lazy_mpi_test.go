@@ -44,6 +44,7 @@ var (
 // read at each collective point, and the deepest queue a rank saw.
 type lazyRanksResult struct {
 	A, B, C, E, F []uint32
+	G             []uint32 // nil when run declared no g
 	Globals       []uint32
 	Deepest       int `json:"-"`
 }
@@ -62,9 +63,11 @@ type lazyRanksMesh struct {
 	s, m, lo, x   *op2.Global[uint32]
 	mixed         *op2.MixedDat[uint32]
 	sub, esub     *op2.Subset
-	lazyFused     *op2.Runtime // another lazy runtime, with Fusion "on"
-	eager         *op2.Runtime // another runtime, lazy mode off
-	dir           string       // where the checkpoints and dumps go, the same on every rank
+	few           *op2.Subset      // of edges, empty on every rank but the first
+	g             *op2.Dat[uint32] // on nodes, declared during the run (after Partition)
+	lazyFused     *op2.Runtime     // another lazy runtime, with Fusion "on"
+	eager         *op2.Runtime     // another runtime, lazy mode off
+	dir           string           // where the checkpoints and dumps go, the same on every rank
 }
 
 // newLazyRanksMesh declares a ring of n nodes per rank, on ranks ranks;
@@ -128,6 +131,12 @@ func (z *lazyRanksMesh) checkBlocks(t *testing.T) {
 // last one, the default.
 var lazyConfigs = []op2.Config{{Fusion: "on"}, op2.Config{}.Explicit("Lazy"), {Fusion: "off", Threads: 1}, {BlockSize: 3}, {Tile: 8}, {Check: true}, {}}
 
+// lazyRankConfigs are those that run's Configure steps on one rank only
+// rotate through: none changes which loops fuse (Fusion, Tile), which
+// would make the ranks' chains differ (a Chain then fails: the ranks are
+// at different loops).
+var lazyRankConfigs = []op2.Config{op2.Config{}.Explicit("Lazy"), {Threads: 1}, {BlockSize: 3}, {Check: true}}
+
 // run runs a random sequence of steps (seed) over the mesh, whose
 // ranks it was declared for: loops that stay recorded on several ranks
 // (direct ones, reads of halos that are up to date) and loops that run
@@ -158,7 +167,7 @@ func (z *lazyRanksMesh) run(t *testing.T, seed int64, ranks int) lazyRanksResult
 	for step := 0; step < 120; step++ {
 		who := rng.Intn(ranks) // the rank of a one-rank step
 		on := rng.Intn(3) != 0
-		switch rng.Intn(27) {
+		switch rng.Intn(30) {
 		case 0, 1:
 			check(t, op2.ParLoop(lazyScale, nodes, a.Arg(op2.RW), b.Arg(op2.Read)))
 		case 2:
@@ -301,6 +310,29 @@ func (z *lazyRanksMesh) run(t *testing.T, seed int64, ranks int) lazyRanksResult
 			check(t, op2.ParLoop(lazyConst, nodes, b.Arg(op2.Read), a.Arg(op2.RW)))
 			check(t, k.Set(uint32(step)+1))
 			check(t, op2.ParLoop(lazyConst, nodes, c.Arg(op2.Read), a.Arg(op2.RW)))
+		case 27: // Configure on one rank only (a call a rank may make alone), back on every rank
+			if on && !one && rank == who {
+				check(t, op2.Configure(lazyRankConfigs[step%len(lazyRankConfigs)]))
+			} else if !on {
+				check(t, op2.Configure(lazyConfigs[len(lazyConfigs)-1]))
+			}
+		case 28: // a Dat declared with values during the run (its halo stale), read through the ring
+			if z.g == nil {
+				ids := z.gid.DataRO()[:nodes.Size()]
+				v := make([]uint32, len(ids))
+				for i, id := range ids {
+					v[i] = 3*id + 2
+				}
+				z.g = must(op2.NewDat(nodes, 1, v, "lz_g"))
+			}
+			check(t, op2.ParLoop(lazyScale, nodes, z.g.Arg(op2.RW), a.Arg(op2.Read)))
+			check(t, op2.ParLoop(lazyPush, edges, f.Arg(op2.Read), z.g.ArgMap(op2.Read, ring, 0), c.ArgMap(op2.Inc, ring, 0), c.ArgMap(op2.Inc, ring, 1)))
+		case 29: // a subset of edges empty on every rank but the first, modifying through the ring
+			if z.few == nil {
+				z.few = must(op2.NewSubset(edges, ownedWhere(z.eid, func(g int) bool { return g < 3 })))
+			}
+			check(t, op2.ParLoop(lazyEdge, z.few, f.Arg(op2.RW), e.Arg(op2.Read)))
+			check(t, op2.ParLoop(lazyPush, z.few, f.Arg(op2.Read), a.ArgMap(op2.Read, ring, 0), b.ArgMap(op2.Inc, ring, 0), b.ArgMap(op2.Inc, ring, 1)))
 		}
 		res.Deepest = max(res.Deepest, op2.RecordedLoops())
 	}
@@ -308,8 +340,10 @@ func (z *lazyRanksMesh) run(t *testing.T, seed int64, ranks int) lazyRanksResult
 	for _, d := range []struct {
 		dat *op2.Dat[uint32]
 		out *[]uint32
-	}{{a, &res.A}, {b, &res.B}, {c, &res.C}, {e, &res.E}, {f, &res.F}} {
-		*d.out = must(d.dat.Gather())
+	}{{a, &res.A}, {b, &res.B}, {c, &res.C}, {e, &res.E}, {f, &res.F}, {z.g, &res.G}} {
+		if d.dat != nil {
+			*d.out = must(d.dat.Gather())
+		}
 	}
 	collect()
 	return res
@@ -346,7 +380,7 @@ func TestLazyOnRanks(t *testing.T) {
 			if !slices.Equal(got.Globals, w.Globals) {
 				t.Errorf("rank %d, seed %d: Globals %v, want %v", op2.Rank(), seed, got.Globals, w.Globals)
 			}
-			if op2.Rank() == 0 && (!slices.Equal(got.A, w.A) || !slices.Equal(got.B, w.B) || !slices.Equal(got.C, w.C) || !slices.Equal(got.E, w.E) || !slices.Equal(got.F, w.F)) {
+			if op2.Rank() == 0 && (!slices.Equal(got.A, w.A) || !slices.Equal(got.B, w.B) || !slices.Equal(got.C, w.C) || !slices.Equal(got.E, w.E) || !slices.Equal(got.F, w.F) || !slices.Equal(got.G, w.G)) {
 				t.Errorf("seed %d on %d ranks: the gathered Dats differ from one process's", seed, op2.Ranks())
 			}
 		}
