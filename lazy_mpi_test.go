@@ -36,6 +36,8 @@ var (
 	lazyGRead  = op2.NewKernel(`void lz_gread(const unsigned *x, const unsigned *m, unsigned *a) { *a += *x ^ *m; }`, "lz_gread")
 	lazyGRW    = op2.NewKernel(`void lz_grw(const unsigned *a, unsigned *x) { *x += *a; }`, "lz_grw")
 	lazyMix    = op2.NewKernel(`void lz_mix(unsigned *v) { *v = 5u * *v + 2u; }`, "lz_mix")
+	lazyWMap   = op2.NewKernel(`void lz_wm(const unsigned *f, unsigned *c0) { *c0 = 7u * *f + 1u; }`, "lz_wm")
+	lazyMixInc = op2.NewKernel(`void lz_minc(const unsigned *e, unsigned *v0, unsigned *v1) { *v0 += *e; *v1 += *e ^ 5u; }`, "lz_minc")
 	lazyConst  = op2.NewKernel(`void lz_kadd(const unsigned *b, unsigned *a) { *a = 3u * *a + *b * lz_k; }`, "lz_kadd")
 )
 
@@ -58,6 +60,8 @@ type lazyRanksMesh struct {
 	n             int // nodes per rank
 	nodes, edges  *op2.Set
 	ring          *op2.Map
+	self          *op2.Map      // edges to themselves, for the mixed map
+	mixedMap      *op2.MixedMap // edges to the mixed dat's blocks: ring column 0, self
 	a, b, c, e, f *op2.Dat[uint32]
 	gid, eid      *op2.Dat[uint32]
 	s, m, lo, x   *op2.Global[uint32]
@@ -96,6 +100,11 @@ func newLazyRanksMesh(t *testing.T, n, ranks int, dir string) *lazyRanksMesh {
 		s: must(op2.NewGlobal(1, []uint32{0}, "lz_s")), m: must(op2.NewGlobal(1, []uint32{0}, "lz_m")),
 		lo: must(op2.NewGlobal(1, []uint32{^uint32(0)}, "lz_lo")), x: must(op2.NewGlobal(1, []uint32{9}, "lz_x"))}
 	z.mixed = must(op2.NewMixedDatOf([]*op2.Dat[uint32]{z.c, z.f}, "lz_cf"))
+	self := make([]int32, per)
+	for i := range self {
+		self[i] = int32(first + i)
+	}
+	z.self = must(op2.NewMap(z.edges, z.edges, 1, self, "lz_self"))
 	return z
 }
 
@@ -131,11 +140,16 @@ func (z *lazyRanksMesh) checkBlocks(t *testing.T) {
 // last one, the default.
 var lazyConfigs = []op2.Config{{Fusion: "on"}, op2.Config{}.Explicit("Lazy"), {Fusion: "off", Threads: 1}, {BlockSize: 3}, {Tile: 8}, {Check: true}, {}}
 
-// lazyRankConfigs are those that run's Configure steps on one rank only
-// rotate through: none changes which loops fuse (Fusion, Tile, Check: a
-// loop in check mode fuses with none), which would make the ranks'
-// chains differ (a Chain then fails: the ranks are at different loops).
-var lazyRankConfigs = []op2.Config{op2.Config{}.Explicit("Lazy"), {Threads: 1}, {BlockSize: 3}}
+// lazyRankConfigs are the changes to the ranks' configuration that run's
+// Configure steps on one rank only rotate through: none changes which
+// loops fuse (Fusion, Tile, Check: a loop in check mode fuses with none),
+// which would make the ranks' chains differ (a Chain then fails: the
+// ranks are at different loops).
+var lazyRankConfigs = []func(op2.Config) op2.Config{
+	func(c op2.Config) op2.Config { return c.Explicit("Lazy") },
+	func(c op2.Config) op2.Config { c.Threads = 1; return c },
+	func(c op2.Config) op2.Config { c.BlockSize = 3; return c },
+}
 
 // run runs a random sequence of steps (seed) over the mesh, whose
 // ranks it was declared for: loops that stay recorded on several ranks
@@ -161,13 +175,14 @@ func (z *lazyRanksMesh) run(t *testing.T, seed int64, ranks int) lazyRanksResult
 		z.eager = must(op2.NewRuntime(op2.Config{}.Explicit("Lazy")))
 	}
 	hasHDF5 := h5.Load() == nil
+	var cfg op2.Config // every rank's configuration (Configure's, on every rank)
 	k := must(op2.NewConst(1, []uint32{4}, "lz_k"))
 	defer k.Remove()
 	rng := rand.New(rand.NewSource(seed))
 	for step := 0; step < 120; step++ {
 		who := rng.Intn(ranks) // the rank of a one-rank step
 		on := rng.Intn(3) != 0
-		switch rng.Intn(30) {
+		switch rng.Intn(31) {
 		case 0, 1:
 			check(t, op2.ParLoop(lazyScale, nodes, a.Arg(op2.RW), b.Arg(op2.Read)))
 		case 2:
@@ -256,7 +271,8 @@ func (z *lazyRanksMesh) run(t *testing.T, seed int64, ranks int) lazyRanksResult
 		case 18: // a loop over a mixed set (one loop per block)
 			check(t, op2.ParLoop(lazyMix, z.mixed.Set(), z.mixed.Arg(op2.RW)))
 		case 19: // Configure, on every rank
-			check(t, op2.Configure(lazyConfigs[step%len(lazyConfigs)]))
+			cfg = lazyConfigs[step%len(lazyConfigs)]
+			check(t, op2.Configure(cfg))
 		case 20: // another runtime's loop: lazy with fusion, or eager
 			r := z.lazyFused
 			if on {
@@ -310,11 +326,11 @@ func (z *lazyRanksMesh) run(t *testing.T, seed int64, ranks int) lazyRanksResult
 			check(t, op2.ParLoop(lazyConst, nodes, b.Arg(op2.Read), a.Arg(op2.RW)))
 			check(t, k.Set(uint32(step)+1))
 			check(t, op2.ParLoop(lazyConst, nodes, c.Arg(op2.Read), a.Arg(op2.RW)))
-		case 27: // Configure on one rank only (a call a rank may make alone), back on every rank
+		case 27: // Configure on one rank only (a call a rank may make alone), back to cfg on every rank
 			if on && !one && rank == who {
-				check(t, op2.Configure(lazyRankConfigs[step%len(lazyRankConfigs)]))
+				check(t, op2.Configure(lazyRankConfigs[step%len(lazyRankConfigs)](cfg)))
 			} else if !on {
-				check(t, op2.Configure(lazyConfigs[len(lazyConfigs)-1]))
+				check(t, op2.Configure(cfg))
 			}
 		case 28: // a Dat declared with values during the run (its halo stale), read through the ring
 			if z.g == nil {
@@ -333,6 +349,15 @@ func (z *lazyRanksMesh) run(t *testing.T, seed int64, ranks int) lazyRanksResult
 			}
 			check(t, op2.ParLoop(lazyEdge, z.few, f.Arg(op2.RW), e.Arg(op2.Read)))
 			check(t, op2.ParLoop(lazyPush, z.few, f.Arg(op2.Read), a.ArgMap(op2.Read, ring, 0), b.ArgMap(op2.Inc, ring, 0), b.ArgMap(op2.Inc, ring, 1)))
+		case 30: // a write through a map after a direct write, then increments through a mixed map
+			check(t, op2.ParLoop(lazyEdge, edges, f.Arg(op2.RW), e.Arg(op2.Read)))
+			check(t, op2.ParLoop(lazyWMap, edges, f.Arg(op2.Read), c.ArgMap(op2.Write, ring, 0)))
+			if on {
+				if z.mixedMap == nil {
+					z.mixedMap = must(op2.NewMixedMap([]*op2.Map{ring, z.self}, "lz_mm"))
+				}
+				check(t, op2.ParLoop(lazyMixInc, edges, e.Arg(op2.Read), z.mixed.ArgMap(op2.Inc, z.mixedMap, 0)))
+			}
 		}
 		res.Deepest = max(res.Deepest, op2.RecordedLoops())
 	}
