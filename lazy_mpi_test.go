@@ -69,6 +69,7 @@ type lazyRanksMesh struct {
 	sub, esub     *op2.Subset
 	few           *op2.Subset      // of edges, empty on every rank but the first
 	g             *op2.Dat[uint32] // on nodes, declared during the run (after Partition)
+	prepared      []*op2.Loop      // loops made with NewLoop during the run, run with Compute
 	lazyFused     *op2.Runtime     // another lazy runtime, with Fusion "on"
 	eager         *op2.Runtime     // another runtime, lazy mode off
 	dir           string           // where the checkpoints and dumps go, the same on every rank
@@ -182,7 +183,7 @@ func (z *lazyRanksMesh) run(t *testing.T, seed int64, ranks int) lazyRanksResult
 	for step := 0; step < 120; step++ {
 		who := rng.Intn(ranks) // the rank of a one-rank step
 		on := rng.Intn(3) != 0
-		switch rng.Intn(31) {
+		switch rng.Intn(32) {
 		case 0, 1:
 			check(t, op2.ParLoop(lazyScale, nodes, a.Arg(op2.RW), b.Arg(op2.Read)))
 		case 2:
@@ -357,6 +358,18 @@ func (z *lazyRanksMesh) run(t *testing.T, seed int64, ranks int) lazyRanksResult
 					z.mixedMap = must(op2.NewMixedMap([]*op2.Map{ring, z.self}, "lz_mm"))
 				}
 				check(t, op2.ParLoop(lazyMixInc, edges, e.Arg(op2.Read), z.mixed.ArgMap(op2.Inc, z.mixedMap, 0)))
+			}
+		case 31: // loops made once (NewLoop), run again and again (Compute)
+			if z.prepared == nil {
+				z.prepared = []*op2.Loop{
+					must(op2.NewLoop(lazyScale, nodes, a.Arg(op2.RW), b.Arg(op2.Read))),
+					must(op2.NewLoop(lazyDiff, edges, a.ArgMap(op2.Read, ring, 0), a.ArgMap(op2.Read, ring, 1), e.Arg(op2.Write))),
+					must(op2.NewLoop(lazyPush, edges, f.Arg(op2.Read), a.ArgMap(op2.Read, ring, 0), b.ArgMap(op2.Inc, ring, 0), b.ArgMap(op2.Inc, ring, 1))),
+				}
+			}
+			check(t, z.prepared[step%3].Compute())
+			if on {
+				check(t, z.prepared[(step+1)%3].Compute())
 			}
 		}
 		res.Deepest = max(res.Deepest, op2.RecordedLoops())
