@@ -536,7 +536,8 @@ func HostWrite(s *core.Storage) {
 // that agreement (some rank changed a halo l reads on the host) keeps it
 // for l's own Agree, when l runs at once next, after the recorded loops,
 // which change none of the Dats it agreed on: l then agrees once, not
-// twice. The caller drops it with ForgetAgreed once l has run or failed.
+// twice, in lazy mode or not (a rank may turn lazy mode off alone, and
+// would agree once). The caller drops it with ForgetAgreed once l has run or failed.
 // trace is as for Agree.
 func (h *Halo) AgreeAhead(l *core.Loop, dirtied map[*core.Storage]bool, trace *slog.Logger) (bool, error) {
 	runsExec := l.NeedsColouring()

@@ -35,6 +35,23 @@ type readSnapshot struct {
 
 // runChecked runs l in check mode.
 func (r *Runtime) runChecked(b *exec.Opened, l *core.Loop, p exec.Program) error {
+	// On several ranks the loop's halo exchanges complete before the
+	// copy, which then holds the halo values the kernel reads: those
+	// arriving while the loop runs were no write of the kernel's, and
+	// restoring the copy would have undone them. The executor's Begin
+	// then finds nothing left to exchange. Begin needs the signature,
+	// which finding the program (p nil) sets, as here.
+	if h := r.X.Halo; h != nil {
+		if p == nil {
+			l.Sig = core.Analyse(l)
+		}
+		if err := h.Begin(l); err != nil {
+			return r.Proc.api.Internal(err)
+		}
+		if err := h.Wait(l); err != nil {
+			return r.Proc.api.Internal(err)
+		}
+	}
 	snaps, err := snapshotReads(l)
 	if err != nil {
 		return r.Proc.api.Loop(l.Kernel.Name, l.Set.Name, -1, "check mode: "+err.Error())
