@@ -171,8 +171,12 @@ func sortBy(major []int32, minor func(int32) int64, idx []int32, nMajor int) {
 // the directory and a few neighbouring pairs. Lookups of nearby numbers
 // (a mesh's neighbours mostly are) touch nearby memory. The numbers are
 // held as 32-bit offsets from the least when they span less than 2³²
-// (g32), else as they are (g64).
+// (g32), else as they are (g64). Numbers that fill at least half their
+// range (a rank's part on few ranks) are held densely instead: a
+// lookup is one read of dense, which takes no more memory than the pairs
+// and the directory, and no sort to build.
 type index struct {
+	dense []int32  // dense[g-lo]: g's local index or -1, when not nil
 	g32   []uint32 // sorted offsets from lo
 	g64   []int64  // sorted numbers, when g32 is nil
 	l     []int32  // the local index of each of g32 or g64
@@ -182,7 +186,7 @@ type index struct {
 }
 
 func newIndex(global []int64) *index {
-	x := &index{l: make([]int32, len(global))}
+	x := &index{}
 	if len(global) == 0 {
 		return x
 	}
@@ -190,12 +194,17 @@ func newIndex(global []int64) *index {
 	for _, g := range global {
 		lo, hi = min(lo, g), max(hi, g)
 	}
-	for i := range x.l {
-		x.l[i] = int32(i)
-	}
 	x.lo = lo
 	span := uint64(hi-lo) + 1 // up to 2⁶³
 	n := len(global)
+	if span <= 2*uint64(n) {
+		x.dense = denseIndex(global, lo, int(span))
+		return x
+	}
+	x.l = make([]int32, n)
+	for i := range x.l {
+		x.l[i] = int32(i)
+	}
 	if hi-lo <= math.MaxUint32 {
 		x.g32 = make([]uint32, n)
 		for i, g := range global {
@@ -223,6 +232,21 @@ func newIndex(global []int64) *index {
 	return x
 }
 
+// denseIndex is the local index of every number of [lo, lo+span), -1
+// for those not in global.
+func denseIndex(global []int64, lo int64, span int) []int32 {
+	dense := make([]int32, span)
+	for i := range dense {
+		dense[i] = -1
+	}
+	// Backwards, so that of repeated numbers the first wins, as in the
+	// sorted pairs.
+	for i := len(global) - 1; i >= 0; i-- {
+		dense[global[i]-lo] = int32(i)
+	}
+	return dense
+}
+
 // offset is the i-th sorted number less lo.
 func (x *index) offset(i int) uint64 {
 	if x.g32 != nil {
@@ -233,10 +257,19 @@ func (x *index) offset(i int) uint64 {
 
 // find returns g's local index, or -1.
 func (x *index) find(g int64) int32 {
-	if len(x.l) == 0 || g < x.lo {
+	if g < x.lo {
 		return -1
 	}
 	off := uint64(g - x.lo)
+	if x.dense != nil {
+		if off >= uint64(len(x.dense)) {
+			return -1
+		}
+		return x.dense[off]
+	}
+	if len(x.l) == 0 {
+		return -1
+	}
 	p := off >> x.shift
 	if p+1 >= uint64(len(x.dir)) {
 		return -1

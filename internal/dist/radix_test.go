@@ -7,8 +7,8 @@ import (
 )
 
 // TestLookups checks sortPairs, sortBy, index and table against sorting
-// and Go maps, on keys that are dense, sparse, clustered, beyond 2³¹ and
-// empty.
+// and Go maps, on keys that are dense, dense with holes, sparse,
+// clustered, beyond 2³¹ and empty.
 func TestLookups(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	for _, tc := range []struct {
@@ -20,6 +20,13 @@ func TestLookups(t *testing.T) {
 		{"dense", func() []int64 { return perm64(rng, 5000, 0) }},
 		{"dense beyond 2^31", func() []int64 { return perm64(rng, 5000, 1<<31+12345) }},
 		{"dense beyond 2^40", func() []int64 { return perm64(rng, 3000, 1<<40-1000) }},
+		{"every other", func() []int64 {
+			var k []int64
+			for _, v := range perm(rng, 3000) {
+				k = append(k, 100+2*int64(v))
+			}
+			return k
+		}},
 		{"sparse", func() []int64 {
 			var k []int64
 			for _, v := range perm(rng, 2000) {
@@ -63,6 +70,11 @@ func TestLookups(t *testing.T) {
 				}
 			}
 			probe := append(slices.Clone(keys), -5, 3, 1<<31-2, 999_999)
+			for _, k := range keys {
+				if k < 1<<62 {
+					probe = append(probe, k+1, k-1)
+				}
+			}
 			for _, k := range probe {
 				want, ok := where[k]
 				if !ok {
