@@ -299,6 +299,9 @@ func (d *distMesh) fetch(s int, need []int64, rec int, fill func(i int, dst []by
 // each entry's target.
 func (d *distMesh) targetOwners(mi int, owner [][]int32) ([]int32, error) {
 	mp := &d.m.Maps[mi]
+	if lo, span, ok := denseSpan(mp); ok {
+		return d.targetOwnersDense(mi, owner, lo, span)
+	}
 	// The targets are looked up as 32-bit offsets from the set's first
 	// number where the set has fewer than 2³² elements.
 	if b := d.bl[mp.To]; b.total() < math.MaxUint32 {
@@ -336,6 +339,62 @@ func targetOwnersBy[K uint32 | int64](d *distMesh, mi int, owner [][]int32, key 
 	out := make([]int32, mp.entries())
 	for k := range out {
 		out[k] = h.find(key(mp.at(k)))
+	}
+	return out, nil
+}
+
+// denseSpan returns the least of map mp's entries and the span of their
+// range, and whether that span is at most the number of entries (as
+// where a rank's block of the source set refers to a block of the target
+// set): then an array over the range costs no more than the table.
+func denseSpan(mp *Map) (lo int64, span int, ok bool) {
+	n := mp.entries()
+	if n == 0 {
+		return 0, 0, false
+	}
+	lo, hi := mp.at(0), mp.at(0)
+	for k := range n {
+		g := mp.at(k)
+		lo, hi = min(lo, g), max(hi, g)
+	}
+	if hi-lo >= int64(n) {
+		return 0, 0, false
+	}
+	return lo, int(hi-lo) + 1, true
+}
+
+// targetOwnersDense is targetOwners on an array over the targets' range
+// [lo, lo+span): marked where a target is, the targets in order are what
+// to ask for, without a sort, and each entry's owner is then one read.
+func (d *distMesh) targetOwnersDense(mi int, owner [][]int32, lo int64, span int) ([]int32, error) {
+	mp := &d.m.Maps[mi]
+	at := make([]int32, span) // 1 where a target is; then its owner
+	for k := range mp.entries() {
+		at[mp.at(k)-lo] = 1
+	}
+	n := 0
+	for _, v := range at {
+		n += int(v)
+	}
+	need := make([]int64, 0, n)
+	for i, v := range at {
+		if v != 0 {
+			need = append(need, lo+int64(i))
+		}
+	}
+	recs, err := d.fetch(mp.To, need, 4, func(i int, dst []byte) {
+		binary.LittleEndian.PutUint32(dst, uint32(owner[mp.To][i]))
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, g := range need {
+		at[g-lo] = int32(binary.LittleEndian.Uint32(recs[4*i:]))
+	}
+	need, recs = nil, nil
+	out := make([]int32, mp.entries())
+	for k := range out {
+		out[k] = at[mp.at(k)-lo]
 	}
 	return out, nil
 }
