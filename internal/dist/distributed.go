@@ -738,6 +738,12 @@ func (r *records) kind(i int) int32 {
 func (r *records) owner(i int) int32 {
 	return int32(binary.LittleEndian.Uint32(r.rec(i)[r.width:]) & (1<<30 - 1))
 }
+
+// section is record i's place in the layout's order before its global
+// number: its kind, then its owner, as one key below 3×ranks.
+func (r *records) section(i, ranks int) int32 {
+	return r.kind(i)*int32(ranks) + r.owner(i)
+}
 func (r *records) entry(i, k int) int64 {
 	return getNumber(r.rec(i)[r.width+4+r.width*k:], r.width)
 }
@@ -1159,6 +1165,26 @@ func (d *distMesh) owned(order []int32, r *records) int {
 	return n
 }
 
+// sortMigrated returns the order of the records r of set s that this
+// rank received in the migration: core by global number, then owned by
+// global number, then the exec halo by owner and global number. (The
+// exec halo's owners differ from this rank; core and owned elements are
+// all this rank's, so one key serves: the kind, then the owner, then the
+// global number.) The records came by round, then by sender, each
+// sender's in increasing global numbers from its block (sendToDests):
+// ordered by sender, they are ordered by global number, so that two
+// counting sorts do.
+func (d *distMesh) sortMigrated(s int, r *records) []int32 {
+	ranks, b := d.c.Size(), d.bl[s]
+	idx := make([]int32, r.n())
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	stableSort(idx, func(i int32) int32 { return int32(b.home(r.global(int(i)))) }, ranks)
+	stableSort(idx, func(i int32) int32 { return r.section(int(i), ranks) }, 3*ranks)
+	return idx
+}
+
 // layout builds the rank's local mesh from the records it received: the
 // sections in Layout's order, the non-exec halo (fetched from the ranks
 // holding it), the local maps, the dats' values and the exchange lists.
@@ -1170,24 +1196,14 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 	lks := make([]*index, len(m.Sets))
 	for s := range m.Sets {
 		r := &recs[s]
-		idx := make([]int32, r.n())
-		for i := range idx {
-			idx[i] = int32(i)
-		}
-		// core by global number, then owned by global number, then the
-		// exec halo by owner and global number.
-		// (The exec halo's owners differ from this rank; core and
-		// owned elements are all this rank's, so one key serves: the
-		// kind, then the owner, then the global number.)
-		major := make([]int32, len(idx))
-		for i := range idx {
-			major[i] = r.kind(i)*int32(ranks) + r.owner(i)
-		}
-		sortBy(major, func(i int32) int64 { return r.global(int(i)) }, idx, 3*ranks)
+		idx := d.sortMigrated(s, r)
 		ls := &loc.Sets[s]
 		ls.Global = make([]int64, len(idx))
 		for i, k := range idx {
 			ls.Global[i] = r.global(int(k))
+			if i > 0 && ls.Global[i] <= ls.Global[i-1] && r.section(int(k), ranks) == r.section(int(idx[i-1]), ranks) {
+				return fmt.Errorf("dist: internal error: rank %d received the records of set %q out of order", d.c.Rank(), m.Sets[s].Name)
+			}
 			switch r.kind(int(k)) {
 			case kindCore:
 				ls.Core, ls.Owned = i+1, i+1
@@ -1240,11 +1256,8 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 		for i := range idx {
 			idx[i] = int32(base + i)
 		}
-		major := make([]int32, len(idx))
-		for i, k := range idx {
-			major[i] = r.owner(int(k))
-		}
-		sortBy(major, func(i int32) int64 { return r.global(int(i)) }, idx, ranks)
+		// By owner, then global number: need's order is the latter.
+		stableSort(idx, func(i int32) int32 { return r.owner(int(i)) }, ranks)
 		ls := &loc.Sets[t]
 		for _, k := range idx {
 			ls.Global = append(ls.Global, r.global(int(k)))

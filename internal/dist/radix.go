@@ -120,46 +120,22 @@ func (t *table[K]) put(k K, v int32) {
 	}
 }
 
-// sortBy orders idx by (major, minor): major[k] (below nMajor) is idx[k]'s
-// major key, minor(idx[k]) its minor key (non-negative: a global
-// number). A radix sort by the minor keys, then a stable counting sort by
-// the major ones. The minor keys are sorted as 32-bit offsets from the
-// least when they span less than 2³² (always but in meshes of more
-// elements), so that 64-bit global numbers cost no more than 32-bit ones.
-func sortBy(major []int32, minor func(int32) int64, idx []int32, nMajor int) {
-	n := len(idx)
-	pos := make([]int32, n) // positions into idx and major
-	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
-	for k := range pos {
-		v := minor(idx[k])
-		lo, hi = min(lo, v), max(hi, v)
-		pos[k] = int32(k)
+// stableSort orders idx stably by key(idx[k]), each key below n: a
+// counting sort, linear in len(idx) and n.
+func stableSort(idx []int32, key func(int32) int32, n int) {
+	keys := make([]int32, len(idx))
+	start := make([]int, n+1)
+	for k, i := range idx {
+		keys[k] = key(i)
+		start[keys[k]+1]++
 	}
-	if n > 0 && hi-lo <= math.MaxUint32 {
-		keys := make([]uint32, n)
-		for k := range keys {
-			keys[k] = uint32(minor(idx[k]) - lo)
-		}
-		sortPairs(keys, pos)
-	} else {
-		keys := make([]int64, n)
-		for k := range keys {
-			keys[k] = minor(idx[k])
-		}
-		sortPairs(keys, pos)
-	}
-	start := make([]int, nMajor+1)
-	for _, m := range major {
-		start[m+1]++
-	}
-	for i := range nMajor {
+	for i := range n {
 		start[i+1] += start[i]
 	}
-	out := make([]int32, n)
-	for _, p := range pos {
-		m := major[p]
-		out[start[m]] = idx[p]
-		start[m]++
+	out := make([]int32, len(idx))
+	for k, i := range idx {
+		out[start[keys[k]]] = i
+		start[keys[k]]++
 	}
 	copy(idx, out)
 }
