@@ -177,6 +177,9 @@ type distMesh struct {
 	order    [][]int32 // local element -> received record (migrated, then non-exec)
 	migrated []int     // records received in the migration
 	need     [][]int64 // the non-exec halo's global numbers, as fetched
+	// spreadTargets are, per map, the owners of its entries' targets
+	// where the spread looked them up, until the migration takes them.
+	spreadTargets [][]int32
 }
 
 // dests lists, for each element of a rank's block of a set, the ranks
@@ -309,6 +312,17 @@ func (d *distMesh) targetOwners(mi int, owner [][]int32) ([]int32, error) {
 		return targetOwnersBy(d, mi, owner, func(g int64) uint32 { return uint32(g - base) })
 	}
 	return targetOwnersBy(d, mi, owner, func(g int64) int64 { return g })
+}
+
+// targetOwnersOnce is targetOwners, taking those the spread found where
+// it did.
+func (d *distMesh) targetOwnersOnce(mi int, owner [][]int32) ([]int32, error) {
+	if mi < len(d.spreadTargets) && d.spreadTargets[mi] != nil {
+		to := d.spreadTargets[mi]
+		d.spreadTargets[mi] = nil
+		return to, nil
+	}
+	return d.targetOwners(mi, owner)
 }
 
 // targetOwnersBy is targetOwners with the targets' keys in a table given
@@ -609,15 +623,17 @@ func (d *distMesh) adjacency(mp *Map) ([]int64, []int32, error) {
 // the rank holding it.
 func (d *distMesh) spread(owner [][]int32) error {
 	var failed error
+	d.spreadTargets = make([][]int32, len(d.m.Maps))
 	fromTargets := func(mp *Map) []int32 {
 		mi := d.mapIndex(mp)
-		// Not kept for the migration, which finds them again: memory
-		// is scarcer than time here.
 		to, err := d.targetOwners(mi, owner)
 		if err != nil {
 			failed = errors.Join(failed, err)
 			return make([]int32, d.m.Sets[mp.From].Size)
 		}
+		// Kept for the migration, which takes them when it comes to
+		// the map's source set: it would look the same owners up again.
+		d.spreadTargets[mi] = to
 		o := make([]int32, d.m.Sets[mp.From].Size)
 		count := make([]int32, d.c.Size())
 		for e := range o {
@@ -810,7 +826,7 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 	for s, set := range m.Sets {
 		for _, mi := range d.mapsFrom[s] {
 			var err error
-			if tOwner[mi], err = d.targetOwners(mi, owner); err != nil {
+			if tOwner[mi], err = d.targetOwnersOnce(mi, owner); err != nil {
 				return nil, err
 			}
 			if err := d.cutStats(mi, owner[m.Maps[mi].From], tOwner[mi], stats); err != nil {
