@@ -914,8 +914,11 @@ func (d *distMesh) cutStats(mi int, from, to []int32, stats []int64) error {
 	pairs := make([][]byte, ranks)
 	var row []int64
 	for e := 0; e < d.m.Sets[mp.From].Size; e++ {
-		row = mp.row(e, row)
 		ro := to[e*mp.Arity : (e+1)*mp.Arity]
+		if oneRank(ro) {
+			continue // most rows: no pair of theirs is cut
+		}
+		row = mp.row(e, row)
 		for x, a := range row {
 			for y, b := range row {
 				if a < b && ro[x] != ro[y] {
@@ -947,6 +950,16 @@ func (d *distMesh) cutStats(mi int, from, to []int32, stats []int64) error {
 	slices.Sort(all)
 	stats[1+mi] = int64(len(slices.Compact(all)))
 	return nil
+}
+
+// oneRank reports whether every rank of ranks is the first.
+func oneRank(ranks []int32) bool {
+	for _, r := range ranks[1:] {
+		if r != ranks[0] {
+			return false
+		}
+	}
+	return true
 }
 
 // roundBytes bounds what one round of a set's migration sends from a
