@@ -1004,11 +1004,9 @@ func (d *distMesh) planRounds(s int) error {
 // the same order.
 func (d *distMesh) sendToDests(s, size int, fill func(i, j int, dst []byte)) ([]byte, error) {
 	ranks := d.c.Size()
-	ds := d.dests[s]
-	n, chunk := d.m.Sets[s].Size, d.chunk[s]
 	// Every rank learns how much it receives, for one buffer.
 	counts := make([]int64, ranks)
-	for _, q := range ds.rank {
+	for _, q := range d.dests[s].rank {
 		counts[q] += int64(size)
 	}
 	send := make([][]byte, ranks)
@@ -1024,6 +1022,27 @@ func (d *distMesh) sendToDests(s, size int, fill func(i, j int, dst []byte)) ([]
 		total += int(binary.LittleEndian.Uint64(b))
 	}
 	out := make([]byte, 0, total)
+	err = d.sendRounds(s, size, fill, func(got [][]byte) {
+		for _, b := range got {
+			out = append(out, b...)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != total {
+		return nil, fmt.Errorf("dist: internal error: rank %d received %d bytes of set %q, expected %d", d.c.Rank(), len(out), d.m.Sets[s].Name, total)
+	}
+	return out, nil
+}
+
+// sendRounds is sendToDests handing what each round brings, by sender,
+// to take, instead of gathering it.
+func (d *distMesh) sendRounds(s, size int, fill func(i, j int, dst []byte), take func(got [][]byte)) error {
+	ranks := d.c.Size()
+	ds := d.dests[s]
+	n, chunk := d.m.Sets[s].Size, d.chunk[s]
+	send := make([][]byte, ranks)
 	off := make([]int, ranks+1)
 	for r := 0; r < d.rounds[s]; r++ {
 		lo, hi := min(r*chunk, n), min((r+1)*chunk, n)
@@ -1046,16 +1065,11 @@ func (d *distMesh) sendToDests(s, size int, fill func(i, j int, dst []byte)) ([]
 		}
 		got, err := d.c.Alltoallv(send)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for _, b := range got {
-			out = append(out, b...)
-		}
+		take(got)
 	}
-	if len(out) != total {
-		return nil, fmt.Errorf("dist: internal error: rank %d received %d bytes of set %q, expected %d", d.c.Rank(), len(out), d.m.Sets[s].Name, total)
-	}
-	return out, nil
+	return nil
 }
 
 // moveValues gives every dat its values on this rank's local elements,
@@ -1068,14 +1082,33 @@ func (d *distMesh) sendToDests(s, size int, fill func(i, j int, dst []byte)) ([]
 func (d *distMesh) moveValues(res *Result) error {
 	m := d.m
 	res.Dats = make([][]byte, len(m.Dats))
+	at := make([][]int32, len(m.Sets)) // per set, received record -> local element
 	for di := range m.Dats {
 		dd := &m.Dats[di]
 		s, elem := dd.Set, dd.Elem
-		mig, err := d.sendToDests(s, elem, func(i, _ int, dst []byte) {
+		if at[s] == nil {
+			at[s] = inverse(d.order[s])
+		}
+		// Each value goes from the message to its local element.
+		vals := make([]byte, len(d.order[s])*elem)
+		k := 0 // the received record
+		put := func(got [][]byte) {
+			for _, b := range got {
+				for p := 0; p < len(b); p += elem {
+					i := int(at[s][k])
+					copy(vals[i*elem:(i+1)*elem], b[p:p+elem])
+					k++
+				}
+			}
+		}
+		err := d.sendRounds(s, elem, func(i, _ int, dst []byte) {
 			copy(dst, dd.Values[i*elem:(i+1)*elem])
-		})
+		}, put)
 		if err != nil {
 			return err
+		}
+		if elem > 0 && k != d.migrated[s] {
+			return fmt.Errorf("dist: internal error: rank %d received %d values of dat %q, expected %d", d.c.Rank(), k, dd.Name, d.migrated[s])
 		}
 		halo, err := d.fetch(s, d.need[s], elem, func(i int, dst []byte) {
 			copy(dst, dd.Values[i*elem:(i+1)*elem])
@@ -1083,15 +1116,7 @@ func (d *distMesh) moveValues(res *Result) error {
 		if err != nil {
 			return err
 		}
-		order, n0 := d.order[s], d.migrated[s]
-		vals := make([]byte, len(order)*elem)
-		for i, k := range order {
-			src := mig
-			if int(k) >= n0 {
-				src, k = halo, k-int32(n0)
-			}
-			copy(vals[i*elem:(i+1)*elem], src[int(k)*elem:int(k+1)*elem])
-		}
+		put([][]byte{halo})
 		if dd.Replace != nil {
 			dd.Values = nil
 			dd.Replace(vals)
@@ -1100,6 +1125,15 @@ func (d *distMesh) moveValues(res *Result) error {
 		}
 	}
 	return nil
+}
+
+// inverse is the inverse of the permutation p.
+func inverse(p []int32) []int32 {
+	inv := make([]int32, len(p))
+	for i, k := range p {
+		inv[k] = int32(i)
+	}
+	return inv
 }
 
 // joined returns the messages one after the other: the receive buffer
