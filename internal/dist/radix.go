@@ -147,10 +147,12 @@ func stableSort(idx []int32, key func(int32) int32, n int) {
 // the directory and a few neighbouring pairs. Lookups of nearby numbers
 // (a mesh's neighbours mostly are) touch nearby memory. The numbers are
 // held as 32-bit offsets from the least when they span less than 2³²
-// (g32), else as they are (g64). Numbers that fill at least half their
-// range (a rank's part on few ranks) are held densely instead: a
-// lookup is one read of dense, which takes no more memory than the pairs
-// and the directory, and no sort to build.
+// (g32), else as they are (g64). Numbers that fill at least 4/9 of
+// their range (a rank's part on few ranks: on 2 ranks about half, a
+// little less on the smaller part) are held densely instead: a lookup is
+// one read of dense, which takes 4 bytes per number of the range, no
+// more memory than the pairs and the directory (9 bytes per number
+// stored), and no sort to build.
 type index struct {
 	dense []int32  // dense[g-lo]: g's local index or -1, when not nil
 	g32   []uint32 // sorted offsets from lo
@@ -173,7 +175,7 @@ func newIndex(global []int64) *index {
 	x.lo = lo
 	span := uint64(hi-lo) + 1 // up to 2⁶³
 	n := len(global)
-	if span <= 2*uint64(n) {
+	if span <= 9*uint64(n)/4 {
 		x.dense = denseIndex(global, lo, int(span))
 		return x
 	}
