@@ -177,6 +177,9 @@ type distMesh struct {
 	order    [][]int32 // local element -> received record (migrated, then non-exec)
 	migrated []int     // records received in the migration
 	need     [][]int64 // the non-exec halo's global numbers, as fetched
+	// spreadTargets are, per map, the owners of its entries' targets
+	// where the spread looked them up, until the migration takes them.
+	spreadTargets [][]int32
 }
 
 // dests lists, for each element of a rank's block of a set, the ranks
@@ -299,6 +302,9 @@ func (d *distMesh) fetch(s int, need []int64, rec int, fill func(i int, dst []by
 // each entry's target.
 func (d *distMesh) targetOwners(mi int, owner [][]int32) ([]int32, error) {
 	mp := &d.m.Maps[mi]
+	if lo, span, ok := denseSpan(mp); ok {
+		return d.targetOwnersDense(mi, owner, lo, span)
+	}
 	// The targets are looked up as 32-bit offsets from the set's first
 	// number where the set has fewer than 2³² elements.
 	if b := d.bl[mp.To]; b.total() < math.MaxUint32 {
@@ -306,6 +312,17 @@ func (d *distMesh) targetOwners(mi int, owner [][]int32) ([]int32, error) {
 		return targetOwnersBy(d, mi, owner, func(g int64) uint32 { return uint32(g - base) })
 	}
 	return targetOwnersBy(d, mi, owner, func(g int64) int64 { return g })
+}
+
+// targetOwnersOnce is targetOwners, taking those the spread found where
+// it did.
+func (d *distMesh) targetOwnersOnce(mi int, owner [][]int32) ([]int32, error) {
+	if mi < len(d.spreadTargets) && d.spreadTargets[mi] != nil {
+		to := d.spreadTargets[mi]
+		d.spreadTargets[mi] = nil
+		return to, nil
+	}
+	return d.targetOwners(mi, owner)
 }
 
 // targetOwnersBy is targetOwners with the targets' keys in a table given
@@ -336,6 +353,62 @@ func targetOwnersBy[K uint32 | int64](d *distMesh, mi int, owner [][]int32, key 
 	out := make([]int32, mp.entries())
 	for k := range out {
 		out[k] = h.find(key(mp.at(k)))
+	}
+	return out, nil
+}
+
+// denseSpan returns the least of map mp's entries and the span of their
+// range, and whether that span is at most the number of entries (as
+// where a rank's block of the source set refers to a block of the target
+// set): then an array over the range costs no more than the table.
+func denseSpan(mp *Map) (lo int64, span int, ok bool) {
+	n := mp.entries()
+	if n == 0 {
+		return 0, 0, false
+	}
+	lo, hi := mp.at(0), mp.at(0)
+	for k := range n {
+		g := mp.at(k)
+		lo, hi = min(lo, g), max(hi, g)
+	}
+	if hi-lo >= int64(n) {
+		return 0, 0, false
+	}
+	return lo, int(hi-lo) + 1, true
+}
+
+// targetOwnersDense is targetOwners on an array over the targets' range
+// [lo, lo+span): marked where a target is, the targets in order are what
+// to ask for, without a sort, and each entry's owner is then one read.
+func (d *distMesh) targetOwnersDense(mi int, owner [][]int32, lo int64, span int) ([]int32, error) {
+	mp := &d.m.Maps[mi]
+	at := make([]int32, span) // 1 where a target is; then its owner
+	for k := range mp.entries() {
+		at[mp.at(k)-lo] = 1
+	}
+	n := 0
+	for _, v := range at {
+		n += int(v)
+	}
+	need := make([]int64, 0, n)
+	for i, v := range at {
+		if v != 0 {
+			need = append(need, lo+int64(i))
+		}
+	}
+	recs, err := d.fetch(mp.To, need, 4, func(i int, dst []byte) {
+		binary.LittleEndian.PutUint32(dst, uint32(owner[mp.To][i]))
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, g := range need {
+		at[g-lo] = int32(binary.LittleEndian.Uint32(recs[4*i:]))
+	}
+	need, recs = nil, nil
+	out := make([]int32, mp.entries())
+	for k := range out {
+		out[k] = at[mp.at(k)-lo]
 	}
 	return out, nil
 }
@@ -550,15 +623,17 @@ func (d *distMesh) adjacency(mp *Map) ([]int64, []int32, error) {
 // the rank holding it.
 func (d *distMesh) spread(owner [][]int32) error {
 	var failed error
+	d.spreadTargets = make([][]int32, len(d.m.Maps))
 	fromTargets := func(mp *Map) []int32 {
 		mi := d.mapIndex(mp)
-		// Not kept for the migration, which finds them again: memory
-		// is scarcer than time here.
 		to, err := d.targetOwners(mi, owner)
 		if err != nil {
 			failed = errors.Join(failed, err)
 			return make([]int32, d.m.Sets[mp.From].Size)
 		}
+		// Kept for the migration, which takes them when it comes to
+		// the map's source set: it would look the same owners up again.
+		d.spreadTargets[mi] = to
 		o := make([]int32, d.m.Sets[mp.From].Size)
 		count := make([]int32, d.c.Size())
 		for e := range o {
@@ -679,6 +754,12 @@ func (r *records) kind(i int) int32 {
 func (r *records) owner(i int) int32 {
 	return int32(binary.LittleEndian.Uint32(r.rec(i)[r.width:]) & (1<<30 - 1))
 }
+
+// section is record i's place in the layout's order before its global
+// number: its kind, then its owner, as one key below 3×ranks.
+func (r *records) section(i, ranks int) int32 {
+	return r.kind(i)*int32(ranks) + r.owner(i)
+}
 func (r *records) entry(i, k int) int64 {
 	return getNumber(r.rec(i)[r.width+4+r.width*k:], r.width)
 }
@@ -745,7 +826,7 @@ func (d *distMesh) migrate(owner [][]int32, res *Result) ([]records, error) {
 	for s, set := range m.Sets {
 		for _, mi := range d.mapsFrom[s] {
 			var err error
-			if tOwner[mi], err = d.targetOwners(mi, owner); err != nil {
+			if tOwner[mi], err = d.targetOwnersOnce(mi, owner); err != nil {
 				return nil, err
 			}
 			if err := d.cutStats(mi, owner[m.Maps[mi].From], tOwner[mi], stats); err != nil {
@@ -833,8 +914,11 @@ func (d *distMesh) cutStats(mi int, from, to []int32, stats []int64) error {
 	pairs := make([][]byte, ranks)
 	var row []int64
 	for e := 0; e < d.m.Sets[mp.From].Size; e++ {
-		row = mp.row(e, row)
 		ro := to[e*mp.Arity : (e+1)*mp.Arity]
+		if oneRank(ro) {
+			continue // most rows: no pair of theirs is cut
+		}
+		row = mp.row(e, row)
 		for x, a := range row {
 			for y, b := range row {
 				if a < b && ro[x] != ro[y] {
@@ -866,6 +950,16 @@ func (d *distMesh) cutStats(mi int, from, to []int32, stats []int64) error {
 	slices.Sort(all)
 	stats[1+mi] = int64(len(slices.Compact(all)))
 	return nil
+}
+
+// oneRank reports whether every rank of ranks is the first.
+func oneRank(ranks []int32) bool {
+	for _, r := range ranks[1:] {
+		if r != ranks[0] {
+			return false
+		}
+	}
+	return true
 }
 
 // roundBytes bounds what one round of a set's migration sends from a
@@ -910,11 +1004,9 @@ func (d *distMesh) planRounds(s int) error {
 // the same order.
 func (d *distMesh) sendToDests(s, size int, fill func(i, j int, dst []byte)) ([]byte, error) {
 	ranks := d.c.Size()
-	ds := d.dests[s]
-	n, chunk := d.m.Sets[s].Size, d.chunk[s]
 	// Every rank learns how much it receives, for one buffer.
 	counts := make([]int64, ranks)
-	for _, q := range ds.rank {
+	for _, q := range d.dests[s].rank {
 		counts[q] += int64(size)
 	}
 	send := make([][]byte, ranks)
@@ -930,6 +1022,27 @@ func (d *distMesh) sendToDests(s, size int, fill func(i, j int, dst []byte)) ([]
 		total += int(binary.LittleEndian.Uint64(b))
 	}
 	out := make([]byte, 0, total)
+	err = d.sendRounds(s, size, fill, func(got [][]byte) {
+		for _, b := range got {
+			out = append(out, b...)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != total {
+		return nil, fmt.Errorf("dist: internal error: rank %d received %d bytes of set %q, expected %d", d.c.Rank(), len(out), d.m.Sets[s].Name, total)
+	}
+	return out, nil
+}
+
+// sendRounds is sendToDests handing what each round brings, by sender,
+// to take, instead of gathering it.
+func (d *distMesh) sendRounds(s, size int, fill func(i, j int, dst []byte), take func(got [][]byte)) error {
+	ranks := d.c.Size()
+	ds := d.dests[s]
+	n, chunk := d.m.Sets[s].Size, d.chunk[s]
+	send := make([][]byte, ranks)
 	off := make([]int, ranks+1)
 	for r := 0; r < d.rounds[s]; r++ {
 		lo, hi := min(r*chunk, n), min((r+1)*chunk, n)
@@ -952,16 +1065,11 @@ func (d *distMesh) sendToDests(s, size int, fill func(i, j int, dst []byte)) ([]
 		}
 		got, err := d.c.Alltoallv(send)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for _, b := range got {
-			out = append(out, b...)
-		}
+		take(got)
 	}
-	if len(out) != total {
-		return nil, fmt.Errorf("dist: internal error: rank %d received %d bytes of set %q, expected %d", d.c.Rank(), len(out), d.m.Sets[s].Name, total)
-	}
-	return out, nil
+	return nil
 }
 
 // moveValues gives every dat its values on this rank's local elements,
@@ -974,14 +1082,33 @@ func (d *distMesh) sendToDests(s, size int, fill func(i, j int, dst []byte)) ([]
 func (d *distMesh) moveValues(res *Result) error {
 	m := d.m
 	res.Dats = make([][]byte, len(m.Dats))
+	at := make([][]int32, len(m.Sets)) // per set, received record -> local element
 	for di := range m.Dats {
 		dd := &m.Dats[di]
 		s, elem := dd.Set, dd.Elem
-		mig, err := d.sendToDests(s, elem, func(i, _ int, dst []byte) {
+		if at[s] == nil {
+			at[s] = inverse(d.order[s])
+		}
+		// Each value goes from the message to its local element.
+		vals := make([]byte, len(d.order[s])*elem)
+		k := 0 // the received record
+		put := func(got [][]byte) {
+			for _, b := range got {
+				for p := 0; p < len(b); p += elem {
+					i := int(at[s][k])
+					copy(vals[i*elem:(i+1)*elem], b[p:p+elem])
+					k++
+				}
+			}
+		}
+		err := d.sendRounds(s, elem, func(i, _ int, dst []byte) {
 			copy(dst, dd.Values[i*elem:(i+1)*elem])
-		})
+		}, put)
 		if err != nil {
 			return err
+		}
+		if elem > 0 && k != d.migrated[s] {
+			return fmt.Errorf("dist: internal error: rank %d received %d values of dat %q, expected %d", d.c.Rank(), k, dd.Name, d.migrated[s])
 		}
 		halo, err := d.fetch(s, d.need[s], elem, func(i int, dst []byte) {
 			copy(dst, dd.Values[i*elem:(i+1)*elem])
@@ -989,15 +1116,7 @@ func (d *distMesh) moveValues(res *Result) error {
 		if err != nil {
 			return err
 		}
-		order, n0 := d.order[s], d.migrated[s]
-		vals := make([]byte, len(order)*elem)
-		for i, k := range order {
-			src := mig
-			if int(k) >= n0 {
-				src, k = halo, k-int32(n0)
-			}
-			copy(vals[i*elem:(i+1)*elem], src[int(k)*elem:int(k+1)*elem])
-		}
+		put([][]byte{halo})
 		if dd.Replace != nil {
 			dd.Values = nil
 			dd.Replace(vals)
@@ -1006,6 +1125,15 @@ func (d *distMesh) moveValues(res *Result) error {
 		}
 	}
 	return nil
+}
+
+// inverse is the inverse of the permutation p.
+func inverse(p []int32) []int32 {
+	inv := make([]int32, len(p))
+	for i, k := range p {
+		inv[k] = int32(i)
+	}
+	return inv
 }
 
 // joined returns the messages one after the other: the receive buffer
@@ -1100,6 +1228,26 @@ func (d *distMesh) owned(order []int32, r *records) int {
 	return n
 }
 
+// sortMigrated returns the order of the records r of set s that this
+// rank received in the migration: core by global number, then owned by
+// global number, then the exec halo by owner and global number. (The
+// exec halo's owners differ from this rank; core and owned elements are
+// all this rank's, so one key serves: the kind, then the owner, then the
+// global number.) The records came by round, then by sender, each
+// sender's in increasing global numbers from its block (sendToDests):
+// ordered by sender, they are ordered by global number, so that two
+// counting sorts do.
+func (d *distMesh) sortMigrated(s int, r *records) []int32 {
+	ranks, b := d.c.Size(), d.bl[s]
+	idx := make([]int32, r.n())
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	stableSort(idx, func(i int32) int32 { return int32(b.home(r.global(int(i)))) }, ranks)
+	stableSort(idx, func(i int32) int32 { return r.section(int(i), ranks) }, 3*ranks)
+	return idx
+}
+
 // layout builds the rank's local mesh from the records it received: the
 // sections in Layout's order, the non-exec halo (fetched from the ranks
 // holding it), the local maps, the dats' values and the exchange lists.
@@ -1111,24 +1259,14 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 	lks := make([]*index, len(m.Sets))
 	for s := range m.Sets {
 		r := &recs[s]
-		idx := make([]int32, r.n())
-		for i := range idx {
-			idx[i] = int32(i)
-		}
-		// core by global number, then owned by global number, then the
-		// exec halo by owner and global number.
-		// (The exec halo's owners differ from this rank; core and
-		// owned elements are all this rank's, so one key serves: the
-		// kind, then the owner, then the global number.)
-		major := make([]int32, len(idx))
-		for i := range idx {
-			major[i] = r.kind(i)*int32(ranks) + r.owner(i)
-		}
-		sortBy(major, func(i int32) int64 { return r.global(int(i)) }, idx, 3*ranks)
+		idx := d.sortMigrated(s, r)
 		ls := &loc.Sets[s]
 		ls.Global = make([]int64, len(idx))
 		for i, k := range idx {
 			ls.Global[i] = r.global(int(k))
+			if i > 0 && ls.Global[i] <= ls.Global[i-1] && r.section(int(k), ranks) == r.section(int(idx[i-1]), ranks) {
+				return fmt.Errorf("dist: internal error: rank %d received the records of set %q out of order", d.c.Rank(), m.Sets[s].Name)
+			}
 			switch r.kind(int(k)) {
 			case kindCore:
 				ls.Core, ls.Owned = i+1, i+1
@@ -1181,11 +1319,8 @@ func (d *distMesh) layout(owner [][]int32, recs []records, res *Result) error {
 		for i := range idx {
 			idx[i] = int32(base + i)
 		}
-		major := make([]int32, len(idx))
-		for i, k := range idx {
-			major[i] = r.owner(int(k))
-		}
-		sortBy(major, func(i int32) int64 { return r.global(int(i)) }, idx, ranks)
+		// By owner, then global number: need's order is the latter.
+		stableSort(idx, func(i int32) int32 { return r.owner(int(i)) }, ranks)
 		ls := &loc.Sets[t]
 		for _, k := range idx {
 			ls.Global = append(ls.Global, r.global(int(k)))

@@ -120,46 +120,22 @@ func (t *table[K]) put(k K, v int32) {
 	}
 }
 
-// sortBy orders idx by (major, minor): major[k] (below nMajor) is idx[k]'s
-// major key, minor(idx[k]) its minor key (non-negative: a global
-// number). A radix sort by the minor keys, then a stable counting sort by
-// the major ones. The minor keys are sorted as 32-bit offsets from the
-// least when they span less than 2³² (always but in meshes of more
-// elements), so that 64-bit global numbers cost no more than 32-bit ones.
-func sortBy(major []int32, minor func(int32) int64, idx []int32, nMajor int) {
-	n := len(idx)
-	pos := make([]int32, n) // positions into idx and major
-	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
-	for k := range pos {
-		v := minor(idx[k])
-		lo, hi = min(lo, v), max(hi, v)
-		pos[k] = int32(k)
+// stableSort orders idx stably by key(idx[k]), each key below n: a
+// counting sort, linear in len(idx) and n.
+func stableSort(idx []int32, key func(int32) int32, n int) {
+	keys := make([]int32, len(idx))
+	start := make([]int, n+1)
+	for k, i := range idx {
+		keys[k] = key(i)
+		start[keys[k]+1]++
 	}
-	if n > 0 && hi-lo <= math.MaxUint32 {
-		keys := make([]uint32, n)
-		for k := range keys {
-			keys[k] = uint32(minor(idx[k]) - lo)
-		}
-		sortPairs(keys, pos)
-	} else {
-		keys := make([]int64, n)
-		for k := range keys {
-			keys[k] = minor(idx[k])
-		}
-		sortPairs(keys, pos)
-	}
-	start := make([]int, nMajor+1)
-	for _, m := range major {
-		start[m+1]++
-	}
-	for i := range nMajor {
+	for i := range n {
 		start[i+1] += start[i]
 	}
-	out := make([]int32, n)
-	for _, p := range pos {
-		m := major[p]
-		out[start[m]] = idx[p]
-		start[m]++
+	out := make([]int32, len(idx))
+	for k, i := range idx {
+		out[start[keys[k]]] = i
+		start[keys[k]]++
 	}
 	copy(idx, out)
 }
@@ -171,8 +147,14 @@ func sortBy(major []int32, minor func(int32) int64, idx []int32, nMajor int) {
 // the directory and a few neighbouring pairs. Lookups of nearby numbers
 // (a mesh's neighbours mostly are) touch nearby memory. The numbers are
 // held as 32-bit offsets from the least when they span less than 2³²
-// (g32), else as they are (g64).
+// (g32), else as they are (g64). Numbers that fill at least 4/9 of
+// their range (a rank's part on few ranks: on 2 ranks about half, a
+// little less on the smaller part) are held densely instead: a lookup is
+// one read of dense, which takes 4 bytes per number of the range, no
+// more memory than the pairs and the directory (9 bytes per number
+// stored), and no sort to build.
 type index struct {
+	dense []int32  // dense[g-lo]: g's local index or -1, when not nil
 	g32   []uint32 // sorted offsets from lo
 	g64   []int64  // sorted numbers, when g32 is nil
 	l     []int32  // the local index of each of g32 or g64
@@ -182,7 +164,7 @@ type index struct {
 }
 
 func newIndex(global []int64) *index {
-	x := &index{l: make([]int32, len(global))}
+	x := &index{}
 	if len(global) == 0 {
 		return x
 	}
@@ -190,12 +172,17 @@ func newIndex(global []int64) *index {
 	for _, g := range global {
 		lo, hi = min(lo, g), max(hi, g)
 	}
-	for i := range x.l {
-		x.l[i] = int32(i)
-	}
 	x.lo = lo
 	span := uint64(hi-lo) + 1 // up to 2⁶³
 	n := len(global)
+	if span <= 9*uint64(n)/4 {
+		x.dense = denseIndex(global, lo, int(span))
+		return x
+	}
+	x.l = make([]int32, n)
+	for i := range x.l {
+		x.l[i] = int32(i)
+	}
 	if hi-lo <= math.MaxUint32 {
 		x.g32 = make([]uint32, n)
 		for i, g := range global {
@@ -223,6 +210,21 @@ func newIndex(global []int64) *index {
 	return x
 }
 
+// denseIndex is the local index of every number of [lo, lo+span), -1
+// for those not in global.
+func denseIndex(global []int64, lo int64, span int) []int32 {
+	dense := make([]int32, span)
+	for i := range dense {
+		dense[i] = -1
+	}
+	// Backwards, so that of repeated numbers the first wins, as in the
+	// sorted pairs.
+	for i := len(global) - 1; i >= 0; i-- {
+		dense[global[i]-lo] = int32(i)
+	}
+	return dense
+}
+
 // offset is the i-th sorted number less lo.
 func (x *index) offset(i int) uint64 {
 	if x.g32 != nil {
@@ -233,10 +235,19 @@ func (x *index) offset(i int) uint64 {
 
 // find returns g's local index, or -1.
 func (x *index) find(g int64) int32 {
-	if len(x.l) == 0 || g < x.lo {
+	if g < x.lo {
 		return -1
 	}
 	off := uint64(g - x.lo)
+	if x.dense != nil {
+		if off >= uint64(len(x.dense)) {
+			return -1
+		}
+		return x.dense[off]
+	}
+	if len(x.l) == 0 {
+		return -1
+	}
 	p := off >> x.shift
 	if p+1 >= uint64(len(x.dir)) {
 		return -1

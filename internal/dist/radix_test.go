@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// TestLookups checks sortPairs, sortBy, index and table against sorting
-// and Go maps, on keys that are dense, sparse, clustered, beyond 2³¹ and
-// empty.
+// TestLookups checks sortPairs, stableSort, index and table against sorting
+// and Go maps, on keys that are dense, dense with holes, sparse,
+// clustered, beyond 2³¹ and empty.
 func TestLookups(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	for _, tc := range []struct {
@@ -20,6 +20,13 @@ func TestLookups(t *testing.T) {
 		{"dense", func() []int64 { return perm64(rng, 5000, 0) }},
 		{"dense beyond 2^31", func() []int64 { return perm64(rng, 5000, 1<<31+12345) }},
 		{"dense beyond 2^40", func() []int64 { return perm64(rng, 3000, 1<<40-1000) }},
+		{"every other", func() []int64 {
+			var k []int64
+			for _, v := range perm(rng, 3000) {
+				k = append(k, 100+2*int64(v))
+			}
+			return k
+		}},
 		{"sparse", func() []int64 {
 			var k []int64
 			for _, v := range perm(rng, 2000) {
@@ -63,6 +70,11 @@ func TestLookups(t *testing.T) {
 				}
 			}
 			probe := append(slices.Clone(keys), -5, 3, 1<<31-2, 999_999)
+			for _, k := range keys {
+				if k < 1<<62 {
+					probe = append(probe, k+1, k-1)
+				}
+			}
 			for _, k := range probe {
 				want, ok := where[k]
 				if !ok {
@@ -95,18 +107,17 @@ func TestLookups(t *testing.T) {
 					t.Fatalf("sortPairs: value %d does not follow its key", i)
 				}
 			}
-			// sortBy: by (major, minor).
+			// stableSort: by major, stably.
 			idx := make([]int32, len(keys))
 			major := make([]int32, len(keys))
 			for i := range idx {
-				idx[i], major[i] = int32(i), int32(rng.IntN(3))
+				idx[i], major[i] = int32(len(keys)-1-i), int32(rng.IntN(3))
 			}
-			sortBy(major, func(i int32) int64 { return keys[i] }, idx, 3)
-			maj := func(i int32) int32 { return major[i] }
+			stableSort(idx, func(i int32) int32 { return major[i] }, 3)
 			for i := 1; i < len(idx); i++ {
 				a, b := idx[i-1], idx[i]
-				if maj(a) > maj(b) || maj(a) == maj(b) && keys[a] > keys[b] {
-					t.Fatalf("sortBy: %d before %d", a, b)
+				if major[a] > major[b] || major[a] == major[b] && a < b {
+					t.Fatalf("stableSort: %d before %d", a, b)
 				}
 			}
 		})

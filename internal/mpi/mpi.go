@@ -449,11 +449,14 @@ func (w *World) Alltoallv(send [][]byte) ([][]byte, error) {
 		return nil, fmt.Errorf("MPI_Alltoallv: %d send buffers for %d ranks", len(send), w.size)
 	}
 	sc := make([]int64, w.size)
+	sent := 0
 	for r, b := range send {
 		sc[r] = int64(len(b))
+		sent += len(b)
 	}
 	flat := contiguous(send)
 	if flat == nil {
+		flat = make([]byte, 0, sent) // one copy, not one per growth
 		for _, b := range send {
 			flat = append(flat, b...)
 		}
