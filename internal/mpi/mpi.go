@@ -316,7 +316,7 @@ func initWorld(cacheDir string) (*World, error) {
 	return w, nil
 }
 
-// serve runs every MPI call on one locked OS thread.
+// serve runs the calls handed to the MPI thread, on one locked OS thread.
 func (w *World) serve() {
 	runtime.LockOSThread()
 	for f := range w.calls {
@@ -576,7 +576,7 @@ func (w *World) Wait() error {
 	return err
 }
 
-// waitall is Wait's call on the MPI thread.
+// waitall is Wait's call, made as call makes it.
 func waitall(w *World) {
 	q := &w.req
 	if q.rc = C.op2mpi_waitall(); q.rc != -3 {
