@@ -21,14 +21,7 @@ func TestCheckModeOnRanks(t *testing.T) {
 	}
 	nodes, ring := declareRing(t, 4)
 	edges := ring.From()
-	first := uint32(op2.Rank() * 4)
-	vals := func(k uint32) []uint32 {
-		v := make([]uint32, 4)
-		for i := range v {
-			v[i] = (first+uint32(i))*k + 1
-		}
-		return v
-	}
+	vals := func(k uint32) []uint32 { return ringValues(op2.Rank()*4, 4, k) }
 	var b, c, e [3]*op2.Dat[uint32]
 	for i := range 3 {
 		b[i], c[i], e[i] = must(op2.NewDat(nodes, 1, vals(5), "cb")), must(op2.NewDat[uint32](nodes, 1, nil, "cc")), must(op2.NewDat[uint32](edges, 1, nil, "ce"))

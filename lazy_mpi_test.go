@@ -51,6 +51,16 @@ type lazyRanksResult struct {
 	Deepest       int `json:"-"`
 }
 
+// ringValues is the values (first+i)·k + 1 of n nodes of a ring from
+// node first on: a Dat's block on a rank, with a different k per Dat.
+func ringValues(first, n int, k uint32) []uint32 {
+	v := make([]uint32, n)
+	for i := range v {
+		v[i] = uint32(first+i)*k + 1
+	}
+	return v
+}
+
 // lazyRanksMesh is one ring of TestLazyOnRanks and its data: a, b, c
 // and gid (each node's number in the declared numbering) on its nodes,
 // e, f and eid on its edges, the Globals s (INC), m (MAX), lo (MIN) and x
@@ -86,13 +96,7 @@ func newLazyRanksMesh(t *testing.T, n, ranks int, dir string) *lazyRanksMesh {
 	}
 	nodes, ring := declareRing(t, per)
 	first := op2.Rank() * per
-	vals := func(k uint32) []uint32 {
-		v := make([]uint32, per)
-		for i := range v {
-			v[i] = uint32(first+i)*k + 1
-		}
-		return v
-	}
+	vals := func(k uint32) []uint32 { return ringValues(first, per, k) }
 	z := &lazyRanksMesh{n: n, nodes: nodes, edges: ring.From(), ring: ring, dir: dir,
 		a: must(op2.NewDat(nodes, 1, vals(7), "lz_a")), b: must(op2.NewDat(nodes, 1, vals(13), "lz_b")),
 		c: must(op2.NewDat(nodes, 1, vals(3), "lz_c")), e: must(op2.NewDat[uint32](ring.From(), 1, nil, "lz_e")),
@@ -459,14 +463,7 @@ func TestLazyRuntimesInChainOnRanks(t *testing.T) {
 	}
 	nodes, ring := declareRing(t, 6)
 	edges := ring.From()
-	first := uint32(op2.Rank() * 6)
-	vals := func(k uint32) []uint32 {
-		v := make([]uint32, 6)
-		for i := range v {
-			v[i] = (first+uint32(i))*k + 1
-		}
-		return v
-	}
+	vals := func(k uint32) []uint32 { return ringValues(op2.Rank()*6, 6, k) }
 	type data struct {
 		a, b *op2.Dat[uint32]
 		e    *op2.Dat[uint32]
@@ -520,14 +517,7 @@ func TestLazyFusesOnRanks(t *testing.T) {
 		return
 	}
 	nodes, _ := declareRing(t, 8)
-	first := uint32(op2.Rank() * 8)
-	vals := func(k uint32) []uint32 {
-		v := make([]uint32, 8)
-		for i := range v {
-			v[i] = (first+uint32(i))*k + 1
-		}
-		return v
-	}
+	vals := func(k uint32) []uint32 { return ringValues(op2.Rank()*8, 8, k) }
 	var a, b, c [2]*op2.Dat[uint32]
 	for i := range 2 {
 		a[i], b[i], c[i] = must(op2.NewDat(nodes, 1, vals(3), "fa")), must(op2.NewDat(nodes, 1, vals(5), "fb")), must(op2.NewDat[uint32](nodes, 1, nil, "fc"))
