@@ -461,10 +461,11 @@ func (h *Halo) End(l *core.Loop) error {
 			return err
 		}
 		mine := unsafe.Slice((*byte)(s.Host), s.Bytes())
-		if n := len(mine) * h.w.Size(); cap(h.gathered) < n {
+		n := len(mine) * h.w.Size()
+		if cap(h.gathered) < n {
 			h.gathered = make([]byte, n)
 		}
-		all := h.gathered[:len(mine)*h.w.Size()]
+		all := h.gathered[:n]
 		if err := h.w.Allgather(mine, all); err != nil {
 			return fmt.Errorf("%s: reduction of %s across ranks: %w", l.Name(), s.Describe(), err)
 		}
@@ -537,8 +538,8 @@ func HostWrite(s *core.Storage) {
 // for l's own Agree, when l runs at once next, after the recorded loops,
 // which change none of the Dats it agreed on: l then agrees once, not
 // twice, in lazy mode or not (a rank may turn lazy mode off alone, and
-// would agree once). The caller drops it with ForgetAgreed once l has run or failed.
-// trace is as for Agree.
+// would agree once). The caller drops it with ForgetAgreed once l has
+// run or failed. trace is as for Agree.
 func (h *Halo) AgreeAhead(l *core.Loop, dirtied map[*core.Storage]bool, trace *slog.Logger) (bool, error) {
 	runsExec := l.NeedsColouring()
 	reads := false

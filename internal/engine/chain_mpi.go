@@ -80,9 +80,6 @@ func (r *Runtime) runsAhead(l *core.Loop) (bool, error) {
 			return false, nil
 		}
 	}
-	if err := r.checkPartitioned(l); err != nil {
-		return false, err
-	}
 	ok, err := p.job.Halo().AgreeAhead(l, p.queueDirties, r.tracer())
 	if err != nil {
 		return false, p.Fatal(p.api.Internal(err))
