@@ -12,11 +12,12 @@ import (
 //
 // Time is the time of the calls without their program and plan builds,
 // which Compile and Plan give apart: from ParLoop's (or Compute's) call to
-// the executor until the loop has finished — on the asynchronous backends
-// (opencl, cuda) timing waits for each loop to complete, which it does not
-// do when timing is off — including binding the data, moving it to and
-// from a device where it is stale, and, under MPI, exchanging halos and
-// combining reductions. The wall time of all the calls is Time + Plan +
+// the executor until the loop has finished, including binding the data,
+// moving it to and from a device where it is stale, and, under MPI,
+// exchanging halos and combining reductions. On the asynchronous backends
+// (opencl, cuda) it is the device's time from a stamp queued before the
+// loop's work to one queued after it: timing does not wait for the loop,
+// and the report waits for the loops whose stamps it reads. The wall time of all the calls is Time + Plan +
 // Compile, less the checking of the arguments before the executor.
 //
 // Under MPI every rank times its own loops: the figures are this rank's,
@@ -89,8 +90,8 @@ func (t LoopTiming) GBPerSecond() float64 { return exec.Bandwidth(t.Bytes, t.Tim
 // (Config.Timing, OP2_TIMING=1). While it is on, every successful loop
 // adds to its LoopTiming; switching it off keeps what was recorded.
 // Timing off costs a loop nothing; timing on costs two clock readings per
-// loop, and on asynchronous backends (opencl, cuda) waiting for the loop
-// to finish.
+// loop, and on asynchronous backends (opencl, cuda) two time stamps queued
+// on the device, read by the report.
 func EnableTiming(on bool) { rt.EnableTiming(on) }
 
 // EnableTiming switches runtime r's timing report (see the package-level

@@ -25,8 +25,8 @@
 // backends (-tile -1: the size chosen per chain, where tiles pay; -tile 0,
 // the default: off). Under MPI -timing also prints rank 0's halo messages and
 // agreements per iteration. -elapsed prints the time of the iterations
-// alone, without the per-loop table: -timing waits for an asynchronous
-// device after each loop to time it, which -elapsed does not.
+// alone, without the per-loop table (on a device, -timing times each loop
+// between two stamps on the device, without waiting for it).
 //
 // Started by mpirun (mpirun -np 4 airfoil ...) it runs distributed: every
 // rank reads (-mesh, ASCII or HDF5) or generates its own block of every
@@ -139,7 +139,7 @@ func main() {
 	flag.StringVar(&o.checkpoint, "checkpoint", "", "save an op2.Checkpoint to this file every -checkpoint-every iterations; when the file exists at start, resume from it (on any number of ranks) and print the rms lines still to come")
 	flag.IntVar(&o.checkpointEvery, "checkpoint-every", 100, "iterations between checkpoints (with -checkpoint)")
 	flag.BoolVar(&o.timing, "timing", false, "print op2's per-loop timing table (under MPI: rank 0's loops)")
-	flag.BoolVar(&o.elapsed, "elapsed", false, "print the time of the iterations (without -timing's waits after each loop)")
+	flag.BoolVar(&o.elapsed, "elapsed", false, "print the time of the iterations (without -timing's per-loop table)")
 	flag.BoolVar(&o.lazy, "lazy", false, "record the loops and run them when their results are needed (op2.Config.Lazy; under MPI only the loops that send nothing); -lazy=false runs each loop at once (default $OP2_LAZY, else lazy)")
 	flag.BoolVar(&o.chain, "chain", false, "record each iteration's loops in op2.Chain scopes (under MPI: grouped halo exchanges)")
 	flag.IntVar(&o.tile, "tile", 0, "with lazy mode or -chain, run the recorded loops as sparse tiles of this many cells on the host backends (op2.Config.Tile; -1: chosen per chain; 0: off; default $OP2_TILE, else off)")

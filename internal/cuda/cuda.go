@@ -52,6 +52,7 @@ static CUresult (*p_eventCreate)(CUevent *, unsigned);
 static CUresult (*p_eventRecord)(CUevent, CUstream);
 static CUresult (*p_eventSync)(CUevent);
 static CUresult (*p_eventDestroy)(CUevent);
+static CUresult (*p_eventElapsed)(float *, CUevent, CUevent); // optional
 static CUresult (*p_errName)(CUresult, const char **);
 static CUresult (*p_errString)(CUresult, const char **);
 
@@ -91,6 +92,7 @@ static const char *op2_cuda_open(const char *path) {
 	SYM(p_errName, "cuGetErrorName")
 	SYM(p_errString, "cuGetErrorString")
 #undef SYM
+	*(void **)(&p_eventElapsed) = dlsym(h, "cuEventElapsedTime");
 	return NULL;
 }
 
@@ -121,6 +123,28 @@ static CUresult op2_cuda_free_host(CUcontext c, void *p) { CURRENT(c) return p_f
 static CUresult op2_cuda_event(CUcontext c, CUevent *e) { CURRENT(c) return p_eventCreate(e, 2); }
 static CUresult op2_cuda_event_destroy(CUcontext c, CUevent e) { CURRENT(c) return p_eventDestroy(e); }
 static CUresult op2_cuda_event_wait(CUcontext c, CUevent e) { CURRENT(c) return p_eventSync(e); }
+static int op2_cuda_can_stamp(void) { return p_eventElapsed != NULL; }
+// The stamps' calls return their results by value, so that the Go
+// callers pass no pointer (which would escape to the heap).
+typedef struct { CUevent ev; CUresult err; } op2_cuda_stamped;
+typedef struct { float ms; CUresult err; } op2_cuda_elapsed;
+// op2_cuda_stamp records e, an event that times (flags 0; made here when
+// e is NULL), on the legacy default stream after the work queued so far.
+static op2_cuda_stamped op2_cuda_stamp(CUcontext c, CUevent e) {
+	op2_cuda_stamped s = {e, 0};
+	if ((s.err = p_setCurrent(c))) return s;
+	if (s.ev == NULL && (s.err = p_eventCreate(&s.ev, 0))) return s;
+	s.err = p_eventRecord(s.ev, NULL);
+	return s;
+}
+// op2_cuda_between waits for b and returns the milliseconds from a to b.
+static op2_cuda_elapsed op2_cuda_between(CUcontext c, CUevent a, CUevent b) {
+	op2_cuda_elapsed e = {0, 0};
+	if ((e.err = p_setCurrent(c))) return e;
+	if ((e.err = p_eventSync(b))) return e;
+	e.err = p_eventElapsed(&e.ms, a, b);
+	return e;
+}
 // op2_cuda_dtoh_async queues a copy to pinned host memory on the legacy
 // default stream, after the launches queued before it, and records e after it.
 static CUresult op2_cuda_dtoh_async(CUcontext c, void *d, CUdeviceptr s, size_t n, CUevent e) {
@@ -160,6 +184,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -235,7 +260,9 @@ type Device struct {
 	Memory     int64 // bytes
 	Driver     int   // driver version, e.g. 13000
 	dev        C.CUdevice
-	ctx        C.CUcontext
+	// stamps are timing events Between is done with (Stamp reuses them).
+	stamps []C.CUevent
+	ctx    C.CUcontext
 }
 
 // Count loads the driver and returns the number of devices it sees.
@@ -295,6 +322,10 @@ func Open(ordinal int) (*Device, error) {
 
 // Close releases the device's primary context.
 func (d *Device) Close() error {
+	for _, ev := range d.stamps {
+		C.op2_cuda_event_destroy(d.ctx, ev)
+	}
+	d.stamps = nil
 	return check("cuDevicePrimaryCtxRelease", C.op2_cuda_release(d.dev))
 }
 
@@ -405,6 +436,36 @@ func (d *Device) ReadAsync(b *Buffer, dst unsafe.Pointer, n int, e *Event) error
 // Wait blocks until everything queued before e's last recording is done.
 func (d *Device) Wait(e *Event) error {
 	return check("cuEventSynchronize", C.op2_cuda_event_wait(d.ctx, e.ev))
+}
+
+// CanStamp reports whether the driver times events (cuEventElapsedTime),
+// which Stamp and Between use.
+func CanStamp() bool { return C.op2_cuda_can_stamp() != 0 }
+
+// Stamp records a timing event after the work queued so far, for Between:
+// one of the device's stamps no longer in use, or a new one. Device is
+// not safe for concurrent Stamp and Between calls.
+func (d *Device) Stamp() (unsafe.Pointer, error) {
+	var ev C.CUevent
+	if n := len(d.stamps); n > 0 {
+		ev, d.stamps = d.stamps[n-1], d.stamps[:n-1]
+	}
+	s := C.op2_cuda_stamp(d.ctx, ev)
+	if err := check("cuEventRecord", s.err); err != nil {
+		if s.ev != nil {
+			C.op2_cuda_event_destroy(d.ctx, s.ev)
+		}
+		return nil, err
+	}
+	return unsafe.Pointer(s.ev), nil
+}
+
+// Between waits for stamp to and returns the device time from stamp from
+// to it; both go back to the device's stamps for reuse.
+func (d *Device) Between(from, to unsafe.Pointer) (time.Duration, error) {
+	e := C.op2_cuda_between(d.ctx, C.CUevent(from), C.CUevent(to))
+	d.stamps = append(d.stamps, C.CUevent(from), C.CUevent(to))
+	return time.Duration(float64(e.ms) * float64(time.Millisecond)), check("cuEventElapsedTime", e.err)
 }
 
 // Load loads a module image (a CUBIN) and finds kernel name in it.

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/mpi"
@@ -68,6 +69,25 @@ type MatVec struct {
 type Waiter interface {
 	// Wait returns when every loop issued so far has finished.
 	Wait() error
+}
+
+// Stamp is a time stamp a DeviceClock queued.
+type Stamp any
+
+// DeviceClock is implemented by asynchronous backends (Waiter) that can
+// time the work they queue on the device. An executor that times its
+// loops (Executor.Timing) then times each loop on such a backend between
+// two stamps queued around it, read when the timings are (Timings.Records),
+// instead of waiting for the loop to finish.
+type DeviceClock interface {
+	// Clocked reports whether the device can be timed (Stamp and Between
+	// work).
+	Clocked() bool
+	// Stamp queues a time stamp after the work queued so far.
+	Stamp() (Stamp, error)
+	// Between waits for stamp to and returns the device time from stamp
+	// from to it. It releases both stamps, whatever it returns.
+	Between(from, to Stamp) (time.Duration, error)
 }
 
 // Program is compiled code for one loop signature. The executor calls, for

@@ -304,6 +304,14 @@ func (x *Executor) runMeasured(b *Opened, l *core.Loop, p Program) error {
 			start, c.built = time.Now(), 0
 		}
 	}
+	// Timed on the device, between two stamps, the loop is not waited
+	// for (the tuner's measurements are).
+	clock, clocked := b.Backend.(DeviceClock)
+	clocked = clocked && err == nil && x.Timing != nil && !c.measuring && clock.Clocked()
+	var from Stamp
+	if clocked {
+		from, err = clock.Stamp()
+	}
 	if err == nil {
 		err = x.run(b, p, l, &c)
 		if err != nil && c.tuning && c.setting.chosen() {
@@ -316,6 +324,20 @@ func (x *Executor) runMeasured(b *Opened, l *core.Loop, p Program) error {
 				err = x.run(b, configured, l, &c)
 			}
 		}
+	}
+	if clocked && from != nil {
+		to, serr := clock.Stamp()
+		if err == nil && serr == nil {
+			x.Timing.addClocked(l, b.Name(), c.planned, c.built, c.setting.label, clock, from, to)
+			return nil
+		}
+		if serr == nil {
+			_, _ = clock.Between(from, to) // releases them
+		}
+		if err == nil {
+			err = serr
+		}
+		return err
 	}
 	if waiter && err == nil && (c.measuring || x.Timing != nil) {
 		err = w.Wait()

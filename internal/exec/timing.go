@@ -17,7 +17,24 @@ import (
 type Timings struct {
 	byKey   map[timingKey]*TimingRecord
 	records []*TimingRecord // in the order of their first call
+	// clocked holds the calls timed on a device whose time is not read
+	// yet (addClocked), in call order.
+	clocked []clockedCall
 }
+
+// clockedCall is a call timed on a device between two stamps, not read
+// yet: its time goes to r.Run when it is (settle).
+type clockedCall struct {
+	r        *TimingRecord
+	clock    DeviceClock
+	from, to Stamp
+}
+
+// maxClocked is how many calls timed on a device a Timings keeps unread:
+// with more, it reads them (waiting for the oldest's device work), so
+// that a program that never reads its timings holds a bounded number of
+// stamps.
+const maxClocked = 1024
 
 type timingKey struct{ kernel, set, backend string }
 
@@ -26,8 +43,10 @@ type TimingRecord struct {
 	Kernel, Set, Backend string
 	Calls                int
 	// Run is the time of the calls without Plan and Compile: from the
-	// executor's entry to the loop's completion (a Waiter backend is
-	// waited for), halo exchanges included.
+	// executor's entry to the loop's completion, halo exchanges
+	// included. On a DeviceClock backend it is the device time between
+	// stamps queued before and after the loop's work; another Waiter
+	// backend is waited for.
 	Run     time.Duration
 	Plan    time.Duration // building execution plans
 	Compile time.Duration // building programs (generation, compilation or cache loads)
@@ -59,8 +78,10 @@ type argShape struct {
 func NewTimings() *Timings { return &Timings{byKey: map[timingKey]*TimingRecord{}} }
 
 // Records returns copies of the records, in the order of their loops'
-// first calls.
+// first calls. It first reads the times of the calls timed on a device
+// (waiting for their work to finish).
 func (t *Timings) Records() []TimingRecord {
+	t.settle()
 	out := make([]TimingRecord, len(t.records))
 	for i, r := range t.records {
 		out[i] = *r
@@ -69,10 +90,39 @@ func (t *Timings) Records() []TimingRecord {
 	return out
 }
 
-// Reset drops every record.
+// Reset drops every record (and the stamps of calls timed on a device,
+// once their work has finished).
 func (t *Timings) Reset() {
+	t.settle()
 	clear(t.byKey)
 	t.records = nil
+}
+
+// addClocked records one call of l on backend, timed on the device
+// between stamps from and to of clock: its plan and compile times, its
+// bytes and the tuner's setting now, its run time when it is read
+// (settle).
+func (t *Timings) addClocked(l *core.Loop, backend string, plan, compile time.Duration, tuned string, clock DeviceClock, from, to Stamp) {
+	r := t.record(l, backend, 0, plan, compile, tuned)
+	r.Moved += r.callBytes
+	if len(t.clocked) >= maxClocked {
+		t.settle()
+	}
+	t.clocked = append(t.clocked, clockedCall{r: r, clock: clock, from: from, to: to})
+}
+
+// settle reads the device times of the calls timed on a device into
+// their records. A time the device cannot give (it failed) counts 0: the
+// failure itself comes back from the next wait for the device.
+func (t *Timings) settle() {
+	for i := range t.clocked {
+		c := &t.clocked[i]
+		if d, err := c.clock.Between(c.from, c.to); err == nil {
+			c.r.Run += d
+		}
+	}
+	clear(t.clocked)
+	t.clocked = t.clocked[:0]
 }
 
 // add records one call of l on backend: its times, its bytes and the

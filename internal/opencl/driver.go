@@ -46,6 +46,10 @@ static cl_int (*pReleaseProgram)(cl_handle);
 static cl_int (*pReleaseKernel)(cl_handle);
 static cl_int (*pWaitForEvents)(cl_uint, const cl_handle *);
 static cl_int (*pReleaseEvent)(cl_handle);
+// OpenCL 1.2's markers and event profiling, for Stamp; NULL where the
+// library lacks them.
+static cl_int (*pEnqueueMarkerWithWaitList)(cl_handle, cl_uint, const void *, cl_handle *);
+static cl_int (*pGetEventProfilingInfo)(cl_handle, cl_uint, size_t, void *, size_t *);
 
 #define LOAD(name) if (!(p##name = dlsym(h, "cl" #name))) { *missing = "cl" #name; dlclose(h); return NULL; }
 
@@ -65,6 +69,8 @@ static const char *op2cl_load(const char *path, const char **missing) {
 	LOAD(GetProgramBuildInfo) LOAD(GetProgramInfo) LOAD(CreateKernel) LOAD(SetKernelArg) LOAD(GetKernelWorkGroupInfo)
 	LOAD(EnqueueNDRangeKernel) LOAD(Finish) LOAD(ReleaseProgram) LOAD(ReleaseKernel)
 	LOAD(WaitForEvents) LOAD(ReleaseEvent)
+	pEnqueueMarkerWithWaitList = dlsym(h, "clEnqueueMarkerWithWaitList");
+	pGetEventProfilingInfo = dlsym(h, "clGetEventProfilingInfo");
 	lib = h;
 	return NULL;
 }
@@ -74,7 +80,12 @@ static cl_int op2cl_platform_info(cl_handle p, cl_uint what, size_t n, void *v, 
 static cl_int op2cl_devices(cl_handle p, cl_bitfield type, cl_uint n, cl_handle *out, cl_uint *count) { return pGetDeviceIDs(p, type, n, out, count); }
 static cl_int op2cl_device_info(cl_handle d, cl_uint what, size_t n, void *v, size_t *ret) { return pGetDeviceInfo(d, what, n, v, ret); }
 static cl_handle op2cl_context(cl_handle dev, cl_int *err) { return pCreateContext(NULL, 1, &dev, NULL, NULL, err); }
-static cl_handle op2cl_queue(cl_handle ctx, cl_handle dev, cl_int *err) { return pCreateCommandQueue(ctx, dev, 0, err); }
+// op2cl_queue makes an in-order queue, with profiling where the library
+// can stamp it (CL_QUEUE_PROFILING_ENABLE).
+static cl_handle op2cl_queue(cl_handle ctx, cl_handle dev, cl_int *err) {
+	cl_bitfield props = pEnqueueMarkerWithWaitList && pGetEventProfilingInfo ? 2 : 0;
+	return pCreateCommandQueue(ctx, dev, props, err);
+}
 static cl_handle op2cl_buffer(cl_handle ctx, size_t n, cl_int *err) { return pCreateBuffer(ctx, 1, n, NULL, err); }
 static cl_int op2cl_release_buffer(cl_handle b) { return pReleaseMemObject(b); }
 static cl_int op2cl_write(cl_handle q, cl_handle b, size_t off, size_t n, const void *src) { return pEnqueueWriteBuffer(q, b, 1, off, n, src, 0, NULL, NULL); }
@@ -118,6 +129,31 @@ static cl_int op2cl_wait_event(cl_handle ev) {
 	cl_int r2 = pReleaseEvent(ev);
 	return r ? r : r2;
 }
+static int op2cl_can_stamp(void) { return pEnqueueMarkerWithWaitList && pGetEventProfilingInfo; }
+// The stamps' calls return their results by value, so that the Go
+// callers pass no pointer (which would escape to the heap).
+typedef struct { cl_handle ev; cl_int err; } op2cl_stamped;
+typedef struct { uint64_t ns; cl_int err; } op2cl_elapsed;
+// op2cl_stamp queues a marker after the commands queued so far.
+static op2cl_stamped op2cl_stamp(cl_handle q) {
+	op2cl_stamped s = {NULL, 0};
+	s.err = pEnqueueMarkerWithWaitList(q, 0, NULL, &s.ev);
+	return s;
+}
+// op2cl_between waits for marker b and returns the device time from the
+// end of marker a to the end of b (CL_PROFILING_COMMAND_END); it releases
+// both.
+static op2cl_elapsed op2cl_between(cl_handle a, cl_handle b) {
+	uint64_t ta = 0, tb = 0;
+	op2cl_elapsed e = {0, 0};
+	e.err = pWaitForEvents(1, &b);
+	if (e.err == 0) e.err = pGetEventProfilingInfo(a, 0x1283, sizeof ta, &ta, NULL);
+	if (e.err == 0) e.err = pGetEventProfilingInfo(b, 0x1283, sizeof tb, &tb, NULL);
+	pReleaseEvent(a);
+	pReleaseEvent(b);
+	e.ns = tb > ta ? tb - ta : 0;
+	return e;
+}
 static void *op2cl_host_alloc(size_t n) { return malloc(n); }
 static void op2cl_host_free(void *p) { free(p); }
 */
@@ -132,6 +168,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/sigstack"
@@ -474,6 +511,28 @@ func (c *Context) Wait(e *Event) error {
 
 // Finish waits for every queued command.
 func (c *Context) Finish() error { return check("clFinish", C.op2cl_finish(c.queue)) }
+
+// CanStamp reports whether the library has what Stamp and Between use
+// (OpenCL 1.2's markers and event profiling); the queue is then made
+// with profiling on.
+func CanStamp() bool { return C.op2cl_can_stamp() != 0 }
+
+// Stamp queues a marker after the commands queued so far, for Between;
+// the pointer is the marker's event. CanStamp must hold.
+func (c *Context) Stamp() (unsafe.Pointer, error) {
+	s := C.op2cl_stamp(c.queue)
+	if err := check("clEnqueueMarkerWithWaitList", s.err); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(s.ev), nil
+}
+
+// Between waits for stamp to and returns the device time from the end of
+// stamp from to the end of to; it releases both.
+func (c *Context) Between(from, to unsafe.Pointer) (time.Duration, error) {
+	e := C.op2cl_between(C.cl_handle(from), C.cl_handle(to))
+	return time.Duration(e.ns), check("clGetEventProfilingInfo", e.err)
+}
 
 // BuildError is a program that failed to build; Log is the compiler's log
 // and Output what the driver printed on standard error while building

@@ -21,6 +21,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/cache"
@@ -156,6 +157,27 @@ func (b *backend) Describe() []slog.Attr {
 
 // Wait blocks until the device has finished every queued loop.
 func (b *backend) Wait() error { return b.dev.Synchronize() }
+
+var _ exec.DeviceClock = (*backend)(nil)
+
+// Clocked reports whether loops are timed on the device (exec.DeviceClock):
+// where the driver has cuEventElapsedTime.
+func (b *backend) Clocked() bool { return cu.CanStamp() }
+
+// Stamp records a timing event after the work queued so far.
+func (b *backend) Stamp() (exec.Stamp, error) {
+	ev, err := b.dev.Stamp()
+	if err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+// Between waits for event to and returns the device time since event
+// from; both are kept for reuse.
+func (b *backend) Between(from, to exec.Stamp) (time.Duration, error) {
+	return b.dev.Between(from.(unsafe.Pointer), to.(unsafe.Pointer))
+}
 
 func (b *backend) Generate(l *core.Loop) (string, error) {
 	return GenerateWith(l, b.dev.SharedMem, b.opts)

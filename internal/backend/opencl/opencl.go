@@ -18,6 +18,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/cache"
@@ -189,7 +190,28 @@ func (b *backend) Describe() []slog.Attr {
 }
 
 // Wait blocks until the device has finished every queued loop.
+var _ exec.DeviceClock = (*backend)(nil)
+
 func (b *backend) Wait() error { return b.ctx.Finish() }
+
+// Clocked reports whether loops are timed on the device (exec.DeviceClock):
+// where the library has OpenCL 1.2's markers.
+func (b *backend) Clocked() bool { return cl.CanStamp() }
+
+// Stamp queues a marker after the work queued so far.
+func (b *backend) Stamp() (exec.Stamp, error) {
+	ev, err := b.ctx.Stamp()
+	if err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+// Between waits for marker to and returns the device time since marker
+// from; it releases both.
+func (b *backend) Between(from, to exec.Stamp) (time.Duration, error) {
+	return b.ctx.Between(from.(unsafe.Pointer), to.(unsafe.Pointer))
+}
 
 func (b *backend) Generate(l *core.Loop) (string, error) {
 	lay, err := devrt.Analyse(device.OpenCL, l, b.ctx.Device.LocalMem, b.opts)
