@@ -33,6 +33,16 @@ inline void update(const double *r, double *du, double *u, int *index, double *u
   *u_max = maxfun(*u_max, *u);
 }
 `
+	// jac1DPPrintfResSrc is jac1/dp's res.h verbatim, printing each
+	// edge's index arguments.
+	jac1DPPrintfResSrc = `
+inline void res(const double *A, const double *u, double *du,
+                const double *beta, const int *index, const int *idx_ppedge0,
+                const int *idx_ppedge1) {
+  *du += (*beta) * (*A) * (*u);
+  printf("edge %d, nodes %d, %d\n", *index, *idx_ppedge0, *idx_ppedge1);
+}
+`
 	// jacIndexSrc stands in for jac1/dp res.h's printf("edge %d, nodes
 	// %d, %d\n", ...): it stores the three index arguments.
 	jacIndexSrc = `
@@ -83,9 +93,13 @@ const (
 	Jac1SP      JacVariant = "jac1/sp"      // float
 	Jac1Longint JacVariant = "jac1/longint" // double, the map declared from 64-bit values (op_decl_map_long), each rank its block
 	Jac2        JacVariant = "jac2"         // A double of dim 3, node data float of dims 2 and 3
+	// Jac1DPPrintf is Jac1DP with res.h as OP2 ships it: res prints
+	// "edge %d, nodes %d, %d" with its index arguments, on the process's
+	// standard output, for every edge in every iteration.
+	Jac1DPPrintf JacVariant = "jac1/dp+printf"
 )
 
-// JacVariants lists the jac applications.
+// JacVariants lists the jac applications but Jac1DPPrintf.
 var JacVariants = []JacVariant{Jac1DP, Jac1SP, Jac1Longint, Jac2}
 
 // JacResult is what a jac application prints: per iteration u's maximum
@@ -95,7 +109,7 @@ var JacVariants = []JacVariant{Jac1DP, Jac1SP, Jac1Longint, Jac2}
 type JacResult struct {
 	UMax, URMS []float64
 	U          []float64
-	// Index holds, for Jac1DP, each edge's index arguments (the edge, its
+	// Index holds, for Jac1DP (and Jac1DPPrintf), each edge's index arguments (the edge, its
 	// two nodes: res's op_arg_idx(-1, OP_ID), op_arg_idx(0, ppedge),
 	// op_arg_idx(1, ppedge)) as a loop over the edges with the same
 	// arguments receives them after res in the last iteration, in the
@@ -112,10 +126,11 @@ type jacSpec struct {
 }
 
 var jacSpecs = map[JacVariant]jacSpec{
-	Jac1DP:      {jac1DPResSrc, jac1DPUpdateSrc, 1, 1, 1, true, false, false},
-	Jac1SP:      {jac1SPResSrc, jac1SPUpdateSrc, 1, 1, 1, false, false, false},
-	Jac1Longint: {jac1DPResSrc, jac1DPUpdateSrc, 1, 1, 1, true, true, true},
-	Jac2:        {jac2ResSrc, jac2UpdateSrc, 3, 2, 3, false, false, false},
+	Jac1DP:       {jac1DPResSrc, jac1DPUpdateSrc, 1, 1, 1, true, false, false},
+	Jac1DPPrintf: {jac1DPPrintfResSrc, jac1DPUpdateSrc, 1, 1, 1, true, false, false},
+	Jac1SP:       {jac1SPResSrc, jac1SPUpdateSrc, 1, 1, 1, false, false, false},
+	Jac1Longint:  {jac1DPResSrc, jac1DPUpdateSrc, 1, 1, 1, true, true, true},
+	Jac2:         {jac2ResSrc, jac2UpdateSrc, 3, 2, 3, false, false, false},
 }
 
 // JacIters is the iteration count of OP2's jac applications (NITER).

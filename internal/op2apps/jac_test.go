@@ -2,8 +2,15 @@ package op2apps
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/mpitest"
 )
 
 // jacOutputs are the OP2 outputs each jac variant is compared with: jac1/longint
@@ -115,5 +122,92 @@ func TestJac(t *testing.T) {
 				compareJac(t, v, jacNN, r, jacOutputs[v], true)
 			})
 		}
+	})
+}
+
+// TestJac1DPPrintf runs jac1/dp with OP2's res.h as it ships, printing
+// its index arguments from the kernel, in a child process whose standard
+// output it reads: on sequential the lines are OP2's, in OP2's order; on
+// openmp (2 threads; blocks of a colour run in any order) the same lines
+// in some order. On 2 MPI ranks each rank prints its edges by their
+// global numbers, and the edges of its exec halo too, which both ranks
+// compute (owner-compute, as in OP2): OP2's lines, each at least once per
+// iteration. (OP2's own MPI build prints local numbers there: its
+// jac1/longint with the printf on 2 ranks printed 234 lines, 107 of them
+// distinct; docs/history/op2apps-2026-11-27.txt.)
+func TestJac1DPPrintf(t *testing.T) {
+	if b := os.Getenv("OP2APPS_PRINTF_BACKEND"); b != "" {
+		configure(t, runConfig{backend: b, lazy: true})
+		r, err := RunJac(Jac1DPPrintf, jacNN, RandomOwner(5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareJac(t, Jac1DP, jacNN, r, jacOutputs[Jac1DP], op2.Rank() == 0)
+		if err := op2.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if mpitest.InRanks() {
+		return
+	}
+	want := op2Lines(t, jacOutputs[Jac1DP], `^(edge \d+, nodes \d+, \d+)$`)
+	// check compares the edge lines of out with OP2's: in its order, in
+	// any order, or (repeats) as sets, each line at least as often.
+	check := func(t *testing.T, out []byte, ordered, repeats bool) {
+		t.Helper()
+		var got []string
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(l, "edge ") {
+				got = append(got, l)
+			}
+		}
+		var w []string
+		for _, m := range want {
+			w = append(w, m[0])
+		}
+		if !ordered {
+			slices.Sort(got)
+			slices.Sort(w)
+		}
+		if repeats {
+			count := map[string]int{}
+			for _, l := range got {
+				count[l]++
+			}
+			for _, l := range w {
+				count[l]--
+			}
+			for l, n := range count {
+				if n < 0 || n%JacIters != 0 {
+					t.Errorf("%q printed %d times more than by OP2 on one process", l, n)
+				}
+			}
+			return
+		}
+		if !slices.Equal(got, w) {
+			t.Errorf("the kernel printed %d edge lines, OP2 %d, or other ones:\n%s", len(got), len(w), out)
+		}
+	}
+	for _, tc := range []struct {
+		backend string
+		ordered bool
+	}{{"sequential", true}, {"openmp", false}} {
+		t.Run(tc.backend, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestJac1DPPrintf$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "OP2APPS_PRINTF_BACKEND="+tc.backend)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v:\n%s", err, out)
+			}
+			check(t, out, tc.ordered, false)
+		})
+	}
+	t.Run("2 ranks", func(t *testing.T) {
+		out, err := mpitest.Output(t, 2, time.Minute, "OP2APPS_PRINTF_BACKEND=sequential")
+		if err != nil {
+			t.Fatalf("%v:\n%s", err, out)
+		}
+		check(t, out, false, true)
 	})
 }
