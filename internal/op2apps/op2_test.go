@@ -73,7 +73,13 @@ var configs = []runConfig{
 	{backend: "sequential", lazy: true}, {backend: "sequential"},
 	{backend: "openmp", lazy: true}, {backend: "openmp"},
 	{backend: "opencl", lazy: true}, {backend: "opencl"},
+	{backend: "cuda", lazy: true}, {backend: "cuda"},
 }
+
+// device says whether c's backend is a device backend, where min runs
+// its kernel's C spelling: opencl runs no C++, and cuda's NVRTC has no
+// <algorithm>, which OP2's C++ kernel needs for std::min.
+func (c runConfig) device() bool { return c.backend == "opencl" || c.backend == "cuda" }
 
 // configure configures the default runtime for c (two threads on openmp),
 // skipping t through testreq where c's backend is not installed.
@@ -84,8 +90,8 @@ func configure(t *testing.T, c runConfig) {
 		cfg.Threads = 2
 	}
 	err := op2.Configure(cfg)
-	if c.backend == "opencl" {
-		testreq.Check(t, "opencl", err, op2.ErrBackendUnavailable)
+	if c.device() {
+		testreq.Check(t, c.backend, err, op2.ErrBackendUnavailable)
 	} else if err != nil {
 		t.Fatal(err)
 	}
