@@ -128,8 +128,8 @@ func TestJac(t *testing.T) {
 // TestJac1DPPrintf runs jac1/dp with OP2's res.h as it ships, printing
 // its index arguments from the kernel, in a child process whose standard
 // output it reads: on sequential the lines are OP2's, in OP2's order; on
-// openmp (2 threads; blocks of a colour run in any order) the same lines
-// in some order. On 2 MPI ranks each rank prints its edges by their
+// openmp (2 threads; blocks of a colour run in any order) and opencl (the
+// device's printf) the same lines in some order. On 2 MPI ranks each rank prints its edges by their
 // global numbers, and the edges of its exec halo too, which both ranks
 // compute (owner-compute, as in OP2): OP2's lines, each at least once per
 // iteration. (OP2's own MPI build prints local numbers there: its
@@ -192,8 +192,10 @@ func TestJac1DPPrintf(t *testing.T) {
 	for _, tc := range []struct {
 		backend string
 		ordered bool
-	}{{"sequential", true}, {"openmp", false}} {
+	}{{"sequential", true}, {"openmp", false}, {"opencl", false}} {
 		t.Run(tc.backend, func(t *testing.T) {
+			configure(t, runConfig{backend: tc.backend}) // skips without opencl
+			configure(t, runConfig{backend: "sequential"})
 			cmd := exec.Command(os.Args[0], "-test.run=^TestJac1DPPrintf$", "-test.count=1")
 			cmd.Env = append(os.Environ(), "OP2APPS_PRINTF_BACKEND="+tc.backend)
 			out, err := cmd.CombinedOutput()
