@@ -81,12 +81,15 @@ func mpiMin(t *testing.T, indirect bool) {
 // Beyond 2 ranks on sequential, TestMPI runs some ports on 3 ranks on
 // openmp (onThree) and on 2 on opencl (onOpenCL: the halo rows of device
 // copies gathered and scattered on the device), a few for the test's time.
+// With -short only those in inShort run, on 2 ranks.
 var (
+	inShort  = map[string]bool{"jac1-dp": true, "jac1-longint": true, "aero": true}
 	onThree  = map[string]bool{"jac1-dp": true, "jac1-longint": true, "min-indirect": true, "aero": true}
 	onOpenCL = map[string]bool{"jac2": true, "aero": true}
 )
 
-// TestMPI runs each port on 2 ranks (sequential, lazy) and, unless -short,
+// TestMPI runs each port (with -short, those in inShort) on 2 ranks
+// (sequential, lazy) and, unless -short,
 // those in onThree on 3 ranks (openmp, loops at once) and those in
 // onOpenCL, where opencl is installed, on 2 ranks on opencl (lazy); and
 // compares each with what
@@ -103,6 +106,9 @@ func TestMPI(t *testing.T) {
 					t.Fatal(err)
 				}
 				return
+			}
+			if testing.Short() && !inShort[app.name] {
+				t.Skip("runs an MPI job: in -short mode only the ports in inShort do")
 			}
 			mpitest.Run(t, 2, time.Minute, "OP2APPS_BACKEND=sequential", "OP2APPS_LAZY=1")
 			if testing.Short() {
