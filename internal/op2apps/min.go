@@ -15,9 +15,8 @@ void min_kernel(const int *d, int *min) {
 }
 `
 
-// minKernelCSrc is the same kernel in C, for the device backends: opencl
-// runs no C++ kernels, and NVRTC, which compiles cuda's, has no C++
-// standard library headers such as <algorithm>.
+// minKernelCSrc is the same kernel in C, for the opencl backend, which
+// runs no C++ kernels.
 const minKernelCSrc = `
 void min_kernel(const int *d, int *min) {
     *min = MIN(*d, *min);
@@ -38,7 +37,7 @@ type MinResult struct {
 // RunMin runs OP2's min_direct (indirect false: a loop over s1 reading d1)
 // or min_indirect (a loop over s2, half s1's size, reading d1 through a
 // map to s1's even elements). c selects the C spelling of the kernel (for
-// the device backends) over OP2's C++. Under MPI rank 0 declares the data, the others
+// opencl) over OP2's C++. Under MPI rank 0 declares the data, the others
 // nothing, and the mesh is partitioned with the partitioner p makes for
 // s1 (by blocks where p is nil).
 func RunMin(indirect, c bool, p PartitionFunc) (*MinResult, error) {

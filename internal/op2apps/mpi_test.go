@@ -71,7 +71,7 @@ func mpiJac(t *testing.T, v JacVariant) {
 }
 
 func mpiMin(t *testing.T, indirect bool) {
-	r, err := RunMin(indirect, op2.Backend() == "opencl" || op2.Backend() == "cuda", RandomOwner(7))
+	r, err := RunMin(indirect, op2.Backend() == "opencl", RandomOwner(7))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,9 +76,7 @@ var configs = []runConfig{
 	{backend: "cuda", lazy: true}, {backend: "cuda"},
 }
 
-// device says whether c's backend is a device backend, where min runs
-// its kernel's C spelling: opencl runs no C++, and cuda's NVRTC has no
-// <algorithm>, which OP2's C++ kernel needs for std::min.
+// device says whether c's backend is a device backend.
 func (c runConfig) device() bool { return c.backend == "opencl" || c.backend == "cuda" }
 
 // configure configures the default runtime for c (two threads on openmp),

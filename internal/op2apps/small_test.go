@@ -66,12 +66,11 @@ func compareMin(t *testing.T, indirect bool, r *MinResult, rank0 bool) {
 }
 
 // TestMin runs min_direct and min_indirect on every configuration: OP2's
-// C++ kernel on the host backends, its C spelling on the device backends
-// (runConfig.device).
+// C++ kernel, but its C spelling on opencl, which runs no C++.
 func TestMin(t *testing.T) {
 	forEachConfig(t, func(t *testing.T, c runConfig) {
 		for _, indirect := range []bool{false, true} {
-			r, err := RunMin(indirect, c.device(), nil)
+			r, err := RunMin(indirect, c.backend == "opencl", nil)
 			if err != nil {
 				t.Fatalf("indirect %v: %v", indirect, err)
 			}
