@@ -27,7 +27,7 @@ const (
 // within aeroTol of the first rms.
 func compareAero(t *testing.T, steps []AeroStep) {
 	t.Helper()
-	lines := op2Lines(t, "aero.out", `^(\d+) (\d+) (\d\.\d{15}E[-+]\d\d)$`)
+	lines := op2Lines(t, "aero.txt", `^(\d+) (\d+) (\d\.\d{15}E[-+]\d\d)$`)
 	if len(lines) != AeroIters || len(steps) != AeroIters {
 		t.Fatalf("%d iterations from OP2, %d from GoOP2", len(lines), len(steps))
 	}

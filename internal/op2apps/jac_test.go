@@ -16,10 +16,10 @@ import (
 // jacOutputs are the OP2 outputs each jac variant is compared with: jac1/longint
 // is jac_mpi.cpp with NN 6 (its 2¹⁵ makes 10⁹ nodes) on one rank.
 var jacOutputs = map[JacVariant]string{
-	Jac1DP:      "jac1_dp.out",
-	Jac1SP:      "jac1_sp.out",
-	Jac1Longint: "longint_np1.out",
-	Jac2:        "jac2.out",
+	Jac1DP:      "jac1_dp.txt",
+	Jac1SP:      "jac1_sp.txt",
+	Jac1Longint: "longint_np1.txt",
+	Jac2:        "jac2.txt",
 }
 
 // jacNN is OP2's NN in jac.cpp.

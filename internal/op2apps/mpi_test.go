@@ -61,7 +61,7 @@ func mpiJac(t *testing.T, v JacVariant) {
 	file := jacOutputs[v]
 	if v == Jac1Longint {
 		p = RCB
-		file = fmt.Sprintf("longint_np%d.out", op2.Ranks())
+		file = fmt.Sprintf("longint_np%d.txt", op2.Ranks())
 	}
 	r, err := RunJac(v, jacNN, p)
 	if err != nil {

@@ -10,8 +10,8 @@ import (
 // be" lines.
 func compareReduction(t *testing.T, r *ReductionResult) {
 	t.Helper()
-	e := op2Lines(t, "reduction.out", `^number of edges:: (\d+) should be: (\d+) $`)[0]
-	c := op2Lines(t, "reduction.out", `^number of cells: (\d+) should be: (\d+) $`)[0]
+	e := op2Lines(t, "reduction.txt", `^number of edges:: (\d+) should be: (\d+) $`)[0]
+	c := op2Lines(t, "reduction.txt", `^number of cells: (\d+) should be: (\d+) $`)[0]
 	if r.Count1 != atoi(t, e[0]) || r.Edges != atoi(t, e[1]) {
 		t.Errorf("indirect reduction counted %d of %d edges; OP2 %s of %s", r.Count1, r.Edges, e[0], e[1])
 	}
@@ -40,9 +40,9 @@ func TestReduction(t *testing.T) {
 // data lines and the minimum.
 func compareMin(t *testing.T, indirect bool, r *MinResult, rank0 bool) {
 	t.Helper()
-	file := "min_direct.out"
+	file := "min_direct.txt"
 	if indirect {
-		file = "min_indirect.out"
+		file = "min_indirect.txt"
 	}
 	m := op2Lines(t, file, `^min: (\d+) \(expected: (\d+)\)$`)[0]
 	if int(r.Min) != atoi(t, m[0]) {
