@@ -123,3 +123,23 @@ func TestCXXConstantsOnDevices(t *testing.T) {
 		})
 	}
 }
+
+// TestCXXAlgorithmOnCUDA: a C++ kernel including <algorithm> for std::min,
+// as OP2's apps/c/min does, reaches NVRTC without the #include (NVRTC has
+// no C++ standard library headers) and with std::min declared by the
+// prelude; the host backends compile the header. op2apps TestMin found it.
+func TestCXXAlgorithmOnCUDA(t *testing.T) {
+	set := must(op2.NewSet(4, "s"))
+	d := must(op2.NewDat(set, 1, []int32{7, 3, 9, 5}, "d"))
+	lo := must(op2.NewGlobal(1, []int32{100}, "lo"))
+	k := op2.NewKernel("#include <algorithm>\nvoid k(const int *d, int *lo) {\n    *lo = std::min(*d, *lo);\n}\n", "k").CXX()
+	src, err := op2.Generate("cuda", k, set, d.Arg(op2.Read), lo.Arg(op2.Min))
+	check(t, err)
+	if strings.Contains(src, "<algorithm>") || !strings.Contains(src, "using ::min;") || !strings.Contains(src, "std::min(*d, *lo)") {
+		t.Fatalf("the cuda source keeps <algorithm> or lacks std::min:\n%s", src)
+	}
+	check(t, op2.ParLoop(k, set, d.Arg(op2.Read), lo.Arg(op2.Min)))
+	if got := lo.Value(); got != 3 {
+		t.Fatalf("min %d, want 3", got)
+	}
+}

@@ -3,6 +3,7 @@ package backendtest
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,6 +62,13 @@ namespace upd { inline double scaled(double f, double vol) { return f * inv(vol)
 struct Cell { double vol; double inv() const { return 1.0 / vol; } };
 inline void update(const double &vol, double &u, const double *f) { const Cell c{vol}; u += upd::scaled(double(f[0]), vol) * (c.inv() * vol); }`
 	cxxDegree = `static inline void degree(int &a, int &b) { a += 1; b += 1; }`
+	// cxxMinMax is OP2-Common's apps/c/min kernel, with <algorithm>'s
+	// std::min (and std::max) into int Globals.
+	cxxMinMax = `#include <algorithm>
+void min_max(const int *d, int *lo, int *hi) {
+    *lo = std::min(*d, *lo);
+    *hi = std::max(*d, *hi);
+}`
 )
 
 func testCXXKernels(t *testing.T) {
@@ -140,5 +148,13 @@ func testCXXKernels(t *testing.T) {
 		if visits.DataRO()[i] != deg[i] {
 			t.Fatalf("visits[%d] = %d, want %d", i, visits.DataRO()[i], deg[i])
 		}
+	}
+
+	lo := must(op2.NewGlobal(1, []int32{math.MaxInt32}, "lo"))
+	hi := must(op2.NewGlobal(1, []int32{math.MinInt32}, "hi"))
+	check(t, op2.ParLoop(op2.NewKernel(cxxMinMax, "min_max").CXX(), nodes, visits.Arg(op2.Read), lo.Arg(op2.Min), hi.Arg(op2.Max)))
+	wantLo, wantHi := slices.Min(deg), slices.Max(deg)
+	if lo.Value() != wantLo || hi.Value() != wantHi {
+		t.Fatalf("degrees from %d to %d by std::min and std::max, want %d to %d", lo.Value(), hi.Value(), wantLo, wantHi)
 	}
 }

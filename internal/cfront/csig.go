@@ -11,13 +11,15 @@ import (
 
 // ReservedPrefix starts every identifier that GoOP2's generated code
 // introduces. Kernel sources may not use identifiers starting with it or
-// with its upper-case form OP2_.
+// with its upper-case form OP2_, but for the name of an include guard
+// around the whole source, which ParseKernel blanks (blankIncludeGuard).
 const ReservedPrefix = "op2_"
 
 // ParseKernel finds the definition of function name in src and reads its
 // parameters. It returns an error when no usable definition is found. It
 // reads clex.Normalize(src) (line continuations moved out of tokens,
-// digraphs spelled out), which has src's length and lines. Where the
+// digraphs spelled out) with an include guard around the whole source
+// blanked (blankIncludeGuard), which has src's length and lines. Where the
 // definition's head or parameters come from macros (a function-like macro
 // such as #define DEF(name) void name(double *x), invoked as DEF(k) {
 // ... }), the invocations are expanded in place, as the compiler expands
@@ -25,7 +27,7 @@ const ReservedPrefix = "op2_"
 // expansions; its lines stay where they were. The offsets in the result
 // are offsets into Source, which is what a Kernel's Source must hold.
 func ParseKernel(src, name string) (*core.KernelInfo, error) {
-	src = clex.Normalize(src)
+	src = blankIncludeGuard(clex.Normalize(src))
 	// Each round expands the invocations it needs completely; a second
 	// one expands macros in a parameter list the first one wrote.
 	for round := 0; ; round++ {

@@ -297,10 +297,20 @@ func ParseEvery(s string) (every time.Duration, loops int, err error) {
 }
 
 // Value readers and checks of the rows.
+// parseBool reads a boolean variable: strconv.ParseBool's values, and
+// on/off and yes/no in any case, the words the settings table's Default
+// column and OP2_FUSION use.
 func parseBool(env, v string) (bool, error) {
-	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	t := strings.TrimSpace(v)
+	switch strings.ToLower(t) {
+	case "on", "yes":
+		return true, nil
+	case "off", "no":
+		return false, nil
+	}
+	b, err := strconv.ParseBool(t)
 	if err != nil {
-		return false, fmt.Errorf("%s=%q is not a boolean", env, v)
+		return false, fmt.Errorf("%s=%q is not a boolean (on, yes, 1 or true; off, no, 0 or false)", env, v)
 	}
 	return b, nil
 }

@@ -491,3 +491,31 @@ func TestMergeExplicitZeroWins(t *testing.T) {
 		}
 	}
 }
+
+// TestBooleanVariables: a boolean variable takes the words the settings
+// table writes its defaults in (on, off) and yes/no as well as
+// strconv.ParseBool's values, in any case; another value is refused,
+// saying what is taken. OP2_TUNE=on was refused as "not a boolean" while
+// the table gave Tune's default as "off".
+func TestBooleanVariables(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		want bool
+		ok   bool
+	}{
+		{"on", true, true}, {"ON", true, true}, {" yes ", true, true}, {"1", true, true}, {"true", true, true}, {"T", true, true},
+		{"off", false, true}, {"Off", false, true}, {"no", false, true}, {"0", false, true}, {"false", false, true},
+		{"maybe", false, false}, {"onn", false, false},
+	} {
+		t.Setenv("OP2_TUNE", c.v)
+		cfg, err := ConfigFromEnv()
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("OP2_TUNE=%q: %v", c.v, err)
+		case c.ok && cfg.Tune != c.want:
+			t.Errorf("OP2_TUNE=%q: Tune %v, want %v", c.v, cfg.Tune, c.want)
+		case !c.ok && (err == nil || !strings.Contains(err.Error(), `OP2_TUNE="`+c.v+`" is not a boolean (on, yes, 1 or true; off, no, 0 or false)`)):
+			t.Errorf("OP2_TUNE=%q: error %v", c.v, err)
+		}
+	}
+}

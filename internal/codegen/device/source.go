@@ -59,6 +59,11 @@ var builtinHeaders = map[string]bool{
 	// C++), whose std:: names the CUDA prelude of C++ kernels declares.
 	"cmath": true, "cstdio": true, "cstdint": true, "cstdlib": true,
 	"cstring": true, "cfloat": true, "climits": true, "cstddef": true,
+	// <algorithm>, for the std::min and std::max of OP2's C++ kernels
+	// (apps/c/min), which the prelude declares too: NVRTC has no C++
+	// standard library headers, so the #include alone failed the build.
+	// Another name of it fails, named by NVRTC.
+	"algorithm": true,
 }
 
 func setOf(ids []string) map[string]bool {
