@@ -23,7 +23,8 @@ import (
 // ErrBackendUnavailable is matched (errors.Is) by the errors of Configure,
 // Use and the first loop when the configured backend cannot be opened:
 // an unknown backend name, no OpenCL library, no OpenCL device or none of
-// the requested platform or type. Other backends may still work.
+// the requested platform or type, or for cuda no CUDA driver, no GPU or
+// no NVRTC. Other backends may still work.
 var ErrBackendUnavailable = core.ErrBackendUnavailable
 
 // ErrNoCompiler is matched (errors.Is) by the error of Configure,
