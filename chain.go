@@ -71,11 +71,15 @@ func Chain(fn func() error) error { return rt.Chain(fn) }
 // reads or writes data the loops may touch runs the recorded loops first
 // (forces them): every accessor of Dats, Globals, Mats and their mixed
 // forms and views (Data, DataRO, DataWO, Range, Gather, Zero, CopyTo,
-// Sync, Value, SetValue, Mult, Solve...), Const.Set, the dumps, the hdf5
-// and vtk packages, Wait, Configure, Use, the timing report, ReadStats,
-// Renumber, Partition, and a loop that runs at once. A recorded loop therefore sees the Const values and the
-// Globals' values of when it was issued, and the results are those of
-// running each loop at once, bit for bit. A failure found only when a
+// Sync, Value, Mult, Solve...), the dumps, the hdf5 and vtk packages,
+// Wait, Configure, Use, the timing report, ReadStats, Renumber,
+// Partition, and a loop that runs at once. Global.SetValue and Const.Set
+// run no recorded loop: they set the value at once when no recorded loop
+// uses it, else record the assignment after the loops that do. A recorded
+// loop therefore sees the Const values and the Globals' values of when it
+// was issued, and the results are those of running each loop at once,
+// bit for bit, but for sparse tiles on several threads (Config.Tile),
+// where increments may reach an element in another order. A failure found only when a
 // recorded loop runs (a device error, check mode) is a *ChainError,
 // returned by Chain, Wait or the forcing call when it returns an error;
 // accessors that return values without an error (Data, DataRO, Value,
@@ -94,15 +98,17 @@ func Chain(fn func() error) error { return rt.Chain(fn) }
 //
 // Chain is a scope rather than an object that is started and stopped so
 // that loops can never stay recorded by mistake: PyOP2's lazy mode was
-// removed because programs forgot to force its trace. The first version
-// runs the loops in program order; later versions may fuse and tile them.
+// removed because programs forgot to force its trace. The loops run in
+// program order, consecutive ones fused into one loop and run in sparse
+// tiles where Config.Fusion and Config.Tile say
+// (docs/guide/loops-and-chains.md).
 //
 // Under MPI with several ranks Chain is collective, as loops are: every
 // rank records the same loops. The recorded loops then run only where
 // every rank runs them together (Chain's end, a loop that runs at once,
 // the collective calls: Partition, Gather, reading dumps, Mat.Mult,
 // Mat.Dense, Solve, Finalize); an accessor that would run them elsewhere,
-// which a rank may call alone (Data, Value, Wait, Const.Set...), returns
+// which a rank may call alone (Data, Value, Wait...), returns
 // a *ChainAccessError, or panics with it, and leaves them recorded: read
 // data after Chain returns. The ranks agree on the recorded loops once,
 // and their halo exchanges are grouped: one message per neighbour for

@@ -23,7 +23,8 @@ import (
 // ErrBackendUnavailable is matched (errors.Is) by the errors of Configure,
 // Use and the first loop when the configured backend cannot be opened:
 // an unknown backend name, no OpenCL library, no OpenCL device or none of
-// the requested platform or type. Other backends may still work.
+// the requested platform or type, or for cuda no CUDA driver, no GPU or
+// no NVRTC. Other backends may still work.
 var ErrBackendUnavailable = core.ErrBackendUnavailable
 
 // ErrNoCompiler is matched (errors.Is) by the error of Configure,
@@ -37,8 +38,10 @@ var ErrBackendUnavailable = core.ErrBackendUnavailable
 var ErrNoCompiler = jit.ErrNoCompiler
 
 // CompileError reports that the C compiler rejected the code generated for
-// a loop, or exited successfully without writing a library. The generated
-// source is kept at SourcePath for inspection.
+// a loop, exited successfully without writing a library, or was still
+// running at Config.CompileTimeout (then it matches
+// context.DeadlineExceeded). The generated source is kept at SourcePath
+// for inspection.
 type CompileError struct {
 	Compiler   string // the compiler command line, without input and output files
 	SourcePath string // the generated C source
@@ -82,7 +85,8 @@ func (e *LoadError) Error() string {
 func (e *LoadError) Unwrap() error { return e.err }
 
 // DeviceBuildError reports that a device backend's compiler (the OpenCL
-// driver) rejected the device code generated for a loop.
+// driver on opencl, NVRTC on cuda) rejected the device code generated for
+// a loop.
 type DeviceBuildError struct {
 	Device     string // the device's name
 	SourcePath string // the generated device source, or "" if it could not be saved

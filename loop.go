@@ -26,8 +26,9 @@ func (e *LoopError) Error() string {
 }
 
 // IterationSet is what a loop runs over: a *Set (all its elements), a
-// *Subset (some of them) or, for ParLoop, a *MixedSet (each block's set
-// in turn). Only this package's types implement it.
+// *Subset (some of them), an *ExtrudedSet (each column's layers) or, for
+// ParLoop, a *MixedSet (each block's set in turn). Only this package's
+// types implement it.
 type IterationSet interface {
 	// Name names the iteration set in messages.
 	Name() string
@@ -133,8 +134,9 @@ func bind(r *Runtime, backend string, l *core.Loop, k *Kernel, set *Set, x *Extr
 }
 
 // ParLoop runs kernel k once for every element of set, with the given
-// arguments, on the configured backend. set is a *Set, or a *Subset to run
-// the kernel for some of a set's elements only (see Subset). The arguments are checked first;
+// arguments, on the configured backend. set is a *Set, a *Subset to run
+// the kernel for some of a set's elements only (see Subset), an
+// *ExtrudedSet or a *MixedSet (see IterationSet). The arguments are checked first;
 // on any error nothing runs and no data changes.
 //
 // The first loop of each signature generates and compiles code; later ones

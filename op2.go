@@ -23,9 +23,9 @@
 //
 // The guide, docs/guide in the repository, has one page per topic: data
 // and kernels, loops and chains, matrices and solvers, extruded, mixed and
-// subsets, configuration (every setting, its variable and default), I/O,
-// MPI, checks and errors, timing and logging, and porting from OP2 or
-// PyOP2.
+// subsets, configuration (every setting, its variable and default),
+// meshes (Gmsh and CGNS), I/O, MPI, checks and errors, timing and
+// logging, porting from OP2 or PyOP2, and the source layout.
 package op2
 
 import (

@@ -295,7 +295,9 @@ func (p *PartitionInfo) String() string {
 // numbering. Without MPI, or on one rank, it changes nothing.
 //
 // Every set, map and dat must be declared before Partition (dats may also
-// be declared after it); loops may run only after it.
+// be declared after it, and a permuted map made from a partitioned map,
+// NewPermutedMap); subsets, sparsities and matrices are declared after
+// it, and loops may run only after it.
 func Partition(p Partitioner) (*PartitionInfo, error) {
 	forced := lock(forCollective, "Partition")
 	defer unlock()

@@ -7,9 +7,10 @@ import (
 	"github.com/goop2/op2/internal/solver"
 )
 
-// ErrPETScUnavailable is matched (errors.Is) by the errors Solve returns
-// when a solver with Package "petsc" cannot load or start PETSc; their
-// message says what to install.
+// ErrPETScUnavailable is matched (errors.Is) by the error NewSolver
+// returns when a solver with Package "petsc" cannot load or start PETSc,
+// its message saying what to install, and by the errors of a PETSc solve
+// after Finalize has ended PETSc.
 var ErrPETScUnavailable = petsc.ErrUnavailable
 
 // solvePETSc is Solve with Package "petsc".

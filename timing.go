@@ -152,7 +152,7 @@ func (r *Runtime) ResetTimings() {
 // WriteTimingTable writes the default runtime's timing report as a table
 // for people: one row per loop with the columns loop (the kernel), set,
 // backend, calls, time s, mean µs, plan s, compile s and GB/s (and tuned,
-// the auto-tuner's settings, when tuning is on), then a row "all loops"
+// LoopTiming.Tuned, when a loop was tuned or ran in tiles), then a row "all loops"
 // with the sums. Under MPI the first line says which rank's
 // figures follow. Every loop takes one line: a name holding a newline, a
 // tab or another character that is not printable, invalid UTF-8, or
@@ -181,7 +181,8 @@ func (r *Runtime) writeTimingTable(w io.Writer, api string) error {
 // op_timings_to_csv): a header row, then one row per loop with the columns
 // rank, kernel, set, backend, calls, time_s, mean_s, plan_s, compile_s,
 // bytes, gb_per_s (seconds and bytes as plain decimal or exponent
-// numbers) and tuned (LoopTiming.Tuned, empty when tuning is off).
+// numbers) and tuned (LoopTiming.Tuned: empty when tuning is off, but
+// "tiled" for a loop run in tiles).
 func WriteTimingCSV(w io.Writer) error { return rt.writeTimingCSV(w, "WriteTimingCSV") }
 
 // WriteTimingCSV writes runtime r's timing report as CSV (see the
@@ -214,7 +215,7 @@ type TimingReportRow = exec.TimingReportRow
 // object, a TimingReport: {"rank": 0, "ranks": 1, "loops": [{"kernel":
 // ..., "set": ..., "backend": ..., "calls": ..., "time_s": ..., "mean_s":
 // ..., "plan_s": ..., "compile_s": ..., "bytes": ..., "moved_bytes": ..., "gb_per_s": ...,
-// "tuned": ... (only when tuning)}]}.
+// "tuned": ... (only when LoopTiming.Tuned is not empty: tuning, tiles)}]}.
 func WriteTimingJSON(w io.Writer) error { return rt.writeTimingJSON(w, "WriteTimingJSON") }
 
 // WriteTimingJSON writes runtime r's timing report as JSON (see the

@@ -128,7 +128,8 @@ type Config struct {
 	// at the loop of the program's repeating sequence of loops where the
 	// fewest bytes of Dats must be saved (a Dat that loop sequence writes
 	// whole before reading it is listed without its values). When the
-	// file exists as the run starts, the loops before the saved one are
+	// file exists as the run starts, the loops before the saved one run
+	// again as far as the host last read their results, the rest are
 	// skipped (a Global they reduced gets the value it had) and the
 	// checkpoint is restored there, so that the run goes on from it. It
 	// needs loops that run at once: a loop recorded by Chain or Lazy turns
