@@ -1102,7 +1102,8 @@ func (g *Gen) laneClash(l *core.Loop, lanes int, ind string) {
 var scalarMath = func() map[string]bool {
 	m := map[string]bool{}
 	for _, f := range strings.Fields(`acos asin atan atan2 cos sin tan acosh asinh atanh cosh sinh tanh exp exp2 expm1
-	log log10 log1p log2 logb cbrt hypot pow erf erfc lgamma tgamma round fmod remainder nextafter fdim`) {
+	log log10 log1p log2 logb cbrt hypot pow erf erfc lgamma tgamma round fmod remainder nextafter fdim
+	frexp ldexp modf scalbn scalbln ilogb lrint llrint lround llround remquo nan nexttoward sincos exp10`) {
 		m[f], m[f+"f"] = true, true
 	}
 	return m

@@ -337,6 +337,8 @@ func TestAutoLanes(t *testing.T) {
 		{"sin_in_macro", "#define F(v) (2 * sin(v))\nvoid k(double *x) { *x = F(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"sqrt_in_macro", "#define F(v) (2 * sqrt(v))\nvoid k(double *x) { *x = F(*x) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"pow", "void k(double *x) { *x = pow(*x, 3); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"ldexp", "void k(double *x) { *x = ldexp(*x / 3, 2) / 5; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"lround", "void k(double *x) { *x = (double)lround(*x / 3) / 5; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		// A matrix argument gets lanes however little the kernel
 		// computes: internal/poisson's P1 mass matrix (one division)
 		// ran faster in lanes, as its 2-D and 3-D stiffness matrices
