@@ -191,7 +191,9 @@ func (g *Global[T]) setValueErr(v T, api string) error {
 			return err
 		}
 	}
-	if err := g.s.HostAccess(true); err != nil {
+	// The value replaces the Global's whole value: reductions into it
+	// still on their way from a device are dropped, not waited for.
+	if err := g.s.HostOverwrite(); err != nil {
 		return apiError(err)
 	}
 	g.data[0] = v

@@ -85,13 +85,22 @@ func (s *Storage) upload() error {
 	return nil
 }
 
-// SetPending adds settle to the steps the next access to s runs first, in
-// the order they were added: a device reduction whose partial results are
-// on their way, folded into the host values by settle once they arrive, so
-// that the host waits for them only when it needs them. Steps may queue
-// up: a loop that only reduces into s need not wait for the steps of the
-// loops before it (DeviceAccess, HostWillChange).
-func (s *Storage) SetPending(settle func() error) { s.pending = append(s.pending, settle) }
+// Pending is a step the next access to a Storage runs first
+// (SetPending): a device reduction whose partial results are on their
+// way, which Settle folds into the host values once they arrive. Drop
+// forgets it, without waiting for the device, when the host overwrites
+// every value (HostOverwrite), or when a step before it failed.
+type Pending interface {
+	Settle() error
+	Drop()
+}
+
+// SetPending adds p to the steps the next access to s runs first, in the
+// order they were added, so that the host waits for a reduction's results
+// only when it needs them. Steps may queue up: a loop that only reduces
+// into s need not wait for the steps of the loops before it
+// (DeviceAccess, HostWillChange).
+func (s *Storage) SetPending(p Pending) { s.pending = append(s.pending, p) }
 
 // Settle runs the pending steps, if any (SetPending), in order; the first
 // error stops them (the later ones are dropped). Every access below
@@ -101,14 +110,28 @@ func (s *Storage) Settle() error {
 		return nil
 	}
 	var err error
-	for i, f := range s.pending {
+	for i, p := range s.pending {
 		if err == nil {
-			err = f()
+			err = p.Settle()
+		} else {
+			p.Drop()
 		}
 		s.pending[i] = nil
 	}
 	s.pending = s.pending[:0]
 	return err
+}
+
+// HostOverwrite is HostAccess(true) for a host write of every value (a
+// Global's SetValue): the pending steps, whose results the write would
+// replace, are dropped without waiting for them.
+func (s *Storage) HostOverwrite() error {
+	for i, p := range s.pending {
+		p.Drop()
+		s.pending[i] = nil
+	}
+	s.pending = s.pending[:0]
+	return s.HostAccess(true)
 }
 
 // HostWillChange prepares the host copy for a pending step that will

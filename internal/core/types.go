@@ -193,7 +193,7 @@ type Storage struct {
 	HaloBuf any
 	// pending are steps every access runs first, in order (SetPending):
 	// device reductions whose results are on their way.
-	pending []func() error
+	pending []Pending
 	// LoopWritten says that a loop (or a matrix product) has written the
 	// values at least once: automatic checkpoints count a host read of
 	// such data as a point a restarted run must reach by running loops.

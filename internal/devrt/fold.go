@@ -44,44 +44,73 @@ type foldRing struct {
 // host: the copy into host, which settle folds into the Global s once it
 // has arrived. A Program keeps foldDepth per reduction argument, reused.
 type pendingFold struct {
-	ar      AsyncReader
-	fence   Fence
-	host    unsafe.Pointer
-	size    int
-	n       int // bytes copied
-	slots   int
-	acc     core.Access
-	s       *core.Storage // the Global, while the copy is pending
-	loop    *core.Loop
-	pending func() error // settle, made once (SetPending's argument)
+	ar    AsyncReader
+	fence Fence
+	host  unsafe.Pointer
+	size  int
+	n     int // bytes copied
+	slots int
+	acc   core.Access
+	s     *core.Storage // the Global, while the fold is pending
+	// kernel and set name the loop for messages (its core.Loop may be
+	// reused once it has run).
+	kernel, set string
+	// inflight says that the copy may still be on its way (its fence
+	// not waited for): a fold dropped (drop) still waits for it before
+	// its host memory is reused or freed.
+	inflight bool
 }
 
-// settle waits for the copy and folds the partial results into the
-// Global, in slot order, as the synchronous path does.
-func (fd *pendingFold) settle() error {
+// Settle waits for the copy and folds the partial results into the
+// Global, in slot order, as the synchronous path does (core.Pending).
+func (fd *pendingFold) Settle() error {
 	if fd.s == nil {
 		return nil
 	}
-	s, l := fd.s, fd.loop
-	fd.s, fd.loop = nil, nil
-	if err := fd.ar.Settle(fd.fence); err != nil {
-		return fmt.Errorf("%s: reading the partial results of %s: %w", l.Name(), s.Describe(), err)
+	s := fd.s
+	fd.s = nil
+	if err := fd.arrive(); err != nil {
+		return fmt.Errorf("%s: reading the partial results of %s: %w", fd.loopName(), s.Describe(), err)
 	}
 	combine(fd.acc, s, unsafe.Slice((*byte)(fd.host), fd.n), fd.slots)
 	return nil
 }
 
-// wait settles the fold's pending copy, if any, through its Global.
-func (fd *pendingFold) wait() error {
-	if fd.s == nil {
+// Drop forgets the fold, whose Global's values are overwritten
+// (core.Storage.HostOverwrite), without waiting for its copy; the copy is
+// waited for before the fold's host memory is reused (core.Pending).
+func (fd *pendingFold) Drop() { fd.s = nil }
+
+// arrive waits for the copy, if it may be on its way.
+func (fd *pendingFold) arrive() error {
+	if !fd.inflight {
 		return nil
 	}
-	return fd.s.Settle()
+	fd.inflight = false
+	return fd.ar.Settle(fd.fence)
 }
 
-// free releases the fold's host memory and fence; its copy must be
-// settled.
+// loopName names the fold's loop for messages, as core.Loop.Name does.
+func (fd *pendingFold) loopName() string {
+	return fmt.Sprintf("loop %q over set %q", fd.kernel, fd.set)
+}
+
+// wait settles the fold's pending copy, if any, through its Global, or
+// waits for the copy of a fold dropped.
+func (fd *pendingFold) wait() error {
+	if fd.s != nil {
+		return fd.s.Settle()
+	}
+	if err := fd.arrive(); err != nil {
+		return fmt.Errorf("%s: copying the partial results of a reduction: %w", fd.loopName(), err)
+	}
+	return nil
+}
+
+// free releases the fold's host memory and fence, once its copy has
+// arrived.
 func (fd *pendingFold) free() {
+	_ = fd.arrive()
 	if fd.host != nil {
 		fd.ar.FreeHostBuffer(fd.host)
 		fd.host, fd.size = nil, 0
@@ -107,7 +136,6 @@ func (p *Program) foldFor(ar AsyncReader, i, n int) (*pendingFold, error) {
 	fd := r.fd[r.next]
 	if fd == nil {
 		fd = &pendingFold{ar: ar}
-		fd.pending = fd.settle
 		r.fd[r.next] = fd
 	}
 	r.next = (r.next + 1) % foldDepth
@@ -154,8 +182,9 @@ func (p *Program) readLater(l *core.Loop, i, n, slots int) (bool, error) {
 	if err := ar.ReadAsync(p.red[i], fd.host, n, fd.fence); err != nil {
 		return false, fmt.Errorf("%s: reading the partial results of %s: %w", l.Name(), a.Data.Describe(), err)
 	}
-	fd.n, fd.slots, fd.acc, fd.s, fd.loop = n, slots, a.Access, a.Data, l
-	a.Data.SetPending(fd.pending)
+	fd.n, fd.slots, fd.acc, fd.s, fd.inflight = n, slots, a.Access, a.Data, true
+	fd.kernel, fd.set = l.Kernel.Name, l.SetName()
+	a.Data.SetPending(fd)
 	return true, nil
 }
 

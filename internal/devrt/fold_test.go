@@ -140,3 +140,68 @@ func TestReductionFoldedWhenNeeded(t *testing.T) {
 		t.Errorf("a failed copy gave %v at the access", err)
 	}
 }
+
+// TestReductionDroppedByOverwrite: a Global's whole value written on the
+// host (Global.SetValue) drops the reductions into it still on their way,
+// without waiting for their copies; a fold dropped still waits for its
+// copy before its host buffer is reused, and folds nothing; the loops
+// after the write add to the written value only.
+func TestReductionDroppedByOverwrite(t *testing.T) {
+	const n = 1000
+	f := newFixture(t, n, 2)
+	x := f.dat("x", f.edges, 1, make([]float64, n))
+	g := f.dat("g", nil, 1, []float64{5})
+	src := "void k(const double *x, double *g) { *g += *x; }"
+	l := loopOf(t, src, "k", f.edges, nil,
+		core.Arg{Data: x, Access: core.Read, Kind: core.ArgDirect}, core.Arg{Data: g, Access: core.Inc, Kind: core.ArgGlobal})
+	d := &asyncMock{mockDriver: newMock(32 << 10), queued: map[*mockFence]func(){}}
+	value := 1.0
+	d.run = func(args []Arg, groups int) {
+		red := args[4].Buf.(*mockBuf).data
+		for gi := 0; gi < groups; gi++ {
+			*(*float64)(unsafe.Pointer(&red[8*gi])) = value
+		}
+	}
+	p := program(t, d.mockDriver, l)
+	p.drv = d
+	run := func() {
+		t.Helper()
+		if err := p.Bind(l, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Launch(exec.Range{First: 0, Last: n}); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Finish(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run()
+	run()
+	groups := float64(d.launches[0].groups)
+	if err := g.HostOverwrite(); err != nil {
+		t.Fatal(err)
+	}
+	if d.settled != 0 || *(*float64)(g.Host) != 5 {
+		t.Fatalf("after the overwrite: %d copies waited for, g = %v; want none and 5 (nothing folded)", d.settled, *(*float64)(g.Host))
+	}
+	*(*float64)(g.Host) = 0
+	// Enough loops to reuse the ring's buffers: the dropped folds' copies
+	// are waited for then, and folded into nothing.
+	value = 3
+	for range foldDepth {
+		run()
+	}
+	if d.settled != 2 {
+		t.Errorf("%d copies waited for after reusing the dropped folds' buffers, want 2", d.settled)
+	}
+	if err := g.HostAccess(false); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := *(*float64)(g.Host), 3*foldDepth*groups; got != want {
+		t.Errorf("g = %v, want %v (only the loops after the overwrite)", got, want)
+	}
+	if len(d.queued) != 0 {
+		t.Errorf("%d copies never waited for", len(d.queued))
+	}
+}

@@ -69,9 +69,10 @@ func (e *Recorded) assignConst() {
 // isLoop reports whether the entry is a loop (not a recorded assignment).
 func (e *Recorded) isLoop() bool { return e.set == nil && e.cset == nil }
 
-// assign makes a recorded Global.SetValue.
+// assign makes a recorded Global.SetValue, which replaces the Global's
+// whole value (core.Storage.HostOverwrite).
 func (e *Recorded) assign() error {
-	if err := e.set.HostAccess(true); err != nil {
+	if err := e.set.HostOverwrite(); err != nil {
 		return err
 	}
 	copy(unsafe.Slice((*byte)(e.set.Host), e.size), e.val[:e.size])
