@@ -86,6 +86,7 @@ func TestCheckpointOmitRanks(t *testing.T) {
 		}
 		r.q.SetNoCheckpoint(op2.Rank() == 0)
 		wantErr(t, op2.Checkpoint(path, nil), "3 dats", "2 dats")
+		runtime.KeepAlive(r) // x, q and cnt: checkpoints save the Dats the program holds
 		check(t, op2.Finalize())
 		return
 	}

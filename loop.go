@@ -185,6 +185,7 @@ func (r *Runtime) ParLoop(k *Kernel, set IterationSet, args ...Arg) error {
 		return r.parLoopMixed(k, ms, args)
 	}
 	l := &r.e.Loop
+	defer forget(l)
 	if err := bindOver(r, r.e.Cfg.Backend, l, k, set, args); err != nil {
 		return err
 	}
@@ -194,6 +195,17 @@ func (r *Runtime) ParLoop(k *Kernel, set IterationSet, args ...Arg) error {
 		return err
 	}
 	return runNow(r.e, b, l)
+}
+
+// forget empties the runtime's reused loop l once it has run, keeping
+// only its argument list's capacity: it would otherwise keep the loop's
+// set, Dats and Globals alive until later loops overwrite them (the
+// arguments beyond a shorter loop's, never), so that a mesh the program
+// dropped stayed in memory and in its checkpoints.
+func forget(l *core.Loop) {
+	args := l.Args
+	clear(args[:cap(args)])
+	*l = core.Loop{Args: args[:0]}
 }
 
 // runNow runs loop l at once in r, through the automatic checkpoints

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/mpitest"
@@ -192,5 +193,33 @@ func TestAutoPartitioner(t *testing.T) {
 	if info.Partitioner != want {
 		t.Errorf("rank %d: AutoPartitioner chose %s, want %s", op2.Rank(), info.Partitioner, want)
 	}
+	check(t, op2.Finalize())
+}
+
+// TestPartitionKeepsNoDat: Partition holds none of the rank's blocks
+// afterwards, so that Dats the program drops (its coordinates, once
+// partitioned by them, or a Dat dropped before Partition) are collected
+// and left out of checkpoints, as in one process: a checkpoint written
+// by one process then restores on any number of ranks.
+func TestPartitionKeepsNoDat(t *testing.T) {
+	if !mpitest.InRanks() {
+		mpiRun(t, 2, 2*time.Minute)
+		return
+	}
+	g := declareGrid(t, 6, 5, op2.Rank(), op2.Ranks())
+	tmp := must(op2.NewDat[float64](g.cells, 1, nil, "tmp"))
+	collected := map[string]weak.Pointer[op2.Dat[float64]]{"tmp": weak.Make(tmp), "x": weak.Make(g.x)}
+	tmp = nil
+	p := op2.RCBPartitioner(g.x)
+	g.x = nil
+	must(op2.Partition(p))
+	p = op2.Partitioner{}
+	runtime.GC()
+	for name, w := range collected {
+		if w.Value() != nil {
+			t.Errorf("rank %d: dat %q, which the program dropped, is still held after Partition", op2.Rank(), name)
+		}
+	}
+	runtime.KeepAlive(p)
 	check(t, op2.Finalize())
 }

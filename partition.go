@@ -326,12 +326,13 @@ func Partition(p Partitioner) (*PartitionInfo, error) {
 	if p.m != nil {
 		m = &p.m.c
 	}
+	maps := ds.BlockMaps() // in EdgeCuts' order; the process keeps none after Partition
 	res, err := ds.Partition(w, p.kind, m, p.coords)
 	if err != nil {
 		return nil, mpiFatal(fmt.Errorf("op2: Partition (rank %d of %d): %w", w.Rank(), w.Size(), err))
 	}
 	info := &PartitionInfo{Partitioner: p.kind, Ranks: w.Size(), Cut: res.Cut, MetisCut: res.MetisCut}
-	for i, m := range ds.BlockMaps() {
+	for i, m := range maps {
 		if m.Arity >= 2 {
 			info.EdgeCuts = append(info.EdgeCuts, MapEdgeCut{Map: m.Name, EdgeCut: res.EdgeCuts[i]})
 		}

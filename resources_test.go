@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/goop2/op2"
 )
@@ -262,4 +263,31 @@ func TestDroppedMeshesWhileCollecting(t *testing.T) {
 			runtime.GC()
 		}
 	})
+}
+
+// TestParLoopKeepsNoData: a loop run at once keeps none of its data
+// alive afterwards: the runtime reuses its loop, but a Dat the program
+// drops after the loop is collected (and left out of checkpoints), even
+// when the loop had more arguments than the loops after it.
+func TestParLoopKeepsNoData(t *testing.T) {
+	r := must(op2.NewRuntime(op2.Config{CacheDir: os.Getenv("OP2_CACHE_DIR")}.Explicit("Lazy")))
+	defer r.Close()
+	s := must(op2.NewSet(4, "keep_cells"))
+	g := must(op2.NewGlobal(1, []float64{0}, "keep_sum"))
+	sum := op2.NewKernel("void keep_sum(const double *a, double *g, const double *b) { *g += *a + *b; }", "keep_sum")
+	dropped := func() weak.Pointer[op2.Dat[float64]] {
+		a := must(op2.NewDat(s, 1, []float64{1, 2, 3, 4}, "keep_a"))
+		b := must(op2.NewDat(s, 1, []float64{1, 1, 1, 1}, "keep_b"))
+		check(t, r.ParLoop(sum, s, a.Arg(op2.Read), g.Arg(op2.Inc), b.Arg(op2.Read)))
+		return weak.Make(b)
+	}()
+	c := must(op2.NewDat(s, 1, []float64{5, 5, 5, 5}, "keep_c"))
+	check(t, r.ParLoop(op2.NewKernel("void keep_one(const double *c, double *g) { *g += *c; }", "keep_one"), s, c.Arg(op2.Read), g.Arg(op2.Inc)))
+	runtime.GC()
+	if dropped.Value() != nil {
+		t.Error("a Dat the program dropped is still held by the loops that ran")
+	}
+	if v := g.Value(); v != 34 {
+		t.Errorf("sum %v, want 34", v)
+	}
 }

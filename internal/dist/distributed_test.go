@@ -169,90 +169,126 @@ func TestPartitionBlocksMatchesWholeMesh(t *testing.T) {
 			}
 			dats = append(dats, BlockDat{Name: "d" + set.Name, Set: s, Elem: 8, Values: v})
 		}
-		whole := Partitioning{Kind: kind, CoordDim: 2, CoordSet: 0, Coords: xy, Map: 1, OwnerSet: 2}
 		ownersCells := make([]int32, m.Sets[2].Size)
 		for i := range ownersCells {
 			ownersCells[i] = int32(rng.IntN(ranks))
 		}
-		wholeXadj, wholeAdj := Adjacency(&m.Maps[1], m.Sets[0].Size)
-		graphPart := func(g int32, parts int) int32 { return int32((int(g)*7 + int(g)/5) % parts) }
-		switch kind {
-		case "owners":
-			whole.Owner = ownersCells
-		case "graph":
-			// Centrally: the same parts of map pcell's target set, given.
-			o := make([]int32, m.Sets[0].Size)
-			for g := range o {
-				o[g] = graphPart(int32(g), ranks)
-			}
-			whole = Partitioning{Kind: "owners", OwnerSet: 0, Owner: o}
-		case "metis":
+		if kind == "metis" {
 			if err := loadMETIS(); err != nil {
 				t.Logf("METIS absent (%v): trial %d uses rcb", err, trial)
-				kind, whole.Kind = "rcb", "rcb"
+				kind = "rcb"
 			}
 		}
-		owner, metisCut, err := Owners(m, whole, ranks)
-		if err != nil {
-			t.Fatalf("trial %d: Owners: %v", trial, err)
-		}
-		locals, err := Layout(m, owner, ranks)
-		if err != nil {
-			t.Fatalf("trial %d: Layout: %v", trial, err)
-		}
-		cut := Cut(m, owner)
-		blocks, starts := splitBlocks(rng, m, ranks, dats)
-		if trial%3 == 2 { // many rounds of a few records
-			defer func(b int) { roundBytes = b }(roundBytes)
-			roundBytes = 64
-		} else {
-			roundBytes = 8 << 20
-		}
-		base := int64(0)
+		c := wholeCase{m: m, dats: dats, ranks: ranks,
+			p:           Partitioning{Kind: kind, CoordDim: 2, CoordSet: 0, Coords: xy, Map: 1, OwnerSet: 2, Owner: ownersCells},
+			graphPart:   func(g int32, parts int) int32 { return int32((int(g)*7 + int(g)/5) % parts) },
+			smallRounds: trial%3 == 2, replace: trial%2 == 1, reducer: trial%4 < 2}
 		if trial%3 == 1 {
-			base = 1<<31 + int64(trial)*1_000_003
+			c.base = 1<<31 + int64(trial)*1_000_003
 		}
-		replaced := make([][][]byte, ranks)      // per rank, per dat: values given to Replace
-		replacedMaps := make([][][]int32, ranks) // per rank, per map: tables given to ReplaceMap
-		results, errs := runRanks(ranks, func(c Comm) (*Result, error) {
-			if trial%4 < 2 {
-				c = simReducer{c}
+		if err := matchWhole(t, rng, c); err != nil {
+			t.Fatalf("trial %d (%s, %d ranks, %d nodes): %v", trial, kind, ranks, nodes, err)
+		}
+	}
+}
+
+// wholeCase is one partitioning that matchWhole checks: a whole mesh and
+// its dats' values, split into random blocks over simulated ranks.
+type wholeCase struct {
+	m     *Mesh
+	dats  []BlockDat // the whole mesh's values
+	ranks int
+	// p is the partitioning of the whole mesh: its Coords and Owner
+	// are the whole set's (each rank gets its block of them). For
+	// "graph", graphPart gives each vertex of map p.Map's target set
+	// its part, on the whole mesh as on the ranks.
+	p         Partitioning
+	graphPart func(g int32, parts int) int32
+	// smallRounds migrates in rounds of a few records; base numbers the
+	// mesh from there (64-bit map tables); replace takes values and
+	// tables through Replace and ReplaceMap; reducer gives the ranks'
+	// Comm a Reducer.
+	smallRounds, replace, reducer bool
+	base                          int64
+}
+
+// matchWhole partitions c's mesh declared in random blocks on c.ranks
+// simulated ranks (PartitionBlocks) and returns an error naming the first
+// rank whose layout, values or figures differ from those of Owners and
+// Layout on the whole mesh. Where Owners or Layout refuse the mesh, every
+// rank must return an error too.
+func matchWhole(t *testing.T, rng *rand.Rand, c wholeCase) error {
+	t.Helper()
+	m, ranks := c.m, c.ranks
+	whole := c.p
+	if whole.Kind == "graph" {
+		// Centrally: the same parts of map p.Map's target set, given.
+		o := make([]int32, m.Sets[m.Maps[whole.Map].To].Size)
+		for g := range o {
+			o[g] = c.graphPart(int32(g), ranks)
+		}
+		whole = Partitioning{Kind: "owners", OwnerSet: m.Maps[whole.Map].To, Owner: o}
+	}
+	owner, metisCut, wholeErr := Owners(m, whole, ranks)
+	var locals []Local
+	if wholeErr == nil {
+		locals, wholeErr = Layout(m, owner, ranks)
+	}
+	var wholeXadj []int32
+	var wholeAdj []int32
+	if c.p.Kind == "graph" {
+		wholeXadj, wholeAdj = Adjacency(&m.Maps[c.p.Map], m.Sets[m.Maps[c.p.Map].To].Size)
+	}
+	blocks, starts := splitBlocks(rng, m, ranks, c.dats)
+	defer func(b int) { roundBytes = b }(roundBytes)
+	if c.smallRounds { // many rounds of a few records
+		roundBytes = 64
+	}
+	base := c.base
+	replaced := make([][][]byte, ranks)      // per rank, per dat: values given to Replace
+	replacedMaps := make([][][]int32, ranks) // per rank, per map: tables given to ReplaceMap
+	results, errs := runRanks(ranks, func(cm Comm) (*Result, error) {
+		if c.reducer {
+			cm = simReducer{cm}
+		}
+		b := blocks[cm.Rank()]
+		if c.replace { // values through Replace
+			bb := *b
+			bb.Dats = slices.Clone(b.Dats)
+			replaced[cm.Rank()] = make([][]byte, len(bb.Dats))
+			for di := range bb.Dats {
+				bb.Dats[di].Replace = func(v []byte) { replaced[cm.Rank()][di] = v }
 			}
-			b := blocks[c.Rank()]
-			if trial%2 == 1 { // values through Replace
-				bb := *b
-				bb.Dats = slices.Clone(b.Dats)
-				replaced[c.Rank()] = make([][]byte, len(bb.Dats))
-				for di := range bb.Dats {
-					bb.Dats[di].Replace = func(v []byte) { replaced[c.Rank()][di] = v }
+			bb.Maps = slices.Clone(b.Maps)
+			replacedMaps[cm.Rank()] = make([][]int32, len(bb.Maps))
+			bb.ReplaceMap = func(i int, t []int32) { replacedMaps[cm.Rank()][i] = t }
+			b = &bb
+		}
+		if base != 0 {
+			bb := *b
+			bb.Base = base
+			bb.Maps = slices.Clone(b.Maps)
+			for i := range bb.Maps {
+				mp := &bb.Maps[i]
+				mp.Table64 = make([]int64, len(mp.Table))
+				for k, v := range mp.Table {
+					mp.Table64[k] = int64(v) + base
 				}
-				bb.Maps = slices.Clone(b.Maps)
-				replacedMaps[c.Rank()] = make([][]int32, len(bb.Maps))
-				bb.ReplaceMap = func(i int, t []int32) { replacedMaps[c.Rank()][i] = t }
-				b = &bb
+				mp.Table = nil
 			}
-			if base != 0 {
-				bb := *b
-				bb.Base = base
-				bb.Maps = slices.Clone(b.Maps)
-				for i := range bb.Maps {
-					mp := &bb.Maps[i]
-					mp.Table64 = make([]int64, len(mp.Table))
-					for k, v := range mp.Table {
-						mp.Table64[k] = int64(v) + base
-					}
-					mp.Table = nil
-				}
-				b = &bb
-			}
-			p := Partitioning{Kind: kind, CoordDim: 2, CoordSet: 0, Map: 1, OwnerSet: 2}
-			if lo, hi := starts[0][c.Rank()], starts[0][c.Rank()+1]; hi > lo {
-				p.Coords = xy[2*lo : 2*hi]
-			}
-			if lo, hi := starts[2][c.Rank()], starts[2][c.Rank()+1]; hi > lo {
-				p.Owner = ownersCells[lo:hi]
-			}
-			first := starts[0][c.Rank()]
+			b = &bb
+		}
+		p := c.p
+		p.Coords, p.Owner = nil, nil
+		if lo, hi := starts[p.CoordSet][cm.Rank()], starts[p.CoordSet][cm.Rank()+1]; hi > lo && c.p.Coords != nil {
+			p.Coords = c.p.Coords[p.CoordDim*lo : p.CoordDim*hi]
+		}
+		if lo, hi := starts[p.OwnerSet][cm.Rank()], starts[p.OwnerSet][cm.Rank()+1]; hi > lo && c.p.Owner != nil {
+			p.Owner = c.p.Owner[lo:hi]
+		}
+		if p.Kind == "graph" {
+			to := m.Maps[p.Map].To
+			first := starts[to][cm.Rank()]
 			p.Graph = func(xadj []int64, adj []int32, parts int) ([]int32, error) {
 				// The graph is the block's rows of the whole map's.
 				for i := 0; i+1 < len(xadj); i++ {
@@ -267,67 +303,75 @@ func TestPartitionBlocksMatchesWholeMesh(t *testing.T) {
 				}
 				o := make([]int32, len(xadj)-1)
 				for i := range o {
-					o[i] = graphPart(int32(first+i), parts)
+					o[i] = c.graphPart(int32(first+i), parts)
 				}
 				return o, nil
 			}
-			return PartitionBlocks(c, b, p)
-		})
-		for r := range results {
-			if errs[r] != nil {
-				t.Fatalf("trial %d (%s, %d ranks, %d nodes): rank %d: %v", trial, kind, ranks, nodes, r, errs[r])
-			}
-			res := results[r]
-			if trial%2 == 1 {
-				res.Local.Maps = replacedMaps[r]
-			}
-			for s := range res.Local.Sets {
-				for i := range res.Local.Sets[s].Global {
-					if res.Local.Sets[s].Global[i] -= base; base != 0 && res.Local.Sets[s].Global[i] < 0 {
-						t.Fatalf("trial %d rank %d: global number %d below the base %d", trial, r, res.Local.Sets[s].Global[i]+base, base)
-					}
-				}
-			}
-			if err := sameLocal(&res.Local, &locals[r]); err != nil {
-				t.Fatalf("trial %d (%s, %d ranks, %d nodes): rank %d: %v", trial, kind, ranks, nodes, r, err)
-			}
-			for di, dd := range dats {
-				want := make([]byte, 0)
-				for _, g := range locals[r].Sets[dd.Set].Global {
-					want = append(want, dd.Values[int(g)*8:int(g)*8+8]...)
-				}
-				got := res.Dats[di]
-				if trial%2 == 1 {
-					got = replaced[r][di]
-				}
-				if !bytes.Equal(got, want) {
-					t.Fatalf("trial %d rank %d: dat %s values differ", trial, r, dd.Name)
-				}
-			}
-			if res.Cut != cut {
-				t.Errorf("trial %d rank %d: cut %d, want %d", trial, r, res.Cut, cut)
-			}
-			for mi := range m.Maps {
-				if want := EdgeCut(&m.Maps[mi], m.Sets[m.Maps[mi].To].Size, owner[m.Maps[mi].To]); res.EdgeCuts[mi] != want {
-					t.Errorf("trial %d rank %d: map %s edge cut %d, want %d", trial, r, m.Maps[mi].Name, res.EdgeCuts[mi], want)
-				}
-			}
-			if res.MetisCut != metisCut {
-				t.Errorf("trial %d rank %d: METIS cut %d, want %d", trial, r, res.MetisCut, metisCut)
-			}
-			for s := range m.Sets {
-				if res.GlobalSizes[s] != m.Sets[s].Size {
-					t.Errorf("trial %d rank %d: set %d global size %d, want %d", trial, r, s, res.GlobalSizes[s], m.Sets[s].Size)
-				}
-			}
-			if r == 0 && testing.Verbose() {
-				t.Logf("trial %d: %s on %d ranks, %d nodes: cut %d, neighbours of rank 0 on nodes %d", trial, kind, ranks, nodes, res.Cut, len(res.Local.Sets[0].Neighbours))
-			}
-			if len(res.Phases) != 4 {
-				t.Errorf("trial %d rank %d: phases %v", trial, r, res.Phases)
+		}
+		return PartitionBlocks(cm, b, p)
+	})
+	if wholeErr != nil {
+		for r, err := range errs {
+			if err == nil {
+				return fmt.Errorf("rank %d: no error, but the whole mesh's partitioning fails: %v", r, wholeErr)
 			}
 		}
+		t.Logf("refused, on the whole mesh (%v) and on every rank (rank 0: %v)", wholeErr, errs[0])
+		return nil
 	}
+	cut := Cut(m, owner)
+	for r := range results {
+		if errs[r] != nil {
+			return fmt.Errorf("rank %d: %w", r, errs[r])
+		}
+		res := results[r]
+		if c.replace {
+			res.Local.Maps = replacedMaps[r]
+		}
+		for s := range res.Local.Sets {
+			for i := range res.Local.Sets[s].Global {
+				if res.Local.Sets[s].Global[i] -= base; base != 0 && res.Local.Sets[s].Global[i] < 0 {
+					return fmt.Errorf("rank %d: global number %d below the base %d", r, res.Local.Sets[s].Global[i]+base, base)
+				}
+			}
+		}
+		if err := sameLocal(&res.Local, &locals[r]); err != nil {
+			return fmt.Errorf("rank %d: %w", r, err)
+		}
+		for di, dd := range c.dats {
+			want := make([]byte, 0)
+			for _, g := range locals[r].Sets[dd.Set].Global {
+				want = append(want, dd.Values[int(g)*dd.Elem:(int(g)+1)*dd.Elem]...)
+			}
+			got := res.Dats[di]
+			if c.replace {
+				got = replaced[r][di]
+			}
+			if !bytes.Equal(got, want) {
+				return fmt.Errorf("rank %d: dat %s values differ", r, dd.Name)
+			}
+		}
+		if res.Cut != cut {
+			return fmt.Errorf("rank %d: cut %d, want %d", r, res.Cut, cut)
+		}
+		for mi := range m.Maps {
+			if want := EdgeCut(&m.Maps[mi], m.Sets[m.Maps[mi].To].Size, owner[m.Maps[mi].To]); res.EdgeCuts[mi] != want {
+				return fmt.Errorf("rank %d: map %s edge cut %d, want %d", r, m.Maps[mi].Name, res.EdgeCuts[mi], want)
+			}
+		}
+		if res.MetisCut != metisCut {
+			return fmt.Errorf("rank %d: METIS cut %d, want %d", r, res.MetisCut, metisCut)
+		}
+		for s := range m.Sets {
+			if res.GlobalSizes[s] != m.Sets[s].Size {
+				return fmt.Errorf("rank %d: set %d global size %d, want %d", r, s, res.GlobalSizes[s], m.Sets[s].Size)
+			}
+		}
+		if len(res.Phases) != 4 {
+			return fmt.Errorf("rank %d: phases %v", r, res.Phases)
+		}
+	}
+	return nil
 }
 
 // TestPartitionBlocksErrorsOnEveryRank: a bad map entry or bad

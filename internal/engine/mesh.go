@@ -161,7 +161,8 @@ func (p *Process) AddBlockMap(m MeshMap) { p.blocks.maps = append(p.blocks.maps,
 func (p *Process) AddBlockData(d MeshData) { p.blocks.dats = append(p.blocks.dats, d) }
 
 // BlockMaps are the maps of this rank's blocks, in declaration order (the
-// order of Partition's result's EdgeCuts).
+// order of Partition's result's EdgeCuts); none once Partition has
+// succeeded.
 func (p *Process) BlockMaps() []*core.Map {
 	out := make([]*core.Map, len(p.blocks.maps))
 	for i, m := range p.blocks.maps {

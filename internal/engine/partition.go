@@ -19,11 +19,15 @@ import (
 // of w (see op2.Partition), with the partitioner kind (on map m, or on the
 // dat coords: coordinates for "rcb", owners for "owners"), and marks the
 // mesh partitioned. Every rank calls it; errors are shared before the
-// ranks meet. Caller holds the lock.
+// ranks meet. Once it succeeds, the process holds none of the blocks:
+// their sets, maps and dats are the program's alone, collected when it
+// drops them, as in one process (and left out of checkpoints then).
+// Caller holds the lock.
 func (p *Process) Partition(w *mpi.World, kind string, m *core.Map, coords *core.Storage) (*dist.Result, error) {
 	res, err := p.partition(w, kind, m, coords)
 	if err == nil {
 		p.job.SetPartitioned()
+		p.blocks = blocks{}
 	}
 	return res, err
 }
