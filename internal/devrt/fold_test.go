@@ -43,32 +43,36 @@ func (d *asyncMock) Settle(f Fence) error {
 	return nil
 }
 
-// TestReductionFoldedWhenNeeded: on a driver that copies asynchronously,
-// Finish leaves a reduction's partial results on their way: the Global's
-// host value changes only when something accesses it, then by exactly
-// the loop's results; a second loop of the same program into another
-// Global settles the first's copy before reusing its host buffer; a
-// failed copy is reported at the access, naming the loop.
-func TestReductionFoldedWhenNeeded(t *testing.T) {
+// reducing is a program of a loop k that sums x, over the fixture's n
+// edges, into the Global g (initially 5), on the mock driver with
+// asynchronous reads: each work group's partial result is value.
+type reducing struct {
+	d     *asyncMock
+	f     *fixture
+	x, g  *core.Storage
+	l     *core.Loop
+	src   string
+	value float64
+	run   func(l *core.Loop) // binds, launches and finishes l
+}
+
+func newReducing(t *testing.T) *reducing {
 	const n = 1000
-	f := newFixture(t, n, 2)
-	x := f.dat("x", f.edges, 1, make([]float64, n))
-	g := f.dat("g", nil, 1, []float64{5})
-	h := f.dat("h", nil, 1, []float64{7})
-	src := "void k(const double *x, double *g) { *g += *x; }"
-	l := loopOf(t, src, "k", f.edges, nil,
-		core.Arg{Data: x, Access: core.Read, Kind: core.ArgDirect}, core.Arg{Data: g, Access: core.Inc, Kind: core.ArgGlobal})
-	d := &asyncMock{mockDriver: newMock(32 << 10), queued: map[*mockFence]func(){}}
-	value := 1.0 // each work group's partial result
-	d.run = func(args []Arg, groups int) {
+	r := &reducing{f: newFixture(t, n, 2), value: 1, src: "void k(const double *x, double *g) { *g += *x; }"}
+	r.x = r.f.dat("x", r.f.edges, 1, make([]float64, n))
+	r.g = r.f.dat("g", nil, 1, []float64{5})
+	r.l = loopOf(t, r.src, "k", r.f.edges, nil,
+		core.Arg{Data: r.x, Access: core.Read, Kind: core.ArgDirect}, core.Arg{Data: r.g, Access: core.Inc, Kind: core.ArgGlobal})
+	r.d = &asyncMock{mockDriver: newMock(32 << 10), queued: map[*mockFence]func(){}}
+	r.d.run = func(args []Arg, groups int) {
 		red := args[4].Buf.(*mockBuf).data
 		for gi := 0; gi < groups; gi++ {
-			*(*float64)(unsafe.Pointer(&red[8*gi])) = value
+			*(*float64)(unsafe.Pointer(&red[8*gi])) = r.value
 		}
 	}
-	p := program(t, d.mockDriver, l)
-	p.drv = d
-	run := func(l *core.Loop) {
+	p := program(t, r.d.mockDriver, r.l)
+	p.drv = r.d
+	r.run = func(l *core.Loop) {
 		t.Helper()
 		if err := p.Bind(l, nil); err != nil {
 			t.Fatal(err)
@@ -80,6 +84,19 @@ func TestReductionFoldedWhenNeeded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return r
+}
+
+// TestReductionFoldedWhenNeeded: on a driver that copies asynchronously,
+// Finish leaves a reduction's partial results on their way: the Global's
+// host value changes only when something accesses it, then by exactly
+// the loop's results; a second loop of the same program into another
+// Global settles the first's copy before reusing its host buffer; a
+// failed copy is reported at the access, naming the loop.
+func TestReductionFoldedWhenNeeded(t *testing.T) {
+	r := newReducing(t)
+	d, f, x, g, l, src, run := r.d, r.f, r.x, r.g, r.l, r.src, r.run
+	h := f.dat("h", nil, 1, []float64{7})
 	run(l)
 	groups := float64(d.launches[0].groups)
 	if got := *(*float64)(g.Host); got != 5 || d.settled != 0 {
@@ -89,7 +106,7 @@ func TestReductionFoldedWhenNeeded(t *testing.T) {
 	// nothing is waited for.
 	lh := loopOf(t, src, "k", f.edges, nil,
 		core.Arg{Data: x, Access: core.Read, Kind: core.ArgDirect}, core.Arg{Data: h, Access: core.Inc, Kind: core.ArgGlobal})
-	value = 2
+	r.value = 2
 	run(lh)
 	if d.settled != 0 {
 		t.Errorf("%d copies waited for after the second loop, want none", d.settled)
@@ -111,7 +128,7 @@ func TestReductionFoldedWhenNeeded(t *testing.T) {
 	// oldest buffer, so everything pending on g is folded first, in order.
 	want := 5 + groups
 	for k := range foldDepth + 1 {
-		value = float64(k + 1)
+		r.value = float64(k + 1)
 		run(l)
 		if k < foldDepth {
 			if d.settled != 2 || *(*float64)(g.Host) != want {
@@ -147,35 +164,9 @@ func TestReductionFoldedWhenNeeded(t *testing.T) {
 // copy before its host buffer is reused, and folds nothing; the loops
 // after the write add to the written value only.
 func TestReductionDroppedByOverwrite(t *testing.T) {
-	const n = 1000
-	f := newFixture(t, n, 2)
-	x := f.dat("x", f.edges, 1, make([]float64, n))
-	g := f.dat("g", nil, 1, []float64{5})
-	src := "void k(const double *x, double *g) { *g += *x; }"
-	l := loopOf(t, src, "k", f.edges, nil,
-		core.Arg{Data: x, Access: core.Read, Kind: core.ArgDirect}, core.Arg{Data: g, Access: core.Inc, Kind: core.ArgGlobal})
-	d := &asyncMock{mockDriver: newMock(32 << 10), queued: map[*mockFence]func(){}}
-	value := 1.0
-	d.run = func(args []Arg, groups int) {
-		red := args[4].Buf.(*mockBuf).data
-		for gi := 0; gi < groups; gi++ {
-			*(*float64)(unsafe.Pointer(&red[8*gi])) = value
-		}
-	}
-	p := program(t, d.mockDriver, l)
-	p.drv = d
-	run := func() {
-		t.Helper()
-		if err := p.Bind(l, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := p.Launch(exec.Range{First: 0, Last: n}); err != nil {
-			t.Fatal(err)
-		}
-		if err := p.Finish(l); err != nil {
-			t.Fatal(err)
-		}
-	}
+	r := newReducing(t)
+	d, g := r.d, r.g
+	run := func() { t.Helper(); r.run(r.l) }
 	run()
 	run()
 	groups := float64(d.launches[0].groups)
@@ -188,7 +179,7 @@ func TestReductionDroppedByOverwrite(t *testing.T) {
 	*(*float64)(g.Host) = 0
 	// Enough loops to reuse the ring's buffers: the dropped folds' copies
 	// are waited for then, and folded into nothing.
-	value = 3
+	r.value = 3
 	for range foldDepth {
 		run()
 	}
