@@ -41,6 +41,10 @@ type Recorded struct {
 	// the loop while r's executor has dropped no program since (dropped).
 	p       exec.Program
 	dropped uint64
+	// inline is the room for arguments the slot was made with (grow),
+	// until a loop with more arguments moves its list elsewhere: Release
+	// then clears it, once, since its first arguments stayed there.
+	inline *[slotArgs]core.Arg
 	// set, when not nil, makes the entry no loop but a recorded
 	// Global.SetValue: the Global's first value becomes val[:size].
 	set  *core.Storage
@@ -85,6 +89,13 @@ func (e *Recorded) assign() error {
 func (e *Recorded) Release() {
 	args := e.Loop.Args
 	clear(args)
+	if e.inline != nil && cap(args) > 0 && &args[:1][0] != &e.inline[0] {
+		// The list outgrew the slot's room: the loop's first arguments
+		// were bound there before append moved them, and would keep
+		// their data alive for good.
+		clear(e.inline[:])
+		e.inline = nil
+	}
 	e.Loop = core.Loop{Args: args[:0]}
 	if e.cpend != nil { // a recorded Const.Set dropped unmade
 		e.cmu.Lock()
@@ -154,7 +165,7 @@ func (q *chainQueue) grow() {
 		// A full slice expression: a list appended past its room is
 		// reallocated, never spilling into the next slot.
 		m := &block[i]
-		m.e.Loop.Args = m.args[:0:slotArgs]
+		m.e.Loop.Args, m.e.inline = m.args[:0:slotArgs], &m.args
 		q.slots = append(q.slots, &m.e)
 	}
 }

@@ -89,3 +89,32 @@ func TestQueueSlotsKeepTheirPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestReleasedSlotKeepsNoData: a slot whose loop had more arguments than
+// its room (slotArgs) keeps none of them once released, neither in the
+// list append made nor in the room the first ones were bound into before
+// they moved; a loop that fits the room is cleared there too.
+func TestReleasedSlotKeepsNoData(t *testing.T) {
+	for _, n := range []int{slotArgs - 1, slotArgs + 1, 2*slotArgs + 3} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			p := NewProcess(testAPI{})
+			e := p.queue.slot()
+			room := e.inline
+			for k := range n {
+				e.Loop.Args = append(e.Loop.Args, core.Arg{Data: &core.Storage{Name: fmt.Sprint("d", k)}})
+			}
+			p.queue.n++
+			e.Release()
+			for i, a := range room {
+				if a.Data != nil {
+					t.Errorf("the slot's room still holds argument %d (%s)", i, a.Data.Name)
+				}
+			}
+			for i, a := range e.Loop.Args[:cap(e.Loop.Args)] {
+				if a.Data != nil {
+					t.Errorf("the slot's list still holds argument %d (%s)", i, a.Data.Name)
+				}
+			}
+		})
+	}
+}
