@@ -135,8 +135,12 @@ type Neighbour struct {
 }
 
 // Layout builds every rank's local mesh from owner, the rank of each
-// element of each set.
+// element of each set. A map entry outside its target set (Validate) or
+// an owner outside [0, ranks) is an error.
 func Layout(m *Mesh, owner [][]int32, ranks int) ([]Local, error) {
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("dist: %w", err)
+	}
 	if len(owner) != len(m.Sets) {
 		return nil, fmt.Errorf("dist: %d owner lists for %d sets", len(owner), len(m.Sets))
 	}

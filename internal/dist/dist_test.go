@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goop2/op2/internal/testreq"
@@ -274,5 +275,38 @@ func TestValidateNamesTheEntry(t *testing.T) {
 	err := m.Validate()
 	if err == nil || err.Error() != `map "m" from "a" to "b": entry 3 (element 1, column 1) is 3, outside the target set [0,3)` {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestLayoutRefusesBadMaps: a map entry outside its target set (a boundary
+// marker such as -1, or one past the end) is an error naming the map and
+// the entry, not a panic; so is an owner outside the ranks.
+func TestLayoutRefusesBadMaps(t *testing.T) {
+	mesh := func(v int32) *Mesh {
+		return &Mesh{
+			Sets: []Set{{Name: "edges", Size: 2}, {Name: "nodes", Size: 3}},
+			Maps: []Map{{Name: "pedge", From: 0, To: 1, Arity: 2, Table: []int32{0, 1, 1, v}}},
+		}
+	}
+	owner := [][]int32{{0, 1}, {0, 0, 1}}
+	for _, c := range []struct {
+		name  string
+		m     *Mesh
+		owner [][]int32
+		want  string
+	}{
+		{"negative entry", mesh(-1), owner, `map "pedge" from "edges" to "nodes": entry 3 (element 1, column 1) is -1`},
+		{"entry past the end", mesh(3), owner, `entry 3 (element 1, column 1) is 3, outside the target set [0,3)`},
+		{"owner outside the ranks", mesh(2), [][]int32{{0, 2}, {0, 0, 1}}, `set "edges": owner 2 outside [0,2)`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Layout(c.m, c.owner, 2)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Layout: %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+	if _, err := Layout(mesh(2), owner, 2); err != nil {
+		t.Errorf("a valid mesh: %v", err)
 	}
 }
