@@ -89,7 +89,7 @@ func (e *Recorded) assign() error {
 func (e *Recorded) Release() {
 	args := e.Loop.Args
 	clear(args)
-	if e.inline != nil && cap(args) > 0 && &args[:1][0] != &e.inline[0] {
+	if e.inline != nil && (cap(args) == 0 || &args[:1][0] != &e.inline[0]) {
 		// The list outgrew the slot's room: the loop's first arguments
 		// were bound there before append moved them, and would keep
 		// their data alive for good.
