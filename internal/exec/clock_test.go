@@ -118,3 +118,37 @@ func TestTimingOnDeviceClock(t *testing.T) {
 		}
 	})
 }
+
+// TestTimingCountsEarlyBuilds: a program built before its loop runs (a
+// loop recorded in lazy mode finds its program when it is recorded)
+// counts in the loop's compile time, and the calls then add to the same
+// record; a program already built counts nothing more.
+func TestTimingCountsEarlyBuilds(t *testing.T) {
+	ms := newMesh(t, 10, 10, 10)
+	b := &fakeBackend{launchOK: -1}
+	x := exec.New()
+	x.Timing = exec.NewTimings()
+	o := &exec.Opened{Backend: b, ID: core.NewID()}
+	l := ms.directLoop(t)
+	p, err := x.Program(o, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := x.Timing.Records()
+	if len(recs) != 1 || recs[0].Calls != 0 || recs[0].Compile <= 0 {
+		t.Fatalf("after the build: %+v; want one record, no call, some compile time", recs)
+	}
+	compiled := recs[0].Compile
+	for range 2 {
+		if err := x.RunProgram(o, l, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := x.Program(o, l); err != nil {
+		t.Fatal(err)
+	}
+	recs = x.Timing.Records()
+	if len(recs) != 1 || recs[0].Calls != 2 || recs[0].Compile != compiled {
+		t.Errorf("after two calls: %+v; want 2 calls and the compile time %v", recs, compiled)
+	}
+}

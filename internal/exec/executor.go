@@ -180,6 +180,10 @@ func (x *Executor) program(b *Opened, l *core.Loop, variant string, c *call) (Pr
 	d := time.Since(start)
 	if c != nil {
 		c.built += d
+	} else if x.Timing != nil && err == nil {
+		// Built before the loop runs (recorded in lazy mode, or a fused
+		// loop): its compile time counts all the same.
+		x.Timing.addCompile(l, b.Name(), d)
 	}
 	if x.Logger != nil {
 		x.logBuild(b, l, variant, d, before, err)

@@ -78,7 +78,7 @@ type argShape struct {
 func NewTimings() *Timings { return &Timings{byKey: map[timingKey]*TimingRecord{}} }
 
 // Records returns copies of the records, in the order of their loops'
-// first calls. It first reads the times of the calls timed on a device
+// first calls (or program builds). It first reads the times of the calls timed on a device
 // (waiting for their work to finish).
 func (t *Timings) Records() []TimingRecord {
 	t.settle()
@@ -139,9 +139,15 @@ func (t *Timings) addTiled(l *core.Loop, backend string, run time.Duration, move
 	r.Moved += moved
 }
 
-// record adds one call of l on backend to its record, all but Moved, and
-// returns the record.
-func (t *Timings) record(l *core.Loop, backend string, run, plan, compile time.Duration, tuned string) *TimingRecord {
+// addCompile adds d to the compile time of l's record on backend: the
+// build of a program before the loop ran (a loop recorded in lazy mode
+// finds its program when it is recorded).
+func (t *Timings) addCompile(l *core.Loop, backend string, d time.Duration) {
+	t.lookup(l, backend).Compile += d
+}
+
+// lookup returns l's record on backend, made (empty) if there is none.
+func (t *Timings) lookup(l *core.Loop, backend string) *TimingRecord {
 	k := timingKey{l.Kernel.Name, l.SetName(), backend}
 	r, ok := t.byKey[k]
 	if !ok {
@@ -149,6 +155,13 @@ func (t *Timings) record(l *core.Loop, backend string, run, plan, compile time.D
 		t.byKey[k] = r
 		t.records = append(t.records, r)
 	}
+	return r
+}
+
+// record adds one call of l on backend to its record, all but Moved, and
+// returns the record.
+func (t *Timings) record(l *core.Loop, backend string, run, plan, compile time.Duration, tuned string) *TimingRecord {
+	r := t.lookup(l, backend)
 	r.Calls++
 	r.Run += run
 	r.Plan += plan
