@@ -20,6 +20,9 @@ type Timings struct {
 	// clocked holds the calls timed on a device whose time is not read
 	// yet (addClocked), in call order.
 	clocked []clockedCall
+	// early holds the builds of programs of loops that have not run yet
+	// (addCompile).
+	early map[timingKey]time.Duration
 }
 
 // clockedCall is a call timed on a device between two stamps, not read
@@ -78,7 +81,7 @@ type argShape struct {
 func NewTimings() *Timings { return &Timings{byKey: map[timingKey]*TimingRecord{}} }
 
 // Records returns copies of the records, in the order of their loops'
-// first calls (or program builds). It first reads the times of the calls timed on a device
+// first calls. It first reads the times of the calls timed on a device
 // (waiting for their work to finish).
 func (t *Timings) Records() []TimingRecord {
 	t.settle()
@@ -95,6 +98,7 @@ func (t *Timings) Records() []TimingRecord {
 func (t *Timings) Reset() {
 	t.settle()
 	clear(t.byKey)
+	clear(t.early)
 	t.records = nil
 }
 
@@ -139,29 +143,37 @@ func (t *Timings) addTiled(l *core.Loop, backend string, run time.Duration, move
 	r.Moved += moved
 }
 
-// addCompile adds d to the compile time of l's record on backend: the
-// build of a program before the loop ran (a loop recorded in lazy mode
-// finds its program when it is recorded).
+// addCompile keeps d, the build of l's program on backend before the
+// loop ran (a loop recorded in lazy mode finds its program when it is
+// recorded), for the loop's record: it counts in the record's compile
+// time once the loop runs (record). A loop that never runs alone (it ran
+// fused with others) has no record, and its build counts nowhere.
 func (t *Timings) addCompile(l *core.Loop, backend string, d time.Duration) {
-	t.lookup(l, backend).Compile += d
+	k := timingKey{l.Kernel.Name, l.SetName(), backend}
+	if r, ok := t.byKey[k]; ok {
+		r.Compile += d
+		return
+	}
+	if t.early == nil {
+		t.early = map[timingKey]time.Duration{}
+	}
+	t.early[k] += d
 }
 
-// lookup returns l's record on backend, made (empty) if there is none.
-func (t *Timings) lookup(l *core.Loop, backend string) *TimingRecord {
+// record adds one call of l on backend to its record, all but Moved, and
+// returns the record.
+func (t *Timings) record(l *core.Loop, backend string, run, plan, compile time.Duration, tuned string) *TimingRecord {
 	k := timingKey{l.Kernel.Name, l.SetName(), backend}
 	r, ok := t.byKey[k]
 	if !ok {
 		r = &TimingRecord{Kernel: k.kernel, Set: k.set, Backend: backend}
 		t.byKey[k] = r
 		t.records = append(t.records, r)
+		if d, ok := t.early[k]; ok {
+			r.Compile += d
+			delete(t.early, k)
+		}
 	}
-	return r
-}
-
-// record adds one call of l on backend to its record, all but Moved, and
-// returns the record.
-func (t *Timings) record(l *core.Loop, backend string, run, plan, compile time.Duration, tuned string) *TimingRecord {
-	r := t.lookup(l, backend)
 	r.Calls++
 	r.Run += run
 	r.Plan += plan
