@@ -61,10 +61,10 @@ func Output(t *testing.T, np int, timeout time.Duration, env ...string) ([]byte,
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
 		"OMPI_MCA_rmaps_base_oversubscribe=1")
-	// The ranks' temporary files (their caches, t.TempDir) go under the
-	// test's own temporary folder, removed when the test ends even when a
-	// rank ends by MPI_Abort or is killed and so never removes its own.
-	cmd.Env = append(cmd.Env, "TMPDIR="+t.TempDir())
+	// The ranks' temporary files (their caches, t.TempDir) go under a
+	// temporary folder of the test's, removed when the test ends even when
+	// a rank ends by MPI_Abort or is killed and so never removes its own.
+	cmd.Env = append(cmd.Env, "TMPDIR="+rankTemp(t))
 	cmd.Env = append(cmd.Env, env...)
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
@@ -73,6 +73,36 @@ func Output(t *testing.T, np int, timeout time.Duration, env ...string) ([]byte,
 	}
 	return out, err
 }
+
+// rankTemp makes the ranks' temporary folder and removes it when t ends.
+// A compile in the background (jit.Compiler.Precompile) outlives the rank
+// that started it, by design, and may still be writing its files there
+// for a moment: the removal is tried again until removeWithin has
+// passed, and only then fails t.
+func rankTemp(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "mpitest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		deadline := time.Now().Add(removeWithin)
+		for {
+			err := os.RemoveAll(dir)
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("removing the ranks' temporary folder: %v", err)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	return dir
+}
+
+// removeWithin is how long rankTemp's removal is tried.
+const removeWithin = 30 * time.Second
 
 // RunPattern is the -test.run pattern that selects the test named name
 // (a subtest's name has its parents' before it, joined by "/") and no
