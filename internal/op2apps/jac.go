@@ -176,21 +176,29 @@ func jacBlock(nn, first, n int64) *jacMesh {
 	m := &jacMesh{first: first, nnode: n, r: make([]float64, n), coords: make([]float64, 2*n)}
 	for local := int64(0); local < n; local++ {
 		global := first + local
-		j, i := global/(nn-1)+1, global%(nn-1)+1
-		m.coords[2*local], m.coords[2*local+1] = float64(i-1), float64(j-1)
-		m.pp = append(m.pp, global, global)
-		m.a = append(m.a, -1)
-		for pass := 0; pass < 4; pass++ {
-			i2, j2 := neighbour(i, j, pass)
-			if i2 == 0 || i2 == nn || j2 == 0 || j2 == nn {
-				m.r[local] += 0.25
-			} else {
-				m.pp = append(m.pp, global, (i2-1)+(j2-1)*(nn-1))
-				m.a = append(m.a, 0.25)
-			}
-		}
+		m.addNode(nn, local, global/(nn-1)+1, global%(nn-1)+1)
 	}
 	return m
+}
+
+// addNode adds grid node (i, j), number i-1+(j-1)*(nn-1), as row row of
+// the mesh's nodes: its coordinates, its self edge (-1) and an edge
+// (0.25) per interior neighbour, each boundary neighbour adding 0.25 to
+// its r instead, as OP2's jac apps build them.
+func (m *jacMesh) addNode(nn, row, i, j int64) {
+	n := i - 1 + (j-1)*(nn-1)
+	m.coords[2*row], m.coords[2*row+1] = float64(i-1), float64(j-1)
+	m.pp = append(m.pp, n, n)
+	m.a = append(m.a, -1)
+	for pass := 0; pass < 4; pass++ {
+		i2, j2 := neighbour(i, j, pass)
+		if i2 == 0 || i2 == nn || j2 == 0 || j2 == nn {
+			m.r[row] += 0.25
+		} else {
+			m.pp = append(m.pp, n, i2-1+(j2-1)*(nn-1))
+			m.a = append(m.a, 0.25)
+		}
+	}
 }
 
 // jacWhole builds the whole grid as OP2's jac.cpp does: i outer, j inner,
@@ -200,19 +208,7 @@ func jacWhole(nn int64) *jacMesh {
 	m := &jacMesh{nnode: nnode, r: make([]float64, nnode), coords: make([]float64, 2*nnode)}
 	for i := int64(1); i < nn; i++ {
 		for j := int64(1); j < nn; j++ {
-			n := i - 1 + (j-1)*(nn-1)
-			m.coords[2*n], m.coords[2*n+1] = float64(i-1), float64(j-1)
-			m.pp = append(m.pp, n, n)
-			m.a = append(m.a, -1)
-			for pass := 0; pass < 4; pass++ {
-				i2, j2 := neighbour(i, j, pass)
-				if i2 == 0 || i2 == nn || j2 == 0 || j2 == nn {
-					m.r[n] += 0.25
-				} else {
-					m.pp = append(m.pp, n, i2-1+(j2-1)*(nn-1))
-					m.a = append(m.a, 0.25)
-				}
-			}
+			m.addNode(nn, i-1+(j-1)*(nn-1), i, j)
 		}
 	}
 	return m
