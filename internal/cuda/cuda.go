@@ -262,7 +262,9 @@ type Device struct {
 	dev        C.CUdevice
 	// stamps are timing events Between is done with (Stamp reuses them).
 	stamps []C.CUevent
-	ctx    C.CUcontext
+	// timed says whether the driver times events (CanStamp).
+	timed bool
+	ctx   C.CUcontext
 }
 
 // Count loads the driver and returns the number of devices it sees.
@@ -292,7 +294,7 @@ func Open(ordinal int) (*Device, error) {
 	if ordinal < 0 || ordinal >= int(n) {
 		return nil, fmt.Errorf("cuda: device %d does not exist (the driver sees %d, numbered from 0)", ordinal, int(n))
 	}
-	d := &Device{Ordinal: ordinal}
+	d := &Device{Ordinal: ordinal, timed: C.op2_cuda_can_stamp() != 0}
 	var name [256]C.char
 	var mem C.size_t
 	if err := check("cuDeviceGet", C.op2_cuda_device(C.int(ordinal), &d.dev, &name[0], C.int(len(name)), &mem)); err != nil {
@@ -440,7 +442,7 @@ func (d *Device) Wait(e *Event) error {
 
 // CanStamp reports whether the driver times events (cuEventElapsedTime),
 // which Stamp and Between use.
-func CanStamp() bool { return C.op2_cuda_can_stamp() != 0 }
+func (d *Device) CanStamp() bool { return d.timed }
 
 // Stamp records a timing event after the work queued so far, for Between:
 // one of the device's stamps no longer in use, or a new one. Device is

@@ -398,6 +398,8 @@ type Context struct {
 	Device Device
 	ctx    C.cl_handle
 	queue  C.cl_handle
+	// stamps says whether the queue can be timed (CanStamp).
+	stamps bool
 }
 
 // NewContext opens a context and a queue on dev.
@@ -411,7 +413,7 @@ func NewContext(dev Device) (*Context, error) {
 	if err := check("clCreateCommandQueue", code); err != nil {
 		return nil, err
 	}
-	return &Context{Device: dev, ctx: ctx, queue: q}, nil
+	return &Context{Device: dev, ctx: ctx, queue: q, stamps: C.op2cl_can_stamp() != 0}, nil
 }
 
 // Buffer is device memory.
@@ -515,7 +517,7 @@ func (c *Context) Finish() error { return check("clFinish", C.op2cl_finish(c.que
 // CanStamp reports whether the library has what Stamp and Between use
 // (OpenCL 1.2's markers and event profiling); the queue is then made
 // with profiling on.
-func CanStamp() bool { return C.op2cl_can_stamp() != 0 }
+func (c *Context) CanStamp() bool { return c.stamps }
 
 // Stamp queues a marker after the commands queued so far, for Between;
 // the pointer is the marker's event. CanStamp must hold.

@@ -162,7 +162,7 @@ var _ exec.DeviceClock = (*backend)(nil)
 
 // Clocked reports whether loops are timed on the device (exec.DeviceClock):
 // where the driver has cuEventElapsedTime.
-func (b *backend) Clocked() bool { return cu.CanStamp() }
+func (b *backend) Clocked() bool { return b.dev.CanStamp() }
 
 // Stamp records a timing event after the work queued so far.
 func (b *backend) Stamp() (exec.Stamp, error) {

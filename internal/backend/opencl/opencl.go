@@ -196,7 +196,7 @@ func (b *backend) Wait() error { return b.ctx.Finish() }
 
 // Clocked reports whether loops are timed on the device (exec.DeviceClock):
 // where the library has OpenCL 1.2's markers.
-func (b *backend) Clocked() bool { return cl.CanStamp() }
+func (b *backend) Clocked() bool { return b.ctx.CanStamp() }
 
 // Stamp queues a marker after the work queued so far.
 func (b *backend) Stamp() (exec.Stamp, error) {
