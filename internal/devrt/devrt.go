@@ -233,14 +233,55 @@ func (d *devBuf) Download(s *core.Storage) error {
 }
 
 // transpose writes into dst the cols × rows transpose of src, a rows ×
-// cols matrix of size-byte values stored by rows.
+// cols matrix of size-byte values stored by rows. Values of 1, 2, 4 and
+// 8 bytes at aligned addresses move as words (a Dat's upload to a
+// structure-of-arrays device copy: Airfoil's 90 MB took 40 ms a byte
+// copy at a time); others byte by byte.
 func transpose(dst, src []byte, rows, cols, size int) {
-	for r := 0; r < rows; r++ {
-		for c := 0; c < cols; c++ {
-			copy(dst[(c*rows+r)*size:(c*rows+r+1)*size], src[(r*cols+c)*size:(r*cols+c+1)*size])
+	if len(dst) == 0 {
+		return
+	}
+	switch {
+	case size == 8 && aligned(dst, src, 8):
+		transposeWords(words[uint64](dst), words[uint64](src), rows, cols)
+	case size == 4 && aligned(dst, src, 4):
+		transposeWords(words[uint32](dst), words[uint32](src), rows, cols)
+	case size == 2 && aligned(dst, src, 2):
+		transposeWords(words[uint16](dst), words[uint16](src), rows, cols)
+	case size == 1:
+		transposeWords(dst, src, rows, cols)
+	default:
+		for r := 0; r < rows; r++ {
+			for c := 0; c < cols; c++ {
+				copy(dst[(c*rows+r)*size:(c*rows+r+1)*size], src[(r*cols+c)*size:(r*cols+c+1)*size])
+			}
 		}
 	}
 }
+
+// aligned says whether dst and src start at multiples of n bytes.
+func aligned(dst, src []byte, n uintptr) bool {
+	return uintptr(unsafe.Pointer(unsafe.SliceData(dst)))%n == 0 && uintptr(unsafe.Pointer(unsafe.SliceData(src)))%n == 0
+}
+
+// words views b, aligned for W, as W values.
+func words[W uint16 | uint32 | uint64](b []byte) []W {
+	var w W
+	return unsafe.Slice((*W)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/int(unsafe.Sizeof(w)))
+}
+
+// transposeWords is transpose for one word a value: src is read in order,
+// dst written in cols sequential streams.
+func transposeWords[W byte | uint16 | uint32 | uint64](dst, src []W, rows, cols int) {
+	src, dst = src[:rows*cols], dst[:rows*cols]
+	for r := 0; r < rows; r++ {
+		row := src[r*cols : (r+1)*cols]
+		for c, v := range row {
+			dst[c*rows+r] = v
+		}
+	}
+}
+
 func (d *devBuf) Owner() any { return d.owner }
 func (d *devBuf) Free()      { d.drv.Free(d.buf) }
 
