@@ -61,6 +61,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strconv"
@@ -116,7 +117,16 @@ func main() {
 	gmshRounds := flag.Int("gmsh-rounds", 3, "rounds of -gmsh; medians are printed")
 	gmshLoad := flag.String("gmsh-load", "", "only load this Gmsh mesh (.msh) with unstructured.Load, on one process or each rank under mpirun, and print each rank's seconds and peak memory")
 	gmshRead := flag.String("gmsh-read", "", "only measure the memory that reading a rank's part of this Gmsh mesh (.msh, or a CGNS file) takes, whole and streamed, for 2 and 4 ranks, in one process")
+	cpuProfile := flag.String("cpuprofile", "", "write a Go CPU profile of the run to this file (go tool pprof; MG-CFD's timed runs carry the label run=NAME, for -tagfocus)")
 	flag.Parse()
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "op2bench:", err)
+			os.Exit(1)
+		}
+		defer stop()
+	}
 	if *gmshRead != "" {
 		fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s)\n", numCPU(), cpuModel())
 		if err := gmshReadSection(os.Stdout, *gmshRead); err != nil {
@@ -1135,4 +1145,23 @@ func schemes(out io.Writer, m *mesh.Mesh, threads, rounds, iters int) error {
 	}
 	fmt.Fprintln(out)
 	return nil
+}
+
+// startCPUProfile starts a Go CPU profile into path and returns what stops
+// it and closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "op2bench: -cpuprofile:", err)
+		}
+	}, nil
 }
