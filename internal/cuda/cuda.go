@@ -360,6 +360,14 @@ func (d *Device) Write(b *Buffer, src unsafe.Pointer, n int) error {
 	return check("cuMemcpyHtoD", C.op2_cuda_htod(d.ctx, C.CUdeviceptr(b.Ptr), src, C.size_t(n)))
 }
 
+// WriteAt copies n bytes from host memory src to byte offset off of b.
+func (d *Device) WriteAt(b *Buffer, off int, src unsafe.Pointer, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return check("cuMemcpyHtoD", C.op2_cuda_htod(d.ctx, C.CUdeviceptr(b.Ptr+uint64(off)), src, C.size_t(n)))
+}
+
 // Read copies n bytes from b to host memory dst, after every queued
 // launch.
 func (d *Device) Read(b *Buffer, dst unsafe.Pointer, n int) error {

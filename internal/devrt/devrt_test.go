@@ -66,6 +66,12 @@ func (d *mockDriver) ReadAt(b Buffer, off int, dst unsafe.Pointer, n int) error 
 	copy(unsafe.Slice((*byte)(dst), n), b.(*mockBuf).data[off:])
 	return nil
 }
+func (d *mockDriver) WriteAt(b Buffer, off int, src unsafe.Pointer, n int) error {
+	mb := b.(*mockBuf)
+	d.writes[mb]++
+	copy(mb.data[off:off+n], unsafe.Slice((*byte)(src), n))
+	return nil
+}
 func (d *mockDriver) Copy(dst, src Buffer, n int) error {
 	copy(dst.(*mockBuf).data[:n], src.(*mockBuf).data)
 	return nil

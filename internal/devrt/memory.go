@@ -11,6 +11,7 @@ type Memory[B any] interface {
 	Write(b B, src unsafe.Pointer, n int) error
 	Read(b B, dst unsafe.Pointer, n int) error
 	ReadAt(b B, off int, dst unsafe.Pointer, n int) error
+	WriteAt(b B, off int, src unsafe.Pointer, n int) error
 	Copy(dst, src B, n int) error
 	Zero(b B, n int) error
 }
@@ -47,6 +48,11 @@ func (m Buffers[B]) Read(b Buffer, dst unsafe.Pointer, n int) error {
 // ReadAt copies n bytes from byte offset off of b to host memory dst.
 func (m Buffers[B]) ReadAt(b Buffer, off int, dst unsafe.Pointer, n int) error {
 	return m.Mem.ReadAt(b.(B), off, dst, n)
+}
+
+// WriteAt copies n bytes from host memory src to byte offset off of b.
+func (m Buffers[B]) WriteAt(b Buffer, off int, src unsafe.Pointer, n int) error {
+	return m.Mem.WriteAt(b.(B), off, src, n)
 }
 
 // Copy copies the first n bytes of src to dst, on the device.

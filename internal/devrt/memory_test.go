@@ -36,6 +36,11 @@ func (m *typedMem) ReadAt(b *mockBuf, off int, dst unsafe.Pointer, n int) error 
 	copy(unsafe.Slice((*byte)(dst), n), b.data[off:])
 	return nil
 }
+func (m *typedMem) WriteAt(b *mockBuf, off int, src unsafe.Pointer, n int) error {
+	m.calls = append(m.calls, "WriteAt")
+	copy(b.data[off:off+n], unsafe.Slice((*byte)(src), n))
+	return nil
+}
 func (m *typedMem) Copy(dst, src *mockBuf, n int) error {
 	m.calls = append(m.calls, "Copy")
 	copy(dst.data[:n], src.data)

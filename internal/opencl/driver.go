@@ -448,6 +448,15 @@ func (c *Context) Write(b *Buffer, src unsafe.Pointer, n int) error {
 	return check("clEnqueueWriteBuffer", C.op2cl_write(c.queue, b.mem, 0, C.size_t(n), src))
 }
 
+// WriteAt copies n bytes from host memory src to byte offset off of b,
+// blocking.
+func (c *Context) WriteAt(b *Buffer, off int, src unsafe.Pointer, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return check("clEnqueueWriteBuffer", C.op2cl_write(c.queue, b.mem, C.size_t(off), C.size_t(n), src))
+}
+
 // Read copies n bytes from the start of b to host memory dst, blocking.
 func (c *Context) Read(b *Buffer, dst unsafe.Pointer, n int) error {
 	if n == 0 {
