@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -29,7 +30,7 @@ type launch struct {
 type mockDriver struct {
 	localMem int
 	allocs   int
-	frees    int
+	frees    atomic.Int64 // Free runs in the runtime's cleanup goroutines too
 	writes   map[*mockBuf]int
 	launches []launch
 	failRead bool
@@ -47,7 +48,7 @@ func (d *mockDriver) Alloc(n int) (Buffer, error) {
 	d.allocs++
 	return &mockBuf{data: make([]byte, n)}, nil
 }
-func (d *mockDriver) Free(Buffer) { d.frees++ }
+func (d *mockDriver) Free(Buffer) { d.frees.Add(1) }
 func (d *mockDriver) Write(b Buffer, src unsafe.Pointer, n int) error {
 	mb := b.(*mockBuf)
 	d.writes[mb]++
@@ -283,9 +284,9 @@ func TestIndirectLoopOnMockDevice(t *testing.T) {
 	if n := d.writes[p.consts.(*mockBuf)]; n != 2 {
 		t.Errorf("a changed constant: %d writes in all, want 2", n)
 	}
-	frees := d.frees
+	frees := d.frees.Load()
 	pl.Device.Release()
-	if d.frees == frees {
+	if d.frees.Load() == frees {
 		t.Error("releasing the plan freed no device memory")
 	}
 }
