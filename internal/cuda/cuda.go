@@ -45,9 +45,6 @@ static CUresult (*p_unload)(CUmodule);
 static CUresult (*p_function)(CUfunction *, CUmodule, const char *);
 static CUresult (*p_funcAttr)(CUfunction, int, int);
 static CUresult (*p_launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **);
-static CUresult (*p_allocHost)(void **, size_t);
-static CUresult (*p_freeHost)(void *);
-static CUresult (*p_dtohAsync)(void *, CUdeviceptr, size_t, CUstream);
 static CUresult (*p_eventCreate)(CUevent *, unsigned);
 static CUresult (*p_eventRecord)(CUevent, CUstream);
 static CUresult (*p_eventSync)(CUevent);
@@ -82,9 +79,6 @@ static const char *op2_cuda_open(const char *path) {
 	SYM(p_function, "cuModuleGetFunction")
 	SYM(p_funcAttr, "cuFuncSetAttribute")
 	SYM(p_launch, "cuLaunchKernel")
-	SYM(p_allocHost, "cuMemAllocHost_v2")
-	SYM(p_freeHost, "cuMemFreeHost")
-	SYM(p_dtohAsync, "cuMemcpyDtoHAsync_v2")
 	SYM(p_eventCreate, "cuEventCreate")
 	SYM(p_eventRecord, "cuEventRecord")
 	SYM(p_eventSync, "cuEventSynchronize")
@@ -117,12 +111,8 @@ static CUresult op2_cuda_htod(CUcontext c, CUdeviceptr d, const void *s, size_t 
 static CUresult op2_cuda_dtoh(CUcontext c, void *d, CUdeviceptr s, size_t n) { CURRENT(c) return p_dtoh(d, s, n); }
 static CUresult op2_cuda_dtod(CUcontext c, CUdeviceptr d, CUdeviceptr s, size_t n) { CURRENT(c) return p_dtod(d, s, n); }
 static CUresult op2_cuda_zero(CUcontext c, CUdeviceptr d, size_t n) { CURRENT(c) return p_memset(d, 0, n); }
-static CUresult op2_cuda_alloc_host(CUcontext c, void **p, size_t n) { CURRENT(c) return p_allocHost(p, n); }
-static CUresult op2_cuda_free_host(CUcontext c, void *p) { CURRENT(c) return p_freeHost(p); }
 // CU_EVENT_DISABLE_TIMING: an event only waited for records faster.
-static CUresult op2_cuda_event(CUcontext c, CUevent *e) { CURRENT(c) return p_eventCreate(e, 2); }
 static CUresult op2_cuda_event_destroy(CUcontext c, CUevent e) { CURRENT(c) return p_eventDestroy(e); }
-static CUresult op2_cuda_event_wait(CUcontext c, CUevent e) { CURRENT(c) return p_eventSync(e); }
 static int op2_cuda_can_stamp(void) { return p_eventElapsed != NULL; }
 // The stamps' calls return their results by value, so that the Go
 // callers pass no pointer (which would escape to the heap).
@@ -144,14 +134,6 @@ static op2_cuda_elapsed op2_cuda_between(CUcontext c, CUevent a, CUevent b) {
 	if ((e.err = p_eventSync(b))) return e;
 	e.err = p_eventElapsed(&e.ms, a, b);
 	return e;
-}
-// op2_cuda_dtoh_async queues a copy to pinned host memory on the legacy
-// default stream, after the launches queued before it, and records e after it.
-static CUresult op2_cuda_dtoh_async(CUcontext c, void *d, CUdeviceptr s, size_t n, CUevent e) {
-	CURRENT(c)
-	CUresult r = p_dtohAsync(d, s, n, NULL);
-	if (r) return r;
-	return p_eventRecord(e, NULL);
 }
 static CUresult op2_cuda_load(CUcontext c, const void *image, CUmodule *m, const char *name, CUfunction *f) {
 	CURRENT(c)
@@ -406,46 +388,6 @@ func (d *Device) Zero(b *Buffer, n int) error {
 type Function struct {
 	mod C.CUmodule
 	f   C.CUfunction
-}
-
-// AllocHost allocates n bytes of pinned host memory, which the device
-// copies into without the host waiting (ReadAsync).
-func (d *Device) AllocHost(n int) (unsafe.Pointer, error) {
-	var p unsafe.Pointer
-	if err := check("cuMemAllocHost", C.op2_cuda_alloc_host(d.ctx, &p, C.size_t(max(n, 1)))); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-// FreeHost frees memory AllocHost allocated.
-func (d *Device) FreeHost(p unsafe.Pointer) { C.op2_cuda_free_host(d.ctx, p) }
-
-// Event marks the end of a queued copy (ReadAsync).
-type Event struct{ ev C.CUevent }
-
-// NewEvent creates an event.
-func (d *Device) NewEvent() (*Event, error) {
-	e := &Event{}
-	if err := check("cuEventCreate", C.op2_cuda_event(d.ctx, &e.ev)); err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
-// FreeEvent destroys e.
-func (d *Device) FreeEvent(e *Event) { C.op2_cuda_event_destroy(d.ctx, e.ev) }
-
-// ReadAsync queues a copy of n bytes of b to dst, pinned host memory
-// (AllocHost), after the launches queued before it, and records e after
-// it; the host does not wait.
-func (d *Device) ReadAsync(b *Buffer, dst unsafe.Pointer, n int, e *Event) error {
-	return check("cuMemcpyDtoHAsync", C.op2_cuda_dtoh_async(d.ctx, dst, C.CUdeviceptr(b.Ptr), C.size_t(n), e.ev))
-}
-
-// Wait blocks until everything queued before e's last recording is done.
-func (d *Device) Wait(e *Event) error {
-	return check("cuEventSynchronize", C.op2_cuda_event_wait(d.ctx, e.ev))
 }
 
 // CanStamp reports whether the driver times events (cuEventElapsedTime),

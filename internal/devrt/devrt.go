@@ -78,10 +78,14 @@ type Program struct {
 	k       Kernel
 	release func() // frees the kernel
 
-	red     []Buffer // partial results of reduction arguments, by argument
-	redSize []int
-	part    []byte      // reused buffer for reading partial results
-	folds   []*foldRing // partial results on their way to the host, by argument
+	// red and redOff are, by argument, the device buffer of partial
+	// results the bound call of each reduction argument writes and the
+	// byte offset of its slot there: its ring's (folds), whose other
+	// slots may hold earlier calls' results waiting to be folded.
+	red    []Buffer
+	redOff []int
+	part   []byte      // reused buffer for reading partial results
+	folds  []*foldRing // by argument
 
 	// consts is the device copy of the constants the kernel uses, packed
 	// as lay.Consts says; constHost its host image and constSeen the
@@ -112,7 +116,7 @@ type Program struct {
 // released.
 func NewProgram(drv Driver, owner any, l *core.Loop, lay *device.Layout, src string, k Kernel, release func()) (*Program, error) {
 	p := &Program{drv: drv, owner: owner, src: src, lay: lay, k: k, release: release,
-		red: make([]Buffer, len(l.Args)), redSize: make([]int, len(l.Args))}
+		red: make([]Buffer, len(l.Args)), redOff: make([]int, len(l.Args))}
 	if lay.Indirect && !lay.PlanFree {
 		// Every element of a written-back dataset is stored back, so all
 		// its arguments constrain the colouring; datasets too large to
@@ -158,26 +162,7 @@ func (p *Program) Source() string { return p.src }
 // Release frees the reduction buffers and the kernel. The constant buffer
 // goes when the program is collected.
 func (p *Program) Release() {
-	// Pending partial results reach their Globals first; an error there
-	// is the device's, which its next use reports.
-	_ = p.settleFolds()
-	for _, r := range p.folds {
-		if r == nil {
-			continue
-		}
-		for _, fd := range r.fd {
-			if fd != nil {
-				fd.free()
-			}
-		}
-	}
-	p.folds = nil
-	for i, buf := range p.red {
-		if buf != nil {
-			p.drv.Free(buf)
-		}
-		p.red[i], p.redSize[i] = nil, 0
-	}
+	p.freeFolds()
 	if p.release != nil {
 		p.release()
 		p.release = nil
@@ -484,19 +469,11 @@ func (p *Program) tailArgs(l *core.Loop, slots int) error {
 	}
 	for _, i := range p.lay.Reductions {
 		a := &l.Args[i]
-		need := max(slots, 1) * a.Data.Dim * a.Data.Type.Size()
-		if p.red[i] == nil || p.redSize[i] < need {
-			if p.red[i] != nil {
-				p.drv.Free(p.red[i])
-				p.red[i], p.redSize[i] = nil, 0
-			}
-			buf, err := p.drv.Alloc(need)
-			if err != nil {
-				return err
-			}
-			p.red[i], p.redSize[i] = buf, need
+		if err := p.bindPartials(i, max(slots, 1)*a.Data.Dim*a.Data.Type.Size()); err != nil {
+			return err
 		}
-		p.args = append(p.args, Arg{Kind: ArgBuffer, Buf: p.red[i]}, Arg{Kind: ArgLocal, Int: p.lay.WorkGroupSize() * a.Data.Type.Size()})
+		p.args = append(p.args, Arg{Kind: ArgBuffer, Buf: p.red[i]}, Arg{Kind: ArgInt, Int: p.redOff[i] / a.Data.Type.Size()},
+			Arg{Kind: ArgLocal, Int: p.lay.WorkGroupSize() * a.Data.Type.Size()})
 	}
 	if len(p.lay.Consts) == 0 && len(p.lay.Reductions) == 0 {
 		p.args = append(p.args, Arg{Kind: ArgInt}) // op2_unused
@@ -622,7 +599,7 @@ func (p *Program) resetPartials(l *core.Loop, slots int) error {
 		for k := 0; k < n; k += len(one) {
 			copy(part[k:], one)
 		}
-		if err := p.drv.Write(p.red[i], unsafe.Pointer(unsafe.SliceData(part)), n); err != nil {
+		if err := p.drv.WriteAt(p.red[i], p.redOff[i], unsafe.Pointer(unsafe.SliceData(part)), n); err != nil {
 			return fmt.Errorf("%s: resetting the partial results of %s: %w", l.Name(), s.Describe(), err)
 		}
 	}
@@ -709,9 +686,8 @@ func (p *Program) Launch(r exec.Range) error {
 	return nil
 }
 
-// Finish folds the reductions' partial results into the Globals: on a
-// driver that copies asynchronously (AsyncReader) the copy is queued and
-// the folding left pending until the host needs the Global.
+// Finish leaves the reductions' partial results on the device, their
+// folding into the Globals pending until the host needs them (readLater).
 func (p *Program) Finish(l *core.Loop) error {
 	err := p.finishReductions(l, p.slots, true)
 	p.l, p.dp, p.slots = nil, nil, 0
@@ -731,6 +707,11 @@ func (p *Program) checkRange(l *core.Loop, dp *devicePlan) error {
 		if limit := maxInt - device.MaxDirectGroups*p.lay.WorkGroupSize(); l.IterEnd() > limit {
 			return fmt.Errorf("the %s backend runs direct loops over at most %d elements; set %q has %d", p.drv.Backend(), limit, l.Set.Name, l.IterEnd())
 		}
+		for _, i := range p.lay.Reductions {
+			if s := l.Args[i].Data; foldDepth*device.MaxDirectGroups*s.Dim > maxInt {
+				return fmt.Errorf("the %s backend keeps up to %d partial results of a direct loop for each of %d calls: dim %d of %s exceeds the int range", p.drv.Backend(), device.MaxDirectGroups, foldDepth, s.Dim, s.Describe())
+			}
+		}
 		return nil
 	}
 	if dp.p.NShared > p.needs.SharedBudget {
@@ -741,29 +722,26 @@ func (p *Program) checkRange(l *core.Loop, dp *devicePlan) error {
 			dp.p.NShared, p.needs.SharedBudget, p.lay.WorkGroupSize(), p.drv.Describe())
 	}
 	for _, i := range p.lay.Reductions {
-		if s := l.Args[i].Data; dp.p.NBlocks*s.Dim > maxInt {
-			return fmt.Errorf("the %s backend keeps one partial result per block: %d blocks × dim %d of %s exceed the int range; use a smaller Global or a larger block size", p.drv.Backend(), dp.p.NBlocks, s.Dim, s.Describe())
+		if s := l.Args[i].Data; foldDepth*dp.p.NBlocks*s.Dim > maxInt {
+			return fmt.Errorf("the %s backend keeps one partial result per block for each of %d calls: %d × %d blocks × dim %d of %s exceed the int range; use a smaller Global or a larger block size", p.drv.Backend(), foldDepth, foldDepth, dp.p.NBlocks, s.Dim, s.Describe())
 		}
 	}
 	return nil
 }
 
 // finishReductions reads each reduction's per-group results and combines
-// them into the Global's host copy, in group order; later, when the
-// copies may be left pending (readLater).
+// them into the Global's host copy, in group order; later, leaves them
+// pending on the device (readLater).
 func (p *Program) finishReductions(l *core.Loop, slots int, later bool) error {
 	for _, i := range p.lay.Reductions {
 		a := &l.Args[i]
 		s := a.Data
 		n := slots * s.Dim * s.Type.Size()
 		if later && slots > 0 {
-			ok, err := p.readLater(l, i, n, slots)
-			if err != nil {
+			if err := p.readLater(l, i, n, slots); err != nil {
 				return err
 			}
-			if ok {
-				continue
-			}
+			continue
 		}
 		if err := s.HostAccess(true); err != nil {
 			return err
@@ -775,7 +753,7 @@ func (p *Program) finishReductions(l *core.Loop, slots int, later bool) error {
 			p.part = make([]byte, n)
 		}
 		part := p.part[:n]
-		if err := p.drv.Read(p.red[i], unsafe.Pointer(unsafe.SliceData(part)), len(part)); err != nil {
+		if err := p.drv.ReadAt(p.red[i], p.redOff[i], unsafe.Pointer(unsafe.SliceData(part)), len(part)); err != nil {
 			return fmt.Errorf("%s: reading the partial results of %s: %w", l.Name(), s.Describe(), err)
 		}
 		combine(a.Access, s, part, slots)

@@ -34,6 +34,7 @@ type mockDriver struct {
 	writes   map[*mockBuf]int
 	launches []launch
 	failRead bool
+	reads    int // Read and ReadAt calls
 	run      func(args []Arg, groups int)
 }
 
@@ -56,6 +57,7 @@ func (d *mockDriver) Write(b Buffer, src unsafe.Pointer, n int) error {
 	return nil
 }
 func (d *mockDriver) Read(b Buffer, dst unsafe.Pointer, n int) error {
+	d.reads++
 	if d.failRead {
 		return errors.New("read failed")
 	}
@@ -64,6 +66,10 @@ func (d *mockDriver) Read(b Buffer, dst unsafe.Pointer, n int) error {
 }
 func (d *mockDriver) Zero(b Buffer, n int) error { clear(b.(*mockBuf).data[:n]); return nil }
 func (d *mockDriver) ReadAt(b Buffer, off int, dst unsafe.Pointer, n int) error {
+	d.reads++
+	if d.failRead {
+		return errors.New("read failed")
+	}
 	copy(unsafe.Slice((*byte)(dst), n), b.(*mockBuf).data[off:])
 	return nil
 }
@@ -161,7 +167,8 @@ func programIn(t *testing.T, d *mockDriver, l *core.Loop, dia *device.Dialect, o
 // TestDirectLoopOnMockDevice: a direct loop with a reduction uploads its
 // data (not the Global it only increments), passes the range, the data and the reduction buffers in the
 // generator's order, and folds the partial results of every work group
-// into the Global, also over two launches (core, then the rest).
+// into the Global, also over two launches (core, then the rest): the
+// last launch's when the Global is read.
 func TestDirectLoopOnMockDevice(t *testing.T) {
 	const n = 1000
 	f := newFixture(t, n, 2)
@@ -172,7 +179,7 @@ func TestDirectLoopOnMockDevice(t *testing.T) {
 	d := newMock(32 << 10)
 	// Each work group contributes 1 to the Global.
 	d.run = func(args []Arg, groups int) {
-		red := args[4].Buf.(*mockBuf).data
+		red := args[4].Buf.(*mockBuf).data[8*args[5].Int:] // the call's slots
 		for gi := 0; gi < groups; gi++ {
 			*(*float64)(unsafe.Pointer(&red[8*gi])) = 1
 		}
@@ -203,11 +210,20 @@ func TestDirectLoopOnMockDevice(t *testing.T) {
 	}
 	for i, want := range [][2]int{{0, 600}, {600, n}} {
 		a := d.launches[i].args
-		if a[0].Int != want[0] || a[1].Int != want[1] || a[2].Kind != ArgBuffer || a[3].Kind != ArgBuffer || a[4].Kind != ArgBuffer || a[5].Kind != ArgLocal {
+		if a[0].Int != want[0] || a[1].Int != want[1] || a[2].Kind != ArgBuffer || a[3].Kind != ArgBuffer || a[4].Kind != ArgBuffer || a[5].Kind != ArgInt || a[6].Kind != ArgLocal {
 			t.Errorf("launch %d: arguments %+v", i, a)
 		}
 	}
-	groups := d.launches[0].groups + d.launches[1].groups
+	// The first launch's partial results were folded before the second
+	// overwrote them; the second's wait on the device until g is read.
+	first := d.launches[0].groups
+	if got := *(*float64)(g.Host); got != 5+float64(first) {
+		t.Errorf("after Finish g = %v, want 5 + %d (the first launch's partial results)", got, first)
+	}
+	if err := g.HostAccess(false); err != nil {
+		t.Fatal(err)
+	}
+	groups := first + d.launches[1].groups
 	if got := *(*float64)(g.Host); got != 5+float64(groups) {
 		t.Errorf("g = %v, want 5 + %d partial results", got, groups)
 	}
@@ -216,7 +232,10 @@ func TestDirectLoopOnMockDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = p.Launch(exec.Range{First: 0, Last: n})
-	if err := p.Finish(l); err == nil || !strings.Contains(err.Error(), "partial results") {
+	if err := p.Finish(l); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.HostAccess(false); err == nil || !strings.Contains(err.Error(), "partial results") || !strings.Contains(err.Error(), `"k"`) {
 		t.Errorf("a failed read of partial results gave %v", err)
 	}
 }

@@ -7,124 +7,111 @@ import (
 	"github.com/goop2/op2/internal/core"
 )
 
-// Fence marks the end of an asynchronous copy (AsyncReader).
-type Fence any
-
-// AsyncReader is a Driver that copies device memory to the host without
-// waiting: a loop's reduction results then travel while later loops are
-// queued, and the host waits for them only when it reads the Global (or
-// a later loop needs it: core.Storage.SetPending).
-type AsyncReader interface {
-	// HostBuffer allocates n bytes of host memory the device may copy
-	// into after the call that queued the copy returns (pinned).
-	HostBuffer(n int) (unsafe.Pointer, error)
-	FreeHostBuffer(p unsafe.Pointer)
-	NewFence() (Fence, error)
-	FreeFence(f Fence)
-	// ReadAsync queues a copy of n bytes of b to dst, a HostBuffer,
-	// after the work queued before it; f marks its end.
-	ReadAsync(b Buffer, dst unsafe.Pointer, n int, f Fence) error
-	// Settle waits for the copy f marks.
-	Settle(f Fence) error
-}
-
-// foldDepth is how many copies of one reduction argument's partial results
-// a Program keeps on their way at once: a loop that only reduces into a
-// Global, repeated, queues its copies without waiting, and waits (for
-// everything pending on that Global) once in foldDepth calls.
+// foldDepth is how many calls' partial results of one reduction argument
+// a Program keeps on the device at once: a loop that only reduces into a
+// Global, repeated, leaves each call's partial results in the next of
+// foldDepth slots of one device buffer, and folds everything pending on
+// that Global once in foldDepth calls, reading the slots in one copy.
 const foldDepth = 8
 
-// foldRing is a reduction argument's pending folds, used in turn.
+// foldRing is a reduction argument's device buffer of partial results,
+// foldDepth slots of slotBytes each, and the pending folds of the calls
+// that wrote them.
 type foldRing struct {
-	fd   [foldDepth]*pendingFold
-	next int
+	buf       Buffer
+	slotBytes int
+	fd        [foldDepth]*pendingFold
+	cur       int    // the slot the bound (or last) call writes
+	next      int    // the slot after the last call's pending one
+	host      []byte // the slots read back (fetch), at their device offsets
 }
 
-// pendingFold is a reduction argument's partial results on their way to the
-// host: the copy into host, which settle folds into the Global s once it
-// has arrived. A Program keeps foldDepth per reduction argument, reused.
+// pendingFold is a call's partial results of a reduction left on the
+// device, in slot k of its ring, until the host needs the Global s:
+// Settle then reads and folds them (core.Pending).
 type pendingFold struct {
-	ar    AsyncReader
-	fence Fence
-	host  unsafe.Pointer
-	size  int
-	n     int // bytes copied
-	slots int
-	acc   core.Access
-	s     *core.Storage // the Global, while the fold is pending
+	drv     Driver
+	r       *foldRing
+	k       int
+	n       int  // bytes of partial results
+	fetched bool // read into r.host since the call wrote them
+	slots   int
+	acc     core.Access
+	s       *core.Storage // the Global, while the fold is pending
 	// kernel and set name the loop for messages (its core.Loop may be
 	// reused once it has run).
 	kernel, set string
-	// inflight says that the copy may still be on its way (its fence
-	// not waited for): a fold dropped (drop) still waits for it before
-	// its host memory is reused or freed.
-	inflight bool
 }
 
-// Settle waits for the copy and folds the partial results into the
-// Global, in slot order, as the synchronous path does (core.Pending).
+// Settle reads the partial results from the device, with those of every
+// other fold pending in the ring (one copy, after the work queued
+// before), and folds them into the Global, in slot order, as the
+// synchronous path does (core.Pending).
 func (fd *pendingFold) Settle() error {
 	if fd.s == nil {
 		return nil
 	}
 	s := fd.s
 	fd.s = nil
-	if err := fd.arrive(); err != nil {
-		return fmt.Errorf("%s: reading the partial results of %s: %w", fd.loopName(), s.Describe(), err)
+	if !fd.fetched {
+		if err := fd.r.fetch(fd.drv, fd); err != nil {
+			return fmt.Errorf("%s: reading the partial results of %s: %w", fd.loopName(), s.Describe(), err)
+		}
 	}
-	combine(fd.acc, s, unsafe.Slice((*byte)(fd.host), fd.n), fd.slots)
+	off := fd.k * fd.r.slotBytes
+	combine(fd.acc, s, fd.r.host[off:off+fd.n], fd.slots)
 	return nil
 }
 
 // Drop forgets the fold, whose Global's values are overwritten
-// (core.Storage.HostOverwrite), without waiting for its copy; the copy is
-// waited for before the fold's host memory is reused (core.Pending).
+// (core.Storage.HostOverwrite): its partial results are never read, and
+// its slot is free for the next call (core.Pending).
 func (fd *pendingFold) Drop() { fd.s = nil }
 
-// arrive waits for the copy, if it may be on its way.
-func (fd *pendingFold) arrive() error {
-	if !fd.inflight {
-		return nil
-	}
-	fd.inflight = false
-	return fd.ar.Settle(fd.fence)
-}
+// pending says whether the fold waits to be folded.
+func (fd *pendingFold) pending() bool { return fd != nil && fd.s != nil }
 
 // loopName names the fold's loop for messages, as core.Loop.Name does.
 func (fd *pendingFold) loopName() string {
 	return fmt.Sprintf("loop %q over set %q", fd.kernel, fd.set)
 }
 
-// wait settles the fold's pending copy, if any, through its Global, or
-// waits for the copy of a fold dropped.
+// wait settles the fold, if it is pending, through its Global: everything
+// pending on the Global is folded, in order.
 func (fd *pendingFold) wait() error {
-	if fd.s != nil {
-		return fd.s.Settle()
+	if !fd.pending() {
+		return nil
 	}
-	if err := fd.arrive(); err != nil {
-		return fmt.Errorf("%s: copying the partial results of a reduction: %w", fd.loopName(), err)
+	return fd.s.Settle()
+}
+
+// fetch reads the slots of every pending fold not yet read, first among
+// them fd's, into r.host with one copy of the bytes from the first such
+// slot to the end of the last.
+func (r *foldRing) fetch(drv Driver, fd *pendingFold) error {
+	lo, hi := fd.k, fd.k
+	for k, f := range r.fd {
+		if f.pending() && !f.fetched {
+			lo, hi = min(lo, k), max(hi, k)
+		}
+	}
+	if len(r.host) < foldDepth*r.slotBytes {
+		r.host = make([]byte, foldDepth*r.slotBytes)
+	}
+	from, to := lo*r.slotBytes, hi*r.slotBytes+r.fd[hi].n
+	if err := drv.ReadAt(r.buf, from, unsafe.Pointer(&r.host[from]), to-from); err != nil {
+		return err
+	}
+	for k := lo; k <= hi; k++ {
+		if f := r.fd[k]; f.pending() || f == fd {
+			f.fetched = true
+		}
 	}
 	return nil
 }
 
-// free releases the fold's host memory and fence, once its copy has
-// arrived.
-func (fd *pendingFold) free() {
-	_ = fd.arrive()
-	if fd.host != nil {
-		fd.ar.FreeHostBuffer(fd.host)
-		fd.host, fd.size = nil, 0
-	}
-	if fd.fence != nil {
-		fd.ar.FreeFence(fd.fence)
-		fd.fence = nil
-	}
-}
-
-// foldFor returns the next of argument i's folds, with room for n bytes;
-// if its earlier copy is still pending, everything pending on its Global
-// is settled first.
-func (p *Program) foldFor(ar AsyncReader, i, n int) (*pendingFold, error) {
+// ring returns reduction argument i's ring.
+func (p *Program) ring(i int) *foldRing {
 	if p.folds == nil {
 		p.folds = make([]*foldRing, len(p.red))
 	}
@@ -133,63 +120,68 @@ func (p *Program) foldFor(ar AsyncReader, i, n int) (*pendingFold, error) {
 		r = &foldRing{}
 		p.folds[i] = r
 	}
-	fd := r.fd[r.next]
-	if fd == nil {
-		fd = &pendingFold{ar: ar}
-		r.fd[r.next] = fd
-	}
-	r.next = (r.next + 1) % foldDepth
-	if err := fd.wait(); err != nil {
-		return nil, err
-	}
-	if fd.fence == nil {
-		f, err := ar.NewFence()
-		if err != nil {
-			return nil, err
-		}
-		fd.fence = f
-	}
-	if fd.size < n {
-		if fd.host != nil {
-			ar.FreeHostBuffer(fd.host)
-			fd.host, fd.size = nil, 0
-		}
-		h, err := ar.HostBuffer(n)
-		if err != nil {
-			return nil, err
-		}
-		fd.host, fd.size = h, n
-	}
-	return fd, nil
+	return r
 }
 
-// readLater queues the copy of argument i's n bytes of partial results
-// (slots of them) and leaves their folding into the Global pending, when
-// the driver copies asynchronously; it reports false otherwise.
-func (p *Program) readLater(l *core.Loop, i, n, slots int) (bool, error) {
-	ar, ok := p.drv.(AsyncReader)
-	if !ok {
-		return false, nil
+// bindPartials binds argument i's ring to the call, with room for need
+// bytes in its slot: p.red[i] is the ring's buffer and p.redOff[i] the
+// slot's offset. The slot is the last call's again when its results were
+// folded or dropped (a program that reads the Global after each loop uses
+// one), else the next, whose fold, if still pending, is settled first
+// with everything pending on its Global.
+func (p *Program) bindPartials(i, need int) error {
+	r := p.ring(i)
+	if r.buf == nil || r.slotBytes < need {
+		// A larger buffer: the pending folds' results are in the old one.
+		for _, f := range r.fd {
+			if err := f.wait(); err != nil {
+				return err
+			}
+		}
+		if r.buf != nil {
+			p.drv.Free(r.buf)
+			r.buf, r.slotBytes = nil, 0
+		}
+		buf, err := p.drv.Alloc(foldDepth * need)
+		if err != nil {
+			return err
+		}
+		r.buf, r.slotBytes = buf, need
 	}
-	fd, err := p.foldFor(ar, i, n)
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", l.Name(), err)
+	k := r.cur
+	if r.fd[k].pending() {
+		k = r.next
+	}
+	if err := r.fd[k].wait(); err != nil {
+		return err
+	}
+	r.cur = k
+	p.red[i], p.redOff[i] = r.buf, k*r.slotBytes
+	return nil
+}
+
+// readLater leaves argument i's n bytes of partial results (slots of
+// them) on the device, in the slot the call wrote, and their folding into
+// the Global pending; the next call writes the next slot.
+func (p *Program) readLater(l *core.Loop, i, n, slots int) error {
+	r := p.ring(i)
+	fd := r.fd[r.cur]
+	if fd == nil {
+		fd = &pendingFold{drv: p.drv, r: r, k: r.cur}
+		r.fd[r.cur] = fd
 	}
 	a := &l.Args[i]
 	if err := a.Data.HostWillChange(); err != nil {
-		return false, err
+		return err
 	}
-	if err := ar.ReadAsync(p.red[i], fd.host, n, fd.fence); err != nil {
-		return false, fmt.Errorf("%s: reading the partial results of %s: %w", l.Name(), a.Data.Describe(), err)
-	}
-	fd.n, fd.slots, fd.acc, fd.s, fd.inflight = n, slots, a.Access, a.Data, true
+	fd.n, fd.fetched, fd.slots, fd.acc, fd.s = n, false, slots, a.Access, a.Data
 	fd.kernel, fd.set = l.Kernel.Name, l.SetName()
 	a.Data.SetPending(fd)
-	return true, nil
+	r.next = (r.cur + 1) % foldDepth
+	return nil
 }
 
-// settleFolds waits for every pending copy of the program's partial
-// results and folds them.
+// settleFolds folds every pending partial result of the program.
 func (p *Program) settleFolds() error {
 	var first error
 	for _, r := range p.folds {
@@ -197,12 +189,24 @@ func (p *Program) settleFolds() error {
 			continue
 		}
 		for _, fd := range r.fd {
-			if fd != nil {
-				if err := fd.wait(); err != nil && first == nil {
-					first = err
-				}
+			if err := fd.wait(); err != nil && first == nil {
+				first = err
 			}
 		}
 	}
 	return first
+}
+
+// freeFolds settles every pending fold and frees the rings' buffers.
+func (p *Program) freeFolds() {
+	// Pending partial results reach their Globals first; an error there
+	// is the device's, which its next use reports.
+	_ = p.settleFolds()
+	for _, r := range p.folds {
+		if r != nil && r.buf != nil {
+			p.drv.Free(r.buf)
+		}
+	}
+	p.folds = nil
+	clear(p.red)
 }

@@ -1,7 +1,6 @@
 package devrt
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"unsafe"
@@ -10,49 +9,18 @@ import (
 	"github.com/goop2/op2/internal/exec"
 )
 
-// asyncMock is the mock driver with asynchronous reads: a read is made
-// when its fence is settled, so a fold that runs too early sees the
-// partial results of a later launch.
-type asyncMock struct {
-	*mockDriver
-	queued  map[*mockFence]func()
-	settled int
-	fail    error
-}
-
-type mockFence struct{ _ int } // not zero-sized: each fence is its own map key
-
-func (d *asyncMock) HostBuffer(n int) (unsafe.Pointer, error) {
-	return unsafe.Pointer(unsafe.SliceData(make([]byte, n))), nil
-}
-func (d *asyncMock) FreeHostBuffer(unsafe.Pointer) {}
-func (d *asyncMock) NewFence() (Fence, error)      { return &mockFence{}, nil }
-func (d *asyncMock) FreeFence(Fence)               {}
-func (d *asyncMock) ReadAsync(b Buffer, dst unsafe.Pointer, n int, f Fence) error {
-	snapshot := append([]byte(nil), b.(*mockBuf).data[:n]...) // the values when the copy was queued
-	d.queued[f.(*mockFence)] = func() { copy(unsafe.Slice((*byte)(dst), n), snapshot) }
-	return nil
-}
-func (d *asyncMock) Settle(f Fence) error {
-	d.settled++
-	if d.fail != nil {
-		return d.fail
-	}
-	d.queued[f.(*mockFence)]()
-	delete(d.queued, f.(*mockFence))
-	return nil
-}
-
 // reducing is a program of a loop k that sums x, over the fixture's n
-// edges, into the Global g (initially 5), on the mock driver with
-// asynchronous reads: each work group's partial result is value.
+// edges, into the Global g (initially 5), on the mock driver: each work
+// group's partial result, written into the buffer the call is bound to,
+// is value.
 type reducing struct {
-	d     *asyncMock
+	d     *mockDriver
 	f     *fixture
 	x, g  *core.Storage
 	l     *core.Loop
 	src   string
 	value float64
+	prog  *Program
 	run   func(l *core.Loop) // binds, launches and finishes l
 }
 
@@ -63,15 +31,15 @@ func newReducing(t *testing.T) *reducing {
 	r.g = r.f.dat("g", nil, 1, []float64{5})
 	r.l = loopOf(t, r.src, "k", r.f.edges, nil,
 		core.Arg{Data: r.x, Access: core.Read, Kind: core.ArgDirect}, core.Arg{Data: r.g, Access: core.Inc, Kind: core.ArgGlobal})
-	r.d = &asyncMock{mockDriver: newMock(32 << 10), queued: map[*mockFence]func(){}}
+	r.d = newMock(32 << 10)
 	r.d.run = func(args []Arg, groups int) {
-		red := args[4].Buf.(*mockBuf).data
+		red := args[4].Buf.(*mockBuf).data[8*args[5].Int:] // the call's slots
 		for gi := 0; gi < groups; gi++ {
 			*(*float64)(unsafe.Pointer(&red[8*gi])) = r.value
 		}
 	}
-	p := program(t, r.d.mockDriver, r.l)
-	p.drv = r.d
+	p := program(t, r.d, r.l)
+	r.prog = p
 	r.run = func(l *core.Loop) {
 		t.Helper()
 		if err := p.Bind(l, nil); err != nil {
@@ -87,29 +55,30 @@ func newReducing(t *testing.T) *reducing {
 	return r
 }
 
-// TestReductionFoldedWhenNeeded: on a driver that copies asynchronously,
-// Finish leaves a reduction's partial results on their way: the Global's
-// host value changes only when something accesses it, then by exactly
-// the loop's results; a second loop of the same program into another
-// Global settles the first's copy before reusing its host buffer; a
-// failed copy is reported at the access, naming the loop.
+// TestReductionFoldedWhenNeeded: Finish leaves a reduction's partial
+// results on the device, in the slot the call wrote: the Global's host
+// value changes only when something accesses it, then by exactly the
+// loop's results (not a later call's, which writes the next slot); the
+// slots pending are read in one copy; after foldDepth calls pending, the
+// next settles them all, in order; a failed read is reported at the
+// access, naming the loop.
 func TestReductionFoldedWhenNeeded(t *testing.T) {
 	r := newReducing(t)
 	d, f, x, g, l, src, run := r.d, r.f, r.x, r.g, r.l, r.src, r.run
 	h := f.dat("h", nil, 1, []float64{7})
 	run(l)
 	groups := float64(d.launches[0].groups)
-	if got := *(*float64)(g.Host); got != 5 || d.settled != 0 {
-		t.Fatalf("after Finish g = %v with %d copies waited for; want 5 (the results still on their way) and none", got, d.settled)
+	if got := *(*float64)(g.Host); got != 5 || d.reads != 0 {
+		t.Fatalf("after Finish g = %v with %d reads; want 5 (the results still on the device) and none", got, d.reads)
 	}
-	// The same program into h: its copy takes the next host buffer, and
-	// nothing is waited for.
+	// The same program into h: its results go to the next slot, and
+	// nothing is read.
 	lh := loopOf(t, src, "k", f.edges, nil,
 		core.Arg{Data: x, Access: core.Read, Kind: core.ArgDirect}, core.Arg{Data: h, Access: core.Inc, Kind: core.ArgGlobal})
 	r.value = 2
 	run(lh)
-	if d.settled != 0 {
-		t.Errorf("%d copies waited for after the second loop, want none", d.settled)
+	if d.reads != 0 {
+		t.Errorf("%d reads after the second loop, want none", d.reads)
 	}
 	if err := g.HostAccess(false); err != nil {
 		t.Fatal(err)
@@ -120,49 +89,51 @@ func TestReductionFoldedWhenNeeded(t *testing.T) {
 	if err := h.HostAccess(false); err != nil {
 		t.Fatal(err)
 	}
-	if got := *(*float64)(h.Host); got != 7+2*groups || d.settled != 2 {
-		t.Errorf("h = %v after %d waits, want 7 + 2×%v after 2", got, d.settled, groups)
+	// g's read fetched h's slot too: one read for both.
+	if got := *(*float64)(h.Host); got != 7+2*groups || d.reads != 1 {
+		t.Errorf("h = %v after %d reads, want 7 + 2×%v after 1", got, d.reads, groups)
 	}
-	// A loop that only reduces into g, repeated, queues foldDepth copies
-	// without waiting (not at Bind, not at Finish); the next reuses the
-	// oldest buffer, so everything pending on g is folded first, in order.
+	// A loop that only reduces into g, repeated, leaves foldDepth calls'
+	// results on the device without reading (not at Bind, not at
+	// Finish); the next comes back to the oldest slot, so everything
+	// pending on g is folded first, in order, read in one copy.
 	want := 5 + groups
 	for k := range foldDepth + 1 {
 		r.value = float64(k + 1)
 		run(l)
 		if k < foldDepth {
-			if d.settled != 2 || *(*float64)(g.Host) != want {
-				t.Fatalf("after %d loops into g: %d waits and g = %v; want 2 and %v", k+1, d.settled, *(*float64)(g.Host), want)
+			if d.reads != 1 || *(*float64)(g.Host) != want {
+				t.Fatalf("after %d loops into g: %d reads and g = %v; want 1 and %v", k+1, d.reads, *(*float64)(g.Host), want)
 			}
 			continue
 		}
 		for j := range foldDepth {
 			want += float64(j+1) * groups
 		}
-		if d.settled != 2+foldDepth || *(*float64)(g.Host) != want {
-			t.Fatalf("after %d loops into g: %d waits and g = %v; want %d and %v", k+1, d.settled, *(*float64)(g.Host), 2+foldDepth, want)
+		if d.reads != 2 || *(*float64)(g.Host) != want {
+			t.Fatalf("after %d loops into g: %d reads and g = %v; want 2 and %v", k+1, d.reads, *(*float64)(g.Host), want)
 		}
 	}
 	if err := g.HostAccess(false); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := *(*float64)(g.Host), want+(foldDepth+1)*groups; got != want || d.settled != 3+foldDepth {
-		t.Errorf("g = %v after %d waits, want %v after %d", got, d.settled, want, 3+foldDepth)
+	if got, want := *(*float64)(g.Host), want+(foldDepth+1)*groups; got != want || d.reads != 3 {
+		t.Errorf("g = %v after %d reads, want %v after 3", got, d.reads, want)
 	}
-	// A failed copy surfaces where the Global is accessed, naming the loop.
+	// A failed read surfaces where the Global is accessed, naming the loop.
 	run(l)
-	d.fail = errors.New("device lost")
+	d.failRead = true
 	err := g.HostAccess(false)
-	if err == nil || !strings.Contains(err.Error(), "k") || !strings.Contains(err.Error(), "device lost") {
-		t.Errorf("a failed copy gave %v at the access", err)
+	if err == nil || !strings.Contains(err.Error(), `"k"`) || !strings.Contains(err.Error(), "read failed") {
+		t.Errorf("a failed read gave %v at the access", err)
 	}
 }
 
 // TestReductionDroppedByOverwrite: a Global's whole value written on the
-// host (Global.SetValue) drops the reductions into it still on their way,
-// without waiting for their copies; a fold dropped still waits for its
-// copy before its host buffer is reused, and folds nothing; the loops
-// after the write add to the written value only.
+// host (Global.SetValue) drops the reductions into it still on the
+// device, never reading them, and frees their slots for the next calls
+// without a wait; the loops after the write add to the written value
+// only.
 func TestReductionDroppedByOverwrite(t *testing.T) {
 	r := newReducing(t)
 	d, g := r.d, r.g
@@ -173,26 +144,62 @@ func TestReductionDroppedByOverwrite(t *testing.T) {
 	if err := g.HostOverwrite(); err != nil {
 		t.Fatal(err)
 	}
-	if d.settled != 0 || *(*float64)(g.Host) != 5 {
-		t.Fatalf("after the overwrite: %d copies waited for, g = %v; want none and 5 (nothing folded)", d.settled, *(*float64)(g.Host))
+	if d.reads != 0 || *(*float64)(g.Host) != 5 {
+		t.Fatalf("after the overwrite: %d reads, g = %v; want none and 5 (nothing folded)", d.reads, *(*float64)(g.Host))
 	}
 	*(*float64)(g.Host) = 0
-	// Enough loops to reuse the ring's buffers: the dropped folds' copies
-	// are waited for then, and folded into nothing.
+	// A whole ring of calls: the dropped folds' slots are reused without
+	// reading them.
 	r.value = 3
 	for range foldDepth {
 		run()
 	}
-	if d.settled != 2 {
-		t.Errorf("%d copies waited for after reusing the dropped folds' buffers, want 2", d.settled)
+	if d.reads != 0 {
+		t.Errorf("%d reads after reusing the dropped folds' slots, want none", d.reads)
 	}
 	if err := g.HostAccess(false); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := *(*float64)(g.Host), 3*foldDepth*groups; got != want {
-		t.Errorf("g = %v, want %v (only the loops after the overwrite)", got, want)
+	if got, want := *(*float64)(g.Host), 3*foldDepth*groups; got != want || d.reads != 1 {
+		t.Errorf("g = %v after %d reads, want %v (only the loops after the overwrite) after 1", got, d.reads, want)
 	}
-	if len(d.queued) != 0 {
-		t.Errorf("%d copies never waited for", len(d.queued))
+}
+
+// TestReductionRingGrows: a call that needs larger slots than the ring's
+// (the same program over a larger set) folds what the ring holds first,
+// then leaves its own results pending in the new buffer.
+func TestReductionRingGrows(t *testing.T) {
+	r := newReducing(t)
+	d, g := r.d, r.g
+	r.run(r.l)
+	small := float64(d.launches[0].groups)
+	const big = 5000
+	f := newFixture(t, big, 2)
+	x := f.dat("x", f.edges, 1, make([]float64, big))
+	l := loopOf(t, r.src, "k", f.edges, nil,
+		core.Arg{Data: x, Access: core.Read, Kind: core.ArgDirect}, core.Arg{Data: g, Access: core.Inc, Kind: core.ArgGlobal})
+	r.value = 2
+	prog := r.prog
+	if err := prog.Bind(l, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d.reads != 1 || *(*float64)(g.Host) != 5+small {
+		t.Fatalf("after binding the larger call: %d reads, g = %v; want 1 and %v (the smaller call folded)", d.reads, *(*float64)(g.Host), 5+small)
+	}
+	if err := prog.Launch(exec.Range{First: 0, Last: big}); err != nil {
+		t.Fatal(err)
+	}
+	if err := prog.Finish(l); err != nil {
+		t.Fatal(err)
+	}
+	groups := float64(d.launches[len(d.launches)-1].groups)
+	if groups <= small {
+		t.Fatalf("the larger call ran %v work groups, the smaller %v", groups, small)
+	}
+	if err := g.HostAccess(false); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := *(*float64)(g.Host), 5+small+2*groups; got != want || d.reads != 2 {
+		t.Errorf("g = %v after %d reads, want %v after 2", got, d.reads, want)
 	}
 }

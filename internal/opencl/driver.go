@@ -119,16 +119,6 @@ static cl_int op2cl_launch(cl_handle q, cl_handle k, size_t global, size_t local
 	return pEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL);
 }
 static cl_int op2cl_finish(cl_handle q) { return pFinish(q); }
-// op2cl_read_async queues a read that does not block; *ev marks its end.
-static cl_int op2cl_read_async(cl_handle q, cl_handle b, size_t n, void *dst, cl_handle *ev) {
-	return pEnqueueReadBuffer(q, b, 0, 0, n, dst, 0, NULL, ev);
-}
-// op2cl_wait_event waits for ev and releases it.
-static cl_int op2cl_wait_event(cl_handle ev) {
-	cl_int r = pWaitForEvents(1, &ev);
-	cl_int r2 = pReleaseEvent(ev);
-	return r ? r : r2;
-}
 static int op2cl_can_stamp(void) { return pEnqueueMarkerWithWaitList && pGetEventProfilingInfo; }
 // The stamps' calls return their results by value, so that the Go
 // callers pass no pointer (which would escape to the heap).
@@ -154,8 +144,6 @@ static op2cl_elapsed op2cl_between(cl_handle a, cl_handle b) {
 	e.ns = tb > ta ? tb - ta : 0;
 	return e;
 }
-static void *op2cl_host_alloc(size_t n) { return malloc(n); }
-static void op2cl_host_free(void *p) { free(p); }
 */
 import "C"
 
@@ -489,35 +477,6 @@ func (c *Context) Zero(b *Buffer, n int) error {
 		return nil
 	}
 	return check("clEnqueueFillBuffer", C.op2cl_zero(c.queue, b.mem, C.size_t(n)))
-}
-
-// HostAlloc allocates n bytes of host memory outside Go's heap, which a
-// read queued with ReadAsync may fill after the call returns.
-func HostAlloc(n int) unsafe.Pointer { return C.op2cl_host_alloc(C.size_t(max(n, 1))) }
-
-// HostFree frees memory HostAlloc allocated.
-func HostFree(p unsafe.Pointer) { C.op2cl_host_free(p) }
-
-// Event marks the end of a queued read (ReadAsync).
-type Event struct{ ev C.cl_handle }
-
-// ReadAsync queues a copy of the first n bytes of b to dst (HostAlloc
-// memory) without waiting for it; Wait(e) waits for it.
-func (c *Context) ReadAsync(b *Buffer, dst unsafe.Pointer, n int, e *Event) error {
-	if e.ev != nil {
-		return fmt.Errorf("opencl: a read queued on an event not waited for")
-	}
-	return check("clEnqueueReadBuffer", C.op2cl_read_async(c.queue, b.mem, C.size_t(n), dst, &e.ev))
-}
-
-// Wait waits for the read e marks and releases its event.
-func (c *Context) Wait(e *Event) error {
-	if e.ev == nil {
-		return nil
-	}
-	ev := e.ev
-	e.ev = nil
-	return check("clWaitForEvents", C.op2cl_wait_event(ev))
 }
 
 // Finish waits for every queued command.

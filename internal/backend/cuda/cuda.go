@@ -304,17 +304,6 @@ type driver struct {
 // Rows moves halo rows on the GPU (devrt.RowMover).
 func (d *driver) Rows() *devrt.Rows { return &d.rows }
 
-// The copies of reductions' partial results that the host does not wait
-// for (devrt.AsyncReader): into pinned memory, each followed by an event.
-func (d *driver) HostBuffer(n int) (unsafe.Pointer, error) { return d.dev.AllocHost(n) }
-func (d *driver) FreeHostBuffer(p unsafe.Pointer)          { d.dev.FreeHost(p) }
-func (d *driver) NewFence() (devrt.Fence, error)           { return d.dev.NewEvent() }
-func (d *driver) FreeFence(f devrt.Fence)                  { d.dev.FreeEvent(f.(*cu.Event)) }
-func (d *driver) ReadAsync(b devrt.Buffer, dst unsafe.Pointer, n int, f devrt.Fence) error {
-	return d.dev.ReadAsync(b.(*cu.Buffer), dst, n, f.(*cu.Event))
-}
-func (d *driver) Settle(f devrt.Fence) error { return d.dev.Wait(f.(*cu.Event)) }
-
 func newDriver(dev *cu.Device) *driver {
 	return &driver{Buffers: devrt.Buffers[*cu.Buffer]{Mem: dev}, dev: dev}
 }

@@ -391,23 +391,6 @@ type driver struct {
 // Rows moves halo rows on the device (devrt.RowMover).
 func (d *driver) Rows() *devrt.Rows { return &d.rows }
 
-// The reads of reductions' partial results that the host does not wait
-// for (devrt.AsyncReader): into memory outside Go's heap, each marked by
-// an event.
-func (d *driver) HostBuffer(n int) (unsafe.Pointer, error) {
-	if p := cl.HostAlloc(n); p != nil {
-		return p, nil
-	}
-	return nil, fmt.Errorf("opencl: allocating %d bytes of host memory for a reduction's results", n)
-}
-func (d *driver) FreeHostBuffer(p unsafe.Pointer) { cl.HostFree(p) }
-func (d *driver) NewFence() (devrt.Fence, error)  { return &cl.Event{}, nil }
-func (d *driver) FreeFence(f devrt.Fence)         { _ = d.ctx.Wait(f.(*cl.Event)) }
-func (d *driver) ReadAsync(b devrt.Buffer, dst unsafe.Pointer, n int, f devrt.Fence) error {
-	return d.ctx.ReadAsync(b.(*cl.Buffer), dst, n, f.(*cl.Event))
-}
-func (d *driver) Settle(f devrt.Fence) error { return d.ctx.Wait(f.(*cl.Event)) }
-
 func newDriver(ctx *cl.Context) *driver {
 	return &driver{Buffers: devrt.Buffers[*cl.Buffer]{Mem: ctx}, ctx: ctx}
 }

@@ -1287,7 +1287,9 @@ func dataParams(w *writer, l *core.Loop, lay *Layout) {
 }
 
 // tailParams declares the constants and the reduction buffers and ends the
-// parameter list.
+// parameter list. Each reduction has its buffer of partial results, the
+// offset in it, in values, of the call's slots (op2_ro: a buffer holds the
+// partial results of several calls, devrt's ring) and its scratch.
 func tailParams(w *writer, l *core.Loop, lay *Layout) {
 	var ps []string
 	if len(lay.Consts) > 0 {
@@ -1295,7 +1297,7 @@ func tailParams(w *writer, l *core.Loop, lay *Layout) {
 	}
 	for _, i := range lay.Reductions {
 		t := w.d.typeName(l.Args[i].Data.Type)
-		ps = append(ps, fmt.Sprintf("    %s %s *op2_red%d", w.d.Global, t, i), "    "+w.sharedParam(t, fmt.Sprintf("op2_rs%d", i)))
+		ps = append(ps, fmt.Sprintf("    %s %s *op2_red%d", w.d.Global, t, i), fmt.Sprintf("    int op2_ro%d", i), "    "+w.sharedParam(t, fmt.Sprintf("op2_rs%d", i)))
 	}
 	if len(ps) == 0 {
 		ps = append(ps, "    int op2_unused")
@@ -1322,7 +1324,8 @@ func argInit(w *writer, l *core.Loop, lay *Layout) {
 }
 
 // reductionFinish combines the work group's accumulators with a tree in
-// local memory and stores the group's result in slot of the partials.
+// local memory and stores the group's result in slot of the call's
+// partials.
 func reductionFinish(w *writer, l *core.Loop, lay *Layout, slot string) {
 	for _, i := range lay.Reductions {
 		a := &l.Args[i]
@@ -1332,7 +1335,7 @@ func reductionFinish(w *writer, l *core.Loop, lay *Layout, slot string) {
 		w.p("    for (int op2_step = %d; op2_step > 0; op2_step >>= 1) {\n", lay.wg/2)
 		w.p("      if (op2_lid < op2_step) { %s }\n", hostc.Combine(a.Access, fmt.Sprintf("op2_rs%d[op2_lid]", i), fmt.Sprintf("op2_rs%d[op2_lid + op2_step]", i)))
 		w.p("      $lbarrier;\n    }\n")
-		w.p("    if (op2_lid == 0) op2_red%d[(%s) * %d + op2_k] = op2_rs%d[0];\n", i, slot, dim, i)
+		w.p("    if (op2_lid == 0) op2_red%d[op2_ro%d + (%s) * %d + op2_k] = op2_rs%d[0];\n", i, i, slot, dim, i)
 		w.p("    $lbarrier;\n  }\n")
 	}
 }
