@@ -45,7 +45,7 @@ type pendingFold struct {
 
 // Settle reads the partial results from the device, with those of every
 // other fold pending in the ring (one copy, after the work queued
-// before), and folds them into the Global, in slot order, as the
+// before), and folds them into the Global in work-group order, as the
 // synchronous path does (core.Pending).
 func (fd *pendingFold) Settle() error {
 	if fd.s == nil {
