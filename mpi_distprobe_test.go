@@ -14,6 +14,7 @@ import (
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/hdf5"
 	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/dist/disttest"
 	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/internal/randkernel"
 	"github.com/goop2/op2/internal/testreq"
@@ -138,25 +139,7 @@ func randomDPMesh(seed uint64, idx bool) *dpMesh {
 		}
 		mp := dpMap{From: from, To: to[rng.IntN(len(to))], Arity: 1 + rng.IntN(6)}
 		nf, nt := m.Sizes[mp.From], m.Sizes[mp.To]
-		kind := rng.IntN(5)
-		for e := range nf {
-			for j := range mp.Arity {
-				var v int
-				switch kind {
-				case 0: // near the source's place
-					v = ((e*nt/nf+rng.IntN(7)-3)%nt + nt) % nt
-				case 1: // anywhere
-					v = rng.IntN(nt)
-				case 2: // rows repeating two targets
-					v = (e*nt/nf + j%2) % nt
-				case 3: // every row one element
-					v = nt / 2
-				default: // strided over the whole set
-					v = (e*7919 + j*104729) % nt
-				}
-				mp.Table = append(mp.Table, int32(v))
-			}
-		}
+		mp.Table = disttest.RandomTable(rng, nf, nt, mp.Arity)
 		m.Maps = append(m.Maps, mp)
 	}
 	for s := range m.Sizes {

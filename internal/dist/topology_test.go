@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"testing"
+
+	"github.com/goop2/op2/internal/dist/disttest"
 )
 
 // randomTopology is a random mesh that is no grid: 1 to 5 sets of random
@@ -46,25 +48,7 @@ func randomTopology(rng *rand.Rand, ranks int) (m *Mesh, dats []BlockDat, coords
 		to := targets[rng.IntN(len(targets))]
 		mp := Map{Name: fmt.Sprintf("m%d", k), From: from, To: to, Arity: 1 + rng.IntN(6)}
 		nf, nt := m.Sets[from].Size, m.Sets[to].Size
-		kind := rng.IntN(5)
-		for e := range nf {
-			for j := range mp.Arity {
-				var v int
-				switch kind {
-				case 0: // near the source's place in the target's numbering
-					v = ((e*nt/max(nf, 1)+rng.IntN(7)-3)%nt + nt) % nt
-				case 1: // anywhere
-					v = rng.IntN(nt)
-				case 2: // rows repeating one or two targets
-					v = (e*nt/max(nf, 1) + j%2) % nt
-				case 3: // every row the same element
-					v = nt / 2
-				default: // strided: each rank's targets spread wide
-					v = (e*7919 + j*104729) % nt
-				}
-				mp.Table = append(mp.Table, int32(v))
-			}
-		}
+		mp.Table = disttest.RandomTable(rng, nf, nt, mp.Arity)
 		m.Maps = append(m.Maps, mp)
 	}
 	for s, set := range m.Sets {
