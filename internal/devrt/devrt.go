@@ -78,14 +78,12 @@ type Program struct {
 	k       Kernel
 	release func() // frees the kernel
 
-	// red and redOff are, by argument, the device buffer of partial
-	// results the bound call of each reduction argument writes and the
-	// byte offset of its slot there: its ring's (folds), whose other
-	// slots may hold earlier calls' results waiting to be folded.
-	red    []Buffer
-	redOff []int
-	part   []byte      // reused buffer for reading partial results
-	folds  []*foldRing // by argument
+	part []byte // reused buffer for reading partial results
+	// folds holds, by argument, each reduction argument's device buffer
+	// of partial results: the bound call writes one slot
+	// (foldRing.bound), the others may hold earlier calls' results
+	// waiting to be folded.
+	folds []*foldRing
 
 	// consts is the device copy of the constants the kernel uses, packed
 	// as lay.Consts says; constHost its host image and constSeen the
@@ -116,7 +114,7 @@ type Program struct {
 // released.
 func NewProgram(drv Driver, owner any, l *core.Loop, lay *device.Layout, src string, k Kernel, release func()) (*Program, error) {
 	p := &Program{drv: drv, owner: owner, src: src, lay: lay, k: k, release: release,
-		red: make([]Buffer, len(l.Args)), redOff: make([]int, len(l.Args))}
+		folds: make([]*foldRing, len(l.Args))}
 	if lay.Indirect && !lay.PlanFree {
 		// Every element of a written-back dataset is stored back, so all
 		// its arguments constrain the colouring; datasets too large to
@@ -472,7 +470,8 @@ func (p *Program) tailArgs(l *core.Loop, slots int) error {
 		if err := p.bindPartials(i, max(slots, 1)*a.Data.Dim*a.Data.Type.Size()); err != nil {
 			return err
 		}
-		p.args = append(p.args, Arg{Kind: ArgBuffer, Buf: p.red[i]}, Arg{Kind: ArgInt, Int: p.redOff[i] / a.Data.Type.Size()},
+		buf, off := p.folds[i].bound()
+		p.args = append(p.args, Arg{Kind: ArgBuffer, Buf: buf}, Arg{Kind: ArgInt, Int: off / a.Data.Type.Size()},
 			Arg{Kind: ArgLocal, Int: p.lay.WorkGroupSize() * a.Data.Type.Size()})
 	}
 	if len(p.lay.Consts) == 0 && len(p.lay.Reductions) == 0 {
@@ -599,7 +598,8 @@ func (p *Program) resetPartials(l *core.Loop, slots int) error {
 		for k := 0; k < n; k += len(one) {
 			copy(part[k:], one)
 		}
-		if err := p.drv.WriteAt(p.red[i], p.redOff[i], unsafe.Pointer(unsafe.SliceData(part)), n); err != nil {
+		buf, off := p.folds[i].bound()
+		if err := p.drv.WriteAt(buf, off, unsafe.Pointer(unsafe.SliceData(part)), n); err != nil {
 			return fmt.Errorf("%s: resetting the partial results of %s: %w", l.Name(), s.Describe(), err)
 		}
 	}
@@ -753,7 +753,8 @@ func (p *Program) finishReductions(l *core.Loop, slots int, later bool) error {
 			p.part = make([]byte, n)
 		}
 		part := p.part[:n]
-		if err := p.drv.ReadAt(p.red[i], p.redOff[i], unsafe.Pointer(unsafe.SliceData(part)), len(part)); err != nil {
+		buf, off := p.folds[i].bound()
+		if err := p.drv.ReadAt(buf, off, unsafe.Pointer(unsafe.SliceData(part)), len(part)); err != nil {
 			return fmt.Errorf("%s: reading the partial results of %s: %w", l.Name(), s.Describe(), err)
 		}
 		combine(a.Access, s, part, slots)

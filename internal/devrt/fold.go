@@ -112,9 +112,6 @@ func (r *foldRing) fetch(drv Driver, fd *pendingFold) error {
 
 // ring returns reduction argument i's ring.
 func (p *Program) ring(i int) *foldRing {
-	if p.folds == nil {
-		p.folds = make([]*foldRing, len(p.red))
-	}
 	r := p.folds[i]
 	if r == nil {
 		r = &foldRing{}
@@ -123,9 +120,12 @@ func (p *Program) ring(i int) *foldRing {
 	return r
 }
 
-// bindPartials binds argument i's ring to the call, with room for need
-// bytes in its slot: p.red[i] is the ring's buffer and p.redOff[i] the
-// slot's offset. The slot is the last call's again when its results were
+// bound returns the ring's buffer and the byte offset of the slot the
+// bound call writes (bindPartials).
+func (r *foldRing) bound() (Buffer, int) { return r.buf, r.cur * r.slotBytes }
+
+// bindPartials binds a slot of argument i's ring to the call, with room
+// for need bytes (foldRing.bound). The slot is the last call's again when its results were
 // folded or dropped (a program that reads the Global after each loop uses
 // one), else the next, whose fold, if still pending, is settled first
 // with everything pending on its Global.
@@ -156,7 +156,6 @@ func (p *Program) bindPartials(i, need int) error {
 		return err
 	}
 	r.cur = k
-	p.red[i], p.redOff[i] = r.buf, k*r.slotBytes
 	return nil
 }
 
@@ -202,11 +201,10 @@ func (p *Program) freeFolds() {
 	// Pending partial results reach their Globals first; an error there
 	// is the device's, which its next use reports.
 	_ = p.settleFolds()
-	for _, r := range p.folds {
+	for i, r := range p.folds {
 		if r != nil && r.buf != nil {
 			p.drv.Free(r.buf)
 		}
+		p.folds[i] = nil
 	}
-	p.folds = nil
-	clear(p.red)
 }
