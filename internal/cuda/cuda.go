@@ -111,7 +111,6 @@ static CUresult op2_cuda_htod(CUcontext c, CUdeviceptr d, const void *s, size_t 
 static CUresult op2_cuda_dtoh(CUcontext c, void *d, CUdeviceptr s, size_t n) { CURRENT(c) return p_dtoh(d, s, n); }
 static CUresult op2_cuda_dtod(CUcontext c, CUdeviceptr d, CUdeviceptr s, size_t n) { CURRENT(c) return p_dtod(d, s, n); }
 static CUresult op2_cuda_zero(CUcontext c, CUdeviceptr d, size_t n) { CURRENT(c) return p_memset(d, 0, n); }
-// CU_EVENT_DISABLE_TIMING: an event only waited for records faster.
 static CUresult op2_cuda_event_destroy(CUcontext c, CUevent e) { CURRENT(c) return p_eventDestroy(e); }
 static int op2_cuda_can_stamp(void) { return p_eventElapsed != NULL; }
 // The stamps' calls return their results by value, so that the Go
@@ -335,12 +334,7 @@ func (d *Device) Alloc(n int) (*Buffer, error) {
 func (d *Device) Free(b *Buffer) { C.op2_cuda_free(d.ctx, C.CUdeviceptr(b.Ptr)) }
 
 // Write copies n bytes from host memory src to b.
-func (d *Device) Write(b *Buffer, src unsafe.Pointer, n int) error {
-	if n == 0 {
-		return nil
-	}
-	return check("cuMemcpyHtoD", C.op2_cuda_htod(d.ctx, C.CUdeviceptr(b.Ptr), src, C.size_t(n)))
-}
+func (d *Device) Write(b *Buffer, src unsafe.Pointer, n int) error { return d.WriteAt(b, 0, src, n) }
 
 // WriteAt copies n bytes from host memory src to byte offset off of b.
 func (d *Device) WriteAt(b *Buffer, off int, src unsafe.Pointer, n int) error {

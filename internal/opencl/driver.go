@@ -429,12 +429,7 @@ func (c *Context) Free(b *Buffer) {
 }
 
 // Write copies n bytes from host memory src to the start of b, blocking.
-func (c *Context) Write(b *Buffer, src unsafe.Pointer, n int) error {
-	if n == 0 {
-		return nil
-	}
-	return check("clEnqueueWriteBuffer", C.op2cl_write(c.queue, b.mem, 0, C.size_t(n), src))
-}
+func (c *Context) Write(b *Buffer, src unsafe.Pointer, n int) error { return c.WriteAt(b, 0, src, n) }
 
 // WriteAt copies n bytes from host memory src to byte offset off of b,
 // blocking.
