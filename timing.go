@@ -17,8 +17,9 @@ import (
 // exchanging halos and combining reductions. On the asynchronous backends
 // (opencl, cuda) it is the device's time from a stamp queued before the
 // loop's work to one queued after it: timing does not wait for the loop,
-// and the report waits for the loops whose stamps it reads. The wall time of all the calls is Time + Plan +
-// Compile, less the checking of the arguments before the executor.
+// and the report waits for the loops whose stamps it reads. On the host
+// backends the wall time of all the calls is Time + Plan + Compile, less
+// the checking of the arguments before the executor.
 //
 // Under MPI every rank times its own loops: the figures are this rank's,
 // over its part of the set (owned elements, plus the exec halo for loops

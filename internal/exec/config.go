@@ -297,6 +297,7 @@ func ParseEvery(s string) (every time.Duration, loops int, err error) {
 }
 
 // Value readers and checks of the rows.
+
 // parseBool reads a boolean variable: strconv.ParseBool's values, and
 // on/off and yes/no in any case, the words the settings table's Default
 // column and OP2_FUSION use.

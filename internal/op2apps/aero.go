@@ -141,7 +141,6 @@ func RunAero(m *AeroMesh, p PartitionFunc) ([]AeroStep, error) {
 	dotR := op2.NewKernel(aeroDotRSrc, "dotR")
 	updateP := op2.NewKernel(aeroUpdatePSrc, "updateP")
 	update := op2.NewKernel(aeroUpdateSrc, "update")
-	value := func(g *op2.Global[float64]) (float64, error) { return g.ValueErr() }
 
 	var steps []AeroStep
 	for iter := 1; iter <= AeroIters; iter++ {
@@ -166,7 +165,7 @@ func RunAero(m *AeroMesh, p PartitionFunc) ([]AeroStep, error) {
 			pU.Arg(op2.Write), pV.Arg(op2.Write), pP.Arg(op2.Write)); err != nil {
 			return nil, err
 		}
-		v1, err := value(c1)
+		v1, err := c1.ValueErr()
 		if err != nil {
 			return nil, err
 		}
@@ -192,7 +191,7 @@ func RunAero(m *AeroMesh, p PartitionFunc) ([]AeroStep, error) {
 			if err := op2.ParLoop(dotPV, nodes, pP.Arg(op2.Read), pV.Arg(op2.Read), c2.Arg(op2.Inc)); err != nil {
 				return nil, err
 			}
-			v2, err := value(c2)
+			v2, err := c2.ValueErr()
 			if err != nil {
 				return nil, err
 			}
@@ -207,7 +206,7 @@ func RunAero(m *AeroMesh, p PartitionFunc) ([]AeroStep, error) {
 			if err := op2.ParLoop(dotR, nodes, pResm.Arg(op2.Read), c3.Arg(op2.Inc)); err != nil {
 				return nil, err
 			}
-			v3, err := value(c3)
+			v3, err := c3.ValueErr()
 			if err != nil {
 				return nil, err
 			}
@@ -226,7 +225,7 @@ func RunAero(m *AeroMesh, p PartitionFunc) ([]AeroStep, error) {
 			pU.Arg(op2.Read), rms.Arg(op2.Inc)); err != nil {
 			return nil, err
 		}
-		r, err := value(rms)
+		r, err := rms.ValueErr()
 		if err != nil {
 			return nil, err
 		}

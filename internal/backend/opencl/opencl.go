@@ -190,9 +190,9 @@ func (b *backend) Describe() []slog.Attr {
 }
 
 // Wait blocks until the device has finished every queued loop.
-var _ exec.DeviceClock = (*backend)(nil)
-
 func (b *backend) Wait() error { return b.ctx.Finish() }
+
+var _ exec.DeviceClock = (*backend)(nil)
 
 // Clocked reports whether loops are timed on the device (exec.DeviceClock):
 // where the library has OpenCL 1.2's markers.
