@@ -310,8 +310,12 @@ func (x *Executor) runMeasured(b *Opened, l *core.Loop, p Program) error {
 	}
 	// Timed on the device, between two stamps, the loop is not waited
 	// for (the tuner's measurements are).
-	clock, clocked := b.Backend.(DeviceClock)
-	clocked = clocked && err == nil && x.Timing != nil && !c.measuring && clock.Clocked()
+	var clock DeviceClock
+	clocked := false
+	if err == nil && x.Timing != nil && !c.measuring {
+		clock, clocked = b.Backend.(DeviceClock)
+		clocked = clocked && clock.Clocked()
+	}
 	var from Stamp
 	if clocked {
 		from, err = clock.Stamp()
