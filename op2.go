@@ -80,9 +80,9 @@ const (
 // compiler keeps the API's fields and the settings table in step. Its
 // fields: Backend, CC, CXX, CompileTimeout, CFlags, CacheDir, Threads,
 // BlockSize, PlanCheck, Check, OpenCLPlatform, OpenCLDevice,
-// DeviceScheme, DeviceLayout, DeviceWorkGroupSize, CUDADevice, Tune,
-// OpenMPScheme, SIMD, Timing, Lazy, Fusion, Tile, Logger, Checkpoint and
-// CheckpointEvery. Its method Explicit(fields ...string) Config returns
+// DeviceScheme, DeviceLayout, DeviceWorkGroupSize, CUDADevice,
+// CUDAGraphs, Tune, OpenMPScheme, SIMD, Timing, Lazy, Fusion, Tile,
+// Logger, Checkpoint and CheckpointEvery. Its method Explicit(fields ...string) Config returns
 // a copy of c in which the named fields count as set even where they
 // hold their zero value: Config{}.Explicit("Lazy") runs loops at once
 // under OP2_LAZY=1. Configure and NewRuntime refuse a name that is not a

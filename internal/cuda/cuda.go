@@ -22,6 +22,23 @@ typedef void *CUfunction;
 typedef unsigned long long CUdeviceptr;
 typedef void *CUevent;
 typedef void *CUstream;
+typedef void *CUgraph;
+typedef void *CUgraphExec;
+typedef void *CUgraphNode;
+// CUDA_KERNEL_NODE_PARAMS_v2; its first fields are the v1 structure, and
+// kern and ctx are ignored when func is set, so that it serves both.
+typedef struct {
+	CUfunction func;
+	unsigned gridDimX, gridDimY, gridDimZ;
+	unsigned blockDimX, blockDimY, blockDimZ;
+	unsigned sharedMemBytes;
+	void **kernelParams;
+	void **extra;
+	void *kern;
+	CUcontext ctx;
+} op2_kernel_node;
+// op2_launch is a queued launch: the layout of Go's launch (batch.go).
+typedef struct { CUfunction f; unsigned groups, local, shared, nparams; } op2_launch;
 
 static CUresult (*p_init)(unsigned);
 static CUresult (*p_driverVersion)(int *);
@@ -51,6 +68,13 @@ static CUresult (*p_eventSync)(CUevent);
 static CUresult (*p_eventDestroy)(CUevent);
 static CUresult (*p_eventElapsed)(float *, CUevent, CUevent); // optional
 static CUresult (*p_errName)(CUresult, const char **);
+// Graphs, optional (CUDA 11.4 on).
+static CUresult (*p_graphCreate)(CUgraph *, unsigned);
+static CUresult (*p_graphAddKernel)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const op2_kernel_node *);
+static CUresult (*p_graphInstantiate)(CUgraphExec *, CUgraph, unsigned long long);
+static CUresult (*p_graphLaunch)(CUgraphExec, CUstream);
+static CUresult (*p_graphExecDestroy)(CUgraphExec);
+static CUresult (*p_graphDestroy)(CUgraph);
 static CUresult (*p_errString)(CUresult, const char **);
 
 static const char *op2_cuda_open(const char *path) {
@@ -87,6 +111,13 @@ static const char *op2_cuda_open(const char *path) {
 	SYM(p_errString, "cuGetErrorString")
 #undef SYM
 	*(void **)(&p_eventElapsed) = dlsym(h, "cuEventElapsedTime");
+	*(void **)(&p_graphCreate) = dlsym(h, "cuGraphCreate");
+	if (!(*(void **)(&p_graphAddKernel) = dlsym(h, "cuGraphAddKernelNode_v2")))
+		*(void **)(&p_graphAddKernel) = dlsym(h, "cuGraphAddKernelNode");
+	*(void **)(&p_graphInstantiate) = dlsym(h, "cuGraphInstantiateWithFlags");
+	*(void **)(&p_graphLaunch) = dlsym(h, "cuGraphLaunch");
+	*(void **)(&p_graphExecDestroy) = dlsym(h, "cuGraphExecDestroy");
+	*(void **)(&p_graphDestroy) = dlsym(h, "cuGraphDestroy");
 	return NULL;
 }
 
@@ -149,6 +180,57 @@ static CUresult op2_cuda_launch(CUcontext c, CUfunction f, unsigned groups, unsi
 	CURRENT(c)
 	return p_launch(f, groups, 1, 1, local, 1, 1, shared, NULL, params, NULL);
 }
+// op2_cuda_params points p (room for n) at n parameter slots from v, or
+// at a new array when n exceeds the room (freed by the caller when it is
+// not p).
+static void **op2_cuda_params(void **p, unsigned room, unsigned long long *v, unsigned n) {
+	if (n > room && !(p = malloc(n * sizeof *p))) return NULL;
+	for (unsigned k = 0; k < n; k++) p[k] = v + k;
+	return p;
+}
+// op2_cuda_launch_all launches n kernels in order, the parameters of each
+// following those of the one before in vals; *failed is the launch that
+// failed.
+static CUresult op2_cuda_launch_all(CUcontext c, int n, const op2_launch *ls, unsigned long long *vals, int *failed) {
+	CURRENT(c)
+	void *room[64];
+	for (int i = 0; i < n; i++) {
+		void **p = op2_cuda_params(room, 64, vals, ls[i].nparams);
+		CUresult r = p ? p_launch(ls[i].f, ls[i].groups, 1, 1, ls[i].local, 1, 1, ls[i].shared, NULL, p, NULL) : 2; // CUDA_ERROR_OUT_OF_MEMORY
+		if (p != room) free(p);
+		if (r) { *failed = i; return r; }
+		vals += ls[i].nparams;
+	}
+	return 0;
+}
+static int op2_cuda_can_graph(void) {
+	return p_graphCreate && p_graphAddKernel && p_graphInstantiate && p_graphLaunch && p_graphExecDestroy && p_graphDestroy;
+}
+// op2_cuda_graph makes the graph of n kernels run one after another (as
+// op2_cuda_launch_all would launch them) and instantiates it.
+static CUresult op2_cuda_graph(CUcontext c, int n, const op2_launch *ls, unsigned long long *vals, CUgraphExec *exec) {
+	CURRENT(c)
+	CUgraph g;
+	CUresult r = p_graphCreate(&g, 0);
+	if (r) return r;
+	CUgraphNode prev = NULL;
+	void *room[64];
+	for (int i = 0; i < n && !r; i++) {
+		void **p = op2_cuda_params(room, 64, vals, ls[i].nparams);
+		if (!p) { r = 2; break; }
+		op2_kernel_node kn = {ls[i].f, ls[i].groups, 1, 1, ls[i].local, 1, 1, ls[i].shared, p, NULL, NULL, NULL};
+		CUgraphNode node;
+		r = p_graphAddKernel(&node, g, prev ? &prev : NULL, prev ? 1 : 0, &kn);
+		if (p != room) free(p);
+		prev = node;
+		vals += ls[i].nparams;
+	}
+	if (!r) r = p_graphInstantiate(exec, g, 0);
+	p_graphDestroy(g);
+	return r;
+}
+static CUresult op2_cuda_graph_launch(CUcontext c, CUgraphExec e) { CURRENT(c) return p_graphLaunch(e, NULL); }
+static CUresult op2_cuda_graph_destroy(CUcontext c, CUgraphExec e) { CURRENT(c) return p_graphExecDestroy(e); }
 static const char *op2_cuda_error(CUresult r) {
 	const char *name = NULL, *text = NULL;
 	if (p_errName) p_errName(r, &name);
@@ -246,6 +328,91 @@ type Device struct {
 	// timed says whether the driver times events (CanStamp).
 	timed bool
 	ctx   C.CUcontext
+	// batch holds launches queued on the host (Batch); nil: each
+	// launch goes to the device at once.
+	batch *batch
+}
+
+// Batch turns batching of launches on or off (off by default). With it
+// on, kernel launches wait on the host until 32 are queued or anything
+// else is asked of the device, which then gets them in one call, in
+// order; a batch of launches seen before (the same kernels, grids and
+// parameters) goes as a CUDA graph, one launch for all of them, where the
+// driver has graphs. An error of a queued launch comes back from the call
+// that sent the batch, naming the launch's loop (Function.Label).
+// Turning it off sends what is queued.
+func (d *Device) Batch(on bool) error {
+	if on {
+		if d.batch == nil {
+			d.batch = newBatch(graphs{d})
+		}
+		return nil
+	}
+	if d.batch == nil {
+		return nil
+	}
+	err := d.flush()
+	d.batch.forget()
+	d.batch = nil
+	return err
+}
+
+// flush sends the queued launches to the device.
+func (d *Device) flush() error {
+	if d.batch == nil {
+		return nil
+	}
+	return d.batch.flush()
+}
+
+// flushLater sends the queued launches for a caller that returns no
+// error: one is kept for the next flush.
+func (d *Device) flushLater() {
+	if d.batch != nil {
+		if err := d.batch.flush(); err != nil && d.batch.late == nil {
+			d.batch.late = err
+		}
+	}
+}
+
+// graphs is the device's graphAPI.
+type graphs struct{ d *Device }
+
+func (g graphs) launchAll(ls []launch, vals []uint64) (int, error) {
+	var failed C.int
+	r := C.op2_cuda_launch_all(g.d.ctx, C.int(len(ls)), (*C.op2_launch)(unsafe.Pointer(&ls[0])), cVals(vals), &failed)
+	return int(failed), check("cuLaunchKernel", r)
+}
+
+func (g graphs) canGraph() bool { return C.op2_cuda_can_graph() != 0 }
+
+func (g graphs) instantiate(ls []launch, vals []uint64) (unsafe.Pointer, error) {
+	var exec C.CUgraphExec
+	r := C.op2_cuda_graph(g.d.ctx, C.int(len(ls)), (*C.op2_launch)(unsafe.Pointer(&ls[0])), cVals(vals), &exec)
+	return unsafe.Pointer(exec), check("making a CUDA graph", r)
+}
+
+func (g graphs) launchGraph(exec unsafe.Pointer) error {
+	return check("cuGraphLaunch", C.op2_cuda_graph_launch(g.d.ctx, C.CUgraphExec(exec)))
+}
+
+func (g graphs) destroyGraph(exec unsafe.Pointer) {
+	C.op2_cuda_graph_destroy(g.d.ctx, C.CUgraphExec(exec))
+}
+
+// cVals is vals for C (nil when empty).
+func cVals(vals []uint64) *C.ulonglong {
+	if len(vals) == 0 {
+		return nil
+	}
+	return (*C.ulonglong)(unsafe.Pointer(&vals[0]))
+}
+
+func init() {
+	// launch must have op2_launch's layout.
+	if unsafe.Sizeof(launch{}) != unsafe.Sizeof(C.op2_launch{}) || unsafe.Offsetof(launch{}.nparams) != unsafe.Offsetof(C.op2_launch{}.nparams) {
+		panic("cuda: launch and op2_launch differ")
+	}
 }
 
 // Count loads the driver and returns the number of devices it sees.
@@ -305,15 +472,21 @@ func Open(ordinal int) (*Device, error) {
 
 // Close releases the device's primary context.
 func (d *Device) Close() error {
+	err := d.Batch(false)
 	for _, ev := range d.stamps {
 		C.op2_cuda_event_destroy(d.ctx, ev)
 	}
 	d.stamps = nil
-	return check("cuDevicePrimaryCtxRelease", C.op2_cuda_release(d.dev))
+	return errors.Join(err, check("cuDevicePrimaryCtxRelease", C.op2_cuda_release(d.dev)))
 }
 
 // Synchronize waits for every queued launch and copy.
-func (d *Device) Synchronize() error { return check("cuCtxSynchronize", C.op2_cuda_sync(d.ctx)) }
+func (d *Device) Synchronize() error {
+	if err := d.flush(); err != nil {
+		return err
+	}
+	return check("cuCtxSynchronize", C.op2_cuda_sync(d.ctx))
+}
 
 // Buffer is device memory.
 type Buffer struct {
@@ -330,8 +503,12 @@ func (d *Device) Alloc(n int) (*Buffer, error) {
 	return &Buffer{Ptr: uint64(p), Size: n}, nil
 }
 
-// Free frees b.
-func (d *Device) Free(b *Buffer) { C.op2_cuda_free(d.ctx, C.CUdeviceptr(b.Ptr)) }
+// Free frees b, after sending the queued launches, which may use it (an
+// error of theirs comes back from the next call that sends a batch).
+func (d *Device) Free(b *Buffer) {
+	d.flushLater()
+	C.op2_cuda_free(d.ctx, C.CUdeviceptr(b.Ptr))
+}
 
 // Write copies n bytes from host memory src to b.
 func (d *Device) Write(b *Buffer, src unsafe.Pointer, n int) error { return d.WriteAt(b, 0, src, n) }
@@ -340,6 +517,9 @@ func (d *Device) Write(b *Buffer, src unsafe.Pointer, n int) error { return d.Wr
 func (d *Device) WriteAt(b *Buffer, off int, src unsafe.Pointer, n int) error {
 	if n == 0 {
 		return nil
+	}
+	if err := d.flush(); err != nil {
+		return err
 	}
 	return check("cuMemcpyHtoD", C.op2_cuda_htod(d.ctx, C.CUdeviceptr(b.Ptr+uint64(off)), src, C.size_t(n)))
 }
@@ -350,6 +530,9 @@ func (d *Device) Read(b *Buffer, dst unsafe.Pointer, n int) error {
 	if n == 0 {
 		return nil
 	}
+	if err := d.flush(); err != nil {
+		return err
+	}
 	return check("cuMemcpyDtoH", C.op2_cuda_dtoh(d.ctx, dst, C.CUdeviceptr(b.Ptr), C.size_t(n)))
 }
 
@@ -359,6 +542,9 @@ func (d *Device) ReadAt(b *Buffer, off int, dst unsafe.Pointer, n int) error {
 	if n == 0 {
 		return nil
 	}
+	if err := d.flush(); err != nil {
+		return err
+	}
 	return check("cuMemcpyDtoH", C.op2_cuda_dtoh(d.ctx, dst, C.CUdeviceptr(b.Ptr+uint64(off)), C.size_t(n)))
 }
 
@@ -366,6 +552,9 @@ func (d *Device) ReadAt(b *Buffer, off int, dst unsafe.Pointer, n int) error {
 func (d *Device) Copy(dst, src *Buffer, n int) error {
 	if n == 0 {
 		return nil
+	}
+	if err := d.flush(); err != nil {
+		return err
 	}
 	return check("cuMemcpyDtoD", C.op2_cuda_dtod(d.ctx, C.CUdeviceptr(dst.Ptr), C.CUdeviceptr(src.Ptr), C.size_t(n)))
 }
@@ -375,6 +564,9 @@ func (d *Device) Zero(b *Buffer, n int) error {
 	if n == 0 {
 		return nil
 	}
+	if err := d.flush(); err != nil {
+		return err
+	}
 	return check("cuMemsetD8", C.op2_cuda_zero(d.ctx, C.CUdeviceptr(b.Ptr), C.size_t(n)))
 }
 
@@ -382,6 +574,8 @@ func (d *Device) Zero(b *Buffer, n int) error {
 type Function struct {
 	mod C.CUmodule
 	f   C.CUfunction
+	// Label names the kernel's loop in the error of a batched launch.
+	Label string
 }
 
 // CanStamp reports whether the driver times events (cuEventElapsedTime),
@@ -392,6 +586,9 @@ func (d *Device) CanStamp() bool { return d.timed }
 // one of the device's stamps no longer in use, or a new one. Device is
 // not safe for concurrent Stamp and Between calls.
 func (d *Device) Stamp() (unsafe.Pointer, error) {
+	if err := d.flush(); err != nil {
+		return nil, err
+	}
 	var ev C.CUevent
 	if n := len(d.stamps); n > 0 {
 		ev, d.stamps = d.stamps[n-1], d.stamps[:n-1]
@@ -414,8 +611,9 @@ func (d *Device) Between(from, to unsafe.Pointer) (time.Duration, error) {
 	return time.Duration(float64(e.ms) * float64(time.Millisecond)), check("cuEventElapsedTime", e.err)
 }
 
-// Load loads a module image (a CUBIN) and finds kernel name in it.
-func (d *Device) Load(image []byte, name string) (*Function, error) {
+// Load loads a module image (a CUBIN) and finds kernel name in it; label
+// names its loop in errors (Function.Label).
+func (d *Device) Load(image []byte, name, label string) (*Function, error) {
 	if len(image) == 0 {
 		return nil, errors.New("cuda: empty module image")
 	}
@@ -423,19 +621,29 @@ func (d *Device) Load(image []byte, name string) (*Function, error) {
 	defer C.free(img)
 	cn := C.CString(name)
 	defer C.free(unsafe.Pointer(cn))
-	fn := &Function{}
+	fn := &Function{Label: label}
 	if err := check("loading the module of "+name, C.op2_cuda_load(d.ctx, img, &fn.mod, cn, &fn.f)); err != nil {
 		return nil, err
 	}
 	return fn, nil
 }
 
-// Unload unloads the function's module.
-func (d *Device) Unload(f *Function) { C.op2_cuda_unload(d.ctx, f.mod) }
+// Unload unloads the function's module, after sending the queued
+// launches; the graphs made so far go, since they may launch it.
+func (d *Device) Unload(f *Function) {
+	if d.batch != nil {
+		d.flushLater()
+		d.batch.forget()
+	}
+	C.op2_cuda_unload(d.ctx, f.mod)
+}
 
 // AllowShared lets f use up to n bytes of dynamic shared memory (beyond
 // the default 48 KiB needs opting in).
 func (d *Device) AllowShared(f *Function, n int) error {
+	if err := d.flush(); err != nil {
+		return err
+	}
 	return check("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", C.op2_cuda_max_shared(d.ctx, f.f, C.int(n)))
 }
 
@@ -446,6 +654,7 @@ type Params struct {
 	slots unsafe.Pointer // n × 8 bytes
 	ptrs  unsafe.Pointer // n pointers
 	n     int
+	used  int // the parameters of the last Slots call
 }
 
 // Slots returns room for n parameters, valid until the next call.
@@ -461,14 +670,20 @@ func (p *Params) Slots(n int) []uint64 {
 			ptrs[i] = unsafe.Add(p.slots, 8*i)
 		}
 	}
+	p.used = n
 	return unsafe.Slice((*uint64)(p.slots), p.n)[:n]
 }
 
 // Launch queues f on groups blocks of local threads with shared bytes of
-// dynamic shared memory, the parameters in p's slots.
+// dynamic shared memory, the parameters in the slots of p's last Slots
+// call (batched: copied).
 func (d *Device) Launch(f *Function, groups, local, shared int, p *Params) error {
 	if groups == 0 {
 		return nil
+	}
+	if d.batch != nil {
+		l := launch{fn: uintptr(unsafe.Pointer(f.f)), groups: uint32(groups), local: uint32(local), shared: uint32(shared), nparams: uint32(p.used)}
+		return d.batch.add(l, unsafe.Slice((*uint64)(p.slots), p.used), f.Label)
 	}
 	return check("cuLaunchKernel", C.op2_cuda_launch(d.ctx, f.f, C.uint(groups), C.uint(local), C.uint(shared), (*unsafe.Pointer)(p.ptrs)))
 }

@@ -74,6 +74,10 @@ type Config struct {
 	DeviceWorkGroupSize int
 	// CUDADevice is the ordinal of the GPU the cuda backend uses.
 	CUDADevice int
+	// CUDAGraphs batches the cuda backend's kernel launches on the host
+	// and replays each batch that repeats as a CUDA graph (off by
+	// default until measured on a GPU).
+	CUDAGraphs bool
 	// Tune turns on the auto-tuner: the first calls of each loop try the
 	// backend's ways of running it (lanes, scheme, work-group and block
 	// sizes) and the fastest is kept, and saved in CacheDir for later

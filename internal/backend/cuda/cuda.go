@@ -121,6 +121,10 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 		}
 		return nil, err
 	}
+	if err := dev.Batch(cfg.CUDAGraphs); err != nil {
+		dev.Close()
+		return nil, err
+	}
 	drv := newDriver(dev)
 	if err := device.CheckWorkGroupLimit(cfg.DeviceWorkGroupSize, dev.MaxThreads, drv.Describe()); err != nil {
 		dev.Close()
@@ -286,7 +290,7 @@ func (b *backend) BuildWith(l *core.Loop, scheme string, workGroupSize int) (exe
 		}
 		return nil, fmt.Errorf("%s: %w", l.Name(), err)
 	}
-	f, err := b.dev.Load(cubin, stubName)
+	f, err := b.dev.Load(cubin, stubName, l.Name())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Name(), err)
 	}

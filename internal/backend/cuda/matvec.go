@@ -17,7 +17,7 @@ func (b *backend) MatVec(m *exec.MatVec) error {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", l.Name(), err)
 		}
-		f, err := b.dev.Load(cubin, stubName)
+		f, err := b.dev.Load(cubin, stubName, l.Name())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", l.Name(), err)
 		}

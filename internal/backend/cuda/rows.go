@@ -13,7 +13,7 @@ func (b *backend) buildRows() (devrt.Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := b.dev.Load(cubin, stubName)
+	f, err := b.dev.Load(cubin, stubName, l.Name())
 	if err != nil {
 		return nil, err // not a nil *cu.Function in a non-nil Kernel
 	}

@@ -1,0 +1,133 @@
+package cuda
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// TestBatchOnFakeDriver runs the C side of batches and graphs against
+// testdata/fakecuda.c, a stand-in for libcuda.so.1 whose every kernel
+// adds its second parameter to the word its first points at (in a child
+// process: the driver is loaded once per process). Whether launches go
+// one by one or as graphs, the word holds every addition queued before a
+// read, in order; a repeated batch goes as a graph; a launch the driver
+// refuses comes back naming its loop.
+func TestBatchOnFakeDriver(t *testing.T) {
+	if os.Getenv("OP2_TEST_FAKE_CUDA") != "" {
+		fakeDriverChild(t)
+		return
+	}
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "libcuda.so.1")
+	if out, err := exec.Command("gcc", "-shared", "-fPIC", "-O1", "-o", lib, "testdata/fakecuda.c").CombinedOutput(); err != nil {
+		t.Fatalf("building the fake driver: %v\n%s", err, out)
+	}
+	logPath := filepath.Join(dir, "log")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBatchOnFakeDriver$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "OP2_TEST_FAKE_CUDA=1", LibraryEnv+"="+lib, "FAKE_CUDA_LOG="+logPath)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	log, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(prefix string) int {
+		n := 0
+		for line := range strings.Lines(string(log)) {
+			if strings.HasPrefix(line, prefix) {
+				n++
+			}
+		}
+		return n
+	}
+	// 40 rounds of 3 launches with a read after each: the first round
+	// one by one, the second makes the graph, every later one replays it.
+	if n := count("instantiate 3"); n != 1 {
+		t.Errorf("%d graphs of 3 kernels made, want 1", n)
+	}
+	if n := count("graph launch 3"); n != 39 {
+		t.Errorf("%d graphs of 3 kernels launched, want 39", n)
+	}
+	if n := count("kernel "); n != 3*40+3*40+2 {
+		t.Errorf("%d kernels ran, want %d", n, 3*40+3*40+2)
+	}
+	if n := count("graph destroy"); n < 1 {
+		t.Error("no graph destroyed by Close")
+	}
+}
+
+func fakeDriverChild(t *testing.T) {
+	d, err := Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := d.Load([]byte("image"), "op2_stub", "adder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	word, err := d.Alloc(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p Params
+	launch := func(add, local int) error {
+		s := p.Slots(2)
+		s[0], s[1] = word.Ptr, uint64(add)
+		return d.Launch(f, 1, local, 0, &p)
+	}
+	read := func() int64 {
+		var v int64
+		if err := d.Read(word, unsafe.Pointer(&v), 8); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	want := int64(0)
+	for _, batched := range []bool{false, true} {
+		if err := d.Batch(batched); err != nil {
+			t.Fatal(err)
+		}
+		for round := range 40 {
+			for k := 1; k <= 3; k++ {
+				if err := launch(k, 64); err != nil {
+					t.Fatal(err)
+				}
+				want += int64(k)
+			}
+			if got := read(); got != want {
+				t.Fatalf("batched %v, round %d: the word is %d, want %d", batched, round, got, want)
+			}
+		}
+	}
+	// A refused launch (2048 threads) queued after a good one: the good
+	// one runs, the error names the loop.
+	if err := launch(5, 64); err != nil {
+		t.Fatal(err)
+	}
+	if err := launch(7, 2048); err != nil {
+		t.Fatal(err)
+	}
+	var v int64
+	err = d.Read(word, unsafe.Pointer(&v), 8)
+	if err == nil || !strings.Contains(err.Error(), "adder") || !strings.Contains(err.Error(), "CUDA_ERROR_INVALID_VALUE") {
+		t.Fatalf("reading after a refused launch: %v, want an error naming loop adder", err)
+	}
+	if got := read(); got != want+5 {
+		t.Fatalf("after the refused launch: the word is %d, want %d", got, want+5)
+	}
+	// A launch queued before Free runs before it; Unload forgets graphs.
+	if err := launch(1, 64); err != nil {
+		t.Fatal(err)
+	}
+	d.Unload(f)
+	d.Free(word)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
