@@ -62,6 +62,8 @@ type batch struct {
 	seen     map[uint64]bool
 	noGraphs error // why graphs are not used, once instantiating failed
 	late     error // a flush's error no caller could return, for the next
+	// graphsOff, if not nil, is told why graphs went off.
+	graphsOff func(error)
 
 	// Counts for tests and reports: batches launched kernel by kernel,
 	// replayed as graphs, and graphs made.
@@ -114,6 +116,9 @@ func (b *batch) flush() error {
 	if err != nil {
 		// The kernels may still run one by one; graphs stay off.
 		b.noGraphs = err
+		if b.graphsOff != nil {
+			b.graphsOff(err)
+		}
 		return b.launchAll()
 	}
 	if old := b.graphs[key]; old != nil {

@@ -181,14 +181,16 @@ func TestBatchErrors(t *testing.T) {
 	f = newFake()
 	f.failMake = true
 	b = newBatch(f)
+	var off error
+	b.graphsOff = func(err error) { off = err }
 	for range 3 {
 		queue(t, b, []uintptr{1, 2}, 1)
 		if err := b.flush(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(f.ran) != 6 || b.noGraphs == nil || b.direct != 3 {
-		t.Errorf("with graphs failing: %d kernels ran, %d batches one by one, noGraphs %v", len(f.ran), b.direct, b.noGraphs)
+	if len(f.ran) != 6 || b.noGraphs == nil || b.direct != 3 || off == nil {
+		t.Errorf("with graphs failing: %d kernels ran, %d batches one by one, noGraphs %v, told %v", len(f.ran), b.direct, b.noGraphs, off)
 	}
 
 	f = newFake()

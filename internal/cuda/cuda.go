@@ -340,12 +340,15 @@ type Device struct {
 // parameters) goes as a CUDA graph, one launch for all of them, where the
 // driver has graphs. An error of a queued launch comes back from the call
 // that sent the batch, naming the launch's loop (Function.Label).
-// Turning it off sends what is queued.
-func (d *Device) Batch(on bool) error {
+// Turning it off sends what is queued. graphsOff, if not nil, learns
+// why, when the driver fails to make a graph: batches then go kernel by
+// kernel.
+func (d *Device) Batch(on bool, graphsOff func(error)) error {
 	if on {
 		if d.batch == nil {
 			d.batch = newBatch(graphs{d})
 		}
+		d.batch.graphsOff = graphsOff
 		return nil
 	}
 	if d.batch == nil {
@@ -472,7 +475,7 @@ func Open(ordinal int) (*Device, error) {
 
 // Close releases the device's primary context.
 func (d *Device) Close() error {
-	err := d.Batch(false)
+	err := d.Batch(false, nil)
 	for _, ev := range d.stamps {
 		C.op2_cuda_event_destroy(d.ctx, ev)
 	}

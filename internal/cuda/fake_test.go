@@ -90,7 +90,7 @@ func fakeDriverChild(t *testing.T) {
 	}
 	want := int64(0)
 	for _, batched := range []bool{false, true} {
-		if err := d.Batch(batched); err != nil {
+		if err := d.Batch(batched, func(err error) { t.Errorf("graphs off: %v", err) }); err != nil {
 			t.Fatal(err)
 		}
 		for round := range 40 {

@@ -121,7 +121,12 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 		}
 		return nil, err
 	}
-	if err := dev.Batch(cfg.CUDAGraphs); err != nil {
+	graphsOff := func(err error) {
+		if cfg.Logger != nil {
+			cfg.Logger.Warn("op2: cuda: CUDA graphs off, launches go one by one", "err", err)
+		}
+	}
+	if err := dev.Batch(cfg.CUDAGraphs, graphsOff); err != nil {
 		dev.Close()
 		return nil, err
 	}
