@@ -12,7 +12,7 @@ import (
 // Global, repeated, leaves each call's partial results in the next of
 // foldDepth slots of one device buffer, and folds everything pending on
 // that Global once in foldDepth calls, reading the slots in one copy.
-const foldDepth = 8
+const foldDepth = 32
 
 // foldRing is a reduction argument's device buffer of partial results,
 // foldDepth slots of slotBytes each, and the pending folds of the calls
