@@ -219,7 +219,7 @@ var Settings = []ConfigSetting{
 	{Field: "OpenCLDevice", Env: "OP2_OPENCL_DEVICE", Default: "any", Doc: "the OpenCL device type: `cpu`, `gpu`, `accelerator`, `default` or `all`",
 		value:  choice(func(c *Config) *string { return &c.OpenCLDevice }, CheckOpenCLDevice),
 		keyPos: 7, key: func(c *Config) string { return "/" + c.OpenCLDevice }},
-	{Field: "DeviceScheme", Env: "OP2_DEVICE_SCHEME", Default: "`staged` on `opencl`, `atomics` on `cuda`", Doc: "how `opencl` and `cuda` apply increments through maps: `staged` stages a block's data in shared memory and applies increments colour by colour; `atomics` adds them atomically, with no colours and no execution plan (loops whose only modifications through maps are increments; sums then vary in order from run to run)",
+	{Field: "DeviceScheme", Env: "OP2_DEVICE_SCHEME", Default: "`staged` on `opencl`, `atomics` on `cuda`", Doc: "how `opencl` and `cuda` apply increments through maps: `staged` stages a block's data in shared memory and applies increments colour by colour; `atomics` adds them atomically, with no colours and no execution plan (loops whose only modifications through maps are increments; sums then vary in order from run to run); `warp` is `atomics` in which, on `cuda`, the threads of a warp with one target add their increments together first, one atomic operation per target",
 		value:  choice(func(c *Config) *string { return &c.DeviceScheme }, checkDeviceScheme),
 		keyPos: 3, key: func(c *Config) string { return " dev=" + c.DeviceScheme }},
 	{Field: "DeviceLayout", Env: "OP2_DEVICE_LAYOUT", Default: "`soa` on a GPU, else `aos`", Doc: "how `opencl` and `cuda` store Dats of dim > 1: `aos`, or `soa` (component by component; a Dat some loop cannot read so is stored `aos`)",

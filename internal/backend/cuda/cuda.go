@@ -131,6 +131,7 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 		return nil, err
 	}
 	drv := newDriver(dev)
+	scheme = schemeFor(scheme, dev.Arch)
 	if err := device.CheckWorkGroupLimit(cfg.DeviceWorkGroupSize, dev.MaxThreads, drv.Describe()); err != nil {
 		dev.Close()
 		return nil, err
@@ -144,6 +145,15 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 	b := &backend{opts: opts, dev: dev, nv: nv, drv: drv, cache: dir}
 	drv.rows.Build = b.buildRows
 	return b, nil
+}
+
+// schemeFor is scheme on a device of compute capability arch (× 10): Warp
+// needs __match_any_sync, from 7.0 on, and is Atomics before.
+func schemeFor(scheme device.Scheme, arch int) device.Scheme {
+	if scheme == device.Warp && arch < 70 {
+		return device.Atomics
+	}
+	return scheme
 }
 
 // deviceForRank is the GPU of the rank numbered local among the ranks on
@@ -280,6 +290,7 @@ func (b *backend) BuildWith(l *core.Loop, scheme string, workGroupSize int) (exe
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Name(), err)
 	}
+	opts.Scheme = schemeFor(opts.Scheme, b.dev.Arch)
 	lay, err := devrt.Analyse(device.CUDA, l, b.dev.SharedMem, opts)
 	if err != nil {
 		return nil, err

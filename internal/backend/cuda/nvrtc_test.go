@@ -71,7 +71,8 @@ type variant struct {
 // the default only in the aos layout (the layout and the size change
 // different lines of the code). A shared-memory size other than the
 // nominal one is generated with the default work-group size only (the
-// two change different lines too).
+// two change different lines too), and the Warp scheme (which changes
+// the increments' lines only) with the default sizes only.
 func variants() []variant {
 	var out []variant
 	for _, shared := range sharedSizes {
@@ -79,7 +80,10 @@ func variants() []variant {
 			if shared != cuda.NominalSharedMem && wg != 0 {
 				continue
 			}
-			for _, scheme := range []device.Scheme{device.Staged, device.Atomics} {
+			for _, scheme := range []device.Scheme{device.Staged, device.Atomics, device.Warp} {
+				if scheme == device.Warp && (shared != cuda.NominalSharedMem || wg != 0) {
+					continue
+				}
 				for _, soa := range []bool{false, true} {
 					if soa && (wg != 0 || aosOnly) && testing.Short() {
 						continue

@@ -69,6 +69,11 @@ type Dialect struct {
 	// gives them, since NVRTC has no standard headers). Empty for a
 	// dialect that refuses C++ kernels.
 	CXXPrelude string
+	// WarpMatch: the language finds a warp's threads with equal values
+	// and exchanges values between them (CUDA's __match_any_sync and
+	// __shfl_sync, compute capability 7.0 on), which the Warp scheme
+	// uses.
+	WarpMatch bool
 	// AtomicAdd defines, per element type, the function
 	// op2_atomic_add_<type>(pointer, value) that adds value to device
 	// memory atomically (the atomics scheme, Scheme).
@@ -203,6 +208,7 @@ var CUDA = &Dialect{
 	// read them through the read-only data cache.
 	ReadOnlyGlobal: "const",
 	ConstsCastable: true,
+	WarpMatch:      true,
 	AtomicAdd: map[core.ScalarType]string{
 		core.Float64: "static inline void op2_atomic_add_double(double *op2_a, double op2_v) { atomicAdd(op2_a, op2_v); }\n",
 		core.Float32: "static inline void op2_atomic_add_float(float *op2_a, float op2_v) { atomicAdd(op2_a, op2_v); }\n",

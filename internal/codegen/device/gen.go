@@ -147,6 +147,10 @@ type Layout struct {
 	// data stays in global memory and increments are added atomically,
 	// so the plan need not colour anything.
 	Atomic bool
+	// Warp: an Atomic loop's increments through maps are summed per
+	// target within a warp first (Scheme Warp on a dialect with
+	// WarpMatch).
+	Warp bool
 	// PlanFree: an Atomic loop run without an execution plan, like a
 	// direct loop: each work item takes elements of the range in turn and
 	// reaches indirect data through the map tables themselves
@@ -214,17 +218,27 @@ const (
 	// Increments then reach a target in an order that varies from run to
 	// run, so floating-point sums may differ in their last bits.
 	Atomics
+	// Warp is Atomics in which, where the dialect can (Dialect.WarpMatch:
+	// CUDA), the threads of a warp incrementing one target through a map
+	// argument first add their increments together, in lane order, and
+	// one of them adds the sum atomically: fewer atomic operations where
+	// consecutive elements share targets (a mesh's edges ordered by
+	// their first cell). Elsewhere it is Atomics.
+	Warp
 )
 
-// ParseScheme reads a scheme's name: "staged" (or "") or "atomics".
+// ParseScheme reads a scheme's name: "staged" (or ""), "atomics" or
+// "warp".
 func ParseScheme(name string) (Scheme, error) {
 	switch name {
 	case "", "staged":
 		return Staged, nil
 	case "atomics":
 		return Atomics, nil
+	case "warp":
+		return Warp, nil
 	}
-	return Staged, fmt.Errorf("unknown device scheme %q (staged or atomics)", name)
+	return Staged, fmt.Errorf("unknown device scheme %q (staged, atomics or warp)", name)
 }
 
 // CheckLayout returns an error unless name is a device data layout's name
@@ -499,8 +513,9 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 			}
 		}
 	}
-	if scheme == Atomics && lay.Indirect && lay.atomicsApply(l) {
+	if (scheme == Atomics || scheme == Warp) && lay.Indirect && lay.atomicsApply(l) {
 		lay.Atomic, lay.callInColour = true, false
+		lay.Warp = scheme == Warp && d.WarpMatch
 		for d := range lay.DSGlobal {
 			lay.DSGlobal[d] = true
 		}
@@ -1677,12 +1692,48 @@ func applyIncrements(w *writer, l *core.Loop, lay *Layout, indent string) {
 			fn := "op2_atomic_add_" + atomicSuffix(a.Data.Type)
 			add = func(dst, val string) string { return fmt.Sprintf("{ %s(&%s, %s); }", fn, dst, val) }
 		}
+		if lay.Warp && a.Access == core.Inc {
+			warpIncrement(w, l, lay, i, indent)
+			continue
+		}
 		if a.Kind == core.ArgIndirect {
 			w.p("%sfor (int op2_k = 0; op2_k < %d; op2_k++) %s\n", indent, dim, add(at(l, lay, i, "op2_e", ""), fmt.Sprintf("op2_p%d[op2_k]", i)))
 		} else {
 			w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) for (int op2_k = 0; op2_k < %d; op2_k++) %s\n",
 				indent, a.Map.Arity, dim, add(at(l, lay, i, "op2_e", "op2_j"), fmt.Sprintf("op2_p%d[op2_j][op2_k]", i)))
 		}
+	}
+}
+
+// warpIncrement adds argument i's increments (an INC through a map) to
+// their targets in the Warp scheme: per map column, the threads of the
+// warp with the same target (the address of its first component) find
+// each other (__match_any_sync), the lowest of them sums their increments
+// in lane order (__shfl_sync over the group only) and adds the sum
+// atomically.
+func warpIncrement(w *writer, l *core.Loop, lay *Layout, i int, indent string) {
+	a := &l.Args[i]
+	t, dim := w.d.typeName(a.Data.Type), a.Dim()
+	fn := "op2_atomic_add_" + atomicSuffix(a.Data.Type)
+	col, val := "", fmt.Sprintf("op2_p%d[op2_k]", i)
+	in := indent
+	if a.Kind != core.ArgIndirect {
+		col, val = "op2_j", fmt.Sprintf("op2_p%d[op2_j][op2_k]", i)
+		w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) {\n", indent, a.Map.Arity)
+		in += "  "
+	}
+	dst := at(l, lay, i, "op2_e", col)
+	w.p("%s{\n", in)
+	w.p("%s  unsigned long long op2_key;\n%s  { const int op2_k = 0; op2_key = (unsigned long long)&%s; }\n", in, in, dst)
+	w.p("%s  const unsigned op2_peers = __match_any_sync(__activemask(), op2_key);\n", in)
+	w.p("%s  const bool op2_lead = (int)(threadIdx.x & 31) == __ffs(op2_peers) - 1;\n", in)
+	w.p("%s  for (int op2_k = 0; op2_k < %d; op2_k++) {\n", in, dim)
+	w.p("%s    %s op2_s = 0;\n", in, t)
+	w.p("%s    for (unsigned op2_q = op2_peers; op2_q; op2_q &= op2_q - 1) op2_s += __shfl_sync(op2_peers, %s, __ffs(op2_q) - 1);\n", in, val)
+	w.p("%s    if (op2_lead) %s(&%s, op2_s);\n", in, fn, dst)
+	w.p("%s  }\n%s}\n", in, in)
+	if a.Kind != core.ArgIndirect {
+		w.p("%s}\n", indent)
 	}
 }
 

@@ -15,7 +15,8 @@ var TunedWorkGroupSizes = []int{64, 128, 256}
 // Variants names the ways a device backend can run l (its signature set)
 // for the auto-tuner: each work-group size of TunedWorkGroupSizes that
 // the device allows (maxWorkGroup; 0 when unknown), and, for loops the
-// Atomics scheme applies to, each with both schemes. The configured way
+// Atomics scheme applies to, each with every scheme (Warp where the
+// dialect has WarpMatch). The configured way
 // (opts) comes first. Names are "staged wg64", "atomics wg128", or "wg64"
 // for a loop whose scheme is not a choice; ParseVariant reads them.
 func Variants(d *Dialect, l *core.Loop, localMem, maxWorkGroup int, opts Options) []string {
@@ -34,9 +35,12 @@ func Variants(d *Dialect, l *core.Loop, localMem, maxWorkGroup int, opts Options
 	atomics.Scheme, atomics.WorkGroupSize = Atomics, wg
 	if lay, err := AnalyseWith(d, l, localMem, atomics); err == nil && lay.Atomic {
 		schemes = []string{"staged", "atomics"}
-		if opts.Scheme == Atomics {
-			schemes[0], schemes[1] = schemes[1], schemes[0]
+		if d.WarpMatch {
+			schemes = append(schemes, "warp")
 		}
+		// The configured scheme first (Warp is Atomics without WarpMatch).
+		k := min(int(opts.Scheme), len(schemes)-1)
+		schemes[0], schemes[k] = schemes[k], schemes[0]
 	}
 	var out []string
 	for _, s := range schemes {
@@ -56,7 +60,7 @@ func Variants(d *Dialect, l *core.Loop, localMem, maxWorkGroup int, opts Options
 func ParseVariant(name string) (scheme string, workGroupSize int, err error) {
 	f := strings.Fields(name)
 	if len(f) == 0 || len(f) > 2 || !strings.HasPrefix(f[len(f)-1], "wg") {
-		return "", 0, fmt.Errorf("device variant %q: want [staged|atomics] wg<size>", name)
+		return "", 0, fmt.Errorf("device variant %q: want [staged|atomics|warp] wg<size>", name)
 	}
 	n, err := strconv.Atoi(strings.TrimPrefix(f[len(f)-1], "wg"))
 	if err == nil {

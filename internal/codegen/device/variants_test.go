@@ -27,19 +27,24 @@ func TestVariants(t *testing.T) {
 		core.Arg{Data: tl.dat("w", 1, tl.edges), Access: core.Write, Kind: core.ArgDirect})
 	for _, tc := range []struct {
 		name         string
+		d            *Dialect
 		l            *core.Loop
 		maxWorkGroup int
 		opts         Options
 		want         []string
 	}{
-		{"increments", inc, 0, Options{}, []string{"staged wg64", "staged wg128", "staged wg256", "atomics wg64", "atomics wg128", "atomics wg256"}},
-		{"increments, atomics configured", inc, 0, Options{Scheme: Atomics, WorkGroupSize: 128},
+		{"increments", OpenCL, inc, 0, Options{}, []string{"staged wg64", "staged wg128", "staged wg256", "atomics wg64", "atomics wg128", "atomics wg256"}},
+		{"increments, atomics configured", OpenCL, inc, 0, Options{Scheme: Atomics, WorkGroupSize: 128},
 			[]string{"atomics wg128", "atomics wg64", "atomics wg256", "staged wg128", "staged wg64", "staged wg256"}},
-		{"increments, device of 128", inc, 128, Options{}, []string{"staged wg64", "staged wg128", "atomics wg64", "atomics wg128"}},
-		{"RW through a map: staged only", rw, 0, Options{WorkGroupSize: 32}, []string{"wg32", "wg64", "wg128", "wg256"}},
-		{"direct", direct, 0, Options{}, []string{"wg64", "wg128", "wg256"}},
+		{"increments, device of 128", OpenCL, inc, 128, Options{}, []string{"staged wg64", "staged wg128", "atomics wg64", "atomics wg128"}},
+		{"RW through a map: staged only", OpenCL, rw, 0, Options{WorkGroupSize: 32}, []string{"wg32", "wg64", "wg128", "wg256"}},
+		{"direct", OpenCL, direct, 0, Options{}, []string{"wg64", "wg128", "wg256"}},
+		{"increments on cuda, warp configured", CUDA, inc, 64, Options{Scheme: Warp},
+			[]string{"warp wg64", "atomics wg64", "staged wg64"}},
+		{"increments on opencl, warp configured (atomics there)", OpenCL, inc, 64, Options{Scheme: Warp},
+			[]string{"atomics wg64", "staged wg64"}},
 	} {
-		got := Variants(OpenCL, tc.l, 48<<10, tc.maxWorkGroup, tc.opts)
+		got := Variants(tc.d, tc.l, 48<<10, tc.maxWorkGroup, tc.opts)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
