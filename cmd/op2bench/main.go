@@ -101,6 +101,7 @@ func main() {
 	mgRounds := flag.Int("mgcfd-rounds", 3, "rounds of the MG-CFD section, the runs interleaved; medians and bests are printed")
 	mgSIMD := flag.String("mgcfd-simd", "", "MG-CFD's SIMD settings, comma separated (Config.SIMD: off for the scalar code, 4 or 8 lanes; empty: as configured; a setting followed by +fused also records the loops and fuses them, e.g. 8+fused)")
 	mgDevice := flag.String("mgcfd-device", "", "a device backend (cuda or opencl) on which MG-CFD's cycles also run")
+	mgDeviceOnly := flag.Bool("mgcfd-device-only", false, "with -mgcfd-device, leave MG-CFD's host runs out")
 	mgFloor := flag.Bool("mgcfd-floor-only", false, "run only the STREAM triad and MG-CFD's loops against their compute floor (-mgcfd-n, -mgcfd-levels, -mgcfd-cycles, -mgcfd-rounds)")
 	mgFloorSmall := flag.String("mgcfd-floor-small", "17,25", "nodes per side of the two small meshes of MG-CFD's in-cache floor")
 	mgOP2 := flag.String("mgcfd-op2", "", "folder of the original MG-CFD's binaries built on OP2-Common (euler3d_genseq or euler3d_seq, euler3d_openmp, euler3d_cuda), run on the same mesh")
@@ -180,7 +181,7 @@ func main() {
 	if *ch {
 		chainSettings = &chOpts
 	}
-	mgOpts := mgcfdOpts{n: *mgN, levels: *mgLevels, cycles: *mgCycles, rounds: *mgRounds, threads: *threads, op2Dir: *mgOP2, device: *mgDevice}
+	mgOpts := mgcfdOpts{n: *mgN, levels: *mgLevels, cycles: *mgCycles, rounds: *mgRounds, threads: *threads, op2Dir: *mgOP2, device: *mgDevice, deviceOnly: *mgDeviceOnly}
 	if *mgSIMD != "" {
 		mgOpts.simd = strings.Split(*mgSIMD, ",")
 	}

@@ -386,6 +386,14 @@ func TestMGCFDSection(t *testing.T) {
 		if !row.MatchString(out.String()) || strings.Contains(out.String(), "OP2 opencl") {
 			t.Errorf("-mgcfd-device opencl: no opencl row, or one with an original:\n%s", out.String())
 		}
+		// -mgcfd-device-only: the device's row alone.
+		out.Reset()
+		if err := mgcfdSection(&out, mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 2, device: "opencl", deviceOnly: true}); err != nil {
+			t.Fatal(err)
+		}
+		if !row.MatchString(out.String()) || strings.Contains(out.String(), "  sequential") || strings.Contains(out.String(), "  openmp") {
+			t.Errorf("-mgcfd-device-only: not the opencl row alone:\n%s", out.String())
+		}
 		// -mgcfd-op2-builds cuda: the original's CUDA build beside the
 		// device run, and no other original.
 		if err := os.WriteFile(filepath.Join(dir, "euler3d_cuda"), []byte(fakeMGCFD), 0o755); err != nil {
@@ -431,6 +439,7 @@ func TestMGCFDSection(t *testing.T) {
 		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: broken(""), op2Builds: []string{"cuda"}}, "-mgcfd-op2-builds cuda wants -mgcfd-device"},
 		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: broken(""), op2Builds: []string{"hip"}}, `unknown build "hip"`},
 		{mgcfdOpts{n: 5, levels: 2, cycles: 0, rounds: 1, threads: 1}, "0 cycles"},
+		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, deviceOnly: true}, "-mgcfd-device-only wants a device"},
 		{mgcfdOpts{n: 6, levels: 2, cycles: 1, rounds: 1, threads: 1}, "multiple of 2^(levels−1)"},
 	} {
 		if err := mgcfdSection(io.Discard, tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {

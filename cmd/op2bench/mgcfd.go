@@ -36,6 +36,8 @@ type mgcfdOpts struct {
 	// cycles, once ("" runs none); the original's cuda build runs beside
 	// it when op2Builds names it.
 	device string
+	// deviceOnly leaves the host backends' runs out: only device runs.
+	deviceOnly bool
 	// op2Builds are the original's builds run from op2Dir, each beside
 	// GoOP2's run of its kind: seq (op2SeqBinaries) beside sequential,
 	// openmp beside openmp, cuda (op2CUDABinaries) beside device. nil
@@ -110,6 +112,12 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 	base := []mgcfdRun{{name: "sequential", backend: "sequential", threads: 1}, {name: "openmp 1", backend: "openmp", threads: 1}}
 	if o.threads > 1 {
 		base = append(base, mgcfdRun{name: fmt.Sprintf("openmp %d", o.threads), backend: "openmp", threads: o.threads})
+	}
+	if o.deviceOnly {
+		if o.device == "" {
+			return fmt.Errorf("mgcfd: -mgcfd-device-only wants a device (-mgcfd-device)")
+		}
+		base = nil
 	}
 	simd := o.simd
 	if len(simd) == 0 {
