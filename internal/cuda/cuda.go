@@ -329,7 +329,10 @@ type Device struct {
 	timed bool
 	ctx   C.CUcontext
 	// batch holds launches queued on the host (Batch); nil: each
-	// launch goes to the device at once.
+	// launch goes to the device at once. mu guards it: a buffer's
+	// cleanup frees it (Free, which sends the batch) from the
+	// collector's goroutine.
+	mu    sync.Mutex
 	batch *batch
 }
 
@@ -344,6 +347,8 @@ type Device struct {
 // why, when the driver fails to make a graph: batches then go kernel by
 // kernel.
 func (d *Device) Batch(on bool, graphsOff func(error)) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if on {
 		if d.batch == nil {
 			d.batch = newBatch(graphs{d})
@@ -354,7 +359,7 @@ func (d *Device) Batch(on bool, graphsOff func(error)) error {
 	if d.batch == nil {
 		return nil
 	}
-	err := d.flush()
+	err := d.batch.flush()
 	d.batch.forget()
 	d.batch = nil
 	return err
@@ -362,6 +367,8 @@ func (d *Device) Batch(on bool, graphsOff func(error)) error {
 
 // flush sends the queued launches to the device.
 func (d *Device) flush() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.batch == nil {
 		return nil
 	}
@@ -369,12 +376,18 @@ func (d *Device) flush() error {
 }
 
 // flushLater sends the queued launches for a caller that returns no
-// error: one is kept for the next flush.
-func (d *Device) flushLater() {
-	if d.batch != nil {
-		if err := d.batch.flush(); err != nil && d.batch.late == nil {
-			d.batch.late = err
-		}
+// error: one is kept for the next flush. With forget, the graphs go too.
+func (d *Device) flushLater(forget bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.batch == nil {
+		return
+	}
+	if err := d.batch.flush(); err != nil && d.batch.late == nil {
+		d.batch.late = err
+	}
+	if forget {
+		d.batch.forget()
 	}
 }
 
@@ -509,7 +522,7 @@ func (d *Device) Alloc(n int) (*Buffer, error) {
 // Free frees b, after sending the queued launches, which may use it (an
 // error of theirs comes back from the next call that sends a batch).
 func (d *Device) Free(b *Buffer) {
-	d.flushLater()
+	d.flushLater(false)
 	C.op2_cuda_free(d.ctx, C.CUdeviceptr(b.Ptr))
 }
 
@@ -634,10 +647,7 @@ func (d *Device) Load(image []byte, name, label string) (*Function, error) {
 // Unload unloads the function's module, after sending the queued
 // launches; the graphs made so far go, since they may launch it.
 func (d *Device) Unload(f *Function) {
-	if d.batch != nil {
-		d.flushLater()
-		d.batch.forget()
-	}
+	d.flushLater(true)
 	C.op2_cuda_unload(d.ctx, f.mod)
 }
 
@@ -684,9 +694,12 @@ func (d *Device) Launch(f *Function, groups, local, shared int, p *Params) error
 	if groups == 0 {
 		return nil
 	}
+	d.mu.Lock()
 	if d.batch != nil {
+		defer d.mu.Unlock()
 		l := launch{fn: uintptr(unsafe.Pointer(f.f)), groups: uint32(groups), local: uint32(local), shared: uint32(shared), nparams: uint32(p.used)}
 		return d.batch.add(l, unsafe.Slice((*uint64)(p.slots), p.used), f.Label)
 	}
+	d.mu.Unlock()
 	return check("cuLaunchKernel", C.op2_cuda_launch(d.ctx, f.f, C.uint(groups), C.uint(local), C.uint(shared), (*unsafe.Pointer)(p.ptrs)))
 }

@@ -14,7 +14,8 @@ import (
 // adds its second parameter to the word its first points at (in a child
 // process: the driver is loaded once per process). Whether launches go
 // one by one or as graphs, the word holds every addition queued before a
-// read, in order; a repeated batch goes as a graph; a launch the driver
+// read, also while another goroutine frees buffers (as the collector's
+// cleanups do); a repeated batch goes as a graph; a launch the driver
 // refuses comes back naming its loop.
 func TestBatchOnFakeDriver(t *testing.T) {
 	if os.Getenv("OP2_TEST_FAKE_CUDA") != "" {
@@ -46,16 +47,18 @@ func TestBatchOnFakeDriver(t *testing.T) {
 		}
 		return n
 	}
-	// 40 rounds of 3 launches with a read after each: the first round
-	// one by one, the second makes the graph, every later one replays it.
-	if n := count("instantiate 3"); n != 1 {
-		t.Errorf("%d graphs of 3 kernels made, want 1", n)
+	// 40 rounds of 3 launches one by one, 40 batched with a read after
+	// each (the first batch goes kernel by kernel, the second makes the
+	// graph, every later one replays it), 40 more with frees splitting
+	// some batches.
+	if n := count("instantiate 3"); n < 1 {
+		t.Errorf("%d graphs of 3 kernels made, want at least 1", n)
 	}
-	if n := count("graph launch 3"); n != 39 {
-		t.Errorf("%d graphs of 3 kernels launched, want 39", n)
+	if n := count("graph launch 3"); n < 39 {
+		t.Errorf("%d graphs of 3 kernels launched, want at least 39", n)
 	}
-	if n := count("kernel "); n != 3*40+3*40+2 {
-		t.Errorf("%d kernels ran, want %d", n, 3*40+3*40+2)
+	if n := count("kernel "); n != 3*3*40+2 {
+		t.Errorf("%d kernels ran, want %d", n, 3*3*40+2)
 	}
 	if n := count("graph destroy"); n < 1 {
 		t.Error("no graph destroyed by Close")
@@ -89,10 +92,7 @@ func fakeDriverChild(t *testing.T) {
 		return v
 	}
 	want := int64(0)
-	for _, batched := range []bool{false, true} {
-		if err := d.Batch(batched, func(err error) { t.Errorf("graphs off: %v", err) }); err != nil {
-			t.Fatal(err)
-		}
+	rounds := func(what string) {
 		for round := range 40 {
 			for k := 1; k <= 3; k++ {
 				if err := launch(k, 64); err != nil {
@@ -101,10 +101,34 @@ func fakeDriverChild(t *testing.T) {
 				want += int64(k)
 			}
 			if got := read(); got != want {
-				t.Fatalf("batched %v, round %d: the word is %d, want %d", batched, round, got, want)
+				t.Fatalf("%s, round %d: the word is %d, want %d", what, round, got, want)
 			}
 		}
 	}
+	rounds("one by one")
+	if err := d.Batch(true, func(err error) { t.Errorf("graphs off: %v", err) }); err != nil {
+		t.Fatal(err)
+	}
+	rounds("batched")
+	// Buffers freed from another goroutine meanwhile, as the collector's
+	// cleanups free them: each Free sends the batch, wherever it is.
+	stop, freed := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(freed)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if b, err := d.Alloc(8); err == nil {
+				d.Free(b)
+			}
+		}
+	}()
+	rounds("batched, buffers freed meanwhile")
+	close(stop)
+	<-freed
 	// A refused launch (2048 threads) queued after a good one: the good
 	// one runs, the error names the loop.
 	if err := launch(5, 64); err != nil {
