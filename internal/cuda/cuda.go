@@ -334,14 +334,22 @@ type Device struct {
 	// collector's goroutine.
 	mu    sync.Mutex
 	batch *batch
+	// idle sends a batch that has waited batchDelay since its first
+	// launch, in case the host does nothing more with the device.
+	idle *time.Timer
 }
+
+// batchDelay is the longest a queued launch waits for the host to ask
+// the device for something more: a program busy elsewhere does not keep
+// the device idle for longer. A variable for tests.
+var batchDelay = time.Millisecond
 
 // Batch turns batching of launches on or off (off by default). With it
 // on, kernel launches wait on the host until 32 are queued or anything
 // else is asked of the device, which then gets them in one call, in
-// order; a batch of launches seen before (the same kernels, grids and
-// parameters) goes as a CUDA graph, one launch for all of them, where the
-// driver has graphs. An error of a queued launch comes back from the call
+// order, or when the first has waited batchDelay; a batch of launches seen
+// before (the same kernels, grids and parameters) goes as a CUDA graph,
+// one launch for all of them, where the driver has graphs. An error of a queued launch comes back from the call
 // that sent the batch, naming the launch's loop (Function.Label).
 // Turning it off sends what is queued. graphsOff, if not nil, learns
 // why, when the driver fails to make a graph: batches then go kernel by
@@ -353,17 +361,26 @@ func (d *Device) Batch(on bool, graphsOff func(error)) error {
 		if d.batch == nil {
 			d.batch = newBatch(graphs{d})
 		}
+		if d.idle == nil {
+			d.idle = time.AfterFunc(time.Hour, func() { d.flushLater(false) })
+			d.idle.Stop()
+		}
 		d.batch.graphsOff = graphsOff
 		return nil
 	}
 	if d.batch == nil {
 		return nil
 	}
+	d.idle.Stop()
 	err := d.batch.flush()
 	d.batch.forget()
 	d.batch = nil
 	return err
 }
+
+// Flush sends the queued launches to the device (Batch), so that it works
+// while the host does something long: building a kernel.
+func (d *Device) Flush() error { return d.flush() }
 
 // flush sends the queued launches to the device.
 func (d *Device) flush() error {
@@ -698,6 +715,9 @@ func (d *Device) Launch(f *Function, groups, local, shared int, p *Params) error
 	if d.batch != nil {
 		defer d.mu.Unlock()
 		l := launch{fn: uintptr(unsafe.Pointer(f.f)), groups: uint32(groups), local: uint32(local), shared: uint32(shared), nparams: uint32(p.used)}
+		if len(d.batch.launches) == 0 {
+			d.idle.Reset(batchDelay)
+		}
 		return d.batch.add(l, unsafe.Slice((*uint64)(p.slots), p.used), f.Label)
 	}
 	d.mu.Unlock()

@@ -286,6 +286,10 @@ func (b *backend) BuildVariant(l *core.Loop, variant string) (exec.Program, erro
 // auto-tuner can try them. The layout stays the configured one: the
 // device copies of the data are shared by every program of the backend.
 func (b *backend) BuildWith(l *core.Loop, scheme string, workGroupSize int) (exec.Program, error) {
+	// The device runs what is queued while NVRTC compiles.
+	if err := b.dev.Flush(); err != nil {
+		return nil, err
+	}
 	opts, err := b.opts.With(scheme, workGroupSize, b.dev.MaxThreads, b.drv.Describe())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Name(), err)
