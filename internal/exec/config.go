@@ -248,7 +248,7 @@ var Settings = []ConfigSetting{
 			return nil
 		}),
 		keyPos: 8, key: func(c *Config) string { return fmt.Sprintf(" cuda=%d", c.CUDADevice) }},
-	{Field: "CUDAGraphs", Env: "OP2_CUDA_GRAPHS", Default: "off", Doc: "`cuda` queues kernel launches on the host, 32 at most, until anything else is asked of the GPU, and sends a batch it has sent before as a CUDA graph, one launch for its kernels; an error of a queued launch names its loop at the call that sends it",
+	{Field: "CUDAGraphs", Env: "OP2_CUDA_GRAPHS", Default: "off", Doc: "`cuda` queues kernel launches on the host, 32 at most, until anything else is asked of the GPU or 1 ms has passed, and sends a batch it has sent before as a CUDA graph, one launch for its kernels; an error of a queued launch names its loop at the call that sends it",
 		value: boolean(func(c *Config) *bool { return &c.CUDAGraphs })},
 	{Field: "Tune", Env: "OP2_TUNE", Default: "off", Doc: "the auto-tuner: the first calls of each loop try its variants and then block sizes; the fastest is kept and saved for this machine and configuration", value: boolean(func(c *Config) *bool { return &c.Tune })},
 	{Field: "OpenMPScheme", Env: "OP2_OPENMP_SCHEME", Default: "`" + DefaultOpenMPScheme + "`", Doc: "how `openmp` runs loops that modify data through maps: `owner` runs each thread's own piece of the set in parallel, then the elements between pieces in block colours; `colour` colours blocks of the whole set, as OP2 does",
