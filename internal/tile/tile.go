@@ -452,9 +452,10 @@ func colourRanks(c *Chain, s *Schedule) []int32 {
 	}
 	colour := make([]int, s.Tiles)
 	count := make([]int32, 65)
+	var buf []int32
 	for t := range s.Tiles {
 		var used uint64
-		each(c, s, t, func(a *Arg, ks []int32) {
+		each(c, s, t, &buf, func(a *Arg, ks []int32) {
 			m := masks[a.Data]
 			for _, k := range ks {
 				used |= m[k]
@@ -469,7 +470,7 @@ func colourRanks(c *Chain, s *Schedule) []int32 {
 		}
 		colour[t] = col
 		count[col+1]++
-		each(c, s, t, func(a *Arg, ks []int32) {
+		each(c, s, t, &buf, func(a *Arg, ks []int32) {
 			m := masks[a.Data]
 			for _, k := range ks {
 				m[k] |= 1 << col
@@ -501,9 +502,10 @@ func levels(c *Chain, s *Schedule) []int32 {
 		}
 	}
 	level := make([]int32, s.Tiles)
+	var buf []int32
 	for t := range s.Tiles {
 		lv := int32(0)
-		each(c, s, t, func(a *Arg, ks []int32) {
+		each(c, s, t, &buf, func(a *Arg, ks []int32) {
 			w, r := lvW[a.Data], lvR[a.Data]
 			for _, k := range ks {
 				lv = max(lv, w[k]+1)
@@ -512,7 +514,7 @@ func levels(c *Chain, s *Schedule) []int32 {
 				}
 			}
 		})
-		each(c, s, t, func(a *Arg, ks []int32) {
+		each(c, s, t, &buf, func(a *Arg, ks []int32) {
 			last := lvR[a.Data]
 			if a.Write {
 				last = lvW[a.Data]
@@ -527,18 +529,37 @@ func levels(c *Chain, s *Schedule) []int32 {
 }
 
 // each calls f for every argument of every loop with the items it
-// touches for an element of tile t.
-func each(c *Chain, s *Schedule, t int, f func(a *Arg, ks []int32)) {
-	var buf [1]int32
+// touches for the loop's elements of tile t, gathered into *buf (reused).
+func each(c *Chain, s *Schedule, t int, buf *[]int32, f func(a *Arg, ks []int32)) {
 	for j := range c.Loops {
 		l := &c.Loops[j]
-		for _, e := range s.Elems[j][s.Offsets[j][t]:s.Offsets[j][t+1]] {
-			for ai := range l.Args {
-				a := &l.Args[ai]
-				f(a, a.items(int(e), &buf))
-			}
+		els := s.Elems[j][s.Offsets[j][t]:s.Offsets[j][t+1]]
+		if len(els) == 0 {
+			continue
+		}
+		for ai := range l.Args {
+			a := &l.Args[ai]
+			*buf = a.gather(els, (*buf)[:0])
+			f(a, *buf)
 		}
 	}
+}
+
+// gather appends to buf the items argument a touches for elements els.
+func (a *Arg) gather(els, buf []int32) []int32 {
+	switch m, ar := a.Map, a.Arity; {
+	case m == nil:
+		return append(buf, els...)
+	case a.Idx >= 0:
+		for _, e := range els {
+			buf = append(buf, m[int(e)*ar+a.Idx])
+		}
+	default:
+		for _, e := range els {
+			buf = append(buf, m[int(e)*ar:(int(e)+1)*ar]...)
+		}
+	}
+	return buf
 }
 
 // group sorts each loop's elements by tile (counting sort, so that a
