@@ -331,6 +331,22 @@ func grow(c *Chain, size int, rank []int32, ordered bool) [][]int32 {
 // on: modified it (w), or read it when a modifies it (r); to the boundary
 // bnd when a touches a late item so (late, nil: none).
 func depend(t []int32, a *Arg, w, r []int32, late []Lateness, bnd int32) {
+	if late == nil && a.Map != nil && a.Idx >= 0 {
+		// The common case (one process, an argument through one map
+		// column), without the per-item tests.
+		m, ar, idx := a.Map, a.Arity, a.Idx
+		if a.Write {
+			for e := range t {
+				k := m[e*ar+idx]
+				t[e] = max(t[e], w[k], r[k])
+			}
+		} else {
+			for e := range t {
+				t[e] = max(t[e], w[m[e*ar+idx]])
+			}
+		}
+		return
+	}
 	dep := func(e int, k int32) {
 		d := w[k]
 		if a.Write {
