@@ -36,12 +36,15 @@ type graphAPI interface {
 	destroyGraph(exec unsafe.Pointer)
 }
 
-// Batch limits: launches per batch; graphs kept (the oldest goes first);
-// batches remembered as seen once (forgotten all together beyond it).
+// Batch limits: launches per batch; graphs kept (the one replayed least
+// recently goes first); batches remembered as seen once (forgotten all
+// together beyond it); graphs the driver may fail to make before graphs
+// go off.
 const (
 	batchLaunches = 32
 	batchGraphs   = 64
 	batchSeen     = 1024
+	batchMakeFail = 3
 )
 
 // graph is a batch replayed as a CUDA graph, with the launches it was
@@ -58,9 +61,10 @@ type batch struct {
 	vals     []uint64
 	labels   []string // each launch's loop, for errors
 	graphs   map[uint64]*graph
-	order    []uint64 // graphs' keys, oldest first
+	order    []uint64 // graphs' keys, replayed least recently first
 	seen     map[uint64]bool
-	noGraphs error // why graphs are not used, once instantiating failed
+	makeFail int   // graphs the driver failed to make
+	noGraphs error // why graphs are not used, once that reached batchMakeFail
 	late     error // a flush's error no caller could return, for the next
 	// graphsOff, if not nil, is told why graphs went off.
 	graphsOff func(error)
@@ -103,6 +107,9 @@ func (b *batch) flush() error {
 	key := b.key()
 	if g := b.graphs[key]; g != nil && slices.Equal(g.launches, b.launches) && slices.Equal(g.vals, b.vals) {
 		b.replayed++
+		if i := slices.Index(b.order, key); i >= 0 && i < len(b.order)-1 {
+			b.order = append(slices.Delete(b.order, i, i+1), key)
+		}
 		return b.wrap(b.api.launchGraph(g.exec), "cuGraphLaunch")
 	}
 	if !b.seen[key] {
@@ -114,10 +121,15 @@ func (b *batch) flush() error {
 	}
 	exec, err := b.api.instantiate(b.launches, b.vals)
 	if err != nil {
-		// The kernels may still run one by one; graphs stay off.
-		b.noGraphs = err
-		if b.graphsOff != nil {
-			b.graphsOff(err)
+		// The kernels may still run one by one. The error may be a
+		// passing one (memory) or an earlier kernel's (a device
+		// error sticks to the context): graphs go off only when it
+		// keeps failing.
+		if b.makeFail++; b.makeFail >= batchMakeFail {
+			b.noGraphs = err
+			if b.graphsOff != nil {
+				b.graphsOff(err)
+			}
 		}
 		return b.launchAll()
 	}
@@ -138,7 +150,7 @@ func (b *batch) launchAll() error {
 	b.direct++
 	i, err := b.api.launchAll(b.launches, b.vals)
 	if err != nil {
-		return fmt.Errorf("cuda: launching loop %s (queued with %d others): %w", b.labels[i], len(b.launches)-1, err)
+		return fmt.Errorf("cuda: launching loop %s (queued with %d others; the error may be an earlier kernel's): %w", b.labels[i], len(b.launches)-1, err)
 	}
 	return nil
 }

@@ -140,18 +140,28 @@ func TestBatchFullFlushes(t *testing.T) {
 	}
 }
 
-// TestBatchGraphsBounded: at most batchGraphs graphs stay, the oldest
-// going first; forget destroys them all.
+// TestBatchGraphsBounded: at most batchGraphs graphs stay, the one
+// replayed least recently going first; forget destroys them all.
 func TestBatchGraphsBounded(t *testing.T) {
 	f := newFake()
 	b := newBatch(f)
-	for p := range batchGraphs + 5 {
-		for range 2 {
-			queue(t, b, []uintptr{1, 2}, uint64(p))
-			if err := b.flush(); err != nil {
-				t.Fatal(err)
-			}
+	send := func(p uint64) {
+		t.Helper()
+		queue(t, b, []uintptr{1, 2}, p)
+		if err := b.flush(); err != nil {
+			t.Fatal(err)
 		}
+	}
+	const kept = 1000 // replayed between the others: never the least recent
+	send(kept)
+	send(kept)
+	for p := range batchGraphs + 5 {
+		send(uint64(p))
+		send(uint64(p))
+		send(kept)
+	}
+	if made := b.made; made != batchGraphs+6 {
+		t.Errorf("%d graphs made, want %d (the kept one once)", made, batchGraphs+6)
 	}
 	if len(f.graphs) != batchGraphs || len(b.graphs) != batchGraphs || len(b.order) != batchGraphs {
 		t.Fatalf("%d graphs alive (%d kept, %d in order), want %d", len(f.graphs), len(b.graphs), len(b.order), batchGraphs)
@@ -183,14 +193,18 @@ func TestBatchErrors(t *testing.T) {
 	b = newBatch(f)
 	var off error
 	b.graphsOff = func(err error) { off = err }
-	for range 3 {
+	for round := range 2 + batchMakeFail {
 		queue(t, b, []uintptr{1, 2}, 1)
 		if err := b.flush(); err != nil {
 			t.Fatal(err)
 		}
+		// Seen once, then failing to make a graph batchMakeFail times.
+		if wantOff := round >= batchMakeFail; (b.noGraphs != nil) != wantOff || (off != nil) != wantOff {
+			t.Errorf("round %d: graphs off %v, told %v; want off %v", round, b.noGraphs, off, wantOff)
+		}
 	}
-	if len(f.ran) != 6 || b.noGraphs == nil || b.direct != 3 || off == nil {
-		t.Errorf("with graphs failing: %d kernels ran, %d batches one by one, noGraphs %v, told %v", len(f.ran), b.direct, b.noGraphs, off)
+	if n := 2 * (2 + batchMakeFail); len(f.ran) != n || b.direct != 2+batchMakeFail {
+		t.Errorf("with graphs failing: %d kernels ran, %d batches one by one; want %d, %d", len(f.ran), b.direct, n, 2+batchMakeFail)
 	}
 
 	f = newFake()

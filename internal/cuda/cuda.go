@@ -231,13 +231,12 @@ static CUresult op2_cuda_graph(CUcontext c, int n, const op2_launch *ls, unsigne
 }
 static CUresult op2_cuda_graph_launch(CUcontext c, CUgraphExec e) { CURRENT(c) return p_graphLaunch(e, NULL); }
 static CUresult op2_cuda_graph_destroy(CUcontext c, CUgraphExec e) { CURRENT(c) return p_graphExecDestroy(e); }
-static const char *op2_cuda_error(CUresult r) {
+// op2_cuda_error writes r's name and description into buf (n bytes).
+static void op2_cuda_error(CUresult r, char *buf, int n) {
 	const char *name = NULL, *text = NULL;
 	if (p_errName) p_errName(r, &name);
 	if (p_errString) p_errString(r, &text);
-	static __thread char buf[256];
-	snprintf(buf, sizeof buf, "%s: %s", name ? name : "CUDA error", text ? text : "unknown");
-	return buf;
+	snprintf(buf, n, "%s: %s", name ? name : "CUDA error", text ? text : "unknown");
 }
 */
 import "C"
@@ -287,7 +286,11 @@ func load() error {
 	return loadErr
 }
 
-func errString(r C.CUresult) string { return C.GoString(C.op2_cuda_error(r)) }
+func errString(r C.CUresult) string {
+	var buf [256]C.char
+	C.op2_cuda_error(r, &buf[0], C.int(len(buf)))
+	return C.GoString(&buf[0])
+}
 
 func check(what string, r C.CUresult) error {
 	if r == 0 {
