@@ -110,6 +110,16 @@ func (r *foldRing) fetch(drv Driver, fd *pendingFold) error {
 	return nil
 }
 
+// anyPending reports whether a call's results wait in the ring.
+func (r *foldRing) anyPending() bool {
+	for _, f := range r.fd {
+		if f.pending() {
+			return true
+		}
+	}
+	return false
+}
+
 // ring returns reduction argument i's ring.
 func (p *Program) ring(i int) *foldRing {
 	r := p.folds[i]
@@ -125,10 +135,12 @@ func (p *Program) ring(i int) *foldRing {
 func (r *foldRing) bound() (Buffer, int) { return r.buf, r.cur * r.slotBytes }
 
 // bindPartials binds a slot of argument i's ring to the call, with room
-// for need bytes (foldRing.bound). The slot is the last call's again when its results were
-// folded or dropped (a program that reads the Global after each loop uses
-// one), else the next, whose fold, if still pending, is settled first
-// with everything pending on its Global.
+// for need bytes (foldRing.bound). The slot is the first when no call's
+// results wait in the ring (a program that reads the Global after each
+// loop, or after every few, uses the same slots in the same order, so
+// that its launches repeat for CUDA graphs), the last call's again when
+// its results were folded or dropped, else the next, whose fold, if
+// still pending, is settled first with everything pending on its Global.
 func (p *Program) bindPartials(i, need int) error {
 	r := p.ring(i)
 	if r.buf == nil || r.slotBytes < need {
@@ -149,8 +161,11 @@ func (p *Program) bindPartials(i, need int) error {
 		r.buf, r.slotBytes = buf, need
 	}
 	k := r.cur
-	if r.fd[k].pending() {
+	switch {
+	case r.fd[k].pending():
 		k = r.next
+	case !r.anyPending():
+		k = 0
 	}
 	if err := r.fd[k].wait(); err != nil {
 		return err

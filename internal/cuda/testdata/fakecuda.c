@@ -1,9 +1,11 @@
 /* A stand-in for libcuda.so.1 for tests on machines without a GPU: device
- * memory is host memory, a module holds one kernel, and every kernel
- * adds its second parameter (a 64-bit integer) to the 64-bit word its
- * first parameter points at, and logs the launch to the file named by
- * FAKE_CUDA_LOG. Graphs keep their kernel nodes and run them in order.
- * Only what internal/cuda calls is here, and only as far as it needs. */
+ * memory is host memory and a module holds one kernel. The kernel of a
+ * module whose image is the text "image" adds its second parameter (a
+ * 64-bit integer) to the 64-bit word its first parameter points at; any
+ * other module's kernel (a real CUBIN) does nothing. Launches are logged
+ * to the file named by FAKE_CUDA_LOG. Graphs keep their kernel nodes and
+ * run them in order. Only what internal/cuda calls is here, and only as
+ * far as it needs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +28,20 @@ CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
 CUresult cuDeviceGetCount(int *n) { *n = 1; return 0; }
 CUresult cuDeviceGet(int *d, int o) { *d = o; return 0; }
 CUresult cuDeviceGetName(char *s, int n, int d) { (void)d; snprintf(s, n, "fake"); return 0; }
-CUresult cuDeviceGetAttribute(int *v, int a, int d) { (void)d; *v = a == 1 ? 1024 : a == 75 ? 9 : 48 << 10; return 0; }
+CUresult cuDeviceGetAttribute(int *v, int a, int d) {
+	(void)d;
+	switch (a) {
+	case 1: *v = 1024; break;      /* threads per block */
+	case 8: *v = 48 << 10; break;  /* shared memory per block */
+	case 9: *v = 64 << 10; break;  /* constant memory */
+	case 16: *v = 132; break;      /* multiprocessors */
+	case 75: *v = 9; break;        /* compute capability 9.0 */
+	case 76: *v = 0; break;
+	case 97: *v = 227 << 10; break; /* shared memory per block, opted in */
+	default: *v = 0;
+	}
+	return 0;
+}
 CUresult cuDeviceTotalMem_v2(size_t *m, int d) { (void)d; *m = 1 << 30; return 0; }
 static int ctx;
 CUresult cuDevicePrimaryCtxRetain(void **c, int d) { (void)d; *c = &ctx; return 0; }
@@ -39,15 +54,18 @@ CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { memcpy((void 
 CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { memcpy(d, (void *)s, n); say("dtoh %llu\n", n, 0, 0); return 0; }
 CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { memset((void *)d, v, n); return 0; }
 CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) { memcpy((void *)d, (void *)s, n); return 0; }
-static int module;
-CUresult cuModuleLoadData(void **m, const void *img) { (void)img; *m = &module; return 0; }
+static int adder_module, other_module, adder, noop;
+CUresult cuModuleLoadData(void **m, const void *img) { *m = memcmp(img, "image", 5) ? &other_module : &adder_module; return 0; }
 CUresult cuModuleUnload(void *m) { (void)m; return 0; }
-static int function;
-CUresult cuModuleGetFunction(void **f, void *m, const char *name) { (void)m; (void)name; *f = &function; return 0; }
+CUresult cuModuleGetFunction(void **f, void *m, const char *name) { (void)name; *f = m == &adder_module ? &adder : &noop; return 0; }
 CUresult cuFuncSetAttribute(void *f, int a, int v) { (void)f; (void)a; (void)v; return 0; }
 
-static CUresult run(unsigned grid, unsigned block, void **params) {
+static CUresult run(void *f, unsigned grid, unsigned block, void **params) {
 	if (grid == 0 || block > 1024) return 1; /* CUDA_ERROR_INVALID_VALUE */
+	if (f != &adder) {
+		say("noop %llu %llu\n", grid, block, 0);
+		return 0;
+	}
 	long long *word = *(long long **)params[0];
 	long long add = *(long long *)params[1];
 	*word += add;
@@ -56,8 +74,8 @@ static CUresult run(unsigned grid, unsigned block, void **params) {
 }
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, void *stream, void **params, void **extra) {
-	(void)f; (void)gy; (void)gz; (void)by; (void)bz; (void)shared; (void)stream; (void)extra;
-	return run(gx, bx, params);
+	(void)gy; (void)gz; (void)by; (void)bz; (void)shared; (void)stream; (void)extra;
+	return run(f, gx, bx, params);
 }
 CUresult cuEventCreate(void **e, unsigned f) { (void)f; *e = malloc(1); return 0; }
 CUresult cuEventRecord(void *e, void *s) { (void)e; (void)s; return 0; }
@@ -77,16 +95,16 @@ typedef struct {
 	void *kern;
 	void *ctx;
 } node_params;
-typedef struct { unsigned grid, block; unsigned long long p[2]; } node;
+typedef struct { void *f; unsigned grid, block; unsigned long long p[2]; } node;
 typedef struct { int n; node nodes[64]; } graph;
 CUresult cuGraphCreate(graph **g, unsigned f) { (void)f; *g = calloc(1, sizeof **g); say("graph\n", 0, 0, 0); return 0; }
 CUresult cuGraphAddKernelNode_v2(node **out, graph *g, node *const *deps, size_t ndeps, const node_params *p) {
 	if (g->n == 64 || (g->n > 0) != (ndeps == 1) || (ndeps == 1 && deps[0] != &g->nodes[g->n - 1]) || p->kern || p->ctx || p->extra)
 		return 1;
 	node *n = &g->nodes[g->n++];
-	n->grid = p->gx, n->block = p->bx;
+	n->f = p->func, n->grid = p->gx, n->block = p->bx;
 	n->p[0] = *(unsigned long long *)p->params[0];
-	n->p[1] = *(unsigned long long *)p->params[1];
+	if (p->func == &adder) n->p[1] = *(unsigned long long *)p->params[1];
 	*out = n;
 	return 0;
 }
@@ -103,7 +121,7 @@ CUresult cuGraphLaunch(graph *e, void *s) {
 	say("graph launch %llu\n", (unsigned long long)e->n, 0, 0);
 	for (int i = 0; i < e->n; i++) {
 		void *params[2] = {&e->nodes[i].p[0], &e->nodes[i].p[1]};
-		CUresult r = run(e->nodes[i].grid, e->nodes[i].block, params);
+		CUresult r = run(e->nodes[i].f, e->nodes[i].grid, e->nodes[i].block, params);
 		if (r) return r;
 	}
 	return 0;

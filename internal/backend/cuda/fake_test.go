@@ -1,0 +1,114 @@
+package cuda_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/nvrtc"
+	"github.com/goop2/op2/internal/testreq"
+)
+
+// TestBackendOnFakeDriver runs loops on the cuda backend, with launches
+// batched into CUDA graphs (OP2_CUDA_GRAPHS=1), over the stand-in driver
+// internal/cuda/testdata/fakecuda.c (in a child process: the driver is
+// loaded once per process). NVRTC compiles the loops for real; the
+// stand-in's kernels do nothing, so the values are not checked: this
+// checks the backend's path around the kernels (uploads, map tables,
+// reductions kept on the device and read, the batches and their graphs)
+// end to end without a GPU.
+func TestBackendOnFakeDriver(t *testing.T) {
+	if os.Getenv("OP2_TEST_FAKE_CUDA") != "" {
+		backendOnFakeDriver(t)
+		return
+	}
+	if _, err := nvrtc.Load(); err != nil {
+		testreq.Check(t, "nvrtc", err, nvrtc.ErrUnavailable)
+	}
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		testreq.Skip(t, "cc", err)
+	}
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "libcuda.so.1")
+	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-O1", "-o", lib, "../../cuda/testdata/fakecuda.c").CombinedOutput(); err != nil {
+		t.Fatalf("building the fake driver: %v\n%s", err, out)
+	}
+	logPath := filepath.Join(dir, "log")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBackendOnFakeDriver$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "OP2_TEST_FAKE_CUDA=1", "OP2_CUDA_LIBRARY="+lib, "FAKE_CUDA_LOG="+logPath,
+		"OP2_CUDA_GRAPHS=1", "OP2_CACHE_DIR="+filepath.Join(dir, "cache"))
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	log, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ten batches of the same 8 launches (the first ones split by the
+	// first calls' uploads): the first two seen go one by one, the rest
+	// as one graph.
+	if n := strings.Count(string(log), "graph launch 8"); n < 7 {
+		t.Errorf("%d graphs of 8 kernels launched, want at least 7 (40 repeats of the same two loops, read every fourth time):\n%s", n, log)
+	}
+	if n := strings.Count(string(log), "noop "); n < 80 {
+		t.Errorf("%d kernels ran, want at least 80", n)
+	}
+}
+
+func backendOnFakeDriver(t *testing.T) {
+	r, err := op2.NewRuntime(op2.Config{Backend: "cuda"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := op2.NewSet(100, "nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edges, err := op2.NewSet(99, "edges")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := make([]int32, 0, 2*99)
+	for e := range int32(99) {
+		table = append(table, e, e+1)
+	}
+	m, err := op2.NewMap(edges, nodes, 2, table, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := op2.NewDat[float64](nodes, 2, nil, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := op2.NewDat[float64](edges, 1, nil, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := op2.NewGlobal[float64](1, nil, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale := op2.NewKernel("void scale(double *x, double *g) { x[0] *= 2; *g += x[1]; }", "scale")
+	spread := op2.NewKernel("void spread(const double *w, double *a, double *b) { a[0] += w[0]; b[1] += w[0]; }", "spread")
+	for i := range 40 {
+		if err := r.ParLoop(scale, nodes, x.Arg(op2.RW), g.Arg(op2.Inc)); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.ParLoop(spread, edges, w.Arg(op2.Read), x.ArgMap(op2.Inc, m, 0), x.ArgMap(op2.Inc, m, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if i%4 == 3 {
+			if _, err := g.ValueErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := x.DataErr(); err != nil {
+		t.Fatal(err)
+	}
+}
