@@ -381,6 +381,13 @@ func (d *Device) Batch(on bool, graphsOff func(error)) error {
 	return err
 }
 
+// Batching reports whether launches are batched (Batch).
+func (d *Device) Batching() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.batch != nil
+}
+
 // Flush sends the queued launches to the device (Batch), so that it works
 // while the host does something long: building a kernel.
 func (d *Device) Flush() error { return d.flush() }

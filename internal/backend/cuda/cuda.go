@@ -144,6 +144,7 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 	opts := device.Options{Scheme: scheme, SoA: soa, WorkGroupSize: cfg.DeviceWorkGroupSize, ConstMem: dev.ConstMem}
 	b := &backend{opts: opts, dev: dev, nv: nv, drv: drv, cache: dir}
 	drv.rows.Build = b.buildRows
+	drv.poke.build = b.buildPoke
 	return b, nil
 }
 
@@ -323,6 +324,7 @@ type driver struct {
 	dev    *cu.Device
 	params cu.Params
 	rows   devrt.Rows
+	poke   poker
 }
 
 // Rows moves halo rows on the GPU (devrt.RowMover).

@@ -1,6 +1,8 @@
 package cuda_test
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,8 +20,9 @@ import (
 // loaded once per process). NVRTC compiles the loops for real; the
 // stand-in's kernels do nothing, so the values are not checked: this
 // checks the backend's path around the kernels (uploads, map tables,
-// reductions kept on the device and read, the batches and their graphs)
-// end to end without a GPU.
+// reductions kept on the device and read, the batches and their graphs,
+// a Global's new values written by kernel launches) end to end without a
+// GPU.
 func TestBackendOnFakeDriver(t *testing.T) {
 	if os.Getenv("OP2_TEST_FAKE_CUDA") != "" {
 		backendOnFakeDriver(t)
@@ -49,11 +52,21 @@ func TestBackendOnFakeDriver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Ten batches of the same 8 launches (the first ones split by the
-	// first calls' uploads): the first two seen go one by one, the rest
-	// as one graph.
-	if n := strings.Count(string(log), "graph launch 8"); n < 7 {
-		t.Errorf("%d graphs of 8 kernels launched, want at least 7 (40 repeats of the same two loops, read every fourth time):\n%s", n, log)
+	// Ten batches of 12 launches (the first ones split by the first
+	// calls' uploads): c's value set before each pair of loops goes as a
+	// kernel launch (poke), so that the batches of 1, 2, 3, 1, then 2, 3,
+	// 1, 2, then 3, 1, 2, 3 repeat; each seen once goes one by one, the
+	// others as graphs.
+	if n := strings.Count(string(log), "graph launch 12"); n < 4 {
+		t.Errorf("%d graphs of 12 kernels launched, want at least 4 (40 repeats of the same two loops, read every fourth time):\n%s", n, log)
+	}
+	for _, v := range []float64{1, 2, 3} {
+		if want := fmt.Sprintf("poke 8 %d\n", math.Float64bits(v)); strings.Count(string(log), want) < 10 {
+			t.Errorf("c = %v was not written by the poke kernel at least 10 times (%q)", v, want)
+		}
+	}
+	if n := strings.Count(string(log), "htod 8\n"); n > 1 {
+		t.Errorf("%d copies of 8 bytes to the device, want at most 1 (c's first value)", n)
 	}
 	if n := strings.Count(string(log), "noop "); n < 80 {
 		t.Errorf("%d kernels ran, want at least 80", n)
@@ -93,10 +106,15 @@ func backendOnFakeDriver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scale := op2.NewKernel("void scale(double *x, double *g) { x[0] *= 2; *g += x[1]; }", "scale")
+	c, err := op2.NewGlobal[float64](1, nil, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale := op2.NewKernel("void scale(double *x, double *g, const double *c) { x[0] *= c[0]; *g += x[1]; }", "scale")
 	spread := op2.NewKernel("void spread(const double *w, double *a, double *b) { a[0] += w[0]; b[1] += w[0]; }", "spread")
 	for i := range 40 {
-		if err := r.ParLoop(scale, nodes, x.Arg(op2.RW), g.Arg(op2.Inc)); err != nil {
+		c.SetValue(float64(1 + i%3))
+		if err := r.ParLoop(scale, nodes, x.Arg(op2.RW), g.Arg(op2.Inc), c.Arg(op2.Read)); err != nil {
 			t.Fatal(err)
 		}
 		if err := r.ParLoop(spread, edges, w.Arg(op2.Read), x.ArgMap(op2.Inc, m, 0), x.ArgMap(op2.Inc, m, 1)); err != nil {

@@ -1,8 +1,10 @@
 /* A stand-in for libcuda.so.1 for tests on machines without a GPU: device
  * memory is host memory and a module holds one kernel. The kernel of a
  * module whose image is the text "image" adds its second parameter (a
- * 64-bit integer) to the 64-bit word its first parameter points at; any
- * other module's kernel (a real CUBIN) does nothing. Launches are logged
+ * 64-bit integer) to the 64-bit word its first parameter points at; a
+ * kernel named op2_poke (the cuda backend's) writes its second
+ * parameter's number of bytes from its 8-byte parameters 2 to 9 to its
+ * first; any other kernel (a real CUBIN) does nothing. Launches are logged
  * to the file named by FAKE_CUDA_LOG. Graphs keep their kernel nodes and
  * run them in order. Only what internal/cuda calls is here, and only as
  * far as it needs. */
@@ -52,16 +54,26 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) { *p = (CUdeviceptr)calloc(1, n
 CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)p); return 0; }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)d, s, n); say("htod %llu\n", n, 0, 0); return 0; }
 CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { memcpy(d, (void *)s, n); say("dtoh %llu\n", n, 0, 0); return 0; }
-CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { memset((void *)d, v, n); return 0; }
-CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) { memcpy((void *)d, (void *)s, n); return 0; }
-static int adder_module, other_module, adder, noop;
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { memset((void *)d, v, n); say("memset %llu\n", n, 0, 0); return 0; }
+CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) { memcpy((void *)d, (void *)s, n); say("dtod %llu\n", n, 0, 0); return 0; }
+static int adder_module, other_module, adder, noop, poke;
 CUresult cuModuleLoadData(void **m, const void *img) { *m = memcmp(img, "image", 5) ? &other_module : &adder_module; return 0; }
 CUresult cuModuleUnload(void *m) { (void)m; return 0; }
-CUresult cuModuleGetFunction(void **f, void *m, const char *name) { (void)name; *f = m == &adder_module ? &adder : &noop; return 0; }
+CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
+	*f = m == &adder_module ? (void *)&adder : strcmp(name, "op2_poke") == 0 ? (void *)&poke : (void *)&noop;
+	return 0;
+}
 CUresult cuFuncSetAttribute(void *f, int a, int v) { (void)f; (void)a; (void)v; return 0; }
 
 static CUresult run(void *f, unsigned grid, unsigned block, void **params) {
 	if (grid == 0 || block > 1024) return 1; /* CUDA_ERROR_INVALID_VALUE */
+	if (f == &poke) {
+		unsigned char *dst = *(unsigned char **)params[0];
+		int n = *(int *)params[1];
+		for (int i = 0; i < n; i++) dst[i] = ((unsigned char *)params[2 + i / 8])[i % 8];
+		say("poke %llu %llu\n", (unsigned long long)n, *(unsigned long long *)params[2], 0);
+		return 0;
+	}
 	if (f != &adder) {
 		say("noop %llu %llu\n", grid, block, 0);
 		return 0;
@@ -95,7 +107,7 @@ typedef struct {
 	void *kern;
 	void *ctx;
 } node_params;
-typedef struct { void *f; unsigned grid, block; unsigned long long p[2]; } node;
+typedef struct { void *f; unsigned grid, block; unsigned long long p[10]; } node;
 typedef struct { int n; node nodes[64]; } graph;
 CUresult cuGraphCreate(graph **g, unsigned f) { (void)f; *g = calloc(1, sizeof **g); say("graph\n", 0, 0, 0); return 0; }
 CUresult cuGraphAddKernelNode_v2(node **out, graph *g, node *const *deps, size_t ndeps, const node_params *p) {
@@ -103,8 +115,8 @@ CUresult cuGraphAddKernelNode_v2(node **out, graph *g, node *const *deps, size_t
 		return 1;
 	node *n = &g->nodes[g->n++];
 	n->f = p->func, n->grid = p->gx, n->block = p->bx;
-	n->p[0] = *(unsigned long long *)p->params[0];
-	if (p->func == &adder) n->p[1] = *(unsigned long long *)p->params[1];
+	int np = p->func == &poke ? 10 : p->func == &adder ? 2 : 1;
+	for (int k = 0; k < np; k++) n->p[k] = *(unsigned long long *)p->params[k];
 	*out = n;
 	return 0;
 }
@@ -120,7 +132,8 @@ CUresult cuGraphLaunch(graph *e, void *s) {
 	(void)s;
 	say("graph launch %llu\n", (unsigned long long)e->n, 0, 0);
 	for (int i = 0; i < e->n; i++) {
-		void *params[2] = {&e->nodes[i].p[0], &e->nodes[i].p[1]};
+		void *params[10];
+		for (int k = 0; k < 10; k++) params[k] = &e->nodes[i].p[k];
 		CUresult r = run(e->nodes[i].f, e->nodes[i].grid, e->nodes[i].block, params);
 		if (r) return r;
 	}
