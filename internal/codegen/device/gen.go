@@ -1714,6 +1714,15 @@ func applyIncrements(w *writer, l *core.Loop, lay *Layout, indent string) {
 func warpIncrement(w *writer, l *core.Loop, lay *Layout, i int, indent string) {
 	a := &l.Args[i]
 	t, dim := w.d.typeName(a.Data.Type), a.Dim()
+	// Integers are summed unsigned, where overflow wraps as the atomic
+	// additions would.
+	sum := t
+	switch a.Data.Type {
+	case core.Int32:
+		sum = "unsigned int"
+	case core.Int64:
+		sum = "unsigned long long"
+	}
 	fn := "op2_atomic_add_" + atomicSuffix(a.Data.Type)
 	col, val := "", fmt.Sprintf("op2_p%d[op2_k]", i)
 	in := indent
@@ -1728,9 +1737,9 @@ func warpIncrement(w *writer, l *core.Loop, lay *Layout, i int, indent string) {
 	w.p("%s  const unsigned op2_peers = __match_any_sync(__activemask(), op2_key);\n", in)
 	w.p("%s  const bool op2_lead = (int)(threadIdx.x & 31) == __ffs(op2_peers) - 1;\n", in)
 	w.p("%s  for (int op2_k = 0; op2_k < %d; op2_k++) {\n", in, dim)
-	w.p("%s    %s op2_s = 0;\n", in, t)
-	w.p("%s    for (unsigned op2_q = op2_peers; op2_q; op2_q &= op2_q - 1) op2_s += __shfl_sync(op2_peers, %s, __ffs(op2_q) - 1);\n", in, val)
-	w.p("%s    if (op2_lead) %s(&%s, op2_s);\n", in, fn, dst)
+	w.p("%s    %s op2_s = 0;\n", in, sum)
+	w.p("%s    for (unsigned op2_q = op2_peers; op2_q; op2_q &= op2_q - 1) op2_s += __shfl_sync(op2_peers, (%s)%s, __ffs(op2_q) - 1);\n", in, sum, val)
+	w.p("%s    if (op2_lead) %s(&%s, (%s)op2_s);\n", in, fn, dst, t)
 	w.p("%s  }\n%s}\n", in, in)
 	if a.Kind != core.ArgIndirect {
 		w.p("%s}\n", indent)
