@@ -1,54 +1,31 @@
 package cuda
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 	"unsafe"
 
-	"github.com/goop2/op2/internal/testreq"
+	"github.com/goop2/op2/internal/cuda/cudatest"
 )
 
 // TestBatchOnFakeDriver runs the C side of batches and graphs against
-// testdata/fakecuda.c, a stand-in for libcuda.so.1 whose every kernel
-// adds its second parameter to the word its first points at (in a child
-// process: the driver is loaded once per process). Whether launches go
+// the stand-in driver of package cudatest, whose test kernel adds its
+// second parameter to the word its first points at. Whether launches go
 // one by one or as graphs, the word holds every addition queued before a
 // read, also while another goroutine frees buffers (as the collector's
 // cleanups do); a repeated batch goes as a graph; a launch the driver
 // refuses comes back naming its loop; a launch left waiting goes by
 // itself.
 func TestBatchOnFakeDriver(t *testing.T) {
-	if os.Getenv("OP2_TEST_FAKE_CUDA") != "" {
+	if cudatest.Child() {
 		fakeDriverChild(t)
 		return
 	}
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		testreq.Skip(t, "cc", err)
-	}
-	dir := t.TempDir()
-	lib := filepath.Join(dir, "libcuda.so.1")
-	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-O1", "-o", lib, "testdata/fakecuda.c").CombinedOutput(); err != nil {
-		t.Fatalf("building the fake driver: %v\n%s", err, out)
-	}
-	logPath := filepath.Join(dir, "log")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBatchOnFakeDriver$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), "OP2_TEST_FAKE_CUDA=1", LibraryEnv+"="+lib, "FAKE_CUDA_LOG="+logPath)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS") {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	log, err := os.ReadFile(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := cudatest.Run(t, "TestBatchOnFakeDriver")
 	count := func(prefix string) int {
 		n := 0
-		for line := range strings.Lines(string(log)) {
+		for line := range strings.Lines(log) {
 			if strings.HasPrefix(line, prefix) {
 				n++
 			}
@@ -158,10 +135,7 @@ func fakeDriverChild(t *testing.T) {
 	}
 	// A launch the host leaves waiting goes by itself after batchDelay.
 	batchDelay = time.Millisecond
-	kernels := func() int {
-		b, _ := os.ReadFile(os.Getenv("FAKE_CUDA_LOG"))
-		return strings.Count(string(b), "kernel ")
-	}
+	kernels := func() int { return strings.Count(cudatest.Log(), "kernel ") }
 	before := kernels()
 	if err := launch(1, 64); err != nil {
 		t.Fatal(err)

@@ -3,72 +3,50 @@ package cuda_test
 import (
 	"fmt"
 	"math"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/cuda/cudatest"
 	"github.com/goop2/op2/internal/nvrtc"
 	"github.com/goop2/op2/internal/testreq"
 )
 
 // TestBackendOnFakeDriver runs loops on the cuda backend, with launches
 // batched into CUDA graphs (OP2_CUDA_GRAPHS=1), over the stand-in driver
-// internal/cuda/testdata/fakecuda.c (in a child process: the driver is
-// loaded once per process). NVRTC compiles the loops for real; the
+// of package cudatest. NVRTC compiles the loops for real; the
 // stand-in's kernels do nothing, so the values are not checked: this
 // checks the backend's path around the kernels (uploads, map tables,
 // reductions kept on the device and read, the batches and their graphs,
 // a Global's new values written by kernel launches) end to end without a
 // GPU.
 func TestBackendOnFakeDriver(t *testing.T) {
-	if os.Getenv("OP2_TEST_FAKE_CUDA") != "" {
+	if cudatest.Child() {
 		backendOnFakeDriver(t)
 		return
 	}
 	if _, err := nvrtc.Load(); err != nil {
 		testreq.Check(t, "nvrtc", err, nvrtc.ErrUnavailable)
 	}
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		testreq.Skip(t, "cc", err)
-	}
-	dir := t.TempDir()
-	lib := filepath.Join(dir, "libcuda.so.1")
-	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-O1", "-o", lib, "../../cuda/testdata/fakecuda.c").CombinedOutput(); err != nil {
-		t.Fatalf("building the fake driver: %v\n%s", err, out)
-	}
-	logPath := filepath.Join(dir, "log")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBackendOnFakeDriver$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), "OP2_TEST_FAKE_CUDA=1", "OP2_CUDA_LIBRARY="+lib, "FAKE_CUDA_LOG="+logPath,
-		"OP2_CUDA_GRAPHS=1", "OP2_CACHE_DIR="+filepath.Join(dir, "cache"))
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS") {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	log, err := os.ReadFile(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := cudatest.Run(t, "TestBackendOnFakeDriver", "OP2_CUDA_GRAPHS=1", "OP2_CACHE_DIR="+filepath.Join(t.TempDir(), "cache"))
 	// Ten batches of 12 launches (the first ones split by the first
 	// calls' uploads): c's value set before each pair of loops goes as a
 	// kernel launch (poke), so that the batches of 1, 2, 3, 1, then 2, 3,
 	// 1, 2, then 3, 1, 2, 3 repeat; each seen once goes one by one, the
 	// others as graphs.
-	if n := strings.Count(string(log), "graph launch 12"); n < 4 {
+	if n := strings.Count(log, "graph launch 12"); n < 4 {
 		t.Errorf("%d graphs of 12 kernels launched, want at least 4 (40 repeats of the same two loops, read every fourth time):\n%s", n, log)
 	}
 	for _, v := range []float64{1, 2, 3} {
-		if want := fmt.Sprintf("poke 8 %d\n", math.Float64bits(v)); strings.Count(string(log), want) < 10 {
+		if want := fmt.Sprintf("poke 8 %d\n", math.Float64bits(v)); strings.Count(log, want) < 10 {
 			t.Errorf("c = %v was not written by the poke kernel at least 10 times (%q)", v, want)
 		}
 	}
-	if n := strings.Count(string(log), "htod 8\n"); n > 1 {
+	if n := strings.Count(log, "htod 8\n"); n > 1 {
 		t.Errorf("%d copies of 8 bytes to the device, want at most 1 (c's first value)", n)
 	}
-	if n := strings.Count(string(log), "noop "); n < 80 {
+	if n := strings.Count(log, "noop "); n < 80 {
 		t.Errorf("%d kernels ran, want at least 80", n)
 	}
 }
