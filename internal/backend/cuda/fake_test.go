@@ -49,6 +49,14 @@ func TestBackendOnFakeDriver(t *testing.T) {
 	if n := strings.Count(log, "noop "); n < 80 {
 		t.Errorf("%d kernels ran, want at least 80", n)
 	}
+	// The staged scheme (plans on the device, a launch per colour) and
+	// the warp scheme take the same path to the device.
+	for _, scheme := range []string{"staged", "warp"} {
+		log := cudatest.Run(t, "TestBackendOnFakeDriver", "OP2_CUDA_GRAPHS=1", "OP2_DEVICE_SCHEME="+scheme, "OP2_CACHE_DIR="+filepath.Join(t.TempDir(), "cache"))
+		if !strings.Contains(log, "graph launch ") || strings.Count(log, "htod 8\n") > 1 {
+			t.Errorf("%s: no graph launched, or c copied more than once:\n%s", scheme, log)
+		}
+	}
 }
 
 func backendOnFakeDriver(t *testing.T) {
