@@ -109,7 +109,7 @@ func TestEverySettingChecked(t *testing.T) {
 func settingVariables(t *testing.T) []string {
 	t.Helper()
 	re := regexp.MustCompile(`"(OP2_[A-Z0-9_]+)"`)
-	testOnly := []string{"internal/probe", "internal/backendtest", "internal/testreq", "internal/testcache", "internal/mpitest", "internal/dist/disttest"}
+	testOnly := []string{"internal/probe", "internal/backendtest", "internal/testreq", "internal/testcache", "internal/mpitest", "internal/dist/disttest", "internal/cuda/cudatest"}
 	found := map[string]bool{}
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
