@@ -1,6 +1,7 @@
 package cuda_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -111,6 +112,24 @@ func backendOnFakeDriver(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+	// Once the batches repeat, the loops allocate nothing: batched,
+	// poked, replayed as graphs.
+	var err1 error
+	allocs := testing.AllocsPerRun(10, func() {
+		for i := range 3 {
+			c.SetValue(float64(1 + i))
+			err1 = errors.Join(err1, r.ParLoop(scale, nodes, x.Arg(op2.RW), g.Arg(op2.Inc), c.Arg(op2.Read)),
+				r.ParLoop(spread, edges, w.Arg(op2.Read), x.ArgMap(op2.Inc, m, 0), x.ArgMap(op2.Inc, m, 1)))
+		}
+		_, err := g.ValueErr()
+		err1 = errors.Join(err1, err)
+	})
+	if err1 != nil {
+		t.Fatal(err1)
+	}
+	if allocs != 0 {
+		t.Errorf("repeated loops on cuda with batched launches: %v allocations a round, want 0", allocs)
 	}
 	if _, err := x.DataErr(); err != nil {
 		t.Fatal(err)
