@@ -227,6 +227,17 @@ const (
 	Warp
 )
 
+// String is the scheme's name, as ParseScheme reads it.
+func (s Scheme) String() string {
+	switch s {
+	case Atomics:
+		return "atomics"
+	case Warp:
+		return "warp"
+	}
+	return "staged"
+}
+
 // ParseScheme reads a scheme's name: "staged" (or ""), "atomics" or
 // "warp".
 func ParseScheme(name string) (Scheme, error) {
@@ -1692,7 +1703,7 @@ func applyIncrements(w *writer, l *core.Loop, lay *Layout, indent string) {
 			fn := "op2_atomic_add_" + atomicSuffix(a.Data.Type)
 			add = func(dst, val string) string { return fmt.Sprintf("{ %s(&%s, %s); }", fn, dst, val) }
 		}
-		if lay.Warp && a.Access == core.Inc {
+		if lay.Warp { // Atomic: every combining argument through a map is an INC
 			warpIncrement(w, l, lay, i, indent)
 			continue
 		}

@@ -2,6 +2,7 @@ package device
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,7 +40,10 @@ func Variants(d *Dialect, l *core.Loop, localMem, maxWorkGroup int, opts Options
 			schemes = append(schemes, "warp")
 		}
 		// The configured scheme first (Warp is Atomics without WarpMatch).
-		k := min(int(opts.Scheme), len(schemes)-1)
+		k := slices.Index(schemes, opts.Scheme.String())
+		if k < 0 {
+			k = slices.Index(schemes, Atomics.String())
+		}
 		schemes[0], schemes[k] = schemes[k], schemes[0]
 	}
 	var out []string
