@@ -69,8 +69,8 @@ type batch struct {
 	// graphsOff, if not nil, is told why graphs went off.
 	graphsOff func(error)
 
-	// Counts for tests and reports: batches launched kernel by kernel,
-	// replayed as graphs, and graphs made.
+	// Counts for tests: batches launched kernel by kernel, replayed as
+	// graphs, and graphs made.
 	direct, replayed, made int
 }
 

@@ -348,15 +348,15 @@ type Device struct {
 var batchDelay = time.Millisecond
 
 // Batch turns batching of launches on or off (off by default). With it
-// on, kernel launches wait on the host until 32 are queued or anything
-// else is asked of the device, which then gets them in one call, in
-// order, or when the first has waited batchDelay; a batch of launches seen
-// before (the same kernels, grids and parameters) goes as a CUDA graph,
-// one launch for all of them, where the driver has graphs. An error of a queued launch comes back from the call
-// that sent the batch, naming the launch's loop (Function.Label).
-// Turning it off sends what is queued. graphsOff, if not nil, learns
-// why, when the driver fails to make a graph: batches then go kernel by
-// kernel.
+// on, kernel launches wait on the host until 32 are queued, anything else
+// is asked of the device, or the first has waited batchDelay; the device
+// then gets them in order, in one call. A batch seen before (the same
+// kernels, grids and parameters) goes as a CUDA graph, one launch for all
+// of them, where the driver has graphs. An error of a queued launch comes
+// back from the call that sent the batch, naming the launch's loop
+// (Function.Label). Turning it off sends what is queued. graphsOff, if
+// not nil, learns why when graphs go off (the driver failed to make them
+// batchMakeFail times): batches then go kernel by kernel.
 func (d *Device) Batch(on bool, graphsOff func(error)) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -388,12 +388,11 @@ func (d *Device) Batching() bool {
 	return d.batch != nil
 }
 
-// Flush sends the queued launches to the device (Batch), so that it works
-// while the host does something long: building a kernel.
-func (d *Device) Flush() error { return d.flush() }
-
-// flush sends the queued launches to the device.
-func (d *Device) flush() error {
+// Flush sends the queued launches to the device (Batch): every other
+// call on the device does first, and a caller about to do something long
+// on the host (building a kernel) does, so that the device works
+// meanwhile.
+func (d *Device) Flush() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.batch == nil {
@@ -525,7 +524,7 @@ func (d *Device) Close() error {
 
 // Synchronize waits for every queued launch and copy.
 func (d *Device) Synchronize() error {
-	if err := d.flush(); err != nil {
+	if err := d.Flush(); err != nil {
 		return err
 	}
 	return check("cuCtxSynchronize", C.op2_cuda_sync(d.ctx))
@@ -561,7 +560,7 @@ func (d *Device) WriteAt(b *Buffer, off int, src unsafe.Pointer, n int) error {
 	if n == 0 {
 		return nil
 	}
-	if err := d.flush(); err != nil {
+	if err := d.Flush(); err != nil {
 		return err
 	}
 	return check("cuMemcpyHtoD", C.op2_cuda_htod(d.ctx, C.CUdeviceptr(b.Ptr+uint64(off)), src, C.size_t(n)))
@@ -573,7 +572,7 @@ func (d *Device) Read(b *Buffer, dst unsafe.Pointer, n int) error {
 	if n == 0 {
 		return nil
 	}
-	if err := d.flush(); err != nil {
+	if err := d.Flush(); err != nil {
 		return err
 	}
 	return check("cuMemcpyDtoH", C.op2_cuda_dtoh(d.ctx, dst, C.CUdeviceptr(b.Ptr), C.size_t(n)))
@@ -585,7 +584,7 @@ func (d *Device) ReadAt(b *Buffer, off int, dst unsafe.Pointer, n int) error {
 	if n == 0 {
 		return nil
 	}
-	if err := d.flush(); err != nil {
+	if err := d.Flush(); err != nil {
 		return err
 	}
 	return check("cuMemcpyDtoH", C.op2_cuda_dtoh(d.ctx, dst, C.CUdeviceptr(b.Ptr+uint64(off)), C.size_t(n)))
@@ -596,7 +595,7 @@ func (d *Device) Copy(dst, src *Buffer, n int) error {
 	if n == 0 {
 		return nil
 	}
-	if err := d.flush(); err != nil {
+	if err := d.Flush(); err != nil {
 		return err
 	}
 	return check("cuMemcpyDtoD", C.op2_cuda_dtod(d.ctx, C.CUdeviceptr(dst.Ptr), C.CUdeviceptr(src.Ptr), C.size_t(n)))
@@ -607,7 +606,7 @@ func (d *Device) Zero(b *Buffer, n int) error {
 	if n == 0 {
 		return nil
 	}
-	if err := d.flush(); err != nil {
+	if err := d.Flush(); err != nil {
 		return err
 	}
 	return check("cuMemsetD8", C.op2_cuda_zero(d.ctx, C.CUdeviceptr(b.Ptr), C.size_t(n)))
@@ -629,7 +628,7 @@ func (d *Device) CanStamp() bool { return d.timed }
 // one of the device's stamps no longer in use, or a new one. Device is
 // not safe for concurrent Stamp and Between calls.
 func (d *Device) Stamp() (unsafe.Pointer, error) {
-	if err := d.flush(); err != nil {
+	if err := d.Flush(); err != nil {
 		return nil, err
 	}
 	var ev C.CUevent
@@ -681,7 +680,7 @@ func (d *Device) Unload(f *Function) {
 // AllowShared lets f use up to n bytes of dynamic shared memory (beyond
 // the default 48 KiB needs opting in).
 func (d *Device) AllowShared(f *Function, n int) error {
-	if err := d.flush(); err != nil {
+	if err := d.Flush(); err != nil {
 		return err
 	}
 	return check("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", C.op2_cuda_max_shared(d.ctx, f.f, C.int(n)))
