@@ -46,7 +46,7 @@ func TestBatchOnFakeDriver(t *testing.T) {
 		t.Errorf("%d kernels ran, want %d", n, 3*3*40+3)
 	}
 	if n := count("graph destroy"); n < 1 {
-		t.Error("no graph destroyed by Close")
+		t.Error("no graph destroyed when its kernel was unloaded")
 	}
 }
 
