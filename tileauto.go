@@ -11,7 +11,9 @@ import "github.com/goop2/op2/internal/exec"
 // (sequential, or openmp with one thread) tiles give the results of
 // running each loop at once bit for bit, and a chain's schedule is
 // computed in the background, the loops running untiled until it is
-// ready. It is not the default (Config.Tile 0: off): on the machines
-// measured so far tiles cut the bytes moved but not the time against
-// fused loops without tiles.
+// ready; each chain then runs untiled and tiled in turn, timed, and keeps
+// tiles only if they were as fast. It is the default on one thread
+// (Config.Tile left zero, OP2_TILE unset, with the sequential backend or
+// Threads 1; Config{}.Explicit("Tile") turns tiling off): tiles cut the
+// bytes moved, but on the machines measured so far not always the time.
 const TileAuto = exec.TileAuto

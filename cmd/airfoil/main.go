@@ -22,8 +22,8 @@
 // where a chain's halo exchanges are grouped), with the same output.
 // -fusion sets how recorded loops fuse (op2.Config.Fusion) and -tile N
 // runs them as sparse tiles of N cells (op2.Config.Tile) on the host
-// backends (-tile -1: the size chosen per chain, where tiles pay; -tile 0,
-// the default: off). Under MPI -timing also prints rank 0's halo messages and
+// backends (-tile -1: the size chosen per chain, where tiles pay, the
+// default on one thread; -tile 0: off, the default on several). Under MPI -timing also prints rank 0's halo messages and
 // agreements per iteration. -elapsed prints the time of the iterations
 // alone, without the per-loop table (on a device, -timing times each loop
 // between two stamps on the device, without waiting for it).
@@ -142,7 +142,7 @@ func main() {
 	flag.BoolVar(&o.elapsed, "elapsed", false, "print the time of the iterations (without -timing's per-loop table)")
 	flag.BoolVar(&o.lazy, "lazy", false, "record the loops and run them when their results are needed (op2.Config.Lazy; under MPI only the loops that send nothing); -lazy=false runs each loop at once (default $OP2_LAZY, else lazy)")
 	flag.BoolVar(&o.chain, "chain", false, "record each iteration's loops in op2.Chain scopes (under MPI: grouped halo exchanges)")
-	flag.IntVar(&o.tile, "tile", 0, "with lazy mode or -chain, run the recorded loops as sparse tiles of this many cells on the host backends (op2.Config.Tile; -1: chosen per chain; 0: off; default $OP2_TILE, else off)")
+	flag.IntVar(&o.tile, "tile", 0, "with lazy mode or -chain, run the recorded loops as sparse tiles of this many cells on the host backends (op2.Config.Tile; -1: chosen per chain; 0: off; default $OP2_TILE, else -1 on one thread (sequential) and 0 on several)")
 	flag.StringVar(&o.fusion, "fusion", "", "with lazy mode or -chain, whether recorded loops fuse: auto, on or off (op2.Config.Fusion; default $OP2_FUSION, else auto)")
 	flag.StringVar(&o.partition, "partition", "", "under MPI: how the mesh is split over the ranks (ptscotch, rcb, block or metis; default ptscotch when it loads on every rank, else rcb)")
 	flag.Uint64Var(&o.shuffle, "shuffle", 0, "number the mesh's nodes, cells and edges in a random order drawn from this seed before declaring it (locality lost; 0: keep the order)")

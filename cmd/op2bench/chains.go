@@ -23,8 +23,9 @@ type chainMode struct {
 // false, named explicitly); the defaults (lazy mode,
 // Airfoil's loops running when it reads its rms Global, every 100
 // iterations, or MaxRecordedLoops are recorded, fused where
-// Config.Fusion's auto says); the defaults with automatic tiles
-// ("auto-tiles": Config.Tile TileAuto, opt-in); recorded and run one by
+// Config.Fusion's auto says, on one thread in tiles where they were
+// measured faster); the defaults with automatic tiles on every thread
+// count ("auto-tiles": Config.Tile TileAuto); recorded and run one by
 // one; recorded and fused (both with Tile 0 named explicitly:
 // "chain+fusion" is the default on SIMD lanes, "chain" on the scalar
 // code); and with

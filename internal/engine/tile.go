@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"context"
 	"encoding/binary"
+	"log/slog"
 	"runtime"
 	"slices"
+	"time"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
@@ -43,6 +46,62 @@ type tiledSchedule struct {
 	bytes []float64 // each loop's exec.LoopBytes (counted: nil until a timed run)
 	moved []float64 // each loop's share of exec.ChainBytes (counted)
 	pin   runtime.Pinner
+	trial tileTrial // the measured choice of a size the library chose
+}
+
+// Where the library chose the tile size (Config.Tile TileAuto) and tiles
+// run on one thread, the choice is measured before it is kept: the
+// chain's first runs alternate between its loops one by one (fused as
+// usual) and its tiles, tileTrials runs of each, and the chain then runs
+// in tiles only if its fastest tiled run was at most as long as its
+// fastest run untiled. On one thread both give the same results bit for
+// bit, so the program sees no difference but the time; tiles that cut
+// the bytes moved may still lose to loops whose data the last-level
+// cache holds, or whose time is the arithmetic.
+const tileTrials = 3
+
+// tileTrial is the state of a chain's measured choice.
+type tileTrial struct {
+	tiled, untiled   time.Duration // the fastest run of each so far
+	nTiled, nUntiled int           // the runs of each so far
+	decided, tiles   bool          // the choice, once made
+}
+
+// next says whether the chain's next run is in tiles.
+func (t *tileTrial) next() bool {
+	if t.decided {
+		return t.tiles
+	}
+	return t.nTiled < t.nUntiled
+}
+
+// record adds a run of the chain whose first loop is l, in tiles or not,
+// that took d, logging the choice when that makes it.
+func (t *tileTrial) record(r *Runtime, l *core.Loop, tiled bool, d time.Duration) {
+	if t.add(tiled, d) {
+		if log := r.Logger(); log != nil {
+			log.LogAttrs(context.Background(), slog.LevelDebug, "op2: automatic tiling measured", slog.String("loop", l.Name()),
+				slog.Duration("tiled", t.tiled), slog.Duration("untiled", t.untiled), slog.Bool("tiles", t.tiles))
+		}
+	}
+}
+
+// add adds a run of d, in tiles or not, and reports whether that made
+// the choice.
+func (t *tileTrial) add(tiled bool, d time.Duration) bool {
+	best, n := &t.untiled, &t.nUntiled
+	if tiled {
+		best, n = &t.tiled, &t.nTiled
+	}
+	if *n == 0 || d < *best {
+		*best = d
+	}
+	*n++
+	if t.decided || t.nTiled < tileTrials || t.nUntiled < tileTrials {
+		return false
+	}
+	t.decided, t.tiles = true, t.tiled <= t.untiled
+	return true
 }
 
 // tiledAgree is the tiled run's TiledChain.Agree under MPI: the loop's
@@ -229,6 +288,10 @@ func (p *Process) runTiled(k, n int, err *error) int {
 			return 0
 		}
 	}
+	measured := ts != nil && threads == 1 && h == nil && r.tileSizeChosen()
+	if measured && !ts.trial.next() {
+		return p.runUntiled(r, k, count, n, ts, err)
+	}
 	for _, l := range c.Loops[:failed] {
 		MarkLooped(l)
 	}
@@ -245,15 +308,44 @@ func (p *Process) runTiled(k, n int, err *error) int {
 			p.tiling.halo, c.Agree = h, p.tiling.agree
 			p.tiling.distributed++
 		}
+		var start time.Time
+		if measured && !ts.trial.decided {
+			start = time.Now()
+		}
 		failed, ferr = r.X.RunTiles(b, c)
 		if ferr != nil {
 			ferr = p.Fatal(p.api.Internal(ferr))
+		} else if !start.IsZero() {
+			ts.trial.record(r, c.Loops[0], true, time.Since(start))
 		}
 	}
 	if ferr != nil {
 		s := &q.steps[k+failed]
 		l := c.Loops[failed]
 		*err = p.api.Chain(l.Kernel.Name, l.SetName(), s.end-1, n, ferr)
+	}
+	return count
+}
+
+// runUntiled runs the count steps from k (of n recorded entries) one by
+// one, as they would run without tiles, where the measured choice of ts
+// (tileTrial) has them do so, and returns how many ran; it times them
+// while the choice is not made. The failure of one of them is stored in
+// *err as a *ChainError. Caller holds the lock.
+func (p *Process) runUntiled(r *Runtime, k, count, n int, ts *tiledSchedule, err *error) int {
+	q := &p.queue
+	var start time.Time
+	if !ts.trial.decided {
+		start = time.Now()
+	}
+	l0, _ := q.loop(&q.steps[k])
+	for j := k; j < k+count; j++ {
+		if *err = p.runStep(&q.steps[j], n); *err != nil {
+			return j - k + 1
+		}
+	}
+	if !start.IsZero() {
+		ts.trial.record(r, l0, false, time.Since(start))
 	}
 	return count
 }

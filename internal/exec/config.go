@@ -196,8 +196,14 @@ var Settings = []ConfigSetting{
 			c.Lazy = c.Checkpoint == "" && !c.Check
 			c.lazyDefault = true
 		}},
-	{Field: "Tile", Env: "OP2_TILE", Default: "0: off", Doc: "run recorded loops on the host backends as sparse tiles of this many elements of the first loop's set; `auto` (`TileAuto`, -1) tiles a chain, in one process, only where its data does not fit the last-level cache and tiles cut the bytes it moves, each tile's data filling half of one CPU's part of the last-level cache; `off` is 0",
-		value: scalar(func(c *Config) *int { return &c.Tile }, parseTile, checkTile)},
+	{Field: "Tile", Env: "OP2_TILE", Default: "`auto` on one thread (`sequential`, or `Threads` 1), else off", Doc: "run recorded loops on the host backends as sparse tiles of this many elements of the first loop's set; `auto` (`TileAuto`, -1) tiles a chain, in one process, only where its data does not fit the last-level cache and tiles cut the bytes it moves, each tile's data filling half of one CPU's part of the last-level cache, and on one thread only where its tiled runs prove faster than its untiled ones; `off` (`Config{}.Explicit(\"Tile\")`, `OP2_TILE=0`) runs no tiles",
+		value: scalar(func(c *Config) *int { return &c.Tile }, parseTile, checkTile), zeroIsOff: true,
+		auto: func(c *Config) {
+			c.Tile = 0
+			if c.Backend == "sequential" || c.Threads == 1 {
+				c.Tile = TileAuto
+			}
+		}},
 	{Field: "DebugPlan", Env: "OP2_DEBUG_PLAN", Default: "off", Doc: "print each new execution plan's blocks, block size, colours and owner pieces on standard error (`OP2_LOG=debug` logs them too)",
 		EnvOnly: true, value: boolean(func(c *Config) *bool { return &c.debugPlan })},
 	{Field: "Logger", Env: "OP2_LOG", Default: "none", Doc: "a `*slog.Logger` for GoOP2's events (the variable: a text handler on standard error at `trace`, `debug`, `info`, `warn` or `error`; `off`: none)",

@@ -257,15 +257,16 @@ func TestLazyOffWithAutomaticCheckpoints(t *testing.T) {
 	}
 }
 
-// TestTileFromEnv: OP2_TILE sets the tile size, 0, "off" and nothing
-// leave tiling off, "auto" leaves the choice to the engine (TileAuto), and a
+// TestTileFromEnv: OP2_TILE sets the tile size, 0 and "off" turn tiling
+// off, "auto" and nothing (with the default backend, sequential) leave
+// the choice to the engine (TileAuto), and a
 // value that is neither "auto" nor a non-negative integer is refused.
 func TestTileFromEnv(t *testing.T) {
 	for _, c := range []struct {
 		v    string
 		tile int
 		ok   bool
-	}{{"", 0, true}, {"0", 0, true}, {"off", 0, true}, {" Off", 0, true}, {"2000", 2000, true}, {"auto", TileAuto, true}, {" AUTO ", TileAuto, true},
+	}{{"", TileAuto, true}, {"0", 0, true}, {"off", 0, true}, {" Off", 0, true}, {"2000", 2000, true}, {"auto", TileAuto, true}, {" AUTO ", TileAuto, true},
 		{"-1", 0, false}, {"big", 0, false}} {
 		t.Setenv("OP2_TILE", c.v)
 		cfg, err := ConfigFromEnv()
@@ -277,8 +278,9 @@ func TestTileFromEnv(t *testing.T) {
 
 // TestTileConfigured: a program's Config.Tile wins over OP2_TILE (a tile
 // size, TileAuto), Tile 0 named with Explicit turns tiling off whatever
-// OP2_TILE says, an unnamed 0 keeps the variable's value (else off),
-// and a value below TileAuto is refused, naming the field.
+// OP2_TILE says, an unnamed 0 keeps the variable's value (else TileAuto
+// on one thread, off on several), and a value below TileAuto is
+// refused, naming the field.
 func TestTileConfigured(t *testing.T) {
 	for _, c := range []struct {
 		env  string
@@ -286,14 +288,17 @@ func TestTileConfigured(t *testing.T) {
 		want int
 		err  bool
 	}{
-		{"", Config{}, 0, false},
+		{"", Config{}, TileAuto, false},
+		{"", Config{Backend: "openmp", Threads: 2}, 0, false},
+		{"", Config{Backend: "openmp", Threads: 1}, TileAuto, false},
+		{"off", Config{Backend: "openmp", Threads: 1}, 0, false},
 		{"500", Config{}, 500, false},
 		{"500", Config{Tile: TileAuto}, TileAuto, false},
 		{"auto", Config{Tile: 64}, 64, false},
 		{"500", Config{}.Explicit("Tile"), 0, false},
 		{"", Config{}.Explicit("Tile"), 0, false},
 		{"0", Config{}, 0, false},
-		{"", Config{Tile: -2}, 0, true},
+		{"", Config{Tile: -2}, TileAuto, true}, // unchanged
 	} {
 		t.Setenv("OP2_TILE", c.env)
 		cfg, err := ConfigFromEnv()

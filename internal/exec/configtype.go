@@ -114,11 +114,15 @@ type Config struct {
 	Fusion string
 	// Tile runs recorded loops on the host backends as sparse tiles of
 	// this many elements of the first loop's set, so that their data stays
-	// in cache from loop to loop (default 0: off). TileAuto (-1,
-	// OP2_TILE=auto) tiles a chain of loops in one process only when its
-	// data does not fit the last-level cache and tiles reduce the bytes
-	// it moves, with a size chosen from the caches (see
-	// docs/guide/loops-and-chains.md).
+	// in cache from loop to loop. TileAuto (-1, OP2_TILE=auto) tiles a
+	// chain of loops in one process only when its data does not fit the
+	// last-level cache and tiles reduce the bytes it moves, with a size
+	// chosen from the caches, and on one thread only when its tiled runs
+	// measured as fast as its untiled ones (see
+	// docs/guide/loops-and-chains.md). As a zero value means the
+	// default, TileAuto on one thread (the sequential backend, or
+	// Threads 1) and off otherwise, turn it off with
+	// Config{}.Explicit("Tile") or OP2_TILE=0.
 	// Increments may reach an element in another order than loop by loop.
 	Tile int
 	// Logger receives GoOP2's events through log/slog (default: a text
