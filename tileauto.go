@@ -11,8 +11,8 @@ import "github.com/goop2/op2/internal/exec"
 // (sequential, or openmp with one thread) tiles give the results of
 // running each loop at once bit for bit, and a chain's schedule is
 // computed in the background, the loops running untiled until it is
-// ready; each chain then runs untiled and tiled in turn, timed, and keeps
-// tiles only if they were as fast. It is the default on one thread
+// ready; each chain then runs untiled and in tiles of two sizes in turn,
+// timed, and keeps the fastest way (tiles only if they were as fast). It is the default on one thread
 // (Config.Tile left zero, OP2_TILE unset, with the sequential backend or
 // Threads 1; Config{}.Explicit("Tile") turns tiling off): tiles cut the
 // bytes moved, but on the machines measured so far not always the time.

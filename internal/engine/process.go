@@ -101,7 +101,7 @@ type Process struct {
 	tiling struct {
 		byKey       map[string]*tiledSchedule
 		pending     map[string]*pendingSchedule
-		auto        map[string]int
+		auto        map[string]*autoChoice
 		caches      *tile.Caches
 		key         []byte
 		chain       exec.TiledChain

@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"context"
 	"encoding/binary"
-	"log/slog"
 	"runtime"
 	"slices"
 	"time"
@@ -46,61 +44,70 @@ type tiledSchedule struct {
 	bytes []float64 // each loop's exec.LoopBytes (counted: nil until a timed run)
 	moved []float64 // each loop's share of exec.ChainBytes (counted)
 	pin   runtime.Pinner
-	trial tileTrial // the measured choice of a size the library chose
 }
 
 // Where the library chose the tile size (Config.Tile TileAuto) and tiles
 // run on one thread, the choice is measured before it is kept: the
-// chain's first runs alternate between its loops one by one (fused as
-// usual) and its tiles, tileTrials runs of each, and the chain then runs
-// in tiles only if its fastest tiled run was at most as long as its
-// fastest run untiled. On one thread both give the same results bit for
+// chain's first runs go in turn untiled (its loops one by one, fused as
+// usual) and in tiles of each size the library proposes (tile.Auto's,
+// and tile.AutoL2's when it differs), tileTrials runs of each, and the
+// chain then runs the way whose fastest run was the fastest, tiles
+// winning a tie. On one thread every way gives the same results bit for
 // bit, so the program sees no difference but the time; tiles that cut
 // the bytes moved may still lose to loops whose data the last-level
 // cache holds, or whose time is the arithmetic.
 const tileTrials = 3
 
-// tileTrial is the state of a chain's measured choice.
+// maxTileWays is the number of ways a chain's trial compares: untiled
+// and two tile sizes.
+const maxTileWays = 3
+
+// tileTrial is the state of a chain's measured choice among ways
+// [0, ways): way 0 is untiled, way i > 0 the chain's i-th tile size.
 type tileTrial struct {
-	tiled, untiled   time.Duration // the fastest run of each so far
-	nTiled, nUntiled int           // the runs of each so far
-	decided, tiles   bool          // the choice, once made
+	best    [maxTileWays]time.Duration // the fastest run of each way so far
+	runs    [maxTileWays]int           // the runs of each way so far
+	ways    int
+	decided bool
+	way     int // the choice, once made
 }
 
-// next says whether the chain's next run is in tiles.
-func (t *tileTrial) next() bool {
+// next returns the way of the chain's next run: the chosen one, or
+// during the trial the way with the fewest runs (the first of them).
+func (t *tileTrial) next() int {
 	if t.decided {
-		return t.tiles
+		return t.way
 	}
-	return t.nTiled < t.nUntiled
-}
-
-// record adds a run of the chain whose first loop is l, in tiles or not,
-// that took d, logging the choice when that makes it.
-func (t *tileTrial) record(r *Runtime, l *core.Loop, tiled bool, d time.Duration) {
-	if t.add(tiled, d) {
-		if log := r.Logger(); log != nil {
-			log.LogAttrs(context.Background(), slog.LevelDebug, "op2: automatic tiling measured", slog.String("loop", l.Name()),
-				slog.Duration("tiled", t.tiled), slog.Duration("untiled", t.untiled), slog.Bool("tiles", t.tiles))
+	w := 0
+	for i := 1; i < t.ways; i++ {
+		if t.runs[i] < t.runs[w] {
+			w = i
 		}
 	}
+	return w
 }
 
-// add adds a run of d, in tiles or not, and reports whether that made
-// the choice.
-func (t *tileTrial) add(tiled bool, d time.Duration) bool {
-	best, n := &t.untiled, &t.nUntiled
-	if tiled {
-		best, n = &t.tiled, &t.nTiled
+// add adds a run of way w that took d, and reports whether that made the
+// choice.
+func (t *tileTrial) add(w int, d time.Duration) bool {
+	if t.runs[w] == 0 || d < t.best[w] {
+		t.best[w] = d
 	}
-	if *n == 0 || d < *best {
-		*best = d
-	}
-	*n++
-	if t.decided || t.nTiled < tileTrials || t.nUntiled < tileTrials {
+	t.runs[w]++
+	if t.decided {
 		return false
 	}
-	t.decided, t.tiles = true, t.tiled <= t.untiled
+	for i := range t.ways {
+		if t.runs[i] < tileTrials {
+			return false
+		}
+	}
+	t.decided, t.way = true, 0
+	for i := 1; i < t.ways; i++ {
+		if t.best[i] <= t.best[t.way] {
+			t.way = i
+		}
+	}
 	return true
 }
 
@@ -237,10 +244,13 @@ func (p *Process) runTiled(k, n int, err *error) int {
 		return 0
 	}
 	size := r.Cfg.Tile
+	var auto *autoChoice
+	weighed := len(c.Loops)
 	if size == exec.TileAuto {
-		if size = p.autoTileSize(r, c.Loops); size == 0 {
+		if auto = p.autoChoice(r, c.Loops); auto.sizes[0] == 0 {
 			return 0 // tiles would not pay: no tile form is built
 		}
+		size = auto.sizes[0]
 	}
 	// A loop whose tile form is being built in the background
 	// (tileProgram) ends the run; the forms of the loops after it are
@@ -278,19 +288,30 @@ func (p *Process) runTiled(k, n int, err *error) int {
 	}
 	threads := b.Backend.(exec.TileBuilder).TileThreads()
 	h := r.X.Halo
+	way := -1 // the way of a measured choice (tileTrial) this run goes
+	if auto != nil && threads == 1 && h == nil {
+		if count < weighed {
+			return 0 // tile forms still building: not the chain measured
+		}
+		if way = auto.trial.next(); way == 0 {
+			return p.runUntiled(r, k, count, n, auto, err)
+		}
+		size = auto.sizes[way-1]
+	}
 	var ts *tiledSchedule
 	if ferr == nil {
 		// A schedule the library computes in the background (a size
 		// it chose, on one thread, in one process) leaves the loops to
-		// run as usual until it is done.
+		// run as usual until it is done: during a trial, timed as a run
+		// untiled; else one by one from step k (which a shorter
+		// chain may start with).
 		soon := threads == 1 && h == nil && !r.atOnce(!r.tileSizeChosen())
 		if ts = p.schedule(c.Loops, size, threads > 1, h != nil, soon); ts == nil {
+			if way > 0 {
+				return p.runUntiled(r, k, count, n, auto, err)
+			}
 			return 0
 		}
-	}
-	measured := ts != nil && threads == 1 && h == nil && r.tileSizeChosen()
-	if measured && !ts.trial.next() {
-		return p.runUntiled(r, k, count, n, ts, err)
 	}
 	for _, l := range c.Loops[:failed] {
 		MarkLooped(l)
@@ -309,14 +330,14 @@ func (p *Process) runTiled(k, n int, err *error) int {
 			p.tiling.distributed++
 		}
 		var start time.Time
-		if measured && !ts.trial.decided {
+		if way > 0 && !auto.trial.decided {
 			start = time.Now()
 		}
 		failed, ferr = r.X.RunTiles(b, c)
 		if ferr != nil {
 			ferr = p.Fatal(p.api.Internal(ferr))
 		} else if !start.IsZero() {
-			ts.trial.record(r, c.Loops[0], true, time.Since(start))
+			auto.record(r, c.Loops[0], way, time.Since(start))
 		}
 	}
 	if ferr != nil {
@@ -328,14 +349,14 @@ func (p *Process) runTiled(k, n int, err *error) int {
 }
 
 // runUntiled runs the count steps from k (of n recorded entries) one by
-// one, as they would run without tiles, where the measured choice of ts
+// one, as they would run without tiles, where the measured choice auto
 // (tileTrial) has them do so, and returns how many ran; it times them
 // while the choice is not made. The failure of one of them is stored in
 // *err as a *ChainError. Caller holds the lock.
-func (p *Process) runUntiled(r *Runtime, k, count, n int, ts *tiledSchedule, err *error) int {
+func (p *Process) runUntiled(r *Runtime, k, count, n int, auto *autoChoice, err *error) int {
 	q := &p.queue
 	var start time.Time
-	if !ts.trial.decided {
+	if !auto.trial.decided {
 		start = time.Now()
 	}
 	l0, _ := q.loop(&q.steps[k])
@@ -345,7 +366,7 @@ func (p *Process) runUntiled(r *Runtime, k, count, n int, ts *tiledSchedule, err
 		}
 	}
 	if !start.IsZero() {
-		ts.trial.record(r, l0, false, time.Since(start))
+		auto.record(r, l0, 0, time.Since(start))
 	}
 	return count
 }

@@ -1,6 +1,10 @@
 package engine
 
 import (
+	"context"
+	"log/slog"
+	"time"
+
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/tile"
@@ -31,30 +35,65 @@ func repeatsShape(loops []*core.Loop, l *core.Loop) bool {
 	return false
 }
 
-// autoTileSize returns the tile size automatic tiling gives the chain of
-// loops (seed elements per tile), or 0 for no tiles, choosing it the
-// first time the chain is seen (see tile.Auto).
-func (p *Process) autoTileSize(r *Runtime, loops []*core.Loop) int {
+// autoChoice is automatic tiling's choice for a chain of loops: the
+// tile sizes it proposes, tile.Auto's (0: the chain runs untiled) and
+// tile.AutoL2's (0: none), and on one thread the measured choice among
+// them and running untiled (tileTrial).
+type autoChoice struct {
+	sizes [maxTileWays - 1]int
+	trial tileTrial
+}
+
+// autoChoice returns automatic tiling's choice for the chain of loops,
+// made the first time the chain is seen (see tile.Auto) and kept.
+func (p *Process) autoChoice(r *Runtime, loops []*core.Loop) *autoChoice {
 	key := chainKey(p.tiling.key[:0], loops, exec.TileAuto, false, false)
 	p.tiling.key = key
-	if size, ok := p.tiling.auto[string(key)]; ok {
-		return size
+	if a, ok := p.tiling.auto[string(key)]; ok {
+		return a
 	}
 	if len(p.tiling.auto) >= maxTiledChains || p.tiling.auto == nil {
-		p.tiling.auto = map[string]int{}
+		p.tiling.auto = map[string]*autoChoice{}
 	}
 	caches := tile.MachineCaches()
 	if p.tiling.caches != nil {
 		caches = *p.tiling.caches
 	}
 	f := chainFootprint(loops)
-	size := tile.Auto(caches, f)
-	p.tiling.auto[string(key)] = size
+	a := &autoChoice{}
+	a.sizes[0] = tile.Auto(caches, f)
+	a.sizes[1] = tile.AutoL2(caches, f, a.sizes[0])
+	a.trial.ways = 1
+	for _, s := range a.sizes {
+		if s > 0 {
+			a.trial.ways++
+		}
+	}
+	p.tiling.auto[string(key)] = a
 	if log := r.Logger(); log != nil {
 		log.Debug("op2: automatic tiling", "loop", loops[0].Name(), "loops", len(loops), "data_bytes", f.Data,
-			"moved_bytes", f.Loops, "tiled_bytes", f.Chain, "l2", caches.L2, "llc", caches.LLC, "llc_cpus", caches.Sharing, "tile", size)
+			"moved_bytes", f.Loops, "tiled_bytes", f.Chain, "l2", caches.L2, "llc", caches.LLC, "llc_cpus", caches.Sharing,
+			"tile", a.sizes[0], "tile_l2", a.sizes[1])
 	}
-	return size
+	return a
+}
+
+// record adds a run of way w (tileTrial) of the chain whose first loop is
+// l, which took d, logging the choice when that makes it.
+func (a *autoChoice) record(r *Runtime, l *core.Loop, w int, d time.Duration) {
+	if !a.trial.add(w, d) {
+		return
+	}
+	if log := r.Logger(); log != nil {
+		t := &a.trial
+		size := 0
+		if t.way > 0 {
+			size = a.sizes[t.way-1]
+		}
+		log.LogAttrs(context.Background(), slog.LevelDebug, "op2: automatic tiling measured", slog.String("loop", l.Name()),
+			slog.Duration("untiled", t.best[0]), slog.Int("tile", a.sizes[0]), slog.Duration("tiled", t.best[1]),
+			slog.Int("tile_l2", a.sizes[1]), slog.Duration("tiled_l2", t.best[2]), slog.Int("chosen", size))
+	}
 }
 
 // chainFootprint is what tile.Auto weighs of a chain of loops: the bytes

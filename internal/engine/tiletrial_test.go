@@ -5,42 +5,40 @@ import (
 	"time"
 )
 
-// TestTileTrial: a chain's measured choice alternates untiled and tiled
-// runs, starting untiled, until it has tileTrials of each, then keeps
-// tiles only when its fastest tiled run was at most its fastest untiled
-// one; a decided choice does not change with later runs.
+// TestTileTrial: a chain's measured choice goes through its ways in turn,
+// untiled first, until it has tileTrials runs of each, then keeps the way
+// whose fastest run was the fastest (a later way, tiles, winning a tie);
+// a decided choice does not change with later runs.
 func TestTileTrial(t *testing.T) {
-	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	for _, c := range []struct {
-		name           string
-		untiled, tiled []int // ms, in the order the runs come
-		tiles          bool
+		name string
+		runs [][]int // per way, its runs' times in ms in the order they come
+		want int
 	}{
-		{"tiles faster", []int{10, 9, 11}, []int{8, 12, 30}, true},
-		{"tiles slower", []int{10, 9, 11}, []int{10, 12, 11}, false},
-		{"a tie keeps tiles", []int{9, 9, 9}, []int{9, 10, 11}, true},
-		{"one slow untiled run does not decide", []int{50, 7, 8}, []int{8, 8, 8}, false},
+		{"tiles faster", [][]int{{10, 9, 11}, {8, 12, 30}}, 1},
+		{"tiles slower", [][]int{{10, 9, 11}, {10, 12, 11}}, 0},
+		{"a tie goes to tiles", [][]int{{9, 9, 9}, {9, 10, 11}}, 1},
+		{"one slow untiled run does not decide", [][]int{{50, 7, 8}, {8, 8, 8}}, 0},
+		{"the smaller tiles", [][]int{{10, 10, 10}, {9, 9, 9}, {12, 8, 9}}, 2},
+		{"the larger tiles", [][]int{{10, 10, 10}, {7, 9, 9}, {12, 8, 9}}, 1},
+		{"untiled of three", [][]int{{6, 10, 10}, {7, 9, 9}, {12, 8, 9}}, 0},
 	} {
-		var tr tileTrial
+		tr := tileTrial{ways: len(c.runs)}
 		for i := range tileTrials {
-			if tr.next() {
-				t.Fatalf("%s: run %d: tiled first, want untiled", c.name, 2*i)
-			}
-			if tr.add(false, ms(c.untiled[i])) {
-				t.Fatalf("%s: decided after an untiled run %d", c.name, i)
-			}
-			if !tr.next() {
-				t.Fatalf("%s: run %d: untiled, want tiled", c.name, 2*i+1)
-			}
-			decided := tr.add(true, ms(c.tiled[i]))
-			if decided != (i == tileTrials-1) {
-				t.Fatalf("%s: decided %v after tiled run %d", c.name, decided, i)
+			for w := range c.runs {
+				if got := tr.next(); got != w {
+					t.Fatalf("%s: round %d: way %d next, want %d", c.name, i, got, w)
+				}
+				decided := tr.add(w, time.Duration(c.runs[w][i])*time.Millisecond)
+				if last := i == tileTrials-1 && w == len(c.runs)-1; decided != last {
+					t.Fatalf("%s: decided %v after round %d's way %d", c.name, decided, i, w)
+				}
 			}
 		}
-		if !tr.decided || tr.tiles != c.tiles || tr.next() != c.tiles {
-			t.Errorf("%s: decided %v tiles %v next %v, want tiles %v", c.name, tr.decided, tr.tiles, tr.next(), c.tiles)
+		if !tr.decided || tr.way != c.want || tr.next() != c.want {
+			t.Errorf("%s: decided %v way %d next %d, want way %d", c.name, tr.decided, tr.way, tr.next(), c.want)
 		}
-		if tr.add(!c.tiles, 0) || tr.tiles != c.tiles {
+		if tr.add((c.want+1)%len(c.runs), 0) || tr.way != c.want {
 			t.Errorf("%s: a later run changed the choice", c.name)
 		}
 	}

@@ -196,7 +196,7 @@ var Settings = []ConfigSetting{
 			c.Lazy = c.Checkpoint == "" && !c.Check
 			c.lazyDefault = true
 		}},
-	{Field: "Tile", Env: "OP2_TILE", Default: "`auto` on one thread (`sequential`, or `Threads` 1), else off", Doc: "run recorded loops on the host backends as sparse tiles of this many elements of the first loop's set; `auto` (`TileAuto`, -1) tiles a chain, in one process, only where its data does not fit the last-level cache and tiles cut the bytes it moves, each tile's data filling half of one CPU's part of the last-level cache, and on one thread only where its tiled runs prove faster than its untiled ones; `off` (`Config{}.Explicit(\"Tile\")`, `OP2_TILE=0`) runs no tiles",
+	{Field: "Tile", Env: "OP2_TILE", Default: "`auto` on one thread (`sequential`, or `Threads` 1), else off", Doc: "run recorded loops on the host backends as sparse tiles of this many elements of the first loop's set; `auto` (`TileAuto`, -1) tiles a chain, in one process, only where its data does not fit the last-level cache and tiles cut the bytes it moves, each tile's data filling half of one CPU's part of the last-level cache, and on one thread only where its tiled runs prove at least as fast as its untiled ones, at the faster of that size and one filling half of a core's L2 cache; `off` (`Config{}.Explicit(\"Tile\")`, `OP2_TILE=0`) runs no tiles",
 		value: scalar(func(c *Config) *int { return &c.Tile }, parseTile, checkTile), zeroIsOff: true,
 		auto: func(c *Config) {
 			c.Tile = 0

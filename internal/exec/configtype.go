@@ -118,7 +118,7 @@ type Config struct {
 	// chain of loops in one process only when its data does not fit the
 	// last-level cache and tiles reduce the bytes it moves, with a size
 	// chosen from the caches, and on one thread only when its tiled runs
-	// measured as fast as its untiled ones (see
+	// measured as fast as its untiled ones, at the faster of two sizes (see
 	// docs/guide/loops-and-chains.md). As a zero value means the
 	// default, TileAuto on one thread (the sequential backend, or
 	// Threads 1) and off otherwise, turn it off with

@@ -158,6 +158,27 @@ const (
 	AutoMinTile = 256
 )
 
+// AutoL2 returns a second tile size for a chain that Auto tiles with
+// size (its result), for the engine to measure beside it on one thread:
+// the seed elements whose share of the chain's data fills AutoCacheShare
+// of one core's L2 cache, at least AutoMinTile, rounded down to a
+// multiple of 64; or 0 where that is more than half of size (or size is
+// 0). Which of the two is faster depends on the machine: see Auto for an
+// AMD EPYC where L2-sized tiles lost, and docs/perf.md for an Intel Xeon
+// VM whose large last-level cache served one core little faster than its
+// memory, where they won.
+func AutoL2(c Caches, f Footprint, size int) int {
+	if size <= 0 || f.Seed < 1 || f.Data <= 0 {
+		return 0
+	}
+	perElem := f.Data / float64(f.Seed)
+	small := max(AutoMinTile, int(AutoCacheShare*float64(c.L2)/perElem)&^63)
+	if 2*small > size {
+		return 0
+	}
+	return small
+}
+
 // Auto returns the tile size (seed elements per tile) for a chain with
 // footprint f on a machine with caches c, or 0 where tiles do not pay:
 // a chain of one loop (no footprint), a chain whose data fits the

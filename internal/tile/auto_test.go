@@ -42,6 +42,30 @@ func TestAuto(t *testing.T) {
 	}
 }
 
+// TestAutoL2: the second size fills half of one core's L2 cache, only
+// where it is at most half of Auto's.
+func TestAutoL2(t *testing.T) {
+	airfoil := Footprint{Data: 121e6, Loops: 311e6, Chain: 196e6, Seed: 720000}
+	for _, tc := range []struct {
+		name       string
+		c          Caches
+		f          Footprint
+		size, want int
+	}{
+		// 1 MiB / 168 = 6241, rounded down to 6208.
+		{"Intel VM", Caches{L2: 2 << 20, LLC: 480 << 20, Sharing: 2}, airfoil, 748864, 6208},
+		// 512 KiB / 168 = 3120: 3072, at most half of 12416.
+		{"zen4", Caches{L2: 1 << 20, LLC: 32 << 20, Sharing: 8}, airfoil, 12416, 3072},
+		{"not half of Auto's", Caches{L2: 2 << 20, LLC: 8 << 20, Sharing: 8}, airfoil, 6208, 0},
+		{"no tiles", Caches{L2: 1 << 20}, airfoil, 0, 0},
+		{"large elements", Caches{L2: 1 << 20}, Footprint{Data: 1e9, Loops: 2e9, Chain: 1e9, Seed: 100000}, 4096, AutoMinTile},
+	} {
+		if got := AutoL2(tc.c, tc.f, tc.size); got != tc.want {
+			t.Errorf("%s: AutoL2(%+v, %+v, %d) = %d, want %d", tc.name, tc.c, tc.f, tc.size, got, tc.want)
+		}
+	}
+}
+
 // TestReadCaches: the sizes come from a directory laid out as Linux's
 // /sys/devices/system/cpu/cpu0/cache, the CPUs sharing the last-level
 // cache from its shared_cpu_list; instruction caches are left out; what
