@@ -35,7 +35,7 @@ func TestAutoTiling(t *testing.T) {
 		qd := must(op2.NewDat(nodes, 2, iota32[float64](6000), "q"))
 		wd := must(op2.NewDat[float64](edges, 1, nil, "w"))
 		xd := must(op2.NewDat[float64](nodes, 1, nil, "x"))
-		for range 2 {
+		for range 3 { // on one thread: seen once, then measured untiled, then tiled
 			check(t, r.ParLoop(gather, edges, wd.Arg(op2.Write), qd.ArgVec(op2.Read, pedge)))
 			check(t, r.ParLoop(scatter, edges, wd.Arg(op2.Read), qd.ArgVec(op2.Inc, pedge)))
 			check(t, r.ParLoop(scale, nodes, qd.Arg(op2.RW), xd.Arg(op2.RW)))
@@ -78,8 +78,8 @@ func TestAutoTiling(t *testing.T) {
 
 // TestAutoTilingMeasured: by default, on one thread, a chain whose data
 // exceeds the last-level cache and whose tiles would move fewer bytes
-// first runs untiled and tiled in turn, timed, and the choice is logged
-// once, after three runs of each; whatever it is, the Dats hold what
+// runs untiled, then untiled and tiled in turn, timed, and the choice is
+// logged once, after three runs of each; whatever it is, the Dats hold what
 // running each loop at once gives, bit for bit (floating-point sums,
 // whose order TestAutoTiling's integers would hide).
 func TestAutoTilingMeasured(t *testing.T) {

@@ -251,6 +251,12 @@ func (p *Process) runTiled(k, n int, err *error) int {
 			return 0 // tiles would not pay: no tile form is built
 		}
 		size = auto.sizes[0]
+		if auto.seen++; auto.seen == 1 && b.Backend.(exec.TileBuilder).TileThreads() == 1 && r.X.Halo == nil {
+			// On one thread a chain is measured from its second run:
+			// one seen once (a first iteration, the part of one at the
+			// end of a full queue) builds no tile form and no schedule.
+			return p.runUntiled(r, k, weighed, n, auto, err)
+		}
 	}
 	// A loop whose tile form is being built in the background
 	// (tileProgram) ends the run; the forms of the loops after it are
@@ -351,12 +357,12 @@ func (p *Process) runTiled(k, n int, err *error) int {
 // runUntiled runs the count steps from k (of n recorded entries) one by
 // one, as they would run without tiles, where the measured choice auto
 // (tileTrial) has them do so, and returns how many ran; it times them
-// while the choice is not made. The failure of one of them is stored in
+// while the choice is not made, from the chain's second run. The failure of one of them is stored in
 // *err as a *ChainError. Caller holds the lock.
 func (p *Process) runUntiled(r *Runtime, k, count, n int, auto *autoChoice, err *error) int {
 	q := &p.queue
 	var start time.Time
-	if !auto.trial.decided {
+	if auto.seen > 1 && !auto.trial.decided {
 		start = time.Now()
 	}
 	l0, _ := q.loop(&q.steps[k])

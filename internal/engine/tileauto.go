@@ -42,6 +42,7 @@ func repeatsShape(loops []*core.Loop, l *core.Loop) bool {
 type autoChoice struct {
 	sizes [maxTileWays - 1]int
 	trial tileTrial
+	seen  int // the chain's runs so far (from 1 as it runs)
 }
 
 // autoChoice returns automatic tiling's choice for the chain of loops,
