@@ -47,9 +47,10 @@ type tiledSchedule struct {
 }
 
 // Where the library chose the tile size (Config.Tile TileAuto) and tiles
-// run on one thread, the choice is measured before it is kept: the
-// chain's first runs go in turn untiled (its loops one by one, fused as
-// usual) and in tiles of each size the library proposes (tile.Auto's,
+// run on one thread, the choice is measured before it is kept: from its
+// second run (autoChoice.seen), the chain's runs go in turn untiled (its
+// loops one by one, fused as usual) and in tiles of each size the
+// library proposes (tile.Auto's,
 // and tile.AutoL2's when it differs), tileTrials runs of each, and the
 // chain then runs the way whose fastest run was the fastest, tiles
 // winning a tie. On one thread every way gives the same results bit for
@@ -357,8 +358,9 @@ func (p *Process) runTiled(k, n int, err *error) int {
 // runUntiled runs the count steps from k (of n recorded entries) one by
 // one, as they would run without tiles, where the measured choice auto
 // (tileTrial) has them do so, and returns how many ran; it times them
-// while the choice is not made, from the chain's second run. The failure of one of them is stored in
-// *err as a *ChainError. Caller holds the lock.
+// while the choice is not made, from the chain's second run. The failure
+// of one of them is stored in *err as a *ChainError. Caller holds the
+// lock.
 func (p *Process) runUntiled(r *Runtime, k, count, n int, auto *autoChoice, err *error) int {
 	q := &p.queue
 	var start time.Time
