@@ -161,3 +161,66 @@ func TestTiledChainProgramsDropped(t *testing.T) {
 		t.Error("the loops ran in tiles with their programs dropped")
 	}
 }
+
+// TestTiledRunSpansAssignments: on one thread a tiled run goes on past
+// Global.SetValue and runs two loops of one shape (a copy of its
+// program): an iteration of a flux loop, an assignment of 0 to rms, a
+// loop reducing into rms, an assignment to a Global a later loop reads,
+// and again with the other reducing loop, whose first reduction into rms
+// the second assignment makes dead. The loops run in tiles, and q, the
+// rms of every iteration and the read Global's effect equal eager
+// execution's bit for bit (floating-point values), with a tile size and
+// with the default automatic tiles (a small test-set cache).
+func TestTiledRunSpansAssignments(t *testing.T) {
+	defer op2.SetBuilds(op2.BuildAtOnce)()
+	edges, nodes, pedge := scatteredEdges(4000, 3000, 7, 3)
+	flux := op2.NewKernel("void sa_flux(const double **q, double **r) { double f = q[0][0] * 0.37 - q[1][0] / 3.0; r[0][0] += f; r[1][0] -= f; }", "sa_flux")
+	update0 := op2.NewKernel("void sa_update0(double *q, double *r, double *rms) { q[0] += r[0] * 0.01; *rms += r[0] * r[0]; r[0] = 0.0; }", "sa_update0")
+	update1 := op2.NewKernel("void sa_update1(double *q, double *r, double *rms) { q[0] -= r[0] * 0.003; *rms += r[0] * r[0] / 3.0; r[0] = 0.0; }", "sa_update1")
+	scale := op2.NewKernel("void sa_scale(double *q, const double *s) { q[0] *= 1.0 + *s * 1e-3; }", "sa_scale")
+	run := func(cfg op2.Config) (q, rms []float64, r *op2.Runtime) {
+		r = must(op2.NewRuntime(cfg))
+		q0 := iota32[float64](3000)
+		for i := range q0 {
+			q0[i] = q0[i]/7 + 0.1
+		}
+		qd := must(op2.NewDat(nodes, 1, q0, "q"))
+		rd := must(op2.NewDat[float64](nodes, 1, nil, "r"))
+		g := must(op2.NewGlobal[float64](1, nil, "rms"))
+		s := must(op2.NewGlobal[float64](1, nil, "s"))
+		for it := range 8 {
+			for stage, update := range []*op2.Kernel{update0, update1} {
+				check(t, r.ParLoop(flux, edges, qd.ArgVec(op2.Read, pedge), rd.ArgVec(op2.Inc, pedge)))
+				g.SetValue(0)
+				check(t, r.ParLoop(update, nodes, qd.Arg(op2.RW), rd.Arg(op2.RW), g.Arg(op2.Inc)))
+				s.SetValue(float64(it + stage))
+				check(t, r.ParLoop(scale, nodes, qd.Arg(op2.RW), s.Arg(op2.Read)))
+			}
+			rms = append(rms, g.Value())
+		}
+		return qd.DataRO(), rms, r
+	}
+	wq, wrms, _ := run(op2.Config{}.Explicit("Lazy"))
+	for _, c := range []struct {
+		name string
+		cfg  op2.Config
+	}{
+		{"tiles of 100", op2.Config{Tile: 100, Fusion: "off", Timing: true}},
+		{"the default", op2.Config{}},
+	} {
+		restore := op2.SetTileCaches(4<<10, 16<<10)
+		q, rms, r := run(c.cfg)
+		restore()
+		if !slices.Equal(q, wq) || !slices.Equal(rms, wrms) {
+			t.Errorf("%s: q %v rms %v, at once q %v rms %v", c.name, q[:3], rms, wq[:3], wrms)
+		}
+		if !c.cfg.Timing {
+			continue
+		}
+		for _, name := range []string{"sa_update0", "sa_update1", "sa_flux"} {
+			if !slices.ContainsFunc(r.Timings(), func(lt op2.LoopTiming) bool { return lt.Kernel == name && lt.Tuned == "tiled" }) {
+				t.Errorf("%s: %s did not run in tiles: %+v", c.name, name, r.Timings())
+			}
+		}
+	}
+}

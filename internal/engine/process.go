@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -106,6 +107,11 @@ type Process struct {
 		key         []byte
 		chain       exec.TiledChain
 		globals     []tiledGlobal
+		steps       []int // the step of each loop of the tiled run
+		assigned    []int // the steps of the run's Global assignments
+		dead        []deadReduction
+		scratch     map[scratchKey]*core.Storage
+		scratchPin  runtime.Pinner
 		halo        exec.Halo
 		agree       func(*core.Loop) error
 		distributed int

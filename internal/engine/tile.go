@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
@@ -118,8 +119,42 @@ func (p *Process) tiledAgree(l *core.Loop) error { return p.tiling.halo.Agree(l,
 
 // tiledGlobal is a Global used by a loop of the run being tiled.
 type tiledGlobal struct {
-	s       *core.Storage
-	reduced bool
+	s             *core.Storage
+	reduced, read bool
+}
+
+// deadReduction is a Global reduction argument of a loop of a tiled run
+// whose result an assignment later in the run replaces: for the run it
+// reduces into a scratch Global (scratchGlobal), its Global kept in s.
+type deadReduction struct {
+	l *core.Loop
+	i int
+	s *core.Storage
+}
+
+// scratchGlobal returns a Global of s's type and length whose value
+// nothing reads, for the reductions of a tiled run that an assignment
+// later in the run makes dead. It is made once per type and length and
+// kept, pinned.
+func (p *Process) scratchGlobal(s *core.Storage) *core.Storage {
+	key := scratchKey{s.Type, s.Len}
+	if g, ok := p.tiling.scratch[key]; ok {
+		return g
+	}
+	if p.tiling.scratch == nil {
+		p.tiling.scratch = map[scratchKey]*core.Storage{}
+	}
+	buf := make([]uint64, (s.Bytes()+7)/8+1)
+	p.tiling.scratchPin.Pin(&buf[0])
+	g := &core.Storage{Name: "a reduction an assignment replaces", Type: s.Type, Dim: s.Dim, Len: s.Len, ID: core.NewID(), Host: unsafe.Pointer(&buf[0])}
+	p.tiling.scratch[key] = g
+	return g
+}
+
+// scratchKey is the type and length of a scratch Global.
+type scratchKey struct {
+	t core.ScalarType
+	n int
 }
 
 // The job's halo exchange, the executor's Halo under MPI, runs tiles.
@@ -195,11 +230,31 @@ func (p *Process) globalsAllow(l *core.Loop) bool {
 		}
 		if k := find(a.Data); k >= 0 {
 			gs[k].reduced = gs[k].reduced || a.IsReduction()
+			gs[k].read = gs[k].read || !a.IsReduction()
 		} else {
-			gs = append(gs, tiledGlobal{a.Data, a.IsReduction()})
+			gs = append(gs, tiledGlobal{a.Data, a.IsReduction(), !a.IsReduction()})
 		}
 	}
 	p.tiling.globals = gs
+	return true
+}
+
+// globalsAssign reports whether an assignment to Global s may join a
+// tiled run whose loops' Globals are tiling.globals: none of them reads
+// s other than by reducing into it (the assignment is made before the
+// run's tiles, and their reductions into s are dead). Loops after it
+// then meet s as a Global the run has not used.
+func (p *Process) globalsAssign(s *core.Storage) bool {
+	gs := p.tiling.globals
+	for k := range gs {
+		if gs[k].s == s {
+			if gs[k].read {
+				return false
+			}
+			p.tiling.globals = slices.Delete(gs, k, k+1)
+			break
+		}
+	}
 	return true
 }
 
@@ -228,22 +283,37 @@ func (p *Process) runTiled(k, n int, err *error) int {
 		clear(p.tiling.globals)
 		c.Loops, c.Programs, c.Schedule, c.Bytes, c.Moved, p.tiling.globals = c.Loops[:0], c.Programs[:0], nil, nil, nil, p.tiling.globals[:0]
 		c.Agree, p.tiling.halo = nil, nil
+		p.tiling.steps, p.tiling.assigned = p.tiling.steps[:0], p.tiling.assigned[:0]
 	}()
 	// The run: loops of the same runtime and backend that can run in
-	// tiles, whose Globals allow it, each with its own program (a
-	// program holds one loop's bindings at a time: a loop of the shape
-	// of an earlier one ends the run).
+	// tiles, whose Globals allow it, for one period of a repeated
+	// sequence at most (endsPeriod), each with its own program (a
+	// program holds one loop's bindings at a time: a loop of an earlier
+	// one's shape runs a copy); in one process, assignments to Globals
+	// between them (globalsAssign).
 	dropped := r.X.Dropped()
+	steps, assigned := p.tiling.steps[:0], p.tiling.assigned[:0]
 	for j := k; j < len(q.steps); j++ {
+		if e := q.slots[q.steps[j].i]; e.set != nil && len(c.Loops) > 0 && r.X.Halo == nil {
+			if !p.globalsAssign(e.set) {
+				break
+			}
+			assigned = append(assigned, j)
+			continue
+		}
 		l, lr := q.loop(&q.steps[j])
-		if l == nil || lr != r || q.slots[q.steps[j].i].b != b || !tileable(r, b, l) || repeatsShape(c.Loops, l) || !p.globalsAllow(l) {
+		if l == nil || lr != r || q.slots[q.steps[j].i].b != b || !tileable(r, b, l) || q.endsPeriod(j, c.Loops, l) || !p.globalsAllow(l) {
 			break
 		}
 		c.Loops = append(c.Loops, l)
+		steps = append(steps, j)
 	}
+	p.tiling.steps, p.tiling.assigned = steps, assigned
 	if len(c.Loops) < 2 {
 		return 0
 	}
+	// stepsTo is the number of steps from k to loop j's, included.
+	stepsTo := func(j int) int { return steps[j] - k + 1 }
 	size := r.Cfg.Tile
 	var auto *autoChoice
 	weighed := len(c.Loops)
@@ -256,7 +326,7 @@ func (p *Process) runTiled(k, n int, err *error) int {
 			// On one thread a chain is measured from its second run:
 			// one seen once (a first iteration, the part of one at the
 			// end of a full queue) builds no tile form and no schedule.
-			return p.runUntiled(r, k, weighed, n, auto, err)
+			return p.runUntiled(r, k, stepsTo(weighed-1), n, auto, err)
 		}
 	}
 	// A loop whose tile form is being built in the background
@@ -265,6 +335,9 @@ func (p *Process) runTiled(k, n int, err *error) int {
 	pending := false
 	for j, l := range c.Loops {
 		p, perr := r.tileProgram(b, l)
+		if copies := countShape(c.Loops[:j], l); p != nil && perr == nil && copies > 0 {
+			p, perr = r.X.TileProgramCopy(b, l, copies)
+		}
 		if perr != nil || p != nil && slices.Contains(c.Programs, p) {
 			// A loop whose tile form does not build runs alone.
 			clear(c.Loops[j:])
@@ -301,7 +374,7 @@ func (p *Process) runTiled(k, n int, err *error) int {
 			return 0 // tile forms still building: not the chain measured
 		}
 		if way = auto.trial.next(); way == 0 {
-			return p.runUntiled(r, k, count, n, auto, err)
+			return p.runUntiled(r, k, stepsTo(count-1), n, auto, err)
 		}
 		size = auto.sizes[way-1]
 	}
@@ -315,7 +388,7 @@ func (p *Process) runTiled(k, n int, err *error) int {
 		soon := threads == 1 && h == nil && !r.atOnce(!r.tileSizeChosen())
 		if ts = p.schedule(c.Loops, size, threads > 1, h != nil, soon); ts == nil {
 			if way > 0 {
-				return p.runUntiled(r, k, count, n, auto, err)
+				return p.runUntiled(r, k, stepsTo(count-1), n, auto, err)
 			}
 			return 0
 		}
@@ -340,7 +413,16 @@ func (p *Process) runTiled(k, n int, err *error) int {
 		if way > 0 && !auto.trial.decided {
 			start = time.Now()
 		}
+		if j, aerr := p.assignInRun(k, steps[count-1], n); aerr != nil {
+			*err = aerr
+			return j - k + 1
+		}
+		dead := p.deadReductions(steps[:count])
 		failed, ferr = r.X.RunTiles(b, c)
+		for _, d := range dead {
+			d.l.Args[d.i].Data = d.s
+		}
+		clear(dead)
 		if ferr != nil {
 			ferr = p.Fatal(p.api.Internal(ferr))
 		} else if !start.IsZero() {
@@ -348,11 +430,96 @@ func (p *Process) runTiled(k, n int, err *error) int {
 		}
 	}
 	if ferr != nil {
-		s := &q.steps[k+failed]
+		s := &q.steps[steps[failed]]
 		l := c.Loops[failed]
 		*err = p.api.Chain(l.Kernel.Name, l.SetName(), s.end-1, n, ferr)
 	}
-	return count
+	return stepsTo(count - 1)
+}
+
+// endsPeriod reports whether loop l, at step j, ends a tiled run of
+// loops: the loops from it on repeat the run's shapes in order (a
+// repeated sequence's period is over), or two of them have its shape
+// already (a first loop seen once, such as a first iteration's, would
+// otherwise let the run take in every iteration recorded).
+func (q *chainQueue) endsPeriod(j int, loops []*core.Loop, l *core.Loop) bool {
+	if len(loops) == 0 {
+		return false
+	}
+	if countShape(loops, l) >= 2 {
+		return true
+	}
+	if loops[0].Sig != l.Sig {
+		return false
+	}
+	i := 0
+	for ; j < len(q.steps) && i < len(loops); j++ {
+		if m, _ := q.loop(&q.steps[j]); m != nil {
+			if m.Sig != loops[i].Sig {
+				return false
+			}
+			i++
+		}
+	}
+	return true
+}
+
+// countShape returns how many of loops have l's shape (its signature):
+// the copy of its program l runs in a tiled run (TileProgramCopy).
+func countShape(loops []*core.Loop, l *core.Loop) int {
+	n := 0
+	for _, m := range loops {
+		if m.Sig == l.Sig {
+			n++
+		}
+	}
+	return n
+}
+
+// assignInRun makes the Global assignments of the tiled run's steps
+// before step last (tiling.assigned), before the run's tiles, and returns
+// the step of one that failed, with its *ChainError.
+func (p *Process) assignInRun(k, last, n int) (int, error) {
+	q := &p.queue
+	for _, j := range p.tiling.assigned {
+		if j > last {
+			break
+		}
+		s := &q.steps[j]
+		e := q.slots[s.i]
+		if err := e.assign(); err != nil {
+			return j, p.api.Chain("Global.SetValue", e.set.Name, s.i, n, err)
+		}
+	}
+	return 0, nil
+}
+
+// deadReductions binds to a scratch Global (scratchGlobal) each Global
+// reduction of the loops of the tiled run (at steps) that an assignment
+// to its Global later in the run replaces, and returns them, to be put
+// back after the run (tiling.dead, reused).
+func (p *Process) deadReductions(steps []int) []deadReduction {
+	q := &p.queue
+	dead := p.tiling.dead[:0]
+	last := steps[len(steps)-1]
+	for i, j := range steps {
+		l := p.tiling.chain.Loops[i]
+		for a := range l.Args {
+			arg := &l.Args[a]
+			if arg.Kind != core.ArgGlobal || arg.Off || !arg.IsReduction() {
+				continue
+			}
+			for _, t := range p.tiling.assigned {
+				if t > j && t < last && q.slots[q.steps[t].i].set == arg.Data {
+					dead = append(dead, deadReduction{l, a, arg.Data})
+					arg.Data = p.scratchGlobal(arg.Data)
+					break
+				}
+			}
+		}
+	}
+	p.tiling.dead = dead
+	return dead
 }
 
 // runUntiled runs the count steps from k (of n recorded entries) one by

@@ -23,18 +23,6 @@ import (
 // map lookup, and no tile form is built for a chain that runs untiled.
 // Fusion stays on (Runtime.fuses), so fused loops run in tiles.
 
-// repeatsShape reports whether loop l has the shape (the signature, and
-// so the program) of one of loops: the run being tiled ends before it,
-// as a program holds one loop's bindings at a time.
-func repeatsShape(loops []*core.Loop, l *core.Loop) bool {
-	for _, m := range loops {
-		if m.Sig == l.Sig && l.Sig != nil {
-			return true
-		}
-	}
-	return false
-}
-
 // autoChoice is automatic tiling's choice for a chain of loops: the
 // tile sizes it proposes, tile.Auto's (0: the chain runs untiled) and
 // tile.AutoL2's (0: none), and on one thread the measured choice among

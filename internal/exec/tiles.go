@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"encoding/binary"
 	"fmt"
 	"time"
 	"unsafe"
@@ -78,6 +79,44 @@ func (x *Executor) TileProgram(b *Opened, l *core.Loop) (TileProgram, error) {
 	}
 	x.programs.put(x.key, p, l.Sig)
 	return p, nil
+}
+
+// TileProgramCopy returns copy n (n ≥ 1) of l's tile form on b, which
+// TileProgram (or TileProgramSoon) has built: a program of its own, with
+// its own argument arrays and partial results, running the same compiled
+// code, for a tiled chain that runs a loop of l's shape n+1 times (a
+// program holds one loop's bindings at a time). Finding a built one
+// allocates nothing.
+func (x *Executor) TileProgramCopy(b *Opened, l *core.Loop, n int) (TileProgram, error) {
+	tb, ok := b.Backend.(TileBuilder)
+	if !ok {
+		return nil, fmt.Errorf("%s: the %s backend cannot run loops in tiles", l.Name(), b.Name())
+	}
+	variant := tb.TileVariant(l, x.tunedVariant(b, l))
+	x.key = tileCopyKey(x.key[:0], b.ID, variant, n, l)
+	if p, _, ok := x.programs.get(x.key); ok {
+		return p.(TileProgram), nil
+	}
+	x.generations++
+	p, err := tb.BuildTiles(l, variant)
+	if err != nil {
+		return nil, err
+	}
+	x.programs.put(x.key, p, l.Sig)
+	return p, nil
+}
+
+// tileCopyKey is the program cache's key of copy n of l's tile form:
+// variantKey's, its variant "\x00tilecopy" and the backend's variant,
+// then n.
+func tileCopyKey(buf []byte, backend uint64, variant string, n int, l *core.Loop) []byte {
+	const prefix = "\x00tilecopy"
+	buf = binary.LittleEndian.AppendUint64(buf, backend)
+	buf = binary.AppendUvarint(buf, uint64(len(prefix)+len(variant)))
+	buf = append(buf, prefix...)
+	buf = append(buf, variant...)
+	buf = binary.AppendUvarint(buf, uint64(n))
+	return core.AppendKey(buf, l)
 }
 
 // tileVariant starts the variant of the tile forms' keys in the program
