@@ -393,6 +393,9 @@ func (p *Process) runTiled(k, n int, err *error) int {
 			return 0
 		}
 	}
+	if ferr == nil && !p.assignInRun(steps[count-1]) {
+		return 0 // the loops one by one: the failing assignment reports in its place
+	}
 	for _, l := range c.Loops[:failed] {
 		MarkLooped(l)
 	}
@@ -412,10 +415,6 @@ func (p *Process) runTiled(k, n int, err *error) int {
 		var start time.Time
 		if way > 0 && !auto.trial.decided {
 			start = time.Now()
-		}
-		if j, aerr := p.assignInRun(k, steps[count-1], n); aerr != nil {
-			*err = aerr
-			return j - k + 1
 		}
 		dead := p.deadReductions(steps[:count])
 		failed, ferr = r.X.RunTiles(b, c)
@@ -449,7 +448,7 @@ func (q *chainQueue) endsPeriod(j int, loops []*core.Loop, l *core.Loop) bool {
 	if countShape(loops, l) >= 2 {
 		return true
 	}
-	if loops[0].Sig != l.Sig {
+	if loops[0].Sig != l.Sig || l.Sig == nil {
 		return false
 	}
 	i := 0
@@ -469,7 +468,7 @@ func (q *chainQueue) endsPeriod(j int, loops []*core.Loop, l *core.Loop) bool {
 func countShape(loops []*core.Loop, l *core.Loop) int {
 	n := 0
 	for _, m := range loops {
-		if m.Sig == l.Sig {
+		if m.Sig == l.Sig && l.Sig != nil {
 			n++
 		}
 	}
@@ -477,21 +476,22 @@ func countShape(loops []*core.Loop, l *core.Loop) int {
 }
 
 // assignInRun makes the Global assignments of the tiled run's steps
-// before step last (tiling.assigned), before the run's tiles, and returns
-// the step of one that failed, with its *ChainError.
-func (p *Process) assignInRun(k, last, n int) (int, error) {
+// before step last (tiling.assigned), before the run's tiles, and reports
+// whether they were all made. Where one fails the run's steps run one by
+// one instead: those made early are made again in their places, which
+// gives the same values, as no loop before them in the run reads their
+// Globals (globalsAssign).
+func (p *Process) assignInRun(last int) bool {
 	q := &p.queue
 	for _, j := range p.tiling.assigned {
 		if j > last {
 			break
 		}
-		s := &q.steps[j]
-		e := q.slots[s.i]
-		if err := e.assign(); err != nil {
-			return j, p.api.Chain("Global.SetValue", e.set.Name, s.i, n, err)
+		if q.slots[q.steps[j].i].assign() != nil {
+			return false
 		}
 	}
-	return 0, nil
+	return true
 }
 
 // deadReductions binds to a scratch Global (scratchGlobal) each Global
