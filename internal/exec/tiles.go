@@ -63,22 +63,7 @@ type TileChainRunner interface {
 // it the first time; l.Sig must be set (by Program). Finding a built one
 // allocates nothing.
 func (x *Executor) TileProgram(b *Opened, l *core.Loop) (TileProgram, error) {
-	tb, ok := b.Backend.(TileBuilder)
-	if !ok {
-		return nil, fmt.Errorf("%s: the %s backend cannot run loops in tiles", l.Name(), b.Name())
-	}
-	variant := tb.TileVariant(l, x.tunedVariant(b, l))
-	x.key = tileKey(x.key[:0], b.ID, variant, l)
-	if p, _, ok := x.programs.get(x.key); ok {
-		return p.(TileProgram), nil
-	}
-	x.generations++
-	p, err := tb.BuildTiles(l, variant)
-	if err != nil {
-		return nil, err
-	}
-	x.programs.put(x.key, p, l.Sig)
-	return p, nil
+	return x.tileProgram(b, l, 0)
 }
 
 // TileProgramCopy returns copy n (n ≥ 1) of l's tile form on b, which
@@ -88,12 +73,21 @@ func (x *Executor) TileProgram(b *Opened, l *core.Loop) (TileProgram, error) {
 // program holds one loop's bindings at a time). Finding a built one
 // allocates nothing.
 func (x *Executor) TileProgramCopy(b *Opened, l *core.Loop, n int) (TileProgram, error) {
+	return x.tileProgram(b, l, n)
+}
+
+// tileProgram is TileProgram (n 0) and TileProgramCopy.
+func (x *Executor) tileProgram(b *Opened, l *core.Loop, n int) (TileProgram, error) {
 	tb, ok := b.Backend.(TileBuilder)
 	if !ok {
 		return nil, fmt.Errorf("%s: the %s backend cannot run loops in tiles", l.Name(), b.Name())
 	}
 	variant := tb.TileVariant(l, x.tunedVariant(b, l))
-	x.key = tileCopyKey(x.key[:0], b.ID, variant, n, l)
+	if n == 0 {
+		x.key = tileKey(x.key[:0], b.ID, variant, l)
+	} else {
+		x.key = tileCopyKey(x.key[:0], b.ID, variant, n, l)
+	}
 	if p, _, ok := x.programs.get(x.key); ok {
 		return p.(TileProgram), nil
 	}
