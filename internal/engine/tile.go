@@ -314,19 +314,25 @@ func (p *Process) runTiled(k, n int, err *error) int {
 	}
 	// stepsTo is the number of steps from k to loop j's, included.
 	stepsTo := func(j int) int { return steps[j] - k + 1 }
+	threads := b.Backend.(exec.TileBuilder).TileThreads()
+	h := r.X.Halo
 	size := r.Cfg.Tile
-	var auto *autoChoice
+	var auto *autoChoice // a size the library chooses
+	measured := false    // and, on one thread in one process, measures (tileTrial)
 	weighed := len(c.Loops)
 	if size == exec.TileAuto {
 		if auto = p.autoChoice(r, c.Loops); auto.sizes[0] == 0 {
 			return 0 // tiles would not pay: no tile form is built
 		}
 		size = auto.sizes[0]
-		if auto.seen++; auto.seen == 1 && b.Backend.(exec.TileBuilder).TileThreads() == 1 && r.X.Halo == nil {
-			// On one thread a chain is measured from its second run:
-			// one seen once (a first iteration, the part of one at the
-			// end of a full queue) builds no tile form and no schedule.
-			return p.runUntiled(r, k, stepsTo(weighed-1), n, auto, err)
+		if measured = threads == 1 && h == nil; measured {
+			// A chain is measured from its second run: one seen once
+			// (a first iteration, the part of one at the end of a full
+			// queue) builds no tile form and no schedule. A chain
+			// measured faster untiled looks up nothing more.
+			if auto.seen++; auto.seen == 1 || auto.trial.decided && auto.trial.way == 0 {
+				return p.runUntiled(r, k, stepsTo(weighed-1), n, auto, err)
+			}
 		}
 	}
 	// A loop whose tile form is being built in the background
@@ -366,10 +372,8 @@ func (p *Process) runTiled(k, n int, err *error) int {
 		}
 		failed = j + 1
 	}
-	threads := b.Backend.(exec.TileBuilder).TileThreads()
-	h := r.X.Halo
 	way := -1 // the way of a measured choice (tileTrial) this run goes
-	if auto != nil && threads == 1 && h == nil {
+	if measured {
 		if count < weighed {
 			return 0 // tile forms still building: not the chain measured
 		}
@@ -393,7 +397,7 @@ func (p *Process) runTiled(k, n int, err *error) int {
 			return 0
 		}
 	}
-	if ferr == nil && !p.assignInRun(steps[count-1]) {
+	if ferr == nil && !p.assignInRun(assigned, steps[count-1]) {
 		return 0 // the loops one by one: the failing assignment reports in its place
 	}
 	for _, l := range c.Loops[:failed] {
@@ -416,7 +420,7 @@ func (p *Process) runTiled(k, n int, err *error) int {
 		if way > 0 && !auto.trial.decided {
 			start = time.Now()
 		}
-		dead := p.deadReductions(steps[:count])
+		dead := p.deadReductions(steps[:count], assigned)
 		failed, ferr = r.X.RunTiles(b, c)
 		for _, d := range dead {
 			d.l.Args[d.i].Data = d.s
@@ -475,15 +479,15 @@ func countShape(loops []*core.Loop, l *core.Loop) int {
 	return n
 }
 
-// assignInRun makes the Global assignments of the tiled run's steps
-// before step last (tiling.assigned), before the run's tiles, and reports
-// whether they were all made. Where one fails the run's steps run one by
+// assignInRun makes the Global assignments of the tiled run (at steps
+// assigned) before its last loop's step, last, before the run's tiles,
+// and reports whether they were all made. Where one fails the run's steps run one by
 // one instead: those made early are made again in their places, which
 // gives the same values, as no loop before them in the run reads their
 // Globals (globalsAssign).
-func (p *Process) assignInRun(last int) bool {
+func (p *Process) assignInRun(assigned []int, last int) bool {
 	q := &p.queue
-	for _, j := range p.tiling.assigned {
+	for _, j := range assigned {
 		if j > last {
 			break
 		}
@@ -496,11 +500,14 @@ func (p *Process) assignInRun(last int) bool {
 
 // deadReductions binds to a scratch Global (scratchGlobal) each Global
 // reduction of the loops of the tiled run (at steps) that an assignment
-// to its Global later in the run replaces, and returns them, to be put
-// back after the run (tiling.dead, reused).
-func (p *Process) deadReductions(steps []int) []deadReduction {
+// to its Global later in the run (at steps assigned) replaces, and
+// returns them, to be put back after the run (tiling.dead, reused).
+func (p *Process) deadReductions(steps, assigned []int) []deadReduction {
 	q := &p.queue
 	dead := p.tiling.dead[:0]
+	if len(assigned) == 0 {
+		return dead
+	}
 	last := steps[len(steps)-1]
 	for i, j := range steps {
 		l := p.tiling.chain.Loops[i]
@@ -509,7 +516,7 @@ func (p *Process) deadReductions(steps []int) []deadReduction {
 			if arg.Kind != core.ArgGlobal || arg.Off || !arg.IsReduction() {
 				continue
 			}
-			for _, t := range p.tiling.assigned {
+			for _, t := range assigned {
 				if t > j && t < last && q.slots[q.steps[t].i].set == arg.Data {
 					dead = append(dead, deadReduction{l, a, arg.Data})
 					arg.Data = p.scratchGlobal(arg.Data)
