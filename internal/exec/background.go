@@ -235,7 +235,7 @@ func (x *Executor) TileProgramSoon(b *Opened, l *core.Loop) (TileProgram, error)
 		return x.TileProgram(b, l)
 	}
 	variant := tb.TileVariant(l, x.tunedVariant(b, l))
-	x.key = tileKey(x.key[:0], b.ID, variant, l)
+	x.key = tileKey(x.key[:0], b.ID, variant, 0, l)
 	if p, _, ok := x.programs.get(x.key); ok {
 		return p.(TileProgram), nil
 	}

@@ -246,16 +246,20 @@ func (x *Executor) Source(b *Opened, l *core.Loop) (string, bool) {
 // programKey is the program cache's key: the backend instance, the
 // variant and the loop's shape (core.AppendKey).
 func programKey(buf []byte, backend uint64, variant string, l *core.Loop) []byte {
-	return variantKey(buf, backend, "", variant, l)
+	return variantKey(buf, backend, "", variant, 0, l)
 }
 
 // variantKey is programKey of the variant that is prefix followed by
-// variant, without concatenating them.
-func variantKey(buf []byte, backend uint64, prefix, variant string, l *core.Loop) []byte {
+// variant, without concatenating them, and for a copy n > 0 of a
+// program (TileProgramCopy) n after them.
+func variantKey(buf []byte, backend uint64, prefix, variant string, n int, l *core.Loop) []byte {
 	buf = binary.LittleEndian.AppendUint64(buf, backend)
 	buf = binary.AppendUvarint(buf, uint64(len(prefix)+len(variant)))
 	buf = append(buf, prefix...)
 	buf = append(buf, variant...)
+	if n > 0 {
+		buf = binary.AppendUvarint(buf, uint64(n))
+	}
 	return core.AppendKey(buf, l)
 }
 

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"encoding/binary"
 	"fmt"
 	"time"
 	"unsafe"
@@ -83,11 +82,7 @@ func (x *Executor) tileProgram(b *Opened, l *core.Loop, n int) (TileProgram, err
 		return nil, fmt.Errorf("%s: the %s backend cannot run loops in tiles", l.Name(), b.Name())
 	}
 	variant := tb.TileVariant(l, x.tunedVariant(b, l))
-	if n == 0 {
-		x.key = tileKey(x.key[:0], b.ID, variant, l)
-	} else {
-		x.key = tileCopyKey(x.key[:0], b.ID, variant, n, l)
-	}
+	x.key = tileKey(x.key[:0], b.ID, variant, n, l)
 	if p, _, ok := x.programs.get(x.key); ok {
 		return p.(TileProgram), nil
 	}
@@ -100,27 +95,23 @@ func (x *Executor) tileProgram(b *Opened, l *core.Loop, n int) (TileProgram, err
 	return p, nil
 }
 
-// tileCopyKey is the program cache's key of copy n of l's tile form:
-// variantKey's, its variant "\x00tilecopy" and the backend's variant,
-// then n.
-func tileCopyKey(buf []byte, backend uint64, variant string, n int, l *core.Loop) []byte {
-	const prefix = "\x00tilecopy"
-	buf = binary.LittleEndian.AppendUint64(buf, backend)
-	buf = binary.AppendUvarint(buf, uint64(len(prefix)+len(variant)))
-	buf = append(buf, prefix...)
-	buf = append(buf, variant...)
-	buf = binary.AppendUvarint(buf, uint64(n))
-	return core.AppendKey(buf, l)
-}
-
 // tileVariant starts the variant of the tile forms' keys in the program
-// cache (no backend variant starts so).
-const tileVariant = "\x00tiles"
+// cache, tileCopyVariant that of their copies (no backend variant starts
+// so).
+const (
+	tileVariant     = "\x00tiles"
+	tileCopyVariant = "\x00tilecopy"
+)
 
-// tileKey is the program cache's key of l's tile form in the backend's
-// variant: programKey's, its variant tileVariant followed by variant.
-func tileKey(buf []byte, backend uint64, variant string, l *core.Loop) []byte {
-	return variantKey(buf, backend, tileVariant, variant, l)
+// tileKey is the program cache's key of copy n (0: the form itself) of
+// l's tile form in the backend's variant: programKey's, its variant
+// tileVariant (tileCopyVariant for a copy) followed by variant, then n.
+func tileKey(buf []byte, backend uint64, variant string, n int, l *core.Loop) []byte {
+	prefix := tileVariant
+	if n > 0 {
+		prefix = tileCopyVariant
+	}
+	return variantKey(buf, backend, prefix, variant, n, l)
 }
 
 // TiledChain is a chain of loops to run in tiles (RunTiles): the loops,
