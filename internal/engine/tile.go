@@ -144,7 +144,7 @@ func (p *Process) scratchGlobal(s *core.Storage) *core.Storage {
 	if p.tiling.scratch == nil {
 		p.tiling.scratch = map[scratchKey]*core.Storage{}
 	}
-	buf := make([]uint64, (s.Bytes()+7)/8+1)
+	buf := make([]uint64, max(1, (s.Bytes()+7)/8))
 	p.tiling.scratchPin.Pin(&buf[0])
 	g := &core.Storage{Name: "a reduction an assignment replaces", Type: s.Type, Dim: s.Dim, Len: s.Len, ID: core.NewID(), Host: unsafe.Pointer(&buf[0])}
 	p.tiling.scratch[key] = g
