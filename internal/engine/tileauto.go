@@ -18,10 +18,13 @@ import (
 // bytes it moves in tiles (exec.ChainBytes) are at most tile.AutoMinGain
 // of those its loops move one by one (the sum of exec.LoopBytes). The
 // tile size is chosen so that a tile's share of the chain's data fills
-// half of one CPU's part of the last-level cache. The choice is made once
-// per distinct chain (chainKey) and kept, so that a repeated chain costs a
-// map lookup, and no tile form is built for a chain that runs untiled.
-// Fusion stays on (Runtime.fuses), so fused loops run in tiles.
+// half of one CPU's part of the last-level cache (tile.AutoL2 proposes a
+// second, from the L2 cache). The choice is made once per distinct chain
+// (chainKey) and kept, so that a repeated chain costs a map lookup, and
+// no tile form is built for a chain that runs untiled. On one thread the
+// chain's runs then measure running untiled against each size before
+// one is kept (tileTrial, tile.go). Fusion stays on (Runtime.fuses), so
+// fused loops run in tiles.
 
 // autoChoice is automatic tiling's choice for a chain of loops: the
 // tile sizes it proposes, tile.Auto's (0: the chain runs untiled) and
