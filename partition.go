@@ -371,10 +371,13 @@ func declareDistributed(what string) error {
 // agreements (one small MPI_Allreduce each) before loops and recorded
 // chains. The halos of the Dats one loop exchanges travel grouped, one
 // message per neighbour; a recorded chain (see Chain) groups those of its
-// loops by exchange point, and agrees once.
+// loops by exchange point, and agrees once. DeviceMessages counts the
+// messages handed to MPI as device memory, the halo rows gathered on the
+// GPU and never copied to the host (OP2_GPU_DIRECT, see the MPI guide).
 type HaloStats struct {
 	Messages, Bytes int64
 	Agreements      int
+	DeviceMessages  int64
 }
 
 // ReadHaloStats returns the process's halo traffic so far. It runs no
@@ -387,5 +390,5 @@ func ReadHaloStats() HaloStats {
 	}
 	h := rt.proc.Job().Halo()
 	m, b := h.Messages()
-	return HaloStats{Messages: m, Bytes: b, Agreements: h.Agreements()}
+	return HaloStats{Messages: m, Bytes: b, Agreements: h.Agreements(), DeviceMessages: h.DeviceMessages()}
 }

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"unsafe"
@@ -45,81 +44,113 @@ func (r *RowList) DeviceCopy(owner any) (any, bool) {
 // SetDeviceCopy stores backend owner's device copy of the list.
 func (r *RowList) SetDeviceCopy(owner, dev any) { r.owner, r.dev = owner, dev }
 
-// RowOps moves chosen elements of a device copy to and from host memory
-// on the device: one gathering (or scattering) launch and one copy,
-// instead of copying the whole Dat. Device buffers may implement it; one
-// that cannot move the rows of a given Storage returns ErrNoRowOps.
-type RowOps interface {
-	// GatherRows copies the values of elements rows.Idx to dst, one
-	// element after another, each as the host lays it out.
-	GatherRows(s *Storage, dst unsafe.Pointer, rows *RowList) error
-	// ScatterRows copies consecutive elements of src, laid out as on
-	// the host, to elements rows.Idx of the device copy.
-	ScatterRows(s *Storage, src unsafe.Pointer, rows *RowList) error
+// RowStage is a device's memory for halo messages. Rows of its device
+// copies are gathered into its send memory, each list at the byte offset
+// the message layout gives it, and scattered from its receive memory, by
+// launches queued on the device; the send memory then goes to the host in
+// one copy, and received rows come the other way. An MPI library that
+// reads and writes device memory itself (a CUDA-aware MPI) takes the send
+// and receive memory directly (Addresses), and nothing passes through the
+// host. A device copy offers its device's stage through RowStager.
+type RowStage interface {
+	// Reserve makes the send and receive memory at least send and recv
+	// bytes long. It may replace them, so no message may be in flight.
+	Reserve(send, recv int) error
+	// Gather queues the copy of elements rows.Idx of s's device copy,
+	// one after another as the host lays them out, to byte offset off
+	// of the send memory.
+	Gather(s *Storage, off int, rows *RowList) error
+	// Scatter queues the copy of consecutive elements at byte offset
+	// off of the receive memory to elements rows.Idx of s's device copy.
+	Scatter(s *Storage, off int, rows *RowList) error
+	// ReadSend copies n bytes at offset off of the send memory to dst,
+	// once the gathers queued before have written them.
+	ReadSend(dst unsafe.Pointer, off, n int) error
+	// WriteRecv copies n bytes from src to offset off of the receive
+	// memory; src may be reused once it returns.
+	WriteRecv(src unsafe.Pointer, off, n int) error
+	// Addresses returns the device addresses of the send and receive
+	// memory, as an MPI library that reads device memory takes them; ok
+	// is false when the device's memory has none (OpenCL).
+	Addresses() (send, recv uintptr, ok bool)
+	// Finish waits until the queued gathers have written the send
+	// memory (before an MPI library reads it at its address).
+	Finish() error
 }
 
-// ErrNoRowOps says that a device copy cannot move chosen rows itself; the
-// caller moves them through the host copy.
-var ErrNoRowOps = errors.New("the device copy cannot move chosen rows")
-
-// rowOps returns s's row operations when the device copy can move rows
-// and holds current values: alone, to gather rows from it (else the host
-// copy is read, with no wait for the device), or with the host copy too,
-// to scatter rows into it (which then makes the device copy the only
-// current one).
-func (s *Storage) rowOps(scatter bool) (RowOps, bool) {
-	if s.State != StateDevice && (!scatter || s.State != StateBoth) {
-		return nil, false
-	}
-	ops, ok := s.Dev.(RowOps)
-	return ops, ok
+// RowStager is a device copy whose rows move through its device's
+// RowStage; ok is false when this copy's rows cannot (say, elements whose
+// size is not a multiple of 4 bytes).
+type RowStager interface {
+	RowStage() (stage RowStage, ok bool)
 }
 
-// GatherRowsOnDevice copies the values of elements rows.Idx to dst, one
-// element after another, on the device when only the device copy is
-// current. It reports false, copying nothing, when the rows must come
-// from the host copy instead (no device copy, or host values current).
-// No state changes.
-func (s *Storage) GatherRowsOnDevice(dst unsafe.Pointer, rows *RowList) (bool, error) {
-	return s.rowsOnDevice(dst, rows, false)
+// SendStage returns the stage through which the rows s sends move: its
+// device's, when only the device copy is current (nil when the rows are
+// to be read from the host copy, with no wait for the device). No state
+// changes.
+func (s *Storage) SendStage() (RowStage, error) {
+	return s.stage(false)
 }
 
-// ScatterRowsOnDevice copies consecutive elements of src to elements
-// rows.Idx of the device copy when the device copy is current (alone or
-// with the host copy), which is then the only current one. It reports
-// false, copying nothing, when the rows must go to the host copy instead.
-func (s *Storage) ScatterRowsOnDevice(src unsafe.Pointer, rows *RowList) (bool, error) {
-	return s.rowsOnDevice(src, rows, true)
+// RecvStage returns the stage through which the rows s receives move:
+// its device's, when its device copy is current, alone or with the host
+// copy (nil when they are to be written to the host copy).
+func (s *Storage) RecvStage() (RowStage, error) {
+	return s.stage(true)
 }
 
-// rowsOnDevice gathers (or scatters) rows through host memory at on the
-// device, counting the copy.
-func (s *Storage) rowsOnDevice(at unsafe.Pointer, rows *RowList, scatter bool) (bool, error) {
+func (s *Storage) stage(recv bool) (RowStage, error) {
 	if err := s.Settle(); err != nil {
-		return false, err
+		return nil, err
 	}
-	ops, ok := s.rowOps(scatter)
-	if !ok || len(rows.Idx) == 0 {
-		return false, nil
+	if s.State != StateDevice && (!recv || s.State != StateBoth) {
+		return nil, nil
 	}
-	var err error
-	dir, count, bytes := "from", &downloads, &downloadBytes
-	if scatter {
-		dir, count, bytes = "to", &uploads, &uploadBytes
-		err = ops.ScatterRows(s, at, rows)
-	} else {
-		err = ops.GatherRows(s, at, rows)
-	}
-	if err != nil {
-		if errors.Is(err, ErrNoRowOps) {
-			return false, nil
+	if st, ok := s.Dev.(RowStager); ok {
+		if stage, ok := st.RowStage(); ok {
+			return stage, nil
 		}
-		return false, fmt.Errorf("copying %d elements of %s %s the device: %w", len(rows.Idx), s.Describe(), dir, err)
 	}
-	if scatter {
-		s.State = StateDevice
+	return nil, nil
+}
+
+// GatherRows queues the gathering of elements rows.Idx of s's device
+// copy into stage's send memory at byte offset off (stage is s's
+// SendStage).
+func (s *Storage) GatherRows(stage RowStage, off int, rows *RowList) error {
+	if len(rows.Idx) == 0 {
+		return nil
 	}
-	count.Add(1)
-	bytes.Add(uint64(len(rows.Idx) * s.Dim * s.Type.Size()))
-	return true, nil
+	if err := stage.Gather(s, off, rows); err != nil {
+		return fmt.Errorf("gathering %d elements of %s on the device: %w", len(rows.Idx), s.Describe(), err)
+	}
+	return nil
+}
+
+// ScatterRows queues the scattering of consecutive elements at byte
+// offset off of stage's receive memory to elements rows.Idx of s's device
+// copy (stage is s's RecvStage), which is then the only current copy.
+func (s *Storage) ScatterRows(stage RowStage, off int, rows *RowList) error {
+	if len(rows.Idx) == 0 {
+		return nil
+	}
+	if err := stage.Scatter(s, off, rows); err != nil {
+		return fmt.Errorf("scattering %d elements of %s on the device: %w", len(rows.Idx), s.Describe(), err)
+	}
+	s.State = StateDevice
+	return nil
+}
+
+// CountCopy counts one copy of n bytes between host and device made
+// outside a Storage's own copies (a stage's message memory), in
+// TransferStats: to the device when up is set, else from it.
+func CountCopy(up bool, n int) {
+	if up {
+		uploads.Add(1)
+		uploadBytes.Add(uint64(n))
+		return
+	}
+	downloads.Add(1)
+	downloadBytes.Add(uint64(n))
 }

@@ -8,99 +8,148 @@ import (
 	"unsafe"
 )
 
-// rowBuf is a device copy kept in host memory that moves rows itself, or
-// refuses to (ErrNoRowOps), or fails.
+// hostStage is a RowStage whose device memory is host memory.
+type hostStage struct {
+	send, recv []byte
+	err        error
+}
+
+func (h *hostStage) Reserve(send, recv int) error {
+	h.send, h.recv = make([]byte, send), make([]byte, recv)
+	return nil
+}
+func (h *hostStage) Gather(s *Storage, off int, rows *RowList) error {
+	if h.err != nil {
+		return h.err
+	}
+	vals := s.Dev.(*rowBuf).vals
+	out := unsafe.Slice((*int32)(unsafe.Pointer(&h.send[off])), 2*len(rows.Idx))
+	for r, e := range rows.Idx {
+		copy(out[2*r:2*r+2], vals[2*e:2*e+2])
+	}
+	return nil
+}
+func (h *hostStage) Scatter(s *Storage, off int, rows *RowList) error {
+	if h.err != nil {
+		return h.err
+	}
+	vals := s.Dev.(*rowBuf).vals
+	in := unsafe.Slice((*int32)(unsafe.Pointer(&h.recv[off])), 2*len(rows.Idx))
+	for r, e := range rows.Idx {
+		copy(vals[2*e:2*e+2], in[2*r:2*r+2])
+	}
+	return nil
+}
+func (h *hostStage) ReadSend(dst unsafe.Pointer, off, n int) error {
+	copy(unsafe.Slice((*byte)(dst), n), h.send[off:])
+	return nil
+}
+func (h *hostStage) WriteRecv(src unsafe.Pointer, off, n int) error {
+	copy(h.recv[off:], unsafe.Slice((*byte)(src), n))
+	return nil
+}
+func (h *hostStage) Addresses() (uintptr, uintptr, bool) { return 0, 0, false }
+func (h *hostStage) Finish() error                       { return nil }
+
+// rowBuf is a device copy kept in host memory (dim 2) whose rows move
+// through a stage, or that has none.
 type rowBuf struct {
-	vals []int32 // dim 2
-	err  error
+	vals  []int32
+	stage *hostStage
 }
 
 func (b *rowBuf) Upload(*Storage) error   { return nil }
 func (b *rowBuf) Download(*Storage) error { return nil }
 func (b *rowBuf) Owner() any              { return b }
 func (b *rowBuf) Free()                   {}
-func (b *rowBuf) GatherRows(s *Storage, dst unsafe.Pointer, rows *RowList) error {
-	if b.err != nil {
-		return b.err
-	}
-	out := unsafe.Slice((*int32)(dst), 2*len(rows.Idx))
-	for r, e := range rows.Idx {
-		copy(out[2*r:2*r+2], b.vals[2*e:2*e+2])
-	}
-	return nil
-}
-func (b *rowBuf) ScatterRows(s *Storage, src unsafe.Pointer, rows *RowList) error {
-	if b.err != nil {
-		return b.err
-	}
-	in := unsafe.Slice((*int32)(src), 2*len(rows.Idx))
-	for r, e := range rows.Idx {
-		copy(b.vals[2*e:2*e+2], in[2*r:2*r+2])
-	}
-	return nil
+func (b *rowBuf) RowStage() (RowStage, bool) {
+	return b.stage, b.stage != nil
 }
 
-// TestRowsOnDevice: rows are gathered on the device only when the device
-// copy alone is current, and scattered there when it is current (alone or
-// with the host's, which it then is no longer), and when it can move them;
-// a device that cannot says so with ErrNoRowOps and the caller falls back;
-// another failure names the data.
-func TestRowsOnDevice(t *testing.T) {
+// TestRowStages: the rows a Dat sends move through its device's stage
+// only when the device copy alone is current, the rows it receives when
+// the device copy is current (alone or with the host's, which it then is
+// no longer); a device copy without a stage moves none; a failure names
+// the data.
+func TestRowStages(t *testing.T) {
 	rows := NewRowList([]int32{3, 0, 2})
 	if lo, hi := rows.Bounds(); lo != 0 || hi != 3 {
 		t.Fatalf("Bounds = %d, %d, want 0, 3", lo, hi)
 	}
 	for _, c := range []struct {
-		name      string
-		state     DataState
-		err       error
-		moved     bool // gathered
-		scattered bool
-		errors    bool
+		name       string
+		state      DataState
+		stage      bool
+		err        error
+		send, recv bool // the stage each way
 	}{
-		{"device", StateDevice, nil, true, true, false},
-		{"both", StateBoth, nil, false, true, false},
-		{"host", StateHost, nil, false, false, false},
-		{"refused", StateDevice, ErrNoRowOps, false, false, false},
-		{"failed", StateDevice, errors.New("launch failed"), false, false, true},
+		{"device", StateDevice, true, nil, true, true},
+		{"both", StateBoth, true, nil, false, true},
+		{"host", StateHost, true, nil, false, false},
+		{"no stage", StateDevice, false, nil, false, false},
+		{"failed", StateDevice, true, errors.New("launch failed"), true, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b := &rowBuf{vals: []int32{0, 1, 10, 11, 20, 21, 30, 31}, err: c.err}
-			s := &Storage{Name: "q", Type: Int32, Dim: 2, Len: 8, State: c.state, Dev: b}
-			_, down0, _, _ := TransferStats()
-			dst := make([]int32, 6)
-			moved, err := s.GatherRowsOnDevice(unsafe.Pointer(&dst[0]), rows)
-			if moved != c.moved || (err != nil) != c.errors {
-				t.Fatalf("gather: moved %v, err %v; want %v, error %v", moved, err, c.moved, c.errors)
+			b := &rowBuf{vals: []int32{0, 1, 10, 11, 20, 21, 30, 31}}
+			if c.stage {
+				b.stage = &hostStage{err: c.err}
 			}
-			if c.errors {
-				if want := `3 elements of global "q"`; err == nil || !strings.Contains(err.Error(), want) {
-					t.Errorf("gather error %q does not name %q", err, want)
+			s := &Storage{Name: "q", Type: Int32, Dim: 2, Len: 8, State: c.state, Dev: b}
+			send, err := s.SendStage()
+			if err != nil || (send != nil) != c.send {
+				t.Fatalf("SendStage = %v, %v; want a stage %v", send, err, c.send)
+			}
+			recv, err := s.RecvStage()
+			if err != nil || (recv != nil) != c.recv {
+				t.Fatalf("RecvStage = %v, %v; want a stage %v", recv, err, c.recv)
+			}
+			if !c.send {
+				return
+			}
+			check(t, send.Reserve(32, 32))
+			err = s.GatherRows(send, 8, rows)
+			if c.err != nil {
+				if want := `gathering 3 elements of global "q"`; err == nil || !strings.Contains(err.Error(), want) || !strings.HasSuffix(err.Error(), "on the device: launch failed") {
+					t.Errorf("gather error %v does not say %q", err, want)
+				}
+				if err := s.ScatterRows(recv, 0, rows); err == nil || s.State != StateDevice {
+					t.Errorf("scatter: error %v, state %v; want an error", err, s.State)
 				}
 				return
 			}
-			_, down1, _, _ := TransferStats()
-			if moved {
-				if want := []int32{30, 31, 0, 1, 20, 21}; !slices.Equal(dst, want) {
-					t.Errorf("gathered %v, want %v", dst, want)
-				}
-				if down1 != down0+1 {
-					t.Errorf("downloads %d → %d, want one more", down0, down1)
-				}
+			check(t, err)
+			got := make([]int32, 6)
+			check(t, send.ReadSend(unsafe.Pointer(&got[0]), 8, 24))
+			if want := []int32{30, 31, 0, 1, 20, 21}; !slices.Equal(got, want) {
+				t.Errorf("gathered %v, want %v", got, want)
 			}
 			src := []int32{-1, -2, -3, -4, -5, -6}
-			moved, err = s.ScatterRowsOnDevice(unsafe.Pointer(&src[0]), rows)
-			if moved != c.scattered || err != nil {
-				t.Fatalf("scatter: moved %v, err %v; want %v, nil", moved, err, c.scattered)
+			check(t, recv.WriteRecv(unsafe.Pointer(&src[0]), 4, 24))
+			check(t, s.ScatterRows(recv, 4, rows))
+			if want := []int32{-3, -4, 10, 11, -5, -6, -1, -2}; !slices.Equal(b.vals, want) {
+				t.Errorf("scattered into %v, want %v", b.vals, want)
 			}
-			if moved {
-				if want := []int32{-3, -4, 10, 11, -5, -6, -1, -2}; !slices.Equal(b.vals, want) {
-					t.Errorf("scattered into %v, want %v", b.vals, want)
-				}
-				if s.State != StateDevice {
-					t.Errorf("state after scattering %v, want DEVICE", s.State)
-				}
+			if s.State != StateDevice {
+				t.Errorf("state after scattering %v, want DEVICE", s.State)
 			}
 		})
+	}
+}
+
+// TestCountCopy: a stage's copies count in TransferStats.
+func TestCountCopy(t *testing.T) {
+	up0, down0, upB0, downB0 := TransferStats()
+	CountCopy(true, 40)
+	CountCopy(false, 24)
+	up1, down1, upB1, downB1 := TransferStats()
+	if up1-up0 != 1 || down1-down0 != 1 || upB1-upB0 != 40 || downB1-downB0 != 24 {
+		t.Errorf("TransferStats moved by %d, %d, %d, %d; want 1, 1, 40, 24", up1-up0, down1-down0, upB1-upB0, downB1-downB0)
+	}
+}
+
+func check(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -189,8 +189,6 @@ type Storage struct {
 	// alone; the ranks agree on it before the next loop that reads the
 	// halo (distributed runs).
 	HostDirty bool
-	// HaloBuf holds the run time's exchange buffers for the data.
-	HaloBuf any
 	// pending are steps every access runs first, in order (SetPending):
 	// device reductions whose results are on their way.
 	pending []Pending

@@ -8,20 +8,24 @@ import (
 	"github.com/goop2/op2/internal/core"
 )
 
-// Rows moves chosen elements of a backend's device copies to and from
-// host memory on the device (core.RowOps), for halo exchanges: a kernel
-// built from device.RowsSource gathers them into a staging buffer, which
-// is copied in one piece (scattering is the reverse). A backend's driver
-// offers it through RowMover.
+// Rows is a device's stage for halo messages (core.RowStage): a kernel
+// built from device.RowsSource gathers chosen elements of a device copy
+// into the send memory, at the offset the message layout gives them, or
+// scatters them from the receive memory; the memory moves to and from
+// the host in one copy each way, or, where the driver has device
+// addresses (Addresser), goes to an MPI library that reads device memory
+// as it is. A backend's driver offers it through RowMover.
 type Rows struct {
 	// Build compiles device.RowsSource in the backend's dialect; it is
 	// called once, the first time rows move.
-	Build   func() (Kernel, error)
-	k       Kernel
-	err     error
-	staging Buffer
-	size    int
-	args    []Arg
+	Build func() (Kernel, error)
+	drv   Driver
+	k     Kernel
+	err   error
+	// The send and receive memory and their sizes in bytes.
+	send, recv         Buffer
+	sendSize, recvSize int
+	args               []Arg
 }
 
 // RowMover is a Driver whose device copies move rows on the device.
@@ -29,11 +33,35 @@ type RowMover interface {
 	Rows() *Rows
 }
 
+// Addresser is a Driver whose buffers have device addresses that other
+// libraries take as they are: CUDA's, which a CUDA-aware MPI reads and
+// writes.
+type Addresser interface {
+	// Address is b's device address.
+	Address(b Buffer) uintptr
+	// Finish waits until everything queued on the device is done.
+	Finish() error
+}
+
+var _ core.RowStage = (*Rows)(nil)
+
+// RowStage returns the stage of d's device (core.RowStager), which moves
+// d's rows when its driver can and its elements are whole 32-bit words.
+func (d *devBuf) RowStage() (core.RowStage, bool) {
+	rm, ok := d.drv.(RowMover)
+	if !ok || d.esize%4 != 0 {
+		return nil, false
+	}
+	r := rm.Rows()
+	r.drv = d.drv
+	return r, true
+}
+
 // kernel returns the rows kernel, building it the first time.
 func (r *Rows) kernel() (Kernel, error) {
 	if r.k == nil && r.err == nil {
 		if r.Build == nil {
-			r.err = core.ErrNoRowOps
+			r.err = fmt.Errorf("%s moves no rows on the device", r.drv.Describe())
 		} else if r.k, r.err = r.Build(); r.err != nil {
 			r.err = fmt.Errorf("building the halo rows kernel: %w", r.err)
 		}
@@ -41,21 +69,30 @@ func (r *Rows) kernel() (Kernel, error) {
 	return r.k, r.err
 }
 
-// stage returns the staging buffer, of at least n bytes.
-func (r *Rows) stage(drv Driver, n int) (Buffer, error) {
-	if r.staging != nil && r.size >= n {
-		return r.staging, nil
+// Reserve makes the send and receive memory at least send and recv bytes
+// long (4 KiB at least), replacing a shorter one.
+func (r *Rows) Reserve(send, recv int) error {
+	if err := reserve(r.drv, &r.send, &r.sendSize, send); err != nil {
+		return err
 	}
-	if r.staging != nil {
-		drv.Free(r.staging)
-		r.staging, r.size = nil, 0
+	return reserve(r.drv, &r.recv, &r.recvSize, recv)
+}
+
+func reserve(drv Driver, b *Buffer, size *int, n int) error {
+	if *b != nil && *size >= n {
+		return nil
 	}
-	b, err := drv.Alloc(max(n, 4096))
+	n = max(n, 4096, 2*(*size))
+	if *b != nil {
+		drv.Free(*b)
+		*b, *size = nil, 0
+	}
+	nb, err := drv.Alloc(n)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	r.staging, r.size = b, max(n, 4096)
-	return b, nil
+	*b, *size = nb, n
+	return nil
 }
 
 // index returns the device copy of rows' element numbers, made the first
@@ -77,14 +114,21 @@ func index(drv Driver, owner any, rows *core.RowList) (Buffer, error) {
 	return b, nil
 }
 
-// move gathers (or, with scatter, scatters) the elements rows.Idx of d
-// through host memory at.
-func (d *devBuf) move(s *core.Storage, at unsafe.Pointer, rows *core.RowList, scatter bool) error {
-	rm, ok := d.drv.(RowMover)
-	if !ok || d.esize%4 != 0 {
-		return core.ErrNoRowOps
+// Gather and Scatter are core.RowStage's.
+func (r *Rows) Gather(s *core.Storage, off int, rows *core.RowList) error {
+	return r.move(s, off, rows, false)
+}
+func (r *Rows) Scatter(s *core.Storage, off int, rows *core.RowList) error {
+	return r.move(s, off, rows, true)
+}
+
+// move gathers (or, with scatter, scatters) the elements rows.Idx of s's
+// device copy to (from) byte offset off of the send (receive) memory.
+func (r *Rows) move(s *core.Storage, off int, rows *core.RowList, scatter bool) error {
+	d, ok := s.Dev.(*devBuf)
+	if !ok || d.drv != r.drv {
+		return fmt.Errorf("the data is not on %s", r.drv.Describe())
 	}
-	r := rm.Rows()
 	k, err := r.kernel()
 	if err != nil {
 		return err
@@ -96,12 +140,15 @@ func (d *devBuf) move(s *core.Storage, at unsafe.Pointer, rows *core.RowList, sc
 	if lo, hi := rows.Bounds(); lo < 0 || hi >= d.n {
 		return fmt.Errorf("elements %d to %d are not all among the %d elements of the device copy", lo, hi, d.n)
 	}
-	idx, err := index(d.drv, d.owner, rows)
-	if err != nil {
-		return err
+	mem, size := r.send, r.sendSize
+	if scatter {
+		mem, size = r.recv, r.recvSize
 	}
 	n := nrows * row
-	st, err := r.stage(d.drv, n)
+	if off < 0 || off%4 != 0 || off+n > size {
+		return fmt.Errorf("%d bytes at offset %d do not fit the %d bytes of message memory reserved", n, off, size)
+	}
+	idx, err := index(d.drv, d.owner, rows)
 	if err != nil {
 		return err
 	}
@@ -111,29 +158,48 @@ func (d *devBuf) move(s *core.Storage, at unsafe.Pointer, rows *core.RowList, sc
 	}
 	if scatter {
 		sc = 1
-		if err := d.drv.Write(st, at, n); err != nil {
-			return err
-		}
 	}
 	r.args = append(r.args[:0], Arg{Kind: ArgInt, Int: nrows}, Arg{Kind: ArgBuffer, Buf: idx}, Arg{Kind: ArgBuffer, Buf: d.buf},
-		Arg{Kind: ArgInt, Int: d.n}, Arg{Kind: ArgBuffer, Buf: st}, Arg{Kind: ArgInt, Int: row / 4}, Arg{Kind: ArgInt, Int: d.esize / 4},
-		Arg{Kind: ArgInt, Int: soa}, Arg{Kind: ArgInt, Int: sc})
+		Arg{Kind: ArgInt, Int: d.n}, Arg{Kind: ArgBuffer, Buf: mem}, Arg{Kind: ArgInt, Int: off / 4}, Arg{Kind: ArgInt, Int: row / 4},
+		Arg{Kind: ArgInt, Int: d.esize / 4}, Arg{Kind: ArgInt, Int: soa}, Arg{Kind: ArgInt, Int: sc})
 	wg := device.RowsWorkGroupSize
-	err = d.drv.Launch(k, r.args, min((n/4+wg-1)/wg, device.MaxDirectGroups), wg)
+	err = r.drv.Launch(k, r.args, min((n/4+wg-1)/wg, device.MaxDirectGroups), wg)
 	clear(r.args) // keep no buffer alive
-	if err != nil {
-		return err
-	}
-	if scatter {
-		return nil
-	}
-	return d.drv.Read(st, at, n)
+	return err
 }
 
-// GatherRows and ScatterRows are core.RowOps.
-func (d *devBuf) GatherRows(s *core.Storage, dst unsafe.Pointer, rows *core.RowList) error {
-	return d.move(s, dst, rows, false)
+// ReadSend copies n bytes at offset off of the send memory to dst.
+func (r *Rows) ReadSend(dst unsafe.Pointer, off, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return r.drv.ReadAt(r.send, off, dst, n)
 }
-func (d *devBuf) ScatterRows(s *core.Storage, src unsafe.Pointer, rows *core.RowList) error {
-	return d.move(s, src, rows, true)
+
+// WriteRecv copies n bytes from src to offset off of the receive memory.
+func (r *Rows) WriteRecv(src unsafe.Pointer, off, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return r.drv.WriteAt(r.recv, off, src, n)
+}
+
+// Addresses returns the send and receive memory's device addresses when
+// the driver has them (Addresser).
+func (r *Rows) Addresses() (send, recv uintptr, ok bool) {
+	a, ok := r.drv.(Addresser)
+	if !ok || r.send == nil || r.recv == nil {
+		return 0, 0, false
+	}
+	return a.Address(r.send), a.Address(r.recv), true
+}
+
+// Finish waits for the queued gathers where the driver queues work
+// (Addresser); a driver without addresses has its send memory read by
+// ReadSend, which waits for them.
+func (r *Rows) Finish() error {
+	if a, ok := r.drv.(Addresser); ok {
+		return a.Finish()
+	}
+	return nil
 }

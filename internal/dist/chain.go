@@ -1,15 +1,12 @@
 package dist
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"strings"
-	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
-	"github.com/goop2/op2/internal/mpi"
 )
 
 // Grouped halo exchanges of a recorded chain of loops.
@@ -35,55 +32,12 @@ import (
 // Begin and completed in its Wait, as a single loop's are, so they travel
 // while the loop's core elements run.
 
-// groupTag is the tag of grouped messages: a single loop's messages use
-// their argument's position, below 32000. Only one group per pair of
-// ranks is in flight at a time.
-const groupTag = 32001
-
 // chainPlan is the schedule of the chain being run: its loops in order
 // and the Dats whose halos each loop's Begin exchanges (nil: none).
 type chainPlan struct {
 	loops  []*core.Loop
 	groups [][]*core.Storage
 	next   int
-}
-
-// peerMsg is the grouped message to and from one neighbouring rank: its
-// bytes and their offsets in the group's buffers.
-type peerMsg struct {
-	rank                         int
-	send, recv, sendOff, recvOff int
-	sendCursor, recvCursor       int
-}
-
-// groupPart is one Dat's part of the grouped messages with one neighbour.
-type groupPart struct {
-	s *core.Storage
-	n *Neighbour
-	// The neighbour's send and receive rows (SetHalo.rowLists).
-	sendRows, recvRows *core.RowList
-	elem               int
-	peer               int // index in h.peers
-	send, rcv          int // offsets in the group's send and receive buffers
-}
-
-// pinnedBuf is a message buffer that MPI may read or write after the call
-// that posts it.
-type pinnedBuf struct{ b []byte }
-
-// grow returns a pinned buffer of at least n bytes, replacing *p when it
-// is shorter (only when no message is in flight).
-func grow(p **pinnedBuf, n int) []byte {
-	if *p == nil || len((*p).b) < n {
-		size := n + 1
-		if *p != nil {
-			size = max(size, 2*len((*p).b))
-		}
-		nb := &pinnedBuf{b: make([]byte, size)}
-		core.KeepPinned(nb, &nb.b[0])
-		*p = nb
-	}
-	return (*p).b
 }
 
 // argFlags is argument a's flags in an agreement before a loop (see
@@ -303,127 +257,6 @@ func (h *Halo) chainStep(l *core.Loop) (ok bool) {
 	h.exchange = h.exchange[:0]
 	h.grouped = true
 	return true
-}
-
-// beginGroup starts the grouped exchange of the Dats in group: one
-// message to and from each neighbouring rank of any of their sets.
-func (h *Halo) beginGroup(l *core.Loop, group []*core.Storage) error {
-	h.parts, h.peers = h.parts[:0], h.peers[:0]
-	exchanged := 0
-	for _, s := range group {
-		s.HaloStale, s.HostDirty = false, false
-		sh, ok := s.Set.Halo.(*SetHalo)
-		if !ok || len(sh.Neighbours) == 0 {
-			continue
-		}
-		exchanged++
-		rl := sh.rowLists()
-		elem := s.Dim * s.Type.Size()
-		for k := range sh.Neighbours {
-			n := &sh.Neighbours[k]
-			p := -1
-			for j := range h.peers {
-				if h.peers[j].rank == n.Rank {
-					p = j
-					break
-				}
-			}
-			if p < 0 {
-				p = len(h.peers)
-				h.peers = append(h.peers, peerMsg{rank: n.Rank})
-			}
-			h.peers[p].send += len(n.Send) * elem
-			h.peers[p].recv += (int(n.RecvExec[1]-n.RecvExec[0]) + int(n.RecvNonexec[1]-n.RecvNonexec[0])) * elem
-			h.parts = append(h.parts, groupPart{s: s, n: n, sendRows: rl.send[k], recvRows: rl.recv[k], elem: elem, peer: p})
-		}
-	}
-	sendTotal, recvTotal := 0, 0
-	for j := range h.peers {
-		pm := &h.peers[j]
-		pm.sendOff, pm.recvOff = sendTotal, recvTotal
-		pm.sendCursor, pm.recvCursor = sendTotal, recvTotal
-		sendTotal += pm.send
-		recvTotal += pm.recv
-	}
-	send, recv := grow(&h.gsend, sendTotal), grow(&h.grecv, recvTotal)
-	for k := range h.parts {
-		pt := &h.parts[k]
-		pm := &h.peers[pt.peer]
-		pt.send, pt.rcv = pm.sendCursor, pm.recvCursor
-		if len(pt.n.Send) > 0 && !h.DropSends {
-			if err := packRows(pt.s, send[pt.send:], pt.sendRows, pt.elem); err != nil {
-				h.parts = h.parts[:0]
-				return fmt.Errorf("%s: dat %q: %w", l.Name(), pt.s.Name, err)
-			}
-		}
-		pm.sendCursor += len(pt.n.Send) * pt.elem
-		pm.recvCursor += (int(pt.n.RecvExec[1]-pt.n.RecvExec[0]) + int(pt.n.RecvNonexec[1]-pt.n.RecvNonexec[0])) * pt.elem
-	}
-	for j := range h.peers {
-		pm := &h.peers[j]
-		if pm.send > 0 && !h.DropSends {
-			h.sends = append(h.sends, mpi.Msg{Buf: uintptr(unsafe.Pointer(&send[pm.sendOff])), Bytes: int64(pm.send), Rank: int32(pm.rank), Tag: groupTag})
-			h.sendOf = append(h.sendOf, nil)
-		}
-		if pm.recv > 0 {
-			h.recvs = append(h.recvs, mpi.Msg{Buf: uintptr(unsafe.Pointer(&recv[pm.recvOff])), Bytes: int64(pm.recv), Rank: int32(pm.rank), Tag: groupTag})
-			h.recvOf = append(h.recvOf, nil)
-		}
-		if h.trace != nil {
-			h.trace.LogAttrs(context.Background(), core.LevelTrace, "op2: grouped halo exchange", slog.Int("rank", h.w.Rank()),
-				slog.String("kernel", l.Kernel.Name), slog.String("dats", h.groupNames()), slog.Int("peer", pm.rank),
-				slog.Int("send_bytes", pm.send), slog.Int("recv_bytes", pm.recv))
-		}
-	}
-	h.exchanges += exchanged
-	if len(h.recvs)+len(h.sends) == 0 {
-		h.parts = h.parts[:0]
-		return nil
-	}
-	return h.start()
-}
-
-// waitGroup completes the grouped exchange and copies what arrived into
-// the halos.
-func (h *Halo) waitGroup(l *core.Loop) error {
-	if err := h.w.Wait(); err != nil {
-		return fmt.Errorf("%s: halo exchange%s: %w", l.Name(), h.describePending(err), err)
-	}
-	recv := h.grecv.b
-	for k := range h.parts {
-		pt := &h.parts[k]
-		if len(pt.recvRows.Idx) == 0 {
-			continue
-		}
-		if err := unpackRows(pt.s, recv[pt.rcv:], pt.recvRows, pt.elem); err != nil {
-			return fmt.Errorf("%s: dat %q: %w", l.Name(), pt.s.Name, err)
-		}
-	}
-	clear(h.parts)
-	h.parts = h.parts[:0]
-	return nil
-}
-
-// groupNames names the Dats of the grouped exchange in progress.
-func (h *Halo) groupNames() string {
-	var names []string
-	var last *core.Storage
-	for k := range h.parts {
-		if s := h.parts[k].s; s != last {
-			names = append(names, fmt.Sprintf("%q", s.Name))
-			last = s
-		}
-	}
-	return strings.Join(names, ", ")
-}
-
-// start counts the messages about to be posted and posts them.
-func (h *Halo) start() error {
-	h.messages += int64(len(h.sends))
-	for i := range h.sends {
-		h.sentBytes += h.sends[i].Bytes
-	}
-	return h.w.Start(h.recvs, h.sends)
 }
 
 // Messages is the number of halo messages (point-to-point sends) this

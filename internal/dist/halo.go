@@ -1,7 +1,6 @@
 package dist
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -44,32 +43,35 @@ type Halo struct {
 	agreedExchange []int
 	// gathered receives every rank's result of a reduction (End).
 	gathered []byte
-	pending  []*datHalo
 	recvs    []mpi.Msg
 	sends    []mpi.Msg
-	// The Dat each message of the exchange in progress belongs to.
-	recvOf, sendOf []*datHalo
 	// trace, if not nil, logs each exchange (OP2_LOG=trace).
 	trace *slog.Logger
 	// exchanges counts the Dat exchanges started (tests); messages and
 	// sentBytes the messages posted, agreements the MPI_Allreduce calls
 	// before loops and chains.
-	exchanges           int
-	messages, sentBytes int64
-	agreements          int
+	exchanges                           int
+	messages, sentBytes, deviceMessages int64
+	agreements                          int
 	// The plan of the chain being run (PlanChain), the Dats the current
 	// loop exchanges grouped and whether its Begin is still to start them
-	// (grouped), and the grouped exchange's parts, peers and buffers.
-	chain        *chainPlan
-	plan         chainPlan
-	needs        []need
-	points       []int
-	group        []*core.Storage
-	single       []*core.Storage // a single loop's Dats, grouped by Begin
-	grouped      bool
+	// (grouped).
+	chain   *chainPlan
+	plan    chainPlan
+	needs   []need
+	points  []int
+	group   []*core.Storage
+	single  []*core.Storage // a single loop's Dats, exchanged by Begin
+	grouped bool
+	// The exchange in progress (exchange.go): its parts, peers, host
+	// buffers and the device stages' spans of them; onDevice says that
+	// the messages are stage's device memory.
 	parts        []groupPart
 	peers        []peerMsg
 	gsend, grecv *pinnedBuf
+	spans        []stageSpan
+	stage        core.RowStage
+	onDevice     bool
 	stale        map[*core.Storage]bool
 	lastMod      map[*core.Storage]int
 	// DropSends makes Begin post no sends (tests of a rank that never
@@ -82,32 +84,6 @@ func NewHalo(w World) *Halo { return &Halo{w: w} }
 
 // Exchanges is the number of Dat halo exchanges Begin started so far.
 func (h *Halo) Exchanges() int { return h.exchanges }
-
-// datHalo is a Dat's exchange buffers.
-type datHalo struct {
-	s    *core.Storage
-	set  *SetHalo
-	elem int
-	send []byte // pinned: MPI reads it after the call that posts it
-	recv []byte
-}
-
-func (h *Halo) buffers(s *core.Storage, sh *SetHalo) *datHalo {
-	if d, ok := s.HaloBuf.(*datHalo); ok {
-		return d
-	}
-	d := &datHalo{s: s, set: sh, elem: s.Dim * s.Type.Size()}
-	ns, nr := 0, 0
-	for _, n := range sh.Neighbours {
-		ns += len(n.Send)
-		nr += int(n.RecvExec[1]-n.RecvExec[0]) + int(n.RecvNonexec[1]-n.RecvNonexec[0])
-	}
-	d.send = make([]byte, ns*d.elem+1)
-	d.recv = make([]byte, nr*d.elem+1)
-	core.KeepPinned(d, &d.send[0], &d.recv[0])
-	s.HaloBuf = d
-	return d
-}
 
 // Flags of one argument in the agreement before a loop.
 const (
@@ -269,69 +245,32 @@ func (h *Halo) disagree(l *core.Loop) error {
 // second Begin for the same call (the executor running the loop again as
 // configured after a tuned setting failed to start) exchanges nothing.
 func (h *Halo) Begin(l *core.Loop) error {
-	h.pending, h.recvs, h.sends = h.pending[:0], h.recvs[:0], h.sends[:0]
-	h.recvOf, h.sendOf = h.recvOf[:0], h.sendOf[:0]
+	h.recvs, h.sends = h.recvs[:0], h.sends[:0]
 	h.parts = h.parts[:0]
 	if err := h.StartReductions(l); err != nil {
 		return err
 	}
 	if h.grouped { // a loop of a planned chain
 		h.grouped = false
-		return h.beginGroup(l, h.group)
+		return h.beginExchange(l, h.group, groupTag)
 	}
 	exchange := h.exchange
 	h.exchange = h.exchange[:0]
-	if len(exchange) > 1 { // several Dats: one message per neighbour
-		group := h.single[:0]
-		for _, i := range exchange {
-			group = append(group, l.Args[i].Data)
-		}
-		err := h.beginGroup(l, group)
-		clear(group)
-		h.single = group[:0]
-		return err
-	}
-	for _, i := range exchange {
-		s := l.Args[i].Data
-		sh, ok := s.Set.Halo.(*SetHalo)
-		s.HaloStale, s.HostDirty = false, false
-		if !ok || len(sh.Neighbours) == 0 {
-			continue
-		}
-		d := h.buffers(s, sh)
-		if rows := sh.rowLists().allSend; !h.DropSends && len(rows.Idx) > 0 {
-			if err := packRows(s, d.send, rows, d.elem); err != nil {
-				return fmt.Errorf("%s: argument %d: %w", l.Name(), i, err)
-			}
-		}
-		so, ro := 0, 0
-		tag := int32(i % 32000) // the same on every rank, whatever else each created
-		for _, n := range sh.Neighbours {
-			if len(n.Send) > 0 && !h.DropSends {
-				b := d.send[so*d.elem:]
-				h.sends = append(h.sends, mpi.Msg{Buf: uintptr(unsafe.Pointer(&b[0])), Bytes: int64(len(n.Send) * d.elem), Rank: int32(n.Rank), Tag: tag})
-				h.sendOf = append(h.sendOf, d)
-				so += len(n.Send)
-			}
-			if k := int(n.RecvExec[1]-n.RecvExec[0]) + int(n.RecvNonexec[1]-n.RecvNonexec[0]); k > 0 {
-				b := d.recv[ro*d.elem:]
-				h.recvs = append(h.recvs, mpi.Msg{Buf: uintptr(unsafe.Pointer(&b[0])), Bytes: int64(k * d.elem), Rank: int32(n.Rank), Tag: tag})
-				h.recvOf = append(h.recvOf, d)
-				ro += k
-			}
-		}
-		if h.trace != nil {
-			h.trace.LogAttrs(context.Background(), core.LevelTrace, "op2: halo exchange", slog.Int("rank", h.w.Rank()),
-				slog.String("kernel", l.Kernel.Name), slog.String("dat", s.Name), slog.Int("neighbours", len(sh.Neighbours)),
-				slog.Int("send_bytes", so*d.elem), slog.Int("recv_bytes", ro*d.elem))
-		}
-		h.pending = append(h.pending, d)
-		h.exchanges++
-	}
-	if len(h.recvs)+len(h.sends) == 0 {
+	if len(exchange) == 0 {
 		return nil
 	}
-	return h.start()
+	tag := int32(groupTag)
+	if len(exchange) == 1 {
+		tag = int32(exchange[0] % 32000) // the same on every rank, whatever else each created
+	}
+	group := h.single[:0]
+	for _, i := range exchange {
+		group = append(group, l.Args[i].Data)
+	}
+	err := h.beginExchange(l, group, tag)
+	clear(group)
+	h.single = group[:0]
+	return err
 }
 
 // StartReductions sets l's INC reductions to zero on ranks other than 0,
@@ -356,57 +295,14 @@ func (h *Halo) StartReductions(l *core.Loop) error {
 
 // Wait completes the exchanges and copies what arrived into the halos.
 func (h *Halo) Wait(l *core.Loop) error {
-	if len(h.parts) > 0 {
-		return h.waitGroup(l)
-	}
-	if len(h.pending) == 0 {
+	if len(h.parts) == 0 {
 		return nil
 	}
-	if err := h.w.Wait(); err != nil {
-		return fmt.Errorf("%s: halo exchange%s: %w", l.Name(), h.describePending(err), err)
-	}
-	for _, d := range h.pending {
-		if rows := d.set.rowLists().allRecv; len(rows.Idx) > 0 {
-			if err := unpackRows(d.s, d.recv, rows, d.elem); err != nil {
-				return fmt.Errorf("%s: %w", l.Name(), err)
-			}
-		}
-	}
-	clear(h.pending)
-	h.pending = h.pending[:0]
-	return nil
-}
-
-// packRows copies the elements rows of s to dst, one after another: on
-// the device when only its device copy is current (a gathering launch and
-// one copy of those elements), else from the host copy.
-func packRows(s *core.Storage, dst []byte, rows *core.RowList, elem int) error {
-	if ok, err := s.GatherRowsOnDevice(unsafe.Pointer(&dst[0]), rows); ok || err != nil {
-		return err
-	}
-	if err := s.HostAccess(false); err != nil {
-		return err
-	}
-	mpi.Pack(unsafe.Pointer(&dst[0]), s.Host, rows.Idx, elem)
-	return nil
-}
-
-// unpackRows copies consecutive elements of src to the elements rows of
-// s: into the device copy when only it is current, which stays so; else
-// into the host copy, which becomes the current one.
-func unpackRows(s *core.Storage, src []byte, rows *core.RowList, elem int) error {
-	if ok, err := s.ScatterRowsOnDevice(unsafe.Pointer(&src[0]), rows); ok || err != nil {
-		return err
-	}
-	if err := s.HostAccess(true); err != nil { // the device copy, if any, is now stale
-		return err
-	}
-	mpi.Unpack(s.Host, unsafe.Pointer(&src[0]), rows.Idx, elem)
-	return nil
+	return h.waitExchange(l)
 }
 
 // describePending names the messages a timed-out wait was waiting for:
-// the Dat, the peer rank and the direction.
+// the Dats, the peer rank and the direction.
 func (h *Halo) describePending(err error) string {
 	var te *mpi.TimeoutError
 	if !errors.As(err, &te) {
@@ -422,24 +318,15 @@ func (h *Halo) describePending(err error) string {
 			b.WriteString(",")
 		}
 		if i < len(h.recvs) {
-			fmt.Fprintf(&b, " %s from rank %d (receive of %d bytes)", h.msgDats(h.recvOf[i]), h.recvs[i].Rank, h.recvs[i].Bytes)
+			fmt.Fprintf(&b, " %s from rank %d (receive of %d bytes)", h.exchangeNames(), h.recvs[i].Rank, h.recvs[i].Bytes)
 		} else if i -= len(h.recvs); i < len(h.sends) {
-			fmt.Fprintf(&b, " %s to rank %d (send of %d bytes)", h.msgDats(h.sendOf[i]), h.sends[i].Rank, h.sends[i].Bytes)
+			fmt.Fprintf(&b, " %s to rank %d (send of %d bytes)", h.exchangeNames(), h.sends[i].Rank, h.sends[i].Bytes)
 		}
 	}
 	if b.Len() == 0 {
 		return ""
 	}
 	return " waiting for" + b.String()
-}
-
-// msgDats names the Dat of a message, d, or the grouped Dats when d is
-// nil.
-func (h *Halo) msgDats(d *datHalo) string {
-	if d == nil {
-		return "grouped dats " + h.groupNames()
-	}
-	return fmt.Sprintf("dat %q", d.s.Name)
 }
 
 // End marks modified halos out of date and combines the reductions: every

@@ -30,6 +30,9 @@ type World interface {
 	// error is an *mpi.TimeoutError whose Pending lists the messages not
 	// complete (indices into the receives, then the sends).
 	Wait() error
+	// DeviceMemory reports whether messages may be device memory (CUDA
+	// device addresses), which the MPI library reads and writes itself.
+	DeviceMemory() bool
 }
 
 var _ World = (*mpi.World)(nil)
@@ -86,11 +89,9 @@ type SetHalo struct {
 
 // rowLists are a set's exchange lists as core.RowLists, which a device
 // backend moves on the device: each neighbour's send rows and receive
-// rows (its exec halo, then its non-exec halo), and all neighbours' one
-// after another, as one exchange packs them.
+// rows (its exec halo, then its non-exec halo).
 type rowLists struct {
-	send, recv       []*core.RowList
-	allSend, allRecv *core.RowList
+	send, recv []*core.RowList
 }
 
 // rowLists returns the set's exchange lists, made the first time.
@@ -99,7 +100,6 @@ func (h *SetHalo) rowLists() *rowLists {
 		return h.lists
 	}
 	rl := &rowLists{}
-	var all, allRecv []int32
 	for _, n := range h.Neighbours {
 		var recv []int32
 		for _, rng := range [2][2]int32{n.RecvExec, n.RecvNonexec} {
@@ -109,10 +109,7 @@ func (h *SetHalo) rowLists() *rowLists {
 		}
 		rl.send = append(rl.send, core.NewRowList(n.Send))
 		rl.recv = append(rl.recv, core.NewRowList(recv))
-		all = append(all, n.Send...)
-		allRecv = append(allRecv, recv...)
 	}
-	rl.allSend, rl.allRecv = core.NewRowList(all), core.NewRowList(allRecv)
 	h.lists = rl
 	return rl
 }

@@ -37,6 +37,7 @@ struct op2mpi_table {
 	int (*allreduce_or)(void *buf, long long n);
 	double (*wtime)(void);
 	int (*allreduce_i64)(long long *buf, long long n, int op);
+	int (*cuda_aware)(void);
 };
 
 static struct op2mpi_table *T;
@@ -58,6 +59,7 @@ static int op2mpi_pending(uintptr_t idx, int cap) { return T->pending((int *)idx
 static int op2mpi_allreduce_or(uintptr_t buf, long long n) { return T->allreduce_or((void *)buf, n); }
 static double op2mpi_wtime(void) { return T->wtime(); }
 static int op2mpi_allreduce_i64(uintptr_t buf, long long n, int op) { return T->allreduce_i64((long long *)buf, n, op); }
+static int op2mpi_cuda_aware(void) { return T->cuda_aware(); }
 
 typedef struct { uintptr_t buf; long long bytes; int rank, tag; } op2mpi_msg;
 // op2mpi_start posts the receives, then the sends, of one exchange.
@@ -180,6 +182,10 @@ type World struct {
 	lib       *jit.Library
 	comp      *jit.Compiler
 	finalized bool
+	// cudaAware is the library's answer to the CUDA query (1, 0, or -1:
+	// it cannot say), deviceMemory what OP2_GPU_DIRECT made of it.
+	cudaAware    int
+	deviceMemory bool
 }
 
 // Rank is this process's rank.
@@ -194,6 +200,37 @@ func (w *World) Library() string { return w.library }
 // Timeout is how long a wait may last without completing (0: no bound);
 // see TimeoutFromEnv.
 func (w *World) Timeout() time.Duration { return w.timeout }
+
+// CUDAAware reports what the MPI library says of CUDA device memory given
+// as a message buffer: whether it reads and writes it (Open MPI's
+// MPIX_Query_cuda_support, MPICH's MPIX_GPU_query_support), and known
+// false when it has no such query (MVAPICH2, Cray MPICH).
+func (w *World) CUDAAware() (aware, known bool) { return w.cudaAware == 1, w.cudaAware >= 0 }
+
+// DeviceMemory reports whether halo messages may be device memory, handed
+// to MPI as they are: OP2_GPU_DIRECT=on, or unset (auto) with a library
+// that says it is CUDA-aware (CUDAAware).
+func (w *World) DeviceMemory() bool { return w.deviceMemory }
+
+// GPUDirectFromEnv reads OP2_GPU_DIRECT, which says whether halo messages
+// of Dats on a CUDA device go to MPI as device memory (as OP2's
+// -gpudirect): "auto" (or unset) where the library says it reads device
+// memory, "on" also where it cannot say (an MPI that is CUDA-aware
+// without a query: MVAPICH2, Cray MPICH with MPICH_GPU_SUPPORT_ENABLED=1;
+// Init refuses it where the library says it is not), "off" never (they
+// pass through pinned host buffers).
+func GPUDirectFromEnv() (string, error) {
+	switch v := strings.ToLower(strings.TrimSpace(os.Getenv("OP2_GPU_DIRECT"))); v {
+	case "", "auto":
+		return "auto", nil
+	case "on", "1", "true":
+		return "on", nil
+	case "off", "0", "false":
+		return "off", nil
+	default:
+		return "", fmt.Errorf("OP2_GPU_DIRECT=%q is not auto, on or off", v)
+	}
+}
 
 // DefaultTimeout bounds every MPI wait unless OP2_MPI_TIMEOUT says
 // otherwise.
@@ -289,6 +326,10 @@ func initWorld(cacheDir string) (*World, error) {
 	if err != nil {
 		return nil, err
 	}
+	gpuDirect, err := GPUDirectFromEnv()
+	if err != nil {
+		return nil, err
+	}
 	w := &World{calls: make(chan func(*World)), done: make(chan struct{}), lib: lib, comp: comp, timeout: timeout}
 	go w.serve()
 	var rank, size, serialized C.int
@@ -306,6 +347,12 @@ func initWorld(cacheDir string) (*World, error) {
 	sigstack.Repair()
 	w.rank, w.size, w.direct = int(rank), int(size), serialized != 0
 	w.library = strings.TrimSpace(C.GoString(&name[0]))
+	w.do(func() { w.cudaAware = int(C.op2mpi_cuda_aware()) })
+	if gpuDirect == "on" && w.cudaAware == 0 {
+		w.Finalize()
+		return nil, fmt.Errorf("OP2_GPU_DIRECT=on, but the MPI library (%s) says it does not read CUDA device memory: it would crash on the first halo message; unset OP2_GPU_DIRECT, or use an MPI built with CUDA support", w.library)
+	}
+	w.deviceMemory = gpuDirect == "on" || (gpuDirect == "auto" && w.cudaAware == 1)
 	if n := Launched(); n > 1 && w.size != n {
 		// A launcher of another MPI (say MPICH's mpiexec running a shim
 		// built by Open MPI's mpicc) starts processes that each see a

@@ -265,3 +265,52 @@ func TestSignalHandlersAfterInit(t *testing.T) {
 		t.Errorf("after MPI_Init the handler of signal %d lacks SA_ONSTACK", sig)
 	}
 }
+
+// TestGPUDirectFromEnv reads OP2_GPU_DIRECT's forms.
+func TestGPUDirectFromEnv(t *testing.T) {
+	for _, c := range []struct{ v, want string }{
+		{"", "auto"}, {"auto", "auto"}, {"on", "on"}, {" ON ", "on"}, {"1", "on"}, {"off", "off"}, {"0", "off"}, {"sometimes", ""},
+	} {
+		t.Setenv("OP2_GPU_DIRECT", c.v)
+		got, err := mpi.GPUDirectFromEnv()
+		if got != c.want || (err == nil) != (c.want != "") {
+			t.Errorf("OP2_GPU_DIRECT=%q: %q, %v; want %q", c.v, got, err, c.want)
+		}
+	}
+}
+
+// TestDeviceMemory: the library says whether it reads CUDA device memory
+// (Open MPI always can say), and halo messages are device memory only
+// where it does, or where OP2_GPU_DIRECT=on says so and the library does
+// not say it does not (else Init refuses, naming the setting), and never
+// with OP2_GPU_DIRECT=off.
+func TestDeviceMemory(t *testing.T) {
+	if !mpitest.InRanks() {
+		for _, v := range []string{"auto", "on", "off"} {
+			t.Run(v, func(t *testing.T) { mpitest.Run(t, 1, 2*time.Minute, "OP2_GPU_DIRECT="+v) })
+		}
+		return
+	}
+	if os.Getenv("OP2_GPU_DIRECT") == "on" {
+		w, err := mpi.Init(t.TempDir())
+		if err == nil {
+			defer w.Finalize()
+			if aware, known := w.CUDAAware(); !w.DeviceMemory() || (known && !aware) {
+				t.Errorf("OP2_GPU_DIRECT=on, CUDA-aware %v (known %v): DeviceMemory %v", aware, known, w.DeviceMemory())
+			}
+		} else if !strings.Contains(err.Error(), "OP2_GPU_DIRECT=on, but the MPI library") {
+			t.Errorf("OP2_GPU_DIRECT=on refused with %v, which does not say why", err)
+		}
+		return
+	}
+	w := world(t)
+	aware, known := w.CUDAAware()
+	t.Logf("%s: CUDA-aware %v (known %v)", w.Library(), aware, known)
+	if strings.Contains(w.Library(), "Open MPI") && !known {
+		t.Errorf("Open MPI did not say whether it is CUDA-aware")
+	}
+	want := map[string]bool{"auto": aware, "off": false}[os.Getenv("OP2_GPU_DIRECT")]
+	if got := w.DeviceMemory(); got != want {
+		t.Errorf("OP2_GPU_DIRECT=%s, CUDA-aware %v: DeviceMemory %v, want %v", os.Getenv("OP2_GPU_DIRECT"), aware, got, want)
+	}
+}

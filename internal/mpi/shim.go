@@ -20,11 +20,12 @@ struct op2mpi_table {
 	int (*allreduce_or)(void *buf, long long n);
 	double (*wtime)(void);
 	int (*allreduce_i64)(long long *buf, long long n, int op);
+	int (*cuda_aware)(void);
 };
 `
 
 // tableVersion changes whenever tableDecl does.
-const tableVersion = 4
+const tableVersion = 5
 
 // shimSource is compiled with the MPI compiler wrapper (mpicc) against the
 // installed mpi.h, so that the handles' representation (pointers in Open
@@ -36,6 +37,11 @@ const shimSource = `#include <mpi.h>
 #include <string.h>
 #include <sched.h>
 #include <time.h>
+#if defined(OPEN_MPI) && defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+#endif
 ` + tableDecl + `
 #define EXPORT __attribute__((visibility("default")))
 
@@ -172,10 +178,25 @@ static int op2mpi_allreduce_i64(long long *buf, long long n, int op) {
 	return collective(MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_LONG_LONG, o, comm, &creq));
 }
 
+/* op2mpi_cuda_aware reports whether the library reads and writes CUDA
+   device memory given as a message buffer: 1 yes, 0 no, -1 it cannot say
+   (an MPI without a query: MVAPICH2, Cray MPICH). */
+static int op2mpi_cuda_aware(void) {
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
+	return MPIX_Query_cuda_support() ? 1 : 0;
+#elif defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40000000 && !defined(MVAPICH2_NUMVERSION)
+	int yes = 0;
+	if (MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &yes) != MPI_SUCCESS) return -1;
+	return yes ? 1 : 0;
+#else
+	return -1;
+#endif
+}
+
 static struct op2mpi_table table = {
 	` + "OP2MPI_VERSION" + `, op2mpi_init, op2mpi_finalize, op2mpi_abort, op2mpi_barrier, op2mpi_bcast,
 	op2mpi_allgather, op2mpi_alltoallv, op2mpi_isend, op2mpi_irecv, op2mpi_waitall,
-	op2mpi_pending, op2mpi_allreduce_or, op2mpi_wtime, op2mpi_allreduce_i64,
+	op2mpi_pending, op2mpi_allreduce_or, op2mpi_wtime, op2mpi_allreduce_i64, op2mpi_cuda_aware,
 };
 EXPORT struct op2mpi_table *op2mpi_get_table(void) { return &table; }
 `

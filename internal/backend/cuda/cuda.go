@@ -330,6 +330,13 @@ type driver struct {
 // Rows moves halo rows on the GPU (devrt.RowMover).
 func (d *driver) Rows() *devrt.Rows { return &d.rows }
 
+// Address is b's device address, which a CUDA-aware MPI reads and writes
+// as it is (devrt.Addresser).
+func (d *driver) Address(b devrt.Buffer) uintptr { return uintptr(b.(*cu.Buffer).Ptr) }
+
+// Finish waits for every queued launch and copy.
+func (d *driver) Finish() error { return d.dev.Synchronize() }
+
 func newDriver(dev *cu.Device) *driver {
 	return &driver{Buffers: devrt.Buffers[*cu.Buffer]{Mem: dev}, dev: dev}
 }

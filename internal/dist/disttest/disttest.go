@@ -132,6 +132,8 @@ type Proc struct {
 	step int       // collective operations called so far
 	recv []mpi.Msg // receives posted and not yet completed by Wait
 	sent int64     // bytes sent, by every operation
+	// deviceMemory is what DeviceMemory reports (SetDeviceMemory).
+	deviceMemory bool
 }
 
 // Rank is this rank's number.
@@ -139,6 +141,14 @@ func (p *Proc) Rank() int { return p.rank }
 
 // Size is the number of ranks.
 func (p *Proc) Size() int { return p.w.n }
+
+// DeviceMemory reports whether this rank's messages may be device memory,
+// as a CUDA-aware MPI's are (SetDeviceMemory; false unless set). The
+// simulated network reads and writes any message at its address.
+func (p *Proc) DeviceMemory() bool { return p.deviceMemory }
+
+// SetDeviceMemory sets what DeviceMemory reports.
+func (p *Proc) SetDeviceMemory(on bool) { p.deviceMemory = on }
 
 // SentBytes is the number of bytes this rank has sent so far, in every
 // operation (tests of communication volume).

@@ -1,0 +1,382 @@
+package dist
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"unsafe"
+
+	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/mpi"
+)
+
+// The messages of one halo exchange: every Dat exchanged travels in one
+// message to and from each neighbouring rank, a Dat's rows at the offset
+// the message's layout gives them (a single loop's exchange, or a chain's
+// exchange point).
+//
+// The rows of a Dat whose device copy is current move on the device
+// (core.RowStage): they are gathered into the device's send memory at
+// their offsets, which goes to the host in one copy, and the rows that
+// arrive go to the device's receive memory in one copy and are scattered
+// from there. When the MPI library reads and writes device memory itself
+// (World.DeviceMemory: a CUDA-aware MPI) and every Dat of the exchange is
+// on the device, the messages are the device memory itself and nothing
+// passes through the host. A Dat current on the host is packed and
+// unpacked there. Each rank chooses for itself: the messages' bytes are
+// the same either way.
+
+// groupTag is the tag of grouped messages: a single loop's messages use
+// their argument's position, below 32000. Only one exchange per pair of
+// ranks is in flight at a time.
+const groupTag = 32001
+
+// peerMsg is the message to and from one neighbouring rank: its bytes and
+// their offsets in the exchange's buffers.
+type peerMsg struct {
+	rank                         int
+	send, recv, sendOff, recvOff int
+	sendCursor, recvCursor       int
+}
+
+// groupPart is one Dat's part of the messages with one neighbour.
+type groupPart struct {
+	s *core.Storage
+	n *Neighbour
+	// The neighbour's send and receive rows (SetHalo.rowLists).
+	sendRows, recvRows *core.RowList
+	elem               int
+	peer               int // index in h.peers
+	send, rcv          int // offsets in the send and receive buffers
+	// The stage the send rows are gathered through (nil: packed on the
+	// host), and the one the received rows are scattered through, chosen
+	// as they arrive.
+	sendStage, recvStage core.RowStage
+}
+
+// stageSpan is the bytes of the messages that cross between the host and
+// one stage's memory in one copy.
+type stageSpan struct {
+	st     core.RowStage
+	lo, hi int
+}
+
+// addSpan extends the span of stage st in spans over bytes [lo, hi).
+func addSpan(spans []stageSpan, st core.RowStage, lo, hi int) []stageSpan {
+	for i := range spans {
+		if spans[i].st == st {
+			spans[i].lo, spans[i].hi = min(spans[i].lo, lo), max(spans[i].hi, hi)
+			return spans
+		}
+	}
+	return append(spans, stageSpan{st, lo, hi})
+}
+
+// pinnedBuf is a message buffer that MPI may read or write after the call
+// that posts it.
+type pinnedBuf struct{ b []byte }
+
+// grow returns a pinned buffer of at least n bytes, replacing *p when it
+// is shorter (only when no message is in flight).
+func grow(p **pinnedBuf, n int) []byte {
+	if *p == nil || len((*p).b) < n {
+		size := n + 1
+		if *p != nil {
+			size = max(size, 2*len((*p).b))
+		}
+		nb := &pinnedBuf{b: make([]byte, size)}
+		core.KeepPinned(nb, &nb.b[0])
+		*p = nb
+	}
+	return (*p).b
+}
+
+// beginExchange starts the exchange of the Dats in group, its messages
+// tagged tag.
+func (h *Halo) beginExchange(l *core.Loop, group []*core.Storage, tag int32) error {
+	h.parts, h.peers = h.parts[:0], h.peers[:0]
+	exchanged := 0
+	for _, s := range group {
+		s.HaloStale, s.HostDirty = false, false
+		sh, ok := s.Set.Halo.(*SetHalo)
+		if !ok || len(sh.Neighbours) == 0 {
+			continue
+		}
+		exchanged++
+		rl := sh.rowLists()
+		elem := s.Dim * s.Type.Size()
+		for k := range sh.Neighbours {
+			n := &sh.Neighbours[k]
+			p := -1
+			for j := range h.peers {
+				if h.peers[j].rank == n.Rank {
+					p = j
+					break
+				}
+			}
+			if p < 0 {
+				p = len(h.peers)
+				h.peers = append(h.peers, peerMsg{rank: n.Rank})
+			}
+			h.peers[p].send += len(n.Send) * elem
+			h.peers[p].recv += (int(n.RecvExec[1]-n.RecvExec[0]) + int(n.RecvNonexec[1]-n.RecvNonexec[0])) * elem
+			h.parts = append(h.parts, groupPart{s: s, n: n, sendRows: rl.send[k], recvRows: rl.recv[k], elem: elem, peer: p})
+		}
+	}
+	sendTotal, recvTotal := 0, 0
+	for j := range h.peers {
+		pm := &h.peers[j]
+		pm.sendOff, pm.recvOff = sendTotal, recvTotal
+		pm.sendCursor, pm.recvCursor = sendTotal, recvTotal
+		sendTotal += pm.send
+		recvTotal += pm.recv
+	}
+	for k := range h.parts {
+		pt := &h.parts[k]
+		pm := &h.peers[pt.peer]
+		pt.send, pt.rcv = pm.sendCursor, pm.recvCursor
+		pm.sendCursor += len(pt.n.Send) * pt.elem
+		pm.recvCursor += (int(pt.n.RecvExec[1]-pt.n.RecvExec[0]) + int(pt.n.RecvNonexec[1]-pt.n.RecvNonexec[0])) * pt.elem
+	}
+	if err := h.chooseStage(sendTotal, recvTotal); err != nil {
+		h.parts = h.parts[:0]
+		return fmt.Errorf("%s: halo exchange of %s: %w", l.Name(), h.exchangeNames(), err)
+	}
+	if err := h.pack(); err != nil {
+		h.parts = h.parts[:0]
+		return fmt.Errorf("%s: %w", l.Name(), err)
+	}
+	var sendAt, recvAt uintptr
+	if h.onDevice {
+		sendAt, recvAt, _ = h.stage.Addresses()
+	} else {
+		sendAt, recvAt = uintptr(unsafe.Pointer(&h.gsend.b[0])), uintptr(unsafe.Pointer(&h.grecv.b[0]))
+	}
+	for j := range h.peers {
+		pm := &h.peers[j]
+		if pm.send > 0 && !h.DropSends {
+			h.sends = append(h.sends, mpi.Msg{Buf: sendAt + uintptr(pm.sendOff), Bytes: int64(pm.send), Rank: int32(pm.rank), Tag: tag})
+		}
+		if pm.recv > 0 {
+			h.recvs = append(h.recvs, mpi.Msg{Buf: recvAt + uintptr(pm.recvOff), Bytes: int64(pm.recv), Rank: int32(pm.rank), Tag: tag})
+		}
+	}
+	if h.trace != nil && len(h.peers) > 0 {
+		h.trace.LogAttrs(context.Background(), core.LevelTrace, "op2: halo exchange", slog.Int("rank", h.w.Rank()),
+			slog.String("kernel", l.Kernel.Name), slog.String("dat", strings.Join(h.datNames(false), ",")), slog.Int("neighbours", len(h.peers)),
+			slog.Int("send_bytes", sendTotal), slog.Int("recv_bytes", recvTotal), slog.Bool("device_memory", h.onDevice))
+	}
+	h.exchanges += exchanged
+	if len(h.recvs)+len(h.sends) == 0 {
+		h.parts = h.parts[:0]
+		return nil
+	}
+	return h.start()
+}
+
+// chooseStage decides which parts' send rows are gathered on a device
+// and whether the messages are a device's memory, and makes the buffers
+// they need long enough: each device's send and receive memory, the
+// pinned host buffers unless the messages are device memory. The messages
+// are device memory when the MPI library takes it and every part moves
+// through one device's stage both ways; the receive side is decided now
+// then, else as the rows arrive (waitExchange), since the loop may upload
+// a Dat in between.
+func (h *Halo) chooseStage(sendTotal, recvTotal int) error {
+	h.onDevice, h.stage = false, nil
+	h.spans = h.spans[:0]
+	var one core.RowStage // the stage of every part both ways, if one
+	all := true
+	for k := range h.parts {
+		pt := &h.parts[k]
+		pt.sendStage, pt.recvStage = nil, nil
+		send, err := pt.s.SendStage()
+		if err != nil {
+			return err
+		}
+		recv, err := pt.s.RecvStage()
+		if err != nil {
+			return err
+		}
+		if len(pt.sendRows.Idx) > 0 {
+			pt.sendStage = send
+			all = all && send != nil && (one == nil || send == one)
+			one = cmp.Or(one, send)
+		}
+		if len(pt.recvRows.Idx) > 0 {
+			all = all && recv != nil && (one == nil || recv == one)
+			one = cmp.Or(one, recv)
+		}
+		for _, st := range [2]core.RowStage{send, recv} {
+			if st != nil {
+				h.spans = addSpan(h.spans, st, 0, 0)
+			}
+		}
+	}
+	for _, sp := range h.spans {
+		if err := sp.st.Reserve(sendTotal, recvTotal); err != nil {
+			return err
+		}
+	}
+	if all && one != nil && h.w.DeviceMemory() {
+		if _, _, ok := one.Addresses(); ok {
+			h.onDevice, h.stage = true, one
+			for k := range h.parts {
+				if pt := &h.parts[k]; len(pt.recvRows.Idx) > 0 {
+					pt.recvStage = one
+				}
+			}
+			return nil
+		}
+	}
+	grow(&h.gsend, sendTotal)
+	grow(&h.grecv, recvTotal)
+	return nil
+}
+
+// pack puts every part's send rows in its place in the messages: the
+// rows on a device gathered there (then, unless the messages are device
+// memory, copied to the host buffer in one piece per device), the others
+// packed from their host copies.
+func (h *Halo) pack() error {
+	if h.DropSends {
+		return nil
+	}
+	h.spans = h.spans[:0]
+	for k := range h.parts {
+		pt := &h.parts[k]
+		if pt.sendStage == nil {
+			continue
+		}
+		if err := pt.s.GatherRows(pt.sendStage, pt.send, pt.sendRows); err != nil {
+			return err
+		}
+		h.spans = addSpan(h.spans, pt.sendStage, pt.send, pt.send+len(pt.sendRows.Idx)*pt.elem)
+	}
+	if h.onDevice {
+		return h.stage.Finish()
+	}
+	for _, sp := range h.spans {
+		if err := sp.st.ReadSend(unsafe.Pointer(&h.gsend.b[sp.lo]), sp.lo, sp.hi-sp.lo); err != nil {
+			return fmt.Errorf("copying %d bytes of halo rows of %s from the device: %w", sp.hi-sp.lo, h.exchangeNames(), err)
+		}
+		core.CountCopy(false, sp.hi-sp.lo)
+	}
+	for k := range h.parts { // after the copies, which may span their places
+		pt := &h.parts[k]
+		if pt.sendStage != nil || len(pt.sendRows.Idx) == 0 {
+			continue
+		}
+		if err := pt.s.HostAccess(false); err != nil {
+			return fmt.Errorf("dat %q: %w", pt.s.Name, err)
+		}
+		mpi.Pack(unsafe.Pointer(&h.gsend.b[pt.send]), pt.s.Host, pt.sendRows.Idx, pt.elem)
+	}
+	return nil
+}
+
+// waitExchange completes the exchange and copies what arrived into the
+// halos: into a Dat's device copy when it is current (alone or with the
+// host copy), scattered there from the device's receive memory (which,
+// unless the messages are that memory, the host buffer crosses to in one
+// copy per device), else into its host copy.
+func (h *Halo) waitExchange(l *core.Loop) error {
+	defer func() {
+		clear(h.parts)
+		h.parts = h.parts[:0]
+		h.stage = nil
+		clear(h.spans)
+		h.spans = h.spans[:0]
+	}()
+	if err := h.w.Wait(); err != nil {
+		return fmt.Errorf("%s: halo exchange%s: %w", l.Name(), h.describePending(err), err)
+	}
+	if !h.onDevice {
+		h.spans = h.spans[:0]
+		for k := range h.parts {
+			pt := &h.parts[k]
+			if len(pt.recvRows.Idx) == 0 {
+				continue
+			}
+			st, err := pt.s.RecvStage()
+			if err != nil {
+				return fmt.Errorf("%s: %w", l.Name(), err)
+			}
+			if pt.recvStage = st; st != nil {
+				h.spans = addSpan(h.spans, st, pt.rcv, pt.rcv+len(pt.recvRows.Idx)*pt.elem)
+			}
+		}
+		for _, sp := range h.spans {
+			err := sp.st.Reserve(0, sp.hi)
+			if err == nil {
+				err = sp.st.WriteRecv(unsafe.Pointer(&h.grecv.b[sp.lo]), sp.lo, sp.hi-sp.lo)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: copying %d bytes of halo rows of %s to the device: %w", l.Name(), sp.hi-sp.lo, h.exchangeNames(), err)
+			}
+			core.CountCopy(true, sp.hi-sp.lo)
+		}
+	}
+	for k := range h.parts {
+		pt := &h.parts[k]
+		switch {
+		case len(pt.recvRows.Idx) == 0:
+		case pt.recvStage != nil:
+			if err := pt.s.ScatterRows(pt.recvStage, pt.rcv, pt.recvRows); err != nil {
+				return fmt.Errorf("%s: %w", l.Name(), err)
+			}
+		default:
+			if err := pt.s.HostAccess(true); err != nil { // the device copy, if any, is now stale
+				return fmt.Errorf("%s: dat %q: %w", l.Name(), pt.s.Name, err)
+			}
+			mpi.Unpack(pt.s.Host, unsafe.Pointer(&h.grecv.b[pt.rcv]), pt.recvRows.Idx, pt.elem)
+		}
+	}
+	return nil
+}
+
+// exchangeNames names the Dats of the exchange in progress: dat "q", or
+// dats "q", "p".
+func (h *Halo) exchangeNames() string {
+	names := h.datNames(true)
+	if len(names) == 1 {
+		return "dat " + names[0]
+	}
+	return "dats " + strings.Join(names, ", ")
+}
+
+// datNames lists the names of the Dats of the exchange in progress,
+// quoted or not.
+func (h *Halo) datNames(quoted bool) []string {
+	var names []string
+	var last *core.Storage
+	for k := range h.parts {
+		if s := h.parts[k].s; s != last {
+			if quoted {
+				names = append(names, fmt.Sprintf("%q", s.Name))
+			} else {
+				names = append(names, s.Name)
+			}
+			last = s
+		}
+	}
+	return names
+}
+
+// DeviceMessages is the number of halo messages this rank posted as
+// device memory (World.DeviceMemory).
+func (h *Halo) DeviceMessages() int64 { return h.deviceMessages }
+
+// start counts the messages about to be posted and posts them.
+func (h *Halo) start() error {
+	h.messages += int64(len(h.sends))
+	if h.onDevice {
+		h.deviceMessages += int64(len(h.sends))
+	}
+	for i := range h.sends {
+		h.sentBytes += h.sends[i].Bytes
+	}
+	return h.w.Start(h.recvs, h.sends)
+}
