@@ -191,6 +191,7 @@ func TestEveryVariableChecked(t *testing.T) {
 		"OP2_TIMING":           {bad: "maybe", want: "not a boolean"},
 		"OP2_TUNE":             {bad: "maybe", want: "not a boolean"},
 		"OP2_MPI_TIMEOUT":      {reason: "read when an MPI job starts, which refuses a value that is not a duration naming the variable (internal/mpi TestTimeoutFromEnv)"},
+		"OP2_GPU_DIRECT":       {reason: "read when an MPI job starts, which refuses a value other than auto, on and off naming the variable (internal/mpi TestGPUDirectFromEnv, TestDeviceMemory)"},
 		"OP2_CGNS_LIBRARY":     {reason: library},
 		"OP2_CUDA_LIBRARY":     {reason: library},
 		"OP2_HDF5_LIBRARY":     {reason: library},
