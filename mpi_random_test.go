@@ -634,7 +634,20 @@ func TestMPIRandomAgreesWithOneRank(t *testing.T) {
 		runs = append(runs, mpiRandomRun{4, 2, "random", true}, mpiRandomRun{3, 1, "metis", false},
 			mpiRandomRun{2, 2, "empty", false}, mpiRandomRun{4, 2, "rcb", false}, mpiRandomRun{3, 1, "block", true})
 	}
-	randomAgreesWithOneRank(t, runs, false)
+	randomAgreesWithOneRank(t, runs, false, nil)
+}
+
+// TestMPIRandomOnDeviceAgreesWithOneRank runs random sequences on opencl
+// under MPI: Dats current on the device, on the host or on both (host
+// writes between loops) meet in one exchange, whose rows cross between
+// host and device through the device's message memory, with the same
+// bits as one rank.
+func TestMPIRandomOnDeviceAgreesWithOneRank(t *testing.T) {
+	if !mpitest.InRanks() {
+		needBackend(t, "opencl")
+	}
+	runs := []mpiRandomRun{{3, 1, "random", false}, {2, 2, "metis", true}}
+	randomAgreesWithOneRank(t, runs, false, []string{"opencl"})
 }
 
 // TestMPIRandomChainsAgreeWithOneRank runs the randomised sequences with
@@ -646,7 +659,7 @@ func TestMPIRandomChainsAgreeWithOneRank(t *testing.T) {
 	if !testing.Short() {
 		runs = append(runs, mpiRandomRun{3, 1, "metis", false}, mpiRandomRun{2, 2, "lopsided", true})
 	}
-	randomAgreesWithOneRank(t, runs, true)
+	randomAgreesWithOneRank(t, runs, true, nil)
 }
 
 // TestMPIRandomTiledChainsAgreeWithOneRank is
@@ -656,17 +669,23 @@ func TestMPIRandomChainsAgreeWithOneRank(t *testing.T) {
 // kernels' values are small integers, exact in any order).
 func TestMPIRandomTiledChainsAgreeWithOneRank(t *testing.T) {
 	runs := []mpiRandomRun{{2, 1, "random", false}, {3, 2, "empty", true}}
-	randomAgreesWithOneRank(t, runs, true, "OP2_TILE=4")
+	randomAgreesWithOneRank(t, runs, true, nil, "OP2_TILE=4")
 }
 
 // randomAgreesWithOneRank runs the randomised test's runs (in the ranks:
-// its part of one), the sequences chained or not, against one rank's
-// sequences run loop by loop. env is added to the ranks' environment;
-// with OP2_TILE set, each rank checks that chains ran in tiles.
-func randomAgreesWithOneRank(t *testing.T, runs []mpiRandomRun, chained bool, env ...string) {
-	backends := []string{"sequential"}
-	if !testing.Short() {
-		backends = hostBackends
+// its part of one), the sequences chained or not, on backends (nil: the
+// host's, sequential only with -short) against one rank's sequences run
+// loop by loop. env is added to the ranks' environment; with OP2_TILE
+// set, each rank checks that chains ran in tiles.
+func randomAgreesWithOneRank(t *testing.T, runs []mpiRandomRun, chained bool, backends []string, env ...string) {
+	if backends == nil {
+		backends = []string{"sequential"}
+		if !testing.Short() {
+			backends = hostBackends
+		}
+	}
+	if mpitest.InRanks() && os.Getenv("OP2_MPI_BACKENDS") != "" {
+		backends = strings.Split(os.Getenv("OP2_MPI_BACKENDS"), ",")
 	}
 	if mpitest.InRanks() {
 		var want map[string][]rresult
@@ -720,7 +739,8 @@ func randomAgreesWithOneRank(t *testing.T, runs []mpiRandomRun, chained bool, en
 		}
 		t.Run(fmt.Sprintf("%d-ranks-mesh%d-%s-rank0decl%v", r.ranks, r.meshSeed, r.partitioner, r.rankZero), func(t *testing.T) {
 			mpiRun(t, r.ranks, 4*time.Minute, append([]string{"OP2_MPI_EXPECT=" + expect[r.meshSeed], "OP2_MPI_MESH_SEED=" + strconv.FormatUint(r.meshSeed, 10),
-				"OP2_MPI_PARTITIONER=" + r.partitioner, "OP2_MPI_RANK_ZERO=" + zero, "OP2_TEST_CACHE_DIR=" + cache, "OP2_MPI_TIMEOUT=120s", fusion}, env...)...)
+				"OP2_MPI_PARTITIONER=" + r.partitioner, "OP2_MPI_RANK_ZERO=" + zero, "OP2_TEST_CACHE_DIR=" + cache, "OP2_MPI_TIMEOUT=120s", fusion,
+				"OP2_MPI_BACKENDS=" + strings.Join(backends, ",")}, env...)...)
 		})
 	}
 }
