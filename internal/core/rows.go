@@ -78,6 +78,14 @@ type RowStage interface {
 	Finish() error
 }
 
+// HostMessages is a RowStage that gives host memory for the messages that
+// its copies move faster than other memory (page-locked memory, which a
+// CUDA copy moves at the bus's full rate): at least send and recv bytes,
+// reused from one exchange to the next; ok is false when it has none.
+type HostMessages interface {
+	HostMessages(send, recv int) (sendBuf, recvBuf []byte, ok bool)
+}
+
 // RowStager is a device copy whose rows move through its device's
 // RowStage; ok is false when this copy's rows cannot (say, elements whose
 // size is not a multiple of 4 bytes).

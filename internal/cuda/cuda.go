@@ -53,6 +53,8 @@ static CUresult (*p_setCurrent)(CUcontext);
 static CUresult (*p_sync)(void);
 static CUresult (*p_alloc)(CUdeviceptr *, size_t);
 static CUresult (*p_free)(CUdeviceptr);
+static CUresult (*p_allocHost)(void **, size_t); // optional
+static CUresult (*p_freeHost)(void *);           // optional
 static CUresult (*p_htod)(CUdeviceptr, const void *, size_t);
 static CUresult (*p_dtoh)(void *, CUdeviceptr, size_t);
 static CUresult (*p_memset)(CUdeviceptr, unsigned char, size_t);
@@ -111,6 +113,8 @@ static const char *op2_cuda_open(const char *path) {
 	SYM(p_errString, "cuGetErrorString")
 #undef SYM
 	*(void **)(&p_eventElapsed) = dlsym(h, "cuEventElapsedTime");
+	*(void **)(&p_allocHost) = dlsym(h, "cuMemAllocHost_v2");
+	*(void **)(&p_freeHost) = dlsym(h, "cuMemFreeHost");
 	*(void **)(&p_graphCreate) = dlsym(h, "cuGraphCreate");
 	if (!(*(void **)(&p_graphAddKernel) = dlsym(h, "cuGraphAddKernelNode_v2")))
 		*(void **)(&p_graphAddKernel) = dlsym(h, "cuGraphAddKernelNode");
@@ -138,6 +142,11 @@ static CUresult op2_cuda_release(CUdevice d) { return p_release(d); }
 static CUresult op2_cuda_sync(CUcontext c) { CURRENT(c) return p_sync(); }
 static CUresult op2_cuda_alloc(CUcontext c, CUdeviceptr *p, size_t n) { CURRENT(c) return p_alloc(p, n); }
 static CUresult op2_cuda_free(CUcontext c, CUdeviceptr p) { CURRENT(c) return p_free(p); }
+static CUresult op2_cuda_alloc_host(CUcontext c, void **p, size_t n) {
+	if (!p_allocHost || !p_freeHost) return 801; // CUDA_ERROR_NOT_SUPPORTED
+	CURRENT(c) return p_allocHost(p, n);
+}
+static CUresult op2_cuda_free_host(CUcontext c, void *p) { CURRENT(c) return p_freeHost(p); }
 static CUresult op2_cuda_htod(CUcontext c, CUdeviceptr d, const void *s, size_t n) { CURRENT(c) return p_htod(d, s, n); }
 static CUresult op2_cuda_dtoh(CUcontext c, void *d, CUdeviceptr s, size_t n) { CURRENT(c) return p_dtoh(d, s, n); }
 static CUresult op2_cuda_dtod(CUcontext c, CUdeviceptr d, CUdeviceptr s, size_t n) { CURRENT(c) return p_dtod(d, s, n); }
@@ -550,6 +559,25 @@ func (d *Device) Alloc(n int) (*Buffer, error) {
 func (d *Device) Free(b *Buffer) {
 	d.flushLater(false)
 	C.op2_cuda_free(d.ctx, C.CUdeviceptr(b.Ptr))
+}
+
+// AllocHost allocates n bytes (at least 1) of page-locked host memory,
+// which copies to and from the device move at the bus's full rate
+// (pageable memory passes through a staging buffer of the driver's). A
+// driver without cuMemAllocHost gives an error.
+func (d *Device) AllocHost(n int) (unsafe.Pointer, error) {
+	var p unsafe.Pointer
+	if err := check(fmt.Sprintf("cuMemAllocHost(%d bytes) for %s", n, d.Name), C.op2_cuda_alloc_host(d.ctx, &p, C.size_t(max(n, 1)))); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// FreeHost frees memory AllocHost returned, after sending the queued
+// launches (a copy may still use it).
+func (d *Device) FreeHost(p unsafe.Pointer) {
+	d.flushLater(false)
+	C.op2_cuda_free_host(d.ctx, p)
 }
 
 // Write copies n bytes from host memory src to b.

@@ -91,6 +91,15 @@ func fakeDriverChild(t *testing.T) {
 		}
 	}
 	rounds("one by one")
+	// Page-locked host memory: a copy of the word into it and back.
+	host, err := d.AllocHost(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Read(word, host, 8); err != nil || *(*int64)(host) != want {
+		t.Fatalf("the word read into page-locked memory: %d, %v; want %d", *(*int64)(host), err, want)
+	}
+	d.FreeHost(host)
 	// No batch goes by itself while the parent counts graphs (a loaded
 	// machine may pause the test for a millisecond).
 	batchDelay = time.Hour

@@ -26,6 +26,10 @@ type Rows struct {
 	send, recv         Buffer
 	sendSize, recvSize int
 	args               []Arg
+	// The host's message memory, page-locked (HostAllocator), and
+	// whether the driver could give none.
+	hostSend, hostRecv []byte
+	noHost             bool
 }
 
 // RowMover is a Driver whose device copies move rows on the device.
@@ -43,7 +47,17 @@ type Addresser interface {
 	Finish() error
 }
 
-var _ core.RowStage = (*Rows)(nil)
+// HostAllocator is a Driver that allocates page-locked host memory, which
+// its copies to and from the device move at the bus's full rate.
+type HostAllocator interface {
+	AllocHost(n int) (unsafe.Pointer, error)
+	FreeHost(p unsafe.Pointer)
+}
+
+var (
+	_ core.RowStage     = (*Rows)(nil)
+	_ core.HostMessages = (*Rows)(nil)
+)
 
 // RowStage returns the stage of d's device (core.RowStager), which moves
 // d's rows when its driver can and its elements are whole 32-bit words.
@@ -92,6 +106,37 @@ func reserve(drv Driver, b *Buffer, size *int, n int) error {
 		return err
 	}
 	*b, *size = nb, n
+	return nil
+}
+
+// HostMessages returns page-locked host memory for the send and receive
+// messages, at least send and recv bytes (core.HostMessages), replacing a
+// shorter one; ok is false when the driver gives none.
+func (r *Rows) HostMessages(send, recv int) (sendBuf, recvBuf []byte, ok bool) {
+	a, ok := r.drv.(HostAllocator)
+	if !ok || r.noHost {
+		return nil, nil, false
+	}
+	if reserveHost(a, &r.hostSend, send) != nil || reserveHost(a, &r.hostRecv, recv) != nil {
+		r.noHost = true // the next exchange uses Go's memory; this one too
+		return nil, nil, false
+	}
+	return r.hostSend, r.hostRecv, true
+}
+
+func reserveHost(a HostAllocator, b *[]byte, n int) error {
+	if len(*b) >= n && *b != nil {
+		return nil
+	}
+	n = max(n, 4096, 2*len(*b))
+	p, err := a.AllocHost(n)
+	if err != nil {
+		return err
+	}
+	if *b != nil {
+		a.FreeHost(unsafe.Pointer(unsafe.SliceData(*b)))
+	}
+	*b = unsafe.Slice((*byte)(p), n)
 	return nil
 }
 

@@ -152,7 +152,7 @@ func (h *Halo) beginExchange(l *core.Loop, group []*core.Storage, tag int32) err
 	if h.onDevice {
 		sendAt, recvAt, _ = h.stage.Addresses()
 	} else {
-		sendAt, recvAt = uintptr(unsafe.Pointer(&h.gsend.b[0])), uintptr(unsafe.Pointer(&h.grecv.b[0]))
+		sendAt, recvAt = uintptr(unsafe.Pointer(&h.hsend[0])), uintptr(unsafe.Pointer(&h.hrecv[0]))
 	}
 	for j := range h.peers {
 		pm := &h.peers[j]
@@ -178,8 +178,10 @@ func (h *Halo) beginExchange(l *core.Loop, group []*core.Storage, tag int32) err
 
 // chooseStage decides which parts' send rows are gathered on a device
 // and whether the messages are a device's memory, and makes the buffers
-// they need long enough: each device's send and receive memory, the
-// pinned host buffers unless the messages are device memory. The messages
+// they need long enough: each device's send and receive memory, and
+// unless the messages are device memory the host's (hsend, hrecv): the
+// device's page-locked memory when one device moves rows, else pinned Go
+// memory. The messages
 // are device memory when the MPI library takes it and every part moves
 // through one device's stage both ways; the receive side is decided now
 // then, else as the rows arrive (waitExchange), since the loop may upload
@@ -231,8 +233,15 @@ func (h *Halo) chooseStage(sendTotal, recvTotal int) error {
 			return nil
 		}
 	}
-	grow(&h.gsend, sendTotal)
-	grow(&h.grecv, recvTotal)
+	if len(h.spans) == 1 {
+		if hm, ok := h.spans[0].st.(core.HostMessages); ok {
+			if send, recv, ok := hm.HostMessages(sendTotal+1, recvTotal+1); ok {
+				h.hsend, h.hrecv = send, recv
+				return nil
+			}
+		}
+	}
+	h.hsend, h.hrecv = grow(&h.gsend, sendTotal), grow(&h.grecv, recvTotal)
 	return nil
 }
 
@@ -259,7 +268,7 @@ func (h *Halo) pack() error {
 		return h.stage.Finish()
 	}
 	for _, sp := range h.spans {
-		if err := sp.st.ReadSend(unsafe.Pointer(&h.gsend.b[sp.lo]), sp.lo, sp.hi-sp.lo); err != nil {
+		if err := sp.st.ReadSend(unsafe.Pointer(&h.hsend[sp.lo]), sp.lo, sp.hi-sp.lo); err != nil {
 			return fmt.Errorf("copying %d bytes of halo rows of %s from the device: %w", sp.hi-sp.lo, h.exchangeNames(), err)
 		}
 		core.CountCopy(false, sp.hi-sp.lo)
@@ -272,7 +281,7 @@ func (h *Halo) pack() error {
 		if err := pt.s.HostAccess(false); err != nil {
 			return fmt.Errorf("dat %q: %w", pt.s.Name, err)
 		}
-		mpi.Pack(unsafe.Pointer(&h.gsend.b[pt.send]), pt.s.Host, pt.sendRows.Idx, pt.elem)
+		mpi.Pack(unsafe.Pointer(&h.hsend[pt.send]), pt.s.Host, pt.sendRows.Idx, pt.elem)
 	}
 	return nil
 }
@@ -311,7 +320,7 @@ func (h *Halo) waitExchange(l *core.Loop) error {
 		for _, sp := range h.spans {
 			err := sp.st.Reserve(0, sp.hi)
 			if err == nil {
-				err = sp.st.WriteRecv(unsafe.Pointer(&h.grecv.b[sp.lo]), sp.lo, sp.hi-sp.lo)
+				err = sp.st.WriteRecv(unsafe.Pointer(&h.hrecv[sp.lo]), sp.lo, sp.hi-sp.lo)
 			}
 			if err != nil {
 				return fmt.Errorf("%s: copying %d bytes of halo rows of %s to the device: %w", l.Name(), sp.hi-sp.lo, h.exchangeNames(), err)
@@ -331,7 +340,7 @@ func (h *Halo) waitExchange(l *core.Loop) error {
 			if err := pt.s.HostAccess(true); err != nil { // the device copy, if any, is now stale
 				return fmt.Errorf("%s: dat %q: %w", l.Name(), pt.s.Name, err)
 			}
-			mpi.Unpack(pt.s.Host, unsafe.Pointer(&h.grecv.b[pt.rcv]), pt.recvRows.Idx, pt.elem)
+			mpi.Unpack(pt.s.Host, unsafe.Pointer(&h.hrecv[pt.rcv]), pt.recvRows.Idx, pt.elem)
 		}
 	}
 	return nil

@@ -64,10 +64,12 @@ type Halo struct {
 	single  []*core.Storage // a single loop's Dats, exchanged by Begin
 	grouped bool
 	// The exchange in progress (exchange.go): its parts, peers, host
-	// buffers and the device stages' spans of them; onDevice says that
-	// the messages are stage's device memory.
+	// message memory (hsend, hrecv: a device's page-locked memory, or
+	// gsend's and grecv's) and the device stages' spans of them; onDevice
+	// says that the messages are stage's device memory.
 	parts        []groupPart
 	peers        []peerMsg
+	hsend, hrecv []byte
 	gsend, grecv *pinnedBuf
 	spans        []stageSpan
 	stage        core.RowStage

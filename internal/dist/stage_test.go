@@ -16,6 +16,11 @@ import (
 type fakeStage struct {
 	send, recv []byte
 	addresses  bool // it has device addresses (CUDA), or not (OpenCL)
+	// With host, it gives the messages host memory (core.HostMessages),
+	// and counts the copies from or to other memory in elsewhere.
+	host               bool
+	hostSend, hostRecv []byte
+	elsewhere          int
 
 	gathers, scatters, reads, writes, finishes int
 }
@@ -61,14 +66,40 @@ func (f *fakeStage) Scatter(s *core.Storage, off int, rows *core.RowList) error 
 	return f.rows(s, f.recv, off, rows, true)
 }
 
+// HostMessages is core.HostMessages's, when the stage has host memory.
+func (f *fakeStage) HostMessages(send, recv int) ([]byte, []byte, bool) {
+	if !f.host {
+		return nil, nil, false
+	}
+	if len(f.hostSend) < send {
+		f.hostSend = make([]byte, send)
+	}
+	if len(f.hostRecv) < recv {
+		f.hostRecv = make([]byte, recv)
+	}
+	return f.hostSend, f.hostRecv, true
+}
+
+// within reports whether the n bytes at p lie in b.
+func within(b []byte, p unsafe.Pointer, n int) bool {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return len(b) > 0 && uintptr(p) >= lo && uintptr(p)+uintptr(n) <= lo+uintptr(len(b))
+}
+
 func (f *fakeStage) ReadSend(dst unsafe.Pointer, off, n int) error {
 	f.reads++
+	if f.host && !within(f.hostSend, dst, n) {
+		f.elsewhere++
+	}
 	copy(unsafe.Slice((*byte)(dst), n), f.send[off:off+n])
 	return nil
 }
 
 func (f *fakeStage) WriteRecv(src unsafe.Pointer, off, n int) error {
 	f.writes++
+	if f.host && !within(f.hostRecv, src, n) {
+		f.elsewhere++
+	}
 	copy(f.recv[off:off+n], unsafe.Slice((*byte)(src), n))
 	return nil
 }
@@ -142,21 +173,23 @@ func TestHaloRowsOnDevice(t *testing.T) {
 	for _, c := range []struct {
 		name             string
 		mpiDevice, addrs bool // the MPI library takes device memory; the device has addresses
+		host             bool // the device gives the messages host memory
 		hostDat          bool // a Dat current on the host joins the group
 		direct           int  // the exchanges (of 2) whose messages are device memory
 	}{
-		{"staged", false, true, false, 0},
-		{"direct", true, true, false, 2},
-		{"no addresses", true, false, false, 0},
-		{"mixed", true, true, true, 1}, // q alone goes direct, not with the host Dat
-		{"mixed staged", false, true, true, 0},
+		{"staged", false, true, false, false, 0},
+		{"staged, page-locked", false, true, true, false, 0},
+		{"direct", true, true, false, false, 2},
+		{"no addresses", true, false, false, false, 0},
+		{"mixed", true, true, false, true, 1}, // q alone goes direct, not with the host Dat
+		{"mixed staged", false, true, true, true, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, ranks := range []int{2, 3} {
 				noErrors(t, onRanks(t, ranks, 0, func(rm *rankMesh) error {
 					rm.p.SetDeviceMemory(c.mpiDevice)
 					h := rm.job.Exchange()
-					stage := &fakeStage{addresses: c.addrs}
+					stage := &fakeStage{addresses: c.addrs, host: c.host}
 					q, p, s := newDat(rm.nodes, "q", 2), newDat(rm.nodes, "p", 1), newDat(rm.edges, "s", 1)
 					dq := onDevice(q, stage)
 					dp := onDevice(p, stage)
@@ -198,6 +231,9 @@ func TestHaloRowsOnDevice(t *testing.T) {
 					if staged := 2 - c.direct; stage.reads != staged || stage.writes != staged || stage.finishes != c.direct {
 						return fmt.Errorf("%d reads and %d writes of message memory, %d waits for the gathers; want %d, %d, %d",
 							stage.reads, stage.writes, stage.finishes, staged, staged, c.direct)
+					}
+					if stage.elsewhere != 0 {
+						return fmt.Errorf("%d copies between the device and other host memory than the stage gave", stage.elsewhere)
 					}
 					if sent, _ := h.Messages(); (h.DeviceMessages() > 0) != (c.direct > 0) || h.DeviceMessages() > sent {
 						return fmt.Errorf("%d of %d messages device memory, with %d exchanges direct", h.DeviceMessages(), sent, c.direct)

@@ -337,6 +337,11 @@ func (d *driver) Address(b devrt.Buffer) uintptr { return uintptr(b.(*cu.Buffer)
 // Finish waits for every queued launch and copy.
 func (d *driver) Finish() error { return d.dev.Synchronize() }
 
+// AllocHost and FreeHost give page-locked host memory for halo messages
+// (devrt.HostAllocator).
+func (d *driver) AllocHost(n int) (unsafe.Pointer, error) { return d.dev.AllocHost(n) }
+func (d *driver) FreeHost(p unsafe.Pointer)               { d.dev.FreeHost(p) }
+
 func newDriver(dev *cu.Device) *driver {
 	return &driver{Buffers: devrt.Buffers[*cu.Buffer]{Mem: dev}, dev: dev}
 }

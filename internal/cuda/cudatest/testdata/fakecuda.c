@@ -52,6 +52,8 @@ CUresult cuCtxSetCurrent(void *c) { return c == &ctx ? 0 : 201; }
 CUresult cuCtxSynchronize(void) { say("sync\n", 0, 0, 0); return 0; }
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) { *p = (CUdeviceptr)calloc(1, n); return *p ? 0 : 2; }
 CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)p); return 0; }
+CUresult cuMemAllocHost_v2(void **p, size_t n) { *p = calloc(1, n); return *p ? 0 : 2; }
+CUresult cuMemFreeHost(void *p) { free(p); return 0; }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)d, s, n); say("htod %llu\n", n, 0, 0); return 0; }
 CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { memcpy(d, (void *)s, n); say("dtoh %llu\n", n, 0, 0); return 0; }
 CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { memset((void *)d, v, n); say("memset %llu\n", n, 0, 0); return 0; }
