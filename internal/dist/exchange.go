@@ -267,6 +267,16 @@ func (h *Halo) pack() error {
 	if h.onDevice {
 		return h.stage.Finish()
 	}
+	if len(h.spans) > 1 {
+		// Dats on two devices: one device's span may cover the other's
+		// rows, so each part's rows come on their own.
+		h.spans = h.spans[:0]
+		for k := range h.parts {
+			if pt := &h.parts[k]; pt.sendStage != nil {
+				h.spans = append(h.spans, stageSpan{pt.sendStage, pt.send, pt.send + len(pt.sendRows.Idx)*pt.elem})
+			}
+		}
+	}
 	for _, sp := range h.spans {
 		if err := sp.st.ReadSend(unsafe.Pointer(&h.hsend[sp.lo]), sp.lo, sp.hi-sp.lo); err != nil {
 			return fmt.Errorf("copying %d bytes of halo rows of %s from the device: %w", sp.hi-sp.lo, h.exchangeNames(), err)

@@ -281,3 +281,23 @@ func TestHaloRowsUploadedDuringLoop(t *testing.T) {
 		return checkDevHalo(q)
 	}))
 }
+
+// TestHaloRowsOnTwoDevices exchanges, grouped, the halos of two Dats on
+// two devices, whose rows interleave in the messages (3 ranks: several
+// neighbours): each device's rows reach the messages, and the halos, as
+// they should.
+func TestHaloRowsOnTwoDevices(t *testing.T) {
+	noErrors(t, onRanks(t, 3, 0, func(rm *rankMesh) error {
+		h := rm.job.Exchange()
+		a, b := &fakeStage{}, &fakeStage{}
+		q, p, s := newDat(rm.nodes, "q", 2), newDat(rm.nodes, "p", 1), newDat(rm.edges, "s", 1)
+		onDevice(q, a)
+		onDevice(p, b)
+		q.HaloStale, p.HaloStale = true, true
+		l := newLoop("readqp", rm.edges, viaMap(q, rm.pedge, 0, core.Read), viaMap(p, rm.pedge, 1, core.Read), direct(s, core.Write))
+		if err := run(h, l, nil); err != nil {
+			return err
+		}
+		return errors.Join(checkDevHalo(q), checkDevHalo(p))
+	}))
+}
