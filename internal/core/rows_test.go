@@ -19,24 +19,25 @@ func (h *hostStage) Reserve(send, recv int) error {
 	return nil
 }
 func (h *hostStage) Gather(s *Storage, off int, rows *RowList) error {
-	if h.err != nil {
-		return h.err
-	}
-	vals := s.Dev.(*rowBuf).vals
-	out := unsafe.Slice((*int32)(unsafe.Pointer(&h.send[off])), 2*len(rows.Idx))
-	for r, e := range rows.Idx {
-		copy(out[2*r:2*r+2], vals[2*e:2*e+2])
-	}
-	return nil
+	return h.move(s, h.send, off, rows, false)
 }
 func (h *hostStage) Scatter(s *Storage, off int, rows *RowList) error {
+	return h.move(s, h.recv, off, rows, true)
+}
+
+// move copies rows of s's device copy (dim 2) to mem at off, or back.
+func (h *hostStage) move(s *Storage, mem []byte, off int, rows *RowList, scatter bool) error {
 	if h.err != nil {
 		return h.err
 	}
 	vals := s.Dev.(*rowBuf).vals
-	in := unsafe.Slice((*int32)(unsafe.Pointer(&h.recv[off])), 2*len(rows.Idx))
+	packed := unsafe.Slice((*int32)(unsafe.Pointer(&mem[off])), 2*len(rows.Idx))
 	for r, e := range rows.Idx {
-		copy(vals[2*e:2*e+2], in[2*r:2*r+2])
+		if scatter {
+			copy(vals[2*e:2*e+2], packed[2*r:2*r+2])
+		} else {
+			copy(packed[2*r:2*r+2], vals[2*e:2*e+2])
+		}
 	}
 	return nil
 }

@@ -16,20 +16,26 @@ import (
 // addresses (Addresser), goes to an MPI library that reads device memory
 // as it is. A backend's driver offers it through RowMover.
 type Rows struct {
-	// Build compiles device.RowsSource in the backend's dialect; it is
-	// called once, the first time rows move.
-	Build func() (Kernel, error)
 	drv   Driver
+	build func() (Kernel, error)
 	k     Kernel
 	err   error
 	// The send and receive memory and their sizes in bytes.
 	send, recv         Buffer
 	sendSize, recvSize int
 	args               []Arg
-	// The host's message memory, page-locked (HostAllocator), and
-	// whether the driver could give none.
-	hostSend, hostRecv []byte
-	noHost             bool
+	// The host's message memory, page-locked (HostAllocator), its sizes,
+	// and whether the driver could give none.
+	hostSend, hostRecv         unsafe.Pointer
+	hostSendSize, hostRecvSize int
+	noHost                     bool
+}
+
+// NewRows returns the stage of driver drv, whose rows kernel build
+// compiles from device.RowsSource in the backend's dialect (called once,
+// the first time rows move).
+func NewRows(drv Driver, build func() (Kernel, error)) Rows {
+	return Rows{drv: drv, build: build}
 }
 
 // RowMover is a Driver whose device copies move rows on the device.
@@ -66,17 +72,15 @@ func (d *devBuf) RowStage() (core.RowStage, bool) {
 	if !ok || d.esize%4 != 0 {
 		return nil, false
 	}
-	r := rm.Rows()
-	r.drv = d.drv
-	return r, true
+	return rm.Rows(), true
 }
 
 // kernel returns the rows kernel, building it the first time.
 func (r *Rows) kernel() (Kernel, error) {
 	if r.k == nil && r.err == nil {
-		if r.Build == nil {
+		if r.build == nil {
 			r.err = fmt.Errorf("%s moves no rows on the device", r.drv.Describe())
-		} else if r.k, r.err = r.Build(); r.err != nil {
+		} else if r.k, r.err = r.build(); r.err != nil {
 			r.err = fmt.Errorf("building the halo rows kernel: %w", r.err)
 		}
 	}
@@ -84,29 +88,12 @@ func (r *Rows) kernel() (Kernel, error) {
 }
 
 // Reserve makes the send and receive memory at least send and recv bytes
-// long (4 KiB at least), replacing a shorter one.
+// long, replacing a shorter one (regrow).
 func (r *Rows) Reserve(send, recv int) error {
-	if err := reserve(r.drv, &r.send, &r.sendSize, send); err != nil {
+	if err := regrow(&r.send, &r.sendSize, send, r.drv.Alloc, r.drv.Free); err != nil {
 		return err
 	}
-	return reserve(r.drv, &r.recv, &r.recvSize, recv)
-}
-
-func reserve(drv Driver, b *Buffer, size *int, n int) error {
-	if *b != nil && *size >= n {
-		return nil
-	}
-	n = max(n, 4096, 2*(*size))
-	if *b != nil {
-		drv.Free(*b)
-		*b, *size = nil, 0
-	}
-	nb, err := drv.Alloc(n)
-	if err != nil {
-		return err
-	}
-	*b, *size = nb, n
-	return nil
+	return regrow(&r.recv, &r.recvSize, recv, r.drv.Alloc, r.drv.Free)
 }
 
 // HostMessages returns page-locked host memory for the send and receive
@@ -117,26 +104,31 @@ func (r *Rows) HostMessages(send, recv int) (sendBuf, recvBuf []byte, ok bool) {
 	if !ok || r.noHost {
 		return nil, nil, false
 	}
-	if reserveHost(a, &r.hostSend, send) != nil || reserveHost(a, &r.hostRecv, recv) != nil {
+	if regrow(&r.hostSend, &r.hostSendSize, send, a.AllocHost, a.FreeHost) != nil ||
+		regrow(&r.hostRecv, &r.hostRecvSize, recv, a.AllocHost, a.FreeHost) != nil {
 		r.noHost = true // the next exchange uses Go's memory; this one too
 		return nil, nil, false
 	}
-	return r.hostSend, r.hostRecv, true
+	return unsafe.Slice((*byte)(r.hostSend), r.hostSendSize), unsafe.Slice((*byte)(r.hostRecv), r.hostRecvSize), true
 }
 
-func reserveHost(a HostAllocator, b *[]byte, n int) error {
-	if len(*b) >= n && *b != nil {
+// regrow replaces *b, of *size bytes, by a new allocation when it is
+// shorter than n: of n bytes, 4 KiB and twice the old size at least, so
+// that exchanges that grow little by little allocate seldom.
+func regrow[B comparable](b *B, size *int, n int, alloc func(int) (B, error), free func(B)) error {
+	var none B
+	if *b != none && *size >= n {
 		return nil
 	}
-	n = max(n, 4096, 2*len(*b))
-	p, err := a.AllocHost(n)
+	n = max(n, 4096, 2*(*size))
+	nb, err := alloc(n)
 	if err != nil {
 		return err
 	}
-	if *b != nil {
-		a.FreeHost(unsafe.Pointer(unsafe.SliceData(*b)))
+	if *b != none {
+		free(*b)
 	}
-	*b = unsafe.Slice((*byte)(p), n)
+	*b, *size = nb, n
 	return nil
 }
 

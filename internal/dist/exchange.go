@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -188,20 +189,29 @@ func (h *Halo) beginExchange(l *core.Loop, group []*core.Storage, tag int32) err
 // a Dat in between.
 func (h *Halo) chooseStage(sendTotal, recvTotal int) error {
 	h.onDevice, h.stage = false, nil
-	h.spans = h.spans[:0]
+	h.stages = h.stages[:0]
 	var one core.RowStage // the stage of every part both ways, if one
 	all := true
+	var last *core.Storage
+	var send, recv core.RowStage
 	for k := range h.parts {
 		pt := &h.parts[k]
+		if pt.s != last { // a Dat's parts are consecutive
+			last = pt.s
+			var err error
+			if send, err = pt.s.SendStage(); err != nil {
+				return err
+			}
+			if recv, err = pt.s.RecvStage(); err != nil {
+				return err
+			}
+			for _, st := range [2]core.RowStage{send, recv} {
+				if st != nil && !slices.Contains(h.stages, st) {
+					h.stages = append(h.stages, st)
+				}
+			}
+		}
 		pt.sendStage, pt.recvStage = nil, nil
-		send, err := pt.s.SendStage()
-		if err != nil {
-			return err
-		}
-		recv, err := pt.s.RecvStage()
-		if err != nil {
-			return err
-		}
 		if len(pt.sendRows.Idx) > 0 {
 			pt.sendStage = send
 			all = all && send != nil && (one == nil || send == one)
@@ -211,14 +221,9 @@ func (h *Halo) chooseStage(sendTotal, recvTotal int) error {
 			all = all && recv != nil && (one == nil || recv == one)
 			one = cmp.Or(one, recv)
 		}
-		for _, st := range [2]core.RowStage{send, recv} {
-			if st != nil {
-				h.spans = addSpan(h.spans, st, 0, 0)
-			}
-		}
 	}
-	for _, sp := range h.spans {
-		if err := sp.st.Reserve(sendTotal, recvTotal); err != nil {
+	for _, st := range h.stages {
+		if err := st.Reserve(sendTotal, recvTotal); err != nil {
 			return err
 		}
 	}
@@ -233,8 +238,8 @@ func (h *Halo) chooseStage(sendTotal, recvTotal int) error {
 			return nil
 		}
 	}
-	if len(h.spans) == 1 {
-		if hm, ok := h.spans[0].st.(core.HostMessages); ok {
+	if len(h.stages) == 1 {
+		if hm, ok := h.stages[0].(core.HostMessages); ok {
 			if send, recv, ok := hm.HostMessages(sendTotal+1, recvTotal+1); ok {
 				h.hsend, h.hrecv = send, recv
 				return nil
@@ -267,7 +272,7 @@ func (h *Halo) pack() error {
 	if h.onDevice {
 		return h.stage.Finish()
 	}
-	if len(h.spans) > 1 {
+	if len(h.stages) > 1 {
 		// Dats on two devices: one device's span may cover the other's
 		// rows, so each part's rows come on their own.
 		h.spans = h.spans[:0]
@@ -308,6 +313,8 @@ func (h *Halo) waitExchange(l *core.Loop) error {
 		h.stage = nil
 		clear(h.spans)
 		h.spans = h.spans[:0]
+		clear(h.stages)
+		h.stages = h.stages[:0]
 	}()
 	if err := h.w.Wait(); err != nil {
 		return fmt.Errorf("%s: halo exchange%s: %w", l.Name(), h.describePending(err), err)

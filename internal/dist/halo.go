@@ -65,12 +65,14 @@ type Halo struct {
 	grouped bool
 	// The exchange in progress (exchange.go): its parts, peers, host
 	// message memory (hsend, hrecv: a device's page-locked memory, or
-	// gsend's and grecv's) and the device stages' spans of them; onDevice
-	// says that the messages are stage's device memory.
+	// gsend's and grecv's), the device stages it uses and their spans of
+	// the messages; onDevice says that the messages are stage's device
+	// memory.
 	parts        []groupPart
 	peers        []peerMsg
 	hsend, hrecv []byte
 	gsend, grecv *pinnedBuf
+	stages       []core.RowStage
 	spans        []stageSpan
 	stage        core.RowStage
 	onDevice     bool

@@ -102,7 +102,7 @@ type tunedChoice struct {
 // calls Begin before the program binds the data, Wait before the launch
 // that needs halo data (after the core elements, so that messages travel
 // while they run; on a device the received rows go to the device copy the
-// program bound, core.Storage.ScatterRowsOnDevice) and End after Finish.
+// program bound, core.Storage.ScatterRows) and End after Finish.
 type Halo interface {
 	// Begin starts the exchanges of the halos l reads that are out of
 	// date, and prepares its reductions.

@@ -143,7 +143,7 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 	}
 	opts := device.Options{Scheme: scheme, SoA: soa, WorkGroupSize: cfg.DeviceWorkGroupSize, ConstMem: dev.ConstMem}
 	b := &backend{opts: opts, dev: dev, nv: nv, drv: drv, cache: dir}
-	drv.rows.Build = b.buildRows
+	drv.rows = devrt.NewRows(drv, b.buildRows)
 	drv.poke.build = b.buildPoke
 	return b, nil
 }

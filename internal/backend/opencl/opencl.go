@@ -110,7 +110,7 @@ func open(cfg *exec.Config) (exec.Backend, error) {
 	}
 	opts := device.Options{Scheme: scheme, SoA: soa, WorkGroupSize: cfg.DeviceWorkGroupSize, ConstMem: constMem(dev)}
 	b := &backend{opts: opts, ctx: ctx, drv: newDriver(ctx), cache: dir, programs: map[string]*sharedProgram{}}
-	b.drv.rows.Build = b.buildRows
+	b.drv.rows = devrt.NewRows(b.drv, b.buildRows)
 	return b, nil
 }
 
