@@ -46,8 +46,10 @@ type peerMsg struct {
 type groupPart struct {
 	s *core.Storage
 	n *Neighbour
-	// The neighbour's send and receive rows (SetHalo.rowLists).
+	// The neighbour's send and receive rows, and all the Dat's set's
+	// (SetHalo.rowLists).
 	sendRows, recvRows *core.RowList
+	lists              *rowLists
 	elem               int
 	peer               int // index in h.peers
 	send, rcv          int // offsets in the send and receive buffers
@@ -123,7 +125,7 @@ func (h *Halo) beginExchange(l *core.Loop, group []*core.Storage, tag int32) err
 			}
 			h.peers[p].send += len(n.Send) * elem
 			h.peers[p].recv += (int(n.RecvExec[1]-n.RecvExec[0]) + int(n.RecvNonexec[1]-n.RecvNonexec[0])) * elem
-			h.parts = append(h.parts, groupPart{s: s, n: n, sendRows: rl.send[k], recvRows: rl.recv[k], elem: elem, peer: p})
+			h.parts = append(h.parts, groupPart{s: s, n: n, sendRows: rl.send[k], recvRows: rl.recv[k], lists: rl, elem: elem, peer: p})
 		}
 	}
 	sendTotal, recvTotal := 0, 0
@@ -259,15 +261,20 @@ func (h *Halo) pack() error {
 		return nil
 	}
 	h.spans = h.spans[:0]
-	for k := range h.parts {
+	for k := 0; k < len(h.parts); {
 		pt := &h.parts[k]
-		if pt.sendStage == nil {
+		n, st, rows := h.datRun(k, false)
+		if rows == nil {
+			n, st, rows = 1, pt.sendStage, pt.sendRows
+		}
+		k += n
+		if st == nil || len(rows.Idx) == 0 {
 			continue
 		}
-		if err := pt.s.GatherRows(pt.sendStage, pt.send, pt.sendRows); err != nil {
+		if err := pt.s.GatherRows(st, pt.send, rows); err != nil {
 			return err
 		}
-		h.spans = addSpan(h.spans, pt.sendStage, pt.send, pt.send+len(pt.sendRows.Idx)*pt.elem)
+		h.spans = addSpan(h.spans, st, pt.send, pt.send+len(rows.Idx)*pt.elem)
 	}
 	if h.onDevice {
 		return h.stage.Finish()
@@ -345,22 +352,63 @@ func (h *Halo) waitExchange(l *core.Loop) error {
 			core.CountCopy(true, sp.hi-sp.lo)
 		}
 	}
-	for k := range h.parts {
+	for k := 0; k < len(h.parts); {
 		pt := &h.parts[k]
+		n, st, rows := h.datRun(k, true)
+		if rows == nil {
+			n, st, rows = 1, pt.recvStage, pt.recvRows
+		}
+		k += n
 		switch {
-		case len(pt.recvRows.Idx) == 0:
-		case pt.recvStage != nil:
-			if err := pt.s.ScatterRows(pt.recvStage, pt.rcv, pt.recvRows); err != nil {
+		case len(rows.Idx) == 0:
+		case st != nil:
+			if err := pt.s.ScatterRows(st, pt.rcv, rows); err != nil {
 				return fmt.Errorf("%s: %w", l.Name(), err)
 			}
 		default:
 			if err := pt.s.HostAccess(true); err != nil { // the device copy, if any, is now stale
 				return fmt.Errorf("%s: dat %q: %w", l.Name(), pt.s.Name, err)
 			}
-			mpi.Unpack(pt.s.Host, unsafe.Pointer(&h.hrecv[pt.rcv]), pt.recvRows.Idx, pt.elem)
+			mpi.Unpack(pt.s.Host, unsafe.Pointer(&h.hrecv[pt.rcv]), rows.Idx, pt.elem)
 		}
 	}
 	return nil
+}
+
+// datRun returns, when the parts from k on are every part of one Dat,
+// one after another in the send (with recv, receive) messages and moving
+// through one stage, their number, that stage and the list of all their
+// rows (rowLists.whole), so that they move in one launch; else rows is
+// nil. That is the case of a Dat alone in its exchange (its parts are in
+// neighbour order, as the neighbours' messages are).
+func (h *Halo) datRun(k int, recv bool) (n int, st core.RowStage, rows *core.RowList) {
+	first := &h.parts[k]
+	end := first.send
+	if recv {
+		end = first.rcv
+	}
+	for j := k; j < len(h.parts) && h.parts[j].s == first.s; j++ {
+		pt := &h.parts[j]
+		off, ps, pr := pt.send, pt.sendStage, pt.sendRows
+		if recv {
+			off, ps, pr = pt.rcv, pt.recvStage, pt.recvRows
+		}
+		if off != end {
+			return 0, nil, nil
+		}
+		end += len(pr.Idx) * pt.elem
+		if len(pr.Idx) > 0 {
+			if ps == nil || st != nil && ps != st {
+				return 0, nil, nil
+			}
+			st = ps
+		}
+		n++
+	}
+	if n < 2 || n != len(first.lists.send) {
+		return 0, nil, nil
+	}
+	return n, st, first.lists.whole(recv)
 }
 
 // exchangeNames names the Dats of the exchange in progress: dat "q", or

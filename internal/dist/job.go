@@ -92,6 +92,28 @@ type SetHalo struct {
 // rows (its exec halo, then its non-exec halo).
 type rowLists struct {
 	send, recv []*core.RowList
+	// sendAll and recvAll are every neighbour's send (receive) rows one
+	// after another, in neighbour order (whole, made the first time).
+	sendAll, recvAll *core.RowList
+}
+
+// whole returns every neighbour's send rows, or with recv their receive
+// rows, as one list, in neighbour order: a Dat alone in an exchange has
+// its parts of the messages one after another in that order, so its rows
+// move on a device in one launch.
+func (rl *rowLists) whole(recv bool) *core.RowList {
+	all, lists := &rl.sendAll, rl.send
+	if recv {
+		all, lists = &rl.recvAll, rl.recv
+	}
+	if *all == nil {
+		var idx []int32
+		for _, l := range lists {
+			idx = append(idx, l.Idx...)
+		}
+		*all = core.NewRowList(idx)
+	}
+	return *all
 }
 
 // rowLists returns the set's exchange lists, made the first time.

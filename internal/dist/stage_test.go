@@ -301,3 +301,49 @@ func TestHaloRowsOnTwoDevices(t *testing.T) {
 		return errors.Join(checkDevHalo(q), checkDevHalo(p))
 	}))
 }
+
+// TestHaloRowsOneLaunchPerDat: on 3 ranks of a ring (two neighbours
+// each), a Dat alone in its exchange has its rows gathered and scattered
+// on the device in one launch each way, not one per neighbour; two Dats
+// grouped, whose parts interleave in the messages, in one per Dat and
+// neighbour. Every halo value is the owner's either way.
+func TestHaloRowsOneLaunchPerDat(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		grouped bool
+		want    int // gathers and scatters on each rank
+	}{
+		{"alone", false, 1},
+		{"grouped", true, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			noErrors(t, onRanks(t, 3, 0, func(rm *rankMesh) error {
+				h := rm.job.Exchange()
+				stage := &fakeStage{}
+				q, p, s := newDat(rm.nodes, "q", 2), newDat(rm.nodes, "p", 1), newDat(rm.edges, "s", 1)
+				onDevice(q, stage)
+				onDevice(p, stage)
+				q.HaloStale = true
+				args := []core.Arg{viaMap(q, rm.pedge, 0, core.Read), viaMap(q, rm.pedge, 1, core.Read), direct(s, core.Write)}
+				if c.grouped {
+					p.HaloStale = true
+					args = append(args, viaMap(p, rm.pedge, 1, core.Read))
+				}
+				if err := run(h, newLoop("read", rm.edges, args...), nil); err != nil {
+					return err
+				}
+				if n := len(rm.nodes.Halo.(*dist.SetHalo).Neighbours); n != 2 {
+					return fmt.Errorf("%d neighbours, want 2", n)
+				}
+				if stage.gathers != c.want || stage.scatters != c.want {
+					return fmt.Errorf("%d gathers and %d scatters on the device, want %d each", stage.gathers, stage.scatters, c.want)
+				}
+				err := checkDevHalo(q)
+				if c.grouped {
+					err = errors.Join(err, checkDevHalo(p))
+				}
+				return err
+			}))
+		})
+	}
+}
