@@ -265,12 +265,13 @@ func (p *Process) plan(n int) {
 				}
 				e, l := q.slots[i], q.fused[nf]
 				err := p.fuser.Fuse(l, q.group[:j-i])
-				if err == nil {
+				kept := err == nil && p.keepsSumLanes(e.b, q.group[:j-i], l)
+				if kept {
 					if prog, err = e.r.fusedProgram(e.b, l); err != nil {
 						p.fuser.Failed(err)
 					}
 				}
-				if err == nil && prog != nil { // nil: built in the background
+				if kept && err == nil && prog != nil { // nil: built in the background
 					f, end, dropped = l, j, e.r.X.Dropped()
 					nf++
 				} else {
@@ -281,6 +282,66 @@ func (p *Process) plan(n int) {
 		q.steps = append(q.steps, step{i: i, end: end, fused: f, p: prog, dropped: dropped})
 		i = end
 	}
+}
+
+// keepsSumLanes reports whether fused, the loops of group fused, runs
+// with the lanes each of them that sums into a floating-point Global has
+// alone (exec.LaneCounter), as it must to give the same sums: lanes sum
+// each lane's terms first, the scalar code every term in turn, so a loop
+// in lanes fused with one that cannot have them (or lanes of another
+// width) would change the sum's last bits. Only backends with lanes ask;
+// the answer is kept per fused loop shape.
+func (p *Process) keepsSumLanes(b *exec.Opened, group []*core.Loop, fused *core.Loop) bool {
+	lc, ok := b.Backend.(exec.LaneCounter)
+	if !ok {
+		return true
+	}
+	sums := false
+	for _, l := range group {
+		sums = sums || sumsFloats(l)
+	}
+	if !sums {
+		return true
+	}
+	key := append(append(p.sumLanesKey[:0], b.Name()...), 0)
+	key = core.AppendKey(key, fused)
+	p.sumLanesKey = key
+	if kept, ok := p.sumLanes[string(key)]; ok {
+		return kept
+	}
+	lanes := lanesOf(lc, fused)
+	kept := true
+	for _, l := range group {
+		kept = kept && (!sumsFloats(l) || lanesOf(lc, l) == lanes)
+	}
+	if p.sumLanes == nil {
+		p.sumLanes = map[string]bool{}
+	}
+	p.sumLanes[string(key)] = kept
+	return kept
+}
+
+// lanesOf returns lc's lanes for loop l, which needs a signature: a
+// fused loop's is the executor's to set, so it has a copy's.
+func lanesOf(lc exec.LaneCounter, l *core.Loop) int {
+	if l.Sig != nil {
+		return lc.Lanes(l)
+	}
+	c := *l
+	c.Sig = core.Analyse(&c)
+	return lc.Lanes(&c)
+}
+
+// sumsFloats reports whether loop l reduces into a floating-point Global,
+// whose result depends on the order of its terms (a minimum or maximum
+// on signed zeros too).
+func sumsFloats(l *core.Loop) bool {
+	for i := range l.Args {
+		if a := &l.Args[i]; a.IsReduction() && !a.Off && (a.Data.Type == core.Float64 || a.Data.Type == core.Float32) {
+			return true
+		}
+	}
+	return false
 }
 
 // runStep runs step s of the n recorded entries and returns its failure as a

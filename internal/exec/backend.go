@@ -42,6 +42,15 @@ type VariantBuilder interface {
 	BuildVariant(l *core.Loop, variant string) (Program, error)
 }
 
+// LaneCounter is implemented by backends whose programs may run a loop's
+// elements in SIMD lanes (the host backends). Lanes returns the lanes l's
+// program runs with as configured (0: the scalar code). A loop that sums
+// into a floating-point Global sums each lane's terms first, so fusion
+// keeps such a loop in the lanes it has alone.
+type LaneCounter interface {
+	Lanes(l *core.Loop) int
+}
+
 // Describer is implemented by backends that can say what they run on, for
 // the log: the device, its platform, the compiler, the thread count.
 type Describer interface {

@@ -43,6 +43,17 @@ func (s SIMD) For(l *core.Loop) int {
 	return s.Lanes
 }
 
+// Runs returns the lanes loop l's program runs with as configured: For's
+// count when l can have lanes (hostc.SIMDCheck), else 0
+// (exec.LaneCounter of the host backends).
+func (s SIMD) Runs(l *core.Loop) int {
+	lanes := s.For(l)
+	if lanes == 0 || hostc.SIMDCheck(l) != nil {
+		return 0
+	}
+	return lanes
+}
+
 // lang is the index in SIMD.cannot of loop l's language: 1 for a C++
 // kernel, built by the C++ compiler, else 0.
 func lang(l *core.Loop) int {

@@ -292,6 +292,9 @@ func slicePtr(s []int32) unsafe.Pointer {
 	return unsafe.Pointer(&s[0])
 }
 
+// Lanes returns the lanes l's program runs with (exec.LaneCounter).
+func (b *backend) Lanes(l *core.Loop) int { return b.simd.Runs(l) }
+
 // TileVariant names the lanes of l's tile form: those its eager calls
 // run with (host.SIMD.TileLanes; the scheme part of a tuned variant does
 // not apply to tiles; exec.TileBuilder).

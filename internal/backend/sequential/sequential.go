@@ -117,6 +117,9 @@ func (p *program) Finish(l *core.Loop) error {
 	return p.Program.Finish(l)
 }
 
+// Lanes returns the lanes l's program runs with (exec.LaneCounter).
+func (b *backend) Lanes(l *core.Loop) int { return b.simd.Runs(l) }
+
 // TileVariant names the lanes of l's tile form: those its eager calls
 // run with (host.SIMD.TileLanes; exec.TileBuilder).
 func (b *backend) TileVariant(l *core.Loop, tuned string) string { return b.simd.TileVariant(l, tuned) }
