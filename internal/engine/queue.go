@@ -422,11 +422,11 @@ func (r *Runtime) fuses(b *exec.Opened) bool {
 	}
 	switch b.Name() {
 	case "sequential", "openmp":
-		// Loops asked to run in sparse tiles of a given size
-		// (Config.Tile) run so, unfused; with the automatic choice
-		// (exec.TileAuto) fused loops run in tiles where tiles pay.
+		// On lanes loops fuse, and the fused loops run in sparse
+		// tiles where tiles are asked for (Config.Tile) or pay
+		// (exec.TileAuto).
 		lanes, _, _ := exec.ParseSIMD(r.Cfg.SIMD) // checked by Configure
-		return r.Cfg.Tile <= 0 && (r.Cfg.Tune || lanes != 0)
+		return r.Cfg.Tune || lanes != 0
 	}
 	return true
 }
