@@ -73,7 +73,9 @@ func sameBits(t *testing.T, what string, got, want []float64) {
 // by one while their fused loop or tile forms build in the background,
 // and fused or tiled once the build is done, with results equal to eager
 // execution bit for bit at every forcing; Fusion "on" and Tile, named
-// explicitly, build them at once. On one thread a tile schedule is
+// explicitly, build them at once (and the fused loops run in tiles; the
+// tile cases turn fusion off to see tiles alone otherwise). On one
+// thread a tile schedule is
 // computed in the background too, once the tile forms are built (no
 // build pending), so there tiles run a forcing later.
 func TestBackgroundBuildsMatchEager(t *testing.T) {
@@ -87,8 +89,9 @@ func TestBackgroundBuildsMatchEager(t *testing.T) {
 		}{
 			{"fusion auto", op2.Config{}, op2.BuildDefaults, true, false, false},
 			{"fusion on", op2.Config{Fusion: "on"}, op2.BuildDefaults, true, false, true},
-			{"tiles in the background", op2.Config{Tile: 100}, op2.BuildInBackground, false, true, false},
-			{"tiles named", op2.Config{Tile: 100}, op2.BuildDefaults, false, true, true},
+			{"tiles in the background", op2.Config{Tile: 100, Fusion: "off"}, op2.BuildInBackground, false, true, false},
+			{"tiles named", op2.Config{Tile: 100, Fusion: "off"}, op2.BuildDefaults, false, true, true},
+			{"tiles named, fused", op2.Config{Tile: 100, Fusion: "on"}, op2.BuildDefaults, true, true, true},
 		} {
 			t.Run(backend+"/"+c.name, func(t *testing.T) {
 				dir := t.TempDir()
