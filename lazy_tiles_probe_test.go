@@ -38,7 +38,7 @@ import (
 // defaults as shipped, with builds in the background; the defaults with
 // builds at once; tiles without fusion; fusion without tiles; lazy
 // evaluation alone; a tile size, fused and unfused; openmp on one
-// thread; the scalar code), and requires every value read and the final
+// thread, and on two (fusion without tiles); the scalar code), and requires every value read and the final
 // Dats and Globals to be the same bits as eager execution's (in the same
 // SIMD setting and backend). Automatic tiling must have run tiles
 // (its trial, logged as "op2: automatic tiling measured") in some run.
@@ -52,7 +52,9 @@ import (
 //
 // What it found: a loop summing into a Global in SIMD lanes, fused with
 // a loop that has none, summed in another order (TestFusionKeepsSumLanes,
-// now kept apart). The probe compiles with multiply-add contraction off
+// now kept apart); so did one fused, on two threads, with a loop that
+// modifies data through a map, whose colours split the elements among the
+// threads otherwise (seed 36, now kept apart too). The probe compiles with multiply-add contraction off
 // (probeCFlags): with GCC's default, on a CPU with FMA, a fused loop or a
 // tile form may round a kernel's a*b + c differently from the loop's own
 // program (the guide's SIMD lanes section), which it does not test.
@@ -186,7 +188,8 @@ func probeConfigs() []probeConfig {
 	eager := &probeConfig{name: "eager", cfg: op2.Config{}.Explicit("Lazy")}
 	eagerScalar := &probeConfig{name: "eager scalar", cfg: op2.Config{SIMD: "off"}.Explicit("Lazy")}
 	eagerOpenMP1 := &probeConfig{name: "eager openmp 1 thread", cfg: op2.Config{Backend: "openmp", Threads: 1}.Explicit("Lazy")}
-	for _, c := range []*probeConfig{eager, eagerScalar, eagerOpenMP1} {
+	eagerOpenMP2 := &probeConfig{name: "eager openmp 2 threads", cfg: op2.Config{Backend: "openmp", Threads: 2}.Explicit("Lazy")}
+	for _, c := range []*probeConfig{eager, eagerScalar, eagerOpenMP1, eagerOpenMP2} {
 		c.cfg.CFlags = probeCFlags
 	}
 	configs := []probeConfig{
@@ -201,6 +204,8 @@ func probeConfigs() []probeConfig {
 		{name: "tile-128-unfused", cfg: op2.Config{Tile: 128, Fusion: "off", Timing: true}, eager: eager, atOnce: true, mustTile: true},
 		{name: "openmp1-default", cfg: op2.Config{Backend: "openmp", Threads: 1}, eager: eagerOpenMP1, tiny: true, atOnce: true, mustTile: true},
 		{name: "scalar-default", cfg: op2.Config{SIMD: "off"}, eager: eagerScalar, tiny: true, atOnce: true, mustTile: true},
+		// On two threads automatic tiles are off; fusion is on.
+		{name: "openmp2-default", cfg: op2.Config{Backend: "openmp", Threads: 2}, eager: eagerOpenMP2, atOnce: true},
 	}
 	for i := range configs {
 		configs[i].cfg.CFlags = probeCFlags

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"slices"
 	"sync"
 	"unsafe"
@@ -284,13 +285,17 @@ func (p *Process) plan(n int) {
 	}
 }
 
-// keepsSumLanes reports whether fused, the loops of group fused, runs
-// with the lanes each of them that sums into a floating-point Global has
-// alone (exec.LaneCounter), as it must to give the same sums: lanes sum
-// each lane's terms first, the scalar code every term in turn, so a loop
-// in lanes fused with one that cannot have them (or lanes of another
-// width) would change the sum's last bits. Only backends with lanes ask;
-// the answer is kept per fused loop shape.
+// keepsSumLanes reports whether fused, the loops of group fused, sums
+// the terms of each floating-point Global reduction of theirs in the
+// order the loop has alone, as it must to give the same bits: with the
+// same lanes (exec.LaneCounter; lanes sum each lane's terms first, the
+// scalar code every term in turn), and, on more than one thread, split
+// among the threads alike: evenly by elements, which takes a fused loop
+// that is not coloured (a coloured one sums block by block, colour by
+// colour). So a loop in lanes does not fuse with one that cannot have
+// them, and on threads a summing loop does not fuse with one that
+// modifies data through a map. Only backends with lanes ask; the answer
+// is kept per backend, thread count and fused loop shape.
 func (p *Process) keepsSumLanes(b *exec.Opened, group []*core.Loop, fused *core.Loop) bool {
 	lc, ok := b.Backend.(exec.LaneCounter)
 	if !ok {
@@ -303,14 +308,16 @@ func (p *Process) keepsSumLanes(b *exec.Opened, group []*core.Loop, fused *core.
 	if !sums {
 		return true
 	}
+	threads := lc.Threads()
 	key := append(append(p.sumLanesKey[:0], b.Name()...), 0)
+	key = binary.LittleEndian.AppendUint32(key, uint32(threads))
 	key = core.AppendKey(key, fused)
 	p.sumLanesKey = key
 	if kept, ok := p.sumLanes[string(key)]; ok {
 		return kept
 	}
 	lanes := lanesOf(lc, fused)
-	kept := true
+	kept := threads <= 1 || !fused.NeedsColouring()
 	for _, l := range group {
 		kept = kept && (!sumsFloats(l) || lanesOf(lc, l) == lanes)
 	}

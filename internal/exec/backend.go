@@ -43,12 +43,17 @@ type VariantBuilder interface {
 }
 
 // LaneCounter is implemented by backends whose programs may run a loop's
-// elements in SIMD lanes (the host backends). Lanes returns the lanes l's
-// program runs with as configured (0: the scalar code). A loop that sums
-// into a floating-point Global sums each lane's terms first, so fusion
-// keeps such a loop in the lanes it has alone.
+// elements in SIMD lanes, on threads (the host backends): what orders the
+// terms of a loop's floating-point Global reductions, which fusion must
+// keep as the loop has them alone.
 type LaneCounter interface {
+	// Lanes returns the lanes l's program runs with as configured (0:
+	// the scalar code): lanes sum each lane's terms first.
 	Lanes(l *core.Loop) int
+	// Threads returns the threads a loop's elements are shared among:
+	// on more than one, each thread sums its own elements, an even share
+	// of the set's, or a coloured loop's blocks, colour by colour.
+	Threads() int
 }
 
 // Describer is implemented by backends that can say what they run on, for

@@ -295,6 +295,9 @@ func slicePtr(s []int32) unsafe.Pointer {
 // Lanes returns the lanes l's program runs with (exec.LaneCounter).
 func (b *backend) Lanes(l *core.Loop) int { return b.simd.Runs(l) }
 
+// Threads returns the threads loops run on (exec.LaneCounter).
+func (b *backend) Threads() int { return b.threads }
+
 // TileVariant names the lanes of l's tile form: those its eager calls
 // run with (host.SIMD.TileLanes; the scheme part of a tuned variant does
 // not apply to tiles; exec.TileBuilder).

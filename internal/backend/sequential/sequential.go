@@ -120,6 +120,9 @@ func (p *program) Finish(l *core.Loop) error {
 // Lanes returns the lanes l's program runs with (exec.LaneCounter).
 func (b *backend) Lanes(l *core.Loop) int { return b.simd.Runs(l) }
 
+// Threads is 1 (exec.LaneCounter).
+func (b *backend) Threads() int { return 1 }
+
 // TileVariant names the lanes of l's tile form: those its eager calls
 // run with (host.SIMD.TileLanes; exec.TileBuilder).
 func (b *backend) TileVariant(l *core.Loop, tuned string) string { return b.simd.TileVariant(l, tuned) }
