@@ -264,9 +264,6 @@ func (h *Halo) pack() error {
 	for k := 0; k < len(h.parts); {
 		pt := &h.parts[k]
 		n, st, rows := h.datRun(k, false)
-		if rows == nil {
-			n, st, rows = 1, pt.sendStage, pt.sendRows
-		}
 		k += n
 		if st == nil || len(rows.Idx) == 0 {
 			continue
@@ -355,9 +352,6 @@ func (h *Halo) waitExchange(l *core.Loop) error {
 	for k := 0; k < len(h.parts); {
 		pt := &h.parts[k]
 		n, st, rows := h.datRun(k, true)
-		if rows == nil {
-			n, st, rows = 1, pt.recvStage, pt.recvRows
-		}
 		k += n
 		switch {
 		case len(rows.Idx) == 0:
@@ -375,38 +369,37 @@ func (h *Halo) waitExchange(l *core.Loop) error {
 	return nil
 }
 
-// datRun returns, when the parts from k on are every part of one Dat,
-// one after another in the send (with recv, receive) messages and moving
-// through one stage, their number, that stage and the list of all their
-// rows (rowLists.whole), so that they move in one launch; else rows is
-// nil. That is the case of a Dat alone in its exchange (its parts are in
-// neighbour order, as the neighbours' messages are).
+// datRun returns what moves from part k on in one go, in the send (with
+// recv, receive) messages: the number of parts, the stage they move
+// through (nil: the host) and their rows. When the parts from k on are
+// every part of one Dat, one after another in the messages and moving
+// through one stage, that is all of them with the list of all their
+// rows (rowLists.whole), so that they move in one launch: the case of a
+// Dat alone in its exchange (its parts are in neighbour order, as the
+// neighbours' messages are). Else it is part k alone.
 func (h *Halo) datRun(k int, recv bool) (n int, st core.RowStage, rows *core.RowList) {
 	first := &h.parts[k]
-	end := first.send
-	if recv {
-		end = first.rcv
+	side := func(pt *groupPart) (int, core.RowStage, *core.RowList) {
+		if recv {
+			return pt.rcv, pt.recvStage, pt.recvRows
+		}
+		return pt.send, pt.sendStage, pt.sendRows
 	}
+	end, one, own := side(first)
 	for j := k; j < len(h.parts) && h.parts[j].s == first.s; j++ {
 		pt := &h.parts[j]
-		off, ps, pr := pt.send, pt.sendStage, pt.sendRows
-		if recv {
-			off, ps, pr = pt.rcv, pt.recvStage, pt.recvRows
-		}
-		if off != end {
-			return 0, nil, nil
+		off, ps, pr := side(pt)
+		if off != end || len(pr.Idx) > 0 && (ps == nil || st != nil && ps != st) {
+			return 1, one, own
 		}
 		end += len(pr.Idx) * pt.elem
 		if len(pr.Idx) > 0 {
-			if ps == nil || st != nil && ps != st {
-				return 0, nil, nil
-			}
 			st = ps
 		}
 		n++
 	}
 	if n < 2 || n != len(first.lists.send) {
-		return 0, nil, nil
+		return 1, one, own
 	}
 	return n, st, first.lists.whole(recv)
 }
