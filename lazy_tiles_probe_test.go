@@ -734,17 +734,20 @@ type probeDat struct {
 
 func (d probeDat) bits() []uint64 {
 	if d.f64 != nil {
-		v := d.f64.DataRO()
-		b := make([]uint64, len(v))
-		for i, x := range v {
-			b[i] = math.Float64bits(x)
-		}
-		return b
+		return floatBits(d.f64.DataRO())
 	}
-	v := d.f32.DataRO()
+	return floatBits(d.f32.DataRO())
+}
+
+// floatBits returns the bit patterns of v's values.
+func floatBits[T float32 | float64](v []T) []uint64 {
 	b := make([]uint64, len(v))
 	for i, x := range v {
-		b[i] = uint64(math.Float32bits(x))
+		if f, ok := any(x).(float32); ok {
+			b[i] = uint64(math.Float32bits(f))
+		} else {
+			b[i] = math.Float64bits(float64(x))
+		}
 	}
 	return b
 }
@@ -774,17 +777,10 @@ type probeGlob struct {
 }
 
 func (g probeGlob) bits() []uint64 {
-	var b []uint64
 	if g.f64 != nil {
-		for _, x := range g.f64.DataRO() {
-			b = append(b, math.Float64bits(x))
-		}
-		return b
+		return floatBits(g.f64.DataRO())
 	}
-	for _, x := range g.f32.DataRO() {
-		b = append(b, uint64(math.Float32bits(x)))
-	}
-	return b
+	return floatBits(g.f32.DataRO())
 }
 
 var probeAccess = map[string]op2.Access{"Read": op2.Read, "Write": op2.Write, "RW": op2.RW, "Inc": op2.Inc, "Min": op2.Min, "Max": op2.Max}
