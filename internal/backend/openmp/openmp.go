@@ -196,9 +196,14 @@ func (b *backend) BuildVariant(l *core.Loop, variant string) (exec.Program, erro
 }
 
 // build builds l's program for the owner-compute scheme (owner) or the
-// block colouring, with lanes SIMD lanes (0: scalar code).
+// block colouring, with lanes SIMD lanes (0: scalar code). On one thread
+// no loop is coloured: its elements run in order.
 func (b *backend) build(l *core.Loop, owner bool, lanes int) (exec.Program, error) {
-	src, err := hostc.OpenMPLanes(l, lanes)
+	gen, coloured := hostc.OpenMPLanes, l.Sig.Colour
+	if b.threads <= 1 {
+		gen, coloured = hostc.OpenMPOneThread, false
+	}
+	src, err := gen(l, lanes)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +215,7 @@ func (b *backend) build(l *core.Loop, owner bool, lanes int) (exec.Program, erro
 	if owner {
 		needs.Owners = b.threads
 	}
-	return &program{Program: p, b: b, coloured: l.Sig.Colour, needs: needs}, nil
+	return &program{Program: p, b: b, coloured: coloured, needs: needs}, nil
 }
 
 // MinPerThread is the fewest elements a loop gives each thread: a loop

@@ -30,10 +30,19 @@ func OpenMP(l *core.Loop) (string, error) { return OpenMPLanes(l, 0) }
 // OpenMPLanes is OpenMP with the SIMD variant of lanes lanes (lanes.go;
 // 0: the scalar code): each thread runs its elements or blocks in chunks
 // of lanes elements.
-func OpenMPLanes(l *core.Loop, lanes int) (string, error) { return openMP(l, lanes, false) }
+func OpenMPLanes(l *core.Loop, lanes int) (string, error) { return openMP(l, lanes, false, true) }
 
-// openMP writes OpenMPLanes, or with tiles OpenMPTiles.
-func openMP(l *core.Loop, lanes int, tiles bool) (string, error) {
+// OpenMPOneThread is OpenMPLanes for a backend of one thread: a loop
+// that modifies data through a map runs uncoloured, its elements in
+// order as the sequential code runs them (one thread makes no race), so
+// that its increments and sums combine in the order tiles keep.
+func OpenMPOneThread(l *core.Loop, lanes int) (string, error) {
+	return openMP(l, lanes, false, false)
+}
+
+// openMP writes OpenMPLanes (colour: loops that modify data through a
+// map are coloured), or with tiles OpenMPTiles.
+func openMP(l *core.Loop, lanes int, tiles, colour bool) (string, error) {
 	g, err := newGen(l, lanes)
 	if err != nil {
 		return "", err
@@ -48,7 +57,7 @@ func openMP(l *core.Loop, lanes int, tiles bool) (string, error) {
 	g.EntryOpen(l)
 	g.Printf("  const long long op2_start = op2_iv[%d], op2_end = op2_iv[%d];\n", IvStart, IvEnd)
 	g.Printf("  const int op2_nthreads = (int)op2_iv[%d];\n", IvThreads)
-	coloured := l.NeedsColouring() && !tiles
+	coloured := colour && l.NeedsColouring() && !tiles
 	nargs := len(l.Args)
 	if tiles {
 		g.Printf("  const int *const op2_ru = (const int *)op2_pv[%d];\n", 2*nargs+PvTileRuns)

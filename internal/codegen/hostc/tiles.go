@@ -93,7 +93,7 @@ func OpenMPTiles(l *core.Loop) (string, error) { return OpenMPTilesLanes(l, 0) }
 // (0: the scalar code), in its entry point and in TileRun alike: each
 // run of a tile runs as in SequentialTilesLanes.
 func OpenMPTilesLanes(l *core.Loop, lanes int) (string, error) {
-	src, err := openMP(l, lanes, true)
+	src, err := openMP(l, lanes, true, false)
 	if err != nil {
 		return "", err
 	}
