@@ -107,8 +107,9 @@ func testFusion(t *testing.T, backend, cache string) {
 	defer func() { check(t, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true})) }()
 	r := rand.New(rand.NewPCG(7, 8))
 	m := newRandomMesh(r, 2000, 700, 3, true)
+	host := backend == "sequential" || backend == "openmp"
 	simd := []string{""}
-	if backend == "sequential" || backend == "openmp" {
+	if host {
 		simd = append(simd, "8")
 	}
 	for _, lanes := range simd {
@@ -125,8 +126,14 @@ func testFusion(t *testing.T, backend, cache string) {
 		}
 		slices.Sort(fused)
 		// fu_apply then fu_prep fuse, but not with fu_relax, which
-		// modifies x as fu_apply does.
+		// modifies x as fu_apply does. On a device fu_flux and fu_spread
+		// do not fuse: the fused loop stages x too, so its blocks are
+		// smaller than fu_spread's, whose increments through the map
+		// would then add up in other groups (exec.Executor.KeepsOrder).
 		wantFused := []string{"fused_fu_apply_fu_prep×2", "fused_fu_flux_fu_spread×3", "fused_fu_prep_fu_relax×1"}
+		if !host {
+			wantFused = slices.Delete(wantFused, 1, 2)
+		}
 		if !slices.Equal(fused, wantFused) {
 			t.Errorf("%s simd %q: fused loops %v, want %v", backend, lanes, fused, wantFused)
 		}

@@ -75,6 +75,37 @@ func (a *ArgSig) IsReduction() bool { return a.Kind == ArgGlobal && a.Access.IsR
 // IsReduction reports whether the argument is a Global reduced by the loop.
 func (a *Arg) IsReduction() bool { return a.Kind == ArgGlobal && a.Access.IsReduction() }
 
+// OrderSensitive reports whether what the argument leaves may depend on
+// the order in which the loop's elements combine into it: a
+// floating-point Global the loop reduces (a sum's last bits; a minimum or
+// maximum's signed zeros), or data the loop changes through a map (or a
+// matrix), where elements sharing a target combine in turn, unless the
+// change is an integer increment, minimum or maximum. A disabled optional
+// argument leaves nothing.
+func (a *Arg) OrderSensitive() bool {
+	switch {
+	case a.Off || !a.Access.Modifies():
+		return false
+	case a.IsReduction():
+		return a.Data.Type.IsFloat()
+	case a.IndirectModify():
+		return a.Data.Type.IsFloat() || !a.Access.IsReduction()
+	}
+	return false
+}
+
+// OrderSensitive reports whether any of the loop's arguments is
+// (Arg.OrderSensitive): fusion must then keep the order the loop has
+// alone.
+func (l *Loop) OrderSensitive() bool {
+	for i := range l.Args {
+		if l.Args[i].OrderSensitive() {
+			return true
+		}
+	}
+	return false
+}
+
 // AppendKey appends the key of l's shape to buf: the kernel's content,
 // each argument's kind, type, dim, access, map arity and column, whether
 // it is a disabled optional argument (so a loop with an optional argument

@@ -59,6 +59,10 @@ func (t ScalarType) String() string {
 	return fmt.Sprintf("ScalarType(%d)", uint8(t))
 }
 
+// IsFloat reports whether t is a floating-point type, whose sums depend
+// on the order of their terms.
+func (t ScalarType) IsFloat() bool { return t == Float64 || t == Float32 }
+
 // Size is the size of one value in bytes.
 func (t ScalarType) Size() int {
 	switch t {

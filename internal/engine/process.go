@@ -68,11 +68,6 @@ type Process struct {
 	queue chainQueue
 	// fuser fuses recorded loops (under mu).
 	fuser fuse.Fuser
-	// sumLanes holds, per backend and fused loop shape, whether the fused
-	// loop keeps the lanes of its loops that sum into floating-point
-	// Globals (keepsSumLanes); sumLanesKey is the key's buffer.
-	sumLanes    map[string]bool
-	sumLanesKey []byte
 	// Builds says when fused loops' programs and tile forms are built
 	// (under mu; background.go).
 	Builds BuildMode

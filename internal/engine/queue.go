@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/binary"
 	"slices"
 	"sync"
 	"unsafe"
@@ -119,9 +118,11 @@ type chainQueue struct {
 	// failed is a recorded loop's failure that a call reporting no
 	// error met (lock(forStatus)), for the next call that forces.
 	failed error
-	// group is the loops being fused, steps what force runs and fused
-	// the fused loops, reused from one forcing to the next.
+	// group is the loops being fused, progs their programs, steps what
+	// force runs and fused the fused loops, reused from one forcing to
+	// the next.
 	group []*core.Loop
+	progs []exec.Program
 	steps []step
 	fused []*core.Loop
 }
@@ -248,9 +249,10 @@ type step struct {
 
 // plan fills q.steps for the n recorded entries: each run of loops that
 // fuse (fusable) becomes one step with its fused loop and program, unless
-// their kernels cannot be combined, the fused program does not build, or
-// it is being built in the background (fusedProgram); every other entry
-// is a step of its own.
+// their kernels cannot be combined, the fused program does not build or
+// is being built in the background (fusedProgram), or it would combine a
+// loop's terms in another order (keepsOrder); every other entry is a
+// step of its own.
 func (p *Process) plan(n int) {
 	q := &p.queue
 	nf := 0
@@ -266,16 +268,17 @@ func (p *Process) plan(n int) {
 				}
 				e, l := q.slots[i], q.fused[nf]
 				err := p.fuser.Fuse(l, q.group[:j-i])
-				kept := err == nil && p.keepsSumLanes(e.b, q.group[:j-i], l)
-				if kept {
+				if err == nil {
 					if prog, err = e.r.fusedProgram(e.b, l); err != nil {
 						p.fuser.Failed(err)
 					}
 				}
-				if kept && err == nil && prog != nil { // nil: built in the background
+				// prog is nil while it is built in the background.
+				if err == nil && prog != nil && p.keepsOrder(i, j, l, prog) {
 					f, end, dropped = l, j, e.r.X.Dropped()
 					nf++
 				} else {
+					prog = nil
 					clear(l.Args)
 				}
 			}
@@ -285,70 +288,22 @@ func (p *Process) plan(n int) {
 	}
 }
 
-// keepsSumLanes reports whether fused, the loops of group fused, sums
-// the terms of each floating-point Global reduction of theirs in the
-// order the loop has alone, as it must to give the same bits: with the
-// same lanes (exec.LaneCounter; lanes sum each lane's terms first, the
-// scalar code every term in turn), and, on more than one thread, split
-// among the threads alike: evenly by elements, which takes a fused loop
-// that is not coloured (a coloured one sums block by block, colour by
-// colour). So a loop in lanes does not fuse with one that cannot have
-// them, and on threads a summing loop does not fuse with one that
-// modifies data through a map. Only backends with lanes ask; the answer
-// is kept per backend, thread count and fused loop shape.
-func (p *Process) keepsSumLanes(b *exec.Opened, group []*core.Loop, fused *core.Loop) bool {
-	lc, ok := b.Backend.(exec.LaneCounter)
-	if !ok {
-		return true
+// keepsOrder reports whether fused, the recorded loops [i, j) fused,
+// run by program fp, combines the terms of each loop's order-sensitive
+// results in the order the loop has alone, as it must to give the same
+// bits (exec.Executor.KeepsOrder). The loops' programs, found when they
+// were recorded, say how they would run; a failure to plan them is one
+// to fuse.
+func (p *Process) keepsOrder(i, j int, fused *core.Loop, fp exec.Program) bool {
+	q := &p.queue
+	q.progs = q.progs[:0]
+	for _, e := range q.slots[i:j] {
+		q.progs = append(q.progs, e.p)
 	}
-	sums := false
-	for _, l := range group {
-		sums = sums || sumsFloats(l)
-	}
-	if !sums {
-		return true
-	}
-	threads := lc.Threads()
-	key := append(append(p.sumLanesKey[:0], b.Name()...), 0)
-	key = binary.LittleEndian.AppendUint32(key, uint32(threads))
-	key = core.AppendKey(key, fused)
-	p.sumLanesKey = key
-	if kept, ok := p.sumLanes[string(key)]; ok {
-		return kept
-	}
-	lanes := lanesOf(lc, fused)
-	kept := threads <= 1 || !fused.NeedsColouring()
-	for _, l := range group {
-		kept = kept && (!sumsFloats(l) || lanesOf(lc, l) == lanes)
-	}
-	if p.sumLanes == nil {
-		p.sumLanes = map[string]bool{}
-	}
-	p.sumLanes[string(key)] = kept
-	return kept
-}
-
-// lanesOf returns lc's lanes for loop l, which needs a signature: a
-// fused loop's is the executor's to set, so it has a copy's.
-func lanesOf(lc exec.LaneCounter, l *core.Loop) int {
-	if l.Sig != nil {
-		return lc.Lanes(l)
-	}
-	c := *l
-	c.Sig = core.Analyse(&c)
-	return lc.Lanes(&c)
-}
-
-// sumsFloats reports whether loop l reduces into a floating-point Global,
-// whose result depends on the order of its terms (a minimum or maximum
-// on signed zeros too).
-func sumsFloats(l *core.Loop) bool {
-	for i := range l.Args {
-		if a := &l.Args[i]; a.IsReduction() && !a.Off && (a.Data.Type == core.Float64 || a.Data.Type == core.Float32) {
-			return true
-		}
-	}
-	return false
+	e := q.slots[i]
+	kept, err := e.r.X.KeepsOrder(e.b, fused, fp, q.group[:j-i], q.progs)
+	clear(q.progs)
+	return err == nil && kept
 }
 
 // runStep runs step s of the n recorded entries and returns its failure as a

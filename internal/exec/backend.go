@@ -42,18 +42,21 @@ type VariantBuilder interface {
 	BuildVariant(l *core.Loop, variant string) (Program, error)
 }
 
-// LaneCounter is implemented by backends whose programs may run a loop's
-// elements in SIMD lanes, on threads (the host backends): what orders the
-// terms of a loop's floating-point Global reductions, which fusion must
-// keep as the loop has them alone.
-type LaneCounter interface {
-	// Lanes returns the lanes l's program runs with as configured (0:
-	// the scalar code): lanes sum each lane's terms first.
-	Lanes(l *core.Loop) int
-	// Threads returns the threads a loop's elements are shared among:
-	// on more than one, each thread sums its own elements, an even share
-	// of the set's, or a coloured loop's blocks, colour by colour.
-	Threads() int
+// An OrderKeeper is a backend whose programs combine the terms of a
+// loop's order-sensitive results (core.Arg.OrderSensitive) in an order
+// set by more than the loop's execution plan: SIMD lanes, which sum each
+// lane's terms first; a device's work groups and the staging of
+// increments in its local memory. Fusion must keep each loop's order as
+// the loop has it alone (Executor.KeepsOrder); a backend that is no
+// OrderKeeper combines as its plan (or, without one, the element order)
+// says.
+type OrderKeeper interface {
+	// KeepsOrder reports whether program fp, running the fused loop
+	// fused, combines the terms of l's order-sensitive results as
+	// program lp does running l alone, given that both run by plans
+	// that order the elements alike (or by none). l is one of the loops
+	// fused, with its signature; so is fused.
+	KeepsOrder(fused *core.Loop, fp Program, l *core.Loop, lp Program) bool
 }
 
 // Describer is implemented by backends that can say what they run on, for

@@ -66,6 +66,11 @@ type Executor struct {
 	tuned    map[string]tunedChoice
 	tunedKey []byte
 
+	// order holds KeepsOrder's answers by backend, fused loop shape,
+	// set and maps; orderKey is the buffer of their keys (reused).
+	order    map[string]bool
+	orderKey []byte
+
 	// bg is the builds in the background this executor started
 	// (ProgramSoon, TileProgramSoon; background.go).
 	bg background

@@ -44,14 +44,27 @@ func (s SIMD) For(l *core.Loop) int {
 }
 
 // Runs returns the lanes loop l's program runs with as configured: For's
-// count when l can have lanes (hostc.SIMDCheck), else 0
-// (exec.LaneCounter of the host backends).
+// count when l can have lanes (hostc.SIMDCheck), else 0.
 func (s SIMD) Runs(l *core.Loop) int {
 	lanes := s.For(l)
 	if lanes == 0 || hostc.SIMDCheck(l) != nil {
 		return 0
 	}
 	return lanes
+}
+
+// KeepsOrder reports whether fused, a fused loop, sums the terms of loop
+// l's floating-point Global reductions in l's order (exec.OrderKeeper of
+// the host backends): lanes sum each lane's terms first, so the fused
+// loop must have l's lanes. Changes through maps go element by element
+// with lanes or without.
+func (s SIMD) KeepsOrder(fused, l *core.Loop) bool {
+	for i := range l.Args {
+		if a := &l.Args[i]; a.IsReduction() && a.OrderSensitive() {
+			return s.Runs(fused) == s.Runs(l)
+		}
+	}
+	return true
 }
 
 // lang is the index in SIMD.cannot of loop l's language: 1 for a C++

@@ -270,6 +270,12 @@ func (b *backend) Variants(l *core.Loop) []string {
 	return device.Variants(device.CUDA, l, b.dev.SharedMem, b.dev.MaxThreads, b.opts)
 }
 
+// KeepsOrder reports whether fused keeps l's order of combining its
+// order-sensitive results (exec.OrderKeeper; devrt.KeepsOrder).
+func (b *backend) KeepsOrder(fused *core.Loop, fp exec.Program, l *core.Loop, lp exec.Program) bool {
+	return devrt.KeepsOrder(fused, fp, l, lp)
+}
+
 // BuildVariant builds l's program in one of its Variants
 // (exec.VariantBuilder).
 func (b *backend) BuildVariant(l *core.Loop, variant string) (exec.Program, error) {

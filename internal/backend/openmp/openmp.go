@@ -297,11 +297,12 @@ func slicePtr(s []int32) unsafe.Pointer {
 	return unsafe.Pointer(&s[0])
 }
 
-// Lanes returns the lanes l's program runs with (exec.LaneCounter).
-func (b *backend) Lanes(l *core.Loop) int { return b.simd.Runs(l) }
-
-// Threads returns the threads loops run on (exec.LaneCounter).
-func (b *backend) Threads() int { return b.threads }
+// KeepsOrder reports whether fused keeps l's order of summing
+// (exec.OrderKeeper): the same lanes. Threads split a loop's elements
+// evenly, or its plan's blocks, which Executor.KeepsOrder compares.
+func (b *backend) KeepsOrder(fused *core.Loop, _ exec.Program, l *core.Loop, _ exec.Program) bool {
+	return b.simd.KeepsOrder(fused, l)
+}
 
 // TileVariant names the lanes of l's tile form: those its eager calls
 // run with (host.SIMD.TileLanes; the scheme part of a tuned variant does

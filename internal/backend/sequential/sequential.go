@@ -117,11 +117,11 @@ func (p *program) Finish(l *core.Loop) error {
 	return p.Program.Finish(l)
 }
 
-// Lanes returns the lanes l's program runs with (exec.LaneCounter).
-func (b *backend) Lanes(l *core.Loop) int { return b.simd.Runs(l) }
-
-// Threads is 1 (exec.LaneCounter).
-func (b *backend) Threads() int { return 1 }
+// KeepsOrder reports whether fused keeps l's order of summing
+// (exec.OrderKeeper): the same lanes.
+func (b *backend) KeepsOrder(fused *core.Loop, _ exec.Program, l *core.Loop, _ exec.Program) bool {
+	return b.simd.KeepsOrder(fused, l)
+}
 
 // TileVariant names the lanes of l's tile form: those its eager calls
 // run with (host.SIMD.TileLanes; exec.TileBuilder).
