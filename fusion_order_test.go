@@ -16,9 +16,12 @@ import (
 // combines them as the loop alone does: both direct, or run by plans
 // that order the elements alike. The results are then eager's bit for
 // bit. A direct loop summing into a Global does not fuse with a loop
-// that reads through a map (the fused loop would run by blocks); it
-// fuses with another direct loop; a loop incrementing through a map
-// fuses with a direct loop that adds nothing to its plan.
+// that reads through a map in the staged scheme (the fused loop would run
+// by blocks), but does in the atomics scheme (cuda's default), which runs
+// such a loop without a plan; it fuses with another direct loop; a loop
+// incrementing through a map fuses with a direct loop that adds nothing
+// to its plan. The staged scheme elsewhere: atomic increments add up in
+// another order from run to run.
 func TestDeviceFusionKeepsOrder(t *testing.T) {
 	defer op2.SetBuilds(op2.BuildAtOnce)()
 	nn, ne := 3000, 9000
@@ -39,20 +42,24 @@ func TestDeviceFusionKeepsOrder(t *testing.T) {
 	gather := op2.NewKernel("void fo_gather(const double *a, const double *b, double *y) { y[0] = a[0] * 0.5 + b[0] * 0.25; }", "fo_gather")
 	spread := op2.NewKernel("void fo_spread(const double *x, double *a, double *b) { a[0] += x[0] * 0.3; b[0] += x[0] / (2.0 + x[0]); }", "fo_spread")
 	type loops func(x, y, n *op2.Dat[float64], g *op2.Global[float64]) error
-	cases := []struct {
-		name  string
-		fused bool
-		run   func(r *op2.Runtime) loops
-	}{
-		{"a direct sum, then a read through a map", false, func(r *op2.Runtime) loops {
-			return func(x, y, n *op2.Dat[float64], g *op2.Global[float64]) error {
-				if err := r.ParLoop(sum, edges, x.Arg(op2.Read), g.Arg(op2.Inc)); err != nil {
-					return err
-				}
-				return r.ParLoop(gather, edges, n.ArgMap(op2.Read, e2n, 0), n.ArgMap(op2.Read, e2n, 1), y.Arg(op2.Write))
+	directSumThenGather := func(r *op2.Runtime) loops {
+		return func(x, y, n *op2.Dat[float64], g *op2.Global[float64]) error {
+			if err := r.ParLoop(sum, edges, x.Arg(op2.Read), g.Arg(op2.Inc)); err != nil {
+				return err
 			}
-		}},
-		{"a direct sum, then a direct loop", true, func(r *op2.Runtime) loops {
+			return r.ParLoop(gather, edges, n.ArgMap(op2.Read, e2n, 0), n.ArgMap(op2.Read, e2n, 1), y.Arg(op2.Write))
+		}
+	}
+	cases := []struct {
+		name   string
+		scheme string // Config.DeviceScheme
+		fused  bool
+		run    func(r *op2.Runtime) loops
+	}{
+		{"a direct sum, then a read through a map", "staged", false, directSumThenGather},
+		// Run without a plan, as a direct loop is.
+		{"a direct sum, then a read through a map, atomics scheme", "atomics", true, directSumThenGather},
+		{"a direct sum, then a direct loop", "staged", true, func(r *op2.Runtime) loops {
 			return func(x, y, n *op2.Dat[float64], g *op2.Global[float64]) error {
 				if err := r.ParLoop(sum, edges, x.Arg(op2.Read), g.Arg(op2.Inc)); err != nil {
 					return err
@@ -60,7 +67,7 @@ func TestDeviceFusionKeepsOrder(t *testing.T) {
 				return r.ParLoop(scale, edges, x.Arg(op2.Read), y.Arg(op2.Write))
 			}
 		}},
-		{"increments through a map, then a direct loop", true, func(r *op2.Runtime) loops {
+		{"increments through a map, then a direct loop", "staged", true, func(r *op2.Runtime) loops {
 			return func(x, y, n *op2.Dat[float64], g *op2.Global[float64]) error {
 				if err := r.ParLoop(spread, edges, x.Arg(op2.Read), n.ArgMap(op2.Inc, e2n, 0), n.ArgMap(op2.Inc, e2n, 1)); err != nil {
 					return err
@@ -74,7 +81,7 @@ func TestDeviceFusionKeepsOrder(t *testing.T) {
 			needBackend(t, backend)
 			for _, c := range cases {
 				run := func(cfg op2.Config) ([]uint64, []string) {
-					cfg.Backend, cfg.Timing = backend, true
+					cfg.Backend, cfg.Timing, cfg.DeviceScheme = backend, true, c.scheme
 					r := closeAtEnd(t, must(op2.NewRuntime(cfg)))
 					x := must(op2.NewDat(edges, 1, slices.Clone(x0), "x"))
 					y := must(op2.NewDat[float64](edges, 1, nil, "y"))

@@ -52,7 +52,7 @@ func (x *Executor) KeepsOrder(b *Opened, fused *core.Loop, fp Program, group []*
 func (x *Executor) keepsOrder(b *Opened, fused *core.Loop, fp Program, group []*core.Loop, progs []Program) (bool, error) {
 	fneeds := fp.PlanNeeds()
 	var fplan *Plan
-	ok, _ := b.Backend.(OrderKeeper)
+	keeper, _ := b.Backend.(OrderKeeper)
 	for j, l := range group {
 		if !l.OrderSensitive() {
 			continue
@@ -77,7 +77,7 @@ func (x *Executor) keepsOrder(b *Opened, fused *core.Loop, fp Program, group []*
 				return false, nil
 			}
 		}
-		if ok != nil && !ok.KeepsOrder(fused, fp, l, progs[j]) {
+		if keeper != nil && !keeper.KeepsOrder(fused, fp, l, progs[j]) {
 			return false, nil
 		}
 	}
