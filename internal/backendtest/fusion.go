@@ -102,20 +102,31 @@ func runFusionSteps(t *testing.T, m *randomMesh, steps int, chain bool) fusionOu
 // loop of a step, which modifies x, and the next step's first, which
 // reads it) at once and in a Chain with
 // Config.Fusion "on" (on the host backends also with 8 SIMD lanes, which
-// the fused kernels get), and checks that the fused loops ran (the timing
-// report) and that the results are the same bits.
+// the fused kernels get; on a device in both schemes: fu_spread's
+// increments are whole numbers, exact in any order), and checks that the
+// fused loops ran (the timing report) and that the results are the same
+// bits.
 func testFusion(t *testing.T, backend, cache string) {
 	defer func() { check(t, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true})) }()
 	r := rand.New(rand.NewPCG(7, 8))
 	m := newRandomMesh(r, 2000, 700, 3, true)
-	simd := []string{""}
-	if backend == "sequential" || backend == "openmp" {
-		simd = append(simd, "8")
+	// On the host backends the scalar code and 8 SIMD lanes, which the
+	// fused kernels get; on a device both schemes.
+	type setting struct{ simd, scheme string }
+	settings := []setting{{"", ""}}
+	switch {
+	case backend == "sequential" || backend == "openmp":
+		settings = append(settings, setting{"8", ""})
+	case exec.IsDevice(backend):
+		settings = []setting{{"", "staged"}, {"", "atomics"}}
 	}
-	for _, lanes := range simd {
-		check(t, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true, SIMD: lanes, Fusion: "off"}))
+	for _, st := range settings {
+		cfg := op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true, SIMD: st.simd, DeviceScheme: st.scheme}
+		cfg.Fusion = "off"
+		check(t, op2.Configure(cfg))
 		want := runFusionSteps(t, m, 3, false)
-		check(t, op2.Configure(op2.Config{Backend: backend, CacheDir: cache, PlanCheck: true, SIMD: lanes, Fusion: "on", Timing: true}))
+		cfg.Fusion, cfg.Timing = "on", true
+		check(t, op2.Configure(cfg))
 		op2.ResetTimings()
 		got := runFusionSteps(t, m, 3, true)
 		var fused []string
@@ -126,23 +137,24 @@ func testFusion(t *testing.T, backend, cache string) {
 		}
 		slices.Sort(fused)
 		// fu_apply then fu_prep fuse, but not with fu_relax, which
-		// modifies x as fu_apply does. On a device fu_flux and fu_spread
-		// do not fuse: the fused loop stages x too, so its blocks are
-		// smaller than fu_spread's, whose increments through the map
-		// would then add up in other groups (exec.Executor.KeepsOrder).
+		// modifies x as fu_apply does. In a device's staged scheme
+		// fu_flux and fu_spread do not fuse: the fused loop stages x
+		// too, so its blocks are smaller than fu_spread's, whose
+		// increments through the map would then add up in other groups
+		// (exec.Executor.KeepsOrder).
 		wantFused := []string{"fused_fu_apply_fu_prep×2", "fused_fu_flux_fu_spread×3", "fused_fu_prep_fu_relax×1"}
-		if exec.IsDevice(backend) {
+		if st.scheme == "staged" {
 			wantFused = slices.Delete(wantFused, 1, 2)
 		}
 		if !slices.Equal(fused, wantFused) {
-			t.Errorf("%s simd %q: fused loops %v, want %v", backend, lanes, fused, wantFused)
+			t.Errorf("%s %v: fused loops %v, want %v", backend, st, fused, wantFused)
 		}
 		for _, f := range []struct {
 			name      string
 			got, want []float64
 		}{{"x", got.x, want.x}, {"y", got.y, want.y}, {"w", got.w, want.w}, {"acc", got.acc, want.acc}, {"n", []float64{got.n}, []float64{want.n}}} {
 			if !sameBits(f.got, f.want) {
-				t.Errorf("%s simd %q: %s of the fused loops differ from running each loop at once", backend, lanes, f.name)
+				t.Errorf("%s %v: %s of the fused loops differ from running each loop at once", backend, st, f.name)
 			}
 		}
 	}
