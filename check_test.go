@@ -188,3 +188,96 @@ func assertEqual(t *testing.T, what string, got, want []float64) {
 		}
 	}
 }
+
+// TestCheckModeFindsUnwrittenWrites: with Config.Check, a kernel that
+// leaves values of a floating-point WRITE argument unwritten (directly,
+// through a map, in float64 and float32), which is undefined (the devices
+// would write back what their private copies held), makes the loop fail
+// with a *LoopError naming the argument and the first such value, on
+// every backend and in SIMD lanes; those values keep what they held
+// before the loop, and the values written stay. A kernel writing every
+// value passes.
+func TestCheckModeFindsUnwrittenWrites(t *testing.T) {
+	const n = 300
+	cases := []struct {
+		name, src string
+		mapped    bool // y through the map's column 0, else directly
+		f32       bool
+		skips     bool
+	}{
+		{"direct", "void cw_direct(const double *x, double *y) { if (x[0] >= 100 && x[0] < 110) return; y[0] = x[0] * 2; }", false, false, true},
+		{"map", "void cw_map(const double *x, double *y) { if (x[0] >= 100 && x[0] < 110) return; y[0] = x[0] * 2; }", true, false, true},
+		{"float32", "void cw_f32(const double *x, float *y) { if (x[0] >= 100 && x[0] < 110) return; y[0] = (float)(x[0] * 2); }", false, true, true},
+		{"writes every value", "void cw_all(const double *x, double *y) { y[0] = x[0] >= 100 && x[0] < 110 ? 0.5 : x[0] * 2; }", false, false, false},
+	}
+	cache := os.Getenv("OP2_CACHE_DIR")
+	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache, PlanCheck: true})) }()
+	for _, b := range allBackends {
+		for _, simd := range []string{"", "8"} {
+			if simd != "" && isDevice(b) {
+				continue
+			}
+			t.Run(b+"/simd"+simd, func(t *testing.T) {
+				check(t, op2.Configure(op2.Config{Backend: b, Check: true, CacheDir: cache, PlanCheck: true, SIMD: simd}))
+				for _, tc := range cases {
+					c := newCheckMesh()
+					// x[2e] = 2e: elements 50 to 54 (x 100 to 108) skip.
+					old := make([]float64, n)
+					for i := range old {
+						old[i] = -float64(i) - 1
+					}
+					k := op2.NewKernel(tc.src, "cw_"+map[string]string{"direct": "direct", "map": "map", "float32": "f32", "writes every value": "all"}[tc.name])
+					var y op2.Arg
+					var values func() []float64
+					if tc.f32 {
+						old32 := make([]float32, n)
+						for i := range old32 {
+							old32[i] = float32(old[i])
+						}
+						d := must(op2.NewDat(c.nodes, 1, old32, "y"))
+						y = d.Arg(op2.Write)
+						values = func() []float64 {
+							var out []float64
+							for _, v := range d.DataRO() {
+								out = append(out, float64(v))
+							}
+							return out
+						}
+					} else {
+						d := must(op2.NewDat(c.nodes, 1, old, "y"))
+						y = d.Arg(op2.Write)
+						if tc.mapped {
+							y = d.ArgMap(op2.Write, c.m, 0)
+						}
+						values = func() []float64 { return d.DataRO() }
+					}
+					set, x := c.nodes, c.x.Arg(op2.Read)
+					if tc.mapped {
+						set, x = c.edges, c.x.ArgMap(op2.Read, c.m, 0) // edge e reads and writes node e
+					}
+					err := op2.ParLoop(k, set, x, y)
+					want := make([]float64, n)
+					for e := range want {
+						want[e] = 4 * float64(e)
+						if e >= 50 && e < 55 {
+							want[e] = 0.5
+							if tc.skips {
+								want[e] = old[e]
+							}
+						}
+					}
+					assertEqual(t, tc.name+": y after the loop", values(), want)
+					if !tc.skips {
+						check(t, err)
+						continue
+					}
+					var le *op2.LoopError
+					if !errors.As(err, &le) || le.Arg != 1 {
+						t.Fatalf("%s: error %v, want a *LoopError about argument 1", tc.name, err)
+					}
+					wantErr(t, err, "check mode", `did not write element 50, component 0 of WRITE dat "y"`, "(5 values in all)", "before the loop")
+				}
+			})
+		}
+	}
+}

@@ -400,8 +400,10 @@ func (p *Program) prepareData(l *core.Loop) error {
 			}
 			// A direct WRITE replaces every value; a view's
 			// (core.Arg.View) only its component's, so the others
-			// must be on the device.
-			if !f.Any(core.FactWholeWrite) {
+			// must be on the device. Check mode reads them too: it
+			// finds the values a kernel leaves unwritten by what they
+			// held before.
+			if !f.Any(core.FactWholeWrite) || l.Check {
 				read = true
 			}
 			if a.Access.Modifies() {

@@ -14,7 +14,8 @@ import (
 	"github.com/goop2/op2/internal/exec"
 )
 
-// Check mode (Config.Check, OP2_CHECK=1) guards READ arguments: their values
+// Check mode (Config.Check, OP2_CHECK=1) guards READ arguments (and
+// WRITE ones, checkwrite.go): their values
 // are copied before a loop and compared afterwards with every current copy,
 // host and device, so a kernel that writes through a READ pointer is found
 // on every backend instead of leaving the copies silently different. On the
@@ -56,10 +57,23 @@ func (r *Runtime) runChecked(b *exec.Opened, l *core.Loop, p exec.Program) error
 	if err != nil {
 		return r.Proc.api.Loop(l.Kernel.Name, l.Set.Name, -1, "check mode: "+err.Error())
 	}
+	probes, err := markWrites(l)
+	// unmark gives every value still marked back its value from before
+	// the loop, for a loop that did not run.
+	unmark := func() {
+		for i := range probes {
+			_, _ = probes[i].verify() // the loop's own error is the one to report
+		}
+	}
+	if err != nil {
+		unmark()
+		return r.Proc.api.Loop(l.Kernel.Name, l.Set.Name, -1, "check mode: "+err.Error())
+	}
 	var first error
 	if err := r.X.RunProgram(b, l, p); err != nil {
 		var cw *core.ConstWrittenError
 		if !errors.As(err, &cw) {
+			unmark()
 			return r.Proc.api.Internal(err)
 		}
 		// The loop ran; its READ arguments are still verified below.
@@ -78,6 +92,15 @@ func (r *Runtime) runChecked(b *exec.Opened, l *core.Loop, p exec.Program) error
 		}
 		if first == nil {
 			first = r.Proc.api.Loop(l.Kernel.Name, l.Set.Name, sn.arg, "check mode: "+msg)
+		}
+	}
+	for i := range probes {
+		msg, err := probes[i].verify()
+		if err != nil {
+			msg = err.Error()
+		}
+		if msg != "" && first == nil {
+			first = r.Proc.api.Loop(l.Kernel.Name, l.Set.Name, probes[i].arg, "check mode: "+msg)
 		}
 	}
 	return first

@@ -48,8 +48,10 @@ type Config struct {
 	// PlanCheck verifies every invariant of each new execution plan.
 	PlanCheck bool
 	// Check turns on check mode, for debugging kernels: a loop that
-	// writes to a READ argument or (host backends) a Const returns a
-	// *op2.LoopError naming it, and the values are restored (docs/safety.md).
+	// writes to a READ argument or (host backends) a Const, or leaves
+	// values of a floating-point WRITE argument unwritten, returns a
+	// *op2.LoopError naming it, and the values are restored
+	// (docs/safety.md).
 	Check bool
 	// OpenCLPlatform selects the OpenCL platform whose name contains it;
 	// OpenCLDevice the device type ("cpu", "gpu", "accelerator").

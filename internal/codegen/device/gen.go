@@ -1656,9 +1656,11 @@ func directStub(w *writer, l *core.Loop, lay *Layout) {
 
 // writeOnly reports whether argument i's private copy starts with nothing
 // copied in: a WRITE (the kernel writes every value and reads none) whose
-// copy no other argument shares (see sharePrivateCopies).
+// copy no other argument shares (see sharePrivateCopies), but for check
+// mode, which finds the values a kernel leaves unwritten by what they
+// held before.
 func (lay *Layout) writeOnly(l *core.Loop, i int) bool {
-	return l.Args[i].Access == core.Write && !slices.Contains(lay.alias, i)
+	return l.Args[i].Access == core.Write && !l.Check && !slices.Contains(lay.alias, i)
 }
 
 // planFreeStub is the kernel of a PlanFree loop: a direct loop's range,
