@@ -56,15 +56,37 @@ func (s SIMD) Runs(l *core.Loop) int {
 // KeepsOrder reports whether fused, a fused loop, sums the terms of loop
 // l's floating-point Global reductions in l's order (exec.OrderKeeper of
 // the host backends): lanes sum each lane's terms first, so the fused
-// loop must have l's lanes. Changes through maps go element by element
+// loop must have l's lanes; and a chunk in which two elements reach one
+// target of a Dat changed through a map with RW or WRITE runs with the
+// scalar code (hostc's lane clash test), so in lanes the fused loop must
+// test no target l does not. Changes through maps go element by element
 // with lanes or without.
 func (s SIMD) KeepsOrder(fused, l *core.Loop) bool {
-	for i := range l.Args {
-		if a := &l.Args[i]; a.IsReduction() && a.OrderSensitive() {
-			return s.Runs(fused) == s.Runs(l)
+	if !slices.ContainsFunc(l.Args, func(a core.Arg) bool { return a.IsReduction() && a.OrderSensitive() }) {
+		return true
+	}
+	lanes := s.Runs(l)
+	if s.Runs(fused) != lanes {
+		return false
+	}
+	if lanes == 0 {
+		return true
+	}
+	for i := range fused.Args {
+		a := &fused.Args[i]
+		if clashTested(a) && !slices.ContainsFunc(l.Args, func(b core.Arg) bool {
+			return clashTested(&b) && b.Data == a.Data && b.Map == a.Map && b.Kind == a.Kind && b.Idx == a.Idx
+		}) {
+			return false
 		}
 	}
 	return true
+}
+
+// clashTested reports whether a chunk of lanes tests the targets of
+// argument a for clashes: a Dat changed through a map with RW or WRITE.
+func clashTested(a *core.Arg) bool {
+	return (a.Kind == core.ArgIndirect || a.Kind == core.ArgVector) && (a.Access == core.RW || a.Access == core.Write)
 }
 
 // lang is the index in SIMD.cannot of loop l's language: 1 for a C++
