@@ -75,7 +75,7 @@ func (s SIMD) KeepsOrder(fused, l *core.Loop) bool {
 	for i := range fused.Args {
 		a := &fused.Args[i]
 		if clashTested(a) && !slices.ContainsFunc(l.Args, func(b core.Arg) bool {
-			return clashTested(&b) && b.Data == a.Data && b.Map == a.Map && b.Kind == a.Kind && b.Idx == a.Idx
+			return clashTested(&b) && b.Data == a.Data && b.Map == a.Map && b.Facts().Role() == a.Facts().Role() && b.Idx == a.Idx
 		}) {
 			return false
 		}
@@ -86,7 +86,7 @@ func (s SIMD) KeepsOrder(fused, l *core.Loop) bool {
 // clashTested reports whether a chunk of lanes tests the targets of
 // argument a for clashes: a Dat changed through a map with RW or WRITE.
 func clashTested(a *core.Arg) bool {
-	return (a.Kind == core.ArgIndirect || a.Kind == core.ArgVector) && (a.Access == core.RW || a.Access == core.Write)
+	return a.Facts().Any(core.FactMapped) && (a.Access == core.RW || a.Access == core.Write)
 }
 
 // lang is the index in SIMD.cannot of loop l's language: 1 for a C++
