@@ -25,8 +25,7 @@ const (
 )
 
 // writeProbe is one WRITE argument's data marked before a loop: its
-// values before (nil: zeros, never allocated) and the values the loop is
-// to write.
+// values before and the values the loop is to write.
 type writeProbe struct {
 	arg    int
 	st     *core.Storage
@@ -36,7 +35,8 @@ type writeProbe struct {
 
 // markWrites marks the values each floating-point Dat that loop l only
 // writes (every argument passing it is a WRITE) is to write with the
-// unwritten pattern, on the host copy, which becomes the current one.
+// unwritten pattern, on the host copy, which becomes the current one
+// (core.Storage.HostAccess).
 // Loops over extruded sets are left out.
 func markWrites(l *core.Loop) ([]writeProbe, error) {
 	if l.Extruded != nil {
@@ -55,21 +55,14 @@ func markWrites(l *core.Loop) ([]writeProbe, error) {
 		if len(p.values) == 0 {
 			continue
 		}
-		if st.State != core.StateHostUnallocated {
-			p.before = make([]byte, st.Bytes())
-			if err := currentValues(st, p.before); err != nil {
-				return probes, err
-			}
+		if err := st.HostAccess(true); err != nil {
+			return probes, err
 		}
-		st.EnsureHost()
 		h := hostBytes(st)
-		if p.before != nil {
-			copy(h, p.before)
-		}
+		p.before = slices.Clone(h)
 		for _, v := range p.values {
 			setUnwritten(st.Type, h, v)
 		}
-		hostCurrent(st)
 		probes = append(probes, p)
 	}
 	return probes, nil
@@ -110,15 +103,6 @@ func writtenValues(l *core.Loop, st *core.Storage) []int {
 	return values
 }
 
-// hostCurrent makes st's host copy the current one.
-func hostCurrent(st *core.Storage) {
-	if st.Dev != nil {
-		st.State = core.StateHost
-	} else {
-		st.State = core.StateDeviceUnallocated
-	}
-}
-
 func setUnwritten(t core.ScalarType, b []byte, v int) {
 	if t == core.Float64 {
 		binary.LittleEndian.PutUint64(b[v*8:], unwritten64)
@@ -139,31 +123,28 @@ func isUnwritten(t core.ScalarType, b []byte, v int) bool {
 // them all).
 func (p *writeProbe) verify() (string, error) {
 	st := p.st
-	now := make([]byte, st.Bytes())
-	if err := currentValues(st, now); err != nil {
+	if err := st.HostAccess(false); err != nil {
 		return "", err
 	}
+	h := hostBytes(st)
 	size := st.Type.Size()
 	first, count := -1, 0
 	for _, v := range p.values {
-		if !isUnwritten(st.Type, now, v) {
+		if !isUnwritten(st.Type, h, v) {
 			continue
 		}
 		if first < 0 {
 			first = v
 		}
 		count++
-		if p.before != nil {
-			copy(now[v*size:(v+1)*size], p.before[v*size:])
-		} else {
-			clear(now[v*size : (v+1)*size])
-		}
+		copy(h[v*size:(v+1)*size], p.before[v*size:])
 	}
 	if count == 0 {
 		return "", nil
 	}
-	copy(hostBytes(st), now)
-	hostCurrent(st)
+	if err := st.HostAccess(true); err != nil { // the device copy is stale
+		return "", err
+	}
 	return fmt.Sprintf("the kernel did not write element %d, component %d of WRITE %s (%d values in all): a kernel must write every value of a WRITE argument, or take it RW; those values are back to what they were before the loop",
 		first/st.Dim, first%st.Dim, st.Describe(), count), nil
 }
