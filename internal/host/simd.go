@@ -58,7 +58,7 @@ func (s SIMD) Runs(l *core.Loop) int {
 // the host backends): lanes sum each lane's terms first, so the fused
 // loop must have l's lanes; and a chunk in which two elements reach one
 // target of a Dat changed through a map with RW or WRITE runs with the
-// scalar code (hostc's lane clash test), so in lanes the fused loop must
+// scalar code (hostc.ClashTested), so in lanes the fused loop must
 // test no target l does not. Changes through maps go element by element
 // with lanes or without.
 func (s SIMD) KeepsOrder(fused, l *core.Loop) bool {
@@ -74,19 +74,13 @@ func (s SIMD) KeepsOrder(fused, l *core.Loop) bool {
 	}
 	for i := range fused.Args {
 		a := &fused.Args[i]
-		if clashTested(a) && !slices.ContainsFunc(l.Args, func(b core.Arg) bool {
-			return clashTested(&b) && b.Data == a.Data && b.Map == a.Map && b.Facts().Role() == a.Facts().Role() && b.Idx == a.Idx
+		if hostc.ClashTested(a) && !slices.ContainsFunc(l.Args, func(b core.Arg) bool {
+			return hostc.ClashTested(&b) && b.Data == a.Data && b.Map == a.Map && b.Facts().Role() == a.Facts().Role() && b.Idx == a.Idx
 		}) {
 			return false
 		}
 	}
 	return true
-}
-
-// clashTested reports whether a chunk of lanes tests the targets of
-// argument a for clashes: a Dat changed through a map with RW or WRITE.
-func clashTested(a *core.Arg) bool {
-	return a.Facts().Any(core.FactMapped) && (a.Access == core.RW || a.Access == core.Write)
 }
 
 // lang is the index in SIMD.cannot of loop l's language: 1 for a C++

@@ -1051,12 +1051,19 @@ func (g *Gen) laneChunk(l *core.Loop, lanes int, ind string, at laneAt) {
 // order after the chunk and need no test. The targets are compared per
 // Dat, every pair of every lane's map entries: a branch-free count that
 // the compiler vectorises.
+// ClashTested reports whether a chunk of lanes tests the targets of
+// argument a for clashes (laneClash): a Dat changed through a map with RW
+// or WRITE.
+func ClashTested(a *core.Arg) bool {
+	return (a.Kind == core.ArgIndirect || a.Kind == core.ArgVector) && (a.Access == core.RW || a.Access == core.Write)
+}
+
 func (g *Gen) laneClash(l *core.Loop, lanes int, ind string) {
 	targets := map[int][]string{}
 	var bases []int
 	for i := range l.Args {
 		a := &l.Args[i]
-		if (a.Kind != core.ArgIndirect && a.Kind != core.ArgVector) || (a.Access != core.RW && a.Access != core.Write) {
+		if !ClashTested(a) {
 			continue
 		}
 		b := l.Sig.Base[i]
