@@ -101,6 +101,7 @@ type Process struct {
 	// caches they are chosen for when a test set them.
 	tiling struct {
 		byKey       map[string]*tiledSchedule
+		counts      map[string]*chainCounts
 		pending     map[string]*pendingSchedule
 		auto        map[string]*autoChoice
 		caches      *tile.Caches

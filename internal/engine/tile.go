@@ -41,10 +41,17 @@ const maxTiledChains = 64
 
 // tiledSchedule is a kept schedule, pinned while it is kept.
 type tiledSchedule struct {
-	s     *tile.Schedule
-	bytes []float64 // each loop's exec.LoopBytes (counted: nil until a timed run)
-	moved []float64 // each loop's share of exec.ChainBytes (counted)
-	pin   runtime.Pinner
+	s      *tile.Schedule
+	counts *chainCounts // nil until a timed run (counted)
+	pin    runtime.Pinner
+}
+
+// chainCounts are the bytes a chain's loops move, which only the timing
+// report reads: they depend on the loops, not on the tile size, so the
+// schedules of one chain in tiles of different sizes share them.
+type chainCounts struct {
+	bytes []float64 // each loop's exec.LoopBytes
+	moved []float64 // each loop's share of exec.ChainBytes
 }
 
 // Where the library chose the tile size (Config.Tile TileAuto) and tiles
@@ -404,10 +411,13 @@ func (p *Process) runTiled(k, n int, err *error) int {
 		MarkLooped(l)
 	}
 	if ferr == nil {
-		if r.X.Timing != nil {
-			ts = ts.counted(c.Loops)
+		if r.X.Timing != nil && ts.counts == nil {
+			ts.counts = p.counted(c.Loops, h != nil)
 		}
-		c.Schedule, c.Bytes, c.Moved = ts.s, ts.bytes, ts.moved
+		c.Schedule = ts.s
+		if ts.counts != nil {
+			c.Bytes, c.Moved = ts.counts.bytes, ts.counts.moved
+		}
 		c.Threads = threads
 		if h != nil {
 			if p.tiling.agree == nil {
@@ -631,28 +641,35 @@ func (p *Process) schedule(loops []*core.Loop, size int, parallel, distributed, 
 	return ts
 }
 
-// counted returns ts with the bytes its loops move one by one and their
-// shares of the bytes the chain moves in tiles, which only the timing
-// report reads: counting them reaches every element of every loop, so a
-// schedule counts them the first time a timed run asks.
-func (ts *tiledSchedule) counted(loops []*core.Loop) *tiledSchedule {
-	if ts.bytes != nil {
-		return ts
+// counted returns the bytes loops move one by one and their shares of
+// the bytes the chain moves in tiles, which only the timing report reads:
+// counting them reaches every element of every loop, so a chain counts
+// them the first time a timed run asks, once for every tile size.
+func (p *Process) counted(loops []*core.Loop, distributed bool) *chainCounts {
+	key := chainKey(p.tiling.key[:0], loops, 0, false, distributed)
+	p.tiling.key = key
+	if cc, ok := p.tiling.counts[string(key)]; ok {
+		return cc
 	}
+	if len(p.tiling.counts) >= maxTiledChains || p.tiling.counts == nil {
+		p.tiling.counts = map[string]*chainCounts{}
+	}
+	cc := &chainCounts{}
 	sum := 0.0
 	for _, l := range loops {
-		ts.bytes = append(ts.bytes, exec.LoopBytes(l))
-		sum += ts.bytes[len(ts.bytes)-1]
+		cc.bytes = append(cc.bytes, exec.LoopBytes(l))
+		sum += cc.bytes[len(cc.bytes)-1]
 	}
 	chain := exec.ChainBytes(loops)
-	for _, b := range ts.bytes {
+	for _, b := range cc.bytes {
 		share := 1 / float64(len(loops))
 		if sum > 0 {
 			share = b / sum
 		}
-		ts.moved = append(ts.moved, chain*share)
+		cc.moved = append(cc.moved, chain*share)
 	}
-	return ts
+	p.tiling.counts[string(key)] = cc
+	return cc
 }
 
 // chainKey appends to buf the key of a chain of loops tiled with size

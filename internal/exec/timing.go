@@ -340,13 +340,6 @@ func LoopBytes(l *core.Loop) float64 {
 // is a model: the tiles' data must fit in the cache, and an element
 // written before it is read still counts as read.
 func ChainBytes(loops []*core.Loop) float64 {
-	// A Dat's values read and written, each component of each element
-	// (views pass one component).
-	type datUse struct {
-		read, written []bool // element e's component c at e*dim+c
-		dim           int
-		count         int // how many marks are set in both
-	}
 	dats := map[*core.Storage]*datUse{}
 	var order []*core.Storage
 	maps := map[*core.Map]int{} // the most rows a loop reads
@@ -383,42 +376,27 @@ func ChainBytes(loops []*core.Loop) float64 {
 				if a.Data.Set != nil {
 					size = a.Data.Set.Total
 				}
-				d = &datUse{read: make([]bool, size*dim), written: make([]bool, size*dim), dim: dim}
+				words := (dim + 63) / 64
+				d = &datUse{read: make([]uint64, size*words), written: make([]uint64, size*words), words: words, elems: size}
 				dats[a.Data] = d
 				order = append(order, a.Data)
 			}
 			read, written := a.Access != core.Write, a.Access.Modifies()
-			c0, c1 := 0, d.dim // the components passed
+			c0, c1 := 0, max(1, a.Data.Dim) // the components passed
 			if a.View {
 				c0, c1 = a.Comp, a.Comp+1
 			}
-			elems := len(d.read) / d.dim
-			mark := func(e int32) {
-				if e < 0 || int(e) >= elems {
-					return
-				}
-				for k := int(e)*d.dim + c0; k < int(e)*d.dim+c1; k++ {
-					if read && !d.read[k] {
-						d.read[k] = true
-						d.count++
-					}
-					if written && !d.written[k] {
-						d.written[k] = true
-						d.count++
-					}
-				}
-			}
 			m := a.Map
 			if m == nil {
-				for e := 0; e < min(n, elems); e++ {
-					mark(int32(e))
-				}
+				d.markDirect(min(n, d.elems), c0, c1, read, written)
 				continue
 			}
 			if _, ok := maps[m]; !ok {
 				mapOrder = append(mapOrder, m)
 			}
-			maps[m] = max(maps[m], reached(a, n, mark))
+			r := reachOf(a, n)
+			d.markReach(r, c0, c1, read, written)
+			maps[m] = max(maps[m], r.rows)
 		}
 	}
 	for _, s := range order {
@@ -430,45 +408,140 @@ func ChainBytes(loops []*core.Loop) float64 {
 	return total
 }
 
+// datUse is what a chain's loops read and write of one Dat, each
+// component of each element (views pass one component): component c of
+// element e is bit c%64 of word e*words+c/64.
+type datUse struct {
+	read, written []uint64
+	words, elems  int
+	count         int // how many bits are set in both
+}
+
+// markDirect marks components [c0, c1) of elements [0, n) read and/or
+// written.
+func (d *datUse) markDirect(n, c0, c1 int, read, written bool) {
+	if d.words > 1 {
+		for e := range n {
+			d.markWide(e, c0, c1, read, written)
+		}
+		return
+	}
+	mask := bitRange(c0, c1)
+	for e := range n {
+		d.mark(e, mask, read, written)
+	}
+}
+
+// markReach marks components [c0, c1) of the elements r reaches (those
+// within the Dat) read and/or written.
+func (d *datUse) markReach(r reach, c0, c1 int, read, written bool) {
+	start, step := r.col, r.arity
+	if r.col < 0 {
+		start, step = 0, 1
+	}
+	if d.words > 1 {
+		for k := start; k < len(r.table); k += step {
+			if e := int(r.table[k]); e >= 0 && e < d.elems {
+				d.markWide(e, c0, c1, read, written)
+			}
+		}
+		return
+	}
+	mask := bitRange(c0, c1)
+	for k := start; k < len(r.table); k += step {
+		if e := int(r.table[k]); e >= 0 && e < d.elems {
+			d.mark(e, mask, read, written)
+		}
+	}
+}
+
+// mark marks the components in mask of element e, a Dat of at most 64
+// components, read and/or written.
+func (d *datUse) mark(e int, mask uint64, read, written bool) {
+	if read {
+		d.count += setBits(&d.read[e], mask)
+	}
+	if written {
+		d.count += setBits(&d.written[e], mask)
+	}
+}
+
+// markWide marks components [c0, c1) of element e, a Dat of more than
+// 64 components, read and/or written.
+func (d *datUse) markWide(e, c0, c1 int, read, written bool) {
+	for w := c0 / 64; w <= (c1-1)/64; w++ {
+		mask := bitRange(max(c0, 64*w)-64*w, min(c1, 64*w+64)-64*w)
+		if read {
+			d.count += setBits(&d.read[e*d.words+w], mask)
+		}
+		if written {
+			d.count += setBits(&d.written[e*d.words+w], mask)
+		}
+	}
+}
+
+// setBits sets the bits of mask in *word and returns how many were not
+// set before.
+func setBits(word *uint64, mask uint64) int {
+	m := mask &^ *word
+	*word |= m
+	return bits.OnesCount64(m)
+}
+
+// bitRange returns the bits [lo, hi) of a word, 0 <= lo < hi <= 64.
+func bitRange(lo, hi int) uint64 { return ^uint64(0) >> (64 - (hi - lo)) << lo }
+
 // referenced counts the distinct elements of the set of argument i's Dat
 // that the loop's elements [0, n) reach through every indirect argument
 // passing that Dat.
 func referenced(l *core.Loop, i, n int) int {
 	d := l.Args[i].Data
-	size := d.Set.Total
-	marks := make([]bool, size)
+	marks := make([]bool, d.Set.Total)
 	count := 0
-	mark := func(e int32) {
-		if e >= 0 && int(e) < size && !marks[e] {
-			marks[e] = true
-			count++
-		}
-	}
 	for j := i; j < len(l.Args); j++ {
 		a := &l.Args[j]
 		if a.Data != d || a.Map == nil {
 			continue
 		}
-		reached(a, n, mark)
+		count += reachOf(a, n).mark(marks)
 	}
 	return count
 }
 
-// reached calls mark with every element that indirect argument a reaches
-// from the loop's elements [0, n) (with repeats), and returns the number
-// of map rows read.
-func reached(a *core.Arg, n int, mark func(int32)) int {
+// reach is what an indirect argument reads of its map from the loop's
+// elements [0, n): the table's first rows rows, every column (col < 0:
+// a vector argument) or column col.
+type reach struct {
+	table      []int32
+	arity, col int
+	rows       int
+}
+
+// reachOf returns what indirect argument a reads of its map from the
+// loop's elements [0, n).
+func reachOf(a *core.Arg, n int) reach {
 	m := a.Map
 	rows := min(n, len(m.Table)/max(m.Arity, 1))
-	for e := 0; e < rows; e++ {
-		row := m.Table[e*m.Arity : (e+1)*m.Arity]
-		if a.Facts().Any(core.FactAllColumns) {
-			for _, v := range row {
-				mark(v)
-			}
-		} else {
-			mark(row[a.Idx])
+	r := reach{table: m.Table[:rows*m.Arity], arity: m.Arity, col: a.Idx, rows: rows}
+	if a.Facts().Any(core.FactAllColumns) {
+		r.col = -1
+	}
+	return r
+}
+
+// mark sets marks[e] for every element e that r reaches (those within
+// marks) and returns how many it set that were not set before.
+func (r reach) mark(marks []bool) int {
+	start, step := r.col, r.arity
+	if r.col < 0 {
+		start, step = 0, 1
+	}
+	count := 0
+	for k := start; k < len(r.table); k += step {
+		if e := r.table[k]; uint(e) < uint(len(marks)) && !marks[e] {
+			marks[e] = true
+			count++
 		}
 	}
-	return rows
+	return count
 }

@@ -85,6 +85,12 @@ func TestChainBytes(t *testing.T) {
 	v := &core.Storage{Name: "v", Type: core.Float64, Dim: 2, Set: ms.edges, Len: 2 * 120, ID: core.NewID()}
 	viewV := loop(core.Arg{Data: v, Access: core.Read, Kind: core.ArgDirect, View: true, Comp: 1})
 	viewV0 := loop(core.Arg{Data: v, Access: core.Read, Kind: core.ArgDirect, View: true, Comp: 0})
+	// A Dat of 130 components on the nodes (three words of marks).
+	w := &core.Storage{Name: "w", Type: core.Float64, Dim: 130, Set: ms.nodes, Len: 130 * 121, ID: core.NewID()}
+	viewW := func(comp int, acc core.Access) *core.Loop {
+		return loop(core.Arg{Data: w, Map: ms.m, Idx: 1, Access: acc, Kind: core.ArgIndirect, View: true, Comp: comp})
+	}
+	wholeW := &core.Loop{Kernel: k, Set: ms.nodes, Args: []core.Arg{{Data: w, Access: core.Read, Kind: core.ArgDirect}}}
 	for _, c := range []struct {
 		name  string
 		loops []*core.Loop
@@ -109,6 +115,12 @@ func TestChainBytes(t *testing.T) {
 		{"a view", []*core.Loop{viewV, readY}, 100*8 + 100*8},
 		{"two views", []*core.Loop{viewV, viewV0}, 2 * 100 * 8},
 		{"a view and the whole Dat", []*core.Loop{viewV, loop(core.Arg{Data: v, Access: core.Read, Kind: core.ArgDirect})}, 2 * 100 * 8},
+		// 130 components: views in the second and third words reach
+		// nodes 1..100 through column 1; the map once.
+		{"views of a wide Dat", []*core.Loop{viewW(70, core.Read), viewW(129, core.Read), viewW(70, core.Read)}, 2*100*8 + 4*2*100},
+		// Modified through a map: the exec halo too (120 edges, nodes 1..120).
+		{"a view of a wide Dat read and written", []*core.Loop{viewW(64, core.RW)}, 2*120*8 + 4*2*120},
+		{"a view and the whole wide Dat", []*core.Loop{viewW(63, core.Read), wholeW}, 130*121*8 + 4*2*100},
 	} {
 		if got := exec.ChainBytes(c.loops); got != c.want {
 			t.Errorf("%s: %v bytes, want %v", c.name, got, c.want)
