@@ -74,8 +74,9 @@ func BenchmarkMass(b *testing.B) { benchAssembly(b, (*assembly).mass) }
 // mass) give the scalar sequential code's matrix with 4 and 8 SIMD lanes
 // and under "auto", on sequential and on openmp with 2 threads, to
 // round-off: lanes add the element matrices in element order, and only
-// the contraction of a*b+c into fused multiply-adds may differ between
-// the forms (openmp adds them in another order too).
+// the contraction of a*b+c into fused multiply-adds, under flags that
+// allow it, may differ between the forms (openmp adds them in another
+// order too).
 func TestMatrixLanes(t *testing.T) {
 	cache := os.Getenv("OP2_CACHE_DIR")
 	defer op2.Configure(op2.Config{CacheDir: cache})

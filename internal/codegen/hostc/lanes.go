@@ -35,12 +35,11 @@ import (
 // Every element computes the expressions it computes in the scalar
 // code, and increments through maps are added in the scalar code's order
 // (lane by lane, argument by argument), so the results are the scalar
-// code's but for the rounding of fused multiply-adds (the compiler may
-// contract a*b+c in one form and not in the other, under GNU C's
-// -ffp-contract=fast on CPUs with FMA) and Global increments: each
-// element's contributions are summed in its lane first, then the lanes
-// in element order. Compiled with -ffp-contract=off, only the Global
-// increments differ.
+// code's but for Global increments: each element's contributions are
+// summed in its lane first, then the lanes in element order. That needs
+// the default flags' -ffp-contract=off (exec.DefaultCFlags): under GNU
+// C's -ffp-contract=fast on CPUs with FMA the compiler may contract
+// a*b+c in one form and not in the other.
 //
 // A loop has lanes only when running its elements W at a time cannot
 // change what any element reads (SIMDCheck): no Dat that the loop
