@@ -62,7 +62,7 @@ import (
 // one writing through a map, whose lane clash test made more chunks run
 // the scalar code (seed 149; the fused loop must now test no other
 // targets). With GCC's own default contraction (-ffp-contract=fast) on a
-// CPU with FMA, 240 seeds found 2 whose fused loops or tile forms rounded
+// CPU with FMA, 300 seeds found 2 whose fused loops or tile forms rounded
 // a kernel's a*b + c unlike its eager program (seeds 100 and 115, on an
 // AMD EPYC with AVX-512); the host backends' default flags now turn
 // contraction off (exec.DefaultCFlags), which the probe uses as shipped.
@@ -233,7 +233,7 @@ func probeConfigs() []probeConfig {
 	eagerScalar := &probeConfig{name: "eager scalar", cfg: op2.Config{SIMD: "off"}.Explicit("Lazy")}
 	eagerOpenMP1 := &probeConfig{name: "eager openmp 1 thread", cfg: op2.Config{Backend: "openmp", Threads: 1}.Explicit("Lazy")}
 	eagerOpenMP2 := &probeConfig{name: "eager openmp 2 threads", cfg: op2.Config{Backend: "openmp", Threads: 2}.Explicit("Lazy")}
-	configs := []probeConfig{
+	return []probeConfig{
 		// The defaults as shipped: fused loops and tile forms built in
 		// the background.
 		{name: "default", cfg: op2.Config{}, eager: eager, tiny: true, settle: true},
@@ -248,7 +248,6 @@ func probeConfigs() []probeConfig {
 		// On two threads automatic tiles are off; fusion is on.
 		{name: "openmp2-default", cfg: op2.Config{Backend: "openmp", Threads: 2}, eager: eagerOpenMP2, atOnce: true},
 	}
-	return configs
 }
 
 // The mesh and data of the probe.

@@ -299,7 +299,7 @@ func CheckThreads(n int, source string) error {
 // kernel (a loop's own program, its SIMD lanes and the elements left
 // after them, a fused loop, a tile form's shorter runs): lazy mode,
 // fusion and tiles changed the last bits of results (the lazy probe with
-// GCC's default: 2 of 240 random programs). Off, they give eager
+// GCC's default: 2 of 300 random programs). Off, they give eager
 // execution's bits, and lanes the scalar code's but for Global sums. It
 // cost nothing measurable on Airfoil and the Poisson assembly, 3-5% on
 // MG-CFD's cycle.
