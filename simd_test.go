@@ -21,7 +21,8 @@ type simdOutcome struct {
 	res, r3, r5, direct []float64
 	mat                 []float64
 	rw, wr              []float64
-	f                   []float32
+	mth                 []float64
+	f, mf               []float32
 	n                   []int32
 	lo                  []float64
 	sum                 float64
@@ -33,7 +34,8 @@ type simdOutcome struct {
 // increments through a map of dims 4, 3 (rows of 2 and 1) and 5 (4 and
 // 1), direct RW, WRITE and INC, float and int data, a view, Globals read
 // and reduced (INC, MIN, MAX), MIN through a map, an early return,
-// vector arguments (READ, INC, MIN), helper functions, a matrix
+// vector arguments (READ, INC, MIN), helper functions, math functions
+// called through SIMD clones, a matrix
 // argument, RW and WRITE through a map (one map entry and a vector
 // argument; WRITE leaving a component as it was), whose chunks conflict
 // where consecutive edges share a cell, and a C++ kernel.
@@ -133,6 +135,23 @@ void helped(const double **x, const double *w, double **acc) {
   for (int k = 0; k < 3; k++) { double t = v[0][k]; v[0][k] = v[1][k] * (*w); v[1][k] = t - (*w); }
 }`, "swap")
 	check(t, op2.ParLoop(swap, edges, w.Arg(op2.Read), rw.ArgVec(op2.RW, ecell)))
+	// Math functions the compiler cannot vectorise, which the lanes call
+	// through SIMD clones, a float form among them; the calls with a
+	// constant argument stay the functions' own, which GCC folds (cbrt)
+	// or simplifies (pow(a, 2.0) is a*a) as in the scalar code. (GCC
+	// folds cbrt correctly rounded; glibc's cbrt of 1.0001262785705265
+	// is 1 ulp below that.)
+	mth := must(op2.NewDat[float64](edges, 3, nil, "mth"))
+	mf := must(op2.NewDat[float32](edges, 1, nil, "mf"))
+	mathk := op2.NewKernel(`#include <math.h>
+void mathk(const double *w, const double *q1, double *m, float *f) {
+  double a = fabs(*w) + 0.5;
+  m[0] = cbrt(a) / q1[0] + pow(a, 2.0) / q1[1] + cbrt(1.0001262785705265) / a;
+  m[1] = exp(-a / q1[2]) + atan2(q1[3], a) / q1[0] + sin(-a) / q1[1];
+  m[2] = pow(q1[1], a) / sqrt(a) + log1p(a) / q1[2] + fmod(q1[3] * 100, 7.5);
+  f[0] = expf((float)a / 4.0f) / (float)q1[0];
+}`, "mathk")
+	check(t, op2.ParLoop(mathk, edges, w.Arg(op2.Read), q.ArgMap(op2.Read, ecell, 0), mth.Arg(op2.Write), mf.Arg(op2.Write)))
 	// A C++ kernel: a template, a namespace, std:: math, auto.
 	cxx := op2.NewKernel(`#include <cmath>
 template <typename T> static inline T half(T a) { return a / 2; }
@@ -146,7 +165,7 @@ void cxxflux(const double *q1, const double *q2, const double *w, double *r1, do
 }`, "cxxflux").CXX()
 	check(t, op2.ParLoop(cxx, edges, q.ArgMap(op2.Read, ecell, 0), q.ArgMap(op2.Read, ecell, 1), w.Arg(op2.Read),
 		res.ArgMap(op2.Inc, ecell, 0), res.ArgMap(op2.Inc, ecell, 1)))
-	return simdOutcome{res: res.Data(), r3: r3.Data(), r5: r5.Data(), direct: direct.Data(), mat: mat, rw: rw.Data(), wr: wr.Data(), f: f.Data(), n: n.Data(),
+	return simdOutcome{res: res.Data(), r3: r3.Data(), r5: r5.Data(), direct: direct.Data(), mat: mat, rw: rw.Data(), wr: wr.Data(), mth: mth.Data(), f: f.Data(), mf: mf.Data(), n: n.Data(),
 		lo: lo.Data(), sum: sum.Value(), minmax: [2]float64{mn.Value(), mx.Value()}}
 }
 
@@ -215,7 +234,7 @@ func sameWithin(t *testing.T, what string, want, got simdOutcome, tol float64, o
 		w, g []float64
 	}
 	cmps := []cmp{{"res", want.res, got.res}, {"r3", want.r3, got.r3}, {"r5", want.r5, got.r5}, {"direct", want.direct, got.direct}, {"lo", want.lo, got.lo},
-		{"matrix", want.mat, got.mat}}
+		{"matrix", want.mat, got.mat}, {"mth", want.mth, got.mth}}
 	if ordered {
 		cmps = append(cmps, cmp{"rw", want.rw, got.rw}, cmp{"wr", want.wr, got.wr})
 	}
@@ -226,7 +245,7 @@ func sameWithin(t *testing.T, what string, want, got simdOutcome, tol float64, o
 			}
 		}
 	}
-	if !slices.Equal(want.f, got.f) || !slices.Equal(want.n, got.n) || want.minmax != got.minmax {
+	if !slices.Equal(want.f, got.f) || !slices.Equal(want.mf, got.mf) || !slices.Equal(want.n, got.n) || want.minmax != got.minmax {
 		t.Fatalf("%s: float, int or min/max results differ from the scalar code's", what)
 	}
 	if math.Abs(want.sum-got.sum) > 1e-12*math.Abs(want.sum) {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -310,6 +312,9 @@ func TestAutoLanes(t *testing.T) {
 	f2 := m.dat("f2", m.edges, core.Float32, 1)
 	g := &core.Storage{Name: "g", Type: core.Float64, Dim: 1, Len: 1, ID: core.NewID()}
 	matArg := core.Arg{Data: m.dat("Kv", m.cells, core.Float64, 1), Map: m.ecell, Access: core.Inc, Kind: core.ArgMat, Mat: &core.MatArg{Col: m.ecell, RDim: 1, CDim: 1}}
+	// The cases whose lanes call math functions through SIMD clones:
+	// scalar code where GCC makes none (clonesHere).
+	cloned := map[string]bool{"cbrt_with_work": true, "expf_with_work": true, "sin_in_macro_with_work": true, "matrix_exp": true}
 	for _, c := range []struct {
 		name, src   string
 		args        []core.Arg
@@ -333,8 +338,19 @@ func TestAutoLanes(t *testing.T) {
 		{"std_sqrt", "void k(double *x) { *x = std::sqrt(*x) / 2; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"own_exp", "static double exp(double v) { return v + 1; }\nvoid k(double *x) { *x = exp(*x) / 2 / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"cbrt", "void k(double *x) { *x = 0.5 * cbrt(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		// A math function called in the kernel's own body, outside any
+		// branch, is called through its SIMD clones (mathClones): the
+		// loop's other work decides, as MG-CFD's mg_calc_dt.
+		{"cbrt_with_work", "void k(double *x) { *x = 0.5 * cbrt(*x) / (1 + *x) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
+		{"expf_with_work", "void k(float *x) { *x = expf(*x) / 2 / *x; }", []core.Arg{{Data: f, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
+		{"cbrt_in_branch", "void k(double *x) { if (*x > 0) *x = cbrt(*x) / (1 + *x) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"cbrt_conditional", "void k(double *x) { *x = *x > 0 ? cbrt(*x) / (1 + *x) / 3 : 0; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"cbrt_and_helper", "static double g(double v) { return cbrt(v); }\nvoid k(double *x) { *x = cbrt(*x) / g(*x) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"lgamma_with_work", "void k(double *x) { *x = lgamma(*x) / (1 + *x) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"exp_in_helper", "static double g(double v) { return exp(v); }\nvoid k(double *x) { *x = g(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"exp_in_helper_with_work", "static double g(double v) { return exp(v); }\nvoid k(double *x) { *x = g(*x) / 3 / *x; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"sin_in_macro", "#define F(v) (2 * sin(v))\nvoid k(double *x) { *x = F(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"sin_in_macro_with_work", "#define F(v) (2 * sin(v))\nvoid k(double *x) { *x = F(*x) / 3 / *x; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"sqrt_in_macro", "#define F(v) (2 * sqrt(v))\nvoid k(double *x) { *x = F(*x) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"pow", "void k(double *x) { *x = pow(*x, 3); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"ldexp", "void k(double *x) { *x = ldexp(*x / 3, 2) / 5; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
@@ -344,10 +360,11 @@ func TestAutoLanes(t *testing.T) {
 		// ran faster in lanes, as its 2-D and 3-D stiffness matrices
 		// (BenchmarkMass, BenchmarkStiffness, BenchmarkTetStiffness;
 		// docs/perf.md); a math function lanes would call lane by lane
-		// still keeps the scalar code.
+		// (in a helper) still keeps the scalar code.
 		{"matrix", "void k(const double *x, double *K) { K[0] = *x; }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg}, 64, 8},
 		{"matrix_avx", "void k(const double *x, double *K) { K[0] = *x / 2; }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg}, 32, 4},
-		{"matrix_exp", "void k(const double *x, double *K) { K[0] = exp(*x); }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg}, 64, 0},
+		{"matrix_exp", "void k(const double *x, double *K) { K[0] = exp(*x); }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg}, 64, 8},
+		{"matrix_exp_in_helper", "static double e(double v) { return exp(v); }\nvoid k(const double *x, double *K) { K[0] = e(*x); }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg}, 64, 0},
 		// Only the functions the kernel calls count: another kernel of
 		// the source calling exp, or a macro calling sin that only
 		// another function uses, leaves lanes; a helper the kernel
@@ -359,8 +376,12 @@ func TestAutoLanes(t *testing.T) {
 	} {
 		l := laneLoop(t, m, "#include <math.h>\n"+c.src, "k", c.args...)
 		v := Vectors{Loops: c.vectorBytes, Matrix: c.vectorBytes}
-		if got := AutoLanes(l, v); got != c.want {
-			t.Errorf("%s: AutoLanes(%+v) = %d, want %d", c.name, v, got, c.want)
+		want := c.want
+		if cloned[c.name] && !clonesHere {
+			want = 0
+		}
+		if got := AutoLanes(l, v); got != want {
+			t.Errorf("%s: AutoLanes(%+v) = %d, want %d", c.name, v, got, want)
 		}
 	}
 	// Intel's cores with AVX-512 (host.LaneBytes): 256-bit vectors for
@@ -434,4 +455,97 @@ void cxxflux(const double *q1, const double *q2, const double *w, double *r1, do
 	if err := SIMDCheck(ref); err == nil || !strings.Contains(err.Error(), "not a plain pointer") {
 		t.Fatalf("SIMDCheck of a reference parameter = %v, want an error saying it is not a plain pointer", err)
 	}
+}
+
+// TestLaneMathClones: a C kernel that calls math functions the compiler
+// cannot vectorise in its own body gets a lane form calling them through
+// functions with SIMD clones (mathClones), float forms too, but for calls
+// that GCC may fold or simplify (constant arguments, pow(x, 2.0)), which
+// stay the function's own, as in the scalar code; GCC on x86-64 then
+// vectorises the lanes and calls a vector form of each clone. A C++
+// kernel, a call in a branch or in a helper, gets none; nor does any
+// kernel off x86-64.
+func TestLaneMathClones(t *testing.T) {
+	m := newLaneMesh()
+	x := m.dat("x", m.edges, core.Float64, 2)
+	y := m.dat("y", m.edges, core.Float64, 2)
+	f := m.dat("f", m.edges, core.Float32, 1)
+	args := []core.Arg{{Data: x, Access: core.Read, Kind: core.ArgDirect}, {Data: y, Access: core.Write, Kind: core.ArgDirect},
+		{Data: f, Access: core.Write, Kind: core.ArgDirect}}
+	src := `#include <math.h>
+void k(const double *x, double *y, float *f) {
+  y[0] = cbrt(x[0]) / (1 + x[1]) + pow(x[0], 2.0) + cbrt(8.0) / x[1];
+  y[1] = pow(x[1], x[0]) / x[0] + atan2(x[0], x[1]) + fmod(x[1], 61.0);
+  f[0] = expf((float)x[0]) / 3.0f;
+}`
+	l := laneLoop(t, m, src, "k", args...)
+	if !clonesHere {
+		if got := laneCloneCalls(l); got != nil {
+			t.Fatalf("laneCloneCalls = %v on %s, want none", got, runtime.GOARCH)
+		}
+		return
+	}
+	if got := laneCloneCalls(l); len(got) != 5 || !got["cbrt"] || !got["pow"] || !got["atan2"] || !got["fmod"] || !got["expf"] {
+		t.Fatalf("laneCloneCalls = %v, want cbrt, pow, atan2, fmod and expf", got)
+	}
+	for _, lanes := range LaneWidths {
+		src, err := SequentialLanes(l, lanes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []string{fmt.Sprintf("#pragma omp declare simd simdlen(%d)", lanes), "op2_lm_cbrt(x[0][op2_lane])", "op2_lm_pow(x[0][op2_lane], 2.0)",
+			"op2_lm_cbrt(8.0)", "op2_lm_atan2(", "op2_lm_expf(", "static __attribute__((noinline)) float op2_simd_expf(float op2_a)",
+			"(__builtin_constant_p(op2_a) && __builtin_constant_p(op2_b)) || (__builtin_constant_p(op2_a) && (op2_a == 0 ||"} {
+			if !strings.Contains(src, w) {
+				t.Errorf("%d lanes: the lane form lacks %q", lanes, w)
+			}
+		}
+		compiles(t, fmt.Sprintf("%d lanes", lanes), src)
+		asm := assemble(t, src)
+		for _, fn := range []string{"op2_simd_cbrt", "op2_simd_pow", "op2_simd_atan2", "op2_simd_fmod", "op2_simd_expf"} {
+			if !regexp.MustCompile(`call\s+_ZGV\w+_` + fn + `\b`).MatchString(asm) {
+				t.Errorf("%d lanes: no call of a vector form of %s", lanes, fn)
+			}
+		}
+	}
+	for _, c := range []struct{ name, src string }{
+		{"branch", "#include <math.h>\nvoid k(const double *x, double *y, float *f) { if (x[0] > 0) y[0] = cbrt(x[0]); }"},
+		{"helper", "#include <math.h>\nstatic double h(double v) { return exp(v); }\nvoid k(const double *x, double *y, float *f) { y[0] = h(x[0]); }"},
+	} {
+		l := laneLoop(t, m, c.src, "k", args...)
+		if got := laneCloneCalls(l); got != nil {
+			t.Errorf("%s: laneCloneCalls = %v, want none", c.name, got)
+		}
+		src, err := SequentialLanes(l, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(src, "op2_lm_") {
+			t.Errorf("%s: the lane form calls a clone", c.name)
+		}
+	}
+	l = laneLoop(t, m, "#include <cmath>\nvoid k(const double *x, double *y, float *f) { y[0] = std::cbrt(x[0]) / x[1] / 3; }", "k", args...)
+	l.Kernel.CXX = true
+	if got := laneCloneCalls(l); got != nil {
+		t.Errorf("C++: laneCloneCalls = %v, want none", got)
+	}
+}
+
+// assemble returns the assembly GCC makes of C source src with the host
+// backends' default flags and the simd pragma's.
+func assemble(t *testing.T, src string) string {
+	t.Helper()
+	cc, err := exec.LookPath("gcc")
+	if err != nil {
+		testreq.Skip(t, "cc", err)
+	}
+	f := filepath.Join(t.TempDir(), "lanes.c")
+	if err := os.WriteFile(f, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(cc, "-S", "-o", "-", "-O3", "-march=native", "-fno-math-errno", "-ffp-contract=off", "-fopenmp-simd", f).CombinedOutput()
+	if err != nil {
+		t.Fatalf("gcc -S: %v\n%s", err, out)
+	}
+	return string(out)
 }
