@@ -1277,9 +1277,9 @@ type Vectors struct {
 //     calls them through SIMD clones (laneCloneCalls: a C kernel whose own
 //     body, with no branch, makes every such call). Then the rest of the
 //     kernel runs on vectors and the other rules decide: MG-CFD's
-//     mg_calc_dt (cbrt, 5 divisions, 2 square roots) ran in 13.0 ns
-//     per node in lanes against 15.8 ns with the scalar code (AMD EPYC
-//     family 25, 8 lanes, op2bench -mgcfd-floor-only);
+//     mg_calc_dt (cbrt, 5 divisions, 2 square roots) ran in 13.0-14.5
+//     ns per node in lanes against 15.8-16.0 ns with the scalar code
+//     (AMD EPYC family 25, 8 lanes, op2bench -mgcfd-floor-only);
 //   - or does too little work that vectors speed up: fewer than two
 //     divisions and square roots (counted in those functions, macros
 //     expanded), no sum into a Global and no matrix argument. Measured
