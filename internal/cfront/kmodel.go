@@ -153,7 +153,13 @@ type Ops struct {
 	// Calls counts the calls of each function the source neither
 	// defines nor declares (math.h's; C++'s std::exp by its last name).
 	Calls map[string]int
+	// Branches counts the tokens that may make code conditional: if,
+	// ?, switch, while, do, &&, || and goto.
+	Branches int
 }
+
+// branchTokens are the tokens Ops.Branches counts.
+var branchTokens = map[string]bool{"if": true, "?": true, "switch": true, "while": true, "do": true, "&&": true, "||": true, "goto": true}
 
 // CountOps returns the Ops of the kernel k describes, read on the first
 // call and kept. A source the model cannot read counts nothing. Where a body cannot be
@@ -182,6 +188,8 @@ func readOps(k *core.KernelInfo) Ops {
 			switch {
 			case t.Text == "/":
 				o.Divisions++
+			case branchTokens[t.Text]:
+				o.Branches++
 			case i+1 < len(toks) && toks[i+1].Text == "(" && clex.IsIdentStart(t.Text[0]) && !m.Defined[t.Text] && !m.Declares(t.Text):
 				o.Calls[t.Text]++
 			}

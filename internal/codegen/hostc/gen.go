@@ -94,6 +94,11 @@ func (g *Gen) Prelude(l *core.Loop) {
 		g.Printf("extern const %s op2_cr_%s%s __asm__(\"%s\");\n", t, c.Name, dims, ConstSymbol(c))
 		g.Printf("#define %s op2_cr_%s\n", c.Name, c.Name)
 	}
+	var clones map[string]bool
+	if g.Lanes > 0 {
+		clones = laneCloneCalls(l)
+		g.Printf("%s", mathClones(clones, g.Lanes))
+	}
 	minMax := providedMinMax(l)
 	for _, m := range minMax {
 		op := map[string]string{"MIN": "<", "MAX": ">"}[m]
@@ -112,6 +117,7 @@ func (g *Gen) Prelude(l *core.Loop) {
 		}
 		g.Printf("%s\n", strictConstPop)
 	}
+	g.Printf("%s", mathUndefs(clones))
 	for _, c := range l.Consts {
 		g.Printf("#undef %s\n", c.Name)
 	}

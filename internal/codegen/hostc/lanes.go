@@ -31,7 +31,7 @@ import (
 // code. A C kernel's calls of math functions the compiler cannot
 // vectorise (cbrt, exp...) go through functions with SIMD clones, which
 // call the scalar function lane by lane, so that the rest of the kernel
-// still runs on vectors (mathClones). The elements left after the last
+// still runs on vectors (laneCloneCalls, mathClones). The elements left after the last
 // whole chunk run the scalar code. The tile forms (tiles.go) run each run of consecutive elements
 // of a tile as a range (RunsRangeLanes). In a loop over an extruded set
 // a chunk is consecutive layers of one column (extrudedLanes). C++
@@ -226,10 +226,6 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "#pragma GCC diagnostic push\n#pragma GCC diagnostic error \"-Wvla\"\n")
-	if calls := laneCloneCalls(l); calls != nil {
-		out.WriteString(mathClones(calls, lanes))
-		rewritten = callClones(rewritten, calls)
-	}
 	out.WriteString(h.out.String())
 	fmt.Fprintf(&out, "static inline __attribute__((always_inline)) void %s(%s, int op2_lane)\n%s\n", LaneName(l.Kernel.Name), strings.Join(decls, ", "), rewritten)
 	fmt.Fprintf(&out, "#pragma GCC diagnostic pop\n")
@@ -1146,58 +1142,59 @@ type mathFunc struct {
 	typ    string
 }
 
-// branchWords are the tokens of a kernel body that may make a call
-// conditional: GCC before 14 vectorises no loop with a conditional call
-// of a SIMD clone.
-var branchWords = map[string]bool{"if": true, "?": true, "switch": true, "while": true, "do": true, "&&": true, "||": true, "goto": true}
-
 // clonesHere says GCC makes SIMD clones on this machine: x86-64 (on
 // Arm, GCC before 14 makes none of 8 lanes).
 const clonesHere = runtime.GOARCH == "amd64"
 
 // laneCloneCalls returns the functions of clonedMath that the lane form
 // of l's kernel calls through their SIMD clones (mathClones), or nil
-// when it calls none so: when the kernel is C, its own body (macros
-// expanded) has every call of a function of scalarMath that the kernel
-// makes (cfront.CountOps), each of clonedMath, and no branch
-// (branchWords), on x86-64 (clonesHere). Each lane then calls the scalar function on its own
-// value, as the scalar code does, while the rest of the kernel runs on
-// vectors (MG-CFD's mg_calc_dt: cbrt).
+// when it calls none so. It calls them so, on x86-64 (clonesHere), when
+// the kernel is C, every function of scalarMath that it calls (in its
+// body or in a function of its source that it calls, directly or through
+// others: cfront.CountOps) is one of clonedMath, and those bodies have no
+// branch (Ops.Branches: GCC before 14 vectorises no loop with a
+// conditional call of a clone), and nothing in the source calls such a
+// function as a member (s.exp(x), which mathClones' macros would
+// change) or includes tgmath.h (whose macros they would replace), and no
+// constant has such a function's name. Each
+// lane then calls the scalar function on its own value, as the scalar
+// code does, while the rest of the kernel runs on vectors (MG-CFD's
+// mg_calc_dt: cbrt).
 func laneCloneCalls(l *core.Loop) map[string]bool {
 	info := l.Kernel.Info
 	if info == nil || l.Kernel.CXX || !clonesHere {
 		return nil
 	}
 	m, err := cfront.Model(info)
-	if err != nil {
+	if err != nil || strings.Contains(m.Src, "tgmath") {
 		return nil
 	}
-	body, err := cfront.Body(info)
-	if err != nil {
+	ops := cfront.CountOps(info)
+	if ops.Branches > 0 {
 		return nil
-	}
-	in := map[string]int{}
-	for i, t := range body.Tokens {
-		if branchWords[t.Text] {
-			return nil
-		}
-		if clonedMath[t.Text].params > 0 && i+1 < len(body.Tokens) && body.Tokens[i+1].Text == "(" && !m.Defined[t.Text] && !m.Declares(t.Text) &&
-			(i == 0 || (body.Tokens[i-1].Text != "." && body.Tokens[i-1].Text != "->")) {
-			in[t.Text]++
-		}
 	}
 	out := map[string]bool{}
-	for name, n := range cfront.CountOps(info).Calls {
+	for name := range ops.Calls {
 		if !scalarMath[name] {
 			continue
 		}
-		if in[name] != n {
+		if clonedMath[name].params == 0 {
 			return nil
 		}
 		out[name] = true
 	}
 	if len(out) == 0 {
 		return nil
+	}
+	for i := 1; i < len(m.Tokens); i++ {
+		if out[m.Tokens[i].Text] && (m.Tokens[i-1].Text == "." || m.Tokens[i-1].Text == "->") {
+			return nil
+		}
+	}
+	for _, c := range l.Consts {
+		if out[c.Name] {
+			return nil // the constant's macro is the name's (Prelude)
+		}
 	}
 	return out
 }
@@ -1211,7 +1208,12 @@ func laneCloneCalls(l *core.Loop) map[string]bool {
 // scalar code, so that it does so in the lanes too (every argument a
 // constant, or one argument a constant 0, ±1, 2 or ±0.5: pow(x, 2.0) is
 // x*x), else op2_simd_f. A call of f itself is not vectorised, so other
-// constant arguments (fmod(x, 61.0)) take the clones.
+// constant arguments (fmod(x, 61.0)) take the clones. A macro f then
+// makes every call of f op2_lm_f's, in the kernel's source and its lane
+// form (Prelude; mathUndefs ends it): in the source's functions the
+// kernel calls, and in the scalar code of the elements after the last
+// chunk, which calls f through op2_simd_f's scalar form, with the same
+// results.
 // Other compilers get no clones (Clang would call vector forms it does
 // not define).
 func mathClones(calls map[string]bool, lanes int) string {
@@ -1231,25 +1233,17 @@ func mathClones(calls map[string]bool, lanes int) string {
 		fmt.Fprintf(&b, "#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)\n#pragma omp declare simd simdlen(%d)\n#endif\n", lanes)
 		fmt.Fprintf(&b, "static __attribute__((noinline)) %s op2_simd_%s(%s) { return %s(%s); }\n", t, f, p, f, args)
 		fmt.Fprintf(&b, "static inline __attribute__((always_inline)) %s op2_lm_%s(%s) { return %s ? %s(%s) : op2_simd_%s(%s); }\n", t, f, p, constant, f, args, f, args)
+		fmt.Fprintf(&b, "#define %s(%s) op2_lm_%s(%s)\n", f, args, f, args)
 	}
 	return b.String()
 }
 
-// callClones returns code (a lane form's body) with each call of a
-// function of calls made a call of its op2_lm_ form (mathClones).
-func callClones(code string, calls map[string]bool) string {
-	toks := clex.Tokenize(code)
+// mathUndefs returns the C that ends mathClones' macros.
+func mathUndefs(calls map[string]bool) string {
 	var b strings.Builder
-	pos := 0
-	for i, t := range toks {
-		if !calls[t.Text] || i+1 >= len(toks) || toks[i+1].Text != "(" || (i > 0 && (toks[i-1].Text == "." || toks[i-1].Text == "->")) {
-			continue
-		}
-		b.WriteString(code[pos:t.Start])
-		b.WriteString("op2_lm_" + t.Text)
-		pos = t.End
+	for _, f := range slices.Sorted(maps.Keys(calls)) {
+		fmt.Fprintf(&b, "#undef %s\n", f)
 	}
-	b.WriteString(code[pos:])
 	return b.String()
 }
 
@@ -1274,8 +1268,8 @@ type Vectors struct {
 //     float forms, std::exp...), which glibc vectorises only under
 //     -ffast-math, so that each lane calls the scalar function in turn
 //     and nothing else of the kernel is vectorised, unless the lane form
-//     calls them through SIMD clones (laneCloneCalls: a C kernel whose own
-//     body, with no branch, makes every such call). Then the rest of the
+//     calls them through SIMD clones (laneCloneCalls: a C kernel that
+//     calls them outside branches). Then the rest of the
 //     kernel runs on vectors and the other rules decide: MG-CFD's
 //     mg_calc_dt (cbrt, 5 divisions, 2 square roots) ran in 13.0-14.5
 //     ns per node in lanes against 15.8-16.0 ns with the scalar code

@@ -314,7 +314,8 @@ func TestAutoLanes(t *testing.T) {
 	matArg := core.Arg{Data: m.dat("Kv", m.cells, core.Float64, 1), Map: m.ecell, Access: core.Inc, Kind: core.ArgMat, Mat: &core.MatArg{Col: m.ecell, RDim: 1, CDim: 1}}
 	// The cases whose lanes call math functions through SIMD clones:
 	// scalar code where GCC makes none (clonesHere).
-	cloned := map[string]bool{"cbrt_with_work": true, "expf_with_work": true, "sin_in_macro_with_work": true, "matrix_exp": true}
+	cloned := map[string]bool{"cbrt_with_work": true, "expf_with_work": true, "sin_in_macro_with_work": true, "matrix_exp": true,
+		"cbrt_and_helper": true, "exp_in_helper_with_work": true, "sin_macro_in_helper": true}
 	for _, c := range []struct {
 		name, src   string
 		args        []core.Arg
@@ -338,17 +339,23 @@ func TestAutoLanes(t *testing.T) {
 		{"std_sqrt", "void k(double *x) { *x = std::sqrt(*x) / 2; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"own_exp", "static double exp(double v) { return v + 1; }\nvoid k(double *x) { *x = exp(*x) / 2 / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"cbrt", "void k(double *x) { *x = 0.5 * cbrt(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
-		// A math function called in the kernel's own body, outside any
-		// branch, is called through its SIMD clones (mathClones): the
-		// loop's other work decides, as MG-CFD's mg_calc_dt.
+		// A math function the kernel calls, in its body or a helper,
+		// outside any branch, is called through its SIMD clones
+		// (mathClones): the loop's other work decides, as MG-CFD's
+		// mg_calc_dt. A branch anywhere the kernel reaches, a function
+		// without clones, or the name called as a member keep the
+		// scalar code.
 		{"cbrt_with_work", "void k(double *x) { *x = 0.5 * cbrt(*x) / (1 + *x) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"expf_with_work", "void k(float *x) { *x = expf(*x) / 2 / *x; }", []core.Arg{{Data: f, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"cbrt_in_branch", "void k(double *x) { if (*x > 0) *x = cbrt(*x) / (1 + *x) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"cbrt_conditional", "void k(double *x) { *x = *x > 0 ? cbrt(*x) / (1 + *x) / 3 : 0; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
-		{"cbrt_and_helper", "static double g(double v) { return cbrt(v); }\nvoid k(double *x) { *x = cbrt(*x) / g(*x) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"cbrt_and_helper", "static double g(double v) { return cbrt(v); }\nvoid k(double *x) { *x = cbrt(*x) / g(*x) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
+		{"cbrt_in_helper_branch", "static double g(double v) { return v > 0 ? cbrt(v) : 0; }\nvoid k(double *x) { *x = *x / g(*x) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"branch_in_helper", "static double g(double v) { if (v > 0) return v; return -v; }\nvoid k(double *x) { *x = cbrt(*x) / g(*x) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"exp_member", "struct ops { double (*exp)(double); };\nstatic double g(struct ops *o, double v) { return o->exp(v); }\nvoid k(double *x) { *x = exp(*x) / 3 / *x; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"lgamma_with_work", "void k(double *x) { *x = lgamma(*x) / (1 + *x) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"exp_in_helper", "static double g(double v) { return exp(v); }\nvoid k(double *x) { *x = g(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
-		{"exp_in_helper_with_work", "static double g(double v) { return exp(v); }\nvoid k(double *x) { *x = g(*x) / 3 / *x; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"exp_in_helper_with_work", "static double g(double v) { return exp(v); }\nvoid k(double *x) { *x = g(*x) / 3 / *x; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"sin_in_macro", "#define F(v) (2 * sin(v))\nvoid k(double *x) { *x = F(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"sin_in_macro_with_work", "#define F(v) (2 * sin(v))\nvoid k(double *x) { *x = F(*x) / 3 / *x; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"sqrt_in_macro", "#define F(v) (2 * sqrt(v))\nvoid k(double *x) { *x = F(*x) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
@@ -360,18 +367,19 @@ func TestAutoLanes(t *testing.T) {
 		// ran faster in lanes, as its 2-D and 3-D stiffness matrices
 		// (BenchmarkMass, BenchmarkStiffness, BenchmarkTetStiffness;
 		// docs/perf.md); a math function lanes would call lane by lane
-		// (in a helper) still keeps the scalar code.
+		// (in a branch) still keeps the scalar code.
 		{"matrix", "void k(const double *x, double *K) { K[0] = *x; }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg}, 64, 8},
 		{"matrix_avx", "void k(const double *x, double *K) { K[0] = *x / 2; }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg}, 32, 4},
 		{"matrix_exp", "void k(const double *x, double *K) { K[0] = exp(*x); }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg}, 64, 8},
-		{"matrix_exp_in_helper", "static double e(double v) { return exp(v); }\nvoid k(const double *x, double *K) { K[0] = e(*x); }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg}, 64, 0},
+		{"matrix_exp_in_branch", "void k(const double *x, double *K) { K[0] = *x > 0 ? exp(*x) : 1; }", []core.Arg{{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg}, 64, 0},
 		// Only the functions the kernel calls count: another kernel of
 		// the source calling exp, or a macro calling sin that only
 		// another function uses, leaves lanes; a helper the kernel
-		// calls whose macro calls sin does not.
+		// calls whose macro calls sin lets lanes call it through a clone.
 		{"exp_elsewhere", "static double e(double v) { return exp(v); }\nvoid other(double *x) { *x = e(*x); }\nvoid k(double *x) { *x = 1 / *x / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"sin_macro_elsewhere", "#define U(v) sin(v)\nstatic double u(double v) { return U(v); }\nstatic double h(double v) { return v / 3; }\nvoid k(double *x) { *x = h(*x) / 2; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
-		{"sin_macro_in_helper", "#define U(v) sin(v)\nstatic double u(double v) { return U(v) / 3; }\nstatic double h(double v) { return u(v) / 3; }\nvoid k(double *x) { *x = h(*x) / 2; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"sin_macro_in_helper", "#define U(v) sin(v)\nstatic double u(double v) { return U(v) / 3; }\nstatic double h(double v) { return u(v) / 3; }\nvoid k(double *x) { *x = h(*x) / 2; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
+		{"lgamma_macro_in_helper", "#define U(v) lgamma(v)\nstatic double u(double v) { return U(v) / 3; }\nstatic double h(double v) { return u(v) / 3; }\nvoid k(double *x) { *x = h(*x) / 2; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"divisions_elsewhere", "static double h(double v) { return v / 3 / 5; }\nvoid k(double *x) { *x = *x * 2; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 	} {
 		l := laneLoop(t, m, "#include <math.h>\n"+c.src, "k", c.args...)
@@ -458,13 +466,13 @@ void cxxflux(const double *q1, const double *q2, const double *w, double *r1, do
 }
 
 // TestLaneMathClones: a C kernel that calls math functions the compiler
-// cannot vectorise in its own body gets a lane form calling them through
-// functions with SIMD clones (mathClones), float forms too, but for calls
-// that GCC may fold or simplify (constant arguments, pow(x, 2.0)), which
-// stay the function's own, as in the scalar code; GCC on x86-64 then
-// vectorises the lanes and calls a vector form of each clone. A C++
-// kernel, a call in a branch or in a helper, gets none; nor does any
-// kernel off x86-64.
+// cannot vectorise gets a lane form calling them through
+// functions with SIMD clones (mathClones), float forms and calls in a
+// helper too, but for calls that GCC may fold or simplify (constant
+// arguments, pow(x, 2.0)), which stay the function's own, as in the
+// scalar code; GCC on x86-64 then vectorises the lanes and calls a vector
+// form of each clone. A C++ kernel, a call in a branch (of the kernel or
+// a helper), gets none; nor does any kernel off x86-64.
 func TestLaneMathClones(t *testing.T) {
 	m := newLaneMesh()
 	x := m.dat("x", m.edges, core.Float64, 2)
@@ -473,9 +481,10 @@ func TestLaneMathClones(t *testing.T) {
 	args := []core.Arg{{Data: x, Access: core.Read, Kind: core.ArgDirect}, {Data: y, Access: core.Write, Kind: core.ArgDirect},
 		{Data: f, Access: core.Write, Kind: core.ArgDirect}}
 	src := `#include <math.h>
+static double h(double v) { return log1p(v) / 3; }
 void k(const double *x, double *y, float *f) {
   y[0] = cbrt(x[0]) / (1 + x[1]) + pow(x[0], 2.0) + cbrt(8.0) / x[1];
-  y[1] = pow(x[1], x[0]) / x[0] + atan2(x[0], x[1]) + fmod(x[1], 61.0);
+  y[1] = pow(x[1], x[0]) / x[0] + atan2(x[0], x[1]) + fmod(x[1], 61.0) + h(x[1]);
   f[0] = expf((float)x[0]) / 3.0f;
 }`
 	l := laneLoop(t, m, src, "k", args...)
@@ -485,16 +494,17 @@ void k(const double *x, double *y, float *f) {
 		}
 		return
 	}
-	if got := laneCloneCalls(l); len(got) != 5 || !got["cbrt"] || !got["pow"] || !got["atan2"] || !got["fmod"] || !got["expf"] {
-		t.Fatalf("laneCloneCalls = %v, want cbrt, pow, atan2, fmod and expf", got)
+	if got := laneCloneCalls(l); len(got) != 6 || !got["cbrt"] || !got["pow"] || !got["atan2"] || !got["fmod"] || !got["expf"] || !got["log1p"] {
+		t.Fatalf("laneCloneCalls = %v, want cbrt, pow, atan2, fmod, expf and log1p", got)
 	}
 	for _, lanes := range LaneWidths {
 		src, err := SequentialLanes(l, lanes)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, w := range []string{fmt.Sprintf("#pragma omp declare simd simdlen(%d)", lanes), "op2_lm_cbrt(x[0][op2_lane])", "op2_lm_pow(x[0][op2_lane], 2.0)",
-			"op2_lm_cbrt(8.0)", "op2_lm_atan2(", "op2_lm_expf(", "static __attribute__((noinline)) float op2_simd_expf(float op2_a)",
+		for _, w := range []string{fmt.Sprintf("#pragma omp declare simd simdlen(%d)", lanes), "#define cbrt(op2_a) op2_lm_cbrt(op2_a)",
+			"#define pow(op2_a, op2_b) op2_lm_pow(op2_a, op2_b)", "#define log1p(op2_a) op2_lm_log1p(op2_a)", "#undef cbrt",
+			"static __attribute__((noinline)) float op2_simd_expf(float op2_a)",
 			"(__builtin_constant_p(op2_a) && __builtin_constant_p(op2_b)) || (__builtin_constant_p(op2_a) && (op2_a == 0 ||"} {
 			if !strings.Contains(src, w) {
 				t.Errorf("%d lanes: the lane form lacks %q", lanes, w)
@@ -502,7 +512,7 @@ void k(const double *x, double *y, float *f) {
 		}
 		compiles(t, fmt.Sprintf("%d lanes", lanes), src)
 		asm := assemble(t, src)
-		for _, fn := range []string{"op2_simd_cbrt", "op2_simd_pow", "op2_simd_atan2", "op2_simd_fmod", "op2_simd_expf"} {
+		for _, fn := range []string{"op2_simd_cbrt", "op2_simd_pow", "op2_simd_atan2", "op2_simd_fmod", "op2_simd_expf", "op2_simd_log1p"} {
 			if !regexp.MustCompile(`call\s+_ZGV\w+_` + fn + `\b`).MatchString(asm) {
 				t.Errorf("%d lanes: no call of a vector form of %s", lanes, fn)
 			}
@@ -510,7 +520,7 @@ void k(const double *x, double *y, float *f) {
 	}
 	for _, c := range []struct{ name, src string }{
 		{"branch", "#include <math.h>\nvoid k(const double *x, double *y, float *f) { if (x[0] > 0) y[0] = cbrt(x[0]); }"},
-		{"helper", "#include <math.h>\nstatic double h(double v) { return exp(v); }\nvoid k(const double *x, double *y, float *f) { y[0] = h(x[0]); }"},
+		{"branch in a helper", "#include <math.h>\nstatic double h(double v) { return v > 1 ? exp(v) : v; }\nvoid k(const double *x, double *y, float *f) { y[0] = h(x[0]); }"},
 	} {
 		l := laneLoop(t, m, c.src, "k", args...)
 		if got := laneCloneCalls(l); got != nil {
