@@ -1036,8 +1036,9 @@ func probeKernelName(src string) string {
 // per element runs in SIMD lanes alone (each lane sums its element's
 // terms first, then the lanes are added in element order). Next to a
 // loop whose kernel cannot have lanes (a parameter moved) or whose lanes
-// lose (it calls exp), a fused loop would run the scalar code, adding
-// each term to the Global in turn, and change its last bits (found by
+// lose (it calls exp and does little else), a fused loop would run the
+// scalar code, adding each term to the Global in turn, and change its
+// last bits (found by
 // the probe, seed 2; not a matter of contraction). Fusion keeps such a
 // loop in its lanes, here by not fusing: the Global is eager
 // execution's, bit for bit.

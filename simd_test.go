@@ -138,9 +138,9 @@ void helped(const double **x, const double *w, double **acc) {
 	// Math functions the compiler cannot vectorise, which the lanes call
 	// through SIMD clones, a float form and a helper's among them; the calls with a
 	// constant argument stay the functions' own, which GCC folds (cbrt)
-	// or simplifies (pow(a, 2.0) is a*a) as in the scalar code. (GCC
-	// folds cbrt correctly rounded; glibc's cbrt of 1.0001262785705265
-	// is 1 ulp below that.)
+	// or simplifies (pow(a, 2.0) is a*a, -sin(-x) sin(x), hypot(x, 0.0)
+	// fabs(x)) as in the scalar code. (GCC folds cbrt correctly rounded;
+	// glibc's cbrt of 1.0001262785705265 is 1 ulp below that.)
 	mth := must(op2.NewDat[float64](edges, 3, nil, "mth"))
 	mf := must(op2.NewDat[float32](edges, 1, nil, "mf"))
 	mathk := op2.NewKernel(`#include <math.h>
@@ -148,7 +148,7 @@ static double mh(double v) { return tanh(v) / 3; }
 void mathk(const double *w, const double *q1, double *m, float *f) {
   double a = fabs(*w) + 0.5;
   m[0] = cbrt(a) / q1[0] + pow(a, 2.0) / q1[1] + cbrt(1.0001262785705265) / a;
-  m[1] = exp(-a / q1[2]) + atan2(q1[3], a) / q1[0] + sin(-a) / q1[1];
+  m[1] = exp(-a / q1[2]) + atan2(q1[3], a) / q1[0] + sin(-a) / q1[1] - sin(-q1[2]) + pow(q1[2], 0.5) + hypot(q1[1], 0.0);
   m[2] = pow(q1[1], a) / sqrt(a) + log1p(a) / q1[2] + fmod(q1[3] * 100, 7.5) + mh(q1[0] - a);
   f[0] = expf((float)a / 4.0f) / (float)q1[0];
 }`, "mathk")

@@ -31,9 +31,10 @@ import (
 // code. A C kernel's calls of math functions the compiler cannot
 // vectorise (cbrt, exp...) go through functions with SIMD clones, which
 // call the scalar function lane by lane, so that the rest of the kernel
-// still runs on vectors (laneCloneCalls, mathClones). The elements left after the last
-// whole chunk run the scalar code. The tile forms (tiles.go) run each run of consecutive elements
-// of a tile as a range (RunsRangeLanes). In a loop over an extruded set
+// still runs on vectors (laneCloneCalls, mathClones). The elements left
+// after the last whole chunk run the scalar code. The tile forms
+// (tiles.go) run each run of consecutive elements of a tile as a range
+// (RunsRangeLanes). In a loop over an extruded set
 // a chunk is consecutive layers of one column (extrudedLanes). C++
 // kernels get lanes as C kernels do, compiled by the C++ compiler.
 //
@@ -1156,10 +1157,9 @@ const clonesHere = runtime.GOARCH == "amd64"
 // conditional call of a clone), and nothing in the source calls such a
 // function as a member (s.exp(x), which mathClones' macros would
 // change) or includes tgmath.h (whose macros they would replace), and no
-// constant has such a function's name. Each
-// lane then calls the scalar function on its own value, as the scalar
-// code does, while the rest of the kernel runs on vectors (MG-CFD's
-// mg_calc_dt: cbrt).
+// constant has such a function's name. Each lane then calls the scalar
+// function on its own value, as the scalar code does, while the rest of
+// the kernel runs on vectors (MG-CFD's mg_calc_dt: cbrt).
 func laneCloneCalls(l *core.Loop) map[string]bool {
 	info := l.Kernel.Info
 	if info == nil || l.Kernel.CXX || !clonesHere {
@@ -1206,16 +1206,19 @@ func laneCloneCalls(l *core.Loop) map[string]bool {
 // for each type), and op2_lm_f, which the lane form calls instead of f:
 // f itself where the compiler may fold or simplify the call in the
 // scalar code, so that it does so in the lanes too (every argument a
-// constant, or one argument a constant 0, ±1, 2 or ±0.5: pow(x, 2.0) is
-// x*x), else op2_simd_f. A call of f itself is not vectorised, so other
-// constant arguments (fmod(x, 61.0)) take the clones. A macro f then
+// constant, or one argument a constant 0, ±1 or 2: GCC 12 makes pow(x,
+// 2.0) x*x, pow(x, -1.0) 1/x, pow(1.0, y) 1 and hypot(x, 0.0) fabs(x),
+// but no other call with one constant argument), else op2_simd_f. A call
+// of f itself is not vectorised, so other constant arguments (fmod(x,
+// 61.0), pow(x, 0.5)) take the clones. GCC's rewrites of odd and even
+// functions (-sin(-x) is sin(x), cos(fabs(x)) cos(x)) assume what glibc's
+// functions give: the same bits either way. A macro f then
 // makes every call of f op2_lm_f's, in the kernel's source and its lane
 // form (Prelude; mathUndefs ends it): in the source's functions the
 // kernel calls, and in the scalar code of the elements after the last
 // chunk, which calls f through op2_simd_f's scalar form, with the same
-// results.
-// Other compilers get no clones (Clang would call vector forms it does
-// not define).
+// results. Other compilers get no clones (Clang would call vector forms
+// it does not define).
 func mathClones(calls map[string]bool, lanes int) string {
 	names := slices.Sorted(maps.Keys(calls))
 	var b strings.Builder
@@ -1224,7 +1227,7 @@ func mathClones(calls map[string]bool, lanes int) string {
 		params, args, constant := []string{t + " op2_a"}, "op2_a", "__builtin_constant_p(op2_a)"
 		if clonedMath[f].params == 2 {
 			special := func(v string) string {
-				return fmt.Sprintf("(__builtin_constant_p(%[1]s) && (%[1]s == 0 || %[1]s == 1 || %[1]s == -1 || %[1]s == 2 || %[1]s == 0.5 || %[1]s == -0.5))", v)
+				return fmt.Sprintf("(__builtin_constant_p(%[1]s) && (%[1]s == 0 || %[1]s == 1 || %[1]s == -1 || %[1]s == 2))", v)
 			}
 			params, args = append(params, t+" op2_b"), "op2_a, op2_b"
 			constant = fmt.Sprintf("(__builtin_constant_p(op2_a) && __builtin_constant_p(op2_b)) || %s || %s", special("op2_a"), special("op2_b"))
@@ -1269,8 +1272,8 @@ type Vectors struct {
 //     -ffast-math, so that each lane calls the scalar function in turn
 //     and nothing else of the kernel is vectorised, unless the lane form
 //     calls them through SIMD clones (laneCloneCalls: a C kernel that
-//     calls them outside branches). Then the rest of the
-//     kernel runs on vectors and the other rules decide: MG-CFD's
+//     calls them outside branches). Then the rest of the kernel runs
+//     on vectors and the other rules decide: MG-CFD's
 //     mg_calc_dt (cbrt, 5 divisions, 2 square roots) ran in 13.0-14.5
 //     ns per node in lanes against 15.8-16.0 ns with the scalar code
 //     (AMD EPYC family 25, 8 lanes, op2bench -mgcfd-floor-only);
