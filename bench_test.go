@@ -213,3 +213,45 @@ func BenchmarkRWThroughMap(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMathLanes: a direct loop whose kernel calls exp, pow and cbrt
+// besides divisions and a square root (a reaction rate and a state),
+// with the scalar code (SIMD off) and under SIMD auto, where its lanes
+// call the math functions through SIMD clones (hostc.mathClones) and run
+// the rest on vectors.
+func BenchmarkMathLanes(b *testing.B) {
+	const n = 1000000
+	k := `#include <math.h>
+void rate(const double *q, const double *T, double *w) {
+  double r = q[0], u = q[1] / r, v = q[2] / r;
+  double p = 0.4 * fabs(q[3] - 0.5 * r * (u * u + v * v));
+  double k = 1.5e6 * exp(-8000.0 / *T) * pow(*T / 300.0, 0.7);
+  w[0] = k * r / (1.0 + sqrt(p));
+  w[1] = cbrt(p / r);
+}`
+	defer op2.Configure(op2.Config{})
+	for _, simd := range []string{"off", "auto"} {
+		b.Run(simd, func(b *testing.B) {
+			check(b, op2.Configure(op2.Config{Backend: "sequential", SIMD: simd}))
+			elems := must(op2.NewSet(n, "elems"))
+			q0, t0 := make([]float64, 4*n), make([]float64, n)
+			for i := range n {
+				q0[4*i], q0[4*i+1], q0[4*i+2], q0[4*i+3] = 1+float64(i%7)/8, 0.1, -0.2, 2.5+float64(i%5)/4
+				t0[i] = 300 + float64(i%1000)
+			}
+			q := must(op2.NewDat(elems, 4, q0, "q"))
+			T := must(op2.NewDat(elems, 1, t0, "T"))
+			w := must(op2.NewDat[float64](elems, 2, nil, "w"))
+			kernel := op2.NewKernel(k, "rate")
+			check(b, op2.ParLoop(kernel, elems, q.Arg(op2.Read), T.Arg(op2.Read), w.Arg(op2.Write)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := op2.ParLoop(kernel, elems, q.Arg(op2.Read), T.Arg(op2.Read), w.Arg(op2.Write)); err != nil {
+					b.Fatal(err)
+				}
+				check(b, op2.Wait()) // lazy mode (the default) would only record it
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/elem")
+		})
+	}
+}

@@ -156,6 +156,9 @@ type Ops struct {
 	// Branches counts the tokens that may make code conditional: if,
 	// ?, switch, while, do, &&, || and goto.
 	Branches int
+	// LoopCalls counts, of Calls, those in a for statement (its header
+	// or its body).
+	LoopCalls map[string]int
 }
 
 // branchTokens are the tokens Ops.Branches counts.
@@ -178,20 +181,24 @@ func CountOps(k *core.KernelInfo) Ops {
 }
 
 func readOps(k *core.KernelInfo) Ops {
-	o := Ops{Calls: map[string]int{}}
+	o := Ops{Calls: map[string]int{}, LoopCalls: map[string]int{}}
 	m, err := Model(k)
 	if err != nil {
 		return o
 	}
 	count := func(toks []clex.Token) {
+		loop := inForStatements(toks)
 		for i, t := range toks {
 			switch {
 			case t.Text == "/":
 				o.Divisions++
-			case branchTokens[t.Text]:
-				o.Branches++
+			case branchTokens[t.Text], t.Text == "|" && i+1 < len(toks) && toks[i+1].Text == "|" && toks[i+1].Start == t.End:
+				o.Branches++ // (the tokens split || in two)
 			case i+1 < len(toks) && toks[i+1].Text == "(" && clex.IsIdentStart(t.Text[0]) && !m.Defined[t.Text] && !m.Declares(t.Text):
 				o.Calls[t.Text]++
+				if loop[i] {
+					o.LoopCalls[t.Text]++
+				}
 			}
 		}
 	}
@@ -217,6 +224,81 @@ func readOps(k *core.KernelInfo) Ops {
 		o.Calls[name]++
 	}
 	return o
+}
+
+// inForStatements reports, for each of toks, whether it is in a for
+// statement: its header, or its body (a block, another for statement,
+// or a statement up to its semicolon; an if, while or do body ends
+// there too, which only makes the span shorter).
+func inForStatements(toks []clex.Token) []bool {
+	in := make([]bool, len(toks))
+	// end returns the index of the last token of the statement that
+	// starts at token i.
+	var end func(i int) int
+	end = func(i int) int {
+		if i >= len(toks) {
+			return len(toks) - 1
+		}
+		open := ""
+		switch toks[i].Text {
+		case "{":
+			open = "{"
+		case "for":
+			h := closeOf(toks, i+1)
+			if h < 0 {
+				return len(toks) - 1
+			}
+			return end(h + 1)
+		}
+		depth := 0
+		for j := i; j < len(toks); j++ {
+			switch toks[j].Text {
+			case "(", "[", "{":
+				depth++
+			case ")", "]", "}":
+				depth--
+				if open == "{" && depth == 0 {
+					return j
+				}
+			case ";":
+				if open == "" && depth == 0 {
+					return j
+				}
+			}
+		}
+		return len(toks) - 1
+	}
+	for i, t := range toks {
+		if t.Text != "for" || in[i] {
+			continue
+		}
+		last := end(i)
+		for j := i; j <= last; j++ {
+			in[j] = true
+		}
+	}
+	return in
+}
+
+// closeOf returns the index of the token closing the bracket at toks[i]
+// ('(', '[' or '{'), or -1.
+func closeOf(toks []clex.Token, i int) int {
+	if i >= len(toks) {
+		return -1
+	}
+	depth := 0
+	for j := i; j < len(toks); j++ {
+		switch toks[j].Text {
+		case "(", "[", "{":
+			depth++
+		case ")", "]", "}":
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
 }
 
 // reachedBodies returns the tokens of the kernel's body and of the bodies

@@ -369,3 +369,40 @@ typedef struct { int x; } T1, *T2; struct S3 { int y; }; using T4 = int;
 		t.Errorf("MacroDefs %v, want HOSTMACRO and __CUDACC__", m.MacroDefs)
 	}
 }
+
+// TestKernelOpsBranchesAndLoops: Ops counts the tokens that may make code
+// conditional, in the kernel's body and the functions it calls, not in
+// comments or literals; and of the calls, those in a for statement:
+// its header or its body, a block, a statement or a nested for, but not
+// what follows it.
+func TestKernelOpsBranchesAndLoops(t *testing.T) {
+	for _, c := range []struct {
+		name, src      string
+		branches, loop int
+	}{
+		{"none", `void k(double *x) { /* if ? && */ const char *s = "if || ?"; *x = exp(*x) + s[0]; }`, 0, 0},
+		{"branches", `static double h(double v) { return v > 0 ? v : -v; }
+void k(double *x) { if (*x > 1 && *x < 2) *x = h(*x); do { *x /= 2; } while (*x > 1 || *x < -1); }`, 6, 0},
+		{"for block", `void k(double *x) { double s = 0; for (int i = 0; i < 3; i++) { s += exp(*x * i); } *x = exp(s); }`, 0, 1},
+		{"for statement", `void k(double *x) { double s = 0; for (int i = 0; i < 3; i++) s += cbrt(*x * i); *x = cbrt(s) + exp(s); }`, 0, 1},
+		{"nested for", `void k(double *x) { double s = 0; for (int i = 0; i < 3; i++) for (int j = 0; j < i; j++) s += pow(*x, i * j); *x = s; }`, 0, 1},
+		{"for header", `void k(double *x) { double s = 0; for (int i = 0; i < (int)exp(*x); i++) s += i; *x = s; }`, 0, 1},
+		{"in a helper", `static double h(double v) { double s = 0; for (int i = 0; i < 2; i++) s += sin(v * i); return s; }
+void k(double *x) { *x = h(*x) + sin(*x); }`, 0, 1},
+	} {
+		info, err := ParseKernel(c.src, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops := CountOps(info)
+		loop := 0
+		for name, n := range ops.LoopCalls {
+			if name != "for" { // for ( reads as a call
+				loop += n
+			}
+		}
+		if ops.Branches != c.branches || loop != c.loop {
+			t.Errorf("%s: %d branches, %d calls in for statements (%v), want %d and %d", c.name, ops.Branches, loop, ops.LoopCalls, c.branches, c.loop)
+		}
+	}
+}

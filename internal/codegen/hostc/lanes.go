@@ -1152,14 +1152,26 @@ const clonesHere = runtime.GOARCH == "amd64"
 // when it calls none so. It calls them so, on x86-64 (clonesHere), when
 // the kernel is C, every function of scalarMath that it calls (in its
 // body or in a function of its source that it calls, directly or through
-// others: cfront.CountOps) is one of clonedMath, and those bodies have no
-// branch (Ops.Branches: GCC before 14 vectorises no loop with a
-// conditional call of a clone), and nothing in the source calls such a
-// function as a member (s.exp(x), which mathClones' macros would
-// change) or includes tgmath.h (whose macros they would replace), and no
-// constant has such a function's name. Each lane then calls the scalar
-// function on its own value, as the scalar code does, while the rest of
-// the kernel runs on vectors (MG-CFD's mg_calc_dt: cbrt).
+// others: cfront.CountOps) is one of clonedMath, and
+//
+//   - those bodies have no branch (Ops.Branches: GCC before 14
+//     vectorises no loop with a conditional call of a clone) and make no
+//     such call in a for statement (Ops.LoopCalls: a loop GCC unrolls
+//     late may make an argument a constant only after op2_lm_f has
+//     chosen the clone, where the scalar code folds the call);
+//   - every mention of such a function in the source is a call, in a
+//     function's body, outside brackets and not of a member (s.exp(x)),
+//     in a body with no static, enum or _Static_assert (whose constant
+//     expressions GCC folds math calls into, not calls of op2_lm_f), and
+//     in no preprocessor directive: mathClones' macro replaces the name
+//     wherever it stands (a parameter or variable of that name, a
+//     function pointer, #ifdef exp);
+//   - the source does not include tgmath.h (whose macros the macro
+//     would replace), and no constant has such a function's name.
+//
+// Each lane then calls the scalar function on its own value, as the
+// scalar code does, while the rest of the kernel runs on vectors
+// (MG-CFD's mg_calc_dt: cbrt).
 func laneCloneCalls(l *core.Loop) map[string]bool {
 	info := l.Kernel.Info
 	if info == nil || l.Kernel.CXX || !clonesHere {
@@ -1178,7 +1190,7 @@ func laneCloneCalls(l *core.Loop) map[string]bool {
 		if !scalarMath[name] {
 			continue
 		}
-		if clonedMath[name].params == 0 {
+		if clonedMath[name].params == 0 || ops.LoopCalls[name] > 0 {
 			return nil
 		}
 		out[name] = true
@@ -1186,17 +1198,49 @@ func laneCloneCalls(l *core.Loop) map[string]bool {
 	if len(out) == 0 {
 		return nil
 	}
-	for i := 1; i < len(m.Tokens); i++ {
-		if out[m.Tokens[i].Text] && (m.Tokens[i-1].Text == "." || m.Tokens[i-1].Text == "->") {
-			return nil
-		}
-	}
 	for _, c := range l.Consts {
 		if out[c.Name] {
 			return nil // the constant's macro is the name's (Prelude)
 		}
 	}
+	if !onlyCalled(m, out) {
+		return nil
+	}
 	return out
+}
+
+// onlyCalled reports whether every mention in source m of a function of
+// names is a call in a function's body as laneCloneCalls requires.
+func onlyCalled(m *cfront.SourceModel, names map[string]bool) bool {
+	toks := m.SrcTokens
+	bracket := 0
+	for i, t := range toks {
+		switch t.Text {
+		case "[":
+			bracket++
+		case "]":
+			bracket--
+		}
+		if !names[t.Text] {
+			continue
+		}
+		if t.Start >= len(m.Code) || m.Code[t.Start] != t.Text[0] {
+			return false // in a directive (or an attribute)
+		}
+		if bracket > 0 || i == 0 || toks[i-1].Text == "." || toks[i-1].Text == "->" || i+1 >= len(toks) || toks[i+1].Text != "(" {
+			return false
+		}
+		def := slices.IndexFunc(m.Defs, func(d cfront.FuncDecl) bool { return d.BodyOpen >= 0 && d.BodyOpen < t.Start && t.Start < d.BodyClose })
+		if def < 0 {
+			return false
+		}
+		for _, u := range toks {
+			if u.Start > m.Defs[def].BodyOpen && u.Start < m.Defs[def].BodyClose && (u.Text == "static" || u.Text == "enum" || u.Text == "_Static_assert") {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // mathClones returns the C that declares, for each function f of calls,
@@ -1206,13 +1250,14 @@ func laneCloneCalls(l *core.Loop) map[string]bool {
 // for each type), and op2_lm_f, which the lane form calls instead of f:
 // f itself where the compiler may fold or simplify the call in the
 // scalar code, so that it does so in the lanes too (every argument a
-// constant, or one argument a constant 0, ±1 or 2: GCC 12 makes pow(x,
-// 2.0) x*x, pow(x, -1.0) 1/x, pow(1.0, y) 1 and hypot(x, 0.0) fabs(x),
-// but no other call with one constant argument), else op2_simd_f. A call
-// of f itself is not vectorised, so other constant arguments (fmod(x,
+// constant; GCC 12 also makes pow(x, 2.0) x*x, pow(x, 1.0) x, pow(x,
+// 0.0) 1, pow(x, -1.0) 1/x, pow(1.0, y) 1 and hypot(x, 0.0) fabs(x), but
+// no other call with one constant argument), else op2_simd_f. A call of
+// f itself is not vectorised, so other constant arguments (fmod(x,
 // 61.0), pow(x, 0.5)) take the clones. GCC's rewrites of odd and even
 // functions (-sin(-x) is sin(x), cos(fabs(x)) cos(x)) assume what glibc's
-// functions give: the same bits either way. A macro f then
+// functions give: the same bits either way. A macro f (object-like, so
+// that the compiler, not the preprocessor, reads the arguments) then
 // makes every call of f op2_lm_f's, in the kernel's source and its lane
 // form (Prelude; mathUndefs ends it): in the source's functions the
 // kernel calls, and in the scalar code of the elements after the last
@@ -1226,17 +1271,20 @@ func mathClones(calls map[string]bool, lanes int) string {
 		t := clonedMath[f].typ
 		params, args, constant := []string{t + " op2_a"}, "op2_a", "__builtin_constant_p(op2_a)"
 		if clonedMath[f].params == 2 {
-			special := func(v string) string {
-				return fmt.Sprintf("(__builtin_constant_p(%[1]s) && (%[1]s == 0 || %[1]s == 1 || %[1]s == -1 || %[1]s == 2))", v)
-			}
 			params, args = append(params, t+" op2_b"), "op2_a, op2_b"
-			constant = fmt.Sprintf("(__builtin_constant_p(op2_a) && __builtin_constant_p(op2_b)) || %s || %s", special("op2_a"), special("op2_b"))
+			constant = "(__builtin_constant_p(op2_a) && __builtin_constant_p(op2_b))"
+			switch strings.TrimSuffix(f, "f") {
+			case "pow":
+				constant += " || (__builtin_constant_p(op2_b) && (op2_b == 0 || op2_b == 1 || op2_b == -1 || op2_b == 2)) || (__builtin_constant_p(op2_a) && op2_a == 1)"
+			case "hypot":
+				constant += " || (__builtin_constant_p(op2_a) && op2_a == 0) || (__builtin_constant_p(op2_b) && op2_b == 0)"
+			}
 		}
 		p := strings.Join(params, ", ")
 		fmt.Fprintf(&b, "#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)\n#pragma omp declare simd simdlen(%d)\n#endif\n", lanes)
 		fmt.Fprintf(&b, "static __attribute__((noinline)) %s op2_simd_%s(%s) { return %s(%s); }\n", t, f, p, f, args)
 		fmt.Fprintf(&b, "static inline __attribute__((always_inline)) %s op2_lm_%s(%s) { return %s ? %s(%s) : op2_simd_%s(%s); }\n", t, f, p, constant, f, args, f, args)
-		fmt.Fprintf(&b, "#define %s(%s) op2_lm_%s(%s)\n", f, args, f, args)
+		fmt.Fprintf(&b, "#define %s op2_lm_%s\n", f, f)
 	}
 	return b.String()
 }

@@ -314,8 +314,8 @@ func TestAutoLanes(t *testing.T) {
 	matArg := core.Arg{Data: m.dat("Kv", m.cells, core.Float64, 1), Map: m.ecell, Access: core.Inc, Kind: core.ArgMat, Mat: &core.MatArg{Col: m.ecell, RDim: 1, CDim: 1}}
 	// The cases whose lanes call math functions through SIMD clones:
 	// scalar code where GCC makes none (clonesHere).
-	cloned := map[string]bool{"cbrt_with_work": true, "expf_with_work": true, "sin_in_macro_with_work": true, "matrix_exp": true,
-		"cbrt_and_helper": true, "exp_in_helper_with_work": true, "sin_macro_in_helper": true}
+	cloned := map[string]bool{"cbrt_with_work": true, "expf_with_work": true, "matrix_exp": true, "cbrt_and_helper": true,
+		"exp_in_helper_with_work": true, "cbrt_after_for": true}
 	for _, c := range []struct {
 		name, src   string
 		args        []core.Arg
@@ -343,7 +343,10 @@ func TestAutoLanes(t *testing.T) {
 		// outside any branch, is called through its SIMD clones
 		// (mathClones): the loop's other work decides, as MG-CFD's
 		// mg_calc_dt. A branch anywhere the kernel reaches, a function
-		// without clones, or the name called as a member keep the
+		// without clones, a call in a for statement, or a mention of the
+		// name other than a call in a function body with no constant
+		// expression GCC might fold it into (a member, a parameter, a
+		// static initializer, an array size or subscript, a directive) keep the
 		// scalar code.
 		{"cbrt_with_work", "void k(double *x) { *x = 0.5 * cbrt(*x) / (1 + *x) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"expf_with_work", "void k(float *x) { *x = expf(*x) / 2 / *x; }", []core.Arg{{Data: f, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
@@ -357,7 +360,13 @@ func TestAutoLanes(t *testing.T) {
 		{"exp_in_helper", "static double g(double v) { return exp(v); }\nvoid k(double *x) { *x = g(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"exp_in_helper_with_work", "static double g(double v) { return exp(v); }\nvoid k(double *x) { *x = g(*x) / 3 / *x; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"sin_in_macro", "#define F(v) (2 * sin(v))\nvoid k(double *x) { *x = F(*x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
-		{"sin_in_macro_with_work", "#define F(v) (2 * sin(v))\nvoid k(double *x) { *x = F(*x) / 3 / *x; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
+		{"sin_in_macro_with_work", "#define F(v) (2 * sin(v))\nvoid k(double *x) { *x = F(*x) / 3 / *x; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"cbrt_in_for", "void k(double *x) { double s = 0; for (int q = 0; q < 17; q++) s += cbrt(0.7 * (q + 1)); *x = s / 3 / *x; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"cbrt_after_for", "void k(double *x) { double s = 0; for (int q = 0; q < 5; q++) s += q / *x; *x = cbrt(s) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
+		{"exp_parameter", "static double apply(double (*exp)(double), double v) { return exp(v); }\nstatic double twice(double v) { return 2 * v; }\nvoid k(double *x) { *x = exp(*x) / 3 / apply(twice, *x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"exp_static", "void k(double *x) { static const double e = exp(1.0); *x = exp(*x) / 3 / e; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"pow_in_brackets", "void k(double *x) { double t[(int)pow(2.0, 3.0)] = {0}; *x = pow(*x, 3.5) / 3 / (1 + t[0]); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"ifdef_cbrt", "#ifdef cbrt\n#endif\nvoid k(double *x) { *x = cbrt(*x) / 3 / *x; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"sqrt_in_macro", "#define F(v) (2 * sqrt(v))\nvoid k(double *x) { *x = F(*x) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"pow", "void k(double *x) { *x = pow(*x, 3); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"ldexp", "void k(double *x) { *x = ldexp(*x / 3, 2) / 5; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
@@ -375,10 +384,11 @@ func TestAutoLanes(t *testing.T) {
 		// Only the functions the kernel calls count: another kernel of
 		// the source calling exp, or a macro calling sin that only
 		// another function uses, leaves lanes; a helper the kernel
-		// calls whose macro calls sin lets lanes call it through a clone.
+		// calls whose macro calls sin does not (no clones for a function a
+		// directive names).
 		{"exp_elsewhere", "static double e(double v) { return exp(v); }\nvoid other(double *x) { *x = e(*x); }\nvoid k(double *x) { *x = 1 / *x / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"sin_macro_elsewhere", "#define U(v) sin(v)\nstatic double u(double v) { return U(v); }\nstatic double h(double v) { return v / 3; }\nvoid k(double *x) { *x = h(*x) / 2; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
-		{"sin_macro_in_helper", "#define U(v) sin(v)\nstatic double u(double v) { return U(v) / 3; }\nstatic double h(double v) { return u(v) / 3; }\nvoid k(double *x) { *x = h(*x) / 2; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
+		{"sin_macro_in_helper", "#define U(v) sin(v)\nstatic double u(double v) { return U(v) / 3; }\nstatic double h(double v) { return u(v) / 3; }\nvoid k(double *x) { *x = h(*x) / 2; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"lgamma_macro_in_helper", "#define U(v) lgamma(v)\nstatic double u(double v) { return U(v) / 3; }\nstatic double h(double v) { return u(v) / 3; }\nvoid k(double *x) { *x = h(*x) / 2; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"divisions_elsewhere", "static double h(double v) { return v / 3 / 5; }\nvoid k(double *x) { *x = *x * 2; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 	} {
@@ -502,10 +512,11 @@ void k(const double *x, double *y, float *f) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, w := range []string{fmt.Sprintf("#pragma omp declare simd simdlen(%d)", lanes), "#define cbrt(op2_a) op2_lm_cbrt(op2_a)",
-			"#define pow(op2_a, op2_b) op2_lm_pow(op2_a, op2_b)", "#define log1p(op2_a) op2_lm_log1p(op2_a)", "#undef cbrt",
+		for _, w := range []string{fmt.Sprintf("#pragma omp declare simd simdlen(%d)", lanes), "#define cbrt op2_lm_cbrt\n",
+			"#define pow op2_lm_pow\n", "#define log1p op2_lm_log1p\n", "#undef cbrt\n",
 			"static __attribute__((noinline)) float op2_simd_expf(float op2_a)",
-			"(__builtin_constant_p(op2_a) && __builtin_constant_p(op2_b)) || (__builtin_constant_p(op2_a) && (op2_a == 0 ||"} {
+			"(__builtin_constant_p(op2_a) && __builtin_constant_p(op2_b)) || (__builtin_constant_p(op2_b) && (op2_b == 0 ||",
+			"{ return (__builtin_constant_p(op2_a) && __builtin_constant_p(op2_b)) ? atan2(op2_a, op2_b) : op2_simd_atan2(op2_a, op2_b); }"} {
 			if !strings.Contains(src, w) {
 				t.Errorf("%d lanes: the lane form lacks %q", lanes, w)
 			}
@@ -518,11 +529,42 @@ void k(const double *x, double *y, float *f) {
 			}
 		}
 	}
+	// Arguments the preprocessor would split or a macro supplies: the
+	// compiler reads them (the macros are object-like).
 	for _, c := range []struct{ name, src string }{
-		{"branch", "#include <math.h>\nvoid k(const double *x, double *y, float *f) { if (x[0] > 0) y[0] = cbrt(x[0]); }"},
-		{"branch in a helper", "#include <math.h>\nstatic double h(double v) { return v > 1 ? exp(v) : v; }\nvoid k(const double *x, double *y, float *f) { y[0] = h(x[0]); }"},
+		{"compound literal", "#include <math.h>\nvoid k(const double *x, double *y, float *f) { y[0] = pow((double[]){x[0], x[1]}[0], 3.5) / x[1] / 3; }"},
+		{"arguments from a macro", "#include <math.h>\n#define XY(p) p[0], p[1]\nvoid k(const double *x, double *y, float *f) { y[0] = atan2(XY(x)) / x[1] / 3; }"},
 	} {
 		l := laneLoop(t, m, c.src, "k", args...)
+		if got := laneCloneCalls(l); len(got) != 1 {
+			t.Errorf("%s: laneCloneCalls = %v, want one function", c.name, got)
+		}
+		src, err := SequentialLanes(l, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compiles(t, c.name, src)
+	}
+	// Kernels whose lanes would not vectorise a clone's call, could
+	// differ from the scalar code or would not compile with the macros:
+	// no clones, and lane forms that compile.
+	for _, c := range []struct{ name, src string }{
+		{"branch", "void k(const double *x, double *y, float *f) { if (x[0] > 0) y[0] = cbrt(x[0]); }"},
+		{"branch in a helper", "static double h(double v) { return v > 1 ? exp(v) : v; }\nvoid k(const double *x, double *y, float *f) { y[0] = h(x[0]); }"},
+		{"call in a for statement", "void k(const double *x, double *y, float *f) { double s = 0; for (int q = 0; q < 17; q++) s += cbrt(0.7 * (q + 1)) * x[1]; y[0] = s * x[0]; }"},
+		{"a parameter of the name", "static double twice(double v) { return 2 * v; }\nstatic double apply(double (*exp)(double), double v) { return exp(v); }\n" +
+			"void k(const double *x, double *y, float *f) { y[0] = exp(x[0]) / x[1] / 3 + apply(twice, x[1]); }"},
+		{"a local of the name", "static double twice(double v) { return 2 * v; }\nstatic double apply(double v) { double (*exp)(double) = twice; return exp(v); }\n" +
+			"void k(const double *x, double *y, float *f) { y[0] = exp(x[0]) / x[1] / 3 + apply(x[1]); }"},
+		{"static initializer", "void k(const double *x, double *y, float *f) { static const double e1 = exp(1.0); y[0] = exp(x[0]) / x[1] / 3 * e1; }"},
+		{"file-scope initializer", "static const double e1 = exp(1.0);\nvoid k(const double *x, double *y, float *f) { y[0] = exp(x[0]) / x[1] / 3 * e1; }"},
+		{"enum", "void k(const double *x, double *y, float *f) { enum { N = (int)exp(2.0) }; y[0] = exp(x[0]) / x[1] / N; }"},
+		{"subscript", "void k(const double *x, double *y, float *f) { double t[4] = {0}; t[(int)pow(2.0, 1.0)] = x[1]; y[0] = pow(x[0], 3.5) / x[1] / (3 + t[2]); }"},
+		{"member through a macro", "struct o { double (*exp)(double); };\n#define CALLM(o, fn, v) (o).fn(v)\nstatic double twice(double v) { return 2 * v; }\n" +
+			"void k(const double *x, double *y, float *f) { struct o s = {twice}; y[0] = exp(x[0]) / x[1] / 3 + CALLM(s, exp, x[1]); }"},
+		{"ifdef", "#ifdef cbrt\n#error cbrt\n#endif\nvoid k(const double *x, double *y, float *f) { y[0] = cbrt(x[0]) / x[1] / 3; }"},
+	} {
+		l := laneLoop(t, m, "#include <math.h>\n"+c.src, "k", args...)
 		if got := laneCloneCalls(l); got != nil {
 			t.Errorf("%s: laneCloneCalls = %v, want none", c.name, got)
 		}
@@ -533,6 +575,7 @@ void k(const double *x, double *y, float *f) {
 		if strings.Contains(src, "op2_lm_") {
 			t.Errorf("%s: the lane form calls a clone", c.name)
 		}
+		compiles(t, c.name, src)
 	}
 	l = laneLoop(t, m, "#include <cmath>\nvoid k(const double *x, double *y, float *f) { y[0] = std::cbrt(x[0]) / x[1] / 3; }", "k", args...)
 	l.Kernel.CXX = true
