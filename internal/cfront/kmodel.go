@@ -236,32 +236,28 @@ func inForStatements(toks []clex.Token) []bool {
 	// starts at token i.
 	var end func(i int) int
 	end = func(i int) int {
-		if i >= len(toks) {
+		switch {
+		case i >= len(toks):
+			return len(toks) - 1
+		case toks[i].Text == "{":
+			if c := closeOf(toks, i); c >= 0 {
+				return c
+			}
+			return len(toks) - 1
+		case toks[i].Text == "for":
+			if h := closeOf(toks, i+1); h >= 0 {
+				return end(h + 1)
+			}
 			return len(toks) - 1
 		}
-		open := ""
-		switch toks[i].Text {
-		case "{":
-			open = "{"
-		case "for":
-			h := closeOf(toks, i+1)
-			if h < 0 {
-				return len(toks) - 1
-			}
-			return end(h + 1)
-		}
-		depth := 0
-		for j := i; j < len(toks); j++ {
+		for j, depth := i, 0; j < len(toks); j++ {
 			switch toks[j].Text {
 			case "(", "[", "{":
 				depth++
 			case ")", "]", "}":
 				depth--
-				if open == "{" && depth == 0 {
-					return j
-				}
 			case ";":
-				if open == "" && depth == 0 {
+				if depth == 0 {
 					return j
 				}
 			}

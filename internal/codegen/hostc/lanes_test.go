@@ -164,18 +164,26 @@ void macros(const double *q1, const double *q2, const double *w, double *r1, dou
 // backends compile it.
 func compiles(t *testing.T, what, src string) {
 	t.Helper()
-	cc, err := exec.LookPath("gcc")
-	if err != nil {
-		testreq.Skip(t, "cc", err)
-	}
-	f := filepath.Join(t.TempDir(), "lanes.c")
-	if err := os.WriteFile(f, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cc, f := cSource(t, src)
 	out, err := exec.Command(cc, "-fsyntax-only", "-Wall", "-Werror", "-Wno-unused-variable", "-O3", "-march=native", "-fopenmp", f).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", what, err, out)
 	}
+}
+
+// cSource returns gcc's path and a file holding C source src; the test
+// skips where there is no gcc.
+func cSource(t *testing.T, src string) (cc, file string) {
+	t.Helper()
+	cc, err := exec.LookPath("gcc")
+	if err != nil {
+		testreq.Skip(t, "cc", err)
+	}
+	file = filepath.Join(t.TempDir(), "lanes.c")
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cc, file
 }
 
 // TestLaneKernelRefuses: loops whose elements could see each other's
@@ -588,14 +596,7 @@ void k(const double *x, double *y, float *f) {
 // backends' default flags and the simd pragma's.
 func assemble(t *testing.T, src string) string {
 	t.Helper()
-	cc, err := exec.LookPath("gcc")
-	if err != nil {
-		testreq.Skip(t, "cc", err)
-	}
-	f := filepath.Join(t.TempDir(), "lanes.c")
-	if err := os.WriteFile(f, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cc, f := cSource(t, src)
 	out, err := exec.Command(cc, "-S", "-o", "-", "-O3", "-march=native", "-fno-math-errno", "-ffp-contract=off", "-fopenmp-simd", f).CombinedOutput()
 	if err != nil {
 		t.Fatalf("gcc -S: %v\n%s", err, out)
