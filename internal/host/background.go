@@ -1,8 +1,6 @@
 package host
 
 import (
-	"sync/atomic"
-
 	"github.com/goop2/op2/internal/core"
 )
 
@@ -13,10 +11,10 @@ import (
 // into the disk cache (jit.Compiler.Precompile) as BuildLanes would, lanes
 // first and, if they fail to compile, the scalar code. Lanes that fail
 // where the scalar code compiles make s build no more lanes for loops of
-// the kernel's language, as BuildLanes does. The sources are generated
+// the kernel's language, as BuildLanes does (laneBuilds). The sources are generated
 // here; the job reads nothing of l.
 func PrepareLanes(s SIMD, ccs *Compilers, l *core.Loop, gen func(lanes int) (string, error), flags func(lanes int) []string) (func() error, error) {
-	return prepare(ccs, l, s.For(l), s.cannot, gen, flags)
+	return prepare(ccs, l, s.For(l), s.builds, gen, flags)
 }
 
 // PrepareWithLaneVariant is PrepareLanes for a build by WithLaneVariant
@@ -31,9 +29,9 @@ func PrepareWithLaneVariant(variant string, ccs *Compilers, l *core.Loop, gen fu
 }
 
 // prepare is PrepareLanes with the lanes to try first (0: the scalar
-// code only) and, when not nil, the flags that lanes failing to compile
-// set (SIMD.cannot).
-func prepare(ccs *Compilers, l *core.Loop, lanes int, cannot *[2]atomic.Bool, gen func(lanes int) (string, error), flags func(lanes int) []string) (func() error, error) {
+// code only) and, when not nil, the record of the lanes that compile and
+// fail to (SIMD.builds).
+func prepare(ccs *Compilers, l *core.Loop, lanes int, builds *laneBuilds, gen func(lanes int) (string, error), flags func(lanes int) []string) (func() error, error) {
 	cc, err := ccs.checked(l)
 	if err != nil {
 		return nil, err
@@ -42,6 +40,7 @@ func prepare(ccs *Compilers, l *core.Loop, lanes int, cannot *[2]atomic.Bool, ge
 	if lanes > 0 {
 		if src, err := gen(lanes); err == nil {
 			if cc.Ready(src, flags(lanes)...) {
+				builds.record(lang(l), true)
 				return nil, nil
 			}
 			laneSrc = src
@@ -61,13 +60,14 @@ func prepare(ccs *Compilers, l *core.Loop, lanes int, cannot *[2]atomic.Bool, ge
 		if laneSrc != "" {
 			err := cc.Precompile(laneSrc, syms, laneFlags...)
 			if err == nil {
+				builds.record(lang, true)
 				return nil
 			}
 			if scalarErr != nil {
 				return scalarErr
 			}
-			if err = cc.Precompile(scalar, syms, scalarFlags...); err == nil && cannot != nil {
-				cannot[lang].Store(true)
+			if err = cc.Precompile(scalar, syms, scalarFlags...); err == nil {
+				builds.record(lang, false)
 			}
 			return err
 		}

@@ -21,12 +21,45 @@ type SIMD struct {
 	Lanes int  // configured lanes: exec.AutoLanes, 0 (scalar), or one of hostc.LaneWidths
 	Off   bool // never lanes, not even tried by the tuner
 	Tune  bool // the tuner chooses each loop's variant (exec.Config.Tune)
-	// cannot[lang] is set once the compiler of a language (0: C, 1:
-	// C++; see lang) failed to build the lanes of a loop that can have
-	// them (BuildLanes): a compiler without lane support (GCC before
-	// 12). That language's loops are then built with the scalar code,
-	// and the tuner's lane variants fail to build.
-	cannot *[2]atomic.Bool
+	// builds records, per language, the lanes that compiled and failed
+	// (laneBuilds): once the compiler of a language (0: C, 1: C++; see
+	// lang) cannot build lanes (GCC before 12), that language's loops
+	// are built with the scalar code, and the tuner's lane variants
+	// fail to build.
+	builds *laneBuilds
+}
+
+// laneBuildFailures is how many loops' lanes must fail to compile where
+// their scalar code compiles, with no loop's lanes compiled, before a
+// compiler is taken to build none: one kernel whose lanes alone do not
+// compile (a variable-length array, refused in lanes) leaves the other
+// loops theirs.
+const laneBuildFailures = 2
+
+// laneBuilds is what a process saw of a compiler's lanes, per language
+// (lang): whether some loop's lanes compiled, and how many loops' lanes
+// failed to compile where their scalar code compiled.
+type laneBuilds struct {
+	built  [2]atomic.Bool
+	failed [2]atomic.Int32
+}
+
+// cannot reports whether the compiler of language lang builds no lanes:
+// none compiled and laneBuildFailures failed.
+func (b *laneBuilds) cannot(lang int) bool {
+	return b != nil && !b.built[lang].Load() && b.failed[lang].Load() >= laneBuildFailures
+}
+
+// record notes that the lanes of a loop of language lang compiled (ok),
+// or failed to where its scalar code compiled.
+func (b *laneBuilds) record(lang int, ok bool) {
+	switch {
+	case b == nil:
+	case ok:
+		b.built[lang].Store(true)
+	default:
+		b.failed[lang].Add(1)
+	}
 }
 
 // For returns the lanes loop l is built with: the configured count, or
@@ -35,7 +68,7 @@ type SIMD struct {
 // For returns (WithLanes).
 func (s SIMD) For(l *core.Loop) int {
 	switch {
-	case s.Off, s.cannot != nil && s.cannot[lang(l)].Load():
+	case s.Off, s.builds != nil && s.builds.cannot(lang(l)):
 		return 0
 	case s.Lanes == exec.AutoLanes:
 		return hostc.AutoLanes(l, VectorBytes())
@@ -83,7 +116,7 @@ func (s SIMD) KeepsOrder(fused, l *core.Loop) bool {
 	return true
 }
 
-// lang is the index in SIMD.cannot of loop l's language: 1 for a C++
+// lang is the index in laneBuilds of loop l's language: 1 for a C++
 // kernel, built by the C++ compiler, else 0.
 func lang(l *core.Loop) int {
 	if l.Kernel.CXX {
@@ -202,7 +235,7 @@ func ParseSIMD(s string) (SIMD, error) {
 	if err != nil {
 		return SIMD{}, err
 	}
-	return SIMD{Lanes: lanes, Off: off, cannot: new([2]atomic.Bool)}, nil
+	return SIMD{Lanes: lanes, Off: off, builds: new(laneBuilds)}, nil
 }
 
 // LaneVariant names the variant of lanes lanes: "scalar" for 0, else
@@ -263,20 +296,22 @@ func LaneFlags(lanes int) []string {
 }
 
 // BuildLanes returns build(s.For(l)), or build(0) (the scalar code) when
-// that is 0 or fails. When the lanes of a loop that can have them
-// (hostc.SIMDCheck) fail to build and its scalar code builds, the
-// compiler cannot build lanes: s then builds no more for loops of that
-// language (C, or C++: the compilers differ). (A kernel that does
-// not compile fails both, and says nothing about lanes.)
+// that is 0 or fails. When the lanes of loops that can have them
+// (hostc.SIMDCheck) fail to build where their scalar code builds, and no
+// loop's lanes built, the compiler cannot build lanes (laneBuilds): s
+// then builds no more for loops of that language (C, or C++: the
+// compilers differ). (A kernel that does not compile fails both, and
+// says nothing about lanes.)
 func BuildLanes[T any](s SIMD, l *core.Loop, build func(lanes int) (T, error)) (T, error) {
 	if lanes := s.For(l); lanes > 0 {
 		v, err := build(lanes)
 		if err == nil {
+			s.builds.record(lang(l), true)
 			return v, nil
 		}
 		v, err = build(0)
-		if err == nil && s.cannot != nil && hostc.SIMDCheck(l) == nil {
-			s.cannot[lang(l)].Store(true)
+		if err == nil && hostc.SIMDCheck(l) == nil {
+			s.builds.record(lang(l), false)
 		}
 		return v, err
 	}

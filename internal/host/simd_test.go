@@ -42,10 +42,12 @@ func TestTileLanes(t *testing.T) {
 	}
 }
 
-// TestBuildLanesFailures: when a loop's lanes fail to build but its
-// scalar code builds, the compiler cannot build lanes and later loops of
-// its language (C or C++) get none; a kernel that fails both ways (it does not compile) leaves lanes
-// on for the loops after it.
+// TestBuildLanesFailures: when loops' lanes fail to build but their
+// scalar code builds (laneBuildFailures of them) and no loop's lanes
+// built, the compiler cannot build lanes and later loops of its language
+// (C or C++) get none; once some loop's lanes built, failures leave
+// lanes on; a kernel that fails both ways (it does not compile) leaves
+// lanes on for the loops after it.
 func TestBuildLanesFailures(t *testing.T) {
 	src := `void k(const double *a, double *b) { b[0] = 2 * a[0]; }`
 	info, err := cfront.ParseKernel(src, "k")
@@ -79,23 +81,48 @@ func TestBuildLanesFailures(t *testing.T) {
 		}
 		return 1, nil
 	}
-	// The C++ compiler refuses lanes: C++ loops get none, C loops
-	// keep them.
+	// The C++ compiler refuses lanes twice (laneBuildFailures) and
+	// builds none: C++ loops get none, C loops keep them.
 	cxx := *l
 	kc := *l.Kernel
 	kc.CXX = true
 	cxx.Kernel = &kc
-	if v, err := BuildLanes(s, &cxx, noLanes); err != nil || v != 1 {
-		t.Fatalf("BuildLanes = %v, %v; want the scalar code", v, err)
+	for i := range laneBuildFailures {
+		if got := s.For(&cxx); got != 8 {
+			t.Fatalf("after the C++ compiler refused lanes %d times, C++ loops get %d lanes, want 8", i, got)
+		}
+		if v, err := BuildLanes(s, &cxx, noLanes); err != nil || v != 1 {
+			t.Fatalf("BuildLanes = %v, %v; want the scalar code", v, err)
+		}
 	}
 	if got, gotC := s.For(&cxx), s.For(l); got != 0 || gotC != 8 {
 		t.Fatalf("after the C++ compiler refused lanes, C++ loops get %d lanes and C loops %d, want 0 and 8", got, gotC)
 	}
-	if v, err := BuildLanes(s, l, noLanes); err != nil || v != 1 {
-		t.Fatalf("BuildLanes = %v, %v; want the scalar code", v, err)
+	for range laneBuildFailures {
+		if v, err := BuildLanes(s, l, noLanes); err != nil || v != 1 {
+			t.Fatalf("BuildLanes = %v, %v; want the scalar code", v, err)
+		}
 	}
 	if got := s.For(l); got != 0 {
 		t.Fatalf("after a compiler refused lanes, loops get %d lanes, want 0", got)
+	}
+	// Once some loop's lanes built, loops whose lanes alone fail (a
+	// kernel with a variable-length array) leave the others theirs.
+	s, err = ParseSIMD("8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lanesBuild := func(lanes int) (int, error) { return lanes, nil }
+	if v, err := BuildLanes(s, l, lanesBuild); err != nil || v != 8 {
+		t.Fatalf("BuildLanes = %v, %v; want 8 lanes", v, err)
+	}
+	for range laneBuildFailures + 1 {
+		if v, err := BuildLanes(s, l, noLanes); err != nil || v != 1 {
+			t.Fatalf("BuildLanes = %v, %v; want the scalar code", v, err)
+		}
+	}
+	if got := s.For(l); got != 8 {
+		t.Fatalf("after lanes built and then failed for other kernels, loops get %d lanes, want 8", got)
 	}
 }
 
