@@ -161,6 +161,11 @@ type Ops struct {
 	LoopCalls map[string]int
 }
 
+// callLike are the keywords a parenthesis may follow that Ops.Calls does
+// not count as calls.
+var callLike = map[string]bool{"for": true, "return": true, "sizeof": true, "_Alignof": true, "alignof": true,
+	"_Static_assert": true, "static_assert": true, "_Generic": true, "typeof": true, "__typeof__": true, "__attribute__": true}
+
 // branchTokens are the tokens Ops.Branches counts.
 var branchTokens = map[string]bool{"if": true, "?": true, "switch": true, "while": true, "do": true, "&&": true, "||": true, "goto": true}
 
@@ -192,9 +197,9 @@ func readOps(k *core.KernelInfo) Ops {
 			switch {
 			case t.Text == "/":
 				o.Divisions++
-			case branchTokens[t.Text], t.Text == "|" && i+1 < len(toks) && toks[i+1].Text == "|" && toks[i+1].Start == t.End:
-				o.Branches++ // (the tokens split || in two)
-			case i+1 < len(toks) && toks[i+1].Text == "(" && clex.IsIdentStart(t.Text[0]) && !m.Defined[t.Text] && !m.Declares(t.Text):
+			case branchTokens[t.Text]:
+				o.Branches++
+			case i+1 < len(toks) && toks[i+1].Text == "(" && clex.IsIdentStart(t.Text[0]) && !callLike[t.Text] && !m.Defined[t.Text] && !m.Declares(t.Text):
 				o.Calls[t.Text]++
 				if loop[i] {
 					o.LoopCalls[t.Text]++

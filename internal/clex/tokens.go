@@ -9,9 +9,9 @@ type Token struct {
 }
 
 // Tokenize splits code (comments and literals blanked, see Blank) into
-// tokens: identifiers and numbers, the punctuators -> ++ -- && and (C++)
-// :: as one token each, and every other non-space byte as a token of its
-// own.
+// tokens: identifiers and numbers, the punctuators -> ++ -- && || and
+// (C++) :: as one token each, and every other non-space byte as a token
+// of its own.
 func Tokenize(code string) []Token {
 	var out []Token
 	for i := 0; i < len(code); {
@@ -33,7 +33,7 @@ func Tokenize(code string) []Token {
 		n := 1
 		if i+1 < len(code) {
 			switch code[i : i+2] {
-			case "->", "++", "--", "&&", "::":
+			case "->", "++", "--", "&&", "||", "::":
 				n = 2
 			}
 		}

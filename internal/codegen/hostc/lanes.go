@@ -1213,6 +1213,17 @@ func laneCloneCalls(l *core.Loop) map[string]bool {
 // names is a call in a function's body as laneCloneCalls requires.
 func onlyCalled(m *cfront.SourceModel, names map[string]bool) bool {
 	toks := m.SrcTokens
+	// constExpr[d]: function d's body has a static, enum or
+	// _Static_assert.
+	constExpr := make([]bool, len(m.Defs))
+	for _, u := range toks {
+		if u.Text != "static" && u.Text != "enum" && u.Text != "_Static_assert" {
+			continue
+		}
+		if d := defAt(m, u.Start); d >= 0 {
+			constExpr[d] = true
+		}
+	}
 	bracket := 0
 	for i, t := range toks {
 		switch t.Text {
@@ -1230,17 +1241,17 @@ func onlyCalled(m *cfront.SourceModel, names map[string]bool) bool {
 		if bracket > 0 || i == 0 || toks[i-1].Text == "." || toks[i-1].Text == "->" || i+1 >= len(toks) || toks[i+1].Text != "(" {
 			return false
 		}
-		def := slices.IndexFunc(m.Defs, func(d cfront.FuncDecl) bool { return d.BodyOpen >= 0 && d.BodyOpen < t.Start && t.Start < d.BodyClose })
-		if def < 0 {
+		if d := defAt(m, t.Start); d < 0 || constExpr[d] {
 			return false
-		}
-		for _, u := range toks {
-			if u.Start > m.Defs[def].BodyOpen && u.Start < m.Defs[def].BodyClose && (u.Text == "static" || u.Text == "enum" || u.Text == "_Static_assert") {
-				return false
-			}
 		}
 	}
 	return true
+}
+
+// defAt returns the index in m.Defs of the function whose body holds
+// offset at, or -1.
+func defAt(m *cfront.SourceModel, at int) int {
+	return slices.IndexFunc(m.Defs, func(d cfront.FuncDecl) bool { return d.BodyOpen >= 0 && d.BodyOpen < at && at < d.BodyClose })
 }
 
 // mathClones returns the C that declares, for each function f of calls,
