@@ -1333,8 +1333,8 @@ type Vectors struct {
 //     calls them through SIMD clones (laneCloneCalls: a C kernel that
 //     calls them outside branches). Then the rest of the kernel runs
 //     on vectors and the other rules decide: MG-CFD's
-//     mg_calc_dt (cbrt, 5 divisions, 2 square roots) ran in 13.0-14.5
-//     ns per node in lanes against 15.8-16.0 ns with the scalar code
+//     mg_calc_dt (cbrt, 5 divisions, 2 square roots) ran in 12.8-14.5
+//     ns per node in lanes against 15.6-16.0 ns with the scalar code
 //     (AMD EPYC family 25, 8 lanes, op2bench -mgcfd-floor-only);
 //   - or does too little work that vectors speed up: fewer than two
 //     divisions and square roots (counted in those functions, macros
