@@ -92,9 +92,9 @@ inline void energy_kernel(const double *q, double &e) { kinetic(q[0], double(q[1
 }
 
 // TestCXXConstantsOnDevices: on cuda, constants reach a C++ kernel's
-// file-scope functions; code in a namespace or a member function that
-// uses one (or calls a function that takes them) is refused, naming the
-// kernel and the constant.
+// file-scope functions; code in a namespace, a member function or a
+// file-scope initializer that uses one (or calls a function that takes
+// them) is refused, naming the kernel and the constant.
 func TestCXXConstantsOnDevices(t *testing.T) {
 	set := must(op2.NewSet(4, "s"))
 	x := must(op2.NewDat[float64](set, 1, nil, "x"))
@@ -105,6 +105,8 @@ func TestCXXConstantsOnDevices(t *testing.T) {
 		{"namespace", "namespace ns { inline double f(double v) { return v * gain; } }\ninline void k(double &x) { x = ns::f(2); }", `uses constant "gain" outside its file-scope functions`},
 		{"member function", "struct S { double v; double g() const { return v * gain; } };\ninline void k(double &x) { S s{2}; x = s.g(); }", `uses constant "gain" outside its file-scope functions`},
 		{"call from a namespace", "static double f(double v) { return v * gain; }\nnamespace ns { inline double g(double v) { return f(v); } }\ninline void k(double &x) { x = ns::g(2); }", `calls its function "f" outside its file-scope functions`},
+		{"call in an initializer", "static double f(double v) { return v * gain; }\nstatic const double c = f(0) + 2;\ninline void k(double &x) { x = 3 * c; }", `calls its function "f" outside its file-scope functions`},
+		{"constant in a math call's initializer", "#include <cmath>\nstatic const double c = sqrt(gain * 0 + 36);\ninline void k(double &x) { x = c; }", `uses constant "gain" outside its file-scope functions`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -459,11 +459,19 @@ func ReadSource(src string) (*SourceModel, error) {
 	}
 
 	// Top-level declarations.
-	stmt := 0 // where the current top-level declaration starts
+	stmt := 0       // where the current top-level declaration starts
+	inInit := false // in a declarator's initializer: a name and '(' there is a call
 	for i := 0; i < len(code); {
 		c := code[i]
 		switch {
+		case c == '=':
+			inInit = true
+			i++
+		case c == ',':
+			inInit = false
+			i++
 		case c == ';':
+			inInit = false
 			if isConstTable(code[stmt:i]) {
 				u.ConstTables = append(u.ConstTables, clex.SkipSpace(code, stmt))
 				if star := lastTopStar(code[stmt:i]); star >= 0 {
@@ -497,6 +505,12 @@ func ReadSource(src string) (*SourceModel, error) {
 			if end < 0 {
 				return nil, fmt.Errorf("unbalanced parentheses after %q", name)
 			}
+			if inInit {
+				// static const double c = cbrt(3.0); calls cbrt and
+				// declares nothing of that name.
+				i = end + 1
+				continue
+			}
 			f := FuncDecl{Name: name, NameAt: i, ListStart: k + 1, ListEnd: end, BodyOpen: -1, BodyClose: -1}
 			list := strings.TrimSpace(code[k+1 : end])
 			f.EmptyList = list == "" || list == "void"
@@ -527,6 +541,7 @@ func ReadSource(src string) (*SourceModel, error) {
 				return nil, fmt.Errorf("unbalanced braces")
 			}
 			i = close + 1
+			inInit = false // = {...}, or a C++ operator='s body
 		case c >= '0' && c <= '9':
 			for i < len(code) && (clex.IsIdentChar(code[i]) || code[i] == '.') {
 				i++

@@ -191,6 +191,49 @@ void k(double *x, const real y[2], int) { x[0] = helper(y[0]) + SQ(x[1]) + w[N -
 	}
 }
 
+// TestReadSourceInitializerCalls: a call in a file-scope initializer
+// declares nothing (static const double c = cbrt(3.0) is no prototype
+// of cbrt), while a prototype after the initializer's comma, and a
+// function after a C++ operator='s body, are still read.
+func TestReadSourceInitializerCalls(t *testing.T) {
+	src := `static const double c = 2 * cbrt(3.0), d = (1, exp(1.0)), g(double);
+struct S { double v; };
+S &operator=(S &a, const S &b) { a.v = b.v; return a; }
+static const double w[2] = { pow(2.0, 3.0), 1 };
+double h(double v) { return v; }
+void k(double *x) { *x = cbrt(*x) + h(c); }
+`
+	u, err := ReadSource(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var defs, protos []string
+	for _, f := range u.Defs {
+		defs = append(defs, f.Name)
+	}
+	for _, f := range u.Protos {
+		protos = append(protos, f.Name)
+	}
+	if got, want := strings.Join(protos, " "), "g"; got != want {
+		t.Errorf("prototypes %q, want %q", got, want)
+	}
+	if got, want := strings.Join(defs, " "), "h k"; got != want {
+		t.Errorf("definitions %q, want %q", got, want)
+	}
+	for _, name := range []string{"cbrt", "exp", "pow"} {
+		if u.Declares(name) {
+			t.Errorf("Declares(%q)", name)
+		}
+	}
+	info, err := ParseKernel(src, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := CountOps(info).Calls["cbrt"]; n != 1 {
+		t.Errorf("%d calls of cbrt counted, want 1", n)
+	}
+}
+
 // TestReadSourceCXX: calls outside the file-scope functions (a member
 // function) are marked, and a member function's declaration named like
 // a file-scope function is no call.

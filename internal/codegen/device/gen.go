@@ -1079,7 +1079,7 @@ func constsOutsideFunctions(l *core.Loop, u *userSource, d *Dialect) error {
 	}
 	for _, c := range u.Calls {
 		if c.Outside {
-			return fmt.Errorf("the C++ kernel %q calls its function %q outside its file-scope functions (in a namespace or a struct's member function): with constants declared, its file-scope functions take them as a hidden parameter, which code there cannot pass; move that code to a file-scope function", l.Kernel.Name, c.Name)
+			return fmt.Errorf("the C++ kernel %q calls its function %q outside its file-scope functions (in a namespace, a struct's member function or a file-scope initializer): with constants declared, its file-scope functions take them as a hidden parameter, which code there cannot pass; move that code to a file-scope function", l.Kernel.Name, c.Name)
 		}
 	}
 	return nil
