@@ -27,6 +27,11 @@ type SIMD struct {
 	// are built with the scalar code, and the tuner's lane variants
 	// fail to build.
 	builds *laneBuilds
+	// Compilers are the backend's compilers, whose C compiler For asks
+	// whether it calls math functions' SIMD clones (hostc.CloneGuard:
+	// GCC on x86-64, not Clang). Without them (static generation) it is
+	// taken to, as the default compiler, cc, does on Debian.
+	Compilers *Compilers
 }
 
 // laneBuildFailures is how many loops' lanes must fail to compile where
@@ -71,9 +76,26 @@ func (s SIMD) For(l *core.Loop) int {
 	case s.Off, s.builds != nil && s.builds.cannot(lang(l)):
 		return 0
 	case s.Lanes == exec.AutoLanes:
-		return hostc.AutoLanes(l, VectorBytes())
+		v := VectorBytes()
+		v.Clones = s.callsClones(l)
+		return hostc.AutoLanes(l, v)
 	}
 	return s.Lanes
+}
+
+// callsClones reports whether the compiler of loop l's kernel calls math
+// functions' SIMD clones (Vectors.Clones): a C kernel's compiler for
+// which hostc.CloneGuard holds (asked once per compiler and flags:
+// jit.Compiler.Holds).
+func (s SIMD) callsClones(l *core.Loop) bool {
+	switch {
+	case l.Kernel.CXX:
+		return false
+	case s.Compilers == nil:
+		return true
+	}
+	ok, err := s.Compilers.C.Holds(hostc.CloneGuard)
+	return ok && err == nil
 }
 
 // Runs returns the lanes loop l's program runs with as configured: For's

@@ -2,11 +2,13 @@ package host
 
 import (
 	"errors"
+	"runtime"
 	"testing"
 
 	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/jit"
 )
 
 // TestTileLanes: a tile form has the lanes of its loop's eager calls: the
@@ -123,6 +125,45 @@ func TestBuildLanesFailures(t *testing.T) {
 	}
 	if got := s.For(l); got != 8 {
 		t.Fatalf("after lanes built and then failed for other kernels, loops get %d lanes, want 8", got)
+	}
+}
+
+// TestAutoLanesAskTheCompiler: under "auto", a C kernel whose lanes
+// would call cbrt through SIMD clones gets lanes where the backend's C
+// compiler calls clones (GCC on x86-64) and the scalar code where it
+// does not (one that defines __clang__, as Clang does, whose lanes would
+// call cbrt lane by lane and vectorise nothing).
+func TestAutoLanesAskTheCompiler(t *testing.T) {
+	src := "#include <math.h>\nvoid k(const double *a, double *b) { b[0] = cbrt(a[0]) / (1 + a[0]) / 3; }"
+	info, err := cfront.ParseKernel(src, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &core.Set{Name: "s", Core: 8, Owned: 8, Exec: 8, Total: 8, ID: core.NewID()}
+	dat := func(name string) *core.Storage {
+		return &core.Storage{Name: name, Type: core.Float64, Dim: 1, Set: set, Len: 8, ID: core.NewID()}
+	}
+	l := &core.Loop{Kernel: &core.Kernel{Name: "k", Source: src, Info: info, ID: core.NewID()}, Set: set,
+		Args: []core.Arg{{Data: dat("a"), Access: core.Read, Kind: core.ArgDirect}, {Data: dat("b"), Access: core.Write, Kind: core.ArgDirect}}}
+	l.Sig = core.Analyse(l)
+	v := VectorBytes()
+	v.Clones = true
+	gcc := hostc.AutoLanes(l, v)
+	if runtime.GOARCH == "amd64" && gcc == 0 {
+		t.Fatal("AutoLanes gives a kernel calling cbrt no lanes with clones")
+	}
+	for _, c := range []struct {
+		cc   string
+		want int
+	}{{"gcc", gcc}, {"gcc -D__clang__", 0}} {
+		s, err := ParseSIMD("auto")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Compilers = &Compilers{C: &jit.Compiler{CC: c.cc}}
+		if got := s.For(l); got != c.want {
+			t.Errorf("CC=%q: %d lanes, want %d", c.cc, got, c.want)
+		}
 	}
 }
 

@@ -349,16 +349,55 @@ func (c *Compiler) CheckFlags(source string) error {
 	v, _ := flagProbes.LoadOrStore(key, &flagProbe{})
 	p := v.(*flagProbe)
 	p.once.Do(func() {
-		lang := "c"
-		if c.CXX {
-			lang = "c++"
-		}
-		argv := append(append(append([]string{}, c.argv...), c.Flags...), "-c", "-o", os.DevNull, "-x", lang, "-")
+		argv := append(append(append([]string{}, c.argv...), c.Flags...), "-c", "-o", os.DevNull, "-x", c.sourceLang(), "-")
 		if out, err := run(argv, strings.NewReader("int op2_flags_probe;\n"), c.timeout()); err != nil {
 			p.err = fmt.Errorf("the %s compiler %q refuses the flags %s=%q: %v: %s", c.lang().name, c.CC, source, strings.Join(c.Flags, " "), err, strings.TrimSpace(string(out)))
 		}
 	})
 	return p.err
+}
+
+// Holds reports whether the preprocessor condition cond (the text of an
+// #if, e.g. "defined(__clang__)") holds for the compiler with its Flags,
+// so that Go code can decide as generated code's #if will. The answer is
+// kept per command, flags, condition and PATH: the first call runs the
+// preprocessor (milliseconds), later ones look it up.
+func (c *Compiler) Holds(cond string) (bool, error) {
+	if _, err := c.identity(); err != nil {
+		return false, err
+	}
+	key := cond + "\x00" + c.lang().name + "\x00" + strings.Join(c.argv, "\x00") + "\x00" + strings.Join(c.Flags, "\x00") + "\x00" + os.Getenv("PATH")
+	v, _ := condProbes.LoadOrStore(key, &condProbe{})
+	p := v.(*condProbe)
+	p.once.Do(func() {
+		argv := append(append(append([]string{}, c.argv...), c.Flags...), "-E", "-P", "-x", c.sourceLang(), "-")
+		src := "#if " + cond + "\nop2_condition_holds\n#endif\n"
+		out, err := run(argv, strings.NewReader(src), c.timeout())
+		if err != nil {
+			p.err = fmt.Errorf("the %s compiler %q could not evaluate #if %s: %v: %s", c.lang().name, c.CC, cond, err, strings.TrimSpace(string(out)))
+			return
+		}
+		p.holds = strings.Contains(string(out), "op2_condition_holds")
+	})
+	return p.holds, p.err
+}
+
+// condProbe is the outcome of evaluating one condition (Holds).
+type condProbe struct {
+	once  sync.Once
+	holds bool
+	err   error
+}
+
+// condProbes caches condProbe results.
+var condProbes sync.Map // string -> *condProbe
+
+// sourceLang is the -x language of the compiler's sources.
+func (c *Compiler) sourceLang() string {
+	if c.CXX {
+		return "c++"
+	}
+	return "c"
 }
 
 // flagProbe is the outcome of compiling with one set of flags.

@@ -356,3 +356,31 @@ func TestDefaultTimeout(t *testing.T) {
 		t.Errorf("timeout %v, want 1s", got)
 	}
 }
+
+// TestHolds: a preprocessor condition holds as the compiler, with its
+// flags, evaluates it; the answer is kept; a condition the preprocessor
+// refuses, or a compiler that is not there, is an error.
+func TestHolds(t *testing.T) {
+	c := newCompiler(t, "cc -DOP2_TEST_FLAG=2")
+	for _, x := range []struct {
+		cond string
+		want bool
+	}{
+		{"defined(__GNUC__)", true},
+		{"OP2_TEST_FLAG == 2 && defined(__x86_64__) == defined(__amd64__)", true},
+		{"defined(OP2_NOT_DEFINED)", false},
+		{"OP2_TEST_FLAG > 2", false},
+	} {
+		for range 2 {
+			if got, err := c.Holds(x.cond); err != nil || got != x.want {
+				t.Errorf("Holds(%q) = %v, %v; want %v", x.cond, got, err, x.want)
+			}
+		}
+	}
+	if _, err := c.Holds("(1"); err == nil || !strings.Contains(err.Error(), "#if (1") {
+		t.Errorf("Holds of a broken condition: %v", err)
+	}
+	if _, err := newCompiler(t, "op2-no-such-cc").Holds("1"); !errors.Is(err, ErrNoCompiler) {
+		t.Errorf("Holds without a compiler: %v, want ErrNoCompiler", err)
+	}
+}

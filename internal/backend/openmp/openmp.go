@@ -63,7 +63,7 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		simd.Tune = cfg.Tune
+		simd.Tune, simd.Compilers = cfg.Tune, cc
 		return &backend{cc: cc, threads: threads, owner: owner, simd: simd}, nil
 	})
 }

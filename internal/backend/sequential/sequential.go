@@ -31,7 +31,7 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		simd.Tune = cfg.Tune
+		simd.Tune, simd.Compilers = cfg.Tune, cc
 		return &backend{cc: cc, simd: simd}, nil
 	})
 }

@@ -1273,8 +1273,8 @@ func defAt(m *cfront.SourceModel, at int) int {
 // form (Prelude; mathUndefs ends it): in the source's functions the
 // kernel calls, and in the scalar code of the elements after the last
 // chunk, which calls f through op2_simd_f's scalar form, with the same
-// results. Other compilers get no clones (Clang would call vector forms
-// it does not define).
+// results. All of it is under CloneGuard: other compilers' lanes call f
+// itself.
 func mathClones(calls map[string]bool, lanes int) string {
 	names := slices.Sorted(maps.Keys(calls))
 	var b strings.Builder
@@ -1292,30 +1292,44 @@ func mathClones(calls map[string]bool, lanes int) string {
 			}
 		}
 		p := strings.Join(params, ", ")
-		fmt.Fprintf(&b, "#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)\n#pragma omp declare simd simdlen(%d)\n#endif\n", lanes)
+		fmt.Fprintf(&b, "#if %s\n#pragma omp declare simd simdlen(%d)\n", CloneGuard, lanes)
 		fmt.Fprintf(&b, "static __attribute__((noinline)) %s op2_simd_%s(%s) { return %s(%s); }\n", t, f, p, f, args)
 		fmt.Fprintf(&b, "static inline __attribute__((always_inline)) %s op2_lm_%s(%s) { return %s ? %s(%s) : op2_simd_%s(%s); }\n", t, f, p, constant, f, args, f, args)
-		fmt.Fprintf(&b, "#define %s op2_lm_%s\n", f, f)
+		fmt.Fprintf(&b, "#define %s op2_lm_%s\n#endif\n", f, f)
 	}
 	return b.String()
 }
 
 // mathUndefs returns the C that ends mathClones' macros.
 func mathUndefs(calls map[string]bool) string {
+	if len(calls) == 0 {
+		return ""
+	}
 	var b strings.Builder
+	fmt.Fprintf(&b, "#if %s\n", CloneGuard)
 	for _, f := range slices.Sorted(maps.Keys(calls)) {
 		fmt.Fprintf(&b, "#undef %s\n", f)
 	}
+	b.WriteString("#endif\n")
 	return b.String()
 }
 
-// Vectors are the widths, in bytes, of the vectors loops in lanes are
-// built for on a machine: Loops for a loop without a matrix argument,
-// Matrix for one with (see host.LaneBytes, which reads them from the
-// CPU).
+// Vectors are what loops in lanes are built for on a machine: the
+// widths, in bytes, of its vectors, Loops for a loop without a matrix
+// argument, Matrix for one with (see host.LaneBytes, which reads them
+// from the CPU), and whether its C compiler calls math functions' SIMD
+// clones (Clones: CloneGuard holds, GCC on x86-64).
 type Vectors struct {
 	Loops, Matrix int
+	Clones        bool
 }
+
+// CloneGuard is the preprocessor condition under which the lane form
+// calls math functions through SIMD clones (mathClones): GCC on x86-64.
+// Clang makes clones of `#pragma omp declare simd` functions but calls
+// none (Clang 15: a loop calling one is not vectorised at all), and GCC
+// before 14 makes none of 8 lanes on Arm.
+const CloneGuard = "defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)"
 
 // AutoLanes is the lane count of loop l under SIMD "auto" on a machine
 // whose vectors hold v's bytes (v.Matrix for a loop with a matrix
@@ -1330,8 +1344,8 @@ type Vectors struct {
 //     float forms, std::exp...), which glibc vectorises only under
 //     -ffast-math, so that each lane calls the scalar function in turn
 //     and nothing else of the kernel is vectorised, unless the lane form
-//     calls them through SIMD clones (laneCloneCalls: a C kernel that
-//     calls them outside branches). Then the rest of the kernel runs
+//     calls them through SIMD clones (v.Clones, and laneCloneCalls: a
+//     C kernel that calls them outside branches). Then the rest of the kernel runs
 //     on vectors and the other rules decide: MG-CFD's
 //     mg_calc_dt (cbrt, 5 divisions, 2 square roots) ran in 12.8-14.5
 //     ns per node in lanes against 15.6-16.0 ns with the scalar code
@@ -1383,7 +1397,10 @@ func AutoLanes(l *core.Loop, v Vectors) int {
 		// and the functions it calls, macros expanded, counted once per
 		// kernel (cfront.CountOps).
 		ops := cfront.CountOps(info)
-		cloned := laneCloneCalls(l)
+		var cloned map[string]bool
+		if v.Clones {
+			cloned = laneCloneCalls(l)
+		}
 		for name := range ops.Calls {
 			if scalarMath[name] && !cloned[name] {
 				return 0

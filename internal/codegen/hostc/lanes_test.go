@@ -321,7 +321,8 @@ func TestAutoLanes(t *testing.T) {
 	g := &core.Storage{Name: "g", Type: core.Float64, Dim: 1, Len: 1, ID: core.NewID()}
 	matArg := core.Arg{Data: m.dat("Kv", m.cells, core.Float64, 1), Map: m.ecell, Access: core.Inc, Kind: core.ArgMat, Mat: &core.MatArg{Col: m.ecell, RDim: 1, CDim: 1}}
 	// The cases whose lanes call math functions through SIMD clones:
-	// scalar code where GCC makes none (clonesHere).
+	// scalar code where GCC makes none (clonesHere) or the compiler calls
+	// none (Vectors.Clones false).
 	cloned := map[string]bool{"cbrt_with_work": true, "expf_with_work": true, "matrix_exp": true, "cbrt_and_helper": true,
 		"exp_in_helper_with_work": true, "cbrt_after_for": true}
 	for _, c := range []struct {
@@ -402,9 +403,17 @@ func TestAutoLanes(t *testing.T) {
 		{"divisions_elsewhere", "static double h(double v) { return v / 3 / 5; }\nvoid k(double *x) { *x = *x * 2; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 	} {
 		l := laneLoop(t, m, "#include <math.h>\n"+c.src, "k", c.args...)
-		v := Vectors{Loops: c.vectorBytes, Matrix: c.vectorBytes}
+		v := Vectors{Loops: c.vectorBytes, Matrix: c.vectorBytes, Clones: true}
 		want := c.want
 		if cloned[c.name] && !clonesHere {
+			want = 0
+		}
+		if got := AutoLanes(l, v); got != want {
+			t.Errorf("%s: AutoLanes(%+v) = %d, want %d", c.name, v, got, want)
+		}
+		// A compiler that calls no clones (Clang) keeps such a loop's
+		// scalar code.
+		if v.Clones = false; cloned[c.name] {
 			want = 0
 		}
 		if got := AutoLanes(l, v); got != want {
@@ -537,6 +546,11 @@ void k(const double *x, double *y, float *f) {
 				t.Errorf("%d lanes: no call of a vector form of %s", lanes, fn)
 			}
 		}
+		// A compiler CloneGuard excludes (Clang defines __clang__) reads
+		// none of it: its lanes call the functions themselves.
+		if asm := assemble(t, src, "-D__clang__"); strings.Contains(asm, "op2_simd_") || !regexp.MustCompile(`call\s+(cbrt|pow|log1p)\b`).MatchString(asm) {
+			t.Errorf("%d lanes with __clang__ defined: op2_simd_ functions, or no call of cbrt, pow or log1p\n%s", lanes, asm)
+		}
 	}
 	// Arguments the preprocessor would split or a macro supplies: the
 	// compiler reads them (the macros are object-like).
@@ -595,10 +609,10 @@ void k(const double *x, double *y, float *f) {
 
 // assemble returns the assembly GCC makes of C source src with the host
 // backends' default flags and the simd pragma's.
-func assemble(t *testing.T, src string) string {
+func assemble(t *testing.T, src string, flags ...string) string {
 	t.Helper()
 	cc, f := cSource(t, src)
-	out, err := exec.Command(cc, "-S", "-o", "-", "-O3", "-march=native", "-fno-math-errno", "-ffp-contract=off", "-fopenmp-simd", f).CombinedOutput()
+	out, err := exec.Command(cc, append(append([]string{"-S", "-o", "-", "-O3", "-march=native", "-fno-math-errno", "-ffp-contract=off", "-fopenmp-simd"}, flags...), f)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("gcc -S: %v\n%s", err, out)
 	}
