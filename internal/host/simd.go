@@ -86,10 +86,11 @@ func (s SIMD) For(l *core.Loop) int {
 // callsClones reports whether the compiler of loop l's kernel calls math
 // functions' SIMD clones (Vectors.Clones): a C kernel's compiler for
 // which hostc.CloneGuard holds (asked once per compiler and flags:
-// jit.Compiler.Holds).
+// jit.Compiler.Holds, which runs the preprocessor, some 10 ms; so only
+// for a kernel whose lanes would call clones).
 func (s SIMD) callsClones(l *core.Loop) bool {
 	switch {
-	case l.Kernel.CXX:
+	case l.Kernel.CXX || !hostc.CallsClones(l):
 		return false
 	case s.Compilers == nil:
 		return true

@@ -1324,6 +1324,11 @@ type Vectors struct {
 	Clones        bool
 }
 
+// CallsClones reports whether the lane form of loop l's kernel calls
+// math functions through SIMD clones where CloneGuard holds, so that
+// AutoLanes' answer depends on Vectors.Clones.
+func CallsClones(l *core.Loop) bool { return laneCloneCalls(l) != nil }
+
 // CloneGuard is the preprocessor condition under which the lane form
 // calls math functions through SIMD clones (mathClones): GCC on x86-64.
 // Clang makes clones of `#pragma omp declare simd` functions but calls
