@@ -618,7 +618,7 @@ func probeKernel(rng *rand.Rand, l probeLoop) string {
 					}
 					switch rng.IntN(5) {
 					case 4:
-						if rng.IntN(3) == 0 { // a math function without a vector form: no SIMD lanes
+						if rng.IntN(3) == 0 { // a math function without a vector form: lanes call it through SIMD clones where the kernel has no branch
 							fmt.Fprintf(&reads, "  s += exp(-fabs(%s)) * %s;\n", v, c3())
 						} else {
 							fmt.Fprintf(&reads, "  s = s * %s + %s * %s;\n", c3(), v, c3())
