@@ -34,7 +34,9 @@ var ErrBackendUnavailable = core.ErrBackendUnavailable
 // check runs once per command and PATH in a process. The first loop of a
 // C++ kernel (Kernel.CXX) on a host backend returns an error matching it
 // when the C++ compiler command (Config.CXX, $CXX, else "g++") cannot be
-// used.
+// used; a loop on the openmp backend whose build fails returns an error
+// matching it (and a *CompileError) when the compiler cannot build
+// OpenMP code at all (Clang without libomp-dev), saying what to install.
 var ErrNoCompiler = jit.ErrNoCompiler
 
 // CompileError reports that the C compiler rejected the code generated for

@@ -70,6 +70,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -382,7 +383,30 @@ func (c *Compiler) Holds(cond string) (bool, error) {
 	return p.holds, p.err
 }
 
-// condProbe is the outcome of evaluating one condition (Holds).
+// checkOpenMP reports whether the compiler, with its Flags and
+// -fopenmp, builds a library calling the OpenMP runtime: after a build
+// with -fopenmp failed, so that a compiler without its OpenMP runtime
+// (Clang without libomp-dev) is named as the cause, with what to
+// install, rather than leaving a missing omp.h to the compiler's
+// messages. Kept per command, flags and PATH, as Holds.
+func (c *Compiler) checkOpenMP() error {
+	key := "openmp\x00" + c.lang().name + "\x00" + strings.Join(c.argv, "\x00") + "\x00" + strings.Join(c.Flags, "\x00") + "\x00" + os.Getenv("PATH")
+	v, _ := condProbes.LoadOrStore(key, &condProbe{})
+	p := v.(*condProbe)
+	p.once.Do(func() {
+		lib := c.Cache.TempPath("omp", ".so")
+		defer os.Remove(lib)
+		argv := append(append(append([]string{}, c.argv...), c.Flags...), "-fopenmp", "-fPIC", "-shared", "-o", lib, "-x", c.sourceLang(), "-")
+		src := "#include <omp.h>\nint op2_openmp_probe(void) { return omp_get_max_threads(); }\n"
+		if out, err := run(argv, strings.NewReader(src), c.timeout()); err != nil {
+			p.err = fmt.Errorf("the %s compiler %q cannot build OpenMP code (-fopenmp), which the openmp backend needs: a library calling omp_get_max_threads does not build: %v: %s (install the compiler's OpenMP runtime: for Clang, `apt-get install libomp-dev`; GCC's, libgomp, comes with gcc; or set %s to GCC, or use the sequential backend)", c.lang().name, c.CC, err, strings.TrimSpace(string(out)), c.lang().env)
+		}
+	})
+	return p.err
+}
+
+// condProbe is the outcome of evaluating one condition (Holds) or of
+// checkOpenMP.
 type condProbe struct {
 	once  sync.Once
 	holds bool
@@ -681,7 +705,11 @@ func (c *Compiler) runCompiler(tmpSrc, tmpLib, srcPath string, extra []string, r
 		args = append(args, "-x", "c++")
 	}
 	command = strings.Join(append([]string{c.argv[0]}, args...), " ")
-	args = append(args, "-o", tmpLib, tmpSrc, "-x", "none", "-lm")
+	args = append(args, "-o", tmpLib, tmpSrc)
+	if c.CXX {
+		args = append(args, "-x", "none") // what follows is no C++ source
+	}
+	args = append(args, "-lm")
 	out, err := runner(append([]string{c.argv[0]}, args...), nil, c.timeout())
 	msg = strings.ReplaceAll(strings.ReplaceAll(string(out), tmpSrc, srcPath), tmpLib, "<library>")
 	if t, ok := err.(*errTimedOut); ok {
@@ -691,7 +719,13 @@ func (c *Compiler) runCompiler(tmpSrc, tmpLib, srcPath string, extra []string, r
 		if len(strings.TrimSpace(msg)) == 0 {
 			msg = err.Error()
 		}
-		return command, msg, &CompileError{CXX: c.CXX, Compiler: command, SourcePath: srcPath, Output: msg}
+		ce := &CompileError{CXX: c.CXX, Compiler: command, SourcePath: srcPath, Output: msg}
+		if slices.Contains(args, "-fopenmp") {
+			if oerr := c.checkOpenMP(); oerr != nil {
+				return command, msg, &noCompiler{fmt.Errorf("%v; the build: %w", oerr, ce)}
+			}
+		}
+		return command, msg, ce
 	}
 	if fi, err := os.Stat(tmpLib); err != nil || fi.Size() == 0 {
 		if len(strings.TrimSpace(msg)) == 0 {

@@ -384,3 +384,39 @@ func TestHolds(t *testing.T) {
 		t.Errorf("Holds without a compiler: %v, want ErrNoCompiler", err)
 	}
 }
+
+// TestNoOpenMPRuntime: a build with -fopenmp that fails where the
+// compiler cannot build OpenMP code at all (here a stand-in for Clang
+// without libomp-dev, which refuses every source including omp.h) says
+// so, with what to install, and matches ErrNoCompiler and CompileError;
+// a source that does not compile with a compiler that builds OpenMP code
+// gives the CompileError alone; and the check leaves no file behind.
+func TestNoOpenMPRuntime(t *testing.T) {
+	cc := script(t, `for a; do [ "$a" = --version ] && { echo "fake clang 1.0"; exit 0; }; done
+for a; do [ "$a" = -fopenmp ] && omp=1; done
+if [ -n "$omp" ]; then
+  src=$(cat /dev/stdin 2>/dev/null; for a; do case "$a" in *.c) cat "$a";; esac; done)
+  case "$src" in *omp.h*) echo "fatal error: 'omp.h' file not found" >&2; exit 1;; esac
+fi
+exec cc "$@"`)
+	src := "#include <omp.h>\n__attribute__((visibility(\"default\"))) int op2_loop(void) { return omp_get_max_threads(); }"
+	c := newCompiler(t, cc)
+	_, err := c.Build(src, []string{"op2_loop"}, "-fopenmp")
+	var ce *CompileError
+	if err == nil || !errors.Is(err, ErrNoCompiler) || !errors.As(err, &ce) || !strings.Contains(err.Error(), "libomp-dev") || !strings.Contains(err.Error(), "cannot build OpenMP code") {
+		t.Fatalf("error %v: want one saying the compiler builds no OpenMP code, matching ErrNoCompiler and CompileError", err)
+	}
+	noTemps(t, c)
+	if _, err := newCompiler(t, cc).Build(src, []string{"op2_loop"}); err == nil || errors.Is(err, ErrNoCompiler) {
+		t.Errorf("without -fopenmp: %v, want a plain compile error", err)
+	}
+	gcc := newCompiler(t, "cc")
+	if _, err := gcc.Build(src, []string{"op2_loop"}, "-fopenmp"); err != nil {
+		t.Fatalf("cc -fopenmp: %v", err)
+	}
+	_, err = gcc.Build("int x = ;", nil, "-fopenmp")
+	if err == nil || errors.Is(err, ErrNoCompiler) || !errors.As(err, &ce) {
+		t.Errorf("cc -fopenmp, a broken source: %v, want a CompileError alone", err)
+	}
+	noTemps(t, gcc)
+}
