@@ -488,6 +488,13 @@ func ReadSource(src string) (*SourceModel, error) {
 				j++
 			}
 			name := code[i:j]
+			if name == "template" {
+				// template <int N = 3>: a default, not an initializer.
+				if k := clex.SkipSpace(code, j); k < len(code) && code[k] == '<' {
+					i = templateParamsEnd(code, k)
+					continue
+				}
+			}
 			if name == "typedef" {
 				end, last := typedefEnd(code, j)
 				if last != "" {
@@ -598,6 +605,29 @@ func ReadSource(src string) (*SourceModel, error) {
 		}
 	}
 	return u, nil
+}
+
+// templateParamsEnd returns the offset after the '>' that closes the
+// template parameter list opening at code[open] ('<'), counting nested
+// angle brackets (each '>' of a ">>" closes one) outside parentheses, or
+// len(code).
+func templateParamsEnd(code string, open int) int {
+	depth := 0
+	for i := open; i < len(code); i++ {
+		switch code[i] {
+		case '<':
+			depth++
+		case '>':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case '(':
+			if end := clex.MatchParen(code, i); end > i {
+				i = end
+			}
+		}
+	}
+	return len(code)
 }
 
 // directive is what readDirective finds in a directive's line: offsets

@@ -193,14 +193,19 @@ void k(double *x, const real y[2], int) { x[0] = helper(y[0]) + SQ(x[1]) + w[N -
 
 // TestReadSourceInitializerCalls: a call in a file-scope initializer
 // declares nothing (static const double c = cbrt(3.0) is no prototype
-// of cbrt), while a prototype after the initializer's comma, and a
-// function after a C++ operator='s body, are still read.
+// of cbrt), while a prototype after the initializer's comma, a function
+// after a C++ operator='s body or a lambda, and a template with default
+// arguments, are still read.
 func TestReadSourceInitializerCalls(t *testing.T) {
 	src := `static const double c = 2 * cbrt(3.0), d = (1, exp(1.0)), g(double);
 struct S { double v; };
 S &operator=(S &a, const S &b) { a.v = b.v; return a; }
 static const double w[2] = { pow(2.0, 3.0), 1 };
 double h(double v) { return v; }
+template <int N = 3, typename T = S<(2 > 1)>> double tg(double v) { return N * v; }
+auto lam = [](double v) { return v; };
+using R = double;
+R tr(R v) { return v; }
 void k(double *x) { *x = cbrt(*x) + h(c); }
 `
 	u, err := ReadSource(src)
@@ -217,7 +222,7 @@ void k(double *x) { *x = cbrt(*x) + h(c); }
 	if got, want := strings.Join(protos, " "), "g"; got != want {
 		t.Errorf("prototypes %q, want %q", got, want)
 	}
-	if got, want := strings.Join(defs, " "), "h k"; got != want {
+	if got, want := strings.Join(defs, " "), "h tg tr k"; got != want {
 		t.Errorf("definitions %q, want %q", got, want)
 	}
 	for _, name := range []string{"cbrt", "exp", "pow"} {
