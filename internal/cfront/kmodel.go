@@ -465,7 +465,7 @@ func ReadSource(src string) (*SourceModel, error) {
 		c := code[i]
 		switch {
 		case c == '=':
-			inInit = true
+			inInit = inInit || initializerAt(code, i)
 			i++
 		case c == ',':
 			inInit = false
@@ -548,7 +548,6 @@ func ReadSource(src string) (*SourceModel, error) {
 				return nil, fmt.Errorf("unbalanced braces")
 			}
 			i = close + 1
-			inInit = false // = {...}, or a C++ operator='s body
 		case c >= '0' && c <= '9':
 			for i < len(code) && (clex.IsIdentChar(code[i]) || code[i] == '.') {
 				i++
@@ -605,6 +604,18 @@ func ReadSource(src string) (*SourceModel, error) {
 		}
 	}
 	return u, nil
+}
+
+// initializerAt reports whether the '=' at code[i], at file scope,
+// starts a declarator's initializer: not part of ==, >=, += and the like,
+// nor C++'s operator= (whose definition's body follows).
+func initializerAt(code string, i int) bool {
+	if i+1 < len(code) && code[i+1] == '=' || i > 0 && strings.IndexByte("=!<>+-*/%&|^", code[i-1]) >= 0 {
+		return false
+	}
+	before := strings.TrimRight(code[:i], " \t\n\r")
+	name := strings.TrimSuffix(before, "operator")
+	return len(name) == len(before) || name != "" && clex.IsIdentChar(name[len(name)-1])
 }
 
 // templateParamsEnd returns the offset after the '>' that closes the

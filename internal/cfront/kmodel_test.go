@@ -194,18 +194,22 @@ void k(double *x, const real y[2], int) { x[0] = helper(y[0]) + SQ(x[1]) + w[N -
 // TestReadSourceInitializerCalls: a call in a file-scope initializer
 // declares nothing (static const double c = cbrt(3.0) is no prototype
 // of cbrt), while a prototype after the initializer's comma, a function
-// after a C++ operator='s body or a lambda, and a template with default
-// arguments, are still read.
+// after a C++ operator='s or operator=='s body or a lambda, and a template
+// with default arguments or a requires clause, are still read; a brace
+// block in an initializer does not end it.
 func TestReadSourceInitializerCalls(t *testing.T) {
 	src := `static const double c = 2 * cbrt(3.0), d = (1, exp(1.0)), g(double);
-struct S { double v; };
-S &operator=(S &a, const S &b) { a.v = b.v; return a; }
+struct S { double v; S &operator=(const S &b); };
 static const double w[2] = { pow(2.0, 3.0), 1 };
+S &S::operator=(const S &b) { v = b.v; return *this; }
 double h(double v) { return v; }
 template <int N = 3, typename T = S<(2 > 1)>> double tg(double v) { return N * v; }
 auto lam = [](double v) { return v; };
 using R = double;
 R tr(R v) { return v; }
+static const double c2 = double{2} * cbrt(3.0);
+bool operator==(const S &a, const S &b) { return a.v == b.v; }
+template <int N> requires N >= 3 double rq(double v) { return v; }
 void k(double *x) { *x = cbrt(*x) + h(c); }
 `
 	u, err := ReadSource(src)
@@ -222,7 +226,7 @@ void k(double *x) { *x = cbrt(*x) + h(c); }
 	if got, want := strings.Join(protos, " "), "g"; got != want {
 		t.Errorf("prototypes %q, want %q", got, want)
 	}
-	if got, want := strings.Join(defs, " "), "h tg tr k"; got != want {
+	if got, want := strings.Join(defs, " "), "h tg tr rq k"; got != want {
 		t.Errorf("definitions %q, want %q", got, want)
 	}
 	for _, name := range []string{"cbrt", "exp", "pow"} {
