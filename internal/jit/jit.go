@@ -362,25 +362,22 @@ func (c *Compiler) CheckFlags(source string) error {
 // #if, e.g. "defined(__clang__)") holds for the compiler with its Flags,
 // so that Go code can decide as generated code's #if will. The answer is
 // kept per command, flags, condition and PATH: the first call runs the
-// preprocessor (milliseconds), later ones look it up.
+// preprocessor (milliseconds), later ones look it up. A run that timed
+// out is not kept.
 func (c *Compiler) Holds(cond string) (bool, error) {
 	if _, err := c.identity(); err != nil {
 		return false, err
 	}
-	key := cond + "\x00" + c.lang().name + "\x00" + strings.Join(c.argv, "\x00") + "\x00" + strings.Join(c.Flags, "\x00") + "\x00" + os.Getenv("PATH")
-	v, _ := condProbes.LoadOrStore(key, &condProbe{})
-	p := v.(*condProbe)
-	p.once.Do(func() {
-		argv := append(append(append([]string{}, c.argv...), c.Flags...), "-E", "-P", "-x", c.sourceLang(), "-")
+	return c.probe(cond, func() (bool, bool, error) {
+		argv := append(append(append([]string{}, c.argv...), probeFlags(c.Flags)...), "-E", "-P", "-x", c.sourceLang(), "-")
 		src := "#if " + cond + "\nop2_condition_holds\n#endif\n"
 		out, err := run(argv, strings.NewReader(src), c.timeout())
 		if err != nil {
-			p.err = fmt.Errorf("the %s compiler %q could not evaluate #if %s: %v: %s", c.lang().name, c.CC, cond, err, strings.TrimSpace(string(out)))
-			return
+			_, timedOut := err.(*errTimedOut)
+			return false, !timedOut, fmt.Errorf("the %s compiler %q could not evaluate #if %s: %v: %s", c.lang().name, c.CC, cond, err, strings.TrimSpace(string(out)))
 		}
-		p.holds = strings.Contains(string(out), "op2_condition_holds")
+		return strings.Contains(string(out), "op2_condition_holds"), true, nil
 	})
-	return p.holds, p.err
 }
 
 // checkOpenMP reports whether the compiler, with its Flags and
@@ -388,27 +385,78 @@ func (c *Compiler) Holds(cond string) (bool, error) {
 // with -fopenmp failed, so that a compiler without its OpenMP runtime
 // (Clang without libomp-dev) is named as the cause, with what to
 // install, rather than leaving a missing omp.h to the compiler's
-// messages. Kept per command, flags and PATH, as Holds.
+// messages. The same library without OpenMP must build first (flags
+// such as -Werror with warnings the generated code gives fail both:
+// then nothing is said of OpenMP). Kept per command, flags and PATH, as
+// Holds, unless it could not tell (a run that timed out, or the library
+// without OpenMP failed).
 func (c *Compiler) checkOpenMP() error {
-	key := "openmp\x00" + c.lang().name + "\x00" + strings.Join(c.argv, "\x00") + "\x00" + strings.Join(c.Flags, "\x00") + "\x00" + os.Getenv("PATH")
-	v, _ := condProbes.LoadOrStore(key, &condProbe{})
-	p := v.(*condProbe)
-	p.once.Do(func() {
+	_, err := c.probe("\x00openmp", func() (bool, bool, error) {
 		lib := c.Cache.TempPath("omp", ".so")
 		defer os.Remove(lib)
-		argv := append(append(append([]string{}, c.argv...), c.Flags...), "-fopenmp", "-fPIC", "-shared", "-o", lib, "-x", c.sourceLang(), "-")
-		src := "#include <omp.h>\nint op2_openmp_probe(void) { return omp_get_max_threads(); }\n"
-		if out, err := run(argv, strings.NewReader(src), c.timeout()); err != nil {
-			p.err = fmt.Errorf("the %s compiler %q cannot build OpenMP code (-fopenmp), which the openmp backend needs: a library calling omp_get_max_threads does not build: %v: %s (install the compiler's OpenMP runtime: for Clang, `apt-get install libomp-dev`; GCC's, libgomp, comes with gcc; or set %s to GCC, or use the sequential backend)", c.lang().name, c.CC, err, strings.TrimSpace(string(out)), c.lang().env)
+		build := func(openmp bool) ([]byte, error) {
+			argv := append(append([]string{}, c.argv...), probeFlags(c.Flags)...)
+			src := "int op2_openmp_probe(void);\nint op2_openmp_probe(void) { return 1; }\n"
+			if openmp {
+				argv = append(argv, "-fopenmp")
+				src = "#include <omp.h>\nint op2_openmp_probe(void);\nint op2_openmp_probe(void) { return omp_get_max_threads(); }\n"
+			}
+			argv = append(argv, "-fPIC", "-shared", "-o", lib, "-x", c.sourceLang(), "-")
+			return run(argv, strings.NewReader(src), c.timeout())
 		}
+		if _, err := build(false); err != nil {
+			return false, false, nil
+		}
+		out, err := build(true)
+		if _, timedOut := err.(*errTimedOut); timedOut || err == nil {
+			return true, !timedOut, nil
+		}
+		return false, true, fmt.Errorf("the %s compiler %q cannot build OpenMP code (-fopenmp), which the openmp backend needs: a library calling omp_get_max_threads does not build, while one without OpenMP does: %v: %s (install the compiler's OpenMP runtime: for Clang, `apt-get install libomp-dev`; GCC's, libgomp, comes with gcc; or set %s to GCC, or use the sequential backend)", c.lang().name, c.CC, err, strings.TrimSpace(string(out)), c.lang().env)
 	})
-	return p.err
+	return err
 }
 
-// condProbe is the outcome of evaluating one condition (Holds) or of
-// checkOpenMP.
+// probe returns the answer of the probe named what for the compiler
+// (its command, flags and PATH), running run when no earlier call kept
+// one: run returns the answer and whether to keep it.
+func (c *Compiler) probe(what string, run func() (holds, keep bool, err error)) (bool, error) {
+	key := what + "\x00" + c.lang().name + "\x00" + strings.Join(c.argv, "\x00") + "\x00" + strings.Join(c.Flags, "\x00") + "\x00" + os.Getenv("PATH")
+	v, _ := condProbes.LoadOrStore(key, &condProbe{})
+	p := v.(*condProbe)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.done {
+		holds, keep, err := run()
+		if !keep {
+			return holds, err
+		}
+		p.holds, p.err, p.done = holds, err, true
+	}
+	return p.holds, p.err
+}
+
+// probeFlags are flags without those that make the compiler write a
+// dependency file (-MD, -MMD, -MF file...), which a probe would leave
+// behind.
+func probeFlags(flags []string) []string {
+	out := make([]string, 0, len(flags))
+	for i := 0; i < len(flags); i++ {
+		switch f := flags[i]; {
+		case f == "-M" || f == "-MM" || f == "-MD" || f == "-MMD" || f == "-MP" || f == "-MG":
+		case f == "-MF" || f == "-MT" || f == "-MQ":
+			i++ // and its argument
+		case strings.HasPrefix(f, "-MF") || strings.HasPrefix(f, "-MT") || strings.HasPrefix(f, "-MQ"):
+		default:
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// condProbe is the kept answer of a probe (Holds, checkOpenMP).
 type condProbe struct {
-	once  sync.Once
+	mu    sync.Mutex
+	done  bool
 	holds bool
 	err   error
 }

@@ -420,3 +420,55 @@ exec cc "$@"`)
 	}
 	noTemps(t, gcc)
 }
+
+// TestOpenMPCheckNotFooled: flags under which the generated code does
+// not compile (-Wmissing-prototypes -Werror) make a failing openmp build
+// a plain CompileError, not "no OpenMP"; a check that timed out is not
+// kept, so the next failing build checks again; and flags that write a
+// dependency file (-MD) leave none behind from the checks.
+func TestOpenMPCheckNotFooled(t *testing.T) {
+	strict := newCompiler(t, "cc")
+	strict.Flags = []string{"-O1", "-Wmissing-prototypes", "-Werror"}
+	_, err := strict.Build("int x = ;", nil, "-fopenmp")
+	var ce *CompileError
+	if !errors.As(err, &ce) || errors.Is(err, ErrNoCompiler) {
+		t.Errorf("a broken source with -Werror flags: %v, want a CompileError alone", err)
+	}
+
+	// The first check's compiles take 3 s, past the 1 s limit; after
+	// that the compiler refuses omp.h, as Clang without libomp does.
+	marker := filepath.Join(t.TempDir(), "slow-once")
+	cc := script(t, `for a; do [ "$a" = --version ] && { echo "fake clang 1.0"; exit 0; }; done
+for a; do [ "$a" = - ] && stdin=1; done
+if [ -n "$stdin" ]; then
+  [ -e `+marker+` ] || { touch `+marker+`; sleep 3; }
+  case "$(cat)" in *omp.h*) echo "fatal error: 'omp.h' file not found" >&2; exit 1;; esac
+  exec cc "$@" -x c - </dev/null
+fi
+exec cc "$@"`)
+	c := newCompiler(t, cc)
+	c.Timeout = time.Second
+	if _, err := c.Build("int x = ;", nil, "-fopenmp"); errors.Is(err, ErrNoCompiler) || !errors.As(err, &ce) {
+		t.Errorf("a check that timed out: %v, want the CompileError alone", err)
+	}
+	if _, err := c.Build("int y = ;", nil, "-fopenmp"); !errors.Is(err, ErrNoCompiler) || !strings.Contains(err.Error(), "libomp-dev") {
+		t.Errorf("the check after one that timed out: %v, want no OpenMP", err)
+	}
+	noTemps(t, c)
+
+	t.Chdir(t.TempDir())
+	deps := newCompiler(t, "cc")
+	deps.Flags = []string{"-O1", "-MD", "-MF", "deps.d"}
+	if ok, err := deps.Holds("defined(__GNUC__)"); !ok || err != nil {
+		t.Errorf("Holds with -MD: %v, %v", ok, err)
+	}
+	if err := deps.checkOpenMP(); err != nil {
+		t.Errorf("checkOpenMP with -MD: %v", err)
+	}
+	if left, _ := filepath.Glob("*"); len(left) != 0 {
+		t.Errorf("the checks left %v in the working directory", left)
+	}
+	if left, _ := filepath.Glob(filepath.Join(deps.Cache.Path(), "*.d")); len(left) != 0 {
+		t.Errorf("the checks left %v in the cache", left)
+	}
+}
