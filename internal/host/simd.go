@@ -12,6 +12,7 @@ import (
 	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/jit"
 )
 
 // SIMD is a host backend's SIMD setting (exec.Config.SIMD): the lane
@@ -27,11 +28,36 @@ type SIMD struct {
 	// are built with the scalar code, and the tuner's lane variants
 	// fail to build.
 	builds *laneBuilds
-	// Compilers are the backend's compilers, whose C compiler For asks
-	// whether it calls math functions' SIMD clones (hostc.CloneGuard:
-	// GCC on x86-64, not Clang). Without them (static generation) it is
-	// taken to, as the default compiler, cc, does on Debian.
-	Compilers *Compilers
+	// clones asks the backend's C compiler whether it calls math
+	// functions' SIMD clones (UseCompilers); nil (static generation):
+	// it is taken to, as the default compiler, cc, does on Debian.
+	clones *compilerClones
+}
+
+// UseCompilers has For ask the C compiler of cc whether it calls math
+// functions' SIMD clones (hostc.CloneGuard: GCC on x86-64, not Clang),
+// once, the first time a kernel's lanes would call them.
+func (s *SIMD) UseCompilers(cc *Compilers) { s.clones = &compilerClones{cc: cc.C} }
+
+// compilerClones is whether a C compiler calls SIMD clones, asked once
+// (jit.Compiler.Holds, which runs the preprocessor, some 10 ms).
+type compilerClones struct {
+	cc   *jit.Compiler
+	once sync.Once
+	yes  bool
+}
+
+// calls reports whether the compiler calls SIMD clones (hostc.AutoLanes'
+// clones); with no compiler, true.
+func (c *compilerClones) calls() bool {
+	if c == nil {
+		return true
+	}
+	c.once.Do(func() {
+		ok, err := c.cc.Holds(hostc.CloneGuard)
+		c.yes = ok && err == nil
+	})
+	return c.yes
 }
 
 // laneBuildFailures is how many loops' lanes must fail to compile where
@@ -76,27 +102,13 @@ func (s SIMD) For(l *core.Loop) int {
 	case s.Off, s.builds != nil && s.builds.cannot(lang(l)):
 		return 0
 	case s.Lanes == exec.AutoLanes:
-		v := VectorBytes()
-		v.Clones = s.callsClones(l)
-		return hostc.AutoLanes(l, v)
+		var clones func() bool
+		if !l.Kernel.CXX {
+			clones = s.clones.calls
+		}
+		return hostc.AutoLanes(l, VectorBytes(), clones)
 	}
 	return s.Lanes
-}
-
-// callsClones reports whether the compiler of loop l's kernel calls math
-// functions' SIMD clones (Vectors.Clones): a C kernel's compiler for
-// which hostc.CloneGuard holds (asked once per compiler and flags:
-// jit.Compiler.Holds, which runs the preprocessor, some 10 ms; so only
-// for a kernel whose lanes would call clones).
-func (s SIMD) callsClones(l *core.Loop) bool {
-	switch {
-	case l.Kernel.CXX || !hostc.CallsClones(l):
-		return false
-	case s.Compilers == nil:
-		return true
-	}
-	ok, err := s.Compilers.C.Holds(hostc.CloneGuard)
-	return ok && err == nil
 }
 
 // Runs returns the lanes loop l's program runs with as configured: For's

@@ -63,7 +63,8 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		simd.Tune, simd.Compilers = cfg.Tune, cc
+		simd.Tune = cfg.Tune
+		simd.UseCompilers(cc)
 		return &backend{cc: cc, threads: threads, owner: owner, simd: simd}, nil
 	})
 }

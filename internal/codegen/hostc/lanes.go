@@ -1314,20 +1314,13 @@ func mathUndefs(calls map[string]bool) string {
 	return b.String()
 }
 
-// Vectors are what loops in lanes are built for on a machine: the
-// widths, in bytes, of its vectors, Loops for a loop without a matrix
-// argument, Matrix for one with (see host.LaneBytes, which reads them
-// from the CPU), and whether its C compiler calls math functions' SIMD
-// clones (Clones: CloneGuard holds, GCC on x86-64).
+// Vectors are the widths, in bytes, of the vectors loops in lanes are
+// built for on a machine: Loops for a loop without a matrix argument,
+// Matrix for one with (see host.LaneBytes, which reads them from the
+// CPU).
 type Vectors struct {
 	Loops, Matrix int
-	Clones        bool
 }
-
-// CallsClones reports whether the lane form of loop l's kernel calls
-// math functions through SIMD clones where CloneGuard holds, so that
-// AutoLanes' answer depends on Vectors.Clones.
-func CallsClones(l *core.Loop) bool { return laneCloneCalls(l) != nil }
 
 // CloneGuard is the preprocessor condition under which the lane form
 // calls math functions through SIMD clones (mathClones): GCC on x86-64.
@@ -1349,8 +1342,10 @@ const CloneGuard = "defined(__GNUC__) && !defined(__clang__) && defined(__x86_64
 //     float forms, std::exp...), which glibc vectorises only under
 //     -ffast-math, so that each lane calls the scalar function in turn
 //     and nothing else of the kernel is vectorised, unless the lane form
-//     calls them through SIMD clones (v.Clones, and laneCloneCalls: a
-//     C kernel that calls them outside branches). Then the rest of the kernel runs
+//     calls them through SIMD clones (laneCloneCalls: a C kernel that
+//     calls them outside branches; and clones, which reports whether
+//     the C compiler calls SIMD clones, CloneGuard, asked only then;
+//     nil: it does not). Then the rest of the kernel runs
 //     on vectors and the other rules decide: MG-CFD's
 //     mg_calc_dt (cbrt, 5 divisions, 2 square roots) ran in 12.8-14.5
 //     ns per node in lanes against 15.6-16.0 ns with the scalar code
@@ -1383,7 +1378,7 @@ const CloneGuard = "defined(__GNUC__) && !defined(__clang__) && defined(__x86_64
 //
 // Whether l can have lanes at all is SIMDCheck's question, not this
 // one's.
-func AutoLanes(l *core.Loop, v Vectors) int {
+func AutoLanes(l *core.Loop, v Vectors, clones func() bool) int {
 	mat, sums, work := false, false, 0 // a matrix argument; a sum into a Global; divisions and square roots
 	for i := range l.Args {
 		a := &l.Args[i]
@@ -1402,9 +1397,9 @@ func AutoLanes(l *core.Loop, v Vectors) int {
 		// and the functions it calls, macros expanded, counted once per
 		// kernel (cfront.CountOps).
 		ops := cfront.CountOps(info)
-		var cloned map[string]bool
-		if v.Clones {
-			cloned = laneCloneCalls(l)
+		cloned := laneCloneCalls(l)
+		if cloned != nil && (clones == nil || !clones()) {
+			cloned = nil
 		}
 		for name := range ops.Calls {
 			if scalarMath[name] && !cloned[name] {

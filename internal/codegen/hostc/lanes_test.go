@@ -322,7 +322,7 @@ func TestAutoLanes(t *testing.T) {
 	matArg := core.Arg{Data: m.dat("Kv", m.cells, core.Float64, 1), Map: m.ecell, Access: core.Inc, Kind: core.ArgMat, Mat: &core.MatArg{Col: m.ecell, RDim: 1, CDim: 1}}
 	// The cases whose lanes call math functions through SIMD clones:
 	// scalar code where GCC makes none (clonesHere) or the compiler calls
-	// none (Vectors.Clones false).
+	// none (AutoLanes' clones).
 	cloned := map[string]bool{"cbrt_with_work": true, "expf_with_work": true, "matrix_exp": true, "cbrt_and_helper": true,
 		"exp_in_helper_with_work": true, "cbrt_after_for": true}
 	for _, c := range []struct {
@@ -403,30 +403,31 @@ func TestAutoLanes(t *testing.T) {
 		{"divisions_elsewhere", "static double h(double v) { return v / 3 / 5; }\nvoid k(double *x) { *x = *x * 2; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 	} {
 		l := laneLoop(t, m, "#include <math.h>\n"+c.src, "k", c.args...)
-		v := Vectors{Loops: c.vectorBytes, Matrix: c.vectorBytes, Clones: true}
+		v := Vectors{Loops: c.vectorBytes, Matrix: c.vectorBytes}
+		yes := func() bool { return true }
 		want := c.want
 		if cloned[c.name] && !clonesHere {
 			want = 0
 		}
-		if got := AutoLanes(l, v); got != want {
+		if got := AutoLanes(l, v, yes); got != want {
 			t.Errorf("%s: AutoLanes(%+v) = %d, want %d", c.name, v, got, want)
 		}
 		// A compiler that calls no clones (Clang) keeps such a loop's
 		// scalar code.
-		if v.Clones = false; cloned[c.name] {
+		if cloned[c.name] {
 			want = 0
 		}
-		if got := AutoLanes(l, v); got != want {
-			t.Errorf("%s: AutoLanes(%+v) = %d, want %d", c.name, v, got, want)
+		if got := AutoLanes(l, v, nil); got != want {
+			t.Errorf("%s: AutoLanes(%+v, no clones) = %d, want %d", c.name, v, got, want)
 		}
 	}
 	// Intel's cores with AVX-512 (host.LaneBytes): 256-bit vectors for
 	// loops, 512-bit for matrix assembly.
 	intel := Vectors{Loops: 32, Matrix: 64}
-	if got := AutoLanes(laneLoop(t, m, "#include <math.h>\nvoid k(const double *x, double *K) { K[0] = *x / 2; }", "k", core.Arg{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg), intel); got != 8 {
+	if got := AutoLanes(laneLoop(t, m, "#include <math.h>\nvoid k(const double *x, double *K) { K[0] = *x / 2; }", "k", core.Arg{Data: d, Access: core.Read, Kind: core.ArgDirect}, matArg), intel, nil); got != 8 {
 		t.Errorf("matrix on Intel: AutoLanes = %d, want 8", got)
 	}
-	if got := AutoLanes(laneLoop(t, m, "#include <math.h>\nvoid k(double *x) { *x = sqrt(fabs(*x)) / (1 + floor(*x)); }", "k", core.Arg{Data: d, Access: core.RW, Kind: core.ArgDirect}), intel); got != 4 {
+	if got := AutoLanes(laneLoop(t, m, "#include <math.h>\nvoid k(double *x) { *x = sqrt(fabs(*x)) / (1 + floor(*x)); }", "k", core.Arg{Data: d, Access: core.RW, Kind: core.ArgDirect}), intel, nil); got != 4 {
 		t.Errorf("loop on Intel: AutoLanes = %d, want 4", got)
 	}
 }
