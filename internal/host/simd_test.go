@@ -46,14 +46,10 @@ func TestTileLanes(t *testing.T) {
 	}
 }
 
-// TestBuildLanesFailures: when loops' lanes fail to build but their
-// scalar code builds (laneBuildFailures of them) and no loop's lanes
-// built, the compiler cannot build lanes and later loops of its language
-// (C or C++) get none; once some loop's lanes built, failures leave
-// lanes on; a kernel that fails both ways (it does not compile) leaves
-// lanes on for the loops after it.
-func TestBuildLanesFailures(t *testing.T) {
-	src := `void k(const double *a, double *b) { b[0] = 2 * a[0]; }`
+// copyLoop returns a loop over 8 elements of kernel k of src, which
+// reads a double from its first argument and writes one to its second.
+func copyLoop(t *testing.T, src string) *core.Loop {
+	t.Helper()
 	info, err := cfront.ParseKernel(src, "k")
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +61,18 @@ func TestBuildLanesFailures(t *testing.T) {
 	l := &core.Loop{Kernel: &core.Kernel{Name: "k", Source: src, Info: info, ID: core.NewID()}, Set: set,
 		Args: []core.Arg{{Data: dat("a"), Access: core.Read, Kind: core.ArgDirect}, {Data: dat("b"), Access: core.Write, Kind: core.ArgDirect}}}
 	l.Sig = core.Analyse(l)
+	return l
+}
+
+// TestBuildLanesFailures: when loops' lanes fail to build but their
+// scalar code builds (laneBuildFailures of them) and no loop's lanes
+// built, the compiler cannot build lanes and later loops of its language
+// (C or C++) get none; once some loop's lanes built, failures leave
+// lanes on; a kernel that fails both ways (it does not compile) leaves
+// lanes on for the loops after it.
+func TestBuildLanesFailures(t *testing.T) {
+	src := `void k(const double *a, double *b) { b[0] = 2 * a[0]; }`
+	l := copyLoop(t, src)
 	if err := hostc.SIMDCheck(l); err != nil {
 		t.Fatalf("the loop cannot have lanes: %v", err)
 	}
@@ -137,17 +145,7 @@ func TestBuildLanesFailures(t *testing.T) {
 // call cbrt lane by lane and vectorise nothing).
 func TestAutoLanesAskTheCompiler(t *testing.T) {
 	src := "#include <math.h>\nvoid k(const double *a, double *b) { b[0] = cbrt(a[0]) / (1 + a[0]) / 3; }"
-	info, err := cfront.ParseKernel(src, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := &core.Set{Name: "s", Core: 8, Owned: 8, Exec: 8, Total: 8, ID: core.NewID()}
-	dat := func(name string) *core.Storage {
-		return &core.Storage{Name: name, Type: core.Float64, Dim: 1, Set: set, Len: 8, ID: core.NewID()}
-	}
-	l := &core.Loop{Kernel: &core.Kernel{Name: "k", Source: src, Info: info, ID: core.NewID()}, Set: set,
-		Args: []core.Arg{{Data: dat("a"), Access: core.Read, Kind: core.ArgDirect}, {Data: dat("b"), Access: core.Write, Kind: core.ArgDirect}}}
-	l.Sig = core.Analyse(l)
+	l := copyLoop(t, src)
 	if _, err := exec.LookPath("gcc"); err != nil {
 		testreq.Skip(t, "cc", err)
 	}
