@@ -514,9 +514,14 @@ func ReadSource(src string) (*SourceModel, error) {
 			}
 			if inInit {
 				// static const double c = cbrt(3.0); calls cbrt and
-				// declares nothing of that name.
-				i = end + 1
-				continue
+				// declares nothing of that name. A body after the list
+				// is a definition's: the initializer's end was missed (a
+				// macro's ';', a default argument's '='), and ends here.
+				if m := clex.SkipSpace(code, end+1); m >= len(code) || code[m] != '{' {
+					i = end + 1
+					continue
+				}
+				inInit = false
 			}
 			f := FuncDecl{Name: name, NameAt: i, ListStart: k + 1, ListEnd: end, BodyOpen: -1, BodyClose: -1}
 			list := strings.TrimSpace(code[k+1 : end])
@@ -620,13 +625,17 @@ func initializerAt(code string, i int) bool {
 
 // templateParamsEnd returns the offset after the '>' that closes the
 // template parameter list opening at code[open] ('<'), counting nested
-// angle brackets (each '>' of a ">>" closes one) outside parentheses, or
-// len(code).
+// angle brackets (each '>' of a ">>" closes one; "<<" and "<=" open
+// none) outside parentheses, or open+1 when none closes it.
 func templateParamsEnd(code string, open int) int {
 	depth := 0
 	for i := open; i < len(code); i++ {
 		switch code[i] {
 		case '<':
+			if i > open && i+1 < len(code) && (code[i+1] == '<' || code[i+1] == '=') {
+				i++ // << and <= (and <<=)
+				continue
+			}
 			depth++
 		case '>':
 			if depth--; depth == 0 {
@@ -638,7 +647,7 @@ func templateParamsEnd(code string, open int) int {
 			}
 		}
 	}
-	return len(code)
+	return open + 1
 }
 
 // directive is what readDirective finds in a directive's line: offsets

@@ -243,6 +243,38 @@ void k(double *x) { *x = cbrt(*x) + h(c); }
 	}
 }
 
+// TestReadSourceKeepsDefinitions: what ends a file-scope initializer or
+// a template's parameter list in ways the scan does not see (a shift or
+// <= in a template argument, a digit separator, a default argument in a
+// parenthesised declarator's list, a macro's ';', C's identifier
+// template) loses none of the definitions after it.
+func TestReadSourceKeepsDefinitions(t *testing.T) {
+	const rest = "\nstatic double h(double v) { return cbrt(v) / 3; }\nvoid k(double *x) { *x = h(*x); }\n"
+	for _, c := range []struct{ name, src string }{
+		{"shift in a template argument", "template <int N = 1 << 2> double t(double v) { return N * v; }"},
+		{"<= in a template argument", "template <bool B = 1 <= 2> double t(double v) { return B * v; }"},
+		{"digit separator", "static const int n = 1'000;"},
+		{"default argument", "double (mx)(double a, double b = 0) { return a > b ? a : b; }"},
+		{"macro ending a declaration", "#define END ;\nstatic const double c = 2.0 END"},
+		{"C's identifier template", "static const int template = 3; static const int lim = template < 4 ? 1 : 2;"},
+	} {
+		u, err := ReadSource(c.src + rest)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !u.Defined["h"] || !u.Defined["k"] {
+			t.Errorf("%s: definitions %v, want h and k among them", c.name, u.Defined)
+		}
+		info, err := ParseKernel(c.src+rest, "k")
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if ops := CountOps(info); ops.Calls["cbrt"] != 1 || ops.Divisions != 1 {
+			t.Errorf("%s: calls %v, %d divisions; want cbrt once and one division (in h)", c.name, ops.Calls, ops.Divisions)
+		}
+	}
+}
+
 // TestReadSourceCXX: calls outside the file-scope functions (a member
 // function) are marked, and a member function's declaration named like
 // a file-scope function is no call.

@@ -181,6 +181,8 @@ func Digraphs(s string) string {
 				return string(b)
 			}
 			i += e + 3
+		case c == '\'' && inNumber(s, i):
+			// A digit separator (1'000, C++14 and C23), not a literal.
 		case c == '"' || c == '\'':
 			j := i + 1
 			for j < len(s) && s[j] != c && s[j] != '\n' {
@@ -269,6 +271,8 @@ func Blank(src string, literals bool, keep func(src string, i int) bool) string 
 			}
 			clear(i, i+e+4)
 			i += e + 3
+		case c == '\'' && inNumber(src, i):
+			// A digit separator (1'000, C++14 and C23), not a literal.
 		case c == '"' || c == '\'':
 			j := i + 1
 			for j < len(src) && src[j] != c && src[j] != '\n' {
@@ -284,6 +288,20 @@ func Blank(src string, literals bool, keep func(src string, i int) bool) string 
 		}
 	}
 	return string(b)
+}
+
+// inNumber reports whether src[i] stands in a numeric literal: the
+// token it ends starts with a digit (or a '.' and a digit), as 1'000 and
+// 0x1'ff, not u8'a' or L'a'.
+func inNumber(src string, i int) bool {
+	s := i
+	for s > 0 && (IsIdentChar(src[s-1]) || src[s-1] == '.' || src[s-1] == '\'') {
+		s--
+	}
+	if s == i {
+		return false
+	}
+	return src[s] >= '0' && src[s] <= '9' || src[s] == '.' && s+1 < i && src[s+1] >= '0' && src[s+1] <= '9'
 }
 
 // LogicalLineEnd returns the end of the logical line (a preprocessor

@@ -122,6 +122,9 @@ func TestBlank(t *testing.T) {
 		{`"keep" "drop" // c`, true, keepQuoted, `"keep" "    "     `},
 		{`"keep" /* c */ "drop"`, false, keepQuoted, `"keep"         "drop"`},
 		{"#include \"keep.h\" /* c\nd */ e", true, keepQuoted, "#include \"keep.h\"     \n     e"},
+		// Digit separators (C++14, C23) are no literals; u8'a' and
+		// L'a' are.
+		{"n = 1'000; m = 0x1'ff, .5'0; c = u8'a' + L'b'; /* x */", true, nil, "n = 1'000; m = 0x1'ff, .5'0; c = u8' ' + L' ';        "},
 	}
 	for _, c := range cases {
 		if got := Blank(c.in, c.literals, c.keep); got != c.want {

@@ -23,7 +23,8 @@ func Tokenize(code string) []Token {
 		case IsIdentChar(c) || (c == '.' && i+1 < len(code) && code[i+1] >= '0' && code[i+1] <= '9'):
 			j := i + 1
 			for j < len(code) && (IsIdentChar(code[j]) || code[j] == '.' ||
-				((code[j] == '+' || code[j] == '-') && strings.ContainsRune("eEpP", rune(code[j-1])) && !IsIdentStart(code[i]))) {
+				((code[j] == '+' || code[j] == '-') && strings.ContainsRune("eEpP", rune(code[j-1])) && !IsIdentStart(code[i])) ||
+				(code[j] == '\'' && !IsIdentStart(code[i]) && j+1 < len(code) && IsIdentChar(code[j+1]))) { // 1'000
 				j++
 			}
 			out = append(out, Token{code[i:j], i, j})
