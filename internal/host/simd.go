@@ -40,23 +40,30 @@ type SIMD struct {
 func (s *SIMD) UseCompilers(cc *Compilers) { s.clones = &compilerClones{cc: cc.C} }
 
 // compilerClones is whether a C compiler calls SIMD clones, asked once
-// (jit.Compiler.Holds, which runs the preprocessor, some 10 ms).
+// it answers (jit.Compiler.Holds, which runs the preprocessor, some 10
+// ms).
 type compilerClones struct {
-	cc   *jit.Compiler
-	once sync.Once
-	yes  bool
+	cc        *jit.Compiler
+	mu        sync.Mutex
+	done, yes bool
 }
 
 // calls reports whether the compiler calls SIMD clones (hostc.AutoLanes'
-// clones); with no compiler, true.
+// clones); with no compiler, true; false while it does not answer (the
+// preprocessor failed or timed out), asking again the next time.
 func (c *compilerClones) calls() bool {
 	if c == nil {
 		return true
 	}
-	c.once.Do(func() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.done {
 		ok, err := c.cc.Holds(hostc.CloneGuard)
-		c.yes = ok && err == nil
-	})
+		if err != nil {
+			return false
+		}
+		c.yes, c.done = ok, true
+	}
 	return c.yes
 }
 

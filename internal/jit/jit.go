@@ -380,22 +380,30 @@ func (c *Compiler) Holds(cond string) (bool, error) {
 	})
 }
 
-// checkOpenMP reports whether the compiler, with its Flags and
-// -fopenmp, builds a library calling the OpenMP runtime: after a build
-// with -fopenmp failed, so that a compiler without its OpenMP runtime
-// (Clang without libomp-dev) is named as the cause, with what to
-// install, rather than leaving a missing omp.h to the compiler's
-// messages. The same library without OpenMP must build first (flags
-// such as -Werror with warnings the generated code gives fail both:
-// then nothing is said of OpenMP). Kept per command, flags and PATH, as
-// Holds, unless it could not tell (a run that timed out, or the library
-// without OpenMP failed).
+// checkOpenMP reports whether the compiler builds a library calling
+// the OpenMP runtime with -fopenmp: after a build with -fopenmp failed,
+// so that a compiler without its OpenMP runtime (Clang without
+// libomp-dev) is named as the cause, with what to install, rather than
+// leaving a missing omp.h to the compiler's messages. The library must
+// fail to build both with the Flags and without them (-Werror with
+// warnings the generated code gives, or -std=c89, which omp.h's inline
+// refuses, fail it with them only: the user's doing, not the runtime's;
+// -I or -L flags naming a runtime's folders fail it without them only),
+// and the same library without OpenMP must build. Kept per command,
+// flags and PATH, as Holds, unless it could not tell (a run that timed
+// out, or the library without OpenMP failed).
 func (c *Compiler) checkOpenMP() error {
+	if _, err := c.identity(); err != nil {
+		return err
+	}
 	_, err := c.probe("\x00openmp", func() (bool, bool, error) {
 		lib := c.Cache.TempPath("omp", ".so")
 		defer os.Remove(lib)
-		build := func(openmp bool) ([]byte, error) {
-			argv := append(append([]string{}, c.argv...), probeFlags(c.Flags)...)
+		build := func(openmp, flags bool) ([]byte, error) {
+			argv := append([]string{}, c.argv...)
+			if flags {
+				argv = append(argv, probeFlags(c.Flags)...)
+			}
 			src := "int op2_openmp_probe(void);\nint op2_openmp_probe(void) { return 1; }\n"
 			if openmp {
 				argv = append(argv, "-fopenmp")
@@ -404,12 +412,18 @@ func (c *Compiler) checkOpenMP() error {
 			argv = append(argv, "-fPIC", "-shared", "-o", lib, "-x", c.sourceLang(), "-")
 			return run(argv, strings.NewReader(src), c.timeout())
 		}
-		if _, err := build(false); err != nil {
+		if _, err := build(false, false); err != nil {
 			return false, false, nil
 		}
-		out, err := build(true)
+		out, err := build(true, false)
 		if _, timedOut := err.(*errTimedOut); timedOut || err == nil {
 			return true, !timedOut, nil
+		}
+		// With the flags (-I and -L naming a runtime's folders).
+		if _, ferr := build(true, true); ferr == nil {
+			return true, true, nil
+		} else if _, timedOut := ferr.(*errTimedOut); timedOut {
+			return true, false, nil
 		}
 		return false, true, fmt.Errorf("the %s compiler %q cannot build OpenMP code (-fopenmp), which the openmp backend needs: a library calling omp_get_max_threads does not build, while one without OpenMP does: %v: %s (install the compiler's OpenMP runtime: for Clang, `apt-get install libomp-dev`; GCC's, libgomp, comes with gcc; or set %s to GCC, or use the sequential backend)", c.lang().name, c.CC, err, strings.TrimSpace(string(out)), c.lang().env)
 	})
@@ -435,9 +449,9 @@ func (c *Compiler) probe(what string, run func() (holds, keep bool, err error)) 
 	return p.holds, p.err
 }
 
-// probeFlags are flags without those that make the compiler write a
-// dependency file (-MD, -MMD, -MF file...), which a probe would leave
-// behind.
+// probeFlags are flags without those that make the compiler write
+// files besides its output (-MD, -MMD, -MF file, -Wp,-MD,file...,
+// -save-temps), which a probe would leave behind or overwrite.
 func probeFlags(flags []string) []string {
 	out := make([]string, 0, len(flags))
 	for i := 0; i < len(flags); i++ {
@@ -445,7 +459,8 @@ func probeFlags(flags []string) []string {
 		case f == "-M" || f == "-MM" || f == "-MD" || f == "-MMD" || f == "-MP" || f == "-MG":
 		case f == "-MF" || f == "-MT" || f == "-MQ":
 			i++ // and its argument
-		case strings.HasPrefix(f, "-MF") || strings.HasPrefix(f, "-MT") || strings.HasPrefix(f, "-MQ"):
+		case strings.HasPrefix(f, "-MF") || strings.HasPrefix(f, "-MT") || strings.HasPrefix(f, "-MQ"),
+			strings.HasPrefix(f, "-Wp,-M"), strings.HasPrefix(f, "-save-temps"):
 		default:
 			out = append(out, f)
 		}

@@ -421,18 +421,23 @@ exec cc "$@"`)
 	noTemps(t, gcc)
 }
 
-// TestOpenMPCheckNotFooled: flags under which the generated code does
-// not compile (-Wmissing-prototypes -Werror) make a failing openmp build
-// a plain CompileError, not "no OpenMP"; a check that timed out is not
+// TestOpenMPCheckNotFooled: flags under which the generated code or
+// omp.h does not compile (-Wmissing-prototypes -Werror, -Wsystem-headers
+// -Wpedantic -Werror) make a failing openmp build a plain CompileError,
+// not "no OpenMP"; a check that timed out is not
 // kept, so the next failing build checks again; and flags that write a
 // dependency file (-MD) leave none behind from the checks.
 func TestOpenMPCheckNotFooled(t *testing.T) {
-	strict := newCompiler(t, "cc")
-	strict.Flags = []string{"-O1", "-Wmissing-prototypes", "-Werror"}
-	_, err := strict.Build("int x = ;", nil, "-fopenmp")
 	var ce *CompileError
-	if !errors.As(err, &ce) || errors.Is(err, ErrNoCompiler) {
-		t.Errorf("a broken source with -Werror flags: %v, want a CompileError alone", err)
+	// -Wsystem-headers -Wpedantic -Werror refuses GCC's omp.h itself
+	// (an enumerator's value): the user's flags, not the runtime.
+	for _, flags := range [][]string{{"-O1", "-Wmissing-prototypes", "-Werror"}, {"-O1", "-Wsystem-headers", "-Wpedantic", "-Werror"}} {
+		strict := newCompiler(t, "cc")
+		strict.Flags = flags
+		_, err := strict.Build("int x = ;", nil, "-fopenmp")
+		if !errors.As(err, &ce) || errors.Is(err, ErrNoCompiler) {
+			t.Errorf("a broken source with flags %q: %v, want a CompileError alone", flags, err)
+		}
 	}
 
 	// The first check's compiles take 3 s, past the 1 s limit; after

@@ -450,7 +450,7 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 	info := l.Kernel.Info
 	lay.kdef = slices.IndexFunc(u.Defs, func(f cfront.FuncDecl) bool { return f.NameAt == info.NameStart })
 	if lay.kdef < 0 {
-		return nil, fmt.Errorf("%s: the opencl generator cannot find the definition of %q that the kernel reader found", l.Name(), l.Kernel.Name)
+		return nil, fmt.Errorf("%s: the %s generator cannot find the definition of %q that the kernel reader found", l.Name(), d.Name, l.Kernel.Name)
 	}
 	var names []string
 	var depth []int
