@@ -1232,6 +1232,13 @@ func onlyCalled(m *cfront.SourceModel, names map[string]bool) bool {
 		case "]":
 			bracket--
 		}
+		if strings.Contains(t.Text, ".") {
+			// clex keeps a.b as one token: o.exp(v) is a member's call.
+			if slices.ContainsFunc(strings.Split(t.Text, "."), func(n string) bool { return names[n] }) {
+				return false
+			}
+			continue
+		}
 		if !names[t.Text] {
 			continue
 		}

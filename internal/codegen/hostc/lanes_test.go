@@ -373,6 +373,7 @@ func TestAutoLanes(t *testing.T) {
 		{"cbrt_in_for", "void k(double *x) { double s = 0; for (int q = 0; q < 17; q++) s += cbrt(0.7 * (q + 1)); *x = s / 3 / *x; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"cbrt_after_for", "void k(double *x) { double s = 0; for (int q = 0; q < 5; q++) s += q / *x; *x = cbrt(s) / 3; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 8},
 		{"exp_parameter", "static double apply(double (*exp)(double), double v) { return exp(v); }\nstatic double twice(double v) { return 2 * v; }\nvoid k(double *x) { *x = exp(*x) / 3 / apply(twice, *x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
+		{"exp_member_of_header_struct", "#include \"ops.h\"\nstatic double g(struct ops o, double v) { return o.exp(v) + o.f.exp; }\nvoid k(double *x) { *x = exp(*x) / 3 / *x; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"exp_static", "void k(double *x) { static const double e = exp(1.0); *x = exp(*x) / 3 / e; }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"cbrt_file_static", "static const double c = 2 * cbrt(3.0), e = 1;\nvoid k(double *x) { *x = cbrt(*x) / 3 / (c + e + *x); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
 		{"pow_in_brackets", "void k(double *x) { double t[(int)pow(2.0, 3.0)] = {0}; *x = pow(*x, 3.5) / 3 / (1 + t[0]); }", []core.Arg{{Data: d, Access: core.RW, Kind: core.ArgDirect}}, 64, 0},
