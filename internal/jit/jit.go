@@ -341,21 +341,21 @@ func (c *Compiler) Check() error {
 // CheckFlags compiles an empty translation unit with the compiler's
 // Flags, so that flags it refuses are reported when they are configured,
 // naming source (where they came from, e.g. "OP2_CFLAGS"), rather than at
-// the first loop. The outcome is kept per command, flags and PATH.
+// the first loop. The outcome is kept per command, flags and PATH (probe).
 func (c *Compiler) CheckFlags(source string) error {
 	if _, err := c.identity(); err != nil {
 		return err
 	}
-	key := source + "\x00" + c.lang().name + "\x00" + strings.Join(c.argv, "\x00") + "\x00" + strings.Join(c.Flags, "\x00") + "\x00" + os.Getenv("PATH")
-	v, _ := flagProbes.LoadOrStore(key, &flagProbe{})
-	p := v.(*flagProbe)
-	p.once.Do(func() {
+	_, err := c.probe("\x00flags\x00"+source, func() (bool, bool, error) {
 		argv := append(append(append([]string{}, c.argv...), c.Flags...), "-c", "-o", os.DevNull, "-x", c.sourceLang(), "-")
-		if out, err := run(argv, strings.NewReader("int op2_flags_probe;\n"), c.timeout()); err != nil {
-			p.err = fmt.Errorf("the %s compiler %q refuses the flags %s=%q: %v: %s", c.lang().name, c.CC, source, strings.Join(c.Flags, " "), err, strings.TrimSpace(string(out)))
+		out, err := run(argv, strings.NewReader("int op2_flags_probe;\n"), c.timeout())
+		if err != nil {
+			_, timedOut := err.(*errTimedOut)
+			return false, !timedOut, fmt.Errorf("the %s compiler %q refuses the flags %s=%q: %v: %s", c.lang().name, c.CC, source, strings.Join(c.Flags, " "), err, strings.TrimSpace(string(out)))
 		}
+		return true, true, nil
 	})
-	return p.err
+	return err
 }
 
 // Holds reports whether the preprocessor condition cond (the text of an
@@ -435,8 +435,8 @@ func (c *Compiler) checkOpenMP() error {
 // one: run returns the answer and whether to keep it.
 func (c *Compiler) probe(what string, run func() (holds, keep bool, err error)) (bool, error) {
 	key := what + "\x00" + c.lang().name + "\x00" + strings.Join(c.argv, "\x00") + "\x00" + strings.Join(c.Flags, "\x00") + "\x00" + os.Getenv("PATH")
-	v, _ := condProbes.LoadOrStore(key, &condProbe{})
-	p := v.(*condProbe)
+	v, _ := probeAnswers.LoadOrStore(key, &probeAnswer{})
+	p := v.(*probeAnswer)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.done {
@@ -468,16 +468,17 @@ func probeFlags(flags []string) []string {
 	return out
 }
 
-// condProbe is the kept answer of a probe (Holds, checkOpenMP).
-type condProbe struct {
+// probeAnswer is the kept answer of a probe (CheckFlags, Holds,
+// checkOpenMP).
+type probeAnswer struct {
 	mu    sync.Mutex
 	done  bool
 	holds bool
 	err   error
 }
 
-// condProbes caches condProbe results.
-var condProbes sync.Map // string -> *condProbe
+// probeAnswers holds the probes' answers by key (Compiler.probe).
+var probeAnswers sync.Map // string -> *probeAnswer
 
 // sourceLang is the -x language of the compiler's sources.
 func (c *Compiler) sourceLang() string {
@@ -486,15 +487,6 @@ func (c *Compiler) sourceLang() string {
 	}
 	return "c"
 }
-
-// flagProbe is the outcome of compiling with one set of flags.
-type flagProbe struct {
-	once sync.Once
-	err  error
-}
-
-// flagProbes caches flagProbe results (CheckFlags).
-var flagProbes sync.Map // string -> *flagProbe
 
 // probe is the outcome of running one compiler command's --version.
 type probe struct {
