@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -277,10 +276,7 @@ func TestSIMDSettingRefused(t *testing.T) {
 // scalar code and gives its results; the tuner marks the lane variants
 // failed and keeps the scalar code.
 func TestSIMDFallsBackToScalar(t *testing.T) {
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		testreq.Skip(t, "cc", err)
-	}
+	gcc := testreq.Command(t, "cc", "gcc")
 	script := filepath.Join(t.TempDir(), "cc-without-lanes")
 	body := "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in *.c) if grep -q op2_lanes_ \"$a\"; then echo 'no lanes here' >&2; exit 1; fi;; esac; done\nexec " + gcc + " \"$@\"\n"
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
@@ -314,10 +310,7 @@ func TestSIMDFallsBackToScalar(t *testing.T) {
 // compiles) under SIMD 8 and the defaults, and gives the scalar code's
 // results.
 func TestCXXKernelBuildsLanes(t *testing.T) {
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		testreq.Skip(t, "cc", err)
-	}
+	gxx := testreq.Command(t, "cc", "g++")
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "built-lanes")
 	script := filepath.Join(dir, "gxx-noting-lanes")

@@ -2,7 +2,6 @@ package host
 
 import (
 	"errors"
-	"os/exec"
 	"runtime"
 	"testing"
 
@@ -146,9 +145,7 @@ func TestBuildLanesFailures(t *testing.T) {
 func TestAutoLanesAskTheCompiler(t *testing.T) {
 	src := "#include <math.h>\nvoid k(const double *a, double *b) { b[0] = cbrt(a[0]) / (1 + a[0]) / 3; }"
 	l := copyLoop(t, src)
-	if _, err := exec.LookPath("gcc"); err != nil {
-		testreq.Skip(t, "cc", err)
-	}
+	testreq.Command(t, "cc", "gcc")
 	gcc := hostc.AutoLanes(l, VectorBytes(), func() bool { return true })
 	if runtime.GOARCH == "amd64" && gcc == 0 {
 		t.Fatal("AutoLanes gives a kernel calling cbrt no lanes with clones")

@@ -6,8 +6,9 @@
 // every test that needs it into a skip.
 //
 // A test skips through Check (an error that is, or wraps, the library's
-// "not installed" sentinel skips; any other error fails) or through Skip
-// (the caller has found the library missing). It never decides by the
+// "not installed" sentinel skips; any other error fails), Command (a
+// program not found on the PATH) or Skip (the caller has found the
+// library missing). It never decides by the
 // text of an error.
 //
 // OP2_REQUIRE is a comma-separated list of the names in Libraries, or
@@ -21,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -100,6 +102,16 @@ func Skip(tb testing.TB, what string, err error) {
 		tb.Fatalf("%s names %s, but it is not available here: %v", Env, what, err)
 	}
 	tb.Skipf("%s is not available here (%v); this test needs %s (with %s=%s it fails instead)", what, err, Libraries[what], Env, what)
+}
+
+// Command returns the path of the program name (exec.LookPath), which
+// what installs: when it is not found (exec.ErrNotFound) tb skips, or
+// fails where OP2_REQUIRE names what (Check); any other error fails tb.
+func Command(tb testing.TB, what, name string) string {
+	tb.Helper()
+	path, err := exec.LookPath(name)
+	Check(tb, what, err, exec.ErrNotFound)
+	return path
 }
 
 // Check returns when err is nil. When err is, or wraps, unavailable (the

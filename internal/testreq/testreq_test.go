@@ -3,6 +3,8 @@ package testreq
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -75,6 +77,35 @@ func TestCheck(t *testing.T) {
 				t.Errorf("ended with %q %q, want %q containing %q", tb.how, tb.msg, c.how, c.says)
 			}
 		})
+	}
+}
+
+// TestCommand: a program on the PATH gives its path; one not found
+// skips (or fails where OP2_REQUIRE names what installs it); a name
+// that is found but is no program (a directory) fails.
+func TestCommand(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "op2-a-directory"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "op2-a-program"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	for _, c := range []struct {
+		require, name, how, says string
+	}{
+		{"", "op2-a-program", "", ""},
+		{"", "op2-no-such-program", "skip", "apt-get install gcc"},
+		{"cc", "op2-no-such-program", "fatal", "OP2_REQUIRE names cc"},
+		{"", filepath.Join(dir, "op2-a-directory"), "fatal", "not the error that says cc is missing"},
+	} {
+		t.Setenv(Env, c.require)
+		var path string
+		tb := run(func(tb testing.TB) { path = Command(tb, "cc", c.name) })
+		if tb.how != c.how || !strings.Contains(tb.msg, c.says) || c.how == "" && path != filepath.Join(dir, c.name) {
+			t.Errorf("%q with %s=%q: ended with %q %q (path %q), want %q containing %q", c.name, Env, c.require, tb.how, tb.msg, path, c.how, c.says)
+		}
 	}
 }
 

@@ -175,10 +175,7 @@ func compiles(t *testing.T, what, src string) {
 // skips where there is no gcc.
 func cSource(t *testing.T, src string) (cc, file string) {
 	t.Helper()
-	cc, err := exec.LookPath("gcc")
-	if err != nil {
-		testreq.Skip(t, "cc", err)
-	}
+	cc = testreq.Command(t, "cc", "gcc")
 	file = filepath.Join(t.TempDir(), "lanes.c")
 	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
@@ -438,10 +435,7 @@ func TestAutoLanes(t *testing.T) {
 // compile with the C++ compiler (g++ -fsyntax-only, -Werror), with 4 and
 // 8 lanes; a C++ kernel taking a reference parameter stays scalar.
 func TestCXXKernelLanes(t *testing.T) {
-	cxx, err := exec.LookPath("g++")
-	if err != nil {
-		testreq.Skip(t, "cc", err)
-	}
+	cxx := testreq.Command(t, "cc", "g++")
 	m := newLaneMesh()
 	q := m.dat("q", m.cells, core.Float64, 4)
 	res := m.dat("res", m.cells, core.Float64, 4)
