@@ -68,8 +68,8 @@ func splitTokens(s string) []mtok {
 					j++
 					continue
 				}
-				if !clex.IsIdentChar(s[j]) && s[j] != '.' && (s[j] != '\'' || j+1 >= len(s) || !clex.IsIdentChar(s[j+1])) {
-					break // not a digit separator (1'000) either
+				if !clex.IsIdentChar(s[j]) && s[j] != '.' && !clex.DigitSeparator(s, j) {
+					break
 				}
 				j++
 			}

@@ -181,7 +181,7 @@ func Digraphs(s string) string {
 				return string(b)
 			}
 			i += e + 3
-		case c == '\'' && inNumber(s, i):
+		case DigitSeparator(s, i):
 			// A digit separator (1'000, C++14 and C23), not a literal.
 		case c == '"' || c == '\'':
 			j := i + 1
@@ -271,7 +271,7 @@ func Blank(src string, literals bool, keep func(src string, i int) bool) string 
 			}
 			clear(i, i+e+4)
 			i += e + 3
-		case c == '\'' && inNumber(src, i):
+		case DigitSeparator(src, i):
 			// A digit separator (1'000, C++14 and C23), not a literal.
 		case c == '"' || c == '\'':
 			j := i + 1
@@ -290,9 +290,16 @@ func Blank(src string, literals bool, keep func(src string, i int) bool) string 
 	return string(b)
 }
 
-// inNumber reports whether src[i] stands in a numeric literal: the
-// token it ends starts with a digit (or a '.' and a digit), as 1'000 and
-// 0x1'ff, not u8'a' or L'a'.
+// DigitSeparator reports whether src[i] is a quote separating digits of
+// a numeric literal (1'000, 0x1'ff: C++14 and C23), not one opening a
+// character literal (u8'a', L'a'): the token it ends starts with a digit
+// (or a '.' and a digit), and a digit or letter follows it.
+func DigitSeparator(src string, i int) bool {
+	return i+1 < len(src) && src[i] == '\'' && IsIdentChar(src[i+1]) && inNumber(src, i)
+}
+
+// inNumber reports whether the token src[i] ends starts with a digit
+// (or a '.' and a digit).
 func inNumber(src string, i int) bool {
 	s := i
 	for s > 0 && (IsIdentChar(src[s-1]) || src[s-1] == '.' || src[s-1] == '\'') {

@@ -24,7 +24,7 @@ func Tokenize(code string) []Token {
 			j := i + 1
 			for j < len(code) && (IsIdentChar(code[j]) || code[j] == '.' ||
 				((code[j] == '+' || code[j] == '-') && strings.ContainsRune("eEpP", rune(code[j-1])) && !IsIdentStart(code[i])) ||
-				(code[j] == '\'' && !IsIdentStart(code[i]) && j+1 < len(code) && IsIdentChar(code[j+1]))) { // 1'000
+				DigitSeparator(code, j)) {
 				j++
 			}
 			out = append(out, Token{code[i:j], i, j})
