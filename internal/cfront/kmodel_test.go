@@ -113,20 +113,17 @@ void k(double *x, const real y[2], int) { x[0] = helper(y[0]) + SQ(x[1]) + w[N -
 	if err != nil {
 		t.Fatal(err)
 	}
-	var defs, protos []string
+	var defs []string
 	for _, f := range u.Defs {
 		defs = append(defs, f.Name+"("+strings.Join(f.Params, ",")+")")
 		if u.Src[f.BodyOpen] != '{' || u.Src[f.BodyClose] != '}' || !f.Defined {
 			t.Errorf("%s: body span %d..%d", f.Name, f.BodyOpen, f.BodyClose)
 		}
 	}
-	for _, f := range u.Protos {
-		protos = append(protos, f.Name)
-	}
 	if got, want := strings.Join(defs, " "), "helper(v) k(x,y,)"; got != want {
 		t.Errorf("definitions %q, want %q", got, want)
 	}
-	if got, want := strings.Join(protos, " "), "helper"; got != want {
+	if got, want := declNames(u.Protos), "helper"; got != want {
 		t.Errorf("prototypes %q, want %q", got, want)
 	}
 	var calls []string
@@ -191,6 +188,15 @@ void k(double *x, const real y[2], int) { x[0] = helper(y[0]) + SQ(x[1]) + w[N -
 	}
 }
 
+// declNames returns the names of fs, in order, separated by spaces.
+func declNames(fs []FuncDecl) string {
+	var names []string
+	for _, f := range fs {
+		names = append(names, f.Name)
+	}
+	return strings.Join(names, " ")
+}
+
 // TestReadSourceInitializerCalls: a call in a file-scope initializer
 // declares nothing (static const double c = cbrt(3.0) is no prototype
 // of cbrt), while a prototype after the initializer's comma, a function
@@ -216,17 +222,10 @@ void k(double *x) { *x = cbrt(*x) + h(c); }
 	if err != nil {
 		t.Fatal(err)
 	}
-	var defs, protos []string
-	for _, f := range u.Defs {
-		defs = append(defs, f.Name)
-	}
-	for _, f := range u.Protos {
-		protos = append(protos, f.Name)
-	}
-	if got, want := strings.Join(protos, " "), "g"; got != want {
+	if got, want := declNames(u.Protos), "g"; got != want {
 		t.Errorf("prototypes %q, want %q", got, want)
 	}
-	if got, want := strings.Join(defs, " "), "h tg tr rq k"; got != want {
+	if got, want := declNames(u.Defs), "h tg tr rq k"; got != want {
 		t.Errorf("definitions %q, want %q", got, want)
 	}
 	for _, name := range []string{"cbrt", "exp", "pow"} {
