@@ -504,6 +504,14 @@ func ReadSource(src string) (*SourceModel, error) {
 				continue
 			}
 			k := clex.SkipSpace(code, j)
+			if inInit && k < len(code) && code[k] == '<' {
+				// = T<int, int>::f(cbrt(1.0)): the commas of a template's
+				// arguments end no initializer.
+				if end := templateArgsEnd(code, k); end > 0 {
+					i = end
+					continue
+				}
+			}
 			if k >= len(code) || code[k] != '(' {
 				i = j
 				continue
@@ -648,6 +656,25 @@ func templateParamsEnd(code string, open int) int {
 		}
 	}
 	return open + 1
+}
+
+// templateArgsEnd returns the offset after the '>' that closes the
+// template argument list opening at code[open] ('<') in an initializer,
+// when what follows it is "::", '(' or '{' (a template's name, not a
+// comparison), and no ';' or brace comes before it; otherwise -1.
+func templateArgsEnd(code string, open int) int {
+	if open+1 < len(code) && (code[open+1] == '<' || code[open+1] == '=') {
+		return -1 // << and <=
+	}
+	end := templateParamsEnd(code, open)
+	if end == open+1 || strings.ContainsAny(code[open:end], ";{}") {
+		return -1
+	}
+	m := clex.SkipSpace(code, end)
+	if m < len(code) && (code[m] == '(' || code[m] == '{') || strings.HasPrefix(code[m:], "::") {
+		return end
+	}
+	return -1
 }
 
 // directive is what readDirective finds in a directive's line: offsets

@@ -199,7 +199,8 @@ func declNames(fs []FuncDecl) string {
 
 // TestReadSourceInitializerCalls: a call in a file-scope initializer
 // declares nothing (static const double c = cbrt(3.0) is no prototype
-// of cbrt), while a prototype after the initializer's comma, a function
+// of cbrt), nor do the commas of a template's arguments in it end it
+// (T<int, int>::f(cbrt(1.0))), while a prototype after the initializer's comma, a function
 // after a C++ operator='s or operator=='s body or a lambda, and a template
 // with default arguments or a requires clause, are still read; a brace
 // block in an initializer does not end it.
@@ -216,6 +217,8 @@ R tr(R v) { return v; }
 static const double c2 = double{2} * cbrt(3.0);
 bool operator==(const S &a, const S &b) { return a.v == b.v; }
 template <int N> requires N >= 3 double rq(double v) { return v; }
+static const double t1 = T<int, int>::f(cbrt(1.0)), t2 = std::max<int, long>(cbrt(2.0), 2);
+static const bool lt = 1 < 2, gt = 3 > (2);
 void k(double *x) { *x = cbrt(*x) + h(c); }
 `
 	u, err := ReadSource(src)
@@ -255,6 +258,7 @@ func TestReadSourceKeepsDefinitions(t *testing.T) {
 		{"digit separator", "static const int n = 1'000;"},
 		{"default argument", "double (mx)(double a, double b = 0) { return a > b ? a : b; }"},
 		{"macro ending a declaration", "#define END ;\nstatic const double c = 2.0 END"},
+		{"comparison, then a '>' before a '('", "static const int n = 2; static const int lim = n < 3; double t(double v) { return v > (1) ? v : 1; }"},
 		{"C's identifier template", "static const int template = 3; static const int lim = template < 4 ? 1 : 2;"},
 	} {
 		u, err := ReadSource(c.src + rest)
