@@ -54,7 +54,7 @@ func splitTokens(s string) []mtok {
 			for j < len(s) && clex.IsIdentChar(s[j]) {
 				j++
 			}
-			if j < len(s) && (s[j] == '"' || s[j] == '\'') && slices.Contains([]string{"L", "u", "U", "u8"}, s[i:j]) {
+			if j < len(s) && (s[j] == '"' || s[j] == '\'') && slices.Contains([]string{"L", "u", "U", "u8"}, s[i:j]) || clex.RawStringEnd(s, j) > j {
 				j = literalEnd(s, j)
 				out = append(out, mtok{s: s[i:j], kind: 's', space: space})
 			} else {
@@ -98,6 +98,9 @@ func splitTokens(s string) []mtok {
 // literalEnd returns the end of the string or character literal whose
 // opening quote is s[i].
 func literalEnd(s string, i int) int {
+	if e := clex.RawStringEnd(s, i); e > i {
+		return e + 1
+	}
 	q := s[i]
 	for j := i + 1; j < len(s); j++ {
 		switch s[j] {

@@ -183,6 +183,8 @@ func Digraphs(s string) string {
 			i += e + 3
 		case DigitSeparator(s, i):
 			// A digit separator (1'000, C++14 and C23), not a literal.
+		case c == '"' && RawStringEnd(s, i) > i:
+			i = RawStringEnd(s, i)
 		case c == '"' || c == '\'':
 			j := i + 1
 			for j < len(s) && s[j] != c && s[j] != '\n' {
@@ -273,6 +275,12 @@ func Blank(src string, literals bool, keep func(src string, i int) bool) string 
 			i += e + 3
 		case DigitSeparator(src, i):
 			// A digit separator (1'000, C++14 and C23), not a literal.
+		case c == '"' && RawStringEnd(src, i) > i:
+			j := RawStringEnd(src, i)
+			if literals && (keep == nil || !keep(src, i)) {
+				clear(i+1, j) // keep the quotes
+			}
+			i = j
 		case c == '"' || c == '\'':
 			j := i + 1
 			for j < len(src) && src[j] != c && src[j] != '\n' {
@@ -288,6 +296,40 @@ func Blank(src string, literals bool, keep func(src string, i int) bool) string 
 		}
 	}
 	return string(b)
+}
+
+// RawStringEnd returns the offset of the '"' that closes the raw string
+// literal whose opening quote is src[i] (R"delim(...)delim", C++11, and
+// GCC's C from gnu99 on; prefixed R, u8R, uR, UR or LR), or -1 when
+// src[i] opens no raw string: no such prefix before it, or no delimiter
+// of at most 16 characters and '(' after it. An unterminated raw
+// string ends at the end of src (len(src)-1).
+func RawStringEnd(src string, i int) int {
+	if i >= len(src) || src[i] != '"' || i == 0 || src[i-1] != 'R' {
+		return -1
+	}
+	s := i - 1
+	for s > 0 && IsIdentChar(src[s-1]) {
+		s--
+	}
+	switch src[s : i-1] {
+	case "", "u8", "u", "U", "L":
+	default:
+		return -1
+	}
+	open := strings.IndexByte(src[i+1:min(len(src), i+18)], '(')
+	if open < 0 {
+		return -1
+	}
+	delim := src[i+1 : i+1+open]
+	if strings.ContainsAny(delim, " ()\\\t\v\f\n\"") {
+		return -1
+	}
+	end := strings.Index(src[i+2+open:], ")"+delim+"\"")
+	if end < 0 {
+		return len(src) - 1
+	}
+	return i + 2 + open + end + len(delim) + 1
 }
 
 // DigitSeparator reports whether src[i] is a quote separating digits of

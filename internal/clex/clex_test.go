@@ -125,6 +125,11 @@ func TestBlank(t *testing.T) {
 		// Digit separators (C++14, C23) are no literals; u8'a' and
 		// L'a' are.
 		{"n = 1'000; m = 0x1'ff, .5'0; c = u8'a' + L'b'; /* x */", true, nil, "n = 1'000; m = 0x1'ff, .5'0; c = u8' ' + L' ';        "},
+		// Raw strings (C++11; GCC's C): quotes and comment marks inside
+		// them are theirs; R"x" without a '(' is none.
+		{"s = R\"d(a \" // b)\" x)d\"; t /* c */", true, nil, "s = R\"                \"; t        "},
+		{"s = u8R\"(p[0]\n)\" + LR\"(q)\" + R\"x\"; // c", true, nil, "s = u8R\"     \n \" + LR\"   \" + R\" \";     "},
+		{"s = AR\"(a)\"; // c", true, nil, "s = AR\"   \";     "},
 	}
 	for _, c := range cases {
 		if got := Blank(c.in, c.literals, c.keep); got != c.want {
