@@ -426,3 +426,70 @@ func TestExtrudedLanesMatchScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestLanesKeepTheKernelsSource: a kernel's lane form is the kernel as
+// written: its string and character literals (and a helper's, and a C++
+// raw string holding code-like text), the macros and GCC pragmas in force
+// at its definition (not those the source defines after it) and its
+// __func__. Each loop is built with its lanes (a compiler that refuses
+// code without them) and gives the scalar code's results.
+func TestLanesKeepTheKernelsSource(t *testing.T) {
+	gcc := testreq.Command(t, "cc", "gcc")
+	gxx := testreq.Command(t, "cc", "g++")
+	dir := t.TempDir()
+	withLanes := func(compiler string) string {
+		script := filepath.Join(dir, "lanes-only-"+filepath.Base(compiler))
+		body := "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in *.c|*.cc) if ! grep -q op2_lanes_ \"$a\"; then echo 'lanes only' >&2; exit 1; fi;; esac; done\nexec " + compiler + " \"$@\"\n"
+		if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return script
+	}
+	cc, cxx := withLanes(gcc), withLanes(gxx)
+	defer func() { check(t, op2.Configure(op2.Config{})) }()
+	for _, c := range []struct {
+		name, src string
+		cxx       bool
+	}{
+		{"character literal", `void lk_char(const double *x, double *y) { y[0] = x[0] / x[1] + ('A' - '0'); }`, false},
+		{"string literal", `void lk_string(const double *x, double *y) { const char *n = "2"; y[0] = x[0] / x[1] + (n[0] - '0'); }`, false},
+		{"a helper's literal", `static double lk_first(const double *v) { return v[0] * ("ab"[1] - 'a'); }
+void lk_helper(const double *x, double *y) { y[0] = lk_first(x) / x[1]; }`, false},
+		{"a macro defined after it", `static inline double sq(double v) { return v * v; }
+void lk_macro(const double *x, double *y) { y[0] = sq(x[0] / x[1]); }
+#define sq(v) ((float)(v) * (float)(v))`, false},
+		{"a pragma after it", `void lk_pragma(const double *x, double *y) { y[0] = (x[0] / x[1] + 1e16) - 1e16 + x[0] / 3.0 * 3.0; }
+#pragma GCC optimize ("fast-math")`, false},
+		{"__func__", `#include <string.h>
+void lk_func(const double *x, double *y) { y[0] = x[0] / x[1] + (double)strlen(__func__) + sizeof(__FUNCTION__); }`, false},
+		{"raw string", `#include <cstring>
+void lk_raw(const double *x, double *y) { const char *s = R"q(x[0] = y[0]; "q" /* c */)q"; y[0] = x[0] / x[1] + (double)std::strlen(s); }`, true},
+	} {
+		name := c.src[strings.Index(c.src, "void lk_")+5 : strings.Index(c.src, "(const double *x")]
+		run := func(cfg op2.Config) []float64 {
+			cfg.CacheDir, cfg.Threads = t.TempDir(), 2
+			check(t, op2.Configure(cfg))
+			s := must(op2.NewSet(37, "s"))
+			xv := make([]float64, 74)
+			for i := range xv {
+				xv[i] = 1 + float64(i%7)/8
+			}
+			x := must(op2.NewDat(s, 2, xv, "x"))
+			y := must(op2.NewDat[float64](s, 1, nil, "y"))
+			k := op2.NewKernel(c.src, name)
+			if c.cxx {
+				k = k.CXX()
+			}
+			if err := op2.ParLoop(k, s, x.Arg(op2.Read), y.Arg(op2.Write)); err != nil {
+				t.Fatalf("%s (%s): %v", c.name, cfg.SIMD, err)
+			}
+			return y.Data()
+		}
+		want := run(op2.Config{Backend: "sequential", SIMD: "off", CC: gcc, CXX: gxx})
+		for _, backend := range hostBackends {
+			if got := run(op2.Config{Backend: backend, SIMD: "8", CC: cc, CXX: cxx}); !slices.Equal(got, want) {
+				t.Errorf("%s, %s: lanes give y[0] = %v, the scalar code %v", c.name, backend, got[0], want[0])
+			}
+		}
+	}
+}

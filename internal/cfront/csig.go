@@ -1020,13 +1020,16 @@ func ConstNameProblem(name string) string {
 // its READ arguments (ReadOnlyArg) declared const (Param.ReadOnlyText),
 // in the definition and in every file-scope prototype, so that a kernel
 // that writes through one, or passes it on where a non-const pointer is
-// expected, does not compile. Nothing else changes.
-func ReadOnlySource(l *core.Loop) string {
+// expected, does not compile; and with afterKernel (the kernel's lane
+// form), when not empty, on lines of its own right after the kernel's
+// definition, where the macros and pragmas in force are the kernel's,
+// not those the source defines after it. Nothing else changes.
+func ReadOnlySource(l *core.Loop, afterKernel string) string {
 	k := l.Kernel
 	info := k.Info
 	src := k.Source
 	if info == nil {
-		return src
+		return src + afterKernel
 	}
 	var b strings.Builder
 	pos := info.ListStart
@@ -1039,20 +1042,35 @@ func ReadOnlySource(l *core.Loop) string {
 		b.WriteString(p.ReadOnlyText())
 		pos = p.End
 	}
-	if pos == info.ListStart {
-		return src
-	}
 	b.WriteString(src[pos:info.ListEnd])
 	list := b.String()
-	// The definition's list and the prototypes' lists, in source order.
-	spans := append([][2]int{{info.ListStart, info.ListEnd}}, info.Protos...)
-	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	// The definition's list and the prototypes' lists, in source order,
+	// rewritten when a parameter became const; the lane form after the
+	// body.
+	type edit struct {
+		from, to int
+		text     string
+	}
+	var edits []edit
+	if pos != info.ListStart {
+		edits = append(edits, edit{info.ListStart, info.ListEnd, list})
+		for _, sp := range info.Protos {
+			edits = append(edits, edit{sp[0], sp[1], list})
+		}
+	}
+	if afterKernel != "" {
+		edits = append(edits, edit{info.BodyClose + 1, info.BodyClose + 1, "\n" + strings.TrimSuffix(afterKernel, "\n")})
+	}
+	if len(edits) == 0 {
+		return src
+	}
+	slices.SortFunc(edits, func(a, b edit) int { return a.from - b.from })
 	var out strings.Builder
 	pos = 0
-	for _, sp := range spans {
-		out.WriteString(src[pos:sp[0]])
-		out.WriteString(list)
-		pos = sp[1]
+	for _, e := range edits {
+		out.WriteString(src[pos:e.from])
+		out.WriteString(e.text)
+		pos = e.to
 	}
 	out.WriteString(src[pos:])
 	return out.String()

@@ -221,16 +221,39 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 		return "", fmt.Errorf("kernel %s: %w", l.Kernel.Name, err)
 	}
 	h := &laneHelpers{l: l, info: info, model: model, names: map[string]string{}, making: map[string]bool{}}
-	rewritten, err := h.rewriteBody(body.Code, body.Tokens, lane, 0)
+	rewritten, err := h.rewriteBody(body.Text, body.Code, body.Tokens, lane, 0)
 	if err != nil {
 		return "", err
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "#pragma GCC diagnostic push\n#pragma GCC diagnostic error \"-Wvla\"\n")
 	out.WriteString(h.out.String())
-	fmt.Fprintf(&out, "static inline __attribute__((always_inline)) void %s(%s, int op2_lane)\n%s\n", LaneName(l.Kernel.Name), strings.Join(decls, ", "), rewritten)
+	def, undef := functionNames(l.Kernel.Name, l.Kernel.CXX, body.Code)
+	fmt.Fprintf(&out, "%sstatic inline __attribute__((always_inline)) void %s(%s, int op2_lane)\n%s\n%s", def, LaneName(l.Kernel.Name), strings.Join(decls, ", "), rewritten, undef)
 	fmt.Fprintf(&out, "#pragma GCC diagnostic pop\n")
 	return out.String(), nil
+}
+
+// functionNames returns the directives that have a lane form's
+// __func__ and __FUNCTION__ (in C also __PRETTY_FUNCTION__, which is the
+// same there; C++'s names the whole signature) name the function it is
+// the lane form of, as in the scalar code, and those that end them after
+// it; none when its body (code) names none of them nor assert (whose
+// message names the function).
+func functionNames(name string, cxx bool, code string) (def, undef string) {
+	names := []string{"__func__", "__FUNCTION__", "__PRETTY_FUNCTION__"}
+	if !slices.ContainsFunc(append(names, "assert"), func(n string) bool { return strings.Contains(code, n) }) {
+		return "", ""
+	}
+	if cxx {
+		names = names[:2]
+	}
+	var d, u strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&d, "#define %s %q\n", n, name)
+		fmt.Fprintf(&u, "#undef %s\n", n)
+	}
+	return d.String(), u.String()
 }
 
 // laneVar is a lane parameter in scope: its pointer depth as the kernel
@@ -268,12 +291,15 @@ type laneHelpers struct {
 // (a recursive helper would have no end).
 const maxHelperDepth = 8
 
-// rewriteBody rewrites a function body (code, its tokens) in which the
-// lane parameters lane are in scope; depth counts the helpers above it.
-func (h *laneHelpers) rewriteBody(code string, toks []clex.Token, lane map[string]laneVar, depth int) (string, error) {
-	code, toks = unparen(code, toks, lane)
-	r := &laneRewriter{l: h.l, body: code, toks: toks, lane: lane, helpers: h, depth: depth}
-	return r.rewrite(0, len(toks), 0, len(code))
+// rewriteBody rewrites a function body in which the lane parameters lane
+// are in scope: text as written, code the same with its comments and
+// literals blanked (at the same offsets), toks code's tokens. What lies
+// between the tokens it rewrites is copied from text, so that literals
+// keep their contents. depth counts the helpers above it.
+func (h *laneHelpers) rewriteBody(text, code string, toks []clex.Token, lane map[string]laneVar, depth int) (string, error) {
+	text, toks = unparen(text, code, toks, lane)
+	r := &laneRewriter{l: h.l, body: text, toks: toks, lane: lane, helpers: h, depth: depth}
+	return r.rewrite(0, len(toks), 0, len(text))
 }
 
 // helperHeadWords are the words a helper's head may have before its
@@ -349,22 +375,24 @@ func (h *laneHelpers) copyOf(def *cfront.FuncDecl, defIdx int, pos []int, vars [
 	h.names[key] = name
 	h.making[name] = true
 	code := u.Code[def.BodyOpen : def.BodyClose+1]
-	body, err := h.rewriteBody(code, clex.Tokenize(code), lane, depth+1)
+	body, err := h.rewriteBody(u.Src[def.BodyOpen:def.BodyClose+1], code, clex.Tokenize(code), lane, depth+1)
 	if err != nil {
 		return "", err
 	}
 	delete(h.making, name)
-	fmt.Fprintf(&h.out, "static inline __attribute__((always_inline)) %s %s(%s, int op2_lane)\n%s\n", strings.Join(head, " "), name, strings.Join(decls, ", "), body)
+	names, unnames := functionNames(def.Name, h.l.Kernel.CXX, code)
+	fmt.Fprintf(&h.out, "%sstatic inline __attribute__((always_inline)) %s %s(%s, int op2_lane)\n%s\n%s", names, strings.Join(head, " "), name, strings.Join(decls, ", "), body, unnames)
 	return name, nil
 }
 
-// unparen returns code with the parentheses around a lane parameter
+// unparen returns text with the parentheses around a lane parameter
 // alone, (p), removed where they only group (macro expansions write
-// (V)[0]); not those of a call f(p), which stays a call.
-// toks are code's tokens; the result's tokens come with it.
-func unparen(code string, toks []clex.Token, lane map[string]laneVar) (string, []clex.Token) {
+// (V)[0]); not those of a call f(p), which stays a call. code is text
+// with its comments and literals blanked, toks code's tokens; the
+// result's tokens (of the result's code) come with it.
+func unparen(text, code string, toks []clex.Token, lane map[string]laneVar) (string, []clex.Token) {
 	for {
-		var b strings.Builder
+		var b, bc strings.Builder
 		pos, changed := 0, false
 		for i := 1; i+1 < len(toks); i++ {
 			if lane[toks[i].Text].depth == 0 || toks[i-1].Text != "(" || toks[i+1].Text != ")" {
@@ -373,16 +401,19 @@ func unparen(code string, toks []clex.Token, lane map[string]laneVar) (string, [
 			if i >= 2 && clex.OperandEnd(toks[i-2].Text) {
 				continue // a call
 			}
-			b.WriteString(code[pos:toks[i-1].Start])
+			b.WriteString(text[pos:toks[i-1].Start])
+			bc.WriteString(code[pos:toks[i-1].Start])
 			b.WriteString(" " + toks[i].Text + " ")
+			bc.WriteString(" " + toks[i].Text + " ")
 			pos, changed = toks[i+1].End, true
 			i++
 		}
 		if !changed {
-			return code, toks
+			return text, toks
 		}
-		b.WriteString(code[pos:])
-		code = b.String()
+		b.WriteString(text[pos:])
+		bc.WriteString(code[pos:])
+		text, code = b.String(), bc.String()
 		toks = clex.Tokenize(code)
 	}
 }
