@@ -325,7 +325,7 @@ func init() {
 	}
 	set := must(op2.NewSet(3, "cells"))
 	x := must(op2.NewDat(set, 1, []int32{10, 11, 12}, "x"))
-	k := op2.NewKernel("#include <stdio.h>\nvoid k(const int *x) { printf(\"kernel says %d\\n\", *x); }", "k")
+	k := op2.NewKernel(stdioKernels[os.Getenv("OP2_TEST_STDIO_KERNEL")], "k")
 	if err := op2.ParLoop(k, set, x.Arg(op2.Read)); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(2)
@@ -333,26 +333,38 @@ func init() {
 	os.Exit(0)
 }
 
-// TestKernelPrintf: what a kernel prints reaches stdout when stdout is a
-// file and the program exits right after the loop.
+// stdioKernels are kernels printing "kernel says" and their value
+// through C's streams in several ways.
+var stdioKernels = map[string]string{
+	"printf":           "#include <stdio.h>\nvoid k(const int *x) { printf(\"kernel says %d\\n\", *x); }",
+	"__builtin_printf": "void k(const int *x) { __builtin_printf(\"kernel says %d\\n\", *x); }",
+	"wprintf":          "#include <wchar.h>\nvoid k(const int *x) { wprintf(L\"kernel says %d\\n\", *x); }",
+	"fputs_unlocked":   "#define _GNU_SOURCE\n#include <stdio.h>\nvoid k(const int *x) { char s[32]; snprintf(s, sizeof s, \"kernel says %d\\n\", *x); fputs_unlocked(s, stdout); }",
+}
+
+// TestKernelPrintf: what a kernel prints through C's streams (printf,
+// GCC's __builtin_printf, the wide and _unlocked forms) reaches stdout
+// when stdout is a file and the program exits right after the loop.
 func TestKernelPrintf(t *testing.T) {
 	onHostBackends(t, func(t *testing.T) {
-		out := filepath.Join(t.TempDir(), "stdout")
-		f := must(os.Create(out))
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "OP2_TEST_STDIO_BACKEND="+op2.Backend())
-		cmd.Stdout = f
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		f.Close()
-		if err != nil {
-			t.Fatalf("helper: %v: %s", err, stderr.String())
-		}
-		got := string(must(os.ReadFile(out)))
-		for _, v := range []string{"10", "11", "12"} {
-			if !strings.Contains(got, "kernel says "+v+"\n") {
-				t.Errorf("stdout %q lacks the kernel's line for %s", got, v)
+		for name := range stdioKernels {
+			out := filepath.Join(t.TempDir(), "stdout")
+			f := must(os.Create(out))
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "OP2_TEST_STDIO_BACKEND="+op2.Backend(), "OP2_TEST_STDIO_KERNEL="+name)
+			cmd.Stdout = f
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			f.Close()
+			if err != nil {
+				t.Fatalf("helper: %v: %s", err, stderr.String())
+			}
+			got := string(must(os.ReadFile(out)))
+			for _, v := range []string{"10", "11", "12"} {
+				if !strings.Contains(got, "kernel says "+v+"\n") {
+					t.Errorf("%s: stdout %q lacks the kernel's line for %s", name, got, v)
+				}
 			}
 		}
 	})

@@ -1,13 +1,16 @@
 package op2_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/goop2/op2"
 )
 
 // TestLazyRunsOutputKernelsAtOnce: in lazy mode a loop whose kernel
-// writes output (printf...) runs when issued, after the loops recorded
+// writes output (printf, its _unlocked, wide and __builtin_ forms,
+// dprintf, C++'s streams and files...) or may end the process (exit)
+// runs when issued, after the loops recorded
 // before it, so that its output comes in program order and a program
 // ending after it still prints; other loops are recorded, and a Chain
 // records both.
@@ -24,8 +27,18 @@ func TestLazyRunsOutputKernelsAtOnce(t *testing.T) {
 		{"out_printf", "#include <stdio.h>\nvoid out_printf(double *x) { x[0] += 1; if (x[0] < 0) printf(\"%g\\n\", x[0]); }", true},
 		{"out_fputs", "#include <stdio.h>\nvoid out_fputs(double *x) { x[0] += 1; if (x[0] < 0) fputs(\"negative\\n\", stderr); }", true},
 		{"out_word", "void out_word(double *x) { double printed = 1; x[0] += printed; }", false},
+		{"out_putchar_unlocked", "#include <stdio.h>\nvoid out_putchar_unlocked(double *x) { x[0] += 1; if (x[0] < 0) putchar_unlocked('-'); }", true},
+		{"out_dprintf", "#include <stdio.h>\nvoid out_dprintf(double *x) { x[0] += 1; if (x[0] < 0) dprintf(2, \"negative\\n\"); }", true},
+		{"out_wprintf", "#include <wchar.h>\nvoid out_wprintf(double *x) { x[0] += 1; if (x[0] < 0) wprintf(L\"negative\\n\"); }", true},
+		{"out_builtin", "void out_builtin(double *x) { x[0] += 1; if (x[0] < 0) __builtin_printf(\"negative\\n\"); }", true},
+		{"out_exit", "#include <stdlib.h>\nvoid out_exit(double *x) { x[0] += 1; if (x[0] < 0) exit(3); }", true},
+		{"out_wcout", "#include <iostream>\nvoid out_wcout(double *x) { x[0] += 1; if (x[0] < 0) std::wcout << L\"negative\" << std::endl; }", true},
+		{"out_ofstream", "#include <fstream>\nvoid out_ofstream(double *x) { x[0] += 1; if (x[0] < 0) { std::ofstream f(\"/dev/null\"); f << x[0]; } }", true},
 	} {
 		k := op2.NewKernel(c.src, c.name)
+		if strings.Contains(c.src, "std::") {
+			k = k.CXX()
+		}
 		check(t, r.ParLoop(quiet, set, x.Arg(op2.RW)))
 		check(t, r.ParLoop(k, set, x.Arg(op2.RW)))
 		want := 2 // both recorded
@@ -43,8 +56,8 @@ func TestLazyRunsOutputKernelsAtOnce(t *testing.T) {
 			return nil
 		}))
 	}
-	if v := x.DataRO(); v[0] != 12 || v[1] != 12 {
-		t.Errorf("x = %v, want [12 12]", v)
+	if v := x.DataRO(); v[0] != 33 || v[1] != 33 {
+		t.Errorf("x = %v, want [33 33]", v)
 	}
 	// Over a mixed set: each block's loop runs when issued too.
 	ms := must(op2.NewMixedSet([]*op2.Set{set, must(op2.NewSet(3, "out_other"))}, "out_mixed"))

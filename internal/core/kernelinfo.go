@@ -168,3 +168,42 @@ func ReadOnlyNote(l *Loop, err error) string {
 	return fmt.Sprintf("note: kernel %q may only read its READ arguments: on every backend GoOP2 declares their parameters const, so the kernel may not write through them, nor pass them where a pointer to modifiable values is expected (a helper's or a variable's); here %s; declare them const in the kernel and its helpers, or pass the data with an access that writes (WRITE, RW, INC)",
 		l.Kernel.Name, strings.Join(made, ", "))
 }
+
+// stdioOutput are the identifiers through which a kernel may write to
+// the C library's streams (and C++'s standard streams, synchronised with
+// them): generated code flushes the streams after such a kernel's loop.
+var stdioOutput = []string{
+	"printf", "fprintf", "vprintf", "vfprintf", "puts", "fputs", "putchar", "fputc", "putc", "fwrite", "perror",
+	"putchar_unlocked", "putc_unlocked", "fputc_unlocked", "fputs_unlocked", "fwrite_unlocked",
+	"wprintf", "fwprintf", "vwprintf", "vfwprintf", "putwchar", "putwc", "fputwc", "fputws",
+	"putwchar_unlocked", "putwc_unlocked", "fputwc_unlocked", "fputws_unlocked",
+	"__builtin_printf", "__builtin_fprintf", "__builtin_vprintf", "__builtin_vfprintf", "__builtin_puts",
+	"__builtin_fputs", "__builtin_putchar", "__builtin_fputc", "__builtin_putc", "__builtin_fwrite",
+	"stdout", "stderr", "cout", "cerr", "clog", "wcout", "wcerr", "wclog",
+}
+
+// otherEffects are the identifiers through which a kernel may act
+// outside its arguments other than through the C streams: write to a
+// file descriptor or a file, or end the process.
+var otherEffects = []string{
+	"write", "pwrite", "writev", "pwritev", "dprintf", "vdprintf", "fflush", "fopen", "freopen", "fdopen",
+	"open", "openat", "creat", "ofstream", "fstream", "basic_ofstream", "basic_fstream", "filebuf",
+	"system", "popen", "exit", "_exit", "_Exit", "quick_exit", "abort", "raise", "kill",
+}
+
+// WritesStdio reports whether the kernel's source names a function or
+// stream that writes to the C library's streams (printf, puts, fwrite,
+// their _unlocked and wide forms, std::cout...): its loop's generated
+// code flushes them after the loop.
+func (k *KernelInfo) WritesStdio() bool {
+	return slices.ContainsFunc(stdioOutput, func(id string) bool { return k.Idents[id] })
+}
+
+// HasEffects reports whether the kernel's source names a way to act
+// outside its arguments: to write output (WritesStdio, a file descriptor,
+// a file) or to end the process (exit, abort). Such a loop runs when it
+// is issued rather than being recorded, so that its effects come in
+// program order.
+func (k *KernelInfo) HasEffects() bool {
+	return k.WritesStdio() || slices.ContainsFunc(otherEffects, func(id string) bool { return k.Idents[id] })
+}

@@ -20,8 +20,8 @@ type Kernel struct {
 
 	consts UsedConsts // the constants it refers to, by registry
 
-	// Output says the parsed kernel names an output function (see
-	// outputCalls).
+	// Output says the parsed kernel names a way to write output or to
+	// end the process (core.KernelInfo.HasEffects).
 	Output bool
 }
 
@@ -43,7 +43,7 @@ func (k *Kernel) Parse(wrap func(error) error) (*core.KernelInfo, error) {
 		}
 		k.Source = k.info.Source
 		k.Info = k.info
-		k.Output = writesOutput(k.info.Idents)
+		k.Output = k.info.HasEffects()
 	})
 	return k.info, k.err
 }
@@ -55,21 +55,3 @@ func (k *Kernel) UsedConsts(reg *Consts) []*core.Const {
 	return k.consts.Of(reg, k.info.Idents)
 }
 
-// outputCalls are the identifiers through which a kernel may write
-// output: the C library's output functions and C++'s standard streams.
-var outputCalls = []string{
-	"printf", "fprintf", "vprintf", "vfprintf", "puts", "fputs", "putchar",
-	"fputc", "putc", "fwrite", "perror", "write", "fflush",
-	"cout", "cerr", "clog",
-}
-
-// writesOutput reports whether a kernel's identifiers include an output
-// function (outputCalls).
-func writesOutput(idents map[string]bool) bool {
-	for _, f := range outputCalls {
-		if idents[f] {
-			return true
-		}
-	}
-	return false
-}

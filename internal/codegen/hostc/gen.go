@@ -226,18 +226,10 @@ func providedMinMax(l *core.Loop) []string {
 	return out
 }
 
-// stdioOutput are the identifiers whose use makes the wrapper flush the C
-// streams after the loop.
-var stdioOutput = []string{"printf", "puts", "putchar", "fprintf", "fputs", "fputc", "putc", "fwrite",
-	"vprintf", "vfprintf", "stdout", "putchar_unlocked", "putc_unlocked", "fputc_unlocked", "fwrite_unlocked"}
-
-// usesStdio reports whether the kernel source may write to C streams.
+// usesStdio reports whether the kernel source may write to C streams
+// (core.KernelInfo.WritesStdio).
 func usesStdio(l *core.Loop) bool {
-	info := l.Kernel.Info
-	if info == nil {
-		return false
-	}
-	return slices.ContainsFunc(stdioOutput, func(id string) bool { return info.Idents[id] })
+	return l.Kernel.Info != nil && l.Kernel.Info.WritesStdio()
 }
 
 // ConstSymbol is the C name under which a constant's value is stored: the
