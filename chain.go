@@ -30,13 +30,15 @@ const MaxRecordedLoops = 1024
 // failed when it ran, after ParLoop had accepted it: a device error, a
 // failure found by check mode (Config.Check), a failure to load a cached
 // program. The loops recorded after it were dropped: they did not run
-// and changed nothing. Err is the loop's error, as ParLoop would have
+// and changed nothing; so were the Global.SetValue and Const.Set
+// assignments recorded after it: the Globals and Consts keep the values
+// they had when it failed. Err is the loop's error, as ParLoop would have
 // returned it (errors.As finds a *LoopError or *CompileError in it).
 type ChainError struct {
 	Kernel   string // the failing loop's kernel
 	Set      string // and its iteration set
-	Index    int    // its position among the loops that were forced (0-based)
-	Recorded int    // how many loops were forced
+	Index    int    // its position among the loops that were forced (0-based; for a failed SetValue, the loop's before it)
+	Recorded int    // how many loops were forced (SetValue and Const.Set assignments not counted)
 	Err      error
 }
 
@@ -87,10 +89,11 @@ func Chain(fn func() error) error { return rt.Chain(fn) }
 // calls that return neither (State, Timings, ReadStats, EnableTiming,
 // ResetTimings) keep it for the next call that forces.
 //
-// A slice returned by Data is the host copy itself: values written
-// through it after a loop was recorded, without calling an accessor
-// again, reach that loop (on device backends they reach no loop at all);
-// call Data again after issuing loops, as its documentation says.
+// A slice returned by Data (a Dat's or a Global's) is the host copy
+// itself: what is written through it after a loop was issued, without
+// calling an accessor again, may reach that loop or not, depending on
+// the backend and on whether the loop was recorded; call Data again
+// after issuing loops, as its documentation says, or use SetValue.
 //
 // Chains nest: the inner Chain runs what was recorded so far when it
 // returns. If fn panics, the scope closes and the recorded loops stay

@@ -186,6 +186,42 @@ func TestChainRunTimeFailure(t *testing.T) {
 	wantChainError("Chain with fn's error", err)
 }
 
+// TestChainFailureDropsAssignments: a SetValue and a Const.Set recorded
+// after a loop that fails when it runs are dropped with the loops (the
+// Global and the Const keep their values), and the *ChainError counts
+// the loops alone.
+func TestChainFailureDropsAssignments(t *testing.T) {
+	r := must(op2.NewRuntime(op2.Config{Check: true, Lazy: true}))
+	set := must(op2.NewSet(4, "cells"))
+	x := must(op2.NewDat(set, 1, []float64{1, 2, 3, 4}, "x"))
+	y := must(op2.NewDat[float64](set, 1, nil, "y"))
+	g := must(op2.NewGlobal(1, []float64{1}, "cd_g"))
+	c := must(op2.NewConstIn(r, 1, []float64{2}, "cd_c"))
+	defer c.Remove()
+	bad := op2.NewKernel("void cd_bad(const double *x, double *y, const double *g) { *y = *x * *g * cd_c; ((double *)x)[0] = -1; }", "cd_bad")
+	next := op2.NewKernel("void cd_next(double *y, const double *g) { *y += 100 * *g * cd_c; }", "cd_next")
+	check(t, r.ParLoop(next, set, y.Arg(op2.RW), g.Arg(op2.Read)))
+	check(t, r.ParLoop(bad, set, x.Arg(op2.Read), y.Arg(op2.Write), g.Arg(op2.Read)))
+	g.SetValue(7)
+	check(t, c.Set(5))
+	check(t, r.ParLoop(next, set, y.Arg(op2.RW), g.Arg(op2.Read)))
+	var ce *op2.ChainError
+	if err := r.Wait(); !errors.As(err, &ce) || ce.Kernel != "cd_bad" || ce.Index != 1 || ce.Recorded != 3 {
+		t.Fatalf("Wait: %v (%+v), want a *ChainError for cd_bad, loop 2 of 3", err, ce)
+	}
+	wantErr(t, ce, "(2 of 3 run when forced)", "the loop recorded after it was dropped")
+	if v := g.Value(); v != 1 {
+		t.Errorf("g = %v: the SetValue recorded after the failure was made", v)
+	}
+	if got := y.DataRO(); got[0] != 2 {
+		t.Errorf("y = %v, want cd_bad's results (2 first): the loop after it ran", got)
+	}
+	check(t, r.ParLoop(next, set, y.Arg(op2.RW), g.Arg(op2.Read)))
+	if got := y.DataRO(); got[0] != 202 {
+		t.Errorf("y = %v, want 202 first: the Const.Set or SetValue recorded after the failure was made", got)
+	}
+}
+
 // TestChainScopes: loops run when the scope returns, also when fn fails;
 // chains nest; a panicking fn leaves its loops recorded until something
 // forces them; a nil fn is refused.

@@ -47,7 +47,12 @@ func (g *Global[T]) Name() string { return g.s.Name }
 func (g *Global[T]) Dim() int { return g.s.Dim }
 
 // Data returns the values for reading and writing; after a reduction loop
-// they hold the initial values combined with every contribution. It panics
+// they hold the initial values combined with every contribution. The
+// slice is the host copy itself: call Data again after issuing loops
+// rather than keeping it, since what is written through a kept slice may
+// reach loops issued before the write or not, depending on the backend
+// and on whether loops are recorded (see Chain); SetValue keeps its
+// place among recorded loops. It panics
 // with the error DataErr would return: the failure of a recorded loop it
 // runs first, or of the copy of the values from the device.
 func (g *Global[T]) Data() []T { return orPanic(g.dataErr("Global.Data")) }

@@ -54,4 +54,3 @@ func (k *Kernel) Parse(wrap func(error) error) (*core.KernelInfo, error) {
 func (k *Kernel) UsedConsts(reg *Consts) []*core.Const {
 	return k.consts.Of(reg, k.info.Idents)
 }
-

@@ -316,7 +316,7 @@ func (p *Process) runStep(s *step, n int) error {
 		e.assignConst()
 	case e.set != nil:
 		if err := e.assign(); err != nil {
-			return p.api.Chain("Global.SetValue", e.set.Name, s.i, n, err)
+			return p.chainError("Global.SetValue", e.set.Name, s.i, n, err)
 		}
 	case s.fused != nil:
 		prog := s.p
@@ -326,7 +326,7 @@ func (p *Process) runStep(s *step, n int) error {
 		if err := e.r.RunProgram(e.b, s.fused, prog); err != nil {
 			// The loops fused with the failing one ran in it: the ones
 			// dropped are those after the fused loop.
-			return p.api.Chain(s.fused.Kernel.Name, s.fused.SetName(), s.end-1, n, err)
+			return p.chainError(s.fused.Kernel.Name, s.fused.SetName(), s.end-1, n, err)
 		}
 	default:
 		prog := e.p
@@ -334,10 +334,32 @@ func (p *Process) runStep(s *step, n int) error {
 			prog = nil // it may have been unloaded: find it again
 		}
 		if err := e.r.RunProgram(e.b, &e.Loop, prog); err != nil {
-			return p.api.Chain(e.Loop.Kernel.Name, e.Loop.SetName(), s.i, n, err)
+			return p.chainError(e.Loop.Kernel.Name, e.Loop.SetName(), s.i, n, err)
 		}
 	}
 	return nil
+}
+
+// chainError is the *op2.ChainError of the failure err of recorded entry
+// at of n, named kernel over set: its position among the recorded loops
+// (for an assignment, the position of the loop before it) and their
+// number, the assignments (SetValue, Const.Set) among the entries not
+// counted.
+func (p *Process) chainError(kernel, set string, at, n int, err error) error {
+	loops := func(to int) int {
+		k := 0
+		for _, e := range p.queue.slots[:to] {
+			if e.set == nil && e.cset == nil {
+				k++
+			}
+		}
+		return k
+	}
+	index := loops(at)
+	if e := p.queue.slots[at]; e.set != nil || e.cset != nil {
+		index-- // an assignment: the loop before it
+	}
+	return p.api.Chain(kernel, set, index, loops(n), err)
 }
 
 // loop is the loop step s runs, or nil for an assignment.

@@ -445,7 +445,7 @@ func (p *Process) runTiled(k, n int, err *error) int {
 	if ferr != nil {
 		s := &q.steps[steps[failed]]
 		l := c.Loops[failed]
-		*err = p.api.Chain(l.Kernel.Name, l.SetName(), s.end-1, n, ferr)
+		*err = p.chainError(l.Kernel.Name, l.SetName(), s.end-1, n, ferr)
 	}
 	return stepsTo(count - 1)
 }
