@@ -358,3 +358,42 @@ func TestReadOnlySource(t *testing.T) {
 		t.Errorf("%d of 2 declarations are\n%s\nin\n%s", n, want, got)
 	}
 }
+
+// TestKernelEffects: a kernel writes to C's streams, or has other
+// effects, when its source calls such a function or names such a stream
+// (core.KernelInfo.WritesStdio, HasEffects); variables, fields and
+// header names spelled like them are none.
+func TestKernelEffects(t *testing.T) {
+	for _, c := range []struct {
+		src          string
+		stdio, other bool
+	}{
+		{"void k(double *x) { x[0] += 1; }", false, false},
+		{"#include <stdio.h>\nvoid k(double *x) { printf(\"%g\\n\", x[0]); }", true, true},
+		{"void k(double *x) { if (x[0] < 0) __builtin_printf(\"neg\\n\"); }", true, true},
+		{"#include <wchar.h>\nvoid k(double *x) { putwchar(L'x'); }", true, true},
+		{"#include <stdio.h>\nvoid k(double *x) { fputs_unlocked(\"x\", stdout); }", true, true},
+		{"#include <iostream>\nvoid k(double *x) { std::cout << x[0]; }", true, true},
+		{"#include <stdio.h>\nvoid k(double *x) { dprintf(2, \"%g\", x[0]); }", false, true},
+		{"#include <fstream>\nvoid k(double *x) { std::ofstream f(\"out\"); f << x[0]; }", false, true},
+		{"#include <stdlib.h>\nvoid k(double *x) { if (x[0] < 0) exit(3); }", false, true},
+		{"void k(double *x) { if (x[0] < 0) __builtin_trap(); }", false, true},
+		{"struct s { double (*write)(double); };\nvoid k(double *x) { struct s v = {0}; if (v.write) x[0] = v.write(x[0]); }", false, true},
+		{"void k(double *x) { double system[2] = {1, 2}; x[0] += system[1]; }", false, false},
+		{"void k(double *x) { int open = x[0] > 0; if (open) x[0] += 1; }", false, false},
+		{"struct valve { int open; double kill; };\nvoid k(double *x) { struct valve v = {1, 2}; x[0] += v.open * v.kill; }", false, false},
+		{"#include <fstream>\nvoid k(double *x) { x[0] += 1; }", false, false},
+		{"void k(double *x) { x[0] += 1; } /* printf(\"x\"); exit(1); */", false, false},
+	} {
+		info, err := ParseKernel(c.src, "k")
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		if got := info.WritesStdio(); got != c.stdio {
+			t.Errorf("WritesStdio = %v, want %v: %s", got, c.stdio, c.src)
+		}
+		if got := info.HasEffects(); got != c.other {
+			t.Errorf("HasEffects = %v, want %v: %s", got, c.other, c.src)
+		}
+	}
+}

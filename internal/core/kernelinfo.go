@@ -83,6 +83,9 @@ func (p *Param) ReadOnlyText() string {
 type KernelInfo struct {
 	Params []Param
 	Idents map[string]bool // every identifier in the source, to find the constants it uses
+	// Called holds the identifiers of the source followed by '(' (the
+	// functions it may call, and the function-like macros it uses).
+	Called map[string]bool
 	// Macros are the names of the macros the source #defines (in any
 	// branch), in order of first definition: generated code #undefs them
 	// after the kernel so that they cannot change it.
@@ -169,41 +172,51 @@ func ReadOnlyNote(l *Loop, err error) string {
 		l.Kernel.Name, strings.Join(made, ", "))
 }
 
-// stdioOutput are the identifiers through which a kernel may write to
-// the C library's streams (and C++'s standard streams, synchronised with
-// them): generated code flushes the streams after such a kernel's loop.
-var stdioOutput = []string{
-	"printf", "fprintf", "vprintf", "vfprintf", "puts", "fputs", "putchar", "fputc", "putc", "fwrite", "perror",
-	"putchar_unlocked", "putc_unlocked", "fputc_unlocked", "fputs_unlocked", "fwrite_unlocked",
-	"wprintf", "fwprintf", "vwprintf", "vfwprintf", "putwchar", "putwc", "fputwc", "fputws",
-	"putwchar_unlocked", "putwc_unlocked", "fputwc_unlocked", "fputws_unlocked",
-	"__builtin_printf", "__builtin_fprintf", "__builtin_vprintf", "__builtin_vfprintf", "__builtin_puts",
-	"__builtin_fputs", "__builtin_putchar", "__builtin_fputc", "__builtin_putc", "__builtin_fwrite",
-	"stdout", "stderr", "cout", "cerr", "clog", "wcout", "wcerr", "wclog",
-}
+// stdioCalls are the functions through which a kernel may write to the
+// C library's streams, and stdioStreams the streams (C++'s standard
+// streams are synchronised with C's): generated code flushes the
+// streams after such a kernel's loop.
+var (
+	stdioCalls = []string{
+		"printf", "fprintf", "vprintf", "vfprintf", "puts", "fputs", "putchar", "fputc", "putc", "fwrite", "perror",
+		"putchar_unlocked", "putc_unlocked", "fputc_unlocked", "fputs_unlocked", "fwrite_unlocked",
+		"wprintf", "fwprintf", "vwprintf", "vfwprintf", "putwchar", "putwc", "fputwc", "fputws",
+		"putwchar_unlocked", "putwc_unlocked", "fputwc_unlocked", "fputws_unlocked",
+		"__builtin_printf", "__builtin_fprintf", "__builtin_vprintf", "__builtin_vfprintf", "__builtin_puts",
+		"__builtin_fputs", "__builtin_putchar", "__builtin_fputc", "__builtin_putc", "__builtin_fwrite",
+	}
+	stdioStreams = []string{"stdout", "stderr", "cout", "cerr", "clog", "wcout", "wcerr", "wclog"}
+)
 
-// otherEffects are the identifiers through which a kernel may act
-// outside its arguments other than through the C streams: write to a
-// file descriptor or a file, or end the process.
-var otherEffects = []string{
-	"write", "pwrite", "writev", "pwritev", "dprintf", "vdprintf", "fflush", "fopen", "freopen", "fdopen",
-	"open", "openat", "creat", "ofstream", "fstream", "basic_ofstream", "basic_fstream", "filebuf",
-	"system", "popen", "exit", "_exit", "_Exit", "quick_exit", "abort", "raise", "kill",
-}
+// effectCalls are the other functions through which a kernel may act
+// outside its arguments: write to a file descriptor or a file, run a
+// command, or end the process; effectTypes the C++ file streams for
+// writing.
+var (
+	effectCalls = []string{
+		"write", "pwrite", "writev", "pwritev", "dprintf", "vdprintf", "fflush", "fopen", "freopen", "fdopen",
+		"open", "openat", "creat", "system", "popen",
+		"exit", "_exit", "_Exit", "quick_exit", "abort", "raise", "kill", "__builtin_abort", "__builtin_trap",
+	}
+	effectTypes = []string{"ofstream", "wofstream", "basic_ofstream"}
+)
 
-// WritesStdio reports whether the kernel's source names a function or
-// stream that writes to the C library's streams (printf, puts, fwrite,
-// their _unlocked and wide forms, std::cout...): its loop's generated
-// code flushes them after the loop.
+// WritesStdio reports whether the kernel's source calls a function or
+// names a stream that writes to the C library's streams (printf, puts,
+// fwrite, their _unlocked, wide and __builtin_ forms, stdout,
+// std::cout...): its loop's generated code flushes them after the loop.
 func (k *KernelInfo) WritesStdio() bool {
-	return slices.ContainsFunc(stdioOutput, func(id string) bool { return k.Idents[id] })
+	return slices.ContainsFunc(stdioCalls, func(id string) bool { return k.Called[id] }) ||
+		slices.ContainsFunc(stdioStreams, func(id string) bool { return k.Idents[id] })
 }
 
 // HasEffects reports whether the kernel's source names a way to act
-// outside its arguments: to write output (WritesStdio, a file descriptor,
-// a file) or to end the process (exit, abort). Such a loop runs when it
-// is issued rather than being recorded, so that its effects come in
-// program order.
+// outside its arguments: to write output (WritesStdio, a file
+// descriptor, a file), to run a command, or to end the process (exit,
+// abort). Such a loop runs when it is issued rather than being
+// recorded, so that its effects come in program order. Calls made
+// through a header's macro (assert) or a function pointer are not seen.
 func (k *KernelInfo) HasEffects() bool {
-	return k.WritesStdio() || slices.ContainsFunc(otherEffects, func(id string) bool { return k.Idents[id] })
+	return k.WritesStdio() || slices.ContainsFunc(effectCalls, func(id string) bool { return k.Called[id] }) ||
+		slices.ContainsFunc(effectTypes, func(id string) bool { return k.Idents[id] })
 }

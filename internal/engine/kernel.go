@@ -20,9 +20,9 @@ type Kernel struct {
 
 	consts UsedConsts // the constants it refers to, by registry
 
-	// Output says the parsed kernel names a way to write output or to
-	// end the process (core.KernelInfo.HasEffects).
-	Output bool
+	// Effects says the parsed kernel names a way to write output, to
+	// run a command or to end the process (core.KernelInfo.HasEffects).
+	Effects bool
 }
 
 // Parse reads the kernel's source the first time (cfront.ParseKernel)
@@ -43,7 +43,7 @@ func (k *Kernel) Parse(wrap func(error) error) (*core.KernelInfo, error) {
 		}
 		k.Source = k.info.Source
 		k.Info = k.info
-		k.Output = k.info.HasEffects()
+		k.Effects = k.info.HasEffects()
 	})
 	return k.info, k.err
 }
