@@ -429,9 +429,9 @@ func TestExtrudedLanesMatchScalar(t *testing.T) {
 
 // TestLanesKeepTheKernelsSource: a kernel's lane form is the kernel as
 // written: its string and character literals (and a helper's, and a C++
-// raw string holding code-like text), the macros and GCC pragmas in force
-// at its definition (not those the source defines after it) and its
-// __func__. Each loop is built with its lanes (a compiler that refuses
+// raw string holding code-like text), the macros in force at its
+// definition (not those the source defines after it) while it sees what
+// a helper defined after it sees, and its __func__. Each loop is built with its lanes (a compiler that refuses
 // code without them) and gives the scalar code's results.
 func TestLanesKeepTheKernelsSource(t *testing.T) {
 	gcc := testreq.Command(t, "cc", "gcc")
@@ -458,8 +458,12 @@ void lk_helper(const double *x, double *y) { y[0] = lk_first(x) / x[1]; }`, fals
 		{"a macro defined after it", `static inline double sq(double v) { return v * v; }
 void lk_macro(const double *x, double *y) { y[0] = sq(x[0] / x[1]); }
 #define sq(v) ((float)(v) * (float)(v))`, false},
-		{"a pragma after it", `void lk_pragma(const double *x, double *y) { y[0] = (x[0] / x[1] + 1e16) - 1e16 + x[0] / 3.0 * 3.0; }
-#pragma GCC optimize ("fast-math")`, false},
+		{"a helper and a constant after it", `static double lk_h(const double *v);
+void lk_after(const double *x, double *y) { y[0] = lk_h(x) / x[1]; } static const double lk_c = 3.0;
+static double lk_g(double v) { return v / lk_c; }
+static double lk_h(const double *v) { return lk_g(v[0]) * lk_c; }`, false},
+		{"a declaration after it on its line", `void lk_line(const double *x, double *y) { y[0] = x[0] / x[1] * 2; } static const double lk_d = 2.0;
+double lk_twice(void) { return lk_d * 2; }`, false},
 		{"__func__", `#include <string.h>
 void lk_func(const double *x, double *y) { y[0] = x[0] / x[1] + (double)strlen(__func__) + sizeof(__FUNCTION__); }`, false},
 		{"raw string", `#include <cstring>

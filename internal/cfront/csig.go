@@ -1027,16 +1027,16 @@ func ConstNameProblem(name string) string {
 // its READ arguments (ReadOnlyArg) declared const (Param.ReadOnlyText),
 // in the definition and in every file-scope prototype, so that a kernel
 // that writes through one, or passes it on where a non-const pointer is
-// expected, does not compile; and with afterKernel (the kernel's lane
-// form), when not empty, on lines of its own right after the kernel's
-// definition, where the macros and pragmas in force are the kernel's,
+// expected, does not compile; and with insert (the kernel's lane form),
+// when not empty, on lines of its own at offset at of the source (after
+// the kernel's definition), where the macros in force are the kernel's,
 // not those the source defines after it. Nothing else changes.
-func ReadOnlySource(l *core.Loop, afterKernel string) string {
+func ReadOnlySource(l *core.Loop, insert string, at int) string {
 	k := l.Kernel
 	info := k.Info
 	src := k.Source
 	if info == nil {
-		return src + afterKernel
+		return src + insert
 	}
 	var b strings.Builder
 	pos := info.ListStart
@@ -1065,8 +1065,11 @@ func ReadOnlySource(l *core.Loop, afterKernel string) string {
 			edits = append(edits, edit{sp[0], sp[1], list})
 		}
 	}
-	if afterKernel != "" {
-		edits = append(edits, edit{info.BodyClose + 1, info.BodyClose + 1, "\n" + strings.TrimSuffix(afterKernel, "\n")})
+	if insert != "" {
+		if !strings.HasSuffix(insert, "\n") {
+			insert += "\n"
+		}
+		edits = append(edits, edit{at, at, "\n" + insert})
 	}
 	if len(edits) == 0 {
 		return src

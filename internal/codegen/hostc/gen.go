@@ -44,11 +44,11 @@ type Gen struct {
 	strings.Builder
 	// Lanes, when not 0, is the lane count of the SIMD variant being
 	// written (lanes.go): the prelude adds the kernel's lane form
-	// (LaneSource).
+	// (Lane).
 	Lanes int
-	// LaneSource is the kernel's lane form (LaneKernel), set by the
+	// Lane is the kernel's lane form (LaneKernel), set by the
 	// generator when Lanes is not 0.
-	LaneSource string
+	Lane LaneForm
 }
 
 // Printf appends formatted text.
@@ -104,24 +104,19 @@ func (g *Gen) Prelude(l *core.Loop) {
 		op := map[string]string{"MIN": "<", "MAX": ">"}[m]
 		g.Printf("#define %s(a,b) (((a)%s(b))?(a):(b))\n", m, op)
 	}
-	// The lane form follows the kernel's definition, under the macros
-	// and pragmas the kernel is compiled under.
+	// The lane form follows the kernel's definition (and its helpers'),
+	// under the macros the kernel is compiled under.
 	lanes := ""
 	if g.Lanes > 0 {
-		lanes = fmt.Sprintf("/* the lane form of %s (%d lanes) */\n%s", l.Kernel.Name, g.Lanes, g.LaneSource)
+		lanes = fmt.Sprintf("/* the lane form of %s (%d lanes) */\n%s", l.Kernel.Name, g.Lanes, g.Lane.Source)
 	}
-	// GCC's optimize and target pragmas in the source end with it: a
-	// "#pragma GCC optimize" after the kernel reaches neither the kernel
-	// nor the code that calls it.
-	g.Printf("%s", optionsPush)
 	if l.Kernel.CXX {
 		// C++ refuses code that discards const by its own rules.
-		g.Printf("\n/* user kernel %s (C++) */\n%s\n/* end of user kernel */\n", l.Kernel.Name, cfront.ReadOnlySource(l, lanes))
+		g.Printf("\n/* user kernel %s (C++) */\n%s\n/* end of user kernel */\n", l.Kernel.Name, cfront.ReadOnlySource(l, lanes, g.Lane.At))
 	} else {
-		g.Printf("\n%s\n/* user kernel %s */\n%s\n/* end of user kernel */\n", strictConstPush, l.Kernel.Name, cfront.ReadOnlySource(l, lanes))
+		g.Printf("\n%s\n/* user kernel %s */\n%s\n/* end of user kernel */\n", strictConstPush, l.Kernel.Name, cfront.ReadOnlySource(l, lanes, g.Lane.At))
 		g.Printf("%s\n", strictConstPop)
 	}
-	g.Printf("%s", optionsPop)
 	g.Printf("%s", mathUndefs(clones))
 	for _, c := range l.Consts {
 		g.Printf("#undef %s\n", c.Name)
@@ -197,13 +192,6 @@ const strictConstPush = `#pragma GCC diagnostic push
 
 // strictConstPop ends what strictConstPush began.
 const strictConstPop = "#pragma GCC diagnostic pop"
-
-// optionsPush and optionsPop bracket the user's source so that the
-// optimize and target pragmas it leaves in force (GCC's) end with it.
-const (
-	optionsPush = "#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC push_options\n#endif\n"
-	optionsPop  = "#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC pop_options\n#endif\n"
-)
 
 // providedMinMax lists the macros among MIN and MAX that the generated code
 // defines for the kernel: those it uses but neither defines (as a macro or

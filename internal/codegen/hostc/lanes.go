@@ -3,6 +3,7 @@ package hostc
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -92,6 +93,12 @@ func laneArgsCheck(l *core.Loop) error {
 		return fmt.Errorf("check mode passes the kernel pointers into the data")
 	case k.Info == nil:
 		return fmt.Errorf("kernel %s's source was not read", k.Name)
+	case setsOptions.MatchString(k.Info.Source):
+		// The kernel and the code calling it would be compiled under
+		// options its lane form may not share (GCC inlines, or not,
+		// across them as it sees fit), so that their results could
+		// differ.
+		return fmt.Errorf("kernel %s's source sets the compiler's options (%q)", k.Name, setsOptions.FindString(k.Info.Source))
 	}
 	bytes := 0
 	for i := range l.Args {
@@ -137,6 +144,12 @@ func laneArgsCheck(l *core.Loop) error {
 	return nil
 }
 
+// setsOptions matches what in a kernel's source changes GCC's options
+// for the functions after it or for one function: the optimize and
+// target pragmas (#pragma or _Pragma, and push_options, pop_options,
+// reset_options) and attributes (optimize, target, target_clones).
+var setsOptions = regexp.MustCompile(`(#\s*pragma|_Pragma\s*\(\s*")\s*GCC\s+(optimize|target|push_options|pop_options|reset_options)\b|\b(__)?(optimize|target|target_clones)(__)?\s*\(\s*"`)
+
 // laneDim is the number of values per element of argument a's lane
 // array: its dim, or a matrix argument's element matrix (rows × columns).
 func laneDim(a *core.Arg) int {
@@ -158,30 +171,44 @@ func laneParam(a *core.Arg) bool { return !a.Hidden && (a.Kind != core.ArgGlobal
 // LaneName is the name of the lane form of kernel name.
 func LaneName(kernel string) string { return "op2_lanes_" + kernel }
 
+// LaneForm is a kernel's lane form and where it goes in the kernel's
+// source.
+type LaneForm struct {
+	// Source is the lane form: the lane forms of the helpers it calls,
+	// then its own.
+	Source string
+	// At is the offset in the kernel's Source (core.KernelInfo.Source)
+	// at which it goes: right after the kernel's definition, or after
+	// the last definition of a helper it copies when that comes later,
+	// so that it sees what they see and no macro or pragma of the
+	// source after them.
+	At int
+}
+
 // LaneKernel returns the lane form of l's kernel for lanes lanes (see the
 // comment at the top of this file): a static inline function named
 // LaneName(kernel) taking, for each lane parameter, a lane array T
 // name[][lanes] (const for READ), each READ Global's parameter as
 // declared, and the lane number op2_lane last. It returns an error when
 // the kernel uses a lane parameter in any other way than p[e] or *p.
-func LaneKernel(l *core.Loop, lanes int) (string, error) {
+func LaneKernel(l *core.Loop, lanes int) (LaneForm, error) {
 	info := l.Kernel.Info
 	nargs := len(l.Args)
 	if l.RangeArg() >= 0 {
 		nargs-- // the layer ranges are the generated code's
 	}
 	if len(info.Params) != nargs {
-		return "", fmt.Errorf("kernel %s has %d parameters for %d arguments", l.Kernel.Name, len(info.Params), nargs)
+		return LaneForm{}, fmt.Errorf("kernel %s has %d parameters for %d arguments", l.Kernel.Name, len(info.Params), nargs)
 	}
 	// The body as the compiler sees it (the kernel model's): macros
 	// expanded, so that a use of a parameter inside a macro is seen (and
 	// the lane form does not depend on the macros).
 	body, err := cfront.Body(info)
 	if body.Directive {
-		return "", fmt.Errorf("kernel %s has a preprocessor directive in its body", l.Kernel.Name)
+		return LaneForm{}, fmt.Errorf("kernel %s has a preprocessor directive in its body", l.Kernel.Name)
 	}
 	if err != nil {
-		return "", fmt.Errorf("kernel %s: %w", l.Kernel.Name, err)
+		return LaneForm{}, fmt.Errorf("kernel %s: %w", l.Kernel.Name, err)
 	}
 	lane := map[string]laneVar{} // lane parameters
 	var decls []string
@@ -200,7 +227,7 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 			depth, shape = 2, fmt.Sprintf("[][%d][%d]", a.Dim(), lanes)
 		}
 		if p.Depth != depth || p.Untyped || p.Ref || p.Plain != "" || p.Type != a.Data.Type {
-			return "", fmt.Errorf("kernel %s's parameter %d (%s) is not a plain pointer to %s%s", l.Kernel.Name, i, p.Text,
+			return LaneForm{}, fmt.Errorf("kernel %s's parameter %d (%s) is not a plain pointer to %s%s", l.Kernel.Name, i, p.Text,
 				a.Data.Type.CName(), map[int]string{1: "", 2: " pointers"}[depth])
 		}
 		c := ""
@@ -218,12 +245,12 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 	}
 	model, err := cfront.Model(info)
 	if err != nil {
-		return "", fmt.Errorf("kernel %s: %w", l.Kernel.Name, err)
+		return LaneForm{}, fmt.Errorf("kernel %s: %w", l.Kernel.Name, err)
 	}
 	h := &laneHelpers{l: l, info: info, model: model, names: map[string]string{}, making: map[string]bool{}}
 	rewritten, err := h.rewriteBody(body.Text, body.Code, body.Tokens, lane, 0)
 	if err != nil {
-		return "", err
+		return LaneForm{}, err
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "#pragma GCC diagnostic push\n#pragma GCC diagnostic error \"-Wvla\"\n")
@@ -231,15 +258,15 @@ func LaneKernel(l *core.Loop, lanes int) (string, error) {
 	def, undef := functionNames(l.Kernel.Name, l.Kernel.CXX, body.Code)
 	fmt.Fprintf(&out, "%sstatic inline __attribute__((always_inline)) void %s(%s, int op2_lane)\n%s\n%s", def, LaneName(l.Kernel.Name), strings.Join(decls, ", "), rewritten, undef)
 	fmt.Fprintf(&out, "#pragma GCC diagnostic pop\n")
-	return out.String(), nil
+	return LaneForm{Source: out.String(), At: max(l.Kernel.Info.BodyClose, h.last) + 1}, nil
 }
 
 // functionNames returns the directives that have a lane form's
 // __func__ and __FUNCTION__ (in C also __PRETTY_FUNCTION__, which is the
-// same there; C++'s names the whole signature) name the function it is
-// the lane form of, as in the scalar code, and those that end them after
-// it; none when its body (code) names none of them nor assert (whose
-// message names the function).
+// same there; C++'s names the whole signature, so that a C++ assert's
+// message still names the lane form) name the function it is the lane
+// form of, as in the scalar code, and those that end them after it; none
+// when its body (code) names none of them nor assert.
 func functionNames(name string, cxx bool, code string) (def, undef string) {
 	names := []string{"__func__", "__FUNCTION__", "__PRETTY_FUNCTION__"}
 	if !slices.ContainsFunc(append(names, "assert"), func(n string) bool { return strings.Contains(code, n) }) {
@@ -285,6 +312,7 @@ type laneHelpers struct {
 	names  map[string]string // key (helper and its lane parameters) -> the copy's name
 	making map[string]bool   // the copies being made (a recursive helper calls one)
 	out    strings.Builder
+	last   int // the offset of the last copied helper's closing brace
 }
 
 // maxHelperDepth bounds the chain of helpers passing lane parameters on
@@ -380,6 +408,7 @@ func (h *laneHelpers) copyOf(def *cfront.FuncDecl, defIdx int, pos []int, vars [
 		return "", err
 	}
 	delete(h.making, name)
+	h.last = max(h.last, def.BodyClose)
 	names, unnames := functionNames(def.Name, h.l.Kernel.CXX, code)
 	fmt.Fprintf(&h.out, "%sstatic inline __attribute__((always_inline)) %s %s(%s, int op2_lane)\n%s\n%s", names, strings.Join(head, " "), name, strings.Join(decls, ", "), body, unnames)
 	return name, nil

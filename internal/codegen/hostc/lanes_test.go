@@ -132,10 +132,11 @@ void macros(const double *q1, const double *q2, const double *w, double *r1, dou
 				t.Fatalf("SIMDCheck: %v", err)
 			}
 			for _, lanes := range LaneWidths {
-				k, err := LaneKernel(l, lanes)
+				form, err := LaneKernel(l, lanes)
 				if err != nil {
 					t.Fatal(err)
 				}
+				k := form.Source
 				for _, w := range c.want {
 					w = strings.ReplaceAll(w, "[L]", "["+string(rune('0'+lanes))+"]")
 					if !strings.Contains(k, w) {
@@ -232,6 +233,13 @@ void uncertain(const double *w, double *q) { q[0] += SCALE * w[0]; }`, two, "can
 		{"rwtwice", `void rwtwice(const double *w, double *a, double *b) { a[0] = w[0]; b[1] = a[0]; }`, []core.Arg{dir(w, core.Read), ind(q, 0, core.RW), ind(q, 0, core.RW)}, "pass the same data"},
 		{"writetwice", `void writetwice(const double *w, double *a, double *b) { a[0] = w[0]; b[0] = 1; }`, []core.Arg{dir(w, core.Read), ind(q, 1, core.Write), ind(q, 1, core.Write)}, "pass the same data"},
 		{"readinc", `void readinc(const double *a, double *b) { b[0] += a[0]; }`, []core.Arg{ind(q, 0, core.Read), ind(q, 1, core.Inc)}, "pass the same data"},
+		// GCC's options set in the source: the kernel, the code calling
+		// it and a lane form may not share them.
+		{"pragmaafter", "void pragmaafter(const double *w, double *q) { q[0] += w[0] / 3.0; }\n#pragma GCC optimize (\"fast-math\")", two, "sets the compiler's options"},
+		{"pragmatarget", "# pragma GCC target(\"arch=haswell\")\nvoid pragmatarget(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
+		{"pragmaop", "_Pragma(\"GCC push_options\") void pragmaop(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
+		{"attribute", "__attribute__((optimize(\"O2\"))) void attribute(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
+		{"stdattribute", "[[gnu::target(\"avx2\")]] void stdattribute(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := laneLoop(t, m, c.src, c.name, c.args...)

@@ -70,11 +70,11 @@ func newGen(l *core.Loop, lanes int) (*Gen, error) {
 	if err := laneArgsCheck(l); err != nil {
 		return nil, fmt.Errorf("%s: no SIMD lanes: %w", l.Name(), err)
 	}
-	src, err := LaneKernel(l, lanes)
+	form, err := LaneKernel(l, lanes)
 	if err != nil {
 		return nil, fmt.Errorf("%s: no SIMD lanes: %w", l.Name(), err)
 	}
-	g.LaneSource = src
+	g.Lane = form
 	return g, nil
 }
 
