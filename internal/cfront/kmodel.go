@@ -661,7 +661,8 @@ func templateParamsEnd(code string, open int) int {
 // templateArgsEnd returns the offset after the '>' that closes the
 // template argument list opening at code[open] ('<') in an initializer,
 // when what follows it is "::", '(' or '{' (a template's name, not a
-// comparison), and no ';' or brace comes before it; otherwise -1.
+// comparison), and no ';', brace or initializer's '=' (b = m > (n): the
+// '<' was a comparison) comes before it; otherwise -1.
 func templateArgsEnd(code string, open int) int {
 	if open+1 < len(code) && (code[open+1] == '<' || code[open+1] == '=') {
 		return -1 // << and <=
@@ -669,6 +670,11 @@ func templateArgsEnd(code string, open int) int {
 	end := templateParamsEnd(code, open)
 	if end == open+1 || strings.ContainsAny(code[open:end], ";{}") {
 		return -1
+	}
+	for i := open + 1; i < end-1; i++ {
+		if code[i] == '=' && initializerAt(code, i) {
+			return -1
+		}
 	}
 	m := clex.SkipSpace(code, end)
 	if m < len(code) && (code[m] == '(' || code[m] == '{') || strings.HasPrefix(code[m:], "::") {

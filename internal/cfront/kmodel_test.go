@@ -219,13 +219,15 @@ bool operator==(const S &a, const S &b) { return a.v == b.v; }
 template <int N> requires N >= 3 double rq(double v) { return v; }
 static const double t1 = T<int, int>::f(cbrt(1.0)), t2 = std::max<int, long>(cbrt(2.0), 2);
 static const bool lt = 1 < 2, gt = 3 > (2);
+static const int n2 = 2, m2 = 3;
+static const bool b1 = n2 < m2, f2(double), b2 = m2 > (n2);
 void k(double *x) { *x = cbrt(*x) + h(c); }
 `
 	u, err := ReadSource(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := declNames(u.Protos), "g"; got != want {
+	if got, want := declNames(u.Protos), "g f2"; got != want {
 		t.Errorf("prototypes %q, want %q", got, want)
 	}
 	if got, want := declNames(u.Defs), "h tg tr rq k"; got != want {
