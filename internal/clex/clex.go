@@ -128,7 +128,8 @@ func Normalize(s string) string { return Digraphs(JoinLines(s)) }
 // anything else, and a continuation just before a blank splices nothing
 // but the blank's line with the next, so the compiler reads the same
 // program. Continuations written as backslash, carriage return, newline
-// are moved as well.
+// are moved as well; those inside a raw string (RawStringEnd) are left
+// where they are.
 func JoinLines(s string) string {
 	if !strings.Contains(s, "\\\n") && !strings.Contains(s, "\\\r\n") {
 		return s
@@ -149,6 +150,14 @@ func JoinLines(s string) string {
 				i += n
 				continue
 			}
+		}
+		if e := RawStringEnd(s, i); e > i {
+			// A raw string's continuations are its characters (C++
+			// undoes the splicing there).
+			out = append(append(out, pending...), s[i:e+1]...)
+			pending = pending[:0]
+			i = e + 1
+			continue
 		}
 		c := s[i]
 		if len(pending) > 0 && (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
@@ -302,8 +311,8 @@ func Blank(src string, literals bool, keep func(src string, i int) bool) string 
 // literal whose opening quote is src[i] (R"delim(...)delim", C++11, and
 // GCC's C from gnu99 on; prefixed R, u8R, uR, UR or LR), or -1 when
 // src[i] opens no raw string: no such prefix before it, or no delimiter
-// of at most 16 characters and '(' after it. An unterminated raw
-// string ends at the end of src (len(src)-1).
+// of at most 16 characters and '(' after it, or no ')', delimiter and
+// '"' closing it.
 func RawStringEnd(src string, i int) int {
 	if i >= len(src) || src[i] != '"' || i == 0 || src[i-1] != 'R' {
 		return -1
@@ -327,7 +336,7 @@ func RawStringEnd(src string, i int) int {
 	}
 	end := strings.Index(src[i+2+open:], ")"+delim+"\"")
 	if end < 0 {
-		return len(src) - 1
+		return -1
 	}
 	return i + 2 + open + end + len(delim) + 1
 }

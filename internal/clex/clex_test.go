@@ -58,6 +58,8 @@ func TestJoinLines(t *testing.T) {
 		{"a\\\nb\\\nc d", "abc\\\n\\\n d"},
 		{"end\\\n", "end\\\n"},
 		{"a \\ b\n", "a \\ b\n"},
+		// A raw string's continuations are its own; one after it moves.
+		{"s = R\"(a\\\nb c)\"; x\\\ny", "s = R\"(a\\\nb c)\"; xy\\\n"},
 	}
 	for _, c := range cases {
 		got := JoinLines(c.in)
