@@ -37,7 +37,7 @@ const MaxRecordedLoops = 1024
 type ChainError struct {
 	Kernel   string // the failing loop's kernel
 	Set      string // and its iteration set
-	Index    int    // its position among the loops that were forced (0-based; for a failed SetValue, the loop's before it)
+	Index    int    // its position among the loops that were forced (0-based; for a failed SetValue, the loop's before it, -1 when none)
 	Recorded int    // how many loops were forced (SetValue and Const.Set assignments not counted)
 	Err      error
 }

@@ -349,14 +349,14 @@ func (p *Process) chainError(kernel, set string, at, n int, err error) error {
 	loops := func(to int) int {
 		k := 0
 		for _, e := range p.queue.slots[:to] {
-			if e.set == nil && e.cset == nil {
+			if e.isLoop() {
 				k++
 			}
 		}
 		return k
 	}
 	index := loops(at)
-	if e := p.queue.slots[at]; e.set != nil || e.cset != nil {
+	if !p.queue.slots[at].isLoop() {
 		index-- // an assignment: the loop before it
 	}
 	return p.api.Chain(kernel, set, index, loops(n), err)
