@@ -462,6 +462,20 @@ void lk_macro(const double *x, double *y) { y[0] = sq(x[0] / x[1]); }
 void lk_after(const double *x, double *y) { y[0] = lk_h(x) / x[1]; } static const double lk_c = 3.0;
 static double lk_g(double v) { return v / lk_c; }
 static double lk_h(const double *v) { return lk_g(v[0]) * lk_c; }`, false},
+		{"a macro between it and a helper after it", `static double lk_h2(const double *v);
+static inline double sq(double v) { return v * v; }
+void lk_mac2(const double *x, double *y) { y[0] = sq(x[0] / x[1]) + lk_h2(x); }
+#define sq(v) ((float)(v) * (float)(v))
+static double lk_h2(const double *v) { return v[0]; }`, false},
+		{"an overload between it and a helper after it", `static double lk_h3(const double *v);
+static double f(double v) { return v * 2; }
+void lk_ovl(const double *x, double *y) { y[0] = f(1) * x[0] / x[1] + lk_h3(x); }
+static double f(int v) { return v * 3; }
+static double lk_h3(const double *v) { return v[0]; }`, true},
+		{"helpers after it calling one another", `static double lk_h4(const double *v);
+void lk_nest(const double *x, double *y) { y[0] = lk_h4(x) / x[1]; }
+static double lk_h5(const double *v) { return v[1] * 3; }
+static double lk_h4(const double *v) { return v[0] + lk_h5(v); }`, false},
 		{"a declaration after it on its line", `void lk_line(const double *x, double *y) { y[0] = x[0] / x[1] * 2; } static const double lk_d = 2.0;
 double lk_twice(void) { return lk_d * 2; }`, false},
 		{"__func__", `#include <string.h>

@@ -1023,20 +1023,26 @@ func ConstNameProblem(name string) string {
 	return ""
 }
 
+// Insert is text to insert at offset At of a kernel's source (on lines
+// of its own).
+type Insert struct {
+	At   int
+	Text string
+}
+
 // ReadOnlySource returns the loop's kernel source with the parameters of
 // its READ arguments (ReadOnlyArg) declared const (Param.ReadOnlyText),
 // in the definition and in every file-scope prototype, so that a kernel
 // that writes through one, or passes it on where a non-const pointer is
-// expected, does not compile; and with insert (the kernel's lane form),
-// when not empty, on lines of its own at offset at of the source (after
-// the kernel's definition), where the macros in force are the kernel's,
-// not those the source defines after it. Nothing else changes.
-func ReadOnlySource(l *core.Loop, insert string, at int) string {
+// expected, does not compile; and with inserts (the kernel's lane form,
+// after the definitions it copies), those at one offset in their order.
+// Nothing else changes.
+func ReadOnlySource(l *core.Loop, inserts ...Insert) string {
 	k := l.Kernel
 	info := k.Info
 	src := k.Source
 	if info == nil {
-		return src + insert
+		return src
 	}
 	var b strings.Builder
 	pos := info.ListStart
@@ -1065,16 +1071,17 @@ func ReadOnlySource(l *core.Loop, insert string, at int) string {
 			edits = append(edits, edit{sp[0], sp[1], list})
 		}
 	}
-	if insert != "" {
-		if !strings.HasSuffix(insert, "\n") {
-			insert += "\n"
+	for _, in := range inserts {
+		text := "\n" + in.Text
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
 		}
-		edits = append(edits, edit{at, at, "\n" + insert})
+		edits = append(edits, edit{in.At, in.At, text})
 	}
 	if len(edits) == 0 {
 		return src
 	}
-	slices.SortFunc(edits, func(a, b edit) int { return a.from - b.from })
+	slices.SortStableFunc(edits, func(a, b edit) int { return a.from - b.from })
 	var out strings.Builder
 	pos = 0
 	for _, e := range edits {

@@ -353,7 +353,7 @@ func TestReadOnlySource(t *testing.T) {
 	args[10].Kind = core.ArgVector
 	args = append(args, core.Arg{Data: d, Access: core.RW, Kind: core.ArgDirect}, core.OffArg(core.Float64))
 	l := &core.Loop{Kernel: &core.Kernel{Name: "k", Source: info.Source, Info: info}, Args: args}
-	got := ReadOnlySource(l, "", 0)
+	got := ReadOnlySource(l)
 	if n := strings.Count(got, want); n != 2 {
 		t.Errorf("%d of 2 declarations are\n%s\nin\n%s", n, want, got)
 	}

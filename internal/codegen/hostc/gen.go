@@ -104,17 +104,19 @@ func (g *Gen) Prelude(l *core.Loop) {
 		op := map[string]string{"MIN": "<", "MAX": ">"}[m]
 		g.Printf("#define %s(a,b) (((a)%s(b))?(a):(b))\n", m, op)
 	}
-	// The lane form follows the kernel's definition (and its helpers'),
-	// under the macros the kernel is compiled under.
-	lanes := ""
+	// The lane form's parts follow the definitions they copy (the
+	// kernel's, its helpers'), under the macros those are compiled under.
+	var inserts []cfront.Insert
 	if g.Lanes > 0 {
-		lanes = fmt.Sprintf("/* the lane form of %s (%d lanes) */\n%s", l.Kernel.Name, g.Lanes, g.Lane.Source)
+		for _, p := range g.Lane.Parts {
+			inserts = append(inserts, cfront.Insert{At: p.At, Text: fmt.Sprintf("/* lane form (%d lanes) */\n%s", g.Lanes, p.Source)})
+		}
 	}
 	if l.Kernel.CXX {
 		// C++ refuses code that discards const by its own rules.
-		g.Printf("\n/* user kernel %s (C++) */\n%s\n/* end of user kernel */\n", l.Kernel.Name, cfront.ReadOnlySource(l, lanes, g.Lane.At))
+		g.Printf("\n/* user kernel %s (C++) */\n%s\n/* end of user kernel */\n", l.Kernel.Name, cfront.ReadOnlySource(l, inserts...))
 	} else {
-		g.Printf("\n%s\n/* user kernel %s */\n%s\n/* end of user kernel */\n", strictConstPush, l.Kernel.Name, cfront.ReadOnlySource(l, lanes, g.Lane.At))
+		g.Printf("\n%s\n/* user kernel %s */\n%s\n/* end of user kernel */\n", strictConstPush, l.Kernel.Name, cfront.ReadOnlySource(l, inserts...))
 		g.Printf("%s\n", strictConstPop)
 	}
 	g.Printf("%s", mathUndefs(clones))

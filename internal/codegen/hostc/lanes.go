@@ -171,18 +171,30 @@ func laneParam(a *core.Arg) bool { return !a.Hidden && (a.Kind != core.ArgGlobal
 // LaneName is the name of the lane form of kernel name.
 func LaneName(kernel string) string { return "op2_lanes_" + kernel }
 
-// LaneForm is a kernel's lane form and where it goes in the kernel's
-// source.
+// LaneForm is a kernel's lane form, in parts that go in the kernel's
+// source (core.KernelInfo.Source) each right after the definition it is
+// the lane form of (the kernel's, or a helper's the kernel passes a lane
+// parameter to), so that each part is compiled as what it copies is:
+// under the same macros and declarations, not those the source makes
+// after it. A part starts with the prototypes of the helpers' lane forms
+// it may call that come after it.
 type LaneForm struct {
-	// Source is the lane form: the lane forms of the helpers it calls,
-	// then its own.
+	Parts []LanePart
+}
+
+// LanePart is text to insert at offset At of the kernel's source.
+type LanePart struct {
+	At     int
 	Source string
-	// At is the offset in the kernel's Source (core.KernelInfo.Source)
-	// at which it goes: right after the kernel's definition, or after
-	// the last definition of a helper it copies when that comes later,
-	// so that it sees what they see and no macro or pragma of the
-	// source after them.
-	At int
+}
+
+// Text is the parts' text, in order.
+func (f LaneForm) Text() string {
+	var b strings.Builder
+	for _, p := range f.Parts {
+		b.WriteString(p.Source)
+	}
+	return b.String()
 }
 
 // LaneKernel returns the lane form of l's kernel for lanes lanes (see the
@@ -252,13 +264,10 @@ func LaneKernel(l *core.Loop, lanes int) (LaneForm, error) {
 	if err != nil {
 		return LaneForm{}, err
 	}
-	var out strings.Builder
-	fmt.Fprintf(&out, "#pragma GCC diagnostic push\n#pragma GCC diagnostic error \"-Wvla\"\n")
-	out.WriteString(h.out.String())
 	def, undef := functionNames(l.Kernel.Name, l.Kernel.CXX, body.Code)
-	fmt.Fprintf(&out, "%sstatic inline __attribute__((always_inline)) void %s(%s, int op2_lane)\n%s\n%s", def, LaneName(l.Kernel.Name), strings.Join(decls, ", "), rewritten, undef)
-	fmt.Fprintf(&out, "#pragma GCC diagnostic pop\n")
-	return LaneForm{Source: out.String(), At: max(l.Kernel.Info.BodyClose, h.last) + 1}, nil
+	h.copies = append(h.copies, laneCopy{at: info.BodyClose + 1,
+		def: fmt.Sprintf("%sstatic inline __attribute__((always_inline)) void %s(%s, int op2_lane)\n%s\n%s", def, LaneName(l.Kernel.Name), strings.Join(decls, ", "), rewritten, undef)})
+	return h.form(), nil
 }
 
 // functionNames returns the directives that have a lane form's
@@ -311,8 +320,35 @@ type laneHelpers struct {
 	model  *cfront.SourceModel
 	names  map[string]string // key (helper and its lane parameters) -> the copy's name
 	making map[string]bool   // the copies being made (a recursive helper calls one)
-	out    strings.Builder
-	last   int // the offset of the last copied helper's closing brace
+	copies []laneCopy        // each after the copies it calls; the kernel's last
+}
+
+// laneCopy is a lane form of the kernel or of a helper: its definition,
+// which goes at offset at of the source (after what it copies), and its
+// prototype (a helper's).
+type laneCopy struct {
+	at         int
+	proto, def string
+}
+
+// form places the copies: each after its original, in the order made,
+// with the prototypes of the copies that come later in the source before
+// it.
+func (h *laneHelpers) form() LaneForm {
+	var f LaneForm
+	for _, c := range h.copies {
+		var b strings.Builder
+		b.WriteString("#pragma GCC diagnostic push\n#pragma GCC diagnostic error \"-Wvla\"\n")
+		for _, later := range h.copies {
+			if later.at > c.at && later.proto != "" {
+				b.WriteString(later.proto)
+			}
+		}
+		b.WriteString(c.def)
+		b.WriteString("#pragma GCC diagnostic pop\n")
+		f.Parts = append(f.Parts, LanePart{At: c.at, Source: b.String()})
+	}
+	return f
 }
 
 // maxHelperDepth bounds the chain of helpers passing lane parameters on
@@ -408,9 +444,9 @@ func (h *laneHelpers) copyOf(def *cfront.FuncDecl, defIdx int, pos []int, vars [
 		return "", err
 	}
 	delete(h.making, name)
-	h.last = max(h.last, def.BodyClose)
 	names, unnames := functionNames(def.Name, h.l.Kernel.CXX, code)
-	fmt.Fprintf(&h.out, "%sstatic inline __attribute__((always_inline)) %s %s(%s, int op2_lane)\n%s\n%s", names, strings.Join(head, " "), name, strings.Join(decls, ", "), body, unnames)
+	sig := fmt.Sprintf("static inline __attribute__((always_inline)) %s %s(%s, int op2_lane)", strings.Join(head, " "), name, strings.Join(decls, ", "))
+	h.copies = append(h.copies, laneCopy{at: def.BodyClose + 1, proto: sig + ";\n", def: fmt.Sprintf("%s%s\n%s\n%s", names, sig, body, unnames)})
 	return name, nil
 }
 

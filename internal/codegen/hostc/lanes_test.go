@@ -136,7 +136,7 @@ void macros(const double *q1, const double *q2, const double *w, double *r1, dou
 				if err != nil {
 					t.Fatal(err)
 				}
-				k := form.Source
+				k := form.Text()
 				for _, w := range c.want {
 					w = strings.ReplaceAll(w, "[L]", "["+string(rune('0'+lanes))+"]")
 					if !strings.Contains(k, w) {
