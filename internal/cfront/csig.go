@@ -50,7 +50,7 @@ func ParseKernel(src, name string) (*core.KernelInfo, error) {
 // parameters come from, for another round.
 func parseKernel(src, name string) (*core.KernelInfo, string, error) {
 	noComments := clex.Blank(src, true, nil)
-	info := &core.KernelInfo{Idents: map[string]bool{}, Called: map[string]bool{}, TopLevel: map[string]bool{}}
+	info := &core.KernelInfo{Idents: map[string]bool{}, TopLevel: map[string]bool{}}
 	// Identifiers in macro bodies count: a macro may use a constant.
 	for _, id := range clex.Identifiers(noComments) {
 		if hasReservedPrefix(id) {
@@ -59,13 +59,7 @@ func parseKernel(src, name string) (*core.KernelInfo, string, error) {
 		}
 		info.Idents[id] = true
 	}
-	for _, t := range clex.Tokenize(noComments) {
-		if clex.IsIdentStart(t.Text[0]) {
-			if k := clex.SkipSpace(noComments, t.End); k < len(noComments) && noComments[k] == '(' {
-				info.Called[t.Text[strings.LastIndexByte(t.Text, '.')+1:]] = true // o.f( calls f
-			}
-		}
-	}
+	info.WritesStdio, info.HasEffects = readEffects(noComments)
 	lit := clex.Blank(src, false, nil)
 	pp, err := preprocess(noComments, lit)
 	if err != nil {

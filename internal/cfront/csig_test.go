@@ -361,8 +361,10 @@ func TestReadOnlySource(t *testing.T) {
 
 // TestKernelEffects: a kernel writes to C's streams, or has other
 // effects, when its source calls such a function or names such a stream
-// (core.KernelInfo.WritesStdio, HasEffects); variables, fields and
-// header names spelled like them are none.
+// (core.KernelInfo.WritesStdio, HasEffects), directly, in parentheses,
+// through a macro or as a function pointer; variables, fields and header
+// names spelled like the functions whose names are ordinary words are
+// none.
 func TestKernelEffects(t *testing.T) {
 	for _, c := range []struct {
 		src          string
@@ -384,15 +386,21 @@ func TestKernelEffects(t *testing.T) {
 		{"struct valve { int open; double kill; };\nvoid k(double *x) { struct valve v = {1, 2}; x[0] += v.open * v.kill; }", false, false},
 		{"#include <fstream>\nvoid k(double *x) { x[0] += 1; }", false, false},
 		{"void k(double *x) { x[0] += 1; } /* printf(\"x\"); exit(1); */", false, false},
+		{"#include <stdio.h>\n#define P printf\nvoid k(double *x) { P(\"%g\\n\", x[0]); }", true, true},
+		{"#include <stdio.h>\nvoid k(double *x) { (printf)(\"%g\\n\", x[0]); }", true, true},
+		{"#include <stdio.h>\nvoid k(double *x) { int (*p)(const char *, ...) = printf; p(\"%g\\n\", x[0]); }", true, true},
+		{"#include <fstream>\nvoid k(double *x) { std::fstream f(\"out\", std::ios::out); f << x[0]; }", false, true},
+		{"#include <stdlib.h>\n#define DIE exit\nvoid k(double *x) { if (x[0] < 0) DIE(1); }", false, true},
+		{"#include <stdlib.h>\nvoid k(double *x) { if (x[0] < 0) (exit)(1); }", false, true},
 	} {
 		info, err := ParseKernel(c.src, "k")
 		if err != nil {
 			t.Fatalf("%s: %v", c.src, err)
 		}
-		if got := info.WritesStdio(); got != c.stdio {
+		if got := info.WritesStdio; got != c.stdio {
 			t.Errorf("WritesStdio = %v, want %v: %s", got, c.stdio, c.src)
 		}
-		if got := info.HasEffects(); got != c.other {
+		if got := info.HasEffects; got != c.other {
 			t.Errorf("HasEffects = %v, want %v: %s", got, c.other, c.src)
 		}
 	}

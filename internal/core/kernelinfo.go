@@ -83,9 +83,15 @@ func (p *Param) ReadOnlyText() string {
 type KernelInfo struct {
 	Params []Param
 	Idents map[string]bool // every identifier in the source, to find the constants it uses
-	// Called holds the identifiers of the source followed by '(' (the
-	// functions it may call, and the function-like macros it uses).
-	Called map[string]bool
+	// WritesStdio says the source names a function or stream that
+	// writes to the C library's streams (printf, fputs_unlocked,
+	// wprintf, __builtin_printf, std::cout...): generated code flushes
+	// them after the loop. HasEffects says it names a way to act outside
+	// its arguments at all: those, or writing a file or a descriptor,
+	// running a command, ending the process (exit, abort): such a loop
+	// runs when issued in lazy mode. Calls made through a header's macro
+	// (assert) or a function pointer from elsewhere are not seen.
+	WritesStdio, HasEffects bool
 	// Macros are the names of the macros the source #defines (in any
 	// branch), in order of first definition: generated code #undefs them
 	// after the kernel so that they cannot change it.
@@ -170,53 +176,4 @@ func ReadOnlyNote(l *Loop, err error) string {
 	}
 	return fmt.Sprintf("note: kernel %q may only read its READ arguments: on every backend GoOP2 declares their parameters const, so the kernel may not write through them, nor pass them where a pointer to modifiable values is expected (a helper's or a variable's); here %s; declare them const in the kernel and its helpers, or pass the data with an access that writes (WRITE, RW, INC)",
 		l.Kernel.Name, strings.Join(made, ", "))
-}
-
-// stdioCalls are the functions through which a kernel may write to the
-// C library's streams, and stdioStreams the streams (C++'s standard
-// streams are synchronised with C's): generated code flushes the
-// streams after such a kernel's loop.
-var (
-	stdioCalls = []string{
-		"printf", "fprintf", "vprintf", "vfprintf", "puts", "fputs", "putchar", "fputc", "putc", "fwrite", "perror",
-		"putchar_unlocked", "putc_unlocked", "fputc_unlocked", "fputs_unlocked", "fwrite_unlocked",
-		"wprintf", "fwprintf", "vwprintf", "vfwprintf", "putwchar", "putwc", "fputwc", "fputws",
-		"putwchar_unlocked", "putwc_unlocked", "fputwc_unlocked", "fputws_unlocked",
-		"__builtin_printf", "__builtin_fprintf", "__builtin_vprintf", "__builtin_vfprintf", "__builtin_puts",
-		"__builtin_fputs", "__builtin_putchar", "__builtin_fputc", "__builtin_putc", "__builtin_fwrite",
-	}
-	stdioStreams = []string{"stdout", "stderr", "cout", "cerr", "clog", "wcout", "wcerr", "wclog"}
-)
-
-// effectCalls are the other functions through which a kernel may act
-// outside its arguments: write to a file descriptor or a file, run a
-// command, or end the process; effectTypes the C++ file streams for
-// writing.
-var (
-	effectCalls = []string{
-		"write", "pwrite", "writev", "pwritev", "dprintf", "vdprintf", "fflush", "fopen", "freopen", "fdopen",
-		"open", "openat", "creat", "system", "popen",
-		"exit", "_exit", "_Exit", "quick_exit", "abort", "raise", "kill", "__builtin_abort", "__builtin_trap",
-	}
-	effectTypes = []string{"ofstream", "wofstream", "basic_ofstream"}
-)
-
-// WritesStdio reports whether the kernel's source calls a function or
-// names a stream that writes to the C library's streams (printf, puts,
-// fwrite, their _unlocked, wide and __builtin_ forms, stdout,
-// std::cout...): its loop's generated code flushes them after the loop.
-func (k *KernelInfo) WritesStdio() bool {
-	return slices.ContainsFunc(stdioCalls, func(id string) bool { return k.Called[id] }) ||
-		slices.ContainsFunc(stdioStreams, func(id string) bool { return k.Idents[id] })
-}
-
-// HasEffects reports whether the kernel's source names a way to act
-// outside its arguments: to write output (WritesStdio, a file
-// descriptor, a file), to run a command, or to end the process (exit,
-// abort). Such a loop runs when it is issued rather than being
-// recorded, so that its effects come in program order. Calls made
-// through a header's macro (assert) or a function pointer are not seen.
-func (k *KernelInfo) HasEffects() bool {
-	return k.WritesStdio() || slices.ContainsFunc(effectCalls, func(id string) bool { return k.Called[id] }) ||
-		slices.ContainsFunc(effectTypes, func(id string) bool { return k.Idents[id] })
 }

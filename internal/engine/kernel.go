@@ -43,7 +43,7 @@ func (k *Kernel) Parse(wrap func(error) error) (*core.KernelInfo, error) {
 		}
 		k.Source = k.info.Source
 		k.Info = k.info
-		k.Effects = k.info.HasEffects()
+		k.Effects = k.info.HasEffects
 	})
 	return k.info, k.err
 }

@@ -219,7 +219,7 @@ func providedMinMax(l *core.Loop) []string {
 // usesStdio reports whether the kernel source may write to C streams
 // (core.KernelInfo.WritesStdio).
 func usesStdio(l *core.Loop) bool {
-	return l.Kernel.Info != nil && l.Kernel.Info.WritesStdio()
+	return l.Kernel.Info != nil && l.Kernel.Info.WritesStdio
 }
 
 // ConstSymbol is the C name under which a constant's value is stored: the

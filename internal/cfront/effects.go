@@ -1,0 +1,82 @@
+package cfront
+
+import (
+	"strings"
+
+	"github.com/goop2/op2/internal/clex"
+)
+
+// What a kernel may do besides computing its arguments: write to the C
+// library's streams (the generated code flushes them after its loop), or
+// write a file, run a command or end the process (in lazy mode such a
+// loop runs when it is issued, so that its effects come in program
+// order). readEffects finds them in the source, as the names it uses.
+
+// stdioNames are the functions and streams through which a kernel writes
+// to the C library's streams (C++'s standard streams are synchronised
+// with them): named anywhere, as a call, a function pointer or in a
+// macro, they count.
+var stdioNames = setOf(strings.Fields(`printf fprintf vprintf vfprintf puts fputs putchar fputc putc fwrite perror
+	putchar_unlocked putc_unlocked fputc_unlocked fputs_unlocked fwrite_unlocked
+	wprintf fwprintf vwprintf vfwprintf putwchar putwc fputwc fputws
+	putwchar_unlocked putwc_unlocked fputwc_unlocked fputws_unlocked
+	__builtin_printf __builtin_fprintf __builtin_vprintf __builtin_vfprintf __builtin_puts
+	__builtin_fputs __builtin_putchar __builtin_fputc __builtin_putc __builtin_fwrite
+	stdout stderr cout cerr clog wcout wcerr wclog`))
+
+// effectNames are other functions with effects, named anywhere.
+var effectNames = setOf(strings.Fields(`dprintf vdprintf fflush fopen freopen fdopen openat creat popen
+	pwrite writev pwritev _exit _Exit quick_exit __builtin_abort __builtin_trap`))
+
+// calledEffects are functions with effects whose names are ordinary words
+// (a variable or a field may be named open): they count when called, as
+// name( or (name)(, or named in a macro's replacement text.
+var calledEffects = setOf(strings.Fields(`write open system exit abort raise kill`))
+
+// fileStreams are C++'s file streams, which count where they are not the
+// name of a header.
+var fileStreams = setOf(strings.Fields(`ofstream wofstream fstream wfstream basic_ofstream basic_fstream`))
+
+// readEffects reports whether code (a kernel's source with comments and
+// literals blanked) names a way to write to the C library's streams
+// (stdio), and one to act outside its arguments at all, stdio included
+// (effects).
+func readEffects(code string) (stdio, effects bool) {
+	dirs := directives(code)
+	in := func(at int) string { // the directive at offset at: "define", "include"... or ""
+		for _, d := range dirs {
+			if at >= d[0] && at < d[1] {
+				return readDirective(code[d[0]:d[1]]).name
+			}
+			if d[0] > at {
+				break
+			}
+		}
+		return ""
+	}
+	toks := clex.Tokenize(code)
+	for i, t := range toks {
+		name := t.Text[strings.LastIndexByte(t.Text, '.')+1:] // o.f: f
+		switch {
+		case stdioNames[name]:
+			return true, true
+		case effectNames[name]:
+			effects = true
+		case calledEffects[name]:
+			next := func(k int) string {
+				if k < len(toks) {
+					return toks[k].Text
+				}
+				return ""
+			}
+			if next(i+1) == "(" || i > 0 && toks[i-1].Text == "(" && next(i+1) == ")" && next(i+2) == "(" || in(t.Start) == "define" {
+				effects = true
+			}
+		case fileStreams[name]:
+			if in(t.Start) != "include" {
+				effects = true
+			}
+		}
+	}
+	return false, effects
+}
