@@ -128,14 +128,24 @@ func Normalize(s string) string { return Digraphs(JoinLines(s)) }
 // anything else, and a continuation just before a blank splices nothing
 // but the blank's line with the next, so the compiler reads the same
 // program. Continuations written as backslash, carriage return, newline
-// are moved as well; those inside a raw string (RawStringEnd) are left
-// where they are.
+// are moved as well; those inside a raw string (RawStringEnd: one in the
+// code, not in a comment or another literal) are left where they are.
 func JoinLines(s string) string {
 	if !strings.Contains(s, "\\\n") && !strings.Contains(s, "\\\r\n") {
 		return s
 	}
 	out := make([]byte, 0, len(s))
 	var pending []byte // continuations waiting for a blank
+	// Where the spliced text is: code, a comment or a literal; prev is
+	// the character before (0 after a comment).
+	const (
+		code = iota
+		lineComment
+		blockComment
+		literal
+	)
+	state, quote, escaped, opened := code, byte(0), false, 0
+	var prev byte
 	for i := 0; i < len(s); {
 		if s[i] == '\\' {
 			n := 0
@@ -151,20 +161,49 @@ func JoinLines(s string) string {
 				continue
 			}
 		}
-		if e := RawStringEnd(s, i); e > i {
+		c := s[i]
+		if e := RawStringEnd(s, i); state == code && e > i {
 			// A raw string's continuations are its characters (C++
 			// undoes the splicing there).
 			out = append(append(out, pending...), s[i:e+1]...)
 			pending = pending[:0]
-			i = e + 1
+			i, prev = e+1, '"'
 			continue
 		}
-		c := s[i]
 		if len(pending) > 0 && (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
 			out = append(out, pending...)
 			pending = pending[:0]
 		}
 		out = append(out, c)
+		switch state {
+		case code:
+			switch {
+			case c == '/' && prev == '/':
+				state = lineComment
+			case c == '*' && prev == '/':
+				state, opened = blockComment, 0
+			case c == '"' || c == '\'' && !DigitSeparator(s, i):
+				state, quote, escaped = literal, c, false
+			}
+		case lineComment:
+			if c == '\n' {
+				state = code
+			}
+		case blockComment:
+			if opened++; c == '/' && prev == '*' && opened > 1 {
+				state, c = code, 0
+			}
+		case literal:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == quote || c == '\n':
+				state = code
+			}
+		}
+		prev = c
 		i++
 	}
 	return string(append(out, pending...))

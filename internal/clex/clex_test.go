@@ -60,6 +60,11 @@ func TestJoinLines(t *testing.T) {
 		{"a \\ b\n", "a \\ b\n"},
 		// A raw string's continuations are its own; one after it moves.
 		{"s = R\"(a\\\nb c)\"; x\\\ny", "s = R\"(a\\\nb c)\"; xy\\\n"},
+		// R"( in a comment, a string or a character literal starts none.
+		{"/* R\"( */ ke\\\nrn(\"(%d)\")", "/* R\"( */ kern(\"(%d)\")\\\n"},
+		{"// R\"(\nke\\\nrn(\"(%d)\")", "// R\"(\nkern(\"(%d)\")\\\n"},
+		{"s = \"R\\\"(\"; ke\\\nrn(\")\\\"\")", "s = \"R\\\"(\"; kern(\")\\\"\")\\\n"},
+		{"c = 'R'; d = R\"(x\\\ny)\"", "c = 'R'; d = R\"(x\\\ny)\""},
 	}
 	for _, c := range cases {
 		got := JoinLines(c.in)
