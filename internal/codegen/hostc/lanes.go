@@ -93,12 +93,13 @@ func laneArgsCheck(l *core.Loop) error {
 		return fmt.Errorf("check mode passes the kernel pointers into the data")
 	case k.Info == nil:
 		return fmt.Errorf("kernel %s's source was not read", k.Name)
-	case setsOptions.MatchString(k.Info.Source):
+	}
+	if what := setsOptions(k.Info); what != "" {
 		// The kernel and the code calling it would be compiled under
 		// options its lane form may not share (GCC inlines, or not,
 		// across them as it sees fit), so that their results could
 		// differ.
-		return fmt.Errorf("kernel %s's source sets the compiler's options (%q)", k.Name, setsOptions.FindString(k.Info.Source))
+		return fmt.Errorf("kernel %s's source sets the compiler's options (%q)", k.Name, what)
 	}
 	bytes := 0
 	for i := range l.Args {
@@ -144,11 +145,27 @@ func laneArgsCheck(l *core.Loop) error {
 	return nil
 }
 
-// setsOptions matches what in a kernel's source changes GCC's options
-// for the functions after it or for one function: the optimize and
-// target pragmas (#pragma or _Pragma, and push_options, pop_options,
-// reset_options) and attributes (optimize, target, target_clones).
-var setsOptions = regexp.MustCompile(`(#\s*pragma|_Pragma\s*\(\s*")\s*GCC\s+(optimize|target|push_options|pop_options|reset_options)\b|\b(__)?(optimize|target|target_clones)(__)?\s*\(\s*"`)
+// setsOptions returns what in a kernel's source changes GCC's options
+// for the functions after it or for one function, or "": an optimize or
+// target pragma (#pragma GCC or _Pragma("GCC ..."), and push_options,
+// pop_options, reset_options) outside comments, or an optimize, target
+// or target_clones attribute.
+func setsOptions(info *core.KernelInfo) string {
+	if m := optionPragma.FindString(clex.Blank(info.Source, false, nil)); m != "" {
+		return strings.TrimSpace(m)
+	}
+	for _, sp := range clex.AttributeSpans(info.Blanked) {
+		if a := info.Blanked[sp.From:sp.To]; optionAttribute.MatchString(a) {
+			return a
+		}
+	}
+	return ""
+}
+
+var (
+	optionPragma    = regexp.MustCompile(`(?m)(^[ \t]*#[ \t]*pragma|_Pragma\s*\(\s*")\s*GCC\s+(optimize|target|push_options|pop_options|reset_options)\b`)
+	optionAttribute = regexp.MustCompile(`\b(__)?(optimize|target|target_clones)(__)?\s*\(`)
+)
 
 // laneDim is the number of values per element of argument a's lane
 // array: its dim, or a matrix argument's element matrix (rows × columns).

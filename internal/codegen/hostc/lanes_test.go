@@ -239,6 +239,7 @@ void uncertain(const double *w, double *q) { q[0] += SCALE * w[0]; }`, two, "can
 		{"pragmatarget", "# pragma GCC target(\"arch=haswell\")\nvoid pragmatarget(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
 		{"pragmaop", "_Pragma(\"GCC push_options\") void pragmaop(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
 		{"attribute", "__attribute__((optimize(\"O2\"))) void attribute(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
+		{"macroattribute", "#define FM \"fast-math\"\n__attribute__ ((__optimize__ (FM))) void macroattribute(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
 		{"stdattribute", "[[gnu::target(\"avx2\")]] void stdattribute(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -621,4 +622,23 @@ func assemble(t *testing.T, src string, flags ...string) string {
 		t.Fatalf("gcc -S: %v\n%s", err, out)
 	}
 	return string(out)
+}
+
+// TestLanesDespiteOptionWords: a source that only mentions GCC's option
+// pragmas (in a comment or a string) or calls a function named target
+// keeps its lanes.
+func TestLanesDespiteOptionWords(t *testing.T) {
+	m := newLaneMesh()
+	q := m.dat("q", m.cells, core.Float64, 4)
+	w := m.dat("w", m.edges, core.Float64, 1)
+	args := []core.Arg{{Data: w, Access: core.Read, Kind: core.ArgDirect}, {Data: q, Map: m.ecell, Idx: 0, Access: core.Inc, Kind: core.ArgIndirect}}
+	for name, src := range map[string]string{
+		"comment": "// no #pragma GCC optimize here\nvoid comment(const double *w, double *q) { q[0] += w[0] / 3.0; }",
+		"string":  "static const char *note = \"#pragma GCC target\";\nvoid string(const double *w, double *q) { q[0] += w[0] / 3.0 + note[0]; }",
+		"call":    "static double target(const char *s, double v) { return v + s[0]; }\nvoid call(const double *w, double *q) { q[0] += target(\"a\", w[0]) / 3.0; }",
+	} {
+		if err := SIMDCheck(laneLoop(t, m, src, name, args...)); err != nil {
+			t.Errorf("%s: SIMDCheck = %v, want lanes", name, err)
+		}
+	}
 }
