@@ -476,6 +476,10 @@ static double lk_h3(const double *v) { return v[0]; }`, true},
 void lk_nest(const double *x, double *y) { y[0] = lk_h4(x) / x[1]; }
 static double lk_h5(const double *v) { return v[1] * 3; }
 static double lk_h4(const double *v) { return v[0] + lk_h5(v); }`, false},
+		{"helpers before it, a typedef between them", `static double lk_h6(const double *v) { return v[0] * 2; }
+typedef double lk_real;
+static lk_real lk_h7(const double *v) { return v[1] * 3; }
+void lk_types(const double *x, double *y) { y[0] = (lk_h6(x) + lk_h7(x)) / x[1]; }`, false},
 		{"a declaration after it on its line", `void lk_line(const double *x, double *y) { y[0] = x[0] / x[1] * 2; } static const double lk_d = 2.0;
 double lk_twice(void) { return lk_d * 2; }`, false},
 		{"__func__", `#include <string.h>

@@ -147,11 +147,15 @@ func laneArgsCheck(l *core.Loop) error {
 
 // setsOptions returns what in a kernel's source changes GCC's options
 // for the functions after it or for one function, or "": an optimize or
-// target pragma (#pragma GCC or _Pragma("GCC ..."), and push_options,
-// pop_options, reset_options) outside comments, or an optimize, target
-// or target_clones attribute.
+// target pragma (#pragma GCC, or _Pragma with GCC optimize... on its
+// line, as a macro may build it; and push_options, pop_options,
+// reset_options) outside comments, or an optimize, target or
+// target_clones attribute.
 func setsOptions(info *core.KernelInfo) string {
-	if m := optionPragma.FindString(clex.Blank(info.Source, false, nil)); m != "" {
+	// Comments out, lines spliced (the source keeps its continuations,
+	// moved to the next blank).
+	src := strings.NewReplacer("\\\r\n", "", "\\\n", "").Replace(clex.Blank(info.Source, false, nil))
+	if m := optionPragma.FindString(src); m != "" {
 		return strings.TrimSpace(m)
 	}
 	for _, sp := range clex.AttributeSpans(info.Blanked) {
@@ -163,7 +167,7 @@ func setsOptions(info *core.KernelInfo) string {
 }
 
 var (
-	optionPragma    = regexp.MustCompile(`(?m)(^[ \t]*#[ \t]*pragma|_Pragma\s*\(\s*")\s*GCC\s+(optimize|target|push_options|pop_options|reset_options)\b`)
+	optionPragma    = regexp.MustCompile(`(?m)(^[ \t]*#[ \t]*pragma|\b_Pragma\b[^\n]*?)\s*\bGCC\s+(optimize|target|push_options|pop_options|reset_options)\b`)
 	optionAttribute = regexp.MustCompile(`\b(__)?(optimize|target|target_clones)(__)?\s*\(`)
 )
 
@@ -194,7 +198,7 @@ func LaneName(kernel string) string { return "op2_lanes_" + kernel }
 // parameter to), so that each part is compiled as what it copies is:
 // under the same macros and declarations, not those the source makes
 // after it. A part starts with the prototypes of the helpers' lane forms
-// it may call that come after it.
+// it calls that come after it.
 type LaneForm struct {
 	Parts []LanePart
 }
@@ -277,14 +281,14 @@ func LaneKernel(l *core.Loop, lanes int) (LaneForm, error) {
 		return LaneForm{}, fmt.Errorf("kernel %s: %w", l.Kernel.Name, err)
 	}
 	h := &laneHelpers{l: l, info: info, model: model, names: map[string]string{}, making: map[string]bool{}}
-	rewritten, err := h.rewriteBody(body.Text, body.Code, body.Tokens, lane, 0)
+	rewritten, calls, err := h.rewriteBody(body.Text, body.Code, body.Tokens, lane, 0)
 	if err != nil {
 		return LaneForm{}, err
 	}
 	def, undef := functionNames(l.Kernel.Name, l.Kernel.CXX, body.Code)
-	h.copies = append(h.copies, laneCopy{at: info.BodyClose + 1,
+	h.copies = append(h.copies, laneCopy{at: info.BodyClose + 1, calls: calls,
 		def: fmt.Sprintf("%sstatic inline __attribute__((always_inline)) void %s(%s, int op2_lane)\n%s\n%s", def, LaneName(l.Kernel.Name), strings.Join(decls, ", "), rewritten, undef)})
-	return h.form(), nil
+	return h.form()
 }
 
 // functionNames returns the directives that have a lane form's
@@ -341,31 +345,61 @@ type laneHelpers struct {
 }
 
 // laneCopy is a lane form of the kernel or of a helper: its definition,
-// which goes at offset at of the source (after what it copies), and its
-// prototype (a helper's).
+// which goes at offset at of the source (after what it copies), the
+// helper copies it calls, and a helper copy's name and prototype.
 type laneCopy struct {
-	at         int
-	proto, def string
+	at                       int
+	calls                    []string
+	helper, name, proto, def string
 }
 
 // form places the copies: each after its original, in the order made,
-// with the prototypes of the copies that come later in the source before
-// it.
-func (h *laneHelpers) form() LaneForm {
+// with the prototypes of the copies it calls that come later in the
+// source before it.
+func (h *laneHelpers) form() (LaneForm, error) {
 	var f LaneForm
 	for _, c := range h.copies {
 		var b strings.Builder
 		b.WriteString("#pragma GCC diagnostic push\n#pragma GCC diagnostic error \"-Wvla\"\n")
-		for _, later := range h.copies {
-			if later.at > c.at && later.proto != "" {
-				b.WriteString(later.proto)
+		for _, callee := range h.copies {
+			if callee.at <= c.at || !slices.Contains(c.calls, callee.name) {
+				continue
 			}
+			for _, id := range clex.Identifiers(callee.proto) {
+				if !h.declaredBefore(id, c.at) {
+					return LaneForm{}, fmt.Errorf("kernel %s calls %s, whose lane form's declaration needs %s, which the source declares after the call", h.l.Kernel.Name, callee.helper, id)
+				}
+			}
+			b.WriteString(callee.proto)
 		}
 		b.WriteString(c.def)
 		b.WriteString("#pragma GCC diagnostic pop\n")
 		f.Parts = append(f.Parts, LanePart{At: c.at, Source: b.String()})
 	}
-	return f
+	return f, nil
+}
+
+// declaredBefore reports whether name, when the source defines it as a
+// macro or declares it as a type, is so before offset at.
+func (h *laneHelpers) declaredBefore(name string, at int) bool {
+	u, known := h.model, false
+	for _, m := range u.MacroDefs {
+		if m.Name == name {
+			if m.At < at {
+				return true
+			}
+			known = true
+		}
+	}
+	for i, t := range u.DeclaredTypes {
+		if t == name {
+			if u.DeclaredAt[i] < at {
+				return true
+			}
+			known = true
+		}
+	}
+	return !known
 }
 
 // maxHelperDepth bounds the chain of helpers passing lane parameters on
@@ -377,10 +411,11 @@ const maxHelperDepth = 8
 // literals blanked (at the same offsets), toks code's tokens. What lies
 // between the tokens it rewrites is copied from text, so that literals
 // keep their contents. depth counts the helpers above it.
-func (h *laneHelpers) rewriteBody(text, code string, toks []clex.Token, lane map[string]laneVar, depth int) (string, error) {
+func (h *laneHelpers) rewriteBody(text, code string, toks []clex.Token, lane map[string]laneVar, depth int) (string, []string, error) {
 	text, toks = unparen(text, code, toks, lane)
 	r := &laneRewriter{l: h.l, body: text, toks: toks, lane: lane, helpers: h, depth: depth}
-	return r.rewrite(0, len(toks), 0, len(text))
+	out, err := r.rewrite(0, len(toks), 0, len(text))
+	return out, r.calls, err
 }
 
 // helperHeadWords are the words a helper's head may have before its
@@ -456,14 +491,14 @@ func (h *laneHelpers) copyOf(def *cfront.FuncDecl, defIdx int, pos []int, vars [
 	h.names[key] = name
 	h.making[name] = true
 	code := u.Code[def.BodyOpen : def.BodyClose+1]
-	body, err := h.rewriteBody(u.Src[def.BodyOpen:def.BodyClose+1], code, clex.Tokenize(code), lane, depth+1)
+	body, calls, err := h.rewriteBody(u.Src[def.BodyOpen:def.BodyClose+1], code, clex.Tokenize(code), lane, depth+1)
 	if err != nil {
 		return "", err
 	}
 	delete(h.making, name)
 	names, unnames := functionNames(def.Name, h.l.Kernel.CXX, code)
 	sig := fmt.Sprintf("static inline __attribute__((always_inline)) %s %s(%s, int op2_lane)", strings.Join(head, " "), name, strings.Join(decls, ", "))
-	h.copies = append(h.copies, laneCopy{at: def.BodyClose + 1, proto: sig + ";\n", def: fmt.Sprintf("%s%s\n%s\n%s", names, sig, body, unnames)})
+	h.copies = append(h.copies, laneCopy{at: def.BodyClose + 1, helper: def.Name, name: name, calls: calls, proto: sig + ";\n", def: fmt.Sprintf("%s%s\n%s\n%s", names, sig, body, unnames)})
 	return name, nil
 }
 
@@ -508,7 +543,8 @@ type laneRewriter struct {
 	toks    []clex.Token // body's tokens
 	lane    map[string]laneVar
 	helpers *laneHelpers
-	depth   int // of the helper being rewritten; 0 for the kernel
+	depth   int      // of the helper being rewritten; 0 for the kernel
+	calls   []string // the helper copies the body calls
 }
 
 // prev returns the text of the token before token i, or "".
@@ -683,6 +719,7 @@ func (r *laneRewriter) helperCall(i, to int) (text string, end int, ok bool, err
 	if err != nil {
 		return "", 0, false, err
 	}
+	r.calls = append(r.calls, name)
 	var b strings.Builder
 	b.WriteString(name + "(")
 	for k, a := range args {

@@ -239,6 +239,9 @@ void uncertain(const double *w, double *q) { q[0] += SCALE * w[0]; }`, two, "can
 		{"pragmatarget", "# pragma GCC target(\"arch=haswell\")\nvoid pragmatarget(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
 		{"pragmaop", "_Pragma(\"GCC push_options\") void pragmaop(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
 		{"attribute", "__attribute__((optimize(\"O2\"))) void attribute(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
+		{"laterhead", "static double laterhead_h(const double *a);\nvoid laterhead(const double *w, double *q) { q[0] += laterhead_h(w); }\n#define REAL double\nstatic REAL laterhead_h(const double *a) { return a[0] / 3; }", two, "needs REAL, which the source declares after the call"},
+		{"splitpragma", "#pragma \\\nGCC optimize(\"fast-math\")\nvoid splitpragma(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
+		{"macropragma", "#define S(x) #x\n#define P(x) _Pragma(S(GCC optimize(x)))\nP(\"fast-math\")\nvoid macropragma(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
 		{"macroattribute", "#define FM \"fast-math\"\n__attribute__ ((__optimize__ (FM))) void macroattribute(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
 		{"stdattribute", "[[gnu::target(\"avx2\")]] void stdattribute(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
 	} {
