@@ -392,6 +392,13 @@ func TestKernelEffects(t *testing.T) {
 		{"#include <fstream>\nvoid k(double *x) { std::fstream f(\"out\", std::ios::out); f << x[0]; }", false, true},
 		{"#include <stdlib.h>\n#define DIE exit\nvoid k(double *x) { if (x[0] < 0) DIE(1); }", false, true},
 		{"#include <stdlib.h>\nvoid k(double *x) { if (x[0] < 0) (exit)(1); }", false, true},
+		{"#include <cstdlib>\nvoid k(double *x) { if (x[0] < 0) (std::exit)(1); }", false, true},
+		{"#include <stdlib.h>\nvoid k(double *x) { void (*die)(int) = exit; if (x[0] < 0) die(1); }", false, true},
+		{"#include <stdio.h>\nvoid k(double *x) { if (x[0] < 0) remove(\"f\"); }", false, true},
+		{"#include <err.h>\nvoid k(double *x) { if (x[0] < 0) warnx(\"neg %g\", x[0]); }", true, true},
+		{"void k(double *x) { if (x[0] < 0) __builtin_puts_unlocked(\"neg\"); }", true, true},
+		{"#include <complex.h>\nvoid k(double *x) { double complex z = clog(x[0] + 1.0 * I); x[0] = creal(z); }", false, false},
+		{"#include <iostream>\nvoid k(double *x) { std::clog << x[0]; }", true, true},
 	} {
 		info, err := ParseKernel(c.src, "k")
 		if err != nil {

@@ -22,16 +22,22 @@ var stdioNames = setOf(strings.Fields(`printf fprintf vprintf vfprintf puts fput
 	putwchar_unlocked putwc_unlocked fputwc_unlocked fputws_unlocked
 	__builtin_printf __builtin_fprintf __builtin_vprintf __builtin_vfprintf __builtin_puts
 	__builtin_fputs __builtin_putchar __builtin_fputc __builtin_putc __builtin_fwrite
-	stdout stderr cout cerr clog wcout wcerr wclog`))
+	__builtin_printf_unlocked __builtin_fprintf_unlocked __builtin_puts_unlocked __builtin_putchar_unlocked
+	__builtin_fputs_unlocked __builtin_fputc_unlocked __builtin_putc_unlocked __builtin_fwrite_unlocked
+	warnx errx vwarn vwarnx verr verrx
+	stdout stderr cout cerr wcout wcerr wclog`))
 
 // effectNames are other functions with effects, named anywhere.
 var effectNames = setOf(strings.Fields(`dprintf vdprintf fflush fopen freopen fdopen openat creat popen
-	pwrite writev pwritev _exit _Exit quick_exit __builtin_abort __builtin_trap`))
+	pwrite writev pwritev unlink _exit _Exit quick_exit __builtin_abort __builtin_trap __builtin_exit
+	__builtin__exit __builtin__Exit`))
 
 // calledEffects are functions with effects whose names are ordinary words
 // (a variable or a field may be named open): they count when called, as
-// name( or (name)(, or named in a macro's replacement text.
-var calledEffects = setOf(strings.Fields(`write open system exit abort raise kill`))
+// name( or (name)( (qualified or not), taken as a function pointer (=
+// name, &name), or named in a macro's replacement text. clog is C++'s
+// log stream, but called it is <complex.h>'s logarithm.
+var calledEffects = setOf(strings.Fields(`write open system exit abort raise kill remove rename err warn`))
 
 // fileStreams are C++'s file streams, which count where they are not the
 // name of a header.
@@ -62,14 +68,12 @@ func readEffects(code string) (stdio, effects bool) {
 			return true, true
 		case effectNames[name]:
 			effects = true
-		case calledEffects[name]:
-			next := func(k int) string {
-				if k < len(toks) {
-					return toks[k].Text
-				}
-				return ""
+		case name == "clog":
+			if next(toks, i+1) != "(" {
+				return true, true
 			}
-			if next(i+1) == "(" || i > 0 && toks[i-1].Text == "(" && next(i+1) == ")" && next(i+2) == "(" || in(t.Start) == "define" {
+		case calledEffects[name]:
+			if n := next(toks, i+1); n == "(" || n == ")" && next(toks, i+2) == "(" || name == t.Text && pointerTo(toks, i) || in(t.Start) == "define" {
 				effects = true
 			}
 		case fileStreams[name]:
@@ -79,4 +83,26 @@ func readEffects(code string) (stdio, effects bool) {
 		}
 	}
 	return false, effects
+}
+
+// next returns the text of token k of toks, or "".
+func next(toks []clex.Token, k int) string {
+	if k < len(toks) && k >= 0 {
+		return toks[k].Text
+	}
+	return ""
+}
+
+// pointerTo reports whether token i is taken as a function pointer: the
+// value assigned by a lone '=' (not +=, ==...), or after '&' that follows
+// '=', '(' or ','.
+func pointerTo(toks []clex.Token, i int) bool {
+	p, pp := next(toks, i-1), next(toks, i-2)
+	switch p {
+	case "=":
+		return pp != "" && !strings.Contains("=!<>+-*/%&|^", pp)
+	case "&":
+		return pp == "=" || pp == "(" || pp == ","
+	}
+	return false
 }
