@@ -182,7 +182,7 @@ func JoinLines(s string) string {
 				state = lineComment
 			case c == '*' && prev == '/':
 				state, opened = blockComment, 0
-			case c == '"' || c == '\'' && !DigitSeparator(s, i):
+			case c == '"' || c == '\'' && !splicedSeparator(out, s, i):
 				state, quote, escaped = literal, c, false
 			}
 		case lineComment:
@@ -344,6 +344,19 @@ func Blank(src string, literals bool, keep func(src string, i int) bool) string 
 		}
 	}
 	return string(b)
+}
+
+// splicedSeparator is DigitSeparator for the quote s[i], the last byte
+// of out (JoinLines' output so far, whose continuations are moved out of
+// the tokens): 1\<newline>'000 is 1'000.
+func splicedSeparator(out []byte, s string, i int) bool {
+	tail := out[max(0, len(out)-64):]
+	next := byte(' ')
+	if i+1 < len(s) {
+		next = s[i+1]
+	}
+	probe := string(tail) + string(next)
+	return DigitSeparator(probe, len(tail)-1)
 }
 
 // RawStringEnd returns the offset of the '"' that closes the raw string
