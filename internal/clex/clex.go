@@ -348,12 +348,18 @@ func Blank(src string, literals bool, keep func(src string, i int) bool) string 
 
 // splicedSeparator is DigitSeparator for the quote s[i], the last byte
 // of out (JoinLines' output so far, whose continuations are moved out of
-// the tokens): 1\<newline>'000 is 1'000.
+// the tokens), and the character after it past continuations:
+// 1\<newline>'000 and 1'\<newline>000 are 1'000.
 func splicedSeparator(out []byte, s string, i int) bool {
 	tail := out[max(0, len(out)-64):]
 	next := byte(' ')
-	if i+1 < len(s) {
-		next = s[i+1]
+	for j := i + 1; j < len(s); j++ {
+		if s[j] == '\\' && (strings.HasPrefix(s[j+1:], "\n") || strings.HasPrefix(s[j+1:], "\r\n")) {
+			j += strings.IndexByte(s[j:], '\n')
+			continue // a continuation: the character after it
+		}
+		next = s[j]
+		break
 	}
 	probe := string(tail) + string(next)
 	return DigitSeparator(probe, len(tail)-1)

@@ -66,6 +66,7 @@ func TestJoinLines(t *testing.T) {
 		{"s = \"R\\\"(\"; ke\\\nrn(\")\\\"\")", "s = \"R\\\"(\"; kern(\")\\\"\")\\\n"},
 		{"c = 'R'; d = R\"(x\\\ny)\"", "c = 'R'; d = R\"(x\\\ny)\""},
 		{"e = 1\\\n'000; d = R\"(x\\\ny)\"", "e = 1'000;\\\n d = R\"(x\\\ny)\""},
+		{"e = 1'\\\n000; d = R\"(x\\\ny)\"", "e = 1'000;\\\n d = R\"(x\\\ny)\""},
 	}
 	for _, c := range cases {
 		got := JoinLines(c.in)
