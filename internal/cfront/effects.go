@@ -33,10 +33,10 @@ var effectNames = setOf(strings.Fields(`dprintf vdprintf fflush fopen freopen fd
 	__builtin__exit __builtin__Exit`))
 
 // calledEffects are functions with effects whose names are ordinary words
-// (a variable or a field may be named open): they count when called, as
-// name( or (name)( (qualified or not), taken as a function pointer (=
-// name, &name), or named in a macro's replacement text. clog is C++'s
-// log stream, but called it is <complex.h>'s logarithm.
+// (a variable may be named err, a field open): they count when called,
+// as name( or (name)( (qualified or not), or named in a macro's
+// replacement text. clog is C++'s log stream when written to (<<) or
+// qualified (std::clog), and <complex.h>'s logarithm when called.
 var calledEffects = setOf(strings.Fields(`write open system exit abort raise kill remove rename err warn`))
 
 // fileStreams are C++'s file streams, which count where they are not the
@@ -69,11 +69,11 @@ func readEffects(code string) (stdio, effects bool) {
 		case effectNames[name]:
 			effects = true
 		case name == "clog":
-			if next(toks, i+1) != "(" {
+			if next(toks, i+1) == "<" && next(toks, i+2) == "<" || next(toks, i-1) == ":" {
 				return true, true
 			}
 		case calledEffects[name]:
-			if n := next(toks, i+1); n == "(" || n == ")" && next(toks, i+2) == "(" || name == t.Text && pointerTo(toks, i) || in(t.Start) == "define" {
+			if n := next(toks, i+1); n == "(" || n == ")" && next(toks, i+2) == "(" || in(t.Start) == "define" {
 				effects = true
 			}
 		case fileStreams[name]:
@@ -91,18 +91,4 @@ func next(toks []clex.Token, k int) string {
 		return toks[k].Text
 	}
 	return ""
-}
-
-// pointerTo reports whether token i is taken as a function pointer: the
-// value assigned by a lone '=' (not +=, ==...), or after '&' that follows
-// '=', '(' or ','.
-func pointerTo(toks []clex.Token, i int) bool {
-	p, pp := next(toks, i-1), next(toks, i-2)
-	switch p {
-	case "=":
-		return pp != "" && !strings.Contains("=!<>+-*/%&|^", pp)
-	case "&":
-		return pp == "=" || pp == "(" || pp == ","
-	}
-	return false
 }
