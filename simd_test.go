@@ -480,6 +480,11 @@ static double lk_h4(const double *v) { return v[0] + lk_h5(v); }`, false},
 typedef double lk_real;
 static lk_real lk_h7(const double *v) { return v[1] * 3; }
 void lk_types(const double *x, double *y) { y[0] = (lk_h6(x) + lk_h7(x)) / x[1]; }`, false},
+		{"a helper after it taking a struct declared before it", `struct lk_p;
+static double lk_h9(const double *v, const struct lk_p *p);
+void lk_fwd(const double *x, double *y) { y[0] = lk_h9(x, 0) / x[1]; }
+struct lk_p { double s; };
+static double lk_h9(const double *v, const struct lk_p *p) { return p ? v[0] * p->s : v[0] * 2; }`, false},
 		{"a declaration after it on its line", `void lk_line(const double *x, double *y) { y[0] = x[0] / x[1] * 2; } static const double lk_d = 2.0;
 double lk_twice(void) { return lk_d * 2; }`, false},
 		{"__func__", `#include <string.h>

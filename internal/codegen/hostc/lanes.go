@@ -147,16 +147,24 @@ func laneArgsCheck(l *core.Loop) error {
 
 // setsOptions returns what in a kernel's source changes GCC's options
 // for the functions after it or for one function, or "": an optimize or
-// target pragma (#pragma GCC, or _Pragma with GCC optimize... on its
-// line, as a macro may build it; and push_options, pop_options,
-// reset_options) outside comments, or an optimize, target or
-// target_clones attribute.
+// target pragma (#pragma GCC, or in a source using _Pragma the words GCC
+// optimize... anywhere, as macros may build the pragma; and
+// push_options, pop_options, reset_options) outside comments, or an
+// optimize, target or target_clones attribute.
 func setsOptions(info *core.KernelInfo) string {
 	// Comments out, lines spliced (the source keeps its continuations,
 	// moved to the next blank).
 	src := strings.NewReplacer("\\\r\n", "", "\\\n", "").Replace(clex.Blank(info.Source, false, nil))
 	if m := optionPragma.FindString(src); m != "" {
 		return strings.TrimSpace(m)
+	}
+	if strings.Contains(src, "_Pragma") {
+		// Macros may build the pragma from parts on several lines
+		// (GCC's manual's DO_PRAGMA): any GCC option pragma's words
+		// count.
+		if m := optionWords.FindString(src); m != "" {
+			return "_Pragma ... " + m
+		}
 	}
 	for _, sp := range clex.AttributeSpans(info.Blanked) {
 		if a := info.Blanked[sp.From:sp.To]; optionAttribute.MatchString(a) {
@@ -167,7 +175,8 @@ func setsOptions(info *core.KernelInfo) string {
 }
 
 var (
-	optionPragma    = regexp.MustCompile(`(?m)(^[ \t]*#[ \t]*pragma|\b_Pragma\b[^\n]*?)\s*\bGCC\s+(optimize|target|push_options|pop_options|reset_options)\b`)
+	optionPragma    = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*pragma\s*GCC\s+(optimize|target|push_options|pop_options|reset_options)\b`)
+	optionWords     = regexp.MustCompile(`\bGCC\s+(optimize|target|push_options|pop_options|reset_options)\b`)
 	optionAttribute = regexp.MustCompile(`\b(__)?(optimize|target|target_clones)(__)?\s*\(`)
 )
 
@@ -351,6 +360,7 @@ type laneCopy struct {
 	at                       int
 	calls                    []string
 	helper, name, proto, def string
+	needs                    []string // the names its prototype's types use
 }
 
 // form places the copies: each after its original, in the order made,
@@ -365,8 +375,8 @@ func (h *laneHelpers) form() (LaneForm, error) {
 			if callee.at <= c.at || !slices.Contains(c.calls, callee.name) {
 				continue
 			}
-			for _, id := range clex.Identifiers(callee.proto) {
-				if !h.declaredBefore(id, c.at) {
+			for _, id := range callee.needs {
+				if !h.declaredBefore(id, c.at, callee.at) {
 					return LaneForm{}, fmt.Errorf("kernel %s calls %s, whose lane form's declaration needs %s, which the source declares after the call", h.l.Kernel.Name, callee.helper, id)
 				}
 			}
@@ -379,28 +389,37 @@ func (h *laneHelpers) form() (LaneForm, error) {
 	return f, nil
 }
 
-// declaredBefore reports whether name, when the source defines it as a
-// macro or declares it as a type, is so before offset at.
-func (h *laneHelpers) declaredBefore(name string, at int) bool {
-	u, known := h.model, false
+// declaredBefore reports whether name, as a prototype placed at offset
+// at uses it, means there what it means at offset until (the helper's
+// definition): a C keyword, a macro defined before at and not again
+// until there, or a name the source does not use before at (declared by
+// a header, say) nor after it.
+func (h *laneHelpers) declaredBefore(name string, at, until int) bool {
+	if cKeywords[name] {
+		return true
+	}
+	u, defined := h.model, false
 	for _, m := range u.MacroDefs {
 		if m.Name == name {
-			if m.At < at {
-				return true
+			if m.At >= at && m.At < until {
+				return false // (re)defined between
 			}
-			known = true
+			defined = defined || m.At < at
 		}
 	}
-	for i, t := range u.DeclaredTypes {
-		if t == name {
-			if u.DeclaredAt[i] < at {
-				return true
-			}
-			known = true
-		}
+	if defined {
+		return true
 	}
-	return !known
+	first := clex.IndexIdent(u.Code, name)
+	return first < 0 || first < at
 }
+
+// cKeywords are the keywords and built-in type names a prototype may
+// use.
+var cKeywords = map[string]bool{"const": true, "volatile": true, "restrict": true, "__restrict": true, "__restrict__": true,
+	"struct": true, "union": true, "enum": true, "signed": true, "unsigned": true, "char": true, "short": true, "int": true,
+	"long": true, "float": true, "double": true, "void": true, "_Bool": true, "bool": true, "static": true, "inline": true,
+	"__attribute__": true, "always_inline": true}
 
 // maxHelperDepth bounds the chain of helpers passing lane parameters on
 // (a recursive helper would have no end).
@@ -425,7 +444,7 @@ var helperHeadWords = map[string]bool{"static": true, "inline": true, "__inline"
 // copyOf returns the name of the lane form of helper def called with the
 // lane arrays vars at the parameter positions pos, making it first if
 // need be.
-func (h *laneHelpers) copyOf(def *cfront.FuncDecl, defIdx int, pos []int, vars []laneVar, depth int) (string, error) {
+func (h *laneHelpers) copyOf(def *cfront.FuncDecl, defIdx, nargs int, pos []int, vars []laneVar, depth int) (string, error) {
 	kname := h.l.Kernel.Name
 	if depth >= maxHelperDepth {
 		return "", fmt.Errorf("kernel %s passes its parameters through more than %d helpers (%s)", kname, maxHelperDepth, def.Name)
@@ -470,6 +489,10 @@ func (h *laneHelpers) copyOf(def *cfront.FuncDecl, defIdx int, pos []int, vars [
 		}
 	}
 	params := cfront.HelperParams(h.info, *def)
+	if nargs < len(params) {
+		// C++'s default arguments: the copy's op2_lane would take one's place.
+		return "", fmt.Errorf("kernel %s calls %s with %d arguments for its %d parameters", kname, def.Name, nargs, len(params))
+	}
 	lane := map[string]laneVar{}
 	decls := make([]string, len(params))
 	for k, p := range params {
@@ -498,7 +521,17 @@ func (h *laneHelpers) copyOf(def *cfront.FuncDecl, defIdx int, pos []int, vars [
 	delete(h.making, name)
 	names, unnames := functionNames(def.Name, h.l.Kernel.CXX, code)
 	sig := fmt.Sprintf("static inline __attribute__((always_inline)) %s %s(%s, int op2_lane)", strings.Join(head, " "), name, strings.Join(decls, ", "))
-	h.copies = append(h.copies, laneCopy{at: def.BodyClose + 1, helper: def.Name, name: name, calls: calls, proto: sig + ";\n", def: fmt.Sprintf("%s%s\n%s\n%s", names, sig, body, unnames)})
+	var needs []string // the identifiers of the types: the head's and the parameters' but their names
+	paramNames := map[string]bool{}
+	for _, p := range params {
+		paramNames[p.Name] = true
+	}
+	for _, id := range clex.Identifiers(strings.Join(head, " ") + " " + strings.Join(decls, " ")) {
+		if !paramNames[id] {
+			needs = append(needs, id)
+		}
+	}
+	h.copies = append(h.copies, laneCopy{at: def.BodyClose + 1, helper: def.Name, name: name, calls: calls, needs: needs, proto: sig + ";\n", def: fmt.Sprintf("%s%s\n%s\n%s", names, sig, body, unnames)})
 	return name, nil
 }
 
@@ -715,7 +748,7 @@ func (r *laneRewriter) helperCall(i, to int) (text string, end int, ok bool, err
 	if defIdx < 0 {
 		return "", 0, false, nil
 	}
-	name, err := r.helpers.copyOf(&u.Defs[defIdx], defIdx, pos, vars, r.depth)
+	name, err := r.helpers.copyOf(&u.Defs[defIdx], defIdx, len(args), pos, vars, r.depth)
 	if err != nil {
 		return "", 0, false, err
 	}

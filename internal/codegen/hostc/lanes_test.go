@@ -240,6 +240,10 @@ void uncertain(const double *w, double *q) { q[0] += SCALE * w[0]; }`, two, "can
 		{"pragmaop", "_Pragma(\"GCC push_options\") void pragmaop(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
 		{"attribute", "__attribute__((optimize(\"O2\"))) void attribute(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
 		{"laterhead", "static double laterhead_h(const double *a);\nvoid laterhead(const double *w, double *q) { q[0] += laterhead_h(w); }\n#define REAL double\nstatic REAL laterhead_h(const double *a) { return a[0] / 3; }", two, "needs REAL, which the source declares after the call"},
+		{"laterenum", "static double laterenum_h(const double *v, const double c[3]);\nvoid laterenum(const double *w, double *q) { const double c[3] = {1, 2, 3}; q[0] += laterenum_h(w, c); }\nenum { LN = 3 };\nstatic double laterenum_h(const double *v, const double c[LN]) { return v[0] * c[2]; }", two, "needs LN, which the source declares after the call"},
+		{"redefmacro", "#define RR int\nstatic double redefmacro_h(const double *v, float s);\nvoid redefmacro(const double *w, double *q) { q[0] += redefmacro_h(w, 2.5f); }\n#undef RR\n#define RR float\nstatic double redefmacro_h(const double *v, RR s) { return v[0] * s; }", two, "needs RR"},
+		{"defaultarg", "static double defaultarg_h(const double *v, double s = 2.0);\nvoid defaultarg(const double *w, double *q) { q[0] += defaultarg_h(w); }\nstatic double defaultarg_h(const double *v, double s) { return v[0] * s; }", two, "with 1 arguments for its 2 parameters"},
+		{"pragmawords", "#define DO_PRAGMA(x) _Pragma (#x)\n#define OPTIMIZE(x) DO_PRAGMA(GCC optimize (x))\nOPTIMIZE(\"fast-math\")\nvoid pragmawords(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
 		{"splitpragma", "#pragma \\\nGCC optimize(\"fast-math\")\nvoid splitpragma(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
 		{"macropragma", "#define S(x) #x\n#define P(x) _Pragma(S(GCC optimize(x)))\nP(\"fast-math\")\nvoid macropragma(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
 		{"macroattribute", "#define FM \"fast-math\"\n__attribute__ ((__optimize__ (FM))) void macroattribute(const double *w, double *q) { q[0] += w[0] / 3.0; }", two, "sets the compiler's options"},
@@ -629,16 +633,18 @@ func assemble(t *testing.T, src string, flags ...string) string {
 
 // TestLanesDespiteOptionWords: a source that only mentions GCC's option
 // pragmas (in a comment or a string) or calls a function named target
-// keeps its lanes.
+// keeps its lanes, as does a helper after the kernel whose prototype
+// names a struct declared (not defined) before the kernel.
 func TestLanesDespiteOptionWords(t *testing.T) {
 	m := newLaneMesh()
 	q := m.dat("q", m.cells, core.Float64, 4)
 	w := m.dat("w", m.edges, core.Float64, 1)
 	args := []core.Arg{{Data: w, Access: core.Read, Kind: core.ArgDirect}, {Data: q, Map: m.ecell, Idx: 0, Access: core.Inc, Kind: core.ArgIndirect}}
 	for name, src := range map[string]string{
-		"comment": "// no #pragma GCC optimize here\nvoid comment(const double *w, double *q) { q[0] += w[0] / 3.0; }",
-		"string":  "static const char *note = \"#pragma GCC target\";\nvoid string(const double *w, double *q) { q[0] += w[0] / 3.0 + note[0]; }",
-		"call":    "static double target(const char *s, double v) { return v + s[0]; }\nvoid call(const double *w, double *q) { q[0] += target(\"a\", w[0]) / 3.0; }",
+		"comment":       "// no #pragma GCC optimize here\nvoid comment(const double *w, double *q) { q[0] += w[0] / 3.0; }",
+		"string":        "static const char *note = \"#pragma GCC target\";\nvoid string(const double *w, double *q) { q[0] += w[0] / 3.0 + note[0]; }",
+		"call":          "static double target(const char *s, double v) { return v + s[0]; }\nvoid call(const double *w, double *q) { q[0] += target(\"a\", w[0]) / 3.0; }",
+		"forwardstruct": "struct fs_p;\nstatic double fs_h(const double *v, const struct fs_p *p);\nvoid forwardstruct(const double *w, double *q) { q[0] += fs_h(w, 0) / 3.0; }\nstruct fs_p { double s; };\nstatic double fs_h(const double *v, const struct fs_p *p) { return p ? v[0] * p->s : v[0]; }",
 	} {
 		if err := SIMDCheck(laneLoop(t, m, src, name, args...)); err != nil {
 			t.Errorf("%s: SIMDCheck = %v, want lanes", name, err)
