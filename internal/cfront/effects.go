@@ -35,8 +35,10 @@ var effectNames = setOf(strings.Fields(`dprintf vdprintf fflush fopen freopen fd
 // calledEffects are functions with effects whose names are ordinary words
 // (a variable may be named err, a field open): they count when called,
 // as name( or (name)( (qualified or not), or named in a macro's
-// replacement text. clog is C++'s log stream when written to (<<) or
-// qualified (std::clog), and <complex.h>'s logarithm when called.
+// replacement text, or, when the source declares no object of the name,
+// taken as a function pointer (= exit, &exit). clog is C++'s log stream
+// but where it is called (<complex.h>'s logarithm) or the source
+// declares an object of the name.
 var calledEffects = setOf(strings.Fields(`write open system exit abort raise kill remove rename err warn`))
 
 // fileStreams are C++'s file streams, which count where they are not the
@@ -61,6 +63,15 @@ func readEffects(code string) (stdio, effects bool) {
 		return ""
 	}
 	toks := clex.Tokenize(code)
+	// Names the source declares as objects (after a type's name) or
+	// assigns to (name = ...): a variable named err or clog is no
+	// function or stream.
+	declared := map[string]bool{}
+	for i := 1; i < len(toks); i++ {
+		if objectTypes[toks[i-1].Text] || next(toks, i+1) == "=" && next(toks, i+2) != "=" {
+			declared[toks[i].Text] = true
+		}
+	}
 	for i, t := range toks {
 		name := t.Text[strings.LastIndexByte(t.Text, '.')+1:] // o.f: f
 		switch {
@@ -69,11 +80,12 @@ func readEffects(code string) (stdio, effects bool) {
 		case effectNames[name]:
 			effects = true
 		case name == "clog":
-			if next(toks, i+1) == "<" && next(toks, i+2) == "<" || next(toks, i-1) == ":" {
+			if next(toks, i+1) != "(" && !declared[name] {
 				return true, true
 			}
 		case calledEffects[name]:
-			if n := next(toks, i+1); n == "(" || n == ")" && next(toks, i+2) == "(" || in(t.Start) == "define" {
+			if n := next(toks, i+1); n == "(" || n == ")" && next(toks, i+2) == "(" || in(t.Start) == "define" ||
+				name == t.Text && !declared[name] && pointerTo(toks, i) {
 				effects = true
 			}
 		case fileStreams[name]:
@@ -91,4 +103,23 @@ func next(toks []clex.Token, k int) string {
 		return toks[k].Text
 	}
 	return ""
+}
+
+// objectTypes are the type names after which a name is an object's:
+// a variable's or a parameter's.
+var objectTypes = setOf(strings.Fields(`double float int long short char unsigned signed auto bool _Bool size_t
+	int32_t int64_t uint32_t uint64_t complex _Complex`))
+
+// pointerTo reports whether token i is taken as a function pointer: the
+// value assigned by a lone '=' (not +=, ==...) and followed by ';' or
+// ',', or after '&' that follows '=', '(' or ','.
+func pointerTo(toks []clex.Token, i int) bool {
+	p, pp, n := next(toks, i-1), next(toks, i-2), next(toks, i+1)
+	switch p {
+	case "=":
+		return pp != "" && !strings.Contains("=!<>+-*/%&|^", pp) && (n == ";" || n == ",")
+	case "&":
+		return pp == "=" || pp == "(" || pp == ","
+	}
+	return false
 }
