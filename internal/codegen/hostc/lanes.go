@@ -360,7 +360,7 @@ type laneCopy struct {
 	at                       int
 	calls                    []string
 	helper, name, proto, def string
-	needs                    []string // the names its prototype's types use
+	needs                    []protoName // the names its prototype's types use
 }
 
 // form places the copies: each after its original, in the order made,
@@ -375,9 +375,9 @@ func (h *laneHelpers) form() (LaneForm, error) {
 			if callee.at <= c.at || !slices.Contains(c.calls, callee.name) {
 				continue
 			}
-			for _, id := range callee.needs {
-				if !h.declaredBefore(id, c.at, callee.at) {
-					return LaneForm{}, fmt.Errorf("kernel %s calls %s, whose lane form's declaration needs %s, which the source declares after the call", h.l.Kernel.Name, callee.helper, id)
+			for _, n := range callee.needs {
+				if !h.declaredBefore(n, c.at, callee.at) {
+					return LaneForm{}, fmt.Errorf("kernel %s calls %s, whose lane form's declaration needs %s, which the source declares after the call", h.l.Kernel.Name, callee.helper, n.name)
 				}
 			}
 			b.WriteString(callee.proto)
@@ -389,18 +389,20 @@ func (h *laneHelpers) form() (LaneForm, error) {
 	return f, nil
 }
 
-// declaredBefore reports whether name, as a prototype placed at offset
-// at uses it, means there what it means at offset until (the helper's
-// definition): a C keyword, a macro defined before at and not again
-// until there, or a name the source does not use before at (declared by
-// a header, say) nor after it.
-func (h *laneHelpers) declaredBefore(name string, at, until int) bool {
-	if cKeywords[name] {
+// declaredBefore reports whether name n, as a prototype placed at
+// offset at uses it, means there what it means at offset until (the
+// helper's definition): a C keyword; a macro defined before at and not
+// again until there; a struct, union or enum tag the source names
+// before at (declared or used there); a type the source declares before
+// at; or another name the source does not use before at (a header's, an
+// enum constant's) nor after it.
+func (h *laneHelpers) declaredBefore(n protoName, at, until int) bool {
+	if cKeywords[n.name] {
 		return true
 	}
 	u, defined := h.model, false
 	for _, m := range u.MacroDefs {
-		if m.Name == name {
+		if m.Name == n.name {
 			if m.At >= at && m.At < until {
 				return false // (re)defined between
 			}
@@ -410,8 +412,27 @@ func (h *laneHelpers) declaredBefore(name string, at, until int) bool {
 	if defined {
 		return true
 	}
-	first := clex.IndexIdent(u.Code, name)
-	return first < 0 || first < at
+	first := clex.IndexIdent(u.Code, n.name)
+	if n.tag {
+		return first >= 0 && first < at
+	}
+	typ := false
+	for i, t := range u.DeclaredTypes {
+		if t == n.name {
+			if u.DeclaredAt[i] < at {
+				return true
+			}
+			typ = true
+		}
+	}
+	return !typ && (first < 0 || first < at)
+}
+
+// protoName is a name a lane copy's prototype uses for a type: a tag
+// (after struct, union or enum) or not.
+type protoName struct {
+	name string
+	tag  bool
 }
 
 // cKeywords are the keywords and built-in type names a prototype may
@@ -488,6 +509,9 @@ func (h *laneHelpers) copyOf(def *cfront.FuncDecl, defIdx, nargs int, pos []int,
 			return "", fmt.Errorf("kernel %s passes a parameter to %s, whose declaration has %q before its name", kname, def.Name, t.Text)
 		}
 	}
+	if strings.Contains(u.Code[def.ListStart:def.ListEnd], "...") {
+		return "", fmt.Errorf("kernel %s passes a parameter to %s, which takes a variable number of arguments", kname, def.Name)
+	}
 	params := cfront.HelperParams(h.info, *def)
 	if nargs < len(params) {
 		// C++'s default arguments: the copy's op2_lane would take one's place.
@@ -521,15 +545,17 @@ func (h *laneHelpers) copyOf(def *cfront.FuncDecl, defIdx, nargs int, pos []int,
 	delete(h.making, name)
 	names, unnames := functionNames(def.Name, h.l.Kernel.CXX, code)
 	sig := fmt.Sprintf("static inline __attribute__((always_inline)) %s %s(%s, int op2_lane)", strings.Join(head, " "), name, strings.Join(decls, ", "))
-	var needs []string // the identifiers of the types: the head's and the parameters' but their names
+	var needs []protoName // the identifiers of the types: the head's and the parameters' but their names
 	paramNames := map[string]bool{}
 	for _, p := range params {
 		paramNames[p.Name] = true
 	}
-	for _, id := range clex.Identifiers(strings.Join(head, " ") + " " + strings.Join(decls, " ")) {
-		if !paramNames[id] {
-			needs = append(needs, id)
+	prev := ""
+	for _, t := range clex.Tokenize(strings.Join(head, " ") + " , " + strings.Join(decls, " , ")) {
+		if clex.IsIdentStart(t.Text[0]) && !paramNames[t.Text] {
+			needs = append(needs, protoName{name: t.Text, tag: prev == "struct" || prev == "union" || prev == "enum"})
 		}
+		prev = t.Text
 	}
 	h.copies = append(h.copies, laneCopy{at: def.BodyClose + 1, helper: def.Name, name: name, calls: calls, needs: needs, proto: sig + ";\n", def: fmt.Sprintf("%s%s\n%s\n%s", names, sig, body, unnames)})
 	return name, nil
