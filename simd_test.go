@@ -485,6 +485,9 @@ static double lk_h9(const double *v, const struct lk_p *p);
 void lk_fwd(const double *x, double *y) { y[0] = lk_h9(x, 0) / x[1]; }
 struct lk_p { double s; };
 static double lk_h9(const double *v, const struct lk_p *p) { return p ? v[0] * p->s : v[0] * 2; }`, false},
+		{"a C++ helper after it with a default argument, called with all", `static double lk_hd(const double *v, double s);
+void lk_defarg(const double *x, double *y) { y[0] = lk_hd(x, 3.0) / x[1]; }
+static double lk_hd(const double *v, double s = 2.0) { return v[0] * s; }`, true},
 		{"a declaration after it on its line", `void lk_line(const double *x, double *y) { y[0] = x[0] / x[1] * 2; } static const double lk_d = 2.0;
 double lk_twice(void) { return lk_d * 2; }`, false},
 		{"__func__", `#include <string.h>

@@ -428,6 +428,23 @@ func (h *laneHelpers) declaredBefore(n protoName, at, until int) bool {
 	return !typ && (first < 0 || first < at)
 }
 
+// withoutDefault returns parameter declaration decl without a C++
+// default argument (= value at its top level).
+func withoutDefault(decl string) string {
+	depth := 0
+	for i := 0; i < len(decl); i++ {
+		switch c := decl[i]; {
+		case c == '(' || c == '[' || c == '{' || c == '<':
+			depth++
+		case c == ')' || c == ']' || c == '}' || c == '>':
+			depth--
+		case c == '=' && depth == 0 && (i+1 >= len(decl) || decl[i+1] != '='):
+			return strings.TrimSpace(decl[:i])
+		}
+	}
+	return decl
+}
+
 // protoName is a name a lane copy's prototype uses for a type: a tag
 // (after struct, union or enum) or not.
 type protoName struct {
@@ -544,7 +561,14 @@ func (h *laneHelpers) copyOf(def *cfront.FuncDecl, defIdx, nargs int, pos []int,
 	}
 	delete(h.making, name)
 	names, unnames := functionNames(def.Name, h.l.Kernel.CXX, code)
-	sig := fmt.Sprintf("static inline __attribute__((always_inline)) %s %s(%s, int op2_lane)", strings.Join(head, " "), name, strings.Join(decls, ", "))
+	sig := fmt.Sprintf("static inline __attribute__((always_inline)) %s %s(%%s, int op2_lane)", strings.Join(head, " "), name)
+	// Without C++'s default arguments: its calls pass every argument,
+	// and op2_lane, last, has none.
+	for k, d := range decls {
+		decls[k] = withoutDefault(d)
+	}
+	sig = fmt.Sprintf(sig, strings.Join(decls, ", "))
+	proto := sig + ";\n"
 	var needs []protoName // the identifiers of the types: the head's and the parameters' but their names
 	paramNames := map[string]bool{}
 	for _, p := range params {
@@ -557,7 +581,7 @@ func (h *laneHelpers) copyOf(def *cfront.FuncDecl, defIdx, nargs int, pos []int,
 		}
 		prev = t.Text
 	}
-	h.copies = append(h.copies, laneCopy{at: def.BodyClose + 1, helper: def.Name, name: name, calls: calls, needs: needs, proto: sig + ";\n", def: fmt.Sprintf("%s%s\n%s\n%s", names, sig, body, unnames)})
+	h.copies = append(h.copies, laneCopy{at: def.BodyClose + 1, helper: def.Name, name: name, calls: calls, needs: needs, proto: proto, def: fmt.Sprintf("%s%s\n%s\n%s", names, sig, body, unnames)})
 	return name, nil
 }
 
