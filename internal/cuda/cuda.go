@@ -356,6 +356,15 @@ type Device struct {
 // the device idle for longer. A variable for tests.
 var batchDelay = time.Millisecond
 
+// SetBatchDelay sets how long a queued launch waits (Batch) and returns
+// the delay it replaces: for tests whose batches must not depend on how
+// busy the machine is. Call it before batching starts.
+func SetBatchDelay(d time.Duration) time.Duration {
+	old := batchDelay
+	batchDelay = d
+	return old
+}
+
 // Batch turns batching of launches on or off (off by default). With it
 // on, kernel launches wait on the host until 32 are queued, anything else
 // is asked of the device, or the first has waited batchDelay; the device
