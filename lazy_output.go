@@ -22,6 +22,6 @@ func runsAtOnce(r *engine.Runtime, k *Kernel) bool {
 	if k == nil || r.InChain() {
 		return false
 	}
-	_, err := k.parse()
-	return err == nil && k.c.Effects
+	info, err := k.parse()
+	return err == nil && info.HasEffects
 }

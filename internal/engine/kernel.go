@@ -19,10 +19,6 @@ type Kernel struct {
 	err  error
 
 	consts UsedConsts // the constants it refers to, by registry
-
-	// Effects says the parsed kernel names a way to write output, to
-	// run a command or to end the process (core.KernelInfo.HasEffects).
-	Effects bool
 }
 
 // Parse reads the kernel's source the first time (cfront.ParseKernel)
@@ -43,7 +39,6 @@ func (k *Kernel) Parse(wrap func(error) error) (*core.KernelInfo, error) {
 		}
 		k.Source = k.info.Source
 		k.Info = k.info
-		k.Effects = k.info.HasEffects
 	})
 	return k.info, k.err
 }
