@@ -35,6 +35,7 @@ func ParseKernel(src, name string) (*core.KernelInfo, error) {
 		if expanded == "" || err != nil {
 			if info != nil {
 				info.Source = src
+				info.SetsOptions = readOptions(src, info.Blanked)
 			}
 			return info, err
 		}
@@ -267,6 +268,11 @@ var qualifiers = map[string]bool{
 	"const": true, "volatile": true, "restrict": true, "__restrict": true,
 	"__restrict__": true, "register": true, "static": true, "_Atomic": true,
 }
+
+// TypeWord reports whether w is one of C's type qualifiers or the
+// keywords of its arithmetic, void, struct, union and enum type
+// specifiers.
+func TypeWord(w string) bool { return qualifiers[w] || specifierWords[w] }
 
 // specifierWords are the keywords that make up C's arithmetic and void
 // type specifiers.

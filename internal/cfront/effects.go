@@ -68,7 +68,7 @@ func readEffects(code string) (stdio, effects bool) {
 	// function or stream.
 	declared := map[string]bool{}
 	for i := 1; i < len(toks); i++ {
-		if objectTypes[toks[i-1].Text] || next(toks, i+1) == "=" && next(toks, i+2) != "=" {
+		if w := toks[i-1].Text; specifierWords[w] || objectTypes[w] || next(toks, i+1) == "=" && next(toks, i+2) != "=" {
 			declared[toks[i].Text] = true
 		}
 	}
@@ -105,10 +105,10 @@ func next(toks []clex.Token, k int) string {
 	return ""
 }
 
-// objectTypes are the type names after which a name is an object's:
-// a variable's or a parameter's.
-var objectTypes = setOf(strings.Fields(`double float int long short char unsigned signed auto bool _Bool size_t
-	int32_t int64_t uint32_t uint64_t complex _Complex`))
+// objectTypes are, besides C's type specifier keywords (specifierWords),
+// the type names after which a name is an object's: a variable's or a
+// parameter's.
+var objectTypes = setOf(strings.Fields(`auto bool size_t int32_t int64_t uint32_t uint64_t complex`))
 
 // pointerTo reports whether token i is taken as a function pointer: the
 // value assigned by a lone '=' (not +=, ==...) and followed by ';' or

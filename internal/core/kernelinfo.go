@@ -92,6 +92,11 @@ type KernelInfo struct {
 	// runs when issued in lazy mode. Calls made through a header's macro
 	// (assert) or a function pointer from elsewhere are not seen.
 	WritesStdio, HasEffects bool
+	// SetsOptions is what in the source changes GCC's options for the
+	// functions after it or for one function (an optimize or target
+	// pragma or attribute), or "": the kernel, the code calling it and
+	// its SIMD lane form might then be compiled under different options.
+	SetsOptions string
 	// Macros are the names of the macros the source #defines (in any
 	// branch), in order of first definition: generated code #undefs them
 	// after the kernel so that they cannot change it.

@@ -3,7 +3,6 @@ package hostc
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -94,7 +93,7 @@ func laneArgsCheck(l *core.Loop) error {
 	case k.Info == nil:
 		return fmt.Errorf("kernel %s's source was not read", k.Name)
 	}
-	if what := setsOptions(k.Info); what != "" {
+	if what := k.Info.SetsOptions; what != "" {
 		// The kernel and the code calling it would be compiled under
 		// options its lane form may not share (GCC inlines, or not,
 		// across them as it sees fit), so that their results could
@@ -144,41 +143,6 @@ func laneArgsCheck(l *core.Loop) error {
 	}
 	return nil
 }
-
-// setsOptions returns what in a kernel's source changes GCC's options
-// for the functions after it or for one function, or "": an optimize or
-// target pragma (#pragma GCC, or in a source using _Pragma the words GCC
-// optimize... anywhere, as macros may build the pragma; and
-// push_options, pop_options, reset_options) outside comments, or an
-// optimize, target or target_clones attribute.
-func setsOptions(info *core.KernelInfo) string {
-	// Comments out, lines spliced (the source keeps its continuations,
-	// moved to the next blank).
-	src := strings.NewReplacer("\\\r\n", "", "\\\n", "").Replace(clex.Blank(info.Source, false, nil))
-	if m := optionPragma.FindString(src); m != "" {
-		return strings.TrimSpace(m)
-	}
-	if strings.Contains(src, "_Pragma") {
-		// Macros may build the pragma from parts on several lines
-		// (GCC's manual's DO_PRAGMA): any GCC option pragma's words
-		// count.
-		if m := optionWords.FindString(src); m != "" {
-			return "_Pragma ... " + m
-		}
-	}
-	for _, sp := range clex.AttributeSpans(info.Blanked) {
-		if a := info.Blanked[sp.From:sp.To]; optionAttribute.MatchString(a) {
-			return a
-		}
-	}
-	return ""
-}
-
-var (
-	optionPragma    = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*pragma\s*GCC\s+(optimize|target|push_options|pop_options|reset_options)\b`)
-	optionWords     = regexp.MustCompile(`\bGCC\s+(optimize|target|push_options|pop_options|reset_options)\b`)
-	optionAttribute = regexp.MustCompile(`\b(__)?(optimize|target|target_clones)(__)?\s*\(`)
-)
 
 // laneDim is the number of values per element of argument a's lane
 // array: its dim, or a matrix argument's element matrix (rows × columns).
@@ -397,7 +361,7 @@ func (h *laneHelpers) form() (LaneForm, error) {
 // at; or another name the source does not use before at (a header's, an
 // enum constant's) nor after it.
 func (h *laneHelpers) declaredBefore(n protoName, at, until int) bool {
-	if cKeywords[n.name] {
+	if cfront.TypeWord(n.name) {
 		return true
 	}
 	u, defined := h.model, false
@@ -451,13 +415,6 @@ type protoName struct {
 	name string
 	tag  bool
 }
-
-// cKeywords are the keywords and built-in type names a prototype may
-// use.
-var cKeywords = map[string]bool{"const": true, "volatile": true, "restrict": true, "__restrict": true, "__restrict__": true,
-	"struct": true, "union": true, "enum": true, "signed": true, "unsigned": true, "char": true, "short": true, "int": true,
-	"long": true, "float": true, "double": true, "void": true, "_Bool": true, "bool": true, "static": true, "inline": true,
-	"__attribute__": true, "always_inline": true}
 
 // maxHelperDepth bounds the chain of helpers passing lane parameters on
 // (a recursive helper would have no end).
