@@ -96,22 +96,8 @@ func splitTokens(s string) []mtok {
 }
 
 // literalEnd returns the end of the string or character literal whose
-// opening quote is s[i].
-func literalEnd(s string, i int) int {
-	if e := clex.RawStringEnd(s, i); e > i {
-		return e + 1
-	}
-	q := s[i]
-	for j := i + 1; j < len(s); j++ {
-		switch s[j] {
-		case '\\':
-			j++
-		case q, '\n':
-			return j + 1
-		}
-	}
-	return len(s)
-}
+// opening quote is s[i]: after what ends it (clex.LiteralEnd).
+func literalEnd(s string, i int) int { return min(clex.LiteralEnd(s, i)+1, len(s)) }
 
 // renderTokens writes tokens as C text: a space where the source had
 // white space, and wherever two tokens would otherwise run into one.

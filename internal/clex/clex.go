@@ -231,17 +231,8 @@ func Digraphs(s string) string {
 			i += e + 3
 		case DigitSeparator(s, i):
 			// A digit separator (1'000, C++14 and C23), not a literal.
-		case c == '"' && RawStringEnd(s, i) > i:
-			i = RawStringEnd(s, i)
 		case c == '"' || c == '\'':
-			j := i + 1
-			for j < len(s) && s[j] != c && s[j] != '\n' {
-				if s[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			i = j
+			i = LiteralEnd(s, i)
 		case strings.HasPrefix(s[i:], "%:%:"):
 			copy(b[i:], "##  ")
 			i += 3
@@ -323,20 +314,8 @@ func Blank(src string, literals bool, keep func(src string, i int) bool) string 
 			i += e + 3
 		case DigitSeparator(src, i):
 			// A digit separator (1'000, C++14 and C23), not a literal.
-		case c == '"' && RawStringEnd(src, i) > i:
-			j := RawStringEnd(src, i)
-			if literals && (keep == nil || !keep(src, i)) {
-				clear(i+1, j) // keep the quotes
-			}
-			i = j
 		case c == '"' || c == '\'':
-			j := i + 1
-			for j < len(src) && src[j] != c && src[j] != '\n' {
-				if src[j] == '\\' {
-					j++
-				}
-				j++
-			}
+			j := LiteralEnd(src, i)
 			if literals && (keep == nil || !keep(src, i)) {
 				clear(i+1, j) // keep the quotes
 			}
@@ -363,6 +342,24 @@ func splicedSeparator(out []byte, s string, i int) bool {
 	}
 	probe := string(tail) + string(next)
 	return DigitSeparator(probe, len(tail)-1)
+}
+
+// LiteralEnd returns the offset of what ends the string or character
+// literal whose opening quote is src[i]: its closing quote (a raw
+// string's through RawStringEnd; an escaped quote closes none), or, for
+// one unterminated, the newline ending its line or len(src).
+func LiteralEnd(src string, i int) int {
+	if e := RawStringEnd(src, i); e > i {
+		return e
+	}
+	j := i + 1
+	for j < len(src) && src[j] != src[i] && src[j] != '\n' {
+		if src[j] == '\\' {
+			j++
+		}
+		j++
+	}
+	return min(j, len(src))
 }
 
 // RawStringEnd returns the offset of the '"' that closes the raw string

@@ -196,3 +196,29 @@ func TestAttributeSpans(t *testing.T) {
 		}
 	}
 }
+
+// TestLiteralEnd: a literal ends at its closing quote (not an escaped
+// one; a raw string's after its delimiter), or, unterminated, at its
+// line's newline or the end of the text.
+func TestLiteralEnd(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		want int
+	}{
+		{`"ab" x`, 3},
+		{`"a\"b" x`, 5},
+		{`'\'' x`, 3},
+		{"\"open\nx\"", 5},
+		{`"open`, 5},
+		{`"a\`, 3},
+		{`R"d(")")d" x`, 9},
+	} {
+		at := strings.IndexByte(c.src, '"')
+		if at < 0 {
+			at = strings.IndexByte(c.src, '\'')
+		}
+		if got := LiteralEnd(c.src, at); got != c.want {
+			t.Errorf("LiteralEnd(%q, %d) = %d, want %d", c.src, at, got, c.want)
+		}
+	}
+}
