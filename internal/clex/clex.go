@@ -162,13 +162,15 @@ func JoinLines(s string) string {
 			}
 		}
 		c := s[i]
-		if e := RawStringEnd(s, i); state == code && e > i {
-			// A raw string's continuations are its characters (C++
-			// undoes the splicing there).
-			out = append(append(out, pending...), s[i:e+1]...)
-			pending = pending[:0]
-			i, prev = e+1, '"'
-			continue
+		if state == code && c == '"' {
+			if e := RawStringEnd(s, i); e > i {
+				// A raw string's continuations are its characters (C++
+				// undoes the splicing there).
+				out = append(append(out, pending...), s[i:e+1]...)
+				pending = pending[:0]
+				i, prev = e+1, '"'
+				continue
+			}
 		}
 		if len(pending) > 0 && (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
 			out = append(out, pending...)

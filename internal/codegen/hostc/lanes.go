@@ -182,15 +182,6 @@ type LanePart struct {
 	Source string
 }
 
-// Text is the parts' text, in order.
-func (f LaneForm) Text() string {
-	var b strings.Builder
-	for _, p := range f.Parts {
-		b.WriteString(p.Source)
-	}
-	return b.String()
-}
-
 // LaneKernel returns the lane form of l's kernel for lanes lanes (see the
 // comment at the top of this file): a static inline function named
 // LaneName(kernel) taking, for each lane parameter, a lane array T

@@ -136,7 +136,11 @@ void macros(const double *q1, const double *q2, const double *w, double *r1, dou
 				if err != nil {
 					t.Fatal(err)
 				}
-				k := form.Text()
+				var text strings.Builder
+				for _, p := range form.Parts {
+					text.WriteString(p.Source)
+				}
+				k := text.String()
 				for _, w := range c.want {
 					w = strings.ReplaceAll(w, "[L]", "["+string(rune('0'+lanes))+"]")
 					if !strings.Contains(k, w) {
