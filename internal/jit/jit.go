@@ -430,6 +430,42 @@ func (c *Compiler) checkOpenMP() error {
 	return err
 }
 
+// attributeFlag has Clang read C2x attributes ([[gnu::hot]],
+// [[maybe_unused]]) in C before C2x, as GCC does by default: Clang 15
+// refuses them in its default C mode without it.
+const attributeFlag = "-fdouble-square-bracket-attributes"
+
+// withAttributes returns the extra flags of a build of src: extra, and
+// attributeFlag where src is C with a [[ in it and the compiler, with its
+// Flags, refuses C2x attributes without the flag and reads them with it
+// (Clang). The answer is kept per command, flags and PATH (probe); a
+// check that failed or timed out leaves extra as it is.
+func (c *Compiler) withAttributes(src string, extra []string) []string {
+	if c.CXX || !strings.Contains(src, "[[") {
+		return extra
+	}
+	if _, err := c.identity(); err != nil {
+		return extra
+	}
+	need, _ := c.probe("\x00attributes", func() (bool, bool, error) {
+		reads := func(flags ...string) (ok, keep bool) {
+			argv := append(append(append(append([]string{}, c.argv...), probeFlags(c.Flags)...), flags...), "-c", "-o", os.DevNull, "-x", "c", "-")
+			_, err := run(argv, strings.NewReader("[[maybe_unused]] static int op2_attributes_probe;\n"), c.timeout())
+			_, timedOut := err.(*errTimedOut)
+			return err == nil, !timedOut
+		}
+		if ok, keep := reads(); ok || !keep {
+			return false, keep, nil
+		}
+		ok, keep := reads(attributeFlag)
+		return ok, keep, nil
+	})
+	if need && !slices.Contains(extra, attributeFlag) {
+		return append(slices.Clip(extra), attributeFlag)
+	}
+	return extra
+}
+
 // probe returns the answer of the probe named what for the compiler
 // (its command, flags and PATH), running run when no earlier call kept
 // one: run returns the answer and whether to keep it.
@@ -633,6 +669,7 @@ func (c *Compiler) Build(src string, symbols []string, extra ...string) (*Librar
 	if c.Cache == nil {
 		return nil, errors.New("jit: no cache directory")
 	}
+	extra = c.withAttributes(src, extra)
 	key, name, bind, err := c.entry(src, extra)
 	if err != nil {
 		return nil, err

@@ -477,3 +477,39 @@ exec cc "$@"`)
 		t.Errorf("the checks left %v in the cache", left)
 	}
 }
+
+// TestAttributesInC: a C source with C2x attributes builds with a
+// compiler that reads them only with attributeFlag (a stand-in for Clang
+// 15), which is added to that build alone; a compiler that reads them
+// without it (GCC) gets no flag, nor does a source without [[, nor C++.
+func TestAttributesInC(t *testing.T) {
+	cc := script(t, `for a; do [ "$a" = --version ] && { echo "fake clang 15"; exit 0; }; done
+flag=; args=
+for a; do if [ "$a" = `+attributeFlag+` ]; then flag=1; else args="$args '$a'"; fi; done
+for a; do [ "$a" = - ] && stdin=1; done
+if [ -n "$stdin" ]; then src=$(cat); else src=$(for a; do case "$a" in *.c) cat "$a";; esac; done); fi
+case "$src" in *"[["*) [ -n "$flag" ] || { echo "error: expected expression" >&2; exit 1; };; esac
+if [ -n "$stdin" ]; then printf '%s\n' "$src" | eval exec cc $args; fi
+eval exec cc $args`)
+	src := "[[gnu::hot]] __attribute__((visibility(\"default\"))) int op2_loop([[maybe_unused]] int x) { return 7; }"
+	fake := newCompiler(t, cc)
+	lib, err := fake.Build(src, []string{"op2_loop"})
+	if err != nil {
+		t.Fatalf("C2x attributes with a compiler that needs %s: %v", attributeFlag, err)
+	}
+	lib.Release()
+	if got := fake.withAttributes(src, nil); !slices.Equal(got, []string{attributeFlag}) {
+		t.Errorf("extra flags for C with [[: %q, want %q", got, attributeFlag)
+	}
+	if got := fake.withAttributes("int op2_loop(void) { return 7; }", []string{"-O1"}); !slices.Equal(got, []string{"-O1"}) {
+		t.Errorf("extra flags for C without [[: %q, want -O1 alone", got)
+	}
+	cxx := newCompiler(t, cc)
+	cxx.CXX = true
+	if got := cxx.withAttributes(src, nil); len(got) != 0 {
+		t.Errorf("extra flags for C++: %q, want none", got)
+	}
+	if got := newCompiler(t, "cc").withAttributes(src, nil); len(got) != 0 {
+		t.Errorf("extra flags with cc, which reads C2x attributes: %q, want none", got)
+	}
+}

@@ -51,7 +51,7 @@ const LowPriority = 19
 // flags) without compiling it: loaded in this process, a valid entry in
 // the disk cache, or a library a compile in the background left there.
 func (c *Compiler) Ready(src string, extra ...string) bool {
-	key, name, bind, err := c.entry(src, extra)
+	key, name, bind, err := c.entry(src, c.withAttributes(src, extra))
 	if err != nil {
 		return false
 	}
@@ -107,6 +107,7 @@ func (c *Compiler) Precompile(src string, symbols []string, extra ...string) err
 	if c.Cache == nil {
 		return errors.New("jit: no cache directory")
 	}
+	extra = c.withAttributes(src, extra)
 	key, name, bind, err := c.entry(src, extra)
 	if err != nil {
 		return err
