@@ -406,6 +406,19 @@ func TestKernelEffects(t *testing.T) {
 		{"void k(double *x) { if (x[0] < 0) __builtin_puts_unlocked(\"neg\"); }", true, true},
 		{"#include <complex.h>\nvoid k(double *x) { double complex z = clog(x[0] + 1.0 * I); x[0] = creal(z); }", false, false},
 		{"#include <iostream>\nvoid k(double *x) { std::clog << x[0]; }", true, true},
+		// exit as a value: a cast's operand, in an initializer, a
+		// conditional, a call's arguments, qualified.
+		{"#include <stdlib.h>\nvoid k(double *x) { void (*d)(int) = (void (*)(int))exit; if (x[0] < 0) d(1); }", false, true},
+		{"#include <stdlib.h>\nvoid k(double *x) { void (*d[1])(int) = {exit}; if (x[0] < 0) d[0](1); }", false, true},
+		{"#include <stdlib.h>\nvoid k(double *x) { void (*d)(int) = x[0] < 0 ? exit : 0; if (d) d(1); }", false, true},
+		{"#include <stdlib.h>\nstatic void call(void (*f)(int), double v) { if (v < 0) f(1); }\nvoid k(double *x) { call(exit, x[0]); }", false, true},
+		{"#include <cstdlib>\nvoid k(double *x) { void (*d)(int) = std::exit; if (x[0] < 0) d(1); }", false, true},
+		// Objects, members, labels: no effect.
+		{"void k(const double *a, double *write) { write[0] = a[0]; }", false, false},
+		{"typedef struct { double v; } vec;\nvoid k(double *x) { vec open = {x[0]}; vec *kill = &open; x[0] = kill->v + open.v; }", false, false},
+		{"struct valve { int open; };\nvoid k(double *x, const int *v) { const struct valve *p = (const struct valve *)v; x[0] += p->open; }", false, false},
+		{"void k(double *x) { if (x[0] < 0) goto exit; x[0] = 1; exit: return; }", false, false},
+		{"void k(double *x, double *const err) { err[0] = x[0]; }", false, false},
 	} {
 		info, err := ParseKernel(c.src, "k")
 		if err != nil {

@@ -36,9 +36,11 @@ var effectNames = setOf(strings.Fields(`dprintf vdprintf fflush fopen freopen fd
 // (a variable may be named err, a field open): they count when called,
 // as name( or (name)( (qualified or not), or named in a macro's
 // replacement text, or, when the source declares no object of the name,
-// taken as a function pointer (= exit, &exit). clog is C++'s log stream
-// but where it is called (<complex.h>'s logarithm) or the source
-// declares an object of the name.
+// used as a value at all (a function pointer: = exit, &exit, a cast's
+// operand, in an initializer, a conditional or a call's arguments), but
+// as a member, a label or goto's target. clog is C++'s log stream but
+// where it is called (<complex.h>'s logarithm) or the source declares an
+// object of the name.
 var calledEffects = setOf(strings.Fields(`write open system exit abort raise kill remove rename err warn`))
 
 // fileStreams are C++'s file streams, which count where they are not the
@@ -68,7 +70,7 @@ func readEffects(code string) (stdio, effects bool) {
 	// function or stream.
 	declared := map[string]bool{}
 	for i := 1; i < len(toks); i++ {
-		if w := toks[i-1].Text; specifierWords[w] || objectTypes[w] || next(toks, i+1) == "=" && next(toks, i+2) != "=" {
+		if declares(toks, i) || next(toks, i+1) == "=" && next(toks, i+2) != "=" {
 			declared[toks[i].Text] = true
 		}
 	}
@@ -85,7 +87,7 @@ func readEffects(code string) (stdio, effects bool) {
 			}
 		case calledEffects[name]:
 			if n := next(toks, i+1); n == "(" || n == ")" && next(toks, i+2) == "(" || in(t.Start) == "define" ||
-				name == t.Text && !declared[name] && pointerTo(toks, i) {
+				name == t.Text && !declared[name] && valueUse(toks, i) {
 				effects = true
 			}
 		case fileStreams[name]:
@@ -110,16 +112,46 @@ func next(toks []clex.Token, k int) string {
 // parameter's.
 var objectTypes = setOf(strings.Fields(`auto bool size_t int32_t int64_t uint32_t uint64_t complex`))
 
-// pointerTo reports whether token i is taken as a function pointer: the
-// value assigned by a lone '=' (not +=, ==...) and followed by ';' or
-// ',', or after '&' that follows '=', '(' or ','.
-func pointerTo(toks []clex.Token, i int) bool {
-	p, pp, n := next(toks, i-1), next(toks, i-2), next(toks, i+1)
-	switch p {
-	case "=":
-		return pp != "" && !strings.Contains("=!<>+-*/%&|^", pp) && (n == ";" || n == ",")
-	case "&":
-		return pp == "=" || pp == "(" || pp == ","
+// declares reports whether token i of toks is the name a declaration
+// declares: after a type's name (a specifier keyword, a type name of
+// objectTypes, or another identifier at the start of a declaration: a
+// typedef's name, a struct's tag), past the declarator's pointers and
+// qualifiers (double *const x, vec3 *x).
+func declares(toks []clex.Token, i int) bool {
+	j := i - 1
+	for j >= 0 && (toks[j].Text == "*" || toks[j].Text == "&" || toks[j].Text == "&&" || qualifiers[toks[j].Text]) {
+		j--
+	}
+	if j < 0 {
+		return false
+	}
+	w := toks[j].Text
+	switch {
+	case specifierWords[w] || objectTypes[w]:
+		return true
+	case !clex.IsIdentStart(w[0]) || notTypes[w]:
+		return false
+	}
+	switch next(toks, j-1) {
+	case "", ";", "{", "}", "(", ",", "::", ">", "struct", "union", "enum", "extern", "const", "static", "volatile", "register":
+		return true
 	}
 	return false
+}
+
+// notTypes are the keywords after which a name is an expression's, not a
+// declaration's.
+var notTypes = setOf(strings.Fields(`return sizeof case goto else do throw new delete co_return co_yield typedef`))
+
+// valueUse reports whether token i, a name not called, is used as a
+// value: not as a member (p->f, o.f), a label or goto's target.
+func valueUse(toks []clex.Token, i int) bool {
+	p, n := next(toks, i-1), next(toks, i+1)
+	switch {
+	case p == "->" || p == "." || p == "goto":
+		return false
+	case n == ":" && (p == "" || p == ";" || p == "{" || p == "}"):
+		return false // a label
+	}
+	return true
 }
