@@ -3,6 +3,7 @@ package op2_test
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -222,5 +223,94 @@ func TestTiledRunSpansAssignments(t *testing.T) {
 				t.Errorf("%s: %s did not run in tiles: %+v", c.name, name, r.Timings())
 			}
 		}
+	}
+}
+
+// TestTiledScheduleKnowsGlobalSums: a chain tiled first with its
+// floating-point sum into a Global off (op2.Opt) and then on, or with a
+// kernel reading the Global and then one summing into it, gets a
+// schedule that keeps the sum's elements in order the second time: the
+// sums equal eager execution's bits on one thread (the schedule was kept
+// by a key blind to Global arguments, and the sums differed).
+func TestTiledScheduleKnowsGlobalSums(t *testing.T) {
+	read := op2.NewKernel(`void ts_read(const double **q, const double *g) { (void)q; (void)g; }`, "ts_read")
+	sum := op2.NewKernel(`void ts_sum(const double **q, double *g) { if (g) *g += q[0][0] * 1.1 + q[1][0]; }`, "ts_sum")
+	fill := op2.NewKernel(`void ts_fill(double *q, const int *i) { *q = 1.0 / (3.0 + *i); }`, "ts_fill")
+	for _, c := range []struct {
+		name  string
+		first func(q *op2.Dat[float64], m *op2.Map, g *op2.Global[float64]) (*op2.Kernel, op2.Arg, op2.Arg)
+	}{
+		{"optional sum off first", func(q *op2.Dat[float64], m *op2.Map, g *op2.Global[float64]) (*op2.Kernel, op2.Arg, op2.Arg) {
+			return sum, q.ArgVec(op2.Read, m), op2.Opt(false, g.Arg(op2.Inc))
+		}},
+		{"reading kernel first", func(q *op2.Dat[float64], m *op2.Map, g *op2.Global[float64]) (*op2.Kernel, op2.Arg, op2.Arg) {
+			return read, q.ArgVec(op2.Read, m), g.Arg(op2.Read)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run := func(cfg op2.Config) []uint64 {
+				r := must(op2.NewRuntime(cfg))
+				defer func() {
+					if cfg.Lazy && !tiledRan(r) {
+						t.Errorf("fusion %s, tiles of 64: nothing ran in tiles", cfg.Fusion)
+					}
+					r.Close()
+				}()
+				const n = 4000
+				nodes := must(op2.NewSet(n, "ts_nodes"))
+				edges := must(op2.NewSet(n, "ts_edges"))
+				table := make([]int32, 2*n)
+				for e := range n {
+					table[2*e], table[2*e+1] = int32(e), int32((e*7919+1234)%n)
+				}
+				m := must(op2.NewMap(edges, nodes, 2, table, "ts_map"))
+				q := must(op2.NewDat[float64](nodes, 1, nil, "ts_q"))
+				g := must(op2.NewGlobal[float64](1, nil, "ts_g"))
+				var sums []uint64
+				for it := range 3 {
+					check(t, r.ParLoop(fill, nodes, q.Arg(op2.Write), op2.ArgIdx()))
+					k, a, b := c.first(q, m, g)
+					if it > 0 {
+						k, a, b = sum, q.ArgVec(op2.Read, m), g.Arg(op2.Inc)
+					}
+					check(t, r.ParLoop(k, edges, a, b))
+					_ = q.DataRO() // runs the chain
+					sums = append(sums, math.Float64bits(g.Value()))
+					g.SetValue(0)
+				}
+				return sums
+			}
+			eager := run(op2.Config{}.Explicit("Lazy"))
+			for _, cfg := range []op2.Config{{Lazy: true, Fusion: "off", Tile: 64, Timing: true}, {Lazy: true, Fusion: "on", Tile: 64, Timing: true}} {
+				if got := run(cfg); !slices.Equal(got, eager) {
+					t.Errorf("fusion %s, tiles of 64: sums %x, eager %x", cfg.Fusion, got, eager)
+				}
+			}
+		})
+	}
+}
+
+// TestTiledRunKeepsRedeclaredConsts: loops recorded before a Const is
+// removed and declared again under its name, and one after, run in tiles
+// with the value each was issued with (the loops of one generated source
+// share a library, into which a tiled run copied the last loop's value
+// for all of them).
+func TestTiledRunKeepsRedeclaredConsts(t *testing.T) {
+	k := op2.NewKernel(`void tc_k(double *x) { *x = *x * 2 + tc_c[0]; }`, "tc_k")
+	for _, cfg := range []op2.Config{{Lazy: true, Fusion: "off", Tile: 8}, {Lazy: true, Fusion: "on", Tile: 8}, {Lazy: true}} {
+		r := must(op2.NewRuntime(cfg))
+		nodes := must(op2.NewSet(50, "tc_nodes"))
+		x := must(op2.NewDat[float64](nodes, 1, nil, "tc_x"))
+		c1 := must(op2.NewConstIn(r, 2, []float64{1, 0}, "tc_c"))
+		check(t, r.ParLoop(k, nodes, x.Arg(op2.RW))) // 1
+		check(t, r.ParLoop(k, nodes, x.Arg(op2.RW))) // 3
+		c1.Remove()
+		c2 := must(op2.NewConstIn(r, 2, []float64{100, 0}, "tc_c"))
+		check(t, r.ParLoop(k, nodes, x.Arg(op2.RW))) // 106
+		if got := x.DataRO()[0]; got != 106 {
+			t.Errorf("fusion %q, tile %d: x = %v, want 106", cfg.Fusion, cfg.Tile, got)
+		}
+		c2.Remove()
+		r.Close()
 	}
 }

@@ -296,8 +296,9 @@ func (p *Process) runTiled(k, n int, err *error) int {
 	// tiles, whose Globals allow it, for one period of a repeated
 	// sequence at most (endsPeriod), each with its own program (a
 	// program holds one loop's bindings at a time: a loop of an earlier
-	// one's shape runs a copy); in one process, assignments to Globals
-	// between them (globalsAssign).
+	// one's shape runs a copy), binding no constant other than one of
+	// the same name an earlier loop binds (otherConsts); in one process,
+	// assignments to Globals between them (globalsAssign).
 	dropped := r.X.Dropped()
 	steps, assigned := p.tiling.steps[:0], p.tiling.assigned[:0]
 	for j := k; j < len(q.steps); j++ {
@@ -309,7 +310,7 @@ func (p *Process) runTiled(k, n int, err *error) int {
 			continue
 		}
 		l, lr := q.loop(&q.steps[j])
-		if l == nil || lr != r || q.slots[q.steps[j].i].b != b || !tileable(r, b, l) || q.endsPeriod(j, c.Loops, l) || !p.globalsAllow(l) {
+		if l == nil || lr != r || q.slots[q.steps[j].i].b != b || !tileable(r, b, l) || q.endsPeriod(j, c.Loops, l) || !p.globalsAllow(l) || otherConsts(c.Loops, l) {
 			break
 		}
 		c.Loops = append(c.Loops, l)
@@ -475,6 +476,25 @@ func (q *chainQueue) endsPeriod(j int, loops []*core.Loop, l *core.Loop) bool {
 		}
 	}
 	return true
+}
+
+// otherConsts reports whether loop l binds a constant other than one of
+// the same name that a loop of loops binds (a Const removed and declared
+// again between them): a tiled run copies each loop's constants into its
+// program's library before any tile runs, and the programs of loops with
+// one generated source share a library, whose constant would then hold
+// the last loop's value for all of them.
+func otherConsts(loops []*core.Loop, l *core.Loop) bool {
+	for _, c := range l.Consts {
+		for _, m := range loops {
+			for _, d := range m.Consts {
+				if d.Name == c.Name && d != c {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // countShape returns how many of loops have l's shape (its signature):
@@ -674,8 +694,9 @@ func (p *Process) counted(loops []*core.Loop, distributed bool) *chainCounts {
 
 // chainKey appends to buf the key of a chain of loops tiled with size
 // seed elements per tile, on threads (parallel), under MPI (distributed):
-// the loops' sets, element counts and arguments (their data, maps and
-// access), which decide the schedule.
+// the loops' sets, element counts, whether each must run in order
+// (inOrder) and arguments (their data, maps and access): all that
+// describeChain gives package tile, which decides the schedule.
 func chainKey(buf []byte, loops []*core.Loop, size int, parallel, distributed bool) []byte {
 	key := binary.AppendUvarint(buf, uint64(size))
 	key = append(key, boolByte(parallel), boolByte(distributed))
@@ -686,6 +707,7 @@ func chainKey(buf []byte, loops []*core.Loop, size int, parallel, distributed bo
 			key = binary.AppendUvarint(key, uint64(l.Set.Core))
 			key = binary.AppendUvarint(key, uint64(l.Set.Owned))
 		}
+		key = append(key, boolByte(inOrder(l)))
 		key = binary.AppendUvarint(key, uint64(len(l.Args)))
 		for i := range l.Args {
 			a := &l.Args[i]
@@ -724,17 +746,11 @@ func describeChain(loops []*core.Loop, distributed bool) *tile.Chain {
 	data := map[*core.Storage]int{}
 	late := map[*core.Set][]tile.Lateness{}
 	for _, l := range loops {
-		tl := tile.Loop{Size: l.IterEnd()}
+		tl := tile.Loop{Size: l.IterEnd(), InOrder: inOrder(l)}
 		tl.Core, tl.Owned = min(l.Set.Core, tl.Size), min(l.Set.Owned, tl.Size)
 		for i := range l.Args {
 			a := &l.Args[i]
-			if a.Off {
-				continue
-			}
-			if a.Kind == core.ArgGlobal {
-				// A floating-point sum depends on the order of its
-				// terms (a minimum or maximum on signed zeros too).
-				tl.InOrder = tl.InOrder || a.IsReduction() && (a.Data.Type == core.Float64 || a.Data.Type == core.Float32)
+			if a.Off || a.Kind == core.ArgGlobal {
 				continue
 			}
 			d, ok := data[a.Data]
@@ -762,6 +778,20 @@ func describeChain(loops []*core.Loop, distributed bool) *tile.Chain {
 		c.Loops = append(c.Loops, tl)
 	}
 	return c
+}
+
+// inOrder reports whether loop l's elements must run in order: it
+// reduces into a floating-point Global (whose sum depends on the order of
+// its terms, a minimum or maximum on signed zeros too), through an
+// argument that is not off.
+func inOrder(l *core.Loop) bool {
+	for i := range l.Args {
+		a := &l.Args[i]
+		if !a.Off && a.Kind == core.ArgGlobal && a.IsReduction() && (a.Data.Type == core.Float64 || a.Data.Type == core.Float32) {
+			return true
+		}
+	}
+	return false
 }
 
 // lateItems returns the late items of a Dat on set (nil: none), kept in
