@@ -110,6 +110,47 @@ func TestOpenCLFailedLoopChangesNothing(t *testing.T) {
 	}
 }
 
+// TestOpenCLFusedLoopFailingBeforeItRuns: recorded loops fused into one
+// whose data cannot be allocated on the device run one by one instead,
+// as without fusion: the loop before the failing one runs, the
+// *ChainError names the failing loop, and the loop after it is dropped;
+// in lazy mode and in a Chain.
+func TestOpenCLFusedLoopFailingBeforeItRuns(t *testing.T) {
+	needBackend(t, "opencl")
+	defer op2.Configure(op2.Config{CacheDir: os.Getenv("OP2_CACHE_DIR"), PlanCheck: true})
+	set := must(op2.NewSet(1<<16, "ff_s"))
+	const huge = 1 << 18 // 128 GiB, never allocated on the host: no device can hold it
+	big := must(op2.NewDat[float64](set, huge, nil, "ff_big"))
+	first := op2.NewKernel("void ff_first(double *y) { *y = 7; }", "ff_first")
+	fails := op2.NewKernel("void ff_fails(const double *b, double *z) { *z = b[0]; }", "ff_fails")
+	after := op2.NewKernel("void ff_after(double *y) { *y += 1; }", "ff_after")
+	for _, lazy := range []bool{true, false} {
+		check(t, op2.Configure(op2.Config{Backend: "opencl", Lazy: lazy, Fusion: "on", CacheDir: os.Getenv("OP2_CACHE_DIR")}))
+		y := must(op2.NewDat[float64](set, 1, nil, "ff_y"))
+		z := must(op2.NewDat[float64](set, 1, nil, "ff_z"))
+		issue := func() error {
+			check(t, op2.ParLoop(first, set, y.Arg(op2.Write)))
+			check(t, op2.ParLoop(fails, set, big.Arg(op2.Read), z.Arg(op2.Write)))
+			check(t, op2.ParLoop(after, set, y.Arg(op2.RW)))
+			return nil
+		}
+		var err error
+		if lazy {
+			check(t, issue())
+			err = op2.Wait()
+		} else {
+			err = op2.Chain(issue)
+		}
+		var ce *op2.ChainError
+		if !errors.As(err, &ce) || ce.Kernel != "ff_fails" || ce.Index != 1 {
+			t.Fatalf("lazy %v: %v, want a *ChainError naming ff_fails, the second loop", lazy, err)
+		}
+		if got := y.DataRO()[0]; got != 7 {
+			t.Errorf("lazy %v: y = %v, want 7 (the first loop ran, the third was dropped)", lazy, got)
+		}
+	}
+}
+
 // TestOpenCLFailedAllocationAfterReconfigure: data left on the device by an
 // earlier opencl instance survives a later loop that fails to allocate.
 func TestOpenCLFailedAllocationAfterReconfigure(t *testing.T) {

@@ -324,6 +324,19 @@ func (p *Process) runStep(s *step, n int) error {
 			prog = nil // building a later step's program may have unloaded it
 		}
 		if err := e.r.RunProgram(e.b, s.fused, prog); err != nil {
+			if exec.NothingRan(err) && e.r.X.Halo == nil {
+				// Nothing of it ran (its program, or the binding or
+				// allocation of its data, failed): its loops run one
+				// by one, so that those before the one that fails
+				// alone run, and the error names that one, as without
+				// fusion. Under MPI the ranks must take the same steps.
+				for i := s.i; i < s.end; i++ {
+					if err := p.runStep(&step{i: i, end: i + 1}, n); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
 			// The loops fused with the failing one ran in it: the ones
 			// dropped are those after the fused loop.
 			return p.chainError(s.fused.Kernel.Name, s.fused.SetName(), s.end-1, n, err)

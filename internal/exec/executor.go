@@ -274,7 +274,8 @@ func (x *Executor) Run(b *Opened, l *core.Loop) error { return x.RunProgram(b, l
 // RunProgram is Run with l's program p already found by Program (nil:
 // find it), for a loop recorded earlier (op2's chains). p is valid only
 // while the executor has dropped no program since it was found: the
-// caller compares Dropped.
+// caller compares Dropped. A failure before any of the loop ran
+// satisfies NothingRan.
 func (x *Executor) RunProgram(b *Opened, l *core.Loop, p Program) error {
 	if x.Tuner != nil || x.Timing != nil {
 		return x.runMeasured(b, l, p)
@@ -282,11 +283,36 @@ func (x *Executor) RunProgram(b *Opened, l *core.Loop, p Program) error {
 	if p == nil {
 		var err error
 		if p, err = x.Program(b, l); err != nil {
-			return err
+			return beforeRun(err)
 		}
 	}
 	var c call
 	return x.run(b, p, l, &c)
+}
+
+// notRun is the failure of a loop before any of it ran (NothingRan).
+type notRun struct{ err error }
+
+func (e *notRun) Error() string { return e.err.Error() }
+func (e *notRun) Unwrap() error { return e.err }
+
+// beforeRun marks err (nil: none) as a failure before any of a loop ran:
+// its program, plan or bindings failed, and its data's states are as
+// they were.
+func beforeRun(err error) error {
+	if err == nil || NothingRan(err) {
+		return err
+	}
+	return &notRun{err}
+}
+
+// NothingRan reports whether err, from RunProgram, failed the loop before
+// any of it ran (its program did not build or load, its plan, halo
+// exchange or bindings failed, its data could not be allocated on the
+// device): the loop changed nothing, and may run again, or in parts.
+func NothingRan(err error) bool {
+	var n *notRun
+	return errors.As(err, &n)
 }
 
 // Dropped is the number of programs dropped so far (least recently used
@@ -310,6 +336,7 @@ func (x *Executor) runMeasured(b *Opened, l *core.Loop, p Program) error {
 	if err == nil && x.Tuner != nil {
 		p, err = x.tunedProgram(b, l, p, &c)
 	}
+	err = beforeRun(err)
 	w, waiter := b.Backend.(Waiter)
 	if waiter && err == nil && c.measuring && x.Timing == nil {
 		// Loops queued before this one must not count in its time.
@@ -380,7 +407,7 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop, c *call) error {
 	if needs := p.PlanNeeds(); needs != nil {
 		var err error
 		if pl, err = x.plan(b, l, needs, c); err != nil {
-			return err
+			return beforeRun(err)
 		}
 	}
 	defer x.forget()
@@ -423,10 +450,10 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop, c *call) error {
 		x.restore()
 		if halo != nil {
 			if werr := halo.Wait(l); werr != nil {
-				err = errors.Join(err, werr)
+				return errors.Join(err, werr)
 			}
 		}
-		return err
+		return beforeRun(err)
 	}
 	if err := p.Bind(l, pl); err != nil {
 		return fail(err)
