@@ -239,6 +239,26 @@ func TestConstNamesRefused(t *testing.T) {
 	})
 }
 
+// TestKernelMacroNamedLikeAConst: a kernel's own macro named like a
+// declared Const is what the name means in the kernel, as in C, on every
+// backend (the device code declared the Const's local under the macro:
+// const int 100 = ...).
+func TestKernelMacroNamedLikeAConst(t *testing.T) {
+	onEachBackend(t, func(t *testing.T) {
+		c := must(op2.NewConst(1, []int32{3}, "mc_c"))
+		defer c.Remove()
+		set := must(op2.NewSet(4, "cells"))
+		x := must(op2.NewDat(set, 1, []int32{0, 1, 2, 3}, "x"))
+		k := op2.NewKernel("#define mc_c 100\nvoid mc(int *x) { x[0] += mc_c; }", "mc")
+		if err := op2.ParLoop(k, set, x.Arg(op2.RW)); err != nil {
+			t.Fatal(err)
+		}
+		if got := x.DataRO()[0]; got != 100 {
+			t.Errorf("x[0] = %d, want 100", got)
+		}
+	})
+}
+
 // TestConstsReadOnlyInKernels: a kernel assigning to a Const does not
 // compile, and the Const keeps its value; reads, indexing, & and sizeof
 // work on the host backends.

@@ -1,6 +1,7 @@
 package device
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -122,6 +123,33 @@ func TestConstantsBeyondConstantMemoryHint(t *testing.T) {
 		}
 		if h := lay.BuildHint(l); !strings.Contains(h, `constant "c_tab" is larger than 1024 bytes`) || !strings.Contains(h, c.want) {
 			t.Errorf("constant memory %d: hint %q, want %q", c.constMem, h, c.want)
+		}
+	}
+}
+
+// TestConstantNamedLikeAMacro: a constant whose name the source also
+// defines as a macro has its local declared under #ifndef, so that the
+// macro, where defined at the body's start, is what the name means (as in
+// C); a constant no macro names is declared as ever, on both dialects.
+func TestConstantNamedLikeAMacro(t *testing.T) {
+	for _, d := range []*Dialect{OpenCL, CUDA} {
+		tl := newTestLoop()
+		consts := []*core.Const{newConst("c_m", 2), newConst("c_s", 3)}
+		l := loop(t, "#define c_m 100.0\nvoid k(double *a) { a[0] = c_m + c_s; }", "k", tl.edges, consts,
+			core.Arg{Data: tl.dat("q", 1, tl.edges), Access: core.Write, Kind: core.ArgDirect})
+		lay, err := Analyse(d, l, 48<<10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := Generate(l, lay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(`\n#ifndef c_m\n const double c_m = [^\n]*; \(void\)c_m;\n#endif\n`).MatchString(src) {
+			t.Errorf("%s: no local of c_m under #ifndef c_m in\n%s", d.Name, src)
+		}
+		if strings.Contains(src, "#ifndef c_s") || !strings.Contains(src, " const double c_s = ") {
+			t.Errorf("%s: c_s not declared as ever in\n%s", d.Name, src)
 		}
 	}
 }

@@ -1105,6 +1105,14 @@ func constLocals(lay *Layout, u *userSource, i int) string {
 		}
 		t := lay.d.typeName(c.Type)
 		cs := lay.constQualifier()
+		// A macro of the source named like the constant, defined where
+		// the body starts, is what the name means there (as in the host
+		// code, where the constant's own name is a macro the source's
+		// redefines): the local is declared only where none is.
+		macro := slices.Contains(u.Macros, c.Name)
+		if macro {
+			fmt.Fprintf(&b, "\n#ifndef %s\n", c.Name)
+		}
 		switch {
 		case c.Dim == 1:
 			fmt.Fprintf(&b, " const %s %s = *(%s %s *)(op2_consts + %d);", t, c.Name, cs, t, s.Offset)
@@ -1119,6 +1127,9 @@ func constLocals(lay *Layout, u *userSource, i int) string {
 		// The body may declare its own variable of the name, leaving
 		// this one unused: no warning.
 		fmt.Fprintf(&b, " (void)%s;", c.Name)
+		if macro {
+			b.WriteString("\n#endif\n")
+		}
 	}
 	return b.String()
 }
