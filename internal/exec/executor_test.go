@@ -203,8 +203,8 @@ func TestExecutorLaunchesCoreThenRest(t *testing.T) {
 
 // TestExecutorRestoresStatesOnFailure: a loop that fails in Bind, or in its
 // first launch, leaves every data state as it was and frees the device
-// buffers it allocated; one that fails after a launch says the data may be
-// partly updated.
+// buffers it allocated, and its error satisfies NothingRan; one that fails
+// after a launch says the data may be partly updated, and does not.
 func TestExecutorRestoresStatesOnFailure(t *testing.T) {
 	for _, c := range []struct {
 		name     string
@@ -224,6 +224,9 @@ func TestExecutorRestoresStatesOnFailure(t *testing.T) {
 		err := x.Run(b, l)
 		if err == nil {
 			t.Fatalf("%s: no error", c.name)
+		}
+		if exec.NothingRan(err) != c.restored {
+			t.Errorf("%s: NothingRan(%v) = %v, want %v", c.name, err, !c.restored, c.restored)
 		}
 		dev := fb.progs[0].device
 		if c.restored {
