@@ -682,7 +682,11 @@ func (p *Program) Launch(r exec.Range) error {
 	for c := r.First; c < r.Last; c++ {
 		p.args[p.blockOffsetArg].Int = int(p.dp.p.ColOffset[c])
 		if err := p.drv.Launch(p.k, p.args, int(p.dp.p.NColBlk[c]), p.lay.WorkGroupSize()); err != nil {
-			return fmt.Errorf("%s: %w", p.l.Name(), err)
+			err = fmt.Errorf("%s: %w", p.l.Name(), err)
+			if c > r.First {
+				return exec.PartlyRan(err) // the colours before it were queued
+			}
+			return err
 		}
 	}
 	return nil

@@ -307,12 +307,38 @@ func beforeRun(err error) error {
 }
 
 // NothingRan reports whether err, from RunProgram, failed the loop before
-// any of it ran (its program did not build or load, its plan, halo
-// exchange or bindings failed, its data could not be allocated on the
-// device): the loop changed nothing, and may run again, or in parts.
+// any of it ran: its program did not build or load, its plan or bindings
+// failed (its data could not be allocated on the device, say), or its
+// first launch failed with none of it run (not PartlyRan). The loop
+// changed nothing, and may run again, or in parts.
 func NothingRan(err error) bool {
 	var n *notRun
 	return errors.As(err, &n)
+}
+
+// partlyRan is the failure of a launch some of which may have run
+// (PartlyRan).
+type partlyRan struct{ err error }
+
+func (e *partlyRan) Error() string { return e.err.Error() }
+func (e *partlyRan) Unwrap() error { return e.err }
+
+// PartlyRan wraps err, the failure of a Program's Launch or a
+// TileProgram's LaunchTiles, to say that some of that launch may have
+// run (other threads' elements, earlier colours or tiles): the executor
+// then takes the loop's data as modified, in part, and does not run it
+// again, even where the launch was its first.
+func PartlyRan(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &partlyRan{err}
+}
+
+// mayHaveRun reports whether err is a launch's failure PartlyRan marked.
+func mayHaveRun(err error) bool {
+	var p *partlyRan
+	return errors.As(err, &p)
 }
 
 // Dropped is the number of programs dropped so far (least recently used
@@ -443,9 +469,11 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop, c *call) error {
 	if split {
 		passes = [2][]Range{parts[:2], parts[2:]}
 	}
-	// fail ends a loop that failed before any launch: the data states go
-	// back, and exchanges begun complete, so that the halos Begin marked
-	// current are.
+	// fail ends a loop that failed before any of it ran (in Bind, or in
+	// its first launch with none of it run): the data states go back,
+	// and exchanges begun complete, so that the halos Begin marked
+	// current are; the error satisfies NothingRan unless an exchange
+	// failed too.
 	fail := func(err error) error {
 		x.restore()
 		if halo != nil {
@@ -485,10 +513,13 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop, c *call) error {
 				x.OnLaunch(l, r)
 			}
 			if err := p.Launch(r); err != nil {
-				if c.launched == 0 {
+				if c.launched == 0 && !mayHaveRun(err) {
 					return fail(err)
 				}
-				return fmt.Errorf("%w (after %d of its launches had run or been queued: the data this loop modifies may be partly updated)", err, c.launched)
+				if mayHaveRun(err) {
+					c.launched++ // this launch's, in part
+				}
+				return fmt.Errorf("%w (after %d of its launches had run or been queued, in part or whole: the data this loop modifies may be partly updated)", err, c.launched)
 			}
 			c.launched++
 		}

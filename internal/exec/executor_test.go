@@ -23,7 +23,8 @@ import (
 type fakeBackend struct {
 	needs    *exec.PlanNeeds
 	bindErr  error
-	launchOK int // launches that succeed before one fails (-1: all)
+	launchOK int  // launches that succeed before one fails (-1: all)
+	partly   bool // the failing launch ran in part (exec.PartlyRan)
 	progs    []*fakeProgram
 }
 
@@ -64,6 +65,9 @@ func (p *fakeProgram) Bind(l *core.Loop, pl *exec.Plan) error {
 
 func (p *fakeProgram) Launch(r exec.Range) error {
 	if p.b.launchOK >= 0 && len(p.launches()) >= p.b.launchOK {
+		if p.b.partly {
+			return exec.PartlyRan(errors.New("launch failed"))
+		}
 		return errors.New("launch failed")
 	}
 	unit := "elements"
@@ -204,20 +208,24 @@ func TestExecutorLaunchesCoreThenRest(t *testing.T) {
 // TestExecutorRestoresStatesOnFailure: a loop that fails in Bind, or in its
 // first launch, leaves every data state as it was and frees the device
 // buffers it allocated, and its error satisfies NothingRan; one that fails
-// after a launch says the data may be partly updated, and does not.
+// after a launch, or in a first launch that ran in part (PartlyRan: an
+// openmp thread's, a device colour's), says the data may be partly
+// updated, and does not.
 func TestExecutorRestoresStatesOnFailure(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		bindErr  error
 		launchOK int
+		partly   bool
 		restored bool
 	}{
-		{"bind fails", errors.New("bind failed"), -1, true},
-		{"first launch fails", nil, 0, true},
-		{"second launch fails", nil, 1, false},
+		{"bind fails", errors.New("bind failed"), -1, false, true},
+		{"first launch fails", nil, 0, false, true},
+		{"first launch fails after running in part", nil, 0, true, false},
+		{"second launch fails", nil, 1, false, false},
 	} {
 		ms := newMesh(t, 40, 100, 120)
-		fb := &fakeBackend{bindErr: c.bindErr, launchOK: c.launchOK}
+		fb := &fakeBackend{bindErr: c.bindErr, launchOK: c.launchOK, partly: c.partly}
 		x := exec.New()
 		b := &exec.Opened{Backend: fb, ID: core.NewID()}
 		l := ms.directLoop(t)

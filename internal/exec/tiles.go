@@ -257,7 +257,7 @@ func (x *Executor) runColours(c *TiledChain) (int, error) {
 					continue
 				}
 				if err := p.LaunchTiles(t, last); err != nil {
-					if !launched {
+					if !launched && !mayHaveRun(err) {
 						x.restore()
 						return j, err
 					}

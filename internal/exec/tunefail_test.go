@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/goop2/op2/internal/core"
@@ -84,6 +85,57 @@ func TestTunedSettingFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// partlyFailBackend's variant "two" fails its first launch after running
+// part of it (an openmp thread's elements, a device's first colours).
+type partlyFailBackend struct{ variantBackend }
+
+func (b *partlyFailBackend) BuildVariant(l *core.Loop, v string) (exec.Program, error) {
+	needs := *b.needs
+	fb := &fakeBackend{needs: &needs, launchOK: -1}
+	if v == "two" {
+		fb.launchOK, fb.partly = 0, true
+	}
+	p := &fakeProgram{b: fb, src: v + " " + l.Kernel.Name}
+	b.progs = append(b.progs, p)
+	return p, nil
+}
+
+// TestTunedSettingPartlyRunFails: a tuner's setting whose first launch
+// fails after running in part fails the call, saying the data may be
+// partly updated; the loop does not run again as configured, which would
+// apply the part that ran twice.
+func TestTunedSettingPartlyRunFails(t *testing.T) {
+	ms := newMesh(t, 120, 120, 120)
+	needs := &exec.PlanNeeds{Threads: 2}
+	fb := &partlyFailBackend{variantBackend{fakeBackend: fakeBackend{needs: needs, launchOK: -1}, variants: []string{"one", "two"}}}
+	l := ms.incLoop(t)
+	x := exec.New()
+	b := &exec.Opened{Backend: fb, ID: core.NewID()}
+	x.Tuner = exec.NewTuner("", "test")
+	x.Tuner.BlockSizes, x.Tuner.Reps = []int{0}, 1
+	for i := range 8 {
+		before := len(fb.progs)
+		launches := make([]int, before)
+		for j, p := range fb.progs {
+			launches[j] = len(p.launches())
+		}
+		err := x.Run(b, l)
+		if err == nil {
+			continue
+		}
+		if !strings.Contains(err.Error(), "partly updated") || exec.NothingRan(err) {
+			t.Fatalf("call %d: %v, want a failure saying the data may be partly updated", i, err)
+		}
+		for j, p := range fb.progs[:before] {
+			if n := len(p.launches()); n != launches[j] {
+				t.Fatalf("call %d: program %q launched again after the partly run failure", i, p.src)
+			}
+		}
+		return
+	}
+	t.Fatal("no call failed: the failing setting's calls ran again as configured")
 }
 
 // TestTunerOffForgetsSettings: once the tuner is removed (and the caches

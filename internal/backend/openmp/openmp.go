@@ -268,7 +268,8 @@ func (p *program) Bind(l *core.Loop, pl *exec.Plan) error {
 func (p *program) Launch(r exec.Range) error {
 	p.SetInt(hostc.IvStart, r.First)
 	p.SetInt(hostc.IvEnd, r.Last)
-	return p.call(p.l, p.threads)
+	// A thread (or block) that fails leaves the others running theirs.
+	return exec.PartlyRan(p.call(p.l, p.threads))
 }
 
 func (p *program) Finish(l *core.Loop) error {
@@ -394,7 +395,7 @@ func (p *tileProgram) LaunchTiles(first, last int) error {
 	p.SetInt(hostc.IvStart, first)
 	p.SetInt(hostc.IvEnd, last)
 	p.SetInt(hostc.IvThreads, threads)
-	return p.call(p.l, threads)
+	return exec.PartlyRan(p.call(p.l, threads))
 }
 
 // SetTiles gives the program its loop's tiles (exec.TileProgram).
