@@ -419,6 +419,16 @@ func TestKernelEffects(t *testing.T) {
 		{"struct valve { int open; };\nvoid k(double *x, const int *v) { const struct valve *p = (const struct valve *)v; x[0] += p->open; }", false, false},
 		{"void k(double *x) { if (x[0] < 0) goto exit; x[0] = 1; exit: return; }", false, false},
 		{"void k(double *x, double *const err) { err[0] = x[0]; }", false, false},
+		{"void k(const double *x, double *y) { double a, err[2]; err[0] = x[0]; err[1] = x[1]; a = 0; y[0] = a + err[0] + err[1]; }", false, false},
+		{"void k(const double *x, double *y) { double s = 0, err[2]; err[0] = x[0]; y[0] = s + err[0]; }", false, false},
+		{"void k(const double (*err)[2], double *y) { y[0] = err[0][1]; }", false, false},
+		{"enum mode { readm, write };\nvoid k(const int *m, double *y) { if (*m == write) y[0] = 1; }", false, false},
+		{"enum { open = 1, shut };\nvoid k(const int *m, double *y) { y[0] = *m == open ? 1 : 0; }", false, false},
+		{"struct st { double open, write; };\nvoid k(const struct st *s, double *y) { y[0] = s->open + s->write; }", false, false},
+		{"double err[3] = {0}, warn[3] = {0};\nvoid k(const double *x, double *y) { for (int i = 0; i < 3; i++) warn[i] = x[0]; y[0] = warn[1] + err[0]; }", false, false},
+		{"#include <array>\nvoid k(const double *x, double *y) { std::array<double, 2> err{}; err[0] = x[0]; y[0] = err[0]; }", false, false},
+		{"#include <stdlib.h>\nvoid k(double *x) { void (*d)(int) = 0; d = x[0] < 0 ? exit : abort == 0 ? 0 : 0; if (d) d(1); }", false, true},
+		{"#include <stdlib.h>\nvoid (*pick(int q))(int) { return q ? exit : 0; }\nvoid k(double *x) { void (*d)(int) = pick(x[0] < 0); if (d) d(1); }", false, true},
 	} {
 		info, err := ParseKernel(c.src, "k")
 		if err != nil {

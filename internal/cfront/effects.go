@@ -116,7 +116,9 @@ var objectTypes = setOf(strings.Fields(`auto bool size_t int32_t int64_t uint32_
 // declares: after a type's name (a specifier keyword, a type name of
 // objectTypes, or another identifier at the start of a declaration: a
 // typedef's name, a struct's tag), past the declarator's pointers and
-// qualifiers (double *const x, vec3 *x).
+// qualifiers (double *const x, vec3 *x); a later declarator of a list
+// whose statement starts with a type (double a, err[2]; a struct's
+// double open, write;); or an enumerator.
 func declares(toks []clex.Token, i int) bool {
 	j := i - 1
 	for j >= 0 && (toks[j].Text == "*" || toks[j].Text == "&" || toks[j].Text == "&&" || qualifiers[toks[j].Text]) {
@@ -129,6 +131,12 @@ func declares(toks []clex.Token, i int) bool {
 	switch {
 	case specifierWords[w] || objectTypes[w]:
 		return true
+	case w == "," || w == "{":
+		s, open := statementStart(toks, i)
+		if open == "{" && (next(toks, s-2) == "enum" || next(toks, s-3) == "enum") {
+			return true // an enumerator
+		}
+		return s < i && startsType(toks, s)
 	case !clex.IsIdentStart(w[0]) || notTypes[w]:
 		return false
 	}
@@ -139,19 +147,80 @@ func declares(toks []clex.Token, i int) bool {
 	return false
 }
 
+// statementStart returns the index of the first token of the statement
+// (or list: a block's, parameters', initializer's, enumerators') that
+// token i is in, skipping what brackets enclose before it, and the token
+// that opened it ("{", "(", "[", or "" after a ';', a block or the
+// start).
+func statementStart(toks []clex.Token, i int) (int, string) {
+	for k := i - 1; k >= 0; k-- {
+		switch t := toks[k].Text; t {
+		case ";":
+			return k + 1, ""
+		case "(", "[", "{":
+			return k + 1, t
+		case ")", "]", "}":
+			open := map[string]string{")": "(", "]": "[", "}": "{"}[t]
+			depth := 0
+			m := k
+			for ; m >= 0; m-- {
+				switch toks[m].Text {
+				case t:
+					depth++
+				case open:
+					depth--
+				}
+				if depth == 0 {
+					break
+				}
+			}
+			if m < 0 {
+				return 0, ""
+			}
+			if t == "}" && !strings.Contains("=,(", next(toks, m-1)) {
+				return k + 1, "" // after a block
+			}
+			k = m
+		}
+	}
+	return 0, ""
+}
+
+// startsType reports whether the statement starting at token s starts
+// with a type: a specifier keyword, qualifier or storage class, an
+// objectTypes name, or a name followed by another, a '*', a '::' or a
+// '<' (a typedef's name, C++'s std::array<double, 2>).
+func startsType(toks []clex.Token, s int) bool {
+	w := toks[s].Text
+	if specifierWords[w] || objectTypes[w] || qualifiers[w] || w == "extern" || w == "typedef" {
+		return true
+	}
+	if !clex.IsIdentStart(w[0]) || notTypes[w] {
+		return false
+	}
+	n := next(toks, s+1)
+	return n == "*" || n == "::" || n == "<" || n != "" && clex.IsIdentStart(n[0])
+}
+
 // notTypes are the keywords after which a name is an expression's, not a
 // declaration's.
 var notTypes = setOf(strings.Fields(`return sizeof case goto else do throw new delete co_return co_yield typedef`))
 
 // valueUse reports whether token i, a name not called, is used as a
-// value: not as a member (p->f, o.f), a label or goto's target.
+// function's value: followed by what ends an expression (';', ',', ')',
+// '}', a conditional's ':'), not after a member access (p->f, o.f), '*',
+// a comparison or goto, and not a label.
 func valueUse(toks []clex.Token, i int) bool {
 	p, n := next(toks, i-1), next(toks, i+1)
 	switch {
-	case p == "->" || p == "." || p == "goto":
+	case p == "->" || p == "." || p == "goto" || p == "*" || p == "==" || p == "!=":
 		return false
 	case n == ":" && (p == "" || p == ";" || p == "{" || p == "}"):
 		return false // a label
 	}
-	return true
+	switch n {
+	case ";", ",", ")", "}", ":", "":
+		return true
+	}
+	return false
 }
