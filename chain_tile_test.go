@@ -314,3 +314,60 @@ func TestTiledRunKeepsRedeclaredConsts(t *testing.T) {
 		r.Close()
 	}
 }
+
+// TestTiledMovedKnowsViewsAndGlobals: a tiled chain's bytes moved (the
+// timing report's Moved) are those of the chain as it runs, when the same
+// chain ran before with the whole Dat instead of a view, or with another
+// Global (they were kept by a key blind to both).
+func TestTiledMovedKnowsViewsAndGlobals(t *testing.T) {
+	fill := op2.NewKernel(`void am_fill(double *q, double *w) { for (int i = 0; i < 8; i++) q[i] = i; *w = 0; }`, "am_fill")
+	use := op2.NewKernel(`void am_use(const double *q, double *w, const double *g) { *w += q[0] + g[0]; }`, "am_use")
+	type args func(q *op2.Dat[float64], g1, g2 *op2.Global[float64]) (op2.Arg, op2.Arg)
+	whole := func(q *op2.Dat[float64], g1, g2 *op2.Global[float64]) (op2.Arg, op2.Arg) {
+		return q.Arg(op2.Read), g1.Arg(op2.Read)
+	}
+	view := func(q *op2.Dat[float64], g1, g2 *op2.Global[float64]) (op2.Arg, op2.Arg) {
+		return must(q.View(0)).Arg(op2.Read), g1.Arg(op2.Read)
+	}
+	bigGlobal := func(q *op2.Dat[float64], g1, g2 *op2.Global[float64]) (op2.Arg, op2.Arg) {
+		return q.Arg(op2.Read), g2.Arg(op2.Read)
+	}
+	run := func(first, second args) float64 {
+		r := must(op2.NewRuntime(op2.Config{Lazy: true, Fusion: "off", Tile: 64, Timing: true}))
+		defer r.Close()
+		cells := must(op2.NewSet(4000, "am_cells"))
+		q := must(op2.NewDat[float64](cells, 8, nil, "am_q"))
+		w := must(op2.NewDat[float64](cells, 1, nil, "am_w"))
+		g1 := must(op2.NewGlobal[float64](1, nil, "am_g1"))
+		g2 := must(op2.NewGlobal[float64](100000, nil, "am_g2"))
+		moved := 0.0
+		for it := range 3 {
+			a, b := first(q, g1, g2)
+			if it > 0 {
+				a, b = second(q, g1, g2)
+			}
+			r.ResetTimings()
+			check(t, r.ParLoop(fill, cells, q.Arg(op2.Write), w.Arg(op2.Write)))
+			check(t, r.ParLoop(use, cells, a, w.Arg(op2.RW), b))
+			check(t, r.Wait())
+			if !tiledRan(r) {
+				t.Errorf("iteration %d: nothing ran in tiles", it)
+			}
+			for _, lt := range r.Timings() {
+				if lt.Kernel == "am_use" {
+					moved = lt.Moved / float64(lt.Calls)
+				}
+			}
+		}
+		return moved
+	}
+	for _, c := range []struct {
+		name          string
+		first, second args
+	}{{"whole then view", whole, view}, {"view then whole", view, whole}, {"small then big Global", whole, bigGlobal}} {
+		got, want := run(c.first, c.second), run(c.second, c.second)
+		if got != want {
+			t.Errorf("%s: am_use moved %v bytes a call, want %v (a fresh chain's)", c.name, got, want)
+		}
+	}
+}

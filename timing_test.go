@@ -426,3 +426,41 @@ func TestTimingAndLoggingOnRanks(t *testing.T) {
 		}
 	}
 }
+
+// TestTimingBytesKnowViews: a loop's bytes in the timing report are
+// counted again when it passes a view where it passed the whole Dat, and
+// the reverse (the record's shape was blind to views).
+func TestTimingBytesKnowViews(t *testing.T) {
+	use := op2.NewKernel(`void av_use(const double *q, double *w) { *w += q[0]; }`, "av_use")
+	run := func(view ...bool) float64 {
+		r := must(op2.NewRuntime(op2.Config{Timing: true}))
+		defer r.Close()
+		cells := must(op2.NewSet(1000, "av_cells"))
+		q := must(op2.NewDat[float64](cells, 8, nil, "av_q"))
+		w := must(op2.NewDat[float64](cells, 1, nil, "av_w"))
+		for _, v := range view {
+			a := q.Arg(op2.Read)
+			if v {
+				a = must(q.View(0)).Arg(op2.Read)
+			}
+			check(t, r.ParLoop(use, cells, a, w.Arg(op2.RW)))
+		}
+		for _, lt := range r.Timings() {
+			if lt.Kernel == "av_use" {
+				return lt.Bytes
+			}
+		}
+		t.Fatal("no timing record for av_use")
+		return 0
+	}
+	whole, view := run(false), run(true)
+	if whole == view {
+		t.Fatalf("a view and the whole Dat both move %v bytes", whole)
+	}
+	if got, want := run(false, true), whole+view; got != want {
+		t.Errorf("whole Dat then view: Bytes %v, want %v + %v = %v", got, whole, view, want)
+	}
+	if got, want := run(true, false), whole+view; got != want {
+		t.Errorf("view then whole Dat: Bytes %v, want %v + %v = %v", got, view, whole, want)
+	}
+}

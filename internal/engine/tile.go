@@ -695,8 +695,9 @@ func (p *Process) counted(loops []*core.Loop, distributed bool) *chainCounts {
 // chainKey appends to buf the key of a chain of loops tiled with size
 // seed elements per tile, on threads (parallel), under MPI (distributed):
 // the loops' sets, element counts, whether each must run in order
-// (inOrder) and arguments (their data, maps and access): all that
-// describeChain gives package tile, which decides the schedule.
+// (inOrder) and arguments (their data, Globals too, views, maps and
+// access): all that describeChain gives package tile, which decides the
+// schedule, and that the byte counts kept with it (counted) read.
 func chainKey(buf []byte, loops []*core.Loop, size int, parallel, distributed bool) []byte {
 	key := binary.AppendUvarint(buf, uint64(size))
 	key = append(key, boolByte(parallel), boolByte(distributed))
@@ -711,15 +712,23 @@ func chainKey(buf []byte, loops []*core.Loop, size int, parallel, distributed bo
 		key = binary.AppendUvarint(key, uint64(len(l.Args)))
 		for i := range l.Args {
 			a := &l.Args[i]
-			if a.Off || a.Kind == core.ArgGlobal {
-				key = append(key, 0)
+			if a.Off {
+				key = append(key, 0) // no ArgKind is 0
 				continue
 			}
 			key = append(key, byte(a.Kind), byte(a.Access))
 			key = binary.AppendUvarint(key, a.Data.ID)
+			comp := 0 // the whole Dat; a view's component + 1
+			if a.View {
+				comp = a.Comp + 1
+			}
+			key = binary.AppendUvarint(key, uint64(comp))
 			if a.Map != nil {
 				key = binary.AppendUvarint(key, a.Map.ID)
 				key = binary.AppendUvarint(key, uint64(a.Idx))
+			}
+			if a.Mat != nil && a.Mat.Col != nil {
+				key = binary.AppendUvarint(key, a.Mat.Col.ID)
 			}
 		}
 	}

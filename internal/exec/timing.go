@@ -71,10 +71,25 @@ type TimingRecord struct {
 }
 
 type argShape struct {
-	data, m uint64
-	idx     int
-	access  core.Access
-	role    core.ArgFacts // the argument's role (core.ArgFacts.Role)
+	data, m, col uint64 // col: a matrix argument's column map
+	idx, comp    int    // comp: a view's component + 1, 0 for a whole Dat
+	access       core.Access
+	role         core.ArgFacts // the argument's role (core.ArgFacts.Role)
+}
+
+// shapeOf is argument a's argShape: what LoopBytes reads of it.
+func shapeOf(a *core.Arg) argShape {
+	s := argShape{data: a.Data.ID, idx: a.Idx, access: a.Access, role: a.Facts().Role()}
+	if a.Map != nil {
+		s.m = a.Map.ID
+	}
+	if a.Mat != nil && a.Mat.Col != nil {
+		s.col = a.Mat.Col.ID
+	}
+	if a.View {
+		s.comp = a.Comp + 1
+	}
+	return s
 }
 
 // NewTimings returns an empty Timings.
@@ -182,12 +197,7 @@ func (t *Timings) record(l *core.Loop, backend string, run, plan, compile time.D
 	if !r.sameShape(l) {
 		r.shape = r.shape[:0]
 		for i := range l.Args {
-			a := &l.Args[i]
-			s := argShape{data: a.Data.ID, idx: a.Idx, access: a.Access, role: a.Facts().Role()}
-			if a.Map != nil {
-				s.m = a.Map.ID
-			}
-			r.shape = append(r.shape, s)
+			r.shape = append(r.shape, shapeOf(&l.Args[i]))
 		}
 		r.iter = l.IterEnd()
 		r.callBytes = LoopBytes(l)
@@ -203,13 +213,7 @@ func (r *TimingRecord) sameShape(l *core.Loop) bool {
 		return false
 	}
 	for i := range l.Args {
-		a := &l.Args[i]
-		s := &r.shape[i]
-		var m uint64
-		if a.Map != nil {
-			m = a.Map.ID
-		}
-		if s.data != a.Data.ID || s.m != m || s.idx != a.Idx || s.access != a.Access || s.role != a.Facts().Role() {
+		if r.shape[i] != shapeOf(&l.Args[i]) {
 			return false
 		}
 	}
