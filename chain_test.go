@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goop2/op2"
 )
@@ -727,5 +728,58 @@ func TestDroppedConstSetKeepsTheValue(t *testing.T) {
 	check(t, c.Set(7))
 	if v := c.Value(); v[0] != 7 {
 		t.Errorf("Value = %v, want 7", v)
+	}
+}
+
+// TestFusedBuildFailureIsPerBackend: a fused program that fails to build
+// in one runtime (a compile timeout of a microsecond) does not stop
+// another runtime, whose compiler builds it, from fusing the same loops
+// (the failure was kept for the whole process).
+func TestFusedBuildFailureIsPerBackend(t *testing.T) {
+	cache := t.TempDir()
+	pair := func(prefix string) (*op2.Kernel, *op2.Kernel) {
+		return op2.NewKernel("void "+prefix+"_one(double *x, double *y) { x[0] += 1; *y = x[0]; }", prefix+"_one"),
+			op2.NewKernel("void "+prefix+"_two(const double *y, double *z) { z[0] += *y; }", prefix+"_two")
+	}
+	fused := func(cfg op2.Config, prefix string) bool {
+		k1, k2 := pair(prefix)
+		cfg.Lazy, cfg.Fusion, cfg.Timing, cfg.CacheDir = true, "on", true, cache
+		r := must(op2.NewRuntime(cfg))
+		defer r.Close()
+		cells := must(op2.NewSet(100, "af_cells"))
+		x := must(op2.NewDat[float64](cells, 1, nil, "af_x"))
+		y := must(op2.NewDat[float64](cells, 1, nil, "af_y"))
+		z := must(op2.NewDat[float64](cells, 1, nil, "af_z"))
+		check(t, r.ParLoop(k1, cells, x.Arg(op2.RW), y.Arg(op2.Write)))
+		check(t, r.ParLoop(k2, cells, y.Arg(op2.Read), z.Arg(op2.RW)))
+		check(t, r.Wait())
+		for _, lt := range r.Timings() {
+			if lt.Kernel == "fused_"+prefix+"_one_"+prefix+"_two" {
+				return true
+			}
+		}
+		return false
+	}
+	// Control: a pair never tried before fuses.
+	if !fused(op2.Config{}, "afc") {
+		t.Fatal("control: the pair does not fuse")
+	}
+	// Each kernel's own program is built first (and stays loaded), so
+	// that only the fused program compiles in the runtime whose compiler
+	// times out.
+	keep := must(op2.NewRuntime(op2.Config{CacheDir: cache}))
+	defer keep.Close()
+	k1, k2 := pair("af")
+	cells := must(op2.NewSet(100, "af_cells"))
+	x := must(op2.NewDat[float64](cells, 1, nil, "af_x"))
+	y := must(op2.NewDat[float64](cells, 1, nil, "af_y"))
+	z := must(op2.NewDat[float64](cells, 1, nil, "af_z"))
+	check(t, keep.ParLoop(k1, cells, x.Arg(op2.RW), y.Arg(op2.Write)))
+	check(t, keep.ParLoop(k2, cells, y.Arg(op2.Read), z.Arg(op2.RW)))
+	if fused(op2.Config{CompileTimeout: time.Microsecond}, "af") {
+		t.Fatal("the fused program built within a microsecond's compile timeout")
+	}
+	if !fused(op2.Config{}, "af") {
+		t.Errorf("a runtime whose compiler builds the fused loop does not fuse it: the failure in another runtime is kept")
 	}
 }

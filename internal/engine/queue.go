@@ -269,8 +269,11 @@ func (p *Process) plan(n int) {
 				e, l := q.slots[i], q.fused[nf]
 				err := p.fuser.Fuse(l, q.group[:j-i])
 				if err == nil {
+					err = p.fuser.FailedOn(e.b.ID)
+				}
+				if err == nil {
 					if prog, err = e.r.fusedProgram(e.b, l); err != nil {
-						p.fuser.Failed(err)
+						p.fuser.Failed(e.b.ID, err)
 					}
 				}
 				// prog is nil while it is built in the background.

@@ -163,17 +163,33 @@ type Fuser struct {
 }
 
 // Failed records that the loop the last call of Fuse made cannot be used
-// (its program failed to build): fusing the same loops again returns err.
-func (f *Fuser) Failed(err error) {
+// on the backend instance numbered backend (its program failed to build
+// there, with that backend's compiler and settings): FailedOn then
+// returns err for the same loops on it.
+func (f *Fuser) Failed(backend uint64, err error) {
 	if f.last != nil {
-		f.last.err = err
+		if f.last.failed == nil {
+			f.last.failed = map[uint64]error{}
+		}
+		f.last.failed[backend] = err
 	}
 }
 
-// fused is a fused kernel, or why the loops cannot be fused.
+// FailedOn returns the error Failed recorded for the loop the last call of
+// Fuse made on the backend instance numbered backend, or nil.
+func (f *Fuser) FailedOn(backend uint64) error {
+	if f.last == nil {
+		return nil
+	}
+	return f.last.failed[backend]
+}
+
+// fused is a fused kernel, or why the loops cannot be fused, and the
+// backend instances on which its program failed to build (Failed).
 type fused struct {
-	k   *core.Kernel
-	err error
+	k      *core.Kernel
+	err    error
+	failed map[uint64]error
 }
 
 // Fuse makes dst the loop that runs loops (at least two, each Eligible and
