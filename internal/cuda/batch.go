@@ -90,12 +90,36 @@ func (b *batch) add(l launch, vals []uint64, label string) error {
 	return nil
 }
 
-// flush sends the queued launches to the device: as the graph of a batch
-// seen before (made now if it was seen once), else one by one.
+// QueuedError is the failure of kernel launches queued in a batch, which
+// reached the device together at a flush (the batch full, or a copy, a
+// wait, a free asked of the device): it may be a launch's of an earlier
+// loop, or of a flush no caller could report then, and launches queued
+// before the failing one ran.
+type QueuedError struct{ Err error }
+
+func (e *QueuedError) Error() string { return e.Err.Error() }
+func (e *QueuedError) Unwrap() error { return e.Err }
+
+// MayHaveRun reports that launches of the batch may have run, whichever
+// call returned the error (the executor's rule: exec.PartlyRan), so that
+// no loop is run again for it.
+func (e *QueuedError) MayHaveRun() bool { return true }
+
+// flush sends the queued launches to the device (send); a failure is a
+// *QueuedError.
 func (b *batch) flush() error {
+	if err := b.send(); err != nil {
+		return &QueuedError{Err: err}
+	}
+	return nil
+}
+
+// send sends the queued launches to the device: as the graph of a batch
+// seen before (made now if it was seen once), else one by one.
+func (b *batch) send() error {
 	if err := b.late; err != nil {
 		b.late = nil
-		return errors.Join(err, b.flush())
+		return errors.Join(err, b.send())
 	}
 	if len(b.launches) == 0 {
 		return nil

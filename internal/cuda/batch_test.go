@@ -172,9 +172,10 @@ func TestBatchGraphsBounded(t *testing.T) {
 	}
 }
 
-// TestBatchErrors: a failing launch's error names its loop; when graphs
-// cannot be made the kernels still run one by one; a late error comes
-// back from the next flush.
+// TestBatchErrors: a failing launch's error names its loop, and is a
+// *QueuedError saying launches may have run (whichever loop's call gets
+// it); when graphs cannot be made the kernels still run one by one; a
+// late error comes back from the next flush, as a *QueuedError too.
 func TestBatchErrors(t *testing.T) {
 	f := newFake()
 	f.failLaunch = 2
@@ -183,6 +184,10 @@ func TestBatchErrors(t *testing.T) {
 	err := b.flush()
 	if err == nil || !strings.Contains(err.Error(), "loop2") || !strings.Contains(err.Error(), "INVALID_VALUE") {
 		t.Fatalf("flush: %v, want loop2's launch error", err)
+	}
+	var q *QueuedError
+	if !errors.As(err, &q) || !q.MayHaveRun() {
+		t.Errorf("flush: %T, want a *QueuedError", err)
 	}
 	if len(b.launches) != 0 {
 		t.Fatal("a failed batch stays queued")
@@ -212,7 +217,7 @@ func TestBatchErrors(t *testing.T) {
 	b = newBatch(f)
 	b.late = errors.New("earlier")
 	queue(t, b, []uintptr{1}, 1)
-	if err := b.flush(); err == nil || !strings.Contains(err.Error(), "earlier") || len(f.ran) != 1 {
+	if err := b.flush(); err == nil || !strings.Contains(err.Error(), "earlier") || len(f.ran) != 1 || !errors.As(err, &q) {
 		t.Errorf("flush after a late error: %v, %d kernels ran", err, len(f.ran))
 	}
 	if err := b.flush(); err != nil {

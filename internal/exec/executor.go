@@ -300,7 +300,7 @@ func (e *notRun) Unwrap() error { return e.err }
 // its program, plan or bindings failed, and its data's states are as
 // they were.
 func beforeRun(err error) error {
-	if err == nil || NothingRan(err) {
+	if err == nil || NothingRan(err) || mayHaveRun(err) {
 		return err
 	}
 	return &notRun{err}
@@ -323,11 +323,17 @@ type partlyRan struct{ err error }
 func (e *partlyRan) Error() string { return e.err.Error() }
 func (e *partlyRan) Unwrap() error { return e.err }
 
+// MayHaveRun reports true: some of the launch may have run.
+func (e *partlyRan) MayHaveRun() bool { return true }
+
 // PartlyRan wraps err, the failure of a Program's Launch or a
 // TileProgram's LaunchTiles, to say that some of that launch may have
 // run (other threads' elements, earlier colours or tiles): the executor
 // then takes the loop's data as modified, in part, and does not run it
-// again, even where the launch was its first.
+// again, even where the launch was its first. An error of any type with a
+// method MayHaveRun() bool returning true says the same, from Bind too (a
+// device's queued launches of earlier loops, failing at a copy:
+// cuda.QueuedError).
 func PartlyRan(err error) error {
 	if err == nil {
 		return nil
@@ -335,10 +341,11 @@ func PartlyRan(err error) error {
 	return &partlyRan{err}
 }
 
-// mayHaveRun reports whether err is a launch's failure PartlyRan marked.
+// mayHaveRun reports whether err says that launches may have run
+// (PartlyRan, or a MayHaveRun method).
 func mayHaveRun(err error) bool {
-	var p *partlyRan
-	return errors.As(err, &p)
+	var m interface{ MayHaveRun() bool }
+	return errors.As(err, &m) && m.MayHaveRun()
 }
 
 // Dropped is the number of programs dropped so far (least recently used

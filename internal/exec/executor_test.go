@@ -93,6 +93,13 @@ func (p *fakeProgram) Finish(*core.Loop) error {
 	return nil
 }
 
+// queuedError stands for an error of launches queued before (a device
+// batch's, cuda.QueuedError) that a later call returns.
+type queuedError struct{ err error }
+
+func (e *queuedError) Error() string    { return e.err.Error() }
+func (e *queuedError) MayHaveRun() bool { return true }
+
 type fakeBuffer struct {
 	owner any
 	freed bool
@@ -207,22 +214,25 @@ func TestExecutorLaunchesCoreThenRest(t *testing.T) {
 
 // TestExecutorRestoresStatesOnFailure: a loop that fails in Bind, or in its
 // first launch, leaves every data state as it was and frees the device
-// buffers it allocated, and its error satisfies NothingRan; one that fails
-// after a launch, or in a first launch that ran in part (PartlyRan: an
-// openmp thread's, a device colour's), says the data may be partly
-// updated, and does not.
+// buffers it allocated, and its error satisfies NothingRan (but for an
+// error saying launches queued before may have run); one that fails after
+// a launch, or in a first launch that ran in part (PartlyRan: an openmp
+// thread's, a device colour's), says the data may be partly updated, and
+// does not.
 func TestExecutorRestoresStatesOnFailure(t *testing.T) {
 	for _, c := range []struct {
-		name     string
-		bindErr  error
-		launchOK int
-		partly   bool
-		restored bool
+		name       string
+		bindErr    error
+		launchOK   int
+		partly     bool
+		restored   bool
+		nothingRan bool
 	}{
-		{"bind fails", errors.New("bind failed"), -1, false, true},
-		{"first launch fails", nil, 0, false, true},
-		{"first launch fails after running in part", nil, 0, true, false},
-		{"second launch fails", nil, 1, false, false},
+		{"bind fails", errors.New("bind failed"), -1, false, true, true},
+		{"bind fails with launches queued before", &queuedError{errors.New("an earlier kernel failed")}, -1, false, true, false},
+		{"first launch fails", nil, 0, false, true, true},
+		{"first launch fails after running in part", nil, 0, true, false, false},
+		{"second launch fails", nil, 1, false, false, false},
 	} {
 		ms := newMesh(t, 40, 100, 120)
 		fb := &fakeBackend{bindErr: c.bindErr, launchOK: c.launchOK, partly: c.partly}
@@ -233,8 +243,8 @@ func TestExecutorRestoresStatesOnFailure(t *testing.T) {
 		if err == nil {
 			t.Fatalf("%s: no error", c.name)
 		}
-		if exec.NothingRan(err) != c.restored {
-			t.Errorf("%s: NothingRan(%v) = %v, want %v", c.name, err, !c.restored, c.restored)
+		if exec.NothingRan(err) != c.nothingRan {
+			t.Errorf("%s: NothingRan(%v) = %v, want %v", c.name, err, !c.nothingRan, c.nothingRan)
 		}
 		dev := fb.progs[0].device
 		if c.restored {
