@@ -429,6 +429,12 @@ func TestKernelEffects(t *testing.T) {
 		{"#include <array>\nvoid k(const double *x, double *y) { std::array<double, 2> err{}; err[0] = x[0]; y[0] = err[0]; }", false, false},
 		{"#include <stdlib.h>\nvoid k(double *x) { void (*d)(int) = 0; d = x[0] < 0 ? exit : abort == 0 ? 0 : 0; if (d) d(1); }", false, true},
 		{"#include <stdlib.h>\nvoid (*pick(int q))(int) { return q ? exit : 0; }\nvoid k(double *x) { void (*d)(int) = pick(x[0] < 0); if (d) d(1); }", false, true},
+		// Found by a review: after a product in a call's arguments or an
+		// initializer, and dereferenced.
+		{"#include <stdlib.h>\nstatic void on(int c, void (*f)(int)) { if (c) f(1); }\nvoid k(double *x) { int n = 2; on(n * (int)x[0], exit); }", false, true},
+		{"#include <stdlib.h>\nstatic double on(int c, void (*f)(int)) { if (c) f(1); return 0; }\nvoid k(double *x) { int n = 2; double r = on(n * (int)x[0], exit); x[0] = r; }", false, true},
+		{"#include <stdlib.h>\nstruct h { double s; void (*f)(int); };\nvoid k(double *x) { double s = 2; struct h o = { s * x[0], exit }; if (x[0] < 0) o.f(1); }", false, true},
+		{"#include <stdlib.h>\nvoid k(double *x) { void (*d)(int) = *exit; if (x[0] < 0) d(1); }", false, true},
 	} {
 		info, err := ParseKernel(c.src, "k")
 		if err != nil {

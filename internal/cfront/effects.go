@@ -70,8 +70,9 @@ func readEffects(code string) (stdio, effects bool) {
 	// function or stream.
 	declared := map[string]bool{}
 	for i := 1; i < len(toks); i++ {
-		if declares(toks, i) || next(toks, i+1) == "=" && next(toks, i+2) != "=" {
-			declared[toks[i].Text] = true
+		if w := toks[i].Text; (calledEffects[w] || w == "clog") && !declared[w] &&
+			(declares(toks, i) || next(toks, i+1) == "=" && next(toks, i+2) != "=") {
+			declared[w] = true
 		}
 	}
 	for i, t := range toks {
@@ -133,8 +134,13 @@ func declares(toks []clex.Token, i int) bool {
 		return true
 	case w == "," || w == "{":
 		s, open := statementStart(toks, i)
-		if open == "{" && (next(toks, s-2) == "enum" || next(toks, s-3) == "enum") {
+		switch {
+		case open == "{" && (next(toks, s-2) == "enum" || next(toks, s-3) == "enum"):
 			return true // an enumerator
+		case open == "(" || open == "[" || open == "{" && strings.Contains("=,()?:", next(toks, s-2)):
+			// A call's arguments or a parameter list (each parameter
+			// has its own type), an index, an initializer.
+			return false
 		}
 		return s < i && startsType(toks, s)
 	case !clex.IsIdentStart(w[0]) || notTypes[w]:
@@ -208,13 +214,15 @@ var notTypes = setOf(strings.Fields(`return sizeof case goto else do throw new d
 
 // valueUse reports whether token i, a name not called, is used as a
 // function's value: followed by what ends an expression (';', ',', ')',
-// '}', a conditional's ':'), not after a member access (p->f, o.f), '*',
-// a comparison or goto, and not a label.
+// '}', a conditional's ':'), not after a member access (p->f, o.f), a
+// comparison or goto, not in (*name), and not a label.
 func valueUse(toks []clex.Token, i int) bool {
 	p, n := next(toks, i-1), next(toks, i+1)
 	switch {
-	case p == "->" || p == "." || p == "goto" || p == "*" || p == "==" || p == "!=":
+	case p == "->" || p == "." || p == "goto" || p == "==" || p == "!=":
 		return false
+	case p == "*" && n == ")":
+		return false // a declarator, (*err)[2], or data, (*err)[0]
 	case n == ":" && (p == "" || p == ";" || p == "{" || p == "}"):
 		return false // a label
 	}
