@@ -485,7 +485,7 @@ exec cc "$@"`)
 // [[, nor C++.
 func TestAttributesInC(t *testing.T) {
 	cc := script(t, `for a; do [ "$a" = --version ] && { echo "fake clang 15"; exit 0; }; done
-flag=; args=; tmp=$(mktemp -d)
+flag=; args=; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 for a; do
   case "$a" in
   `+attributeFlag+`) flag=1;;
@@ -497,8 +497,7 @@ done
 if [ -n "$stdin" ]; then src=$(cat); fi
 case "$src" in *"[["*) [ -n "$flag" ] || { echo "error: expected expression" >&2; exit 1; };; esac
 # cc (GCC, or Clang 15 itself) compiles the source without its attributes.
-if [ -n "$stdin" ]; then printf '%s\n' "$src" | sed 's/\[\[[^]]*\]\]//g' | eval cc $args; else eval cc $args; fi
-rc=$?; rm -rf "$tmp"; exit $rc`)
+if [ -n "$stdin" ]; then printf '%s\n' "$src" | sed 's/\[\[[^]]*\]\]//g' | eval cc $args; else eval cc $args; fi`)
 	src := "[[gnu::hot]] __attribute__((visibility(\"default\"))) int op2_loop([[maybe_unused]] int x) { return 7; }"
 	fake := newCompiler(t, cc)
 	lib, err := fake.Build(src, []string{"op2_loop"})
