@@ -41,9 +41,8 @@ const maxTiledChains = 64
 
 // tiledSchedule is a kept schedule, pinned while it is kept.
 type tiledSchedule struct {
-	s      *tile.Schedule
-	counts *chainCounts // nil until a timed run (counted)
-	pin    runtime.Pinner
+	s   *tile.Schedule
+	pin runtime.Pinner
 }
 
 // chainCounts are the bytes a chain's loops move, which only the timing
@@ -412,12 +411,10 @@ func (p *Process) runTiled(k, n int, err *error) int {
 		MarkLooped(l)
 	}
 	if ferr == nil {
-		if r.X.Timing != nil && ts.counts == nil {
-			ts.counts = p.counted(c.Loops, h != nil)
-		}
 		c.Schedule = ts.s
-		if ts.counts != nil {
-			c.Bytes, c.Moved = ts.counts.bytes, ts.counts.moved
+		if r.X.Timing != nil {
+			counts := p.counted(c.Loops, h != nil)
+			c.Bytes, c.Moved = counts.bytes, counts.moved
 		}
 		c.Threads = threads
 		if h != nil {
@@ -599,7 +596,7 @@ type pendingSchedule struct {
 // fused programs and tile forms arrive, and a chain seen only then would
 // be weighed for nothing.
 func (p *Process) schedule(loops []*core.Loop, size int, parallel, distributed, soon bool) *tiledSchedule {
-	key := chainKey(p.tiling.key[:0], loops, size, parallel, distributed)
+	key := chainKey(p.tiling.key[:0], loops, size, parallel, distributed, false)
 	p.tiling.key = key
 	if ts, ok := p.tiling.byKey[string(key)]; ok {
 		return ts
@@ -666,7 +663,7 @@ func (p *Process) schedule(loops []*core.Loop, size int, parallel, distributed, 
 // counting them reaches every element of every loop, so a chain counts
 // them the first time a timed run asks, once for every tile size.
 func (p *Process) counted(loops []*core.Loop, distributed bool) *chainCounts {
-	key := chainKey(p.tiling.key[:0], loops, 0, false, distributed)
+	key := chainKey(p.tiling.key[:0], loops, 0, false, distributed, true)
 	p.tiling.key = key
 	if cc, ok := p.tiling.counts[string(key)]; ok {
 		return cc
@@ -695,12 +692,15 @@ func (p *Process) counted(loops []*core.Loop, distributed bool) *chainCounts {
 // chainKey appends to buf the key of a chain of loops tiled with size
 // seed elements per tile, on threads (parallel), under MPI (distributed):
 // the loops' sets, element counts, whether each must run in order
-// (inOrder) and arguments (their data, Globals too, views, maps and
-// access): all that describeChain gives package tile, which decides the
-// schedule, and that the byte counts kept with it (counted) read.
-func chainKey(buf []byte, loops []*core.Loop, size int, parallel, distributed bool) []byte {
+// (inOrder) and Dat arguments (their data, maps and access): all that
+// describeChain gives package tile, which decides the schedule. With
+// data, also what the byte counts (counted) read besides: each Global
+// argument's data, a view's component and a matrix's column map (a
+// schedule does not depend on them: a chain passing a fresh Global each
+// time keeps its schedule).
+func chainKey(buf []byte, loops []*core.Loop, size int, parallel, distributed, data bool) []byte {
 	key := binary.AppendUvarint(buf, uint64(size))
-	key = append(key, boolByte(parallel), boolByte(distributed))
+	key = append(key, boolByte(parallel), boolByte(distributed), boolByte(data))
 	for _, l := range loops {
 		key = binary.AppendUvarint(key, l.Set.ID)
 		key = binary.AppendUvarint(key, uint64(l.IterEnd()))
@@ -712,21 +712,24 @@ func chainKey(buf []byte, loops []*core.Loop, size int, parallel, distributed bo
 		key = binary.AppendUvarint(key, uint64(len(l.Args)))
 		for i := range l.Args {
 			a := &l.Args[i]
-			if a.Off {
+			if a.Off || a.Kind == core.ArgGlobal && !data {
 				key = append(key, 0) // no ArgKind is 0
 				continue
 			}
 			key = append(key, byte(a.Kind), byte(a.Access))
 			key = binary.AppendUvarint(key, a.Data.ID)
+			if a.Map != nil {
+				key = binary.AppendUvarint(key, a.Map.ID)
+				key = binary.AppendUvarint(key, uint64(a.Idx))
+			}
+			if !data {
+				continue
+			}
 			comp := 0 // the whole Dat; a view's component + 1
 			if a.View {
 				comp = a.Comp + 1
 			}
 			key = binary.AppendUvarint(key, uint64(comp))
-			if a.Map != nil {
-				key = binary.AppendUvarint(key, a.Map.ID)
-				key = binary.AppendUvarint(key, uint64(a.Idx))
-			}
 			if a.Mat != nil && a.Mat.Col != nil {
 				key = binary.AppendUvarint(key, a.Mat.Col.ID)
 			}

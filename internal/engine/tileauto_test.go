@@ -50,3 +50,47 @@ func TestChainFootprintEstimate(t *testing.T) {
 		t.Errorf("a Global added %v bytes of data", fg.Data-f.Data)
 	}
 }
+
+// TestChainKeys: a chain's schedule key (chainKey without data) is the
+// same whichever Global its loops read and whether they pass a view or
+// the whole Dat (a chain passing a fresh Global each time keeps its
+// schedule and automatic choice), and differs with a floating-point sum
+// into a Global (inOrder); the byte counts' key (with data) differs in
+// each of these.
+func TestChainKeys(t *testing.T) {
+	const n = 10
+	cells := &core.Set{Name: "cells", Core: n, Owned: n, Exec: n, Total: n, ID: core.NewID()}
+	q := &core.Storage{Name: "q", Type: core.Float64, Dim: 4, Set: cells, Len: 4 * n, ID: core.NewID()}
+	global := func() *core.Storage {
+		return &core.Storage{Name: "g", Type: core.Float64, Dim: 1, Len: 1, ID: core.NewID()}
+	}
+	k := &core.Kernel{Name: "k"}
+	chain := func(g *core.Storage, gAccess core.Access, view bool) []*core.Loop {
+		return []*core.Loop{
+			{Kernel: k, Set: cells, Args: []core.Arg{{Data: q, Access: core.Write, Kind: core.ArgDirect}}},
+			{Kernel: k, Set: cells, Args: []core.Arg{
+				{Data: q, Access: core.Read, Kind: core.ArgDirect, View: view, Comp: 1},
+				{Data: g, Access: gAccess, Kind: core.ArgGlobal}}},
+		}
+	}
+	key := func(loops []*core.Loop, data bool) string {
+		return string(chainKey(nil, loops, 64, false, false, data))
+	}
+	base := chain(global(), core.Read, false)
+	for _, c := range []struct {
+		name     string
+		loops    []*core.Loop
+		schedule bool // the schedule key differs
+	}{
+		{"another Global", chain(global(), core.Read, false), false},
+		{"a view", chain(base[1].Args[1].Data, core.Read, true), false},
+		{"a sum into the Global", chain(base[1].Args[1].Data, core.Inc, false), true},
+	} {
+		if got := key(c.loops, false) != key(base, false); got != c.schedule {
+			t.Errorf("%s: schedule key differs %v, want %v", c.name, got, c.schedule)
+		}
+		if key(c.loops, true) == key(base, true) {
+			t.Errorf("%s: the byte counts' key is the same", c.name)
+		}
+	}
+}
