@@ -39,12 +39,19 @@ type ChainError struct {
 	Set      string // and its iteration set
 	Index    int    // its position among the loops that were forced (0-based; for a failed SetValue, the loop's before it, -1 when none)
 	Recorded int    // how many loops were forced (SetValue and Const.Set assignments not counted)
+	// RanAfter says that the loops recorded after it ran rather than
+	// being dropped: in a Chain on several MPI ranks, after a check mode
+	// finding about a loop that ran to its end (the ranks that found
+	// nothing run them, and their exchanges meet this rank's).
+	RanAfter bool
 	Err      error
 }
 
 func (e *ChainError) Error() string {
 	dropped := ""
-	if n := e.Recorded - e.Index - 1; n == 1 {
+	if n := e.Recorded - e.Index - 1; e.RanAfter && n > 0 {
+		dropped = "; the loops recorded after it ran, as on the other ranks"
+	} else if n == 1 {
 		dropped = "; the loop recorded after it was dropped"
 	} else if n > 1 {
 		dropped = fmt.Sprintf("; the %d loops recorded after it were dropped", n)

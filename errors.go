@@ -148,8 +148,8 @@ func (apiErrors) Loop(kernel, set string, arg int, msg string) error {
 	return &LoopError{Kernel: kernel, Set: set, Arg: arg, Msg: msg}
 }
 
-func (apiErrors) Chain(kernel, set string, index, recorded int, err error) error {
-	return &ChainError{Kernel: kernel, Set: set, Index: index, Recorded: recorded, Err: err}
+func (apiErrors) Chain(kernel, set string, index, recorded int, ranAfter bool, err error) error {
+	return &ChainError{Kernel: kernel, Set: set, Index: index, Recorded: recorded, RanAfter: ranAfter, Err: err}
 }
 
 func (apiErrors) ChainAccess(accessor, data string, rank, ranks, recorded int) error {

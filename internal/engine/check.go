@@ -103,7 +103,10 @@ func (r *Runtime) runChecked(b *exec.Opened, l *core.Loop, p exec.Program) error
 			first = r.Proc.api.Loop(l.Kernel.Name, l.Set.Name, probes[i].arg, "check mode: "+msg)
 		}
 	}
-	return first
+	if first != nil {
+		return &core.CheckFinding{Err: first}
+	}
+	return nil
 }
 
 // snapshotReads copies the current values of every distinct data that the

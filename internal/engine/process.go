@@ -28,7 +28,7 @@ type API interface {
 	Loop(kernel, set string, arg int, msg string) error
 	// Chain is a *op2.ChainError: recorded loop index (of recorded)
 	// failed with err.
-	Chain(kernel, set string, index, recorded int, err error) error
+	Chain(kernel, set string, index, recorded int, ranAfter bool, err error) error
 	// ChainAccess is a *op2.ChainAccessError.
 	ChainAccess(accessor, data string, rank, ranks, recorded int) error
 	// Internal is an internal package's error as the API returns it.

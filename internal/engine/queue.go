@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"slices"
 	"sync"
 	"unsafe"
@@ -199,6 +200,8 @@ func (p *Process) runQueue() error {
 	p.plan(n)
 	err := p.beginChain()
 	defer p.endChain()
+	var finding error // a check mode finding on several ranks, and its step
+	var found int
 	for k := 0; k < len(q.steps); {
 		if err != nil {
 			break
@@ -208,7 +211,23 @@ func (p *Process) runQueue() error {
 			continue
 		}
 		err = p.runStep(&q.steps[k], n)
+		if err != nil && finding == nil && p.multiRank() && !p.ahead && errors.As(err, new(*core.CheckFinding)) {
+			// A chain on several ranks whose loop (in check mode: not
+			// fused, not tiled) ran to its end here, with a finding:
+			// the ranks that found nothing run the loops after it,
+			// whose exchanges and reductions meet this rank's, so this
+			// rank runs them too, and reports the finding after.
+			finding, found, err = errors.Unwrap(err), q.steps[k].i, nil
+		}
 		k++
+	}
+	if finding != nil {
+		e := q.slots[found]
+		ce := p.chainErrorRan(e.Loop.Kernel.Name, e.Loop.SetName(), found, n, true, finding)
+		if err != nil {
+			ce = errors.Join(ce, err) // a later failure, which dropped the loops after it
+		}
+		err = ce
 	}
 	if err != nil && p.ahead {
 		// Loops recorded in lazy mode on several ranks: those dropped
@@ -362,6 +381,12 @@ func (p *Process) runStep(s *step, n int) error {
 // number, the assignments (SetValue, Const.Set) among the entries not
 // counted.
 func (p *Process) chainError(kernel, set string, at, n int, err error) error {
+	return p.chainErrorRan(kernel, set, at, n, false, err)
+}
+
+// chainErrorRan is chainError, saying whether the loops recorded after
+// the failing one ran (ranAfter) rather than being dropped.
+func (p *Process) chainErrorRan(kernel, set string, at, n int, ranAfter bool, err error) error {
 	loops := func(to int) int {
 		k := 0
 		for _, e := range p.queue.slots[:to] {
@@ -375,7 +400,7 @@ func (p *Process) chainError(kernel, set string, at, n int, err error) error {
 	if !p.queue.slots[at].isLoop() {
 		index-- // an assignment: the loop before it
 	}
-	return p.api.Chain(kernel, set, index, loops(n), err)
+	return p.api.Chain(kernel, set, index, loops(n), ranAfter, err)
 }
 
 // loop is the loop step s runs, or nil for an assignment.

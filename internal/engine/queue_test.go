@@ -16,7 +16,7 @@ func (testAPI) Loop(kernel, set string, arg int, msg string) error {
 	return fmt.Errorf("loop %s over %s, argument %d: %s", kernel, set, arg, msg)
 }
 
-func (testAPI) Chain(kernel, set string, index, recorded int, err error) error {
+func (testAPI) Chain(kernel, set string, index, recorded int, _ bool, err error) error {
 	return fmt.Errorf("recorded loop %s (%d of %d): %w", kernel, index+1, recorded, err)
 }
 
