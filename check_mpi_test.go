@@ -56,49 +56,67 @@ func TestCheckModeOnRanks(t *testing.T) {
 	check(t, op2.Finalize())
 }
 
-// chFinding writes to its READ argument b at the node numbered *bad (rank
-// 1's, in TestChainCheckFindingOnOneRank), which check mode finds there
-// only.
-var chFinding = op2.NewKernel(`void ch_finding(const unsigned *id, const unsigned *bad, const unsigned *b, unsigned *a) {
+// chFinding and chFinding2 write to their READ argument b at the node
+// numbered *bad (rank 1's, in TestChainCheckFindingOnOneRank), which check
+// mode finds there only; chNop adds 1.
+var (
+	chFinding = op2.NewKernel(`void ch_finding(const unsigned *id, const unsigned *bad, const unsigned *b, unsigned *a) {
   *a += *b;
   if (*id == *bad) ((unsigned *)b)[0] = 99u;
 }`, "ch_finding")
+	chFinding2 = op2.NewKernel(`void ch_finding2(const unsigned *id, const unsigned *bad, const unsigned *b, unsigned *a) {
+  *a += 2u * *b;
+  if (*id == *bad) ((unsigned *)b)[0] = 77u;
+}`, "ch_finding2")
+	chNop = op2.NewKernel(`void ch_nop(unsigned *a) { *a += 1u; }`, "ch_nop")
+)
 
-// TestChainCheckFindingOnOneRank: in a Chain on 2 ranks, a loop about
-// which check mode finds something on one rank only (it ran to its end
-// on both) leaves the ranks in step: the loops after it run on both, as
-// they do outside a chain (before, the finding rank dropped them and the
-// other waited for its exchanges until the MPI timeout); that rank's
-// Chain returns a *ChainError saying so, the other's nil; the results
-// equal the loops' outside a chain.
+// TestChainCheckFindingOnOneRank: in a Chain on 2 ranks, loops about
+// which check mode finds something on one rank only (they ran to their
+// end on both) leave the ranks in step: the loops after them run on
+// both, as they do outside a chain (before, the finding rank dropped them
+// and the other waited for its exchanges until the MPI timeout), also
+// across a full queue's run (op2.MaxRecordedLoops) and after a second
+// finding; that rank's Chain returns a *ChainError naming the first,
+// with RanAfter, whose Err is the loop's *LoopError; the other's nil; the
+// results equal the loops' outside a chain.
 func TestChainCheckFindingOnOneRank(t *testing.T) {
 	if !mpitest.InRanks() {
-		mpiRun(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=30s")
+		mpiRun(t, 2, 3*time.Minute, "OP2_MPI_TIMEOUT=30s")
 		return
 	}
 	const n = 6
 	nodes, ring := declareRing(t, n)
 	edges := ring.From()
 	vals := func(k uint32) []uint32 { return ringValues(op2.Rank()*n, n, k) }
-	var gid, a, b, e [2]*op2.Dat[uint32]
-	var s [2]*op2.Global[uint32]
-	for i := range 2 {
+	// Runs 0 and 2 outside a chain, 1 and 3 in one; 2 and 3 run more
+	// loops than a queue holds.
+	const runs = 4
+	var gid, a, b, e [runs]*op2.Dat[uint32]
+	var s [runs]*op2.Global[uint32]
+	for i := range runs {
 		gid[i], a[i], b[i] = must(op2.NewDat(nodes, 1, vals(1), "ch_gid")), must(op2.NewDat(nodes, 1, vals(3), "ch_a")), must(op2.NewDat(nodes, 1, vals(5), "ch_b"))
 		e[i], s[i] = must(op2.NewDat[uint32](edges, 1, nil, "ch_e")), must(op2.NewGlobal(1, []uint32{0}, "ch_s"))
 	}
 	bad := must(op2.NewGlobal(1, []uint32{n + 3}, "ch_bad")) // node n+2, rank 1's
 	must(op2.Partition(op2.BlockPartitioner()))
 	check(t, op2.Configure(op2.Config{Check: true}))
-	var errs [2]error
-	var got [2][]uint32
-	for i := range 2 {
+	var errs [runs]error
+	var got [runs][]uint32
+	for i := range runs {
 		loops := func() error {
 			err := op2.ParLoop(chFinding, nodes, gid[i].Arg(op2.Read), bad.Arg(op2.Read), b[i].Arg(op2.Read), a[i].Arg(op2.RW))
+			if i >= 2 {
+				for range op2.MaxRecordedLoops {
+					check(t, op2.ParLoop(chNop, nodes, a[i].Arg(op2.RW)))
+				}
+			}
+			err2 := op2.ParLoop(chFinding2, nodes, gid[i].Arg(op2.Read), bad.Arg(op2.Read), b[i].Arg(op2.Read), a[i].Arg(op2.RW))
 			check(t, op2.ParLoop(lazyDiff, edges, a[i].ArgMap(op2.Read, ring, 0), a[i].ArgMap(op2.Read, ring, 1), e[i].Arg(op2.Write)))
 			check(t, op2.ParLoop(lazySum, nodes, a[i].Arg(op2.Read), s[i].Arg(op2.Inc)))
-			return err
+			return errors.Join(err, err2)
 		}
-		if i == 0 {
+		if i%2 == 0 {
 			errs[i] = loops()
 		} else {
 			errs[i] = op2.Chain(loops)
@@ -106,25 +124,34 @@ func TestChainCheckFindingOnOneRank(t *testing.T) {
 		got[i] = append(must(e[i].Gather()), s[i].Value())
 	}
 	check(t, op2.Configure(op2.Config{}))
-	var ce *op2.ChainError
-	switch op2.Rank() {
-	case 0:
-		for i, err := range errs {
+	for i, err := range errs {
+		chain := i%2 == 1
+		switch op2.Rank() {
+		case 0:
 			if err != nil {
-				t.Errorf("rank 0, in a chain %v: %v, want no error", i == 1, err)
+				t.Errorf("rank 0, run %d (in a chain %v): %v, want no error", i, chain, err)
+			}
+		case 1:
+			var ce *op2.ChainError
+			switch {
+			case !chain:
+				var le *op2.LoopError
+				if !errors.As(err, &le) || le.Kernel != "ch_finding" {
+					t.Errorf("rank 1 outside a chain, run %d: %v, want check mode's *LoopError", i, err)
+				}
+			case !errors.As(err, &ce) || ce.Kernel != "ch_finding" || !ce.RanAfter || !strings.Contains(ce.Error(), "ran, as on the other ranks"):
+				t.Errorf("rank 1 in a chain, run %d: %v, want a *ChainError naming ch_finding, the loops after it run", i, err)
+			default:
+				if _, ok := ce.Err.(*op2.LoopError); !ok {
+					t.Errorf("rank 1 in a chain, run %d: the ChainError holds a %T, want the loop's *LoopError", i, ce.Err)
+				}
 			}
 		}
-	case 1:
-		var le *op2.LoopError
-		if !errors.As(errs[0], &le) {
-			t.Errorf("rank 1 outside a chain: %v, want check mode's *LoopError", errs[0])
-		}
-		if !errors.As(errs[1], &ce) || ce.Kernel != "ch_finding" || !ce.RanAfter || !strings.Contains(ce.Error(), "ran, as on the other ranks") {
-			t.Errorf("rank 1 in a chain: %v, want a *ChainError naming ch_finding, the loops after it run", errs[1])
-		}
 	}
-	if op2.Rank() == 0 && !slices.Equal(got[0], got[1]) {
-		t.Errorf("in a chain: %v, outside: %v", got[1], got[0])
+	for i := 1; i < runs && op2.Rank() == 0; i += 2 {
+		if !slices.Equal(got[i-1], got[i]) {
+			t.Errorf("run %d, in a chain: %v, outside: %v", i, got[i], got[i-1])
+		}
 	}
 	check(t, op2.Finalize())
 }

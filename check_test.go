@@ -3,6 +3,8 @@ package op2_test
 import (
 	"errors"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goop2/op2"
@@ -279,5 +281,36 @@ func TestCheckModeFindsUnwrittenWrites(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCheckFindingErrorTypes: check mode's finding is the loop's own
+// *LoopError, outside a chain and as a ChainError's Err; in one process a
+// chain drops the loops after it.
+func TestCheckFindingErrorTypes(t *testing.T) {
+	r := must(op2.NewRuntime(op2.Config{Check: true}))
+	defer r.Close()
+	set := must(op2.NewSet(4, "cells"))
+	x := must(op2.NewDat(set, 1, []float64{1, 2, 3, 4}, "x"))
+	y := must(op2.NewDat[float64](set, 1, nil, "y"))
+	bad := op2.NewKernel("void cf_bad(const double *x, double *y) { y[0] = *x; ((double *)x)[0] = -1; }", "cf_bad")
+	inc := op2.NewKernel("void cf_inc(double *y) { y[0] += 10; }", "cf_inc")
+	if _, ok := r.ParLoop(bad, set, x.Arg(op2.Read), y.Arg(op2.Write)).(*op2.LoopError); !ok {
+		t.Error("outside a chain: the finding is no *LoopError")
+	}
+	err := r.Chain(func() error {
+		check(t, r.ParLoop(bad, set, x.Arg(op2.Read), y.Arg(op2.Write)))
+		check(t, r.ParLoop(inc, set, y.Arg(op2.RW)))
+		return nil
+	})
+	ce, ok := err.(*op2.ChainError)
+	if !ok {
+		t.Fatalf("in a chain: %v, want a *ChainError", err)
+	}
+	if _, ok := ce.Err.(*op2.LoopError); !ok || ce.RanAfter || !strings.Contains(err.Error(), "dropped") {
+		t.Errorf("in a chain: %v (Err %T, RanAfter %v), want the loop's *LoopError, the loop after it dropped", err, ce.Err, ce.RanAfter)
+	}
+	if got := y.DataRO(); !slices.Equal(got, []float64{1, 2, 3, 4}) {
+		t.Errorf("y = %v, want [1 2 3 4] (cf_inc dropped)", got)
 	}
 }

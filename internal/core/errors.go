@@ -83,12 +83,3 @@ type ConstWrittenError struct {
 func (e *ConstWrittenError) Error() string {
 	return fmt.Sprintf("the kernel wrote to const %q (value %d changed)", e.Const.Name, e.Value)
 }
-
-// CheckFinding is a check mode finding (a write to a READ argument or a
-// Const, a WRITE argument's value left unwritten) about a loop that ran
-// to its end on this rank: its exchanges and reductions met the other
-// ranks', which may have found nothing.
-type CheckFinding struct{ Err error }
-
-func (e *CheckFinding) Error() string { return e.Err.Error() }
-func (e *CheckFinding) Unwrap() error { return e.Err }

@@ -82,6 +82,12 @@ type Process struct {
 	// mu).
 	queueDirties map[*core.Storage]bool
 	ahead        bool
+	// checkFound is set by a loop run in check mode that ran to its end
+	// and reports a finding (runChecked), for runQueue; kept holds the
+	// findings of a full queue's run inside a chain on several ranks,
+	// for the next forcing to report (room).
+	checkFound bool
+	kept       error
 	// chainScopes is the number of chain scopes open in every runtime
 	// (under mu): while one is, every runtime's recorded loops are the
 	// chain's.

@@ -116,6 +116,9 @@ type chainQueue struct {
 	// while they fill it); only this slice of pointers is reallocated.
 	slots []*Recorded
 	n     int
+	// onlyFindings says that the last run (runQueue) ran every loop and
+	// its error holds check mode findings alone, on several ranks.
+	onlyFindings bool
 	// failed is a recorded loop's failure that a call reporting no
 	// error met (lock(forStatus)), for the next call that forces.
 	failed error
@@ -180,7 +183,16 @@ func (p *Process) room() error {
 	if q.n < MaxRecordedLoops {
 		return nil
 	}
-	return p.runQueue()
+	err := p.runQueue()
+	if err != nil && p.queue.onlyFindings {
+		// A chain on several ranks whose loops all ran, with check
+		// mode findings on this rank: the loop asking for room is
+		// recorded, as on the other ranks, and the next forcing (the
+		// chain's end) reports them.
+		p.kept = err
+		return nil
+	}
+	return err
 }
 
 // runQueue runs the recorded loops in program order and empties the queue.
@@ -200,7 +212,7 @@ func (p *Process) runQueue() error {
 	p.plan(n)
 	err := p.beginChain()
 	defer p.endChain()
-	var finding error // a check mode finding on several ranks, and its step
+	var finding error // the first check mode finding on several ranks, and its step
 	var found int
 	for k := 0; k < len(q.steps); {
 		if err != nil {
@@ -210,17 +222,22 @@ func (p *Process) runQueue() error {
 			k += c
 			continue
 		}
+		p.checkFound = false
 		err = p.runStep(&q.steps[k], n)
-		if err != nil && finding == nil && p.multiRank() && !p.ahead && errors.As(err, new(*core.CheckFinding)) {
+		if err != nil && p.checkFound && p.multiRank() && !p.ahead {
 			// A chain on several ranks whose loop (in check mode: not
 			// fused, not tiled) ran to its end here, with a finding:
 			// the ranks that found nothing run the loops after it,
 			// whose exchanges and reductions meet this rank's, so this
-			// rank runs them too, and reports the finding after.
-			finding, found, err = errors.Unwrap(err), q.steps[k].i, nil
+			// rank runs them too, and reports the first finding after.
+			if finding == nil {
+				finding, found = errors.Unwrap(err), q.steps[k].i
+			}
+			err = nil
 		}
 		k++
 	}
+	q.onlyFindings = err == nil && (finding != nil || p.kept != nil)
 	if finding != nil {
 		e := q.slots[found]
 		ce := p.chainErrorRan(e.Loop.Kernel.Name, e.Loop.SetName(), found, n, true, finding)
@@ -228,6 +245,15 @@ func (p *Process) runQueue() error {
 			ce = errors.Join(ce, err) // a later failure, which dropped the loops after it
 		}
 		err = ce
+	}
+	if p.kept != nil {
+		// Findings of an earlier run of the chain's loops (room).
+		if err != nil {
+			err = errors.Join(p.kept, err)
+		} else {
+			err = p.kept
+		}
+		p.kept = nil
 	}
 	if err != nil && p.ahead {
 		// Loops recorded in lazy mode on several ranks: those dropped
