@@ -741,17 +741,21 @@ func TestFusedBuildFailureIsPerBackend(t *testing.T) {
 		return op2.NewKernel("void "+prefix+"_one(double *x, double *y) { x[0] += 1; *y = x[0]; }", prefix+"_one"),
 			op2.NewKernel("void "+prefix+"_two(const double *y, double *z) { z[0] += *y; }", prefix+"_two")
 	}
-	fused := func(cfg op2.Config, prefix string) bool {
+	// run issues the pair on runtime r over fresh data.
+	run := func(r *op2.Runtime, prefix string) {
 		k1, k2 := pair(prefix)
-		cfg.Lazy, cfg.Fusion, cfg.Timing, cfg.CacheDir = true, "on", true, cache
-		r := must(op2.NewRuntime(cfg))
-		defer r.Close()
 		cells := must(op2.NewSet(100, "af_cells"))
 		x := must(op2.NewDat[float64](cells, 1, nil, "af_x"))
 		y := must(op2.NewDat[float64](cells, 1, nil, "af_y"))
 		z := must(op2.NewDat[float64](cells, 1, nil, "af_z"))
 		check(t, r.ParLoop(k1, cells, x.Arg(op2.RW), y.Arg(op2.Write)))
 		check(t, r.ParLoop(k2, cells, y.Arg(op2.Read), z.Arg(op2.RW)))
+	}
+	fused := func(cfg op2.Config, prefix string) bool {
+		cfg.Lazy, cfg.Fusion, cfg.Timing, cfg.CacheDir = true, "on", true, cache
+		r := must(op2.NewRuntime(cfg))
+		defer r.Close()
+		run(r, prefix)
 		check(t, r.Wait())
 		for _, lt := range r.Timings() {
 			if lt.Kernel == "fused_"+prefix+"_one_"+prefix+"_two" {
@@ -769,13 +773,7 @@ func TestFusedBuildFailureIsPerBackend(t *testing.T) {
 	// times out.
 	keep := must(op2.NewRuntime(op2.Config{CacheDir: cache}))
 	defer keep.Close()
-	k1, k2 := pair("af")
-	cells := must(op2.NewSet(100, "af_cells"))
-	x := must(op2.NewDat[float64](cells, 1, nil, "af_x"))
-	y := must(op2.NewDat[float64](cells, 1, nil, "af_y"))
-	z := must(op2.NewDat[float64](cells, 1, nil, "af_z"))
-	check(t, keep.ParLoop(k1, cells, x.Arg(op2.RW), y.Arg(op2.Write)))
-	check(t, keep.ParLoop(k2, cells, y.Arg(op2.Read), z.Arg(op2.RW)))
+	run(keep, "af")
 	if fused(op2.Config{CompileTimeout: time.Microsecond}, "af") {
 		t.Fatal("the fused program built within a microsecond's compile timeout")
 	}
