@@ -76,8 +76,9 @@ var (
 // end on both) leave the ranks in step: the loops after them run on
 // both, as they do outside a chain (before, the finding rank dropped them
 // and the other waited for its exchanges until the MPI timeout), also
-// across a full queue's run (op2.MaxRecordedLoops) and after a second
-// finding; that rank's Chain returns a *ChainError naming the first,
+// across a full queue's run (op2.MaxRecordedLoops), after a second
+// finding and a collective call (Gather) in the chain, whose end reports
+// the findings; that rank's Chain returns a *ChainError naming the first,
 // with RanAfter, whose Err is the loop's *LoopError; the other's nil; the
 // results equal the loops' outside a chain.
 func TestChainCheckFindingOnOneRank(t *testing.T) {
@@ -89,9 +90,9 @@ func TestChainCheckFindingOnOneRank(t *testing.T) {
 	nodes, ring := declareRing(t, n)
 	edges := ring.From()
 	vals := func(k uint32) []uint32 { return ringValues(op2.Rank()*n, n, k) }
-	// Runs 0 and 2 outside a chain, 1 and 3 in one; 2 and 3 run more
-	// loops than a queue holds.
-	const runs = 4
+	// Even runs outside a chain, odd ones in one; 2 and 3 run more loops
+	// than a queue holds; 4 and 5 gather a Dat after the findings.
+	const runs = 6
 	var gid, a, b, e [runs]*op2.Dat[uint32]
 	var s [runs]*op2.Global[uint32]
 	for i := range runs {
@@ -112,6 +113,11 @@ func TestChainCheckFindingOnOneRank(t *testing.T) {
 				}
 			}
 			err2 := op2.ParLoop(chFinding2, nodes, gid[i].Arg(op2.Read), bad.Arg(op2.Read), b[i].Arg(op2.Read), a[i].Arg(op2.RW))
+			if i >= 4 { // a collective call, which runs the loops recorded
+				if _, err := a[i].Gather(); err != nil && i%2 == 1 {
+					t.Errorf("rank %d: Gather in the chain after the findings: %v", op2.Rank(), err)
+				}
+			}
 			check(t, op2.ParLoop(lazyDiff, edges, a[i].ArgMap(op2.Read, ring, 0), a[i].ArgMap(op2.Read, ring, 1), e[i].Arg(op2.Write)))
 			check(t, op2.ParLoop(lazySum, nodes, a[i].Arg(op2.Read), s[i].Arg(op2.Inc)))
 			return errors.Join(err, err2)
@@ -153,5 +159,24 @@ func TestChainCheckFindingOnOneRank(t *testing.T) {
 			t.Errorf("run %d, in a chain: %v, outside: %v", i, got[i], got[i-1])
 		}
 	}
+	// A chain whose findings a full queue's run made, and whose loop
+	// asking for room is then refused (a Dat of nodes passed to a loop
+	// over edges): its end reports them, and the next chain nothing.
+	check(t, op2.Configure(op2.Config{Check: true}))
+	err := op2.Chain(func() error {
+		check(t, op2.ParLoop(chFinding, nodes, gid[0].Arg(op2.Read), bad.Arg(op2.Read), b[0].Arg(op2.Read), a[0].Arg(op2.RW)))
+		for range op2.MaxRecordedLoops - 1 {
+			check(t, op2.ParLoop(chNop, nodes, a[0].Arg(op2.RW)))
+		}
+		return op2.ParLoop(chNop, edges, a[0].Arg(op2.RW))
+	})
+	var ce *op2.ChainError
+	if found := errors.As(err, &ce); err == nil || found != (op2.Rank() == 1) {
+		t.Errorf("rank %d: a chain refusing its last loop after a full queue's findings: %v", op2.Rank(), err)
+	}
+	if err := op2.Chain(func() error { return op2.ParLoop(chNop, nodes, a[0].Arg(op2.RW)) }); err != nil {
+		t.Errorf("rank %d: the next chain: %v, want no error", op2.Rank(), err)
+	}
+	check(t, op2.Configure(op2.Config{}))
 	check(t, op2.Finalize())
 }

@@ -92,15 +92,16 @@ func (p *Process) Force() error {
 // (refuseForce).
 func (p *Process) force() (refused bool, err error) {
 	q := &p.queue
-	if q.n == 0 && q.failed == nil {
+	if q.n == 0 && q.failed == nil && (p.kept == nil || p.chainScopes > 0) {
 		return false, nil
 	}
 	if err := p.refuseForce(nil); err != nil {
 		return true, err
 	}
 	if q.n > 0 {
-		err = p.runQueue()
+		err = p.keepFindings(p.runQueue())
 	}
+	err = p.takeKept(err)
 	if kept := q.failed; kept != nil {
 		q.failed = nil
 		if err == nil {

@@ -84,8 +84,8 @@ type Process struct {
 	ahead        bool
 	// checkFound is set by a loop run in check mode that ran to its end
 	// and reports a finding (runChecked), for runQueue; kept holds the
-	// findings of a full queue's run inside a chain on several ranks,
-	// for the next forcing to report (room).
+	// findings of runs inside a chain on several ranks, for its end to
+	// report (keepFindings, takeKept).
 	checkFound bool
 	kept       error
 	// chainScopes is the number of chain scopes open in every runtime

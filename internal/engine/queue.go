@@ -183,16 +183,42 @@ func (p *Process) room() error {
 	if q.n < MaxRecordedLoops {
 		return nil
 	}
-	err := p.runQueue()
-	if err != nil && p.queue.onlyFindings {
-		// A chain on several ranks whose loops all ran, with check
-		// mode findings on this rank: the loop asking for room is
-		// recorded, as on the other ranks, and the next forcing (the
-		// chain's end) reports them.
-		p.kept = err
-		return nil
+	// Check mode findings of a chain's loops on several ranks wait for
+	// its end: the loop asking for room is recorded, as on the ranks
+	// that found nothing.
+	return p.keepFindings(p.runQueue())
+}
+
+// keepFindings returns err, the error of a run of the queue (runQueue),
+// or nil when the run was a chain's on several ranks (a chain scope is
+// open), which ran every loop with check mode findings alone on this
+// rank: the findings are kept for the chain's end (takeKept), so that the
+// call that ran them (a loop asking for room, a collective call) goes on
+// as on the ranks that found nothing. Caller holds the lock.
+func (p *Process) keepFindings(err error) error {
+	if err == nil || !p.queue.onlyFindings || p.chainScopes == 0 {
+		return err
 	}
-	return err
+	if p.kept == nil {
+		p.kept = err
+	} else {
+		p.kept = errors.Join(p.kept, err)
+	}
+	return nil
+}
+
+// takeKept returns err with the findings keepFindings kept, once no chain
+// scope is open (the chain's end forces). Caller holds the lock.
+func (p *Process) takeKept(err error) error {
+	if p.kept == nil || p.chainScopes > 0 {
+		return err
+	}
+	kept := p.kept
+	p.kept = nil
+	if err == nil {
+		return kept
+	}
+	return errors.Join(kept, err)
 }
 
 // runQueue runs the recorded loops in program order and empties the queue.
@@ -237,7 +263,7 @@ func (p *Process) runQueue() error {
 		}
 		k++
 	}
-	q.onlyFindings = err == nil && (finding != nil || p.kept != nil)
+	q.onlyFindings = err == nil && finding != nil
 	if finding != nil {
 		e := q.slots[found]
 		ce := p.chainErrorRan(e.Loop.Kernel.Name, e.Loop.SetName(), found, n, true, finding)
@@ -245,15 +271,6 @@ func (p *Process) runQueue() error {
 			ce = errors.Join(ce, err) // a later failure, which dropped the loops after it
 		}
 		err = ce
-	}
-	if p.kept != nil {
-		// Findings of an earlier run of the chain's loops (room).
-		if err != nil {
-			err = errors.Join(p.kept, err)
-		} else {
-			err = p.kept
-		}
-		p.kept = nil
 	}
 	if err != nil && p.ahead {
 		// Loops recorded in lazy mode on several ranks: those dropped
