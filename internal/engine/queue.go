@@ -227,7 +227,9 @@ func (p *Process) takeKept(err error) error {
 // loops as they will run plan their halo exchanges first (beginChain).
 // Runs of them that can run in sparse tiles (Config.Tile) do (runTiled).
 // The first loop that fails stops it: the loops recorded after it are
-// dropped, and the error is a *op2.ChainError. Caller holds the lock.
+// dropped, and the error is a *op2.ChainError; but a check mode finding
+// in a chain on several ranks lets them run (RanAfter; keepFindings).
+// Caller holds the lock.
 func (p *Process) runQueue() error {
 	q := &p.queue
 	n := q.n
