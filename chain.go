@@ -138,6 +138,7 @@ func (r *Runtime) Chain(fn func() error) error {
 	}
 	ferr := r.chainScope(fn)
 	err = lock(forCollective, "Runtime.Chain")
+	err = rt.proc.TakeFindings(err) // check mode findings kept on several ranks
 	unlock()
 	switch {
 	case ferr == nil:

@@ -78,7 +78,8 @@ var (
 // and the other waited for its exchanges until the MPI timeout), also
 // across a full queue's run (op2.MaxRecordedLoops), after a second
 // finding and a collective call (Gather) in the chain, whose end reports
-// the findings; that rank's Chain returns a *ChainError naming the first,
+// the findings (an inner chain's end its own; after a chain whose
+// function panicked, the next chain's end); that rank's Chain returns a *ChainError naming the first,
 // with RanAfter, whose Err is the loop's *LoopError; the other's nil; the
 // results equal the loops' outside a chain.
 func TestChainCheckFindingOnOneRank(t *testing.T) {
@@ -176,6 +177,35 @@ func TestChainCheckFindingOnOneRank(t *testing.T) {
 	}
 	if err := op2.Chain(func() error { return op2.ParLoop(chNop, nodes, a[0].Arg(op2.RW)) }); err != nil {
 		t.Errorf("rank %d: the next chain: %v, want no error", op2.Rank(), err)
+	}
+	// A chain inside a chain: the inner one's end reports its findings,
+	// the outer one's nothing.
+	var inner error
+	outer := op2.Chain(func() error {
+		inner = op2.Chain(func() error {
+			return op2.ParLoop(chFinding, nodes, gid[0].Arg(op2.Read), bad.Arg(op2.Read), b[0].Arg(op2.Read), a[0].Arg(op2.RW))
+		})
+		return nil
+	})
+	if outer != nil || (inner != nil) != (op2.Rank() == 1) {
+		t.Errorf("rank %d: nested chains: the inner one %v, the outer one %v; want the finding from the inner one on rank 1", op2.Rank(), inner, outer)
+	}
+	// A chain whose function panics after a collective call ran its
+	// findings: no collective call after it reports them (on one rank
+	// only, it would skip its part); the next chain's end does.
+	func() {
+		defer func() { _ = recover() }()
+		_ = op2.Chain(func() error {
+			check(t, op2.ParLoop(chFinding, nodes, gid[0].Arg(op2.Read), bad.Arg(op2.Read), b[0].Arg(op2.Read), a[0].Arg(op2.RW)))
+			_, _ = a[0].Gather()
+			panic("fn fails")
+		})
+	}()
+	if _, err := a[0].Gather(); err != nil {
+		t.Errorf("rank %d: Gather after a chain that panicked: %v", op2.Rank(), err)
+	}
+	if err := op2.Chain(func() error { return nil }); (err != nil) != (op2.Rank() == 1) {
+		t.Errorf("rank %d: the chain after one that panicked: %v; want the kept finding on rank 1", op2.Rank(), err)
 	}
 	check(t, op2.Configure(op2.Config{}))
 	check(t, op2.Finalize())

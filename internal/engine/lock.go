@@ -92,7 +92,7 @@ func (p *Process) Force() error {
 // (refuseForce).
 func (p *Process) force() (refused bool, err error) {
 	q := &p.queue
-	if q.n == 0 && q.failed == nil && (p.kept == nil || p.chainScopes > 0) {
+	if q.n == 0 && q.failed == nil {
 		return false, nil
 	}
 	if err := p.refuseForce(nil); err != nil {
@@ -101,7 +101,6 @@ func (p *Process) force() (refused bool, err error) {
 	if q.n > 0 {
 		err = p.keepFindings(p.runQueue())
 	}
-	err = p.takeKept(err)
 	if kept := q.failed; kept != nil {
 		q.failed = nil
 		if err == nil {

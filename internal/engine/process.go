@@ -85,7 +85,7 @@ type Process struct {
 	// checkFound is set by a loop run in check mode that ran to its end
 	// and reports a finding (runChecked), for runQueue; kept holds the
 	// findings of runs inside a chain on several ranks, for its end to
-	// report (keepFindings, takeKept).
+	// report (keepFindings, TakeFindings).
 	checkFound bool
 	kept       error
 	// chainScopes is the number of chain scopes open in every runtime

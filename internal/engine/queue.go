@@ -192,9 +192,9 @@ func (p *Process) room() error {
 // keepFindings returns err, the error of a run of the queue (runQueue),
 // or nil when the run was a chain's on several ranks (a chain scope is
 // open), which ran every loop with check mode findings alone on this
-// rank: the findings are kept for the chain's end (takeKept), so that the
-// call that ran them (a loop asking for room, a collective call) goes on
-// as on the ranks that found nothing. Caller holds the lock.
+// rank: the findings are kept for the chain's end (TakeFindings), so that
+// the call that ran them (a loop asking for room, a collective call) goes
+// on as on the ranks that found nothing. Caller holds the lock.
 func (p *Process) keepFindings(err error) error {
 	if err == nil || !p.queue.onlyFindings || p.chainScopes == 0 {
 		return err
@@ -207,10 +207,13 @@ func (p *Process) keepFindings(err error) error {
 	return nil
 }
 
-// takeKept returns err with the findings keepFindings kept, once no chain
-// scope is open (the chain's end forces). Caller holds the lock.
-func (p *Process) takeKept(err error) error {
-	if p.kept == nil || p.chainScopes > 0 {
+// TakeFindings returns err with the findings keepFindings kept: a
+// chain's end calls it, a point every rank reaches together with nothing
+// collective after it (an inner chain's end too). Findings kept by a
+// chain whose function panicked wait for the next chain's end. Caller
+// holds the lock.
+func (p *Process) TakeFindings(err error) error {
+	if p.kept == nil {
 		return err
 	}
 	kept := p.kept
