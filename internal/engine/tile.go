@@ -596,7 +596,7 @@ type pendingSchedule struct {
 // fused programs and tile forms arrive, and a chain seen only then would
 // be weighed for nothing.
 func (p *Process) schedule(loops []*core.Loop, size int, parallel, distributed, soon bool) *tiledSchedule {
-	key := chainKey(p.tiling.key[:0], loops, size, parallel, distributed, false)
+	key := chainKey(p.tiling.key[:0], loops, size, parallel, distributed)
 	p.tiling.key = key
 	if ts, ok := p.tiling.byKey[string(key)]; ok {
 		return ts
@@ -663,7 +663,7 @@ func (p *Process) schedule(loops []*core.Loop, size int, parallel, distributed, 
 // counting them reaches every element of every loop, so a chain counts
 // them the first time a timed run asks, once for every tile size.
 func (p *Process) counted(loops []*core.Loop, distributed bool) *chainCounts {
-	key := chainKey(p.tiling.key[:0], loops, 0, false, distributed, true)
+	key := countsKey(p.tiling.key[:0], loops, distributed)
 	p.tiling.key = key
 	if cc, ok := p.tiling.counts[string(key)]; ok {
 		return cc
@@ -693,14 +693,12 @@ func (p *Process) counted(loops []*core.Loop, distributed bool) *chainCounts {
 // seed elements per tile, on threads (parallel), under MPI (distributed):
 // the loops' sets, element counts, whether each must run in order
 // (inOrder) and Dat arguments (their data, maps and access): all that
-// describeChain gives package tile, which decides the schedule. With
-// data, also what the byte counts (counted) read besides: each Global
-// argument's data, a view's component and a matrix's column map (a
-// schedule does not depend on them: a chain passing a fresh Global each
-// time keeps its schedule).
-func chainKey(buf []byte, loops []*core.Loop, size int, parallel, distributed, data bool) []byte {
+// describeChain gives package tile, which decides the schedule (not the
+// Globals' data: a chain passing a fresh Global each time keeps its
+// schedule).
+func chainKey(buf []byte, loops []*core.Loop, size int, parallel, distributed bool) []byte {
 	key := binary.AppendUvarint(buf, uint64(size))
-	key = append(key, boolByte(parallel), boolByte(distributed), boolByte(data))
+	key = append(key, boolByte(parallel), boolByte(distributed))
 	for _, l := range loops {
 		key = binary.AppendUvarint(key, l.Set.ID)
 		key = binary.AppendUvarint(key, uint64(l.IterEnd()))
@@ -712,7 +710,7 @@ func chainKey(buf []byte, loops []*core.Loop, size int, parallel, distributed, d
 		key = binary.AppendUvarint(key, uint64(len(l.Args)))
 		for i := range l.Args {
 			a := &l.Args[i]
-			if a.Off || a.Kind == core.ArgGlobal && !data {
+			if a.Off || a.Kind == core.ArgGlobal {
 				key = append(key, 0) // no ArgKind is 0
 				continue
 			}
@@ -722,18 +720,25 @@ func chainKey(buf []byte, loops []*core.Loop, size int, parallel, distributed, d
 				key = binary.AppendUvarint(key, a.Map.ID)
 				key = binary.AppendUvarint(key, uint64(a.Idx))
 			}
-			if !data {
-				continue
-			}
-			comp := 0 // the whole Dat; a view's component + 1
-			if a.View {
-				comp = a.Comp + 1
-			}
-			key = binary.AppendUvarint(key, uint64(comp))
-			if a.Mat != nil && a.Mat.Col != nil {
-				key = binary.AppendUvarint(key, a.Mat.Col.ID)
-			}
 		}
+	}
+	return key
+}
+
+// countsKey appends to buf the key of the byte counts of a chain of loops
+// (counted): the loops' sets and element counts (under MPI, distributed,
+// their core and owned elements too), and what the counts read of their
+// arguments (exec.AppendBytesKey).
+func countsKey(buf []byte, loops []*core.Loop, distributed bool) []byte {
+	key := append(buf, boolByte(distributed))
+	for _, l := range loops {
+		key = binary.AppendUvarint(key, l.Set.ID)
+		key = binary.AppendUvarint(key, uint64(l.IterEnd()))
+		if distributed {
+			key = binary.AppendUvarint(key, uint64(l.Set.Core))
+			key = binary.AppendUvarint(key, uint64(l.Set.Owned))
+		}
+		key = exec.AppendBytesKey(key, l)
 	}
 	return key
 }

@@ -39,7 +39,7 @@ type autoChoice struct {
 // autoChoice returns automatic tiling's choice for the chain of loops,
 // made the first time the chain is seen (see tile.Auto) and kept.
 func (p *Process) autoChoice(r *Runtime, loops []*core.Loop) *autoChoice {
-	key := chainKey(p.tiling.key[:0], loops, exec.TileAuto, false, false, false)
+	key := chainKey(p.tiling.key[:0], loops, exec.TileAuto, false, false)
 	p.tiling.key = key
 	if a, ok := p.tiling.auto[string(key)]; ok {
 		return a

@@ -51,12 +51,11 @@ func TestChainFootprintEstimate(t *testing.T) {
 	}
 }
 
-// TestChainKeys: a chain's schedule key (chainKey without data) is the
-// same whichever Global its loops read and whether they pass a view or
-// the whole Dat (a chain passing a fresh Global each time keeps its
-// schedule and automatic choice), and differs with a floating-point sum
-// into a Global (inOrder); the byte counts' key (with data) differs in
-// each of these.
+// TestChainKeys: a chain's schedule key (chainKey) is the same whichever
+// Global its loops read and whether they pass a view or the whole Dat (a
+// chain passing a fresh Global each time keeps its schedule and automatic
+// choice), and differs with a floating-point sum into a Global
+// (inOrder); the byte counts' key (countsKey) differs in each of these.
 func TestChainKeys(t *testing.T) {
 	const n = 10
 	cells := &core.Set{Name: "cells", Core: n, Owned: n, Exec: n, Total: n, ID: core.NewID()}
@@ -73,8 +72,12 @@ func TestChainKeys(t *testing.T) {
 				{Data: g, Access: gAccess, Kind: core.ArgGlobal}}},
 		}
 	}
+	// The schedule's key (without data), or the byte counts' (with).
 	key := func(loops []*core.Loop, data bool) string {
-		return string(chainKey(nil, loops, 64, false, false, data))
+		if data {
+			return string(countsKey(nil, loops, false))
+		}
+		return string(chainKey(nil, loops, 64, false, false))
 	}
 	base := chain(global(), core.Read, false)
 	for _, c := range []struct {

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"time"
 
@@ -90,6 +91,21 @@ func shapeOf(a *core.Arg) argShape {
 		s.comp = a.Comp + 1
 	}
 	return s
+}
+
+// AppendBytesKey appends to buf what LoopBytes and ChainBytes read of loop
+// l's arguments (each one's argShape), so that byte counts kept for a
+// chain of loops are found again only for loops that move the same bytes
+// (with their sets and element counts, which the caller keys).
+func AppendBytesKey(buf []byte, l *core.Loop) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(l.Args)))
+	for i := range l.Args {
+		s := shapeOf(&l.Args[i])
+		for _, v := range [...]uint64{s.data, s.m, s.col, uint64(s.idx), uint64(s.comp), uint64(s.access), uint64(s.role)} {
+			buf = binary.AppendUvarint(buf, v)
+		}
+	}
+	return buf
 }
 
 // NewTimings returns an empty Timings.
