@@ -520,10 +520,11 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop, c *call) error {
 				x.OnLaunch(l, r)
 			}
 			if err := p.Launch(r); err != nil {
-				if c.launched == 0 && !mayHaveRun(err) {
+				partly := mayHaveRun(err)
+				if c.launched == 0 && !partly {
 					return fail(err)
 				}
-				if mayHaveRun(err) {
+				if partly {
 					c.launched++ // this launch's, in part
 				}
 				return fmt.Errorf("%w (after %d of its launches had run or been queued, in part or whole: the data this loop modifies may be partly updated)", err, c.launched)

@@ -214,6 +214,19 @@ func (p *Program) Bind(l *core.Loop) error {
 	return nil
 }
 
+// LaunchFailed returns err, a failed call of loop l's wrapper (a launch),
+// marked exec.PartlyRan where the loop's range function can fail
+// (hostc.RangeFails: a thread, a block or a run of tiles that cannot
+// allocate its pointer arrays leaves those before it, or the other
+// threads', run); else the only failure is the allocation of the
+// reductions' partial results, before any element runs.
+func LaunchFailed(l *core.Loop, err error) error {
+	if err != nil && hostc.RangeFails(l) {
+		return exec.PartlyRan(err)
+	}
+	return err
+}
+
 // Call runs the wrapper with the current argument arrays.
 func (p *Program) Call(l *core.Loop) error {
 	if C.op2_call(C.uintptr_t(uintptr(p.fn)), C.uintptr_t(uintptr(unsafe.Pointer(unsafe.SliceData(p.iv)))), C.uintptr_t(uintptr(unsafe.Pointer(unsafe.SliceData(p.pv)))),

@@ -268,20 +268,7 @@ func (p *program) Bind(l *core.Loop, pl *exec.Plan) error {
 func (p *program) Launch(r exec.Range) error {
 	p.SetInt(hostc.IvStart, r.First)
 	p.SetInt(hostc.IvEnd, r.Last)
-	return p.partly(p.call(p.l, p.threads))
-}
-
-// partly marks err, a failed call of the program's wrapper, as one
-// after which some of the loop may have run (exec.PartlyRan) where the
-// loop's range function can fail (hostc.RangeFails: a thread, or a
-// block, that cannot allocate its pointer arrays leaves the others
-// running theirs); else the only failure is the allocation of the
-// reductions' partial results, before any element runs.
-func (p *program) partly(err error) error {
-	if err != nil && hostc.RangeFails(p.l) {
-		return exec.PartlyRan(err)
-	}
-	return err
+	return host.LaunchFailed(p.l, p.call(p.l, p.threads))
 }
 
 func (p *program) Finish(l *core.Loop) error {
@@ -407,7 +394,7 @@ func (p *tileProgram) LaunchTiles(first, last int) error {
 	p.SetInt(hostc.IvStart, first)
 	p.SetInt(hostc.IvEnd, last)
 	p.SetInt(hostc.IvThreads, threads)
-	return p.partly(p.call(p.l, threads))
+	return host.LaunchFailed(p.l, p.call(p.l, threads))
 }
 
 // SetTiles gives the program its loop's tiles (exec.TileProgram).

@@ -198,7 +198,7 @@ func (p *tileProgram) LaunchTiles(first, last int) error {
 	off := unsafe.Slice((*int32)(p.offsets), last+1)
 	p.SetInt(hostc.IvStart, int(off[first]))
 	p.SetInt(hostc.IvEnd, int(off[last]))
-	return exec.PartlyRan(p.Call(p.l)) // a later run of tiles may fail after the first ran
+	return host.LaunchFailed(p.l, p.Call(p.l)) // a later run of tiles may fail after the first ran
 }
 
 // PrepareBuild generates l's program as Build builds it and returns nil
