@@ -36,6 +36,7 @@ type readSnapshot struct {
 
 // runChecked runs l in check mode.
 func (r *Runtime) runChecked(b *exec.Opened, l *core.Loop, p exec.Program) error {
+	r.Proc.checkFound = false // set at the end, for a finding (letThrough)
 	// On several ranks the loop's halo exchanges complete before the
 	// copy, which then holds the halo values the kernel reads: those
 	// arriving while the loop runs were no write of the kernel's, and

@@ -243,8 +243,8 @@ func (p *Process) runQueue() error {
 	p.plan(n)
 	err := p.beginChain()
 	defer p.endChain()
-	var finding error // the first check mode finding on several ranks, and its step
-	var found int
+	var finding error // the first check mode finding let through (letThrough), at entry found
+	found := 0
 	for k := 0; k < len(q.steps); {
 		if err != nil {
 			break
@@ -253,16 +253,9 @@ func (p *Process) runQueue() error {
 			k += c
 			continue
 		}
-		p.checkFound = false
-		err = p.runStep(&q.steps[k], n)
-		if err != nil && p.checkFound && p.multiRank() && !p.ahead {
-			// A chain on several ranks whose loop (in check mode: not
-			// fused, not tiled) ran to its end here, with a finding:
-			// the ranks that found nothing run the loops after it,
-			// whose exchanges and reductions meet this rank's, so this
-			// rank runs them too, and reports the first finding after.
+		if err = p.runStep(&q.steps[k], n); err != nil && p.letThrough() {
 			if finding == nil {
-				finding, found = errors.Unwrap(err), q.steps[k].i
+				finding, found = err, q.steps[k].i
 			}
 			err = nil
 		}
@@ -270,12 +263,7 @@ func (p *Process) runQueue() error {
 	}
 	q.onlyFindings = err == nil && finding != nil
 	if finding != nil {
-		e := q.slots[found]
-		ce := p.chainErrorRan(e.Loop.Kernel.Name, e.Loop.SetName(), found, n, true, finding)
-		if err != nil {
-			ce = errors.Join(ce, err) // a later failure, which dropped the loops after it
-		}
-		err = ce
+		err = p.findingsError(found, n, finding, err)
 	}
 	if err != nil && p.ahead {
 		// Loops recorded in lazy mode on several ranks: those dropped
@@ -312,6 +300,32 @@ type step struct {
 	// dropped is the executor's count of dropped programs when p was
 	// found: p may run the fused loop only while it is unchanged.
 	dropped uint64
+}
+
+// letThrough reports whether a step's failure is a check mode finding
+// about a loop that ran to its end (runChecked sets checkFound) in a
+// chain on several ranks: the ranks that found nothing run the loops
+// after it, whose exchanges and reductions meet this rank's, so this
+// rank runs them too, and reports the first finding after
+// (findingsError). Check mode loops are neither fused nor tiled. Caller
+// holds the lock.
+func (p *Process) letThrough() bool {
+	found := p.checkFound
+	p.checkFound = false
+	return found && p.multiRank() && !p.ahead
+}
+
+// findingsError is the error of a run of the n recorded entries that let
+// check mode findings through, the first (finding, a *op2.ChainError) at
+// entry at, and ended with err: nil, or a later failure, which dropped
+// the loops after it.
+func (p *Process) findingsError(at, n int, finding, err error) error {
+	e := p.queue.slots[at]
+	ce := p.chainErrorRan(e.Loop.Kernel.Name, e.Loop.SetName(), at, n, true, errors.Unwrap(finding))
+	if err != nil {
+		return errors.Join(ce, err)
+	}
+	return ce
 }
 
 // plan fills q.steps for the n recorded entries: each run of loops that
