@@ -290,11 +290,19 @@ func (x *Executor) RunProgram(b *Opened, l *core.Loop, p Program) error {
 	return x.run(b, p, l, &c)
 }
 
-// notRun is the failure of a loop before any of it ran (NothingRan).
-type notRun struct{ err error }
+// runFailure marks a loop's failure with how much of it ran: none
+// (beforeRun, NothingRan) or perhaps some (PartlyRan). One type holds
+// both, so that the outermost mark decides.
+type runFailure struct {
+	err    error
+	partly bool
+}
 
-func (e *notRun) Error() string { return e.err.Error() }
-func (e *notRun) Unwrap() error { return e.err }
+func (e *runFailure) Error() string { return e.err.Error() }
+func (e *runFailure) Unwrap() error { return e.err }
+
+// MayHaveRun reports whether some of the launch may have run.
+func (e *runFailure) MayHaveRun() bool { return e.partly }
 
 // beforeRun marks err (nil: none) as a failure before any of a loop ran:
 // its program, plan or bindings failed, and its data's states are as
@@ -303,7 +311,7 @@ func beforeRun(err error) error {
 	if err == nil || NothingRan(err) || mayHaveRun(err) {
 		return err
 	}
-	return &notRun{err}
+	return &runFailure{err: err}
 }
 
 // NothingRan reports whether err, from RunProgram, failed the loop before
@@ -312,19 +320,9 @@ func beforeRun(err error) error {
 // first launch failed with none of it run (not PartlyRan). The loop
 // changed nothing, and may run again, or in parts.
 func NothingRan(err error) bool {
-	var n *notRun
-	return errors.As(err, &n)
+	var f *runFailure
+	return errors.As(err, &f) && !f.partly
 }
-
-// partlyRan is the failure of a launch some of which may have run
-// (PartlyRan).
-type partlyRan struct{ err error }
-
-func (e *partlyRan) Error() string { return e.err.Error() }
-func (e *partlyRan) Unwrap() error { return e.err }
-
-// MayHaveRun reports true: some of the launch may have run.
-func (e *partlyRan) MayHaveRun() bool { return true }
 
 // PartlyRan wraps err, the failure of a Program's Launch or a
 // TileProgram's LaunchTiles, to say that some of that launch may have
@@ -338,7 +336,7 @@ func PartlyRan(err error) error {
 	if err == nil {
 		return nil
 	}
-	return &partlyRan{err}
+	return &runFailure{err: err, partly: true}
 }
 
 // mayHaveRun reports whether err says that launches may have run

@@ -437,3 +437,19 @@ func TestHaloWaitsAfterTheCore(t *testing.T) {
 		t.Errorf("calls\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestRunMarksOutermostDecides checks that a launch failure marked as
+// run in part stays so when its cause was marked as nothing run: the
+// outermost mark decides, so the loop is never run again.
+func TestRunMarksOutermostDecides(t *testing.T) {
+	err := exec.PartlyRan(exec.BeforeRun(errors.New("no memory")))
+	if exec.NothingRan(err) {
+		t.Errorf("PartlyRan(beforeRun(err)): NothingRan true, want false")
+	}
+	if !exec.MayHaveRun(err) {
+		t.Errorf("PartlyRan(beforeRun(err)): MayHaveRun false, want true")
+	}
+	if err := exec.BeforeRun(errors.New("no program")); !exec.NothingRan(err) || exec.MayHaveRun(err) {
+		t.Errorf("beforeRun(err): NothingRan %v, MayHaveRun %v; want true, false", exec.NothingRan(err), exec.MayHaveRun(err))
+	}
+}
