@@ -32,6 +32,7 @@ func TestLazyRunsOutputKernelsAtOnce(t *testing.T) {
 		{"out_wprintf", "#include <wchar.h>\nvoid out_wprintf(double *x) { x[0] += 1; if (x[0] < 0) wprintf(L\"negative\\n\"); }", true},
 		{"out_builtin", "void out_builtin(double *x) { x[0] += 1; if (x[0] < 0) __builtin_printf(\"negative\\n\"); }", true},
 		{"out_exit", "#include <stdlib.h>\nvoid out_exit(double *x) { x[0] += 1; if (x[0] < 0) exit(3); }", true},
+		{"out_assert", "#include <assert.h>\nvoid out_assert(double *x) { x[0] += 1; assert(x[0] > 0); }", true},
 		{"out_wcout", "#include <iostream>\nvoid out_wcout(double *x) { x[0] += 1; if (x[0] < 0) std::wcout << L\"negative\" << std::endl; }", true},
 		{"out_ofstream", "#include <fstream>\nvoid out_ofstream(double *x) { x[0] += 1; if (x[0] < 0) { std::ofstream f(\"/dev/null\"); f << x[0]; } }", true},
 	} {
@@ -56,8 +57,8 @@ func TestLazyRunsOutputKernelsAtOnce(t *testing.T) {
 			return nil
 		}))
 	}
-	if v := x.DataRO(); v[0] != 33 || v[1] != 33 {
-		t.Errorf("x = %v, want [33 33]", v)
+	if v := x.DataRO(); v[0] != 36 || v[1] != 36 {
+		t.Errorf("x = %v, want [36 36]", v)
 	}
 	// Over a mixed set: each block's loop runs when issued too.
 	ms := must(op2.NewMixedSet([]*op2.Set{set, must(op2.NewSet(3, "out_other"))}, "out_mixed"))

@@ -406,6 +406,10 @@ func TestKernelEffects(t *testing.T) {
 		{"void k(double *x) { if (x[0] < 0) __builtin_puts_unlocked(\"neg\"); }", true, true},
 		{"#include <complex.h>\nvoid k(double *x) { double complex z = clog(x[0] + 1.0 * I); x[0] = creal(z); }", false, false},
 		{"#include <iostream>\nvoid k(double *x) { std::clog << x[0]; }", true, true},
+		{"#include <assert.h>\nvoid k(double *x) { assert(x[0] >= 0); x[0] += 1; }", false, true},
+		{"#include <cassert>\nvoid k(double *x) { assert (x[0] >= 0); }", false, true},
+		{"void k(double *x) { _Static_assert(sizeof(double) == 8, \"d\"); x[0] += 1; }", false, false},
+		{"void k(double *x) { int assert = x[0] > 0; x[0] += assert; }", false, false},
 		// exit as a value: a cast's operand, in an initializer, a
 		// conditional, a call's arguments, qualified.
 		{"#include <stdlib.h>\nvoid k(double *x) { void (*d)(int) = (void (*)(int))exit; if (x[0] < 0) d(1); }", false, true},

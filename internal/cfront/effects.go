@@ -30,7 +30,7 @@ var stdioNames = setOf(strings.Fields(`printf fprintf vprintf vfprintf puts fput
 // effectNames are other functions with effects, named anywhere.
 var effectNames = setOf(strings.Fields(`dprintf vdprintf fflush fopen freopen fdopen openat creat popen
 	pwrite writev pwritev unlink _exit _Exit quick_exit __builtin_abort __builtin_trap __builtin_exit
-	__builtin__exit __builtin__Exit`))
+	__builtin__exit __builtin__Exit __assert_fail __assert_perror_fail __assert_rtn _assert`))
 
 // calledEffects are functions with effects whose names are ordinary words
 // (a variable may be named err, a field open): they count when called,
@@ -40,8 +40,9 @@ var effectNames = setOf(strings.Fields(`dprintf vdprintf fflush fopen freopen fd
 // operand, in an initializer, a conditional or a call's arguments), but
 // as a member, a label or goto's target. clog is C++'s log stream but
 // where it is called (<complex.h>'s logarithm) or the source declares an
-// object of the name.
-var calledEffects = setOf(strings.Fields(`write open system exit abort raise kill remove rename err warn`))
+// object of the name. assert, a macro, ends the process when its
+// condition fails (NDEBUG is not defined).
+var calledEffects = setOf(strings.Fields(`write open system exit abort raise kill remove rename err warn assert`))
 
 // fileStreams are C++'s file streams, which count where they are not the
 // name of a header.
