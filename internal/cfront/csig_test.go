@@ -410,6 +410,13 @@ func TestKernelEffects(t *testing.T) {
 		{"#include <cassert>\nvoid k(double *x) { assert (x[0] >= 0); }", false, true},
 		{"void k(double *x) { _Static_assert(sizeof(double) == 8, \"d\"); x[0] += 1; }", false, false},
 		{"void k(double *x) { int assert = x[0] > 0; x[0] += assert; }", false, false},
+		{"#include <stdio.h>\nvoid k(double *x) {\n#if 0\n  printf(\"%g\\n\", x[0]);\n#endif\n  x[0] += 1; }", false, false},
+		{"#include <stdio.h>\nvoid k(double *x) {\n# if  0 /* debug */\n#ifdef V\n  printf(\"v\");\n#endif\n  exit(1);\n#else\n  x[0] += 1;\n#endif\n}", false, false},
+		{"#include <stdio.h>\nvoid k(double *x) {\n#if 0\n  x[0] = 0;\n#else\n  printf(\"%g\\n\", x[0]);\n#endif\n}", true, true},
+		{"#include <stdio.h>\nvoid k(double *x) {\n#if 0\n  x[0] = 0;\n#elif 1\n  printf(\"%g\\n\", x[0]);\n#endif\n}", true, true},
+		{"#include <stdio.h>\nvoid k(double *x) {\n#if 00\n  x[0] = 0;\n#endif\n  printf(\"x\"); }", true, true},
+		{"#include <stdio.h>\nvoid k(double *x) {\n#if 1\n  printf(\"x\");\n#endif\n}", true, true},
+		{"#include <stdio.h>\nvoid k(double *x) {\n#if 0\n  x[0] = 0;\n#endif\n#if 0\n  exit(2);\n#endif\n  puts(\"y\"); }", true, true},
 		// exit as a value: a cast's operand, in an initializer, a
 		// conditional, a call's arguments, qualified.
 		{"#include <stdlib.h>\nvoid k(double *x) { void (*d)(int) = (void (*)(int))exit; if (x[0] < 0) d(1); }", false, true},

@@ -1,6 +1,7 @@
 package cfront
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/goop2/op2/internal/clex"
@@ -66,6 +67,14 @@ func readEffects(code string) (stdio, effects bool) {
 		return ""
 	}
 	toks := clex.Tokenize(code)
+	if dead := skippedBlocks(code, dirs); len(dead) > 0 {
+		toks = slices.DeleteFunc(toks, func(t clex.Token) bool { // tokens and spans in order
+			for len(dead) > 0 && t.Start >= dead[0][1] {
+				dead = dead[1:]
+			}
+			return len(dead) > 0 && t.Start >= dead[0][0]
+		})
+	}
 	// Names the source declares as objects (after a type's name) or
 	// assigns to (name = ...): a variable named err or clog is no
 	// function or stream.
@@ -232,4 +241,34 @@ func valueUse(toks []clex.Token, i int) bool {
 		return true
 	}
 	return false
+}
+
+// skippedBlocks returns the spans of code (its directives dirs) that the
+// preprocessor always skips: the lines after #if 0 up to its #else,
+// #elif or #endif, nested conditionals included.
+func skippedBlocks(code string, dirs [][2]int) [][2]int {
+	var out [][2]int
+	depth, from := 0, -1 // depth of conditionals inside a skipped block, where it started
+	for _, d := range dirs {
+		r := readDirective(code[d[0]:d[1]])
+		switch r.name {
+		case "if", "ifdef", "ifndef":
+			if from >= 0 {
+				depth++
+			} else if r.name == "if" && slices.Equal(strings.Fields(code[d[0]+r.hash+1:d[1]]), []string{"if", "0"}) {
+				from = d[1]
+			}
+		case "else", "elif", "endif":
+			if from >= 0 && depth == 0 {
+				out = append(out, [2]int{from, d[0]})
+				from = -1
+			} else if from >= 0 && r.name == "endif" {
+				depth--
+			}
+		}
+	}
+	if from >= 0 {
+		out = append(out, [2]int{from, len(code)})
+	}
+	return out
 }
