@@ -697,7 +697,7 @@ func (c *Compiler) Build(src string, symbols []string, extra ...string) (*Librar
 		stats.rebuilds.Add(1) // valid entry, yet unloadable or incomplete
 	case errors.Is(err, os.ErrNotExist):
 		// A compile in the background (Precompile) may have left it.
-		if lib := c.adopt(name, bind, srcPath, symbols); lib != nil {
+		if lib := c.adopt(key, name, bind, srcPath, symbols); lib != nil {
 			stats.diskHits.Add(1)
 			lib.key, lib.refs = key, 1
 			loaded.m[key] = lib

@@ -27,6 +27,8 @@ static int op2_check_symbols(const char *path, const char *const *names, int n, 
 import "C"
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +42,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/goop2/op2/internal/regfile"
 )
 
 // LowPriority is the nice value of the compilers Precompile runs: the
@@ -95,8 +99,9 @@ func pendingName(name string) string { return strings.TrimSuffix(name, ".so") + 
 //     temporary name and renamed to a pending name (pendingName), by a
 //     shell around the compiler, so that a process that exits while it
 //     compiles still leaves the library for the next one; Build takes a
-//     pending library as an entry once it has loaded it and found its
-//     symbols (adopt), and Precompile itself checks them first (loading
+//     pending library as an entry once it has checked its pending
+//     trailer (pendingMagic), loaded it and found its symbols (adopt),
+//     and Precompile itself checks the symbols first (loading
 //     it and closing it again);
 //   - the library is not kept loaded, and Build counts it as a disk hit
 //     when it loads it (Stats.Precompiles counts these compiles).
@@ -137,7 +142,7 @@ func (c *Compiler) Precompile(src string, symbols []string, extra ...string) err
 		if t, err := exec.LookPath("timeout"); err == nil {
 			argv = append([]string{t, "-s", "KILL", strconv.Itoa(int(limit.Seconds()) + 1)}, argv...)
 		}
-		return runLow(append([]string{"/bin/sh", "-c", pendingScript, "sh", tmpLib, stage, pending}, argv...), stdin, limit)
+		return runLow(append([]string{"/bin/sh", "-c", pendingScript, "sh", tmpLib, stage, pending, key}, argv...), stdin, limit)
 	}
 	command, msg, err := c.runCompiler(tmpSrc, tmpLib, c.Cache.File(key+".c"), extra, runner)
 	if err != nil {
@@ -159,21 +164,54 @@ func (c *Compiler) Precompile(src string, symbols []string, extra ...string) err
 }
 
 // pendingScript runs a compiler (its arguments after the library it
-// writes, a temporary name in the cache and the pending name) and, when
-// it succeeds, copies the library into the cache under the temporary
-// name and renames it to the pending name, with the compiler's status.
-const pendingScript = `lib=$1 stage=$2 pending=$3
-shift 3
+// writes, a temporary name in the cache, the pending name and the cache
+// key) and, when it succeeds, copies the library into the cache under
+// the temporary name, appends the pending trailer (pendingTrailer) and
+// renames it to the pending name, with the compiler's status.
+const pendingScript = `lib=$1 stage=$2 pending=$3 key=$4
+shift 4
 "$@"
 s=$?
-if [ "$s" = 0 ] && [ -s "$lib" ]; then cp "$lib" "$stage" && mv "$stage" "$pending"; fi
+if [ "$s" = 0 ] && [ -s "$lib" ] && cp "$lib" "$stage" && sum=$(sha256sum < "$stage"); then
+	printf '%s%.64s%s' "$key" "$sum" ` + pendingMagic + ` >> "$stage" && mv "$stage" "$pending"
+fi
 exit "$s"`
 
+// pendingMagic ends a pending library's trailer, which the shell around
+// a compile in the background writes (pendingScript) and adopt checks
+// before it loads the library:
+//
+//	library | cache key (hex) | SHA-256 of the library (hex) | pendingMagic
+//
+// A pending library cut short (the disk filled, a copy interrupted) or
+// another loop's (copied over it) is removed and compiled again, never
+// loaded.
+const pendingMagic = "GOOP2PD1"
+
+// pendingBody checks the pending trailer of b, a pending library for
+// the entry of key, and returns the library without it.
+func pendingBody(b []byte, key string) ([]byte, error) {
+	n := len(key) + 2*sha256.Size + len(pendingMagic)
+	if len(b) < n || string(b[len(b)-len(pendingMagic):]) != pendingMagic {
+		return nil, errors.New("has no pending trailer (cut short, or not written by a compile in the background)")
+	}
+	body, t := b[:len(b)-n], b[len(b)-n:]
+	if string(t[:len(key)]) != key {
+		return nil, errors.New("was compiled for another key")
+	}
+	sum := sha256.Sum256(body)
+	if string(t[len(key):len(key)+2*sha256.Size]) != hex.EncodeToString(sum[:]) {
+		return nil, errors.New("is damaged (checksum mismatch)")
+	}
+	return body, nil
+}
+
 // adopt makes the library a compile in the background left for the entry
-// name (pendingName) that entry, bound to bind, and returns it loaded with
-// symbols, or nil when there is none or it cannot be used (it is then
-// removed, and the caller compiles). Caller holds loaded.
-func (c *Compiler) adopt(name, bind, srcPath string, symbols []string) *Library {
+// name (pendingName) of key that entry, bound to bind, and returns it
+// loaded with symbols, or nil when there is none or it cannot be used
+// (its pending trailer does not hold; it is then removed, and the caller
+// compiles). Caller holds loaded.
+func (c *Compiler) adopt(key, name, bind, srcPath string, symbols []string) *Library {
 	d := c.Cache
 	pending := d.File(pendingName(name))
 	if fi, err := os.Lstat(pending); err != nil || !fi.Mode().IsRegular() {
@@ -184,7 +222,17 @@ func (c *Compiler) adopt(name, bind, srcPath string, symbols []string) *Library 
 		return nil // another process took it
 	}
 	defer os.Remove(tmp) // gone after Commit
-	if d.AppendTrailer(tmp, bind) != nil {
+	f, err := regfile.Open(tmp)
+	if err != nil {
+		return nil
+	}
+	b, err := f.ReadAll()
+	f.Close()
+	if err != nil {
+		return nil
+	}
+	body, err := pendingBody(b, key)
+	if err != nil || os.Truncate(tmp, int64(len(body))) != nil || d.AppendTrailer(tmp, bind) != nil {
 		return nil
 	}
 	lib, err := load(tmp, symbols)

@@ -286,3 +286,77 @@ exec cc "$@"`)
 	}
 	noWorkDirs(t)
 }
+
+// TestPendingLibraryChecked: a pending library cut short, another loop's
+// copied over it, one without its pending trailer or with a damaged
+// byte is never loaded (a library cut short made dlopen fail with
+// SIGBUS): Build removes it and compiles, and the entry it makes holds
+// this loop's library.
+func TestPendingLibraryChecked(t *testing.T) {
+	const (
+		mine  = `__attribute__((visibility("default"))) int op2_loop = 7;`
+		other = `__attribute__((visibility("default"))) int op2_loop = 8;`
+	)
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, c *Compiler, pending string, b []byte) []byte
+	}{
+		{"cut in half", func(_ *testing.T, _ *Compiler, _ string, b []byte) []byte { return b[:len(b)/2] }},
+		{"cut before the trailer", func(_ *testing.T, c *Compiler, _ string, b []byte) []byte {
+			key, _, _, _ := c.entry(mine, nil)
+			return b[:len(b)-len(key)-2*sha256.Size-len(pendingMagic)]
+		}},
+		{"a byte changed", func(_ *testing.T, _ *Compiler, _ string, b []byte) []byte {
+			b = append([]byte(nil), b...)
+			b[len(b)/3] ^= 0x40
+			return b
+		}},
+		{"another loop's", func(t *testing.T, c *Compiler, _ string, _ []byte) []byte {
+			if err := c.Precompile(other, []string{"op2_loop"}); err != nil {
+				t.Fatal(err)
+			}
+			_, name, _, _ := c.entry(other, nil)
+			b, err := os.ReadFile(c.Cache.File(pendingName(name)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCompiler(t, "cc")
+			if err := c.Precompile(mine, []string{"op2_loop"}); err != nil {
+				t.Fatal(err)
+			}
+			_, name, _, _ := c.entry(mine, nil)
+			pending := c.Cache.File(pendingName(name))
+			b, err := os.ReadFile(pending)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(pending, tc.damage(t, c, pending, b), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			before := ReadStats()
+			lib, err := c.Build(mine, []string{"op2_loop"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lib.Release()
+			if s := ReadStats(); s.Compiles != before.Compiles+1 || s.DiskHits != before.DiskHits {
+				t.Errorf("Build: %d compiles, %d disk hits; want 1 and 0", s.Compiles-before.Compiles, s.DiskHits-before.DiskHits)
+			}
+			p, err := lib.Symbol("op2_loop")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := *(*int32)(p); got != 7 {
+				t.Errorf("op2_loop = %d, want 7", got)
+			}
+			if _, err := os.Lstat(pending); err == nil {
+				t.Error("the damaged pending library is still there")
+			}
+			noTemps(t, c)
+		})
+	}
+}
