@@ -31,7 +31,9 @@ var stdioNames = setOf(strings.Fields(`printf fprintf vprintf vfprintf puts fput
 // effectNames are other functions with effects, named anywhere.
 var effectNames = setOf(strings.Fields(`dprintf vdprintf fflush fopen freopen fdopen openat creat popen
 	pwrite writev pwritev unlink _exit _Exit quick_exit __builtin_abort __builtin_trap __builtin_exit
-	__builtin__exit __builtin__Exit __assert_fail __assert_perror_fail __assert_rtn _assert`))
+	__builtin__exit __builtin__Exit __assert_fail __assert_perror_fail __assert_rtn _assert
+	execv execve execvp execvpe execl execle execlp fexecve posix_spawn posix_spawnp vfork pthread_exit
+	mkstemp mkostemp mkdtemp tmpfile tmpnam mkfifo mkdir rmdir chdir fchdir symlink unlinkat renameat`))
 
 // calledEffects are functions with effects whose names are ordinary words
 // (a variable may be named err, a field open): they count when called,
@@ -43,7 +45,7 @@ var effectNames = setOf(strings.Fields(`dprintf vdprintf fflush fopen freopen fd
 // where it is called (<complex.h>'s logarithm) or the source declares an
 // object of the name. assert, a macro, ends the process when its
 // condition fails (NDEBUG is not defined).
-var calledEffects = setOf(strings.Fields(`write open system exit abort raise kill remove rename err warn assert`))
+var calledEffects = setOf(strings.Fields(`write open system exit abort raise kill remove rename err warn assert fork syscall link truncate chmod`))
 
 // fileStreams are C++'s file streams, which count where they are not the
 // name of a header.
