@@ -71,6 +71,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -154,6 +155,7 @@ func (e *errTimedOut) Unwrap() error { return context.DeadlineExceeded }
 // limit is killed with the processes it started (its process group: a
 // compiler driver runs cc1, as and ld), and the error is an *errTimedOut.
 func run(argv []string, stdin io.Reader, limit time.Duration) ([]byte, error) {
+	inheritNothing()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -168,6 +170,26 @@ func run(argv []string, stdin io.Reader, limit time.Duration) ([]byte, error) {
 		err = &errTimedOut{limit}
 	}
 	return out, err
+}
+
+// inheritNothing marks every descriptor of the process above 2 to be
+// closed on exec, so that a compiler, which may outlive the call that
+// started it (Precompile), holds no file of the program open. Go opens
+// its files so; C libraries may not: libhdf5 opens a file without it,
+// and a compiler holding the descriptor kept the file's lock after
+// File.Close, so that opening the file again failed until the compiler
+// had exited. The descriptors the command gets (its input and output)
+// are set up for it by os/exec.
+func inheritNothing() {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
 
 // loaded holds every library this process has loaded, by cache key. It is

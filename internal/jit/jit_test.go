@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -523,5 +524,30 @@ cat >/dev/null
 exit 0`)
 	if got := newCompiler(t, gcc).withAttributes(src, nil); len(got) != 0 {
 		t.Errorf("extra flags with a compiler that reads C2x attributes: %q, want none", got)
+	}
+}
+
+// TestCompilerInheritsNoDescriptor: a descriptor the program opened
+// without close-on-exec (as libhdf5 opens its files) is not open in the
+// compiler, which could hold the file's lock after the program closed
+// it.
+func TestCompilerInheritsNoDescriptor(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "held")
+	fd, err := syscall.Open(path, syscall.O_CREAT|syscall.O_RDWR, 0o600) // no O_CLOEXEC
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	seen := filepath.Join(t.TempDir(), "seen")
+	c := newCompiler(t, script(t, fmt.Sprintf(`for a; do [ "$a" = --version ] && exec cc "$@"; done
+[ -e /proc/self/fd/%d ] && readlink /proc/self/fd/%d > %q
+exec cc "$@"`, fd, fd, seen)))
+	lib, err := c.Build(`__attribute__((visibility("default"))) int op2_loop = 3;`, []string{"op2_loop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib.Release()
+	if b, err := os.ReadFile(seen); err == nil {
+		t.Errorf("the compiler had descriptor %d open: %s", fd, b)
 	}
 }
