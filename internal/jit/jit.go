@@ -122,10 +122,10 @@ type Compiler struct {
 	// fails with a *CompileError that says so.
 	Timeout time.Duration
 
-	idOnce sync.Once
-	argv   []string // CC split into words, the first resolved to a path
-	id     string
-	idErr  error
+	idMu  sync.Mutex
+	argv  []string // CC split into words, the first resolved to a path
+	id    string
+	idErr error // kept unless the probe timed out
 }
 
 // DefaultTimeout is how long a compiler may run when Compiler.Timeout is
@@ -569,8 +569,14 @@ var (
 )
 
 func probeCompiler(cc string, lang language, limit time.Duration) *probe {
-	v, _ := probes.LoadOrStore(lang.name+"\x00"+cc+"\x00"+os.Getenv("PATH"), &probe{})
+	key := lang.name + "\x00" + cc + "\x00" + os.Getenv("PATH")
+	v, _ := probes.LoadOrStore(key, &probe{})
 	p := v.(*probe)
+	defer func() {
+		if errors.Is(p.err, context.DeadlineExceeded) {
+			probes.CompareAndDelete(key, p) // a busy machine's answer: the next call asks again
+		}
+	}()
 	p.once.Do(func() {
 		argv, err := SplitCommand(cc)
 		if err == nil && len(argv) == 0 {
@@ -587,6 +593,10 @@ func probeCompiler(cc string, lang language, limit time.Duration) *probe {
 		}
 		argv[0] = path
 		out, err := run(append(argv[:len(argv):len(argv)], "--version"), nil, limit)
+		if errors.Is(err, context.DeadlineExceeded) {
+			p.err = fmt.Errorf("the %s compiler %q did not answer `%s --version`: %w", lang.name, cc, strings.Join(argv, " "), err)
+			return
+		}
 		if err != nil {
 			p.err = &noCompiler{fmt.Errorf("the %s compiler %q does not run (`%s --version`): %v: %s (install %s: `apt-get install %s`, or set %s to a working %s compiler)", lang.name, cc, strings.Join(argv, " "), err, strings.TrimSpace(string(out)), lang.pkg, lang.pkg, lang.env, lang.name)}
 			return
@@ -600,15 +610,20 @@ func probeCompiler(cc string, lang language, limit time.Duration) *probe {
 // identity resolves the compiler command and returns its identity: the
 // command, the resolved path, the version line and the CPU.
 func (c *Compiler) identity() (string, error) {
-	c.idOnce.Do(func() {
+	c.idMu.Lock()
+	defer c.idMu.Unlock()
+	if c.id == "" && c.idErr == nil {
 		p := probeCompiler(c.CC, c.lang(), c.timeout())
 		if p.err != nil {
+			if errors.Is(p.err, context.DeadlineExceeded) {
+				return "", p.err // asked again next time
+			}
 			c.idErr = p.err
-			return
+		} else {
+			c.argv = append([]string(nil), p.argv...)
+			c.id = c.lang().name + "\n" + strings.Join(c.argv, "\x00") + "\n" + p.line + "\n" + cpuIdentity()
 		}
-		c.argv = append([]string(nil), p.argv...)
-		c.id = c.lang().name + "\n" + strings.Join(c.argv, "\x00") + "\n" + p.line + "\n" + cpuIdentity()
-	})
+	}
 	return c.id, c.idErr
 }
 

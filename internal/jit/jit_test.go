@@ -551,3 +551,34 @@ exec cc "$@"`, fd, fd, seen)))
 		t.Errorf("the compiler had descriptor %d open: %s", fd, b)
 	}
 }
+
+// TestCompilerProbeTimeoutNotKept: a compiler that did not answer
+// --version in time (a busy machine, a short Timeout) is asked again
+// next time, by the same Compiler and by a new one, instead of failing
+// every later build of the process; its error says it timed out and
+// suggests installing nothing.
+func TestCompilerProbeTimeoutNotKept(t *testing.T) {
+	slow := filepath.Join(t.TempDir(), "slow")
+	if err := os.WriteFile(slow, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cc := script(t, fmt.Sprintf(`for a; do [ "$a" = --version ] && [ -e %q ] && sleep 5; done
+exec cc "$@"`, slow))
+	c := newCompiler(t, cc)
+	c.Timeout = 200 * time.Millisecond
+	const src = "int op2_loop;"
+	_, err := c.Key(src, nil)
+	if !errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "install") {
+		t.Fatalf("a compiler that does not answer in time: %v; want a timeout naming no package", err)
+	}
+	if err := os.Remove(slow); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Key(src, nil); err != nil {
+		t.Errorf("the same compiler, answering now: %v", err)
+	}
+	d := newCompiler(t, cc)
+	if _, err := d.Key(src, nil); err != nil {
+		t.Errorf("a new Compiler of the same command, answering now: %v", err)
+	}
+}
