@@ -192,6 +192,19 @@ func inheritNothing() {
 	}
 }
 
+// keepSource writes src as the file called name in the cache, for error
+// messages to point at. Anything but a file in its place (a directory)
+// is removed first: the cache's names are the cache's.
+func keepSource(d *cache.Dir, name, src string) error {
+	if fi, err := os.Lstat(d.File(name)); err == nil && !fi.Mode().IsRegular() {
+		os.RemoveAll(d.File(name))
+	}
+	if err := d.WriteFile(name, []byte(src)); err != nil {
+		return fmt.Errorf("writing generated source: %w", err)
+	}
+	return nil
+}
+
 // loaded holds every library this process has loaded, by cache key. It is
 // process wide because the dynamic loader identifies libraries by path: a
 // path loaded once can never be loaded again with new contents.
@@ -770,8 +783,8 @@ func (c *Compiler) compile(src string, symbols, extra []string, name, srcPath, b
 	d := c.Cache
 	// Remove what compiles killed midway (in any process) left behind.
 	d.Sweep()
-	if err := d.WriteFile(name[:len(name)-len(".so")]+".c", []byte(src)); err != nil {
-		return nil, fmt.Errorf("writing generated source: %w", err)
+	if err := keepSource(d, name[:len(name)-len(".so")]+".c", src); err != nil {
+		return nil, err
 	}
 	// Compile a private copy of the source so that a concurrent writer of
 	// srcPath cannot change what this compiler reads.

@@ -582,3 +582,35 @@ exec cc "$@"`, slow))
 		t.Errorf("a new Compiler of the same command, answering now: %v", err)
 	}
 }
+
+// TestSourceNameTakenByADirectory: a directory where the generated
+// source is kept (<key>.c) does not stop the build, in Build or in
+// Precompile: it is replaced by the source.
+func TestSourceNameTakenByADirectory(t *testing.T) {
+	for _, pre := range []bool{false, true} {
+		c := newCompiler(t, "cc")
+		src := fmt.Sprintf(`__attribute__((visibility("default"))) int op2_loop = %d; // precompiled: %v`, 1, pre)
+		key, _, _, err := c.entry(src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := c.Cache.File(key + ".c")
+		if err := os.MkdirAll(filepath.Join(kept, "inside"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if pre {
+			err = c.Precompile(src, []string{"op2_loop"})
+		} else {
+			var lib *Library
+			if lib, err = c.Build(src, []string{"op2_loop"}); err == nil {
+				lib.Release()
+			}
+		}
+		if err != nil {
+			t.Fatalf("precompile %v: %v", pre, err)
+		}
+		if b, err := os.ReadFile(kept); err != nil || string(b) != src {
+			t.Errorf("precompile %v: the kept source: %q, %v", pre, b, err)
+		}
+	}
+}

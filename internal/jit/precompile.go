@@ -120,8 +120,8 @@ func (c *Compiler) Precompile(src string, symbols []string, extra ...string) err
 	if c.ready(key, name, bind) {
 		return nil
 	}
-	if err := c.Cache.WriteFile(key+".c", []byte(src)); err != nil {
-		return fmt.Errorf("writing generated source: %w", err)
+	if err := keepSource(c.Cache, key+".c", src); err != nil {
+		return err
 	}
 	sweepWorkDirs()
 	dir, err := os.MkdirTemp("", workPrefix+strconv.Itoa(os.Getpid())+"-*")
