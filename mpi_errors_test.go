@@ -366,3 +366,43 @@ func TestMPITraceLog(t *testing.T) {
 	check(t, op2.ParLoop(k, m.From(), q.ArgMap(op2.Read, m, 0), q.ArgMap(op2.Read, m, 1), s.Arg(op2.Write)))
 	check(t, op2.Finalize())
 }
+
+// TestMPIAfterFinalize: after Finalize, on every rank, a loop (direct or
+// not, recorded or run at once) and a collective call return an error
+// saying MPI has ended, instead of an MPI call aborting the job; a second
+// Finalize and reading local data still work.
+func TestMPIAfterFinalize(t *testing.T) {
+	if !mpitest.InRanks() {
+		if out, err := mpitest.Output(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=30s"); err != nil {
+			t.Fatalf("job failed: %v\n%s", err, out)
+		}
+		return
+	}
+	nodes, edges := declareRing(t, 6)
+	x := must(op2.NewDat[float64](nodes, 1, nil, "x"))
+	g := must(op2.NewGlobal(1, []float64{0}, "g"))
+	must(op2.Partition(op2.BlockPartitioner()))
+	sum := op2.NewKernel("void af_sum(const double *x, double *g) { *g += *x; }", "af_sum")
+	set := op2.NewKernel("void af_set(double *x) { *x = 1; }", "af_set")
+	check(t, op2.ParLoop(set, nodes, x.Arg(op2.Write)))
+	check(t, op2.ParLoop(sum, edges.From(), x.ArgMap(op2.Read, edges, 0), g.Arg(op2.Inc)))
+	check(t, op2.Finalize())
+	for _, c := range []struct {
+		name string
+		err  error
+	}{
+		{"an indirect loop with a reduction", op2.ParLoop(sum, edges.From(), x.ArgMap(op2.Read, edges, 0), g.Arg(op2.Inc))},
+		{"a direct loop", op2.ParLoop(set, nodes, x.Arg(op2.Write))},
+		{"a direct loop run at once", op2.Chain(func() error { return op2.ParLoop(set, nodes, x.Arg(op2.Write)) })},
+		{"Gather", func() error { _, err := x.Gather(); return err }()},
+		{"Checkpoint", op2.Checkpoint(t.TempDir()+"/c.h5", nil)},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), "MPI has ended") {
+			t.Errorf("rank %d: %s after Finalize: %v, want an error saying MPI has ended", op2.Rank(), c.name, c.err)
+		}
+	}
+	check(t, op2.Finalize())
+	if v := x.DataRO(); len(v) == 0 || v[0] != 1 {
+		t.Errorf("rank %d: x = %v after Finalize, want ones", op2.Rank(), v)
+	}
+}

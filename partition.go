@@ -110,7 +110,9 @@ func Ranks() int {
 // must call it before exiting; mpirun reports ranks that exit without it),
 // and PETSc before it when a Solver used PETSc (in a program not started
 // by a launcher, with the MPI GoOP2 started for PETSc). It does nothing
-// otherwise. No loop or solve may run afterwards.
+// otherwise. No loop, collective call (Gather, Checkpoint...) or solve
+// may run afterwards: under a launcher they return an error saying MPI
+// has ended. Calling it again does nothing.
 func Finalize() error {
 	forced := lock(forCollective, "Finalize")
 	defer unlock()

@@ -68,6 +68,9 @@ func (p *Process) Lock(m Mode, caller string) error {
 			p.queue.failed = err
 		}
 	case lockCollective:
+		if caller != "Finalize" && p.mpiEnded() {
+			return p.endedError(caller)
+		}
 		return p.ForceCollective()
 	case lockStorage:
 		if err := p.refuseForce(m.s); err != nil {

@@ -210,6 +210,17 @@ func (p *Process) Distributing() (bool, error) {
 	return w != nil && w.Size() > 1 && !p.Partitioned(), nil
 }
 
+// mpiEnded reports whether MPI has ended (op2.Finalize) in a process
+// started by an MPI launcher, where no loop, collective call or solve
+// may run. Caller holds mu.
+func (p *Process) mpiEnded() bool { return p.world != nil && p.world.Finalized() }
+
+// endedError is the error of what (a loop, an API call) asked for after
+// MPI has ended (mpiEnded).
+func (p *Process) endedError(what string) error {
+	return p.api.Internal(fmt.Errorf("%s: MPI has ended (op2.Finalize was called on rank %d); no loop, collective call or solve may run afterwards", what, p.world.Rank()))
+}
+
 // multiRank reports whether the process is one of several MPI ranks (as
 // World, without starting MPI). Caller holds mu.
 func (p *Process) multiRank() bool { return p.world != nil && p.world.Size() > 1 }

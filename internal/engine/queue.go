@@ -575,6 +575,11 @@ func (r *Runtime) Reserve() error {
 // now instead (runsAhead), its program found as it runs. Caller holds
 // the lock.
 func (r *Runtime) Commit(e *Recorded, b *exec.Opened) error {
+	if r.Proc.mpiEnded() {
+		err := r.Proc.endedError(loopName(&e.Loop))
+		e.Release()
+		return err
+	}
 	if ahead, err := r.runsAhead(&e.Loop); err != nil {
 		e.Release()
 		return err

@@ -331,6 +331,9 @@ func (r *Runtime) RunProgram(b *exec.Opened, l *core.Loop, p exec.Program) error
 // checkPartitioned refuses loops on a mesh still to be partitioned and
 // gives the executor the halo exchange once it is.
 func (r *Runtime) checkPartitioned(l *core.Loop) error {
+	if r.Proc.mpiEnded() {
+		return r.Proc.endedError(loopName(l))
+	}
 	distributing, err := r.Proc.Distributing()
 	if err != nil {
 		return err
@@ -342,6 +345,11 @@ func (r *Runtime) checkPartitioned(l *core.Loop) error {
 		r.X.Halo = r.Proc.job.Exchange()
 	}
 	return nil
+}
+
+// loopName names loop l in an error: loop k over set "s".
+func loopName(l *core.Loop) string {
+	return fmt.Sprintf("loop %s over set %q", l.Kernel.Name, l.Set.Name)
 }
 
 // tracer returns the runtime's logger when it logs every loop

@@ -447,6 +447,9 @@ func addr[T any](s []T) C.uintptr_t {
 	return C.uintptr_t(uintptr(unsafe.Pointer(&s[0])))
 }
 
+// Finalized reports whether Finalize has ended MPI.
+func (w *World) Finalized() bool { return w.finalized }
+
 // Finalize ends MPI. Nothing else may be called afterwards.
 func (w *World) Finalize() error {
 	if w.finalized {
