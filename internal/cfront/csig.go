@@ -36,6 +36,7 @@ func ParseKernel(src, name string) (*core.KernelInfo, error) {
 			if info != nil {
 				info.Source = src
 				info.SetsOptions = readOptions(src, info.Blanked)
+				info.FileScope = readFileScope(clex.Blank(src, false, nil))
 			}
 			return info, err
 		}

@@ -97,6 +97,13 @@ type KernelInfo struct {
 	// pragma or attribute), or "": the kernel, the code calling it and
 	// its SIMD lane form might then be compiled under different options.
 	SetsOptions string
+	// FileScope is what in the source holds for the code after it in
+	// the same file besides declarations and its own macros, one a line:
+	// its pragmas, its #includes of headers that may change later code
+	// (<tgmath.h>, <assert.h>, its own), the #defines and #undefs before
+	// an #include. Sources fused into one file (package fuse) must agree
+	// on it.
+	FileScope string
 	// Macros are the names of the macros the source #defines (in any
 	// branch), in order of first definition: generated code #undefs them
 	// after the kernel so that they cannot change it.

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/goop2/op2/internal/cfront"
@@ -330,6 +331,15 @@ func (f *Fuser) kernel(loops []*core.Loop, args []core.Arg) (*core.Kernel, error
 		}
 		decls[m] = text
 	}
+	for _, l := range loops {
+		info := l.Kernel.Info
+		if info.SetsOptions != "" {
+			return nil, fmt.Errorf("kernel %s sets compiler options (%s), which the fused function would not have", l.Kernel.Name, info.SetsOptions)
+		}
+		if first := loops[0].Kernel.Info; info.Source != first.Source && info.FileScope != first.FileScope {
+			return nil, fmt.Errorf("kernels %s and %s differ in what their sources set for the code after them (pragmas, headers, macros before a header): in one file, one would change the other", loops[0].Kernel.Name, l.Kernel.Name)
+		}
+	}
 	var src strings.Builder
 	seen := map[string]bool{}
 	for _, l := range loops {
@@ -461,6 +471,10 @@ func (f *Fuser) body(l *core.Loop, last bool, pnames []string, pos int) (string,
 			}
 		}
 		n, ok := to[t.Text]
+		switch t.Text {
+		case "__func__", "__FUNCTION__", "__PRETTY_FUNCTION__":
+			n, ok = strconv.Quote(name), true // the kernel's name, as apart
+		}
 		if !ok {
 			continue
 		}
