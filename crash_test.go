@@ -71,6 +71,13 @@ func crashChild(t *testing.T, b, kind string, panicFirst bool) {
 	const n = 1000
 	set := must(op2.NewSet(n, "crashset"))
 	x := must(op2.NewDat(set, 1, iota32[float64](n), "x"))
+	if kind == "tiled" {
+		// Two loops run in tiles, the second faulting.
+		check(t, op2.Configure(op2.Config{Backend: b, Tile: 64, Fusion: "off"}))
+		check(t, op2.ParLoop(op2.NewKernel("void tiled_first(double *x) { *x += 0.0; }", "tiled_first"), set, x.Arg(op2.RW)))
+		check(t, op2.ParLoop(op2.NewKernel(crashKernels["far"], "crash_far"), set, x.Arg(op2.RW)))
+		t.Fatalf("the faulting chain returned (%v)", op2.Wait())
+	}
 	k := op2.NewKernel(crashKernels[kind], "crash_"+kind)
 	if panicFirst {
 		y := must(op2.NewDat[float64](set, 1, nil, "y"))
@@ -106,9 +113,13 @@ func TestLoopCrashReport(t *testing.T) {
 		{"null", false, "SIGSEGV"},
 		{"div", false, "SIGFPE"},
 		{"far", true, "SIGSEGV"},
+		{"tiled", false, "SIGSEGV"},
 	}
 	for _, b := range []string{"sequential", "openmp", "opencl"} {
 		for _, c := range cases {
+			if c.kind == "tiled" && b == "opencl" {
+				continue // tiles run on the host backends
+			}
 			mode := b + "/" + c.kind
 			if c.panicFirst {
 				mode += "/after-go-panic"
@@ -124,10 +135,13 @@ func TestLoopCrashReport(t *testing.T) {
 					t.Skip("PoCL recovers from integer division by zero in kernels")
 				}
 				var exit *exec.ExitError
-				if !errors.As(err, &exit) {
-					t.Fatalf("child with a faulting kernel: %v, want it to die; stderr:\n%s", err, stderr)
+				if !errors.As(err, &exit) || strings.Contains(stdout, "the faulting") {
+					t.Fatalf("child with a faulting kernel: %v, want it to die; stdout:\n%s\nstderr:\n%s", err, stdout, stderr)
 				}
 				want := fmt.Sprintf(`loop "crash_%s" over set "crashset" on backend %s`, c.kind, b)
+				if c.kind == "tiled" {
+					want = fmt.Sprintf(`loop "tiled_first or crash_far (a chain run in tiles)" over set "crashset" on backend %s`, b)
+				}
 				if !strings.Contains(stderr, "op2: fatal signal "+c.signal) || !strings.Contains(stderr, want) {
 					t.Errorf("child died (%v) but stderr does not name the loop (%q); stderr:\n%s", err, want, stderr)
 				}

@@ -248,8 +248,19 @@ static void op2_handler(int sig, siginfo_t *info, void *ctx) {
 	int quiet = sig == SIGFPE && op2_foreign[i] && state == OP2_CRASH_QUEUED;
 	if (state != OP2_CRASH_IDLE && info != NULL && info->si_code > 0 && !quiet) {
 		uintptr_t pc = op2_fault_pc(ctx);
-		if (pc != 0 && !op2_in_exe(pc) && !__atomic_exchange_n(&op2_reported, 1, __ATOMIC_ACQ_REL)) {
-			op2_report(sig, info, state);
+		if (pc != 0 && !op2_in_exe(pc)) {
+			if (!__atomic_exchange_n(&op2_reported, 1, __ATOMIC_ACQ_REL)) {
+				op2_report(sig, info, state);
+			}
+			if (state == OP2_CRASH_RUNNING && op2_foreign[i]) {
+				// A host loop's kernel faulted: the process ends, as
+				// without a foreign handler. PoCL's (LLVM's) would skip
+				// an integer division by zero and let the loop go on
+				// with a wrong value.
+				op2_default(sig);
+				errno = saved;
+				return;
+			}
 		}
 	}
 	if (op2_chain(i, sig, info, ctx)) {

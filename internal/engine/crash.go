@@ -7,11 +7,17 @@ import (
 
 // beginCrashReport publishes loop l on backend b as the running loop.
 func (p *Process) beginCrashReport(b *exec.Opened, l *core.Loop) {
+	p.beginCrashNames(b, l.Kernel.Name, l.Set.Name)
+}
+
+// beginCrashNames publishes the loop of kernel over set on backend b as
+// the running loop (kernel and set may name several: a tiled chain's).
+func (p *Process) beginCrashNames(b *exec.Opened, kernel, set string) {
 	if b.ID != p.crashBackendID || p.crashBackendName == "" {
 		p.crashBackendID, p.crashBackendName = b.ID, b.Name()
 		_, p.crashAsync = b.Backend.(exec.Waiter)
 	}
-	p.crashNames.Begin(l.Kernel.Name, l.Set.Name, p.crashBackendName, p.crashAsync)
+	p.crashNames.Begin(kernel, set, p.crashBackendName, p.crashAsync)
 }
 
 // endCrashReport records that the loop beginCrashReport published has

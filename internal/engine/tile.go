@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -43,6 +44,36 @@ const maxTiledChains = 64
 type tiledSchedule struct {
 	s   *tile.Schedule
 	pin runtime.Pinner
+	// kernels and sets name the chain's loops in a crash report, for the
+	// kernels named (chains of other kernels may share the schedule): a
+	// tile runs them in turn.
+	kernels, sets string
+	named         []*core.Kernel
+}
+
+// crashNames returns how a crash report names loops, which run in tiles
+// of ts: their kernels ("a, b or c (a chain run in tiles)") and their
+// sets, made again only for other kernels.
+func (ts *tiledSchedule) crashNames(loops []*core.Loop) (kernels, sets string) {
+	same := len(ts.named) == len(loops)
+	for i := 0; same && i < len(loops); i++ {
+		same = ts.named[i] == loops[i].Kernel
+	}
+	if !same {
+		var ks, ss []string
+		ts.named = ts.named[:0]
+		for _, l := range loops {
+			ts.named = append(ts.named, l.Kernel)
+			ks = append(ks, l.Kernel.Name)
+			if !slices.Contains(ss, l.Set.Name) {
+				ss = append(ss, l.Set.Name)
+			}
+		}
+		last := len(ks) - 1
+		ts.kernels = strings.Join(ks[:last], ", ") + " or " + ks[last] + " (a chain run in tiles)"
+		ts.sets = strings.Join(ss, ", ")
+	}
+	return ts.kernels, ts.sets
 }
 
 // chainCounts are the bytes a chain's loops move, which only the timing
@@ -429,7 +460,10 @@ func (p *Process) runTiled(k, n int, err *error) int {
 			start = time.Now()
 		}
 		dead := p.deadReductions(steps[:count], assigned)
+		kernels, sets := ts.crashNames(c.Loops)
+		p.beginCrashNames(b, kernels, sets) // name the loops if a kernel kills the process
 		failed, ferr = r.X.RunTiles(b, c)
+		p.endCrashReport()
 		for _, d := range dead {
 			d.l.Args[d.i].Data = d.s
 		}
