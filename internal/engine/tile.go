@@ -468,6 +468,14 @@ func (p *Process) runTiled(k, n int, err *error) int {
 			d.l.Args[d.i].Data = d.s
 		}
 		clear(dead)
+		if ferr != nil && exec.NothingRan(ferr) && h == nil {
+			// No loop of the run ran (a program's binding, or the first
+			// launch, failed): they run one by one, so that the loops
+			// before the one that fails alone run, and the error names
+			// it, as untiled. Under MPI the ranks must take the same
+			// steps.
+			return 0
+		}
 		if ferr != nil {
 			ferr = p.Fatal(p.api.Internal(ferr))
 		} else if !start.IsZero() {

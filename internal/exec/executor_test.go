@@ -14,6 +14,7 @@ import (
 	"github.com/goop2/op2/internal/cfront"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/tile"
 
 	_ "github.com/goop2/op2/internal/backend/openmp"
 	_ "github.com/goop2/op2/internal/backend/sequential"
@@ -451,5 +452,70 @@ func TestRunMarksOutermostDecides(t *testing.T) {
 	}
 	if err := exec.BeforeRun(errors.New("no program")); !exec.NothingRan(err) || exec.MayHaveRun(err) {
 		t.Errorf("beforeRun(err): NothingRan %v, MayHaveRun %v; want true, false", exec.NothingRan(err), exec.MayHaveRun(err))
+	}
+}
+
+// The fake programs as tile forms: SetTiles does nothing, LaunchTiles
+// counts as a launch.
+func (p *fakeProgram) SetTiles(runs, offsets unsafe.Pointer) {}
+
+func (p *fakeProgram) LaunchTiles(first, last int) error {
+	if p.b.launchOK >= 0 && len(p.launches()) >= p.b.launchOK {
+		return errors.New("launch failed")
+	}
+	p.calls = append(p.calls, fmt.Sprintf("launch tiles [%d,%d)", first, last))
+	return nil
+}
+
+// TestTiledChainFailingBeforeAnyRan: a tiled chain whose later loop fails
+// in Bind, or whose first launch fails, ran nothing: its error satisfies
+// NothingRan (the chain's loops may then run one by one), and the data
+// states are as before. A failure after a tile ran says the data may be
+// partly updated.
+func TestTiledChainFailingBeforeAnyRan(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		bindErr    error // the second loop's
+		launchOK   int   // the second loop's launches that succeed (-1: all)
+		firstOK    int   // the first loop's
+		nothingRan bool
+	}{
+		{"second loop's bind fails", errors.New("bind failed"), -1, -1, true},
+		{"first launch fails", nil, -1, 0, true},
+		{"second loop's first launch fails", nil, 0, -1, false},
+	} {
+		ms := newMesh(t, 100, 100, 100)
+		x := exec.New()
+		b := &exec.Opened{Backend: &fakeBackend{launchOK: -1}, ID: core.NewID()}
+		l1, l2 := ms.directLoop(t), ms.directLoop(t)
+		l2.Args[0].Access = core.RW
+		for _, l := range []*core.Loop{l1, l2} {
+			if _, err := x.Program(b, l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p1 := &fakeProgram{b: &fakeBackend{launchOK: c.firstOK}}
+		p2 := &fakeProgram{b: &fakeBackend{bindErr: c.bindErr, launchOK: c.launchOK}}
+		ch := &exec.TiledChain{
+			Loops:    []*core.Loop{l1, l2},
+			Programs: []exec.TileProgram{p1, p2},
+			Schedule: &tile.Schedule{Tiles: 1, Runs: [][]int32{{0, 100}, {0, 100}},
+				RunOffsets: [][]int32{{0, 1}, {0, 1}}, Colours: []int32{0, 1}},
+			Threads: 1,
+		}
+		before := ms.y.State
+		_, err := x.RunTiles(b, ch)
+		if err == nil {
+			t.Fatalf("%s: no error", c.name)
+		}
+		if exec.NothingRan(err) != c.nothingRan {
+			t.Errorf("%s: NothingRan(%v) = %v, want %v", c.name, err, !c.nothingRan, c.nothingRan)
+		}
+		if c.nothingRan && ms.y.State != before {
+			t.Errorf("%s: y is %v, want %v as before", c.name, ms.y.State, before)
+		}
+		if !c.nothingRan && !strings.Contains(err.Error(), "partly updated") {
+			t.Errorf("%s: %v does not say the data may be partly updated", c.name, err)
+		}
 	}
 }

@@ -154,9 +154,10 @@ type TileHalo interface {
 // RunTiles runs the loops of c tile by tile: every tile runs its elements
 // of the first loop, then of the second, and so on; the tiles of one
 // colour run Threads at a time, the colours in order. The loops' data
-// states are saved and put back if a loop fails before any launch; a
-// failure after launches leaves the data partly updated, as for one
-// loop. failed is the index of the loop that failed.
+// states are saved and put back if a loop fails before any launch (its
+// error then satisfies NothingRan: no loop of the chain ran); a failure
+// after launches leaves the data partly updated, as for one loop. failed
+// is the index of the loop that failed.
 //
 // Under MPI (Halo set, a TileHalo) the schedule must have a boundary
 // (tile.Schedule.Boundary): the tiles before it need no halo data and
@@ -186,7 +187,7 @@ func (x *Executor) RunTiles(b *Opened, c *TiledChain) (failed int, err error) {
 	for j, l := range c.Loops {
 		if err := c.Programs[j].Bind(l, nil); err != nil {
 			x.restore()
-			return j, err
+			return j, beforeRun(err)
 		}
 	}
 	c.run = append(c.run[:0], make([]time.Duration, len(c.Loops))...)
@@ -259,7 +260,7 @@ func (x *Executor) runColours(c *TiledChain) (int, error) {
 				if err := p.LaunchTiles(t, last); err != nil {
 					if !launched && !mayHaveRun(err) {
 						x.restore()
-						return j, err
+						return j, beforeRun(err)
 					}
 					return j, x.partly(err, c)
 				}
