@@ -10,6 +10,7 @@ import (
 	"time"
 
 	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/hdf5"
 	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/internal/sigstack"
 )
@@ -373,6 +374,7 @@ func TestMPITraceLog(t *testing.T) {
 // Finalize and reading local data still work.
 func TestMPIAfterFinalize(t *testing.T) {
 	if !mpitest.InRanks() {
+		needHDF5(t)
 		if out, err := mpitest.Output(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=30s"); err != nil {
 			t.Fatalf("job failed: %v\n%s", err, out)
 		}
@@ -396,6 +398,14 @@ func TestMPIAfterFinalize(t *testing.T) {
 		{"a direct loop run at once", op2.Chain(func() error { return op2.ParLoop(set, nodes, x.Arg(op2.Write)) })},
 		{"Gather", func() error { _, err := x.Gather(); return err }()},
 		{"Checkpoint", op2.Checkpoint(t.TempDir()+"/c.h5", nil)},
+		{"NewSubset", func() error { _, err := op2.NewSubset(nodes, []int32{0}); return err }()},
+		{"hdf5.Create", func() error {
+			f, err := hdf5.Create(t.TempDir() + "/after.h5")
+			if err == nil {
+				f.Close()
+			}
+			return err
+		}()},
 	} {
 		if c.err == nil || !strings.Contains(c.err.Error(), "MPI has ended") {
 			t.Errorf("rank %d: %s after Finalize: %v, want an error saying MPI has ended", op2.Rank(), c.name, c.err)

@@ -204,8 +204,12 @@ func wrapOpen(path string, err error) error {
 // the file through MPI-IO and writes its own rows; without one, rank 0
 // alone creates it (a line says so once, on the logger or standard error)
 // and the other ranks get a File whose writers take part in the
-// collective gathers and write nothing.
+// collective gathers and write nothing. After op2.Finalize, under a
+// launcher, it returns an error saying MPI has ended.
 func Create(path string) (*File, error) {
+	if err := ended(path); err != nil {
+		return nil, err
+	}
 	if w := parallelWorld(); w != nil {
 		if f, ok, err := openParallel(w, path, true); ok {
 			return f, err
@@ -233,6 +237,9 @@ func createOnRoot(path string) (*File, error) {
 // existing path that is not a regular file (a FIFO, a device, a
 // directory) is refused.
 func OpenWrite(path string) (*File, error) {
+	if err := ended(path); err != nil {
+		return nil, err
+	}
 	if w := parallelWorld(); w != nil {
 		_, statErr := regfile.Stat(path)
 		var bad error

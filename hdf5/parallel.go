@@ -32,6 +32,15 @@ func parallelWorld() *mpi.World {
 	return mpi.Current()
 }
 
+// ended returns an error when the program runs under an MPI launcher
+// and op2.Finalize has ended MPI: writing a file is collective there.
+func ended(path string) error {
+	if w := mpi.Current(); w != nil && w.Finalized() {
+		return fmt.Errorf("hdf5: %s: rank %d: %w", path, w.Rank(), mpi.ErrFinalized)
+	}
+	return nil
+}
+
 // openParallel opens path for writing on every rank through MPI-IO
 // (truncate: create it anew). ok is false when the ranks agree that the
 // parallel library is missing: the caller then uses the gathering path.

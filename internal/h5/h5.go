@@ -535,7 +535,7 @@ type File struct {
 // caller's.
 func do(f func()) {
 	if parallel {
-		if w := mpi.Current(); w != nil {
+		if w := mpi.Current(); w != nil && !w.Finalized() {
 			w.Do(f)
 			return
 		}

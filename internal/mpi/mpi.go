@@ -181,7 +181,7 @@ type World struct {
 	direct    bool
 	lib       *jit.Library
 	comp      *jit.Compiler
-	finalized bool
+	finalized atomic.Bool // set by Finalize: run then runs nothing
 	// cudaAware is the library's answer to the CUDA query (1, 0, or -1:
 	// it cannot say), deviceMemory what OP2_GPU_DIRECT made of it.
 	cudaAware    int
@@ -394,6 +394,10 @@ func (w *World) call(f func(*World), r request) request { return w.run(f, r, w.d
 func (w *World) run(f func(*World), r request, here bool) request {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.finalized.Load() {
+		r.rc = rcFinalized
+		return r
+	}
 	w.req = r
 	if here {
 		f(w)
@@ -406,8 +410,11 @@ func (w *World) run(f func(*World), r request, here bool) request {
 }
 
 // do runs f on the MPI thread and returns when it has (for the calls
-// made once, which may allocate).
-func (w *World) do(f func()) { w.run(func(*World) { f() }, request{}, false) }
+// made once, which may allocate), or returns false without running it
+// after Finalize.
+func (w *World) do(f func()) bool {
+	return w.run(func(*World) { f() }, request{}, false).rc != rcFinalized
+}
 
 // Do runs f on the locked OS thread that initialised MPI, while no other
 // MPI call runs, and returns when f has. MPI was initialised with
@@ -416,7 +423,14 @@ func (w *World) do(f func()) { w.run(func(*World) { f() }, request{}, false) }
 // must be called inside f. f must not call World's methods: they wait for
 // the call f is in to end. A collective inside f is not bounded by
 // OP2_MPI_TIMEOUT unless the code f calls bounds it.
-func (w *World) Do(f func()) { w.do(f) }
+//
+// After Finalize it panics with ErrFinalized: the API refuses every call
+// that would get here first.
+func (w *World) Do(f func()) {
+	if !w.do(f) {
+		panic(fmt.Errorf("rank %d: %w", w.rank, ErrFinalized))
+	}
+}
 
 // Build compiles C source that includes mpi.h with the MPI compiler
 // wrapper and the cache directory Init was given, loads it and checks that
@@ -430,6 +444,8 @@ func (w *World) check(what string, rc C.int) error {
 	switch {
 	case rc == 0:
 		return nil
+	case rc == rcFinalized:
+		return fmt.Errorf("rank %d: %s: %w", w.rank, what, ErrFinalized)
 	case rc == -3:
 		return &TimeoutError{Rank: w.rank, Op: what, Waited: w.timeout}
 	case rc == -1:
@@ -448,22 +464,36 @@ func addr[T any](s []T) C.uintptr_t {
 }
 
 // Finalized reports whether Finalize has ended MPI.
-func (w *World) Finalized() bool { return w.finalized }
+func (w *World) Finalized() bool { return w.finalized.Load() }
 
-// Finalize ends MPI. Nothing else may be called afterwards.
+// ErrFinalized is the error of an MPI call asked for after Finalize:
+// every method then returns it (Wtime returns 0), and none reaches MPI,
+// which would abort the job.
+var ErrFinalized = errors.New("MPI has ended (op2.Finalize was called); no loop, collective call or solve may run afterwards")
+
+// rcFinalized is the return code of a call run did not make (Finalized).
+const rcFinalized = -4
+
+// Finalize ends MPI. Nothing else may be called afterwards; calling it
+// again does nothing.
 func (w *World) Finalize() error {
-	if w.finalized {
+	if w.Finalized() {
 		return nil
 	}
 	var rc C.int
-	w.do(func() { rc = C.op2mpi_finalize() })
-	w.finalized = true
+	w.run(func(*World) {
+		rc = C.op2mpi_finalize()
+		w.finalized.Store(true)
+	}, request{}, false)
 	return w.check("MPI_Finalize", rc)
 }
 
-// Abort stops every rank of the job with code.
+// Abort stops every rank of the job with code; after Finalize, this
+// process only.
 func (w *World) Abort(code int) {
-	w.do(func() { C.op2mpi_abort(C.int(code)) })
+	if !w.do(func() { C.op2mpi_abort(C.int(code)) }) {
+		os.Exit(code)
+	}
 }
 
 // Barrier waits for every rank.
@@ -474,7 +504,7 @@ func (w *World) Barrier() error {
 
 // Bcast sends root's buf to every rank's buf (all the same length).
 func (w *World) Bcast(buf []byte, root int) error {
-	var rc C.int
+	rc := C.int(rcFinalized)
 	w.do(func() { rc = C.op2mpi_bcast(addr(buf), C.longlong(len(buf)), C.int(root)) })
 	runtime.KeepAlive(buf)
 	return w.check("MPI_Bcast", rc)
@@ -520,7 +550,7 @@ func (w *World) Alltoallv(send [][]byte) ([][]byte, error) {
 		putInt64(sc8[8*r:], sc[r])
 		eights[r] = 8
 	}
-	var crc C.int
+	crc := C.int(rcFinalized)
 	w.do(func() { crc = C.op2mpi_alltoallv(addr(sc8), addr(eights), addr(rc8), addr(eights)) })
 	runtime.KeepAlive(sc8)
 	runtime.KeepAlive(rc8)
@@ -535,7 +565,7 @@ func (w *World) Alltoallv(send [][]byte) ([][]byte, error) {
 		total += rcounts[r]
 	}
 	recv := make([]byte, total)
-	var rc C.int
+	rc := C.int(rcFinalized)
 	w.do(func() { rc = C.op2mpi_alltoallv(addr(flat), addr(sc), addr(recv), addr(rcounts)) })
 	runtime.KeepAlive(flat)
 	runtime.KeepAlive(sc)
