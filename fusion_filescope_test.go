@@ -3,38 +3,53 @@ package op2_test
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/goop2/op2"
 )
 
 // TestFusionKeepsFileScope: what one kernel's source sets for the code
-// after it (a pragma, a header that turns calls into macros, a macro a
-// header reads, compiler options) does not reach another kernel when
-// their loops are fused, and __func__ names each kernel: fused chains
-// give eager execution's bits. Fused into one file, each case changed
-// the second kernel's results.
+// after it (a pragma, wherever it stands, a header that turns calls into
+// macros, a macro a header reads, compiler options, a file-scope static
+// of the same name) does not reach another kernel when their loops are
+// fused, __func__ names each kernel with its type, and a fallback
+// #define of a header's macro is not taken: fused chains give eager
+// execution's bits (scalar). Fused into one file, each case changed the
+// second kernel's results.
 func TestFusionKeepsFileScope(t *testing.T) {
-	for _, c := range []struct{ name, a, b string }{
+	for _, c := range []struct {
+		name, a, b string
+		fuses      bool // the loops still fuse (else they run apart)
+	}{
 		{"pragma pack",
 			"#pragma pack(1)\nvoid %[1]s(double *x) { x[0] = x[0] + 0.0; }",
-			"typedef struct { float a; double b; } %[1]s_pair;\nvoid %[1]s(const double *x, double *y) { y[0] = (double)sizeof(%[1]s_pair) + x[0]; }"},
+			"typedef struct { float a; double b; } %[1]s_pair;\nvoid %[1]s(const double *x, double *y) { y[0] = (double)sizeof(%[1]s_pair) + x[0]; }", false},
 		{"optimize pragma",
 			"#pragma GCC optimize(\"fast-math\")\nvoid %[1]s(double *x) { x[0] = x[0] * 1.0; }",
-			"void %[1]s(const double *x, double *y) { y[0] = (x[0] + 1e16) - 1e16; }"},
+			"void %[1]s(const double *x, double *y) { y[0] = (x[0] + 1e16) - 1e16; }", false},
 		{"tgmath",
 			"#include <tgmath.h>\nvoid %[1]s(double *x) { x[0] = fabs(x[0]); }",
-			"#include <math.h>\nvoid %[1]s(const double *x, double *y) { float f = (float)x[0]; y[0] = cos(f); }"},
+			"#include <math.h>\nvoid %[1]s(const double *x, double *y) { float f = (float)x[0]; y[0] = cos(f); }", false},
 		{"NDEBUG",
 			"#include <assert.h>\nvoid %[1]s(double *x) { assert((x[0] = x[0] + 1) > -1e300); }",
-			"#define NDEBUG\n#include <assert.h>\nvoid %[1]s(const double *x, double *y) { assert(x[0] > 1e300); y[0] = x[0]; }"},
+			"#define NDEBUG\n#include <assert.h>\nvoid %[1]s(const double *x, double *y) { assert(x[0] > 1e300); y[0] = x[0]; }", false},
 		{"__func__",
 			"void %[1]s(double *x) { x[0] = x[0] + 0.0; }",
-			"void %[1]s(const double *x, double *y) { y[0] = x[0] + sizeof(__func__) + sizeof(__FUNCTION__); }"},
+			"void %[1]s(const double *x, double *y) { y[0] = x[0] + sizeof(__func__) + sizeof(__FUNCTION__) + _Generic(__func__, const char *: 1, char *: 2, default: 3); }", true},
+		{"pragma after a struct",
+			"#pragma pack(1)\nvoid %[1]s(double *x) { x[0] = x[0] + 0.0; }",
+			"typedef struct { float a; double b; } %[1]s_pair;\n#pragma pack(1)\nvoid %[1]s(const double *x, double *y) { y[0] = (double)sizeof(%[1]s_pair) + x[0]; }", false},
+		{"static of one name",
+			"static double fs_acc;\nvoid %[1]s(double *x) { fs_acc = x[0]; x[0] = x[0] + 0.0; }",
+			"static double fs_acc;\nvoid %[1]s(const double *x, double *y) { y[0] = x[0] + fs_acc; }", false},
+		{"fallback of a header's macro",
+			"void %[1]s(double *x) { x[0] = x[0] + 0.0; }",
+			"#ifndef M_PI\n#define M_PI 3.0\n#endif\nvoid %[1]s(const double *x, double *y) { y[0] = x[0] * M_PI; }", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var want []float64
-			for _, cfg := range []op2.Config{op2.Config{Lazy: false}.Explicit("Lazy"), {Fusion: "on"}} {
+			for _, cfg := range []op2.Config{op2.Config{Lazy: false, SIMD: "off"}.Explicit("Lazy"), {Fusion: "on", Timing: true}} {
 				r := closeAtEnd(t, must(op2.NewRuntime(cfg)))
 				set := must(op2.NewSet(16, "fs_cells"))
 				x := must(op2.NewDat(set, 1, iota32[float64](16), "x"))
@@ -46,6 +61,13 @@ func TestFusionKeepsFileScope(t *testing.T) {
 					return r.ParLoop(kb, set, x.Arg(op2.Read), y.Arg(op2.Write))
 				}))
 				got := y.DataRO()
+				fused := false
+				for _, lt := range r.Timings() {
+					fused = fused || strings.HasPrefix(lt.Kernel, "fused_")
+				}
+				if cfg.Timing && fused != c.fuses {
+					t.Errorf("fused: %v, want %v", fused, c.fuses)
+				}
 				if want == nil {
 					want = append([]float64(nil), got...)
 					continue

@@ -523,3 +523,32 @@ void lk_raw(const double *x, double *y) { const char *s = R"q(x[0] = y[0]; "q" /
 		}
 	}
 }
+
+// TestSIMDLanesKeepHeaderMacros: a kernel whose source defines a fallback
+// for a macro the generated code's headers define (#ifndef M_PI) gets the
+// header's value in its SIMD lane form, as in its scalar code: the lane
+// form, built from the kernel's body with its macros expanded, took the
+// fallback (y = 3x where the scalar code gives πx).
+func TestSIMDLanesKeepHeaderMacros(t *testing.T) {
+	src := "#ifndef M_PI\n#define M_PI 3.0\n#endif\n#if !defined(INT32_MAX)\n#define INT32_MAX 7\n#endif\n" +
+		"void hm_k(const double *x, double *y) { y[0] = x[0] * M_PI + (INT32_MAX > 7); }"
+	var want []float64
+	for _, simd := range []string{"off", "4", "8"} {
+		r := closeAtEnd(t, must(op2.NewRuntime(op2.Config{Lazy: false, SIMD: simd}.Explicit("Lazy"))))
+		set := must(op2.NewSet(64, "hm_set"))
+		x := must(op2.NewDat(set, 1, iota32[float64](64), "x"))
+		y := must(op2.NewDat[float64](set, 1, nil, "y"))
+		check(t, r.ParLoop(op2.NewKernel(src, "hm_k"), set, x.Arg(op2.Read), y.Arg(op2.Write)))
+		got := y.DataRO()
+		if want == nil {
+			want = slices.Clone(got)
+			if want[1] != math.Pi+1 {
+				t.Fatalf("scalar: y[1] = %v, want π+1", want[1])
+			}
+			continue
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("SIMD %s: y[1] = %v, scalar %v", simd, got[1], want[1])
+		}
+	}
+}

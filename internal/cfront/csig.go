@@ -708,12 +708,12 @@ type condFrame struct {
 // preprocess reads the directives of src (comments and literals already
 // blanked; lit is the same text with the literals kept, for the character
 // constants of #if expressions), tracking the macros it defines and which
-// code is compiled. It returns an error for directives the compiler would
+// code is compiled, after the generated code's headers (preludeMacros). It returns an error for directives the compiler would
 // reject in code it compiles: a #if expression it cannot evaluate (a
 // division by zero, a syntax error), #else or #endif without #if, an
 // unterminated #if.
 func preprocess(src, lit string) (*preprocessed, error) {
-	return preprocessWith(src, lit, nil)
+	return preprocessWith(src, lit, preludePredef)
 }
 
 // preprocessWith is preprocess for a compiler that defines the macros

@@ -331,14 +331,8 @@ func (f *Fuser) kernel(loops []*core.Loop, args []core.Arg) (*core.Kernel, error
 		}
 		decls[m] = text
 	}
-	for _, l := range loops {
-		info := l.Kernel.Info
-		if info.SetsOptions != "" {
-			return nil, fmt.Errorf("kernel %s sets compiler options (%s), which the fused function would not have", l.Kernel.Name, info.SetsOptions)
-		}
-		if first := loops[0].Kernel.Info; info.Source != first.Source && info.FileScope != first.FileScope {
-			return nil, fmt.Errorf("kernels %s and %s differ in what their sources set for the code after them (pragmas, headers, macros before a header): in one file, one would change the other", loops[0].Kernel.Name, l.Kernel.Name)
-		}
+	if err := separate(loops); err != nil {
+		return nil, err
 	}
 	var src strings.Builder
 	seen := map[string]bool{}
@@ -375,6 +369,66 @@ func (f *Fuser) kernel(loops []*core.Loop, args []core.Arg) (*core.Kernel, error
 	}
 	return &core.Kernel{Name: name, Source: info.Source, ID: core.NewID(), Info: info, Sum: core.KernelSum(name, info.Source, false)}, nil
 }
+
+// separate returns why the sources of loops' kernels cannot share one
+// file, or nil: a source sets compiler options (which the fused function
+// would not have); of two sources, one sets something for the code after
+// it (FileScope: a pragma, a header that turns calls into macros, a macro
+// a header reads), which would reach the other, wherever it stands; or
+// two declare a name at file scope alike (static double acc; in both is
+// one variable in one file).
+func separate(loops []*core.Loop) error {
+	first := loops[0].Kernel
+	for _, l := range loops {
+		if opts := l.Kernel.Info.SetsOptions; opts != "" {
+			return fmt.Errorf("kernel %s sets compiler options (%s), which the fused function would not have", l.Kernel.Name, opts)
+		}
+	}
+	for _, l := range loops[1:] {
+		k := l.Kernel
+		if k.Info.Source == first.Info.Source {
+			continue
+		}
+		for _, pair := range [][2]*core.Kernel{{first, k}, {k, first}} {
+			if scope := pair[0].Info.FileScope; scope != "" {
+				return fmt.Errorf("kernel %s's source sets what holds for the code after it (%s): in one file with kernel %s's, it would change it",
+					pair[0].Name, strings.SplitN(scope, "\n", 2)[0], pair[1].Name)
+			}
+		}
+	}
+	declared := map[string]*core.Kernel{}
+	for _, l := range loops {
+		k := l.Kernel
+		m, err := cfront.Model(k.Info)
+		if err != nil {
+			return fmt.Errorf("kernel %s: %w", k.Name, err)
+		}
+		for id := range m.OutsideIdents {
+			if !fileScopeName(k, id) {
+				continue
+			}
+			if o, ok := declared[id]; ok && o.Info.Source != k.Info.Source {
+				return fmt.Errorf("kernels %s and %s both name %s at file scope: in one file, their declarations would meet", o.Name, k.Name, id)
+			}
+			declared[id] = k
+		}
+	}
+	return nil
+}
+
+// fileScopeName reports whether id, outside the functions of kernel k's
+// source (cfront.SourceModel.OutsideIdents), may be a name the source
+// declares there: not a keyword nor a name reserved for the
+// implementation (attributes' words).
+func fileScopeName(k *core.Kernel, id string) bool {
+	return id != k.Name && !cfront.TypeWord(id) && !fileScopeWords[id] && !strings.HasPrefix(id, "__")
+}
+
+// fileScopeWords are keywords found at file scope besides cfront's type
+// words.
+var fileScopeWords = map[string]bool{"static": true, "extern": true, "inline": true, "typedef": true, "const": true,
+	"volatile": true, "restrict": true, "register": true, "auto": true, "_Noreturn": true, "_Thread_local": true,
+	"_Alignas": true, "sizeof": true, "return": true, "if": true, "else": true, "for": true, "while": true}
 
 // argAt returns the loop and argument index of position pos in the loops'
 // arguments taken in order.
@@ -473,7 +527,7 @@ func (f *Fuser) body(l *core.Loop, last bool, pnames []string, pos int) (string,
 		n, ok := to[t.Text]
 		switch t.Text {
 		case "__func__", "__FUNCTION__", "__PRETTY_FUNCTION__":
-			n, ok = strconv.Quote(name), true // the kernel's name, as apart
+			n, ok = "((const char[]){"+strconv.Quote(name)+"})", true // the kernel's name, of __func__'s type
 		}
 		if !ok {
 			continue
