@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -212,4 +213,97 @@ func matOnRanks(t *testing.T, opts op2.SolverOptions, extra ...ranksCase) {
 			mpiRun(t, r.ranks, 2*time.Minute, append([]string{"OP2_MAT_EXPECT=" + path, "OP2_MPI_PARTITIONER=" + r.partitioner}, r.env...)...)
 		})
 	}
+}
+
+// rankChain declares, on rank 0 of the job, a chain of nn nodes joined
+// by edges with its matrix sparsity (the edges' pairs and the diagonal),
+// partitions it in blocks, and returns the nodes, the edge map, the
+// identity map and the sparsity.
+func rankChain(t *testing.T, nn int) (*op2.Set, *op2.Map, *op2.Map, *op2.Sparsity) {
+	n := func(k int) int {
+		if op2.Rank() == 0 {
+			return k
+		}
+		return 0
+	}
+	var tab []int32
+	for i := 0; i+1 < nn; i++ {
+		tab = append(tab, int32(i), int32(i+1))
+	}
+	nodes := must(op2.NewSet(n(nn), "nodes"))
+	edges := must(op2.NewSet(n(nn-1), "edges"))
+	pedge := must(op2.NewMap(edges, nodes, 2, tab[:2*n(nn-1)], "pedge"))
+	ident := must(op2.NewMap(nodes, nodes, 1, iota32[int32](n(nn)), "ident"))
+	must(op2.Partition(op2.BlockPartitioner()))
+	sp := must(op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: pedge, Col: pedge}, {Row: ident, Col: ident}}, "sp"))
+	return nodes, pedge, ident, sp
+}
+
+// TestSolveInChainOnRanks: the built-in solver's Solve inside a Chain on
+// two ranks runs the chain's loops and its own, as on one process: its
+// reads of its Globals were refused as calls some ranks only may make.
+func TestSolveInChainOnRanks(t *testing.T) {
+	if !mpitest.InRanks() {
+		mpitest.Run(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=30s")
+		return
+	}
+	nodes, pedge, ident, sp := rankChain(t, 10)
+	A := must(op2.NewMat[float64](sp, "A"))
+	x := must(op2.NewDat[float64](nodes, 1, nil, "x"))
+	b := must(op2.NewDat[float64](nodes, 1, nil, "b"))
+	s := must(op2.NewSolver(op2.SolverOptions{}))
+	var info op2.SolveInfo
+	check(t, op2.Chain(func() error {
+		check(t, op2.ParLoop(op2.NewKernel(`void sc_e(double *A) { A[0] = 1; A[1] = -1; A[2] = -1; A[3] = 1; }`, "sc_e"), pedge.From(), A.Arg(op2.Inc, pedge, pedge)))
+		check(t, op2.ParLoop(op2.NewKernel(`void sc_d(double *A) { A[0] = 1; }`, "sc_d"), nodes, A.Arg(op2.Inc, ident, ident)))
+		check(t, op2.ParLoop(op2.NewKernel(`void sc_one(double *b) { b[0] = 1; }`, "sc_one"), nodes, b.Arg(op2.Write)))
+		var err error
+		info, err = s.Solve(A, x, b)
+		return err
+	}))
+	if !info.Converged {
+		t.Fatalf("rank %d: %+v", op2.Rank(), info)
+	}
+	check(t, s.Close())
+	check(t, op2.Finalize())
+}
+
+// TestJacobiZeroDiagonalOnOneRank: a zero diagonal entry on one rank's
+// rows fails the built-in solver's Solve on every rank (the others
+// iterated, and the next reduction met the failing rank's), after which
+// a loop's reduction is right everywhere.
+func TestJacobiZeroDiagonalOnOneRank(t *testing.T) {
+	if !mpitest.InRanks() {
+		mpitest.Run(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=15s")
+		return
+	}
+	const nn = 10
+	n := func(k int) int {
+		if op2.Rank() == 0 {
+			return k
+		}
+		return 0
+	}
+	d := []float64{2, 2, 2, 2, 2, 2, 2, 2, 2, 0} // the zero: in the last row, owned by rank 1
+	nodes := must(op2.NewSet(n(nn), "nodes"))
+	ident := must(op2.NewMap(nodes, nodes, 1, iota32[int32](n(nn)), "ident"))
+	dd := must(op2.NewDat(nodes, 1, d[:n(nn)], "d"))
+	must(op2.Partition(op2.BlockPartitioner()))
+	sp := must(op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: ident, Col: ident}}, "sp"))
+	A := must(op2.NewMat[float64](sp, "A"))
+	x := must(op2.NewDat[float64](nodes, 1, nil, "x"))
+	b := must(op2.NewDat[float64](nodes, 1, nil, "b"))
+	check(t, op2.ParLoop(op2.NewKernel(`void zd_dg(const double *d, double *A) { A[0] = d[0]; }`, "zd_dg"), nodes, dd.Arg(op2.Read), A.Arg(op2.Inc, ident, ident)))
+	check(t, op2.ParLoop(op2.NewKernel(`void zd_one(double *b) { b[0] = 1; }`, "zd_one"), nodes, b.Arg(op2.Write)))
+	s := must(op2.NewSolver(op2.SolverOptions{}))
+	if _, err := s.Solve(A, x, b); err == nil || !strings.Contains(err.Error(), "zero diagonal entry") {
+		t.Errorf("rank %d: Solve: %v, want the zero diagonal entry named", op2.Rank(), err)
+	}
+	g := must(op2.NewGlobal[float64](1, nil, "g"))
+	check(t, op2.ParLoop(op2.NewKernel(`void zd_sum(const double *b, double *g) { g[0] += 3.0 * b[0]; }`, "zd_sum"), nodes, b.Arg(op2.Read), g.Arg(op2.Inc)))
+	if v := g.Value(); v != 30 {
+		t.Errorf("rank %d: a sum after the failed solve = %v, want 30", op2.Rank(), v)
+	}
+	check(t, s.Close())
+	check(t, op2.Finalize())
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/petsc"
 	"github.com/goop2/op2/internal/solver"
 )
@@ -194,6 +195,8 @@ func (s *Solver) Solve(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
 	if x == b {
 		return SolveInfo{}, fmt.Errorf("op2: Solve: x and b are the same %s", x.s.Describe())
 	}
+	// Every rank solves: its own reads may run a chain's recorded loops.
+	defer rt.proc.InCollective()()
 	// The host reads A, x and b, and gets what the solve found: a
 	// restart from an automatic checkpoint runs the loops up to here.
 	if err := observe("Solver.Solve", "Solve", &A.s, &x.s, &b.s); err != nil {
@@ -247,6 +250,18 @@ func nativeAPI(A *Mat[float64], r *Runtime) solver.API[*Dat[float64], *Global[fl
 				row, comp = A.block().InverseDiagonal(vals)
 			}
 			unlock()
+			if w, _ := mpiWorld(); w != nil && w.Size() > 1 {
+				// Collective: a rank whose rows hold a zero diagonal
+				// entry (or that failed) says so to every rank, before
+				// any of them iterates.
+				local := err
+				if local == nil && row >= 0 {
+					local = fmt.Errorf("%s has a zero diagonal entry in its row element %d (this rank's numbering), component %d; the Jacobi preconditioner needs none (use Precond \"none\")", A.s.Matrix, row, comp)
+				}
+				if err = mpiFatal(dist.AgreeStep(w, "Solver.Solve: the Jacobi preconditioner", local)); err != nil {
+					return nil, -1, 0, fmt.Errorf("op2: Solve: %w", err)
+				}
+			}
 			return vals, row, comp, err
 		},
 		Describe: func(v *Dat[float64]) string { return v.s.Describe() },
