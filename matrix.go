@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/engine"
 	"github.com/goop2/op2/internal/matrix"
 	"github.com/goop2/op2/internal/sparsity"
@@ -304,7 +305,18 @@ func (A *Mat[T]) engine() engine.Mat[T] { return engine.Mat[T]{S: &A.s, Block: A
 // Out-of-range elements and wrong Dats are refused before anything
 // changes.
 func (A *Mat[T]) ZeroRowsColumns(rows []int, diag T, x, b *Dat[T]) error {
-	if err := A.checkZeroRowsColumns(rows, x, b); err != nil {
+	err := A.checkZeroRowsColumns(rows, x, b)
+	if w, _ := mpiWorld(); w != nil && w.Size() > 1 {
+		// Collective: a rank that refuses its rows says so to every
+		// rank before any of them exchanges.
+		if aerr := mpiFatal(dist.AgreeStep(w, "Mat.ZeroRowsColumns of "+A.s.Matrix, err)); aerr != nil {
+			if err != nil {
+				return err // this rank's own error, as without MPI
+			}
+			return fmt.Errorf("op2: %w", aerr)
+		}
+	}
+	if err != nil {
 		return err
 	}
 	dirichlet, mark, err := A.dirichletColumns(rows, x)

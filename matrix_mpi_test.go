@@ -307,3 +307,33 @@ func TestJacobiZeroDiagonalOnOneRank(t *testing.T) {
 	check(t, s.Close())
 	check(t, op2.Finalize())
 }
+
+// TestZeroRowsColumnsBadRowOnOneRank: a row refused on one rank fails
+// ZeroRowsColumns on every rank at once (the others waited in its
+// exchange until OP2_MPI_TIMEOUT aborted the job), and the matrix is
+// unchanged.
+func TestZeroRowsColumnsBadRowOnOneRank(t *testing.T) {
+	if !mpitest.InRanks() {
+		mpitest.Run(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=60s")
+		return
+	}
+	nodes, _, ident, _ := rankChain(t, 10)
+	sp := must(op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: ident, Col: ident}}, "sp_diag"))
+	A := must(op2.NewMat[float64](sp, "A"))
+	x := must(op2.NewDat[float64](nodes, 1, nil, "x"))
+	b := must(op2.NewDat[float64](nodes, 1, nil, "b"))
+	check(t, op2.ParLoop(op2.NewKernel(`void zr_dg(double *A) { A[0] = 2; }`, "zr_dg"), nodes, A.Arg(op2.Inc, ident, ident)))
+	rows := []int{0}
+	if op2.Rank() == op2.Ranks()-1 {
+		rows = []int{99}
+	}
+	start := time.Now()
+	err := A.ZeroRowsColumns(rows, 1, x, b)
+	if err == nil || time.Since(start) > 30*time.Second {
+		t.Errorf("rank %d: ZeroRowsColumns with row 99 on rank %d: %v after %v, want an error at once", op2.Rank(), op2.Ranks()-1, err, time.Since(start))
+	}
+	if op2.Rank() == op2.Ranks()-1 && (err == nil || !strings.Contains(err.Error(), "99")) {
+		t.Errorf("rank %d: %v does not name row 99", op2.Rank(), err)
+	}
+	check(t, op2.Finalize())
+}
