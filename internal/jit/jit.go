@@ -61,6 +61,7 @@ static void op2_pin_deps(void *h, const char *skip) {
 import "C"
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -155,7 +156,6 @@ func (e *errTimedOut) Unwrap() error { return context.DeadlineExceeded }
 // limit is killed with the processes it started (its process group: a
 // compiler driver runs cc1, as and ld), and the error is an *errTimedOut.
 func run(argv []string, stdin io.Reader, limit time.Duration) ([]byte, error) {
-	inheritNothing()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -165,31 +165,63 @@ func run(argv []string, stdin io.Reader, limit time.Duration) ([]byte, error) {
 	// Output pipes held open by a process that escaped the group do not
 	// keep the call waiting.
 	cmd.WaitDelay = 2 * time.Second
-	out, err := cmd.CombinedOutput()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := startInheritingNothing(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	if err != nil && ctx.Err() == context.DeadlineExceeded {
 		err = &errTimedOut{limit}
 	}
-	return out, err
+	return out.Bytes(), err
 }
 
-// inheritNothing marks every descriptor of the process above 2 to be
-// closed on exec, so that a compiler, which may outlive the call that
-// started it (Precompile), holds no file of the program open. Go opens
-// its files so; C libraries may not: libhdf5 opens a file without it,
-// and a compiler holding the descriptor kept the file's lock after
-// File.Close, so that opening the file again failed until the compiler
-// had exited. The descriptors the command gets (its input and output)
-// are set up for it by os/exec.
-func inheritNothing() {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return
+// spawning serialises startInheritingNothing.
+var spawning sync.Mutex
+
+// startInheritingNothing starts cmd with none of the program's
+// descriptors above 2 open in it, so that a compiler, which may outlive
+// the call that started it (Precompile), holds no file of the program
+// open. Go opens its files close-on-exec; C libraries may not: libhdf5
+// opens a file without it, and a compiler holding the descriptor kept
+// the file's lock after File.Close, so that opening the file again
+// failed until the compiler had exited. The descriptors without the mark
+// get it while cmd starts and lose it again after (those still open on
+// the same file), so that the program's own children inherit what they
+// did. A descriptor a C library opens while cmd starts may still reach
+// it.
+func startInheritingNothing(cmd *exec.Cmd) error {
+	spawning.Lock()
+	defer spawning.Unlock()
+	type marked struct {
+		fd       int
+		dev, ino uint64
 	}
-	for _, e := range ents {
-		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+	var fds []marked
+	if ents, err := os.ReadDir("/proc/self/fd"); err == nil {
+		for _, e := range ents {
+			fd, err := strconv.Atoi(e.Name())
+			if err != nil || fd <= 2 {
+				continue
+			}
+			flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)
+			var st syscall.Stat_t
+			if errno != 0 || flags&syscall.FD_CLOEXEC != 0 || syscall.Fstat(fd, &st) != nil {
+				continue
+			}
 			syscall.CloseOnExec(fd)
+			fds = append(fds, marked{fd, st.Dev, st.Ino})
 		}
 	}
+	err := cmd.Start()
+	for _, m := range fds {
+		var st syscall.Stat_t
+		if syscall.Fstat(m.fd, &st) == nil && st.Dev == m.dev && st.Ino == m.ino {
+			syscall.Syscall(syscall.SYS_FCNTL, uintptr(m.fd), syscall.F_SETFD, 0)
+		}
+	}
+	return err
 }
 
 // keepSource writes src as the file called name in the cache, for error

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -530,7 +531,7 @@ exit 0`)
 // TestCompilerInheritsNoDescriptor: a descriptor the program opened
 // without close-on-exec (as libhdf5 opens its files) is not open in the
 // compiler, which could hold the file's lock after the program closed
-// it.
+// it, and stays as it was for the program's own children.
 func TestCompilerInheritsNoDescriptor(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "held")
 	fd, err := syscall.Open(path, syscall.O_CREAT|syscall.O_RDWR, 0o600) // no O_CLOEXEC
@@ -549,6 +550,10 @@ exec cc "$@"`, fd, fd, seen)))
 	lib.Release()
 	if b, err := os.ReadFile(seen); err == nil {
 		t.Errorf("the compiler had descriptor %d open: %s", fd, b)
+	}
+	// The program's own children still inherit it.
+	if err := exec.Command("/bin/sh", "-c", fmt.Sprintf("[ -e /proc/self/fd/%d ]", fd)).Run(); err != nil {
+		t.Errorf("after a build, a child of the program no longer inherits descriptor %d: %v", fd, err)
 	}
 }
 
