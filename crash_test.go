@@ -249,3 +249,37 @@ func TestGoPanicDuringLoop(t *testing.T) {
 		})
 	}
 }
+
+// TestPoCLDivisionWhileHostLoopRuns: an integer division by zero in an
+// OpenCL kernel, which PoCL recovers from on its threads, is left to it
+// while a host loop of another runtime runs, and nothing blames that
+// loop: the handler takes only faults in GoOP2's compiled code as a host
+// loop's.
+func TestPoCLDivisionWhileHostLoopRuns(t *testing.T) {
+	if os.Getenv(crashChildEnv) == "pocl-div" {
+		ra := must(op2.NewRuntime(op2.Config{Backend: "opencl", Lazy: false}.Explicit("Lazy")))
+		rb := must(op2.NewRuntime(op2.Config{Backend: "sequential", Lazy: false}.Explicit("Lazy")))
+		const n = 1000
+		set := must(op2.NewSet(n, "pd_set"))
+		x := must(op2.NewDat(set, 1, iota32[float64](n), "x"))
+		hs := must(op2.NewSet(1, "pd_host"))
+		y := must(op2.NewDat(hs, 1, []float64{3e8}, "y"))
+		check(t, ra.ParLoop(op2.NewKernel("void pd_w(double *x) { *x += 0.0; }", "pd_w"), set, x.Arg(op2.RW)))
+		check(t, ra.Wait())
+		spin := op2.NewKernel("void pd_spin(double *y) { for (volatile long i = 0; i < (long)y[0]; i++) ; }", "pd_spin")
+		check(t, rb.ParLoop(spin, hs, y.Arg(op2.RW))) // built before the division is queued
+		div := op2.NewKernel("void pd_div(double *x) { if (*x == 999.0) { for (volatile long i = 0; i < 100000000L; i++) ; volatile int zero = 0; *x = (int)*x / zero; } }", "pd_div")
+		check(t, ra.ParLoop(div, set, x.Arg(op2.RW))) // queued on PoCL's threads
+		check(t, rb.ParLoop(spin, hs, y.Arg(op2.RW))) // a host loop runs meanwhile
+		fmt.Printf("survived: %v\n", ra.Wait())
+		return
+	}
+	needBackend(t, "opencl")
+	stdout, stderr, err := runCrashChild(t, "TestPoCLDivisionWhileHostLoopRuns", "pocl-div")
+	if err != nil || !strings.Contains(stdout, "survived") {
+		t.Fatalf("the child died (%v); stdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	if strings.Contains(stderr, "op2: fatal signal") {
+		t.Errorf("a division PoCL recovered from was reported:\n%s", stderr)
+	}
+}

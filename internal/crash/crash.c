@@ -14,9 +14,12 @@ struct op2_crash_loop op2_crash_cur;
 
 // Elsewhere the handler is not built: loops run without the report.
 int op2_crash_install(void) { return ENOSYS; }
+int op2_crash_add_code(void *handle) { (void)handle; return ENOSYS; }
+void op2_crash_remove_code(void *handle) { (void)handle; }
 
 #else
 
+#include <dlfcn.h>
 #include <link.h>
 #include <signal.h>
 #include <stddef.h>
@@ -43,6 +46,86 @@ static uintptr_t op2_text_lo[OP2_MAXTEXT], op2_text_hi[OP2_MAXTEXT];
 static int op2_ntext;
 
 static int op2_reported;
+
+// The code of the libraries GoOP2 compiled and loaded (its host loops):
+// slots of executable ranges, each with the load address of its library
+// (0: free). The handler reads them with plain loads; Go adds and removes
+// them one call at a time.
+#define OP2_MAXCODE 4096
+static struct {
+	uintptr_t lo, hi, base;
+} op2_code[OP2_MAXCODE];
+static int op2_ncode; // slots in use so far (some freed)
+
+struct op2_find {
+	uintptr_t base;
+	const char *name;
+	int added;
+};
+
+static int op2_code_cb(struct dl_phdr_info *info, size_t size, void *data) {
+	(void)size;
+	struct op2_find *f = data;
+	if (info->dlpi_addr != f->base || info->dlpi_name == NULL || strcmp(info->dlpi_name, f->name) != 0) {
+		return 0;
+	}
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) {
+			continue;
+		}
+		int k = 0;
+		while (k < op2_ncode && op2_code[k].base != 0) {
+			k++;
+		}
+		if (k == OP2_MAXCODE) {
+			break;
+		}
+		__atomic_store_n(&op2_code[k].lo, info->dlpi_addr + ph->p_vaddr, __ATOMIC_RELAXED);
+		__atomic_store_n(&op2_code[k].hi, info->dlpi_addr + ph->p_vaddr + ph->p_memsz, __ATOMIC_RELAXED);
+		__atomic_store_n(&op2_code[k].base, f->base, __ATOMIC_RELEASE);
+		if (k == op2_ncode) {
+			__atomic_store_n(&op2_ncode, k + 1, __ATOMIC_RELEASE);
+		}
+		f->added++;
+	}
+	return 1;
+}
+
+int op2_crash_add_code(void *handle) {
+	struct link_map *lm = NULL;
+	if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || lm == NULL || lm->l_addr == 0) {
+		return -1;
+	}
+	struct op2_find f = {lm->l_addr, lm->l_name, 0};
+	dl_iterate_phdr(op2_code_cb, &f);
+	return f.added > 0 ? 0 : -1;
+}
+
+void op2_crash_remove_code(void *handle) {
+	struct link_map *lm = NULL;
+	if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || lm == NULL || lm->l_addr == 0) {
+		return;
+	}
+	for (int k = 0; k < op2_ncode; k++) {
+		if (op2_code[k].base == lm->l_addr) {
+			__atomic_store_n(&op2_code[k].base, 0, __ATOMIC_RELEASE);
+		}
+	}
+}
+
+// op2_in_code reports whether pc is in the code of a library GoOP2
+// compiled (op2_crash_add_code).
+static int op2_in_code(uintptr_t pc) {
+	int n = __atomic_load_n(&op2_ncode, __ATOMIC_ACQUIRE);
+	for (int k = 0; k < n; k++) {
+		uintptr_t base = __atomic_load_n(&op2_code[k].base, __ATOMIC_ACQUIRE);
+		if (base != 0 && pc >= op2_code[k].lo && pc < op2_code[k].hi) {
+			return 1;
+		}
+	}
+	return 0;
+}
 
 static int op2_text_cb(struct dl_phdr_info *info, size_t size, void *data) {
 	(void)size;
@@ -245,22 +328,24 @@ static void op2_handler(int sig, siginfo_t *info, void *ctx) {
 	// Report only a fault (si_code > 0: raised by the kernel, not sent)
 	// while a loop runs, outside the executable's code: a fault in Go code
 	// is Go's business (a nil dereference panics).
-	int quiet = sig == SIGFPE && op2_foreign[i] && state == OP2_CRASH_QUEUED;
-	if (state != OP2_CRASH_IDLE && info != NULL && info->si_code > 0 && !quiet) {
-		uintptr_t pc = op2_fault_pc(ctx);
-		if (pc != 0 && !op2_in_exe(pc)) {
-			if (!__atomic_exchange_n(&op2_reported, 1, __ATOMIC_ACQ_REL)) {
-				op2_report(sig, info, state);
-			}
-			if (state == OP2_CRASH_RUNNING && op2_foreign[i]) {
-				// A host loop's kernel faulted: the process ends, as
-				// without a foreign handler. PoCL's (LLVM's) would skip
-				// an integer division by zero and let the loop go on
-				// with a wrong value.
-				op2_default(sig);
-				errno = saved;
-				return;
-			}
+	uintptr_t pc = op2_fault_pc(ctx);
+	int ours = pc != 0 && op2_in_code(pc);
+	// A SIGFPE outside GoOP2's loops with a foreign handler below (PoCL's,
+	// which recovers from an integer division by zero in an OpenCL
+	// kernel on its threads) is left to it without a report.
+	int quiet = sig == SIGFPE && op2_foreign[i] && (state == OP2_CRASH_QUEUED || !ours);
+	if (state != OP2_CRASH_IDLE && info != NULL && info->si_code > 0 && !quiet && pc != 0 && !op2_in_exe(pc)) {
+		if (!__atomic_exchange_n(&op2_reported, 1, __ATOMIC_ACQ_REL)) {
+			op2_report(sig, info, state);
+		}
+		if (state == OP2_CRASH_RUNNING && op2_foreign[i] && ours) {
+			// A host loop's kernel faulted: the process ends, as
+			// without a foreign handler. PoCL's (LLVM's) would skip an
+			// integer division by zero and let the loop go on with a
+			// wrong value.
+			op2_default(sig);
+			errno = saved;
+			return;
 		}
 	}
 	if (op2_chain(i, sig, info, ctx)) {

@@ -51,6 +51,26 @@ func Install() error {
 	return installErr
 }
 
+// codeMu serialises AddCode and RemoveCode.
+var codeMu sync.Mutex
+
+// AddCode records the code of the library whose dlopen handle is handle
+// as a host loop's (GoOP2 compiled it): a fault there while a loop runs
+// ends the process even where another library's handler (PoCL's) would
+// have resumed it. RemoveCode forgets it; call it before dlclose.
+func AddCode(handle unsafe.Pointer) {
+	codeMu.Lock()
+	C.op2_crash_add_code(handle)
+	codeMu.Unlock()
+}
+
+// RemoveCode forgets the code AddCode recorded for handle.
+func RemoveCode(handle unsafe.Pointer) {
+	codeMu.Lock()
+	C.op2_crash_remove_code(handle)
+	codeMu.Unlock()
+}
+
 // maxNames bounds the C copies of names a Tracker keeps. Past it, the
 // Tracker frees them all and starts again: programs that make many sets
 // with distinct names do not accumulate C memory.

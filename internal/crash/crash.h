@@ -24,4 +24,12 @@ extern struct op2_crash_loop op2_crash_cur;
  * (after putting back the handlers it had replaced). Call it once. */
 int op2_crash_install(void);
 
+/* op2_crash_add_code records the code of the library dlopen returned
+ * handle for (a loop's, compiled by GoOP2) as a host loop's: a fault
+ * there during a loop ends the process, whatever handler was there
+ * before. op2_crash_remove_code forgets it before the library is closed.
+ * The caller serialises them. */
+int op2_crash_add_code(void *handle);
+void op2_crash_remove_code(void *handle);
+
 #endif

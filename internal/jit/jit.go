@@ -81,6 +81,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/cache"
+	"github.com/goop2/op2/internal/crash"
 )
 
 // Stats counts what the JIT did in this process.
@@ -268,6 +269,7 @@ func (l *Library) Release() {
 	l.refs--
 	if l.refs == 0 {
 		delete(loaded.m, l.key)
+		crash.RemoveCode(unsafe.Pointer(l.handle))
 		C.op2_dlclose(l.handle)
 		l.handle = nil
 	}
@@ -931,6 +933,7 @@ func load(path string, symbols []string) (*Library, error) {
 	cdir := C.CString(filepath.Dir(path) + "/")
 	defer C.free(unsafe.Pointer(cdir))
 	C.op2_pin_deps(h, cdir)
+	crash.AddCode(unsafe.Pointer(h)) // a fault in its code ends the process
 	return lib, nil
 }
 
