@@ -33,10 +33,14 @@ var effectNames = setOf(strings.Fields(`dprintf vdprintf fflush fopen freopen fd
 	pwrite writev pwritev unlink _exit _Exit quick_exit __builtin_abort __builtin_trap __builtin_exit
 	__builtin__exit __builtin__Exit __assert_fail __assert_perror_fail __assert_rtn _assert
 	execv execve execvp execvpe execl execle execlp fexecve posix_spawn posix_spawnp vfork pthread_exit
-	mkstemp mkostemp mkdtemp tmpfile tmpnam mkfifo mkdir rmdir chdir fchdir symlink unlinkat renameat`))
+	mkstemp mkostemp mkstemps mkostemps mkdtemp tmpfile tmpnam mkfifo mkdir mkdirat rmdir chdir fchdir symlink symlinkat
+	linkat mknod unlinkat renameat ftruncate fchmod chown fchown lchown execveat thrd_exit killpg pthread_kill sigqueue
+	tgkill open64 fopen64 creat64 setenv putenv unsetenv dup2 dup3 atexit at_quick_exit setlocale umask setsid daemon`))
 
 // calledEffects are functions with effects whose names are ordinary words
-// (a variable may be named err, a field open): they count when called,
+// (a variable may be named err, a field open, a helper function
+// truncate): unless the source declares the name (declares), they count
+// when called,
 // as name( or (name)( (qualified or not), or named in a macro's
 // replacement text, or, when the source declares no object of the name,
 // used as a value at all (a function pointer: = exit, &exit, a cast's
@@ -45,7 +49,7 @@ var effectNames = setOf(strings.Fields(`dprintf vdprintf fflush fopen freopen fd
 // where it is called (<complex.h>'s logarithm) or the source declares an
 // object of the name. assert, a macro, ends the process when its
 // condition fails (NDEBUG is not defined).
-var calledEffects = setOf(strings.Fields(`write open system exit abort raise kill remove rename err warn assert fork syscall link truncate chmod`))
+var calledEffects = setOf(strings.Fields(`write open system exit abort raise kill remove rename err warn assert fork syscall link truncate chmod clone close signal`))
 
 // fileStreams are C++'s file streams, which count where they are not the
 // name of a header.
@@ -98,9 +102,9 @@ func readEffects(code string) (stdio, effects bool) {
 			if next(toks, i+1) != "(" && !declared[name] {
 				return true, true
 			}
-		case calledEffects[name]:
+		case calledEffects[name] && !declared[name]:
 			if n := next(toks, i+1); n == "(" || n == ")" && next(toks, i+2) == "(" || in(t.Start) == "define" ||
-				name == t.Text && !declared[name] && valueUse(toks, i) {
+				name == t.Text && valueUse(toks, i) {
 				effects = true
 			}
 		case fileStreams[name]:
