@@ -120,6 +120,9 @@ func (c *Compiler) Precompile(src string, symbols []string, extra ...string) err
 	if c.ready(key, name, bind) {
 		return nil
 	}
+	if _, err := exec.LookPath("sha256sum"); err != nil {
+		return fmt.Errorf("jit: compiling in the background needs sha256sum (install coreutils): %w", err)
+	}
 	if err := keepSource(c.Cache, key+".c", src); err != nil {
 		return err
 	}

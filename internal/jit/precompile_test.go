@@ -360,3 +360,18 @@ func TestPendingLibraryChecked(t *testing.T) {
 		})
 	}
 }
+
+// TestPrecompileNeedsSHA256Sum: without sha256sum (which writes a
+// pending library's checksum) Precompile says what to install.
+func TestPrecompileNeedsSHA256Sum(t *testing.T) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCompiler(t, cc)
+	t.Setenv("PATH", t.TempDir())
+	err = c.Precompile(`__attribute__((visibility("default"))) int op2_loop = 5;`, []string{"op2_loop"})
+	if err == nil || !strings.Contains(err.Error(), "sha256sum") || !strings.Contains(err.Error(), "coreutils") {
+		t.Errorf("Precompile without sha256sum: %v, want an error naming it and coreutils", err)
+	}
+}
