@@ -46,3 +46,37 @@ func TestCrashHookAllocatesNothing(t *testing.T) {
 		t.Errorf("publishing two known loops allocates %v times", a)
 	}
 }
+
+// TestTiledCrashNames: a tiled schedule names its loops' kernels and sets
+// for a crash report, for each chain that shares it, and a repeated or
+// alternating chain allocates nothing.
+func TestTiledCrashNames(t *testing.T) {
+	cells, edges := &core.Set{Name: "cells"}, &core.Set{Name: "edges"}
+	mk := func(names ...string) (ls []*core.Loop) {
+		for i, n := range names {
+			set := cells
+			if i == 1 {
+				set = edges
+			}
+			ls = append(ls, &core.Loop{Kernel: &core.Kernel{Name: n, ID: core.NewID()}, Set: set})
+		}
+		return ls
+	}
+	a, b := mk("a1", "a2", "a3"), mk("b1", "b2")
+	ts := &tiledSchedule{}
+	for _, c := range []struct {
+		loops         []*core.Loop
+		kernels, sets string
+	}{
+		{a, "a1, a2 or a3 (a chain run in tiles)", "cells, edges"},
+		{b, "b1 or b2 (a chain run in tiles)", "cells, edges"},
+		{a, "a1, a2 or a3 (a chain run in tiles)", "cells, edges"},
+	} {
+		if k, s := ts.crashNames(c.loops); k != c.kernels || s != c.sets {
+			t.Errorf("crashNames = %q, %q; want %q, %q", k, s, c.kernels, c.sets)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { ts.crashNames(a); ts.crashNames(b) }); n != 0 {
+		t.Errorf("alternating chains allocate %v times a pair of runs, want 0", n)
+	}
+}

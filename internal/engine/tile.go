@@ -44,36 +44,49 @@ const maxTiledChains = 64
 type tiledSchedule struct {
 	s   *tile.Schedule
 	pin runtime.Pinner
-	// kernels and sets name the chain's loops in a crash report, for the
-	// kernels named (chains of other kernels may share the schedule): a
-	// tile runs them in turn.
-	kernels, sets string
-	named         []*core.Kernel
+	// names are how a crash report names the chains' loops, by their
+	// kernels (kernelsKey; chains of other kernels may share the
+	// schedule, and alternate): a tile runs them in turn.
+	names map[uint64][2]string
 }
 
 // crashNames returns how a crash report names loops, which run in tiles
 // of ts: their kernels ("a, b or c (a chain run in tiles)") and their
-// sets, made again only for other kernels.
+// sets, made once for each sequence of kernels.
 func (ts *tiledSchedule) crashNames(loops []*core.Loop) (kernels, sets string) {
-	same := len(ts.named) == len(loops)
-	for i := 0; same && i < len(loops); i++ {
-		same = ts.named[i] == loops[i].Kernel
+	key := kernelsKey(loops)
+	if n, ok := ts.names[key]; ok {
+		return n[0], n[1]
 	}
-	if !same {
-		var ks, ss []string
-		ts.named = ts.named[:0]
-		for _, l := range loops {
-			ts.named = append(ts.named, l.Kernel)
-			ks = append(ks, l.Kernel.Name)
-			if !slices.Contains(ss, l.Set.Name) {
-				ss = append(ss, l.Set.Name)
+	var ks, ss []string
+	for _, l := range loops {
+		ks = append(ks, l.Kernel.Name)
+		if !slices.Contains(ss, l.Set.Name) {
+			ss = append(ss, l.Set.Name)
+		}
+	}
+	last := len(ks) - 1
+	n := [2]string{strings.Join(ks[:last], ", ") + " or " + ks[last] + " (a chain run in tiles)", strings.Join(ss, ", ")}
+	if ts.names == nil || len(ts.names) >= 16 { // bounded: kernels made anew each time
+		ts.names = map[uint64][2]string{}
+	}
+	ts.names[key] = n
+	return n[0], n[1]
+}
+
+// kernelsKey is a hash (FNV-1a) of the IDs of loops' kernels, in order.
+func kernelsKey(loops []*core.Loop) uint64 {
+	h := uint64(14695981039346656037)
+	for _, l := range loops {
+		for id := l.Kernel.ID; ; id >>= 8 {
+			h = (h ^ (id & 0xff)) * 1099511628211
+			if id < 256 {
+				break
 			}
 		}
-		last := len(ks) - 1
-		ts.kernels = strings.Join(ks[:last], ", ") + " or " + ks[last] + " (a chain run in tiles)"
-		ts.sets = strings.Join(ss, ", ")
+		h = (h ^ 0xff) * 1099511628211
 	}
-	return ts.kernels, ts.sets
+	return h
 }
 
 // chainCounts are the bytes a chain's loops move, which only the timing
