@@ -309,7 +309,7 @@ func (A *Mat[T]) ZeroRowsColumns(rows []int, diag T, x, b *Dat[T]) error {
 	if w, _ := mpiWorld(); w != nil && w.Size() > 1 {
 		// Collective: a rank that refuses its rows says so to every
 		// rank before any of them exchanges.
-		if aerr := mpiFatal(dist.AgreeStep(w, "Mat.ZeroRowsColumns of "+A.s.Matrix, err)); aerr != nil {
+		if aerr := mpiFatal(dist.AgreeStep(w, fmt.Sprintf("Mat.ZeroRowsColumns of mat %q", A.s.Name), err)); aerr != nil {
 			if err != nil {
 				return err // this rank's own error, as without MPI
 			}
