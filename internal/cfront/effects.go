@@ -87,7 +87,7 @@ func readEffects(code string) (stdio, effects bool) {
 	declared := map[string]bool{}
 	for i := 1; i < len(toks); i++ {
 		if w := toks[i].Text; (calledEffects[w] || w == "clog") && !declared[w] &&
-			(declares(toks, i) || next(toks, i+1) == "=" && next(toks, i+2) != "=") {
+			(declares(toks, i) && !prototype(toks, i) || next(toks, i+1) == "=" && next(toks, i+2) != "=") {
 			declared[w] = true
 		}
 	}
@@ -114,6 +114,27 @@ func readEffects(code string) (stdio, effects bool) {
 		}
 	}
 	return false, effects
+}
+
+// prototype reports whether token i of toks, a name a declaration
+// declares, is a function's declared without its body (void exit(int);):
+// the library's function, not the source's own.
+func prototype(toks []clex.Token, i int) bool {
+	if next(toks, i+1) != "(" {
+		return false
+	}
+	depth := 0
+	for k := i + 1; k < len(toks); k++ {
+		switch toks[k].Text {
+		case "(":
+			depth++
+		case ")":
+			if depth--; depth == 0 {
+				return next(toks, k+1) != "{"
+			}
+		}
+	}
+	return true
 }
 
 // next returns the text of token k of toks, or "".
