@@ -403,12 +403,12 @@ func separate(loops []*core.Loop) error {
 		if err != nil {
 			return fmt.Errorf("kernel %s: %w", k.Name, err)
 		}
-		for id := range m.OutsideIdents {
-			if !fileScopeName(k, id) {
+		for _, id := range fileScopeNames(m) {
+			if id == k.Name {
 				continue
 			}
 			if o, ok := declared[id]; ok && o.Info.Source != k.Info.Source {
-				return fmt.Errorf("kernels %s and %s both name %s at file scope: in one file, their declarations would meet", o.Name, k.Name, id)
+				return fmt.Errorf("kernels %s and %s both declare %s at file scope: in one file, their declarations would meet", o.Name, k.Name, id)
 			}
 			declared[id] = k
 		}
@@ -416,19 +416,41 @@ func separate(loops []*core.Loop) error {
 	return nil
 }
 
-// fileScopeName reports whether id, outside the functions of kernel k's
-// source (cfront.SourceModel.OutsideIdents), may be a name the source
-// declares there: not a keyword nor a name reserved for the
-// implementation (attributes' words).
-func fileScopeName(k *core.Kernel, id string) bool {
-	return id != k.Name && !cfront.TypeWord(id) && !fileScopeWords[id] && !strings.HasPrefix(id, "__")
+// fileScopeNames returns the names a source (model m) declares at file
+// scope that another source's declaration of the same name would meet
+// in one file, silently: its functions (defined or only declared: a
+// prototype takes a static definition's linkage) and its objects (a
+// name before ;, =, [ or , outside braces: static double acc; twice is
+// one variable). Type names, typedefs' included, and tags are left out
+// (two declarations of one do not compile unless they are alike), and
+// so are members.
+func fileScopeNames(m *cfront.SourceModel) []string {
+	var names []string
+	for _, f := range m.Defs {
+		names = append(names, f.Name)
+	}
+	for _, f := range m.Protos {
+		names = append(names, f.Name)
+	}
+	toks := clex.Tokenize(m.Outside)
+	depth := 0
+	for i, t := range toks {
+		switch t.Text {
+		case "{", "(", "[":
+			depth++
+		case "}", ")", "]":
+			depth--
+		}
+		if depth != 0 || !clex.IsIdentStart(t.Text[0]) || cfront.TypeWord(t.Text) || m.Typedefs[t.Text] || i+1 >= len(toks) {
+			continue
+		}
+		switch toks[i+1].Text {
+		case ";", "=", "[", ",":
+			names = append(names, t.Text)
+		}
+	}
+	return names
 }
-
-// fileScopeWords are keywords found at file scope besides cfront's type
-// words.
-var fileScopeWords = map[string]bool{"static": true, "extern": true, "inline": true, "typedef": true, "const": true,
-	"volatile": true, "restrict": true, "register": true, "auto": true, "_Noreturn": true, "_Thread_local": true,
-	"_Alignas": true, "sizeof": true, "return": true, "if": true, "else": true, "for": true, "while": true}
 
 // argAt returns the loop and argument index of position pos in the loops'
 // arguments taken in order.
