@@ -550,6 +550,18 @@ func (r *Runtime) AutoRecorded() error {
 	if a.replayTo >= 0 {
 		return p.api.Internal(fmt.Errorf("automatic checkpoint %q: a loop recorded (Chain, Lazy) before the loop it was written at: automatic checkpoints need loops that run at once", a.path))
 	}
+	if cs := a.pending; cs != nil {
+		// The checkpoint begun before this loop is finished now, while
+		// the dats it deferred still hold its values: the recorded loop
+		// has not run, and what comes after it (the loops it runs with,
+		// a write through Data) is no longer watched. Every rank
+		// records the loop alike.
+		err := a.saveTouched()
+		a.pending, a.touched = nil, nil
+		if err = cs.Finish(err); err != nil {
+			return err
+		}
+	}
 	a.turnOff("a loop was recorded (Chain, Lazy): automatic checkpoints need loops that run at once")
 	return nil
 }
