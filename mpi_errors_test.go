@@ -399,6 +399,7 @@ func TestMPIAfterFinalize(t *testing.T) {
 		{"Gather", func() error { _, err := x.Gather(); return err }()},
 		{"Checkpoint", op2.Checkpoint(t.TempDir()+"/c.h5", nil)},
 		{"NewSubset", func() error { _, err := op2.NewSubset(nodes, []int32{0}); return err }()},
+		{"NewSolver with PETSc", func() error { _, err := op2.NewSolver(op2.SolverOptions{Package: "petsc"}); return err }()},
 		{"hdf5.Create", func() error {
 			f, err := hdf5.Create(t.TempDir() + "/after.h5")
 			if err == nil {

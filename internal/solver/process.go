@@ -2,6 +2,7 @@ package solver
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -62,6 +63,10 @@ func (p *Process) Start(launcher func() (*mpi.World, error), fatal func(error) e
 	// The library first: without it, a program not started by a
 	// launcher need not start MPI to learn that it cannot solve.
 	start := time.Now()
+	if w, _ := launcher(); w != nil && w.Finalized() {
+		// Loading PETSc calls MPI, which would abort the job.
+		return nil, fmt.Errorf("rank %d: starting PETSc: %w", w.Rank(), mpi.ErrFinalized)
+	}
 	err := petsc.Load()
 	w, werr := launcher()
 	if werr == nil && w == nil && err == nil {
