@@ -552,3 +552,18 @@ func TestSIMDLanesKeepHeaderMacros(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelOnHeaderFunctionMacro: a kernel whose definition depends on
+// whether the headers define isnan as a macro (C's <math.h> does, C++'s
+// <cmath> makes it a function) is refused in C++ as undecidable, rather
+// than read as the definition the compiler does not compile.
+func TestKernelOnHeaderFunctionMacro(t *testing.T) {
+	src := "#include <cmath>\n#ifdef isnan\nvoid hf_k(const double *x, double *y) { y[0] = x[0] + 1; }\n#else\nvoid hf_k(const double *x, double *y) { y[0] = x[0] + 2; }\n#endif"
+	set := must(op2.NewSet(4, "hf_set"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	y := must(op2.NewDat[float64](set, 1, nil, "y"))
+	err := op2.ParLoop(op2.NewKernel(src, "hf_k").CXX(), set, x.Arg(op2.Read), y.Arg(op2.Write))
+	if err == nil || !strings.Contains(err.Error(), "isnan") {
+		t.Errorf("a kernel defined under #ifdef isnan in C++: %v, want it refused naming isnan", err)
+	}
+}

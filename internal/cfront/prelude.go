@@ -28,11 +28,20 @@ var preludeMacros = strings.Fields(`
 	isfinite isgreater isgreaterequal isinf isless islessequal islessgreater isnan isnormal
 	isunordered le16toh le32toh le64toh math_errhandling offsetof signbit`)
 
+// preludeFunctions are the preludeMacros that C++'s <cmath> makes
+// functions: for them cfront cannot say, as it does not know the
+// kernel's language when it reads it (ppUnknown).
+var preludeFunctions = strings.Fields(`fpclassify isfinite isgreater isgreaterequal isinf isless islessequal
+	islessgreater isnan isnormal isunordered signbit`)
+
 // preludePredef is preludeMacros as preprocessWith takes them.
 var preludePredef = func() map[string]ppIdent {
 	m := make(map[string]ppIdent, len(preludeMacros))
 	for _, name := range preludeMacros {
 		m[name] = ppPredefined
+	}
+	for _, name := range preludeFunctions {
+		m[name] = ppUnknown
 	}
 	return m
 }()
