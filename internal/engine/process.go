@@ -120,8 +120,9 @@ type Process struct {
 		key         []byte
 		chain       exec.TiledChain
 		globals     []tiledGlobal
-		steps       []int // the step of each loop of the tiled run
-		assigned    []int // the steps of the run's Global assignments
+		steps       []int  // the step of each loop of the tiled run
+		assigned    []int  // the steps of the run's Global assignments
+		before      []byte // their Globals' values before the run (keepAssigned)
 		dead        []deadReduction
 		scratch     map[scratchKey]*core.Storage
 		scratchPin  runtime.Pinner

@@ -448,8 +448,12 @@ func (p *Process) runTiled(k, n int, err *error) int {
 			return 0
 		}
 	}
-	if ferr == nil && !p.assignInRun(assigned, steps[count-1]) {
-		return 0 // the loops one by one: the failing assignment reports in its place
+	if ferr == nil {
+		p.keepAssigned(assigned, steps[count-1])
+		if !p.assignInRun(assigned, steps[count-1]) {
+			p.putBackAssigned(assigned, steps[count-1])
+			return 0 // the loops one by one: the failing assignment reports in its place
+		}
 	}
 	for _, l := range c.Loops[:failed] {
 		MarkLooped(l)
@@ -485,8 +489,11 @@ func (p *Process) runTiled(k, n int, err *error) int {
 			// No loop of the run ran (a program's binding, or the first
 			// launch, failed): they run one by one, so that the loops
 			// before the one that fails alone run, and the error names
-			// it, as untiled. Under MPI the ranks must take the same
+			// it, as untiled; the assignments made before the tiles are
+			// undone, to be made in their places (or dropped after the
+			// failing loop). Under MPI the ranks must take the same
 			// steps.
+			p.putBackAssigned(assigned, steps[count-1])
 			return 0
 		}
 		if ferr != nil {
@@ -578,6 +585,53 @@ func (p *Process) assignInRun(assigned []int, last int) bool {
 		}
 	}
 	return true
+}
+
+// keepAssigned keeps the values the Globals assigned in a tiled run (at
+// steps assigned, to last) have before assignInRun makes the assignments
+// (tiling.before, reused), for putBackAssigned.
+func (p *Process) keepAssigned(assigned []int, last int) {
+	q := &p.queue
+	b := p.tiling.before[:0]
+	for _, j := range assigned {
+		if j > last {
+			break
+		}
+		e := q.slots[q.steps[j].i]
+		if e.set.HostAccess(false) != nil {
+			b = b[:0]
+			break // nothing to put back: the run's steps fail alike one by one
+		}
+		b = append(b, unsafe.Slice((*byte)(e.set.Host), e.size)...)
+	}
+	p.tiling.before = b
+}
+
+// putBackAssigned gives the Globals assigned in a tiled run the values
+// keepAssigned kept, in the reverse order of the assignments (a Global
+// assigned twice gets its first value).
+func (p *Process) putBackAssigned(assigned []int, last int) {
+	q := &p.queue
+	b := p.tiling.before
+	n := 0
+	for _, j := range assigned {
+		if j > last {
+			break
+		}
+		n += q.slots[q.steps[j].i].size
+	}
+	if n != len(b) {
+		return // not kept
+	}
+	for k := len(assigned) - 1; k >= 0; k-- {
+		j := assigned[k]
+		if j > last {
+			continue
+		}
+		e := q.slots[q.steps[j].i]
+		n -= e.size
+		copy(unsafe.Slice((*byte)(e.set.Host), e.size), b[n:n+e.size])
+	}
 }
 
 // deadReductions binds to a scratch Global (scratchGlobal) each Global
