@@ -55,7 +55,8 @@ static int op2_reported;
 static struct {
 	uintptr_t lo, hi, base;
 } op2_code[OP2_MAXCODE];
-static int op2_ncode; // slots in use so far (some freed)
+static int op2_ncode;    // slots in use so far (some freed)
+static int op2_overflow; // a library's code found no slot: any code may be a loop's
 
 struct op2_find {
 	uintptr_t base;
@@ -79,6 +80,7 @@ static int op2_code_cb(struct dl_phdr_info *info, size_t size, void *data) {
 			k++;
 		}
 		if (k == OP2_MAXCODE) {
+			__atomic_store_n(&op2_overflow, 1, __ATOMIC_RELEASE);
 			break;
 		}
 		__atomic_store_n(&op2_code[k].lo, info->dlpi_addr + ph->p_vaddr, __ATOMIC_RELAXED);
@@ -117,6 +119,9 @@ void op2_crash_remove_code(void *handle) {
 // op2_in_code reports whether pc is in the code of a library GoOP2
 // compiled (op2_crash_add_code).
 static int op2_in_code(uintptr_t pc) {
+	if (__atomic_load_n(&op2_overflow, __ATOMIC_ACQUIRE)) {
+		return 1; // some library's code is not recorded: take any fault as a loop's
+	}
 	int n = __atomic_load_n(&op2_ncode, __ATOMIC_ACQUIRE);
 	for (int k = 0; k < n; k++) {
 		uintptr_t base = __atomic_load_n(&op2_code[k].base, __ATOMIC_ACQUIRE);
