@@ -225,7 +225,7 @@ func (p *Process) mpiEnded() bool { return p.world != nil && p.world.Finalized()
 // endedError is the error of what (a loop, an API call) asked for after
 // MPI has ended (mpiEnded).
 func (p *Process) endedError(what string) error {
-	return p.api.Internal(fmt.Errorf("%s: MPI has ended (op2.Finalize was called on rank %d); no loop, collective call or solve may run afterwards", what, p.world.Rank()))
+	return p.api.Internal(fmt.Errorf("%s: rank %d: %w", what, p.world.Rank(), mpi.ErrFinalized))
 }
 
 // multiRank reports whether the process is one of several MPI ranks (as
