@@ -61,12 +61,12 @@ func parseKernel(src, name string) (*core.KernelInfo, string, error) {
 		}
 		info.Idents[id] = true
 	}
-	info.WritesStdio, info.HasEffects = readEffects(noComments)
 	lit := clex.Blank(src, false, nil)
 	pp, err := preprocess(noComments, lit)
 	if err != nil {
 		return nil, "", err
 	}
+	info.WritesStdio, info.HasEffects = readEffects(noComments, pp.skipped)
 	info.Macros = pp.names
 	code := clex.BlankAttributes(pp.code)
 
@@ -708,10 +708,10 @@ type condFrame struct {
 // preprocess reads the directives of src (comments and literals already
 // blanked; lit is the same text with the literals kept, for the character
 // constants of #if expressions), tracking the macros it defines and which
-// code is compiled, after the generated code's headers (preludeMacros). It returns an error for directives the compiler would
-// reject in code it compiles: a #if expression it cannot evaluate (a
-// division by zero, a syntax error), #else or #endif without #if, an
-// unterminated #if.
+// code is compiled, after the generated code's headers (preludeMacros).
+// It returns an error for directives the compiler would reject in code
+// it compiles: a #if expression it cannot evaluate (a division by zero,
+// a syntax error), #else or #endif without #if, an unterminated #if.
 func preprocess(src, lit string) (*preprocessed, error) {
 	return preprocessWith(src, lit, preludePredef)
 }

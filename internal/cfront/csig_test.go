@@ -430,6 +430,8 @@ func TestKernelEffects(t *testing.T) {
 		{"#include <stdio.h>\nvoid k(double *x) {\n#if 00\n  x[0] = 0;\n#endif\n  printf(\"x\"); }", true, true},
 		{"#include <stdio.h>\nvoid k(double *x) {\n#if 1\n  printf(\"x\");\n#endif\n}", true, true},
 		{"#include <stdio.h>\nvoid k(double *x) {\n#if 0\n  x[0] = 0;\n#endif\n#if 0\n  exit(2);\n#endif\n  puts(\"y\"); }", true, true},
+		{"void k(double *x) {\n#ifdef K_DEBUG\n  __builtin_printf(\"%g\\n\", x[0]);\n#endif\n  x[0] += 1; }", false, false},
+		{"#define K_DEBUG 1\nvoid k(double *x) {\n#if K_DEBUG\n  __builtin_printf(\"%g\\n\", x[0]);\n#endif\n  x[0] += 1; }", true, true},
 		// exit as a value: a cast's operand, in an initializer, a
 		// conditional, a call's arguments, qualified.
 		{"#include <stdlib.h>\nvoid k(double *x) { void (*d)(int) = (void (*)(int))exit; if (x[0] < 0) d(1); }", false, true},

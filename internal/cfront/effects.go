@@ -58,8 +58,9 @@ var fileStreams = setOf(strings.Fields(`ofstream wofstream fstream wfstream basi
 // readEffects reports whether code (a kernel's source with comments and
 // literals blanked) names a way to write to the C library's streams
 // (stdio), and one to act outside its arguments at all, stdio included
-// (effects).
-func readEffects(code string) (stdio, effects bool) {
+// (effects), outside the spans skipped (in order: the lines the
+// preprocessor skips, preprocessed.skipped).
+func readEffects(code string, skipped [][2]int) (stdio, effects bool) {
 	dirs := directives(code)
 	in := func(at int) string { // the directive at offset at: "define", "include"... or ""
 		for _, d := range dirs {
@@ -73,12 +74,12 @@ func readEffects(code string) (stdio, effects bool) {
 		return ""
 	}
 	toks := clex.Tokenize(code)
-	if dead := skippedBlocks(code, dirs); len(dead) > 0 {
+	if len(skipped) > 0 {
 		toks = slices.DeleteFunc(toks, func(t clex.Token) bool { // tokens and spans in order
-			for len(dead) > 0 && t.Start >= dead[0][1] {
-				dead = dead[1:]
+			for len(skipped) > 0 && t.Start >= skipped[0][1] {
+				skipped = skipped[1:]
 			}
-			return len(dead) > 0 && t.Start >= dead[0][0]
+			return len(skipped) > 0 && t.Start >= skipped[0][0]
 		})
 	}
 	// Names the source declares as objects (after a type's name) or
@@ -203,7 +204,13 @@ func statementStart(toks []clex.Token, i int) (int, string) {
 		case "(", "[", "{":
 			return k + 1, t
 		case ")", "]", "}":
-			open := map[string]string{")": "(", "]": "[", "}": "{"}[t]
+			open := "("
+			switch t {
+			case "]":
+				open = "["
+			case "}":
+				open = "{"
+			}
 			depth := 0
 			m := k
 			for ; m >= 0; m-- {
@@ -268,34 +275,4 @@ func valueUse(toks []clex.Token, i int) bool {
 		return true
 	}
 	return false
-}
-
-// skippedBlocks returns the spans of code (its directives dirs) that the
-// preprocessor always skips: the lines after #if 0 up to its #else,
-// #elif or #endif, nested conditionals included.
-func skippedBlocks(code string, dirs [][2]int) [][2]int {
-	var out [][2]int
-	depth, from := 0, -1 // depth of conditionals inside a skipped block, where it started
-	for _, d := range dirs {
-		r := readDirective(code[d[0]:d[1]])
-		switch r.name {
-		case "if", "ifdef", "ifndef":
-			if from >= 0 {
-				depth++
-			} else if r.name == "if" && slices.Equal(strings.Fields(code[d[0]+r.hash+1:d[1]]), []string{"if", "0"}) {
-				from = d[1]
-			}
-		case "else", "elif", "endif":
-			if from >= 0 && depth == 0 {
-				out = append(out, [2]int{from, d[0]})
-				from = -1
-			} else if from >= 0 && r.name == "endif" {
-				depth--
-			}
-		}
-	}
-	if from >= 0 {
-		out = append(out, [2]int{from, len(code)})
-	}
-	return out
 }
