@@ -809,12 +809,7 @@ func chainKey(buf []byte, loops []*core.Loop, size int, parallel, distributed bo
 	key := binary.AppendUvarint(buf, uint64(size))
 	key = append(key, boolByte(parallel), boolByte(distributed))
 	for _, l := range loops {
-		key = binary.AppendUvarint(key, l.Set.ID)
-		key = binary.AppendUvarint(key, uint64(l.IterEnd()))
-		if distributed {
-			key = binary.AppendUvarint(key, uint64(l.Set.Core))
-			key = binary.AppendUvarint(key, uint64(l.Set.Owned))
-		}
+		key = appendSetKey(key, l, distributed)
 		key = append(key, boolByte(inOrder(l)))
 		key = binary.AppendUvarint(key, uint64(len(l.Args)))
 		for i := range l.Args {
@@ -841,13 +836,20 @@ func chainKey(buf []byte, loops []*core.Loop, size int, parallel, distributed bo
 func countsKey(buf []byte, loops []*core.Loop, distributed bool) []byte {
 	key := append(buf, boolByte(distributed))
 	for _, l := range loops {
-		key = binary.AppendUvarint(key, l.Set.ID)
-		key = binary.AppendUvarint(key, uint64(l.IterEnd()))
-		if distributed {
-			key = binary.AppendUvarint(key, uint64(l.Set.Core))
-			key = binary.AppendUvarint(key, uint64(l.Set.Owned))
-		}
+		key = appendSetKey(key, l, distributed)
 		key = exec.AppendBytesKey(key, l)
+	}
+	return key
+}
+
+// appendSetKey appends to key loop l's set and element count, and under
+// MPI (distributed) the set's core and owned elements.
+func appendSetKey(key []byte, l *core.Loop, distributed bool) []byte {
+	key = binary.AppendUvarint(key, l.Set.ID)
+	key = binary.AppendUvarint(key, uint64(l.IterEnd()))
+	if distributed {
+		key = binary.AppendUvarint(key, uint64(l.Set.Core))
+		key = binary.AppendUvarint(key, uint64(l.Set.Owned))
 	}
 	return key
 }
