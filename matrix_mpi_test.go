@@ -243,6 +243,13 @@ func rankChain(t *testing.T, nn int, declare func(nodes *op2.Set, n func(int) in
 	return nodes, pedge, ident, sp
 }
 
+// diagSystem declares a matrix with only a diagonal on nodes (ident the
+// identity map) and the Dats x and b of a system with it.
+func diagSystem(nodes *op2.Set, ident *op2.Map) (*op2.Mat[float64], *op2.Dat[float64], *op2.Dat[float64]) {
+	sp := must(op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: ident, Col: ident}}, "sp_diag"))
+	return must(op2.NewMat[float64](sp, "A")), must(op2.NewDat[float64](nodes, 1, nil, "x")), must(op2.NewDat[float64](nodes, 1, nil, "b"))
+}
+
 // TestSolveInChainOnRanks: the built-in solver's Solve inside a Chain on
 // two ranks runs the chain's loops and its own, as on one process: its
 // reads of its Globals were refused as calls some ranks only may make.
@@ -286,10 +293,7 @@ func TestJacobiZeroDiagonalOnOneRank(t *testing.T) {
 		d := []float64{2, 2, 2, 2, 2, 2, 2, 2, 2, 0} // the zero: in the last row, owned by rank 1
 		dd = must(op2.NewDat(nodes, 1, d[:n(10)], "d"))
 	})
-	sp := must(op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: ident, Col: ident}}, "sp_diag"))
-	A := must(op2.NewMat[float64](sp, "A"))
-	x := must(op2.NewDat[float64](nodes, 1, nil, "x"))
-	b := must(op2.NewDat[float64](nodes, 1, nil, "b"))
+	A, x, b := diagSystem(nodes, ident)
 	check(t, op2.ParLoop(op2.NewKernel(`void zd_dg(const double *d, double *A) { A[0] = d[0]; }`, "zd_dg"), nodes, dd.Arg(op2.Read), A.Arg(op2.Inc, ident, ident)))
 	check(t, op2.ParLoop(op2.NewKernel(`void zd_one(double *b) { b[0] = 1; }`, "zd_one"), nodes, b.Arg(op2.Write)))
 	s := must(op2.NewSolver(op2.SolverOptions{}))
@@ -314,10 +318,7 @@ func TestZeroRowsColumnsBadRowOnOneRank(t *testing.T) {
 		return
 	}
 	nodes, _, ident, _ := rankChain(t, 10, nil)
-	sp := must(op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: ident, Col: ident}}, "sp_diag"))
-	A := must(op2.NewMat[float64](sp, "A"))
-	x := must(op2.NewDat[float64](nodes, 1, nil, "x"))
-	b := must(op2.NewDat[float64](nodes, 1, nil, "b"))
+	A, x, b := diagSystem(nodes, ident)
 	check(t, op2.ParLoop(op2.NewKernel(`void zr_dg(double *A) { A[0] = 2; }`, "zr_dg"), nodes, A.Arg(op2.Inc, ident, ident)))
 	rows := []int{0}
 	if op2.Rank() == op2.Ranks()-1 {
