@@ -60,15 +60,16 @@ func (p *Process) Finalize() error {
 // when an MPI wait ran out of time), and logger (if not nil) logs it.
 // Collective: every rank agrees on the outcome.
 func (p *Process) Start(launcher func() (*mpi.World, error), fatal func(error) error, logger *slog.Logger) (*mpi.World, error) {
-	// The library first: without it, a program not started by a
-	// launcher need not start MPI to learn that it cannot solve.
+	// The launcher's world (nil without one), then the library: without
+	// it, a program not started by a launcher need not start MPI to
+	// learn that it cannot solve.
 	start := time.Now()
-	if w, _ := launcher(); w != nil && w.Finalized() {
+	w, werr := launcher()
+	if w != nil && w.Finalized() {
 		// Loading PETSc calls MPI, which would abort the job.
 		return nil, fmt.Errorf("rank %d: starting PETSc: %w", w.Rank(), mpi.ErrFinalized)
 	}
 	err := petsc.Load()
-	w, werr := launcher()
 	if werr == nil && w == nil && err == nil {
 		w, werr = p.World(launcher)
 	}
