@@ -169,7 +169,7 @@ func (c *Compiler) Precompile(src string, symbols []string, extra ...string) err
 // pendingScript runs a compiler (its arguments after the library it
 // writes, a temporary name in the cache, the pending name and the cache
 // key) and, when it succeeds, copies the library into the cache under
-// the temporary name, appends the pending trailer (pendingTrailer) and
+// the temporary name, appends the pending trailer (pendingMagic) and
 // renames it to the pending name, with the compiler's status.
 const pendingScript = `lib=$1 stage=$2 pending=$3 key=$4
 shift 4
