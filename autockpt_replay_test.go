@@ -289,3 +289,47 @@ func TestAutoCheckpointLeftOutDat(t *testing.T) {
 	}
 	mpitest.Run(t, 1, 2*time.Minute, "OP2_CHECKPOINT="+path, "OP2_CHECKPOINT_EVERY=5")
 }
+
+// TestAutoCheckpointRefusesOtherLoops: a restart whose loops up to the
+// checkpoint's index are not those of the run that wrote it (another
+// kernel there, or other loops before it) is refused at that loop, and
+// the checkpoint is not restored, rather than restored at another place
+// in the program.
+func TestAutoCheckpointRefusesOtherLoops(t *testing.T) {
+	const caseEnv = "OP2_TEST_OTHER_LOOPS"
+	if mpitest.InRanks() {
+		r := newCkptRun(t)
+		other := op2.NewKernel(`void ckpt_other(double *q) { q[0] += 1.0; }`, "ckpt_other")
+		otherLoop := func() error { return op2.ParLoop(other, r.q.Set(), r.q.Arg(op2.RW)) }
+		// The checkpoint was written before the fifth loop.
+		loops := []func() error{r.step, r.step, r.step, r.step, r.step, r.step}
+		want := `both reach loop "ckpt_step" over set "cells" there, after different loops`
+		switch os.Getenv(caseEnv) {
+		case "kernel": // another kernel's loop at the checkpoint's index
+			loops[4] = otherLoop
+			want = `it was written before loop "ckpt_step" over set "cells", this run issues loop "ckpt_other" over set "cells" there`
+		case "before": // another kernel's loop before it
+			loops[1] = otherLoop
+		}
+		var err error
+		for i, loop := range loops {
+			if err = loop(); err != nil {
+				if i < 4 {
+					t.Fatalf("loop %d, before the checkpoint's: %v", i, err)
+				}
+				break
+			}
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a restart issuing other loops: %v, want an error saying %q", err, want)
+		}
+		op2.Finalize()
+		return
+	}
+	path := writeAutoCheckpoint(t)
+	for _, c := range []string{"kernel", "before"} {
+		t.Run(c, func(t *testing.T) {
+			mpitest.Run(t, 1, 2*time.Minute, "OP2_CHECKPOINT="+path, "OP2_CHECKPOINT_EVERY=3", caseEnv+"="+c)
+		})
+	}
+}

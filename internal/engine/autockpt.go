@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -48,6 +49,10 @@ import (
 //     restores the checkpoint before running the loop at the index. A host
 //     read of data a skipped loop wrote (the program took another path) is
 //     refused, naming both.
+//   - The checkpoint keeps a sum of the loops issued up to it (foldLoop:
+//     names of kernels, sets and arguments): a restart whose loops differ
+//     is refused at the checkpoint's index, which would name another
+//     place in its program.
 //
 // Only loops that run at once take part: a loop recorded by Chain or
 // Lazy turns automatic checkpoints off for the rest of the run.
@@ -57,6 +62,7 @@ const (
 	autoLoopKey  = AutoKey + "loop"
 	autoLogKey   = AutoKey + "reductions"
 	autoRerunKey = AutoKey + "rerun"
+	autoLoopsKey = AutoKey + "loops"
 )
 
 // autoWatchMost is how many loops from the one a checkpoint came due at
@@ -79,15 +85,22 @@ type autoCkpt struct {
 	every     time.Duration // or, when 0, loops
 	loops     int
 
-	n      int64     // loops issued so far: the index of the next one
-	since  time.Time // the last checkpoint, or the first loop
-	sinceN int64
-	off    bool
+	n       int64     // loops issued so far: the index of the next one
+	loopSum uint64    // the loops issued so far (foldLoop), from loopSumStart
+	since   time.Time // the last checkpoint, or the first loop
+	sinceN  int64
+	off     bool
 
-	replayTo int64             // the index to restore at; -1 when not replaying
-	replay   map[int64][]byte  // the reductions of the loops to skip
-	rerunTo  int64             // replaying: the loops before it run again
-	stale    map[uint64]string // replaying: the data skipped loops wrote (by ID): the loop's kernel
+	replayTo int64            // the index to restore at; -1 when not replaying
+	replay   map[int64][]byte // the reductions of the loops to skip
+	// replaySum is the checkpoint's loopSum through the loop at
+	// replayTo, and replayLoop that loop's name; replayChecked is false
+	// for a file of an earlier GoOP2, which holds neither.
+	replaySum     uint64
+	replayLoop    string
+	replayChecked bool
+	rerunTo       int64             // replaying: the loops before it run again
+	stale         map[uint64]string // replaying: the data skipped loops wrote (by ID): the loop's kernel
 	// After the restore, the dats left out of checkpoints (SetNoCheckpoint)
 	// that skipped loops wrote, until a loop writes them whole.
 	unrestored map[uint64]string
@@ -190,7 +203,7 @@ func (p *Process) autoState(r *Runtime) (*autoCkpt, error) {
 	if err != nil {
 		return nil, p.api.Internal(fmt.Errorf("Config.CheckpointEvery = %q: %w", cfg.CheckpointEvery, err))
 	}
-	a := &autoCkpt{p: p, rt: r, path: cfg.Checkpoint, everyText: cfg.CheckpointEvery, every: every, loops: loops, since: time.Now(), replayTo: -1, target: -1}
+	a := &autoCkpt{p: p, rt: r, path: cfg.Checkpoint, everyText: cfg.CheckpointEvery, every: every, loops: loops, since: time.Now(), replayTo: -1, target: -1, loopSum: loopSumStart}
 	p.auto = a
 	// A checkpoint from an earlier run: skip to it.
 	w := p.Started()
@@ -225,6 +238,15 @@ func (p *Process) autoState(r *Runtime) (*autoCkpt, error) {
 				return nil, p.api.Internal(fmt.Errorf("%s: its index of the loops to run again, %q, is not one from 0 to %d", what, v, at))
 			}
 		}
+		if v, ok := state[autoLoopsKey]; ok {
+			// Without it (a file of an earlier GoOP2) the loops are not compared.
+			sum, name, found := strings.Cut(string(v), " ")
+			if a.replaySum, err = strconv.ParseUint(sum, 16, 64); err != nil || !found {
+				p.auto = nil
+				return nil, p.api.Internal(fmt.Errorf("%s: its record of the loops before the checkpoint, %q, is not a sum and a loop's name", what, v))
+			}
+			a.replayLoop, a.replayChecked = name, true
+		}
 		a.stale = map[uint64]string{}
 		a.log = state[autoLogKey]
 		if a.replay, err = parseReductionLog(a.log); err != nil {
@@ -233,6 +255,71 @@ func (p *Process) autoState(r *Runtime) (*autoCkpt, error) {
 		}
 	}
 	return a, nil
+}
+
+// loopSumStart is the loop sum of no loops (FNV-1a's offset basis).
+const loopSumStart uint64 = 14695981039346656037
+
+// foldLoop returns sum with loop l folded in (FNV-1a): its kernel's name,
+// the set it runs over, and each argument's kind, access, data, map and
+// map index. Names, not contents: a restart may change a kernel's body,
+// a rank count or a partition, but must issue the same loops in the same
+// order for a checkpoint's loop index to mean the same place.
+func foldLoop(sum uint64, l *core.Loop) uint64 {
+	sum = foldString(sum, l.Kernel.Name)
+	sum = foldString(sum, l.SetName())
+	for i := range l.Args {
+		a := &l.Args[i]
+		sum = foldBytes(sum, byte(a.Kind), byte(a.Access), byte(a.Idx), byte(a.Idx>>8))
+		if a.Off {
+			sum = foldBytes(sum, 1)
+		}
+		if a.Data != nil {
+			sum = foldString(sum, a.Data.Name)
+		}
+		if a.Map != nil {
+			sum = foldString(sum, a.Map.Name)
+		}
+	}
+	return sum
+}
+
+const fnvPrime = 1099511628211
+
+func foldString(sum uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		sum = (sum ^ uint64(s[i])) * fnvPrime
+	}
+	return (sum ^ 0xff) * fnvPrime // the end of the string
+}
+
+func foldBytes(sum uint64, bs ...byte) uint64 {
+	for _, b := range bs {
+		sum = (sum ^ uint64(b)) * fnvPrime
+	}
+	return sum
+}
+
+// checkSameLoops refuses to restore the checkpoint before loop l, at
+// index idx, when the loops this run issued up to l are not those the run
+// that wrote it issued: the index would name another place in the
+// program. Every rank decides alike.
+func (a *autoCkpt) checkSameLoops(l *core.Loop, idx int64) error {
+	var err error
+	if a.replayChecked && a.loopSum != a.replaySum {
+		what := fmt.Sprintf("both reach %s there, after different loops", a.replayLoop)
+		if name := l.Name(); name != a.replayLoop {
+			what = fmt.Sprintf("it was written before %s, this run issues %s there", a.replayLoop, name)
+		}
+		err = fmt.Errorf("automatic checkpoint %q: the loops this run issued up to loop %d are not those of the run that wrote it (%s): the program, or the input that decides its loops, changed since; remove the file to start again", a.path, idx, what)
+	}
+	if w := a.p.Started(); w != nil && w.Size() > 1 {
+		err = dist.AgreeStep(w, fmt.Sprintf("automatic checkpoint %q: the loops before loop %d", a.path, idx), err)
+	}
+	if err != nil {
+		return a.p.api.Internal(err)
+	}
+	return nil
 }
 
 // parseReductionLog reads the log of reductions.
@@ -265,6 +352,7 @@ func (p *Process) autoBefore(r *Runtime, l *core.Loop) (skip bool, err error) {
 	}
 	idx := a.n
 	a.n++
+	a.loopSum = foldLoop(a.loopSum, l)
 	if a.replayTo >= 0 {
 		if idx < a.rerunTo {
 			return false, nil // the host read what it made: it runs again
@@ -277,6 +365,9 @@ func (p *Process) autoBefore(r *Runtime, l *core.Loop) (skip bool, err error) {
 				}
 			}
 			return true, a.setReductions(l, a.replay[idx])
+		}
+		if err := a.checkSameLoops(l, idx); err != nil {
+			return false, err
 		}
 		runtime.GC()
 		if _, err := a.rt.Restore(a.path); err != nil {
@@ -324,7 +415,7 @@ func (p *Process) autoBefore(r *Runtime, l *core.Loop) (skip bool, err error) {
 		if len(a.seq) == 0 || !sh.equal(a.seq[0]) {
 			a.seq = append(a.seq, sh)
 			if idx-a.watchFrom >= autoWatchMost && a.pending == nil {
-				return false, a.save(idx, nil)
+				return false, a.save(l, idx, nil)
 			}
 			return false, nil
 		}
@@ -336,13 +427,13 @@ func (p *Process) autoBefore(r *Runtime, l *core.Loop) (skip bool, err error) {
 		if sh := shapeOf(l); !sh.equal(a.seq[a.pos]) {
 			a.seq, a.target = []loopShape{sh}, -1 // the pattern changed: watch again
 			if idx-a.watchFrom >= autoWatchMost && a.pending == nil {
-				return false, a.save(idx, nil) // the loops do not repeat
+				return false, a.save(l, idx, nil) // the loops do not repeat
 			}
 			return false, nil
 		}
 	}
 	if a.pos == a.target && a.pending == nil {
-		if err := a.save(idx, a.omit); err != nil {
+		if err := a.save(l, idx, a.omit); err != nil {
 			return false, err
 		}
 		if a.pending != nil {
@@ -433,10 +524,10 @@ func (a *autoCkpt) choose() (int, map[uint64]bool) {
 	return best, bestOmit
 }
 
-// save begins the checkpoint before loop idx. The dats of later, whose
+// save begins the checkpoint before loop l, at index idx. The dats of later, whose
 // first use in the period is expected to write them whole, are decided
 // by the loops that follow (decide); the others are written now.
-func (a *autoCkpt) save(idx int64, later map[uint64]bool) error {
+func (a *autoCkpt) save(l *core.Loop, idx int64, later map[uint64]bool) error {
 	runtime.GC()
 	rerun := []int64{a.lastObs}
 	if w := a.p.Started(); w != nil && w.Size() > 1 {
@@ -447,7 +538,8 @@ func (a *autoCkpt) save(idx int64, later map[uint64]bool) error {
 		}
 	}
 	state := map[string][]byte{autoLoopKey: []byte(strconv.FormatInt(idx, 10)), autoLogKey: a.log,
-		autoRerunKey: []byte(strconv.FormatInt(rerun[0], 10))}
+		autoRerunKey: []byte(strconv.FormatInt(rerun[0], 10)),
+		autoLoopsKey: fmt.Appendf(nil, "%016x %s", a.loopSum, l.Name())}
 	var deferred func(*core.Storage) bool
 	if len(later) > 0 {
 		deferred = func(s *core.Storage) bool { return later[s.ID] }
