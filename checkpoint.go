@@ -96,9 +96,10 @@ func Restore(path string) (map[string][]byte, error) {
 	return rt.e.Restore(path)
 }
 
-// observe takes the lock for HostRead.
+// observe takes the lock for HostRead, for a collective call (caller):
+// the recorded loops before it run on every rank.
 func observe(caller, op string, ss ...*core.Storage) error {
-	forced := lock(forData, caller)
+	forced := lock(forCollective, caller)
 	defer unlock()
 	if forced != nil {
 		return forced

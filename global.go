@@ -74,6 +74,22 @@ func (g *Global[T]) dataErr(api string) ([]T, error) {
 	return g.data, nil
 }
 
+// collectiveData is the Global's values on the host, for the calls a
+// collective API call (api) makes itself: the recorded loops before it
+// run on every rank, as for the call. write says the caller changes
+// them.
+func (g *Global[T]) collectiveData(write bool, api string) ([]T, error) {
+	forced := lock(forCollective, api)
+	defer unlock()
+	if forced != nil {
+		return nil, forced
+	}
+	if err := g.s.HostAccess(write); err != nil {
+		return nil, apiError(err)
+	}
+	return g.data, nil
+}
+
 // DataRO returns a copy of the values, for reading. Changing the copy
 // never changes the Global, on any backend (use Data to change values).
 // Like Data, it panics with the error its Err form, DataROErr, would

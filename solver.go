@@ -195,8 +195,6 @@ func (s *Solver) Solve(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
 	if x == b {
 		return SolveInfo{}, fmt.Errorf("op2: Solve: x and b are the same %s", x.s.Describe())
 	}
-	// Every rank solves: its own reads may run a chain's recorded loops.
-	defer rt.proc.InCollective()()
 	// The host reads A, x and b, and gets what the solve found: a
 	// restart from an automatic checkpoint runs the loops up to here.
 	if err := observe("Solver.Solve", "Solve", &A.s, &x.s, &b.s); err != nil {
@@ -239,7 +237,10 @@ func nativeAPI(A *Mat[float64], r *Runtime) solver.API[*Dat[float64], *Global[fl
 		NewGlobal: func(dim int, name string) (*Global[float64], error) { return NewGlobal[float64](dim, nil, name) },
 		NewKernel: NewKernel,
 		ParLoop:   func(k *Kernel, args ...Arg) error { return r.ParLoop(k, sp.rows, args...) },
-		Mult:      func(x, y *Dat[float64]) error { return A.mult(r, x, y, "Solver.Solve") },
+		Values: func(g *Global[float64], write bool) ([]float64, error) {
+			return g.collectiveData(write, "Solver.Solve")
+		},
+		Mult: func(x, y *Dat[float64]) error { return A.mult(r, x, y, "Solver.Solve") },
 		InverseDiagonal: func() (vals []float64, row, comp int, err error) {
 			row = -1
 			if err = lock(forCollective, "Solver.Solve"); err == nil {

@@ -122,22 +122,12 @@ func (p *Process) ForceCollective() error {
 	return p.Force()
 }
 
-// InCollective marks a collective call (every rank makes it at the same
-// point of the program) under way until the function it returns is
-// called: the calls it makes itself (a solver's loops, the reads of its
-// Globals) may run the recorded loops of a chain on several ranks. It
-// needs no lock.
-func (p *Process) InCollective() (end func()) {
-	p.inCollective.Add(1)
-	return func() { p.inCollective.Add(-1) }
-}
-
 // refuseForce returns a *op2.ChainAccessError when the queue holds loops
 // of a runtime on several ranks and the caller (the API call that took
 // the lock) is not collective; s, if not nil, is the data it accesses.
 // Caller holds the lock.
 func (p *Process) refuseForce(s *core.Storage) error {
-	if p.distQueued == 0 || p.collective || p.queue.n == 0 || p.inCollective.Load() > 0 {
+	if p.distQueued == 0 || p.collective || p.queue.n == 0 {
 		return nil
 	}
 	data := ""

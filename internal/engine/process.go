@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/goop2/op2/internal/core"
@@ -77,11 +76,6 @@ type Process struct {
 	// call runs the recorded loops (both under mu).
 	distQueued int
 	collective bool
-	// inCollective counts the collective calls under way that make
-	// calls of their own (Solver.Solve's loops and reads of its
-	// Globals): every rank makes those at the same points, so they may
-	// run a chain's recorded loops (refuseForce).
-	inCollective atomic.Int32
 	// On several MPI ranks in lazy mode (chain_mpi.go): queueDirties are
 	// the Dats the recorded loops modify, and ahead is set while the
 	// queue runs loops that agreed when they were recorded (both under

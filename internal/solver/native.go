@@ -21,10 +21,6 @@ type Dat[A any] interface {
 type Global[A any] interface {
 	comparable
 	Arg(acc core.Access) A
-	DataErr() ([]float64, error)
-	DataROErr() ([]float64, error)
-	ValueErr() (float64, error)
-	SetValueErr(v float64) error
 }
 
 // API is what one native solve needs of the API beyond its objects'
@@ -39,6 +35,11 @@ type API[V Dat[A], G Global[A], A, K any] struct {
 	NewKernel func(source, name string) K
 	// ParLoop runs a loop over the row set on the solver's runtime.
 	ParLoop func(k K, args ...A) error
+	// Values returns g's values on the host, the slice itself, to change
+	// when write is true, else to read before the next call. A solve is
+	// collective: it runs the loops recorded before it (a Chain's) on
+	// every rank, as a collective call does.
+	Values func(g G, write bool) ([]float64, error)
 	// Mult sets y = A x on the solver's runtime.
 	Mult func(x, y V) error
 	// InverseDiagonal returns the inverses of the matrix's diagonal
@@ -127,7 +128,7 @@ type loops[V Dat[A], G Global[A], A, K any] struct {
 	dim       int
 	dot, coef G
 	dots      G          // two products at once
-	sum       [1]float64 // the product of dot, returned
+	sum       [2]float64 // the sums of dot or dots, returned
 	dinv      V          // the inverse diagonal (Jacobi)
 	temporary int
 	work      *work[V]
@@ -220,7 +221,7 @@ func (l *loops[V, G, A, K]) Loop(name, params, body string, coefs []float64, arg
 			loopArgs = append(loopArgs, a.V.Arg(accessOf(a.Acc)))
 		case Coefs:
 			loopArgs = append(loopArgs, l.coef.Arg(core.Read))
-			c, err := l.coef.DataErr()
+			c, err := l.api.Values(l.coef, true)
 			if err != nil {
 				return nil, err
 			}
@@ -241,27 +242,23 @@ func (l *loops[V, G, A, K]) Loop(name, params, body string, coefs []float64, arg
 	if err := l.api.ParLoop(l.kernel(name, params, body), loopArgs...); err != nil || sums == zero {
 		return nil, err
 	}
-	if sums == l.dot {
-		v, err := l.dot.ValueErr()
-		l.sum[0] = v
-		return l.sum[:], err
+	v, err := l.api.Values(sums, false)
+	if err != nil {
+		return nil, err
 	}
-	return l.dots.DataROErr()
+	return l.sum[:copy(l.sum[:], v)], nil
 }
 
 // zero zeroes the sums before a loop adds into them.
 func (l *loops[V, G, A, K]) zero(sums G) error {
 	var none G
-	switch sums {
-	case none:
+	if sums == none {
 		return nil
-	case l.dot:
-		return l.dot.SetValueErr(0)
 	}
-	d, err := l.dots.DataErr()
+	d, err := l.api.Values(sums, true)
 	if err != nil {
 		return err
 	}
-	d[0], d[1] = 0, 0
+	clear(d)
 	return nil
 }

@@ -30,11 +30,6 @@ func (g *testGlobal) Arg(acc core.Access) testArg { return testArg{acc, g} }
 
 type testGlobal struct{ vals []float64 }
 
-func (g *testGlobal) DataErr() ([]float64, error)   { return g.vals, nil }
-func (g *testGlobal) DataROErr() ([]float64, error) { return append([]float64(nil), g.vals...), nil }
-func (g *testGlobal) ValueErr() (float64, error)    { return g.vals[0], nil }
-func (g *testGlobal) SetValueErr(v float64) error   { g.vals[0] = v; return nil }
-
 // testAPI counts what a native solve declares; its loops fail with
 // errStop, which ends the solve at its first vector loop.
 type testAPI struct {
@@ -58,6 +53,7 @@ func (ta *testAPI) api(dim int) API[*testDat, *testGlobal, testArg, *string] {
 		NewGlobal: func(n int, name string) (*testGlobal, error) { return &testGlobal{vals: make([]float64, n)}, nil },
 		NewKernel: func(source, name string) *string { ta.kernels++; return &source },
 		ParLoop:   func(k *string, args ...testArg) error { ta.loops++; return errStop },
+		Values:    func(g *testGlobal, write bool) ([]float64, error) { return g.vals, nil },
 		Mult:      func(x, y *testDat) error { return nil },
 		InverseDiagonal: func() ([]float64, int, int, error) {
 			return ta.diag, ta.zeroRow, 0, nil
