@@ -275,10 +275,16 @@ func OpenWrite(path string) (*File, error) {
 }
 
 // Close closes the file. Datasets written are complete only once the file
-// is closed.
+// is closed. A file every rank writes through MPI-IO cannot be closed once
+// op2.Finalize has ended MPI: Close then returns an error saying so (the
+// file may be incomplete) and releases nothing.
 func (f *File) Close() error {
 	if f == nil || f.h == nil {
 		return nil
+	}
+	if f.world != nil && f.world.Finalized() {
+		f.h = nil
+		return f.errorf("rank %d: closing a file written by every rank: %w; close it before op2.Finalize", f.world.Rank(), mpi.ErrFinalized)
 	}
 	if err := f.h.Close(); err != nil {
 		return f.errorf("%v", err)

@@ -1,6 +1,7 @@
 package hdf5
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/internal/testreq"
 	"github.com/goop2/op2/mesh"
@@ -222,5 +224,42 @@ func sameDatasets(t *testing.T, a, b string) {
 		if err1 != nil || err2 != nil || !slices.Equal(va, vb) {
 			t.Errorf("%s: %s differs (%v, %v)", b, name, err1, err2)
 		}
+	}
+}
+
+// TestCloseAfterFinalize: closing after op2.Finalize a file every rank
+// writes through MPI-IO gives every rank an error saying MPI has ended,
+// without HDF5's diagnostics of MPI calls after MPI_Finalize; a file only
+// rank 0 writes (no parallel HDF5) closes as before.
+func TestCloseAfterFinalize(t *testing.T) {
+	const outEnv = "OP2_HDF5_TEST_CLOSE_OUT"
+	if mpitest.InRanks() {
+		o, err := Create(os.Getenv(outEnv))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := op2.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		parallel := o.Parallel()
+		err = o.Close()
+		switch {
+		case parallel && !errors.Is(err, mpi.ErrFinalized):
+			t.Errorf("rank %d: Close after Finalize: %v, want an error saying MPI has ended", op2.Rank(), err)
+		case !parallel && err != nil:
+			t.Errorf("rank %d: Close after Finalize of a file rank 0 writes: %v", op2.Rank(), err)
+		}
+		if err := o.Close(); err != nil {
+			t.Errorf("rank %d: a second Close: %v", op2.Rank(), err)
+		}
+		return
+	}
+	needHDF5(t)
+	out, err := mpitest.Output(t, 2, 2*time.Minute, outEnv+"="+filepath.Join(t.TempDir(), "close.h5"))
+	if err != nil {
+		t.Fatalf("job failed: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "HDF5-DIAG") {
+		t.Errorf("HDF5 printed diagnostics:\n%s", out)
 	}
 }
