@@ -73,6 +73,14 @@ func readEffects(code string, skipped [][2]int) (stdio, effects bool) {
 		}
 		return ""
 	}
+	// A macro the source defines (#define assert(c) ((void)0)) is its
+	// own: what its replacement text names counts instead.
+	defined := map[string]bool{}
+	for _, d := range dirs {
+		if rd := readDirective(code[d[0]:d[1]]); rd.name == "define" && rd.macro != "" && !inSpan(skipped, d[0]) {
+			defined[rd.macro] = true
+		}
+	}
 	toks := clex.Tokenize(code)
 	if len(skipped) > 0 {
 		toks = slices.DeleteFunc(toks, func(t clex.Token) bool { // tokens and spans in order
@@ -82,14 +90,18 @@ func readEffects(code string, skipped [][2]int) (stdio, effects bool) {
 			return len(skipped) > 0 && t.Start >= skipped[0][0]
 		})
 	}
-	// Names the source declares as objects (after a type's name) or
-	// assigns to (name = ...): a variable named err or clog is no
-	// function or stream.
+	// Names the source declares (after a type's name) or assigns to
+	// (name = ...): a variable named err or clog is no function or
+	// stream where it is used as a value, and a function the source
+	// defines (with its body) is its own where it is called too. A call
+	// of a name declared only as an object is the library's: an object
+	// cannot be called in its own scope.
 	declared := map[string]bool{}
 	for i := 1; i < len(toks); i++ {
 		if w := toks[i].Text; (calledEffects[w] || w == "clog") && !declared[w] &&
 			(declares(toks, i) && !prototype(toks, i) || next(toks, i+1) == "=" && next(toks, i+2) != "=") {
 			declared[w] = true
+			defined[w] = defined[w] || next(toks, i+1) == "("
 		}
 	}
 	for i, t := range toks {
@@ -103,9 +115,10 @@ func readEffects(code string, skipped [][2]int) (stdio, effects bool) {
 			if next(toks, i+1) != "(" && !declared[name] {
 				return true, true
 			}
-		case calledEffects[name] && !declared[name]:
-			if n := next(toks, i+1); n == "(" || n == ")" && next(toks, i+2) == "(" || in(t.Start) == "define" ||
-				name == t.Text && valueUse(toks, i) {
+		case calledEffects[name] && !defined[name]:
+			n := next(toks, i+1)
+			called := n == "(" || n == ")" && next(toks, i+2) == "(" && parenthesised(toks, i)
+			if called || in(t.Start) == "define" || !declared[name] && name == t.Text && valueUse(toks, i) {
 				effects = true
 			}
 		case fileStreams[name]:
@@ -115,6 +128,27 @@ func readEffects(code string, skipped [][2]int) (stdio, effects bool) {
 		}
 	}
 	return false, effects
+}
+
+// inSpan reports whether offset at is in one of spans (in order).
+func inSpan(spans [][2]int, at int) bool {
+	for _, sp := range spans {
+		if at >= sp[0] && at < sp[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// parenthesised reports whether token i of toks is a name in parentheses
+// of its own, (name), as a call (name)(...) puts it, rather than the
+// condition of if (name) or while (name).
+func parenthesised(toks []clex.Token, i int) bool {
+	if next(toks, i-1) != "(" {
+		return false
+	}
+	before := next(toks, i-2)
+	return before == "" || !clex.IsIdentStart(before[0])
 }
 
 // prototype reports whether token i of toks, a name a declaration
