@@ -294,7 +294,7 @@ func TestAutoCheckpointLeftOutDat(t *testing.T) {
 // checkpoint's index are not those of the run that wrote it (another
 // kernel there, or other loops before it) is refused at that loop, and
 // the checkpoint is not restored, rather than restored at another place
-// in the program.
+// in the program; on 2 ranks, on both.
 func TestAutoCheckpointRefusesOtherLoops(t *testing.T) {
 	const caseEnv = "OP2_TEST_OTHER_LOOPS"
 	if mpitest.InRanks() {
@@ -327,9 +327,12 @@ func TestAutoCheckpointRefusesOtherLoops(t *testing.T) {
 		return
 	}
 	path := writeAutoCheckpoint(t)
-	for _, c := range []string{"kernel", "before"} {
-		t.Run(c, func(t *testing.T) {
-			mpitest.Run(t, 1, 2*time.Minute, "OP2_CHECKPOINT="+path, "OP2_CHECKPOINT_EVERY=3", caseEnv+"="+c)
+	for _, c := range []struct {
+		what  string
+		ranks int
+	}{{"kernel", 1}, {"before", 1}, {"kernel", 2}} {
+		t.Run(fmt.Sprintf("%s-%d", c.what, c.ranks), func(t *testing.T) {
+			mpitest.Run(t, c.ranks, 2*time.Minute, "OP2_CHECKPOINT="+path, "OP2_CHECKPOINT_EVERY=3", caseEnv+"="+c.what)
 		})
 	}
 }
