@@ -2,6 +2,7 @@ package op2_test
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -335,4 +336,86 @@ func TestAutoCheckpointRefusesOtherLoops(t *testing.T) {
 			mpitest.Run(t, c.ranks, 2*time.Minute, "OP2_CHECKPOINT="+path, "OP2_CHECKPOINT_EVERY=3", caseEnv+"="+c.what)
 		})
 	}
+}
+
+// TestAutoCheckpointMatrixOnOtherRankCount: a program that multiplies by
+// a matrix (Mult, and a solve each step) restarts from an automatic
+// checkpoint written on 2 ranks on 1, though on several ranks each
+// product first runs a loop that brings x's halo up to date: GoOP2's own
+// loop, which the checkpoints do not count. Its lines are those of a run
+// never stopped, to rounding (the skipped steps' sums are the 2 ranks').
+func TestAutoCheckpointMatrixOnOtherRankCount(t *testing.T) {
+	const modeEnv, outEnv, killEnv = "OP2_TEST_REPLAY_MODE", "OP2_TEST_REPLAY_OUT", "OP2_TEST_REPLAY_KILL"
+	if mpitest.InRanks() {
+		var killAt, killRank int
+		fmt.Sscan(os.Getenv(killEnv), &killAt, &killRank)
+		lines := replayProgram(t, os.Getenv(modeEnv), 12, killAt, killRank)
+		if op2.Rank() == 0 {
+			check(t, os.WriteFile(os.Getenv(outEnv), []byte(strings.Join(lines, "\n")), 0o644))
+		}
+		check(t, op2.Finalize())
+		return
+	}
+	needHDF5(t)
+	dir := t.TempDir()
+	for _, mode := range []string{"mat-once", "solve-each"} {
+		run := func(ranks int, ckpt, kill string) ([]string, string, error) {
+			out := filepath.Join(dir, fmt.Sprintf("out-%s-%d", mode, time.Now().UnixNano()))
+			env := []string{modeEnv + "=" + mode, outEnv + "=" + out, killEnv + "=" + kill, "OP2_CHECKPOINT_EVERY=7", "OP2_LOG=info"}
+			if ckpt != "" {
+				env = append(env, "OP2_CHECKPOINT="+ckpt)
+			}
+			b, err := mpitest.Output(t, ranks, 2*time.Minute, env...)
+			if err != nil {
+				return nil, string(b), err
+			}
+			got, err := os.ReadFile(out)
+			return strings.Split(string(got), "\n"), string(b), err
+		}
+		want, log, err := run(1, "", "")
+		if err != nil {
+			t.Fatalf("%s, uninterrupted: %v\n%s", mode, err, log)
+		}
+		ckpt := filepath.Join(dir, mode+".ckpt")
+		if _, log, err := run(2, ckpt, "8 1"); err == nil {
+			t.Fatalf("%s: the run whose rank was killed succeeded:\n%s", mode, log)
+		}
+		got, log, err := run(1, ckpt, "")
+		if err != nil {
+			t.Fatalf("%s: 1 rank restarting the run of 2: %v\n%s", mode, err, log)
+		}
+		if !strings.Contains(log, "restored the automatic checkpoint") {
+			t.Errorf("%s: the restart logged no restore:\n%s", mode, log)
+		}
+		if !linesClose(got, want, 1e-12) {
+			t.Errorf("%s: 1 rank restarting the run of 2 printed\n%s\nwant, to rounding,\n%s", mode, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+// linesClose reports whether lines a and b have the same words, numbers
+// within a relative tolerance tol.
+func linesClose(a, b []string, tol float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		wa, wb := strings.Fields(strings.ReplaceAll(a[i], ",", " ")), strings.Fields(strings.ReplaceAll(b[i], ",", " "))
+		if len(wa) != len(wb) {
+			return false
+		}
+		for k := range wa {
+			x, errX := strconv.ParseFloat(wa[k], 64)
+			y, errY := strconv.ParseFloat(wb[k], 64)
+			switch {
+			case errX != nil || errY != nil:
+				if wa[k] != wb[k] {
+					return false
+				}
+			case math.Abs(x-y) > tol*math.Max(math.Abs(x), math.Abs(y)):
+				return false
+			}
+		}
+	}
+	return true
 }

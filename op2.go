@@ -126,8 +126,9 @@ func (r *Runtime) Logger() *slog.Logger { return r.e.Logger() }
 // newProcess returns the process's shared state, made once with the
 // default runtime.
 func newProcess() *process {
-	return &process{Process: engine.NewProcess(apiErrors{}),
-		matHalo: NewKernel("void goop2_mat_halo(const void *x) { (void)x; }", "goop2_mat_halo")}
+	matHalo := NewKernel("void goop2_mat_halo(const void *x) { (void)x; }", "goop2_mat_halo")
+	matHalo.c.HaloOnly = true
+	return &process{Process: engine.NewProcess(apiErrors{}), matHalo: matHalo}
 }
 
 // newRuntime returns a runtime configured from the environment, in the

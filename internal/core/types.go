@@ -295,6 +295,10 @@ type Kernel struct {
 	// the kernel in a way that C++ accepts (references, exact pointer
 	// types).
 	CXX bool
+	// HaloOnly says the kernel is GoOP2's own and does nothing: its loops
+	// only bring a halo up to date (Mat.Mult's x), and run on several
+	// ranks only, so automatic checkpoints do not count them.
+	HaloOnly bool
 }
 
 // KernelSum is a kernel's Sum: a hash of its name, its (normalised)

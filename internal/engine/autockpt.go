@@ -343,8 +343,8 @@ func parseReductionLog(b []byte) (map[int64][]byte, error) {
 // runs at once. It reports whether to skip l: a loop before a restored
 // checkpoint.
 func (p *Process) autoBefore(r *Runtime, l *core.Loop) (skip bool, err error) {
-	if r.Cfg.Checkpoint == "" && p.auto == nil {
-		return false, nil
+	if r.Cfg.Checkpoint == "" && p.auto == nil || l.Kernel.HaloOnly {
+		return false, nil // a halo loop runs on several ranks only: it is not counted
 	}
 	a, err := p.autoState(r)
 	if a == nil || err != nil {
@@ -569,7 +569,7 @@ func (a *autoCkpt) save(l *core.Loop, idx int64, later map[uint64]bool) error {
 // autoAfter logs the Globals loop l reduced, after it ran at once.
 func (p *Process) autoAfter(l *core.Loop) {
 	a := p.auto
-	if a == nil || a.off {
+	if a == nil || a.off || l.Kernel.HaloOnly {
 		return
 	}
 	for _, arg := range l.Args {
