@@ -256,3 +256,21 @@ func TestAutoCheckpointOfARuntime(t *testing.T) {
 	needHDF5(t)
 	mpitest.Run(t, 1, 2*time.Minute, pathEnv+"="+filepath.Join(t.TempDir(), "runtime.ckpt"))
 }
+
+// TestRestoreRefusesAutomaticFile: op2.Restore refuses a file automatic
+// checkpoints wrote (at a loop inside the program's steps, with dats the
+// loops after it write left without values), naming OP2_CHECKPOINT, and
+// changes nothing.
+func TestRestoreRefusesAutomaticFile(t *testing.T) {
+	path := writeAutoCheckpoint(t)
+	r := newCkptRun(t)
+	defer r.k.Remove()
+	check(t, r.step())
+	before := r.result(t)
+	if _, err := op2.Restore(path); err == nil || !strings.Contains(err.Error(), "written by automatic checkpoints (OP2_CHECKPOINT)") {
+		t.Errorf("op2.Restore of an automatic checkpoint: %v, want an error naming OP2_CHECKPOINT", err)
+	}
+	if !r.result(t).equal(before) {
+		t.Error("a refused restore changed values")
+	}
+}

@@ -84,8 +84,10 @@ func reservedKeys(state map[string][]byte) error {
 // looked for and keep their values), and under MPI partitioned it, on any
 // number of ranks: each rank reads the rows of its own elements and their
 // halo. A checkpoint that does not match is refused, naming what
-// differs, and nothing is changed. It is collective under MPI; recorded
-// loops run first.
+// differs, and nothing is changed. A file written by the automatic
+// checkpoints (Config.Checkpoint) is refused: a run resumes from one by
+// itself, at the loop it was written before. It is collective under MPI;
+// recorded loops run first.
 func Restore(path string) (map[string][]byte, error) {
 	runtime.GC() // dats the program no longer holds are not restored
 	forced := lock(forCollective, "Restore")

@@ -67,24 +67,35 @@ type Program struct {
 	// API makes err an error as the API returns it (the engine's
 	// API.Internal: "op2: " before the message); nil leaves it as it is.
 	API func(err error) error
+	// Automatic says the restore is an automatic checkpoint's, at the
+	// loop it was written before: a file whose state has AutoKey's keys
+	// restores only so (its dats saved without values are written by
+	// the loops before they are read).
+	Automatic bool
 }
+
+// AutoKey starts the keys of the state automatic checkpoints keep; the
+// program's own state may not use it.
+const AutoKey = "op2."
 
 // contents is what a checkpoint holds, listed the same way on every
 // rank.
 type contents struct {
-	w       *mpi.World // the job when it has several ranks; nil otherwise
-	fatal   func(error) error
-	api     func(error) error // Program.API
-	dats    []*core.Storage
-	globals []*core.Storage
-	consts  []*core.Const // by name
-	keys    []string      // the state's, sorted
-	state   map[string][]byte
+	w     *mpi.World // the job when it has several ranks; nil otherwise
+	fatal func(error) error
+	api   func(error) error // Program.API
+	// automatic is Program.Automatic.
+	automatic bool
+	dats      []*core.Storage
+	globals   []*core.Storage
+	consts    []*core.Const // by name
+	keys      []string      // the state's, sorted
+	state     map[string][]byte
 }
 
 // newContents lists what to save or restore (what names the call).
 func newContents(what string, p Program, state map[string][]byte) (*contents, error) {
-	c := &contents{state: state, fatal: p.Fatal, api: p.API, dats: p.Dats, globals: p.Globals}
+	c := &contents{state: state, fatal: p.Fatal, api: p.API, dats: p.Dats, globals: p.Globals, automatic: p.Automatic}
 	asIs := func(err error) error { return err }
 	if c.fatal == nil {
 		c.fatal = asIs

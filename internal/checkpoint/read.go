@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/collective"
@@ -72,6 +73,13 @@ func (c *contents) plan(path string) (*restore, error) {
 	}
 	r.c = c
 	f := r.f
+	if !c.automatic {
+		for _, k := range r.keys {
+			if strings.HasPrefix(k, AutoKey) {
+				return r, fmt.Errorf("%s was written by automatic checkpoints (OP2_CHECKPOINT), at a loop in the middle of the program's steps, and may leave out dats the loops after it write: a run resumes from it by itself when OP2_CHECKPOINT names it; op2.Restore does not", path)
+			}
+		}
+	}
 	// Dats and Globals: the file's entries by name, set, dim and type, in order.
 	pending := map[string][]string{}
 	for k := range int(head[2]) {

@@ -370,7 +370,7 @@ func (p *Process) autoBefore(r *Runtime, l *core.Loop) (skip bool, err error) {
 			return false, err
 		}
 		runtime.GC()
-		if _, err := a.rt.Restore(a.path); err != nil {
+		if err := a.rt.restoreAuto(a.path); err != nil {
 			return false, err
 		}
 		for _, d := range p.LiveData() {

@@ -14,7 +14,7 @@ import (
 
 // AutoKey starts the keys of the state automatic checkpoints keep; the
 // program's own state may not use it.
-const AutoKey = "op2."
+const AutoKey = checkpoint.AutoKey
 
 // program is what r's checkpoints hold: every live dat but those left
 // out (op2's SetNoCheckpoint), every live Global, and r's constants.
@@ -58,6 +58,16 @@ func (r *Runtime) Checkpoint(path string, state map[string][]byte) error {
 // no recorded loop left.
 func (r *Runtime) Restore(path string) (map[string][]byte, error) {
 	return checkpoint.Restore(r.program(), path)
+}
+
+// restoreAuto restores the automatic checkpoint at path into r's
+// program, before the loop it was written at. Caller holds the lock,
+// with no recorded loop left.
+func (r *Runtime) restoreAuto(path string) error {
+	prog := r.program()
+	prog.Automatic = true
+	_, err := checkpoint.Restore(prog, path)
+	return err
 }
 
 // RunNow runs loop l at once with backend b, with the automatic
