@@ -19,13 +19,20 @@ import (
 
 // Checkpoint saves what a run needs to continue from this point into the
 // HDF5 file at path: the values of every dat the program still holds
-// (but those Dat.SetNoCheckpoint leaves out), of every Global, of the default runtime's constants, and state, the
+// (but those Dat.SetNoCheckpoint leaves out), of every Global, of the
+// default runtime's constants, and state, the
 // program's own (a step counter, a time: whatever it needs to find its
 // place again), which Restore returns. Dats are saved in the numbering
 // the mesh was declared with, so a run on any number of ranks can restore
 // them. The file is written under a temporary name (path + ".partial")
 // and renamed over path once complete, so a run stopped while it writes
 // leaves the previous checkpoint intact.
+//
+// A dat or Global the program no longer uses after the checkpoint is no
+// longer held: Go collects it, and it is not saved. Keep what a later run
+// restores reachable until Checkpoint returns (runtime.KeepAlive); a dat
+// or Global collected since it was declared, and not left out, is named
+// in a warning on the runtime's logger (standard error without one).
 //
 // It is collective under MPI (every rank calls it, after Partition, with
 // the same state): with a parallel HDF5 library (Debian:
@@ -64,7 +71,19 @@ func Checkpoint(path string, state map[string][]byte) error {
 // before the checkpoint, so a dat left out keeps the values it was
 // declared with until a loop writes it. Under MPI every rank must make
 // the same choice: Checkpoint and Restore refuse ranks whose dats differ.
-func (d *Dat[T]) SetNoCheckpoint(omit bool) { d.noCheckpoint.Store(omit) }
+func (d *Dat[T]) SetNoCheckpoint(omit bool) { d.keep.Omit.Store(omit) }
+
+// own marks data GoOP2 declares for itself (a solver's vectors): a
+// checkpoint that finds it dropped does not say so.
+func own[D interface{ keepOf() *engine.Keep }](d D, err error) (D, error) {
+	if err == nil {
+		d.keepOf().Own.Store(true)
+	}
+	return d, err
+}
+
+func (d *Dat[T]) keepOf() *engine.Keep    { return d.keep }
+func (g *Global[T]) keepOf() *engine.Keep { return g.keep }
 
 // reservedKeys refuses state keys of automatic checkpoints.
 func reservedKeys(state map[string][]byte) error {

@@ -1,8 +1,10 @@
 package op2_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -270,4 +272,46 @@ func TestRestoreConstType(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCheckpointWarnsDroppedData: a checkpoint after the program's last
+// use of a Dat and a Global (Go has collected them) cannot save them,
+// and says so on the logger at warn level, naming both, once; a Dat left
+// out (SetNoCheckpoint) and one the program still holds are not named.
+func TestCheckpointWarnsDroppedData(t *testing.T) {
+	needHDF5(t)
+	cache := os.Getenv("OP2_CACHE_DIR")
+	var log bytes.Buffer
+	check(t, op2.Configure(op2.Config{CacheDir: cache, Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))}))
+	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) }()
+	cells := must(op2.NewSet(10, "wd_cells"))
+	held := must(op2.NewDat[float64](cells, 1, nil, "wd_held"))
+	func() {
+		q := must(op2.NewDat[float64](cells, 2, nil, "wd_q"))
+		tmp := must(op2.NewDat[float64](cells, 1, nil, "wd_tmp"))
+		tmp.SetNoCheckpoint(true)
+		g := must(op2.NewGlobal[int32](1, nil, "wd_g"))
+		k := op2.NewKernel(`void wd_inc(double *q, double *t, double *h, int *g) { q[0] += 1; t[0] = q[0]; h[0] = t[0]; *g += 1; }`, "wd_inc")
+		check(t, op2.ParLoop(k, cells, q.Arg(op2.RW), tmp.Arg(op2.Write), held.Arg(op2.Write), g.Arg(op2.Inc)))
+		if v := g.DataRO(); v[0] != 10 { // the loop runs, in lazy mode too
+			t.Errorf("wd_g = %d, want 10", v[0])
+		}
+	}()
+	path := filepath.Join(t.TempDir(), "final.ckpt")
+	check(t, op2.Checkpoint(path, nil))
+	out := log.String()
+	if !strings.Contains(out, "no longer holds them") || !strings.Contains(out, `dat \"wd_q\" on set \"wd_cells\"`) || !strings.Contains(out, `global \"wd_g\"`) {
+		t.Errorf("a checkpoint after the last use of wd_q and wd_g logged\n%s\nwant a warning naming both", out)
+	}
+	for _, name := range []string{"wd_tmp", "wd_held"} {
+		if strings.Contains(out, name) {
+			t.Errorf("the warning names %s:\n%s", name, out)
+		}
+	}
+	log.Reset()
+	check(t, op2.Checkpoint(path, nil))
+	if strings.Contains(log.String(), "wd_q") {
+		t.Errorf("a second checkpoint names wd_q again:\n%s", log.String())
+	}
+	runtime.KeepAlive(held)
 }

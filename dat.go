@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
@@ -94,7 +93,9 @@ type Dat[T Scalar] struct {
 	data []T
 	pin  *runtime.Pinner // data's pin (repinned)
 
-	noCheckpoint atomic.Bool // SetNoCheckpoint
+	// keep is what checkpoints know of it apart from it (its
+	// description, and SetNoCheckpoint's choice).
+	keep *engine.Keep
 }
 
 // NewDat declares data on set with dim values per element. data supplies

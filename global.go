@@ -14,6 +14,7 @@ import (
 type Global[T Scalar] struct {
 	s    core.Storage // first field: device backends tie cleanups to &s
 	data []T
+	keep *engine.Keep // what checkpoints know of it apart from it
 }
 
 // NewGlobal declares a Global of dim values; data (len dim) gives the
@@ -31,12 +32,13 @@ func NewGlobal[T Scalar](dim int, data []T, name string) (*Global[T], error) {
 	copy(g.data, data)
 	g.s = core.Storage{Name: name, Type: scalarType[T](), Dim: dim, Host: hostPtr(g.data), Len: dim, ID: core.NewID()}
 	p := weak.Make(g)
+	g.keep = &engine.Keep{What: fmt.Sprintf("global %q", name)}
 	rt.proc.RegisterGlobal(func() *core.Storage {
 		if g := p.Value(); g != nil {
 			return &g.s
 		}
 		return nil
-	})
+	}, g.keep)
 	return g, nil
 }
 

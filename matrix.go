@@ -381,7 +381,7 @@ func (A *Mat[T]) dirichletColumns(rows []int, x *Dat[T]) (dirichlet []bool, mark
 	for _, r := range rows {
 		flags[r] = 1
 	}
-	if mark, err = NewDat(sp.cols, 1, flags, "Dirichlet columns of "+A.s.Name); err != nil {
+	if mark, err = own(NewDat(sp.cols, 1, flags, "Dirichlet columns of "+A.s.Name)); err != nil {
 		return nil, nil, err
 	}
 	if err := A.exchangeHalo(rt, mark); err != nil {

@@ -33,7 +33,7 @@ type meshDat[T Scalar] struct{ d *Dat[T] }
 func (m meshDat[T]) Storage() *core.Storage { return &m.d.s }
 
 // Omitted reports whether checkpoints leave the dat out (SetNoCheckpoint).
-func (m meshDat[T]) Omitted() bool { return m.d.noCheckpoint.Load() }
+func (m meshDat[T]) Omitted() bool { return m.d.keep.Omit.Load() }
 
 func (m meshDat[T]) Replace(values []byte) {
 	d := m.d

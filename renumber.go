@@ -25,12 +25,13 @@ func registerSubset(sub *Subset) {
 
 func registerDat[T Scalar](d *Dat[T]) {
 	p := weak.Make(d)
+	d.keep = &engine.Keep{What: fmt.Sprintf("dat %q on set %q", d.s.Name, d.s.Set.Name)}
 	rt.proc.RegisterData(func() engine.MeshData {
 		if d := p.Value(); d != nil {
 			return meshDat[T]{d}
 		}
 		return nil
-	})
+	}, d.keep)
 }
 
 // meshSubset is a Subset as the engine renumbers it.

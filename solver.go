@@ -232,9 +232,9 @@ func nativeAPI(A *Mat[float64], r *Runtime) solver.API[*Dat[float64], *Global[fl
 	sp := A.sp
 	return solver.API[*Dat[float64], *Global[float64], Arg, *Kernel]{
 		NewVec: func(vals []float64, name string) (*Dat[float64], error) {
-			return NewDat(sp.rows, sp.rdim, vals, name)
+			return own(NewDat(sp.rows, sp.rdim, vals, name))
 		},
-		NewGlobal: func(dim int, name string) (*Global[float64], error) { return NewGlobal[float64](dim, nil, name) },
+		NewGlobal: func(dim int, name string) (*Global[float64], error) { return own(NewGlobal[float64](dim, nil, name)) },
 		NewKernel: NewKernel,
 		ParLoop:   func(k *Kernel, args ...Arg) error { return r.ParLoop(k, sp.rows, args...) },
 		Values: func(g *Global[float64], write bool) ([]float64, error) {

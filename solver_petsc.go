@@ -34,7 +34,7 @@ func (s *Solver) solvePETSc(A *Mat[float64], x, b *Dat[float64]) (solver.Info, e
 // of a square sparsity: nums, a value per local row element, with the
 // halo's from their owners. Collective.
 func globalNumbers(sp *Sparsity, nums []int32) ([]int32, error) {
-	g, err := NewDat(sp.rows, 1, nums, fmt.Sprintf("global numbers of %q", sp.rows.c.Name))
+	g, err := own(NewDat(sp.rows, 1, nums, fmt.Sprintf("global numbers of %q", sp.rows.c.Name)))
 	if err != nil {
 		return nil, err
 	}

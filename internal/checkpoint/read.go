@@ -108,7 +108,7 @@ func (c *contents) plan(path string) (*restore, error) {
 	for _, s := range c.dats {
 		name := take(datKey(s.Name, s.Set.Name, s.Dim, s.Type.CName()))
 		if name == "" {
-			return r, fmt.Errorf("%s holds no dat %q on set %q of dim %d and type %s", path, s.Name, s.Set.Name, s.Dim, s.Type.CName())
+			return r, fmt.Errorf("%s holds no dat %q on set %q of dim %d and type %s (it holds %d dats)", path, s.Name, s.Set.Name, s.Dim, s.Type.CName(), head[2])
 		}
 		if v, found, err := f.IntAttr(name, "saved"); err == nil && found && v == 0 {
 			r.dats = append(r.dats, "") // an automatic checkpoint's: written before it is read
@@ -122,7 +122,7 @@ func (c *contents) plan(path string) (*restore, error) {
 	for _, s := range c.globals {
 		name := take(datKey(s.Name, "", s.Dim, s.Type.CName()))
 		if name == "" {
-			return r, fmt.Errorf("%s holds no global %q of dim %d and type %s", path, s.Name, s.Dim, s.Type.CName())
+			return r, fmt.Errorf("%s holds no global %q of dim %d and type %s (it holds %d globals)", path, s.Name, s.Dim, s.Type.CName(), head[3])
 		}
 		if err := r.shape(name, s.Dim, 1, s.Type); err != nil {
 			return r, fmt.Errorf("global %q: %w", s.Name, err)

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -665,17 +664,10 @@ func (a *autoCkpt) turnOff(why string) {
 	}
 }
 
-// report logs an event of the automatic checkpoints on the logger of the
-// runtime that started them; a warning goes to standard error without one.
+// report logs an event of the automatic checkpoints on the runtime that
+// started them (Runtime.Report).
 func (a *autoCkpt) report(level slog.Level, msg string, attrs ...slog.Attr) {
-	p := a.p
-	if l := a.rt.Logger(); l != nil {
-		l.LogAttrs(context.Background(), level, msg, attrs...)
-		return
-	}
-	if w, _ := p.World(); level >= slog.LevelWarn && (w == nil || w.Rank() == 0) {
-		fmt.Fprintln(os.Stderr, msg, slog.GroupValue(attrs...))
-	}
+	a.rt.Report(level, msg, attrs...)
 }
 
 // writtenData returns the Dat or matrix argument a changes, or nil.

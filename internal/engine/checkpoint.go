@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"log/slog"
+	"strings"
 
 	"github.com/goop2/op2/internal/checkpoint"
 	"github.com/goop2/op2/internal/core"
@@ -47,10 +49,25 @@ func omitted(d MeshData) bool {
 	return ok && o.Omitted()
 }
 
+// maxNamed is how many dropped dats and Globals a checkpoint's warning
+// names: the last found.
+const maxNamed = 8
+
 // Checkpoint writes a checkpoint of r's program and state to path (see
 // op2.Checkpoint). Caller holds the lock, with no recorded loop left.
 func (r *Runtime) Checkpoint(path string, state map[string][]byte) error {
-	return checkpoint.Write(r.program(), path, state)
+	if err := checkpoint.Write(r.program(), path, state); err != nil {
+		return err
+	}
+	if gone := r.Proc.Dropped(); len(gone) > 0 {
+		if n := len(gone); n > maxNamed {
+			gone = append(gone[n-maxNamed:], fmt.Sprintf("and %d declared before them", n-maxNamed))
+		}
+		r.Report(slog.LevelWarn, "op2: Checkpoint: not saved, as the program no longer holds them (Go collected them after their last use)",
+			slog.String("file", path), slog.String("data", strings.Join(gone, ", ")),
+			slog.String("hint", "a restart that declares them cannot restore this file: keep them reachable until Checkpoint returns (runtime.KeepAlive), or leave temporaries out with Dat.SetNoCheckpoint(true)"))
+	}
+	return nil
 }
 
 // Restore restores the checkpoint at path into r's program and returns

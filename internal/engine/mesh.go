@@ -3,6 +3,7 @@ package engine
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/goop2/op2/internal/core"
 )
@@ -50,11 +51,43 @@ type declared struct {
 	sync.Mutex
 	sets    []func() *core.Set
 	maps    []func() *core.Map
-	dats    []func() MeshData
+	dats    []kept[MeshData]
 	subsets []func() MeshSubset
-	globals []func() *core.Storage
+	globals []kept[*core.Storage]
 	live    int // entries after the last pruning
+	// dropped are the descriptions of the dats and Globals collected
+	// and pruned since the last Dropped, in the order they were found
+	// (at most maxDropped, the latest), but those left out, GoOP2's own
+	// and those found before (reported): each description once in the
+	// process.
+	dropped  []string
+	reported map[string]bool // and those in dropped
 }
+
+// Keep is what checkpoints know of a declared dat or Global apart from
+// it: a description (dat "q" on set "cells"), to say that it was not
+// saved once the program no longer holds it, and whether checkpoints
+// leave it out (op2's SetNoCheckpoint).
+type Keep struct {
+	What string
+	Omit atomic.Bool
+	// Own says the object is GoOP2's own (a solver's vectors): never
+	// reported.
+	Own atomic.Bool
+}
+
+// kept is a registered dat or Global: get returns it while it lives.
+type kept[T comparable] struct {
+	get  func() T
+	keep *Keep
+}
+
+// maxDropped bounds the descriptions of collected objects kept between
+// two checkpoints, and maxReported those found before.
+const (
+	maxDropped  = 4096
+	maxReported = 1 << 16
+)
 
 // blocks are the blocks of the mesh this rank declared before Partition,
 // in declaration order.
@@ -74,9 +107,9 @@ func (p *Process) RegisterMap(get func() *core.Map) {
 	p.register(func(d *declared) { d.maps = append(d.maps, get) })
 }
 
-// RegisterData records a declared dat.
-func (p *Process) RegisterData(get func() MeshData) {
-	p.register(func(d *declared) { d.dats = append(d.dats, get) })
+// RegisterData records a declared dat, described by keep.
+func (p *Process) RegisterData(get func() MeshData, keep *Keep) {
+	p.register(func(d *declared) { d.dats = append(d.dats, kept[MeshData]{get, keep}) })
 }
 
 // RegisterSubset records a declared subset.
@@ -84,9 +117,10 @@ func (p *Process) RegisterSubset(get func() MeshSubset) {
 	p.register(func(d *declared) { d.subsets = append(d.subsets, get) })
 }
 
-// RegisterGlobal records a declared global (op2.Checkpoint saves it).
-func (p *Process) RegisterGlobal(get func() *core.Storage) {
-	p.register(func(d *declared) { d.globals = append(d.globals, get) })
+// RegisterGlobal records a declared global (op2.Checkpoint saves it),
+// described by keep.
+func (p *Process) RegisterGlobal(get func() *core.Storage, keep *Keep) {
+	p.register(func(d *declared) { d.globals = append(d.globals, kept[*core.Storage]{get, keep}) })
 }
 
 // LiveData returns the declared dats still alive, in declaration order.
@@ -94,7 +128,7 @@ func (p *Process) LiveData() []MeshData {
 	d := &p.declared
 	d.Lock()
 	defer d.Unlock()
-	return live(d.dats)
+	return liveKept(d.dats)
 }
 
 // LiveGlobals returns the declared globals still alive, in declaration
@@ -103,7 +137,22 @@ func (p *Process) LiveGlobals() []*core.Storage {
 	d := &p.declared
 	d.Lock()
 	defer d.Unlock()
-	return live(d.globals)
+	return liveKept(d.globals)
+}
+
+// Dropped returns the descriptions of the dats and Globals the program
+// declared and no longer holds (collected: call runtime.GC first), but
+// those checkpoints leave out, each description once in the process: a
+// checkpoint cannot save them.
+func (p *Process) Dropped() []string {
+	d := &p.declared
+	d.Lock()
+	defer d.Unlock()
+	d.dats = pruneKept(d, d.dats)
+	d.globals = pruneKept(d, d.globals)
+	out := d.dropped
+	d.dropped = nil
+	return out
 }
 
 // register adds one object to the registry, pruning collected entries
@@ -119,9 +168,9 @@ func (p *Process) register(add func(*declared)) {
 	}
 	d.sets = prune(d.sets)
 	d.maps = prune(d.maps)
-	d.dats = prune(d.dats)
+	d.dats = pruneKept(d, d.dats)
 	d.subsets = prune(d.subsets)
-	d.globals = prune(d.globals)
+	d.globals = pruneKept(d, d.globals)
 	d.live = len(d.sets) + len(d.maps) + len(d.dats) + len(d.subsets) + len(d.globals)
 }
 
@@ -129,6 +178,40 @@ func (p *Process) register(add func(*declared)) {
 func prune[T comparable](fs []func() T) []func() T {
 	var zero T
 	return slices.DeleteFunc(fs, func(f func() T) bool { return f() == zero })
+}
+
+// pruneKept drops the entries of ks whose object was collected, noting
+// their descriptions in d.dropped.
+func pruneKept[T comparable](d *declared, ks []kept[T]) []kept[T] {
+	var zero T
+	return slices.DeleteFunc(ks, func(k kept[T]) bool {
+		if k.get() != zero {
+			return false
+		}
+		if k := k.keep; k != nil && !k.Own.Load() && !k.Omit.Load() && !d.reported[k.What] {
+			if d.reported == nil || len(d.reported) == maxReported {
+				d.reported = map[string]bool{} // a description may come again
+			}
+			d.reported[k.What] = true
+			if len(d.dropped) == maxDropped {
+				d.dropped = slices.Delete(d.dropped, 0, 1)
+			}
+			d.dropped = append(d.dropped, k.What)
+		}
+		return true
+	})
+}
+
+// liveKept returns the objects of ks still alive.
+func liveKept[T comparable](ks []kept[T]) []T {
+	var out []T
+	var zero T
+	for _, k := range ks {
+		if v := k.get(); v != zero {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // live returns the objects of fs still alive.

@@ -33,7 +33,7 @@ const rcbLeaf = 8
 func (p *Process) Renumber(o Ordering) ([]string, error) {
 	d := &p.declared
 	d.Lock()
-	sets, maps, dats, subsets := live(d.sets), live(d.maps), live(d.dats), live(d.subsets)
+	sets, maps, dats, subsets := live(d.sets), live(d.maps), liveKept(d.dats), live(d.subsets)
 	d.Unlock()
 	index := map[*core.Set]int{}
 	mesh := &dist.Mesh{}

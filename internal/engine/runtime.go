@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync/atomic"
 
@@ -116,6 +117,18 @@ func (r *Runtime) SetLogger(l *slog.Logger) {
 // Logger is the runtime's logger, nil when it logs nothing. It may be
 // called without the lock.
 func (r *Runtime) Logger() *slog.Logger { return r.logger.Load() }
+
+// Report logs an event on r's logger; without one, a warning goes to
+// standard error, from rank 0 under MPI.
+func (r *Runtime) Report(level slog.Level, msg string, attrs ...slog.Attr) {
+	if l := r.Logger(); l != nil {
+		l.LogAttrs(context.Background(), level, msg, attrs...)
+		return
+	}
+	if w, _ := r.Proc.World(); level >= slog.LevelWarn && (w == nil || w.Rank() == 0) {
+		fmt.Fprintln(os.Stderr, msg, slog.GroupValue(attrs...))
+	}
+}
 
 // LogOpened logs the opening of backend b.
 func (r *Runtime) LogOpened(b exec.Backend) {
