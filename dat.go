@@ -272,8 +272,11 @@ func (d *Dat[T]) ArgVec(acc Access, m *Map) Arg {
 // zeroed, halos included, and the next loop that reads the dat's halo
 // exchanges it, since other ranks' halo copies of them may be stale. The
 // error reports a device failure.
-func (d *Dat[T]) Zero() error {
-	forced := lock(forStorage(&d.s), "Dat.Zero")
+func (d *Dat[T]) Zero() error { return d.zero(forStorage(&d.s), "Dat.Zero") }
+
+// zero is Zero under the lock of mode m, for the API call named api.
+func (d *Dat[T]) zero(m engine.Mode, api string) error {
+	forced := lock(m, api)
 	defer unlock()
 	if forced != nil {
 		return forced
@@ -355,15 +358,16 @@ func (d *Dat[T]) Nbytes() int { return d.s.Bytes() }
 // DataWO copies nothing, so it can fail only as a recorded loop it runs
 // first fails (see Chain): it panics with that error, which DataWOErr
 // returns.
-func (d *Dat[T]) DataWO() []T { return orPanic(d.dataWOErr("Dat.DataWO")) }
+func (d *Dat[T]) DataWO() []T { return orPanic(d.dataWOErr(forStorage(&d.s), "Dat.DataWO")) }
 
 // DataWOErr is DataWO, returning as an error the failure of a recorded
 // loop it runs first.
-func (d *Dat[T]) DataWOErr() ([]T, error) { return d.dataWOErr("Dat.DataWOErr") }
+func (d *Dat[T]) DataWOErr() ([]T, error) { return d.dataWOErr(forStorage(&d.s), "Dat.DataWOErr") }
 
-// dataWOErr is DataWOErr for the API call named api.
-func (d *Dat[T]) dataWOErr(api string) ([]T, error) {
-	forced := lock(forStorage(&d.s), api)
+// dataWOErr is DataWOErr under the lock of mode m, for the API call
+// named api.
+func (d *Dat[T]) dataWOErr(m engine.Mode, api string) ([]T, error) {
+	forced := lock(m, api)
 	defer unlock()
 	if forced != nil {
 		return nil, forced

@@ -237,6 +237,12 @@ func nativeAPI(A *Mat[float64], r *Runtime) solver.API[*Dat[float64], *Global[fl
 		NewGlobal: func(dim int, name string) (*Global[float64], error) { return own(NewGlobal[float64](dim, nil, name)) },
 		NewKernel: NewKernel,
 		ParLoop:   func(k *Kernel, args ...Arg) error { return r.ParLoop(k, sp.rows, args...) },
+		Zero:      func(v *Dat[float64]) error { return v.zero(forCollective, "Solver.Solve") },
+		Fill: func(v *Dat[float64], vals []float64) error {
+			d, err := v.dataWOErr(forCollective, "Solver.Solve")
+			copy(d, vals)
+			return err
+		},
 		Values: func(g *Global[float64], write bool) ([]float64, error) {
 			return g.collectiveData(write, "Solver.Solve")
 		},

@@ -11,9 +11,7 @@ import (
 // float64 values), A the API's loop argument.
 type Dat[A any] interface {
 	comparable
-	Zero() error
 	Arg(acc core.Access) A
-	DataWO() []float64
 }
 
 // Global is a Global of float64 values as the API has it, A the API's
@@ -37,9 +35,13 @@ type API[V Dat[A], G Global[A], A, K any] struct {
 	ParLoop func(k K, args ...A) error
 	// Values returns g's values on the host, the slice itself, to change
 	// when write is true, else to read before the next call. A solve is
-	// collective: it runs the loops recorded before it (a Chain's) on
-	// every rank, as a collective call does.
+	// collective: this, Zero and Fill run the loops recorded before them
+	// (a Chain's) on every rank, as a collective call does.
 	Values func(g G, write bool) ([]float64, error)
+	// Zero zeroes vector v.
+	Zero func(v V) error
+	// Fill sets vector v's values (its owned elements') to vals.
+	Fill func(v V, vals []float64) error
 	// Mult sets y = A x on the solver's runtime.
 	Mult func(x, y V) error
 	// InverseDiagonal returns the inverses of the matrix's diagonal
@@ -146,8 +148,7 @@ func (l *loops[V, G, A, K]) inverseDiagonal(matrix string) error {
 		return err
 	case l.work.hasDinv:
 		l.dinv = l.work.dinv
-		copy(l.dinv.DataWO(), vals)
-		return nil
+		return l.api.Fill(l.dinv, vals)
 	}
 	l.dinv, err = l.api.NewVec(vals, "solver inverse diagonal")
 	return err
@@ -159,7 +160,7 @@ func (l *loops[V, G, A, K]) Vec() (V, error) {
 	l.temporary++
 	if l.temporary <= len(l.work.vecs) {
 		v := l.work.vecs[l.temporary-1]
-		return v, v.Zero()
+		return v, l.api.Zero(v)
 	}
 	v, err := l.api.NewVec(nil, fmt.Sprintf("solver vector %d", l.temporary))
 	if err == nil {
@@ -169,7 +170,7 @@ func (l *loops[V, G, A, K]) Vec() (V, error) {
 }
 
 // Zero sets x to zero.
-func (l *loops[V, G, A, K]) Zero(x V) error { return x.Zero() }
+func (l *loops[V, G, A, K]) Zero(x V) error { return l.api.Zero(x) }
 
 // Mult sets y = A x.
 func (l *loops[V, G, A, K]) Mult(x, y V) error { return l.api.Mult(x, y) }

@@ -23,9 +23,7 @@ type testDat struct {
 	zeroed int
 }
 
-func (d *testDat) Zero() error                    { d.zeroed++; clear(d.vals); return nil }
 func (d *testDat) Arg(acc core.Access) testArg    { return testArg{acc, d} }
-func (d *testDat) DataWO() []float64              { return d.vals }
 func (g *testGlobal) Arg(acc core.Access) testArg { return testArg{acc, g} }
 
 type testGlobal struct{ vals []float64 }
@@ -54,6 +52,8 @@ func (ta *testAPI) api(dim int) API[*testDat, *testGlobal, testArg, *string] {
 		NewKernel: func(source, name string) *string { ta.kernels++; return &source },
 		ParLoop:   func(k *string, args ...testArg) error { ta.loops++; return errStop },
 		Values:    func(g *testGlobal, write bool) ([]float64, error) { return g.vals, nil },
+		Zero:      func(v *testDat) error { v.zeroed++; clear(v.vals); return nil },
+		Fill:      func(v *testDat, vals []float64) error { copy(v.vals, vals); return nil },
 		Mult:      func(x, y *testDat) error { return nil },
 		InverseDiagonal: func() ([]float64, int, int, error) {
 			return ta.diag, ta.zeroRow, 0, nil
