@@ -277,7 +277,8 @@ func TestRestoreConstType(t *testing.T) {
 // TestCheckpointWarnsDroppedData: a checkpoint after the program's last
 // use of a Dat and a Global (Go has collected them) cannot save them,
 // and says so on the logger at warn level, naming both, once; a Dat left
-// out (SetNoCheckpoint) and one the program still holds are not named.
+// out (SetNoCheckpoint), one the program still holds and a solver's own
+// are not named.
 func TestCheckpointWarnsDroppedData(t *testing.T) {
 	needHDF5(t)
 	cache := os.Getenv("OP2_CACHE_DIR")
@@ -296,6 +297,15 @@ func TestCheckpointWarnsDroppedData(t *testing.T) {
 		if v := g.DataRO(); v[0] != 10 { // the loop runs, in lazy mode too
 			t.Errorf("wd_g = %d, want 10", v[0])
 		}
+		// A solve's own vectors and Globals, dropped with the solver.
+		ident := must(op2.NewMap(cells, cells, 1, iota32[int32](10), "wd_ident"))
+		A, x, b := diagSystem(cells, ident)
+		check(t, op2.ParLoop(op2.NewKernel(`void wd_d(double *A, double *b) { A[0] = 2; b[0] = 1; }`, "wd_d"), cells, A.Arg(op2.Inc, ident, ident), b.Arg(op2.Write)))
+		s := must(op2.NewSolver(op2.SolverOptions{}))
+		if info, err := s.Solve(A, x, b); err != nil || !info.Converged {
+			t.Fatalf("Solve: %+v, %v", info, err)
+		}
+		check(t, s.Close())
 	}()
 	path := filepath.Join(t.TempDir(), "final.ckpt")
 	check(t, op2.Checkpoint(path, nil))
@@ -303,7 +313,7 @@ func TestCheckpointWarnsDroppedData(t *testing.T) {
 	if !strings.Contains(out, "no longer holds them") || !strings.Contains(out, `dat \"wd_q\" on set \"wd_cells\"`) || !strings.Contains(out, `global \"wd_g\"`) {
 		t.Errorf("a checkpoint after the last use of wd_q and wd_g logged\n%s\nwant a warning naming both", out)
 	}
-	for _, name := range []string{"wd_tmp", "wd_held"} {
+	for _, name := range []string{"wd_tmp", "wd_held", "solver"} {
 		if strings.Contains(out, name) {
 			t.Errorf("the warning names %s:\n%s", name, out)
 		}
