@@ -73,14 +73,7 @@ func readEffects(code string, skipped [][2]int) (stdio, effects bool) {
 		}
 		return ""
 	}
-	// A macro the source defines (#define assert(c) ((void)0)) is its
-	// own: what its replacement text names counts instead.
-	defined := map[string]bool{}
-	for _, d := range dirs {
-		if rd := readDirective(code[d[0]:d[1]]); rd.name == "define" && rd.macro != "" && !inSpan(skipped, d[0]) {
-			defined[rd.macro] = true
-		}
-	}
+	macros := ownMacros(code, dirs, skipped)
 	toks := clex.Tokenize(code)
 	if len(skipped) > 0 {
 		toks = slices.DeleteFunc(toks, func(t clex.Token) bool { // tokens and spans in order
@@ -97,11 +90,12 @@ func readEffects(code string, skipped [][2]int) (stdio, effects bool) {
 	// of a name declared only as an object is the library's: an object
 	// cannot be called in its own scope.
 	declared := map[string]bool{}
+	defined := map[string]bool{}
 	for i := 1; i < len(toks); i++ {
 		if w := toks[i].Text; (calledEffects[w] || w == "clog") && !declared[w] &&
 			(declares(toks, i) && !prototype(toks, i) || next(toks, i+1) == "=" && next(toks, i+2) != "=") {
 			declared[w] = true
-			defined[w] = defined[w] || next(toks, i+1) == "("
+			defined[w] = next(toks, i+1) == "("
 		}
 	}
 	for i, t := range toks {
@@ -115,11 +109,16 @@ func readEffects(code string, skipped [][2]int) (stdio, effects bool) {
 			if next(toks, i+1) != "(" && !declared[name] {
 				return true, true
 			}
-		case calledEffects[name] && !defined[name]:
+		case calledEffects[name] && !defined[name] && !(name == t.Text && macros.own(name, t.Start)):
 			n := next(toks, i+1)
 			called := n == "(" || n == ")" && next(toks, i+2) == "(" && parenthesised(toks, i)
-			if called || in(t.Start) == "define" || !declared[name] && name == t.Text && valueUse(toks, i) {
+			switch in(t.Start) {
+			case "define":
 				effects = true
+			case "": // code, not #undef assert or #ifdef exit
+				if called || !declared[name] && name == t.Text && valueUse(toks, i) {
+					effects = true
+				}
 			}
 		case fileStreams[name]:
 			if in(t.Start) != "include" {
@@ -141,14 +140,90 @@ func inSpan(spans [][2]int, at int) bool {
 }
 
 // parenthesised reports whether token i of toks is a name in parentheses
-// of its own, (name), as a call (name)(...) puts it, rather than the
-// condition of if (name) or while (name).
+// of its own, (name) or (*name), as a call (name)(...) puts it, rather
+// than the condition of if (name) or a call's argument, f(name).
 func parenthesised(toks []clex.Token, i int) bool {
-	if next(toks, i-1) != "(" {
+	k := i - 1
+	for next(toks, k) == "*" || next(toks, k) == "&" {
+		k--
+	}
+	if next(toks, k) != "(" {
 		return false
 	}
-	before := next(toks, i-2)
-	return before == "" || !clex.IsIdentStart(before[0])
+	before := next(toks, k-1)
+	return before == "" || !clex.IsIdentStart(before[0]) || expressionStarts[before]
+}
+
+// expressionStarts are the keywords an expression may follow.
+var expressionStarts = setOf(strings.Fields(`return case else do`))
+
+// macroSpans are, for each name the source defines as a macro of its own,
+// the spans of the source where that definition holds, and where each
+// #define names it.
+type macroSpans struct {
+	spans map[string][][2]int
+	names map[int]bool // offsets of the names in #define lines
+}
+
+// own reports whether name at offset at is a macro of the source's own:
+// the name in its #define line, or a use where the definition holds.
+func (m macroSpans) own(name string, at int) bool {
+	return m.names[at] || inSpan(m.spans[name], at)
+}
+
+// ownMacros finds the macros code (with directives dirs) defines of its
+// own, outside the spans skipped: a #define NAME holds from its line to
+// an #undef NAME (or, for assert, an #include of <assert.h> or
+// <cassert>, which defines it again) or the end. A macro whose
+// replacement text names itself (#define exit(c) do { ...; exit(c); }
+// while (0)) calls what it names, and is not its own.
+func ownMacros(code string, dirs [][2]int, skipped [][2]int) macroSpans {
+	m := macroSpans{spans: map[string][][2]int{}, names: map[int]bool{}}
+	open := map[string]int{} // a definition in force: where it starts
+	end := func(name string, at int) {
+		if start, ok := open[name]; ok {
+			m.spans[name] = append(m.spans[name], [2]int{start, at})
+			delete(open, name)
+		}
+	}
+	for _, d := range dirs {
+		if inSpan(skipped, d[0]) {
+			continue
+		}
+		line := code[d[0]:d[1]]
+		rd := readDirective(line)
+		switch rd.name {
+		case "define":
+			if rd.macro == "" {
+				continue
+			}
+			nameEnd := rd.body
+			if rd.funcLike {
+				nameEnd--
+			}
+			end(rd.macro, d[0])
+			selfNamed := false
+			for _, t := range clex.Tokenize(line[rd.body:]) {
+				selfNamed = selfNamed || t.Text == rd.macro
+			}
+			if !selfNamed {
+				m.names[d[0]+nameEnd-len(rd.macro)] = true
+				open[rd.macro] = d[1]
+			}
+		case "undef":
+			if f := strings.Fields(line[strings.Index(line, "undef")+len("undef"):]); len(f) > 0 {
+				end(f[0], d[0])
+			}
+		case "include":
+			if h := rd.header; h >= 0 && (line[h:rd.headerEnd] == "assert.h" || line[h:rd.headerEnd] == "cassert") {
+				end("assert", d[0])
+			}
+		}
+	}
+	for name := range open {
+		end(name, len(code))
+	}
+	return m
 }
 
 // prototype reports whether token i of toks, a name a declaration
