@@ -325,3 +325,54 @@ func TestCheckpointWarnsDroppedData(t *testing.T) {
 	}
 	runtime.KeepAlive(held)
 }
+
+// TestCheckpointWarnsDroppedTwin: a Dat collected while another of the
+// same name and set lives (and is saved) is not named; once that one is
+// collected too, the next checkpoint, which holds neither, names it.
+func TestCheckpointWarnsDroppedTwin(t *testing.T) {
+	needHDF5(t)
+	cache := os.Getenv("OP2_CACHE_DIR")
+	var log bytes.Buffer
+	check(t, op2.Configure(op2.Config{CacheDir: cache, Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))}))
+	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) }()
+	cells := must(op2.NewSet(10, "wt_cells"))
+	func() { _ = must(op2.NewDat[float64](cells, 1, nil, "wt_q")).DataRO() }()
+	runtime.GC()
+	q := must(op2.NewDat[float64](cells, 1, nil, "wt_q"))
+	path := filepath.Join(t.TempDir(), "twin.ckpt")
+	check(t, op2.Checkpoint(path, nil))
+	if strings.Contains(log.String(), "wt_q") {
+		t.Errorf("the warning names wt_q, though the live wt_q was saved:\n%s", log.String())
+	}
+	runtime.KeepAlive(q)
+	log.Reset()
+	check(t, op2.Checkpoint(path, nil))
+	if !strings.Contains(log.String(), `dat \"wt_q\"`) {
+		t.Errorf("a checkpoint after the last wt_q was collected logged\n%s\nwant a warning naming it", log.String())
+	}
+}
+
+// TestCheckpointWarningLeavesOutOwnData: the product vectors a mixed
+// matrix's Mult makes for itself are not named once the matrix goes.
+func TestCheckpointWarningLeavesOutOwnData(t *testing.T) {
+	needHDF5(t)
+	cache := os.Getenv("OP2_CACHE_DIR")
+	var log bytes.Buffer
+	check(t, op2.Configure(op2.Config{CacheDir: cache, Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))}))
+	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) }()
+	f := newMixedFixture(t)
+	x := must(op2.NewMixedDat(f.ms, []int{2, 1}, []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3}, "x"))
+	y := must(op2.NewMixedDat[float32](f.ms, []int{2, 1}, nil, "y"))
+	func() {
+		sp := must(op2.NewMixedSparsity(f.ms, []int{2, 1}, f.ms, []int{2, 1}, []op2.MixedMapPair{{Row: f.mm, Col: f.mm}}, "sp"))
+		A := must(op2.NewMixedMat[float32](sp, "wo_A"))
+		check(t, A.Mult(x, y))
+	}()
+	check(t, op2.Checkpoint(filepath.Join(t.TempDir(), "own.ckpt"), nil))
+	if strings.Contains(log.String(), "wo_A") {
+		t.Errorf("the warning names the mixed matrix's own product vectors:\n%s", log.String())
+	}
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(y)
+	runtime.KeepAlive(f)
+}

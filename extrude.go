@@ -76,7 +76,7 @@ func NewVariableExtrudedSet(base *Set, layers int, ranges []int32, name string) 
 			return nil, fmt.Errorf("op2: extruded set %q of set %q: column %d has layers [%d,%d), not a range within [0,%d)", name, b.Name, c, lo, hi, layers)
 		}
 	}
-	d, err := NewDat(base, 2, ranges, name+" layer ranges")
+	d, err := own(NewDat(base, 2, ranges, name+" layer ranges"))
 	if err != nil {
 		return nil, err
 	}

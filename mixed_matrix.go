@@ -202,7 +202,7 @@ func (A *MixedMat[T]) Mult(x, y *MixedDat[T]) error {
 			if j > 0 {
 				sp := A.blocks[i][0].sp
 				t, err := A.tmp.Get(i, len(A.blocks), func() (*Dat[T], error) {
-					return NewDat[T](sp.rows, sp.rdim, nil, fmt.Sprintf("%s product %d", A.name, i))
+					return own(NewDat[T](sp.rows, sp.rdim, nil, fmt.Sprintf("%s product %d", A.name, i)))
 				})
 				if err != nil {
 					return err

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 
 	"github.com/goop2/op2/internal/checkpoint"
@@ -56,10 +57,14 @@ const maxNamed = 8
 // Checkpoint writes a checkpoint of r's program and state to path (see
 // op2.Checkpoint). Caller holds the lock, with no recorded loop left.
 func (r *Runtime) Checkpoint(path string, state map[string][]byte) error {
-	if err := checkpoint.Write(r.program(), path, state); err != nil {
+	prog := r.program()
+	if err := checkpoint.Write(prog, path, state); err != nil {
 		return err
 	}
-	if gone := r.Proc.Dropped(); len(gone) > 0 {
+	// What prog holds stays alive, saved, until Dropped has looked.
+	gone := r.Proc.Dropped()
+	runtime.KeepAlive(prog)
+	if len(gone) > 0 {
 		if n := len(gone); n > maxNamed {
 			gone = append(gone[n-maxNamed:], fmt.Sprintf("and %d declared before them", n-maxNamed))
 		}

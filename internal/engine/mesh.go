@@ -57,11 +57,12 @@ type declared struct {
 	live    int // entries after the last pruning
 	// dropped are the descriptions of the dats and Globals collected
 	// and pruned since the last Dropped, in the order they were found
-	// (at most maxDropped, the latest), but those left out, GoOP2's own
-	// and those found before (reported): each description once in the
-	// process.
+	// (at most about maxDropped, the latest), but those left out,
+	// GoOP2's own and those already reported: each description once in
+	// the process (pending holds those in dropped).
 	dropped  []string
-	reported map[string]bool // and those in dropped
+	pending  map[string]bool
+	reported map[string]bool
 }
 
 // Keep is what checkpoints know of a declared dat or Global apart from
@@ -142,16 +143,41 @@ func (p *Process) LiveGlobals() []*core.Storage {
 
 // Dropped returns the descriptions of the dats and Globals the program
 // declared and no longer holds (collected: call runtime.GC first), but
-// those checkpoints leave out, each description once in the process: a
-// checkpoint cannot save them.
+// those checkpoints leave out and those another live one has (saved in
+// its place), each description once in the process: a checkpoint cannot
+// save them.
 func (p *Process) Dropped() []string {
 	d := &p.declared
 	d.Lock()
 	defer d.Unlock()
 	d.dats = pruneKept(d, d.dats)
 	d.globals = pruneKept(d, d.globals)
-	out := d.dropped
-	d.dropped = nil
+	if len(d.dropped) == 0 {
+		return nil
+	}
+	live := map[string]bool{}
+	for _, k := range d.dats {
+		if k.keep != nil {
+			live[k.keep.What] = true
+		}
+	}
+	for _, k := range d.globals {
+		if k.keep != nil {
+			live[k.keep.What] = true
+		}
+	}
+	var out []string
+	for _, what := range d.dropped {
+		if live[what] {
+			continue // a twin is saved: it may be reported when it goes
+		}
+		if d.reported == nil || len(d.reported) == maxReported {
+			d.reported = map[string]bool{} // a description may come again
+		}
+		d.reported[what] = true
+		out = append(out, what)
+	}
+	d.dropped, d.pending = nil, nil
 	return out
 }
 
@@ -188,14 +214,17 @@ func pruneKept[T comparable](d *declared, ks []kept[T]) []kept[T] {
 		if k.get() != zero {
 			return false
 		}
-		if k := k.keep; k != nil && !k.Own.Load() && !k.Omit.Load() && !d.reported[k.What] {
-			if d.reported == nil || len(d.reported) == maxReported {
-				d.reported = map[string]bool{} // a description may come again
+		if k := k.keep; k != nil && !k.Own.Load() && !k.Omit.Load() && !d.reported[k.What] && !d.pending[k.What] {
+			if len(d.dropped) == maxDropped { // forget the older half
+				for _, what := range d.dropped[:maxDropped/2] {
+					delete(d.pending, what)
+				}
+				d.dropped = slices.Delete(d.dropped, 0, maxDropped/2)
 			}
-			d.reported[k.What] = true
-			if len(d.dropped) == maxDropped {
-				d.dropped = slices.Delete(d.dropped, 0, 1)
+			if d.pending == nil {
+				d.pending = map[string]bool{}
 			}
+			d.pending[k.What] = true
 			d.dropped = append(d.dropped, k.What)
 		}
 		return true
