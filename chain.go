@@ -184,7 +184,7 @@ func (r *Runtime) record(k *Kernel, set IterationSet, args []Arg) error {
 	if err := r.e.Commit(e, b); err != nil {
 		return err
 	}
-	return r.e.AutoRecorded()
+	return r.e.AutoRecorded(&k.c.Kernel)
 }
 
 // Loop chains under MPI.

@@ -307,7 +307,7 @@ func (lp *Loop) Compute() error {
 		if err := r.RecordCopy(&lp.l, lp.backend); err != nil {
 			return err
 		}
-		return lp.rt.e.AutoRecorded()
+		return lp.rt.e.AutoRecorded(&lp.kernel.c.Kernel)
 	}
 	return runNow(lp.rt.e, lp.backend, &lp.l)
 }

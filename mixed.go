@@ -553,7 +553,7 @@ func (r *Runtime) parLoopMixed(k *Kernel, ms *MixedSet, args []Arg) error {
 			if err := r.e.Commit(e, be); err != nil {
 				return err
 			}
-			if err := r.e.AutoRecorded(); err != nil {
+			if err := r.e.AutoRecorded(&k.c.Kernel); err != nil {
 				return err
 			}
 			continue

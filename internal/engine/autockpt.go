@@ -62,6 +62,7 @@ const (
 	autoLogKey   = AutoKey + "reductions"
 	autoRerunKey = AutoKey + "rerun"
 	autoLoopsKey = AutoKey + "loops"
+	autoSumsKey  = AutoKey + "sums"
 )
 
 // autoWatchMost is how many loops from the one a checkpoint came due at
@@ -98,8 +99,15 @@ type autoCkpt struct {
 	replaySum     uint64
 	replayLoop    string
 	replayChecked bool
-	rerunTo       int64             // replaying: the loops before it run again
-	stale         map[uint64]string // replaying: the data skipped loops wrote (by ID): the loop's kernel
+	// refused is the error of a restart whose loops were not the
+	// writer's, which every loop after it returns.
+	refused error
+	// replaySums are, replaying, the writer's loop sums at the loops
+	// whose reductions it logged (autoSumsKey): a skipped loop whose sum
+	// differs is refused before its Globals get another loop's values.
+	replaySums map[int64]uint64
+	rerunTo    int64             // replaying: the loops before it run again
+	stale      map[uint64]string // replaying: the data skipped loops wrote (by ID): the loop's kernel
 	// After the restore, the dats left out of checkpoints (SetNoCheckpoint)
 	// that skipped loops wrote, until a loop writes them whole.
 	unrestored map[uint64]string
@@ -110,6 +118,8 @@ type autoCkpt struct {
 	lastOp, lastOn string
 
 	log []byte // every loop's reductions so far: index, length, values
+	// sums is the loop sum at each loop of log: index, sum.
+	sums []byte
 
 	seq       []loopShape // the loops watched since the checkpoint came due
 	watchFrom int64       // the index of the loop the checkpoint came due at
@@ -246,6 +256,10 @@ func (p *Process) autoState(r *Runtime) (*autoCkpt, error) {
 			}
 			a.replayLoop, a.replayChecked = name, true
 		}
+		if a.replaySums, err = parseLoopSums(state[autoSumsKey]); err != nil {
+			p.auto = nil
+			return nil, p.api.Internal(fmt.Errorf("%s: %w", what, err))
+		}
 		a.stale = map[uint64]string{}
 		a.log = state[autoLogKey]
 		if a.replay, err = parseReductionLog(a.log); err != nil {
@@ -260,8 +274,8 @@ func (p *Process) autoState(r *Runtime) (*autoCkpt, error) {
 const loopSumStart uint64 = 14695981039346656037
 
 // foldLoop returns sum with loop l folded in (FNV-1a): its kernel's name,
-// the set it runs over, and each argument's kind, access, data, map and
-// map index. Names, not contents: a restart may change a kernel's body,
+// the set it runs over, and each argument's kind, access, data, map, map
+// index and view component. Names, not contents: a restart may change a kernel's body,
 // a rank count or a partition, but must issue the same loops in the same
 // order for a checkpoint's loop index to mean the same place.
 func foldLoop(sum uint64, l *core.Loop) uint64 {
@@ -269,9 +283,12 @@ func foldLoop(sum uint64, l *core.Loop) uint64 {
 	sum = foldString(sum, l.SetName())
 	for i := range l.Args {
 		a := &l.Args[i]
-		sum = foldBytes(sum, byte(a.Kind), byte(a.Access), byte(a.Idx), byte(a.Idx>>8))
+		sum = foldBytes(sum, byte(a.Kind), byte(a.Access), byte(a.Idx), byte(a.Idx>>8), byte(a.Comp))
 		if a.Off {
 			sum = foldBytes(sum, 1)
+		}
+		if a.View {
+			sum = foldBytes(sum, 2)
 		}
 		if a.Data != nil {
 			sum = foldString(sum, a.Data.Name)
@@ -285,11 +302,15 @@ func foldLoop(sum uint64, l *core.Loop) uint64 {
 
 const fnvPrime = 1099511628211
 
+// foldString folds s's length, then its bytes: adjacent strings stay
+// apart whatever bytes they hold.
 func foldString(sum uint64, s string) uint64 {
+	n := uint64(len(s))
+	sum = foldBytes(sum, byte(n), byte(n>>8), byte(n>>16), byte(n>>24))
 	for i := 0; i < len(s); i++ {
 		sum = (sum ^ uint64(s[i])) * fnvPrime
 	}
-	return (sum ^ 0xff) * fnvPrime // the end of the string
+	return sum
 }
 
 func foldBytes(sum uint64, bs ...byte) uint64 {
@@ -304,21 +325,44 @@ func foldBytes(sum uint64, bs ...byte) uint64 {
 // that wrote it issued: the index would name another place in the
 // program. Every rank decides alike.
 func (a *autoCkpt) checkSameLoops(l *core.Loop, idx int64) error {
-	var err error
+	var why string
 	if a.replayChecked && a.loopSum != a.replaySum {
-		what := fmt.Sprintf("both reach %s there, after different loops", a.replayLoop)
+		why = fmt.Sprintf("both reach %s there, after different loops", a.replayLoop)
 		if name := l.Name(); name != a.replayLoop {
-			what = fmt.Sprintf("it was written before %s, this run issues %s there", a.replayLoop, name)
+			why = fmt.Sprintf("it was written before %s, this run issues %s there", a.replayLoop, name)
 		}
-		err = fmt.Errorf("automatic checkpoint %q: the loops this run issued up to loop %d are not those of the run that wrote it (%s): the program, or the input that decides its loops, changed since; remove the file to start again", a.path, idx, what)
+	}
+	return a.refuse(l, idx, why)
+}
+
+// refuse ends the restart at loop l, at index idx, when why (how its
+// loops differ from the writer's) is not empty, every rank alike: the
+// error it returns, every later loop returns too.
+func (a *autoCkpt) refuse(l *core.Loop, idx int64, why string) error {
+	var err error
+	if why != "" {
+		err = fmt.Errorf("automatic checkpoint %q: the loops this run issued up to loop %d are not those of the run that wrote it (%s): the program, or the input that decides its loops, changed since; remove the file to start again", a.path, idx, why)
 	}
 	if w := a.p.Started(); w != nil && w.Size() > 1 {
-		err = dist.AgreeStep(w, fmt.Sprintf("automatic checkpoint %q: the loops before loop %d", a.path, idx), err)
+		err = dist.AgreeStep(w, fmt.Sprintf("automatic checkpoint %q: the loops up to loop %d", a.path, idx), err)
 	}
 	if err != nil {
-		return a.p.api.Internal(err)
+		a.refused = a.p.api.Internal(err)
+		return a.refused
 	}
 	return nil
+}
+
+// parseLoopSums reads the loop sums of the logged loops: index, sum.
+func parseLoopSums(b []byte) (map[int64]uint64, error) {
+	if len(b)%16 != 0 {
+		return nil, errors.New("the loop sums of the logged reductions are cut short")
+	}
+	out := make(map[int64]uint64, len(b)/16)
+	for ; len(b) > 0; b = b[16:] {
+		out[int64(binary.LittleEndian.Uint64(b))] = binary.LittleEndian.Uint64(b[8:])
+	}
+	return out, nil
 }
 
 // parseReductionLog reads the log of reductions.
@@ -352,7 +396,20 @@ func (p *Process) autoBefore(r *Runtime, l *core.Loop) (skip bool, err error) {
 	idx := a.n
 	a.n++
 	a.loopSum = foldLoop(a.loopSum, l)
+	if a.refused != nil {
+		return false, a.refused
+	}
 	if a.replayTo >= 0 {
+		if sum, ok := a.replaySums[idx]; ok && idx < a.replayTo {
+			// Every rank has the sum: they compare alike.
+			why := ""
+			if sum != a.loopSum {
+				why = fmt.Sprintf("there loop %d reduced into Globals after other loops, or was another: here it is %s", idx, l.Name())
+			}
+			if err := a.refuse(l, idx, why); err != nil {
+				return false, err
+			}
+		}
 		if idx < a.rerunTo {
 			return false, nil // the host read what it made: it runs again
 		}
@@ -538,7 +595,7 @@ func (a *autoCkpt) save(l *core.Loop, idx int64, later map[uint64]bool) error {
 	}
 	state := map[string][]byte{autoLoopKey: []byte(strconv.FormatInt(idx, 10)), autoLogKey: a.log,
 		autoRerunKey: []byte(strconv.FormatInt(rerun[0], 10)),
-		autoLoopsKey: fmt.Appendf(nil, "%016x %s", a.loopSum, l.Name())}
+		autoLoopsKey: fmt.Appendf(nil, "%016x %s", a.loopSum, l.Name()), autoSumsKey: a.sums}
 	var deferred func(*core.Storage) bool
 	if len(later) > 0 {
 		deferred = func(s *core.Storage) bool { return later[s.ID] }
@@ -602,6 +659,8 @@ func (p *Process) autoAfter(l *core.Loop) {
 	}
 	if len(a.log) > start {
 		binary.LittleEndian.PutUint32(a.log[start+8:], uint32(len(a.log)-start-12))
+		a.sums = binary.LittleEndian.AppendUint64(a.sums, uint64(a.n-1))
+		a.sums = binary.LittleEndian.AppendUint64(a.sums, a.loopSum)
 	}
 }
 
@@ -626,12 +685,13 @@ func (a *autoCkpt) setReductions(l *core.Loop, v []byte) error {
 	return nil
 }
 
-// AutoRecorded counts a loop of r recorded by Chain or Lazy, which turns
-// the automatic checkpoints off.
-func (r *Runtime) AutoRecorded() error {
+// AutoRecorded counts a loop of kernel k of r recorded by Chain or Lazy,
+// which turns the automatic checkpoints off (a halo loop of GoOP2's own
+// is not counted).
+func (r *Runtime) AutoRecorded(k *core.Kernel) error {
 	p := r.Proc
-	if r.Cfg.Checkpoint == "" && p.auto == nil {
-		return nil
+	if r.Cfg.Checkpoint == "" && p.auto == nil || k.HaloOnly {
+		return nil // a halo loop runs on several ranks only: it is not counted
 	}
 	a, err := p.autoState(r)
 	if a == nil || err != nil {

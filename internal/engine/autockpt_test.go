@@ -29,8 +29,9 @@ func TestParseReductionLog(t *testing.T) {
 
 // TestFoldLoop: the sum a restart compares tells apart loops that differ
 // in their kernel's name, their set or any argument's kind, access, data,
-// map, map index or presence, and the order of loops; a kernel's body, a
-// set's size and the numbering of a run (IDs) do not count.
+// map, map index, presence or view component, and the order of loops,
+// names holding any byte; a kernel's body, a set's size and the numbering
+// of a run (IDs) do not count.
 func TestFoldLoop(t *testing.T) {
 	cells, nodes := &core.Set{Name: "cells", Owned: 10, ID: 1}, &core.Set{Name: "nodes", Owned: 12, ID: 2}
 	q := &core.Storage{Name: "q", Set: cells, ID: 3}
@@ -62,6 +63,8 @@ func TestFoldLoop(t *testing.T) {
 		"off":          func(l *core.Loop) { l.Args[2].Off = true },
 		"arg order":    func(l *core.Loop) { l.Args[0], l.Args[1] = l.Args[1], l.Args[0] },
 		"one arg less": func(l *core.Loop) { l.Args = l.Args[:2] },
+		"view":         func(l *core.Loop) { l.Args[1].View = true },
+		"component":    func(l *core.Loop) { l.Args[1].View, l.Args[1].Comp = true, 1 },
 		"name boundary": func(l *core.Loop) {
 			l.Kernel.Name, l.Set = "stepc", &core.Set{Name: "ells"}
 		},
@@ -93,5 +96,12 @@ func TestFoldLoop(t *testing.T) {
 	b.Kernel.Name = "other"
 	if sum(a, b) == sum(b, a) {
 		t.Error("two loops in either order have one sum")
+	}
+	// Names holding any byte stay apart: "d\xff" then "m", "d" then "\xffm".
+	a, b = base(), base()
+	a.Args[0].Data, a.Args[0].Map = &core.Storage{Name: "d\xff", Set: nodes}, &core.Map{Name: "m"}
+	b.Args[0].Data, b.Args[0].Map = &core.Storage{Name: "d", Set: nodes}, &core.Map{Name: "\xffm"}
+	if sum(a) == sum(b) {
+		t.Error("a byte 0xff moved from one name to the next leaves the sum as it was")
 	}
 }

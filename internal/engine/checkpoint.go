@@ -109,9 +109,13 @@ func (r *Runtime) RunNow(b *exec.Opened, l *core.Loop) error {
 }
 
 // AutoUnfinished is the error of a run that ends (op2.Finalize) while
-// replaying an automatic checkpoint, before the loop it was written at;
-// nil otherwise. Caller holds the lock.
+// replaying an automatic checkpoint, before the loop it was written at,
+// or after its restart was refused (that refusal); nil otherwise. Caller
+// holds the lock.
 func (p *Process) AutoUnfinished() error {
+	if a := p.auto; a != nil && a.refused != nil {
+		return a.refused // the restart was refused: that says why
+	}
 	if a := p.auto; a != nil && a.replayTo >= 0 {
 		return p.api.Internal(fmt.Errorf("automatic checkpoint %q: the run ended after %d loops, before loop %d, where the checkpoint was written: the loops were skipped and their results are not this run's (run the program as it was run when the checkpoint was written, or remove the file)", a.path, a.n, a.replayTo))
 	}
