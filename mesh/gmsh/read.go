@@ -389,11 +389,20 @@ func (p *parser) size(what string, lo, hi int64) (int64, error) {
 	return p.int(what, lo, hi)
 }
 
+// real reads a finite float64 (binary: 8 bytes): NaN and infinities are
+// refused, as numbers too large for a float64 are.
 func (p *parser) real(what string) (float64, error) {
+	var v float64
+	var err error
 	if p.binary {
-		return p.binFloat(what)
+		v, err = p.binFloat(what)
+	} else {
+		v, err = p.float(what)
 	}
-	return p.float(what)
+	if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+		return 0, p.errorf("%s is %v, not a finite number", what, v)
+	}
+	return v, err
 }
 
 // fits checks, before anything is allocated for them, that n items of

@@ -347,6 +347,8 @@ func errorCases() []errorCase {
 		{"elements first", repl(small22, "$Nodes", "$Foo", "$EndNodes", "$EndFoo"), "line 16: $Elements: $Elements before $Nodes"},
 		{"unclosed section", []byte(small22 + "$NodeData\n1\n"), "line 22: $NodeData: no $EndNodeData"},
 		{"bad coordinate", repl(small22, "20 1 0 0", "20 1 x 0"), `line 12: $Nodes: node 2 of 4: a coordinate: invalid number "x"`},
+		{"NaN coordinate", repl(small22, "20 1 0 0", "20 1 nan 0"), `line 12: $Nodes: node 2 of 4: a coordinate is NaN, not a finite number`},
+		{"infinite coordinate", repl(small22, "20 1 0 0", "20 1 0 -Inf"), `line 12: $Nodes: node 2 of 4: a coordinate is -Inf, not a finite number`},
 		{"unquoted name", repl(small22, `"edge"`, "edge"), "line 6: $PhysicalNames: name 1 of 2: expected a quoted name"},
 		{"huge node count", []byte("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n2147483647\n1 0 0 0\n"),
 			"line 5: $Nodes: 2147483647 nodes claimed, but the 9 bytes left in the input hold at most 1"},

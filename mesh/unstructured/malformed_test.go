@@ -2,6 +2,7 @@ package unstructured_test
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -186,6 +187,7 @@ func TestDeclareMixedMalformed(t *testing.T) {
 		wants []string
 	}{
 		{"pyramid of zero volume", func(g *gmsh.Mesh) { g.X[3*8+2] = 1 }, []string{"pyramid 0 (element tag 70) has zero volume"}},
+		{"a NaN coordinate", func(g *gmsh.Mesh) { g.X[3*8+2] = math.NaN() }, []string{"(element tag 50) has volume NaN: a coordinate of its nodes is not a finite number"}},
 		{"hexahedron of zero volume", func(g *gmsh.Mesh) {
 			copy(g.Blocks[1].Nodes[4:], g.Blocks[1].Nodes[:4])
 			g.Blocks[1].Nodes[4], g.Blocks[1].Nodes[6] = g.Blocks[1].Nodes[6], g.Blocks[1].Nodes[4]

@@ -2,6 +2,7 @@ package unstructured
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/goop2/op2/internal/facets"
@@ -141,6 +142,8 @@ func orient(k topology.Kind, nodes []int32, tags []int64, first int, x []float64
 		switch {
 		case v == 0:
 			return nil, fmt.Errorf("%v %d (element tag %d) has zero volume", k, first+c, tags[c])
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			return nil, fmt.Errorf("%v %d (element tag %d) has volume %v: a coordinate of its nodes is not a finite number", k, first+c, tags[c], v)
 		case v < 0:
 			for _, p := range flip[k] {
 				row[p[0]], row[p[1]] = row[p[1]], row[p[0]]
