@@ -178,6 +178,9 @@ func readBlock(c collective.Comm, path string, f blockFile) (*source, error) {
 
 	// The coordinates of the cells' nodes, from the ranks holding them.
 	s.firstNode = int(part.FirstNode)
+	if err := planar(dim, part.X, part.NodeTags); err != nil {
+		return nil, err
+	}
 	own := len(part.NodeTags)
 	s.x = make([]float64, 0, dim*own)
 	for i := range own {

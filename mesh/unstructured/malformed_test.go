@@ -280,3 +280,26 @@ func TestMixedHDF5Malformed(t *testing.T) {
 		})
 	}
 }
+
+// TestDeclareTiltedSurface: a 2-D mesh in a plane z = constant declares
+// (its cells are computed from x and y); one whose z varies (the unit
+// square in the plane z = x) is refused, naming two nodes' z, rather
+// than flattened onto z = 0.
+func TestDeclareTiltedSurface(t *testing.T) {
+	square := func(z func(x float64) float64) *gmsh.Mesh {
+		xy := []float64{0, 0, 1, 0, 1, 1, 0, 1}
+		g := &gmsh.Mesh{Dim: 2, NodeTags: []int64{1, 2, 3, 4}, Blocks: []gmsh.Block{{Type: gmsh.Triangle,
+			Nodes: []int32{0, 1, 2, 0, 2, 3}, Tags: []int64{10, 11}, Physical: []int32{0, 0}, Entity: []int32{1, 1}}}}
+		for i := range 4 {
+			g.X = append(g.X, xy[2*i], xy[2*i+1], z(xy[2*i]))
+		}
+		return g
+	}
+	if _, err := unstructured.Declare(square(func(float64) float64 { return 2.5 }), unstructured.Options{}); err != nil {
+		t.Fatalf("a square in the plane z = 2.5: %v", err)
+	}
+	want := "a 2-D mesh must lie in a plane z = constant (its cells are computed from x and y): node tag 1 has z = 0, node tag 2 z = 1"
+	if _, err := unstructured.Declare(square(func(x float64) float64 { return x }), unstructured.Options{}); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a square in the plane z = x: %v, want an error saying %q", err, want)
+	}
+}

@@ -247,6 +247,21 @@ func uniqueCells(g *gmsh.Mesh, b *gmsh.Block, phys func(*gmsh.Block, int) []int3
 	return nodes, tags, groups
 }
 
+// planar refuses a 2-D mesh (dim 2) whose nodes (x: x, y, z per node;
+// tags: the file's) do not lie in one plane z = constant: its cells are
+// computed from x and y alone.
+func planar(dim int, x []float64, tags []int64) error {
+	if dim != 2 || len(x) < 3 {
+		return nil
+	}
+	for i := 1; 3*i+2 < len(x); i++ {
+		if z := x[3*i+2]; z != x[2] {
+			return fmt.Errorf("a 2-D mesh must lie in a plane z = constant (its cells are computed from x and y): node tag %d has z = %g, node tag %d z = %g", tags[0], x[2], tags[i], z)
+		}
+	}
+	return nil
+}
+
 // fromGmsh takes this rank's blocks of g.
 func fromGmsh(g *gmsh.Mesh, rank, ranks int) (*source, error) {
 	// Before anything reads a slice: a hand-built mesh whose slices
@@ -259,6 +274,9 @@ func fromGmsh(g *gmsh.Mesh, rank, ranks int) (*source, error) {
 		return nil, err
 	}
 	dim := kinds[0].Dim()
+	if err := planar(dim, g.X, g.NodeTags); err != nil {
+		return nil, err
+	}
 	x := g.Coords(dim)
 	phys := physicalOf(g)
 	s := &source{dim: dim, nodes: g.NumNodes(), groups: g.Physical, cellTagDim: 1}
