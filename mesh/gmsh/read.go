@@ -481,7 +481,7 @@ func (p *parser) parse() error {
 			}
 			err = p.readElements()
 		case "$PartitionedEntities":
-			return p.errorf("partitioned meshes are not supported (write the mesh unpartitioned, or with Mesh.PartitionSplitMeshFiles)")
+			return p.errorf("partitioned MSH 4.1 meshes, split into files or not, are not supported: write the mesh unpartitioned (GoOP2 partitions it under MPI), or as MSH 2.2 (Mesh.MshFileVersion = 2.2), whose partitions are read as one mesh")
 		default:
 			if err := p.skipSection(sec); err != nil {
 				return err

@@ -360,7 +360,7 @@ func errorCases() []errorCase {
 		{"41 element sum", repl(small41, "2 3 1 3", "2 2 1 3"), "line 31: $Elements: element block 2 of 2: the number of elements in the block 2 out of range [0, 1]"},
 		{"41 unknown entity", repl(small41, "2 1 2 2", "2 9 2 2"), "line 31: $Elements: element block 2 of 2: entity 9 of dimension 2 is not in $Entities"},
 		{"41 type dim", repl(small41, "2 1 2 2", "2 1 4 2"), "line 31: $Elements: element block 2 of 2: tetrahedron elements in an entity of dimension 2"},
-		{"41 partitioned", repl(small41, "$Entities", "$PartitionedEntities"), "partitioned meshes are not supported"},
+		{"41 partitioned", repl(small41, "$Entities", "$PartitionedEntities"), "partitioned MSH 4.1 meshes, split into files or not, are not supported: write the mesh unpartitioned"},
 		{"endianness", func() []byte { b := bytes.Clone(le); b[20] = 2; return b }(), "byte 20: $MeshFormat: the endianness marker is 02 00 00 00"},
 		{"binary missing node", badNode, fmt.Sprintf("byte %d: $Elements: element 3 of 3: triangle 3: node tag 41 is not in $Nodes", i)},
 		{"binary truncated", le[:len(le)-30], "$Elements: element 2 of 3: 2 elements claimed, but the"},
