@@ -82,6 +82,9 @@ func parse(data []byte) (*Mesh, error) {
 // input. In binary files the counts and values of $Entities, $Nodes and
 // $Elements are binary; everything else is ASCII in both kinds.
 type parser struct {
+	// inLine says the next tokens must be on the current line (an ASCII
+	// element's: elementLine).
+	inLine  bool
 	data    []byte
 	off     int // the input's offset of data[0]
 	length  int // the input's length
@@ -237,6 +240,11 @@ func (p *parser) atEnd() bool { return !p.avail(1) }
 // token returns the next whitespace-separated ASCII token; what names it
 // for the error at the end of the input.
 func (p *parser) token(what string) ([]byte, error) {
+	if p.inLine {
+		if err := p.sameLine(what); err != nil {
+			return nil, err
+		}
+	}
 	p.skipSpace()
 	p.at = p.pos
 	if p.pos-p.off == len(p.data) {
@@ -293,6 +301,38 @@ func clip(b []byte) []byte {
 		return append(b[:37:37], "..."...)
 	}
 	return b
+}
+
+// sameLine passes blanks, and is an error where the line ends first:
+// the next token, what, must be on this line.
+func (p *parser) sameLine(what string) error {
+	for p.avail(1) {
+		switch p.data[p.pos-p.off] {
+		case ' ', '\t', '\r':
+			p.pos++
+		case '\n':
+			p.at = p.pos
+			return p.errorf("the line ends where %s was expected", what)
+		default:
+			return nil
+		}
+	}
+	return nil // the input's end: token says so
+}
+
+// elementLine marks, in an ASCII file, the start of an element's line,
+// after its first token: what an element holds is on one line, and a
+// line short of a node is not read on into the next.
+func (p *parser) elementLine() { p.inLine = !p.binary }
+
+// elementEnd ends an element's line: in an ASCII file nothing more may
+// be on it.
+func (p *parser) elementEnd() error {
+	if p.binary {
+		return nil
+	}
+	p.inLine = false
+	return p.endLine()
 }
 
 // endLine passes the end of the current line: only blanks may remain on
@@ -1000,6 +1040,7 @@ func (p *parser) elements22() error {
 		if err != nil {
 			return err
 		}
+		p.elementLine()
 		tv, err := p.int("the element type", math.MinInt32, math.MaxInt32)
 		if err != nil {
 			return err
@@ -1035,6 +1076,9 @@ func (p *parser) elements22() error {
 				p.part.node(v)
 			}
 			p.part.end()
+			if err := p.elementEnd(); err != nil {
+				return err
+			}
 			continue
 		}
 		b := p.blockOf(t, 1)
@@ -1049,6 +1093,9 @@ func (p *parser) elements22() error {
 			if err := p.node(b, v); err != nil {
 				return err
 			}
+		}
+		if err := p.elementEnd(); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -1218,6 +1265,7 @@ func (p *parser) elements41() error {
 			if err != nil {
 				return err
 			}
+			p.elementLine()
 			if p.part != nil {
 				p.part.begin(t, tag, phys, int32(etag))
 				for range t.NumNodes() {
@@ -1228,6 +1276,9 @@ func (p *parser) elements41() error {
 					p.part.node(v)
 				}
 				p.part.end()
+				if err := p.elementEnd(); err != nil {
+					return err
+				}
 				read++
 				continue
 			}
@@ -1242,6 +1293,9 @@ func (p *parser) elements41() error {
 				if err := p.node(b, v); err != nil {
 					return err
 				}
+			}
+			if err := p.elementEnd(); err != nil {
+				return err
 			}
 			read++
 		}
