@@ -326,7 +326,7 @@ func tagFacets(c collective.Comm, fb *Block, fsize int, bl homes, ikeys, bkeys [
 			} else if j, ok := slices.BinarySearchFunc(bkeys, key, cmpKey); ok {
 				pairs = append(pairs, [2]int32{int32(len(ikeys) + j), tag})
 			} else if bad == nil {
-				bad = fmt.Errorf("a tagged %v with nodes %v (tag %d) is not a facet of any cell", fb.Kind, key[:fsize], tag)
+				bad = fmt.Errorf("an element of group %d, a %v with nodes %v (numbered from 0 in the nodes' order), is not a face of any cell: a group of the facets' dimension may hold only faces of the mesh's cells", tag, fb.Kind, key[:fsize])
 			}
 		}
 	}

@@ -256,7 +256,7 @@ func TestFacetsTagged(t *testing.T) {
 		return err
 	})
 	for r, err := range errs {
-		if err == nil || !strings.Contains(err.Error(), "nodes [0 3] (tag 7) is not a facet") {
+		if err == nil || !strings.Contains(err.Error(), "an element of group 7, a line with nodes [0 3] (numbered from 0 in the nodes' order), is not a face of any cell") {
 			t.Errorf("rank %d: %v; want the untagged facet named", r, err)
 		}
 	}

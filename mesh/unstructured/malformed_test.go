@@ -303,3 +303,26 @@ func TestDeclareTiltedSurface(t *testing.T) {
 		t.Errorf("a square in the plane z = x: %v, want an error saying %q", err, want)
 	}
 }
+
+// TestLoadNamesTheFile: Load's errors about the mesh in a file (a 2-D
+// mesh out of its plane, found reading it; a group element that is not
+// a face of a cell, found declaring it) name the file.
+func TestLoadNamesTheFile(t *testing.T) {
+	const head = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n4\n1 0 0 %s\n2 1 0 0\n3 1 1 0\n4 0 1 0\n$EndNodes\n$Elements\n%d\n"
+	for _, c := range []struct {
+		name, z, elems, want string
+		n                    int
+	}{
+		{"tilted", "1", "1 2 2 1 1 1 2 3\n2 2 2 1 1 1 3 4\n", "must lie in a plane z = constant", 2},
+		{"stray line", "0", "1 2 2 1 1 1 2 3\n2 2 2 1 1 1 3 4\n3 1 2 2 2 2 4\n", "is not a face of any cell", 3},
+	} {
+		path := filepath.Join(t.TempDir(), c.name+".msh")
+		if err := os.WriteFile(path, []byte(fmt.Sprintf(head, c.z, c.n)+c.elems+"$EndElements\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := unstructured.Load(path, unstructured.Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: Load: %v, want an error saying %q and naming %s", c.name, err, c.want, path)
+		}
+	}
+}

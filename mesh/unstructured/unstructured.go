@@ -246,7 +246,7 @@ func Load(path string, opts Options) (*Mesh, error) {
 		if err != nil {
 			return nil, err // every rank's already
 		}
-		return declare(src, opts)
+		return declareLoaded(src, opts, path)
 	}
 	var src *source
 	switch {
@@ -260,7 +260,9 @@ func Load(path string, opts Options) (*Mesh, error) {
 	default:
 		var g *gmsh.Mesh
 		if g, err = gmsh.ReadFile(path); err == nil {
-			src, err = fromGmsh(g, op2.Rank(), op2.Ranks())
+			if src, err = fromGmsh(g, op2.Rank(), op2.Ranks()); err != nil {
+				err = fmt.Errorf("%s: %w", path, err)
+			}
 		}
 		if err != nil {
 			err = fmt.Errorf("unstructured: %w", err)
@@ -269,7 +271,17 @@ func Load(path string, opts Options) (*Mesh, error) {
 	if err := agree(err); err != nil {
 		return nil, err
 	}
-	return declare(src, opts)
+	return declareLoaded(src, opts, path)
+}
+
+// declareLoaded declares src, read from the file at path, which its
+// errors name.
+func declareLoaded(src *source, opts Options, path string) (*Mesh, error) {
+	m, err := declare(src, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w (loading %s)", err, path)
+	}
+	return m, nil
 }
 
 // Declare declares mesh g, read by package mesh/gmsh. Under MPI it is
