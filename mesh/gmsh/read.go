@@ -515,6 +515,10 @@ func (p *parser) parse() error {
 			err = p.readEntities()
 		case "$Nodes":
 			err = p.readNodes()
+		case "$ParametricNodes":
+			// MSH 2.2 with Mesh.SaveParametric: the nodes, with their
+			// parametric coordinates, in place of $Nodes.
+			return p.errorf("$ParametricNodes (Mesh.SaveParametric = 1) is not read in MSH %s files: write the mesh without it, or as MSH 4.1", p.version)
 		case "$Elements":
 			if !p.seen["$Nodes"] {
 				return p.errorf("$Elements before $Nodes")

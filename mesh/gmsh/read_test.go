@@ -364,6 +364,7 @@ func errorCases() []errorCase {
 		{"long element line", repl(small22, "2 2 2 7 1 10 20 30", "2 2 2 7 1 10 20 30 40"), `line 19: $Elements: element 2 of 3: unexpected '4' where the line should end`},
 		{"41 short element line", repl(small41, "2 10 20 30", "2 10 20"), "line 32: $Elements: element 2 of 3: the line ends where a node tag was expected"},
 		{"41 long element line", repl(small41, "2 10 20 30", "2 10 20 30 40"), `line 32: $Elements: element 2 of 3: unexpected '4' where the line should end`},
+		{"parametric nodes", repl(small22, "$Nodes", "$ParametricNodes", "$EndNodes", "$EndParametricNodes"), "line 9: $ParametricNodes: $ParametricNodes (Mesh.SaveParametric = 1) is not read in MSH 2.2 files"},
 		{"41 partitioned", repl(small41, "$Entities", "$PartitionedEntities"), "partitioned MSH 4.1 meshes, split into files or not, are not supported: write the mesh unpartitioned"},
 		{"endianness", func() []byte { b := bytes.Clone(le); b[20] = 2; return b }(), "byte 20: $MeshFormat: the endianness marker is 02 00 00 00"},
 		{"binary missing node", badNode, fmt.Sprintf("byte %d: $Elements: element 3 of 3: triangle 3: node tag 41 is not in $Nodes", i)},
