@@ -1,15 +1,18 @@
 package op2_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/checkpoint"
 	"github.com/goop2/op2/internal/h5"
 	"github.com/goop2/op2/internal/mpitest"
 )
@@ -111,6 +114,31 @@ func TestAutoCheckpoint(t *testing.T) {
 		if !omitted {
 			t.Errorf("%d ranks: the checkpoint saved qold's values, which the loops write whole before reading", c.ranks)
 		}
+		// The restarted run's later checkpoints go on with the first
+		// run's log: a loop sum for every loop whose reductions it holds.
+		checkLoggedSums(t, ckpt)
+	}
+}
+
+// checkLoggedSums checks that the automatic checkpoint at path holds a
+// loop sum (op2.sums: index, sum) for each loop of its log of reductions
+// (op2.reductions: index, length, values), in order.
+func checkLoggedSums(t *testing.T, path string) {
+	t.Helper()
+	state, err := checkpoint.State(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged, summed []uint64
+	for b := state["op2.reductions"]; len(b) >= 12; {
+		logged = append(logged, binary.LittleEndian.Uint64(b))
+		b = b[12+binary.LittleEndian.Uint32(b[8:]):]
+	}
+	for b := state["op2.sums"]; len(b) >= 16; b = b[16:] {
+		summed = append(summed, binary.LittleEndian.Uint64(b))
+	}
+	if len(logged) == 0 || !slices.Equal(logged, summed) {
+		t.Errorf("%s: the loops logged %v, the loops summed %v", path, logged, summed)
 	}
 }
 

@@ -261,7 +261,9 @@ func (p *Process) autoState(r *Runtime) (*autoCkpt, error) {
 			return nil, p.api.Internal(fmt.Errorf("%s: %w", what, err))
 		}
 		a.stale = map[uint64]string{}
-		a.log = state[autoLogKey]
+		// The log and its loop sums go on from the file's: a later
+		// checkpoint holds every loop's.
+		a.log, a.sums = state[autoLogKey], state[autoSumsKey]
 		if a.replay, err = parseReductionLog(a.log); err != nil {
 			p.auto = nil
 			return nil, p.api.Internal(fmt.Errorf("%s: %w", what, err))
