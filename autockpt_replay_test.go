@@ -156,6 +156,40 @@ func replayProgram(t *testing.T, mode string, steps, killAt, killRank int) []str
 	return append(lines, fmt.Sprintf("u sum %.17g, %d values", s, len(got)))
 }
 
+// The environment of the replay tests' ranks: replayProgram's mode, the
+// file rank 0 writes its lines to, and "step rank" to kill.
+const replayModeEnv, replayOutEnv, replayKillEnv = "OP2_TEST_REPLAY_MODE", "OP2_TEST_REPLAY_OUT", "OP2_TEST_REPLAY_KILL"
+
+// replayChild is a replay test's ranks: replayProgram, 12 steps, as the
+// environment says.
+func replayChild(t *testing.T) {
+	var killAt, killRank int
+	fmt.Sscan(os.Getenv(replayKillEnv), &killAt, &killRank)
+	lines := replayProgram(t, os.Getenv(replayModeEnv), 12, killAt, killRank)
+	if op2.Rank() == 0 {
+		check(t, os.WriteFile(os.Getenv(replayOutEnv), []byte(strings.Join(lines, "\n")), 0o644))
+	}
+	check(t, op2.Finalize())
+}
+
+// replayRun runs replayChild in mode on ranks ranks, with automatic
+// checkpoints every 7 loops to ckpt (none when empty) and rank kill's
+// "step rank" killing itself, and returns the lines it printed and the
+// job's output (OP2_LOG=info).
+func replayRun(t *testing.T, dir, mode string, ranks int, ckpt, kill string) (string, string, error) {
+	out := filepath.Join(dir, fmt.Sprintf("out-%s-%d", mode, time.Now().UnixNano()))
+	env := []string{replayModeEnv + "=" + mode, replayOutEnv + "=" + out, replayKillEnv + "=" + kill, "OP2_CHECKPOINT_EVERY=7", "OP2_LOG=info"}
+	if ckpt != "" {
+		env = append(env, "OP2_CHECKPOINT="+ckpt)
+	}
+	b, err := mpitest.Output(t, ranks, 2*time.Minute, env...)
+	if err != nil {
+		return "", string(b), err
+	}
+	got, err := os.ReadFile(out)
+	return string(got), string(b), err
+}
+
 // TestAutoCheckpointReplaysWhatLoopsBuilt restarts replayProgram's
 // four forms from automatic checkpoints written every 7 loops, a rank
 // killed after step 8 of 12, on 2 ranks: each prints every line of
@@ -167,15 +201,8 @@ func replayProgram(t *testing.T, mode string, steps, killAt, killRank int) []str
 // for the subset and the matrix assembled once is most of them. The
 // subset and the solve each step also run on 1 rank (not with -short).
 func TestAutoCheckpointReplaysWhatLoopsBuilt(t *testing.T) {
-	const modeEnv, outEnv, killEnv = "OP2_TEST_REPLAY_MODE", "OP2_TEST_REPLAY_OUT", "OP2_TEST_REPLAY_KILL"
 	if mpitest.InRanks() {
-		var killAt, killRank int
-		fmt.Sscan(os.Getenv(killEnv), &killAt, &killRank)
-		lines := replayProgram(t, os.Getenv(modeEnv), 12, killAt, killRank)
-		if op2.Rank() == 0 {
-			check(t, os.WriteFile(os.Getenv(outEnv), []byte(strings.Join(lines, "\n")), 0o644))
-		}
-		check(t, op2.Finalize())
+		replayChild(t)
 		return
 	}
 	needHDF5(t)
@@ -185,17 +212,7 @@ func TestAutoCheckpointReplaysWhatLoopsBuilt(t *testing.T) {
 	skips := map[string]int{"subset": 4, "mat-once": 4, "read-between": 1, "solve-each": 0}
 	for _, mode := range []string{"subset", "mat-once", "read-between", "solve-each"} {
 		run := func(ranks int, ckpt, kill string) (string, string, error) {
-			out := filepath.Join(dir, fmt.Sprintf("out-%s-%d", mode, time.Now().UnixNano()))
-			env := []string{modeEnv + "=" + mode, outEnv + "=" + out, killEnv + "=" + kill, "OP2_CHECKPOINT_EVERY=7", "OP2_LOG=info"}
-			if ckpt != "" {
-				env = append(env, "OP2_CHECKPOINT="+ckpt)
-			}
-			b, err := mpitest.Output(t, ranks, 2*time.Minute, env...)
-			if err != nil {
-				return "", string(b), err
-			}
-			got, err := os.ReadFile(out)
-			return string(got), string(b), err
+			return replayRun(t, dir, mode, ranks, ckpt, kill)
 		}
 		rankCounts := []int{2}
 		if !testing.Short() && (mode == "subset" || mode == "solve-each") {
@@ -349,32 +366,16 @@ func TestAutoCheckpointRefusesOtherLoops(t *testing.T) {
 // loop, which the checkpoints do not count. Its lines are those of a run
 // never stopped, to rounding (the skipped steps' sums are the 2 ranks').
 func TestAutoCheckpointMatrixOnOtherRankCount(t *testing.T) {
-	const modeEnv, outEnv, killEnv = "OP2_TEST_REPLAY_MODE", "OP2_TEST_REPLAY_OUT", "OP2_TEST_REPLAY_KILL"
 	if mpitest.InRanks() {
-		var killAt, killRank int
-		fmt.Sscan(os.Getenv(killEnv), &killAt, &killRank)
-		lines := replayProgram(t, os.Getenv(modeEnv), 12, killAt, killRank)
-		if op2.Rank() == 0 {
-			check(t, os.WriteFile(os.Getenv(outEnv), []byte(strings.Join(lines, "\n")), 0o644))
-		}
-		check(t, op2.Finalize())
+		replayChild(t)
 		return
 	}
 	needHDF5(t)
 	dir := t.TempDir()
 	for _, mode := range []string{"mat-once", "solve-each"} {
 		run := func(ranks int, ckpt, kill string) ([]string, string, error) {
-			out := filepath.Join(dir, fmt.Sprintf("out-%s-%d", mode, time.Now().UnixNano()))
-			env := []string{modeEnv + "=" + mode, outEnv + "=" + out, killEnv + "=" + kill, "OP2_CHECKPOINT_EVERY=7", "OP2_LOG=info"}
-			if ckpt != "" {
-				env = append(env, "OP2_CHECKPOINT="+ckpt)
-			}
-			b, err := mpitest.Output(t, ranks, 2*time.Minute, env...)
-			if err != nil {
-				return nil, string(b), err
-			}
-			got, err := os.ReadFile(out)
-			return strings.Split(string(got), "\n"), string(b), err
+			got, log, err := replayRun(t, dir, mode, ranks, ckpt, kill)
+			return strings.Split(got, "\n"), log, err
 		}
 		want, log, err := run(1, "", "")
 		if err != nil {

@@ -274,17 +274,25 @@ func TestRestoreConstType(t *testing.T) {
 	}
 }
 
+// warnLog configures the default runtime with a logger at warn level
+// into the buffer it returns, until the test ends; it needs HDF5.
+func warnLog(t *testing.T) *bytes.Buffer {
+	t.Helper()
+	needHDF5(t)
+	cache := os.Getenv("OP2_CACHE_DIR")
+	log := new(bytes.Buffer)
+	check(t, op2.Configure(op2.Config{CacheDir: cache, Logger: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))}))
+	t.Cleanup(func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) })
+	return log
+}
+
 // TestCheckpointWarnsDroppedData: a checkpoint after the program's last
 // use of a Dat and a Global (Go has collected them) cannot save them,
 // and says so on the logger at warn level, naming both, once; a Dat left
 // out (SetNoCheckpoint), one the program still holds and a solver's own
 // are not named.
 func TestCheckpointWarnsDroppedData(t *testing.T) {
-	needHDF5(t)
-	cache := os.Getenv("OP2_CACHE_DIR")
-	var log bytes.Buffer
-	check(t, op2.Configure(op2.Config{CacheDir: cache, Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))}))
-	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) }()
+	log := warnLog(t)
 	cells := must(op2.NewSet(10, "wd_cells"))
 	held := must(op2.NewDat[float64](cells, 1, nil, "wd_held"))
 	func() {
@@ -330,11 +338,7 @@ func TestCheckpointWarnsDroppedData(t *testing.T) {
 // same name and set lives (and is saved) is not named; once that one is
 // collected too, the next checkpoint, which holds neither, names it.
 func TestCheckpointWarnsDroppedTwin(t *testing.T) {
-	needHDF5(t)
-	cache := os.Getenv("OP2_CACHE_DIR")
-	var log bytes.Buffer
-	check(t, op2.Configure(op2.Config{CacheDir: cache, Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))}))
-	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) }()
+	log := warnLog(t)
 	cells := must(op2.NewSet(10, "wt_cells"))
 	func() { _ = must(op2.NewDat[float64](cells, 1, nil, "wt_q")).DataRO() }()
 	runtime.GC()
@@ -355,11 +359,7 @@ func TestCheckpointWarnsDroppedTwin(t *testing.T) {
 // TestCheckpointWarningLeavesOutOwnData: the product vectors a mixed
 // matrix's Mult makes for itself are not named once the matrix goes.
 func TestCheckpointWarningLeavesOutOwnData(t *testing.T) {
-	needHDF5(t)
-	cache := os.Getenv("OP2_CACHE_DIR")
-	var log bytes.Buffer
-	check(t, op2.Configure(op2.Config{CacheDir: cache, Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))}))
-	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) }()
+	log := warnLog(t)
 	f := newMixedFixture(t)
 	x := must(op2.NewMixedDat(f.ms, []int{2, 1}, []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3}, "x"))
 	y := must(op2.NewMixedDat[float32](f.ms, []int{2, 1}, nil, "y"))
