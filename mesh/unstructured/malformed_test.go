@@ -326,3 +326,23 @@ func TestLoadNamesTheFile(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupNameOfTwoGroups: Group refuses a name two physical groups
+// share (Gmsh allows it across dimensions), naming both, rather than
+// returning the first.
+func TestGroupNameOfTwoGroups(t *testing.T) {
+	g := cubeWithBottom()
+	g.Physical = append(g.Physical, gmsh.PhysicalGroup{Dim: 3, Tag: 2, Name: "bottom"})
+	tets := &g.Blocks[1]
+	for i := range tets.Physical {
+		tets.Physical[i] = 2
+	}
+	m, err := unstructured.Declare(g, unstructured.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `two physical groups are named "bottom", of dimension 2 (tag 1) and 3 (tag 2)`
+	if _, err := m.Group("bottom"); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Group(%q): %v, want an error saying %q", "bottom", err, want)
+	}
+}

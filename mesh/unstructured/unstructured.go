@@ -219,13 +219,22 @@ type Group struct {
 }
 
 // Group returns the group called name, or an error listing the names.
+// Gmsh lets groups of different dimensions share a name: Group refuses
+// such a name, naming their dimensions (find them in Groups by Dim).
 func (m *Mesh) Group(name string) (*Group, error) {
 	var names []string
+	var found *Group
 	for i := range m.Groups {
-		if m.Groups[i].Name == name {
-			return &m.Groups[i], nil
+		if g := &m.Groups[i]; g.Name == name {
+			if found != nil {
+				return nil, fmt.Errorf("unstructured: two physical groups are named %q, of dimension %d (tag %d) and %d (tag %d): take the one wanted from Mesh.Groups by its Dim", name, found.Dim, found.Tag, g.Dim, g.Tag)
+			}
+			found = g
 		}
 		names = append(names, fmt.Sprintf("%q", m.Groups[i].Name))
+	}
+	if found != nil {
+		return found, nil
 	}
 	if len(names) == 0 {
 		return nil, fmt.Errorf("unstructured: no physical group %q (the mesh has none)", name)
