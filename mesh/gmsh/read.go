@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/regfile"
@@ -82,9 +83,13 @@ func parse(data []byte) (*Mesh, error) {
 // input. In binary files the counts and values of $Entities, $Nodes and
 // $Elements are binary; everything else is ASCII in both kinds.
 type parser struct {
-	// inLine says the next tokens must be on the current line (an ASCII
-	// element's: elementLine).
+	// inLine says the next tokens are an ASCII element's, which Gmsh
+	// writes on one line (elementLine); notes are where the first element
+	// went on to the next line or left values on its own, for errors
+	// found after (a value missing or extra there puts every later one
+	// out of place).
 	inLine  bool
+	notes   []string
 	data    []byte
 	off     int // the input's offset of data[0]
 	length  int // the input's length
@@ -126,6 +131,9 @@ func (p *parser) errorf(format string, args ...any) error {
 	}
 	if p.readErr != nil {
 		msg += fmt.Sprintf(" (reading failed: %v)", p.readErr)
+	}
+	if len(p.notes) > 0 {
+		msg += " (" + strings.Join(p.notes, "; ") + ")"
 	}
 	e := &Error{Binary: p.binary, Msg: msg}
 	at := min(p.at, p.off+len(p.data))
@@ -241,9 +249,7 @@ func (p *parser) atEnd() bool { return !p.avail(1) }
 // for the error at the end of the input.
 func (p *parser) token(what string) ([]byte, error) {
 	if p.inLine {
-		if err := p.sameLine(what); err != nil {
-			return nil, err
-		}
+		p.sameLine(what)
 	}
 	p.skipSpace()
 	p.at = p.pos
@@ -303,36 +309,50 @@ func clip(b []byte) []byte {
 	return b
 }
 
-// sameLine passes blanks, and is an error where the line ends first:
-// the next token, what, must be on this line.
-func (p *parser) sameLine(what string) error {
+// sameLine notes, for the first element that does so, where the line
+// ends before the element's next token, what: a line short of a value
+// reads the next line's first. Gmsh's own reader reads on, and so does
+// this one.
+func (p *parser) sameLine(what string) {
 	for p.avail(1) {
 		switch p.data[p.pos-p.off] {
 		case ' ', '\t', '\r':
 			p.pos++
 		case '\n':
-			p.at = p.pos
-			return p.errorf("the line ends where %s was expected", what)
+			if len(p.notes) == 0 {
+				p.notes = append(p.notes, fmt.Sprintf("%s %d's line, line %d, ends before %s: if it lacks a value, the values after it are out of place", p.item, p.i+1, p.lineOf(p.pos), what))
+			}
+			return
 		default:
-			return nil
+			return
 		}
 	}
-	return nil // the input's end: token says so
 }
 
 // elementLine marks, in an ASCII file, the start of an element's line,
-// after its first token: what an element holds is on one line, and a
-// line short of a node is not read on into the next.
+// after its first token (sameLine).
 func (p *parser) elementLine() { p.inLine = !p.binary }
 
-// elementEnd ends an element's line: in an ASCII file nothing more may
-// be on it.
-func (p *parser) elementEnd() error {
+// elementEnd ends an element: in an ASCII file, it notes the first line
+// that holds more than its element.
+func (p *parser) elementEnd() {
 	if p.binary {
-		return nil
+		return
 	}
 	p.inLine = false
-	return p.endLine()
+	for p.avail(1) {
+		switch p.data[p.pos-p.off] {
+		case ' ', '\t', '\r':
+			p.pos++
+			continue
+		case '\n':
+		default:
+			if len(p.notes) == 0 {
+				p.notes = append(p.notes, fmt.Sprintf("%s %d's line, line %d, holds more values than its element: if one is extra, the values after it are out of place", p.item, p.i+1, p.lineOf(p.pos)))
+			}
+		}
+		return
+	}
 }
 
 // endLine passes the end of the current line: only blanks may remain on
@@ -1080,9 +1100,7 @@ func (p *parser) elements22() error {
 				p.part.node(v)
 			}
 			p.part.end()
-			if err := p.elementEnd(); err != nil {
-				return err
-			}
+			p.elementEnd()
 			continue
 		}
 		b := p.blockOf(t, 1)
@@ -1098,9 +1116,7 @@ func (p *parser) elements22() error {
 				return err
 			}
 		}
-		if err := p.elementEnd(); err != nil {
-			return err
-		}
+		p.elementEnd()
 	}
 	return nil
 }
@@ -1280,9 +1296,7 @@ func (p *parser) elements41() error {
 					p.part.node(v)
 				}
 				p.part.end()
-				if err := p.elementEnd(); err != nil {
-					return err
-				}
+				p.elementEnd()
 				read++
 				continue
 			}
@@ -1298,9 +1312,7 @@ func (p *parser) elements41() error {
 					return err
 				}
 			}
-			if err := p.elementEnd(); err != nil {
-				return err
-			}
+			p.elementEnd()
 			read++
 		}
 	}
