@@ -178,8 +178,17 @@ func readBlock(c collective.Comm, path string, f blockFile) (*source, error) {
 
 	// The coordinates of the cells' nodes, from the ranks holding them.
 	s.firstNode = int(part.FirstNode)
-	if err := planar(dim, part.X, part.NodeTags); err != nil {
-		return nil, err
+	if dim == 2 {
+		// Every rank's nodes in one plane: the ranks' ranges together.
+		r, err := zRangeAll(c, zRangeOf(part.X, part.NodeTags))
+		if err == nil {
+			if err = r.flat(dim); err != nil {
+				err = fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		if err := step("plane", err); err != nil {
+			return nil, err
+		}
 	}
 	own := len(part.NodeTags)
 	s.x = make([]float64, 0, dim*own)
@@ -521,6 +530,31 @@ func distinctCells(c collective.Comm, path string, nodes []int32, nn, first int,
 }
 
 // maxInt64 is the largest v over the ranks.
+// zRangeAll merges r over the ranks of c; every rank gets the same.
+func zRangeAll(c collective.Comm, r zRange) (zRange, error) {
+	v := []int64{r.loTag, r.hiTag, r.n}
+	for k := range 3 {
+		v = append(v, int64(math.Float64bits(r.lo[k])), int64(math.Float64bits(r.hi[k])))
+	}
+	got, err := collective.Allgather(c, collective.Int64Bytes(v))
+	if err != nil {
+		return zRange{}, err
+	}
+	var all zRange
+	for _, b := range got {
+		w := collective.BytesInt64(b)
+		if len(w) != len(v) {
+			return zRange{}, fmt.Errorf("a rank sent %d values for the nodes' extent, want %d", len(w), len(v))
+		}
+		o := zRange{loTag: w[0], hiTag: w[1], n: w[2]}
+		for k := range 3 {
+			o.lo[k], o.hi[k] = math.Float64frombits(uint64(w[3+2*k])), math.Float64frombits(uint64(w[4+2*k]))
+		}
+		all = all.merge(o)
+	}
+	return all, nil
+}
+
 func maxInt64(c collective.Comm, v int64) (int64, error) {
 	got, err := collective.Allgather(c, collective.Int64Bytes([]int64{v}))
 	if err != nil {

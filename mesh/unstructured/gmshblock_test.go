@@ -2,6 +2,7 @@ package unstructured_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -212,4 +213,49 @@ func TestLoadStreamedErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	mpitest.Run(t, 3, 2*time.Minute, casesEnv+"="+string(js))
+}
+
+// TestLoadFlatOnRanks: on one process and on 2 ranks, a 2-D mesh whose z
+// varies is refused, every rank alike, naming the file, also when each
+// rank's block is flat but the blocks are not in one plane; a plane
+// z = 0.1 whose nodes Gmsh's OpenCASCADE writes at 0.1 and
+// 0.09999999999999999 loads.
+func TestLoadFlatOnRanks(t *testing.T) {
+	const pathEnv, wantEnv = "OP2_TEST_FLAT_PATH", "OP2_TEST_FLAT_WANT"
+	load := func(t *testing.T, path, want string) {
+		_, err := unstructured.Load(path, unstructured.Options{})
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("rank %d: Load: %v", op2.Rank(), err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), path)):
+			t.Errorf("rank %d: Load: %v, want an error saying %q and naming %s", op2.Rank(), err, want, path)
+		}
+	}
+	if mpitest.InRanks() {
+		load(t, os.Getenv(pathEnv), os.Getenv(wantEnv))
+		if err := op2.Finalize(); err != nil {
+			t.Error(err)
+		}
+		return
+	}
+	const head = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n4\n1 0 0 %s\n2 1 0 %s\n3 1 1 %s\n4 0 1 %s\n$EndNodes\n$Elements\n2\n1 2 2 1 1 1 2 3\n2 2 2 1 1 1 3 4\n$EndElements\n"
+	const refused = "a 2-D mesh must lie in a plane z = constant"
+	for _, c := range []struct {
+		name string
+		z    [4]string
+		want string
+	}{
+		{"one-node-off", [4]string{"0", "0", "0", "1"}, refused},
+		{"blocks-in-two-planes", [4]string{"0", "0", "1", "1"}, refused},
+		{"rounding", [4]string{"0.1", "0.09999999999999999", "0.1", "0.10000000000000001"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), c.name+".msh")
+			if err := os.WriteFile(path, []byte(fmt.Sprintf(head, c.z[0], c.z[1], c.z[2], c.z[3])), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			load(t, path, c.want)
+			mpitest.Run(t, 2, 2*time.Minute, pathEnv+"="+path, wantEnv+"="+c.want, "OP2_MPI_TIMEOUT=30s")
+		})
+	}
 }

@@ -247,19 +247,59 @@ func uniqueCells(g *gmsh.Mesh, b *gmsh.Block, phys func(*gmsh.Block, int) []int3
 	return nodes, tags, groups
 }
 
-// planar refuses a 2-D mesh (dim 2) whose nodes (x: x, y, z per node;
-// tags: the file's) do not lie in one plane z = constant: its cells are
+// zRange is what the check that a 2-D mesh is flat needs of some nodes:
+// their extent in x, y and z, and the file's tags of the nodes with the
+// least and the greatest z (n nodes; none: n is 0).
+type zRange struct {
+	lo, hi       [3]float64
+	loTag, hiTag int64
+	n            int64
+}
+
+// zRangeOf returns the zRange of the nodes at x (x, y, z per node) with
+// the file's tags tags.
+func zRangeOf(x []float64, tags []int64) zRange {
+	var r zRange
+	for i := 0; 3*i+2 < len(x) && i < len(tags); i++ {
+		r = r.merge(zRange{lo: [3]float64(x[3*i : 3*i+3]), hi: [3]float64(x[3*i : 3*i+3]), loTag: tags[i], hiTag: tags[i], n: 1})
+	}
+	return r
+}
+
+// merge returns the zRange of the nodes of r and o.
+func (r zRange) merge(o zRange) zRange {
+	switch {
+	case o.n == 0:
+		return r
+	case r.n == 0:
+		return o
+	}
+	for k := range 3 {
+		r.lo[k], r.hi[k] = min(r.lo[k], o.lo[k]), max(r.hi[k], o.hi[k])
+	}
+	if o.lo[2] < r.lo[2] || o.lo[2] == r.lo[2] && o.loTag < r.loTag {
+		r.loTag = o.loTag
+	}
+	if o.hi[2] > r.hi[2] || o.hi[2] == r.hi[2] && o.hiTag < r.hiTag {
+		r.hiTag = o.hiTag
+	}
+	r.n += o.n
+	return r
+}
+
+// flat refuses, for a 2-D mesh (dim 2), nodes that do not lie in one
+// plane z = constant, to rounding (Gmsh's OpenCASCADE geometry writes a
+// plane z = 0.1 with some nodes at 0.09999999999999999): its cells are
 // computed from x and y alone.
-func planar(dim int, x []float64, tags []int64) error {
-	if dim != 2 || len(x) < 3 {
+func (r zRange) flat(dim int) error {
+	if dim != 2 || r.n == 0 {
 		return nil
 	}
-	for i := 1; 3*i+2 < len(x); i++ {
-		if z := x[3*i+2]; z != x[2] {
-			return fmt.Errorf("a 2-D mesh must lie in a plane z = constant (its cells are computed from x and y): node tag %d has z = %g, node tag %d z = %g", tags[0], x[2], tags[i], z)
-		}
+	scale := max(r.hi[0]-r.lo[0], r.hi[1]-r.lo[1], math.Abs(r.lo[2]), math.Abs(r.hi[2]))
+	if r.hi[2]-r.lo[2] <= 1e-9*scale {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("a 2-D mesh must lie in a plane z = constant (its cells are computed from x and y): node tag %d has z = %g, node tag %d z = %g", r.loTag, r.lo[2], r.hiTag, r.hi[2])
 }
 
 // fromGmsh takes this rank's blocks of g.
@@ -274,7 +314,7 @@ func fromGmsh(g *gmsh.Mesh, rank, ranks int) (*source, error) {
 		return nil, err
 	}
 	dim := kinds[0].Dim()
-	if err := planar(dim, g.X, g.NodeTags); err != nil {
+	if err := zRangeOf(g.X, g.NodeTags).flat(dim); err != nil {
 		return nil, err
 	}
 	x := g.Coords(dim)
