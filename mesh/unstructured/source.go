@@ -274,14 +274,14 @@ func (r zRange) merge(o zRange) zRange {
 	case r.n == 0:
 		return o
 	}
-	for k := range 3 {
-		r.lo[k], r.hi[k] = min(r.lo[k], o.lo[k]), max(r.hi[k], o.hi[k])
-	}
 	if o.lo[2] < r.lo[2] || o.lo[2] == r.lo[2] && o.loTag < r.loTag {
 		r.loTag = o.loTag
 	}
 	if o.hi[2] > r.hi[2] || o.hi[2] == r.hi[2] && o.hiTag < r.hiTag {
 		r.hiTag = o.hiTag
+	}
+	for k := range 3 {
+		r.lo[k], r.hi[k] = min(r.lo[k], o.lo[k]), max(r.hi[k], o.hi[k])
 	}
 	r.n += o.n
 	return r
