@@ -109,13 +109,18 @@ func readEffects(code string, skipped [][2]int) (stdio, effects bool) {
 			if next(toks, i+1) != "(" && !declared[name] {
 				return true, true
 			}
-		case calledEffects[name] && !defined[name] && !(name == t.Text && macros.own(name, t.Start)):
+		case calledEffects[name] && !defined[name]:
 			n := next(toks, i+1)
 			called := n == "(" || n == ")" && next(toks, i+2) == "(" && parenthesised(toks, i)
 			switch in(t.Start) {
-			case "define":
-				effects = true
+			case "define": // in a macro's text: it calls what it names
+				if !macros.names[t.Start] {
+					effects = true
+				}
 			case "": // code, not #undef assert or #ifdef exit
+				if name == t.Text && macros.own(name, t.Start, n == "(") {
+					break // the source's macro of the name
+				}
 				if called || !declared[name] && name == t.Text && valueUse(toks, i) {
 					effects = true
 				}
@@ -161,14 +166,28 @@ var expressionStarts = setOf(strings.Fields(`return case else do`))
 // the spans of the source where that definition holds, and where each
 // #define names it.
 type macroSpans struct {
-	spans map[string][][2]int
+	spans map[string][]macroSpan
 	names map[int]bool // offsets of the names in #define lines
 }
 
-// own reports whether name at offset at is a macro of the source's own:
-// the name in its #define line, or a use where the definition holds.
-func (m macroSpans) own(name string, at int) bool {
-	return m.names[at] || inSpan(m.spans[name], at)
+// macroSpan is where a definition of the source's own holds, and whether
+// the macro is function-like (it replaces only name( ... )).
+type macroSpan struct {
+	start, end int
+	funcLike   bool
+}
+
+// own reports whether name at offset at in code, followed by '(' or not
+// (call), is a use of a macro of the source's own: where its definition
+// holds, and for a function-like macro as name( ... ) only ((exit)(1)
+// and a pointer = exit name the library's).
+func (m macroSpans) own(name string, at int, call bool) bool {
+	for _, sp := range m.spans[name] {
+		if at >= sp.start && at < sp.end {
+			return call || !sp.funcLike
+		}
+	}
+	return false
 }
 
 // ownMacros finds the macros code (with directives dirs) defines of its
@@ -176,13 +195,16 @@ func (m macroSpans) own(name string, at int) bool {
 // an #undef NAME (or, for assert, an #include of <assert.h> or
 // <cassert>, which defines it again) or the end. A macro whose
 // replacement text names itself (#define exit(c) do { ...; exit(c); }
-// while (0)) calls what it names, and is not its own.
+// while (0)) or pastes tokens (ex##it) may call what it is named, and is
+// not its own; one that names itself through another macro does so in
+// that macro's text, which counts where it is.
 func ownMacros(code string, dirs [][2]int, skipped [][2]int) macroSpans {
-	m := macroSpans{spans: map[string][][2]int{}, names: map[int]bool{}}
-	open := map[string]int{} // a definition in force: where it starts
+	m := macroSpans{spans: map[string][]macroSpan{}, names: map[int]bool{}}
+	open := map[string]macroSpan{} // a definition in force: its start
 	end := func(name string, at int) {
-		if start, ok := open[name]; ok {
-			m.spans[name] = append(m.spans[name], [2]int{start, at})
+		if sp, ok := open[name]; ok {
+			sp.end = at
+			m.spans[name] = append(m.spans[name], sp)
 			delete(open, name)
 		}
 	}
@@ -202,20 +224,22 @@ func ownMacros(code string, dirs [][2]int, skipped [][2]int) macroSpans {
 				nameEnd--
 			}
 			end(rd.macro, d[0])
-			selfNamed := false
+			m.names[d[0]+nameEnd-len(rd.macro)] = true
+			selfNamed := strings.Contains(line[rd.body:], "##")
 			for _, t := range clex.Tokenize(line[rd.body:]) {
 				selfNamed = selfNamed || t.Text == rd.macro
 			}
 			if !selfNamed {
-				m.names[d[0]+nameEnd-len(rd.macro)] = true
-				open[rd.macro] = d[1]
+				open[rd.macro] = macroSpan{start: d[1], funcLike: rd.funcLike}
 			}
 		case "undef":
 			if f := strings.Fields(line[strings.Index(line, "undef")+len("undef"):]); len(f) > 0 {
 				end(f[0], d[0])
 			}
 		case "include":
-			if h := rd.header; h >= 0 && (line[h:rd.headerEnd] == "assert.h" || line[h:rd.headerEnd] == "cassert") {
+			// A quoted header's name is blanked with the literals: it
+			// may be <assert.h>'s.
+			if h := rd.header; h >= 0 && (line[h:rd.headerEnd] == "assert.h" || line[h:rd.headerEnd] == "cassert" || line[h-1] == '"') {
 				end("assert", d[0])
 			}
 		}
