@@ -119,7 +119,8 @@ func NewDat[T Scalar](set *Set, dim int, data []T, name string) (*Dat[T], error)
 	}
 	d := &Dat[T]{}
 	d.s = core.Storage{Name: name, Type: scalarType[T](), Dim: dim, Set: &set.c, Len: n, ID: core.NewID()}
-	registerDat(d)
+	// Registered (seen by checkpoints and Renumber) once set up.
+	defer registerDat(d)
 	if rt.proc.DeclareBlocks() {
 		rt.proc.AddBlockData(meshDat[T]{d})
 	} else if set.c.Halo != nil && data != nil {

@@ -16,6 +16,10 @@ import (
 // (and pass them to helpers taking pointers to const values).
 type Kernel struct {
 	c engine.Kernel
+	// src is the source as declared (normalised): c.Source becomes the
+	// source with its definition's macros expanded when a loop first
+	// reads it, under the lock.
+	src string
 }
 
 // NewKernel declares a kernel: C source defining function name. The source
@@ -52,7 +56,7 @@ func (k *Kernel) CXX() *Kernel {
 	if k.c.CXX {
 		return k
 	}
-	return newKernel(k.c.Source, k.c.Name, true)
+	return newKernel(k.src, k.c.Name, true)
 }
 
 // IsCXX reports whether the kernel was declared C++ (Kernel.CXX).
@@ -60,7 +64,7 @@ func (k *Kernel) IsCXX() bool { return k.c.CXX }
 
 func newKernel(source, name string, cxx bool) *Kernel {
 	src := clex.Normalize(source)
-	return &Kernel{c: engine.Kernel{Kernel: core.Kernel{Name: name, Source: src, ID: core.NewID(), CXX: cxx, Sum: core.KernelSum(name, src, cxx)}}}
+	return &Kernel{c: engine.Kernel{Kernel: core.Kernel{Name: name, Source: src, ID: core.NewID(), CXX: cxx, Sum: core.KernelSum(name, src, cxx)}}, src: src}
 }
 
 // Name is the kernel function's name.

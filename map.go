@@ -101,7 +101,11 @@ func (m *Map) To() *Set { return setOf(m.c.To) }
 
 // Values returns a copy of the table (empty for a map NewMap64 declared
 // with numbers beyond int32 under MPI, until Partition).
-func (m *Map) Values() []int32 { return append([]int32(nil), m.c.Table...) }
+func (m *Map) Values() []int32 {
+	lock(forNoData, "Map.Values") // Partition and Renumber change it
+	defer unlock()
+	return append([]int32(nil), m.c.Table...)
+}
 
 // NewPermutedMap declares the map that gives, for each element, m's
 // entries in the order perm says (PyOP2's PermutedMap): entry j of an

@@ -65,7 +65,11 @@ func (s *MixedSet) Size() int {
 }
 
 func (s *MixedSet) String() string {
-	return fmt.Sprintf("mixed set %q (%d blocks, %d elements)", s.name, len(s.sets), s.Size())
+	n := 0 // as Size, without the lock: errors made under it say this
+	for _, b := range s.sets {
+		n += b.c.Owned
+	}
+	return fmt.Sprintf("mixed set %q (%d blocks, %d elements)", s.name, len(s.sets), n)
 }
 
 // iteration makes a mixed set an IterationSet; its loops are run block by

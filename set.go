@@ -49,23 +49,41 @@ func setOf(c *core.Set) *Set {
 func (s *Set) Name() string { return s.c.Name }
 
 // Size is the number of owned elements.
-func (s *Set) Size() int { return s.c.Owned }
+func (s *Set) Size() int {
+	lock(forNoData, "Set.Size") // Partition and Renumber change it
+	defer unlock()
+	return s.c.Owned
+}
 
 // CoreSize is the number of core elements: owned elements whose loops need
 // no halo data.
-func (s *Set) CoreSize() int { return s.c.Core }
+func (s *Set) CoreSize() int {
+	lock(forNoData, "Set.CoreSize") // Partition and Renumber change it
+	defer unlock()
+	return s.c.Core
+}
 
 // ExecSize is the number of owned plus exec-halo elements.
-func (s *Set) ExecSize() int { return s.c.Exec }
+func (s *Set) ExecSize() int {
+	lock(forNoData, "Set.ExecSize") // Partition and Renumber change it
+	defer unlock()
+	return s.c.Exec
+}
 
 // TotalSize is the number of elements including both halos.
-func (s *Set) TotalSize() int { return s.c.Total }
+func (s *Set) TotalSize() int {
+	lock(forNoData, "Set.TotalSize") // Partition and Renumber change it
+	defer unlock()
+	return s.c.Total
+}
 
 func (s *Set) String() string { return fmt.Sprintf("set %q (%d elements)", s.c.Name, s.c.Owned) }
 
 // GlobalSize is the number of elements of the set over all ranks (Size
 // without MPI).
 func (s *Set) GlobalSize() int {
+	lock(forNoData, "Set.GlobalSize")
+	defer unlock()
 	if h, ok := s.c.Halo.(*dist.SetHalo); ok {
 		return h.GlobalSize
 	}
