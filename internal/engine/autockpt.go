@@ -334,18 +334,18 @@ func (a *autoCkpt) checkSameLoops(l *core.Loop, idx int64) error {
 			why = fmt.Sprintf("it was written before %s, this run issues %s there", a.replayLoop, name)
 		}
 	}
-	return a.refuse(l, idx, why)
+	return a.refuse(idx, why, true)
 }
 
-// refuse ends the restart at loop l, at index idx, when why (how its
-// loops differ from the writer's) is not empty, every rank alike: the
-// error it returns, every later loop returns too.
-func (a *autoCkpt) refuse(l *core.Loop, idx int64, why string) error {
+// refuse ends the restart at the loop at index idx, when why (how its
+// loops differ from the writer's) is not empty, every rank alike (agree:
+// they agree first): the error it returns, every later loop returns too.
+func (a *autoCkpt) refuse(idx int64, why string, agree bool) error {
 	var err error
 	if why != "" {
 		err = fmt.Errorf("automatic checkpoint %q: the loops this run issued up to loop %d are not those of the run that wrote it (%s): the program, or the input that decides its loops, changed since; remove the file to start again", a.path, idx, why)
 	}
-	if w := a.p.Started(); w != nil && w.Size() > 1 {
+	if w := a.p.Started(); agree && w != nil && w.Size() > 1 {
 		err = dist.AgreeStep(w, fmt.Sprintf("automatic checkpoint %q: the loops up to loop %d", a.path, idx), err)
 	}
 	if err != nil {
@@ -402,15 +402,11 @@ func (p *Process) autoBefore(r *Runtime, l *core.Loop) (skip bool, err error) {
 		return false, a.refused
 	}
 	if a.replayTo >= 0 {
-		if sum, ok := a.replaySums[idx]; ok && idx < a.replayTo {
-			// Every rank has the sum: they compare alike.
-			why := ""
-			if sum != a.loopSum {
-				why = fmt.Sprintf("there loop %d reduced into Globals after other loops, or was another: here it is %s", idx, l.Name())
-			}
-			if err := a.refuse(l, idx, why); err != nil {
-				return false, err
-			}
+		if sum, ok := a.replaySums[idx]; ok && idx < a.replayTo && sum != a.loopSum {
+			// Every rank has the file's sums and issues the same loops:
+			// they refuse alike, with no exchange (the ranks agree at
+			// the checkpoint's loop).
+			return false, a.refuse(idx, fmt.Sprintf("there loop %d reduced into Globals after other loops, or was another: here it is %s", idx, l.Name()), false)
 		}
 		if idx < a.rerunTo {
 			return false, nil // the host read what it made: it runs again
@@ -700,6 +696,9 @@ func (r *Runtime) AutoRecorded(k *core.Kernel) error {
 		return err
 	}
 	a.n++
+	if a.refused != nil {
+		return a.refused
+	}
 	if a.replayTo >= 0 {
 		return p.api.Internal(fmt.Errorf("automatic checkpoint %q: a loop recorded (Chain, Lazy) before the loop it was written at: automatic checkpoints need loops that run at once", a.path))
 	}
