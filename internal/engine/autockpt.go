@@ -49,9 +49,10 @@ import (
 //     read of data a skipped loop wrote (the program took another path) is
 //     refused, naming both.
 //   - The checkpoint keeps a sum of the loops issued up to it (foldLoop:
-//     names of kernels, sets and arguments): a restart whose loops differ
-//     is refused at the checkpoint's index, which would name another
-//     place in its program.
+//     names of kernels, sets and arguments), and the sum at each loop it
+//     logged reductions of: a restart whose loops differ is refused at
+//     the first of those loops or at the checkpoint's index, which would
+//     name another place in its program.
 //
 // Only loops that run at once take part: a loop recorded by Chain or
 // Lazy turns automatic checkpoints off for the rest of the run.
@@ -277,9 +278,10 @@ const loopSumStart uint64 = 14695981039346656037
 
 // foldLoop returns sum with loop l folded in (FNV-1a): its kernel's name,
 // the set it runs over, and each argument's kind, access, data, map, map
-// index and view component. Names, not contents: a restart may change a kernel's body,
-// a rank count or a partition, but must issue the same loops in the same
-// order for a checkpoint's loop index to mean the same place.
+// index and view component. Names, not contents: a restart may change a
+// kernel's body, a rank count or a partition, but must issue the same
+// loops in the same order for a checkpoint's loop index to mean the same
+// place.
 func foldLoop(sum uint64, l *core.Loop) uint64 {
 	sum = foldString(sum, l.Kernel.Name)
 	sum = foldString(sum, l.SetName())
@@ -578,9 +580,10 @@ func (a *autoCkpt) choose() (int, map[uint64]bool) {
 	return best, bestOmit
 }
 
-// save begins the checkpoint before loop l, at index idx. The dats of later, whose
-// first use in the period is expected to write them whole, are decided
-// by the loops that follow (decide); the others are written now.
+// save begins the checkpoint before loop l, at index idx. The dats of
+// later, whose first use in the period is expected to write them whole,
+// are decided by the loops that follow (decide); the others are written
+// now.
 func (a *autoCkpt) save(l *core.Loop, idx int64, later map[uint64]bool) error {
 	runtime.GC()
 	rerun := []int64{a.lastObs}
