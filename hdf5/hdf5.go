@@ -142,8 +142,10 @@ type File struct {
 	// tables (SetMapBase).
 	mapBase int32
 	// world is the job of a file every rank writes through MPI-IO
-	// (parallel.go); nil otherwise.
-	world *mpi.World
+	// (parallel.go); nil otherwise. unhook removes the function that
+	// closes it when op2.Finalize comes first.
+	world  *mpi.World
+	unhook func()
 }
 
 // SetMapBase sets the number the file's map tables give the first element
@@ -275,12 +277,16 @@ func OpenWrite(path string) (*File, error) {
 }
 
 // Close closes the file. Datasets written are complete only once the file
-// is closed. A file every rank writes through MPI-IO cannot be closed once
-// op2.Finalize has ended MPI: Close then returns an error saying so (the
-// file may be incomplete) and releases nothing.
+// is closed. op2.Finalize closes a file every rank writes through MPI-IO
+// that is still open (MPI-IO cannot close it afterwards); Close after it
+// has nothing left to do.
 func (f *File) Close() error {
 	if f == nil || f.h == nil {
 		return nil
+	}
+	if f.unhook != nil {
+		f.unhook()
+		f.unhook = nil
 	}
 	if f.world != nil && f.world.Finalized() {
 		f.h = nil

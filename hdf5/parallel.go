@@ -53,7 +53,21 @@ func openParallel(w *mpi.World, path string, truncate bool) (f *File, ok bool, e
 		noParallel(w.Rank())
 		return nil, false, nil
 	}
-	return &File{h: h, path: path, size: -1, world: w}, true, nil
+	f = &File{h: h, path: path, size: -1, world: w}
+	// MPI-IO cannot close the file once MPI has ended: Finalize closes it
+	// first, if the program has not.
+	f.unhook = mpi.BeforeFinalize(func() error {
+		if f.h == nil {
+			return nil
+		}
+		err := f.h.Close()
+		f.h, f.unhook = nil, nil
+		if err != nil {
+			return f.errorf("closing it before MPI ends: %v", err)
+		}
+		return nil
+	})
+	return f, true, nil
 }
 
 var noParallelOnce sync.Once

@@ -89,6 +89,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -474,18 +475,69 @@ var ErrFinalized = errors.New("MPI has ended (op2.Finalize was called); no loop,
 // rcFinalized is the return code of a call run did not make (Finalized).
 const rcFinalized = -4
 
-// Finalize ends MPI. Nothing else may be called afterwards; calling it
-// again does nothing.
+// beforeFinalize are the functions Finalize runs first, by key, in the
+// order registered (BeforeFinalize).
+var beforeFinalize struct {
+	sync.Mutex
+	next uint64
+	fs   map[uint64]func() error
+}
+
+// BeforeFinalize registers f, which Finalize runs before it ends MPI,
+// on every rank (collective, as Finalize is; functions registered
+// earlier first): package hdf5 closes there the files every rank writes
+// through MPI-IO, which cannot be closed afterwards. The function it
+// returns removes f.
+func BeforeFinalize(f func() error) (remove func()) {
+	b := &beforeFinalize
+	b.Lock()
+	defer b.Unlock()
+	if b.fs == nil {
+		b.fs = map[uint64]func() error{}
+	}
+	b.next++
+	key := b.next
+	b.fs[key] = f
+	return func() {
+		b.Lock()
+		defer b.Unlock()
+		delete(b.fs, key)
+	}
+}
+
+// runBeforeFinalize runs and removes the functions BeforeFinalize
+// registered, in order.
+func runBeforeFinalize() error {
+	b := &beforeFinalize
+	b.Lock()
+	keys := make([]uint64, 0, len(b.fs))
+	for k := range b.fs {
+		keys = append(keys, k)
+	}
+	fs := b.fs
+	b.fs = nil
+	b.Unlock()
+	slices.Sort(keys)
+	var errs []error
+	for _, k := range keys {
+		errs = append(errs, fs[k]())
+	}
+	return errors.Join(errs...)
+}
+
+// Finalize ends MPI, after running what BeforeFinalize registered.
+// Nothing else may be called afterwards; calling it again does nothing.
 func (w *World) Finalize() error {
 	if w.Finalized() {
 		return nil
 	}
+	before := runBeforeFinalize()
 	var rc C.int
 	w.run(func(*World) {
 		rc = C.op2mpi_finalize()
 		w.finalized.Store(true)
 	}, request{}, false)
-	return w.check("MPI_Finalize", rc)
+	return errors.Join(before, w.check("MPI_Finalize", rc))
 }
 
 // Abort stops every rank of the job with code; after Finalize, this
