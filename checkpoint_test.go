@@ -341,7 +341,6 @@ func TestCheckpointWarnsDroppedTwin(t *testing.T) {
 	log := warnLog(t)
 	cells := must(op2.NewSet(10, "wt_cells"))
 	func() { _ = must(op2.NewDat[float64](cells, 1, nil, "wt_q")).DataRO() }()
-	runtime.GC()
 	q := must(op2.NewDat[float64](cells, 1, nil, "wt_q"))
 	path := filepath.Join(t.TempDir(), "twin.ckpt")
 	check(t, op2.Checkpoint(path, nil))
