@@ -98,7 +98,9 @@ func TestNewDatWhileCheckpoint(t *testing.T) {
 	go func() {
 		defer close(done)
 		var keep []*op2.Dat[float64]
-		for {
+		// At most 2000: Dats made faster than their cleanups run (each
+		// unpins its values) would fill the memory.
+		for range 2000 {
 			select {
 			case <-stop:
 				runtime.KeepAlive(keep)
