@@ -64,24 +64,14 @@ func (g *Global[T]) Data() []T { return orPanic(g.dataErr("Global.Data")) }
 func (g *Global[T]) DataErr() ([]T, error) { return g.dataErr("Global.DataErr") }
 
 // dataErr is DataErr for the API call named api.
-func (g *Global[T]) dataErr(api string) ([]T, error) {
-	forced := lock(forStorage(&g.s), api)
-	defer unlock()
-	if forced != nil {
-		return nil, forced
-	}
-	if err := g.s.HostAccess(true); err != nil {
-		return nil, apiError(err)
-	}
-	return g.data, nil
-}
+func (g *Global[T]) dataErr(api string) ([]T, error) { return g.hostData(forStorage(&g.s), true, api) }
 
-// collectiveData is the Global's values on the host, for the calls a
-// collective API call (api) makes itself: the recorded loops before it
-// run on every rank, as for the call. write says the caller changes
-// them.
-func (g *Global[T]) collectiveData(write bool, api string) ([]T, error) {
-	forced := lock(forCollective, api)
+// hostData is the Global's values on the host under the lock of mode m,
+// for the API call named api (forCollective: the calls a collective call
+// makes itself, which run the recorded loops on every rank, as the call
+// does); write says the caller changes them.
+func (g *Global[T]) hostData(m engine.Mode, write bool, api string) ([]T, error) {
+	forced := lock(m, api)
 	defer unlock()
 	if forced != nil {
 		return nil, forced

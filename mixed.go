@@ -57,19 +57,23 @@ func (s *MixedSet) Sets() []*Set { return append([]*Set(nil), s.sets...) }
 // Size is the number of elements a loop over the mixed set runs the
 // kernel for: the sum of the blocks' owned elements.
 func (s *MixedSet) Size() int {
+	lock(forNoData, "MixedSet.Size") // Partition and Renumber change the counts
+	defer unlock()
+	return s.owned()
+}
+
+// owned is Size, the caller holding the lock or reading for a message
+// (String: errors made under the lock print it).
+func (s *MixedSet) owned() int {
 	n := 0
 	for _, b := range s.sets {
-		n += b.Size()
+		n += b.c.Owned
 	}
 	return n
 }
 
 func (s *MixedSet) String() string {
-	n := 0 // as Size, without the lock: errors made under it say this
-	for _, b := range s.sets {
-		n += b.c.Owned
-	}
-	return fmt.Sprintf("mixed set %q (%d blocks, %d elements)", s.name, len(s.sets), n)
+	return fmt.Sprintf("mixed set %q (%d blocks, %d elements)", s.name, len(s.sets), s.owned())
 }
 
 // iteration makes a mixed set an IterationSet; its loops are run block by

@@ -49,32 +49,24 @@ func setOf(c *core.Set) *Set {
 func (s *Set) Name() string { return s.c.Name }
 
 // Size is the number of owned elements.
-func (s *Set) Size() int {
-	lock(forNoData, "Set.Size") // Partition and Renumber change it
-	defer unlock()
-	return s.c.Owned
-}
+func (s *Set) Size() int { return s.count(&s.c.Owned, "Set.Size") }
 
 // CoreSize is the number of core elements: owned elements whose loops need
 // no halo data.
-func (s *Set) CoreSize() int {
-	lock(forNoData, "Set.CoreSize") // Partition and Renumber change it
-	defer unlock()
-	return s.c.Core
-}
+func (s *Set) CoreSize() int { return s.count(&s.c.Core, "Set.CoreSize") }
 
 // ExecSize is the number of owned plus exec-halo elements.
-func (s *Set) ExecSize() int {
-	lock(forNoData, "Set.ExecSize") // Partition and Renumber change it
-	defer unlock()
-	return s.c.Exec
-}
+func (s *Set) ExecSize() int { return s.count(&s.c.Exec, "Set.ExecSize") }
 
 // TotalSize is the number of elements including both halos.
-func (s *Set) TotalSize() int {
-	lock(forNoData, "Set.TotalSize") // Partition and Renumber change it
+func (s *Set) TotalSize() int { return s.count(&s.c.Total, "Set.TotalSize") }
+
+// count reads n, one of the set's counts, under the lock, for the API
+// call named api: Partition and Renumber change them.
+func (s *Set) count(n *int, api string) int {
+	lock(forNoData, api)
 	defer unlock()
-	return s.c.Total
+	return *n
 }
 
 func (s *Set) String() string { return fmt.Sprintf("set %q (%d elements)", s.c.Name, s.c.Owned) }

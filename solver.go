@@ -244,7 +244,7 @@ func nativeAPI(A *Mat[float64], r *Runtime) solver.API[*Dat[float64], *Global[fl
 			return err
 		},
 		Values: func(g *Global[float64], write bool) ([]float64, error) {
-			return g.collectiveData(write, "Solver.Solve")
+			return g.hostData(forCollective, write, "Solver.Solve")
 		},
 		Mult: func(x, y *Dat[float64]) error { return A.mult(r, x, y, "Solver.Solve") },
 		InverseDiagonal: func() (vals []float64, row, comp int, err error) {
