@@ -30,9 +30,9 @@ func TestKernelCXXWhileParsing(t *testing.T) {
 	}
 }
 
-// readMeshWhile calls the accessors of nodes, edges and m on another
-// goroutine while change runs.
-func readMeshWhile(nodes, edges *op2.Set, m *op2.Map, change func()) {
+// repeatWhile calls repeat on another goroutine, again and again until
+// it returns false or run has returned, while run runs.
+func repeatWhile(repeat func() bool, run func()) {
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
@@ -41,14 +41,25 @@ func readMeshWhile(nodes, edges *op2.Set, m *op2.Map, change func()) {
 			case <-stop:
 				return
 			default:
-				_, _, _ = nodes.Size(), edges.TotalSize(), nodes.GlobalSize()
-				_, _ = m.Values(), nodes.DeclaredNumbers()
+				if !repeat() {
+					return
+				}
 			}
 		}
 	}()
-	change()
+	run()
 	close(stop)
 	<-done
+}
+
+// readMeshWhile calls the accessors of nodes, edges and m on another
+// goroutine while change runs.
+func readMeshWhile(nodes, edges *op2.Set, m *op2.Map, change func()) {
+	repeatWhile(func() bool {
+		_, _, _ = nodes.Size(), edges.TotalSize(), nodes.GlobalSize()
+		_, _ = m.Values(), nodes.DeclaredNumbers()
+		return true
+	}, change)
 }
 
 // TestMeshAccessorsWhileRenumber: set sizes, map values and declared
@@ -94,27 +105,20 @@ func TestNewDatWhileCheckpoint(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "nd.ckpt")
 	set := must(op2.NewSet(1000, "nd_s"))
 	vals := make([]float64, 1000)
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		var keep []*op2.Dat[float64]
-		// At most 2000: Dats made faster than their cleanups run (each
-		// unpins its values) would fill the memory.
-		for range 2000 {
-			select {
-			case <-stop:
-				runtime.KeepAlive(keep)
-				return
-			default:
-				if keep = append(keep, must(op2.NewDat(set, 1, vals, "nd"))); len(keep) > 20 {
-					keep = keep[:0]
-				}
-			}
+	var keep []*op2.Dat[float64]
+	made := 0
+	// At most 2000: Dats made faster than their cleanups run (each unpins
+	// its values) would fill the memory.
+	repeatWhile(func() bool {
+		if keep = append(keep, must(op2.NewDat(set, 1, vals, "nd"))); len(keep) > 20 {
+			keep = keep[:0]
 		}
-	}()
-	for range 20 {
-		check(t, op2.Checkpoint(path, nil))
-	}
-	close(stop)
-	<-done
+		made++
+		return made < 2000
+	}, func() {
+		for range 20 {
+			check(t, op2.Checkpoint(path, nil))
+		}
+	})
+	runtime.KeepAlive(keep)
 }
