@@ -288,10 +288,6 @@ func (f *File) Close() error {
 		f.unhook()
 		f.unhook = nil
 	}
-	if f.world != nil && f.world.Finalized() {
-		f.h = nil
-		return f.errorf("rank %d: closing a file written by every rank: %w; close it before op2.Finalize", f.world.Rank(), mpi.ErrFinalized)
-	}
 	if err := f.h.Close(); err != nil {
 		return f.errorf("%v", err)
 	}
