@@ -9,7 +9,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/regfile"
@@ -84,12 +83,12 @@ func parse(data []byte) (*Mesh, error) {
 // $Elements are binary; everything else is ASCII in both kinds.
 type parser struct {
 	// inLine says the next tokens are an ASCII element's, which Gmsh
-	// writes on one line (elementLine); notes are where the first element
+	// writes on one line (elementLine); note is where the first element
 	// went on to the next line or left values on its own, for errors
 	// found after (a value missing or extra there puts every later one
 	// out of place).
 	inLine  bool
-	notes   []string
+	note    string
 	data    []byte
 	off     int // the input's offset of data[0]
 	length  int // the input's length
@@ -132,8 +131,8 @@ func (p *parser) errorf(format string, args ...any) error {
 	if p.readErr != nil {
 		msg += fmt.Sprintf(" (reading failed: %v)", p.readErr)
 	}
-	if len(p.notes) > 0 {
-		msg += " (" + strings.Join(p.notes, "; ") + ")"
+	if p.note != "" {
+		msg += " (" + p.note + ")"
 	}
 	e := &Error{Binary: p.binary, Msg: msg}
 	at := min(p.at, p.off+len(p.data))
@@ -314,18 +313,8 @@ func clip(b []byte) []byte {
 // reads the next line's first. Gmsh's own reader reads on, and so does
 // this one.
 func (p *parser) sameLine(what string) {
-	for p.avail(1) {
-		switch p.data[p.pos-p.off] {
-		case ' ', '\t', '\r':
-			p.pos++
-		case '\n':
-			if len(p.notes) == 0 {
-				p.notes = append(p.notes, fmt.Sprintf("%s %d's line, line %d, ends before %s: if it lacks a value, the values after it are out of place", p.item, p.i+1, p.lineOf(p.pos), what))
-			}
-			return
-		default:
-			return
-		}
+	if c, ok := p.blanks(); ok && c == '\n' && p.note == "" {
+		p.note = fmt.Sprintf("%s %d's line, line %d, ends before %s: if it lacks a value, the values after it are out of place", p.item, p.i+1, p.lineOf(p.pos), what)
 	}
 }
 
@@ -340,35 +329,32 @@ func (p *parser) elementEnd() {
 		return
 	}
 	p.inLine = false
-	for p.avail(1) {
-		switch p.data[p.pos-p.off] {
-		case ' ', '\t', '\r':
-			p.pos++
-			continue
-		case '\n':
-		default:
-			if len(p.notes) == 0 {
-				p.notes = append(p.notes, fmt.Sprintf("%s %d's line, line %d, holds more values than its element: if one is extra, the values after it are out of place", p.item, p.i+1, p.lineOf(p.pos)))
-			}
-		}
-		return
+	if c, ok := p.blanks(); ok && c != '\n' && p.note == "" {
+		p.note = fmt.Sprintf("%s %d's line, line %d, holds more values than its element: if one is extra, the values after it are out of place", p.item, p.i+1, p.lineOf(p.pos))
 	}
+}
+
+// blanks passes the blanks on the line and returns the byte after them;
+// ok is false at the input's end.
+func (p *parser) blanks() (c byte, ok bool) {
+	for p.avail(1) {
+		if c = p.data[p.pos-p.off]; c != ' ' && c != '\t' && c != '\r' {
+			return c, true
+		}
+		p.pos++
+	}
+	return 0, false
 }
 
 // endLine passes the end of the current line: only blanks may remain on
 // it. Binary data starts after it.
 func (p *parser) endLine() error {
-	for p.avail(1) {
-		if c := p.data[p.pos-p.off]; c != ' ' && c != '\t' && c != '\r' {
-			break
-		}
-		p.pos++
-	}
+	c, ok := p.blanks()
 	p.at = p.pos
-	if !p.avail(1) {
+	if !ok {
 		return p.errorf("truncated: input ends where a newline was expected")
 	}
-	if c := p.data[p.pos-p.off]; c != '\n' {
+	if c != '\n' {
 		return p.errorf("unexpected %q where the line should end", c)
 	}
 	p.pos++
