@@ -30,28 +30,6 @@ func TestKernelCXXWhileParsing(t *testing.T) {
 	}
 }
 
-// repeatWhile calls repeat on another goroutine, again and again until
-// it returns false or run has returned, while run runs.
-func repeatWhile(repeat func() bool, run func()) {
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				if !repeat() {
-					return
-				}
-			}
-		}
-	}()
-	run()
-	close(stop)
-	<-done
-}
-
 // readMeshWhile calls the accessors of nodes, edges and m on another
 // goroutine while change runs.
 func readMeshWhile(nodes, edges *op2.Set, m *op2.Map, change func()) {

@@ -192,32 +192,22 @@ func goPanicChild(t *testing.T, b string) {
 	check(t, op2.ParLoop(slow, set, must(op2.NewDat[float64](set, 1, nil, "y1")).Arg(op2.RW)))
 	check(t, op2.Wait())
 	var during, total atomic.Int64
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			running := op2.LoopRunning()
-			if !nilDeref(nil) {
-				panic("nil dereference not recovered")
-			}
-			total.Add(1)
-			if running && op2.LoopRunning() {
-				during.Add(1)
-			}
+	repeatWhile(func() bool {
+		running := op2.LoopRunning()
+		if !nilDeref(nil) {
+			panic("nil dereference not recovered")
 		}
-	}()
-	for end := time.Now().Add(time.Minute); during.Load() < 10 && time.Now().Before(end); {
-		check(t, op2.ParLoop(slow, big, y.Arg(op2.RW)))
-		check(t, op2.Wait())
-	}
-	close(stop)
-	<-done
+		total.Add(1)
+		if running && op2.LoopRunning() {
+			during.Add(1)
+		}
+		return true
+	}, func() {
+		for end := time.Now().Add(time.Minute); during.Load() < 10 && time.Now().Before(end); {
+			check(t, op2.ParLoop(slow, big, y.Arg(op2.RW)))
+			check(t, op2.Wait())
+		}
+	})
 	fmt.Printf("recovered %d panics, %d while a loop ran\n", total.Load(), during.Load())
 	if during.Load() == 0 {
 		t.Fatal("no panic overlapped a running loop")

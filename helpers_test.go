@@ -232,3 +232,25 @@ func must3[A, B, C any](a A, b B, c C, err error) (A, B, C) {
 	}
 	return a, b, c
 }
+
+// repeatWhile calls repeat on another goroutine, again and again until
+// it returns false or run has returned, while run runs.
+func repeatWhile(repeat func() bool, run func()) {
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				if !repeat() {
+					return
+				}
+			}
+		}
+	}()
+	run()
+	close(stop)
+	<-done
+}
