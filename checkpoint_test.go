@@ -355,6 +355,22 @@ func TestCheckpointWarnsDroppedTwin(t *testing.T) {
 	}
 }
 
+// TestCheckpointWarnsDroppedOmittedTwin: a live twin that checkpoints
+// leave out (SetNoCheckpoint) saves nothing in the collected one's place,
+// so the collected one is still named.
+func TestCheckpointWarnsDroppedOmittedTwin(t *testing.T) {
+	log := warnLog(t)
+	cells := must(op2.NewSet(10, "wot_cells"))
+	func() { _ = must(op2.NewDat[float64](cells, 1, nil, "wot_q")).DataRO() }()
+	q := must(op2.NewDat[float64](cells, 1, nil, "wot_q"))
+	q.SetNoCheckpoint(true)
+	check(t, op2.Checkpoint(filepath.Join(t.TempDir(), "twin.ckpt"), nil))
+	if !strings.Contains(log.String(), `dat \"wot_q\"`) {
+		t.Errorf("a checkpoint whose only live wot_q is left out logged\n%s\nwant a warning naming the collected one", log.String())
+	}
+	runtime.KeepAlive(q)
+}
+
 // TestCheckpointWarningLeavesOutOwnData: the product vectors a mixed
 // matrix's Mult makes for itself are not named once the matrix goes.
 func TestCheckpointWarningLeavesOutOwnData(t *testing.T) {

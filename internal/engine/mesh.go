@@ -143,9 +143,9 @@ func (p *Process) LiveGlobals() []*core.Storage {
 
 // Dropped returns the descriptions of the dats and Globals the program
 // declared and no longer holds (collected: call runtime.GC first), but
-// those checkpoints leave out and those another live one has (saved in
-// its place), each description once in the process: a checkpoint cannot
-// save them.
+// those checkpoints leave out and those another live one that checkpoints
+// save has (saved in its place), each description once in the process: a
+// checkpoint cannot save them.
 func (p *Process) Dropped() []string {
 	d := &p.declared
 	d.Lock()
@@ -155,14 +155,14 @@ func (p *Process) Dropped() []string {
 	if len(d.dropped) == 0 {
 		return nil
 	}
-	live := map[string]bool{}
+	live := map[string]bool{} // twins saved in the dropped ones' place
 	for _, k := range d.dats {
-		if k.keep != nil {
+		if k.keep != nil && !k.keep.Omit.Load() {
 			live[k.keep.What] = true
 		}
 	}
 	for _, k := range d.globals {
-		if k.keep != nil {
+		if k.keep != nil && !k.keep.Omit.Load() {
 			live[k.keep.What] = true
 		}
 	}
