@@ -66,7 +66,7 @@ func parseKernel(src, name string) (*core.KernelInfo, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	info.WritesStdio, info.HasEffects = readEffects(noComments, pp.skipped)
+	info.WritesStdio, info.HasEffects = readEffects(noComments, pp.skipped, pp.maybe)
 	info.Macros = pp.names
 	code := clex.BlankAttributes(pp.code)
 
@@ -666,6 +666,10 @@ type preprocessed struct {
 	// skipped are the lines in branches not taken: code, and the
 	// directives other than the conditionals' own.
 	skipped [][2]int
+	// maybe are the starts of the lines of the #define, #undef and
+	// #include directives in branches that may not be compiled (#ifdef
+	// NDEBUG: the command line or a header may define it), in order.
+	maybe []int
 }
 
 func (p *preprocessed) addSkipped(from, to int) {
@@ -815,10 +819,16 @@ func preprocessWith(src, lit string, predef map[string]ppIdent) (*preprocessed, 
 			stack = stack[:len(stack)-1]
 		case "include", "include_next", "import":
 			st.included = or3(st.included, cur)
+			if cur == maybe {
+				p.maybe = append(p.maybe, i)
+			}
 		case "define", "undef":
 			if cur == no {
-				p.addSkipped(k, min(end+1, len(src)))
+				p.addSkipped(i, min(end+1, len(src))) // from the line's start, as directives gives it
 				break
+			}
+			if cur == maybe {
+				p.maybe = append(p.maybe, i)
 			}
 			name, body := splitWord(rest)
 			if !isIdentifier(name) {

@@ -485,6 +485,15 @@ func TestKernelEffects(t *testing.T) {
 		{"#include <stdlib.h>\nstatic double on(int c, void (*f)(int)) { if (c) f(1); return 0; }\nvoid k(double *x) { int n = 2; double r = on(n * (int)x[0], exit); x[0] = r; }", false, true},
 		{"#include <stdlib.h>\nstruct h { double s; void (*f)(int); };\nvoid k(double *x) { double s = 2; struct h o = { s * x[0], exit }; if (x[0] < 0) o.f(1); }", false, true},
 		{"#include <stdlib.h>\nvoid k(double *x) { void (*d)(int) = *exit; if (x[0] < 0) d(1); }", false, true},
+		// A macro defined in a branch that may not be compiled is not
+		// the source's own (NDEBUG, QUIET may come from the command
+		// line); an indented #define in a skipped branch is skipped.
+		{"#include <assert.h>\n#ifndef NDEBUG\n#else\n#undef assert\n#define assert(c) ((void)0)\n#endif\nvoid k(double *x) { assert(x[0] >= 0); }", false, true},
+		{"#ifndef NDEBUG\n#include <assert.h>\n#else\n#define assert(c) ((void)0)\n#endif\nvoid k(double *x) { assert(x[0] >= 0); }", false, true},
+		{"#include <stdlib.h>\n#ifdef QUIET\n#define exit(c) ((void)0)\n#endif\nvoid k(double *x) { if (x[0] < 0) exit(1); }", false, true},
+		{"#include <stdlib.h>\n#define exit(c) ((void)0)\n#ifdef QUIET\n#define exit(c) ((void)0)\n#endif\nvoid k(double *x) { if (x[0] < 0) exit(1); }", false, true},
+		{"#include <assert.h>\n#if 0\n  #undef assert\n  #define assert(c) ((void)0)\n#endif\nvoid k(double *x) { assert(x[0] >= 0); }", false, true},
+		{"#include <stdlib.h>\n#if 1\n  #define exit(c) ((void)0)\n#endif\nvoid k(double *x) { if (x[0] < 0) exit(1); }", false, false},
 	} {
 		info, err := ParseKernel(c.src, "k")
 		if err != nil {

@@ -59,8 +59,9 @@ var fileStreams = setOf(strings.Fields(`ofstream wofstream fstream wfstream basi
 // literals blanked) names a way to write to the C library's streams
 // (stdio), and one to act outside its arguments at all, stdio included
 // (effects), outside the spans skipped (in order: the lines the
-// preprocessor skips, preprocessed.skipped).
-func readEffects(code string, skipped [][2]int) (stdio, effects bool) {
+// preprocessor skips, preprocessed.skipped); maybe are the directives
+// that may not be compiled (preprocessed.maybe).
+func readEffects(code string, skipped [][2]int, maybe []int) (stdio, effects bool) {
 	dirs := directives(code)
 	in := func(at int) string { // the directive at offset at: "define", "include"... or ""
 		for _, d := range dirs {
@@ -73,7 +74,7 @@ func readEffects(code string, skipped [][2]int) (stdio, effects bool) {
 		}
 		return ""
 	}
-	macros := ownMacros(code, dirs, skipped)
+	macros := ownMacros(code, dirs, skipped, maybe)
 	toks := clex.Tokenize(code)
 	if len(skipped) > 0 {
 		toks = slices.DeleteFunc(toks, func(t clex.Token) bool { // tokens and spans in order
@@ -197,8 +198,11 @@ func (m macroSpans) own(name string, at int, call bool) bool {
 // replacement text names itself (#define exit(c) do { ...; exit(c); }
 // while (0)) or pastes tokens (ex##it) may call what it is named, and is
 // not its own; one that names itself through another macro does so in
-// that macro's text, which counts where it is.
-func ownMacros(code string, dirs [][2]int, skipped [][2]int) macroSpans {
+// that macro's text, which counts where it is. A #define that may not be
+// compiled (at an offset of maybe: #ifdef NDEBUG ... #define assert(c))
+// holds nowhere, and ends the one before it: the name may be the
+// library's.
+func ownMacros(code string, dirs [][2]int, skipped [][2]int, maybe []int) macroSpans {
 	m := macroSpans{spans: map[string][]macroSpan{}, names: map[int]bool{}}
 	open := map[string]macroSpan{} // a definition in force: its start
 	end := func(name string, at int) {
@@ -225,6 +229,9 @@ func ownMacros(code string, dirs [][2]int, skipped [][2]int) macroSpans {
 			}
 			end(rd.macro, d[0])
 			m.names[d[0]+nameEnd-len(rd.macro)] = true
+			if _, uncertain := slices.BinarySearch(maybe, d[0]); uncertain {
+				continue
+			}
 			selfNamed := strings.Contains(line[rd.body:], "##")
 			for _, t := range clex.Tokenize(line[rd.body:]) {
 				selfNamed = selfNamed || t.Text == rd.macro
