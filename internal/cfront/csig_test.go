@@ -494,6 +494,12 @@ func TestKernelEffects(t *testing.T) {
 		{"#include <stdlib.h>\n#define exit(c) ((void)0)\n#ifdef QUIET\n#define exit(c) ((void)0)\n#endif\nvoid k(double *x) { if (x[0] < 0) exit(1); }", false, true},
 		{"#include <assert.h>\n#if 0\n  #undef assert\n  #define assert(c) ((void)0)\n#endif\nvoid k(double *x) { assert(x[0] >= 0); }", false, true},
 		{"#include <stdlib.h>\n#if 1\n  #define exit(c) ((void)0)\n#endif\nvoid k(double *x) { if (x[0] < 0) exit(1); }", false, false},
+		// A C++ member named like a library function leaves the
+		// library's, qualified, counting.
+		{"#include <unistd.h>\nstruct F { int fd; void close() { fd = -1; } };\nvoid k(double *x) { F f; f.close(); if (x[0] < 0) ::close(3); }", false, true},
+		{"#include <cstdlib>\nstruct F { void exit(int c) { (void)c; } };\nvoid k(double *x) { F f; f.exit(1); if (x[0] < 0) return std::exit(1); }", false, true},
+		{"#include <unistd.h>\nstruct F { int fd; void close() { fd = -1; } };\nvoid k(double *x) { F f; if (x[0] < 0) f.close(); }", false, false},
+		{"namespace io { static int close(int c) { return c; } }\nvoid k(double *x) { x[0] += io::close(3); }", false, false},
 	} {
 		info, err := ParseKernel(c.src, "k")
 		if err != nil {

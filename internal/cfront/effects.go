@@ -110,7 +110,7 @@ func readEffects(code string, skipped [][2]int, maybe []int) (stdio, effects boo
 			if next(toks, i+1) != "(" && !declared[name] {
 				return true, true
 			}
-		case calledEffects[name] && !defined[name]:
+		case calledEffects[name] && (!defined[name] || libraryScope(toks, i)):
 			n := next(toks, i+1)
 			called := n == "(" || n == ")" && next(toks, i+2) == "(" && parenthesised(toks, i)
 			switch in(t.Start) {
@@ -133,6 +133,17 @@ func readEffects(code string, skipped [][2]int, maybe []int) (stdio, effects boo
 		}
 	}
 	return false, effects
+}
+
+// libraryScope reports whether token i of toks, a name, is qualified as
+// the C library's, ::close or std::exit: a function the source defines
+// of that name (a member's) is not the one it names.
+func libraryScope(toks []clex.Token, i int) bool {
+	if next(toks, i-1) != "::" {
+		return false
+	}
+	scope := next(toks, i-2)
+	return scope == "std" || scope == "" || !clex.IsIdentStart(scope[0]) || expressionStarts[scope]
 }
 
 // inSpan reports whether offset at is in one of spans (in order).
