@@ -7,9 +7,11 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/goop2/op2"
@@ -26,6 +28,9 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	if os.Getenv("OP2_HDF5_TEST_HELPER") != "" {
 		os.Exit(helper())
+	}
+	if path := os.Getenv("OP2_HDF5_TEST_SMALL_DISK"); path != "" {
+		os.Exit(writeOnSmallDisk(path))
 	}
 	if err := h5.Load(); err != nil {
 		fmt.Fprintf(os.Stderr, "hdf5: libhdf5 is not installed, tests that need it skip and the Examples do not run: %v\n", err)
@@ -355,6 +360,71 @@ func TestMissingLibrary(t *testing.T) {
 			t.Errorf("message %q does not say %q", out, want)
 		}
 	}
+}
+
+// TestWriteOnFullDisk: a dataset that does not fit (here: the process
+// may write at most 16 KiB to a file) is an error of its write, though
+// HDF5 writes a small dataset only as it closes it (on a full tmpfs the
+// file's Close then succeeded, and the values were lost silently). In a
+// child process, as the limit is the process's.
+func TestWriteOnFullDisk(t *testing.T) {
+	needHDF5(t)
+	path := filepath.Join(t.TempDir(), "full.h5")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "OP2_HDF5_TEST_SMALL_DISK="+path)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), `dataset "m`) || !strings.Contains(string(out), "cannot be written") {
+		t.Errorf("writing 40 KB where 16 KiB fit gave\n%s\nwant an error naming the dataset that cannot be written", out)
+	}
+}
+
+// writeOnSmallDisk runs in TestWriteOnFullDisk's child: it writes twenty
+// datasets of 500 values to path where the process may write 16 KiB to a file, reads them back, and
+// prints the first error (exit status 0: the child ran).
+func writeOnSmallDisk(path string) int {
+	signal.Ignore(syscall.SIGXFSZ) // writes past the limit fail with EFBIG
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 16 << 10, Max: 16 << 10}); err != nil {
+		fmt.Println("setrlimit:", err)
+		return 1
+	}
+	f, err := Create(path)
+	if err != nil {
+		fmt.Println(err)
+		return 0
+	}
+	const n = 20
+	values := make([]int32, 500)
+	for k := range values {
+		values[k] = int32(k + 1)
+	}
+	for i := range n {
+		if err := f.WriteMapTable(fmt.Sprintf("m%d", i), 1, values); err != nil {
+			fmt.Println(err)
+			f.Close()
+			return 0
+		}
+	}
+	if err := f.Close(); err != nil {
+		fmt.Println(err)
+		return 0
+	}
+	if f, err = Open(path); err != nil {
+		fmt.Println("reopening:", err)
+		return 0
+	}
+	defer f.Close()
+	for i := range n {
+		got, err := ReadAll[int32](f, fmt.Sprintf("m%d", i), 1)
+		if err != nil || !slices.Equal(got, values) {
+			fmt.Printf("written, but m%d reads back wrong: %v\n", i, err)
+			return 0
+		}
+	}
+	fmt.Println("written")
+	return 0
 }
 
 // TestMesh writes a generated Airfoil mesh and reads it back whole and by

@@ -287,6 +287,10 @@ static hid_t op2_h5_open_mpio(const char *path, void *setter, int trunc, hid_t *
 
 static void op2_h5_close_plist(hid_t p) { if (p > 0) pH5Pclose(p); }
 
+// closeFailed is a write's error when closing what it wrote fails: HDF5
+// may write the values only then (a full disk shows here).
+static const char *closeFailed = "cannot be written (closing it failed: is the disk full?)";
+
 // op2_h5_write_part creates a dataset of rows × dim values (ndims 1 or 2)
 // and writes rows [start, start+count) from buf. dxpl is 0 for a file of
 // one process (buf NULL then writes nothing), or a collective transfer
@@ -323,7 +327,8 @@ static const char *op2_h5_write_part(hid_t f, const char *name, int typ, int ndi
 	if (pH5Dwrite(d, h5types[typ], ms, s, dxpl > 0 ? dxpl : 0, buf) < 0) err = "cannot be written";
 out:
 	if (ms >= 0) pH5Sclose(ms);
-	if (d >= 0) pH5Dclose(d);
+	// The library may write the values only as the dataset closes.
+	if (d >= 0 && pH5Dclose(d) < 0 && !err) err = closeFailed;
 	pH5Sclose(s);
 	return err;
 }
@@ -337,9 +342,9 @@ static const char *op2_h5_write_int_attr(hid_t f, const char *name, const char *
 	hid_t s = pH5Screate_simple(1, &one, NULL);
 	hid_t a = s < 0 ? -1 : pH5Acreate2(d, attr, h5types[2], s, 0, 0);
 	if (a < 0 || pH5Awrite(a, h5types[2], &v) < 0) err = "attribute cannot be written";
-	if (a >= 0) pH5Aclose(a);
+	if (a >= 0 && pH5Aclose(a) < 0 && !err) err = closeFailed;
 	if (s >= 0) pH5Sclose(s);
-	pH5Dclose(d);
+	if (pH5Dclose(d) < 0 && !err) err = closeFailed;
 	return err;
 }
 
@@ -358,11 +363,11 @@ static const char *op2_h5_write_str_attr(hid_t f, const char *name, const char *
 	a = pH5Acreate2(d, attr, t, s, 0, 0);
 	if (a < 0 || pH5Awrite(a, t, buf) < 0) err = "attribute cannot be written";
 out:
-	if (a >= 0) pH5Aclose(a);
+	if (a >= 0 && pH5Aclose(a) < 0 && !err) err = closeFailed;
 	if (t >= 0) pH5Tclose(t);
 	if (s >= 0) pH5Sclose(s);
 	free(buf);
-	pH5Dclose(d);
+	if (pH5Dclose(d) < 0 && !err) err = closeFailed;
 	return err;
 }
 
