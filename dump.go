@@ -6,6 +6,7 @@ import (
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dumpfile"
+	"github.com/goop2/op2/internal/regfile"
 )
 
 // Dat dumps in OP2's two formats (op_print_dat_to_txtfile and
@@ -84,7 +85,7 @@ func (d *Dat[T]) dump(path string, format func([]T) []byte) error {
 		return err
 	}
 	if Rank() == 0 {
-		if werr := dumpfile.Write(path, format(v)); werr != nil {
+		if werr := regfile.WriteFile(path, format(v)); werr != nil {
 			err = fmt.Errorf("op2: writing %s: %w", d.s.Describe(), werr)
 		}
 	}

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/goop2/op2/internal/regfile"
 )
 
 // writeChunk is the size of the formatting buffer flushed to the writer.
@@ -124,26 +124,16 @@ func appendFixed6(buf []byte, v float64) []byte {
 // with gzip if the name ends in ".gz". The data are written to a temporary
 // file in the same directory which then replaces path by a rename, so
 // readers never see a partly written file and a failed write leaves any
-// existing file untouched. The new file gets mode 0644.
+// existing file untouched (regfile.Create). The new file gets mode 0644.
 func (m *Mesh) WriteFile(path string) (err error) {
 	if err := m.Validate(); err != nil {
 		return err
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	f, err := regfile.Create(path)
 	if err != nil {
 		return fmt.Errorf("mesh: %w", err)
 	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
+	defer f.Abort() // after Commit: nothing
 	if strings.HasSuffix(path, ".gz") {
 		zw := gzip.NewWriter(f)
 		if err = m.Write(zw); err != nil {
@@ -155,16 +145,7 @@ func (m *Mesh) WriteFile(path string) (err error) {
 	} else if err = m.Write(f); err != nil {
 		return err
 	}
-	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("mesh: %w", err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("mesh: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("mesh: %w", err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
+	if err = f.Commit(); err != nil {
 		return fmt.Errorf("mesh: %w", err)
 	}
 	return nil

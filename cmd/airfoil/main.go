@@ -82,6 +82,7 @@ import (
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/hdf5"
 	"github.com/goop2/op2/internal/airfoil"
+	"github.com/goop2/op2/internal/regfile"
 	"github.com/goop2/op2/internal/rss"
 	"github.com/goop2/op2/mesh"
 )
@@ -468,29 +469,24 @@ func writeMesh(path string, m *mesh.Mesh) error {
 	if err != nil {
 		return err
 	}
-	if err := airfoil.WriteHDF5(f, m); err != nil {
-		f.Close()
-		return err
+	err = airfoil.WriteHDF5(f, m)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return f.Close()
+	if err != nil {
+		os.Remove(path) // not a mesh: cut short or zero-filled
+	}
+	return err
 }
 
 // writeDat writes values in OP2's binary dat format: int32 element count,
 // int32 dim, then the raw little-endian values.
 func writeDat(path string, v []float64, dim int) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
 	buf := make([]byte, 8, 8+8*len(v))
 	binary.LittleEndian.PutUint32(buf[0:], uint32(len(v)/dim))
 	binary.LittleEndian.PutUint32(buf[4:], uint32(dim))
 	for _, x := range v {
 		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(x))
 	}
-	if _, err := f.Write(buf); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return regfile.WriteFile(path, buf)
 }

@@ -102,12 +102,14 @@ func convert(in string, ni, nj int, out string) error {
 	if err != nil {
 		return err
 	}
-	if err := airfoil.WriteHDF5(f, m); err != nil {
-		f.Close()
-		os.Remove(out)
-		return err
+	err = airfoil.WriteHDF5(f, m)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return f.Close()
+	if err != nil {
+		os.Remove(out) // not a mesh: cut short or zero-filled
+	}
+	return err
 }
 
 func read(in string, ni, nj int) (*mesh.Mesh, error) {

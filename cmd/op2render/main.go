@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goop2/op2/internal/regfile"
 	"github.com/goop2/op2/vtk/vtkfile"
 )
 
@@ -108,16 +109,16 @@ func render(in, out, field string, comp int, window, rng string, width int) erro
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(out)
+	f, err := regfile.Create(out)
 	if err != nil {
 		return err
 	}
 	enc := png.Encoder{CompressionLevel: png.BestCompression}
 	if err := enc.Encode(f, img); err != nil {
-		f.Close()
-		return err
+		f.Abort()
+		return fmt.Errorf("%s: %w", out, err)
 	}
-	return f.Close()
+	return f.Commit()
 }
 
 // read reads a .vtu file, or a .pvtu file's pieces merged into one grid.

@@ -9,7 +9,6 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
-	"os"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -30,19 +29,6 @@ const HeaderSize = 8
 func rawBytes[T Scalar](v []T) []byte {
 	var z T
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*int(unsafe.Sizeof(z)))
-}
-
-// Write writes b to path, reporting a failed close.
-func Write(path string, b []byte) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // Read reads the regular file at path whole (see regfile.Open): a FIFO,

@@ -206,7 +206,7 @@ func TestReadWrite(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "d.bin")
 	b := FormatBinary([]int32{1, 2, 3, 4}, core.Int32, 2)
-	if err := Write(p, b); err != nil {
+	if err := regfile.WriteFile(p, b); err != nil {
 		t.Fatal(err)
 	}
 	got, err := Read(p, 2, BinaryTooLarge(core.Int32, 2))
@@ -225,11 +225,11 @@ func TestReadWrite(t *testing.T) {
 	if _, err := Read(dir, 2, nil); !errors.Is(err, regfile.ErrNotRegular) {
 		t.Errorf("Read of a directory: %v", err)
 	}
-	if err := Write(filepath.Join(dir, "no", "such", "dir"), b); !errors.Is(err, fs.ErrNotExist) {
+	if err := regfile.WriteFile(filepath.Join(dir, "no", "such", "dir"), b); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Write under a missing directory: %v", err)
 	}
 	if _, err := os.Stat("/dev/full"); err == nil {
-		if err := Write("/dev/full", b); err == nil || !strings.Contains(err.Error(), "no space") {
+		if err := regfile.WriteFile("/dev/full", b); err == nil || !strings.Contains(err.Error(), "no space") {
 			t.Errorf("Write to /dev/full: %v", err)
 		}
 	}

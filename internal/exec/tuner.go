@@ -410,20 +410,16 @@ func (t *Tuner) write(choices map[string]Setting) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(t.path), "."+tuningFile+".*.tmp")
+	f, err := regfile.Create(t.path)
+	if err == nil {
+		if _, err = f.Write(b); err != nil {
+			f.Abort()
+		} else {
+			err = f.Commit()
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("tuning file not saved: %w", err)
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), t.path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("tuning file %s not saved: %w", t.path, err)
 	}
 	return nil
 }

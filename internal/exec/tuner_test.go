@@ -461,7 +461,7 @@ func TestTunerIgnoresBadFile(t *testing.T) {
 					t.Errorf("warned %q; want the lock file refused", warned)
 				}
 			case !tc.saved:
-				if len(warned) < 2 || !strings.Contains(warned[0], tc.load) || !strings.Contains(warned[1], "tuning file "+path+" not saved") {
+				if len(warned) < 2 || !strings.Contains(warned[0], tc.load) || !strings.Contains(warned[1], "tuning file not saved: "+path) {
 					t.Errorf("warned %q; want the file ignored and not saved", warned)
 				}
 			case len(warned) != 0 && tc.load == "":

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/regfile"
 )
 
 // Problem is an exact solution with its right-hand side: u is the
@@ -549,7 +550,8 @@ func ReadTriangle(base string) (*Mesh, error) {
 }
 
 // WriteTriangle writes m as base.node (with boundary markers) and
-// base.ele, indices from 0, in the format ReadTriangle reads.
+// base.ele, indices from 0, in the format ReadTriangle reads; a failure
+// leaves neither new file (base.node is removed when base.ele fails).
 func WriteTriangle(m *Mesh, base string) error {
 	var nb, eb strings.Builder
 	fmt.Fprintf(&nb, "%d 2 0 1\n", m.Nodes)
@@ -560,10 +562,14 @@ func WriteTriangle(m *Mesh, base string) error {
 	for t := 0; t < len(m.Tri)/3; t++ {
 		fmt.Fprintf(&eb, "%d %d %d %d\n", t, m.Tri[3*t], m.Tri[3*t+1], m.Tri[3*t+2])
 	}
-	if err := os.WriteFile(base+".node", []byte(nb.String()), 0o644); err != nil {
+	if err := regfile.WriteFile(base+".node", []byte(nb.String())); err != nil {
 		return err
 	}
-	return os.WriteFile(base+".ele", []byte(eb.String()), 0o644)
+	if err := regfile.WriteFile(base+".ele", []byte(eb.String())); err != nil {
+		os.Remove(base + ".node") // half a mesh
+		return err
+	}
+	return nil
 }
 
 // numberLine is one line of numbers and where it was.

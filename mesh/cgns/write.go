@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	op2 "github.com/goop2/op2"
 	cg "github.com/goop2/op2/internal/cgns"
 	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/mpi"
+	"github.com/goop2/op2/internal/regfile"
 )
 
 // Field is a cell-centred solution field: its name (1 to 32 characters,
@@ -71,7 +71,8 @@ func checkName(what, name string) error {
 // (FlowSolution_t, GridLocation CellCenter, values in double precision)
 // into the CGNS file out: a copy of the mesh file mesh when out is
 // another file (out is created or replaced), else mesh itself (also when
-// out is another path to the same file). A solution
+// out is another path to the same file), written whole or not at all (a
+// failure leaves the file as it was). A solution
 // of that name already in the file is replaced. Every field must have one
 // value per cell of the mesh (see Field), and the file's cells must be its
 // elements 1 to NCells, as CGNS's cell-centred data assume.
@@ -91,12 +92,18 @@ func WriteSolution(out, mesh, solution string, fields ...Field) error {
 			return fmt.Errorf("cgns: field %q has %d values, want %d (one per cell of %s)", fl.Name, len(fl.Values), z.n, mesh)
 		}
 	}
-	if !samePath(out, mesh) {
-		if err := copyFile(out, mesh); err != nil {
-			return fmt.Errorf("cgns: %w", err)
-		}
+	// The solution goes into a copy of the mesh, which becomes out once
+	// written whole: a failure leaves out (the mesh itself, perhaps) as
+	// it was.
+	dst, err := regfile.Create(out)
+	if err != nil {
+		return fmt.Errorf("cgns: %w", err)
 	}
-	f, err := cg.Open(out, cg.Modify)
+	defer dst.Abort() // after Commit: nothing
+	if err := copyFile(dst, mesh); err != nil {
+		return fmt.Errorf("cgns: %w", err)
+	}
+	f, err := cg.Open(dst.TempPath(), cg.Modify)
 	if err != nil {
 		return fmt.Errorf("cgns: %s: %w", out, err)
 	}
@@ -117,6 +124,9 @@ func WriteSolution(out, mesh, solution string, fields ...Field) error {
 	}
 	if err != nil {
 		return fmt.Errorf("cgns: %s: /%s: %w", out, solution, err)
+	}
+	if err := dst.Commit(); err != nil {
+		return fmt.Errorf("cgns: %w", err)
 	}
 	return nil
 }
@@ -166,35 +176,14 @@ func ReadField(path, solution, field string) ([]float64, error) {
 	return nil, fmt.Errorf("cgns: %s: no flow solution %q (the zone has %s)", path, solution, strings.Join(have, ", "))
 }
 
-// samePath reports whether a and b name the same file (the same path, or
-// paths to one file), so that a copy never truncates its source.
-func samePath(a, b string) bool {
-	if a == b {
-		return true
-	}
-	sa, err := os.Stat(a)
-	if err != nil {
-		return false
-	}
-	sb, err := os.Stat(b)
-	return err == nil && os.SameFile(sa, sb)
-}
-
 // copyFile copies the regular file src to dst.
-func copyFile(dst, src string) error {
-	in, err := os.Open(src)
+func copyFile(dst io.Writer, src string) error {
+	in, err := regfile.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	_, err = io.Copy(dst, in.Reader())
 	return err
 }
 

@@ -87,15 +87,15 @@ func WriteParallel(g *Grid, path string, enc Encoding, rank, ranks int) error {
 	for r := range sources {
 		sources[r] = base + "/" + pieceName(base, r)
 	}
-	f, err := os.Create(out)
+	f, err := regfile.Create(out)
 	if err != nil {
 		return fmt.Errorf("vtk: %w", err)
 	}
 	if err := g.WritePVTU(f, sources); err != nil {
-		f.Close()
+		f.Abort()
 		return fmt.Errorf("%w (writing %s)", err, out)
 	}
-	if err := f.Close(); err != nil {
+	if err := f.Commit(); err != nil {
 		return fmt.Errorf("vtk: %w", err)
 	}
 	return nil

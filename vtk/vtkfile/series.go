@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 
@@ -101,27 +100,16 @@ func (s *Series) Add(t float64, file string) error {
 	if s.Rank != nil && s.Rank() != 0 {
 		return nil
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.path), "."+filepath.Base(s.path)+".*")
+	f, err := regfile.Create(s.path)
 	if err != nil {
-		return fmt.Errorf("vtk: series %s: %w", s.path, err)
+		return fmt.Errorf("vtk: series: %w", err)
 	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("vtk: series %s: %w", s.path, err)
-	}
-	if err := s.Write(tmp); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
+	if err := s.Write(f); err != nil {
+		f.Abort()
 		return fmt.Errorf("%w (writing series %s)", err, s.path)
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("vtk: series %s: %w", s.path, err)
-	}
-	if err := os.Rename(tmp.Name(), s.path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("vtk: series %s: %w", s.path, err)
+	if err := f.Commit(); err != nil {
+		return fmt.Errorf("vtk: series: %w", err)
 	}
 	return nil
 }

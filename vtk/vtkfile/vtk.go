@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 
 	"github.com/goop2/op2/internal/regfile"
@@ -346,17 +345,19 @@ func typeName(v any) (string, bool) {
 	return "", false
 }
 
-// WriteFile writes the grid to path (by convention ending in .vtu).
+// WriteFile writes the grid to path (by convention ending in .vtu),
+// whole or not at all (regfile.Create): a write that fails leaves what
+// path held.
 func (g *Grid) WriteFile(path string, enc Encoding) error {
-	f, err := os.Create(path)
+	f, err := regfile.Create(path)
 	if err != nil {
 		return fmt.Errorf("vtk: %w", err)
 	}
 	if err := g.Write(f, enc); err != nil {
-		f.Close()
+		f.Abort()
 		return fmt.Errorf("%w (writing %s)", err, path)
 	}
-	if err := f.Close(); err != nil {
+	if err := f.Commit(); err != nil {
 		return fmt.Errorf("vtk: %w", err)
 	}
 	return nil

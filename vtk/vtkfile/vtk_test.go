@@ -74,6 +74,28 @@ func wellFormed(t *testing.T, b []byte) []string {
 	return names
 }
 
+// TestWriteFileWholeOrNot: a grid that cannot be written leaves the file
+// at the path as it was, and no other file.
+func TestWriteFileWholeOrNot(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "g.vtu")
+	if err := tiny().WriteFile(path, vtkfile.Binary); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+	bad := tiny()
+	bad.Cells[0] = 99 // no such point
+	if err := bad.WriteFile(path, vtkfile.Binary); err == nil {
+		t.Fatal("a grid with a cell naming point 99 of 6 was written")
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, before) || len(after) == 0 {
+		t.Errorf("the failed write left %d bytes at the path, want the %d of the file before", len(after), len(before))
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("the folder holds %d entries, want the file alone", len(ents))
+	}
+}
+
 func TestWriteReadBothEncodings(t *testing.T) {
 	for _, enc := range []vtkfile.Encoding{vtkfile.ASCII, vtkfile.Binary} {
 		var b bytes.Buffer
