@@ -193,7 +193,7 @@ func (w *Writer) Piece() (*Grid, error) {
 	}
 	var conn []int32
 	var corner []cornerRef
-	var types []CellType
+	types := []CellType{} // not nil: mixed cells, though this rank may own none
 	for k, kd := range w.kinds {
 		owned, arity := kd.nodes.From().Size(), kd.nodes.Arity()
 		table := kd.nodes.Values()

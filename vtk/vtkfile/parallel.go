@@ -3,8 +3,10 @@ package vtkfile
 import (
 	"bufio"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -72,7 +74,9 @@ func WriteParallel(g *Grid, path string, enc Encoding, rank, ranks int) error {
 		return g.WriteFile(out, enc)
 	}
 	piece := PiecePath(out, rank)
-	if err := os.MkdirAll(filepath.Dir(piece), 0o755); err != nil {
+	// The pieces' folder, in the .pvtu's: a folder of out that is
+	// missing is an error, as on one process.
+	if err := os.Mkdir(filepath.Dir(piece), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("vtk: rank %d: %w", rank, err)
 	}
 	if err := g.WriteFile(piece, enc); err != nil {

@@ -212,3 +212,21 @@ func TestOutputPath(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteParallelMissingFolder: a folder of the path that is missing is
+// an error on every rank, as on one process, and is not made.
+func TestWriteParallelMissingFolder(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "missing", "out.vtu")
+	for _, rank := range []int{0, 1} {
+		if err := vtkfile.WriteParallel(tiny(), path, vtkfile.ASCII, rank, 2); err == nil {
+			t.Errorf("rank %d of 2 wrote under a missing folder", rank)
+		}
+	}
+	if err := vtkfile.WriteParallel(tiny(), path, vtkfile.ASCII, 0, 1); err == nil {
+		t.Error("one process wrote under a missing folder")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing")); err == nil {
+		t.Error("the missing folder was made")
+	}
+}
