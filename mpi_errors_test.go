@@ -2,6 +2,7 @@ package op2_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -49,6 +50,23 @@ func TestMPIErrors(t *testing.T) {
 				return err
 			},
 			want: []string{"METISPartitioner", "apt-get install libmetis5"},
+		},
+		{
+			// PETSc missing on rank 1 only: every rank says so at once
+			// (rank 0 waited in PetscInitialize for OP2_MPI_TIMEOUT) and
+			// matches ErrPETScUnavailable.
+			name: "petsc-missing-on-one-rank",
+			ranks: func(t *testing.T) error {
+				if op2.Rank() == 1 {
+					t.Setenv("OP2_PETSC_LIBRARY", "/nonexistent/libpetsc.so")
+				}
+				_, err := op2.NewSolver(op2.SolverOptions{Package: "petsc"})
+				if err != nil && !errors.Is(err, op2.ErrPETScUnavailable) {
+					return fmt.Errorf("does not match ErrPETScUnavailable: %w", err)
+				}
+				return err
+			},
+			want: []string{"rank 1: ", "/nonexistent/libpetsc.so", "apt-get install"},
 		},
 		{
 			name: "loop-before-partition",

@@ -26,6 +26,18 @@ var ErrMETISUnavailable = dist.ErrNoMETIS
 // some rank.
 var ErrPTScotchUnavailable = ptscotch.ErrUnavailable
 
+// A library missing on some ranks only fails a collective call on every
+// rank: the error matches the sentinel there too.
+func init() {
+	dist.Share("mpi", ErrMPIUnavailable)
+	dist.Share("mpi-finalized", mpi.ErrFinalized)
+	dist.Share("metis", ErrMETISUnavailable)
+	dist.Share("ptscotch", ErrPTScotchUnavailable)
+	dist.Share("petsc", ErrPETScUnavailable)
+	dist.Share("backend", ErrBackendUnavailable)
+	dist.Share("compiler", ErrNoCompiler)
+}
+
 // meshDat is a Dat as the engine partitions and renumbers it
 // (engine.MeshData).
 type meshDat[T Scalar] struct{ d *Dat[T] }

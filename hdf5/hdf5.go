@@ -93,6 +93,8 @@ import (
 // library cannot be loaded; the message says what to install.
 var ErrNoHDF5 = h5.ErrNoHDF5
 
+func init() { dist.Share("hdf5", ErrNoHDF5) } // see dist.Share
+
 // LibraryEnv names the environment variable that points GoOP2 at an HDF5
 // library other than the system's (a path or a soname).
 const LibraryEnv = h5.LibraryEnv

@@ -1,6 +1,7 @@
 // Package collective is what every rank of a job computes together, in
 // pure Go over a Comm (an *mpi.World, or simulated ranks in tests): the
-// agreement on a collective step (AgreeStep), gathers, all-to-alls of
+// agreement on a collective step (AgreeStep, with the sentinel errors it
+// carries between the ranks: Share), gathers, all-to-alls of
 // int32 messages, reductions, and the even split of a set over the ranks
 // before partitioning (Block). It sits below internal/dist and the
 // library bindings (internal/h5), which agree on their steps through it,
@@ -12,7 +13,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
+	"sync"
 	"unsafe"
 )
 
@@ -235,13 +238,17 @@ func BytesInt64(b []byte) []int64 {
 // a file) calls it before the step in which the ranks meet, so that no rank
 // waits for one that has given up or gone elsewhere. With one rank it
 // returns err. When the exchange itself fails the error wraps MPI's (which
-// may be a timeout: see dist.TimedOut).
+// may be a timeout: see dist.TimedOut). The error matches (errors.Is,
+// errors.As) err on a rank that failed, and on every rank the sentinels
+// (see Share) the failed ranks' errors match.
 func AgreeStep(c Comm, what string, err error) error {
 	if c.Size() == 1 {
 		return err
 	}
 	mine := []byte(what + "\x00")
 	if err != nil {
+		mine = append(mine, strings.Join(sharedBy(err), ",")...)
+		mine = append(mine, 0)
 		mine = append(mine, strings.TrimPrefix(err.Error(), "op2: ")...)
 	}
 	got, aerr := Allgather(c, mine)
@@ -249,24 +256,93 @@ func AgreeStep(c Comm, what string, err error) error {
 		return fmt.Errorf("rank %d: %s: agreeing with the other ranks: %w", c.Rank(), what, aerr)
 	}
 	var at, failed []string
+	var matches []error // the sentinels the failures match
 	same := true
 	for r, b := range got {
-		op, msg, _ := strings.Cut(string(b), "\x00")
+		op, rest, _ := strings.Cut(string(b), "\x00")
+		names, msg, _ := strings.Cut(rest, "\x00")
 		same = same && op == what
 		at = append(at, fmt.Sprintf("rank %d: %s", r, op))
 		if msg != "" {
 			failed = append(failed, fmt.Sprintf("rank %d: %s", r, msg))
+			matches = append(matches, sentinelsNamed(names)...)
 		}
+	}
+	if err != nil {
+		matches = append([]error{err}, matches...)
 	}
 	switch {
 	case !same:
 		return fmt.Errorf("the ranks are at different collective operations (every rank must call them in the same order):\n  %s", strings.Join(at, "\n  "))
 	case len(failed) == 1:
-		return errors.New(failed[0])
+		return &agreed{failed[0], matches}
 	case len(failed) > 1:
-		return fmt.Errorf("%d ranks failed:\n  %s", len(failed), strings.Join(failed, "\n  "))
+		return &agreed{fmt.Sprintf("%d ranks failed:\n  %s", len(failed), strings.Join(failed, "\n  ")), matches}
 	}
 	return nil
+}
+
+// agreed is AgreeStep's error when ranks failed: its message, and what
+// it matches (this rank's error, the sentinels of every rank's).
+type agreed struct {
+	msg     string
+	matches []error
+}
+
+func (e *agreed) Error() string   { return e.msg }
+func (e *agreed) Unwrap() []error { return e.matches }
+
+// shared are the sentinel errors AgreeStep carries between the ranks, by
+// name.
+var shared struct {
+	sync.Mutex
+	byName map[string]error
+}
+
+// Share makes AgreeStep's error match (errors.Is) sentinel, an error a
+// failure on some ranks only may match (a library missing there), on
+// every rank when a failed rank's error matches it, so that a program can
+// test for it on every rank (errors.Is(err, op2.ErrPETScUnavailable)).
+// name identifies it between the ranks: a constant, the same on every
+// rank.
+func Share(name string, sentinel error) {
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.byName == nil {
+		shared.byName = map[string]error{}
+	}
+	shared.byName[name] = sentinel
+}
+
+// sharedBy returns the names of the shared sentinels err matches, in
+// order.
+func sharedBy(err error) []string {
+	shared.Lock()
+	defer shared.Unlock()
+	var names []string
+	for name, s := range shared.byName {
+		if errors.Is(err, s) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// sentinelsNamed returns the shared sentinels of names (comma-separated).
+func sentinelsNamed(names string) []error {
+	if names == "" {
+		return nil
+	}
+	shared.Lock()
+	defer shared.Unlock()
+	var out []error
+	for _, name := range strings.Split(names, ",") {
+		if s, ok := shared.byName[name]; ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Block returns the block of a set of n elements that rank (of ranks)

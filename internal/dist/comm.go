@@ -19,6 +19,11 @@ type Reducer = collective.Reducer
 // wraps MPI's (which may be a timeout: see TimedOut).
 func AgreeStep(c Comm, what string, err error) error { return collective.AgreeStep(c, what, err) }
 
+// Share is collective.Share: AgreeStep's error matches sentinel on every
+// rank when a failed rank's error matches it; name identifies it between
+// the ranks.
+func Share(name string, sentinel error) { collective.Share(name, sentinel) }
+
 // pairMessages builds the messages of an all-to-all of int32 pairs in
 // one buffer, sized first: each calls emit(q, a, b) for every pair
 // (a, b) for rank q, the same pairs in the same order each time it is

@@ -3,6 +3,7 @@ package dist_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -449,6 +450,34 @@ func TestAgreeStep(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAgreeStepSharesSentinels: a sentinel shared with dist.Share that
+// one rank's error matches is matched by every rank's error, and a
+// failing rank's error still matches its own error.
+func TestAgreeStepSharesSentinels(t *testing.T) {
+	errMissing := errors.New("libfoo is not available")
+	dist.Share("test-libfoo", errMissing)
+	own := &os.PathError{Op: "open", Path: "/x", Err: errors.New("gone")}
+	errs := disttest.Run(3, 0, func(p *disttest.Proc) error {
+		var err error
+		switch p.Rank() {
+		case 1:
+			err = fmt.Errorf("loading: %w", errMissing)
+		case 2:
+			err = own
+		}
+		return dist.AgreeStep(p, "load libfoo", err)
+	})
+	for r, err := range errs {
+		if !errors.Is(err, errMissing) {
+			t.Errorf("rank %d: %v does not match the sentinel rank 1's error matches", r, err)
+		}
+		var pe *os.PathError
+		if errors.As(err, &pe) != (r == 2) {
+			t.Errorf("rank %d: %v: matches rank 2's own *os.PathError: %v", r, err, r != 2)
+		}
 	}
 }
 

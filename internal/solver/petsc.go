@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/mpi"
@@ -35,6 +37,14 @@ func StartMPI() (*mpi.World, error) {
 // rank, which would otherwise wait for it in PETSc's collectives, and
 // every rank returns the error.
 func StartPETSc(w *mpi.World, loadErr error, logger *slog.Logger, start time.Time) error {
+	if !petsc.Initialized() {
+		// PetscInitialize is collective: every rank's library first, the
+		// same build everywhere (a rank without one, or with another
+		// PetscInt, would leave the others waiting in PETSc).
+		if err := samePETSc(w, loadErr); err != nil {
+			return err
+		}
+	}
 	err := loadErr
 	if err == nil && !petsc.Initialized() {
 		if err = petsc.Init(w); err == nil && logger != nil {
@@ -45,6 +55,38 @@ func StartPETSc(w *mpi.World, loadErr error, logger *slog.Logger, start time.Tim
 		}
 	}
 	return dist.AgreeStep(w, "starting PETSc", err)
+}
+
+// samePETSc is collective: the ranks agree on loading PETSc (loadErr,
+// this rank's), and then that they loaded the same version with the same
+// PetscInt, else every rank gets an error naming each rank's library.
+func samePETSc(w *mpi.World, loadErr error) error {
+	if err := dist.AgreeStep(w, "loading PETSc", loadErr); err != nil {
+		return err
+	}
+	if w.Size() == 1 {
+		return nil
+	}
+	version, path := petsc.Version()
+	mine := fmt.Sprintf("PETSc %s with %d-byte PetscInt (%s)", version, petsc.IntBytes(), path)
+	all, err := collective.Allgather(w, []byte(mine))
+	if err != nil {
+		return fmt.Errorf("rank %d: loading PETSc: agreeing with the other ranks: %w", w.Rank(), err)
+	}
+	var each []string
+	differ := false
+	for r, b := range all {
+		// The path may differ (one library, two paths); what must not is
+		// the build.
+		build, _, _ := strings.Cut(string(b), " (")
+		want, _, _ := strings.Cut(mine, " (")
+		differ = differ || build != want
+		each = append(each, fmt.Sprintf("rank %d: %s", r, b))
+	}
+	if differ {
+		return fmt.Errorf("%w: the ranks loaded different PETSc builds (every rank must load the same: set %s alike on every rank):\n  %s", petsc.ErrUnavailable, petsc.LibraryEnv, strings.Join(each, "\n  "))
+	}
+	return nil
 }
 
 // PETSc is a solver's PETSc side: its options prefix and, per matrix it

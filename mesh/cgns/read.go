@@ -76,12 +76,15 @@ import (
 	"strings"
 
 	cg "github.com/goop2/op2/internal/cgns"
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/mesh/gmsh"
 )
 
 // ErrUnavailable is wrapped by the errors that say the CGNS library cannot
 // be loaded; their message says what to install.
 var ErrUnavailable = cg.ErrUnavailable
+
+func init() { collective.Share("cgns", ErrUnavailable) } // see collective.Share
 
 // Load loads the CGNS library, if no call has yet, and reports why it
 // cannot be used (an error wrapping ErrUnavailable).
