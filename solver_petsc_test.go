@@ -206,6 +206,27 @@ func TestPETScStartsInNewSolver(t *testing.T) {
 	check(t, op2.Finalize())
 }
 
+// TestPETScManySolvers: a solver's Close removes its PETSc options, so a
+// program may make solvers one after another: PETSc's database holds 512
+// options, and the 256th solver with two options failed.
+func TestPETScManySolvers(t *testing.T) {
+	needPETSc(t)
+	s := newSystem(t, 30, 1, 2, false)
+	for i := range 300 {
+		sv, err := op2.NewSolver(op2.SolverOptions{Package: "petsc", RTol: 1e-12, PETScOptions: "-ksp_rtol 1e-10 -pc_type jacobi"})
+		if err != nil {
+			t.Fatalf("solver %d: %v", i+1, err)
+		}
+		if i%100 == 99 {
+			check(t, s.x.Zero())
+			if _, err := sv.Solve(s.A, s.x, s.b); err != nil {
+				t.Fatalf("solver %d: %v", i+1, err)
+			}
+		}
+		check(t, sv.Close())
+	}
+}
+
 // TestPETScSolveReuse: a second solve with the same solver and matrix,
 // after the matrix changed, uses the new values.
 func TestPETScSolveReuse(t *testing.T) {

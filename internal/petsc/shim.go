@@ -20,6 +20,7 @@ var symbols = []string{
 	"PetscOptionsPrefixPush",
 	"PetscOptionsPrefixPop",
 	"PetscOptionsInsertString",
+	"PetscOptionsClearValue",
 	"PETSC_COMM_WORLD",
 	"KSPConvergedReasons",
 	"MatCreate",
@@ -74,7 +75,7 @@ func symbolIndex(name string) int {
 }
 
 // shimVersion changes whenever the shim's entry points change.
-const shimVersion = 2
+const shimVersion = 3
 
 // Values of PETSc's enums the shim passes, the same from 3.18 on (PETSc's
 // own headers: petscsystypes.h, petscmat.h, petscvec.h).
@@ -135,6 +136,7 @@ typedef PetscErrorCode (*PetscErrorMessage_fn)(int, const char **, char **);
 typedef PetscErrorCode (*PetscOptionsPrefixPush_fn)(PetscOptions, const char *);
 typedef PetscErrorCode (*PetscOptionsPrefixPop_fn)(PetscOptions);
 typedef PetscErrorCode (*PetscOptionsInsertString_fn)(PetscOptions, const char *);
+typedef PetscErrorCode (*PetscOptionsClearValue_fn)(PetscOptions, const char *);
 typedef PetscErrorCode (*MatCreate_fn)(MPI_Comm, Mat *);
 typedef PetscErrorCode (*MatSetSizes_fn)(Mat, PetscInt, PetscInt, PetscInt, PetscInt);
 typedef PetscErrorCode (*MatSetBlockSize_fn)(Mat, PetscInt);
@@ -231,6 +233,15 @@ EXPORT void op2petsc_error(int rc, char *buf, int n) {
 		snprintf(buf, n, "%%s", specific);
 	else if (text)
 		snprintf(buf, n, "%%s", text);
+}
+
+/* op2petsc_clear removes option name ("-op2_1_ksp_type") from the
+   options database, if there. */
+EXPORT int op2petsc_clear(const char *name, int *failed) {
+	int rc = 0;
+	TRY(PetscOptionsClearValue, NULL, name);
+out:
+	return rc;
 }
 
 /* op2petsc_options inserts options (PETSc's command-line syntax) into

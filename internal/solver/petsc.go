@@ -92,7 +92,8 @@ func samePETSc(w *mpi.World, loadErr error) error {
 // PETSc is a solver's PETSc side: its options prefix and, per matrix it
 // solved with, PETSc's copy of the matrix and a KSP for it.
 type PETSc struct {
-	prefix string
+	prefix  string
+	options string // put under prefix; Close removes them
 	// In the order they were made, the same on every rank (Close
 	// destroys them in that order, collectively).
 	systems []*System
@@ -122,7 +123,7 @@ var petscTypes = map[string]string{"bicgstab": "bcgs"}
 // NewPETSc puts options into PETSc's database under the prefix of the
 // process's n-th PETSc solver; PETSc has started.
 func NewPETSc(n int, options string) (*PETSc, error) {
-	ps := &PETSc{prefix: fmt.Sprintf("op2_%d_", n)}
+	ps := &PETSc{prefix: fmt.Sprintf("op2_%d_", n), options: options}
 	if options != "" {
 		if err := petsc.SetOptions(ps.prefix, options); err != nil {
 			return nil, err
@@ -181,13 +182,19 @@ func (s *System) Solve(vals, x, b []float64) (petsc.Result, error) {
 // Types are the KSP's and the PC's types, as PETSc's options left them.
 func (s *System) Types() (method, precond string, err error) { return s.ksp.Types() }
 
-// Close destroys the systems, in the order they were made. Collective.
+// Close destroys the systems, in the order they were made, and removes
+// the solver's options from PETSc's database (which holds 512 at most).
+// Collective.
 func (ps *PETSc) Close() error {
 	var errs []error
 	for _, sys := range ps.systems {
 		errs = append(errs, sys.ksp.Destroy(), sys.A.Destroy())
 	}
 	ps.systems = nil
+	if ps.options != "" && petsc.Initialized() {
+		errs = append(errs, petsc.ClearOptions(ps.prefix, ps.options))
+	}
+	ps.options = ""
 	return errors.Join(errs...)
 }
 
