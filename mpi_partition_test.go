@@ -1,7 +1,9 @@
 package op2_test
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/internal/ptscotch"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // gridBlock declares rank's block of an nx × ny grid of quadrilateral
@@ -192,6 +195,30 @@ func TestAutoPartitioner(t *testing.T) {
 	}
 	if info.Partitioner != want {
 		t.Errorf("rank %d: AutoPartitioner chose %s, want %s", op2.Rank(), info.Partitioner, want)
+	}
+	check(t, op2.Finalize())
+}
+
+// TestPTScotchWidthsDiffer: ranks that load PT-Scotch builds of
+// different SCOTCH_Num widths (Debian's 64-bit one on rank 1) get an
+// error naming both, matching ErrPTScotchUnavailable, rather than MPI
+// aborting the job inside PT-Scotch.
+func TestPTScotchWidthsDiffer(t *testing.T) {
+	const wide = "/usr/lib/x86_64-linux-gnu/scotch-int64/libptscotch-7.0.so"
+	if !mpitest.InRanks() {
+		_, err := os.Stat(wide)
+		testreq.Check(t, "ptscotch (64-bit)", err, fs.ErrNotExist)
+		testreq.Check(t, "ptscotch", ptscotch.Load(), ptscotch.ErrUnavailable)
+		mpiRun(t, 2, 2*time.Minute)
+		return
+	}
+	if op2.Rank() == 1 {
+		check(t, os.Setenv("OP2_PTSCOTCH_LIBRARY", wide))
+	}
+	g := declareGrid(t, 8, 6, op2.Rank(), op2.Ranks())
+	_, err := op2.Partition(op2.PTScotchPartitioner(g.pcell))
+	if err == nil || !errors.Is(err, op2.ErrPTScotchUnavailable) || !strings.Contains(err.Error(), "different SCOTCH_Num widths") {
+		t.Errorf("rank %d: %v; want an error on the widths matching ErrPTScotchUnavailable", op2.Rank(), err)
 	}
 	check(t, op2.Finalize())
 }

@@ -369,23 +369,29 @@ func Part(w *mpi.World, xadj []int64, adj []int32, parts int) ([]int32, error) {
 	}
 	n := len(xadj) - 1
 
-	// Every rank's vertex count and number of parts.
-	mine := make([]byte, 16)
+	// Every rank's vertex count, number of parts and SCOTCH_Num width:
+	// ranks whose libraries differ would meet in PT-Scotch's collectives
+	// with messages of different sizes (MPI aborts the job).
+	mine := make([]byte, 24)
 	binary.LittleEndian.PutUint64(mine, uint64(n))
 	binary.LittleEndian.PutUint64(mine[8:], uint64(parts))
-	all := make([]byte, 16*w.Size())
+	binary.LittleEndian.PutUint64(mine[16:], uint64(lib.bits))
+	all := make([]byte, 24*w.Size())
 	if err := w.Allgather(mine, all); err != nil {
 		return nil, fmt.Errorf("ptscotch.Part: gathering the ranks' vertex counts: %w", err)
 	}
 	var first, total int64
 	for r := 0; r < w.Size(); r++ {
-		if p := int64(binary.LittleEndian.Uint64(all[16*r+8:])); p != int64(parts) {
+		if p := int64(binary.LittleEndian.Uint64(all[24*r+8:])); p != int64(parts) {
 			return nil, fmt.Errorf("ptscotch.Part: the ranks ask for different numbers of parts: rank %d for %d, rank %d for %d", w.Rank(), parts, r, p)
+		}
+		if b := int(binary.LittleEndian.Uint64(all[24*r+16:])); b != lib.bits {
+			return nil, fmt.Errorf("%w: the ranks loaded PT-Scotch builds of different SCOTCH_Num widths: rank %d %d-bit (%s), rank %d %d-bit (set %s alike on every rank)", ErrUnavailable, w.Rank(), lib.bits, lib.path, r, b, libraryEnv)
 		}
 		if r == w.Rank() {
 			first = total
 		}
-		total += int64(binary.LittleEndian.Uint64(all[16*r:]))
+		total += int64(binary.LittleEndian.Uint64(all[24*r:]))
 	}
 	limit := int64(math.MaxInt64)
 	if lib.bits == 32 {
