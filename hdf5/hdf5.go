@@ -208,31 +208,50 @@ func wrapOpen(path string, err error) error {
 // the file through MPI-IO and writes its own rows; without one, rank 0
 // alone creates it (a line says so once, on the logger or standard error)
 // and the other ranks get a File whose writers take part in the
-// collective gathers and write nothing. After op2.Finalize, under a
+// collective gathers and write nothing (every rank returns rank 0's
+// error). After op2.Finalize, under a
 // launcher, it returns an error saying MPI has ended.
 func Create(path string) (*File, error) {
 	if err := ended(path); err != nil {
 		return nil, err
 	}
-	if w := parallelWorld(); w != nil {
+	w := parallelWorld()
+	if w != nil {
 		if f, ok, err := openParallel(w, path, true); ok {
 			return f, err
 		}
 	}
-	return createOnRoot(path)
+	return onRoot(w, path, "create", func() (*File, error) { return createOnRoot(path) })
 }
 
-// createOnRoot creates the file on rank 0; the other ranks get a File
-// that writes nothing.
+// createOnRoot creates the file (on rank 0).
 func createOnRoot(path string) (*File, error) {
-	if op2.Rank() != 0 {
-		return &File{path: path}, nil
-	}
 	h, err := h5.Create(path)
 	if err != nil {
 		return nil, wrapOpen(path, err)
 	}
 	return &File{h: h, path: path, size: -1}, nil
+}
+
+// onRoot runs open on rank 0, when the file is written there alone; the
+// other ranks get a File that writes nothing. Under MPI (w not nil) every
+// rank returns rank 0's error, as the other ranks would otherwise wait
+// for rank 0 in the first collective write.
+func onRoot(w *mpi.World, path, what string, open func() (*File, error)) (*File, error) {
+	f, err := &File{path: path}, error(nil)
+	if op2.Rank() == 0 {
+		f, err = open()
+	}
+	if w == nil {
+		return f, err
+	}
+	if err := dist.AgreeStep(w, fmt.Sprintf("hdf5: %s %q on rank 0", what, path), err); err != nil {
+		if f != nil {
+			f.Close()
+		}
+		return nil, err
+	}
+	return f, nil
 }
 
 // OpenWrite opens a file for adding datasets, creating it when it does
@@ -244,7 +263,8 @@ func OpenWrite(path string) (*File, error) {
 	if err := ended(path); err != nil {
 		return nil, err
 	}
-	if w := parallelWorld(); w != nil {
+	w := parallelWorld()
+	if w != nil {
 		_, statErr := regfile.Stat(path)
 		var bad error
 		if statErr != nil && !errors.Is(statErr, os.ErrNotExist) {
@@ -261,21 +281,20 @@ func OpenWrite(path string) (*File, error) {
 			return f, err
 		}
 	}
-	if op2.Rank() != 0 {
-		return &File{path: path}, nil
-	}
-	_, err := regfile.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return createOnRoot(path)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("hdf5: %w", err)
-	}
-	h, err := h5.Open(path, true)
-	if err != nil {
-		return nil, wrapOpen(path, err)
-	}
-	return &File{h: h, path: path, size: -1}, nil
+	return onRoot(w, path, "open for writing", func() (*File, error) {
+		_, err := regfile.Stat(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return createOnRoot(path)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("hdf5: %w", err)
+		}
+		h, err := h5.Open(path, true)
+		if err != nil {
+			return nil, wrapOpen(path, err)
+		}
+		return &File{h: h, path: path, size: -1}, nil
+	})
 }
 
 // Close closes the file. Datasets written are complete only once the file

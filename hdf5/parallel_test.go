@@ -95,6 +95,32 @@ func TestParallelWrite(t *testing.T) {
 	}
 }
 
+// TestCreateFailsOnRootOnly: with the serial library (rank 0 writes the
+// file alone), Create and OpenWrite of a path rank 0 cannot create fail
+// on every rank at once, rather than leaving the others waiting for rank
+// 0 in the first collective write until OP2_MPI_TIMEOUT.
+func TestCreateFailsOnRootOnly(t *testing.T) {
+	if mpitest.InRanks() {
+		if os.Getenv("OP2_HDF5_TEST_ROOT_ONLY") == "" {
+			return
+		}
+		path := filepath.Join(t.TempDir(), "missing", "out.h5")
+		for what, open := range map[string]func(string) (*File, error){"Create": Create, "OpenWrite": OpenWrite} {
+			f, err := open(path)
+			if err == nil || !strings.Contains(err.Error(), "rank 0: ") {
+				t.Errorf("rank %d: %s: %v, want rank 0's error", op2.Rank(), what, err)
+				f.Close()
+			}
+		}
+		if err := op2.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	needHDF5(t)
+	mpitest.Run(t, 2, 2*time.Minute, "OP2_HDF5_TEST_ROOT_ONLY=1", LibraryEnv+"=libhdf5_serial.so.103", "OP2_MPI_TIMEOUT=60s")
+}
+
 // hasParallelHDF5 reports whether Debian's parallel HDF5 for Open MPI is
 // installed.
 func hasParallelHDF5() bool {
