@@ -19,6 +19,14 @@ func SetMaxPrograms(n int) (restore func()) {
 	}
 }
 
+// OrderAnswers is the number of fused loops' order answers r's executor
+// keeps.
+func OrderAnswers(r *Runtime) int {
+	rt.proc.Lock(forNoData, "test")
+	defer rt.proc.Unlock()
+	return r.e.X.OrderAnswers()
+}
+
 // HaloExchanges is the number of Dat halo exchanges started so far.
 func HaloExchanges() int {
 	rt.proc.Lock(forNoData, "test")

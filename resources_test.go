@@ -9,6 +9,7 @@ import (
 	"weak"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/exec"
 )
 
 // TestSameSourceKernelsShareProgram: declaring the same kernel again for
@@ -289,5 +290,30 @@ func TestParLoopKeepsNoData(t *testing.T) {
 	}
 	if v := g.Value(); v != 34 {
 		t.Errorf("sum %v, want 34", v)
+	}
+}
+
+// TestFusedOrderAnswersBounded: a program declaring mesh after mesh, each
+// with a fused pair of loops whose result depends on the order of its
+// terms (a Global sum), leaves the executor keeping at most MaxPrograms
+// of fusion's order answers (one was kept per mesh for ever: 150 bytes a
+// mesh, leak probe).
+func TestFusedOrderAnswersBounded(t *testing.T) {
+	r := must(op2.NewRuntime(op2.Config{Lazy: true, Fusion: "on"}))
+	defer r.Close()
+	set1 := op2.NewKernel("void ob_set(double *x) { *x = 1.0; }", "ob_set")
+	sum := op2.NewKernel("void ob_sum(const double *x, double *s) { *s += *x; }", "ob_sum")
+	for i := range exec.MaxPrograms + 100 {
+		cells := must(op2.NewSet(10, "ob_cells"))
+		x := must(op2.NewDat[float64](cells, 1, nil, "ob_x"))
+		s := must(op2.NewGlobal[float64](1, nil, "ob_s"))
+		check(t, r.ParLoop(set1, cells, x.Arg(op2.Write)))
+		check(t, r.ParLoop(sum, cells, x.Arg(op2.Read), s.Arg(op2.Inc)))
+		if v := must(s.ValueErr()); v != 10 {
+			t.Fatalf("mesh %d: sum %v, want 10", i, v)
+		}
+	}
+	if n := op2.OrderAnswers(r); n == 0 || n > exec.MaxPrograms {
+		t.Errorf("%d order answers kept after %d meshes, want 1 to %d (none: the loops were not fused)", n, exec.MaxPrograms+100, exec.MaxPrograms)
 	}
 }

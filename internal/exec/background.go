@@ -98,6 +98,7 @@ func runBuilds() {
 		builds.current = bg
 		builds.Unlock()
 		bg.err = bg.job()
+		bg.job = nil // what it held (sources, models) is no longer needed
 		bg.done.Store(true)
 		builds.Lock()
 		builds.current = nil
@@ -286,6 +287,15 @@ func (x *Executor) soon(b *Opened, l *core.Loop, form string, prepare func() (fu
 	}
 	if bg.pending == nil {
 		bg.pending = map[string]*backgroundBuild{}
+	}
+	if len(bg.pending) >= MaxPrograms {
+		// Builds done that no loop asked for again (their meshes gone):
+		// a later ask finds the program in the disk cache, or queues it.
+		for k, p := range bg.pending {
+			if p.done.Load() {
+				delete(bg.pending, k)
+			}
+		}
 	}
 	bg.pending[string(x.key)] = startBuild(job, x)
 	if x.Logger != nil {

@@ -41,12 +41,18 @@ func (x *Executor) KeepsOrder(b *Opened, fused *core.Loop, fp Program, group []*
 	if err != nil {
 		return false, err
 	}
-	if x.order == nil {
+	if x.order == nil || len(x.order) >= MaxPrograms {
+		// Answers for sets and maps since dropped are never asked again:
+		// start afresh rather than keep them all.
 		x.order = map[string]bool{}
 	}
 	x.order[string(x.orderKey)] = kept
 	return kept, nil
 }
+
+// OrderAnswers is the number of KeepsOrder's answers kept (at most
+// MaxPrograms).
+func (x *Executor) OrderAnswers() int { return len(x.order) }
 
 // keepsOrder is KeepsOrder without the kept answers.
 func (x *Executor) keepsOrder(b *Opened, fused *core.Loop, fp Program, group []*core.Loop, progs []Program) (bool, error) {

@@ -149,6 +149,11 @@ func sameSlot(x, y *core.Arg) bool {
 	return x.Facts().Any(core.FactDirect) || (x.Access == core.Read && y.Access == core.Read)
 }
 
+// maxKernels bounds the fused kernels a Fuser keeps: a program that
+// makes kernel after kernel (new sources) would otherwise keep every
+// fused one it ever made.
+const maxKernels = 1024
+
 // Fuser makes fused loops (Fuse). It keeps the fused kernels it made, by
 // the kernels and argument pattern they fuse, so that fusing the same
 // loops again builds nothing and allocates nothing. A Fuser is not safe
@@ -247,8 +252,8 @@ func (f *Fuser) Fuse(dst *core.Loop, loops []*core.Loop) error {
 	if !ok {
 		k, err := f.kernel(loops, args)
 		e = &fused{k: k, err: err}
-		if f.kernels == nil {
-			f.kernels = map[string]*fused{}
+		if f.kernels == nil || len(f.kernels) >= maxKernels {
+			f.kernels = map[string]*fused{} // start afresh: bounded
 		}
 		f.kernels[string(f.key)] = e
 	}

@@ -1,6 +1,7 @@
 package fuse
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -211,5 +212,24 @@ func TestFuseRefuses(t *testing.T) {
 	var dst core.Loop
 	if err := f.Fuse(&dst, []*core.Loop{second, last}); err != nil {
 		t.Errorf("a return in the last kernel: %v", err)
+	}
+}
+
+// TestFuserKeepsBoundedKernels: a program fusing kernel after kernel (new
+// sources each time) leaves the Fuser holding at most maxKernels.
+func TestFuserKeepsBoundedKernels(t *testing.T) {
+	m := newMesh()
+	save := &core.Loop{Kernel: kernel(t, "save_soln", saveSrc), Set: m.cells, Args: []core.Arg{direct(m.q, core.Read), direct(m.qold, core.Write)}}
+	var f Fuser
+	var dst core.Loop
+	for i := range maxKernels + 10 {
+		src := "void scale(double *q) { for (int n = 0; n < 4; n++) q[n] *= " + strconv.Itoa(i+2) + ".0; }"
+		scale := &core.Loop{Kernel: kernel(t, "scale", src), Set: m.cells, Args: []core.Arg{direct(m.q, core.RW)}}
+		if err := f.Fuse(&dst, []*core.Loop{scale, save}); err != nil {
+			t.Fatal(err)
+		}
+		if len(f.kernels) > maxKernels {
+			t.Fatalf("after %d fusions of new kernels the Fuser keeps %d, more than %d", i+1, len(f.kernels), maxKernels)
+		}
 	}
 }
