@@ -237,6 +237,35 @@ func writeAutoCheckpoint(t *testing.T) string {
 	return path
 }
 
+// TestAutoCheckpointLogBounded: a program that reads its data on the
+// host after every loop runs every loop again on a restart, so the log of
+// reductions keeps only the loops after the last read: a long run's log
+// (and every checkpoint's copy of it) no longer grows with every loop.
+func TestAutoCheckpointLogBounded(t *testing.T) {
+	needHDF5(t)
+	cache := os.Getenv("OP2_CACHE_DIR")
+	path := filepath.Join(t.TempDir(), "auto.ckpt")
+	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) }()
+	r := newCkptRun(t)
+	defer r.k.Remove()
+	check(t, op2.Configure(op2.Config{CacheDir: cache, Checkpoint: path, CheckpointEvery: "3"}))
+	for range 60 {
+		check(t, r.step())
+		_ = r.q.DataRO()
+	}
+	state, err := checkpoint.State(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for b := state["op2.reductions"]; len(b) >= 12; b = b[12+binary.LittleEndian.Uint32(b[8:]):] {
+		n++
+	}
+	if n > 4 || len(state["op2.sums"]) != 16*n {
+		t.Errorf("after 60 loops, each followed by a read, the checkpoint logs %d loops' reductions and %d bytes of sums, want at most 4 and 16 each", n, len(state["op2.sums"]))
+	}
+}
+
 // TestAutoCheckpointLoopAllocations: with automatic checkpoints on, a
 // loop between checkpoints allocates no more than its log entry needs.
 func TestAutoCheckpointLoopAllocations(t *testing.T) {

@@ -369,6 +369,30 @@ func parseLoopSums(b []byte) (map[int64]uint64, error) {
 	return out, nil
 }
 
+// dropLoggedBefore returns log (of reductions, in loop order) without the
+// entries of the loops before index from.
+func dropLoggedBefore(log []byte, from int64) []byte {
+	b := log
+	for len(b) >= 12 && int64(binary.LittleEndian.Uint64(b)) < from {
+		n := int(binary.LittleEndian.Uint32(b[8:]))
+		if n > len(b)-12 {
+			break // cut short: parseReductionLog says so
+		}
+		b = b[12+n:]
+	}
+	return append(log[:0:0], b...)
+}
+
+// dropSumsBefore returns sums (the logged loops' sums, in loop order)
+// without those of the loops before index from.
+func dropSumsBefore(sums []byte, from int64) []byte {
+	b := sums
+	for len(b) >= 16 && int64(binary.LittleEndian.Uint64(b)) < from {
+		b = b[16:]
+	}
+	return append(sums[:0:0], b...)
+}
+
 // parseReductionLog reads the log of reductions.
 func parseReductionLog(b []byte) (map[int64][]byte, error) {
 	out := map[int64][]byte{}
@@ -594,6 +618,11 @@ func (a *autoCkpt) save(l *core.Loop, idx int64, later map[uint64]bool) error {
 			return err
 		}
 	}
+	// A restart runs the loops before rerun again, computing their
+	// reductions: their log entries and sums are needed no more (the
+	// checkpoint's loop sum still covers them), and a long run's log
+	// would otherwise grow with every loop.
+	a.log, a.sums = dropLoggedBefore(a.log, rerun[0]), dropSumsBefore(a.sums, rerun[0])
 	state := map[string][]byte{autoLoopKey: []byte(strconv.FormatInt(idx, 10)), autoLogKey: a.log,
 		autoRerunKey: []byte(strconv.FormatInt(rerun[0], 10)),
 		autoLoopsKey: fmt.Appendf(nil, "%016x %s", a.loopSum, l.Name()), autoSumsKey: a.sums}
