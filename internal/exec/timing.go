@@ -251,7 +251,9 @@ func (r *TimingRecord) sameShape(l *core.Loop) bool {
 //   - each map used: 4 bytes × arity × the elements the loop runs over.
 //
 // A Dat passed only through views (op2.DatView) counts the distinct
-// components they pass instead of dim. Disabled optional arguments count
+// components they pass instead of dim, each once for being read and once
+// for being written (view 0 read and view 2 written: two components, not
+// two read and written). Disabled optional arguments count
 // nothing. Index arguments (op2.ArgIdx,
 // Map.ArgIdx) are read from an int32 Dat of indices, and a loop over a
 // Subset reaches its set through a map of the subset's indices: both are
@@ -272,8 +274,10 @@ func LoopBytes(l *core.Loop) float64 {
 		indirect := facts.Any(core.FactMapped)
 		// Count each Dat once per kind of access (direct or through
 		// maps): only at its first argument of that kind.
-		first, read, written := true, false, false
-		var comps uint64 // the components views pass; all of them for a whole Dat
+		first := true
+		// The components read and written: views pass one each, a
+		// whole Dat all of them.
+		var read, written uint64
 		for j := range l.Args {
 			b := &l.Args[j]
 			if b.Data != a.Data || b.Facts().Any(core.FactMapped) != indirect {
@@ -283,35 +287,39 @@ func LoopBytes(l *core.Loop) float64 {
 				first = false
 				break
 			}
+			comps := ^uint64(0)
 			if b.View && b.Comp < 64 {
-				comps |= 1 << b.Comp
-			} else {
-				comps = ^uint64(0)
+				comps = 1 << b.Comp
 			}
 			switch b.Access {
 			case core.Read:
-				read = true
+				read |= comps
 			case core.Write:
-				written = true
+				written |= comps
 			default: // RW, INC, MIN, MAX read and write
-				read, written = true, true
+				read, written = read|comps, written|comps
 			}
 		}
 		if !first {
 			continue
 		}
-		times := 0
-		if read {
+		values := func(comps uint64) int { // per element
+			if comps == ^uint64(0) && a.View {
+				return a.Data.Dim // a whole Dat passed after its view
+			}
+			if comps == ^uint64(0) {
+				return a.ElemValues()
+			}
+			return min(a.Data.Dim, bits.OnesCount64(comps))
+		}
+		times := 0 // for a matrix: whether it is read, and written
+		if read != 0 {
 			times++
 		}
-		if written {
+		if written != 0 {
 			times++
 		}
-		values := a.ElemValues()
-		if a.View {
-			values = min(a.Data.Dim, bits.OnesCount64(comps))
-		}
-		elem := float64(values * a.Data.Type.Size() * times)
+		elem := float64((values(read) + values(written)) * a.Data.Type.Size())
 		switch {
 		case facts.Any(core.FactMat):
 			// The element matrix's values, each read and written

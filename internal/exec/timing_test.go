@@ -55,6 +55,12 @@ func TestLoopBytes(t *testing.T) {
 			core.Arg{Data: v2, Access: core.Read, Kind: core.ArgDirect, View: true, Comp: 0}), 100 * 2 * 8},
 		{"a view, then the whole Dat", loop(core.Arg{Data: v2, Access: core.Read, Kind: core.ArgDirect, View: true, Comp: 1},
 			core.Arg{Data: v2, Access: core.Read, Kind: core.ArgDirect}), 100 * 2 * 8},
+		// One component read, another written: each once (the probe
+		// found 4 counted: both read and written).
+		{"a view read, another written", loop(core.Arg{Data: v2, Access: core.Read, Kind: core.ArgDirect, View: true, Comp: 0},
+			core.Arg{Data: v2, Access: core.Write, Kind: core.ArgDirect, View: true, Comp: 1}), 100 * 2 * 8},
+		{"a view read and written, another read", loop(core.Arg{Data: v2, Access: core.RW, Kind: core.ArgDirect, View: true, Comp: 0},
+			core.Arg{Data: v2, Access: core.Read, Kind: core.ArgDirect, View: true, Comp: 1}), 100 * 3 * 8},
 		// A disabled optional argument (a placeholder Global) moves nothing.
 		{"disabled optional", loop(core.Arg{Data: ms.y, Access: core.Read, Kind: core.ArgDirect},
 			core.Arg{Data: g, Access: core.Read, Kind: core.ArgGlobal, Off: true}), 100 * 8},
