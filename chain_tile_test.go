@@ -2,11 +2,14 @@ package op2_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goop2/op2"
@@ -370,4 +373,57 @@ func TestTiledMovedKnowsViewsAndGlobals(t *testing.T) {
 			t.Errorf("%s: am_use moved %v bytes a call, want %v (a fresh chain's)", c.name, got, want)
 		}
 	}
+}
+
+// TestTiledChainBuildsCounted: a tiled chain's first run from an empty
+// cache builds each loop's tile form and the chain driver; each build is
+// logged and counted in its loop's compile column, not in the loops'
+// time (the driver's went into the time, and the tile forms' nowhere).
+func TestTiledChainBuildsCounted(t *testing.T) {
+	for _, backend := range hostBackends {
+		t.Run(backend, func(t *testing.T) {
+			h := &logCapture{}
+			r := closeAtEnd(t, must(op2.NewRuntime(op2.Config{Backend: backend, Threads: 2, Lazy: true, Tile: 3, Timing: true, SIMD: "off",
+				CacheDir: t.TempDir(), Logger: slog.New(debugOnly{h})})))
+			set := must(op2.NewSet(8, "cells"))
+			edges, nodes, pedge := scatteredEdges(600, 500, 3, 2)
+			x := must(op2.NewDat[float64](set, 1, nil, "x"))
+			q := must(op2.NewDat[float64](nodes, 2, nil, "q"))
+			w := must(op2.NewDat[float64](edges, 1, nil, "w"))
+			g := must(op2.NewGlobal[float64](1, nil, "g"))
+			k0 := op2.NewKernel("void tb_w(double *w, const double **q) { *w = q[0][0] + q[1][1]; }", "tb_w")
+			k1 := op2.NewKernel("void tb_a(double *x, double *g) { *x += 1; *g += *x; }", "tb_a")
+			k2 := op2.NewKernel("void tb_q(const double *w, double **q) { q[0][0] += *w; q[1][1] += 1; }", "tb_q")
+			check(t, r.ParLoop(k0, edges, w.Arg(op2.Write), q.ArgVec(op2.Read, pedge)))
+			check(t, r.ParLoop(k2, edges, w.Arg(op2.Read), q.ArgVec(op2.Inc, pedge)))
+			check(t, r.ParLoop(k1, set, x.Arg(op2.RW), g.Arg(op2.Inc)))
+			check(t, r.Wait())
+			if !tiledRan(r) {
+				t.Fatal("the chain did not run in tiles")
+			}
+			_, attrs := h.find("op2: program built")
+			built := map[string]int{}
+			for _, a := range attrs {
+				if v := a["variant"]; strings.HasPrefix(v, "tiles") || v == "chain driver" {
+					built[a["kernel"]+" "+strings.Fields(v)[0]]++
+				}
+			}
+			if built["tb_w tiles"] != 1 || built["tb_q tiles"] != 1 || built["tb_a tiles"] != 1 || built["tb_w chain"] != 1 {
+				t.Errorf("builds logged %v, want one tile form per loop and the chain driver (with the first loop)", built)
+			}
+			for _, lt := range r.Timings() {
+				if lt.Tuned == "tiled" && lt.Compile <= 0 {
+					t.Errorf("loop %s: compile %v, want its tile form's build", lt.Kernel, lt.Compile)
+				}
+			}
+		})
+	}
+}
+
+// debugOnly is a log handler that takes Debug and above: not the trace
+// level, at which loops run one by one to be logged.
+type debugOnly struct{ slog.Handler }
+
+func (d debugOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelDebug && d.Handler.Enabled(ctx, l)
 }

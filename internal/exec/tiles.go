@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/jit"
 	"github.com/goop2/op2/internal/tile"
 )
 
@@ -49,6 +50,10 @@ type TileProgram interface {
 // in one call (openmp: one parallel region, each thread running its
 // tiles of a colour through every loop in turn).
 type TileChainRunner interface {
+	// PrepareTileChain builds what RunTileChain runs the chains with,
+	// if it has not yet, and reports whether it did (the executor counts
+	// the build as compile time, not as the chain's).
+	PrepareTileChain() (built bool, err error)
 	// RunTileChain runs the bound programs' loops in tiles, colour by
 	// colour (the tiles of colour c are [colours[c], colours[c+1]),
 	// pinned), the tiles of a colour at once; each program's tiles are
@@ -87,12 +92,26 @@ func (x *Executor) tileProgram(b *Opened, l *core.Loop, n int) (TileProgram, err
 		return p.(TileProgram), nil
 	}
 	x.generations++
+	start := time.Now()
+	before := jit.ReadStats()
 	p, err := tb.BuildTiles(l, variant)
+	x.countBuild(b, l, "tiles "+variant, time.Since(start), before, err)
 	if err != nil {
 		return nil, err
 	}
 	x.programs.put(x.key, p, l.Sig)
 	return p, nil
+}
+
+// countBuild counts a build for l outside its calls (a tile form, the
+// chain driver) that took d as l's compile time, and logs it.
+func (x *Executor) countBuild(b *Opened, l *core.Loop, what string, d time.Duration, before jit.Stats, err error) {
+	if x.Timing != nil && err == nil {
+		x.Timing.addCompile(l, b.Name(), d)
+	}
+	if x.Logger != nil {
+		x.logBuild(b, l, what, d, before, err)
+	}
 }
 
 // tileVariant starts the variant of the tile forms' keys in the program
@@ -207,7 +226,7 @@ func (x *Executor) RunTiles(b *Opened, c *TiledChain) (failed int, err error) {
 		}
 	}
 	if runner, ok := b.Backend.(TileChainRunner); ok {
-		if err := x.runTileChain(runner, c); err != nil {
+		if err := x.runTileChain(b, runner, c); err != nil {
 			return 0, err
 		}
 	} else if j, err := x.runColours(c); err != nil {
@@ -277,8 +296,17 @@ func (x *Executor) runColours(c *TiledChain) (int, error) {
 // runTileChain runs the colours of c in one call of runner; the time
 // goes to the loops in proportion to the bytes they move (they run
 // interleaved).
-func (x *Executor) runTileChain(runner TileChainRunner, c *TiledChain) error {
+func (x *Executor) runTileChain(b *Opened, runner TileChainRunner, c *TiledChain) error {
 	start := time.Now()
+	before := jit.ReadStats()
+	built, err := runner.PrepareTileChain()
+	if built || err != nil {
+		x.countBuild(b, c.Loops[0], "chain driver", time.Since(start), before, err)
+	}
+	if err != nil {
+		return fmt.Errorf("%s and the %d loops tiled with it: %w (the data they modify may be partly updated)", c.Loops[0].Name(), len(c.Loops)-1, err)
+	}
+	start = time.Now()
 	if err := runner.RunTileChain(c.Programs, c.Schedule.Colours); err != nil {
 		return fmt.Errorf("%s and the %d loops tiled with it: %w (the data they modify may be partly updated)", c.Loops[0].Name(), len(c.Loops)-1, err)
 	}

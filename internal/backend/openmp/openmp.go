@@ -336,6 +336,20 @@ func (b *backend) buildTiles(l *core.Loop, lanes int) (exec.TileProgram, error) 
 	return tp, nil
 }
 
+// PrepareTileChain builds the chain driver the first time
+// (exec.TileChainRunner).
+func (b *backend) PrepareTileChain() (bool, error) {
+	if b.driver != nil {
+		return false, nil
+	}
+	d, err := host.NewChainDriver(b.cc.C, true)
+	if err != nil {
+		return false, err
+	}
+	b.driver = d
+	return true, nil
+}
+
 // TileThreads is the backend's thread count: the tiles of one colour are
 // shared among them (exec.TileBuilder).
 func (b *backend) TileThreads() int { return b.threads }
@@ -345,12 +359,8 @@ func (b *backend) TileThreads() int { return b.threads }
 // among the threads, and each thread runs each of its tiles through every
 // loop in turn (exec.TileChainRunner).
 func (b *backend) RunTileChain(progs []exec.TileProgram, colours []int32) error {
-	if b.driver == nil {
-		d, err := host.NewChainDriver(b.cc.C, true)
-		if err != nil {
-			return err
-		}
-		b.driver = d
+	if _, err := b.PrepareTileChain(); err != nil {
+		return err
 	}
 	b.chain = b.chain[:0]
 	for _, p := range progs {

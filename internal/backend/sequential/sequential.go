@@ -158,12 +158,8 @@ func (b *backend) BuildTiles(l *core.Loop, variant string) (exec.TileProgram, er
 // Globals after the last, so that they meet in a run of the loop's
 // elements in order as when it runs alone (exec.TileChainRunner).
 func (b *backend) RunTileChain(progs []exec.TileProgram, colours []int32) error {
-	if b.driver == nil {
-		d, err := host.NewChainDriver(b.cc.C, false)
-		if err != nil {
-			return err
-		}
-		b.driver = d
+	if _, err := b.PrepareTileChain(); err != nil {
+		return err
 	}
 	b.chain = b.chain[:0]
 	for _, p := range progs {
@@ -173,6 +169,20 @@ func (b *backend) RunTileChain(progs []exec.TileProgram, colours []int32) error 
 	clear(b.chain)
 	b.chain = b.chain[:0]
 	return err
+}
+
+// PrepareTileChain builds the chain driver the first time
+// (exec.TileChainRunner).
+func (b *backend) PrepareTileChain() (bool, error) {
+	if b.driver != nil {
+		return false, nil
+	}
+	d, err := host.NewChainDriver(b.cc.C, false)
+	if err != nil {
+		return false, err
+	}
+	b.driver = d
+	return true, nil
 }
 
 // TileThreads is 1: tiles run one after another (exec.TileBuilder).
