@@ -174,7 +174,7 @@ type result struct {
 }
 
 func run(o options, out io.Writer) (*result, error) {
-	if o.cfl <= 0 || o.cfl > 1 {
+	if !(o.cfl > 0 && o.cfl <= 1) { // NaN too
 		return nil, fmt.Errorf("-cfl %g: want a CFL number in (0, 1]", o.cfl)
 	}
 	if o.steps < 0 || o.every < 1 {
@@ -188,8 +188,8 @@ func run(o options, out io.Writer) (*result, error) {
 	if o.mesh != "" {
 		m, err = unstructured.Load(o.mesh, unstructured.Options{})
 	} else {
-		if o.n < 1 {
-			return nil, fmt.Errorf("-n %d: want at least 1", o.n)
+		if o.n < 1 || o.n > unstructured.MaxCube {
+			return nil, fmt.Errorf("-n %d: want 1 to %d (6n³ tetrahedra, numbered in int32)", o.n, unstructured.MaxCube)
 		}
 		m, err = unstructured.Declare(unstructured.Cube(o.n), unstructured.Options{})
 	}

@@ -358,3 +358,14 @@ func TestFlagPlaceholders(t *testing.T) {
 		t.Errorf("-mesh's placeholder is %q, want FILE", name)
 	}
 }
+
+// TestBadNumbers: a CFL number or a step count out of range, NaN
+// included, is refused before anything runs.
+func TestBadNumbers(t *testing.T) {
+	for _, o := range []options{{n: 2, steps: 1, every: 1, cfl: math.NaN()}, {n: 2, steps: 1, every: 1, cfl: 1.5},
+		{n: 2, steps: 1, every: 1, cfl: 0}, {n: 2, steps: -1, every: 1, cfl: 0.5}, {n: 2000, steps: 1, every: 1, cfl: 0.5}} {
+		if _, err := run(o, io.Discard); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+}

@@ -33,8 +33,8 @@ type chainMode struct {
 // with fusion, and for each size of more recorded, fused and run in
 // tiles of that many cells ("fus+tile/N"). only, when not empty, keeps
 // the modes it names (eager is always kept: the others are compared
-// with it).
-func chainModes(tile int, more []int, only []string) []chainMode {
+// with it); a name of no mode is an error.
+func chainModes(tile int, more []int, only []string) ([]chainMode, error) {
 	modes := []chainMode{
 		{"eager", func(c *op2.Config) { *c = c.Explicit("Lazy") }},
 		{"default", func(c *op2.Config) {}},
@@ -50,10 +50,19 @@ func chainModes(tile int, more []int, only []string) []chainMode {
 	for _, n := range more {
 		modes = append(modes, chainMode{fmt.Sprintf("fus+tile/%d", n), func(c *op2.Config) { c.Lazy, c.Fusion, c.Tile = true, "on", n }})
 	}
+	var names []string
+	for _, m := range modes {
+		names = append(names, m.name)
+	}
+	for _, n := range only {
+		if !slices.Contains(names, n) {
+			return nil, fmt.Errorf("-chains-modes: no mode %q (with these tile sizes: %s)", n, strings.Join(names, ", "))
+		}
+	}
 	if len(only) > 0 {
 		modes = slices.DeleteFunc(modes, func(m chainMode) bool { return m.name != "eager" && !slices.Contains(only, m.name) })
 	}
-	return modes
+	return modes, nil
 }
 
 // chainOpts are the chain section's settings.
@@ -91,13 +100,17 @@ func chainSection(out io.Writer, m *mesh.Mesh, o chainOpts, triad1, triadN float
 	if o.tile > 0 {
 		fmt.Fprintf(out, "  tiles of %d cells (Config.Tile)\n", o.tile)
 	}
+	modes, err := chainModes(o.tile, o.moreTiles, o.modes)
+	if err != nil {
+		return err
+	}
 	var runs []*chainRun
 	for _, b := range []struct {
 		name    string
 		threads int
 	}{{"sequential", 1}, {"openmp", o.threads}} {
 		for _, simd := range o.simd {
-			for _, mode := range chainModes(o.tile, o.moreTiles, o.modes) {
+			for _, mode := range modes {
 				runs = append(runs, &chainRun{backend: b.name, threads: b.threads, simd: simd, mode: mode})
 			}
 		}

@@ -489,12 +489,16 @@ func TestChainModes(t *testing.T) {
 		{300, []int{64}, []string{"default", "fus+tile/64"}, []string{"eager", "default", "fus+tile/64"}},
 	} {
 		var got []string
-		for _, m := range chainModes(c.tile, c.more, c.only) {
+		modes, err := chainModes(c.tile, c.more, c.only)
+		for _, m := range modes {
 			got = append(got, m.name)
 		}
-		if !slices.Equal(got, c.want) {
-			t.Errorf("chainModes(%d, %v, %v) = %v, want %v", c.tile, c.more, c.only, got, c.want)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("chainModes(%d, %v, %v) = %v, %v; want %v", c.tile, c.more, c.only, got, err, c.want)
 		}
+	}
+	if _, err := chainModes(0, nil, []string{"foo"}); err == nil || !strings.Contains(err.Error(), `no mode "foo"`) {
+		t.Errorf("chainModes of an unknown mode: %v", err)
 	}
 }
 

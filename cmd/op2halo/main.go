@@ -164,6 +164,16 @@ func main() {
 		sp = &c
 	}
 	sc, err := floats(*scales)
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"step-ms", m.stepMs}, {"latency-us", m.latencyUs}, {"bandwidth-gbs", m.bandwidthGBs}, {"read-parse-ns", c.readParseNs},
+		{"read-skip-ns", c.readSkipNs}, {"rcb-ns", c.rcbNs}, {"query-ns", c.queryNs}, {"migrate-ns", c.migrateNs},
+		{"layout-ns", c.layoutNs}, {"values-ns", c.valuesNs}, {"base-mb", c.baseMB}} {
+		if err == nil && (!(p.v >= 0) || math.IsInf(p.v, 0) || p.name == "bandwidth-gbs" && p.v == 0) {
+			err = fmt.Errorf("-%s %g: want a finite number, at least 0 (bandwidth: above 0)", p.name, p.v)
+		}
+	}
 	if err == nil {
 		var rs []float64
 		if rs, err = floats(rankList); err == nil {
@@ -180,7 +190,7 @@ func floats(s string) ([]float64, error) {
 	var out []float64
 	for _, f := range strings.Split(s, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil || v <= 0 {
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("%q is not a positive number", f)
 		}
 		out = append(out, v)

@@ -99,6 +99,9 @@ func render(in, out, field string, comp int, window, rng string, width int) erro
 		if err != nil {
 			return err
 		}
+		if !(r[0] < r[1]) || math.IsInf(r[1]-r[0], 0) {
+			return fmt.Errorf("-range %q: want lo < hi, hi - lo finite", rng)
+		}
 		lo, hi = r[0], r[1]
 	}
 	label := field
@@ -197,8 +200,8 @@ func bounds(m *Mesh) Window {
 func valueRange(m *Mesh, win Window) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for c, v := range m.Values {
-		if math.IsNaN(v) {
-			continue
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue // drawn at the map's ends; the range is the finite values'
 		}
 		for _, p := range m.cell(c) {
 			x, y := m.XY[2*p], m.XY[2*p+1]
@@ -210,7 +213,7 @@ func valueRange(m *Mesh, win Window) (lo, hi float64) {
 	}
 	if lo > hi {
 		for _, v := range m.Values {
-			if !math.IsNaN(v) {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
 				lo, hi = min(lo, v), max(hi, v)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,6 +125,9 @@ func TestRenderFile(t *testing.T) {
 		{"v", "0,1,2", "", "-window"},
 		{"v", "0,0,0,1", "", "empty window"},
 		{"v", "", "a,b", "-range"},
+		{"v", "", "5,1", "want lo < hi"},
+		{"v", "", "1,1", "want lo < hi"},
+		{"v", "", "-1e308,1e308", "hi - lo finite"},
 	} {
 		if err := render(in, out, c.field, 0, c.window, c.rng, 100); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v", c, err)
@@ -131,6 +135,17 @@ func TestRenderFile(t *testing.T) {
 	}
 	if err := render(in, out, "v", 2, "", "", 100); err == nil || !strings.Contains(err.Error(), "2 components") {
 		t.Errorf("component out of range: %v", err)
+	}
+}
+
+// TestValueRangeSkipsInfinities: a field with an infinite value is
+// coloured by its finite values' range (an infinity made every cell the
+// lowest colour).
+func TestValueRangeSkipsInfinities(t *testing.T) {
+	m := &Mesh{XY: []float64{0, 0, 1, 0, 1, 1, 0, 1}, Cells: []int32{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3}, Nodes: 4,
+		Values: []float64{1, math.Inf(1), 3}}
+	if lo, hi := valueRange(m, bounds(m)); lo != 1 || hi != 3 {
+		t.Errorf("range %v..%v, want 1..3", lo, hi)
 	}
 }
 

@@ -40,6 +40,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -101,10 +102,12 @@ func main() {
 		out = io.Discard // under MPI rank 0 prints
 	}
 	if err := run(o, out); err != nil {
+		// The package's errors name it already.
+		msg := "poisson: " + strings.TrimPrefix(err.Error(), "poisson: ")
 		if op2.Ranks() > 1 {
-			op2.Abort(fmt.Errorf("poisson: %w", err)) // stops every rank
+			op2.Abort(errors.New(msg)) // stops every rank
 		}
-		fmt.Fprintln(os.Stderr, "poisson:", err)
+		fmt.Fprintln(os.Stderr, msg)
 		os.Exit(1)
 	}
 	if err := op2.Finalize(); err != nil {
@@ -121,6 +124,11 @@ func run(o options, out io.Writer) error {
 	p, ok := poisson.Problems[o.problem]
 	if !ok {
 		return fmt.Errorf("unknown problem %q (sine or linear)", o.problem)
+	}
+	switch o.renumber {
+	case "", "auto", "none", "rcm", "rcb":
+	default:
+		return fmt.Errorf("-renumber %q: want auto, rcm, rcb or none", o.renumber)
 	}
 	// Fields left zero take their defaults from the environment.
 	if err := op2.Configure(op2.Config{Backend: o.backend, Threads: o.threads, Timing: o.timing}); err != nil {

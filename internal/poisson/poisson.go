@@ -62,10 +62,10 @@ type Mesh struct {
 // to jitter times the spacing (seeded), so that the mesh is unstructured
 // in its geometry.
 func Square(n int, jitter float64, seed uint64) (*Mesh, error) {
-	if n < 1 {
-		return nil, fmt.Errorf("poisson: a %d×%d mesh; n must be at least 1", n, n)
+	if n < 1 || n > 32767 {
+		return nil, fmt.Errorf("poisson: a %d×%d mesh; n must be 1 to 32767 (2n² triangles, numbered in int32)", n, n)
 	}
-	if jitter < 0 || jitter >= 0.5 {
+	if !(jitter >= 0 && jitter < 0.5) { // NaN too
 		return nil, fmt.Errorf("poisson: jitter %g; it must be in [0, 0.5) so that triangles keep their orientation", jitter)
 	}
 	rng := rand.New(rand.NewPCG(seed, 1))

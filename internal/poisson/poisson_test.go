@@ -67,6 +67,9 @@ func TestSquareErrors(t *testing.T) {
 	if _, err := Square(2, 0.5, 1); err == nil {
 		t.Error("jitter 0.5 accepted")
 	}
+	if _, err := Square(2, math.NaN(), 1); err == nil {
+		t.Error("jitter NaN accepted")
+	}
 }
 
 // TestSameOnEveryBackend: openmp (coloured assembly, threaded vector

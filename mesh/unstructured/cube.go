@@ -1,11 +1,23 @@
 package unstructured
 
-import "github.com/goop2/op2/mesh/gmsh"
+import (
+	"fmt"
+
+	"github.com/goop2/op2/mesh/gmsh"
+)
+
+// MaxCube is the largest n Cube takes: its 6n³ tetrahedra are numbered
+// in int32.
+const MaxCube = 710
 
 // Cube returns the unit cube cut into n³ cubes of six tetrahedra each,
 // positively oriented, as a Gmsh mesh without physical groups: nodes
-// numbered x fastest, then y, then z.
+// numbered x fastest, then y, then z. n is 1 to MaxCube; Cube panics
+// otherwise.
 func Cube(n int) *gmsh.Mesh {
+	if n < 1 || n > MaxCube {
+		panic(fmt.Sprintf("unstructured.Cube(%d): n must be 1 to %d", n, MaxCube))
+	}
 	m := n + 1
 	g := &gmsh.Mesh{Dim: 3}
 	for l := range m {
