@@ -298,6 +298,18 @@ func Init(cacheDir string) (*World, error) {
 // HDF5) ask for it here rather than starting MPI themselves.
 func Current() *World { return current.Load() }
 
+// compileTimeout is OP2_COMPILE_TIMEOUT's duration, which bounds the
+// builds of the MPI, PT-Scotch and PETSc shims with the MPI compiler
+// wrapper as it bounds the host backends' (0, jit's default, when unset;
+// op2.Configure reports a value that is not a positive duration).
+func compileTimeout() time.Duration {
+	d, err := time.ParseDuration(strings.TrimSpace(os.Getenv("OP2_COMPILE_TIMEOUT")))
+	if err != nil || d <= 0 {
+		return 0
+	}
+	return d
+}
+
 func initWorld(cacheDir string) (*World, error) {
 	cc := os.Getenv("MPICC")
 	if cc == "" {
@@ -310,7 +322,7 @@ func initWorld(cacheDir string) (*World, error) {
 	if err != nil {
 		return nil, err
 	}
-	comp := &jit.Compiler{CC: cc, Flags: []string{"-O2"}, Cache: dir}
+	comp := &jit.Compiler{CC: cc, Flags: []string{"-O2"}, Cache: dir, Timeout: compileTimeout()}
 	src := strings.Replace(shimSource, "OP2MPI_VERSION", strconv.Itoa(tableVersion), 1)
 	lib, err := comp.Build(src, []string{"op2mpi_get_table"})
 	if err != nil {

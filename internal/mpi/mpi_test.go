@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -133,6 +134,29 @@ func TestLauncherOfAnotherMPI(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestLauncherOfAnotherMPI$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "OP2_TEST_FOREIGN_LAUNCHER=1", "PMI_SIZE=2", "PMI_RANK=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+// TestWrapperBuildTimesOut: OP2_COMPILE_TIMEOUT bounds the build of the
+// MPI shim with the MPI compiler wrapper (one that hangs waited the
+// 5-minute default).
+func TestWrapperBuildTimesOut(t *testing.T) {
+	if os.Getenv("OP2_TEST_HANGING_MPICC") != "" {
+		start := time.Now()
+		_, err := mpi.Init(t.TempDir())
+		if !errors.Is(err, mpi.ErrUnavailable) || !strings.Contains(err.Error(), "did not finish within 1s") || time.Since(start) > 30*time.Second {
+			t.Fatalf("Init after %v: %v, want ErrUnavailable saying the build did not finish within 1s", time.Since(start), err)
+		}
+		return
+	}
+	hang := filepath.Join(t.TempDir(), "mpicc")
+	if err := os.WriteFile(hang, []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWrapperBuildTimesOut$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "OP2_TEST_HANGING_MPICC=1", "MPICC="+hang, "OP2_COMPILE_TIMEOUT=1s")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
