@@ -54,7 +54,8 @@ type LoopTiming struct {
 	// A Dat passed in several arguments of one kind (direct, or through
 	// maps) is counted once; passed only through views (DatView), with
 	// the distinct components they pass instead of dim, each once if read
-	// and once if written. A disabled optional argument (Opt) counts
+	// and once if written; on an extruded set, in a loop over one, with the
+	// distinct layers it reaches × one layer's values. A disabled optional argument (Opt) counts
 	// nothing. Index arguments (ArgIdx, Map.ArgIdx) are read from an int32
 	// Dat of indices, and a loop over a Subset reaches its set through a
 	// map of the subset's indices: both count as the Dats and maps they

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"time"
+	"unsafe"
 
 	"github.com/goop2/op2/internal/core"
 )
@@ -253,7 +254,10 @@ func (r *TimingRecord) sameShape(l *core.Loop) bool {
 // A Dat passed only through views (op2.DatView) counts the distinct
 // components they pass instead of dim, each once for being read and once
 // for being written (view 0 read and view 2 written: two components, not
-// two read and written). Disabled optional arguments count
+// two read and written). A Dat on an extruded set, in a loop over an
+// extruded set, counts the distinct layers the loop reaches (in each
+// column's layers, a variable set's range) × one layer's values, rather
+// than whole columns. Disabled optional arguments count
 // nothing. Index arguments (op2.ArgIdx,
 // Map.ArgIdx) are read from an int32 Dat of indices, and a loop over a
 // Subset reaches its set through a map of the subset's indices: both are
@@ -303,14 +307,21 @@ func LoopBytes(l *core.Loop) float64 {
 		if !first {
 			continue
 		}
+		// An extruded Dat in an extruded loop counts the layers the loop
+		// reaches (extReferenced), each with its layer's values.
+		extruded := a.Ext != nil && a.Data.Extruded != nil
+		whole := a.Data.Dim
+		if extruded {
+			whole = a.Data.LayerDim()
+		}
 		values := func(comps uint64) int { // per element
-			if comps == ^uint64(0) && a.View {
-				return a.Data.Dim // a whole Dat passed after its view
+			if comps == ^uint64(0) && (a.View || extruded) {
+				return whole // a whole Dat passed after its view
 			}
 			if comps == ^uint64(0) {
 				return a.ElemValues()
 			}
-			return min(a.Data.Dim, bits.OnesCount64(comps))
+			return min(whole, bits.OnesCount64(comps))
 		}
 		times := 0 // for a matrix: whether it is read, and written
 		if read != 0 {
@@ -328,6 +339,8 @@ func LoopBytes(l *core.Loop) float64 {
 			total += float64(n) * float64(r*c*a.Data.Type.Size()*times+4*a.Map.Arity*a.Mat.Col.Arity)
 		case facts.Any(core.FactGlobal):
 			total += elem
+		case extruded:
+			total += elem * float64(extReferenced(l, i, n))
 		case !indirect:
 			total += elem * float64(n)
 		default:
@@ -518,6 +531,66 @@ func setBits(word *uint64, mask uint64) int {
 
 // bitRange returns the bits [lo, hi) of a word, 0 <= lo < hi <= 64.
 func bitRange(lo, hi int) uint64 { return ^uint64(0) >> (64 - (hi - lo)) << lo }
+
+// extReferenced counts the distinct layers of the columns of argument
+// i's Dat, on an extruded set, that an extruded loop's columns [0, n)
+// reach, in each column's layers (all, or its range for variable
+// layers), through every argument passing that Dat the way argument i
+// does (directly, or through maps).
+func extReferenced(l *core.Loop, i, n int) int {
+	d := l.Args[i].Data
+	layers := d.Extruded.Layers
+	x := l.Extruded
+	var ranges []int32 // first and one past the last layer per column
+	if r := x.Ranges; r != nil && r.Host != nil && r.Len >= 2*n {
+		ranges = unsafe.Slice((*int32)(r.Host), r.Len)
+	}
+	marks := make([]uint64, (d.Set.Total*layers+63)/64)
+	count := 0
+	mark := func(e, layer int) {
+		if e < 0 || e >= d.Set.Total || layer < 0 || layer >= layers {
+			return
+		}
+		k := e*layers + layer
+		if marks[k/64]&(1<<(k%64)) == 0 {
+			marks[k/64] |= 1 << (k % 64)
+			count++
+		}
+	}
+	indirect := l.Args[i].Facts().Any(core.FactMapped)
+	for j := i; j < len(l.Args); j++ {
+		a := &l.Args[j]
+		if a.Data != d || a.Ext == nil || a.Facts().Any(core.FactMapped) != indirect {
+			continue
+		}
+		for c := range n {
+			lo, hi := 0, x.Layers
+			if ranges != nil {
+				lo, hi = int(ranges[2*c]), int(ranges[2*c+1])
+			}
+			if !indirect {
+				for layer := lo; layer < hi; layer++ {
+					mark(c, int(a.Ext.Start[0])+layer*int(a.Ext.Offset[0]))
+				}
+				continue
+			}
+			r := reachOf(a, n)
+			if c >= r.rows {
+				continue
+			}
+			for col := range r.arity {
+				if r.col >= 0 && col != r.col {
+					continue
+				}
+				e := int(r.table[c*r.arity+col])
+				for layer := lo; layer < hi; layer++ {
+					mark(e, int(a.Ext.Start[col])+layer*int(a.Ext.Offset[col]))
+				}
+			}
+		}
+	}
+	return count
+}
 
 // referenced counts the distinct elements of the set of argument i's Dat
 // that the loop's elements [0, n) reach through every indirect argument
