@@ -120,6 +120,10 @@ func main() {
 	gmshRead := flag.String("gmsh-read", "", "only measure the memory that reading a rank's part of this Gmsh mesh (.msh, or a CGNS file) takes, whole and streamed, for 2 and 4 ranks, in one process")
 	cpuProfile := flag.String("cpuprofile", "", "write a Go CPU profile of the run to this file (go tool pprof; MG-CFD's timed runs carry the label run=NAME, for -tagfocus)")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "op2bench: unexpected arguments %q (flags only; -h lists them)\n", flag.Args())
+		os.Exit(2)
+	}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {

@@ -50,6 +50,14 @@ func main() {
 	}
 	flag.Parse()
 	if flag.NArg() != 1 {
+		switch {
+		case flag.NArg() == 0:
+			fmt.Fprintln(os.Stderr, "op2render: no file to draw")
+		case strings.HasPrefix(flag.Arg(1), "-"):
+			fmt.Fprintf(os.Stderr, "op2render: flags after the file (%s): put them before it\n", flag.Arg(1))
+		default:
+			fmt.Fprintf(os.Stderr, "op2render: one file at a time, not %q\n", flag.Args())
+		}
 		flag.Usage()
 		os.Exit(2)
 	}
