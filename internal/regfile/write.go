@@ -1,9 +1,12 @@
 package regfile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Pending is a file being written whole: its data goes to a new
@@ -14,12 +17,16 @@ import (
 // rather than a name chosen in advance, cannot be a FIFO left there.
 //
 // A path that is a link is written as the file it leads to (the link
-// stays), and one that is not a regular file (/dev/stdout, a FIFO) is
-// written in place, as it cannot be replaced: Commit and Abort then only
-// close it.
+// stays). Written in place, as before, where the file cannot be replaced:
+// a path that is not a regular file (/dev/stdout, a pipe, a FIFO) or
+// leads through /dev or /proc, a link leading nowhere yet (its target is
+// created), and a file in a folder where no new file can be made; Commit
+// and Abort then only close it. A file replaced keeps its mode (a new
+// one gets 0644); another hard link to it keeps the old contents.
 type Pending struct {
 	f      *os.File
 	path   string
+	mode   os.FileMode
 	direct bool // written in place
 	done   bool
 }
@@ -27,25 +34,60 @@ type Pending struct {
 // Create starts writing the file at path whole (see Pending). Its error
 // names path.
 func Create(path string) (*Pending, error) {
-	target := path
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		target = real
-		if fi, err := os.Stat(real); err == nil && !fi.Mode().IsRegular() {
-			if fi.IsDir() {
-				return nil, fmt.Errorf("%s: is a directory", path)
-			}
-			f, err := os.OpenFile(real, os.O_WRONLY|os.O_TRUNC, 0)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-			return &Pending{f: f, path: path, direct: true}, nil
+	inPlace := func() (*Pending, error) {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return &Pending{f: f, path: path, direct: true}, nil
+	}
+	fi, err := os.Stat(path) // follows links, /proc's too
+	switch {
+	case err == nil && fi.IsDir():
+		return nil, fmt.Errorf("%s: is a directory", path)
+	case err == nil && !fi.Mode().IsRegular():
+		return inPlace()
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s: %w", path, err)
+	case err != nil:
+		if li, lerr := os.Lstat(path); lerr == nil && li.Mode()&os.ModeSymlink != 0 {
+			return inPlace() // a link leading nowhere yet
 		}
 	}
-	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	target := path
+	if err == nil {
+		real, rerr := filepath.EvalSymlinks(path)
+		if rerr != nil {
+			return inPlace()
+		}
+		target = real
 	}
-	return &Pending{f: f, path: target}, nil
+	if abs, aerr := filepath.Abs(target); aerr != nil || inSpecialFS(abs) {
+		return inPlace()
+	}
+	mode := os.FileMode(0o644)
+	if err == nil {
+		mode = fi.Mode().Perm()
+	}
+	f, cerr := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
+	if cerr != nil {
+		if err == nil {
+			return inPlace() // the folder takes no new file; the file may be writable
+		}
+		return nil, fmt.Errorf("%s: %w", path, cerr)
+	}
+	return &Pending{f: f, path: target, mode: mode}, nil
+}
+
+// inSpecialFS reports whether abs is in /dev or /proc, whose files are
+// written in place.
+func inSpecialFS(abs string) bool {
+	for _, dir := range []string{"/dev/", "/proc/"} {
+		if strings.HasPrefix(abs, dir) {
+			return true
+		}
+	}
+	return false
 }
 
 // Write writes b to the file (io.Writer).
@@ -56,7 +98,7 @@ func (p *Pending) Write(b []byte) (int, error) { return p.f.Write(b) }
 // file's.
 func (p *Pending) TempPath() string { return p.f.Name() }
 
-// Commit makes the data written the file at its path (mode 0644), after
+// Commit makes the data written the file at its path, after
 // flushing it to the disk; on an error the temporary file is removed and
 // the path keeps what it held. Commit after Commit or Abort does nothing.
 func (p *Pending) Commit() error {
@@ -70,7 +112,7 @@ func (p *Pending) Commit() error {
 		}
 		return nil
 	}
-	err := p.f.Chmod(0o644)
+	err := p.f.Chmod(p.mode)
 	if err == nil {
 		err = p.f.Sync() // a full disk may show only here
 	}

@@ -2,6 +2,7 @@ package regfile
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,5 +90,49 @@ func TestPendingLinkAndDevice(t *testing.T) {
 	}
 	if _, err := Create(dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("Create of a directory: %v", err)
+	}
+}
+
+// TestPendingInPlace: what cannot be replaced is written in place: the
+// process's standard output when it is a pipe (/dev/stdout leads through
+// /proc to pipe:[N]), and a link that leads nowhere yet (its target is
+// made). A file replaced keeps its mode.
+func TestPendingInPlace(t *testing.T) {
+	if os.Getenv("REGFILE_TEST_STDOUT") != "" {
+		if err := WriteFile("/dev/stdout", []byte("NEW OUTPUT\n")); err != nil {
+			os.Stderr.WriteString(err.Error())
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPendingInPlace$")
+	cmd.Env = append(os.Environ(), "REGFILE_TEST_STDOUT=1")
+	out, err := cmd.Output() // a pipe
+	if err != nil || string(out) != "NEW OUTPUT\n" {
+		t.Errorf("writing /dev/stdout on a pipe: %q, %v", out, err)
+	}
+	dir := t.TempDir()
+	dangling := filepath.Join(dir, "dangling")
+	if err := os.Symlink("target.txt", dangling); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(dangling, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(dangling); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the dangling link is now %v, %v", fi.Mode(), err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "target.txt")); err != nil || string(b) != "x" {
+		t.Errorf("the link's target holds %q, %v", b, err)
+	}
+	private := filepath.Join(dir, "private")
+	if err := os.WriteFile(private, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(private, []byte("y")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(private); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("a 0600 file replaced has mode %v, %v", fi.Mode(), err)
 	}
 }

@@ -71,8 +71,9 @@ func checkName(what, name string) error {
 // (FlowSolution_t, GridLocation CellCenter, values in double precision)
 // into the CGNS file out: a copy of the mesh file mesh when out is
 // another file (out is created or replaced), else mesh itself (also when
-// out is another path to the same file), written whole or not at all (a
-// failure leaves the file as it was). A solution
+// out is a link to it), written whole or not at all (a failure leaves the
+// file as it was; another hard link to the file keeps the old contents).
+// A solution
 // of that name already in the file is replaced. Every field must have one
 // value per cell of the mesh (see Field), and the file's cells must be its
 // elements 1 to NCells, as CGNS's cell-centred data assume.
