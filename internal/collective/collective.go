@@ -238,9 +238,11 @@ func BytesInt64(b []byte) []int64 {
 // a file) calls it before the step in which the ranks meet, so that no rank
 // waits for one that has given up or gone elsewhere. With one rank it
 // returns err. When the exchange itself fails the error wraps MPI's (which
-// may be a timeout: see dist.TimedOut). The error matches (errors.Is,
-// errors.As) err on a rank that failed, and on every rank the sentinels
-// (see Share) the failed ranks' errors match.
+// may be a timeout: see dist.TimedOut). The error matches (errors.Is) the
+// sentinels (see Share) the failed ranks' errors match, on every rank
+// alike, and nothing else (not this rank's own error, which the others
+// do not have: a program branching on it would take different paths on
+// different ranks).
 func AgreeStep(c Comm, what string, err error) error {
 	if c.Size() == 1 {
 		return err
@@ -268,9 +270,6 @@ func AgreeStep(c Comm, what string, err error) error {
 			matches = append(matches, sentinelsNamed(names)...)
 		}
 	}
-	if err != nil {
-		matches = append([]error{err}, matches...)
-	}
 	switch {
 	case !same:
 		return fmt.Errorf("the ranks are at different collective operations (every rank must call them in the same order):\n  %s", strings.Join(at, "\n  "))
@@ -282,8 +281,8 @@ func AgreeStep(c Comm, what string, err error) error {
 	return nil
 }
 
-// agreed is AgreeStep's error when ranks failed: its message, and what
-// it matches (this rank's error, the sentinels of every rank's).
+// agreed is AgreeStep's error when ranks failed: its message, and the
+// sentinels of the failed ranks' errors, which it matches.
 type agreed struct {
 	msg     string
 	matches []error
