@@ -22,9 +22,12 @@ import (
 // from qold through the mesh and takes the minimum of q in a Global, whose
 // value the step reports, and the program stops early when it falls
 // below a bound (a path taken on a reduction). Rank killRank kills itself
-// with SIGKILL after step killAt (0: never).
+// with SIGKILL after step killAt (0: never). With OP2_TEST_AUTO_READ set
+// to "step rank", that rank alone reads q on the host after that step.
 func autoProgram(t *testing.T, steps, killAt, killRank int) []string {
 	t.Helper()
+	readAt, readRank := 0, -1
+	fmt.Sscan(os.Getenv("OP2_TEST_AUTO_READ"), &readAt, &readRank)
 	r := newCkptRun(t)
 	qold := must(op2.NewDat[float64](r.q.Set(), 4, nil, "qold"))
 	save := op2.NewKernel(`void auto_save(const double *q, double *qold) { for (int i = 0; i < 4; i++) qold[i] = q[i]; }`, "auto_save")
@@ -40,6 +43,9 @@ func autoProgram(t *testing.T, steps, killAt, killRank int) []string {
 		check(t, op2.ParLoop(update, r.q.Set(), qold.Arg(op2.Read), r.q.Arg(op2.RW), r.cnt.Arg(op2.RW), r.low.Arg(op2.Min)))
 		low := r.low.DataRO()[0]
 		lines = append(lines, fmt.Sprintf("step %d low %.17g", step, low))
+		if step == readAt && op2.Rank() == readRank {
+			_ = r.q.DataRO()
+		}
 		if step == killAt && op2.Rank() == killRank {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
@@ -95,6 +101,24 @@ func TestAutoCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatalf("uninterrupted run: %v\n%s", err, want)
 	}
+	// A restart of a restart: rank 1 of 2 alone reads q on the host
+	// after step 3, so a restart runs the loops to there again and the
+	// log starts after them; the restart on 1 rank, which reads nothing,
+	// killed after its own checkpoints, must still leave a file a third
+	// run restarts from (its checkpoints once said to run no loop again,
+	// and the log held none of them).
+	ckpt := filepath.Join(dir, "auto-again.ckpt")
+	t.Setenv("OP2_TEST_AUTO_READ", "3 1")
+	if out, err := run(2, ckpt, "9 1"); err == nil {
+		t.Fatalf("2 ranks: the run whose rank was killed succeeded:\n%s", out)
+	}
+	if out, err := run(1, ckpt, "13 0"); err == nil {
+		t.Fatalf("1 rank: the restarted run killed after step 13 succeeded:\n%s", out)
+	}
+	if got, err := run(1, ckpt, ""); err != nil || got != want {
+		t.Errorf("the restart of a restart: %v\n%s\nwant\n%s", err, got, want)
+	}
+	os.Unsetenv("OP2_TEST_AUTO_READ")
 	for _, c := range []struct{ ranks, restart int }{{1, 1}, {2, 2}, {2, 3}} {
 		ckpt := filepath.Join(dir, fmt.Sprintf("auto-%d-%d.ckpt", c.ranks, c.restart))
 		if out, err := run(c.ranks, ckpt, fmt.Sprintf("9 %d", c.ranks-1)); err == nil {

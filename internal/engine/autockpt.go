@@ -93,6 +93,10 @@ type autoCkpt struct {
 	off     bool
 
 	replayTo int64            // the index to restore at; -1 when not replaying
+	// logFrom is where the log of a restarted run starts (the file's
+	// rerun point: the loops before it ran again, unlogged); no later
+	// checkpoint may have a restart run fewer loops again.
+	logFrom int64
 	replay   map[int64][]byte // the reductions of the loops to skip
 	// replaySum is the checkpoint's loopSum through the loop at
 	// replayTo, and replayLoop that loop's name; replayChecked is false
@@ -248,6 +252,7 @@ func (p *Process) autoState(r *Runtime) (*autoCkpt, error) {
 				return nil, p.api.Internal(fmt.Errorf("%s: its index of the loops to run again, %q, is not one from 0 to %d", what, v, at))
 			}
 		}
+		a.logFrom = a.rerunTo
 		if v, ok := state[autoLoopsKey]; ok {
 			// Without it (a file of an earlier GoOP2) the loops are not compared.
 			sum, name, found := strings.Cut(string(v), " ")
@@ -618,6 +623,10 @@ func (a *autoCkpt) save(l *core.Loop, idx int64, later map[uint64]bool) error {
 			return err
 		}
 	}
+	// A restarted run's log starts where its file's reruns ended: a
+	// restart of this checkpoint runs those loops again too (a rank
+	// whose host read set a later point may be gone: another rank count).
+	rerun[0] = max(rerun[0], a.logFrom)
 	// A restart runs the loops before rerun again, computing their
 	// reductions: their log entries and sums are needed no more (the
 	// checkpoint's loop sum still covers them), and a long run's log
