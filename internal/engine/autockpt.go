@@ -92,12 +92,12 @@ type autoCkpt struct {
 	sinceN  int64
 	off     bool
 
-	replayTo int64            // the index to restore at; -1 when not replaying
+	replayTo int64 // the index to restore at; -1 when not replaying
 	// logFrom is where the log of a restarted run starts (the file's
 	// rerun point: the loops before it ran again, unlogged); no later
 	// checkpoint may have a restart run fewer loops again.
 	logFrom int64
-	replay   map[int64][]byte // the reductions of the loops to skip
+	replay  map[int64][]byte // the reductions of the loops to skip
 	// replaySum is the checkpoint's loopSum through the loop at
 	// replayTo, and replayLoop that loop's name; replayChecked is false
 	// for a file of an earlier GoOP2, which holds neither.
