@@ -50,10 +50,11 @@ type TileProgram interface {
 // in one call (openmp: one parallel region, each thread running its
 // tiles of a colour through every loop in turn).
 type TileChainRunner interface {
-	// PrepareTileChain builds what RunTileChain runs the chains with,
-	// if it has not yet, and reports whether it did (the executor counts
-	// the build as compile time, not as the chain's).
-	PrepareTileChain() (built bool, err error)
+	// TileChainReady reports whether RunTileChain has what it runs the
+	// chains with; PrepareTileChain builds it (the executor counts the
+	// build as compile time, not as the chain's).
+	TileChainReady() bool
+	PrepareTileChain() error
 	// RunTileChain runs the bound programs' loops in tiles, colour by
 	// colour (the tiles of colour c are [colours[c], colours[c+1]),
 	// pinned), the tiles of a colour at once; each program's tiles are
@@ -297,16 +298,15 @@ func (x *Executor) runColours(c *TiledChain) (int, error) {
 // goes to the loops in proportion to the bytes they move (they run
 // interleaved).
 func (x *Executor) runTileChain(b *Opened, runner TileChainRunner, c *TiledChain) error {
-	start := time.Now()
-	before := jit.ReadStats()
-	built, err := runner.PrepareTileChain()
-	if built || err != nil {
+	if !runner.TileChainReady() {
+		start, before := time.Now(), jit.ReadStats()
+		err := runner.PrepareTileChain()
 		x.countBuild(b, c.Loops[0], "chain driver", time.Since(start), before, err)
+		if err != nil {
+			return fmt.Errorf("%s and the %d loops tiled with it: building the chain driver: %w", c.Loops[0].Name(), len(c.Loops)-1, err)
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("%s and the %d loops tiled with it: %w (the data they modify may be partly updated)", c.Loops[0].Name(), len(c.Loops)-1, err)
-	}
-	start = time.Now()
+	start := time.Now()
 	if err := runner.RunTileChain(c.Programs, c.Schedule.Colours); err != nil {
 		return fmt.Errorf("%s and the %d loops tiled with it: %w (the data they modify may be partly updated)", c.Loops[0].Name(), len(c.Loops)-1, err)
 	}

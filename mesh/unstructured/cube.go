@@ -12,11 +12,10 @@ const MaxCube = 710
 
 // Cube returns the unit cube cut into n³ cubes of six tetrahedra each,
 // positively oriented, as a Gmsh mesh without physical groups: nodes
-// numbered x fastest, then y, then z. n is 1 to MaxCube; Cube panics
-// otherwise.
+// numbered x fastest, then y, then z. Cube panics for n above MaxCube.
 func Cube(n int) *gmsh.Mesh {
-	if n < 1 || n > MaxCube {
-		panic(fmt.Sprintf("unstructured.Cube(%d): n must be 1 to %d", n, MaxCube))
+	if n > MaxCube {
+		panic(fmt.Sprintf("unstructured.Cube(%d): n must be at most %d", n, MaxCube))
 	}
 	m := n + 1
 	g := &gmsh.Mesh{Dim: 3}

@@ -336,18 +336,21 @@ func (b *backend) buildTiles(l *core.Loop, lanes int) (exec.TileProgram, error) 
 	return tp, nil
 }
 
-// PrepareTileChain builds the chain driver the first time
+// TileChainReady reports whether the chain driver is built
 // (exec.TileChainRunner).
-func (b *backend) PrepareTileChain() (bool, error) {
+func (b *backend) TileChainReady() bool { return b.driver != nil }
+
+// PrepareTileChain builds the chain driver, once (exec.TileChainRunner).
+func (b *backend) PrepareTileChain() error {
 	if b.driver != nil {
-		return false, nil
+		return nil
 	}
 	d, err := host.NewChainDriver(b.cc.C, true)
 	if err != nil {
-		return false, err
+		return err
 	}
 	b.driver = d
-	return true, nil
+	return nil
 }
 
 // TileThreads is the backend's thread count: the tiles of one colour are
@@ -359,7 +362,7 @@ func (b *backend) TileThreads() int { return b.threads }
 // among the threads, and each thread runs each of its tiles through every
 // loop in turn (exec.TileChainRunner).
 func (b *backend) RunTileChain(progs []exec.TileProgram, colours []int32) error {
-	if _, err := b.PrepareTileChain(); err != nil {
+	if err := b.PrepareTileChain(); err != nil {
 		return err
 	}
 	b.chain = b.chain[:0]

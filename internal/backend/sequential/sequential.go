@@ -158,7 +158,7 @@ func (b *backend) BuildTiles(l *core.Loop, variant string) (exec.TileProgram, er
 // Globals after the last, so that they meet in a run of the loop's
 // elements in order as when it runs alone (exec.TileChainRunner).
 func (b *backend) RunTileChain(progs []exec.TileProgram, colours []int32) error {
-	if _, err := b.PrepareTileChain(); err != nil {
+	if err := b.PrepareTileChain(); err != nil {
 		return err
 	}
 	b.chain = b.chain[:0]
@@ -171,18 +171,21 @@ func (b *backend) RunTileChain(progs []exec.TileProgram, colours []int32) error 
 	return err
 }
 
-// PrepareTileChain builds the chain driver the first time
+// TileChainReady reports whether the chain driver is built
 // (exec.TileChainRunner).
-func (b *backend) PrepareTileChain() (bool, error) {
+func (b *backend) TileChainReady() bool { return b.driver != nil }
+
+// PrepareTileChain builds the chain driver, once (exec.TileChainRunner).
+func (b *backend) PrepareTileChain() error {
 	if b.driver != nil {
-		return false, nil
+		return nil
 	}
 	d, err := host.NewChainDriver(b.cc.C, false)
 	if err != nil {
-		return false, err
+		return err
 	}
 	b.driver = d
-	return true, nil
+	return nil
 }
 
 // TileThreads is 1: tiles run one after another (exec.TileBuilder).
