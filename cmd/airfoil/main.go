@@ -465,18 +465,7 @@ func writeMesh(path string, m *mesh.Mesh) error {
 	if !isHDF5Name(path) {
 		return m.WriteFile(path)
 	}
-	f, err := hdf5.Create(path)
-	if err != nil {
-		return err
-	}
-	err = airfoil.WriteHDF5(f, m)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path) // not a mesh: cut short or zero-filled
-	}
-	return err
+	return airfoil.WriteHDF5File(path, m)
 }
 
 // writeDat writes values in OP2's binary dat format: int32 element count,

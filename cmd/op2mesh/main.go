@@ -98,18 +98,7 @@ func convert(in string, ni, nj int, out string) error {
 	if !isHDF5Name(out) {
 		return m.WriteFile(out)
 	}
-	f, err := hdf5.Create(out)
-	if err != nil {
-		return err
-	}
-	err = airfoil.WriteHDF5(f, m)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(out) // not a mesh: cut short or zero-filled
-	}
-	return err
+	return airfoil.WriteHDF5File(out, m)
 }
 
 func read(in string, ni, nj int) (*mesh.Mesh, error) {

@@ -3,6 +3,7 @@ package airfoil
 import (
 	"errors"
 	"math"
+	"os"
 
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/hdf5"
@@ -16,6 +17,24 @@ var (
 	machValue  = float64(float32(0.4))
 	alphaValue = float64(float32(3) * float32(math.Atan(1)) / float32(45))
 )
+
+// WriteHDF5File writes mesh m to a new HDF5 file at path as WriteHDF5
+// does, on one process; a file it could not finish (closing failed on a
+// full disk) is removed, as it would not read back as a mesh.
+func WriteHDF5File(path string, m *mesh.Mesh) error {
+	f, err := hdf5.Create(path)
+	if err != nil {
+		return err
+	}
+	err = WriteHDF5(f, m)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
+}
 
 // WriteHDF5 writes mesh m as OP2's Airfoil HDF5 file (new_grid.h5): the
 // sets, maps, p_bound and p_x (hdf5.WriteMesh), the initial flow fields
