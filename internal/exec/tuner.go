@@ -410,7 +410,7 @@ func (t *Tuner) write(choices map[string]Setting) error {
 	if err != nil {
 		return err
 	}
-	f, err := regfile.Create(t.path)
+	f, err := regfile.Replace(t.path)
 	if err == nil {
 		if _, err = f.Write(b); err != nil {
 			f.Abort()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Pending is a file being written whole: its data goes to a new
@@ -18,10 +19,11 @@ import (
 //
 // A path that is a link is written as the file it leads to (the link
 // stays). Written in place, as before, where the file cannot be replaced:
-// a path that is not a regular file (/dev/stdout, a pipe, a FIFO) or
-// leads through /dev or /proc, a link leading nowhere yet (its target is
+// a device, a pipe or FIFO that a process reads (/dev/stdout on a pipe),
+// a path through /dev or /proc, a link leading nowhere yet (its target is
 // created), and a file in a folder where no new file can be made; Commit
-// and Abort then only close it. A file replaced keeps its mode (a new
+// and Abort then only close it. A FIFO no process reads (it would block
+// the write for ever) or a socket is replaced by the file. A file replaced keeps its mode (a new
 // one gets 0644); another hard link to it keeps the old contents.
 type Pending struct {
 	f      *os.File
@@ -42,9 +44,22 @@ func Create(path string) (*Pending, error) {
 		return &Pending{f: f, path: path, direct: true}, nil
 	}
 	fi, err := os.Stat(path) // follows links, /proc's too
+	replace := false         // a FIFO nobody reads, a socket
 	switch {
 	case err == nil && fi.IsDir():
 		return nil, fmt.Errorf("%s: is a directory", path)
+	case err == nil && fi.Mode()&os.ModeNamedPipe != 0:
+		// Without O_NONBLOCK the open waits for a reader, for ever.
+		f, oerr := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if oerr == nil {
+			return &Pending{f: f, path: path, direct: true}, nil
+		}
+		if !errors.Is(oerr, syscall.ENXIO) {
+			return nil, fmt.Errorf("%s: %w", path, oerr)
+		}
+		replace = true
+	case err == nil && fi.Mode()&os.ModeSocket != 0:
+		replace = true
 	case err == nil && !fi.Mode().IsRegular():
 		return inPlace()
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
@@ -63,10 +78,13 @@ func Create(path string) (*Pending, error) {
 		target = real
 	}
 	if abs, aerr := filepath.Abs(target); aerr != nil || inSpecialFS(abs) {
+		if replace {
+			return nil, fmt.Errorf("%s: a pipe no process reads", path)
+		}
 		return inPlace()
 	}
 	mode := os.FileMode(0o644)
-	if err == nil {
+	if err == nil && !replace {
 		mode = fi.Mode().Perm()
 	}
 	f, cerr := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
@@ -77,6 +95,18 @@ func Create(path string) (*Pending, error) {
 		return nil, fmt.Errorf("%s: %w", path, cerr)
 	}
 	return &Pending{f: f, path: target, mode: mode}, nil
+}
+
+// Replace starts writing the file at path whole, as Create, but replacing
+// whatever is at path (a link, a device, a FIFO) rather than writing
+// through it: for a file of GoOP2's own, such as the tuning file in the
+// cache, whose name is its own.
+func Replace(path string) (*Pending, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &Pending{f: f, path: path, mode: 0o644}, nil
 }
 
 // inSpecialFS reports whether abs is in /dev or /proc, whose files are

@@ -5,7 +5,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestPending: Commit puts the data at the path (0644), Abort and a
@@ -134,5 +136,56 @@ func TestPendingInPlace(t *testing.T) {
 	}
 	if fi, err := os.Stat(private); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("a 0600 file replaced has mode %v, %v", fi.Mode(), err)
+	}
+}
+
+// TestReplace: Replace puts a file in place of a link, leaving what the
+// link led to alone.
+func TestReplace(t *testing.T) {
+	dir := t.TempDir()
+	target, link := filepath.Join(dir, "target"), filepath.Join(dir, "link")
+	if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("target", link); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Replace(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Write([]byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(target); err != nil || string(b) != "old" {
+		t.Errorf("the link's old target holds %q, %v; want it left alone", b, err)
+	}
+	if fi, err := os.Lstat(link); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("the path is %v, %v; want a regular file", fi.Mode(), err)
+	}
+}
+
+// TestPendingFIFONobodyReads: a FIFO no process reads is replaced by the
+// file rather than waited on for ever.
+func TestPendingFIFONobodyReads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- WriteFile(path, []byte("z")) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("writing a FIFO nobody reads still waits after 10s")
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "z" {
+		t.Errorf("the path holds %q, %v", b, err)
 	}
 }
