@@ -71,6 +71,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -161,7 +162,14 @@ func run(argv []string, stdin io.Reader, limit time.Duration) ([]byte, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdin = stdin
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group (the timeout kills the driver's cc1, as and
+	// ld with it), which a Ctrl-C to the program's group does not reach:
+	// the compiler is killed when the program dies (Pdeathsig), from the
+	// thread that started it, which stays this goroutine's until the
+	// compiler has ended (Linux sends the signal when that thread exits).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// Output pipes held open by a process that escaped the group do not
 	// keep the call waiting.

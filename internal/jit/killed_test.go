@@ -1,6 +1,7 @@
 package jit
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +31,7 @@ func TestKilledCompileLeavesNothing(t *testing.T) {
 		}
 		hang := script(t, `for a; do [ "$a" = --version ] && { echo "slow cc 1.0"; exit 0; }; done
 for a; do if [ "$prev" = -o ]; then : > "$a"; fi; prev=$a; done
+echo $$ > "$OP2_JIT_KILLED_COMPILER_PID"
 exec sleep 600`)
 		c := &Compiler{CC: hang, Cache: d}
 		_, err = c.Build("int killed_midway;", nil)
@@ -40,7 +42,8 @@ exec sleep 600`)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledCompileLeavesNothing$")
 	// The child is killed, so its t.TempDir is never removed: it goes
 	// under this test's.
-	cmd.Env = append(os.Environ(), killedCompileEnv+"="+dir, "TMPDIR="+t.TempDir())
+	pidFile := filepath.Join(t.TempDir(), "compiler.pid")
+	cmd.Env = append(os.Environ(), killedCompileEnv+"="+dir, "TMPDIR="+t.TempDir(), "OP2_JIT_KILLED_COMPILER_PID="+pidFile)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the child and its compiler
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -66,6 +69,18 @@ exec sleep 600`)
 	}
 	cmd.Wait()
 	killed = true
+	// The compiler, in a process group of its own, dies with the child.
+	b, err := os.ReadFile(pidFile)
+	var pid int
+	if _, serr := fmt.Sscan(string(b), &pid); err != nil || serr != nil {
+		t.Fatalf("the compiler wrote no pid: %q, %v", b, err)
+	}
+	for end := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the compiler (pid %d) still runs 10 s after its program was killed", pid)
+		}
+	}
 	for _, f := range left {
 		if _, err := os.Stat(f); err != nil {
 			t.Fatalf("%s vanished with the child", f)
