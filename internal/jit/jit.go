@@ -157,7 +157,15 @@ func (e *errTimedOut) Unwrap() error { return context.DeadlineExceeded }
 // limit and returns its combined output. A command still running at the
 // limit is killed with the processes it started (its process group: a
 // compiler driver runs cc1, as and ld), and the error is an *errTimedOut.
+// The command dies with the program.
 func run(argv []string, stdin io.Reader, limit time.Duration) ([]byte, error) {
+	return runCommand(argv, stdin, limit, false)
+}
+
+// runCommand is run; a command that outlives the program (a compile in
+// the background, Precompile, leaves its library for the next process)
+// is not killed when the program dies.
+func runCommand(argv []string, stdin io.Reader, limit time.Duration, outlive bool) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -167,9 +175,12 @@ func run(argv []string, stdin io.Reader, limit time.Duration) ([]byte, error) {
 	// the compiler is killed when the program dies (Pdeathsig), from the
 	// thread that started it, which stays this goroutine's until the
 	// compiler has ended (Linux sends the signal when that thread exits).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if !outlive {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// Output pipes held open by a process that escaped the group do not
 	// keep the call waiting.

@@ -281,7 +281,7 @@ func runLow(argv []string, stdin io.Reader, limit time.Duration) ([]byte, error)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
 		_ = syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), LowPriority)
-		out, err := run(argv, stdin, limit)
+		out, err := runCommand(argv, stdin, limit, true)
 		done <- result{out, err}
 	}()
 	r := <-done
