@@ -23,8 +23,9 @@ import (
 // a path through /dev or /proc, a link leading nowhere yet (its target is
 // created), and a file in a folder where no new file can be made; Commit
 // and Abort then only close it. A FIFO no process reads (it would block
-// the write for ever) or a socket is replaced by the file. A file replaced keeps its mode (a new
-// one gets 0644); another hard link to it keeps the old contents.
+// the write for ever) or a socket is replaced by the file. A file
+// replaced keeps its mode (a new one gets 0644); another hard link to it
+// keeps the old contents.
 type Pending struct {
 	f      *os.File
 	path   string
