@@ -3,6 +3,7 @@ package regfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,48 +21,62 @@ import (
 // A path that is a link is written as the file it leads to (the link
 // stays). Written in place, as before, where the file cannot be replaced:
 // a device, a pipe or FIFO that a process reads (/dev/stdout on a pipe),
-// a path through /dev or /proc, a link leading nowhere yet (its target is
-// created), and a file in a folder where no new file can be made; Commit
-// and Abort then only close it. A FIFO no process reads (it would block
-// the write for ever) or a socket is replaced by the file. A file
-// replaced keeps its mode (a new one gets 0644); another hard link to it
-// keeps the old contents.
+// a path in /dev or /proc or leading there (/dev/stdout on a file), a link
+// leading nowhere yet (its target is created), and a writable file in a
+// folder that takes no new file. A file written in place is cut to what
+// was written only at Commit; Commit and Abort otherwise only close it. A
+// FIFO no process reads (the write would wait for ever), a socket and a
+// file the program may not write are refused. A file replaced keeps its
+// mode; a new one gets 0666 less the umask, as os.Create gives; another
+// hard link to a replaced file keeps the old contents.
 type Pending struct {
 	f      *os.File
 	path   string
 	mode   os.FileMode
 	direct bool // written in place
+	trim   bool // a regular file written in place: cut at Commit
 	done   bool
 }
+
+// umask is the process's file mode creation mask, read once.
+var umask = func() os.FileMode {
+	m := syscall.Umask(0)
+	syscall.Umask(m)
+	return os.FileMode(m)
+}()
 
 // Create starts writing the file at path whole (see Pending). Its error
 // names path.
 func Create(path string) (*Pending, error) {
 	inPlace := func() (*Pending, error) {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		return &Pending{f: f, path: path, direct: true}, nil
+		fi, err := f.Stat()
+		return &Pending{f: f, path: path, direct: true, trim: err == nil && fi.Mode().IsRegular()}, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	fi, err := os.Stat(path) // follows links, /proc's too
-	replace := false         // a FIFO nobody reads, a socket
 	switch {
 	case err == nil && fi.IsDir():
 		return nil, fmt.Errorf("%s: is a directory", path)
 	case err == nil && fi.Mode()&os.ModeNamedPipe != 0:
-		// Without O_NONBLOCK the open waits for a reader, for ever.
+		// Without O_NONBLOCK the open would wait for a reader, for ever.
 		f, oerr := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-		if oerr == nil {
-			return &Pending{f: f, path: path, direct: true}, nil
+		if errors.Is(oerr, syscall.ENXIO) {
+			return nil, fmt.Errorf("%s: a named pipe (FIFO) no process reads: start its reader first", path)
 		}
-		if !errors.Is(oerr, syscall.ENXIO) {
+		if oerr != nil {
 			return nil, fmt.Errorf("%s: %w", path, oerr)
 		}
-		replace = true
+		return &Pending{f: f, path: path, direct: true}, nil
 	case err == nil && fi.Mode()&os.ModeSocket != 0:
-		replace = true
-	case err == nil && !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s: is a socket, not a file", path)
+	case err == nil && !fi.Mode().IsRegular(), inSpecialFS(abs):
 		return inPlace()
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -71,26 +86,23 @@ func Create(path string) (*Pending, error) {
 		}
 	}
 	target := path
+	mode := 0o666 &^ umask
 	if err == nil {
 		real, rerr := filepath.EvalSymlinks(path)
 		if rerr != nil {
 			return inPlace()
 		}
-		target = real
-	}
-	if abs, aerr := filepath.Abs(target); aerr != nil || inSpecialFS(abs) {
-		if replace {
-			return nil, fmt.Errorf("%s: a pipe no process reads", path)
+		if realAbs, aerr := filepath.Abs(real); aerr != nil || inSpecialFS(realAbs) {
+			return inPlace() // /dev/stdout leading to a file: the shell's
 		}
-		return inPlace()
-	}
-	mode := os.FileMode(0o644)
-	if err == nil && !replace {
-		mode = fi.Mode().Perm()
+		if syscall.Access(real, 2) != nil { // W_OK
+			return nil, fmt.Errorf("%s: %w", path, fs.ErrPermission)
+		}
+		target, mode = real, fi.Mode().Perm()
 	}
 	f, cerr := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
 	if cerr != nil {
-		if err == nil {
+		if err == nil && (errors.Is(cerr, syscall.EACCES) || errors.Is(cerr, syscall.EPERM) || errors.Is(cerr, syscall.EROFS)) {
 			return inPlace() // the folder takes no new file; the file may be writable
 		}
 		return nil, fmt.Errorf("%s: %w", path, cerr)
@@ -101,13 +113,14 @@ func Create(path string) (*Pending, error) {
 // Replace starts writing the file at path whole, as Create, but replacing
 // whatever is at path (a link, a device, a FIFO) rather than writing
 // through it: for a file of GoOP2's own, such as the tuning file in the
-// cache, whose name is its own.
+// cache, whose name is its own. The file gets mode 0600, as the cache's
+// files have.
 func Replace(path string) (*Pending, error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &Pending{f: f, path: path, mode: 0o644}, nil
+	return &Pending{f: f, path: path, mode: 0o600}, nil
 }
 
 // inSpecialFS reports whether abs is in /dev or /proc, whose files are
@@ -126,8 +139,12 @@ func (p *Pending) Write(b []byte) (int, error) { return p.f.Write(b) }
 
 // TempPath returns the temporary file's path, for a library that writes
 // a file by its path (CGNS): what it writes there before Commit is the
-// file's.
-func (p *Pending) TempPath() string { return p.f.Name() }
+// file's. A file written in place then keeps the length the library
+// gives it.
+func (p *Pending) TempPath() string {
+	p.trim = false
+	return p.f.Name()
+}
 
 // Commit makes the data written the file at its path, after
 // flushing it to the disk; on an error the temporary file is removed and
@@ -138,7 +155,17 @@ func (p *Pending) Commit() error {
 	}
 	p.done = true
 	if p.direct {
-		if err := p.f.Close(); err != nil {
+		var err error
+		if p.trim { // what was there beyond what was written goes
+			var at int64
+			if at, err = p.f.Seek(0, io.SeekCurrent); err == nil {
+				err = p.f.Truncate(at)
+			}
+		}
+		if cerr := p.f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			return fmt.Errorf("%s: %w", p.path, err)
 		}
 		return nil

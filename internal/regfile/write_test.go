@@ -1,6 +1,7 @@
 package regfile
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,8 +51,8 @@ func TestPending(t *testing.T) {
 		if err != nil || string(b) != c.want {
 			t.Errorf("after writing %q (commit %v): %q, %v; want %q", c.data, c.commit, b, err, c.want)
 		}
-		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
-			t.Errorf("mode %v, %v; want 0644", fi.Mode(), err)
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o666&^umask {
+			t.Errorf("mode %v, %v; want %v (0666 less the umask)", fi.Mode(), err, 0o666&^umask)
 		}
 		ents, _ := os.ReadDir(dir)
 		if len(ents) != 1 {
@@ -105,13 +106,32 @@ func TestPendingInPlace(t *testing.T) {
 			os.Stderr.WriteString(err.Error())
 			os.Exit(1)
 		}
+		os.Stdout.WriteString("after\n") // to the same file
 		os.Exit(0)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPendingInPlace$")
 	cmd.Env = append(os.Environ(), "REGFILE_TEST_STDOUT=1")
 	out, err := cmd.Output() // a pipe
-	if err != nil || string(out) != "NEW OUTPUT\n" {
+	if err != nil || string(out) != "NEW OUTPUT\nafter\n" {
 		t.Errorf("writing /dev/stdout on a pipe: %q, %v", out, err)
+	}
+	// On a file: written in place, so that the file stays the shell's
+	// (renamed over, what the program printed next went to the old one).
+	log := filepath.Join(t.TempDir(), "log")
+	lf, err := os.OpenFile(log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644) // >>
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(os.Args[0], "-test.run=^TestPendingInPlace$")
+	cmd.Env = append(os.Environ(), "REGFILE_TEST_STDOUT=1")
+	cmd.Stdout = lf
+	err = cmd.Run()
+	lf.Close()
+	if b, rerr := os.ReadFile(log); err != nil || rerr != nil || string(b) != "NEW OUTPUT\nafter\n" {
+		t.Errorf("writing /dev/stdout on a file: %q, %v, %v", b, err, rerr)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(log)); len(ents) != 1 {
+		t.Errorf("the log's folder holds %d entries, want the log alone", len(ents))
 	}
 	dir := t.TempDir()
 	dangling := filepath.Join(dir, "dangling")
@@ -168,8 +188,9 @@ func TestReplace(t *testing.T) {
 	}
 }
 
-// TestPendingFIFONobodyReads: a FIFO no process reads is replaced by the
-// file rather than waited on for ever.
+// TestPendingFIFONobodyReads: a FIFO no process reads is refused at
+// once, and stays (the write would wait for ever; it is the user's); a
+// socket is refused too.
 func TestPendingFIFONobodyReads(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fifo")
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
@@ -179,13 +200,22 @@ func TestPendingFIFONobodyReads(t *testing.T) {
 	go func() { done <- WriteFile(path, []byte("z")) }()
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
+		if err == nil || !strings.Contains(err.Error(), "no process reads") {
+			t.Errorf("writing a FIFO nobody reads: %v", err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("writing a FIFO nobody reads still waits after 10s")
 	}
-	if b, err := os.ReadFile(path); err != nil || string(b) != "z" {
-		t.Errorf("the path holds %q, %v", b, err)
+	if fi, err := os.Stat(path); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO is now %v, %v", fi.Mode(), err)
+	}
+	sock := filepath.Join(t.TempDir(), "sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := WriteFile(sock, []byte("z")); err == nil || !strings.Contains(err.Error(), "socket") {
+		t.Errorf("writing a socket: %v", err)
 	}
 }
