@@ -172,9 +172,11 @@ func runCommand(argv []string, stdin io.Reader, limit time.Duration, outlive boo
 	cmd.Stdin = stdin
 	// Its own process group (the timeout kills the driver's cc1, as and
 	// ld with it), which a Ctrl-C to the program's group does not reach:
-	// the compiler is killed when the program dies (Pdeathsig), from the
-	// thread that started it, which stays this goroutine's until the
-	// compiler has ended (Linux sends the signal when that thread exits).
+	// the compiler driver is killed when the program dies (Pdeathsig),
+	// from the thread that started it, which stays this goroutine's until
+	// the compiler has ended (Linux sends the signal when that thread
+	// exits). A cc1, as or ld the driver started runs on to its end; the
+	// library's temporary name is swept by the next compile.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if !outlive {
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
