@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Pending is a file being written whole: its data goes to a new
@@ -28,7 +29,9 @@ import (
 // FIFO no process reads (the write would wait for ever), a socket and a
 // file the program may not write are refused. A file replaced keeps its
 // mode; a new one gets 0666 less the umask, as os.Create gives; another
-// hard link to a replaced file keeps the old contents.
+// hard link to a replaced file keeps the old contents. A temporary file a
+// killed program left is removed by a later write of the same path, once
+// an hour old.
 type Pending struct {
 	f      *os.File
 	path   string
@@ -107,7 +110,36 @@ func Create(path string) (*Pending, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, cerr)
 	}
+	sweepStale(target, f.Name())
 	return &Pending{f: f, path: target, mode: mode}, nil
+}
+
+// staleAfter is how long a temporary file of a write must have gone
+// unchanged before a later write of the same path removes it: a program
+// killed while it wrote left it.
+const staleAfter = time.Hour
+
+// sweepStale removes the temporary files of earlier writes of target
+// (but mine) unchanged for staleAfter.
+func sweepStale(target, mine string) {
+	old, _ := filepath.Glob(filepath.Join(filepath.Dir(target), "."+escapeGlob(filepath.Base(target))+".*.tmp"))
+	for _, f := range old {
+		if fi, err := os.Lstat(f); err == nil && f != mine && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > staleAfter {
+			os.Remove(f)
+		}
+	}
+}
+
+// escapeGlob quotes the characters filepath.Match gives a meaning.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Replace starts writing the file at path whole, as Create, but replacing

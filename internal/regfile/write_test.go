@@ -219,3 +219,33 @@ func TestPendingFIFONobodyReads(t *testing.T) {
 		t.Errorf("writing a socket: %v", err)
 	}
 }
+
+// TestPendingSweepsStale: a write removes the temporary files of earlier
+// writes of its path that a killed program left, once an hour old, and
+// leaves younger ones (a write under way) and other paths' alone.
+func TestPendingSweepsStale(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out[1].vtu")
+	old := filepath.Join(dir, ".out[1].vtu.123.tmp")
+	young := filepath.Join(dir, ".out[1].vtu.456.tmp")
+	other := filepath.Join(dir, ".other.vtu.789.tmp")
+	for _, f := range []string{old, young, other} {
+		if err := os.WriteFile(f, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-2 * staleAfter)
+	for _, f := range []string{old, other} {
+		if err := os.Chtimes(f, past, past); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := WriteFile(path, []byte("whole")); err != nil {
+		t.Fatal(err)
+	}
+	for f, want := range map[string]bool{old: false, young: true, other: true, path: true} {
+		if _, err := os.Stat(f); (err == nil) != want {
+			t.Errorf("%s: there %v, want %v", filepath.Base(f), err == nil, want)
+		}
+	}
+}
