@@ -315,11 +315,8 @@ func LoopBytes(l *core.Loop) float64 {
 			whole = a.Data.LayerDim()
 		}
 		values := func(comps uint64) int { // per element
-			if comps == ^uint64(0) && (a.View || extruded) {
-				return whole // a whole Dat passed after its view
-			}
 			if comps == ^uint64(0) {
-				return a.ElemValues()
+				return whole // the whole Dat (after its view, perhaps)
 			}
 			return min(whole, bits.OnesCount64(comps))
 		}
@@ -563,6 +560,10 @@ func extReferenced(l *core.Loop, i, n int) int {
 		if a.Data != d || a.Ext == nil || a.Facts().Any(core.FactMapped) != indirect {
 			continue
 		}
+		var r reach
+		if indirect {
+			r = reachOf(a, n)
+		}
 		for c := range n {
 			lo, hi := 0, x.Layers
 			if ranges != nil {
@@ -574,7 +575,6 @@ func extReferenced(l *core.Loop, i, n int) int {
 				}
 				continue
 			}
-			r := reachOf(a, n)
 			if c >= r.rows {
 				continue
 			}
