@@ -182,17 +182,7 @@ func (x *Executor) program(b *Opened, l *core.Loop, variant string, c *call) (Pr
 		}
 		err = core.UndeclaredError(l, err)
 	}
-	d := time.Since(start)
-	if c != nil {
-		c.built += d
-	} else if x.Timing != nil && err == nil {
-		// Built before the loop runs (recorded in lazy mode, or a fused
-		// loop): its compile time counts all the same.
-		x.Timing.addCompile(l, b.Name(), d)
-	}
-	if x.Logger != nil {
-		x.logBuild(b, l, variant, d, before, err)
-	}
+	x.countBuild(b, l, variant, time.Since(start), before, err, c)
 	if err != nil {
 		return nil, err
 	}
@@ -201,6 +191,21 @@ func (x *Executor) program(b *Opened, l *core.Loop, variant string, c *call) (Pr
 	x.key = programKey(x.key[:0], b.ID, variant, l)
 	x.programs.put(x.key, p, l.Sig)
 	return p, nil
+}
+
+// countBuild counts a build for l (its program, a variant, its tile
+// form, the chain driver) that took d as l's compile time, in c's when
+// it is built for call c, and logs it. One built before the loop runs
+// (recorded in lazy mode, fused, tiled) counts all the same.
+func (x *Executor) countBuild(b *Opened, l *core.Loop, what string, d time.Duration, before jit.Stats, err error, c *call) {
+	if c != nil {
+		c.built += d
+	} else if x.Timing != nil && err == nil {
+		x.Timing.addCompile(l, b.Name(), d)
+	}
+	if x.Logger != nil {
+		x.logBuild(b, l, what, d, before, err)
+	}
 }
 
 // logBuild logs the build of l's program on b, which took d: Info when

@@ -96,23 +96,12 @@ func (x *Executor) tileProgram(b *Opened, l *core.Loop, n int) (TileProgram, err
 	start := time.Now()
 	before := jit.ReadStats()
 	p, err := tb.BuildTiles(l, variant)
-	x.countBuild(b, l, "tiles "+variant, time.Since(start), before, err)
+	x.countBuild(b, l, "tiles "+variant, time.Since(start), before, err, nil)
 	if err != nil {
 		return nil, err
 	}
 	x.programs.put(x.key, p, l.Sig)
 	return p, nil
-}
-
-// countBuild counts a build for l outside its calls (a tile form, the
-// chain driver) that took d as l's compile time, and logs it.
-func (x *Executor) countBuild(b *Opened, l *core.Loop, what string, d time.Duration, before jit.Stats, err error) {
-	if x.Timing != nil && err == nil {
-		x.Timing.addCompile(l, b.Name(), d)
-	}
-	if x.Logger != nil {
-		x.logBuild(b, l, what, d, before, err)
-	}
 }
 
 // tileVariant starts the variant of the tile forms' keys in the program
@@ -301,7 +290,7 @@ func (x *Executor) runTileChain(b *Opened, runner TileChainRunner, c *TiledChain
 	if !runner.TileChainReady() {
 		start, before := time.Now(), jit.ReadStats()
 		err := runner.PrepareTileChain()
-		x.countBuild(b, c.Loops[0], "chain driver", time.Since(start), before, err)
+		x.countBuild(b, c.Loops[0], "chain driver", time.Since(start), before, err, nil)
 		if err != nil {
 			return fmt.Errorf("%s and the %d loops tiled with it: building the chain driver: %w", c.Loops[0].Name(), len(c.Loops)-1, err)
 		}
