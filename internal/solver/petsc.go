@@ -37,6 +37,7 @@ func StartMPI() (*mpi.World, error) {
 // rank, which would otherwise wait for it in PETSc's collectives, and
 // every rank returns the error.
 func StartPETSc(w *mpi.World, loadErr error, logger *slog.Logger, start time.Time) error {
+	err := loadErr
 	if !petsc.Initialized() {
 		// PetscInitialize is collective: every rank's library first, the
 		// same build everywhere (a rank without one, or with another
@@ -44,9 +45,6 @@ func StartPETSc(w *mpi.World, loadErr error, logger *slog.Logger, start time.Tim
 		if err := samePETSc(w, loadErr); err != nil {
 			return err
 		}
-	}
-	err := loadErr
-	if err == nil && !petsc.Initialized() {
 		if err = petsc.Init(w); err == nil && logger != nil {
 			version, path := petsc.Version()
 			logger.LogAttrs(context.Background(), slog.LevelInfo, "op2: PETSc initialised", slog.Int("rank", w.Rank()),
@@ -67,21 +65,20 @@ func samePETSc(w *mpi.World, loadErr error) error {
 	if w.Size() == 1 {
 		return nil
 	}
+	// The build must be the same; the path may differ (one library, two
+	// paths).
 	version, path := petsc.Version()
-	mine := fmt.Sprintf("PETSc %s with %d-byte PetscInt (%s)", version, petsc.IntBytes(), path)
-	all, err := collective.Allgather(w, []byte(mine))
+	build := fmt.Sprintf("PETSc %s with %d-byte PetscInt", version, petsc.IntBytes())
+	all, err := collective.Allgather(w, []byte(build+"\x00"+path))
 	if err != nil {
 		return fmt.Errorf("rank %d: loading PETSc: agreeing with the other ranks: %w", w.Rank(), err)
 	}
 	var each []string
 	differ := false
 	for r, b := range all {
-		// The path may differ (one library, two paths); what must not is
-		// the build.
-		build, _, _ := strings.Cut(string(b), " (")
-		want, _, _ := strings.Cut(mine, " (")
-		differ = differ || build != want
-		each = append(each, fmt.Sprintf("rank %d: %s", r, b))
+		theirs, theirPath, _ := strings.Cut(string(b), "\x00")
+		differ = differ || theirs != build
+		each = append(each, fmt.Sprintf("rank %d: %s (%s)", r, theirs, theirPath))
 	}
 	if differ {
 		return fmt.Errorf("%w: the ranks loaded different PETSc builds (every rank must load the same: set %s alike on every rank):\n  %s", petsc.ErrUnavailable, petsc.LibraryEnv, strings.Join(each, "\n  "))
