@@ -144,11 +144,11 @@ var Settings = []ConfigSetting{
 	// kernel is built, and C kernels still run.
 	{Field: "CXX", Env: "CXX", Default: "`g++`", Doc: "the C++ compiler of C++ kernels (`Kernel.CXX`) on the host backends, run only when one is built",
 		value: text(func(c *Config) *string { return &c.CXX })},
-	{Field: "CompileTimeout", Env: "OP2_COMPILE_TIMEOUT", Default: "`" + strings.TrimSuffix(jit.DefaultTimeout.String(), "0s") + "`", Doc: "how long the C and C++ compilers of the host backends (and the MPI compiler wrapper building GoOP2's MPI, PT-Scotch and PETSc shims) may run for one build (a duration: `90s`, `10m`); one still running then is stopped, and the loop it was building fails with a `CompileError` naming the loop",
+	{Field: "CompileTimeout", Env: jit.TimeoutEnv, Default: "`" + strings.TrimSuffix(jit.DefaultTimeout.String(), "0s") + "`", Doc: "how long the C and C++ compilers of the host backends (and the MPI compiler wrapper building GoOP2's MPI, PT-Scotch and PETSc shims) may run for one build (a duration: `90s`, `10m`); one still running then is stopped, and the loop it was building fails with a `CompileError` naming the loop",
 		value: scalar(func(c *Config) *time.Duration { return &c.CompileTimeout }, func(env, v string) (time.Duration, error) {
-			d, err := time.ParseDuration(strings.TrimSpace(v))
-			if err != nil || d <= 0 {
-				return 0, fmt.Errorf("%s=%q is not a positive duration (90s, 10m)", env, v)
+			d, err := jit.ParseTimeout(v)
+			if err != nil {
+				return 0, fmt.Errorf("%s=%w", env, err)
 			}
 			return d, nil
 		}, func(field string, d time.Duration) error {

@@ -136,6 +136,20 @@ type Compiler struct {
 // after it is taken to hang.
 const DefaultTimeout = 5 * time.Minute
 
+// TimeoutEnv names the variable that sets the compilers' timeout
+// (exec.Config.CompileTimeout; the MPI compiler wrapper's too).
+const TimeoutEnv = "OP2_COMPILE_TIMEOUT"
+
+// ParseTimeout reads a timeout as TimeoutEnv gives it: a positive
+// duration (90s, 10m).
+func ParseTimeout(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not a positive duration (90s, 10m)", v)
+	}
+	return d, nil
+}
+
 // timeout is the compiler's time limit.
 func (c *Compiler) timeout() time.Duration {
 	if c.Timeout > 0 {

@@ -298,15 +298,12 @@ func Init(cacheDir string) (*World, error) {
 // HDF5) ask for it here rather than starting MPI themselves.
 func Current() *World { return current.Load() }
 
-// compileTimeout is OP2_COMPILE_TIMEOUT's duration, which bounds the
-// builds of the MPI, PT-Scotch and PETSc shims with the MPI compiler
-// wrapper as it bounds the host backends' (0, jit's default, when unset;
-// op2.Configure reports a value that is not a positive duration).
+// compileTimeout is jit.TimeoutEnv's duration, which bounds the builds
+// of the MPI, PT-Scotch and PETSc shims with the MPI compiler wrapper as
+// it bounds the host backends' (0, jit's default, when unset; op2's
+// settings report a value that is not a positive duration).
 func compileTimeout() time.Duration {
-	d, err := time.ParseDuration(strings.TrimSpace(os.Getenv("OP2_COMPILE_TIMEOUT")))
-	if err != nil || d <= 0 {
-		return 0
-	}
+	d, _ := jit.ParseTimeout(os.Getenv(jit.TimeoutEnv))
 	return d
 }
 
