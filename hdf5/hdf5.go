@@ -246,9 +246,7 @@ func onRoot(w *mpi.World, path, what string, open func() (*File, error)) (*File,
 		return f, err
 	}
 	if err := dist.AgreeStep(w, fmt.Sprintf("hdf5: %s %q on rank 0", what, path), err); err != nil {
-		if f != nil {
-			f.Close()
-		}
+		f.Close() // rank 0's, if it opened (Close takes nil)
 		return nil, err
 	}
 	return f, nil

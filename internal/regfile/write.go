@@ -103,15 +103,24 @@ func Create(path string) (*Pending, error) {
 		}
 		target, mode = real, fi.Mode().Perm()
 	}
-	f, cerr := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
+	f, cerr := newTemp(target)
 	if cerr != nil {
 		if err == nil && (errors.Is(cerr, syscall.EACCES) || errors.Is(cerr, syscall.EPERM) || errors.Is(cerr, syscall.EROFS)) {
 			return inPlace() // the folder takes no new file; the file may be writable
 		}
 		return nil, fmt.Errorf("%s: %w", path, cerr)
 	}
-	sweepStale(target, f.Name())
 	return &Pending{f: f, path: target, mode: mode}, nil
+}
+
+// newTemp creates the temporary file of a write of target, beside it,
+// and sweeps the stale ones of earlier writes.
+func newTemp(target string) (*os.File, error) {
+	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
+	if err == nil {
+		sweepStale(target, f.Name())
+	}
+	return f, err
 }
 
 // staleAfter is how long a temporary file of a write must have gone
@@ -148,7 +157,7 @@ func escapeGlob(s string) string {
 // cache, whose name is its own. The file gets mode 0600, as the cache's
 // files have.
 func Replace(path string) (*Pending, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	f, err := newTemp(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
