@@ -666,9 +666,9 @@ type preprocessed struct {
 	// skipped are the lines in branches not taken: code, and the
 	// directives other than the conditionals' own.
 	skipped [][2]int
-	// maybe are the starts of the lines of the #define, #undef and
-	// #include directives in branches that may not be compiled (#ifdef
-	// NDEBUG: the command line or a header may define it), in order.
+	// maybe are the starts of the lines of the #define and #undef
+	// directives in branches that may not be compiled (#ifdef NDEBUG: the
+	// command line or a header may define it), in order.
 	maybe []int
 }
 
@@ -819,9 +819,6 @@ func preprocessWith(src, lit string, predef map[string]ppIdent) (*preprocessed, 
 			stack = stack[:len(stack)-1]
 		case "include", "include_next", "import":
 			st.included = or3(st.included, cur)
-			if cur == maybe {
-				p.maybe = append(p.maybe, i)
-			}
 		case "define", "undef":
 			if cur == no {
 				p.addSkipped(i, min(end+1, len(src))) // from the line's start, as directives gives it
