@@ -30,21 +30,7 @@ func TestTiledChainAllocatesNothing(t *testing.T) {
 		t.Run(c.backend+"/simd"+c.simd, func(t *testing.T) {
 			cache := t.TempDir()
 			r := closeAtEnd(t, must(op2.NewRuntime(op2.Config{Backend: c.backend, Threads: 2, Lazy: true, Tile: 3, Timing: true, SIMD: c.simd, CacheDir: cache})))
-			set := must(op2.NewSet(8, "cells"))
-			edges, nodes, pedge := scatteredEdges(600, 500, 3, 2)
-			x := must(op2.NewDat[float64](set, 1, nil, "x"))
-			q := must(op2.NewDat[float64](nodes, 2, nil, "q"))
-			w := must(op2.NewDat[float64](edges, 1, nil, "w"))
-			g := must(op2.NewGlobal[float64](1, nil, "g"))
-			k0 := op2.NewKernel("void at_w(double *w, const double **q) { *w = q[0][0] + q[1][1]; }", "at_w")
-			k1 := op2.NewKernel("void at_a(double *x, double *g) { *x += 1; *g += *x; }", "at_a")
-			k2 := op2.NewKernel("void at_b(const double *w, double **q) { q[0][0] += *w; q[1][1] += 1; }", "at_b")
-			loops := func() {
-				check(t, r.ParLoop(k0, edges, w.Arg(op2.Write), q.ArgVec(op2.Read, pedge)))
-				check(t, r.ParLoop(k2, edges, w.Arg(op2.Read), q.ArgVec(op2.Inc, pedge)))
-				check(t, r.ParLoop(k1, set, x.Arg(op2.RW), g.Arg(op2.Inc)))
-				check(t, r.Wait())
-			}
+			loops := tiledChain(t, r, "at_w", "at_a", "at_b")
 			loops()
 			if !tiledRan(r) {
 				t.Fatal("the chain did not run in tiles")
@@ -385,19 +371,7 @@ func TestTiledChainBuildsCounted(t *testing.T) {
 			h := &logCapture{}
 			r := closeAtEnd(t, must(op2.NewRuntime(op2.Config{Backend: backend, Threads: 2, Lazy: true, Tile: 3, Timing: true, SIMD: "off",
 				CacheDir: t.TempDir(), Logger: slog.New(debugOnly{h})})))
-			set := must(op2.NewSet(8, "cells"))
-			edges, nodes, pedge := scatteredEdges(600, 500, 3, 2)
-			x := must(op2.NewDat[float64](set, 1, nil, "x"))
-			q := must(op2.NewDat[float64](nodes, 2, nil, "q"))
-			w := must(op2.NewDat[float64](edges, 1, nil, "w"))
-			g := must(op2.NewGlobal[float64](1, nil, "g"))
-			k0 := op2.NewKernel("void tb_w(double *w, const double **q) { *w = q[0][0] + q[1][1]; }", "tb_w")
-			k1 := op2.NewKernel("void tb_a(double *x, double *g) { *x += 1; *g += *x; }", "tb_a")
-			k2 := op2.NewKernel("void tb_q(const double *w, double **q) { q[0][0] += *w; q[1][1] += 1; }", "tb_q")
-			check(t, r.ParLoop(k0, edges, w.Arg(op2.Write), q.ArgVec(op2.Read, pedge)))
-			check(t, r.ParLoop(k2, edges, w.Arg(op2.Read), q.ArgVec(op2.Inc, pedge)))
-			check(t, r.ParLoop(k1, set, x.Arg(op2.RW), g.Arg(op2.Inc)))
-			check(t, r.Wait())
+			tiledChain(t, r, "tb_w", "tb_a", "tb_q")()
 			if !tiledRan(r) {
 				t.Fatal("the chain did not run in tiles")
 			}
@@ -426,4 +400,28 @@ type debugOnly struct{ slog.Handler }
 
 func (d debugOnly) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= slog.LevelDebug && d.Handler.Enabled(ctx, l)
+}
+
+// tiledChain declares a chain of three loops that runs in tiles on r (a
+// Tile set): one writing w on edges from q through a map, one
+// incrementing q through it, one on another set reducing into a Global;
+// its kernels are named w, a and q. It returns what issues the loops and
+// waits for them.
+func tiledChain(t *testing.T, r *op2.Runtime, w, a, q string) func() {
+	t.Helper()
+	set := must(op2.NewSet(8, "cells"))
+	edges, nodes, pedge := scatteredEdges(600, 500, 3, 2)
+	xd := must(op2.NewDat[float64](set, 1, nil, "x"))
+	qd := must(op2.NewDat[float64](nodes, 2, nil, "q"))
+	wd := must(op2.NewDat[float64](edges, 1, nil, "w"))
+	g := must(op2.NewGlobal[float64](1, nil, "g"))
+	kw := op2.NewKernel("void "+w+"(double *w, const double **q) { *w = q[0][0] + q[1][1]; }", w)
+	ka := op2.NewKernel("void "+a+"(double *x, double *g) { *x += 1; *g += *x; }", a)
+	kq := op2.NewKernel("void "+q+"(const double *w, double **q) { q[0][0] += *w; q[1][1] += 1; }", q)
+	return func() {
+		check(t, r.ParLoop(kw, edges, wd.Arg(op2.Write), qd.ArgVec(op2.Read, pedge)))
+		check(t, r.ParLoop(kq, edges, wd.Arg(op2.Read), qd.ArgVec(op2.Inc, pedge)))
+		check(t, r.ParLoop(ka, set, xd.Arg(op2.RW), g.Arg(op2.Inc)))
+		check(t, r.Wait())
+	}
 }
