@@ -70,6 +70,7 @@ import (
 
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/airfoil"
+	opexec "github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/plan"
 	"github.com/goop2/op2/mesh"
 )
@@ -123,6 +124,15 @@ func main() {
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "op2bench: unexpected arguments %q (flags only; -h lists them)\n", flag.Args())
 		os.Exit(2)
+	}
+	for _, f := range []struct {
+		name, value string
+		fused       bool
+	}{{"floor-simd", *flSIMD, false}, {"chains-simd", *chSIMD, false}, {"mgcfd-simd", *mgSIMD, true}} {
+		if err := checkSIMDList(f.name, f.value, f.fused); err != nil {
+			fmt.Fprintln(os.Stderr, "op2bench:", err)
+			os.Exit(2)
+		}
 	}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
@@ -328,6 +338,29 @@ var floorIters, floorRounds, floorBudget int
 // chainSettings are the loop-chain section's settings in a full run
 // (-chains); nil skips it.
 var chainSettings *chainOpts
+
+// checkSIMDList refuses a -NAME flag's comma-separated SIMD settings
+// unless each is a Config.SIMD value (followed by "+fused" where fused
+// allows it), so that a typo stops the run before its STREAM triad
+// rather than after. An empty list is allowed: it means "as configured".
+func checkSIMDList(name, list string, fused bool) error {
+	if list == "" {
+		return nil
+	}
+	for _, v := range strings.Split(list, ",") {
+		s := v
+		if fused {
+			s, _ = strings.CutSuffix(s, "+fused")
+		}
+		if s == "" {
+			return fmt.Errorf("-%s %q: an empty setting (want SIMD settings, comma separated, e.g. off,8)", name, list)
+		}
+		if _, _, err := opexec.ParseSIMD(s); err != nil {
+			return fmt.Errorf("-%s %q: %v", name, list, err)
+		}
+	}
+	return nil
+}
 
 // floorSIMD are the compute floor's SIMD settings (-floor-simd).
 var floorSIMD = []string{"off"}

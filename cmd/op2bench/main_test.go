@@ -526,3 +526,29 @@ func TestMGCFDFloorSection(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckSIMDList(t *testing.T) {
+	for _, c := range []struct {
+		list  string
+		fused bool
+		ok    bool
+	}{
+		{"", false, true},
+		{"off,8", false, true},
+		{"auto,scalar,4", false, true},
+		{"8+fused", true, true},
+		{"8+fused", false, false},
+		{"foo", false, false},
+		{"off,", false, false},
+		{"+fused", true, false},
+		{"7", true, false},
+	} {
+		err := checkSIMDList("x-simd", c.list, c.fused)
+		if (err == nil) != c.ok {
+			t.Errorf("checkSIMDList(%q, fused %v) = %v; want ok %v", c.list, c.fused, err, c.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "-x-simd") {
+			t.Errorf("checkSIMDList(%q): %v does not name the flag", c.list, err)
+		}
+	}
+}
