@@ -124,29 +124,23 @@ func appendFixed6(buf []byte, v float64) []byte {
 // with gzip if the name ends in ".gz". The data are written to a temporary
 // file in the same directory which then replaces path by a rename, so
 // readers never see a partly written file and a failed write leaves any
-// existing file untouched (regfile.Create). The new file gets mode 0644.
-func (m *Mesh) WriteFile(path string) (err error) {
+// existing file untouched (regfile.WriteWith). A new file gets mode 0666
+// less the umask; a file replaced keeps its mode.
+func (m *Mesh) WriteFile(path string) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
-	f, err := regfile.Create(path)
-	if err != nil {
-		return fmt.Errorf("mesh: %w", err)
-	}
-	defer f.Abort() // after Commit: nothing
-	if strings.HasSuffix(path, ".gz") {
-		zw := gzip.NewWriter(f)
-		if err = m.Write(zw); err != nil {
+	return regfile.WriteWith(path, "mesh", func(w io.Writer) error {
+		if !strings.HasSuffix(path, ".gz") {
+			return m.Write(w)
+		}
+		zw := gzip.NewWriter(w)
+		if err := m.Write(zw); err != nil {
 			return err
 		}
-		if err = zw.Close(); err != nil {
+		if err := zw.Close(); err != nil {
 			return fmt.Errorf("mesh: %w", err)
 		}
-	} else if err = m.Write(f); err != nil {
-		return err
-	}
-	if err = f.Commit(); err != nil {
-		return fmt.Errorf("mesh: %w", err)
-	}
-	return nil
+		return nil
+	})
 }

@@ -26,6 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"strconv"
@@ -120,16 +121,8 @@ func render(in, out, field string, comp int, window, rng string, width int) erro
 	if err != nil {
 		return err
 	}
-	f, err := regfile.Create(out)
-	if err != nil {
-		return err
-	}
 	enc := png.Encoder{CompressionLevel: png.BestCompression}
-	if err := enc.Encode(f, img); err != nil {
-		f.Abort()
-		return fmt.Errorf("%s: %w", out, err)
-	}
-	return f.Commit()
+	return regfile.WriteWith(out, "", func(w io.Writer) error { return enc.Encode(w, img) })
 }
 
 // read reads a .vtu file, or a .pvtu file's pieces merged into one grid.

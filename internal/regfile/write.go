@@ -231,15 +231,30 @@ func (p *Pending) Commit() error {
 // WriteFile writes b to the file at path whole or not at all (see
 // Pending).
 func WriteFile(path string, b []byte) error {
-	f, err := Create(path)
-	if err != nil {
+	return WriteWith(path, "", func(w io.Writer) error {
+		_, err := w.Write(b)
 		return err
+	})
+}
+
+// WriteWith writes the file at path whole or not at all (see Pending)
+// with write. An error of write comes back as it is, with " (writing
+// PATH)" added; an error of creating the file or of committing it names
+// path and gets prefix and ": " before it, where prefix is not empty
+// (a package's name, as its other errors begin).
+func WriteWith(path, prefix string, write func(io.Writer) error) error {
+	f, err := Create(path)
+	if err == nil {
+		if werr := write(f); werr != nil {
+			f.Abort()
+			return fmt.Errorf("%w (writing %s)", werr, path)
+		}
+		err = f.Commit()
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Abort()
-		return fmt.Errorf("%s: %w", path, err)
+	if err != nil && prefix != "" {
+		return fmt.Errorf("%s: %w", prefix, err)
 	}
-	return f.Commit()
+	return err
 }
 
 // Abort drops what was written: the path keeps what it held. Abort after

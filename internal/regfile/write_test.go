@@ -1,6 +1,8 @@
 package regfile
 
 import (
+	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -247,5 +249,40 @@ func TestPendingSweepsStale(t *testing.T) {
 		if _, err := os.Stat(f); (err == nil) != want {
 			t.Errorf("%s: there %v, want %v", filepath.Base(f), err == nil, want)
 		}
+	}
+}
+
+// TestWriteWith: a write that fails leaves the earlier file and no
+// temporary file, its error kept and the path added; an error of
+// creating the file gets the prefix.
+func TestWriteWith(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.txt")
+	write := func(s string) func(io.Writer) error {
+		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+	}
+	if err := WriteWith(path, "pkg", write("first")); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	err := WriteWith(path, "pkg", func(w io.Writer) error {
+		write("second, half")(w)
+		return boom
+	})
+	if !errors.Is(err, boom) || err.Error() != "boom (writing "+path+")" {
+		t.Errorf("failed write: %v; want boom (writing %s)", err, path)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "first" {
+		t.Errorf("after a failed write the path holds %q, %v; want first", b, err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("the folder holds %d entries, want the file alone", len(ents))
+	}
+	missing := filepath.Join(dir, "missing", "x")
+	if err := WriteWith(missing, "pkg", write("x")); err == nil || !strings.HasPrefix(err.Error(), "pkg: "+missing+":") {
+		t.Errorf("WriteWith in a missing folder: %v; want pkg: %s: …", err, missing)
+	}
+	if err := WriteWith(missing, "", write("x")); err == nil || !strings.HasPrefix(err.Error(), missing+":") {
+		t.Errorf("WriteWith without a prefix: %v; want %s: …", err, missing)
 	}
 }

@@ -91,18 +91,7 @@ func WriteParallel(g *Grid, path string, enc Encoding, rank, ranks int) error {
 	for r := range sources {
 		sources[r] = base + "/" + pieceName(base, r)
 	}
-	f, err := regfile.Create(out)
-	if err != nil {
-		return fmt.Errorf("vtk: %w", err)
-	}
-	if err := g.WritePVTU(f, sources); err != nil {
-		f.Abort()
-		return fmt.Errorf("%w (writing %s)", err, out)
-	}
-	if err := f.Commit(); err != nil {
-		return fmt.Errorf("vtk: %w", err)
-	}
-	return nil
+	return regfile.WriteWith(out, "vtk", func(w io.Writer) error { return g.WritePVTU(w, sources) })
 }
 
 // WritePVTU writes a VTK XML PUnstructuredGrid file (.pvtu) whose pieces

@@ -100,18 +100,7 @@ func (s *Series) Add(t float64, file string) error {
 	if s.Rank != nil && s.Rank() != 0 {
 		return nil
 	}
-	f, err := regfile.Create(s.path)
-	if err != nil {
-		return fmt.Errorf("vtk: series: %w", err)
-	}
-	if err := s.Write(f); err != nil {
-		f.Abort()
-		return fmt.Errorf("%w (writing series %s)", err, s.path)
-	}
-	if err := f.Commit(); err != nil {
-		return fmt.Errorf("vtk: series: %w", err)
-	}
-	return nil
+	return regfile.WriteWith(s.path, "vtk: series", s.Write)
 }
 
 // Write writes the series as a VTK XML Collection file (.pvd): one

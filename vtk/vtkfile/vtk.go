@@ -349,18 +349,7 @@ func typeName(v any) (string, bool) {
 // whole or not at all (regfile.Create): a write that fails leaves what
 // path held.
 func (g *Grid) WriteFile(path string, enc Encoding) error {
-	f, err := regfile.Create(path)
-	if err != nil {
-		return fmt.Errorf("vtk: %w", err)
-	}
-	if err := g.Write(f, enc); err != nil {
-		f.Abort()
-		return fmt.Errorf("%w (writing %s)", err, path)
-	}
-	if err := f.Commit(); err != nil {
-		return fmt.Errorf("vtk: %w", err)
-	}
-	return nil
+	return regfile.WriteWith(path, "vtk", func(w io.Writer) error { return g.Write(w, enc) })
 }
 
 // Write writes the grid as a VTK XML UnstructuredGrid file.
