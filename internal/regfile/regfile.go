@@ -7,7 +7,8 @@
 // are opened, with an error naming the path and what it is; the file is
 // then opened without blocking and checked again (it may have been
 // replaced in between), and reading stops at the size it had when it was
-// opened.
+// opened. It also writes the files GoOP2 writes whole or not at all
+// (Pending, WriteWith, WriteFile): to a temporary file renamed into place.
 package regfile
 
 import (
