@@ -120,6 +120,27 @@ func NewChainDriver(cc *jit.Compiler, openmp bool) (*ChainDriver, error) {
 	return d, nil
 }
 
+// LazyChainDriver is a backend's chain driver, built the first time a
+// tiled chain needs it (exec.TileChainRunner's TileChainReady and
+// PrepareTileChain); Run is the driver's once it is built.
+type LazyChainDriver struct{ *ChainDriver }
+
+// Ready reports whether the driver is built.
+func (d *LazyChainDriver) Ready() bool { return d.ChainDriver != nil }
+
+// Prepare builds the driver (NewChainDriver) unless it is built.
+func (d *LazyChainDriver) Prepare(cc *jit.Compiler, openmp bool) error {
+	if d.ChainDriver != nil {
+		return nil
+	}
+	cd, err := NewChainDriver(cc, openmp)
+	if err != nil {
+		return err
+	}
+	d.ChainDriver = cd
+	return nil
+}
+
 // grow makes room for n loops in the driver's arrays.
 func (d *ChainDriver) grow(n int) {
 	if n <= len(d.fns) {

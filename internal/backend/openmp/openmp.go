@@ -104,7 +104,7 @@ type backend struct {
 	simd    host.SIMD
 	// driver runs tiled chains (RunTileChain), built the first time;
 	// chain and colours are the chain it runs.
-	driver  *host.ChainDriver
+	driver  host.LazyChainDriver
 	chain   []host.TileLoop
 	colours []int32
 }
@@ -338,20 +338,10 @@ func (b *backend) buildTiles(l *core.Loop, lanes int) (exec.TileProgram, error) 
 
 // TileChainReady reports whether the chain driver is built
 // (exec.TileChainRunner).
-func (b *backend) TileChainReady() bool { return b.driver != nil }
+func (b *backend) TileChainReady() bool { return b.driver.Ready() }
 
 // PrepareTileChain builds the chain driver, once (exec.TileChainRunner).
-func (b *backend) PrepareTileChain() error {
-	if b.driver != nil {
-		return nil
-	}
-	d, err := host.NewChainDriver(b.cc.C, true)
-	if err != nil {
-		return err
-	}
-	b.driver = d
-	return nil
-}
+func (b *backend) PrepareTileChain() error { return b.driver.Prepare(b.cc.C, true) }
 
 // TileThreads is the backend's thread count: the tiles of one colour are
 // shared among them (exec.TileBuilder).

@@ -40,8 +40,8 @@ func init() {
 type backend struct {
 	cc     *host.Compilers
 	simd   host.SIMD
-	driver *host.ChainDriver // runs tiled chains (RunTileChain), built the first time
-	chain  []host.TileLoop   // the chain being run, kept to allocate nothing
+	driver host.LazyChainDriver // runs tiled chains (RunTileChain), built the first time
+	chain  []host.TileLoop      // the chain being run, kept to allocate nothing
 }
 
 func (b *backend) Name() string { return Name }
@@ -173,20 +173,10 @@ func (b *backend) RunTileChain(progs []exec.TileProgram, colours []int32) error 
 
 // TileChainReady reports whether the chain driver is built
 // (exec.TileChainRunner).
-func (b *backend) TileChainReady() bool { return b.driver != nil }
+func (b *backend) TileChainReady() bool { return b.driver.Ready() }
 
 // PrepareTileChain builds the chain driver, once (exec.TileChainRunner).
-func (b *backend) PrepareTileChain() error {
-	if b.driver != nil {
-		return nil
-	}
-	d, err := host.NewChainDriver(b.cc.C, false)
-	if err != nil {
-		return err
-	}
-	b.driver = d
-	return nil
-}
+func (b *backend) PrepareTileChain() error { return b.driver.Prepare(b.cc.C, false) }
 
 // TileThreads is 1: tiles run one after another (exec.TileBuilder).
 func (b *backend) TileThreads() int { return 1 }
