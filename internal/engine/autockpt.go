@@ -374,16 +374,30 @@ func parseLoopSums(b []byte) (map[int64]uint64, error) {
 	return out, nil
 }
 
+// nextLogged splits the first entry off a log of reductions: its loop
+// index, its values and the entries after it; ok is false when b is
+// cut short.
+func nextLogged(b []byte) (idx int64, values, rest []byte, ok bool) {
+	if len(b) < 12 {
+		return 0, nil, nil, false
+	}
+	idx, n := int64(binary.LittleEndian.Uint64(b)), int(binary.LittleEndian.Uint32(b[8:]))
+	if n > len(b)-12 {
+		return 0, nil, nil, false
+	}
+	return idx, b[12 : 12+n], b[12+n:], true
+}
+
 // dropLoggedBefore returns log (of reductions, in loop order) without the
 // entries of the loops before index from.
 func dropLoggedBefore(log []byte, from int64) []byte {
 	b := log
-	for len(b) >= 12 && int64(binary.LittleEndian.Uint64(b)) < from {
-		n := int(binary.LittleEndian.Uint32(b[8:]))
-		if n > len(b)-12 {
-			break // cut short: parseReductionLog says so
+	for {
+		idx, _, rest, ok := nextLogged(b)
+		if !ok || idx >= from {
+			break // at from, or cut short (parseReductionLog says so)
 		}
-		b = b[12+n:]
+		b = rest
 	}
 	return append(log[:0:0], b...)
 }
@@ -402,15 +416,11 @@ func dropSumsBefore(sums []byte, from int64) []byte {
 func parseReductionLog(b []byte) (map[int64][]byte, error) {
 	out := map[int64][]byte{}
 	for len(b) > 0 {
-		if len(b) < 12 {
+		idx, values, rest, ok := nextLogged(b)
+		if !ok {
 			return nil, errors.New("the log of reductions is cut short")
 		}
-		idx, n := int64(binary.LittleEndian.Uint64(b)), int(binary.LittleEndian.Uint32(b[8:]))
-		if n > len(b)-12 {
-			return nil, errors.New("the log of reductions is cut short")
-		}
-		out[idx] = b[12 : 12+n]
-		b = b[12+n:]
+		out[idx], b = values, rest
 	}
 	return out, nil
 }
