@@ -514,12 +514,20 @@ func (A *Mat[T]) Gather() (rowptr, colidx []int32, vals []T, err error) {
 		msg, err = engine.DeclaredEntries(rt.proc.Process, A.engine(), &sp.rows.c, &sp.cols.c)
 	}
 	unlock()
-	if err != nil {
-		return nil, nil, nil, err
-	}
 	var c matrix.Comm
 	if distributed {
+		// Collective: every rank learns of a rank that cannot send its
+		// rows, or is at another collective call, before any exchanges.
+		if aerr := mpiFatal(dist.AgreeStep(w, fmt.Sprintf("Mat.Gather of mat %q", A.s.Name), err)); aerr != nil {
+			if err != nil {
+				return nil, nil, nil, err // this rank's own error, as without MPI
+			}
+			return nil, nil, nil, fmt.Errorf("op2: %w", aerr)
+		}
 		c = w
+	}
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	return matrix.Gather[T](c, R, msg)
 }

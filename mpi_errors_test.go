@@ -227,6 +227,40 @@ func TestMPIErrors(t *testing.T) {
 			want: []string{"the ranks are at different collective operations", `rank 0: Gather of dat "a" on set "nodes"`, `rank 1: Gather of dat "b" on set "nodes"`},
 		},
 		{
+			// Mat.Gather is collective too: a matrix's gather meeting a
+			// Dat's or another matrix's is named, not read as rows.
+			name: "mat-gather-meets-dat-gather",
+			ranks: func(t *testing.T) error {
+				nodes, ring := declareRing(t, 8)
+				must(op2.Partition(op2.BlockPartitioner()))
+				A := must(op2.NewMat[float64](must(op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: ring, Col: ring}}, "sp")), "A"))
+				if op2.Rank() == 0 {
+					_, err := A.Dense()
+					return err
+				}
+				_, err := must(op2.NewDat[float64](nodes, 1, nil, "x")).Gather()
+				return err
+			},
+			want: []string{"the ranks are at different collective operations", `rank 0: Mat.Gather of mat "A"`, `rank 1: Gather of dat "x" on set "nodes"`},
+		},
+		{
+			name: "gathers-of-different-mats",
+			ranks: func(t *testing.T) error {
+				nodes, ring := declareRing(t, 8)
+				must(op2.Partition(op2.BlockPartitioner()))
+				sp := must(op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: ring, Col: ring}}, "sp"))
+				A, B := must(op2.NewMat[float64](sp, "A")), must(op2.NewMat[float64](sp, "B"))
+				var err error
+				if op2.Rank() == 0 {
+					_, _, _, err = A.Gather()
+				} else {
+					_, _, _, err = B.Gather()
+				}
+				return err
+			},
+			want: []string{"the ranks are at different collective operations", `rank 0: Mat.Gather of mat "A"`, `rank 1: Mat.Gather of mat "B"`},
+		},
+		{
 			name: "halo-exchange-times-out",
 			env:  []string{"OP2_MPI_TIMEOUT=2s"},
 			ranks: func(t *testing.T) error {
