@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 
@@ -51,6 +52,11 @@ type Part struct {
 	// Physical and Entities are the file's, as in Mesh.
 	Physical []PhysicalGroup
 	Entities []Entity
+	// Groups lists, for each dimension, the physical group tags that the
+	// file's elements of that dimension carry on their own lines
+	// (Block.Physical; 0, no group, left out), each once, in increasing
+	// order: the groups of a 2.2 file, named in $PhysicalNames or not.
+	Groups [4][]int32
 	// FirstNode is the index of the first node kept; X holds three
 	// coordinates per node kept and NodeTags their tags.
 	FirstNode int64
@@ -125,6 +131,9 @@ func readPart(r io.Reader, length int, keep Keep) (*Part, error) {
 	}
 	out := st.out
 	out.Physical, out.Entities = p.m.Physical, p.m.Entities
+	for d, g := range st.groups {
+		out.Groups[d] = slices.Sorted(maps.Keys(g))
+	}
 	out.Counts, out.Unique = map[Type]int64{}, map[Type]int64{}
 	for t := range st.counts {
 		if st.counts[t] > 0 {
@@ -156,6 +165,8 @@ type partState struct {
 	last           [maxType][]int64
 	blocks         [maxType]*PartBlock
 	room           [maxType]int // elements a block is made with room for
+	// The physical group tags of the elements read, per dimension.
+	groups [4]map[int32]bool
 	// The element being read.
 	t        Type
 	tag      int64
@@ -216,6 +227,12 @@ func (s *partState) node(v int64) {
 // end keeps the element if keep selects it.
 func (s *partState) end() {
 	t, nodes := s.t, s.nodeTags[:s.nn]
+	if d := t.Dim(); d >= 0 && d < len(s.groups) && s.phys != 0 && !s.groups[d][s.phys] {
+		if s.groups[d] == nil {
+			s.groups[d] = map[int32]bool{}
+		}
+		s.groups[d][s.phys] = true
+	}
 	repeat := s.counts[t] > 0 && slices.Equal(s.last[t], nodes)
 	idx := s.counts[t]
 	s.counts[t]++

@@ -207,6 +207,9 @@ func TestReadFilePartRepeats(t *testing.T) {
 	if scan.Counts[Triangle] != 4 || scan.Unique[Triangle] != 2 || scan.Counts[Line] != 1 || scan.Unique[Line] != 1 || !scan.DenseTags {
 		t.Fatalf("counts %v unique %v dense %v", scan.Counts, scan.Unique, scan.DenseTags)
 	}
+	if want := [4][]int32{1: {1}, 2: {1, 2}}; !reflect.DeepEqual(scan.Groups, want) {
+		t.Errorf("groups %v, want %v (the elements' own tags per dimension)", scan.Groups, want)
+	}
 	for _, c := range []struct {
 		r      Range
 		tags   []int64

@@ -280,13 +280,7 @@ func planGmsh(scan *gmsh.Part) (*gmshPlan, error) {
 			pl.facetTypes = append(pl.facetTypes, t)
 		}
 	}
-	groups := 0
-	for _, p := range scan.Physical {
-		if p.Dim == scan.Dim {
-			groups++
-		}
-	}
-	pl.merge = len(scan.Entities) == 0 && groups > 1
+	pl.merge = len(scan.Entities) == 0 && len(scan.Groups[scan.Dim]) > 1 // see uniqueCells
 	for _, t := range pl.cellTypes {
 		k, ok := KindOf(t)
 		if !ok {

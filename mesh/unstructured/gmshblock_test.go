@@ -92,6 +92,12 @@ func TestLoadStreamedOnRanks(t *testing.T) {
 	// Hexahedra and prisms in one mesh.
 	runs = append(runs, run{filepath.Join(fixtures, "mixed-41-binary.msh"), []int{2, 3, 4}}, run{filepath.Join(fixtures, "mixed-22-ascii.msh"), []int{3}})
 	runs = append(runs, run{sparseTags(t, filepath.Join(fixtures, "box-22-ascii.msh"), dir), []int{2, 3, 4}})
+	// Each triangle in two groups that $PhysicalNames does not name.
+	unnamed := filepath.Join(dir, "unnamed-groups.msh")
+	if err := os.WriteFile(unnamed, []byte(unnamedGroups22), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runs = append(runs, run{unnamed, []int{2}})
 	// Gmsh's prisms last, in a subtest that skips without Gmsh.
 	runs = append(runs, run{"prism-2.2", []int{2, 3, 4}})
 	for _, r := range runs {

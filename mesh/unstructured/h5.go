@@ -42,12 +42,18 @@ const mixedLayoutVersion = 2
 // blocks: the file's nodes and cells, positively oriented, and the facet
 // elements of its physical groups. Run it on one process (`op2mesh
 // convert FILE.msh FILE.h5`). A mesh that fails gmsh.Mesh.Check is an
-// error, and no file is written.
-func WriteHDF5(path string, g *gmsh.Mesh) (err error) {
+// error, and no file is written; a file it could not finish is removed.
+func WriteHDF5(path string, g *gmsh.Mesh) error {
 	s, err := fromGmsh(g, 0, 1)
 	if err != nil {
 		return fmt.Errorf("unstructured: %w", err)
 	}
+	return writeHDF5(path, s)
+}
+
+// writeHDF5 writes s to a new HDF5 file at path (WriteHDF5), and removes
+// the file when it cannot finish it.
+func writeHDF5(path string, s *source) (err error) {
 	f, err := hdf5.Create(path)
 	if err != nil {
 		return err
@@ -55,6 +61,9 @@ func WriteHDF5(path string, g *gmsh.Mesh) (err error) {
 	defer func() {
 		if cerr := f.Close(); err == nil {
 			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
 		}
 	}()
 	head := []int32{layoutVersion, int32(s.dim), int32(gmshType(s.kind))}
@@ -110,17 +119,18 @@ func WriteHDF5(path string, g *gmsh.Mesh) (err error) {
 
 // Convert reads the Gmsh mesh in msh (or a CGNS mesh, known by its
 // content) and writes it to h5 as WriteHDF5 does (`op2mesh convert msh
-// h5`); on an error it leaves no h5 file.
+// h5`). A mesh it refuses leaves h5 as it was, and the error names msh;
+// an h5 file it could not finish is removed.
 func Convert(msh, h5 string) error {
 	g, err := readMeshFile(msh)
 	if err != nil {
 		return err
 	}
-	if err := WriteHDF5(h5, g); err != nil {
-		os.Remove(h5)
-		return err
+	s, err := fromGmsh(g, 0, 1)
+	if err != nil {
+		return fmt.Errorf("unstructured: %s: %w", msh, err)
 	}
-	return nil
+	return writeHDF5(h5, s)
 }
 
 func taggedName(k topology.Kind) string { return fmt.Sprintf("tagged_%d", gmshType(k)) }

@@ -346,3 +346,64 @@ func TestGroupNameOfTwoGroups(t *testing.T) {
 		t.Errorf("Group(%q): %v, want an error saying %q", "bottom", err, want)
 	}
 }
+
+// unnamedGroups22 is a 2.2 mesh of two triangles, each written twice, in
+// groups 1 and 2, which no $PhysicalNames names (classic .geo files'
+// Physical Surface(1) = {...}).
+const unnamedGroups22 = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n" +
+	"$Nodes\n4\n1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n$EndNodes\n" +
+	"$Elements\n4\n1 2 2 1 1 1 2 3\n2 2 2 2 1 1 2 3\n3 2 2 1 1 1 3 4\n4 2 2 2 1 1 3 4\n$EndElements\n"
+
+// TestUnnamedGroups22: a 2.2 file writes an element once per physical
+// group, named or not; the copies are one cell in both groups.
+func TestUnnamedGroups22(t *testing.T) {
+	names := "$PhysicalNames\n2\n2 1 \"a\"\n2 2 \"b\"\n$EndPhysicalNames\n"
+	head, body, _ := strings.Cut(unnamedGroups22, "$Nodes")
+	dir := t.TempDir()
+	for _, c := range []struct{ name, text string }{{"named.msh", head + names + "$Nodes" + body}, {"unnamed.msh", unnamedGroups22}} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, c.name)
+			if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			m, err := unstructured.Load(path, unstructured.Options{Renumber: "none"})
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if n := m.Cells.GlobalSize(); n != 2 {
+				t.Errorf("%d cells, want 2 (each triangle once, in groups 1 and 2)", n)
+			}
+			if tags := m.CellTags.Data(); !slices.Equal(tags, []int32{1, 2, 1, 2}) {
+				t.Errorf("cell tags %v, want [1 2 1 2]", tags)
+			}
+		})
+	}
+}
+
+// TestConvertRefusalKeepsOutput: a mesh Convert refuses (no cells of
+// dimension 2 or 3; a 2-D mesh not flat) leaves the output file it never
+// opened, and the error names the input.
+func TestConvertRefusalKeepsOutput(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"lines.msh":  "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n2\n1 0 0 0\n2 1 0 0\n$EndNodes\n$Elements\n1\n1 1 2 0 1 1 2\n$EndElements\n",
+		"tilted.msh": "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 0 1 1\n$EndNodes\n$Elements\n1\n1 2 2 0 1 1 2 3\n$EndElements\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			in, out := filepath.Join(dir, name), filepath.Join(dir, "earlier.h5")
+			if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(out, []byte("an earlier conversion"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := unstructured.Convert(in, out)
+			if err == nil || !strings.Contains(err.Error(), in) {
+				t.Errorf("Convert: %v; want an error naming %s", err, in)
+			}
+			if b, serr := os.ReadFile(out); serr != nil || string(b) != "an earlier conversion" {
+				t.Errorf("Convert refused the mesh but changed %s: %q, %v", out, b, serr)
+			}
+		})
+	}
+}

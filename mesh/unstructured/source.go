@@ -213,19 +213,14 @@ func physicalOf(g *gmsh.Mesh) func(b *gmsh.Block, i int) []int32 {
 
 // uniqueCells returns the cells of block b with the physical groups of
 // each (phys). A 2.2 file (no $Entities) writes an element in several
-// groups once per group, under different tags: where the file has
-// several groups of the cells' dimension, repeated cells (the same nodes
-// in the same order) are kept once, with all their groups.
+// groups once per group, under different tags: where the file's elements
+// of the cells' dimension carry several groups (named in $PhysicalNames
+// or not), repeated cells (the same nodes in the same order) are kept
+// once, with all their groups.
 func uniqueCells(g *gmsh.Mesh, b *gmsh.Block, phys func(*gmsh.Block, int) []int32) (nodes []int32, tags []int64, groups [][]int32) {
 	nn := b.Type.NumNodes()
-	n := 0
-	for _, p := range g.Physical {
-		if p.Dim == b.Type.Dim() {
-			n++
-		}
-	}
 	var where map[[8]int32]int // a cell's nodes → its index in the result
-	if len(g.Entities) == 0 && n > 1 {
+	if len(g.Entities) == 0 && severalGroups(g, b.Type.Dim()) {
 		where = map[[8]int32]int{}
 	}
 	for i := range b.Len() {
@@ -245,6 +240,28 @@ func uniqueCells(g *gmsh.Mesh, b *gmsh.Block, phys func(*gmsh.Block, int) []int3
 		groups = append(groups, slices.Clone(p))
 	}
 	return nodes, tags, groups
+}
+
+// severalGroups reports whether g's elements of dimension dim carry more
+// than one physical group tag on their own lines (gmsh.Part.Groups).
+func severalGroups(g *gmsh.Mesh, dim int) bool {
+	first := int32(0)
+	for i := range g.Blocks {
+		b := &g.Blocks[i]
+		if b.Type.Dim() != dim {
+			continue
+		}
+		for _, p := range b.Physical {
+			switch {
+			case p == 0 || p == first:
+			case first == 0:
+				first = p
+			default:
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // zRange is what the check that a 2-D mesh is flat needs of some nodes:
