@@ -261,6 +261,42 @@ func TestMPIErrors(t *testing.T) {
 			want: []string{"the ranks are at different collective operations", `rank 0: Mat.Gather of mat "A"`, `rank 1: Mat.Gather of mat "B"`},
 		},
 		{
+			// Loops with Global reductions need no agreement before
+			// them: their results travel with the loop's identity.
+			name: "different-reduction-loops",
+			ranks: func(t *testing.T) error {
+				nodes, _ := declareRing(t, 8)
+				must(op2.Partition(op2.BlockPartitioner()))
+				x := must(op2.NewDat(nodes, 1, make([]float64, nodes.Size()), "x"))
+				g := must(op2.NewGlobal(1, []float64{0}, "g"))
+				if op2.Rank() == 0 {
+					return op2.ParLoop(op2.NewKernel("void psum(const double *x, double *g) { *g += *x; }", "psum"), nodes, x.Arg(op2.Read), g.Arg(op2.Inc))
+				}
+				return op2.ParLoop(op2.NewKernel("void pmax(const double *x, double *g) { if (*x > *g) *g = *x; }", "pmax"), nodes, x.Arg(op2.Read), g.Arg(op2.Max))
+			},
+			want: []string{"the ranks are at different loops", `rank 0: loop "psum"`, `rank 1: loop "pmax"`},
+		},
+		{
+			// Loops that read only halos every rank knows are out of date
+			// need no agreement either: their messages' tags differ, so
+			// the ranks wait out the timeout, naming their loop, rather
+			// than take one loop's Dat into the other's halo.
+			name: "different-loops-stale-halos",
+			env:  []string{"OP2_MPI_TIMEOUT=2s"},
+			ranks: func(t *testing.T) error {
+				nodes, m := declareRing(t, 8)
+				must(op2.Partition(op2.BlockPartitioner()))
+				d := must(op2.NewDat[float64](nodes, 1, nil, "d"))
+				s := must(op2.NewDat[float64](m.From(), 1, nil, "s"))
+				check(t, op2.ParLoop(op2.NewKernel("void set1(double *d) { *d = 1; }", "set1"), nodes, d.Arg(op2.Write)))
+				name := []string{"one", "two"}[op2.Rank()]
+				k := op2.NewKernel("void "+name+"(const double *d, double *s) { *s = *d; }", name)
+				return op2.ParLoop(k, m.From(), d.ArgMap(op2.Read, m, 1), s.Arg(op2.Write))
+			},
+			want:  []string{`over set "edges": halo exchange waiting for dat "d"`, "OP2_MPI_TIMEOUT"}, // either rank may time out first
+			fails: true,
+		},
+		{
 			name: "halo-exchange-times-out",
 			env:  []string{"OP2_MPI_TIMEOUT=2s"},
 			ranks: func(t *testing.T) error {

@@ -29,10 +29,14 @@ import (
 // unpacked there. Each rank chooses for itself: the messages' bytes are
 // the same either way.
 
-// groupTag is the tag of grouped messages: a single loop's messages use
-// their argument's position, below 32000. Only one exchange per pair of
-// ranks is in flight at a time.
+// groupTag is the tag of grouped messages (a chain's, and from groupTag
+// to groupTag+groupTags-1 a single loop's of several Dats: loopTag); a
+// single loop's messages of one Dat have tags below 32000. Only one
+// exchange per pair of ranks is in flight at a time.
 const groupTag = 32001
+
+// groupTags is the number of tags of a single loop's grouped messages.
+const groupTags = 90
 
 // peerMsg is the message to and from one neighbouring rank: its bytes and
 // their offsets in the exchange's buffers.

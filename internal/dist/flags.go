@@ -9,7 +9,7 @@ import (
 )
 
 // flagsTag is the message tag of ExchangeFlags, apart from the loops'
-// (which are below 32000).
+// (below groupTag+groupTags).
 const flagsTag = 32100
 
 // ExchangeFlags is collective: every rank passes its values of one int32

@@ -28,8 +28,8 @@ import (
 // arguments and on the Dats to exchange, which depend on what a rank did
 // alone (Data, DataWO, Zero, CopyTo); the decisions themselves depend only
 // on the loop's arguments, never on a rank's own part of the mesh; a
-// message's tag is the argument's position, or groupTag for the grouped
-// message of several Dats.
+// message's tag comes from the loop and the argument's position, or the
+// group of several Dats (loopTag), never from an object's identity.
 type Halo struct {
 	w World
 	// The agreement buffer and its outcome: the arguments whose Dats the
@@ -41,8 +41,9 @@ type Halo struct {
 	// it): the loop and the arguments it exchanges.
 	agreedLoop     *core.Loop
 	agreedExchange []int
-	// gathered receives every rank's result of a reduction (End).
-	gathered []byte
+	// reduced is this rank's result of a reduction with the loop's
+	// identity before it, and gathered receives every rank's (End).
+	reduced, gathered []byte
 	recvs    []mpi.Msg
 	sends    []mpi.Msg
 	// trace, if not nil, logs each exchange (OP2_LOG=trace).
@@ -263,10 +264,7 @@ func (h *Halo) Begin(l *core.Loop) error {
 	if len(exchange) == 0 {
 		return nil
 	}
-	tag := int32(groupTag)
-	if len(exchange) == 1 {
-		tag = int32(exchange[0] % 32000) // the same on every rank, whatever else each created
-	}
+	tag := loopTag(l, exchange)
 	group := h.single[:0]
 	for _, i := range exchange {
 		group = append(group, l.Args[i].Data)
@@ -275,6 +273,23 @@ func (h *Halo) Begin(l *core.Loop) error {
 	clear(group)
 	h.single = group[:0]
 	return err
+}
+
+// loopTag is the tag of the messages of l's exchange of the Dats of the
+// arguments exchange: of one Dat, its argument's position (the same on
+// every rank, whatever else each created); of several, groupTag. Some
+// bits of l's hash are added, so that ranks at different loops that need
+// no agreement (Agree: each exchanges only Dats whose halos every rank
+// knows are out of date) mostly post messages the others never match: they
+// wait out OP2_MPI_TIMEOUT naming their loop rather than take one loop's
+// Dat into another's halo. Tags stay below 32767, the least tag bound MPI
+// allows.
+func loopTag(l *core.Loop, exchange []int) int32 {
+	hash := loopHash(l)
+	if len(exchange) > 1 {
+		return groupTag + int32(hash%groupTags)
+	}
+	return int32((uint64(exchange[0]) + 64*(hash%500)) % 32000)
 }
 
 // StartReductions sets l's INC reductions to zero on ranks other than 0,
@@ -352,17 +367,55 @@ func (h *Halo) End(l *core.Loop) error {
 			return err
 		}
 		mine := unsafe.Slice((*byte)(s.Host), s.Bytes())
-		n := len(mine) * h.w.Size()
-		if cap(h.gathered) < n {
-			h.gathered = make([]byte, n)
-		}
-		all := h.gathered[:n]
-		if err := h.w.Allgather(mine, all); err != nil {
+		all, err := h.gatherReduction(l, i, mine)
+		if err != nil {
 			return fmt.Errorf("%s: reduction of %s across ranks: %w", l.Name(), s.Describe(), err)
+		}
+		if all == nil {
+			return h.disagree(l)
 		}
 		combine(s.Type, a.Access, mine, all)
 	}
 	return nil
+}
+
+// reductionHeader is the size of the identity a rank's result of a
+// reduction travels with: the loop's hash and the argument's position,
+// and their complements.
+const reductionHeader = 16
+
+// gatherReduction gathers every rank's result of the reduction of
+// argument i of l (mine: this rank's), rank after rank. Each result
+// travels with the loop's identity, so that ranks at different loops
+// (whose reductions would otherwise meet and mix, a loop that needs no
+// agreement making no other call before them) are told apart: all is nil
+// when a rank's identity is not this rank's.
+func (h *Halo) gatherReduction(l *core.Loop, i int, mine []byte) (all []byte, err error) {
+	id := loopHash(l) ^ (uint64(i)+1)*0x9e3779b97f4a7c15
+	block := reductionHeader + len(mine)
+	if cap(h.reduced) < block {
+		h.reduced = make([]byte, block)
+	}
+	send := h.reduced[:block]
+	binary.LittleEndian.PutUint64(send, id)
+	binary.LittleEndian.PutUint64(send[8:], ^id)
+	copy(send[reductionHeader:], mine)
+	n := block * h.w.Size()
+	if cap(h.gathered) < n {
+		h.gathered = make([]byte, n)
+	}
+	all = h.gathered[:n]
+	if err := h.w.Allgather(send, all); err != nil {
+		return nil, err
+	}
+	for r := range h.w.Size() {
+		b := all[r*block:]
+		if binary.LittleEndian.Uint64(b) != id || binary.LittleEndian.Uint64(b[8:]) != ^id {
+			return nil, nil
+		}
+		copy(all[r*len(mine):], b[reductionHeader:block]) // to the front, rank after rank
+	}
+	return all[:len(mine)*h.w.Size()], nil
 }
 
 // combine folds the ranks' values in all (rank after rank) into dst.

@@ -623,6 +623,11 @@ func (w *World) Alltoallv(send [][]byte) ([][]byte, error) {
 	total := int64(0)
 	for r := range rcounts {
 		rcounts[r] = getInt64(rc8[8*r:])
+		// A count no rank could send: rank r's message was another
+		// collective call's, paired with this one.
+		if rcounts[r] < 0 || rcounts[r] > maxAlltoallBytes || total > maxAlltoallBytes-rcounts[r] {
+			return nil, fmt.Errorf("MPI_Alltoallv: rank %d would send %d bytes: the ranks are at different collective calls", r, rcounts[r])
+		}
 		total += rcounts[r]
 	}
 	recv := make([]byte, total)
@@ -643,6 +648,10 @@ func (w *World) Alltoallv(send [][]byte) ([][]byte, error) {
 	}
 	return out, nil
 }
+
+// maxAlltoallBytes bounds what Alltoallv receives in all (1 TiB): a
+// count beyond it is another collective call's data.
+const maxAlltoallBytes = 1 << 40
 
 // contiguous returns the messages as one slice when each non-empty one
 // follows the previous within its capacity (slices of one buffer, as a
