@@ -186,6 +186,12 @@ func main() {
 			chOpts.moreTiles = append(chOpts.moreTiles, n)
 		}
 	}
+	if *ch || *chOnly {
+		if _, err := chainModes(chOpts.tile, chOpts.moreTiles, chOpts.modes); err != nil {
+			fmt.Fprintln(os.Stderr, "op2bench:", err)
+			os.Exit(2)
+		}
+	}
 	if *chOnly {
 		onlySection(*threads, func(m *mesh.Mesh, triad1, triadN float64) error {
 			return chainSection(os.Stdout, m, chOpts, triad1, triadN)
@@ -201,6 +207,12 @@ func main() {
 	}
 	if *mgOP2Builds != "" {
 		mgOpts.op2Builds = strings.Split(*mgOP2Builds, ",")
+	}
+	if *mg || *mgOnly || *mgFloor {
+		if err := mgOpts.check(); err != nil {
+			fmt.Fprintln(os.Stderr, "op2bench:", err)
+			os.Exit(2)
+		}
 	}
 	if *mgFloor {
 		var small [2]int

@@ -86,6 +86,29 @@ var (
 	op2RMS     = regexp.MustCompile(`Performing MG cycle ([0-9]+) / [0-9]+\s+rms ([0-9.eE+-]+)`)
 )
 
+// check refuses settings the section cannot run with, before anything
+// runs (main calls it as it reads the flags).
+func (o *mgcfdOpts) check() error {
+	if o.cycles < 1 || o.rounds < 1 || o.threads < 1 {
+		return fmt.Errorf("mgcfd: %d cycles, %d rounds, %d threads: each must be at least 1", o.cycles, o.rounds, o.threads)
+	}
+	if o.deviceOnly && o.device == "" {
+		return fmt.Errorf("mgcfd: -mgcfd-device-only wants a device (-mgcfd-device)")
+	}
+	for _, b := range o.op2Builds {
+		switch b {
+		case "seq", "openmp":
+		case "cuda":
+			if o.device == "" {
+				return fmt.Errorf("mgcfd: the original's cuda build runs beside GoOP2's device run: -mgcfd-op2-builds cuda wants -mgcfd-device")
+			}
+		default:
+			return fmt.Errorf("mgcfd: -mgcfd-op2-builds: unknown build %q (seq, openmp or cuda)", b)
+		}
+	}
+	return nil
+}
+
 // mgcfdSection times MG-CFD's multigrid cycle (internal/mgcfd) on a
 // generated box mesh, on sequential and openmp with 1 and o.threads
 // threads: o.rounds rounds of o.cycles cycles per configuration (after a
@@ -102,8 +125,8 @@ var (
 // bytes at its first call, which would add to the cycles' time (on cuda,
 // half of MG-CFD's 0.19 s on an H100).
 func mgcfdSection(out io.Writer, o mgcfdOpts) error {
-	if o.cycles < 1 || o.rounds < 1 || o.threads < 1 {
-		return fmt.Errorf("mgcfd: %d cycles, %d rounds, %d threads: each must be at least 1", o.cycles, o.rounds, o.threads)
+	if err := o.check(); err != nil {
+		return err
 	}
 	m, err := mgcfd.Generate(o.n, o.levels)
 	if err != nil {
@@ -114,9 +137,6 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 		base = append(base, mgcfdRun{name: fmt.Sprintf("openmp %d", o.threads), backend: "openmp", threads: o.threads})
 	}
 	if o.deviceOnly {
-		if o.device == "" {
-			return fmt.Errorf("mgcfd: -mgcfd-device-only wants a device (-mgcfd-device)")
-		}
 		base = nil
 	}
 	simd := o.simd
@@ -169,12 +189,7 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 			case "openmp":
 				candidates = op2OMPBinaries
 			case "cuda":
-				if o.device == "" {
-					return fmt.Errorf("mgcfd: the original's cuda build runs beside GoOP2's device run: -mgcfd-op2-builds cuda wants -mgcfd-device")
-				}
 				candidates = op2CUDABinaries
-			default:
-				return fmt.Errorf("mgcfd: -mgcfd-op2-builds: unknown build %q (seq, openmp or cuda)", b)
 			}
 			names = append(names, candidates...)
 			if bin := findBinary(o.op2Dir, candidates); bin != "" {

@@ -245,8 +245,8 @@ func WriteFile(path string, b []byte) error {
 func WriteWith(path, prefix string, write func(io.Writer) error) error {
 	f, err := Create(path)
 	if err == nil {
+		defer f.Abort() // a write that panics; after Commit: nothing
 		if werr := write(f); werr != nil {
-			f.Abort()
 			return fmt.Errorf("%w (writing %s)", werr, path)
 		}
 		err = f.Commit()

@@ -52,10 +52,11 @@ type Part struct {
 	// Physical and Entities are the file's, as in Mesh.
 	Physical []PhysicalGroup
 	Entities []Entity
-	// Groups lists, for each dimension, the physical group tags that the
-	// file's elements of that dimension carry on their own lines
-	// (Block.Physical; 0, no group, left out), each once, in increasing
-	// order: the groups of a 2.2 file, named in $PhysicalNames or not.
+	// Groups lists, for each dimension, the physical group tags of the
+	// file's elements of that dimension as Block.Physical has them (0, no
+	// group, left out), each once, in increasing order: in a 2.2 file the
+	// groups its element lines give, named in $PhysicalNames or not; in a
+	// 4.1 file each element's entity's first group.
 	Groups [4][]int32
 	// FirstNode is the index of the first node kept; X holds three
 	// coordinates per node kept and NodeTags their tags.
@@ -165,8 +166,10 @@ type partState struct {
 	last           [maxType][]int64
 	blocks         [maxType]*PartBlock
 	room           [maxType]int // elements a block is made with room for
-	// The physical group tags of the elements read, per dimension.
-	groups [4]map[int32]bool
+	// The physical group tags of the elements read, per dimension, and
+	// the last one added.
+	groups    [4]map[int32]bool
+	lastGroup [4]int32
 	// The element being read.
 	t        Type
 	tag      int64
@@ -227,7 +230,8 @@ func (s *partState) node(v int64) {
 // end keeps the element if keep selects it.
 func (s *partState) end() {
 	t, nodes := s.t, s.nodeTags[:s.nn]
-	if d := t.Dim(); d >= 0 && d < len(s.groups) && s.phys != 0 && !s.groups[d][s.phys] {
+	if d := t.Dim(); d >= 0 && d < len(s.groups) && s.phys != 0 && s.phys != s.lastGroup[d] {
+		s.lastGroup[d] = s.phys // runs of elements share a group: one lookup a run
 		if s.groups[d] == nil {
 			s.groups[d] = map[int32]bool{}
 		}
