@@ -44,8 +44,8 @@ type Halo struct {
 	// reduced is this rank's result of a reduction with the loop's
 	// identity before it, and gathered receives every rank's (End).
 	reduced, gathered []byte
-	recvs    []mpi.Msg
-	sends    []mpi.Msg
+	recvs             []mpi.Msg
+	sends             []mpi.Msg
 	// trace, if not nil, logs each exchange (OP2_LOG=trace).
 	trace *slog.Logger
 	// exchanges counts the Dat exchanges started (tests); messages and
