@@ -41,10 +41,15 @@ import (
 // them. Recorded loops run first. It needs the HDF5 library at run time
 // (Debian: libhdf5-103-1).
 func Checkpoint(path string, state map[string][]byte) error {
+	// Collective: a rank that refuses its arguments says so to every
+	// rank before any of them writes.
+	var err error
 	if path == "" {
-		return errors.New("op2: Checkpoint: the path is empty")
+		err = errors.New("op2: Checkpoint: the path is empty")
+	} else {
+		err = reservedKeys(state)
 	}
-	if err := reservedKeys(state); err != nil {
+	if err := agreeArgs("Checkpoint", err); err != nil {
 		return err
 	}
 	runtime.GC() // dats the program no longer holds are not saved

@@ -305,18 +305,9 @@ func (A *Mat[T]) engine() engine.Mat[T] { return engine.Mat[T]{S: &A.s, Block: A
 // Out-of-range elements and wrong Dats are refused before anything
 // changes.
 func (A *Mat[T]) ZeroRowsColumns(rows []int, diag T, x, b *Dat[T]) error {
-	err := A.checkZeroRowsColumns(rows, x, b)
-	if w, _ := mpiWorld(); w != nil && w.Size() > 1 {
-		// Collective: a rank that refuses its rows says so to every
-		// rank before any of them exchanges.
-		if aerr := mpiFatal(dist.AgreeStep(w, fmt.Sprintf("Mat.ZeroRowsColumns of mat %q", A.s.Name), err)); aerr != nil {
-			if err != nil {
-				return err // this rank's own error, as without MPI
-			}
-			return fmt.Errorf("op2: %w", aerr)
-		}
-	}
-	if err != nil {
+	// Collective: a rank that refuses its rows says so to every rank
+	// before any of them exchanges.
+	if err := agreeArgs(fmt.Sprintf("Mat.ZeroRowsColumns of mat %q", A.s.Name), A.checkZeroRowsColumns(rows, x, b)); err != nil {
 		return err
 	}
 	dirichlet, mark, err := A.dirichletColumns(rows, x)

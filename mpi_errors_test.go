@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -295,6 +296,52 @@ func TestMPIErrors(t *testing.T) {
 			},
 			want:  []string{`over set "edges": halo exchange waiting for dat "d"`, "OP2_MPI_TIMEOUT"}, // either rank may time out first
 			fails: true,
+		},
+		{
+			// A collective call's arguments refused on one rank: the
+			// others say so at once rather than wait in the call.
+			name: "solve-bad-argument-on-one-rank",
+			ranks: func(t *testing.T) error {
+				nodes, _, ident, _ := rankChain(t, 10, nil)
+				A, x, b := diagSystem(nodes, ident)
+				check(t, op2.ParLoop(op2.NewKernel(`void sb_d(double *A) { A[0] = 1; }`, "sb_d"), nodes, A.Arg(op2.Inc, ident, ident)))
+				if op2.Rank() == 1 {
+					b = x
+				}
+				_, err := must(op2.NewSolver(op2.SolverOptions{})).Solve(A, x, b)
+				return err
+			},
+			want: []string{"x and b are the same"},
+		},
+		{
+			name: "checkpoint-bad-path-on-one-rank",
+			ranks: func(t *testing.T) error {
+				declareRing(t, 8)
+				must(op2.Partition(op2.BlockPartitioner()))
+				path := filepath.Join(os.TempDir(), fmt.Sprintf("goop2-ckpt-%d.h5", os.Getppid()))
+				if op2.Rank() == 1 {
+					path = ""
+				}
+				err := op2.Checkpoint(path, nil)
+				if err == nil {
+					os.Remove(path)
+				}
+				return err
+			},
+			want: []string{"Checkpoint: the path is empty"},
+		},
+		{
+			name: "partitioners-differ",
+			ranks: func(t *testing.T) error {
+				_, m := declareRing(t, 8)
+				p := op2.BlockPartitioner()
+				if op2.Rank() == 1 {
+					p = op2.AutoPartitioner(m, nil)
+				}
+				_, err := op2.Partition(p)
+				return err
+			},
+			want: []string{"the ranks are at different collective operations", `rank 0: Partition with partitioner "block"`, `rank 1: Partition with partitioner "auto"`},
 		},
 		{
 			name: "halo-exchange-times-out",

@@ -98,6 +98,23 @@ func (m meshMap) Adopt(table []int32) {
 // without one.
 func mpiWorld() (*mpi.World, error) { return rt.proc.World() }
 
+// agreeArgs shares the check of a collective call's arguments (err:
+// this rank's refusal, or nil) under MPI, so that no rank waits in the
+// call for one that refused its arguments: this rank's own error comes
+// back as it is, as without MPI; a rank that finds its arguments good
+// gets an error naming the ranks that refused theirs, or the calls the
+// others are at. what names the call, the same on every rank.
+func agreeArgs(what string, err error) error {
+	w, werr := mpiWorld()
+	if werr != nil || w == nil || w.Size() == 1 {
+		return err
+	}
+	if aerr := mpiFatal(dist.AgreeStep(w, what, err)); aerr != nil && err == nil {
+		return fmt.Errorf("op2: %w", aerr)
+	}
+	return err
+}
+
 // distributing reports whether declarations are a rank's block of a mesh
 // still to be partitioned.
 func distributing() (bool, error) { return rt.proc.Distributing() }
@@ -332,6 +349,11 @@ func Partition(p Partitioner) (*PartitionInfo, error) {
 	}
 	if ds.Partitioned() {
 		return nil, errors.New("op2: Partition: the mesh is already partitioned")
+	}
+	// The ranks agree first that they all partition, with the same
+	// partitioner: what follows exchanges without naming it.
+	if err := mpiFatal(dist.AgreeStep(w, fmt.Sprintf("Partition with partitioner %q", p.kind), nil)); err != nil {
+		return nil, fmt.Errorf("op2: Partition (rank %d of %d): %w", w.Rank(), w.Size(), err)
 	}
 	if p, err = p.resolve(w); err != nil {
 		return nil, err

@@ -180,20 +180,10 @@ func NewSolver(opts SolverOptions) (*Solver, error) {
 // so; reaching MaxIts is not an error: SolveInfo.Converged says whether
 // the tolerance was met.
 func (s *Solver) Solve(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
-	if A == nil || x == nil || b == nil {
-		return SolveInfo{}, errors.New("op2: Solve: the matrix, x and b must not be nil")
-	}
-	sp := A.sp
-	if sp.rows != sp.cols || sp.rdim != sp.cdim {
-		return SolveInfo{}, fmt.Errorf("op2: Solve: %s is not square (rows and columns on one set with one dim)", A.s.Matrix)
-	}
-	for _, d := range []*Dat[float64]{x, b} {
-		if d.s.Set != &sp.rows.c || d.s.Dim != sp.rdim {
-			return SolveInfo{}, fmt.Errorf("op2: Solve: %s must be on set %q with dim %d, as the rows of %s", d.s.Describe(), sp.rows.c.Name, sp.rdim, A.s.Matrix)
-		}
-	}
-	if x == b {
-		return SolveInfo{}, fmt.Errorf("op2: Solve: x and b are the same %s", x.s.Describe())
+	// Collective: a rank that refuses its arguments says so to every
+	// rank before any of them solves.
+	if err := agreeArgs("Solver.Solve", checkSolve(A, x, b)); err != nil {
+		return SolveInfo{}, err
 	}
 	// The host reads A, x and b, and gets what the solve found: a
 	// restart from an automatic checkpoint runs the loops up to here.
@@ -205,6 +195,26 @@ func (s *Solver) Solve(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
 		err = oerr
 	}
 	return info, err
+}
+
+// checkSolve checks Solve's arguments.
+func checkSolve(A *Mat[float64], x, b *Dat[float64]) error {
+	if A == nil || x == nil || b == nil {
+		return errors.New("op2: Solve: the matrix, x and b must not be nil")
+	}
+	sp := A.sp
+	if sp.rows != sp.cols || sp.rdim != sp.cdim {
+		return fmt.Errorf("op2: Solve: %s is not square (rows and columns on one set with one dim)", A.s.Matrix)
+	}
+	for _, d := range []*Dat[float64]{x, b} {
+		if d.s.Set != &sp.rows.c || d.s.Dim != sp.rdim {
+			return fmt.Errorf("op2: Solve: %s must be on set %q with dim %d, as the rows of %s", d.s.Describe(), sp.rows.c.Name, sp.rdim, A.s.Matrix)
+		}
+	}
+	if x == b {
+		return fmt.Errorf("op2: Solve: x and b are the same %s", x.s.Describe())
+	}
+	return nil
 }
 
 // solve is Solve, the arguments checked.

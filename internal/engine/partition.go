@@ -60,7 +60,13 @@ func (p *Process) partition(w *mpi.World, kind string, pm *core.Map, pcoords *co
 	}
 	// Dats declared without values and not used since, on every rank,
 	// move as nothing: they stay zeros, allocated at first use.
-	used := make([]byte, (len(ds.dats)+7)/8)
+	// As many flags on every rank, however many Dats each declared (a
+	// rank that declared others is told so below, SameDeclarations).
+	most := []int64{int64(len(ds.dats))}
+	if err := w.AllreduceInt64(most, mpi.Max); err != nil {
+		return nil, err
+	}
+	used := make([]byte, (most[0]+7)/8)
 	for i, dd := range ds.dats {
 		if dd.Storage().State != core.StateHostUnallocated || pcoords != nil && dd.Storage() == pcoords {
 			used[i/8] |= 1 << (i % 8)

@@ -53,6 +53,11 @@ func (f *File) WriteRoot(name string, typ Type, ndims, rows, dim int, buf unsafe
 	if f.world == nil {
 		return f.Write(name, typ, ndims, rows, dim, buf)
 	}
+	// The ranks agree first that they are all here (a rank at another
+	// collective call would take rank 0's shape for its own data).
+	if err := collective.AgreeStep(f.world, fmt.Sprintf("hdf5: write %q from rank 0", name), nil); err != nil {
+		return err
+	}
 	shape := [2]int{rows, dim}
 	for i := range shape {
 		var err error
@@ -86,6 +91,12 @@ func (f *File) WriteBlock(name string, typ Type, rows, dim, start, count int, bu
 // opened, and the caller writes another way (gathered to rank 0). It is
 // collective, and an error is every rank's.
 func OpenOnRanks(w *mpi.World, path string, truncate bool) (f *File, ok bool, err error) {
+	// The ranks agree first that they are all here (a rank at another
+	// collective call would take the count below for its own).
+	what := fmt.Sprintf("hdf5: open %q for writing through MPI-IO", path)
+	if err := collective.AgreeStep(w, what, nil); err != nil {
+		return nil, true, err
+	}
 	have := []int64{0}
 	if Parallel() {
 		have[0] = 1
@@ -95,10 +106,6 @@ func OpenOnRanks(w *mpi.World, path string, truncate bool) (f *File, ok bool, er
 	}
 	if have[0] == 0 {
 		return nil, false, nil
-	}
-	what := fmt.Sprintf("hdf5: open %q for writing through MPI-IO", path)
-	if err := collective.AgreeStep(w, what, nil); err != nil {
-		return nil, true, err
 	}
 	f, err = OpenMPIO(path, truncate)
 	if err = collective.AgreeStep(w, what, err); err != nil {
