@@ -278,6 +278,23 @@ func TestMPIErrors(t *testing.T) {
 			want: []string{"the ranks are at different loops", `rank 0: loop "psum"`, `rank 1: loop "pmax"`},
 		},
 		{
+			// Results of different sizes too: the first message has one
+			// size whatever the Global's.
+			name: "different-reduction-sizes",
+			ranks: func(t *testing.T) error {
+				nodes, _ := declareRing(t, 8)
+				must(op2.Partition(op2.BlockPartitioner()))
+				x := must(op2.NewDat(nodes, 1, make([]float64, nodes.Size()), "x"))
+				if op2.Rank() == 0 {
+					g := must(op2.NewGlobal(1, []float64{0}, "g"))
+					return op2.ParLoop(op2.NewKernel("void ps1(const double *x, double *g) { *g += *x; }", "ps1"), nodes, x.Arg(op2.Read), g.Arg(op2.Inc))
+				}
+				g := must(op2.NewGlobal(40, make([]float64, 40), "g40"))
+				return op2.ParLoop(op2.NewKernel("void ps40(const double *x, double *g) { g[39] += *x; }", "ps40"), nodes, x.Arg(op2.Read), g.Arg(op2.Inc))
+			},
+			want: []string{"the ranks are at different loops", `rank 0: loop "ps1"`, `rank 1: loop "ps40"`},
+		},
+		{
 			// Loops that read only halos every rank knows are out of date
 			// need no agreement either: their messages' tags differ, so
 			// the ranks wait out the timeout, naming their loop, rather

@@ -106,8 +106,8 @@ func mpiWorld() (*mpi.World, error) { return rt.proc.World() }
 // others are at. what names the call, the same on every rank.
 func agreeArgs(what string, err error) error {
 	w, werr := mpiWorld()
-	if werr != nil || w == nil || w.Size() == 1 {
-		return err
+	if werr != nil || w == nil || w.Size() == 1 || w.Finalized() {
+		return err // after Finalize the call itself says MPI has ended
 	}
 	if aerr := mpiFatal(dist.AgreeStep(w, what, err)); aerr != nil && err == nil {
 		return fmt.Errorf("op2: %w", aerr)

@@ -41,11 +41,10 @@ type Halo struct {
 	// it): the loop and the arguments it exchanges.
 	agreedLoop     *core.Loop
 	agreedExchange []int
-	// reduced is this rank's result of a reduction with the loop's
-	// identity before it, and gathered receives every rank's (End).
-	reduced, gathered []byte
-	recvs             []mpi.Msg
-	sends             []mpi.Msg
+	// gathered holds what a reduction sends and receives (End).
+	gathered []byte
+	recvs    []mpi.Msg
+	sends    []mpi.Msg
 	// trace, if not nil, logs each exchange (OP2_LOG=trace).
 	trace *slog.Logger
 	// exchanges counts the Dat exchanges started (tests); messages and
@@ -280,14 +279,15 @@ func (h *Halo) Begin(l *core.Loop) error {
 // every rank, whatever else each created); of several, groupTag. Some
 // bits of l's hash are added, so that ranks at different loops that need
 // no agreement (Agree: each exchanges only Dats whose halos every rank
-// knows are out of date) mostly post messages the others never match: they
+// knows are out of date) almost always (but for 1 pair of loops in 500,
+// or in 89 for several Dats) post messages the others never match: they
 // wait out OP2_MPI_TIMEOUT naming their loop rather than take one loop's
 // Dat into another's halo. Tags stay below 32767, the least tag bound MPI
 // allows.
 func loopTag(l *core.Loop, exchange []int) int32 {
 	hash := loopHash(l)
-	if len(exchange) > 1 {
-		return groupTag + int32(hash%groupTags)
+	if len(exchange) > 1 { // never groupTag itself, a chain's
+		return groupTag + 1 + int32(hash%(groupTags-1))
 	}
 	return int32((uint64(exchange[0]) + 64*(hash%500)) % 32000)
 }
@@ -380,9 +380,12 @@ func (h *Halo) End(l *core.Loop) error {
 }
 
 // reductionHeader is the size of the identity a rank's result of a
-// reduction travels with: the loop's hash and the argument's position,
-// and their complements.
-const reductionHeader = 16
+// reduction travels with: the loop's hash, the argument's position and
+// the result's size, and their complement; reductionInline is how much
+// of the result travels with it, the rest following once the ranks know
+// they reduce alike (so that results of different sizes, of different
+// loops, are told apart too rather than truncated by MPI).
+const reductionHeader, reductionInline = 16, 112
 
 // gatherReduction gathers every rank's result of the reduction of
 // argument i of l (mine: this rank's), rank after rank. Each result
@@ -391,31 +394,40 @@ const reductionHeader = 16
 // agreement making no other call before them) are told apart: all is nil
 // when a rank's identity is not this rank's.
 func (h *Halo) gatherReduction(l *core.Loop, i int, mine []byte) (all []byte, err error) {
-	id := loopHash(l) ^ (uint64(i)+1)*0x9e3779b97f4a7c15
-	block := reductionHeader + len(mine)
-	if cap(h.reduced) < block {
-		h.reduced = make([]byte, block)
-	}
-	send := h.reduced[:block]
-	binary.LittleEndian.PutUint64(send, id)
-	binary.LittleEndian.PutUint64(send[8:], ^id)
-	copy(send[reductionHeader:], mine)
-	n := block * h.w.Size()
-	if cap(h.gathered) < n {
+	id := loopHash(l) ^ (uint64(i)+1)*0x9e3779b97f4a7c15 ^ uint64(len(mine))*0xbf58476d1ce4e5b9
+	const block = reductionHeader + reductionInline
+	size, inline := h.w.Size(), min(len(mine), reductionInline)
+	rest := len(mine) - inline
+	if n := block + block*size + rest*size + len(mine)*size; cap(h.gathered) < n {
 		h.gathered = make([]byte, n)
 	}
-	all = h.gathered[:n]
-	if err := h.w.Allgather(send, all); err != nil {
+	buf := h.gathered
+	send, first := buf[:block], buf[block:block+block*size]
+	second := buf[block+block*size : block+block*size+rest*size]
+	all = buf[block+block*size+rest*size:][:len(mine)*size]
+	clear(send)
+	binary.LittleEndian.PutUint64(send, id)
+	binary.LittleEndian.PutUint64(send[8:], ^id)
+	copy(send[reductionHeader:], mine[:inline])
+	if err := h.w.Allgather(send, first); err != nil {
 		return nil, err
 	}
-	for r := range h.w.Size() {
-		b := all[r*block:]
+	for r := range size {
+		b := first[r*block:]
 		if binary.LittleEndian.Uint64(b) != id || binary.LittleEndian.Uint64(b[8:]) != ^id {
 			return nil, nil
 		}
-		copy(all[r*len(mine):], b[reductionHeader:block]) // to the front, rank after rank
 	}
-	return all[:len(mine)*h.w.Size()], nil
+	if rest > 0 {
+		if err := h.w.Allgather(mine[inline:], second); err != nil {
+			return nil, err
+		}
+	}
+	for r := range size {
+		copy(all[r*len(mine):], first[r*block+reductionHeader:r*block+reductionHeader+inline])
+		copy(all[r*len(mine)+inline:], second[r*rest:(r+1)*rest])
+	}
+	return all, nil
 }
 
 // combine folds the ranks' values in all (rank after rank) into dst.
