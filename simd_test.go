@@ -567,3 +567,35 @@ func TestKernelOnHeaderFunctionMacro(t *testing.T) {
 		t.Errorf("a kernel defined under #ifdef isnan in C++: %v, want it refused naming isnan", err)
 	}
 }
+
+// TestSIMDLanesRefusedForms: kernels whose lane form would change their
+// meaning (the address of an element, through parentheses or *; a
+// static variable, which a lane form, a copy, would keep apart) run the
+// scalar code under SIMD 8 and the defaults, with its results: the
+// address of &(y[0]) moved to the next lane's value.
+func TestSIMDLanesRefusedForms(t *testing.T) {
+	defer func() { check(t, op2.Configure(op2.Config{})) }()
+	for _, src := range []string{
+		"static void put2(double *p, double a, double b) { p[0] = a; p[1] = b; }\nvoid k(const double *x, double *y) { put2(&(y[0]), 2*x[0] + 1, x[1] - x[0]); y[0] /= 3; y[1] /= 7; }",
+		"void k(const double *x, double *y) { double *p = &*y; p[0] = x[0] / 3; p[1] = x[1] / 7; }",
+		"static double sub(const double *a) { return a[1] - a[0]; }\nvoid k(const double *x, double *y) { y[0] = x[0] / 3 / 7; y[1] = sub(&(*x)); }",
+		"void k(const double *x, double *y) { static int n = 0; n++; y[0] = n; y[1] = x[1] / 3 / 7; }",
+	} {
+		run := func(cfg op2.Config) []float64 {
+			check(t, op2.Configure(cfg))
+			s := must(op2.NewSet(37, "s"))
+			x := must(op2.NewDat(s, 2, iota32[float64](74), "x"))
+			y := must(op2.NewDat[float64](s, 2, nil, "y"))
+			check(t, op2.ParLoop(op2.NewKernel(src, "k"), s, x.Arg(op2.Read), y.Arg(op2.RW)))
+			return y.DataRO()
+		}
+		want := run(op2.Config{Backend: "sequential", SIMD: "off"})
+		for _, backend := range hostBackends {
+			for _, simd := range []string{"8", "auto"} {
+				if got := run(op2.Config{Backend: backend, SIMD: simd, Threads: 1}); !slices.Equal(got, want) {
+					t.Errorf("%s SIMD %s: %v\nwant %v (the scalar code's)\nkernel: %s", backend, simd, got, want, src)
+				}
+			}
+		}
+	}
+}

@@ -417,10 +417,52 @@ const maxHelperDepth = 8
 // between the tokens it rewrites is copied from text, so that literals
 // keep their contents. depth counts the helpers above it.
 func (h *laneHelpers) rewriteBody(text, code string, toks []clex.Token, lane map[string]laneVar, depth int) (string, []string, error) {
+	if k := staticVariable(toks); k >= 0 {
+		return "", nil, fmt.Errorf("kernel %s keeps a static variable (%s): its lane form, a copy, would keep another", h.l.Kernel.Name, declaredName(toks, k))
+	}
 	text, toks = unparen(text, code, toks, lane)
 	r := &laneRewriter{l: h.l, body: text, toks: toks, lane: lane, helpers: h, depth: depth}
 	out, err := r.rewrite(0, len(toks), 0, len(text))
 	return out, r.calls, err
+}
+
+// staticVariable returns the index of the first "static" of a body's
+// tokens that declares a variable the code may change (no const in its
+// declaration before its name), or -1.
+func staticVariable(toks []clex.Token) int {
+	for k, t := range toks {
+		if t.Text != "static" || k > 0 && toks[k-1].Text == "const" {
+			continue
+		}
+		changes := true
+		for _, u := range toks[k+1:] {
+			if u.Text == "const" {
+				changes = false
+			}
+			if strings.ContainsAny(u.Text, ";=[(,") {
+				break
+			}
+		}
+		if changes {
+			return k
+		}
+	}
+	return -1
+}
+
+// declaredName returns the name the declaration at toks[k] declares: the
+// last word before its first ;, =, [, ( or ,.
+func declaredName(toks []clex.Token, k int) string {
+	name := ""
+	for _, u := range toks[k+1:] {
+		if strings.ContainsAny(u.Text, ";=[(,") {
+			break
+		}
+		if u.Text != "" && clex.IsIdentStart(u.Text[0]) {
+			name = u.Text
+		}
+	}
+	return name
 }
 
 // helperHeadWords are the words a helper's head may have before its
@@ -586,6 +628,18 @@ func (r *laneRewriter) prev(i int) string {
 	return r.toks[i-1].Text
 }
 
+// addressed reports whether the expression that starts at token i is the
+// operand of a unary &, directly or through parentheses (&e, &(e),
+// &((e))): the address of an element of a lane parameter, which the lane
+// form would move to the next lane's value.
+func (r *laneRewriter) addressed(i int) bool {
+	k := i - 1
+	for k >= 0 && r.toks[k].Text == "(" {
+		k--
+	}
+	return k >= 0 && r.toks[k].Text == "&" && !clex.OperandEnd(r.prev(k))
+}
+
 // rewrite returns body[start:stop], whose tokens are [from, to), with
 // every use of a lane parameter p rewritten: p[e] as p[e'][op2_lane] (e'
 // rewritten in turn), *p as p[0][op2_lane]; for a vector argument's
@@ -627,7 +681,7 @@ func (r *laneRewriter) rewrite(from, to, start, stop int) (string, error) {
 		}
 		switch {
 		case next == "[":
-			if p == "&" && !clex.OperandEnd(r.prev(i-1)) {
+			if r.addressed(i) || p == "*" && r.addressed(i-1) {
 				return "", fmt.Errorf("kernel %s takes the address of an element of %s", name, t.Text)
 			}
 			// The subscripts: one for a plain parameter, two for a
@@ -668,6 +722,9 @@ func (r *laneRewriter) rewrite(from, to, start, stop int) (string, error) {
 		case p == "*" && depth == 1:
 			if clex.Declares(r.prev(i - 1)) {
 				return "", fmt.Errorf("kernel %s declares %s in its body", name, t.Text)
+			}
+			if r.addressed(i - 1) {
+				return "", fmt.Errorf("kernel %s takes the address of an element of %s", name, t.Text)
 			}
 			if next == "++" || next == "--" {
 				return "", fmt.Errorf("kernel %s moves pointer %s", name, t.Text)
