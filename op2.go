@@ -182,8 +182,10 @@ func (r *Runtime) configure(c Config, caller string) error {
 	return r.e.Configure(c)
 }
 
-// Use selects the backend for the loops that follow, keeping the rest of
-// the configuration. On error the previous backend stays selected.
+// Use selects the backend for the loops that follow (its name in any
+// case, as Config.Backend), keeping the rest of the configuration; the
+// settings left to defaults that depend on the backend (Lazy, Tile) take
+// the new backend's. On error the previous backend stays selected.
 func Use(backend string) error { return rt.use(backend, "Use") }
 
 // Use selects runtime r's backend (see the package-level Use).

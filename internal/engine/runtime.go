@@ -196,9 +196,7 @@ func (r *Runtime) Use(name string) error {
 	if r.Err != nil {
 		return r.Err
 	}
-	cfg := r.Cfg
-	cfg.Backend = name
-	return r.install(cfg, true)
+	return r.install(r.Cfg.WithBackend(name), true)
 }
 
 // install makes cfg r's configuration and the backend it names r's

@@ -199,10 +199,8 @@ var Settings = []ConfigSetting{
 	{Field: "Tile", Env: "OP2_TILE", Default: "`auto` on one thread (`sequential`, or `Threads` 1), else off", Doc: "run recorded loops on the host backends as sparse tiles of this many elements of the first loop's set; `auto` (`TileAuto`, -1) tiles a chain, in one process, only where its data does not fit the last-level cache and tiles cut the bytes it moves, each tile's data filling half of one CPU's part of the last-level cache, and on one thread only where its tiled runs prove at least as fast as its untiled ones, at the faster of that size and one filling half of a core's L2 cache; `off` (`Config{}.Explicit(\"Tile\")`, `OP2_TILE=0`) runs no tiles",
 		value: scalar(func(c *Config) *int { return &c.Tile }, parseTile, checkTile), zeroIsOff: true,
 		auto: func(c *Config) {
-			c.Tile = 0
-			if c.Backend == "sequential" || c.Threads == 1 {
-				c.Tile = TileAuto
-			}
+			c.tileDefault = true
+			tileDefault(c)
 		}},
 	{Field: "DebugPlan", Env: "OP2_DEBUG_PLAN", Default: "off", Doc: "print each new execution plan's blocks, block size, colours and owner pieces on standard error (`OP2_LOG=debug` logs them too)",
 		EnvOnly: true, value: boolean(func(c *Config) *bool { return &c.debugPlan })},
@@ -345,6 +343,27 @@ func nonNegative(field string, v int) error {
 // choiceParser and choiceCheck read and check a setting that names one of
 // a fixed set of values with check. Names are taken in any case, with
 // spaces around them (Choice).
+// tileDefault sets c.Tile to its default for c's backend and threads:
+// TileAuto on one thread, else off.
+func tileDefault(c *Config) {
+	c.Tile = 0
+	if c.Backend == "sequential" || c.Threads == 1 {
+		c.Tile = TileAuto
+	}
+}
+
+// WithBackend returns c with the backend name (any case, as Backend
+// takes it), and the settings whose defaults depend on the backend worked
+// out again for it where c left them to their defaults (Tile; Lazy's
+// is Recording's), as Use keeps the rest of a configuration.
+func (c Config) WithBackend(name string) Config {
+	c.Backend = Choice(name)
+	if c.tileDefault {
+		tileDefault(&c)
+	}
+	return c
+}
+
 func choiceParser(check func(string) error) func(env, v string) (string, error) {
 	return func(env, v string) (string, error) {
 		if err := check(Choice(v)); err != nil {
@@ -420,6 +439,7 @@ func MergeConfig(c *Config, user Config) error {
 	}
 	merged := *c
 	merged.lazyDefault = false // until Lazy's row is left to its default
+	merged.tileDefault = false
 	merged.cudaDeviceDefault = false
 	var defaults *Config // made when an explicit zero needs it
 	type named struct {

@@ -312,6 +312,38 @@ func TestTileConfigured(t *testing.T) {
 	}
 }
 
+// TestWithBackendTileDefault: a Tile left to its default follows the
+// backend Use switches to (auto on one thread, else off), as a new
+// configuration's would; one the program or OP2_TILE set stays.
+func TestWithBackendTileDefault(t *testing.T) {
+	for _, c := range []struct {
+		env        string
+		user       Config
+		use        string
+		want, then int
+	}{
+		{"", Config{Backend: "sequential", Threads: 2}, "openmp", TileAuto, 0},
+		{"", Config{Backend: "openmp", Threads: 2}, "sequential", 0, TileAuto},
+		{"", Config{Backend: "openmp", Threads: 2}, "OpenMP", 0, 0},
+		{"", Config{Backend: "sequential", Threads: 2, Tile: 64}, "openmp", 64, 64},
+		{"500", Config{Backend: "sequential", Threads: 2}, "openmp", 500, 500},
+		{"", Config{Backend: "sequential", Threads: 2}.Explicit("Tile"), "openmp", 0, 0},
+	} {
+		t.Setenv("OP2_TILE", c.env)
+		cfg, err := ConfigFromEnv()
+		if err == nil {
+			err = MergeConfig(&cfg, c.user)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		then := cfg.WithBackend(c.use)
+		if cfg.Tile != c.want || then.Tile != c.then || then.Backend != Choice(c.use) {
+			t.Errorf("OP2_TILE=%q %+v: tile %d, after WithBackend(%q) %d on %q; want %d, %d", c.env, c.user, cfg.Tile, c.use, then.Tile, then.Backend, c.want, c.then)
+		}
+	}
+}
+
 // TestDefaultThreadsShareTheCPUs: ranks an MPI launcher started on one
 // machine share its CPUs (at least one thread each); OMP_NUM_THREADS
 // still decides when set.

@@ -163,6 +163,9 @@ type Config struct {
 	// lazyDefault says that Lazy is its default, which a device backend
 	// turns off (see Recording): Use may switch the backend later.
 	lazyDefault bool
+	// tileDefault says that Tile is its default, which depends on the
+	// backend (WithBackend).
+	tileDefault bool
 	// cudaDeviceDefault says that CUDADevice is its default, which cuda
 	// resolves per rank (CUDADeviceDefault).
 	cudaDeviceDefault bool
