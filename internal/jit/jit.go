@@ -574,8 +574,7 @@ func (c *Compiler) withAttributes(src string, extra []string) []string {
 // (its command, flags and PATH), running run when no earlier call kept
 // one: run returns the answer and whether to keep it.
 func (c *Compiler) probe(what string, run func() (holds, keep bool, err error)) (bool, error) {
-	key := what + "\x00" + c.lang().name + "\x00" + strings.Join(c.argv, "\x00") + "\x00" + strings.Join(c.Flags, "\x00") + "\x00" + os.Getenv("PATH")
-	v, _ := probeAnswers.LoadOrStore(key, &probeAnswer{})
+	v, _ := probeAnswers.LoadOrStore(c.probeKey(what), &probeAnswer{})
 	p := v.(*probeAnswer)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -587,6 +586,14 @@ func (c *Compiler) probe(what string, run func() (holds, keep bool, err error)) 
 		p.holds, p.err, p.done = holds, err, true
 	}
 	return p.holds, p.err
+}
+
+// probeKey is the key of the probe named what's answer for the
+// compiler: its language, command, flags and PATH, each list quoted so
+// that no two lists share a key (no flags and one empty flag, or flags
+// split differently between the command and the flags).
+func (c *Compiler) probeKey(what string) string {
+	return fmt.Sprintf("%q %s %q %q %q", what, c.lang().name, c.argv, c.Flags, os.Getenv("PATH"))
 }
 
 // probeFlags are flags without those that make the compiler write

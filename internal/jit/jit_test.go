@@ -619,3 +619,26 @@ func TestSourceNameTakenByADirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeKeysDiffer: a probe's answer is kept per compiler command and
+// flags, and no two lists of them share a key: no flags and one empty
+// flag, or the same words split otherwise between command and flags.
+func TestProbeKeysDiffer(t *testing.T) {
+	cs := []*Compiler{
+		{argv: []string{"/usr/bin/cc"}},
+		{argv: []string{"/usr/bin/cc"}, Flags: []string{""}},
+		{argv: []string{"/usr/bin/cc"}, Flags: []string{"", ""}},
+		{argv: []string{"/usr/bin/cc", "-O2"}},
+		{argv: []string{"/usr/bin/cc"}, Flags: []string{"-O2"}},
+		{argv: []string{"/usr/bin/cc"}, Flags: []string{"-O2\x00-g"}},
+		{argv: []string{"/usr/bin/cc"}, Flags: []string{"-O2", "-g"}},
+	}
+	seen := map[string]int{}
+	for i, c := range cs {
+		k := c.probeKey("flags")
+		if j, ok := seen[k]; ok {
+			t.Errorf("compilers %d (%q %q) and %d (%q %q) share the probe key %q", j, cs[j].argv, cs[j].Flags, i, c.argv, c.Flags, k)
+		}
+		seen[k] = i
+	}
+}
