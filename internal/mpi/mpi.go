@@ -250,13 +250,28 @@ func TimeoutFromEnv() (time.Duration, error) {
 	case strings.EqualFold(v, "off"):
 		return 0, nil
 	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f < 1e9 {
-		return time.Duration(f * float64(time.Second)), nil
+	d, err := time.Duration(-1), error(nil)
+	if f, ferr := strconv.ParseFloat(v, 64); ferr == nil && f >= 0 && f < 1e9 {
+		d = time.Duration(f * float64(time.Second))
+		if f > 0 && d == 0 {
+			d = -2 // positive, but below a nanosecond
+		}
+	} else if pd, perr := time.ParseDuration(v); perr == nil && pd >= 0 {
+		d = pd
+		if pd == 0 && strings.Trim(v, "0.+nsuµmh") != "" {
+			d = -2 // "0.5ns": positive, rounded to 0
+		}
 	}
-	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
-		return d, nil
+	switch {
+	case d == -2:
+		err = fmt.Errorf("OP2_MPI_TIMEOUT=%q is below a nanosecond, which would mean no bound (0 or off)", v)
+	case d < 0:
+		err = fmt.Errorf("OP2_MPI_TIMEOUT=%q is neither a duration (90s, 10m) nor a number of seconds (0 or off: no bound)", v)
 	}
-	return 0, fmt.Errorf("OP2_MPI_TIMEOUT=%q is neither a duration (90s, 10m) nor a number of seconds (0 or off: no bound)", v)
+	if err != nil {
+		return 0, err
+	}
+	return d, nil
 }
 
 // TimeoutError says that a wait for other ranks lasted longer than the
