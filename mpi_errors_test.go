@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -567,5 +568,37 @@ func TestMPIAfterFinalize(t *testing.T) {
 	check(t, op2.Finalize())
 	if v := x.DataRO(); len(v) == 0 || v[0] != 1 {
 		t.Errorf("rank %d: x = %v after Finalize, want ones", op2.Rank(), v)
+	}
+}
+
+// TestMPIStartTakesConfig: MPI starts with the program's configuration,
+// not only the environment's: Config.CompileTimeout bounds the MPI
+// compiler wrapper (one that hangs waited the 5-minute default), and the
+// shim goes to Config.CacheDir (an unusable XDG_CACHE_HOME stopped it).
+func TestMPIStartTakesConfig(t *testing.T) {
+	if dir := os.Getenv("OP2_TEST_MPI_CONFIG_DIR"); dir != "" {
+		check(t, op2.Configure(op2.Config{CompileTimeout: time.Second, CacheDir: dir}))
+		start := time.Now()
+		_, err := op2.NewSet(3, "s")
+		if err == nil || !strings.Contains(err.Error(), "did not finish within 1s") || time.Since(start) > 30*time.Second {
+			t.Fatalf("NewSet after %v: %v; want MPI refused, its shim's build stopped after 1s", time.Since(start), err)
+		}
+		return
+	}
+	dir := t.TempDir()
+	hang := filepath.Join(dir, "mpicc")
+	if err := os.WriteFile(hang, []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(dir, "cache")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMPIStartTakesConfig$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "OP2_TEST_MPI_CONFIG_DIR="+cache, "OMPI_COMM_WORLD_SIZE=1", "MPICC="+hang,
+		"XDG_CACHE_HOME=/proc/nowhere", "OP2_CACHE_DIR=", "OP2_COMPILE_TIMEOUT=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if _, err := os.Stat(cache); err != nil {
+		t.Errorf("the configured cache directory was not used: %v", err)
 	}
 }

@@ -30,6 +30,7 @@ package op2
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/engine"
@@ -128,7 +129,13 @@ func (r *Runtime) Logger() *slog.Logger { return r.e.Logger() }
 func newProcess() *process {
 	matHalo := NewKernel("void goop2_mat_halo(const void *x) { (void)x; }", "goop2_mat_halo")
 	matHalo.c.HaloOnly = true
-	return &process{Process: engine.NewProcess(apiErrors{}), matHalo: matHalo}
+	p := &process{Process: engine.NewProcess(apiErrors{}), matHalo: matHalo}
+	p.petsc.Settings = func() (string, time.Duration, error) {
+		env, err := exec.ConfigFromEnv()
+		s := p.MPISettings(env)
+		return s.CacheDir, s.CompileTimeout, err
+	}
+	return p
 }
 
 // newRuntime returns a runtime configured from the environment, in the

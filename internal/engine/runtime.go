@@ -31,6 +31,8 @@ type Runtime struct {
 	// (set by the op2 package).
 	Consts func() []*core.Const
 	logger atomic.Pointer[slog.Logger] // nil: no logging
+	// mpi is what starting MPI takes of the configuration (MPISettings).
+	mpi atomic.Pointer[MPISettings]
 	// chains counts the open chain scopes.
 	chains int
 }
@@ -53,6 +55,7 @@ func NewRuntime(p *Process) *Runtime {
 // lock (or owns r alone).
 func (r *Runtime) Apply(cfg exec.Config) {
 	r.Cfg = cfg
+	r.mpi.Store(&MPISettings{CacheDir: cfg.CacheDir, CompileTimeout: cfg.CompileTimeout})
 	r.X.Configure(&cfg)
 	r.SetLogger(cfg.Logger)
 	r.SetTiming(cfg.Timing)

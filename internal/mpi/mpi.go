@@ -299,10 +299,12 @@ var (
 
 // Init initialises MPI once per process, compiling the shim with mpicc
 // (the MPICC environment variable names another wrapper) into the cache
-// directory cacheDir. Later calls return the same World or error.
-func Init(cacheDir string) (*World, error) {
+// directory cacheDir, each build of it and of the shims World.Build
+// builds bounded by compileTimeout (Config.CompileTimeout; 0: jit's
+// default). Later calls return the same World or error.
+func Init(cacheDir string, compileTimeout time.Duration) (*World, error) {
 	initOnce.Do(func() {
-		world, initErr = initWorld(cacheDir)
+		world, initErr = initWorld(cacheDir, compileTimeout)
 		current.Store(world)
 	})
 	return world, initErr
@@ -313,16 +315,7 @@ func Init(cacheDir string) (*World, error) {
 // HDF5) ask for it here rather than starting MPI themselves.
 func Current() *World { return current.Load() }
 
-// compileTimeout is jit.TimeoutEnv's duration, which bounds the builds
-// of the MPI, PT-Scotch and PETSc shims with the MPI compiler wrapper as
-// it bounds the host backends' (0, jit's default, when unset; op2's
-// settings report a value that is not a positive duration).
-func compileTimeout() time.Duration {
-	d, _ := jit.ParseTimeout(os.Getenv(jit.TimeoutEnv))
-	return d
-}
-
-func initWorld(cacheDir string) (*World, error) {
+func initWorld(cacheDir string, compileTimeout time.Duration) (*World, error) {
 	cc := os.Getenv("MPICC")
 	if cc == "" {
 		cc = "mpicc"
@@ -334,7 +327,7 @@ func initWorld(cacheDir string) (*World, error) {
 	if err != nil {
 		return nil, err
 	}
-	comp := &jit.Compiler{CC: cc, Flags: []string{"-O2"}, Cache: dir, Timeout: compileTimeout()}
+	comp := &jit.Compiler{CC: cc, Flags: []string{"-O2"}, Cache: dir, Timeout: compileTimeout}
 	src := strings.Replace(shimSource, "OP2MPI_VERSION", strconv.Itoa(tableVersion), 1)
 	lib, err := comp.Build(src, []string{"op2mpi_get_table"})
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 )
 
 func world(t *testing.T) *mpi.World {
-	w, err := mpi.Init(t.TempDir())
+	w, err := mpi.Init(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestPackUnpack(t *testing.T) {
 // the compiler wrapper do not match instead of running every "rank" alone.
 func TestLauncherOfAnotherMPI(t *testing.T) {
 	if os.Getenv("OP2_TEST_FOREIGN_LAUNCHER") != "" {
-		_, err := mpi.Init(t.TempDir())
+		_, err := mpi.Init(t.TempDir(), 0)
 		if !errors.Is(err, mpi.ErrUnavailable) {
 			t.Fatalf("Init: %v, want ErrUnavailable", err)
 		}
@@ -139,13 +139,13 @@ func TestLauncherOfAnotherMPI(t *testing.T) {
 	}
 }
 
-// TestWrapperBuildTimesOut: OP2_COMPILE_TIMEOUT bounds the build of the
-// MPI shim with the MPI compiler wrapper (one that hangs waited the
+// TestWrapperBuildTimesOut: Init's compile timeout bounds the build of
+// the MPI shim with the MPI compiler wrapper (one that hangs waited the
 // 5-minute default).
 func TestWrapperBuildTimesOut(t *testing.T) {
 	if os.Getenv("OP2_TEST_HANGING_MPICC") != "" {
 		start := time.Now()
-		_, err := mpi.Init(t.TempDir())
+		_, err := mpi.Init(t.TempDir(), time.Second)
 		if !errors.Is(err, mpi.ErrUnavailable) || !strings.Contains(err.Error(), "did not finish within 1s") || time.Since(start) > 30*time.Second {
 			t.Fatalf("Init after %v: %v, want ErrUnavailable saying the build did not finish within 1s", time.Since(start), err)
 		}
@@ -156,7 +156,7 @@ func TestWrapperBuildTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWrapperBuildTimesOut$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "OP2_TEST_HANGING_MPICC=1", "MPICC="+hang, "OP2_COMPILE_TIMEOUT=1s")
+	cmd.Env = append(os.Environ(), "OP2_TEST_HANGING_MPICC=1", "MPICC="+hang)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -227,7 +227,7 @@ func TestWaitsEnd(t *testing.T) {
 		}
 		return
 	}
-	w, err := mpi.Init(t.TempDir())
+	w, err := mpi.Init(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +317,7 @@ func TestDeviceMemory(t *testing.T) {
 		return
 	}
 	if os.Getenv("OP2_GPU_DIRECT") == "on" {
-		w, err := mpi.Init(t.TempDir())
+		w, err := mpi.Init(t.TempDir(), 0)
 		if err == nil {
 			defer w.Finalize()
 			if aware, known := w.CUDAAware(); !w.DeviceMemory() || (known && !aware) {

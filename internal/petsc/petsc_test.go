@@ -156,7 +156,7 @@ func mult(rowptr, colidx []int32, vals []float64, bs int, x []float64) []float64
 func TestSolve(t *testing.T) {
 	needLibrary(t)
 	before := sigstack.Handlers()
-	w, err := mpi.Init(t.TempDir())
+	w, err := mpi.Init(t.TempDir(), 0)
 	testreq.Check(t, "mpi", err, mpi.ErrUnavailable)
 	afterMPI := sigstack.Handlers()
 	if before != afterMPI {

@@ -245,7 +245,7 @@ func TestPart(t *testing.T) {
 		}
 		return
 	}
-	w, err := mpi.Init(os.Getenv("OP2_CACHE_DIR"))
+	w, err := mpi.Init(os.Getenv("OP2_CACHE_DIR"), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

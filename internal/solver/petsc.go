@@ -11,20 +11,15 @@ import (
 
 	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/dist"
-	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/petsc"
 )
 
 // StartMPI starts MPI for PETSc in a program not started by a launcher:
 // a world of one (PETSc is built on MPI, which must start before PETSc
-// does).
-func StartMPI() (*mpi.World, error) {
-	cfg, err := exec.ConfigFromEnv()
-	if err != nil {
-		return nil, err
-	}
-	w, err := mpi.Init(cfg.CacheDir)
+// does), its shim built into cacheDir, bounded by compileTimeout.
+func StartMPI(cacheDir string, compileTimeout time.Duration) (*mpi.World, error) {
+	w, err := mpi.Init(cacheDir, compileTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("%w: PETSc runs on MPI, which cannot start: %v (%s)", petsc.ErrUnavailable, err, petsc.Install)
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/petsc"
 )
@@ -16,9 +17,23 @@ import (
 // the number of PETSc solvers made, for their option prefixes. The zero
 // value is ready to use.
 type Process struct {
+	// Settings returns the cache directory and the compilers' timeout
+	// MPI is started with for PETSc alone (the program's configuration);
+	// nil: the environment's.
+	Settings func() (cacheDir string, compileTimeout time.Duration, err error)
+
 	mu      sync.Mutex
 	own     *mpi.World // MPI started for PETSc alone (a world of one), or nil
 	solvers int
+}
+
+// settings is p.Settings, or the environment's.
+func (p *Process) settings() (string, time.Duration, error) {
+	if p.Settings != nil {
+		return p.Settings()
+	}
+	cfg, err := exec.ConfigFromEnv()
+	return cfg.CacheDir, cfg.CompileTimeout, err
 }
 
 // World returns the MPI world PETSc runs on: the launcher's (what
@@ -35,7 +50,11 @@ func (p *Process) World(launcher func() (*mpi.World, error)) (*mpi.World, error)
 	if p.own != nil {
 		return p.own, nil
 	}
-	if w, err = StartMPI(); err != nil {
+	dir, timeout, err := p.settings()
+	if err != nil {
+		return nil, err
+	}
+	if w, err = StartMPI(dir, timeout); err != nil {
 		return nil, err
 	}
 	p.own = w
