@@ -3,6 +3,7 @@ package op2_test
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -412,4 +413,16 @@ void k(double *x) { *x = msg[1] + names[1][0] + (none == 0); }`
 		want := float64('B' + 'Q' + 1)
 		wantSlice(t, "x", x.Data(), []float64{want, want, want, want})
 	})
+}
+
+// TestKernelWithByteOrderMark: a kernel read from a file saved with a
+// byte order mark builds and runs (the mark was a stray character in the
+// generated file).
+func TestKernelWithByteOrderMark(t *testing.T) {
+	s := must(op2.NewSet(4, "s"))
+	x := must(op2.NewDat(s, 1, []float64{1, 2, 3, 4}, "x"))
+	check(t, op2.ParLoop(op2.NewKernel("\ufeffvoid bom(double *x) { *x *= 2; }\n", "bom"), s, x.Arg(op2.RW)))
+	if got := x.DataRO(); !slices.Equal(got, []float64{2, 4, 6, 8}) {
+		t.Errorf("x = %v, want [2 4 6 8]", got)
+	}
 }

@@ -115,11 +115,19 @@ func SkipSpace(s string, i int) int {
 }
 
 // Normalize returns C source s with its line continuations moved out of
-// the tokens they split (JoinLines) and its digraphs spelled as the
-// characters they stand for (Digraphs). The result has the same length
-// and the same number of lines, offsets of text that no continuation
-// splits are unchanged, and a C compiler reads it as the same program.
-func Normalize(s string) string { return Digraphs(JoinLines(s)) }
+// the tokens they split (JoinLines), its digraphs spelled as the
+// characters they stand for (Digraphs), and a leading byte order mark (a
+// file saved with one; a compiler skips it only at the start of a file,
+// and the source is placed after generated code) made blanks. The result
+// has the same length and the same number of lines, offsets of text that
+// no continuation splits are unchanged, and a C compiler reads it as the
+// same program.
+func Normalize(s string) string {
+	if rest, ok := strings.CutPrefix(s, "\ufeff"); ok {
+		s = "   " + rest
+	}
+	return Digraphs(JoinLines(s))
+}
 
 // JoinLines returns s with every backslash-newline (line continuation)
 // moved forward to the next blank or newline, so that no token, comment

@@ -222,3 +222,16 @@ func TestLiteralEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestNormalizeByteOrderMark: a leading byte order mark becomes blanks
+// (the same length), one elsewhere stays.
+func TestNormalizeByteOrderMark(t *testing.T) {
+	for in, want := range map[string]string{
+		"\ufeffvoid k(double *x) { *x = 1; }": "   void k(double *x) { *x = 1; }",
+		"void k(double *x) { *x = 1; } // \ufeff": "void k(double *x) { *x = 1; } // \ufeff",
+	} {
+		if got := Normalize(in); got != want || len(got) != len(in) {
+			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
