@@ -108,3 +108,34 @@ void ro_all(double *a, double **v, dp t, REAL *m, double arr[], double *restrict
 		}
 	})
 }
+
+// TestUncheckedCallsRefused: a kernel whose calls the compiler cannot
+// check against their parameters (a helper declared without a prototype,
+// defined K&R style, or not declared) does not compile, so that a READ
+// argument cannot reach a helper that writes through it unseen (the
+// write reached the data on the host backends).
+func TestUncheckedCallsRefused(t *testing.T) {
+	edges := must(op2.NewSet(4, "edges"))
+	for _, c := range []struct{ name, kernel, src string }{
+		{"helper without a prototype", "rw_noproto", "static void np_bump();\nvoid rw_noproto(double *y, double *g) { np_bump(g); *y = *g; }\nstatic void np_bump(double *p) { p[0] += 100; }"},
+		{"K&R helper", "rw_kr", "static void kr_bump(p) double *p; { p[0] += 100; }\nvoid rw_kr(double *y, double *g) { kr_bump(g); *y = *g; }"},
+		{"undeclared helper", "rw_implicit", "void rw_implicit(double *y, double *g) { im_bump(g); *y = *g; }\nint im_bump(double *p) { p[0] += 100; return 0; }"},
+	} {
+		onEachBackend(t, func(t *testing.T) {
+			t.Run(c.name, func(t *testing.T) {
+				y := must(op2.NewDat(edges, 1, []float64{9, 9, 9, 9}, "y"))
+				g := must(op2.NewGlobal(1, []float64{3}, "g"))
+				err := op2.ParLoop(op2.NewKernel(c.src, c.kernel), edges, y.Arg(op2.Write), g.Arg(op2.Read))
+				var ce *op2.CompileError
+				var de *op2.DeviceBuildError
+				if !errors.As(err, &ce) && !errors.As(err, &de) {
+					t.Fatalf("the loop returned %v; want a compile error", err)
+				}
+				wantErr(t, err, c.kernel)
+				if v := g.Data()[0]; v != 3 {
+					t.Errorf("the READ Global is %v, want 3", v)
+				}
+			})
+		})
+	}
+}

@@ -181,15 +181,23 @@ func PassClose(l *core.Loop) string {
 // a pointer to modifiable values is expected. CUDA C++ refuses it by the
 // language's rules, and the OpenCL generator does as the host does, so a
 // kernel either writes to no READ argument or is refused on every
-// backend. Explicit casts stay allowed.
+// backend. Explicit casts stay allowed. A call the compiler cannot check
+// is refused too: of a function declared without a prototype (f(), or
+// K&R style), which C23 reads as taking nothing, or not declared at all,
+// which C99 removed.
 const strictConstPush = `#pragma GCC diagnostic push
 #if defined(__clang__)
 #pragma GCC diagnostic error "-Wincompatible-pointer-types-discards-qualifiers"
 #pragma GCC diagnostic error "-Wincompatible-pointer-types"
+#pragma GCC diagnostic error "-Wimplicit-function-declaration"
+#pragma GCC diagnostic error "-Wstrict-prototypes"
 #elif defined(__GNUC__)
 #pragma GCC diagnostic error "-Wdiscarded-qualifiers"
 #pragma GCC diagnostic error "-Wdiscarded-array-qualifiers"
 #pragma GCC diagnostic error "-Wincompatible-pointer-types"
+#pragma GCC diagnostic error "-Wimplicit-function-declaration"
+#pragma GCC diagnostic error "-Wstrict-prototypes"
+#pragma GCC diagnostic error "-Wold-style-definition"
 #endif`
 
 // strictConstPop ends what strictConstPush began.
