@@ -227,7 +227,7 @@ func TestLiteralEnd(t *testing.T) {
 // (the same length), one elsewhere stays.
 func TestNormalizeByteOrderMark(t *testing.T) {
 	for in, want := range map[string]string{
-		"\ufeffvoid k(double *x) { *x = 1; }": "   void k(double *x) { *x = 1; }",
+		"\ufeffvoid k(double *x) { *x = 1; }":     "   void k(double *x) { *x = 1; }",
 		"void k(double *x) { *x = 1; } // \ufeff": "void k(double *x) { *x = 1; } // \ufeff",
 	} {
 		if got := Normalize(in); got != want || len(got) != len(in) {
