@@ -426,3 +426,46 @@ func TestKernelWithByteOrderMark(t *testing.T) {
 		t.Errorf("x = %v, want [2 4 6 8]", got)
 	}
 }
+
+// TestKernelNamesOfLegacyFunctions: a kernel may name its own helpers,
+// constants and types as the host headers' legacy functions (index,
+// gamma, y1, random: not ISO C, declared by glibc's defaults), which the
+// host backends refused as conflicting types; a kernel calling the real
+// ones (j0) still gets them.
+func TestKernelNamesOfLegacyFunctions(t *testing.T) {
+	defer func() { check(t, op2.Configure(op2.Config{})) }()
+	for _, c := range []struct {
+		src  string
+		want func(x0, x1 float64) [2]float64
+	}{
+		{"static inline int index(int i, int j) { return i*2 + j; }\nvoid k(const double *x, double *y) { y[0] = x[index(0,1)]; y[1] = x[index(0,0)]; }",
+			func(x0, x1 float64) [2]float64 { return [2]float64{x1, x0} }},
+		{"static const double gamma = 1.5;\nvoid k(const double *x, double *y) { y[0] = gamma * x[0]; y[1] = x[1]; }",
+			func(x0, x1 float64) [2]float64 { return [2]float64{1.5 * x0, x1} }},
+		{"static double y1(double v) { return v + 1; }\ntypedef double select;\nvoid k(const double *x, double *y) { select s = y1(x[0]); y[0] = s; y[1] = x[1]; }",
+			func(x0, x1 float64) [2]float64 { return [2]float64{x0 + 1, x1} }},
+		{"static long random(void) { return 4; }\nvoid k(const double *x, double *y) { y[0] = random() * x[0]; y[1] = x[1]; }",
+			func(x0, x1 float64) [2]float64 { return [2]float64{4 * x0, x1} }},
+		{"void k(const double *x, double *y) { y[0] = j0(x[0]); y[1] = x[1]; }",
+			func(x0, x1 float64) [2]float64 { return [2]float64{math.J0(x0), x1} }},
+	} {
+		for _, backend := range hostBackends {
+			check(t, op2.Configure(op2.Config{Backend: backend}))
+			s := must(op2.NewSet(5, "s"))
+			x := must(op2.NewDat(s, 2, iota32[float64](10), "x"))
+			y := must(op2.NewDat[float64](s, 2, nil, "y"))
+			if err := op2.ParLoop(op2.NewKernel(c.src, "k"), s, x.Arg(op2.Read), y.Arg(op2.Write)); err != nil {
+				t.Errorf("%s: %v\nkernel: %s", backend, err, c.src)
+				continue
+			}
+			got := y.DataRO()
+			for e := range 5 {
+				w := c.want(float64(2*e), float64(2*e+1))
+				if math.Abs(got[2*e]-w[0]) > 1e-15 || got[2*e+1] != w[1] {
+					t.Errorf("%s: element %d: %v, want %v\nkernel: %s", backend, e, got[2*e:2*e+2], w, c.src)
+					break
+				}
+			}
+		}
+	}
+}
