@@ -86,13 +86,22 @@ func (g *Gen) Prelude(l *core.Loop) {
 	// The headers' legacy names the source declares itself (a file-scope
 	// gamma, a helper named index) are renamed in them: C declares none
 	// of them, and the source never asked for the headers.
-	legacy := legacyNamesDeclared(info)
+	// The feature-test macros the source defines (_GNU_SOURCE) decide
+	// what the headers declare only when defined before them, as in the
+	// program's own file: they come first, and are undefined after.
+	legacy, features := legacyNamesDeclared(info), featureMacros(info)
+	for _, d := range features {
+		g.Printf("%s\n", d.text)
+	}
 	for _, n := range legacy {
 		g.Printf("#define %s op2_libc_%s\n", n, n)
 	}
 	g.Printf("#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n")
 	for _, n := range legacy {
 		g.Printf("#undef %s\n", n)
+	}
+	for _, d := range features {
+		g.Printf("#undef %s\n", d.name)
 	}
 	g.Printf("\n")
 	for _, c := range l.Consts {
@@ -216,6 +225,34 @@ func legacyNamesDeclared(info *core.KernelInfo) []string {
 		if m.Defined[n] || m.OutsideIdents[n] && !m.Called[n] || slices.Contains(m.DeclaredTypes, n) {
 			out = append(out, n)
 		}
+	}
+	return out
+}
+
+// featureMacro is a feature-test macro's #define in a kernel's source.
+type featureMacro struct{ name, text string }
+
+// featureMacros returns the #defines of feature-test macros (glibc's:
+// _GNU_SOURCE, _DEFAULT_SOURCE, _POSIX_C_SOURCE, _XOPEN_SOURCE...) in
+// the kernel's source, each directive's line as written.
+func featureMacros(info *core.KernelInfo) []featureMacro {
+	m, err := cfront.Model(info)
+	if err != nil {
+		return nil
+	}
+	var out []featureMacro
+	for _, d := range m.MacroDefs {
+		if !strings.HasPrefix(d.Name, "_") || !strings.HasSuffix(d.Name, "_SOURCE") && d.Name != "_FILE_OFFSET_BITS" && d.Name != "_TIME_BITS" {
+			continue
+		}
+		line := m.Src[d.At:]
+		if i := strings.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+		}
+		if strings.HasSuffix(strings.TrimRight(line, " \t\r"), "\\") {
+			continue // continued on the next line: left where it is
+		}
+		out = append(out, featureMacro{d.Name, strings.TrimRight(line, "\r")})
 	}
 	return out
 }
