@@ -39,8 +39,8 @@ type ConfigSetting struct {
 	zeroIsOff bool
 	// auto, when not nil, sets the field's default from the rest of the
 	// configuration, when neither the program nor the environment set
-	// the field (Lazy: off when automatic checkpoints, check mode or the
-	// tuner are on, which expect loops that run at once).
+	// the field (Lazy: off when automatic checkpoints or check mode are
+	// on, which expect loops that run at once; Tile: by the backend).
 	auto func(c *Config)
 	// verify, when not nil, checks the value in use when the program
 	// or the environment named it explicitly, whatever the backend
@@ -123,6 +123,22 @@ func text(field func(c *Config) *string) *value[string] {
 	return scalar(field, func(_, v string) (string, error) { return v, nil }, nil)
 }
 
+// path is the row value of a string field holding a file or folder
+// path, which may not be blank (" " would name a file called " ").
+func path(field func(c *Config) *string) *value[string] {
+	return scalar(field, func(env, v string) (string, error) {
+		if strings.TrimSpace(v) == "" {
+			return "", fmt.Errorf("%s=%q is blank: give a path, or leave it unset", env, v)
+		}
+		return v, nil
+	}, func(name, v string) error {
+		if strings.TrimSpace(v) == "" {
+			return fmt.Errorf("%s = %q is blank: give a path, or leave it empty", name, v)
+		}
+		return nil
+	})
+}
+
 // choice is the row value of a string field that names one of a fixed
 // set of values with check, stored as Choice gives it.
 func choice(field func(c *Config) *string, check func(string) error) *value[string] {
@@ -169,7 +185,7 @@ var Settings = []ConfigSetting{
 		},
 		keyPos: 9, key: func(c *Config) string { return " cflags=" + strings.Join(c.CFlags, " ") }},
 	{Field: "CacheDir", Env: "OP2_CACHE_DIR", Default: "`goop2` in the user's cache directory, else `goop2-<uid>` in the temporary directory", Doc: "compiled loops and tuning choices; created 0700; a directory another user owns or others can write is refused",
-		value: text(func(c *Config) *string { return &c.CacheDir })},
+		value: path(func(c *Config) *string { return &c.CacheDir })},
 	{Field: "Threads", Env: "OMP_NUM_THREADS", Default: "the CPUs the process may use, shared among the MPI ranks a launcher started on this machine", Doc: fmt.Sprintf("OpenMP threads, 1 to %d (the variable: its first number)", MaxThreads),
 		value: scalar(func(c *Config) *int { return &c.Threads }, func(env, v string) (int, error) {
 			n, err := strconv.Atoi(strings.TrimSpace(strings.Split(v, ",")[0]))
@@ -264,7 +280,7 @@ var Settings = []ConfigSetting{
 	{Field: "Fusion", Env: "OP2_FUSION", Default: "`auto`", Doc: "whether recorded loops over one set fuse into one generated loop: `auto` (where it was measured to pay), `on` or `off`",
 		value: choice(func(c *Config) *string { return &c.Fusion }, CheckFusion)},
 	{Field: "Checkpoint", Env: "OP2_CHECKPOINT", Default: "none", Doc: "automatic checkpoints (`op2.Checkpoint`'s files) to this path, every `CheckpointEvery`, each at the loop of the program's repeating sequence where the fewest bytes of Dats must be saved; when the file exists at the start, the run runs the loops again as far as the host last read their results, skips the rest before the checkpoint (Globals reduced by them get their saved values) and restores it there",
-		value: text(func(c *Config) *string { return &c.Checkpoint })},
+		value: path(func(c *Config) *string { return &c.Checkpoint })},
 	{Field: "CheckpointEvery", Env: "OP2_CHECKPOINT_EVERY", Default: "`10m`", Doc: "how often `Checkpoint` saves: a duration (`90s`, `10m`) or a number of loops (`500`)",
 		value: scalar(func(c *Config) *string { return &c.CheckpointEvery }, func(env, v string) (string, error) {
 			if _, _, err := ParseEvery(v); err != nil {

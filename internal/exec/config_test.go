@@ -556,3 +556,27 @@ func TestBooleanVariables(t *testing.T) {
 		}
 	}
 }
+
+// TestBlankPathsRefused: a path setting that is only blanks (a folder or
+// a checkpoint file named " ") is refused, from the variable and the
+// field alike, naming it.
+func TestBlankPathsRefused(t *testing.T) {
+	for _, c := range []struct{ env, field string }{{"OP2_CACHE_DIR", "CacheDir"}, {"OP2_CHECKPOINT", "Checkpoint"}} {
+		t.Run(c.field, func(t *testing.T) {
+			t.Setenv(c.env, " ")
+			if _, err := ConfigFromEnv(); err == nil || !strings.Contains(err.Error(), c.env) {
+				t.Errorf("%s=\" \": %v; want an error naming it", c.env, err)
+			}
+			t.Setenv(c.env, "")
+			cfg, err := ConfigFromEnv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			user := Config{}
+			reflect.ValueOf(&user).Elem().FieldByName(c.field).SetString("  ")
+			if err := MergeConfig(&cfg, user); err == nil || !strings.Contains(err.Error(), "Config."+c.field) {
+				t.Errorf("Config.%s \"  \": %v; want an error naming it", c.field, err)
+			}
+		})
+	}
+}

@@ -31,8 +31,8 @@ type Config struct {
 	// loop fails with a *op2.CompileError that names the loop and
 	// matches context.DeadlineExceeded.
 	CompileTimeout time.Duration
-	// CFlags replaces the optimisation flags (default
-	// "-O3 -march=native -fno-math-errno", or $OP2_CFLAGS).
+	// CFlags replaces the optimisation flags (default DefaultCFlags,
+	// or $OP2_CFLAGS).
 	CFlags []string
 	// CacheDir is where compiled loops and tuning choices are kept; a
 	// directory another user owns, or group- or world-writable, is
