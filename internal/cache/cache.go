@@ -153,7 +153,7 @@ func (d *Dir) liveFile(tok string) string { return d.File(liveMark + tok) }
 // first Open of a directory in a process removes stale temporary files.
 func Open(dir string) (*Dir, error) {
 	if dir == "" {
-		return nil, errors.New("cache: no cache directory configured (set OP2_CACHE_DIR)")
+		return nil, errors.New("cache: no cache directory configured (set Config.CacheDir or OP2_CACHE_DIR)")
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -166,7 +166,7 @@ func Open(dir string) (*Dir, error) {
 		return nil, err
 	}
 	if err := os.MkdirAll(real, 0o700); err != nil {
-		return nil, fmt.Errorf("cache: creating the cache directory: %w (set OP2_CACHE_DIR to a directory you can write)", err)
+		return nil, fmt.Errorf("cache: creating the cache directory: %w (set Config.CacheDir or OP2_CACHE_DIR to a directory you can write)", err)
 	}
 	if real, err = resolve(abs); err != nil {
 		return nil, err
@@ -251,7 +251,7 @@ func resolve(abs string) (string, error) {
 func checkLink(path string, fi fs.FileInfo, dir string) error {
 	me := os.Geteuid()
 	if uid, ok := owner(fi); ok && uid != me && uid != 0 {
-		return fmt.Errorf("cache: refusing symbolic link %s: it is owned by uid %d (neither you, uid %d, nor root), who chose where it points; set OP2_CACHE_DIR to a directory of your own", path, uid, me)
+		return fmt.Errorf("cache: refusing symbolic link %s: it is owned by uid %d (neither you, uid %d, nor root), who chose where it points; set Config.CacheDir or OP2_CACHE_DIR to a directory of your own", path, uid, me)
 	}
 	if err := checkDir(dir, false); err != nil {
 		return fmt.Errorf("%w (it holds the symbolic link %s, which others could replace)", err, path)
@@ -269,7 +269,7 @@ func checkDir(path string, leaf bool) error {
 		return fmt.Errorf("cache: %w", err)
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("cache: %s is not a directory (set OP2_CACHE_DIR to a directory)", path)
+		return fmt.Errorf("cache: %s is not a directory (set Config.CacheDir or OP2_CACHE_DIR to a directory)", path)
 	}
 	uid, ok := owner(fi)
 	if !ok {
@@ -283,11 +283,11 @@ func checkDir(path string, leaf bool) error {
 	}
 	switch {
 	case leaf && uid != me:
-		return fmt.Errorf("cache: refusing %s %s: it is owned by uid %d, not by you (uid %d), so its entries could run another user's code; set OP2_CACHE_DIR to a directory of your own (it is created with mode 0700)", what, path, uid, me)
+		return fmt.Errorf("cache: refusing %s %s: it is owned by uid %d, not by you (uid %d), so its entries could run another user's code; set Config.CacheDir or OP2_CACHE_DIR to a directory of your own (it is created with mode 0700)", what, path, uid, me)
 	case !leaf && uid != me && uid != 0:
-		return fmt.Errorf("cache: refusing parent directory %s: it is owned by uid %d (neither you, uid %d, nor root), who could replace the cache; set OP2_CACHE_DIR to a directory of your own", path, uid, me)
+		return fmt.Errorf("cache: refusing parent directory %s: it is owned by uid %d (neither you, uid %d, nor root), who could replace the cache; set Config.CacheDir or OP2_CACHE_DIR to a directory of your own", path, uid, me)
 	case perm&0o022 != 0 && (leaf || fi.Mode()&fs.ModeSticky == 0):
-		return fmt.Errorf("cache: refusing %s %s (owner uid %d, mode %04o): other users can write to it; run `chmod go-w %s` or set OP2_CACHE_DIR to a private directory", what, path, uid, perm, path)
+		return fmt.Errorf("cache: refusing %s %s (owner uid %d, mode %04o): other users can write to it; run `chmod go-w %s` or set Config.CacheDir or OP2_CACHE_DIR to a private directory", what, path, uid, perm, path)
 	}
 	return nil
 }
