@@ -469,3 +469,37 @@ func TestKernelNamesOfLegacyFunctions(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelsOfOldStyle: kernels valid in C17 that the checks of calls
+// must not refuse: a helper with an empty list, printf without stdio.h
+// (the device compilers have it too), _GNU_SOURCE with a comment over
+// two lines, _POSIX_C_SOURCE beside M_PI, legacy functions used as
+// values, and a struct tag named as one.
+func TestKernelsOfOldStyle(t *testing.T) {
+	defer func() { check(t, op2.Configure(op2.Config{})) }()
+	for _, c := range []struct {
+		src  string
+		want float64 // y[0] for x[0] = 1
+	}{
+		{"static double two() { return 2.0; }\nvoid k(const double *x, double *y) { y[0] = two() * x[0]; }", 2},
+		{"void k(const double *x, double *y) { if (x[0] < 0) printf(\"negative\\n\"); y[0] = x[0]; }", 1},
+		{"#define _GNU_SOURCE /* for\n sincos */\n#include <math.h>\nvoid k(const double *x, double *y) { double s, c; sincos(x[0], &s, &c); y[0] = s * s + c * c; }", 1},
+		{"#define _POSIX_C_SOURCE 200809L\nvoid k(const double *x, double *y) { y[0] = x[0] * (M_PI > 3); }", 1},
+		{"static long (*rng)(void) = random;\nstatic double (*const bes[2])(double) = {j0, y1};\nvoid k(const double *x, double *y) { y[0] = x[0] + 0 * (rng != 0) + 0 * bes[0](0.0); }", 1},
+		{"struct index { int i; };\nvoid k(const double *x, double *y) { y[0] = x[0] * (index(\"ab\", 'b') != 0); }", 1},
+	} {
+		for _, backend := range hostBackends {
+			check(t, op2.Configure(op2.Config{Backend: backend}))
+			s := must(op2.NewSet(3, "s"))
+			x := must(op2.NewDat(s, 1, []float64{1, 1, 1}, "x"))
+			y := must(op2.NewDat[float64](s, 1, nil, "y"))
+			if err := op2.ParLoop(op2.NewKernel(c.src, "k"), s, x.Arg(op2.Read), y.Arg(op2.Write)); err != nil {
+				t.Errorf("%s: %v\nkernel: %s", backend, err, c.src)
+				continue
+			}
+			if got := y.DataRO()[0]; math.Abs(got-c.want) > 1e-15 {
+				t.Errorf("%s: y = %v, want %v\nkernel: %s", backend, got, c.want, c.src)
+			}
+		}
+	}
+}

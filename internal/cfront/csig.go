@@ -1079,6 +1079,19 @@ func ReadOnlySource(l *core.Loop, inserts ...Insert) string {
 			edits = append(edits, edit{sp[0], sp[1], list})
 		}
 	}
+	// In C, a file-scope function declared or defined with an empty
+	// list, f(), takes nothing, as C23 reads it: its calls are then
+	// checked against it (a READ argument passed to one, declared
+	// without a prototype, reached a helper writing through it).
+	if !k.CXX {
+		if m, err := Model(info); err == nil && m.Src == src {
+			for _, f := range append(slices.Clip(m.Defs), m.Protos...) {
+				if f.Name != k.Name && f.ListEnd <= len(src) && strings.TrimSpace(src[f.ListStart:f.ListEnd]) == "" {
+					edits = append(edits, edit{f.ListStart, f.ListEnd, "void"})
+				}
+			}
+		}
+	}
 	for _, in := range inserts {
 		text := "\n" + in.Text
 		if !strings.HasSuffix(text, "\n") {

@@ -258,7 +258,7 @@ func TimeoutFromEnv() (time.Duration, error) {
 		}
 	} else if pd, perr := time.ParseDuration(v); perr == nil && pd >= 0 {
 		d = pd
-		if pd == 0 && strings.Trim(v, "0.+nsuµmh") != "" {
+		if pd == 0 && strings.ContainsAny(v, "123456789") {
 			d = -2 // "0.5ns": positive, rounded to 0
 		}
 	}

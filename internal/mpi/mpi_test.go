@@ -266,7 +266,7 @@ func TestTimeoutFromEnv(t *testing.T) {
 		ok   bool
 	}{{"", mpi.DefaultTimeout, true}, {"90s", 90 * time.Second, true}, {"2.5", 2500 * time.Millisecond, true},
 		{"0", 0, true}, {"off", 0, true}, {"soon", 0, false}, {"-3s", 0, false},
-		{"0s", 0, true}, {"0.0ms", 0, true}, {"1ns", time.Nanosecond, true},
+		{"0s", 0, true}, {"0.0ms", 0, true}, {"0μs", 0, true}, {"0µs", 0, true}, {"-0s", 0, true}, {"1ns", time.Nanosecond, true},
 		// Positive but below a nanosecond: not "no bound".
 		{"1e-10", 0, false}, {"0.0000000001", 0, false}, {"0.5ns", 0, false}} {
 		t.Setenv("OP2_MPI_TIMEOUT", c.v)

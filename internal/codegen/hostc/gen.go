@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/goop2/op2/internal/cfront"
+	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/core"
 )
 
@@ -86,22 +87,26 @@ func (g *Gen) Prelude(l *core.Loop) {
 	// The headers' legacy names the source declares itself (a file-scope
 	// gamma, a helper named index) are renamed in them: C declares none
 	// of them, and the source never asked for the headers.
-	// The feature-test macros the source defines (_GNU_SOURCE) decide
-	// what the headers declare only when defined before them, as in the
-	// program's own file: they come first, and are undefined after.
-	legacy, features := legacyNamesDeclared(info), featureMacros(info)
-	for _, d := range features {
-		g.Printf("%s\n", d.text)
+	// _GNU_SOURCE, when the source defines it, decides what the headers
+	// declare only when defined before them, as in the program's own
+	// file: it comes first, and is undefined after. A kernel writing to
+	// C's streams gets stdio.h, as the device compilers give printf.
+	legacy, gnu := legacyNamesDeclared(info), definesGNUSource(info)
+	if gnu {
+		g.Printf("#define _GNU_SOURCE\n")
 	}
 	for _, n := range legacy {
 		g.Printf("#define %s op2_libc_%s\n", n, n)
 	}
 	g.Printf("#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n")
+	if usesStdio(l) {
+		g.Printf("#include <stdio.h>\n")
+	}
 	for _, n := range legacy {
 		g.Printf("#undef %s\n", n)
 	}
-	for _, d := range features {
-		g.Printf("#undef %s\n", d.name)
+	if gnu {
+		g.Printf("#undef _GNU_SOURCE\n")
 	}
 	g.Printf("\n")
 	for _, c := range l.Consts {
@@ -213,48 +218,39 @@ var legacyNames = []string{
 }
 
 // legacyNamesDeclared returns the legacyNames the kernel's source
-// declares itself: functions it defines, and names at file scope it does
-// not call (a constant, a variable, a type).
+// declares itself at file scope: functions it defines or declares,
+// typedef names, and variables (a name after a type word or a *, before
+// =, ;, [ or ,); not names it only uses (an initializer's random).
 func legacyNamesDeclared(info *core.KernelInfo) []string {
 	m, err := cfront.Model(info)
 	if err != nil {
 		return nil // the build says what is wrong
 	}
+	declared := map[string]bool{}
+	for _, f := range append(slices.Clip(m.Defs), m.Protos...) {
+		declared[f.Name] = true
+	}
+	toks := clex.Tokenize(m.Outside)
+	for i := 1; i+1 < len(toks); i++ {
+		prev, next := toks[i-1].Text, toks[i+1].Text
+		if (prev == "*" || clex.Declares(prev)) && (next == "=" || next == ";" || next == "[" || next == ",") {
+			declared[toks[i].Text] = true
+		}
+	}
 	var out []string
 	for _, n := range legacyNames {
-		if m.Defined[n] || m.OutsideIdents[n] && !m.Called[n] || slices.Contains(m.DeclaredTypes, n) {
+		if declared[n] || m.Typedefs[n] {
 			out = append(out, n)
 		}
 	}
 	return out
 }
 
-// featureMacro is a feature-test macro's #define in a kernel's source.
-type featureMacro struct{ name, text string }
-
-// featureMacros returns the #defines of feature-test macros (glibc's:
-// _GNU_SOURCE, _DEFAULT_SOURCE, _POSIX_C_SOURCE, _XOPEN_SOURCE...) in
-// the kernel's source, each directive's line as written.
-func featureMacros(info *core.KernelInfo) []featureMacro {
+// definesGNUSource reports whether the kernel's source #defines
+// _GNU_SOURCE (in any branch: a wider set of declarations is harmless).
+func definesGNUSource(info *core.KernelInfo) bool {
 	m, err := cfront.Model(info)
-	if err != nil {
-		return nil
-	}
-	var out []featureMacro
-	for _, d := range m.MacroDefs {
-		if !strings.HasPrefix(d.Name, "_") || !strings.HasSuffix(d.Name, "_SOURCE") && d.Name != "_FILE_OFFSET_BITS" && d.Name != "_TIME_BITS" {
-			continue
-		}
-		line := m.Src[d.At:]
-		if i := strings.IndexByte(line, '\n'); i >= 0 {
-			line = line[:i]
-		}
-		if strings.HasSuffix(strings.TrimRight(line, " \t\r"), "\\") {
-			continue // continued on the next line: left where it is
-		}
-		out = append(out, featureMacro{d.Name, strings.TrimRight(line, "\r")})
-	}
-	return out
+	return err == nil && slices.ContainsFunc(m.MacroDefs, func(d cfront.MacroDef) bool { return d.Name == "_GNU_SOURCE" })
 }
 
 // strictConstPush makes, until strictConstPop, the C compiler (GCC or
@@ -264,21 +260,19 @@ func featureMacros(info *core.KernelInfo) []featureMacro {
 // language's rules, and the OpenCL generator does as the host does, so a
 // kernel either writes to no READ argument or is refused on every
 // backend. Explicit casts stay allowed. A call the compiler cannot check
-// is refused too: of a function declared without a prototype (f(), or
-// K&R style), which C23 reads as taking nothing, or not declared at all,
-// which C99 removed.
+// is refused too: of a function not declared at all, which C99 removed
+// (GCC 14 refuses it too), or defined K&R style; a file-scope f() is read
+// as f(void), as C23 reads it (cfront.ReadOnlySource).
 const strictConstPush = `#pragma GCC diagnostic push
 #if defined(__clang__)
 #pragma GCC diagnostic error "-Wincompatible-pointer-types-discards-qualifiers"
 #pragma GCC diagnostic error "-Wincompatible-pointer-types"
 #pragma GCC diagnostic error "-Wimplicit-function-declaration"
-#pragma GCC diagnostic error "-Wstrict-prototypes"
 #elif defined(__GNUC__)
 #pragma GCC diagnostic error "-Wdiscarded-qualifiers"
 #pragma GCC diagnostic error "-Wdiscarded-array-qualifiers"
 #pragma GCC diagnostic error "-Wincompatible-pointer-types"
 #pragma GCC diagnostic error "-Wimplicit-function-declaration"
-#pragma GCC diagnostic error "-Wstrict-prototypes"
 #pragma GCC diagnostic error "-Wold-style-definition"
 #endif`
 

@@ -431,12 +431,12 @@ func (h *laneHelpers) rewriteBody(text, code string, toks []clex.Token, lane map
 // declaration before its name), or -1.
 func staticVariable(toks []clex.Token) int {
 	for k, t := range toks {
-		if t.Text != "static" || k > 0 && toks[k-1].Text == "const" {
+		if t.Text != "static" || k > 0 && (toks[k-1].Text == "const" || toks[k-1].Text == "constexpr") {
 			continue
 		}
 		changes := true
 		for _, u := range toks[k+1:] {
-			if u.Text == "const" {
+			if u.Text == "const" || u.Text == "constexpr" {
 				changes = false
 			}
 			if strings.ContainsAny(u.Text, ";=[(,") {
@@ -637,7 +637,54 @@ func (r *laneRewriter) addressed(i int) bool {
 	for k >= 0 && r.toks[k].Text == "(" {
 		k--
 	}
-	return k >= 0 && r.toks[k].Text == "&" && !clex.OperandEnd(r.prev(k))
+	if k < 0 || r.toks[k].Text != "&" {
+		return false
+	}
+	return !clex.OperandEnd(r.prev(k)) || r.castBefore(k)
+}
+
+// castBefore reports whether the tokens before token k are a cast, (T),
+// whose ) an & at k follows: then the & takes an address ((double *)&e)
+// rather than being a bitwise and ((a) & e).
+func (r *laneRewriter) castBefore(k int) bool {
+	if r.prev(k) != ")" {
+		return false
+	}
+	depth, open := 0, -1
+	for j := k - 1; j >= 0; j-- {
+		switch r.toks[j].Text {
+		case ")":
+			depth++
+		case "(":
+			depth--
+		}
+		if depth == 0 {
+			open = j
+			break
+		}
+	}
+	if open < 0 || clex.OperandEnd(r.prev(open)) {
+		return false // a call's arguments, or no ( at all
+	}
+	typed := false
+	for _, t := range r.toks[open+1 : k-1] {
+		switch {
+		case t.Text == "*" || castWords[t.Text] || r.helpers.model.Typedefs[t.Text]:
+			typed = true
+		case t.Text == "" || !clex.IsIdentStart(t.Text[0]):
+			return false // an expression's operator or number
+		}
+	}
+	return typed
+}
+
+// castWords are the words that make a parenthesised group a type name.
+var castWords = map[string]bool{
+	"void": true, "char": true, "short": true, "int": true, "long": true, "float": true, "double": true,
+	"signed": true, "unsigned": true, "_Bool": true, "bool": true, "const": true, "volatile": true,
+	"struct": true, "union": true, "enum": true, "size_t": true, "ptrdiff_t": true, "intptr_t": true,
+	"uintptr_t": true, "int8_t": true, "int16_t": true, "int32_t": true, "int64_t": true, "uint8_t": true,
+	"uint16_t": true, "uint32_t": true, "uint64_t": true,
 }
 
 // rewrite returns body[start:stop], whose tokens are [from, to), with

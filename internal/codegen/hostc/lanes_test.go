@@ -221,6 +221,8 @@ static double h(const double *a) { return TWICE(a[0]); } void helpermacro(const 
 		{"addressparenderef", `void addressparenderef(const double *w, double *q) { double *p = &((*q)); p[1] += w[0]; }`, two, "address of an element of q"},
 		{"addressvec", `void addressvec(const double *w, double **q) { double *p = &(q[0][1]); *p += w[0]; }`, vtwo, "address of an element of q"},
 		{"addressvecderef", `void addressvecderef(const double *w, double **q) { double *p = &*q[1]; *p += w[0]; }`, vtwo, "address of an element of q"},
+		{"addresscast", `void addresscast(const double *w, double *q) { double *p = (double *)&q[0]; p[1] += w[0]; }`, two, "address of an element of q"},
+		{"addresscastparen", `void addresscastparen(const double *w, double *q) { double *p = (double *)&(q[0]); p[1] += w[0]; }`, two, "address of an element of q"},
 		{"staticlocal", `void staticlocal(const double *w, double *q) { static int n = 0; n++; q[0] += w[0] * n; }`, two, "keeps a static variable (n)"},
 		{"statichelper", `static double sh_h(const double *a) { static double last; last = a[0]; return last; } void statichelper(const double *w, double *q) { q[0] += sh_h(w); }`, two, "keeps a static variable (last)"},
 		{"arith", `void arith(const double *w, double *q) { *(q + 1) += w[0]; }`, two, "other than as q[i]"},
