@@ -487,6 +487,9 @@ func TestKernelsOfOldStyle(t *testing.T) {
 		{"#define _POSIX_C_SOURCE 200809L\nvoid k(const double *x, double *y) { y[0] = x[0] * (M_PI > 3); }", 1},
 		{"static long (*rng)(void) = random;\nstatic double (*const bes[2])(double) = {j0, y1};\nvoid k(const double *x, double *y) { y[0] = x[0] + 0 * (rng != 0) + 0 * bes[0](0.0); }", 1},
 		{"struct index { int i; };\nvoid k(const double *x, double *y) { y[0] = x[0] * (index(\"ab\", 'b') != 0); }", 1},
+		{"struct P { double y1; };\nvoid k(const double *x, double *y) { struct P p = {y1(1.0)}; y[0] = x[0] + 0 * p.y1; }", 1},
+		{"static double gamma, y1v;\nstatic int (*select)(int);\nenum { y0 = 2 };\nvoid k(const double *x, double *y) { gamma = y0; y[0] = x[0] * gamma / 2 + 0 * (select != 0); }", 1},
+		{"#define DECL_HELPER() static double helper(double)\nDECL_HELPER();\nvoid k(const double *x, double *y) { y[0] = helper(x[0]); }\nstatic double helper(double v) { return v; }", 1},
 	} {
 		for _, backend := range hostBackends {
 			check(t, op2.Configure(op2.Config{Backend: backend}))

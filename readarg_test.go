@@ -120,6 +120,10 @@ func TestUncheckedCallsRefused(t *testing.T) {
 		{"helper without a prototype", "rw_noproto", "static void np_bump();\nvoid rw_noproto(double *y, double *g) { np_bump(g); *y = *g; }\nstatic void np_bump(double *p) { p[0] += 100; }"},
 		{"K&R helper", "rw_kr", "static void kr_bump(p) double *p; { p[0] += 100; }\nvoid rw_kr(double *y, double *g) { kr_bump(g); *y = *g; }"},
 		{"undeclared helper", "rw_implicit", "void rw_implicit(double *y, double *g) { im_bump(g); *y = *g; }\nint im_bump(double *p) { p[0] += 100; return 0; }"},
+		{"declared in the body", "rw_local", "static void lo_bump(double *p) { p[0] += 100; }\nvoid rw_local(double *y, double *g) { void lo_bump(); lo_bump(g); *y = *g; }"},
+		{"comment in the list", "rw_comment", "static void cm_bump(/* none */);\nvoid rw_comment(double *y, double *g) { cm_bump(g); *y = *g; }\nstatic void cm_bump(double *p) { p[0] += 100; }"},
+		{"function pointer", "rw_fptr", "static void fp_bump(double *p) { p[0] += 100; }\nstatic void (*fp)() = fp_bump;\nvoid rw_fptr(double *y, double *g) { fp(g); *y = *g; }"},
+		{"function typedef", "rw_ftype", "static void ft_bump(double *p) { p[0] += 100; }\ntypedef void fn();\nvoid rw_ftype(double *y, double *g) { fn *f = ft_bump; f(g); *y = *g; }"},
 	} {
 		onEachBackend(t, func(t *testing.T) {
 			t.Run(c.name, func(t *testing.T) {

@@ -581,6 +581,8 @@ func TestSIMDLanesRefusedForms(t *testing.T) {
 		"static double sub(const double *a) { return a[1] - a[0]; }\nvoid k(const double *x, double *y) { y[0] = x[0] / 3 / 7; y[1] = sub(&(*x)); }",
 		"void k(const double *x, double *y) { static int n = 0; n++; y[0] = n; y[1] = x[1] / 3 / 7; }",
 		"void k(const double *x, double *y) { double *p = (double *)&y[0]; p[0] = x[0] / 3; p[1] = x[1] / 7; }",
+		"typedef double *dptr, real2;\nvoid k(const double *x, double *y) { dptr p = (dptr)&y[0]; p[0] = x[0] / 3; p[1] = x[1] / 7; }",
+		"void k(const double *x, double *y) { typedef double *dp; dp p = (dp)&y[0]; p[0] = x[0] / 3; p[1] = x[1] / 7; }",
 	} {
 		run := func(cfg op2.Config) []float64 {
 			check(t, op2.Configure(cfg))

@@ -1079,14 +1079,16 @@ func ReadOnlySource(l *core.Loop, inserts ...Insert) string {
 			edits = append(edits, edit{sp[0], sp[1], list})
 		}
 	}
-	// In C, a file-scope function declared or defined with an empty
-	// list, f(), takes nothing, as C23 reads it: its calls are then
-	// checked against it (a READ argument passed to one, declared
-	// without a prototype, reached a helper writing through it).
+	// In C, a function the source defines with an empty list, f(), and
+	// its prototypes take nothing, as C23 reads them: its calls are then
+	// checked against it (a READ argument passed to one declared
+	// without a prototype reached a helper writing through it). Other
+	// declarations without a prototype (a library function's) are left
+	// to the compiler, which refuses them (strictConstPush).
 	if !k.CXX {
-		if m, err := Model(info); err == nil && m.Src == src {
+		if m, err := Model(info); err == nil && m.Src == src && len(m.Code) == len(src) {
 			for _, f := range append(slices.Clip(m.Defs), m.Protos...) {
-				if f.Name != k.Name && f.ListEnd <= len(src) && strings.TrimSpace(src[f.ListStart:f.ListEnd]) == "" {
+				if f.Name != k.Name && m.Defined[f.Name] && f.ListEnd <= len(src) && strings.TrimSpace(m.Code[f.ListStart:f.ListEnd]) == "" {
 					edits = append(edits, edit{f.ListStart, f.ListEnd, "void"})
 				}
 			}

@@ -666,25 +666,14 @@ func (r *laneRewriter) castBefore(k int) bool {
 	if open < 0 || clex.OperandEnd(r.prev(open)) {
 		return false // a call's arguments, or no ( at all
 	}
-	typed := false
+	// A group of words and *s may be a type name, whatever typedefs
+	// declare it: taken as a cast (at worst, a loop without lanes).
 	for _, t := range r.toks[open+1 : k-1] {
-		switch {
-		case t.Text == "*" || castWords[t.Text] || r.helpers.model.Typedefs[t.Text]:
-			typed = true
-		case t.Text == "" || !clex.IsIdentStart(t.Text[0]):
+		if t.Text != "*" && (t.Text == "" || !clex.IsIdentStart(t.Text[0])) {
 			return false // an expression's operator or number
 		}
 	}
-	return typed
-}
-
-// castWords are the words that make a parenthesised group a type name.
-var castWords = map[string]bool{
-	"void": true, "char": true, "short": true, "int": true, "long": true, "float": true, "double": true,
-	"signed": true, "unsigned": true, "_Bool": true, "bool": true, "const": true, "volatile": true,
-	"struct": true, "union": true, "enum": true, "size_t": true, "ptrdiff_t": true, "intptr_t": true,
-	"uintptr_t": true, "int8_t": true, "int16_t": true, "int32_t": true, "int64_t": true, "uint8_t": true,
-	"uint16_t": true, "uint32_t": true, "uint64_t": true,
+	return k-1 > open+1
 }
 
 // rewrite returns body[start:stop], whose tokens are [from, to), with
