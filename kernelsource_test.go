@@ -489,6 +489,10 @@ func TestKernelsOfOldStyle(t *testing.T) {
 		{"struct index { int i; };\nvoid k(const double *x, double *y) { y[0] = x[0] * (index(\"ab\", 'b') != 0); }", 1},
 		{"struct P { double y1; };\nvoid k(const double *x, double *y) { struct P p = {y1(1.0)}; y[0] = x[0] + 0 * p.y1; }", 1},
 		{"static double gamma, y1v;\nstatic int (*select)(int);\nenum { y0 = 2 };\nvoid k(const double *x, double *y) { gamma = y0; y[0] = x[0] * gamma / 2 + 0 * (select != 0); }", 1},
+		{"#include <stdlib.h>\nstatic int cmp();\nvoid k(const double *x, double *y) { double v[2] = {x[0], -x[0]}; qsort(v, 2, sizeof(double), cmp); y[0] = v[1]; }\nstatic int cmp(const void *a, const void *b) { double d = *(const double *)a - *(const double *)b; return d < 0 ? -1 : d > 0; }", 1},
+		{"static double scale();\nvoid k(const double *x, double *y) { y[0] = scale(x[0], 3); }\nstatic double scale(double v, double s) { return v * s; }", 3},
+		{"static double one(void) { return 1.0; }\nstatic double apply(double (*f)(), double v) { return f() * v; }\nvoid k(const double *x, double *y) { double (*fp)() = one; y[0] = apply(fp, x[0]) * fp(); }", 1},
+		{"static double two_(void) { return 2.0; }\nstatic double twice(double (*f)(), double v);\nvoid k(const double *x, double *y) { y[0] = twice(two_, x[0]); }\nstatic double twice(double (*f)(), double v) { return f() * v; }", 2},
 		{"#define DECL_HELPER() static double helper(double)\nDECL_HELPER();\nvoid k(const double *x, double *y) { y[0] = helper(x[0]); }\nstatic double helper(double v) { return v; }", 1},
 	} {
 		for _, backend := range hostBackends {

@@ -2,6 +2,7 @@ package cfront
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -1038,6 +1039,10 @@ type Insert struct {
 	Text string
 }
 
+// emptyPointerList matches a pointer to a function declared without a
+// prototype, (*p)(), in a list written on one line.
+var emptyPointerList = regexp.MustCompile(`\(\s*\*\s*([A-Za-z_][A-Za-z_0-9]*)\s*\)\s*\(\s*\)`)
+
 // ReadOnlySource returns the loop's kernel source with the parameters of
 // its READ arguments (ReadOnlyArg) declared const (Param.ReadOnlyText),
 // in the definition and in every file-scope prototype, so that a kernel
@@ -1079,17 +1084,36 @@ func ReadOnlySource(l *core.Loop, inserts ...Insert) string {
 			edits = append(edits, edit{sp[0], sp[1], list})
 		}
 	}
-	// In C, a function the source defines with an empty list, f(), and
-	// its prototypes take nothing, as C23 reads them: its calls are then
-	// checked against it (a READ argument passed to one declared
-	// without a prototype reached a helper writing through it). Other
-	// declarations without a prototype (a library function's) are left
-	// to the compiler, which refuses them (strictConstPush).
+	// In C, declarations without a prototype get one (the compiler
+	// refuses the others, strictConstPush), so that calls are checked
+	// against the parameters (a READ argument passed to a function
+	// declared f() reached a helper writing through it): a function the
+	// source defines, declared f(), takes its definition's parameters,
+	// and one defined f() takes nothing, as C23 reads it; a pointer to a
+	// function, (*p)(), takes nothing, as in C23.
 	if !k.CXX {
 		if m, err := Model(info); err == nil && m.Src == src && len(m.Code) == len(src) {
+			empty := func(f FuncDecl) bool {
+				return f.ListEnd <= len(src) && strings.TrimSpace(m.Code[f.ListStart:f.ListEnd]) == ""
+			}
+			params := map[string]string{} // a defined function: its list, on one line
+			for _, f := range m.Defs {
+				list := "void"
+				if !empty(f) {
+					list = strings.Join(strings.Fields(src[f.ListStart:f.ListEnd]), " ")
+					list = emptyPointerList.ReplaceAllString(list, "(*$1)(void)")
+				}
+				params[f.Name] = list
+			}
 			for _, f := range append(slices.Clip(m.Defs), m.Protos...) {
-				if f.Name != k.Name && m.Defined[f.Name] && f.ListEnd <= len(src) && strings.TrimSpace(m.Code[f.ListStart:f.ListEnd]) == "" {
-					edits = append(edits, edit{f.ListStart, f.ListEnd, "void"})
+				if list, ok := params[f.Name]; ok && f.Name != k.Name && empty(f) {
+					edits = append(edits, edit{f.ListStart, f.ListEnd, list})
+				}
+			}
+			toks := m.Tokens
+			for i := 0; i+5 < len(toks); i++ {
+				if toks[i].Text == "(" && toks[i+1].Text == "*" && clex.IsIdent(toks[i+2].Text) && toks[i+3].Text == ")" && toks[i+4].Text == "(" && toks[i+5].Text == ")" {
+					edits = append(edits, edit{toks[i+4].End, toks[i+5].Start, "void"})
 				}
 			}
 		}
