@@ -510,3 +510,21 @@ func TestKernelsOfOldStyle(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelWithFunctionPointerTypedef: a typedef of a pointer to a
+// function of several parameters (a flux function table) names that
+// type only: its parameters' types were read as typedef names, and the
+// kernel's own double parameters refused.
+func TestKernelWithFunctionPointerTypedef(t *testing.T) {
+	s := must(op2.NewSet(3, "s"))
+	x := must(op2.NewDat(s, 1, []float64{1, 2, 3}, "x"))
+	y := must(op2.NewDat[float64](s, 1, nil, "y"))
+	src := `typedef double (*flux_fn)(double, double);
+static double upwind(double a, double b) { return a > b ? a : b; }
+static const flux_fn fluxes[1] = {upwind};
+void fpt(const double *x, double *y) { y[0] = fluxes[0](x[0], 2.0); }`
+	check(t, op2.ParLoop(op2.NewKernel(src, "fpt"), s, x.Arg(op2.Read), y.Arg(op2.Write)))
+	if got := y.DataRO(); !slices.Equal(got, []float64{2, 2, 3}) {
+		t.Errorf("y = %v, want [2 2 3]", got)
+	}
+}

@@ -530,8 +530,10 @@ func typedefs(code string, pp *preprocessed) map[string]typedef {
 			}
 			stmt := code[j:end]
 			uncertain := pp.uncertainAt(i)
-			// Declarators after the first share its base type.
-			parts := strings.Split(stmt, ",")
+			// Declarators after the first share its base type. Commas
+			// inside parentheses (a function type's parameters) part
+			// nothing.
+			parts := clex.SplitList(stmt)
 			if strings.ContainsAny(stmt, "{}") {
 				parts = []string{stmt}
 			}
