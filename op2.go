@@ -30,7 +30,6 @@ package op2
 
 import (
 	"log/slog"
-	"time"
 
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/engine"
@@ -130,11 +129,7 @@ func newProcess() *process {
 	matHalo := NewKernel("void goop2_mat_halo(const void *x) { (void)x; }", "goop2_mat_halo")
 	matHalo.c.HaloOnly = true
 	p := &process{Process: engine.NewProcess(apiErrors{}), matHalo: matHalo}
-	p.petsc.Settings = func() (string, time.Duration, error) {
-		env, err := exec.ConfigFromEnv()
-		s := p.MPISettings(env)
-		return s.CacheDir, s.CompileTimeout, err
-	}
+	p.petsc.Settings = p.MPISettings
 	return p
 }
 

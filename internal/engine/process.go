@@ -166,9 +166,9 @@ func (p *Process) World() (*mpi.World, error) {
 			p.err = err
 			return
 		}
-		s := p.MPISettings(cfg)
+		dir, timeout, _ := p.MPISettings() // the environment read above
 		start := time.Now()
-		p.world, p.err = mpi.Init(s.CacheDir, s.CompileTimeout)
+		p.world, p.err = mpi.Init(dir, timeout)
 		if p.err != nil {
 			p.err = p.api.Internal(fmt.Errorf("this program was started by an MPI launcher (%d processes) but cannot use MPI: %w", mpi.Launched(), p.err))
 			return
@@ -190,23 +190,25 @@ func (p *Process) World() (*mpi.World, error) {
 	return p.world, p.err
 }
 
-// MPISettings are the settings starting MPI takes (mpi.Init): the cache
-// directory its shims are built into and the compilers' timeout.
-type MPISettings struct {
-	CacheDir       string
-	CompileTimeout time.Duration
+// mpiSettings are what starting MPI takes of a configuration
+// (MPISettings).
+type mpiSettings struct {
+	cacheDir       string
+	compileTimeout time.Duration
 }
 
-// MPISettings returns the settings starting MPI takes: the default
-// runtime's configuration's once it has one (op2.Configure), else env's
-// (the environment's). It may be called without the lock.
-func (p *Process) MPISettings(env exec.Config) MPISettings {
+// MPISettings returns the cache directory MPI's shims are built into
+// and the compilers' timeout (mpi.Init): the default runtime's
+// configuration's once it has one (op2.Configure), else the
+// environment's. It may be called without the lock.
+func (p *Process) MPISettings() (cacheDir string, compileTimeout time.Duration, err error) {
 	if d := p.Default; d != nil {
 		if s := d.mpi.Load(); s != nil {
-			return *s
+			return s.cacheDir, s.compileTimeout, nil
 		}
 	}
-	return MPISettings{CacheDir: env.CacheDir, CompileTimeout: env.CompileTimeout}
+	cfg, err := exec.ConfigFromEnv()
+	return cfg.CacheDir, cfg.CompileTimeout, err
 }
 
 // Started is the MPI world if World has started it, without starting

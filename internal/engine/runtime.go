@@ -32,7 +32,7 @@ type Runtime struct {
 	Consts func() []*core.Const
 	logger atomic.Pointer[slog.Logger] // nil: no logging
 	// mpi is what starting MPI takes of the configuration (MPISettings).
-	mpi atomic.Pointer[MPISettings]
+	mpi atomic.Pointer[mpiSettings]
 	// chains counts the open chain scopes.
 	chains int
 }
@@ -55,7 +55,7 @@ func NewRuntime(p *Process) *Runtime {
 // lock (or owns r alone).
 func (r *Runtime) Apply(cfg exec.Config) {
 	r.Cfg = cfg
-	r.mpi.Store(&MPISettings{CacheDir: cfg.CacheDir, CompileTimeout: cfg.CompileTimeout})
+	r.mpi.Store(&mpiSettings{cfg.CacheDir, cfg.CompileTimeout})
 	r.X.Configure(&cfg)
 	r.SetLogger(cfg.Logger)
 	r.SetTiming(cfg.Timing)

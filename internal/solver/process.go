@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/mpi"
 	"github.com/goop2/op2/internal/petsc"
 )
@@ -18,22 +17,13 @@ import (
 // value is ready to use.
 type Process struct {
 	// Settings returns the cache directory and the compilers' timeout
-	// MPI is started with for PETSc alone (the program's configuration);
-	// nil: the environment's.
+	// MPI is started with for PETSc alone (the program's configuration:
+	// engine.Process.MPISettings).
 	Settings func() (cacheDir string, compileTimeout time.Duration, err error)
 
 	mu      sync.Mutex
 	own     *mpi.World // MPI started for PETSc alone (a world of one), or nil
 	solvers int
-}
-
-// settings is p.Settings, or the environment's.
-func (p *Process) settings() (string, time.Duration, error) {
-	if p.Settings != nil {
-		return p.Settings()
-	}
-	cfg, err := exec.ConfigFromEnv()
-	return cfg.CacheDir, cfg.CompileTimeout, err
 }
 
 // World returns the MPI world PETSc runs on: the launcher's (what
@@ -50,7 +40,7 @@ func (p *Process) World(launcher func() (*mpi.World, error)) (*mpi.World, error)
 	if p.own != nil {
 		return p.own, nil
 	}
-	dir, timeout, err := p.settings()
+	dir, timeout, err := p.Settings()
 	if err != nil {
 		return nil, err
 	}
