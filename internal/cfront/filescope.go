@@ -3,6 +3,8 @@ package cfront
 import (
 	"slices"
 	"strings"
+
+	"github.com/goop2/op2/internal/clex"
 )
 
 // declaringHeaders are headers that only declare functions, types and
@@ -49,4 +51,93 @@ func readFileScope(code string) string {
 		out = append(out, "_Pragma")
 	}
 	return strings.Join(slices.Compact(out), "\n")
+}
+
+// FileScopeNames returns the names the source declares at file scope:
+// the functions it defines or declares, typedef names, enumerators and
+// variables; not names it only uses (an initializer's random) or
+// members of its structs.
+func (m *SourceModel) FileScopeNames() map[string]bool {
+	out := declaredNames(m.Outside)
+	for _, f := range append(slices.Clip(m.Defs), m.Protos...) {
+		out[f.Name] = true
+	}
+	for n := range m.Typedefs {
+		out[n] = true
+	}
+	return out
+}
+
+// declaredNames returns the names the declarations of code (C at file
+// scope, functions blanked: SourceModel.Outside) declare: each declarator's name (after a
+// type word, a *, a ( * or a declaration's ,; before =, ;, [, , or )),
+// and enumerators; not struct or union members, nor names in
+// initializers.
+func declaredNames(code string) map[string]bool {
+	toks := clex.Tokenize(code)
+	out := map[string]bool{}
+	text := func(i int) string {
+		if i < 0 || i >= len(toks) {
+			return ""
+		}
+		return toks[i].Text
+	}
+	// Brace and parenthesis depth; after = in a declaration at depth 0.
+	depth, parens, inInit := 0, 0, false
+	for i := 0; i < len(toks); i++ {
+		t := toks[i].Text
+		switch {
+		case t == "(":
+			parens++
+			continue
+		case t == ")":
+			parens--
+		}
+		switch {
+		case (t == "struct" || t == "union") && (text(i+1) == "{" || text(i+2) == "{"):
+			// Members are not file-scope names: skip the body.
+			open := i + 1
+			if text(open) != "{" {
+				open++
+			}
+			d := 0
+			for i = open; i < len(toks); i++ {
+				if toks[i].Text == "{" {
+					d++
+				} else if toks[i].Text == "}" {
+					if d--; d == 0 {
+						break
+					}
+				}
+			}
+		case t == "enum" && (text(i+1) == "{" || text(i+2) == "{"):
+			open := i + 1
+			if text(open) != "{" {
+				open++
+			}
+			for i = open + 1; i < len(toks) && toks[i].Text != "}"; i++ {
+				if p := toks[i-1].Text; (p == "{" || p == ",") && clex.IsIdent(toks[i].Text) {
+					out[toks[i].Text] = true
+				}
+			}
+		case t == "{":
+			depth++
+		case t == "}":
+			depth--
+		case t == "=" && depth == 0:
+			inInit = true
+		case t == ";" && depth == 0:
+			inInit = false
+		case t == "," && depth == 0 && parens == 0:
+			inInit = false
+		case depth == 0 && !inInit && clex.IsIdent(t):
+			prev, next := text(i-1), text(i+1)
+			after := prev == "*" || prev == "," || prev == "}" || clex.Declares(prev)
+			before := next == "=" || next == ";" || next == "[" || next == "," || next == ")"
+			if after && before {
+				out[t] = true
+			}
+		}
+	}
+	return out
 }

@@ -23,7 +23,6 @@ import (
 	"strings"
 
 	"github.com/goop2/op2/internal/cfront"
-	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/core"
 )
 
@@ -218,96 +217,17 @@ var legacyNames = []string{
 }
 
 // legacyNamesDeclared returns the legacyNames the kernel's source
-// declares at file scope: functions it defines or declares, typedef
-// names, enumerators and variables (fileScopeNames); not names it only
-// uses (an initializer's random) or members of its structs.
+// declares at file scope (cfront.SourceModel.FileScopeNames).
 func legacyNamesDeclared(info *core.KernelInfo) []string {
 	m, err := cfront.Model(info)
 	if err != nil {
 		return nil // the build says what is wrong
 	}
-	declared := fileScopeNames(m.Outside)
-	for _, f := range append(slices.Clip(m.Defs), m.Protos...) {
-		declared[f.Name] = true
-	}
+	declared := m.FileScopeNames()
 	var out []string
 	for _, n := range legacyNames {
-		if declared[n] || m.Typedefs[n] {
+		if declared[n] {
 			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// fileScopeNames returns the names the declarations of code (C at file
-// scope, functions blanked) declare: each declarator's name (after a
-// type word, a *, a ( * or a declaration's ,; before =, ;, [, , or )),
-// and enumerators; not struct or union members, nor names in
-// initializers.
-func fileScopeNames(code string) map[string]bool {
-	toks := clex.Tokenize(code)
-	out := map[string]bool{}
-	text := func(i int) string {
-		if i < 0 || i >= len(toks) {
-			return ""
-		}
-		return toks[i].Text
-	}
-	// Brace and parenthesis depth; after = in a declaration at depth 0.
-	depth, parens, inInit := 0, 0, false
-	for i := 0; i < len(toks); i++ {
-		t := toks[i].Text
-		switch {
-		case t == "(":
-			parens++
-			continue
-		case t == ")":
-			parens--
-		}
-		switch {
-		case (t == "struct" || t == "union") && (text(i+1) == "{" || text(i+2) == "{"):
-			// Members are not file-scope names: skip the body.
-			open := i + 1
-			if text(open) != "{" {
-				open++
-			}
-			d := 0
-			for i = open; i < len(toks); i++ {
-				if toks[i].Text == "{" {
-					d++
-				} else if toks[i].Text == "}" {
-					if d--; d == 0 {
-						break
-					}
-				}
-			}
-		case t == "enum" && (text(i+1) == "{" || text(i+2) == "{"):
-			open := i + 1
-			if text(open) != "{" {
-				open++
-			}
-			for i = open + 1; i < len(toks) && toks[i].Text != "}"; i++ {
-				if p := toks[i-1].Text; (p == "{" || p == ",") && clex.IsIdent(toks[i].Text) {
-					out[toks[i].Text] = true
-				}
-			}
-		case t == "{":
-			depth++
-		case t == "}":
-			depth--
-		case t == "=" && depth == 0:
-			inInit = true
-		case t == ";" && depth == 0:
-			inInit = false
-		case t == "," && depth == 0 && parens == 0:
-			inInit = false
-		case depth == 0 && !inInit && clex.IsIdent(t):
-			prev, next := text(i-1), text(i+1)
-			after := prev == "*" || prev == "," || prev == "}" || clex.Declares(prev)
-			before := next == "=" || next == ";" || next == "[" || next == "," || next == ")"
-			if after && before {
-				out[t] = true
-			}
 		}
 	}
 	return out
