@@ -58,7 +58,7 @@ func TestOpenCLDeviceSelection(t *testing.T) {
 	cache := os.Getenv("OP2_CACHE_DIR")
 	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache, PlanCheck: true})) }()
 	err := op2.Configure(op2.Config{Backend: "opencl", OpenCLPlatform: "no-such-platform", CacheDir: cache})
-	wantErr(t, err, `no device on a platform matching "no-such-platform"`, "found")
+	wantErr(t, err, `no device on a platform matching "no-such-platform" (Config.OpenCLPlatform, OP2_OPENCL_PLATFORM)`, "found")
 	err = op2.Configure(op2.Config{Backend: "opencl", OpenCLDevice: "toaster", CacheDir: cache})
 	wantErr(t, err, `unknown OpenCL device type "toaster"`)
 }

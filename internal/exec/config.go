@@ -33,10 +33,11 @@ type ConfigSetting struct {
 	// checked, its error naming the field.
 	value        access
 	emptyIsValue bool
-	// zeroIsOff says that a field Explicit names at its zero value
-	// takes that value (false, off) rather than the built-in default:
-	// the row of a setting whose default is on (Lazy).
-	zeroIsOff bool
+	// zeroIsValue says that a field Explicit names at its zero value
+	// takes that value rather than the built-in default, because the
+	// default is another value: Lazy false (loops run at once), Tile 0
+	// (no tiles), CUDADevice 0 (GPU 0 on every rank).
+	zeroIsValue bool
 	// auto, when not nil, sets the field's default from the rest of the
 	// configuration, when neither the program nor the environment set
 	// the field (Lazy: off when automatic checkpoints or check mode are
@@ -207,13 +208,13 @@ var Settings = []ConfigSetting{
 	{Field: "Check", Env: "OP2_CHECK", Default: "off", Doc: "check mode: find kernels that cast away the `const` of READ arguments (or, on the host backends, Consts) and write to them, and undo the writes; and kernels that leave values of a floating-point WRITE argument unwritten", value: boolean(func(c *Config) *bool { return &c.Check })},
 	{Field: "Timing", Env: "OP2_TIMING", Default: "off", Doc: "the timing report: each loop's calls, times and bytes (`op2.EnableTiming` switches it until the next `Configure`)", value: boolean(func(c *Config) *bool { return &c.Timing })},
 	{Field: "Lazy", Env: "OP2_LAZY", Default: "on on the host backends, unless `Checkpoint` or `Check` is set; off on `opencl` and `cuda`", Doc: "record loops until their results are needed, running them (fused where that pays) when something forces them; on several MPI ranks only loops that meet no other rank as they run (no halo exchange, no reduction) are recorded; `false` (`Config{}.Explicit(\"Lazy\")`, `OP2_LAZY=0`) runs each loop at once",
-		value: boolean(func(c *Config) *bool { return &c.Lazy }), zeroIsOff: true,
+		value: boolean(func(c *Config) *bool { return &c.Lazy }), zeroIsValue: true,
 		auto: func(c *Config) {
 			c.Lazy = c.Checkpoint == "" && !c.Check
 			c.lazyDefault = true
 		}},
 	{Field: "Tile", Env: "OP2_TILE", Default: "`auto` on one thread (`sequential`, or `Threads` 1), else off", Doc: "run recorded loops on the host backends as sparse tiles of this many elements of the first loop's set; `auto` (`TileAuto`, -1) tiles a chain, in one process, only where its data does not fit the last-level cache and tiles cut the bytes it moves, each tile's data filling half of one CPU's part of the last-level cache, and on one thread only where its tiled runs prove at least as fast as its untiled ones, at the faster of that size and one filling half of a core's L2 cache; `off` (`Config{}.Explicit(\"Tile\")`, `OP2_TILE=0`) runs no tiles",
-		value: scalar(func(c *Config) *int { return &c.Tile }, parseTile, checkTile), zeroIsOff: true,
+		value: scalar(func(c *Config) *int { return &c.Tile }, parseTile, checkTile), zeroIsValue: true,
 		auto: func(c *Config) {
 			c.tileDefault = true
 			tileDefault(c)
@@ -260,7 +261,7 @@ var Settings = []ConfigSetting{
 		}),
 		keyPos: 5, key: func(c *Config) string { return workGroupKey(c.DeviceWorkGroupSize) }},
 	{Field: "CUDADevice", Env: "OP2_CUDA_DEVICE", Default: "0; under an MPI launcher, the rank's number on its machine modulo the GPUs there", Doc: "the ordinal of the GPU `cuda` uses",
-		auto: func(c *Config) { c.CUDADevice, c.cudaDeviceDefault = 0, true },
+		auto: func(c *Config) { c.CUDADevice, c.cudaDeviceDefault = 0, true }, zeroIsValue: true,
 		value: scalar(func(c *Config) *int { return &c.CUDADevice }, intParser(0, "a device number (0, 1, ...)"), func(field string, v int) error {
 			if v < 0 {
 				return fmt.Errorf("%s = %d: device numbers start at 0", field, v)
@@ -442,8 +443,8 @@ func ConfigFromEnv() (Config, error) {
 // "Config.F") and replaces c's. A field user.Explicit named replaces c's
 // even when zero: its zero value stands for the built-in default
 // (Defaults), not the environment's, so that a program can turn off what
-// a variable turned on (Lazy's zero, false, is taken as it is: its
-// default is on); Explicit may name only exported fields, which
+// a variable turned on (the zero of a row marked zeroIsValue — Lazy,
+// Tile, CUDADevice — is taken as it is); Explicit may name only exported fields, which
 // all have a row. Then the values a program or the environment named
 // explicitly are verified (compilers run). On error c is unchanged.
 func MergeConfig(c *Config, user Config) error {
@@ -476,7 +477,7 @@ func MergeConfig(c *Config, user Config) error {
 				return err
 			case set:
 				source = "Config." + s.Field
-			case slices.Contains(user.explicit, s.Field) && s.zeroIsOff:
+			case slices.Contains(user.explicit, s.Field) && s.zeroIsValue:
 				s.value.reset(&merged, &user)
 				source = ""
 			case s.auto != nil && source == "" && !slices.Contains(user.explicit, s.Field):

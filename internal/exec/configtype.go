@@ -190,9 +190,10 @@ func (c *Config) Recording() bool {
 // under OP2_LAZY=1, and Config{Backend: "openmp"}.Explicit("Tile",
 // "Logger") turns tiling and logging off whatever OP2_TILE and OP2_LOG
 // say. A named field at its zero value takes the built-in default (the
-// settings table's Default column), never the variable's, except Lazy,
-// whose default is on: Lazy false named so runs loops at
-// once whatever the default and OP2_LAZY say; a named field
+// settings table's Default column), never the variable's, except where
+// the zero is itself a setting other than the default: Lazy false runs
+// loops at once, Tile 0 runs no tiles and CUDADevice 0 is GPU 0 on every
+// rank, whatever the defaults and the variables say; a named field
 // with another value is taken as it would be anyway. Fields not named
 // keep the rule that zero means the variable's value, else the default.
 // Configure and NewRuntime refuse a name that is not a field of Config,

@@ -162,9 +162,9 @@ func chooseDevice(cfg *exec.Config) (*cl.Device, error) {
 	}
 	if chosen == nil {
 		if len(devs) == 0 {
-			return nil, fmt.Errorf("opencl: no OpenCL device of type %q found; %s", cfg.OpenCLDevice, cl.InstallHint)
+			return nil, fmt.Errorf("opencl: no OpenCL device of type %q (Config.OpenCLDevice, OP2_OPENCL_DEVICE) found; %s", cfg.OpenCLDevice, cl.InstallHint)
 		}
-		return nil, fmt.Errorf("opencl: no device on a platform matching %q (found %s)", cfg.OpenCLPlatform, strings.Join(seen, ", "))
+		return nil, fmt.Errorf("opencl: no device on a platform matching %q (Config.OpenCLPlatform, OP2_OPENCL_PLATFORM); found %s", cfg.OpenCLPlatform, strings.Join(seen, ", "))
 	}
 	return chosen, nil
 }
