@@ -28,7 +28,11 @@ const ReservedPrefix = "op2_"
 // expansions; its lines stay where they were. The offsets in the result
 // are offsets into Source, which is what a Kernel's Source must hold.
 func ParseKernel(src, name string) (*core.KernelInfo, error) {
-	src = blankIncludeGuard(clex.Normalize(src))
+	src = clex.Normalize(src)
+	if i := clex.OpenComment(src); i >= 0 {
+		return nil, fmt.Errorf("kernel source has a /* comment at line %d that no */ closes", lineOf(src, i))
+	}
+	src = blankIncludeGuard(src)
 	// Each round expands the invocations it needs completely; a second
 	// one expands macros in a parameter list the first one wrote.
 	for round := 0; ; round++ {
@@ -288,7 +292,7 @@ func parseParam(text string, r *typeResolver) core.Param {
 	p := core.Param{Text: text}
 	p.Depth = strings.Count(text, "*") + strings.Count(text, "[")
 	if strings.Contains(text, "...") {
-		p.CType = "... (variadic)"
+		p.CType, p.Variadic = "... (variadic)", true
 		return p
 	}
 	if strings.ContainsAny(text, "()") {

@@ -298,6 +298,7 @@ func SplitList(list string) []string {
 // (their quotes kept) but for those keep (if not nil) reports by the
 // offset of their opening quote. Every other byte, and every newline,
 // stays where it was, so offsets into the result are offsets into src.
+// A comment left open blanks the rest of src.
 func Blank(src string, literals bool, keep func(src string, i int) bool) string {
 	b := []byte(src)
 	clear := func(from, to int) {
@@ -307,32 +308,54 @@ func Blank(src string, literals bool, keep func(src string, i int) bool) string 
 			}
 		}
 	}
+	walk(src, func(from, to int, _ bool) { clear(from, to) }, func(from, to int) {
+		if literals && (keep == nil || !keep(src, from)) {
+			clear(from+1, to) // keep the quotes
+		}
+	})
+	return string(b)
+}
+
+// OpenComment returns the offset of a /* comment src leaves open (no */
+// ends it), or -1 when every comment is closed.
+func OpenComment(src string) int {
+	open := -1
+	walk(src, func(from, _ int, closed bool) {
+		if !closed {
+			open = from
+		}
+	}, func(int, int) {})
+	return open
+}
+
+// walk calls comment with the span [from, to) of each comment of src
+// (its markers included; a // comment's ends before its newline, a /*
+// comment no */ closes, at len(src), with closed false) and literal with
+// the offsets of each string or character literal's quotes.
+func walk(src string, comment func(from, to int, closed bool), literal func(from, to int)) {
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		switch {
 		case strings.HasPrefix(src[i:], "//"):
 			e := LineCommentEnd(src, i)
-			clear(i, e)
+			comment(i, e, true)
 			i = e
 		case strings.HasPrefix(src[i:], "/*"):
 			e := strings.Index(src[i+2:], "*/")
 			if e < 0 {
-				clear(i, len(src))
-				return string(b)
+				comment(i, len(src), false)
+				return
 			}
-			clear(i, i+e+4)
+			comment(i, i+e+4, true)
 			i += e + 3
 		case DigitSeparator(src, i):
 			// A digit separator (1'000, C++14 and C23), not a literal.
 		case c == '"' || c == '\'':
 			j := LiteralEnd(src, i)
-			if literals && (keep == nil || !keep(src, i)) {
-				clear(i+1, j) // keep the quotes
-			}
+			literal(i, j)
 			i = j
 		}
 	}
-	return string(b)
 }
 
 // splicedSeparator is DigitSeparator for the quote s[i], the last byte

@@ -235,3 +235,22 @@ func TestNormalizeByteOrderMark(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenComment(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		want int
+	}{
+		{"int x; /* closed */", -1},
+		{"/**/", -1},
+		{"int x; /* open", 7},
+		{"/*/", 0},
+		{"// a line comment /*", -1},
+		{`char *s = "/*";`, -1},
+		{"int y; /* a */ int z; /* b *", 22},
+	} {
+		if got := OpenComment(c.src); got != c.want {
+			t.Errorf("OpenComment(%q) = %d, want %d", c.src, got, c.want)
+		}
+	}
+}

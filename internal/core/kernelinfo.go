@@ -39,6 +39,8 @@ type Param struct {
 	// ConstData says the values the parameter points to are const
 	// (const double *x, or through a typedef or macro).
 	ConstData bool
+	// Variadic says the parameter is a variadic list's ... (the last).
+	Variadic bool
 	// Start and End delimit the declaration in the source (Text as
 	// written there), and TypeAt is the offset of its first type word,
 	// where ReadOnlyText puts its const.

@@ -40,8 +40,12 @@ func (p *Process) Bind(b *Binding, args []Arg, l *core.Loop) error {
 	fail := func(i int, format string, a ...any) error {
 		return p.api.Loop(k.Name, b.setName(), i, fmt.Sprintf(format, a...))
 	}
+	if n := len(info.Params); n > 0 && info.Params[n-1].Variadic {
+		return fail(-1, "kernel %q is variadic (its parameters end in ...): a kernel takes one named parameter per argument", k.Name)
+	}
 	if len(info.Params) != len(args) {
-		return fail(-1, "kernel %q takes %d parameters but the loop passes %d arguments", k.Name, len(info.Params), len(args))
+		return fail(-1, "kernel %q takes %s but the loop passes %s", k.Name,
+			count(len(info.Params), "parameter"), count(len(args), "argument"))
 	}
 	// One pass resolves and checks each argument into l.Args; a
 	// rejected loop leaves l with no arguments.
@@ -265,4 +269,13 @@ func (p *Process) checkDeviceLimits(b *Binding, args []Arg) error {
 	return p.api.Loop(b.Kernel.Name, b.Set.Name, -1, fmt.Sprintf(
 		"the vector (ArgVec) arguments pass %d map entries per element in all, more than the %s backend takes (op2.MaxDeviceVectorArity = %d): each work item keeps private arrays of one pointer per entry",
 		total, b.Backend, MaxDeviceVectorArity))
+}
+
+// count is n and the noun, made plural unless n is 1: "1 argument",
+// "2 arguments".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
