@@ -2,11 +2,11 @@ package unstructured
 
 import (
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/goop2/op2/hdf5"
 	"github.com/goop2/op2/internal/facets"
+	"github.com/goop2/op2/internal/regfile"
 	"github.com/goop2/op2/mesh"
 	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/mesh/topology"
@@ -42,7 +42,10 @@ const mixedLayoutVersion = 2
 // blocks: the file's nodes and cells, positively oriented, and the facet
 // elements of its physical groups. Run it on one process (`op2mesh
 // convert FILE.msh FILE.h5`). A mesh that fails gmsh.Mesh.Check is an
-// error, and no file is written; a file it could not finish is removed.
+// error, and no file is written. The file is written whole or not at
+// all: beside path, then renamed into place (a link at path stays and
+// leads to the new file), so that a write that fails leaves path as it
+// was.
 func WriteHDF5(path string, g *gmsh.Mesh) error {
 	s, err := fromGmsh(g, 0, 1)
 	if err != nil {
@@ -51,19 +54,31 @@ func WriteHDF5(path string, g *gmsh.Mesh) error {
 	return writeHDF5(path, s)
 }
 
-// writeHDF5 writes s to a new HDF5 file at path (WriteHDF5), and removes
-// the file when it cannot finish it.
+// writeHDF5 writes s to a new HDF5 file at path (WriteHDF5) whole or not
+// at all: the file is written beside path and renamed into place (a path
+// that is a link is written as the file it leads to), and where it cannot
+// be finished, path keeps what it held (regfile.Pending).
 func writeHDF5(path string, s *source) (err error) {
-	f, err := hdf5.Create(path)
+	p, err := regfile.Create(path)
 	if err != nil {
-		return err
+		return fmt.Errorf("unstructured: %w", err)
+	}
+	f, err := hdf5.Create(p.TempPath())
+	if err != nil {
+		p.Abort()
+		return fmt.Errorf("%w (writing %s)", err, path)
 	}
 	defer func() {
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
-			os.Remove(path)
+			p.Abort()
+			err = fmt.Errorf("%w (writing %s)", err, path)
+			return
+		}
+		if err = p.Commit(); err != nil {
+			err = fmt.Errorf("unstructured: %w", err)
 		}
 	}()
 	head := []int32{layoutVersion, int32(s.dim), int32(gmshType(s.kind))}
@@ -119,8 +134,8 @@ func writeHDF5(path string, s *source) (err error) {
 
 // Convert reads the Gmsh mesh in msh (or a CGNS mesh, known by its
 // content) and writes it to h5 as WriteHDF5 does (`op2mesh convert msh
-// h5`). A mesh it refuses leaves h5 as it was, and the error names msh;
-// an h5 file it could not finish is removed.
+// h5`). A mesh it refuses, or a file it could not finish, leaves h5 as
+// it was; a refusal's error names msh.
 func Convert(msh, h5 string) error {
 	g, err := readMeshFile(msh)
 	if err != nil {

@@ -407,3 +407,34 @@ func TestConvertRefusalKeepsOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteHDF5ThroughLink: WriteHDF5 to a path that is a link writes a
+// new file, renamed over the one the link leads to (the link stays), and
+// leaves no temporary file. (It wrote through the link in place, and a
+// failure removed the link, leaving its target half written.)
+func TestWriteHDF5ThroughLink(t *testing.T) {
+	dir := t.TempDir()
+	target, link := filepath.Join(dir, "target.h5"), filepath.Join(dir, "link.h5")
+	if err := os.WriteFile(target, []byte("an earlier conversion"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("target.h5", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.WriteHDF5(link, cubeWithBottom()); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("%s is no longer a link: %v", link, err)
+	}
+	m, err := unstructured.Load(link, unstructured.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := m.Cells.Size(); n != 6 {
+		t.Errorf("the mesh read back through the link has %d cells, want 6", n)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
