@@ -202,7 +202,8 @@ func wrapOpen(path string, err error) error {
 	return fmt.Errorf("hdf5: %s %w", path, err)
 }
 
-// Create creates the file (truncating one that exists) for writing. Under
+// Create creates the file (truncating one that exists, in place: WriteFile
+// writes one whole or not at all) for writing. Under
 // MPI it is collective, as every writer of the file is: with a parallel
 // HDF5 library installed (Debian: libhdf5-openmpi-103-1) every rank opens
 // the file through MPI-IO and writes its own rows; without one, rank 0

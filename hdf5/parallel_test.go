@@ -1,6 +1,7 @@
 package hdf5
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,6 +90,7 @@ func TestParallelWrite(t *testing.T) {
 			}
 		}
 		sameDatasets(t, ref, out)
+		sameDatasets(t, ref, out+".whole.h5")
 	}
 	if !parallel {
 		t.Log("no parallel HDF5 library (apt-get install libhdf5-openmpi-103-1): only the gathering path was tested")
@@ -174,43 +176,67 @@ func writePartitioned(t *testing.T, in, out string, wantParallel bool) {
 	if _, err := op2.Partition(op2.RCBPartitioner(x)); err != nil {
 		t.Fatal(err)
 	}
+	writeAll := func(o *File) error {
+		if o.Parallel() != wantParallel {
+			t.Errorf("rank %d: Parallel() = %v, want %v", op2.Rank(), o.Parallel(), wantParallel)
+		}
+		for _, name := range meshSetNames {
+			if err := o.WriteSet(sets[name]); err != nil {
+				return err
+			}
+		}
+		for _, m := range maps {
+			if err := o.WriteMap(m); err != nil {
+				return err
+			}
+		}
+		if err := WriteDat(o, x); err != nil {
+			return err
+		}
+		if err := WriteDat(o, bound); err != nil {
+			return err
+		}
+		if err := WriteDatAs(o, q, "/results/step1/q"); err != nil {
+			return err
+		}
+		if err := WriteConst(o, "gam", []float64{1.4}); err != nil {
+			return err
+		}
+		var plain []int32 // rank 0's values are written
+		if op2.Rank() == 0 {
+			plain = []int32{4, 5, 6, 7, 8, 9}
+		}
+		return WriteArray(o, "plain", 2, plain)
+	}
 	o, err := Create(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Parallel() != wantParallel {
-		t.Errorf("rank %d: Parallel() = %v, want %v", op2.Rank(), o.Parallel(), wantParallel)
-	}
-	for _, name := range meshSetNames {
-		if err := o.WriteSet(sets[name]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, m := range maps {
-		if err := o.WriteMap(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := WriteDat(o, x); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteDat(o, bound); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteDatAs(o, q, "/results/step1/q"); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteConst(o, "gam", []float64{1.4}); err != nil {
-		t.Fatal(err)
-	}
-	var plain []int32 // rank 0's values are written
-	if op2.Rank() == 0 {
-		plain = []int32{4, 5, 6, 7, 8, 9}
-	}
-	if err := WriteArray(o, "plain", 2, plain); err != nil {
+	if err := writeAll(o); err != nil {
 		t.Fatal(err)
 	}
 	mustClose(t, o)
+	// The same through WriteFile, whole or not at all; then a write that
+	// fails on the last rank only leaves that file as it was, and every
+	// rank gets the error.
+	whole := out + ".whole.h5"
+	if err := WriteFile(whole, writeAll); err != nil {
+		t.Fatal(err)
+	}
+	err = WriteFile(whole, func(o *File) error {
+		if err := writeAll(o); err != nil || op2.Rank() < op2.Ranks()-1 {
+			return err
+		}
+		return errors.New("the last rank's write failed")
+	})
+	if err == nil || !strings.Contains(err.Error(), "the last rank's write failed") || !strings.Contains(err.Error(), whole) {
+		t.Errorf("rank %d: WriteFile failing on the last rank: %v", op2.Rank(), err)
+	}
+	if op2.Rank() == 0 {
+		if left, _ := filepath.Glob(filepath.Join(filepath.Dir(whole), ".*.tmp")); len(left) != 0 {
+			t.Errorf("WriteFile left temporary files: %v", left)
+		}
+	}
 	if mpitest.InRanks() {
 		if err := op2.Finalize(); err != nil {
 			t.Fatal(err)

@@ -1,9 +1,7 @@
 package airfoil
 
 import (
-	"errors"
 	"math"
-	"os"
 
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/hdf5"
@@ -19,21 +17,11 @@ var (
 )
 
 // WriteHDF5File writes mesh m to a new HDF5 file at path as WriteHDF5
-// does, on one process; a file it could not finish (closing failed on a
-// full disk) is removed, as it would not read back as a mesh.
+// does, on one process, whole or not at all (hdf5.WriteFile): a file it
+// could not finish (closing failed on a full disk, the program was
+// killed) leaves path as it was.
 func WriteHDF5File(path string, m *mesh.Mesh) error {
-	f, err := hdf5.Create(path)
-	if err != nil {
-		return err
-	}
-	err = WriteHDF5(f, m)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-	}
-	return err
+	return hdf5.WriteFile(path, func(f *hdf5.File) error { return WriteHDF5(f, m) })
 }
 
 // WriteHDF5 writes mesh m as OP2's Airfoil HDF5 file (new_grid.h5): the
@@ -74,14 +62,10 @@ func WriteHDF5(f *hdf5.File, m *mesh.Mesh) error {
 // file (new_grid.h5): the sets, maps, the dats p_bound, p_x, p_q, p_qold,
 // p_adt and p_res with their current values, and the constants, all in
 // the mesh's declared numbering. Under MPI it is collective, and with a
-// parallel HDF5 library every rank writes its own rows (hdf5.Create).
+// parallel HDF5 library every rank writes its own rows (hdf5.Create);
+// the file is written whole or not at all (hdf5.WriteFile).
 func (s *Solver) WriteHDF5(path string) error {
-	f, err := hdf5.Create(path)
-	if err != nil {
-		return err
-	}
-	werr := s.writeHDF5(f)
-	return errors.Join(werr, f.Close())
+	return hdf5.WriteFile(path, s.writeHDF5)
 }
 
 func (s *Solver) writeHDF5(f *hdf5.File) error {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/goop2/op2/hdf5"
 	"github.com/goop2/op2/internal/facets"
-	"github.com/goop2/op2/internal/regfile"
 	"github.com/goop2/op2/mesh"
 	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/mesh/topology"
@@ -54,33 +53,14 @@ func WriteHDF5(path string, g *gmsh.Mesh) error {
 	return writeHDF5(path, s)
 }
 
-// writeHDF5 writes s to a new HDF5 file at path (WriteHDF5) whole or not
-// at all: the file is written beside path and renamed into place (a path
-// that is a link is written as the file it leads to), and where it cannot
-// be finished, path keeps what it held (regfile.Pending).
-func writeHDF5(path string, s *source) (err error) {
-	p, err := regfile.Create(path)
-	if err != nil {
-		return fmt.Errorf("unstructured: %w", err)
-	}
-	f, err := hdf5.Create(p.TempPath())
-	if err != nil {
-		p.Abort()
-		return fmt.Errorf("%w (writing %s)", err, path)
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			p.Abort()
-			err = fmt.Errorf("%w (writing %s)", err, path)
-			return
-		}
-		if err = p.Commit(); err != nil {
-			err = fmt.Errorf("unstructured: %w", err)
-		}
-	}()
+// writeHDF5 writes s to a new HDF5 file at path (WriteHDF5), whole or
+// not at all (hdf5.WriteFile).
+func writeHDF5(path string, s *source) error {
+	return hdf5.WriteFile(path, func(f *hdf5.File) error { return s.writeHDF5(f) })
+}
+
+// writeHDF5 writes s's datasets to f.
+func (s *source) writeHDF5(f *hdf5.File) error {
 	head := []int32{layoutVersion, int32(s.dim), int32(gmshType(s.kind))}
 	if s.kind == 0 {
 		head = []int32{mixedLayoutVersion, int32(s.dim), int32(len(s.kinds))}
