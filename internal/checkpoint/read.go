@@ -98,12 +98,30 @@ func (c *contents) plan(path string) (*restore, error) {
 		}
 		pending[key] = append(pending[key], name)
 	}
+	taken := map[string]int{}
 	take := func(key string) string {
 		if q := pending[key]; len(q) > 0 {
 			pending[key] = q[1:]
+			taken[key]++
 			return q[0]
 		}
 		return ""
+	}
+	// ambiguous refuses a file holding more entries of a key the program
+	// has than the program declares: which is whose cannot be told (the
+	// program may have dropped some of those the writer held), and taking
+	// the first would restore another one's values.
+	ambiguous := func(kind, name, set string, dim int, typ string) error {
+		key := datKey(name, set, dim, typ)
+		if left := len(pending[key]); left > 0 && taken[key] > 0 {
+			on := ""
+			if set != "" {
+				on = fmt.Sprintf(" on set %q", set)
+			}
+			return fmt.Errorf("%s holds %d %ss %q%s of dim %d and type %s, and the program declares %d: which of them is which cannot be told (did the writer hold ones the program has since dropped?)",
+				path, taken[key]+left, kind, name, on, dim, typ, taken[key])
+		}
+		return nil
 	}
 	for _, s := range c.dats {
 		name := take(datKey(s.Name, s.Set.Name, s.Dim, s.Type.CName()))
@@ -128,6 +146,16 @@ func (c *contents) plan(path string) (*restore, error) {
 			return r, fmt.Errorf("global %q: %w", s.Name, err)
 		}
 		r.global = append(r.global, name)
+	}
+	for _, s := range c.dats {
+		if err := ambiguous("dat", s.Name, s.Set.Name, s.Dim, s.Type.CName()); err != nil {
+			return r, err
+		}
+	}
+	for _, s := range c.globals {
+		if err := ambiguous("global", s.Name, "", s.Dim, s.Type.CName()); err != nil {
+			return r, err
+		}
 	}
 	for _, k := range c.consts {
 		name := "consts/" + k.Name
