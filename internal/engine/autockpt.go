@@ -141,47 +141,88 @@ type autoCkpt struct {
 }
 
 // loopShape is what the choice of a checkpoint's place sees of a loop.
+// It holds no pointer to the loop's data: the loops watched (autoCkpt.seq)
+// must not keep alive the dats a program drops, which a checkpoint would
+// then save beside the program's own.
 type loopShape struct {
-	kernel uint64
+	kernel uint64 // kernelIdentity
 	set    uint64
 	dats   []datUse
 }
 
+// datUse is a dat a loop uses: its identity (datIdentity), its bytes in
+// the whole mesh, and whether every use of it in the loop writes it
+// whole.
 type datUse struct {
-	s     *core.Storage
-	whole bool // every use of the dat in the loop writes it whole
+	id    uint64
+	bytes int64
+	whole bool
+}
+
+// datIdentity names dat s in a loopShape: its name, set, dim and type,
+// not the object, so that a program declaring a scratch dat again in
+// every step still repeats its loops. The dats a checkpoint defers by it
+// (choose) are still decided by the loops that use them (decide).
+func datIdentity(s *core.Storage) uint64 {
+	sum := foldString(loopSumStart, s.Name)
+	sum = foldBytes(sum, byte(s.Type))
+	for _, v := range []uint64{s.Set.ID, uint64(s.Dim)} {
+		sum = foldBytes(sum, byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56))
+	}
+	return sum
 }
 
 func (a loopShape) equal(b loopShape) bool {
-	if a.kernel != b.kernel || a.set != b.set || len(a.dats) != len(b.dats) {
-		return false
-	}
-	for i := range a.dats {
-		if a.dats[i] != b.dats[i] {
-			return false
-		}
-	}
-	return true
+	return a.kernel == b.kernel && a.set == b.set && slices.Equal(a.dats, b.dats)
 }
 
-// shapeOf describes loop l.
-func shapeOf(l *core.Loop) loopShape {
-	sh := loopShape{kernel: l.Kernel.ID, set: l.Set.ID}
+// kernelIdentity names kernel k in a loopShape: its content (Sum), so
+// that a program making its kernels again in every step (op2.NewKernel
+// allows it) still repeats its loops; its ID for GoOP2's own, which have
+// no Sum.
+func kernelIdentity(k *core.Kernel) uint64 {
+	if k.Sum == ([16]byte{}) {
+		return k.ID
+	}
+	return binary.LittleEndian.Uint64(k.Sum[:8])
+}
+
+// storageUse is a dat a loop uses and whether every use of it in the
+// loop writes it whole.
+type storageUse struct {
+	s     *core.Storage
+	whole bool
+}
+
+// usesOf returns the dats loop l uses, each once, in the order of its
+// arguments.
+func usesOf(l *core.Loop) []storageUse {
+	var uses []storageUse
 	for _, a := range l.Args {
 		if a.Off || a.Data == nil || a.Data.Set == nil || a.Kind == core.ArgGlobal || a.Kind == core.ArgMat {
 			continue
 		}
 		whole := a.Kind == core.ArgDirect && a.Access == core.Write && !a.View && l.Extruded == nil
 		found := false
-		for i := range sh.dats {
-			if sh.dats[i].s == a.Data {
-				sh.dats[i].whole = sh.dats[i].whole && whole
+		for i := range uses {
+			if uses[i].s == a.Data {
+				uses[i].whole = uses[i].whole && whole
 				found = true
 			}
 		}
 		if !found {
-			sh.dats = append(sh.dats, datUse{s: a.Data, whole: whole})
+			uses = append(uses, storageUse{s: a.Data, whole: whole})
 		}
+	}
+	return uses
+}
+
+// shapeOf describes loop l.
+func shapeOf(l *core.Loop) loopShape {
+	sh := loopShape{kernel: kernelIdentity(l.Kernel), set: l.Set.ID}
+	for _, u := range usesOf(l) {
+		s := u.s
+		sh.dats = append(sh.dats, datUse{id: datIdentity(s), bytes: int64(checkpoint.GlobalSize(s.Set)) * int64(s.Dim*s.Type.Size()), whole: u.whole})
 	}
 	return sh
 }
@@ -549,7 +590,7 @@ func (a *autoCkpt) decide(l *core.Loop) error {
 		a.pending, a.touched = nil, nil
 		return cs.Finish(err)
 	}
-	for _, d := range shapeOf(l).dats {
+	for _, d := range usesOf(l) {
 		if _, ok := cs.Deferred[d.s]; ok {
 			if err := cs.Resolve(d.s, !d.whole); err != nil {
 				a.pending = nil
@@ -602,13 +643,13 @@ func (a *autoCkpt) choose() (int, map[uint64]bool) {
 		omit := map[uint64]bool{}
 		for k := range p {
 			for _, d := range a.seq[(i+k)%p].dats {
-				if _, seen := first[d.s.ID]; seen {
+				if _, seen := first[d.id]; seen {
 					continue
 				}
-				first[d.s.ID] = d.whole
+				first[d.id] = d.whole
 				if d.whole {
-					omit[d.s.ID] = true
-					saved += int64(checkpoint.GlobalSize(d.s.Set)) * int64(d.s.Dim*d.s.Type.Size())
+					omit[d.id] = true
+					saved += d.bytes
 				}
 			}
 		}
@@ -647,7 +688,7 @@ func (a *autoCkpt) save(l *core.Loop, idx int64, later map[uint64]bool) error {
 		autoLoopsKey: fmt.Appendf(nil, "%016x %s", a.loopSum, l.Name()), autoSumsKey: a.sums}
 	var deferred func(*core.Storage) bool
 	if len(later) > 0 {
-		deferred = func(s *core.Storage) bool { return later[s.ID] }
+		deferred = func(s *core.Storage) bool { return later[datIdentity(s)] }
 	}
 	start := time.Now()
 	cs, err := checkpoint.Begin(a.rt.program(), a.path, state, deferred)
@@ -962,7 +1003,7 @@ func (a *autoCkpt) saveTouched() error {
 // the checkpoint left out that skipped loops wrote; a loop writing such a
 // dat whole gives it its values again.
 func (a *autoCkpt) checkUnrestored(l *core.Loop) error {
-	for _, d := range shapeOf(l).dats {
+	for _, d := range usesOf(l) {
 		k, ok := a.unrestored[d.s.ID]
 		if !ok {
 			continue

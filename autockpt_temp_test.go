@@ -1,0 +1,131 @@
+package op2_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/h5"
+	"github.com/goop2/op2/internal/mpitest"
+)
+
+// tempDatProgram is a time-stepping program that declares a scratch Dat
+// "tmp" in every step and makes its kernels again in every step, as
+// programs do: tmp is written from q, changed twice and added into q
+// twice. It kills itself with SIGKILL after step killAt (0: never) and
+// returns q's values.
+func tempDatProgram(t *testing.T, steps, killAt int) string {
+	t.Helper()
+	cells := must(op2.NewSet(8, "cells"))
+	init := make([]float64, 8)
+	for i := range init {
+		init[i] = float64(i + 1)
+	}
+	q := must(op2.NewDat(cells, 1, init, "q"))
+	for step := 1; step <= steps; step++ {
+		wr := op2.NewKernel(`void tmp_wr(const double *q, double *t) { t[0] = fmod(q[0]*3 + 1, 1000003.0); }`, "tmp_wr")
+		use := op2.NewKernel(`void tmp_use(const double *t, double *q) { q[0] = fmod(q[0] + 2*t[0], 1000003.0); }`, "tmp_use")
+		mod := op2.NewKernel(`void tmp_mod(double *t) { t[0] = fmod(t[0]*5 + 7, 1000003.0); }`, "tmp_mod")
+		tmp := must(op2.NewDat[float64](cells, 1, nil, "tmp"))
+		check(t, op2.ParLoop(wr, cells, q.Arg(op2.Read), tmp.Arg(op2.Write)))
+		check(t, op2.ParLoop(mod, cells, tmp.Arg(op2.RW)))
+		check(t, op2.ParLoop(use, cells, tmp.Arg(op2.Read), q.Arg(op2.RW)))
+		check(t, op2.ParLoop(mod, cells, tmp.Arg(op2.RW)))
+		check(t, op2.ParLoop(use, cells, tmp.Arg(op2.Read), q.Arg(op2.RW)))
+		if step == killAt {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+	}
+	return fmt.Sprint(must(q.Gather()))
+}
+
+// TestAutoCheckpointTemporaryDats: a program that declares a scratch Dat
+// of one name in every step, and its kernels too, restarts from an
+// automatic checkpoint to the values of a run never stopped. The watch for
+// the loops' period held every step's scratch Dat alive, so the file held
+// one per step and a restart restored the oldest's values into the
+// program's one (wrong results, no error); and kernels made again in
+// every step never repeated, so no checkpoint came before 1000 loops.
+func TestAutoCheckpointTemporaryDats(t *testing.T) {
+	const outEnv, killEnv = "OP2_TEST_TEMP_OUT", "OP2_TEST_TEMP_KILL"
+	if mpitest.InRanks() {
+		var killAt int
+		fmt.Sscan(os.Getenv(killEnv), &killAt)
+		got := tempDatProgram(t, 250, killAt)
+		if op2.Rank() == 0 {
+			check(t, os.WriteFile(os.Getenv(outEnv), []byte(got), 0o644))
+		}
+		check(t, op2.Finalize())
+		return
+	}
+	needHDF5(t)
+	dir := t.TempDir()
+	ckpt := filepath.Join(dir, "temp.ckpt")
+	run := func(withCkpt bool, kill int) (string, error) {
+		out := filepath.Join(dir, fmt.Sprintf("out-%d", time.Now().UnixNano()))
+		env := []string{outEnv + "=" + out, fmt.Sprintf("%s=%d", killEnv, kill), "OP2_CHECKPOINT_EVERY=6"}
+		if withCkpt {
+			env = append(env, "OP2_CHECKPOINT="+ckpt)
+		}
+		if b, err := mpitest.Output(t, 1, 2*time.Minute, env...); err != nil {
+			return string(b), err
+		}
+		got, err := os.ReadFile(out)
+		return string(got), err
+	}
+	want, err := run(false, 0)
+	if err != nil {
+		t.Fatalf("uninterrupted run: %v\n%s", err, want)
+	}
+	if out, err := run(true, 220); err == nil {
+		t.Fatalf("the run killed after step 220 succeeded:\n%s", out)
+	}
+	f, err := h5.Open(ckpt, false)
+	if err != nil {
+		t.Fatalf("no checkpoint after 1100 loops: %v", err)
+	}
+	var names []string
+	for k := 0; ; k++ {
+		ds := fmt.Sprintf("dats/%d", k)
+		if ok, _ := f.Exists(ds); !ok {
+			break
+		}
+		n, _, _ := f.StringAttr(ds, "name")
+		names = append(names, n)
+	}
+	f.Close()
+	if strings.Join(names, " ") != "q tmp" {
+		t.Errorf("the checkpoint holds the dats %q, want q and the step's tmp", names)
+	}
+	if got, err := run(true, 0); err != nil || got != want {
+		t.Errorf("the restart: %v\n%s\nwant\n%s", err, got, want)
+	}
+}
+
+// TestRestoreRefusesAmbiguousDats: a file holding more dats of one name,
+// set, dim and type than the program declares is refused, naming them:
+// the program's one took the first's values (a dat the writer held and
+// the program has since dropped), with no error.
+func TestRestoreRefusesAmbiguousDats(t *testing.T) {
+	needHDF5(t)
+	path := filepath.Join(t.TempDir(), "dup.ckpt")
+	set := must(op2.NewSet(4, "dup_s"))
+	first := must(op2.NewDat(set, 1, []float64{1, 1, 1, 1}, "t"))
+	second := must(op2.NewDat(set, 1, []float64{2, 2, 2, 2}, "t"))
+	check(t, op2.Checkpoint(path, nil))
+	runtime.KeepAlive(first) // and no further: the program drops it
+	runtime.GC()
+	_, err := op2.Restore(path)
+	if err == nil || !strings.Contains(err.Error(), `holds 2 dats "t" on set "dup_s" of dim 1 and type double, and the program declares 1`) {
+		t.Errorf("Restore with one of the two dats: %v", err)
+	}
+	if got := second.DataRO(); got[0] != 2 {
+		t.Errorf("the refused Restore changed t: %v", got)
+	}
+}
