@@ -129,3 +129,22 @@ func TestRestoreRefusesAmbiguousDats(t *testing.T) {
 		t.Errorf("the refused Restore changed t: %v", got)
 	}
 }
+
+// TestCheckpointOverDirectoryLeavesNoPartial: a checkpoint whose rename
+// fails (the path is a directory) is an error and leaves no path.partial
+// behind.
+func TestCheckpointOverDirectoryLeavesNoPartial(t *testing.T) {
+	needHDF5(t)
+	path := filepath.Join(t.TempDir(), "dir.ckpt")
+	check(t, os.Mkdir(path, 0o755))
+	check(t, os.WriteFile(filepath.Join(path, "inside"), nil, 0o644))
+	set := must(op2.NewSet(4, "dir_s"))
+	d := must(op2.NewDat(set, 1, []float64{1, 2, 3, 4}, "dir_d"))
+	if err := op2.Checkpoint(path, nil); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("Checkpoint over a directory: %v", err)
+	}
+	runtime.KeepAlive(d)
+	if _, err := os.Stat(path + ".partial"); err == nil {
+		t.Errorf("%s.partial was left behind", path)
+	}
+}

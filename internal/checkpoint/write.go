@@ -115,7 +115,9 @@ func (cs *Session) Finish(werr error) error {
 	}
 	var rerr error
 	if c.rank() == 0 {
-		rerr = publish(cs.tmp, cs.path)
+		if rerr = publish(cs.tmp, cs.path); rerr != nil {
+			os.Remove(cs.tmp) // the checkpoint at path, if any, stays
+		}
 	}
 	if err := c.fatal(c.agreeErr(cs.what+" rename", rerr)); err != nil {
 		return c.api(fmt.Errorf("%s: %w", cs.what, err))
