@@ -602,3 +602,53 @@ func TestSIMDLanesRefusedForms(t *testing.T) {
 		}
 	}
 }
+
+// TestSIMDLanesShadowedHelpers: a parameter, a local function pointer or
+// a C++ lambda named as a function the source defines hides it; the lane
+// form called the function's lane copy instead (wrong results under the
+// defaults). Such kernels run their scalar code; a function passed as a
+// value still runs in lanes, with the scalar code's results.
+func TestSIMDLanesShadowedHelpers(t *testing.T) {
+	defer func() { check(t, op2.Configure(op2.Config{})) }()
+	for _, c := range []struct {
+		name, src string
+		cxx       bool
+	}{
+		{"parameter", `static double pick(const double *p) { return 1e6; }
+static double first(const double *p) { return p[0]; }
+static double apply(double (*pick)(const double *), const double *p) { return pick(p); }
+void k(const double *x, double *y) { y[0] = apply(first, x) / x[1] / 3.0; y[1] = x[1] / 7; }`, false},
+		{"local pointer", `static double pick(const double *p) { return 1e6; }
+static double first(const double *p) { return p[0]; }
+void k(const double *x, double *y) { double (*pick)(const double *) = first; y[0] = pick(x) / x[1] / 3.0; y[1] = x[1] / 7; }`, false},
+		{"lambda", `static inline double pick(const double *p) { return 1e6; }
+void k(const double *x, double *y) {
+  auto pick = [](const double *p) { return p[0]; };
+  y[0] = pick(x) / x[1] / 3.0; y[1] = x[1] / 7;
+}`, true},
+		{"value", `static double first(double v) { return v + 1; }
+static double apply(double (*f)(double), double v) { return f(v); }
+void k(const double *x, double *y) { y[0] = apply(first, x[0]) / x[1] / 3.0; y[1] = x[1] / 7; }`, false},
+	} {
+		run := func(cfg op2.Config) []float64 {
+			check(t, op2.Configure(cfg))
+			s := must(op2.NewSet(37, "s"))
+			x := must(op2.NewDat(s, 2, iota32[float64](74), "x"))
+			y := must(op2.NewDat[float64](s, 2, nil, "y"))
+			k := op2.NewKernel(c.src, "k")
+			if c.cxx {
+				k = k.CXX()
+			}
+			check(t, op2.ParLoop(k, s, x.Arg(op2.Read), y.Arg(op2.RW)))
+			return y.DataRO()
+		}
+		want := run(op2.Config{Backend: "sequential", SIMD: "off"})
+		for _, backend := range hostBackends {
+			for _, simd := range []string{"8", "auto"} {
+				if got := run(op2.Config{Backend: backend, SIMD: simd, Threads: 1}); !slices.Equal(got, want) {
+					t.Errorf("%s: %s SIMD %s: %v\nwant %v (the scalar code's)", c.name, backend, simd, got, want)
+				}
+			}
+		}
+	}
+}

@@ -245,7 +245,8 @@ func LaneKernel(l *core.Loop, lanes int) (LaneForm, error) {
 		return LaneForm{}, fmt.Errorf("kernel %s: %w", l.Kernel.Name, err)
 	}
 	h := &laneHelpers{l: l, info: info, model: model, names: map[string]string{}, making: map[string]bool{}}
-	rewritten, calls, err := h.rewriteBody(body.Text, body.Code, body.Tokens, lane, 0)
+	params := clex.Tokenize(info.Blanked[info.ListStart:info.ListEnd])
+	rewritten, calls, err := h.rewriteBody(body.Text, body.Code, body.Tokens, lane, params, 0)
 	if err != nil {
 		return LaneForm{}, err
 	}
@@ -416,15 +417,48 @@ const maxHelperDepth = 8
 // literals blanked (at the same offsets), toks code's tokens. What lies
 // between the tokens it rewrites is copied from text, so that literals
 // keep their contents. depth counts the helpers above it.
-func (h *laneHelpers) rewriteBody(text, code string, toks []clex.Token, lane map[string]laneVar, depth int) (string, []string, error) {
+func (h *laneHelpers) rewriteBody(text, code string, toks []clex.Token, lane map[string]laneVar, params []clex.Token, depth int) (string, []string, error) {
 	if k := staticVariable(toks); k >= 0 {
 		return "", nil, fmt.Errorf("kernel %s keeps a static variable (%s): its lane form, a copy, would keep another", h.l.Kernel.Name, declaredName(toks, k))
+	}
+	if name := h.shadowedHelper(params, toks); name != "" {
+		return "", nil, fmt.Errorf("kernel %s names %s, a function the source defines, other than by calling it (a parameter, a local, a lambda or a pointer of that name may hide it): its lane form would call the function", h.l.Kernel.Name, name)
 	}
 	text, toks = unparen(text, code, toks, lane)
 	r := &laneRewriter{l: h.l, body: text, toks: toks, lane: lane, helpers: h, depth: depth}
 	out, err := r.rewrite(0, len(toks), 0, len(text))
 	return out, r.calls, err
 }
+
+// shadowedHelper returns the name of a function the source defines that
+// a function's parameter list or body (each list of tokens) declares
+// again, or "": a parameter, local, lambda or function pointer of that
+// name hides the function, and a call of it must not become one of the
+// function's lane form. A declaration is the name, not followed by "(",
+// after a word that is not a keyword before an expression (double f,
+// auto f = [...]) or after * or & (double (*f)(double), and, taken as one
+// too, &f as a value).
+func (h *laneHelpers) shadowedHelper(lists ...[]clex.Token) string {
+	defined := h.model.Defined
+	for _, toks := range lists {
+		for i, t := range toks {
+			if !defined[t.Text] || i == 0 || i+1 < len(toks) && toks[i+1].Text == "(" {
+				continue // a call (len * f(v)), or a prototype of the function
+			}
+			switch prev := toks[i-1].Text; {
+			case prev == "*" || prev == "&" || prev == "&&":
+				return t.Text
+			case clex.IsIdentStart(prev[0]) && !beforeExpression[prev]:
+				return t.Text
+			}
+		}
+	}
+	return ""
+}
+
+// beforeExpression are the keywords an expression may follow.
+var beforeExpression = map[string]bool{"return": true, "case": true, "sizeof": true, "else": true, "do": true,
+	"throw": true, "co_return": true, "co_yield": true, "co_await": true, "alignof": true, "_Alignof": true, "typeid": true, "decltype": true, "noexcept": true}
 
 // staticVariable returns the index of the first "static" of a body's
 // tokens that declares a variable the code may change (no const in its
@@ -545,7 +579,8 @@ func (h *laneHelpers) copyOf(def *cfront.FuncDecl, defIdx, nargs int, pos []int,
 	h.names[key] = name
 	h.making[name] = true
 	code := u.Code[def.BodyOpen : def.BodyClose+1]
-	body, calls, err := h.rewriteBody(u.Src[def.BodyOpen:def.BodyClose+1], code, clex.Tokenize(code), lane, depth+1)
+	list := clex.Tokenize(u.Code[def.ListStart:def.ListEnd])
+	body, calls, err := h.rewriteBody(u.Src[def.BodyOpen:def.BodyClose+1], code, clex.Tokenize(code), lane, list, depth+1)
 	if err != nil {
 		return "", err
 	}
@@ -784,7 +819,7 @@ func (r *laneRewriter) rewrite(from, to, start, stop int) (string, error) {
 func (r *laneRewriter) helperCall(i, to int) (text string, end int, ok bool, err error) {
 	t := r.toks[i]
 	u := r.helpers.model
-	if !u.Defined[t.Text] || i+1 >= to || r.toks[i+1].Text != "(" || r.prev(i) == "." || r.prev(i) == "->" || r.lane[t.Text].depth > 0 {
+	if !u.Defined[t.Text] || i+1 >= to || r.toks[i+1].Text != "(" || r.prev(i) == "." || r.prev(i) == "->" || r.prev(i) == "::" || r.lane[t.Text].depth > 0 {
 		return "", 0, false, nil
 	}
 	end = r.matchParen(i+1, to)
