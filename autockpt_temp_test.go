@@ -28,6 +28,11 @@ func tempDatProgram(t *testing.T, steps, killAt int) string {
 		init[i] = float64(i + 1)
 	}
 	q := must(op2.NewDat(cells, 1, init, "q"))
+	var kept *op2.Dat[float64]
+	if os.Getenv("OP2_TEST_TEMP_KEEP") != "" {
+		kept = must(op2.NewDat[float64](cells, 1, nil, "tmp"))
+	}
+	defer runtime.KeepAlive(kept)
 	for step := 1; step <= steps; step++ {
 		wr := op2.NewKernel(`void tmp_wr(const double *q, double *t) { t[0] = fmod(q[0]*3 + 1, 1000003.0); }`, "tmp_wr")
 		use := op2.NewKernel(`void tmp_use(const double *t, double *q) { q[0] = fmod(q[0] + 2*t[0], 1000003.0); }`, "tmp_use")
@@ -105,6 +110,14 @@ func TestAutoCheckpointTemporaryDats(t *testing.T) {
 	}
 	if got, err := run(true, 0); err != nil || got != want {
 		t.Errorf("the restart: %v\n%s\nwant\n%s", err, got, want)
+	}
+	// A restart of a program that now drops no tmp but keeps two alive
+	// is refused, the error naming the automatic restart (not Restore,
+	// which the program never called).
+	t.Setenv("OP2_TEST_TEMP_KEEP", "1")
+	out, err := run(true, 0)
+	if err == nil || !strings.Contains(out, "restart from the automatic checkpoint") || strings.Contains(out, "op2.Restore") {
+		t.Errorf("a restart holding two tmp dats: %v\n%s", err, out)
 	}
 }
 

@@ -22,6 +22,9 @@ import (
 // block, exchanged. The caller holds the lock with no recorded loop left.
 func Restore(p Program, path string) (map[string][]byte, error) {
 	what := fmt.Sprintf("op2.Restore(%q)", path)
+	if p.Automatic {
+		what = fmt.Sprintf("restart from the automatic checkpoint %q (OP2_CHECKPOINT)", path)
+	}
 	c, err := newContents(what, p, nil)
 	if err != nil {
 		return nil, err
