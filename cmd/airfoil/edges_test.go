@@ -2,12 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/goop2/op2/hdf5"
+	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // runCommand runs the airfoil command (this test binary acting as it) with
@@ -19,6 +26,31 @@ func runCommand(t *testing.T, args ...string) (string, int) {
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	switch {
+	case errors.As(err, &exit):
+		return string(out), exit.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return string(out), 0
+}
+
+// runMPICommand runs the airfoil command on np ranks under mpirun with
+// args and returns the job's combined output and exit code.
+func runMPICommand(t *testing.T, np int, args ...string) (string, int) {
+	t.Helper()
+	path, err := mpitest.Mpirun()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, append([]string{"-np", strconv.Itoa(np), "--oversubscribe", "--bind-to", "none", os.Args[0]}, args...)...)
+	cmd.Env = append(os.Environ(), "GOOP2_AIRFOIL_MAIN=1", "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "TMPDIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		t.Fatalf("%d ranks: killed after 2 minutes:\n%s", np, out)
 	case errors.As(err, &exit):
 		return string(out), exit.ExitCode()
 	case err != nil:
@@ -57,5 +89,45 @@ func TestBadArgumentsFail(t *testing.T) {
 	}
 	if _, err := run(options{iters: 100, meshPath: empty}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "no cells") {
 		t.Errorf("run on a mesh without cells: error %v, want one saying it has no cells", err)
+	}
+}
+
+// TestResumeAtLastIteration: a checkpoint written at the last iteration a
+// later run asks for (-iters 101 -checkpoint-every 100, then -iters 100)
+// leaves nothing to run: the run says so and succeeds, on one process and
+// on two ranks, and prints no rms line; the verdict of OP2's reference run
+// has no rms to judge and prints nothing.
+func TestResumeAtLastIteration(t *testing.T) {
+	ck := filepath.Join(t.TempDir(), "run.ckpt")
+	var out bytes.Buffer
+	if _, err := run(options{backend: "sequential", ni: 8, nj: 8, iters: 101, checkpoint: ck, checkpointEvery: 100}, &out); err != nil {
+		testreq.Check(t, "hdf5", err, hdf5.ErrNoHDF5)
+	}
+	want := "checkpoint " + ck + " is at iteration 100, the last asked for: no iterations left to run"
+	got, code := runCommand(t, "-backend", "sequential", "-I", "8", "-J", "8", "-iters", "100", "-checkpoint", ck, "-elapsed")
+	if code != 0 || !strings.Contains(got, want) || strings.Contains(got, " 100  ") {
+		t.Errorf("resumed at the last iteration: exit %d, output\n%s\nwant exit 0 and %q, no rms line", code, got, want)
+	}
+	if _, err := mpitest.Mpirun(); err == nil {
+		got, code := runMPICommand(t, 2, "-backend", "sequential", "-partition", "rcb", "-I", "8", "-J", "8", "-iters", "100", "-checkpoint", ck)
+		if code != 0 || !strings.Contains(got, want) {
+			t.Errorf("resumed at the last iteration on 2 ranks: exit %d, output\n%s\nwant exit 0 and %q", code, got, want)
+		}
+	}
+	for _, c := range []struct {
+		iters, cells int
+		rms          []float64
+		want         string
+	}{
+		{1000, referenceCells, nil, ""},
+		{1000, referenceCells, []float64{referenceRMS}, "PASSED"},
+		{1000, referenceCells, []float64{2 * referenceRMS}, "FAILED"},
+		{1000, 96, []float64{referenceRMS}, ""},
+	} {
+		var b bytes.Buffer
+		verdict(&b, c.iters, c.cells, c.rms)
+		if got := b.String(); c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("verdict(%d, %d, %v) printed %q, want %q", c.iters, c.cells, c.rms, got, c.want)
+		}
 	}
 }

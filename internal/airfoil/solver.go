@@ -72,6 +72,9 @@ type CheckpointStats struct {
 	Written        int
 	Write, Restore time.Duration
 	Restored       bool
+	// Done is the iteration the restored checkpoint was at (0 without
+	// one): Iterate ran the iterations after it.
+	Done int
 	// Extra is the most memory this rank's resident size grew by while
 	// a checkpoint was written (its peak during the write less its size
 	// before), where the system reports it (Linux).
@@ -262,7 +265,10 @@ func (s *Solver) Close() {
 
 // Iterate runs niter iterations of the time-marching loop, printing the
 // rms change of the solution every 100 iterations in OP2's format. It
-// returns the printed rms values and the wall time of the loop.
+// returns the printed rms values and the wall time of the loop. Resumed
+// from a checkpoint (CheckpointPath) it runs the iterations after the
+// checkpoint's (Checkpoints.Done) and prints their lines; a checkpoint at
+// iteration niter leaves none to run: it says so, and rms is empty.
 func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.Duration, err error) {
 	if niter < 0 {
 		return nil, 0, fmt.Errorf("airfoil: %d iterations: the number of iterations must not be negative", niter)
@@ -295,6 +301,9 @@ func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.
 	first, err := s.resume(niter)
 	if err != nil {
 		return nil, 0, err
+	}
+	if first > niter && op2.Rank() == 0 {
+		fmt.Fprintf(out, "checkpoint %s is at iteration %d, the last asked for: no iterations left to run\n", s.CheckpointPath, niter)
 	}
 	start := time.Now()
 	for iter := first; iter <= niter; iter++ {
@@ -350,6 +359,7 @@ func (s *Solver) resume(niter int) (int, error) {
 	if err != nil || done < 0 {
 		return 0, fmt.Errorf("airfoil: checkpoint %s holds no iteration (%q): was it written by airfoil?", s.CheckpointPath, state[iterKey])
 	}
+	s.Checkpoints.Done = done
 	if done > niter {
 		return 0, fmt.Errorf("airfoil: checkpoint %s is at iteration %d, past the %d iterations asked for", s.CheckpointPath, done, niter)
 	}
