@@ -4,16 +4,30 @@ import (
 	"fmt"
 
 	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/hdf5"
 	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/mesh/cgns"
 	"github.com/goop2/op2/mesh/gmsh"
 )
 
 // readMeshFile reads path with package mesh/cgns when its content says
-// it is a CGNS file, else with package mesh/gmsh.
+// it is a CGNS file, else with package mesh/gmsh. A file with HDF5's
+// signature is never handed to the Gmsh reader: one IsCGNS cannot read
+// (truncated, damaged) gets HDF5's error, and one without CGNS's root
+// node is refused as not a CGNS mesh.
 func readMeshFile(path string) (*gmsh.Mesh, error) {
-	if ok, err := cgns.IsCGNS(path); err == nil && ok {
+	ok, err := cgns.IsCGNS(path)
+	if err != nil {
+		return nil, fmt.Errorf("unstructured: %w", err)
+	}
+	if ok {
 		return cgns.Read(path)
+	}
+	if isH5, err := hdf5.IsHDF5(path); err != nil || isH5 {
+		if err == nil {
+			err = fmt.Errorf("%s is an HDF5 file without CGNS's CGNSLibraryVersion node: not a CGNS mesh (a Gmsh .msh or a CGNS file converts)", path)
+		}
+		return nil, fmt.Errorf("unstructured: %w", err)
 	}
 	return gmsh.ReadFile(path)
 }

@@ -380,6 +380,38 @@ func TestUnnamedGroups22(t *testing.T) {
 	}
 }
 
+// TestConvertHDF5NotGmsh: an input with HDF5's signature that is not a
+// readable CGNS file (truncated, or an HDF5 file of another kind) gets
+// HDF5's or CGNS's error naming it, never the Gmsh reader's.
+func TestConvertHDF5NotGmsh(t *testing.T) {
+	dir := t.TempDir()
+	msh := filepath.Join(dir, "tri.msh")
+	if err := os.WriteFile(msh, []byte("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 0 1 0\n$EndNodes\n$Elements\n1\n1 2 2 0 1 1 2 3\n$EndElements\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	whole := filepath.Join(dir, "tri.h5")
+	if err := unstructured.Convert(msh, whole); err != nil {
+		testreq.Check(t, "hdf5", err, hdf5.ErrNoHDF5)
+	}
+	b, err := os.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trunc := filepath.Join(dir, "trunc.cgns")
+	if err := os.WriteFile(trunc, b[:len(b)/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ in, want string }{
+		{trunc, trunc},
+		{whole, "not a CGNS mesh"},
+	} {
+		err := unstructured.Convert(c.in, filepath.Join(dir, "out.h5"))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "gmsh") {
+			t.Errorf("Convert(%s): %v, want an error naming %q, not the Gmsh reader's", filepath.Base(c.in), err, c.want)
+		}
+	}
+}
+
 // TestConvertRefusalKeepsOutput: a mesh Convert refuses (no cells of
 // dimension 2 or 3; a 2-D mesh not flat) leaves the output file it never
 // opened, and the error names the input.
