@@ -34,7 +34,9 @@
 // Without -mesh the mesh is the unit cube cut into n³ cubes of six
 // tetrahedra. Every -every steps (and at the end) rank 0 prints the step,
 // time, total, minimum and maximum, and at the end the relative change of
-// the total. -vtk writes q on the cells for ParaView: a .vtu file, or
+// the total (the absolute one when the total starts at 0: on a mesh so
+// coarse that no cell's centre lies in the ball, q starts at 0
+// everywhere). -vtk writes q on the cells for ParaView: a .vtu file, or
 // under MPI a .pvtu file with one piece per rank.
 package main
 
@@ -282,7 +284,7 @@ func run(o options, out io.Writer) (*result, error) {
 	if o.steps > 0 {
 		res.last, res.lo, res.hi = total.Value(), lo.Value(), hi.Value()
 	}
-	fmt.Fprintf(out, "total changed by %.1e (relative) in %d steps of %.3f s\n", math.Abs(res.last-res.total0)/res.total0, o.steps, time.Since(start).Seconds())
+	fmt.Fprintf(out, "total changed by %s in %d steps of %.3f s\n", change(res.total0, res.last), o.steps, time.Since(start).Seconds())
 	if o.vtk != "" {
 		w, err := writer(m)
 		if err != nil {
@@ -296,6 +298,17 @@ func run(o options, out io.Writer) (*result, error) {
 		}
 	}
 	return res, nil
+}
+
+// change says how much the total moved from total0 to last: relative to
+// total0, or, when no cell started with q = 1 (total0 is 0: the ball
+// holds no cell's centre, as on a coarse mesh), the absolute change,
+// saying why.
+func change(total0, last float64) string {
+	if total0 == 0 {
+		return fmt.Sprintf("%.1e (absolute: the initial total is 0, no cell's centre lies in the initial ball)", math.Abs(last-total0))
+	}
+	return fmt.Sprintf("%.1e (relative)", math.Abs(last-total0)/math.Abs(total0))
 }
 
 // writer returns a vtk.Writer of m's cells: of its one kind, or of each

@@ -341,6 +341,31 @@ func TestOptions(t *testing.T) {
 	}
 }
 
+// TestZeroTotal: on a mesh where no cell's centre lies in the initial
+// ball (-n 1) the total starts at 0, and the change of the total is
+// printed as an absolute one, never as NaN.
+func TestZeroTotal(t *testing.T) {
+	var out strings.Builder
+	if _, err := run(options{n: 1, steps: 2, every: 1, cfl: 0.5, backend: "sequential"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); strings.Contains(got, "NaN") || !strings.Contains(got, "total changed by 0.0e+00 (absolute: the initial total is 0") {
+		t.Errorf("-n 1 printed\n%s\nwant the absolute change of a total starting at 0, no NaN", got)
+	}
+	for _, c := range []struct {
+		total0, last float64
+		want         string
+	}{
+		{0, 0, "0.0e+00 (absolute"},
+		{0, 1e-3, "1.0e-03 (absolute"},
+		{2, 2.002, "1.0e-03 (relative)"},
+	} {
+		if got := change(c.total0, c.last); !strings.HasPrefix(got, c.want) {
+			t.Errorf("change(%g, %g) = %q, want %q...", c.total0, c.last, got, c.want)
+		}
+	}
+}
+
 // TestFlagPlaceholders: -help names each flag's argument with one word
 // (Go's flag package takes the first backquoted text of a usage string as
 // the placeholder: -mesh once showed "op2mesh convert"); -mesh's is FILE.
