@@ -75,6 +75,7 @@ func TestBadArgumentsFail(t *testing.T) {
 		{"negative iterations", []string{"-iters", "-1", "-I", "4", "-J", "4"}, "-iters -1"},
 		{"very negative iterations", []string{"-iters", "-1000000", "-I", "4", "-J", "4"}, "must not be negative"},
 		{"mesh without cells", []string{"-iters", "100", "-mesh", empty}, "no cells"},
+		{"unknown partitioner on one process", []string{"-iters", "1", "-I", "4", "-J", "4", "-partition", "foo"}, `-partition "foo"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

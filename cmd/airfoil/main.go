@@ -201,6 +201,11 @@ func run(o options, out io.Writer) (*result, error) {
 	default:
 		return nil, fmt.Errorf("-renumber %q: want rcm, rcb, rcb-nodes, none or auto", o.renumber)
 	}
+	// Checked on one process too, where it is not used: the same command
+	// line must not fail only once started by mpirun.
+	if err := airfoil.CheckPartitioner(o.partition); err != nil {
+		return nil, fmt.Errorf("-partition %q: want ptscotch, rcb, block or metis", o.partition)
+	}
 	cfg := op2.Config{Backend: o.backend, Threads: o.threads, BlockSize: o.blockSize, Timing: o.timing, Lazy: o.lazy, Tile: o.tile, Fusion: o.fusion}
 	if o.eager {
 		cfg = cfg.Explicit("Lazy")

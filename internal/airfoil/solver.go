@@ -95,6 +95,18 @@ func New(m *mesh.Mesh) (*Solver, error) {
 	return declare(m)
 }
 
+// CheckPartitioner returns nil for a partitioner NewDistributed takes
+// ("", "ptscotch", "rcb", "block", "metis") and else an error naming it
+// and those it takes, so that a program can check the name before it
+// reads a mesh, whatever the number of ranks.
+func CheckPartitioner(name string) error {
+	switch name {
+	case "", "ptscotch", "rcb", "block", "metis":
+		return nil
+	}
+	return fmt.Errorf("airfoil: unknown partitioner %q (ptscotch, rcb, block or metis)", name)
+}
+
 // NewDistributed declares the problem on the MPI ranks and partitions it:
 // each rank passes its block of every set, with global indices in the
 // maps (as mesh.ReadBlock, mesh.GenerateBlock and hdf5.ReadMeshBlock give
@@ -107,6 +119,9 @@ func New(m *mesh.Mesh) (*Solver, error) {
 // empty. Without MPI it is New followed by a partition that changes
 // nothing.
 func NewDistributed(m *mesh.Mesh, partitioner string) (*Solver, *op2.PartitionInfo, error) {
+	if err := CheckPartitioner(partitioner); err != nil {
+		return nil, nil, err
+	}
 	if m == nil {
 		m = &mesh.Mesh{}
 	}
@@ -126,9 +141,6 @@ func NewDistributed(m *mesh.Mesh, partitioner string) (*Solver, *op2.PartitionIn
 		p = op2.METISPartitioner(s.pecell)
 	case "ptscotch":
 		p = op2.PTScotchPartitioner(s.pecell)
-	default:
-		s.Close()
-		return nil, nil, fmt.Errorf("airfoil: unknown partitioner %q (ptscotch, rcb, block or metis)", partitioner)
 	}
 	info, err := op2.Partition(p)
 	if err != nil {
