@@ -118,6 +118,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,8 +137,8 @@ type model struct {
 
 func main() {
 	scales := flag.String("scale", "1,10", "mesh sizes as multiples of Airfoil's 720 000 cells")
-	ranks := flag.String("ranks", "2,4,8,16,32,64", "numbers of ranks")
-	parts := flag.String("partitioners", "block,rcb,metis", "partitioners")
+	ranks := flag.String("ranks", "2,4,8,16,32,64", "numbers of ranks, comma-separated (at most the mesh's cells)")
+	parts := flag.String("partitioners", "block,rcb,metis", "partitioners, comma-separated: block, rcb or metis")
 	m := model{resShare: 0.57}
 	flag.Float64Var(&m.stepMs, "step-ms", 23.1, "one Runge-Kutta step on one rank of the 1× mesh, in ms (docs/history/perf-notebook-2026-11-25.md: 46.2 s for 1000 iterations of 2 steps, sequential)")
 	flag.Float64Var(&m.latencyUs, "latency-us", 1.5, "network latency per message, in µs")
@@ -164,6 +165,9 @@ func main() {
 		sp = &c
 	}
 	sc, err := floats(*scales)
+	if err != nil {
+		err = fmt.Errorf("-scale: %w", err)
+	}
 	for _, p := range []struct {
 		name string
 		v    float64
@@ -175,9 +179,9 @@ func main() {
 		}
 	}
 	if err == nil {
-		var rs []float64
-		if rs, err = floats(rankList); err == nil {
-			err = run(os.Stdout, sc, ints(rs), strings.Split(*parts, ","), m, sp)
+		var rs []int
+		if rs, err = rankCounts(rankList); err == nil {
+			err = run(os.Stdout, sc, rs, strings.Split(*parts, ","), m, sp)
 		}
 	}
 	if err != nil {
@@ -198,12 +202,53 @@ func floats(s string) ([]float64, error) {
 	return out, nil
 }
 
-func ints(fs []float64) []int {
-	out := make([]int, len(fs))
-	for i, f := range fs {
-		out[i] = int(f)
+// rankCounts parses -ranks: comma-separated whole numbers of ranks, at
+// least 1 (run bounds them by the meshes' cells).
+func rankCounts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("-ranks %q: %q is not a whole number of ranks, at least 1", s, f)
+		}
+		out = append(out, v)
 	}
-	return out
+	return out, nil
+}
+
+// partitioners are the partitioners the model lays the mesh out with
+// (dist.Partitioning's kinds that need nothing but the mesh).
+var partitioners = []string{"block", "rcb", "metis"}
+
+// check refuses, before any work, a partitioner run does not know and a
+// number of ranks larger than a mesh's cells (each rank must own some:
+// a layout's cost grows with the ranks, whatever the mesh).
+func check(scales []float64, rankCounts []int, parts []string) error {
+	for _, p := range parts {
+		if !slices.Contains(partitioners, p) {
+			return fmt.Errorf("-partitioners: unknown partitioner %q (%s)", p, strings.Join(partitioners, ", "))
+		}
+	}
+	for _, scale := range scales {
+		ni, nj := meshSize(scale)
+		cells := 3 * ni * nj
+		if cells == 0 {
+			return fmt.Errorf("-scale %g: the mesh would have no cells", scale)
+		}
+		for _, r := range rankCounts {
+			if r > cells {
+				return fmt.Errorf("-ranks %d: more ranks than the %d cells of the %g× mesh (-scale)", r, cells, scale)
+			}
+		}
+	}
+	return nil
+}
+
+// meshSize is the I×J of Airfoil's generated mesh scaled by scale: it
+// has 3·I·J cells.
+func meshSize(scale float64) (ni, nj int) {
+	f := math.Sqrt(scale)
+	return int(math.Round(400 * f)), int(math.Round(600 * f))
 }
 
 // Set and map indices of the Airfoil mesh in dist form.
@@ -214,8 +259,7 @@ const (
 
 // airfoilMesh is Airfoil's mesh with I×J scaled by scale (cells ∝ scale).
 func airfoilMesh(scale float64) (*mesh.Mesh, *dist.Mesh, error) {
-	f := math.Sqrt(scale)
-	m, err := mesh.Generate(int(math.Round(400*f)), int(math.Round(600*f)))
+	m, err := mesh.Generate(meshSize(scale))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -268,6 +312,9 @@ func cost(l *dist.Local, d *dist.Mesh, ranks int, m model) rankCost {
 // run prints, per mesh scale, the step model's table and, when c is not
 // nil, the start-up model's.
 func run(out io.Writer, scales []float64, rankCounts []int, partitioners []string, m model, c *startupCosts) error {
+	if err := check(scales, rankCounts, partitioners); err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "Airfoil step model: one-rank step %.1f ms at 1× (res_calc %.0f%%), latency %.1f µs, bandwidth %.0f GB/s per rank\n",
 		m.stepMs, 100*m.resShare, m.latencyUs, m.bandwidthGBs)
 	for _, scale := range scales {

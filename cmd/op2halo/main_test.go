@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestModelRuns lays out a small Airfoil mesh on 1 to 3 ranks with every
@@ -39,9 +40,40 @@ func TestBadFlags(t *testing.T) {
 	if _, err := floats("2,x"); err == nil || !strings.Contains(err.Error(), `"x"`) {
 		t.Errorf("floats(\"2,x\"): %v", err)
 	}
-	var out bytes.Buffer
-	if err := run(&out, []float64{0.002}, []int{2}, []string{"scotch"}, model{stepMs: 1, latencyUs: 1, bandwidthGBs: 1}, nil); err == nil || !strings.Contains(err.Error(), "scotch") {
-		t.Errorf("unknown partitioner: %v", err)
+	for _, s := range []string{"0.5", "2.5", "0", "-1", "2,x"} {
+		if _, err := rankCounts(s); err == nil || !strings.Contains(err.Error(), "-ranks") {
+			t.Errorf("rankCounts(%q): %v, want an error naming -ranks", s, err)
+		}
+	}
+	// Every flag is checked before any work: nothing is printed, and the
+	// error comes at once (a bad partitioner after good ones once ran
+	// every good case first; 10^8 ranks ran for minutes).
+	for _, c := range []struct {
+		name   string
+		scales []float64
+		ranks  []int
+		parts  []string
+		want   string
+	}{
+		{"unknown partitioner", []float64{0.002}, []int{2}, []string{"scotch"}, `"scotch"`},
+		{"unknown after known", []float64{0.002}, []int{2, 3}, []string{"block", "bogus"}, `"bogus"`},
+		{"owners is not offered", []float64{0.002}, []int{2}, []string{"owners"}, "(block, rcb, metis)"},
+		{"more ranks than cells", []float64{0.002}, []int{2, 1459}, []string{"block"}, "-ranks 1459: more ranks than the 1458 cells"},
+		{"far more ranks", []float64{0.01}, []int{99999999}, []string{"block"}, "-ranks 99999999"},
+		{"second mesh too small", []float64{1, 1e-4}, []int{100}, []string{"rcb"}, "the 72 cells of the 0.0001× mesh"},
+		{"no cells", []float64{1e-9}, []int{1}, []string{"rcb"}, "-scale 1e-09"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out bytes.Buffer
+			start := time.Now()
+			err := run(&out, c.scales, c.ranks, c.parts, model{stepMs: 1, latencyUs: 1, bandwidthGBs: 1}, nil)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one saying %q", err, c.want)
+			}
+			if out.Len() > 0 || time.Since(start) > 5*time.Second {
+				t.Errorf("printed %q in %v before refusing", out.String(), time.Since(start))
+			}
+		})
 	}
 }
 
