@@ -145,11 +145,13 @@ func readHDF5Block(path string, rank, ranks int) (s *source, err error) {
 		}
 	}()
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("unstructured: %s: %s", path, fmt.Sprintf(format, args...))
+		return fmt.Errorf("unstructured: %s: %w", path, fmt.Errorf(format, args...))
 	}
 	head, err := hdf5.ReadAll[int32](f, "unstructured", 1)
 	if err != nil {
-		return nil, err
+		// Every file WriteHDF5 writes has it: this one is another kind of
+		// HDF5 file (such as an Airfoil mesh in OP2's layout).
+		return nil, bad("not a mesh written by unstructured.WriteHDF5 (`op2mesh convert FILE.msh FILE.h5` writes one): %w", err)
 	}
 	if len(head) < 3 || head[0] != layoutVersion && head[0] != mixedLayoutVersion {
 		return nil, bad("dataset unstructured is %v: not a mesh written by unstructured.WriteHDF5 (version %d)", head, layoutVersion)

@@ -412,6 +412,25 @@ func TestConvertHDF5NotGmsh(t *testing.T) {
 	}
 }
 
+// TestLoadOtherHDF5: an HDF5 file WriteHDF5 did not write (an Airfoil
+// mesh in OP2's layout) is refused as not such a mesh, naming the file,
+// not only with the dataset it lacks.
+func TestLoadOtherHDF5(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "airfoil.h5")
+	f, err := hdf5.Create(path)
+	testreq.Check(t, "hdf5", err, hdf5.ErrNoHDF5)
+	if err := f.WriteSetSize("nodes", 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = unstructured.Load(path, unstructured.Options{})
+	if err == nil || !strings.Contains(err.Error(), path+": not a mesh written by unstructured.WriteHDF5") {
+		t.Errorf("Load of an Airfoil HDF5 file: %v, want an error saying it is not a mesh WriteHDF5 wrote", err)
+	}
+}
+
 // TestConvertRefusalKeepsOutput: a mesh Convert refuses (no cells of
 // dimension 2 or 3; a 2-D mesh not flat) leaves the output file it never
 // opened, and the error names the input.
