@@ -208,14 +208,11 @@ func runMesh(o options, out io.Writer) error {
 		return err
 	}
 	var res *poisson.Result
-	cells := "triangles"
-	if m.Dim == 3 {
-		cells = "tetrahedra"
-		if o.writeMesh != "" {
-			return fmt.Errorf("-write-mesh writes Triangle's 2-D format; %s is a 3-D mesh", o.meshPath)
-		}
+	if m.Dim == 3 && o.writeMesh != "" {
+		return fmt.Errorf("-write-mesh writes Triangle's 2-D format; %s is a 3-D mesh", o.meshPath)
 	}
-	fmt.Fprintf(out, "mesh: %s, %d nodes, %d %s\n", o.meshPath, m.Nodes.GlobalSize(), m.Cells.GlobalSize(), cells)
+	// Load took triangles or tetrahedra only.
+	fmt.Fprintf(out, "mesh: %s, %d nodes, %d %s\n", o.meshPath, m.Nodes.GlobalSize(), m.Cells.GlobalSize(), m.Kind.Plural())
 	if m.Dim == 3 {
 		res, err = poisson.SolveMesh3(m, poisson.Problems3[o.problem], solverOpts)
 	} else {

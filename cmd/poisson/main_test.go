@@ -188,6 +188,22 @@ func TestRunGmsh(t *testing.T) {
 	}
 }
 
+// TestRunOtherCells: a mesh of quadrilaterals is refused, naming its
+// cells, before any line calls them triangles.
+func TestRunOtherCells(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "quad.msh")
+	quads := "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n6\n1 0 0 0\n2 0.5 0 0\n3 1 0 0\n4 0 1 0\n5 0.5 1 0\n6 1 1 0\n$EndNodes\n" +
+		"$Elements\n2\n1 3 2 0 1 1 2 5 4\n2 3 2 0 1 2 3 6 5\n$EndElements\n"
+	if err := os.WriteFile(path, []byte(quads), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	err := run(options{problem: "linear", method: "cg", precond: "jacobi", rtol: 1e-12, meshPath: path}, &out)
+	if err == nil || !strings.Contains(err.Error(), "cells are quadrilaterals") || strings.Contains(out.String(), "triangles") {
+		t.Errorf("a quadrilateral mesh: error %v, output %q; want a refusal naming quadrilaterals, no triangles", err, out.String())
+	}
+}
+
 // TestRunGmshWriteMesh: -write-mesh writes a Gmsh mesh in Triangle's
 // format with its Dirichlet nodes as markers, which solved again (by the
 // plain-slice path, whose boundary comes from the markers) prints what

@@ -21,7 +21,8 @@ const BoundaryGroup = "boundary"
 // coordinate bisection, "" keeps the file's numbering). Under MPI, where
 // ordering must be "", every rank reads its blocks of the mesh (of the
 // .h5 file only those) and op2.Partition distributes it, so that no rank
-// holds the whole mesh. It is collective.
+// holds the whole mesh. A mesh of cells other than triangles or
+// tetrahedra, or of several kinds, is refused. It is collective.
 func Load(path, ordering string) (*unstructured.Mesh, error) {
 	if err := checkOrdering(ordering); err != nil {
 		return nil, err
@@ -36,6 +37,9 @@ func Load(path, ordering string) (*unstructured.Mesh, error) {
 			kinds = append(kinds, ck.Kind.Plural())
 		}
 		return nil, fmt.Errorf("poisson: %s: the mesh's cells are of %d kinds (%s); this solver's elements are linear triangles or tetrahedra", path, len(kinds), strings.Join(kinds, ", "))
+	}
+	if m.Kind != topology.Triangle && m.Kind != topology.Tetrahedron {
+		return nil, fmt.Errorf("poisson: %s: the mesh's cells are %s; this solver's elements are linear triangles or tetrahedra", path, m.Kind.Plural())
 	}
 	if err := renumber(ordering, m.CellNodes, m.X); err != nil {
 		return nil, err
