@@ -10,7 +10,7 @@
 // rank 0 prints, and -vtk out.vtu writes out.pvtu and one piece per rank
 // in folder out (package vtk's WriteParallel).
 //
-//	poisson [-n 64] [-jitter 0.25] [-seed 1] [-mesh FILE.msh|FILE.h5|BASE] [-write-mesh BASE]
+//	poisson [-n 64] [-jitter 0.25] [-seed 1] [-mesh FILE.msh|FILE.h5|FILE.cgns|BASE] [-write-mesh BASE]
 //	        [-renumber auto|rcm|rcb|none] [-problem sine|linear]
 //	        [-solver native|petsc] [-petsc-options "-ksp_type gmres ..."]
 //	        [-method cg|bicgstab] [-precond jacobi|none] [-rtol 1e-10]
@@ -18,17 +18,21 @@
 //	        [-maxits N] [-backend sequential|openmp|...] [-threads N]
 //	        [-timing] [-vtk out.vtu]
 //
-// -mesh FILE.msh reads a Gmsh mesh (MSH 2.2 or 4.1), and -mesh FILE.h5 the
-// HDF5 file `op2mesh convert FILE.msh FILE.h5` writes of one, through
-// package mesh/unstructured: a mesh of triangles, or of tetrahedra for the
-// 3-D problem (u = sin πx sin πy sin πz, or linear; the boundary applied
-// the same way). Loops over the boundary facets mark the Dirichlet nodes:
-// those of the physical group "boundary" when the mesh has one (lines in
-// 2-D, surfaces in 3-D), else of every boundary facet, and any node in no
-// cell (poisson.Dirichlet). Under MPI every rank reads its blocks of the
-// mesh (of an .h5 file only those, so that no rank holds the whole) and
-// Partition distributes it. -mesh BASE reads Triangle's BASE.node (with
-// boundary markers) and BASE.ele, and without -mesh the mesh is generated;
+// -mesh FILE.msh reads a Gmsh mesh (MSH 2.2 or 4.1), -mesh FILE.h5 the
+// HDF5 file `op2mesh convert FILE.msh FILE.h5` writes of one, and -mesh
+// FILE.cgns a CGNS mesh, through package mesh/unstructured (which knows
+// HDF5 and CGNS files by their content, whatever their name): a mesh of
+// triangles, or of tetrahedra for the 3-D problem (u = sin πx sin πy
+// sin πz, or linear; the boundary applied the same way). Loops over the
+// boundary facets mark the Dirichlet nodes: those of the physical group
+// "boundary" when the mesh has one (lines in 2-D, surfaces in 3-D), else
+// of every boundary facet, and any node in no cell (poisson.Dirichlet).
+// Under MPI every rank reads its blocks of the mesh (of an .h5 file only
+// those, so that no rank holds the whole) and Partition distributes it.
+// -mesh BASE (or BASE.node, or BASE.ele) reads Triangle's BASE.node (with
+// boundary markers) and BASE.ele, as -write-mesh BASE (or BASE.node)
+// writes them; a -mesh naming an existing file with no FILE.node beside
+// it is read by mesh/unstructured. Without -mesh the mesh is generated;
 // under MPI rank 0 declares those and Partition spreads them
 // (AutoPartitioner).
 //
@@ -90,8 +94,8 @@ func main() {
 	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs, shared among the MPI ranks on this machine)")
 	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with u as a VTK .vtu file (under MPI a .pvtu file and one piece per rank)")
 	flag.StringVar(&o.renumber, "renumber", "auto", "renumber the mesh for locality before assembling: rcm (reverse Cuthill–McKee on the nodes: a banded matrix), rcb (recursive coordinate bisection of the nodes), none (the mesh's own numbering) or auto (rcm in one process; under MPI Partition orders each rank's part)")
-	flag.StringVar(&o.meshPath, "mesh", "", "read the mesh instead of generating it: a Gmsh FILE.msh, or the FILE.h5 that op2mesh convert makes of one (under MPI each rank reads its blocks), of triangles, or of tetrahedra for the 3-D problem (its physical group \"boundary\" is the Dirichlet boundary, else every boundary facet), or Triangle's BASE.node (with boundary markers) and BASE.ele")
-	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the 2-D mesh as Triangle's BASE.node and BASE.ele, the Dirichlet nodes marked")
+	flag.StringVar(&o.meshPath, "mesh", "", "read the mesh instead of generating it: a Gmsh FILE.msh, the FILE.h5 that op2mesh convert makes of one, or a CGNS FILE.cgns (under MPI each rank reads its blocks), of triangles, or of tetrahedra for the 3-D problem (its physical group \"boundary\" is the Dirichlet boundary, else every boundary facet), or Triangle's BASE.node (with boundary markers) and BASE.ele (-mesh BASE, BASE.node or BASE.ele)")
+	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the 2-D mesh as Triangle's BASE.node and BASE.ele (-write-mesh BASE or BASE.node), the Dirichlet nodes marked")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "poisson: unexpected arguments %q\n", flag.Args())
@@ -134,13 +138,18 @@ func run(o options, out io.Writer) error {
 	if err := op2.Configure(op2.Config{Backend: o.backend, Threads: o.threads, Timing: o.timing}); err != nil {
 		return err
 	}
-	if isMeshFile(o.meshPath) {
+	base, triangle := triangleBase(o.meshPath)
+	if o.meshPath != "" && !triangle {
 		return runMesh(o, out)
 	}
+	o.writeMesh, _ = triangleBase(o.writeMesh)
 	var m *poisson.Mesh
 	var err error
 	if o.meshPath != "" {
-		if m, err = poisson.ReadTriangle(o.meshPath); err != nil {
+		if _, err := os.Stat(base + ".node"); errors.Is(err, os.ErrNotExist) && base == o.meshPath {
+			return fmt.Errorf("-mesh %s: no such file, nor Triangle's %s.node", o.meshPath, base)
+		}
+		if m, err = poisson.ReadTriangle(base); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "mesh: %s, %d nodes, %d triangles\n", o.meshPath, m.Nodes, len(m.Tri)/3)
@@ -166,10 +175,28 @@ func run(o options, out io.Writer) error {
 	return report(o, res, 2, out)
 }
 
-// isMeshFile tells a mesh file for package mesh/unstructured (a Gmsh
-// .msh, or the .h5 `op2mesh convert` writes) from Triangle's BASE.
-func isMeshFile(path string) bool {
-	return strings.HasSuffix(path, ".msh") || strings.HasSuffix(path, ".h5")
+// triangleBase tells Triangle's files from a mesh file for package
+// mesh/unstructured: for BASE, BASE.node or BASE.ele it returns BASE and
+// true; for a file named *.msh, *.h5, *.hdf5 or *.cgns, or any other
+// existing file beside which there is no FILE.node (unstructured.Load
+// knows HDF5 and CGNS files by their content), false.
+func triangleBase(path string) (base string, triangle bool) {
+	for _, ext := range []string{".node", ".ele"} {
+		if strings.HasSuffix(path, ext) {
+			return strings.TrimSuffix(path, ext), true
+		}
+	}
+	for _, ext := range []string{".msh", ".h5", ".hdf5", ".cgns"} {
+		if strings.HasSuffix(path, ext) {
+			return path, false
+		}
+	}
+	if _, err := os.Stat(path + ".node"); err != nil {
+		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+			return path, false
+		}
+	}
+	return path, true
 }
 
 // solverOptions are the solver's options as the flags say.
@@ -222,7 +249,8 @@ func runMesh(o options, out io.Writer) error {
 		return fmt.Errorf("%s: %w", o.meshPath, err)
 	}
 	if o.writeMesh != "" {
-		if err := writeTriangle(res, o.writeMesh); err != nil {
+		base, _ := triangleBase(o.writeMesh)
+		if err := writeTriangle(res, base); err != nil {
 			return err
 		}
 	}

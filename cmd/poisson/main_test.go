@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/goop2/op2"
+	cgnsapi "github.com/goop2/op2/internal/cgns"
 	"github.com/goop2/op2/internal/mpitest"
 	"github.com/goop2/op2/internal/petsc"
 	"github.com/goop2/op2/internal/testreq"
@@ -201,6 +202,57 @@ func TestRunOtherCells(t *testing.T) {
 	err := run(options{problem: "linear", method: "cg", precond: "jacobi", rtol: 1e-12, meshPath: path}, &out)
 	if err == nil || !strings.Contains(err.Error(), "cells are quadrilaterals") || strings.Contains(out.String(), "triangles") {
 		t.Errorf("a quadrilateral mesh: error %v, output %q; want a refusal naming quadrilaterals, no triangles", err, out.String())
+	}
+}
+
+// TestMeshNames: -mesh takes every mesh mesh/unstructured reads, a CGNS
+// file too, and Triangle's files by BASE, BASE.node or BASE.ele
+// (-write-mesh BASE.node writes BASE.node, not BASE.node.node); a name
+// that is neither a file nor Triangle's BASE is refused naming both.
+func TestMeshNames(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ path, want string }{
+		{"a.msh", ""}, {"a.h5", ""}, {"a.hdf5", ""}, {"a.cgns", ""},
+		{filepath.Join(dir, "tri"), filepath.Join(dir, "tri")},
+		{filepath.Join(dir, "tri.node"), filepath.Join(dir, "tri")},
+		{filepath.Join(dir, "tri.ele"), filepath.Join(dir, "tri")},
+	} {
+		base, triangle := triangleBase(c.path)
+		if triangle != (c.want != "") || triangle && base != c.want {
+			t.Errorf("triangleBase(%q) = %q, %v; want %q", c.path, base, triangle, c.want)
+		}
+	}
+	o := options{n: 4, problem: "linear", method: "cg", precond: "jacobi", rtol: 1e-12, writeMesh: filepath.Join(dir, "sq.node")}
+	if err := run(o, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"sq.node", "sq.ele"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("-write-mesh sq.node: %v", err)
+		}
+	}
+	var want string
+	for _, path := range []string{filepath.Join(dir, "sq"), filepath.Join(dir, "sq.node"), filepath.Join(dir, "sq.ele")} {
+		var out strings.Builder
+		if err := run(options{problem: "linear", method: "cg", precond: "jacobi", rtol: 1e-12, meshPath: path}, &out); err != nil {
+			t.Fatalf("-mesh %s: %v", path, err)
+		}
+		got := strings.SplitN(out.String(), "\n", 2)[1]
+		if want == "" {
+			want = got
+		} else if got != want {
+			t.Errorf("-mesh %s printed\n%s\nwant\n%s", path, got, want)
+		}
+	}
+	if err := run(options{problem: "linear", meshPath: filepath.Join(dir, "none")}, io.Discard); err == nil || !strings.Contains(err.Error(), "no such file, nor Triangle's") {
+		t.Errorf("-mesh of nothing: %v", err)
+	}
+	cgns := filepath.Join("..", "..", "mesh", "cgns", "testdata", "box.cgns")
+	var out strings.Builder
+	if err := run(options{problem: "linear", method: "cg", precond: "jacobi", rtol: 1e-12, meshPath: cgns}, &out); err != nil {
+		testreq.Check(t, "cgns", err, cgnsapi.ErrUnavailable)
+	} else if !strings.Contains(out.String(), "tetrahedra") || !strings.Contains(out.String(), "converged") {
+		t.Errorf("-mesh box.cgns printed\n%s", out.String())
 	}
 }
 
