@@ -41,6 +41,12 @@
 //	mesh: 64×64 squares, 4225 nodes, 8192 triangles (jitter 0.25)
 //	solve: cg/jacobi, 249 iterations, residual 1.5e-11 (preconditioned norm), converged
 //	error: L2 4.3e-04, largest at a node 7.6e-04
+//
+// A solve that did not converge (within -maxits iterations to -rtol,
+// which must be above 0) still prints these lines, with the solver's
+// reason in place of "converged", and writes -vtk's file; then the
+// command fails, saying so, with exit status 1, as PETSc's examples
+// report a diverged solve.
 package main
 
 import (
@@ -48,6 +54,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -86,9 +93,9 @@ func main() {
 	flag.StringVar(&o.petscOptions, "petsc-options", "", "PETSc options for -solver petsc, e.g. \"-ksp_type gmres -pc_type gamg\" (they override -method and -precond)")
 	flag.StringVar(&o.method, "method", "cg", "Krylov method: cg or bicgstab (with -solver petsc, any KSP type)")
 	flag.StringVar(&o.precond, "precond", "jacobi", "preconditioner: jacobi or none (with -solver petsc, any PC type)")
-	flag.Float64Var(&o.rtol, "rtol", 1e-10, "relative tolerance of the solver")
+	flag.Float64Var(&o.rtol, "rtol", 1e-10, "relative tolerance of the solver (above 0)")
 	flag.StringVar(&o.norm, "norm", "default", "norm of the residual the tolerance tests: default (preconditioned), preconditioned, unpreconditioned or natural (cg only)")
-	flag.IntVar(&o.maxits, "maxits", 0, "at most this many solver iterations (default 10 000)")
+	flag.IntVar(&o.maxits, "maxits", 0, "at most this many solver iterations (default 10 000); a solve that has not converged by then fails the command")
 	flag.BoolVar(&o.timing, "timing", false, "print the time of assembly and solve, and op2's per-loop timing table")
 	flag.StringVar(&o.backend, "backend", "", "backend: "+fmt.Sprint(op2.Backends())+" (default $OP2_BACKEND, else sequential)")
 	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs, shared among the MPI ranks on this machine)")
@@ -133,6 +140,14 @@ func run(o options, out io.Writer) error {
 	case "", "auto", "none", "rcm", "rcb":
 	default:
 		return fmt.Errorf("-renumber %q: want auto, rcm, rcb or none", o.renumber)
+	}
+	// The solver's options would take 0 for their default: a user asking
+	// for 0 must not get 1e-10 silently.
+	if !(o.rtol > 0) || math.IsInf(o.rtol, 0) {
+		return fmt.Errorf("-rtol %g: want a relative tolerance above 0 (the default is 1e-10; -maxits bounds the iterations)", o.rtol)
+	}
+	if o.maxits < 0 {
+		return fmt.Errorf("-maxits %d: want at least 1 iteration (0: the default, 10 000)", o.maxits)
 	}
 	// Fields left zero take their defaults from the environment.
 	if err := op2.Configure(op2.Config{Backend: o.backend, Threads: o.threads, Timing: o.timing}); err != nil {
@@ -280,7 +295,8 @@ func writeTriangle(res *poisson.Result, base string) error {
 }
 
 // report prints how the solve ended and the errors (in 3-D the L2 error
-// alone), with -timing the times and op2's table, and with -vtk writes u.
+// alone), with -timing the times and op2's table, and with -vtk writes u;
+// then it returns an error when the solver did not converge.
 func report(o options, res *poisson.Result, dim int, out io.Writer) error {
 	state := "converged"
 	if !res.Info.Converged {
@@ -318,6 +334,9 @@ func report(o options, res *poisson.Result, dim int, out io.Writer) error {
 		if err := w.WriteFile(o.vtkPath, vtk.Binary); err != nil {
 			return err
 		}
+	}
+	if !res.Info.Converged {
+		return fmt.Errorf("the solver did not converge (%s) in %d iterations: raise -maxits, or -rtol", res.Info.Reason, res.Info.Iterations)
 	}
 	return nil
 }

@@ -244,7 +244,7 @@ func TestMeshNames(t *testing.T) {
 			t.Errorf("-mesh %s printed\n%s\nwant\n%s", path, got, want)
 		}
 	}
-	if err := run(options{problem: "linear", meshPath: filepath.Join(dir, "none")}, io.Discard); err == nil || !strings.Contains(err.Error(), "no such file, nor Triangle's") {
+	if err := run(options{problem: "linear", rtol: 1e-12, meshPath: filepath.Join(dir, "none")}, io.Discard); err == nil || !strings.Contains(err.Error(), "no such file, nor Triangle's") {
 		t.Errorf("-mesh of nothing: %v", err)
 	}
 	cgns := filepath.Join("..", "..", "mesh", "cgns", "testdata", "box.cgns")
@@ -253,6 +253,38 @@ func TestMeshNames(t *testing.T) {
 		testreq.Check(t, "cgns", err, cgnsapi.ErrUnavailable)
 	} else if !strings.Contains(out.String(), "tetrahedra") || !strings.Contains(out.String(), "converged") {
 		t.Errorf("-mesh box.cgns printed\n%s", out.String())
+	}
+}
+
+// TestSolverLimits: -rtol 0 (or below, or NaN) and a negative -maxits
+// are refused before anything is solved, naming the flag, rather than
+// taking the defaults silently; a solve that did not converge within
+// -maxits prints how it ended and then fails.
+func TestSolverLimits(t *testing.T) {
+	base := options{n: 8, problem: "sine", method: "cg", precond: "jacobi", rtol: 1e-10}
+	for _, c := range []struct {
+		name   string
+		change func(*options)
+		want   string
+	}{
+		{"rtol 0", func(o *options) { o.rtol = 0 }, "-rtol 0"},
+		{"rtol negative", func(o *options) { o.rtol = -1 }, "-rtol -1"},
+		{"rtol NaN", func(o *options) { o.rtol = math.NaN() }, "-rtol NaN"},
+		{"maxits negative", func(o *options) { o.maxits = -1 }, "-maxits -1"},
+	} {
+		o := base
+		c.change(&o)
+		var out strings.Builder
+		if err := run(o, &out); err == nil || !strings.Contains(err.Error(), c.want) || out.Len() > 0 {
+			t.Errorf("%s: error %v, output %q; want an error naming %q before any output", c.name, err, out.String(), c.want)
+		}
+	}
+	o := base
+	o.maxits = 1
+	var out strings.Builder
+	err := run(o, &out)
+	if err == nil || !strings.Contains(err.Error(), "did not converge") || !strings.Contains(out.String(), "solve: cg/jacobi, 1 iterations") {
+		t.Errorf("-maxits 1: error %v, output\n%s\nwant the solve's line, then an error saying it did not converge", err, out.String())
 	}
 }
 
@@ -279,7 +311,7 @@ func TestRunGmshWriteMesh(t *testing.T) {
 		{"box-41-binary.msh", "-write-mesh writes Triangle's 2-D format"},
 		{"mixed-41-ascii.msh", "of 2 kinds"},
 	} {
-		o := options{problem: "linear", method: "cg", precond: "jacobi", meshPath: gmshFixture(c.file), writeMesh: base}
+		o := options{problem: "linear", method: "cg", precond: "jacobi", rtol: 1e-10, meshPath: gmshFixture(c.file), writeMesh: base}
 		if err := run(o, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want an error saying %q", c.file, err, c.want)
 		}
