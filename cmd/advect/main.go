@@ -51,6 +51,7 @@ import (
 	"time"
 
 	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/regfile"
 	"github.com/goop2/op2/mesh/unstructured"
 	"github.com/goop2/op2/vtk"
 )
@@ -181,6 +182,9 @@ func run(o options, out io.Writer) (*result, error) {
 	}
 	if o.steps < 0 || o.every < 1 {
 		return nil, fmt.Errorf("-steps %d -every %d: want steps ≥ 0 and every ≥ 1", o.steps, o.every)
+	}
+	if err := regfile.CheckOutputs([]regfile.Named{{Flag: "-mesh", Path: o.mesh}}, []regfile.Named{{Flag: "-vtk", Path: o.vtk}}); err != nil {
+		return nil, err
 	}
 	if err := op2.Configure(op2.Config{Backend: o.backend, Threads: o.threads}); err != nil {
 		return nil, err

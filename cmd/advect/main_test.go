@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
 	"flag"
 	"fmt"
@@ -363,6 +364,27 @@ func TestZeroTotal(t *testing.T) {
 		if got := change(c.total0, c.last); !strings.HasPrefix(got, c.want) {
 			t.Errorf("change(%g, %g) = %q, want %q...", c.total0, c.last, got, c.want)
 		}
+	}
+}
+
+// TestOutputOverInput: -vtk naming the mesh read (by another spelling)
+// is refused, naming both flags, and the mesh is left as it was.
+func TestOutputOverInput(t *testing.T) {
+	dir := t.TempDir()
+	msh := filepath.Join(dir, "square.msh")
+	b, err := os.ReadFile(filepath.Join("..", "..", "mesh", "gmsh", "testdata", "square-22-ascii.msh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(msh, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = run(options{mesh: msh, vtk: dir + "/./square.msh", steps: 1, every: 1, cfl: 0.5}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "-vtk") || !strings.Contains(err.Error(), "-mesh "+msh) {
+		t.Errorf("-vtk over -mesh: %v", err)
+	}
+	if after, _ := os.ReadFile(msh); !bytes.Equal(after, b) {
+		t.Error("the mesh file changed")
 	}
 }
 

@@ -132,3 +132,41 @@ func TestResumeAtLastIteration(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputOverInput: an output flag naming the mesh read (by the same
+// path, ./ spelling or a link) or another output is refused, naming both
+// flags, before anything is written: the mesh is left as it was.
+func TestOutputOverInput(t *testing.T) {
+	dir := t.TempDir()
+	mi := filepath.Join(dir, "mi.dat")
+	if _, err := run(options{backend: "sequential", ni: 4, nj: 4, writeMesh: mi}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.dat")
+	if err := os.Symlink(mi, link); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(mi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dot := dir + "/./mi.dat"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-dump-q", mi}, "-dump-q and -mesh both name " + mi},
+		{[]string{"-vtk", dot}, "-vtk " + dot + " and -mesh " + mi + " are the same file"},
+		{[]string{"-write-mesh", link}, "-write-mesh " + link + " and -mesh"},
+		{[]string{"-checkpoint", mi}, "-checkpoint and -mesh both name"},
+		{[]string{"-dump-q", filepath.Join(dir, "q"), "-vtk", filepath.Join(dir, "q")}, "-vtk and -dump-q both name"},
+	} {
+		out, code := runCommand(t, append([]string{"-backend", "sequential", "-iters", "1", "-mesh", mi}, c.args...)...)
+		if code == 0 || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d, output %q; want a refusal saying %q", c.args, code, out, c.want)
+		}
+		if after, err := os.ReadFile(mi); err != nil || !bytes.Equal(after, before) {
+			t.Fatalf("%v changed the mesh file (%v)", c.args, err)
+		}
+	}
+}

@@ -196,6 +196,12 @@ func run(o options, out io.Writer) (*result, error) {
 	if o.iters < 0 {
 		return nil, fmt.Errorf("-iters %d: the number of iterations must not be negative", o.iters)
 	}
+	// Before anything is written: no output may overwrite the mesh or
+	// another output (-checkpoint is read at start, and written).
+	if err := regfile.CheckOutputs([]regfile.Named{{Flag: "-mesh", Path: o.meshPath}}, []regfile.Named{{Flag: "-write-mesh", Path: o.writeMesh},
+		{Flag: "-dump-q", Path: o.dumpQ}, {Flag: "-vtk", Path: o.vtkPath}, {Flag: "-checkpoint", Path: o.checkpoint}}); err != nil {
+		return nil, err
+	}
 	switch o.renumber {
 	case "", "none", "auto", "rcm", "rcb", "rcb-nodes":
 	default:

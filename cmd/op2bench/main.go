@@ -72,6 +72,7 @@ import (
 	"github.com/goop2/op2/internal/airfoil"
 	opexec "github.com/goop2/op2/internal/exec"
 	"github.com/goop2/op2/internal/plan"
+	"github.com/goop2/op2/internal/regfile"
 	"github.com/goop2/op2/mesh"
 )
 
@@ -133,6 +134,11 @@ func main() {
 			fmt.Fprintln(os.Stderr, "op2bench:", err)
 			os.Exit(2)
 		}
+	}
+	if err := regfile.CheckOutputs([]regfile.Named{{Flag: "-gmsh", Path: *gmshPath}, {Flag: "-gmsh-load", Path: *gmshLoad}, {Flag: "-gmsh-read", Path: *gmshRead}},
+		[]regfile.Named{{Flag: "-cpuprofile", Path: *cpuProfile}}); err != nil {
+		fmt.Fprintln(os.Stderr, "op2bench:", err)
+		os.Exit(2)
 	}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)

@@ -36,6 +36,7 @@ import (
 
 	"github.com/goop2/op2/hdf5"
 	"github.com/goop2/op2/internal/airfoil"
+	"github.com/goop2/op2/internal/regfile"
 	"github.com/goop2/op2/mesh"
 	"github.com/goop2/op2/mesh/unstructured"
 )
@@ -47,13 +48,18 @@ func main() {
 	out := flag.String("o", "", "output file: *.h5 or *.hdf5 for OP2's HDF5 layout, else ASCII (.gz compresses)")
 	flag.Usage = func() { usage(flag.CommandLine) }
 	flag.Parse()
-	if flag.NArg() == 3 && flag.Arg(0) == "convert" {
+	convertForm := flag.NArg() == 3 && flag.Arg(0) == "convert"
+	if convertForm {
 		*in, *out = flag.Arg(1), flag.Arg(2)
 	} else if *out == "" || flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := convert(*in, *ni, *nj, *out); err != nil {
+	err := checkPaths(*in, *out, convertForm)
+	if err == nil {
+		err = convert(*in, *ni, *nj, *out)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "op2mesh:", err)
 		os.Exit(1)
 	}
@@ -73,6 +79,16 @@ convert IN OUT).
 
 `)
 	fs.PrintDefaults()
+}
+
+// checkPaths refuses, before anything is written, an output that is the
+// input (-in and -o, or convert's two arguments, naming them so).
+func checkPaths(in, out string, convertForm bool) error {
+	inName, outName := "-in", "-o"
+	if convertForm {
+		inName, outName = "convert's input", "its output"
+	}
+	return regfile.CheckOutputs([]regfile.Named{{Flag: inName, Path: in}}, []regfile.Named{{Flag: outName, Path: out}})
 }
 
 // isHDF5Name reports whether a file name asks for HDF5.

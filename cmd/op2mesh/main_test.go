@@ -109,6 +109,36 @@ func TestConvertCGNS(t *testing.T) {
 	}
 }
 
+// TestOutputOverInput: an output naming the input (another spelling, a
+// link) is refused, naming both, in either form.
+func TestOutputOverInput(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "mi.dat")
+	if err := os.WriteFile(in, []byte("a mesh"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.dat")
+	if err := os.Symlink(in, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		out     string
+		convert bool
+		want    string
+	}{
+		{in, false, "-o and -in both name " + in},
+		{link, false, "-o " + link + " and -in " + in + " are the same file"},
+		{dir + "/./mi.dat", true, "its output " + dir + "/./mi.dat" + " and convert's input " + in},
+	} {
+		if err := checkPaths(in, c.out, c.convert); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %q", c.out, err, c.want)
+		}
+	}
+	if err := checkPaths(in, filepath.Join(dir, "mi.h5"), false); err != nil {
+		t.Errorf("another output: %v", err)
+	}
+}
+
 // TestUsage: -help shows both forms, the Gmsh conversion included, and
 // the flags.
 func TestUsage(t *testing.T) {

@@ -86,6 +86,9 @@ func numbers(s string, n int, what string) ([]float64, error) {
 }
 
 func render(in, out, field string, comp int, window, rng string, width int) error {
+	if err := regfile.CheckOutputs([]regfile.Named{{Flag: "the file drawn", Path: in}}, []regfile.Named{{Flag: "-o", Path: out}}); err != nil {
+		return err
+	}
 	g, err := read(in)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"image"
 	"image/color"
 	"image/png"
@@ -135,6 +136,14 @@ func TestRenderFile(t *testing.T) {
 	}
 	if err := render(in, out, "v", 2, "", "", 100); err == nil || !strings.Contains(err.Error(), "2 components") {
 		t.Errorf("component out of range: %v", err)
+	}
+	// -o naming the file drawn is refused, the file left as it was.
+	before, _ := os.ReadFile(in)
+	if err := render(in, dir+"/./m.vtu", "v", 0, "", "", 100); err == nil || !strings.Contains(err.Error(), "-o") || !strings.Contains(err.Error(), "the file drawn "+in) {
+		t.Errorf("-o over the input: %v", err)
+	}
+	if after, _ := os.ReadFile(in); !bytes.Equal(after, before) {
+		t.Error("the file drawn changed")
 	}
 }
 

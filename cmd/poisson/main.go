@@ -60,6 +60,7 @@ import (
 
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/poisson"
+	"github.com/goop2/op2/internal/regfile"
 	"github.com/goop2/op2/vtk"
 )
 
@@ -149,6 +150,9 @@ func run(o options, out io.Writer) error {
 	if o.maxits < 0 {
 		return fmt.Errorf("-maxits %d: want at least 1 iteration (0: the default, 10 000)", o.maxits)
 	}
+	if err := o.checkOutputs(); err != nil {
+		return err
+	}
 	// Fields left zero take their defaults from the environment.
 	if err := op2.Configure(op2.Config{Backend: o.backend, Threads: o.threads, Timing: o.timing}); err != nil {
 		return err
@@ -212,6 +216,23 @@ func triangleBase(path string) (base string, triangle bool) {
 		}
 	}
 	return path, true
+}
+
+// checkOutputs refuses, before anything is written, an output (-vtk,
+// -write-mesh's BASE.node and BASE.ele) that is the mesh read (-mesh, or
+// its BASE.node and BASE.ele) or another output.
+func (o options) checkOutputs() error {
+	var in, out []regfile.Named
+	if base, triangle := triangleBase(o.meshPath); o.meshPath != "" && triangle {
+		in = []regfile.Named{{Flag: "-mesh", Path: base + ".node"}, {Flag: "-mesh", Path: base + ".ele"}}
+	} else {
+		in = []regfile.Named{{Flag: "-mesh", Path: o.meshPath}}
+	}
+	if o.writeMesh != "" {
+		base, _ := triangleBase(o.writeMesh)
+		out = []regfile.Named{{Flag: "-write-mesh", Path: base + ".node"}, {Flag: "-write-mesh", Path: base + ".ele"}}
+	}
+	return regfile.CheckOutputs(in, append(out, regfile.Named{Flag: "-vtk", Path: o.vtkPath}))
 }
 
 // solverOptions are the solver's options as the flags say.

@@ -288,6 +288,38 @@ func TestSolverLimits(t *testing.T) {
 	}
 }
 
+// TestOutputOverInput: -write-mesh or -vtk naming a file the mesh is
+// read from (Triangle's BASE.node and BASE.ele, or a Gmsh file), or each
+// other's, is refused, naming both flags, before anything is written.
+func TestOutputOverInput(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "sq")
+	if err := run(options{n: 4, problem: "linear", method: "cg", precond: "jacobi", rtol: 1e-12, writeMesh: base}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(base + ".node")
+	msh := gmshFixture("square-22-ascii.msh")
+	for _, c := range []struct {
+		o    options
+		want string
+	}{
+		{options{meshPath: base, writeMesh: base + ".node"}, "-write-mesh and -mesh both name " + base + ".node"},
+		{options{meshPath: base + ".ele", vtkPath: base + ".ele"}, "-vtk and -mesh both name " + base + ".ele"},
+		{options{meshPath: msh, vtkPath: "./" + msh}, "-vtk ./" + msh + " and -mesh " + msh + " are the same file"},
+		{options{n: 4, writeMesh: filepath.Join(dir, "w"), vtkPath: filepath.Join(dir, "w.node")}, "-vtk and -write-mesh both name"},
+	} {
+		o := c.o
+		o.problem, o.method, o.precond, o.rtol = "linear", "cg", "jacobi", 1e-12
+		var out strings.Builder
+		if err := run(o, &out); err == nil || !strings.Contains(err.Error(), c.want) || out.Len() > 0 {
+			t.Errorf("%+v: error %v, output %q; want a refusal saying %q", c.o, err, out.String(), c.want)
+		}
+	}
+	if after, _ := os.ReadFile(base + ".node"); !slices.Equal(after, before) {
+		t.Error("the mesh file changed")
+	}
+}
+
 // TestRunGmshWriteMesh: -write-mesh writes a Gmsh mesh in Triangle's
 // format with its Dirichlet nodes as markers, which solved again (by the
 // plain-slice path, whose boundary comes from the markers) prints what

@@ -8,7 +8,10 @@
 // then opened without blocking and checked again (it may have been
 // replaced in between), and reading stops at the size it had when it was
 // opened. It also writes the files GoOP2 writes whole or not at all
-// (Pending, WriteWith, WriteFile): to a temporary file renamed into place.
+// (Pending, WriteWith, WriteFile): to a temporary file renamed into place;
+// and it tells when two paths name one file (SameFile), so that a program
+// refuses an output that would overwrite one of its inputs
+// (CheckOutputs).
 package regfile
 
 import (

@@ -1,0 +1,71 @@
+package regfile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Named is a path a program was given, with what gave it (a flag such
+// as "-mesh", or "the input"), for messages.
+type Named struct {
+	Flag string
+	Path string
+}
+
+// SameFile reports whether paths a and b name the same file: one file
+// (os.SameFile) when both exist, so that links and spellings such as
+// ./a and a are seen through; else the same absolute path once cleaned,
+// its folder's symbolic links resolved where the folder exists.
+func SameFile(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(fa, fb)
+	}
+	return resolved(a) == resolved(b)
+}
+
+// resolved is path absolute and cleaned, its folder's symbolic links
+// resolved when the folder exists.
+func resolved(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	dir, base := filepath.Split(abs)
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		return filepath.Join(d, base)
+	}
+	return abs
+}
+
+// CheckOutputs refuses, before anything is written, an output that names
+// the same file (SameFile) as an input, which writing it would destroy,
+// or as another output: its error names both flags and the path. Empty
+// paths (an output not asked for) are skipped.
+func CheckOutputs(inputs, outputs []Named) error {
+	for i, o := range outputs {
+		for _, in := range inputs {
+			if SameFile(o.Path, in.Path) {
+				return sameError(o, in, "the input would be overwritten")
+			}
+		}
+		for _, o2 := range outputs[:i] {
+			if SameFile(o.Path, o2.Path) {
+				return sameError(o, o2, "one output would overwrite the other")
+			}
+		}
+	}
+	return nil
+}
+
+func sameError(a, b Named, what string) error {
+	if a.Path == b.Path {
+		return fmt.Errorf("%s and %s both name %s: %s", a.Flag, b.Flag, a.Path, what)
+	}
+	return fmt.Errorf("%s %s and %s %s are the same file: %s", a.Flag, a.Path, b.Flag, b.Path, what)
+}

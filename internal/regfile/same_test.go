@@ -1,0 +1,64 @@
+package regfile
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSameFile: links, ./ spellings and absolute paths of one file are
+// the same file, existing or not; other files are not.
+func TestSameFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile("a.dat", []byte("mesh"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("b.dat", []byte("other"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("a.dat", "link.dat"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link("a.dat", "hard.dat"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir("sub", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("sub", "subl"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"a.dat", "a.dat", true},
+		{"a.dat", "./a.dat", true},
+		{"a.dat", filepath.Join(dir, "a.dat"), true},
+		{"a.dat", "sub/../a.dat", true},
+		{"a.dat", "link.dat", true},
+		{"a.dat", "hard.dat", true},
+		{"new.vtu", "./new.vtu", true},
+		{"sub/new.vtu", "subl/new.vtu", true},
+		{"a.dat", "b.dat", false},
+		{"a.dat", "new.vtu", false},
+		{"a.dat", "", false},
+	} {
+		if got := SameFile(c.a, c.b); got != c.same {
+			t.Errorf("SameFile(%q, %q) = %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+	err := CheckOutputs([]Named{{"-mesh", "a.dat"}}, []Named{{"-vtk", ""}, {"-dump-q", "./a.dat"}})
+	if err == nil || !strings.Contains(err.Error(), "-dump-q ./a.dat and -mesh a.dat are the same file") {
+		t.Errorf("an output over the input: %v", err)
+	}
+	err = CheckOutputs([]Named{{"-mesh", "a.dat"}}, []Named{{"-vtk", "o.vtu"}, {"-dump-q", "o.vtu"}})
+	if err == nil || !strings.Contains(err.Error(), "-dump-q and -vtk both name o.vtu") {
+		t.Errorf("two outputs on one file: %v", err)
+	}
+	if err := CheckOutputs([]Named{{"-mesh", "a.dat"}}, []Named{{"-vtk", "o.vtu"}, {"-dump-q", "b.dat"}}); err != nil {
+		t.Errorf("distinct files: %v", err)
+	}
+}
