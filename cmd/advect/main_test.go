@@ -388,6 +388,31 @@ func TestOutputOverInput(t *testing.T) {
 	}
 }
 
+// TestEmptyOutput: -vtk "" is refused, naming the flag; left out, it
+// writes nothing.
+func TestEmptyOutput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-vtk", ""}, `-vtk ""`},
+		{[]string{"-vtk="}, `-vtk ""`},
+		{[]string{"-vtk", "u.vtu"}, ""},
+		{nil, ""},
+	} {
+		fs := flag.NewFlagSet("advect", flag.ContinueOnError)
+		var o options
+		defineFlags(fs, &o)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		err := emptyOutput(fs, "vtk")
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%q: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
 // TestFlagPlaceholders: -help names each flag's argument with one word
 // (Go's flag package takes the first backquoted text of a usage string as
 // the placeholder: -mesh once showed "op2mesh convert"); -mesh's is FILE.

@@ -75,6 +75,10 @@ func TestBadArgumentsFail(t *testing.T) {
 		{"negative iterations", []string{"-iters", "-1", "-I", "4", "-J", "4"}, "-iters -1"},
 		{"very negative iterations", []string{"-iters", "-1000000", "-I", "4", "-J", "4"}, "must not be negative"},
 		{"mesh without cells", []string{"-iters", "100", "-mesh", empty}, "no cells"},
+		{"empty -vtk", []string{"-iters", "1", "-I", "4", "-J", "4", "-vtk", ""}, `-vtk "": an empty output path`},
+		{"empty -dump-q", []string{"-iters", "1", "-I", "4", "-J", "4", "-dump-q="}, `-dump-q "": an empty output path`},
+		{"empty -checkpoint", []string{"-iters", "1", "-I", "4", "-J", "4", "-checkpoint", ""}, `-checkpoint ""`},
+		{"empty -write-mesh", []string{"-iters", "0", "-I", "4", "-J", "4", "-write-mesh", ""}, `-write-mesh ""`},
 		{"unknown partitioner on one process", []string{"-iters", "1", "-I", "4", "-J", "4", "-partition", "foo"}, `-partition "foo"`},
 	}
 	for _, c := range cases {

@@ -32,6 +32,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/goop2/op2/hdf5"
@@ -48,6 +49,10 @@ func main() {
 	out := flag.String("o", "", "output file: *.h5 or *.hdf5 for OP2's HDF5 layout, else ASCII (.gz compresses)")
 	flag.Usage = func() { usage(flag.CommandLine) }
 	flag.Parse()
+	if err := emptyOutput(flag.CommandLine, "o"); err != nil {
+		fmt.Fprintln(os.Stderr, "op2mesh:", err)
+		os.Exit(2)
+	}
 	convertForm := flag.NArg() == 3 && flag.Arg(0) == "convert"
 	if convertForm {
 		*in, *out = flag.Arg(1), flag.Arg(2)
@@ -87,6 +92,9 @@ func checkPaths(in, out string, convertForm bool) error {
 	inName, outName := "-in", "-o"
 	if convertForm {
 		inName, outName = "convert's input", "its output"
+		if out == "" {
+			return fmt.Errorf("convert %s \"\": an empty output path names no file", in)
+		}
 	}
 	return regfile.CheckOutputs([]regfile.Named{{Flag: inName, Path: in}}, []regfile.Named{{Flag: outName, Path: out}})
 }
@@ -134,4 +142,17 @@ func read(in string, ni, nj int) (*mesh.Mesh, error) {
 	}
 	defer f.Close()
 	return hdf5.ReadMesh(f)
+}
+
+// emptyOutput returns an error naming the first of the output flags
+// names that fs's command line set to "": a path naming no file (left
+// out, such a flag writes nothing; given empty, it is a mistake).
+func emptyOutput(fs *flag.FlagSet, names ...string) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && slices.Contains(names, f.Name) && f.Value.String() == "" {
+			err = fmt.Errorf("-%s \"\": an empty output path names no file", f.Name)
+		}
+	})
+	return err
 }

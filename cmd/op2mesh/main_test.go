@@ -134,6 +134,9 @@ func TestOutputOverInput(t *testing.T) {
 			t.Errorf("%s: %v, want an error saying %q", c.out, err, c.want)
 		}
 	}
+	if err := checkPaths(in, "", true); err == nil || !strings.Contains(err.Error(), "empty output path") {
+		t.Errorf("convert IN \"\": %v", err)
+	}
 	if err := checkPaths(in, filepath.Join(dir, "mi.h5"), false); err != nil {
 		t.Errorf("another output: %v", err)
 	}

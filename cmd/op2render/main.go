@@ -29,6 +29,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,6 +51,10 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	if err := emptyOutput(flag.CommandLine, "o"); err != nil {
+		fmt.Fprintln(os.Stderr, "op2render:", err)
+		os.Exit(2)
+	}
 	if flag.NArg() != 1 {
 		switch {
 		case flag.NArg() == 0:
@@ -86,6 +91,9 @@ func numbers(s string, n int, what string) ([]float64, error) {
 }
 
 func render(in, out, field string, comp int, window, rng string, width int) error {
+	if out == "" {
+		return fmt.Errorf("-o \"\": an empty output path names no file")
+	}
 	if err := regfile.CheckOutputs([]regfile.Named{{Flag: "the file drawn", Path: in}}, []regfile.Named{{Flag: "-o", Path: out}}); err != nil {
 		return err
 	}
@@ -226,4 +234,17 @@ func valueRange(m *Mesh, win Window) (lo, hi float64) {
 		return 0, 1
 	}
 	return lo, hi
+}
+
+// emptyOutput returns an error naming the first of the output flags
+// names that fs's command line set to "": a path naming no file (left
+// out, such a flag writes nothing; given empty, it is a mistake).
+func emptyOutput(fs *flag.FlagSet, names ...string) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && slices.Contains(names, f.Name) && f.Value.String() == "" {
+			err = fmt.Errorf("-%s \"\": an empty output path names no file", f.Name)
+		}
+	})
+	return err
 }

@@ -137,6 +137,9 @@ func TestRenderFile(t *testing.T) {
 	if err := render(in, out, "v", 2, "", "", 100); err == nil || !strings.Contains(err.Error(), "2 components") {
 		t.Errorf("component out of range: %v", err)
 	}
+	if err := render(in, "", "v", 0, "", "", 100); err == nil || !strings.Contains(err.Error(), `-o "": an empty output path`) {
+		t.Errorf("-o \"\": %v", err)
+	}
 	// -o naming the file drawn is refused, the file left as it was.
 	before, _ := os.ReadFile(in)
 	if err := render(in, dir+"/./m.vtu", "v", 0, "", "", 100); err == nil || !strings.Contains(err.Error(), "-o") || !strings.Contains(err.Error(), "the file drawn "+in) {
