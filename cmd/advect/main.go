@@ -80,7 +80,8 @@ func main() {
 		fmt.Fprintf(os.Stderr, "advect: unexpected arguments %q\n", flag.Args())
 		os.Exit(2)
 	}
-	var out io.Writer = os.Stdout
+	stdout := &regfile.ErrWriter{W: os.Stdout} // its error fails the command
+	var out io.Writer = stdout
 	if op2.Rank() != 0 {
 		out = io.Discard // under MPI rank 0 prints
 	}
@@ -93,6 +94,10 @@ func main() {
 	}
 	if err := op2.Finalize(); err != nil {
 		fmt.Fprintln(os.Stderr, "advect:", err)
+		os.Exit(1)
+	}
+	if err := stdout.Err(); err != nil {
+		fmt.Fprintln(os.Stderr, "advect: writing standard output:", err)
 		os.Exit(1)
 	}
 }

@@ -174,3 +174,27 @@ func TestOutputOverInput(t *testing.T) {
 		}
 	}
 }
+
+// TestStdoutError: a report that cannot be written (standard output a
+// file open for reading only: every write fails) fails the command with a
+// message on standard error, rather than exiting 0.
+func TestStdoutError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	cmd := exec.Command(os.Args[0], "-backend", "sequential", "-I", "4", "-J", "4", "-iters", "100")
+	cmd.Env = append(os.Environ(), "GOOP2_AIRFOIL_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = ro, &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "airfoil: writing standard output:") {
+		t.Errorf("stdout unwritable: %v, stderr %q; want exit status 1 and a message", err, stderr.String())
+	}
+}

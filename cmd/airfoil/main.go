@@ -171,7 +171,8 @@ func main() {
 		fmt.Fprintf(os.Stderr, "airfoil: unexpected arguments %q\n", flag.Args())
 		os.Exit(2)
 	}
-	if _, err := run(o, os.Stdout); err != nil {
+	stdout := &regfile.ErrWriter{W: os.Stdout} // its error fails the command
+	if _, err := run(o, stdout); err != nil {
 		if op2.Ranks() > 1 {
 			op2.Abort(fmt.Errorf("airfoil: %w", err)) // stops every rank
 		}
@@ -180,6 +181,10 @@ func main() {
 	}
 	if err := op2.Finalize(); err != nil {
 		fmt.Fprintln(os.Stderr, "airfoil:", err)
+		os.Exit(1)
+	}
+	if err := stdout.Err(); err != nil {
+		fmt.Fprintln(os.Stderr, "airfoil: writing standard output:", err)
 		os.Exit(1)
 	}
 }

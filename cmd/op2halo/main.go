@@ -124,6 +124,7 @@ import (
 	"time"
 
 	"github.com/goop2/op2/internal/dist"
+	"github.com/goop2/op2/internal/regfile"
 	"github.com/goop2/op2/mesh"
 )
 
@@ -181,7 +182,10 @@ func main() {
 	if err == nil {
 		var rs []int
 		if rs, err = rankCounts(rankList); err == nil {
-			err = run(os.Stdout, sc, rs, strings.Split(*parts, ","), m, sp)
+			stdout := &regfile.ErrWriter{W: os.Stdout}
+			if err = run(stdout, sc, rs, strings.Split(*parts, ","), m, sp); err == nil && stdout.Err() != nil {
+				err = fmt.Errorf("writing standard output: %w", stdout.Err())
+			}
 		}
 	}
 	if err != nil {
