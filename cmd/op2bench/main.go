@@ -76,7 +76,21 @@ import (
 	"github.com/goop2/op2/mesh"
 )
 
+// stdout is standard output, remembering its first failed write: a
+// report that could not be written fails the program.
+var stdout = &regfile.ErrWriter{W: os.Stdout}
+
 func main() {
+	bench()
+	if err := stdout.Err(); err != nil {
+		fmt.Fprintln(os.Stderr, "op2bench: writing the report to standard output:", err)
+		os.Exit(1)
+	}
+}
+
+// bench reads the flags and runs what they ask for; it exits with status
+// 2 on a bad flag and 1 on an error.
+func bench() {
 	iters := flag.Int("airfoil-iters", 1000, "Airfoil iterations per run (0 skips Airfoil)")
 	threads := flag.Int("threads", 2, "OpenMP threads for the parallel runs")
 	rounds := flag.Int("scheme-rounds", 5, "rounds of the openmp scheme comparison on Airfoil (0 skips it)")
@@ -153,8 +167,8 @@ func main() {
 		defer stop()
 	}
 	if *gmshRead != "" {
-		fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s)\n", numCPU(), cpuModel())
-		if err := gmshReadSection(os.Stdout, *gmshRead); err != nil {
+		fmt.Fprintf(stdout, "op2bench: %d CPUs (%s)\n", numCPU(), cpuModel())
+		if err := gmshReadSection(stdout, *gmshRead); err != nil {
 			fmt.Fprintln(os.Stderr, "op2bench:", err)
 			os.Exit(1)
 		}
@@ -162,9 +176,9 @@ func main() {
 	}
 	if *gmshLoad != "" {
 		if op2.Rank() == 0 {
-			fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s)\n", numCPU(), cpuModel())
+			fmt.Fprintf(stdout, "op2bench: %d CPUs (%s)\n", numCPU(), cpuModel())
 		}
-		err := gmshLoadSection(os.Stdout, *gmshLoad)
+		err := gmshLoadSection(stdout, *gmshLoad)
 		if err == nil {
 			err = op2.Finalize()
 		}
@@ -175,8 +189,8 @@ func main() {
 		return
 	}
 	if *gmshPath != "" {
-		fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s)\n\n", numCPU(), cpuModel())
-		if err := gmshSection(os.Stdout, *gmshPath, *gmshRounds); err != nil {
+		fmt.Fprintf(stdout, "op2bench: %d CPUs (%s)\n\n", numCPU(), cpuModel())
+		if err := gmshSection(stdout, *gmshPath, *gmshRounds); err != nil {
 			fmt.Fprintln(os.Stderr, "op2bench:", err)
 			os.Exit(1)
 		}
@@ -204,7 +218,7 @@ func main() {
 	}
 	if *chOnly {
 		onlySection(*threads, func(m *mesh.Mesh, triad1, triadN float64) error {
-			return chainSection(os.Stdout, m, chOpts, triad1, triadN)
+			return chainSection(stdout, m, chOpts, triad1, triadN)
 		})
 		return
 	}
@@ -230,10 +244,10 @@ func main() {
 			fmt.Fprintf(os.Stderr, "op2bench: -mgcfd-floor-small %q: want two sizes, e.g. 17,25\n", *mgFloorSmall)
 			os.Exit(2)
 		}
-		fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())
-		triad1, triadN, err := stream(os.Stdout, *threads)
+		fmt.Fprintf(stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())
+		triad1, triadN, err := stream(stdout, *threads)
 		if err == nil {
-			err = mgcfdFloorSection(os.Stdout, mgOpts, small, triad1, triadN)
+			err = mgcfdFloorSection(stdout, mgOpts, small, triad1, triadN)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "op2bench:", err)
@@ -242,8 +256,8 @@ func main() {
 		return
 	}
 	if *mgOnly {
-		fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())
-		if err := mgcfdSection(os.Stdout, mgOpts); err != nil {
+		fmt.Fprintf(stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())
+		if err := mgcfdSection(stdout, mgOpts); err != nil {
 			fmt.Fprintln(os.Stderr, "op2bench:", err)
 			os.Exit(1)
 		}
@@ -254,7 +268,7 @@ func main() {
 	}
 	if *flOnly {
 		onlySection(*threads, func(m *mesh.Mesh, triad1, triadN float64) error {
-			return floorSection(os.Stdout, m, *threads, *flIters, *flRounds, *flKiB<<10, triad1, triadN, strings.Split(*flSIMD, ","))
+			return floorSection(stdout, m, *threads, *flIters, *flRounds, *flKiB<<10, triad1, triadN, strings.Split(*flSIMD, ","))
 		})
 		return
 	}
@@ -263,12 +277,12 @@ func main() {
 	}
 	if *matOnly {
 		err := func() error {
-			fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())
-			triad1, triadN, err := stream(os.Stdout, *threads)
+			fmt.Fprintf(stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())
+			triad1, triadN, err := stream(stdout, *threads)
 			if err != nil {
 				return err
 			}
-			return matrixSection(os.Stdout, *matN, *matRounds, *threads, triad1, triadN)
+			return matrixSection(stdout, *matN, *matRounds, *threads, triad1, triadN)
 		}()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "op2bench:", err)
@@ -282,10 +296,10 @@ func main() {
 	if *only || *locOnly {
 		m, err := mesh.Generate(400, 600)
 		if err == nil && *only {
-			err = schemes(os.Stdout, m, *threads, *rounds, *schemeIters)
+			err = schemes(stdout, m, *threads, *rounds, *schemeIters)
 		}
 		if err == nil && *locOnly {
-			err = localityOnly(os.Stdout, m, *threads, *locIters, *locRounds)
+			err = localityOnly(stdout, m, *threads, *locIters, *locRounds)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "op2bench:", err)
@@ -293,7 +307,7 @@ func main() {
 		}
 		return
 	}
-	if err := runAll(os.Stdout, *iters, *threads, *rounds, *schemeIters, *locIters, *locRounds); err != nil {
+	if err := runAll(stdout, *iters, *threads, *rounds, *schemeIters, *locIters, *locRounds); err != nil {
 		fmt.Fprintln(os.Stderr, "op2bench:", err)
 		os.Exit(1)
 	}
@@ -304,8 +318,8 @@ func main() {
 // triad rates; it exits with status 1 on error.
 func onlySection(threads int, f func(m *mesh.Mesh, triad1, triadN float64) error) {
 	err := func() error {
-		fmt.Fprintf(os.Stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), threads, schemeName())
-		triad1, triadN, err := stream(os.Stdout, threads)
+		fmt.Fprintf(stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), threads, schemeName())
+		triad1, triadN, err := stream(stdout, threads)
 		if err != nil {
 			return err
 		}
