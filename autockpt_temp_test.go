@@ -161,3 +161,33 @@ func TestCheckpointOverDirectoryLeavesNoPartial(t *testing.T) {
 		t.Errorf("%s.partial was left behind", path)
 	}
 }
+
+// TestRestoreOmittedTwin: a file that saved two dats of one name restores
+// into a program that now leaves one of them out (SetNoCheckpoint), each
+// file entry to its own dat, whichever is left out.
+func TestRestoreOmittedTwin(t *testing.T) {
+	needHDF5(t)
+	for _, omitFirst := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "twin.ckpt")
+		set := must(op2.NewSet(4, "twin_s"))
+		a := must(op2.NewDat(set, 1, []float64{1, 1, 1, 1}, "t"))
+		b := must(op2.NewDat(set, 1, []float64{2, 2, 2, 2}, "t"))
+		check(t, op2.Checkpoint(path, nil))
+		copy(a.Data(), []float64{7, 7, 7, 7})
+		copy(b.Data(), []float64{8, 8, 8, 8})
+		left, kept, want := b, a, 1.0
+		if omitFirst {
+			left, kept, want = a, b, 2
+		}
+		left.SetNoCheckpoint(true)
+		if _, err := op2.Restore(path); err != nil {
+			t.Fatalf("omitting the %v one: %v", map[bool]string{true: "first", false: "second"}[omitFirst], err)
+		}
+		if got := kept.DataRO()[0]; got != want {
+			t.Errorf("omitting the %v one: the other restored %v, want %v", map[bool]string{true: "first", false: "second"}[omitFirst], got, want)
+		}
+		if got := left.DataRO()[0]; got != 7 && got != 8 {
+			t.Errorf("the dat left out changed: %v", got)
+		}
+	}
+}

@@ -57,6 +57,10 @@ type Program struct {
 	Partitioned bool
 	// Dats are the dats saved and restored, in declaration order.
 	Dats []*core.Storage
+	// Omitted are the live dats left out (op2's SetNoCheckpoint), in
+	// declaration order: a restore lines a file's dats of a name up with
+	// the program's, these included, when the file saved them.
+	Omitted []*core.Storage
 	// Globals are the live Globals, in declaration order.
 	Globals []*core.Storage
 	// Consts are the constants saved and restored, in any order.
@@ -87,6 +91,7 @@ type contents struct {
 	// automatic is Program.Automatic.
 	automatic bool
 	dats      []*core.Storage
+	omitted   []*core.Storage // Program.Omitted
 	globals   []*core.Storage
 	consts    []*core.Const // by name
 	keys      []string      // the state's, sorted
@@ -95,7 +100,7 @@ type contents struct {
 
 // newContents lists what to save or restore (what names the call).
 func newContents(what string, p Program, state map[string][]byte) (*contents, error) {
-	c := &contents{state: state, fatal: p.Fatal, api: p.API, dats: p.Dats, globals: p.Globals, automatic: p.Automatic}
+	c := &contents{state: state, fatal: p.Fatal, api: p.API, dats: p.Dats, omitted: p.Omitted, globals: p.Globals, automatic: p.Automatic}
 	asIs := func(err error) error { return err }
 	if c.fatal == nil {
 		c.fatal = asIs

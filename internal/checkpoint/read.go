@@ -1,8 +1,10 @@
 package checkpoint
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -100,6 +102,33 @@ func (c *contents) plan(path string) (*restore, error) {
 			return r, err
 		}
 		pending[key] = append(pending[key], name)
+	}
+	// A file that saved dats of a key the program now leaves out
+	// (SetNoCheckpoint) as well as ones it saves: as many as the program
+	// has of that key, both kinds, lined up in declaration order, the
+	// omitted ones' entries dropped.
+	saves, omits := map[string][]*core.Storage{}, map[string][]*core.Storage{}
+	for _, s := range c.dats {
+		k := datKey(s.Name, s.Set.Name, s.Dim, s.Type.CName())
+		saves[k] = append(saves[k], s)
+	}
+	for _, s := range c.omitted {
+		k := datKey(s.Name, s.Set.Name, s.Dim, s.Type.CName())
+		omits[k] = append(omits[k], s)
+	}
+	for k, left := range omits {
+		q, kept := pending[k], saves[k]
+		if len(kept) == 0 || len(q) <= len(kept) || len(q) != len(kept)+len(left) {
+			continue
+		}
+		all := slices.SortedFunc(slices.Values(append(slices.Clone(kept), left...)), func(a, b *core.Storage) int { return cmp.Compare(a.ID, b.ID) })
+		var lined []string
+		for i, s := range all {
+			if !slices.Contains(left, s) {
+				lined = append(lined, q[i])
+			}
+		}
+		pending[k] = lined
 	}
 	taken := map[string]int{}
 	take := func(key string) string {

@@ -32,6 +32,7 @@ func (r *Runtime) program() checkpoint.Program {
 	}
 	for _, d := range p.LiveData() {
 		if omitted(d) {
+			prog.Omitted = append(prog.Omitted, d.Storage())
 			continue // SetNoCheckpoint: neither saved nor restored
 		}
 		prog.Dats = append(prog.Dats, d.Storage())
