@@ -603,11 +603,12 @@ func TestSIMDLanesRefusedForms(t *testing.T) {
 	}
 }
 
-// TestSIMDLanesShadowedHelpers: a parameter, a local function pointer or
-// a C++ lambda named as a function the source defines hides it; the lane
-// form called the function's lane copy instead (wrong results under the
-// defaults). Such kernels run their scalar code; a function passed as a
-// value still runs in lanes, with the scalar code's results.
+// TestSIMDLanesShadowedHelpers: a parameter, a local function pointer
+// (after a comma too), a C++ lambda, binding or using-declaration named
+// as a function the source defines hides it; the lane form called the
+// function's lane copy instead (wrong results under the defaults). Such
+// kernels run their scalar code; a function passed as a value still runs
+// in lanes, with the scalar code's results.
 func TestSIMDLanesShadowedHelpers(t *testing.T) {
 	defer func() { check(t, op2.Configure(op2.Config{})) }()
 	for _, c := range []struct {
@@ -626,6 +627,17 @@ void k(const double *x, double *y) {
   auto pick = [](const double *p) { return p[0]; };
   y[0] = pick(x) / x[1] / 3.0; y[1] = x[1] / 7;
 }`, true},
+		{"declarator after a comma", `typedef double (*fn)(const double *);
+static double pick(const double *p) { return 1e6; }
+static double first(const double *p) { return p[0]; }
+void k(const double *x, double *y) { fn a = first, pick = first; (void)a; y[0] = pick(x) / x[1] / 3.0; y[1] = x[1] / 7; }`, false},
+		{"using-declaration", `static inline double pick(const double *p) { return 1e6; }
+namespace ns { inline double pick(const double *p) { return p[0]; } }
+void k(const double *x, double *y) { using ns::pick; y[0] = pick(x) / x[1] / 3.0; y[1] = x[1] / 7; }`, true},
+		{"structured binding", `#include <utility>
+static inline double pick(const double *p) { return 1e6; }
+static inline double first(const double *p) { return p[0]; }
+void k(const double *x, double *y) { auto [pick, b] = std::pair<double(*)(const double*), int>(first, 1); y[0] = pick(x) / x[1] / 3.0 + b; y[1] = x[1] / 7; }`, true},
 		{"value", `static double first(double v) { return v + 1; }
 static double apply(double (*f)(double), double v) { return f(v); }
 void k(const double *x, double *y) { y[0] = apply(first, x[0]) / x[1] / 3.0; y[1] = x[1] / 7; }`, false},

@@ -246,7 +246,7 @@ func LaneKernel(l *core.Loop, lanes int) (LaneForm, error) {
 	}
 	h := &laneHelpers{l: l, info: info, model: model, names: map[string]string{}, making: map[string]bool{}}
 	params := clex.Tokenize(info.Blanked[info.ListStart:info.ListEnd])
-	rewritten, calls, err := h.rewriteBody(body.Text, body.Code, body.Tokens, lane, params, 0)
+	rewritten, calls, err := h.rewriteBody(l.Kernel.Name, body.Text, body.Code, body.Tokens, lane, params, 0)
 	if err != nil {
 		return LaneForm{}, err
 	}
@@ -412,17 +412,18 @@ type protoName struct {
 // (a recursive helper would have no end).
 const maxHelperDepth = 8
 
-// rewriteBody rewrites a function body in which the lane parameters lane
-// are in scope: text as written, code the same with its comments and
-// literals blanked (at the same offsets), toks code's tokens. What lies
-// between the tokens it rewrites is copied from text, so that literals
-// keep their contents. depth counts the helpers above it.
-func (h *laneHelpers) rewriteBody(text, code string, toks []clex.Token, lane map[string]laneVar, params []clex.Token, depth int) (string, []string, error) {
+// rewriteBody rewrites the body of function fn in which the lane
+// parameters lane are in scope: text as written, code the same with its
+// comments and literals blanked (at the same offsets), toks code's
+// tokens, params the tokens of its parameter list. What lies between the
+// tokens it rewrites is copied from text, so that literals keep their
+// contents. depth counts the helpers above it.
+func (h *laneHelpers) rewriteBody(fn, text, code string, toks []clex.Token, lane map[string]laneVar, params []clex.Token, depth int) (string, []string, error) {
 	if k := staticVariable(toks); k >= 0 {
 		return "", nil, fmt.Errorf("kernel %s keeps a static variable (%s): its lane form, a copy, would keep another", h.l.Kernel.Name, declaredName(toks, k))
 	}
 	if name := h.shadowedHelper(params, toks); name != "" {
-		return "", nil, fmt.Errorf("kernel %s names %s, a function the source defines, other than by calling it (a parameter, a local, a lambda or a pointer of that name may hide it): its lane form would call the function", h.l.Kernel.Name, name)
+		return "", nil, fmt.Errorf("kernel %s: %s both calls %s, a function the source defines, and names it otherwise (a parameter, local, lambda or pointer of that name may hide the function there): its lane form would call the function", h.l.Kernel.Name, fn, name)
 	}
 	text, toks = unparen(text, code, toks, lane)
 	r := &laneRewriter{l: h.l, body: text, toks: toks, lane: lane, helpers: h, depth: depth}
@@ -431,24 +432,39 @@ func (h *laneHelpers) rewriteBody(text, code string, toks []clex.Token, lane map
 }
 
 // shadowedHelper returns the name of a function the source defines that
-// a function's parameter list or body (each list of tokens) declares
-// again, or "": a parameter, local, lambda or function pointer of that
-// name hides the function, and a call of it must not become one of the
-// function's lane form. A declaration is the name, not followed by "(",
-// after a word that is not a keyword before an expression (double f,
-// auto f = [...]) or after * or & (double (*f)(double), and, taken as one
-// too, &f as a value).
+// the function being rewritten (its parameter list and body, lists of
+// tokens) both calls and names otherwise, or "": a parameter, local,
+// lambda, function pointer, binding or using-declaration of that name
+// may hide the function there (double (*f)(double), a = g, f = g, auto
+// [f, b] = ..., using ns::f, [f = g]), and a call of it must not become
+// one of the function's lane form. A call is the name before "(" that is
+// not a member's (after ".", "->", or "::" qualifying it); any other
+// occurrence, but a member's, counts (&f as a value too).
 func (h *laneHelpers) shadowedHelper(lists ...[]clex.Token) string {
 	defined := h.model.Defined
+	called, named := map[string]bool{}, map[string]bool{}
 	for _, toks := range lists {
+		using := false // in a using-declaration: using ns::f names f here
 		for i, t := range toks {
-			if !defined[t.Text] || i == 0 || i+1 < len(toks) && toks[i+1].Text == "(" {
-				continue // a call (len * f(v)), or a prototype of the function
+			switch t.Text {
+			case "using":
+				using = true
+			case ";":
+				using = false
 			}
-			switch prev := toks[i-1].Text; {
-			case prev == "*" || prev == "&" || prev == "&&":
-				return t.Text
-			case clex.IsIdentStart(prev[0]) && !beforeExpression[prev]:
+			if !defined[t.Text] || memberAt(toks, i) && !using {
+				continue
+			}
+			if i+1 < len(toks) && toks[i+1].Text == "(" {
+				called[t.Text] = true
+			} else {
+				named[t.Text] = true
+			}
+		}
+	}
+	for _, toks := range lists {
+		for _, t := range toks {
+			if called[t.Text] && named[t.Text] {
 				return t.Text
 			}
 		}
@@ -456,9 +472,21 @@ func (h *laneHelpers) shadowedHelper(lists ...[]clex.Token) string {
 	return ""
 }
 
-// beforeExpression are the keywords an expression may follow.
-var beforeExpression = map[string]bool{"return": true, "case": true, "sizeof": true, "else": true, "do": true,
-	"throw": true, "co_return": true, "co_yield": true, "co_await": true, "alignof": true, "_Alignof": true, "typeid": true, "decltype": true, "noexcept": true}
+// memberAt reports whether token i of toks names a member: it follows
+// "." or "->", or "::" that qualifies it (ns::f, T::f, X<T>::f; a
+// leading ::f is the global f).
+func memberAt(toks []clex.Token, i int) bool {
+	if i == 0 {
+		return false
+	}
+	switch toks[i-1].Text {
+	case ".", "->":
+		return true
+	case "::":
+		return i >= 2 && (clex.IsIdentStart(toks[i-2].Text[0]) || toks[i-2].Text == ">")
+	}
+	return false
+}
 
 // staticVariable returns the index of the first "static" of a body's
 // tokens that declares a variable the code may change (no const in its
@@ -580,7 +608,7 @@ func (h *laneHelpers) copyOf(def *cfront.FuncDecl, defIdx, nargs int, pos []int,
 	h.making[name] = true
 	code := u.Code[def.BodyOpen : def.BodyClose+1]
 	list := clex.Tokenize(u.Code[def.ListStart:def.ListEnd])
-	body, calls, err := h.rewriteBody(u.Src[def.BodyOpen:def.BodyClose+1], code, clex.Tokenize(code), lane, list, depth+1)
+	body, calls, err := h.rewriteBody(def.Name, u.Src[def.BodyOpen:def.BodyClose+1], code, clex.Tokenize(code), lane, list, depth+1)
 	if err != nil {
 		return "", err
 	}
@@ -819,7 +847,7 @@ func (r *laneRewriter) rewrite(from, to, start, stop int) (string, error) {
 func (r *laneRewriter) helperCall(i, to int) (text string, end int, ok bool, err error) {
 	t := r.toks[i]
 	u := r.helpers.model
-	if !u.Defined[t.Text] || i+1 >= to || r.toks[i+1].Text != "(" || r.prev(i) == "." || r.prev(i) == "->" || r.prev(i) == "::" || r.lane[t.Text].depth > 0 {
+	if !u.Defined[t.Text] || i+1 >= to || r.toks[i+1].Text != "(" || memberAt(r.toks, i) || r.lane[t.Text].depth > 0 {
 		return "", 0, false, nil
 	}
 	end = r.matchParen(i+1, to)
