@@ -224,13 +224,26 @@ func writePartitioned(t *testing.T, in, out string, wantParallel bool) {
 		t.Fatal(err)
 	}
 	err = WriteFile(whole, func(o *File) error {
-		if err := writeAll(o); err != nil || op2.Rank() < op2.Ranks()-1 {
+		if err := writeAll(o); err != nil {
+			return err
+		}
+		if err := WriteArray(o, "failed_write", 1, []int32{1}); err != nil || op2.Rank() < op2.Ranks()-1 {
 			return err
 		}
 		return errors.New("the last rank's write failed")
 	})
 	if err == nil || !strings.Contains(err.Error(), "the last rank's write failed") || !strings.Contains(err.Error(), whole) {
 		t.Errorf("rank %d: WriteFile failing on the last rank: %v", op2.Rank(), err)
+	}
+	if op2.Rank() == 0 {
+		f, err := Open(whole)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Info("failed_write"); err == nil {
+			t.Errorf("the failed WriteFile replaced %s", whole)
+		}
+		mustClose(t, f)
 	}
 	if op2.Rank() == 0 {
 		if left, _ := filepath.Glob(filepath.Join(filepath.Dir(whole), ".*.tmp")); len(left) != 0 {

@@ -16,8 +16,12 @@ import (
 // write or closing fails, or the program is killed on the way, path keeps
 // what it held. A path that is a link stays a link and leads to the new
 // file. Under MPI it is collective, as Create is (rank 0 names the new
-// file and renames it), and every rank returns the same error. Its errors
-// name path.
+// file and renames it), and every rank returns the same error: write
+// must make the same collective calls (the package's writers) on every
+// rank, as with Create, and fail only where one of them fails, which
+// fails on every rank alike; a write that gives up on one rank alone
+// leaves the others in the next collective call until OP2_MPI_TIMEOUT.
+// Its errors name path.
 func WriteFile(path string, write func(*File) error) error {
 	if err := ended(path); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/goop2/op2/hdf5"
+	"github.com/goop2/op2/internal/regfile"
 )
 
 // The dataset names of MG-CFD's per-level HDF5 files.
@@ -50,22 +51,19 @@ func WriteHDF5(dir string, m *Mesh) (string, error) {
 		}
 	}
 	path := filepath.Join(dir, InputFile)
-	if err := os.WriteFile(path, []byte(in.String()), 0o644); err != nil {
+	if err := regfile.WriteFile(path, []byte(in.String())); err != nil {
 		return "", fmt.Errorf("mgcfd: %w", err)
 	}
 	return path, nil
 }
 
-func writeLevel(path string, lv *Level) (err error) {
-	f, err := hdf5.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
+// writeLevel writes level lv's file at path, whole or not at all
+// (hdf5.WriteFile).
+func writeLevel(path string, lv *Level) error {
+	return hdf5.WriteFile(path, func(f *hdf5.File) error { return writeLevelTo(f, lv) })
+}
+
+func writeLevelTo(f *hdf5.File, lv *Level) error {
 	steps := []func() error{
 		func() error { return hdf5.WriteArray(f, dsCoords, 3, lv.Coords) },
 		func() error { return f.WriteMapTable(dsEdgeNodes, 2, lv.EdgeNodes) },
@@ -223,15 +221,10 @@ func WriteSolution(dir string, s *Solver, cycles int) error {
 	return nil
 }
 
-func writeSolutionLevel(path string, l int, v []float64) (err error) {
-	f, err := hdf5.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	return hdf5.WriteArray(f, fmt.Sprintf("p_variables_result_L%d", l), 5, v)
+// writeSolutionLevel writes level l's variables v to the file at path,
+// whole or not at all (hdf5.WriteFile).
+func writeSolutionLevel(path string, l int, v []float64) error {
+	return hdf5.WriteFile(path, func(f *hdf5.File) error {
+		return hdf5.WriteArray(f, fmt.Sprintf("p_variables_result_L%d", l), 5, v)
+	})
 }
