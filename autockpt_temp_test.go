@@ -191,3 +191,47 @@ func TestRestoreOmittedTwin(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreRefusesAnotherMesh: a checkpoint restores only onto the
+// mesh it was written on: a program declaring a map of the same name and
+// sizes but other entries (another mesh, or this one numbered otherwise)
+// is refused, naming the map, and nothing changes. The same mesh
+// renumbered (op2.Renumber) still restores.
+func TestRestoreRefusesAnotherMesh(t *testing.T) {
+	needHDF5(t)
+	path := filepath.Join(t.TempDir(), "mesh.ckpt")
+	declare := func(table []int32) (*op2.Map, *op2.Dat[float64]) {
+		nodes := must(op2.NewSet(4, "am_nodes"))
+		edges := must(op2.NewSet(4, "am_edges"))
+		m := must(op2.NewMap(edges, nodes, 2, table, "am_pedge"))
+		q := must(op2.NewDat(nodes, 1, []float64{1, 2, 3, 4}, "am_q"))
+		return m, q
+	}
+	m1, q1 := declare([]int32{0, 1, 1, 2, 2, 3, 3, 0})
+	check(t, op2.Checkpoint(path, nil))
+	runtime.KeepAlive(m1)
+	runtime.KeepAlive(q1)
+	runtime.GC()
+
+	m2, q2 := declare([]int32{0, 2, 2, 1, 1, 3, 3, 0})
+	copy(q2.Data(), []float64{5, 6, 7, 8})
+	_, err := op2.Restore(path)
+	if err == nil || !strings.Contains(err.Error(), `another map "am_pedge" from set "am_edges" to set "am_nodes"`) {
+		t.Errorf("Restore onto another mesh: %v", err)
+	}
+	if got := q2.DataRO(); got[0] != 5 {
+		t.Errorf("the refused Restore changed am_q: %v", got)
+	}
+	runtime.KeepAlive(m2)
+	runtime.GC()
+
+	m3, q3 := declare([]int32{0, 1, 1, 2, 2, 3, 3, 0})
+	if _, err := op2.Renumber(op2.RCMOrdering(m3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := op2.Restore(path); err != nil {
+		t.Errorf("Restore onto the same mesh renumbered: %v", err)
+	}
+	runtime.KeepAlive(m3)
+	runtime.KeepAlive(q3)
+}

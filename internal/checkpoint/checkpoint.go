@@ -71,11 +71,62 @@ type Program struct {
 	// API makes err an error as the API returns it (the engine's
 	// API.Internal: "op2: " before the message); nil leaves it as it is.
 	API func(err error) error
+	// MapPrints, when not nil, returns the fingerprints of the program's
+	// maps (collective under MPI): a checkpoint keeps them, and a
+	// restore refuses a file whose maps of a name differ from the
+	// program's (another mesh of the same sizes).
+	MapPrints func() ([]MapPrint, error)
 	// Automatic says the restore is an automatic checkpoint's, at the
 	// loop it was written before: a file whose state has AutoKey's keys
 	// restores only so (its dats saved without values are written by
 	// the loops before they are read).
 	Automatic bool
+}
+
+// MapPrint is a map's fingerprint: its name, its sets' names, and
+// dist.MapPrintSum of its table in the declared numbering over every
+// rank.
+type MapPrint struct {
+	Name, From, To string
+	Sum            uint64
+}
+
+// key is what a map is matched by between a file and a program.
+func (m MapPrint) key() string { return fmt.Sprintf("%q %q %q", m.Name, m.From, m.To) }
+
+// encodeMapPrints is the op2_maps dataset's bytes: each map's three
+// names (uvarint length, bytes) and sum (8 bytes, little-endian).
+func encodeMapPrints(maps []MapPrint) []byte {
+	var b []byte
+	for _, m := range maps {
+		for _, s := range []string{m.Name, m.From, m.To} {
+			b = binary.AppendUvarint(b, uint64(len(s)))
+			b = append(b, s...)
+		}
+		b = binary.LittleEndian.AppendUint64(b, m.Sum)
+	}
+	return b
+}
+
+// decodeMapPrints reads what encodeMapPrints wrote.
+func decodeMapPrints(b []byte) ([]MapPrint, error) {
+	var out []MapPrint
+	for len(b) > 0 {
+		var names [3]string
+		for k := range names {
+			n, w := binary.Uvarint(b)
+			if w <= 0 || n > uint64(len(b)-w) {
+				return nil, fmt.Errorf("op2_maps is cut short")
+			}
+			names[k], b = string(b[w:w+int(n)]), b[w+int(n):]
+		}
+		if len(b) < 8 {
+			return nil, fmt.Errorf("op2_maps is cut short")
+		}
+		out = append(out, MapPrint{Name: names[0], From: names[1], To: names[2], Sum: binary.LittleEndian.Uint64(b)})
+		b = b[8:]
+	}
+	return out, nil
 }
 
 // AutoKey starts the keys of the state automatic checkpoints keep; the
@@ -92,6 +143,8 @@ type contents struct {
 	automatic bool
 	dats      []*core.Storage
 	omitted   []*core.Storage // Program.Omitted
+	mapPrints func() ([]MapPrint, error)
+	maps      []MapPrint // mapPrints', once the ranks agree on the contents
 	globals   []*core.Storage
 	consts    []*core.Const // by name
 	keys      []string      // the state's, sorted
@@ -100,7 +153,7 @@ type contents struct {
 
 // newContents lists what to save or restore (what names the call).
 func newContents(what string, p Program, state map[string][]byte) (*contents, error) {
-	c := &contents{state: state, fatal: p.Fatal, api: p.API, dats: p.Dats, omitted: p.Omitted, globals: p.Globals, automatic: p.Automatic}
+	c := &contents{state: state, fatal: p.Fatal, api: p.API, dats: p.Dats, omitted: p.Omitted, mapPrints: p.MapPrints, globals: p.Globals, automatic: p.Automatic}
 	asIs := func(err error) error { return err }
 	if c.fatal == nil {
 		c.fatal = asIs
@@ -192,4 +245,18 @@ func ptr(b []byte) unsafe.Pointer {
 		return nil
 	}
 	return unsafe.Pointer(&b[0])
+}
+
+// readMapPrints computes the program's map fingerprints into c.maps
+// (collective: every rank calls it after agreeing on the contents).
+func (c *contents) readMapPrints() error {
+	if c.mapPrints == nil {
+		return nil
+	}
+	maps, err := c.mapPrints()
+	if err != nil {
+		return err
+	}
+	c.maps = maps
+	return nil
 }

@@ -34,6 +34,9 @@ func Restore(p Program, path string) (map[string][]byte, error) {
 	if err := c.fatal(c.agree(what + " " + c.layout())); err != nil {
 		return nil, c.api(fmt.Errorf("%s: %w", what, err))
 	}
+	if err := c.fatal(c.readMapPrints()); err != nil {
+		return nil, c.api(fmt.Errorf("%s: %w", what, err))
+	}
 	r, err := c.plan(path)
 	if r != nil && r.f != nil {
 		defer r.f.Close()
@@ -189,6 +192,9 @@ func (c *contents) plan(path string) (*restore, error) {
 			return r, err
 		}
 	}
+	if err := r.checkMaps(path); err != nil {
+		return r, err
+	}
 	for _, k := range c.consts {
 		name := "consts/" + k.Name
 		if ok, err := f.Exists(name); err != nil || !ok {
@@ -206,6 +212,37 @@ func (c *contents) plan(path string) (*restore, error) {
 		}
 	}
 	return r, r.readState(path, int(head[5]))
+}
+
+// checkMaps refuses a file whose maps (op2_maps; a file of an earlier
+// GoOP2 has none) differ from the program's of the same name and sets:
+// its values belong to another mesh, of the same sizes.
+func (r *restore) checkMaps(path string) error {
+	if ok, err := r.f.Exists("op2_maps"); err != nil || !ok || len(r.c.maps) == 0 {
+		return nil
+	}
+	sh, err := r.stat("op2_maps")
+	if err != nil {
+		return err
+	}
+	b := make([]byte, sh.Rows)
+	if err := r.read("op2_maps", h5.Uint8, 1, 0, sh.Rows, 1, ptr(b)); err != nil {
+		return err
+	}
+	saved, err := decodeMapPrints(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	sums := map[string]uint64{}
+	for _, m := range saved {
+		sums[m.key()] = m.Sum
+	}
+	for _, m := range r.c.maps {
+		if sum, ok := sums[m.key()]; ok && sum != m.Sum {
+			return fmt.Errorf("%s was written with another map %q from set %q to set %q than the program's (the same sizes, other entries): its values belong to another mesh, or to this one numbered otherwise", path, m.Name, m.From, m.To)
+		}
+	}
+	return nil
 }
 
 // readState reads the n entries of the program's state.

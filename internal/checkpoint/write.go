@@ -53,6 +53,9 @@ func Begin(p Program, path string, state map[string][]byte, deferred func(*core.
 	if err := c.fatal(c.agree(what + " " + c.layout())); err != nil {
 		return nil, c.api(fmt.Errorf("%s: %w", what, err))
 	}
+	if err := c.fatal(c.readMapPrints()); err != nil {
+		return nil, c.api(fmt.Errorf("%s: %w", what, err))
+	}
 	tmp := path + ".partial"
 	f, par, err := c.create(tmp)
 	if err != nil {
@@ -329,6 +332,11 @@ func (c *contents) write(cw *writer, deferred map[*core.Storage]int) error {
 	names := c.names()
 	if err := cw.root("op2_names", h5.Uint8, len(names), ptr(names)); err != nil {
 		return err
+	}
+	if maps := encodeMapPrints(c.maps); len(maps) > 0 {
+		if err := cw.root("op2_maps", h5.Uint8, len(maps), ptr(maps)); err != nil {
+			return err
+		}
 	}
 	for k, s := range c.dats {
 		if _, later := deferred[s]; later {

@@ -19,6 +19,9 @@ type Reducer = collective.Reducer
 // wraps MPI's (which may be a timeout: see TimedOut).
 func AgreeStep(c Comm, what string, err error) error { return collective.AgreeStep(c, what, err) }
 
+// Allgather is collective.Allgather: every rank's b, on every rank.
+func Allgather(c Comm, b []byte) ([][]byte, error) { return collective.Allgather(c, b) }
+
 // Share is collective.Share: AgreeStep's error matches sentinel on every
 // rank when a failed rank's error matches it; name identifies it between
 // the ranks.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -8,7 +9,9 @@ import (
 
 	"github.com/goop2/op2/internal/checkpoint"
 	"github.com/goop2/op2/internal/core"
+	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/mpi"
 )
 
 // Checkpoints: what a runtime's checkpoints hold (the file format is
@@ -38,10 +41,102 @@ func (r *Runtime) program() checkpoint.Program {
 		prog.Dats = append(prog.Dats, d.Storage())
 	}
 	prog.Globals = p.LiveGlobals()
+	prog.MapPrints = func() ([]checkpoint.MapPrint, error) { return p.mapPrints(prog.World) }
 	if r.Consts != nil {
 		prog.Consts = r.Consts()
 	}
 	return prog
+}
+
+// mapPrints returns the fingerprints of the live maps (dist.MapPrint)
+// whose name and sets no other live map of this rank shares, each summed
+// over the ranks of w (nil: this process alone) that all hold it, in
+// the order of rank 0's (or this process's) declarations. Under MPI it
+// is collective: one Allgather. A map collected on some ranks only (Go
+// collects a dropped one when it likes) is left out, so that the ranks
+// need not hold the same maps.
+func (p *Process) mapPrints(w *mpi.World) ([]checkpoint.MapPrint, error) {
+	d := &p.declared
+	d.Lock()
+	maps := live(d.maps)
+	d.Unlock()
+	type entry struct {
+		print checkpoint.MapPrint
+		parts [3]int64
+		ranks int
+	}
+	byKey := map[string]*entry{}
+	var order []string
+	count := map[string]int{}
+	keyOf := func(m *core.Map) string { return fmt.Sprintf("%q %q %q", m.Name, m.From.Name, m.To.Name) }
+	for _, m := range maps {
+		count[keyOf(m)]++
+	}
+	var mine []byte // this rank's: per map its three names and parts
+	for _, m := range maps {
+		key := keyOf(m)
+		if count[key] > 1 {
+			continue // which is which may differ between ranks
+		}
+		e := checkpoint.MapPrint{Name: m.Name, From: m.From.Name, To: m.To.Name}
+		parts := dist.MapPrint(m)
+		byKey[key], order = &entry{print: e, parts: parts, ranks: 1}, append(order, key)
+		for _, s := range []string{e.Name, e.From, e.To} {
+			mine = binary.AppendUvarint(mine, uint64(len(s)))
+			mine = append(mine, s...)
+		}
+		for _, v := range parts {
+			mine = binary.LittleEndian.AppendUint64(mine, uint64(v))
+		}
+	}
+	if w != nil && w.Size() > 1 {
+		all, err := dist.Allgather(w, mine)
+		if err != nil {
+			return nil, err
+		}
+		for k := range byKey {
+			delete(byKey, k)
+		}
+		order = order[:0]
+		for _, b := range all {
+			seen := map[string]bool{}
+			for len(b) > 0 {
+				var names [3]string
+				for k := range names {
+					n, u := binary.Uvarint(b)
+					names[k], b = string(b[u:u+int(n)]), b[u+int(n):]
+				}
+				var parts [3]int64
+				for k := range parts {
+					parts[k], b = int64(binary.LittleEndian.Uint64(b)), b[8:]
+				}
+				key := fmt.Sprintf("%q %q %q", names[0], names[1], names[2])
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				e, ok := byKey[key]
+				if !ok {
+					e = &entry{print: checkpoint.MapPrint{Name: names[0], From: names[1], To: names[2]}}
+					byKey[key], order = e, append(order, key)
+				}
+				e.ranks++
+				for k := range parts {
+					e.parts[k] += parts[k]
+				}
+			}
+		}
+	}
+	var out []checkpoint.MapPrint
+	for _, key := range order {
+		e, ok := byKey[key]
+		if !ok || (w != nil && w.Size() > 1 && e.ranks != w.Size()) {
+			continue
+		}
+		e.print.Sum = dist.MapPrintSum(e.parts)
+		out = append(out, e.print)
+	}
+	return out, nil
 }
 
 // omitted reports whether checkpoints leave d out: a MeshData with an
