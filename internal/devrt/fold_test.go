@@ -1,6 +1,8 @@
 package devrt
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"unsafe"
@@ -201,5 +203,18 @@ func TestReductionRingGrows(t *testing.T) {
 	}
 	if got, want := *(*float64)(g.Host), 5+small+2*groups; got != want || d.reads != 2 {
 		t.Errorf("g = %v after %d reads, want %v after 2", got, d.reads, want)
+	}
+}
+
+// TestFoldDepthDocumented: the guide says how many of one loop's results
+// wait on the device (foldDepth).
+func TestFoldDepthDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/guide/data-and-kernels.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(doc)), " ")
+	if want := fmt.Sprintf("up to %d of one loop's results wait on the device", foldDepth); !strings.Contains(text, want) {
+		t.Errorf("docs/guide/data-and-kernels.md does not say %q", want)
 	}
 }
