@@ -223,13 +223,15 @@ func (b *backend) arch() int {
 }
 
 // CompileOptions are the NVRTC options a loop's source is compiled with
-// besides the architecture: C++17 for a C++ kernel (core.Kernel.CXX),
-// NVRTC's default dialect for a C one.
+// besides the architecture: no contraction of a*b+c into a fused
+// multiply-add (--fmad=false: it rounds as C does and the host backends'
+// -ffp-contract=off keeps it; NVRTC fuses by default), and C++17 for a
+// C++ kernel (core.Kernel.CXX), NVRTC's default dialect for a C one.
 func CompileOptions(l *core.Loop) []string {
 	if l.Kernel.CXX {
-		return []string{"--std=c++17"}
+		return []string{"--fmad=false", "--std=c++17"}
 	}
-	return nil
+	return []string{"--fmad=false"}
 }
 
 // compile returns the CUBIN of src, from the disk cache (keyed by the

@@ -1,8 +1,10 @@
 package cuda
 
 import (
+	"slices"
 	"testing"
 
+	"github.com/goop2/op2/internal/core"
 	cu "github.com/goop2/op2/internal/cuda"
 	"github.com/goop2/op2/internal/devrt"
 )
@@ -39,6 +41,20 @@ func TestDeviceForRank(t *testing.T) {
 	} {
 		if got := deviceForRank(c.local, c.gpus); got != c.want {
 			t.Errorf("local rank %d of a machine with %d GPUs: device %d, want %d", c.local, c.gpus, got, c.want)
+		}
+	}
+}
+
+// TestCompileOptionsNoFMAD: NVRTC contracts a*b+c into fused
+// multiply-adds unless told not to; every loop is compiled with
+// --fmad=false, C and C++ kernels alike, so that it rounds as the host
+// backends do (the root's TestDevicesDoNotContract checks the bits on a
+// GPU).
+func TestCompileOptionsNoFMAD(t *testing.T) {
+	for _, cxx := range []bool{false, true} {
+		l := &core.Loop{Kernel: &core.Kernel{Name: "k", CXX: cxx}}
+		if opts := CompileOptions(l); !slices.Contains(opts, "--fmad=false") {
+			t.Errorf("C++ %v: options %q lack --fmad=false", cxx, opts)
 		}
 	}
 }

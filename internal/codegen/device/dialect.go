@@ -101,7 +101,11 @@ type Dialect struct {
 var OpenCL = &Dialect{
 	Name:     "opencl",
 	Language: "OpenCL C 1.2",
+	// Contraction off: a*b+c rounds twice, as C does and the host
+	// backends' -ffp-contract=off keeps it (OpenCL C may fuse it by
+	// default).
 	Preamble: "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" +
+		"#pragma OPENCL FP_CONTRACT OFF\n" +
 		"typedef char int8_t; typedef uchar uint8_t; typedef short int16_t; typedef ushort uint16_t;\n" +
 		"typedef int int32_t; typedef uint uint32_t; typedef long int64_t; typedef ulong uint64_t;\n",
 	KernelHead:    "__kernel __attribute__((reqd_work_group_size(%d, 1, 1)))\nvoid",
