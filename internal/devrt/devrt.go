@@ -784,6 +784,11 @@ func combine(acc core.Access, s *core.Storage, part []byte, slots int) {
 	}
 }
 
+// fold combines the partial results part, in order, into dst as the host
+// backends combine theirs (hostc.Combine): a MIN or MAX takes a partial
+// result only when it is smaller (larger), so a NaN one leaves dst as it
+// was, and of -0 and +0 the one in dst stays (Go's min and max would
+// return the NaN and order -0 below +0).
 func fold[T int32 | int64 | uint32 | float32 | float64](acc core.Access, dst, part []T) {
 	dim := len(dst)
 	for g := 0; g < len(part)/dim; g++ {
@@ -793,9 +798,13 @@ func fold[T int32 | int64 | uint32 | float32 | float64](acc core.Access, dst, pa
 			case core.Inc:
 				dst[k] += v
 			case core.Min:
-				dst[k] = min(dst[k], v)
+				if v < dst[k] {
+					dst[k] = v
+				}
 			case core.Max:
-				dst[k] = max(dst[k], v)
+				if v > dst[k] {
+					dst[k] = v
+				}
 			}
 		}
 	}

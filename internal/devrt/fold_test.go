@@ -2,6 +2,7 @@ package devrt
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -216,5 +217,27 @@ func TestFoldDepthDocumented(t *testing.T) {
 	text := strings.Join(strings.Fields(string(doc)), " ")
 	if want := fmt.Sprintf("up to %d of one loop's results wait on the device", foldDepth); !strings.Contains(text, want) {
 		t.Errorf("docs/guide/data-and-kernels.md does not say %q", want)
+	}
+}
+
+// TestFoldMinMaxAsHost: partial results of a MIN or MAX are folded as the
+// host backends fold theirs (if (v < g) g = v): a NaN leaves the value,
+// and of -0 and +0 the one already there stays.
+func TestFoldMinMaxAsHost(t *testing.T) {
+	nan, negz := math.NaN(), math.Copysign(0, -1)
+	for _, c := range []struct {
+		acc       core.Access
+		dst, part []float64
+		want      float64
+	}{
+		{core.Min, []float64{1}, []float64{nan, 2, 0.5, nan}, 0.5},
+		{core.Max, []float64{1}, []float64{nan, 0.5, 3, nan}, 3},
+		{core.Min, []float64{0}, []float64{negz}, 0},
+		{core.Max, []float64{negz}, []float64{0}, negz},
+	} {
+		fold(c.acc, c.dst, c.part)
+		if math.Float64bits(c.dst[0]) != math.Float64bits(c.want) {
+			t.Errorf("%v of %v: %v, want %v", c.acc, c.part, c.dst[0], c.want)
+		}
 	}
 }

@@ -1370,11 +1370,30 @@ func reductionFinish(w *writer, l *core.Loop, lay *Layout, slot string) {
 		w.p("  for (int op2_k = 0; op2_k < %d; op2_k++) {\n", dim)
 		w.p("    op2_rs%d[op2_lid] = op2_p%d[op2_k];\n    $lbarrier;\n", i, i)
 		w.p("    for (int op2_step = %d; op2_step > 0; op2_step >>= 1) {\n", lay.wg/2)
-		w.p("      if (op2_lid < op2_step) { %s }\n", hostc.Combine(a.Access, fmt.Sprintf("op2_rs%d[op2_lid]", i), fmt.Sprintf("op2_rs%d[op2_lid + op2_step]", i)))
+		w.p("      if (op2_lid < op2_step) { %s }\n", treeCombine(a, fmt.Sprintf("op2_rs%d[op2_lid]", i), fmt.Sprintf("op2_rs%d[op2_lid + op2_step]", i)))
 		w.p("      $lbarrier;\n    }\n")
 		w.p("    if (op2_lid == 0) op2_red%d[op2_ro%d + (%s) * %d + op2_k] = op2_rs%d[0];\n", i, i, slot, dim, i)
 		w.p("    $lbarrier;\n  }\n")
 	}
+}
+
+// treeCombine writes the statement folding work item src's accumulator
+// of reduction argument a into dst's, in a work group's tree. The host
+// folds each partial result into the Global (hostc.Combine), so a NaN
+// one is dropped there (if (v < g) is false); in the tree a NaN
+// accumulator would instead hide the values folded into it after it, so
+// a floating-point MIN or MAX replaces a NaN dst by src: the group's
+// result is the minimum (maximum) of its non-NaN accumulators, NaN when
+// all are.
+func treeCombine(a *core.Arg, dst, src string) string {
+	if (a.Access == core.Min || a.Access == core.Max) && (a.Data.Type == core.Float64 || a.Data.Type == core.Float32) {
+		op := "<"
+		if a.Access == core.Max {
+			op = ">"
+		}
+		return fmt.Sprintf("if (%s %s %s || %s != %s) %s = %s;", src, op, dst, dst, dst, dst, src)
+	}
+	return hostc.Combine(a.Access, dst, src)
 }
 
 // target is the address of the first value of argument i's target for
