@@ -1,8 +1,11 @@
 package op2_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goop2/op2"
@@ -104,5 +107,70 @@ func TestDeviceMinMaxCombinesAsHost(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// floatMath are calls of math.h's and stdlib.h's float (and other)
+// forms that OpenCL C lacks under their C names, with a in [0.05, 0.95)
+// and b in [1.05, 1.95): exact ones, whose result is one rounding of
+// the exact value (or none), and others, within a few float ulps.
+var floatMath = []struct {
+	c     string
+	exact bool
+}{
+	{"sqrtf(b)", true}, {"fabsf(-a)", true}, {"floorf(b * 3)", true}, {"ceilf(b * 3)", true},
+	{"roundf(b * 3)", true}, {"truncf(-b * 3)", true}, {"rintf(b * 3)", true}, {"nearbyintf(b * 3)", true},
+	{"nearbyint(b * 3)", true}, {"fminf(a, b)", true}, {"fmaxf(a, b)", true}, {"fmodf(b, a)", true},
+	{"copysignf(a, -b)", true}, {"fdimf(b, a)", true}, {"fmaf(a, b, -a)", true}, {"ldexpf(a, 3)", true},
+	{"remainderf(b, a)", true}, {"lroundf(b * 3)", true}, {"lround(b * 3)", true}, {"llroundf(b * 3)", true},
+	{"lrintf(b * 3)", true}, {"labs(-7L)", true}, {"llabs(-7LL)", true}, {"abs(2) - abs(5)", true},
+	{"labs(2L) - labs(5L)", true}, {"nextafterf(a, b)", true},
+	{"expf(a)", false}, {"powf(b, a)", false}, {"sinf(a)", false}, {"cosf(a)", false}, {"tanf(a)", false},
+	{"logf(b)", false}, {"log10f(b)", false}, {"log2f(b)", false}, {"exp2f(a)", false}, {"hypotf(a, b)", false},
+	{"atan2f(a, b)", false}, {"atanf(a)", false}, {"asinf(a)", false}, {"acosf(a)", false}, {"sinhf(a)", false},
+	{"coshf(a)", false}, {"tanhf(a)", false}, {"cbrtf(b)", false}, {"erff(a)", false}, {"erfcf(a)", false},
+	{"tgammaf(b)", false}, {"lgammaf(b)", false}, {"expm1f(a)", false}, {"log1pf(a)", false},
+}
+
+// TestOpenCLFloatMath: the float forms of the math.h functions (and
+// nearbyint, lround, labs, llabs) run on opencl, where OpenCL C has them
+// only as built-ins overloaded for float, and give sequential's values
+// on float32 Dats: the exact ones bit for bit, the others within 4 ulps;
+// abs, labs and llabs return signed values, as in C.
+func TestOpenCLFloatMath(t *testing.T) {
+	needBackend(t, "opencl")
+	var body strings.Builder
+	for i, f := range floatMath {
+		fmt.Fprintf(&body, "  y[%d] = (float)(%s);\n", i, f.c)
+	}
+	src := "#include <math.h>\n#include <stdlib.h>\nvoid fmath(const float *x, float *y) {\n  const float a = x[0], b = x[1];\n" + body.String() + "}"
+	const n = 10
+	in := make([]float32, 2*n)
+	for i := 0; i < n; i++ {
+		in[2*i], in[2*i+1] = 0.05+0.09*float32(i), 1.05+0.09*float32(i)
+	}
+	want := runOn(t, "sequential", src, "fmath", in, 2, len(floatMath))
+	got := runOn(t, "opencl", src, "fmath", in, 2, len(floatMath))
+	for i := 0; i < n; i++ {
+		for j, f := range floatMath {
+			g, w := got[i*len(floatMath)+j], want[i*len(floatMath)+j]
+			ulps := math.Abs(float64(math.Float32bits(g)) - float64(math.Float32bits(w)))
+			if f.exact && math.Float32bits(g) != math.Float32bits(w) || !f.exact && (math.Signbit(float64(g)) != math.Signbit(float64(w)) || ulps > 4) {
+				t.Errorf("%s with a=%g b=%g: opencl %v, sequential %v", f.c, in[2*i], in[2*i+1], g, w)
+			}
+		}
+	}
+}
+
+// TestOpenCLOwnFunctionNamedLikeFloatMath: a kernel that defines its own
+// function named like a float math function keeps it on opencl.
+func TestOpenCLOwnFunctionNamedLikeFloatMath(t *testing.T) {
+	requireDevice(t)
+	set := must(op2.NewSet(4, "s"))
+	x := must(op2.NewDat(set, 1, []float32{1, 2, 3, 4}, "x"))
+	src := "static float fdimf(float a, float b) { return a * b; }\n#define TWICE(v) fdimf(v, 2)\nvoid k(float *x) { *x = TWICE(*x) + fdimf(*x, 1); }"
+	check(t, op2.ParLoop(op2.NewKernel(src, "k"), set, x.Arg(op2.RW)))
+	if got := x.Data(); !slices.Equal(got, []float32{3, 6, 9, 12}) {
+		t.Errorf("x = %v, want [3 6 9 12]", got)
 	}
 }

@@ -89,6 +89,11 @@ type Dialect struct {
 	// it (a variable, a parameter, a member), so every use is renamed,
 	// members included; nil: no name is.
 	Reserved func(name string) bool
+	// Library are the C library functions the language lacks under
+	// their C names, defined for a kernel source that uses one without
+	// declaring it (a function the source defines is its own, renamed
+	// with funcName).
+	Library []Macro
 	// Predefined are the macros the device compiler defines itself and
 	// those it certainly does not, as far as GoOP2 knows: with them the
 	// source's #if groups are evaluated, so that a name the source
@@ -136,6 +141,7 @@ var OpenCL = &Dialect{
 	ReadOnlyGlobal: "__global const",
 	Builtin:        openCLBuiltin,
 	Reserved:       openCLReserved,
+	Library:        openCLLibrary(),
 	// As PoCL's clang defines them with -cl-std=CL1.2 (and every OpenCL
 	// C 1.2 compiler must).
 	Predefined: cfront.Predefined{
@@ -255,4 +261,50 @@ func (d *Dialect) spell(format string) string {
 // element type t starts from (see hostc.Identity).
 func (d *Dialect) identity(acc core.Access, t core.ScalarType) string {
 	return hostc.Identity(acc, t, d.InfDouble, d.InfFloat, d.Int64Suffix)
+}
+
+// openCLLibrary maps the math.h and stdlib.h functions that OpenCL C 1.2
+// lacks under their C names onto its built-in functions: the float forms
+// (sqrtf, expf, fmaf, ldexpf...) onto the built-ins overloaded for float,
+// each argument converted to float as C converts it; nearbyint onto rint
+// (the rounding mode is always to nearest); lround, llround, lrint and
+// llrint onto round and rint; abs, labs and llabs onto functions with
+// C's signed result (OpenCL C's abs of a signed integer is unsigned).
+func openCLLibrary() []Macro {
+	var lib []Macro
+	def := func(name, params, body string) {
+		lib = append(lib, Macro{name, "#define " + name + "(" + params + ") " + body})
+	}
+	for _, f := range strings.Fields(`acos asin atan cos sin tan acosh asinh atanh cosh sinh tanh
+		exp exp2 expm1 log log10 log1p log2 logb cbrt fabs sqrt erf erfc lgamma tgamma
+		ceil floor rint round trunc`) {
+		def(f+"f", "x", f+"((float)(x))")
+	}
+	for _, f := range strings.Fields(`atan2 hypot pow fmod remainder copysign nextafter fdim fmax fmin`) {
+		def(f+"f", "x, y", f+"((float)(x), (float)(y))")
+	}
+	def("fmaf", "x, y, z", "fma((float)(x), (float)(y), (float)(z))")
+	def("ilogbf", "x", "ilogb((float)(x))")
+	def("nearbyint", "x", "rint((double)(x))")
+	def("nearbyintf", "x", "rint((float)(x))")
+	// ldexp, frexp, modf and remquo themselves are OpenCL C's (and may
+	// be the driver's macros, which a definition here would replace).
+	def("ldexpf", "x, n", "ldexp((float)(x), (int)(n))")
+	def("frexpf", "x, e", "frexp((float)(x), e)")
+	def("modff", "x, i", "modf((float)(x), i)")
+	def("remquof", "x, y, q", "remquo((float)(x), (float)(y), q)")
+	for _, t := range []struct{ suffix, typ string }{{"", "double"}, {"f", "float"}} {
+		def("scalbn"+t.suffix, "x, n", "ldexp(("+t.typ+")(x), (int)(n))")
+		for _, r := range []string{"round", "rint"} {
+			def("l"+r+t.suffix, "x", "((long)"+r+"(("+t.typ+")(x)))")
+			def("ll"+r+t.suffix, "x", "((long)"+r+"(("+t.typ+")(x)))")
+		}
+	}
+	// The driver may define abs as a macro (PoCL does): C's is defined
+	// in its place.
+	lib = append(lib, Macro{"abs", "#undef abs\nstatic int op2_abs(int op2_x) { return op2_x < 0 ? -op2_x : op2_x; }\n#define abs(x) op2_abs((int)(x))"})
+	for _, f := range []string{"labs", "llabs"} {
+		lib = append(lib, Macro{f, "static long op2_" + f + "(long op2_x) { return op2_x < 0 ? -op2_x : op2_x; }\n#define " + f + "(x) op2_" + f + "((long)(x))"})
+	}
+	return lib
 }

@@ -1145,7 +1145,7 @@ func (d *Dialect) typeName(t core.ScalarType) string {
 // provided are macros the prelude defines when the kernel source uses the
 // name without defining it: what C headers give that OpenCL C or NVRTC
 // lacks.
-var provided = []struct{ name, def string }{
+var provided = []Macro{
 	{"MIN", "#define MIN(a, b) ((a) < (b) ? (a) : (b))"},
 	{"MAX", "#define MAX(a, b) ((a) > (b) ? (a) : (b))"},
 	{"INT8_MIN", "#define INT8_MIN (-128)"},
@@ -1222,6 +1222,10 @@ var provided = []struct{ name, def string }{
 	{"memset", "static void *op2_memset(void *op2_d, int op2_v, size_t op2_n) { char *op2_a = (char *)op2_d; for (size_t op2_i = 0; op2_i < op2_n; op2_i++) op2_a[op2_i] = (char)op2_v; return op2_d; }\n#define memset(d, v, n) op2_memset(d, v, n)"},
 }
 
+// Macro is a definition the prelude holds when the kernel source uses
+// its name without declaring it (see provided, Dialect.Library).
+type Macro struct{ Name, Def string }
+
 // ifUndefined defines name as value unless the dialect defines it.
 func ifUndefined(name, value string) string {
 	return "#ifndef " + name + "\n#define " + name + " " + value + "\n#endif"
@@ -1284,10 +1288,10 @@ func Generate(l *core.Loop, lay *Layout) (string, error) {
 		w.p("%s", d.CXXPrelude)
 	}
 	var undef []string
-	for _, m := range provided {
-		if u.Uses(m.name) && !u.Declares(m.name) {
-			w.p("%s\n", m.def)
-			undef = append(undef, m.name)
+	for _, m := range append(provided, d.Library...) {
+		if u.Uses(m.Name) && !u.Declares(m.Name) {
+			w.p("%s\n", m.Def)
+			undef = append(undef, m.Name)
 		}
 	}
 	w.p("\n%s/* user kernel %s */\n%s\n/* end of user kernel */\n%s", d.StrictConstPush, l.Kernel.Name, user, d.StrictConstPop)
