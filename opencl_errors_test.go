@@ -202,6 +202,11 @@ func TestOpenCLMissingLibraryFunctionExplained(t *testing.T) {
 				t.Fatalf("error %v is not a *DeviceBuildError", err)
 			}
 			wantErr(t, err, append([]string{`loop "k"`, "host backend"}, c.want...)...)
+			// The missing functions are not taken for undeclared Consts:
+			// the hint leads.
+			if strings.Contains(err.Error(), "NewConst") {
+				t.Errorf("error suggests declaring a Const:\n%v", err)
+			}
 		})
 	}
 	// An undeclared name that is not called (a forgotten Const) gets no
@@ -213,4 +218,24 @@ func TestOpenCLMissingLibraryFunctionExplained(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "not available in OpenCL C") {
 		t.Errorf("error %v, want a build error without the library hint", err)
 	}
+}
+
+// TestOpenCLFunctionValueNotTakenForConst: a kernel using a function it
+// defines as a value (a function pointer, which OpenCL C lacks) fails to
+// build on opencl with the compiler's message first, not with a
+// suggestion that the function's name is an undeclared Const.
+func TestOpenCLFunctionValueNotTakenForConst(t *testing.T) {
+	requireDevice(t)
+	set := must(op2.NewSet(4, "s"))
+	x := must(op2.NewDat[float64](set, 1, nil, "x"))
+	src := "static double first(const double *v) { return v[0]; }\nvoid k(double *x) { double (*f)(const double *) = first; *x = f(x) + 1; }"
+	err := op2.ParLoop(op2.NewKernel(src, "k"), set, x.Arg(op2.RW))
+	var de *op2.DeviceBuildError
+	if !errors.As(err, &de) {
+		t.Fatalf("error %v is not a *DeviceBuildError", err)
+	}
+	if strings.Contains(err.Error(), "NewConst") {
+		t.Errorf("error suggests declaring a Const:\n%v", err)
+	}
+	wantErr(t, err, `loop "k"`, "pointers to functions are not allowed")
 }

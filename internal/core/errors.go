@@ -47,7 +47,11 @@ type DeviceBuildError struct {
 	Log        string // the device compiler's build log
 	Output     string // what the driver printed on standard error during the build
 	Hint       string // what the log means, when GoOP2 recognises it ("" otherwise)
-	Err        error  // the driver's error
+	// Missing are the library functions the kernel calls that the
+	// device language lacks, which Hint names (not undeclared Consts:
+	// Undeclared).
+	Missing []string
+	Err     error // the driver's error
 }
 
 func (e *DeviceBuildError) Error() string {

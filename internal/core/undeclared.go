@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -22,15 +23,24 @@ var undeclaredRE = regexp.MustCompile(`(?:[‘']([A-Za-z_][A-Za-z0-9_]*)[’'] (
 // the user's to declare). A loop's program compiles the kernel's whole
 // source, every function in it, with the Consts declared when the loop
 // was bound; a Const one of them reads that was declared later (or not at
-// all) is such an identifier.
+// all) is such an identifier. Names the source declares at file scope
+// (its functions: a device compiler may not know one used as a value)
+// and the library functions a device build found missing
+// (DeviceBuildError.Missing) are not.
 func Undeclared(l *Loop, err error) []string {
 	if err == nil || l.Kernel.Info == nil {
 		return nil
 	}
+	var missing []string
+	var de *DeviceBuildError
+	if errors.As(err, &de) {
+		missing = de.Missing
+	}
+	info := l.Kernel.Info
 	var names []string
 	for _, m := range undeclaredRE.FindAllStringSubmatch(err.Error(), -1) {
 		name := m[1] + m[2] + m[3]
-		if l.Kernel.Info.Idents[name] && !slices.Contains(names, name) {
+		if info.Idents[name] && !info.TopLevel[name] && !slices.Contains(missing, name) && !slices.Contains(names, name) {
 			names = append(names, name)
 		}
 	}

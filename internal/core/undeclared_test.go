@@ -54,3 +54,20 @@ func TestUndeclared(t *testing.T) {
 		}
 	}
 }
+
+// TestUndeclaredLeavesOutFunctions: a name the source declares at file
+// scope (a function it defines, which a device compiler may not know as
+// a value) and a library function a device build found missing are not
+// reported as possibly undeclared Consts.
+func TestUndeclaredLeavesOutFunctions(t *testing.T) {
+	info := &KernelInfo{Idents: map[string]bool{}, TopLevel: map[string]bool{"first": true, "k": true}}
+	for _, id := range strings.Fields("first k j0 grav") {
+		info.Idents[id] = true
+	}
+	l := &Loop{Kernel: &Kernel{Name: "k", Info: info}, Set: &Set{Name: "s"}}
+	log := "use of undeclared identifier 'first'\nuse of undeclared identifier 'j0'\nuse of undeclared identifier 'grav'"
+	err := &DeviceBuildError{API: "OpenCL", Log: log, Missing: []string{"j0"}, Err: errors.New("build failed")}
+	if got := Undeclared(l, err); !slices.Equal(got, []string{"grav"}) {
+		t.Errorf("Undeclared = %q, want [grav]", got)
+	}
+}

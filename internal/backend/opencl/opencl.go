@@ -265,7 +265,7 @@ func (b *backend) build(l *core.Loop, src string) (*cl.Kernel, string, error) {
 		var be *cl.BuildError
 		if errors.As(err, &be) {
 			de := &core.DeviceBuildError{API: "OpenCL", Device: d.Name, Log: be.Log, Output: be.Output, Err: err}
-			de.Hint = missingFunctionsHint(l, be.Log+"\n"+be.Output)
+			de.Hint, de.Missing = missingFunctionsHint(l, be.Log+"\n"+be.Output)
 			if b.cache.WriteFile(key+".cl", []byte(src)) == nil {
 				de.SourcePath = b.cache.File(key + ".cl")
 			}
@@ -439,15 +439,17 @@ var undeclaredRE = regexp.MustCompile(`(?:implicit declaration of function|undec
 
 // missingFunctionsHint explains a build that failed because the kernel
 // calls functions OpenCL C does not have (C library functions such as j0
-// or drand48), or returns "".
-func missingFunctionsHint(l *core.Loop, log string) string {
+// or drand48; math.h's float forms, nearbyint, lround, labs and their
+// kin are mapped onto OpenCL C's built-ins, device.OpenCL.Library), and
+// returns them; or it returns "" and none.
+func missingFunctionsHint(l *core.Loop, log string) (string, []string) {
 	info := l.Kernel.Info
 	if info == nil {
-		return ""
+		return "", nil
 	}
 	model, err := cfront.Model(info)
 	if err != nil {
-		return ""
+		return "", nil
 	}
 	var names []string
 	seen := map[string]bool{}
@@ -461,9 +463,9 @@ func missingFunctionsHint(l *core.Loop, log string) string {
 	}
 	switch len(names) {
 	case 0:
-		return ""
+		return "", nil
 	case 1:
-		return fmt.Sprintf("the kernel calls %s, which is not available in OpenCL C (OpenCL has its own built-in functions instead of the C library); define %s in the kernel source or run the loop on a host backend (sequential, openmp)", names[0], names[0])
+		return fmt.Sprintf("the kernel calls %s, which is not available in OpenCL C (OpenCL has its own built-in functions instead of the C library); define %s in the kernel source or run the loop on a host backend (sequential, openmp)", names[0], names[0]), names
 	}
-	return fmt.Sprintf("the kernel calls %s, which are not available in OpenCL C (OpenCL has its own built-in functions instead of the C library); define them in the kernel source or run the loop on a host backend (sequential, openmp)", strings.Join(names, ", "))
+	return fmt.Sprintf("the kernel calls %s, which are not available in OpenCL C (OpenCL has its own built-in functions instead of the C library); define them in the kernel source or run the loop on a host backend (sequential, openmp)", strings.Join(names, ", ")), names
 }
