@@ -3,10 +3,14 @@ package op2_test
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/testreq"
 )
 
 // TestCXXKernelErrors: what a C++ kernel's parameters may be, and the
@@ -143,5 +147,105 @@ func TestCXXAlgorithmOnCUDA(t *testing.T) {
 	check(t, op2.ParLoop(k, set, d.Arg(op2.Read), lo.Arg(op2.Min)))
 	if got := lo.Value(); got != 3 {
 		t.Fatalf("min %d, want 3", got)
+	}
+}
+
+// TestCXXKernelHeads: C++ kernels with noexcept, throw(), a trailing
+// return type or a macro between the parameter list and the body, or
+// inside extern "C" { ... }, and helpers written so, run on the host
+// backends, their READ parameters made const in the definition and its
+// prototypes; with SIMD lanes (a compiler that refuses code without a
+// lane form) they give the scalar code's results.
+func TestCXXKernelHeads(t *testing.T) {
+	gxx := testreq.Command(t, "cc", "g++")
+	lanesOnly := filepath.Join(t.TempDir(), "lanes-only")
+	script := "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in *.c|*.cc) if ! grep -q op2_lanes_ \"$a\"; then echo 'lanes only' >&2; exit 1; fi;; esac; done\nexec " + gxx + " \"$@\"\n"
+	if err := os.WriteFile(lanesOnly, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, src string }{
+		{"noexcept", "void k(double *x, double *y) noexcept { *y = x[0] / x[1]; }"},
+		{"noexcept(true)", "void k(const double *x, double *y) noexcept(true) { *y = x[0] / x[1]; }"},
+		{"throw()", "void k(const double *x, double *y) throw() { *y = x[0] / x[1]; }"},
+		{"trailing return type", "auto k(const double *x, double *y) -> void { *y = x[0] / x[1]; }"},
+		{"prototypes", "void k(double *x, double *y) noexcept;\nvoid k(double *x, double *y) noexcept { *y = x[0] / x[1]; }"},
+		{"extern C", "extern \"C\" {\nstatic double h(double v) { return v * 3; }\nvoid k(const double *x, double *y) { *y = h(x[0]) / x[1]; }\n}"},
+		{"extern C, helper after it", "static double h(const double *v) noexcept;\nextern \"C++\" { extern \"C\" { void k(const double *x, double *y) noexcept { *y = h(x) / x[1]; } } }\nstatic double h(const double *v) noexcept { return v[0] * 3; }"},
+		{"macro", "#define NOEXCEPT noexcept\nvoid k(double *x, double *y) NOEXCEPT;\nvoid k(double *x, double *y) NOEXCEPT { *y = x[0] / x[1]; }"},
+		{"helpers", "#define NOEXCEPT noexcept\nstatic double f(const double *v) NOEXCEPT { return v[0] * 3; }\nstatic auto g(const double *v) -> float { return v[0] / 3; }\n" +
+			"static double h(const double *v) throw() { return v[1]; }\nvoid k(const double *x, double *y) { *y = (f(x) + g(x)) / h(x); }"},
+		{"a helper's function-try-block", "static double h(double v) try { return v * 3; } catch (...) { return 0; }\nvoid k(const double *x, double *y) { *y = h(x[0]) / x[1]; }"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			run := func(cfg op2.Config) []float64 {
+				cfg.CacheDir, cfg.Threads = t.TempDir(), 2
+				r := closeAtEnd(t, must(op2.NewRuntime(cfg)))
+				s := must(op2.NewSet(37, "s"))
+				xv := make([]float64, 74)
+				for i := range xv {
+					xv[i] = 1 + float64(i%7)/8
+				}
+				x := must(op2.NewDat(s, 2, xv, "x"))
+				y := must(op2.NewDat[float64](s, 1, nil, "y"))
+				if err := r.ParLoop(op2.NewKernel(c.src, "k").CXX(), s, x.Arg(op2.Read), y.Arg(op2.Write)); err != nil {
+					t.Fatalf("%s SIMD %s: %v", cfg.Backend, cfg.SIMD, err)
+				}
+				return y.DataRO()
+			}
+			want := run(op2.Config{Backend: "sequential", SIMD: "off", CXX: gxx})
+			if want[0] == 0 {
+				t.Fatalf("y[0] = 0")
+			}
+			for _, backend := range hostBackends {
+				if got := run(op2.Config{Backend: backend, SIMD: "off", CXX: gxx}); !slices.Equal(got, want) {
+					t.Errorf("%s: y[0] = %v, sequential's %v", backend, got[0], want[0])
+				}
+				if got := run(op2.Config{Backend: backend, SIMD: "8", CXX: lanesOnly}); !slices.Equal(got, want) {
+					t.Errorf("%s: lanes give y[0] = %v, the scalar code %v", backend, got[0], want[0])
+				}
+			}
+		})
+	}
+}
+
+// TestCXXKernelHeadErrors: a C++ kernel GoOP2 cannot read for what is
+// between its parameter list and its body is refused saying what; a C
+// kernel with C++'s noexcept or extern "C" { ... } is refused saying to
+// declare it C++, while C's #ifdef __cplusplus around extern "C" { ... }
+// compiles as C.
+func TestCXXKernelHeadErrors(t *testing.T) {
+	set := must(op2.NewSet(4, "s"))
+	x := must(op2.NewDat(set, 1, []float64{1, 2, 3, 4}, "x"))
+	y := must(op2.NewDat[float64](set, 1, nil, "y"))
+	cases := []struct {
+		name, src string
+		cxx       bool
+		want      string // "" when it runs
+	}{
+		{"function-try-block", "void k(const double *x, double *y) try { *y = *x; } catch (...) { }", true, "a function-try-block kernel is not supported"},
+		{"unknown word", "void k(const double *x, double *y) final { *y = *x; }", true, `has "final" between its parameter list and its body, which GoOP2 does not read`},
+		{"C kernel with noexcept", "void k(const double *x, double *y) noexcept { *y = *x; }", false, `has "noexcept" between the definition's parameter list and its body, which is C++, and the kernel is C; declare it C++ with Kernel.CXX()`},
+		{"C kernel in extern C", "extern \"C\" { void k(const double *x, double *y) { *y = *x; } }", false, `has a linkage-specification block (extern "C" { ... }) at line 1, which is C++, and the kernel is C; declare it C++`},
+		{"C kernel, extern C under __cplusplus", "#ifdef __cplusplus\nextern \"C\" {\n#endif\nvoid k(const double *x, double *y) { *y = *x * 2; }\n#ifdef __cplusplus\n}\n#endif", false, ""},
+		{"C++ kernel, extern C under __cplusplus", "#ifdef __cplusplus\nextern \"C\" {\n#endif\nvoid k(const double *x, double *y) { *y = *x * 2; }\n#ifdef __cplusplus\n}\n#endif", true, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			k := op2.NewKernel(c.src, "k")
+			if c.cxx {
+				k = k.CXX()
+			}
+			err := op2.ParLoop(k, set, x.Arg(op2.Read), y.Arg(op2.Write))
+			switch {
+			case c.want == "":
+				check(t, err)
+				if got := y.DataRO(); got[3] != 8 {
+					t.Errorf("y = %v", got)
+				}
+			case err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `kernel "k"`):
+				t.Fatalf("got %v, want an error naming the kernel and saying %q", err, c.want)
+			}
+		})
 	}
 }

@@ -73,9 +73,16 @@ func parseKernel(src, name string) (*core.KernelInfo, string, error) {
 	}
 	info.WritesStdio, info.HasEffects = readEffects(noComments, pp.skipped, pp.maybe)
 	info.Macros = pp.names
-	code := clex.BlankAttributes(pp.code)
+	code, blocks := blankLinkageBlocks(clex.BlankAttributes(pp.code))
+	for _, at := range blocks {
+		// (#ifdef __cplusplus around one is C's too.)
+		if pp.uncertainAt(at) == "" {
+			info.CXXOnly = fmt.Sprintf(`a linkage-specification block (extern "C" { ... }) at line %d`, lineOf(src, at))
+			break
+		}
+	}
 
-	defs, knr, protos, err := findDefinitions(code, name)
+	defs, knr, protos, tails, err := findDefinitions(code, name)
 	if err != nil {
 		return nil, "", err
 	}
@@ -84,7 +91,7 @@ func parseKernel(src, name string) (*core.KernelInfo, string, error) {
 		return nil, "", fmt.Errorf("function %q at line %d has a K&R-style definition; write a prototype (e.g. void %s(double *x, ...))", name, lineOf(src, knr), name)
 	case len(defs) == 0:
 		// The definition may come from macros.
-		expanded, changed, err := expandKernelMacros(src, code, lit, pp, name, [2]int{})
+		expanded, changed, err := expandKernelMacros(src, code, lit, pp, name, [2]int{}, [2]int{}, nil)
 		switch {
 		case changed:
 			return nil, expanded, nil
@@ -107,9 +114,21 @@ func parseKernel(src, name string) (*core.KernelInfo, string, error) {
 	if m, ok := macros[name]; ok && m.state != undefined {
 		return nil, "", fmt.Errorf("kernel name %q is also a macro defined in the kernel source", name)
 	}
-	// Parameters written by macros.
-	if expanded, changed, err := expandKernelMacros(src, code, lit, pp, name, [2]int{d.open + 1, d.close}); err != nil || changed {
+	// Parameters written by macros, and macros between the list and the
+	// body (#define NOEXCEPT noexcept) or a prototype's end.
+	var tail [2]int
+	if d.unread >= 0 {
+		tail = [2]int{d.close + 1, d.body}
+	}
+	if expanded, changed, err := expandKernelMacros(src, code, lit, pp, name, [2]int{d.open + 1, d.close}, tail, tails); err != nil || changed {
 		return nil, expanded, err
+	}
+	if d.unread >= 0 {
+		return nil, "", fmt.Errorf("the definition of function %q at line %d has %q between its parameter list and its body, which GoOP2 does not read: it reads C++'s noexcept, throw(...) and a trailing return type (-> void), and macros that expand to them",
+			name, lineOf(src, d.unread), strings.Join(strings.Fields(code[d.close+1:d.body]), " "))
+	}
+	if tail := strings.Join(strings.Fields(code[d.close+1:d.body]), " "); tail != "" {
+		info.CXXOnly = fmt.Sprintf("%q between the definition's parameter list and its body", tail)
 	}
 	for _, id := range topLevelIdents(code) {
 		info.TopLevel[id] = true
@@ -140,16 +159,22 @@ func lineOf(s string, i int) int {
 }
 
 // definition is one function definition found in the code: offsets of its
-// name, of the parentheses of its parameter list and of its body's braces.
-type definition struct{ name, open, close, body, bodyEnd int }
+// name, of the parentheses of its parameter list and of its body's braces,
+// and of the first token between the list and the body that the reader
+// does not read (readDeclTail; -1 if none).
+type definition struct{ name, open, close, body, bodyEnd, unread int }
 
 // findDefinitions returns the definitions of function name at file scope
 // in code (comments, literals, directives and dead branches blanked), the
-// offset of a K&R-style definition of it (-1 if none) and the spans of the
-// parameter lists of its file-scope prototypes (between the parentheses).
-func findDefinitions(code, name string) ([]definition, int, [][2]int, error) {
+// offset of a K&R-style definition of it (-1 if none), the spans of the
+// parameter lists of its file-scope prototypes (between the parentheses)
+// and the spans of what the reader does not read (readDeclTail) between
+// the parameter list and the ';' or ',' of declarations that may be
+// prototypes (void k(double *x) NOEXCEPT;): macros there are expanded
+// for the next round to read them.
+func findDefinitions(code, name string) ([]definition, int, [][2]int, [][2]int, error) {
 	var defs []definition
-	var protos [][2]int
+	var protos, tails [][2]int
 	knr := -1
 	depth := 0
 	for i := 0; i < len(code); {
@@ -177,15 +202,31 @@ func findDefinitions(code, name string) ([]definition, int, [][2]int, error) {
 			}
 			end := clex.MatchParen(code, open)
 			if end < 0 {
-				return nil, -1, nil, fmt.Errorf("function %q: unbalanced parentheses in its parameter list", name)
+				return nil, -1, nil, nil, fmt.Errorf("function %q: unbalanced parentheses in its parameter list", name)
 			}
 			k := clex.SkipSpace(code, end+1)
+			unread := -1
+			if k < len(code) && code[k] != '{' && code[k] != ';' && code[k] != ',' {
+				// C++'s noexcept, throw(), -> T, or macros, before the
+				// body or the declaration's end.
+				switch t := readDeclTail(code, end+1); {
+				case t.end < 0:
+				case t.try && code[t.end] == '{':
+					return nil, -1, nil, nil, fmt.Errorf("function %q at line %d is defined with a function-try-block (try before its body): a function-try-block kernel is not supported; put the try statement inside the body", name, lineOf(code, i))
+				case code[t.end] == '{':
+					k, unread = t.end, t.unread
+				case t.unread < 0:
+					k = t.end
+				case !isKnRList(code[open+1 : end]):
+					tails = append(tails, [2]int{end + 1, t.end})
+				}
+			}
 			if k < len(code) && code[k] == '{' {
 				close := clex.MatchBrace(code, k)
 				if close < 0 {
-					return nil, -1, nil, fmt.Errorf("function %q: unbalanced braces in its body", name)
+					return nil, -1, nil, nil, fmt.Errorf("function %q: unbalanced braces in its body", name)
 				}
-				defs = append(defs, definition{name: i - len(name), open: open, close: end, body: k, bodyEnd: close})
+				defs = append(defs, definition{name: i - len(name), open: open, close: end, body: k, bodyEnd: close, unread: unread})
 				i = close + 1
 				continue
 			}
@@ -212,7 +253,7 @@ func findDefinitions(code, name string) ([]definition, int, [][2]int, error) {
 			i++
 		}
 	}
-	return defs, knr, protos, nil
+	return defs, knr, protos, tails, nil
 }
 
 // isKnRList reports whether a parameter list holds only bare names, as in

@@ -513,3 +513,92 @@ func TestKernelEffects(t *testing.T) {
 		}
 	}
 }
+
+// TestParseKernelCXXHeads: a definition with C++'s noexcept, throw(...)
+// or a trailing return type between its parameter list and its body, or
+// inside a linkage-specification block (extern "C" { ... }), is found as
+// it is without them (and CXXOnly says what of C++ it has); macros there
+// are expanded; a function-try-block, or words that are neither, are
+// refused saying so.
+func TestParseKernelCXXHeads(t *testing.T) {
+	x := []core.Param{{Name: "x", Type: core.Float64, Depth: 1}, {Name: "y", Type: core.Float64, Depth: 1}}
+	cases := []struct {
+		name, src string
+		want      []core.Param
+		cxxOnly   string   // substring of CXXOnly; "-" for none
+		protos    int      // the kernel's prototypes
+		err       []string // when refused
+	}{
+		{"noexcept", "void k(const double *x, double *y) noexcept { *y = x[0]; }", x, `"noexcept" between`, 0, nil},
+		{"noexcept(true)", "void k(const double *x, double *y) noexcept(true) { *y = x[0]; }", x, `"noexcept(true)"`, 0, nil},
+		{"throw()", "void k(const double *x, double *y) throw() { *y = x[0]; }", x, `"throw()"`, 0, nil},
+		{"trailing return type", "auto k(const double *x, double *y) -> void { *y = x[0]; }", x, `"-> void"`, 0, nil},
+		{"noexcept on lines of its own", "void k(const double *x, double *y)\n  noexcept\n{ *y = x[0]; }", x, `"noexcept"`, 0, nil},
+		{"attribute and noexcept", "void k(const double *x, double *y) noexcept __attribute__((hot)) { *y = x[0]; }", x, `"noexcept"`, 0, nil},
+		{"prototypes with noexcept", "void k(const double *x, double *y) noexcept;\nvoid k(const double *x, double *y) noexcept { *y = x[0]; }\nvoid k(const double *x, double *y) noexcept;", x, "noexcept", 2, nil},
+		{"extern C block", "extern \"C\" {\nstatic double h(double v) { return v; }\nvoid k(const double *x, double *y) { *y = h(x[0]); }\n}", x, `extern "C" { ... }) at line 1`, 0, nil},
+		{"nested linkage blocks", "extern \"C++\" { extern \"C\" { void k(const double *x, double *y) noexcept { *y = x[0]; } } }", x, "noexcept", 0, nil},
+		{"extern C block under __cplusplus", "#ifdef __cplusplus\nextern \"C\" {\n#endif\nvoid k(const double *x, double *y) { *y = x[0]; }\n#ifdef __cplusplus\n}\n#endif", x, "-", 0, nil},
+		{"extern C on the definition", "extern \"C\" void k(const double *x, double *y) { *y = x[0]; }", x, "-", 0, nil},
+		{"macro", "#define NOEXCEPT noexcept\nvoid k(const double *x, double *y) NOEXCEPT { *y = x[0]; }", x, `"noexcept"`, 0, nil},
+		{"prototype with a macro", "#define NOEXCEPT noexcept\nvoid k(double *x, double *y) NOEXCEPT;\nvoid k(const double *x, double *y) NOEXCEPT { *y = x[0]; }", x, `"noexcept"`, 1, nil},
+		{"function-like macro", "#define NOEXCEPT_IF(c) noexcept(c)\nvoid k(const double *x, double *y) NOEXCEPT_IF(true) { *y = x[0]; }", x, `"noexcept(true)"`, 0, nil},
+		{"empty macro", "#define NOEXCEPT\nvoid k(const double *x, double *y) NOEXCEPT { *y = x[0]; }", x, "-", 0, nil},
+		{"K&R", "void k(x, y) double *x; double *y; { *y = x[0]; }", nil, "", 0, []string{"K&R-style"}},
+		{"function-try-block", "void k(const double *x, double *y) try { *y = x[0]; } catch (...) { }", nil, "", 0,
+			[]string{"function-try-block", "a function-try-block kernel is not supported", "line 1"}},
+		{"function-try-block with noexcept", "void k(const double *x, double *y) noexcept try { *y = x[0]; } catch (...) { }", nil, "", 0,
+			[]string{"a function-try-block kernel is not supported"}},
+		{"unknown word", "void k(const double *x, double *y) override { *y = x[0]; }", nil, "", 0,
+			[]string{`has "override" between its parameter list and its body, which GoOP2 does not read`}},
+		{"macro to an unknown word", "#define FINAL final\nvoid k(const double *x, double *y) FINAL { *y = x[0]; }", nil, "", 0,
+			[]string{`has "final" between its parameter list and its body`}},
+		{"macro under a condition", "#ifdef __SOMETHING_X\n#define NOEXCEPT noexcept\n#endif\nvoid k(const double *x, double *y) NOEXCEPT { *y = x[0]; }", nil, "", 0,
+			[]string{"macro NOEXCEPT", "cannot expand"}},
+		{"helpers with them", "static double h(double v) noexcept { return v; }\nstatic auto g(double v) -> double { return v; }\nextern \"C\" { static double f(double v) throw() { return v; } }\nvoid k(const double *x, double *y) { *y = h(g(f(x[0]))); }", x, "extern", 0, nil},
+		{"a helper's function-try-block", "static double h(double v) try { return v; } catch (...) { return 0; }\nvoid k(const double *x, double *y) { *y = h(x[0]); }", x, "-", 0, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			info, err := ParseKernel(c.src, "k")
+			if c.err != nil {
+				if err == nil {
+					t.Fatalf("no error; params %+v", info.Params)
+				}
+				for _, e := range c.err {
+					if !strings.Contains(err.Error(), e) {
+						t.Errorf("error %q does not mention %q", err, e)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(info.Params) != len(c.want) {
+				t.Fatalf("%d params %+v, want %d", len(info.Params), info.Params, len(c.want))
+			}
+			for i, w := range c.want {
+				if g := info.Params[i]; g.Name != w.Name || g.Type != w.Type || g.Depth != w.Depth {
+					t.Errorf("param %d = %+v, want %+v", i, g, w)
+				}
+			}
+			src := info.Source
+			if src[info.NameStart:info.NameStart+1] != "k" || src[info.BodyOpen] != '{' || src[info.BodyClose] != '}' || src[info.ListStart-1] != '(' || src[info.ListEnd] != ')' {
+				t.Errorf("positions %d %d %d %d %d do not point at the definition", info.NameStart, info.ListStart, info.ListEnd, info.BodyOpen, info.BodyClose)
+			}
+			if body := strings.TrimSpace(src[info.BodyOpen+1 : info.BodyClose]); !strings.HasPrefix(body, "*y = ") {
+				t.Errorf("body %q", body)
+			}
+			if c.cxxOnly == "-" && info.CXXOnly != "" || c.cxxOnly != "-" && !strings.Contains(info.CXXOnly, c.cxxOnly) {
+				t.Errorf("CXXOnly %q, want %q", info.CXXOnly, c.cxxOnly)
+			}
+			if len(info.Protos) != c.protos {
+				t.Errorf("%d prototypes, want %d", len(info.Protos), c.protos)
+			}
+			if strings.Count(src, "\n") != strings.Count(c.src, "\n") {
+				t.Errorf("the source read has other lines:\n%s", src)
+			}
+		})
+	}
+}

@@ -3,7 +3,9 @@
 //
 // It holds a preprocessor that evaluates conditionals (cppexpr.go) and
 // expands macros (macros.go), the reader of a kernel's definition and
-// parameters (csig.go: ParseKernel, which fills a core.KernelInfo), the
+// parameters (csig.go: ParseKernel, which fills a core.KernelInfo; head.go
+// for what C++ writes between a parameter list and a body, and extern "C"
+// blocks), the
 // kernel model the generators adapt a source with (kmodel.go: the
 // functions, calls, typedefs, macros and includes of a source, the body
 // with its macros expanded, the operations it counts), and the names C

@@ -405,7 +405,7 @@ func readBody(k *core.KernelInfo) (*KernelBody, error) {
 func ReadSource(src string) (*SourceModel, error) {
 	withDirectives := clex.Blank(src, true, isIncludeName)
 	plain := blankDirectives(withDirectives)
-	code := clex.BlankAttributes(plain)
+	code, _ := blankLinkageBlocks(clex.BlankAttributes(plain))
 	u := &SourceModel{Src: src, Code: code, StdAttrs: stdAttributeSpans(plain), Defined: map[string]bool{}, Typedefs: map[string]bool{}, MacroIdents: map[string]bool{},
 		Called: map[string]bool{}, Names: map[string]bool{}}
 	u.Tokens = clex.Tokenize(code)
@@ -536,6 +536,25 @@ func ReadSource(src string) (*SourceModel, error) {
 			f.EmptyList = list == "" || list == "void"
 			f.Params = paramNames(code[k+1 : end])
 			m := clex.SkipSpace(code, end+1)
+			if m < len(code) && code[m] != '{' && code[m] != ';' && code[m] != ',' {
+				// C++'s noexcept, throw(...) or -> T, or the source's
+				// macros, before the body or the declaration's end.
+				t := readDeclTail(code, end+1)
+				known := t.end >= 0 && (t.unread < 0 || clex.IsIdentStart(code[t.unread])) &&
+					!slices.ContainsFunc(t.words, func(w string) bool { return !seen[w] })
+				switch {
+				case t.try && known && code[t.end] == '{':
+					// A function-try-block: no body of one block; it and
+					// its handlers are read as code outside the
+					// functions.
+					if e := tryBlockEnd(code, t.end); e > 0 {
+						i, stmt = e, e
+						continue
+					}
+				case known && (t.unread < 0 || code[t.end] == '{'):
+					m = t.end
+				}
+			}
 			switch {
 			case m < len(code) && code[m] == '{':
 				close := clex.MatchBrace(code, m)
@@ -617,6 +636,38 @@ func ReadSource(src string) (*SourceModel, error) {
 		}
 	}
 	return u, nil
+}
+
+// tryBlockEnd returns the offset after the last handler of the
+// function-try-block whose block opens at code[open] ('{'): after the
+// block, catch (...) { ... } as many times as written; -1 when a brace
+// or parenthesis does not close.
+func tryBlockEnd(code string, open int) int {
+	end := clex.MatchBrace(code, open)
+	if end < 0 {
+		return -1
+	}
+	for {
+		k := clex.SkipSpace(code, end+1)
+		if !strings.HasPrefix(code[k:], "catch") || k+5 < len(code) && clex.IsIdentChar(code[k+5]) {
+			return end + 1
+		}
+		p := clex.SkipSpace(code, k+5)
+		if p >= len(code) || code[p] != '(' {
+			return end + 1
+		}
+		q := clex.MatchParen(code, p)
+		if q < 0 {
+			return -1
+		}
+		b := clex.SkipSpace(code, q+1)
+		if b >= len(code) || code[b] != '{' {
+			return end + 1
+		}
+		if end = clex.MatchBrace(code, b); end < 0 {
+			return -1
+		}
+	}
 }
 
 // initializerAt reports whether the '=' at code[i], at file scope,

@@ -495,3 +495,41 @@ void k(double *x) { *x = h(*x) + sin(*x); }`, 0, 1},
 		}
 	}
 }
+
+// TestReadSourceCXXHeads: functions defined with noexcept, throw(...), a
+// trailing return type or a macro the source defines between their
+// parameter list and body, and those in a linkage-specification block,
+// are definitions (their prototypes prototypes); a function-try-block
+// is none, and its handlers are no functions.
+func TestReadSourceCXXHeads(t *testing.T) {
+	cases := []struct{ name, src, defs, protos string }{
+		{"noexcept", "static double h(double v) noexcept;\nstatic double h(double v) noexcept { return v; }\nvoid k(double *x) noexcept(true) { *x = h(1); }", "h k", "h"},
+		{"throw and trailing return", "static double h(double v) throw() { return v; }\nauto k(double *x) -> void { *x = h(1); }", "h k", ""},
+		{"macro", "#define NOEXCEPT noexcept\nstatic double h(double v) NOEXCEPT { return v; }\nvoid k(double *x) NOEXCEPT { *x = h(1); }", "h k", ""},
+		{"linkage blocks", "extern \"C\" {\nstatic double h(double v) { return v; }\n}\nextern \"C++\" { extern \"C\" { void k(double *x) { *x = h(1); } } }", "h k", ""},
+		{"function-try-block", "static double h(double v) try { return v; } catch (int) { return 1; } catch (...) { return 0; }\nvoid k(double *x) { *x = h(1); }", "k", ""},
+		{"a macro's invocation before a struct", "#define TAGGED(n) n\nTAGGED(a) struct s { int i; };\nvoid k(double *x) { *x = 1; }", "k", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			u, err := ReadSource(c.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := declNames(u.Defs); got != c.defs {
+				t.Errorf("definitions %q, want %q", got, c.defs)
+			}
+			if got := declNames(u.Protos); got != c.protos {
+				t.Errorf("prototypes %q, want %q", got, c.protos)
+			}
+			for _, f := range u.Defs {
+				if u.Src[f.BodyOpen] != '{' || u.Src[f.BodyClose] != '}' || u.Src[f.ListEnd] != ')' {
+					t.Errorf("%s: spans %d %d %d", f.Name, f.ListEnd, f.BodyOpen, f.BodyClose)
+				}
+			}
+			if strings.Contains(c.src, "h(1)") && !slices.ContainsFunc(u.Calls, func(k Call) bool { return k.Name == "h" }) && u.Defined["h"] {
+				t.Errorf("no call of h found")
+			}
+		})
+	}
+}

@@ -422,19 +422,25 @@ type macroSplice struct {
 // that write the kernel's definition (their expansion names the kernel)
 // or the parameters of its definition (invocations in its parameter
 // list: function-like macros, and object-like macros that are more than
-// type names) expanded in place, and whether it changed anything. code
+// type names), or that stand in the span tail (between the list and the
+// body: every invocation) expanded in place, and whether it changed
+// anything. Invocations in the spans more (what may be a prototype's
+// between its list and its end) are expanded too, their errors being
+// those of invocations elsewhere. code
 // is src as the compiler sees it (comments, literals, directives and
 // dead branches blanked), lit src with only comments blanked, and
 // pp the directives read. It returns an error naming the macro when an
 // invocation cannot be expanded (a macro defined under a condition
 // GoOP2 cannot evaluate, an expansion that names a macro again).
-func expandKernelMacros(src, code, lit string, pp *preprocessed, name string, list [2]int) (string, bool, error) {
+func expandKernelMacros(src, code, lit string, pp *preprocessed, name string, list, tail [2]int, more [][2]int) (string, bool, error) {
 	var splices []macroSplice
 	var firstErr error
 	depth := 0
 	for i := 0; i < len(code); {
 		c := code[i]
-		inList := list[1] > list[0] && i >= list[0] && i < list[1]
+		inTail := tail[1] > tail[0] && i >= tail[0] && i < tail[1]
+		inMore := slices.ContainsFunc(more, func(t [2]int) bool { return i >= t[0] && i < t[1] })
+		inList := list[1] > list[0] && i >= list[0] && i < list[1] || inTail
 		switch {
 		case c == '{':
 			depth++
@@ -463,7 +469,7 @@ func expandKernelMacros(src, code, lit string, pp *preprocessed, name string, li
 				if end = clex.MatchParen(code, open) + 1; end == 0 {
 					return "", false, fmt.Errorf("line %d: the invocation of macro %s is not closed", lineOf(src, i), id)
 				}
-			} else if inList && plainTypeMacro(m) {
+			} else if inList && !inTail && plainTypeMacro(m) {
 				i = j
 				continue
 			}
@@ -475,7 +481,7 @@ func expandKernelMacros(src, code, lit string, pp *preprocessed, name string, li
 				if firstErr == nil {
 					firstErr = fmt.Errorf("macro %s at line %d may write it, but GoOP2 cannot expand it: %w", id, lineOf(src, i), err)
 				}
-			case names || inList:
+			case names || inList || inMore:
 				splices = append(splices, sp)
 			}
 			i = end

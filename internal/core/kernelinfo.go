@@ -129,6 +129,13 @@ type KernelInfo struct {
 	Blanked string
 	// Returns says the body has a return statement (outside macros).
 	Returns bool
+	// CXXOnly says what of the C++ the reader reads, and C does not
+	// have, the source uses: what stands between the definition's
+	// parameter list and its body (noexcept, throw(), a trailing return
+	// type), or a linkage-specification block (extern "C" { ... }); ""
+	// when neither. A kernel not declared C++ with such a source is
+	// refused, saying to declare it so.
+	CXXOnly string
 	// Protos are the spans of the parameter lists (between the
 	// parentheses) of the kernel's file-scope prototypes, which must
 	// follow any change to the definition's list.

@@ -37,6 +37,10 @@ func (k *Kernel) Parse(wrap func(error) error) (*core.KernelInfo, error) {
 			k.err = wrap(fmt.Errorf("kernel %q: %w", k.Name, k.err))
 			return
 		}
+		if !k.CXX && k.info.CXXOnly != "" {
+			k.info, k.err = nil, wrap(fmt.Errorf("kernel %q has %s, which is C++, and the kernel is C; declare it C++ with Kernel.CXX()", k.Name, k.info.CXXOnly))
+			return
+		}
 		k.Source = k.info.Source
 		k.Info = k.info
 	})

@@ -166,8 +166,8 @@ func (g *Gen) Prelude(l *core.Loop) {
 }
 
 // CXXPass is the C++ that passes a C++ kernel its arguments: op2_param<N,
-// F>::type is parameter N's type of function pointer type F, and
-// op2_pass<P>::get(p) turns the untyped pointer p into a value for a
+// F>::type is parameter N's type of function pointer type F (a noexcept
+// kernel's too, whose type says so from C++17 on), and op2_pass<P>::get(p) turns the untyped pointer p into a value for a
 // parameter of type P: the pointer converted for a pointer parameter (as C
 // converts void * implicitly, which C++ does not), the value it points to
 // for a reference parameter (T &x). Generated code calls the kernel with
@@ -177,6 +177,9 @@ template <class op2_H, class... op2_T> struct op2_nth<0, op2_H, op2_T...> { type
 template <int op2_N, class op2_H, class... op2_T> struct op2_nth<op2_N, op2_H, op2_T...> { typedef typename op2_nth<op2_N - 1, op2_T...>::type type; };
 template <int op2_N, class op2_F> struct op2_param;
 template <int op2_N, class op2_R, class... op2_A> struct op2_param<op2_N, op2_R (*)(op2_A...)> { typedef typename op2_nth<op2_N, op2_A...>::type type; };
+#if __cpp_noexcept_function_type
+template <int op2_N, class op2_R, class... op2_A> struct op2_param<op2_N, op2_R (*)(op2_A...) noexcept> { typedef typename op2_nth<op2_N, op2_A...>::type type; };
+#endif
 template <class op2_P> struct op2_pass { static inline op2_P get(void *op2_p) { return (op2_P)op2_p; } };
 template <class op2_T> struct op2_pass<op2_T &> { static inline op2_T &get(void *op2_p) { return *(op2_T *)op2_p; } };
 `

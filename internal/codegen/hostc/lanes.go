@@ -614,13 +614,18 @@ func (h *laneHelpers) copyOf(def *cfront.FuncDecl, defIdx, nargs int, pos []int,
 	}
 	delete(h.making, name)
 	names, unnames := functionNames(def.Name, h.l.Kernel.CXX, code)
-	sig := fmt.Sprintf("static inline __attribute__((always_inline)) %s %s(%%s, int op2_lane)", strings.Join(head, " "), name)
 	// Without C++'s default arguments: its calls pass every argument,
 	// and op2_lane, last, has none.
 	for k, d := range decls {
 		decls[k] = withoutDefault(d)
 	}
-	sig = fmt.Sprintf(sig, strings.Join(decls, ", "))
+	// What C++ has between the list and the body (noexcept, a trailing
+	// return type, which an auto head needs) as the helper has it.
+	tail := strings.Join(strings.Fields(u.Code[def.ListEnd+1:def.BodyOpen]), " ")
+	if tail != "" {
+		tail = " " + tail
+	}
+	sig := fmt.Sprintf("static inline __attribute__((always_inline)) %s %s(%s, int op2_lane)%s", strings.Join(head, " "), name, strings.Join(decls, ", "), tail)
 	proto := sig + ";\n"
 	var needs []protoName // the identifiers of the types: the head's and the parameters' but their names
 	paramNames := map[string]bool{}
@@ -628,8 +633,8 @@ func (h *laneHelpers) copyOf(def *cfront.FuncDecl, defIdx, nargs int, pos []int,
 		paramNames[p.Name] = true
 	}
 	prev := ""
-	for _, t := range clex.Tokenize(strings.Join(head, " ") + " , " + strings.Join(decls, " , ")) {
-		if clex.IsIdentStart(t.Text[0]) && !paramNames[t.Text] {
+	for _, t := range clex.Tokenize(strings.Join(head, " ") + " , " + strings.Join(decls, " , ") + tail) {
+		if clex.IsIdentStart(t.Text[0]) && !paramNames[t.Text] && !tailKeywords[t.Text] {
 			needs = append(needs, protoName{name: t.Text, tag: prev == "struct" || prev == "union" || prev == "enum"})
 		}
 		prev = t.Text
@@ -637,6 +642,11 @@ func (h *laneHelpers) copyOf(def *cfront.FuncDecl, defIdx, nargs int, pos []int,
 	h.copies = append(h.copies, laneCopy{at: def.BodyClose + 1, helper: def.Name, name: name, calls: calls, needs: needs, proto: proto, def: fmt.Sprintf("%s%s\n%s\n%s", names, sig, body, unnames)})
 	return name, nil
 }
+
+// tailKeywords are C++ keywords a helper's head or the text between its
+// parameter list and its body may have, which a prototype may name
+// anywhere.
+var tailKeywords = map[string]bool{"auto": true, "noexcept": true, "throw": true, "true": true, "false": true, "decltype": true, "sizeof": true}
 
 // unparen returns text with the parentheses around a lane parameter
 // alone, (p), removed where they only group (macro expansions write
