@@ -239,3 +239,25 @@ func TestOpenCLFunctionValueNotTakenForConst(t *testing.T) {
 	}
 	wantErr(t, err, `loop "k"`, "pointers to functions are not allowed")
 }
+
+// TestOpenCLConstTableToHelper: a file-scope const table passed to a
+// helper's plain pointer parameter cannot build on opencl (OpenCL C 1.2
+// puts the table in __constant memory); the error says so and what to
+// do, and indexing the table directly builds.
+func TestOpenCLConstTableToHelper(t *testing.T) {
+	requireDevice(t)
+	s := must(op2.NewSet(4, "s"))
+	x := must(op2.NewDat(s, 2, []float64{1, 2, 3, 4, 5, 6, 7, 8}, "x"))
+	y := must(op2.NewDat[float64](s, 1, nil, "y"))
+	passed := op2.NewKernel(`static const double w[2] = {0.25, 0.75};
+static double dot2(const double *a, const double *b) { return a[0]*b[0] + a[1]*b[1]; }
+void tab_passed(const double *x, double *y) { *y = dot2(w, x); }`, "tab_passed")
+	err := op2.ParLoop(passed, s, x.Arg(op2.Read), y.Arg(op2.Write))
+	wantErr(t, err, "file-scope const tables are in opencl's __constant address space", "copy the values into a local array first")
+	direct := op2.NewKernel(`static const double w[2] = {0.25, 0.75};
+void tab_direct(const double *x, double *y) { *y = w[0]*x[0] + w[1]*x[1]; }`, "tab_direct")
+	check(t, op2.ParLoop(direct, s, x.Arg(op2.Read), y.Arg(op2.Write)))
+	if got := y.DataRO(); got[0] != 1.75 {
+		t.Errorf("y = %v, want 1.75 first", got)
+	}
+}

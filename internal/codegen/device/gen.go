@@ -830,6 +830,12 @@ func (lay *Layout) BuildHint(l *core.Loop) string {
 				s.Const.Name, privateLimit, lay.constQualifier()))
 		}
 	}
+	if lay.d.ConstTable == lay.d.Constant && l.Kernel.Info != nil {
+		if m, err := cfront.Model(l.Kernel.Info); err == nil && len(m.ConstTables) > 0 {
+			notes = append(notes, fmt.Sprintf("the kernel source's file-scope const tables are in %s's %s address space, as OpenCL C 1.2 requires: index them directly; a helper function's plain pointer parameter, or a plain local pointer, cannot take one (copy the values into a local array first)",
+				lay.d.Name, lay.d.ConstTable))
+		}
+	}
 	if len(notes) == 0 {
 		return ""
 	}
