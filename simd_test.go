@@ -638,6 +638,13 @@ void k(const double *x, double *y) { using ns::pick; y[0] = pick(x) / x[1] / 3.0
 static inline double pick(const double *p) { return 1e6; }
 static inline double first(const double *p) { return p[0]; }
 void k(const double *x, double *y) { auto [pick, b] = std::pair<double(*)(const double*), int>(first, 1); y[0] = pick(x) / x[1] / 3.0 + b; y[1] = x[1] / 7; }`, true},
+		{"function-type parameter", `static double pick(const double *p) { return 1e6; }
+static double first(const double *p) { return p[0]; }
+static double apply(double pick(const double *), const double *p) { return pick(p); }
+void k(const double *x, double *y) { y[0] = apply(first, x) / x[1] / 3.0; y[1] = x[1] / 7; }`, false},
+		{"direct initialisation", `static inline double pick(const double *p) { return 1e6; }
+static inline double first(const double *p) { return p[0]; }
+void k(const double *x, double *y) { auto pick(first); y[0] = pick(x) / x[1] / 3.0; y[1] = x[1] / 7; }`, true},
 		{"value", `static double first(double v) { return v + 1; }
 static double apply(double (*f)(double), double v) { return f(v); }
 void k(const double *x, double *y) { y[0] = apply(first, x[0]) / x[1] / 3.0; y[1] = x[1] / 7; }`, false},

@@ -433,38 +433,50 @@ func (h *laneHelpers) rewriteBody(fn, text, code string, toks []clex.Token, lane
 
 // shadowedHelper returns the name of a function the source defines that
 // the function being rewritten (its parameter list and body, lists of
-// tokens) both calls and names otherwise, or "": a parameter, local,
+// tokens) both calls and declares again, or "": a parameter, local,
 // lambda, function pointer, binding or using-declaration of that name
-// may hide the function there (double (*f)(double), a = g, f = g, auto
-// [f, b] = ..., using ns::f, [f = g]), and a call of it must not become
-// one of the function's lane form. A call is the name before "(" that is
-// not a member's (after ".", "->", or "::" qualifying it); any other
-// occurrence, but a member's, counts (&f as a value too).
+// hides the function there, and a call of it must not become one of the
+// function's lane form. See declaresAt for what declares a name; a name
+// after ".", "->" or a qualifying "::" is a member's, and one inside a
+// struct's braces a member's declaration.
 func (h *laneHelpers) shadowedHelper(lists ...[]clex.Token) string {
 	defined := h.model.Defined
-	called, named := map[string]bool{}, map[string]bool{}
+	called, declared := map[string]bool{}, map[string]bool{}
 	for _, toks := range lists {
-		using := false // in a using-declaration: using ns::f names f here
+		using := false    // in a using-declaration: using ns::f declares f here
+		var members []int // the brace depths at which struct bodies open
+		depth := 0
 		for i, t := range toks {
 			switch t.Text {
 			case "using":
 				using = true
 			case ";":
 				using = false
+			case "{":
+				depth++
+				if structBodyAt(toks, i) {
+					members = append(members, depth)
+				}
+			case "}":
+				if n := len(members); n > 0 && members[n-1] == depth {
+					members = members[:n-1]
+				}
+				depth--
 			}
-			if !defined[t.Text] || memberAt(toks, i) && !using {
+			if !defined[t.Text] || memberAt(toks, i) && !using || len(members) > 0 && members[len(members)-1] == depth {
 				continue
 			}
-			if i+1 < len(toks) && toks[i+1].Text == "(" {
+			switch {
+			case using || declaresAt(toks, i):
+				declared[t.Text] = true
+			case i+1 < len(toks) && toks[i+1].Text == "(":
 				called[t.Text] = true
-			} else {
-				named[t.Text] = true
 			}
 		}
 	}
 	for _, toks := range lists {
 		for _, t := range toks {
-			if called[t.Text] && named[t.Text] {
+			if called[t.Text] && declared[t.Text] {
 				return t.Text
 			}
 		}
@@ -472,9 +484,57 @@ func (h *laneHelpers) shadowedHelper(lists ...[]clex.Token) string {
 	return ""
 }
 
+// declaresAt reports whether token i of toks, a name, is declared there
+// rather than called or used as a value: after a word that is not a
+// keyword before an expression (double f, auto f = ..., fn f(g), double
+// f(const double *) as a parameter); before "=" (f = g: a function
+// cannot be assigned), "[" or "]", or after "[" (f[...], auto [f, b],
+// [f = g]); or as (*f) or (&f) before "(" (double (*f)(double)).
+func declaresAt(toks []clex.Token, i int) bool {
+	text := func(k int) string {
+		if k < 0 || k >= len(toks) {
+			return ""
+		}
+		return toks[k].Text
+	}
+	prev, next := text(i-1), text(i+1)
+	switch {
+	case prev != "" && clex.IsIdentStart(prev[0]) && !expressionKeywords[prev]:
+		return true
+	case next == "=" || next == "[" || next == "]" || prev == "[" && next != "(":
+		return true
+	case (prev == "*" || prev == "&" || prev == "&&") && text(i-2) == "(" && next == ")" && text(i+2) == "(":
+		return true
+	}
+	return false
+}
+
+// structBodyAt reports whether the "{" at token i opens a struct's,
+// union's or class's body (struct { or struct name {).
+func structBodyAt(toks []clex.Token, i int) bool {
+	for k := i - 1; k >= 0 && k >= i-2; k-- {
+		switch toks[k].Text {
+		case "struct", "union", "class":
+			return true
+		}
+		if !clex.IsIdentStart(toks[k].Text[0]) {
+			return false
+		}
+	}
+	return false
+}
+
+// expressionKeywords are the keywords (C's and C++'s) an expression, and
+// so a name used as a value, may follow.
+var expressionKeywords = map[string]bool{"return": true, "case": true, "sizeof": true, "else": true, "do": true,
+	"throw": true, "co_return": true, "co_yield": true, "co_await": true, "alignof": true, "_Alignof": true,
+	"typeid": true, "decltype": true, "noexcept": true, "new": true, "delete": true, "goto": true,
+	"and": true, "or": true, "not": true, "bitand": true, "bitor": true, "xor": true, "compl": true,
+	"and_eq": true, "or_eq": true, "xor_eq": true, "not_eq": true}
+
 // memberAt reports whether token i of toks names a member: it follows
 // "." or "->", or "::" that qualifies it (ns::f, T::f, X<T>::f; a
-// leading ::f is the global f).
+// leading ::f, or one after a keyword such as return, is the global f).
 func memberAt(toks []clex.Token, i int) bool {
 	if i == 0 {
 		return false
@@ -483,7 +543,11 @@ func memberAt(toks []clex.Token, i int) bool {
 	case ".", "->":
 		return true
 	case "::":
-		return i >= 2 && (clex.IsIdentStart(toks[i-2].Text[0]) || toks[i-2].Text == ">")
+		if i < 2 {
+			return false
+		}
+		q := toks[i-2].Text
+		return q == ">" || clex.IsIdentStart(q[0]) && !expressionKeywords[q]
 	}
 	return false
 }

@@ -81,6 +81,23 @@ void k(const double *x, double *y) { double (*a)(const double*) = first, (*pick)
 		{"lambdaParamComma", `static inline double pick(const double *p) { return 1e6; }
 static inline double first(const double *p) { return p[0]; }
 void k(const double *x, double *y) { auto g = [](const double *p, double (*pick)(const double*)) { return pick(p); }; y[0] = g(x, first); y[1] = 0; }`, true, false},
+		{"functionTypeParam", `static double pick(const double *p) { return 1e6; }
+static double first(const double *p) { return p[0]; }
+static double apply(double pick(const double *), const double *p) { return pick(p); }
+void k(const double *x, double *y) { y[0] = apply(first, x) / x[1] / 3.0; y[1] = x[1] / 7; }`, false, false},
+		{"directInit", `static inline double pick(const double *p) { return 1e6; }
+static inline double first(const double *p) { return p[0]; }
+void k(const double *x, double *y) { auto pick(first); y[0] = pick(x) / x[1] / 3.0; y[1] = x[1] / 7; }`, true, false},
+		{"returnGlobalQual", `static inline double pick(const double *p) { return p[0] * 2; }
+static inline double wrap(const double *p) { return ::pick(p); }
+void k(const double *x, double *y) { y[0] = wrap(x) / x[1]; y[1] = x[1]; }`, true, true},
+		{"localStructMember", `static inline double area(const double *x) { return x[0]*x[1]; }
+void k(const double *x, double *y) { struct { double area; } c; c.area = area(x); y[0] = c.area; y[1] = 0; }`, false, true},
+		{"calledAndValue", `static double first(double v) { return v + 1; }
+static double apply(double (*f)(double), double v) { return f(v); }
+void k(const double *x, double *y) { y[0] = apply(first, x[0]) + first(x[1]); y[1] = x[1] / 7; }`, false, true},
+		{"indexByCall", `static inline int slot(const double *x) { return x[0] > 0; }
+void k(const double *x, double *y) { double t[2] = {1, 2}; y[0] = t[slot(x)]; y[1] = x[1]; }`, false, true},
 	} {
 		l := laneLoop(t, m, c.src, "k", args...)
 		l.Kernel.CXX = c.cxx
