@@ -13,20 +13,39 @@ type Named struct {
 	Path string
 }
 
-// SameFile reports whether paths a and b name the same file: one file
-// (os.SameFile) when both exist, so that links and spellings such as
-// ./a and a are seen through; else the same absolute path once cleaned,
-// its folder's symbolic links resolved where the folder exists.
+// SameFile reports whether paths a and b name the same regular file, one
+// that writing either would replace: one file (os.SameFile) when both
+// exist, so that links and spellings such as ./a and a are seen through;
+// else the same absolute path once cleaned, its folder's symbolic links
+// resolved where the folder exists. Devices, pipes and sockets, and
+// paths in /dev and /proc, which Create writes in place (/dev/null,
+// /dev/stdout for two outputs), are never the same file.
 func SameFile(a, b string) bool {
-	if a == "" || b == "" {
+	if a == "" || b == "" || inDevOrProc(a) || inDevOrProc(b) {
 		return false
 	}
 	fa, errA := os.Stat(a)
 	fb, errB := os.Stat(b)
 	if errA == nil && errB == nil {
-		return os.SameFile(fa, fb)
+		return fa.Mode().IsRegular() && fb.Mode().IsRegular() && os.SameFile(fa, fb)
+	}
+	if errA == nil && !fa.Mode().IsRegular() || errB == nil && !fb.Mode().IsRegular() {
+		return false
 	}
 	return resolved(a) == resolved(b)
+}
+
+// inDevOrProc reports whether path is in /dev or /proc, or leads there.
+func inDevOrProc(path string) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	if inSpecialFS(abs) {
+		return true
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	return err == nil && inSpecialFS(real)
 }
 
 // resolved is path absolute and cleaned, its folder's symbolic links

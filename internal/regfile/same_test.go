@@ -45,6 +45,9 @@ func TestSameFile(t *testing.T) {
 		{"a.dat", "b.dat", false},
 		{"a.dat", "new.vtu", false},
 		{"a.dat", "", false},
+		{"/dev/null", "/dev/null", false},
+		{"/dev/stdout", "/dev/stderr", false},
+		{"/dev/stdout", "/dev/stdout", false},
 	} {
 		if got := SameFile(c.a, c.b); got != c.same {
 			t.Errorf("SameFile(%q, %q) = %v, want %v", c.a, c.b, got, c.same)
