@@ -21,7 +21,12 @@
 //   - "globals/K": the K-th live Global's values, attributes name and type;
 //   - "consts/NAME": each constant of the default runtime, attribute type;
 //   - "user/K": the K-th entry of the program's state, in key order, as
-//     bytes, attribute key.
+//     bytes, attribute key;
+//   - "op2_maps" (written since 2026-11-29; a file without it restores
+//     unchecked): bytes, per map every rank held, its name, its sets'
+//     names (uvarint lengths and bytes) and its fingerprint (8 bytes,
+//     dist.MapPrintSum), which a restore compares with the program's
+//     maps of the same names.
 //
 // The name, set and key attributes are for people reading the file
 // (h5dump): fixed-length strings of at most 255 bytes, cut there and at a

@@ -239,7 +239,7 @@ func (r *restore) checkMaps(path string) error {
 	}
 	for _, m := range r.c.maps {
 		if sum, ok := sums[m.key()]; ok && sum != m.Sum {
-			return fmt.Errorf("%s was written with another map %q from set %q to set %q than the program's (the same sizes, other entries): its values belong to another mesh, or to this one numbered otherwise", path, m.Name, m.From, m.To)
+			return fmt.Errorf("%s was written with another map %q from set %q to set %q than the program's (other entries): its values belong to another mesh, or to this one numbered otherwise", path, m.Name, m.From, m.To)
 		}
 	}
 	return nil

@@ -158,6 +158,16 @@ type Map struct {
 	LocalityUnchecked bool
 	// Device is a device backend's copy of Table, nil until one makes it.
 	Device any
+	// Print is this rank's part of the map's fingerprint, computed by
+	// dist.MapPrint for the source set's halo For; only under the lock.
+	Print MapPrintCache
+}
+
+// MapPrintCache is a map's cached fingerprint part (dist.MapPrint).
+type MapPrintCache struct {
+	Parts [3]int64
+	For   any // the source set's Halo it was computed with
+	Valid bool
 }
 
 // Ptr is the address of the first entry (nil for an empty map).
