@@ -174,3 +174,29 @@ func TestOpenCLOwnFunctionNamedLikeFloatMath(t *testing.T) {
 		t.Errorf("x = %v, want [3 6 9 12]", got)
 	}
 }
+
+// TestOpenCLFloatMathUnderLocals: a kernel's local named like the
+// built-in a mapped function calls (round for lround, sqrt for sqrtf,
+// rint for nearbyint) does not hide it: the mapping calls it at file
+// scope. Results equal sequential's.
+func TestOpenCLFloatMathUnderLocals(t *testing.T) {
+	requireDevice(t)
+	for _, src := range []string{
+		"void mm(const double *x, double *y) { double round = x[0]*2; y[0] = (double)lround(x[0]) + round; }",
+		"void mm(const double *x, double *y) { float sqrt = 2; y[0] = sqrtf(x[0]) + sqrt; }",
+		"void mm(const double *x, double *y) { double rint = 1; y[0] = nearbyint(x[0]) + rint; }",
+	} {
+		run := func(backend string) []float64 {
+			check(t, op2.Use(backend))
+			s := must(op2.NewSet(4, "s"))
+			x := must(op2.NewDat(s, 1, []float64{0.5, 1.5, 2.25, 7.75}, "x"))
+			y := must(op2.NewDat[float64](s, 1, nil, "y"))
+			check(t, op2.ParLoop(op2.NewKernel(src, "mm"), s, x.Arg(op2.Read), y.Arg(op2.Write)))
+			return y.DataRO()
+		}
+		want, got := run("sequential"), run("opencl")
+		if !slices.Equal(got, want) {
+			t.Errorf("%s\nopencl %v, sequential %v", src, got, want)
+		}
+	}
+}

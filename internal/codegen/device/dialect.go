@@ -1,6 +1,7 @@
 package device
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/goop2/op2/internal/cfront"
@@ -265,39 +266,56 @@ func (d *Dialect) identity(acc core.Access, t core.ScalarType) string {
 
 // openCLLibrary maps the math.h and stdlib.h functions that OpenCL C 1.2
 // lacks under their C names onto its built-in functions: the float forms
-// (sqrtf, expf, fmaf, ldexpf...) onto the built-ins overloaded for float,
-// each argument converted to float as C converts it; nearbyint onto rint
-// (the rounding mode is always to nearest); lround, llround, lrint and
-// llrint onto round and rint; abs, labs and llabs onto functions with
-// C's signed result (OpenCL C's abs of a signed integer is unsigned).
+// (sqrtf, expf, fmaf, ldexpf...) onto the built-ins overloaded for float;
+// nearbyint onto rint (the rounding mode is always to nearest); lround,
+// llround, lrint and llrint onto round and rint; abs, labs and llabs onto
+// functions with C's signed result (OpenCL C's abs of a signed integer is
+// unsigned). Each is a function at file scope, op2_NAME, whose parameters
+// convert the arguments as C's prototype does, and a macro NAME calling
+// it: the built-in is called at file scope, where a kernel's local of its
+// name (double round = ...; lround(x)) cannot hide it. frexpf, modff and
+// remquof, which take pointers in any address space, stay macros.
 func openCLLibrary() []Macro {
 	var lib []Macro
+	// fn defines name as op2_name(params) returning ret, the value of
+	// call, whose arguments are the parameters a, b, c.
+	fn := func(name, ret string, params []string, call string) {
+		var decl, args []string
+		for k, t := range params {
+			v := string(rune('a' + k))
+			decl = append(decl, t+" op2_"+v)
+			args = append(args, v)
+			call = strings.ReplaceAll(call, "$"+v, "op2_"+v)
+		}
+		lib = append(lib, Macro{name, fmt.Sprintf("static %s op2_%s(%s) { return %s; }\n#define %s(%s) op2_%s(%s)",
+			ret, name, strings.Join(decl, ", "), call, name, strings.Join(args, ", "), name, strings.Join(args, ", "))})
+	}
 	def := func(name, params, body string) {
 		lib = append(lib, Macro{name, "#define " + name + "(" + params + ") " + body})
 	}
 	for _, f := range strings.Fields(`acos asin atan cos sin tan acosh asinh atanh cosh sinh tanh
 		exp exp2 expm1 log log10 log1p log2 logb cbrt fabs sqrt erf erfc lgamma tgamma
 		ceil floor rint round trunc`) {
-		def(f+"f", "x", f+"((float)(x))")
+		fn(f+"f", "float", []string{"float"}, f+"($a)")
 	}
 	for _, f := range strings.Fields(`atan2 hypot pow fmod remainder copysign nextafter fdim fmax fmin`) {
-		def(f+"f", "x, y", f+"((float)(x), (float)(y))")
+		fn(f+"f", "float", []string{"float", "float"}, f+"($a, $b)")
 	}
-	def("fmaf", "x, y, z", "fma((float)(x), (float)(y), (float)(z))")
-	def("ilogbf", "x", "ilogb((float)(x))")
-	def("nearbyint", "x", "rint((double)(x))")
-	def("nearbyintf", "x", "rint((float)(x))")
+	fn("fmaf", "float", []string{"float", "float", "float"}, "fma($a, $b, $c)")
+	fn("ilogbf", "int", []string{"float"}, "ilogb($a)")
+	fn("nearbyint", "double", []string{"double"}, "rint($a)")
+	fn("nearbyintf", "float", []string{"float"}, "rint($a)")
 	// ldexp, frexp, modf and remquo themselves are OpenCL C's (and may
 	// be the driver's macros, which a definition here would replace).
-	def("ldexpf", "x, n", "ldexp((float)(x), (int)(n))")
+	fn("ldexpf", "float", []string{"float", "int"}, "ldexp($a, $b)")
 	def("frexpf", "x, e", "frexp((float)(x), e)")
 	def("modff", "x, i", "modf((float)(x), i)")
 	def("remquof", "x, y, q", "remquo((float)(x), (float)(y), q)")
 	for _, t := range []struct{ suffix, typ string }{{"", "double"}, {"f", "float"}} {
-		def("scalbn"+t.suffix, "x, n", "ldexp(("+t.typ+")(x), (int)(n))")
+		fn("scalbn"+t.suffix, t.typ, []string{t.typ, "int"}, "ldexp($a, $b)")
 		for _, r := range []string{"round", "rint"} {
-			def("l"+r+t.suffix, "x", "((long)"+r+"(("+t.typ+")(x)))")
-			def("ll"+r+t.suffix, "x", "((long)"+r+"(("+t.typ+")(x)))")
+			fn("l"+r+t.suffix, "long", []string{t.typ}, "(long)"+r+"($a)")
+			fn("ll"+r+t.suffix, "long", []string{t.typ}, "(long)"+r+"($a)")
 		}
 	}
 	// The driver may define abs as a macro (PoCL does): C's is defined
