@@ -23,10 +23,11 @@ var undeclaredRE = regexp.MustCompile(`(?:[‘']([A-Za-z_][A-Za-z0-9_]*)[’'] (
 // the user's to declare). A loop's program compiles the kernel's whole
 // source, every function in it, with the Consts declared when the loop
 // was bound; a Const one of them reads that was declared later (or not at
-// all) is such an identifier. Names the source declares at file scope
-// (its functions: a device compiler may not know one used as a value)
-// and the library functions a device build found missing
-// (DeviceBuildError.Missing) are not.
+// all) is such an identifier. The functions the source declares or
+// defines (a device compiler may not know one used as a value) and the
+// library functions a device build found missing
+// (DeviceBuildError.Missing) are not; a file-scope variable's initializer
+// or a default argument naming a Const is.
 func Undeclared(l *Loop, err error) []string {
 	if err == nil || l.Kernel.Info == nil {
 		return nil
@@ -37,10 +38,11 @@ func Undeclared(l *Loop, err error) []string {
 		missing = de.Missing
 	}
 	info := l.Kernel.Info
+	functions := fileScopeFunctions(info.Blanked)
 	var names []string
 	for _, m := range undeclaredRE.FindAllStringSubmatch(err.Error(), -1) {
 		name := m[1] + m[2] + m[3]
-		if info.Idents[name] && !info.TopLevel[name] && !slices.Contains(missing, name) && !slices.Contains(names, name) {
+		if info.Idents[name] && !functions[name] && !slices.Contains(missing, name) && !slices.Contains(names, name) {
 			names = append(names, name)
 		}
 	}
@@ -68,4 +70,68 @@ func UndeclaredError(l *Loop, err error) error {
 	return fmt.Errorf("%s: kernel %q: its source uses %s not declared: if %s with NewConst before the first loop that compiles this source "+
 		"(a loop compiles the kernel's whole source, its other functions too, with the Consts declared at that moment; no Const of that name was declared then); the compiler's messages:\n%w",
 		l.Name(), l.Kernel.Name, what, it, err)
+}
+
+// fileScopeFunctions returns the names the code (a kernel's source with
+// comments and literals blanked) declares or defines as functions at
+// file scope: a name followed by "(" outside braces, parentheses and
+// directives (static double f(double v), double g(void);). Names called
+// in a file-scope initializer count too (exp in = exp(1.0)), which are
+// no Consts either.
+func fileScopeFunctions(code string) map[string]bool {
+	out := map[string]bool{}
+	braces, parens := 0, 0
+	lineStart := true
+	for i := 0; i < len(code); i++ {
+		c := code[i]
+		switch {
+		case c == '\n':
+			lineStart = true
+			continue
+		case c == '#' && lineStart:
+			for i < len(code) && code[i] != '\n' { // a directive, continued lines joined
+				if code[i] == '\\' && i+1 < len(code) && code[i+1] == '\n' {
+					i++
+				}
+				i++
+			}
+			lineStart = true
+			continue
+		case c == ' ' || c == '\t' || c == '\r':
+			continue
+		}
+		lineStart = false
+		switch c {
+		case '{':
+			braces++
+		case '}':
+			braces--
+		case '(':
+			parens++
+		case ')':
+			parens--
+		}
+		if !isIdentByte(c, true) || i > 0 && isIdentByte(code[i-1], false) {
+			continue
+		}
+		j := i
+		for j < len(code) && isIdentByte(code[j], false) {
+			j++
+		}
+		k := j
+		for k < len(code) && (code[k] == ' ' || code[k] == '\t' || code[k] == '\n' || code[k] == '\r') {
+			k++
+		}
+		if braces == 0 && parens == 0 && k < len(code) && code[k] == '(' {
+			out[code[i:j]] = true
+		}
+		i = j - 1
+	}
+	return out
+}
+
+// isIdentByte reports whether c may be in a C identifier (first: may
+// start one).
+func isIdentByte(c byte, first bool) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || !first && c >= '0' && c <= '9'
 }

@@ -60,14 +60,16 @@ func TestUndeclared(t *testing.T) {
 // a value) and a library function a device build found missing are not
 // reported as possibly undeclared Consts.
 func TestUndeclaredLeavesOutFunctions(t *testing.T) {
-	info := &KernelInfo{Idents: map[string]bool{}, TopLevel: map[string]bool{"first": true, "k": true}}
-	for _, id := range strings.Fields("first k j0 grav") {
+	info := &KernelInfo{Idents: map[string]bool{}, Blanked: "#define G \\\n  2\nstatic double first(const double *p);\nstatic const double g2 = 2 * zgam;\n" +
+		"static double scale(double v, double g = zscale) { return v * g; }\nvoid k(double *x) { *x = first(x) + g2 + scale(*x) + grav; }"}
+	for _, id := range strings.Fields("first k j0 grav zgam zscale") {
 		info.Idents[id] = true
 	}
 	l := &Loop{Kernel: &Kernel{Name: "k", Info: info}, Set: &Set{Name: "s"}}
-	log := "use of undeclared identifier 'first'\nuse of undeclared identifier 'j0'\nuse of undeclared identifier 'grav'"
+	log := "use of undeclared identifier 'first'\nuse of undeclared identifier 'j0'\nuse of undeclared identifier 'grav'\n" +
+		"use of undeclared identifier 'zgam'\nuse of undeclared identifier 'zscale'"
 	err := &DeviceBuildError{API: "OpenCL", Log: log, Missing: []string{"j0"}, Err: errors.New("build failed")}
-	if got := Undeclared(l, err); !slices.Equal(got, []string{"grav"}) {
-		t.Errorf("Undeclared = %q, want [grav]", got)
+	if got := Undeclared(l, err); !slices.Equal(got, []string{"grav", "zgam", "zscale"}) {
+		t.Errorf("Undeclared = %q, want [grav zgam zscale]: a function the source declares and a missing library function are left out, Consts in initializers and default arguments are not", got)
 	}
 }
