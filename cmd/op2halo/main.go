@@ -181,7 +181,10 @@ func main() {
 	}
 	if err == nil {
 		var rs []int
-		if rs, err = rankCounts(rankList); err == nil {
+		if rs, err = rankCounts(rankList); err == nil && !ranksSet {
+			rs = fitting(rs, sc) // the default counts: those each mesh can take
+		}
+		if err == nil {
 			stdout := &regfile.ErrWriter{W: os.Stdout}
 			if err = run(stdout, sc, rs, strings.Split(*parts, ","), m, sp); err == nil && stdout.Err() != nil {
 				err = fmt.Errorf("writing standard output: %w", stdout.Err())
@@ -223,6 +226,26 @@ func rankCounts(s string) ([]int, error) {
 // partitioners are the partitioners the model lays the mesh out with
 // (dist.Partitioning's kinds that need nothing but the mesh).
 var partitioners = []string{"block", "rcb", "metis"}
+
+// fitting returns the rank counts of rs no larger than the cells of
+// every mesh of scales, or rs when none is (check then says why).
+func fitting(rs []int, scales []float64) []int {
+	var out []int
+	for _, r := range rs {
+		fits := true
+		for _, scale := range scales {
+			ni, nj := meshSize(scale)
+			fits = fits && r <= 3*ni*nj
+		}
+		if fits {
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		return rs
+	}
+	return out
+}
 
 // check refuses, before any work, a partitioner run does not know and a
 // number of ranks larger than a mesh's cells (each rank must own some:

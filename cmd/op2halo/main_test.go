@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -161,5 +162,17 @@ func TestSpreadSteps(t *testing.T) {
 		if s := strings.Join(got, ", "); s != tc.want {
 			t.Errorf("from set %d: %s, want %s", tc.given, s, tc.want)
 		}
+	}
+}
+
+// TestDefaultRanksFit: the default rank counts (-startup's go to 1024)
+// are those every mesh of -scale can take; a -ranks the user gave is
+// checked as given.
+func TestDefaultRanksFit(t *testing.T) {
+	if got := fitting([]int{1, 2, 64, 128, 1024}, []float64{1, 1e-4}); !slices.Equal(got, []int{1, 2, 64}) {
+		t.Errorf("fitting = %v, want [1 2 64] (the 0.0001× mesh has 72 cells)", got)
+	}
+	if got := fitting([]int{128}, []float64{1e-4}); !slices.Equal(got, []int{128}) {
+		t.Errorf("fitting with none fitting = %v, want the counts as given, for check to refuse", got)
 	}
 }

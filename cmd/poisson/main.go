@@ -367,7 +367,7 @@ func report(o options, res *poisson.Result, dim int, out io.Writer) error {
 		}
 	}
 	if !res.Info.Converged {
-		return fmt.Errorf("the solver did not converge (%s) in %d iterations: raise -maxits, or -rtol", res.Info.Reason, res.Info.Iterations)
+		return fmt.Errorf("the solver did not converge: %s; raise -maxits, or -rtol", res.Info.Reason)
 	}
 	return nil
 }
