@@ -144,7 +144,7 @@ func main() {
 	flag.Float64Var(&m.stepMs, "step-ms", 23.1, "one Runge-Kutta step on one rank of the 1× mesh, in ms (docs/history/perf-notebook-2026-11-25.md: 46.2 s for 1000 iterations of 2 steps, sequential)")
 	flag.Float64Var(&m.latencyUs, "latency-us", 1.5, "network latency per message, in µs")
 	flag.Float64Var(&m.bandwidthGBs, "bandwidth-gbs", 12, "network bandwidth per rank, in GB/s")
-	startup := flag.Bool("startup", false, "also model the start-up (read, partition, migrate, layout, values) per rank; -ranks defaults to 1,2,4,...,1024")
+	startup := flag.Bool("startup", false, "also model the start-up (read, partition, migrate, layout, values) per rank; -ranks defaults to 1,2,4,...,1024 (those each -scale mesh can take)")
 	var c startupCosts
 	flag.Float64Var(&c.readParseNs, "read-parse-ns", 124, "start-up: ns per line of the ASCII mesh file a rank parses (its block)")
 	flag.Float64Var(&c.readSkipNs, "read-skip-ns", 11, "start-up: ns per line of the file a rank passes over")
