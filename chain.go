@@ -130,16 +130,22 @@ func (r *Runtime) Chain(fn func() error) error {
 	if fn == nil {
 		return errors.New("op2: Chain: the function is nil")
 	}
-	lock(forNoData, "Runtime.Chain")
-	err := r.e.OpenChain()
-	unlock()
+	// Each lock is released by a defer: a panic (r nil) must not leave
+	// it held, which would stop every later call.
+	err := func() error {
+		lock(forNoData, "Runtime.Chain")
+		defer unlock()
+		return r.e.OpenChain()
+	}()
 	if err != nil {
 		return err
 	}
 	ferr := r.chainScope(fn)
-	err = lock(forCollective, "Runtime.Chain")
-	err = rt.proc.TakeFindings(err) // check mode findings kept on several ranks
-	unlock()
+	err = func() error {
+		err := lock(forCollective, "Runtime.Chain")
+		defer unlock()
+		return rt.proc.TakeFindings(err) // check mode findings kept on several ranks
+	}()
 	switch {
 	case ferr == nil:
 		return err
@@ -154,8 +160,8 @@ func (r *Runtime) Chain(fn func() error) error {
 func (r *Runtime) chainScope(fn func() error) error {
 	defer func() {
 		lock(forNoData, "Runtime.Chain")
+		defer unlock()
 		r.e.CloseChain()
-		unlock()
 	}()
 	return fn()
 }

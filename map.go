@@ -133,16 +133,18 @@ func NewPermutedMap(m *Map, perm []int, name string) (*Map, error) {
 		}
 		seen[p] = true
 	}
-	lock(forNoData, "NewPermutedMap")
-	partitioned := rt.proc.Partitioned()
-	table := m.c.Table
-	values := make([]int32, len(table))
-	for e := 0; e < len(table)/ar; e++ {
-		for j, p := range perm {
-			values[e*ar+j] = table[e*ar+p]
+	partitioned, values := func() (bool, []int32) {
+		lock(forNoData, "NewPermutedMap")
+		defer unlock()
+		table := m.c.Table
+		values := make([]int32, len(table))
+		for e := 0; e < len(table)/ar; e++ {
+			for j, p := range perm {
+				values[e*ar+j] = table[e*ar+p]
+			}
 		}
-	}
-	unlock()
+		return rt.proc.Partitioned(), values
+	}()
 	if partitioned {
 		return derivedMap(setOf(m.c.From), setOf(m.c.To), ar, values, name), nil
 	}

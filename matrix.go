@@ -500,11 +500,14 @@ func (A *Mat[T]) Gather() (rowptr, colidx []int32, vals []T, err error) {
 	if R >= math.MaxInt32 || C >= math.MaxInt32 {
 		return nil, nil, nil, fmt.Errorf("op2: %s: Gather: %d×%d scalar rows and columns exceed the int32 indices of the gathered form", A.s.Matrix, R, C)
 	}
-	msg, err := []byte(nil), lock(forCollective, "Mat.Gather")
-	if err == nil {
-		msg, err = engine.DeclaredEntries(rt.proc.Process, A.engine(), &sp.rows.c, &sp.cols.c)
-	}
-	unlock()
+	msg, err := func() ([]byte, error) {
+		err := lock(forCollective, "Mat.Gather")
+		defer unlock()
+		if err != nil {
+			return nil, err
+		}
+		return engine.DeclaredEntries(rt.proc.Process, A.engine(), &sp.rows.c, &sp.cols.c)
+	}()
 	var c matrix.Comm
 	if distributed {
 		// Collective: every rank learns of a rank that cannot send its

@@ -259,14 +259,17 @@ func nativeAPI(A *Mat[float64], r *Runtime) solver.API[*Dat[float64], *Global[fl
 		Mult: func(x, y *Dat[float64]) error { return A.mult(r, x, y, "Solver.Solve") },
 		InverseDiagonal: func() (vals []float64, row, comp int, err error) {
 			row = -1
-			if err = lock(forCollective, "Solver.Solve"); err == nil {
-				err = A.s.HostAccess(false)
-			}
-			if err == nil {
-				vals = make([]float64, sp.pat.NRows*sp.rdim)
-				row, comp = A.block().InverseDiagonal(vals)
-			}
-			unlock()
+			func() {
+				err = lock(forCollective, "Solver.Solve")
+				defer unlock()
+				if err == nil {
+					err = A.s.HostAccess(false)
+				}
+				if err == nil {
+					vals = make([]float64, sp.pat.NRows*sp.rdim)
+					row, comp = A.block().InverseDiagonal(vals)
+				}
+			}()
 			if w, _ := mpiWorld(); w != nil && w.Size() > 1 {
 				// Collective: a rank whose rows hold a zero diagonal
 				// entry (or that failed) says so to every rank, before

@@ -45,13 +45,13 @@ func globalNumbers(sp *Sparsity, nums []int32) ([]int32, error) {
 		return nil, err
 	}
 	err = lock(forCollective, "Solver.Solve")
+	defer unlock()
 	if err == nil {
 		err = g.s.HostAccess(false)
 	}
 	if err == nil {
 		nums = append([]int32(nil), g.data[:sp.pat.NCols]...)
 	}
-	unlock()
 	return nums, err
 }
 

@@ -130,10 +130,11 @@ func NewSubset(set IterationSet, indices []int32) (*Subset, error) {
 func newDistributedSubset(w dist.World, parent *Set, owned []int32, bad error) (*Subset, error) {
 	what := fmt.Sprintf("subset of set %q", parent.c.Name)
 	lock(forNoData, "NewSubset")
-	if bad == nil && !rt.proc.Partitioned() {
+	partitioned := rt.proc.Partitioned()
+	unlock()
+	if bad == nil && !partitioned {
 		bad = fmt.Errorf("op2: %s: in a distributed run subsets are declared after op2.Partition, each rank naming its owned elements in its own numbering", what)
 	}
-	unlock()
 	if err := mpiFatal(dist.AgreeStep(w, what, bad)); err != nil {
 		return nil, fmt.Errorf("op2: %w", err)
 	}

@@ -56,10 +56,27 @@ func ForStorage(s *core.Storage) Mode { return Mode{kind: lockStorage, s: s} }
 // access to data, in mode m, for the API call named caller (as "Dat.Data"
 // or "Wait": the name a *op2.ChainAccessError gives): the one place it is
 // taken. It returns with the lock held whether or not the recorded loops
-// ran.
-func (p *Process) Lock(m Mode, caller string) error {
+// ran; a Go panic while they run releases it (the panic goes on), so that
+// a program that recovers can go on calling op2.
+func (p *Process) Lock(m Mode, caller string) (err error) {
 	p.mu.Lock()
 	p.caller = caller
+	if m.kind == lockNoData {
+		return nil
+	}
+	held := false
+	defer func() {
+		if !held {
+			p.mu.Unlock()
+		}
+	}()
+	err = p.lockRun(m, caller)
+	held = true
+	return err
+}
+
+// lockRun is what Lock does with the recorded loops, under the lock.
+func (p *Process) lockRun(m Mode, caller string) error {
 	switch m.kind {
 	case lockData:
 		return p.Force()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"unsafe"
@@ -237,6 +238,26 @@ func (p *Process) runQueue() error {
 	q := &p.queue
 	n := q.n
 	q.n = 0 // a loop never records while the queue runs, but be sure
+	// A Go panic on the way (a logger's handler, a bug) leaves the queue
+	// empty and its slots released, and the next call that forces gets
+	// an error saying which loops may not have run: the panic goes on.
+	finished := false
+	defer func() {
+		if !finished {
+			first := ""
+			for _, e := range q.slots[:n] {
+				if e.isLoop() {
+					first = ": the first " + e.Loop.Name()
+					break
+				}
+			}
+			for _, e := range q.slots[:n] {
+				e.Release()
+			}
+			q.steps = q.steps[:0]
+			q.failed = p.api.Internal(fmt.Errorf("a Go panic while the recorded loops ran (%d recorded%s): some of them may not have run, and the data they modify may be stale", n, first))
+		}
+	}()
 	// On several ranks, loops recorded in lazy mode agreed when they
 	// were issued and send nothing (chain_mpi.go); a chain's did not.
 	p.ahead = p.multiRank() && p.distQueued == 0
@@ -288,6 +309,7 @@ func (p *Process) runQueue() error {
 		}
 	}
 	q.steps = q.steps[:0]
+	finished = true
 	return err
 }
 

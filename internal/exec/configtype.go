@@ -131,7 +131,8 @@ type Config struct {
 	// handler on standard error when OP2_LOG names a level, else none):
 	// backends opened, programs compiled, MPI initialised at Info; cache
 	// hits and plans at Debug; failed builds and ignored tuning files at
-	// Warn.
+	// Warn. Its handler runs while GoOP2 holds its lock: it must not call
+	// GoOP2 (the call would wait for ever).
 	Logger *slog.Logger
 	// Checkpoint turns on automatic checkpoints, OP2's checkpointing:
 	// every CheckpointEvery the run saves an op2.Checkpoint to this path,

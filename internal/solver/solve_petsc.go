@@ -63,29 +63,32 @@ func (ps *PETSc) Solve(c *PETScSolve) (Info, error) {
 	}
 
 	n := c.NRows * c.Dim
-	err = c.Lock()
-	if err == nil {
-		err = c.A.HostAccess(false)
-	}
-	if err == nil {
-		err = c.B.HostAccess(false)
-	}
-	if err == nil && c.Opts.InitialGuessNonzero {
-		err = c.X.HostAccess(true)
-	} else if err == nil {
-		c.X.WriteOnly() // PETSc starts from zero: x's values are not read
-	}
-	if err == nil {
-		dist.HostWrite(c.X)
-	}
-	// Whatever failed here fails on this rank alone: agreed before any
-	// collective.
-	err = dist.AgreeStep(w, "PETSc solve", err)
 	var res petsc.Result
-	if err == nil {
-		res, err = sys.Solve(*c.Vals, (*c.XV)[:n], (*c.BV)[:n])
-	}
-	c.Unlock()
+	err = func() error {
+		err := c.Lock()
+		defer c.Unlock() // a panic on the way must not leave the lock held
+		if err == nil {
+			err = c.A.HostAccess(false)
+		}
+		if err == nil {
+			err = c.B.HostAccess(false)
+		}
+		if err == nil && c.Opts.InitialGuessNonzero {
+			err = c.X.HostAccess(true)
+		} else if err == nil {
+			c.X.WriteOnly() // PETSc starts from zero: x's values are not read
+		}
+		if err == nil {
+			dist.HostWrite(c.X)
+		}
+		// Whatever failed here fails on this rank alone: agreed before
+		// any collective.
+		err = dist.AgreeStep(w, "PETSc solve", err)
+		if err == nil {
+			res, err = sys.Solve(*c.Vals, (*c.XV)[:n], (*c.BV)[:n])
+		}
+		return err
+	}()
 	if err != nil {
 		return Info{}, fmt.Errorf("Solve with PETSc (%s): %w", c.Matrix, c.Fatal(err))
 	}
