@@ -193,16 +193,30 @@ func savedAttr(t *testing.T, path, name string) bool {
 // file that is not an automatic checkpoint is refused at the first loop.
 func TestAutoCheckpointBadPath(t *testing.T) {
 	needHDF5(t)
+	cache := os.Getenv("OP2_CACHE_DIR")
+	// A folder that does not exist is refused when configured.
+	missing := filepath.Join(t.TempDir(), "no", "such", "dir", "c.ckpt")
+	if err := op2.Configure(op2.Config{CacheDir: cache, Checkpoint: missing}); err == nil || !strings.Contains(err.Error(), "no/such/dir") {
+		t.Errorf("Configure with Checkpoint %s: %v, want an error naming the folder", missing, err)
+	}
+	gone := filepath.Join(t.TempDir(), "gone")
+	check(t, os.Mkdir(gone, 0o755))
 	for _, c := range []struct {
 		name, path, want string
+		later            bool // the loops after the failing one run
 	}{
-		{"unwritable", filepath.Join(t.TempDir(), "no", "such", "dir", "c.ckpt"), "no/such/dir"},
-		{"not-automatic", writeManualCheckpoint(t), "not written by an automatic checkpoint"},
+		// A folder removed after Configure: the loop the checkpoint is
+		// due before fails, naming the file; the next checkpoint comes
+		// an interval later, and the loops in between run.
+		{"folder-removed", filepath.Join(gone, "c.ckpt"), "gone/c.ckpt", true},
+		{"not-automatic", writeManualCheckpoint(t), "not written by an automatic checkpoint", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cache := os.Getenv("OP2_CACHE_DIR")
-			check(t, op2.Configure(op2.Config{CacheDir: cache, Checkpoint: c.path, CheckpointEvery: "2"}))
+			check(t, op2.Configure(op2.Config{CacheDir: cache, Checkpoint: c.path, CheckpointEvery: "4"}))
 			defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) }()
+			if c.name == "folder-removed" {
+				check(t, os.Remove(gone))
+			}
 			r := newCkptRun(t)
 			defer r.k.Remove()
 			var err error
@@ -211,6 +225,11 @@ func TestAutoCheckpointBadPath(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("loops with OP2_CHECKPOINT=%s: %v, want an error saying %q", c.path, err, c.want)
+			}
+			if c.later {
+				if err := r.step(); err != nil {
+					t.Errorf("the loop after the failed checkpoint: %v, want it to run", err)
+				}
 			}
 		})
 	}

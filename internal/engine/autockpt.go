@@ -692,12 +692,15 @@ func (a *autoCkpt) save(l *core.Loop, idx int64, later map[uint64]bool) error {
 	}
 	start := time.Now()
 	cs, err := checkpoint.Begin(a.rt.program(), a.path, state, deferred)
-	if err != nil {
-		return err
-	}
+	// Written or not, the next checkpoint comes after another interval:
+	// a file that cannot be written fails this loop, not every loop after
+	// it (each retrying).
 	a.left = max(len(a.seq), 1)
 	a.seq, a.target, a.omit = nil, -1, nil
 	a.since, a.sinceN = time.Now(), idx
+	if err != nil {
+		return err
+	}
 	attrs := []slog.Attr{slog.String("file", a.path), slog.Int64("loop", idx),
 		slog.Int("dats_decided_later", len(cs.Deferred)), slog.Float64("seconds", time.Since(start).Seconds()),
 		slog.Int64("restart_runs_loops", rerun[0])}
