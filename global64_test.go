@@ -65,3 +65,44 @@ func must2[A, B any](a A, b B, err error) (A, B) {
 	}
 	return a, b
 }
+
+// TestInt64Spellings: a kernel may spell its 64-bit integers long long,
+// long or int64_t (long on Linux), which are different types to the C
+// compiler's aliasing rules: the generated code's long long accumulator,
+// written through the kernel's int64_t pointer, came back 0 from the
+// scalar code (GCC took the kernel's stores for no change to it). Int64
+// Globals reduced and Dats incremented through a map come out the same
+// for every spelling, every host backend and SIMD setting.
+func TestInt64Spellings(t *testing.T) {
+	defer func() { check(t, op2.Configure(op2.Config{})) }()
+	const n = 203
+	for _, typ := range []string{"long long", "long", "int64_t"} {
+		for _, backend := range hostBackends {
+			for _, simd := range []string{"off", "8"} {
+				check(t, op2.Configure(op2.Config{Backend: backend, SIMD: simd}))
+				s := must(op2.NewSet(n, "s"))
+				nodes := must(op2.NewSet(n, "nodes"))
+				table := make([]int32, 2*n)
+				v := make([]int64, n)
+				for i := range v {
+					v[i] = int64(i)
+					table[2*i], table[2*i+1] = int32(i), int32((i+1)%n)
+				}
+				m := must(op2.NewMap(s, nodes, 2, table, "ring"))
+				a := must(op2.NewDat(s, 1, v, "a"))
+				acc := must(op2.NewDat[int64](nodes, 1, nil, "acc"))
+				sum := must(op2.NewGlobal[int64](1, nil, "sum"))
+				hi := must(op2.NewGlobal[int64](1, []int64{-1}, "hi"))
+				src := "#include <stdint.h>\nvoid k(const " + typ + " *a, " + typ + " *s, " + typ + " *hi, " + typ + " *p, " + typ + " *q) {\n" +
+					"  *s += a[0]*a[0]; if (a[0] > *hi) *hi = a[0]; *p += a[0]; *q += 2*a[0];\n}"
+				check(t, op2.ParLoop(op2.NewKernel(src, "k"), s, a.Arg(op2.Read), sum.Arg(op2.Inc), hi.Arg(op2.Max),
+					acc.ArgMap(op2.Inc, m, 0), acc.ArgMap(op2.Inc, m, 1)))
+				got := acc.DataRO()
+				if sum.Value() != 2767905 || hi.Value() != n-1 || got[1] != 1+2*0 || got[0] != 0+2*(n-1) {
+					t.Errorf("%s, %s, SIMD %s: sum %d (want 2767905), max %d (want %d), acc[0:2] %v (want [%d 1])",
+						typ, backend, simd, sum.Value(), hi.Value(), n-1, got[:2], 2*(n-1))
+				}
+			}
+		}
+	}
+}

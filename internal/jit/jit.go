@@ -751,6 +751,14 @@ func cpuIdentity() string {
 	return model + " " + hex.EncodeToString(sum[:8])
 }
 
+// buildFlags are the flags of every build, after the configured and the
+// extra ones: a shared library exporting only what is marked; and no
+// type-based aliasing, since generated code and a kernel may name one
+// type two ways (long long and int64_t, which is long: under it an int64
+// Global reduced through an int64_t parameter came back 0) or a kernel
+// may pun a value's bits through another pointer type.
+var buildFlags = []string{"-fPIC", "-shared", "-fvisibility=hidden", "-fno-strict-aliasing"}
+
 // Key returns the cache key of a build of src with extra flags.
 func (c *Compiler) Key(src string, extra []string) (string, error) {
 	id, err := c.identity()
@@ -759,6 +767,10 @@ func (c *Compiler) Key(src string, extra []string) (string, error) {
 	}
 	h := sha256.New()
 	h.Write([]byte("goop2-jit-v2\x00"))
+	for _, f := range buildFlags {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+	}
 	h.Write([]byte(id))
 	h.Write([]byte{0})
 	for _, f := range c.Flags {
@@ -918,7 +930,7 @@ func (c *Compiler) runCompiler(tmpSrc, tmpLib, srcPath string, extra []string, r
 	args := append([]string{}, c.argv[1:]...)
 	args = append(args, c.Flags...)
 	args = append(args, extra...)
-	args = append(args, "-fPIC", "-shared", "-fvisibility=hidden")
+	args = append(args, buildFlags...)
 	if c.CXX {
 		args = append(args, "-x", "c++")
 	}
