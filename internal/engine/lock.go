@@ -61,8 +61,9 @@ func ForStorage(s *core.Storage) Mode { return Mode{kind: lockStorage, s: s} }
 func (p *Process) Lock(m Mode, caller string) (err error) {
 	p.mu.Lock()
 	p.caller = caller
-	if m.kind == lockNoData {
-		return nil
+	q := &p.queue
+	if m.kind == lockNoData || m.kind != lockCollective && q.n == 0 && q.failed == nil {
+		return nil // nothing recorded to run or refuse (Force would return at once)
 	}
 	held := false
 	defer func() {

@@ -241,30 +241,14 @@ func (p *Process) runQueue() error {
 	// A Go panic on the way (a logger's handler, a bug) leaves the queue
 	// empty and its slots released, and the next call that forces gets
 	// an error saying which loops may not have run: the panic goes on.
-	finished := false
-	defer func() {
-		if !finished {
-			first := ""
-			for _, e := range q.slots[:n] {
-				if e.isLoop() {
-					first = ": the first " + e.Loop.Name()
-					break
-				}
-			}
-			for _, e := range q.slots[:n] {
-				e.Release()
-			}
-			q.steps = q.steps[:0]
-			q.failed = p.api.Internal(fmt.Errorf("a Go panic while the recorded loops ran (%d recorded%s): some of them may not have run, and the data they modify may be stale", n, first))
-		}
-	}()
+	running := true
+	defer p.endRun(n, &running)
 	// On several ranks, loops recorded in lazy mode agreed when they
 	// were issued and send nothing (chain_mpi.go); a chain's did not.
 	p.ahead = p.multiRank() && p.distQueued == 0
 	p.plan(n)
-	err := p.beginChain()
-	defer p.endChain()
-	var finding error // the first check mode finding let through (letThrough), at entry found
+	err := p.beginChain() // endRun ends it
+	var finding error     // the first check mode finding let through (letThrough), at entry found
 	found := 0
 	for k := 0; k < len(q.steps); {
 		if err != nil {
@@ -309,8 +293,33 @@ func (p *Process) runQueue() error {
 		}
 	}
 	q.steps = q.steps[:0]
-	finished = true
+	running = false
 	return err
+}
+
+// endRun, deferred by runQueue (one defer: each costs on every forced
+// loop), ends the chain's run (endChain) and cleans up after a Go panic
+// while the n recorded entries ran (*running still set): the slots
+// released, the steps dropped, and an error kept for the next call that
+// forces.
+func (p *Process) endRun(n int, running *bool) {
+	p.endChain()
+	if !*running {
+		return
+	}
+	q := &p.queue
+	first := ""
+	for _, e := range q.slots[:n] {
+		if e.isLoop() {
+			first = ": the first " + e.Loop.Name()
+			break
+		}
+	}
+	for _, e := range q.slots[:n] {
+		e.Release()
+	}
+	q.steps = q.steps[:0]
+	q.failed = p.api.Internal(fmt.Errorf("a Go panic while the recorded loops ran (%d recorded%s): some of them may not have run, and the data they modify may be stale", n, first))
 }
 
 // step is what the queue runs for recorded entries [i, end): one loop or
