@@ -47,7 +47,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -72,7 +71,7 @@ func main() {
 	var o options
 	defineFlags(flag.CommandLine, &o)
 	flag.Parse()
-	if err := emptyOutput(flag.CommandLine, "vtk"); err != nil {
+	if err := regfile.EmptyOutput(flag.CommandLine, "vtk"); err != nil {
 		fmt.Fprintln(os.Stderr, "advect:", err)
 		os.Exit(2)
 	}
@@ -358,17 +357,4 @@ func sizes(fs []unstructured.Facets) int {
 		n += f.Set.GlobalSize()
 	}
 	return n
-}
-
-// emptyOutput returns an error naming the first of the output flags
-// names that fs's command line set to "": a path naming no file (left
-// out, such a flag writes nothing; given empty, it is a mistake).
-func emptyOutput(fs *flag.FlagSet, names ...string) error {
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		if err == nil && slices.Contains(names, f.Name) && f.Value.String() == "" {
-			err = fmt.Errorf("-%s \"\": an empty output path names no file", f.Name)
-		}
-	})
-	return err
 }

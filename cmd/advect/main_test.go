@@ -18,6 +18,7 @@ import (
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/internal/gmshtest"
 	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/regfile"
 	"github.com/goop2/op2/internal/testcache"
 	"github.com/goop2/op2/internal/testreq"
 	"github.com/goop2/op2/vtk"
@@ -406,7 +407,7 @@ func TestEmptyOutput(t *testing.T) {
 		if err := fs.Parse(c.args); err != nil {
 			t.Fatal(err)
 		}
-		err := emptyOutput(fs, "vtk")
+		err := regfile.EmptyOutput(fs, "vtk")
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%q: %v, want %q", c.args, err, c.want)
 		}

@@ -78,7 +78,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -154,7 +153,7 @@ func main() {
 	flag.BoolVar(&o.startup, "startup", false, "every rank prints the time and peak memory of reading or generating its block of the mesh and of partitioning it (with -checkpoint, also what a checkpoint write added to its memory)")
 	flag.StringVar(&o.renumber, "renumber", "auto", "renumber the mesh for locality before the first iteration: rcm (reverse Cuthill–McKee on the cells), rcb (recursive coordinate bisection of the cells' centres), rcb-nodes (of the nodes), none (the mesh's own numbering) or auto (rcm in one process when a map of the mesh has poor locality, op2.Map.Locality; none under MPI, where Partition orders each rank's part)")
 	flag.Parse()
-	if err := emptyOutput(flag.CommandLine, "write-mesh", "dump-q", "vtk", "checkpoint"); err != nil {
+	if err := regfile.EmptyOutput(flag.CommandLine, "write-mesh", "dump-q", "vtk", "checkpoint"); err != nil {
 		fmt.Fprintln(os.Stderr, "airfoil:", err)
 		os.Exit(2)
 	}
@@ -514,17 +513,4 @@ func writeDat(path string, v []float64, dim int) error {
 		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(x))
 	}
 	return regfile.WriteFile(path, buf)
-}
-
-// emptyOutput returns an error naming the first of the output flags
-// names that fs's command line set to "": a path naming no file (left
-// out, such a flag writes nothing; given empty, it is a mistake).
-func emptyOutput(fs *flag.FlagSet, names ...string) error {
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		if err == nil && slices.Contains(names, f.Name) && f.Value.String() == "" {
-			err = fmt.Errorf("-%s \"\": an empty output path names no file", f.Name)
-		}
-	})
-	return err
 }

@@ -136,7 +136,7 @@ func bench() {
 	gmshRead := flag.String("gmsh-read", "", "only measure the memory that reading a rank's part of this Gmsh mesh (.msh, or a CGNS file) takes, whole and streamed, for 2 and 4 ranks, in one process")
 	cpuProfile := flag.String("cpuprofile", "", "write a Go CPU profile of the run to this file (go tool pprof; MG-CFD's timed runs carry the label run=NAME, for -tagfocus)")
 	flag.Parse()
-	if err := emptyOutput(flag.CommandLine, "cpuprofile"); err != nil {
+	if err := regfile.EmptyOutput(flag.CommandLine, "cpuprofile"); err != nil {
 		fmt.Fprintln(os.Stderr, "op2bench:", err)
 		os.Exit(2)
 	}
@@ -1238,17 +1238,4 @@ func startCPUProfile(path string) (stop func(), err error) {
 			fmt.Fprintln(os.Stderr, "op2bench: -cpuprofile:", err)
 		}
 	}, nil
-}
-
-// emptyOutput returns an error naming the first of the output flags
-// names that fs's command line set to "": a path naming no file (left
-// out, such a flag writes nothing; given empty, it is a mistake).
-func emptyOutput(fs *flag.FlagSet, names ...string) error {
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		if err == nil && slices.Contains(names, f.Name) && f.Value.String() == "" {
-			err = fmt.Errorf("-%s \"\": an empty output path names no file", f.Name)
-		}
-	})
-	return err
 }

@@ -32,7 +32,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/goop2/op2/hdf5"
@@ -49,7 +48,7 @@ func main() {
 	out := flag.String("o", "", "output file: *.h5 or *.hdf5 for OP2's HDF5 layout, else ASCII (.gz compresses)")
 	flag.Usage = func() { usage(flag.CommandLine) }
 	flag.Parse()
-	if err := emptyOutput(flag.CommandLine, "o"); err != nil {
+	if err := regfile.EmptyOutput(flag.CommandLine, "o"); err != nil {
 		fmt.Fprintln(os.Stderr, "op2mesh:", err)
 		os.Exit(2)
 	}
@@ -142,17 +141,4 @@ func read(in string, ni, nj int) (*mesh.Mesh, error) {
 	}
 	defer f.Close()
 	return hdf5.ReadMesh(f)
-}
-
-// emptyOutput returns an error naming the first of the output flags
-// names that fs's command line set to "": a path naming no file (left
-// out, such a flag writes nothing; given empty, it is a mistake).
-func emptyOutput(fs *flag.FlagSet, names ...string) error {
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		if err == nil && slices.Contains(names, f.Name) && f.Value.String() == "" {
-			err = fmt.Errorf("-%s \"\": an empty output path names no file", f.Name)
-		}
-	})
-	return err
 }

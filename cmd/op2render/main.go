@@ -29,7 +29,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -51,7 +50,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if err := emptyOutput(flag.CommandLine, "o"); err != nil {
+	if err := regfile.EmptyOutput(flag.CommandLine, "o"); err != nil {
 		fmt.Fprintln(os.Stderr, "op2render:", err)
 		os.Exit(2)
 	}
@@ -234,17 +233,4 @@ func valueRange(m *Mesh, win Window) (lo, hi float64) {
 		return 0, 1
 	}
 	return lo, hi
-}
-
-// emptyOutput returns an error naming the first of the output flags
-// names that fs's command line set to "": a path naming no file (left
-// out, such a flag writes nothing; given empty, it is a mistake).
-func emptyOutput(fs *flag.FlagSet, names ...string) error {
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		if err == nil && slices.Contains(names, f.Name) && f.Value.String() == "" {
-			err = fmt.Errorf("-%s \"\": an empty output path names no file", f.Name)
-		}
-	})
-	return err
 }

@@ -56,7 +56,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/goop2/op2"
@@ -106,7 +105,7 @@ func main() {
 	flag.StringVar(&o.meshPath, "mesh", "", "read the mesh instead of generating it: a Gmsh FILE.msh, the FILE.h5 that op2mesh convert makes of one, or a CGNS FILE.cgns (under MPI each rank reads its blocks), of triangles, or of tetrahedra for the 3-D problem (its physical group \"boundary\" is the Dirichlet boundary, else every boundary facet), or Triangle's BASE.node (with boundary markers) and BASE.ele (-mesh BASE, BASE.node or BASE.ele)")
 	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the 2-D mesh as Triangle's BASE.node and BASE.ele (-write-mesh BASE or BASE.node), the Dirichlet nodes marked")
 	flag.Parse()
-	if err := emptyOutput(flag.CommandLine, "vtk", "write-mesh"); err != nil {
+	if err := regfile.EmptyOutput(flag.CommandLine, "vtk", "write-mesh"); err != nil {
 		fmt.Fprintln(os.Stderr, "poisson:", err)
 		os.Exit(2)
 	}
@@ -370,17 +369,4 @@ func report(o options, res *poisson.Result, dim int, out io.Writer) error {
 		return fmt.Errorf("the solver did not converge: %s; raise -maxits, or -rtol", res.Info.Reason)
 	}
 	return nil
-}
-
-// emptyOutput returns an error naming the first of the output flags
-// names that fs's command line set to "": a path naming no file (left
-// out, such a flag writes nothing; given empty, it is a mistake).
-func emptyOutput(fs *flag.FlagSet, names ...string) error {
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		if err == nil && slices.Contains(names, f.Name) && f.Value.String() == "" {
-			err = fmt.Errorf("-%s \"\": an empty output path names no file", f.Name)
-		}
-	})
-	return err
 }

@@ -11,7 +11,7 @@
 // (Pending, WriteWith, WriteFile): to a temporary file renamed into place;
 // and it tells when two paths name one file (SameFile), so that a program
 // refuses an output that would overwrite one of its inputs
-// (CheckOutputs).
+// (CheckOutputs), or an output flag given empty (EmptyOutput).
 package regfile
 
 import (

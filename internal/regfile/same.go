@@ -1,9 +1,11 @@
 package regfile
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Named is a path a program was given, with what gave it (a flag such
@@ -87,4 +89,17 @@ func sameError(a, b Named, what string) error {
 		return fmt.Errorf("%s and %s both name %s: %s", a.Flag, b.Flag, a.Path, what)
 	}
 	return fmt.Errorf("%s %s and %s %s are the same file: %s", a.Flag, a.Path, b.Flag, b.Path, what)
+}
+
+// EmptyOutput returns an error naming the first of the output flags
+// names that fs's command line set to "": a path naming no file (left
+// out, such a flag writes nothing; given empty, it is a mistake).
+func EmptyOutput(fs *flag.FlagSet, names ...string) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && slices.Contains(names, f.Name) && f.Value.String() == "" {
+			err = fmt.Errorf("-%s \"\": an empty output path names no file", f.Name)
+		}
+	})
+	return err
 }
