@@ -193,7 +193,7 @@ var Settings = []ConfigSetting{
 			}
 			return nil
 		})},
-	{Field: "CFlags", Env: "OP2_CFLAGS", Default: "`" + strings.Join(DefaultCFlags, " ") + "`", Doc: "the optimisation flags, replaced whole (the variable: separated by spaces; set and empty: none); flags named explicitly must compile; every build adds `-fno-strict-aliasing` (a kernel may spell a 64-bit integer `long` or `int64_t`, the generated code `long long`); without `-ffp-contract=off`, GCC on a CPU with FMA may round a kernel's `a*b+c` differently in its fused, tiled and SIMD forms than in its own program (the last bits)",
+	{Field: "CFlags", Env: "OP2_CFLAGS", Default: "`" + strings.Join(DefaultCFlags, " ") + "`", Doc: "the optimisation flags, replaced whole (the variable: separated by spaces; set and empty: none); flags named explicitly must compile; a loop with 64-bit integer data is built with `-fno-strict-aliasing` too (a kernel may spell them `long` or `int64_t`, the generated code `long long`); without `-ffp-contract=off`, GCC on a CPU with FMA may round a kernel's `a*b+c` differently in its fused, tiled and SIMD forms than in its own program (the last bits)",
 		value: &value[[]string]{field: func(c *Config) *[]string { return &c.CFlags },
 			parse: func(_, v string) ([]string, error) { return strings.Fields(v), nil },
 			// A copy, which the program cannot change; an empty slice

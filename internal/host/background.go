@@ -39,7 +39,7 @@ func prepare(ccs *Compilers, l *core.Loop, lanes int, builds *laneBuilds, gen fu
 	laneSrc := ""
 	if lanes > 0 {
 		if src, err := gen(lanes); err == nil {
-			if cc.Ready(src, flags(lanes)...) {
+			if cc.Ready(src, loopFlags(l, flags(lanes))...) {
 				builds.record(lang(l), true)
 				return nil, nil
 			}
@@ -51,11 +51,11 @@ func prepare(ccs *Compilers, l *core.Loop, lanes int, builds *laneBuilds, gen fu
 		if err != nil {
 			return nil, err
 		}
-		if cc.Ready(scalar, flags(0)...) {
+		if cc.Ready(scalar, loopFlags(l, flags(0))...) {
 			return nil, nil
 		}
 	}
-	syms, lang, laneFlags, scalarFlags, scalarErr := symbols(l), lang(l), flags(lanes), flags(0), err
+	syms, lang, laneFlags, scalarFlags, scalarErr := symbols(l), lang(l), loopFlags(l, flags(lanes)), loopFlags(l, flags(0)), err
 	return func() error {
 		if laneSrc != "" {
 			err := cc.Precompile(laneSrc, syms, laneFlags...)

@@ -28,6 +28,7 @@ import (
 	"bytes"
 	"fmt"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/cache"
@@ -122,6 +123,22 @@ func symbols(l *core.Loop) []string {
 	return s
 }
 
+// loopFlags returns flags with what loop l's program needs besides:
+// -fno-strict-aliasing when the loop has 64-bit integer data, which a
+// kernel may spell long or int64_t (long on Linux) and the generated code
+// long long, different types to the compiler's aliasing rules (an int64
+// Global reduced through an int64_t parameter came back 0 from the
+// scalar code). Other loops keep type-based aliasing, which the scalar
+// code of loops through maps is faster with.
+func loopFlags(l *core.Loop, flags []string) []string {
+	for i := range l.Args {
+		if d := l.Args[i].Data; d != nil && d.Type == core.Int64 {
+			return append(slices.Clip(flags), "-fno-strict-aliasing")
+		}
+	}
+	return flags
+}
+
 // NewProgram compiles src (or takes it from the cache) with the compiler
 // of l's kernel and prepares argument arrays with room for extraPtrs
 // pointers after the per-argument ones.
@@ -130,7 +147,7 @@ func NewProgram(ccs *Compilers, l *core.Loop, src string, extraPtrs int, extraFl
 	if err != nil {
 		return nil, err
 	}
-	lib, err := cc.Build(src, symbols(l), extraFlags...)
+	lib, err := cc.Build(src, symbols(l), loopFlags(l, extraFlags)...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Name(), err)
 	}

@@ -752,12 +752,8 @@ func cpuIdentity() string {
 }
 
 // buildFlags are the flags of every build, after the configured and the
-// extra ones: a shared library exporting only what is marked; and no
-// type-based aliasing, since generated code and a kernel may name one
-// type two ways (long long and int64_t, which is long: under it an int64
-// Global reduced through an int64_t parameter came back 0) or a kernel
-// may pun a value's bits through another pointer type.
-var buildFlags = []string{"-fPIC", "-shared", "-fvisibility=hidden", "-fno-strict-aliasing"}
+// extra ones: a shared library exporting only what is marked.
+var buildFlags = []string{"-fPIC", "-shared", "-fvisibility=hidden"}
 
 // Key returns the cache key of a build of src with extra flags.
 func (c *Compiler) Key(src string, extra []string) (string, error) {
