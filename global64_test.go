@@ -106,3 +106,42 @@ func TestInt64Spellings(t *testing.T) {
 		}
 	}
 }
+
+// TestInt64FusedAndTiled: a loop without 64-bit data fused with one
+// reducing an int64 Global through an int64_t parameter, untiled and
+// tiled, sequential and openmp: the fused program has the int64 data
+// too, and is built as TestInt64Spellings' loops are.
+func TestInt64FusedAndTiled(t *testing.T) {
+	const n = 203
+	for _, cfg := range []op2.Config{
+		{Backend: "sequential", Lazy: true, SIMD: "off", Fusion: "on"},
+		{Backend: "sequential", Lazy: true, SIMD: "off", Fusion: "on", Tile: 8},
+		{Backend: "openmp", Lazy: true, SIMD: "off", Fusion: "on", Tile: 8},
+		{Backend: "sequential", Lazy: true, SIMD: "8", Fusion: "on"},
+	} {
+		r := must(op2.NewRuntime(cfg))
+		s := must(op2.NewSet(n, "s"))
+		nodes := must(op2.NewSet(n, "nodes"))
+		table := make([]int32, 2*n)
+		for i := range n {
+			table[2*i], table[2*i+1] = int32(i), int32((i+1)%n)
+		}
+		m := must(op2.NewMap(s, nodes, 2, table, "ring"))
+		a := must(op2.NewDat[float64](s, 1, nil, "a"))
+		node := must(op2.NewDat[float64](nodes, 1, nil, "node"))
+		sum := must(op2.NewGlobal[int64](1, nil, "sum"))
+		k1 := op2.NewKernel("void i64_fill(double *a, double *p, double *q) { *a = 1; *p += 1; *q += 1; }", "i64_fill")
+		k2 := op2.NewKernel("#include <stdint.h>\nvoid i64_sum(const double *a, int64_t *s) { *s += (int64_t)*a; }", "i64_sum")
+		for range 3 {
+			check(t, r.ParLoop(k1, s, a.Arg(op2.Write), node.ArgMap(op2.Inc, m, 0), node.ArgMap(op2.Inc, m, 1)))
+			check(t, r.ParLoop(k2, s, a.Arg(op2.Read), sum.Arg(op2.Inc)))
+			check(t, r.ParLoop(k1, s, a.Arg(op2.Write), node.ArgMap(op2.Inc, m, 0), node.ArgMap(op2.Inc, m, 1)))
+			check(t, r.ParLoop(k2, s, a.Arg(op2.Read), sum.Arg(op2.Inc)))
+			op2.WaitBuilds()
+		}
+		if got := sum.Value(); got != 6*n {
+			t.Errorf("%s, SIMD %s, tile %d: sum %d, want %d", cfg.Backend, cfg.SIMD, cfg.Tile, got, 6*n)
+		}
+		check(t, r.Close())
+	}
+}

@@ -75,7 +75,7 @@ func TestPanicWhileForcingReleasesLock(t *testing.T) {
 		}
 	})
 	check(t, r.ParLoop(k, s, x.Arg(op2.RW)))
-	if got := x.DataRO(); got[0] != 1+3 && got[0] != 1+6 {
-		t.Errorf("x = %v after a later loop", got)
+	if got := x.DataRO(); got[0] != 1+3 {
+		t.Errorf("x = %v after a later loop, want 4 first (the interrupted loop did not run)", got)
 	}
 }

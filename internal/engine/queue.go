@@ -319,7 +319,8 @@ func (p *Process) endRun(n int, running *bool) {
 		e.Release()
 	}
 	q.steps = q.steps[:0]
-	q.failed = p.api.Internal(fmt.Errorf("a Go panic while the recorded loops ran (%d recorded%s): some of them may not have run, and the data they modify may be stale", n, first))
+	// A failure kept before (ForStatus) stays, beside the panic's.
+	q.failed = errors.Join(q.failed, p.api.Internal(fmt.Errorf("a Go panic while the recorded loops ran (%d recorded%s): some of them may not have run, and the data they modify may be stale", n, first)))
 }
 
 // step is what the queue runs for recorded entries [i, end): one loop or

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -139,24 +138,6 @@ func path(field func(c *Config) *string) *value[string] {
 		}
 		return nil
 	})
-}
-
-// checkCheckpointPath refuses, when configured, an automatic checkpoint
-// path whose folder does not exist or is no folder, or that is a folder:
-// no checkpoint could be written there. source names the setting.
-func checkCheckpointPath(path, source string) error {
-	dir := filepath.Dir(path)
-	fi, err := os.Stat(dir)
-	switch {
-	case err != nil:
-		return fmt.Errorf("%s = %q: its folder %s: %w", source, path, dir, err)
-	case !fi.IsDir():
-		return fmt.Errorf("%s = %q: %s is not a folder", source, path, dir)
-	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return fmt.Errorf("%s = %q is a folder: name the checkpoint file", source, path)
-	}
-	return nil
 }
 
 // choice is the row value of a string field that names one of a fixed
@@ -300,9 +281,7 @@ var Settings = []ConfigSetting{
 	{Field: "Fusion", Env: "OP2_FUSION", Default: "`auto`", Doc: "whether recorded loops over one set fuse into one generated loop: `auto` (where it was measured to pay), `on` or `off`",
 		value: choice(func(c *Config) *string { return &c.Fusion }, CheckFusion)},
 	{Field: "Checkpoint", Env: "OP2_CHECKPOINT", Default: "none", Doc: "automatic checkpoints (`op2.Checkpoint`'s files) to this path, every `CheckpointEvery`, each at the loop of the program's repeating sequence where the fewest bytes of Dats must be saved; when the file exists at the start, the run runs the loops again as far as the host last read their results, skips the rest before the checkpoint (Globals reduced by them get their saved values) and restores it there",
-		value: path(func(c *Config) *string { return &c.Checkpoint }), verify: func(c *Config, source string) error {
-			return checkCheckpointPath(c.Checkpoint, source)
-		}},
+		value: path(func(c *Config) *string { return &c.Checkpoint })},
 	{Field: "CheckpointEvery", Env: "OP2_CHECKPOINT_EVERY", Default: "`10m`", Doc: "how often `Checkpoint` saves: a duration (`90s`, `10m`) or a number of loops (`500`)",
 		value: scalar(func(c *Config) *string { return &c.CheckpointEvery }, func(env, v string) (string, error) {
 			if _, _, err := ParseEvery(v); err != nil {
