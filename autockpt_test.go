@@ -166,6 +166,26 @@ func checkLoggedSums(t *testing.T, path string) {
 	}
 }
 
+// datNames returns the names of the dats the checkpoint at path lists,
+// in its order.
+func datNames(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := h5.Open(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var names []string
+	for k := 0; ; k++ {
+		ds := fmt.Sprintf("dats/%d", k)
+		if ok, _ := f.Exists(ds); !ok {
+			return names
+		}
+		n, _, _ := f.StringAttr(ds, "name")
+		names = append(names, n)
+	}
+}
+
 // savedAttr reports whether the checkpoint lists the dat named name
 // without its values.
 func savedAttr(t *testing.T, path, name string) bool {

@@ -1,7 +1,6 @@
 package op2_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	op2 "github.com/goop2/op2"
-	"github.com/goop2/op2/internal/h5"
 	"github.com/goop2/op2/internal/mpitest"
 )
 
@@ -106,19 +104,7 @@ func TestAutoCheckpointOmit(t *testing.T) {
 	check(t, op2.Configure(op2.Config{CacheDir: cache, Checkpoint: path, CheckpointEvery: "2"}))
 	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) }()
 	r.steps(t, 8)
-	f, err := h5.Open(path, false)
-	check(t, err)
-	defer f.Close()
-	var names []string
-	for k := 0; ; k++ {
-		ds := fmt.Sprintf("dats/%d", k)
-		if ok, _ := f.Exists(ds); !ok {
-			break
-		}
-		n, _, _ := f.StringAttr(ds, "name")
-		names = append(names, n)
-	}
-	if slices.Contains(names, "cnt") || !slices.Contains(names, "q") {
+	if names := datNames(t, path); slices.Contains(names, "cnt") || !slices.Contains(names, "q") {
 		t.Errorf("the automatic checkpoint holds dats %q; want q and not cnt", names)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/goop2/op2/hdf5"
 	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/regfile/regfiletest"
 	"github.com/goop2/op2/internal/testreq"
 )
 
@@ -179,20 +180,11 @@ func TestOutputOverInput(t *testing.T) {
 // file open for reading only: every write fails) fails the command with a
 // message on standard error, rather than exiting 0.
 func TestStdoutError(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "out")
-	if err := os.WriteFile(path, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ro, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
 	cmd := exec.Command(os.Args[0], "-backend", "sequential", "-I", "4", "-J", "4", "-iters", "100")
 	cmd.Env = append(os.Environ(), "GOOP2_AIRFOIL_MAIN=1")
 	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = ro, &stderr
-	err = cmd.Run()
+	cmd.Stdout, cmd.Stderr = regfiletest.Unwritable(t), &stderr
+	err := cmd.Run()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "airfoil: writing standard output:") {
 		t.Errorf("stdout unwritable: %v, stderr %q; want exit status 1 and a message", err, stderr.String())

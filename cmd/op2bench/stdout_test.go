@@ -5,9 +5,10 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/goop2/op2/internal/regfile/regfiletest"
 )
 
 func TestMain(m *testing.M) {
@@ -22,20 +23,11 @@ func TestMain(m *testing.M) {
 // fails op2bench with status 1 and a message, rather than exiting 0 with
 // the report lost.
 func TestStdoutError(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "out")
-	if err := os.WriteFile(path, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ro, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
 	cmd := exec.Command(os.Args[0], "-gmsh-read", "../../mesh/gmsh/testdata/box-41-binary.msh")
 	cmd.Env = append(os.Environ(), "GOOP2_OP2BENCH_MAIN=1")
 	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = ro, &stderr
-	err = cmd.Run()
+	cmd.Stdout, cmd.Stderr = regfiletest.Unwritable(t), &stderr
+	err := cmd.Run()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "op2bench: writing the report to standard output:") {
 		t.Errorf("stdout unwritable: %v, stderr %q; want exit status 1 and a message", err, stderr.String())

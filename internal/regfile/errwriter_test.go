@@ -3,10 +3,10 @@ package regfile
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/goop2/op2/internal/regfile/regfiletest"
 )
 
 // TestErrWriter: the first failed write is remembered and later writes
@@ -18,17 +18,7 @@ func TestErrWriter(t *testing.T) {
 	if ok.Err() != nil || b.String() != "a 1\n" {
 		t.Errorf("%q, %v", b.String(), ok.Err())
 	}
-	// A file open for reading only: every write fails (EBADF).
-	path := filepath.Join(t.TempDir(), "out")
-	if err := os.WriteFile(path, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ro, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
-	w := &ErrWriter{W: ro}
+	w := &ErrWriter{W: regfiletest.Unwritable(t)}
 	fmt.Fprintln(w, "lost")
 	first := w.Err()
 	if first == nil {

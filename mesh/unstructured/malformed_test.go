@@ -459,10 +459,10 @@ func TestConvertRefusalKeepsOutput(t *testing.T) {
 	}
 }
 
-// TestWriteHDF5ThroughLink: WriteHDF5 to a path that is a link writes a
-// new file, renamed over the one the link leads to (the link stays), and
-// leaves no temporary file. (It wrote through the link in place, and a
-// failure removed the link, leaving its target half written.)
+// TestWriteHDF5ThroughLink: WriteHDF5 to a path that is a link leaves the
+// link, leading to the new mesh, and no temporary file (hdf5.WriteFile
+// renames a new file over the link's target). That a failed write keeps
+// the earlier file is TestParallelWrite's.
 func TestWriteHDF5ThroughLink(t *testing.T) {
 	dir := t.TempDir()
 	target, link := filepath.Join(dir, "target.h5"), filepath.Join(dir, "link.h5")

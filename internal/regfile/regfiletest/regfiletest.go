@@ -1,7 +1,8 @@
 // Package regfiletest makes, for tests of GoOP2's readers, the paths that
 // name something other than a regular file: a FIFO, a symbolic link to
 // /dev/zero, a directory. A reader given one must return at once with an
-// error naming the path and what it is.
+// error naming the path and what it is. Unwritable gives a file every
+// write to fails, for writers' errors.
 package regfiletest
 
 import (
@@ -62,4 +63,21 @@ func Refused(t testing.TB, s Special, read func() error) {
 	case <-time.After(10 * time.Second):
 		t.Errorf("%s %s: the reader still blocks after 10s", s.Name, s.Path)
 	}
+}
+
+// Unwritable returns a file open for reading only, closed when t ends:
+// every write to it fails (EBADF), as writes to standard output fail on
+// a full disk or a closed pipe.
+func Unwritable(t testing.TB) *os.File {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "unwritable")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
