@@ -499,7 +499,7 @@ func declaresAt(toks []clex.Token, i int) bool {
 	}
 	prev, next := text(i-1), text(i+1)
 	switch {
-	case prev != "" && clex.IsIdentStart(prev[0]) && !expressionKeywords[prev]:
+	case declaringWord(prev):
 		return true
 	case next == "=" || next == "[" || next == "]" || prev == "[" && next != "(":
 		return true
@@ -524,12 +524,17 @@ func structBodyAt(toks []clex.Token, i int) bool {
 	return false
 }
 
-// expressionKeywords are the keywords (C's and C++'s) an expression, and
-// so a name used as a value, may follow.
-var expressionKeywords = map[string]bool{"return": true, "case": true, "sizeof": true, "else": true, "do": true,
-	"throw": true, "co_return": true, "co_yield": true, "co_await": true, "alignof": true, "_Alignof": true,
-	"typeid": true, "decltype": true, "noexcept": true, "new": true, "delete": true, "goto": true,
-	"and": true, "or": true, "not": true, "bitand": true, "bitor": true, "xor": true, "compl": true,
+// declaringWord reports whether token text t, before a name, makes it
+// part of a declaration: clex.Declares, and not one of moreExpressionKeywords.
+func declaringWord(t string) bool { return clex.Declares(t) && !moreExpressionKeywords[t] }
+
+// moreExpressionKeywords are the keywords an expression may follow beyond
+// those clex.Declares knows (return, sizeof, else, do, case): C's goto
+// and _Alignof, and C++'s, for lane forms of C++ kernels (in C they may
+// be names, which only makes a lane form refused the less often).
+var moreExpressionKeywords = map[string]bool{"throw": true, "co_return": true, "co_yield": true, "co_await": true,
+	"alignof": true, "_Alignof": true, "typeid": true, "decltype": true, "noexcept": true, "new": true, "delete": true,
+	"goto": true, "and": true, "or": true, "not": true, "bitand": true, "bitor": true, "xor": true, "compl": true,
 	"and_eq": true, "or_eq": true, "xor_eq": true, "not_eq": true}
 
 // memberAt reports whether token i of toks names a member: it follows
@@ -547,7 +552,7 @@ func memberAt(toks []clex.Token, i int) bool {
 			return false
 		}
 		q := toks[i-2].Text
-		return q == ">" || clex.IsIdentStart(q[0]) && !expressionKeywords[q]
+		return q == ">" || declaringWord(q)
 	}
 	return false
 }
