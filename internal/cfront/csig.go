@@ -130,9 +130,11 @@ func parseKernel(src, name string) (*core.KernelInfo, string, error) {
 	if tail := strings.Join(strings.Fields(code[d.close+1:d.body]), " "); tail != "" {
 		info.CXXOnly = fmt.Sprintf("%q between the definition's parameter list and its body", tail)
 	}
-	for _, id := range topLevelIdents(code) {
+	top := topLevel(code)
+	for _, id := range clex.Identifiers(top) {
 		info.TopLevel[id] = true
 	}
+	info.Functions = fileScopeFunctions(top)
 	r := &typeResolver{macros: macros, typedefs: typedefs(code[:d.name], pp)}
 	info.Params = parseParams(code[d.open+1:d.close], d.open+1, r)
 	info.NameStart, info.ListStart, info.ListEnd, info.BodyOpen, info.BodyClose = d.name, d.open+1, d.close, d.body, d.bodyEnd
@@ -271,25 +273,46 @@ func isKnRList(list string) bool {
 	return true
 }
 
-// topLevelIdents lists the identifiers at brace depth 0 of code.
-func topLevelIdents(code string) []string {
-	var b strings.Builder
+// topLevel returns code with everything between braces blanked (the
+// braces too): what stands at file scope, at the same offsets.
+func topLevel(code string) string {
+	b := []byte(code)
 	depth := 0
-	for i := 0; i < len(code); i++ {
-		c := code[i]
+	for i, c := range b {
 		switch c {
 		case '{':
 			depth++
 		case '}':
 			depth--
 		}
-		if depth == 0 && c != '}' {
-			b.WriteByte(c)
-		} else {
-			b.WriteByte(' ')
+		if depth != 0 || c == '}' {
+			b[i] = ' '
 		}
 	}
-	return clex.Identifiers(b.String())
+	return string(b)
+}
+
+// fileScopeFunctions returns the names top (topLevel's) declares or
+// defines as functions: a name before "(" outside parentheses (static
+// double f(double v), double g(void);), and names called in file-scope
+// initializers (exp in = exp(1.0)), which name no variable either.
+func fileScopeFunctions(top string) map[string]bool {
+	out := map[string]bool{}
+	toks := clex.Tokenize(top)
+	parens := 0
+	for k, t := range toks {
+		switch t.Text {
+		case "(":
+			parens++
+		case ")":
+			parens--
+		default:
+			if parens == 0 && clex.IsIdentStart(t.Text[0]) && k+1 < len(toks) && toks[k+1].Text == "(" {
+				out[t.Text] = true
+			}
+		}
+	}
+	return out
 }
 
 // parseParams reads the parameter list list, which starts at offset at of

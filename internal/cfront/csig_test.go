@@ -1,6 +1,7 @@
 package cfront
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -600,5 +601,26 @@ func TestParseKernelCXXHeads(t *testing.T) {
 				t.Errorf("the source read has other lines:\n%s", src)
 			}
 		})
+	}
+}
+
+// TestKernelInfoFunctions: the names a source declares or defines as
+// functions at file scope (what core.Undeclared leaves out), not the
+// variables, Consts in initializers and default arguments, nor names in
+// directives and bodies.
+func TestKernelInfoFunctions(t *testing.T) {
+	src := "#define G \\\n  gg(2)\nstatic double first(const double *p);\nstatic const double g2 = 2 * zgam;\nstatic const double e1 = exp(1.0);\n" +
+		"static double scale(double v, double g = zscale) { return inner(v) * g; }\nvoid k(double *x) { *x = first(x) + g2 + scale(*x) + grav; }"
+	info, err := ParseKernel(src, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for name := range info.Functions {
+		got = append(got, name)
+	}
+	slices.Sort(got)
+	if want := []string{"exp", "first", "k", "scale"}; !slices.Equal(got, want) {
+		t.Errorf("Functions = %v, want %v", got, want)
 	}
 }

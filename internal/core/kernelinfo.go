@@ -115,6 +115,10 @@ type KernelInfo struct {
 	// names the source declares (functions, variables, typedefs) and the
 	// types it uses in those declarations.
 	TopLevel map[string]bool
+	// Functions are the names the source declares or defines as
+	// functions at file scope (and names called in file-scope
+	// initializers): no Const can be meant by them.
+	Functions map[string]bool
 	// Positions in the source of the definition's name, of its parameter
 	// list (Source[ListStart:ListEnd] is the text between the parentheses)
 	// and of its body's braces (Source[BodyOpen] is '{', Source[BodyClose]

@@ -38,11 +38,10 @@ func Undeclared(l *Loop, err error) []string {
 		missing = de.Missing
 	}
 	info := l.Kernel.Info
-	functions := fileScopeFunctions(info.Blanked)
 	var names []string
 	for _, m := range undeclaredRE.FindAllStringSubmatch(err.Error(), -1) {
 		name := m[1] + m[2] + m[3]
-		if info.Idents[name] && !functions[name] && !slices.Contains(missing, name) && !slices.Contains(names, name) {
+		if info.Idents[name] && !info.Functions[name] && !slices.Contains(missing, name) && !slices.Contains(names, name) {
 			names = append(names, name)
 		}
 	}
@@ -70,68 +69,4 @@ func UndeclaredError(l *Loop, err error) error {
 	return fmt.Errorf("%s: kernel %q: its source uses %s not declared: if %s with NewConst before the first loop that compiles this source "+
 		"(a loop compiles the kernel's whole source, its other functions too, with the Consts declared at that moment; no Const of that name was declared then); the compiler's messages:\n%w",
 		l.Name(), l.Kernel.Name, what, it, err)
-}
-
-// fileScopeFunctions returns the names the code (a kernel's source with
-// comments and literals blanked) declares or defines as functions at
-// file scope: a name followed by "(" outside braces, parentheses and
-// directives (static double f(double v), double g(void);). Names called
-// in a file-scope initializer count too (exp in = exp(1.0)), which are
-// no Consts either.
-func fileScopeFunctions(code string) map[string]bool {
-	out := map[string]bool{}
-	braces, parens := 0, 0
-	lineStart := true
-	for i := 0; i < len(code); i++ {
-		c := code[i]
-		switch {
-		case c == '\n':
-			lineStart = true
-			continue
-		case c == '#' && lineStart:
-			for i < len(code) && code[i] != '\n' { // a directive, continued lines joined
-				if code[i] == '\\' && i+1 < len(code) && code[i+1] == '\n' {
-					i++
-				}
-				i++
-			}
-			lineStart = true
-			continue
-		case c == ' ' || c == '\t' || c == '\r':
-			continue
-		}
-		lineStart = false
-		switch c {
-		case '{':
-			braces++
-		case '}':
-			braces--
-		case '(':
-			parens++
-		case ')':
-			parens--
-		}
-		if !isIdentByte(c, true) || i > 0 && isIdentByte(code[i-1], false) {
-			continue
-		}
-		j := i
-		for j < len(code) && isIdentByte(code[j], false) {
-			j++
-		}
-		k := j
-		for k < len(code) && (code[k] == ' ' || code[k] == '\t' || code[k] == '\n' || code[k] == '\r') {
-			k++
-		}
-		if braces == 0 && parens == 0 && k < len(code) && code[k] == '(' {
-			out[code[i:j]] = true
-		}
-		i = j - 1
-	}
-	return out
-}
-
-// isIdentByte reports whether c may be in a C identifier (first: may
-// start one).
-func isIdentByte(c byte, first bool) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || !first && c >= '0' && c <= '9'
 }
