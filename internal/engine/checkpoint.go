@@ -60,81 +60,67 @@ func (p *Process) mapPrints(w *mpi.World) ([]checkpoint.MapPrint, error) {
 	d.Lock()
 	maps := live(d.maps)
 	d.Unlock()
+	keyOf := func(name, from, to string) string { return fmt.Sprintf("%q %q %q", name, from, to) }
+	count := map[string]int{}
+	for _, m := range maps {
+		count[keyOf(m.Name, m.From.Name, m.To.Name)]++
+	}
+	var mine []byte // this rank's part: per map its three names and parts
+	for _, m := range maps {
+		if count[keyOf(m.Name, m.From.Name, m.To.Name)] > 1 {
+			continue // which is which may differ between ranks
+		}
+		for _, s := range []string{m.Name, m.From.Name, m.To.Name} {
+			mine = binary.AppendUvarint(mine, uint64(len(s)))
+			mine = append(mine, s...)
+		}
+		for _, v := range dist.MapPrint(m) {
+			mine = binary.LittleEndian.AppendUint64(mine, uint64(v))
+		}
+	}
+	all, ranks := [][]byte{mine}, 1
+	if w != nil && w.Size() > 1 {
+		var err error
+		if all, err = dist.Allgather(w, mine); err != nil {
+			return nil, err
+		}
+		ranks = w.Size()
+	}
+	// The parts of each map summed over the ranks that hold it, in the
+	// order of rank 0's maps (then of the others').
 	type entry struct {
 		print checkpoint.MapPrint
 		parts [3]int64
 		ranks int
 	}
 	byKey := map[string]*entry{}
-	var order []string
-	count := map[string]int{}
-	keyOf := func(m *core.Map) string { return fmt.Sprintf("%q %q %q", m.Name, m.From.Name, m.To.Name) }
-	for _, m := range maps {
-		count[keyOf(m)]++
-	}
-	var mine []byte // this rank's: per map its three names and parts
-	for _, m := range maps {
-		key := keyOf(m)
-		if count[key] > 1 {
-			continue // which is which may differ between ranks
-		}
-		e := checkpoint.MapPrint{Name: m.Name, From: m.From.Name, To: m.To.Name}
-		parts := dist.MapPrint(m)
-		byKey[key], order = &entry{print: e, parts: parts, ranks: 1}, append(order, key)
-		for _, s := range []string{e.Name, e.From, e.To} {
-			mine = binary.AppendUvarint(mine, uint64(len(s)))
-			mine = append(mine, s...)
-		}
-		for _, v := range parts {
-			mine = binary.LittleEndian.AppendUint64(mine, uint64(v))
-		}
-	}
-	if w != nil && w.Size() > 1 {
-		all, err := dist.Allgather(w, mine)
-		if err != nil {
-			return nil, err
-		}
-		for k := range byKey {
-			delete(byKey, k)
-		}
-		order = order[:0]
-		for _, b := range all {
-			seen := map[string]bool{}
-			for len(b) > 0 {
-				var names [3]string
-				for k := range names {
-					n, u := binary.Uvarint(b)
-					names[k], b = string(b[u:u+int(n)]), b[u+int(n):]
-				}
-				var parts [3]int64
-				for k := range parts {
-					parts[k], b = int64(binary.LittleEndian.Uint64(b)), b[8:]
-				}
-				key := fmt.Sprintf("%q %q %q", names[0], names[1], names[2])
-				if seen[key] {
-					continue
-				}
-				seen[key] = true
-				e, ok := byKey[key]
-				if !ok {
-					e = &entry{print: checkpoint.MapPrint{Name: names[0], From: names[1], To: names[2]}}
-					byKey[key], order = e, append(order, key)
-				}
-				e.ranks++
-				for k := range parts {
-					e.parts[k] += parts[k]
-				}
+	var order []*entry
+	for _, b := range all {
+		for len(b) > 0 {
+			var names [3]string
+			for k := range names {
+				n, u := binary.Uvarint(b)
+				names[k], b = string(b[u:u+int(n)]), b[u+int(n):]
+			}
+			key := keyOf(names[0], names[1], names[2])
+			e, ok := byKey[key]
+			if !ok {
+				e = &entry{print: checkpoint.MapPrint{Name: names[0], From: names[1], To: names[2]}}
+				byKey[key], order = e, append(order, e)
+			}
+			e.ranks++
+			for k := range e.parts {
+				e.parts[k] += int64(binary.LittleEndian.Uint64(b))
+				b = b[8:]
 			}
 		}
 	}
 	var out []checkpoint.MapPrint
-	for _, key := range order {
-		e, ok := byKey[key]
-		if !ok || (w != nil && w.Size() > 1 && e.ranks != w.Size()) {
-			continue
+	for _, e := range order {
+		if e.ranks == ranks {
+			e.print.Sum = dist.MapPrintSum(e.parts)
+			out = append(out, e.print)
 		}
-		e.print.Sum = dist.MapPrintSum(e.parts)
-		out = append(out, e.print)
 	}
 	return out, nil
 }
