@@ -108,7 +108,9 @@ func reservedKeys(state map[string][]byte) error {
 // looked for and keep their values), and under MPI partitioned it, on any
 // number of ranks: each rank reads the rows of its own elements and their
 // halo. A checkpoint that does not match is refused, naming what
-// differs, and nothing is changed. A file written by the automatic
+// differs, and nothing is changed; so is one whose values changed after
+// it was written (each entry holds a fingerprint of its values, checked
+// before anything is changed). A file written by the automatic
 // checkpoints (Config.Checkpoint) is refused: a run resumes from one by
 // itself, at the loop it was written before. It is collective under MPI;
 // recorded loops run first.

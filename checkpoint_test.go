@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	op2 "github.com/goop2/op2"
 	"github.com/goop2/op2/internal/checkpoint"
@@ -172,6 +173,17 @@ func TestCheckpointAcrossRanks(t *testing.T) {
 	const ckptEnv, outEnv, modeEnv = "OP2_TEST_CKPT_FILE", "OP2_TEST_CKPT_OUT", "OP2_TEST_CKPT_MODE"
 	if mpitest.InRanks() {
 		r := newCkptRun(t)
+		if os.Getenv(modeEnv) == "damaged" {
+			_, err := op2.Restore(os.Getenv(ckptEnv))
+			if err == nil || !strings.Contains(err.Error(), "differ from the fingerprint") {
+				t.Fatalf("rank %d restoring a damaged file: %v, want it refused", op2.Rank(), err)
+			}
+			runtime.KeepAlive(r) // Restore leaves out the dats the program no longer holds
+			if err := op2.Finalize(); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
 		if os.Getenv(modeEnv) == "write" {
 			r.steps(t, 3)
 			if err := op2.Checkpoint(os.Getenv(ckptEnv), map[string][]byte{"step": []byte("3")}); err != nil {
@@ -225,6 +237,27 @@ func TestCheckpointAcrossRanks(t *testing.T) {
 			t.Errorf("%d ranks restored (%s): the result differs from the uninterrupted 2-rank run", job.ranks, job.mode)
 		}
 	}
+	// One byte of q's values changed in the file: every rank refuses it.
+	f, err := h5.Open(ckpt, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := make([]float64, 4*60)
+	err = f.Read("dats/1", h5.Float64, 2, 0, 60, 4, unsafe.Pointer(&q[0]))
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := filepath.Join(dir, "damaged.ckpt")
+	b, err := os.ReadFile(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(damaged, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flipByteOf(t, damaged, unsafe.Slice((*byte)(unsafe.Pointer(&q[4*37])), 32))
+	mpitest.Run(t, 2, 2*time.Minute, ckptEnv+"="+damaged, modeEnv+"=damaged")
 }
 
 // needHDF5 skips a test when libhdf5 is truly absent.

@@ -18,7 +18,8 @@ import (
 
 // Restore loads the checkpoint at path into p's dats, Globals and
 // constants and returns the state saved with it (see op2.Restore). Every
-// rank checks the file before any changes anything; a file that does not
+// rank checks the file before any changes anything, its values against
+// the fingerprints written with them too (sum.go); a file that does not
 // match is refused and nothing is changed. Under MPI each rank reads its
 // own elements' rows, where they lie in few runs (direct.go), else its
 // block, exchanged. The caller holds the lock with no recorded loop left.
@@ -43,6 +44,9 @@ func Restore(p Program, path string) (map[string][]byte, error) {
 	}
 	// Every rank checks the file before any rank changes anything.
 	if err := c.fatal(c.agreeErr(what, err)); err != nil {
+		return nil, c.api(fmt.Errorf("%s: %w", what, err))
+	}
+	if err := c.fatal(c.agreeErr(what+" check", r.checkDats())); err != nil {
 		return nil, c.api(fmt.Errorf("%s: %w", what, err))
 	}
 	if err := c.fatal(c.agreeErr(what+" read", r.apply())); err != nil {
@@ -180,6 +184,9 @@ func (c *contents) plan(path string) (*restore, error) {
 		if err := r.shape(name, s.Dim, 1, s.Type); err != nil {
 			return r, fmt.Errorf("global %q: %w", s.Name, err)
 		}
+		if err := r.checkValues(name, s.Type, s.Dim); err != nil {
+			return r, fmt.Errorf("global %q: %w", s.Name, err)
+		}
 		r.global = append(r.global, name)
 	}
 	for _, s := range c.dats {
@@ -208,6 +215,9 @@ func (c *contents) plan(path string) (*restore, error) {
 			return r, fmt.Errorf("constant %q: saved as %s, declared %s", k.Name, typ, k.Type.CName())
 		}
 		if err := r.shape(name, k.Dim, 1, k.Type); err != nil {
+			return r, fmt.Errorf("constant %q: %w", k.Name, err)
+		}
+		if err := r.checkValues(name, k.Type, k.Dim); err != nil {
 			return r, fmt.Errorf("constant %q: %w", k.Name, err)
 		}
 	}
@@ -257,6 +267,9 @@ func (r *restore) readState(path string, n int) error {
 		v := make([]byte, sh.Rows)
 		if err := r.read(name, h5.Uint8, 1, 0, sh.Rows, 1, ptr(v)); err != nil {
 			return err
+		}
+		if err := r.checkSum(name, valuesSum(v)); err != nil {
+			return fmt.Errorf("state entry %q: %w", key, err)
 		}
 		r.state[key] = v
 	}

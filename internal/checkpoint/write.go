@@ -224,10 +224,11 @@ func (cw *writer) attrs(name string, strs [][2]string, ints [][2]string) error {
 	return nil
 }
 
-// dat writes a dat's owned values in the declared numbering.
-func (cw *writer) dat(name string, s *core.Storage) error {
+// dat writes a dat's owned values in the declared numbering and returns
+// their fingerprint over every rank (valuesSum).
+func (cw *writer) dat(name string, s *core.Storage) (uint64, error) {
 	if err := s.HostAccess(false); err != nil {
-		return err
+		return 0, err
 	}
 	elem := s.Dim * s.Type.Size()
 	owned := s.Set.Owned
@@ -238,36 +239,63 @@ func (cw *writer) dat(name string, s *core.Storage) error {
 		vals = make([]byte, owned*elem) // declared without values, never used: zeros
 	}
 	typ := h5Type(s.Type)
+	var print dist.Print
 	h, ok := s.Set.Halo.(*dist.SetHalo)
 	if cw.w == nil || !ok {
 		if decl := s.Set.Declared; decl != nil {
 			vals = toDeclared(vals, elem, decl)
 		}
+		if elem > 0 {
+			print.AddRows(vals, elem, nil, 0, 0)
+		}
 		if cw.err == nil {
 			cw.err = cw.f.WriteRows(name, typ, 2, owned, s.Dim, 0, owned, ptr(vals))
 		}
-		return nil
+		return print.Sum(), nil
+	}
+	if elem > 0 {
+		print.AddRows(vals, elem, h.Global[:owned], h.Base, 0)
+	}
+	if err := cw.w.AllreduceInt64(print[:], mpi.Sum); err != nil {
+		return 0, cw.fatal(err)
 	}
 	rows := h.GlobalSize
 	if cw.par {
 		start, block, err := dist.ToBlocks(cw.w, h.Global[:owned], h.Base, vals, elem, rows)
 		if err != nil {
-			return cw.fatal(err)
+			return 0, cw.fatal(err)
 		}
-		return cw.f.WriteBlock(name, typ, rows, s.Dim, start, len(block)/max(elem, 1), ptr(block))
+		return print.Sum(), cw.f.WriteBlock(name, typ, rows, s.Dim, start, len(block)/max(elem, 1), ptr(block))
 	}
 	var all []byte
 	if cw.w.Rank() == 0 {
 		all = make([]byte, rows*elem)
 	}
 	if err := dist.GatherRows(cw.w, h.Global[:owned], h.Base, vals, elem, all); err != nil {
-		return cw.fatal(err)
+		return 0, cw.fatal(err)
 	}
 	if cw.f != nil && cw.err == nil {
 		cw.err = cw.f.WriteRows(name, typ, 2, rows, s.Dim, 0, rows, ptr(all))
 	}
-	return nil
+	return print.Sum(), nil
 }
+
+// valuesSum is the fingerprint of values held alike by every rank (a
+// Global's, a constant's, a state entry's): the Print of one row.
+func valuesSum(b []byte) uint64 {
+	var p dist.Print
+	if len(b) > 0 {
+		p.AddRows(b, len(b), nil, 0, 0)
+	}
+	return p.Sum()
+}
+
+// sumAttr is the attribute that holds a dataset's fingerprint, written
+// as 16 hexadecimal digits: a restore refuses values that differ from it.
+const sumAttr = "sum"
+
+// sumText is fingerprint v as sumAttr holds it.
+func sumText(v uint64) [2]string { return [2]string{sumAttr, fmt.Sprintf("%016x", v)} }
 
 // toDeclared returns the owned elements' values (elem bytes each) of a
 // renumbered set's storage in the declared numbering.
@@ -299,8 +327,9 @@ func h5Type(t core.ScalarType) h5.Type {
 func (c *contents) writeDat(cw *writer, k int, s *core.Storage, saved bool) error {
 	name := "dats/" + strconv.Itoa(k)
 	var err error
+	var sum uint64
 	if saved {
-		err = cw.dat(name, s)
+		sum, err = cw.dat(name, s)
 	} else {
 		err = cw.empty(name, h5Type(s.Type), s.Dim)
 	}
@@ -313,10 +342,13 @@ func (c *contents) writeDat(cw *writer, k int, s *core.Storage, saved bool) erro
 		debug.FreeOSMemory()
 	}
 	ints := [][2]string{{"dim", strconv.Itoa(s.Dim)}}
-	if !saved {
+	strs := [][2]string{{"name", s.Name}, {"set", s.Set.Name}, {"type", s.Type.CName()}}
+	if saved {
+		strs = append(strs, sumText(sum))
+	} else {
 		ints = append(ints, [2]string{"saved", "0"})
 	}
-	return cw.attrs(name, [][2]string{{"name", s.Name}, {"set", s.Set.Name}, {"type", s.Type.CName()}}, ints)
+	return cw.attrs(name, strs, ints)
 }
 
 // write writes every dataset of the checkpoint but the dats deferred.
@@ -354,7 +386,8 @@ func (c *contents) write(cw *writer, deferred map[*core.Storage]int) error {
 		if err := cw.root(name, h5Type(s.Type), s.Dim, s.Host); err != nil {
 			return err
 		}
-		if err := cw.attrs(name, [][2]string{{"name", s.Name}, {"type", s.Type.CName()}}, nil); err != nil {
+		sum := valuesSum(unsafe.Slice((*byte)(s.Host), s.Dim*s.Type.Size()))
+		if err := cw.attrs(name, [][2]string{{"name", s.Name}, {"type", s.Type.CName()}, sumText(sum)}, nil); err != nil {
 			return err
 		}
 	}
@@ -363,7 +396,8 @@ func (c *contents) write(cw *writer, deferred map[*core.Storage]int) error {
 		if err := cw.root(name, h5Type(k.Type), k.Dim, k.Host); err != nil {
 			return err
 		}
-		if err := cw.attrs(name, [][2]string{{"type", k.Type.CName()}}, nil); err != nil {
+		sum := valuesSum(unsafe.Slice((*byte)(k.Host), k.Dim*k.Type.Size()))
+		if err := cw.attrs(name, [][2]string{{"type", k.Type.CName()}, sumText(sum)}, nil); err != nil {
 			return err
 		}
 	}
@@ -373,7 +407,7 @@ func (c *contents) write(cw *writer, deferred map[*core.Storage]int) error {
 		if err := cw.root(name, h5.Uint8, len(v), ptr(v)); err != nil {
 			return err
 		}
-		if err := cw.attrs(name, [][2]string{{"key", key}}, nil); err != nil {
+		if err := cw.attrs(name, [][2]string{{"key", key}, sumText(valuesSum(v))}, nil); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package dist
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"unsafe"
@@ -183,10 +184,10 @@ func SetNumberBaseForTest(base int64) int64 {
 // MapPrint returns this rank's part of a fingerprint of map m in the
 // declared numbering: for each owned source element, a hash of its
 // declared row (DeclaredRows) and its row's targets' declared rows, cut
-// into three 21-bit parts, each summed over the rows. The sums over every
-// rank (which no count of rows can overflow) are the same however the
-// mesh is partitioned or renumbered, and differ, but for a chance of
-// about 2⁻⁶³, for another table (MapPrintSum). A rank's part changes only
+// into three 21-bit parts, each summed over the rows (a Print). The sums
+// over every rank are the same however the mesh is partitioned or
+// renumbered, and differ, but for a chance of about 2⁻⁶³, for another
+// table (MapPrintSum). A rank's part changes only
 // when Partition gives its source set another halo: it is kept in m
 // until then.
 func MapPrint(m *core.Map) [3]int64 {
@@ -194,7 +195,7 @@ func MapPrint(m *core.Map) [3]int64 {
 		return m.Print.Parts
 	}
 	from, to := declaredRows(m.From), declaredRows(m.To)
-	var parts [3]int64
+	var parts Print
 	for i := range m.From.Owned {
 		h := mix64(uint64(from.row(i)) ^ 0x9e3779b97f4a7c15)
 		for _, t := range m.Table[i*m.Arity : (i+1)*m.Arity] {
@@ -204,12 +205,61 @@ func MapPrint(m *core.Map) [3]int64 {
 			}
 			h = mix64(h ^ uint64(v))
 		}
-		parts[0] += int64(h & (1<<21 - 1))
-		parts[1] += int64(h >> 21 & (1<<21 - 1))
-		parts[2] += int64(h >> 42 & (1<<21 - 1))
+		parts.add(h)
 	}
 	m.Print = core.MapPrintCache{Parts: parts, For: m.From.Halo, Valid: true}
 	return parts
+}
+
+// Print is a fingerprint of rows that does not depend on which rank holds
+// which: each row's hash, cut into three 21-bit parts, each summed over
+// the rows. The parts summed over every rank (mpi.Sum), which no count of
+// rows can overflow, give the fingerprint (Sum); another set of rows gives
+// another but for a chance of about 2⁻⁶³.
+type Print [3]int64
+
+// add adds a row's hash.
+func (p *Print) add(h uint64) {
+	p[0] += int64(h & (1<<21 - 1))
+	p[1] += int64(h >> 21 & (1<<21 - 1))
+	p[2] += int64(h >> 42 & (1<<21 - 1))
+}
+
+// AddRows adds the rows of values, elem bytes each (elem > 0), whose row
+// numbers in the whole array are rows[i] less base, or first+i where rows
+// is nil.
+func (p *Print) AddRows(values []byte, elem int, rows []int64, base, first int64) {
+	for i := range len(values) / elem {
+		row := first + int64(i)
+		if rows != nil {
+			row = rows[i] - base
+		}
+		p.add(rowHash(row, values[i*elem:(i+1)*elem]))
+	}
+}
+
+// Sum combines the parts, summed over the ranks, into one fingerprint.
+func (p Print) Sum() uint64 {
+	return mix64(uint64(p[0])) ^ mix64(uint64(p[1])+0x632be59bd9b4e019) ^ mix64(uint64(p[2])+0x85ebca6b)
+}
+
+// rowHash hashes row number row and its bytes b. Each 8-byte word goes
+// through a bijective multiply and xor-shift, so a row that differs in
+// one word always hashes otherwise; about a nanosecond a word.
+func rowHash(row int64, b []byte) uint64 {
+	h := mix64(uint64(row)^0x2545f4914f6cdd1d) ^ uint64(len(b))
+	for len(b) >= 8 {
+		h = (h ^ binary.LittleEndian.Uint64(b)) * 0x9fb21c651e98df25
+		h ^= h >> 29
+		b = b[8:]
+	}
+	if len(b) > 0 {
+		var tail [8]byte
+		copy(tail[:], b)
+		h = (h ^ binary.LittleEndian.Uint64(tail[:])) * 0x9fb21c651e98df25
+		h ^= h >> 29
+	}
+	return mix64(h)
 }
 
 // rows reads a set's declared rows (DeclaredRows) in place.
@@ -239,9 +289,7 @@ func (r rows) row(i int) int64 {
 
 // MapPrintSum combines MapPrint's parts, summed over the ranks, into one
 // fingerprint.
-func MapPrintSum(parts [3]int64) uint64 {
-	return mix64(uint64(parts[0])) ^ mix64(uint64(parts[1])+0x632be59bd9b4e019) ^ mix64(uint64(parts[2])+0x85ebca6b)
-}
+func MapPrintSum(parts [3]int64) uint64 { return Print(parts).Sum() }
 
 // mix64 is splitmix64's finaliser.
 func mix64(x uint64) uint64 {
