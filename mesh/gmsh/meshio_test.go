@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,6 +85,12 @@ func TestFixturesAgreeWithMeshio(t *testing.T) {
 	py := gmshtest.Need(t, "meshio")
 	for _, f := range fixtures {
 		for _, enc := range encodings {
+			if f.name == "reversed" && strings.HasPrefix(enc, "41") {
+				// meshio takes the negative physical tags of 4.1 as
+				// they are, and leaves the groups "left" and "s"
+				// empty; Gmsh (its 2.2 files) puts the elements in.
+				continue
+			}
 			compareWithMeshio(t, py, fixture(f.name, enc))
 		}
 	}

@@ -733,11 +733,14 @@ func (p *parser) readEntities() error {
 			}
 			e := Entity{Dim: d, Tag: int32(tag), Physical: make([]int32, np)}
 			for k := range e.Physical {
-				t, err := p.integer("a physical tag", math.MinInt32, math.MaxInt32)
+				t, err := p.integer("a physical tag", -math.MaxInt32, math.MaxInt32)
 				if err != nil {
 					return err
 				}
-				e.Physical[k] = int32(t)
+				// Gmsh writes the tag negative for an entity a group
+				// holds reversed (Physical Curve("left") = {-4}); it is
+				// in the group all the same, as Gmsh reads it.
+				e.Physical[k] = int32(max(t, -t))
 			}
 			key := [2]int32{int32(d), int32(tag)}
 			if _, dup := p.entities[key]; dup {

@@ -424,3 +424,44 @@ func BenchmarkDeclare(b *testing.B) {
 		}
 	}
 }
+
+// TestLoadReversedGroups: groups that hold entities reversed (Gmsh's
+// Physical Curve("left") = {-4}, written as negative physical tags in MSH
+// 4.1) hold their elements, in 4.1 files as in 2.2 ones, and the cells'
+// and facets' tags are the groups' (positive) tags.
+func TestLoadReversedGroups(t *testing.T) {
+	for _, enc := range []string{"22-ascii", "41-ascii", "41-binary"} {
+		t.Run(enc, func(t *testing.T) {
+			m, err := unstructured.Load("../gmsh/testdata/reversed-"+enc+".msh", unstructured.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range []struct {
+				name          string
+				cells, facets int
+			}{{"left", 0, 1}, {"right", 0, 1}, {"s", 4, 0}} {
+				grp, err := m.Group(g.name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cells, facets := 0, 0
+				if grp.Cells != nil {
+					cells = grp.Cells.Size()
+				}
+				for _, b := range grp.Boundary {
+					if b != nil {
+						facets += b.Size()
+					}
+				}
+				if cells != g.cells || facets != g.facets {
+					t.Errorf("group %q: %d cells and %d boundary facets, want %d and %d", g.name, cells, facets, g.cells, g.facets)
+				}
+			}
+			for _, tag := range m.CellTags.DataRO() {
+				if tag != 3 {
+					t.Fatalf("cell tags %v, want 3 (group s)", m.CellTags.DataRO())
+				}
+			}
+		})
+	}
+}

@@ -9,6 +9,9 @@ do not run it; they read the files it wrote, which are committed.
   box-*.msh     unit box, tetrahedra; "walls" (surfaces) and "volume"
   mixed-*.msh   extruded square: prisms below, hexahedra above (recombined
                 extrusion), with "bottom", "top" and the two volumes
+  reversed-*.msh unit square, 4 triangles; groups holding entities
+                reversed: "left" (curve -4), "s" (surface -1), and "right"
+                (curve 2); MSH 4.1 writes their physical tags negative
 
 Each mesh is written as MSH 2.2 and 4.1, ASCII and binary.
 """
@@ -85,9 +88,24 @@ def mixed():
     write("mixed")
 
 
+def reversed_groups():
+    gmsh.model.add("reversed")
+    geo = gmsh.model.geo
+    p = [geo.addPoint(x, y, 0, 2) for x, y in [(0, 0), (1, 0), (1, 1), (0, 1)]]
+    lines = [geo.addLine(p[i], p[(i + 1) % 4]) for i in range(4)]
+    s = geo.addPlaneSurface([geo.addCurveLoop(lines)])
+    geo.synchronize()
+    group(1, [-lines[3]], "left")
+    group(1, [lines[1]], "right")
+    group(2, [-s], "s")
+    gmsh.model.mesh.generate(2)
+    write("reversed")
+
+
 gmsh.initialize()
 gmsh.option.setNumber("General.Terminal", 0)
 square()
 box()
 mixed()
+reversed_groups()
 gmsh.finalize()
