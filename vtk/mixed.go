@@ -13,12 +13,15 @@ import (
 // to the set of all cells (mesh/unstructured's CellKind has both).
 type CellKind struct {
 	// Nodes maps each cell of the kind to its nodes, the elements of the
-	// coordinates' set, in Gmsh's order; its arity and the coordinates'
-	// dim choose the cell type (see CellTypeFor).
+	// coordinates' set, in Gmsh's order.
 	Nodes *op2.Map
 	// Cells maps each cell of the kind to its element of the set of all
 	// cells, on which the cell Dats are (arity 1).
 	Cells *op2.Map
+	// Type is the kind's cell type, whose number of nodes is Nodes'
+	// arity; 0 lets the arity and the coordinates' dim choose
+	// (CellTypeFor), which takes 4 nodes in 3-D for a tetrahedron.
+	Type CellType
 }
 
 // NewMixedWriter returns a Writer of a mesh whose cells are of several
@@ -64,7 +67,7 @@ func NewMixedWriter(coords *op2.Dat[float64], cells *op2.Set, kinds []CellKind) 
 		if c.From().Name() != n.From().Name() || c.From().GlobalSize() != n.From().GlobalSize() {
 			return nil, fmt.Errorf("vtk: kind %d of cells: map %q is from set %q, map %q from set %q; want the same set", i, n.Name(), n.From().Name(), c.Name(), c.From().Name())
 		}
-		typ, err := CellTypeFor(n.Arity(), coords.Dim())
+		typ, err := cellType(k.Type, n.Arity(), coords.Dim())
 		if err != nil {
 			return nil, fmt.Errorf("%w (map %q, coordinates %q)", err, n.Name(), coords.Name())
 		}

@@ -10,7 +10,7 @@ import (
 // elements of coords' set, with coords' dim (1, 2 or 3) values as their
 // coordinates, and the cells are the source elements of cells, a map to
 // that set whose arity and coords' dim choose the cell type (see
-// CellTypeFor). The map lists each cell's nodes in Gmsh's order, as
+// CellTypeFor; a Writer of NewWriterOf writes other types). The map lists each cell's nodes in Gmsh's order, as
 // mesh/unstructured declares them; the grid has them in VTK's (a prism's
 // first triangle turned round: see Wedge). Values on the mesh are added
 // with AddCellDat and AddPointDat.
@@ -19,13 +19,18 @@ import (
 // in the same order): rank 0 gets the whole mesh in its declared
 // numbering, the other ranks a nil Grid, which the Add functions accept.
 func FromOP2(coords *op2.Dat[float64], cells *op2.Map) (*Grid, error) {
+	return fromOP2(coords, cells, 0)
+}
+
+// fromOP2 is FromOP2 with cells of type typ (0: CellTypeFor's).
+func fromOP2(coords *op2.Dat[float64], cells *op2.Map, typ CellType) (*Grid, error) {
 	if coords == nil || cells == nil {
 		return nil, fmt.Errorf("vtk: FromOP2 needs coordinates and a cell map")
 	}
 	if cells.To().Name() != coords.Set().Name() || cells.To().GlobalSize() != coords.Set().GlobalSize() {
 		return nil, fmt.Errorf("vtk: map %q goes to set %q, but the coordinates %q are on set %q", cells.Name(), cells.To().Name(), coords.Name(), coords.Set().Name())
 	}
-	typ, err := CellTypeFor(cells.Arity(), coords.Dim())
+	typ, err := cellType(typ, cells.Arity(), coords.Dim())
 	if err != nil {
 		return nil, err
 	}

@@ -82,22 +82,52 @@ type cornerRef struct {
 // NewWriter returns a Writer of the mesh whose points are the elements of
 // coords' set, with coords' dim (1, 2 or 3) values as coordinates, and
 // whose cells are the source elements of cells, a map to that set; the
-// map's arity and the dim choose the cell type (see CellTypeFor). The map
-// lists each cell's nodes in Gmsh's order, as mesh/unstructured declares
-// them, and the files have them in VTK's (see Wedge). It reads no values
-// and is not collective.
+// map's arity and the dim choose the cell type (see CellTypeFor: 4 nodes
+// in 3-D make tetrahedra; NewWriterOf writes quadrilaterals there). The
+// map lists each cell's nodes in Gmsh's order, as mesh/unstructured
+// declares them, and the files have them in VTK's (see Wedge). It reads
+// no values and is not collective.
 func NewWriter(coords *op2.Dat[float64], cells *op2.Map) (*Writer, error) {
+	return newWriter("NewWriter", coords, cells, 0)
+}
+
+// NewWriterOf is NewWriter with cells of type typ, whose number of nodes
+// must be the map's arity: for the cells the arity and dim do not tell,
+// as the quadrilateral faces of a 3-D mesh (Quad; mesh/unstructured's
+// Facets of kind topology.Quadrilateral, or a group's).
+func NewWriterOf(coords *op2.Dat[float64], cells *op2.Map, typ CellType) (*Writer, error) {
+	return newWriter("NewWriterOf", coords, cells, typ)
+}
+
+// newWriter is NewWriter (typ 0: by the arity) and NewWriterOf (caller).
+func newWriter(caller string, coords *op2.Dat[float64], cells *op2.Map, typ CellType) (*Writer, error) {
 	if coords == nil || cells == nil {
-		return nil, fmt.Errorf("vtk: NewWriter needs coordinates and a cell map")
+		return nil, fmt.Errorf("vtk: %s needs coordinates and a cell map", caller)
 	}
 	if cells.To().Name() != coords.Set().Name() || cells.To().GlobalSize() != coords.Set().GlobalSize() {
 		return nil, fmt.Errorf("vtk: map %q goes to set %q, but the coordinates %q are on set %q", cells.Name(), cells.To().Name(), coords.Name(), coords.Set().Name())
 	}
-	typ, err := CellTypeFor(cells.Arity(), coords.Dim())
+	typ, err := cellType(typ, cells.Arity(), coords.Dim())
 	if err != nil {
 		return nil, fmt.Errorf("%w (map %q, coordinates %q)", err, cells.Name(), coords.Name())
 	}
 	return &Writer{coords: coords, cells: cells, set: cells.From(), kinds: []kind{{nodes: cells, typ: typ}}}, nil
+}
+
+// cellType returns typ, checked against cells of arity nodes in dim
+// dimensions, or when typ is 0 the type CellTypeFor chooses.
+func cellType(typ CellType, arity, dim int) (CellType, error) {
+	switch {
+	case typ == 0:
+		return CellTypeFor(arity, dim)
+	case typ.Nodes() == 0:
+		return 0, fmt.Errorf("vtk: cell type %d is none a Grid holds (Line, Triangle, Quad, Tetra, Hexahedron, Wedge, Pyramid)", typ)
+	case typ.Nodes() != arity:
+		return 0, fmt.Errorf("vtk: a cell of type %d has %d nodes; the map has %d per cell", typ, typ.Nodes(), arity)
+	case dim < 3 && (typ == Tetra || typ == Hexahedron || typ == Wedge || typ == Pyramid):
+		return 0, fmt.Errorf("vtk: cells of type %d need 3 coordinates; the coordinates have %d", typ, dim)
+	}
+	return typ, nil
 }
 
 // CellDat adds d, a Dat on the cells' set, to what w writes: a cell array
@@ -267,7 +297,7 @@ func (w *Writer) whole() (*Grid, error) {
 	var g *Grid
 	var err error
 	if w.cells != nil {
-		g, err = FromOP2(w.coords, w.cells)
+		g, err = fromOP2(w.coords, w.cells, w.kinds[0].typ)
 	} else {
 		g, err = w.wholeMixed()
 	}
