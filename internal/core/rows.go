@@ -101,10 +101,15 @@ func (s *Storage) SendStage() (RowStage, error) {
 	return s.stage(false)
 }
 
-// RecvStage returns the stage through which the rows s receives move:
-// its device's, when its device copy is current, alone or with the host
-// copy (nil when they are to be written to the host copy).
-func (s *Storage) RecvStage() (RowStage, error) {
+// RecvStage returns the stage through which the rows s receives move,
+// for a loop whose program reads s on a device (device) or on the host:
+// on a device, its device's, when its device copy is current, alone or
+// with the host copy; else nil, the rows to be written to the host copy
+// (a host loop binds the host copy, which the device's would not reach).
+func (s *Storage) RecvStage(device bool) (RowStage, error) {
+	if !device {
+		return nil, s.Settle()
+	}
 	return s.stage(true)
 }
 

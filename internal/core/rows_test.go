@@ -100,9 +100,13 @@ func TestRowStages(t *testing.T) {
 			if err != nil || (send != nil) != c.send {
 				t.Fatalf("SendStage = %v, %v; want a stage %v", send, err, c.send)
 			}
-			recv, err := s.RecvStage()
+			recv, err := s.RecvStage(true)
 			if err != nil || (recv != nil) != c.recv {
-				t.Fatalf("RecvStage = %v, %v; want a stage %v", recv, err, c.recv)
+				t.Fatalf("RecvStage(device) = %v, %v; want a stage %v", recv, err, c.recv)
+			}
+			// A loop on the host binds the host copy: its rows go there.
+			if host, err := s.RecvStage(false); err != nil && c.err == nil || host != nil {
+				t.Fatalf("RecvStage(host) = %v, %v; want none", host, err)
 			}
 			if !c.send {
 				return

@@ -208,7 +208,7 @@ func (h *Halo) chooseStage(sendTotal, recvTotal int) error {
 			if send, err = pt.s.SendStage(); err != nil {
 				return err
 			}
-			if recv, err = pt.s.RecvStage(); err != nil {
+			if recv, err = pt.s.RecvStage(h.device); err != nil {
 				return err
 			}
 			for _, st := range [2]core.RowStage{send, recv} {
@@ -310,10 +310,12 @@ func (h *Halo) pack() error {
 }
 
 // waitExchange completes the exchange and copies what arrived into the
-// halos: into a Dat's device copy when it is current (alone or with the
-// host copy), scattered there from the device's receive memory (which,
-// unless the messages are that memory, the host buffer crosses to in one
-// copy per device), else into its host copy.
+// halos: for a loop on a device, into a Dat's device copy when it is
+// current (alone or with the host copy), scattered there from the
+// device's receive memory (which, unless the messages are that memory,
+// the host buffer crosses to in one copy per device), else into its host
+// copy; for a loop on the host, into the host copy, which the loop bound
+// after Begin (downloading a Dat only its device held).
 func (h *Halo) waitExchange(l *core.Loop) error {
 	defer func() {
 		clear(h.parts)
@@ -334,7 +336,7 @@ func (h *Halo) waitExchange(l *core.Loop) error {
 			if len(pt.recvRows.Idx) == 0 {
 				continue
 			}
-			st, err := pt.s.RecvStage()
+			st, err := pt.s.RecvStage(h.device)
 			if err != nil {
 				return fmt.Errorf("%s: %w", l.Name(), err)
 			}

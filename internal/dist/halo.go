@@ -68,8 +68,12 @@ type Halo struct {
 	// gsend's and grecv's), the device stages it uses and their spans of
 	// the messages; onDevice says that the messages are stage's device
 	// memory.
-	parts        []groupPart
-	peers        []peerMsg
+	parts []groupPart
+	peers []peerMsg
+	// device says that the loop of the exchange in progress reads its
+	// data on a device (Begin): the rows received go to the device
+	// copies, else to the host copies, which the loop binds.
+	device       bool
 	hsend, hrecv []byte
 	gsend, grecv *pinnedBuf
 	stages       []core.RowStage
@@ -248,9 +252,10 @@ func (h *Halo) disagree(l *core.Loop) error {
 // its device backends only), instead of one per Dat and neighbour. A
 // second Begin for the same call (the executor running the loop again as
 // configured after a tuned setting failed to start) exchanges nothing.
-func (h *Halo) Begin(l *core.Loop) error {
+func (h *Halo) Begin(l *core.Loop, device bool) error {
 	h.recvs, h.sends = h.recvs[:0], h.sends[:0]
 	h.parts = h.parts[:0]
+	h.device = device
 	if err := h.StartReductions(l); err != nil {
 		return err
 	}

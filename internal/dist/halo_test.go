@@ -132,13 +132,16 @@ func direct(s *core.Storage, acc core.Access) core.Arg {
 	return core.Arg{Data: s, Access: acc, Kind: core.ArgDirect}
 }
 
-// run runs l's halo steps as the executor does, with body in place of the
-// launches.
-func run(h *dist.Halo, l *core.Loop, body func()) error {
+// run runs l's halo steps as the executor does for a loop on the host,
+// with body in place of the launches.
+func run(h *dist.Halo, l *core.Loop, body func()) error { return runOn(h, l, false, body) }
+
+// runOn is run for a loop on a device (device) or on the host.
+func runOn(h *dist.Halo, l *core.Loop, device bool, body func()) error {
 	if err := h.Agree(l, nil); err != nil {
 		return err
 	}
-	if err := h.Begin(l); err != nil {
+	if err := h.Begin(l, device); err != nil {
 		return err
 	}
 	if err := h.Wait(l); err != nil {

@@ -206,7 +206,7 @@ func TestHaloRowsOnDevice(t *testing.T) {
 						loops[1].Sig = core.Analyse(loops[1])
 					}
 					for _, l := range loops {
-						if err := run(h, l, nil); err != nil {
+						if err := runOn(h, l, true, nil); err != nil {
 							return err
 						}
 					}
@@ -260,7 +260,7 @@ func TestHaloRowsUploadedDuringLoop(t *testing.T) {
 		if err := h.Agree(l, nil); err != nil {
 			return err
 		}
-		if err := h.Begin(l); err != nil {
+		if err := h.Begin(l, true); err != nil {
 			return err
 		}
 		if err := q.DeviceAccess(stage, true, false, nil); err != nil { // the loop's upload
@@ -295,7 +295,7 @@ func TestHaloRowsOnTwoDevices(t *testing.T) {
 		onDevice(p, b)
 		q.HaloStale, p.HaloStale = true, true
 		l := newLoop("readqp", rm.edges, viaMap(q, rm.pedge, 0, core.Read), viaMap(p, rm.pedge, 1, core.Read), direct(s, core.Write))
-		if err := run(h, l, nil); err != nil {
+		if err := runOn(h, l, true, nil); err != nil {
 			return err
 		}
 		return errors.Join(checkDevHalo(q), checkDevHalo(p))
@@ -329,7 +329,7 @@ func TestHaloRowsOneLaunchPerDat(t *testing.T) {
 					p.HaloStale = true
 					args = append(args, viaMap(p, rm.pedge, 1, core.Read))
 				}
-				if err := run(h, newLoop("read", rm.edges, args...), nil); err != nil {
+				if err := runOn(h, newLoop("read", rm.edges, args...), true, nil); err != nil {
 					return err
 				}
 				if n := len(rm.nodes.Halo.(*dist.SetHalo).Neighbours); n != 2 {
@@ -345,5 +345,50 @@ func TestHaloRowsOneLaunchPerDat(t *testing.T) {
 				return err
 			}))
 		})
+	}
+}
+
+// TestHaloRowsForHostLoop: a loop on the host reads a Dat current only on
+// its device (another runtime's, or one op2.Use switched from): the loop
+// binds the host copy after Begin, downloading it, so the rows received
+// go to the host copy, which the loop reads, and the device copy is then
+// stale; whether or not the MPI library takes device memory. (They went
+// to the device copy, current too once downloaded, and the loop read the
+// old halo values.)
+func TestHaloRowsForHostLoop(t *testing.T) {
+	for _, mpiDevice := range []bool{false, true} {
+		for _, ranks := range []int{2, 3} {
+			noErrors(t, onRanks(t, ranks, 0, func(rm *rankMesh) error {
+				rm.p.SetDeviceMemory(mpiDevice)
+				h := rm.job.Exchange()
+				stage := &fakeStage{addresses: true}
+				q, s := newDat(rm.nodes, "q", 2), newDat(rm.edges, "s", 1)
+				onDevice(q, stage)
+				q.HaloStale = true
+				l := newLoop("readq", rm.edges, viaMap(q, rm.pedge, 0, core.Read), viaMap(q, rm.pedge, 1, core.Read), direct(s, core.Write))
+				if err := h.Agree(l, nil); err != nil {
+					return err
+				}
+				if err := h.Begin(l, false); err != nil {
+					return err
+				}
+				if err := q.HostAccess(false); err != nil { // the host loop's Bind
+					return err
+				}
+				if err := h.Wait(l); err != nil {
+					return err
+				}
+				if err := h.End(l); err != nil {
+					return err
+				}
+				if err := checkHalo(q, 0, true); err != nil {
+					return fmt.Errorf("MPI device memory %v: %w", mpiDevice, err)
+				}
+				if q.State != core.StateHost {
+					return fmt.Errorf("state %v after the exchange, want HOST (the device's halo is stale)", q.State)
+				}
+				return nil
+			}))
+		}
 	}
 }

@@ -47,7 +47,7 @@ func (r *Runtime) runChecked(b *exec.Opened, l *core.Loop, p exec.Program) error
 		if p == nil {
 			l.Sig = core.Analyse(l)
 		}
-		if err := h.Begin(l); err != nil {
+		if err := h.Begin(l, b.Device); err != nil {
 			return r.Proc.api.Internal(err)
 		}
 		if err := h.Wait(l); err != nil {

@@ -216,7 +216,7 @@ func (r *Runtime) install(cfg exec.Config, keep bool) error {
 		if err != nil {
 			return r.Proc.api.Internal(err)
 		}
-		b, ok = &exec.Opened{Backend: opened, ID: core.NewID()}, false
+		b, ok = &exec.Opened{Backend: opened, ID: core.NewID(), Device: exec.IsDevice(c.Backend)}, false
 	}
 	if keep {
 		r.Cfg.Backend = cfg.Backend

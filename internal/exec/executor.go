@@ -110,8 +110,10 @@ type tunedChoice struct {
 // program bound, core.Storage.ScatterRows) and End after Finish.
 type Halo interface {
 	// Begin starts the exchanges of the halos l reads that are out of
-	// date, and prepares its reductions.
-	Begin(l *core.Loop) error
+	// date, and prepares its reductions; device says that l's program
+	// reads its data on a device (Opened.Device), where the rows
+	// received then go, else to the host copies.
+	Begin(l *core.Loop, device bool) error
 	// Wait completes the exchanges Begin started.
 	Wait(l *core.Loop) error
 	// End combines l's reductions across ranks and marks the halos of
@@ -139,6 +141,9 @@ func New() *Executor {
 type Opened struct {
 	Backend
 	ID uint64
+	// Device says that the backend's programs run on a device
+	// (IsDevice).
+	Device bool
 }
 
 // savedState is a Storage's state before a loop, for putting it back.
@@ -455,7 +460,7 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop, c *call) error {
 	}
 	halo := x.Halo
 	if halo != nil {
-		if err := halo.Begin(l); err != nil {
+		if err := halo.Begin(l, b.Device); err != nil {
 			x.restore()
 			return err
 		}

@@ -414,7 +414,7 @@ func (h fakeHalo) log(s string) {
 	p := h.fb.progs[len(h.fb.progs)-1]
 	p.calls = append(p.calls, s)
 }
-func (h fakeHalo) Begin(*core.Loop) error                       { h.log("halo begin"); return nil }
+func (h fakeHalo) Begin(*core.Loop, bool) error                 { h.log("halo begin"); return nil }
 func (h fakeHalo) Wait(*core.Loop) error                        { h.log("halo wait"); return nil }
 func (h fakeHalo) End(*core.Loop) error                         { h.log("halo end"); return nil }
 func (h fakeHalo) Agree(l *core.Loop, trace *slog.Logger) error { return nil }

@@ -334,7 +334,7 @@ func (x *Executor) runBoundary(h TileHalo, c *TiledChain) (int, error) {
 		if x.kept, err = keepReductions(x.kept[:0], l); err != nil {
 			return j, err
 		}
-		if err := h.Begin(l); err != nil {
+		if err := h.Begin(l, false); err != nil { // tiles run on the host
 			return j, err
 		}
 		err = putReductions(x.kept, l)
