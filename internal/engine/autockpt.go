@@ -25,8 +25,8 @@ import (
 //
 //   - Every loop the program issues gets an index, in every runtime.
 //   - Once a checkpoint is due (Config.CheckpointEvery), the loops that
-//     follow are watched until the first of them comes again: the
-//     program's loops repeat with that period. For each position in the
+//     follow are watched until the last of them are a sequence twice
+//     over: the program's loops repeat with that period. For each position in the
 //     period, the Dats whose first use from there on writes them whole
 //     (WRITE on the loop's own set) need not be saved; the position where
 //     the fewest bytes remain is chosen, and the checkpoint is written
@@ -126,10 +126,16 @@ type autoCkpt struct {
 	// sums is the loop sum at each loop of log: index, sum.
 	sums []byte
 
-	seq       []loopShape // the loops watched since the checkpoint came due
-	watchFrom int64       // the index of the loop the checkpoint came due at
-	target    int         // position in seq to write before; -1 while watching
-	pos       int         // position of the last loop in seq
+	// The loops watched since the checkpoint came due (nil while none
+	// is), with their shapes' sums (loopShape.sum), and seq, the period
+	// they repeat with, their last len(seq), once found (period).
+	watched   []loopShape
+	watchSums []uint64
+	broken    bool // a period found in them did not hold
+	seq       []loopShape
+	watchFrom int64 // the index of the loop the checkpoint came due at
+	target    int   // position in seq to write before; -1 while watching
+	pos       int   // position of the last loop in seq
 	omit      map[uint64]bool
 
 	// pending is the checkpoint written before the last target loop
@@ -167,7 +173,7 @@ func datIdentity(s *core.Storage) uint64 {
 	sum := foldString(loopSumStart, s.Name)
 	sum = foldBytes(sum, byte(s.Type))
 	for _, v := range []uint64{s.Set.ID, uint64(s.Dim)} {
-		sum = foldBytes(sum, byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56))
+		sum = foldUint64(sum, v)
 	}
 	return sum
 }
@@ -540,33 +546,35 @@ func (p *Process) autoBefore(r *Runtime, l *core.Loop) (skip bool, err error) {
 	if a.off {
 		return false, nil
 	}
-	if a.target < 0 {
-		if a.seq == nil {
-			if !a.due(p, idx) {
-				return false, nil
-			}
-			a.watchFrom = idx
-		}
-		sh := shapeOf(l)
-		if len(a.seq) == 0 || !sh.equal(a.seq[0]) {
-			a.seq = append(a.seq, sh)
-			if idx-a.watchFrom >= autoWatchMost && a.pending == nil {
-				return false, a.save(l, idx, nil)
-			}
+	if a.watched == nil {
+		if !a.due(p, idx) {
 			return false, nil
 		}
-		// The loops repeat with period len(a.seq): this loop is at 0.
-		a.target, a.omit = a.choose()
-		a.pos = 0
-	} else {
+		a.watchFrom = idx
+	}
+	sh := shapeOf(l)
+	a.watched = append(a.watched, sh)
+	a.watchSums = append(a.watchSums, sh.sum())
+	if a.target >= 0 {
 		a.pos = (a.pos + 1) % len(a.seq)
-		if sh := shapeOf(l); !sh.equal(a.seq[a.pos]) {
-			a.seq, a.target = []loopShape{sh}, -1 // the pattern changed: watch again
+		if !sh.equal(a.seq[a.pos]) {
+			a.seq, a.target, a.broken = nil, -1, true // the pattern changed: look again
+		}
+	}
+	if a.target < 0 {
+		n := a.period()
+		if n == 0 {
 			if idx-a.watchFrom >= autoWatchMost && a.pending == nil {
 				return false, a.save(l, idx, nil) // the loops do not repeat
 			}
 			return false, nil
 		}
+		// The loops repeat with period n: the n watched before this
+		// loop, which is at 0 (the first of them again).
+		m := len(a.watched)
+		a.seq = slices.Clip(a.watched[m-1-n : m-1])
+		a.target, a.omit = a.choose()
+		a.pos = 0
 	}
 	if a.pos == a.target && a.pending == nil {
 		if err := a.save(l, idx, a.omit); err != nil {
@@ -631,39 +639,109 @@ func (a *autoCkpt) due(p *Process, idx int64) bool {
 	return v[0] == 1
 }
 
+// autoPeriodSeen is the fewest loops watched in which a period must
+// repeat (besides twice at least) once a first guess failed, or
+// CheckpointEvery's loops if fewer: fewer would take A A of A A B C for a
+// period of one loop.
+const autoPeriodSeen = 16
+
+// period returns the period the watched loops repeat with, or 0 when
+// none shows yet. The first guess is the distance to the first watched
+// loop's next appearance. Once a guess failed (broken), it is the least
+// n such that the last max(2n, autoPeriodSeen) loops watched (fewer when
+// checkpoints come every fewer loops) repeat the last n: guessing again
+// from the loop that broke the pattern never settled when that loop was
+// one the period holds twice, as the second A of A A B C, and the
+// checkpoint waited for autoWatchMost loops, saving every dat. A period
+// shorter than the program's that repeats as often (an inner loop of the
+// step) gives a checkpoint as often, which may save dats the whole step
+// would have left out.
+func (a *autoCkpt) period() int {
+	s, w := a.watchSums, a.watched
+	m := len(s)
+	if !a.broken {
+		if m > 1 && s[m-1] == s[0] && w[m-1].equal(w[0]) {
+			return m - 1
+		}
+		return 0
+	}
+	least := autoPeriodSeen
+	if a.every == 0 {
+		least = min(least, a.loops)
+	}
+	for n := 1; 2*n <= m; n++ {
+		seen := max(2*n, least)
+		if seen > m || s[m-1] != s[m-1-n] || !slices.Equal(s[m-seen:m-n], s[m-seen+n:]) {
+			continue
+		}
+		same := true
+		for i := m - seen + n; i < m && same; i++ {
+			same = w[i].equal(w[i-n])
+		}
+		if same {
+			return n
+		}
+	}
+	return 0
+}
+
+// sum is a hash of the shape, equal for equal shapes.
+func (a loopShape) sum() uint64 {
+	h := loopSumStart
+	for _, v := range []uint64{a.kernel, a.set, uint64(len(a.dats))} {
+		h = foldUint64(h, v)
+	}
+	for _, d := range a.dats {
+		h = foldUint64(foldUint64(h, d.id), uint64(d.bytes))
+		if d.whole {
+			h = foldBytes(h, 1)
+		}
+	}
+	return h
+}
+
+// foldUint64 folds v's eight bytes into sum (foldBytes).
+func foldUint64(sum, v uint64) uint64 {
+	return foldBytes(sum, byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56))
+}
+
 // choose returns the position in the period where the fewest bytes of
-// Dats must be saved, and the Dats that need not be there.
+// Dats must be saved, and the Dats whose values the checkpoint defers to
+// the loops after it (decide): every Dat a loop of the period writes
+// whole, which those loops show to be needed or not, so that a period
+// guessed wrong (a shorter pattern inside the program's step) chooses the
+// place but not what is saved.
 func (a *autoCkpt) choose() (int, map[uint64]bool) {
 	best, bestSaved := 0, int64(-1)
-	var bestOmit map[uint64]bool
 	p := len(a.seq)
+	later := map[uint64]bool{}
 	for i := range p {
 		first := map[uint64]bool{} // dat ID: whether its first use writes it whole
 		saved := int64(0)
-		omit := map[uint64]bool{}
 		for k := range p {
 			for _, d := range a.seq[(i+k)%p].dats {
+				if d.whole {
+					later[d.id] = true
+				}
 				if _, seen := first[d.id]; seen {
 					continue
 				}
 				first[d.id] = d.whole
 				if d.whole {
-					omit[d.id] = true
 					saved += d.bytes
 				}
 			}
 		}
 		if saved > bestSaved {
-			best, bestSaved, bestOmit = i, saved, omit
+			best, bestSaved = i, saved
 		}
 	}
-	return best, bestOmit
+	return best, later
 }
 
 // save begins the checkpoint before loop l, at index idx. The dats of
-// later, whose first use in the period is expected to write them whole,
-// are decided by the loops that follow (decide); the others are written
-// now.
+// later, which loops of the period write whole, are decided by the loops
+// that follow (decide); the others are written now.
 func (a *autoCkpt) save(l *core.Loop, idx int64, later map[uint64]bool) error {
 	runtime.GC()
 	rerun := []int64{a.lastObs}
@@ -697,6 +775,7 @@ func (a *autoCkpt) save(l *core.Loop, idx int64, later map[uint64]bool) error {
 	// it (each retrying).
 	a.left = max(len(a.seq), 1)
 	a.seq, a.target, a.omit = nil, -1, nil
+	a.watched, a.watchSums, a.broken = nil, nil, false
 	a.since, a.sinceN = time.Now(), idx
 	if err != nil {
 		return err
