@@ -3,13 +3,16 @@ package op2_test
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/mpitest"
 )
 
 // flipByteOf changes one byte of the only place in file path that holds
@@ -80,4 +83,36 @@ func TestRestoreRefusesDamagedFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCheckpointRankValues: on 2 ranks whose Global, constant and state
+// entry differ (in value, not length), a checkpoint saves rank 0's, with
+// their fingerprint, and restores them on every rank; with parallel HDF5
+// each rank had written the fingerprint of its own values, and the file
+// was refused as damaged.
+func TestCheckpointRankValues(t *testing.T) {
+	const ckptEnv = "OP2_TEST_CKPT_FILE"
+	if mpitest.InRanks() {
+		r := newCkptRun(t)
+		defer r.k.Remove()
+		r.steps(t, 1)
+		rank := op2.Rank()
+		r.low.Data()[0] = float64(rank)
+		check(t, r.k.Set(0.5+float64(rank)))
+		path := os.Getenv(ckptEnv)
+		check(t, op2.Checkpoint(path, map[string][]byte{"time": fmt.Appendf(nil, "t=%03d", 100+rank)}))
+		r.low.Data()[0] = 7
+		check(t, r.k.Set(7))
+		state, err := op2.Restore(path)
+		if err != nil {
+			t.Fatalf("rank %d restoring the file just written: %v", rank, err)
+		}
+		if got := r.result(t); string(state["time"]) != "t=100" || got.Low != 0 || got.K != 0.5 {
+			t.Errorf("rank %d restored state %q, low %v, k %v; want rank 0's t=100, 0, 0.5", rank, state["time"], got.Low, got.K)
+		}
+		check(t, op2.Finalize())
+		return
+	}
+	needHDF5(t)
+	mpiRun(t, 2, 2*time.Minute, ckptEnv+"="+filepath.Join(t.TempDir(), "ranks.ckpt"))
 }

@@ -378,28 +378,34 @@ func (c *contents) write(cw *writer, deferred map[*core.Storage]int) error {
 			return err
 		}
 	}
-	for k, s := range c.globals {
-		name := "globals/" + strconv.Itoa(k)
+	for _, s := range c.globals {
 		if err := s.HostAccess(false); err != nil {
 			return fmt.Errorf("global %q: %w", s.Name, err)
 		}
+	}
+	sums, err := c.rootSums()
+	if err != nil {
+		return err
+	}
+	for k, s := range c.globals {
+		name := "globals/" + strconv.Itoa(k)
 		if err := cw.root(name, h5Type(s.Type), s.Dim, s.Host); err != nil {
 			return err
 		}
-		sum := valuesSum(unsafe.Slice((*byte)(s.Host), s.Dim*s.Type.Size()))
-		if err := cw.attrs(name, [][2]string{{"name", s.Name}, {"type", s.Type.CName()}, sumText(sum)}, nil); err != nil {
+		if err := cw.attrs(name, [][2]string{{"name", s.Name}, {"type", s.Type.CName()}, sumText(sums[0])}, nil); err != nil {
 			return err
 		}
+		sums = sums[1:]
 	}
 	for _, k := range c.consts {
 		name := "consts/" + k.Name
 		if err := cw.root(name, h5Type(k.Type), k.Dim, k.Host); err != nil {
 			return err
 		}
-		sum := valuesSum(unsafe.Slice((*byte)(k.Host), k.Dim*k.Type.Size()))
-		if err := cw.attrs(name, [][2]string{{"type", k.Type.CName()}, sumText(sum)}, nil); err != nil {
+		if err := cw.attrs(name, [][2]string{{"type", k.Type.CName()}, sumText(sums[0])}, nil); err != nil {
 			return err
 		}
+		sums = sums[1:]
 	}
 	for i, key := range c.keys {
 		name := "user/" + strconv.Itoa(i)
@@ -407,9 +413,44 @@ func (c *contents) write(cw *writer, deferred map[*core.Storage]int) error {
 		if err := cw.root(name, h5.Uint8, len(v), ptr(v)); err != nil {
 			return err
 		}
-		if err := cw.attrs(name, [][2]string{{"key", key}, sumText(valuesSum(v))}, nil); err != nil {
+		if err := cw.attrs(name, [][2]string{{"key", key}, sumText(sums[0])}, nil); err != nil {
 			return err
 		}
+		sums = sums[1:]
 	}
 	return cw.err
+}
+
+// rootSums returns the fingerprints of the values written from rank 0
+// (root): each Global's, constant's and state entry's, in that order, as
+// rank 0 holds them. A program whose ranks hold other values of them
+// saves rank 0's, and the fingerprint written on every rank must be of
+// those (collective).
+func (c *contents) rootSums() ([]uint64, error) {
+	var sums []uint64
+	for _, s := range c.globals {
+		sums = append(sums, valuesSum(unsafe.Slice((*byte)(s.Host), s.Dim*s.Type.Size())))
+	}
+	for _, k := range c.consts {
+		sums = append(sums, valuesSum(unsafe.Slice((*byte)(k.Host), k.Dim*k.Type.Size())))
+	}
+	for _, key := range c.keys {
+		sums = append(sums, valuesSum(c.state[key]))
+	}
+	if c.w == nil || len(sums) == 0 {
+		return sums, nil
+	}
+	v := make([]int64, len(sums))
+	if c.w.Rank() == 0 {
+		for i, s := range sums {
+			v[i] = int64(s)
+		}
+	}
+	if err := c.w.AllreduceInt64(v, mpi.Sum); err != nil {
+		return nil, c.fatal(err)
+	}
+	for i := range sums {
+		sums[i] = uint64(v[i])
+	}
+	return sums, nil
 }
