@@ -172,7 +172,16 @@ func TestMPIErrors(t *testing.T) {
 				_, err := op2.Partition(op2.RCBPartitioner(nil))
 				return err
 			},
-			want: []string{"RCBPartitioner: the coordinates dat was not declared before Partition"},
+			want: []string{"RCBPartitioner: no coordinates (a nil Dat)"},
+		},
+		{
+			name: "metis-nil-map",
+			ranks: func(t *testing.T) error {
+				declareRing(t, 8)
+				_, err := op2.Partition(op2.METISPartitioner(nil))
+				return err
+			},
+			want: []string{"METISPartitioner: no map (a nil Map)"},
 		},
 		{
 			name: "owner-not-a-rank",

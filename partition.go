@@ -245,6 +245,28 @@ func OwnerPartitioner(owner *Dat[int32]) Partitioner {
 	return Partitioner{kind: "owners", coords: storageOf(owner)}
 }
 
+// With returns p with m as its map and coords as its coordinates where
+// p was made without them (METISPartitioner(nil), RCBPartitioner(nil),
+// AutoPartitioner(nil, nil)): a package that declares a mesh, as
+// mesh/unstructured does, partitions it with the partitioner its user
+// chose, on the mesh's own graph and coordinates. Block and owner
+// partitioners, and what p was made with, are kept.
+func (p Partitioner) With(m *Map, coords *Dat[float64]) Partitioner {
+	switch p.kind {
+	case "metis", "ptscotch", "auto":
+		if p.m == nil {
+			p.m = m
+		}
+	}
+	switch p.kind {
+	case "rcb", "auto":
+		if p.coords == nil {
+			p.coords = storageOf(coords)
+		}
+	}
+	return p
+}
+
 // PartitionInfo describes the partition Partition made.
 type PartitionInfo struct {
 	// Partitioner is the partitioner's name: "block", "rcb", "metis",

@@ -109,16 +109,20 @@ func (p *Process) partition(w *mpi.World, kind string, pm *core.Map, pcoords *co
 	case failed != nil:
 	case kind == "":
 		failed = errors.New("no partitioner (use BlockPartitioner, RCBPartitioner, METISPartitioner, PTScotchPartitioner, AutoPartitioner or OwnerPartitioner)")
+	case kind == "rcb" && pcoords == nil:
+		failed = errors.New("RCBPartitioner: no coordinates (a nil Dat)")
 	case kind == "rcb" && coords < 0:
 		failed = errors.New("RCBPartitioner: the coordinates dat was not declared before Partition")
+	case kind == "owners" && pcoords == nil:
+		failed = errors.New("OwnerPartitioner: no owners (a nil Dat)")
 	case kind == "owners" && coords < 0:
 		failed = errors.New("OwnerPartitioner: the owners dat was not declared before Partition")
 	case kind == "owners" && pcoords.Dim != 1:
 		failed = fmt.Errorf("OwnerPartitioner: dat %q has dim %d; it needs one owner rank per element (dim 1)", pcoords.Name, pcoords.Dim)
-	case kind == "metis" && part.Map < 0:
-		failed = errors.New("METISPartitioner: the map was not declared before Partition")
-	case kind == "ptscotch" && part.Map < 0:
-		failed = errors.New("PTScotchPartitioner: the map was not declared before Partition")
+	case (kind == "metis" || kind == "ptscotch") && pm == nil:
+		failed = fmt.Errorf("%s: no map (a nil Map)", partitionerName(kind))
+	case (kind == "metis" || kind == "ptscotch") && part.Map < 0:
+		failed = fmt.Errorf("%s: the map was not declared before Partition", partitionerName(kind))
 	case kind == "ptscotch":
 		part.Kind = "graph"
 		part.Graph = func(xadj []int64, adj []int32, parts int) ([]int32, error) {
@@ -219,4 +223,12 @@ func PartitionSummary(partitioner string, ranks, cut int, maps []string, cuts []
 		fmt.Fprintf(&b, " (METIS reported edge cut %d)", metisCut)
 	}
 	return b.String()
+}
+
+// partitionerName is the function that makes a partitioner of kind.
+func partitionerName(kind string) string {
+	if kind == "metis" {
+		return "METISPartitioner"
+	}
+	return "PTScotchPartitioner"
 }

@@ -165,12 +165,11 @@ func declare(src *source, opts Options) (*Mesh, error) {
 		graph = m.cellNodesPadded
 	}
 	if op2.Ranks() > 1 {
-		p := opts.Partitioner
-		if p == nil {
-			auto := op2.AutoPartitioner(graph, m.X)
-			p = &auto
+		p := op2.AutoPartitioner(graph, m.X)
+		if opts.Partitioner != nil {
+			p = opts.Partitioner.With(graph, m.X)
 		}
-		info, err := op2.Partition(*p)
+		info, err := op2.Partition(p)
 		if err != nil {
 			return nil, fmt.Errorf("unstructured: %w", err)
 		}

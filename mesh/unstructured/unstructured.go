@@ -114,11 +114,15 @@ type Options struct {
 	// used.
 	Renumber string
 	// Partitioner is used under MPI; nil chooses
-	// op2.AutoPartitioner(the first interior facet set's map to cells,
-	// the coordinates); for a mixed mesh, whose kinds meet through
-	// facets of several kinds, its map is the cells' (unexported) padded
-	// map to the nodes, so that the nodes are partitioned and the cells
-	// follow them.
+	// op2.AutoPartitioner(the mesh's graph, the coordinates). The graph
+	// is the first interior facet set's map to cells; for a mixed mesh,
+	// whose kinds meet through facets of several kinds, the cells'
+	// (unexported) padded map to the nodes, so that the nodes are
+	// partitioned and the cells follow them. A partitioner made without
+	// its map or coordinates, as op2.METISPartitioner(nil),
+	// op2.PTScotchPartitioner(nil) or op2.RCBPartitioner(nil), is given
+	// the mesh's (op2.Partitioner.With), since they exist only once the
+	// mesh is declared.
 	Partitioner *op2.Partitioner
 }
 

@@ -14,9 +14,12 @@ import (
 	"time"
 
 	op2 "github.com/goop2/op2"
+	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/gmshtest"
 	"github.com/goop2/op2/internal/mpitest"
+	"github.com/goop2/op2/internal/ptscotch"
 	"github.com/goop2/op2/internal/testcache"
+	"github.com/goop2/op2/internal/testreq"
 	"github.com/goop2/op2/mesh/gmsh"
 	"github.com/goop2/op2/mesh/topology"
 	"github.com/goop2/op2/mesh/unstructured"
@@ -463,5 +466,60 @@ func TestLoadReversedGroups(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLoadPartitioners loads a mesh of one kind and a mixed one on 3
+// ranks with each partitioner Options.Partitioner names, made without a
+// map or coordinates (op2.METISPartitioner(nil)...), which Load gives
+// the mesh's: the summary is one process's, and the partition is the
+// one named. (A partitioner needing the mesh's map or coordinates could
+// not be named: they exist only once Load has declared the mesh.)
+func TestLoadPartitioners(t *testing.T) {
+	const pathEnv, wantEnv, partEnv = "UNSTRUCTURED_MESH", "UNSTRUCTURED_WANT", "UNSTRUCTURED_PARTITIONER"
+	if mpitest.InRanks() {
+		var want summary
+		if err := json.Unmarshal([]byte(os.Getenv(wantEnv)), &want); err != nil {
+			t.Fatal(err)
+		}
+		kind := os.Getenv(partEnv)
+		p := map[string]op2.Partitioner{"metis": op2.METISPartitioner(nil), "ptscotch": op2.PTScotchPartitioner(nil),
+			"rcb": op2.RCBPartitioner(nil), "block": op2.BlockPartitioner()}[kind]
+		m, err := unstructured.Load(os.Getenv(pathEnv), unstructured.Options{Partitioner: &p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := same(summarize(t, m), want); d != "" {
+			t.Errorf("rank %d of %d, %s: %s", op2.Rank(), op2.Ranks(), kind, d)
+		}
+		if m.Partition == nil || m.Partition.Partitioner != kind {
+			t.Errorf("partition %+v, want %s's", m.Partition, kind)
+		}
+		if err := op2.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	for _, name := range []string{"box-41-binary", "mixed-41-binary"} {
+		path := filepath.Join(fixtures, name+".msh")
+		m, err := unstructured.Load(path, unstructured.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(summarize(t, m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kind := range []string{"metis", "ptscotch", "rcb", "block"} {
+			t.Run(name+"/"+kind, func(t *testing.T) {
+				switch kind {
+				case "metis":
+					testreq.Check(t, "metis", dist.LoadMETIS(), op2.ErrMETISUnavailable)
+				case "ptscotch":
+					testreq.Check(t, "ptscotch", ptscotch.Load(), op2.ErrPTScotchUnavailable)
+				}
+				mpitest.Run(t, 3, 2*time.Minute, pathEnv+"="+path, wantEnv+"="+string(want), partEnv+"="+kind)
+			})
+		}
 	}
 }
