@@ -360,3 +360,32 @@ func TestReadHybridTecplot(t *testing.T) {
 		}
 	}
 }
+
+// TestVertexBCHoldingNothing: a boundary condition at Vertex whose points
+// (a list of one, a range of two) hold no face element of the zone is
+// refused, naming it, rather than leaving no group of its name.
+func TestVertexBCHoldingNothing(t *testing.T) {
+	for _, c := range []struct {
+		set int
+		pts []int64
+	}{{cg.PointList, []int64{1}}, {cg.PointRange, []int64{1, 2}}} {
+		path, _ := convert(t, "box")
+		f, err := cg.Open(path, cg.Modify)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := f.ZoneRead(1, 1); err != nil {
+			t.Fatal(err)
+		}
+		const userDefined = 1 // BCTypeUserDefined
+		if _, err := f.BocoWrite(1, 1, "lonely", userDefined, c.set, c.pts); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cgns.Read(path); err == nil || !strings.Contains(err.Error(), "ZoneBC/lonely: a boundary condition at Vertex whose points hold no element of dimension 2") {
+			t.Errorf("point set %d %v: %v, want the condition refused", c.set, c.pts, err)
+		}
+	}
+}
