@@ -10,8 +10,8 @@
 //	op2mesh convert FILE.msh FILE.h5
 //	op2mesh convert FILE.cgns FILE.h5
 //
-// An input named *.msh is a Gmsh mesh (package mesh/gmsh), one named
-// *.cgns a CGNS mesh (package mesh/cgns, libcgns at run time): it is written,
+// An input whose content is a Gmsh mesh (package mesh/gmsh) or a CGNS mesh
+// (package mesh/cgns, libcgns at run time), whatever its name, is written,
 // cells oriented positively, with its physical groups, as
 // unstructured.WriteHDF5 does, and the output must be *.h5 or *.hdf5;
 // unstructured.Load then declares it on any number of ranks, each reading
@@ -29,8 +29,10 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -38,6 +40,7 @@ import (
 	"github.com/goop2/op2/internal/airfoil"
 	"github.com/goop2/op2/internal/regfile"
 	"github.com/goop2/op2/mesh"
+	"github.com/goop2/op2/mesh/cgns"
 	"github.com/goop2/op2/mesh/unstructured"
 )
 
@@ -78,8 +81,8 @@ The first form converts an Airfoil mesh between OP2's ASCII format and
 OP2's HDF5 layout (by the output's name: *.h5 or *.hdf5, else ASCII), or
 writes the generated NACA0012 mesh. The second converts a Gmsh mesh to
 the HDF5 file that unstructured.Load reads in blocks, one per MPI rank
-(a CGNS mesh, FILE.cgns, and an OP2 mesh convert with it too: op2mesh
-convert IN OUT).
+(a CGNS mesh, and an OP2 mesh, convert with it too: op2mesh convert IN
+OUT; the input's content, not its name, says which it is).
 
 `)
 	fs.PrintDefaults()
@@ -104,12 +107,12 @@ func isHDF5Name(path string) bool {
 }
 
 func convert(in string, ni, nj int, out string) error {
-	if strings.HasSuffix(in, ".msh") || strings.HasSuffix(in, ".cgns") {
+	what, err := unstructuredKind(in)
+	if err != nil {
+		return err
+	}
+	if what != "" {
 		if !isHDF5Name(out) {
-			what := "a Gmsh mesh"
-			if strings.HasSuffix(in, ".cgns") {
-				what = "a CGNS mesh"
-			}
 			return fmt.Errorf("%s: %s converts to HDF5 only: name the output *.h5 or *.hdf5", out, what)
 		}
 		return unstructured.Convert(in, out)
@@ -122,6 +125,36 @@ func convert(in string, ni, nj int, out string) error {
 		return m.WriteFile(out)
 	}
 	return airfoil.WriteHDF5File(out, m)
+}
+
+// unstructuredKind says, from its content as unstructured.Load reads it
+// and not from its name, whether the file in is a Gmsh mesh ("a Gmsh
+// mesh": it starts with $MeshFormat) or a CGNS one ("a CGNS mesh"); ""
+// for anything else (an Airfoil mesh, ASCII or HDF5) and for no file
+// (the generated mesh).
+func unstructuredKind(in string) (string, error) {
+	if in == "" {
+		return "", nil
+	}
+	if ok, err := cgns.IsCGNS(in); err != nil {
+		return "", err
+	} else if ok {
+		return "a CGNS mesh", nil
+	}
+	f, err := regfile.Open(in)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	head := make([]byte, 64)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return "", err
+	}
+	if bytes.HasPrefix(bytes.TrimLeft(head[:n], "\ufeff \t\r\n"), []byte("$MeshFormat")) {
+		return "a Gmsh mesh", nil
+	}
+	return "", nil
 }
 
 func read(in string, ni, nj int) (*mesh.Mesh, error) {

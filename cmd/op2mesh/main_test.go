@@ -109,6 +109,42 @@ func TestConvertCGNS(t *testing.T) {
 	}
 }
 
+// TestConvertByContent: Gmsh and CGNS meshes convert whatever their
+// names (none, upper case, another kind's), as unstructured.Load reads
+// them; they were read as Airfoil meshes unless named *.msh or *.cgns.
+func TestConvertByContent(t *testing.T) {
+	testreq.Check(t, "cgns", cgns.Load(), cgns.ErrUnavailable)
+	dir := t.TempDir()
+	for _, c := range []struct{ src, name string }{
+		{"../../mesh/gmsh/testdata/box-41-binary.msh", "noext"},
+		{"../../mesh/gmsh/testdata/square-22-ascii.msh", "mesh.MSH"},
+		{"../../mesh/cgns/testdata/box.cgns", "box"},
+		{"../../mesh/cgns/testdata/box.cgns", "box.msh"},
+	} {
+		b, err := os.ReadFile(c.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := filepath.Join(dir, c.name)
+		if err := os.WriteFile(in, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, c.name+".h5")
+		testreq.Check(t, "hdf5", convert(in, 0, 0, out), hdf5.ErrNoHDF5)
+		m, err := unstructured.Load(out, unstructured.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := unstructured.Load(c.src, unstructured.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Nodes.Size() != want.Nodes.Size() || m.Cells.Size() != want.Cells.Size() || len(m.Groups) != len(want.Groups) {
+			t.Errorf("%s converted: %d nodes, %d cells, %d groups; want %d, %d, %d", c.name, m.Nodes.Size(), m.Cells.Size(), len(m.Groups), want.Nodes.Size(), want.Cells.Size(), len(want.Groups))
+		}
+	}
+}
+
 // TestOutputOverInput: an output naming the input (another spelling, a
 // link) is refused, naming both, in either form.
 func TestOutputOverInput(t *testing.T) {
