@@ -257,6 +257,7 @@ func (m *Mesh) makeGroups(src *source) error {
 				}
 			}
 		default:
+			m.elsewhere = append(m.elsewhere, g)
 			continue
 		}
 		if err != nil {

@@ -167,6 +167,9 @@ type Mesh struct {
 	// with the cells (through it every node has its cells), not for
 	// loops.
 	cellNodesPadded *op2.Map
+	// elsewhere holds the named groups of other dimensions (points,
+	// edges of a 3-D mesh), which Groups leaves out, for Group to say so.
+	elsewhere []gmsh.PhysicalGroup
 }
 
 // CellKind is the cells of one kind. OP2's maps have one arity, so a
@@ -240,8 +243,13 @@ func (m *Mesh) Group(name string) (*Group, error) {
 	if found != nil {
 		return found, nil
 	}
+	for _, g := range m.elsewhere {
+		if g.Name == name {
+			return nil, fmt.Errorf("unstructured: physical group %q is of dimension %d: a Mesh holds the groups of its cells (dimension %d) and facets (%d) only; read the file with package mesh/gmsh for the others", name, g.Dim, m.Dim, m.Dim-1)
+		}
+	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("unstructured: no physical group %q (the mesh has none)", name)
+		return nil, fmt.Errorf("unstructured: no physical group %q (the mesh names none: the tags of groups without names are in CellTags and each Facets' Tags)", name)
 	}
 	return nil, fmt.Errorf("unstructured: no physical group %q (the mesh has %s)", name, strings.Join(names, ", "))
 }

@@ -523,3 +523,49 @@ func TestLoadPartitioners(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupOfAnotherDimension: Group names a group the file has but a
+// Mesh does not hold (a point's) by its dimension, not as missing.
+func TestGroupOfAnotherDimension(t *testing.T) {
+	const msh = `$MeshFormat
+2.2 0 8
+$EndMeshFormat
+$PhysicalNames
+3
+0 3 "corner"
+1 2 "edge"
+2 1 "s"
+$EndPhysicalNames
+$Nodes
+4
+1 0 0 0
+2 1 0 0
+3 1 1 0
+4 0 1 0
+$EndNodes
+$Elements
+4
+1 15 2 3 1 1
+2 1 2 2 1 1 2
+3 2 2 1 1 1 2 3
+4 2 2 1 1 1 3 4
+$EndElements
+`
+	path := filepath.Join(t.TempDir(), "corner.msh")
+	if err := os.WriteFile(path, []byte(msh), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := unstructured.Load(path, unstructured.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Group("s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Group("corner"); err == nil || !strings.Contains(err.Error(), `physical group "corner" is of dimension 0`) {
+		t.Errorf("Group(corner): %v, want it named as of dimension 0", err)
+	}
+	if _, err := m.Group("nonesuch"); err == nil || !strings.Contains(err.Error(), `no physical group "nonesuch" (the mesh has "edge", "s")`) {
+		t.Errorf("Group(nonesuch): %v", err)
+	}
+}
