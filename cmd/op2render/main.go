@@ -159,7 +159,16 @@ func meshOf(g *vtkfile.Grid, field string, comp int) (*Mesh, error) {
 		for _, c := range g.CellData {
 			names = append(names, c.Name)
 		}
-		return nil, fmt.Errorf("no cell array %q (cell arrays: %s)", field, strings.Join(names, ", "))
+		have := "cell arrays: " + strings.Join(names, ", ")
+		if len(names) == 0 {
+			have = "the file has no cell arrays"
+		}
+		for _, p := range g.PointData {
+			if p.Name == field {
+				return nil, fmt.Errorf("%q is a point array; op2render draws a cell array (%s)", field, have)
+			}
+		}
+		return nil, fmt.Errorf("no cell array %q (%s)", field, have)
 	}
 	if comp < 0 || comp >= a.Components {
 		return nil, fmt.Errorf("cell array %q has %d components; -component %d is not one of them", field, a.Components, comp)

@@ -20,7 +20,8 @@ func squares() *vtkfile.Grid {
 	return &vtkfile.Grid{
 		Points: []float64{0, 0, 1, 0, 2, 0, 0, 1, 1, 1, 2, 1},
 		Dim:    2, Cells: []int32{0, 1, 4, 3, 1, 2, 5, 4}, NodesPerCell: 4, Type: vtkfile.Quad,
-		CellData: []vtkfile.Array{{Name: "v", Components: 2, Values: []float64{0, 9, 1, 9}}},
+		CellData:  []vtkfile.Array{{Name: "v", Components: 2, Values: []float64{0, 9, 1, 9}}},
+		PointData: []vtkfile.Array{{Name: "u", Components: 1, Values: []float64{0, 1, 2, 3, 4, 5}}},
 	}
 }
 
@@ -123,6 +124,7 @@ func TestRenderFile(t *testing.T) {
 	}
 	for _, c := range []struct{ field, window, rng, want string }{
 		{"w", "", "", `no cell array "w" (cell arrays: v)`},
+		{"u", "", "", `"u" is a point array; op2render draws a cell array (cell arrays: v)`},
 		{"v", "0,1,2", "", "-window"},
 		{"v", "0,0,0,1", "", "empty window"},
 		{"v", "", "a,b", "-range"},

@@ -516,6 +516,28 @@ func ReadFile(path string) (*Grid, error) {
 	return g, nil
 }
 
+// appendedWatch reads r, noting whether an <AppendedData element went by
+// (in one read or across two), for an error to say so.
+type appendedWatch struct {
+	r        io.Reader
+	last     []byte // the end of the previous read
+	appended bool
+}
+
+var appendedTag = []byte("<AppendedData")
+
+func (a *appendedWatch) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	if !a.appended && n > 0 {
+		// The tag within this read, or begun in the bytes before it.
+		head := append(a.last, p[:min(n, len(appendedTag))]...)
+		a.appended = bytes.Contains(head, appendedTag) || bytes.Contains(p[:n], appendedTag)
+		keep := append(a.last, p[max(0, n-len(appendedTag)):n]...)
+		a.last = append(a.last[:0], keep[max(0, len(keep)-len(appendedTag)+1):]...)
+	}
+	return n, err
+}
+
 // Read reads a VTK XML UnstructuredGrid: one piece, cells of the types
 // CellType names (of one type: a Grid with Type and NodesPerCell; of
 // several: a Grid with Types), arrays inline in ASCII or uncompressed base64 binary, little-endian.
@@ -523,7 +545,11 @@ func ReadFile(path string) (*Grid, error) {
 // when they fit), and Int8/UInt8 arrays too.
 func Read(r io.Reader) (*Grid, error) {
 	var f xmlFile
-	if err := xml.NewDecoder(r).Decode(&f); err != nil {
+	seen := &appendedWatch{r: r}
+	if err := xml.NewDecoder(seen).Decode(&f); err != nil {
+		if seen.appended {
+			return nil, fmt.Errorf("vtk: the data are appended raw after the XML (ParaView's default), which is not supported: save the file with the data mode ASCII or Binary (%w)", err)
+		}
 		return nil, fmt.Errorf("vtk: not a VTK XML file: %w", err)
 	}
 	if f.Type != "UnstructuredGrid" || len(f.Pieces) != 1 {

@@ -194,15 +194,45 @@ func TestValidate(t *testing.T) {
 }
 
 func TestReadRejects(t *testing.T) {
-	for name, s := range map[string]string{
-		"not xml":    "hello",
-		"polydata":   `<VTKFile type="PolyData"><PolyData><Piece/></PolyData></VTKFile>`,
-		"compressed": `<VTKFile type="UnstructuredGrid" compressor="vtkZLibDataCompressor"><UnstructuredGrid><Piece/></UnstructuredGrid></VTKFile>`,
+	// ParaView's default: the arrays' bytes raw after the XML, which the
+	// XML reader cannot take; the error says so (it said "not a VTK XML
+	// file"), also when the tag ends a read.
+	raw := `<?xml version="1.0"?>
+<VTKFile type="UnstructuredGrid" version="1.0" byte_order="LittleEndian" header_type="UInt64">
+  <UnstructuredGrid><Piece NumberOfPoints="1" NumberOfCells="0">
+    <Points><DataArray type="Float64" NumberOfComponents="3" format="appended" offset="0"/></Points>
+  </Piece></UnstructuredGrid>
+  <AppendedData encoding="raw">
+   _` + "\x18\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\xf0\x3f\xff\xfe\x00<\x01" + `
+  </AppendedData>
+</VTKFile>`
+	for name, c := range map[string]struct{ s, want string }{
+		"not xml":    {"hello", "not a VTK XML file"},
+		"polydata":   {`<VTKFile type="PolyData"><PolyData><Piece/></PolyData></VTKFile>`, "UnstructuredGrid"},
+		"compressed": {`<VTKFile type="UnstructuredGrid" compressor="vtkZLibDataCompressor"><UnstructuredGrid><Piece/></UnstructuredGrid></VTKFile>`, "compressed"},
+		"appended":   {raw, "appended raw after the XML"},
 	} {
-		if _, err := vtkfile.Read(strings.NewReader(s)); err == nil {
-			t.Errorf("%s: no error", name)
+		for _, chunk := range []int{1, 7, 4096} {
+			if _, err := vtkfile.Read(&chunkReader{s: c.s, n: chunk}); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s (reads of %d bytes): %v, want an error saying %q", name, chunk, err, c.want)
+			}
 		}
 	}
+}
+
+// chunkReader gives s in reads of at most n bytes.
+type chunkReader struct {
+	s string
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if c.s == "" {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), c.n)], c.s)
+	c.s = c.s[k:]
+	return k, nil
 }
 
 // TestReadFileRefusesSpecialFiles: a FIFO, a link to /dev/zero or a
