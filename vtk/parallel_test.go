@@ -49,6 +49,7 @@ func TestWriterOneProcess(t *testing.T) {
 		"cell dat as points":  vtk.PointDat(w, q),
 		"point dat as cells":  vtk.CellDat(w, x),
 		"declared number dat": vtk.CellDat(w, must(op2.NewDat[int32](cells, 1, nil, vtk.DeclaredNumberArray))),
+		"no name":             vtk.CellDat(w, must(op2.NewDat[float64](cells, 1, nil, ""))),
 	} {
 		if bad := name != "cell dat" && name != "point dat"; (err != nil) != bad {
 			t.Errorf("%s: error %v", name, err)

@@ -167,6 +167,9 @@ func (w *Writer) add(name string, set *op2.Set, cell bool, whole func(*Grid) err
 	if set.Name() != want.Name() || set.GlobalSize() != want.GlobalSize() {
 		return fmt.Errorf("vtk: dat %q is on set %q; the %s are set %q", name, set.Name(), where, want.Name())
 	}
+	if name == "" {
+		return fmt.Errorf("vtk: a dat on set %q has no name, which its array takes: declare it with one", set.Name())
+	}
 	if name == DeclaredNumberArray && cell {
 		return fmt.Errorf("vtk: cell dat %q: the name is the Writer's own (DeclaredNumberArray)", name)
 	}
