@@ -14,6 +14,8 @@ package cuda
 #include <stdio.h>
 #include <stdlib.h>
 
+static void op2cu_flush_stdio(void) { fflush(NULL); }
+
 typedef int CUresult;
 typedef int CUdevice;
 typedef void *CUcontext;
@@ -258,6 +260,10 @@ import (
 	"time"
 	"unsafe"
 )
+
+// FlushStdio flushes the C library's output streams, where the driver
+// writes what kernels print once the device has run them.
+func FlushStdio() { C.op2cu_flush_stdio() }
 
 // LibraryEnv names the environment variable that points GoOP2 at the CUDA
 // driver library (a path or a soname) instead of libcuda.so.1.

@@ -88,6 +88,17 @@ type Waiter interface {
 	Wait() error
 }
 
+// StdioFlusher is implemented by device backends whose kernels' printf
+// output reaches the process's C streams as the device runs them:
+// FlushStdio waits for the loops queued and flushes those streams. The
+// executor calls it after a loop whose kernel writes to them
+// (core.KernelInfo.WritesStdio), as the host programs flush after such a
+// loop, so that its output is not lost in a buffer when the program ends
+// and comes before what the program prints next.
+type StdioFlusher interface {
+	FlushStdio() error
+}
+
 // Stamp is a time stamp a DeviceClock queued.
 type Stamp any
 

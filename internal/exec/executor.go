@@ -543,6 +543,11 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop, c *call) error {
 			return err
 		}
 	}
+	if f, ok := b.Backend.(StdioFlusher); ok && l.Kernel.Info != nil && l.Kernel.Info.WritesStdio {
+		if err := f.FlushStdio(); err != nil {
+			return err
+		}
+	}
 	if split {
 		if err := putReductions(x.kept, l); err != nil {
 			return err

@@ -528,6 +528,10 @@ type Program struct {
 // error.
 var stderrMu sync.Mutex
 
+// FlushStdio flushes the C library's output streams, where the OpenCL
+// library writes what kernels print.
+func FlushStdio() { C.op2cl_flush_stdio() }
+
 // captureStderr runs f with file descriptor 2 redirected to a temporary
 // file and returns what was written to it. Anything else the process
 // writes to standard error meanwhile is captured too. If the redirection

@@ -178,6 +178,14 @@ func (b *backend) Describe() []slog.Attr {
 // Wait blocks until the device has finished every queued loop.
 func (b *backend) Wait() error { return b.dev.Synchronize() }
 
+// FlushStdio waits for the queued loops, which moves their kernels'
+// printf output to the C streams, and flushes those (exec.StdioFlusher).
+func (b *backend) FlushStdio() error {
+	err := b.dev.Synchronize()
+	cu.FlushStdio()
+	return err
+}
+
 var _ exec.DeviceClock = (*backend)(nil)
 
 // Clocked reports whether loops are timed on the device (exec.DeviceClock):

@@ -192,6 +192,14 @@ func (b *backend) Describe() []slog.Attr {
 // Wait blocks until the device has finished every queued loop.
 func (b *backend) Wait() error { return b.ctx.Finish() }
 
+// FlushStdio waits for the queued loops and flushes the C streams their
+// kernels' printf wrote to (exec.StdioFlusher).
+func (b *backend) FlushStdio() error {
+	err := b.ctx.Finish()
+	cl.FlushStdio()
+	return err
+}
+
 var _ exec.DeviceClock = (*backend)(nil)
 
 // Clocked reports whether loops are timed on the device (exec.DeviceClock):
