@@ -165,7 +165,7 @@ func (c *contents) plan(path string) (*restore, error) {
 	for _, s := range c.dats {
 		name := take(datKey(s.Name, s.Set.Name, s.Dim, s.Type.CName()))
 		if name == "" {
-			return r, fmt.Errorf("%s holds no dat %q on set %q of dim %d and type %s (it holds %d dats)", path, s.Name, s.Set.Name, s.Dim, s.Type.CName(), head[2])
+			return r, fmt.Errorf("%s holds no dat %q on set %q of dim %d and type %s (it holds %d dats): was it declared after the checkpoint, or dropped by the program that wrote it before it was written (Go collected it: that run warned, naming it)? Declare the same dats, keep them reachable until Checkpoint returns, or leave this one out with SetNoCheckpoint", path, s.Name, s.Set.Name, s.Dim, s.Type.CName(), head[2])
 		}
 		if v, found, err := f.IntAttr(name, "saved"); err == nil && found && v == 0 {
 			r.dats = append(r.dats, "") // an automatic checkpoint's: written before it is read
