@@ -39,8 +39,8 @@ func NewMap64(from, to *Set, arity int, values []int64, name string) (*Map, erro
 	wide := false
 	for i, v := range values {
 		if v < 0 || v >= limit {
-			return nil, fmt.Errorf("op2: map %q from %q to %q: entry %d (element %d, column %d) is %d, outside the target set [0,%d)",
-				name, from.c.Name, to.c.Name, i, i/max(arity, 1), i%max(arity, 1), v, limit)
+			return nil, fmt.Errorf("op2: map %q from %q to %q: entry %d (element %d, column %d) is %d, outside the target set [0,%d)%s",
+				name, from.c.Name, to.c.Name, i, i/max(arity, 1), i%max(arity, 1), v, limit, fromOneHint(values, v, limit))
 		}
 		wide = wide || v > math.MaxInt32
 	}

@@ -23,6 +23,7 @@ func TestNewMap64(t *testing.T) {
 		{"fits", edges, []int64{0, 1, 3, 2}, ""},
 		{"negative", edges, []int64{0, -1, 3, 2}, `map "negative" from "edges" to "nodes": entry 1 (element 0, column 1) is -1, outside the target set [0,4)`},
 		{"beyond the set", edges, []int64{0, 1, 4, 2}, `entry 2 (element 1, column 0) is 4, outside the target set [0,4)`},
+		{"numbered from 1", edges, []int64{1, 2, 4, 3}, `is 4, outside the target set [0,4): the table looks numbered from 1`},
 		{"beyond int32", edges, []int64{0, 1, 1 << 31, 2}, `entry 2 (element 1, column 0) is 2147483648, outside the target set [0,4)`},
 		{"beyond 2^62", edges, []int64{1 << 62, 1, 0, 2}, `is 4611686018427387904, outside`},
 		{"short", edges, []int64{0, 1, 2}, `3 values given, want 4`},
@@ -143,5 +144,19 @@ func TestInt64FusedAndTiled(t *testing.T) {
 			t.Errorf("%s, SIMD %s, tile %d: sum %d, want %d", cfg.Backend, cfg.SIMD, cfg.Tile, got, 6*n)
 		}
 		check(t, r.Close())
+	}
+}
+
+// TestMapNumberedFromOne: a table numbered from 1, as OP2's C programs'
+// often are, is refused with a word on it; one that only runs past the
+// set is not told so.
+func TestMapNumberedFromOne(t *testing.T) {
+	nodes := must(op2.NewSet(4, "nodes"))
+	edges := must(op2.NewSet(2, "edges"))
+	if _, err := op2.NewMap(edges, nodes, 2, []int32{1, 2, 4, 3}, "one"); err == nil || !strings.Contains(err.Error(), "looks numbered from 1") {
+		t.Errorf("a table numbered from 1: %v", err)
+	}
+	if _, err := op2.NewMap(edges, nodes, 2, []int32{0, 2, 4, 3}, "past"); err == nil || strings.Contains(err.Error(), "numbered from 1") {
+		t.Errorf("a table holding 0: %v", err)
 	}
 }

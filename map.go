@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"weak"
 
 	"github.com/goop2/op2/internal/core"
@@ -18,6 +19,16 @@ type Map struct {
 	c       core.Map
 	pin     *runtime.Pinner // the table's pin (repinned)
 	table64 []int64         // NewMap64's block rows beyond int32, until Partition
+}
+
+// fromOneHint is what an error on entry v of a map table says when the
+// table looks numbered from 1 (v is the set's size and no entry is 0), as
+// OP2's C programs' tables often are, or "".
+func fromOneHint[T int32 | int64](values []T, v, limit T) string {
+	if v != limit || slices.Contains(values, 0) {
+		return ""
+	}
+	return ": the table looks numbered from 1, and a map's entries number the target set's elements from 0 (subtract 1; hdf5.File.SetMapBase(1) reads an OP2 file's maps so)"
 }
 
 // NewMap declares a map from one set to another with arity entries per
@@ -46,8 +57,8 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 	}
 	for i, v := range values {
 		if v < 0 || v >= limit {
-			return nil, fmt.Errorf("op2: map %q from %q to %q: entry %d (element %d, column %d) is %d, outside the target set [0,%d)",
-				name, from.c.Name, to.c.Name, i, i/arity, i%arity, v, limit)
+			return nil, fmt.Errorf("op2: map %q from %q to %q: entry %d (element %d, column %d) is %d, outside the target set [0,%d)%s",
+				name, from.c.Name, to.c.Name, i, i/arity, i%arity, v, limit, fromOneHint(values, v, limit))
 		}
 	}
 	m := &Map{}
