@@ -489,3 +489,53 @@ func TestAutoCheckpointPeriod(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoCheckpointPeriodFound: the period of a step A B C is found when
+// the checkpoint comes due at a loop issued once (O), which never comes
+// again (the first guess), and a step whose third loop runs over a subset
+// the program makes again every time repeats too (its set is another
+// object each time). Neither got a checkpoint in 400 loops.
+func TestAutoCheckpointPeriodFound(t *testing.T) {
+	needHDF5(t)
+	cache := os.Getenv("OP2_CACHE_DIR")
+	for _, c := range []string{"one-off at due", "subset each step"} {
+		t.Run(c, func(t *testing.T) {
+			h := &ckptLog{}
+			path := filepath.Join(t.TempDir(), "auto.ckpt")
+			// Due at loop 21 (the one-off loop), or 20 (the subset's).
+			every := map[string]string{"one-off at due": "21", "subset each step": "20"}[c]
+			check(t, op2.Configure(op2.Config{CacheDir: cache, Checkpoint: path, CheckpointEvery: every, Logger: slog.New(h)}))
+			defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) }()
+			set := must(op2.NewSet(10, "cells"))
+			a := must(op2.NewDat[float64](set, 1, nil, "a"))
+			b := must(op2.NewDat[float64](set, 1, nil, "b"))
+			d := must(op2.NewDat[float64](set, 1, nil, "c"))
+			o := must(op2.NewDat[float64](set, 1, nil, "o"))
+			ka := op2.NewKernel("void ka(const double *c, double *a) { *a += *c + 1; }", "ka")
+			kb := op2.NewKernel("void kb(const double *a, double *b) { *b = *a; }", "kb")
+			kc := op2.NewKernel("void kc(const double *b, double *c) { *c = *b; }", "kc")
+			ko := op2.NewKernel("void ko(const double *a, double *o) { *o = *a; }", "ko")
+			const loops = 400
+			for n := 0; n < loops; n += 3 {
+				if c == "one-off at due" && n == 21 {
+					check(t, op2.ParLoop(ko, set, a.Arg(op2.Read), o.Arg(op2.Write)))
+					n++
+				}
+				check(t, op2.ParLoop(ka, set, d.Arg(op2.Read), a.Arg(op2.RW)))
+				check(t, op2.ParLoop(kb, set, a.Arg(op2.Read), b.Arg(op2.Write)))
+				if c == "subset each step" {
+					sub := must(op2.NewSubset(set, []int32{0, 3, 7}))
+					check(t, op2.ParLoop(ka, sub, d.Arg(op2.Read), a.Arg(op2.RW)))
+				} else {
+					check(t, op2.ParLoop(kc, set, b.Arg(op2.Read), d.Arg(op2.Write)))
+				}
+			}
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if most := 21 + 16 + 3; len(h.loops) < loops/most {
+				t.Errorf("%d loops, CheckpointEvery 21, step A B C: checkpoints at loops %v", loops, h.loops)
+			}
+			runtime.KeepAlive([]any{a, b, d, o})
+		})
+	}
+}

@@ -161,7 +161,7 @@ func newSubset(set *Set, idx []int32) *Subset {
 		return k
 	}
 	sub.owned = below(set.c.Owned)
-	sub.iter = &Set{core.Set{Name: name, Core: below(set.c.Core), Owned: sub.owned, Exec: len(idx), Total: len(idx), ID: core.NewID()}}
+	sub.iter = &Set{core.Set{Name: name, Core: below(set.c.Core), Owned: sub.owned, Exec: len(idx), Total: len(idx), ID: core.NewID(), SubsetOf: set.c.ID}}
 	core.Track(&sub.iter.c) // plans built for the subset go when it does
 	sub.ident = derivedMap(sub.iter, set, 1, idx, name)
 	sub.indices = sub.ident.c.Table

@@ -143,6 +143,9 @@ type Set struct {
 	// through a map or a Dat) or a sparsity holds its numbering:
 	// op2.Renumber refuses it from then on.
 	Looped bool
+	// SubsetOf is, for a subset's iteration set, the ID of the set it is
+	// a subset of; 0 otherwise.
+	SubsetOf uint64
 }
 
 // Map is a table of Arity indices into To for each element of From.

@@ -182,6 +182,17 @@ func (a loopShape) equal(b loopShape) bool {
 	return a.kernel == b.kernel && a.set == b.set && slices.Equal(a.dats, b.dats)
 }
 
+// setIdentity names iteration set s in a loopShape: its ID, or for a
+// subset's iteration set its parent's (marked), so that a program making
+// its subsets again in every step (the cells a criterion picks) still
+// repeats its loops.
+func setIdentity(s *core.Set) uint64 {
+	if s.SubsetOf != 0 {
+		return s.SubsetOf | 1<<63
+	}
+	return s.ID
+}
+
 // kernelIdentity names kernel k in a loopShape: its content (Sum), so
 // that a program making its kernels again in every step (op2.NewKernel
 // allows it) still repeats its loops; its ID for GoOP2's own, which have
@@ -225,7 +236,7 @@ func usesOf(l *core.Loop) []storageUse {
 
 // shapeOf describes loop l.
 func shapeOf(l *core.Loop) loopShape {
-	sh := loopShape{kernel: kernelIdentity(l.Kernel), set: l.Set.ID}
+	sh := loopShape{kernel: kernelIdentity(l.Kernel), set: setIdentity(l.Set)}
 	for _, u := range usesOf(l) {
 		s := u.s
 		sh.dats = append(sh.dats, datUse{id: datIdentity(s), bytes: int64(checkpoint.GlobalSize(s.Set)) * int64(s.Dim*s.Type.Size()), whole: u.whole})
@@ -647,9 +658,10 @@ const autoPeriodSeen = 16
 
 // period returns the period the watched loops repeat with, or 0 when
 // none shows yet. The first guess is the distance to the first watched
-// loop's next appearance. Once a guess failed (broken), it is the least
-// n such that the last max(2n, autoPeriodSeen) loops watched (fewer when
-// checkpoints come every fewer loops) repeat the last n: guessing again
+// loop's next appearance. Else, and once a guess failed (broken), it is
+// the least n such that the last max(2n, autoPeriodSeen) loops watched
+// (fewer when checkpoints come every fewer loops) repeat the last n: so
+// a watch that begins at a loop run once finds the period, and guessing again
 // from the loop that broke the pattern never settled when that loop was
 // one the period holds twice, as the second A of A A B C, and the
 // checkpoint waited for autoWatchMost loops, saving every dat. A period
@@ -659,12 +671,11 @@ const autoPeriodSeen = 16
 func (a *autoCkpt) period() int {
 	s, w := a.watchSums, a.watched
 	m := len(s)
-	if !a.broken {
-		if m > 1 && s[m-1] == s[0] && w[m-1].equal(w[0]) {
-			return m - 1
-		}
-		return 0
+	if !a.broken && m > 1 && s[m-1] == s[0] && w[m-1].equal(w[0]) {
+		return m - 1
 	}
+	// No first guess yet (the first watched loop, a loop run once, may
+	// never come again), or one failed.
 	least := autoPeriodSeen
 	if a.every == 0 {
 		least = min(least, a.loops)
