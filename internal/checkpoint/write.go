@@ -227,20 +227,23 @@ func (cw *writer) attrs(name string, strs [][2]string, ints [][2]string) error {
 // dat writes a dat's owned values in the declared numbering and returns
 // their fingerprint over every rank (valuesSum).
 func (cw *writer) dat(name string, s *core.Storage) (uint64, error) {
-	if err := s.HostAccess(false); err != nil {
-		return 0, err
+	// A rank whose copy cannot be read goes on to the reduction below,
+	// with the others, and all fail there together.
+	herr := s.HostAccess(false)
+	h, ok := s.Set.Halo.(*dist.SetHalo)
+	if herr != nil && (cw.w == nil || !ok) {
+		return 0, herr
 	}
 	elem := s.Dim * s.Type.Size()
 	owned := s.Set.Owned
 	var vals []byte
-	if s.Host != nil {
+	if herr == nil && s.Host != nil {
 		vals = unsafe.Slice((*byte)(s.Host), owned*elem)
 	} else {
 		vals = make([]byte, owned*elem) // declared without values, never used: zeros
 	}
 	typ := h5Type(s.Type)
 	var print dist.Print
-	h, ok := s.Set.Halo.(*dist.SetHalo)
 	if cw.w == nil || !ok {
 		if decl := s.Set.Declared; decl != nil {
 			vals = toDeclared(vals, elem, decl)
@@ -253,12 +256,23 @@ func (cw *writer) dat(name string, s *core.Storage) (uint64, error) {
 		}
 		return print.Sum(), nil
 	}
-	if elem > 0 {
+	if elem > 0 && herr == nil {
 		print.AddRows(vals, elem, h.Global[:owned], h.Base, 0)
 	}
-	if err := cw.w.AllreduceInt64(print[:], mpi.Sum); err != nil {
+	v := append(print[:], 0) // and how many ranks failed
+	if herr != nil {
+		v[3] = 1
+	}
+	if err := cw.w.AllreduceInt64(v, mpi.Sum); err != nil {
 		return 0, cw.fatal(err)
 	}
+	switch {
+	case herr != nil:
+		return 0, herr
+	case v[3] > 0:
+		return 0, fmt.Errorf("its values could not be read on %d other rank(s)", v[3])
+	}
+	copy(print[:], v)
 	rows := h.GlobalSize
 	if cw.par {
 		start, block, err := dist.ToBlocks(cw.w, h.Global[:owned], h.Base, vals, elem, rows)
@@ -378,12 +392,13 @@ func (c *contents) write(cw *writer, deferred map[*core.Storage]int) error {
 			return err
 		}
 	}
+	var herr error
 	for _, s := range c.globals {
-		if err := s.HostAccess(false); err != nil {
-			return fmt.Errorf("global %q: %w", s.Name, err)
+		if err := s.HostAccess(false); err != nil && herr == nil {
+			herr = fmt.Errorf("global %q: %w", s.Name, err)
 		}
 	}
-	sums, err := c.rootSums()
+	sums, err := c.rootSums(herr)
 	if err != nil {
 		return err
 	}
@@ -425,10 +440,18 @@ func (c *contents) write(cw *writer, deferred map[*core.Storage]int) error {
 // (root): each Global's, constant's and state entry's, in that order, as
 // rank 0 holds them. A program whose ranks hold other values of them
 // saves rank 0's, and the fingerprint written on every rank must be of
-// those (collective).
-func (c *contents) rootSums() ([]uint64, error) {
+// those (collective). herr is this rank's failure to read its Globals:
+// every rank then returns an error, together.
+func (c *contents) rootSums(herr error) ([]uint64, error) {
+	if c.w == nil && herr != nil {
+		return nil, herr
+	}
 	var sums []uint64
 	for _, s := range c.globals {
+		if herr != nil {
+			sums = append(sums, 0)
+			continue
+		}
 		sums = append(sums, valuesSum(unsafe.Slice((*byte)(s.Host), s.Dim*s.Type.Size())))
 	}
 	for _, k := range c.consts {
@@ -437,17 +460,26 @@ func (c *contents) rootSums() ([]uint64, error) {
 	for _, key := range c.keys {
 		sums = append(sums, valuesSum(c.state[key]))
 	}
-	if c.w == nil || len(sums) == 0 {
+	if c.w == nil {
 		return sums, nil
 	}
-	v := make([]int64, len(sums))
+	v := make([]int64, len(sums)+1) // and how many ranks failed
 	if c.w.Rank() == 0 {
 		for i, s := range sums {
 			v[i] = int64(s)
 		}
 	}
+	if herr != nil {
+		v[len(sums)] = 1
+	}
 	if err := c.w.AllreduceInt64(v, mpi.Sum); err != nil {
 		return nil, c.fatal(err)
+	}
+	switch {
+	case herr != nil:
+		return nil, herr
+	case v[len(sums)] > 0:
+		return nil, fmt.Errorf("the Globals could not be read on %d other rank(s)", v[len(sums)])
 	}
 	for i := range sums {
 		sums[i] = uint64(v[i])
