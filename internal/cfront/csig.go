@@ -1102,20 +1102,6 @@ func ConstNameProblem(name string) string {
 	return ""
 }
 
-// KernelNameProblem says why name cannot be a kernel's name, or returns
-// "": a C keyword or a name of the C standard library (exp, round, free,
-// printf...), which the host backends' generated code declares through
-// the headers kernels may use, so that the host compilers refuse the
-// kernel ("conflicting types for 'exp'") where the device generators,
-// which rename a kernel's functions, take it; refused alike on every
-// backend, since a program must run unchanged on each.
-func KernelNameProblem(name string) string {
-	if reservedConstWords[name] {
-		return "it is a C keyword or a name of the C standard library (a type, function or macro), which the host backends' generated code declares"
-	}
-	return ""
-}
-
 // Insert is text to insert at offset At of a kernel's source (on lines
 // of its own).
 type Insert struct {

@@ -32,10 +32,6 @@ func (k *Kernel) Parse(wrap func(error) error) (*core.KernelInfo, error) {
 			k.err = wrap(fmt.Errorf("kernel name %q is not a C identifier", k.Name))
 			return
 		}
-		if why := cfront.KernelNameProblem(k.Name); why != "" {
-			k.err = wrap(fmt.Errorf("kernel name %q: %s; name the kernel otherwise", k.Name, why))
-			return
-		}
 		k.info, k.err = cfront.ParseKernel(k.Source, k.Name)
 		if k.err != nil {
 			k.err = wrap(fmt.Errorf("kernel %q: %w", k.Name, k.err))
