@@ -584,3 +584,23 @@ KERNEL(mk2, *x *= 2; *x += 1;)`, "mk2_k")
 		wantErr(t, err, `kernel "mk3"`, "comes from macro DEF at line 3", "names macro x again")
 	})
 }
+
+// TestKernelNamedLikeLibrary: a kernel, or a helper of it, named like a
+// function the C headers declare (exp, rand) is refused by the host
+// compilers ("conflicting types"), which the error explains; the device
+// backends, which rename a kernel's functions, take it.
+func TestKernelNamedLikeLibrary(t *testing.T) {
+	onHostBackends(t, func(t *testing.T) {
+		s := must(op2.NewSet(4, "s"))
+		x := must(op2.NewDat(s, 1, []float64{1, 2, 3, 4}, "x"))
+		for _, c := range []struct{ src, name, fn string }{
+			{"void exp(double *x) { *x += 1; }", "exp", "exp"},
+			{"static double rand(double v) { return v * 2; }\nvoid twice(double *x) { *x = rand(*x); }", "twice", "rand"},
+		} {
+			err := op2.ParLoop(op2.NewKernel(c.src, c.name), s, x.Arg(op2.RW))
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the kernel's function %q has the name of a C library function", c.fn)) {
+				t.Errorf("kernel %s: %v, want the name explained", c.name, err)
+			}
+		}
+	})
+}

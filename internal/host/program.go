@@ -26,9 +26,11 @@ import "C"
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/cache"
@@ -139,6 +141,33 @@ func loopFlags(l *core.Loop, flags []string) []string {
 	return flags
 }
 
+// libraryNameHint says, when the compiler refused the kernel because one
+// of its functions has the name of a function the C headers declare (a
+// kernel named exp: "conflicting types for 'exp'"), what to do: the
+// device generators rename a kernel's functions and take it, the host
+// compilers do not.
+func libraryNameHint(l *core.Loop, err error) string {
+	var ce *jit.CompileError
+	if !errors.As(err, &ce) || l.Kernel.Info == nil {
+		return ""
+	}
+	names := []string{l.Kernel.Name}
+	for f := range l.Kernel.Info.Functions {
+		if f != l.Kernel.Name {
+			names = append(names, f)
+		}
+	}
+	slices.Sort(names[1:])
+	for _, f := range names {
+		for _, q := range [][2]string{{"‘", "’"}, {"'", "'"}} {
+			if strings.Contains(ce.Output, "conflicting types for "+q[0]+f+q[1]) {
+				return fmt.Sprintf("\n(the kernel's function %q has the name of a C library function that the headers of the generated code declare: name it otherwise; the opencl and cuda backends rename a kernel's functions, the host compilers take them as they are)", f)
+			}
+		}
+	}
+	return ""
+}
+
 // NewProgram compiles src (or takes it from the cache) with the compiler
 // of l's kernel and prepares argument arrays with room for extraPtrs
 // pointers after the per-argument ones.
@@ -149,7 +178,7 @@ func NewProgram(ccs *Compilers, l *core.Loop, src string, extraPtrs int, extraFl
 	}
 	lib, err := cc.Build(src, symbols(l), loopFlags(l, extraFlags)...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", l.Name(), err)
+		return nil, fmt.Errorf("%s: %w%s", l.Name(), err, libraryNameHint(l, err))
 	}
 	fn, err := lib.Symbol(hostc.EntryPoint)
 	if err != nil {
