@@ -61,18 +61,12 @@ func declare(src *source, opts Options) (*Mesh, error) {
 		try(err)
 		return mp
 	}
-	// The tags and local numbers, which a restarted program declares
-	// again from the file, are left out of checkpoints: a program that
-	// drops the Mesh before checkpointing then restarts holding it.
 	int32Dat := func(s *op2.Set, dim int, values []int32, name string) *op2.Dat[int32] {
 		if s == nil {
 			return nil
 		}
 		d, err := op2.NewDat(s, dim, values, name)
 		try(err)
-		if d != nil {
-			d.SetNoCheckpoint(true)
-		}
 		return d
 	}
 	cellName := "cells"

@@ -149,9 +149,7 @@ type Mesh struct {
 	// per kind for a mixed mesh.
 	CellKinds []CellKind
 	// CellTags holds each cell's physical group tags: Dim() values per
-	// cell, increasing, then zeros (0: none). It, and each Facets' Tags
-	// and Local, are left out of checkpoints (op2.Dat.SetNoCheckpoint): a
-	// restarted program has them again from the file. X is saved.
+	// cell, increasing, then zeros (0: none).
 	CellTags *op2.Dat[int32]
 	// Interior and Boundary hold the facets, one Facets per facet kind.
 	Interior, Boundary []Facets
