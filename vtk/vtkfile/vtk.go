@@ -517,10 +517,10 @@ func ReadFile(path string) (*Grid, error) {
 }
 
 // appendedWatch reads r, noting whether an <AppendedData element went by
-// (in one read or across two), for an error to say so.
+// (across reads too), for an error to say so.
 type appendedWatch struct {
 	r        io.Reader
-	last     []byte // the end of the previous read
+	matched  int // the bytes of appendedTag that the last ones read match
 	appended bool
 }
 
@@ -528,14 +528,44 @@ var appendedTag = []byte("<AppendedData")
 
 func (a *appendedWatch) Read(p []byte) (int, error) {
 	n, err := a.r.Read(p)
-	if !a.appended && n > 0 {
-		// The tag within this read, or begun in the bytes before it.
-		head := append(a.last, p[:min(n, len(appendedTag))]...)
-		a.appended = bytes.Contains(head, appendedTag) || bytes.Contains(p[:n], appendedTag)
-		keep := append(a.last, p[max(0, n-len(appendedTag)):n]...)
-		a.last = append(a.last[:0], keep[max(0, len(keep)-len(appendedTag)+1):]...)
+	for _, c := range p[:n] {
+		a.note(c)
 	}
 	return n, err
+}
+
+// note watches byte c, read after those before. The tag's first byte
+// appears in it only first, so a byte that breaks a match starts one
+// only if it is that byte.
+func (a *appendedWatch) note(c byte) {
+	switch {
+	case a.appended:
+	case c == appendedTag[a.matched]:
+		a.matched++
+		if a.matched == len(appendedTag) {
+			a.appended = true
+		}
+	case c == appendedTag[0]:
+		a.matched = 1
+	default:
+		a.matched = 0
+	}
+}
+
+// appendedByteWatch is appendedWatch of a reader that reads bytes too,
+// which the XML decoder then reads from without a buffer of its own (a
+// caller's bufio.Reader is not read past the XML).
+type appendedByteWatch struct {
+	appendedWatch
+	br io.ByteReader
+}
+
+func (a *appendedByteWatch) ReadByte() (byte, error) {
+	b, err := a.br.ReadByte()
+	if err == nil {
+		a.note(b)
+	}
+	return b, err
 }
 
 // Read reads a VTK XML UnstructuredGrid: one piece, cells of the types
@@ -546,7 +576,12 @@ func (a *appendedWatch) Read(p []byte) (int, error) {
 func Read(r io.Reader) (*Grid, error) {
 	var f xmlFile
 	seen := &appendedWatch{r: r}
-	if err := xml.NewDecoder(seen).Decode(&f); err != nil {
+	var in io.Reader = seen
+	if br, ok := r.(io.ByteReader); ok {
+		bw := &appendedByteWatch{appendedWatch{r: r}, br}
+		seen, in = &bw.appendedWatch, bw
+	}
+	if err := xml.NewDecoder(in).Decode(&f); err != nil {
 		if seen.appended {
 			return nil, fmt.Errorf("vtk: the data are appended raw after the XML (ParaView's default), which is not supported: save the file with the data mode ASCII or Binary (%w)", err)
 		}

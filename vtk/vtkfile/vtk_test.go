@@ -1,6 +1,7 @@
 package vtkfile_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/xml"
 	"flag"
@@ -217,6 +218,27 @@ func TestReadRejects(t *testing.T) {
 				t.Errorf("%s (reads of %d bytes): %v, want an error saying %q", name, chunk, err, c.want)
 			}
 		}
+		// A reader of bytes, which the XML decoder reads byte by byte.
+		if _, err := vtkfile.Read(strings.NewReader(c.s)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s (a byte reader): %v, want an error saying %q", name, err, c.want)
+		}
+	}
+}
+
+// TestReadLeavesWhatFollows: Read of a bufio.Reader takes the XML and
+// leaves what follows it in the reader.
+func TestReadLeavesWhatFollows(t *testing.T) {
+	var b bytes.Buffer
+	if err := tiny().Write(&b, vtkfile.ASCII); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString("\nwhat follows")
+	br := bufio.NewReader(&b)
+	if _, err := vtkfile.Read(br); err != nil {
+		t.Fatal(err)
+	}
+	if rest, _ := io.ReadAll(br); !strings.Contains(string(rest), "what follows") {
+		t.Errorf("left %q in the reader", rest)
 	}
 }
 
