@@ -245,8 +245,9 @@ func (m *Mesh) Group(name string) (*Group, error) {
 	}
 	for _, g := range m.elsewhere {
 		if g.Name == name {
-			return nil, fmt.Errorf("unstructured: physical group %q is of dimension %d: a Mesh holds the groups of its cells (dimension %d) and facets (%d) only; read the file with package mesh/gmsh for the others", name, g.Dim, m.Dim, m.Dim-1)
+			return nil, fmt.Errorf("unstructured: physical group %q is of dimension %d: a Mesh holds the groups of its cells (dimension %d) and facets (%d) only (gmsh.ReadFile and cgns.Read give a .msh or CGNS file's elements of every dimension)", name, g.Dim, m.Dim, m.Dim-1)
 		}
+		names = append(names, fmt.Sprintf("%q (dimension %d)", g.Name, g.Dim))
 	}
 	if len(names) == 0 {
 		return nil, fmt.Errorf("unstructured: no physical group %q (the mesh names none: the tags of groups without names are in CellTags and each Facets' Tags)", name)

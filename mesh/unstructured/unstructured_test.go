@@ -567,7 +567,7 @@ $EndElements
 	if _, err := m.Group("corner"); err == nil || !strings.Contains(err.Error(), `physical group "corner" is of dimension 0`) {
 		t.Errorf("Group(corner): %v, want it named as of dimension 0", err)
 	}
-	if _, err := m.Group("nonesuch"); err == nil || !strings.Contains(err.Error(), `no physical group "nonesuch" (the mesh has "edge", "s")`) {
+	if _, err := m.Group("nonesuch"); err == nil || !strings.Contains(err.Error(), `no physical group "nonesuch" (the mesh has "edge", "s", "corner" (dimension 0))`) {
 		t.Errorf("Group(nonesuch): %v", err)
 	}
 }
