@@ -181,6 +181,14 @@ func (r *reader) boco(g *grouping, zp string, bc int) error {
 		if elems, err = r.vertexFacets(g.m, bp, pts, isRange); err != nil {
 			return err
 		}
+		if len(elems) == 0 {
+			// Points that hold no face element (a pinned vertex, a
+			// line): a group of dimension 0 with no elements, which
+			// says what it is (unstructured.Mesh.Group) rather than
+			// vanishing.
+			g.group(0, b.Name)
+			return nil
+		}
 	} else {
 		each := func(id int64) error {
 			e, ok := find(g.m, id)
@@ -271,16 +279,7 @@ func (r *reader) vertexFacets(m *gmsh.Mesh, bp string, pts []int64, isRange bool
 	if facets == 0 {
 		return nil, r.errorf(bp, "a boundary condition at Vertex, but the zone has no elements of dimension %d to hold it: not supported (give its faces as elements, or the BC at FaceCenter)", m.Dim-1)
 	}
-	if len(out) == 0 {
-		return nil, r.errorf(bp, "%s", vertexNone(m.Dim-1))
-	}
 	return out, nil
-}
-
-// vertexNone is the error of a Vertex boundary condition that holds no
-// element of dimension dim (the zone's facets): it would vanish.
-func vertexNone(dim int) string {
-	return fmt.Sprintf("a boundary condition at Vertex whose points hold no element of dimension %d of the zone: its group takes the zone's elements of that dimension whose nodes all lie in its points, not faces of the cells the file does not list (give its faces as elements, or the BC at FaceCenter)", dim)
 }
 
 // setEntities gives the elements of member their entities: one per

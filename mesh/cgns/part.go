@@ -1029,7 +1029,8 @@ func (l *Layout) assign(part *gmsh.Part, g *partGroups, sum []int64) error {
 			dim = d
 		}
 		if dim < 0 && bc.vertex {
-			return fmt.Errorf("cgns: %s: %s/ZoneBC/%s: %s", l.path, l.zp, bc.name, vertexNone(part.Dim-1))
+			group(0, bc.name) // as Read: points that hold no face element
+			continue
 		}
 		if dim < 0 {
 			continue

@@ -35,8 +35,9 @@
 //     the elements it lists (PointList/PointRange or ElementList/ElementRange
 //     at FaceCenter, EdgeCenter or CellCenter), or, for a BC at Vertex, the
 //     elements one dimension below the cells whose nodes all lie in its
-//     points (a BC at Vertex that holds none is refused: faces of the
-//     cells that the file does not list are not derived);
+//     points (a BC at Vertex that holds none, as points or a line, is a
+//     group of dimension 0 with no elements: faces of the cells that the
+//     file does not list are not derived);
 //
 //   - every family named by a boundary condition or by the zone
 //     (FamilyName) is a group named as the family, holding the elements of
