@@ -29,6 +29,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"flag"
 	"fmt"
@@ -146,12 +147,26 @@ func unstructuredKind(in string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	head := make([]byte, 64)
-	n, err := io.ReadFull(f, head)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+	// The first bytes that are not white space, as the Gmsh reader skips.
+	r := bufio.NewReader(f)
+	for {
+		c, err := r.ReadByte()
+		if err == io.EOF {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if !bytes.ContainsRune([]byte(" \t\r\n\v\f"), rune(c)) {
+			r.UnreadByte()
+			break
+		}
+	}
+	head, err := r.Peek(len("$MeshFormat"))
+	if err != nil && err != io.EOF {
 		return "", err
 	}
-	if bytes.HasPrefix(bytes.TrimLeft(head[:n], "\ufeff \t\r\n"), []byte("$MeshFormat")) {
+	if bytes.Equal(head, []byte("$MeshFormat")) {
 		return "a Gmsh mesh", nil
 	}
 	return "", nil

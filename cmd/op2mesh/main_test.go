@@ -125,6 +125,10 @@ func TestConvertByContent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if c.name == "mesh.MSH" {
+			// Gmsh's reader skips white space before $MeshFormat.
+			b = append([]byte(strings.Repeat(" ", 70)+"\n"), b...)
+		}
 		in := filepath.Join(dir, c.name)
 		if err := os.WriteFile(in, b, 0o644); err != nil {
 			t.Fatal(err)
