@@ -89,6 +89,7 @@ func TestExtrudedLoopErrors(t *testing.T) {
 		{"extruded map from another set", k1, prisms, onColumns.ArgExtMap(op2.Inc, sc, 0), `extruded map "sc" goes from extruded set "slabs", not from the loop's set "prisms"`},
 		{"plain target, extruded dat", k1, prisms, onColumns.ArgExtMap(op2.Inc, pn, 0), `extruded map "pn" goes to the plain set "nodes", but the dat lives on extruded set "columns"`},
 		{"extruded target, plain dat", k1, prisms, onNodes.ArgExtMap(op2.Inc, pc, 0), `extruded map "pc" goes to extruded set "columns", but the dat does not live on it`},
+		{"extruded map index out of range", k1, prisms, onColumns.ArgExtMap(op2.Inc, pc, 2), `index 2 is out of range for extruded map "pc" of arity 2`},
 		{"base dat written directly", k1, prisms, onCells.Arg(op2.RW), `lives on the base set of the loop's extruded set "prisms": every layer of a column sees its values, so it may only be read (READ), not RW`},
 		{"matrix", k1, prisms, A.Arg(op2.Inc, cn, cn), `matrices are not supported in loops over extruded sets`},
 		{"nil extruded map", k1, prisms, onColumns.ArgExtVec(op2.Inc, nil), `map is nil`},

@@ -30,6 +30,9 @@ type DatView[T Scalar] struct {
 // Dim (PyOP2's DatView(dat, comp)); another component is refused with an
 // error naming the dat and its dim.
 func (d *Dat[T]) View(comp int) (*DatView[T], error) {
+	if d == nil {
+		return nil, fmt.Errorf("op2: view of component %d: the dat is nil", comp)
+	}
 	if comp < 0 || comp >= d.s.Dim {
 		return nil, fmt.Errorf("op2: view of %s: component %d is out of range [0, %d)", d.s.Describe(), comp, d.s.Dim)
 	}

@@ -203,6 +203,8 @@ func TestDatViewErrors(t *testing.T) {
 		_, err := q.View(c)
 		wantErr(t, err, fmt.Sprintf("component %d is out of range [0, 3)", c), `dat "q"`)
 	}
+	_, err := (*op2.Dat[float64])(nil).View(0)
+	wantErr(t, err, "the dat is nil")
 	v0, v1 := must(q.View(0)), must(q.View(1))
 	if v1.Name() != "q[1]" || v1.Dim() != 1 || v1.Component() != 1 || v1.Dat() != q || v1.Set() != nodes {
 		t.Errorf("view: name %q dim %d component %d", v1.Name(), v1.Dim(), v1.Component())

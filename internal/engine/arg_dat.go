@@ -43,7 +43,11 @@ func (datKind) check(b *Binding, a *core.Arg, arg *Arg) string {
 		return fmt.Sprintf("%s: map %q goes to set %q, but the dat lives on set %q", describeData(a, arg.Role), m.Name, m.To.Name, a.Data.Set.Name)
 	}
 	if a.Kind == core.ArgIndirect && (a.Idx < 0 || a.Idx >= m.Arity) {
-		return fmt.Sprintf("%s: index %d is out of range for map %q of arity %d", describeData(a, arg.Role), a.Idx, m.Name, m.Arity)
+		name := fmt.Sprintf("map %q", m.Name)
+		if arg.XMap != nil {
+			name = fmt.Sprintf("extruded map %q", arg.XMap.Name) // the map the caller passed, not its base
+		}
+		return fmt.Sprintf("%s: index %d is out of range for %s of arity %d", describeData(a, arg.Role), a.Idx, name, m.Arity)
 	}
 	if a.Access == core.Min || a.Access == core.Max {
 		n := a.Dim()
