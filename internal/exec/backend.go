@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goop2/op2/internal/core"
@@ -246,7 +247,10 @@ func Generate(name string, l *core.Loop) (string, error) {
 	return gen(l)
 }
 
-var devices = map[string]bool{}
+// devices holds the names RegisterDevice marked, a map replaced whole at
+// each registration: IsDevice, asked for every loop a program issues
+// (Config.Recording), reads it without a lock.
+var devices atomic.Pointer[map[string]bool]
 
 // RegisterDevice marks the named backend as a device backend: its programs
 // run on a device with the device code generator's limits. Backends call it
@@ -254,14 +258,19 @@ var devices = map[string]bool{}
 func RegisterDevice(name string) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
-	devices[name] = true
+	m := map[string]bool{name: true}
+	if old := devices.Load(); old != nil {
+		for k := range *old {
+			m[k] = true
+		}
+	}
+	devices.Store(&m)
 }
 
 // IsDevice reports whether the named backend was marked by RegisterDevice.
 func IsDevice(name string) bool {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	return devices[name]
+	m := devices.Load()
+	return m != nil && (*m)[name]
 }
 
 // Backends lists the registered backend names in sorted order.
