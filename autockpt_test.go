@@ -424,6 +424,20 @@ func (h *ckptLog) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
+// abcLoops declares the dats and kernels of the period tests' loops: A
+// (a += c + 1) reads c, B (b = a) writes b whole, C (c = b) writes c
+// whole.
+func abcLoops() (set *op2.Set, a, b, c *op2.Dat[float64], ka, kb, kc *op2.Kernel) {
+	set = must(op2.NewSet(10, "cells"))
+	a = must(op2.NewDat[float64](set, 1, nil, "a"))
+	b = must(op2.NewDat[float64](set, 1, nil, "b"))
+	c = must(op2.NewDat[float64](set, 1, nil, "c"))
+	ka = op2.NewKernel("void ka(const double *c, double *a) { *a += *c + 1; }", "ka")
+	kb = op2.NewKernel("void kb(const double *a, double *b) { *b = *a; }", "kb")
+	kc = op2.NewKernel("void kc(const double *b, double *c) { *c = *b; }", "kc")
+	return
+}
+
 // TestAutoCheckpointPeriod: programs whose step issues a loop twice (A A
 // B C; A B A C B C, every loop twice) get an automatic checkpoint every
 // CheckpointEvery loops, as a step of A B does, leaving out dats that B
@@ -441,13 +455,7 @@ func TestAutoCheckpointPeriod(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "auto.ckpt")
 				check(t, op2.Configure(op2.Config{CacheDir: cache, Checkpoint: path, CheckpointEvery: strconv.Itoa(every), Logger: slog.New(h)}))
 				defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) }()
-				set := must(op2.NewSet(10, "cells"))
-				a := must(op2.NewDat[float64](set, 1, nil, "a"))
-				b := must(op2.NewDat[float64](set, 1, nil, "b"))
-				c := must(op2.NewDat[float64](set, 1, nil, "c"))
-				ka := op2.NewKernel("void ka(const double *c, double *a) { *a += *c + 1; }", "ka")
-				kb := op2.NewKernel("void kb(const double *a, double *b) { *b = *a; }", "kb")
-				kc := op2.NewKernel("void kc(const double *b, double *c) { *c = *b; }", "kc")
+				set, a, b, c, ka, kb, kc := abcLoops()
 				const loops = 300
 				for n := 0; n < loops; {
 					for _, ch := range step {
@@ -506,14 +514,8 @@ func TestAutoCheckpointPeriodFound(t *testing.T) {
 			every := map[string]string{"one-off at due": "21", "subset each step": "20"}[c]
 			check(t, op2.Configure(op2.Config{CacheDir: cache, Checkpoint: path, CheckpointEvery: every, Logger: slog.New(h)}))
 			defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache})) }()
-			set := must(op2.NewSet(10, "cells"))
-			a := must(op2.NewDat[float64](set, 1, nil, "a"))
-			b := must(op2.NewDat[float64](set, 1, nil, "b"))
-			d := must(op2.NewDat[float64](set, 1, nil, "c"))
+			set, a, b, d, ka, kb, kc := abcLoops()
 			o := must(op2.NewDat[float64](set, 1, nil, "o"))
-			ka := op2.NewKernel("void ka(const double *c, double *a) { *a += *c + 1; }", "ka")
-			kb := op2.NewKernel("void kb(const double *a, double *b) { *b = *a; }", "kb")
-			kc := op2.NewKernel("void kc(const double *b, double *c) { *c = *b; }", "kc")
 			ko := op2.NewKernel("void ko(const double *a, double *o) { *o = *a; }", "ko")
 			const loops = 400
 			for n := 0; n < loops; n += 3 {
