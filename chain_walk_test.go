@@ -178,6 +178,7 @@ var forcings = map[string]forcing{
 	"LoopTiming.GBPerSecond":  {none: "arithmetic on a report already taken"},
 	"LoopTiming.Mean":         {none: "arithmetic on a report already taken"},
 	"PartitionInfo.String":    {none: noError},
+	"Partitioner.With":        {none: noDecl},
 
 	// Const.
 	"Const.Name":   {none: noName},
