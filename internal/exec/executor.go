@@ -548,9 +548,11 @@ func (x *Executor) run(b *Opened, p Program, l *core.Loop, c *call) error {
 			return err
 		}
 	}
-	if f, ok := b.Backend.(StdioFlusher); ok && l.Kernel.Info != nil && l.Kernel.Info.WritesStdio {
-		if err := f.FlushStdio(); err != nil {
-			return err
+	if b.Device && l.Kernel.Info != nil && l.Kernel.Info.WritesStdio {
+		if f, ok := b.Backend.(StdioFlusher); ok {
+			if err := f.FlushStdio(); err != nil {
+				return err
+			}
 		}
 	}
 	if split {
