@@ -25,7 +25,7 @@
 //   - "op2_maps" (written since 2026-11-29; a file without it restores
 //     unchecked): bytes, per map every rank held, its name, its sets'
 //     names (uvarint lengths and bytes) and its fingerprint (8 bytes,
-//     dist.MapPrintSum), which a restore compares with the program's
+//     dist.Print.Sum), which a restore compares with the program's
 //     maps of the same names.
 //
 // The name, set and key attributes are for people reading the file
@@ -89,7 +89,7 @@ type Program struct {
 }
 
 // MapPrint is a map's fingerprint: its name, its sets' names, and
-// dist.MapPrintSum of its table in the declared numbering over every
+// dist.Print.Sum of its table in the declared numbering over every
 // rank.
 type MapPrint struct {
 	Name, From, To string

@@ -187,10 +187,10 @@ func SetNumberBaseForTest(base int64) int64 {
 // into three 21-bit parts, each summed over the rows (a Print). The sums
 // over every rank are the same however the mesh is partitioned or
 // renumbered, and differ, but for a chance of about 2⁻⁶³, for another
-// table (MapPrintSum). A rank's part changes only
+// table (Print.Sum). A rank's part changes only
 // when Partition gives its source set another halo: it is kept in m
 // until then.
-func MapPrint(m *core.Map) [3]int64 {
+func MapPrint(m *core.Map) Print {
 	if m.Print.Valid && m.Print.For == m.From.Halo {
 		return m.Print.Parts
 	}
@@ -286,10 +286,6 @@ func (r rows) row(i int) int64 {
 	}
 	return int64(i)
 }
-
-// MapPrintSum combines MapPrint's parts, summed over the ranks, into one
-// fingerprint.
-func MapPrintSum(parts [3]int64) uint64 { return Print(parts).Sum() }
 
 // mix64 is splitmix64's finaliser.
 func mix64(x uint64) uint64 {

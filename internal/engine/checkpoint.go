@@ -90,7 +90,7 @@ func (p *Process) mapPrints(w *mpi.World) ([]checkpoint.MapPrint, error) {
 	// order of rank 0's maps (then of the others').
 	type entry struct {
 		print checkpoint.MapPrint
-		parts [3]int64
+		parts dist.Print
 		ranks int
 	}
 	byKey := map[string]*entry{}
@@ -118,7 +118,7 @@ func (p *Process) mapPrints(w *mpi.World) ([]checkpoint.MapPrint, error) {
 	var out []checkpoint.MapPrint
 	for _, e := range order {
 		if e.ranks == ranks {
-			e.print.Sum = dist.MapPrintSum(e.parts)
+			e.print.Sum = e.parts.Sum()
 			out = append(out, e.print)
 		}
 	}
