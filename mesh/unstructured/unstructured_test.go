@@ -251,23 +251,46 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
+// summaryOf loads path in one process and returns its summary, as the
+// ranks of a test get it (loadAsOneProcess).
+func summaryOf(t *testing.T, path string) string {
+	t.Helper()
+	m, err := unstructured.Load(path, unstructured.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(summarize(t, m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// loadAsOneProcess loads path on this rank with opts and fails t unless
+// the summary is want (summaryOf's, from one process).
+func loadAsOneProcess(t *testing.T, path, want string, opts unstructured.Options) *unstructured.Mesh {
+	t.Helper()
+	var w summary
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	m, err := unstructured.Load(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := same(summarize(t, m), w); d != "" {
+		t.Errorf("rank %d of %d: %s", op2.Rank(), op2.Ranks(), d)
+	}
+	return m
+}
+
 // TestLoadOnRanks declares the box fixture from the .msh file and from
 // its HDF5 conversion on 2 and 3 MPI ranks: the summary equals one
 // process's.
 func TestLoadOnRanks(t *testing.T) {
 	const pathEnv, wantEnv = "UNSTRUCTURED_MESH", "UNSTRUCTURED_WANT"
 	if mpitest.InRanks() {
-		var want summary
-		if err := json.Unmarshal([]byte(os.Getenv(wantEnv)), &want); err != nil {
-			t.Fatal(err)
-		}
-		m, err := unstructured.Load(os.Getenv(pathEnv), unstructured.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := same(summarize(t, m), want); d != "" {
-			t.Errorf("rank %d of %d: %s", op2.Rank(), op2.Ranks(), d)
-		}
+		loadAsOneProcess(t, os.Getenv(pathEnv), os.Getenv(wantEnv), unstructured.Options{})
 		if err := op2.Finalize(); err != nil {
 			t.Fatal(err)
 		}
@@ -282,18 +305,11 @@ func TestLoadOnRanks(t *testing.T) {
 	if err := unstructured.WriteHDF5(h5, g); err != nil {
 		t.Fatal(err)
 	}
-	m, err := unstructured.Load(path, unstructured.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := json.Marshal(summarize(t, m))
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := summaryOf(t, path)
 	for _, file := range []string{path, h5} {
 		for _, ranks := range []int{2, 3} {
 			t.Run(fmt.Sprintf("%s/%d", filepath.Ext(file), ranks), func(t *testing.T) {
-				mpitest.Run(t, ranks, 2*time.Minute, pathEnv+"="+file, wantEnv+"="+string(want))
+				mpitest.Run(t, ranks, 2*time.Minute, pathEnv+"="+file, wantEnv+"="+want)
 			})
 		}
 	}
@@ -480,20 +496,10 @@ func TestLoadReversedGroups(t *testing.T) {
 func TestLoadPartitioners(t *testing.T) {
 	const pathEnv, wantEnv, partEnv = "UNSTRUCTURED_MESH", "UNSTRUCTURED_WANT", "UNSTRUCTURED_PARTITIONER"
 	if mpitest.InRanks() {
-		var want summary
-		if err := json.Unmarshal([]byte(os.Getenv(wantEnv)), &want); err != nil {
-			t.Fatal(err)
-		}
 		kind := os.Getenv(partEnv)
 		p := map[string]op2.Partitioner{"metis": op2.METISPartitioner(nil), "ptscotch": op2.PTScotchPartitioner(nil),
 			"rcb": op2.RCBPartitioner(nil), "block": op2.BlockPartitioner()}[kind]
-		m, err := unstructured.Load(os.Getenv(pathEnv), unstructured.Options{Partitioner: &p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := same(summarize(t, m), want); d != "" {
-			t.Errorf("rank %d of %d, %s: %s", op2.Rank(), op2.Ranks(), kind, d)
-		}
+		m := loadAsOneProcess(t, os.Getenv(pathEnv), os.Getenv(wantEnv), unstructured.Options{Partitioner: &p})
 		if m.Partition == nil || m.Partition.Partitioner != kind {
 			t.Errorf("partition %+v, want %s's", m.Partition, kind)
 		}
@@ -504,14 +510,7 @@ func TestLoadPartitioners(t *testing.T) {
 	}
 	for _, name := range []string{"box-41-binary", "mixed-41-binary"} {
 		path := filepath.Join(fixtures, name+".msh")
-		m, err := unstructured.Load(path, unstructured.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := json.Marshal(summarize(t, m))
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := summaryOf(t, path)
 		for _, kind := range []string{"metis", "ptscotch", "rcb", "block"} {
 			t.Run(name+"/"+kind, func(t *testing.T) {
 				switch kind {
@@ -520,7 +519,7 @@ func TestLoadPartitioners(t *testing.T) {
 				case "ptscotch":
 					testreq.Check(t, "ptscotch", ptscotch.Load(), op2.ErrPTScotchUnavailable)
 				}
-				mpitest.Run(t, 3, 2*time.Minute, pathEnv+"="+path, wantEnv+"="+string(want), partEnv+"="+kind)
+				mpitest.Run(t, 3, 2*time.Minute, pathEnv+"="+path, wantEnv+"="+want, partEnv+"="+kind)
 			})
 		}
 	}
