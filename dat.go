@@ -247,20 +247,28 @@ func syncHost(s *core.Storage) error { return apiError(engine.SyncHost(s)) }
 
 // Arg passes the dat directly: the kernel gets a T* to the loop element's values.
 func (d *Dat[T]) Arg(acc Access) Arg {
-	return Arg{e: engine.Arg{Core: core.Arg{Data: &d.s, Access: acc, Kind: core.ArgDirect}}}
+	return Arg{e: engine.Arg{Core: core.Arg{Data: storageOf(d), Access: acc, Kind: core.ArgDirect}}}
+}
+
+// storageOf is d's storage, nil for a nil Dat.
+func storageOf[T Scalar](d *Dat[T]) *core.Storage {
+	if d == nil {
+		return nil
+	}
+	return &d.s
 }
 
 // ArgMap passes the dat through column idx of m (with access Min or Max,
 // see the Access constants): the kernel gets a T* to
 // the values of element m[e][idx].
 func (d *Dat[T]) ArgMap(acc Access, m *Map, idx int) Arg {
-	return Arg{e: engine.Arg{Core: core.Arg{Data: &d.s, Map: mapCore(m), Idx: idx, Access: acc, Kind: core.ArgIndirect}}}
+	return Arg{e: engine.Arg{Core: core.Arg{Data: storageOf(d), Map: mapCore(m), Idx: idx, Access: acc, Kind: core.ArgIndirect}}}
 }
 
 // ArgVec passes the dat through every column of m: the kernel gets a T**
 // holding one pointer per column.
 func (d *Dat[T]) ArgVec(acc Access, m *Map) Arg {
-	return Arg{e: engine.Arg{Core: core.Arg{Data: &d.s, Map: mapCore(m), Idx: -1, Access: acc, Kind: core.ArgVector}}}
+	return Arg{e: engine.Arg{Core: core.Arg{Data: storageOf(d), Map: mapCore(m), Idx: -1, Access: acc, Kind: core.ArgVector}}}
 }
 
 // Zero sets every value of the dat to zero (PyOP2's Dat.zero). On a device

@@ -310,7 +310,7 @@ func ints(v []int32) []int {
 // over m's source set: the kernel gets a T* to the values of the element
 // that entry reaches in the loop element's layer (see ExtrudedMap).
 func (d *Dat[T]) ArgExtMap(acc Access, m *ExtrudedMap, idx int) Arg {
-	a := Arg{e: engine.Arg{Core: core.Arg{Data: &d.s, Idx: idx, Access: acc, Kind: core.ArgIndirect}}}
+	a := Arg{e: engine.Arg{Core: core.Arg{Data: storageOf(d), Idx: idx, Access: acc, Kind: core.ArgIndirect}}}
 	if m != nil {
 		a.e.Core.Map, a.e.XMap = &m.base.c, &m.c
 	}
@@ -320,7 +320,7 @@ func (d *Dat[T]) ArgExtMap(acc Access, m *ExtrudedMap, idx int) Arg {
 // ArgExtVec passes the dat through every entry of extruded map m: the
 // kernel gets a T** holding one pointer per entry.
 func (d *Dat[T]) ArgExtVec(acc Access, m *ExtrudedMap) Arg {
-	a := Arg{e: engine.Arg{Core: core.Arg{Data: &d.s, Idx: -1, Access: acc, Kind: core.ArgVector}}}
+	a := Arg{e: engine.Arg{Core: core.Arg{Data: storageOf(d), Idx: -1, Access: acc, Kind: core.ArgVector}}}
 	if m != nil {
 		a.e.Core.Map, a.e.XMap = &m.base.c, &m.c
 	}

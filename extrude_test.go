@@ -93,6 +93,8 @@ func TestExtrudedLoopErrors(t *testing.T) {
 		{"base dat written directly", k1, prisms, onCells.Arg(op2.RW), `lives on the base set of the loop's extruded set "prisms": every layer of a column sees its values, so it may only be read (READ), not RW`},
 		{"matrix", k1, prisms, A.Arg(op2.Inc, cn, cn), `matrices are not supported in loops over extruded sets`},
 		{"nil extruded map", k1, prisms, onColumns.ArgExtVec(op2.Inc, nil), `map is nil`},
+		{"nil dat through an extruded map", k1, prisms, (*op2.Dat[float64])(nil).ArgExtMap(op2.Inc, pc, 0), `the Dat is nil`},
+		{"nil dat in an extruded loop", k1, prisms, (*op2.Dat[float64])(nil).Arg(op2.Write), `the Dat is nil`},
 		{"nil extruded set", k1, (*op2.ExtrudedSet)(nil), onPrisms.Arg(op2.Write), `iteration set is nil`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

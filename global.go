@@ -126,7 +126,11 @@ func (g *Global[T]) State() DataState {
 
 // Arg passes the Global with the given access (Read, Inc, Min or Max).
 func (g *Global[T]) Arg(acc Access) Arg {
-	return Arg{e: engine.Arg{Core: core.Arg{Data: &g.s, Access: acc, Kind: core.ArgGlobal}}}
+	a := Arg{e: engine.Arg{Core: core.Arg{Access: acc, Kind: core.ArgGlobal}}}
+	if g != nil { // a nil Global is refused by the loop, naming the argument
+		a.e.Core.Data = &g.s
+	}
+	return a
 }
 
 // Nbytes is the size in bytes of the global's values (PyOP2's

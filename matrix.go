@@ -238,6 +238,9 @@ func (A *Mat[T]) String() string { return A.s.Matrix }
 // colArity×colDim columns, row-major; row i*rowDim+a is component a of
 // the row map's entry i, and likewise for columns.
 func (A *Mat[T]) Arg(acc Access, rowmap, colmap *Map) Arg {
+	if A == nil { // refused by the loop, naming the argument
+		return Arg{e: engine.Arg{Core: core.Arg{Map: mapCore(rowmap), Idx: -1, Access: acc, Kind: core.ArgMat}}}
+	}
 	c := core.Arg{Data: &A.s, Map: mapCore(rowmap), Idx: -1, Access: acc, Kind: core.ArgMat,
 		Mat: &core.MatArg{Col: mapCore(colmap), RDim: A.sp.rdim, CDim: A.sp.cdim}}
 	k := A.sp.pair(c.Map, c.Mat.Col)

@@ -372,6 +372,9 @@ func (md *MixedDat[T]) Nbytes() int {
 // (every block must live on it) the kernel gets one T* per block, in
 // block order.
 func (md *MixedDat[T]) Arg(acc Access) Arg {
+	if md == nil {
+		return nilMixed("dat")
+	}
 	m := &mixedArg{kind: "dat", name: md.name, direct: true}
 	a := Arg{e: engine.Arg{Mixed: m}}
 	m.blocks = make([]Arg, len(md.dats))
@@ -398,6 +401,9 @@ func (md *MixedDat[T]) ArgVec(acc Access, mm *MixedMap) Arg {
 }
 
 func (md *MixedDat[T]) throughMap(mm *MixedMap, arg func(*Dat[T], *Map) Arg) Arg {
+	if md == nil {
+		return nilMixed("dat")
+	}
 	m := &mixedArg{kind: "dat", name: md.name}
 	a := Arg{e: engine.Arg{Mixed: m}}
 	switch {
@@ -428,6 +434,12 @@ type mixedArg struct {
 	cols   int     // a matrix's block columns; 0 for a dat
 	direct bool    // MixedDat.Arg: block b in a loop over a mixed set
 	bad    string  // why the argument is unusable, found when it was made
+}
+
+// nilMixed is the argument a nil mixed dat or mat (kind "dat" or "mat")
+// makes: the loop refuses it, naming the argument.
+func nilMixed(kind string) Arg {
+	return Arg{e: engine.Arg{Mixed: &mixedArg{kind: kind, bad: fmt.Sprintf("the mixed %s is nil", kind)}}}
 }
 
 // what names the mixed argument in messages; only called on the way to

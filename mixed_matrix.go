@@ -129,6 +129,9 @@ func (A *MixedMat[T]) Block(i, j int) *Mat[T] { return A.blocks[i][j] }
 // element matrix for all blocks instead; its block (i, j) is the
 // parameter here.
 func (A *MixedMat[T]) Arg(acc Access, rowmap, colmap *MixedMap) Arg {
+	if A == nil {
+		return nilMixed("mat")
+	}
 	nr, nc := len(A.blocks), len(A.sp.cols.sets)
 	m := &mixedArg{kind: "mat", name: A.name, cols: nc}
 	a := Arg{e: engine.Arg{Mixed: m}}

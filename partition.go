@@ -184,14 +184,6 @@ func RCBPartitioner(coords *Dat[float64]) Partitioner {
 	return Partitioner{kind: "rcb", coords: storageOf(coords)}
 }
 
-// storageOf is d's storage, nil for a nil Dat.
-func storageOf[T Scalar](d *Dat[T]) *core.Storage {
-	if d == nil {
-		return nil
-	}
-	return &d.s
-}
-
 // METISPartitioner partitions the target set of m with METIS
 // (METIS_PartGraphKway, loaded at run time from libmetis.so.5), on the
 // graph in which two elements are adjacent when a row of m holds both (for

@@ -60,20 +60,34 @@ func (v *DatView[T]) Set() *Set { return v.d.Set() }
 
 // Arg passes the view directly: the kernel gets a T* to the loop
 // element's component.
-func (v *DatView[T]) Arg(acc Access) Arg { return v.view(v.d.Arg(acc)) }
+func (v *DatView[T]) Arg(acc Access) Arg { return v.view(v.dat().Arg(acc)) }
 
 // ArgMap passes the view through column idx of m (with access Min or Max
 // as well, see the Access constants): the kernel gets a T* to the
 // component of element m[e][idx].
-func (v *DatView[T]) ArgMap(acc Access, m *Map, idx int) Arg { return v.view(v.d.ArgMap(acc, m, idx)) }
+func (v *DatView[T]) ArgMap(acc Access, m *Map, idx int) Arg {
+	return v.view(v.dat().ArgMap(acc, m, idx))
+}
 
 // ArgVec passes the view through every column of m: the kernel gets a
 // T** holding one pointer per column, each to the component of that
 // column's element.
-func (v *DatView[T]) ArgVec(acc Access, m *Map) Arg { return v.view(v.d.ArgVec(acc, m)) }
+func (v *DatView[T]) ArgVec(acc Access, m *Map) Arg { return v.view(v.dat().ArgVec(acc, m)) }
+
+// dat is the view's dat; nil for a nil view, whose arguments the loop
+// refuses as a nil Dat's.
+func (v *DatView[T]) dat() *Dat[T] {
+	if v == nil {
+		return nil
+	}
+	return v.d
+}
 
 // view makes a, an argument passing the whole dat, pass the component.
 func (v *DatView[T]) view(a Arg) Arg {
+	if v == nil {
+		return a
+	}
 	a.e.Core.View, a.e.Core.Comp = true, v.comp
 	return a
 }

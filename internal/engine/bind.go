@@ -110,6 +110,9 @@ func (p *Process) checkArg(b *Binding, arg *Arg, a *core.Arg, pm *core.Param) st
 		if arg.Role == RoleMapIdx {
 			return "map value argument: map is nil"
 		}
+		if arg.Role == RoleData && a.Kind != 0 {
+			return fmt.Sprintf("the %s is nil (was the error of the call that made it checked?)", nilKind(a.Kind))
+		}
 	}
 	msg := "empty argument; build arguments with Dat.Arg, Dat.ArgMap, Dat.ArgVec or Global.Arg"
 	if a.Data != nil {
@@ -278,4 +281,15 @@ func count(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// nilKind names what an argument of kind k passes, for a nil one.
+func nilKind(k core.ArgKind) string {
+	switch k {
+	case core.ArgGlobal:
+		return "Global"
+	case core.ArgMat:
+		return "Mat"
+	}
+	return "Dat"
 }
