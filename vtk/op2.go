@@ -82,12 +82,16 @@ func add[T op2.Scalar](g *Grid, d *op2.Dat[T], cell bool) error {
 		return fmt.Errorf("vtk: dat %q on set %q has %d elements; the grid has %d %s", d.Name(), d.Set().Name(), len(v)/max(d.Dim(), 1), n, where)
 	}
 	a := Array{Name: d.Name(), Components: d.Dim(), Values: plain(v)}
+	arrays := &g.PointData
 	if cell {
-		g.CellData = append(g.CellData, a)
-	} else {
-		g.PointData = append(g.PointData, a)
+		arrays = &g.CellData
 	}
-	return g.Validate()
+	*arrays = append(*arrays, a)
+	if err := g.Validate(); err != nil {
+		*arrays = (*arrays)[:len(*arrays)-1] // the grid stays as it was
+		return err
+	}
+	return nil
 }
 
 // plain returns v as Array holds it: the slice itself for the five

@@ -58,6 +58,17 @@ func TestFromOP2(t *testing.T) {
 	if err := vtk.AddPointDat(g, area); err == nil {
 		t.Error("a cell dat added as point data: no error")
 	}
+	// Refused arrays leave the grid as it was.
+	unnamed, _ := op2.NewDat[float64](cells, 1, nil, "")
+	if err := vtk.AddCellDat(g, unnamed); err == nil {
+		t.Error("an unnamed dat added: no error")
+	}
+	if err := vtk.AddCellDat(g, area); err == nil {
+		t.Error("a dat added twice: no error")
+	}
+	if len(g.CellData) != 1 || len(g.PointData) != 1 {
+		t.Errorf("after refused additions the grid has %d cell and %d point arrays, want 1 and 1", len(g.CellData), len(g.PointData))
+	}
 	path := filepath.Join(t.TempDir(), "m.vtu")
 	if err := g.WriteFile(path, vtk.Binary); err != nil {
 		t.Fatal(err)
