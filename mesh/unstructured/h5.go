@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/goop2/op2/hdf5"
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/facets"
 	"github.com/goop2/op2/mesh"
 	"github.com/goop2/op2/mesh/gmsh"
@@ -284,4 +285,59 @@ func readHDF5Block(path string, rank, ranks int) (s *source, err error) {
 		s.tagged = append(s.tagged, tf)
 	}
 	return s, nil
+}
+
+// orientCells orients the rank's cells positively (see orient), as the
+// Gmsh readers do, with the coordinates of their nodes from the ranks
+// whose blocks hold them: WriteHDF5 writes them so, but a file changed
+// since is checked as a Gmsh file is (a cell of zero volume, a
+// coordinate that is not a finite number). It is collective, and its
+// error is every rank's; errors name the file at path.
+func (s *source) orientCells(c collective.Comm, path string) error {
+	x, local := s.x, s.cellNodes
+	var need []int32
+	if c.Size() > 1 {
+		need = slices.Clone(s.cellNodes)
+		slices.Sort(need)
+		need = slices.Compact(need)
+		var err error
+		x, err = coordinatesOf(c, need, s.nodes, s.firstNode, s.x, s.dim)
+		if err := collective.AgreeStep(c, "unstructured: read the mesh: coordinates", err); err != nil {
+			return err
+		}
+		local = make([]int32, len(s.cellNodes))
+		for i, v := range s.cellNodes {
+			k, _ := slices.BinarySearch(need, v)
+			local[i] = int32(k)
+		}
+	}
+	// The rank's cells, kind by kind (at: the kind's first cell, off
+	// its first node entry in the rank's block).
+	var err error
+	_, cells := mesh.Block(s.cells, c.Rank(), c.Size())
+	at, off := 0, 0
+	count := len(s.cellNodes) // node entries
+	for _, kc := range s.kinds {
+		lo, hi := max(s.firstCell, at), min(s.firstCell+cells, at+kc.count)
+		nn := kc.kind.Nodes()
+		if lo < hi {
+			var o []int32
+			if o, err = orient(kc.kind, local[off:off+(hi-lo)*nn], nil, lo-at, x, s.dim); err != nil {
+				err = fmt.Errorf("unstructured: %s: %w", path, err)
+				break
+			}
+			for i, k := range o {
+				if need != nil {
+					k = need[k]
+				}
+				s.cellNodes[off+i] = k
+			}
+			off += (hi - lo) * nn
+		}
+		at += kc.count
+	}
+	if err == nil && off != count {
+		err = fmt.Errorf("unstructured: %s: the cells' node lists hold %d entries, their kinds %d", path, count, off)
+	}
+	return collective.AgreeStep(c, "unstructured: read the mesh: orient", err)
 }

@@ -129,7 +129,7 @@ func cellsOf(g *gmsh.Mesh) ([]topology.Kind, []gmsh.Block, error) {
 // orient returns the nodes of the cells of kind k, each positively
 // oriented; x holds dim coordinates per node; tags are the cells' file
 // tags, and first the first cell's index among the cells of kind k, for
-// errors.
+// errors (nil: cells without file tags, as in an HDF5 file).
 func orient(k topology.Kind, nodes []int32, tags []int64, first int, x []float64, dim int) ([]int32, error) {
 	vol, err := signedVolumes(k, nodes, x, dim)
 	if err != nil {
@@ -139,11 +139,20 @@ func orient(k topology.Kind, nodes []int32, tags []int64, first int, x []float64
 	nn := k.Nodes()
 	for c, v := range vol {
 		row := out[c*nn : (c+1)*nn]
+		name := func() string {
+			if tags == nil {
+				return fmt.Sprintf("%v %d", k, first+c)
+			}
+			return fmt.Sprintf("%v %d (element tag %d)", k, first+c, tags[c])
+		}
+		if a, b, ok := repeatedNode(row); ok {
+			return nil, fmt.Errorf("%s has a node twice (its nodes %d and %d)", name(), a, b)
+		}
 		switch {
 		case v == 0:
-			return nil, fmt.Errorf("%v %d (element tag %d) has zero volume", k, first+c, tags[c])
+			return nil, fmt.Errorf("%s has zero volume", name())
 		case math.IsNaN(v) || math.IsInf(v, 0):
-			return nil, fmt.Errorf("%v %d (element tag %d) has volume %v: a coordinate of its nodes is not a finite number", k, first+c, tags[c], v)
+			return nil, fmt.Errorf("%s has volume %v: a coordinate of its nodes is not a finite number", name(), v)
 		case v < 0:
 			for _, p := range flip[k] {
 				row[p[0]], row[p[1]] = row[p[1]], row[p[0]]
@@ -151,6 +160,19 @@ func orient(k topology.Kind, nodes []int32, tags []int64, first int, x []float64
 		}
 	}
 	return out, nil
+}
+
+// repeatedNode returns the first two of a cell's nodes (by their place
+// in it) that are the same node.
+func repeatedNode(cell []int32) (a, b int, ok bool) {
+	for j := 1; j < len(cell); j++ {
+		for i := range j {
+			if cell[i] == cell[j] {
+				return i, j, true
+			}
+		}
+	}
+	return 0, 0, false
 }
 
 // signedVolumes returns a value per cell whose sign is its orientation's:

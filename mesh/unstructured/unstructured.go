@@ -274,6 +274,11 @@ func Load(path string, opts Options) (*Mesh, error) {
 	switch {
 	case isH5:
 		src, err = readHDF5Block(path, op2.Rank(), op2.Ranks())
+		if err = agree(err); err == nil {
+			// A file changed since WriteHDF5 wrote it gets the checks a
+			// Gmsh file gets (collective).
+			err = src.orientCells(comm(), path)
+		}
 	case op2.Ranks() > 1:
 		// Collective, and its error is every rank's already.
 		if src, err = readGmshBlock(comm(), path); err != nil {

@@ -284,9 +284,64 @@ func loadAsOneProcess(t *testing.T, path, want string, opts unstructured.Options
 	return m
 }
 
+// flipEveryOther swaps two nodes of every other tetrahedron, turning it
+// the other way round.
+func flipEveryOther(kind topology.Kind, dim int, cells []int32, x []float64) {
+	for c := 0; c+4 <= len(cells); c += 8 {
+		cells[c+1], cells[c+2] = cells[c+2], cells[c+1]
+	}
+}
+
+// TestLoadChangedHDF5: an HDF5 mesh changed since WriteHDF5 wrote it gets
+// the checks a Gmsh file gets: cells turned the other way round are
+// oriented again (the mesh is the file's before the change), a cell
+// whose node is repeated or a coordinate that is not a finite number is
+// an error naming the file and the cell.
+func TestLoadChangedHDF5(t *testing.T) {
+	path := filepath.Join(fixtures, "box-41-binary.msh")
+	g, err := gmsh.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := summaryOf(t, path)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name   string
+		change func(kind topology.Kind, dim int, cells []int32, x []float64)
+		want   string // the error; "": the summary is the file's
+	}{
+		{"flipped", flipEveryOther, ""},
+		{"repeated node", func(_ topology.Kind, _ int, cells []int32, _ []float64) { cells[4+3] = cells[4+1] }, "tetrahedron 1 has a node twice (its nodes 1 and 3)"},
+		{"NaN coordinate", func(_ topology.Kind, dim int, cells []int32, x []float64) { x[int(cells[0])*dim+1] = math.NaN() },
+			"tetrahedron 0 has volume NaN: a coordinate of its nodes is not a finite number"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".h5")
+			err := unstructured.WriteHDF5Changed(file, g, c.change)
+			testreq.Check(t, "hdf5", err, h5.ErrNoHDF5)
+			m, err := unstructured.Load(file, unstructured.Options{})
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatal(err)
+			case c.want == "":
+				b, err := json.Marshal(summarize(t, m))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(b) != want {
+					t.Errorf("summary %s, want the file's %s", b, want)
+				}
+			case err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), file):
+				t.Errorf("%v; want an error naming %s and saying %q", err, file, c.want)
+			}
+		})
+	}
+}
+
 // TestLoadOnRanks declares the box fixture from the .msh file and from
-// its HDF5 conversion on 2 and 3 MPI ranks: the summary equals one
-// process's.
+// its HDF5 conversion on 2 and 3 MPI ranks, and from an HDF5 file whose
+// every other cell was turned the other way round since: the summary
+// equals one process's.
 func TestLoadOnRanks(t *testing.T) {
 	const pathEnv, wantEnv = "UNSTRUCTURED_MESH", "UNSTRUCTURED_WANT"
 	if mpitest.InRanks() {
@@ -305,10 +360,14 @@ func TestLoadOnRanks(t *testing.T) {
 	if err := unstructured.WriteHDF5(h5, g); err != nil {
 		t.Fatal(err)
 	}
+	flipped := filepath.Join(t.TempDir(), "flipped.h5")
+	if err := unstructured.WriteHDF5Changed(flipped, g, flipEveryOther); err != nil {
+		t.Fatal(err)
+	}
 	want := summaryOf(t, path)
-	for _, file := range []string{path, h5} {
+	for _, file := range []string{path, h5, flipped} {
 		for _, ranks := range []int{2, 3} {
-			t.Run(fmt.Sprintf("%s/%d", filepath.Ext(file), ranks), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%d", filepath.Base(file), ranks), func(t *testing.T) {
 				mpitest.Run(t, ranks, 2*time.Minute, pathEnv+"="+file, wantEnv+"="+want)
 			})
 		}
