@@ -80,6 +80,8 @@ func TestBadArgumentsFail(t *testing.T) {
 		{"empty -dump-q", []string{"-iters", "1", "-I", "4", "-J", "4", "-dump-q="}, `-dump-q "": an empty output path`},
 		{"empty -checkpoint", []string{"-iters", "1", "-I", "4", "-J", "4", "-checkpoint", ""}, `-checkpoint ""`},
 		{"empty -write-mesh", []string{"-iters", "0", "-I", "4", "-J", "4", "-write-mesh", ""}, `-write-mesh ""`},
+		{"checkpoint without iterations", []string{"-iters", "0", "-I", "4", "-J", "4", "-checkpoint", filepath.Join(t.TempDir(), "c.h5")},
+			"-checkpoint with -iters 0"},
 		{"unknown partitioner on one process", []string{"-iters", "1", "-I", "4", "-J", "4", "-partition", "foo"}, `-partition "foo"`},
 	}
 	for _, c := range cases {
@@ -119,6 +121,11 @@ func TestResumeAtLastIteration(t *testing.T) {
 		if code != 0 || !strings.Contains(got, want) {
 			t.Errorf("resumed at the last iteration on 2 ranks: exit %d, output\n%s\nwant exit 0 and %q", code, got, want)
 		}
+	}
+	// A checkpoint past the iterations asked for: said once, prefixed once.
+	got, code = runCommand(t, "-backend", "sequential", "-I", "8", "-J", "8", "-iters", "50", "-checkpoint", ck)
+	if want := "airfoil: checkpoint " + ck + " is at iteration 100, past the 50 iterations asked for"; code == 0 || !strings.Contains(got, want) || strings.Contains(got, "airfoil: airfoil:") {
+		t.Errorf("a checkpoint past -iters: exit %d, output\n%s\nwant a failure saying %q once", code, got, want)
 	}
 	for _, c := range []struct {
 		iters, cells int

@@ -73,6 +73,7 @@ package main
 
 import (
 	"encoding/binary"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -133,11 +134,11 @@ func main() {
 	flag.StringVar(&o.backend, "backend", "", "backend: "+fmt.Sprint(op2.Backends())+" (default $OP2_BACKEND, else sequential)")
 	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs, shared among the MPI ranks on this machine)")
 	flag.IntVar(&o.blockSize, "block-size", 0, "execution plan block size (default adaptive)")
-	flag.IntVar(&o.iters, "iters", 1000, "iterations")
+	flag.IntVar(&o.iters, "iters", 1000, "iterations (0: write the outputs asked for, -write-mesh, -dump-q and -vtk, of the initial state)")
 	flag.StringVar(&o.meshPath, "mesh", "", "mesh file: OP2 ASCII, optionally gzipped, or OP2's HDF5 layout (default: generate the reference mesh)")
 	flag.IntVar(&o.ni, "I", 400, "generated mesh: cells around the aerofoil section (the grid has 3I columns)")
 	flag.IntVar(&o.nj, "J", 600, "generated mesh: cells from the surface to the far field")
-	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the mesh in OP2's ASCII format (.gz compresses), or its HDF5 layout with the flow fields and constants for *.h5 (under MPI only .h5, every rank writing its part); with -iters 0 do nothing else")
+	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the mesh in OP2's ASCII format (.gz compresses), or its HDF5 layout with the flow fields and constants for *.h5 (under MPI only .h5, every rank writing its part); with -iters 0 (and no -dump-q or -vtk) do nothing else")
 	flag.StringVar(&o.dumpQ, "dump-q", "", "write the final q in OP2's binary dat format")
 	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with q, pressure and Mach number as a VTK .vtu file after the run (for ParaView or op2render; under MPI a .pvtu file and one piece per rank)")
 	flag.StringVar(&o.checkpoint, "checkpoint", "", "save an op2.Checkpoint to this file every -checkpoint-every iterations; when the file exists at start, resume from it (on any number of ranks) and print the rms lines still to come")
@@ -172,10 +173,12 @@ func main() {
 	}
 	stdout := &regfile.ErrWriter{W: os.Stdout} // its error fails the command
 	if _, err := run(o, stdout); err != nil {
+		// internal/airfoil's errors say "airfoil:" already.
+		msg := "airfoil: " + strings.TrimPrefix(err.Error(), "airfoil: ")
 		if op2.Ranks() > 1 {
-			op2.Abort(fmt.Errorf("airfoil: %w", err)) // stops every rank
+			op2.Abort(errors.New(msg)) // stops every rank
 		}
-		fmt.Fprintln(os.Stderr, "airfoil:", err)
+		fmt.Fprintln(os.Stderr, msg)
 		os.Exit(1)
 	}
 	if err := op2.Finalize(); err != nil {
@@ -205,6 +208,11 @@ func run(o options, out io.Writer) (*result, error) {
 	if o.iters < 0 {
 		return nil, fmt.Errorf("-iters %d: the number of iterations must not be negative", o.iters)
 	}
+	if o.iters == 0 && o.checkpoint != "" {
+		return nil, fmt.Errorf("-checkpoint with -iters 0: no iteration runs, so no checkpoint is written or resumed from")
+	}
+	// With -iters 0 the outputs asked for are the initial state's.
+	meshOnly := o.iters == 0 && o.dumpQ == "" && o.vtkPath == ""
 	// Before anything is written: no output may overwrite the mesh or
 	// another output (-checkpoint is read at start, and written).
 	if err := regfile.CheckOutputs([]regfile.Named{{Flag: "-mesh", Path: o.meshPath}}, []regfile.Named{{Flag: "-write-mesh", Path: o.writeMesh},
@@ -257,7 +265,7 @@ func run(o options, out io.Writer) (*result, error) {
 			return nil, err
 		}
 	}
-	if o.iters == 0 && (ranks == 1 || o.writeMesh == "") {
+	if meshOnly && (ranks == 1 || o.writeMesh == "") {
 		if o.startup {
 			rep.print(out)
 		}
@@ -287,7 +295,7 @@ func run(o options, out io.Writer) (*result, error) {
 		if o.startup && root {
 			fmt.Fprintf(out, "wrote %s in %.3f s\n", o.writeMesh, time.Since(start).Seconds())
 		}
-		if o.iters == 0 {
+		if meshOnly {
 			return &result{}, nil
 		}
 	}

@@ -766,6 +766,31 @@ func TestVTKOutput(t *testing.T) {
 	}
 }
 
+// TestItersZeroWritesInitialState: with -iters 0, -dump-q and -vtk write
+// the initial state (the free stream everywhere), and nothing else is
+// printed.
+func TestItersZeroWritesInitialState(t *testing.T) {
+	dir := t.TempDir()
+	vtu, dump := filepath.Join(dir, "a.vtu"), filepath.Join(dir, "q.bin")
+	var out bytes.Buffer
+	res, err := run(options{backend: "sequential", iters: 0, ni: 8, nj: 12, vtkPath: vtu, dumpQ: dump}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("printed %q, want nothing", out.String())
+	}
+	checkVTK(t, vtu, 8, 12, res.q)
+	for i := 4; i < len(res.q); i++ {
+		if res.q[i] != res.q[i%4] {
+			t.Fatalf("q[%d] = %g, q[%d] = %g: the initial state is the same in every cell", i, res.q[i], i%4, res.q[i%4])
+		}
+	}
+	if fi, err := os.Stat(dump); err != nil || fi.Size() == 0 {
+		t.Errorf("-dump-q: %v", err)
+	}
+}
+
 // TestTimingTable: -timing prints op2's timing table with the five loops,
 // each called as often as Airfoil calls it.
 func TestTimingTable(t *testing.T) {

@@ -314,7 +314,7 @@ func (s *Solver) Iterate(niter int, out io.Writer) (rms []float64, elapsed time.
 	if err != nil {
 		return nil, 0, err
 	}
-	if first > niter && op2.Rank() == 0 {
+	if first > niter && s.CheckpointPath != "" && op2.Rank() == 0 {
 		fmt.Fprintf(out, "checkpoint %s is at iteration %d, the last asked for: no iterations left to run\n", s.CheckpointPath, niter)
 	}
 	start := time.Now()
