@@ -256,6 +256,9 @@ func run(o options, out io.Writer) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := finiteCoordinates(o.meshPath, m, rank, ranks); err != nil {
+		return nil, err
+	}
 	rep := startupReport{rank: rank, ranks: ranks, start: start, read: time.Since(start), readPeak: rss.Peak()}
 	if o.shuffle != 0 {
 		m = m.Shuffled(o.shuffle)
@@ -470,6 +473,23 @@ func loadMesh(o options, rank, ranks int) (*mesh.Mesh, error) {
 		return readHDF5(o.meshPath, true)
 	}
 	return mesh.ReadBlock(o.meshPath, rank, ranks)
+}
+
+// finiteCoordinates returns an error naming the first node of m, this
+// rank's block of the mesh read from path, whose coordinates are not
+// finite numbers (OP2's format allows "nan" and "inf"): the solver
+// would print NaN.
+func finiteCoordinates(path string, m *mesh.Mesh, rank, ranks int) error {
+	for i, v := range m.X {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			node := fmt.Sprintf("node %d", i/2)
+			if ranks > 1 {
+				node += fmt.Sprintf(" of rank %d's block", rank)
+			}
+			return fmt.Errorf("-mesh %s: %s has coordinate %v, not a finite number", path, node, v)
+		}
+	}
+	return nil
 }
 
 // isHDF5Name reports whether a file name says HDF5.
