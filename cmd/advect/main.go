@@ -68,6 +68,7 @@ type options struct {
 }
 
 func main() {
+	regfile.RemoveOnSignal() // ^C leaves no half-written output
 	var o options
 	defineFlags(flag.CommandLine, &o)
 	flag.Parse()

@@ -130,6 +130,7 @@ type options struct {
 }
 
 func main() {
+	regfile.RemoveOnSignal() // ^C leaves no half-written output
 	var o options
 	flag.StringVar(&o.backend, "backend", "", "backend: "+fmt.Sprint(op2.Backends())+" (default $OP2_BACKEND, else sequential)")
 	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs, shared among the MPI ranks on this machine)")

@@ -85,6 +85,7 @@ type options struct {
 }
 
 func main() {
+	regfile.RemoveOnSignal() // ^C leaves no half-written output
 	var o options
 	flag.IntVar(&o.n, "n", 64, "the mesh has n×n squares, each cut into two triangles")
 	flag.Float64Var(&o.jitter, "jitter", 0.25, "interior nodes move randomly by up to this fraction of the spacing (0 to 0.5)")

@@ -13,6 +13,7 @@ import (
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/h5"
+	"github.com/goop2/op2/internal/regfile"
 	"github.com/goop2/op2/internal/mpi"
 )
 
@@ -37,6 +38,7 @@ type Session struct {
 	cw        *writer
 	path, tmp string
 	what      string
+	forget    func() // regfile.Track's, for tmp
 	// Deferred holds the dats whose values are not written yet, each
 	// with its index in the checkpoint's dats.
 	Deferred map[*core.Storage]int
@@ -61,7 +63,8 @@ func Begin(p Program, path string, state map[string][]byte, deferred func(*core.
 	if err != nil {
 		return nil, c.api(fmt.Errorf("%s: %s: %w", what, tmp, err))
 	}
-	cs := &Session{c: c, cw: &writer{f: f, w: c.w, par: par, fatal: c.fatal}, path: path, tmp: tmp, what: what, Deferred: map[*core.Storage]int{}}
+	cs := &Session{c: c, cw: &writer{f: f, w: c.w, par: par, fatal: c.fatal}, path: path, tmp: tmp, what: what,
+		forget: regfile.Track(tmp), Deferred: map[*core.Storage]int{}}
 	for k, s := range c.dats {
 		if deferred != nil && deferred(s) {
 			cs.Deferred[s] = k
@@ -99,6 +102,7 @@ func (cs *Session) Order() []*core.Storage {
 // renames it over the checkpoint; else it removes it.
 func (cs *Session) Finish(werr error) error {
 	c := cs.c
+	defer cs.forget()
 	if werr == nil {
 		for _, s := range cs.Order() {
 			if werr = cs.Resolve(s, true); werr != nil {

@@ -31,7 +31,8 @@ import (
 // mode; a new one gets 0666 less the umask, as os.Create gives; another
 // hard link to a replaced file keeps the old contents. A temporary file a
 // killed program left is removed by a later write of the same path, once
-// an hour old.
+// an hour old; a command that calls RemoveOnSignal removes its own when
+// SIGINT, SIGTERM or SIGHUP stops it.
 type Pending struct {
 	f      *os.File
 	path   string
@@ -39,6 +40,7 @@ type Pending struct {
 	direct bool // written in place
 	trim   bool // a regular file written in place: cut at Commit
 	done   bool
+	forget func() // Track's, for the temporary file
 }
 
 // umask is the process's file mode creation mask, read once.
@@ -110,7 +112,7 @@ func Create(path string) (*Pending, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, cerr)
 	}
-	return &Pending{f: f, path: target, mode: mode}, nil
+	return &Pending{f: f, path: target, mode: mode, forget: Track(f.Name())}, nil
 }
 
 // newTemp creates the temporary file of a write of target, beside it,
@@ -161,7 +163,7 @@ func Replace(path string) (*Pending, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &Pending{f: f, path: path, mode: 0o600}, nil
+	return &Pending{f: f, path: path, mode: 0o600, forget: Track(f.Name())}, nil
 }
 
 // inSpecialFS reports whether abs is in /dev or /proc, whose files are
@@ -211,6 +213,7 @@ func (p *Pending) Commit() error {
 		}
 		return nil
 	}
+	defer p.forget()
 	err := p.f.Chmod(p.mode)
 	if err == nil {
 		err = p.f.Sync() // a full disk may show only here
@@ -267,5 +270,6 @@ func (p *Pending) Abort() {
 	p.f.Close()
 	if !p.direct {
 		os.Remove(p.f.Name())
+		p.forget()
 	}
 }
