@@ -13,8 +13,8 @@ import (
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/h5"
-	"github.com/goop2/op2/internal/regfile"
 	"github.com/goop2/op2/internal/mpi"
+	"github.com/goop2/op2/internal/regfile"
 )
 
 // Write writes a checkpoint of p and state to path (see op2.Checkpoint):
