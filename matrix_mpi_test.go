@@ -334,3 +334,50 @@ func TestZeroRowsColumnsBadRowOnOneRank(t *testing.T) {
 	}
 	check(t, op2.Finalize())
 }
+
+// TestPETScSettingsDifferOnRanks: ranks whose PETSc solvers differ (the
+// options, MaxIts) fail Solve on every rank at once, naming each rank's
+// settings (with MaxIts differing rank 0 stopped after its iterations
+// while rank 1 waited in PETSc for ever; with an option only rank 1 had,
+// which PETSc refused there, rank 0 waited until OP2_MPI_TIMEOUT); then
+// a solve with the same settings works.
+func TestPETScSettingsDifferOnRanks(t *testing.T) {
+	if !mpitest.InRanks() {
+		needPETSc(t)
+		mpitest.Run(t, 2, 2*time.Minute, "OP2_MPI_TIMEOUT=60s")
+		return
+	}
+	nodes, _, ident, _ := rankChain(t, 10, nil)
+	A, x, b := diagSystem(nodes, ident)
+	check(t, op2.ParLoop(op2.NewKernel(`void pd_dg(double *A) { A[0] = 2; }`, "pd_dg"), nodes, A.Arg(op2.Inc, ident, ident)))
+	check(t, op2.ParLoop(op2.NewKernel(`void pd_one(double *b) { b[0] = 1; }`, "pd_one"), nodes, b.Arg(op2.Write)))
+	for _, c := range []struct {
+		name       string
+		mine       op2.SolverOptions // rank 1's; the others' are {Package: "petsc"}
+		want, want1 string
+	}{
+		{"MaxIts", op2.SolverOptions{Package: "petsc", MaxIts: 1000}, "MaxIts 10000", "MaxIts 1000,"},
+		{"options", op2.SolverOptions{Package: "petsc", PETScOptions: "-ksp_type nonsense"}, `options ""`, `options "-ksp_type nonsense"`},
+	} {
+		o := op2.SolverOptions{Package: "petsc"}
+		if op2.Rank() == 1 {
+			o = c.mine
+		}
+		s := must(op2.NewSolver(o))
+		start := time.Now()
+		_, err := s.Solve(A, x, b)
+		if err == nil || time.Since(start) > 30*time.Second || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.want1) {
+			t.Errorf("rank %d: %s differ: Solve: %v after %v, want an error at once naming %q and %q", op2.Rank(), c.name, err, time.Since(start), c.want, c.want1)
+		}
+		check(t, s.Close())
+	}
+	s := must(op2.NewSolver(op2.SolverOptions{Package: "petsc"}))
+	if _, err := s.Solve(A, x, b); err != nil {
+		t.Errorf("rank %d: Solve with the same settings: %v", op2.Rank(), err)
+	}
+	if v := x.Data(); len(v) > 0 && math.Abs(v[0]-0.5) > 1e-8 {
+		t.Errorf("rank %d: x = %v, want 0.5", op2.Rank(), v)
+	}
+	check(t, s.Close())
+	check(t, op2.Finalize())
+}

@@ -182,7 +182,11 @@ func NewSolver(opts SolverOptions) (*Solver, error) {
 func (s *Solver) Solve(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
 	// Collective: a rank that refuses its arguments says so to every
 	// rank before any of them solves.
-	if err := agreeArgs("Solver.Solve", checkSolve(A, x, b)); err != nil {
+	made := error(nil)
+	if s == nil || s.opts.Runtime == nil {
+		made = errors.New("op2: Solve: the Solver was not made by NewSolver")
+	}
+	if err := agreeArgs("Solver.Solve", errors.Join(made, checkSolve(A, x, b))); err != nil {
 		return SolveInfo{}, err
 	}
 	// The host reads A, x and b, and gets what the solve found: a

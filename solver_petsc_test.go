@@ -268,14 +268,19 @@ func TestPETScDivergence(t *testing.T) {
 			t.Errorf("MaxIts %d: %+v, %v; want %d iterations, not converged, DIVERGED_ITS, no error", its, info, err, its)
 		}
 	}
-	for _, o := range []op2.SolverOptions{
-		{Package: "petsc", Method: "nosuchksp"},
-		{Package: "petsc", PETScOptions: "-pc_type nosuchpc"},
+	for _, c := range []struct {
+		o    op2.SolverOptions
+		want string
+	}{
+		{op2.SolverOptions{Package: "petsc", Method: "nosuchksp"}, "nosuch"},
+		{op2.SolverOptions{Package: "petsc", PETScOptions: "-pc_type nosuchpc"}, "nosuch"},
+		// Not PETSc's "New nonzero ... caused a malloc" at the first solve.
+		{op2.SolverOptions{Package: "petsc", PETScOptions: "-mat_type sbaij -pc_type cholesky"}, "matrix type seqsbaij (-mat_type) is not supported"},
 	} {
-		_, _, err := s.solve(t, o)
+		_, _, err := s.solve(t, c.o)
 		t.Log(err)
-		if err == nil || !strings.Contains(err.Error(), "nosuch") {
-			t.Errorf("%+v: %v, want PETSc's error naming the unknown type", o, err)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error saying %q", c.o, err, c.want)
 		}
 	}
 }

@@ -230,6 +230,12 @@ func TestSolverErrors(t *testing.T) {
 	if _, err := s.Solve(A, x, x); err == nil || !strings.Contains(err.Error(), "x and b are the same") {
 		t.Errorf("x = b: %v", err)
 	}
+	b := must(op2.NewDat[float64](nodes, 1, nil, "b"))
+	for _, s := range []*op2.Solver{{}, nil} {
+		if _, err := s.Solve(A, x, b); err == nil || !strings.Contains(err.Error(), "the Solver was not made by NewSolver") {
+			t.Errorf("%v.Solve: %v, want an error saying to use NewSolver", s, err)
+		}
+	}
 }
 
 // TestSolveVectorLoopsOnDevice runs the solver's vector loops (the fused

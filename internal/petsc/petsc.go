@@ -557,6 +557,16 @@ func NewMat(prefix string, bs int, rowptr, colidx []int32, gcol []int64, rstart,
 	if err != nil {
 		return nil, err
 	}
+	// The values set are both triangles, preallocated so: a symmetric
+	// type (sbaij), which stores one, would refuse them at the first
+	// solve. The options are the same on every rank, and so the type.
+	t, err := m.Type()
+	if err == nil && strings.Contains(t, "sbaij") {
+		err = fmt.Errorf("petsc: matrix type %s (-mat_type) is not supported: GoOP2 gives PETSc both triangles of the matrix; use aij or baij (a Cholesky factorisation, -pc_type cholesky, works on them)", t)
+	}
+	if err != nil {
+		return nil, errors.Join(err, m.Destroy())
+	}
 	return m, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -108,6 +109,12 @@ type KSPOptions struct {
 	InitialGuessNonzero bool
 }
 
+// String gives the options as messages name them.
+func (o KSPOptions) String() string {
+	return fmt.Sprintf("method %s, preconditioner %s, RTol %g, ATol %g, MaxIts %d, norm %v, InitialGuessNonzero %v",
+		o.Method, o.Precond, o.RTol, o.ATol, o.MaxIts, o.Norm, o.InitialGuessNonzero)
+}
+
 // petscTypes maps the built-in solver's names onto PETSc's; other names
 // are PETSc's own and pass through.
 var petscTypes = map[string]string{"bicgstab": "bcgs"}
@@ -169,6 +176,15 @@ func (s *System) Solve(vals, x, b []float64) (petsc.Result, error) {
 		return petsc.Result{}, err
 	}
 	return s.ksp.Solve(x, b)
+}
+
+// drop destroys sys, made on this rank while another rank failed to
+// make its own, and forgets it: every rank then makes it again at the
+// next solve.
+func (ps *PETSc) drop(sys *System) {
+	sys.ksp.Destroy()
+	sys.A.Destroy()
+	ps.systems = slices.DeleteFunc(ps.systems, func(y *System) bool { return y == sys })
 }
 
 // Types are the KSP's and the PC's types, as PETSc's options left them.

@@ -52,12 +52,24 @@ func (ps *PETSc) Solve(c *PETScSolve) (Info, error) {
 	if err != nil {
 		return Info{}, fmt.Errorf("Solve with PETSc: %w", err)
 	}
+	// The ranks agree on the solver's settings (they make the system
+	// collectively): ranks whose options differ get an error naming each
+	// rank's rather than waiting in PETSc for ever.
+	what := fmt.Sprintf("PETSc solve (%v; options %q)", c.Opts, ps.options)
 	sys := ps.System(c.Key)
 	var setup time.Duration
 	if sys == nil {
+		if err := dist.AgreeStep(w, what, nil); err != nil {
+			return Info{}, fmt.Errorf("Solve with PETSc (%s): %w", c.Matrix, c.Fatal(err))
+		}
 		start := time.Now()
-		if sys, err = ps.newSystem(w, c); err != nil {
-			return Info{}, fmt.Errorf("Solve with PETSc (%s): %w", c.Matrix, err)
+		sys, err = ps.newSystem(w, c)
+		// A rank that could not make it says so to every rank.
+		if err = dist.AgreeStep(w, "PETSc solve: making the system", err); err != nil {
+			if sys != nil {
+				ps.drop(sys)
+			}
+			return Info{}, fmt.Errorf("Solve with PETSc (%s): %w", c.Matrix, c.Fatal(err))
 		}
 		setup = time.Since(start)
 	}
@@ -83,7 +95,7 @@ func (ps *PETSc) Solve(c *PETScSolve) (Info, error) {
 		}
 		// Whatever failed here fails on this rank alone: agreed before
 		// any collective.
-		err = dist.AgreeStep(w, "PETSc solve", err)
+		err = dist.AgreeStep(w, what, err)
 		if err == nil {
 			res, err = sys.Solve(*c.Vals, (*c.XV)[:n], (*c.BV)[:n])
 		}
