@@ -352,8 +352,8 @@ func TestPETScSettingsDifferOnRanks(t *testing.T) {
 	check(t, op2.ParLoop(op2.NewKernel(`void pd_dg(double *A) { A[0] = 2; }`, "pd_dg"), nodes, A.Arg(op2.Inc, ident, ident)))
 	check(t, op2.ParLoop(op2.NewKernel(`void pd_one(double *b) { b[0] = 1; }`, "pd_one"), nodes, b.Arg(op2.Write)))
 	for _, c := range []struct {
-		name       string
-		mine       op2.SolverOptions // rank 1's; the others' are {Package: "petsc"}
+		name        string
+		mine        op2.SolverOptions // rank 1's; the others' are {Package: "petsc"}
 		want, want1 string
 	}{
 		{"MaxIts", op2.SolverOptions{Package: "petsc", MaxIts: 1000}, "MaxIts 10000", "MaxIts 1000,"},
