@@ -153,6 +153,10 @@ func bench() {
 			os.Exit(2)
 		}
 	}
+	if err := checkFlags(flag.CommandLine); err != nil {
+		fmt.Fprintln(os.Stderr, "op2bench:", err)
+		os.Exit(2)
+	}
 	if err := regfile.CheckOutputs([]regfile.Named{{Flag: "-gmsh", Path: *gmshPath}, {Flag: "-gmsh-load", Path: *gmshLoad}, {Flag: "-gmsh-read", Path: *gmshRead}},
 		[]regfile.Named{{Flag: "-cpuprofile", Path: *cpuProfile}}); err != nil {
 		fmt.Fprintln(os.Stderr, "op2bench:", err)
@@ -393,6 +397,36 @@ func checkSIMDList(name, list string, fused bool) error {
 		}
 		if _, _, err := opexec.ParseSIMD(s); err != nil {
 			return fmt.Errorf("-%s %q: %v", name, list, err)
+		}
+	}
+	return nil
+}
+
+// checkFlags refuses, before anything runs, flag values that the
+// sections they reach cannot run with, naming the flag and its value.
+func checkFlags(fs *flag.FlagSet) error {
+	intFlag := func(name string) int { return fs.Lookup(name).Value.(flag.Getter).Get().(int) }
+	boolFlag := func(name string) bool { return fs.Lookup(name).Value.(flag.Getter).Get().(bool) }
+	// atLeast refuses flag name's value below min; why says when the
+	// flag matters.
+	atLeast := func(name string, min int, why string) error {
+		if v := intFlag(name); v < min {
+			return fmt.Errorf("-%s %d: want at least %d%s", name, v, min, why)
+		}
+		return nil
+	}
+	var errs []error
+	if boolFlag("schemes-only") {
+		errs = append(errs, atLeast("scheme-rounds", 1, " with -schemes-only"), atLeast("scheme-iters", 1, ""))
+	} else {
+		errs = append(errs, atLeast("scheme-rounds", 0, " (0 skips the scheme comparison)"))
+		if intFlag("scheme-rounds") > 0 {
+			errs = append(errs, atLeast("scheme-iters", 1, ""))
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -1155,6 +1189,9 @@ func airfoilRuns(out io.Writer, m *mesh.Mesh, iters, threads int, triad1, triadN
 // configuration, the median and the best round: res_calc's time per call,
 // and the time of one whole iteration (all five loops).
 func schemes(out io.Writer, m *mesh.Mesh, threads, rounds, iters int) error {
+	if threads < 1 || rounds < 1 || iters < 1 {
+		return fmt.Errorf("openmp schemes: %d threads, %d rounds, %d iterations: each must be at least 1", threads, rounds, iters)
+	}
 	type cfg struct {
 		scheme  string
 		threads int

@@ -89,6 +89,12 @@ func TestSchemes(t *testing.T) {
 		}
 	}
 	t.Log(out.String())
+	// No round or no iteration: an error, not a panic on an empty list.
+	for _, bad := range [][3]int{{2, 0, 2}, {2, -1, 2}, {2, 1, 0}, {0, 1, 1}} {
+		if err := schemes(io.Discard, m, bad[0], bad[1], bad[2]); err == nil || !strings.Contains(err.Error(), "each must be at least 1") {
+			t.Errorf("%d threads, %d rounds, %d iterations: %v, want an error", bad[0], bad[1], bad[2], err)
+		}
+	}
 }
 
 // TestLocalityAndTuningRuns runs the locality and tuning comparison on a
