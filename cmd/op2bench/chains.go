@@ -96,6 +96,9 @@ type chainRun struct {
 // chains move each Dat once per chain), and the time against the memory
 // floor of eager execution (its bytes at the STREAM triad rate).
 func chainSection(out io.Writer, m *mesh.Mesh, o chainOpts, triad1, triadN float64) error {
+	if o.iters < 1 || o.rounds < 1 || o.threads < 1 {
+		return fmt.Errorf("chains: %d iterations, %d rounds, %d threads: each must be at least 1", o.iters, o.rounds, o.threads)
+	}
 	fmt.Fprintf(out, "Loop chains: Airfoil %d cells, %d iterations per run, %d rounds interleaved (medians); %s\n", m.NCell, o.iters, o.rounds, cpuModel())
 	if o.tile > 0 {
 		fmt.Fprintf(out, "  tiles of %d cells (Config.Tile)\n", o.tile)

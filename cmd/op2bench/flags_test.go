@@ -24,6 +24,10 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-schemes-only", "-scheme-iters", "0", "-scheme-rounds", "1"}, "-scheme-iters 0: want at least 1"},
 		{[]string{"-scheme-rounds", "-1"}, "-scheme-rounds -1: want at least 0"},
 		{[]string{"-scheme-iters", "0"}, "-scheme-iters 0: want at least 1"},
+		{[]string{"-chains-only", "-chains-rounds", "0"}, "-chains-rounds 0: want at least 1"},
+		{[]string{"-chains-only", "-chains-iters", "0"}, "-chains-iters 0: want at least 1"},
+		{[]string{"-chains", "-chains-iters", "-3"}, "-chains-iters -3: want at least 1"},
+		{[]string{"-chains-only", "-chains-tile", "-1"}, "-chains-tile -1: want at least 0"},
 	} {
 		// A flag let through starts the benchmark: the timeout ends it.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

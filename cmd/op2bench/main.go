@@ -424,6 +424,9 @@ func checkFlags(fs *flag.FlagSet) error {
 			errs = append(errs, atLeast("scheme-iters", 1, ""))
 		}
 	}
+	if boolFlag("chains") || boolFlag("chains-only") {
+		errs = append(errs, atLeast("chains-iters", 1, ""), atLeast("chains-rounds", 1, ""), atLeast("chains-tile", 0, " (0: no tiled modes)"))
+	}
 	for _, err := range errs {
 		if err != nil {
 			return err

@@ -477,6 +477,13 @@ func TestChainSection(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, s)
 		}
 	}
+	// No round or no iteration: an error, not a table of NaN.
+	for _, o := range []chainOpts{{iters: 3, rounds: 0, threads: 2}, {iters: 0, rounds: 1, threads: 2}, {iters: 3, rounds: 1, threads: 0}} {
+		o.simd = []string{"off"}
+		if err := chainSection(io.Discard, m, o, 10, 20); err == nil || !strings.Contains(err.Error(), "each must be at least 1") {
+			t.Errorf("%+v: %v, want an error", o, err)
+		}
+	}
 }
 
 // TestChainModes: the chain section's modes are eager, the defaults,
