@@ -40,6 +40,12 @@
 // mode, recorded and fused, and recorded and run in sparse tiles, against
 // each other and the memory floor: loop time and bytes per iteration.
 //
+// -gmsh, -gmsh-load, -gmsh-read and the -...-only flags each run alone
+// (but -schemes-only and -locality-only, which run one after the other):
+// two of them together are refused, as is a flag adding a section to the
+// full run (-floor, -matrix, -mgcfd, -chains) given with one of them, and
+// a count out of range; every flag is checked before anything runs.
+//
 // Usage:
 //
 //	op2bench [-airfoil-iters 1000] [-threads 2] [-scheme-rounds 5] [-scheme-iters 20] [-locality-iters 100] [-locality-rounds 1] [-matrix]
@@ -243,9 +249,9 @@ func bench() {
 		}
 	}
 	if *mgFloor {
-		var small [2]int
-		if _, err := fmt.Sscanf(*mgFloorSmall, "%d,%d", &small[0], &small[1]); err != nil {
-			fmt.Fprintf(os.Stderr, "op2bench: -mgcfd-floor-small %q: want two sizes, e.g. 17,25\n", *mgFloorSmall)
+		small, err := mgcfdSmall(*mgFloorSmall, *mgN, *mgLevels)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "op2bench:", err)
 			os.Exit(2)
 		}
 		fmt.Fprintf(stdout, "op2bench: %d CPUs (%s), openmp runs with %d threads (OP2_OPENMP_SCHEME %s)\n\n", numCPU(), cpuModel(), *threads, schemeName())
@@ -402,30 +408,86 @@ func checkSIMDList(name, list string, fused bool) error {
 	return nil
 }
 
-// checkFlags refuses, before anything runs, flag values that the
-// sections they reach cannot run with, naming the flag and its value.
+// checkFlags refuses, before anything runs, flags that conflict (two
+// that each run alone, or a section added to the full run with one that
+// leaves the full run out) and flag values that the sections they reach
+// cannot run with, naming the flags and their values.
 func checkFlags(fs *flag.FlagSet) error {
-	intFlag := func(name string) int { return fs.Lookup(name).Value.(flag.Getter).Get().(int) }
-	boolFlag := func(name string) bool { return fs.Lookup(name).Value.(flag.Getter).Get().(bool) }
-	// atLeast refuses flag name's value below min; why says when the
-	// flag matters.
+	get := func(name string) any { return fs.Lookup(name).Value.(flag.Getter).Get() }
+	intFlag := func(name string) int { return get(name).(int) }
+	boolFlag := func(name string) bool { return get(name).(bool) }
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// The modes: each runs alone, leaving out the full run's sections;
+	// -schemes-only and -locality-only run one after the other.
+	var modes []string
+	for _, name := range []string{"gmsh", "gmsh-load", "gmsh-read"} {
+		if get(name).(string) != "" {
+			modes = append(modes, name)
+		}
+	}
+	for _, name := range []string{"schemes-only", "locality-only", "floor-only", "matrix-only", "mgcfd-only", "mgcfd-floor-only", "chains-only"} {
+		if boolFlag(name) {
+			modes = append(modes, name)
+		}
+	}
+	if len(modes) > 1 && !slices.Equal(modes, []string{"schemes-only", "locality-only"}) {
+		return fmt.Errorf("-%s and -%s: each runs alone, give one of them", modes[0], modes[1])
+	}
+	full := len(modes) == 0
+	for _, s := range []struct{ add, only string }{{"floor", "floor-only"}, {"matrix", "matrix-only"}, {"mgcfd", "mgcfd-only"}, {"chains", "chains-only"}} {
+		if !full && set[s.add] && boolFlag(s.add) && modes[0] != s.only {
+			return fmt.Errorf("-%s adds its section to the full run, which -%s leaves out: give one of them", s.add, modes[0])
+		}
+	}
+	runs := func(add, only string) bool { return boolFlag(only) || full && boolFlag(add) }
+	// atLeast refuses flag name's value below min; why says what the
+	// value means or when the flag matters.
 	atLeast := func(name string, min int, why string) error {
 		if v := intFlag(name); v < min {
 			return fmt.Errorf("-%s %d: want at least %d%s", name, v, min, why)
 		}
 		return nil
 	}
-	var errs []error
+	errs := []error{atLeast("threads", 1, ""), atLeast("airfoil-iters", 0, " (0 skips Airfoil)")}
 	if boolFlag("schemes-only") {
-		errs = append(errs, atLeast("scheme-rounds", 1, " with -schemes-only"), atLeast("scheme-iters", 1, ""))
+		errs = append(errs, atLeast("scheme-rounds", 1, " with -schemes-only"))
 	} else {
 		errs = append(errs, atLeast("scheme-rounds", 0, " (0 skips the scheme comparison)"))
-		if intFlag("scheme-rounds") > 0 {
-			errs = append(errs, atLeast("scheme-iters", 1, ""))
-		}
 	}
-	if boolFlag("chains") || boolFlag("chains-only") {
+	if boolFlag("schemes-only") || full && intFlag("scheme-rounds") > 0 {
+		errs = append(errs, atLeast("scheme-iters", 1, ""))
+	}
+	if boolFlag("locality-only") {
+		errs = append(errs, atLeast("locality-iters", 1, " with -locality-only"))
+	} else {
+		errs = append(errs, atLeast("locality-iters", 0, " (0 skips the locality comparison)"))
+	}
+	if boolFlag("locality-only") || full && intFlag("locality-iters") > 0 {
+		errs = append(errs, atLeast("locality-rounds", 1, ""))
+	}
+	if runs("floor", "floor-only") {
+		why := ""
+		if full {
+			why = " (-floor=false leaves the compute floor out)"
+		}
+		errs = append(errs, atLeast("floor-iters", 1, why), atLeast("floor-rounds", 1, why), atLeast("floor-kib", 1, why))
+	}
+	if runs("matrix", "matrix-only") {
+		errs = append(errs, atLeast("matrix-n", 1, ""), atLeast("matrix-rounds", 1, ""))
+	}
+	if runs("mgcfd", "mgcfd-only") || boolFlag("mgcfd-floor-only") {
+		errs = append(errs, atLeast("mgcfd-cycles", 1, ""), atLeast("mgcfd-rounds", 1, ""), checkMGCFDMesh("mgcfd-n", strconv.Itoa(intFlag("mgcfd-n")), intFlag("mgcfd-n"), intFlag("mgcfd-levels")))
+	}
+	if boolFlag("mgcfd-floor-only") {
+		_, err := mgcfdSmall(get("mgcfd-floor-small").(string), intFlag("mgcfd-n"), intFlag("mgcfd-levels"))
+		errs = append(errs, err)
+	}
+	if runs("chains", "chains-only") {
 		errs = append(errs, atLeast("chains-iters", 1, ""), atLeast("chains-rounds", 1, ""), atLeast("chains-tile", 0, " (0: no tiled modes)"))
+	}
+	if get("gmsh").(string) != "" {
+		errs = append(errs, atLeast("gmsh-rounds", 1, ""))
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -433,6 +495,50 @@ func checkFlags(fs *flag.FlagSet) error {
 		}
 	}
 	return nil
+}
+
+// checkMGCFDMesh refuses, as mgcfd.Generate does, a box mesh of n
+// nodes per side in levels levels, naming flag (-mgcfd-n or
+// -mgcfd-floor-small) and its value, so that -mgcfd-floor-only stops
+// before its STREAM triad rather than after.
+func checkMGCFDMesh(flag, value string, n, levels int) error {
+	if levels < 1 || levels > 20 {
+		return fmt.Errorf("-mgcfd-levels %d: want 1 to 20", levels)
+	}
+	if n < 2 || n > 1291 {
+		return fmt.Errorf("-%s %s: want 2 to 1291 nodes per side", flag, value)
+	}
+	if f := 1 << (levels - 1); (n-1)%f != 0 {
+		return fmt.Errorf("-%s %s with -mgcfd-levels %d: n−1 must be a positive multiple of 2^(levels−1) = %d", flag, value, levels, f)
+	}
+	return nil
+}
+
+// mgcfdSmall reads -mgcfd-floor-small, list: the two small meshes of
+// MG-CFD's in-cache floor, nodes per side, increasing and smaller than
+// the large mesh's n, each in levels levels.
+func mgcfdSmall(list string, n, levels int) ([2]int, error) {
+	var small [2]int
+	parts := strings.Split(list, ",")
+	if len(parts) != 2 {
+		return small, fmt.Errorf("-mgcfd-floor-small %q: want two sizes, e.g. 17,25", list)
+	}
+	for i, p := range parts {
+		v, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil {
+			return small, fmt.Errorf("-mgcfd-floor-small %q: want two sizes, e.g. 17,25", list)
+		}
+		small[i] = v
+	}
+	if small[0] >= small[1] || small[1] >= n {
+		return small, fmt.Errorf("-mgcfd-floor-small %q: want two increasing sizes smaller than -mgcfd-n %d", list, n)
+	}
+	for _, v := range small {
+		if err := checkMGCFDMesh("mgcfd-floor-small", fmt.Sprintf("%q", list), v, levels); err != nil {
+			return small, err
+		}
+	}
+	return small, nil
 }
 
 // floorSIMD are the compute floor's SIMD settings (-floor-simd).
