@@ -155,6 +155,12 @@ func main() {
 	flag.Float64Var(&c.valuesNs, "values-ns", 2.1, "start-up: ns per byte of dat values a rank ends with")
 	flag.Float64Var(&c.baseMB, "base-mb", 18, "start-up: a rank's resident MB before the mesh (runtime, MPI)")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		// Flag parsing stops at the first argument that is not a flag:
+		// "-ranks 2 8 -scale 1" would leave out 8 and -scale.
+		fmt.Fprintf(os.Stderr, "op2halo: unexpected arguments %q (flags only; a list is comma-separated, e.g. -ranks 2,8)\n", flag.Args())
+		os.Exit(1)
+	}
 	rankList := *ranks
 	ranksSet := false
 	flag.Visit(func(f *flag.Flag) { ranksSet = ranksSet || f.Name == "ranks" })
@@ -257,6 +263,13 @@ func check(scales []float64, rankCounts []int, parts []string) error {
 		}
 	}
 	for _, scale := range scales {
+		// mesh.Generate numbers nodes and edges with int32 indices: its
+		// (3I+1)(J+1) nodes and about 6IJ edges must fit.
+		f := math.Sqrt(scale)
+		fi, fj := math.Round(400*f), math.Round(600*f)
+		if (3*fi+1)*(fj+1) > math.MaxInt32 || 6*fi*fj > math.MaxInt32 {
+			return fmt.Errorf("-scale %g: the mesh would have %.3g cells, too many for int32 indices of its nodes and edges", scale, 3*fi*fj)
+		}
 		ni, nj := meshSize(scale)
 		cells := 3 * ni * nj
 		if cells == 0 {

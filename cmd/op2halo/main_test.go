@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,6 +66,9 @@ func TestBadFlags(t *testing.T) {
 		{"far more ranks", []float64{0.01}, []int{99999999}, []string{"block"}, "-ranks 99999999"},
 		{"second mesh too small", []float64{1, 1e-4}, []int{100}, []string{"rcb"}, "the 72 cells of the 0.0001× mesh"},
 		{"no cells", []float64{1e-9}, []int{1}, []string{"rcb"}, "-scale 1e-09"},
+		{"too many cells", []float64{1, 1e9}, []int{2}, []string{"rcb"}, "-scale 1e+09: the mesh would have 7.2e+14 cells, too many for int32 indices"},
+		{"just too many", []float64{1492}, []int{2}, []string{"rcb"}, "-scale 1492: the mesh would have"},
+		{"far too many", []float64{1e300}, []int{2}, []string{"rcb"}, "-scale 1e+300: the mesh would have"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out bytes.Buffer
@@ -174,5 +180,35 @@ func TestDefaultRanksFit(t *testing.T) {
 	}
 	if got := fitting([]int{128}, []float64{1e-4}); !slices.Equal(got, []int{128}) {
 		t.Errorf("fitting with none fitting = %v, want the counts as given, for check to refuse", got)
+	}
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv("GOOP2_OP2HALO_MAIN") == "1" {
+		main() // as the command, for tests of its exit status
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestArguments: an argument that is not a flag is refused, with the
+// flags after it that Go's flag parsing would leave out, before any
+// work.
+func TestArguments(t *testing.T) {
+	for _, args := range [][]string{
+		{"-ranks", "2", "8", "-scale", "1"},
+		{"extra"},
+		{"-scale", "0.002", "--", "-ranks", "2"},
+	} {
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "GOOP2_OP2HALO_MAIN=1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.HasPrefix(stderr.String(), "op2halo: unexpected arguments") || stdout.Len() > 0 {
+			t.Errorf("op2halo %s: %v, stderr %q, stdout %q; want exit status 1, nothing printed and \"op2halo: unexpected arguments\"",
+				strings.Join(args, " "), err, stderr.String(), stdout.String())
+		}
 	}
 }
