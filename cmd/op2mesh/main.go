@@ -31,10 +31,12 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/goop2/op2/hdf5"
@@ -46,31 +48,101 @@ import (
 )
 
 func main() {
-	in := flag.String("in", "", "input mesh: OP2 ASCII (optionally gzipped) or HDF5 (default: generate)")
-	ni := flag.Int("I", 400, "generated mesh: cells around the aerofoil section (the grid has 3I columns)")
-	nj := flag.Int("J", 600, "generated mesh: cells from the surface to the far field")
-	out := flag.String("o", "", "output file: *.h5 or *.hdf5 for OP2's HDF5 layout, else ASCII (.gz compresses)")
 	flag.Usage = func() { usage(flag.CommandLine) }
-	flag.Parse()
-	if err := regfile.EmptyOutput(flag.CommandLine, "o"); err != nil {
+	o, err := parseArgs(flag.CommandLine, os.Args[1:])
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "op2mesh:", err)
+		if errors.As(err, new(formError)) {
+			fmt.Fprintln(os.Stderr)
+			flag.Usage()
+		}
 		os.Exit(2)
 	}
-	convertForm := flag.NArg() == 3 && flag.Arg(0) == "convert"
-	if convertForm {
-		*in, *out = flag.Arg(1), flag.Arg(2)
-	} else if *out == "" || flag.NArg() > 0 {
-		flag.Usage()
-		os.Exit(2)
-	}
-	err := checkPaths(*in, *out, convertForm)
+	err = checkPaths(o.in, o.out, o.convert)
 	if err == nil {
-		err = convert(*in, *ni, *nj, *out)
+		err = convert(o.in, o.ni, o.nj, o.out)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "op2mesh:", err)
 		os.Exit(1)
 	}
+}
+
+// options are what op2mesh's command line asks for.
+type options struct {
+	in, out string // "" in: generate the mesh
+	ni, nj  int    // the generated mesh's I and J
+	convert bool   // the convert IN OUT form
+}
+
+// formError is a command line of neither of op2mesh's forms: main shows
+// the usage after it.
+type formError struct{ error }
+
+// parseArgs declares op2mesh's flags on fs, parses args and returns what
+// they ask for, or an error saying what is wrong: a flag of one form
+// with the other's (convert IN OUT with -in, -o, -I or -J; -in with -I
+// or -J, which size the mesh -in replaces), an argument of neither form,
+// a missing -o, an empty input path (which would mean "generate") or a
+// grid size below 1.
+func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
+	var o options
+	fs.StringVar(&o.in, "in", "", "input mesh: OP2 ASCII (optionally gzipped) or HDF5 (default: generate)")
+	fs.IntVar(&o.ni, "I", 400, "generated mesh: cells around the aerofoil section (the grid has 3I columns)")
+	fs.IntVar(&o.nj, "J", 600, "generated mesh: cells from the surface to the far field")
+	fs.StringVar(&o.out, "o", "", "output file: *.h5 or *.hdf5 for OP2's HDF5 layout, else ASCII (.gz compresses)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if err := regfile.EmptyOutput(fs, "o"); err != nil {
+		return o, err
+	}
+	var set []string // the flags given, in fs's order
+	fs.Visit(func(f *flag.Flag) { set = append(set, "-"+f.Name) })
+	has := func(name string) bool { return slices.Contains(set, name) }
+	if fs.NArg() > 0 {
+		if fs.Arg(0) != "convert" {
+			return o, formError{fmt.Errorf("unexpected arguments %q (the arguments are convert IN OUT; a mesh to convert is -in FILE)", fs.Args())}
+		}
+		if fs.NArg() != 3 {
+			return o, formError{fmt.Errorf("convert takes an input and an output, got %q", fs.Args()[1:])}
+		}
+		if len(set) > 0 {
+			return o, formError{fmt.Errorf("%s with convert IN OUT: convert takes no flags (its arguments are the input and the output)", strings.Join(set, ", "))}
+		}
+		o.in, o.out, o.convert = fs.Arg(1), fs.Arg(2), true
+		if o.in == "" {
+			return o, fmt.Errorf("convert \"\" %s: an empty input path names no file", o.out)
+		}
+		return o, nil
+	}
+	if has("-in") && o.in == "" {
+		return o, fmt.Errorf("-in \"\": an empty input path names no file (leave -in out to generate the mesh)")
+	}
+	if has("-in") {
+		for _, g := range []struct {
+			name string
+			v    int
+		}{{"-I", o.ni}, {"-J", o.nj}} {
+			if has(g.name) {
+				return o, formError{fmt.Errorf("-in %s with %s %d: -I and -J size the generated mesh, which -in replaces", o.in, g.name, g.v)}
+			}
+		}
+	}
+	if o.out == "" {
+		return o, formError{fmt.Errorf("no output: name it with -o FILE")}
+	}
+	if o.in == "" {
+		for _, g := range []struct {
+			name string
+			v    int
+		}{{"I", o.ni}, {"J", o.nj}} {
+			if g.v < 1 {
+				return o, fmt.Errorf("-%s %d: the generated mesh needs at least 1", g.name, g.v)
+			}
+		}
+	}
+	return o, nil
 }
 
 // usage writes the command's two forms and fs's flags to fs's output.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -194,5 +195,49 @@ func TestUsage(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("usage does not show %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// TestArgs: a command line of both forms, of neither, or lacking what
+// its form needs is refused, saying what is wrong (and whether the
+// usage follows); the good ones give their paths.
+func TestArgs(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string // the error; "" for none
+		form bool   // a formError: the usage follows
+	}{
+		{[]string{"-I", "10", "-J", "10", "convert", "", "out.h5"}, "-I, -J with convert IN OUT: convert takes no flags", true},
+		{[]string{"convert", "", "out.h5"}, `convert "" out.h5: an empty input path names no file`, false},
+		{[]string{"-in", "s.dat", "-o", "other.h5", "convert", "a.msh", "conv.h5"}, "-in, -o with convert IN OUT", true},
+		{[]string{"-in", "s.dat", "-I", "10", "-o", "x.dat"}, "-in s.dat with -I 10: -I and -J size the generated mesh", true},
+		{[]string{"-in", "s.dat", "-J", "7", "-o", "x.dat"}, "-in s.dat with -J 7", true},
+		{[]string{"-in", "", "-o", "x.dat"}, `-in "": an empty input path names no file (leave -in out to generate the mesh)`, false},
+		{[]string{"-in", "s.dat"}, "no output: name it with -o FILE", true},
+		{[]string{}, "no output: name it with -o FILE", true},
+		{[]string{"convert", "s.dat"}, `convert takes an input and an output, got ["s.dat"]`, true},
+		{[]string{"convert", "a", "b", "c"}, `convert takes an input and an output, got ["a" "b" "c"]`, true},
+		{[]string{"-o", "x.dat", "extra"}, `unexpected arguments ["extra"]`, true},
+		{[]string{"-I", "0", "-o", "x.dat"}, "-I 0: the generated mesh needs at least 1", false},
+		{[]string{"-J", "-3", "-o", "x.dat"}, "-J -3: the generated mesh needs at least 1", false},
+		{[]string{"-o", ""}, `-o "": an empty output path`, false},
+		{[]string{"-I", "10", "-J", "20", "-o", "x.dat"}, "", false},
+		{[]string{"-in", "s.dat", "-o", "x.h5"}, "", false},
+		{[]string{"convert", "a.msh", "a.h5"}, "", false},
+	} {
+		fs := flag.NewFlagSet("op2mesh", flag.ContinueOnError)
+		o, err := parseArgs(fs, c.args)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("op2mesh %q: %v", c.args, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("op2mesh %q: %v (%+v), want an error saying %q", c.args, err, o, c.want)
+		case c.want != "" && errors.As(err, new(formError)) != c.form:
+			t.Errorf("op2mesh %q: %v: usage shown %v, want %v", c.args, err, !c.form, c.form)
+		}
+	}
+	fs := flag.NewFlagSet("op2mesh", flag.ContinueOnError)
+	if o, err := parseArgs(fs, []string{"convert", "a.msh", "a.h5"}); err != nil || o != (options{in: "a.msh", out: "a.h5", ni: 400, nj: 600, convert: true}) {
+		t.Errorf("convert a.msh a.h5: %+v, %v", o, err)
 	}
 }
