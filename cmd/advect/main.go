@@ -80,6 +80,10 @@ func main() {
 		fmt.Fprintf(os.Stderr, "advect: unexpected arguments %q\n", flag.Args())
 		os.Exit(2)
 	}
+	if err := checkMeshFlags(flag.CommandLine); err != nil {
+		fmt.Fprintln(os.Stderr, "advect:", err)
+		os.Exit(2)
+	}
 	stdout := &regfile.ErrWriter{W: os.Stdout} // its error fails the command
 	var out io.Writer = stdout
 	if op2.Rank() != 0 {
@@ -112,6 +116,20 @@ func defineFlags(fs *flag.FlagSet, o *options) {
 	fs.StringVar(&o.backend, "backend", "", "backend: "+fmt.Sprint(op2.Backends())+" (default $OP2_BACKEND, else sequential)")
 	fs.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs, shared among the MPI ranks on this machine)")
 	fs.StringVar(&o.vtk, "vtk", "", "write q on the cells at the end as a VTK .vtu file (under MPI a .pvtu file and one piece per rank)")
+}
+
+// checkMeshFlags refuses -n given with -mesh: it sizes the generated
+// mesh, which -mesh replaces, and would be ignored.
+func checkMeshFlags(fs *flag.FlagSet) error {
+	var err error
+	if m := fs.Lookup("mesh").Value.String(); m != "" {
+		fs.Visit(func(f *flag.Flag) {
+			if err == nil && f.Name == "n" {
+				err = fmt.Errorf("-n %s with -mesh %s: -n sizes the generated mesh, which -mesh replaces", f.Value, m)
+			}
+		})
+	}
+	return err
 }
 
 // kernels are the scheme's loops; D is the mesh's dimension.

@@ -414,6 +414,34 @@ func TestEmptyOutput(t *testing.T) {
 	}
 }
 
+// TestMeshFlags: -n, which sizes the generated mesh, is refused with
+// -mesh, which replaces it, naming both; either alone, or -n left at its
+// default, passes.
+func TestMeshFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-mesh", "m.msh", "-n", "4"}, "-n 4 with -mesh m.msh: -n sizes the generated mesh, which -mesh replaces"},
+		{[]string{"-n", "16", "-mesh", "m.h5"}, "-n 16 with -mesh m.h5"},
+		{[]string{"-mesh", "m.msh"}, ""},
+		{[]string{"-n", "4"}, ""},
+		{[]string{"-mesh", "", "-n", "4"}, ""},
+		{nil, ""},
+	} {
+		fs := flag.NewFlagSet("advect", flag.ContinueOnError)
+		var o options
+		defineFlags(fs, &o)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		err := checkMeshFlags(fs)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%q: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
 // TestFlagPlaceholders: -help names each flag's argument with one word
 // (Go's flag package takes the first backquoted text of a usage string as
 // the placeholder: -mesh once showed "op2mesh convert"); -mesh's is FILE.
