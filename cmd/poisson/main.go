@@ -54,7 +54,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strings"
 
@@ -95,7 +94,7 @@ func main() {
 	flag.StringVar(&o.petscOptions, "petsc-options", "", "PETSc options for -solver petsc, e.g. \"-ksp_type gmres -pc_type gamg\" (they override -method and -precond)")
 	flag.StringVar(&o.method, "method", "cg", "Krylov method: cg or bicgstab (with -solver petsc, any KSP type)")
 	flag.StringVar(&o.precond, "precond", "jacobi", "preconditioner: jacobi or none (with -solver petsc, any PC type)")
-	flag.Float64Var(&o.rtol, "rtol", 1e-10, "relative tolerance of the solver (above 0)")
+	flag.Float64Var(&o.rtol, "rtol", 1e-10, "relative tolerance of the solver (above 0, below 1)")
 	flag.StringVar(&o.norm, "norm", "default", "norm of the residual the tolerance tests: default (preconditioned), preconditioned, unpreconditioned or natural (cg only)")
 	flag.IntVar(&o.maxits, "maxits", 0, "at most this many solver iterations (default 10 000); a solve that has not converged by then fails the command")
 	flag.BoolVar(&o.timing, "timing", false, "print the time of assembly and solve, and op2's per-loop timing table")
@@ -154,8 +153,9 @@ func run(o options, out io.Writer) error {
 	}
 	// The solver's options would take 0 for their default: a user asking
 	// for 0 must not get 1e-10 silently.
-	if !(o.rtol > 0) || math.IsInf(o.rtol, 0) {
-		return fmt.Errorf("-rtol %g: want a relative tolerance above 0 (the default is 1e-10; -maxits bounds the iterations)", o.rtol)
+	// A tolerance of 1 or more is met before the first iteration.
+	if !(o.rtol > 0 && o.rtol < 1) {
+		return fmt.Errorf("-rtol %g: want a relative tolerance above 0 and below 1 (the default is 1e-10; -maxits bounds the iterations)", o.rtol)
 	}
 	if o.maxits < 0 {
 		return fmt.Errorf("-maxits %d: want at least 1 iteration (0: the default, 10 000)", o.maxits)

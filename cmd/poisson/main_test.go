@@ -270,6 +270,9 @@ func TestSolverLimits(t *testing.T) {
 		{"rtol 0", func(o *options) { o.rtol = 0 }, "-rtol 0"},
 		{"rtol negative", func(o *options) { o.rtol = -1 }, "-rtol -1"},
 		{"rtol NaN", func(o *options) { o.rtol = math.NaN() }, "-rtol NaN"},
+		{"rtol 1", func(o *options) { o.rtol = 1 }, "-rtol 1: want a relative tolerance above 0 and below 1"},
+		{"rtol 2", func(o *options) { o.rtol = 2 }, "-rtol 2"},
+		{"rtol +Inf", func(o *options) { o.rtol = math.Inf(1) }, "-rtol +Inf"},
 		{"maxits negative", func(o *options) { o.maxits = -1 }, "-maxits -1"},
 	} {
 		o := base
