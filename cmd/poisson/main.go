@@ -86,24 +86,7 @@ type options struct {
 func main() {
 	regfile.RemoveOnSignal() // ^C leaves no half-written output
 	var o options
-	flag.IntVar(&o.n, "n", 64, "the mesh has n×n squares, each cut into two triangles")
-	flag.Float64Var(&o.jitter, "jitter", 0.25, "interior nodes move randomly by up to this fraction of the spacing (0 to 0.5)")
-	flag.Uint64Var(&o.seed, "seed", 1, "seed of the node jitter")
-	flag.StringVar(&o.problem, "problem", "sine", "exact solution: sine (u = sin πx sin πy) or linear (u = 1 + 2x − 3y)")
-	flag.StringVar(&o.solver, "solver", "native", "who solves: native (GoOP2's own solvers) or petsc (PETSc's KSP, loaded at run time)")
-	flag.StringVar(&o.petscOptions, "petsc-options", "", "PETSc options for -solver petsc, e.g. \"-ksp_type gmres -pc_type gamg\" (they override -method and -precond)")
-	flag.StringVar(&o.method, "method", "cg", "Krylov method: cg or bicgstab (with -solver petsc, any KSP type)")
-	flag.StringVar(&o.precond, "precond", "jacobi", "preconditioner: jacobi or none (with -solver petsc, any PC type)")
-	flag.Float64Var(&o.rtol, "rtol", 1e-10, "relative tolerance of the solver (above 0, below 1)")
-	flag.StringVar(&o.norm, "norm", "default", "norm of the residual the tolerance tests: default (preconditioned), preconditioned, unpreconditioned or natural (cg only)")
-	flag.IntVar(&o.maxits, "maxits", 0, "at most this many solver iterations (default 10 000); a solve that has not converged by then fails the command")
-	flag.BoolVar(&o.timing, "timing", false, "print the time of assembly and solve, and op2's per-loop timing table")
-	flag.StringVar(&o.backend, "backend", "", "backend: "+fmt.Sprint(op2.Backends())+" (default $OP2_BACKEND, else sequential)")
-	flag.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs, shared among the MPI ranks on this machine)")
-	flag.StringVar(&o.vtkPath, "vtk", "", "write the mesh with u as a VTK .vtu file (under MPI a .pvtu file and one piece per rank)")
-	flag.StringVar(&o.renumber, "renumber", "auto", "renumber the mesh for locality before assembling: rcm (reverse Cuthill–McKee on the nodes: a banded matrix), rcb (recursive coordinate bisection of the nodes), none (the mesh's own numbering) or auto (rcm in one process; under MPI Partition orders each rank's part)")
-	flag.StringVar(&o.meshPath, "mesh", "", "read the mesh instead of generating it: a Gmsh FILE.msh, the FILE.h5 that op2mesh convert makes of one, or a CGNS FILE.cgns (under MPI each rank reads its blocks), of triangles, or of tetrahedra for the 3-D problem (its physical group \"boundary\" is the Dirichlet boundary, else every boundary facet), or Triangle's BASE.node (with boundary markers) and BASE.ele (-mesh BASE, BASE.node or BASE.ele)")
-	flag.StringVar(&o.writeMesh, "write-mesh", "", "write the 2-D mesh as Triangle's BASE.node and BASE.ele (-write-mesh BASE or BASE.node), the Dirichlet nodes marked")
+	defineFlags(flag.CommandLine, &o)
 	flag.Parse()
 	if err := regfile.EmptyOutput(flag.CommandLine, "vtk", "write-mesh"); err != nil {
 		fmt.Fprintln(os.Stderr, "poisson:", err)
@@ -111,6 +94,10 @@ func main() {
 	}
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "poisson: unexpected arguments %q\n", flag.Args())
+		os.Exit(2)
+	}
+	if err := checkMeshFlags(flag.CommandLine); err != nil {
+		fmt.Fprintln(os.Stderr, "poisson:", err)
 		os.Exit(2)
 	}
 	stdout := &regfile.ErrWriter{W: os.Stdout} // its error fails the command
@@ -135,6 +122,44 @@ func main() {
 		fmt.Fprintln(os.Stderr, "poisson: writing standard output:", err)
 		os.Exit(1)
 	}
+}
+
+// defineFlags defines the command's flags on fs, to be parsed into o.
+func defineFlags(fs *flag.FlagSet, o *options) {
+	fs.IntVar(&o.n, "n", 64, "the mesh has n×n squares, each cut into two triangles")
+	fs.Float64Var(&o.jitter, "jitter", 0.25, "interior nodes move randomly by up to this fraction of the spacing (0 to 0.5)")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the node jitter")
+	fs.StringVar(&o.problem, "problem", "sine", "exact solution: sine (u = sin πx sin πy) or linear (u = 1 + 2x − 3y)")
+	fs.StringVar(&o.solver, "solver", "native", "who solves: native (GoOP2's own solvers) or petsc (PETSc's KSP, loaded at run time)")
+	fs.StringVar(&o.petscOptions, "petsc-options", "", "PETSc options for -solver petsc, e.g. \"-ksp_type gmres -pc_type gamg\" (they override -method and -precond)")
+	fs.StringVar(&o.method, "method", "cg", "Krylov method: cg or bicgstab (with -solver petsc, any KSP type)")
+	fs.StringVar(&o.precond, "precond", "jacobi", "preconditioner: jacobi or none (with -solver petsc, any PC type)")
+	fs.Float64Var(&o.rtol, "rtol", 1e-10, "relative tolerance of the solver (above 0, below 1)")
+	fs.StringVar(&o.norm, "norm", "default", "norm of the residual the tolerance tests: default (preconditioned), preconditioned, unpreconditioned or natural (cg only)")
+	fs.IntVar(&o.maxits, "maxits", 0, "at most this many solver iterations (default 10 000); a solve that has not converged by then fails the command")
+	fs.BoolVar(&o.timing, "timing", false, "print the time of assembly and solve, and op2's per-loop timing table")
+	fs.StringVar(&o.backend, "backend", "", "backend: "+fmt.Sprint(op2.Backends())+" (default $OP2_BACKEND, else sequential)")
+	fs.IntVar(&o.threads, "threads", 0, "OpenMP threads (default $OMP_NUM_THREADS, else all CPUs, shared among the MPI ranks on this machine)")
+	fs.StringVar(&o.vtkPath, "vtk", "", "write the mesh with u as a VTK .vtu file (under MPI a .pvtu file and one piece per rank)")
+	fs.StringVar(&o.renumber, "renumber", "auto", "renumber the mesh for locality before assembling: rcm (reverse Cuthill–McKee on the nodes: a banded matrix), rcb (recursive coordinate bisection of the nodes), none (the mesh's own numbering) or auto (rcm in one process; under MPI Partition orders each rank's part)")
+	fs.StringVar(&o.meshPath, "mesh", "", "read the mesh instead of generating it: a Gmsh FILE.msh, the FILE.h5 that op2mesh convert makes of one, or a CGNS FILE.cgns (under MPI each rank reads its blocks), of triangles, or of tetrahedra for the 3-D problem (its physical group \"boundary\" is the Dirichlet boundary, else every boundary facet), or Triangle's BASE.node (with boundary markers) and BASE.ele (-mesh BASE, BASE.node or BASE.ele)")
+	fs.StringVar(&o.writeMesh, "write-mesh", "", "write the 2-D mesh as Triangle's BASE.node and BASE.ele (-write-mesh BASE or BASE.node), the Dirichlet nodes marked")
+}
+
+// checkMeshFlags refuses -n, -jitter and -seed given with -mesh: they
+// shape the generated mesh, which -mesh replaces, and would be ignored.
+func checkMeshFlags(fs *flag.FlagSet) error {
+	m := fs.Lookup("mesh").Value.String()
+	if m == "" {
+		return nil
+	}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && (f.Name == "n" || f.Name == "jitter" || f.Name == "seed") {
+			err = fmt.Errorf("-%s %s with -mesh %s: -%s shapes the generated mesh, which -mesh replaces", f.Name, f.Value, m, f.Name)
+		}
+	})
+	return err
 }
 
 // norms are -norm's values.

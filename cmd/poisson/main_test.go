@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -288,6 +289,34 @@ func TestSolverLimits(t *testing.T) {
 	err := run(o, &out)
 	if err == nil || !strings.Contains(err.Error(), "did not converge") || !strings.Contains(out.String(), "solve: cg/jacobi, 1 iterations") {
 		t.Errorf("-maxits 1: error %v, output\n%s\nwant the solve's line, then an error saying it did not converge", err, out.String())
+	}
+}
+
+// TestMeshFlags: -n, -jitter and -seed, which shape the generated mesh,
+// are refused with -mesh, which replaces it, naming both; alone, or left
+// at their defaults, they pass.
+func TestMeshFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-mesh", "m.msh", "-n", "4"}, "-n 4 with -mesh m.msh: -n shapes the generated mesh, which -mesh replaces"},
+		{[]string{"-mesh", "m.msh", "-jitter", "0.3"}, "-jitter 0.3 with -mesh m.msh"},
+		{[]string{"-seed", "7", "-mesh", "base"}, "-seed 7 with -mesh base"},
+		{[]string{"-mesh", "m.msh", "-write-mesh", "out", "-rtol", "1e-8"}, ""},
+		{[]string{"-n", "4", "-jitter", "0.3", "-seed", "2"}, ""},
+		{nil, ""},
+	} {
+		fs := flag.NewFlagSet("poisson", flag.ContinueOnError)
+		var o options
+		defineFlags(fs, &o)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		err := checkMeshFlags(fs)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%q: %v, want %q", c.args, err, c.want)
+		}
 	}
 }
 
