@@ -217,6 +217,19 @@ func TestRenderMixed(t *testing.T) {
 			}
 		}
 	}
+	// The .pvtu file under a .vtu name: refused, its pieces counted (it
+	// once said "with 0 pieces").
+	b, err := os.ReadFile(pvtu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	misnamed := filepath.Join(dir, "p.vtu")
+	if err := os.WriteFile(misnamed, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := render(misnamed, filepath.Join(dir, "p.png"), "v", 0, "", "", 100); err == nil || !strings.Contains(err.Error(), `a "PUnstructuredGrid" file with 2 pieces`) {
+		t.Errorf("a .pvtu file named .vtu: %v, want an error counting its 2 pieces", err)
+	}
 	tet := &vtkfile.Grid{Points: []float64{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1}, Dim: 3, Cells: []int32{0, 1, 2, 3}, Type: vtkfile.Tetra, NodesPerCell: 4,
 		CellData: []vtkfile.Array{{Name: "v", Components: 1, Values: []float64{1}}}}
 	in := filepath.Join(dir, "tet.vtu")

@@ -489,6 +489,13 @@ type xmlFile struct {
 		Coords    []xmlArray `xml:"Points>DataArray"`
 		Topology  []xmlArray `xml:"Cells>DataArray"`
 	} `xml:"UnstructuredGrid>Piece"`
+	// Others are the elements besides UnstructuredGrid (a .pvtu file's
+	// PUnstructuredGrid, a PolyData...), for an error to count the
+	// pieces of a file of another type.
+	Others []struct {
+		XMLName xml.Name
+		Pieces  []struct{} `xml:"Piece"`
+	} `xml:",any"`
 }
 
 type xmlArray struct {
@@ -588,7 +595,19 @@ func Read(r io.Reader) (*Grid, error) {
 		return nil, fmt.Errorf("vtk: not a VTK XML file: %w", err)
 	}
 	if f.Type != "UnstructuredGrid" || len(f.Pieces) != 1 {
-		return nil, fmt.Errorf("vtk: a %q file with %d pieces; want an UnstructuredGrid with one piece", f.Type, len(f.Pieces))
+		n, hint := len(f.Pieces), ""
+		if f.Type != "UnstructuredGrid" {
+			n = 0 // the pieces of the file's type's element
+			for _, o := range f.Others {
+				if o.XMLName.Local == f.Type {
+					n += len(o.Pieces)
+				}
+			}
+		}
+		if f.Type == "PUnstructuredGrid" {
+			hint = " (a PUnstructuredGrid file is a .pvtu file, whose pieces ReadPVTUFile reads)"
+		}
+		return nil, fmt.Errorf("vtk: a %q file with %d pieces; want an UnstructuredGrid with one piece%s", f.Type, n, hint)
 	}
 	if f.ByteOrder == "BigEndian" || f.Compressor != "" {
 		return nil, fmt.Errorf("vtk: big-endian or compressed data is not supported")

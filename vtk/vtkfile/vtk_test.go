@@ -208,8 +208,12 @@ func TestReadRejects(t *testing.T) {
   </AppendedData>
 </VTKFile>`
 	for name, c := range map[string]struct{ s, want string }{
-		"not xml":    {"hello", "not a VTK XML file"},
-		"polydata":   {`<VTKFile type="PolyData"><PolyData><Piece/></PolyData></VTKFile>`, "UnstructuredGrid"},
+		"not xml":  {"hello", "not a VTK XML file"},
+		"polydata": {`<VTKFile type="PolyData"><PolyData><Piece/></PolyData></VTKFile>`, `a "PolyData" file with 1 pieces; want an UnstructuredGrid`},
+		// A .pvtu file's pieces are counted (it once said 0 pieces).
+		"pvtu": {`<VTKFile type="PUnstructuredGrid"><PUnstructuredGrid><PPoints/><Piece Source="p/p_0.vtu"/><Piece Source="p/p_1.vtu"/></PUnstructuredGrid></VTKFile>`,
+			`a "PUnstructuredGrid" file with 2 pieces; want an UnstructuredGrid with one piece (a PUnstructuredGrid file is a .pvtu file`},
+		"two pieces": {`<VTKFile type="UnstructuredGrid"><UnstructuredGrid><Piece/><Piece/></UnstructuredGrid></VTKFile>`, `a "UnstructuredGrid" file with 2 pieces`},
 		"compressed": {`<VTKFile type="UnstructuredGrid" compressor="vtkZLibDataCompressor"><UnstructuredGrid><Piece/></UnstructuredGrid></VTKFile>`, "compressed"},
 		"appended":   {raw, "appended raw after the XML"},
 	} {
