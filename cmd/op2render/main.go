@@ -112,6 +112,9 @@ func render(in, out, field string, comp int, window, rng string, width int) erro
 		}
 		win = Window{w[0], w[1], w[2], w[3]}
 	}
+	if err := checkWindow(m, win, window); err != nil {
+		return err
+	}
 	lo, hi := valueRange(m, win)
 	if rng != "" {
 		r, err := numbers(rng, 2, "-range")
@@ -203,6 +206,32 @@ func meshOf(g *vtkfile.Grid, field string, comp int) (*Mesh, error) {
 		m.Values[c] = v[c*a.Components+comp]
 	}
 	return m, nil
+}
+
+// checkWindow refuses a window with no area, saying why: window is
+// -window as given, "" for win the mesh's bounds.
+func checkWindow(m *Mesh, win Window, window string) error {
+	if window != "" {
+		for _, a := range []struct {
+			lo, hi   float64
+			loN, hiN string
+		}{{win.X0, win.X1, "x0", "x1"}, {win.Y0, win.Y1, "y0", "y1"}} {
+			if !(a.hi > a.lo) {
+				return fmt.Errorf("-window %s: an empty window, %s %g not above %s %g (want x0,x1,y0,y1 with x0 < x1 and y0 < y1)", window, a.hiN, a.hi, a.loN, a.lo)
+			}
+		}
+		return nil
+	}
+	// The mesh's bounds: empty only if its cells have no area.
+	switch {
+	case !(win.X1 > win.X0) && !(win.Y1 > win.Y0):
+		return fmt.Errorf("the mesh's points all lie at (%g, %g): its cells have no area to draw", win.X0, win.Y0)
+	case !(win.X1 > win.X0):
+		return fmt.Errorf("the mesh's points all have x = %g: its cells have no area to draw", win.X0)
+	case !(win.Y1 > win.Y0):
+		return fmt.Errorf("the mesh's points all have y = %g: its cells have no area to draw", win.Y0)
+	}
+	return nil
 }
 
 // bounds is the smallest window holding every point.

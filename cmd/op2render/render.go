@@ -60,6 +60,11 @@ func level(v, lo, hi float64) uint8 {
 // Window is the part of the plane drawn: x from X0 to X1, y from Y0 to Y1.
 type Window struct{ X0, X1, Y0, Y1 float64 }
 
+// String writes w as -window takes it: x0,x1,y0,y1.
+func (w Window) String() string {
+	return fmt.Sprintf("%g,%g,%g,%g", w.X0, w.X1, w.Y0, w.Y1)
+}
+
 // Mesh is what the rasteriser draws: 2-D points, cells as point indices
 // (Nodes per cell, or for cells of several kinds from Start), and one
 // value per cell.
@@ -219,7 +224,7 @@ func text(img *image.Paletted, x, y int, s string, scale int) {
 // a colour bar labelled with label and the range lo..hi.
 func Render(m *Mesh, win Window, width int, lo, hi float64, label string) (*image.Paletted, error) {
 	if !(win.X1 > win.X0) || !(win.Y1 > win.Y0) {
-		return nil, fmt.Errorf("empty window %+v", win)
+		return nil, fmt.Errorf("empty window %s (x0,x1,y0,y1: want x0 < x1 and y0 < y1)", win)
 	}
 	if width < 16 || width > 20000 {
 		return nil, fmt.Errorf("width %d: want 16 to 20000 pixels", width)

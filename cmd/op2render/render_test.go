@@ -126,7 +126,10 @@ func TestRenderFile(t *testing.T) {
 		{"w", "", "", `no cell array "w" (cell arrays: v)`},
 		{"u", "", "", `"u" is a point array; op2render draws a cell array (cell arrays: v)`},
 		{"v", "0,1,2", "", "-window"},
-		{"v", "0,0,0,1", "", "empty window"},
+		{"v", "0,0,0,1", "", "-window 0,0,0,1: an empty window, x1 0 not above x0 0"},
+		// As written, saying why (it was Go's struct: {X0:1 X1:0 Y0:0 Y1:1}).
+		{"v", "1,0,0,1", "", "-window 1,0,0,1: an empty window, x1 0 not above x0 1 (want x0,x1,y0,y1 with x0 < x1 and y0 < y1)"},
+		{"v", "0,1,0.5,-2", "", "-window 0,1,0.5,-2: an empty window, y1 -2 not above y0 0.5"},
 		{"v", "", "a,b", "-range"},
 		{"v", "", "5,1", "want lo < hi"},
 		{"v", "", "1,1", "want lo < hi"},
@@ -149,6 +152,36 @@ func TestRenderFile(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(in); !bytes.Equal(after, before) {
 		t.Error("the file drawn changed")
+	}
+}
+
+// TestDegenerateMesh: a mesh whose points all coincide, or all lie on a
+// line x = c or y = c, has no area to draw, and without -window it says
+// so in words (it printed Go's struct {X0:0 X1:0 Y0:0 Y1:0}); Render's
+// own refusal writes the window as -window takes it.
+func TestDegenerateMesh(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		points []float64
+		want   string
+	}{
+		{[]float64{0, 0, 0, 0, 0, 0}, "the mesh's points all lie at (0, 0): its cells have no area to draw"},
+		{[]float64{2, 0, 2, 1, 2, 3}, "the mesh's points all have x = 2: its cells have no area to draw"},
+		{[]float64{0, -1, 1, -1, 5, -1}, "the mesh's points all have y = -1: its cells have no area to draw"},
+	} {
+		g := &vtkfile.Grid{Points: c.points, Dim: 2, Cells: []int32{0, 1, 2}, Type: vtkfile.Triangle, NodesPerCell: 3,
+			CellData: []vtkfile.Array{{Name: "mach", Components: 1, Values: []float64{1}}}}
+		in := filepath.Join(dir, "d.vtu")
+		if err := g.WriteFile(in, vtkfile.ASCII); err != nil {
+			t.Fatal(err)
+		}
+		if err := render(in, filepath.Join(dir, "d.png"), "mach", 0, "", "", 100); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("points %v: %v, want an error saying %q", c.points, err, c.want)
+		}
+	}
+	m := &Mesh{XY: []float64{0, 0, 4, 0, 0, 4}, Cells: []int32{0, 1, 2}, Nodes: 3, Values: []float64{5}}
+	if _, err := Render(m, Window{1, 0, 0, 1}, 100, 0, 1, "t"); err == nil || !strings.Contains(err.Error(), "empty window 1,0,0,1 (x0,x1,y0,y1") {
+		t.Errorf("Render through an empty window: %v", err)
 	}
 }
 
