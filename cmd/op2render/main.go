@@ -13,7 +13,8 @@
 //
 // -window chooses the part of the plane to draw (default: the whole mesh;
 // the Airfoil aerofoil lies between x = 0 and x = 1 around y = 0, so
-// -window -0.4,1.4,-0.45,0.45 focuses on it); -range fixes the colour scale
+// -window -0.4,1.4,-0.45,0.45 focuses on it; a window that no cell of the
+// mesh reaches into is refused); -range fixes the colour scale
 // (default: the values of the cells inside the window).
 //
 // Example, from the repository root:
@@ -208,8 +209,9 @@ func meshOf(g *vtkfile.Grid, field string, comp int) (*Mesh, error) {
 	return m, nil
 }
 
-// checkWindow refuses a window with no area, saying why: window is
-// -window as given, "" for win the mesh's bounds.
+// checkWindow refuses a window with no area, or with no cell of m in it,
+// which would draw a blank picture: window is -window as given, "" for
+// win the mesh's bounds.
 func checkWindow(m *Mesh, win Window, window string) error {
 	if window != "" {
 		for _, a := range []struct {
@@ -219,6 +221,9 @@ func checkWindow(m *Mesh, win Window, window string) error {
 			if !(a.hi > a.lo) {
 				return fmt.Errorf("-window %s: an empty window, %s %g not above %s %g (want x0,x1,y0,y1 with x0 < x1 and y0 < y1)", window, a.hiN, a.hi, a.loN, a.lo)
 			}
+		}
+		if !overlaps(m, win) {
+			return fmt.Errorf("no cell of the mesh is in window %s (-window; the mesh spans x0,x1,y0,y1 = %s)", window, bounds(m))
 		}
 		return nil
 	}
@@ -232,6 +237,23 @@ func checkWindow(m *Mesh, win Window, window string) error {
 		return fmt.Errorf("the mesh's points all have y = %g: its cells have no area to draw", win.Y0)
 	}
 	return nil
+}
+
+// overlaps reports whether a cell of m has its bounding box overlapping
+// win (more than along an edge).
+func overlaps(m *Mesh, win Window) bool {
+	for c := range m.numCells() {
+		b := Window{math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)}
+		for _, p := range m.cell(c) {
+			x, y := m.XY[2*p], m.XY[2*p+1]
+			b.X0, b.X1 = min(b.X0, x), max(b.X1, x)
+			b.Y0, b.Y1 = min(b.Y0, y), max(b.Y1, y)
+		}
+		if b.X0 < win.X1 && b.X1 > win.X0 && b.Y0 < win.Y1 && b.Y1 > win.Y0 {
+			return true
+		}
+	}
+	return false
 }
 
 // bounds is the smallest window holding every point.

@@ -130,6 +130,11 @@ func TestRenderFile(t *testing.T) {
 		// As written, saying why (it was Go's struct: {X0:1 X1:0 Y0:0 Y1:1}).
 		{"v", "1,0,0,1", "", "-window 1,0,0,1: an empty window, x1 0 not above x0 1 (want x0,x1,y0,y1 with x0 < x1 and y0 < y1)"},
 		{"v", "0,1,0.5,-2", "", "-window 0,1,0.5,-2: an empty window, y1 -2 not above y0 0.5"},
+		// A window with no cell in it (it drew a blank picture coloured
+		// by the whole mesh's range), or touching the mesh along an edge.
+		{"v", "100,101,100,101", "", "no cell of the mesh is in window 100,101,100,101 (-window; the mesh spans x0,x1,y0,y1 = 0,2,0,1)"},
+		{"v", "100,101,100,101", "0,1", "no cell of the mesh is in window 100,101,100,101"},
+		{"v", "2,3,0,1", "", "no cell of the mesh is in window 2,3,0,1"},
 		{"v", "", "a,b", "-range"},
 		{"v", "", "5,1", "want lo < hi"},
 		{"v", "", "1,1", "want lo < hi"},
@@ -137,6 +142,12 @@ func TestRenderFile(t *testing.T) {
 	} {
 		if err := render(in, out, c.field, 0, c.window, c.rng, 100); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v", c, err)
+		}
+	}
+	// A window within one cell, or overlapping the mesh's edge, is drawn.
+	for _, w := range []string{"0.2,0.4,0.2,0.4", "1.5,3,-1,0.5"} {
+		if err := render(in, out, "v", 0, w, "", 100); err != nil {
+			t.Errorf("-window %s: %v", w, err)
 		}
 	}
 	if err := render(in, out, "v", 2, "", "", 100); err == nil || !strings.Contains(err.Error(), "2 components") {
