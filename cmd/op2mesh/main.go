@@ -48,6 +48,7 @@ import (
 )
 
 func main() {
+	regfile.RemoveOnSignal() // ^C leaves no half-written output
 	flag.Usage = func() { usage(flag.CommandLine) }
 	o, err := parseArgs(flag.CommandLine, os.Args[1:])
 	if err != nil {

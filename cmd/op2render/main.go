@@ -38,6 +38,7 @@ import (
 )
 
 func main() {
+	regfile.RemoveOnSignal() // ^C leaves no half-written output
 	var (
 		field  = flag.String("field", "mach", "name of the cell array to draw")
 		comp   = flag.Int("component", 0, "component of the array to draw (0-based)")
