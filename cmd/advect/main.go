@@ -316,7 +316,7 @@ func run(o options, out io.Writer) (*result, error) {
 	if o.steps > 0 {
 		res.last, res.lo, res.hi = total.Value(), lo.Value(), hi.Value()
 	}
-	fmt.Fprintf(out, "total changed by %s in %d steps of %.3f s\n", change(res.total0, res.last), o.steps, time.Since(start).Seconds())
+	fmt.Fprintf(out, "total changed by %s in %d steps, which took %.3f s\n", change(res.total0, res.last), o.steps, time.Since(start).Seconds())
 	if o.vtk != "" {
 		w, err := writer(m)
 		if err != nil {
