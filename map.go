@@ -56,7 +56,13 @@ func NewMap(from, to *Set, arity int, values []int32, name string) (*Map, error)
 		limit = math.MaxInt32 // global indices: Partition checks them
 	}
 	for i, v := range values {
-		if v < 0 || v >= limit {
+		switch {
+		case distributing && v < 0:
+			// The rank's block, whose place among the ranks' Partition
+			// finds: its own numbers, and no set size to name.
+			return nil, fmt.Errorf("op2: map %q from %q to %q: entry %d of this rank's block (its element %d, column %d) is %d: entries are global numbers of the target set's elements, from 0",
+				name, from.c.Name, to.c.Name, i, i/arity, i%arity, v)
+		case v < 0 || v >= limit:
 			return nil, fmt.Errorf("op2: map %q from %q to %q: entry %d (element %d, column %d) is %d, outside the target set [0,%d)%s",
 				name, from.c.Name, to.c.Name, i, i/arity, i%arity, v, limit, fromOneHint(values, v, limit))
 		}

@@ -89,6 +89,18 @@ func TestMPIErrors(t *testing.T) {
 			want: []string{`subset of set "nodes": in a distributed run subsets are declared after op2.Partition`},
 		},
 		{
+			// Not "outside the target set [0,2147483647)": the rank's
+			// block has its own numbers and no set size to name.
+			name: "negative-map-entry-before-partition",
+			ranks: func(t *testing.T) error {
+				nodes := must(op2.NewSet(4, "nodes"))
+				edges := must(op2.NewSet(2, "edges"))
+				_, err := op2.NewMap(edges, nodes, 2, []int32{0, 1, 2, -3}, "pedge")
+				return err
+			},
+			want: []string{`map "pedge" from "edges" to "nodes": entry 3 of this rank's block (its element 1, column 1) is -3: entries are global numbers of the target set's elements, from 0`},
+		},
+		{
 			name: "subset-bad-index-on-one-rank",
 			ranks: func(t *testing.T) error {
 				nodes, _ := declareRing(t, 8)

@@ -496,6 +496,40 @@ func TestMesh(t *testing.T) {
 	if !all.Equal(m) {
 		t.Error("the blocks do not add up to the mesh")
 	}
+
+	// An index outside its set: every rank's block names the file and the
+	// element by its global number (Partition saw only a rank's own).
+	m.Ecell[2*30+1] = -3
+	bad := tempFile(t)
+	bf, err := Create(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{ // as WriteMesh, which refuses the mesh
+		bf.WriteSetSize(SetNodes, m.NNode), bf.WriteSetSize(SetEdges, m.NEdge), bf.WriteSetSize(SetBedges, m.NBedge), bf.WriteSetSize(SetCells, m.NCell),
+		bf.WriteMapTable(MapPedge, 2, m.Edge), bf.WriteMapTable(MapPecell, 2, m.Ecell), bf.WriteMapTable(MapPbedge, 2, m.Bedge),
+		bf.WriteMapTable(MapPbecell, 1, m.Becell), bf.WriteMapTable(MapPcell, 4, m.Cell), WriteArray(bf, DatBound, 1, m.Bound), WriteArray(bf, DatX, 2, m.X),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustClose(t, bf)
+	if bf, err = Open(bad); err != nil {
+		t.Fatal(err)
+	}
+	defer bf.Close()
+	want := fmt.Sprintf("hdf5: %s: mesh: edge 30: cell index -3 out of range [0,%d)", bad, m.NCell)
+	if _, err := ReadMesh(bf); err == nil || err.Error() != want {
+		t.Errorf("ReadMesh: %v, want %q", err, want)
+	}
+	for r := range ranks {
+		start, n := Block(m.NEdge, r, ranks)
+		_, err := ReadMeshBlock(bf, r, ranks)
+		if holds := start <= 30 && 30 < start+n; holds && (err == nil || err.Error() != want) || !holds && err != nil {
+			t.Errorf("rank %d of %d (edges %d to %d): %v, want %q only where edge 30 is", r, ranks, start, start+n-1, err, want)
+		}
+	}
 }
 
 func TestBlock(t *testing.T) {

@@ -70,8 +70,8 @@ func ReadMesh(f *File) (*mesh.Mesh, error) {
 // ReadMeshBlock reads rank's block (of ranks) of every set of an Airfoil
 // mesh, split as Block does: the counts are the block's, and the maps
 // hold indices in the file's (global) numbering — the declaration that
-// op2.Partition expects from each rank. The indices are not checked here;
-// op2.Partition checks them against the global set sizes.
+// op2.Partition expects from each rank. An index outside its set is an
+// error naming the file, the element (its global number) and the set.
 func ReadMeshBlock(f *File, rank, ranks int) (*mesh.Mesh, error) {
 	var totals, starts, sizes [meshSetsLen]int
 	for i, name := range meshSetNames {
@@ -109,6 +109,24 @@ func ReadMeshBlock(f *File, rank, ranks int) (*mesh.Mesh, error) {
 	}
 	if m.X, err = readRows[float64](f, DatX, 2, starts[0], sizes[0]); err != nil {
 		return nil, err
+	}
+	for _, c := range [...]struct {
+		elem, what string // the owning element's kind, the indexed set's
+		per        int    // indices per element
+		idx        []int32
+		from, to   int // the sets (meshSetNames' order)
+	}{
+		{"cell", "node", 4, m.Cell, 3, 0},
+		{"edge", "node", 2, m.Edge, 1, 0},
+		{"edge", "cell", 2, m.Ecell, 1, 3},
+		{"bedge", "node", 2, m.Bedge, 2, 0},
+		{"bedge", "cell", 1, m.Becell, 2, 3},
+	} {
+		for i, v := range c.idx {
+			if v < 0 || int(v) >= totals[c.to] {
+				return nil, f.errorf("mesh: %s %d: %s index %d out of range [0,%d)", c.elem, starts[c.from]+i/c.per, c.what, v, totals[c.to])
+			}
+		}
 	}
 	return m, nil
 }
