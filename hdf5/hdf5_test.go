@@ -318,7 +318,9 @@ func TestFileErrors(t *testing.T) {
 		t.Errorf("IsHDF5(text) = %v, %v", ok, err)
 	}
 	_, err = Create(filepath.Join(dir, "no-dir", "x.h5"))
-	checkErr(t, "create in a missing folder", err, []string{"no-dir/x.h5", "cannot be created"})
+	checkErr(t, "create in a missing folder", err, []string{"no-dir/x.h5", "cannot be created: its folder " + filepath.Join(dir, "no-dir") + " does not exist"})
+	_, err = Create(filepath.Join(text, "x.h5"))
+	checkErr(t, "create in a file", err, []string{"cannot be created: " + text + " is not a folder"})
 
 	path := tempFile(t)
 	f, err := Create(path)

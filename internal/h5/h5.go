@@ -406,12 +406,15 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/bits"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"unsafe"
 
 	"github.com/goop2/op2/internal/mpi"
@@ -571,6 +574,22 @@ func errOf(msg *C.char) error {
 	return errors.New(C.GoString(msg))
 }
 
+// createFailed says why HDF5 could not create the file at path, as far
+// as the file system tells: HDF5's error stack names no cause.
+func createFailed(path string) error {
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("cannot be created: its folder %s does not exist", dir)
+	case err == nil && !fi.IsDir():
+		return fmt.Errorf("cannot be created: %s is not a folder", dir)
+	case err == nil && syscall.Access(dir, 2|1) != nil: // W_OK|X_OK
+		return fmt.Errorf("cannot be created: this process may not write in its folder %s", dir)
+	}
+	return errors.New("cannot be created")
+}
+
 // Create creates (or truncates) the file at path.
 func Create(path string) (*File, error) {
 	c, done := enter(path)
@@ -581,7 +600,7 @@ func Create(path string) (*File, error) {
 	var id C.hid_t
 	do(func() { id = C.op2_h5_create(c[0]) })
 	if id < 0 {
-		return nil, errors.New("cannot be created")
+		return nil, createFailed(path)
 	}
 	return &File{id: id}, nil
 }
@@ -652,7 +671,7 @@ func OpenMPIO(path string, truncate bool) (*File, error) {
 	case id == -4:
 		return nil, errors.New("has no collective transfer list (H5Pset_dxpl_mpio failed)")
 	case id < 0 && truncate:
-		return nil, errors.New("cannot be created")
+		return nil, createFailed(path)
 	case id < 0:
 		return nil, errors.New("is not an HDF5 file or cannot be opened for writing")
 	}
