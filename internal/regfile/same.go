@@ -1,8 +1,10 @@
 package regfile
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,10 +68,21 @@ func resolved(path string) string {
 
 // CheckOutputs refuses, before anything is written, an output that names
 // the same file (SameFile) as an input, which writing it would destroy,
-// or as another output: its error names both flags and the path. Empty
-// paths (an output not asked for) are skipped.
+// or as another output: its error names both flags and the path; and an
+// output whose folder does not exist (or is not a folder), which a run
+// would find only when it came to write. Empty paths (an output not
+// asked for) are skipped.
 func CheckOutputs(inputs, outputs []Named) error {
 	for i, o := range outputs {
+		if o.Path == "" {
+			continue
+		}
+		dir := filepath.Dir(o.Path)
+		if fi, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s %s: its folder %s does not exist", o.Flag, o.Path, dir)
+		} else if err == nil && !fi.IsDir() {
+			return fmt.Errorf("%s %s: %s is not a folder", o.Flag, o.Path, dir)
+		}
 		for _, in := range inputs {
 			if SameFile(o.Path, in.Path) {
 				return sameError(o, in, "the input would be overwritten")

@@ -64,4 +64,12 @@ func TestSameFile(t *testing.T) {
 	if err := CheckOutputs([]Named{{"-mesh", "a.dat"}}, []Named{{"-vtk", "o.vtu"}, {"-dump-q", "b.dat"}}); err != nil {
 		t.Errorf("distinct files: %v", err)
 	}
+	err = CheckOutputs(nil, []Named{{"-vtk", "o.vtu"}, {"-dump-q", "nodir/q.bin"}})
+	if err == nil || err.Error() != "-dump-q nodir/q.bin: its folder nodir does not exist" {
+		t.Errorf("an output in a missing folder: %v", err)
+	}
+	err = CheckOutputs(nil, []Named{{"-vtk", "a.dat/o.vtu"}})
+	if err == nil || err.Error() != "-vtk a.dat/o.vtu: a.dat is not a folder" {
+		t.Errorf("an output in a file: %v", err)
+	}
 }
