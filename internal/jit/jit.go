@@ -124,6 +124,10 @@ type Compiler struct {
 	// then is killed, with every process it started, and the build
 	// fails with a *CompileError that says so.
 	Timeout time.Duration
+	// Env and Package, when set, are the variable that named CC and
+	// what to install for it, as messages say (MPICC and Open MPI's
+	// development files for MPI's wrapper); else CC (CXX) and gcc (g++).
+	Env, Package string
 
 	idMu  sync.Mutex
 	argv  []string // CC split into words, the first resolved to a path
@@ -658,7 +662,7 @@ var (
 )
 
 func probeCompiler(cc string, lang language, limit time.Duration) *probe {
-	key := lang.name + "\x00" + cc + "\x00" + os.Getenv("PATH")
+	key := lang.name + "\x00" + lang.env + "\x00" + lang.pkg + "\x00" + cc + "\x00" + os.Getenv("PATH")
 	v, _ := probes.LoadOrStore(key, &probe{})
 	p := v.(*probe)
 	defer func() {
@@ -718,10 +722,17 @@ func (c *Compiler) identity() (string, error) {
 
 // lang is the language the compiler builds.
 func (c *Compiler) lang() language {
+	l := langC
 	if c.CXX {
-		return langCXX
+		l = langCXX
 	}
-	return langC
+	if c.Env != "" {
+		l.env = c.Env
+	}
+	if c.Package != "" {
+		l.pkg = c.Package
+	}
+	return l
 }
 
 // cpuIdentity names the host CPU, since -march=native code is CPU specific.

@@ -129,6 +129,16 @@ func TestNoCompiler(t *testing.T) {
 			t.Errorf("CC=%q: the sentinel's text shows in %q", c.cc, err)
 		}
 	}
+	// A compiler another variable named (MPI's wrapper, MPICC) is named
+	// so, with what to install.
+	for _, cc := range []string{"no-such-cc-anywhere", "false"} {
+		c := newCompiler(t, cc)
+		c.Env, c.Package = "MPICC", "libopenmpi-dev"
+		_, err := c.Build("int x;", nil)
+		if err == nil || !strings.Contains(err.Error(), "set MPICC") || !strings.Contains(err.Error(), "apt-get install libopenmpi-dev") || strings.Contains(err.Error(), "set CC") {
+			t.Errorf("MPICC=%q: %v, want an error naming MPICC and libopenmpi-dev", cc, err)
+		}
+	}
 }
 
 // TestBadCompilerOutput: a compiler that succeeds without writing a

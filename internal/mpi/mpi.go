@@ -327,7 +327,7 @@ func initWorld(cacheDir string, compileTimeout time.Duration) (*World, error) {
 	if err != nil {
 		return nil, err
 	}
-	comp := &jit.Compiler{CC: cc, Flags: []string{"-O2"}, Cache: dir, Timeout: compileTimeout}
+	comp := &jit.Compiler{CC: cc, Flags: []string{"-O2"}, Cache: dir, Timeout: compileTimeout, Env: "MPICC", Package: "libopenmpi-dev"}
 	src := strings.Replace(shimSource, "OP2MPI_VERSION", strconv.Itoa(tableVersion), 1)
 	lib, err := comp.Build(src, []string{"op2mpi_get_table"})
 	if err != nil {
