@@ -525,6 +525,23 @@ func TestMesh(t *testing.T) {
 	if _, err := ReadMesh(bf); err == nil || err.Error() != want {
 		t.Errorf("ReadMesh: %v, want %q", err, want)
 	}
+	// mesh/unstructured's layout, which has nodes and cells too.
+	other := tempFile(t)
+	of, err := Create(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(WriteArray(of, "unstructured", 1, []int32{1, 2, 2}), of.WriteSetSize(SetNodes, 4), of.WriteSetSize(SetCells, 2)); err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, of)
+	if of, err = Open(other); err != nil {
+		t.Fatal(err)
+	}
+	defer of.Close()
+	if _, err := ReadMesh(of); err == nil || !strings.Contains(err.Error(), "a mesh written by unstructured.WriteHDF5 (op2mesh convert), not an Airfoil mesh in OP2's layout") {
+		t.Errorf("ReadMesh of mesh/unstructured's layout: %v", err)
+	}
 	for r := range ranks {
 		start, n := Block(m.NEdge, r, ranks)
 		_, err := ReadMeshBlock(bf, r, ranks)

@@ -77,6 +77,11 @@ func ReadMeshBlock(f *File, rank, ranks int) (*mesh.Mesh, error) {
 	for i, name := range meshSetNames {
 		n, err := f.SetSize(name)
 		if err != nil {
+			if _, uerr := f.Info("unstructured"); uerr == nil {
+				// mesh/unstructured's layout (op2mesh convert of a Gmsh
+				// file) shares "nodes" and "cells" with OP2's.
+				return nil, f.errorf("a mesh written by unstructured.WriteHDF5 (op2mesh convert), not an Airfoil mesh in OP2's layout (%v)", err)
+			}
 			return nil, err
 		}
 		totals[i] = n
