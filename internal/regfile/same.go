@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // Named is a path a program was given, with what gave it (a flag such
@@ -23,7 +24,9 @@ type Named struct {
 // else the same absolute path once cleaned, its folder's symbolic links
 // resolved where the folder exists. Devices, pipes and sockets, and
 // paths in /dev and /proc, which Create writes in place (/dev/null,
-// /dev/stdout for two outputs), are never the same file.
+// /dev/stdout for two outputs), are never the same file; but a path in
+// /proc that leads to a file elsewhere (/proc/self/cwd/a.dat) is that
+// file.
 func SameFile(a, b string) bool {
 	if a == "" || b == "" || inDevOrProc(a) || inDevOrProc(b) {
 		return false
@@ -39,17 +42,21 @@ func SameFile(a, b string) bool {
 	return resolved(a) == resolved(b)
 }
 
-// inDevOrProc reports whether path is in /dev or /proc, or leads there.
+// inDevOrProc reports whether path is in /dev, or in /proc and not
+// leading out of it, or leads there.
 func inDevOrProc(path string) bool {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return false
 	}
-	if inSpecialFS(abs) {
+	if strings.HasPrefix(abs, "/dev/") {
 		return true
 	}
 	real, err := filepath.EvalSymlinks(abs)
-	return err == nil && inSpecialFS(real)
+	if err != nil {
+		real = resolved(abs) // a file not there yet: its folder's links
+	}
+	return inSpecialFS(real) // /proc/self/cwd/a.dat is a.dat
 }
 
 // resolved is path absolute and cleaned, its folder's symbolic links
