@@ -273,3 +273,19 @@ func TestSolveVectorLoopsOnDevice(t *testing.T) {
 		})
 	}
 }
+
+// TestSolveDiverges: CG on a matrix far from symmetric (the Laplacian
+// plus identity of laplacianPlus with a skew-symmetric part 1000 times
+// larger) stops with an error once the residual passes
+// DivergenceTolerance times the first, as PETSc's DIVERGED_DTOL, rather
+// than running on to MaxIts with a residual in the millions.
+func TestSolveDiverges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	nodes, A := laplacianPlus(t, op2.Default(), rng, 30, 1, 1000)
+	b := must(op2.NewDat(nodes, 1, iota32[float64](30), "b"))
+	x := must(op2.NewDat[float64](nodes, 1, nil, "x"))
+	info, err := must(op2.NewSolver(op2.SolverOptions{Precond: "none", MaxIts: 2000})).Solve(A, x, b)
+	if err == nil || !strings.Contains(err.Error(), "DIVERGED_DTOL") || info.Converged || info.Iterations >= 2000 {
+		t.Errorf("%+v, %v; want a divergence error before MaxIts", info, err)
+	}
+}
