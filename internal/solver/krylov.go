@@ -134,7 +134,7 @@ type krylov[V comparable] struct {
 	err    error   // why more ended the solve, if it failed
 	bnorm  float64 // ‖b‖
 	tol    float64
-	r0     float64 // the first residual's norm (info.Norm)
+	r0     float64    // the first residual's norm (info.Norm)
 	args   []Arg[V]   // the loop's arguments, reused
 	coefs  [2]float64 // the loop's coefficients, reused
 }
