@@ -86,7 +86,8 @@ func writeLevelTo(f *hdf5.File, lv *Level) error {
 // ReadHDF5 reads a mesh in MG-CFD's input layout: the input.dat file at
 // path (num_levels, base_array_index, and the [levels] section naming one
 // HDF5 file per level, relative to input.dat's folder) and the files it
-// names, as WriteHDF5 writes them. The mesh is checked (Mesh.Check).
+// names, as WriteHDF5 writes them. The mesh is checked (Mesh.Check); an
+// error names the level's file and the dataset as the file names it.
 func ReadHDF5(path string) (*Mesh, error) {
 	levels, base, files, err := readInput(path)
 	if err != nil {
@@ -94,12 +95,13 @@ func ReadHDF5(path string) (*Mesh, error) {
 	}
 	m := &Mesh{Levels: make([]Level, levels)}
 	for l := range m.Levels {
-		if err := readLevel(filepath.Join(filepath.Dir(path), files[l]), base, &m.Levels[l], l+1 < levels); err != nil {
+		files[l] = filepath.Join(filepath.Dir(path), files[l])
+		if err := readLevel(files[l], base, &m.Levels[l], l+1 < levels); err != nil {
 			return nil, err
 		}
 	}
-	if err := m.Check(); err != nil {
-		return nil, fmt.Errorf("%w (in %s)", err, path)
+	if err := m.check(files, base); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -184,54 +184,118 @@ func coarseMap(side int) []int32 {
 // with its level's sizes, every map entry is in range, no edge joins a
 // node to itself, and every value is finite. ReadHDF5 checks what it
 // reads; Solver declares only checked meshes.
-func (m *Mesh) Check() error {
+func (m *Mesh) Check() error { return m.check(nil, 0) }
+
+// A table of a level: its name in errors about a mesh in memory, its
+// dataset's name in MG-CFD's files, and its columns.
+type table struct {
+	desc, ds string
+	cols     int
+}
+
+var (
+	tCoords     = table{"node coordinates", dsCoords, 3}
+	tEdgeNodes  = table{"edge-->node", dsEdgeNodes, 2}
+	tEdgeWeight = table{"edge weights", dsEdgeWeight, 3}
+	tBndNodes   = table{"bnd_node-->node", dsBndNodes, 1}
+	tBndGroups  = table{"bnd_node groups", dsBndGroups, 1}
+	tBndWeight  = table{"bnd_node weights", dsBndWeight, 3}
+	tMGNodes    = table{"node-->mg_node", dsMGNodes, 1}
+)
+
+// check is Check. With files, the levels' files as ReadHDF5 read them
+// with base_array_index base, its errors name the level's file and the
+// dataset as the file names it, its rows and columns, and map entries as
+// the file holds them (base added).
+func (m *Mesh) check(files []string, base int) error {
 	if m == nil || len(m.Levels) == 0 {
 		return fmt.Errorf("mgcfd: the mesh has no levels")
 	}
 	for l := range m.Levels {
 		lv := &m.Levels[l]
+		// where is the level, name a table's name, at entry i of a
+		// table, val a map's entry x, span the range of a map's
+		// entries into a set of n.
+		where := func(l int) string { return fmt.Sprintf("level %d", l) }
+		name := func(t table) string { return t.desc }
+		at := func(t table, i int) string { return fmt.Sprintf("%s entry %d", t.desc, i) }
+		val := func(x int32) int { return int(x) }
+		span := func(n int) string { return fmt.Sprintf("[0,%d)", n) }
+		if files != nil {
+			where = func(l int) string { return fmt.Sprintf("%s (level %d)", files[l], l) }
+			name = func(t table) string { return fmt.Sprintf("dataset %q", t.ds) }
+			at = func(t table, i int) string {
+				if t.cols == 1 {
+					return fmt.Sprintf("dataset %q row %d", t.ds, i)
+				}
+				return fmt.Sprintf("dataset %q row %d column %d", t.ds, i/t.cols, i%t.cols)
+			}
+			val = func(x int32) int { return int(x) + base }
+			span = func(n int) string { return fmt.Sprintf("[%d,%d) (base_array_index=%d)", base, n+base, base) }
+		}
 		if lv.NNodes < 1 {
+			if files != nil {
+				return fmt.Errorf("mgcfd: %s: %s has no rows", where(l), name(tCoords))
+			}
 			return fmt.Errorf("mgcfd: level %d has no nodes", l)
 		}
 		for _, t := range []struct {
-			name string
-			got  int
-			want int
+			t         table
+			got, want int
+			per       table // the table with a row per row of t
+			unit      string
 		}{
-			{"node coordinates", len(lv.Coords), 3 * lv.NNodes},
-			{"edge-->node", len(lv.EdgeNodes), 2 * lv.NEdges},
-			{"edge weights", len(lv.EdgeWeights), 3 * lv.NEdges},
-			{"bnd_node-->node", len(lv.BndNodes), lv.NBnd},
-			{"bnd_node groups", len(lv.BndGroups), lv.NBnd},
-			{"bnd_node weights", len(lv.BndWeights), 3 * lv.NBnd},
+			{tCoords, len(lv.Coords), 3 * lv.NNodes, tCoords, "node"},
+			{tEdgeNodes, len(lv.EdgeNodes), 2 * lv.NEdges, tEdgeNodes, "edge"},
+			{tEdgeWeight, len(lv.EdgeWeights), 3 * lv.NEdges, tEdgeNodes, "edge"},
+			{tBndNodes, len(lv.BndNodes), lv.NBnd, tBndNodes, "boundary node"},
+			{tBndGroups, len(lv.BndGroups), lv.NBnd, tBndNodes, "boundary node"},
+			{tBndWeight, len(lv.BndWeights), 3 * lv.NBnd, tBndNodes, "boundary node"},
 		} {
-			if t.got != t.want {
-				return fmt.Errorf("mgcfd: level %d: %s has %d values, want %d", l, t.name, t.got, t.want)
+			if t.got == t.want {
+				continue
 			}
+			if files != nil {
+				return fmt.Errorf("mgcfd: %s: %s has %d rows, want %d, one per %s (the rows of %s)", where(l), name(t.t), t.got/t.t.cols, t.want/t.t.cols, t.unit, name(t.per))
+			}
+			return fmt.Errorf("mgcfd: level %d: %s has %d values, want %d", l, t.t.desc, t.got, t.want)
 		}
-		if err := inRange(lv.EdgeNodes, lv.NNodes, l, "edge-->node"); err != nil {
+		if err := inRange(lv.EdgeNodes, lv.NNodes, tEdgeNodes, where(l), at, val, span); err != nil {
 			return err
 		}
 		for e := 0; e < lv.NEdges; e++ {
-			if lv.EdgeNodes[2*e] == lv.EdgeNodes[2*e+1] {
-				return fmt.Errorf("mgcfd: level %d: edge %d joins node %d to itself", l, e, lv.EdgeNodes[2*e])
+			if a := lv.EdgeNodes[2*e]; a == lv.EdgeNodes[2*e+1] {
+				if files != nil {
+					return fmt.Errorf("mgcfd: %s: %s row %d joins node %d to itself", where(l), name(tEdgeNodes), e, val(a))
+				}
+				return fmt.Errorf("mgcfd: level %d: edge %d joins node %d to itself", l, e, a)
 			}
 		}
-		if err := inRange(lv.BndNodes, lv.NNodes, l, "bnd_node-->node"); err != nil {
+		if err := inRange(lv.BndNodes, lv.NNodes, tBndNodes, where(l), at, val, span); err != nil {
 			return err
 		}
-		for name, v := range map[string][]float64{"node coordinates": lv.Coords, "edge weights": lv.EdgeWeights, "bnd_node weights": lv.BndWeights} {
-			for i, x := range v {
+		for _, t := range []struct {
+			t table
+			v []float64
+		}{{tCoords, lv.Coords}, {tEdgeWeight, lv.EdgeWeights}, {tBndWeight, lv.BndWeights}} {
+			for i, x := range t.v {
 				if math.IsNaN(x) || math.IsInf(x, 0) {
-					return fmt.Errorf("mgcfd: level %d: %s value %d is %v", l, name, i, x)
+					if files != nil {
+						return fmt.Errorf("mgcfd: %s: %s is %v", where(l), at(t.t, i), x)
+					}
+					return fmt.Errorf("mgcfd: level %d: %s value %d is %v", l, t.t.desc, i, x)
 				}
 			}
 		}
 		if l+1 < len(m.Levels) {
 			if len(lv.MGNodes) != lv.NNodes {
+				if files != nil {
+					return fmt.Errorf("mgcfd: %s: %s has %d rows, want %d, one per node (the rows of %s)", where(l), name(tMGNodes), len(lv.MGNodes), lv.NNodes, name(tCoords))
+				}
 				return fmt.Errorf("mgcfd: level %d: node-->mg_node has %d entries, want %d (one per node)", l, len(lv.MGNodes), lv.NNodes)
 			}
-			if err := inRange(lv.MGNodes, m.Levels[l+1].NNodes, l, "node-->mg_node"); err != nil {
+			next := func(n int) string { return span(n) + ", the nodes of " + where(l+1) }
+			if err := inRange(lv.MGNodes, m.Levels[l+1].NNodes, tMGNodes, where(l), at, val, next); err != nil {
 				return err
 			}
 		} else if lv.MGNodes != nil {
@@ -241,10 +305,13 @@ func (m *Mesh) Check() error {
 	return nil
 }
 
-func inRange(v []int32, n, level int, name string) error {
+// inRange refuses an entry of the map v, table t of the level where,
+// outside [0,n), naming it with at, its value with val and the range
+// with span.
+func inRange(v []int32, n int, t table, where string, at func(table, int) string, val func(int32) int, span func(int) string) error {
 	for i, x := range v {
 		if x < 0 || int(x) >= n {
-			return fmt.Errorf("mgcfd: level %d: %s entry %d is %d, outside [0,%d)", level, name, i, x, n)
+			return fmt.Errorf("mgcfd: %s: %s is %d, outside %s", where, at(t, i), val(x), span(n))
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package mgcfd
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -211,8 +212,8 @@ func TestHDF5RoundTrip(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "based.dat"), []byte(based), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadHDF5(filepath.Join(dir, "based.dat")); err == nil || !strings.Contains(err.Error(), "entry 0 is -1") {
-		t.Errorf("0-based tables read as 1-based: %v, want an entry -1 out of range", err)
+	if _, err := ReadHDF5(filepath.Join(dir, "based.dat")); err == nil || !strings.Contains(err.Error(), `dataset "edge-->node" row 0 column 0 is 0, outside [1,730) (base_array_index=1)`) {
+		t.Errorf("0-based tables read as 1-based: %v, want an entry 0 out of range", err)
 	}
 	for _, tc := range []struct {
 		name, text, want string
@@ -232,5 +233,59 @@ func TestHDF5RoundTrip(t *testing.T) {
 		if _, err := ReadHDF5(p); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestReadHDF5Errors breaks a level's file in each way Check finds in a
+// mesh read: the error names the level's file and the dataset as the file
+// names it, with its rows and columns and map entries as the file holds
+// them, not input.dat.
+func TestReadHDF5Errors(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		level  int
+		mutate func(lv *Level)
+		want   string
+	}{
+		{"short edge weights", 0, func(lv *Level) { lv.EdgeWeights = lv.EdgeWeights[:len(lv.EdgeWeights)-3] },
+			`mesh_L0.h5 (level 0): dataset "edge_weights" has 299 rows, want 300, one per edge (the rows of dataset "edge-->node")`},
+		{"short boundary groups", 1, func(lv *Level) { lv.BndGroups = lv.BndGroups[1:] },
+			`mesh_L1.h5 (level 1): dataset "bnd_node-->group" has 53 rows, want 54, one per boundary node (the rows of dataset "bnd_node-->node")`},
+		{"long boundary weights", 0, func(lv *Level) { lv.BndWeights = append(lv.BndWeights, 1, 2, 3) },
+			`mesh_L0.h5 (level 0): dataset "bnd_node_weights" has 151 rows, want 150`},
+		{"short mg map", 0, func(lv *Level) { lv.MGNodes = lv.MGNodes[1:] },
+			`mesh_L0.h5 (level 0): dataset "node-->mg_node" has 124 rows, want 125, one per node (the rows of dataset "node_coordinates")`},
+		{"NaN weight", 0, func(lv *Level) { lv.EdgeWeights[4] = math.NaN() },
+			`mesh_L0.h5 (level 0): dataset "edge_weights" row 1 column 1 is NaN`},
+		{"infinite coordinate", 1, func(lv *Level) { lv.Coords[6] = math.Inf(-1) },
+			`mesh_L1.h5 (level 1): dataset "node_coordinates" row 2 column 0 is -Inf`},
+		{"edge out of range", 0, func(lv *Level) { lv.EdgeNodes[7] = 1000 },
+			`mesh_L0.h5 (level 0): dataset "edge-->node" row 3 column 1 is 1000, outside [0,125) (base_array_index=0)`},
+		{"self edge", 1, func(lv *Level) { lv.EdgeNodes[5] = lv.EdgeNodes[4] },
+			`mesh_L1.h5 (level 1): dataset "edge-->node" row 2 joins node`},
+		{"boundary out of range", 1, func(lv *Level) { lv.BndNodes[3] = -1 },
+			`mesh_L1.h5 (level 1): dataset "bnd_node-->node" row 3 is -1, outside [0,27)`},
+		{"mg map out of range", 0, func(lv *Level) { lv.MGNodes[2] = 27 },
+			`mesh_L0.h5 (level 0): dataset "node-->mg_node" row 2 is 27, outside [0,27) (base_array_index=0), the nodes of `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Generate(5, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			in, err := WriteHDF5(dir, m)
+			testreq.Check(t, "hdf5", err, hdf5.ErrNoHDF5)
+			lv := m.Levels[tc.level]
+			tc.mutate(&lv)
+			file := filepath.Join(dir, fmt.Sprintf("mesh_L%d.h5", tc.level))
+			if err := hdf5.WriteFile(file, func(f *hdf5.File) error { return writeLevelTo(f, &lv) }); err != nil {
+				t.Fatal(err)
+			}
+			_, err = ReadHDF5(in)
+			if err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), InputFile) {
+				t.Errorf("%v\nwant an error naming %s, saying %q, and not naming %s", err, file, tc.want, InputFile)
+			}
+		})
 	}
 }
