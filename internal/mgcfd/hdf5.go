@@ -1,7 +1,6 @@
 package mgcfd
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -106,8 +105,8 @@ func ReadHDF5(path string) (*Mesh, error) {
 	return m, nil
 }
 
-// readInput parses MG-CFD's input.dat: key=value lines, # comments, and a
-// [levels] section of index=file lines.
+// readInput parses MG-CFD's input.dat: key=value lines of any length, #
+// comments, and a [levels] section of index=file lines.
 func readInput(path string) (levels, base int, files []string, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -115,9 +114,11 @@ func readInput(path string) (levels, base int, files []string, err error) {
 	}
 	base = 1 // MG-CFD's default
 	inLevels := false
-	sc := bufio.NewScanner(strings.NewReader(string(b)))
-	for line := 1; sc.Scan(); line++ {
-		t := strings.TrimSpace(sc.Text())
+	// The lines split whole, however long (a bufio.Scanner stops at a
+	// line over 64 KiB, and the settings after it would go unread).
+	for i, text := range strings.Split(string(b), "\n") {
+		line := i + 1
+		t := strings.TrimSpace(text)
 		if t == "" || t[0] == '#' {
 			continue
 		}
@@ -130,13 +131,13 @@ func readInput(path string) (levels, base int, files []string, err error) {
 		}
 		k, v, ok := strings.Cut(t, "=")
 		if !ok {
-			return 0, 0, nil, fmt.Errorf("mgcfd: %s:%d: %q is not key=value", path, line, t)
+			return 0, 0, nil, fmt.Errorf("mgcfd: %s:%d: %q is not key=value", path, line, clip(t))
 		}
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		if inLevels {
 			i, err := strconv.Atoi(k)
 			if err != nil || i < 0 || i >= levels {
-				return 0, 0, nil, fmt.Errorf("mgcfd: %s:%d: level %q is not in [0,%d)", path, line, k, levels)
+				return 0, 0, nil, fmt.Errorf("mgcfd: %s:%d: level %q is not in [0,%d)", path, line, clip(k), levels)
 			}
 			files[i] = v
 			continue
@@ -145,13 +146,13 @@ func readInput(path string) (levels, base int, files []string, err error) {
 		case "num_levels":
 			levels, err = strconv.Atoi(v)
 			if err != nil || levels < 1 || levels > 20 {
-				return 0, 0, nil, fmt.Errorf("mgcfd: %s:%d: num_levels %q is not 1 to 20", path, line, v)
+				return 0, 0, nil, fmt.Errorf("mgcfd: %s:%d: num_levels %q is not 1 to 20", path, line, clip(v))
 			}
 			files = make([]string, levels)
 		case "base_array_index":
 			base, err = strconv.Atoi(v)
 			if err != nil || base < 0 || base > 9 {
-				return 0, 0, nil, fmt.Errorf("mgcfd: %s:%d: base_array_index %q is not 0 to 9", path, line, v)
+				return 0, 0, nil, fmt.Errorf("mgcfd: %s:%d: base_array_index %q is not 0 to 9", path, line, clip(v))
 			}
 		}
 	}
@@ -164,6 +165,15 @@ func readInput(path string) (levels, base int, files []string, err error) {
 		}
 	}
 	return levels, base, files, nil
+}
+
+// clip is s, cut to its first 60 bytes and an ellipsis where longer, for
+// an error quoting a line of input.dat, which may be long.
+func clip(s string) string {
+	if len(s) <= 60 {
+		return s
+	}
+	return strings.ToValidUTF8(s[:60], "") + "…"
 }
 
 func readLevel(path string, base int, lv *Level, coarser bool) (err error) {

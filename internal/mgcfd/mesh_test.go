@@ -289,3 +289,40 @@ func TestReadHDF5Errors(t *testing.T) {
 		})
 	}
 }
+
+// TestReadHDF5LongLines: input.dat's lines are read whole however long
+// (a bufio.Scanner stopped at one over 64 KiB, leaving the settings after
+// it unread), and a setting on a long line is read and checked.
+func TestReadHDF5LongLines(t *testing.T) {
+	m, err := Generate(5, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	_, err = WriteHDF5(dir, m)
+	testreq.Check(t, "hdf5", err, hdf5.ErrNoHDF5)
+	long := strings.Repeat("x", 100<<10)
+	for _, tc := range []struct {
+		name, text, want string // want "": the mesh reads back
+	}{
+		{"long comment", "# " + long + "\nnum_levels=2\nbase_array_index=0\n[levels]\n0=mesh_L0.h5\n1=mesh_L1.h5\n", ""},
+		{"long value", "mesh_name=" + long + "\r\nnum_levels=2\r\nbase_array_index=0\r\n[levels]\r\n0=mesh_L0.h5\r\n1=mesh_L1.h5\r\n", ""},
+		{"long setting refused", "num_levels=2\nbase_array_index=" + long + "\n[levels]\n0=mesh_L0.h5\n1=mesh_L1.h5\n", ":2: base_array_index \"" + long[:60] + "…\" is not 0 to 9"},
+		{"long line not key=value", "num_levels=2\n" + long + "\n", ":2: \"" + long[:60] + "…\" is not key=value"},
+		{"long file name", "num_levels=2\nbase_array_index=0\n[levels]\n0=mesh_L0.h5\n1=" + long + ".h5\n", long + ".h5"},
+	} {
+		p := filepath.Join(dir, "long.dat")
+		if err := os.WriteFile(p, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadHDF5(p)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want == "" && !reflect.DeepEqual(got, m):
+			t.Errorf("%s: the mesh read back differs from the one written", tc.name)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %.300v, want an error saying %.300q", tc.name, err, tc.want)
+		}
+	}
+}
