@@ -367,7 +367,7 @@ func TestMGCFDSection(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"MG-CFD, 2 multigrid cycles on a 2-level box mesh (125 nodes, 300 edges", "GoOP2/OP2",
-		"0.250 /   0.250", "OP2 sequential (euler3d_genseq): validation against GoOP2's variables passed (1 of 1 runs)",
+		"0.250 /   0.250", "validated against GoOP2's sequential run)", "OP2 sequential (euler3d_genseq): validation against GoOP2's variables passed (1 of 1 runs)",
 		"OP2 openmp 2 (euler3d_openmp): validation against GoOP2's variables passed", "its rms of every cycle within", "mg_flux_edge", "mg_prolong", "openmp 2",
 		"sequential simd8", "openmp 2 simd8", "openmp 2 simd8 fused", "fused_*"} {
 		if !strings.Contains(out.String(), want) {
@@ -414,6 +414,16 @@ func TestMGCFDSection(t *testing.T) {
 		if !row.MatchString(out.String()) || !strings.Contains(out.String(), "OP2 opencl (euler3d_cuda): validation against GoOP2's variables passed (1 of 1 runs); its rms of every cycle within") ||
 			strings.Contains(out.String(), "OP2 sequential") || strings.Contains(out.String(), "OP2 openmp") {
 			t.Errorf("-mgcfd-op2-builds cuda: no original beside the opencl run, or others:\n%s", out.String())
+		}
+		// With -mgcfd-device-only there is no sequential run: the
+		// device run writes the variables the original validates against.
+		out.Reset()
+		if err := mgcfdSection(&out, mgcfdOpts{n: 5, levels: 2, cycles: 2, rounds: 2, threads: 2, op2Dir: filepath.Base(dir), device: "opencl", deviceOnly: true, op2Builds: []string{"cuda"}}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), "OP2 opencl (euler3d_cuda): validation against GoOP2's variables passed (2 of 2 runs)") ||
+			!strings.Contains(out.String(), "validated against GoOP2's opencl run)") {
+			t.Errorf("-mgcfd-device-only -mgcfd-op2-builds cuda: the original not validated against the device run's variables:\n%s", out.String())
 		}
 	}
 	// Without the original, GoOP2 alone; a folder without its binaries

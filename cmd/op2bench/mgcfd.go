@@ -116,8 +116,9 @@ func (o *mgcfdOpts) check() error {
 // also writes the mesh in the original's HDF5 layout to a temporary
 // folder and runs the original's binaries from o.op2Dir on it (the builds
 // o.op2Builds names), each after GoOP2's run of the same configuration, with -v against GoOP2's
-// variables after the cycles (the original then says whether they agree
-// to its relative 10⁻⁷), and prints the ratio GoOP2/OP2 of the times of
+// variables after the cycles (the sequential run's, or with
+// o.deviceOnly the device run's; the original then says whether they
+// agree to its relative 10⁻⁷), and prints the ratio GoOP2/OP2 of the times of
 // the cycles. It prints the medians and bests, the final rms of each
 // configuration, and the per-loop times (summed over the levels) of one
 // more run of each configuration with per-loop timing on. The rounds run
@@ -173,6 +174,11 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 	for _, r := range runs {
 		r.rmsDiff = -1
 	}
+	// writer is the run whose variables the originals validate against:
+	// the sequential one (with the first SIMD setting), else, with
+	// -mgcfd-device-only, the device's. It runs first in each round, so
+	// that its files are there for every original of round 0.
+	writer := runs[0]
 	var dir string
 	if o.op2Dir != "" {
 		builds := o.op2Builds
@@ -223,7 +229,7 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 		plural(o.cycles, "multigrid cycle"), o.levels, fine.NNodes, fine.NEdges, cpuModel())
 	fmt.Fprintf(out, "  (%s, the runs interleaved; times are of the cycles alone", plural(o.rounds, "round"))
 	if dir != "" {
-		fmt.Fprintf(out, "; OP2: the original built on OP2-Common, from %s, on the same mesh in its HDF5 layout", o.op2Dir)
+		fmt.Fprintf(out, "; OP2: the original built on OP2-Common, from %s, on the same mesh in its HDF5 layout, validated against GoOP2's %s run", o.op2Dir, writer.name)
 	}
 	fmt.Fprintln(out, ")")
 	defer op2.ResetTimings()
@@ -243,8 +249,8 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 			}
 			runtime.GC()
 			solution := ""
-			if dir != "" && round == 0 && r.backend == "sequential" && sibling(r) == r {
-				solution = dir // the original validates against these variables
+			if dir != "" && round == 0 && r == writer {
+				solution = dir // the originals validate against these variables
 			}
 			var rms []float64
 			var d time.Duration
