@@ -374,6 +374,12 @@ func TestMGCFDSection(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
+	// One speed-up line per -mgcfd-simd setting, openmp against the
+	// sequential run of the same setting.
+	speedUp := regexp.MustCompile(`(?m)^  GoOP2 speed-up openmp 2 threads vs sequential(.*): [0-9.]+x \(medians\)$`)
+	if got := speedUp.FindAllStringSubmatch(out.String(), -1); len(got) != 3 || got[0][1] != ", both -mgcfd-simd off" || got[1][1] != ", both -mgcfd-simd 8" || got[2][1] != ", both -mgcfd-simd 8+fused" {
+		t.Errorf("speed-up lines %q, want one for each of off, 8 and 8+fused:\n%s", got, out.String())
+	}
 	if ts := op2.Timings(); len(ts) != 0 {
 		t.Errorf("the benchmark left timing records behind: %v", ts)
 	}
@@ -385,12 +391,15 @@ func TestMGCFDSection(t *testing.T) {
 			t.Fatal(err)
 		}
 		out.Reset()
-		if err := mgcfdSection(&out, mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: dir, device: "opencl"}); err != nil {
+		if err := mgcfdSection(&out, mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 2, op2Dir: dir, device: "opencl"}); err != nil {
 			t.Fatal(err)
 		}
 		row := regexp.MustCompile(`(?m)^  opencl +[0-9.]+ / +[0-9.]+ +- +- +[0-9.e+-]+$`)
 		if !row.MatchString(out.String()) || strings.Contains(out.String(), "OP2 opencl") {
 			t.Errorf("-mgcfd-device opencl: no opencl row, or one with an original:\n%s", out.String())
+		}
+		if got := speedUp.FindAllStringSubmatch(out.String(), -1); len(got) != 1 || got[0][1] != "" {
+			t.Errorf("-mgcfd-device opencl: speed-up lines %q, want the openmp run's, unlabelled:\n%s", got, out.String())
 		}
 		// -mgcfd-device-only: the device's row alone.
 		out.Reset()
