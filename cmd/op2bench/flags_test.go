@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goop2/op2"
 )
 
 // TestBadFlags: op2bench refuses flags that conflict or that the
@@ -61,7 +63,15 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-mgcfd-floor-only", "-mgcfd-floor-small", "17,66"}, `-mgcfd-floor-small "17,66": want two increasing sizes smaller than -mgcfd-n 65`},
 		{[]string{"-mgcfd-floor-only", "-mgcfd-floor-small", "16,25"}, `-mgcfd-floor-small "16,25" with -mgcfd-levels 4: n−1 must be a positive multiple`},
 		{[]string{"-mgcfd-floor-only", "-mgcfd-floor-small", "17,25,33"}, `-mgcfd-floor-small "17,25,33": want two sizes`},
+		{[]string{"-mgcfd-floor-only", "-mgcfd-floor-small", "17,25xyz"}, `-mgcfd-floor-small "17,25xyz": want two sizes`},
+		{[]string{"-mgcfd-floor-only", "-mgcfd-floor-small", "3,5,7xyz"}, `-mgcfd-floor-small "3,5,7xyz": want two sizes`},
 		{[]string{"-gmsh", "a.msh", "-gmsh-rounds", "0"}, "-gmsh-rounds 0: want at least 1"},
+		// A device that is not a device backend (the small mesh: a flag
+		// let through runs quickly).
+		{[]string{"-mgcfd-only", "-mgcfd-device", "bogus", "-mgcfd-n", "5", "-mgcfd-levels", "2", "-mgcfd-cycles", "1", "-mgcfd-rounds", "1"}, `-mgcfd-device "bogus": want cuda or opencl`},
+		{[]string{"-mgcfd-only", "-mgcfd-device", "openmp", "-mgcfd-n", "5", "-mgcfd-levels", "2", "-mgcfd-cycles", "1", "-mgcfd-rounds", "1"}, `-mgcfd-device "openmp": want cuda or opencl`},
+		{[]string{"-mgcfd", "-mgcfd-device", "sequential", "-airfoil-iters", "0", "-scheme-rounds", "0", "-locality-iters", "0", "-floor=false", "-mgcfd-n", "5", "-mgcfd-levels", "2", "-mgcfd-cycles", "1", "-mgcfd-rounds", "1"}, `-mgcfd-device "sequential": want cuda or opencl`},
+		{[]string{"-mgcfd-floor-only", "-mgcfd-device", "CUDA", "-mgcfd-n", "9", "-mgcfd-levels", "2", "-mgcfd-floor-small", "3,5", "-mgcfd-cycles", "1", "-mgcfd-rounds", "1"}, `-mgcfd-device "CUDA": want cuda or opencl`},
 	} {
 		// A flag let through starts the benchmark: the timeout ends it.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -108,6 +118,42 @@ func TestGoodFlags(t *testing.T) {
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.HasPrefix(stderr.String(), "op2bench: -cpuprofile: ") {
 			t.Errorf("op2bench %s: %v, stderr %q; want the flags let through to the CPU profile", strings.Join(args, " "), err, stderr.String())
+		}
+		cancel()
+	}
+}
+
+// TestMGCFDDeviceUnavailable: a -mgcfd-device that cannot open (cuda
+// without a GPU) stops op2bench with status 1 before it prints or
+// measures anything, with -mgcfd-only and with -mgcfd in the full run,
+// and stops the MG-CFD section before its header.
+func TestMGCFDDeviceUnavailable(t *testing.T) {
+	if err := op2.Use("cuda"); err == nil {
+		if err := op2.Use("sequential"); err != nil {
+			t.Fatal(err)
+		}
+		t.Skip("cuda is available here")
+	}
+	var out bytes.Buffer
+	err := mgcfdSection(&out, mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, device: "cuda"})
+	if err == nil || !strings.Contains(err.Error(), "mgcfd: -mgcfd-device cuda: ") || out.Len() > 0 {
+		t.Errorf("mgcfdSection on cuda: %v, printed %q; want an error naming -mgcfd-device cuda and nothing printed", err, out.String())
+	}
+	small := []string{"-mgcfd-n", "5", "-mgcfd-levels", "2", "-mgcfd-cycles", "1", "-mgcfd-rounds", "1", "-mgcfd-device", "cuda"}
+	for _, args := range [][]string{
+		append([]string{"-mgcfd-only"}, small...),
+		append([]string{"-mgcfd", "-airfoil-iters", "0", "-scheme-rounds", "0", "-locality-iters", "0", "-floor=false"}, small...),
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "GOOP2_OP2BENCH_MAIN=1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.HasPrefix(stderr.String(), "op2bench: mgcfd: -mgcfd-device cuda: ") || stdout.Len() > 0 {
+			t.Errorf("op2bench %s: %v, stderr %q, stdout %q; want exit status 1, nothing printed, and a message naming -mgcfd-device cuda",
+				strings.Join(args, " "), err, stderr.String(), stdout.String())
 		}
 		cancel()
 	}

@@ -249,6 +249,14 @@ func bench() {
 			os.Exit(2)
 		}
 	}
+	if *mg || *mgOnly {
+		// A device that is not available stops the run before anything
+		// is measured, not after the sections before MG-CFD's.
+		if err := mgOpts.checkDevice(); err != nil {
+			fmt.Fprintln(os.Stderr, "op2bench:", err)
+			os.Exit(1)
+		}
+	}
 	if *mgFloor {
 		small, err := mgcfdSmall(*mgFloorSmall, *mgN, *mgLevels)
 		if err != nil {
@@ -478,7 +486,8 @@ func checkFlags(fs *flag.FlagSet) error {
 		errs = append(errs, atLeast("matrix-n", 1, ""), atLeast("matrix-rounds", 1, ""))
 	}
 	if runs("mgcfd", "mgcfd-only") || boolFlag("mgcfd-floor-only") {
-		errs = append(errs, atLeast("mgcfd-cycles", 1, ""), atLeast("mgcfd-rounds", 1, ""), checkMGCFDMesh("mgcfd-n", strconv.Itoa(intFlag("mgcfd-n")), intFlag("mgcfd-n"), intFlag("mgcfd-levels")))
+		errs = append(errs, atLeast("mgcfd-cycles", 1, ""), atLeast("mgcfd-rounds", 1, ""), checkMGCFDMesh("mgcfd-n", strconv.Itoa(intFlag("mgcfd-n")), intFlag("mgcfd-n"), intFlag("mgcfd-levels")),
+			checkMGCFDDevice(get("mgcfd-device").(string)))
 	}
 	if boolFlag("mgcfd-floor-only") {
 		_, err := mgcfdSmall(get("mgcfd-floor-small").(string), intFlag("mgcfd-n"), intFlag("mgcfd-levels"))

@@ -465,6 +465,7 @@ func TestMGCFDSection(t *testing.T) {
 		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, op2Dir: broken(""), op2Builds: []string{"hip"}}, `unknown build "hip"`},
 		{mgcfdOpts{n: 5, levels: 2, cycles: 0, rounds: 1, threads: 1}, "0 cycles"},
 		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, deviceOnly: true}, "-mgcfd-device-only wants a device"},
+		{mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, device: "openmp"}, `-mgcfd-device "openmp": want cuda or opencl`},
 		{mgcfdOpts{n: 6, levels: 2, cycles: 1, rounds: 1, threads: 1}, "multiple of 2^(levels−1)"},
 	} {
 		if err := mgcfdSection(io.Discard, tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -97,6 +97,9 @@ func (o *mgcfdOpts) check() error {
 	if o.cycles < 1 || o.rounds < 1 || o.threads < 1 {
 		return fmt.Errorf("mgcfd: %d cycles, %d rounds, %d threads: each must be at least 1", o.cycles, o.rounds, o.threads)
 	}
+	if err := checkMGCFDDevice(o.device); err != nil {
+		return fmt.Errorf("mgcfd: %w", err)
+	}
 	if o.deviceOnly && o.device == "" {
 		return fmt.Errorf("mgcfd: -mgcfd-device-only wants a device (-mgcfd-device)")
 	}
@@ -112,6 +115,29 @@ func (o *mgcfdOpts) check() error {
 		}
 	}
 	return nil
+}
+
+// checkMGCFDDevice refuses a -mgcfd-device, name, other than the device
+// backends ("" names none).
+func checkMGCFDDevice(name string) error {
+	switch name {
+	case "", "cuda", "opencl":
+		return nil
+	}
+	return fmt.Errorf("-mgcfd-device %q: want cuda or opencl", name)
+}
+
+// checkDevice opens o.device's backend, when there is one, and then
+// configures the defaults again: a device that is not available (no GPU,
+// no driver) stops the section before it prints or measures anything.
+func (o *mgcfdOpts) checkDevice() error {
+	if o.device == "" {
+		return nil
+	}
+	if err := op2.Configure(op2.Config{Backend: o.device}); err != nil {
+		return fmt.Errorf("mgcfd: -mgcfd-device %s: %w", o.device, err)
+	}
+	return op2.Configure(op2.Config{})
 }
 
 // mgcfdSection times MG-CFD's multigrid cycle (internal/mgcfd) on a
@@ -229,6 +255,9 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 		if _, err := mgcfd.WriteHDF5(dir, m); err != nil {
 			return err
 		}
+	}
+	if err := o.checkDevice(); err != nil {
+		return err
 	}
 	fine := m.Levels[0]
 	fmt.Fprintf(out, "MG-CFD, %s on a %d-level box mesh (%d nodes, %d edges on the finest level); %s\n",
