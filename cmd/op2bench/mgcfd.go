@@ -29,10 +29,8 @@ type mgcfdOpts struct {
 	n, levels, cycles, rounds, threads int
 	op2Dir                             string
 	// simd are the SIMD settings each configuration runs with
-	// (Config.SIMD: "off" for the scalar code, "4" or "8" lanes), each
-	// running the loops at once, unfused, or followed by "+fused"
-	// recording and fusing them; nil runs as configured (lazy on the host
-	// backends by default, fused where that pays).
+	// (Config.SIMD: "off" for the scalar code, "4" or "8" lanes); nil
+	// runs the configured one.
 	simd []string
 	// device is a device backend (cuda or opencl) that also runs the
 	// cycles, once ("" runs none); the original's cuda build runs beside
@@ -59,8 +57,7 @@ type mgcfdRun struct {
 	// setting is the -mgcfd-simd entry it runs ("" when none was given).
 	setting string
 	// fused records the cycles' loops (Config.Lazy) and fuses them
-	// (Config.Fusion "on"): a SIMD setting written "8+fused". Other
-	// settings run the loops at once (see config).
+	// (Config.Fusion "on"): a SIMD setting written "8+fused".
 	fused  bool
 	ours   []float64
 	loops  []op2.LoopTiming
@@ -385,19 +382,11 @@ func mgcfdSection(out io.Writer, o mgcfdOpts) error {
 	return nil
 }
 
-// config is r's configuration, timed or not: with a -mgcfd-simd entry,
-// its loops run at once (Lazy off, whatever OP2_LAZY says) and unfused,
-// or with +fused recorded and fused (Lazy, Fusion "on") with no tiles;
-// without one (and on a device), as configured.
+// config is r's configuration, timed or not.
 func (r *mgcfdRun) config(timing bool) op2.Config {
 	c := op2.Config{Backend: r.backend, Threads: r.threads, SIMD: r.simd, Timing: timing}
-	switch {
-	case r.fused:
+	if r.fused {
 		c.Lazy, c.Fusion = true, "on"
-		c = c.Explicit("Tile")
-	case r.setting != "":
-		c.Fusion = "off"
-		c = c.Explicit("Lazy", "Tile")
 	}
 	return c
 }
