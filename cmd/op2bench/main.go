@@ -22,8 +22,8 @@
 // the original (warwick-hpsc/MG-CFD-app-OP2 built on OP2-Common, its
 // binaries in DIR) on the same mesh, interleaved with GoOP2's runs, and
 // prints the ratio GoOP2/OP2; -mgcfd-simd off,8 times each configuration
-// with the scalar code and with 8 SIMD lanes (8+fused: with its loops
-// recorded and fused too); -mgcfd-device cuda also runs the cycles on a
+// with the scalar code and with 8 SIMD lanes, otherwise as configured
+// (8+fused: with every loop it can fused); -mgcfd-device cuda also runs the cycles on a
 // device backend, and -mgcfd-op2-builds cuda runs the original's CUDA
 // build (euler3d_cuda, scripts/op2cuda) beside it instead of the
 // sequential and OpenMP ones (seq,openmp, the default). -mgcfd-floor-only measures MG-CFD's loops on the
@@ -121,7 +121,7 @@ func bench() {
 	mgLevels := flag.Int("mgcfd-levels", 4, "MG-CFD's multigrid levels, each coarser by 2 per direction (n−1 must be a multiple of 2^(levels−1))")
 	mgCycles := flag.Int("mgcfd-cycles", 50, "MG-CFD multigrid cycles per run")
 	mgRounds := flag.Int("mgcfd-rounds", 3, "rounds of the MG-CFD section, the runs interleaved; medians and bests are printed")
-	mgSIMD := flag.String("mgcfd-simd", "", "MG-CFD's SIMD settings, comma separated (Config.SIMD: off for the scalar code, 4 or 8 lanes; empty: as configured; a setting followed by +fused also records the loops and fuses them, e.g. 8+fused)")
+	mgSIMD := flag.String("mgcfd-simd", "", "MG-CFD's SIMD settings, comma separated (Config.SIMD: off for the scalar code, 4 or 8 lanes; empty: as configured), each run otherwise as configured (by default lazy, loops fused where that pays); a setting followed by +fused records the loops and fuses them all it can (Config.Fusion on), e.g. 8+fused")
 	mgDevice := flag.String("mgcfd-device", "", "a device backend (cuda or opencl) on which MG-CFD's cycles also run")
 	mgDeviceOnly := flag.Bool("mgcfd-device-only", false, "with -mgcfd-device, leave MG-CFD's host runs out")
 	mgFloor := flag.Bool("mgcfd-floor-only", false, "run only the STREAM triad and MG-CFD's loops against their compute floor (-mgcfd-n, -mgcfd-levels, -mgcfd-cycles, -mgcfd-rounds)")
