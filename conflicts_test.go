@@ -3,6 +3,7 @@ package op2_test
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -400,4 +401,63 @@ func TestWriteThroughMapColumns(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestVectorEntriesReachingOneElement: a vector argument (ArgVec) that
+// modifies a Dat (RW, WRITE) through a map whose rows name one element
+// more than once: its entries are pointers to the same values, as on the
+// host, on every backend, scheme and device layout, whether the kernel
+// uses the parameter as a value (tests it, passes it to a helper), which
+// gives the argument a private copy on a device, or only indexes it. A
+// device used to give each entry its own copy and write them back in
+// turn, losing all but the last entry's update.
+func TestVectorEntriesReachingOneElement(t *testing.T) {
+	const nodes, edges = 7, 40
+	rng := rand.New(rand.NewPCG(3, 9))
+	table := make([]int32, 3*edges)
+	for e := range edges {
+		a := int32(rng.IntN(nodes))
+		table[3*e], table[3*e+1], table[3*e+2] = a, int32(rng.IntN(nodes)), a // entries 0 and 2 always meet
+	}
+	kernels := map[string]string{
+		"indexed": `void vec_one(double **p) { for (int j = 0; j < 3; j++) { p[j][0] += 1; p[j][1] = p[j][1] * 2 + 1; } }`,
+		"tested":  `void vec_one(double **p) { if (p) for (int j = 0; j < 3; j++) { p[j][0] += 1; p[j][1] = p[j][1] * 2 + 1; } }`,
+		"helper": `static void bump(double **q) { for (int j = 0; j < 3; j++) { q[j][0] += 1; q[j][1] = q[j][1] * 2 + 1; } }
+void vec_one(double **p) { bump(p); }`,
+	}
+	configs := []op2.Config{
+		{Backend: "sequential"}, // first: the reference
+		{Backend: "openmp", Threads: 2, OpenMPScheme: "colour", BlockSize: 4},
+		{Backend: "openmp", Threads: 2, OpenMPScheme: "owner", BlockSize: 8},
+	}
+	for _, b := range allBackends {
+		if b == "opencl" || b == "cuda" {
+			configs = append(configs,
+				op2.Config{Backend: b, DeviceScheme: "staged", DeviceLayout: "aos", BlockSize: 8},
+				op2.Config{Backend: b, DeviceScheme: "staged", DeviceLayout: "soa"},
+				op2.Config{Backend: b, DeviceScheme: "atomics", DeviceLayout: "soa", DeviceWorkGroupSize: 32})
+		}
+	}
+	var want []float64
+	for _, name := range []string{"indexed", "tested", "helper"} {
+		for _, cfg := range configs {
+			t.Run(fmt.Sprintf("%s/%s-%s-%s", name, cfg.Backend, cfg.DeviceScheme+cfg.OpenMPScheme, cfg.DeviceLayout), func(t *testing.T) {
+				r := must(op2.NewRuntime(cfg))
+				defer r.Close()
+				n := must(op2.NewSet(nodes, "nodes"))
+				e := must(op2.NewSet(edges, "edges"))
+				m := must(op2.NewMap(e, n, 3, table, "e2n"))
+				d := must(op2.NewDat(n, 2, make([]float64, 2*nodes), "d"))
+				check(t, r.ParLoop(op2.NewKernel(kernels[name], "vec_one"), e, d.ArgVec(op2.RW, m)))
+				got := d.DataRO()
+				if want == nil {
+					want = got
+					return
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("%v, want the host's %v", got, want)
+				}
+			})
+		}
+	}
 }

@@ -1531,6 +1531,17 @@ func layersClose(w *writer, l *core.Loop, indent string) {
 // at is component op2_k of argument i's target for element e (map column
 // col for a vector argument), as an lvalue: target(...)[op2_k], or in
 // structure-of-arrays device memory the element's index plus op2_k strides.
+// valuePlace is a C expression that is the same for two map entries col
+// of argument i (a vector) exactly when they reach the same values: the
+// address of the first (target), or in structure-of-arrays global memory
+// its index.
+func valuePlace(l *core.Loop, lay *Layout, i int, e, col string) string {
+	if lay.SoAData(l, i) && lay.DSGlobal[lay.Inds[i]] {
+		return fmt.Sprintf("((size_t)(%s)%s)", lay.elemIndex(l, i, e, col), layerValues(l, i, col))
+	}
+	return "(" + target(l, lay, i, e, col) + ")"
+}
+
 func at(l *core.Loop, lay *Layout, i int, e, col string) string {
 	a := &l.Args[i]
 	if !lay.SoAData(l, i) {
@@ -1616,9 +1627,16 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 		case a.Kind == core.ArgVector:
 			ar := a.Map.Arity
 			if lay.priv[i] && !hostc.Combining(a.Access) {
+				// Entries of one row that reach the same element share
+				// its copy, as on the host, where they are pointers to
+				// the same values: each sees the other's writes, and
+				// the write-back below writes the values the kernel
+				// left, through whichever entry.
 				w.p("%s%s op2_p%d[%d][%d];\n%s%s *op2_v%d[%d];\n", indent, t, i, ar, dim, indent, t, i, ar)
 				w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) {\n", indent, ar)
 				w.p("%s  op2_v%d[op2_j] = op2_p%d[op2_j];\n", indent, i, i)
+				w.p("%s  for (int op2_m = 0; op2_m < op2_j; op2_m++) if (%s == %s) { op2_v%d[op2_j] = op2_v%d[op2_m]; break; }\n",
+					indent, valuePlace(l, lay, i, e, "op2_j"), valuePlace(l, lay, i, e, "op2_m"), i, i)
 				if !lay.writeOnly(l, i) {
 					w.p("%s  for (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_j][op2_k] = %s;\n", indent, dim, i, at(l, lay, i, e, "op2_j"))
 				}
@@ -1670,7 +1688,7 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 		}
 		dim := a.Dim()
 		if a.Kind == core.ArgVector {
-			w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) for (int op2_k = 0; op2_k < %d; op2_k++) %s = op2_p%d[op2_j][op2_k];\n",
+			w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) for (int op2_k = 0; op2_k < %d; op2_k++) %s = op2_v%d[op2_j][op2_k];\n",
 				indent, a.Map.Arity, dim, at(l, lay, i, e, "op2_j"), i)
 			continue
 		}
