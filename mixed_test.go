@@ -105,6 +105,11 @@ func TestMixedLoopErrors(t *testing.T) {
 			k := op2.NewKernel(`void k(const double *a, double *b) {}`, "k")
 			return op2.ParLoop(k, f.ms, g.Arg(op2.Read), g.Arg(op2.Inc))
 		}, 1, `may not be both read and reduced`},
+		{"nil Globals over a mixed set", func() error {
+			k := op2.NewKernel(`void k(const double *a, double *b) {}`, "k")
+			var g1, g2 *op2.Global[float64]
+			return op2.ParLoop(k, f.ms, g1.Arg(op2.Read), g2.Arg(op2.Inc))
+		}, 0, `the Global is nil`},
 		{"matrix block count", func() error {
 			return op2.ParLoop(matK, f.tris, A.Arg(op2.Inc, f.mm, three))
 		}, 0, `mixed mat "A" has 2×2 blocks but mixed maps "dofs" and "three" have 2 and 3`},

@@ -99,8 +99,8 @@ func (p *Process) ExpandMixed(l MixedLoop, args, buf []Arg) ([]Arg, error) {
 func (p *Process) CheckMixedGlobals(kernel, set string, args []Arg) error {
 	for j := range args {
 		b := &args[j].Core
-		if b.Kind != core.ArgGlobal || args[j].Off {
-			continue
+		if b.Kind != core.ArgGlobal || args[j].Off || b.Data == nil {
+			continue // a nil Global: Bind names it
 		}
 		for i := range args[:j] {
 			a := &args[i].Core

@@ -489,3 +489,27 @@ func TestWriteHDF5ThroughLink(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
+
+// TestCollapsedCells: a cell of a kind other than a simplex may name a
+// node twice (a triangle written as a collapsed quadrilateral) and
+// loads, its volume deciding; a triangle naming a node twice is refused,
+// naming the nodes.
+func TestCollapsedCells(t *testing.T) {
+	quads := func(second []int32) *gmsh.Mesh {
+		return &gmsh.Mesh{Dim: 2, NodeTags: []int64{1, 2, 3, 4, 5},
+			X: []float64{0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 2, 0, 0},
+			Blocks: []gmsh.Block{{Type: gmsh.Quadrangle, Nodes: append([]int32{0, 1, 2, 3}, second...), Tags: []int64{1, 2},
+				Physical: []int32{0, 0}, Entity: []int32{1, 1}}}}
+	}
+	if _, err := unstructured.Declare(quads([]int32{1, 4, 2, 2}), unstructured.Options{}); err != nil {
+		t.Errorf("a collapsed quadrilateral: %v", err)
+	}
+	if _, err := unstructured.Declare(quads([]int32{1, 4, 4, 4}), unstructured.Options{}); err == nil || !strings.Contains(err.Error(), "zero volume") {
+		t.Errorf("a quadrilateral collapsed to a line: %v, want zero volume", err)
+	}
+	tri := &gmsh.Mesh{Dim: 2, NodeTags: []int64{1, 2, 3}, X: []float64{0, 0, 0, 1, 0, 0, 1, 1, 0},
+		Blocks: []gmsh.Block{{Type: gmsh.Triangle, Nodes: []int32{0, 1, 1}, Tags: []int64{7}, Physical: []int32{0}, Entity: []int32{1}}}}
+	if _, err := unstructured.Declare(tri, unstructured.Options{}); err == nil || !strings.Contains(err.Error(), "triangle 0 (element tag 7) has a node twice (its nodes 1 and 2)") {
+		t.Errorf("a triangle with a node twice: %v", err)
+	}
+}

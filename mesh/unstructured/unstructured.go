@@ -279,6 +279,9 @@ func Load(path string, opts Options) (*Mesh, error) {
 			// Gmsh file gets (collective).
 			err = src.orientCells(comm(), path)
 		}
+		if err != nil {
+			return nil, err // every rank's already
+		}
 	case op2.Ranks() > 1:
 		// Collective, and its error is every rank's already.
 		if src, err = readGmshBlock(comm(), path); err != nil {
