@@ -336,11 +336,11 @@ func TestZeroRowsColumnsBadRowOnOneRank(t *testing.T) {
 }
 
 // TestPETScSettingsDifferOnRanks: ranks whose PETSc solvers differ (the
-// options, MaxIts) fail Solve on every rank at once, naming each rank's
-// settings (with MaxIts differing rank 0 stopped after its iterations
-// while rank 1 waited in PETSc for ever; with an option only rank 1 had,
-// which PETSc refused there, rank 0 waited until OP2_MPI_TIMEOUT); then
-// a solve with the same settings works.
+// options, MaxIts) fail Solve on every rank at once, saying so and naming
+// each rank's settings (with MaxIts differing rank 0 stopped after its
+// iterations while rank 1 waited in PETSc for ever; with an option only
+// rank 1 had, which PETSc refused there, rank 0 waited until
+// OP2_MPI_TIMEOUT); then a solve with the same settings works.
 func TestPETScSettingsDifferOnRanks(t *testing.T) {
 	if !mpitest.InRanks() {
 		needPETSc(t)
@@ -366,7 +366,8 @@ func TestPETScSettingsDifferOnRanks(t *testing.T) {
 		s := must(op2.NewSolver(o))
 		start := time.Now()
 		_, err := s.Solve(A, x, b)
-		if err == nil || time.Since(start) > 30*time.Second || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.want1) {
+		if err == nil || time.Since(start) > 30*time.Second || !strings.Contains(err.Error(), "the ranks' PETSc solvers differ") ||
+			!strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.want1) {
 			t.Errorf("rank %d: %s differ: Solve: %v after %v, want an error at once naming %q and %q", op2.Rank(), c.name, err, time.Since(start), c.want, c.want1)
 		}
 		check(t, s.Close())

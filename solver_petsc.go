@@ -61,7 +61,7 @@ func globalNumbers(sp *Sparsity, nums []int32) ([]int32, error) {
 // used afterwards. A solver that is not closed keeps them until the
 // program ends; after Finalize, Close has nothing left to free.
 func (s *Solver) Close() error {
-	if s.petsc == nil {
+	if s == nil || s.petsc == nil { // a nil Solver: NewSolver failed
 		return nil
 	}
 	return s.petsc.Close()

@@ -235,6 +235,9 @@ func TestSolverErrors(t *testing.T) {
 		if _, err := s.Solve(A, x, b); err == nil || !strings.Contains(err.Error(), "the Solver was not made by NewSolver") {
 			t.Errorf("%v.Solve: %v, want an error saying to use NewSolver", s, err)
 		}
+		if err := s.Close(); err != nil {
+			t.Errorf("%v.Close: %v", s, err)
+		}
 	}
 }
 

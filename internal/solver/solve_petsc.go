@@ -3,6 +3,7 @@ package solver
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/goop2/op2/internal/core"
@@ -59,7 +60,7 @@ func (ps *PETSc) Solve(c *PETScSolve) (Info, error) {
 	sys := ps.System(c.Key)
 	var setup time.Duration
 	if sys == nil {
-		if err := dist.AgreeStep(w, what, nil); err != nil {
+		if err := sameSettings(w, what); err != nil {
 			return Info{}, fmt.Errorf("Solve with PETSc (%s): %w", c.Matrix, c.Fatal(err))
 		}
 		start := time.Now()
@@ -114,6 +115,28 @@ func (ps *PETSc) Solve(c *PETScSolve) (Info, error) {
 			info.Method, info.Precond, c.Matrix, res.ReasonName, res.Iterations, res.Residual)
 	}
 	return info, nil
+}
+
+// sameSettings returns an error naming every rank's settings (this
+// rank's: mine) unless they are the same on every rank. Collective.
+func sameSettings(w *mpi.World, mine string) error {
+	if w.Size() == 1 {
+		return nil
+	}
+	all, err := dist.Allgather(w, []byte(mine))
+	if err != nil {
+		return err
+	}
+	var lines []string
+	differ := false
+	for r, s := range all {
+		lines = append(lines, fmt.Sprintf("rank %d: %s", r, s))
+		differ = differ || string(s) != mine
+	}
+	if !differ {
+		return nil
+	}
+	return fmt.Errorf("the ranks' PETSc solvers differ (every rank makes its Solver with the same options):\n  %s", strings.Join(lines, "\n  "))
 }
 
 // newSystem hands A's pattern to PETSc (collectively) and makes a KSP
