@@ -202,6 +202,11 @@ func meshOf(g *vtkfile.Grid, field string, comp int) (*Mesh, error) {
 		if g.Dim > 1 {
 			m.XY[2*i+1] = g.Points[g.Dim*i+1]
 		}
+		for _, v := range m.XY[2*i : 2*i+2] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("point %d is at (%g, %g), not a place on the picture: its coordinates must be finite numbers", i, m.XY[2*i], m.XY[2*i+1])
+			}
+		}
 	}
 	v := a.Float64s()
 	for c := range m.Values {

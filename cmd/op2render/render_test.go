@@ -179,6 +179,7 @@ func TestDegenerateMesh(t *testing.T) {
 		{[]float64{0, 0, 0, 0, 0, 0}, "the mesh's points all lie at (0, 0): its cells have no area to draw"},
 		{[]float64{2, 0, 2, 1, 2, 3}, "the mesh's points all have x = 2: its cells have no area to draw"},
 		{[]float64{0, -1, 1, -1, 5, -1}, "the mesh's points all have y = -1: its cells have no area to draw"},
+		{[]float64{0, 0, math.NaN(), 1, 1, 1}, "point 1 is at (NaN, 1), not a place on the picture: its coordinates must be finite numbers"},
 	} {
 		g := &vtkfile.Grid{Points: c.points, Dim: 2, Cells: []int32{0, 1, 2}, Type: vtkfile.Triangle, NodesPerCell: 3,
 			CellData: []vtkfile.Array{{Name: "mach", Components: 1, Values: []float64{1}}}}
