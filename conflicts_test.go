@@ -461,3 +461,62 @@ void vec_one(double **p) { bump(p); }`,
 		}
 	}
 }
+
+// TestExtrudedVectorEntries: the entries of an extruded vector argument
+// (ArgExtVec) reach different nodes and layers, which a device must keep
+// apart when it gives the argument a private copy: on columns short
+// enough to be staged and tall enough to stay in global memory (20 000
+// layers), stored by element (aos) and component by component (soa, the
+// GPU default, where a layer's values are a stride apart), for RW and
+// READ. A device once took entry 2 (node c, layer L+1) for entry 1 (node
+// c+1, layer L) in soa global memory.
+func TestExtrudedVectorEntries(t *testing.T) {
+	const cellsN, nodesN = 5, 6
+	var tab []int32
+	for c := range cellsN {
+		tab = append(tab, int32(c), int32(c+1), int32(c), int32(c+1))
+	}
+	configs := []op2.Config{{Backend: "sequential"}} // first: the reference
+	for _, b := range allBackends {
+		if b == "opencl" || b == "cuda" {
+			configs = append(configs, op2.Config{Backend: b, DeviceLayout: "aos"}, op2.Config{Backend: b, DeviceLayout: "soa"})
+		}
+	}
+	for _, layers := range []int{3, 20000} {
+		for _, access := range []string{"RW", "READ"} {
+			var want []float64
+			for _, cfg := range configs {
+				t.Run(fmt.Sprintf("%d-layers/%s/%s-%s", layers, access, cfg.Backend, cfg.DeviceLayout), func(t *testing.T) {
+					r := must(op2.NewRuntime(cfg))
+					defer r.Close()
+					cells := must(op2.NewSet(cellsN, "cells"))
+					nodes := must(op2.NewSet(nodesN, "nodes"))
+					cn := must(op2.NewMap(cells, nodes, 4, tab, "cn"))
+					prisms := must(op2.NewExtrudedSet(cells, layers-1, "prisms"))
+					cols := must(op2.NewExtrudedSet(nodes, layers, "cols"))
+					pc := must(op2.NewExtrudedMap(prisms, cols, cn, []int{0, 0, 1, 1}, []int{1, 1, 1, 1}, "pc"))
+					init := make([]float64, nodesN*layers)
+					for i := range init {
+						init[i] = float64(i % 97)
+					}
+					d := must(op2.NewExtrudedDat(cols, 1, init, "d"))
+					o := must(op2.NewExtrudedDat[float64](prisms, 1, nil, "o"))
+					if access == "RW" {
+						check(t, r.ParLoop(op2.NewKernel(`void xv_rw(double **p) { if (p) for (int j = 0; j < 4; j++) p[j][0] += j + 1; }`, "xv_rw"), prisms, d.ArgExtVec(op2.RW, pc)))
+					} else {
+						check(t, r.ParLoop(op2.NewKernel(`void xv_r(const double **p, double *o) { if (p) *o = p[0][0] + 100 * p[1][0] + 1e4 * p[2][0] + 1e6 * p[3][0]; }`, "xv_r"),
+							prisms, d.ArgExtVec(op2.Read, pc), o.Arg(op2.Write)))
+					}
+					got := append(d.DataRO(), o.DataRO()...)
+					if want == nil {
+						want = got
+						return
+					}
+					if !slices.Equal(got, want) {
+						t.Errorf("differs from the host's")
+					}
+				})
+			}
+		}
+	}
+}

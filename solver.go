@@ -177,9 +177,10 @@ func NewSolver(opts SolverOptions) (*Solver, error) {
 // (for CG a zero or negative curvature, which a matrix that is not
 // symmetric positive definite can give; for BiCGStab a vanishing inner
 // product; with Jacobi a zero diagonal entry) stops with an error saying
-// so, as does a residual grown to 10^5 times the first (PETSc's default
-// divergence tolerance); reaching MaxIts is not an error:
-// SolveInfo.Converged says whether the tolerance was met.
+// so, as does a residual grown to 10^5 times the first (from a nonzero
+// initial guess, b's norm), PETSc's default divergence tolerance;
+// reaching MaxIts is not an error: SolveInfo.Converged says whether the
+// tolerance was met.
 func (s *Solver) Solve(A *Mat[float64], x, b *Dat[float64]) (SolveInfo, error) {
 	// Collective: a rank that refuses its arguments says so to every
 	// rank before any of them solves.

@@ -292,3 +292,32 @@ func TestSolveDiverges(t *testing.T) {
 		t.Errorf("%+v, %v; want a divergence error before MaxIts", info, err)
 	}
 }
+
+// TestSolveFromGoodGuessConverges: from a nonzero initial guess the
+// divergence test, as PETSc's, measures the residual against b's norm,
+// not the first residual's: a guess so good that the residual grows past
+// 10^5 times the first on the way (a diagonal matrix with eigenvalues
+// from 1 to 1e16, x0 exact but in the 5 lowest modes) converges.
+func TestSolveFromGoodGuessConverges(t *testing.T) {
+	const n = 100
+	nodes := must(op2.NewSet(n, "nodes"))
+	ident := must(op2.NewMap(nodes, nodes, 1, iota32[int32](n), "ident"))
+	sp := must(op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: ident, Col: ident}}, "sp"))
+	A := must(op2.NewMat[float64](sp, "A"))
+	lambda, x0, ones := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range n {
+		lambda[i] = math.Pow(1e16, float64(i)/(n-1))
+		x0[i], ones[i] = 1/lambda[i], 1
+		if i < 5 {
+			x0[i] += 1e-8 * float64(i+1)
+		}
+	}
+	l := must(op2.NewDat(nodes, 1, lambda, "l"))
+	check(t, op2.ParLoop(op2.NewKernel(`void gg_diag(double *A, const double *l) { A[0] = l[0]; }`, "gg_diag"), nodes, A.Arg(op2.Inc, ident, ident), l.Arg(op2.Read)))
+	x := must(op2.NewDat(nodes, 1, x0, "x"))
+	b := must(op2.NewDat(nodes, 1, ones, "b"))
+	info, err := must(op2.NewSolver(op2.SolverOptions{Precond: "none", RTol: 1e-8, InitialGuessNonzero: true})).Solve(A, x, b)
+	if err != nil || !info.Converged {
+		t.Errorf("%+v, %v; want convergence", info, err)
+	}
+}

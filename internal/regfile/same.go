@@ -42,7 +42,8 @@ func SameFile(a, b string) bool {
 	return resolved(a) == resolved(b)
 }
 
-// inDevOrProc reports whether path is in /dev, or in /proc and not
+// inDevOrProc reports whether path is a device or stream in /dev (a
+// regular file there, on /dev/shm, is a file), or in /proc and not
 // leading out of it, or leads there.
 func inDevOrProc(path string) bool {
 	abs, err := filepath.Abs(path)
@@ -50,7 +51,18 @@ func inDevOrProc(path string) bool {
 		return false
 	}
 	if strings.HasPrefix(abs, "/dev/") {
-		return true
+		switch abs {
+		case "/dev/stdin", "/dev/stdout", "/dev/stderr":
+			return true
+		}
+		if strings.HasPrefix(abs, "/dev/fd/") {
+			return true
+		}
+		if fi, err := os.Stat(abs); err == nil {
+			return !fi.Mode().IsRegular()
+		}
+		fi, err := os.Stat(filepath.Dir(abs)) // a file not there yet
+		return err != nil || !fi.IsDir() || filepath.Dir(abs) == "/dev"
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {

@@ -18,6 +18,17 @@ func TestSameFile(t *testing.T) {
 	if err := os.WriteFile("b.dat", []byte("other"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A regular file on /dev/shm is a file like any other.
+	if f, err := os.CreateTemp("/dev/shm", "regfile-*.dat"); err == nil {
+		f.Close()
+		defer os.Remove(f.Name())
+		if !SameFile(f.Name(), f.Name()) || !SameFile(f.Name(), "/dev/shm/./"+filepath.Base(f.Name())) || SameFile(f.Name(), "/dev/shm/regfile-new.dat") {
+			t.Errorf("SameFile on %s: a regular file in /dev/shm is not compared as a file", f.Name())
+		}
+		if !SameFile("/dev/shm/regfile-new.dat", "/dev/shm/./regfile-new.dat") {
+			t.Errorf("SameFile of two spellings of a new file in /dev/shm is false")
+		}
+	}
 	if err := os.Symlink("a.dat", "link.dat"); err != nil {
 		t.Fatal(err)
 	}

@@ -134,7 +134,7 @@ type krylov[V comparable] struct {
 	err    error   // why more ended the solve, if it failed
 	bnorm  float64 // ‖b‖
 	tol    float64
-	r0     float64    // the first residual's norm (info.Norm)
+	r0     float64    // the tolerance's reference (setTolerance), PETSc's rnorm0
 	args   []Arg[V]   // the loop's arguments, reused
 	coefs  [2]float64 // the loop's coefficients, reused
 }
@@ -295,7 +295,7 @@ func (k *krylov[V]) begin(x, b, r, q V) (done bool, err error) {
 // unpreconditioned norm, or BiCGStab preconditioned on the right), or
 // r0 when that is 0; and ATol if larger.
 func (k *krylov[V]) setTolerance(r0 float64, b V, right bool) error {
-	k.info.Residual, k.r0 = r0, r0
+	k.info.Residual = r0
 	ref := r0
 	if k.opts.InitialGuessNonzero {
 		snorm := k.bnorm
@@ -315,15 +315,17 @@ func (k *krylov[V]) setTolerance(r0 float64, b V, right bool) error {
 		}
 	}
 	k.tol = max(k.opts.RTol*ref, k.opts.ATol)
+	k.r0 = ref // PETSc's rnorm0: the divergence test's reference too
 	return nil
 }
 
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-// DivergenceTolerance is how many times the first residual's norm a
-// residual may reach before the solve stops as diverged: PETSc's default
-// (KSPSetTolerances' dtol), with which KSPConvergedDefault gives
-// KSP_DIVERGED_DTOL.
+// DivergenceTolerance is how many times the tolerance's reference (the
+// first residual's norm; from a nonzero initial guess b's, see
+// setTolerance) a residual may reach before the solve stops as diverged:
+// PETSc's default (KSPSetTolerances' dtol), with which
+// KSPConvergedDefault gives KSP_DIVERGED_DTOL.
 const DivergenceTolerance = 1e5
 
 // more says whether to iterate again, setting the end of info otherwise;
@@ -341,9 +343,9 @@ func (k *krylov[V]) more() bool {
 		return false
 	}
 	if k.r0 > 0 && k.info.Residual >= DivergenceTolerance*k.r0 {
-		k.err = k.ops.Err(fmt.Errorf("Solve: %s diverged: the %s residual norm %g at iteration %d is at least %g times the first, %g, as PETSc's DIVERGED_DTOL (is the matrix singular, or one the method does not suit?) (%s)",
+		k.err = k.ops.Err(fmt.Errorf("Solve: %s diverged: the %s residual norm %g at iteration %d is at least %g times the reference %g (the first residual's, or from a nonzero guess b's), as PETSc's DIVERGED_DTOL (is the matrix singular, or one the method does not suit?) (%s)",
 			k.info.Method, k.info.Norm, k.info.Residual, k.info.Iterations, DivergenceTolerance, k.r0, k.matrix))
-		k.info.Reason = fmt.Sprintf("the residual grew past %g times the first", DivergenceTolerance)
+		k.info.Reason = fmt.Sprintf("the residual grew past %g times the reference", DivergenceTolerance)
 		return false
 	}
 	if k.info.Iterations >= k.opts.MaxIts {

@@ -1534,10 +1534,11 @@ func layersClose(w *writer, l *core.Loop, indent string) {
 // valuePlace is a C expression that is the same for two map entries col
 // of argument i (a vector) exactly when they reach the same values: the
 // address of the first (target), or in structure-of-arrays global memory
-// its index.
+// its index there, whose layer offset (extruded data) counts in strides,
+// as at's.
 func valuePlace(l *core.Loop, lay *Layout, i int, e, col string) string {
 	if lay.SoAData(l, i) && lay.DSGlobal[lay.Inds[i]] {
-		return fmt.Sprintf("((size_t)(%s)%s)", lay.elemIndex(l, i, e, col), layerValues(l, i, col))
+		return fmt.Sprintf("((size_t)(%s) + (size_t)(0%s) * op2_stride%d)", lay.elemIndex(l, i, e, col), layerValues(l, i, col), lay.Base[i])
 	}
 	return "(" + target(l, lay, i, e, col) + ")"
 }
