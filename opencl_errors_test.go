@@ -261,3 +261,20 @@ void tab_direct(const double *x, double *y) { *y = w[0]*x[0] + w[1]*x[1]; }`, "t
 		t.Errorf("y = %v, want 1.75 first", got)
 	}
 }
+
+// TestOpenCLRecursionRefused: a kernel whose helpers call themselves,
+// directly or through each other, is refused on opencl with an error
+// naming the cycle (PoCL's compiler overflowed its stack on it and killed
+// the process); the host backends run it.
+func TestOpenCLRecursionRefused(t *testing.T) {
+	requireDevice(t)
+	for _, c := range []struct{ src, cycle string }{
+		{"static int fib(int k) { return k < 2 ? k : fib(k - 1) + fib(k - 2); }\nvoid rec_k(double *x) { *x = fib((int)*x); }", "fib calls fib"},
+		{"static int h2(int k);\nstatic int h1(int k) { return k ? h2(k - 1) : 0; }\nstatic int h2(int k) { return k ? h1(k - 1) + 1 : 0; }\nvoid rec_k(double *x) { *x = h1((int)*x); }", "h1 calls h2 calls h1"},
+	} {
+		s := must(op2.NewSet(4, "s"))
+		x := must(op2.NewDat(s, 1, []float64{1, 5, 10, 12}, "x"))
+		err := op2.ParLoop(op2.NewKernel(c.src, "rec_k"), s, x.Arg(op2.RW))
+		wantErr(t, err, `loop "rec_k"`, "the kernel's source is recursive ("+c.cycle+")", "OpenCL C does not allow recursion")
+	}
+}

@@ -1377,3 +1377,63 @@ func HelperParams(k *core.KernelInfo, def FuncDecl) []core.Param {
 	r := &typeResolver{macros: pp.macrosAt(def.NameAt), typedefs: typedefs(code[:def.NameAt], pp)}
 	return parseParams(code[def.ListStart:def.ListEnd], def.ListStart, r)
 }
+
+// Recursion returns a cycle of calls among the functions the source
+// defines (["f", "g", "f"]: f calls g, which calls f), or nil. The calls
+// are those its text spells (Calls), not those a macro expands to or a
+// function pointer makes.
+func (m *SourceModel) Recursion() []string {
+	index := map[string]int{}
+	for i := range m.Defs {
+		index[m.Defs[i].Name] = i
+	}
+	calls := make([][]int, len(m.Defs))
+	for _, c := range m.Calls {
+		j, ok := index[c.Name]
+		if !ok || c.Outside {
+			continue
+		}
+		for i := range m.Defs {
+			if d := &m.Defs[i]; d.BodyOpen < c.NameAt && c.NameAt < d.BodyClose && !slices.Contains(calls[i], j) {
+				calls[i] = append(calls[i], j)
+			}
+		}
+	}
+	callees := func(i int) []int {
+		slices.Sort(calls[i])
+		return calls[i]
+	}
+	// Depth-first search for a back edge; state 1 on the path, 2 done.
+	state := make([]int, len(m.Defs))
+	var path []int
+	var visit func(i int) []string
+	visit = func(i int) []string {
+		state[i] = 1
+		path = append(path, i)
+		for _, j := range callees(i) {
+			switch state[j] {
+			case 1:
+				var cycle []string
+				for k := slices.Index(path, j); k < len(path); k++ {
+					cycle = append(cycle, m.Defs[path[k]].Name)
+				}
+				return append(cycle, m.Defs[j].Name)
+			case 0:
+				if c := visit(j); c != nil {
+					return c
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		state[i] = 2
+		return nil
+	}
+	for i := range m.Defs {
+		if state[i] == 0 {
+			if c := visit(i); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
+}

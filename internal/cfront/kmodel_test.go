@@ -533,3 +533,31 @@ func TestReadSourceCXXHeads(t *testing.T) {
 		})
 	}
 }
+
+// TestRecursion: Recursion finds a function calling itself and two
+// calling each other (one declared first); a chain of helpers, with a
+// parameter named like a function, is no cycle, nor is a function passed
+// as a value (no call of it spelt).
+func TestRecursion(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		want []string
+	}{
+		{"static int h(int k) { return k + 1; }\nstatic int g(int k) { return h(k) * 2; }\nvoid k(double *x) { *x = g(h(1)); }", nil},
+		{"static int f(int k) { return k ? f(k - 1) : 0; }\nvoid k(double *x) { *x = f(3); }", []string{"f", "f"}},
+		{"static int b(int);\nstatic int a(int k) { return k ? b(k - 1) : 0; }\nstatic int b(int k) { return a(k); }\nvoid k(double *x) { *x = a(3); }", []string{"a", "b", "a"}},
+		{"static int apply(int (*f)(int), int v);\nstatic int sq(int v) { return apply(sq, v - 1); }\nstatic int apply(int (*f)(int), int v) { return v > 0 ? f(v) : 0; }\nvoid k(double *x) { *x = sq(2); }", nil},
+	} {
+		info, err := ParseKernel(c.src, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Model(info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Recursion(); !slices.Equal(got, c.want) {
+			t.Errorf("%q: Recursion() = %q, want %q", c.src, got, c.want)
+		}
+	}
+}

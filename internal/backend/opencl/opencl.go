@@ -268,6 +268,11 @@ func (b *backend) build(l *core.Loop, src string) (*cl.Kernel, string, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		jit.NoteRebuild()
 	}
+	if err := recursive(l); err != nil {
+		// Refused before the driver sees it: PoCL's compiler overflows
+		// its stack on a recursive call and kills the process.
+		return nil, "", fmt.Errorf("%s: %w", l.Name(), err)
+	}
 	p, err := b.ctx.BuildSource(src, buildOptions)
 	if err != nil {
 		var be *cl.BuildError
@@ -440,6 +445,23 @@ func (d *driver) Launch(kh devrt.Kernel, args []devrt.Arg, groups, local int) er
 	}
 	d.last = append(d.last[:0], args...)
 	return d.ctx.Launch(k, groups, local)
+}
+
+// recursive refuses a kernel whose functions call themselves, directly or
+// through others: OpenCL C has no recursion (OpenCL C 1.2, 6.9).
+func recursive(l *core.Loop) error {
+	info := l.Kernel.Info
+	if info == nil {
+		return nil
+	}
+	m, err := cfront.Model(info)
+	if err != nil {
+		return nil // the build says what is wrong
+	}
+	if c := m.Recursion(); c != nil {
+		return fmt.Errorf("the kernel's source is recursive (%s): OpenCL C does not allow recursion; write it as a loop, or run the loop on a host backend (sequential, openmp) or on cuda", strings.Join(c, " calls "))
+	}
+	return nil
 }
 
 // undeclaredRE finds the functions a build log says are not declared.
