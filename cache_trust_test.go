@@ -275,6 +275,29 @@ func TestKernelMathFunctions(t *testing.T) {
 	}
 }
 
+// TestIsinfSign: isinf gives -1 for minus infinity, as glibc's does on
+// the host, on opencl too (OpenCL C's gives 1). CUDA's is C++'s (bool),
+// as a C++ kernel's is on the host: not checked.
+func TestIsinfSign(t *testing.T) {
+	src := "#include <math.h>\nvoid isinf_k(const double *x, double *y) { double m = -1 / (x[0] - x[0]); y[0] = isinf(m); y[1] = isinf((float)-m); y[2] = isinf(x[0]); }"
+	for _, backend := range allBackends {
+		if backend == "cuda" {
+			continue
+		}
+		t.Run(backend, func(t *testing.T) {
+			r := must(op2.NewRuntime(op2.Config{Backend: backend}))
+			defer r.Close()
+			set := must(op2.NewSet(3, "s"))
+			x := must(op2.NewDat(set, 1, []float64{1, 2, 3}, "x"))
+			y := must(op2.NewDat[float64](set, 3, nil, "y"))
+			check(t, r.ParLoop(op2.NewKernel(src, "isinf_k"), set, x.Arg(op2.Read), y.Arg(op2.Write)))
+			if got := y.DataRO()[:3]; !slices.Equal(got, []float64{-1, 1, 0}) {
+				t.Errorf("isinf(-inf), isinf(inf), isinf(1) = %v, want [-1 1 0]", got)
+			}
+		})
+	}
+}
+
 // TestKernelUndeclaredFunction: a kernel calling a function that exists
 // nowhere fails to compile (C99 has no implicit declarations), with an
 // error naming the function and showing the compiler's message.

@@ -270,7 +270,7 @@ func (d *Dialect) identity(acc core.Access, t core.ScalarType) string {
 // nearbyint onto rint (the rounding mode is always to nearest); lround,
 // llround, lrint and llrint onto round and rint; abs, labs and llabs onto
 // functions with C's signed result (OpenCL C's abs of a signed integer is
-// unsigned). Each is a function at file scope, op2_NAME, whose parameters
+// unsigned); isinf onto one giving -1 for minus infinity, as glibc's. Each is a function at file scope, op2_NAME, whose parameters
 // convert the arguments as C's prototype does, and a macro NAME calling
 // it: the built-in is called at file scope, where a kernel's local of its
 // name (double round = ...; lround(x)) cannot hide it. frexpf, modff and
@@ -324,5 +324,7 @@ func openCLLibrary() []Macro {
 	for _, f := range []string{"labs", "llabs"} {
 		lib = append(lib, Macro{f, "static long op2_" + f + "(long op2_x) { return op2_x < 0 ? -op2_x : op2_x; }\n#define " + f + "(x) op2_" + f + "((long)(x))"})
 	}
+	// isinf as glibc's: -1 for minus infinity (OpenCL C's gives 1).
+	lib = append(lib, Macro{"isinf", "#undef isinf\nstatic int op2_isinf(double op2_x) { return op2_x == (double)INFINITY ? 1 : op2_x == -(double)INFINITY ? -1 : 0; }\n#define isinf(x) op2_isinf((double)(x))"})
 	return lib
 }
