@@ -116,7 +116,7 @@ const shapeSrc = "static void h(const double *p) { }\n" +
 var openCLWords = map[string]bool{
 	"__kernel": true, "__attribute__": true, "reqd_work_group_size": true, "void": true, "int": true,
 	"const": true, "__global": true, "__local": true, "__constant": true, "restrict": true, "char": true,
-	"double": true, "size_t": true, "sizeof": true, "for": true, "if": true, "barrier": true,
+	"double": true, "size_t": true, "sizeof": true, "for": true, "if": true, "break": true, "barrier": true,
 	"CLK_LOCAL_MEM_FENCE": true, "CLK_GLOBAL_MEM_FENCE": true, "get_local_id": true,
 	"get_group_id": true, "get_global_id": true, "get_global_size": true,
 }
