@@ -298,6 +298,35 @@ func TestIsinfSign(t *testing.T) {
 	}
 }
 
+// TestInlineKernelsLink: a kernel or helper defined C99-style inline
+// (not static), as OP2's kernels often are, runs when the compiler does
+// not inline it: a recursive helper at -O3, every function at -O0. By
+// C99's rules such a definition supplies no symbol, and the library did
+// not load ("undefined symbol: fib").
+func TestInlineKernelsLink(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		flags     []string
+	}{
+		{"recursive helper", "inline int fib(int k) { return k < 2 ? k : fib(k - 1) + fib(k - 2); }\nvoid inl_k(double *y) { *y = fib(20); }", nil},
+		{"helper at -O0", "inline double twice(double v) { return 2 * v; }\nvoid inl_k(double *y) { *y = twice(3382.5); }", []string{"-O0", "-g"}},
+		{"kernel at -O0", "__attribute__((unused)) inline void inl_k(double *y) { *y = 6765; }", []string{"-O0"}},
+	} {
+		for _, backend := range hostBackends {
+			t.Run(c.name+"/"+backend, func(t *testing.T) {
+				r := must(op2.NewRuntime(op2.Config{Backend: backend, CFlags: c.flags}))
+				defer r.Close()
+				s := must(op2.NewSet(2, "s"))
+				y := must(op2.NewDat[float64](s, 1, nil, "y"))
+				check(t, r.ParLoop(op2.NewKernel(c.src, "inl_k"), s, y.Arg(op2.Write)))
+				if got := y.DataRO(); got[0] != 6765 || got[1] != 6765 {
+					t.Errorf("y = %v, want 6765 twice", got)
+				}
+			})
+		}
+	}
+}
+
 // TestKernelUndeclaredFunction: a kernel calling a function that exists
 // nowhere fails to compile (C99 has no implicit declarations), with an
 // error naming the function and showing the compiler's message.

@@ -142,6 +142,11 @@ func (g *Gen) Prelude(l *core.Loop) {
 	} else {
 		g.Printf("\n%s\n/* user kernel %s */\n%s\n/* end of user kernel */\n", strictConstPush, l.Kernel.Name, cfront.ReadOnlySource(l, inserts...))
 		g.Printf("%s\n", strictConstPop)
+		for _, name := range plainInline(info) {
+			// C99's inline alone defines no symbol: a call the compiler
+			// does not inline (-O0, recursion) would find none.
+			g.Printf("extern __typeof__(%s) %s;\n", name, name)
+		}
 	}
 	g.Printf("%s", mathUndefs(clones))
 	for _, c := range l.Consts {
@@ -241,6 +246,33 @@ func legacyNamesDeclared(info *core.KernelInfo) []string {
 func definesGNUSource(info *core.KernelInfo) bool {
 	m, err := cfront.Model(info)
 	return err == nil && slices.ContainsFunc(m.MacroDefs, func(d cfront.MacroDef) bool { return d.Name == "_GNU_SOURCE" })
+}
+
+// plainInline returns the functions the kernel's source defines inline
+// but neither static nor extern: by C99's rules their definitions are
+// inline definitions only, which supply no symbol, so that a call the
+// compiler does not inline would not link; a declaration with extern
+// after them makes them external definitions (GCC's default gnu89 rules
+// did so).
+func plainInline(info *core.KernelInfo) []string {
+	if info == nil {
+		return nil
+	}
+	m, err := cfront.Model(info)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, d := range m.Defs {
+		start := max(strings.LastIndexAny(m.Code[:d.NameAt], ";}"), 0)
+		words := strings.FieldsFunc(m.Code[start:d.NameAt], func(r rune) bool {
+			return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		})
+		if slices.Contains(words, "inline") && !slices.Contains(words, "static") && !slices.Contains(words, "extern") && !slices.Contains(names, d.Name) {
+			names = append(names, d.Name)
+		}
+	}
+	return names
 }
 
 // strictConstPush makes, until strictConstPop, the C compiler (GCC or
