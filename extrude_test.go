@@ -340,3 +340,35 @@ func TestExtrudedCloneAndCopy(t *testing.T) {
 		t.Errorf("copying an extruded dat to a base-set dat: %v, want a refusal", err)
 	}
 }
+
+// TestTwoExtrudedMapsOverOneBase: a Dat written (RW) through the same
+// column of two extruded maps over one base map with the same layers is
+// one map's argument twice, with the host's result on every backend (a
+// device gave the two no shared copy, and a kernel passing them to a
+// helper did not build on opencl); through two that reach other layers
+// it is refused alike everywhere, as two maps are.
+func TestTwoExtrudedMapsOverOneBase(t *testing.T) {
+	for _, backend := range allBackends {
+		t.Run(backend, func(t *testing.T) {
+			r := must(op2.NewRuntime(op2.Config{Backend: backend}))
+			defer r.Close()
+			bc := must(op2.NewSet(4, "bcells"))
+			bn := must(op2.NewSet(4, "bnodes"))
+			bm := must(op2.NewMap(bc, bn, 1, []int32{0, 1, 2, 3}, "bmap"))
+			cells := must(op2.NewExtrudedSet(bc, 3, "cells"))
+			nodes := must(op2.NewExtrudedSet(bn, 4, "nodes"))
+			em1 := must(op2.NewExtrudedMap(cells, nodes, bm, []int{0}, []int{1}, "em1"))
+			em2 := must(op2.NewExtrudedMap(cells, nodes, bm, []int{0}, []int{1}, "em2"))
+			up := must(op2.NewExtrudedMap(cells, nodes, bm, []int{1}, []int{1}, "up"))
+			x := must(op2.NewExtrudedDat[float64](nodes, 1, nil, "x"))
+			k := op2.NewKernel(`static void xh(double *z, double v) { z[0] += v; }
+void two_xm(double *a, double *b) { xh(a, 1); xh(b, 2); }`, "two_xm")
+			check(t, r.ParLoop(k, cells, x.ArgExtMap(op2.RW, em1, 0), x.ArgExtMap(op2.RW, em2, 0)))
+			if got, want := x.DataRO(), []float64{3, 3, 3, 0, 3, 3, 3, 0, 3, 3, 3, 0, 3, 3, 3, 0}; !slices.Equal(got, want) {
+				t.Errorf("x = %v, want %v", got, want)
+			}
+			err := r.ParLoop(k, cells, x.ArgExtMap(op2.RW, em1, 0), x.ArgExtMap(op2.RW, up, 0))
+			wantErr(t, err, `loop "two_xm"`, `not through two extruded maps over map "bmap" that reach other layers`)
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 )
@@ -427,6 +428,16 @@ type Arg struct {
 // reaches in layer l of the loop: Start[i] + l*Offset[i].
 type ArgExt struct {
 	Start, Offset []int32
+}
+
+// Same reports whether x and y reach the same layers (either may be nil:
+// an argument whose data is not extruded); two extruded maps over one
+// base map with the same start layers and offsets pass the same values.
+func (x *ArgExt) Same(y *ArgExt) bool {
+	if x == nil || y == nil {
+		return x == y
+	}
+	return slices.Equal(x.Start, y.Start) && slices.Equal(x.Offset, y.Offset)
 }
 
 // DirectExt is the ArgExt of a direct argument: layer l of the column.

@@ -247,13 +247,28 @@ func (p *Process) checkConflicts(b *Binding, args []Arg) error {
 			if ai.Off || x.Data != y.Data {
 				continue
 			}
-			if why := conflictKind(x, y); why != "" {
+			why := conflictKind(x, y)
+			if why == "" && x.Access.Modifies() && !combining(x.Access) && !extOf(ai).Same(extOf(bj)) {
+				// One base map, its columns as the rule wants; but the
+				// extruded maps reach other layers.
+				why = fmt.Sprintf("a Dat written through a map (WRITE or RW) may be passed again only through the same map and the same column, not through two extruded maps over map %q that reach other layers", x.Map.Name)
+			}
+			if why != "" {
 				return p.api.Loop(b.Kernel.Name, b.Set.Name, j, fmt.Sprintf(
 					"%s conflicts with argument %s (%s): %s", y.Describe(), label(ai, i), x.Describe(), why))
 			}
 		}
 	}
 	return nil
+}
+
+// extOf is the layers an argument through an extruded map reaches; nil
+// for any other.
+func extOf(a *Arg) *core.ArgExt {
+	if a.XMap == nil {
+		return nil
+	}
+	return &a.XMap.Ext
 }
 
 // checkDeviceLimits refuses a loop that the backend's generated code

@@ -732,7 +732,7 @@ func (lay *Layout) sharePrivateCopies(l *core.Loop) {
 	lay.alias = make([]int, n)
 	lay.unshared = make([]string, n)
 	same := func(a, b *core.Arg) bool {
-		return a.Data == b.Data && a.View == b.View && a.Comp == b.Comp && a.Kind == b.Kind && a.Map == b.Map && a.Ext == b.Ext && (a.Kind != core.ArgIndirect || a.Idx == b.Idx)
+		return a.Data == b.Data && a.View == b.View && a.Comp == b.Comp && a.Kind == b.Kind && a.Map == b.Map && a.Ext.Same(b.Ext) && (a.Kind != core.ArgIndirect || a.Idx == b.Idx)
 	}
 	for i := range l.Args {
 		lay.alias[i] = -1
