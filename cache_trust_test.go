@@ -327,6 +327,26 @@ func TestInlineKernelsLink(t *testing.T) {
 	}
 }
 
+// TestFuncNameEverywhere: __func__ names the kernel and its helpers as
+// the source does on every backend (the device generator renames them:
+// it said "op2_f_fn_k").
+func TestFuncNameEverywhere(t *testing.T) {
+	src := `static double fn_h(void) { return sizeof(__func__) + 100 * __func__[3]; }
+void fn_k(double *y) { y[0] = sizeof(__func__); y[1] = __func__[3]; y[2] = fn_h(); }`
+	for _, backend := range allBackends {
+		t.Run(backend, func(t *testing.T) {
+			r := must(op2.NewRuntime(op2.Config{Backend: backend}))
+			defer r.Close()
+			s := must(op2.NewSet(2, "s"))
+			y := must(op2.NewDat[float64](s, 3, nil, "y"))
+			check(t, r.ParLoop(op2.NewKernel(src, "fn_k"), s, y.Arg(op2.Write)))
+			if got := y.DataRO()[:3]; !slices.Equal(got, []float64{5, 'k', 5 + 100*'h'}) {
+				t.Errorf("sizeof(__func__), __func__[3], the helper's = %v, want [5 %d %d]", got, 'k', 5+100*'h')
+			}
+		})
+	}
+}
+
 // TestKernelUndeclaredFunction: a kernel calling a function that exists
 // nowhere fails to compile (C99 has no implicit declarations), with an
 // error naming the function and showing the compiler's message.

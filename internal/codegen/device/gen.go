@@ -1033,6 +1033,11 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 	for i := range u.Defs {
 		f := &u.Defs[i]
 		edits = append(edits, edit{f.NameAt, f.NameAt + len(f.Name), funcName(f.Name)}, list(f))
+		// __func__ names the function as the source does, not as
+		// renamed (the string it stands for, as in C).
+		for _, at := range identAt(u.Code[f.BodyOpen:f.BodyClose], "__func__") {
+			edits = append(edits, edit{f.BodyOpen + at, f.BodyOpen + at + len("__func__"), strconv.Quote(f.Name)})
+		}
 		if hasConsts {
 			edits = append(edits, edit{f.BodyOpen + 1, f.BodyOpen + 1, constLocals(lay, u, i) + " {"},
 				edit{f.BodyClose, f.BodyClose, "}"})
@@ -1066,6 +1071,26 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 		}
 	}
 	return replaceLongLong(applyEdits(string(src), edits), lay.d.Int64), nil
+}
+
+// identAt returns the offsets in code (comments and literals blanked) of
+// the identifier name, standing alone.
+func identAt(code, name string) []int {
+	var at []int
+	word := func(b byte) bool {
+		return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+	}
+	for i := 0; ; {
+		j := strings.Index(code[i:], name)
+		if j < 0 {
+			return at
+		}
+		j += i
+		if (j == 0 || !word(code[j-1])) && (j+len(name) == len(code) || !word(code[j+len(name)])) {
+			at = append(at, j)
+		}
+		i = j + len(name)
+	}
 }
 
 // constsOutsideFunctions refuses a C++ kernel that uses a constant, or
