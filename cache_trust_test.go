@@ -347,6 +347,30 @@ void fn_k(double *y) { y[0] = sizeof(__func__); y[1] = __func__[3]; y[2] = fn_h(
 	}
 }
 
+// TestStaticConstTablesAndRegister: a static const table in a function
+// and register variables, common C that OpenCL C 1.2 (and C++17, CUDA)
+// lacks, run on every backend (opencl refused both).
+func TestStaticConstTablesAndRegister(t *testing.T) {
+	src := `static double weight(int i) { static const double w[4] = {0.5, 0.25, 0.125, 2}; return w[i]; }
+void sc_k(double *y) {
+  const static int order[4] = {3, 2, 1, 0};
+  register int i;
+  for (i = 0; i < 4; i++) y[i] = weight(order[i]);
+}`
+	for _, backend := range allBackends {
+		t.Run(backend, func(t *testing.T) {
+			r := must(op2.NewRuntime(op2.Config{Backend: backend}))
+			defer r.Close()
+			s := must(op2.NewSet(2, "s"))
+			y := must(op2.NewDat[float64](s, 4, nil, "y"))
+			check(t, r.ParLoop(op2.NewKernel(src, "sc_k"), s, y.Arg(op2.Write)))
+			if got := y.DataRO()[:4]; !slices.Equal(got, []float64{2, 0.125, 0.25, 0.5}) {
+				t.Errorf("y = %v, want [2 0.125 0.25 0.5]", got)
+			}
+		})
+	}
+}
+
 // TestKernelUndeclaredFunction: a kernel calling a function that exists
 // nowhere fails to compile (C99 has no implicit declarations), with an
 // error naming the function and showing the compiler's message.

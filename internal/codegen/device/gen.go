@@ -1035,9 +1035,33 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 		edits = append(edits, edit{f.NameAt, f.NameAt + len(f.Name), funcName(f.Name)}, list(f))
 		// __func__ names the function as the source does, not as
 		// renamed (the string it stands for, as in C).
-		for _, at := range identAt(u.Code[f.BodyOpen:f.BodyClose], "__func__") {
+		body := u.Code[f.BodyOpen:f.BodyClose]
+		for _, at := range identAt(body, "__func__") {
 			edits = append(edits, edit{f.BodyOpen + at, f.BodyOpen + at + len("__func__"), strconv.Quote(f.Name)})
 		}
+		if lay.d == OpenCL {
+			// OpenCL C has no static variables in functions: a static
+			// const table there (its values fixed) becomes a plain
+			// const one, the same values every call.
+			for _, at := range identAt(body, "static") {
+				// The declaration: from the statement's start to its
+				// initialiser (const static int t[] = ...).
+				start := strings.LastIndexAny(body[:at], ";{}") + 1
+				decl, _, _ := strings.Cut(body[start:], ";")
+				decl, _, _ = strings.Cut(decl, "=")
+				if slices.Contains(identWords(decl), "const") {
+					edits = append(edits, edit{f.BodyOpen + at, f.BodyOpen + at + len("static"), ""})
+				}
+			}
+		}
+	}
+	// register, a hint compilers ignore, is none of OpenCL C 1.2 or
+	// C++17 (CUDA).
+	for _, at := range identAt(u.Code, "register") {
+		edits = append(edits, edit{at, at + len("register"), ""})
+	}
+	for i := range u.Defs {
+		f := &u.Defs[i]
 		if hasConsts {
 			edits = append(edits, edit{f.BodyOpen + 1, f.BodyOpen + 1, constLocals(lay, u, i) + " {"},
 				edit{f.BodyClose, f.BodyClose, "}"})
@@ -1071,6 +1095,13 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 		}
 	}
 	return replaceLongLong(applyEdits(string(src), edits), lay.d.Int64), nil
+}
+
+// identWords returns the identifiers and keywords of code.
+func identWords(code string) []string {
+	return strings.FieldsFunc(code, func(r rune) bool {
+		return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	})
 }
 
 // identAt returns the offsets in code (comments and literals blanked) of
