@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -15,7 +16,9 @@ import (
 // TestRemoveOnSignal: a program that calls RemoveOnSignal and is stopped
 // by SIGINT, SIGTERM or SIGHUP while it writes (a Pending write, a path
 // Track registered) leaves neither file, and dies of the signal; a
-// committed file and a path forgotten stay.
+// committed file and a path forgotten stay. A signal this test was
+// started ignoring (SIGHUP under nohup), which its child inherits, stays
+// ignored: the child lives on and removes nothing.
 func TestRemoveOnSignal(t *testing.T) {
 	if dir := os.Getenv("REGFILE_TEST_SIGNAL_DIR"); dir != "" {
 		RemoveOnSignal()
@@ -64,6 +67,18 @@ func TestRemoveOnSignal(t *testing.T) {
 				t.Fatalf("the program said %q", line)
 			}
 			cmd.Process.Signal(sig)
+			if signal.Ignored(sig) {
+				time.Sleep(500 * time.Millisecond)
+				if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+					t.Errorf("%v, which the program was started ignoring, ended it: %v", sig, err)
+				}
+				cmd.Process.Kill()
+				cmd.Wait()
+				if left, _ := filepath.Glob(filepath.Join(dir, ".out.txt.*.tmp")); len(left) != 1 {
+					t.Errorf("%v ignored: temporary files %q, want the write's one", sig, left)
+				}
+				return
+			}
 			err = cmd.Wait()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != sig {
