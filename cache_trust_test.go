@@ -371,6 +371,33 @@ void sc_k(double *y) {
 	}
 }
 
+// TestHelpersThroughMacros: helpers called through macros (a name as a
+// macro's argument, pasted with ##, an object-like macro naming one) run
+// on every backend, with and without Consts (the device generator renamed
+// only the calls the source spells, and opencl said "use of undeclared
+// identifier 'hh'").
+func TestHelpersThroughMacros(t *testing.T) {
+	src := `static double hm_h(double v) { return v + 1; }
+static double hm_helper_a(double v) { return v * 3; }
+#define APPLY(f, v) f(v)
+#define SQ(v) (hm_h(v) * hm_h(v))
+#define CALL(n, v) hm_helper_##n(v)
+#define FN hm_h
+void hm_k(double *y) { y[0] = APPLY(hm_h, 2.0); y[1] = SQ(1.0); y[2] = CALL(a, 2.0); y[3] = FN(5.0); }`
+	for _, backend := range allBackends {
+		t.Run(backend, func(t *testing.T) {
+			r := must(op2.NewRuntime(op2.Config{Backend: backend}))
+			defer r.Close()
+			s := must(op2.NewSet(2, "s"))
+			y := must(op2.NewDat[float64](s, 4, nil, "y"))
+			check(t, r.ParLoop(op2.NewKernel(src, "hm_k"), s, y.Arg(op2.Write)))
+			if got := y.DataRO()[:4]; !slices.Equal(got, []float64{3, 4, 6, 6}) {
+				t.Errorf("y = %v, want [3 4 6 6]", got)
+			}
+		})
+	}
+}
+
 // TestKernelUndeclaredFunction: a kernel calling a function that exists
 // nowhere fails to compile (C99 has no implicit declarations), with an
 // error naming the function and showing the compiler's message.

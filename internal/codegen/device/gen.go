@@ -1097,6 +1097,40 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 	return replaceLongLong(applyEdits(string(src), edits), lay.d.Int64), nil
 }
 
+// definedNames returns the names of the functions the source defines,
+// once each, in order, when the source may reach one other than by a
+// call it spells: a macro's replacement text names one or pastes names
+// (##), or the source uses one as a value (a function pointer); else
+// none, as the edits rename every name.
+func (u *userSource) definedNames() []string {
+	known := map[int]bool{}
+	for _, f := range u.Defs {
+		known[f.NameAt] = true
+	}
+	for _, f := range u.Protos {
+		known[f.NameAt] = true
+	}
+	for _, c := range u.Calls {
+		known[c.NameAt] = true
+	}
+	var names []string
+	other := strings.Contains(u.Src, "##")
+	for _, f := range u.Defs {
+		if slices.Contains(names, f.Name) {
+			continue
+		}
+		names = append(names, f.Name)
+		other = other || u.MacroIdents[f.Name]
+		for _, at := range identAt(u.Code, f.Name) {
+			other = other || !known[at]
+		}
+	}
+	if !other {
+		return nil
+	}
+	return names
+}
+
 // identWords returns the identifiers and keywords of code.
 func identWords(code string) []string {
 	return strings.FieldsFunc(code, func(r rune) bool {
@@ -1356,8 +1390,16 @@ func Generate(l *core.Loop, lay *Layout) (string, error) {
 			undef = append(undef, m.Name)
 		}
 	}
+	// The functions the source defines are renamed where it spells them;
+	// where a macro makes their names (APPLY(f, x), helper_##n) or the
+	// source uses them as values (function pointers), a macro of each
+	// name renames them too.
+	renamedByMacro := u.definedNames()
+	for _, name := range renamedByMacro {
+		w.p("#define %s %s\n", name, funcName(name))
+	}
 	w.p("\n%s/* user kernel %s */\n%s\n/* end of user kernel */\n%s", d.StrictConstPush, l.Kernel.Name, user, d.StrictConstPop)
-	for _, m := range append(undef, u.Macros...) {
+	for _, m := range append(append(undef, renamedByMacro...), u.Macros...) {
 		w.p("#undef %s\n", u.deviceName(m))
 	}
 	w.p("\n")
