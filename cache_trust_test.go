@@ -331,17 +331,18 @@ func TestInlineKernelsLink(t *testing.T) {
 // the source does on every backend (the device generator renames them:
 // it said "op2_f_fn_k").
 func TestFuncNameEverywhere(t *testing.T) {
-	src := `static double fn_h(void) { return sizeof(__func__) + 100 * __func__[3]; }
-void fn_k(double *y) { y[0] = sizeof(__func__); y[1] = __func__[3]; y[2] = fn_h(); }`
+	src := `#define FNLEN sizeof(__func__)
+static double fn_h(void) { return sizeof(__func__) + 100 * __func__[3]; }
+void fn_k(double *y) { y[0] = FNLEN; y[1] = __func__[3]; y[2] = fn_h(); y[3] = sizeof(__FUNCTION__) + sizeof(__PRETTY_FUNCTION__); }`
 	for _, backend := range allBackends {
 		t.Run(backend, func(t *testing.T) {
 			r := must(op2.NewRuntime(op2.Config{Backend: backend}))
 			defer r.Close()
 			s := must(op2.NewSet(2, "s"))
-			y := must(op2.NewDat[float64](s, 3, nil, "y"))
+			y := must(op2.NewDat[float64](s, 4, nil, "y"))
 			check(t, r.ParLoop(op2.NewKernel(src, "fn_k"), s, y.Arg(op2.Write)))
-			if got := y.DataRO()[:3]; !slices.Equal(got, []float64{5, 'k', 5 + 100*'h'}) {
-				t.Errorf("sizeof(__func__), __func__[3], the helper's = %v, want [5 %d %d]", got, 'k', 5+100*'h')
+			if got := y.DataRO()[:4]; !slices.Equal(got, []float64{5, 'k', 5 + 100*'h', 10}) {
+				t.Errorf("sizeof(__func__) through a macro, __func__[3], the helper's, __FUNCTION__'s and __PRETTY_FUNCTION__'s = %v, want [5 %d %d 10]", got, 'k', 5+100*'h')
 			}
 		})
 	}
@@ -351,8 +352,8 @@ void fn_k(double *y) { y[0] = sizeof(__func__); y[1] = __func__[3]; y[2] = fn_h(
 // and register variables, common C that OpenCL C 1.2 (and C++17, CUDA)
 // lacks, run on every backend (opencl refused both).
 func TestStaticConstTablesAndRegister(t *testing.T) {
-	src := `static double weight(int i) { static const double w[4] = {0.5, 0.25, 0.125, 2}; return w[i]; }
-void sc_k(double *y) {
+	src := `static double weight(register int i) { static const double w[4] = {0.5, 0.25, 0.125, 2}; return w[i]; }
+void sc_k(register double *y) {
   const static int order[4] = {3, 2, 1, 0};
   register int i;
   for (i = 0; i < 4; i++) y[i] = weight(order[i]);
@@ -366,6 +367,17 @@ void sc_k(double *y) {
 			check(t, r.ParLoop(op2.NewKernel(src, "sc_k"), s, y.Arg(op2.Write)))
 			if got := y.DataRO()[:4]; !slices.Equal(got, []float64{2, 0.125, 0.25, 0.5}) {
 				t.Errorf("y = %v, want [2 0.125 0.25 0.5]", got)
+			}
+			// A static variable that is not const (a member is) keeps
+			// its value from call to call on the host; opencl, which
+			// cannot, refuses it rather than run it otherwise.
+			counter := `static double sc_cnt(void) { static struct { const int k; int n; } s = {1, 0}; s.n++; return s.n; }
+void sc_c(double *y) { y[0] = sc_cnt(); }`
+			err := r.ParLoop(op2.NewKernel(counter, "sc_c"), s, y.Arg(op2.Write))
+			if backend == "opencl" && err == nil {
+				t.Errorf("a static variable that is not const ran on opencl: y = %v", y.DataRO())
+			} else if backend != "opencl" && err != nil {
+				t.Error(err)
 			}
 		})
 	}

@@ -1000,6 +1000,9 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 		params = append(params, lay.paramText(l, i))
 	}
 	kernelList := u.renameText(strings.Join(params, ", "))
+	for _, at := range slices.Backward(identAt(kernelList, "register")) { // see register below
+		kernelList = kernelList[:at] + kernelList[at+len("register"):]
+	}
 	if len(params) == 0 {
 		kernelList = "void"
 	}
@@ -1033,12 +1036,17 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 	for i := range u.Defs {
 		f := &u.Defs[i]
 		edits = append(edits, edit{f.NameAt, f.NameAt + len(f.Name), funcName(f.Name)}, list(f))
-		// __func__ names the function as the source does, not as
-		// renamed (the string it stands for, as in C).
-		body := u.Code[f.BodyOpen:f.BodyClose]
-		for _, at := range identAt(body, "__func__") {
-			edits = append(edits, edit{f.BodyOpen + at, f.BodyOpen + at + len("__func__"), strconv.Quote(f.Name)})
+		// __func__ (and GCC's __FUNCTION__, __PRETTY_FUNCTION__) names
+		// the function as the source does, not as renamed, in its body
+		// and the macros used there: the string it stands for, as the
+		// host's lane forms do (hostc functionNames).
+		name := strconv.Quote(f.Name)
+		if usesFuncName(u.Src) {
+			edits = append(edits,
+				edit{f.BodyOpen, f.BodyOpen, fmt.Sprintf("\n#define __func__ %s\n#define __FUNCTION__ %s\n#define __PRETTY_FUNCTION__ %s\n", name, name, name)},
+				edit{f.BodyClose + 1, f.BodyClose + 1, "\n#undef __func__\n#undef __FUNCTION__\n#undef __PRETTY_FUNCTION__\n"})
 		}
+		body := u.Code[f.BodyOpen:f.BodyClose]
 		if lay.d == OpenCL {
 			// OpenCL C has no static variables in functions: a static
 			// const table there (its values fixed) becomes a plain
@@ -1046,9 +1054,13 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 			for _, at := range identAt(body, "static") {
 				// The declaration: from the statement's start to its
 				// initialiser (const static int t[] = ...).
+				// Only the object itself const: the specifiers before a
+				// struct's body, a declarator's '*', '[' or '('.
 				start := strings.LastIndexAny(body[:at], ";{}") + 1
 				decl, _, _ := strings.Cut(body[start:], ";")
-				decl, _, _ = strings.Cut(decl, "=")
+				if k := strings.IndexAny(decl, "={[(*"); k >= 0 {
+					decl = decl[:k]
+				}
 				if slices.Contains(identWords(decl), "const") {
 					edits = append(edits, edit{f.BodyOpen + at, f.BodyOpen + at + len("static"), ""})
 				}
@@ -1056,9 +1068,15 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 		}
 	}
 	// register, a hint compilers ignore, is none of OpenCL C 1.2 or
-	// C++17 (CUDA).
+	// C++17 (CUDA); the kernel's own parameter list is replaced whole.
 	for _, at := range identAt(u.Code, "register") {
-		edits = append(edits, edit{at, at + len("register"), ""})
+		inKernelList := false
+		for _, f := range append(slices.Clone(u.Defs), u.Protos...) {
+			inKernelList = inKernelList || f.Name == k.Name && f.ListStart <= at && at < f.ListEnd
+		}
+		if !inKernelList {
+			edits = append(edits, edit{at, at + len("register"), ""})
+		}
 	}
 	for i := range u.Defs {
 		f := &u.Defs[i]
@@ -1129,6 +1147,12 @@ func (u *userSource) definedNames() []string {
 		return nil
 	}
 	return names
+}
+
+// usesFuncName reports whether a source may name __func__, __FUNCTION__
+// or __PRETTY_FUNCTION__ (in its code or its macros).
+func usesFuncName(src string) bool {
+	return strings.Contains(src, "__func__") || strings.Contains(src, "__FUNCTION__") || strings.Contains(src, "__PRETTY_FUNCTION__")
 }
 
 // identWords returns the identifiers and keywords of code.
