@@ -271,6 +271,8 @@ func TestOpenCLRecursionRefused(t *testing.T) {
 	for _, c := range []struct{ src, cycle string }{
 		{"static int fib(int k) { return k < 2 ? k : fib(k - 1) + fib(k - 2); }\nvoid rec_k(double *x) { *x = fib((int)*x); }", "fib calls fib"},
 		{"static int h2(int k);\nstatic int h1(int k) { return k ? h2(k - 1) : 0; }\nstatic int h2(int k) { return k ? h1(k - 1) + 1 : 0; }\nvoid rec_k(double *x) { *x = h1((int)*x); }", "h1 calls h2 calls h1"},
+		{"#ifndef REC_NOPE\nstatic int f(int k) { return k < 2 ? k : f(k - 1) + f(k - 2); }\n#else\nstatic int f(int k) { return k; }\n#endif\nvoid rec_k(double *x) { *x = f((int)*x); }", "f calls f"},
+		{"#define F(k) f(k)\nstatic int f(int k) { return k < 2 ? k : F(k - 1) + F(k - 2); }\nvoid rec_k(double *x) { *x = f((int)*x); }", "f calls f"},
 	} {
 		s := must(op2.NewSet(4, "s"))
 		x := must(op2.NewDat(s, 1, []float64{1, 5, 10, 12}, "x"))

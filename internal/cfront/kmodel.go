@@ -1380,22 +1380,80 @@ func HelperParams(k *core.KernelInfo, def FuncDecl) []core.Param {
 
 // Recursion returns a cycle of calls among the functions the source
 // defines (["f", "g", "f"]: f calls g, which calls f), or nil. The calls
-// are those its text spells (Calls), not those a macro expands to or a
-// function pointer makes.
+// are those its text spells (Calls) and those of the macros a function's
+// body uses (their replacement texts naming a function, through other
+// macros too); definitions of one name (in the branches of an #if) are
+// one function. A function pointer's calls are not seen.
 func (m *SourceModel) Recursion() []string {
 	index := map[string]int{}
+	var names []string
 	for i := range m.Defs {
-		index[m.Defs[i].Name] = i
+		if _, ok := index[m.Defs[i].Name]; !ok {
+			index[m.Defs[i].Name] = len(names)
+			names = append(names, m.Defs[i].Name)
+		}
 	}
-	calls := make([][]int, len(m.Defs))
+	calls := make([][]int, len(names))
+	add := func(from, to int) {
+		if !slices.Contains(calls[from], to) {
+			calls[from] = append(calls[from], to)
+		}
+	}
 	for _, c := range m.Calls {
 		j, ok := index[c.Name]
 		if !ok || c.Outside {
 			continue
 		}
 		for i := range m.Defs {
-			if d := &m.Defs[i]; d.BodyOpen < c.NameAt && c.NameAt < d.BodyClose && !slices.Contains(calls[i], j) {
-				calls[i] = append(calls[i], j)
+			if d := &m.Defs[i]; d.BodyOpen < c.NameAt && c.NameAt < d.BodyClose {
+				add(index[d.Name], j)
+			}
+		}
+	}
+	// The functions each macro's replacement text names, through the
+	// macros it names.
+	macroText := map[string][]string{}
+	for _, md := range m.MacroDefs {
+		line := m.Src[md.At:]
+		for k := 0; k < len(line); k++ {
+			if line[k] == '\n' && (k == 0 || line[k-1] != '\\') {
+				line = line[:k]
+				break
+			}
+		}
+		// The replacement text: after the name and any parameter list.
+		if k := strings.Index(line, md.Name); k >= 0 {
+			line = line[k+len(md.Name):]
+			if strings.HasPrefix(line, "(") {
+				if e := strings.IndexByte(line, ')'); e >= 0 {
+					line = line[e+1:]
+				}
+			}
+		}
+		macroText[md.Name] = append(macroText[md.Name], clex.Identifiers(line)...)
+	}
+	var reach func(macro string, seen map[string]bool) []int
+	reach = func(macro string, seen map[string]bool) []int {
+		if seen[macro] {
+			return nil
+		}
+		seen[macro] = true
+		var out []int
+		for _, id := range macroText[macro] {
+			if j, ok := index[id]; ok {
+				out = append(out, j)
+			} else if _, ok := macroText[id]; ok && id != macro {
+				out = append(out, reach(id, seen)...)
+			}
+		}
+		return out
+	}
+	for i := range m.Defs {
+		for id := range m.BodyIdents[i] {
+			if _, ok := macroText[id]; ok {
+				for _, j := range reach(id, map[string]bool{}) {
+					add(index[m.Defs[i].Name], j)
+				}
 			}
 		}
 	}
@@ -1404,7 +1462,7 @@ func (m *SourceModel) Recursion() []string {
 		return calls[i]
 	}
 	// Depth-first search for a back edge; state 1 on the path, 2 done.
-	state := make([]int, len(m.Defs))
+	state := make([]int, len(names))
 	var path []int
 	var visit func(i int) []string
 	visit = func(i int) []string {
@@ -1415,9 +1473,9 @@ func (m *SourceModel) Recursion() []string {
 			case 1:
 				var cycle []string
 				for k := slices.Index(path, j); k < len(path); k++ {
-					cycle = append(cycle, m.Defs[path[k]].Name)
+					cycle = append(cycle, names[path[k]])
 				}
-				return append(cycle, m.Defs[j].Name)
+				return append(cycle, names[j])
 			case 0:
 				if c := visit(j); c != nil {
 					return c
@@ -1428,7 +1486,7 @@ func (m *SourceModel) Recursion() []string {
 		state[i] = 2
 		return nil
 	}
-	for i := range m.Defs {
+	for i := range names {
 		if state[i] == 0 {
 			if c := visit(i); c != nil {
 				return c

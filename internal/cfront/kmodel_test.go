@@ -547,6 +547,12 @@ func TestRecursion(t *testing.T) {
 		{"static int f(int k) { return k ? f(k - 1) : 0; }\nvoid k(double *x) { *x = f(3); }", []string{"f", "f"}},
 		{"static int b(int);\nstatic int a(int k) { return k ? b(k - 1) : 0; }\nstatic int b(int k) { return a(k); }\nvoid k(double *x) { *x = a(3); }", []string{"a", "b", "a"}},
 		{"static int apply(int (*f)(int), int v);\nstatic int sq(int v) { return apply(sq, v - 1); }\nstatic int apply(int (*f)(int), int v) { return v > 0 ? f(v) : 0; }\nvoid k(double *x) { *x = sq(2); }", nil},
+		// Definitions in the branches of an #if are one function.
+		{"#ifndef NOPE\nstatic int f(int k) { return k < 2 ? k : f(k - 1); }\n#else\nstatic int f(int k) { return k; }\n#endif\nvoid k(double *x) { *x = f(3); }", []string{"f", "f"}},
+		// A call a macro makes, through another macro too.
+		{"#define G(k) f(k)\n#define F(k) G(k)\nstatic int f(int k) { return k < 2 ? k : F(k - 1); }\nvoid k(double *x) { *x = f(3); }", []string{"f", "f"}},
+		// A macro's parameter named like a function is no call of it.
+		{"#define APPLY(f, v) f(v)\nstatic int f(int k) { return k; }\nstatic int g(int k) { return APPLY(f, k); }\nvoid k(double *x) { *x = g(3); }", nil},
 	} {
 		info, err := ParseKernel(c.src, "k")
 		if err != nil {
