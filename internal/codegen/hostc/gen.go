@@ -18,6 +18,7 @@ package hostc
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -253,13 +254,15 @@ func definesGNUSource(info *core.KernelInfo) bool {
 // inline definitions only, which supply no symbol, so that a call the
 // compiler does not inline would not link; a declaration with extern
 // after them makes them external definitions (GCC's default gnu89 rules
-// did so).
+// did so). A source with conditional directives gets none: a definition
+// may be in a branch the compiler skips, where the declaration would
+// name nothing.
 func plainInline(info *core.KernelInfo) []string {
 	if info == nil {
 		return nil
 	}
 	m, err := cfront.Model(info)
-	if err != nil {
+	if err != nil || conditional.MatchString(m.Src) {
 		return nil
 	}
 	var names []string
@@ -268,12 +271,16 @@ func plainInline(info *core.KernelInfo) []string {
 		words := strings.FieldsFunc(m.Code[start:d.NameAt], func(r rune) bool {
 			return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
 		})
-		if slices.Contains(words, "inline") && !slices.Contains(words, "static") && !slices.Contains(words, "extern") && !slices.Contains(names, d.Name) {
+		inline := slices.Contains(words, "inline") || slices.Contains(words, "__inline") || slices.Contains(words, "__inline__")
+		if inline && !slices.Contains(words, "static") && !slices.Contains(words, "extern") && !slices.Contains(names, d.Name) {
 			names = append(names, d.Name)
 		}
 	}
 	return names
 }
+
+// conditional finds a conditional directive (#if, #ifdef, #ifndef).
+var conditional = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*if`)
 
 // strictConstPush makes, until strictConstPop, the C compiler (GCC or
 // Clang) refuse code that discards a const qualifier: a pointer to const
