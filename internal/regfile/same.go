@@ -50,6 +50,12 @@ func inDevOrProc(path string) bool {
 	if err != nil {
 		return false
 	}
+	return devOrProc(abs, true)
+}
+
+// devOrProc is inDevOrProc for the absolute path abs; follow says to
+// follow it to where it leads, which is judged alike.
+func devOrProc(abs string, follow bool) bool {
 	if strings.HasPrefix(abs, "/dev/") {
 		switch abs {
 		case "/dev/stdin", "/dev/stdout", "/dev/stderr":
@@ -64,11 +70,14 @@ func inDevOrProc(path string) bool {
 		fi, err := os.Stat(filepath.Dir(abs)) // a file not there yet
 		return err != nil || !fi.IsDir() || filepath.Dir(abs) == "/dev"
 	}
+	if !follow {
+		return inSpecialFS(abs)
+	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		real = resolved(abs) // a file not there yet: its folder's links
 	}
-	return inSpecialFS(real) // /proc/self/cwd/a.dat is a.dat
+	return devOrProc(real, false) // /proc/self/cwd/a.dat is a.dat; a link to /dev/shm/f, f
 }
 
 // resolved is path absolute and cleaned, its folder's symbolic links

@@ -28,6 +28,12 @@ func TestSameFile(t *testing.T) {
 		if !SameFile("/dev/shm/regfile-new.dat", "/dev/shm/./regfile-new.dat") {
 			t.Errorf("SameFile of two spellings of a new file in /dev/shm is false")
 		}
+		if err := os.Symlink(f.Name(), "shm-link.dat"); err != nil {
+			t.Fatal(err)
+		}
+		if !SameFile("shm-link.dat", f.Name()) || !SameFile("shm-link.dat", "shm-link.dat") {
+			t.Errorf("SameFile of a link to %s and the file is false", f.Name())
+		}
 	}
 	if err := os.Symlink("a.dat", "link.dat"); err != nil {
 		t.Fatal(err)

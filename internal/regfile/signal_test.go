@@ -68,12 +68,15 @@ func TestRemoveOnSignal(t *testing.T) {
 			}
 			cmd.Process.Signal(sig)
 			if signal.Ignored(sig) {
-				time.Sleep(500 * time.Millisecond)
-				if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+				ended := make(chan error, 1)
+				go func() { ended <- cmd.Wait() }()
+				select {
+				case err := <-ended:
 					t.Errorf("%v, which the program was started ignoring, ended it: %v", sig, err)
+				case <-time.After(500 * time.Millisecond):
+					cmd.Process.Kill()
+					<-ended
 				}
-				cmd.Process.Kill()
-				cmd.Wait()
 				if left, _ := filepath.Glob(filepath.Join(dir, ".out.txt.*.tmp")); len(left) != 1 {
 					t.Errorf("%v ignored: temporary files %q, want the write's one", sig, left)
 				}
