@@ -275,6 +275,19 @@ func TestKernelMathFunctions(t *testing.T) {
 	}
 }
 
+// firstValues runs kernel name of src over a set of two elements, writing
+// a Dat of dim values per element, on a runtime of cfg, and returns the
+// first element's values.
+func firstValues(t *testing.T, cfg op2.Config, src, name string, dim int) []float64 {
+	t.Helper()
+	r := must(op2.NewRuntime(cfg))
+	defer r.Close()
+	s := must(op2.NewSet(2, "s"))
+	y := must(op2.NewDat[float64](s, dim, nil, "y"))
+	check(t, r.ParLoop(op2.NewKernel(src, name), s, y.Arg(op2.Write)))
+	return y.DataRO()[:dim]
+}
+
 // TestIsinfSign: isinf gives -1 for minus infinity, as glibc's does on
 // the host, on opencl too (OpenCL C's gives 1). CUDA's is C++'s (bool),
 // as a C++ kernel's is on the host: not checked.
@@ -319,13 +332,8 @@ func TestInlineKernelsLink(t *testing.T) {
 	} {
 		for _, backend := range hostBackends {
 			t.Run(c.name+"/"+backend, func(t *testing.T) {
-				r := must(op2.NewRuntime(op2.Config{Backend: backend, CFlags: c.flags}))
-				defer r.Close()
-				s := must(op2.NewSet(2, "s"))
-				y := must(op2.NewDat[float64](s, 1, nil, "y"))
-				check(t, r.ParLoop(op2.NewKernel(c.src, "inl_k"), s, y.Arg(op2.Write)))
-				if got := y.DataRO(); got[0] != 6765 || got[1] != 6765 {
-					t.Errorf("y = %v, want 6765 twice", got)
+				if got := firstValues(t, op2.Config{Backend: backend, CFlags: c.flags}, c.src, "inl_k", 1); got[0] != 6765 {
+					t.Errorf("y = %v, want 6765", got)
 				}
 			})
 		}
@@ -341,12 +349,7 @@ static double fn_h(void) { return sizeof(__func__) + 100 * __func__[3]; }
 void fn_k(double *y) { y[0] = FNLEN; y[1] = __func__[3]; y[2] = fn_h(); y[3] = sizeof(__FUNCTION__) + sizeof(__PRETTY_FUNCTION__); }`
 	for _, backend := range allBackends {
 		t.Run(backend, func(t *testing.T) {
-			r := must(op2.NewRuntime(op2.Config{Backend: backend}))
-			defer r.Close()
-			s := must(op2.NewSet(2, "s"))
-			y := must(op2.NewDat[float64](s, 4, nil, "y"))
-			check(t, r.ParLoop(op2.NewKernel(src, "fn_k"), s, y.Arg(op2.Write)))
-			if got := y.DataRO()[:4]; !slices.Equal(got, []float64{5, 'k', 5 + 100*'h', 10}) {
+			if got := firstValues(t, op2.Config{Backend: backend}, src, "fn_k", 4); !slices.Equal(got, []float64{5, 'k', 5 + 100*'h', 10}) {
 				t.Errorf("sizeof(__func__) through a macro, __func__[3], the helper's, __FUNCTION__'s and __PRETTY_FUNCTION__'s = %v, want [5 %d %d 10]", got, 'k', 5+100*'h')
 			}
 		})
@@ -365,14 +368,13 @@ void sc_k(register double *y) {
 }`
 	for _, backend := range allBackends {
 		t.Run(backend, func(t *testing.T) {
+			if got := firstValues(t, op2.Config{Backend: backend}, src, "sc_k", 4); !slices.Equal(got, []float64{2, 0.125, 0.25, 0.5}) {
+				t.Errorf("y = %v, want [2 0.125 0.25 0.5]", got)
+			}
 			r := must(op2.NewRuntime(op2.Config{Backend: backend}))
 			defer r.Close()
 			s := must(op2.NewSet(2, "s"))
-			y := must(op2.NewDat[float64](s, 4, nil, "y"))
-			check(t, r.ParLoop(op2.NewKernel(src, "sc_k"), s, y.Arg(op2.Write)))
-			if got := y.DataRO()[:4]; !slices.Equal(got, []float64{2, 0.125, 0.25, 0.5}) {
-				t.Errorf("y = %v, want [2 0.125 0.25 0.5]", got)
-			}
+			y := must(op2.NewDat[float64](s, 1, nil, "y"))
 			// A static variable that is not const (a member is) keeps
 			// its value from call to call on the host; opencl, which
 			// cannot, refuses it rather than run it otherwise.
@@ -390,9 +392,8 @@ void sc_c(double *y) { y[0] = sc_cnt(); }`
 
 // TestHelpersThroughMacros: helpers called through macros (a name as a
 // macro's argument, pasted with ##, an object-like macro naming one) run
-// on every backend, with and without Consts (the device generator renamed
-// only the calls the source spells, and opencl said "use of undeclared
-// identifier 'hh'").
+// on every backend (the device generator renamed only the calls the
+// source spells, and opencl said "use of undeclared identifier 'hh'").
 func TestHelpersThroughMacros(t *testing.T) {
 	src := `static double hm_h(double v) { return v + 1; }
 static double hm_helper_a(double v) { return v * 3; }
@@ -403,12 +404,7 @@ static double hm_helper_a(double v) { return v * 3; }
 void hm_k(double *y) { y[0] = APPLY(hm_h, 2.0); y[1] = SQ(1.0); y[2] = CALL(a, 2.0); y[3] = FN(5.0); }`
 	for _, backend := range allBackends {
 		t.Run(backend, func(t *testing.T) {
-			r := must(op2.NewRuntime(op2.Config{Backend: backend}))
-			defer r.Close()
-			s := must(op2.NewSet(2, "s"))
-			y := must(op2.NewDat[float64](s, 4, nil, "y"))
-			check(t, r.ParLoop(op2.NewKernel(src, "hm_k"), s, y.Arg(op2.Write)))
-			if got := y.DataRO()[:4]; !slices.Equal(got, []float64{3, 4, 6, 6}) {
+			if got := firstValues(t, op2.Config{Backend: backend}, src, "hm_k", 4); !slices.Equal(got, []float64{3, 4, 6, 6}) {
 				t.Errorf("y = %v, want [3 4 6 6]", got)
 			}
 		})
