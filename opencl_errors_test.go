@@ -279,4 +279,18 @@ func TestOpenCLRecursionRefused(t *testing.T) {
 		err := op2.ParLoop(op2.NewKernel(c.src, "rec_k"), s, x.Arg(op2.RW))
 		wantErr(t, err, `loop "rec_k"`, "the kernel's source is recursive ("+c.cycle+")", "OpenCL C does not allow recursion")
 	}
+	// No cycle: a helper named in a comment of a macro, or two helpers
+	// calling each other only across #if branches the compiler picks.
+	for _, src := range []string{
+		"#define SCALE 2.0 /* as in scale() */\nstatic double scale(double v) { return v * SCALE; }\nvoid nrec_k(double *x) { *x = scale(3); }",
+		"static double h(double k);\n#ifdef NREC_NOPE\nstatic double g(double k) { return h(k); }\n#else\nstatic double g(double k) { return 2 * k; }\n#endif\n" +
+			"#ifdef NREC_NOPE\nstatic double h(double k) { return k; }\n#else\nstatic double h(double k) { return g(k) / 2 + 5; }\n#endif\nvoid nrec_k(double *x) { *x = h(1); }",
+	} {
+		s := must(op2.NewSet(2, "s"))
+		x := must(op2.NewDat[float64](s, 1, nil, "x"))
+		check(t, op2.ParLoop(op2.NewKernel(src, "nrec_k"), s, x.Arg(op2.Write)))
+		if got := x.DataRO()[0]; got != 6 {
+			t.Errorf("x = %v, want 6", got)
+		}
+	}
 }

@@ -1378,16 +1378,47 @@ func HelperParams(k *core.KernelInfo, def FuncDecl) []core.Param {
 	return parseParams(code[def.ListStart:def.ListEnd], def.ListStart, r)
 }
 
+// memberIn reports whether every occurrence of identifier id in text
+// follows '.' or "->" (a member's name, no function).
+func memberIn(text, id string) bool {
+	found := false
+	for i := 0; ; {
+		j := strings.Index(text[i:], id)
+		if j < 0 {
+			return found
+		}
+		j += i
+		before := strings.TrimRight(text[:j], " \t")
+		word := func(b byte) bool {
+			return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+		}
+		standalone := (j == 0 || !word(text[j-1])) && (j+len(id) == len(text) || !word(text[j+len(id)]))
+		if standalone {
+			if !strings.HasSuffix(before, ".") && !strings.HasSuffix(before, "->") {
+				return false
+			}
+			found = true
+		}
+		i = j + len(id)
+	}
+}
+
 // Recursion returns a cycle of calls among the functions the source
 // defines (["f", "g", "f"]: f calls g, which calls f), or nil. The calls
 // are those its text spells (Calls) and those of the macros a function's
 // body uses (their replacement texts naming a function, through other
-// macros too); definitions of one name (in the branches of an #if) are
-// one function. A function pointer's calls are not seen.
-func (m *SourceModel) Recursion() []string {
+// macros too, their parameters, members and literals aside). What lies
+// in skipped (spans of groups the compiler skips, Skipped) is left out;
+// definitions of one name in groups that cannot be decided are one
+// function. A function pointer's calls are not seen.
+func (m *SourceModel) Recursion(skipped [][2]int) []string {
 	index := map[string]int{}
 	var names []string
+	live := func(at int) bool { return !InSpans(skipped, at) }
 	for i := range m.Defs {
+		if !live(m.Defs[i].NameAt) {
+			continue
+		}
 		if _, ok := index[m.Defs[i].Name]; !ok {
 			index[m.Defs[i].Name] = len(names)
 			names = append(names, m.Defs[i].Name)
@@ -1401,7 +1432,7 @@ func (m *SourceModel) Recursion() []string {
 	}
 	for _, c := range m.Calls {
 		j, ok := index[c.Name]
-		if !ok || c.Outside {
+		if !ok || c.Outside || !live(c.NameAt) {
 			continue
 		}
 		for i := range m.Defs {
@@ -1414,23 +1445,32 @@ func (m *SourceModel) Recursion() []string {
 	// macros it names.
 	macroText := map[string][]string{}
 	for _, md := range m.MacroDefs {
-		line := m.Src[md.At:]
+		if !live(md.At) {
+			continue
+		}
+		line := clex.Blank(m.Src[md.At:], true, nil)
 		for k := 0; k < len(line); k++ {
 			if line[k] == '\n' && (k == 0 || line[k-1] != '\\') {
 				line = line[:k]
 				break
 			}
 		}
-		// The replacement text: after the name and any parameter list.
+		// The replacement text: after the name and any parameter list,
+		// whose names are no calls.
+		var params []string
 		if k := strings.Index(line, md.Name); k >= 0 {
 			line = line[k+len(md.Name):]
 			if strings.HasPrefix(line, "(") {
 				if e := strings.IndexByte(line, ')'); e >= 0 {
-					line = line[e+1:]
+					params, line = clex.Identifiers(line[:e]), line[e+1:]
 				}
 			}
 		}
-		macroText[md.Name] = append(macroText[md.Name], clex.Identifiers(line)...)
+		for _, id := range clex.Identifiers(line) {
+			if !slices.Contains(params, id) && !memberIn(line, id) {
+				macroText[md.Name] = append(macroText[md.Name], id)
+			}
+		}
 	}
 	var reach func(macro string, seen map[string]bool) []int
 	reach = func(macro string, seen map[string]bool) []int {
@@ -1449,6 +1489,9 @@ func (m *SourceModel) Recursion() []string {
 		return out
 	}
 	for i := range m.Defs {
+		if !live(m.Defs[i].NameAt) {
+			continue
+		}
 		for id := range m.BodyIdents[i] {
 			if _, ok := macroText[id]; ok {
 				for _, j := range reach(id, map[string]bool{}) {

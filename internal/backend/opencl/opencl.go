@@ -458,7 +458,11 @@ func recursive(l *core.Loop) error {
 	if err != nil {
 		return nil // the build says what is wrong
 	}
-	if c := m.Recursion(); c != nil {
+	skipped, err := m.Skipped(device.OpenCL.Predefined) // the groups the device compiler skips
+	if err != nil {
+		return nil // the build says what is wrong
+	}
+	if c := m.Recursion(skipped); c != nil {
 		return fmt.Errorf("the kernel's source is recursive (%s): OpenCL C does not allow recursion; write it as a loop, or run the loop on a host backend (sequential, openmp) or on cuda", strings.Join(c, " calls "))
 	}
 	return nil
