@@ -326,9 +326,9 @@ func TestInlineKernelsLink(t *testing.T) {
 		{"kernel at -O0", "__attribute__((unused)) inline void inl_k(double *y) { *y = 6765; }", []string{"-O0"}},
 		{"__inline__ helper at -O0", "__inline__ double twice(double v) { return 2 * v; }\nvoid inl_k(double *y) { *y = twice(3382.5); }", []string{"-O0"}},
 		{"__inline helper at -O0", "__inline double twice(double v) { return 2 * v; }\nvoid inl_k(double *y) { *y = twice(3382.5); }", []string{"-O0"}},
-		// A source with conditionals gets no declarations (a definition
-		// may be skipped): it must build.
-		{"inline helper in a skipped branch", "#ifdef INL_NOPE\ninline double twice(double v) { return 2 * v; }\n#endif\nvoid inl_k(double *y) { *y = 6765; }", nil},
+		// A definition in a skipped #if group; one beside a conditional.
+		{"inline helper in a skipped branch", "#ifdef INL_NOPE\ninline double twice(double v) { return 2 * v; }\n#endif\nvoid inl_k(double *y) { *y = 6765; }", []string{"-O0"}},
+		{"inline helper beside a conditional", "#ifndef M_PI\n#define M_PI 3.14159265358979323846\n#endif\ninline int fib(int k) { return k < 2 ? k : fib(k - 1) + fib(k - 2); }\nvoid inl_k(double *y) { *y = fib(20); }", []string{"-O0"}},
 	} {
 		for _, backend := range hostBackends {
 			t.Run(c.name+"/"+backend, func(t *testing.T) {

@@ -18,7 +18,6 @@ package hostc
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,17 +136,15 @@ func (g *Gen) Prelude(l *core.Loop) {
 			inserts = append(inserts, cfront.Insert{At: p.At, Text: fmt.Sprintf("/* lane form (%d lanes) */\n%s", g.Lanes, p.Source)})
 		}
 	}
+	if !l.Kernel.CXX {
+		inserts = append(inserts, plainInline(info)...)
+	}
 	if l.Kernel.CXX {
 		// C++ refuses code that discards const by its own rules.
 		g.Printf("\n/* user kernel %s (C++) */\n%s\n/* end of user kernel */\n", l.Kernel.Name, cfront.ReadOnlySource(l, inserts...))
 	} else {
 		g.Printf("\n%s\n/* user kernel %s */\n%s\n/* end of user kernel */\n", strictConstPush, l.Kernel.Name, cfront.ReadOnlySource(l, inserts...))
 		g.Printf("%s\n", strictConstPop)
-		for _, name := range plainInline(info) {
-			// C99's inline alone defines no symbol: a call the compiler
-			// does not inline (-O0, recursion) would find none.
-			g.Printf("extern __typeof__(%s) %s;\n", name, name)
-		}
 	}
 	g.Printf("%s", mathUndefs(clones))
 	for _, c := range l.Consts {
@@ -249,38 +246,34 @@ func definesGNUSource(info *core.KernelInfo) bool {
 	return err == nil && slices.ContainsFunc(m.MacroDefs, func(d cfront.MacroDef) bool { return d.Name == "_GNU_SOURCE" })
 }
 
-// plainInline returns the functions the kernel's source defines inline
-// but neither static nor extern: by C99's rules their definitions are
-// inline definitions only, which supply no symbol, so that a call the
-// compiler does not inline would not link; a declaration with extern
-// after them makes them external definitions (GCC's default gnu89 rules
-// did so). A source with conditional directives gets none: a definition
-// may be in a branch the compiler skips, where the declaration would
-// name nothing.
-func plainInline(info *core.KernelInfo) []string {
+// plainInline returns, for each function the kernel's source defines
+// inline but neither static nor extern, a declaration with extern right
+// after its definition (in its #if group, if any): by C99's rules such
+// a definition is an inline definition only, which supplies no symbol, so
+// that a call the compiler does not inline (-O0, recursion) would not
+// link; the declaration makes it an external definition (GCC's default
+// gnu89 rules did so).
+func plainInline(info *core.KernelInfo) []cfront.Insert {
 	if info == nil {
 		return nil
 	}
 	m, err := cfront.Model(info)
-	if err != nil || conditional.MatchString(m.Src) {
+	if err != nil {
 		return nil
 	}
-	var names []string
+	var inserts []cfront.Insert
 	for _, d := range m.Defs {
 		start := max(strings.LastIndexAny(m.Code[:d.NameAt], ";}"), 0)
 		words := strings.FieldsFunc(m.Code[start:d.NameAt], func(r rune) bool {
 			return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
 		})
 		inline := slices.Contains(words, "inline") || slices.Contains(words, "__inline") || slices.Contains(words, "__inline__")
-		if inline && !slices.Contains(words, "static") && !slices.Contains(words, "extern") && !slices.Contains(names, d.Name) {
-			names = append(names, d.Name)
+		if inline && !slices.Contains(words, "static") && !slices.Contains(words, "extern") {
+			inserts = append(inserts, cfront.Insert{At: d.BodyClose + 1, Text: fmt.Sprintf("\nextern __typeof__(%s) %s;\n", d.Name, d.Name)})
 		}
 	}
-	return names
+	return inserts
 }
-
-// conditional finds a conditional directive (#if, #ifdef, #ifndef).
-var conditional = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*if`)
 
 // strictConstPush makes, until strictConstPop, the C compiler (GCC or
 // Clang) refuse code that discards a const qualifier: a pointer to const
