@@ -292,7 +292,8 @@ func firstValues(t *testing.T, cfg op2.Config, src, name string, dim int) []floa
 // the host, on opencl too (OpenCL C's gives 1). CUDA's is C++'s (bool),
 // as a C++ kernel's is on the host: not checked.
 func TestIsinfSign(t *testing.T) {
-	src := "#include <math.h>\nvoid isinf_k(const double *x, double *y) { double m = -1 / (x[0] - x[0]); y[0] = isinf(m); y[1] = isinf((float)-m); y[2] = isinf(x[0]); }"
+	src := "#include <math.h>\nvoid isinf_k(const double *x, double *y) { double m = -1 / (x[0] - x[0]); y[0] = isinf(m); y[1] = isinf((float)-m); y[2] = isinf(x[0]);\n" +
+		"  double v = 5; y[3] = isinf(v += 1); y[4] = v; }" // the argument evaluated once
 	for _, backend := range allBackends {
 		if backend == "cuda" {
 			continue
@@ -302,10 +303,10 @@ func TestIsinfSign(t *testing.T) {
 			defer r.Close()
 			set := must(op2.NewSet(3, "s"))
 			x := must(op2.NewDat(set, 1, []float64{1, 2, 3}, "x"))
-			y := must(op2.NewDat[float64](set, 3, nil, "y"))
+			y := must(op2.NewDat[float64](set, 5, nil, "y"))
 			check(t, r.ParLoop(op2.NewKernel(src, "isinf_k"), set, x.Arg(op2.Read), y.Arg(op2.Write)))
-			if got := y.DataRO()[:3]; !slices.Equal(got, []float64{-1, 1, 0}) {
-				t.Errorf("isinf(-inf), isinf(inf), isinf(1) = %v, want [-1 1 0]", got)
+			if got := y.DataRO()[:5]; !slices.Equal(got, []float64{-1, 1, 0, 0, 6}) {
+				t.Errorf("isinf(-inf), isinf(inf), isinf(1), isinf(v += 1), v = %v, want [-1 1 0 0 6]", got)
 			}
 		})
 	}

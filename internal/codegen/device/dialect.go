@@ -325,8 +325,11 @@ func openCLLibrary() []Macro {
 		lib = append(lib, Macro{f, "static long op2_" + f + "(long op2_x) { return op2_x < 0 ? -op2_x : op2_x; }\n#define " + f + "(x) op2_" + f + "((long)(x))"})
 	}
 	// isinf as glibc's: -1 for minus infinity (OpenCL C's gives 1).
-	// A macro, so that a float argument stays float (a device may
-	// have no double).
-	lib = append(lib, Macro{"isinf", "#undef isinf\n#define isinf(x) ((x) == INFINITY ? 1 : (x) == -INFINITY ? -1 : 0)"})
+	// Overloaded, so that a float argument stays float (a device may
+	// have no double) and the argument is evaluated once, as C's.
+	lib = append(lib, Macro{"isinf", "#undef isinf\n" +
+		"static int __attribute__((overloadable)) op2_isinf(float op2_x) { return op2_x == INFINITY ? 1 : op2_x == -INFINITY ? -1 : 0; }\n" +
+		"#ifdef cl_khr_fp64\nstatic int __attribute__((overloadable)) op2_isinf(double op2_x) { return op2_x == (double)INFINITY ? 1 : op2_x == -(double)INFINITY ? -1 : 0; }\n#endif\n" +
+		"#define isinf(x) op2_isinf(x)"})
 	return lib
 }
