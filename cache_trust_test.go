@@ -379,13 +379,16 @@ void sc_k(register double *y) {
 			// A static variable that is not const (a member is) keeps
 			// its value from call to call on the host; opencl, which
 			// cannot, refuses it rather than run it otherwise.
-			counter := `static double sc_cnt(void) { static struct { const int k; int n; } s = {1, 0}; s.n++; return s.n; }
-void sc_c(double *y) { y[0] = sc_cnt(); }`
-			err := r.ParLoop(op2.NewKernel(counter, "sc_c"), s, y.Arg(op2.Write))
-			if backend == "opencl" && err == nil {
-				t.Errorf("a static variable that is not const ran on opencl: y = %v", y.DataRO())
-			} else if backend != "opencl" && err != nil {
-				t.Error(err)
+			for i, counter := range []string{
+				`static double sc_cnt(void) { static struct { const int k; int n; } s = {1, 0}; s.n++; return s.n; }`,
+				`static double sc_cnt(void) { static const double tab[2] = {1, 2}; static const double *p = tab; double v = *p; p = p == tab ? tab + 1 : tab; return v; }`,
+			} {
+				err := r.ParLoop(op2.NewKernel(counter+"\nvoid sc_c(double *y) { y[0] = sc_cnt(); }", "sc_c"), s, y.Arg(op2.Write))
+				if backend == "opencl" && err == nil {
+					t.Errorf("static variable %d that is not const ran on opencl: y = %v", i, y.DataRO())
+				} else if backend != "opencl" && err != nil {
+					t.Error(err)
+				}
 			}
 		})
 	}
@@ -407,6 +410,28 @@ void hm_k(double *y) { y[0] = APPLY(hm_h, 2.0); y[1] = SQ(1.0); y[2] = CALL(a, 2
 		t.Run(backend, func(t *testing.T) {
 			if got := firstValues(t, op2.Config{Backend: backend}, src, "hm_k", 4); !slices.Equal(got, []float64{3, 4, 6, 6}) {
 				t.Errorf("y = %v, want [3 4 6 6]", got)
+			}
+			// With a Const the helpers reached through macros get the
+			// constants; a helper guarded by #ifndef, and ## only in a
+			// comment, keep their own names.
+			r := must(op2.NewRuntime(op2.Config{Backend: backend}))
+			defer r.Close()
+			c := must(op2.NewConstIn[float64](r, 1, []float64{10}, "hm_c"))
+			defer c.Remove()
+			withConst := `/* ## */
+static double hm_g(double v) { return v + hm_c; }
+static double hm_z(void) { return hm_c; }
+#ifndef hm_max
+static double hm_max(double a, double b) { return a > b ? a : b; }
+#endif
+#define APPLY(f, v) f(v)
+#define ZERO(f) f()
+void hm_kc(double *y) { y[0] = APPLY(hm_g, 2.0); y[1] = ZERO(hm_z); y[2] = hm_max(1, 3); y[3] = hm_g(0); }`
+			s := must(op2.NewSet(2, "s"))
+			y := must(op2.NewDat[float64](s, 4, nil, "y"))
+			check(t, r.ParLoop(op2.NewKernel(withConst, "hm_kc"), s, y.Arg(op2.Write)))
+			if got := y.DataRO()[:4]; !slices.Equal(got, []float64{12, 10, 3, 10}) {
+				t.Errorf("with a Const: y = %v, want [12 10 3 10]", got)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package device
 import (
 	"fmt"
 	"math/bits"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -1042,9 +1043,13 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 		// host's lane forms do (hostc functionNames).
 		name := strconv.Quote(f.Name)
 		if usesFuncName(u.Src) {
-			edits = append(edits,
-				edit{f.BodyOpen, f.BodyOpen, fmt.Sprintf("\n#define __func__ %s\n#define __FUNCTION__ %s\n#define __PRETTY_FUNCTION__ %s\n", name, name, name)},
-				edit{f.BodyClose + 1, f.BodyClose + 1, "\n#undef __func__\n#undef __FUNCTION__\n#undef __PRETTY_FUNCTION__\n"})
+			// (In C++ __PRETTY_FUNCTION__ is the signature: left alone.)
+			define, undef := fmt.Sprintf("\n#define __func__ %s\n#define __FUNCTION__ %s\n", name, name), "\n#undef __func__\n#undef __FUNCTION__\n"
+			if !k.CXX {
+				define += fmt.Sprintf("#define __PRETTY_FUNCTION__ %s\n", name)
+				undef += "#undef __PRETTY_FUNCTION__\n"
+			}
+			edits = append(edits, edit{f.BodyOpen, f.BodyOpen, define}, edit{f.BodyClose + 1, f.BodyClose + 1, undef})
 		}
 		body := u.Code[f.BodyOpen:f.BodyClose]
 		if lay.d == OpenCL {
@@ -1054,14 +1059,7 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 			for _, at := range identAt(body, "static") {
 				// The declaration: from the statement's start to its
 				// initialiser (const static int t[] = ...).
-				// Only the object itself const: the specifiers before a
-				// struct's body, a declarator's '*', '[' or '('.
-				start := strings.LastIndexAny(body[:at], ";{}") + 1
-				decl, _, _ := strings.Cut(body[start:], ";")
-				if k := strings.IndexAny(decl, "={[(*"); k >= 0 {
-					decl = decl[:k]
-				}
-				if slices.Contains(identWords(decl), "const") {
+				if constObject(body, at) {
 					edits = append(edits, edit{f.BodyOpen + at, f.BodyOpen + at + len("static"), ""})
 				}
 			}
@@ -1132,10 +1130,14 @@ func (u *userSource) definedNames() []string {
 		known[c.NameAt] = true
 	}
 	var names []string
-	other := strings.Contains(u.Src, "##")
+	tested := u.testedNames()
+	other := false
+	for _, md := range u.MacroDefs {
+		other = other || strings.Contains(u.directive(md.At), "##")
+	}
 	for _, f := range u.Defs {
-		if slices.Contains(names, f.Name) {
-			continue
+		if slices.Contains(names, f.Name) || tested[f.Name] {
+			continue // a name #ifdef tests stays what the source makes it
 		}
 		names = append(names, f.Name)
 		other = other || u.MacroIdents[f.Name]
@@ -1153,6 +1155,62 @@ func (u *userSource) definedNames() []string {
 // or __PRETTY_FUNCTION__ (in its code or its macros).
 func usesFuncName(src string) bool {
 	return strings.Contains(src, "__func__") || strings.Contains(src, "__FUNCTION__") || strings.Contains(src, "__PRETTY_FUNCTION__")
+}
+
+// directive returns the directive starting at offset at of the source
+// (continuation lines joined in place), comments and literals blanked.
+func (u *userSource) directive(at int) string {
+	line := clex.Blank(u.Src[at:], true, nil)
+	for k := 0; k < len(line); k++ {
+		if line[k] == '\n' && (k == 0 || line[k-1] != '\\') {
+			return line[:k]
+		}
+	}
+	return line
+}
+
+// testedNames returns the names the source's conditional directives test
+// (#ifdef NAME, #ifndef NAME, defined(NAME)).
+func (u *userSource) testedNames() map[string]bool {
+	tested := map[string]bool{}
+	for _, m := range conditionalRE.FindAllStringIndex(u.Src, -1) {
+		for _, id := range clex.Identifiers(u.directive(m[0])) {
+			tested[id] = true
+		}
+	}
+	return tested
+}
+
+// conditionalRE finds conditional directives (#if, #ifdef, #ifndef,
+// #elif).
+var conditionalRE = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*(?:if|elif)`)
+
+// emptyList reports whether the function the source defines as name
+// takes no parameters.
+func (u *userSource) emptyList(name string) bool {
+	for _, f := range u.Defs {
+		if f.Name == name {
+			return f.EmptyList || strings.TrimSpace(u.Code[f.ListStart:f.ListEnd]) == "void"
+		}
+	}
+	return false
+}
+
+// constObject reports whether the declaration whose static is at offset
+// at of body declares a const object: const among the specifiers (before
+// a struct's body, a declarator's '[' or '('), or, for a pointer, after
+// its last '*' (a pointer to const is no const object).
+func constObject(body string, at int) bool {
+	start := strings.LastIndexAny(body[:at], ";{}") + 1
+	decl, _, _ := strings.Cut(body[start:], ";")
+	decl, _, _ = strings.Cut(decl, "=")
+	if k := strings.LastIndexByte(decl, '*'); k >= 0 {
+		return slices.Contains(identWords(decl[k+1:]), "const")
+	}
+	if k := strings.IndexAny(decl, "{[("); k >= 0 {
+		decl = decl[:k]
+	}
+	return slices.Contains(identWords(decl), "const")
 }
 
 // identWords returns the identifiers and keywords of code.
@@ -1420,7 +1478,15 @@ func Generate(l *core.Loop, lay *Layout) (string, error) {
 	// name renames them too.
 	renamedByMacro := u.definedNames()
 	for _, name := range renamedByMacro {
-		w.p("#define %s %s\n", name, funcName(name))
+		switch {
+		case len(lay.Consts) == 0:
+			w.p("#define %s %s\n", name, funcName(name))
+		case u.emptyList(name):
+			// The constants reach every function as its first parameter.
+			w.p("#define %s() %s(op2_consts)\n", name, funcName(name))
+		default:
+			w.p("#define %s(...) %s(op2_consts, __VA_ARGS__)\n", name, funcName(name))
+		}
 	}
 	w.p("\n%s/* user kernel %s */\n%s\n/* end of user kernel */\n%s", d.StrictConstPush, l.Kernel.Name, user, d.StrictConstPop)
 	for _, m := range append(append(undef, renamedByMacro...), u.Macros...) {
