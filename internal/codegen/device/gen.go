@@ -1716,9 +1716,6 @@ func layersClose(w *writer, l *core.Loop, indent string) {
 	}
 }
 
-// at is component op2_k of argument i's target for element e (map column
-// col for a vector argument), as an lvalue: target(...)[op2_k], or in
-// structure-of-arrays device memory the element's index plus op2_k strides.
 // valuePlace is a C expression that is the same for two map entries col
 // of argument i (a vector) exactly when they reach the same values: the
 // address of the first (target), or in structure-of-arrays global memory
@@ -1731,6 +1728,9 @@ func valuePlace(l *core.Loop, lay *Layout, i int, e, col string) string {
 	return "(" + target(l, lay, i, e, col) + ")"
 }
 
+// at is component op2_k of argument i's target for element e (map column
+// col for a vector argument), as an lvalue: target(...)[op2_k], or in
+// structure-of-arrays device memory the element's index plus op2_k strides.
 func at(l *core.Loop, lay *Layout, i int, e, col string) string {
 	a := &l.Args[i]
 	if !lay.SoAData(l, i) {
