@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goop2/op2"
+	"github.com/goop2/op2/internal/cuda"
 )
 
 // TestBadFlags: op2bench refuses flags that conflict or that the
@@ -128,11 +128,17 @@ func TestGoodFlags(t *testing.T) {
 // measures anything, with -mgcfd-only and with -mgcfd in the full run,
 // and stops the MG-CFD section before its header.
 func TestMGCFDDeviceUnavailable(t *testing.T) {
-	if err := op2.Use("cuda"); err == nil {
-		if err := op2.Use("sequential"); err != nil {
-			t.Fatal(err)
+	// CUDA is made unavailable whatever the machine: the driver library
+	// is one that does not exist, in a child process (the driver loads
+	// once per process).
+	noCUDA := cuda.LibraryEnv + "=/nonexistent/libcuda.so.1"
+	if os.Getenv("OP2BENCH_TEST_NO_CUDA") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMGCFDDeviceUnavailable$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "OP2BENCH_TEST_NO_CUDA=1", noCUDA)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v:\n%s", err, out)
 		}
-		t.Skip("cuda is available here")
+		return
 	}
 	var out bytes.Buffer
 	err := mgcfdSection(&out, mgcfdOpts{n: 5, levels: 2, cycles: 1, rounds: 1, threads: 1, device: "cuda"})
@@ -146,7 +152,7 @@ func TestMGCFDDeviceUnavailable(t *testing.T) {
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		cmd := exec.CommandContext(ctx, os.Args[0], args...)
-		cmd.Env = append(os.Environ(), "GOOP2_OP2BENCH_MAIN=1")
+		cmd.Env = append(os.Environ(), "GOOP2_OP2BENCH_MAIN=1", noCUDA)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
