@@ -1383,22 +1383,15 @@ func HelperParams(k *core.KernelInfo, def FuncDecl) []core.Param {
 func memberIn(text, id string) bool {
 	found := false
 	for i := 0; ; {
-		j := strings.Index(text[i:], id)
+		j := clex.IndexIdent(text[i:], id)
 		if j < 0 {
 			return found
 		}
 		j += i
-		before := strings.TrimRight(text[:j], " \t")
-		word := func(b byte) bool {
-			return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+		if before := strings.TrimRight(text[:j], " \t"); !strings.HasSuffix(before, ".") && !strings.HasSuffix(before, "->") {
+			return false
 		}
-		standalone := (j == 0 || !word(text[j-1])) && (j+len(id) == len(text) || !word(text[j+len(id)]))
-		if standalone {
-			if !strings.HasSuffix(before, ".") && !strings.HasSuffix(before, "->") {
-				return false
-			}
-			found = true
-		}
+		found = true
 		i = j + len(id)
 	}
 }
@@ -1448,13 +1441,7 @@ func (m *SourceModel) Recursion(skipped [][2]int) []string {
 		if !live(md.At) {
 			continue
 		}
-		line := clex.Blank(m.Src[md.At:], true, nil)
-		for k := 0; k < len(line); k++ {
-			if line[k] == '\n' && (k == 0 || line[k-1] != '\\') {
-				line = line[:k]
-				break
-			}
-		}
+		line := clex.Blank(m.Src[md.At:clex.LogicalLineEnd(m.Src, md.At)], true, nil)
 		// The replacement text: after the name and any parameter list,
 		// whose names are no calls.
 		var params []string

@@ -1160,13 +1160,7 @@ func usesFuncName(src string) bool {
 // directive returns the directive starting at offset at of the source
 // (continuation lines joined in place), comments and literals blanked.
 func (u *userSource) directive(at int) string {
-	line := clex.Blank(u.Src[at:], true, nil)
-	for k := 0; k < len(line); k++ {
-		if line[k] == '\n' && (k == 0 || line[k-1] != '\\') {
-			return line[:k]
-		}
-	}
-	return line
+	return clex.Blank(u.Src[at:clex.LogicalLineEnd(u.Src, at)], true, nil)
 }
 
 // testedNames returns the names the source's conditional directives test
@@ -1205,38 +1199,25 @@ func constObject(body string, at int) bool {
 	decl, _, _ := strings.Cut(body[start:], ";")
 	decl, _, _ = strings.Cut(decl, "=")
 	if k := strings.LastIndexByte(decl, '*'); k >= 0 {
-		return slices.Contains(identWords(decl[k+1:]), "const")
+		return slices.Contains(clex.Identifiers(decl[k+1:]), "const")
 	}
 	if k := strings.IndexAny(decl, "{[("); k >= 0 {
 		decl = decl[:k]
 	}
-	return slices.Contains(identWords(decl), "const")
-}
-
-// identWords returns the identifiers and keywords of code.
-func identWords(code string) []string {
-	return strings.FieldsFunc(code, func(r rune) bool {
-		return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-	})
+	return slices.Contains(clex.Identifiers(decl), "const")
 }
 
 // identAt returns the offsets in code (comments and literals blanked) of
 // the identifier name, standing alone.
 func identAt(code, name string) []int {
 	var at []int
-	word := func(b byte) bool {
-		return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
-	}
 	for i := 0; ; {
-		j := strings.Index(code[i:], name)
+		j := clex.IndexIdent(code[i:], name)
 		if j < 0 {
 			return at
 		}
-		j += i
-		if (j == 0 || !word(code[j-1])) && (j+len(name) == len(code) || !word(code[j+len(name)])) {
-			at = append(at, j)
-		}
-		i = j + len(name)
+		at = append(at, i+j)
+		i += j + len(name)
 	}
 }
 
@@ -1816,16 +1797,19 @@ func callKernel(w *writer, l *core.Loop, lay *Layout, e, indent string) {
 		case a.Kind == core.ArgVector:
 			ar := a.Map.Arity
 			if lay.priv[i] && !hostc.Combining(a.Access) {
-				// Entries of one row that reach the same element share
-				// its copy, as on the host, where they are pointers to
-				// the same values: each sees the other's writes, and
-				// the write-back below writes the values the kernel
-				// left, through whichever entry.
+				// Entries of one row of a modified argument that reach
+				// the same element share its copy, as on the host, where
+				// they are pointers to the same values: each sees the
+				// other's writes, and the write-back below writes the
+				// values the kernel left, through whichever entry. (A
+				// READ argument's copies are equal anyway.)
 				w.p("%s%s op2_p%d[%d][%d];\n%s%s *op2_v%d[%d];\n", indent, t, i, ar, dim, indent, t, i, ar)
 				w.p("%sfor (int op2_j = 0; op2_j < %d; op2_j++) {\n", indent, ar)
 				w.p("%s  op2_v%d[op2_j] = op2_p%d[op2_j];\n", indent, i, i)
-				w.p("%s  for (int op2_m = 0; op2_m < op2_j; op2_m++) if (%s == %s) { op2_v%d[op2_j] = op2_v%d[op2_m]; break; }\n",
-					indent, valuePlace(l, lay, i, e, "op2_j"), valuePlace(l, lay, i, e, "op2_m"), i, i)
+				if a.Access.Modifies() {
+					w.p("%s  for (int op2_m = 0; op2_m < op2_j; op2_m++) if (%s == %s) { op2_v%d[op2_j] = op2_v%d[op2_m]; break; }\n",
+						indent, valuePlace(l, lay, i, e, "op2_j"), valuePlace(l, lay, i, e, "op2_m"), i, i)
+				}
 				if !lay.writeOnly(l, i) {
 					w.p("%s  for (int op2_k = 0; op2_k < %d; op2_k++) op2_p%d[op2_j][op2_k] = %s;\n", indent, dim, i, at(l, lay, i, e, "op2_j"))
 				}

@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/goop2/op2/internal/cfront"
+	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/core"
 )
 
@@ -264,9 +265,7 @@ func plainInline(info *core.KernelInfo) []cfront.Insert {
 	var inserts []cfront.Insert
 	for _, d := range m.Defs {
 		start := max(strings.LastIndexAny(m.Code[:d.NameAt], ";}"), 0)
-		words := strings.FieldsFunc(m.Code[start:d.NameAt], func(r rune) bool {
-			return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-		})
+		words := clex.Identifiers(m.Code[start:d.NameAt])
 		inline := slices.Contains(words, "inline") || slices.Contains(words, "__inline") || slices.Contains(words, "__inline__")
 		if inline && !slices.Contains(words, "static") && !slices.Contains(words, "extern") {
 			inserts = append(inserts, cfront.Insert{At: d.BodyClose + 1, Text: fmt.Sprintf("\nextern __typeof__(%s) %s;\n", d.Name, d.Name)})
