@@ -120,17 +120,7 @@ func defineFlags(fs *flag.FlagSet, o *options) {
 
 // checkMeshFlags refuses -n given with -mesh: it sizes the generated
 // mesh, which -mesh replaces, and would be ignored.
-func checkMeshFlags(fs *flag.FlagSet) error {
-	var err error
-	if m := fs.Lookup("mesh").Value.String(); m != "" {
-		fs.Visit(func(f *flag.Flag) {
-			if err == nil && f.Name == "n" {
-				err = fmt.Errorf("-n %s with -mesh %s: -n sizes the generated mesh, which -mesh replaces", f.Value, m)
-			}
-		})
-	}
-	return err
-}
+func checkMeshFlags(fs *flag.FlagSet) error { return regfile.GeneratedOnly(fs, "mesh", "n") }
 
 // kernels are the scheme's loops; D is the mesh's dimension.
 const kernels = `

@@ -422,7 +422,7 @@ func TestMeshFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-mesh", "m.msh", "-n", "4"}, "-n 4 with -mesh m.msh: -n sizes the generated mesh, which -mesh replaces"},
+		{[]string{"-mesh", "m.msh", "-n", "4"}, "-n 4 with -mesh m.msh: -n shapes the generated mesh, which -mesh replaces"},
 		{[]string{"-n", "16", "-mesh", "m.h5"}, "-n 16 with -mesh m.h5"},
 		{[]string{"-mesh", "m.msh"}, ""},
 		{[]string{"-n", "4"}, ""},

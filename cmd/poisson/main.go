@@ -149,17 +149,7 @@ func defineFlags(fs *flag.FlagSet, o *options) {
 // checkMeshFlags refuses -n, -jitter and -seed given with -mesh: they
 // shape the generated mesh, which -mesh replaces, and would be ignored.
 func checkMeshFlags(fs *flag.FlagSet) error {
-	m := fs.Lookup("mesh").Value.String()
-	if m == "" {
-		return nil
-	}
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		if err == nil && (f.Name == "n" || f.Name == "jitter" || f.Name == "seed") {
-			err = fmt.Errorf("-%s %s with -mesh %s: -%s shapes the generated mesh, which -mesh replaces", f.Name, f.Value, m, f.Name)
-		}
-	})
-	return err
+	return regfile.GeneratedOnly(fs, "mesh", "n", "jitter", "seed")
 }
 
 // norms are -norm's values.

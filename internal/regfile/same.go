@@ -132,6 +132,24 @@ func sameError(a, b Named, what string) error {
 	return fmt.Errorf("%s %s and %s %s are the same file: %s", a.Flag, a.Path, b.Flag, b.Path, what)
 }
 
+// GeneratedOnly returns an error naming the first of the flags names
+// (flags that shape what a command generates, a mesh) that fs's command
+// line set beside a non-empty -input, which replaces what they shape:
+// set together, one of them would be ignored.
+func GeneratedOnly(fs *flag.FlagSet, input string, names ...string) error {
+	in := fs.Lookup(input).Value.String()
+	if in == "" {
+		return nil
+	}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && slices.Contains(names, f.Name) {
+			err = fmt.Errorf("-%s %s with -%s %s: -%s shapes the generated mesh, which -%s replaces", f.Name, f.Value, input, in, f.Name, input)
+		}
+	})
+	return err
+}
+
 // EmptyOutput returns an error naming the first of the output flags
 // names that fs's command line set to "": a path naming no file (left
 // out, such a flag writes nothing; given empty, it is a mistake).
