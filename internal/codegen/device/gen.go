@@ -1037,6 +1037,10 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 	for i := range u.Defs {
 		f := &u.Defs[i]
 		edits = append(edits, edit{f.NameAt, f.NameAt + len(f.Name), funcName(f.Name)}, list(f))
+		if hasConsts {
+			edits = append(edits, edit{f.BodyOpen + 1, f.BodyOpen + 1, constLocals(lay, u, i) + " {"},
+				edit{f.BodyClose, f.BodyClose, "}"})
+		}
 		// __func__ (and GCC's __FUNCTION__, __PRETTY_FUNCTION__) names
 		// the function as the source does, not as renamed, in its body
 		// and the macros used there: the string it stands for, as the
@@ -1074,13 +1078,6 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 		}
 		if !inKernelList {
 			edits = append(edits, edit{at, at + len("register"), ""})
-		}
-	}
-	for i := range u.Defs {
-		f := &u.Defs[i]
-		if hasConsts {
-			edits = append(edits, edit{f.BodyOpen + 1, f.BodyOpen + 1, constLocals(lay, u, i) + " {"},
-				edit{f.BodyClose, f.BodyClose, "}"})
 		}
 	}
 	for i := range u.Protos {
