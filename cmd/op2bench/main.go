@@ -77,6 +77,7 @@ import (
 	"github.com/goop2/op2"
 	"github.com/goop2/op2/internal/airfoil"
 	opexec "github.com/goop2/op2/internal/exec"
+	"github.com/goop2/op2/internal/mgcfd"
 	"github.com/goop2/op2/internal/plan"
 	"github.com/goop2/op2/internal/regfile"
 	"github.com/goop2/op2/mesh"
@@ -506,21 +507,21 @@ func checkFlags(fs *flag.FlagSet) error {
 	return nil
 }
 
-// checkMGCFDMesh refuses, as mgcfd.Generate does, a box mesh of n
-// nodes per side in levels levels, naming flag (-mgcfd-n or
-// -mgcfd-floor-small) and its value, so that -mgcfd-floor-only stops
+// checkMGCFDMesh refuses, as mgcfd.Generate does (mgcfd.CheckSize), a
+// box mesh of n nodes per side in levels levels, naming flag (-mgcfd-n
+// or -mgcfd-floor-small) and its value, so that -mgcfd-floor-only stops
 // before its STREAM triad rather than after.
 func checkMGCFDMesh(flag, value string, n, levels int) error {
-	if levels < 1 || levels > 20 {
-		return fmt.Errorf("-mgcfd-levels %d: want 1 to 20", levels)
+	err := mgcfd.CheckSize(n, levels)
+	switch {
+	case err == nil:
+		return nil
+	case err.Fault == mgcfd.FaultLevels:
+		return fmt.Errorf("-mgcfd-levels %d: want %s", levels, err.Want)
+	case err.Fault == mgcfd.FaultN:
+		return fmt.Errorf("-%s %s: want %s nodes per side", flag, value, err.Want)
 	}
-	if n < 2 || n > 1291 {
-		return fmt.Errorf("-%s %s: want 2 to 1291 nodes per side", flag, value)
-	}
-	if f := 1 << (levels - 1); (n-1)%f != 0 {
-		return fmt.Errorf("-%s %s with -mgcfd-levels %d: n−1 must be a positive multiple of 2^(levels−1) = %d", flag, value, levels, f)
-	}
-	return nil
+	return fmt.Errorf("-%s %s with -mgcfd-levels %d: %s", flag, value, levels, err.Want)
 }
 
 // mgcfdSmall reads -mgcfd-floor-small, list: the two small meshes of

@@ -72,15 +72,14 @@ const (
 // level have at least 2 nodes per side. n = 65 with 4 levels gives the
 // issue's figure: 274 625 nodes and 811 200 edges on the finest level.
 func Generate(n, levels int) (*Mesh, error) {
-	if levels < 1 || levels > 20 {
-		return nil, fmt.Errorf("mgcfd: %d levels: the mesh needs 1 to 20 levels", levels)
-	}
-	if n < 2 || n > 1291 { // 3n²(n−1) edges must fit an int32 index
-		return nil, fmt.Errorf("mgcfd: %d nodes per side: the finest level needs 2 to 1291", n)
-	}
-	f := 1 << (levels - 1)
-	if (n-1)%f != 0 || (n-1)/f < 1 {
-		return nil, fmt.Errorf("mgcfd: %d nodes per side and %d levels: n−1 must be a positive multiple of 2^(levels−1) = %d", n, levels, f)
+	if err := CheckSize(n, levels); err != nil {
+		switch err.Fault {
+		case FaultLevels:
+			return nil, fmt.Errorf("mgcfd: %d levels: the mesh needs %s levels", levels, err.Want)
+		case FaultN:
+			return nil, fmt.Errorf("mgcfd: %d nodes per side: the finest level needs %s", n, err.Want)
+		}
+		return nil, fmt.Errorf("mgcfd: %d nodes per side and %d levels: %s", n, levels, err.Want)
 	}
 	m := &Mesh{Levels: make([]Level, levels)}
 	for l := range m.Levels {
@@ -313,6 +312,41 @@ func inRange(v []int32, n int, t table, where string, at func(table, int) string
 		if x < 0 || int(x) >= n {
 			return fmt.Errorf("mgcfd: %s: %s is %d, outside %s", where, at(t, i), val(x), span(n))
 		}
+	}
+	return nil
+}
+
+// SizeError is why Generate refuses a mesh size: which of n and levels is
+// at fault (or both together), and what is wanted.
+type SizeError struct {
+	Fault SizeFault
+	Want  string
+}
+
+// SizeFault says what a SizeError is about.
+type SizeFault int
+
+// The faults of a SizeError.
+const (
+	FaultLevels SizeFault = iota // the number of levels
+	FaultN                       // the nodes per side
+	FaultBoth                    // n−1 against the levels
+)
+
+func (e *SizeError) Error() string { return e.Want }
+
+// CheckSize returns why Generate would refuse n nodes per side in levels
+// levels, or nil: 1 to 20 levels, 2 to 1291 nodes per side (3n²(n−1)
+// edges fit an int32 index), n−1 a positive multiple of 2^(levels−1).
+func CheckSize(n, levels int) *SizeError {
+	if levels < 1 || levels > 20 {
+		return &SizeError{FaultLevels, "1 to 20"}
+	}
+	if n < 2 || n > 1291 {
+		return &SizeError{FaultN, "2 to 1291"}
+	}
+	if f := 1 << (levels - 1); (n-1)%f != 0 || (n-1)/f < 1 {
+		return &SizeError{FaultBoth, fmt.Sprintf("n−1 must be a positive multiple of 2^(levels−1) = %d", f)}
 	}
 	return nil
 }
