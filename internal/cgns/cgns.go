@@ -223,6 +223,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/dynlib"
+	"github.com/goop2/op2/internal/spawn"
 )
 
 // ErrUnavailable is wrapped by the errors that say the CGNS library cannot
@@ -327,6 +328,7 @@ func IsCGNS(path string) (bool, error) {
 	cp := C.CString(path)
 	defer C.free(unsafe.Pointer(cp))
 	var t C.int
+	defer spawn.Opening()() // the library's descriptors are not close-on-exec
 	return C.op2cg_is_cgns(cp, &t) == 0, nil
 }
 
@@ -340,7 +342,10 @@ func Open(path string, mode Mode) (*File, error) {
 	cp := C.CString(path)
 	defer C.free(unsafe.Pointer(cp))
 	var fn C.int
-	if C.op2cg_open(cp, C.int(mode), &fn) != 0 {
+	release := spawn.Opening() // the library's descriptors are not close-on-exec
+	ok := C.op2cg_open(cp, C.int(mode), &fn) == 0
+	release()
+	if !ok {
 		err := fail("cg_open").(*Error)
 		if strings.Contains(err.Msg, "more recent version") {
 			err.Msg += fmt.Sprintf(" (the CGNS library loaded is %s; point %s at a newer libcgns)", once.Path(), LibraryEnv)

@@ -418,6 +418,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/mpi"
+	"github.com/goop2/op2/internal/spawn"
 )
 
 // ErrNoHDF5 is wrapped by the errors returned when the HDF5 library cannot
@@ -598,7 +599,10 @@ func Create(path string) (*File, error) {
 		return nil, err
 	}
 	var id C.hid_t
-	do(func() { id = C.op2_h5_create(c[0]) })
+	do(func() {
+		defer spawn.Opening()() // libhdf5's descriptor is not close-on-exec
+		id = C.op2_h5_create(c[0])
+	})
 	if id < 0 {
 		return nil, createFailed(path)
 	}
@@ -617,7 +621,10 @@ func Open(path string, write bool) (*File, error) {
 		rw = 1
 	}
 	var id C.hid_t
-	do(func() { id = C.op2_h5_open(c[0], rw) })
+	do(func() {
+		defer spawn.Opening()() // libhdf5's descriptor is not close-on-exec
+		id = C.op2_h5_open(c[0], rw)
+	})
 	if id < 0 {
 		return nil, errors.New("is not an HDF5 file or cannot be opened")
 	}
@@ -664,7 +671,10 @@ func OpenMPIO(path string, truncate bool) (*File, error) {
 		t = 1
 	}
 	var id, dxpl C.hid_t
-	world.Do(func() { id = C.op2_h5_open_mpio(c[0], setter, t, &dxpl) })
+	world.Do(func() {
+		defer spawn.Opening()() // MPI-IO's descriptors are not close-on-exec
+		id = C.op2_h5_open_mpio(c[0], setter, t, &dxpl)
+	})
 	switch {
 	case id == -2:
 		return nil, errors.New("cannot be opened through MPI-IO (H5Pset_fapl_mpio failed)")

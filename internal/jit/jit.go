@@ -73,7 +73,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,6 +82,7 @@ import (
 
 	"github.com/goop2/op2/internal/cache"
 	"github.com/goop2/op2/internal/crash"
+	"github.com/goop2/op2/internal/spawn"
 )
 
 // Stats counts what the JIT did in this process.
@@ -207,7 +207,7 @@ func runCommand(argv []string, stdin io.Reader, limit time.Duration, outlive boo
 	cmd.WaitDelay = 2 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := startInheritingNothing(cmd)
+	err := spawn.Start(cmd) // holding no file of the program open: it may outlive the call (Precompile)
 	if err == nil {
 		err = cmd.Wait()
 	}
@@ -215,53 +215,6 @@ func runCommand(argv []string, stdin io.Reader, limit time.Duration, outlive boo
 		err = &errTimedOut{limit}
 	}
 	return out.Bytes(), err
-}
-
-// spawning serialises startInheritingNothing.
-var spawning sync.Mutex
-
-// startInheritingNothing starts cmd with none of the program's
-// descriptors above 2 open in it, so that a compiler, which may outlive
-// the call that started it (Precompile), holds no file of the program
-// open. Go opens its files close-on-exec; C libraries may not: libhdf5
-// opens a file without it, and a compiler holding the descriptor kept
-// the file's lock after File.Close, so that opening the file again
-// failed until the compiler had exited. The descriptors without the mark
-// get it while cmd starts and lose it again after (those still open on
-// the same file), so that the program's own children inherit what they
-// did. A descriptor a C library opens while cmd starts may still reach
-// it.
-func startInheritingNothing(cmd *exec.Cmd) error {
-	spawning.Lock()
-	defer spawning.Unlock()
-	type marked struct {
-		fd       int
-		dev, ino uint64
-	}
-	var fds []marked
-	if ents, err := os.ReadDir("/proc/self/fd"); err == nil {
-		for _, e := range ents {
-			fd, err := strconv.Atoi(e.Name())
-			if err != nil || fd <= 2 {
-				continue
-			}
-			flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)
-			var st syscall.Stat_t
-			if errno != 0 || flags&syscall.FD_CLOEXEC != 0 || syscall.Fstat(fd, &st) != nil {
-				continue
-			}
-			syscall.CloseOnExec(fd)
-			fds = append(fds, marked{fd, st.Dev, st.Ino})
-		}
-	}
-	err := cmd.Start()
-	for _, m := range fds {
-		var st syscall.Stat_t
-		if syscall.Fstat(m.fd, &st) == nil && st.Dev == m.dev && st.Ino == m.ino {
-			syscall.Syscall(syscall.SYS_FCNTL, uintptr(m.fd), syscall.F_SETFD, 0)
-		}
-	}
-	return err
 }
 
 // keepSource writes src as the file called name in the cache, for error
