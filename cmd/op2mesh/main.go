@@ -1,8 +1,8 @@
 // Command op2mesh converts Airfoil meshes between OP2's ASCII format
 // (new_grid.dat, optionally gzipped) and OP2's HDF5 layout (new_grid.h5),
 // or writes the generated NACA0012 mesh in either; and it converts Gmsh
-// meshes to the HDF5 layout package mesh/unstructured reads in blocks, one
-// per MPI rank.
+// and CGNS meshes to the HDF5 layout package mesh/unstructured reads in
+// blocks, one per MPI rank.
 //
 // Usage:
 //
