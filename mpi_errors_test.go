@@ -233,6 +233,25 @@ func TestMPIErrors(t *testing.T) {
 			want: []string{`loop "sum" over set "edges"`, "optional argument 0 (op2.Opt) is enabled on some ranks and disabled on others"},
 		},
 		{
+			// A loop's agreement meeting a collective operation of
+			// another kind (Mat.Dense's first step): each rank names
+			// where every rank is.
+			name: "loop-meets-mat-gather",
+			ranks: func(t *testing.T) error {
+				nodes, ring := declareRing(t, 8)
+				must(op2.Partition(op2.BlockPartitioner()))
+				A := must(op2.NewMat[float64](must(op2.NewSparsity(nodes, 1, nodes, 1, []op2.MapPair{{Row: ring, Col: ring}}, "sp")), "A"))
+				d := must(op2.NewDat[float64](nodes, 1, nil, "d"))
+				s := must(op2.NewDat[float64](ring.From(), 1, nil, "s"))
+				if op2.Rank() == 0 {
+					_, err := A.Dense()
+					return err
+				}
+				return op2.ParLoop(op2.NewKernel("void two(const double *d, double *s) { *s = *d; }", "two"), ring.From(), d.ArgMap(op2.Read, ring, 1), s.Arg(op2.Write))
+			},
+			want: []string{"the ranks are at different collective operations", `rank 0: Mat.Gather of mat "A"`, `rank 1: loop "two" over set "edges" with 2 arguments`},
+		},
+		{
 			name: "gathers-of-different-dats",
 			ranks: func(t *testing.T) error {
 				nodes, _ := declareRing(t, 8)

@@ -41,6 +41,65 @@ type Reducer interface {
 	AllreduceInt64(buf []int64, op int) error
 }
 
+// Orer is a Comm with a bitwise OR of every rank's bytes in one
+// collective (MPI_Allreduce with MPI_BOR). AgreeStep starts with one when
+// its Comm has it.
+type Orer interface {
+	AllreduceOr(buf []byte) error
+}
+
+// The first message of every agreement (a loop's and a chain's in
+// internal/dist, AgreeStep's) is one Orer.AllreduceOr of AgreeBytes
+// bytes, starting with an identity of what the rank is at and its
+// complement (AgreeIdentity bytes): whichever two of them meet, MPI
+// pairs them as the same operation of the same size, and a bit on which
+// the identities differ is set in the OR of one or of the other, so that
+// every rank finds that the ranks differ and calls Disagree.
+const (
+	AgreeBytes    = 128
+	AgreeIdentity = 16
+)
+
+// Agreed reports whether the ranks' first message of an agreement, ORed
+// (head), holds identity id: whether every rank is at the same one.
+func Agreed(head []byte, id uint64) bool {
+	return binary.LittleEndian.Uint64(head) == id && binary.LittleEndian.Uint64(head[8:]) == ^id
+}
+
+// Disagree is collective among ranks that found (Agreed) that they are
+// at different operations: each passes the one it is at (what), and gets
+// an error naming every rank's, or MPI's error when the gathering of
+// them failed.
+func Disagree(c Comm, what string) error {
+	got, err := Allgather(c, []byte(what))
+	if err != nil {
+		return fmt.Errorf("rank %d: %s: the ranks are at different collective operations; gathering where each is: %w", c.Rank(), what, err)
+	}
+	at := make([]string, len(got))
+	for r, b := range got {
+		at[r] = fmt.Sprintf("rank %d: %s", r, b)
+	}
+	return errDifferent(at)
+}
+
+// errDifferent is the error of ranks at different operations, at naming
+// each rank's.
+func errDifferent(at []string) error {
+	return fmt.Errorf("the ranks are at different collective operations (every rank must call them in the same order):\n  %s", strings.Join(at, "\n  "))
+}
+
+// stepID is AgreeStep's identity of what (FNV-1a, after a prefix no
+// loop's identity has).
+func stepID(what string) uint64 {
+	id := uint64(14695981039346656037)
+	for _, s := range []string{"AgreeStep\x00", what} {
+		for i := 0; i < len(s); i++ {
+			id = (id ^ uint64(s[i])) * 1099511628211
+		}
+	}
+	return id
+}
+
 // The operations of Reducer.AllreduceInt64.
 const (
 	OpSum = 0
@@ -242,10 +301,32 @@ func BytesInt64(b []byte) []int64 {
 // sentinels (see Share) the failed ranks' errors match, on every rank
 // alike, and nothing else (not this rank's own error, which the others
 // do not have: a program branching on it would take different paths on
-// different ranks).
+// different ranks). With an Orer Comm its first message is an
+// agreement's (AgreeBytes), so that a rank at it and one at a loop find
+// that they differ instead of meeting in MPI calls of different kinds.
 func AgreeStep(c Comm, what string, err error) error {
 	if c.Size() == 1 {
 		return err
+	}
+	if o, ok := c.(Orer); ok {
+		// One MPI_Allreduce when every rank is at what and none failed;
+		// the messages of the failures follow only when some rank did.
+		var head [AgreeBytes]byte
+		id := stepID(what)
+		binary.LittleEndian.PutUint64(head[:], id)
+		binary.LittleEndian.PutUint64(head[8:], ^id)
+		if err != nil {
+			head[AgreeIdentity] = 1
+		}
+		if aerr := o.AllreduceOr(head[:]); aerr != nil {
+			return fmt.Errorf("rank %d: %s: agreeing with the other ranks: %w", c.Rank(), what, aerr)
+		}
+		if !Agreed(head[:], id) {
+			return Disagree(c, what)
+		}
+		if head[AgreeIdentity] == 0 {
+			return nil
+		}
 	}
 	mine := []byte(what + "\x00")
 	if err != nil {
@@ -272,7 +353,7 @@ func AgreeStep(c Comm, what string, err error) error {
 	}
 	switch {
 	case !same:
-		return fmt.Errorf("the ranks are at different collective operations (every rank must call them in the same order):\n  %s", strings.Join(at, "\n  "))
+		return errDifferent(at)
 	case len(failed) == 1:
 		return &agreed{failed[0], matches}
 	case len(failed) > 1:

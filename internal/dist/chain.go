@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/core"
 )
 
@@ -119,8 +120,8 @@ func (h *Halo) PlanChain(loops []*core.Loop, trace *slog.Logger) error {
 	if err := h.w.AllreduceOr(f[:size]); err != nil {
 		return fmt.Errorf("%s: agreeing with the other ranks before the chain: %w", chainName(loops), err)
 	}
-	if binary.LittleEndian.Uint64(f) != hash || binary.LittleEndian.Uint64(f[8:]) != ^hash {
-		err := AgreeStep(h.w, chainName(loops), nil)
+	if !collective.Agreed(f, hash) {
+		err := collective.Disagree(h.w, chainName(loops))
 		return fmt.Errorf("%s (rank %d of %d): the ranks are at different loops; every rank must run the same loops in the same order: %w", chainName(loops), h.w.Rank(), h.w.Size(), err)
 	}
 	if len(f) > size {

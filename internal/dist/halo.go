@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/mpi"
 )
@@ -95,11 +96,16 @@ func (h *Halo) Exchanges() int { return h.exchanges }
 
 // Flags of one argument in the agreement before a loop.
 const (
-	argOff         = 1 << iota // a disabled optional argument on this rank
-	argShared                  // enabled, and other ranks take part in it: a Dat on a partitioned set, or a reduction
-	argExchange                // its Dat's halo is read and may be out of date
-	agreeHeader    = 16        // the loop's hash and its complement
-	maxAgreeInline = 112       // arguments agreed in the first message
+	argOff      = 1 << iota // a disabled optional argument on this rank
+	argShared               // enabled, and other ranks take part in it: a Dat on a partitioned set, or a reduction
+	argExchange             // its Dat's halo is read and may be out of date
+)
+
+// The agreement before a loop: the loop's hash and its complement, and
+// the flags of the arguments that fit in the first message.
+const (
+	agreeHeader    = collective.AgreeIdentity
+	maxAgreeInline = collective.AgreeBytes - agreeHeader
 )
 
 // readsHalo reports whether argument a of l reads the halo of a Dat on a
@@ -179,7 +185,7 @@ func (h *Halo) Agree(l *core.Loop, trace *slog.Logger) error {
 	if err := h.w.AllreduceOr(f[:size]); err != nil {
 		return fmt.Errorf("%s: agreeing with the other ranks before the loop: %w", l.Name(), err)
 	}
-	if binary.LittleEndian.Uint64(f) != hash || binary.LittleEndian.Uint64(f[8:]) != ^hash {
+	if !collective.Agreed(f, hash) {
 		return h.disagree(l)
 	}
 	if len(f) > size { // the ranks run the same loop: as many arguments
@@ -237,11 +243,12 @@ func loopHash(l *core.Loop) uint64 {
 }
 
 // disagree is the error every rank returns when the ranks reached
-// different loops: every rank detects it (a bit of the hash on which two
-// ranks differ is set in the OR of the hashes or of their complements), so
-// each can take part in AgreeStep, which names every rank's loop.
+// different loops or collective operations: every rank detects it (a bit
+// of the hash on which two ranks differ is set in the OR of the hashes or
+// of their complements; a reduction's identities differ), so each can
+// take part in collective.Disagree, which names every rank's.
 func (h *Halo) disagree(l *core.Loop) error {
-	err := AgreeStep(h.w, fmt.Sprintf("%s with %d arguments", l.Name(), len(l.Args)), nil)
+	err := collective.Disagree(h.w, fmt.Sprintf("%s with %d arguments", l.Name(), len(l.Args)))
 	return fmt.Errorf("%s (rank %d of %d): the ranks are at different loops; every rank must run the same loops in the same order: %w", l.Name(), h.w.Rank(), h.w.Size(), err)
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/collective"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/dist"
 	"github.com/goop2/op2/internal/dist/disttest"
@@ -342,6 +343,32 @@ func TestHaloRanksAtDifferentLoops(t *testing.T) {
 	}
 }
 
+// TestHaloLoopMeetsAgreeStep: ranks at a loop's agreement and a rank at
+// another collective operation (AgreeStep) meet in MPI calls of one kind
+// and size, and every rank names where each is.
+func TestHaloLoopMeetsAgreeStep(t *testing.T) {
+	errs := onRanks(t, 3, 0, func(rm *rankMesh) error {
+		q := newDat(rm.nodes, "q", 1)
+		s := newDat(rm.edges, "s", 1)
+		if rm.p.Rank() == 1 {
+			return dist.AgreeStep(rm.p, "Gather of dat \"q\"", nil)
+		}
+		return run(rm.job.Exchange(), newLoop("a", rm.edges, viaMap(q, rm.pedge, 0, core.Read), direct(s, core.Write)), nil)
+	})
+	for r, err := range errs {
+		for _, want := range []string{
+			"the ranks are at different collective operations (every rank must call them in the same order)",
+			`rank 0: loop "a" over set "edges" with 2 arguments`,
+			`rank 1: Gather of dat "q"`,
+			`rank 2: loop "a" over set "edges" with 2 arguments`,
+		} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("rank %d: error %v does not say %q", r, err, want)
+			}
+		}
+	}
+}
+
 // TestHaloOptionalArgumentDiffers checks that an optional argument
 // enabled on one rank only fails the loop on every rank.
 func TestHaloOptionalArgumentDiffers(t *testing.T) {
@@ -444,9 +471,18 @@ func TestAgreeStep(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			sent := make([]int64, 3)
 			errs := disttest.Run(3, 0, func(p *disttest.Proc) error {
+				defer func() { sent[p.Rank()] = p.SentBytes() }()
 				return dist.AgreeStep(p, tc.what(p.Rank()), tc.err(p.Rank()))
 			})
+			if tc.name == "agree" {
+				for r, n := range sent {
+					if n != collective.AgreeBytes {
+						t.Errorf("rank %d sent %d bytes to agree, not one agreement's %d", r, n, collective.AgreeBytes)
+					}
+				}
+			}
 			for r, err := range errs {
 				if (err == nil) != (tc.want == "") || err != nil && err.Error() != tc.want {
 					t.Errorf("rank %d: %v, want %q", r, err, tc.want)
