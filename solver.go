@@ -38,8 +38,9 @@ type SolverOptions struct {
 	// and the tolerances, which they override. Options from PETSc's
 	// environment (PETSC_OPTIONS) without the prefix do not reach
 	// GoOP2's solvers; process-wide options (-log_view, -malloc_debug,
-	// -options_left to list the options nothing used, misspelt ones
-	// among them) belong there.
+	// -help) belong there. Options the solver's first solve did not
+	// look up (misspelt ones among them) are named in a warning on the
+	// runtime's logger.
 	PETScOptions string
 	// RTol and ATol stop the iteration when the residual's norm (in
 	// Norm) is at most max(RTol × ‖b‖, ATol), ‖b‖ the right-hand side's

@@ -21,7 +21,7 @@ func (s *Solver) solvePETSc(A *Mat[float64], x, b *Dat[float64]) (solver.Info, e
 		Opts: solver.KSPOptions{Method: o.Method, Precond: o.Precond, RTol: o.RTol, ATol: o.ATol, MaxIts: o.MaxIts,
 			Norm: petsc.NormType(o.Norm), InitialGuessNonzero: o.InitialGuessNonzero},
 		A: &A.s, X: &x.s, B: &b.s, Vals: &A.data, XV: &x.data, BV: &b.data,
-		Proc: &rt.proc.petsc, Launcher: mpiWorld, Fatal: mpiFatal, Logger: rt.e.Logger(),
+		Proc: &rt.proc.petsc, Launcher: mpiWorld, Fatal: mpiFatal, Logger: rt.e.Logger(), Report: rt.e.Report,
 		Lock: func() error { return lock(forCollective, "Solver.Solve") }, Unlock: unlock,
 		Exchange: func(nums []int32) ([]int32, error) { return globalNumbers(sp, nums) }})
 	if err != nil {

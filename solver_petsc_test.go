@@ -1,7 +1,9 @@
 package op2_test
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -428,4 +430,37 @@ func TestPETScDeviceData(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPETScUnusedOptions: options no PETSc object looked up in the first
+// solve (a misspelt name, an option of a preconditioner the solve does
+// not have) are named in a warning, once per solver; options it used are
+// not.
+func TestPETScUnusedOptions(t *testing.T) {
+	needPETSc(t)
+	var log bytes.Buffer
+	check(t, op2.Configure(op2.Config{Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))}))
+	s := newSystem(t, 30, 1, 2, false)
+	for _, tt := range []struct{ options, unused string }{
+		{"-ksp_typ cg -pc_type jacobi", "-ksp_typ"},
+		{"-ksp_type cg -pc_type jacobi -pc_gamg_threshold 0.1 -ksp_rtol 1e-11", "-pc_gamg_threshold"},
+		{"-ksp_type cg -pc_type jacobi -ksp_rtol 1e-11", ""},
+	} {
+		log.Reset()
+		sv := must(op2.NewSolver(op2.SolverOptions{Package: "petsc", RTol: 1e-10, PETScOptions: tt.options}))
+		for range 2 {
+			check(t, s.x.Zero())
+			if _, err := sv.Solve(s.A, s.x, s.b); err != nil {
+				t.Fatalf("%s: %v", tt.options, err)
+			}
+		}
+		check(t, sv.Close())
+		got := log.String()
+		switch {
+		case tt.unused == "" && got != "":
+			t.Errorf("%s: all used, but the log says %s", tt.options, got)
+		case tt.unused != "" && (strings.Count(got, "did not use") != 1 || !strings.Contains(got, "options="+tt.unused+" ")):
+			t.Errorf("%s: the log does not name %s once as unused: %s", tt.options, tt.unused, got)
+		}
+	}
 }

@@ -21,6 +21,7 @@ var symbols = []string{
 	"PetscOptionsPrefixPop",
 	"PetscOptionsInsertString",
 	"PetscOptionsClearValue",
+	"PetscOptionsUsed",
 	"PETSC_COMM_WORLD",
 	"KSPConvergedReasons",
 	"MatCreate",
@@ -75,7 +76,7 @@ func symbolIndex(name string) int {
 }
 
 // shimVersion changes whenever the shim's entry points change.
-const shimVersion = 3
+const shimVersion = 4
 
 // Values of PETSc's enums the shim passes, the same from 3.18 on (PETSc's
 // own headers: petscsystypes.h, petscmat.h, petscvec.h).
@@ -137,6 +138,7 @@ typedef PetscErrorCode (*PetscOptionsPrefixPush_fn)(PetscOptions, const char *);
 typedef PetscErrorCode (*PetscOptionsPrefixPop_fn)(PetscOptions);
 typedef PetscErrorCode (*PetscOptionsInsertString_fn)(PetscOptions, const char *);
 typedef PetscErrorCode (*PetscOptionsClearValue_fn)(PetscOptions, const char *);
+typedef PetscErrorCode (*PetscOptionsUsed_fn)(PetscOptions, const char *, PetscBool *);
 typedef PetscErrorCode (*MatCreate_fn)(MPI_Comm, Mat *);
 typedef PetscErrorCode (*MatSetSizes_fn)(Mat, PetscInt, PetscInt, PetscInt, PetscInt);
 typedef PetscErrorCode (*MatSetBlockSize_fn)(Mat, PetscInt);
@@ -240,6 +242,18 @@ EXPORT void op2petsc_error(int rc, char *buf, int n) {
 EXPORT int op2petsc_clear(const char *name, int *failed) {
 	int rc = 0;
 	TRY(PetscOptionsClearValue, NULL, name);
+out:
+	return rc;
+}
+
+/* op2petsc_used sets *used to whether an object has looked up option
+   name in the options database, named as the database keeps it: without
+   the "-" ("op2_1_ksp_type"). */
+EXPORT int op2petsc_used(const char *name, int *used, int *failed) {
+	int rc = 0;
+	PetscBool u = 0;
+	TRY(PetscOptionsUsed, NULL, name, &u);
+	*used = u != 0;
 out:
 	return rc;
 }

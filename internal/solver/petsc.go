@@ -87,6 +87,9 @@ func samePETSc(w *mpi.World, loadErr error) error {
 type PETSc struct {
 	prefix  string
 	options string // put under prefix; Close removes them
+	// looked is set once the options no solve used were looked for,
+	// after the first solve.
+	looked bool
 	// In the order they were made, the same on every rank (Close
 	// destroys them in that order, collectively).
 	systems []*System

@@ -34,8 +34,11 @@ type PETScSolve struct {
 	Launcher     func() (*mpi.World, error) // the launcher's MPI world (see Process.Start)
 	Fatal        func(error) error          // ends the job when an MPI wait ran out of time
 	Logger       *slog.Logger
-	Lock         func() error // takes the API's lock for a collective call
-	Unlock       func()
+	// Report logs a warning on the runtime's logger (standard error
+	// without one).
+	Report func(level slog.Level, msg string, attrs ...slog.Attr)
+	Lock   func() error // takes the API's lock for a collective call
+	Unlock func()
 	// Exchange returns the first NCols of nums, a value per local row
 	// element (halo included), after the halo's values came from their
 	// owners. Collective.
@@ -110,11 +113,31 @@ func (ps *PETSc) Solve(c *PETScSolve) (Info, error) {
 	if info.Method, info.Precond, err = sys.Types(); err != nil {
 		return info, fmt.Errorf("Solve with PETSc (%s): %w", c.Matrix, err)
 	}
+	ps.reportUnused(c.Report)
 	if res.Reason < 0 && res.ReasonName != "DIVERGED_ITS" {
 		return info, fmt.Errorf("Solve with PETSc (%s/%s) on %s: %s after %d iterations (residual %g)",
 			info.Method, info.Precond, c.Matrix, res.ReasonName, res.Iterations, res.Residual)
 	}
 	return info, nil
+}
+
+// reportUnused warns, after the solver's first solve, of its options
+// that no PETSc object looked up: misspelt names (-ksp_typ), or options
+// for objects the solve did not have, which PETSc itself passes over in
+// silence.
+func (ps *PETSc) reportUnused(report func(slog.Level, string, ...slog.Attr)) {
+	if ps.looked || ps.options == "" {
+		return
+	}
+	ps.looked = true
+	unused, err := petsc.UnusedOptions(ps.prefix, ps.options)
+	if err != nil {
+		report(slog.LevelWarn, "op2: Solver: PETSc could not say which options the solve used", slog.String("error", err.Error()))
+	} else if len(unused) > 0 {
+		report(slog.LevelWarn, "op2: Solver: PETSc options the first solve did not use: misspelt, or for objects the solve does not have",
+			slog.String("options", strings.Join(unused, " ")), slog.String("all", ps.options),
+			slog.String("hint", "PETSc's manual pages list each object's options; PETSC_OPTIONS=-help prints those the solver reads"))
+	}
 }
 
 // sameSettings returns an error naming every rank's settings (this
