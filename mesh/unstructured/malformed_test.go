@@ -490,26 +490,36 @@ func TestWriteHDF5ThroughLink(t *testing.T) {
 	}
 }
 
-// TestCollapsedCells: a cell of a kind other than a simplex may name a
-// node twice (a triangle written as a collapsed quadrilateral) and
-// loads, its volume deciding; a triangle naming a node twice is refused,
-// naming the nodes.
+// TestCollapsedCells: a cell that names a node twice is refused, naming
+// the cell and the nodes: a triangle (no area), and a collapsed cell of
+// another kind (a triangle written as a quadrilateral, a prism as a
+// hexahedron), whose facets would not meet their neighbours' (a
+// tetrahedron beside the prism shared no facet with it, both on the
+// boundary).
 func TestCollapsedCells(t *testing.T) {
-	quads := func(second []int32) *gmsh.Mesh {
-		return &gmsh.Mesh{Dim: 2, NodeTags: []int64{1, 2, 3, 4, 5},
-			X: []float64{0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 2, 0, 0},
-			Blocks: []gmsh.Block{{Type: gmsh.Quadrangle, Nodes: append([]int32{0, 1, 2, 3}, second...), Tags: []int64{1, 2},
-				Physical: []int32{0, 0}, Entity: []int32{1, 1}}}}
-	}
-	if _, err := unstructured.Declare(quads([]int32{1, 4, 2, 2}), unstructured.Options{}); err != nil {
-		t.Errorf("a collapsed quadrilateral: %v", err)
-	}
-	if _, err := unstructured.Declare(quads([]int32{1, 4, 4, 4}), unstructured.Options{}); err == nil || !strings.Contains(err.Error(), "zero volume") {
-		t.Errorf("a quadrilateral collapsed to a line: %v, want zero volume", err)
-	}
+	quads := &gmsh.Mesh{Dim: 2, NodeTags: []int64{1, 2, 3, 4, 5},
+		X: []float64{0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 2, 0, 0},
+		Blocks: []gmsh.Block{{Type: gmsh.Quadrangle, Nodes: []int32{0, 1, 2, 3, 1, 4, 2, 2}, Tags: []int64{1, 2},
+			Physical: []int32{0, 0}, Entity: []int32{1, 1}}}}
 	tri := &gmsh.Mesh{Dim: 2, NodeTags: []int64{1, 2, 3}, X: []float64{0, 0, 0, 1, 0, 0, 1, 1, 0},
 		Blocks: []gmsh.Block{{Type: gmsh.Triangle, Nodes: []int32{0, 1, 1}, Tags: []int64{7}, Physical: []int32{0}, Entity: []int32{1}}}}
-	if _, err := unstructured.Declare(tri, unstructured.Options{}); err == nil || !strings.Contains(err.Error(), "triangle 0 (element tag 7) has a node twice (its nodes 1 and 2)") {
-		t.Errorf("a triangle with a node twice: %v", err)
+	prism := &gmsh.Mesh{Dim: 3, NodeTags: []int64{1, 2, 3, 4, 5, 6, 7},
+		X: []float64{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 1, 0, 1, 1, 0.2, 0.2, -1},
+		Blocks: []gmsh.Block{
+			{Type: gmsh.Tetrahedron, Nodes: []int32{0, 2, 1, 6}, Tags: []int64{2}, Physical: []int32{0}, Entity: []int32{1}},
+			{Type: gmsh.Hexahedron, Nodes: []int32{0, 1, 2, 2, 3, 4, 5, 5}, Tags: []int64{1}, Physical: []int32{0}, Entity: []int32{1}},
+		}}
+	for _, tt := range []struct {
+		name string
+		mesh *gmsh.Mesh
+		want string
+	}{
+		{"quadrilateral", quads, "quadrilateral 1 (element tag 2) has a node twice (its nodes 2 and 3): write a collapsed cell as the kind it is"},
+		{"triangle", tri, "triangle 0 (element tag 7) has a node twice (its nodes 1 and 2)"},
+		{"hexahedron", prism, "hexahedron 0 (element tag 1) has a node twice (its nodes 2 and 3): write a collapsed cell as the kind it is"},
+	} {
+		if _, err := unstructured.Declare(tt.mesh, unstructured.Options{}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("a collapsed %s: %v, want %q", tt.name, err, tt.want)
+		}
 	}
 }

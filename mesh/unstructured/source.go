@@ -146,10 +146,15 @@ func orient(k topology.Kind, nodes []int32, tags []int64, first int, x []float64
 			return fmt.Sprintf("%v %d (element tag %d)", k, first+c, tags[c])
 		}
 		// A simplex with a node twice has no volume, which rounding may
-		// hide in 3-D; other kinds may be collapsed forms (a prism
-		// written as a hexahedron), whose volume decides.
-		if a, b, ok := repeatedNode(row); ok && (k == topology.Triangle || k == topology.Tetrahedron) {
-			return nil, fmt.Errorf("%s has a node twice (its nodes %d and %d)", name(), a, b)
+		// hide in 3-D; a collapsed cell of another kind (a prism written
+		// as a hexahedron) has facets with a node twice, which never
+		// meet its neighbours' (package topology refuses it too).
+		if a, b, ok := repeatedNode(row); ok {
+			hint := ""
+			if k != topology.Triangle && k != topology.Tetrahedron {
+				hint = ": write a collapsed cell as the kind it is (a triangle, a prism, a pyramid, a tetrahedron), whose facets meet its neighbours'"
+			}
+			return nil, fmt.Errorf("%s has a node twice (its nodes %d and %d)%s", name(), a, b, hint)
 		}
 		switch {
 		case v == 0:
