@@ -425,3 +425,36 @@ func tiledChain(t *testing.T, r *op2.Runtime, w, a, q string) func() {
 		check(t, r.Wait())
 	}
 }
+
+// TestUseTakesTheBackendsTileDefault: a runtime that switches backends
+// with Use tiles its chains as one configured with the new backend does
+// where Tile was left to its default (automatic on one thread, off on
+// several): the default worked out for the old backend was kept.
+func TestUseTakesTheBackendsTileDefault(t *testing.T) {
+	defer op2.SetBuilds(op2.BuildAtOnce)()
+	defer op2.SetTileCaches(4<<10, 16<<10)() // the chain's data exceeds the "last-level cache"
+	edges, nodes, pedge := scatteredEdges(4000, 3000, 7, 3)
+	gather := op2.NewKernel("void ut_g(double *w, const double **q) { *w = q[0][0] + q[1][1]; }", "ut_g")
+	scatter := op2.NewKernel("void ut_s(const double *w, double **q) { q[0][0] += *w; q[1][1] += 1; }", "ut_s")
+	tiled := func(r *op2.Runtime) bool {
+		q := must(op2.NewDat(nodes, 2, iota32[float64](6000), "q"))
+		w := must(op2.NewDat[float64](edges, 1, nil, "w"))
+		for range 3 {
+			check(t, r.ParLoop(gather, edges, w.Arg(op2.Write), q.ArgVec(op2.Read, pedge)))
+			check(t, r.ParLoop(scatter, edges, w.Arg(op2.Read), q.ArgVec(op2.Inc, pedge)))
+		}
+		check(t, r.Wait())
+		return tiledRan(r)
+	}
+	for _, c := range []struct {
+		from, to string
+		want     bool
+	}{{"sequential", "openmp", false}, {"openmp", "sequential", true}} {
+		configured := tiled(closeAtEnd(t, must(op2.NewRuntime(op2.Config{Backend: c.to, Threads: 2, Timing: true}))))
+		r := closeAtEnd(t, must(op2.NewRuntime(op2.Config{Backend: c.from, Threads: 2, Timing: true})))
+		check(t, r.Use(c.to))
+		if used := tiled(r); configured != c.want || used != c.want {
+			t.Errorf("%s on 2 threads: tiled %v when configured, %v after Use from %s; want %v", c.to, configured, used, c.from, c.want)
+		}
+	}
+}

@@ -219,7 +219,9 @@ func (r *Runtime) install(cfg exec.Config, keep bool) error {
 		b, ok = &exec.Opened{Backend: opened, ID: core.NewID(), Device: exec.IsDevice(c.Backend)}, false
 	}
 	if keep {
-		r.Cfg.Backend = cfg.Backend
+		// cfg is r's configuration with the backend and the defaults
+		// that depend on it (WithBackend): Tile's too.
+		r.Cfg = cfg
 	} else {
 		r.Err = nil
 		r.Backends = map[string]*exec.Opened{}
