@@ -221,3 +221,21 @@ func TestEveryVariableChecked(t *testing.T) {
 		})
 	}
 }
+
+// TestCCArgumentsChecked: arguments inside CC are checked when CC is
+// configured, as CFlags are (compiling a file), rather than failing the
+// first loop: `cc --version` passes over them.
+func TestCCArgumentsChecked(t *testing.T) {
+	cache := os.Getenv("OP2_CACHE_DIR")
+	defer func() { check(t, op2.Configure(op2.Config{CacheDir: cache, PlanCheck: true})) }()
+	err := op2.Configure(op2.Config{CC: "cc -fno-such-flag", CacheDir: cache})
+	if err == nil || !strings.Contains(err.Error(), `Config.CC="cc -fno-such-flag" cannot compile a file`) || !strings.Contains(err.Error(), "-fno-such-flag") {
+		t.Errorf("CC with an argument cc refuses: %v", err)
+	}
+	t.Setenv("CC", "cc -fno-such-flag")
+	if err := op2.Configure(op2.Config{CacheDir: cache}); err == nil || !strings.Contains(err.Error(), `CC="cc -fno-such-flag" cannot compile a file`) {
+		t.Errorf("the variable CC with an argument cc refuses: %v", err)
+	}
+	t.Setenv("CC", "cc -std=gnu11")
+	check(t, op2.Configure(op2.Config{CacheDir: cache}))
+}

@@ -153,9 +153,13 @@ func choice(field func(c *Config) *string, check func(string) error) *value[stri
 var Settings = []ConfigSetting{
 	{Field: "Backend", Env: "OP2_BACKEND", Default: "`sequential`", Doc: "the backend: `sequential`, `openmp`, `opencl` or `cuda`",
 		value: choice(func(c *Config) *string { return &c.Backend }, CheckBackend)},
-	{Field: "CC", Env: "CC", Default: "`cc`", Doc: "the C compiler command, which may include arguments (`gcc -std=gnu11`); one named explicitly must run, whatever the backend",
+	{Field: "CC", Env: "CC", Default: "`cc`", Doc: "the C compiler command, which may include arguments (`gcc -std=gnu11`); one named explicitly must run, and compile with the arguments it holds, whatever the backend",
 		value: text(func(c *Config) *string { return &c.CC }), verify: func(c *Config, source string) error {
-			return (&jit.Compiler{CC: c.CC, Timeout: c.CompileTimeout}).Check()
+			cc := &jit.Compiler{CC: c.CC, Timeout: c.CompileTimeout}
+			if len(strings.Fields(c.CC)) > 1 { // arguments it may refuse, which --version passes over
+				return cc.CheckFlags(source)
+			}
+			return cc.Check()
 		}},
 	// The C++ compiler is optional: a missing one is reported when a C++
 	// kernel is built, and C kernels still run.

@@ -402,7 +402,8 @@ func (c *Compiler) Check() error {
 // CheckFlags compiles an empty translation unit with the compiler's
 // Flags, so that flags it refuses are reported when they are configured,
 // naming source (where they came from, e.g. "OP2_CFLAGS"), rather than at
-// the first loop. The outcome is kept per command, flags and PATH (probe).
+// the first loop. Without Flags it checks the arguments CC holds, source
+// naming CC's setting. The outcome is kept per command, flags and PATH (probe).
 func (c *Compiler) CheckFlags(source string) error {
 	if _, err := c.identity(); err != nil {
 		return err
@@ -412,6 +413,9 @@ func (c *Compiler) CheckFlags(source string) error {
 		out, err := run(argv, strings.NewReader("int op2_flags_probe;\n"), c.timeout())
 		if err != nil {
 			_, timedOut := err.(*errTimedOut)
+			if len(c.Flags) == 0 { // the command's own arguments
+				return false, !timedOut, fmt.Errorf("the %s compiler %s=%q cannot compile a file: %v: %s", c.lang().name, source, c.CC, err, strings.TrimSpace(string(out)))
+			}
 			return false, !timedOut, fmt.Errorf("the %s compiler %q refuses the flags %s=%q: %v: %s", c.lang().name, c.CC, source, strings.Join(c.Flags, " "), err, strings.TrimSpace(string(out)))
 		}
 		return true, true, nil
