@@ -112,7 +112,7 @@ func (h *facetHalf) nodes() [4]int32 {
 // nodes. A facet shared by more than two cells is an error on every
 // rank.
 func Derive(c collective.Comm, k topology.Kind, cells []int32, firstCell, nodes int) ([]Block, error) {
-	return facets(c, []topology.Cells{{Kind: k, Nodes: cells}}, firstCell, nodes, nil, false)
+	return facets(c, []topology.Cells{{Kind: k, Nodes: cells}}, firstCell, nodes, nil, false, nil)
 }
 
 // DeriveTagged is Derive with tags: each rank also passes some facets
@@ -120,11 +120,12 @@ func Derive(c collective.Comm, k topology.Kind, cells []int32, firstCell, nodes 
 // elements, a facet listed once per physical group it is in), and every
 // facet derived gets the tags of the listed facets with the same nodes
 // (Block.Tags, BTags: none where none is listed). A listed facet that is no cell's facet
-// is an error on every rank naming its nodes and tag.
+// is an error on every rank naming its nodes and its tag's group, as
+// group names it (the same on every rank; nil: "group <tag>").
 // DeriveTagged is collective as Derive is: every rank calls it, with
 // its own list (possibly empty).
-func DeriveTagged(c collective.Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged []Tagged) ([]Block, error) {
-	return facets(c, []topology.Cells{{Kind: k, Nodes: cells}}, firstCell, nodes, tagged, true)
+func DeriveTagged(c collective.Comm, k topology.Kind, cells []int32, firstCell, nodes int, tagged []Tagged, group func(tag int32) string) ([]Block, error) {
+	return facets(c, []topology.Cells{{Kind: k, Nodes: cells}}, firstCell, nodes, tagged, true, group)
 }
 
 // DeriveMixed is DeriveTagged for a mesh whose cells are of several kinds
@@ -133,11 +134,11 @@ func DeriveTagged(c collective.Comm, k topology.Kind, cells []int32, firstCell, 
 // (topology.DeriveMixed's numbering), every rank the same kinds in the
 // same order (a block may be empty). A facet's Local is its local number
 // in each cell's own kind.
-func DeriveMixed(c collective.Comm, blocks []topology.Cells, firstCell, nodes int, tagged []Tagged) ([]Block, error) {
-	return facets(c, blocks, firstCell, nodes, tagged, true)
+func DeriveMixed(c collective.Comm, blocks []topology.Cells, firstCell, nodes int, tagged []Tagged, group func(tag int32) string) ([]Block, error) {
+	return facets(c, blocks, firstCell, nodes, tagged, true, group)
 }
 
-func facets(c collective.Comm, blocks []topology.Cells, firstCell, nodes int, tagged []Tagged, tag bool) ([]Block, error) {
+func facets(c collective.Comm, blocks []topology.Cells, firstCell, nodes int, tagged []Tagged, tag bool, group func(int32) string) ([]Block, error) {
 	var bad error
 	if len(blocks) == 0 {
 		bad = errors.New("no cells: no block of cells is given")
@@ -262,7 +263,7 @@ func facets(c collective.Comm, blocks []topology.Cells, firstCell, nodes int, ta
 			return nil, err
 		}
 		if tag {
-			if err := tagFacets(c, &fb, fsize, h, ikeys, bkeys, tagged); err != nil {
+			if err := tagFacets(c, &fb, fsize, h, ikeys, bkeys, tagged, group); err != nil {
 				return nil, err
 			}
 		}
@@ -287,8 +288,9 @@ func facets(c collective.Comm, blocks []topology.Cells, firstCell, nodes int, ta
 
 // tagFacets sends the tagged facets of fsize nodes to the homes of their
 // smallest nodes, where each finds its facet among this rank's (ikeys
-// interior, bkeys boundary, both sorted) and gives it its tag.
-func tagFacets(c collective.Comm, fb *Block, fsize int, bl homes, ikeys, bkeys [][4]int32, tagged []Tagged) error {
+// interior, bkeys boundary, both sorted) and gives it its tag; group
+// names a tag in errors (nil: "group <tag>").
+func tagFacets(c collective.Comm, fb *Block, fsize int, bl homes, ikeys, bkeys [][4]int32, tagged []Tagged, group func(int32) string) error {
 	send := make([][]int32, c.Size())
 	for _, tf := range tagged {
 		if tf.Kind.Nodes() != fsize {
@@ -326,7 +328,11 @@ func tagFacets(c collective.Comm, fb *Block, fsize int, bl homes, ikeys, bkeys [
 			} else if j, ok := slices.BinarySearchFunc(bkeys, key, cmpKey); ok {
 				pairs = append(pairs, [2]int32{int32(len(ikeys) + j), tag})
 			} else if bad == nil {
-				bad = fmt.Errorf("an element of group %d, a %v with nodes %v (numbered from 0 in the nodes' order), is not a face of any cell: a group of the facets' dimension may hold only faces of the mesh's cells", tag, fb.Kind, key[:fsize])
+				name := fmt.Sprintf("group %d", tag)
+				if group != nil {
+					name = group(tag)
+				}
+				bad = fmt.Errorf("an element of %s, a %v with nodes %v (numbered from 0 in the nodes' order), is not a face of any cell: a group of the facets' dimension may hold only faces of the mesh's cells", name, fb.Kind, key[:fsize])
 			}
 		}
 	}

@@ -213,7 +213,7 @@ func TestFacetsTagged(t *testing.T) {
 						s, c := collective.Block(len(tf.Tags), p.Rank(), ranks)
 						mine = append(mine, facets.Tagged{Kind: tf.Kind, Nodes: tf.Nodes[s*fn : (s+c)*fn], Tags: tf.Tags[s : s+c]})
 					}
-					return facets.DeriveTagged(p, k, cells[start*nn:(start+count)*nn], start, nodes, mine)
+					return facets.DeriveTagged(p, k, cells[start*nn:(start+count)*nn], start, nodes, mine, nil)
 				})
 				seen := 0
 				for r := range ranks {
@@ -252,7 +252,7 @@ func TestFacetsTagged(t *testing.T) {
 		if p.Rank() == 1 {
 			tf = []facets.Tagged{{Kind: topology.Line, Nodes: []int32{0, 3}, Tags: []int32{7}}}
 		}
-		_, err := facets.DeriveTagged(p, topology.Triangle, cells[3*start:3*(start+count)], start, 4, tf)
+		_, err := facets.DeriveTagged(p, topology.Triangle, cells[3*start:3*(start+count)], start, 4, tf, nil)
 		return err
 	})
 	for r, err := range errs {
@@ -350,7 +350,7 @@ func TestFacetsMixed(t *testing.T) {
 						mine = append(mine, part)
 						first += b.Len()
 					}
-					return facets.DeriveMixed(p, mine, start, c.nodes, nil)
+					return facets.DeriveMixed(p, mine, start, c.nodes, nil, nil)
 				})
 				sameAsWhole(t, whole, got)
 			})

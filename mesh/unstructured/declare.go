@@ -33,9 +33,9 @@ func declare(src *source, opts Options) (*Mesh, error) {
 	var blocks []facets.Block
 	var err error
 	if src.kind != 0 {
-		blocks, err = facets.DeriveTagged(comm(), src.kind, src.cellNodes, src.firstCell, src.nodes, src.tagged)
+		blocks, err = facets.DeriveTagged(comm(), src.kind, src.cellNodes, src.firstCell, src.nodes, src.tagged, src.groupName)
 	} else {
-		blocks, err = facets.DeriveMixed(comm(), pieces, src.firstCell, src.nodes, src.tagged)
+		blocks, err = facets.DeriveMixed(comm(), pieces, src.firstCell, src.nodes, src.tagged, src.groupName)
 	}
 	src.tagged = nil
 	if err != nil {

@@ -523,3 +523,19 @@ func TestCollapsedCells(t *testing.T) {
 		}
 	}
 }
+
+// TestStrayElementNamesItsGroup: a group element that is not a face of a
+// cell is named with its group's name and physical tag.
+func TestStrayElementNamesItsGroup(t *testing.T) {
+	const msh = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$PhysicalNames\n2\n1 2 \"plate\"\n2 1 \"domain\"\n$EndPhysicalNames\n" +
+		"$Nodes\n4\n1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n$EndNodes\n" +
+		"$Elements\n3\n1 2 2 1 1 1 2 3\n2 2 2 1 1 1 3 4\n3 1 2 2 2 2 4\n$EndElements\n"
+	path := filepath.Join(t.TempDir(), "plate.msh")
+	if err := os.WriteFile(path, []byte(msh), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := unstructured.Load(path, unstructured.Options{})
+	if want := `an element of group "plate" (physical tag 2), a line with nodes [1 3]`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Load: %v, want an error saying %q", err, want)
+	}
+}

@@ -38,6 +38,17 @@ type source struct {
 	groups []gmsh.PhysicalGroup
 }
 
+// groupName names the physical group of the facets' dimension whose tag
+// is tag, for errors: its name and tag.
+func (s *source) groupName(tag int32) string {
+	for _, g := range s.groups {
+		if g.Tag == tag && g.Dim == s.dim-1 && g.Name != "" {
+			return fmt.Sprintf("group %q (physical tag %d)", g.Name, tag)
+		}
+	}
+	return fmt.Sprintf("group %d", tag)
+}
+
 // kindCount is one kind of cell and how many cells of it a mesh has.
 type kindCount struct {
 	kind  topology.Kind
