@@ -476,6 +476,19 @@ func (d *Dir) seal(tmpPath, key string) error {
 	if err != nil {
 		return err
 	}
+	// The compiler (or cp) made the file with the process's umask,
+	// which leaves it writable by the group under a umask of 002 (the
+	// default of Debian's users): in the cache's directory, which nobody
+	// else may write, only this user made it. It is made private before
+	// it is checked and sealed.
+	if perm := fi.Mode().Perm(); fi.Mode().IsRegular() && perm&0o022 != 0 {
+		if err := f.Chmod(perm &^ 0o022); err != nil {
+			return err
+		}
+		if fi, err = f.Stat(); err != nil {
+			return err
+		}
+	}
 	if err := checkFile(fi); err != nil {
 		return fmt.Errorf("%s %v", tmpPath, err)
 	}

@@ -442,6 +442,10 @@ func TestAppendTrailerAndCommit(t *testing.T) {
 	if err := os.WriteFile(tmp, []byte("library"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// As a linker makes it under umask 002: writable by the group.
+	if err := os.Chmod(tmp, 0o775); err != nil {
+		t.Fatal(err)
+	}
 	if err := d.AppendTrailer(tmp, "key"); err != nil {
 		t.Fatal(err)
 	}
@@ -451,6 +455,9 @@ func TestAppendTrailerAndCommit(t *testing.T) {
 	e, err := d.Get("lib.so", "key")
 	if err != nil || string(e.Body) != "library" {
 		t.Fatalf("Get = %v, %v", e, err)
+	}
+	if fi, err := os.Stat(d.File("lib.so")); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("the entry made from a file of mode 0775: %v, %v; want mode 0755", fi.Mode(), err)
 	}
 	if left := temps(t, d.Path()); len(left) != 0 {
 		t.Errorf("temporary files left behind: %v", left)

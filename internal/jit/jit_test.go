@@ -652,3 +652,21 @@ func TestProbeKeysDiffer(t *testing.T) {
 		seen[k] = i
 	}
 }
+
+// TestBuildUnderUmask002: with the umask of Debian's users (002, which
+// makes the linker's library group-writable) a build is stored and
+// loaded, its entry private: it failed ("writable by other users"),
+// every loop and GoOP2's MPI shim with it. The umask is the process's:
+// the test does not run in parallel.
+func TestBuildUnderUmask002(t *testing.T) {
+	c := newCompiler(t, "cc") // its cache directory made before the umask changes
+	defer syscall.Umask(syscall.Umask(0o002))
+	lib, err := c.Build(`__attribute__((visibility("default"))) int op2_umask_probe(void) { return 7; }`, []string{"op2_umask_probe"})
+	if err != nil {
+		t.Fatalf("Build under umask 002: %v", err)
+	}
+	defer lib.Release()
+	if fi, err := os.Stat(lib.Path); err != nil || fi.Mode().Perm()&0o022 != 0 {
+		t.Errorf("the entry %s under umask 002: %v, %v; want no write for others", lib.Path, fi.Mode(), err)
+	}
+}
