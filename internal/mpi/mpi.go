@@ -330,8 +330,12 @@ func initWorld(cacheDir string, compileTimeout time.Duration) (*World, error) {
 	comp := &jit.Compiler{CC: cc, Flags: []string{"-O2"}, Cache: dir, Timeout: compileTimeout, Env: "MPICC", Package: "libopenmpi-dev"}
 	src := strings.Replace(shimSource, "OP2MPI_VERSION", strconv.Itoa(tableVersion), 1)
 	lib, err := comp.Build(src, []string{"op2mpi_get_table"})
-	if err != nil {
+	var ce *jit.CompileError
+	switch {
+	case errors.As(err, &ce) && ce.Err == nil: // the compiler refused the shim
 		return nil, fmt.Errorf("%w: building GoOP2's MPI shim with %q failed (is mpi.h installed? Debian: apt-get install libopenmpi-dev): %v", ErrUnavailable, cc, err)
+	case err != nil: // timed out, or the cache: nothing to install
+		return nil, fmt.Errorf("%w: building GoOP2's MPI shim with %q: %v", ErrUnavailable, cc, err)
 	}
 	get, err := lib.Symbol("op2mpi_get_table")
 	if err != nil {
