@@ -157,7 +157,7 @@ var Settings = []ConfigSetting{
 		value: text(func(c *Config) *string { return &c.CC }), verify: func(c *Config, source string) error {
 			cc := &jit.Compiler{CC: c.CC, Timeout: c.CompileTimeout}
 			if len(strings.Fields(c.CC)) > 1 { // arguments it may refuse, which --version passes over
-				return cc.CheckFlags(source)
+				return cc.CheckArgs(source)
 			}
 			return cc.Check()
 		}},

@@ -402,21 +402,36 @@ func (c *Compiler) Check() error {
 // CheckFlags compiles an empty translation unit with the compiler's
 // Flags, so that flags it refuses are reported when they are configured,
 // naming source (where they came from, e.g. "OP2_CFLAGS"), rather than at
-// the first loop. Without Flags it checks the arguments CC holds, source
-// naming CC's setting. The outcome is kept per command, flags and PATH (probe).
+// the first loop. The outcome is kept per command, flags and PATH (probe).
 func (c *Compiler) CheckFlags(source string) error {
+	return c.checkCompiles("\x00flags\x00"+source, func(err error, out string) error {
+		return fmt.Errorf("the %s compiler %q refuses the flags %s=%q: %v: %s", c.lang().name, c.CC, source, strings.Join(c.Flags, " "), err, out)
+	})
+}
+
+// CheckArgs compiles an empty translation unit with the arguments the
+// command CC holds ("gcc -std=gnu11"), which its --version (Check) may
+// pass over, naming source (CC's setting, e.g. "Config.CC") when it
+// cannot; kept as CheckFlags' outcome is.
+func (c *Compiler) CheckArgs(source string) error {
+	return c.checkCompiles("\x00args\x00"+source, func(err error, out string) error {
+		return fmt.Errorf("the %s compiler %s=%q cannot compile a file: %v: %s", c.lang().name, source, c.CC, err, out)
+	})
+}
+
+// checkCompiles compiles an empty translation unit with the command and
+// its Flags, as probe key; failed describes a failure, given the run's
+// error and the compiler's output.
+func (c *Compiler) checkCompiles(key string, failed func(err error, out string) error) error {
 	if _, err := c.identity(); err != nil {
 		return err
 	}
-	_, err := c.probe("\x00flags\x00"+source, func() (bool, bool, error) {
+	_, err := c.probe(key, func() (bool, bool, error) {
 		argv := append(append(append([]string{}, c.argv...), c.Flags...), "-c", "-o", os.DevNull, "-x", c.sourceLang(), "-")
 		out, err := run(argv, strings.NewReader("int op2_flags_probe;\n"), c.timeout())
 		if err != nil {
 			_, timedOut := err.(*errTimedOut)
-			if len(c.Flags) == 0 { // the command's own arguments
-				return false, !timedOut, fmt.Errorf("the %s compiler %s=%q cannot compile a file: %v: %s", c.lang().name, source, c.CC, err, strings.TrimSpace(string(out)))
-			}
-			return false, !timedOut, fmt.Errorf("the %s compiler %q refuses the flags %s=%q: %v: %s", c.lang().name, c.CC, source, strings.Join(c.Flags, " "), err, strings.TrimSpace(string(out)))
+			return false, !timedOut, failed(err, strings.TrimSpace(string(out)))
 		}
 		return true, true, nil
 	})
