@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -434,15 +435,19 @@ func TestPETScDeviceData(t *testing.T) {
 
 // TestPETScUnusedOptions: options no PETSc object looked up in the first
 // solve (a misspelt name, an option of a preconditioner the solve does
-// not have) are named in a warning, once per solver; options it used are
-// not.
+// not have, one in a file that -options_file names) are named in a
+// warning, once per solver; options it used are not, nor
+// -options_file, which PETSc reads itself.
 func TestPETScUnusedOptions(t *testing.T) {
 	needPETSc(t)
 	var log bytes.Buffer
 	check(t, op2.Configure(op2.Config{Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))}))
 	s := newSystem(t, 30, 1, 2, false)
+	file := filepath.Join(t.TempDir(), "opts")
+	check(t, os.WriteFile(file, []byte("-ksp_type cg\n-pc_type jacobi\n-ksp_monitr\n"), 0o600))
 	for _, tt := range []struct{ options, unused string }{
 		{"-ksp_typ cg -pc_type jacobi", "-ksp_typ"},
+		{"-options_file " + file, "-ksp_monitr"}, // the file's options, not -options_file
 		{"-ksp_type cg -pc_type jacobi -pc_gamg_threshold 0.1 -ksp_rtol 1e-11", "-pc_gamg_threshold"},
 		{"-ksp_type cg -pc_type jacobi -ksp_rtol 1e-11", ""},
 	} {

@@ -70,7 +70,7 @@ static int call_options(void *f, const char *prefix, const char *opts, int *fail
 	return ((int (*)(const char *, const char *, int *))f)(prefix, opts, failed);
 }
 static int call_clear(void *f, const char *name, int *failed) { return ((int (*)(const char *, int *))f)(name, failed); }
-static int call_used(void *f, const char *name, int *used, int *failed) { return ((int (*)(const char *, int *, int *))f)(name, used, failed); }
+static int call_left(void *f, const char *prefix, char *buf, int n, int *failed) { return ((int (*)(const char *, char *, int, int *))f)(prefix, buf, n, failed); }
 static int call_mat_create(void *f, const char *prefix, long long n, long long N, int bs, const int32_t *rowptr,
 		const int32_t *colidx, void **out, int *failed) {
 	return ((int (*)(const char *, long long, long long, int, const int32_t *, const int32_t *, void **, int *))f)(
@@ -109,6 +109,7 @@ static int call_ksp_destroy(void *f, void *k, void *x, void *b) { return ((int (
 import "C"
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -155,7 +156,7 @@ type shim struct {
 	init, finalize, errmsg, options           unsafe.Pointer
 	matCreate, matSet, matInfo, matType       unsafe.Pointer
 	matDestroy, kspCreate, kspSolve, kspTypes unsafe.Pointer
-	kspDestroy, reasonName, clear, used       unsafe.Pointer
+	kspDestroy, reasonName, clear, left       unsafe.Pointer
 }
 
 var state = struct {
@@ -392,7 +393,7 @@ func buildShim(w *mpi.World, l *library) (*shim, error) {
 	names := []string{"op2petsc_version", "op2petsc_init", "op2petsc_finalize", "op2petsc_error", "op2petsc_options",
 		"op2petsc_mat_create", "op2petsc_mat_set", "op2petsc_mat_info", "op2petsc_mat_type", "op2petsc_mat_destroy",
 		"op2petsc_ksp_create", "op2petsc_ksp_solve", "op2petsc_ksp_types", "op2petsc_ksp_destroy", "op2petsc_reason_name", "op2petsc_clear",
-		"op2petsc_used"}
+		"op2petsc_left"}
 	jl, err := w.Build(shimSource(l.intBytes), names)
 	if err != nil {
 		return nil, fmt.Errorf("%w: building GoOP2's PETSc shim with the MPI compiler wrapper failed (Debian: apt-get install libopenmpi-dev): %v", ErrUnavailable, err)
@@ -408,7 +409,7 @@ func buildShim(w *mpi.World, l *library) (*shim, error) {
 	}
 	keep = append(keep, jl)
 	return &shim{init: p[1], finalize: p[2], errmsg: p[3], options: p[4], matCreate: p[5], matSet: p[6], matInfo: p[7],
-		matType: p[8], matDestroy: p[9], kspCreate: p[10], kspSolve: p[11], kspTypes: p[12], kspDestroy: p[13], reasonName: p[14], clear: p[15], used: p[16]}, nil
+		matType: p[8], matDestroy: p[9], kspCreate: p[10], kspSolve: p[11], kspTypes: p[12], kspDestroy: p[13], reasonName: p[14], clear: p[15], left: p[16]}, nil
 }
 
 // keep holds the shim's library for the life of the process.
@@ -495,29 +496,29 @@ func optionNames(options string) []string {
 	return names
 }
 
-// UnusedOptions returns the names in options (as SetOptions was given
-// them, under prefix) that no PETSc object has looked up: names PETSc
-// does not know (misspelt), or that no object of the solver's kinds
-// reads.
-func UnusedOptions(prefix, options string) ([]string, error) {
+// UnusedOptions returns the names of the options under prefix that no
+// PETSc object has looked up, without the prefix ("-ksp_typ"): names
+// PETSc does not know (misspelt), or that no object of the solver's
+// kinds reads; options a file named by -options_file put there too.
+func UnusedOptions(prefix string) ([]string, error) {
 	w, sh, err := ready()
 	if err != nil {
 		return nil, err
 	}
-	var unused []string
-	for _, f := range optionNames(options) {
-		name, free := cstr(prefix + f[1:]) // as the database keeps it: without the "-"
-		w.Do(func() {
-			var used, failed C.int
-			if rc := C.call_used(sh.used, name, &used, &failed); rc != 0 {
-				err = errors.Join(err, fmt.Errorf("petsc: asking whether option %s%s was used: %w", prefix, f, failure(sh, rc, failed)))
-			} else if used == 0 {
-				unused = append(unused, f)
-			}
-		})
-		free()
+	p, freep := cstr(prefix)
+	defer freep()
+	buf := make([]byte, 4096)
+	w.Do(func() {
+		var failed C.int
+		if rc := C.call_left(sh.left, p, (*C.char)(unsafe.Pointer(&buf[0])), C.int(len(buf)), &failed); rc != 0 {
+			err = fmt.Errorf("petsc: listing the options under %s no object used: %w", prefix, failure(sh, rc, failed))
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	return unused, err
+	n := bytes.IndexByte(buf, 0)
+	return strings.Fields(string(buf[:n])), nil
 }
 
 // ClearOptions removes from PETSc's options database what SetOptions

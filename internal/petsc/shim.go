@@ -21,7 +21,8 @@ var symbols = []string{
 	"PetscOptionsPrefixPop",
 	"PetscOptionsInsertString",
 	"PetscOptionsClearValue",
-	"PetscOptionsUsed",
+	"PetscOptionsLeftGet",
+	"PetscOptionsLeftRestore",
 	"PETSC_COMM_WORLD",
 	"KSPConvergedReasons",
 	"MatCreate",
@@ -104,6 +105,7 @@ func shimSource(intBytes int) string {
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define EXPORT __attribute__((visibility("default")))
 #define OP2PETSC_VERSION %d
@@ -138,7 +140,8 @@ typedef PetscErrorCode (*PetscOptionsPrefixPush_fn)(PetscOptions, const char *);
 typedef PetscErrorCode (*PetscOptionsPrefixPop_fn)(PetscOptions);
 typedef PetscErrorCode (*PetscOptionsInsertString_fn)(PetscOptions, const char *);
 typedef PetscErrorCode (*PetscOptionsClearValue_fn)(PetscOptions, const char *);
-typedef PetscErrorCode (*PetscOptionsUsed_fn)(PetscOptions, const char *, PetscBool *);
+typedef PetscErrorCode (*PetscOptionsLeftGet_fn)(PetscOptions, PetscInt *, char ***, char ***);
+typedef PetscErrorCode (*PetscOptionsLeftRestore_fn)(PetscOptions, PetscInt *, char ***, char ***);
 typedef PetscErrorCode (*MatCreate_fn)(MPI_Comm, Mat *);
 typedef PetscErrorCode (*MatSetSizes_fn)(Mat, PetscInt, PetscInt, PetscInt, PetscInt);
 typedef PetscErrorCode (*MatSetBlockSize_fn)(Mat, PetscInt);
@@ -246,14 +249,29 @@ out:
 	return rc;
 }
 
-/* op2petsc_used sets *used to whether an object has looked up option
-   name in the options database, named as the database keeps it: without
-   the "-" ("op2_1_ksp_type"). */
-EXPORT int op2petsc_used(const char *name, int *used, int *failed) {
+/* op2petsc_left writes into buf (n bytes, cut at a whole name) the
+   names of the options under prefix that no object has looked up,
+   without the prefix ("-ksp_typ"), separated by blanks: those the
+   solver's options inserted, and those a file they named
+   (-options_file) did. The database keeps names without the "-" and
+   compares them ignoring case. */
+EXPORT int op2petsc_left(const char *prefix, char *buf, int n, int *failed) {
 	int rc = 0;
-	PetscBool u = 0;
-	TRY(PetscOptionsUsed, NULL, name, &u);
-	*used = u != 0;
+	PetscInt N = 0;
+	char **names = NULL, **values = NULL;
+	size_t lp = strlen(prefix), used = 0;
+	buf[0] = 0;
+	TRY(PetscOptionsLeftGet, NULL, &N, &names, &values);
+	for (PetscInt i = 0; i < N; i++) {
+		if (strncasecmp(names[i], prefix, lp) != 0) continue;
+		int w = snprintf(buf + used, (size_t)n - used, "%%s-%%s", used ? " " : "", names[i] + lp);
+		if (w < 0 || (size_t)w >= (size_t)n - used) {
+			buf[used] = 0;
+			break;
+		}
+		used += (size_t)w;
+	}
+	TRY(PetscOptionsLeftRestore, NULL, &N, &names, &values);
 out:
 	return rc;
 }

@@ -130,7 +130,7 @@ func (ps *PETSc) reportUnused(report func(slog.Level, string, ...slog.Attr)) {
 		return
 	}
 	ps.looked = true
-	unused, err := petsc.UnusedOptions(ps.prefix, ps.options)
+	unused, err := petsc.UnusedOptions(ps.prefix)
 	if err != nil {
 		report(slog.LevelWarn, "op2: Solver: PETSc could not say which options the solve used", slog.String("error", err.Error()))
 	} else if len(unused) > 0 {
