@@ -459,11 +459,22 @@ func (d *Dir) AppendTrailer(tmpPath, key string) error {
 // Commit renames a file from TempPath (already holding a trailer, see
 // AppendTrailer) to name. On error the temporary file is removed.
 func (d *Dir) Commit(tmpPath, name string) error {
+	d.Unblock(name)
 	if err := os.Rename(tmpPath, d.File(name)); err != nil {
 		os.Remove(tmpPath)
 		return fmt.Errorf("storing %s in the cache: %w", name, err)
 	}
 	return nil
+}
+
+// Unblock removes whatever sits at name that is not a regular file (a
+// directory, a link), so that the cache's own file can take its place:
+// the cache's names are the cache's. A rename onto a directory fails,
+// and a shell's mv onto one (or a link to one) moves the file into it.
+func (d *Dir) Unblock(name string) {
+	if fi, err := os.Lstat(d.File(name)); err == nil && !fi.Mode().IsRegular() {
+		os.RemoveAll(d.File(name))
+	}
 }
 
 func (d *Dir) seal(tmpPath, key string) error {

@@ -804,6 +804,10 @@ func (c *Compiler) Build(src string, symbols []string, extra ...string) (*Librar
 	case err == nil:
 		if e.Unchanged() == nil {
 			if lib, lerr := load(e.Path, symbols); lerr == nil {
+				// A compile in the background that ended after
+				// another process made the entry left its library
+				// for nothing.
+				os.Remove(c.Cache.File(pendingName(name)))
 				lib.SourcePath = srcPath
 				stats.diskHits.Add(1)
 				lib.key, lib.refs = key, 1
@@ -812,7 +816,7 @@ func (c *Compiler) Build(src string, symbols []string, extra ...string) (*Librar
 			}
 		}
 		stats.rebuilds.Add(1) // valid entry, yet unloadable or incomplete
-	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, os.ErrNotExist) || c.unblocked(name):
 		// A compile in the background (Precompile) may have left it.
 		if lib := c.adopt(key, name, bind, srcPath, symbols); lib != nil {
 			stats.diskHits.Add(1)
@@ -831,6 +835,16 @@ func (c *Compiler) Build(src string, symbols []string, extra ...string) (*Librar
 	lib.key, lib.refs = key, 1
 	loaded.m[key] = lib
 	return lib, nil
+}
+
+// unblocked removes what is not a file at the entry name (a directory),
+// and reports whether there was one: the entry is then missing.
+func (c *Compiler) unblocked(name string) bool {
+	if fi, err := os.Lstat(c.Cache.File(name)); err != nil || fi.Mode().IsRegular() {
+		return false
+	}
+	c.Cache.Unblock(name)
+	return true
 }
 
 // Note* count work done by other code generators sharing the cache (device

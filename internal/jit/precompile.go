@@ -136,6 +136,7 @@ func (c *Compiler) Precompile(src string, symbols []string, extra ...string) err
 	if err := os.WriteFile(tmpSrc, []byte(src), 0o600); err != nil {
 		return fmt.Errorf("writing generated source: %w", err)
 	}
+	c.Cache.Unblock(pendingName(name)) // the shell's mv would move the library into a directory there
 	pending := c.Cache.File(pendingName(name))
 	stage := c.Cache.TempPath("pending", ".so")
 	defer os.Remove(stage) // gone after the shell's rename
@@ -218,6 +219,7 @@ func (c *Compiler) adopt(key, name, bind, srcPath string, symbols []string) *Lib
 	d := c.Cache
 	pending := d.File(pendingName(name))
 	if fi, err := os.Lstat(pending); err != nil || !fi.Mode().IsRegular() {
+		d.Unblock(pendingName(name))
 		return nil
 	}
 	tmp := d.TempPath("lib", ".so")

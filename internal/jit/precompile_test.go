@@ -375,3 +375,54 @@ func TestPrecompileNeedsSHA256Sum(t *testing.T) {
 		t.Errorf("Precompile without sha256sum: %v, want an error naming it and coreutils", err)
 	}
 }
+
+// TestCacheNamesTakenBack: a directory at an entry's name or at its
+// pending name, and a pending library left beside a valid entry, are
+// removed: the entry is stored and found again (a directory made every
+// later process compile again), a compile in the background adopted (mv
+// had moved its library into the directory, one more file each run).
+func TestCacheNamesTakenBack(t *testing.T) {
+	c := newCompiler(t, "cc")
+	const src = `__attribute__((visibility("default"))) int op2_loop = 11;`
+	_, name, _, err := c.entry(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := c.Cache.File(pendingName(name))
+	for _, dir := range []string{c.Cache.File(name), pending} {
+		if err := os.MkdirAll(filepath.Join(dir, "inside"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Precompile(src, []string{"op2_loop"}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(pending); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("the pending library: %v, %v; want a file", fi, err)
+	}
+	before := ReadStats()
+	lib, err := c.Build(src, []string{"op2_loop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib.Release()
+	if fi, err := os.Lstat(c.Cache.File(name)); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("the entry: %v, %v; want a file", fi, err)
+	}
+	if s := ReadStats(); s.Compiles != before.Compiles {
+		t.Errorf("the pending library was compiled again, not adopted")
+	}
+	// A pending library beside a valid entry goes at the next load.
+	if err := os.WriteFile(pending, []byte("stale"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	forget(t, c, src)
+	lib, err = c.Build(src, []string{"op2_loop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib.Release()
+	if _, err := os.Lstat(pending); !os.IsNotExist(err) {
+		t.Errorf("the stale pending library beside the entry: %v; want it removed", err)
+	}
+}
