@@ -165,6 +165,11 @@ func Open(dir string) (*Dir, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The parents that exist are checked before anything is created in
+	// them, all of them again once the directory exists.
+	if err := checkParents(real, abs, true); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(real, 0o700); err != nil {
 		return nil, fmt.Errorf("cache: creating the cache directory: %w (set Config.CacheDir or OP2_CACHE_DIR to a directory you can write)", err)
 	}
@@ -174,13 +179,8 @@ func Open(dir string) (*Dir, error) {
 	if err := checkDir(real, true); err != nil {
 		return nil, err
 	}
-	for p := filepath.Dir(real); ; p = filepath.Dir(p) {
-		if err := checkDir(p, false); err != nil {
-			return nil, fmt.Errorf("%w (cache directory %s)", err, abs)
-		}
-		if p == filepath.Dir(p) {
-			break
-		}
+	if err := checkParents(real, abs, false); err != nil {
+		return nil, err
 	}
 	d := &Dir{path: real}
 	d.holdLive()
@@ -188,6 +188,21 @@ func Open(dir string) (*Dir, error) {
 		d.Sweep()
 	}
 	return d, nil
+}
+
+// checkParents checks the parent directories of real, the cache
+// directory abs resolved (see checkDir); existing: only those that exist.
+func checkParents(real, abs string, existing bool) error {
+	for p := filepath.Dir(real); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil || !existing {
+			if err := checkDir(p, false); err != nil {
+				return fmt.Errorf("%w (cache directory %s)", err, abs)
+			}
+		}
+		if p == filepath.Dir(p) {
+			return nil
+		}
+	}
 }
 
 // maxLinks bounds the symbolic links followed while resolving a path, as
@@ -287,7 +302,11 @@ func checkDir(path string, leaf bool) error {
 	case !leaf && uid != me && uid != 0:
 		return fmt.Errorf("cache: refusing parent directory %s: it is owned by uid %d (neither you, uid %d, nor root), who could replace the cache; set Config.CacheDir or OP2_CACHE_DIR to a directory of your own", path, uid, me)
 	case perm&0o022 != 0 && (leaf || fi.Mode()&fs.ModeSticky == 0):
-		return fmt.Errorf("cache: refusing %s %s (owner uid %d, mode %04o): other users can write to it; run `chmod go-w %s` or set Config.CacheDir or OP2_CACHE_DIR to a private directory", what, path, uid, perm, path)
+		mode := uint32(perm)
+		if fi.Mode()&fs.ModeSticky != 0 {
+			mode |= 0o1000 // as ls and chmod write it
+		}
+		return fmt.Errorf("cache: refusing %s %s (owner uid %d, mode %04o): other users can write to it; run `chmod go-w %s` or set Config.CacheDir or OP2_CACHE_DIR to a private directory", what, path, uid, mode, path)
 	}
 	return nil
 }

@@ -86,7 +86,7 @@ func TestOpenRefusesUnsafeDirectories(t *testing.T) {
 		{"private", false, func(t *testing.T, parent, dir string) {}, nil},
 		{"group writable", false, func(t *testing.T, parent, dir string) { chmod(t, dir, 0o770) }, []string{"cache directory", "0770", "chmod go-w"}},
 		{"world writable", false, func(t *testing.T, parent, dir string) { chmod(t, dir, 0o777) }, []string{"cache directory", "0777", "other users can write"}},
-		{"world writable sticky", false, func(t *testing.T, parent, dir string) { chmod(t, dir, 0o1777) }, []string{"cache directory", "other users can write"}},
+		{"world writable sticky", false, func(t *testing.T, parent, dir string) { chmod(t, dir, 0o1777) }, []string{"cache directory", "mode 1777", "other users can write"}},
 		{"readable by others", false, func(t *testing.T, parent, dir string) { chmod(t, dir, 0o755) }, nil},
 		{"parent sticky like /tmp", false, func(t *testing.T, parent, dir string) { chmod(t, parent, 0o1777) }, nil},
 		{"parent world writable", false, func(t *testing.T, parent, dir string) { chmod(t, parent, 0o777) }, []string{"parent directory", parentMark}},
@@ -121,6 +121,23 @@ func TestOpenRefusesUnsafeDirectories(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOpenCreatesNothingUnderUnsafeParents: a cache directory to be made
+// under a parent others can write is refused before it is made.
+func TestOpenCreatesNothingUnderUnsafeParents(t *testing.T) {
+	parent := filepath.Join(t.TempDir(), parentMark)
+	if err := os.Mkdir(parent, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	chmod(t, parent, 0o777)
+	dir := filepath.Join(parent, "sub", "cache")
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "refusing parent directory") {
+		t.Errorf("Open under a world-writable parent: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(parent, "sub")); !os.IsNotExist(err) {
+		t.Errorf("Open made %s before refusing its parent: %v", filepath.Join(parent, "sub"), err)
 	}
 }
 
