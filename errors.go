@@ -93,7 +93,7 @@ type DeviceBuildError struct {
 	Device     string // the device's name
 	SourcePath string // the generated device source, or "" if it could not be saved
 	Log        string // the device compiler's build log
-	Output     string // what the driver printed on standard error during the build, if anything
+	Output     string // what the driver printed on standard error when the failed build ran again, if anything
 	err        error
 }
 

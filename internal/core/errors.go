@@ -45,7 +45,7 @@ type DeviceBuildError struct {
 	Device     string // the device's name
 	SourcePath string // where the generated source was written, or "" if it could not be
 	Log        string // the device compiler's build log
-	Output     string // what the driver printed on standard error during the build
+	Output     string // what the driver printed on standard error when the failed build ran again
 	Hint       string // what the log means, when GoOP2 recognises it ("" otherwise)
 	// Missing are the library functions the kernel calls that the
 	// device language lacks, which Hint names (not undeclared Consts:

@@ -519,9 +519,6 @@ func (e *BuildError) Error() string {
 // Program is a built OpenCL program.
 type Program struct {
 	prog C.cl_handle
-	// Output is what the driver printed on standard error while building
-	// the program (warnings), captured instead of reaching the terminal.
-	Output string
 }
 
 // stderrMu serialises the builds that redirect the process's standard
@@ -534,8 +531,10 @@ func FlushStdio() { C.op2cl_flush_stdio() }
 
 // captureStderr runs f with file descriptor 2 redirected to a temporary
 // file and returns what was written to it. Anything else the process
-// writes to standard error meanwhile is captured too. If the redirection
-// cannot be set up, f runs without it.
+// writes to standard error meanwhile is captured too (other goroutines'
+// output, a panic's message), so it is used only to build again a
+// program whose build failed. If the redirection cannot be set up, f
+// runs without it.
 func captureStderr(f func()) string {
 	stderrMu.Lock()
 	defer stderrMu.Unlock()
@@ -601,8 +600,16 @@ func (c *Context) BuildBinary(bin []byte, options string) (*Program, error) {
 func (c *Context) build(p C.cl_handle, options string) (*Program, error) {
 	copts := C.CString(options)
 	defer C.free(unsafe.Pointer(copts))
-	var code C.cl_int
-	output := captureStderr(func() { code = C.op2cl_build(p, c.Device.id, copts) })
+	// Built as is: the driver's standard error is the process's, which
+	// other goroutines write too. PoCL prints some of a failed build's
+	// diagnostics there rather than in the log ("1 error generated."),
+	// so a build that fails is run again with them captured, for the
+	// error.
+	code := C.op2cl_build(p, c.Device.id, copts)
+	var output string
+	if code != 0 {
+		output = captureStderr(func() { code = C.op2cl_build(p, c.Device.id, copts) })
+	}
 	if code != 0 {
 		var n C.size_t
 		C.op2cl_build_log(p, c.Device.id, 0, nil, &n)
@@ -615,7 +622,7 @@ func (c *Context) build(p C.cl_handle, options string) (*Program, error) {
 		}
 		return nil, &BuildError{Log: msg, Output: output}
 	}
-	return &Program{prog: p, Output: output}, nil
+	return &Program{prog: p}, nil
 }
 
 // Binary returns the program's device binary, for the disk cache.
