@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/goop2/op2/internal/engine"
 )
 
 // Loop chains and lazy evaluation.
@@ -72,7 +74,10 @@ func Chain(fn func() error) error { return rt.Chain(fn) }
 // running them; when fn returns, the recorded loops run, in the order
 // they were issued, and Chain returns fn's error and theirs (errors.Join
 // when both failed). A recorded loop runs even if fn fails, as it would
-// have run outside a chain.
+// have run outside a chain. Recorded loops that another call ran while
+// the chain was open (an accessor, or a loop of an eager runtime, from
+// another goroutine: the queue is the process's) give their failure to
+// that call and to Chain both.
 //
 // Each loop is checked and its program built when it is recorded, so
 // ParLoop returns the same errors as outside a chain (a *LoopError, a
@@ -132,7 +137,7 @@ func (r *Runtime) Chain(fn func() error) error {
 	}
 	// Each lock is released by a defer: a panic (r nil) must not leave
 	// it held, which would stop every later call.
-	err := func() error {
+	scope, err := func() (*engine.ChainScope, error) {
 		lock(forNoData, "Runtime.Chain")
 		defer unlock()
 		return r.e.OpenChain()
@@ -140,28 +145,36 @@ func (r *Runtime) Chain(fn func() error) error {
 	if err != nil {
 		return err
 	}
-	ferr := r.chainScope(fn)
+	var failed error // the chain's loops' failure, where another call forced them
+	ferr := r.chainScope(scope, &failed, fn)
 	err = func() error {
 		err := lock(forCollective, "Runtime.Chain")
 		defer unlock()
 		return rt.proc.TakeFindings(err) // check mode findings kept on several ranks
 	}()
-	switch {
-	case ferr == nil:
-		return err
-	case err == nil:
-		return ferr
+	if failed != nil && (errors.Is(ferr, failed) || errors.Is(err, failed)) {
+		failed = nil // fn returned it, or the end ran them
 	}
-	return errors.Join(ferr, err)
+	var errs []error
+	for _, e := range []error{ferr, failed, err} {
+		if e != nil {
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) == 1 {
+		return errs[0] // as it is, for callers comparing it
+	}
+	return errors.Join(errs...)
 }
 
 // chainScope calls fn with r's chain scope open, closing it however fn
-// returns.
-func (r *Runtime) chainScope(fn func() error) error {
+// returns; *failed receives the failure of the recorded loops that ran
+// while it was open.
+func (r *Runtime) chainScope(scope *engine.ChainScope, failed *error, fn func() error) error {
 	defer func() {
 		lock(forNoData, "Runtime.Chain")
 		defer unlock()
-		r.e.CloseChain()
+		*failed = r.e.CloseChain(scope)
 	}()
 	return fn()
 }

@@ -125,9 +125,17 @@ func (p *Process) force() (refused bool, err error) {
 	if kept := q.failed; kept != nil {
 		q.failed = nil
 		if err == nil {
-			return false, kept
+			err = kept
+		} else {
+			err = errors.Join(kept, err)
 		}
-		return false, errors.Join(kept, err)
+	}
+	if err != nil {
+		for _, s := range p.scopes {
+			if s.failed == nil {
+				s.failed = err
+			}
+		}
 	}
 	return false, err
 }

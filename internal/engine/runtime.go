@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -272,24 +273,49 @@ func (r *Runtime) RecordCopy(l *core.Loop, b *exec.Opened) error {
 // it first runs the loops recorded in lazy mode, which a rank may have
 // run already (chain_mpi.go): a chain's loops are the same on every rank.
 // Caller holds the lock.
-func (r *Runtime) OpenChain() error {
+func (r *Runtime) OpenChain() (*ChainScope, error) {
 	if _, err := r.Proc.World(); err != nil {
-		return err
+		return nil, err
 	}
 	if p := r.Proc; p.multiRank() && p.distQueued == 0 && p.queue.n > 0 {
 		if err := p.Force(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	r.chains++
-	r.Proc.chainScopes++
-	return nil
+	p := r.Proc
+	p.chainScopes++
+	var s *ChainScope
+	if n := len(p.freeScopes); n > 0 {
+		s, p.freeScopes = p.freeScopes[n-1], p.freeScopes[:n-1]
+	} else {
+		s = &ChainScope{}
+	}
+	p.scopes = append(p.scopes, s)
+	return s, nil
 }
 
-// CloseChain closes the scope OpenChain opened. Caller holds the lock.
-func (r *Runtime) CloseChain() {
+// ChainScope is a chain scope OpenChain opened.
+type ChainScope struct {
+	// failed is the failure of the first run of recorded loops that
+	// failed while the scope was open, whoever forced it (an accessor
+	// or a loop of another goroutine), for the chain to return: the
+	// loops recorded while a chain is open are the chain's. Guarded by
+	// the lock.
+	failed error
+}
+
+// CloseChain closes the scope s OpenChain opened and returns the
+// failure of the recorded loops that ran while it was open (wherever
+// they were forced), or nil. Caller holds the lock.
+func (r *Runtime) CloseChain(s *ChainScope) (failed error) {
 	r.chains--
-	r.Proc.chainScopes--
+	p := r.Proc
+	p.chainScopes--
+	p.scopes = slices.DeleteFunc(p.scopes, func(o *ChainScope) bool { return o == s })
+	failed, s.failed = s.failed, nil
+	p.freeScopes = append(p.freeScopes, s)
+	return failed
 }
 
 // InChain reports whether a chain scope of r is open. Caller holds the
