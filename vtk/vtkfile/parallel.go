@@ -62,7 +62,8 @@ func splitExt(path string) (string, string) {
 // the .pvtu file (VTK's PUnstructuredGrid), which lists the points' and
 // the cells' arrays as rank 0's piece has them (every piece must have the
 // same arrays, of the same types and components) and names every rank's
-// piece. Nothing is exchanged between the ranks: a rank's write error is
+// piece, and removes the pieces of ranks past the last that an earlier
+// write on more ranks left. Nothing is exchanged between the ranks: a rank's write error is
 // that rank's alone, and says which rank and file (end the job with
 // op2.Abort if a rank fails).
 func WriteParallel(g *Grid, path string, enc Encoding, rank, ranks int) error {
@@ -91,7 +92,14 @@ func WriteParallel(g *Grid, path string, enc Encoding, rank, ranks int) error {
 	for r := range sources {
 		sources[r] = base + "/" + pieceName(base, r)
 	}
-	return regfile.WriteWith(out, "vtk", func(w io.Writer) error { return g.WritePVTU(w, sources) })
+	if err := regfile.WriteWith(out, "vtk", func(w io.Writer) error { return g.WritePVTU(w, sources) }); err != nil {
+		return err
+	}
+	// The pieces an earlier write on more ranks left in the folder, which
+	// the .pvtu no longer names.
+	for r := ranks; os.Remove(PiecePath(out, r)) == nil; r++ {
+	}
+	return nil
 }
 
 // WritePVTU writes a VTK XML PUnstructuredGrid file (.pvtu) whose pieces

@@ -230,3 +230,40 @@ func TestWriteParallelMissingFolder(t *testing.T) {
 		t.Error("the missing folder was made")
 	}
 }
+
+// TestWriteParallelRemovesStalePieces: the pieces of ranks past the last
+// that a write on more ranks left are removed with the new .pvtu, which
+// no longer names them; other files in the folder stay.
+func TestWriteParallelRemovesStalePieces(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.vtu")
+	write := func(ranks int) {
+		t.Helper()
+		for rank := range ranks {
+			if err := vtkfile.WriteParallel(tiny(), path, vtkfile.ASCII, rank, ranks); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(4)
+	other := filepath.Join(dir, "out", "notes.txt")
+	if err := os.WriteFile(other, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write(2)
+	ents, err := os.ReadDir(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if want := []string{"notes.txt", "out_0.vtu", "out_1.vtu"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("the pieces' folder after writes on 4 and 2 ranks: %v, want %v", names, want)
+	}
+	pieces, err := vtkfile.ReadPVTUFile(filepath.Join(dir, "out.pvtu"))
+	if err != nil || len(pieces) != 2 {
+		t.Errorf("the .pvtu: %d pieces, %v; want 2", len(pieces), err)
+	}
+}
