@@ -10,7 +10,8 @@ import (
 
 // TestChainReturnsFailuresForcedElsewhere: a loop recorded in a Chain
 // whose run fails (a check mode finding) when another goroutine forces
-// the queue (an accessor of other data, a loop of an eager runtime) is
+// the queue (an accessor of other data, a loop of an eager runtime, a
+// loop of a lazy runtime that finds the queue full) is
 // named by that Chain's error too: it returned nil, the failure going
 // only to the call that forced it.
 func TestChainReturnsFailuresForcedElsewhere(t *testing.T) {
@@ -18,6 +19,7 @@ func TestChainReturnsFailuresForcedElsewhere(t *testing.T) {
 	inc := op2.NewKernel("void fe_inc(double *z) { *z += 1; }", "fe_inc")
 	y := must(op2.NewDat(must(op2.NewSet(10, "fe_other")), 1, make([]float64, 10), "fe_y"))
 	eager := closeAtEnd(t, must(op2.NewRuntime(op2.Config{Backend: "sequential"}.Explicit("Lazy"))))
+	lazy := closeAtEnd(t, must(op2.NewRuntime(op2.Config{Backend: "sequential", Lazy: true})))
 	eset := must(op2.NewSet(10, "fe_eager"))
 	z := must(op2.NewDat(eset, 1, make([]float64, 10), "fe_z"))
 	for _, c := range []struct {
@@ -29,6 +31,13 @@ func TestChainReturnsFailuresForcedElsewhere(t *testing.T) {
 			return err
 		}},
 		{"eager-loop", func() error { return eager.ParLoop(inc, eset, z.Arg(op2.RW)) }},
+		{"full-queue", func() error { // a lazy runtime's loop that finds the queue full
+			var err error
+			for i := 0; i < op2.MaxRecordedLoops && err == nil; i++ {
+				err = lazy.ParLoop(inc, eset, z.Arg(op2.RW))
+			}
+			return err
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := closeAtEnd(t, must(op2.NewRuntime(op2.Config{Backend: "sequential", Check: true})))

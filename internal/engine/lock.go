@@ -130,13 +130,6 @@ func (p *Process) force() (refused bool, err error) {
 			err = errors.Join(kept, err)
 		}
 	}
-	if err != nil {
-		for _, s := range p.scopes {
-			if s.failed == nil {
-				s.failed = err
-			}
-		}
-	}
 	return false, err
 }
 

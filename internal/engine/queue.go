@@ -195,9 +195,18 @@ func (p *Process) room() error {
 // open), which ran every loop with check mode findings alone on this
 // rank: the findings are kept for the chain's end (TakeFindings), so that
 // the call that ran them (a loop asking for room, a collective call) goes
-// on as on the ranks that found nothing. Caller holds the lock.
+// on as on the ranks that found nothing. An error it returns is also
+// given to the chain scopes open (ChainScope), whose loops they may be,
+// whatever call ran them. Caller holds the lock.
 func (p *Process) keepFindings(err error) error {
 	if err == nil || !p.queue.onlyFindings || p.chainScopes == 0 {
+		if err != nil {
+			for _, s := range p.scopes {
+				if s.failed == nil {
+					s.failed = err
+				}
+			}
+		}
 		return err
 	}
 	if p.kept == nil {
