@@ -804,10 +804,6 @@ func (c *Compiler) Build(src string, symbols []string, extra ...string) (*Librar
 	case err == nil:
 		if e.Unchanged() == nil {
 			if lib, lerr := load(e.Path, symbols); lerr == nil {
-				// A compile in the background that ended after
-				// another process made the entry left its library
-				// for nothing.
-				os.Remove(c.Cache.File(pendingName(name)))
 				lib.SourcePath = srcPath
 				stats.diskHits.Add(1)
 				lib.key, lib.refs = key, 1
@@ -865,8 +861,11 @@ func (c *Compiler) compile(src string, symbols, extra []string, name, srcPath, b
 	if err := d.Reopen(); err != nil {
 		return nil, err
 	}
-	// Remove what compiles killed midway (in any process) left behind.
+	// Remove what compiles killed midway (in any process) left behind,
+	// and the libraries of compiles in the background that ended after
+	// the entry was made.
 	d.Sweep()
+	sweepPending(d)
 	if err := keepSource(d, name[:len(name)-len(".so")]+".c", src); err != nil {
 		return nil, err
 	}

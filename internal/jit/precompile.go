@@ -43,6 +43,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/goop2/op2/internal/cache"
 	"github.com/goop2/op2/internal/regfile"
 )
 
@@ -168,6 +169,30 @@ func (c *Compiler) Precompile(src string, symbols []string, extra ...string) err
 	}
 	stats.precompiles.Add(1)
 	return nil
+}
+
+// sweepPending removes the pending libraries (pendingName) in d whose
+// entry exists and that are cache.StaleAge old: a compile in the
+// background that ended after another process had made the entry left
+// them for nothing. A younger one may be one a Precompile is checking.
+func sweepPending(d *cache.Dir) {
+	ents, err := os.ReadDir(d.Path())
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		stem, ok := strings.CutSuffix(e.Name(), ".pending.so")
+		if !ok {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil || time.Since(fi.ModTime()) < cache.StaleAge {
+			continue
+		}
+		if entry, err := os.Lstat(d.File(stem + ".so")); err == nil && entry.Mode().IsRegular() {
+			os.Remove(d.File(e.Name()))
+		}
+	}
 }
 
 // pendingScript runs a compiler (its arguments after the library it

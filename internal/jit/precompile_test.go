@@ -377,8 +377,8 @@ func TestPrecompileNeedsSHA256Sum(t *testing.T) {
 }
 
 // TestCacheNamesTakenBack: a directory at an entry's name or at its
-// pending name, and a pending library left beside a valid entry, are
-// removed: the entry is stored and found again (a directory made every
+// pending name, and a stale pending library left beside a valid entry,
+// are removed: the entry is stored and found again (a directory made every
 // later process compile again), a compile in the background adopted (mv
 // had moved its library into the directory, one more file each run).
 func TestCacheNamesTakenBack(t *testing.T) {
@@ -412,17 +412,30 @@ func TestCacheNamesTakenBack(t *testing.T) {
 	if s := ReadStats(); s.Compiles != before.Compiles {
 		t.Errorf("the pending library was compiled again, not adopted")
 	}
-	// A pending library beside a valid entry goes at the next load.
+	// A pending library beside a valid entry goes with the next compile
+	// once it is stale (a younger one may be a Precompile's, checking it).
 	if err := os.WriteFile(pending, []byte("stale"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	forget(t, c, src)
-	lib, err = c.Build(src, []string{"op2_loop"})
+	young := c.Cache.File("young.pending.so")
+	for _, p := range []string{young, c.Cache.File("young.so")} {
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-cache.StaleAge - time.Minute)
+	if err := os.Chtimes(pending, old, old); err != nil {
+		t.Fatal(err)
+	}
+	lib, err = c.Build(`__attribute__((visibility("default"))) int op2_loop = 12;`, []string{"op2_loop"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	lib.Release()
 	if _, err := os.Lstat(pending); !os.IsNotExist(err) {
 		t.Errorf("the stale pending library beside the entry: %v; want it removed", err)
+	}
+	if _, err := os.Lstat(young); err != nil {
+		t.Errorf("a young pending library beside its entry: %v; want it kept", err)
 	}
 }
