@@ -442,7 +442,11 @@ func (h *Halo) gatherReduction(l *core.Loop, i int, mine []byte) (all []byte, er
 	return all, nil
 }
 
-// combine folds the ranks' values in all (rank after rank) into dst.
+// combine folds the ranks' values in all (rank after rank) into dst: a
+// MIN or MAX takes a rank's value only when it is smaller (larger), so
+// that a NaN one leaves the value as it was and of -0 and +0 the earlier
+// rank's stays, as on one process (Go's min and max would return the NaN
+// and order -0 below +0).
 func combine(t core.ScalarType, acc core.Access, dst, all []byte) {
 	le := binary.LittleEndian
 	switch t {
@@ -467,13 +471,17 @@ func fold[T int32 | int64 | uint32 | float32 | float64, U uint32 | uint64](acc c
 		v := from(get(all[k:]))
 		for r := 1; r < ranks; r++ {
 			x := from(get(all[r*n+k:]))
-			switch acc {
+			switch acc { // MIN and MAX as the backends combine (devrt.fold)
 			case core.Inc:
 				v += x
 			case core.Min:
-				v = min(v, x)
+				if x < v {
+					v = x
+				}
 			case core.Max:
-				v = max(v, x)
+				if x > v {
+					v = x
+				}
 			}
 		}
 		put(dst[k:], to(v))
