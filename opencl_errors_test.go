@@ -294,3 +294,20 @@ func TestOpenCLRecursionRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenCLLargeReductionsRefused: reductions whose accumulators a work
+// group cannot keep privately are refused with a loop error saying what
+// fits, and the Global keeps its value: PoCL overflowed its stack and the
+// process died (SIGSEGV) at the next host read.
+func TestOpenCLLargeReductionsRefused(t *testing.T) {
+	needBackend(t, "opencl")
+	r := closeAtEnd(t, must(op2.NewRuntime(op2.Config{Backend: "opencl", DeviceWorkGroupSize: 1024})))
+	set := must(op2.NewSet(3000, "lr_s"))
+	g := must(op2.NewGlobal(1024, make([]float64, 1024), "lr_g"))
+	k := op2.NewKernel("void lr_k(double *g) { for (int j = 0; j < 1024; j++) g[j] += 1; }", "lr_k")
+	err := r.ParLoop(k, set, g.Arg(op2.Inc))
+	wantErr(t, err, `loop "lr_k"`, "may keep privately", "use a device work-group size of at most 256")
+	if v, err := g.DataROErr(); err != nil || v[0] != 0 || v[1023] != 0 {
+		t.Errorf("the Global after the refused loop: %v, %v; want zeros", v, err)
+	}
+}

@@ -496,7 +496,7 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 			lay.priv[i] = true
 		}
 	}
-	if err := checkElementMatrices(d, l, wg); err != nil {
+	if err := checkPrivateArrays(d, l, lay.priv, wg); err != nil {
 		return nil, err
 	}
 	lay.sharePrivateCopies(l)
@@ -2018,42 +2018,66 @@ func matBack(w *writer, l *core.Loop, lay *Layout, i int, indent string) {
 // core.MaxDeviceElementMatrixBytes.
 const MaxElementMatrixBytes = core.MaxDeviceElementMatrixBytes
 
-// MaxGroupElementMatrixBytes bounds the element matrices of a whole work
-// group (MaxElementMatrixBytes's sum times the work-group size). A CPU
-// OpenCL driver such as PoCL runs a work group's items on one thread and
-// keeps all their private arrays on that thread's stack (8 MiB by
-// default on Linux), where more than this would overflow it; on a GPU a
-// work group holding this much is far past what performs anyway.
+// MaxGroupElementMatrixBytes bounds what the work items of a whole work
+// group keep privately: their element matrices (MaxElementMatrixBytes's
+// sum), reductions' accumulators and private copies, times the
+// work-group size. A CPU OpenCL driver such as PoCL runs a work group's
+// items on one thread and keeps all their private arrays on that
+// thread's stack (8 MiB by default on Linux), where more than this would
+// overflow it; on a GPU a work group holding this much is far past what
+// performs anyway.
 const MaxGroupElementMatrixBytes = 2 << 20
 
-// checkElementMatrices refuses a loop whose matrix arguments' element
-// matrices exceed MaxElementMatrixBytes per work item or
-// MaxGroupElementMatrixBytes per work group of wg items.
-func checkElementMatrices(d *Dialect, l *core.Loop, wg int) error {
-	total := 0
-	var what []string
+// checkPrivateArrays refuses a loop whose matrix arguments' element
+// matrices exceed MaxElementMatrixBytes per work item, or whose private
+// arrays (priv: element matrices, reductions' accumulators, private
+// copies) exceed MaxGroupElementMatrixBytes per work group of wg items.
+func checkPrivateArrays(d *Dialect, l *core.Loop, priv []bool, wg int) error {
+	mats, total := 0, 0
+	var matWhat, what []string
 	for i := range l.Args {
 		a := &l.Args[i]
-		if a.Kind != core.ArgMat {
+		if !priv[i] || a.Off || a.Index {
 			continue
 		}
-		r, c := a.MatShape()
-		total += r * c * a.Data.Type.Size()
-		what = append(what, fmt.Sprintf("argument %d (%s): %d×%d", i, a.Describe(), r, c))
-	}
-	switch {
-	case total > MaxElementMatrixBytes:
-		return fmt.Errorf("%s: the element matrices (%s) take %d bytes, more than the %d bytes a work item of the %s backend keeps privately; assemble on a host backend",
-			l.Name(), strings.Join(what, "; "), total, MaxElementMatrixBytes, d.Name)
-	case total*wg > MaxGroupElementMatrixBytes:
-		fit := MinWorkGroupSize
-		for fit*2*total <= MaxGroupElementMatrixBytes {
-			fit *= 2
+		if a.Kind == core.ArgMat {
+			r, c := a.MatShape()
+			mats += r * c * a.Data.Type.Size()
+			total += r * c * a.Data.Type.Size()
+			matWhat = append(matWhat, fmt.Sprintf("argument %d (%s): %d×%d", i, a.Describe(), r, c))
+			continue
 		}
-		return fmt.Errorf("%s: the element matrices (%s) take %d bytes per work item, %d bytes in a work group of %d items, more than the %d bytes a %s work group may keep privately; use a device work-group size of at most %d",
-			l.Name(), strings.Join(what, "; "), total, total*wg, wg, MaxGroupElementMatrixBytes, d.Name, fit)
+		bytes := a.Dim() * a.Data.Type.Size()
+		if a.Kind == core.ArgVector {
+			bytes *= a.Map.Arity
+		}
+		total += bytes
+		what = append(what, fmt.Sprintf("argument %d (%s): %d bytes", i, a.Describe(), bytes))
 	}
-	return nil
+	if mats > MaxElementMatrixBytes {
+		return fmt.Errorf("%s: the element matrices (%s) take %d bytes, more than the %d bytes a work item of the %s backend keeps privately; assemble on a host backend",
+			l.Name(), strings.Join(matWhat, "; "), mats, MaxElementMatrixBytes, d.Name)
+	}
+	if total*wg <= MaxGroupElementMatrixBytes {
+		return nil
+	}
+	fit := MinWorkGroupSize
+	for fit*2*total <= MaxGroupElementMatrixBytes {
+		fit *= 2
+	}
+	if len(what) == 0 {
+		return fmt.Errorf("%s: the element matrices (%s) take %d bytes per work item, %d bytes in a work group of %d items, more than the %d bytes a %s work group may keep privately; use a device work-group size of at most %d",
+			l.Name(), strings.Join(matWhat, "; "), total, total*wg, wg, MaxGroupElementMatrixBytes, d.Name, fit)
+	}
+	if len(matWhat) > 0 {
+		what = append([]string{"element matrices " + strings.Join(matWhat, ", ")}, what...)
+	}
+	advice := fmt.Sprintf("use a device work-group size of at most %d", fit)
+	if fit*total > MaxGroupElementMatrixBytes {
+		advice = "run the loop on a host backend, or split its reductions over several loops"
+	}
+	return fmt.Errorf("%s: its arguments' private copies and reductions' accumulators (%s) take %d bytes per work item, %d bytes in a work group of %d items, more than the %d bytes a %s work group may keep privately; %s",
+		l.Name(), strings.Join(what, "; "), total, total*wg, wg, MaxGroupElementMatrixBytes, d.Name, advice)
 }
 
 // atomicHelpers defines the atomic additions the Atomics scheme uses.

@@ -405,3 +405,39 @@ func TestMatrixArgument(t *testing.T) {
 		}
 	}
 }
+
+// TestPrivateArraysRefused: a loop whose reductions' accumulators (every
+// work item keeps one per Global) exceed what a work group may keep
+// privately is refused, saying which work-group size fits or that none
+// does: PoCL overflowed its thread's stack (SIGSEGV) with a Global of
+// dim 1024 in work groups of 1024, or 16 of them in the default 64.
+func TestPrivateArraysRefused(t *testing.T) {
+	tl := newTestLoop()
+	one := loop(t, "void k(double *g) { g[0] += 1; }", "k", tl.edges, nil,
+		core.Arg{Data: global("g", 1024), Access: core.Inc, Kind: core.ArgGlobal})
+	var args []core.Arg
+	for i := range 16 {
+		args = append(args, core.Arg{Data: global(fmt.Sprintf("g%d", i), 1024), Access: core.Inc, Kind: core.ArgGlobal})
+	}
+	params := make([]string, 16)
+	for i := range params {
+		params[i] = fmt.Sprintf("double *g%d", i)
+	}
+	many := loop(t, "void k("+strings.Join(params, ", ")+") { g0[0] += 1; }", "k", tl.edges, nil, args...)
+	for _, tc := range []struct {
+		l    *core.Loop
+		wg   int
+		want string
+	}{
+		{one, 256, ""},
+		{one, 1024, "use a device work-group size of at most 256"},
+		{many, 0, "run the loop on a host backend, or split its reductions over several loops"},
+	} {
+		for _, d := range []*Dialect{OpenCL, CUDA} {
+			_, err := AnalyseWith(d, tc.l, 48*1024, Options{WorkGroupSize: tc.wg})
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "may keep privately")) {
+				t.Errorf("%s, %d Globals of dim 1024, work groups of %d: %v", d.Name, len(tc.l.Args), tc.wg, err)
+			}
+		}
+	}
+}

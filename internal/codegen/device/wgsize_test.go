@@ -116,6 +116,9 @@ func TestWorkGroupSizeInSource(t *testing.T) {
 			generate := func(wg int) (string, *Layout) {
 				t.Helper()
 				lay, err := AnalyseWith(d, l, 48<<10, Options{WorkGroupSize: wg})
+				if err != nil && strings.Contains(err.Error(), "may keep privately") {
+					return "", nil // a reduction of dim 1024 in 1024 items (TestPrivateArraysRefused)
+				}
 				if err != nil {
 					t.Fatalf("%s, %s, size %d: %v", name, d.Name, wg, err)
 				}
@@ -134,6 +137,9 @@ func TestWorkGroupSizeInSource(t *testing.T) {
 			}
 			for _, wg := range []int{32, 128, 256, 1024} {
 				src, lay := generate(wg)
+				if lay == nil {
+					continue
+				}
 				if lay.WorkGroupSize() != wg {
 					t.Errorf("%s, %s, size %d: layout has %d", name, d.Name, wg, lay.WorkGroupSize())
 				}
