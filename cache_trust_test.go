@@ -464,3 +464,30 @@ func TestKernelUndeclaredFunction(t *testing.T) {
 		})
 	}
 }
+
+// TestKernelTypesEverywhere: valid C types give every backend the same
+// values: a function-type typedef (typedef double unop(double)) made the
+// kernel's own "double" parameters refused on every backend, and int8_t
+// was plain char on opencl (signed char on the host), which _Generic
+// tells apart.
+func TestKernelTypesEverywhere(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		want      []float64
+	}{
+		{"function typedef", "typedef double unop(double);\ntypedef int cmpfn(const void *, const void *);\nstatic unop twice;\nstatic double twice(double v) { return 2 * v; }\nvoid ty_k(double *y) { y[0] = twice(1.5); }", []float64{3}},
+		{"int8_t", "#include <stdint.h>\nvoid ty_k(double *y) { int8_t v = -3; y[0] = _Generic(v, char: 1, signed char: 2, default: 3) + v; }", []float64{-1}},
+	} {
+		for _, backend := range allBackends {
+			if backend == "cuda" {
+				continue
+			}
+			t.Run(c.name+"/"+backend, func(t *testing.T) {
+				needBackend(t, backend)
+				if got := firstValues(t, op2.Config{Backend: backend}, c.src, "ty_k", 1); !slices.Equal(got, c.want) {
+					t.Errorf("%v, want %v", got, c.want)
+				}
+			})
+		}
+	}
+}

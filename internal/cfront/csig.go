@@ -339,6 +339,32 @@ var qualifiers = map[string]bool{
 	"__restrict__": true, "register": true, "static": true, "_Atomic": true,
 }
 
+// namesDeclarator reports whether the words before a typedef's first
+// "(" (ids, qualifiers included) end with the declarator's name, as in a
+// function type (typedef double unop(double)), rather than with its base
+// type, before a parenthesised declarator (typedef double (*fp)(double),
+// typedef unsigned long (fn)(int), typedef struct s (*sp)(void)): a
+// base type is one word, or ends with a specifier keyword after another
+// or with a tag after struct, union or enum.
+func namesDeclarator(ids []string) bool {
+	var words []string
+	for _, w := range ids {
+		if !qualifiers[w] {
+			words = append(words, w)
+		}
+	}
+	n := len(words)
+	switch {
+	case n <= 1:
+		return false
+	case words[n-2] == "struct" || words[n-2] == "union" || words[n-2] == "enum":
+		return false
+	case specifierWords[words[n-1]] && specifierWords[words[n-2]]:
+		return false
+	}
+	return true
+}
+
 // TypeWord reports whether w is one of C's type qualifiers or the
 // keywords of its arithmetic, void, struct, union and enum type
 // specifiers.
@@ -609,15 +635,21 @@ func typedefs(code string, pp *preprocessed) map[string]typedef {
 			baseConst := false
 			for k, part := range parts {
 				head := part
-				if b := strings.IndexByte(head, '['); b >= 0 {
+				if b := strings.LastIndexByte(head, '}'); b >= 0 {
+					head = head[b+1:] // the declarators after a struct's body
+				}
+				if b := strings.IndexAny(head, "[("); b >= 0 {
 					head = head[:b]
 				}
 				ids := clex.Identifiers(head)
-				if len(ids) == 0 {
+				if len(ids) == 0 && !strings.Contains(part, "(") {
 					continue
 				}
-				name := ids[len(ids)-1]
-				if o := strings.IndexByte(part, '('); o >= 0 {
+				name := ""
+				if len(ids) > 0 {
+					name = ids[len(ids)-1]
+				}
+				if o := strings.IndexByte(part, '('); o >= 0 && !strings.ContainsAny(part[:o], "{}") && !namesDeclarator(ids) {
 					// A parenthesised declarator: typedef double (*fp)(double).
 					for _, id := range clex.Identifiers(part[o:]) {
 						if !qualifiers[id] {
@@ -625,6 +657,9 @@ func typedefs(code string, pp *preprocessed) map[string]typedef {
 							break
 						}
 					}
+				}
+				if name == "" {
+					continue
 				}
 				if k == 0 {
 					for _, w := range ids[:len(ids)-1] {

@@ -69,6 +69,17 @@ func TestParseKernelTypes(t *testing.T) {
 		{"typedef double vec3[3];", "vec3 a", core.Float64, "typedef of double []"},
 		{"#define N 3\ntypedef double vecN[N];", "vecN a", core.Float64, "vecN (typedef of double []"},
 		{"typedef double (*fp)(double);", "fp a", 0, "function type"},
+		// A function type names its declarator before the "(": the
+		// parameter's own type words are no typedef (it took "double"
+		// and "void" for function types).
+		{"typedef double unop(double);", "double *a", core.Float64, "double"},
+		{"typedef int cmpfn(const void *, const void *);", "double *a", core.Float64, "double"},
+		{"typedef double unop(double);", "unop *a", 0, "function type"},
+		{"typedef unsigned long (ulfn)(int);", "double *a", core.Float64, "double"},
+		{"typedef unsigned long (ulfn)(int);", "ulfn *a", 0, "function type"},
+		{"typedef struct s (*sfp)(void);", "sfp a", 0, "function type"},
+		{"typedef struct { double w[2]; } pair;", "pair *a", 0, "struct"},
+		{"typedef struct { double w[2]; } pair;", "double *w", core.Float64, "double"},
 		{"typedef struct { double x; } pt;", "pt *a", 0, "struct"},
 		{"typedef float flt, *fltp;", "flt *a", core.Float32, "typedef of float"},
 		{"typedef float flt, *fltp;", "fltp a", core.Float32, "typedef of float *"},

@@ -112,7 +112,7 @@ var OpenCL = &Dialect{
 	// default).
 	Preamble: "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" +
 		"#pragma OPENCL FP_CONTRACT OFF\n" +
-		"typedef char int8_t; typedef uchar uint8_t; typedef short int16_t; typedef ushort uint16_t;\n" +
+		"typedef signed char int8_t; typedef uchar uint8_t; typedef short int16_t; typedef ushort uint16_t;\n" +
 		"typedef int int32_t; typedef uint uint32_t; typedef long int64_t; typedef ulong uint64_t;\n",
 	KernelHead:    "__kernel __attribute__((reqd_work_group_size(%d, 1, 1)))\nvoid",
 	Global:        "__global",
