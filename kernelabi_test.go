@@ -586,9 +586,10 @@ KERNEL(mk2, *x *= 2; *x += 1;)`, "mk2_k")
 }
 
 // TestKernelNamedLikeLibrary: a kernel, or a helper of it, named like a
-// function the C headers declare (exp, rand) is refused by the host
-// compilers ("conflicting types"), which the error explains; the device
-// backends, which rename a kernel's functions, take it.
+// function the C headers declare (exp, rand), or a source declaring a
+// type they declare otherwise (typedef long long int64_t), is refused by
+// the host compilers ("conflicting types"), which the error explains;
+// the device backends, which rename a kernel's functions, take it.
 func TestKernelNamedLikeLibrary(t *testing.T) {
 	onHostBackends(t, func(t *testing.T) {
 		s := must(op2.NewSet(4, "s"))
@@ -601,6 +602,11 @@ func TestKernelNamedLikeLibrary(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the kernel's function %q has the name of a C library function", c.fn)) {
 				t.Errorf("kernel %s: %v, want the name explained", c.name, err)
 			}
+		}
+		// A type the included headers declare otherwise.
+		err := op2.ParLoop(op2.NewKernel("typedef long long int64_t;\nvoid own64(double *x) { int64_t v = 3; *x = v; }", "own64"), s, x.Arg(op2.RW))
+		if err == nil || !strings.Contains(err.Error(), `the kernel's source declares the type "int64_t", which the headers of the generated code`) {
+			t.Errorf("a kernel declaring int64_t: %v, want the type explained", err)
 		}
 	})
 }

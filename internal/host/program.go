@@ -34,6 +34,7 @@ import (
 	"unsafe"
 
 	"github.com/goop2/op2/internal/cache"
+	"github.com/goop2/op2/internal/clex"
 	"github.com/goop2/op2/internal/codegen/hostc"
 	"github.com/goop2/op2/internal/core"
 	"github.com/goop2/op2/internal/exec"
@@ -158,14 +159,33 @@ func libraryNameHint(l *core.Loop, err error) string {
 		}
 	}
 	slices.Sort(names[1:])
-	for _, f := range names {
+	conflicts := func(name string) bool {
 		for _, q := range [][2]string{{"‘", "’"}, {"'", "'"}} {
-			if strings.Contains(ce.Output, "conflicting types for "+q[0]+f+q[1]) {
-				return fmt.Sprintf("\n(the kernel's function %q has the name of a C library function that the headers of the generated code declare: name it otherwise; the opencl and cuda backends rename a kernel's functions, the host compilers take them as they are)", f)
+			if strings.Contains(ce.Output, "conflicting types for "+q[0]+name+q[1]) {
+				return true
 			}
+		}
+		return false
+	}
+	for _, f := range names {
+		if conflicts(f) {
+			return fmt.Sprintf("\n(the kernel's function %q has the name of a C library function that the headers of the generated code declare: name it otherwise; the opencl and cuda backends rename a kernel's functions, the host compilers take them as they are)", f)
+		}
+	}
+	for _, name := range clex.Identifiers(l.Kernel.Source) {
+		if headerTypes[name] && conflicts(name) {
+			return fmt.Sprintf("\n(the kernel's source declares the type %q, which the headers of the generated code (<stddef.h>, <stdint.h>) declare already, otherwise: include the header instead of declaring it)", name)
 		}
 	}
 	return ""
+}
+
+// headerTypes are the types of <stddef.h> and <stdint.h>, which the
+// generated host code includes before a kernel's source.
+var headerTypes = map[string]bool{
+	"size_t": true, "ptrdiff_t": true, "int8_t": true, "uint8_t": true, "int16_t": true, "uint16_t": true,
+	"int32_t": true, "uint32_t": true, "int64_t": true, "uint64_t": true, "intptr_t": true, "uintptr_t": true,
+	"intmax_t": true, "uintmax_t": true,
 }
 
 // NewProgram compiles src (or takes it from the cache) with the compiler
