@@ -306,7 +306,7 @@ func TestOpenCLLargeReductionsRefused(t *testing.T) {
 	g := must(op2.NewGlobal(1024, make([]float64, 1024), "lr_g"))
 	k := op2.NewKernel("void lr_k(double *g) { for (int j = 0; j < 1024; j++) g[j] += 1; }", "lr_k")
 	err := r.ParLoop(k, set, g.Arg(op2.Inc))
-	wantErr(t, err, `loop "lr_k"`, "may keep privately", "use a device work-group size of at most 256")
+	wantErr(t, err, `loop "lr_k"`, "may keep privately", "use a device work-group size of at most 512")
 	if v, err := g.DataROErr(); err != nil || v[0] != 0 || v[1023] != 0 {
 		t.Errorf("the Global after the refused loop: %v, %v; want zeros", v, err)
 	}

@@ -2018,25 +2018,39 @@ func matBack(w *writer, l *core.Loop, lay *Layout, i int, indent string) {
 // core.MaxDeviceElementMatrixBytes.
 const MaxElementMatrixBytes = core.MaxDeviceElementMatrixBytes
 
-// MaxGroupElementMatrixBytes bounds what the work items of a whole work
-// group keep privately: their element matrices (MaxElementMatrixBytes's
-// sum), reductions' accumulators and private copies, times the
-// work-group size. A CPU OpenCL driver such as PoCL runs a work group's
-// items on one thread and keeps all their private arrays on that
-// thread's stack (8 MiB by default on Linux), where more than this would
-// overflow it; on a GPU a work group holding this much is far past what
-// performs anyway.
+// MaxGroupElementMatrixBytes bounds the element matrices of a whole work
+// group (MaxElementMatrixBytes's sum times the work-group size). A CPU
+// OpenCL driver such as PoCL runs a work group's items on one thread and
+// keeps all their private arrays on that thread's stack (8 MiB by
+// default on Linux), where more than this would overflow it; on a GPU a
+// work group holding this much is far past what performs anyway.
 const MaxGroupElementMatrixBytes = 2 << 20
 
+// MaxGroupPrivateBytes bounds, on opencl, all that a work group's items
+// keep privately: element matrices, reductions' accumulators, private
+// copies of arguments and the pointers to each map entry of a vector
+// argument, times the work-group size: three quarters of the 8 MiB
+// stack of the thread on which PoCL runs a work group, which 8 MiB of
+// them overflowed (SIGSEGV) and 6 MiB did not. CUDA keeps private arrays
+// in each thread's local memory, which has no such shared bound.
+const MaxGroupPrivateBytes = 6 << 20
+
 // checkPrivateArrays refuses a loop whose matrix arguments' element
-// matrices exceed MaxElementMatrixBytes per work item, or whose private
-// arrays (priv: element matrices, reductions' accumulators, private
-// copies) exceed MaxGroupElementMatrixBytes per work group of wg items.
+// matrices exceed MaxElementMatrixBytes per work item or
+// MaxGroupElementMatrixBytes per work group of wg items, or, on opencl,
+// whose private arrays (priv: element matrices, reductions'
+// accumulators, private copies; and the entry pointers of vector
+// arguments) exceed MaxGroupPrivateBytes per work group.
 func checkPrivateArrays(d *Dialect, l *core.Loop, priv []bool, wg int) error {
 	mats, total := 0, 0
 	var matWhat, what []string
 	for i := range l.Args {
 		a := &l.Args[i]
+		if a.Kind == core.ArgVector && !a.Off {
+			ptrs := 8 * a.Map.Arity // a pointer to each entry's values
+			total += ptrs
+			what = append(what, fmt.Sprintf("argument %d (%s): %d entry pointers", i, a.Describe(), a.Map.Arity))
+		}
 		if !priv[i] || a.Off || a.Index {
 			continue
 		}
@@ -2054,30 +2068,33 @@ func checkPrivateArrays(d *Dialect, l *core.Loop, priv []bool, wg int) error {
 		total += bytes
 		what = append(what, fmt.Sprintf("argument %d (%s): %d bytes", i, a.Describe(), bytes))
 	}
-	if mats > MaxElementMatrixBytes {
+	fits := func(perItem, bound int) int {
+		fit := MinWorkGroupSize
+		for fit*2*perItem <= bound {
+			fit *= 2
+		}
+		return fit
+	}
+	switch {
+	case mats > MaxElementMatrixBytes:
 		return fmt.Errorf("%s: the element matrices (%s) take %d bytes, more than the %d bytes a work item of the %s backend keeps privately; assemble on a host backend",
 			l.Name(), strings.Join(matWhat, "; "), mats, MaxElementMatrixBytes, d.Name)
-	}
-	if total*wg <= MaxGroupElementMatrixBytes {
-		return nil
-	}
-	fit := MinWorkGroupSize
-	for fit*2*total <= MaxGroupElementMatrixBytes {
-		fit *= 2
-	}
-	if len(what) == 0 {
+	case mats*wg > MaxGroupElementMatrixBytes:
 		return fmt.Errorf("%s: the element matrices (%s) take %d bytes per work item, %d bytes in a work group of %d items, more than the %d bytes a %s work group may keep privately; use a device work-group size of at most %d",
-			l.Name(), strings.Join(matWhat, "; "), total, total*wg, wg, MaxGroupElementMatrixBytes, d.Name, fit)
+			l.Name(), strings.Join(matWhat, "; "), mats, mats*wg, wg, MaxGroupElementMatrixBytes, d.Name, fits(mats, MaxGroupElementMatrixBytes))
+	case d != OpenCL || total*wg <= MaxGroupPrivateBytes:
+		return nil
 	}
 	if len(matWhat) > 0 {
 		what = append([]string{"element matrices " + strings.Join(matWhat, ", ")}, what...)
 	}
+	fit := fits(total, MaxGroupPrivateBytes)
 	advice := fmt.Sprintf("use a device work-group size of at most %d", fit)
-	if fit*total > MaxGroupElementMatrixBytes {
-		advice = "run the loop on a host backend, or split its reductions over several loops"
+	if fit*total > MaxGroupPrivateBytes {
+		advice = "run the loop on a host backend, or split it (its reductions, its vector arguments) over several loops"
 	}
-	return fmt.Errorf("%s: its arguments' private copies and reductions' accumulators (%s) take %d bytes per work item, %d bytes in a work group of %d items, more than the %d bytes a %s work group may keep privately; %s",
-		l.Name(), strings.Join(what, "; "), total, total*wg, wg, MaxGroupElementMatrixBytes, d.Name, advice)
+	return fmt.Errorf("%s: what its work items keep privately (%s) takes %d bytes per work item, %d bytes in a work group of %d items, more than the %d bytes a %s work group may keep privately; %s",
+		l.Name(), strings.Join(what, "; "), total, total*wg, wg, MaxGroupPrivateBytes, d.Name, advice)
 }
 
 // atomicHelpers defines the atomic additions the Atomics scheme uses.
