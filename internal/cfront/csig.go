@@ -649,7 +649,10 @@ func typedefs(code string, pp *preprocessed) map[string]typedef {
 				if len(ids) > 0 {
 					name = ids[len(ids)-1]
 				}
-				if o := strings.IndexByte(part, '('); o >= 0 && !strings.ContainsAny(part[:o], "{}") && !namesDeclarator(ids) {
+				// After the first declarator the words before a "(" are
+				// the declarator's name alone (typedef double f(double),
+				// g(int)); none is a parenthesised one ((*fp)(int)).
+				if o := strings.IndexByte(part, '('); o >= 0 && !strings.ContainsAny(part[:o], "{}") && (k == 0 && !namesDeclarator(ids) || k > 0 && len(ids) == 0) {
 					// A parenthesised declarator: typedef double (*fp)(double).
 					for _, id := range clex.Identifiers(part[o:]) {
 						if !qualifiers[id] {
@@ -658,8 +661,8 @@ func typedefs(code string, pp *preprocessed) map[string]typedef {
 						}
 					}
 				}
-				if name == "" {
-					continue
+				if name == "" || specifierWords[name] || qualifiers[name] {
+					continue // no typedef takes a keyword's name
 				}
 				if k == 0 {
 					for _, w := range ids[:len(ids)-1] {
