@@ -96,8 +96,20 @@ func WriteParallel(g *Grid, path string, enc Encoding, rank, ranks int) error {
 		return err
 	}
 	// The pieces an earlier write on more ranks left in the folder, which
-	// the .pvtu no longer names.
-	for r := ranks; os.Remove(PiecePath(out, r)) == nil; r++ {
+	// the .pvtu no longer names (whichever of them it left).
+	ents, err := os.ReadDir(stem)
+	if err != nil {
+		return nil
+	}
+	for _, e := range ents {
+		n, ok := strings.CutPrefix(e.Name(), base+"_")
+		if !ok {
+			continue
+		}
+		n, ok = strings.CutSuffix(n, ".vtu")
+		if r, err := strconv.Atoi(n); ok && err == nil && r >= ranks && e.Name() == pieceName(base, r) {
+			os.Remove(filepath.Join(stem, e.Name()))
+		}
 	}
 	return nil
 }
