@@ -115,7 +115,6 @@ var token = func() string {
 var live struct {
 	sync.Mutex
 	files map[string]*os.File
-	had   map[string]bool // the directories this process made one in
 }
 
 // holdLive creates this process's lock file in the directory, locked, the
@@ -139,50 +138,28 @@ func (d *Dir) holdLive() {
 		return
 	}
 	if live.files == nil {
-		live.files, live.had = map[string]*os.File{}, map[string]bool{}
+		live.files = map[string]*os.File{}
 	}
 	live.files[d.path] = f
-	live.had[d.path] = true
 }
 
 // Reopen makes d's directory again when it was removed since Open (a
 // cleaner of /tmp removing the default /tmp/goop2-<uid> under a long
-// run), or opens again one that took its place, each checked as Open
-// checks it (one another user made in /tmp is refused); else it does
-// nothing. Writers call it before they write.
+// run), checked as Open checks it; else it does nothing. Writers call it
+// before they write.
 func (d *Dir) Reopen() error {
-	reopening.Lock()
-	defer reopening.Unlock()
-	live.Lock()
-	f, held := live.files[d.path]
-	had := live.had[d.path]
-	live.Unlock()
-	_, err := os.Lstat(d.path)
-	if err == nil && checkDir(d.path, true) == nil {
-		if !had {
-			return nil // a file system without locks: none to keep
-		}
-		if _, err := os.Lstat(d.liveFile(token)); err == nil && held {
-			return nil
-		}
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("cache: cache directory %s: %w", d.path, err)
+	if _, err := os.Lstat(d.path); !errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
-	// Gone, or another directory in its place (made again by another
-	// process, or by another user in a parent others may write, such as
-	// /tmp): Open's checks decide, and the lock file is made again.
-	if held {
-		live.Lock()
+	live.Lock()
+	if f, ok := live.files[d.path]; ok { // its lock file went with the directory
 		f.Close()
 		delete(live.files, d.path)
-		live.Unlock()
 	}
-	_, err = Open(d.path)
+	live.Unlock()
+	_, err := Open(d.path)
 	return err
 }
-
-// reopening serialises Reopen.
-var reopening sync.Mutex
 
 // liveFile is the path of the lock file of the process whose token is tok.
 func (d *Dir) liveFile(tok string) string { return d.File(liveMark + tok) }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -512,44 +511,6 @@ func TestOpenSweepsStaleTemporaryFiles(t *testing.T) {
 		_, err := os.Stat(filepath.Join(dir, name))
 		if exists := err == nil; exists != keep {
 			t.Errorf("%s: exists = %v, want %v", name, exists, keep)
-		}
-	}
-}
-
-// TestReopenChecksWhatTookItsPlace: a cache directory removed under a
-// run and made again in its place, with a mode others can write (as
-// another user could in /tmp), is refused by Reopen as Open refuses it,
-// and nothing is written into it; one this user made again privately
-// (another process's Open) is taken, with this process's lock file.
-func TestReopenChecksWhatTookItsPlace(t *testing.T) {
-	parent := t.TempDir()
-	chmod(t, parent, 0o1777)
-	dir := filepath.Join(parent, "goop2-test")
-	d, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		mode fs.FileMode
-		ok   bool
-	}{{0o777, false}, {0o700, true}} {
-		if err := os.RemoveAll(dir); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Mkdir(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		chmod(t, dir, c.mode)
-		err := d.Reopen()
-		switch {
-		case c.ok && err != nil:
-			t.Errorf("mode %04o: Reopen: %v", c.mode, err)
-		case !c.ok && (err == nil || !strings.Contains(err.Error(), "other users can write")):
-			t.Errorf("mode %04o: Reopen: %v; want the refusal Open gives", c.mode, err)
-		case c.ok:
-			if _, err := os.Lstat(d.liveFile(token)); err != nil {
-				t.Errorf("this process's lock file after Reopen: %v", err)
-			}
 		}
 	}
 }
