@@ -143,24 +143,6 @@ func (d *Dir) holdLive() {
 	live.files[d.path] = f
 }
 
-// Reopen makes d's directory again when it was removed since Open (a
-// cleaner of /tmp removing the default /tmp/goop2-<uid> under a long
-// run), checked as Open checks it; else it does nothing. Writers call it
-// before they write.
-func (d *Dir) Reopen() error {
-	if _, err := os.Lstat(d.path); !errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	live.Lock()
-	if f, ok := live.files[d.path]; ok { // its lock file went with the directory
-		f.Close()
-		delete(live.files, d.path)
-	}
-	live.Unlock()
-	_, err := Open(d.path)
-	return err
-}
-
 // liveFile is the path of the lock file of the process whose token is tok.
 func (d *Dir) liveFile(tok string) string { return d.File(liveMark + tok) }
 

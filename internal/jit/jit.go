@@ -858,9 +858,6 @@ func NoteRebuild() { stats.rebuilds.Add(1) }
 // temporary file is removed on every error path.
 func (c *Compiler) compile(src string, symbols, extra []string, name, srcPath, bind string) (*Library, error) {
 	d := c.Cache
-	if err := d.Reopen(); err != nil {
-		return nil, err
-	}
 	// Remove what compiles killed midway (in any process) left behind,
 	// and the libraries of compiles in the background that ended after
 	// the entry was made.

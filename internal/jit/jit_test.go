@@ -670,21 +670,3 @@ func TestBuildUnderUmask002(t *testing.T) {
 		t.Errorf("the entry %s under umask 002: %v, %v; want no write for others", lib.Path, fi.Mode(), err)
 	}
 }
-
-// TestBuildAfterTheCacheWasRemoved: a cache directory removed while the
-// process runs (a cleaner of /tmp, where the default one lies) is made
-// again by the next build, instead of failing every new loop.
-func TestBuildAfterTheCacheWasRemoved(t *testing.T) {
-	c := newCompiler(t, "cc")
-	if err := os.RemoveAll(c.Cache.Path()); err != nil {
-		t.Fatal(err)
-	}
-	lib, err := c.Build(`__attribute__((visibility("default"))) int op2_removed_probe = 5;`, []string{"op2_removed_probe"})
-	if err != nil {
-		t.Fatalf("Build after the cache directory was removed: %v", err)
-	}
-	lib.Release()
-	if fi, err := os.Stat(c.Cache.Path()); err != nil || fi.Mode().Perm() != 0o700 {
-		t.Errorf("the cache directory made again: %v, %v; want mode 0700", fi, err)
-	}
-}

@@ -124,9 +124,6 @@ func (c *Compiler) Precompile(src string, symbols []string, extra ...string) err
 	if _, err := exec.LookPath("sha256sum"); err != nil {
 		return fmt.Errorf("jit: compiling in the background needs sha256sum (install coreutils): %w", err)
 	}
-	if err := c.Cache.Reopen(); err != nil {
-		return err
-	}
 	if err := keepSource(c.Cache, key+".c", src); err != nil {
 		return err
 	}
