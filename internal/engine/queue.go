@@ -426,7 +426,9 @@ func (p *Process) keepsOrder(i, j int, fused *core.Loop, fp exec.Program) bool {
 		q.progs = append(q.progs, e.p)
 	}
 	e := q.slots[i]
-	kept, err := e.r.X.KeepsOrder(e.b, fused, fp, q.group[:j-i], q.progs)
+	// A chain's loops on several ranks fuse alike on every rank (its
+	// agreement names the fused loops), whatever each rank's plans.
+	kept, err := e.r.X.KeepsOrder(e.b, fused, fp, q.group[:j-i], q.progs, p.multiRank() && p.distQueued > 0)
 	clear(q.progs)
 	return err == nil && kept
 }

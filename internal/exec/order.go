@@ -16,7 +16,10 @@ import (
 // groups) and, on an OrderKeeper, the backend's word. Plans are built as
 // the loops would run (kept for them); the answer is kept per backend,
 // fused loop shape, set and maps, so a repeated question costs a lookup.
-func (x *Executor) KeepsOrder(b *Opened, fused *core.Loop, fp Program, group []*core.Loop, progs []Program) (bool, error) {
+// With ranksAlike (the loops of a chain on several MPI ranks, which must
+// fuse alike on every rank) plans are not compared, being each rank's
+// own: loops whose programs need them are taken not to keep their order.
+func (x *Executor) KeepsOrder(b *Opened, fused *core.Loop, fp Program, group []*core.Loop, progs []Program, ranksAlike bool) (bool, error) {
 	sensitive := false
 	for _, l := range group {
 		sensitive = sensitive || l.OrderSensitive()
@@ -26,6 +29,9 @@ func (x *Executor) KeepsOrder(b *Opened, fused *core.Loop, fp Program, group []*
 	}
 	k := binary.LittleEndian.AppendUint64(x.orderKey[:0], b.ID)
 	k = binary.LittleEndian.AppendUint64(k, uint64(x.BlockSize))
+	if ranksAlike {
+		k = append(k, 1)
+	}
 	k = binary.LittleEndian.AppendUint64(k, fused.Set.ID)
 	for i := range fused.Args {
 		if m := fused.Args[i].Map; m != nil {
@@ -37,7 +43,7 @@ func (x *Executor) KeepsOrder(b *Opened, fused *core.Loop, fp Program, group []*
 	if kept, ok := x.order[string(k)]; ok {
 		return kept, nil
 	}
-	kept, err := x.keepsOrder(b, fused, fp, group, progs)
+	kept, err := x.keepsOrder(b, fused, fp, group, progs, ranksAlike)
 	if err != nil {
 		return false, err
 	}
@@ -55,7 +61,7 @@ func (x *Executor) KeepsOrder(b *Opened, fused *core.Loop, fp Program, group []*
 func (x *Executor) OrderAnswers() int { return len(x.order) }
 
 // keepsOrder is KeepsOrder without the kept answers.
-func (x *Executor) keepsOrder(b *Opened, fused *core.Loop, fp Program, group []*core.Loop, progs []Program) (bool, error) {
+func (x *Executor) keepsOrder(b *Opened, fused *core.Loop, fp Program, group []*core.Loop, progs []Program, ranksAlike bool) (bool, error) {
 	fneeds := fp.PlanNeeds()
 	var fplan *Plan
 	keeper, _ := b.Backend.(OrderKeeper)
@@ -64,7 +70,7 @@ func (x *Executor) keepsOrder(b *Opened, fused *core.Loop, fp Program, group []*
 			continue
 		}
 		needs := progs[j].PlanNeeds()
-		if (needs == nil) != (fneeds == nil) {
+		if (needs == nil) != (fneeds == nil) || needs != nil && ranksAlike {
 			return false, nil
 		}
 		if needs != nil {
