@@ -143,7 +143,7 @@ func (h *Halo) PlanChain(loops []*core.Loop, trace *slog.Logger) error {
 		for k := range l.Args {
 			v := f[o+k]
 			if v&argOff != 0 && v&argShared != 0 {
-				return fmt.Errorf("%s (loop %d of the chain): optional argument %d (op2.Opt) is enabled on some ranks and disabled on others; it moves data between ranks, so every rank must pass the same flag", l.Name(), i+1, k)
+				return fmt.Errorf("%s (loop %d of the chain): optional argument %d (op2.Opt) is enabled on some ranks and disabled on others; an argument of data on a partitioned set, or a reduction, may take part in a step of every rank (a halo exchange, the reduction), so every rank must pass the same flag", l.Name(), i+1, k)
 			}
 			if v&argExchange != 0 {
 				stale[l.Args[k].Data] = true

@@ -197,7 +197,7 @@ func (h *Halo) Agree(l *core.Loop, trace *slog.Logger) error {
 	for k := range l.Args {
 		v := f[agreeHeader+k]
 		if v&argOff != 0 && v&argShared != 0 {
-			return fmt.Errorf("%s: optional argument %d (op2.Opt) is enabled on some ranks and disabled on others; it moves data between ranks, so every rank must pass the same flag", l.Name(), k)
+			return fmt.Errorf("%s: optional argument %d (op2.Opt) is enabled on some ranks and disabled on others; an argument of data on a partitioned set, or a reduction, may take part in a step of every rank (a halo exchange, the reduction), so every rank must pass the same flag", l.Name(), k)
 		}
 		if v&argExchange != 0 {
 			h.addExchange(l, k)
