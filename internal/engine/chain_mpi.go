@@ -48,7 +48,7 @@ func (r *Runtime) noteRecorded(l *core.Loop) {
 	p := r.Proc
 	switch {
 	case !p.multiRank():
-	case p.chainScopes > 0:
+	case len(p.scopes) > 0:
 		p.distQueued++
 	default:
 		if p.queueDirties == nil {
@@ -69,7 +69,7 @@ func (r *Runtime) noteRecorded(l *core.Loop) {
 // open (the loop is the chain's). Caller holds the lock.
 func (r *Runtime) runsAhead(l *core.Loop) (bool, error) {
 	p := r.Proc
-	if p.chainScopes > 0 || !p.multiRank() {
+	if len(p.scopes) > 0 || !p.multiRank() {
 		return true, nil
 	}
 	if !p.Partitioned() || l.Check || l.Extruded != nil {

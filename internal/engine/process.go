@@ -88,14 +88,11 @@ type Process struct {
 	// report (keepFindings, TakeFindings).
 	checkFound bool
 	kept       error
-	// chainScopes is the number of chain scopes open in every runtime
-	// (under mu): while one is, every runtime's recorded loops are the
-	// chain's.
-	chainScopes int
-	// scopes are the chain scopes open (OpenChain), for force to give
-	// each the failure of recorded loops that ran while it was open;
-	// freeScopes those closed, for OpenChain to use again (a chain
-	// allocates nothing).
+	// scopes are the chain scopes open in every runtime (OpenChain;
+	// under mu): while one is, every runtime's recorded loops are the
+	// chain's, and keepFindings gives each the failure of recorded loops
+	// that ran while it was open; freeScopes those closed, for OpenChain
+	// to use again (a chain allocates nothing).
 	scopes, freeScopes []*ChainScope
 	// chainRun is the chain being run by the queue: the halo exchange
 	// that planned it, and its loops (kept for the next chain).

@@ -199,7 +199,7 @@ func (p *Process) room() error {
 // given to the chain scopes open (ChainScope), whose loops they may be,
 // whatever call ran them. Caller holds the lock.
 func (p *Process) keepFindings(err error) error {
-	if err == nil || !p.queue.onlyFindings || p.chainScopes == 0 {
+	if err == nil || !p.queue.onlyFindings || len(p.scopes) == 0 {
 		if err != nil {
 			for _, s := range p.scopes {
 				if s.failed == nil {

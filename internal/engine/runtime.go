@@ -284,7 +284,6 @@ func (r *Runtime) OpenChain() (*ChainScope, error) {
 	}
 	r.chains++
 	p := r.Proc
-	p.chainScopes++
 	var s *ChainScope
 	if n := len(p.freeScopes); n > 0 {
 		s, p.freeScopes = p.freeScopes[n-1], p.freeScopes[:n-1]
@@ -311,7 +310,6 @@ type ChainScope struct {
 func (r *Runtime) CloseChain(s *ChainScope) (failed error) {
 	r.chains--
 	p := r.Proc
-	p.chainScopes--
 	p.scopes = slices.DeleteFunc(p.scopes, func(o *ChainScope) bool { return o == s })
 	failed, s.failed = s.failed, nil
 	p.freeScopes = append(p.freeScopes, s)
