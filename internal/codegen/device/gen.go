@@ -471,10 +471,7 @@ func AnalyseWith(d *Dialect, l *core.Loop, localMem int, opts Options) (*Layout,
 	stageMax := StagingBudget(l, lay.Reductions, localMem, wg) / wg
 	for i := range l.Args {
 		a := &l.Args[i]
-		bytes := a.Dim() * a.Data.Type.Size()
-		if a.Kind == core.ArgVector {
-			bytes *= a.Map.Arity
-		}
+		bytes := copyBytes(a)
 		// Private copies cost time on some devices, so only arguments
 		// the kernel passes on (to helper functions, pointer variables)
 		// get them; increments through a map and reductions are always
@@ -639,6 +636,17 @@ func (lay *Layout) needsSoACopy(l *core.Loop, i int) bool {
 	return a.Kind == core.ArgDirect || d >= 0 && lay.DSGlobal[d]
 }
 
+// copyBytes is the size of argument a's values for one element, which a
+// private copy holds: dim × value size, times the arity for a vector
+// argument.
+func copyBytes(a *core.Arg) int {
+	bytes := a.Dim() * a.Data.Type.Size()
+	if a.Kind == core.ArgVector {
+		bytes *= a.Map.Arity
+	}
+	return bytes
+}
+
 // soaUnreadable is why argument i cannot be read from structure-of-arrays
 // device memory ("" if it can): it needs a private copy (needsSoACopy) it
 // cannot have.
@@ -647,10 +655,7 @@ func (lay *Layout) soaUnreadable(l *core.Loop, i int) string {
 		return ""
 	}
 	a := &l.Args[i]
-	bytes := a.Dim() * a.Data.Type.Size()
-	if a.Kind == core.ArgVector {
-		bytes *= a.Map.Arity
-	}
+	bytes := copyBytes(a)
 	if why := lay.unshared[i]; why != "" {
 		return why
 	}
@@ -1071,12 +1076,16 @@ func kernelSource(l *core.Loop, lay *Layout, u *userSource) (string, error) {
 	}
 	// register, a hint compilers ignore, is none of OpenCL C 1.2 or
 	// C++17 (CUDA); the kernel's own parameter list is replaced whole.
-	for _, at := range identAt(u.Code, "register") {
-		inKernelList := false
-		for _, f := range append(slices.Clone(u.Defs), u.Protos...) {
-			inKernelList = inKernelList || f.Name == k.Name && f.ListStart <= at && at < f.ListEnd
+	var kernelLists [][2]int // where the kernel's parameter lists are
+	for _, fs := range [][]cfront.FuncDecl{u.Defs, u.Protos} {
+		for _, f := range fs {
+			if f.Name == k.Name {
+				kernelLists = append(kernelLists, [2]int{f.ListStart, f.ListEnd})
+			}
 		}
-		if !inKernelList {
+	}
+	for _, at := range identAt(u.Code, "register") {
+		if !slices.ContainsFunc(kernelLists, func(r [2]int) bool { return r[0] <= at && at < r[1] }) {
 			edits = append(edits, edit{at, at + len("register"), ""})
 		}
 	}
@@ -2061,10 +2070,7 @@ func checkPrivateArrays(d *Dialect, l *core.Loop, priv []bool, wg int) error {
 			matWhat = append(matWhat, fmt.Sprintf("argument %d (%s): %d×%d", i, a.Describe(), r, c))
 			continue
 		}
-		bytes := a.Dim() * a.Data.Type.Size()
-		if a.Kind == core.ArgVector {
-			bytes *= a.Map.Arity
-		}
+		bytes := copyBytes(a)
 		total += bytes
 		what = append(what, fmt.Sprintf("argument %d (%s): %d bytes", i, a.Describe(), bytes))
 	}
