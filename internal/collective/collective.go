@@ -60,8 +60,16 @@ const (
 	AgreeIdentity = 16
 )
 
-// Agreed reports whether the ranks' first message of an agreement, ORed
-// (head), holds identity id: whether every rank is at the same one.
+// PutIdentity writes identity id and its complement at the start of
+// head (AgreeIdentity bytes), the first message of an agreement.
+func PutIdentity(head []byte, id uint64) {
+	binary.LittleEndian.PutUint64(head, id)
+	binary.LittleEndian.PutUint64(head[8:], ^id)
+}
+
+// Agreed reports whether head holds identity id and its complement
+// (PutIdentity): of the ranks' first messages of an agreement ORed,
+// whether every rank is at the same one.
 func Agreed(head []byte, id uint64) bool {
 	return binary.LittleEndian.Uint64(head) == id && binary.LittleEndian.Uint64(head[8:]) == ^id
 }
@@ -313,8 +321,7 @@ func AgreeStep(c Comm, what string, err error) error {
 		// the messages of the failures follow only when some rank did.
 		var head [AgreeBytes]byte
 		id := stepID(what)
-		binary.LittleEndian.PutUint64(head[:], id)
-		binary.LittleEndian.PutUint64(head[8:], ^id)
+		PutIdentity(head[:], id)
 		if err != nil {
 			head[AgreeIdentity] = 1
 		}

@@ -1,7 +1,6 @@
 package dist
 
 import (
-	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -106,8 +105,7 @@ func (h *Halo) PlanChain(loops []*core.Loop, trace *slog.Logger) error {
 	f := h.flags[:max(size, n)]
 	clear(f)
 	hash := chainHash(loops)
-	binary.LittleEndian.PutUint64(f, hash)
-	binary.LittleEndian.PutUint64(f[8:], ^hash)
+	collective.PutIdentity(f, hash)
 	o := agreeHeader
 	for _, l := range loops {
 		runsExec := l.NeedsColouring()

@@ -176,8 +176,7 @@ func (h *Halo) Agree(l *core.Loop, trace *slog.Logger) error {
 	f := h.flags[:max(size, agreeHeader+n)]
 	clear(f)
 	hash := loopHash(l)
-	binary.LittleEndian.PutUint64(f, hash)
-	binary.LittleEndian.PutUint64(f[8:], ^hash)
+	collective.PutIdentity(f, hash)
 	for k := range l.Args {
 		f[agreeHeader+k] = argFlags(&l.Args[k], runsExec)
 	}
@@ -418,15 +417,14 @@ func (h *Halo) gatherReduction(l *core.Loop, i int, mine []byte) (all []byte, er
 	second := buf[block+block*size : block+block*size+rest*size]
 	all = buf[block+block*size+rest*size:][:len(mine)*size]
 	clear(send)
-	binary.LittleEndian.PutUint64(send, id)
-	binary.LittleEndian.PutUint64(send[8:], ^id)
+	collective.PutIdentity(send, id)
 	copy(send[reductionHeader:], mine[:inline])
 	if err := h.w.Allgather(send, first); err != nil {
 		return nil, err
 	}
 	for r := range size {
 		b := first[r*block:]
-		if binary.LittleEndian.Uint64(b) != id || binary.LittleEndian.Uint64(b[8:]) != ^id {
+		if !collective.Agreed(b, id) {
 			return nil, nil
 		}
 	}
