@@ -280,12 +280,19 @@ func TestKernelMathFunctions(t *testing.T) {
 // first element's values.
 func firstValues(t *testing.T, cfg op2.Config, src, name string, dim int) []float64 {
 	t.Helper()
-	r := must(op2.NewRuntime(cfg))
-	defer r.Close()
-	s := must(op2.NewSet(2, "s"))
-	y := must(op2.NewDat[float64](s, dim, nil, "y"))
+	r, s, y := writeTarget(t, cfg, dim)
 	check(t, r.ParLoop(op2.NewKernel(src, name), s, y.Arg(op2.Write)))
 	return y.DataRO()[:dim]
+}
+
+// writeTarget returns a runtime configured by cfg (closed when the test
+// ends), a set of 2 elements and a float64 Dat of dim on it, for a
+// kernel to write.
+func writeTarget(t *testing.T, cfg op2.Config, dim int) (*op2.Runtime, *op2.Set, *op2.Dat[float64]) {
+	t.Helper()
+	r := closeAtEnd(t, must(op2.NewRuntime(cfg)))
+	s := must(op2.NewSet(2, "s"))
+	return r, s, must(op2.NewDat[float64](s, dim, nil, "y"))
 }
 
 // TestIsinfSign: isinf gives -1 for minus infinity, as glibc's does on
@@ -372,10 +379,7 @@ void sc_k(register double *y) {
 			if got := firstValues(t, op2.Config{Backend: backend}, src, "sc_k", 4); !slices.Equal(got, []float64{2, 0.125, 0.25, 0.5}) {
 				t.Errorf("y = %v, want [2 0.125 0.25 0.5]", got)
 			}
-			r := must(op2.NewRuntime(op2.Config{Backend: backend}))
-			defer r.Close()
-			s := must(op2.NewSet(2, "s"))
-			y := must(op2.NewDat[float64](s, 1, nil, "y"))
+			r, s, y := writeTarget(t, op2.Config{Backend: backend}, 1)
 			// A static variable that is not const (a member is) keeps
 			// its value from call to call on the host; opencl, which
 			// cannot, refuses it rather than run it otherwise.
@@ -414,8 +418,7 @@ void hm_k(double *y) { y[0] = APPLY(hm_h, 2.0); y[1] = SQ(1.0); y[2] = CALL(a, 2
 			// With a Const the helpers reached through macros get the
 			// constants; a helper guarded by #ifndef, and ## only in a
 			// comment, keep their own names.
-			r := must(op2.NewRuntime(op2.Config{Backend: backend}))
-			defer r.Close()
+			r, s, y := writeTarget(t, op2.Config{Backend: backend}, 4)
 			c := must(op2.NewConstIn[float64](r, 1, []float64{10}, "hm_c"))
 			defer c.Remove()
 			withConst := `/* ## */
@@ -427,8 +430,6 @@ static double hm_max(double a, double b) { return a > b ? a : b; }
 #define APPLY(f, v) f(v)
 #define ZERO(f) f()
 void hm_kc(double *y) { y[0] = APPLY(hm_g, 2.0); y[1] = ZERO(hm_z); y[2] = hm_max(1, 3); y[3] = hm_g(0); }`
-			s := must(op2.NewSet(2, "s"))
-			y := must(op2.NewDat[float64](s, 4, nil, "y"))
 			check(t, r.ParLoop(op2.NewKernel(withConst, "hm_kc"), s, y.Arg(op2.Write)))
 			if got := y.DataRO()[:4]; !slices.Equal(got, []float64{12, 10, 3, 10}) {
 				t.Errorf("with a Const: y = %v, want [12 10 3 10]", got)
